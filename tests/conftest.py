@@ -1,0 +1,32 @@
+"""Shared fixtures: where the project's samples live, and the optional full corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+DATA = Path(__file__).resolve().parent / "data"
+SHARED = ROOT.parent / "shared" / "samples"  # the full corpus, beside the checkout (optional)
+
+
+@pytest.fixture(scope="session")
+def samples() -> Path:
+    """The project's bundled samples (``samples/``)."""
+    return SAMPLES
+
+
+@pytest.fixture(scope="session")
+def data() -> Path:
+    """Test-only inputs (``tests/data/``)."""
+    return DATA
+
+
+@pytest.fixture(scope="session")
+def shared_samples() -> Path:
+    """The full corpus at ``../shared/samples``; tests using it skip on a bare clone."""
+    if not SHARED.is_dir():
+        pytest.skip("../shared/samples is not beside this checkout")
+    return SHARED

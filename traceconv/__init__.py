@@ -1,0 +1,17 @@
+"""traceconv: convert deep-learning profiler traces through one graph-aware model.
+
+>>> import traceconv
+>>> trace = traceconv.load("samples/torch/cnn_step5.pt.trace.json")   # doctest: +SKIP
+>>> trace.save("cnn.pftrace")                                        # doctest: +SKIP
+"""
+
+from .api import convert, formats, load, save
+from .errors import FormatError, InputError, TraceconvError
+from .model import MemoryBlock, Metadata, OpStat, ProcessKind, Trace, TrackKind
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FormatError", "InputError", "MemoryBlock", "Metadata", "OpStat", "ProcessKind", "Trace",
+    "TraceconvError", "TrackKind", "__version__", "convert", "formats", "load", "save",
+]

@@ -1,0 +1,1 @@
+"""Transformations over the model: merge, nesting repair, summaries, memory, diffs."""

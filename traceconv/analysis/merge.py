@@ -1,0 +1,85 @@
+"""Merge several traces (one per rank, or before/after runs) into one."""
+
+from __future__ import annotations
+
+import os
+from array import array
+from collections.abc import Sequence
+from dataclasses import replace
+
+import networkx as nx
+import numpy as np
+
+from ..model import Metadata, Trace
+
+
+def _label(trace: Trace, index: int) -> str:
+    meta = trace.metadata
+    if meta.rank is not None:
+        return f"rank {meta.rank}"
+    return os.path.basename(meta.source_file) if meta.source_file else f"input {index}"
+
+
+def _extend(column: array, values: np.ndarray) -> None:
+    column.frombytes(values.astype(column.typecode, copy=False).tobytes())
+
+
+def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None) -> Trace:
+    """One trace holding every input; each input's processes are prefixed with its label.
+
+    Labels default to ``rank N`` (when the source states its rank) or the file name. Times
+    are kept as they are: inputs on an epoch clock line up; others are noted in diagnostics.
+
+    >>> merged = merge([traceconv.load("rank-0.json"), traceconv.load("rank-1.json")])  # doctest: +SKIP
+    >>> [p.name for p in merged.processes][:2]                                          # doctest: +SKIP
+    ['rank 0: python', 'rank 1: python']
+    """
+    labels = list(labels) if labels else [_label(t, i) for i, t in enumerate(traces)]
+    formats = dict.fromkeys(t.metadata.source_format for t in traces)
+    clocks = {t.metadata.clock for t in traces}
+    out = Trace(Metadata(source_format="+".join(f for f in formats if f), clock=" / ".join(clocks),
+                         framework=", ".join(dict.fromkeys(
+                             t.metadata.framework for t in traces if t.metadata.framework))))
+    out.metadata.attributes["inputs"] = [
+        {"label": label, "file": t.metadata.source_file, "format": t.metadata.source_format,
+         "rank": t.metadata.rank} for t, label in zip(traces, labels, strict=True)]
+    if len(clocks) > 1 or "unix epoch" not in clocks:
+        out.diagnostics.add("merge.clocks", "inputs do not share an epoch clock; their times "
+                            "are kept as they are, not aligned", kind="note")
+    graphs = []
+    for trace, label in zip(traces, labels, strict=True):
+        p0, t0, s0 = len(out.processes), len(out.tracks), len(out.slices)
+        for p in trace.processes:
+            out.processes.append(replace(p, id=p.id + p0, name=f"{label}: {p.name}",
+                                         labels=list(p.labels)))
+        for t in trace.tracks:
+            out.tracks.append(replace(t, id=t.id + t0, process=t.process + p0,
+                                      parent=None if t.parent is None else t.parent + t0))
+        ids = np.fromiter((out.strings.intern(s) for s in trace.strings.strings), dtype=np.int64,
+                          count=len(trace.strings))
+        for table, target in ((trace.slices, out.slices), (trace.instants, out.instants)):
+            _extend(target.track, table.numpy("track") + t0)
+            for col in ("start", "dur", "ts"):
+                if hasattr(table, col):
+                    _extend(getattr(target, col), table.numpy(col))
+            _extend(target.name, ids[table.numpy("name")])
+            _extend(target.category, ids[table.numpy("category")])
+            target.args.extend(table.args)
+        _extend(out.counters.track, trace.counters.numpy("track") + t0)
+        _extend(out.counters.ts, trace.counters.numpy("ts"))
+        _extend(out.counters.value, trace.counters.numpy("value"))
+        f = trace.flows
+        _extend(out.flows.source, f.numpy("source") + s0)
+        _extend(out.flows.target, f.numpy("target") + s0)
+        _extend(out.flows.category, ids[f.numpy("category")])
+        _extend(out.flows.name, ids[f.numpy("name")])
+        out.memory.extend(replace(b, device=f"{label}: {b.device}" if b.device else label)
+                          for b in trace.memory)
+        r0 = len(out.stats)
+        out.stats.extend(replace(s, parent=None if s.parent is None else s.parent + r0,
+                                 extra={**s.extra, "input": label}) for s in trace.stats)
+        graphs.append(nx.relabel_nodes(trace.graph, lambda n, lb=label: f"{lb}/{n}"))
+        out.diagnostics.extend(trace.diagnostics)
+    if graphs:
+        out.graph = nx.compose_all(graphs) if len(graphs) > 1 else graphs[0]
+    return out

@@ -1,0 +1,63 @@
+"""The public functions: load a trace, save it, convert in one step."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from . import registry
+from .errors import TraceconvError
+from .io import Progress, Source, atomic_output
+from .model import Trace
+
+
+def load(path: str | os.PathLike[str], format: str | None = None, *,
+         progress: Progress | None = None, **options: Any) -> Trace:
+    """Read any supported profiler output into a :class:`~traceconv.model.Trace`.
+
+    The format is detected from the name and content unless ``format`` names it.
+
+    >>> trace = traceconv.load("samples/torch/cnn_step5.pt.trace.json")   # doctest: +SKIP
+    >>> trace.counts()["slices"]                                          # doctest: +SKIP
+    2944
+    """
+    source = Source(path, progress=progress)
+    info = registry.get(format) if format else registry.detect(source)
+    if not info.reads:
+        raise TraceconvError(f"traceconv cannot read {info.name} files", file=source.name)
+    trace: Trace = info.load().read(source, **options)
+    meta = trace.metadata
+    meta.source_format = meta.source_format or info.name
+    meta.source_file = meta.source_file or os.path.basename(source.name)
+    return trace
+
+
+def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
+         **options: Any) -> None:
+    """Write ``trace`` to ``path`` atomically (``-`` for standard output, ``.gz`` compresses).
+
+    >>> traceconv.save(trace, "out.pftrace")          # doctest: +SKIP
+    >>> traceconv.save(trace, "-", format="chrome")   # doctest: +SKIP
+    """
+    target = os.fspath(path)
+    info = registry.for_output(target, format)
+    writer = info.load().write
+    with atomic_output(target) as out:
+        writer(trace, out, **options)
+
+
+def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str | None = None,
+            *, format: str | None = None, **options: Any) -> Trace:
+    """Load ``src`` and save it as ``dst``; returns the loaded trace.
+
+    >>> traceconv.convert("trace.json.gz", "trace.pftrace")   # doctest: +SKIP
+    <Trace chrome: ...>
+    """
+    trace = load(src, format=format)
+    save(trace, dst, format=to, **options)
+    return trace
+
+
+def formats() -> list[registry.FormatInfo]:
+    """The table of formats traceconv can read and/or write."""
+    return registry.all_formats()

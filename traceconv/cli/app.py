@@ -1,0 +1,72 @@
+"""The click group, its default command and the error policy shared by every command."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import click
+
+from .. import __version__
+from ..errors import TraceconvError
+
+EPILOG = """\b
+Examples:
+  traceconv trace.json.gz --to perfetto          writes trace.pftrace
+  traceconv rank-*.json --to perfetto -o all.pftrace
+  traceconv info trace.json --json
+  traceconv check out.pftrace
+  traceconv formats
+"""
+
+
+class DefaultGroup(click.Group):
+    """A group whose first argument may be an input file: then ``convert`` is implied."""
+
+    default_command = "convert"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h",
+                                                                     "--version"):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultGroup, epilog=EPILOG,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="traceconv")
+def app() -> None:
+    """Convert deep-learning profiler traces through one graph-aware model.
+
+    Reads PyTorch/Kineto, MegEngine, Paddle and MIGraphX profiler outputs and writes
+    Perfetto protobuf (open at https://ui.perfetto.dev), Chrome JSON, memory-flow SVG and
+    summary tables. `traceconv IN --to FORMAT` is short for `traceconv convert IN --to FORMAT`.
+    """
+
+
+@contextmanager
+def handled_errors() -> Iterator[None]:
+    """Turn handled errors into one line on stderr and exit status 1 (no traceback)."""
+    try:
+        yield
+    except TraceconvError as exc:
+        click.echo(f"traceconv: error: {exc}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        click.echo("traceconv: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(1)
+    except Exception as exc:  # a bug: still one line, with a way to see the traceback
+        if os.environ.get("TRACECONV_DEBUG"):
+            raise
+        click.echo(f"traceconv: internal error: {type(exc).__name__}: {exc} "
+                   "(set TRACECONV_DEBUG=1 for the traceback)", err=True)
+        sys.exit(1)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app(prog_name="traceconv")

@@ -1,0 +1,67 @@
+"""``traceconv [convert] IN... --to FORMAT [-o OUT]``."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from .. import registry
+from ..analysis.merge import merge
+from ..api import load, save
+from ..errors import FormatError
+from .app import app, handled_errors
+from .progress import reading
+
+
+def load_all(inputs: tuple[str, ...], format: str | None):
+    """Load every input (with a progress bar on a terminal) and merge them into one trace."""
+    with reading(list(inputs)) as per_file:
+        traces = [load(path, format=format, progress=per_file(i))
+                  for i, path in enumerate(inputs)]
+    return traces[0] if len(traces) == 1 else merge(traces)
+
+
+def default_output(inputs: tuple[str, ...], to: str) -> str:
+    """``trace.json.gz --to perfetto`` writes ``trace.pftrace`` beside the input."""
+    if inputs[0] == "-":
+        return "-"
+    name = inputs[0]
+    base = os.path.basename(name)
+    for suffix in (".gz",):
+        base = base.removesuffix(suffix)
+    base, _ = os.path.splitext(base)
+    for suffix in (".pt.trace", ".trace", ".paddle_trace"):
+        base = base.removesuffix(suffix)
+    if len(inputs) > 1:
+        base += "_merged"
+    return os.path.join(os.path.dirname(name), base + registry.get(to).default_extension)
+
+
+@app.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("--to", "to", metavar="FORMAT",
+              help="Output format: perfetto, chrome, ... (`traceconv formats`). "
+                   "Default: from the -o extension.")
+@click.option("-o", "--output", metavar="PATH",
+              help="Output file; `-` is standard output; a .gz name compresses. "
+                   "Default: the first input's name with the format's extension.")
+@click.option("--format", "format", metavar="NAME",
+              help="Input format, when detection by name and content is not wanted.")
+def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
+            format: str | None) -> None:
+    """Convert INPUT... (merged when several, e.g. one file per rank) to another format.
+
+    \b
+      traceconv convert cnn.pt.trace.json --to perfetto       -> cnn.pftrace
+      traceconv rank-0.json rank-1.json -o ranks.pftrace      (one process group per rank)
+      traceconv profile.json --to chrome -o - | gzip > out.json.gz
+    """
+    with handled_errors():
+        if not to and not output:
+            raise FormatError("say what to write: --to FORMAT or -o OUTPUT")
+        target = output or default_output(inputs, to)  # type: ignore[arg-type]
+        trace = load_all(inputs, format)
+        save(trace, target, format=to)
+        if target != "-":
+            click.echo(f"wrote {target}", err=True)

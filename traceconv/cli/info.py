@@ -1,0 +1,56 @@
+"""``traceconv info IN [--json]``: detected format, counts and diagnostics."""
+
+from __future__ import annotations
+
+import click
+import orjson
+from rich.console import Console
+from rich.table import Table
+
+from ..model import Trace
+from .app import app, handled_errors
+from .convert import load_all
+
+
+def info_dict(trace: Trace) -> dict:
+    """The object ``info --json`` prints: integer counts, format, and diagnostics."""
+    meta = trace.metadata
+    return {
+        "format": meta.source_format,
+        **trace.counts(),
+        "source": {"file": meta.source_file, "framework": meta.framework,
+                   "version": meta.source_version, "rank": meta.rank, "clock": meta.clock,
+                   "clock_base_ns": meta.clock_base_ns},
+        "processes": len(trace.processes),
+        "diagnostics": trace.diagnostics.as_list(),
+    }
+
+
+@app.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
+def info(inputs: tuple[str, ...], as_json: bool, format: str | None) -> None:
+    """Show the detected format, what the trace holds, and what was repaired or dropped."""
+    with handled_errors():
+        trace = load_all(inputs, format)
+        data = info_dict(trace)
+    if as_json:
+        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        return
+    console = Console()
+    console.print(f"[bold]{', '.join(inputs)}[/bold]: {data['format']}"
+                  + (f" ({data['source']['framework']})" if data["source"]["framework"] else ""))
+    counts = Table(show_header=False, box=None, pad_edge=False)
+    for key in ("processes", "tracks", "slices", "instants", "counter_samples", "flows", "ops",
+                "tensors", "memory_blocks", "stat_rows"):
+        counts.add_row(key, f"{data[key]:,}")
+    counts.add_row("span", f"{data['span_ns'] / 1e6:,.3f} ms")
+    console.print(counts)
+    if data["diagnostics"]:
+        diags = Table(title="diagnostics", title_justify="left")
+        for column in ("count", "kind", "code", "message", "example"):
+            diags.add_column(column, overflow="fold")
+        for d in data["diagnostics"]:
+            diags.add_row(f"{d['count']:,}", d["kind"], d["code"], d["message"], d["example"] or "")
+        console.print(diags)

@@ -1,0 +1,144 @@
+"""Compact columnar event storage.
+
+A trace can hold millions of events, so events are not objects: each table keeps one typed
+``array.array`` per field (8 bytes per time, 4 per id) plus one list for argument dicts.
+Rows are addressed by their index. :meth:`numpy` gives column copies for vectorised work.
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any, NamedTuple
+
+import numpy as np
+
+Args = dict[str, Any] | None
+
+
+class Slice(NamedTuple):
+    """A read-only view of one slice row."""
+
+    index: int
+    track: int
+    start: int
+    dur: int
+    name: str
+    category: str
+    args: Args
+
+    @property
+    def end(self) -> int:
+        return self.start + self.dur
+
+
+class Instant(NamedTuple):
+    index: int
+    track: int
+    ts: int
+    name: str
+    category: str
+    args: Args
+
+
+class CounterSample(NamedTuple):
+    index: int
+    track: int
+    ts: int
+    value: float
+
+
+class Flow(NamedTuple):
+    """A directed link between two slices (by row index)."""
+
+    index: int
+    source: int
+    target: int
+    category: str
+    name: str
+
+
+class _Table:
+    """Shared machinery: named typed columns and the row count."""
+
+    _columns: tuple[tuple[str, str], ...] = ()
+
+    def __init__(self) -> None:
+        for column, typecode in self._columns:
+            setattr(self, column, array(typecode))
+
+    def __len__(self) -> int:
+        return len(getattr(self, self._columns[0][0]))
+
+    def numpy(self, column: str) -> np.ndarray:
+        """A copy of ``column`` as a numpy array (int64 / int32 / float64)."""
+        data = getattr(self, column)
+        return np.frombuffer(data, dtype=data.typecode).copy() if len(data) else np.zeros(
+            0, dtype=data.typecode)
+
+
+class SliceTable(_Table):
+    """Slices: (track, start ns, duration ns, name id, category id, args)."""
+
+    _columns = (("track", "i"), ("start", "q"), ("dur", "q"), ("name", "i"), ("category", "i"))
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.args: list[Args] = []
+
+    def append(self, track: int, start: int, dur: int, name: int, category: int,
+               args: Args = None) -> int:
+        index = len(self.args)
+        self.track.append(track)
+        self.start.append(start)
+        self.dur.append(dur)
+        self.name.append(name)
+        self.category.append(category)
+        self.args.append(args)
+        return index
+
+
+class InstantTable(_Table):
+    """Instants: (track, ts ns, name id, category id, args)."""
+
+    _columns = (("track", "i"), ("ts", "q"), ("name", "i"), ("category", "i"))
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.args: list[Args] = []
+
+    def append(self, track: int, ts: int, name: int, category: int, args: Args = None) -> int:
+        index = len(self.args)
+        self.track.append(track)
+        self.ts.append(ts)
+        self.name.append(name)
+        self.category.append(category)
+        self.args.append(args)
+        return index
+
+
+class CounterTable(_Table):
+    """Counter samples: (track, ts ns, value)."""
+
+    _columns = (("track", "i"), ("ts", "q"), ("value", "d"))
+
+    def append(self, track: int, ts: int, value: float) -> int:
+        index = len(self.ts)
+        self.track.append(track)
+        self.ts.append(ts)
+        self.value.append(value)
+        return index
+
+
+class FlowTable(_Table):
+    """Flows: (source slice row, target slice row, category id, name id)."""
+
+    _columns = (("source", "q"), ("target", "q"), ("category", "i"), ("name", "i"))
+
+    def append(self, source: int, target: int, category: int, name: int) -> int:
+        index = len(self.source)
+        self.source.append(source)
+        self.target.append(target)
+        self.category.append(category)
+        self.name.append(name)
+        return index
+

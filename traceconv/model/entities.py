@@ -1,0 +1,108 @@
+"""The small, named things of a trace: processes, tracks, memory blocks, op statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class ProcessKind(str, Enum):
+    """What a process group stands for."""
+
+    HOST = "host"          # an OS process with threads
+    DEVICE = "device"      # an accelerator: its tracks are streams / queues / comp nodes
+    SYNTHETIC = "synthetic"  # made by traceconv or the source tool (spans, aggregates, memory)
+
+
+class TrackKind(str, Enum):
+    """What a track holds."""
+
+    THREAD = "thread"        # slices and instants of one host thread
+    STREAM = "stream"        # slices of one device stream / queue / comp node
+    COUNTER = "counter"      # counter samples only
+    LANE = "lane"            # overflow lane for slices that overlap partially on their home track
+    ASYNC = "async"          # async (b/e) spans; may overlap freely, so each id gets its own lane
+    SYNTHETIC = "synthetic"  # anything else made by a reader (aggregate breakdowns, program order)
+
+
+@dataclass(slots=True)
+class Process:
+    """A group of tracks: an OS process, a device, or a synthetic group."""
+
+    id: int
+    name: str
+    kind: ProcessKind = ProcessKind.HOST
+    pid: int | None = None        # the source's numeric pid when it had one
+    sort_index: int | None = None
+    labels: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Track:
+    """A timeline row. ``parent`` is the home track of a lane (None otherwise)."""
+
+    id: int
+    name: str
+    process: int
+    kind: TrackKind = TrackKind.THREAD
+    tid: int | None = None        # OS thread id or device stream id when the source had one
+    sort_index: int | None = None
+    unit: str | None = None       # counters: "bytes", "count", "ns", "%", or free text
+    description: str | None = None
+    parent: int | None = None
+
+
+@dataclass(slots=True)
+class MemoryBlock:
+    """One allocation: an address range alive from ``alloc_ns`` to ``free_ns``.
+
+    ``alloc_ns`` None means "allocated before the trace starts" (weights, pre-existing
+    tensors); ``free_ns`` None means "still alive at the end". ``address`` is a real device
+    address or a logical offset inside ``pool`` (a static memory plan, a scratch buffer).
+    """
+
+    address: int
+    size: int
+    alloc_ns: int | None = None
+    free_ns: int | None = None
+    device: str = ""
+    pool: str = ""
+    name: str = ""
+    owner_op: str | None = None       # op-graph node id (or op name) that produced it
+    owner_tensor: str | None = None   # op-graph node id of the tensor stored here
+    category: str = ""                # e.g. activation, weight, gradient, workspace, scratch
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def end_address(self) -> int:
+        return self.address + self.size
+
+
+@dataclass(slots=True)
+class OpStat:
+    """One row of an operator-statistics table (times in integer nanoseconds).
+
+    Sources that only print aggregates (Paddle's report, MIGraphX's summary) fill these
+    directly; ``traceconv summary`` computes them for any timeline. ``parent`` is the index
+    of the enclosing row in :attr:`Trace.stats` for nested reports; ``section`` separates
+    the tables of one report (``events``, ``overhead``, ``memcpy``, ...).
+    """
+
+    name: str
+    calls: int = 0
+    total_ns: int = 0
+    self_ns: int | None = None
+    min_ns: int | None = None
+    max_ns: int | None = None
+    avg_ns: int | None = None
+    cpu_ns: int | None = None
+    device_ns: int | None = None
+    ratio: float | None = None        # percent of the section total, as printed by the source
+    type: str = ""
+    section: str = "events"
+    parent: int | None = None
+    depth: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)

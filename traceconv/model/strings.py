@@ -1,0 +1,41 @@
+"""String interning: every name and category in a trace is stored once and referred to by id."""
+
+from __future__ import annotations
+
+
+class StringTable:
+    """Maps strings to dense integer ids (id 0 is always the empty string).
+
+    >>> table = StringTable()
+    >>> table.intern("aten::mm"), table.intern("aten::mm"), table[1]
+    (1, 1, 'aten::mm')
+    """
+
+    __slots__ = ("_ids", "_strings")
+
+    def __init__(self) -> None:
+        self._strings: list[str] = [""]
+        self._ids: dict[str, int] = {"": 0}
+
+    def intern(self, text: str) -> int:
+        """Return the id of ``text``, adding it if it is new."""
+        found = self._ids.get(text)
+        if found is None:
+            found = self._ids[text] = len(self._strings)
+            self._strings.append(text)
+        return found
+
+    def find(self, text: str) -> int | None:
+        """Return the id of ``text`` or None if it was never interned."""
+        return self._ids.get(text)
+
+    def __getitem__(self, string_id: int) -> str:
+        return self._strings[string_id]
+
+    def __len__(self) -> int:
+        return len(self._strings)
+
+    @property
+    def strings(self) -> list[str]:
+        """All strings, indexed by id (do not mutate)."""
+        return self._strings

@@ -1,0 +1,225 @@
+"""The common trace model: one object that every reader fills and every writer reads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from os import PathLike
+from typing import Any
+
+import networkx as nx
+
+from .columns import (
+    Args,
+    CounterSample,
+    CounterTable,
+    Flow,
+    FlowTable,
+    Instant,
+    InstantTable,
+    Slice,
+    SliceTable,
+)
+from .diagnostics import Diagnostics
+from .entities import MemoryBlock, OpStat, Process, ProcessKind, Track, TrackKind
+from .graph import OP, TENSOR, count_kind
+from .strings import StringTable
+
+
+@dataclass
+class Metadata:
+    """Where a trace came from and what happened to it on the way in."""
+
+    source_format: str = ""
+    source_version: str | None = None
+    source_file: str | None = None
+    framework: str | None = None
+    rank: int | None = None
+    # Epoch nanoseconds of the source's time origin when the source states one (Kineto's
+    # baseTimeNanoseconds). Writers use it as the base of relative output timestamps.
+    clock_base_ns: int | None = None
+    # What the trace clock is: "unix epoch", "process-relative", "synthetic (program order)".
+    clock: str = "unknown"
+    attributes: dict[str, Any] = field(default_factory=dict)
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
+
+
+class Trace:
+    """A profiler trace in traceconv's graph-aware model.
+
+    Times are integer nanoseconds on one trace clock. Events live in columnar tables
+    (:attr:`slices`, :attr:`instants`, :attr:`counters`, :attr:`flows`) whose names and
+    categories are ids into :attr:`strings`; the ``iter_*`` methods give friendly views.
+
+    >>> trace = Trace()
+    >>> host = trace.add_process("python", pid=42)
+    >>> main = trace.add_track("MainThread", process=host, tid=42)
+    >>> conv = trace.add_slice(main, 1_000, 500, "aten::conv2d", "cpu_op")
+    >>> [s.name for s in trace.iter_slices()], trace.span_ns
+    (['aten::conv2d'], 500)
+    """
+
+    def __init__(self, metadata: Metadata | None = None) -> None:
+        self.metadata = metadata or Metadata()
+        self.strings = StringTable()
+        self.processes: list[Process] = []
+        self.tracks: list[Track] = []
+        self.slices = SliceTable()
+        self.instants = InstantTable()
+        self.counters = CounterTable()
+        self.flows = FlowTable()
+        self.graph: nx.DiGraph = nx.DiGraph()
+        self.memory: list[MemoryBlock] = []
+        self.stats: list[OpStat] = []
+
+    @property
+    def diagnostics(self) -> Diagnostics:
+        return self.metadata.diagnostics
+
+    # -- building -------------------------------------------------------------------------
+
+    def add_process(self, name: str, *, kind: ProcessKind = ProcessKind.HOST,
+                    pid: int | None = None, sort_index: int | None = None,
+                    labels: list[str] | None = None) -> int:
+        """Add a process group and return its id."""
+        process = Process(len(self.processes), name, kind, pid, sort_index, list(labels or ()))
+        self.processes.append(process)
+        return process.id
+
+    def add_track(self, name: str, *, process: int, kind: TrackKind = TrackKind.THREAD,
+                  tid: int | None = None, sort_index: int | None = None,
+                  unit: str | None = None, description: str | None = None,
+                  parent: int | None = None) -> int:
+        """Add a track to ``process`` and return its id."""
+        if not 0 <= process < len(self.processes):
+            raise ValueError(f"unknown process id {process}")
+        track = Track(len(self.tracks), name, process, kind, tid, sort_index, unit,
+                      description, parent)
+        self.tracks.append(track)
+        return track.id
+
+    def add_slice(self, track: int, start: int, dur: int, name: str, category: str = "",
+                  args: Args = None) -> int:
+        """Add a slice (start and duration in ns) and return its row index."""
+        intern = self.strings.intern
+        return self.slices.append(track, start, dur, intern(name), intern(category), args)
+
+    def add_instant(self, track: int, ts: int, name: str, category: str = "",
+                    args: Args = None) -> int:
+        """Add an instant event and return its row index."""
+        intern = self.strings.intern
+        return self.instants.append(track, ts, intern(name), intern(category), args)
+
+    def add_counter(self, track: int, ts: int, value: float) -> int:
+        """Add one sample to a counter track and return its row index."""
+        return self.counters.append(track, ts, value)
+
+    def add_flow(self, source: int, target: int, category: str = "", name: str = "") -> int:
+        """Link slice row ``source`` to slice row ``target`` and return the flow's index."""
+        intern = self.strings.intern
+        return self.flows.append(source, target, intern(category), intern(name))
+
+    def add_memory_block(self, block: MemoryBlock) -> int:
+        self.memory.append(block)
+        return len(self.memory) - 1
+
+    def add_stat(self, stat: OpStat) -> int:
+        self.stats.append(stat)
+        return len(self.stats) - 1
+
+    # -- reading --------------------------------------------------------------------------
+
+    def slice(self, index: int) -> Slice:
+        """The slice at row ``index``."""
+        s, names = self.slices, self.strings.strings
+        return Slice(index, s.track[index], s.start[index], s.dur[index], names[s.name[index]],
+                     names[s.category[index]], s.args[index])
+
+    def iter_slices(self, track: int | None = None, name: str | None = None) -> Iterator[Slice]:
+        """Slices in storage order, optionally only those on ``track`` or called ``name``."""
+        s, names = self.slices, self.strings.strings
+        name_id = None if name is None else self.strings.find(name)
+        if name is not None and name_id is None:
+            return
+        rows = zip(s.track, s.start, s.dur, s.name, s.category, s.args, strict=True)
+        for index, (tr, start, dur, nm, cat, args) in enumerate(rows):
+            if (track is None or tr == track) and (name_id is None or nm == name_id):
+                yield Slice(index, tr, start, dur, names[nm], names[cat], args)
+
+    def iter_instants(self) -> Iterator[Instant]:
+        i, names = self.instants, self.strings.strings
+        rows = zip(i.track, i.ts, i.name, i.category, i.args, strict=True)
+        for index, (tr, ts, nm, cat, args) in enumerate(rows):
+            yield Instant(index, tr, ts, names[nm], names[cat], args)
+
+    def iter_counter_samples(self) -> Iterator[CounterSample]:
+        c = self.counters
+        for index, (tr, ts, value) in enumerate(zip(c.track, c.ts, c.value, strict=True)):
+            yield CounterSample(index, tr, ts, value)
+
+    def iter_flows(self) -> Iterator[Flow]:
+        f, names = self.flows, self.strings.strings
+        rows = zip(f.source, f.target, f.category, f.name, strict=True)
+        for index, (src, dst, cat, nm) in enumerate(rows):
+            yield Flow(index, src, dst, names[cat], names[nm])
+
+    def tracks_of(self, process: int) -> list[Track]:
+        """The tracks that belong to process ``process``."""
+        return [t for t in self.tracks if t.process == process]
+
+    @property
+    def time_range(self) -> tuple[int, int] | None:
+        """(first, last) timestamp in ns over all events, or None for a trace with no events."""
+        lows, highs = [], []
+        for table, ts, dur in ((self.slices, "start", "dur"), (self.instants, "ts", None),
+                               (self.counters, "ts", None)):
+            if len(table):
+                starts = table.numpy(ts)
+                lows.append(int(starts.min()))
+                highs.append(int((starts + table.numpy(dur)).max() if dur else starts.max()))
+        return (min(lows), max(highs)) if lows else None
+
+    @property
+    def span_ns(self) -> int:
+        """Nanoseconds from the first to the last timestamp (0 for an empty trace)."""
+        bounds = self.time_range
+        return bounds[1] - bounds[0] if bounds else 0
+
+    @property
+    def op_count(self) -> int:
+        return count_kind(self.graph, OP)
+
+    @property
+    def tensor_count(self) -> int:
+        return count_kind(self.graph, TENSOR)
+
+    def counts(self) -> dict[str, int]:
+        """The integer counts that ``traceconv info --json`` prints."""
+        return {
+            "tracks": len(self.tracks),
+            "slices": len(self.slices),
+            "instants": len(self.instants),
+            "counter_samples": len(self.counters),
+            "flows": len(self.flows),
+            "ops": self.op_count,
+            "tensors": self.tensor_count,
+            "memory_blocks": len(self.memory),
+            "stat_rows": len(self.stats),
+            "span_ns": self.span_ns,
+        }
+
+    # -- output ---------------------------------------------------------------------------
+
+    def save(self, path: str | PathLike[str], format: str | None = None, **options: Any) -> None:
+        """Write the trace to ``path``; the format comes from the extension unless given.
+
+        ``trace.save("out.pftrace")``, ``trace.save("out.json.gz")``,
+        ``trace.save("-", format="chrome")`` (standard output).
+        """
+        from ..api import save
+
+        save(self, path, format=format, **options)
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{k}={v}" for k, v in self.counts().items() if v)
+        return f"<Trace {self.metadata.source_format or '?'}: {counts or 'empty'}>"
