@@ -11,9 +11,11 @@ from hypothesis import strategies as st
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
     BuiltinClock,
     CounterDescriptor,
-    Trace as PbTrace,
     TracePacket,
     TrackEvent,
+)
+from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
+    Trace as PbTrace,
 )
 
 import traceconv
