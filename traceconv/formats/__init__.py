@@ -12,3 +12,7 @@ register(FormatInfo(
 register(FormatInfo(
     "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
     (".pftrace", ".perfetto-trace", ".perfetto"), writes=True, aliases=("pftrace", "proto")))
+register(FormatInfo(
+    "megengine", "MegEngine static-graph profile JSON (trace.get_profile(), "
+    "load_network_and_run --profile)", "traceconv.formats.megengine.profile", (".json",),
+    reads=True, aliases=("megengine-profile",)))
