@@ -16,3 +16,9 @@ register(FormatInfo(
     "megengine", "MegEngine static-graph profile JSON (trace.get_profile(), "
     "load_network_and_run --profile)", "traceconv.formats.megengine.profile", (".json",),
     reads=True, aliases=("megengine-profile",)))
+register(FormatInfo(
+    "summary", "per-operator summary table (profile_analyze-like), any trace",
+    "traceconv.formats.summary", (".summary.txt",), writes=True))
+register(FormatInfo(
+    "summary-json", "per-operator summary as JSON", "traceconv.formats.summary.as_json",
+    (".summary.json",), writes=True))

@@ -8,7 +8,7 @@ node. Edges come from ``operator[].input`` (tensor → op, attribute ``index``) 
 Read-only forwards and forced updates are tensor attributes naming the source tensor node.
 
 Op nodes carry what per-op analysis needs: ``device_times`` / ``host_times``
-(``{place: (start, kern, end)}`` in the source's seconds; host ``kern`` None = no kernel),
+(``{place: (start, kern, end)}`` in the source's seconds; host ``kern`` -1 = no kernel),
 ``computation``, ``memory``, ``in_shapes``, ``out_shapes``, ``in_layouts``, ``param`` and
 ``order`` (position in ``comp_seq``).
 """
@@ -31,9 +31,8 @@ def shapes_text(shapes: Iterable[Iterable[int]]) -> str:
     return " ".join("{" + ",".join(map(str, shape)) + "}" for shape in shapes)
 
 
-def _times(timings: dict[str, Timing], host: bool) -> dict[str, tuple]:
-    return {place: (t.start, None if host and t.kern < 0 else t.kern, t.end)
-            for place, t in timings.items()}
+def _times(timings: dict[str, Timing]) -> dict[str, tuple[float, float, float]]:
+    return {place: (t.start, t.kern, t.end) for place, t in timings.items()}
 
 
 def var_shape(var: Var) -> tuple[int, ...] | None:
@@ -71,8 +70,8 @@ def add_graph(trace: Trace, doc: StaticProfile, rows: dict[str, list[int]]) -> N
         fp = prof.opr_footprint.get(opr_id)
         node = add_op(graph, opr_id, opr.name, opr.type, order=order[opr_id],
                       slices=rows.get(opr_id, []),
-                      device_times=_times(prof.device.get(opr_id, {}), host=False),
-                      host_times=_times(prof.host.get(opr_id, {}), host=True),
+                      device_times=_times(prof.device.get(opr_id, {})),
+                      host_times=_times(prof.host.get(opr_id, {})),
                       computation=fp.computation if fp else None,
                       memory=fp.memory if fp else None,
                       in_shapes=fp.in_shapes if fp else None,
