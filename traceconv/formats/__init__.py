@@ -22,3 +22,8 @@ register(FormatInfo(
 register(FormatInfo(
     "summary-json", "per-operator summary as JSON", "traceconv.formats.summary.as_json",
     (".summary.json",), writes=True))
+register(FormatInfo(
+    "graphml", "op graph (ops, tensors, edges) as GraphML", "traceconv.formats.graphml",
+    (".graphml",), writes=True))
+register(FormatInfo(
+    "dot", "op graph as Graphviz DOT", "traceconv.formats.dot", (".dot", ".gv"), writes=True))
