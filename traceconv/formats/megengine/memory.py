@@ -9,6 +9,7 @@ vars (weights, constants) live the whole run (no alloc/free time).
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 from ...model import MemoryBlock, Trace
@@ -18,8 +19,8 @@ from .schema import MemChunk, StaticProfile, Timing
 PERSISTENT = "PERSISTENT_DEVICE_VALUE"
 
 
-def _ns(seconds: float) -> int:
-    return round(seconds * 1e9)
+def _ns(seconds: float) -> int | None:
+    return round(seconds * 1e9) if math.isfinite(seconds) else None
 
 
 class _Execution:
@@ -124,4 +125,7 @@ def _lifetime(trace: Trace, run: _Execution, chunk: MemChunk, var_ids: list[str]
                               "reader has no device timing: no lifetime", kind="guessed",
                               example=chunk.id)
         return None, None
-    return _ns(begin.start), max(_ns(end.end), _ns(begin.start))
+    alloc, free = _ns(begin.start), _ns(end.end)
+    if alloc is not None and free is not None and free < alloc:
+        free = alloc
+    return alloc, free

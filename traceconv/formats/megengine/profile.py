@@ -14,6 +14,7 @@ What lands in the model:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ...analysis.memory import add_live_bytes_counters
@@ -68,11 +69,11 @@ def op_args(opr_type: str, opr_id: str, footprint: Footprint | None,
     args["out_shapes"] = shapes_text(footprint.out_shapes)
     if footprint.computation:
         args["computation"] = footprint.computation
-        if seconds > 0:
+        if 0 < seconds < math.inf:
             args["flops"] = footprint.computation / seconds
     if footprint.memory is not None:
         args["memory"] = footprint.memory
-        if seconds > 0:
+        if 0 < seconds < math.inf:
             args["bandwidth"] = footprint.memory / seconds
     if footprint.param:
         args["param"] = footprint.param
@@ -119,10 +120,12 @@ def add_timeline(trace: Trace, doc: StaticProfile) -> dict[str, list[int]]:
             continue
         seconds = max((t.end - t.start for t in dev_times.values()), default=0.0)
         args = op_args(opr.type, opr_id, prof.opr_footprint.get(opr_id), seconds)
-        host_rows = [add_host_slice(trace, track(host, place), opr.name, t, args)
-                     for place, t in host_times.items()]
-        dev_rows = [add_device_slice(trace, track(device, place), opr.name, t, args)
-                    for place, t in dev_times.items()]
+        host_rows = [row for place, t in host_times.items()
+                     if (row := add_host_slice(trace, track(host, place), opr.name, t,
+                                               args)) is not None]
+        dev_rows = [row for place, t in dev_times.items()
+                    if (row := add_device_slice(trace, track(device, place), opr.name, t,
+                                                args)) is not None]
         if host_rows:
             for row in dev_rows:
                 trace.add_flow(host_rows[0], row, "launch", "launch")
@@ -133,21 +136,45 @@ def add_timeline(trace: Trace, doc: StaticProfile) -> dict[str, list[int]]:
     return rows
 
 
+def span_ns(trace: Trace, t: Timing) -> tuple[int, int | None, int] | None:
+    """(start, kern or None, end) in ns; None (counted) when start/end are not finite.
+
+    ``kern`` is None when no kernel ran (-1) or it is not finite. An end before the start
+    is clamped to the start (counted as repaired).
+    """
+    if not (math.isfinite(t.start) and math.isfinite(t.end)):
+        trace.diagnostics.add("megengine.nonfinite_time", "timing with inf/nan start or end",
+                              kind="dropped", example=f"start={t.start} end={t.end}")
+        return None
+    start, end = seconds_to_ns(t.start), seconds_to_ns(t.end)
+    if end < start:
+        trace.diagnostics.add("megengine.negative_duration", "end before start: clamped",
+                              kind="repaired", example=f"start={t.start} end={t.end}")
+        end = start
+    kern = seconds_to_ns(t.kern) if math.isfinite(t.kern) and t.kern >= 0 else None
+    return start, kern, end
+
+
 def add_device_slice(trace: Trace, track: int, name: str, t: Timing,
-                     args: dict[str, Any]) -> int:
+                     args: dict[str, Any]) -> int | None:
     """The opr's device slice, with ``wait``/``kernel`` children when it waited."""
-    start, kern, end = (seconds_to_ns(x) for x in (t.start, t.kern, t.end))
+    times = span_ns(trace, t)
+    if times is None:
+        return None
+    start, kern, end = times
     row = trace.add_slice(track, start, end - start, name, "opr", args)
-    if start < kern <= end:
+    if kern is not None and start < kern <= end:
         trace.add_slice(track, start, kern - start, "wait", "wait")
         trace.add_slice(track, kern, end - kern, "kernel", "kernel")
     return row
 
 
 def add_host_slice(trace: Trace, track: int, name: str, t: Timing,
-                   args: dict[str, Any]) -> int:
+                   args: dict[str, Any]) -> int | None:
     """The opr's host slice; ``kern`` (first kernel launch, -1 = none) goes in the args."""
-    start, end = seconds_to_ns(t.start), seconds_to_ns(t.end)
-    host_args = dict(args, kernel_launch_ns=seconds_to_ns(t.kern)) if t.kern >= 0 else args
+    times = span_ns(trace, t)
+    if times is None:
+        return None
+    start, kern, end = times
+    host_args = args if kern is None else dict(args, kernel_launch_ns=kern)
     return trace.add_slice(track, start, end - start, name, "opr", host_args)
-
