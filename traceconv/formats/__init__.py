@@ -27,3 +27,10 @@ register(FormatInfo(
     (".graphml",), writes=True))
 register(FormatInfo(
     "dot", "op graph as Graphviz DOT", "traceconv.formats.dot", (".dot", ".gv"), writes=True))
+register(FormatInfo(
+    "megengine-meminfo", "MegEngine StaticMemoryInfo.json (static memory plan, logical "
+    "addresses)", "traceconv.formats.megengine.meminfo", ("staticmemoryinfo.json",),
+    reads=True))
+register(FormatInfo(
+    "megengine-memflow-svg", "MegEngine Profiler memory_flow.svg (tensor rects) as input",
+    "traceconv.formats.megengine.memflow_svg", ("memory_flow.svg",), reads=True))
