@@ -9,8 +9,9 @@ Read-only forwards and forced updates are tensor attributes naming the source te
 
 Op nodes carry what per-op analysis needs: ``device_times`` / ``host_times``
 (``{place: (start, kern, end)}`` in the source's seconds; host ``kern`` -1 = no kernel),
-``computation``, ``memory``, ``in_shapes``, ``out_shapes``, ``in_layouts``, ``param`` and
-``order`` (position in ``comp_seq``).
+``computation``, ``memory``, ``in_shapes``, ``out_shapes``, ``in_layouts``, ``param``,
+``order`` (position in ``comp_seq``), ``waits_for`` (tensors awaited from other comp nodes)
+and ``internal_profile`` (``opr_internal_pf``, opaque; empty in open-source builds).
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ def shapes_text(shapes: Iterable[Iterable[int]]) -> str:
 
 def _times(timings: dict[str, Timing]) -> dict[str, tuple[float, float, float]]:
     return {place: (t.start, t.kern, t.end) for place, t in timings.items()}
+
+
+def _waits(spec: dict[str, dict[str, list[str]]] | None) -> list[str]:
+    """Tensor nodes an opr waits for from other comp nodes (``waiting_spec.*.dev_ready``)."""
+    return [tensor_node(v) for place in (spec or {}).values()
+            for v in place.get("dev_ready", ())]
 
 
 def var_shape(var: Var) -> tuple[int, ...] | None:
@@ -77,7 +84,9 @@ def add_graph(trace: Trace, doc: StaticProfile, rows: dict[str, list[int]]) -> N
                       in_shapes=fp.in_shapes if fp else None,
                       out_shapes=fp.out_shapes if fp else None,
                       in_layouts=fp.in_layouts if fp else None,
-                      param=fp.param if fp else None, extra=opr.extra)
+                      param=fp.param if fp else None, extra=opr.extra,
+                      waits_for=_waits(opr.waiting_spec),
+                      internal_profile=prof.opr_internal_pf.get(opr_id))
         for index, var_id in enumerate(opr.input):
             if var_id in exe.var:
                 graph.add_edge(tensor_node(var_id), node, index=index)
