@@ -12,3 +12,25 @@ register(FormatInfo(
 register(FormatInfo(
     "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
     (".pftrace", ".perfetto-trace", ".perfetto"), writes=True, aliases=("pftrace", "proto")))
+register(FormatInfo(
+    "megengine", "MegEngine static-graph profile JSON (trace.get_profile(), "
+    "load_network_and_run --profile)", "traceconv.formats.megengine.profile", (".json",),
+    reads=True, aliases=("megengine-profile",)))
+register(FormatInfo(
+    "summary", "per-operator summary table (profile_analyze-like), any trace",
+    "traceconv.formats.summary", (".summary.txt",), writes=True))
+register(FormatInfo(
+    "summary-json", "per-operator summary as JSON", "traceconv.formats.summary.as_json",
+    (".summary.json",), writes=True))
+register(FormatInfo(
+    "graphml", "op graph (ops, tensors, edges) as GraphML", "traceconv.formats.graphml",
+    (".graphml",), writes=True))
+register(FormatInfo(
+    "dot", "op graph as Graphviz DOT", "traceconv.formats.dot", (".dot", ".gv"), writes=True))
+register(FormatInfo(
+    "megengine-meminfo", "MegEngine StaticMemoryInfo.json (static memory plan, logical "
+    "addresses)", "traceconv.formats.megengine.meminfo", ("staticmemoryinfo.json",),
+    reads=True))
+register(FormatInfo(
+    "megengine-memflow-svg", "MegEngine Profiler memory_flow.svg (tensor rects) as input",
+    "traceconv.formats.megengine.memflow_svg", ("memory_flow.svg",), reads=True))
