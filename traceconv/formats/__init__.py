@@ -12,3 +12,6 @@ register(FormatInfo(
 register(FormatInfo(
     "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
     (".pftrace", ".perfetto-trace", ".perfetto"), writes=True, aliases=("pftrace", "proto")))
+register(FormatInfo(
+    "paddle_report", "Paddle old text Profiling Report (fluid profiler; every layout, many "
+    "per log)", "traceconv.formats.paddle_report", (".txt", ".log"), reads=True))
