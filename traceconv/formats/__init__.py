@@ -15,3 +15,6 @@ register(FormatInfo(
 register(FormatInfo(
     "paddle_report", "Paddle old text Profiling Report (fluid profiler; every layout, many "
     "per log)", "traceconv.formats.paddle_report", (".txt", ".log"), reads=True))
+register(FormatInfo(
+    "paddle_profile", "Paddle old binary profile (fluid profiler profile_path, profiler.proto)",
+    "traceconv.formats.paddle_profile", (".profile",), reads=True))
