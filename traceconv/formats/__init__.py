@@ -18,3 +18,6 @@ register(FormatInfo(
 register(FormatInfo(
     "paddle_profile", "Paddle old binary profile (fluid profiler profile_path, profiler.proto)",
     "traceconv.formats.paddle_profile", (".profile",), reads=True))
+register(FormatInfo(
+    "paddle_pb", "Paddle profiler protobuf export (NodeTreesProto, *.paddle_trace.pb)",
+    "traceconv.formats.paddle_pb", (".paddle_trace.pb", ".pb"), reads=True))
