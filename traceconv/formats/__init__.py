@@ -21,3 +21,6 @@ register(FormatInfo(
 register(FormatInfo(
     "paddle_pb", "Paddle profiler protobuf export (NodeTreesProto, *.paddle_trace.pb)",
     "traceconv.formats.paddle_pb", (".paddle_trace.pb", ".pb"), reads=True))
+register(FormatInfo(
+    "paddle_summary", "Paddle profiler summary() tables and Perf Summary text",
+    "traceconv.formats.paddle_summary", (".txt", ".log"), reads=True))
