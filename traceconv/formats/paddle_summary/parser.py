@@ -10,7 +10,6 @@ optional ``Time unit``/``Peak ... Memory`` lines, separator, header, separator, 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 from ...model import Diagnostics
 from .schema import PerfSummary, StepInfo, SummaryDocument, SummaryRow, SummaryTable
