@@ -9,6 +9,7 @@ from ...analysis.memory import add_live_bytes_counters
 from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
 from .proto import CUDA_RUNTIME_DEVICE, EVENT_GPU_KERNEL, PLACES
 
+INT64_MAX = (1 << 63) - 1   # the model stores int64 ns; uninitialised CUPTI times exceed it
 _VAR_SUFFIX = re.compile(r"%[^%/]*%")     # "conv2d%out_var%": AllOpDetail per-instance name
 
 
@@ -32,10 +33,13 @@ def build_trace(profile, trace: Trace) -> Trace:
     devices: dict[int, int] = {}
     runtime: dict[str, list[tuple[int, int]]] = defaultdict(list)   # annotation → (start, row)
     kernels: list[tuple[int, str, int]] = []                         # (start, annotation, row)
-    reversed_times = 0
+    reversed_times = out_of_range = 0
     # Sorted by start so every track is in time order and parents precede children.
     for event in sorted(profile.events, key=lambda e: (e.start_ns, -e.end_ns)):
         start, end = event.start_ns, event.end_ns
+        if end > INT64_MAX or start > INT64_MAX:
+            out_of_range += 1
+            continue
         if end < start:
             reversed_times += 1
             end = start
@@ -80,6 +84,9 @@ def build_trace(profile, trace: Trace) -> Trace:
         trace.diagnostics.add("paddle_profile.end_before_start",
                               "events ending before they start (kept with duration 0)",
                               kind="repaired", count=reversed_times)
+    trace.diagnostics.add("paddle_profile.time_out_of_range",
+                          "events with timestamps beyond int64 (uninitialised) were dropped",
+                          kind="dropped", count=out_of_range)
     _link_launches(trace, runtime, kernels)
     _add_memory(trace, profile)
     return trace
@@ -130,10 +137,16 @@ def _add_memory(trace: Trace, profile) -> None:
         return
     offsets: dict[str, int] = defaultdict(int)
     for mem in sorted(profile.mem_events, key=lambda m: (m.start_ns, m.end_ns)):
+        if mem.start_ns > INT64_MAX:
+            trace.diagnostics.add("paddle_profile.time_out_of_range",
+                                  "events with timestamps beyond int64 (uninitialised) were "
+                                  "dropped", kind="dropped")
+            continue
         device = f"{PLACES.get(mem.place, f'place{mem.place}')}:{mem.device_id}"
         trace.add_memory_block(MemoryBlock(
             address=offsets[device], size=mem.bytes, alloc_ns=mem.start_ns,
-            free_ns=mem.end_ns if mem.end_ns >= mem.start_ns else None, device=device,
+            free_ns=mem.end_ns if mem.start_ns <= mem.end_ns <= INT64_MAX else None,
+            device=device,
             name=mem.alloc_in, owner_op=mem.alloc_in or None,
             args={"free_in": mem.free_in, "thread": mem.thread_id,
                   "address": "logical offset (the profile records no addresses)"}))
