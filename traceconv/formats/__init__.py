@@ -12,3 +12,7 @@ register(FormatInfo(
 register(FormatInfo(
     "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
     (".pftrace", ".perfetto-trace", ".perfetto"), writes=True, aliases=("pftrace", "proto")))
+register(FormatInfo(
+    "migraphx", "AMD MIGraphX program printouts, migraphx-driver perf reports and "
+    "MIGRAPHX_TRACE_EVAL logs (text)", "traceconv.formats.migraphx", (".txt", ".log"),
+    reads=True, aliases=("migraphx-driver", "mxr-text")))
