@@ -124,6 +124,10 @@ def _note_document(document: Document, trace: Trace) -> None:
                         example=f"line {number}: {text}")
     diagnostics.add("migraphx.elided", "'...' elision lines in the paste", kind="note",
                     count=len(document.elided))
+    diagnostics.add("migraphx.wrapped_line", "instruction wrapped over several lines by the "
+                    "paste; the pieces were joined", kind="repaired",
+                    count=len(document.wrapped), example=f"line {document.wrapped[0]}"
+                    if document.wrapped else None)
 
 
 def _unit_summary(unit: Unit) -> dict:

@@ -23,6 +23,11 @@ SUMMARY_ROW = re.compile(
 _RETURN_GLUE = re.compile(r"(=\s*@return\([^)]*\))(?=\S)")
 _LOGGER = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \[\w+\] \[[^\]]*\] ?(.*)$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_LINE_START = re.compile(r"\s*[^\s=]+ = |\s*Run instruction:|\s*Summary:")
+
+
+def _open_brackets(text: str) -> int:
+    return sum(text.count(c) for c in "[{(") - sum(text.count(c) for c in "]})")
 
 
 
@@ -125,6 +130,8 @@ class Document(BaseModel):
     unparsed: list[tuple[int, str]] = Field(default_factory=list,
                                             description="(line number, text) not understood")
     elided: list[int] = Field(default_factory=list, description="lines that are '...' elisions")
+    wrapped: list[int] = Field(default_factory=list,
+                               description="lines joined to the instruction they continue")
     comments: int = 0
 
 
@@ -174,6 +181,7 @@ class _Parser:
         self.module: str | None = None
         self.in_summary = False
         self.after_blank = False
+        self.pending: tuple[int, str] | None = None  # an instruction wrapped by the paste
 
     # -- run / block bookkeeping ---------------------------------------------------------
 
@@ -195,6 +203,25 @@ class _Parser:
         line = _ANSI.sub("", raw).rstrip()
         if m := _LOGGER.match(line):
             line = m[1]
+        if self.pending is not None:
+            first, head = self.pending
+            self.pending = None
+            if line.strip() and not _LINE_START.match(line):
+                self.doc.wrapped.append(number)
+                self.feed(first, head + line.strip())
+                return
+            self.feed_text(first, head)
+        if VAR.match(line) and _open_brackets(line) > 0:
+            self.pending = (number, line)  # maybe wrapped: decide on the next line
+            return
+        self.feed_text(number, line)
+
+    def finish(self) -> None:
+        if self.pending is not None:
+            self.feed_text(*self.pending)
+            self.pending = None
+
+    def feed_text(self, number: int, line: str) -> None:
         if not line.strip():
             self.after_blank = True
             if self.in_summary and self.run and self.run.report and self.run.report.summary:
@@ -331,7 +358,7 @@ class _Parser:
             return False
         run = self.current_run(number)
         if tail or (run.report is not None and run.report.lines and not run.report.summary
-                    and instruction.op == "@return"):
+                    and (instruction.op == "@return" or instruction.truncated)):
             report = run.report
             if report is None or report.summary or report.trailer.total_ms is not None:
                 run = self.current_run(number, fresh=True)
@@ -358,4 +385,5 @@ def parse_document(text: str) -> Document:
     parser = _Parser()
     for number, raw in enumerate(text.splitlines(), 1):
         parser.feed(number, raw)
+    parser.finish()
     return parser.doc

@@ -83,6 +83,8 @@ def _split_tail(rest: str) -> tuple[str, str | None, int | None, list[str]]:
     if m := _TARGET.search(rest):
         target, rest = int(m.group(1)), rest[:m.start()]
     arrow = find_top(rest, "->")
+    if arrow < 0:  # an unclosed code_object '[' keeps the arrow at depth 1
+        arrow = rest.rfind(" -> ")
     shape = None
     if arrow >= 0:
         shape, rest = rest[arrow + 2:].strip(), rest[:arrow].rstrip()

@@ -131,25 +131,34 @@ def resolve(items: Iterable[tuple[str, Instruction]]) -> Program:
     program = Program([])
     scoped: dict[tuple[str, str], int] = {}
     printed: dict[str, int] = {}
-    for module, ins in items:
+    for module, ins in items:  # names first: perf reports print modules in hash-map order
         node = Node(len(program.nodes), module, ins)
-        for name in ins.inputs:
-            index = scoped.get((module, name), printed.get(name))
+        program.nodes.append(node)
+        scoped.setdefault((module, ins.name), node.index)
+        printed.setdefault(ins.name, node.index)
+    for node in program.nodes:
+        for name in node.instruction.inputs:
+            index = scoped.get((node.module, name), printed.get(name))
             if index is None:  # 6.2+ prints main bare or prefixed depending on the root
                 alt = name[5:] if name.startswith("main:") else f"main:{name}"
                 index = printed.get(alt)
             if index is None:
-                program.unresolved.append((ins.line, name))
+                program.unresolved.append((node.instruction.line, name))
             node.inputs.append(index)
-        _place(program.nodes, node)
-        program.nodes.append(node)
-        scoped[(module, ins.name)] = node.index
-        printed[ins.name] = node.index
+    placed: set[int] = set()
+    for node in program.nodes:
+        _place(program.nodes, node, placed)
     return program
 
 
-def _place(nodes: list[Node], node: Node) -> None:
+def _place(nodes: list[Node], node: Node, placed: set[int]) -> None:
     """Set ``storage``/``root``/``output_arg`` of ``node`` from its op and its inputs."""
+    if node.index in placed:
+        return
+    placed.add(node.index)
+    for i in node.inputs:  # a forward reference (another module printed later) goes first
+        if i is not None and i > node.index:
+            _place(nodes, nodes[i], placed)
     ins = node.instruction
     first = node.inputs[0] if node.inputs else None
     if _is_pool(ins):

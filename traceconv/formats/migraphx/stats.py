@@ -61,6 +61,9 @@ def add_recomputed(trace: Trace, report: PerfReport, inputs: list[list[int | Non
     # Without a printed Summary (cut paste) assume the 5.3+ style, the common one today.
     kernels = not printed or any(g.startswith("gpu::code_object::") for g in printed)
     detailed = any(g.endswith(">") and "<" in g for g in printed)
+    # The Hygon DCU fork prints 100·ms/T without ceil: fractional percents give it away.
+    capped = all(line.percent is None or math.isnan(line.percent) or line.percent.is_integer()
+                 for line in report.lines)
     lines = report.lines
     totals: dict[str, float] = defaultdict(float)
     counts: dict[str, int] = defaultdict(int)
@@ -75,9 +78,10 @@ def add_recomputed(trace: Trace, report: PerfReport, inputs: list[list[int | Non
     order = sorted(totals, key=lambda g: (totals[g], counts[g], g), reverse=True)
     for group in order:
         total = totals[group]
+        percent = 100 * total / grand if grand > 0 else 0.0
         trace.add_stat(OpStat(
             name=group, calls=counts[group], total_ns=ms_to_ns(total) or 0,
             avg_ns=ms_to_ns(total / counts[group]), device_ns=ms_to_ns(total),
-            ratio=float(math.ceil(100 * total / grand)) if grand > 0 else 0.0,
+            ratio=float(math.ceil(percent)) if capped else percent,
             type=group.split("<", 1)[0], section="recomputed",
             extra={"total_ms": total, **({"run": label} if label else {})}))

@@ -138,7 +138,12 @@ def _eval(trace: Trace, unit: Unit, layout: Layout, *, primary: bool,
 def _eval_record(trace: Trace, track: int, record: EvalRecord, by_name: dict, layout: Layout,
                  cursor: int, primary: bool, diagnostics: Diagnostics) -> int:
     ins = record.instruction
-    dur = ms_to_ns(record.device_ms if record.device_ms is not None else record.host_ms) or 0
+    dur = ms_to_ns(record.device_ms if record.device_ms is not None else record.host_ms)
+    if dur is None:
+        diagnostics.add("migraphx.eval_without_time", "trace-eval record without a 'Time:' "
+                        "line (before ROCm 4.5); laid out at 1 µs", kind="note",
+                        example=f"line {record.line}")
+        dur = UNTIMED_NS
     args: dict = {"line": record.line, "t1_ms": record.host_ms, "t2_ms": record.device_ms}
     if record.output:
         args["output"] = "\n".join(record.output)
