@@ -30,7 +30,7 @@ from .units import Unit, units_of
 SCHEMAS = {"migraphx_document": Document}
 
 _INSTRUCTION = re.compile(
-    rb"^\s*\S+ = (?:@param:|@literal|@return\(|[\w:]+(?:\[|\(|\s->\s)).*?"
+    rb"^(?:Run instruction: )?\s*\S+ = (?:@param:|@literal|@return\(|[\w:]+(?:\[|\(|\s->\s)).*?"
     rb"(?:->\s*(?:\[|dynamic, )?\w+_type, \{|@return\()", re.M)
 _MARKERS = re.compile(rb"Running performance report|MIGraphX Version: |^Run instruction: |"
                       rb"^Total instructions time: |^module: \"main\"", re.M)

@@ -10,7 +10,7 @@ parameters are separate persistent buffers, laid out at logical offsets in their
 from __future__ import annotations
 
 from ...model import Diagnostics, MemoryBlock, Trace
-from .program import Node, Program, Storage
+from .program import Node, Program, Storage, is_output_parameter
 from .timeline import Layout
 
 _PERSISTENT = {Storage.LITERAL: ("literals", "weight"), Storage.PARAMETER: ("parameters", "")}
@@ -48,7 +48,8 @@ def add_memory(trace: Trace, program: Program, layout: Layout, prefix: str,
         else:
             pool, kind = _PERSISTENT[node.storage]
             block = _stacked(offsets, pool, size or 0)
-            block.category = kind or _parameter_kind(ins.parameter or "")
+            block.category = kind or ("output" if is_output_parameter(ins.parameter or "")
+                                      else "input")
         for key, value in common.items():
             setattr(block, key, value)
         blocks[node.index] = trace.add_memory_block(block)
@@ -86,8 +87,3 @@ def _stacked(offsets: dict[str, int], pool: str, size: int) -> MemoryBlock:
     address = offsets.get(pool, 0)
     offsets[pool] = address + size
     return MemoryBlock(address=address, size=size, pool=pool)
-
-
-def _parameter_kind(name: str) -> str:
-    tail = name.rsplit(":", 1)[-1]
-    return "output" if tail == "output" or tail.startswith("#output") else "input"

@@ -87,9 +87,17 @@ def _is_pool(ins: Instruction) -> bool:
     return ins.op == "@param" and (ins.parameter or "").rsplit(":", 1)[-1] in ("scratch", "memory")
 
 
+def is_output_parameter(name: str) -> bool:
+    """``output``, ``#output_0``, ``main:#output_12``, ``main:#output_:00012`` (develop).
+
+    >>> is_output_parameter("main:#output_:00012"), is_output_parameter("x:0")
+    (True, False)
+    """
+    return name.rsplit(":", 1)[-1] == "output" or "#output_" in name
+
+
 def _is_output_param(ins: Instruction) -> bool:
-    name = (ins.parameter or "").rsplit(":", 1)[-1]
-    return ins.op == "@param" and (name == "output" or name.startswith("#output"))
+    return ins.op == "@param" and is_output_parameter(ins.parameter or "")
 
 
 def assign_modules(instructions: Iterable[Instruction]) -> list[tuple[str, Instruction]]:

@@ -110,7 +110,7 @@ def _perf(trace: Trace, unit: Unit, layout: Layout, diagnostics: Diagnostics) ->
                             example=f"line {ins.line}: {ins.name}")
             dur = 0
         if stream not in tracks:
-            label = PERF_TRACK if stream == "0" else f"stream {stream} ({PERF_TRACK})"
+            label = PERF_TRACK if stream == "0" else f"stream {stream}: {PERF_TRACK}"
             tracks[stream] = trace.add_track(label, process=layout.process,
                                              kind=TrackKind.STREAM, tid=int(stream)
                                              if stream.isdigit() else None)
