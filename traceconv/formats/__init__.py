@@ -46,3 +46,7 @@ register(FormatInfo(
 register(FormatInfo(
     "paddle_summary", "Paddle profiler summary() tables and Perf Summary text",
     "traceconv.formats.paddle_summary", (".txt", ".log"), reads=True))
+register(FormatInfo(
+    "migraphx", "AMD MIGraphX program printouts, migraphx-driver perf reports and "
+    "MIGRAPHX_TRACE_EVAL logs (text)", "traceconv.formats.migraphx", (".txt", ".log"),
+    reads=True, aliases=("migraphx-driver", "mxr-text")))
