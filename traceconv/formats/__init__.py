@@ -12,3 +12,10 @@ register(FormatInfo(
 register(FormatInfo(
     "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
     (".pftrace", ".perfetto-trace", ".perfetto"), writes=True, aliases=("pftrace", "proto")))
+register(FormatInfo(
+    "svg", "Memory-flow SVG: time x address, one rectangle per memory block, live-bytes peak",
+    "traceconv.formats.memflow_svg", (".svg",), writes=True, aliases=("memflow",)))
+register(FormatInfo(
+    "torch_memory", "PyTorch export_memory_timeline JSON (per-category totals or raw events)",
+    "traceconv.formats.torch_memory", (".raw.json", ".json"), reads=True,
+    aliases=("memory_timeline",)))
