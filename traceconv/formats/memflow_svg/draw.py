@@ -42,6 +42,7 @@ text { font: 11px sans-serif; fill: #222; }
 .break { stroke: #888; stroke-width: 1; fill: none; stroke-dasharray: 3 2; }
 .peak { stroke: #d62728; stroke-width: 1; stroke-dasharray: 4 3; }
 rect.b:hover, rect.m:hover { stroke: #000; stroke-width: 1.5; }
+rect.m { stroke: #4d4d4d; stroke-width: 0.25; }
 """
 
 
@@ -135,7 +136,7 @@ def _draw_blocks(drawing: svgwrite.Drawing, trace: Trace, sel: Selection, axis: 
     top, bottom = axis.y_range(sel.address, sel.size)
     raw_height = bottom - top
     alone, cells = _merge_subpixel(x0, bottom, raw_width, raw_height, axis.region_of,
-                                   sel.size, budget)
+                                   sel.size, coloring.entry_of, budget)
     width = np.maximum(raw_width, MIN_WIDTH)
     height = np.maximum(raw_height, MIN_HEIGHT)
     y = bottom - height
@@ -148,34 +149,53 @@ def _draw_blocks(drawing: svgwrite.Drawing, trace: Trace, sel: Selection, axis: 
                             fill=colors[i], class_="b")
         rect.set_desc(title=block_tooltip(sel.blocks[i], trace, clock, sel.spaces))
         group.add(rect)
-    for x, y_top, w, h, count, nbytes in cells:
-        rect = drawing.rect((x, y_top), (w, h), fill=MERGED_COLOR, class_="m")
-        rect.set_desc(title=f"{count:,} blocks merged into this cell "
-                            f"({format_bytes(nbytes)} in all): each is under a cell in size")
+    for cell in cells:
+        rect = drawing.rect((cell.x, cell.y), (cell.side, cell.side), class_="m",
+                            fill=coloring.entries[cell.entry].color)
+        rect.set_desc(title=f"{cell.blocks:,} blocks merged into this cell "
+                            f"({format_bytes(cell.bytes)} in all), each smaller than "
+                            f"{cell.side:g} px; coloured as the blocks holding most bytes")
         group.add(rect)
     return int((~alone).sum()), len(cells)
 
 
+@dataclass(frozen=True)
+class Cell:
+    """A square of merged sub-pixel blocks, coloured as the blocks holding most of its bytes."""
+
+    x: float
+    y: float
+    side: float
+    blocks: int
+    bytes: int
+    entry: int
+
+
 def _merge_subpixel(x: np.ndarray, bottom: np.ndarray, width: np.ndarray, height: np.ndarray,
-                    region: np.ndarray, size: np.ndarray, budget: int
-                    ) -> tuple[np.ndarray, list[tuple]]:
-    """Which blocks to draw alone, and the merged cells ``(x, y, w, h, blocks, bytes)``.
+                    region: np.ndarray, size: np.ndarray, entry: np.ndarray, budget: int
+                    ) -> tuple[np.ndarray, list[Cell]]:
+    """Which blocks to draw alone, and the cells that the others merge into.
 
     Cells start at 1 px and double until blocks drawn alone plus cells fit ``budget``.
     """
-    cell = 1.0
-    while len(x) > budget and cell <= 256:
-        small = (width < cell) & (height < cell)
-        keys = np.stack((region, np.floor(x / cell), np.floor(bottom / cell)), axis=1)[small]
+    side = 1.0
+    while len(x) > budget and side <= 256:
+        small = (width < side) & (height < side)
+        keys = np.stack((region, np.floor(x / side), np.floor(bottom / side)), axis=1)[small]
         unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-        if (~small).sum() + len(unique) <= budget or cell == 256:
+        if (~small).sum() + len(unique) <= budget or side == 256:
             inverse = inverse.ravel()
-            counts = np.bincount(inverse, minlength=len(unique)).tolist()
-            nbytes = np.bincount(inverse, weights=size[small], minlength=len(unique)).tolist()
-            cells = [(cx * cell, cy * cell, cell, cell, n, int(b)) for (_, cx, cy), n, b
-                     in zip(unique.tolist(), counts, nbytes, strict=True)]
+            n, kinds = len(unique), int(entry.max()) + 1
+            counts = np.bincount(inverse, minlength=n).tolist()
+            by_entry = np.bincount(inverse * kinds + entry[small], weights=size[small],
+                                   minlength=n * kinds).reshape(n, kinds)
+            nbytes = by_entry.sum(axis=1).tolist()
+            dominant = by_entry.argmax(axis=1).tolist()
+            cells = [Cell(cx * side, cy * side, side, count, int(b), e)
+                     for (_, cx, cy), count, b, e in zip(unique.tolist(), counts, nbytes,
+                                                         dominant, strict=True)]
             return ~small, cells
-        cell *= 2
+        side *= 2
     return np.ones(len(x), bool), []
 
 
@@ -435,7 +455,8 @@ def _draw_legend(drawing: svgwrite.Drawing, sel: Selection, axis: AddressAxis,
         y += 30
     blocks_merged, cells = merged
     if cells:
-        group.add(drawing.rect((x, y - 9), (12, 12), fill=MERGED_COLOR))
+        group.add(drawing.rect((x, y - 9), (12, 12), fill="white", stroke=MERGED_COLOR,
+                               stroke_dasharray="2 1"))
         group.add(drawing.text(f"{blocks_merged:,} sub-pixel blocks", insert=(x + 18, y + 1)))
         group.add(drawing.text(f"merged into {cells:,} cells", insert=(x + 18, y + 13),
                                class_="small"))
