@@ -50,3 +50,10 @@ register(FormatInfo(
     "migraphx", "AMD MIGraphX program printouts, migraphx-driver perf reports and "
     "MIGRAPHX_TRACE_EVAL logs (text)", "traceconv.formats.migraphx", (".txt", ".log"),
     reads=True, aliases=("migraphx-driver", "mxr-text")))
+register(FormatInfo(
+    "svg", "Memory-flow SVG: time x address, one rectangle per memory block, live-bytes peak",
+    "traceconv.formats.memflow_svg", (".svg",), writes=True, aliases=("memflow",)))
+register(FormatInfo(
+    "torch_memory", "PyTorch export_memory_timeline JSON (per-category totals or raw events)",
+    "traceconv.formats.torch_memory", (".raw.json", ".json"), reads=True,
+    aliases=("memory_timeline",)))
