@@ -35,8 +35,7 @@ _BOOL = {True: tag(BOOL, VARINT) + b"\x01", False: tag(BOOL, VARINT) + b"\x00"}
 _INT, _STRING = tag(INT, VARINT), tag(STRING, LENGTH)
 _DOUBLE_TAG = tag(DOUBLE, FIXED64)
 _DICT, _ARRAY = tag(DICT, LENGTH), tag(ARRAY, LENGTH)
-_CACHE_LIMIT = 1 << 18   # distinct string values kept encoded
-_SMALL_LIMIT = 1 << 14   # ints (and frame sizes) below this come from tables
+_CACHE_LIMIT = 1 << 18   # distinct repeated values kept encoded, over all names
 
 
 def encode_value(value: Any) -> bytes:
@@ -93,16 +92,36 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-_SMALL_INTS = [_INT + varint(v) for v in range(_SMALL_LIMIT)]
-_FRAMES = [TRACK_EVENT_ANNOTATION + varint(size) for size in range(_SMALL_LIMIT)]
+_TABLE_INTS = 1 << 14
+_INT_VARINTS = [varint(v) for v in range(_TABLE_INTS)]
+
+
+class _Key:
+    """Everything precomputed for one argument name: its interned name field, the framed
+    prefix of an int value by varint length, and its encoded repeated values."""
+
+    __slots__ = ("int_prefix", "name", "small", "values")
+
+    def __init__(self, name: bytes) -> None:
+        self.name = name
+        self.int_prefix = [_frame(len(name) + 1 + size) + name + _INT for size in range(11)]
+        self.small = [self.int_prefix[1] + varint(v) for v in range(0x80)]
+        self.values: dict[object, bytes] = {}   # str or JSON text -> whole framed annotation
+
+    def framed(self, encoded: bytes) -> bytes:
+        return _frame(len(self.name) + len(encoded)) + self.name + encoded
+
+
+def _frame(size: int) -> bytes:
+    return TRACK_EVENT_ANNOTATION + varint(size)
 
 
 class ArgEncoder:
     """Encodes argument dicts as TrackEvent ``debug_annotations`` with interned names.
 
     Names get iids in first-use order; :meth:`take_new_names` hands the entries that still
-    have to be emitted in ``InternedData.debug_annotation_names``. Small ints and repeated
-    strings and lists (op names, dtypes, shapes) are encoded once.
+    have to be emitted in ``InternedData.debug_annotation_names``. Repeated strings and
+    lists (op names, dtypes, shapes) are encoded once per argument name.
 
     >>> enc = ArgEncoder()
     >>> enc.encode({"dtype": "float32"}) == b'"\\x0b\\x08\\x012\\x07float32'
@@ -111,63 +130,69 @@ class ArgEncoder:
     [(1, 'dtype')]
     """
 
-    __slots__ = ("_composites", "_count", "_names", "_new", "_strings")
+    __slots__ = ("_cached", "_count", "_keys", "_new")
 
     def __init__(self) -> None:
-        self._names: dict[object, bytes] = {}     # name -> encoded name_iid field
+        self._keys: dict[object, _Key] = {}
         self._new: list[tuple[int, str]] = []
-        self._strings: dict[str, bytes] = {}      # str value -> encoded string_value field
-        self._composites: dict[bytes, bytes] = {}  # JSON text -> encoded list/dict value
-        self._count = 0
+        self._cached = 0   # values held in the per-name caches
+        self._count = 0    # names interned so far
 
     def encode(self, args: dict[str, Any]) -> bytes:
         """All annotations of one event, each framed as a TrackEvent field 4."""
-        names, strings, parts = self._names, self._strings, []
+        keys, parts = self._keys, []
+        append = parts.append
         for key, value in args.items():
-            name = names.get(key) or self._intern(key)
+            entry = keys.get(key) or self._intern(key)
             kind = type(value)
-            if kind is int and 0 <= value < _SMALL_LIMIT:
-                encoded = _SMALL_INTS[value]
-            elif kind is str:
-                encoded = strings.get(value)
-                if encoded is None:
-                    if len(strings) >= _CACHE_LIMIT:
-                        strings.clear()
-                    encoded = strings[value] = encode_value(value)
+            if kind is int:
+                if 0 <= value < 0x80:
+                    append(entry.small[value])
+                elif 0 < value < _TABLE_INTS:
+                    encoded = _INT_VARINTS[value]
+                    append(entry.int_prefix[len(encoded)])
+                    append(encoded)
+                elif INT64_MIN <= value <= INT64_MAX:
+                    encoded = varint(value)
+                    append(entry.int_prefix[len(encoded)])
+                    append(encoded)
+                else:
+                    append(entry.framed(encode_value(value)))
+                continue
+            if kind is str:
+                cache_key: object = value
             elif kind is list or kind is dict:
-                encoded = self._composite(value)
+                try:
+                    cache_key = orjson.dumps(value)   # tells 1, 1.0 and true apart
+                except TypeError:   # ints beyond 64 bits, non-JSON values: no cache
+                    append(entry.framed(encode_value(value)))
+                    continue
             else:
-                encoded = encode_value(value)
-            size = len(name) + len(encoded)
-            parts += (_FRAMES[size] if size < _SMALL_LIMIT else
-                      TRACK_EVENT_ANNOTATION + varint(size), name, encoded)
+                append(entry.framed(encode_value(value)))
+                continue
+            framed = entry.values.get(cache_key)
+            if framed is None:
+                framed = entry.values[cache_key] = entry.framed(encode_value(value))
+                self._cached += 1
+                if self._cached > _CACHE_LIMIT:
+                    self._forget_values()
+            append(framed)
         return b"".join(parts)
 
-    def _composite(self, value: list | dict) -> bytes:
-        """Lists and dicts repeat a lot (Kineto's shapes, strides, input types): encode each
-        distinct one once, keyed by its JSON text (which tells 1, 1.0 and true apart)."""
-        try:
-            key = orjson.dumps(value)
-        except TypeError:   # ints beyond 64 bits, non-JSON values: no cache
-            return encode_value(value)
-        cache = self._composites
-        encoded = cache.get(key)
-        if encoded is None:
-            if len(cache) >= _CACHE_LIMIT:
-                cache.clear()
-            encoded = cache[key] = encode_value(value)
-        return encoded
+    def _forget_values(self) -> None:
+        for entry in self._keys.values():
+            entry.values.clear()
+        self._cached = 0
 
-    def _intern(self, key: object) -> bytes:
+    def _intern(self, key: object) -> _Key:
         text = str(key)
-        encoded = self._names.get(text)
-        if encoded is None:
+        entry = self._keys.get(text)
+        if entry is None:
             self._count += 1
-            iid = self._count
-            encoded = self._names[text] = tag(NAME_IID, VARINT) + varint(iid)
-            self._new.append((iid, text))
-        self._names[key] = encoded
-        return encoded
+            entry = self._keys[text] = _Key(tag(NAME_IID, VARINT) + varint(self._count))
+            self._new.append((self._count, text))
+        self._keys[key] = entry   # a non-str key is also remembered as given
+        return entry
 
     def take_new_names(self) -> list[tuple[int, str]]:
         """Names interned since the last call, as (iid, name)."""
