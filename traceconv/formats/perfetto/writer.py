@@ -27,7 +27,7 @@ from ...gcpause import paused_gc
 from ...model import Trace, TrackKind
 from .annotations import ArgEncoder
 from .descriptors import TrackIds, assign_ids, descriptor_payloads
-from .ordering import BEGIN, END, INSTANT, event_order
+from .ordering import BEGIN, COUNTER, END, INSTANT, event_order
 from .wire import bytes_field, string_field, uint_field, varint
 
 SEQ_DESCRIPTORS, SEQ_EVENTS = 1, 2
@@ -170,12 +170,13 @@ class _EventWriter:
         counter_values = self._counter_value_fields()
         names = [b"\x50" + varint(i) if i else b"" for i in range(len(trace.strings))]
         categories = [b"\x18" + varint(i) if i else b"" for i in range(len(trace.strings))]
-        s, inst, cnt = trace.slices, trace.instants, trace.counters
-        s_track, s_name, s_cat, s_args = s.track, s.name, s.category, s.args
-        i_track, i_name, i_cat, i_args = inst.track, inst.name, inst.category, inst.args
-        c_track = cnt.track
-        begin, end, instant, counter = self.begin, self.end, self.instant, self.counter
-        encode_args, get_flows = self.args.encode, flows.get
+        s, inst = trace.slices, trace.instants
+        s_track, c_track = s.track, trace.counters.track
+        # BEGINs and instants differ only in their columns, prefixes and flows
+        named = {BEGIN: (s.track, s.name, s.category, s.args, self.begin, flows),
+                 INSTANT: (inst.track, inst.name, inst.category, inst.args, self.instant, {})}
+        begin, end, counter = self.begin, self.end, self.counter
+        encode_args = self.args.encode
         packet_header, event_header = _PACKET_HEADER, _EVENT_HEADER
         code_list = codes.tolist()
         for lo in range(0, len(code_list), CHUNK_EVENTS):
@@ -185,31 +186,24 @@ class _EventWriter:
                                    code_list[lo:lo + CHUNK_EVENTS], strict=True):
                 row, kind = code >> 2, code & 3
                 if kind == END:
-                    prefix = begin[s_track[row]]
-                    if prefix is None:
+                    if begin[s_track[row]] is None:
                         continue
                     body = stamp + end[s_track[row]]
                 else:
-                    if kind == BEGIN:
-                        prefix = begin[s_track[row]]
-                        if prefix is None:
-                            continue
-                        args = s_args[row]
-                        event = b"".join((prefix, names[s_name[row]], categories[s_cat[row]],
-                                          encode_args(args) if args else b"",
-                                          get_flows(row, b"")))
-                    elif kind == INSTANT:
-                        prefix = instant[i_track[row]]
-                        if prefix is None:
-                            continue
-                        args = i_args[row]
-                        event = b"".join((prefix, names[i_name[row]], categories[i_cat[row]],
-                                          encode_args(args) if args else b""))
-                    else:
+                    if kind == COUNTER:
                         prefix = counter[c_track[row]]
                         if prefix is None:
                             continue
                         event = prefix + counter_values[row]
+                    else:
+                        tracks, name_ids, cat_ids, arg_dicts, prefixes, links = named[kind]
+                        prefix = prefixes[tracks[row]]
+                        if prefix is None:
+                            continue
+                        args = arg_dicts[row]
+                        event = b"".join((prefix, names[name_ids[row]], categories[cat_ids[row]],
+                                          encode_args(args) if args else b"",
+                                          links.get(row, b"")))
                     size = len(event)
                     body = b"".join((stamp, event_header[size] if size < 16384 else
                                      b"\x5a" + varint(size), event, _EVENT_TAIL))
