@@ -300,3 +300,29 @@ def test_any_slices_give_a_valid_trace_that_keeps_every_slice(rows, links):
     assert report.ok, report.errors
     assert report.counts["slices"] == len(rows)
     assert not [w for w in report.warnings if w["code"] != "flow_with_single_endpoint"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_several_sequences_in_several_processes(monkeypatch, workers):
+    """Small sequences force many chunks; ties at one timestamp never straddle two."""
+    from traceconv.formats.perfetto import writer
+
+    monkeypatch.setattr(writer, "CHUNK_SEQUENCE", 1000)
+    monkeypatch.setattr(writer, "CHUNK_EVENTS", 300)
+    trace = Trace()
+    p = trace.add_process("p", pid=3)
+    main = trace.add_track("main", process=p, tid=3)
+    for k in range(3000):   # nested pairs that share timestamps: END/BEGIN ties everywhere
+        trace.add_slice(main, k * 10, 10, f"outer{k % 5}", "", {"k": k, f"name{k % 4}": "v"})
+        trace.add_slice(main, k * 10, 10, "inner")
+    out = io.BytesIO()
+    write(trace, out, workers=workers)
+    packets = decode(out.getvalue())
+    sequences = {p.trusted_packet_sequence_id for p in packets if p.HasField("track_event")}
+    assert len(sequences) >= 6
+    firsts = {}
+    for packet in packets:
+        firsts.setdefault(packet.trusted_packet_sequence_id, packet.sequence_flags)
+    assert all(flags == 3 for seq, flags in firsts.items() if seq != 1)
+    report = validate_bytes(out.getvalue())
+    assert report.ok and not report.warnings and report.counts["slices"] == 6000

@@ -6,9 +6,12 @@ Layout of the file (all packets are ``Trace.packet``, field 1):
   trace clock is the Unix epoch (so per-rank files line up when opened together), and
   every TrackDescriptor. Descriptors get their own sequence because trace_processor ties
   a sequence that carries a thread descriptor to that thread.
-* sequence 2: the events. Its first packet clears the incremental state and interns every
-  event name and category; argument names are interned chunk by chunk, just before the
-  first event that uses them. Every later packet says it needs the incremental state.
+* sequences 2, 3, ...: the events in time order, about half a million per sequence. The
+  first packet of each clears the incremental state and interns the event names and
+  categories the sequence uses; argument names are interned just before the first event
+  that uses them; every later packet says it needs the incremental state. Sequences are
+  cut only between distinct timestamps, and since each has its own interning, big traces
+  are encoded by several forked processes at once (``workers=``; one per CPU by default).
 
 Timestamps are the model's integer ns on the default clock (BOOTTIME); a trace with
 negative times is shifted to start at 0 (recorded in diagnostics and trace attributes).
@@ -16,7 +19,10 @@ negative times is shifted to start at 0 (recorded in diagnostics and trace attri
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import struct
+from concurrent.futures import ProcessPoolExecutor
 from typing import BinaryIO
 
 import numpy as np
@@ -31,7 +37,9 @@ from .ordering import BEGIN, COUNTER, END, INSTANT, event_order
 from .wire import bytes_field, string_field, uint_field, varint
 
 SEQ_DESCRIPTORS, SEQ_EVENTS = 1, 2
-CHUNK_EVENTS = 1 << 16
+CHUNK_EVENTS = 1 << 16        # events between argument-name interning packets
+CHUNK_SEQUENCE = 1 << 19      # events per packet sequence (each has its own interning)
+PARALLEL_EVENTS = 1 << 19     # from this many events on, encode in several processes
 BOOTTIME, REALTIME = 6, 1
 # TracePacket fields.
 TIMESTAMP, CLOCK_SNAPSHOT, SEQUENCE_ID, TRACK_EVENT, INTERNED_DATA, SEQUENCE_FLAGS = (
@@ -43,7 +51,6 @@ TYPE_BEGIN, TYPE_END, TYPE_INSTANT, TYPE_COUNTER = 1, 2, 3, 4
 
 _PACKET_HEADER = [b"\x0a" + varint(n) for n in range(1 << 14)]   # Trace.packet + length
 _EVENT_HEADER = [b"\x5a" + varint(n) for n in range(1 << 14)]    # TracePacket.track_event
-_EVENT_TAIL = uint_field(SEQUENCE_ID, SEQ_EVENTS) + uint_field(SEQUENCE_FLAGS, NEEDS)
 _FLOW_ID, _TERMINATING_FLOW_ID = b"\xf9\x02", b"\x81\x03"       # fields 47, 48 (fixed64)
 _INT_COUNTER, _DOUBLE_COUNTER = b"\xf0\x01", b"\xe1\x02"        # fields 30, 44
 _FIXED64 = struct.Struct("<Q").pack
@@ -76,7 +83,47 @@ def write(trace: Trace, out: BinaryIO, **options: object) -> None:
     offset = _time_offset(trace)
     out.write(b"".join(frame(p) for p in _header_packets(trace, ids, offset)))
     with paused_gc():
-        _EventWriter(trace, ids, offset, out).run()
+        encoder = _EventEncoder(trace, ids, offset)
+        _write_events(encoder, out, _worker_count(options.get("workers"), len(encoder.ts)))
+
+
+def _worker_count(requested: object, events: int) -> int:
+    """Processes that encode events: ``workers=`` when given, else one per CPU (up to 8)
+    for big traces where ``fork`` exists, else 1."""
+    if requested is not None:
+        return max(1, int(requested))  # type: ignore[call-overload]
+    if events < PARALLEL_EVENTS or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return min(os.cpu_count() or 1, 8)
+
+
+_SHARED: _EventEncoder | None = None   # what forked workers encode from
+
+
+def _encode_shared(job: tuple[int, int, int]) -> bytes:
+    assert _SHARED is not None
+    return _SHARED.encode(*job)
+
+
+def _write_events(encoder: _EventEncoder, out: BinaryIO, workers: int) -> None:
+    """Chunks become sequences 2, 3, ... encoded in order, or by forked workers that
+    inherit the encoder (no pickling of the trace) and hand back bytes in order."""
+    global _SHARED
+    size = CHUNK_SEQUENCE if workers == 1 else max(
+        CHUNK_EVENTS, min(CHUNK_SEQUENCE, -(-len(encoder.ts) // (4 * workers))))
+    jobs = [(lo, hi, SEQ_EVENTS + k) for k, (lo, hi) in enumerate(encoder.chunks(size))]
+    if workers == 1 or len(jobs) == 1:
+        for job in jobs:
+            out.write(encoder.encode(*job))
+        return
+    _SHARED = encoder
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
+            for data in pool.map(_encode_shared, jobs):
+                out.write(data)
+    finally:
+        _SHARED = None
 
 
 def _time_offset(trace: Trace) -> int:
@@ -141,12 +188,11 @@ def _timestamp_fields(ts: np.ndarray) -> list[bytes]:
     return [blob[a:b] for a, b in zip(starts, ends, strict=True)]
 
 
-class _EventWriter:
-    """Encodes the events of sequence 2, chunk by chunk."""
+class _EventEncoder:
+    """What every chunk of events needs, computed once; worker processes inherit it."""
 
-    def __init__(self, trace: Trace, ids: TrackIds, offset: int, out: BinaryIO) -> None:
-        self.trace, self.ids, self.offset, self.out = trace, ids, offset, out
-        self.args = ArgEncoder()
+    def __init__(self, trace: Trace, ids: TrackIds, offset: int) -> None:
+        self.trace = trace
         counter = [t.kind is TrackKind.COUNTER for t in trace.tracks]
         uuid = [varint(u) for u in ids.track_uuid]
         kinds = (TYPE_BEGIN, TYPE_END, TYPE_INSTANT, TYPE_COUNTER)
@@ -157,33 +203,53 @@ class _EventWriter:
                         for c, p in zip(counter, prefix[TYPE_INSTANT], strict=True)]
         self.counter = [p if c else None
                         for c, p in zip(counter, prefix[TYPE_COUNTER], strict=True)]
-        self.end = [_EVENT_HEADER[len(p)] + p + _EVENT_TAIL for p in prefix[TYPE_END]]
+        self.end_prefix = prefix[TYPE_END]
         self.is_counter = np.array(counter, dtype=bool)
-
-    def run(self) -> None:
-        trace = self.trace
         self._count_misplaced()
-        self.out.write(b"".join(frame(p) for p in self._interned_event_strings()))
-        ts, codes = event_order(trace)
-        stamps = _timestamp_fields(ts + self.offset)
-        flows = self._flow_fields()
-        counter_values = self._counter_value_fields()
-        names = [b"\x50" + varint(i) if i else b"" for i in range(len(trace.strings))]
-        categories = [b"\x18" + varint(i) if i else b"" for i in range(len(trace.strings))]
+        self.ts, self.codes = event_order(trace)
+        self.ts += offset
+        self.flows = self._flow_fields()
+        self.counter_values = self._counter_value_fields()
+        self.names = [b"\x50" + varint(i) if i else b"" for i in range(len(trace.strings))]
+        self.categories = [b"\x18" + varint(i) if i else b""
+                           for i in range(len(trace.strings))]
+
+    def chunks(self, size: int) -> list[tuple[int, int]]:
+        """Event ranges of about ``size``, cut only where the timestamp changes, so that
+        events that tie stay in one sequence (and so in file order for trace_processor)."""
+        n = len(self.ts)
+        cuts = [0]
+        while cuts[-1] + size < n:
+            at = cuts[-1] + size
+            at += int(np.searchsorted(self.ts[at:], self.ts[at - 1], "right"))
+            if at >= n:
+                break
+            cuts.append(at)
+        return list(zip(cuts, [*cuts[1:], n], strict=True)) if n else []
+
+    def encode(self, lo: int, hi: int, seq: int) -> bytes:
+        """Events ``lo:hi`` as one packet sequence ``seq`` (its own interning)."""
+        trace, codes = self.trace, self.codes[lo:hi]
+        args = ArgEncoder()
+        tail = uint_field(SEQUENCE_ID, seq) + uint_field(SEQUENCE_FLAGS, NEEDS)
+        stamps = _timestamp_fields(self.ts[lo:hi])
         s, inst = trace.slices, trace.instants
         s_track, c_track = s.track, trace.counters.track
         # BEGINs and instants differ only in their columns, prefixes and flows
-        named = {BEGIN: (s.track, s.name, s.category, s.args, self.begin, flows),
+        named = {BEGIN: (s.track, s.name, s.category, s.args, self.begin, self.flows),
                  INSTANT: (inst.track, inst.name, inst.category, inst.args, self.instant, {})}
-        begin, end, counter = self.begin, self.end, self.counter
-        encode_args = self.args.encode
+        end = [_EVENT_HEADER[len(p)] + p + tail for p in self.end_prefix]
+        begin, counter = self.begin, self.counter
+        names, categories, counter_values = self.names, self.categories, self.counter_values
+        encode_args = args.encode
         packet_header, event_header = _PACKET_HEADER, _EVENT_HEADER
+        out = self._interned_event_strings(codes, seq)
         code_list = codes.tolist()
-        for lo in range(0, len(code_list), CHUNK_EVENTS):
+        for sub in range(0, len(code_list), CHUNK_EVENTS):
             parts: list[bytes] = []
             append = parts.append
-            for stamp, code in zip(stamps[lo:lo + CHUNK_EVENTS],
-                                   code_list[lo:lo + CHUNK_EVENTS], strict=True):
+            for stamp, code in zip(stamps[sub:sub + CHUNK_EVENTS],
+                                   code_list[sub:sub + CHUNK_EVENTS], strict=True):
                 row, kind = code >> 2, code & 3
                 if kind == END:
                     if begin[s_track[row]] is None:
@@ -200,20 +266,21 @@ class _EventWriter:
                         prefix = prefixes[tracks[row]]
                         if prefix is None:
                             continue
-                        args = arg_dicts[row]
+                        event_args = arg_dicts[row]
                         event = b"".join((prefix, names[name_ids[row]], categories[cat_ids[row]],
-                                          encode_args(args) if args else b"",
+                                          encode_args(event_args) if event_args else b"",
                                           links.get(row, b"")))
                     size = len(event)
                     body = b"".join((stamp, event_header[size] if size < 16384 else
-                                     b"\x5a" + varint(size), event, _EVENT_TAIL))
+                                     b"\x5a" + varint(size), event, tail))
                 size = len(body)
                 append(packet_header[size] if size < 16384 else b"\x0a" + varint(size))
                 append(body)
-            new_names = self.args.take_new_names()
+            new_names = args.take_new_names()
             if new_names:
-                self.out.write(frame(_interned(3, new_names) + _EVENT_TAIL))
-            self.out.write(b"".join(parts))
+                out.append(frame(_interned(3, new_names) + tail))
+            out.append(b"".join(parts))
+        return b"".join(out)
 
     def _count_misplaced(self) -> None:
         """Slices/instants on counter tracks and values on other tracks cannot be shown."""
@@ -232,26 +299,25 @@ class _EventWriter:
                                   "(Perfetto would drop or misdraw them)", kind="dropped",
                                   count=count)
 
-    def _interned_event_strings(self) -> list[bytes]:
-        """The first packet(s) of sequence 2: clear the state, intern names and categories."""
+    def _interned_event_strings(self, codes: np.ndarray, seq: int) -> list[bytes]:
+        """The first packet(s) of a sequence: clear the state, intern the names and
+        categories its events use."""
         trace = self.trace
         strings = trace.strings.strings
-        used_names = np.unique(np.concatenate([trace.slices.numpy("name"),
-                                               trace.instants.numpy("name")])).tolist()
-        used_cats = np.unique(np.concatenate([trace.slices.numpy("category"),
-                                              trace.instants.numpy("category")])).tolist()
-        entries = [(2, [(i, strings[i]) for i in used_names if i]),
-                   (1, [(i, strings[i]) for i in used_cats if i])]
+        kinds, rows = codes & 3, codes >> 2
+        begins, instants = rows[kinds == BEGIN], rows[kinds == INSTANT]
+        used = {column: np.unique(np.concatenate([trace.slices.numpy(column)[begins],
+                                                  trace.instants.numpy(column)[instants]]))
+                for column in ("name", "category")}
+        entries = [(2, [(i, strings[i]) for i in used["name"].tolist() if i]),
+                   (1, [(i, strings[i]) for i in used["category"].tolist() if i])]
         packets: list[bytes] = []
-        flags = uint_field(SEQUENCE_FLAGS, CLEARED | NEEDS)
-        seq = uint_field(SEQUENCE_ID, SEQ_EVENTS)
         for field, items in entries:
             for lo in range(0, len(items), 4096):
                 packets.append(_interned(field, items[lo:lo + 4096]))
-        if not packets:
-            packets.append(b"")
-        return [p + seq + (flags if i == 0 else uint_field(SEQUENCE_FLAGS, NEEDS))
-                for i, p in enumerate(packets)]
+        seq_field = uint_field(SEQUENCE_ID, seq)
+        flags = [uint_field(SEQUENCE_FLAGS, CLEARED | NEEDS), uint_field(SEQUENCE_FLAGS, NEEDS)]
+        return [frame(p + seq_field + flags[i > 0]) for i, p in enumerate(packets or [b""])]
 
     def _flow_fields(self) -> dict[int, bytes]:
         """flow_ids on the source slice's BEGIN, terminating_flow_ids on the target's."""
