@@ -122,6 +122,9 @@ def test_descriptors_processes_threads_streams_counters():
     assert loader.thread.tid >= SYNTHETIC_ID_BASE          # the model had no tid
     assert (main.sibling_order_rank, loader.sibling_order_rank) == (1, 2)
     assert host.child_ordering == host.EXPLICIT
+    root = d.tracks[0]   # processes ordered by sort_index: explicit order on the root
+    assert root.process_ordering == root.PROCESS_ORDERING_EXPLICIT
+    assert host.sibling_order_rank == 0 and not gpu.HasField("sibling_order_rank")
     stream = d.by_name["stream 7"]
     assert stream.parent_uuid == gpu.uuid and not stream.HasField("thread")
     assert stream.description == "CUDA stream 7 on device 0"
@@ -129,7 +132,7 @@ def test_descriptors_processes_threads_streams_counters():
     assert d.by_name["allocated"].counter.unit == CounterDescriptor.UNIT_SIZE_BYTES
     assert d.by_name["queue wait"].counter.unit == CounterDescriptor.UNIT_TIME_NS
     assert d.by_name["utilization"].counter.unit_name == "%"
-    assert len(d.tracks) == 2 + 6
+    assert len(d.tracks) == 1 + 2 + 6
     # every descriptor is on sequence 1, every event on sequence 2
     assert {p.trusted_packet_sequence_id for p in d.packets if p.HasField("track_descriptor")} \
         == {1}

@@ -7,7 +7,8 @@
 * device streams, lanes, async and synthetic tracks become named tracks in their process
   (a lane's parent is its home track); counter tracks get a CounterDescriptor unit;
 * ``sort_index`` becomes ``sibling_order_rank`` with ``child_ordering = EXPLICIT`` on the
-  parent, and named siblings never merge by name (``SIBLING_MERGE_BEHAVIOR_NONE``).
+  parent (for processes: ``process_ordering = EXPLICIT`` on the root descriptor, uuid 0),
+  and named siblings never merge by name (``SIBLING_MERGE_BEHAVIOR_NONE``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ INT32_MAX = (1 << 31) - 1
 # TrackDescriptor fields.
 UUID, NAME, PROCESS, THREAD, PARENT_UUID, COUNTER, DESCRIPTION = 1, 2, 3, 4, 5, 8, 14
 CHILD_ORDERING, SIBLING_ORDER_RANK, SIBLING_MERGE_BEHAVIOR = 11, 12, 15
-CHILD_ORDERING_EXPLICIT, SIBLING_MERGE_NONE = 3, 2
+PROCESS_ORDERING = 19   # on the root descriptor (uuid 0)
+CHILD_ORDERING_EXPLICIT, SIBLING_MERGE_NONE, PROCESS_ORDERING_EXPLICIT = 3, 2, 1
 # ProcessDescriptor / ThreadDescriptor / CounterDescriptor fields.
 PID, PROCESS_NAME, PROCESS_LABELS = 1, 6, 8
 TID, THREAD_NAME = 2, 5
@@ -92,15 +94,17 @@ def is_thread(trace: Trace, track: Track) -> bool:
 
 
 def descriptor_payloads(trace: Trace, ids: TrackIds) -> list[bytes]:
-    """Encoded ``TrackDescriptor`` messages: processes first, then tracks parents-first."""
-    ordered_children = {t.process for t in trace.tracks if t.sort_index is not None}
-    ordered_children |= {t.parent for t in trace.tracks
-                         if t.parent is not None and t.sort_index is not None}
-    out = [_process(p, ids, p.id in ordered_children) for p in trace.processes]
-    lane_parents = {t.parent for t in trace.tracks if t.parent is not None}
-    for track in _parents_first(trace.tracks):
-        out.append(_track(trace, track, ids, ordered=track.id in ordered_children
-                          and track.id in lane_parents))
+    """Encoded ``TrackDescriptor`` messages: the root (when processes are ordered), the
+    processes, then the tracks, parents first."""
+    sorted_tracks = [t for t in trace.tracks if t.sort_index is not None]
+    processes_with_order = {t.process for t in sorted_tracks}
+    tracks_with_order = {t.parent for t in sorted_tracks if t.parent is not None}
+    out = []
+    if any(p.sort_index is not None for p in trace.processes):
+        out.append(uint_field(UUID, 0) + uint_field(PROCESS_ORDERING, PROCESS_ORDERING_EXPLICIT))
+    out += [_process(p, ids, p.id in processes_with_order) for p in trace.processes]
+    out += [_track(trace, t, ids, t.id in tracks_with_order)
+            for t in _parents_first(trace.tracks)]
     return out
 
 
@@ -109,6 +113,8 @@ def _process(process: Process, ids: TrackIds, ordered: bool) -> bytes:
     desc += [string_field(PROCESS_LABELS, label) for label in process.labels]
     fields = [uint_field(UUID, ids.process_uuid[process.id]),
               bytes_field(PROCESS, b"".join(desc))]
+    if process.sort_index is not None:
+        fields.append(uint_field(SIBLING_ORDER_RANK, process.sort_index))
     if ordered:
         fields.append(uint_field(CHILD_ORDERING, CHILD_ORDERING_EXPLICIT))
     return b"".join(fields)

@@ -255,7 +255,8 @@ class PftraceValidator:
                                       "ClockSnapshot declares: trace_processor drops them",
                                       example=f"clock {clock}, byte offset {offset}")
             counts = self._replay()
-        self.report.counts = {"packets": self.packets, "tracks": len(self.descriptors),
+        tracks = len(self.descriptors) - (0 in self.descriptors)   # uuid 0: the root, no track
+        self.report.counts = {"packets": self.packets, "tracks": tracks,
                               **counts}
         return self.report
 
