@@ -42,7 +42,7 @@ def peaks(root: ET.Element) -> list[ET.Element]:
 
 @pytest.fixture(scope="module")
 def cnn(data) -> Trace:
-    return traceconv.load(data / "torch" / "memory_timeline.raw.json.gz", format="torch_memory")
+    return traceconv.load(data / "torch_memory" / "memory_timeline.raw.json.gz", format="torch_memory")
 
 
 def test_every_block_is_a_titled_rectangle(cnn):
@@ -215,7 +215,7 @@ def test_regions_cover_every_block(blocks):
 def test_cli_memflow_writes_the_svg(data, tmp_path):
     out = tmp_path / "cnn.svg"
     result = CliRunner().invoke(app, [
-        "memflow", str(data / "torch" / "memory_timeline.raw.json.gz"), "--format",
+        "memflow", str(data / "torch_memory" / "memory_timeline.raw.json.gz"), "--format",
         "torch_memory", "-o", str(out), "--color-by", "category", "--start", "80ms",
         "--end", "130ms", "--min-size", "1KiB"])
     assert result.exit_code == 0, result.output
@@ -230,7 +230,7 @@ def test_cli_memflow_writes_the_svg(data, tmp_path):
 
 
 def test_convert_to_svg_and_trace_method(data, tmp_path):
-    trace = traceconv.load(data / "torch" / "memory_timeline.json.gz", format="torch_memory")
+    trace = traceconv.load(data / "torch_memory" / "memory_timeline.json.gz", format="torch_memory")
     trace.memflow_svg(tmp_path / "a.svg", width=800, height=500)
     assert ET.parse(tmp_path / "a.svg").getroot().get("width") == "800"
     traceconv.save(trace, tmp_path / "b.svg.gz")
