@@ -138,11 +138,16 @@ def _by_lifetime(blocks: list[MemoryBlock]) -> Coloring:
             keys.append((decade, label))
     present = sorted(set(keys))
     palette = {0: "#d0d0d0", 100: BEFORE_START, 101: NEVER_FREED}
+    decades = [rank for rank, _ in present if rank not in palette]
+    last = len(SEQUENTIAL) - 1
+    for i, rank in enumerate(decades):   # spread the buckets present over the whole ramp
+        palette[rank] = SEQUENTIAL[round(i * last / (len(decades) - 1)) if len(decades) > 1
+                                   else last // 2]
     counts: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])
     for block, key in zip(blocks, keys, strict=True):
         counts[key][0] += 1
         counts[key][1] += block.size
-    entries = [LegendEntry(label, palette.get(rank) or SEQUENTIAL[rank - 1],
-                           *counts[(rank, label)]) for rank, label in present]
+    entries = [LegendEntry(label, palette[rank], *counts[(rank, label)])
+               for rank, label in present]
     index = {key: i for i, key in enumerate(present)}
     return Coloring("lifetime", entries, np.asarray([index[k] for k in keys], np.int64))
