@@ -110,3 +110,24 @@ def test_shared_corpus_large_trace(shared_samples):
     merged = sum(int(r.find("svg:title", NS).text.split(" ")[0].replace(",", ""))
                  for r in rects if r.get("class") == "m")
     assert sum(r.get("class") == "b" for r in rects) + merged == 49_200
+
+
+def test_exports_carry_the_live_bytes_counter(tmp_path):
+    """Chrome JSON and Perfetto outputs hold the same live-bytes series as the SVG's curve."""
+    import orjson
+    from perfetto.protos.perfetto.trace import perfetto_trace_pb2
+
+    trace = load("../samples/torch/cnn_step5.pt.trace.json", "chrome")
+    trace.save(tmp_path / "cnn.json")
+    trace.save(tmp_path / "cnn.pftrace")
+    events = orjson.loads((tmp_path / "cnn.json").read_bytes())["traceEvents"]
+    chrome = [e["args"]["value"] for e in events
+              if e.get("ph") == "C" and e["name"] == "CPU live bytes"]
+    packets = perfetto_trace_pb2.Trace.FromString((tmp_path / "cnn.pftrace").read_bytes()).packet
+    (uuid,) = [p.track_descriptor.uuid for p in packets if p.HasField("track_descriptor")
+               and p.track_descriptor.name == "CPU live bytes"]
+    perfetto = [p.track_event.counter_value for p in packets
+                if p.HasField("track_event") and p.track_event.track_uuid == uuid]
+    # one sample per [memory] event (291 allocs + 277 frees), peaking at PyTorch's total
+    assert len(chrome) == len(perfetto) == 568
+    assert max(chrome) == max(perfetto) == 2_625_264

@@ -181,3 +181,12 @@ class _source_of(Source):
 
     def read_bytes(self) -> bytes:
         return self._content
+
+
+def test_detected_by_content_beside_chrome_json(data, samples):
+    """Both use .json; detection reads the content."""
+    for name in ("memory_timeline.json.gz", "memory_timeline.raw.json.gz"):
+        assert traceconv.load(data / "torch_memory" / name).metadata.source_format == \
+            "torch_memory"
+    assert traceconv.load(samples / "torch" / "cnn_step5.pt.trace.json").metadata \
+        .source_format == "chrome"

@@ -465,9 +465,10 @@ def _draw_legend(drawing: svgwrite.Drawing, sel: Selection, axis: AddressAxis,
     notes = [f"{len(sel):,} of {sel.total:,} blocks drawn"
              + (f" ({len(sel) - blocks_merged:,} alone)" if cells else "")]
     notes += [f"{n:,} {reason}" for reason, n in sel.left_out.items()]
-    breaks = len(axis.regions) - 1
-    if breaks > 0:
-        notes.append(f"address axis: {len(axis.regions)} regions,")
+    if len(axis.regions) > 1:
+        notes.append(f"address axis: {len(axis.regions)} regions"
+                     + ("," if axis.skipped else ""))
+    if axis.skipped:
         notes.append(f"  {format_bytes(axis.skipped)} of gaps skipped")
     for peak in peaks:
         notes.append(f"peak {format_bytes(peak.bytes)}"
