@@ -219,7 +219,13 @@ def test_cli_memflow_writes_the_svg(data, tmp_path):
         "torch_memory", "-o", str(out), "--color-by", "category", "--start", "80ms",
         "--end", "130ms", "--min-size", "1KiB"])
     assert result.exit_code == 0, result.output
-    assert result.output.startswith(f"wrote {out} (447 blocks, ")
+    trace = traceconv.load(data / "torch_memory" / "memory_timeline.raw.json.gz")
+    first = min(b.alloc_ns for b in trace.memory if b.alloc_ns is not None)
+    lo, hi = first + 80_000_000, first + 130_000_000
+    expected = sum(b.size >= 1024 and (b.alloc_ns is None or b.alloc_ns <= hi)
+                   and (b.free_ns is None or b.free_ns >= lo) for b in trace.memory)
+    assert expected == 39
+    assert result.output.startswith(f"wrote {out} ({expected} of 447 blocks, ")
     root = ET.parse(out).getroot()
     legend = root.find(".//svg:g[@id='legend']", NS)
     notes = [t.text for t in legend.iter("{http://www.w3.org/2000/svg}text")]
