@@ -8,10 +8,10 @@ the launch and dataflow flows, the live-bytes counter and the op args.
 from __future__ import annotations
 
 import pytest
+from tp_wasm.client import WasmTraceProcessor, find_wasm_dir, node_path
 
 import traceconv
 from traceconv.analysis.dataflow import add_dataflow_flows
-from tp_wasm.client import WasmTraceProcessor, find_wasm_dir, node_path
 
 pytestmark = pytest.mark.integration
 RESNET = "megengine/resnet50ish_lar_embed_profile.json.gz"

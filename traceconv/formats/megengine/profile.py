@@ -4,8 +4,9 @@ What lands in the model:
 
 * a **device** process with one track per comp node and a **host** process with one track
   per dispatch thread. Their clocks have different origins (device: first execution after
-  compile, per comp node; host: construction of the profiler), so they stay separate and
-  times are kept as the source gives them (seconds → ns), not aligned;
+  compile, per comp node; host: construction of the profiler), so they stay separate
+  processes; each comp node is shifted onto the host clock by the smallest offset that
+  keeps launches causal (:mod:`.clock`), and the metadata says so;
 * one slice per executed opr per place; on the device, when the opr waited for inputs of
   another comp node (``kern > start``), children ``wait`` (start→kern) and ``kernel``
   (kern→end); a ``launch`` flow from the host slice to each device slice of the opr;
@@ -20,9 +21,9 @@ from typing import Any
 from ...analysis.memory import add_live_bytes_counters
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
+from .clock import device_offsets, seconds_to_ns
 from .document import load_json, validate
 from .graph import add_graph, shapes_text
-from .clock import device_offsets, seconds_to_ns
 from .memory import add_memory_blocks
 from .schema import Footprint, StaticProfile, Timing
 
