@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 
 from ...analysis.memory import add_live_bytes_counters
 from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
+from .._paddle import leaf_name
 from .proto import CUDA_RUNTIME_DEVICE, EVENT_GPU_KERNEL, PLACES
 
 INT64_MAX = (1 << 63) - 1   # the model stores int64 ns; uninitialised CUPTI times exceed it
-_VAR_SUFFIX = re.compile(r"%[^%/]*%")     # "conv2d%out_var%": AllOpDetail per-instance name
-
-
-def leaf_name(path: str) -> str:
-    """The name a timeline shows: the last path component without its ``%var%`` part.
-
-    >>> leaf_name("Executor::Run/Executor::RunPartialPreparedContext/conv2d%conv2d_0.tmp_0%")
-    'conv2d'
-    """
-    return _VAR_SUFFIX.sub("", path.rsplit("/", 1)[-1]) or path
 
 
 def build_trace(profile, trace: Trace) -> Trace:
