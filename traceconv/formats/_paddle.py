@@ -14,6 +14,9 @@ from collections.abc import Iterable
 from ..model import MemoryBlock, Trace, TrackKind
 
 _VAR_SUFFIX = re.compile(r"%[^%/]*%")     # "conv2d%out_var%": AllOpDetail per-instance name
+# Slice categories of the old profiler's records (binary profile and timeline.py JSON alike).
+CPU_CATEGORY, RUNTIME_CATEGORY = "cpu_op", "cuda_runtime"
+KERNEL_CATEGORY, MEMCPY_CATEGORY = "kernel", "memcpy"
 ALLOCATE_KINDS = ("Allocate", "ReservedAllocate")
 FREE_KINDS = ("Free", "ReservedFree")
 
@@ -128,3 +131,56 @@ def enclosing_slices(trace: Trace, points: Iterable[tuple[int, int]]) -> list[in
                 stack.pop()
             result[i] = stack[-1] if stack else None
     return result
+
+
+def _annotations(annotation: str) -> list[str]:
+    """The annotation, its enclosing paths, then its bare leaf (memcpy runtime calls are
+    recorded under ``GpuMemcpyAsync:CPU->GPU`` while the copy carries the op's path).
+
+    >>> _annotations("run/conv2d/compute")
+    ['run/conv2d/compute', 'run/conv2d', 'run', 'compute']
+    """
+    parts = annotation.split("/")
+    paths = ["/".join(parts[:n]) for n in range(len(parts), 0, -1)]
+    return paths + [parts[-1]] if len(parts) > 1 else paths
+
+
+def link_launches(trace: Trace, code: str) -> None:
+    """Flows runtime call → kernel/memcpy for the old profiler's records.
+
+    They carry no correlation ids, only the annotation path (``args["path"]``), so each
+    device record gets the earliest unused runtime call of its annotation (or of an
+    enclosing one) that started before it; counted as guessed.
+    """
+    strings, s = trace.strings, trace.slices
+    runtime_id = strings.find(RUNTIME_CATEGORY)
+    device_ids = {strings.find(KERNEL_CATEGORY), strings.find(MEMCPY_CATEGORY)} - {None}
+    if runtime_id is None or not device_ids:
+        return
+    runtime: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    device: list[tuple[int, str, int]] = []
+    for row, (cat, start, args) in enumerate(zip(s.category, s.start, s.args, strict=True)):
+        if cat == runtime_id:
+            runtime[(args or {}).get("path", "")].append((start, row))
+        elif cat in device_ids:
+            device.append((start, (args or {}).get("path", ""), row))
+    for calls in runtime.values():
+        calls.sort()
+    used: dict[str, int] = defaultdict(int)
+    unmatched = 0
+    for start, annotation, row in sorted(device):
+        for path in _annotations(annotation):
+            calls, n = runtime.get(path), used[path]
+            if calls and n < len(calls) and calls[n][0] <= start:
+                trace.add_flow(calls[n][1], row, "launch", "launch")
+                used[path] += 1
+                break
+        else:
+            unmatched += 1
+    trace.diagnostics.add(
+        f"{code}.launch_flows_guessed",
+        "runtime→kernel flows matched by annotation and order (no correlation ids)",
+        kind="guessed", count=len(device) - unmatched)
+    trace.diagnostics.add(f"{code}.kernel_without_launch",
+                          "device records with no runtime call to link from", kind="note",
+                          count=unmatched)
