@@ -13,6 +13,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from ... import __version__
+from ...analysis.nesting import repair_nesting
 from ...model import Trace, TrackKind
 
 BATCH = 50_000
@@ -157,8 +158,6 @@ def write_chrome(trace: Trace, out: BinaryIO) -> None:
     >>> orjson.loads(buf.getvalue())["traceEvents"]
     []
     """
-    from ...analysis.nesting import repair_nesting  # noqa: PLC0415 - lands with the perfetto branch
-
     repair_nesting(trace)
     base = _base(trace)
     header = _dumps(_header(trace, base))

@@ -1,0 +1,147 @@
+"""AMD MIGraphX text outputs: program printouts, ``migraphx-driver perf`` reports and
+``MIGRAPHX_TRACE_EVAL`` logs, in every dialect from ROCm 3.5 to 7.2 and the Hygon DCU fork.
+
+The reader builds the op graph (instructions as operators, results as tensors), a
+program-order timeline from the mean times (the report has no timestamps), the printed and
+recomputed op statistics, and the scratch-memory layout (``load[offset,end]`` regions with
+lifetimes) for ``traceconv memflow``.
+
+>>> trace = traceconv.load("samples/migraphx/perf_simple_graph_rocm4.txt")  # doctest: +SKIP
+>>> trace.counts()["ops"], len(trace.memory)                                # doctest: +SKIP
+(20, 13)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...analysis.memory import add_live_bytes_counters
+from ...errors import InputError
+from ...io import Source
+from ...model import Metadata, Trace
+from .document import Document, parse_document
+from .graph import add_graph
+from .memory import add_memory
+from .stats import add_recomputed, add_summary
+from .timeline import add_host_totals, lay_out
+from .units import Unit, units_of
+
+SCHEMAS = {"migraphx_document": Document}
+
+_INSTRUCTION = re.compile(
+    rb"^(?:Run instruction: )?\s*\S+ = (?:@param:|@literal|@return\(|[\w:]+(?:\[|\(|\s->\s)).*?"
+    rb"(?:->\s*(?:\[|dynamic, )?\w+_type, \{|@return\()", re.M)
+_MARKERS = re.compile(rb"Running performance report|MIGraphX Version: |^Run instruction: |"
+                      rb"^Total instructions time: |^module: \"main\"", re.M)
+
+
+def sniff(head: bytes, source: Source | None = None) -> float:
+    """How sure we are that ``head`` is MIGraphX text output (0..1).
+
+    Instruction prints end in a MIGraphX shape (``-> float_type, {1, 2}, {2, 1}``); one such
+    line plus a driver/report marker, or three of them, is unmistakable.
+
+    >>> sniff(b"@0 = add(x,y) -> float_type, {2}, {1}\\n" * 3)
+    0.95
+    >>> sniff(b"Event  Calls  Total  Min.\\nMatMul 3 1.5 0.5\\n")
+    0.0
+    """
+    instructions = len(_INSTRUCTION.findall(head, 0, len(head)))
+    markers = bool(_MARKERS.search(head))
+    if instructions >= 3 or (instructions and markers):
+        return 0.95
+    return 0.6 if markers else 0.0
+
+
+def read(source: Source, **options: Any) -> Trace:
+    """Read a MIGraphX program listing, perf report or trace-eval log into a Trace."""
+    document = parse_document(source.read_text())
+    return build(document, source.name)
+
+
+def build(document: Document, name: str = "<text>") -> Trace:
+    """Turn a parsed document into the model (see the module docstring)."""
+    trace = Trace(Metadata(source_format="migraphx", framework="MIGraphX",
+                           clock="synthetic (program order)"))
+    diagnostics = trace.diagnostics
+    units = units_of(document, diagnostics)
+    if not units:
+        first = document.unparsed[0][0] if document.unparsed else 1
+        raise InputError("no MIGraphX program listing, perf report or trace-eval record found",
+                         file=name, location=first)
+    _note_document(document, trace)
+    for unit in units:
+        _build_unit(trace, unit)
+    add_live_bytes_counters(trace)
+    meta = trace.metadata
+    meta.source_version = next((u.run.version for u in units if u.run.version), None)
+    meta.attributes["timestamps"] = ("none in the source: instructions are laid back to back "
+                                     "in program order with their mean (perf) or trace-eval "
+                                     "times")
+    meta.attributes["programs"] = [_unit_summary(u) for u in units]
+    return trace
+
+
+def _build_unit(trace: Trace, unit: Unit) -> None:
+    diagnostics = trace.diagnostics
+    program = unit.program
+    layout = lay_out(trace, unit, diagnostics)
+    add_host_totals(trace, unit)
+    prefix = f"{unit.label}/" if unit.label else ""
+    blocks = add_memory(trace, program, layout, prefix, diagnostics)
+    add_graph(trace.graph, program, layout, prefix, blocks)
+    if unit.report is not None:
+        add_summary(trace, unit.report, unit.label)
+        if unit.report.lines:
+            add_recomputed(trace, unit.report, [n.inputs for n in program.nodes], unit.label)
+        if not unit.report.summary and unit.report.trailer.total_ms is None:
+            diagnostics.add("migraphx.report_truncated", "perf report ends before its Summary "
+                            "and trailer (cut paste); the lines present are read",
+                            kind="note")
+    diagnostics.add("migraphx.unresolved_input", "input name defined nowhere in the program "
+                    "(elided or cut paste); the edge is dropped", kind="dropped",
+                    count=len(program.unresolved),
+                    example=next((f"line {ln}: {nm}" for ln, nm in program.unresolved), None))
+    for node in program.nodes:
+        ins = node.instruction
+        if ins.truncated:
+            diagnostics.add("migraphx.truncated_instruction", "instruction print cut short "
+                            "(no shape or unclosed brackets); read as far as it goes",
+                            kind="repaired", example=f"line {ins.line}: {ins.name}")
+        if ins.unclosed_attributes:
+            diagnostics.add("migraphx.unclosed_attributes", "code_object attributes without "
+                            "the closing ']' (ROCm 4.2-4.5 print)", kind="repaired",
+                            example=f"line {ins.line}: {ins.name}")
+
+
+def _note_document(document: Document, trace: Trace) -> None:
+    diagnostics = trace.diagnostics
+    if document.unparsed:
+        number, text = document.unparsed[0]
+        diagnostics.add("migraphx.unparsed_line", "line not understood as MIGraphX output",
+                        kind="dropped", count=len(document.unparsed),
+                        example=f"line {number}: {text}")
+    diagnostics.add("migraphx.elided", "'...' elision lines in the paste", kind="note",
+                    count=len(document.elided))
+    diagnostics.add("migraphx.wrapped_line", "instruction wrapped over several lines by the "
+                    "paste; the pieces were joined", kind="repaired",
+                    count=len(document.wrapped), example=f"line {document.wrapped[0]}"
+                    if document.wrapped else None)
+
+
+def _unit_summary(unit: Unit) -> dict:
+    run = unit.run
+    out: dict = {"label": unit.label or "program", "instructions": len(unit.program.nodes),
+                 "timing": "perf" if unit.report else "trace eval" if unit.eval_passes
+                 else "none"}
+    for key in ("version", "command", "model_file", "complete_s"):
+        if (value := getattr(run, key)) is not None:
+            out[key] = value
+    if run.environment:
+        out["environment"] = dict(run.environment)
+    if unit.report is not None:
+        out["trailer"] = unit.report.trailer.model_dump(exclude_none=True)
+    if unit.eval_passes:
+        out["eval_passes"] = len(unit.eval_passes)
+    return out

@@ -1,0 +1,78 @@
+"""Bracket-aware scanning of MIGraphX print text.
+
+MIGraphX prints nested values (shapes inside attributes, ops inside attributes, ``{...}``
+vectors) with commas at every level, so every split must happen at bracket depth 0.
+All three bracket kinds count as one depth: the printer never emits unbalanced text, and
+a paste that is cut mid-line simply never returns to depth 0.
+"""
+
+from __future__ import annotations
+
+_OPENERS = "[{("
+_CLOSERS = "]})"
+
+
+def closing(text: str, start: int) -> int:
+    """Index of the bracket that closes the one at ``text[start]``, or -1 if it never closes.
+
+    >>> closing("a[b{c}d](e)", 1), closing("[unclosed(x)", 0)
+    (7, -1)
+    """
+    depth = 0
+    for i in range(start, len(text)):
+        ch = text[i]
+        if ch in _OPENERS:
+            depth += 1
+        elif ch in _CLOSERS:
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def find_top(text: str, token: str, start: int = 0, *, last: bool = False) -> int:
+    """Index of ``token`` at bracket depth 0 (the first, or the ``last``), else -1.
+
+    >>> find_top("f[a -> b] -> c", " -> "), find_top("x # a # b", " # ", last=True)
+    (9, 5)
+    """
+    depth, found = 0, -1
+    i, n, first = start, len(text), token[0]
+    while i < n:
+        ch = text[i]
+        if ch in _OPENERS:
+            depth += 1
+        elif ch in _CLOSERS:
+            depth -= 1
+        elif depth == 0 and ch == first and text.startswith(token, i):
+            if not last:
+                return i
+            found = i
+            i += len(token)
+            continue
+        i += 1
+    return found
+
+
+def split_top(text: str, sep: str = ",", *, tight: bool = False) -> list[str]:
+    """Split ``text`` at depth-0 ``sep``; ``tight`` only where no space follows the separator.
+
+    Attributes are joined by a bare ``,`` while values inside them (shape prints) use
+    ``", "``, so attribute lists are split ``tight``.
+
+    >>> split_top("a={1, 2},shape=float_type, {2}, {1},id=x", tight=True)
+    ['a={1, 2}', 'shape=float_type, {2}, {1}', 'id=x']
+    >>> split_top("[1, 4, 0], [2, 2, 0]")
+    ['[1, 4, 0]', ' [2, 2, 0]']
+    """
+    parts, depth, begin = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in _OPENERS:
+            depth += 1
+        elif ch in _CLOSERS:
+            depth -= 1
+        elif depth == 0 and ch == sep and not (tight and text[i + 1:i + 2] == " "):
+            parts.append(text[begin:i])
+            begin = i + 1
+    parts.append(text[begin:])
+    return parts

@@ -1,0 +1,389 @@
+"""The whole text file: driver chatter, program listings, perf reports, trace-eval records.
+
+:func:`parse_document` classifies every line (most specific first), groups them into
+:class:`Run` objects (one per driver invocation or pasted report) and records every line it
+could not place, so the reader can count it in diagnostics instead of losing it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from .instruction import VAR, Instruction, parse_instruction
+
+NUM = r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
+_SEP = r"\s*[,，]\s*"  # the DCU fork pastes carry full-width commas and collapsed spacing
+PERF_TAIL = re.compile(rf"^(.*?)\s*:\s*({NUM})\s*ms{_SEP}({NUM})\s*%\s*$")
+SUMMARY_ROW = re.compile(
+    rf"^(.+?)\s*:\s*({NUM})\s*ms(?:\s*/\s*(\d+)\s*=\s*({NUM})\s*ms)?{_SEP}({NUM})\s*%\s*$")
+_RETURN_GLUE = re.compile(r"(=\s*@return\([^)]*\))(?=\S)")
+_LOGGER = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \[\w+\] \[[^\]]*\] ?(.*)$")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_LINE_START = re.compile(r"\s*[^\s=]+ = |\s*Run instruction:|\s*Summary:")
+
+
+def _open_brackets(text: str) -> int:
+    return sum(text.count(c) for c in "[{(") - sum(text.count(c) for c in "]})")
+
+
+
+class PerfLine(BaseModel):
+    """A per-instruction line of a perf report: the instruction and its mean time."""
+
+    instruction: Instruction
+    ms: float | None = Field(description="common_average of the per-instruction times; nan if "
+                             "never run, None for the untimed @return")
+    percent: float | None = Field(description="ceil(100·ms/T) upstream; uncapped in the DCU fork")
+
+
+class SummaryRow(BaseModel):
+    """One ``Summary:`` line: ``group: total ms[ / count = avg ms], pct%``."""
+
+    group: str
+    total_ms: float
+    count: int | None = Field(None, description="printed since ROCm 5.3")
+    avg_ms: float | None = None
+    percent: float
+    line: int
+
+
+class Trailer(BaseModel):
+    """The numbers after the summary (all ms unless named otherwise)."""
+
+    batch_size: int | None = None
+    rate: float | None = None
+    rate_unit: str | None = Field(None, description="'/sec' (<= 5.7) or 'inferences/sec'")
+    total_ms: float | None = None
+    min_ms: float | None = None
+    max_ms: float | None = None
+    mean_ms: float | None = None
+    median_ms: float | None = None
+    percentiles_ms: dict[str, float] = Field(default_factory=dict)
+    instructions_ms: float | None = None
+    overhead_ms: float | None = None
+    overhead_calculated_ms: float | None = Field(None, description="total - instructions")
+    overhead_percent: float | None = None
+    overhead_calculated_percent: float | None = None
+
+
+class PerfReport(BaseModel):
+    """The output of ``program::perf_report``."""
+
+    line: int
+    lines: list[PerfLine] = Field(default_factory=list)
+    summary: list[SummaryRow] = Field(default_factory=list)
+    trailer: Trailer = Field(default_factory=Trailer)
+
+
+class EvalRecord(BaseModel):
+    """One ``MIGRAPHX_TRACE_EVAL`` record: ``Run instruction:`` and what follows it."""
+
+    instruction: Instruction | None = Field(None, description="None: 'not part of program'")
+    text: str
+    host_ms: float | None = Field(None, description="t1: until the op returned")
+    device_ms: float | None = Field(None, description="t2: until ctx.finish()")
+    output: list[str] = Field(default_factory=list, description="Output/Min value lines, raw")
+    line: int
+
+
+class Listing(BaseModel):
+    """A printed program: modules in print order (name None when the print had no header)."""
+
+    line: int
+    header: Literal["none", "Module main:", "module:"] = "none"
+    modules: dict[str, list[Instruction]] = Field(default_factory=dict)
+    pass_name: str | None = Field(None, description="MIGRAPHX_TRACE_COMPILE 'Pass:' name")
+
+    @property
+    def instructions(self) -> list[Instruction]:
+        return [i for body in self.modules.values() for i in body]
+
+
+class Run(BaseModel):
+    """One driver invocation (or one pasted report): what it printed, in order."""
+
+    line: int
+    version: str | None = None
+    command: str | None = None
+    model_file: str | None = None
+    complete_s: float | None = None
+    messages: list[str] = Field(default_factory=list, description="driver chatter lines")
+    environment: dict[str, str] = Field(default_factory=dict)
+    listings: list[Listing] = Field(default_factory=list)
+    report: PerfReport | None = None
+    eval_records: list[EvalRecord] = Field(default_factory=list)
+    closed: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not (self.listings or self.report or self.eval_records)
+
+
+class Document(BaseModel):
+    """Everything :func:`parse_document` found in one file."""
+
+    runs: list[Run] = Field(default_factory=list)
+    unparsed: list[tuple[int, str]] = Field(default_factory=list,
+                                            description="(line number, text) not understood")
+    elided: list[int] = Field(default_factory=list, description="lines that are '...' elisions")
+    wrapped: list[int] = Field(default_factory=list,
+                               description="lines joined to the instruction they continue")
+    comments: int = 0
+
+
+_TRAILER: list[tuple[re.Pattern[str], Callable[[Trailer, re.Match[str]], None]]] = [
+    (re.compile(r"Batch size:\s*(\d+)"), lambda t, m: setattr(t, "batch_size", int(m[1]))),
+    (re.compile(rf"Rate:\s*({NUM})\s*(inferences/sec|/sec)"),
+     lambda t, m: (setattr(t, "rate", float(m[1])), setattr(t, "rate_unit", m[2]))),
+    (re.compile(rf"Total time:\s*({NUM})ms(?: \(Min: ({NUM})ms, Max: ({NUM})ms, "
+                rf"Mean: ({NUM})ms, Median: ({NUM})ms\))?"),
+     lambda t, m: t.__dict__.update(
+         {k: (float(v) if v is not None else None) for k, v in
+          zip(("total_ms", "min_ms", "max_ms", "mean_ms", "median_ms"), m.groups(),
+              strict=True)})),
+    (re.compile(r"Percentiles \(([^)]*)\):\s*\(([^)]*)\)"),
+     lambda t, m: t.percentiles_ms.update(
+         {k.strip(): float(v.strip().removesuffix("ms")) for k, v in
+          zip(m[1].split(","), m[2].split(","), strict=False)})),
+    (re.compile(rf"Total instructions time:\s*({NUM})ms"),
+     lambda t, m: setattr(t, "instructions_ms", float(m[1]))),
+    (re.compile(rf"Overhead time:\s*({NUM})ms{_SEP}({NUM})ms"),
+     lambda t, m: (setattr(t, "overhead_ms", float(m[1])),
+                   setattr(t, "overhead_calculated_ms", float(m[2])))),
+    (re.compile(rf"Overhead:\s*({NUM})%{_SEP}({NUM})%"),
+     lambda t, m: (setattr(t, "overhead_percent", float(m[1])),
+                   setattr(t, "overhead_calculated_percent", float(m[2])))),
+]
+_RUNNING = re.compile(r"Running \[ MIGraphX Version: (\S+) \]: (.*)")
+_COMPLETE = re.compile(rf"\[ MIGraphX Version: (\S+) \] Complete(?:\(({NUM})s\))?: (.*)")
+_VERSION = re.compile(r"MIGraphX Version: (\S+)")
+_ENV = re.compile(r"([A-Z0-9_]*MIGRAPHX[A-Z0-9_]*)=(.*?)(?:\\ ?)?$")
+_CHATTER = re.compile(
+    r"(Compiling \.\.\.|Allocating params \.\.\.|Quantizing to .*|The program is already "
+    r"compiled.*|Unused environment variable: .*|Compilation time: .*|\[\d{4}-\d\d-\d\d "
+    r"\d\d:\d\d:\d\d\]|Validate \.\.\.|\w+: \d+(?:\.\d+)?ms)\s*$")
+_TIME = re.compile(rf"Time:\s*({NUM})ms(?:{_SEP}({NUM})ms)?")
+_OUTPUT = re.compile(r"(Output has |Output: |Ouput: |Min value: )")
+_MODULE = re.compile(r'module: "([^"]*)"\s*$|Module (\S+):\s*$')
+
+
+class _Parser:
+    """Line-by-line state machine behind :func:`parse_document`."""
+
+    def __init__(self) -> None:
+        self.doc = Document()
+        self.run: Run | None = None
+        self.listing: Listing | None = None
+        self.module: str | None = None
+        self.in_summary = False
+        self.after_blank = False
+        self.pending: tuple[int, str] | None = None  # an instruction wrapped by the paste
+
+    # -- run / block bookkeeping ---------------------------------------------------------
+
+    def current_run(self, number: int, *, fresh: bool = False) -> Run:
+        """The run that gets the next block; ``fresh`` starts a new one if this one is used."""
+        run = self.run
+        if run is None or run.closed or (fresh and (run.report or run.eval_records)):
+            run = self.run = Run(line=number)
+            self.doc.runs.append(run)
+            self.end_blocks()
+        return run
+
+    def end_blocks(self) -> None:
+        self.listing, self.module, self.in_summary = None, None, False
+
+    # -- lines ---------------------------------------------------------------------------
+
+    def feed(self, number: int, raw: str) -> None:
+        line = _ANSI.sub("", raw).rstrip()
+        if m := _LOGGER.match(line):
+            line = m[1]
+        if self.pending is not None:
+            first, head = self.pending
+            self.pending = None
+            if line.strip() and not _LINE_START.match(line):
+                self.doc.wrapped.append(number)
+                self.feed(first, head + line.strip())
+                return
+            self.feed_text(first, head)
+        if VAR.match(line) and _open_brackets(line) > 0:
+            self.pending = (number, line)  # maybe wrapped: decide on the next line
+            return
+        self.feed_text(number, line)
+
+    def finish(self) -> None:
+        if self.pending is not None:
+            self.feed_text(*self.pending)
+            self.pending = None
+
+    def feed_text(self, number: int, line: str) -> None:
+        if not line.strip():
+            self.after_blank = True
+            if self.in_summary and self.run and self.run.report and self.run.report.summary:
+                self.in_summary = False
+            return
+        for piece in _RETURN_GLUE.sub("\\1\n", line).split("\n"):
+            self.feed_line(number, piece)
+        self.after_blank = False
+
+    def feed_line(self, number: int, line: str) -> None:
+        stripped = line.strip()
+        if stripped in ("...", "…", "[...]") or stripped.startswith(("... ", "…")):
+            self.doc.elided.append(number)
+            return
+        if self.in_summary and (m := SUMMARY_ROW.match(stripped)):
+            report = self.current_run(number).report
+            assert report is not None
+            report.summary.append(SummaryRow(
+                group=m[1], total_ms=float(m[2]), count=int(m[3]) if m[3] else None,
+                avg_ms=float(m[4]) if m[4] else None, percent=float(m[5]),
+                line=number))
+            return
+        self.in_summary = False
+        for handler in (self.driver, self.trailer, self.eval_line, self.header,
+                        self.instruction):
+            if handler(number, stripped):
+                return
+        if stripped.startswith("#") or stripped.startswith("$ "):
+            self.doc.comments += 1  # provenance notes, shell prompts
+            return
+        self.doc.unparsed.append((number, line))
+
+    def driver(self, number: int, line: str) -> bool:
+        if m := _RUNNING.match(line):
+            run = self.current_run(number, fresh=True)
+            if not run.empty or run.version:
+                run = self.run = Run(line=number)
+                self.doc.runs.append(run)
+                self.end_blocks()
+            run.version, run.command = m[1], m[2]
+        elif m := _COMPLETE.match(line):
+            run = self.current_run(number)
+            run.version = run.version or m[1]
+            run.command = run.command or m[3]
+            run.complete_s = float(m[2]) if m[2] else None
+            run.closed = True
+        elif line.startswith("Reading: "):
+            run = self.current_run(number, fresh=True)
+            run.model_file = line[9:].strip()
+            self.end_blocks()
+        elif line.startswith("Running performance report"):
+            run = self.current_run(number, fresh=True)
+            run.report = PerfReport(line=number)
+            self.end_blocks()
+        elif line == "Summary:":
+            run = self.current_run(number)
+            run.report = run.report or PerfReport(line=number)
+            self.in_summary = True
+        elif m := _ENV.match(line):
+            self.current_run(number).environment[m[1]] = m[2]
+        elif _CHATTER.fullmatch(line) or (m := _VERSION.search(line)):
+            run = self.current_run(number, fresh=line.startswith("Compiling"))
+            if m := _VERSION.search(line):
+                run.version = run.version or m[1]
+            run.messages.append(line)
+            self.end_blocks()
+        elif line.startswith("Pass: "):
+            self.new_listing(number).pass_name = line[6:].strip()
+        else:
+            return False
+        return True
+
+    def trailer(self, number: int, line: str) -> bool:
+        for pattern, apply in _TRAILER:
+            if m := pattern.match(line):
+                run = self.current_run(number)
+                run.report = run.report or PerfReport(line=number)
+                apply(run.report.trailer, m)
+                self.end_blocks()
+                return True
+        return False
+
+    def eval_line(self, number: int, line: str) -> bool:
+        run = self.run
+        if line.startswith("Run instruction:"):
+            text = line[16:].strip()
+            try:
+                instruction: Instruction | None = parse_instruction(text, number)
+            except ValueError:
+                instruction = None
+            self.current_run(number).eval_records.append(
+                EvalRecord(instruction=instruction, text=text, line=number))
+            self.end_blocks()
+            return True
+        if run is None or not run.eval_records:
+            return False
+        record = run.eval_records[-1]
+        if m := _TIME.fullmatch(line):
+            record.host_ms = float(m[1])
+            record.device_ms = float(m[2]) if m[2] else None
+            return True
+        if _OUTPUT.match(line) and not self.listing:
+            record.output.append(line)
+            return True
+        return False
+
+    def header(self, number: int, line: str) -> bool:
+        m = _MODULE.fullmatch(line)
+        if not m:
+            return False
+        name = m[1] if m[1] is not None else m[2]
+        listing = self.listing
+        if listing is None or name == "main" or name in listing.modules:
+            listing = self.new_listing(number)
+        listing.header = "module:" if m[1] is not None else "Module main:"
+        self.module = name
+        listing.modules.setdefault(name, [])
+        return True
+
+    def new_listing(self, number: int) -> Listing:
+        run = self.current_run(number, fresh=True)
+        self.listing = Listing(line=number)
+        self.module = None
+        run.listings.append(self.listing)
+        return self.listing
+
+    def instruction(self, number: int, line: str) -> bool:
+        if not VAR.match(line):
+            return False
+        tail = PERF_TAIL.match(line)
+        try:
+            instruction = parse_instruction(tail[1] if tail else line, number)
+        except ValueError:
+            return False
+        run = self.current_run(number)
+        if tail or (run.report is not None and run.report.lines and not run.report.summary
+                    and (instruction.op == "@return" or instruction.truncated)):
+            report = run.report
+            if report is None or report.summary or report.trailer.total_ms is not None:
+                run = self.current_run(number, fresh=True)
+                report = run.report = PerfReport(line=number)
+            report.lines.append(PerfLine(instruction=instruction,
+                                         ms=float(tail[2]) if tail else None,
+                                         percent=float(tail[3]) if tail else None))
+            return True
+        listing = self.listing
+        if listing is None or (self.after_blank and self.module is None):
+            listing = self.new_listing(number)
+        module = self.module or instruction.module_prefix or "main"
+        listing.modules.setdefault(module, []).append(instruction)
+        return True
+
+
+def parse_document(text: str) -> Document:
+    """Parse a whole MIGraphX text output.
+
+    >>> doc = parse_document("@0 = add(x,y) -> float_type, {2}, {1}: 0.5ms, 100%\\n")
+    >>> doc.runs[0].report.lines[0].ms
+    0.5
+    """
+    parser = _Parser()
+    for number, raw in enumerate(text.splitlines(), 1):
+        parser.feed(number, raw)
+    parser.finish()
+    return parser.doc

@@ -1,0 +1,87 @@
+"""Op statistics: the printed ``Summary:`` and the same table recomputed from the lines.
+
+``perf_report`` groups by ``attributes()["group"]`` or the op name; ``gpu::code_object``
+groups as ``gpu::code_object::<symbol_name>`` since ROCm 5.3, and ``--detailed`` (6.2+)
+appends ``<type(input shapes)>``. Percent is ``ceil(100·total/T)`` with T the sum of all
+instruction times, so a row of tiny times still shows 1%.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from ...model import OpStat, Trace
+from .document import PerfReport
+from .instruction import Instruction
+from .shape import Shape
+from .timeline import ms_to_ns
+
+
+def add_summary(trace: Trace, report: PerfReport, label: str) -> None:
+    """The printed Summary as ``section="summary"`` rows."""
+    for row in report.summary:
+        trace.add_stat(OpStat(
+            name=row.group, calls=row.count or 0, total_ns=ms_to_ns(row.total_ms) or 0,
+            avg_ns=ms_to_ns(row.avg_ms), device_ns=ms_to_ns(row.total_ms), ratio=row.percent,
+            type=row.group.split("<", 1)[0], section="summary",
+            extra={"line": row.line, **({"run": label} if label else {})}))
+
+
+def _dims(shape: Shape | None) -> str:
+    if shape is None or shape.lens is None:
+        return ""
+    lens = "x".join(map(str, shape.lens))
+    return lens if shape.standard else f"{lens}:{'x'.join(map(str, shape.strides or ()))}"
+
+
+def group_of(ins: Instruction, inputs: list[Instruction | None], *, kernels: bool,
+             detailed: bool) -> str:
+    """The Summary group of an instruction in the report's style.
+
+    >>> from .instruction import parse_instruction as p
+    >>> k = p("@7 = gpu::code_object[code_object=1,symbol_name=add_kernel,](x,y) -> float_type, {2}, {1}")
+    >>> group_of(k, [None, None], kernels=True, detailed=False)
+    'gpu::code_object::add_kernel'
+    """
+    group = ins.attributes.get("group", ins.op)
+    if kernels and ins.op == "gpu::code_object" and "symbol_name" in ins.attributes:
+        group = f"{ins.op}::{ins.attributes['symbol_name']}"
+    if detailed:
+        dtype = ins.shape.type if ins.shape else ""
+        shapes = ", ".join(_dims(i.shape if i else None) for i in inputs)
+        group = f"{group}<{dtype}({shapes})>"
+    return group
+
+
+def add_recomputed(trace: Trace, report: PerfReport, inputs: list[list[int | None]],
+                   label: str) -> None:
+    """Recompute the Summary from the per-instruction lines (``section="recomputed"``)."""
+    printed = [row.group for row in report.summary]
+    # Without a printed Summary (cut paste) assume the 5.3+ style, the common one today.
+    kernels = not printed or any(g.startswith("gpu::code_object::") for g in printed)
+    detailed = any(g.endswith(">") and "<" in g for g in printed)
+    # The Hygon DCU fork prints 100·ms/T without ceil: fractional percents give it away.
+    capped = all(line.percent is None or math.isnan(line.percent) or line.percent.is_integer()
+                 for line in report.lines)
+    lines = report.lines
+    totals: dict[str, float] = defaultdict(float)
+    counts: dict[str, int] = defaultdict(int)
+    for line, refs in zip(lines, inputs, strict=True):
+        if line.ms is None or math.isnan(line.ms):
+            continue
+        args = [lines[i].instruction if i is not None else None for i in refs]
+        group = group_of(line.instruction, args, kernels=kernels, detailed=detailed)
+        totals[group] += line.ms
+        counts[group] += 1
+    grand = sum(totals.values())
+    order = sorted(totals, key=lambda g: (totals[g], counts[g], g), reverse=True)
+    for group in order:
+        total = totals[group]
+        percent = 100 * total / grand if grand > 0 else 0.0
+        trace.add_stat(OpStat(
+            name=group, calls=counts[group], total_ns=ms_to_ns(total) or 0,
+            avg_ns=ms_to_ns(total / counts[group]), device_ns=ms_to_ns(total),
+            ratio=float(math.ceil(percent)) if capped else percent,
+            type=group.split("<", 1)[0], section="recomputed",
+            extra={"total_ms": total, **({"run": label} if label else {})}))

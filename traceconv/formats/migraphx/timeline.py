@@ -1,0 +1,187 @@
+"""Lay a unit's instructions out on tracks: the report has no timestamps, only mean times.
+
+Perf lines are placed back to back in program order with their ``common_average`` times
+(one track per stream; ``gpu::set_stream`` switches streams); trace-eval records are laid
+out pass after pass with ``t2`` (until ``ctx.finish()``). A program with no timing gets one
+microsecond per instruction so its order, graph and memory are still visible.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ...model import Diagnostics, ProcessKind, Trace, TrackKind
+from .document import EvalRecord
+from .instruction import Instruction
+from .program import VIEW_OPS
+from .units import Unit
+
+UNTIMED_NS = 1_000
+PERF_TRACK = "instructions (program order, mean times; no timestamps in the report)"
+UNTIMED_TRACK = "instructions (program order; no timing in the listing, 1 µs each)"
+EVAL_TRACK = "trace eval (t2 until ctx.finish; passes back to back, no timestamps)"
+
+
+@dataclass
+class Layout:
+    """Where each node of the unit was placed on the primary timeline."""
+
+    start: list[int]
+    end: list[int]
+    rows: list[list[int]]   # slice rows per node (primary and eval)
+    process: int
+    device: str
+
+
+def ms_to_ns(ms: float | None) -> int | None:
+    """Milliseconds as printed → integer nanoseconds (None for nan/absent).
+
+    >>> ms_to_ns(0.00057782), ms_to_ns(float("nan"))
+    (578, None)
+    """
+    if ms is None or math.isnan(ms) or math.isinf(ms):
+        return None
+    return round(ms * 1_000_000)
+
+
+def slice_name(ins: Instruction) -> str:
+    """The kernel symbol for code objects, the op name otherwise."""
+    return ins.attributes.get("symbol_name") or ins.op
+
+
+def category(ins: Instruction) -> str:
+    if ins.op.startswith("@") or ins.op in ("load", "hip::hip_allocate_memory",
+                                             "hip::hip_copy_literal") \
+            or ins.op.startswith("check_context"):
+        return "migraphx.builtin"
+    return "migraphx.view" if ins.op in VIEW_OPS else "migraphx.kernel"
+
+
+def slice_args(ins: Instruction, module: str) -> dict:
+    args: dict = {"instruction": ins.name, "module": module, "line": ins.line}
+    if ins.inputs:
+        args["inputs"] = ", ".join(ins.inputs)
+    if ins.shape is not None:
+        args["shape"] = ins.shape.text
+    args.update({f"attr.{k}": v for k, v in ins.attributes.items()})
+    return args
+
+
+def lay_out(trace: Trace, unit: Unit, diagnostics: Diagnostics) -> Layout:
+    """Add the unit's process, tracks and slices; return the primary placement."""
+    name = "MIGraphX" + (f" {unit.label}" if unit.label else "")
+    process = trace.add_process(name, kind=ProcessKind.DEVICE)
+    nodes = unit.program.nodes
+    layout = Layout([0] * len(nodes), [0] * len(nodes), [[] for _ in nodes], process, name)
+    if unit.report is not None:
+        _perf(trace, unit, layout, diagnostics)
+    elif unit.eval_passes:
+        pass  # the eval passes below are the primary timing
+    else:
+        track = trace.add_track(UNTIMED_TRACK, process=process, kind=TrackKind.SYNTHETIC)
+        for node in nodes:
+            start = node.index * UNTIMED_NS
+            layout.start[node.index], layout.end[node.index] = start, start + UNTIMED_NS
+            layout.rows[node.index].append(trace.add_slice(
+                track, start, UNTIMED_NS, slice_name(node.instruction),
+                category(node.instruction), slice_args(node.instruction, node.module)))
+    if unit.eval_passes:
+        _eval(trace, unit, layout, primary=unit.report is None, diagnostics=diagnostics)
+    return layout
+
+
+def _perf(trace: Trace, unit: Unit, layout: Layout, diagnostics: Diagnostics) -> None:
+    assert unit.report is not None
+    tracks: dict[str, int] = {}
+    stream, cursor = "0", 0
+    for node, line in zip(unit.program.nodes, unit.report.lines, strict=True):
+        ins = node.instruction
+        if ins.op == "gpu::set_stream":
+            stream = ins.attributes.get("stream", stream)
+        layout.start[node.index] = cursor
+        dur = ms_to_ns(line.ms)
+        if line.ms is None:  # @return: printed without a time
+            layout.end[node.index] = cursor
+            continue
+        if dur is None:
+            diagnostics.add("migraphx.nan_time", "instruction never timed (-nan ms: a module "
+                            "that did not run); laid out with zero duration", kind="note",
+                            example=f"line {ins.line}: {ins.name}")
+            dur = 0
+        if stream not in tracks:
+            label = PERF_TRACK if stream == "0" else f"stream {stream}: {PERF_TRACK}"
+            tracks[stream] = trace.add_track(label, process=layout.process,
+                                             kind=TrackKind.STREAM, tid=int(stream)
+                                             if stream.isdigit() else None)
+        args = slice_args(ins, node.module) | {"ms": line.ms, "percent": line.percent}
+        layout.rows[node.index].append(trace.add_slice(
+            tracks[stream], cursor, dur, slice_name(ins), category(ins), args))
+        cursor += dur
+        layout.end[node.index] = cursor
+
+
+def _eval(trace: Trace, unit: Unit, layout: Layout, *, primary: bool,
+          diagnostics: Diagnostics) -> None:
+    track = trace.add_track(EVAL_TRACK, process=layout.process, kind=TrackKind.SYNTHETIC)
+    by_name = {n.instruction.name: n for n in reversed(unit.program.nodes)}
+    cursor = 0
+    for number, records in enumerate(unit.eval_passes, 1):
+        begin = cursor
+        for record in records:
+            cursor = _eval_record(trace, track, record, by_name, layout, cursor,
+                                  primary and number == 1, diagnostics)
+        trace.add_slice(track, begin, cursor - begin, f"eval pass {number}", "migraphx.eval",
+                        {"records": len(records)})
+
+
+def _eval_record(trace: Trace, track: int, record: EvalRecord, by_name: dict, layout: Layout,
+                 cursor: int, primary: bool, diagnostics: Diagnostics) -> int:
+    ins = record.instruction
+    dur = ms_to_ns(record.device_ms if record.device_ms is not None else record.host_ms)
+    if dur is None:
+        diagnostics.add("migraphx.eval_without_time", "trace-eval record without a 'Time:' "
+                        "line (before ROCm 4.5); laid out at 1 µs", kind="note",
+                        example=f"line {record.line}")
+        dur = UNTIMED_NS
+    args: dict = {"line": record.line, "t1_ms": record.host_ms, "t2_ms": record.device_ms}
+    if record.output:
+        args["output"] = "\n".join(record.output)
+    if ins is None:
+        diagnostics.add("migraphx.eval_unknown_instruction", "trace-eval record without a "
+                        "parsable instruction (ROCm 4.1 prints 'Instruction not part of "
+                        "program')", kind="note", example=record.text)
+        trace.add_slice(track, cursor, dur, record.text or "unknown instruction",
+                        "migraphx.eval", args)
+        return cursor + dur
+    node = by_name.get(ins.name)
+    row = trace.add_slice(track, cursor, dur, slice_name(ins), category(ins),
+                          slice_args(ins, node.module if node else "") | args)
+    if node is None:
+        diagnostics.add("migraphx.eval_unmatched", "trace-eval record naming an instruction "
+                        "that the program does not have", kind="note", example=ins.name)
+    else:
+        layout.rows[node.index].append(row)
+        if primary:
+            layout.start[node.index], layout.end[node.index] = cursor, cursor + dur
+    return cursor + dur
+
+
+def add_host_totals(trace: Trace, unit: Unit) -> None:
+    """End-to-end time and measured host overhead of a perf report as their own slices."""
+    trailer = unit.report.trailer if unit.report else None
+    if trailer is None or (trailer.total_ms is None and trailer.overhead_ms is None):
+        return
+    name = "migraphx-driver" + (f" {unit.label}" if unit.label else "")
+    process = trace.add_process(name, kind=ProcessKind.HOST)
+    track = trace.add_track("perf totals (means; no timestamps)", process=process)
+    total = ms_to_ns(trailer.total_ms)
+    if total is not None:
+        trace.add_slice(track, 0, total, "Total time (mean eval + finish)", "migraphx.host",
+                        trailer.model_dump(exclude_none=True, exclude={"percentiles_ms"})
+                        | {f"percentile {k}": v for k, v in trailer.percentiles_ms.items()})
+    overhead = ms_to_ns(trailer.overhead_ms)
+    if overhead is not None:
+        trace.add_slice(track, 0, overhead, "host overhead (dry run)", "migraphx.host",
+                        {"overhead_ms": trailer.overhead_ms,
+                         "calculated_overhead_ms": trailer.overhead_calculated_ms})
