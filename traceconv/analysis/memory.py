@@ -60,34 +60,42 @@ def live_bytes(blocks: Iterable[MemoryBlock], start: int | None = None,
     return LiveBytes(t[last_of_time], level[last_of_time])
 
 
-def add_live_bytes_counters(trace: Trace, process_name: str = "Memory") -> list[int]:
+def add_live_bytes_counters(trace: Trace, process_name: str = "Memory",
+                            by_category: bool = False) -> list[int]:
     """Add one ``live bytes`` counter track per device (and pool) from ``trace.memory``.
 
     The tracks go under the process that already carries the device name, else under a
-    synthetic process ``process_name``. Returns the new track ids.
+    synthetic process ``process_name``. With ``by_category``, each device (and pool) also
+    gets one track per block category. Returns the new track ids.
 
     >>> trace = Trace(); _ = trace.add_memory_block(MemoryBlock(0, 64, 10, 20, device="cpu"))
     >>> [trace.tracks[t].name for t in add_live_bytes_counters(trace)]
     ['cpu live bytes']
     """
-    groups: dict[tuple[str, str], list[MemoryBlock]] = defaultdict(list)
+    groups: dict[tuple[str, ...], list[MemoryBlock]] = defaultdict(list)
     for block in trace.memory:
         groups[(block.device, block.pool)].append(block)
+    if by_category:
+        for block in trace.memory:
+            groups[(block.device, block.pool, block.category or "uncategorised")].append(block)
     if not groups:
         return []
+    # One start for every group, so blocks that predate the trace line up across tracks.
+    start = min((t for b in trace.memory for t in (b.alloc_ns, b.free_ns) if t is not None),
+                default=0)
     by_name = {p.name: p.id for p in trace.processes}
     fallback: int | None = None
     new_tracks = []
-    for (device, pool), blocks in groups.items():
+    for (device, pool, *category), blocks in groups.items():
         process = by_name.get(device)
         if process is None:
             if fallback is None:
                 fallback = trace.add_process(process_name, kind=ProcessKind.SYNTHETIC)
             process = fallback
-        label = " ".join(x for x in (device, pool) if x) or "memory"
+        label = " ".join(x for x in (device, pool, *category) if x) or "memory"
         track = trace.add_track(f"{label} live bytes", process=process, kind=TrackKind.COUNTER,
                                 unit="bytes", description="bytes held by live memory blocks")
-        curve = live_bytes(blocks)
+        curve = live_bytes(blocks, start=start)
         for ts, value in zip(curve.times.tolist(), curve.bytes.tolist(), strict=True):
             trace.add_counter(track, ts, value)
         new_tracks.append(track)

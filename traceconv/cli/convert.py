@@ -7,6 +7,7 @@ import os
 import click
 
 from .. import registry
+from ..analysis.dataflow import add_dataflow_flows
 from ..analysis.merge import merge
 from ..api import load, save
 from ..errors import FormatError
@@ -48,8 +49,10 @@ def default_output(inputs: tuple[str, ...], to: str) -> str:
                    "Default: the first input's name with the format's extension.")
 @click.option("--format", "format", metavar="NAME",
               help="Input format, when detection by name and content is not wanted.")
+@click.option("--flows", type=click.Choice(["dataflow"]), multiple=True,
+              help="Add flows: dataflow = producer op -> consumer op (from the op graph).")
 def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
-            format: str | None) -> None:
+            format: str | None, flows: tuple[str, ...] = ()) -> None:
     """Convert INPUT... (merged when several, e.g. one file per rank) to another format.
 
     \b
@@ -62,6 +65,8 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
             raise FormatError("say what to write: --to FORMAT or -o OUTPUT")
         target = output or default_output(inputs, to)  # type: ignore[arg-type]
         trace = load_all(inputs, format)
+        if "dataflow" in flows:
+            add_dataflow_flows(trace)
         save(trace, target, format=to)
         if target != "-":
             click.echo(f"wrote {target}", err=True)

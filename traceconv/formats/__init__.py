@@ -13,6 +13,47 @@ register(FormatInfo(
     "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
     (".pftrace", ".perfetto-trace", ".perfetto"), writes=True, aliases=("pftrace", "proto")))
 register(FormatInfo(
+    "megengine", "MegEngine static-graph profile JSON (trace.get_profile(), "
+    "load_network_and_run --profile)", "traceconv.formats.megengine.profile", (".json",),
+    reads=True, aliases=("megengine-profile",)))
+register(FormatInfo(
+    "summary", "per-operator summary table (profile_analyze-like), any trace",
+    "traceconv.formats.summary", (".summary.txt",), writes=True))
+register(FormatInfo(
+    "summary-json", "per-operator summary as JSON", "traceconv.formats.summary.as_json",
+    (".summary.json",), writes=True))
+register(FormatInfo(
+    "graphml", "op graph (ops, tensors, edges) as GraphML", "traceconv.formats.graphml",
+    (".graphml",), writes=True))
+register(FormatInfo(
+    "dot", "op graph as Graphviz DOT", "traceconv.formats.dot", (".dot", ".gv"), writes=True))
+register(FormatInfo(
+    "megengine-meminfo", "MegEngine StaticMemoryInfo.json (static memory plan, logical "
+    "addresses)", "traceconv.formats.megengine.meminfo", ("staticmemoryinfo.json",),
+    reads=True))
+register(FormatInfo(
+    "megengine-memflow-svg", "MegEngine Profiler memory_flow.svg (tensor rects) as input",
+    "traceconv.formats.megengine.memflow_svg", ("memory_flow.svg",), reads=True))
+register(FormatInfo(
+    "paddle_report", "Paddle old text Profiling Report (fluid profiler; every layout, many "
+    "per log)", "traceconv.formats.paddle_report", (".txt", ".log"), reads=True))
+register(FormatInfo(
+    "paddle_profile", "Paddle old binary profile (fluid profiler profile_path, profiler.proto)",
+    "traceconv.formats.paddle_profile", (".profile",), reads=True))
+register(FormatInfo(
+    "paddle_pb", "Paddle profiler protobuf export (NodeTreesProto, *.paddle_trace.pb)",
+    "traceconv.formats.paddle_pb", (".paddle_trace.pb", ".pb"), reads=True))
+register(FormatInfo(
+    "paddle_summary", "Paddle profiler summary() tables and Perf Summary text",
+    "traceconv.formats.paddle_summary", (".txt", ".log"), reads=True))
+register(FormatInfo(
     "migraphx", "AMD MIGraphX program printouts, migraphx-driver perf reports and "
     "MIGRAPHX_TRACE_EVAL logs (text)", "traceconv.formats.migraphx", (".txt", ".log"),
     reads=True, aliases=("migraphx-driver", "mxr-text")))
+register(FormatInfo(
+    "svg", "Memory-flow SVG: time x address, one rectangle per memory block, live-bytes peak",
+    "traceconv.formats.memflow_svg", (".svg",), writes=True, aliases=("memflow",)))
+register(FormatInfo(
+    "torch_memory", "PyTorch export_memory_timeline JSON (per-category totals or raw events)",
+    "traceconv.formats.torch_memory", (".raw.json", ".json"), reads=True,
+    aliases=("memory_timeline",)))

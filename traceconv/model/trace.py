@@ -220,6 +220,13 @@ class Trace:
 
         save(self, path, format=format, **options)
 
+    def memflow_svg(self, path: str | PathLike[str], **options: Any) -> None:
+        """Draw the memory blocks as a memory-flow SVG (options: ``MemflowOptions`` fields).
+
+        ``trace.memflow_svg("memflow.svg", color_by="category", device="cuda:0")``
+        """
+        self.save(path, format="svg", **options)
+
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={v}" for k, v in self.counts().items() if v)
         return f"<Trace {self.metadata.source_format or '?'}: {counts or 'empty'}>"

@@ -1,0 +1,235 @@
+"""Chrome / Kineto JSON → model, on real traces: every event is in the model or counted."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections import Counter
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import traceconv
+from traceconv.formats.chrome.stream import read_document
+from traceconv.model import ProcessKind, TrackKind
+
+DATA = Path(__file__).parent / "data"
+SAMPLES = Path(__file__).parent.parent / "samples"
+
+
+def raw_events(path: Path) -> list[dict]:
+    data = path.read_bytes()
+    data = gzip.decompress(data) if path.suffix == ".gz" else data
+    doc = orjson.loads(data)
+    return doc["traceEvents"] if isinstance(doc, dict) else doc
+
+
+def phases(path: Path) -> Counter:
+    return Counter(e.get("ph") for e in raw_events(path) if isinstance(e, dict))
+
+
+CHROME_PATTERNS = ("torch/*.pt.trace.json*", "torch/hta_*.json.gz", "torch/kineto*.json*",
+                   "megengine/*chrome_timeline.json", "paddle/*.paddle_trace.json*",
+                   "paddle/*.timeline.json*")
+ALL_CHROME = sorted({*(p for pattern in CHROME_PATTERNS for p in DATA.glob(pattern)),
+                     *SAMPLES.glob("torch/*.pt.trace.json")})
+
+
+@pytest.mark.parametrize("path", ALL_CHROME, ids=lambda p: p.name)
+def test_every_event_is_modelled_or_counted(path: Path):
+    """X/B-E/i/C/s-f/M events of the file all land somewhere; the rest are diagnostics."""
+    trace = traceconv.load(path)
+    ph = phases(path)
+    memory_x = sum(1 for e in raw_events(path) if e.get("ph") == "X" and e.get("name") == "[memory]")
+    diag = trace.diagnostics
+    dropped = sum(d.count for d in diag if d.kind == "dropped" and not d.code.startswith(
+        ("chrome.flow", "chrome.end_without")))
+    assert len(trace.slices) == ph["X"] - memory_x + ph["B"] - diag.count("chrome.end_without_begin") - dropped
+    assert len(trace.instants) == ph["i"] + ph["I"] + ph["R"] + memory_x + ph["n"]
+    flow_points = ph["s"] + ph["t"] + ph["f"]
+    bound = flow_points - diag.count("chrome.flow_unbound") - diag.count("chrome.flow_dangling")
+    correlation = diag.count("kineto.flows_from_correlation")
+    assert len(trace.flows) - correlation <= bound
+    assert trace.counts()["span_ns"] > 0
+
+
+def test_kineto_cnn_trace(samples: Path):
+    path = samples / "torch" / "cnn_step5.pt.trace.json"
+    trace = traceconv.load(path)
+    assert trace.metadata.attributes["flavour"] == "kineto"
+    assert trace.metadata.framework == "PyTorch"
+    assert trace.metadata.clock == "unix epoch"
+    assert trace.metadata.clock_base_ns == 1790857026000000000
+    counts = trace.counts()
+    assert (counts["slices"], counts["instants"], counts["flows"]) == (2725, 570, 48)
+    # ts are µs relative to baseTimeNanoseconds: the first ProfilerStep, exactly to the ns
+    raw = next(e for e in raw_events(path) if e.get("name", "").startswith("ProfilerStep#"))
+    step = next(trace.iter_slices(name=raw["name"]))
+    assert step.start == 1790857026000000000 + round(raw["ts"] * 1000)
+    assert step.dur == round(raw["dur"] * 1000)
+    # all 48 flows are fwdbwd: forward op → backward op
+    assert {f.category for f in trace.iter_flows()} == {"fwdbwd"}
+    host = [p for p in trace.processes if p.kind is ProcessKind.HOST]
+    assert host[0].name.startswith("python (pid ")
+
+
+def test_kineto_memory_pairs(samples: Path):
+    """[memory] events pair by address into blocks; the live-bytes counter follows them."""
+    path = samples / "torch" / "cnn_step5.pt.trace.json"
+    events = [e for e in raw_events(path) if e.get("name") == "[memory]"]
+    allocs = sum(1 for e in events if e["args"]["Bytes"] > 0)
+    live: set[int] = set()
+    frees_before = 0
+    for e in sorted(events, key=lambda e: e["ts"]):
+        if e["args"]["Bytes"] > 0:
+            live.add(e["args"]["Addr"])
+        elif e["args"]["Addr"] in live:
+            live.discard(e["args"]["Addr"])
+        else:
+            frees_before += 1
+    trace = traceconv.load(path)
+    assert len(trace.memory) == allocs + frees_before
+    assert sum(1 for b in trace.memory if b.free_ns is None) == len(live)
+    assert all(b.device == "CPU" for b in trace.memory)
+    (counter,) = [t for t in trace.tracks if t.kind is TrackKind.COUNTER]
+    assert counter.unit == "bytes" and counter.name == "CPU live bytes"
+
+
+def test_kineto_gpu_trace_flows_and_device_namespacing(data: Path):
+    trace = traceconv.load(data / "torch" / "hta_event_sync.json.gz")
+    devices = [p for p in trace.processes if p.kind is ProcessKind.DEVICE]
+    assert [p.name for p in devices] == ["GPU 0"]
+    streams = sorted(t.name for t in trace.tracks if t.process == devices[0].id)
+    assert streams == ["Device 0", "stream 7"]
+    flows = [(trace.slice(f.source).name, trace.slice(f.target).name) for f in trace.iter_flows()]
+    # 7 s/f pairs + 2 host→device sync chains (f on host, f on device) + 1 by correlation id
+    assert len(flows) == 10
+    assert ("cudaLaunchKernel", flows[0][1]) == flows[0] and "Kernel" not in flows[0][1]
+    assert trace.diagnostics.count("chrome.flow_dangling") == 3
+
+
+def test_kineto_2021_legacy_names(data: Path):
+    trace = traceconv.load(data / "torch" / "kineto2021_resnet50.pt.trace.json.gz")
+    cats = Counter(s.category for s in trace.iter_slices())
+    assert cats["cpu_op"] == 23646 and cats["cuda_runtime"] == 11923 and cats["kernel"] == 8772
+    assert "Operator" not in cats
+    # 9096 legacy "async"/"launch" flows, all bound (string tids "25738" = int 25738)
+    assert len(trace.flows) == 9096 and trace.diagnostics.count("chrome.flow_unbound") == 0
+    assert {f.category for f in trace.iter_flows()} == {"ac2g"}
+    threads = [t for t in trace.tracks if t.kind is TrackKind.THREAD]
+    assert sorted(t.name for t in threads) == ["PyTorch Profiler", "thread 25738 (python)",
+                                                "thread 25772 (python)"]
+    assert trace.metadata.source_version.endswith("(2021 legacy names)")
+
+
+def test_distributed_rank_and_merge(data: Path):
+    ranks = [traceconv.load(data / "torch" / f"rank-{r}.pt.trace.json") for r in range(4)]
+    assert [t.metadata.rank for t in ranks] == [0, 1, 2, 3]
+    assert ranks[0].metadata.attributes["distributedInfo"]["world_size"] == 4
+    from traceconv.analysis.merge import merge
+    merged = merge(ranks)
+    assert merged.counts()["slices"] == sum(len(t.slices) for t in ranks)
+    assert {p.name.split(":")[0] for p in merged.processes} == {f"rank {r}" for r in range(4)}
+
+
+def test_python_exporter_memory_as_x(data: Path):
+    trace = traceconv.load(data / "torch" / "transformer_train.pyexport.pt.trace.json.gz")
+    assert trace.diagnostics.count("chrome.memory_event_as_slice") == 1835
+    assert not any(s.name == "[memory]" for s in trace.iter_slices())
+
+
+def test_megengine_chrome_timeline(data: Path):
+    trace = traceconv.load(data / "megengine" / "infer_traced_chrome_timeline.json")
+    ph = phases(data / "megengine" / "infer_traced_chrome_timeline.json")
+    assert len(trace.counters) == ph["C"]
+    # unsorted B/E pairs all match; plus the X events
+    assert ph["B"] == ph["E"] == 174
+    assert len(trace.slices) == ph["B"] + ph["X"]
+    assert trace.diagnostics.count("chrome.end_without_begin") == 0
+
+
+def test_paddle_profiler_json(data: Path):
+    trace = traceconv.load(data / "paddle" / "static_2.6.2.paddle_trace.json.gz")
+    assert trace.metadata.attributes["flavour"] == "paddle-profiler"
+    assert trace.diagnostics.count("paddle.duration_suffix") == 1140
+    assert trace.diagnostics.count("chrome.empty_event") == 1
+    names = {t.name for t in trace.tracks}
+    assert {"MainThread (Python)", "MainThread (C++)", "HostTasks_thread_1 (C++)"} <= names
+    assert next(trace.iter_slices(name="ProfileStep#1")).dur == 15070005
+
+
+def test_paddle_gpu_json_device_and_flows(data: Path):
+    trace = traceconv.load(data / "paddle" / "new_gpu_synthetic.paddle_trace.json")
+    kernel = next(s for s in trace.iter_slices() if s.category == "Kernel")
+    assert trace.processes[trace.tracks[kernel.track].process].kind is ProcessKind.DEVICE
+    assert len(trace.flows) == 2
+
+
+def test_paddle_timeline_ns(data: Path):
+    trace = traceconv.load(data / "paddle" / "dygraph_CPU_Default.timeline.json.gz")
+    assert trace.metadata.attributes["flavour"] == "paddle-timeline"
+    first = next(trace.iter_slices(name="sgd_ pybind_imperative_func"))
+    assert (first.start, first.dur) == (1795339941560314671, 14262)
+
+
+# -- malformed input ------------------------------------------------------------------
+
+def load_bytes(tmp_path: Path, content: bytes, name: str = "t.json"):
+    path = tmp_path / name
+    path.write_bytes(content)
+    return traceconv.load(path, format="chrome")
+
+
+def test_bad_events_are_counted_not_fatal(tmp_path: Path):
+    events = [{"ph": "X", "name": "ok", "ts": 1, "dur": 2, "pid": 1, "tid": 1},
+              {"ph": "X", "name": "no ts", "dur": 2, "pid": 1, "tid": 1},
+              {"ph": "X", "name": "bad dur", "ts": 1, "dur": "x", "pid": 1, "tid": 1},
+              17, {"ph": "Q", "ts": 3}, {"name": "no phase"}, {},
+              {"ph": "E", "ts": 5, "pid": 1, "tid": 1},
+              {"ph": "C", "name": "c", "ts": 1, "pid": 1, "args": {"v": "NaNx"}}]
+    trace = load_bytes(tmp_path, orjson.dumps({"traceEvents": events}))
+    diag = trace.diagnostics
+    assert len(trace.slices) == 1
+    assert diag.count("chrome.missing_timestamp") == 1
+    assert diag.count("chrome.malformed_event") == 1
+    assert diag["chrome.event_not_object"].example == "$.traceEvents[3]"
+    assert diag.count("chrome.unsupported_phase.Q") == 1
+    assert diag.count("chrome.missing_phase") == 1 and diag.count("chrome.empty_event") == 1
+    assert diag.count("chrome.end_without_begin") == 1
+    assert diag.count("chrome.counter_not_numeric") == 1
+
+
+def test_truncated_array_form_is_read(tmp_path: Path):
+    trace = load_bytes(tmp_path, b'[{"ph":"X","name":"a","ts":1,"dur":1,"pid":1,"tid":1},\n')
+    assert len(trace.slices) == 1 and "chrome.truncated_array" in trace.diagnostics
+
+
+def test_invalid_json_names_file_and_line(tmp_path: Path):
+    with pytest.raises(traceconv.InputError) as err:
+        load_bytes(tmp_path, b'{"traceEvents": [\n{"ph": "X",\n "ts": }\n]}')
+    assert str(err.value).startswith(f"{tmp_path / 't.json'}:3:")
+
+
+# -- the chunked splitter ---------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**63, 2**63 - 1) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=3), max_leaves=8)
+events_strategy = st.lists(st.dictionaries(st.sampled_from(["ph", "name", "args", "}, {"]),
+                                           json_values, max_size=4), max_size=30)
+
+
+@settings(max_examples=150, deadline=None)
+@given(events=events_strategy, chunk=st.integers(4, 300), indent=st.booleans(),
+       wrapped=st.booleans())
+def test_chunked_reading_equals_whole_parse(events, chunk, indent, wrapped):
+    doc = {"schemaVersion": 1, "traceEvents": events, "traceName": "x"} if wrapped else events
+    text = orjson.dumps(doc, option=orjson.OPT_INDENT_2 if indent else 0)
+    read = read_document(io.BytesIO(text), chunk_size=chunk)
+    assert [e for c in read.chunks for e in c] == events
+    if wrapped:
+        assert read.envelope == {"schemaVersion": 1, "traceName": "x"}

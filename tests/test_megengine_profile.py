@@ -1,0 +1,242 @@
+"""The MegEngine static-profile reader: timeline, op graph, memory blocks, errors, exports.
+
+Expected numbers were read off the sample documents (``graph_exec``/``profiler``) and
+MegEngine's notes in ``docs``; see the comments for where each comes from.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import time
+
+import networkx as nx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import traceconv
+from traceconv.errors import InputError
+from traceconv.formats import dot, graphml
+from traceconv.formats.megengine import profile
+from traceconv.io import Source
+from traceconv.model import ProcessKind, TrackKind
+
+CONVNET = "megengine/convnet_lar_embed_profile.json.gz"
+RESNET = "megengine/resnet50ish_lar_embed_profile.json.gz"
+DEVICE = 'CompNode("cpu0:0" from "xpux:0")'
+
+
+@pytest.fixture(scope="module")
+def convnet(data):
+    return traceconv.load(data / CONVNET, format="megengine")
+
+
+@pytest.fixture(scope="module")
+def resnet(data):
+    return traceconv.load(data / RESNET, format="megengine")
+
+
+def opr_slices(trace, kind):
+    procs = {p.id for p in trace.processes if p.kind == kind}
+    return [s for s in trace.iter_slices()
+            if trace.tracks[s.track].process in procs and s.category == "opr"]
+
+
+def test_resnet_counts(resnet):
+    # comp_seq has 422 oprs; 799 vars; 794 mem_chunks of which 547 have size > 0.
+    counts = resnet.counts()
+    assert (counts["ops"], counts["tensors"], counts["memory_blocks"]) == (422, 799, 547)
+    assert len(opr_slices(resnet, ProcessKind.DEVICE)) == 422
+    assert len(opr_slices(resnet, ProcessKind.HOST)) == 422
+    assert sum(f.category == "launch" for f in resnet.iter_flows()) == 422
+    assert resnet.diagnostics["megengine.empty_chunk"].count == 794 - 547
+    assert resnet.diagnostics["megengine.unexecuted_opr"].count == 1  # h2d[9]
+
+
+def test_processes_and_clocks(convnet):
+    kinds = {p.name: p.kind for p in convnet.processes}
+    assert kinds["MegEngine device"] == ProcessKind.DEVICE
+    assert kinds["MegEngine host"] == ProcessKind.HOST
+    names = {t.name: t.kind for t in convnet.tracks}
+    assert names[DEVICE] == TrackKind.STREAM and names["interpreter"] == TrackKind.THREAD
+    assert "not aligned" in convnet.metadata.attributes["megengine.clocks"]
+    assert convnet.metadata.framework == "MegEngine"
+
+
+def test_conv2_slice_and_args(convnet):
+    # profiler.device["134"]: start 0.0854199999999999, kern = start, end 0.09017
+    (conv2,) = [s for s in opr_slices(convnet, ProcessKind.DEVICE)
+                if s.name == "conv2.Convolution"]
+    assert (conv2.start, conv2.dur) == (85_420_000, 4_750_000)
+    args = conv2.args
+    assert args["type"] == "ConvolutionForward" and args["id"] == "134"
+    assert args["computation"] == 37_748_736 and args["memory"] == 804_864
+    assert args["in_shapes"] == "{4,16,32,32} {32,16,3,3}"
+    assert args["flops"] == pytest.approx(37_748_736 / 0.00475, rel=1e-9)
+    assert args["param"]["format"] == "NCHW"
+
+
+def test_wait_and_kernel_children(convnet):
+    # conv2.ADD (137): start 0.0901729999999999, kern 0.090174, end 0.0901959999999999
+    device = [s for s in convnet.iter_slices() if 90_173_000 <= s.start < 90_196_000]
+    assert sorted((s.name, s.start, s.dur) for s in device if s.category != "opr") == [
+        ("kernel", 90_174_000, 22_000), ("wait", 90_173_000, 1_000)]
+
+
+def test_op_graph(convnet):
+    g = convnet.graph
+    assert g.nodes["op/134"]["name"] == "conv2.Convolution"
+    assert [u for u, _, _ in sorted(g.in_edges("op/134", data="index"), key=lambda e: e[2])] == [
+        "tensor/133", "tensor/34"]
+    assert set(g.successors("op/134")) == {"tensor/135", "tensor/136"}
+    assert g.nodes["tensor/135"]["owner"] == "op/134"
+    assert g.nodes["tensor/183"]["readonly_fwd_src"] == "tensor/168"  # the Reshape
+    assert g.graph["execution_order"][0] == "op/117"
+    assert nx.is_directed_acyclic_graph(g)
+
+
+def test_memory_blocks(convnet):
+    blocks = {b.args["chunk"]: b for b in convnet.memory}
+    assert len(blocks) == 47  # non-empty chunks
+    conv_out = blocks["chk135"]
+    # allocated when conv2 starts, freed when its only reader conv2.ADD (137) ends
+    assert (conv_out.address, conv_out.size) == (139960118571072, 524288)
+    assert (conv_out.alloc_ns, conv_out.free_ns) == (85_420_000, 90_196_000)
+    assert conv_out.owner_op == "op/134" and conv_out.owner_tensor == "tensor/135"
+    assert conv_out.shape == (4, 32, 32, 32) and conv_out.dtype == "Float32"
+    assert conv_out.category == "activation" and conv_out.device == DEVICE
+    weights = [b for b in convnet.memory if b.category == "weight"]
+    assert len(weights) == 20 and all(b.alloc_ns is None is b.free_ns for b in weights)
+    counter = [t for t in convnet.tracks if t.kind == TrackKind.COUNTER]
+    assert [t.unit for t in counter] == ["bytes"]
+
+
+def test_readonly_forward_extends_lifetime(convnet):
+    # chk168 is also the memory of the Reshape output 183, read by fc1.MatrixMul
+    block = next(b for b in convnet.memory if b.args["chunk"] == "chk168")
+    reader = next(n for n in convnet.graph.successors("tensor/183"))
+    end = max(e for _s, _k, e in convnet.graph.nodes[reader]["device_times"].values())
+    assert block.free_ns == round(end * 1e9) and block.args["vars"] == 2
+
+
+def test_sniff_tells_megengine_from_chrome(data):
+    head = gzip.decompress((data / CONVNET).read_bytes())[:65536]
+    assert profile.sniff(head, None) > 0.9
+    assert profile.sniff(b'{"traceEvents":[{"name":"x","ph":"X"}]}', None) == 0.0
+
+
+def _doc(data) -> dict:
+    return json.loads(gzip.decompress((data / CONVNET).read_bytes()))
+
+
+def _load(tmp_path, doc_or_text) -> traceconv.Trace:
+    path = tmp_path / "bad_profile.json"
+    text = doc_or_text if isinstance(doc_or_text, str) else json.dumps(doc_or_text)
+    path.write_text(text)
+    return traceconv.load(path, format="megengine")
+
+
+def test_truncated_json_is_located(tmp_path, data):
+    text = json.dumps(_doc(data), indent=1)
+    with pytest.raises(InputError) as err:
+        _load(tmp_path, text[: len(text) // 2])
+    assert isinstance(err.value.location, int) and err.value.location > 1000
+
+
+def test_missing_graph_exec_is_located(tmp_path, data):
+    doc = _doc(data)
+    del doc["graph_exec"]
+    with pytest.raises(InputError) as err:
+        _load(tmp_path, doc)
+    assert err.value.location == "$.graph_exec"
+
+
+def test_bad_field_names_its_path(tmp_path, data):
+    doc = _doc(data)
+    doc["profiler"]["device"]["134"][DEVICE]["end"] = "soon"
+    with pytest.raises(InputError) as err:
+        _load(tmp_path, doc)
+    assert err.value.location == "$.profiler.device.134['CompNode(\"cpu0:0\" from \"xpux:0\")'].end"
+
+
+def test_chunk_of_unknown_var_is_counted(tmp_path, data):
+    doc = _doc(data)
+    doc["graph_exec"]["mem_chunk"]["chk9999"] = {
+        "node_type": "mem_chunk", "id": "chk9999", "size": 64, "owner_var": "9999",
+        "dev_ptr": 4096}
+    trace = _load(tmp_path, doc)
+    assert trace.diagnostics["megengine.chunk_unknown_owner"].count == 1
+    assert len(trace.memory) == 48
+
+
+def test_inf_and_nan_strings(tmp_path, data):
+    doc = _doc(data)
+    doc["profiler"]["host"]["134"]["interpreter"]["kern"] = "-inf"
+    trace = _load(tmp_path, doc)
+    assert trace.counts()["ops"] == 41
+
+
+def test_graph_exports(convnet):
+    out = io.BytesIO()
+    graphml.write(convnet, out)
+    back = nx.read_graphml(io.BytesIO(out.getvalue()))
+    assert (back.number_of_nodes(), back.number_of_edges()) == (
+        convnet.graph.number_of_nodes(), convnet.graph.number_of_edges())
+    assert json.loads(back.nodes["op/134"]["out_shapes"]) == [[4, 32, 32, 32]]
+    out = io.BytesIO()
+    dot.write(convnet, out)
+    text = out.getvalue().decode()
+    assert text.count(" -> ") == convnet.graph.number_of_edges()
+    assert '"op/134" [shape=box, label="conv2.Convolution\\nConvolutionForward"];' in text
+
+
+def test_dataflow_flows(data):
+    from traceconv.analysis.dataflow import add_dataflow_flows
+    trace = traceconv.load(data / CONVNET, format="megengine")
+    added = add_dataflow_flows(trace)
+    pairs = {(trace.slice(f.source).name, trace.slice(f.target).name)
+             for f in trace.iter_flows() if f.category == "dataflow"}
+    assert added == len(pairs) > 40
+    assert ("conv2.Convolution", "conv2.ADD") in pairs
+
+
+def test_resnet_load_is_fast(data, tmp_path):
+    started = time.perf_counter()
+    trace = traceconv.load(data / RESNET, format="megengine")
+    traceconv.save(trace, tmp_path / "out.graphml")
+    assert time.perf_counter() - started < 2.0  # ~0.3 s measured; generous for slow CI
+
+
+def test_every_shared_sample_reads(shared_samples):
+    for path in sorted((shared_samples / "megengine").glob("*_profile*.json")):
+        trace = traceconv.load(path)
+        assert trace.counts()["ops"] > 0, path.name
+
+
+timing = st.fixed_dictionaries({
+    "start": st.floats(0, 10, allow_nan=False),
+    "kern": st.one_of(st.just(-1), st.floats(0, 10), st.sampled_from(["inf", "nan"])),
+    "end": st.floats(0, 10, allow_nan=False)})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(timing, timing), min_size=1, max_size=6),
+       st.lists(st.sampled_from([None, 0, 7, 10**12]), min_size=6, max_size=6))
+def test_any_timing_reads_into_one_slice_per_place(pairs, comps):
+    ops, device, host, footprint = {}, {}, {}, {}
+    for i, (dev, hst) in enumerate(pairs):
+        oid = str(i)
+        ops[oid] = {"id": oid, "name": f"op{i}", "type": "Elemwise", "input": [],
+                    "output": [], "waiting_spec": {}}
+        device[oid], host[oid] = {"gpu0": dev}, {"main": hst}
+        footprint[oid] = {"computation": comps[i], "memory": 16, "in_shapes": [[2]],
+                          "out_shapes": [[2]], "param": [] if i % 2 else {}}
+    doc = {"graph_exec": {"comp_seq": list(ops), "operator": ops, "var": {}, "mem_chunk": {}},
+           "profiler": {"device": device, "host": host, "opr_footprint": footprint}}
+    source = Source("-")
+    source._stdin = json.dumps(doc).encode()
+    trace = profile.read(source)
+    assert sum(s.category == "opr" for s in trace.iter_slices()) == 2 * len(pairs)
+    assert trace.counts()["ops"] == len(pairs)

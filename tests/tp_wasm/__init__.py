@@ -1,0 +1,1 @@
+"""The real Perfetto trace_processor (wasm, run by Node) for integration tests."""

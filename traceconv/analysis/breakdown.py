@@ -1,0 +1,87 @@
+"""Aggregate breakdown: op statistics drawn as nested slices so a viewer can show a report.
+
+A stats-only source (Paddle's Profiling Report, a ``summary()`` table) has no timestamps.
+To look at it in Perfetto or Chrome, each top-level row becomes a slice as long as its total
+time, laid side by side; children are nested inside their parent, one after another. The
+process is named as an aggregate breakdown so nobody mistakes it for a timeline.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+from ..model import OpStat, ProcessKind, Trace, TrackKind
+
+BREAKDOWN_CATEGORY = "aggregate"
+BREAKDOWN_CLOCK = ("synthetic: aggregate breakdown (slices laid side by side by total time, "
+                   "children nested inside; not a timeline)")
+
+
+def _stat_args(row: int, stat: OpStat) -> dict:
+    args: dict = {"stat_row": row, "calls": stat.calls, "total_ms": stat.total_ns / 1e6}
+    for key, value in (("min_ms", stat.min_ns), ("max_ms", stat.max_ns),
+                       ("avg_ms", stat.avg_ns), ("cpu_ms", stat.cpu_ns),
+                       ("device_ms", stat.device_ns)):
+        if value is not None:
+            args[key] = value / 1e6
+    if stat.ratio is not None:
+        args["ratio_pct"] = stat.ratio
+    return args
+
+
+def add_aggregate_breakdown(trace: Trace, rows: Sequence[int], process_name: str,
+                            lane_of: Callable[[OpStat], str] | None = None) -> int:
+    """Add a synthetic process drawing ``trace.stats[rows]`` as nested slices; return its id.
+
+    Top-level rows (whose parent is not among ``rows``) are laid end to end from 0 on one
+    track per lane (``lane_of``, default one lane); children fill their parent from its
+    start. Children that add up to more than their parent are scaled down to fit (counted
+    in diagnostics as ``breakdown.children_scaled``).
+
+    >>> t = Trace()
+    >>> a = t.add_stat(OpStat("step", calls=1, total_ns=100))
+    >>> b = t.add_stat(OpStat("conv", calls=2, total_ns=60, parent=a, depth=1))
+    >>> _ = add_aggregate_breakdown(t, [a, b], "report: aggregate breakdown (not a timeline)")
+    >>> [(s.name, s.start, s.dur) for s in t.iter_slices()]
+    [('step', 0, 100), ('conv', 0, 60)]
+    """
+    chosen = set(rows)
+    children: dict[int, list[int]] = defaultdict(list)
+    lanes: dict[str, list[int]] = defaultdict(list)
+    for row in rows:
+        stat = trace.stats[row]
+        if stat.parent in chosen:
+            children[stat.parent].append(row)  # type: ignore[index]
+        else:
+            lanes[lane_of(stat) if lane_of else "all rows"].append(row)
+    process = trace.add_process(process_name, kind=ProcessKind.SYNTHETIC)
+    for lane, tops in lanes.items():
+        track = trace.add_track(lane, process=process, kind=TrackKind.SYNTHETIC,
+                                description="aggregate breakdown, not a timeline")
+        cursor = 0
+        for row in tops:
+            dur = max(trace.stats[row].total_ns, 0)
+            _place(trace, track, row, cursor, dur, children)
+            cursor += dur
+    return process
+
+
+def _place(trace: Trace, track: int, row: int, start: int, dur: int,
+           children: dict[int, list[int]]) -> None:
+    stat = trace.stats[row]
+    trace.add_slice(track, start, dur, stat.name, BREAKDOWN_CATEGORY, _stat_args(row, stat))
+    kids = children.get(row, ())
+    totals = [max(trace.stats[k].total_ns, 0) for k in kids]
+    needed = sum(totals)
+    if needed > dur:
+        # Printed numbers are rounded: an excess within 1% is rounding, not a finding.
+        if needed * 100 > dur * 101:
+            trace.diagnostics.add("breakdown.children_scaled",
+                                  "children add up to more than their parent; drawn scaled down",
+                                  kind="repaired", example=stat.name)
+        totals = [t * dur // needed for t in totals]
+    cursor = start
+    for kid, kid_dur in zip(kids, totals, strict=True):
+        _place(trace, track, kid, cursor, kid_dur, children)
+        cursor += kid_dur

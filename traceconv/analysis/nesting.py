@@ -1,0 +1,142 @@
+"""Make every slice track a proper call stack: children strictly inside their parents.
+
+Viewers build slices with a stack per track, so a slice that starts inside another and
+outlives it cannot be shown there: Perfetto drops it, and also drops BEGINs deeper than
+512. Real traces have both (Kineto ``user_annotation`` ranges that start inside a Python
+frame and outlive it; recursive Python stacks). :func:`repair_nesting` moves such slices to
+sibling *lane* tracks (``TrackKind.LANE``, ``parent`` = the home track) instead of dropping
+them, and counts what it moved in the trace's diagnostics. Both writers call it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..gcpause import paused_gc
+from ..model import Trace, TrackKind
+
+MAX_DEPTH = 511  # deepest 0-based depth trace_processor keeps (its kMaxDepth is 512 levels)
+LANE_SUFFIX = " (overlap lane {})"
+
+
+def nest_pass(tracks: list[int], starts: list[int], ends: list[int],
+              max_depth: int = MAX_DEPTH) -> tuple[list[int], list[int]]:
+    """One stack walk over slices sorted by (track, start, -duration).
+
+    Returns the positions that do not fit on their track: those that overlap the enclosing
+    slice partially, then those deeper than ``max_depth``. An identical interval nests as a
+    child; a slice that starts exactly where another ends is its sibling.
+
+    >>> nest_pass([0, 0, 0], [0, 5, 10], [10, 15, 12])
+    ([1], [])
+    >>> nest_pass([0, 0, 0], [0, 0, 0], [9, 9, 9], max_depth=1)
+    ([], [2])
+    """
+    overlapping: list[int] = []
+    too_deep: list[int] = []
+    never = float("inf")
+    lo = 0
+    for hi in [*_track_changes(tracks), len(tracks)]:
+        stack: list[float] = [never]  # end times of the open slices, innermost last
+        top, push, pop = never, stack.append, stack.pop
+        for position in range(lo, hi):
+            start = starts[position]
+            while top <= start:
+                pop()
+                top = stack[-1]
+            end = ends[position]
+            if end > top:
+                overlapping.append(position)
+            elif len(stack) > max_depth + 1:
+                too_deep.append(position)
+            else:
+                push(end)
+                top = end
+        lo = hi
+    return overlapping, too_deep
+
+
+def _track_changes(tracks: list[int]) -> list[int]:
+    """Positions where the (sorted) track column changes value."""
+    column = np.asarray(tracks)
+    return (np.flatnonzero(column[1:] != column[:-1]) + 1).tolist()
+
+
+def repair_nesting(trace: Trace, max_depth: int = MAX_DEPTH) -> None:
+    """Move slices that would break their track's stack to overflow lane tracks.
+
+    Per track, slices are sorted by (start, -duration) and walked with a stack; a slice that
+    partially overlaps the slice enclosing it, or would sit deeper than ``max_depth``, goes to
+    the first lane of its home track where it nests, creating lanes
+    ``"<home> (overlap lane N)"`` as needed. Nothing is dropped, flows keep their rows, and
+    running it again changes nothing.
+
+    >>> trace = Trace()
+    >>> main = trace.add_track("MainThread", process=trace.add_process("python", pid=1))
+    >>> outer = trace.add_slice(main, 0, 100, "step")
+    >>> frame = trace.add_slice(main, 10, 20, "_record_function_enter_new")
+    >>> note = trace.add_slice(main, 20, 50, "forward")   # starts in frame, outlives it
+    >>> repair_nesting(trace)
+    >>> trace.tracks[trace.slice(note).track].name, trace.diagnostics.count("nesting.overlap_moved")
+    ('MainThread (overlap lane 1)', 1)
+    """
+    if len(trace.slices):
+        with paused_gc():
+            _repair(trace, max_depth)
+
+
+def _repair(trace: Trace, max_depth: int) -> None:
+    slices = trace.slices
+    track = slices.numpy("track")
+    start = slices.numpy("start")
+    end = start + np.maximum(slices.numpy("dur"), 0)
+    order = np.lexsort((start - end, start, track))
+    rows = order.tolist()
+    tracks, starts, ends = track[order].tolist(), start[order].tolist(), end[order].tolist()
+    overlapping, too_deep = nest_pass(tracks, starts, ends, max_depth)
+    if not overlapping and not too_deep:
+        return
+    _count(trace, "nesting.overlap_moved", "slices that partially overlap the slice enclosing "
+           "them were moved to an overlap lane track", overlapping, rows)
+    _count(trace, "nesting.too_deep_moved", f"slices deeper than {max_depth} were moved to an "
+           "overlap lane track", too_deep, rows)
+    pending = sorted(overlapping + too_deep)  # keeps the (track, start, -dur) order
+    lanes = _LaneFinder(trace)
+    lane_number = 0
+    while pending:
+        lane_number += 1
+        rejected = set(sum(nest_pass([tracks[p] for p in pending], [starts[p] for p in pending],
+                                     [ends[p] for p in pending], max_depth), []))
+        column = slices.track
+        for index, position in enumerate(pending):
+            if index not in rejected:
+                column[rows[position]] = lanes.lane(tracks[position], lane_number)
+        pending = [pending[i] for i in sorted(rejected)]
+
+
+class _LaneFinder:
+    """Finds or creates lane ``n`` of a home track (reusing lanes of an earlier repair)."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self.lanes = {(t.parent, t.name): t.id for t in trace.tracks
+                      if t.kind is TrackKind.LANE and t.parent is not None}
+
+    def lane(self, home_id: int, number: int) -> int:
+        home = self.trace.tracks[home_id]
+        name = home.name + LANE_SUFFIX.format(number)
+        found = self.lanes.get((home_id, name))
+        if found is None:
+            found = self.lanes[(home_id, name)] = self.trace.add_track(
+                name, process=home.process, kind=TrackKind.LANE, sort_index=home.sort_index,
+                description=f"slices of {home.name!r} that overlap partially or nest too deep",
+                parent=home_id)
+        return found
+
+
+def _count(trace: Trace, code: str, message: str, positions: list[int], rows: list[int]) -> None:
+    if positions:
+        first = trace.slice(rows[positions[0]])
+        trace.diagnostics.add(code, message, kind="repaired", count=len(positions),
+                              example=f"{first.name!r} at {first.start} ns on "
+                                      f"{trace.tracks[first.track].name!r}")

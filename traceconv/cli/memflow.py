@@ -1,0 +1,66 @@
+"""``traceconv memflow INPUT... -o OUT.svg``: the memory-flow picture of any trace."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import click
+
+from ..errors import TraceconvError
+from ..formats.memflow_svg import COLOR_BY
+from ..formats.memflow_svg.selection import time_origin
+from ..formats.memflow_svg.units import parse_bytes, parse_duration
+from .app import app, handled_errors
+from .convert import default_output, load_all
+
+
+@app.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("-o", "--output", metavar="PATH",
+              help="SVG to write (`-` for standard output, .svg.gz compresses). "
+                   "Default: the first input's name with .svg.")
+@click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
+@click.option("--device", metavar="NAME", help="Only blocks on this device (e.g. cuda:0).")
+@click.option("--pool", metavar="NAME", help="Only blocks in this pool.")
+@click.option("--start", metavar="TIME",
+              help="Window start after the first event: 1500 (ns), 12us, 3.5ms, 2s.")
+@click.option("--end", metavar="TIME", help="Window end after the first event.")
+@click.option("--min-size", default="1", show_default=True, metavar="SIZE",
+              help="Hide smaller blocks: 512, 4KiB, 1MiB.")
+@click.option("--color-by", type=click.Choice(COLOR_BY), default="lifetime", show_default=True,
+              help="What the colours mean.")
+@click.option("--width", type=click.IntRange(400), default=1600, show_default=True)
+@click.option("--height", type=click.IntRange(300), default=900, show_default=True)
+@click.option("--max-rects", type=click.IntRange(100), default=20_000, show_default=True,
+              help="Above this many rectangles, blocks under a pixel are merged into cells.")
+def memflow(inputs: tuple[str, ...], output: str | None, format: str | None,
+            device: str | None, pool: str | None, start: str | None, end: str | None,
+            min_size: str, color_by: str, width: int, height: int, max_rects: int) -> None:
+    """Draw the memory blocks of INPUT... as an SVG: time x address, a rectangle per block.
+
+    \b
+      traceconv memflow profile.json -o memflow.svg
+      traceconv memflow cnn.pt.trace.json --device cuda:0 --color-by category
+      traceconv memflow memory_timeline.raw.json.gz --start 80ms --end 120ms
+    """
+    with handled_errors():
+        began = time.perf_counter()
+        trace = load_all(inputs, format)
+        if not trace.memory:
+            raise TraceconvError("no memory blocks in this trace (its reader found no "
+                                 "allocations); see `traceconv info`", file=inputs[0])
+        origin = time_origin(trace)
+        options = {"device": device, "pool": pool, "min_size": parse_bytes(min_size),
+                   "color_by": color_by, "width": width, "height": height,
+                   "max_rects": max_rects}
+        if start is not None:
+            options["start"] = origin + parse_duration(start)
+        if end is not None:
+            options["end"] = origin + parse_duration(end)
+        target = output or default_output(inputs, "svg")
+        trace.memflow_svg(target, **options)
+        if target != "-":
+            click.echo(f"wrote {target} ({len(trace.memory):,} blocks, "
+                       f"{os.path.getsize(target):,} bytes, "
+                       f"{time.perf_counter() - began:.2f} s)", err=True)

@@ -1,0 +1,38 @@
+"""Chrome Trace Event JSON: the generic format and every real flavour of it.
+
+Reads the object and array forms with every phase Perfetto knows, plus the dialects of
+PyTorch/Kineto (2021-2026), MegEngine's Profiler and Paddle's profilers (see
+:mod:`.flavours`); writes the object form.
+"""
+
+from __future__ import annotations
+
+from typing import BinaryIO
+
+from ...io import Source
+from ...model import Trace
+from .reader import read_chrome
+from .schema import ChromeTraceDocument
+from .writer import write_chrome
+
+SCHEMAS = {"chrome-trace": ChromeTraceDocument}
+
+
+def sniff(head: bytes, source: Source) -> float:
+    """Chrome JSON starts with ``[`` or an object holding ``"traceEvents"`` and ``"ph"``."""
+    text = head.lstrip()
+    if text.startswith(b"{"):
+        return 0.9 if b'"traceEvents"' in text else 0.0
+    if text.startswith(b"["):
+        return 0.6 if b'"ph"' in text[:4096] else 0.1
+    return 0.0
+
+
+def read(source: Source, **options: object) -> Trace:
+    """Read a Chrome trace file (``.json`` or ``.json.gz``)."""
+    return read_chrome(source)
+
+
+def write(trace: Trace, out: BinaryIO, **options: object) -> None:
+    """Write ``trace`` as Chrome Trace Event JSON (object form)."""
+    write_chrome(trace, out)

@@ -1,0 +1,57 @@
+"""The generic flavour: the Trace Event Format with no producer-specific meaning."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ....model import Trace
+
+
+@dataclass
+class ReadContext:
+    """What the reader learned that a flavour's hooks may use."""
+
+    envelope: dict[str, Any]
+    source_name: str
+    # raw (pid) -> {"name": ..., "labels": [...], "sort_index": ...} from M events
+    process_meta: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    # raw (pid, tid) -> {"name": ..., "sort_index": ...}
+    thread_meta: dict[tuple[Any, Any], dict[str, Any]] = field(default_factory=dict)
+
+
+class Flavour:
+    """Plain Chrome Trace Event JSON."""
+
+    name = "chrome"
+    framework: str | None = None
+    device_categories: frozenset[str] = frozenset()
+
+    @classmethod
+    def detect(cls, envelope: dict, events: list) -> bool:
+        return True
+
+    def time_unit_ns(self, events: list) -> int:
+        """Nanoseconds per unit of ``ts``/``dur``: 1000 (µs, the spec) unless overridden."""
+        return 1000
+
+    def prepare(self, events: list, context: ReadContext) -> None:
+        """Rewrite a chunk of events in place (nothing to do for plain Chrome JSON)."""
+
+    def name_process(self, pid: Any, device: bool, meta: dict[str, Any]) -> str:
+        name = meta.get("name")
+        if device:
+            labels = meta.get("labels") or []
+            return labels[0] if labels else name or f"device {pid}"
+        return str(name) if name not in (None, "") else f"pid {pid}"
+
+    def name_thread(self, pid: Any, tid: Any, device: bool, meta: dict[str, Any]) -> str:
+        name = meta.get("name")
+        if name not in (None, ""):
+            return str(name).strip()
+        if isinstance(tid, str) and tid:  # Kineto's "PyTorch Profiler" span row, "stream 7"
+            return tid
+        return f"stream {tid}" if device else f"thread {tid}"
+
+    def finalize(self, trace: Trace, context: ReadContext) -> None:
+        """Add producer-specific model content after all events are read."""

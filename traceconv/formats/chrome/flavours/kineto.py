@@ -1,0 +1,158 @@
+"""PyTorch profiler / Kineto traces (2021 legacy through 2026), see formats/kineto.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ....analysis.memory import add_live_bytes_counters
+from ....model import MemoryBlock, Trace
+from .base import Flavour, ReadContext
+
+# Kineto activity categories that run on a device; their pid is a device index.
+DEVICE_CATEGORIES = frozenset({
+    "kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "cuda_sync", "cuda_event",
+    "cuda_profiler_range", "mtia_ccp_events", "xpu_sync",
+    "Kernel", "Memcpy", "Memset",  # 2021 names
+})
+LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver", "xpu_runtime", "xpu_driver",
+                               "mtia_runtime", "privateuse1_runtime", "privateuse1_driver"})
+LAUNCH_FLOW_CATEGORIES = frozenset({"ac2g", "async", "async_gpu", "async_cpu_to_gpu"})
+LEGACY_CATEGORIES = {"Operator": "cpu_op", "Runtime": "cuda_runtime", "Kernel": "kernel",
+                     "Memcpy": "gpu_memcpy", "Memset": "gpu_memset"}
+LEGACY_ARGS = {"external id": "External id", "Profiler Event Index": "Ev Idx"}
+KINETO_CATEGORIES = frozenset({"cpu_op", "python_function", "user_annotation", "cuda_runtime",
+                               "cpu_instant_event", *LEGACY_CATEGORIES, *DEVICE_CATEGORIES})
+# c10::DeviceType values that appear in [memory] events.
+DEVICE_TYPES = {0: "CPU", 1: "CUDA", 6: "HIP", 9: "XLA", 12: "XPU", 13: "MPS", 19: "MTIA",
+                20: "PrivateUse1"}
+
+
+class Kineto(Flavour):
+    """torch.profiler's Chrome export: GPU pids are device indices, flows are ac2g/fwdbwd."""
+
+    name = "kineto"
+    framework = "PyTorch"
+    device_categories = DEVICE_CATEGORIES
+
+    def __init__(self) -> None:
+        self.legacy: bool | None = None
+
+    @classmethod
+    def detect(cls, envelope: dict, events: list) -> bool:
+        if {"baseTimeNanoseconds", "deviceProperties", "distributedInfo"} & envelope.keys():
+            return True
+        sample = events[:2000]
+        return any(isinstance(e, dict) and (e.get("cat") in KINETO_CATEGORIES
+                                            or e.get("name") == "[memory]") for e in sample)
+
+    def prepare(self, events: list, context: ReadContext) -> None:
+        if self.legacy is None:
+            self.legacy = any(isinstance(e, dict) and e.get("cat") in LEGACY_CATEGORIES
+                              for e in events[:5000])
+        for e in events:
+            if not isinstance(e, dict):
+                continue
+            cat = e.get("cat")
+            if cat in LAUNCH_FLOW_CATEGORIES and cat != "ac2g":
+                e["cat"] = "ac2g"
+            elif self.legacy and cat in LEGACY_CATEGORIES:
+                e["cat"] = LEGACY_CATEGORIES[cat]
+                args = e.get("args")
+                if args:
+                    for old, new in LEGACY_ARGS.items():
+                        if old in args:
+                            args[new] = args.pop(old)
+
+    def name_process(self, pid: Any, device: bool, meta: dict[str, Any]) -> str:
+        labels = meta.get("labels") or []
+        if device:
+            return next((x for x in labels if x != "CPU"), f"GPU {pid}")
+        name = meta.get("name")
+        return f"{name} (pid {pid})" if name and isinstance(pid, int) else str(name or pid)
+
+    def finalize(self, trace: Trace, context: ReadContext) -> None:
+        envelope = context.envelope
+        meta = trace.metadata
+        info = envelope.get("distributedInfo")
+        if isinstance(info, dict) and isinstance(info.get("rank"), int):
+            meta.rank = info["rank"]
+        meta.source_version = f"schemaVersion {envelope.get('schemaVersion', '?')}" + (
+            " (2021 legacy names)" if self.legacy else "")
+        _join_launches(trace)
+        _memory_blocks(trace)
+
+
+def _join_launches(trace: Trace) -> None:
+    """Add launch → device-work flows by CUPTI correlation id where no ac2g flow made one."""
+    strings = trace.strings
+    launch_ids = {i for c in LAUNCH_CATEGORIES if (i := strings.find(c)) is not None}
+    device_ids = {i for c in DEVICE_CATEGORIES if (i := strings.find(c)) is not None}
+    if not launch_ids or not device_ids:
+        return
+    linked = set(zip(trace.flows.source, trace.flows.target, strict=True))
+    s = trace.slices
+    launches: dict[Any, int] = {}
+    work: list[tuple[Any, int]] = []
+    for row, (cat, args) in enumerate(zip(s.category, s.args, strict=True)):
+        if args and (cat in launch_ids or cat in device_ids):
+            correlation = args.get("correlation")
+            if correlation is None:
+                continue
+            if cat in launch_ids:
+                launches[correlation] = row
+            else:
+                work.append((correlation, row))
+    joined = 0
+    for correlation, row in work:
+        src = launches.get(correlation)
+        if src is not None and (src, row) not in linked:
+            trace.add_flow(src, row, "ac2g", "correlation")
+            joined += 1
+    trace.diagnostics.add("kineto.flows_from_correlation", "launch → device flows added from "
+                          "matching correlation ids (no ac2g flow event linked them)",
+                          kind="guessed", count=joined)
+
+
+def _device_name(args: dict) -> str:
+    kind = args.get("Device Type")
+    name = DEVICE_TYPES.get(kind, f"device type {kind}")
+    index = args.get("Device Id", -1)
+    return name if index is None or index < 0 else f"{name}:{index}"
+
+
+def _memory_blocks(trace: Trace) -> None:
+    """Pair [memory] alloc (+Bytes) and free (-Bytes) instants by device and address."""
+    name_id = trace.strings.find("[memory]")
+    if name_id is None:
+        return
+    i = trace.instants
+    open_blocks: dict[tuple, MemoryBlock] = {}
+    frees_without_alloc = 0
+    for ts, nm, args in zip(i.ts, i.name, i.args, strict=True):
+        if nm != name_id or not args:
+            continue
+        size, addr = args.get("Bytes"), args.get("Addr")
+        if not isinstance(size, int) or addr is None:
+            continue
+        device = _device_name(args)
+        key = (device, addr)
+        if size > 0:
+            block = MemoryBlock(addr, size, ts, None, device=device, name=f"0x{addr:x}"
+                                if isinstance(addr, int) else str(addr), category="allocation")
+            open_blocks[key] = block
+            trace.add_memory_block(block)
+        else:
+            block = open_blocks.pop(key, None)
+            if block is None:
+                frees_without_alloc += 1
+                trace.add_memory_block(MemoryBlock(
+                    addr, -size, None, ts, device=device, category="allocated before trace",
+                    name=f"0x{addr:x}" if isinstance(addr, int) else str(addr)))
+            else:
+                block.free_ns = ts
+    trace.diagnostics.add("kineto.free_without_alloc", "memory frees whose allocation happened "
+                          "before the trace window: block starts at the trace start",
+                          kind="guessed", count=frees_without_alloc)
+    trace.diagnostics.add("kineto.alloc_without_free", "allocations still alive at the end of "
+                          "the trace window", kind="note", count=len(open_blocks))
+    add_live_bytes_counters(trace)

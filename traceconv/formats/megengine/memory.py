@@ -1,0 +1,131 @@
+"""Memory blocks of a static profile: one per non-empty ``graph_exec.mem_chunk``.
+
+A chunk ``[dev_ptr, dev_ptr + size)`` is shared by its owner var and every var whose
+memory plan names it (read-only forwards, in-place updates). It lives from the device start
+of the op producing any of those vars to the device end of the last op (in ``comp_seq``
+order) that reads any of them, or that produced them when nothing reads them. Persistent
+vars (weights, constants) live the whole run (no alloc/free time).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from ...model import MemoryBlock, Trace
+from ...model.graph import op_node, tensor_node
+from .schema import MemChunk, StaticProfile, Timing
+
+PERSISTENT = "PERSISTENT_DEVICE_VALUE"
+
+
+def _ns(seconds: float) -> int | None:
+    return round(seconds * 1e9) if math.isfinite(seconds) else None
+
+
+class _Execution:
+    """Where and when each executed opr ran, and who reads and writes each var."""
+
+    def __init__(self, doc: StaticProfile) -> None:
+        exe = doc.graph_exec
+        self.order = {opr_id: i for i, opr_id in enumerate(exe.comp_seq)}
+        self.device = doc.profiler.device
+        self.producer: dict[str, str] = {}
+        self.readers: dict[str, list[str]] = defaultdict(list)
+        for opr_id, opr in exe.operator.items():
+            if opr_id not in self.order:
+                continue
+            for var_id in opr.output:
+                self.producer[var_id] = opr_id
+            for var_id in opr.input:
+                self.readers[var_id].append(opr_id)
+
+    def timing(self, opr_id: str, comp_node: str) -> Timing | None:
+        places = self.device.get(opr_id, {})
+        return places.get(comp_node) or next(iter(places.values()), None)
+
+
+def chunk_vars(doc: StaticProfile) -> dict[str, list[str]]:
+    """Chunk id → var ids stored in it (by memory plan, plus alias sources' followers)."""
+    members: dict[str, list[str]] = defaultdict(list)
+    for var_id, var in doc.graph_exec.var.items():
+        if var.mem_plan is not None:
+            members[var.mem_plan.mem_chunk_id].append(var_id)
+    return members
+
+
+def add_memory_blocks(trace: Trace, doc: StaticProfile) -> None:
+    """Add a :class:`MemoryBlock` per non-empty chunk; count what cannot be placed."""
+    run = _Execution(doc)
+    members = chunk_vars(doc)
+    varz = doc.graph_exec.var
+    diag = trace.diagnostics
+    for chunk in doc.graph_exec.mem_chunk.values():
+        if chunk.size <= 0:
+            diag.add("megengine.empty_chunk", "mem_chunk of size 0 (no memory block)",
+                     kind="note", example=chunk.id)
+            continue
+        owner = varz.get(chunk.owner_var)
+        address = chunk.dev_ptr
+        if address is None and owner is not None and owner.prev_dev_ptr:
+            address = owner.prev_dev_ptr
+            diag.add("megengine.chunk_prev_ptr", "chunk without dev_ptr placed at its owner "
+                     "var's prev_dev_ptr", kind="guessed", example=chunk.id)
+        if address is None:
+            diag.add("megengine.chunk_no_address", "chunk without dev_ptr or prev_dev_ptr",
+                     kind="dropped", example=chunk.id)
+            continue
+        if owner is None:
+            diag.add("megengine.chunk_unknown_owner", "chunk owned by an unknown var: kept "
+                     "with no owner and no lifetime", kind="guessed",
+                     example=f"{chunk.id} (owner_var {chunk.owner_var})")
+            trace.add_memory_block(MemoryBlock(address, chunk.size, pool="static",
+                                               name=chunk.id, category="activation",
+                                               args={"chunk": chunk.id}))
+            continue
+        trace.add_memory_block(_block(trace, run, chunk, address,
+                                      members.get(chunk.id) or [chunk.owner_var], doc))
+
+
+def _block(trace: Trace, run: _Execution, chunk: MemChunk, address: int,
+           var_ids: list[str], doc: StaticProfile) -> MemoryBlock:
+    owner = doc.graph_exec.var[chunk.owner_var]
+    plan = owner.mem_plan
+    producer = run.producer.get(chunk.owner_var)
+    opr_type = doc.graph_exec.operator[producer].type if producer else ""
+    persistent = PERSISTENT in owner.flag
+    category = ("weight" if persistent else
+                "workspace" if owner.name.endswith(":workspace") else "activation")
+    alloc_ns = free_ns = None
+    if not persistent:
+        alloc_ns, free_ns = _lifetime(trace, run, chunk, var_ids, owner.comp_node)
+    return MemoryBlock(
+        address, chunk.size, alloc_ns, free_ns, device=owner.comp_node, pool="",
+        name=owner.name, owner_op=op_node(producer) if producer else None,
+        owner_tensor=tensor_node(chunk.owner_var), category=category,
+        shape=tuple(int(x) for x in plan.layout.shape) if plan else None,
+        dtype=plan.layout.dtype if plan else None,
+        args={"chunk": chunk.id, "vars": len(var_ids), "producer_type": opr_type})
+
+
+def _lifetime(trace: Trace, run: _Execution, chunk: MemChunk, var_ids: list[str],
+              comp_node: str) -> tuple[int | None, int | None]:
+    writers = [run.producer[v] for v in var_ids if v in run.producer]
+    if not writers:
+        trace.diagnostics.add("megengine.chunk_unexecuted_owner", "chunk whose vars no "
+                              "executed opr produces: no lifetime", kind="guessed",
+                              example=chunk.id)
+        return None, None
+    first = min(writers, key=run.order.__getitem__)
+    readers = [op for v in var_ids for op in run.readers.get(v, ())] or writers
+    last = max(readers, key=run.order.__getitem__)
+    begin, end = run.timing(first, comp_node), run.timing(last, comp_node)
+    if begin is None or end is None:
+        trace.diagnostics.add("megengine.chunk_untimed", "chunk whose producer or last "
+                              "reader has no device timing: no lifetime", kind="guessed",
+                              example=chunk.id)
+        return None, None
+    alloc, free = _ns(begin.start), _ns(end.end)
+    if alloc is not None and free is not None and free < alloc:
+        free = alloc
+    return alloc, free

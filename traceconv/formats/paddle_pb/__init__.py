@@ -1,0 +1,35 @@
+"""The new Paddle profiler's protobuf export (``*.paddle_trace.pb``, ``NodeTreesProto``).
+
+One host-event tree per OS thread (explicit parent ids; a synthetic root per thread),
+CUDA runtime calls with their device records, allocator records and op shapes attached to
+the innermost host node. Enum values are read as integers (3.x added types 15/16).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...errors import InputError
+from ...io import Source
+from ...model import Metadata, Trace
+from .proto import NodeTreesProto
+from .to_trace import build_trace
+
+# field 1 (version, a short "x.y.z" string) then field 2 (span index) or 3 (thread trees)
+_HEAD = re.compile(rb"\A\x0a[\x03-\x10]\d+\.\d+\.\d+[\x10\x1a]")
+
+
+def sniff(head: bytes, source: Source) -> float:
+    """Certain for a ``NodeTreesProto``: it opens with its version string."""
+    return 0.9 if _HEAD.match(head) else 0.0
+
+
+def read(source: Source, **options: object) -> Trace:
+    """Read a ``.paddle_trace.pb`` into a timeline with flows, memory blocks and counters."""
+    try:
+        message = NodeTreesProto.FromString(source.read_bytes())
+    except Exception as exc:  # the protobuf runtime raises DecodeError or RuntimeError
+        raise InputError(f"not a Paddle NodeTreesProto: {exc}", file=source.name) from None
+    if not message.version:
+        raise InputError("not a Paddle NodeTreesProto (no version field)", file=source.name)
+    return build_trace(message, Trace(Metadata(framework="paddle", source_format="paddle_pb")))

@@ -1,0 +1,200 @@
+"""Turn a decoded ``NodeTreesProto`` into tracks, slices, flows, memory blocks and counters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
+from .proto import EVENT_TYPES, MEM_EVENT_TYPES
+
+ROOT_PARENT = -1
+OPERATOR = 0
+
+
+def event_type_name(type_id: int) -> str:
+    """``TracerEventTypeProto`` name; unknown future values stay readable.
+
+    >>> event_type_name(16), event_type_name(42)
+    ('StaticKernelLaunch', 'type42')
+    """
+    return EVENT_TYPES.get(type_id, f"type{type_id}")
+
+
+class _Builder:
+    def __init__(self, trace: Trace, thread_names: dict[str, str]) -> None:
+        self.trace = trace
+        self.thread_names = thread_names
+        self.hosts: dict[int, int] = {}
+        self.devices: dict[int, int] = {}
+        self.streams: dict[tuple[int, int], int] = {}
+        self.counters: dict[tuple[str, str], int] = {}
+        self.open_blocks: dict[tuple[str, bool, int], MemoryBlock] = {}
+        self.orphan_frees = 0
+        # (timestamp, order, track, owner row, record): the records hang on the tree in
+        # node order, while pairing frees with allocs needs time order over all threads.
+        self.memory_records: list[tuple[int, int, int, int | None, Any]] = []
+
+    # -- tracks ---------------------------------------------------------------------------
+
+    def host_process(self, pid: int) -> int:
+        if pid not in self.hosts:
+            self.hosts[pid] = self.trace.add_process(f"Process {pid} (CPU)", pid=pid,
+                                                     kind=ProcessKind.HOST)
+        return self.hosts[pid]
+
+    def stream(self, device: int, stream: int) -> int:
+        key = (device, stream)
+        if key not in self.streams:
+            if device not in self.devices:
+                self.devices[device] = self.trace.add_process(
+                    f"GPU {device}", kind=ProcessKind.DEVICE, pid=device,
+                    sort_index=0x10000000 + device)
+            self.streams[key] = self.trace.add_track(
+                f"stream {stream}", process=self.devices[device], kind=TrackKind.STREAM,
+                tid=stream, sort_index=stream)
+        return self.streams[key]
+
+    def counter(self, place: str, what: str) -> int:
+        key = (place, what)
+        if key not in self.counters:
+            process = self.host_process(next(iter(self.hosts), 0))
+            self.counters[key] = self.trace.add_track(
+                f"{place} {what}", process=process, kind=TrackKind.COUNTER, unit="bytes",
+                description=f"Paddle allocator: {what} bytes on {place}")
+        return self.counters[key]
+
+    # -- one thread tree ------------------------------------------------------------------
+
+    def thread(self, tree) -> None:
+        trace = self.trace
+        nodes = tree.host_nodes
+        pid = next((n.host_trace_event.process_id for n in nodes
+                    if n.parentid != ROOT_PARENT), 0)
+        name = self.thread_names.get(str(tree.thread_id), "thread")
+        track = trace.add_track(f"{name} ({tree.thread_id})", process=self.host_process(pid),
+                                kind=TrackKind.THREAD, tid=tree.thread_id)
+        rows: dict[int, int] = {}          # node id → slice row
+        parents: dict[int, int] = {}
+        types: dict[int, int] = {}
+        for node in nodes:
+            event = node.host_trace_event
+            parents[node.id], types[node.id] = node.parentid, event.type
+            if node.parentid != ROOT_PARENT:
+                rows[node.id] = trace.add_slice(
+                    track, event.start_ns, max(event.end_ns - event.start_ns, 0), event.name,
+                    event_type_name(event.type), {"node_id": node.id})
+            for runtime in node.runtime_nodes:
+                self.runtime(track, runtime)
+            owner = rows.get(node.id)
+            for mem in node.mem_nodes:
+                record = mem.mem_event
+                self.memory_records.append((record.timestamp_ns, len(self.memory_records),
+                                            track, owner, record))
+            for supplement in node.op_supplement_nodes:
+                self.supplement(supplement.op_supplement_event, node.id, rows, parents, types)
+
+    def runtime(self, track: int, node) -> None:
+        event = node.runtime_trace_event
+        source = self.trace.add_slice(
+            track, event.start_ns, max(event.end_ns - event.start_ns, 0), event.name,
+            "CudaRuntime", {"correlation id": event.correlation_id,
+                            "callback id": event.callback_id})
+        for device_node in node.device_nodes:
+            target = self.device(device_node.device_event)
+            self.trace.add_flow(source, target, "launch", "launch")
+
+    def device(self, event) -> int:
+        args: dict[str, Any] = {"correlation id": event.correlation_id,
+                                "context": event.context_id, "stream": event.stream_id}
+        for detail in ("kernel_info", "memcpy_info", "memset_info"):
+            if event.HasField(detail):
+                message = getattr(event, detail)
+                args.update({f.name: v for f, v in message.ListFields()})
+        track = self.stream(event.device_id, event.stream_id)
+        return self.trace.add_slice(track, event.start_ns,
+                                    max(event.end_ns - event.start_ns, 0), event.name,
+                                    event_type_name(event.type), args)
+
+    def memories(self) -> None:
+        for _, _, track, owner, record in sorted(self.memory_records, key=lambda r: r[:2]):
+            self.memory(track, record, owner)
+
+    def memory(self, track: int, event, owner: int | None) -> None:
+        """An instant per record, the allocator's counters, and alloc/free paired by address
+        into memory blocks (per place; reserved and allocated memory apart)."""
+        trace = self.trace
+        kind = MEM_EVENT_TYPES.get(event.type, f"type{event.type}")
+        args = {"place": event.place, "addr": event.addr, "increase_bytes": event.increase_bytes,
+                "current_allocated": event.current_allocated,
+                "current_reserved": event.current_reserved,
+                "peak_allocated": event.peak_allocated, "peak_reserved": event.peak_reserved}
+        trace.add_instant(track, event.timestamp_ns, "[memory]", kind, args)
+        trace.add_counter(self.counter(event.place, "allocated"), event.timestamp_ns,
+                          event.current_allocated)
+        trace.add_counter(self.counter(event.place, "reserved"), event.timestamp_ns,
+                          event.current_reserved)
+        reserved = kind.startswith("Reserved")
+        key = (event.place, reserved, event.addr)
+        owner_name = None if owner is None else trace.slice(owner).name
+        if kind.endswith("Allocate"):
+            block = MemoryBlock(event.addr, event.increase_bytes, alloc_ns=event.timestamp_ns,
+                                device=event.place, pool="reserved" if reserved else "allocated",
+                                name=owner_name or "", owner_op=owner_name)
+            self.open_blocks[key] = block
+            trace.add_memory_block(block)
+        elif key in self.open_blocks:
+            self.open_blocks.pop(key).free_ns = event.timestamp_ns
+        else:
+            self.orphan_frees += 1
+            trace.add_memory_block(MemoryBlock(
+                event.addr, -event.increase_bytes, free_ns=event.timestamp_ns,
+                device=event.place, pool="reserved" if reserved else "allocated",
+                name=owner_name or ""))
+
+    def supplement(self, event, node_id: int, rows: dict[int, int], parents: dict[int, int],
+                   types: dict[int, int]) -> None:
+        """Shapes/dtypes/callstack go on the op they describe: the record hangs on the
+        innermost node (often the op's ``infer_shape`` child), so walk up to the Operator."""
+        target = node_id
+        while target in types and types[target] != OPERATOR and parents[target] in types:
+            target = parents[target]
+        row = rows.get(target if types.get(target) == OPERATOR else node_id)
+        if row is None:
+            self.trace.diagnostics.add("paddle_pb.supplement_without_op",
+                                       "op shapes recorded outside any op", kind="dropped",
+                                       example=event.op_type)
+            return
+        args = self.trace.slices.args[row]
+        assert args is not None
+        shapes = event.input_shapes
+        args["input_shapes"] = {key: [list(s.size) for s in vec.shapes]
+                                for key, vec in zip(shapes.key, shapes.shape_vecs, strict=False)}
+        dtypes = event.dtypes
+        args["input_dtypes"] = {key: list(vec.dtype)
+                                for key, vec in zip(dtypes.key, dtypes.dtype_vecs, strict=False)}
+        if event.callstack:
+            args["callstack"] = event.callstack
+
+
+def build_trace(message, trace: Trace) -> Trace:
+    meta = trace.metadata
+    meta.source_version = message.version
+    meta.clock = "unix epoch (ns)"
+    extra = {item.key: item.value for item in message.extra_info}
+    meta.attributes.update({"paddle.span_index": message.span_indx,
+                            **{f"paddle.{k}": v for k, v in extra.items() if not k.isdigit()}})
+    if message.device_property:
+        meta.attributes["paddle.device_properties"] = [
+            {f.name: v for f, v in prop.ListFields()} for prop in message.device_property]
+    builder = _Builder(trace, extra)
+    roots = 0
+    for tree in message.thread_trees:
+        builder.thread(tree)
+        roots += sum(1 for n in tree.host_nodes if n.parentid == ROOT_PARENT)
+    builder.memories()
+    trace.diagnostics.add("paddle_pb.root_nodes", "synthetic per-thread root nodes skipped",
+                          kind="note", count=roots)
+    trace.diagnostics.add("paddle_pb.free_without_alloc",
+                          "frees of memory allocated before the trace (blocks start unknown)",
+                          kind="note", count=builder.orphan_frees)
+    return trace

@@ -1,0 +1,140 @@
+"""Turn a parsed :class:`ReportLog` into op statistics plus an aggregate breakdown."""
+
+from __future__ import annotations
+
+from ...analysis.breakdown import BREAKDOWN_CLOCK, add_aggregate_breakdown
+from ...model import Metadata, OpStat, Trace
+from .parser import THREAD_PREFIX
+from .schema import EventRow, ProfilingReport, ReportLog
+
+MB = 1 << 20
+
+
+def ms_to_ns(value: float | None) -> int | None:
+    """Milliseconds as printed → integer nanoseconds (None stays None).
+
+    >>> ms_to_ns(0.0247018), ms_to_ns(None)
+    (24702, None)
+    """
+    return None if value is None else round(value * 1e6)
+
+
+def report_label(report: ProfilingReport, index: int) -> str:
+    view = "merged threads" if report.merged else "per thread"
+    return f"Paddle report {index + 1} (window {report.group + 1}, Place: {report.place}, {view})"
+
+
+def build_trace(log: ReportLog, trace: Trace | None = None) -> Trace:
+    """Stats for every report of ``log`` (sections events / overhead / memcpy / memory).
+
+    Each report's Event Summary also becomes one synthetic aggregate-breakdown process.
+    """
+    trace = trace or Trace(Metadata(framework="paddle"))
+    meta = trace.metadata
+    meta.framework = "paddle"
+    meta.clock = BREAKDOWN_CLOCK
+    meta.attributes.update({
+        "paddle.reports": len(log.reports),
+        "paddle.windows": len({r.group for r in log.reports}),
+        "paddle.places": sorted({r.place for r in log.reports if r.place}),
+    })
+    for index, report in enumerate(log.reports):
+        common = {"report": index, "window": report.group, "place": report.place,
+                  "view": "merged" if report.merged else "thread",
+                  "sorted_by": report.sorted_by}
+        _add_overhead(trace, report, common)
+        _add_memcpy(trace, report, common)
+        rows = _add_events(trace, report, common)
+        if rows:
+            add_aggregate_breakdown(
+                trace, rows, f"{report_label(report, index)}: aggregate breakdown (not a timeline)",
+                lane_of=_thread_lane)
+    for memory in log.memory:
+        for row in memory.rows:
+            trace.add_stat(OpStat(
+                row.event, calls=row.alloc_calls, section="memory",
+                extra={"window": memory.group, "alloc_calls": row.alloc_calls,
+                       "alloc_mb": row.alloc_mb, "free_calls": row.free_calls,
+                       "free_mb": row.free_mb,
+                       "alloc_bytes": None if row.alloc_mb is None else round(row.alloc_mb * MB),
+                       "free_bytes": None if row.free_mb is None else round(row.free_mb * MB)}))
+    return trace
+
+
+def _thread_lane(stat: OpStat) -> str:
+    thread = stat.extra.get("thread")
+    return "all threads merged" if thread is None else f"thread{thread}"
+
+
+def _add_overhead(trace: Trace, report: ProfilingReport, common: dict) -> None:
+    overhead = report.overhead
+    if overhead is None:
+        return
+    total = ms_to_ns(overhead.total_ms) or 0
+    extra = {**common, "parallel_executor": overhead.parallel_executor}
+    if overhead.accumulated_ms is not None:
+        extra["accumulated_ns"] = ms_to_ns(overhead.accumulated_ms)
+    parent = trace.add_stat(OpStat("Total time", total_ns=total, section="overhead",
+                                   extra=extra))
+    for name, ms, pct in (("Computation time", overhead.computation_ms,
+                           overhead.computation_ratio_pct),
+                          ("Framework overhead", overhead.framework_ms,
+                           overhead.framework_ratio_pct)):
+        if ms is not None or pct is not None:
+            trace.add_stat(OpStat(name, total_ns=ms_to_ns(ms) or 0, ratio=pct,
+                                  section="overhead", parent=parent, depth=1,
+                                  extra=dict(common)))
+
+
+def _add_memcpy(trace: Trace, report: ProfilingReport, common: dict) -> None:
+    parent: int | None = None
+    for row in report.memcpy:
+        nested = row.name != "GpuMemcpy" and parent is not None
+        index = trace.add_stat(OpStat(
+            row.name, calls=row.calls, total_ns=ms_to_ns(row.total_ms) or 0,
+            ratio=row.ratio_pct, section="memcpy", parent=parent if nested else None,
+            depth=1 if nested else 0, extra=dict(common)))
+        if not nested:
+            parent = index
+
+
+def _add_events(trace: Trace, report: ProfilingReport, common: dict) -> list[int]:
+    first = len(trace.stats)
+    non_finite = 0
+    paths: list[str] = []
+    for row in report.events:
+        parent = None if row.parent is None else first + row.parent
+        leaf = THREAD_PREFIX.sub("", row.name)
+        if row.parent is not None:
+            # Inner rows print "op/compute" and flat layouts the whole path: drop the part
+            # the parent already names.
+            parent_name = THREAD_PREFIX.sub("", report.events[row.parent].name)
+            leaf = leaf.removeprefix(parent_name + "/")
+        path = leaf if row.parent is None else f"{paths[row.parent]}/{leaf}"
+        paths.append(path)
+        non_finite += row.total_ms is None
+        trace.add_stat(_event_stat(row, report, parent, {**common, "thread": row.thread,
+                                                         "path": path}))
+    if non_finite:
+        trace.diagnostics.add("paddle_report.non_finite_total",
+                              "rows whose total is nan/inf (kept with total 0)",
+                              kind="repaired", count=non_finite)
+    return list(range(first, len(trace.stats)))
+
+
+def _event_stat(row: EventRow, report: ProfilingReport, parent: int | None,
+                extra: dict) -> OpStat:
+    total = ms_to_ns(row.total_ms)
+    if report.has_cpu_gpu_columns:
+        cpu, device = ms_to_ns(row.cpu_ms), ms_to_ns(row.gpu_ms)
+    else:
+        cpu = total if report.place in (None, "CPU") else None
+        device = total if report.place == "CUDA" else None
+    extra["ratio_fraction"] = row.ratio
+    if row.reorder_marked:
+        extra["reorder_marked"] = True
+    return OpStat(
+        row.name, calls=row.calls, total_ns=total or 0, min_ns=ms_to_ns(row.min_ms),
+        max_ns=ms_to_ns(row.max_ms), avg_ns=ms_to_ns(row.ave_ms), cpu_ns=cpu,
+        device_ns=device, ratio=None if row.ratio is None else round(row.ratio * 100, 9),
+        section="events", parent=parent, depth=row.depth, extra=extra)

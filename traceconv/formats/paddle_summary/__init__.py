@@ -1,0 +1,52 @@
+"""The new Paddle profiler's text: ``Profiler.summary()`` tables and the ``Perf Summary``.
+
+``read`` gives a stats-only trace: one :class:`~traceconv.model.OpStat` per table row
+(``section`` = operator, kernel, model, overview, userdefined, memory manipulation,
+distribution, device, memory, perf; nested by ``parent``/``depth``; ``extra["thread"]``
+for ``thread_sep`` output), the Device Summary utilisation and Perf Summary in metadata,
+and an aggregate breakdown per timed table.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...errors import InputError
+from ...io import Source
+from ...model import Metadata, Trace
+from .parser import SummaryParser
+from .schema import SummaryDocument
+from .to_trace import build_trace
+
+SCHEMAS = {"paddle_summary": SummaryDocument}
+_SIGNATURE = re.compile(
+    rb"^(?:-+(?:Device|Overview|Model|Distribution|Operator|Kernel|Memory Manipulation|"
+    rb"UserDefined) Summary-+|-+Memory Summary - Place\(.+\)-+|=+Perf Summary=+)\s*$",
+    re.MULTILINE)
+
+
+def sniff(head: bytes, source: Source) -> float:
+    """Certain when a summary title (``---Operator Summary---``, ``===Perf Summary===``) shows."""
+    return 0.95 if _SIGNATURE.search(head) else 0.0
+
+
+def parse(text: str, trace: Trace | None = None) -> tuple[SummaryDocument, Trace]:
+    """Parse summary text into its typed form and a stats-only trace.
+
+    >>> doc, trace = parse("=====Perf Summary=====\\nReader Ratio: 64.715%\\n"
+    ...                    "|   reader_cost   |     0.00136     |     0.00914     |     0.00003     |")
+    >>> doc.perf[0].reader_ratio_pct, trace.stats[0].avg_ns
+    (64.715, 1360000)
+    """
+    trace = trace or Trace(Metadata(framework="paddle"))
+    doc = SummaryParser(trace.diagnostics).parse_text(text)
+    return doc, build_trace(doc, trace)
+
+
+def read(source: Source, **options: object) -> Trace:
+    """Read ``summary()`` / ``Perf Summary`` text into a stats-only trace."""
+    doc, trace = parse(source.read_text())
+    if not doc.tables and not doc.perf and not doc.steps:
+        raise InputError("no Paddle summary table or Perf Summary found", file=source.name)
+    trace.metadata.source_format = "paddle_summary"
+    return trace

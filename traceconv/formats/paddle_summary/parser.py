@@ -1,0 +1,169 @@
+"""Line parser for ``Profiler.summary()`` tables and the ``Perf Summary`` text.
+
+Cells are ``'{: <w}'.format(v) + '  '``: a value longer than its width pushes the rest of
+the line right but stays at least two spaces from its neighbours, so rows are split on
+runs of two or more spaces, never on column positions. A table is: centered title,
+optional ``Time unit``/``Peak ... Memory`` lines, separator, header, separator, rows
+(with ``Thread: ...`` sub-titles), and a closing separator or a blank line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...model import Diagnostics
+from .schema import PerfSummary, StepInfo, SummaryDocument, SummaryRow, SummaryTable
+
+TITLE = re.compile(r"^-{2,}\s*(?P<title>[A-Za-z(][^-].*?[^-\s])\s*-{2,}\s*$")
+SEPARATOR = re.compile(r"^\s*-+(?: {2}-+)* *$")
+CELL_GAP = re.compile(r" {2,}")
+TIME_UNIT = re.compile(r"^\s*Time unit:\s*(\S+)\s*$")
+NOTE_VALUE = re.compile(r"^\s*(Peak (?:Allocated|Reserved) Memory):\s*(\S+)\s*$")
+PERF_TITLE = re.compile(r"^=+\s*Perf Summary\s*=+\s*$")
+PERF_RATIO = re.compile(r"^\s*Reader Ratio:\s*([-+\d.eE]+|nan)%\s*$")
+PERF_UNITS = re.compile(r"^\s*Time Unit:\s*(\S+?),\s*IPS Unit:\s*(.+?)\s*$")
+PERF_ROW = re.compile(r"^\s*\|(.*)\|\s*$")
+STEP_INFO = re.compile(
+    r"^\s*reader_cost:\s*(?P<reader>\S+)\s*(?P<unit>\w+)\s+batch_cost:\s*(?P<batch>\S+)\s*\w+"
+    r"(?:\s+ips:\s*(?P<ips>\S+)\s*(?P<ips_unit>\S+))?\s*$")
+THREAD_TITLE = "Thread: "
+FLOPS_MARK = "Flops Profiler"
+
+
+def _float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+class SummaryParser:
+    """Feed text, get a :class:`SummaryDocument`; unreadable rows are counted.
+
+    >>> doc = SummaryParser().parse_text("---Device Summary---\\n---  ---\\nDevice  Utilization (%)\\n"
+    ...                                  "---  ---\\nCPU(Process)  60.00\\n---  ---\\n")
+    >>> doc.tables[0].rows[0].cells
+    {'Device': 'CPU(Process)', 'Utilization (%)': '60.00'}
+    """
+
+    def __init__(self, diagnostics: Diagnostics | None = None) -> None:
+        self.diagnostics = diagnostics if diagnostics is not None else Diagnostics()
+        self.doc = SummaryDocument()
+        self._table: SummaryTable | None = None
+        self._perf: PerfSummary | None = None
+        self._state = "none"   # expect_header | header_done | rows | after_rows | text
+        self._thread: str | None = None
+        self._stack: list[int] = []
+
+    def parse_text(self, text: str) -> SummaryDocument:
+        for lineno, line in enumerate(text.splitlines(), 1):
+            self._line(lineno, line.rstrip("\r\n"))
+        return self.doc
+
+    def _line(self, lineno: int, line: str) -> None:
+        if m := STEP_INFO.match(line):
+            self.doc.steps.append(StepInfo(
+                line=lineno, reader_cost=float(m["reader"]), batch_cost=float(m["batch"]),
+                unit=m["unit"], ips=_float(m["ips"]) if m["ips"] else None,
+                ips_unit=m["ips_unit"]))
+        elif PERF_TITLE.match(line):
+            self._table, self._state = None, "none"
+            self._perf = PerfSummary(line=lineno)
+            self.doc.perf.append(self._perf)
+        elif self._perf is not None and self._perf_line(line):
+            pass
+        elif SEPARATOR.match(line) and line.strip():
+            self._separator()
+        elif m := TITLE.match(line):
+            self._title(lineno, m["title"])
+        elif self._table is None:
+            if line.strip():
+                self._foreign(lineno, line)
+        elif not line.strip():
+            if self._state == "rows":
+                self._state = "after_rows"
+        elif m := TIME_UNIT.match(line):
+            self._table.time_unit = m.group(1)
+        elif m := NOTE_VALUE.match(line):
+            self._table.notes[m.group(1)] = m.group(2)
+        elif self._state == "expect_header" or (
+                self._state == "after_rows" and line.startswith(" ")):
+            self._header(line)
+        elif self._state == "rows":
+            self._row(lineno, line)
+        else:
+            self._state = "text"   # Note: blocks and their example drawings
+
+    def _perf_line(self, line: str) -> bool:
+        perf = self._perf
+        assert perf is not None
+        if m := PERF_RATIO.match(line):
+            perf.reader_ratio_pct = _float(m.group(1))
+        elif m := PERF_UNITS.match(line):
+            perf.time_unit, perf.ips_unit = m.group(1), m.group(2)
+        elif m := PERF_ROW.match(line):
+            cells = [c.strip() for c in m.group(1).split("|")]
+            if cells and cells[0]:
+                perf.metrics[cells[0]] = {key: value for key, text in zip(
+                    ("avg", "max", "min"), cells[1:], strict=False)
+                    if (value := _float(text)) is not None}
+        else:
+            self._perf = None
+            return False
+        return True
+
+    def _title(self, lineno: int, title: str) -> None:
+        if title.startswith(THREAD_TITLE) and self._table is not None:
+            self._thread = title.removeprefix(THREAD_TITLE)
+            self._stack = []
+            return
+        if FLOPS_MARK in title:
+            self._table, self._state = None, "none"
+            return
+        self._table = SummaryTable(title=title, line=lineno)
+        self.doc.tables.append(self._table)
+        self._state, self._thread, self._stack = "before_header", None, []
+
+    def _separator(self) -> None:
+        if self._table is None:
+            return
+        self._state = {"before_header": "expect_header", "header_done": "rows",
+                       "rows": "after_rows"}.get(self._state, self._state)
+
+    def _header(self, line: str) -> None:
+        table = self._table
+        assert table is not None
+        cells = CELL_GAP.split(line.strip())
+        if line.startswith(" ") and table.headers:
+            cells = [table.headers[0][0], *cells]   # Overview's GPU half: blank first cell
+        table.headers.append(cells)
+        self._state = "header_done"
+
+    def _row(self, lineno: int, line: str) -> None:
+        table = self._table
+        assert table is not None
+        header = table.headers[-1] if table.headers else []
+        cells = CELL_GAP.split(line.strip())
+        if len(cells) != len(header):
+            self.diagnostics.add("paddle_summary.unreadable_row",
+                                 "table row whose cells do not match the header",
+                                 kind="dropped", example=f"line {lineno}: {line.strip()}")
+            return
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        del self._stack[depth:]
+        parent = self._stack[-1] if self._stack and len(self._stack) == depth else None
+        if depth and parent is None:
+            self.diagnostics.add("paddle_summary.orphan_indent",
+                                 "indented row with no enclosing row (kept at top level)",
+                                 kind="repaired", example=f"line {lineno}: {line.strip()}")
+            depth = 0
+        table.rows.append(SummaryRow(name=cells[0], depth=depth, parent=parent,
+                                     thread=self._thread, cells=dict(zip(header, cells,
+                                                                         strict=True)),
+                                     line=lineno))
+        self._stack = self._stack[:depth] + [len(table.rows) - 1]
+
+    def _foreign(self, lineno: int, line: str) -> None:
+        self.diagnostics.add("paddle_summary.foreign_lines",
+                             "lines outside any summary table were skipped", kind="note",
+                             example=f"line {lineno}: {line.strip()}")

@@ -1,0 +1,149 @@
+"""Turn a parsed :class:`SummaryDocument` into op statistics and aggregate breakdowns."""
+
+from __future__ import annotations
+
+from ...analysis.breakdown import BREAKDOWN_CLOCK, add_aggregate_breakdown
+from ...model import OpStat, Trace
+from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable
+
+UNIT_NS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
+CPU_COMPOUND = "CPU Total / Avg / Max / Min / Ratio(%)"
+GPU_COMPOUND = "GPU Total / Avg / Max / Min / Ratio(%)"
+# Tables whose rows nest in time and so make a meaningful aggregate breakdown.
+DRAWN = ("Model Summary", "Operator Summary", "Kernel Summary", "UserDefined Summary",
+         "Memory Manipulation Summary")
+
+
+def number(text: str | None) -> float | None:
+    """A printed cell as a number; ``-`` and anything else non-numeric is None.
+
+    >>> number("12.71"), number("-"), number(None)
+    (12.71, None, None)
+    """
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def compound(text: str | None, scale: int) -> dict[str, int | float | None]:
+    """``"101.66 / 12.71 / 15.44 / 10.18 / 100.00"`` → ns totals and the ratio in %.
+
+    >>> compound("1.50 / 0.75 / 1.00 / 0.50 / 10.00", 1_000_000)["total"]
+    1500000
+    """
+    parts = [number(p.strip()) for p in (text or "").split("/")]
+    parts += [None] * (5 - len(parts))
+    total, avg, high, low, ratio = parts[:5]
+    return {"total": _ns(total, scale), "avg": _ns(avg, scale), "max": _ns(high, scale),
+            "min": _ns(low, scale), "ratio": ratio}
+
+
+def _ns(value: float | None, scale: int) -> int | None:
+    return None if value is None else round(value * scale)
+
+
+def section_of(title: str) -> str:
+    """``Operator Summary`` → ``operator``; every ``Memory Summary - <Place>`` → ``memory``.
+
+    >>> section_of("Memory Manipulation Summary"), section_of("Memory Summary - Place(cpu)")
+    ('memory manipulation', 'memory')
+    """
+    if title.startswith("Memory Summary"):
+        return "memory"
+    return title.removesuffix(" Summary").lower()
+
+
+def build_trace(doc: SummaryDocument, trace: Trace) -> Trace:
+    meta = trace.metadata
+    meta.framework = "paddle"
+    meta.clock = BREAKDOWN_CLOCK
+    meta.attributes["paddle.summary_tables"] = [t.title for t in doc.tables]
+    for number_, table in enumerate(doc.tables):
+        rows = _add_table(trace, table, number_)
+        if table.title in DRAWN and rows:
+            add_aggregate_breakdown(
+                trace, rows, f"Paddle summary: {table.title}: aggregate breakdown "
+                "(not a timeline)", lane_of=lambda s: f"Thread: {s.extra.get('thread') or '-'}")
+    for perf in doc.perf:
+        _add_perf(trace, perf)
+    if doc.steps:
+        meta.attributes["paddle.step_info"] = [s.model_dump(exclude={"line"}) for s in doc.steps]
+    return trace
+
+
+def _add_table(trace: Trace, table: SummaryTable, number_: int) -> list[int]:
+    scale = UNIT_NS.get(table.time_unit or "ms", 1_000_000)
+    section = section_of(table.title)
+    extra_common: dict = {"table": table.title, "table_index": number_}
+    if section == "memory":
+        extra_common["place"] = table.title.partition(" - ")[2] or None
+        extra_common.update({k.lower().replace(" ", "_"): int(v) if v.lstrip("-").isdigit()
+                             else v for k, v in table.notes.items()})
+    if section == "device":
+        trace.metadata.attributes["paddle.utilization_pct"] = {
+            r.name: number(r.cells.get("Utilization (%)")) for r in table.rows}
+    first = len(trace.stats)
+    paths: list[str] = []
+    for row in table.rows:
+        path = row.name if row.parent is None else f"{paths[row.parent]}/{row.name}"
+        paths.append(path)
+        extra = {**extra_common, "thread": row.thread, "path": path}
+        stat = _row_stat(row, section, scale, extra)
+        stat.parent = None if row.parent is None else first + row.parent
+        stat.depth = row.depth
+        trace.add_stat(stat)
+    return list(range(first, len(trace.stats)))
+
+
+def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
+    cells = row.cells
+    calls = cells.get("Calls", "")
+    stat = OpStat(row.name, calls=int(calls) if calls.isdigit() else 0, section=section,
+                  extra=extra)
+    cpu = compound(cells[CPU_COMPOUND], scale) if CPU_COMPOUND in cells else None
+    gpu = compound(cells[GPU_COMPOUND], scale) if GPU_COMPOUND in cells else None
+    main = cpu or gpu
+    if main is not None:
+        stat.total_ns = main["total"] or 0
+        stat.avg_ns, stat.max_ns, stat.min_ns = main["avg"], main["max"], main["min"]
+        stat.ratio = main["ratio"]
+        stat.cpu_ns = cpu and cpu["total"]
+        stat.device_ns = gpu and gpu["total"]
+        if cpu and gpu:
+            extra.update({f"gpu_{k}_ns" if k != "ratio" else "gpu_ratio_pct": v
+                          for k, v in gpu.items() if k != "total"})
+    for column, field in (("CPU Time", "cpu_ns"), ("GPU Time", "device_ns"),
+                          ("Total Time", None)):
+        if (value := number(cells.get(column))) is not None:
+            stat.total_ns = round(value * scale)
+            if field:
+                setattr(stat, field, stat.total_ns)
+            stat.ratio = number(cells.get("Ratio (%)"))
+    if "FLOPs" in cells and (flops := number(cells["FLOPs"])) is not None:
+        extra["flops"] = int(flops)
+    if "Utilization (%)" in cells:
+        extra["utilization_pct"] = number(cells["Utilization (%)"])
+    if section == "memory":
+        stat.calls = int(number(cells.get("Allocation Count")) or 0)
+        stat.type = cells.get("Type", "")
+        for column in ("Allocation Count", "Free Count", "Allocation Size", "Free Size",
+                       "Increased Size"):
+            if (value := number(cells.get(column))) is not None:
+                extra[column.lower().replace(" ", "_")] = int(value)
+    return stat
+
+
+def _add_perf(trace: Trace, perf: PerfSummary) -> None:
+    trace.metadata.attributes.setdefault("paddle.perf_summary", []).append(
+        perf.model_dump(exclude={"line"}))
+    scale = UNIT_NS.get(perf.time_unit or "s", 1_000_000_000)
+    for name, values in perf.metrics.items():
+        if name.endswith("_cost"):
+            ns = {k: round(v * scale) for k, v in values.items()}
+            trace.add_stat(OpStat(name, total_ns=ns.get("avg", 0), avg_ns=ns.get("avg"),
+                                  max_ns=ns.get("max"), min_ns=ns.get("min"), section="perf",
+                                  extra={"reader_ratio_pct": perf.reader_ratio_pct}))
+        else:
+            trace.add_stat(OpStat(name, section="perf",
+                                  extra={**values, "unit": perf.ips_unit}))

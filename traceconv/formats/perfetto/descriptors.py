@@ -1,0 +1,167 @@
+"""TrackDescriptors: one per process and track of the model, with stable uuids and pids.
+
+* host processes keep their pid; device and synthetic processes ("GPU 0") and host
+  processes without one get a synthetic pid above Linux's ``pid_max`` (2^22), so they never
+  collide with a real pid, nor with the small device indices Kineto uses as GPU "pids";
+* host threads become ThreadDescriptors (synthetic tid when the model has none or a clash);
+* device streams, lanes, async and synthetic tracks become named tracks in their process
+  (a lane's parent is its home track); counter tracks get a CounterDescriptor unit;
+* ``sort_index`` becomes ``sibling_order_rank`` with ``child_ordering = EXPLICIT`` on the
+  parent, and named siblings never merge by name (``SIBLING_MERGE_BEHAVIOR_NONE``).
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+from ...model import Process, ProcessKind, Trace, Track, TrackKind
+from .wire import bytes_field, string_field, uint_field
+
+SYNTHETIC_ID_BASE = 1 << 30   # above pid_max on Linux (at most 2^22)
+INT32_MAX = (1 << 31) - 1
+
+# TrackDescriptor fields.
+UUID, NAME, PROCESS, THREAD, PARENT_UUID, COUNTER, DESCRIPTION = 1, 2, 3, 4, 5, 8, 14
+CHILD_ORDERING, SIBLING_ORDER_RANK, SIBLING_MERGE_BEHAVIOR = 11, 12, 15
+CHILD_ORDERING_EXPLICIT, SIBLING_MERGE_NONE = 3, 2
+# ProcessDescriptor / ThreadDescriptor / CounterDescriptor fields.
+PID, PROCESS_NAME, PROCESS_LABELS = 1, 6, 8
+TID, THREAD_NAME = 2, 5
+UNIT, UNIT_NAME = 3, 6
+COUNTER_UNITS = {"ns": 1, "count": 2, "bytes": 3}  # UNIT_TIME_NS, UNIT_COUNT, UNIT_SIZE_BYTES
+
+
+@dataclass(slots=True)
+class TrackIds:
+    """The uuids and pids chosen for a trace's processes and tracks."""
+
+    process_uuid: list[int]
+    track_uuid: list[int]
+    pid: list[int]
+    tid: list[int | None]   # None for tracks that are not threads
+
+
+def assign_ids(trace: Trace) -> TrackIds:
+    """Choose uuids, pids and tids. Uuids are salted with the source file and rank, so the
+    files of several ranks opened together in Perfetto do not share track uuids.
+
+    >>> trace = Trace(); gpu = trace.add_process("GPU 0", kind=ProcessKind.DEVICE, pid=0)
+    >>> assign_ids(trace).pid == [SYNTHETIC_ID_BASE]
+    True
+    """
+    meta = trace.metadata
+    salt = zlib.crc32(repr((meta.source_file, meta.rank)).encode()) & 0xFFFFFF
+    base = salt << 28
+    used_pids: set[int] = set()
+    pids = []
+    for process in trace.processes:
+        pid = process.pid
+        real = (process.kind is ProcessKind.HOST and pid is not None
+                and 0 < pid <= INT32_MAX and pid not in used_pids)
+        if not real:
+            if pid is not None and process.kind is ProcessKind.HOST:
+                trace.diagnostics.add("perfetto.pid_replaced", "a process pid was out of "
+                                      "range or used twice; it got a synthetic pid",
+                                      kind="repaired", example=f"{process.name!r} pid {pid}")
+            pid = SYNTHETIC_ID_BASE + process.id
+        used_pids.add(pid)
+        pids.append(pid)
+    used_tids: set[tuple[int, int]] = set()
+    tids: list[int | None] = []
+    for track in trace.tracks:
+        if not is_thread(trace, track):
+            tids.append(None)
+            continue
+        pid = pids[track.process]
+        tid = track.tid
+        if tid is None or not 0 < tid <= INT32_MAX or (pid, tid) in used_tids:
+            tid = SYNTHETIC_ID_BASE + track.id
+        used_tids.add((pid, tid))
+        tids.append(tid)
+    return TrackIds(
+        process_uuid=[base + 2 * p.id + 1 for p in trace.processes],
+        track_uuid=[base + 2 * t.id + 2 for t in trace.tracks],
+        pid=pids, tid=tids)
+
+
+def is_thread(trace: Trace, track: Track) -> bool:
+    """Host threads become ThreadDescriptors; everything else is a named track."""
+    return (track.kind is TrackKind.THREAD
+            and trace.processes[track.process].kind is ProcessKind.HOST)
+
+
+def descriptor_payloads(trace: Trace, ids: TrackIds) -> list[bytes]:
+    """Encoded ``TrackDescriptor`` messages: processes first, then tracks parents-first."""
+    ordered_children = {t.process for t in trace.tracks if t.sort_index is not None}
+    ordered_children |= {t.parent for t in trace.tracks
+                         if t.parent is not None and t.sort_index is not None}
+    out = [_process(p, ids, p.id in ordered_children) for p in trace.processes]
+    lane_parents = {t.parent for t in trace.tracks if t.parent is not None}
+    for track in _parents_first(trace.tracks):
+        out.append(_track(trace, track, ids, ordered=track.id in ordered_children
+                          and track.id in lane_parents))
+    return out
+
+
+def _process(process: Process, ids: TrackIds, ordered: bool) -> bytes:
+    desc = [uint_field(PID, ids.pid[process.id]), string_field(PROCESS_NAME, process.name)]
+    desc += [string_field(PROCESS_LABELS, label) for label in process.labels]
+    fields = [uint_field(UUID, ids.process_uuid[process.id]),
+              bytes_field(PROCESS, b"".join(desc))]
+    if ordered:
+        fields.append(uint_field(CHILD_ORDERING, CHILD_ORDERING_EXPLICIT))
+    return b"".join(fields)
+
+
+def _track(trace: Trace, track: Track, ids: TrackIds, ordered: bool) -> bytes:
+    parent = (ids.track_uuid[track.parent] if track.parent is not None
+              else ids.process_uuid[track.process])
+    fields = [uint_field(UUID, ids.track_uuid[track.id]), uint_field(PARENT_UUID, parent)]
+    tid = ids.tid[track.id]
+    if tid is not None:
+        fields.append(bytes_field(THREAD, uint_field(PID, ids.pid[track.process])
+                                  + uint_field(TID, tid) + string_field(THREAD_NAME, track.name)))
+    else:
+        fields.append(string_field(NAME, track.name))
+        fields.append(uint_field(SIBLING_MERGE_BEHAVIOR, SIBLING_MERGE_NONE))
+    if track.kind is TrackKind.COUNTER:
+        fields.append(bytes_field(COUNTER, counter_unit(track.unit)))
+    if track.description:
+        fields.append(string_field(DESCRIPTION, track.description))
+    if track.sort_index is not None:
+        fields.append(uint_field(SIBLING_ORDER_RANK, track.sort_index))
+    if ordered:
+        fields.append(uint_field(CHILD_ORDERING, CHILD_ORDERING_EXPLICIT))
+    return b"".join(fields)
+
+
+def counter_unit(unit: str | None) -> bytes:
+    """CounterDescriptor body: a builtin unit when there is one, else ``unit_name``.
+
+    >>> counter_unit("bytes"), counter_unit("%"), counter_unit(None)
+    (b'\\x18\\x03', b'2\\x01%', b'')
+    """
+    if not unit:
+        return b""
+    builtin = COUNTER_UNITS.get(unit)
+    return uint_field(UNIT, builtin) if builtin else string_field(UNIT_NAME, unit)
+
+
+def _parents_first(tracks: list[Track]) -> list[Track]:
+    """Tracks ordered so that a lane's home track comes before it."""
+    done: set[int] = set()
+    out: list[Track] = []
+
+    def visit(track: Track, trail: frozenset[int]) -> None:
+        if track.id in done:
+            return
+        if track.parent is not None and track.parent not in trail:
+            visit(tracks[track.parent], trail | {track.id})
+        done.add(track.id)
+        out.append(track)
+
+    for track in tracks:
+        visit(track, frozenset())
+    return out
+

@@ -1,0 +1,152 @@
+"""The ``summary`` output: a per-operator table (text) or its JSON form, for any trace.
+
+The numbers come from :func:`traceconv.analysis.summary.summarize`; this module only
+renders them. Text is a rich table; JSON is
+``{"total_device_time", "total_host_time", "rows": [...], "host_rows": [...]}`` with times in
+seconds, N/A as ``null`` and non-finite rates as the strings ``"inf"`` / ``"nan"`` (MegEngine's
+own spelling).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any, BinaryIO
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+
+from ...analysis.summary import Place, Row, Summary, SummaryOptions, summarize
+from ...model import Trace
+
+PREFIXES = ("", "K", "M", "G", "T", "P")
+
+
+def number_with_unit(value: float | None, unit: str, base: int, binary: bool = False) -> str:
+    """``profile_analyze``'s scaled number: two decimals and a prefixed unit.
+
+    >>> number_with_unit(37748736, "FLO", 1000), number_with_unit(804864, "B", 1024, True)
+    ('37.75 MFLO', '786.00 KiB')
+    >>> number_with_unit(None, "FLOPS", 1000), number_with_unit(float("inf"), "FLOPS", 1000)
+    ('N/A', 'inf FLOPS')
+    """
+    if value is None:
+        return "N/A"
+    if not math.isfinite(value):
+        return f"{value} {unit}"
+    prefix = 0
+    while value >= base and prefix < len(PREFIXES) - 1:
+        value /= base
+        prefix += 1
+    if binary and prefix:
+        unit = f"i{unit}"
+    return f"{value:.2f} {PREFIXES[prefix]}{unit}"
+
+
+def shapes_cell(shapes: list[list[int]] | None,
+                layouts: list[list[int] | None] | None = None) -> str:
+    """One ``{d0,d1}`` line per tensor; non-contiguous strides as `` -[s0,s1]``.
+
+    >>> shapes_cell([[4, 16], [16]], [[32, 1], None])
+    '{4,16} -[32,1]\\n{16}'
+    """
+    if shapes is None:
+        return ""
+    layouts = layouts or [None] * len(shapes)
+    return "\n".join("{" + ",".join(map(str, s)) + "}"
+                     + (" -[" + ",".join(map(str, lay)) + "]" if lay else "")
+                     for s, lay in zip(shapes, layouts, strict=False))
+
+
+def _json_number(value: float | None) -> float | str | None:
+    if value is None or math.isfinite(value):
+        return None if value is None else float(value) if isinstance(value, float) else value
+    return str(value)
+
+
+def row_dict(row: Row, place: Place) -> dict[str, Any]:
+    """The JSON object of one row."""
+    out: dict[str, Any] = {
+        "name": row.name, "type": row.type, "id": row.id,
+        f"{place}_self_time": float(row.time), "cumulative": row.cumulative,
+        "computation": _json_number(row.computation), "flops": _json_number(row.flops),
+        "memory": _json_number(row.memory), "bandwidth": _json_number(row.bandwidth),
+        "in_shapes": row.in_shapes, "out_shapes": row.out_shapes,
+    }
+    if row.count != 1 or row.id is None:
+        out["count"] = row.count
+    return out
+
+
+def summary_dict(summary: Summary, show_host: bool = True) -> dict[str, Any]:
+    """The ``summary --json`` object."""
+    out: dict[str, Any] = {
+        "total_device_time": summary.total_device_time,
+        "total_host_time": summary.total_host_time,
+        "rows": [row_dict(r, "device") for r in summary.device_rows],
+    }
+    if show_host:
+        out["host_rows"] = [row_dict(r, "host") for r in summary.host_rows]
+    return out
+
+
+def _time_cell(seconds: float, total: float | None) -> str:
+    ratio = f"\n{seconds / total * 100:.1f}%" if total else ""
+    return f"{seconds:.3}{ratio}"
+
+
+def rows_table(summary: Summary, place: Place) -> Table:
+    """The rich table of one place's rows."""
+    total = summary.total(place)
+    table = Table(title=f"{place} self time per operator", title_justify="left",
+                  show_lines=True)
+    for header in ("#", f"{place} self time", "cumulative", "operator", "computation",
+                   "FLOPS", "memory", "bandwidth", "in_shapes", "out_shapes"):
+        right = header in ("#", "computation", "FLOPS", "memory", "bandwidth")
+        table.add_column(header, justify="right" if right else "left", overflow="fold")
+    for i, row in enumerate(summary.rows(place)):
+        operator = (f"{row.name}\n{row.type}\n{row.id}" if row.id is not None
+                    else f"{row.type}\n{row.count} ops")
+        table.add_row(str(i), _time_cell(row.time, total), _time_cell(row.cumulative, total),
+                      operator, number_with_unit(row.computation, "FLO", 1000),
+                      number_with_unit(row.flops, "FLOPS", 1000),
+                      number_with_unit(row.memory, "B", 1024, binary=True),
+                      number_with_unit(row.bandwidth, "B/s", 1024, binary=True),
+                      shapes_cell(row.in_shapes, row.in_layouts), shapes_cell(row.out_shapes))
+    return table
+
+
+def totals_table(summary: Summary) -> Table:
+    table = Table(show_header=False, box=None, pad_edge=False)
+    for label, value in (("total device time", summary.total_device_time),
+                         ("total host time", summary.total_host_time)):
+        table.add_row(label, "N/A" if value is None else f"{value:g} s")
+    return table
+
+
+def render_text(summary: Summary, *, show_host: bool = False, print_only: str | None = None,
+                width: int | None = None) -> str:
+    """The terminal rendering: totals, the device table, and the host table if asked."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width or 160, force_terminal=False,
+                      color_system=None)
+    blocks = {"summary": lambda: totals_table(summary),
+              "device": lambda: rows_table(summary, "device"),
+              "host": lambda: rows_table(summary, "host")}
+    wanted = [print_only] if print_only else ["summary", "device"] + (["host"] if show_host
+                                                                      else [])
+    for name in wanted:
+        console.print(blocks[name]())
+    return buffer.getvalue()
+
+
+def write(trace: Trace, out: BinaryIO, *, json: bool = False, show_host: bool = False,
+          print_only: str | None = None, **options: Any) -> None:
+    """Write the summary of ``trace`` (text table, or JSON with ``json=True``)."""
+    summary = summarize(trace, SummaryOptions(**options))
+    if json:
+        out.write(orjson.dumps(summary_dict(summary), option=orjson.OPT_INDENT_2) + b"\n")
+    else:
+        out.write(render_text(summary, show_host=show_host, print_only=print_only).encode())
+

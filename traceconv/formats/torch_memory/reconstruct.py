@@ -1,0 +1,175 @@
+"""Memory blocks from byte counts that carry no tensor ids or addresses.
+
+PyTorch's memory-timeline export says "N bytes of category C appeared / went away at t", but
+not which tensor or where. To draw it as blocks we pair each free with a live block of the
+same category — the most recent one of exactly that size, else the most recent ones,
+splitting the last if needed (last in, first out, as autograd frees activations) — and place
+blocks at logical offsets with a first-fit allocator. Live bytes per category are exactly
+those of the export; the block identities and offsets are a reconstruction, said so in
+diagnostics.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ...model import MemoryBlock
+
+
+class FirstFit:
+    """A first-fit allocator over logical offsets starting at 0.
+
+    >>> heap = FirstFit(); a, b = heap.alloc(64), heap.alloc(32); heap.free(a, 64)
+    >>> a, b, heap.alloc(16), heap.alloc(64)
+    (0, 64, 0, 96)
+    """
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []   # free holes below the top, sorted by start
+        self._sizes: list[int] = []
+        self.top = 0
+
+    def alloc(self, size: int) -> int:
+        for i, hole in enumerate(self._sizes):
+            if hole >= size:
+                address = self._starts[i]
+                if hole == size:
+                    del self._starts[i], self._sizes[i]
+                else:
+                    self._starts[i] += size
+                    self._sizes[i] -= size
+                return address
+        address, self.top = self.top, self.top + size
+        return address
+
+    def free(self, address: int, size: int) -> None:
+        i = bisect.bisect_left(self._starts, address)
+        self._starts.insert(i, address)
+        self._sizes.insert(i, size)
+        if i + 1 < len(self._starts) and address + size == self._starts[i + 1]:
+            self._sizes[i] += self._sizes.pop(i + 1)
+            self._starts.pop(i + 1)
+        if i > 0 and self._starts[i - 1] + self._sizes[i - 1] == address:
+            self._sizes[i - 1] += self._sizes.pop(i)
+            self._starts.pop(i)
+            i -= 1
+        if self._starts[i] + self._sizes[i] == self.top:   # give the tail back
+            self.top = self._starts.pop(i)
+            self._sizes.pop(i)
+
+
+@dataclass
+class _Live:
+    address: int
+    size: int
+    alloc_ns: int | None
+    category: str
+    serial: int
+    dead: bool = False
+
+
+class Reconstruction:
+    """Builds blocks from create/destroy byte counts, one category at a time.
+
+    >>> r = Reconstruction(pool="timeline")
+    >>> _ = r.create(0, 64, "activation"); _ = r.create(5, 32, "activation")
+    >>> r.destroy(9, 64, "activation"), r.unmatched
+    (0, 0)
+    >>> [(b.address, b.size, b.alloc_ns, b.free_ns) for b in r.finish()]
+    [(0, 64, 0, 9), (64, 32, 5, None)]
+    """
+
+    def __init__(self, device: str = "", pool: str = "") -> None:
+        self.device, self.pool = device, pool
+        self.heap = FirstFit()
+        self._by_size: dict[tuple[str, int], list[_Live]] = defaultdict(list)
+        self._by_category: dict[str, list[_Live]] = defaultdict(list)
+        self._serials: dict[str, int] = defaultdict(int)
+        self.blocks: list[MemoryBlock] = []
+        self.unmatched = 0   # bytes freed that no live block of the category could cover
+        self.split = 0       # frees that took part of a block
+
+    def create(self, t: int | None, size: int, category: str, address: int | None = None) -> int:
+        """A block of ``size`` bytes appears at ``t`` (None: before the trace); its offset.
+
+        ``address`` places it on storage that it already holds (no allocation).
+        """
+        if address is None:
+            address = self.heap.alloc(size)
+        self._serials[category] += 1
+        live = _Live(address, size, t, category, self._serials[category])
+        self._by_size[(category, size)].append(live)
+        self._by_category[category].append(live)
+        return address
+
+    def destroy(self, t: int, size: int, category: str) -> int | None:
+        """``size`` bytes of ``category`` go away at ``t``; the offset when one block matched."""
+        live = self._take_exact(category, size)
+        if live is not None:
+            self._end(live, t)
+            return live.address
+        remaining = size
+        stack = self._by_category[category]
+        while remaining > 0:
+            while stack and stack[-1].dead:
+                stack.pop()
+            if not stack:
+                self.unmatched += remaining
+                return None
+            live = stack[-1]
+            if live.size <= remaining:
+                remaining -= live.size
+                self._end(live, t)
+            else:   # free the tail of the block, keep its head alive
+                self.split += 1
+                self._emit(live, live.address + live.size - remaining, remaining, t)
+                self.heap.free(live.address + live.size - remaining, remaining)
+                self._by_size[(category, live.size - remaining)].append(live)
+                live.size -= remaining
+                remaining = 0
+        return None
+
+    def retag(self, t: int, size: int, old: str, new: str) -> None:
+        """A tensor of ``size`` bytes changes category at ``t``, keeping its storage.
+
+        >>> r = Reconstruction(); _ = r.create(0, 8, "input"); r.retag(4, 8, "input", "gradient")
+        >>> [(b.address, b.category, b.alloc_ns, b.free_ns) for b in r.finish()]
+        [(0, 'input', 0, 4), (0, 'gradient', 4, None)]
+        """
+        live = self._take_exact(old, size)
+        if live is None:
+            self.destroy(t, size, old)
+            self.create(t, size, new)
+            return
+        live.dead = True
+        self._emit(live, live.address, live.size, t)
+        self.create(t, size, new, address=live.address)
+
+    def _take_exact(self, category: str, size: int) -> _Live | None:
+        """The most recent live block of ``category`` with exactly ``size`` bytes, if any."""
+        same = self._by_size.get((category, size))
+        while same and (same[-1].dead or same[-1].size != size):   # freed, or resized by a split
+            same.pop()
+        return same.pop() if same else None
+
+    def _end(self, live: _Live, t: int) -> None:
+        live.dead = True
+        self._emit(live, live.address, live.size, t)
+        self.heap.free(live.address, live.size)
+
+    def _emit(self, live: _Live, address: int, size: int, t: int | None) -> None:
+        self.blocks.append(MemoryBlock(address, size, live.alloc_ns, t, device=self.device,
+                                       pool=self.pool, name=f"{live.category} #{live.serial}",
+                                       category=live.category))
+
+    def finish(self) -> list[MemoryBlock]:
+        """All blocks, the ones still alive included, ordered by alloc time and offset."""
+        for stack in self._by_category.values():
+            for live in stack:
+                if not live.dead:
+                    live.dead = True
+                    self._emit(live, live.address, live.size, None)
+        return sorted(self.blocks, key=lambda b: (b.alloc_ns is not None, b.alloc_ns or 0,
+                                                  b.address))
