@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from .base import Flavour, ReadContext
 from .kineto import Kineto
+from .megengine import MegEngine
 from .paddle import PaddleProfiler, PaddleTimeline
 
-FLAVOURS: list[type[Flavour]] = [PaddleProfiler, PaddleTimeline, Kineto]
+FLAVOURS: list[type[Flavour]] = [PaddleProfiler, PaddleTimeline, MegEngine, Kineto]
 
 
 def detect(envelope: dict, events: list) -> Flavour:
