@@ -27,11 +27,11 @@ def test_info_json_contract():
     result = run("info", str(CNN), "--json")
     assert result.exit_code == 0
     info = orjson.loads(result.stdout)
-    assert INFO_KEYS <= info.keys() and all(isinstance(info[k], int) for k in INFO_KEYS)
+    assert info.keys() >= INFO_KEYS and all(isinstance(info[k], int) for k in INFO_KEYS)
     assert info["format"] == "chrome"
     assert (info["slices"], info["instants"], info["flows"], info["memory_blocks"]) == (
         2725, 570, 48, 291)
-    assert info["span_ns"] == 528_073_000 or info["span_ns"] > 0
+    assert info["span_ns"] > 0
     assert any(d["code"] == "kineto.alloc_without_free" and d["count"] == 14
                for d in info["diagnostics"])
 
