@@ -114,3 +114,13 @@ def test_malformed_events_never_crash(tmp_path: Path, events: list[dict]):
     result = CliRunner().invoke(app, [str(src), "--format", "chrome", "-o",
                                       str(tmp_path / "fuzz.pftrace")])
     assert result.exit_code == 0, result.output
+
+
+def test_chrome_round_trip_keeps_every_event(tmp_path: Path):
+    """Chrome → model → Chrome → model: the same counts, no counter track twice."""
+    out = tmp_path / "round.json"
+    assert run(str(CNN), "-o", str(out)).exit_code == 0
+    first = orjson.loads(run("info", str(CNN), "--json").stdout)
+    again = orjson.loads(run("info", str(out), "--json").stdout)
+    for key in ("slices", "instants", "counter_samples", "flows", "memory_blocks", "span_ns"):
+        assert again[key] == first[key], key
