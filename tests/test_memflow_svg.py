@@ -42,7 +42,7 @@ def peaks(root: ET.Element) -> list[ET.Element]:
 
 @pytest.fixture(scope="module")
 def cnn(data) -> Trace:
-    return traceconv.load(data / "torch" / "memory_timeline.raw.json.gz", format="torch_memory")
+    return traceconv.load(data / "torch_memory" / "memory_timeline.raw.json.gz", format="torch_memory")
 
 
 def test_every_block_is_a_titled_rectangle(cnn):
@@ -215,11 +215,17 @@ def test_regions_cover_every_block(blocks):
 def test_cli_memflow_writes_the_svg(data, tmp_path):
     out = tmp_path / "cnn.svg"
     result = CliRunner().invoke(app, [
-        "memflow", str(data / "torch" / "memory_timeline.raw.json.gz"), "--format",
+        "memflow", str(data / "torch_memory" / "memory_timeline.raw.json.gz"), "--format",
         "torch_memory", "-o", str(out), "--color-by", "category", "--start", "80ms",
         "--end", "130ms", "--min-size", "1KiB"])
     assert result.exit_code == 0, result.output
-    assert result.output.startswith(f"wrote {out} (447 blocks, ")
+    trace = traceconv.load(data / "torch_memory" / "memory_timeline.raw.json.gz")
+    first = min(b.alloc_ns for b in trace.memory if b.alloc_ns is not None)
+    lo, hi = first + 80_000_000, first + 130_000_000
+    expected = sum(b.size >= 1024 and (b.alloc_ns is None or b.alloc_ns <= hi)
+                   and (b.free_ns is None or b.free_ns >= lo) for b in trace.memory)
+    assert expected == 39
+    assert result.output.startswith(f"wrote {out} ({expected} of 447 blocks, ")
     root = ET.parse(out).getroot()
     legend = root.find(".//svg:g[@id='legend']", NS)
     notes = [t.text for t in legend.iter("{http://www.w3.org/2000/svg}text")]
@@ -230,7 +236,7 @@ def test_cli_memflow_writes_the_svg(data, tmp_path):
 
 
 def test_convert_to_svg_and_trace_method(data, tmp_path):
-    trace = traceconv.load(data / "torch" / "memory_timeline.json.gz", format="torch_memory")
+    trace = traceconv.load(data / "torch_memory" / "memory_timeline.json.gz", format="torch_memory")
     trace.memflow_svg(tmp_path / "a.svg", width=800, height=500)
     assert ET.parse(tmp_path / "a.svg").getroot().get("width") == "800"
     traceconv.save(trace, tmp_path / "b.svg.gz")
