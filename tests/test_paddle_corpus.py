@@ -7,12 +7,17 @@ import re
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 import traceconv
 
 FORMAT_OF = {".txt": ("paddle_report", "paddle_summary"), ".profile": ("paddle_profile",),
              ".pb": ("paddle_pb",), ".json": ("chrome",)}
+
+
+def expected_formats(path: Path) -> tuple[str, ...]:
+    name = path.name.removesuffix(".gz")
+    if re.search(r"\.profile(\.\d+)?$", name):     # two sessions: profile.0, profile.1
+        return FORMAT_OF[".profile"]
+    return FORMAT_OF[Path(name).suffix]
 ROW = re.compile(r"^( *)\S.*?\s+\d+\s+[-+\d.e]+")
 
 
@@ -26,8 +31,7 @@ def test_every_sample_reads(shared_samples: Path):
     assert len(files) > 100
     for path in files:
         trace = traceconv.load(path)
-        suffix = Path(path.name.removesuffix(".gz")).suffix
-        assert trace.metadata.source_format in FORMAT_OF[suffix], path
+        assert trace.metadata.source_format in expected_formats(path), path
         assert trace.counts()["slices"] + trace.counts()["stat_rows"] > 0, path
         bad = [d.code for d in trace.diagnostics if d.kind == "dropped"]
         assert not bad, (path, bad)
