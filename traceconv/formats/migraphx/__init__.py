@@ -62,8 +62,7 @@ def read(source: Source, **options: Any) -> Trace:
 
 def build(document: Document, name: str = "<text>") -> Trace:
     """Turn a parsed document into the model (see the module docstring)."""
-    trace = Trace(Metadata(source_format="migraphx", framework="MIGraphX",
-                           clock="synthetic (program order)"))
+    trace = Trace(Metadata(source_format="migraphx", framework="MIGraphX"))
     diagnostics = trace.diagnostics
     units = units_of(document, diagnostics)
     if not units:
@@ -76,6 +75,10 @@ def build(document: Document, name: str = "<text>") -> Trace:
     add_live_bytes_counters(trace)
     meta = trace.metadata
     meta.source_version = next((u.run.version for u in units if u.run.version), None)
+    timed = any(u.report is not None or u.eval_passes for u in units)
+    # Durations are measured, positions are not: a real-time axis, but no real timestamps.
+    meta.clock = ("measured durations laid back to back in program order (no timestamps)"
+                  if timed else "synthetic (program order, 1 µs per instruction)")
     meta.attributes["timestamps"] = ("none in the source: instructions are laid back to back "
                                      "in program order with their mean (perf) or trace-eval "
                                      "times")
