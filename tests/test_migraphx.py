@@ -179,7 +179,7 @@ def test_recomputed_summary_equals_the_printed_one(path):
         mine = recomputed[(row.extra.get("run"), row.name)]
         assert abs(mine.total_ns - row.total_ns) <= max(2, row.total_ns * 1e-5)
         assert mine.ratio == pytest.approx(row.ratio, rel=1e-4)
-        assert row.calls in (0, mine.calls)  # counts printed since ROCm 5.3
+        assert row.calls == mine.calls  # printed since ROCm 5.3, counted from the lines before
     # the printed order (by total, count, name, descending) is reproduced too
     runs = {s.extra.get("run") for s in printed}
     for run in runs:
@@ -249,7 +249,8 @@ def test_if_submodules_glued_return_and_nan():
             "tensor/main/x", "tensor/main/main:@3"} - {"tensor/main/x"} <= preds
     assert graph.nodes["op/main/main:@4"]["module_inputs"] == ["If_4_if", "If_4_else"]
     stat = {s.name: s for s in trace.stats if s.section == "summary"}
-    assert stat["gpu::code_object"].calls == 0 and stat["gpu::code_object"].ratio == 32
+    code = stat["gpu::code_object"]  # ROCm 4.5 prints no counts: they come from the lines
+    assert (code.calls, code.ratio, code.extra["count_printed"]) == (2, 32, False)
 
 
 def test_trace_eval_level2_two_passes():

@@ -23,7 +23,7 @@ from ...model import Metadata, Trace
 from .document import Document, parse_document
 from .graph import add_graph
 from .memory import add_memory
-from .stats import add_recomputed, add_summary
+from .stats import add_recomputed, add_summary, recompute
 from .timeline import add_host_totals, lay_out
 from .units import Unit, units_of
 
@@ -95,9 +95,9 @@ def _build_unit(trace: Trace, unit: Unit) -> None:
     blocks = add_memory(trace, program, layout, prefix, diagnostics)
     add_graph(trace.graph, program, layout, prefix, blocks)
     if unit.report is not None:
-        add_summary(trace, unit.report, unit.label)
-        if unit.report.lines:
-            add_recomputed(trace, unit.report, [n.inputs for n in program.nodes], unit.label)
+        groups = recompute(unit.report, [n.inputs for n in program.nodes])
+        add_summary(trace, unit.report, unit.label, {g.name: g.calls for g in groups})
+        add_recomputed(trace, groups, unit.label)
         if not unit.report.summary and unit.report.trailer.total_ms is None:
             diagnostics.add("migraphx.report_truncated", "perf report ends before its Summary "
                             "and trailer (cut paste); the lines present are read",
