@@ -377,3 +377,57 @@ def test_nan_and_numbers():
     assert math.isnan(parse_document("@0 = add(x,y) -> float_type, {2}, {1}: -nanms, -nan%")
                       .runs[0].report.lines[0].ms)
     assert re.fullmatch(migraphx.document.NUM, "5e-05")
+
+
+def test_root_relative_names_of_rocm62_reports():
+    """6.2+: the module the hash map yields first prints bare; main then prints main:@N."""
+    text = "\n".join([
+        "Running performance report ... ",
+        "@0 = hip::hip_copy_literal[id=main:pointwise0:@literal:0] -> float_type, {2}, {1}: "
+        "0.001ms, 9%",
+        "@1 = @return(@0)main:@0 = check_context::migraphx::gpu::context -> float_type, {}, "
+        "{}: 0.002ms, 17%",
+        "main:x = @param:x -> float_type, {2}, {1}: 0.003ms, 25%",
+        "main:@2 = gpu::code_object[code_object=1,symbol_name=k,global=2,local=2,](main:x,@0)"
+        " -> float_type, {2}, {1}: 0.006ms, 50%",
+        "main:@3 = @return(main:@2)",
+    ])
+    trace = migraphx.build(parse_document(text))
+    modules = {d["instruction"]: d["module"] for n, d in trace.graph.nodes(data=True)
+               if d["kind"] == "op"}
+    assert modules == {"@0": "root", "@1": "root", "main:@0": "main", "main:x": "main",
+                       "main:@2": "main", "main:@3": "main"}
+    assert sorted(trace.graph.predecessors("op/main/main:@2")) == [
+        "tensor/main/main:x", "tensor/root/@0"]
+
+
+def test_trace_eval_inside_a_perf_run_times_the_same_ops():
+    perf = PERF_DOC.read_text()
+    head, report = perf.split("Running performance report ... \n")
+    records = "".join(f"Run instruction: {ln}\nTime: 0.01ms, 0.02ms\n"
+                      for ln in head.splitlines() if " = " in ln and not ln.startswith("#"))
+    trace = migraphx.build(parse_document(head + "Running performance report ... \n"
+                                          + records + report))
+    gemm = trace.graph.nodes["op/main/@5"]
+    perf_row, eval_row = (trace.slice(r) for r in gemm["slices"])
+    assert (perf_row.dur, eval_row.dur) == (212_592, 20_000)
+    assert trace.tracks[eval_row.track].name.startswith("trace eval")
+
+
+def test_detailed_summary_groups_are_recomputed():
+    """6.2 --detailed: group<type(input lens)>, lens:strides when not packed."""
+    text = "\n".join([
+        "Running performance report ... ",
+        "x = @param:x -> float_type, {4, 8}, {8, 1}: 0.001ms, 1%",
+        "@1 = transpose[permutation={1, 0}](x) -> float_type, {8, 4}, {1, 8}: 0.001ms, 1%",
+        "@2 = gpu::code_object[code_object=1,symbol_name=k,global=2,local=2,](@1,x) -> "
+        "float_type, {4, 8}, {8, 1}: 0.098ms, 98%",
+        "",
+        "Summary:",
+        "gpu::code_object::k<float_type(8x4:1x8, 4x8)>: 0.098ms / 1 = 0.098ms, 98%",
+        "transpose<float_type(4x8)>: 0.001ms / 1 = 0.001ms, 1%",
+        "@param<float_type()>: 0.001ms / 1 = 0.001ms, 1%",
+    ])
+    trace = migraphx.build(parse_document(text))
+    recomputed = [s.name for s in trace.stats if s.section == "recomputed"]
+    assert recomputed == [s.name for s in trace.stats if s.section == "summary"]
