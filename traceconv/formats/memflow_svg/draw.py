@@ -260,6 +260,8 @@ def _draw_address_axis(drawing: svgwrite.Drawing, axis: AddressAxis, sel: Select
         offset = step
         while offset < region.span and height > 30:
             y = round(float(region.y(region.low + offset)), 2)
+            if y < region.y_top + 10:   # keep clear of the next region's address label
+                break
             group.add(drawing.line((left - 4, y), (left, y), class_="axis"))
             group.add(drawing.text(f"+{format_bytes(offset)}", insert=(left - 6, y + 3),
                                    text_anchor="end", class_="small"))
