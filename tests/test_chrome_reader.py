@@ -31,8 +31,11 @@ def phases(path: Path) -> Counter:
     return Counter(e.get("ph") for e in raw_events(path) if isinstance(e, dict))
 
 
-ALL_CHROME = sorted([*DATA.glob("torch/*.json*"), *DATA.glob("megengine/*.json"),
-                     *DATA.glob("paddle/*.json*"), *SAMPLES.glob("torch/*.json")])
+CHROME_PATTERNS = ("torch/*.pt.trace.json*", "torch/hta_*.json.gz", "torch/kineto*.json*",
+                   "megengine/*chrome_timeline.json", "paddle/*.paddle_trace.json*",
+                   "paddle/*.timeline.json*")
+ALL_CHROME = sorted({*(p for pattern in CHROME_PATTERNS for p in DATA.glob(pattern)),
+                     *SAMPLES.glob("torch/*.pt.trace.json")})
 
 
 @pytest.mark.parametrize("path", ALL_CHROME, ids=lambda p: p.name)

@@ -59,7 +59,11 @@ def build_trace(doc: SummaryDocument, trace: Trace) -> Trace:
     meta.framework = "paddle"
     meta.clock = BREAKDOWN_CLOCK
     meta.attributes["paddle.summary_tables"] = [t.title for t in doc.tables]
-    for number_, table in enumerate(doc.tables):
+    # The per-operator table first: summaries read the first section as the op table.
+    order = sorted(range(len(doc.tables)),
+                   key=lambda i: doc.tables[i].title != "Operator Summary")
+    for number_ in order:
+        table = doc.tables[number_]
         rows = _add_table(trace, table, number_)
         if table.title in DRAWN and rows:
             add_aggregate_breakdown(
