@@ -42,7 +42,7 @@ class Kineto(Flavour):
         if {"baseTimeNanoseconds", "deviceProperties", "distributedInfo"} & envelope.keys():
             return True
         sample = events[:2000]
-        return any(isinstance(e, dict) and (e.get("cat") in KINETO_CATEGORIES
+        return any(isinstance(e, dict) and (str(e.get("cat")) in KINETO_CATEGORIES
                                             or e.get("name") == "[memory]") for e in sample)
 
     def prepare(self, events: list, context: ReadContext) -> None:
