@@ -14,7 +14,7 @@ from collections import defaultdict
 
 from ...model import MemoryBlock, Trace
 from ...model.graph import op_node, tensor_node
-from .clock import seconds_to_ns
+from .clock import PROGRAM_STEP_NS, seconds_to_ns
 from .schema import MemChunk, StaticProfile, Timing
 
 PERSISTENT = "PERSISTENT_DEVICE_VALUE"
@@ -27,9 +27,11 @@ def _ns(seconds: float, offset: int) -> int | None:
 class _Execution:
     """Where and when each executed opr ran, and who reads and writes each var."""
 
-    def __init__(self, doc: StaticProfile, offsets: dict[str, int]) -> None:
+    def __init__(self, doc: StaticProfile, offsets: dict[str, int],
+                 program_order: bool) -> None:
         exe = doc.graph_exec
         self.offsets = offsets
+        self.program_order = program_order
         self.order = {opr_id: i for i, opr_id in enumerate(exe.comp_seq)}
         self.device = doc.profiler.device
         self.producer: dict[str, str] = {}
@@ -44,6 +46,9 @@ class _Execution:
 
     def span(self, opr_id: str, comp_node: str) -> tuple[int | None, int | None] | None:
         """(start, end) in trace ns of the opr on ``comp_node`` (else its first place)."""
+        if self.program_order:
+            step = self.order[opr_id]
+            return step * PROGRAM_STEP_NS, (step + 1) * PROGRAM_STEP_NS
         places = self.device.get(opr_id, {})
         place = comp_node if comp_node in places else next(iter(places), None)
         if place is None:
@@ -62,12 +67,14 @@ def chunk_vars(doc: StaticProfile) -> dict[str, list[str]]:
     return members
 
 
-def add_memory_blocks(trace: Trace, doc: StaticProfile, offsets: dict[str, int]) -> None:
+def add_memory_blocks(trace: Trace, doc: StaticProfile, offsets: dict[str, int],
+                      program_order: bool = False) -> None:
     """Add a :class:`MemoryBlock` per non-empty chunk; count what cannot be placed.
 
-    Times are on the trace clock: device seconds shifted by ``offsets[comp node]``.
+    Times are on the trace clock: device seconds shifted by ``offsets[comp node]``, or
+    opr-sequence steps with ``program_order`` (documents without timing).
     """
-    run = _Execution(doc, offsets)
+    run = _Execution(doc, offsets, program_order)
     members = chunk_vars(doc)
     varz = doc.graph_exec.var
     diag = trace.diagnostics
