@@ -78,6 +78,7 @@ def add_memory_blocks(trace: Trace, doc: StaticProfile, offsets: dict[str, int],
     members = chunk_vars(doc)
     varz = doc.graph_exec.var
     diag = trace.diagnostics
+    blocks: dict[str, MemoryBlock] = {}
     for chunk in doc.graph_exec.mem_chunk.values():
         if chunk.size <= 0:
             diag.add("megengine.empty_chunk", "mem_chunk of size 0 (no memory block)",
@@ -97,12 +98,44 @@ def add_memory_blocks(trace: Trace, doc: StaticProfile, offsets: dict[str, int],
             diag.add("megengine.chunk_unknown_owner", "chunk owned by an unknown var: kept "
                      "with no owner and no lifetime", kind="guessed",
                      example=f"{chunk.id} (owner_var {chunk.owner_var})")
-            trace.add_memory_block(MemoryBlock(address, chunk.size, pool="static",
-                                               name=chunk.id, category="activation",
+            trace.add_memory_block(MemoryBlock(address, chunk.size, name=chunk.id,
+                                               category="activation",
                                                args={"chunk": chunk.id}))
             continue
-        trace.add_memory_block(_block(trace, run, chunk, address,
-                                      members.get(chunk.id) or [chunk.owner_var], doc))
+        block = _block(trace, run, chunk, address, members.get(chunk.id) or [chunk.owner_var],
+                       doc)
+        blocks[chunk.id] = block
+        trace.add_memory_block(block)
+    diag.add("megengine.in_place_output", "outputs written over an input's memory (in-place "
+             "overwrite) start when their op ends, as MegEngine's plan counts them",
+             kind="note", count=_settle_in_place(run, doc, blocks))
+
+
+def _settle_in_place(run: _Execution, doc: StaticProfile,
+                     blocks: dict[str, MemoryBlock]) -> int:
+    """Start each output block that overlaps an input block of its op when that input ends.
+
+    MegEngine lets an opr write its output over an input it reads last (``overwrite_dest``
+    in the static plan): the two chunks share addresses, and the output's life begins when
+    the input's ends (at the op's end). Returns how many blocks moved.
+    """
+    exe, moved = doc.graph_exec, 0
+    for chunk_id, block in blocks.items():
+        producer = run.producer.get(exe.mem_chunk[chunk_id].owner_var)
+        if producer is None or block.alloc_ns is None:
+            continue
+        for var_id in exe.operator[producer].input:
+            plan = exe.var[var_id].mem_plan if var_id in exe.var else None
+            source = blocks.get(plan.mem_chunk_id) if plan else None
+            if (source is None or source is block or source.free_ns is None
+                    or not (source.address < block.end_address
+                            and block.address < source.end_address)
+                    or not block.alloc_ns < source.free_ns <= (block.free_ns or 0)):
+                continue
+            block.alloc_ns = source.free_ns
+            moved += 1
+            break
+    return moved
 
 
 def _block(trace: Trace, run: _Execution, chunk: MemChunk, address: int,
