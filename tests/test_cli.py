@@ -27,11 +27,11 @@ def test_info_json_contract():
     result = run("info", str(CNN), "--json")
     assert result.exit_code == 0
     info = orjson.loads(result.stdout)
-    assert INFO_KEYS <= info.keys() and all(isinstance(info[k], int) for k in INFO_KEYS)
+    assert info.keys() >= INFO_KEYS and all(isinstance(info[k], int) for k in INFO_KEYS)
     assert info["format"] == "chrome"
     assert (info["slices"], info["instants"], info["flows"], info["memory_blocks"]) == (
         2725, 570, 48, 291)
-    assert info["span_ns"] == 528_073_000 or info["span_ns"] > 0
+    assert info["span_ns"] > 0
     assert any(d["code"] == "kineto.alloc_without_free" and d["count"] == 14
                for d in info["diagnostics"])
 
@@ -114,3 +114,13 @@ def test_malformed_events_never_crash(tmp_path: Path, events: list[dict]):
     result = CliRunner().invoke(app, [str(src), "--format", "chrome", "-o",
                                       str(tmp_path / "fuzz.pftrace")])
     assert result.exit_code == 0, result.output
+
+
+def test_chrome_round_trip_keeps_every_event(tmp_path: Path):
+    """Chrome → model → Chrome → model: the same counts, no counter track twice."""
+    out = tmp_path / "round.json"
+    assert run(str(CNN), "-o", str(out)).exit_code == 0
+    first = orjson.loads(run("info", str(CNN), "--json").stdout)
+    again = orjson.loads(run("info", str(out), "--json").stdout)
+    for key in ("slices", "instants", "counter_samples", "flows", "memory_blocks", "span_ns"):
+        assert again[key] == first[key], key

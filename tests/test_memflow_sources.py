@@ -17,7 +17,7 @@ import pytest
 
 import traceconv
 from traceconv.analysis.memory import live_bytes
-from traceconv.formats.memflow_svg import MemflowOptions, render
+from traceconv.formats.memflow_svg import MemflowOptions, svg_text
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
 TEXT = "{http://www.w3.org/2000/svg}text"
@@ -50,7 +50,7 @@ def test_every_source_draws_all_its_blocks(relative, format, blocks):
     trace = load(relative, format)
     assert len(trace.memory) == blocks
     began = time.perf_counter()
-    root = ET.fromstring(render(trace, MemflowOptions()).tostring())
+    root = ET.fromstring(svg_text(trace, MemflowOptions()))
     assert time.perf_counter() - began < 5
     group = root.find(".//svg:g[@id='blocks']", NS)
     titled = [r for r in group.findall("svg:rect", NS) if r.find("svg:title", NS) is not None]
@@ -75,7 +75,7 @@ def test_torch_cnn_peak_is_what_pytorch_reported():
     events = orjson.loads(path.read_bytes())["traceEvents"]
     reported = max(e["args"]["Total Allocated"] for e in events if e.get("name") == "[memory]")
     trace = load("../samples/torch/cnn_step5.pt.trace.json", "chrome")
-    root = ET.fromstring(render(trace, MemflowOptions()).tostring())
+    root = ET.fromstring(svg_text(trace, MemflowOptions()))
     (marker,) = root.findall(".//svg:g[@class='peak-marker']", NS)
     assert int(marker.get("data-peak-bytes")) == reported == 2_625_264
     # the memory-timeline export of the same run peaks at the same instant
@@ -86,7 +86,7 @@ def test_torch_cnn_peak_is_what_pytorch_reported():
 def test_megengine_cpu_addresses_are_gap_compressed():
     """Heap (0x5629…) and mmap (0x7f59…) are ~41 TiB apart; the picture stays 900 px high."""
     trace = load("data/megengine/resnet50ish_lar_embed_profile.json.gz", "megengine")
-    root = ET.fromstring(render(trace, MemflowOptions()).tostring())
+    root = ET.fromstring(svg_text(trace, MemflowOptions()))
     assert root.get("height") == "900"
     labels = [t.text for t in root.find(".//svg:g[@id='address-axis']", NS).iter(TEXT)]
     assert any(x.startswith("0x7f") for x in labels) and any(x.startswith("0x56") for x in labels)
@@ -102,7 +102,7 @@ def test_shared_corpus_large_trace(shared_samples):
     trace = traceconv.load(path)
     assert len(trace.memory) == 49_200
     began = time.perf_counter()
-    svg = render(trace, MemflowOptions()).tostring()
+    svg = svg_text(trace, MemflowOptions())
     assert time.perf_counter() - began < 10
     assert len(svg) < 4_000_000
     root = ET.fromstring(svg)

@@ -51,7 +51,7 @@ def test_totals_export_counters_reproduce_every_row(data):
     times, sizes = _document(path)
     trace = traceconv.load(path, format="torch_memory")
     assert trace.metadata.source_format == "torch_memory"
-    assert trace.metadata.framework == "pytorch"
+    assert trace.metadata.framework == "PyTorch"
     series = _counter_series(trace)
     total = series["timeline live bytes"]
     # The preexisting rows are stamped with the first time, so times repeat; the level at a

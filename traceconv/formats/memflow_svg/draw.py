@@ -16,6 +16,7 @@ one rectangle per cell (cells grow until the budget holds) and the legend says h
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -120,6 +121,21 @@ def render(trace: Trace, options: MemflowOptions) -> svgwrite.Drawing:
     peaks = _draw_live_bytes(drawing, sel, times, frame, clock)
     _draw_legend(drawing, sel, axis, coloring, merged, peaks, frame)
     return drawing
+
+
+# Characters XML 1.0 forbids even escaped; names from traces can hold them.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def svg_text(trace: Trace, options: MemflowOptions) -> str:
+    """The SVG document text, with characters that XML cannot hold replaced by U+FFFD.
+
+    >>> from traceconv.model import MemoryBlock
+    >>> t = Trace(); _ = t.add_memory_block(MemoryBlock(0, 64, 0, 9, name="a\x08b"))
+    >>> "a\ufffdb" in svg_text(t, MemflowOptions())
+    True
+    """
+    return _NOT_XML.sub("\ufffd", render(trace, options).tostring())
 
 
 # -- blocks -------------------------------------------------------------------------------
@@ -260,6 +276,8 @@ def _draw_address_axis(drawing: svgwrite.Drawing, axis: AddressAxis, sel: Select
         offset = step
         while offset < region.span and height > 30:
             y = round(float(region.y(region.low + offset)), 2)
+            if y < region.y_top + 10:   # keep clear of the next region's address label
+                break
             group.add(drawing.line((left - 4, y), (left, y), class_="axis"))
             group.add(drawing.text(f"+{format_bytes(offset)}", insert=(left - 6, y + 3),
                                    text_anchor="end", class_="small"))
