@@ -106,3 +106,18 @@ def test_real_kineto_trace_overlaps(data):
         1 for e in parse_events(Source(data / "torch" / "rank-0.pt.trace.json.gz").read_bytes(),
                                 "r") if e.get("ph") == "X")
     assert {e["code"]: e["count"] for e in report.errors} == {"overlapping_slice": 2}
+
+
+def test_check_cli_on_chrome_json(data):
+    """`traceconv check` tells JSON from protobuf by content and exits 1 on errors."""
+    import json
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "traceconv", "check",
+                          str(data / "torch" / "rank-0.pt.trace.json.gz"), "--json"],
+                         capture_output=True, text=True)
+    assert run.returncode == 1
+    result = json.loads(run.stdout)
+    assert result["format"] == "chrome" and result["counts"]["slices"] == 409
+    assert [(e["code"], e["count"]) for e in result["errors"]] == [("overlapping_slice", 2)]

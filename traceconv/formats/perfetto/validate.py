@@ -145,7 +145,7 @@ class PftraceValidator:
         if seq is None:
             seq = self.sequences[seq_id] = _Sequence()
         flags = packet.sequence_flags
-        if flags & CLEARED or packet.incremental_state_cleared:
+        if flags & CLEARED or (not flags and packet.incremental_state_cleared):
             seq.clear()
         elif flags & NEEDS and not seq.valid:
             report.error("needs_incremental_state_before_cleared", "a packet needs incremental "
@@ -157,11 +157,12 @@ class PftraceValidator:
         if packet.HasField("trace_packet_defaults"):
             defaults = packet.trace_packet_defaults.track_event_defaults
             seq.default_track = defaults.track_uuid if defaults.HasField("track_uuid") else None
-        if packet.HasField("track_event"):
+        data = packet.WhichOneof("data")
+        if data == "track_event":
             self._event(packet, seq, seq_id, offset)
-        elif packet.HasField("track_descriptor"):
+        elif data == "track_descriptor":
             self._descriptor(packet.track_descriptor, offset)
-        elif packet.HasField("clock_snapshot"):
+        elif data == "clock_snapshot":
             self.snapshot_clocks.update(c.clock_id for c in packet.clock_snapshot.clocks)
 
     def _intern(self, packet: TracePacket, seq: _Sequence, offset: int) -> None:
@@ -189,18 +190,22 @@ class PftraceValidator:
         if clock != BOOTTIME:
             self.event_clocks.setdefault(clock, offset)
         tables = seq.tables
-        if event.name_iid and event.name_iid not in tables["event_names"]:
+        name_iid = event.name_iid
+        if name_iid and name_iid not in tables["event_names"]:
             report.error("unknown_name_iid", "an event's name_iid was never interned on its "
-                         "sequence: the slice has no name", example=f"iid {event.name_iid}, "
+                         "sequence: the slice has no name", example=f"iid {name_iid}, "
                          f"byte offset {offset}")
         for iid in event.category_iids:
             if iid not in tables["event_categories"]:
                 report.error("unknown_category_iid", "a category iid was never interned",
                              example=f"iid {iid}, byte offset {offset}")
-        for annotation in event.debug_annotations:
-            if annotation.name_iid and annotation.name_iid not in tables["debug_annotation_names"]:
+        annotations = event.debug_annotations
+        if annotations:
+            unknown = {a.name_iid for a in annotations} - tables["debug_annotation_names"]
+            unknown.discard(0)   # an inline name
+            if unknown:
                 report.error("unknown_annotation_name_iid", "an argument name iid was never "
-                             "interned", example=f"iid {annotation.name_iid}, byte offset {offset}")
+                             "interned", example=f"iid {min(unknown)}, byte offset {offset}")
         kind = event.type
         if kind == COUNTER and not (event.HasField("counter_value")
                                     or event.HasField("double_counter_value")):
@@ -213,8 +218,9 @@ class PftraceValidator:
             return
         track = (event.track_uuid if event.HasField("track_uuid")
                  else seq.default_track or 0)
-        if event.flow_ids or event.terminating_flow_ids:
-            self.flows[len(self.ts)] = (list(event.flow_ids), list(event.terminating_flow_ids))
+        flow_ids, terminating = event.flow_ids, event.terminating_flow_ids
+        if flow_ids or terminating:
+            self.flows[len(self.ts)] = (list(flow_ids), list(terminating))
         self.ts.append(packet.timestamp)
         self.track.append(track)
         self.type.append(kind)
