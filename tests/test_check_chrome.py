@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import json
+import subprocess
+import sys
 
 import orjson
 import pytest
@@ -110,10 +113,6 @@ def test_real_kineto_trace_overlaps(data):
 
 def test_check_cli_on_chrome_json(data):
     """`traceconv check` tells JSON from protobuf by content and exits 1 on errors."""
-    import json
-    import subprocess
-    import sys
-
     run = subprocess.run([sys.executable, "-m", "traceconv", "check",
                           str(data / "torch" / "rank-0.pt.trace.json.gz"), "--json"],
                          capture_output=True, text=True)
