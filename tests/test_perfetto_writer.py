@@ -257,11 +257,14 @@ def test_misplaced_events_are_counted_not_written():
     p = trace.add_process("p", pid=3)
     counter = trace.add_track("c", process=p, kind=TrackKind.COUNTER)
     main = trace.add_track("main", process=p, tid=3)
-    trace.add_slice(counter, 0, 5, "wrong")
+    wrong = trace.add_slice(counter, 0, 5, "wrong")
+    trace.add_flow(trace.add_slice(main, 0, 2, "source"), wrong)
     trace.add_counter(main, 0, 1.0)
     report = validate_bytes(encode(trace))
-    assert report.ok and report.counts["slices"] == report.counts["counter_values"] == 0
+    assert report.ok and not report.warnings
+    assert report.counts["slices"] == 1 and report.counts["counter_values"] == 0
     assert trace.diagnostics.count("perfetto.slice_on_counter_track") == 1
+    assert trace.diagnostics.count("perfetto.flow_dropped") == 1
     assert trace.diagnostics.count("perfetto.counter_on_slice_track") == 1
 
 

@@ -325,10 +325,11 @@ class _EventEncoder:
         flows = trace.flows
         n = len(trace.slices)
         fields: dict[int, list[bytes]] = {}
-        starts = trace.slices.start
+        starts, tracks, begin = trace.slices.start, trace.slices.track, self.begin
         dropped = backwards = 0
         for index, (src, dst) in enumerate(zip(flows.source, flows.target, strict=True)):
-            if not (0 <= src < n and 0 <= dst < n) or src == dst:
+            if (not (0 <= src < n and 0 <= dst < n) or src == dst
+                    or begin[tracks[src]] is None or begin[tracks[dst]] is None):
                 dropped += 1
                 continue
             flow_id = _FIXED64(index + 1)
@@ -339,8 +340,9 @@ class _EventEncoder:
             fields.setdefault(src, []).append(_FLOW_ID + flow_id)
             fields.setdefault(dst, []).append((_TERMINATING_FLOW_ID if forward else _FLOW_ID)
                                               + flow_id)
-        trace.diagnostics.add("perfetto.flow_dropped", "flows that link a slice to itself or "
-                              "to a missing slice were not written", kind="dropped",
+        trace.diagnostics.add("perfetto.flow_dropped", "flows that link a slice to itself, to "
+                              "a missing slice or to one not written were not written",
+                              kind="dropped",
                               count=dropped)
         trace.diagnostics.add("perfetto.flow_backwards", "flows whose target starts no later "
                               "than their source: Perfetto draws them from the earlier slice",
