@@ -9,11 +9,14 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import traceconv
 from tests.test_perfetto_writer import sample_trace
-from traceconv.analysis.chrome_check import check_chrome
+from traceconv.analysis.chrome_check import check_chrome, check_chrome_events
 from traceconv.formats.perfetto import write
 from traceconv.io import Source
 from traceconv.model import Trace
@@ -102,3 +105,39 @@ def test_chrome_checker_agrees_with_the_json_importer(trace_processor):
         "select name, value from stats where name = 'slice_drop_overlapping_complete_event'")}
     errors = {e["code"]: e["count"] for e in report.errors}
     assert dropped.get("slice_drop_overlapping_complete_event") == errors["overlapping_slice"]
+
+
+x_events = st.lists(st.tuples(st.integers(1, 2), st.integers(0, 60), st.integers(0, 30)),
+                    min_size=1, max_size=25)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(x_events)
+def test_checker_predicts_the_json_importer_on_random_x_events(trace_processor, rows):
+    """Random X events (integer µs, overlaps, ties, zero lengths) on two threads: the
+    checker's kept count and overlap count equal trace_processor's."""
+    events = [{"ph": "X", "name": f"e{i}", "ts": ts, "dur": dur, "pid": 1, "tid": tid}
+              for i, (tid, ts, dur) in enumerate(rows)]
+    report = check_chrome_events(events)
+    trace_processor.load(orjson.dumps({"traceEvents": events}))
+    kept = trace_processor.query("select count(*) n from slice")[0].n
+    assert kept == report.counts["slices"]
+    dropped = trace_processor.query("select sum(value) n from stats "
+                                    "where name = 'slice_drop_overlapping_complete_event'")[0].n
+    errors = {e["code"]: e["count"] for e in report.errors}
+    assert (dropped or 0) == errors.get("overlapping_slice", 0)
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 400), st.integers(0, 150)),
+                min_size=1, max_size=60))
+def test_every_random_slice_reaches_trace_processor(trace_processor, rows):
+    """Overlapping, tied and zero-length slices all arrive once written (lanes included)."""
+    trace = Trace()
+    host = trace.add_process("p", pid=5)
+    tracks = [trace.add_track(f"t{i}", process=host, tid=6 + i) for i in range(2)]
+    for track, start, dur in rows:
+        trace.add_slice(tracks[track], start, dur, "s")
+    assert_loads_completely(trace_processor, trace)
