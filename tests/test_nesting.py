@@ -85,6 +85,24 @@ def test_cascading_overlaps_open_more_lanes_and_repair_is_idempotent():
     assert trace.diagnostics.count("nesting.overlap_moved") == 4
 
 
+def test_repair_after_new_slices_keeps_lanes_nested():
+    trace, main = _thread_trace()
+    trace.add_slice(main, 0, 100, "frame")
+    forward = trace.add_slice(main, 50, 100, "forward")
+    repair_nesting(trace)
+    lane = trace.slice(forward).track
+    late = trace.add_slice(main, 120, 100, "late")   # overlaps 'forward' (now on the lane)
+    repair_nesting(trace)
+    for track in trace.tracks:
+        _depths(trace, track.id)
+    assert trace.slice(forward).track == lane and trace.slice(late).track == main
+    assert trace.diagnostics.count("nesting.overlap_moved") == 1
+    before = trace.slices.numpy("track")
+    repair_nesting(trace)
+    assert (trace.slices.numpy("track") == before).all()
+    assert trace.diagnostics.count("nesting.overlap_moved") == 1
+
+
 def test_nest_pass_reports_positions():
     assert nest_pass([0, 0, 1, 1], [0, 5, 0, 5], [10, 15, 10, 8]) == ([1], [])
 
@@ -129,3 +147,19 @@ def test_any_slice_set_ends_up_properly_nested(rows, max_depth):
     moved = sum(1 for s in trace.iter_slices() if trace.tracks[s.track].kind is TrackKind.LANE)
     assert moved == (trace.diagnostics.count("nesting.overlap_moved")
                      + trace.diagnostics.count("nesting.too_deep_moved"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(intervals, intervals)
+def test_repairing_again_after_more_slices_still_nests(first, second):
+    trace = Trace()
+    host = trace.add_process("p", pid=1)
+    homes = [trace.add_track(f"t{i}", process=host, tid=i + 1) for i in range(4)]
+    for batch in (first, second):
+        for track, start, dur in batch:
+            trace.add_slice(homes[track], start, dur, "s")
+        repair_nesting(trace, max_depth=3)
+    assert len(trace.slices) == len(first) + len(second)
+    for track in trace.tracks:
+        depths = _depths(trace, track.id)
+        assert not depths or max(depths) <= 3

@@ -16,7 +16,8 @@ from ..gcpause import paused_gc
 from ..model import Trace, TrackKind
 
 MAX_DEPTH = 511  # deepest 0-based depth trace_processor keeps (its kMaxDepth is 512 levels)
-LANE_SUFFIX = " (overlap lane {})"
+LANE_SUFFIX = " (overlap lane {})"   # lanes made here are known by this name
+_LANE_MARK = LANE_SUFFIX.split("{")[0]
 
 
 def nest_pass(tracks: list[int], starts: list[int], ends: list[int],
@@ -87,40 +88,55 @@ def repair_nesting(trace: Trace, max_depth: int = MAX_DEPTH) -> None:
 
 def _repair(trace: Trace, max_depth: int) -> None:
     slices = trace.slices
-    track = slices.numpy("track")
+    current = slices.numpy("track")
+    lanes = _LaneFinder(trace)
+    # slices already on our lanes take part as if on their home track again, so that a
+    # repeated repair, or one after slices were added, lays every home out from scratch
+    track = lanes.home_of[current] if lanes.lanes else current
     start = slices.numpy("start")
     end = start + np.maximum(slices.numpy("dur"), 0)
     order = np.lexsort((start - end, start, track))
     rows = order.tolist()
     tracks, starts, ends = track[order].tolist(), start[order].tolist(), end[order].tolist()
     overlapping, too_deep = nest_pass(tracks, starts, ends, max_depth)
-    if not overlapping and not too_deep:
+    if not overlapping and not too_deep and not lanes.lanes:
         return
-    _count(trace, "nesting.overlap_moved", "slices that partially overlap the slice enclosing "
-           "them were moved to an overlap lane track", overlapping, rows)
-    _count(trace, "nesting.too_deep_moved", f"slices deeper than {max_depth} were moved to an "
-           "overlap lane track", too_deep, rows)
+    final = track.copy()
     pending = sorted(overlapping + too_deep)  # keeps the (track, start, -dur) order
-    lanes = _LaneFinder(trace)
     lane_number = 0
     while pending:
         lane_number += 1
         rejected = set(sum(nest_pass([tracks[p] for p in pending], [starts[p] for p in pending],
                                      [ends[p] for p in pending], max_depth), []))
-        column = slices.track
         for index, position in enumerate(pending):
             if index not in rejected:
-                column[rows[position]] = lanes.lane(tracks[position], lane_number)
+                final[rows[position]] = lanes.lane(tracks[position], lane_number)
         pending = [pending[i] for i in sorted(rejected)]
+    for code, message, positions in (
+            ("nesting.overlap_moved", "slices that partially overlap the slice enclosing them "
+             "were moved to an overlap lane track", overlapping),
+            ("nesting.too_deep_moved", f"slices deeper than {max_depth} were moved to an "
+             "overlap lane track", too_deep)):
+        _count(trace, code, message, [rows[p] for p in positions
+                                      if final[rows[p]] != current[rows[p]]])
+    column = slices.track
+    for row in np.flatnonzero(final != current).tolist():
+        column[row] = int(final[row])
 
 
 class _LaneFinder:
-    """Finds or creates lane ``n`` of a home track (reusing lanes of an earlier repair)."""
+    """Finds or creates lane ``n`` of a home track, and knows the lanes made earlier."""
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
-        self.lanes = {(t.parent, t.name): t.id for t in trace.tracks
-                      if t.kind is TrackKind.LANE and t.parent is not None}
+        tracks = trace.tracks
+        self.lanes = {(t.parent, t.name): t.id for t in tracks
+                      if t.kind is TrackKind.LANE and t.parent is not None
+                      and t.name.startswith(tracks[t.parent].name + _LANE_MARK)}
+        home = np.arange(len(tracks), dtype=np.int64)
+        for (parent, _), lane in self.lanes.items():
+            home[lane] = parent
+        self.home_of = home
 
     def lane(self, home_id: int, number: int) -> int:
         home = self.trace.tracks[home_id]
@@ -134,9 +150,9 @@ class _LaneFinder:
         return found
 
 
-def _count(trace: Trace, code: str, message: str, positions: list[int], rows: list[int]) -> None:
-    if positions:
-        first = trace.slice(rows[positions[0]])
-        trace.diagnostics.add(code, message, kind="repaired", count=len(positions),
+def _count(trace: Trace, code: str, message: str, rows: list[int]) -> None:
+    if rows:
+        first = trace.slice(rows[0])
+        trace.diagnostics.add(code, message, kind="repaired", count=len(rows),
                               example=f"{first.name!r} at {first.start} ns on "
                                       f"{trace.tracks[first.track].name!r}")
