@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
@@ -19,6 +21,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
 )
 
 import traceconv
+from traceconv.cli import app
 from traceconv.formats.perfetto import write
 from traceconv.formats.perfetto.descriptors import SYNTHETIC_ID_BASE
 from traceconv.formats.perfetto.validate import validate_bytes
@@ -332,3 +335,18 @@ def test_several_sequences_in_several_processes(monkeypatch, workers):
     assert all(flags == 3 for seq, flags in firsts.items() if seq != 1)
     report = validate_bytes(out.getvalue())
     assert report.ok and not report.warnings and report.counts["slices"] == 6000
+
+
+def test_cli_convert_to_gz_then_check(tmp_path, data):
+    """The whole path a user takes: convert a real Kineto trace, then check the result."""
+    source = data / "torch" / "rank-0.pt.trace.json.gz"
+    target = tmp_path / "rank-0.pftrace.gz"
+    runner = CliRunner()
+    assert runner.invoke(app, [str(source), "-o", str(target)]).exit_code == 0
+    result = runner.invoke(app, ["check", str(target), "--json"])
+    assert result.exit_code == 0
+    counts = json.loads(result.stdout)["counts"]
+    model = traceconv.load(source).counts()
+    assert (counts["slices"], counts["instants"], counts["flows"], counts["counter_values"]) == (
+        model["slices"], model["instants"], model["flows"], model["counter_samples"])
+    assert counts["slices"] == 411    # 409 the JSON importer keeps + 2 overlaps on a lane
