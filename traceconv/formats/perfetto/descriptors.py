@@ -53,8 +53,9 @@ def assign_ids(trace: Trace) -> TrackIds:
     True
     """
     meta = trace.metadata
-    salt = zlib.crc32(repr((meta.source_file, meta.rank)).encode()) & 0xFFFFFF
-    base = salt << 28
+    # 16 bits of salt above 2^24 ids: 6-byte varints on every event (uuids < 2^41)
+    salt = zlib.crc32(repr((meta.source_file, meta.rank)).encode()) & 0xFFFF
+    base = (salt + 1) << 25
     used_pids: set[int] = set()
     pids = []
     for process in trace.processes:
