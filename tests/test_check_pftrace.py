@@ -136,6 +136,15 @@ def test_600_nested_begins_exceed_depth_512():
     assert report.counts["slices"] == 512
 
 
+def test_an_instant_at_depth_512_is_dropped_too():
+    b = Builder().tracks()
+    for depth in range(512):
+        b.event(depth, BEGIN)
+    b.event(600, INSTANT)
+    errors = {e["code"]: e["count"] for e in validate_bytes(b.data()).errors}
+    assert errors == {"slice_depth_over_512": 1}
+
+
 def test_clock_declared_by_a_snapshot_is_fine():
     b = Builder().tracks()
     snapshot = b.trace.packet.add()

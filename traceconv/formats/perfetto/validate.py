@@ -322,9 +322,7 @@ class PftraceValidator:
             if kind == BEGIN:
                 level = depth.get(track, 0)
                 if level >= MAX_DEPTH:
-                    report.error("slice_depth_over_512", "a slice would be deeper than 512: "
-                                 "trace_processor drops it", example=f"uuid {track} at "
-                                 f"{stamps[index]}")
+                    self._too_deep(track, stamps[index])
                 else:
                     slices += 1
                 depth[track] = level + 1
@@ -336,6 +334,8 @@ class PftraceValidator:
                                  example=f"uuid {track} at {stamps[index]}")
                 else:
                     depth[track] = level - 1
+            elif depth.get(track, 0) >= MAX_DEPTH:   # an instant is a 0-length slice
+                self._too_deep(track, stamps[index])
             else:
                 instants += 1
             if index in flow_events:
@@ -346,6 +346,10 @@ class PftraceValidator:
                            "often an END placed before a later BEGIN)", count=unfinished)
         return {"slices": slices, "instants": instants, "counter_values": values,
                 "flows": self._flows(flow_order)}
+
+    def _too_deep(self, track: int, ts: int) -> None:
+        self.report.error("slice_depth_over_512", "a slice would be deeper than 512: "
+                          "trace_processor drops it", example=f"uuid {track} at {ts}")
 
     def _flows(self, events: list[tuple[list[int], list[int], int]]) -> int:
         report = self.report
