@@ -431,3 +431,27 @@ def test_detailed_summary_groups_are_recomputed():
     trace = migraphx.build(parse_document(text))
     recomputed = [s.name for s in trace.stats if s.section == "recomputed"]
     assert recomputed == [s.name for s in trace.stats if s.section == "summary"]
+
+
+def test_shared_corpus_reads_cleanly(shared_samples):
+    files = sorted((shared_samples / "migraphx").rglob("*.txt"))
+    assert files
+    for path in files:
+        trace = traceconv.load(path)
+        assert trace.metadata.source_format == "migraphx", path
+        assert trace.op_count > 0, path
+        assert "migraphx.unparsed_line" not in trace.diagnostics, path
+
+
+def test_trace_compile_pass_dumps_are_programs_of_their_own():
+    text = "\n".join([
+        'module: "main"', "x = @param:x -> float_type, {2}, {1}",
+        "@1 = relu(x) -> float_type, {2}, {1}", "",
+        "Pass: eliminate_identity", "x = @param:x -> float_type, {2}, {1}",
+        "@1 = relu(x) -> float_type, {2}, {1}", "",
+        "Pass: dead_code_elimination", "x = @param:x -> float_type, {2}, {1}",
+        "@1 = relu(x) -> float_type, {2}, {1}", ""])
+    doc = parse_document(text)
+    assert [lst.pass_name for lst in doc.runs[0].listings] == [
+        None, "eliminate_identity", "dead_code_elimination"]
+    assert migraphx.build(doc).op_count == 6
