@@ -23,7 +23,7 @@ DATA = Path(__file__).parent / "data" / "paddle"
 
 def timeline_events(name: str) -> list[dict]:
     """The events tools/timeline.py wrote for the same profile."""
-    path = DATA / name
+    path = DATA / "timeline" / name
     raw = gzip.decompress(path.read_bytes()) if name.endswith(".gz") else path.read_bytes()
     return json.loads(raw)["traceEvents"]
 

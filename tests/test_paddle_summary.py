@@ -53,7 +53,8 @@ def test_every_table_of_the_default_summary():
     assert (user.name, user.total_ns) == ("my_user_range", 21_490_000)
     breakdowns = [p.name for p in trace.processes]
     assert breakdowns == [f"Paddle summary: {t} Summary: aggregate breakdown (not a timeline)"
-                          for t in ("Model", "Operator", "UserDefined")]
+                          for t in ("Operator", "Model", "UserDefined")]
+    assert trace.stats[0].section == "operator"   # the per-op table leads (see summary)
 
 
 def test_time_units_and_thread_sep():

@@ -64,8 +64,7 @@ def _sub(a: float | int | None, b: float | int | None) -> float | int | None:
 def op_totals(trace: Trace) -> dict[tuple[str, str], OpTotals]:
     """(section, op name or path) → totals, from stats when present else from slices.
 
-    Paddle's per-thread rows are folded into their ``threadN::``-free path, and a window
-    that has a merged report is counted once (from the merged report).
+    Paddle's per-thread rows are folded into their ``threadN::``-free path.
 
     >>> from traceconv.model import OpStat
     >>> t = Trace(); _ = t.add_stat(OpStat("thread0::conv2d", calls=3, total_ns=30))
@@ -74,13 +73,8 @@ def op_totals(trace: Trace) -> dict[tuple[str, str], OpTotals]:
     """
     totals: dict[tuple[str, str], OpTotals] = defaultdict(OpTotals)
     if trace.stats:
-        merged_windows = {s.extra.get("window") for s in trace.stats
-                          if s.extra.get("view") == "merged"}
         for stat in trace.stats:
-            extra = stat.extra
-            if extra.get("view") == "thread" and extra.get("window") in merged_windows:
-                continue
-            name = _THREAD_PREFIX.sub(r"\1", extra.get("path") or stat.name)
+            name = _THREAD_PREFIX.sub(r"\1", stat.extra.get("path") or stat.name)
             totals[(stat.section, name)].add(stat.calls, stat.total_ns, stat.cpu_ns,
                                              stat.device_ns)
         top = {(s.section, _THREAD_PREFIX.sub(r"\1", s.extra.get("path") or s.name))

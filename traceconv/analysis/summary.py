@@ -29,8 +29,9 @@ from typing import Literal
 
 import numpy as np
 
-from ..model import ProcessKind, Trace
+from ..model import OpStat, ProcessKind, Trace
 from ..model.graph import OP
+from .breakdown import BREAKDOWN_CATEGORY
 
 Place = Literal["device", "host"]
 EndKey = Literal["end", "kern"]
@@ -140,9 +141,15 @@ def op_records(trace: Trace) -> list[OpRecord]:
     records = _graph_records(trace)
     if records:
         return records
-    if len(trace.slices):
+    if len(trace.slices) and not _only_breakdown(trace):
         return _slice_records(trace)
     return _stat_records(trace)
+
+
+def _only_breakdown(trace: Trace) -> bool:
+    """True when every slice is an aggregate breakdown drawn from ``trace.stats``."""
+    category = trace.strings.find(BREAKDOWN_CATEGORY)
+    return category is not None and bool(np.all(trace.slices.numpy("category") == category))
 
 
 def _graph_records(trace: Trace) -> list[OpRecord]:
@@ -197,17 +204,38 @@ def _slice_records(trace: Trace) -> list[OpRecord]:
 
 
 def _stat_records(trace: Trace) -> list[OpRecord]:
+    """One record per row of the first section of ``trace.stats`` (a stats reader lists its
+    per-operator table first; overheads, memory tables or a recomputed copy would count the
+    same time twice), with self times: nested rows' times are taken out of their parent's.
+    """
+    if not trace.stats:
+        return []
+    section = trace.stats[0].section
+    rows = [i for i, stat in enumerate(trace.stats) if stat.section == section]
+    nested_cpu: dict[int, int] = defaultdict(int)
+    nested_device: dict[int, int] = defaultdict(int)
+    for i in rows:
+        stat = trace.stats[i]
+        if stat.parent is not None:
+            nested_cpu[stat.parent] += stat.cpu_ns or 0
+            nested_device[stat.parent] += _device_ns(stat) or 0
     records = []
-    for i, stat in enumerate(trace.stats):
+    for i in rows:
+        stat = trace.stats[i]
         times = {}
-        device = stat.device_ns if stat.device_ns is not None else (
-            None if stat.cpu_ns is not None else stat.self_ns or stat.total_ns)
+        device = _device_ns(stat)
         if device is not None:
-            times[("device", "end")] = device / 1e9
+            times[("device", "end")] = max(device - nested_device[i], 0) / 1e9
         if stat.cpu_ns is not None:
-            times[("host", "end")] = stat.cpu_ns / 1e9
+            times[("host", "end")] = max(stat.cpu_ns - nested_cpu[i], 0) / 1e9
         records.append(OpRecord(stat.name, stat.type or stat.section, str(i), times))
     return records
+
+
+def _device_ns(stat: OpStat) -> int | None:
+    if stat.device_ns is not None:
+        return stat.device_ns
+    return None if stat.cpu_ns is not None else stat.self_ns or stat.total_ns
 
 
 # -- selection --------------------------------------------------------------------------------

@@ -14,20 +14,22 @@ from collections import defaultdict
 
 from ...model import MemoryBlock, Trace
 from ...model.graph import op_node, tensor_node
+from .clock import seconds_to_ns
 from .schema import MemChunk, StaticProfile, Timing
 
 PERSISTENT = "PERSISTENT_DEVICE_VALUE"
 
 
-def _ns(seconds: float) -> int | None:
-    return round(seconds * 1e9) if math.isfinite(seconds) else None
+def _ns(seconds: float, offset: int) -> int | None:
+    return seconds_to_ns(seconds) + offset if math.isfinite(seconds) else None
 
 
 class _Execution:
     """Where and when each executed opr ran, and who reads and writes each var."""
 
-    def __init__(self, doc: StaticProfile) -> None:
+    def __init__(self, doc: StaticProfile, offsets: dict[str, int]) -> None:
         exe = doc.graph_exec
+        self.offsets = offsets
         self.order = {opr_id: i for i, opr_id in enumerate(exe.comp_seq)}
         self.device = doc.profiler.device
         self.producer: dict[str, str] = {}
@@ -40,9 +42,15 @@ class _Execution:
             for var_id in opr.input:
                 self.readers[var_id].append(opr_id)
 
-    def timing(self, opr_id: str, comp_node: str) -> Timing | None:
+    def span(self, opr_id: str, comp_node: str) -> tuple[int | None, int | None] | None:
+        """(start, end) in trace ns of the opr on ``comp_node`` (else its first place)."""
         places = self.device.get(opr_id, {})
-        return places.get(comp_node) or next(iter(places.values()), None)
+        place = comp_node if comp_node in places else next(iter(places), None)
+        if place is None:
+            return None
+        t: Timing = places[place]
+        offset = self.offsets.get(place, 0)
+        return _ns(t.start, offset), _ns(t.end, offset)
 
 
 def chunk_vars(doc: StaticProfile) -> dict[str, list[str]]:
@@ -54,9 +62,12 @@ def chunk_vars(doc: StaticProfile) -> dict[str, list[str]]:
     return members
 
 
-def add_memory_blocks(trace: Trace, doc: StaticProfile) -> None:
-    """Add a :class:`MemoryBlock` per non-empty chunk; count what cannot be placed."""
-    run = _Execution(doc)
+def add_memory_blocks(trace: Trace, doc: StaticProfile, offsets: dict[str, int]) -> None:
+    """Add a :class:`MemoryBlock` per non-empty chunk; count what cannot be placed.
+
+    Times are on the trace clock: device seconds shifted by ``offsets[comp node]``.
+    """
+    run = _Execution(doc, offsets)
     members = chunk_vars(doc)
     varz = doc.graph_exec.var
     diag = trace.diagnostics
@@ -119,13 +130,13 @@ def _lifetime(trace: Trace, run: _Execution, chunk: MemChunk, var_ids: list[str]
     first = min(writers, key=run.order.__getitem__)
     readers = [op for v in var_ids for op in run.readers.get(v, ())] or writers
     last = max(readers, key=run.order.__getitem__)
-    begin, end = run.timing(first, comp_node), run.timing(last, comp_node)
+    begin, end = run.span(first, comp_node), run.span(last, comp_node)
     if begin is None or end is None:
         trace.diagnostics.add("megengine.chunk_untimed", "chunk whose producer or last "
                               "reader has no device timing: no lifetime", kind="guessed",
                               example=chunk.id)
         return None, None
-    alloc, free = _ns(begin.start), _ns(end.end)
+    alloc, free = begin[0], end[1]
     if alloc is not None and free is not None and free < alloc:
         free = alloc
     return alloc, free

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
+from ...model import ProcessKind, Trace, TrackKind
+from .._paddle import AllocatorLog
 from .proto import EVENT_TYPES, MEM_EVENT_TYPES
 
 ROOT_PARENT = -1
@@ -27,11 +28,7 @@ class _Builder:
         self.hosts: dict[int, int] = {}
         self.devices: dict[int, int] = {}
         self.streams: dict[tuple[int, int], int] = {}
-        self.counters: dict[tuple[str, str], int] = {}
-        self.open_blocks: dict[tuple[str, bool, int], MemoryBlock] = {}
-        self.orphan_frees = 0
-        # (timestamp, order, track, owner row, record): the records hang on the tree in
-        # node order, while pairing frees with allocs needs time order over all threads.
+        # (timestamp, order, track, owner row, record), see memories()
         self.memory_records: list[tuple[int, int, int, int | None, Any]] = []
 
     # -- tracks ---------------------------------------------------------------------------
@@ -53,15 +50,6 @@ class _Builder:
                 f"stream {stream}", process=self.devices[device], kind=TrackKind.STREAM,
                 tid=stream, sort_index=stream)
         return self.streams[key]
-
-    def counter(self, place: str, what: str) -> int:
-        key = (place, what)
-        if key not in self.counters:
-            process = self.host_process(next(iter(self.hosts), 0))
-            self.counters[key] = self.trace.add_track(
-                f"{place} {what}", process=process, kind=TrackKind.COUNTER, unit="bytes",
-                description=f"Paddle allocator: {what} bytes on {place}")
-        return self.counters[key]
 
     # -- one thread tree ------------------------------------------------------------------
 
@@ -116,40 +104,24 @@ class _Builder:
                                     event_type_name(event.type), args)
 
     def memories(self) -> None:
-        for _, _, track, owner, record in sorted(self.memory_records, key=lambda r: r[:2]):
-            self.memory(track, record, owner)
-
-    def memory(self, track: int, event, owner: int | None) -> None:
-        """An instant per record, the allocator's counters, and alloc/free paired by address
-        into memory blocks (per place; reserved and allocated memory apart)."""
+        """Allocator records in time order over all threads: the tree hangs them on nodes
+        in node order, while pairing frees with allocs needs time order."""
+        if not self.memory_records:
+            return
         trace = self.trace
-        kind = MEM_EVENT_TYPES.get(event.type, f"type{event.type}")
-        args = {"place": event.place, "addr": event.addr, "increase_bytes": event.increase_bytes,
+        log = AllocatorLog(trace, self.host_process(next(iter(self.hosts), 0)), "paddle_pb")
+        for _, _, track, owner, event in sorted(self.memory_records, key=lambda r: r[:2]):
+            kind = MEM_EVENT_TYPES.get(event.type, f"type{event.type}")
+            trace.add_instant(track, event.timestamp_ns, "[memory]", kind, {
+                "place": event.place, "addr": event.addr,
+                "increase_bytes": event.increase_bytes,
                 "current_allocated": event.current_allocated,
                 "current_reserved": event.current_reserved,
-                "peak_allocated": event.peak_allocated, "peak_reserved": event.peak_reserved}
-        trace.add_instant(track, event.timestamp_ns, "[memory]", kind, args)
-        trace.add_counter(self.counter(event.place, "allocated"), event.timestamp_ns,
-                          event.current_allocated)
-        trace.add_counter(self.counter(event.place, "reserved"), event.timestamp_ns,
-                          event.current_reserved)
-        reserved = kind.startswith("Reserved")
-        key = (event.place, reserved, event.addr)
-        owner_name = None if owner is None else trace.slice(owner).name
-        if kind.endswith("Allocate"):
-            block = MemoryBlock(event.addr, event.increase_bytes, alloc_ns=event.timestamp_ns,
-                                device=event.place, pool="reserved" if reserved else "allocated",
-                                name=owner_name or "", owner_op=owner_name)
-            self.open_blocks[key] = block
-            trace.add_memory_block(block)
-        elif key in self.open_blocks:
-            self.open_blocks.pop(key).free_ns = event.timestamp_ns
-        else:
-            self.orphan_frees += 1
-            trace.add_memory_block(MemoryBlock(
-                event.addr, -event.increase_bytes, free_ns=event.timestamp_ns,
-                device=event.place, pool="reserved" if reserved else "allocated",
-                name=owner_name or ""))
+                "peak_allocated": event.peak_allocated, "peak_reserved": event.peak_reserved})
+            log.add(event.timestamp_ns, kind, event.place, event.addr, event.increase_bytes,
+                    event.current_allocated, event.current_reserved,
+                    None if owner is None else trace.slice(owner).name)
+        log.finish()
 
     def supplement(self, event, node_id: int, rows: dict[int, int], parents: dict[int, int],
                    types: dict[int, int]) -> None:
@@ -194,7 +166,4 @@ def build_trace(message, trace: Trace) -> Trace:
     builder.memories()
     trace.diagnostics.add("paddle_pb.root_nodes", "synthetic per-thread root nodes skipped",
                           kind="note", count=roots)
-    trace.diagnostics.add("paddle_pb.free_without_alloc",
-                          "frees of memory allocated before the trace (blocks start unknown)",
-                          kind="note", count=builder.orphan_frees)
     return trace

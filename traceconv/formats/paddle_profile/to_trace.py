@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 
 from ...analysis.memory import add_live_bytes_counters
 from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
+from .._paddle import (
+    CPU_CATEGORY,
+    KERNEL_CATEGORY,
+    MEMCPY_CATEGORY,
+    RUNTIME_CATEGORY,
+    leaf_name,
+    link_launches,
+)
 from .proto import CUDA_RUNTIME_DEVICE, EVENT_GPU_KERNEL, PLACES
 
 INT64_MAX = (1 << 63) - 1   # the model stores int64 ns; uninitialised CUPTI times exceed it
-_VAR_SUFFIX = re.compile(r"%[^%/]*%")     # "conv2d%out_var%": AllOpDetail per-instance name
-
-
-def leaf_name(path: str) -> str:
-    """The name a timeline shows: the last path component without its ``%var%`` part.
-
-    >>> leaf_name("Executor::Run/Executor::RunPartialPreparedContext/conv2d%conv2d_0.tmp_0%")
-    'conv2d'
-    """
-    return _VAR_SUFFIX.sub("", path.rsplit("/", 1)[-1]) or path
 
 
 def build_trace(profile, trace: Trace) -> Trace:
@@ -31,8 +28,6 @@ def build_trace(profile, trace: Trace) -> Trace:
     threads: dict[int, int] = {}
     streams: dict[tuple[int, int], int] = {}
     devices: dict[int, int] = {}
-    runtime: dict[str, list[tuple[int, int]]] = defaultdict(list)   # annotation → (start, row)
-    kernels: list[tuple[int, str, int]] = []                         # (start, annotation, row)
     reversed_times = out_of_range = 0
     # Sorted by start so every track is in time order and parents precede children.
     for event in sorted(profile.events, key=lambda e: (e.start_ns, -e.end_ns)):
@@ -60,13 +55,12 @@ def build_trace(profile, trace: Trace) -> Trace:
                     tid=event.sub_device_id, sort_index=event.sub_device_id)
             if event.HasField("memcopy"):
                 args["bytes"] = event.memcopy.bytes
-                category = "memcpy"
+                category = MEMCPY_CATEGORY
             else:
-                category = "kernel"
-            name = event.detail_info if category == "kernel" and event.detail_info else \
-                leaf_name(event.name)
-            row = trace.add_slice(track, start, end - start, name, category, args)
-            kernels.append((start, event.name, row))
+                category = KERNEL_CATEGORY
+            name = event.detail_info if category == KERNEL_CATEGORY and event.detail_info \
+                else leaf_name(event.name)
+            trace.add_slice(track, start, end - start, name, category, args)
             continue
         track = threads.get(event.sub_device_id)
         if track is None:
@@ -74,12 +68,11 @@ def build_trace(profile, trace: Trace) -> Trace:
                 f"thread {event.sub_device_id}", process=host, kind=TrackKind.THREAD,
                 tid=event.sub_device_id, sort_index=event.sub_device_id)
         if event.device_id == CUDA_RUNTIME_DEVICE:
-            row = trace.add_slice(track, start, end - start, event.detail_info or
-                                  leaf_name(event.name), "cuda_runtime", args)
-            runtime[event.name].append((start, row))
+            trace.add_slice(track, start, end - start, event.detail_info or
+                            leaf_name(event.name), RUNTIME_CATEGORY, args)
         else:
             args["block_depth"] = event.device_id
-            trace.add_slice(track, start, end - start, leaf_name(event.name), "cpu_op", args)
+            trace.add_slice(track, start, end - start, leaf_name(event.name), CPU_CATEGORY, args)
     if reversed_times:
         trace.diagnostics.add("paddle_profile.end_before_start",
                               "events ending before they start (kept with duration 0)",
@@ -87,47 +80,9 @@ def build_trace(profile, trace: Trace) -> Trace:
     trace.diagnostics.add("paddle_profile.time_out_of_range",
                           "events with timestamps beyond int64 (uninitialised) were dropped",
                           kind="dropped", count=out_of_range)
-    _link_launches(trace, runtime, kernels)
+    link_launches(trace, "paddle_profile")
     _add_memory(trace, profile)
     return trace
-
-
-def _annotations(annotation: str) -> list[str]:
-    """The annotation, its enclosing paths, then its bare leaf (memcpy runtime calls are
-    recorded under ``GpuMemcpyAsync:CPU->GPU`` while the copy carries the op's path).
-
-    >>> _annotations("run/conv2d/compute")
-    ['run/conv2d/compute', 'run/conv2d', 'run', 'compute']
-    """
-    parts = annotation.split("/")
-    paths = ["/".join(parts[:n]) for n in range(len(parts), 0, -1)]
-    return paths + [parts[-1]] if len(parts) > 1 else paths
-
-
-def _link_launches(trace: Trace, runtime: dict[str, list[tuple[int, int]]],
-                   kernels: list[tuple[int, str, int]]) -> None:
-    """Flow runtime call → kernel. The profile has no correlation ids, so each kernel gets
-    the earliest unused runtime call of its annotation (or an enclosing one) that started
-    before it."""
-    used: dict[str, int] = defaultdict(int)
-    unmatched = 0
-    for start, annotation, row in sorted(kernels):
-        for path in _annotations(annotation):
-            calls, n = runtime.get(path), used[path]
-            if calls and n < len(calls) and calls[n][0] <= start:
-                trace.add_flow(calls[n][1], row, "launch", "launch")
-                used[path] += 1
-                break
-        else:
-            unmatched += 1
-    if kernels:
-        trace.diagnostics.add(
-            "paddle_profile.launch_flows_guessed",
-            "runtime→kernel flows matched by annotation and order (no correlation ids)",
-            kind="guessed", count=len(kernels) - unmatched)
-        trace.diagnostics.add("paddle_profile.kernel_without_launch",
-                              "device records with no runtime call to link from", kind="note",
-                              count=unmatched)
 
 
 def _add_memory(trace: Trace, profile) -> None:

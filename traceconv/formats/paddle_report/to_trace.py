@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...analysis.breakdown import BREAKDOWN_CLOCK, add_aggregate_breakdown
+from ...analysis.breakdown import add_aggregate_breakdown
 from ...model import Metadata, OpStat, Trace
 from .parser import THREAD_PREFIX
 from .schema import EventRow, ProfilingReport, ReportLog
@@ -32,23 +32,30 @@ def build_trace(log: ReportLog, trace: Trace | None = None) -> Trace:
     trace = trace or Trace(Metadata(framework="paddle"))
     meta = trace.metadata
     meta.framework = "paddle"
-    meta.clock = BREAKDOWN_CLOCK
     meta.attributes.update({
         "paddle.reports": len(log.reports),
         "paddle.windows": len({r.group for r in log.reports}),
         "paddle.places": sorted({r.place for r in log.reports if r.place}),
     })
+    merged_windows = {r.group for r in log.reports if r.merged}
+    # Event rows first: summaries read the first section as the per-operator table. The
+    # per-thread report of a window that also has a merged one repeats the same time, so
+    # its rows get a section of their own.
     for index, report in enumerate(log.reports):
+        view = "merged" if report.merged else "thread"
+        section = "events per thread" if view == "thread" and report.group in merged_windows \
+            else "events"
         common = {"report": index, "window": report.group, "place": report.place,
-                  "view": "merged" if report.merged else "thread",
-                  "sorted_by": report.sorted_by}
-        _add_overhead(trace, report, common)
-        _add_memcpy(trace, report, common)
-        rows = _add_events(trace, report, common)
+                  "view": view, "sorted_by": report.sorted_by}
+        rows = _add_events(trace, report, common, section)
         if rows:
             add_aggregate_breakdown(
                 trace, rows, f"{report_label(report, index)}: aggregate breakdown (not a timeline)",
                 lane_of=_thread_lane)
+    for index, report in enumerate(log.reports):
+        common = {"report": index, "window": report.group, "place": report.place}
+        _add_overhead(trace, report, common)
+        _add_memcpy(trace, report, common)
     for memory in log.memory:
         for row in memory.rows:
             trace.add_stat(OpStat(
@@ -98,7 +105,8 @@ def _add_memcpy(trace: Trace, report: ProfilingReport, common: dict) -> None:
             parent = index
 
 
-def _add_events(trace: Trace, report: ProfilingReport, common: dict) -> list[int]:
+def _add_events(trace: Trace, report: ProfilingReport, common: dict,
+                section: str) -> list[int]:
     first = len(trace.stats)
     non_finite = 0
     paths: list[str] = []
@@ -113,8 +121,9 @@ def _add_events(trace: Trace, report: ProfilingReport, common: dict) -> list[int
         path = leaf if row.parent is None else f"{paths[row.parent]}/{leaf}"
         paths.append(path)
         non_finite += row.total_ms is None
-        trace.add_stat(_event_stat(row, report, parent, {**common, "thread": row.thread,
-                                                         "path": path}))
+        stat = _event_stat(row, report, parent, {**common, "thread": row.thread, "path": path})
+        stat.section = section
+        trace.add_stat(stat)
     if non_finite:
         trace.diagnostics.add("paddle_report.non_finite_total",
                               "rows whose total is nan/inf (kept with total 0)",

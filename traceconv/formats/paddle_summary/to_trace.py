@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...analysis.breakdown import BREAKDOWN_CLOCK, add_aggregate_breakdown
+from ...analysis.breakdown import add_aggregate_breakdown
 from ...model import OpStat, Trace
 from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable
 
@@ -57,9 +57,12 @@ def section_of(title: str) -> str:
 def build_trace(doc: SummaryDocument, trace: Trace) -> Trace:
     meta = trace.metadata
     meta.framework = "paddle"
-    meta.clock = BREAKDOWN_CLOCK
     meta.attributes["paddle.summary_tables"] = [t.title for t in doc.tables]
-    for number_, table in enumerate(doc.tables):
+    # The per-operator table first: summaries read the first section as the op table.
+    order = sorted(range(len(doc.tables)),
+                   key=lambda i: doc.tables[i].title != "Operator Summary")
+    for number_ in order:
+        table = doc.tables[number_]
         rows = _add_table(trace, table, number_)
         if table.title in DRAWN and rows:
             add_aggregate_breakdown(

@@ -123,6 +123,8 @@ def _attributes(trace: Trace, offset: int) -> bytes:
 
 def _timestamp_fields(ts: np.ndarray) -> list[bytes]:
     """``TracePacket.timestamp`` fields for all timestamps at once (numpy varints)."""
+    if not len(ts):
+        return []
     values = ts.astype(np.uint64)
     sizes = np.ones(len(values), dtype=np.int64)
     for k in range(1, 10):
@@ -135,7 +137,7 @@ def _timestamp_fields(ts: np.ndarray) -> list[bytes]:
     keep = np.arange(11) <= sizes[:, None]
     blob = matrix[keep].tobytes()
     ends = np.cumsum(sizes + 1).tolist()
-    starts = [0, *ends[:-1]]
+    starts = [0, *ends[:-1]] if ends else []   # a trace may hold no events (stats only)
     return [blob[a:b] for a, b in zip(starts, ends, strict=True)]
 
 

@@ -20,15 +20,22 @@ from __future__ import annotations
 
 from .base import Flavour, ReadContext
 from .kineto import Kineto
+from .megengine import MegEngine
 from .paddle import PaddleProfiler, PaddleTimeline
 
-FLAVOURS: list[type[Flavour]] = [PaddleProfiler, PaddleTimeline, Kineto]
+FLAVOURS: list[type[Flavour]] = [PaddleProfiler, PaddleTimeline, MegEngine, Kineto]
 
 
 def detect(envelope: dict, events: list) -> Flavour:
     """The flavour of a document, or the generic one."""
     for flavour in FLAVOURS:
-        if flavour.detect(envelope, events):
+        try:
+            found = flavour.detect(envelope, events)
+        except (TypeError, AttributeError, KeyError, ValueError):
+            # Malformed first events (a dict where a string belongs, ...) are counted by the
+            # reader later; they only mean "not this producer" here.
+            found = False
+        if found:
             return flavour()
     return Flavour()
 

@@ -27,6 +27,12 @@ DEVICE_TYPES = {0: "CPU", 1: "CUDA", 6: "HIP", 9: "XLA", 12: "XPU", 13: "MPS", 1
                 20: "PrivateUse1"}
 
 
+def _category(event: dict) -> str | None:
+    """The event's category when it is a string (malformed events may hold anything)."""
+    cat = event.get("cat")
+    return cat if isinstance(cat, str) else None
+
+
 class Kineto(Flavour):
     """torch.profiler's Chrome export: GPU pids are device indices, flows are ac2g/fwdbwd."""
 
@@ -41,18 +47,17 @@ class Kineto(Flavour):
     def detect(cls, envelope: dict, events: list) -> bool:
         if {"baseTimeNanoseconds", "deviceProperties", "distributedInfo"} & envelope.keys():
             return True
-        sample = events[:2000]
-        return any(isinstance(e, dict) and (e.get("cat") in KINETO_CATEGORIES
-                                            or e.get("name") == "[memory]") for e in sample)
+        return any(isinstance(e, dict) and (_category(e) in KINETO_CATEGORIES
+                                            or e.get("name") == "[memory]") for e in events[:2000])
 
     def prepare(self, events: list, context: ReadContext) -> None:
         if self.legacy is None:
-            self.legacy = any(isinstance(e, dict) and e.get("cat") in LEGACY_CATEGORIES
+            self.legacy = any(isinstance(e, dict) and _category(e) in LEGACY_CATEGORIES
                               for e in events[:5000])
         for e in events:
             if not isinstance(e, dict):
                 continue
-            cat = e.get("cat")
+            cat = _category(e)
             if cat in LAUNCH_FLOW_CATEGORIES and cat != "ac2g":
                 e["cat"] = "ac2g"
             elif self.legacy and cat in LEGACY_CATEGORIES:

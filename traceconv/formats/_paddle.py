@@ -1,0 +1,186 @@
+"""What Paddle's readers share: annotation names and the allocator's memory records.
+
+The binary profile, the protobuf export and both Chrome-JSON flavours (new profiler,
+tools/timeline.py) describe the same things in different containers; the helpers here keep
+them drawing the same model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+
+from ..model import MemoryBlock, Trace, TrackKind
+
+_VAR_SUFFIX = re.compile(r"%[^%/]*%")     # "conv2d%out_var%": AllOpDetail per-instance name
+# Slice categories of the old profiler's records (binary profile and timeline.py JSON alike).
+CPU_CATEGORY, RUNTIME_CATEGORY = "cpu_op", "cuda_runtime"
+KERNEL_CATEGORY, MEMCPY_CATEGORY = "kernel", "memcpy"
+ALLOCATE_KINDS = ("Allocate", "ReservedAllocate")
+FREE_KINDS = ("Free", "ReservedFree")
+
+
+def leaf_name(path: str) -> str:
+    """The name a timeline shows for a '/'-joined annotation path: its last component
+    without the ``%var%`` part.
+
+    >>> leaf_name("Executor::Run/Executor::RunPartialPreparedContext/conv2d%conv2d_0.tmp_0%")
+    'conv2d'
+    """
+    return _VAR_SUFFIX.sub("", path.rsplit("/", 1)[-1]) or path
+
+
+class AllocatorLog:
+    """Paddle allocator records → memory blocks (alloc/free paired by place and address,
+    allocated and reserved memory apart) and the allocator's own counters.
+
+    Feed :meth:`add` in time order, then call :meth:`finish`.
+
+    >>> trace = Trace(); host = trace.add_process("p")
+    >>> log = AllocatorLog(trace, host, "paddle_pb")
+    >>> log.add(10, "Allocate", "Place(cpu)", 0x10, 64, 64, 128, "matmul")
+    >>> log.add(20, "Free", "Place(cpu)", 0x10, -64, 0, 128, None)
+    >>> log.finish()
+    >>> [(b.size, b.alloc_ns, b.free_ns, b.owner_op) for b in trace.memory]
+    [(64, 10, 20, 'matmul')]
+    """
+
+    def __init__(self, trace: Trace, process: int, code: str) -> None:
+        self.trace, self.process, self.code = trace, process, code
+        self.open: dict[tuple[str, bool, int], MemoryBlock] = {}
+        self.counters: dict[tuple[str, str], int] = {}
+        self.orphan_frees = 0
+        self.unknown = 0
+
+    def counter(self, place: str, what: str) -> int:
+        key = (place, what)
+        if key not in self.counters:
+            self.counters[key] = self.trace.add_track(
+                f"{place} {what}", process=self.process, kind=TrackKind.COUNTER, unit="bytes",
+                description=f"Paddle allocator: {what} bytes on {place}")
+        return self.counters[key]
+
+    def add(self, ts: int, kind: str, place: str, addr: int, increase: int,
+            current_allocated: int | None, current_reserved: int | None,
+            owner: str | None) -> None:
+        trace = self.trace
+        if current_allocated is not None:
+            trace.add_counter(self.counter(place, "allocated"), ts, current_allocated)
+        if current_reserved is not None:
+            trace.add_counter(self.counter(place, "reserved"), ts, current_reserved)
+        reserved = kind.startswith("Reserved")
+        pool = "reserved" if reserved else "allocated"
+        key = (place, reserved, addr)
+        if kind in ALLOCATE_KINDS:
+            block = MemoryBlock(addr, increase, alloc_ns=ts, device=place, pool=pool,
+                                name=owner or "", owner_op=owner)
+            self.open[key] = block
+            trace.add_memory_block(block)
+        elif kind not in FREE_KINDS:
+            self.unknown += 1
+        elif key in self.open:
+            self.open.pop(key).free_ns = ts
+        else:
+            self.orphan_frees += 1
+            trace.add_memory_block(MemoryBlock(addr, abs(increase), free_ns=ts, device=place,
+                                               pool=pool, name=owner or ""))
+
+    def finish(self) -> None:
+        self.trace.diagnostics.add(
+            f"{self.code}.free_without_alloc",
+            "frees of memory allocated before the trace (blocks with unknown start)",
+            kind="note", count=self.orphan_frees)
+        self.trace.diagnostics.add(f"{self.code}.unknown_memory_record",
+                                   "allocator records of an unknown type (kept as instants)",
+                                   kind="dropped", count=self.unknown)
+
+
+def enclosing_slices(trace: Trace, points: Iterable[tuple[int, int]]) -> list[int | None]:
+    """For each (track, ts), the row of the innermost slice on that track containing ts.
+
+    >>> t = Trace(); p = t.add_process("p"); th = t.add_track("t", process=p)
+    >>> outer = t.add_slice(th, 0, 100, "op"); inner = t.add_slice(th, 10, 20, "infer_shape")
+    >>> enclosing_slices(t, [(th, 15), (th, 50), (th, 500)])
+    [1, 0, None]
+    """
+    points = list(points)
+    by_track: dict[int, list[int]] = defaultdict(list)
+    for i, (track, _) in enumerate(points):
+        by_track[track].append(i)
+    s = trace.slices
+    rows_of: dict[int, list[int]] = defaultdict(list)
+    for row, track in enumerate(s.track):
+        if track in by_track:
+            rows_of[track].append(row)
+    result: list[int | None] = [None] * len(points)
+    for track, queries in by_track.items():
+        rows = sorted(rows_of[track], key=lambda r: (s.start[r], -s.dur[r]))
+        queries.sort(key=lambda i: points[i][1])
+        stack: list[int] = []
+        next_row = 0
+        for i in queries:
+            ts = points[i][1]
+            while next_row < len(rows) and s.start[rows[next_row]] <= ts:
+                row = rows[next_row]
+                while stack and s.start[stack[-1]] + s.dur[stack[-1]] <= s.start[row]:
+                    stack.pop()
+                stack.append(row)
+                next_row += 1
+            while stack and s.start[stack[-1]] + s.dur[stack[-1]] < ts:
+                stack.pop()
+            result[i] = stack[-1] if stack else None
+    return result
+
+
+def _annotations(annotation: str) -> list[str]:
+    """The annotation, its enclosing paths, then its bare leaf (memcpy runtime calls are
+    recorded under ``GpuMemcpyAsync:CPU->GPU`` while the copy carries the op's path).
+
+    >>> _annotations("run/conv2d/compute")
+    ['run/conv2d/compute', 'run/conv2d', 'run', 'compute']
+    """
+    parts = annotation.split("/")
+    paths = ["/".join(parts[:n]) for n in range(len(parts), 0, -1)]
+    return paths + [parts[-1]] if len(parts) > 1 else paths
+
+
+def link_launches(trace: Trace, code: str) -> None:
+    """Flows runtime call → kernel/memcpy for the old profiler's records.
+
+    They carry no correlation ids, only the annotation path (``args["path"]``), so each
+    device record gets the earliest unused runtime call of its annotation (or of an
+    enclosing one) that started before it; counted as guessed.
+    """
+    strings, s = trace.strings, trace.slices
+    runtime_id = strings.find(RUNTIME_CATEGORY)
+    device_ids = {strings.find(KERNEL_CATEGORY), strings.find(MEMCPY_CATEGORY)} - {None}
+    if runtime_id is None or not device_ids:
+        return
+    runtime: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    device: list[tuple[int, str, int]] = []
+    for row, (cat, start, args) in enumerate(zip(s.category, s.start, s.args, strict=True)):
+        if cat == runtime_id:
+            runtime[(args or {}).get("path", "")].append((start, row))
+        elif cat in device_ids:
+            device.append((start, (args or {}).get("path", ""), row))
+    for calls in runtime.values():
+        calls.sort()
+    used: dict[str, int] = defaultdict(int)
+    unmatched = 0
+    for start, annotation, row in sorted(device):
+        for path in _annotations(annotation):
+            calls, n = runtime.get(path), used[path]
+            if calls and n < len(calls) and calls[n][0] <= start:
+                trace.add_flow(calls[n][1], row, "launch", "launch")
+                used[path] += 1
+                break
+        else:
+            unmatched += 1
+    trace.diagnostics.add(
+        f"{code}.launch_flows_guessed",
+        "runtime→kernel flows matched by annotation and order (no correlation ids)",
+        kind="guessed", count=len(device) - unmatched)
+    trace.diagnostics.add(f"{code}.kernel_without_launch",
+                          "device records with no runtime call to link from", kind="note",
+                          count=unmatched)
