@@ -14,6 +14,9 @@ _OPENERS = "[{("
 _CLOSERS = "]})"
 
 
+_BRACKETS = re.compile(r"[\[\]{}()]")
+
+
 def closing(text: str, start: int) -> int:
     """Index of the bracket that closes the one at ``text[start]``, or -1 if it never closes.
 
@@ -21,14 +24,13 @@ def closing(text: str, start: int) -> int:
     (7, -1)
     """
     depth = 0
-    for i in range(start, len(text)):
-        ch = text[i]
-        if ch in _OPENERS:
+    for m in _BRACKETS.finditer(text, start):
+        if m.group() in _OPENERS:
             depth += 1
-        elif ch in _CLOSERS:
+        else:
             depth -= 1
             if depth == 0:
-                return i
+                return m.start()
     return -1
 
 
