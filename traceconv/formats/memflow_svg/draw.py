@@ -349,6 +349,8 @@ class Peak:
     time: int
     bytes: int
     alive: list[int]   # indices into the selection, biggest first
+    color: str
+    row: int           # which label line along the top of the curve panel
 
 
 def device_live_bytes(sel: Selection) -> dict[str, tuple[LiveBytes, np.ndarray]]:
@@ -397,8 +399,8 @@ def _draw_live_bytes(drawing: svgwrite.Drawing, sel: Selection, times: TimeAxis,
                                stroke_width=1.2, id=f"curve-{n}"))
         peak_time, peak_bytes = curve.peak
         alive = _alive_at(sel, rows, peak_time)
-        peaks.append(Peak(device, peak_time, peak_bytes, alive))
-        _draw_peak(drawing, group, sel, times, frame, clock, peaks[-1], color, ceiling)
+        peaks.append(Peak(device, peak_time, peak_bytes, alive, color, len(peaks)))
+        _draw_peak(drawing, group, sel, times, frame, clock, peaks[-1], ceiling)
     return peaks
 
 
@@ -430,20 +432,21 @@ def _alive_at(sel: Selection, rows: np.ndarray, t: int) -> list[int]:
 
 
 def _draw_peak(drawing: svgwrite.Drawing, group: Group, sel: Selection, times: TimeAxis,
-               frame: Frame, clock: Clock, peak: Peak, color: str, ceiling: int) -> None:
+               frame: Frame, clock: Clock, peak: Peak, ceiling: int) -> None:
     x = round(float(times.x(peak.time)), 2)
     y = frame.curve_top + frame.curve_height * (1 - peak.bytes / max(ceiling, 1))
-    marker = drawing.g(id=f"peak-{peak.device or 'memory'}", class_="peak-marker",
-                   data_peak_bytes=str(peak.bytes), data_peak_time_ns=str(peak.time),
-                   data_alive_blocks=str(len(peak.alive)))
+    marker = drawing.g(class_="peak-marker", data_device=peak.device,
+                       data_peak_bytes=str(peak.bytes), data_peak_time_ns=str(peak.time),
+                       data_alive_blocks=str(len(peak.alive)))
     marker.add(drawing.line((x, frame.curve_top), (x, frame.plot_bottom), class_="peak"))
-    marker.add(drawing.circle((x, round(y, 2)), 3.5, fill=color))
+    marker.add(drawing.circle((x, round(y, 2)), 3.5, fill=peak.color))
     where = f"{_shorten(peak.device, 32)} " if peak.device else ""
     label = (f"{where}peak {format_bytes(peak.bytes)} at {clock.at(peak.time)} · "
              f"{len(peak.alive)} blocks alive")
     anchor = "end" if x > (frame.left + frame.right) / 2 else "start"
-    marker.add(drawing.text(label, insert=(x + (-8 if anchor == "end" else 8), round(y, 2) + 14),
-                            text_anchor=anchor, fill=color))
+    label_y = frame.curve_top + 12 + 13 * peak.row   # one line per device, no overlaps
+    marker.add(drawing.text(label, insert=(x + (-8 if anchor == "end" else 8), label_y),
+                            text_anchor=anchor, style=f"fill: {peak.color}", class_="region"))
     shown = peak.alive[:20]
     lines = [label, *(f"{format_bytes(sel.blocks[i].size):>10}  "
                       f"{sel.blocks[i].name or sel.blocks[i].owner_tensor or hex(sel.blocks[i].address)}"
