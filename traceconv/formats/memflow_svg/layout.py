@@ -2,8 +2,8 @@
 
 A CPU process mixes heap (``0x55…``) and mmap (``0x7f…``) addresses ~45 TB apart; a linear
 axis makes every block invisible. Here each address space ``(device, pool)`` is cut at its
-largest gaps, biggest first, until the gaps left take no more room than the bytes in use
-(or the space's share of :data:`MAX_REGIONS` is spent). The pieces ("regions") are drawn
+gaps larger than :data:`GAP_FRACTION` of the bytes in use, largest first, as long as the
+space's share of :data:`MAX_REGIONS` lasts. The pieces ("regions") are drawn
 bottom-up in address order with a fixed-size break between them, and each region gets a
 height proportional to its span (with a floor, so a lone small region stays readable).
 """
@@ -85,14 +85,7 @@ def split_regions(space: np.ndarray, address: np.ndarray, size: np.ndarray,
         gaps = lo[1:] - reach[:-1]                       # > 0 where the union has a hole
         reach_before = np.concatenate((lo[:1], reach[:-1]))
         used = int(np.maximum(0, hi - np.maximum(lo, reach_before)).sum())
-        left = int(gaps[gaps > 0].sum())
-        cuts_list = []
-        for i in np.argsort(-gaps, kind="stable")[:max_cuts].tolist():
-            if left <= used or gaps[i] <= gap_fraction * max(used, 1):
-                break
-            cuts_list.append(i)
-            left -= int(gaps[i])
-        cuts = np.sort(np.asarray(cuts_list, np.int64))
+        cuts = _choose_cuts(gaps, used, gap_fraction, max_cuts)
         skipped += int(gaps[cuts].sum())
         starts = np.concatenate(([0], cuts + 1))
         ends = np.concatenate((cuts + 1, [len(order)]))
@@ -100,6 +93,16 @@ def split_regions(space: np.ndarray, address: np.ndarray, size: np.ndarray,
             region_of[order[first:stop]] = len(regions)
             regions.append((s, int(lo[first]), int(reach[stop - 1])))
     return regions, region_of, skipped
+
+
+def _choose_cuts(gaps: np.ndarray, used: int, gap_fraction: float, max_cuts: int) -> np.ndarray:
+    """Indices ``i`` of the gaps (between sorted blocks ``i`` and ``i + 1``) to cut.
+
+    >>> _choose_cuts(np.array([5, 900, -3, 400, 60]), 1000, 0.05, 2).tolist()
+    [1, 3]
+    """
+    largest_first = np.argsort(-gaps, kind="stable")[:max_cuts]
+    return np.sort(largest_first[gaps[largest_first] > gap_fraction * max(used, 1)])
 
 
 def address_axis(space: np.ndarray, address: np.ndarray, size: np.ndarray,
