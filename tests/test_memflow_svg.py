@@ -254,6 +254,24 @@ def test_cli_errors_are_one_line(tmp_path):
     assert result.exit_code == 1 and len(result.output.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["--start", "200ms", "--end", "100ms"], "traceconv: error: the time window ends before "
+                                             "it starts"),
+    (["--device", "GPU"], "no memory blocks on device 'GPU' (the trace has: '')"),
+    (["--pool", "heap"], "no memory blocks on pool 'heap' (the trace has: 'timeline')"),
+    (["--min-size", "4QB"], "traceconv: error: unknown size unit 'QB' in '4QB' "
+                            "(use B, KiB, MiB, GiB, TiB)"),
+])
+def test_cli_option_errors(data, tmp_path, args, message):
+    out = tmp_path / "x.svg"
+    result = CliRunner().invoke(app, ["memflow", str(data / "torch_memory" /
+                                                     "memory_timeline.raw.json.gz"),
+                                      "-o", str(out), *args])
+    assert result.exit_code == 1
+    assert result.output.strip().endswith(message)
+    assert not out.exists()
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 1 << 48), st.integers(1, 1 << 30),
                           st.none() | st.integers(0, 10**9), st.none() | st.integers(0, 10**9),
