@@ -22,6 +22,8 @@ from traceconv.model import MemoryBlock, Trace
 NS = {"svg": "http://www.w3.org/2000/svg"}
 CNN_PEAK = 3_054_392   # max row total of the CNN's per-category export (see test_torch_memory)
 
+RAW = "torch_memory/memory_timeline.raw.json.gz"   # under tests/data
+
 
 def svg_of(trace: Trace, **options) -> ET.Element:
     return ET.fromstring(svg_text(trace, MemflowOptions(**options)))
@@ -42,7 +44,7 @@ def peaks(root: ET.Element) -> list[ET.Element]:
 
 @pytest.fixture(scope="module")
 def cnn(data) -> Trace:
-    return traceconv.load(data / "torch_memory" / "memory_timeline.raw.json.gz", format="torch_memory")
+    return traceconv.load(data / RAW, format="torch_memory")
 
 
 def test_every_block_is_a_titled_rectangle(cnn):

@@ -226,7 +226,7 @@ def block_tooltip(block: MemoryBlock, trace: Trace, clock: Clock,
     shape (4, 128) float32 · activation
     alloc 1 µs → free 3 µs · lifetime 2 µs
     """
-    lines = [block.name or block.owner_tensor or "(unnamed block)"]
+    lines = [_block_name(block)]
     if block.owner_op is not None:
         node = trace.graph.nodes.get(block.owner_op) or {}
         op = node.get("name") or block.owner_op
@@ -249,6 +249,10 @@ def block_tooltip(block: MemoryBlock, trace: Trace, clock: Clock,
             if block.alloc_ns is not None and block.free_ns is not None else "")
     lines.append(f"alloc {alloc} → free {free}{life}")
     return "\n".join(lines)
+
+
+def _block_name(block: MemoryBlock) -> str:
+    return block.name or block.owner_tensor or f"(unnamed block at {block.address:#x})"
 
 
 # -- axes ---------------------------------------------------------------------------------
@@ -448,8 +452,7 @@ def _draw_peak(drawing: svgwrite.Drawing, group: Group, sel: Selection, times: T
     marker.add(drawing.text(label, insert=(x + (-8 if anchor == "end" else 8), label_y),
                             text_anchor=anchor, style=f"fill: {peak.color}", class_="region"))
     shown = peak.alive[:20]
-    lines = [label, *(f"{format_bytes(sel.blocks[i].size):>10}  "
-                      f"{sel.blocks[i].name or sel.blocks[i].owner_tensor or hex(sel.blocks[i].address)}"
+    lines = [label, *(f"{format_bytes(sel.blocks[i].size):>10}  {_block_name(sel.blocks[i])}"
                       for i in shown)]
     if len(peak.alive) > len(shown):
         lines.append(f"… and {len(peak.alive) - len(shown)} more")
