@@ -220,10 +220,17 @@ def test_resnet_load_is_fast(data, tmp_path):
     assert time.perf_counter() - started < 2.0  # ~0.3 s measured; generous for slow CI
 
 
-def test_every_shared_sample_reads(shared_samples):
+def test_every_shared_profile_reads(shared_samples):
+    expected_ops = {"convnet_lar_embed_profile.json": 41, "convnet_lar_profile.json": 41,
+                    "convnet_static_profile.json": 65, "convnet_static_profile_pydump.json": 65,
+                    "convnet_train_static_profile.json": 291,
+                    "resnet50ish_lar_embed_profile.json": 422,
+                    "resnet50ish_lar_profile.json": 422, "resnet50ish_static_profile.json": 643}
     for path in sorted((shared_samples / "megengine").glob("*_profile*.json")):
         trace = traceconv.load(path)
-        assert trace.counts()["ops"] > 0, path.name
+        assert trace.metadata.source_format == "megengine", path.name
+        assert trace.counts()["ops"] == expected_ops.pop(path.name)
+    assert not expected_ops
 
 
 timing = st.fixed_dictionaries({

@@ -71,3 +71,19 @@ def test_device_slices_on_device_track(tp, resnet, tmp_path):
     rows = tp.query("select t.name as name, count(*) as n from slice s join track t "
                     "on s.track_id = t.id where s.category = 'opr' group by 1")
     assert {r.name: r.n for r in rows}.get(DEVICE) == 422
+
+
+def test_every_shared_sample_converts_cleanly(tp, shared_samples, tmp_path):
+    folder = shared_samples / "megengine"
+    files = sorted([*folder.glob("*.json"), *folder.glob("*.svg"),
+                    *folder.glob("*/StaticMemoryInfo.json")])
+    assert len(files) == 14
+    for path in files:
+        trace = traceconv.load(path)
+        out = tmp_path / "sample.pftrace"
+        traceconv.save(trace, out)
+        tp.load(out.read_bytes())
+        assert tp.bad_stats() == [], path.name
+        instants = len(trace.instants)
+        loaded = tp.query("select count(*) as n from slice")[0].n
+        assert loaded == len(trace.slices) + instants, path.name

@@ -37,7 +37,8 @@ def add_aggregate_breakdown(trace: Trace, rows: Sequence[int], process_name: str
     Top-level rows (whose parent is not among ``rows``) are laid end to end from 0 on one
     track per lane (``lane_of``, default one lane); children fill their parent from its
     start. Children that add up to more than their parent are scaled down to fit (counted
-    in diagnostics as ``breakdown.children_scaled``).
+    in diagnostics as ``breakdown.children_scaled``). The trace's clock is marked as
+    synthetic.
 
     >>> t = Trace()
     >>> a = t.add_stat(OpStat("step", calls=1, total_ns=100))
@@ -56,6 +57,7 @@ def add_aggregate_breakdown(trace: Trace, rows: Sequence[int], process_name: str
         else:
             lanes[lane_of(stat) if lane_of else "all rows"].append(row)
     process = trace.add_process(process_name, kind=ProcessKind.SYNTHETIC)
+    trace.metadata.clock = BREAKDOWN_CLOCK
     for lane, tops in lanes.items():
         track = trace.add_track(lane, process=process, kind=TrackKind.SYNTHETIC,
                                 description="aggregate breakdown, not a timeline")

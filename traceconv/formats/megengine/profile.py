@@ -84,7 +84,9 @@ def read(source: Source, **_options: Any) -> Trace:
     trace.metadata.attributes["megengine.device_offset_ns"] = offsets
     trace.diagnostics.add("megengine.device_clock_shifted", "device clock(s) shifted onto the "
                           "host clock (launch latency 0 for the tightest opr)", kind="guessed",
-                          count=len(offsets), example=offsets or None)
+                          count=len(offsets),
+                          example="; ".join(f"{cn} {ns / 1e6:+.3f} ms"
+                                            for cn, ns in offsets.items()) or None)
     rows = add_timeline(trace, doc, offsets)
     add_graph(trace, doc, rows)
     add_memory_blocks(trace, doc, offsets)

@@ -45,12 +45,14 @@ MEMORY_HEADER = re.compile(r"^\s*Event\s+Alloc Calls\s+Size\(MB\)\s+Free Calls")
 _TAIL = rf"(?P<min>{NUM})\s+(?P<max>{NUM})\s+(?P<ave>{NUM})\s+(?P<ratio>{NUM})(?P<star>\*)?\s*$"
 _CPU_GPU = rf"(?P<cpu>{NUM})\s*\((?P<cpur>{NUM})\)\s*(?P<gpu>{NUM})\s*\((?P<gpur>{NUM})\)\s*"
 # ``sep`` is what separates the name from the calls: normally spaces, but a name longer
-# than its setw() cell touches the calls digits (tried only when the spaced form fails).
+# than its setw() cell touches the calls digits ("grad0/prepare_data5"); that form is tried
+# only when the spaced one fails, and the digits are split by Ave. = Total / Calls.
 ROW_FORMS = {
-    (all_place, sep): re.compile(
-        rf"^(?P<indent> *)(?P<name>\S.*?){sep}(?P<calls>\d+)\s+(?P<total>{NUM})\s+"
-        + (_CPU_GPU if all_place else "") + _TAIL)
-    for all_place in (False, True) for sep in (r"\s+", r"\s*")
+    (all_place, touching): re.compile(
+        (r"^(?P<indent> *)(?P<name>\S.*?\D)(?P<calls>\d+)\s+" if touching else
+         r"^(?P<indent> *)(?P<name>\S.*?)\s+(?P<calls>\d+)\s+")
+        + rf"(?P<total>{NUM})\s+" + (_CPU_GPU if all_place else "") + _TAIL)
+    for all_place in (False, True) for touching in (False, True)
 }
 MEMORY_ROW = re.compile(
     rf"^\s*(?P<event>\S.*?)\s+(?P<ac>\d+)\s+(?P<am>{NUM})\s+(?P<fc>\d+)\s+(?P<fm>{NUM})\s*$")
@@ -67,6 +69,23 @@ def number(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def split_touching(name: str, digits: str, total: float | None,
+                   ave: float | None) -> tuple[str, str]:
+    """Split a name that ran into its calls digits, using Ave. = Total / Calls (%g, 6 digits).
+
+    >>> split_touching("conv2d", "110", 1.1, 0.11)
+    ('conv2d1', '10')
+    >>> split_touching("grad0/prepare_data", "5", 0.014251, 0.0028502)
+    ('grad0/prepare_data', '5')
+    """
+    if total is not None and ave:
+        for cut in range(len(digits)):
+            calls = int(digits[cut:])
+            if calls and digits[cut] != "0" and abs(total / calls - ave) <= 5e-6 * abs(ave):
+                return name + digits[:cut], digits[cut:]
+    return name, digits
+
+
 class _Table:
     """Rows of one Event Summary table and the stack that rebuilds their nesting."""
 
@@ -80,12 +99,18 @@ class _Table:
 
     def parse(self, line: str) -> EventRow | None:
         all_place = self.report.has_cpu_gpu_columns
-        match = ROW_FORMS[all_place, r"\s+"].match(line) or ROW_FORMS[all_place, r"\s*"].match(line)
+        match = ROW_FORMS[all_place, False].match(line)
+        touching = match is None
+        if touching:
+            match = ROW_FORMS[all_place, True].match(line)
         if match is None:
             return None
         g = match.groupdict()
+        name, calls = g["name"], g["calls"]
+        if touching:
+            name, calls = split_touching(name, calls, number(g["total"]), number(g["ave"]))
         row = EventRow(
-            name=g["name"], calls=int(g["calls"]), total_ms=number(g["total"]),
+            name=name, calls=int(calls), total_ms=number(g["total"]),
             min_ms=number(g["min"]), max_ms=number(g["max"]), ave_ms=number(g["ave"]),
             ratio=number(g["ratio"]), reorder_marked=bool(g["star"]))
         if all_place:

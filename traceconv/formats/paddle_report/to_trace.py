@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...analysis.breakdown import BREAKDOWN_CLOCK, add_aggregate_breakdown
+from ...analysis.breakdown import add_aggregate_breakdown
 from ...model import Metadata, OpStat, Trace
 from .parser import THREAD_PREFIX
 from .schema import EventRow, ProfilingReport, ReportLog
@@ -32,7 +32,6 @@ def build_trace(log: ReportLog, trace: Trace | None = None) -> Trace:
     trace = trace or Trace(Metadata(framework="paddle"))
     meta = trace.metadata
     meta.framework = "paddle"
-    meta.clock = BREAKDOWN_CLOCK
     meta.attributes.update({
         "paddle.reports": len(log.reports),
         "paddle.windows": len({r.group for r in log.reports}),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...analysis.breakdown import BREAKDOWN_CLOCK, add_aggregate_breakdown
+from ...analysis.breakdown import add_aggregate_breakdown
 from ...model import OpStat, Trace
 from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable
 
@@ -57,7 +57,6 @@ def section_of(title: str) -> str:
 def build_trace(doc: SummaryDocument, trace: Trace) -> Trace:
     meta = trace.metadata
     meta.framework = "paddle"
-    meta.clock = BREAKDOWN_CLOCK
     meta.attributes["paddle.summary_tables"] = [t.title for t in doc.tables]
     # The per-operator table first: summaries read the first section as the op table.
     order = sorted(range(len(doc.tables)),

@@ -137,7 +137,7 @@ def _timestamp_fields(ts: np.ndarray) -> list[bytes]:
     keep = np.arange(11) <= sizes[:, None]
     blob = matrix[keep].tobytes()
     ends = np.cumsum(sizes + 1).tolist()
-    starts = [0, *ends[:-1]]
+    starts = [0, *ends[:-1]] if ends else []   # a trace may hold no events (stats only)
     return [blob[a:b] for a, b in zip(starts, ends, strict=True)]
 
 

@@ -8,6 +8,8 @@ conventions. A flavour is a subclass of :class:`Flavour` in its own module here,
   this producer's. ``events`` is the first chunk of event dicts.
 - ``device_categories``: categories whose events run on a device; their pid is a device
   index, kept apart from host pids of the same number.
+- ``flow_categories``: synonyms of flow categories (``{"async": "ac2g"}``), so that the two
+  ends of a flow written under different names still meet.
 - ``prepare(events, context)``: rewrite a chunk of event dicts in place before they are read
   (rename legacy categories and args, strip name decorations); runs once per chunk, so it
   should loop only over what needs changing.
