@@ -109,9 +109,11 @@ def render(trace: Trace, options: MemflowOptions) -> svgwrite.Drawing:
     coloring = color_blocks(sel.blocks, options.color_by, trace.graph, frame.legend_rows)
 
     drawing = svgwrite.Drawing(size=(options.width, options.height), debug=False)
+    drawing.viewbox(0, 0, options.width, options.height)   # scales when embedded
+    title = options.title or f"Memory flow · {trace.metadata.source_file or 'trace'}"
+    drawing.set_desc(title=title)                           # the browser tab's name
     drawing.defs.add(drawing.style(STYLE))
     drawing.add(drawing.rect((0, 0), (options.width, options.height), fill="white"))
-    title = options.title or f"Memory flow · {trace.metadata.source_file or 'trace'}"
     drawing.add(drawing.text(title, insert=(frame.left, 22), class_="title"))
 
     _draw_region_bands(drawing, axis, sel, frame)
