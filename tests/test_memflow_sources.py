@@ -131,3 +131,23 @@ def test_exports_carry_the_live_bytes_counter(tmp_path):
     # one sample per [memory] event (291 allocs + 277 frees), peaking at PyTorch's total
     assert len(chrome) == len(perfetto) == 568
     assert max(chrome) == max(perfetto) == 2_625_264
+
+
+def test_megengine_own_picture_redrawn_visible():
+    """MegEngine's memory_flow.svg is 45.5 M units tall: none of its 677 rects is 1 unit tall
+    and 206 have zero width. Redrawn, all 677 are at least 1 x 1 px in 1600 x 900."""
+    import gzip
+
+    path = HERE / "data" / "megengine" / "train_memory_flow.svg.gz"
+    original = ET.fromstring(gzip.decompress(path.read_bytes()))
+    theirs = [r for r in original.iter("{http://www.w3.org/2000/svg}rect")
+              if r.get("{https://megengine.org.cn}type") == "tensor"]
+    assert original.get("height") == "45504596.357824" and len(theirs) == 677
+    assert not any(float(r.get("height")) >= 1 for r in theirs)
+    assert sum(float(r.get("width")) == 0 for r in theirs) == 206
+    root = ET.fromstring(svg_text(load("data/megengine/train_memory_flow.svg.gz",
+                                       "megengine-memflow-svg"), MemflowOptions()))
+    ours = root.find(".//svg:g[@id='blocks']", NS).findall("svg:rect", NS)
+    assert (root.get("width"), root.get("height")) == ("1600", "900")
+    assert len(ours) == 677
+    assert all(float(r.get("width")) >= 1 and float(r.get("height")) >= 1 for r in ours)
