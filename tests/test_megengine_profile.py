@@ -258,3 +258,34 @@ def test_any_timing_reads_into_one_slice_per_place(pairs, comps):
     trace = profile.read(source)
     assert sum(s.category == "opr" for s in trace.iter_slices()) == 2 * len(pairs)
     assert trace.counts()["ops"] == len(pairs)
+
+
+@pytest.mark.parametrize(("profile", "plan", "peak"), [
+    (CONVNET, "megengine/convnet_static_mem_info/StaticMemoryInfo.json", 1_673_728),
+    (RESNET, "megengine/resnet50ish_static_mem_info/StaticMemoryInfo.json.gz", 393_728)])
+def test_activation_peak_equals_the_static_plan(data, profile, plan, peak):
+    """Blocks from mem_chunk + comp_seq lifetimes reproduce the live peak of MegEngine's own
+    plan (StaticMemoryInfo.json of the same model), and never overlap in address and time."""
+    from traceconv.analysis.memory import live_bytes
+    trace = traceconv.load(data / profile)
+    planned = traceconv.load(data / plan)
+    ours = [b for b in trace.memory if b.category != "weight"]
+    theirs = [b for b in planned.memory if b.category != "weight"]
+    assert live_bytes(ours).peak[1] == live_bytes(theirs).peak[1] == peak
+    assert len(ours) == len(theirs)
+    assert sum(b.category == "weight" for b in trace.memory) == sum(
+        b.category == "weight" for b in planned.memory)
+    ours.sort(key=lambda b: b.address)
+    for i, a in enumerate(ours):
+        for b in ours[i + 1:]:
+            if b.address >= a.end_address:
+                break
+            assert not (a.alloc_ns < b.free_ns and b.alloc_ns < a.free_ns), (a.name, b.name)
+
+
+def test_in_place_outputs_start_when_their_op_ends(convnet):
+    # conv1.ADD (chk123) overwrites conv1.Convolution's output (chk120) in place
+    blocks = {b.args["chunk"]: b for b in convnet.memory}
+    assert blocks["chk123"].address == blocks["chk120"].address
+    assert blocks["chk123"].alloc_ns == blocks["chk120"].free_ns
+    assert convnet.diagnostics["megengine.in_place_output"].count == 8

@@ -14,6 +14,9 @@ import math
 
 from .schema import StaticProfile
 
+PROGRAM_STEP_NS = 1_000
+"""One opr-sequence step on the synthetic clock of documents without timing (1 µs)."""
+
 
 def seconds_to_ns(seconds: float) -> int:
     """Source seconds → integer nanoseconds (rounded, so µs timers stay exact).

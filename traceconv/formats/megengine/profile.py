@@ -11,6 +11,10 @@ What lands in the model:
   another comp node (``kern > start``), children ``wait`` (start→kern) and ``kernel``
   (kern→end); a ``launch`` flow from the host slice to each device slice of the opr;
 * the op graph (:mod:`.graph`) and the memory blocks of the static plan (:mod:`.memory`).
+
+``graph.json`` (written beside ``StaticMemoryInfo.json``) is the ``graph_exec`` object
+alone: it gives the op graph and, on a synthetic program-order clock (opr *i* at *i* µs),
+one slice per executed opr and the memory blocks.
 """
 
 from __future__ import annotations
@@ -21,11 +25,11 @@ from typing import Any
 from ...analysis.memory import add_live_bytes_counters
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
-from .clock import device_offsets, seconds_to_ns
+from .clock import PROGRAM_STEP_NS, device_offsets, seconds_to_ns
 from .document import load_json, validate
 from .graph import add_graph, shapes_text
 from .memory import add_memory_blocks
-from .schema import Footprint, StaticProfile, Timing
+from .schema import Footprint, GraphExec, Profiler, StaticProfile, Timing
 
 SCHEMAS = {"megengine_static_profile": StaticProfile}
 
@@ -47,7 +51,7 @@ def sniff(head: bytes, source: Source) -> float:
     if not text.lstrip().startswith(b"{"):
         return 0.0
     keys = (b'"graph_exec"', b'"profiler"', b'"opr_footprint"', b'"comp_seq"',
-            b'"opr_internal_pf"')
+            b'"opr_internal_pf"', b'"mem_chunk"')
     hits = sum(key in head for key in keys)
     if b'"traceEvents"' in text:
         return 0.0
@@ -76,8 +80,12 @@ def op_args(opr_type: str, opr_id: str, footprint: Footprint | None,
 
 
 def read(source: Source, **_options: Any) -> Trace:
-    """Read a static profile into a :class:`Trace` (timeline, op graph, memory blocks)."""
-    doc = validate(StaticProfile, load_json(source), source)
+    """Read a static profile (or a bare ``graph_exec``) into a :class:`Trace`."""
+    value = load_json(source)
+    if isinstance(value, dict) and "comp_seq" in value and "graph_exec" not in value:
+        doc = StaticProfile(graph_exec=validate(GraphExec, value, source), profiler=Profiler())
+        return _read_graph_only(doc)
+    doc = validate(StaticProfile, value, source)
     trace = Trace(Metadata(framework="MegEngine", clock="process-relative",
                            attributes={"megengine.clocks": CLOCK_NOTE}))
     offsets = device_offsets(doc)
@@ -90,6 +98,23 @@ def read(source: Source, **_options: Any) -> Trace:
     rows = add_timeline(trace, doc, offsets)
     add_graph(trace, doc, rows)
     add_memory_blocks(trace, doc, offsets)
+    add_live_bytes_counters(trace)
+    return trace
+
+
+def _read_graph_only(doc: StaticProfile) -> Trace:
+    trace = Trace(Metadata(framework="MegEngine", source_version="graph_exec only",
+                           clock="synthetic (program order)",
+                           attributes={"megengine.time_unit": "1 µs = one opr step"}))
+    process = trace.add_process("MegEngine graph", kind=ProcessKind.SYNTHETIC)
+    track = trace.add_track("comp_seq", process=process, kind=TrackKind.SYNTHETIC)
+    ops = doc.graph_exec.operator
+    rows = {opr_id: [trace.add_slice(track, step * PROGRAM_STEP_NS, PROGRAM_STEP_NS,
+                                     ops[opr_id].name, "opr",
+                                     {"type": ops[opr_id].type, "id": opr_id})]
+            for step, opr_id in enumerate(doc.graph_exec.comp_seq) if opr_id in ops}
+    add_graph(trace, doc, rows)
+    add_memory_blocks(trace, doc, {}, program_order=True)
     add_live_bytes_counters(trace)
     return trace
 

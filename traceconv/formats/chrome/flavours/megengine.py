@@ -64,8 +64,8 @@ class MegEngine(Flavour):
         meta = envelope.get("metadata")
         if isinstance(meta, dict) and "localTime" in meta:
             return True
-        return any(isinstance(e, dict) and e.get("cat") in MEGENGINE_FLOW_CATEGORIES
-                   for e in events[:2000])
+        return any(isinstance(e, dict) and isinstance(e.get("cat"), str)
+                   and e["cat"] in MEGENGINE_FLOW_CATEGORIES for e in events[:2000])
 
     def prepare(self, events: list, context: ReadContext) -> None:
         # HostToDevice copies are the only device-lane events without a category.
