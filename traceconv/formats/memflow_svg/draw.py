@@ -253,8 +253,8 @@ def block_tooltip(block: MemoryBlock, trace: Trace, clock: Clock,
     return "\n".join(lines)
 
 
-def _block_name(block: MemoryBlock) -> str:
-    return block.name or block.owner_tensor or f"(unnamed block at {block.address:#x})"
+def _block_name(block: MemoryBlock, unnamed: str = "(unnamed block)") -> str:
+    return block.name or block.owner_tensor or unnamed
 
 
 # -- axes ---------------------------------------------------------------------------------
@@ -454,8 +454,8 @@ def _draw_peak(drawing: svgwrite.Drawing, group: Group, sel: Selection, times: T
     marker.add(drawing.text(label, insert=(x + (-8 if anchor == "end" else 8), label_y),
                             text_anchor=anchor, style=f"fill: {peak.color}", class_="region"))
     shown = peak.alive[:20]
-    lines = [label, *(f"{format_bytes(sel.blocks[i].size):>10}  {_block_name(sel.blocks[i])}"
-                      for i in shown)]
+    lines = [label, *(f"{format_bytes(b.size):>10}  {_block_name(b, hex(b.address))}"
+                      for b in (sel.blocks[i] for i in shown))]
     if len(peak.alive) > len(shown):
         lines.append(f"… and {len(peak.alive) - len(shown)} more")
     marker.set_desc(title="\n".join(lines))
