@@ -116,7 +116,7 @@ def render(trace: Trace, options: MemflowOptions) -> svgwrite.Drawing:
     drawing.add(drawing.rect((0, 0), (options.width, options.height), fill="white"))
     drawing.add(drawing.text(title, insert=(frame.left, 22), class_="title"))
 
-    _draw_region_bands(drawing, axis, sel, frame)
+    _draw_region_bands(drawing, axis, frame)
     merged = _draw_blocks(drawing, trace, sel, axis, times, coloring, clock, options.max_rects)
     _draw_address_axis(drawing, axis, sel, frame)
     _draw_time_axis(drawing, times, clock, frame, trace.metadata.clock)
@@ -164,7 +164,7 @@ def _draw_blocks(drawing: svgwrite.Drawing, trace: Trace, sel: Selection, axis: 
         rect = drawing.rect((round(float(x0[i]), 2), round(float(y[i]), 2)),
                             (round(float(width[i]), 2), round(float(height[i]), 2)),
                             fill=colors[i], class_="b")
-        rect.set_desc(title=block_tooltip(sel.blocks[i], trace, clock, sel.spaces))
+        rect.set_desc(title=block_tooltip(sel.blocks[i], trace, clock))
         group.add(rect)
     for cell in cells:
         rect = drawing.rect((cell.x, cell.y), (cell.side, cell.side), class_="m",
@@ -216,13 +216,12 @@ def _merge_subpixel(x: np.ndarray, bottom: np.ndarray, width: np.ndarray, height
     return np.ones(len(x), bool), []
 
 
-def block_tooltip(block: MemoryBlock, trace: Trace, clock: Clock,
-                  spaces: list[tuple[str, str]]) -> str:
+def block_tooltip(block: MemoryBlock, trace: Trace, clock: Clock) -> str:
     """The tooltip text of one block: what it is, where, how big, and when.
 
     >>> b = MemoryBlock(0x7f00, 2048, 1_000, 3_000, device="cpu", name="conv1:o0",
     ...                 shape=(4, 128), dtype="float32", category="activation")
-    >>> print(block_tooltip(b, Trace(), Clock(0), []))
+    >>> print(block_tooltip(b, Trace(), Clock(0)))
     conv1:o0
     0x7f00 – 0x8700 · 2 KiB (2,048 B) · cpu
     shape (4, 128) float32 · activation
@@ -259,8 +258,7 @@ def _block_name(block: MemoryBlock, unnamed: str = "(unnamed block)") -> str:
 
 # -- axes ---------------------------------------------------------------------------------
 
-def _draw_region_bands(drawing: svgwrite.Drawing, axis: AddressAxis, sel: Selection,
-                       frame: Frame) -> None:
+def _draw_region_bands(drawing: svgwrite.Drawing, axis: AddressAxis, frame: Frame) -> None:
     """Alternating light bands behind the regions, so each address range reads as a unit."""
     group = drawing.add(drawing.g(id="regions"))
     for i, region in enumerate(axis.regions):
