@@ -233,6 +233,17 @@ def test_no_clock_snapshot_without_an_epoch_clock_and_negative_times_shift():
     assert trace.diagnostics.count("perfetto.time_shifted") == 1
 
 
+def test_slices_ending_past_int64_are_clamped_not_wrapped():
+    trace = Trace()
+    main = trace.add_track("main", process=trace.add_process("p", pid=3), tid=3)
+    trace.add_slice(main, 2**63 - 100, 1000, "late")     # its end does not fit in int64
+    trace.add_slice(main, 2**63 - 50, 10, "inner")
+    d = Decoded(trace)
+    assert [(ts - 2**63, kind) for ts, kind, *_ in d.events] == [
+        (-100, BEGIN), (-50, BEGIN), (-40, END), (-1, END)]
+    assert validate_bytes(d.data).ok
+
+
 def test_partial_overlap_goes_to_a_lane_track_under_its_thread():
     trace = Trace()
     main = trace.add_track("MainThread", process=trace.add_process("p", pid=3), tid=3)

@@ -20,6 +20,16 @@ LANE_SUFFIX = " (overlap lane {})"   # lanes made here are known by this name
 _LANE_MARK = LANE_SUFFIX.split("{")[0]
 
 
+def clamped_durations(start: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """Durations made safe for ``start + dur``: negative ones as 0, and none running past
+    the largest int64 (numpy would wrap around silently).
+
+    >>> clamped_durations(np.array([0, 2**63 - 5]), np.array([-3, 10])).tolist()
+    [0, 4]
+    """
+    return np.minimum(np.maximum(dur, 0), np.iinfo(np.int64).max - np.maximum(start, 0))
+
+
 def nest_pass(tracks: list[int], starts: list[int], ends: list[int],
               max_depth: int = MAX_DEPTH) -> tuple[list[int], list[int]]:
     """One stack walk over slices sorted by (track, start, -duration).
@@ -94,7 +104,7 @@ def _repair(trace: Trace, max_depth: int) -> None:
     # repeated repair, or one after slices were added, lays every home out from scratch
     track = lanes.home_of[current] if lanes.lanes else current
     start = slices.numpy("start")
-    end = start + np.maximum(slices.numpy("dur"), 0)
+    end = start + clamped_durations(start, slices.numpy("dur"))
     order = np.lexsort((start - end, start, track))
     rows = order.tolist()
     tracks, starts, ends = track[order].tolist(), start[order].tolist(), end[order].tolist()

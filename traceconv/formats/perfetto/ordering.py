@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...analysis.nesting import clamped_durations
 from ...model import Trace
 
 BEGIN, END, INSTANT, COUNTER = 0, 1, 2, 3  # event codes: row * 4 + kind
@@ -33,7 +34,7 @@ def event_order(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     """
     s = trace.slices
     track, start = s.numpy("track"), s.numpy("start")
-    dur = np.maximum(s.numpy("dur"), 0)
+    dur = clamped_durations(start, s.numpy("dur"))
     end = start + dur
     order = np.lexsort((-dur, start, track))
     n = len(order)
