@@ -107,18 +107,26 @@ def test_chrome_checker_agrees_with_the_json_importer(trace_processor):
     assert dropped.get("slice_drop_overlapping_complete_event") == errors["overlapping_slice"]
 
 
-x_events = st.lists(st.tuples(st.integers(1, 2), st.integers(0, 60), st.integers(0, 30)),
-                    min_size=1, max_size=25)
+# Kineto-like times: µs with 3 decimals on a large base. For many of them the double
+# times 1000 lands exactly on a half, and rounding must match the importer's llround.
+x_events = st.lists(st.tuples(st.integers(1, 2), st.integers(0, 60_000),
+                              st.integers(0, 30_000)), min_size=1, max_size=25)
+BASE_US = 4482801341000
 
 
-@settings(max_examples=40, deadline=None,
+def kineto_us(ns: int, base: int = 0) -> float:
+    """``ns`` as Kineto prints µs: the decimal text with 3 decimals, parsed as a double."""
+    return float(f"{base + ns // 1000}.{ns % 1000:03d}")
+
+
+@settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(x_events)
 def test_checker_predicts_the_json_importer_on_random_x_events(trace_processor, rows):
-    """Random X events (integer µs, overlaps, ties, zero lengths) on two threads: the
+    """Random X events (overlaps, ties, zero lengths, rounding halves) on two threads: the
     checker's kept count and overlap count equal trace_processor's."""
-    events = [{"ph": "X", "name": f"e{i}", "ts": ts, "dur": dur, "pid": 1, "tid": tid}
-              for i, (tid, ts, dur) in enumerate(rows)]
+    events = [{"ph": "X", "name": f"e{i}", "ts": kineto_us(ts, BASE_US), "dur": kineto_us(dur),
+               "pid": 1, "tid": tid} for i, (tid, ts, dur) in enumerate(rows)]
     report = check_chrome_events(events)
     trace_processor.load(orjson.dumps({"traceEvents": events}))
     kept = trace_processor.query("select count(*) n from slice")[0].n

@@ -22,6 +22,7 @@ cannot survive parsing: orjson refuses such a file, which is reported as ``inval
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Any
 
@@ -70,10 +71,19 @@ def parse_events(data: bytes, name: str) -> list[Any]:
 
 
 def _ns(value: Any) -> int | None:
-    """µs (int or float) to integer ns, as the importer rounds; None if not a number."""
+    """µs (int or float) to integer ns as the importer computes it, ``llround(us * 1000)``:
+    halves round away from zero (Python's ``round`` would go to even and disagree by 1 ns,
+    enough to turn a child ending with its parent into an overlap). None if not a number.
+
+    >>> _ns(4482801341167.555), _ns(-0.0005), _ns(7), _ns("7")
+    (4482801341167555, -1, 7000, None)
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return int(value) * 1000 if isinstance(value, int) else round(value * 1000)
+    if isinstance(value, int):
+        return value * 1000
+    scaled = value * 1000.0
+    return math.floor(scaled + 0.5) if scaled >= 0 else -math.floor(0.5 - scaled)
 
 
 def _numeric(value: Any) -> bool:
