@@ -22,6 +22,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import struct
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from typing import BinaryIO
 
@@ -89,10 +90,12 @@ def write(trace: Trace, out: BinaryIO, **options: object) -> None:
 
 def _worker_count(requested: object, events: int) -> int:
     """Processes that encode events: ``workers=`` when given, else one per CPU (up to 8)
-    for big traces where ``fork`` exists, else 1."""
+    for big traces on Linux, else 1."""
     if requested is not None:
         return max(1, int(requested))  # type: ignore[call-overload]
-    if events < PARALLEL_EVENTS or "fork" not in multiprocessing.get_all_start_methods():
+    # fork only where it is the platform's own default (Linux): on macOS forking a process
+    # that has started threads can crash in system libraries
+    if events < PARALLEL_EVENTS or not sys.platform.startswith("linux"):
         return 1
     return min(os.cpu_count() or 1, 8)
 
