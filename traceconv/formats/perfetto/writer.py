@@ -115,7 +115,7 @@ def _write_events(encoder: _EventEncoder, out: BinaryIO, workers: int) -> None:
     size = CHUNK_SEQUENCE if workers == 1 else max(
         CHUNK_EVENTS, min(CHUNK_SEQUENCE, -(-len(encoder.ts) // (4 * workers))))
     jobs = [(lo, hi, SEQ_EVENTS + k) for k, (lo, hi) in enumerate(encoder.chunks(size))]
-    if workers == 1 or len(jobs) == 1:
+    if workers == 1 or len(jobs) == 1 or "fork" not in multiprocessing.get_all_start_methods():
         for job in jobs:
             out.write(encoder.encode(*job))
         return
