@@ -163,3 +163,20 @@ def test_repairing_again_after_more_slices_still_nests(first, second):
     for track in trace.tracks:
         depths = _depths(trace, track.id)
         assert not depths or max(depths) <= 3
+
+
+def test_instants_inside_512_open_slices_move_to_a_lane():
+    trace, main = _thread_trace()
+    for depth in range(512):                     # exactly the deepest stack that fits
+        trace.add_slice(main, depth, 10_000 - 2 * depth, f"frame {depth}")
+    deep = trace.add_instant(main, 600, "deep mark")
+    shallow = trace.add_instant(main, 20_000, "after the stack")
+    repair_nesting(trace)
+    assert trace.diagnostics.count("nesting.too_deep_moved") == 0
+    lane = trace.instants.track[deep]
+    assert trace.tracks[lane].name == "MainThread (overlap lane 1)"
+    assert trace.instants.track[shallow] == main
+    assert trace.diagnostics.count("nesting.instant_too_deep_moved") == 1
+    repair_nesting(trace)                        # idempotent for instants too
+    assert trace.instants.track[deep] == lane
+    assert trace.diagnostics.count("nesting.instant_too_deep_moved") == 1

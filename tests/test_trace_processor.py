@@ -75,12 +75,13 @@ def test_overlapping_and_deep_slices_all_arrive(trace_processor):
     for depth in range(600):
         trace.add_slice(main, depth, 100_000 - 2 * depth, f"frame {depth}")
     trace.add_slice(main, 50_000, 100_000, "forward")   # outlives every frame
+    trace.add_instant(main, 700, "inside all 600 frames")
     assert_loads_completely(trace_processor, trace)
     lanes = trace_processor.query("select t.name, count(*) n from slice s join track t "
                                   "on s.track_id = t.id group by 1 order by 1")
     # frames 512..599 fit in lane 1; 'forward' overlaps them too, so it needs lane 2
     assert [(r.name, r.n) for r in lanes] == [(None, 512),   # the thread track itself
-                                              ("MainThread (overlap lane 1)", 88),
+                                              ("MainThread (overlap lane 1)", 88 + 1),
                                               ("MainThread (overlap lane 2)", 1)]
 
 

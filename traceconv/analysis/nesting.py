@@ -5,7 +5,9 @@ outlives it cannot be shown there: Perfetto drops it, and also drops BEGINs deep
 512. Real traces have both (Kineto ``user_annotation`` ranges that start inside a Python
 frame and outlive it; recursive Python stacks). :func:`repair_nesting` moves such slices to
 sibling *lane* tracks (``TrackKind.LANE``, ``parent`` = the home track) instead of dropping
-them, and counts what it moved in the trace's diagnostics. Both writers call it.
+them, and counts what it moved in the trace's diagnostics. Instants, which viewers draw as
+zero-length slices, follow when they sit inside a stack that is already full. Both
+writers call it.
 """
 
 from __future__ import annotations
@@ -93,13 +95,14 @@ def repair_nesting(trace: Trace, max_depth: int = MAX_DEPTH) -> None:
     """
     if len(trace.slices):
         with paused_gc():
-            _repair(trace, max_depth)
+            lanes = _LaneFinder(trace)
+            _repair(trace, max_depth, lanes)
+            _repair_instants(trace, max_depth, lanes)
 
 
-def _repair(trace: Trace, max_depth: int) -> None:
+def _repair(trace: Trace, max_depth: int, lanes: _LaneFinder) -> None:
     slices = trace.slices
     current = slices.numpy("track")
-    lanes = _LaneFinder(trace)
     # slices already on our lanes take part as if on their home track again, so that a
     # repeated repair, or one after slices were added, lays every home out from scratch
     track = lanes.home_of[current] if lanes.lanes else current
@@ -134,6 +137,47 @@ def _repair(trace: Trace, max_depth: int) -> None:
         column[row] = int(final[row])
 
 
+def _repair_instants(trace: Trace, max_depth: int, lanes: _LaneFinder) -> None:
+    """Instants are zero-length slices to trace_processor: one inside more than
+    ``max_depth`` open slices is dropped too, so it goes to the first lane where it fits."""
+    instants = trace.instants
+    if not len(instants):
+        return
+    slice_track = trace.slices.numpy("track")
+    start = trace.slices.numpy("start")
+    end = start + clamped_durations(start, trace.slices.numpy("dur"))
+    current = instants.numpy("track")
+    home = lanes.home_of[current]
+    final = home.copy()
+    crowded = np.flatnonzero(np.bincount(slice_track, minlength=len(lanes.home_of)) > max_depth)
+    ts = instants.numpy("ts")
+    for track in np.intersect1d(crowded, home).tolist():
+        candidates = np.flatnonzero(home == track)
+        target, lane_number = track, 0
+        while len(candidates):
+            on_target = slice_track == target
+            # open at an instant: started before it and not ended before it (the writer
+            # puts instants first among events of one timestamp)
+            open_count = (np.searchsorted(np.sort(start[on_target]), ts[candidates], "left")
+                          - np.searchsorted(np.sort(end[on_target]), ts[candidates], "left"))
+            fits = open_count <= max_depth
+            final[candidates[fits]] = target
+            candidates = candidates[~fits]
+            lane_number += 1
+            if len(candidates):
+                target = lanes.lane(track, lane_number)
+    changed = np.flatnonzero(final != current).tolist()
+    moved = [row for row in changed if final[row] != home[row]]
+    if moved:
+        first = instants.ts[moved[0]]
+        trace.diagnostics.add("nesting.instant_too_deep_moved", f"instants inside more than "
+                              f"{max_depth} open slices were moved to an overlap lane track",
+                              kind="repaired", count=len(moved), example=f"at {first} ns")
+    column = instants.track
+    for row in changed:
+        column[row] = int(final[row])
+
+
 class _LaneFinder:
     """Finds or creates lane ``n`` of a home track, and knows the lanes made earlier."""
 
@@ -157,6 +201,7 @@ class _LaneFinder:
                 name, process=home.process, kind=TrackKind.LANE, sort_index=home.sort_index,
                 description=f"slices of {home.name!r} that overlap partially or nest too deep",
                 parent=home_id)
+            self.home_of = np.append(self.home_of, home_id)
         return found
 
 
