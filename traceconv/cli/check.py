@@ -21,6 +21,8 @@ def check_file(path: str) -> CheckReport:
     True
     """
     source = Source(path)
+    # each checker is imported only when needed: the protobuf one loads the large
+    # generated perfetto_trace_pb2 module
     if source.head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
         from ..analysis.chrome_check import check_chrome
 

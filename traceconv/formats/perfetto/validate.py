@@ -33,7 +33,11 @@ from typing import BinaryIO
 
 import numpy as np
 from google.protobuf.message import DecodeError
-from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket, TrackEvent
+from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
+    TracePacket,
+    TrackDescriptor,
+    TrackEvent,
+)
 
 from ...analysis.check_report import CheckReport
 from ...gcpause import paused_gc
@@ -225,7 +229,7 @@ class PftraceValidator:
         self.track.append(track)
         self.type.append(kind)
 
-    def _descriptor(self, desc, offset: int) -> None:
+    def _descriptor(self, desc: TrackDescriptor, offset: int) -> None:
         report = self.report
         if not desc.HasField("uuid"):
             report.error("descriptor_without_uuid", "a TrackDescriptor has no uuid",
