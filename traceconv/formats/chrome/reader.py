@@ -34,6 +34,22 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+def _ns(value: int | float, unit: int) -> int:
+    """A Chrome time (µs, or ns for some producers) in integer ns, exactly as written.
+
+    Kineto writes µs with three decimals near 4.5e12, where a double is only good to about
+    1 ns: ``round(ts * 1000)`` can land one ns off (and make a child outlive its parent).
+    The whole part and the fraction are converted apart, which recovers the decimals.
+
+    >>> _ns(4482738043834.738, 1000), _ns(1695835542481129, 1000), _ns(0.0005, 1000)
+    (4482738043834738, 1695835542481129000, 0)
+    """
+    if type(value) is int:
+        return value * unit
+    whole = int(value)
+    return whole * unit + round((value - whole) * unit)
+
+
 def _normal_id(value: Any) -> Any:
     """Kineto writes some tids as strings ("25738") and others as ints: make them agree."""
     if isinstance(value, str) and _NUMERIC_ID.fullmatch(value):
@@ -141,8 +157,13 @@ class ChromeReader:
                     elif dur < 0:
                         self.drop("chrome.negative_duration", base_index + offset)
                         dur = 0
-                    add_start(round(e["ts"] * unit))
-                    add_dur(round(dur * unit))
+                    ts = e["ts"]
+                    if type(ts) is int:  # exact: epoch µs × 1000 is beyond a double's 2^53
+                        add_start(ts * unit)
+                    else:  # see _ns: whole and fraction apart keep the written decimals
+                        whole = int(ts)
+                        add_start(whole * unit + round((ts - whole) * unit))
+                    add_dur(dur * unit if type(dur) is int else round(dur * unit))
                     add_track(t)
                     name = e.get("name") or ""
                     if type(name) is not str:
@@ -166,7 +187,7 @@ class ChromeReader:
                                               TrackKind.SYNTHETIC)
                     else:
                         t = track(cat in device_cats, e.get("pid"), e.get("tid"))
-                    add_instant(t, round(e["ts"] * unit), intern(_text(e.get("name"))),
+                    add_instant(t, _ns(e["ts"], unit), intern(_text(e.get("name"))),
                                 intern(cat), self._args(e))
                 elif ph in ("s", "t", "f"):
                     self._flow_point(e, ph, device_cats)
@@ -174,7 +195,7 @@ class ChromeReader:
                     cat = _text(e.get("cat"))
                     t = track(cat in device_cats, e.get("pid"), e.get("tid"))
                     self._spans[("thread", t)].append(
-                        (round(e["ts"] * unit), self._next_seq(), ph, _text(e.get("name")), cat,
+                        (_ns(e["ts"], unit), self._next_seq(), ph, _text(e.get("name")), cat,
                          self._args(e), e))
                 elif ph == "C":
                     self._counter(e)
@@ -226,13 +247,13 @@ class ChromeReader:
         cat = self.flavour.flow_categories.get(cat, cat)
         hash((e["id"], place))  # unhashable ids are malformed events (TypeError is caught)
         self.flow_points.append(FlowPoint((cat, e["id"]), ph, place,
-                                          round(e["ts"] * self.unit), enclosing,
+                                          _ns(e["ts"], self.unit), enclosing,
                                           self._next_seq(), _text(e.get("name")) or cat))
 
     def _flow_v2(self, e: dict, row: int, track: int) -> None:
         key = (_text(e.get("cat")), e["bind_id"])
         hash(key)
-        ts = round(e["ts"] * self.unit)
+        ts = _ns(e["ts"], self.unit)
         for flag, phase in (("flow_in", "f"), ("flow_out", "s")):
             if e.get(flag):
                 self.flow_points.append(FlowPoint(key, phase, track, ts, True, self._next_seq(),
@@ -240,7 +261,7 @@ class ChromeReader:
 
     def _counter(self, e: dict) -> None:
         pid = _normal_id(e.get("pid"))
-        ts = round(e["ts"] * self.unit)
+        ts = _ns(e["ts"], self.unit)
         name = _text(e.get("name"))
         if e.get("id") is not None:
             name = f"{name} id: {e['id']}"
@@ -272,7 +293,7 @@ class ChromeReader:
         name = _text(e.get("name"))
         t = self._named_track(("async", process, cat, name), name, process, TrackKind.ASYNC)
         self._async_tracks[t] = True
-        ts = round(e["ts"] * self.unit)
+        ts = _ns(e["ts"], self.unit)
         if ph == "n":
             self.trace.add_instant(t, ts, name, cat, self._args(e))
         else:
