@@ -138,6 +138,19 @@ def test_cells_that_touch_and_parallel_executor_overhead():
     assert child.thread == 1 and child.parent == 0 and child.cpu_ms is None
 
 
+def test_name_that_fills_its_cell_touches_the_calls():
+    header = "Event" + " " * 40 + "Calls       Total       Min.        Max.        Ave.        Ratio."
+    row = ("        softmax_with_cross_entropy_grad0/prepare_data5           0.014251    "
+           "0.002384    0.003495    0.0028502   0.00076474  ")
+    digits = ("    conv2d110         1.1         0.1         0.12        0.11        0.5")
+    text = "\n".join(["-" * 25 + ">     Profiling Report     <" + "-" * 25, "Place: CPU", "",
+                      header, "thread0::run  1  2  2  2  2  1", row, digits, ""])
+    log, _ = paddle_report.parse(text)
+    rows = log.reports[0].events
+    assert [(r.name, r.calls) for r in rows[1:]] == [
+        ("softmax_with_cross_entropy_grad0/prepare_data", 5), ("conv2d1", 10)]
+
+
 def test_older_layouts():
     trace = traceconv.load(DATA / "layout_2019_flat.txt")
     rows = events(trace)
