@@ -166,18 +166,36 @@ def test_older_layouts():
     assert total.total_ns == 31_500_000   # "Total time" without the section title
 
 
-def test_collapsed_whitespace_reads_the_same_numbers():
-    text = (DATA / "legacy_CPU_OpDetail.txt").read_text()
+COLLAPSES = {
+    "runs of spaces": lambda text: re.sub(r"[ \t]+", " ", text),
+    "stripped lines": lambda text: "\n".join(" ".join(line.split())
+                                            for line in text.splitlines()),
+}
+
+
+@pytest.mark.parametrize("collapse", COLLAPSES.values(), ids=COLLAPSES.keys())
+@pytest.mark.parametrize("name", ["legacy_CPU_OpDetail.txt", "dygraph_All_Default.txt",
+                                  "static_mt_CPU_Default.txt", "legacy_twice_combined_log.txt"])
+def test_collapsed_whitespace_reads_the_same(name, collapse):
+    text = (DATA / name).read_text()
     _, original = paddle_report.parse(text)
-    _, collapsed = paddle_report.parse(re.sub(r"[ \t]+", " ", text))
-    key = [(s.section, s.name, s.calls, s.total_ns, s.min_ns, s.max_ns, s.ratio)
-           for s in original.stats]
-    assert key == [(s.section, s.name, s.calls, s.total_ns, s.min_ns, s.max_ns, s.ratio)
-                   for s in collapsed.stats]
-    # op/inner rows keep their op as parent; the rest are counted as guessed
-    inner = [s for s in collapsed.stats if s.name.endswith("/compute")]
-    assert all(collapsed.stats[s.parent].name == s.name.split("/")[0] for s in inner)
-    assert collapsed.diagnostics.count("paddle_report.nesting_guessed") == 21
+    _, collapsed = paddle_report.parse(collapse(text))
+
+    def key(trace):
+        return [(s.section, s.name, s.calls, s.total_ns, s.min_ns, s.max_ns, s.ratio,
+                 s.cpu_ns, s.device_ns, s.parent, s.depth, s.extra.get("path"))
+                for s in trace.stats]
+
+    assert key(collapsed) == key(original)
+
+
+def test_collapsed_nesting_that_names_cannot_tell_is_counted():
+    # a memcpy re-parented under its op: after collapsing, only the row order is left
+    text = (DATA / "gpu_before_report.txt").read_text()
+    _, collapsed = paddle_report.parse(re.sub(" +", " ", text))
+    assert collapsed.diagnostics.count("paddle_report.nesting_guessed") == 6
+    rows = {s.name: s for s in collapsed.stats if s.section == "events"}
+    assert collapsed.stats[rows["GpuMemcpySync:GPU->CPU"].parent].name == "while"
 
 
 def test_sniff_is_precise():
