@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from ..model import MemoryBlock, Trace, TrackKind
 
+FRAMEWORK = "PaddlePaddle"           # as the Chrome-JSON flavours name it
 _VAR_SUFFIX = re.compile(r"%[^%/]*%")     # "conv2d%out_var%": AllOpDetail per-instance name
 # Slice categories of the old profiler's records (binary profile and timeline.py JSON alike).
 CPU_CATEGORY, RUNTIME_CATEGORY = "cpu_op", "cuda_runtime"

@@ -151,7 +151,7 @@ class _Builder:
 def build_trace(message, trace: Trace) -> Trace:
     meta = trace.metadata
     meta.source_version = message.version
-    meta.clock = "unix epoch (ns)"
+    meta.clock = "unix epoch"
     extra = {item.key: item.value for item in message.extra_info}
     meta.attributes.update({"paddle.span_index": message.span_indx,
                             **{f"paddle.{k}": v for k, v in extra.items() if not k.isdigit()}})

@@ -21,7 +21,7 @@ INT64_MAX = (1 << 63) - 1   # the model stores int64 ns; uninitialised CUPTI tim
 
 def build_trace(profile, trace: Trace) -> Trace:
     meta = trace.metadata
-    meta.clock = "steady clock (ns)"
+    meta.clock = "steady clock (epoch-like ns)"
     meta.attributes["paddle.profile_start_ns"] = profile.start_ns
     meta.attributes["paddle.profile_end_ns"] = profile.end_ns
     host = trace.add_process("Paddle host", kind=ProcessKind.HOST, sort_index=0)

@@ -13,6 +13,7 @@ import re
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from .._paddle import FRAMEWORK
 from .parser import BANNER, ReportParser
 from .schema import ReportLog
 from .to_trace import build_trace
@@ -34,7 +35,7 @@ def parse(text: str, trace: Trace | None = None) -> tuple[ReportLog, Trace]:
     >>> log.reports[0].place, trace.counts()["stat_rows"]
     ('CPU', 0)
     """
-    trace = trace or Trace(Metadata(framework="paddle"))
+    trace = trace or Trace(Metadata(framework=FRAMEWORK))
     log = ReportParser(trace.diagnostics).parse_text(text)
     return log, build_trace(log, trace)
 

@@ -14,6 +14,7 @@ import re
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from .._paddle import FRAMEWORK
 from .parser import SummaryParser
 from .schema import SummaryDocument
 from .to_trace import build_trace
@@ -38,7 +39,7 @@ def parse(text: str, trace: Trace | None = None) -> tuple[SummaryDocument, Trace
     >>> doc.perf[0].reader_ratio_pct, trace.stats[0].avg_ns
     (64.715, 1360000)
     """
-    trace = trace or Trace(Metadata(framework="paddle"))
+    trace = trace or Trace(Metadata(framework=FRAMEWORK))
     doc = SummaryParser(trace.diagnostics).parse_text(text)
     return doc, build_trace(doc, trace)
 
