@@ -97,22 +97,30 @@ class AllocatorLog:
                                    kind="dropped", count=self.unknown)
 
 
-def enclosing_slices(trace: Trace, points: Iterable[tuple[int, int]]) -> list[int | None]:
-    """For each (track, ts), the row of the innermost slice on that track containing ts.
+def enclosing_slices(trace: Trace, points: Iterable[tuple[int, int]],
+                     category: str | None = None) -> list[int | None]:
+    """For each (track, ts), the row of the innermost slice on that track containing ts
+    (only slices of ``category`` when given).
 
     >>> t = Trace(); p = t.add_process("p"); th = t.add_track("t", process=p)
-    >>> outer = t.add_slice(th, 0, 100, "op"); inner = t.add_slice(th, 10, 20, "infer_shape")
+    >>> outer = t.add_slice(th, 0, 100, "op", "Operator")
+    >>> inner = t.add_slice(th, 10, 20, "infer_shape", "OperatorInner")
     >>> enclosing_slices(t, [(th, 15), (th, 50), (th, 500)])
     [1, 0, None]
+    >>> enclosing_slices(t, [(th, 15)], category="Operator")
+    [0]
     """
     points = list(points)
     by_track: dict[int, list[int]] = defaultdict(list)
     for i, (track, _) in enumerate(points):
         by_track[track].append(i)
     s = trace.slices
+    wanted = None if category is None else trace.strings.find(category)
+    if category is not None and wanted is None:
+        return [None] * len(points)
     rows_of: dict[int, list[int]] = defaultdict(list)
-    for row, track in enumerate(s.track):
-        if track in by_track:
+    for row, (track, cat) in enumerate(zip(s.track, s.category, strict=True)):
+        if track in by_track and (wanted is None or cat == wanted):
             rows_of[track].append(row)
     result: list[int | None] = [None] * len(points)
     for track, queries in by_track.items():

@@ -73,13 +73,23 @@ class _Builder:
                     event_type_name(event.type), {"node_id": node.id})
             for runtime in node.runtime_nodes:
                 self.runtime(track, runtime)
-            owner = rows.get(node.id)
+            owner = self.owner(node.id, rows, parents, types)
             for mem in node.mem_nodes:
                 record = mem.mem_event
                 self.memory_records.append((record.timestamp_ns, len(self.memory_records),
                                             track, owner, record))
             for supplement in node.op_supplement_nodes:
                 self.supplement(supplement.op_supplement_event, node.id, rows, parents, types)
+
+    @staticmethod
+    def owner(node_id: int, rows: dict[int, int], parents: dict[int, int],
+              types: dict[int, int]) -> int | None:
+        """The slice of the Operator enclosing ``node_id`` (allocator records hang on the
+        innermost node, often a kernel launch or infer_shape), else of the node itself."""
+        target = node_id
+        while target in types and types[target] != OPERATOR:
+            target = parents[target]
+        return rows.get(target if target in types else node_id)
 
     def runtime(self, track: int, node) -> None:
         event = node.runtime_trace_event
@@ -127,10 +137,7 @@ class _Builder:
                    types: dict[int, int]) -> None:
         """Shapes/dtypes/callstack go on the op they describe: the record hangs on the
         innermost node (often the op's ``infer_shape`` child), so walk up to the Operator."""
-        target = node_id
-        while target in types and types[target] != OPERATOR and parents[target] in types:
-            target = parents[target]
-        row = rows.get(target if types.get(target) == OPERATOR else node_id)
+        row = self.owner(node_id, rows, parents, types)
         if row is None:
             self.trace.diagnostics.add("paddle_pb.supplement_without_op",
                                        "op shapes recorded outside any op", kind="dropped",

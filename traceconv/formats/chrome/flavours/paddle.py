@@ -92,14 +92,18 @@ class PaddleProfiler(Flavour):
 
 def _memory_blocks(trace: Trace) -> None:
     """``[memory]`` instants → allocator counters and memory blocks owned by the op whose
-    slice encloses them on the same thread (what the protobuf export records explicitly)."""
+    slice encloses them on the same thread (the protobuf export hangs them on that node)."""
     name_id = trace.strings.find(MEMORY_EVENT)
     if name_id is None:
         return
     i, strings = trace.instants, trace.strings.strings
     rows = sorted((ts, row) for row, (ts, nm) in enumerate(zip(i.ts, i.name, strict=True))
                   if nm == name_id)
-    owners = enclosing_slices(trace, [(i.track[row], ts) for ts, row in rows])
+    points = [(i.track[row], ts) for ts, row in rows]
+    # the op that allocated: the enclosing Operator, else the innermost enclosing slice
+    owners = [op if op is not None else inner for op, inner in zip(
+        enclosing_slices(trace, points, "Operator"), enclosing_slices(trace, points),
+        strict=True)]
     log = AllocatorLog(trace, trace.tracks[i.track[rows[0][1]]].process, "paddle")
     malformed = 0
     for (ts, row), owner in zip(rows, owners, strict=True):
