@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
+from functools import lru_cache
 
 from ..model import MemoryBlock, Trace, TrackKind
 
@@ -22,6 +23,7 @@ ALLOCATE_KINDS = ("Allocate", "ReservedAllocate")
 FREE_KINDS = ("Free", "ReservedFree")
 
 
+@lru_cache(maxsize=1 << 16)   # a profile repeats a few hundred paths ~1e5 times
 def leaf_name(path: str) -> str:
     """The name a timeline shows for a '/'-joined annotation path: its last component
     without the ``%var%`` part.
