@@ -123,8 +123,8 @@ def test_cells_that_touch_and_parallel_executor_overhead():
         "The Overhead Summary divides the cost of each event into framework overhead or",
         "computation time. OP1.time + OP2.time > ParallelExecutor::Run.time", "",
         "Elapsed time of events: 28528.3", "Accumulated time of events: 30000.5",
-        "  Computation time       Total: 28000      Ratio: 98.1484%",
-        "  Framework overhead     Total: 528.3      Ratio: 1.8516%", "",
+        "  Computation time       Total: 30000      Ratio: 105.158%",
+        "  Framework overhead     Total: -1471.7    Ratio: -5.1584%", "",
         "Event  Calls  Total  CPU Time (Ratio)  GPU Time (Ratio)  Min.  Max.  Ave.  Ratio.",
         "thread0::ParallelExecutor::Run 1 28528.3 28528.321741 (1.000000)0.000000 (0.000000)"
         "28528.3 28528.3 28528.3 1",
@@ -133,6 +133,9 @@ def test_cells_that_touch_and_parallel_executor_overhead():
     (report,) = log.reports
     assert report.overhead.parallel_executor and report.overhead.elapsed_ms == 28528.3
     assert report.overhead.accumulated_ms == 30000.5
+    # accumulated > elapsed: ParallelExecutor's overhead goes negative
+    assert (report.overhead.framework_ms, report.overhead.framework_ratio_pct) == (-1471.7,
+                                                                                  -5.1584)
     top, child = report.events
     assert (top.cpu_ms, top.gpu_ms, top.min_ms) == (28528.321741, 0.0, 28528.3)
     assert child.thread == 1 and child.parent == 0 and child.cpu_ms is None
@@ -158,10 +161,16 @@ def test_older_layouts():
         ("thread0::conv2d_grad", 60), ("thread0::conv2d", 60),
         ("thread0::GpuMemcpySync:GPU->CPU", 120)]
     assert rows[2].total_ns == 95 and rows[2].max_ns == 1_234_570_000_000
+    collapsed = (DATA / "layout_2020_fullpath_collapsed.txt").read_text()
+    spaced = "\n".join(line.replace(" ", "    ") if line.startswith(("Event", "thread"))
+                       else line for line in collapsed.splitlines())   # uncollapsed table
+    for text in (collapsed, spaced):
+        _, flat = paddle_report.parse(text)
+        rows = events(flat)
+        parents = [None if s.parent is None else flat.stats[s.parent].name for s in rows]
+        assert parents == [None, "thread0::fetch", "thread0::fetch/fetch0", None, "thread0::mul"]
+        assert rows[2].extra["path"] == "fetch/fetch0/GpuMemcpySync:GPU->CPU"
     flat = traceconv.load(DATA / "layout_2020_fullpath_collapsed.txt")
-    rows = events(flat)
-    parents = [None if s.parent is None else flat.stats[s.parent].name for s in rows]
-    assert parents == [None, "thread0::fetch", "thread0::fetch/fetch0", None, "thread0::mul"]
     (total,) = [s for s in flat.stats if s.name == "Total time"]
     assert total.total_ns == 31_500_000   # "Total time" without the section title
 

@@ -141,9 +141,22 @@ class _Table:
 
     def _nest(self, row: EventRow, depth: int) -> None:
         rows = self.report.events
+        if depth == 0 and "/" in row.name:
+            # early-2020 layout: unindented rows that print the whole path
+            parent = self._parent_by_path(row)
+            if parent is not None:
+                self._attach(row, len(rows), parent)
+                return
         while self.stack and rows[self.stack[-1]].depth >= depth:
             self.stack.pop()
         self._attach(row, len(rows), self.stack[-1] if self.stack else None)
+
+    def _parent_by_path(self, row: EventRow) -> int | None:
+        """The open row that ``a/b/c`` (or ``op/compute``) names as its prefix, if any."""
+        rows = self.report.events
+        prefix = THREAD_PREFIX.sub("", row.name).rsplit("/", 1)[0]
+        return next((index for index in reversed(self.stack)
+                     if THREAD_PREFIX.sub("", rows[index].name) == prefix), None)
 
     def _attach(self, row: EventRow, index: int, parent: int | None) -> None:
         rows = self.report.events
@@ -182,11 +195,8 @@ class _Table:
         if THREAD_PREFIX.match(row.name) and "/" not in row.name:
             return None
         open_names = [(index, THREAD_PREFIX.sub("", rows[index].name)) for index in self.stack]
-        if "/" in name:
-            prefix = name.rsplit("/", 1)[0]
-            for index, open_name in reversed(open_names):
-                if open_name == prefix:
-                    return index
+        if "/" in name and (parent := self._parent_by_path(row)) is not None:
+            return parent
         for index, open_name in reversed(open_names):
             if (name.startswith(open_name) and name[len(open_name):].isdigit()) or (
                     name.startswith("Local_") and open_name == "Global_" + name[6:]):
