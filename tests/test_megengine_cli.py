@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import networkx as nx
+import pytest
 from click.testing import CliRunner
 
 from traceconv.cli import app
+from traceconv.cli.check import check_file
 
 RESNET = "megengine/resnet50ish_lar_embed_profile.json.gz"
 CONVNET = "megengine/convnet_lar_embed_profile.json.gz"
@@ -58,3 +61,17 @@ def test_truncated_profile_is_one_line(data, tmp_path):
     result = CliRunner().invoke(app, ["info", str(path), "--format", "megengine"])
     assert result.exit_code == 1
     assert result.output.startswith(f"traceconv: error: {path}:1: not valid JSON")
+
+
+MEGENGINE_INPUTS = sorted(p.name for p in (Path(__file__).parent / "data/megengine").iterdir()
+                          if p.is_file()) + ["convnet_static_mem_info/StaticMemoryInfo.json"]
+
+
+@pytest.mark.parametrize("name", MEGENGINE_INPUTS)
+@pytest.mark.parametrize("suffix", [".pftrace", ".json"])
+def test_every_input_converts_and_passes_check(data, tmp_path, name, suffix):
+    out = tmp_path / f"out{suffix}"
+    run(str(data / "megengine" / name), "-o", str(out))
+    report = check_file(str(out))
+    assert report.ok, report.errors
+    assert not report.warnings, report.warnings

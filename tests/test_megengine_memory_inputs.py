@@ -102,3 +102,14 @@ def test_time2str_roundtrip(ns):
 @given(st.integers(0, 1 << 40))
 def test_size2str_roundtrip(size):
     assert quantity(megengine_text(size, SIZE_UNITS), SIZE_UNITS) == size
+
+
+def test_graph_json_beside_the_plan(data):
+    # graph.json = graph_exec alone: 41 oprs in comp_seq (43 operators), 68 vars, no chunks
+    trace = traceconv.load(data / "megengine/convnet_static_mem_info/graph.json")
+    assert trace.metadata.source_format == "megengine"
+    assert trace.metadata.clock == "synthetic (program order)"
+    assert (trace.op_count, trace.tensor_count, len(trace.slices)) == (41, 68, 41)
+    first = next(trace.iter_slices())
+    assert (first.start, first.dur, first.args["id"]) == (0, 1_000, "117")
+    assert trace.graph.nodes["op/134"]["slices"] == [20]  # comp_seq position 20

@@ -74,7 +74,7 @@ def screenshot(svg, png, tmp_path, width: int, height: int) -> np.ndarray:
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_chromium_shows_the_blocks(data, tmp_path):
-    trace = traceconv.load(data / "torch" / "memory_timeline.raw.json.gz", format="torch_memory")
+    trace = traceconv.load(data / "torch_memory" / "memory_timeline.raw.json.gz", format="torch_memory")
     svg = tmp_path / "cnn.svg"
     trace.memflow_svg(svg, color_by="category", width=800, height=500)
     pixels = screenshot(svg, tmp_path / "cnn.png", tmp_path, 800, 500)[:, :, :3]

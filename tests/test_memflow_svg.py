@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import traceconv
 from traceconv.analysis.memory import live_bytes
 from traceconv.cli import app
-from traceconv.formats.memflow_svg import MemflowOptions, render
+from traceconv.formats.memflow_svg import MemflowOptions, svg_text
 from traceconv.formats.memflow_svg.layout import split_regions
 from traceconv.model import MemoryBlock, Trace
 
@@ -24,7 +24,7 @@ CNN_PEAK = 3_054_392   # max row total of the CNN's per-category export (see tes
 
 
 def svg_of(trace: Trace, **options) -> ET.Element:
-    return ET.fromstring(render(trace, MemflowOptions(**options)).tostring())
+    return ET.fromstring(svg_text(trace, MemflowOptions(**options)))
 
 
 def block_rects(root: ET.Element, cls: str = "b") -> list[ET.Element]:
@@ -42,7 +42,7 @@ def peaks(root: ET.Element) -> list[ET.Element]:
 
 @pytest.fixture(scope="module")
 def cnn(data) -> Trace:
-    return traceconv.load(data / "torch" / "memory_timeline.raw.json.gz", format="torch_memory")
+    return traceconv.load(data / "torch_memory" / "memory_timeline.raw.json.gz", format="torch_memory")
 
 
 def test_every_block_is_a_titled_rectangle(cnn):
@@ -92,7 +92,7 @@ def test_names_are_escaped():
     trace = Trace()
     nasty = 'aten::add<float> & "x" \'y\''
     trace.add_memory_block(MemoryBlock(0x1000, 64, 0, 100, name=nasty, owner_op="op<&>"))
-    svg = render(trace, MemflowOptions(color_by="owner")).tostring()
+    svg = svg_text(trace, MemflowOptions(color_by="owner"))
     root = ET.fromstring(svg)
     (rect,) = block_rects(root)
     assert title(rect).splitlines()[:2] == [nasty, "owner op: op<&>"]
@@ -182,7 +182,7 @@ def test_28k_blocks_render_fast_and_stay_small():
                               lives.tolist(), strict=True):
         trace.add_memory_block(MemoryBlock(a, s, t0, t0 + life, device="cuda:0"))
     began = time.perf_counter()
-    svg = render(trace, MemflowOptions()).tostring()
+    svg = svg_text(trace, MemflowOptions())
     elapsed = time.perf_counter() - began
     assert elapsed < 15
     assert len(svg) < 8_000_000
@@ -215,11 +215,17 @@ def test_regions_cover_every_block(blocks):
 def test_cli_memflow_writes_the_svg(data, tmp_path):
     out = tmp_path / "cnn.svg"
     result = CliRunner().invoke(app, [
-        "memflow", str(data / "torch" / "memory_timeline.raw.json.gz"), "--format",
+        "memflow", str(data / "torch_memory" / "memory_timeline.raw.json.gz"), "--format",
         "torch_memory", "-o", str(out), "--color-by", "category", "--start", "80ms",
         "--end", "130ms", "--min-size", "1KiB"])
     assert result.exit_code == 0, result.output
-    assert result.output.startswith(f"wrote {out} (447 blocks, ")
+    trace = traceconv.load(data / "torch_memory" / "memory_timeline.raw.json.gz")
+    first = min(b.alloc_ns for b in trace.memory if b.alloc_ns is not None)
+    lo, hi = first + 80_000_000, first + 130_000_000
+    expected = sum(b.size >= 1024 and (b.alloc_ns is None or b.alloc_ns <= hi)
+                   and (b.free_ns is None or b.free_ns >= lo) for b in trace.memory)
+    assert expected == 39
+    assert result.output.startswith(f"wrote {out} ({expected} of 447 blocks, ")
     root = ET.parse(out).getroot()
     legend = root.find(".//svg:g[@id='legend']", NS)
     notes = [t.text for t in legend.iter("{http://www.w3.org/2000/svg}text")]
@@ -230,7 +236,7 @@ def test_cli_memflow_writes_the_svg(data, tmp_path):
 
 
 def test_convert_to_svg_and_trace_method(data, tmp_path):
-    trace = traceconv.load(data / "torch" / "memory_timeline.json.gz", format="torch_memory")
+    trace = traceconv.load(data / "torch_memory" / "memory_timeline.json.gz", format="torch_memory")
     trace.memflow_svg(tmp_path / "a.svg", width=800, height=500)
     assert ET.parse(tmp_path / "a.svg").getroot().get("width") == "800"
     traceconv.save(trace, tmp_path / "b.svg.gz")
@@ -246,3 +252,22 @@ def test_cli_errors_are_one_line(tmp_path):
                                           "no allocations); see `traceconv info`")
     result = CliRunner().invoke(app, ["memflow", "x.json", "--start", "3 fortnights"])
     assert result.exit_code == 1 and len(result.output.strip().splitlines()) == 1
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1 << 48), st.integers(1, 1 << 30),
+                          st.none() | st.integers(0, 10**9), st.none() | st.integers(0, 10**9),
+                          st.sampled_from(["cpu", "cuda:0"]), st.text(max_size=12)),
+                min_size=1, max_size=30))
+def test_any_blocks_give_a_valid_svg_with_one_titled_rect_each(rows):
+    trace = Trace()
+    for address, size, alloc, free, device, name in rows:
+        if alloc is not None and free is not None and free < alloc:
+            alloc, free = free, alloc
+        trace.add_memory_block(MemoryBlock(address, size, alloc, free, device=device,
+                                           name=name.replace("\x00", "")))
+    root = svg_of(trace, color_by="lifetime")
+    rects = block_rects(root)
+    assert len(rects) == len(rows)
+    assert all(float(r.get("width")) >= 1 and float(r.get("height")) >= 1 for r in rects)
+    assert len(peaks(root)) == len({row[4] for row in rows})

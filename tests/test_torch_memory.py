@@ -47,11 +47,11 @@ def _level_at(series: tuple[np.ndarray, np.ndarray], t: int) -> float:
 
 
 def test_totals_export_counters_reproduce_every_row(data):
-    path = data / "torch" / "memory_timeline.json.gz"
+    path = data / "torch_memory" / "memory_timeline.json.gz"
     times, sizes = _document(path)
     trace = traceconv.load(path, format="torch_memory")
     assert trace.metadata.source_format == "torch_memory"
-    assert trace.metadata.framework == "pytorch"
+    assert trace.metadata.framework == "PyTorch"
     series = _counter_series(trace)
     total = series["timeline live bytes"]
     # The preexisting rows are stamped with the first time, so times repeat; the level at a
@@ -69,7 +69,7 @@ def test_totals_export_counters_reproduce_every_row(data):
 
 
 def test_raw_export_one_block_per_tensor_version(data):
-    path = data / "torch" / "memory_timeline.raw.json.gz"
+    path = data / "torch_memory" / "memory_timeline.raw.json.gz"
     rows = _document(path)
     actions = Counter(r[1] for r in rows)
     assert actions == {2: 291, 4: 277, 3: 228, 1: 42}
@@ -88,7 +88,7 @@ def test_raw_export_one_block_per_tensor_version(data):
 
 
 def test_version_change_keeps_the_storage(data):
-    trace = traceconv.load(data / "torch" / "memory_timeline.raw.json.gz", format="torch_memory")
+    trace = traceconv.load(data / "torch_memory" / "memory_timeline.raw.json.gz", format="torch_memory")
     ends = {(b.address, b.free_ns): b for b in trace.memory if b.free_ns is not None}
     continued = [b for b in trace.memory if (b.address, b.alloc_ns) in ends
                  and ends[(b.address, b.alloc_ns)].size == b.size]
@@ -96,7 +96,7 @@ def test_version_change_keeps_the_storage(data):
 
 
 def test_blocks_never_overlap_in_address_and_time(data):
-    trace = traceconv.load(data / "torch" / "memory_timeline.raw.json.gz", format="torch_memory")
+    trace = traceconv.load(data / "torch_memory" / "memory_timeline.raw.json.gz", format="torch_memory")
     _assert_disjoint(trace.memory)
 
 
@@ -111,7 +111,7 @@ def _assert_disjoint(blocks) -> None:
 
 def test_sniff_tells_the_export_from_chrome_json(data):
     for name in ("memory_timeline.json.gz", "memory_timeline.raw.json.gz"):
-        assert torch_memory.sniff(Source(data / "torch" / name).head, None) == 0.9
+        assert torch_memory.sniff(Source(data / "torch_memory" / name).head, None) == 0.9
     assert torch_memory.sniff(b'{"traceEvents": [{"ph": "X"}]}', None) == 0.0
     assert torch_memory.sniff(b' [ {"ph": "X", "ts": 1.5}]', None) == 0.0
 
@@ -181,3 +181,12 @@ class _source_of(Source):
 
     def read_bytes(self) -> bytes:
         return self._content
+
+
+def test_detected_by_content_beside_chrome_json(data, samples):
+    """Both use .json; detection reads the content."""
+    for name in ("memory_timeline.json.gz", "memory_timeline.raw.json.gz"):
+        assert traceconv.load(data / "torch_memory" / name).metadata.source_format == \
+            "torch_memory"
+    assert traceconv.load(samples / "torch" / "cnn_step5.pt.trace.json").metadata \
+        .source_format == "chrome"

@@ -1,4 +1,9 @@
-"""The public functions: load a trace, save it, convert in one step."""
+"""The public functions: load a trace, save it, convert in one step.
+
+Reading and writing run with Python's cyclic garbage collector paused: they create millions
+of objects and no reference cycles, and a collection pass would walk every event's argument
+dict each time (a 1 M-event trace converts 2-3x slower with it on).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from typing import Any
 
 from . import registry
 from .errors import TraceconvError
+from .gcpause import paused_gc
 from .io import Progress, Source, atomic_output
 from .model import Trace
 
@@ -25,7 +31,8 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
     info = registry.get(format) if format else registry.detect(source)
     if not info.reads:
         raise TraceconvError(f"traceconv cannot read {info.name} files", file=source.name)
-    trace: Trace = info.load().read(source, **options)
+    with paused_gc():
+        trace: Trace = info.load().read(source, **options)
     meta = trace.metadata
     meta.source_format = meta.source_format or info.name
     meta.source_file = meta.source_file or os.path.basename(source.name)
@@ -42,7 +49,7 @@ def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
     target = os.fspath(path)
     info = registry.for_output(target, format)
     writer = info.load().write
-    with atomic_output(target) as out:
+    with atomic_output(target) as out, paused_gc():
         writer(trace, out, **options)
 
 

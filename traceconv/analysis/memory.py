@@ -66,7 +66,8 @@ def add_live_bytes_counters(trace: Trace, process_name: str = "Memory",
 
     The tracks go under the process that already carries the device name, else under a
     synthetic process ``process_name``. With ``by_category``, each device (and pool) also
-    gets one track per block category. Returns the new track ids.
+    gets one track per block category. Tracks that already exist (same name) are left as
+    they are. Returns the new track ids.
 
     >>> trace = Trace(); _ = trace.add_memory_block(MemoryBlock(0, 64, 10, 20, device="cpu"))
     >>> [trace.tracks[t].name for t in add_live_bytes_counters(trace)]
@@ -84,15 +85,19 @@ def add_live_bytes_counters(trace: Trace, process_name: str = "Memory",
     start = min((t for b in trace.memory for t in (b.alloc_ns, b.free_ns) if t is not None),
                 default=0)
     by_name = {p.name: p.id for p in trace.processes}
+    # Idempotent: a trace read back from traceconv's own output already has these tracks.
+    existing = {t.name for t in trace.tracks if t.kind is TrackKind.COUNTER}
     fallback: int | None = None
     new_tracks = []
     for (device, pool, *category), blocks in groups.items():
+        label = " ".join(x for x in (device, pool, *category) if x) or "memory"
+        if f"{label} live bytes" in existing:
+            continue
         process = by_name.get(device)
         if process is None:
             if fallback is None:
                 fallback = trace.add_process(process_name, kind=ProcessKind.SYNTHETIC)
             process = fallback
-        label = " ".join(x for x in (device, pool, *category) if x) or "memory"
         track = trace.add_track(f"{label} live bytes", process=process, kind=TrackKind.COUNTER,
                                 unit="bytes", description="bytes held by live memory blocks")
         curve = live_bytes(blocks, start=start)

@@ -53,7 +53,7 @@ def default_output(inputs: tuple[str, ...], to: str) -> str:
               help="Add flows: dataflow = producer op -> consumer op (from the op graph).")
 def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
             format: str | None, flows: tuple[str, ...] = ()) -> None:
-    """Convert INPUT... (merged when several, e.g. one file per rank) to another format.
+    """Convert traces to another format; several inputs (one per rank) are merged.
 
     \b
       traceconv convert cnn.pt.trace.json --to perfetto       -> cnn.pftrace

@@ -49,8 +49,11 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None) -> None:
     console.print(counts)
     if data["diagnostics"]:
         diags = Table(title="diagnostics", title_justify="left")
-        for column in ("count", "kind", "code", "message", "example"):
-            diags.add_column(column, overflow="fold")
+        diags.add_column("count", justify="right")
+        diags.add_column("kind")
+        diags.add_column("code", no_wrap=True)
+        diags.add_column("message", overflow="fold", ratio=3)
+        diags.add_column("example", overflow="fold", ratio=1)
         for d in data["diagnostics"]:
             diags.add_row(f"{d['count']:,}", d["kind"], d["code"], d["message"], d["example"] or "")
         console.print(diags)

@@ -9,7 +9,7 @@ import click
 
 from ..errors import TraceconvError
 from ..formats.memflow_svg import COLOR_BY
-from ..formats.memflow_svg.selection import time_origin
+from ..formats.memflow_svg.selection import MemflowOptions, select, time_origin
 from ..formats.memflow_svg.units import parse_bytes, parse_duration
 from .app import app, handled_errors
 from .convert import default_output, load_all
@@ -61,6 +61,7 @@ def memflow(inputs: tuple[str, ...], output: str | None, format: str | None,
         target = output or default_output(inputs, "svg")
         trace.memflow_svg(target, **options)
         if target != "-":
-            click.echo(f"wrote {target} ({len(trace.memory):,} blocks, "
+            shown = len(select(trace, MemflowOptions(**options)))
+            click.echo(f"wrote {target} ({shown:,} of {len(trace.memory):,} blocks, "
                        f"{os.path.getsize(target):,} bytes, "
                        f"{time.perf_counter() - began:.2f} s)", err=True)

@@ -14,7 +14,8 @@ register(FormatInfo(
     (".pftrace", ".perfetto-trace", ".perfetto"), writes=True, aliases=("pftrace", "proto")))
 register(FormatInfo(
     "megengine", "MegEngine static-graph profile JSON (trace.get_profile(), "
-    "load_network_and_run --profile)", "traceconv.formats.megengine.profile", (".json",),
+    "load_network_and_run --profile) and graph.json", "traceconv.formats.megengine.profile",
+    (".json",),
     reads=True, aliases=("megengine-profile",)))
 register(FormatInfo(
     "summary", "per-operator summary table (profile_analyze-like), any trace",

@@ -36,6 +36,11 @@ class StringTable:
         return len(self._strings)
 
     @property
+    def ids(self) -> dict[str, int]:
+        """The string → id mapping, for hot loops that look up before interning (read-only)."""
+        return self._ids
+
+    @property
     def strings(self) -> list[str]:
         """All strings, indexed by id (do not mutate)."""
         return self._strings

@@ -78,7 +78,8 @@ def link_flows(trace: Trace, points: list[FlowPoint],
         chains[point.key].append(point)
     diags = trace.diagnostics
     unbound = dangling = 0
-    for (category, _id), chain in chains.items():
+    unbound_example = dangling_example = None
+    for (category, flow_id), chain in chains.items():
         chain.sort(key=lambda p: (p.ts, p.seq))
         rows = []
         for point in chain:
@@ -89,14 +90,18 @@ def link_flows(trace: Trace, points: list[FlowPoint],
                     break
             if row is None:
                 unbound += 1
+                unbound_example = unbound_example or f"{category} id {flow_id} at {point.ts} ns"
             elif not rows or rows[-1][0] != row:
                 rows.append((row, point))
         if len(rows) < 2:
             dangling += len(rows)
+            dangling_example = dangling_example or f"{category} id {flow_id}: only '{chain[0].phase}'"
             continue
         for (src, point), (dst, _) in zip(rows, rows[1:], strict=False):
             trace.add_flow(src, dst, category, point.name)
     diags.add("chrome.flow_unbound", "flow events with no slice to bind to (no slice at that "
-              "time on that thread)", kind="dropped", count=unbound)
+              "time on that thread)", kind="dropped", count=unbound,
+              example=unbound_example)
     diags.add("chrome.flow_dangling", "flow events whose other end is missing (a start with no "
-              "finish or a finish with no start)", kind="dropped", count=dangling)
+              "finish or a finish with no start)", kind="dropped", count=dangling,
+              example=dangling_example)

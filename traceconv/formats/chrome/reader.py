@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
-from ...gcpause import paused_gc
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from .flavours import Flavour, ReadContext, detect
@@ -112,7 +111,7 @@ class ChromeReader:
         self.flavour.prepare(events, self.context)
         trace, unit = self.trace, self.unit
         device_cats = self.flavour.device_categories
-        intern = trace.strings.intern
+        intern, ids = trace.strings.intern, trace.strings.ids
         s = trace.slices
         add_track, add_start, add_dur = s.track.append, s.start.append, s.dur.append
         add_name, add_cat, add_args = s.name.append, s.category.append, s.args.append
@@ -136,8 +135,9 @@ class ChromeReader:
                     add_start(round(e["ts"] * unit))
                     add_dur(round(dur * unit))
                     add_track(t)
-                    add_name(intern(e.get("name") or ""))
-                    add_cat(intern(cat))
+                    name = e.get("name") or ""
+                    add_name(ids.get(name) or intern(name))
+                    add_cat(ids.get(cat) or intern(cat))
                     add_args(e.get("args"))
                     if "bind_id" in e:
                         self._flow_v2(e, len(s.args) - 1, t)
@@ -201,7 +201,9 @@ class ChromeReader:
         # the same raw ids) is chosen when binding, in finish().
         place = (_normal_id(e.get("pid")), _normal_id(e.get("tid")))
         enclosing = ph != "f" or e.get("bp") == "e"
-        self.flow_points.append(FlowPoint((e.get("cat", ""), e["id"]), ph, place,
+        cat = e.get("cat", "")
+        cat = self.flavour.flow_categories.get(cat, cat)
+        self.flow_points.append(FlowPoint((cat, e["id"]), ph, place,
                                           round(e["ts"] * self.unit), enclosing,
                                           self._next_seq(), e.get("name") or e.get("cat", "")))
 
@@ -291,6 +293,8 @@ class ChromeReader:
         self._apply_time_base()
         self.flavour.finalize(self.trace, self.context)
         self._report()
+        self.trace.metadata.attributes.update(self.context.envelope)
+        self.trace.metadata.attributes["flavour"] = self.flavour.name
         return self.trace
 
     def _flow_tracks(self, place: Any) -> list[int]:
@@ -396,7 +400,11 @@ class ChromeReader:
 
 def read_chrome(source: Source) -> Trace:
     """Read a Chrome trace (any flavour) from ``source`` into a :class:`Trace`."""
-    with source.open() as stream, paused_gc():
+    return _read_events(source).finish()
+
+
+def _read_events(source: Source) -> ChromeReader:
+    with source.open() as stream:
         try:
             doc = read_document(stream)
             chunks = iter(doc.chunks)
@@ -413,12 +421,8 @@ def read_chrome(source: Source) -> Trace:
             raise InputError(f"not valid JSON: {exc}", file=source.name, location=where) from None
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read: {exc}", file=source.name) from None
-    envelope = doc.envelope
-    if doc.truncated or envelope.pop("__truncated__", False):
+    if doc.truncated or doc.envelope.pop("__truncated__", False):
         reader.trace.diagnostics.add("chrome.truncated_array", "the event array has no closing "
                                      "bracket (allowed by the spec): read up to the end",
                                      kind="repaired")
-    trace = reader.finish()
-    trace.metadata.attributes.update(envelope)
-    trace.metadata.attributes["flavour"] = flavour.name
-    return trace
+    return reader

@@ -15,11 +15,11 @@ from ...analysis.memory import add_live_bytes_counters
 from ...errors import InputError
 from ...io import Source
 from ...model import MemoryBlock, Metadata, ProcessKind, Trace, TrackKind
+from .clock import PROGRAM_STEP_NS as STEP_NS
 from .document import load_json, validate
 from .schema import MemInfoChunk, StaticMemoryInfo
 
 SCHEMAS = {"megengine_static_memory_info": StaticMemoryInfo}
-STEP_NS = 1_000  # one opr-sequence step on the synthetic clock
 PROCESS = "MegEngine static plan"
 POOL = "static memory plan"
 

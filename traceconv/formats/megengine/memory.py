@@ -14,20 +14,24 @@ from collections import defaultdict
 
 from ...model import MemoryBlock, Trace
 from ...model.graph import op_node, tensor_node
+from .clock import PROGRAM_STEP_NS, seconds_to_ns
 from .schema import MemChunk, StaticProfile, Timing
 
 PERSISTENT = "PERSISTENT_DEVICE_VALUE"
 
 
-def _ns(seconds: float) -> int | None:
-    return round(seconds * 1e9) if math.isfinite(seconds) else None
+def _ns(seconds: float, offset: int) -> int | None:
+    return seconds_to_ns(seconds) + offset if math.isfinite(seconds) else None
 
 
 class _Execution:
     """Where and when each executed opr ran, and who reads and writes each var."""
 
-    def __init__(self, doc: StaticProfile) -> None:
+    def __init__(self, doc: StaticProfile, offsets: dict[str, int],
+                 program_order: bool) -> None:
         exe = doc.graph_exec
+        self.offsets = offsets
+        self.program_order = program_order
         self.order = {opr_id: i for i, opr_id in enumerate(exe.comp_seq)}
         self.device = doc.profiler.device
         self.producer: dict[str, str] = {}
@@ -40,9 +44,18 @@ class _Execution:
             for var_id in opr.input:
                 self.readers[var_id].append(opr_id)
 
-    def timing(self, opr_id: str, comp_node: str) -> Timing | None:
+    def span(self, opr_id: str, comp_node: str) -> tuple[int | None, int | None] | None:
+        """(start, end) in trace ns of the opr on ``comp_node`` (else its first place)."""
+        if self.program_order:
+            step = self.order[opr_id]
+            return step * PROGRAM_STEP_NS, (step + 1) * PROGRAM_STEP_NS
         places = self.device.get(opr_id, {})
-        return places.get(comp_node) or next(iter(places.values()), None)
+        place = comp_node if comp_node in places else next(iter(places), None)
+        if place is None:
+            return None
+        t: Timing = places[place]
+        offset = self.offsets.get(place, 0)
+        return _ns(t.start, offset), _ns(t.end, offset)
 
 
 def chunk_vars(doc: StaticProfile) -> dict[str, list[str]]:
@@ -54,12 +67,18 @@ def chunk_vars(doc: StaticProfile) -> dict[str, list[str]]:
     return members
 
 
-def add_memory_blocks(trace: Trace, doc: StaticProfile) -> None:
-    """Add a :class:`MemoryBlock` per non-empty chunk; count what cannot be placed."""
-    run = _Execution(doc)
+def add_memory_blocks(trace: Trace, doc: StaticProfile, offsets: dict[str, int],
+                      program_order: bool = False) -> None:
+    """Add a :class:`MemoryBlock` per non-empty chunk; count what cannot be placed.
+
+    Times are on the trace clock: device seconds shifted by ``offsets[comp node]``, or
+    opr-sequence steps with ``program_order`` (documents without timing).
+    """
+    run = _Execution(doc, offsets, program_order)
     members = chunk_vars(doc)
     varz = doc.graph_exec.var
     diag = trace.diagnostics
+    blocks: dict[str, MemoryBlock] = {}
     for chunk in doc.graph_exec.mem_chunk.values():
         if chunk.size <= 0:
             diag.add("megengine.empty_chunk", "mem_chunk of size 0 (no memory block)",
@@ -79,12 +98,44 @@ def add_memory_blocks(trace: Trace, doc: StaticProfile) -> None:
             diag.add("megengine.chunk_unknown_owner", "chunk owned by an unknown var: kept "
                      "with no owner and no lifetime", kind="guessed",
                      example=f"{chunk.id} (owner_var {chunk.owner_var})")
-            trace.add_memory_block(MemoryBlock(address, chunk.size, pool="static",
-                                               name=chunk.id, category="activation",
+            trace.add_memory_block(MemoryBlock(address, chunk.size, name=chunk.id,
+                                               category="activation",
                                                args={"chunk": chunk.id}))
             continue
-        trace.add_memory_block(_block(trace, run, chunk, address,
-                                      members.get(chunk.id) or [chunk.owner_var], doc))
+        block = _block(trace, run, chunk, address, members.get(chunk.id) or [chunk.owner_var],
+                       doc)
+        blocks[chunk.id] = block
+        trace.add_memory_block(block)
+    diag.add("megengine.in_place_output", "outputs written over an input's memory (in-place "
+             "overwrite) start when their op ends, as MegEngine's plan counts them",
+             kind="note", count=_settle_in_place(run, doc, blocks))
+
+
+def _settle_in_place(run: _Execution, doc: StaticProfile,
+                     blocks: dict[str, MemoryBlock]) -> int:
+    """Start each output block that overlaps an input block of its op when that input ends.
+
+    MegEngine lets an opr write its output over an input it reads last (``overwrite_dest``
+    in the static plan): the two chunks share addresses, and the output's life begins when
+    the input's ends (at the op's end). Returns how many blocks moved.
+    """
+    exe, moved = doc.graph_exec, 0
+    for chunk_id, block in blocks.items():
+        producer = run.producer.get(exe.mem_chunk[chunk_id].owner_var)
+        if producer is None or block.alloc_ns is None:
+            continue
+        for var_id in exe.operator[producer].input:
+            plan = exe.var[var_id].mem_plan if var_id in exe.var else None
+            source = blocks.get(plan.mem_chunk_id) if plan else None
+            if (source is None or source is block or source.free_ns is None
+                    or not (source.address < block.end_address
+                            and block.address < source.end_address)
+                    or not block.alloc_ns < source.free_ns <= (block.free_ns or 0)):
+                continue
+            block.alloc_ns = source.free_ns
+            moved += 1
+            break
+    return moved
 
 
 def _block(trace: Trace, run: _Execution, chunk: MemChunk, address: int,
@@ -119,13 +170,13 @@ def _lifetime(trace: Trace, run: _Execution, chunk: MemChunk, var_ids: list[str]
     first = min(writers, key=run.order.__getitem__)
     readers = [op for v in var_ids for op in run.readers.get(v, ())] or writers
     last = max(readers, key=run.order.__getitem__)
-    begin, end = run.timing(first, comp_node), run.timing(last, comp_node)
+    begin, end = run.span(first, comp_node), run.span(last, comp_node)
     if begin is None or end is None:
         trace.diagnostics.add("megengine.chunk_untimed", "chunk whose producer or last "
                               "reader has no device timing: no lifetime", kind="guessed",
                               example=chunk.id)
         return None, None
-    alloc, free = _ns(begin.start), _ns(end.end)
+    alloc, free = begin[0], end[1]
     if alloc is not None and free is not None and free < alloc:
         free = alloc
     return alloc, free

@@ -18,15 +18,14 @@ from __future__ import annotations
 from typing import Any, BinaryIO
 
 from ...model import Trace
-from .draw import render
+from .draw import render, svg_text
 from .selection import COLOR_BY, MemflowOptions
 
-__all__ = ["COLOR_BY", "MemflowOptions", "render", "write"]
+__all__ = ["COLOR_BY", "MemflowOptions", "render", "svg_text", "write"]
 
 
 def write(trace: Trace, out: BinaryIO, **options: Any) -> None:
     """Write the memory-flow SVG of ``trace`` to ``out`` (options: :class:`MemflowOptions`)."""
-    drawing = render(trace, MemflowOptions(**options))
     out.write(b'<?xml version="1.0" encoding="utf-8" ?>\n')
-    out.write(drawing.tostring().encode("utf-8"))
+    out.write(svg_text(trace, MemflowOptions(**options)).encode("utf-8"))
     out.write(b"\n")

@@ -21,17 +21,19 @@ from .units import format_duration
 CATEGORICAL = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
                "#ff9da7", "#9c755f", "#a0cbe8", "#ffbe7d", "#8cd17d", "#b6992d", "#f1ce63",
                "#86bcb6", "#d37295", "#fabfd2", "#d4a6c8")
-OTHER = "#bab0ac"
+OTHER = "#d0d0d0"        # the "N others" entry
+NO_KEY = "#8c8c8c"       # blocks that say nothing: unknown category, no owner op
 # Fixed colours for the categories readers commonly set, so pictures compare at a glance
 # (close to PyTorch's memory-timeline colours: weights green, activations red/orange, ...).
 KNOWN = {"parameter": "#59a14f", "weight": "#59a14f", "optimizer_state": "#edc948",
          "input": "#4d4d4d", "temporary": "#b07aa1", "workspace": "#b07aa1",
          "activation": "#f28e2b", "gradient": "#4e79a7", "autograd_detail": "#a0cbe8",
-         "unknown": OTHER, "uncategorised": OTHER, "no owner op": OTHER}
-# Light (short-lived) to dark (long-lived): a blue-green sequential ramp.
-SEQUENTIAL = ("#d9f0d3", "#aedea7", "#73c378", "#37a055", "#0b7734", "#00441b", "#08306b",
-              "#08519c", "#2171b5", "#4292c6")
-BEFORE_START = "#6a3d9a"
+         "unknown": NO_KEY, "uncategorised": NO_KEY, "no owner op": NO_KEY,
+         "unknown type": NO_KEY}
+# Short-lived (yellow) to long-lived (dark blue), viridis stops: ordered and readable in grey.
+SEQUENTIAL = ("#fde725", "#b5de2b", "#6ece58", "#35b779", "#1f9e89", "#26828e", "#31688e",
+              "#3e4989", "#482878", "#440154")
+BEFORE_START = "#9c9c9c"
 NEVER_FREED = "#b2182b"
 
 
@@ -53,8 +55,10 @@ class Coloring:
 
 
 def color_blocks(blocks: list[MemoryBlock], color_by: str, graph: nx.DiGraph,
-                 clock_is_time: bool = True) -> Coloring:
+                 max_entries: int = len(CATEGORICAL) + 1) -> Coloring:
     """Colour ``blocks`` by ``lifetime``, ``op-type``, ``category`` or ``owner``.
+
+    Categorical colourings name at most ``max_entries - 1`` keys; the rest share "others".
 
     >>> blocks = [MemoryBlock(0, 10, 0, 5, category="weight"),
     ...           MemoryBlock(0, 30, 0, 5, category="activation")]
@@ -63,11 +67,12 @@ def color_blocks(blocks: list[MemoryBlock], color_by: str, graph: nx.DiGraph,
     ([('activation', 30), ('weight', 10)], [1, 0])
     """
     if color_by == "lifetime":
-        return _by_lifetime(blocks, clock_is_time)
+        return _by_lifetime(blocks)
     key = {"category": lambda b: b.category or "uncategorised",
            "op-type": lambda b: _op_type(graph, b.owner_op),
            "owner": lambda b: _op_name(graph, b.owner_op)}[color_by]
-    return _categorical(blocks, [key(b) for b in blocks], color_by.replace("-", " "))
+    return _categorical(blocks, [key(b) for b in blocks], color_by.replace("-", " "),
+                        max_entries)
 
 
 def _op_type(graph: nx.DiGraph, owner: str | None) -> str:
@@ -84,7 +89,8 @@ def _op_name(graph: nx.DiGraph, owner: str | None) -> str:
     return (node or {}).get("name") or owner
 
 
-def _categorical(blocks: list[MemoryBlock], keys: list[str], title: str) -> Coloring:
+def _categorical(blocks: list[MemoryBlock], keys: list[str], title: str,
+                 max_entries: int) -> Coloring:
     weight: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for block, key in zip(blocks, keys, strict=True):
         weight[key][0] += 1
@@ -93,7 +99,7 @@ def _categorical(blocks: list[MemoryBlock], keys: list[str], title: str) -> Colo
     taken = {KNOWN[k] for k in ranked if k in KNOWN}
     palette = iter(c for c in CATEGORICAL if c not in taken)
     named, colors = [], []
-    for key in ranked:
+    for key in ranked[:max_entries if len(ranked) <= max_entries else max_entries - 1]:
         color = KNOWN.get(key) or next(palette, None)
         if color is None:
             break
@@ -110,7 +116,7 @@ def _categorical(blocks: list[MemoryBlock], keys: list[str], title: str) -> Colo
     return Coloring(title, entries, np.asarray([index[k] for k in keys], np.int64))
 
 
-def _by_lifetime(blocks: list[MemoryBlock], clock_is_time: bool) -> Coloring:
+def _by_lifetime(blocks: list[MemoryBlock]) -> Coloring:
     """Decade buckets of free − alloc; open-ended blocks get their own two entries."""
     keys: list[tuple[int, str]] = []
     for b in blocks:
@@ -126,17 +132,22 @@ def _by_lifetime(blocks: list[MemoryBlock], clock_is_time: bool) -> Coloring:
             decade = min(len(str(life - 1)), len(SEQUENTIAL))   # 10**decade >= life
             bound = 10 ** decade
             if decade == len(SEQUENTIAL):
-                label = f"> {format_duration(bound // 10)}" if clock_is_time else f"> {bound // 10}"
+                label = f"> {format_duration(bound // 10)}"
             else:
-                label = f"≤ {format_duration(bound)}" if clock_is_time else f"≤ {bound} steps"
+                label = f"≤ {format_duration(bound)}"
             keys.append((decade, label))
     present = sorted(set(keys))
     palette = {0: "#d0d0d0", 100: BEFORE_START, 101: NEVER_FREED}
+    decades = [rank for rank, _ in present if rank not in palette]
+    last = len(SEQUENTIAL) - 1
+    for i, rank in enumerate(decades):   # spread the buckets present over the whole ramp
+        palette[rank] = SEQUENTIAL[round(i * last / (len(decades) - 1)) if len(decades) > 1
+                                   else last // 2]
     counts: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])
     for block, key in zip(blocks, keys, strict=True):
         counts[key][0] += 1
         counts[key][1] += block.size
-    entries = [LegendEntry(label, palette.get(rank) or SEQUENTIAL[rank - 1],
-                           *counts[(rank, label)]) for rank, label in present]
+    entries = [LegendEntry(label, palette[rank], *counts[(rank, label)])
+               for rank, label in present]
     index = {key: i for i, key in enumerate(present)}
     return Coloring("lifetime", entries, np.asarray([index[k] for k in keys], np.int64))

@@ -16,6 +16,7 @@ one rectangle per cell (cells grow until the budget holds) and the legend says h
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,11 +33,13 @@ from .units import format_bytes, format_duration, nice_step, time_unit_for
 MIN_WIDTH = 1.0    # px: zero-duration blocks stay visible
 MIN_HEIGHT = 1.0   # px: tiny blocks in a big region stay visible
 MERGED_COLOR = "#4d4d4d"
+LEGEND_ROW = 26   # px per legend entry (label line + count line)
 CURVE_COLORS = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
 STYLE = """
 text { font: 11px sans-serif; fill: #222; }
 .title { font-size: 15px; font-weight: bold; }
 .small { font-size: 10px; fill: #555; }
+.region { paint-order: stroke; stroke: white; stroke-width: 3px; }
 .axis { stroke: #444; stroke-width: 1; fill: none; }
 .grid { stroke: #e4e4e4; stroke-width: 1; }
 .break { stroke: #888; stroke-width: 1; fill: none; stroke-dasharray: 3 2; }
@@ -70,22 +73,22 @@ class Frame:
     def plot_bottom(self) -> float:
         return self.height - self.bottom_margin
 
+    @property
+    def legend_rows(self) -> int:
+        """Legend entries that fit beside the plot above the notes."""
+        return max(3, int((self.plot_bottom - self.plot_top - 100) // LEGEND_ROW))
+
 
 @dataclass(frozen=True)
 class Clock:
-    """How trace times read on this picture: real durations, or program-order steps."""
+    """How trace times read on this picture: relative to ``origin``, in ``unit`` on the axis."""
 
     origin: int
-    is_time: bool
     unit: str = "ns"
     scale: int = 1
 
     def at(self, t: int) -> str:
-        rel = t - self.origin
-        return format_duration(rel) if self.is_time else f"step {rel}"
-
-    def length(self, d: int) -> str:
-        return format_duration(d) if self.is_time else f"{d} steps"
+        return format_duration(t - self.origin)
 
 
 def render(trace: Trace, options: MemflowOptions) -> svgwrite.Drawing:
@@ -99,14 +102,11 @@ def render(trace: Trace, options: MemflowOptions) -> svgwrite.Drawing:
     """
     sel = select(trace, options)
     frame = Frame(options.width, options.height)
-    clock_name = trace.metadata.clock or ""
-    is_time = not clock_name.startswith("synthetic")
     lo, hi = sel.window
-    unit, scale = time_unit_for(hi - lo) if is_time else ("step", 1)
-    clock = Clock(sel.origin, is_time, unit, scale)
+    clock = Clock(sel.origin, *time_unit_for(hi - lo))
     times = TimeAxis(lo, hi, frame.left, frame.right)
     axis = address_axis(sel.space, sel.address, sel.size, frame.plot_top, frame.plot_bottom)
-    coloring = color_blocks(sel.blocks, options.color_by, trace.graph, is_time)
+    coloring = color_blocks(sel.blocks, options.color_by, trace.graph, frame.legend_rows)
 
     drawing = svgwrite.Drawing(size=(options.width, options.height), debug=False)
     drawing.defs.add(drawing.style(STYLE))
@@ -121,6 +121,21 @@ def render(trace: Trace, options: MemflowOptions) -> svgwrite.Drawing:
     peaks = _draw_live_bytes(drawing, sel, times, frame, clock)
     _draw_legend(drawing, sel, axis, coloring, merged, peaks, frame)
     return drawing
+
+
+# Characters XML 1.0 forbids even escaped; names from traces can hold them.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def svg_text(trace: Trace, options: MemflowOptions) -> str:
+    """The SVG document text, with characters that XML cannot hold replaced by U+FFFD.
+
+    >>> from traceconv.model import MemoryBlock
+    >>> t = Trace(); _ = t.add_memory_block(MemoryBlock(0, 64, 0, 9, name="a\x08b"))
+    >>> "a\ufffdb" in svg_text(t, MemflowOptions())
+    True
+    """
+    return _NOT_XML.sub("\ufffd", render(trace, options).tostring())
 
 
 # -- blocks -------------------------------------------------------------------------------
@@ -205,7 +220,7 @@ def block_tooltip(block: MemoryBlock, trace: Trace, clock: Clock,
 
     >>> b = MemoryBlock(0x7f00, 2048, 1_000, 3_000, device="cpu", name="conv1:o0",
     ...                 shape=(4, 128), dtype="float32", category="activation")
-    >>> print(block_tooltip(b, Trace(), Clock(0, True), []))
+    >>> print(block_tooltip(b, Trace(), Clock(0), []))
     conv1:o0
     0x7f00 – 0x8700 · 2 KiB (2,048 B) · cpu
     shape (4, 128) float32 · activation
@@ -230,7 +245,7 @@ def block_tooltip(block: MemoryBlock, trace: Trace, clock: Clock,
         lines.append(" · ".join(facts))
     alloc = "before the start" if block.alloc_ns is None else clock.at(block.alloc_ns)
     free = "never" if block.free_ns is None else clock.at(block.free_ns)
-    life = (f" · lifetime {clock.length(block.free_ns - block.alloc_ns)}"
+    life = (f" · lifetime {format_duration(block.free_ns - block.alloc_ns)}"
             if block.alloc_ns is not None and block.free_ns is not None else "")
     lines.append(f"alloc {alloc} → free {free}{life}")
     return "\n".join(lines)
@@ -261,6 +276,8 @@ def _draw_address_axis(drawing: svgwrite.Drawing, axis: AddressAxis, sel: Select
         offset = step
         while offset < region.span and height > 30:
             y = round(float(region.y(region.low + offset)), 2)
+            if y < region.y_top + 10:   # keep clear of the next region's address label
+                break
             group.add(drawing.line((left - 4, y), (left, y), class_="axis"))
             group.add(drawing.text(f"+{format_bytes(offset)}", insert=(left - 6, y + 3),
                                    text_anchor="end", class_="small"))
@@ -271,8 +288,9 @@ def _draw_address_axis(drawing: svgwrite.Drawing, axis: AddressAxis, sel: Select
                                text_anchor="end"))
         device, pool = sel.spaces[region.space]
         name = " / ".join(x for x in (device, pool) if x) or "memory"
-        label = drawing.text(f"{name} · {format_bytes(region.span)}",
-                             insert=(frame.right + 4, region.y_bottom - 2), class_="small")
+        label = drawing.text(f"{_shorten(name, 48)} · {format_bytes(region.span)}",
+                             insert=(frame.right - 4, region.y_top + 11), text_anchor="end",
+                             class_="small region")
         label.set_desc(title=f"{name}: {region.low:#x} – {region.high:#x}")
         group.add(label)
         if previous is not None:
@@ -316,8 +334,9 @@ def _draw_time_axis(drawing: svgwrite.Drawing, times: TimeAxis, clock: Clock, fr
         group.add(drawing.text(f"{rel / clock.scale:g}", insert=(x, y + 17),
                                text_anchor="middle"))
         rel += step
-    what = (f"time ({clock.unit}) since the first event" if clock.is_time
-            else f"program order ({clock_name})")
+    what = f"time ({clock.unit}) since the first event"
+    if clock_name.startswith("synthetic"):   # e.g. one op per µs in program order
+        what += f" · {clock_name} clock"
     group.add(drawing.text(what, insert=((frame.left + frame.right) / 2, y + 34),
                            text_anchor="middle", class_="small"))
 
@@ -419,7 +438,7 @@ def _draw_peak(drawing: svgwrite.Drawing, group: Group, sel: Selection, times: T
                    data_alive_blocks=str(len(peak.alive)))
     marker.add(drawing.line((x, frame.curve_top), (x, frame.plot_bottom), class_="peak"))
     marker.add(drawing.circle((x, round(y, 2)), 3.5, fill=color))
-    where = f"{peak.device} " if peak.device else ""
+    where = f"{_shorten(peak.device, 32)} " if peak.device else ""
     label = (f"{where}peak {format_bytes(peak.bytes)} at {clock.at(peak.time)} · "
              f"{len(peak.alive)} blocks alive")
     anchor = "end" if x > (frame.left + frame.right) / 2 else "start"
@@ -451,26 +470,27 @@ def _draw_legend(drawing: svgwrite.Drawing, sel: Selection, axis: AddressAxis,
         text.set_desc(title=f"{entry.label}: {entry.blocks:,} blocks, {format_bytes(entry.bytes)}")
         group.add(text)
         group.add(drawing.text(f"{entry.blocks:,} blocks · {format_bytes(entry.bytes)} allocated",
-                               insert=(x + 18, y + 13), class_="small"))
-        y += 30
+                               insert=(x + 18, y + 12), class_="small"))
+        y += LEGEND_ROW
     blocks_merged, cells = merged
     if cells:
         group.add(drawing.rect((x, y - 9), (12, 12), fill="white", stroke=MERGED_COLOR,
                                stroke_dasharray="2 1"))
         group.add(drawing.text(f"{blocks_merged:,} sub-pixel blocks", insert=(x + 18, y + 1)))
-        group.add(drawing.text(f"merged into {cells:,} cells", insert=(x + 18, y + 13),
+        group.add(drawing.text(f"merged into {cells:,} cells", insert=(x + 18, y + 12),
                                class_="small"))
-        y += 30
+        y += LEGEND_ROW
     notes = [f"{len(sel):,} of {sel.total:,} blocks drawn"
              + (f" ({len(sel) - blocks_merged:,} alone)" if cells else "")]
     notes += [f"{n:,} {reason}" for reason, n in sel.left_out.items()]
-    breaks = len(axis.regions) - 1
-    if breaks > 0:
-        notes.append(f"address axis: {len(axis.regions)} regions,")
+    if len(axis.regions) > 1:
+        notes.append(f"address axis: {len(axis.regions)} regions"
+                     + ("," if axis.skipped else ""))
+    if axis.skipped:
         notes.append(f"  {format_bytes(axis.skipped)} of gaps skipped")
     for peak in peaks:
         notes.append(f"peak {format_bytes(peak.bytes)}"
-                     + (f" on {peak.device}" if peak.device else ""))
+                     + (f" on {_shorten(peak.device, 30)}" if peak.device else ""))
     y += 8
     for note in notes:
         group.add(drawing.text(note, insert=(x, y), class_="small"))

@@ -101,7 +101,7 @@ def address_axis(space: np.ndarray, address: np.ndarray, size: np.ndarray,
     >>> axis = address_axis(np.array([0, 0]), np.array([0, 1 << 40]), np.array([100, 300]),
     ...                     0.0, 210.0)
     >>> [(r.low, r.high, round(r.y_bottom), round(r.y_top)) for r in axis.regions]
-    [(0, 100, 210, 148), (1099511627776, 1099511628076, 138, 0)]
+    [(0, 100, 210, 152), (1099511627776, 1099511628076, 142, 0)]
     """
     spans, region_of, skipped = split_regions(space, address, size)
     n = len(spans)
@@ -109,7 +109,7 @@ def address_axis(space: np.ndarray, address: np.ndarray, size: np.ndarray,
         return AddressAxis([], region_of, 0)
     breaks = BREAK_PX * (n - 1)
     available = max(bottom - top - breaks, float(n))
-    floor = min(24.0, available / n / 2)
+    floor = min(16.0, available / n / 2)   # room for a label and a visible block
     extents = np.array([max(hi - lo, 1) for _, lo, hi in spans], np.float64)
     heights = floor + (available - n * floor) * extents / extents.sum()
     regions, y = [], bottom

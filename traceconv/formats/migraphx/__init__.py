@@ -23,7 +23,7 @@ from ...model import Metadata, Trace
 from .document import Document, parse_document
 from .graph import add_graph
 from .memory import add_memory
-from .stats import add_recomputed, add_summary
+from .stats import add_recomputed, add_summary, recompute
 from .timeline import add_host_totals, lay_out
 from .units import Unit, units_of
 
@@ -62,8 +62,7 @@ def read(source: Source, **options: Any) -> Trace:
 
 def build(document: Document, name: str = "<text>") -> Trace:
     """Turn a parsed document into the model (see the module docstring)."""
-    trace = Trace(Metadata(source_format="migraphx", framework="MIGraphX",
-                           clock="synthetic (program order)"))
+    trace = Trace(Metadata(source_format="migraphx", framework="MIGraphX"))
     diagnostics = trace.diagnostics
     units = units_of(document, diagnostics)
     if not units:
@@ -76,6 +75,10 @@ def build(document: Document, name: str = "<text>") -> Trace:
     add_live_bytes_counters(trace)
     meta = trace.metadata
     meta.source_version = next((u.run.version for u in units if u.run.version), None)
+    timed = any(u.report is not None or u.eval_passes for u in units)
+    # Durations are measured, positions are not: a real-time axis, but no real timestamps.
+    meta.clock = ("measured durations laid back to back in program order (no timestamps)"
+                  if timed else "synthetic (program order, 1 µs per instruction)")
     meta.attributes["timestamps"] = ("none in the source: instructions are laid back to back "
                                      "in program order with their mean (perf) or trace-eval "
                                      "times")
@@ -92,9 +95,9 @@ def _build_unit(trace: Trace, unit: Unit) -> None:
     blocks = add_memory(trace, program, layout, prefix, diagnostics)
     add_graph(trace.graph, program, layout, prefix, blocks)
     if unit.report is not None:
-        add_summary(trace, unit.report, unit.label)
-        if unit.report.lines:
-            add_recomputed(trace, unit.report, [n.inputs for n in program.nodes], unit.label)
+        groups = recompute(unit.report, [n.inputs for n in program.nodes])
+        add_summary(trace, unit.report, unit.label, {g.name: g.calls for g in groups})
+        add_recomputed(trace, groups, unit.label)
         if not unit.report.summary and unit.report.trailer.total_ms is None:
             diagnostics.add("migraphx.report_truncated", "perf report ends before its Summary "
                             "and trailer (cut paste); the lines present are read",

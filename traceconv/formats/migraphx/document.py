@@ -357,9 +357,10 @@ class _Parser:
         except ValueError:
             return False
         run = self.current_run(number)
-        if tail or (run.report is not None and run.report.lines and not run.report.summary
-                    and (instruction.op == "@return" or instruction.truncated)):
-            report = run.report
+        report = run.report
+        untimed = report is not None and not report.summary and report.trailer.total_ms is None \
+            and (instruction.op == "@return" or (instruction.truncated and bool(report.lines)))
+        if tail or untimed:
             if report is None or report.summary or report.trailer.total_ms is not None:
                 run = self.current_run(number, fresh=True)
                 report = run.report = PerfReport(line=number)

@@ -11,7 +11,7 @@ import networkx as nx
 
 from ...model.graph import add_op, add_tensor, op_node, tensor_node
 from .program import Node, Program, Storage
-from .timeline import Layout, slice_name
+from .timeline import Layout, category, slice_name
 
 
 def add_graph(graph: nx.DiGraph, program: Program, layout: Layout, prefix: str,
@@ -27,6 +27,8 @@ def add_graph(graph: nx.DiGraph, program: Program, layout: Layout, prefix: str,
             graph.nodes[op]["module_inputs"] = list(ins.module_inputs)
         if ins.debug_symbols:
             graph.nodes[op]["debug_symbols"] = list(ins.debug_symbols)
+        if layout.timed and ins.op != "@return":
+            graph.nodes[op].update(_analysis_attrs(program, node, layout))
         if ins.op != "@return":
             graph.add_edge(op, add_tensor(graph, ids[node.index], ins.name,
                                           **_tensor_attrs(node, ids, blocks)))
@@ -34,6 +36,25 @@ def add_graph(graph: nx.DiGraph, program: Program, layout: Layout, prefix: str,
             if source is not None:
                 graph.add_edge(tensor_node(ids[source]), op)
     _link_modules(graph, program, ids)
+
+
+def _analysis_attrs(program: Program, node: Node, layout: Layout) -> dict:
+    """What ``traceconv summary`` reads from op nodes: times (s), shapes, bytes moved."""
+    start, end = layout.start[node.index] / 1e9, layout.end[node.index] / 1e9
+    shapes = [program.nodes[i].instruction.shape if i is not None else None
+              for i in node.inputs]
+    out = node.instruction.shape
+    attrs: dict = {"device_times": {"device": (start, start, end)},
+                   "in_shapes": [list(s.lens) if s and s.lens is not None else []
+                                 for s in shapes],
+                   "out_shapes": [list(out.lens)] if out and out.lens is not None else []}
+    if category(node.instruction) == "migraphx.kernel":
+        moved = [s.bytes for k, s in enumerate(shapes) if s and k != node.output_arg]
+        if out is not None:
+            moved.append(out.bytes)
+        if moved and None not in moved:
+            attrs["memory"] = sum(b for b in moved if b is not None)
+    return attrs
 
 
 def _tensor_attrs(node: Node, ids: list[str], blocks: dict[int, int]) -> dict:

@@ -19,7 +19,7 @@ from .brackets import closing, find_top, split_top
 from .shape import Shape, parse_shape
 
 VAR = re.compile(r"\s*([^\s=]+)\s*=\s*(\S.*?)\s*$")
-_OPNAME = re.compile(r"[^\[({\s]+")
+_OPNAME = re.compile(r"[^\[({\s,]+")
 _TARGET = re.compile(r",\s*target_id=(\d+)$")
 
 

@@ -20,7 +20,10 @@ def add_memory(trace: Trace, program: Program, layout: Layout, prefix: str,
                diagnostics: Diagnostics) -> dict[int, int]:
     """Add the unit's blocks; returns storage-owner node index → block index."""
     last = program.last_use()
-    written = {n.root for n in program.nodes if n.output_arg is not None}
+    writers: dict[int, Node] = {}  # storage owner → the first kernel that writes it
+    for n in program.nodes:
+        if n.output_arg is not None and n.root is not None:
+            writers.setdefault(n.root, n)
     offsets: dict[str, int] = {}
     blocks: dict[int, int] = {}
     for node in program.nodes:
@@ -31,15 +34,16 @@ def add_memory(trace: Trace, program: Program, layout: Layout, prefix: str,
         ins = node.instruction
         size = ins.shape.bytes if ins.shape is not None else None
         owner = f"{prefix}{node.key}"
+        writer = f"{prefix}{writers[node.index].key}" if node.index in writers else owner
         common = {"device": layout.device, "name": ins.name, "owner_tensor": f"tensor/{owner}",
-                  "owner_op": f"op/{owner}", "shape": tuple(ins.shape.lens) if ins.shape
+                  "owner_op": f"op/{writer}", "shape": tuple(ins.shape.lens) if ins.shape
                   and ins.shape.lens is not None else None,
                   "dtype": ins.shape.dtype if ins.shape else None}
         if node.storage == Storage.REGION:
             block = _region(node, program, size, diagnostics)
             block.alloc_ns = layout.start[node.index]
             block.free_ns = layout.end[last[node.index]]
-            block.category = "activation" if node.index in written else "workspace"
+            block.category = "activation" if node.index in writers else "workspace"
         elif node.storage == Storage.ALLOCATION:
             block = _stacked(offsets, "allocations", size or 0)
             block.alloc_ns = layout.start[node.index]

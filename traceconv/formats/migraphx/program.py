@@ -105,24 +105,39 @@ def assign_modules(instructions: Iterable[Instruction]) -> list[tuple[str, Instr
 
     ``program::print`` writes module after module without headers: a ``mod:@N`` name names
     its module; bare names belong to the block they appear in, and a block ends after its
-    ``@return``. The first bare block is ``main``.
+    ``@return``. Bare blocks are ``main``, except in ROCm 6.2+ prints where ``main`` itself
+    is prefixed: then the bare block is the unnamed "root" module of that print.
 
     >>> from .instruction import parse_instruction as p
     >>> [m for m, _ in assign_modules([p("x = @param:x -> float_type, {1}, {1}"),
     ...     p("@1 = @return(x)"), p("If_4_if:@0 = neg(x) -> float_type, {1}, {1}")])]
     ['main', 'main', 'If_4_if']
     """
-    out, current, ended, roots = [], None, False, 0
+    instructions = list(instructions)
+    main_prefixed = any(ins.module_prefix == "main" for ins in instructions)
+    modules: list[str | None] = []
+    current, ended, roots = None, False, 0
+    waiting: list[int] = []  # 4.3-5.6: bare parameter names before their module's @N lines
     for ins in instructions:
         prefix = ins.module_prefix
         if prefix is not None:
             current = prefix
+            for k in waiting:
+                modules[k] = prefix
+            waiting = []
         elif current is None or ended:
-            current = "main" if roots == 0 else f"root{roots}"
-            roots += 1
+            if main_prefixed and ins.op == "@param":
+                current = None
+                waiting.append(len(modules))
+            else:
+                current = "main" if roots == 0 and not main_prefixed else f"root{roots or ''}"
+                roots += 1
+                for k in waiting:
+                    modules[k] = current
+                waiting = []
         ended = ins.op == "@return"
-        out.append((current, ins))
-    return out
+        modules.append(current)
+    return [(m or "main", ins) for m, ins in zip(modules, instructions, strict=True)]
 
 
 def resolve(items: Iterable[tuple[str, Instruction]]) -> Program:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import NamedTuple
 
 from ...model import OpStat, Trace
 from .document import PerfReport
@@ -18,14 +19,31 @@ from .shape import Shape
 from .timeline import ms_to_ns
 
 
-def add_summary(trace: Trace, report: PerfReport, label: str) -> None:
-    """The printed Summary as ``section="summary"`` rows."""
+class Group(NamedTuple):
+    """One recomputed Summary row."""
+
+    name: str
+    total_ms: float
+    calls: int
+    percent: float
+
+
+def add_summary(trace: Trace, report: PerfReport, label: str,
+                counts: dict[str, int]) -> None:
+    """The printed Summary as ``section="summary"`` rows.
+
+    Before ROCm 5.3 the Summary prints no counts; ``counts`` (from the lines) fills them.
+    """
     for row in report.summary:
+        calls = row.count if row.count is not None else counts.get(row.group, 0)
         trace.add_stat(OpStat(
-            name=row.group, calls=row.count or 0, total_ns=ms_to_ns(row.total_ms) or 0,
-            avg_ns=ms_to_ns(row.avg_ms), device_ns=ms_to_ns(row.total_ms), ratio=row.percent,
+            name=row.group, calls=calls, total_ns=ms_to_ns(row.total_ms) or 0,
+            avg_ns=ms_to_ns(row.avg_ms if row.avg_ms is not None
+                            else row.total_ms / calls if calls else None),
+            device_ns=ms_to_ns(row.total_ms), ratio=row.percent,
             type=row.group.split("<", 1)[0], section="summary",
-            extra={"line": row.line, **({"run": label} if label else {})}))
+            extra={"line": row.line, "count_printed": row.count is not None,
+                   **({"run": label} if label else {})}))
 
 
 def _dims(shape: Shape | None) -> str:
@@ -54,9 +72,8 @@ def group_of(ins: Instruction, inputs: list[Instruction | None], *, kernels: boo
     return group
 
 
-def add_recomputed(trace: Trace, report: PerfReport, inputs: list[list[int | None]],
-                   label: str) -> None:
-    """Recompute the Summary from the per-instruction lines (``section="recomputed"``)."""
+def recompute(report: PerfReport, inputs: list[list[int | None]]) -> list[Group]:
+    """The Summary recomputed from the per-instruction lines, in the printed order."""
     printed = [row.group for row in report.summary]
     # Without a printed Summary (cut paste) assume the 5.3+ style, the common one today.
     kernels = not printed or any(g.startswith("gpu::code_object::") for g in printed)
@@ -76,12 +93,20 @@ def add_recomputed(trace: Trace, report: PerfReport, inputs: list[list[int | Non
         counts[group] += 1
     grand = sum(totals.values())
     order = sorted(totals, key=lambda g: (totals[g], counts[g], g), reverse=True)
+    out = []
     for group in order:
-        total = totals[group]
-        percent = 100 * total / grand if grand > 0 else 0.0
+        percent = 100 * totals[group] / grand if grand > 0 else 0.0
+        out.append(Group(group, totals[group], counts[group],
+                         float(math.ceil(percent)) if capped else percent))
+    return out
+
+
+def add_recomputed(trace: Trace, groups: list[Group], label: str) -> None:
+    """Recomputed groups as ``section="recomputed"`` rows."""
+    for group in groups:
         trace.add_stat(OpStat(
-            name=group, calls=counts[group], total_ns=ms_to_ns(total) or 0,
-            avg_ns=ms_to_ns(total / counts[group]), device_ns=ms_to_ns(total),
-            ratio=float(math.ceil(percent)) if capped else percent,
-            type=group.split("<", 1)[0], section="recomputed",
-            extra={"total_ms": total, **({"run": label} if label else {})}))
+            name=group.name, calls=group.calls, total_ns=ms_to_ns(group.total_ms) or 0,
+            avg_ns=ms_to_ns(group.total_ms / group.calls),
+            device_ns=ms_to_ns(group.total_ms), ratio=group.percent,
+            type=group.name.split("<", 1)[0], section="recomputed",
+            extra={"total_ms": group.total_ms, **({"run": label} if label else {})}))

@@ -32,6 +32,7 @@ class Layout:
     rows: list[list[int]]   # slice rows per node (primary and eval)
     process: int
     device: str
+    timed: bool = False     # False: 1 µs per instruction stands in for missing times
 
 
 def ms_to_ns(ms: float | None) -> int | None:
@@ -73,7 +74,10 @@ def lay_out(trace: Trace, unit: Unit, diagnostics: Diagnostics) -> Layout:
     name = "MIGraphX" + (f" {unit.label}" if unit.label else "")
     process = trace.add_process(name, kind=ProcessKind.DEVICE)
     nodes = unit.program.nodes
-    layout = Layout([0] * len(nodes), [0] * len(nodes), [[] for _ in nodes], process, name)
+    layout = Layout([0] * len(nodes), [0] * len(nodes), [[] for _ in nodes], process, name,
+                    timed=unit.report is not None or any(
+                        r.device_ms is not None or r.host_ms is not None
+                        for records in unit.eval_passes for r in records))
     if unit.report is not None:
         _perf(trace, unit, layout, diagnostics)
     elif unit.eval_passes:

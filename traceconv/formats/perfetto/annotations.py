@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from .wire import (
     FIXED64,
     INT64_MAX,
@@ -100,7 +102,7 @@ class ArgEncoder:
 
     Names get iids in first-use order; :meth:`take_new_names` hands the entries that still
     have to be emitted in ``InternedData.debug_annotation_names``. Small ints and repeated
-    strings (op names, shapes as text, dtypes) are encoded once.
+    strings and lists (op names, dtypes, shapes) are encoded once.
 
     >>> enc = ArgEncoder()
     >>> enc.encode({"dtype": "float32"}) == b'"\\x0b\\x08\\x012\\x07float32'
@@ -109,12 +111,13 @@ class ArgEncoder:
     [(1, 'dtype')]
     """
 
-    __slots__ = ("_count", "_names", "_new", "_strings")
+    __slots__ = ("_composites", "_count", "_names", "_new", "_strings")
 
     def __init__(self) -> None:
         self._names: dict[object, bytes] = {}     # name -> encoded name_iid field
         self._new: list[tuple[int, str]] = []
         self._strings: dict[str, bytes] = {}      # str value -> encoded string_value field
+        self._composites: dict[bytes, bytes] = {}  # JSON text -> encoded list/dict value
         self._count = 0
 
     def encode(self, args: dict[str, Any]) -> bytes:
@@ -131,12 +134,29 @@ class ArgEncoder:
                     if len(strings) >= _CACHE_LIMIT:
                         strings.clear()
                     encoded = strings[value] = encode_value(value)
+            elif kind is list or kind is dict:
+                encoded = self._composite(value)
             else:
                 encoded = encode_value(value)
             size = len(name) + len(encoded)
             parts += (_FRAMES[size] if size < _SMALL_LIMIT else
                       TRACK_EVENT_ANNOTATION + varint(size), name, encoded)
         return b"".join(parts)
+
+    def _composite(self, value: list | dict) -> bytes:
+        """Lists and dicts repeat a lot (Kineto's shapes, strides, input types): encode each
+        distinct one once, keyed by its JSON text (which tells 1, 1.0 and true apart)."""
+        try:
+            key = orjson.dumps(value)
+        except TypeError:   # ints beyond 64 bits, non-JSON values: no cache
+            return encode_value(value)
+        cache = self._composites
+        encoded = cache.get(key)
+        if encoded is None:
+            if len(cache) >= _CACHE_LIMIT:
+                cache.clear()
+            encoded = cache[key] = encode_value(value)
+        return encoded
 
     def _intern(self, key: object) -> bytes:
         text = str(key)

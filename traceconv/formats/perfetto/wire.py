@@ -27,8 +27,15 @@ def varint(value: int) -> bytes:
     """
     if 0 <= value < 0x80:
         return _SMALL[value]
+    if 0 < value < 1 << 28:  # unrolled: most ids, sizes and lengths are 2 to 4 bytes
+        if value < 1 << 14:
+            return bytes(((value & 0x7F) | 0x80, value >> 7))
+        if value < 1 << 21:
+            return bytes(((value & 0x7F) | 0x80, ((value >> 7) & 0x7F) | 0x80, value >> 14))
+        return bytes(((value & 0x7F) | 0x80, ((value >> 7) & 0x7F) | 0x80,
+                      ((value >> 14) & 0x7F) | 0x80, value >> 21))
     value &= UINT64_MASK
-    out = bytearray()
+    out = []
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
         value >>= 7

@@ -123,6 +123,8 @@ def _attributes(trace: Trace, offset: int) -> bytes:
 
 def _timestamp_fields(ts: np.ndarray) -> list[bytes]:
     """``TracePacket.timestamp`` fields for all timestamps at once (numpy varints)."""
+    if not len(ts):
+        return []
     values = ts.astype(np.uint64)
     sizes = np.ones(len(values), dtype=np.int64)
     for k in range(1, 10):

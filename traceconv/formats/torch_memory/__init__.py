@@ -53,11 +53,8 @@ def read(source: Source, device: str = "", **_: Any) -> Trace:
         document = orjson.loads(source.read_bytes())
     except orjson.JSONDecodeError as exc:
         raise InputError(f"not JSON: {exc}", file=source.name) from None
-    raw = isinstance(document, list) and bool(document) and isinstance(document[0], list) \
-        and len(document[0]) == 4 and not isinstance(document[0][0], list) \
-        and not (len(document) == 2 and document[1] and isinstance(document[1][0], list)
-                 and len(document[1][0]) == len(CATEGORIES) + 1)
-    trace = Trace(Metadata(source_format="torch_memory", framework="pytorch",
+    raw = not _is_totals(document)
+    trace = Trace(Metadata(source_format="torch_memory", framework="PyTorch",
                            clock="unix epoch"))
     builder = Reconstruction(device=device, pool=POOL)
     if raw:
@@ -83,6 +80,13 @@ def read(source: Source, device: str = "", **_: Any) -> Trace:
               "(ignored)", kind="dropped", count=builder.unmatched)
     add_live_bytes_counters(trace, process_name="PyTorch memory timeline", by_category=True)
     return trace
+
+
+def _is_totals(document: Any) -> bool:
+    """``[times, sizes]`` (two lists, the second of rows) rather than a list of raw rows."""
+    return (isinstance(document, list) and len(document) == 2
+            and all(isinstance(part, list) for part in document)
+            and (not document[1] or isinstance(document[1][0], list)))
 
 
 def _validate(model: Any, document: Any, source: Source) -> Any:

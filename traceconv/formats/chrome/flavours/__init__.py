@@ -8,6 +8,8 @@ conventions. A flavour is a subclass of :class:`Flavour` in its own module here,
   this producer's. ``events`` is the first chunk of event dicts.
 - ``device_categories``: categories whose events run on a device; their pid is a device
   index, kept apart from host pids of the same number.
+- ``flow_categories``: synonyms of flow categories (``{"async": "ac2g"}``), so that the two
+  ends of a flow written under different names still meet.
 - ``prepare(events, context)``: rewrite a chunk of event dicts in place before they are read
   (rename legacy categories and args, strip name decorations); runs once per chunk, so it
   should loop only over what needs changing.
@@ -20,15 +22,22 @@ from __future__ import annotations
 
 from .base import Flavour, ReadContext
 from .kineto import Kineto
+from .megengine import MegEngine
 from .paddle import PaddleProfiler, PaddleTimeline
 
-FLAVOURS: list[type[Flavour]] = [PaddleProfiler, PaddleTimeline, Kineto]
+FLAVOURS: list[type[Flavour]] = [PaddleProfiler, PaddleTimeline, MegEngine, Kineto]
 
 
 def detect(envelope: dict, events: list) -> Flavour:
     """The flavour of a document, or the generic one."""
     for flavour in FLAVOURS:
-        if flavour.detect(envelope, events):
+        try:
+            found = flavour.detect(envelope, events)
+        except (TypeError, AttributeError, KeyError, ValueError):
+            # Malformed first events (a dict where a string belongs, ...) are counted by the
+            # reader later; they only mean "not this producer" here.
+            found = False
+        if found:
             return flavour()
     return Flavour()
 

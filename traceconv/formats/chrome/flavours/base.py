@@ -26,6 +26,7 @@ class Flavour:
     name = "chrome"
     framework: str | None = None
     device_categories: frozenset[str] = frozenset()
+    flow_categories: dict[str, str] = {}  # flow category synonyms → one name
 
     @classmethod
     def detect(cls, envelope: dict, events: list) -> bool:

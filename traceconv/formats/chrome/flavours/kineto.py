@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ....analysis.memory import add_live_bytes_counters
 from ....model import MemoryBlock, Trace
 from .base import Flavour, ReadContext
@@ -27,12 +29,19 @@ DEVICE_TYPES = {0: "CPU", 1: "CUDA", 6: "HIP", 9: "XLA", 12: "XPU", 13: "MPS", 1
                 20: "PrivateUse1"}
 
 
+def _category(event: dict) -> str | None:
+    """The event's category when it is a string (malformed events may hold anything)."""
+    cat = event.get("cat")
+    return cat if isinstance(cat, str) else None
+
+
 class Kineto(Flavour):
     """torch.profiler's Chrome export: GPU pids are device indices, flows are ac2g/fwdbwd."""
 
     name = "kineto"
     framework = "PyTorch"
     device_categories = DEVICE_CATEGORIES
+    flow_categories = {old: "ac2g" for old in LAUNCH_FLOW_CATEGORIES}
 
     def __init__(self) -> None:
         self.legacy: bool | None = None
@@ -41,24 +50,21 @@ class Kineto(Flavour):
     def detect(cls, envelope: dict, events: list) -> bool:
         if {"baseTimeNanoseconds", "deviceProperties", "distributedInfo"} & envelope.keys():
             return True
-        sample = events[:2000]
-        return any(isinstance(e, dict) and (e.get("cat") in KINETO_CATEGORIES
-                                            or e.get("name") == "[memory]") for e in sample)
+        return any(isinstance(e, dict) and (_category(e) in KINETO_CATEGORIES
+                                            or e.get("name") == "[memory]") for e in events[:2000])
 
     def prepare(self, events: list, context: ReadContext) -> None:
         if self.legacy is None:
-            self.legacy = any(isinstance(e, dict) and e.get("cat") in LEGACY_CATEGORIES
+            self.legacy = any(isinstance(e, dict) and _category(e) in LEGACY_CATEGORIES
                               for e in events[:5000])
+        if not self.legacy:
+            return  # today's files need no rewriting: only 2021/2022 names do
         for e in events:
-            if not isinstance(e, dict):
-                continue
-            cat = e.get("cat")
-            if cat in LAUNCH_FLOW_CATEGORIES and cat != "ac2g":
-                e["cat"] = "ac2g"
-            elif self.legacy and cat in LEGACY_CATEGORIES:
+            cat = _category(e) if isinstance(e, dict) else None
+            if cat in LEGACY_CATEGORIES:
                 e["cat"] = LEGACY_CATEGORIES[cat]
                 args = e.get("args")
-                if args:
+                if isinstance(args, dict):
                     for old, new in LEGACY_ARGS.items():
                         if old in args:
                             args[new] = args.pop(old)
@@ -113,11 +119,9 @@ def _join_launches(trace: Trace) -> None:
                           kind="guessed", count=joined)
 
 
-def _device_name(args: dict) -> str:
-    kind = args.get("Device Type")
+def _device_name(kind: Any, index: Any) -> str:
     name = DEVICE_TYPES.get(kind, f"device type {kind}")
-    index = args.get("Device Id", -1)
-    return name if index is None or index < 0 else f"{name}:{index}"
+    return name if not isinstance(index, int) or index < 0 else f"{name}:{index}"
 
 
 def _memory_blocks(trace: Trace) -> None:
@@ -126,28 +130,32 @@ def _memory_blocks(trace: Trace) -> None:
     if name_id is None:
         return
     i = trace.instants
+    rows = np.flatnonzero(i.numpy("name") == name_id).tolist()
+    ts_column, args_column = i.ts, i.args
+    devices: dict[tuple, str] = {}
     open_blocks: dict[tuple, MemoryBlock] = {}
     frees_without_alloc = 0
-    for ts, nm, args in zip(i.ts, i.name, i.args, strict=True):
-        if nm != name_id or not args:
+    for row in rows:
+        args = args_column[row]
+        if not isinstance(args, dict):
             continue
         size, addr = args.get("Bytes"), args.get("Addr")
         if not isinstance(size, int) or addr is None:
             continue
-        device = _device_name(args)
+        kind = (args.get("Device Type"), args.get("Device Id", -1))
+        device = devices.get(kind) or devices.setdefault(kind, _device_name(*kind))
         key = (device, addr)
+        ts = ts_column[row]
         if size > 0:
-            block = MemoryBlock(addr, size, ts, None, device=device, name=f"0x{addr:x}"
-                                if isinstance(addr, int) else str(addr), category="allocation")
+            block = MemoryBlock(addr, size, ts, None, device=device, category="allocation")
             open_blocks[key] = block
             trace.add_memory_block(block)
         else:
             block = open_blocks.pop(key, None)
             if block is None:
                 frees_without_alloc += 1
-                trace.add_memory_block(MemoryBlock(
-                    addr, -size, None, ts, device=device, category="allocated before trace",
-                    name=f"0x{addr:x}" if isinstance(addr, int) else str(addr)))
+                trace.add_memory_block(MemoryBlock(addr, -size, None, ts, device=device,
+                                                   category="allocated before trace"))
             else:
                 block.free_ns = ts
     trace.diagnostics.add("kineto.free_without_alloc", "memory frees whose allocation happened "

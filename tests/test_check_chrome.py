@@ -1,0 +1,108 @@
+"""The Chrome JSON checker: what Perfetto's JSON importer would drop or mangle."""
+
+from __future__ import annotations
+
+import gzip
+
+import orjson
+import pytest
+
+from traceconv.analysis.chrome_check import check_chrome, check_chrome_events, parse_events
+from traceconv.errors import InputError
+from traceconv.io import Source
+
+
+def X(ts, dur, name="op", tid=1, **extra):
+    return {"ph": "X", "ts": ts, "dur": dur, "name": name, "pid": 1, "tid": tid, **extra}
+
+
+def codes(events):
+    report = check_chrome_events(events)
+    return ({e["code"]: e["count"] for e in report.errors},
+            {w["code"]: w["count"] for w in report.warnings}, report.counts)
+
+
+def test_clean_trace_counts():
+    errors, warnings, counts = codes([
+        {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}},
+        X(0, 10), X(1, 2), {"ph": "B", "ts": 20, "pid": 1, "tid": 1, "name": "b"},
+        {"ph": "E", "ts": 30, "pid": 1, "tid": 1},
+        {"ph": "i", "ts": 5, "pid": 1, "tid": 1, "name": "mark", "s": "t"},
+        {"ph": "C", "ts": 5, "pid": 1, "name": "mem", "args": {"a": 1, "b": "2.5"}},
+        {"ph": "s", "ts": 2, "pid": 1, "tid": 1, "id": 7, "cat": "ac2g"},
+        {"ph": "f", "ts": 22, "pid": 1, "tid": 1, "id": 7, "cat": "ac2g", "bp": "e"},
+    ])
+    assert not errors and not warnings
+    assert counts == {"events": 9, "slices": 3, "instants": 1, "counter_values": 2,
+                      "flows": 1, "metadata": 1, "tracks": 1}
+
+
+@pytest.mark.parametrize("events, code", [
+    ([X(0, 10), X(5, 10)], "overlapping_slice"),
+    ([{"ph": "E", "ts": 5, "pid": 1, "tid": 1}], "end_without_begin"),
+    ([{"ph": "B", "ts": 0, "pid": 1, "tid": 1}, X(1, 10),
+      {"ph": "E", "ts": 5, "pid": 1, "tid": 1}], "overlapping_slice"),
+    ([{"ts": 1, "pid": 1}], "missing_ph"),
+    ([{"ph": "X", "pid": 1, "dur": 1}], "missing_ts"),
+    ([{"ph": "C", "ts": 1, "pid": 1, "name": "c", "args": {"v": "high"}}],
+     "non_numeric_counter"),
+    ([X(0, -1)], "bad_dur"),
+    (["not an object"], "event_not_object"),
+])
+def test_errors(events, code):
+    errors, _, _ = codes(events)
+    assert code in errors
+
+
+@pytest.mark.parametrize("events, code", [
+    ([{"ph": "S", "ts": 1, "pid": 1, "id": 1}], "ignored_phase_legacy_async"),
+    ([{"ph": "O", "ts": 1, "pid": 1, "id": 1}], "ignored_phase_object"),
+    ([{"ph": "Q", "ts": 1, "pid": 1}], "unknown_phase"),
+    ([{"ph": "X", "ts": 1, "dur": 1, "tid": 1}], "missing_pid"),
+    ([{"ph": "s", "ts": 100, "pid": 1, "tid": 1, "id": 1, "cat": "c"},
+      {"ph": "f", "ts": 200, "pid": 1, "tid": 1, "id": 1, "cat": "c"}], "flow_not_bound"),
+    ([X(0, 10), {"ph": "s", "ts": 1, "pid": 1, "tid": 1, "id": 1, "cat": "c"}],
+     "flow_unpaired"),
+    ([{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "a"}},
+      {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "b"}}],
+     "conflicting_metadata_names"),
+    ([{"ph": "B", "ts": 0, "pid": 1, "tid": 1}], "unterminated_slice"),
+])
+def test_warnings(events, code):
+    _, warnings, _ = codes(events)
+    assert code in warnings
+
+
+def test_depth_over_512():
+    errors, _, counts = codes([X(i, 10_000 - 2 * i) for i in range(600)])
+    assert errors == {"slice_depth_over_512": 88} and counts["slices"] == 512
+
+
+def test_identical_and_touching_x_events_nest():
+    errors, _, counts = codes([X(0, 10), X(0, 10), X(10, 5), X(10, 0)])
+    assert not errors and counts["slices"] == 4
+
+
+def test_parse_forms(tmp_path):
+    assert parse_events(b'{"traceEvents": [{"ph": "i"}]}', "a") == [{"ph": "i"}]
+    assert parse_events(b'[{"ph": "i"}, ', "a") == [{"ph": "i"}]
+    with pytest.raises(InputError, match="invalid JSON"):
+        parse_events(b'{"traceEvents": [', "a")
+    with pytest.raises(InputError):
+        parse_events(b'"text"', "a")
+    # an unescaped control character inside a string: orjson refuses the document
+    with pytest.raises(InputError):
+        parse_events(b'[{"ph": "i", "name": "a\x01b"}]', "a")
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(orjson.dumps({"traceEvents": [X(0, 1)]})))
+    assert check_chrome(Source(path)).counts["slices"] == 1
+
+
+def test_real_kineto_trace_overlaps(data):
+    """rank-0 of the 4-rank gloo run: 2 record_function annotations outlive their frame."""
+    report = check_chrome(Source(data / "torch" / "rank-0.pt.trace.json.gz"))
+    assert report.counts["events"] == 587
+    assert report.counts["slices"] + 2 == sum(
+        1 for e in parse_events(Source(data / "torch" / "rank-0.pt.trace.json.gz").read_bytes(),
+                                "r") if e.get("ph") == "X")
+    assert {e["code"]: e["count"] for e in report.errors} == {"overlapping_slice": 2}

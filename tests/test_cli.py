@@ -1,0 +1,126 @@
+"""The command-line contract of DESIGN.md: convert, info --json, formats, errors."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from traceconv.cli import app
+
+CNN = Path(__file__).parent.parent / "samples" / "torch" / "cnn_step5.pt.trace.json"
+INFO_KEYS = {"tracks", "slices", "instants", "counter_samples", "flows", "ops", "tensors",
+             "memory_blocks", "stat_rows", "span_ns"}
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+
+
+def test_info_json_contract():
+    result = run("info", str(CNN), "--json")
+    assert result.exit_code == 0
+    info = orjson.loads(result.stdout)
+    assert info.keys() >= INFO_KEYS and all(isinstance(info[k], int) for k in INFO_KEYS)
+    assert info["format"] == "chrome"
+    assert (info["slices"], info["instants"], info["flows"], info["memory_blocks"]) == (
+        2725, 570, 48, 291)
+    assert info["span_ns"] > 0
+    assert any(d["code"] == "kineto.alloc_without_free" and d["count"] == 14
+               for d in info["diagnostics"])
+
+
+def test_convert_default_name_and_gzip(tmp_path: Path):
+    src = tmp_path / "cnn.pt.trace.json"
+    shutil.copy(CNN, src)
+    assert run(str(src), "--to", "perfetto").exit_code == 0
+    assert (tmp_path / "cnn.pftrace").stat().st_size > 100_000
+    result = run("convert", str(src), "-o", str(tmp_path / "back.json.gz"))
+    assert result.exit_code == 0
+    back = orjson.loads(gzip.decompress((tmp_path / "back.json.gz").read_bytes()))
+    phases = [e["ph"] for e in back["traceEvents"]]
+    assert phases.count("X") == 2725 and phases.count("i") == 570
+    assert phases.count("s") == phases.count("f") == 48
+    assert back["baseTimeNanoseconds"] == 1790857026000000000
+
+
+def test_convert_to_stdout():
+    result = run(str(CNN), "--to", "chrome", "-o", "-")
+    assert result.exit_code == 0
+    assert orjson.loads(result.stdout_bytes)["traceEvents"]
+
+
+def test_merge_several_inputs(tmp_path: Path, data: Path):
+    ranks = [str(data / "torch" / f"rank-{r}.pt.trace.json") for r in range(2)]
+    out = tmp_path / "ranks.json"
+    assert run(*ranks, "-o", str(out)).exit_code == 0
+    names = {e["args"]["name"] for e in orjson.loads(out.read_bytes())["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "process_name"}
+    assert {n.split(":")[0] for n in names} == {"rank 0", "rank 1"}
+
+
+def test_formats_lists_readers_and_writers():
+    result = run("formats")
+    assert result.exit_code == 0
+    for name in ("chrome", "perfetto", "megengine", "migraphx", "svg"):
+        assert name in result.stdout
+
+
+@pytest.mark.parametrize(("content", "where"), [
+    (b'{"traceEvents": [\n{"ph": "X", "ts": }]}', ":2:"),
+    (b"\x00\x01 not a trace", "cannot tell the format"),
+])
+def test_bad_input_one_line_exit_1_no_output(tmp_path: Path, content: bytes, where: str):
+    src = tmp_path / "bad.json"
+    src.write_bytes(content)
+    out = tmp_path / "out.pftrace"
+    result = run(str(src), "-o", str(out))
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("traceconv: error: ") and where in lines[0]
+    assert str(src) in lines[0]
+    assert not out.exists() and not list(tmp_path.glob(".traceconv-*"))
+
+
+def test_missing_file_and_usage_errors(tmp_path: Path):
+    result = run("info", str(tmp_path / "nope.json"))
+    assert result.exit_code == 1 and "No such file" in result.stderr
+    assert CliRunner().invoke(app, ["convert"]).exit_code == 2
+    result = run(str(CNN))
+    assert result.exit_code == 1 and "--to" in result.stderr
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.dictionaries(
+    st.sampled_from(["ph", "ts", "dur", "pid", "tid", "name", "cat", "id", "s", "bp", "args"]),
+    st.one_of(st.sampled_from(list("XBEiCbesftMNQ")), st.integers(-5, 10**6),
+              st.floats(allow_nan=False, allow_infinity=False, width=32), st.text(max_size=5),
+              st.none(), st.dictionaries(st.text(max_size=3), st.integers(-10, 10), max_size=2))),
+    max_size=40))
+def test_malformed_events_never_crash(tmp_path: Path, events: list[dict]):
+    """Random events: conversion exits 0 with counted diagnostics, or 1 with one line."""
+    src = tmp_path / "fuzz.json"
+    src.write_bytes(orjson.dumps({"traceEvents": events}))
+    result = CliRunner().invoke(app, ["info", str(src), "--json", "--format", "chrome"])
+    assert result.exit_code in (0, 1), result.output
+    if result.exit_code == 0:
+        assert orjson.loads(result.stdout)["slices"] <= len(events)
+    result = CliRunner().invoke(app, [str(src), "--format", "chrome", "-o",
+                                      str(tmp_path / "fuzz.pftrace")])
+    assert result.exit_code == 0, result.output
+
+
+def test_chrome_round_trip_keeps_every_event(tmp_path: Path):
+    """Chrome → model → Chrome → model: the same counts, no counter track twice."""
+    out = tmp_path / "round.json"
+    assert run(str(CNN), "-o", str(out)).exit_code == 0
+    first = orjson.loads(run("info", str(CNN), "--json").stdout)
+    again = orjson.loads(run("info", str(out), "--json").stdout)
+    for key in ("slices", "instants", "counter_samples", "flows", "memory_blocks", "span_ns"):
+        assert again[key] == first[key], key

@@ -1,0 +1,131 @@
+"""repair_nesting: overlapping and too-deep slices go to lane tracks, nothing is dropped."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from traceconv.analysis.nesting import MAX_DEPTH, nest_pass, repair_nesting
+from traceconv.model import Trace, TrackKind
+
+
+def _thread_trace() -> tuple[Trace, int]:
+    trace = Trace()
+    host = trace.add_process("python", pid=10)
+    return trace, trace.add_track("MainThread", process=host, tid=10)
+
+
+def _depths(trace: Trace, track: int) -> list[int]:
+    """Depth of each slice of ``track`` by a strict stack walk (asserting proper nesting)."""
+    rows = sorted((s.start, -s.dur, s.index) for s in trace.iter_slices(track=track))
+    stack: list[int] = []
+    depths = []
+    for start, neg_dur, _ in rows:
+        end = start - neg_dur
+        while stack and stack[-1] <= start:
+            stack.pop()
+        assert not stack or end <= stack[-1], "partial overlap left on the track"
+        depths.append(len(stack))
+        stack.append(end)
+    return depths
+
+
+def test_kineto_annotation_outliving_its_frame_moves_to_a_lane():
+    trace, main = _thread_trace()
+    step = trace.add_slice(main, 0, 1000, "ProfilerStep#1")
+    frame = trace.add_slice(main, 10, 20, "<built-in method _record_function_enter_new>")
+    forward = trace.add_slice(main, 20, 500, "forward", "user_annotation")
+    inside = trace.add_slice(main, 100, 50, "aten::linear")
+    repair_nesting(trace)
+    lane = trace.slice(forward).track
+    assert lane != main
+    lane_track = trace.tracks[lane]
+    assert (lane_track.kind, lane_track.parent, lane_track.name) == (
+        TrackKind.LANE, main, "MainThread (overlap lane 1)")
+    assert [trace.slice(r).track for r in (step, frame, inside)] == [main, main, main]
+    assert trace.diagnostics.count("nesting.overlap_moved") == 1
+    assert len(trace.slices) == 4
+
+
+def test_identical_intervals_nest_and_touching_slices_are_siblings():
+    trace, main = _thread_trace()
+    for _ in range(3):
+        trace.add_slice(main, 0, 10, "same")
+    trace.add_slice(main, 10, 5, "after")
+    trace.add_slice(main, 10, 0, "zero-length, inside 'after'")
+    repair_nesting(trace)
+    assert len(trace.tracks) == 1 and not len(trace.diagnostics)
+    assert sorted(_depths(trace, main)) == [0, 0, 1, 1, 2]
+
+
+def test_600_deep_nest_keeps_512_levels_and_moves_the_rest():
+    trace, main = _thread_trace()
+    for depth in range(600):
+        trace.add_slice(main, depth, 10_000 - 2 * depth, f"frame {depth}")
+    repair_nesting(trace)
+    assert max(_depths(trace, main)) == MAX_DEPTH == 511
+    assert trace.diagnostics.count("nesting.too_deep_moved") == 600 - 512
+    lane = trace.tracks[-1]
+    assert lane.kind is TrackKind.LANE and max(_depths(trace, lane.id)) == 600 - 512 - 1
+    assert len(trace.slices) == 600
+
+
+def test_cascading_overlaps_open_more_lanes_and_repair_is_idempotent():
+    trace, main = _thread_trace()
+    for k in range(6):   # each overlaps the previous one partially
+        trace.add_slice(main, k * 10, 25, f"s{k}")
+    repair_nesting(trace)
+    tracks_after, columns_after = len(trace.tracks), trace.slices.numpy("track")
+    for track in range(tracks_after):
+        _depths(trace, track)
+    repair_nesting(trace)
+    assert len(trace.tracks) == tracks_after
+    assert (trace.slices.numpy("track") == columns_after).all()
+    assert trace.diagnostics.count("nesting.overlap_moved") == 4
+
+
+def test_nest_pass_reports_positions():
+    assert nest_pass([0, 0, 1, 1], [0, 5, 0, 5], [10, 15, 10, 8]) == ([1], [])
+
+
+def test_a_million_slices_in_well_under_a_second():
+    import time
+
+    trace, main = _thread_trace()
+    n = 1_000_000
+    starts = np.arange(n, dtype=np.int64) * 100
+    trace.slices.start.frombytes(starts.tobytes())
+    trace.slices.dur.frombytes(np.full(n, 150, np.int64).tobytes())  # every slice overlaps
+    trace.slices.track.frombytes(np.zeros(n, np.int32).tobytes())
+    trace.slices.name.frombytes(np.zeros(n, np.int32).tobytes())
+    trace.slices.category.frombytes(np.zeros(n, np.int32).tobytes())
+    trace.slices.args.extend([None] * n)
+    began = time.perf_counter()
+    repair_nesting(trace)
+    assert time.perf_counter() - began < 2.0   # about 0.5 s here; generous for CI machines
+    assert trace.diagnostics.count("nesting.overlap_moved") == n // 2
+
+
+intervals = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 200), st.integers(0, 80)),
+                     max_size=60)
+
+
+@settings(max_examples=200, deadline=None)
+@given(intervals, st.integers(1, 4))
+def test_any_slice_set_ends_up_properly_nested(rows, max_depth):
+    trace = Trace()
+    host = trace.add_process("p", pid=1)
+    homes = [trace.add_track(f"t{i}", process=host, tid=i + 1) for i in range(4)]
+    for track, start, dur in rows:
+        trace.add_slice(homes[track], start, dur, "s")
+    repair_nesting(trace, max_depth=max_depth)
+    assert len(trace.slices) == len(rows)
+    for track in trace.tracks:
+        depths = _depths(trace, track.id)
+        assert not depths or max(depths) <= max_depth
+        if track.kind is TrackKind.LANE:
+            assert trace.tracks[track.parent].kind is TrackKind.THREAD
+    moved = sum(1 for s in trace.iter_slices() if trace.tracks[s.track].kind is TrackKind.LANE)
+    assert moved == (trace.diagnostics.count("nesting.overlap_moved")
+                     + trace.diagnostics.count("nesting.too_deep_moved"))

@@ -1,0 +1,292 @@
+"""Check a Chrome Trace Event JSON file for what Perfetto's JSON importer drops or mangles.
+
+Rules (the importer's behaviour, perfetto.md §3.2):
+
+* errors (data is lost): events that are not objects or lack ``ph``/``ts``; an ``X`` or
+  ``B``/``E`` slice that partially overlaps an open slice on its thread (dropped as
+  ``slice_drop_overlapping_complete_event``); an ``E`` with no open ``B``; slices deeper
+  than 512; counter (``C``) values that are not numbers or numeric strings;
+* warnings (shown differently than meant): phases the importer ignores (legacy async
+  ``S/T/p/F``, object ``N/O/D``, memory dumps ``V/v``, ``c``, ``(``/``)``) or does not
+  know; events without ``pid`` (put on pid 0); flow ``s``/``f`` events that bind to no
+  slice or have no partner; ``M`` events that give one process or thread several names;
+  ``B`` slices never ended.
+
+Unescaped control characters, the other classic reason Perfetto rejects a JSON trace,
+cannot survive parsing: orjson refuses such a file, which is reported as ``invalid_json``.
+
+>>> report = check_chrome(Source("trace.json.gz"))    # doctest: +SKIP
+>>> report.ok, report.counts["slices"]                 # doctest: +SKIP
+(False, 747051)
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+import orjson
+
+from ..errors import InputError
+from ..gcpause import paused_gc
+from ..io import Source
+from .check_report import CheckReport
+
+MAX_DEPTH = 512
+HANDLED = set("BEXiIRCbenstfM")
+IGNORED = {"S": "legacy async", "T": "legacy async step", "p": "legacy async step",
+           "F": "legacy async end", "N": "object", "O": "object", "D": "object",
+           "V": "memory dump", "v": "memory dump", "c": "clock sync", "(": "context",
+           ")": "context", "P": "sample"}
+NEEDS_PID = set("BEXCbensf")
+# The importer's order at one timestamp: E first, then X by decreasing duration, then B.
+_RANK = {"E": 0, "X": 1, "B": 2}
+
+
+def parse_events(data: bytes, name: str) -> list[Any]:
+    """The event list of a JSON trace: an object with ``traceEvents`` or a bare array (a
+    missing closing ``]`` is tolerated, as the format allows).
+
+    >>> parse_events(b'[{"ph": "X"},', "t.json")
+    [{'ph': 'X'}]
+    """
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        stripped = data.rstrip().rstrip(b",")
+        if not stripped.lstrip().startswith(b"["):
+            raise InputError(f"invalid JSON: {exc}", file=name) from None
+        try:
+            document = orjson.loads(stripped + b"]")
+        except orjson.JSONDecodeError:
+            raise InputError(f"invalid JSON: {exc}", file=name) from None
+    if isinstance(document, dict):
+        document = document.get("traceEvents", [])
+    if not isinstance(document, list):
+        raise InputError("expected a JSON array of events or an object with traceEvents",
+                         file=name, location="$.traceEvents")
+    return document
+
+
+def _ns(value: Any) -> int | None:
+    """µs (int or float) to integer ns, as the importer rounds; None if not a number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value) * 1000 if isinstance(value, int) else round(value * 1000)
+
+
+def _numeric(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return False
+        return True
+    return False
+
+
+class _Checker:
+    def __init__(self) -> None:
+        self.report = CheckReport("chrome")
+        # per (pid, tid): slice events as (ts, rank, -dur, index, phase, end)
+        self.threads: dict[tuple, list[tuple]] = defaultdict(list)
+        self.flows: list[tuple[str, tuple, int, bool, tuple, int]] = []
+        self.names: dict[tuple, dict[str, int]] = defaultdict(dict)
+        self.counts = {"events": 0, "slices": 0, "instants": 0, "counter_values": 0,
+                       "flows": 0, "metadata": 0}
+        self.phases_ignored: dict[str, int] = defaultdict(int)
+
+    def run(self, events: list[Any]) -> CheckReport:
+        report = self.report
+        for index, event in enumerate(events):
+            self._event(index, event)
+        for phase, count in sorted(self.phases_ignored.items()):
+            kind = IGNORED.get(phase)
+            if kind:
+                report.warning(f"ignored_phase_{kind.replace(' ', '_')}", f"'{kind}' events "
+                               "are ignored by Perfetto's JSON importer", count=count,
+                               example=f"ph={phase!r}")
+            else:
+                report.warning("unknown_phase", "events with a phase Perfetto does not know "
+                               "are ignored", count=count, example=f"ph={phase!r}")
+        spans = self._replay()
+        self._check_flows(spans)
+        for key, names in self.names.items():
+            if len(names) > 1:
+                report.warning("conflicting_metadata_names", "M events give one process or "
+                               "thread several names; the last one wins",
+                               example=f"{key}: {sorted(names)}")
+        self.counts["tracks"] = len(self.threads)
+        report.counts = self.counts
+        return report
+
+    def _event(self, index: int, event: Any) -> None:
+        report, counts = self.report, self.counts
+        counts["events"] += 1
+        where = f"$.traceEvents[{index}]"
+        if not isinstance(event, dict):
+            report.error("event_not_object", "an event is not a JSON object", example=where)
+            return
+        phase = event.get("ph")
+        if not isinstance(phase, str) or not phase:
+            report.error("missing_ph", "an event has no 'ph': it is dropped", example=where)
+            return
+        if phase not in HANDLED:
+            self.phases_ignored[phase] += 1
+            return
+        if phase == "M":
+            counts["metadata"] += 1
+            self._metadata(event)
+            return
+        ts = _ns(event.get("ts"))
+        if ts is None:
+            report.error("missing_ts", "an event has no numeric 'ts': it is dropped",
+                         example=where)
+            return
+        if phase in NEEDS_PID and "pid" not in event:
+            report.warning("missing_pid", "an event has no 'pid': it lands in process 0",
+                           example=where)
+        thread = (event.get("pid"), event.get("tid", event.get("pid")))
+        if phase == "X":
+            dur = _ns(event.get("dur", 0))
+            if dur is None or dur < 0:
+                report.error("bad_dur", "an X event has a missing or negative 'dur'",
+                             example=where)
+                return
+            self.threads[thread].append((ts, 1, -dur, index, "X", ts + dur))
+        elif phase in "BE":
+            self.threads[thread].append((ts, _RANK[phase], 0, index, phase, None))
+        elif phase in "iIR":
+            counts["instants"] += 1
+        elif phase == "C":
+            self._counter(event, where)
+        elif phase in "sft":
+            flow_id = (event.get("cat"), event.get("id", event.get("bind_id")))
+            bind_enclosing = phase == "s" or event.get("bp") == "e"
+            self.flows.append((phase, flow_id, ts, bind_enclosing, thread, index))
+
+    def _metadata(self, event: dict) -> None:
+        name = event.get("name")
+        args = event.get("args") or {}
+        if name == "process_name":
+            key: tuple = ("process", event.get("pid"))
+        elif name == "thread_name":
+            key = ("thread", event.get("pid"), event.get("tid"))
+        else:
+            return
+        value = args.get("name") if isinstance(args, dict) else None
+        if isinstance(value, str):
+            self.names[key][value] = 1
+
+    def _counter(self, event: dict, where: str) -> None:
+        args = event.get("args")
+        if not isinstance(args, dict):
+            self.report.error("counter_without_values", "a C event has no args object",
+                              example=where)
+            return
+        for key, value in args.items():
+            if _numeric(value):
+                self.counts["counter_values"] += 1
+            else:
+                self.report.error("non_numeric_counter", "a counter value that is not a "
+                                  "number: the importer drops it",
+                                  example=f"{where}.args[{key!r}] = {value!r}"[:120])
+
+    def _replay(self) -> dict[tuple, tuple[np.ndarray, np.ndarray]]:
+        """Per thread, build slices like the importer; returns the kept slices' sorted starts
+        and the running maximum of their ends (for flow binding)."""
+        report = self.report
+        spans = {}
+        for thread, events in self.threads.items():
+            events.sort()
+            stack: list[tuple[int | None, int]] = []   # (end or None for B, event index)
+            starts, ends = [], []
+            open_b: list[int] = []   # positions in starts of open B slices
+            for ts, _, _, index, phase, end in events:
+                while stack and stack[-1][0] is not None and stack[-1][0] <= ts:
+                    stack.pop()
+                if phase == "E":
+                    if stack and stack[-1][0] is None:
+                        stack.pop()
+                        ends[open_b.pop()] = ts
+                    elif stack:
+                        report.error("overlapping_slice", "an E event closes a B while an X "
+                                     "slice inside it is still open: the slices overlap",
+                                     example=f"$.traceEvents[{index}] on {thread}")
+                    else:
+                        report.error("end_without_begin", "an E event with no open B on its "
+                                     "thread is dropped", example=f"$.traceEvents[{index}] on "
+                                     f"{thread}")
+                    continue
+                if stack and end is not None and stack[-1][0] is not None \
+                        and end > stack[-1][0]:
+                    report.error("overlapping_slice", "an X event partially overlaps an open "
+                                 "slice on its thread: the v52 importer drops it "
+                                 "(newer ones spill it to an overflow track)",
+                                 example=f"$.traceEvents[{index}] on {thread}")
+                    continue
+                if len(stack) >= MAX_DEPTH:
+                    report.error("slice_depth_over_512", "a slice deeper than 512 is dropped",
+                                 example=f"$.traceEvents[{index}] on {thread}")
+                    continue
+                stack.append((end, index))
+                self.counts["slices"] += 1
+                if end is None:
+                    open_b.append(len(starts))
+                starts.append(ts)
+                ends.append(end if end is not None else ts)
+            if open_b:
+                report.warning("unterminated_slice", "B events never ended (shown as 'Did "
+                               "not end')", count=len(open_b), example=f"thread {thread}")
+            order = np.argsort(np.asarray(starts, dtype=np.int64), kind="stable")
+            ends_so_far = np.maximum.accumulate(np.asarray(ends, np.int64)[order]) if ends \
+                else np.zeros(0, np.int64)
+            spans[thread] = (np.asarray(starts, np.int64)[order], ends_so_far)
+        return spans
+
+    def _check_flows(self, spans: dict[tuple, tuple[np.ndarray, np.ndarray]]) -> None:
+        report = self.report
+        ends_by_id: dict[tuple, set[str]] = defaultdict(set)
+        for phase, flow_id, ts, enclosing, thread, index in self.flows:
+            ends_by_id[flow_id].add(phase)
+            starts, ends = spans.get(thread, (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+            if enclosing:
+                before = int(np.searchsorted(starts, ts, "right"))
+                bound = before > 0 and bool(ends[before - 1] >= ts)
+            else:   # binds to the next slice that starts at or after ts
+                bound = int(np.searchsorted(starts, ts, "left")) < len(starts)
+            if not bound:
+                report.warning("flow_not_bound", "a flow event has no slice to bind to on its "
+                               "thread: no arrow", example=f"$.traceEvents[{index}]")
+        arrows = 0
+        for flow_id, phases in ends_by_id.items():
+            if "s" in phases and "f" in phases:
+                arrows += 1
+            else:
+                report.warning("flow_unpaired", "flow ids with a start but no end or the "
+                               "reverse: no arrow", example=f"cat/id {flow_id}")
+        self.counts["flows"] = arrows
+
+
+def check_chrome(source: Source) -> CheckReport:
+    """Check a Chrome JSON trace (gzip or not) and return the report."""
+    events = parse_events(source.read_bytes(), source.name)
+    with paused_gc():
+        return _Checker().run(events)
+
+
+def check_chrome_events(events: list[Any]) -> CheckReport:
+    """Check an already parsed event list.
+
+    >>> r = check_chrome_events([{"ph": "X", "ts": 0, "dur": 5, "pid": 1, "tid": 1},
+    ...                          {"ph": "X", "ts": 2, "dur": 9, "pid": 1, "tid": 1}])
+    >>> r.counts["slices"], [e["code"] for e in r.errors]
+    (1, ['overlapping_slice'])
+    """
+    with paused_gc():
+        return _Checker().run(events)

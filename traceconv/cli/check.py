@@ -1,0 +1,73 @@
+"""``traceconv check TRACE [--json]``: what a viewer would drop or misdraw in a trace file."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import orjson
+from rich.console import Console
+from rich.table import Table
+
+from ..analysis.check_report import CheckReport
+from ..io import Source
+from .app import app, handled_errors
+
+
+def check_file(path: str) -> CheckReport:
+    """Validate a ``.pftrace`` or Chrome JSON file (gzip or not), told apart by content.
+
+    >>> check_file("out.pftrace").ok    # doctest: +SKIP
+    True
+    """
+    source = Source(path)
+    if source.head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
+        from ..analysis.chrome_check import check_chrome
+
+        return check_chrome(source)
+    from ..formats.perfetto.validate import validate
+
+    return validate(source)
+
+
+@app.command()
+@click.argument("trace", metavar="TRACE")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def check(trace: str, as_json: bool) -> None:
+    """Validate a Perfetto .pftrace or a Chrome JSON trace (.gz too).
+
+    Reports counts, errors (data the viewer would drop or corrupt) and warnings (data it
+    would show differently). Exit status 1 when there are errors.
+
+    \b
+      traceconv check out.pftrace
+      traceconv check trace.json.gz --json
+    """
+    with handled_errors():
+        report = check_file(trace)
+    if as_json:
+        click.echo(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode())
+    else:
+        _print(trace, report)
+    sys.exit(0 if report.ok else 1)
+
+
+def _print(name: str, report: CheckReport) -> None:
+    console = Console()
+    errors = sum(row["count"] for row in report.errors)
+    verdict = "[green]OK[/green]" if report.ok else f"[red]{errors:,} errors[/red]"
+    console.print(f"[bold]{name}[/bold]: {report.format}, {verdict}")
+    counts = Table(show_header=False, box=None, pad_edge=False)
+    for key, value in report.counts.items():
+        counts.add_row(key, f"{value:,}")
+    console.print(counts)
+    for title, rows, style in (("errors", report.errors, "red"),
+                               ("warnings", report.warnings, "yellow")):
+        if not rows:
+            continue
+        table = Table(title=title, title_justify="left", title_style=style)
+        for column in ("count", "code", "message", "example"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(f"{row['count']:,}", row["code"], row["message"], row["example"] or "")
+        console.print(table)

@@ -1,0 +1,382 @@
+"""Offline validation of a Perfetto protobuf trace: what trace_processor would drop or misdraw.
+
+trace_processor accepts many broken traces silently (an END with no BEGIN, a slice on a
+counter track, an undeclared track uuid give no stat at all), so this replays the file the
+way it does and reports each problem with a count and an example:
+
+* framing: the file is a sequence of ``Trace.packet`` fields that decode;
+* sequences: track events have a ``trusted_packet_sequence_id`` and a timestamp on BOOTTIME
+  or on a clock some ClockSnapshot declares; NEEDS_INCREMENTAL_STATE only after
+  INCREMENTAL_STATE_CLEARED; interned names, categories and argument names resolve
+  (tables reset on CLEARED; iid 0 is invalid);
+* descriptors: a uuid each, redeclared only identically, processes with a pid, threads
+  with pid and tid, parents that exist, no cycles, nesting at most 100 deep;
+* events, stably sorted by timestamp as trace_processor does: per track a BEGIN/END stack
+  at most 512 deep with nothing left open, counter values only on counter tracks, slices
+  and instants never there, tracks declared;
+* flows: a terminating id was started before; an id seen once draws no arrow.
+
+Packets are decoded one at a time with the generated classes while the file streams, and
+only a few integers per event are kept for the replay.
+
+>>> report = validate(Source("out.pftrace"))      # doctest: +SKIP
+>>> report.ok, report.counts["slices"]             # doctest: +SKIP
+(True, 4)
+"""
+
+from __future__ import annotations
+
+import io
+from array import array
+from collections.abc import Iterator
+from typing import BinaryIO
+
+import numpy as np
+from google.protobuf.message import DecodeError
+from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket, TrackEvent
+
+from ...analysis.check_report import CheckReport
+from ...gcpause import paused_gc
+from ...io import Source
+
+MAX_DEPTH = 512          # trace_processor's SliceTracker::kMaxDepth
+MAX_TRACK_NESTING = 100
+BOOTTIME = 6
+READ_BYTES = 4 << 20
+CLEARED = TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
+NEEDS = TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
+BEGIN, END = TrackEvent.TYPE_SLICE_BEGIN, TrackEvent.TYPE_SLICE_END
+INSTANT, COUNTER = TrackEvent.TYPE_INSTANT, TrackEvent.TYPE_COUNTER
+_INTERNED = (("event_names", "name"), ("event_categories", "category"),
+             ("debug_annotation_names", "annotation name"))
+
+
+def iter_packets(stream: BinaryIO, report: CheckReport) -> Iterator[tuple[int, bytes]]:
+    """(byte offset, payload) of each ``Trace.packet`` in ``stream``, read in 4 MiB blocks.
+
+    >>> import io
+    >>> list(iter_packets(io.BytesIO(b"\\x0a\\x02\\x50\\x01"), CheckReport("perfetto")))
+    [(0, b'P\\x01')]
+    """
+    buffer = b""
+    consumed = 0          # file offset of buffer[0]
+    while True:
+        block = stream.read(READ_BYTES)
+        buffer = buffer + block if buffer else block
+        pos, size = 0, len(buffer)
+        while pos < size:
+            if buffer[pos] != 0x0A:
+                report.error("bad_framing", "the file is not a sequence of Trace.packet "
+                             "fields (wrong tag)", example=f"byte offset {consumed + pos}")
+                return
+            length, shift, cursor = 0, 0, pos + 1
+            while cursor < size and buffer[cursor] & 0x80:
+                length |= (buffer[cursor] & 0x7F) << shift
+                shift += 7
+                cursor += 1
+            if cursor >= size:
+                break
+            length |= buffer[cursor] << shift
+            cursor += 1
+            if cursor + length > size:
+                break
+            yield consumed + pos, buffer[cursor:cursor + length]
+            pos = cursor + length
+        buffer = buffer[pos:]
+        consumed += pos
+        if not block:
+            if buffer:
+                report.error("truncated", "the file ends inside a packet",
+                             example=f"byte offset {consumed}")
+            return
+
+
+class _Sequence:
+    """Incremental state of one trusted packet sequence."""
+
+    __slots__ = ("default_track", "tables", "valid")
+
+    def __init__(self) -> None:
+        self.valid = False
+        self.tables: dict[str, set[int]] = {field: set() for field, _ in _INTERNED}
+        self.default_track: int | None = None
+
+    def clear(self) -> None:
+        self.valid = True
+        for table in self.tables.values():
+            table.clear()
+        self.default_track = None
+
+
+class PftraceValidator:
+    """Streams packets in, then :meth:`finish` replays the events and returns the report."""
+
+    def __init__(self) -> None:
+        self.report = CheckReport("perfetto")
+        self.packets = 0
+        self.sequences: dict[int, _Sequence] = {}
+        self.descriptors: dict[int, bytes] = {}
+        self.parents: dict[int, int] = {}
+        self.counter_tracks: set[int] = set()
+        self.snapshot_clocks: set[int] = {BOOTTIME}
+        self.event_clocks: dict[int, int] = {}   # clock id -> first byte offset using it
+        # the replay columns: timestamp, track uuid, event type, index into flow lists
+        self.ts = array("q")
+        self.track = array("Q")
+        self.type = array("b")
+        self.flows: dict[int, tuple[list[int], list[int]]] = {}
+
+    def feed(self, stream: BinaryIO) -> None:
+        with paused_gc():
+            for offset, payload in iter_packets(stream, self.report):
+                self.packets += 1
+                try:
+                    packet = TracePacket.FromString(payload)
+                except DecodeError:
+                    self.report.error("packet_decode", "a packet does not decode as TracePacket",
+                                      example=f"byte offset {offset}")
+                    continue
+                self._packet(packet, offset)
+
+    def _packet(self, packet: TracePacket, offset: int) -> None:
+        report = self.report
+        seq_id = packet.trusted_packet_sequence_id
+        seq = self.sequences.get(seq_id)
+        if seq is None:
+            seq = self.sequences[seq_id] = _Sequence()
+        flags = packet.sequence_flags
+        if flags & CLEARED or packet.incremental_state_cleared:
+            seq.clear()
+        elif flags & NEEDS and not seq.valid:
+            report.error("needs_incremental_state_before_cleared", "a packet needs incremental "
+                         "state before its sequence cleared it: trace_processor skips it",
+                         example=f"sequence {seq_id}, byte offset {offset}")
+            return
+        if packet.HasField("interned_data"):
+            self._intern(packet, seq, offset)
+        if packet.HasField("trace_packet_defaults"):
+            defaults = packet.trace_packet_defaults.track_event_defaults
+            seq.default_track = defaults.track_uuid if defaults.HasField("track_uuid") else None
+        if packet.HasField("track_event"):
+            self._event(packet, seq, seq_id, offset)
+        elif packet.HasField("track_descriptor"):
+            self._descriptor(packet.track_descriptor, offset)
+        elif packet.HasField("clock_snapshot"):
+            self.snapshot_clocks.update(c.clock_id for c in packet.clock_snapshot.clocks)
+
+    def _intern(self, packet: TracePacket, seq: _Sequence, offset: int) -> None:
+        interned = packet.interned_data
+        for field, _ in _INTERNED:
+            table = seq.tables[field]
+            for entry in getattr(interned, field):
+                if not entry.iid:
+                    self.report.error("interned_iid_zero", "an interned entry has iid 0 "
+                                      "(reserved for 'unset')", example=f"byte offset {offset}")
+                table.add(entry.iid)
+
+    def _event(self, packet: TracePacket, seq: _Sequence, seq_id: int, offset: int) -> None:
+        report, event = self.report, packet.track_event
+        if not seq_id:
+            report.error("track_event_missing_sequence_id", "a track event has no "
+                         "trusted_packet_sequence_id: trace_processor drops it",
+                         example=f"byte offset {offset}")
+            return
+        if not packet.HasField("timestamp"):
+            report.error("track_event_missing_timestamp", "a track event has no timestamp",
+                         example=f"byte offset {offset}")
+            return
+        clock = packet.timestamp_clock_id or BOOTTIME
+        if clock != BOOTTIME:
+            self.event_clocks.setdefault(clock, offset)
+        tables = seq.tables
+        if event.name_iid and event.name_iid not in tables["event_names"]:
+            report.error("unknown_name_iid", "an event's name_iid was never interned on its "
+                         "sequence: the slice has no name", example=f"iid {event.name_iid}, "
+                         f"byte offset {offset}")
+        for iid in event.category_iids:
+            if iid not in tables["event_categories"]:
+                report.error("unknown_category_iid", "a category iid was never interned",
+                             example=f"iid {iid}, byte offset {offset}")
+        for annotation in event.debug_annotations:
+            if annotation.name_iid and annotation.name_iid not in tables["debug_annotation_names"]:
+                report.error("unknown_annotation_name_iid", "an argument name iid was never "
+                             "interned", example=f"iid {annotation.name_iid}, byte offset {offset}")
+        kind = event.type
+        if kind == COUNTER and not (event.HasField("counter_value")
+                                    or event.HasField("double_counter_value")):
+            report.error("counter_without_value", "a counter event has no value",
+                         example=f"byte offset {offset}")
+            return
+        if kind not in (BEGIN, END, INSTANT, COUNTER):
+            report.warning("unsupported_event_type", "a track event with a type other than "
+                           "BEGIN/END/INSTANT/COUNTER", example=f"type {kind}")
+            return
+        track = (event.track_uuid if event.HasField("track_uuid")
+                 else seq.default_track or 0)
+        if event.flow_ids or event.terminating_flow_ids:
+            self.flows[len(self.ts)] = (list(event.flow_ids), list(event.terminating_flow_ids))
+        self.ts.append(packet.timestamp)
+        self.track.append(track)
+        self.type.append(kind)
+
+    def _descriptor(self, desc, offset: int) -> None:
+        report = self.report
+        if not desc.HasField("uuid"):
+            report.error("descriptor_without_uuid", "a TrackDescriptor has no uuid",
+                         example=f"byte offset {offset}")
+            return
+        encoded = desc.SerializeToString(deterministic=True)
+        known = self.descriptors.get(desc.uuid)
+        if known is not None:
+            if known != encoded:
+                report.error("conflicting_descriptor", "a track uuid is declared twice with "
+                             "different content", example=f"uuid {desc.uuid}")
+            return
+        self.descriptors[desc.uuid] = encoded
+        if desc.HasField("process") and not desc.process.HasField("pid"):
+            report.error("process_without_pid", "a ProcessDescriptor has no pid",
+                         example=f"uuid {desc.uuid}")
+        if desc.HasField("thread") and not (desc.thread.HasField("pid")
+                                            and desc.thread.HasField("tid")):
+            report.error("thread_without_pid_tid", "a ThreadDescriptor lacks pid or tid",
+                         example=f"uuid {desc.uuid}")
+        if desc.HasField("counter"):
+            self.counter_tracks.add(desc.uuid)
+        if desc.parent_uuid:
+            self.parents[desc.uuid] = desc.parent_uuid
+
+    def finish(self) -> CheckReport:
+        """Check what needs the whole file (parents, clocks, replay) and count."""
+        with paused_gc():
+            self._check_tracks()
+            for clock, offset in self.event_clocks.items():
+                if clock not in self.snapshot_clocks:
+                    self.report.error("clock_without_snapshot", "events use a clock that no "
+                                      "ClockSnapshot declares: trace_processor drops them",
+                                      example=f"clock {clock}, byte offset {offset}")
+            counts = self._replay()
+        self.report.counts = {"packets": self.packets, "tracks": len(self.descriptors),
+                              **counts}
+        return self.report
+
+    def _check_tracks(self) -> None:
+        report, parents = self.report, self.parents
+        for uuid, parent in parents.items():
+            if parent not in self.descriptors:
+                report.error("parent_uuid_not_declared", "a track's parent_uuid is not "
+                             "declared: trace_processor drops the track's events",
+                             example=f"uuid {uuid} -> parent {parent}")
+        for uuid in parents:
+            seen, node = {uuid}, uuid
+            while node in parents:
+                node = parents[node]
+                if node in seen:
+                    report.error("descriptor_cycle", "track parents form a cycle",
+                                 example=f"uuid {uuid}")
+                    break
+                seen.add(node)
+                if len(seen) > MAX_TRACK_NESTING:
+                    report.warning("track_nesting_too_deep", f"tracks nest more than "
+                                   f"{MAX_TRACK_NESTING} levels deep", example=f"uuid {uuid}")
+                    break
+
+    def _replay(self) -> dict[str, int]:
+        """Per-track stacks in trace_processor's order: stable by timestamp, then file order."""
+        report = self.report
+        ts = np.frombuffer(self.ts, dtype=np.int64) if len(self.ts) else np.zeros(0, np.int64)
+        order = np.argsort(ts, kind="stable").tolist()
+        tracks, types, stamps = self.track.tolist(), self.type.tolist(), self.ts.tolist()
+        declared, counter_tracks = self.descriptors, self.counter_tracks
+        depth: dict[int, int] = {}
+        slices = instants = values = 0
+        seen_undeclared: set[int] = set()
+        flow_events = self.flows
+        flow_order: list[tuple[list[int], list[int], int]] = []
+        for index in order:
+            track, kind = tracks[index], types[index]
+            if track not in declared and track not in seen_undeclared:
+                seen_undeclared.add(track)
+                report.warning("undeclared_track_uuid", "events on a track uuid that no "
+                               "TrackDescriptor declares: they land on an unnamed track",
+                               example=f"uuid {track}")
+            is_counter = track in counter_tracks
+            if kind == COUNTER:
+                if is_counter:
+                    values += 1
+                else:
+                    report.error("counter_on_non_counter_track", "a counter value on a track "
+                                 "without a CounterDescriptor: trace_processor drops it",
+                                 example=f"uuid {track} at {stamps[index]}")
+                continue
+            if is_counter:
+                report.error("slice_on_counter_track", "a slice or instant on a counter track",
+                             example=f"uuid {track} at {stamps[index]}")
+                continue
+            if kind == BEGIN:
+                level = depth.get(track, 0)
+                if level >= MAX_DEPTH:
+                    report.error("slice_depth_over_512", "a slice would be deeper than 512: "
+                                 "trace_processor drops it", example=f"uuid {track} at "
+                                 f"{stamps[index]}")
+                else:
+                    slices += 1
+                depth[track] = level + 1
+            elif kind == END:
+                level = depth.get(track, 0)
+                if not level:
+                    report.error("end_without_begin", "an END with no open BEGIN on its track: "
+                                 "trace_processor drops it silently",
+                                 example=f"uuid {track} at {stamps[index]}")
+                else:
+                    depth[track] = level - 1
+            else:
+                instants += 1
+            if index in flow_events:
+                flow_order.append((*flow_events[index], stamps[index]))
+        unfinished = sum(depth.values())
+        if unfinished:
+            report.warning("unterminated_slice", "slices never end (shown as 'Did not end'; "
+                           "often an END placed before a later BEGIN)", count=unfinished)
+        return {"slices": slices, "instants": instants, "counter_values": values,
+                "flows": self._flows(flow_order)}
+
+    def _flows(self, events: list[tuple[list[int], list[int], int]]) -> int:
+        report = self.report
+        open_ids: dict[int, int] = {}   # id -> events seen so far
+        links = 0
+        for ids, terminating, stamp in events:
+            for flow_id in ids:
+                links += open_ids.get(flow_id, 0) > 0
+                open_ids[flow_id] = open_ids.get(flow_id, 0) + 1
+            for flow_id in terminating:
+                if flow_id in open_ids:
+                    links += 1
+                    del open_ids[flow_id]
+                else:
+                    report.warning("terminating_flow_without_start", "a terminating flow id "
+                                   "was never started before: no arrow",
+                                   example=f"id {flow_id} at {stamp}")
+        single = sum(1 for seen in open_ids.values() if seen == 1)
+        if single:
+            report.warning("flow_with_single_endpoint", "flow ids seen on one event only: no "
+                           "arrow is drawn", count=single)
+        return links
+
+
+def validate(source: Source) -> CheckReport:
+    """Validate a ``.pftrace`` (gzip or not) and return the report."""
+    validator = PftraceValidator()
+    with source.open() as stream:
+        validator.feed(stream)
+    return validator.finish()
+
+
+def validate_bytes(data: bytes) -> CheckReport:
+    """Validate an in-memory trace (tests, or a trace just written).
+
+    >>> validate_bytes(b"").as_dict()["counts"]["packets"]
+    0
+    """
+    validator = PftraceValidator()
+    validator.feed(io.BytesIO(data))
+    return validator.finish()
