@@ -27,6 +27,13 @@ _SUPPORTED = frozenset("XBEiIRCbensftM")
 EPOCH_NS = 10**18  # timestamps above this (2001-09-09) are on the unix epoch clock
 
 
+def _text(value: Any) -> str:
+    """Names and categories are strings; malformed files put numbers or objects there."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
 def _normal_id(value: Any) -> Any:
     """Kineto writes some tids as strings ("25738") and others as ints: make them agree."""
     if isinstance(value, str) and _NUMERIC_ID.fullmatch(value):
@@ -122,6 +129,8 @@ class ChromeReader:
                 ph = e.get("ph")
                 if ph == "X" and e.get("name") != "[memory]":
                     cat = e.get("cat", "")
+                    if type(cat) is not str:
+                        cat = _text(cat)
                     t = tracks.get((cat in device_cats, e.get("pid"), e.get("tid")))
                     if t is None:
                         t = track(cat in device_cats, e.get("pid"), e.get("tid"))
@@ -136,15 +145,18 @@ class ChromeReader:
                     add_dur(round(dur * unit))
                     add_track(t)
                     name = e.get("name") or ""
+                    if type(name) is not str:
+                        name = _text(name)
                     add_name(ids.get(name) or intern(name))
                     add_cat(ids.get(cat) or intern(cat))
-                    add_args(e.get("args"))
+                    args = e.get("args")
+                    add_args(args if args is None or type(args) is dict else self._wrap(args))
                     if "bind_id" in e:
                         self._flow_v2(e, len(s.args) - 1, t)
                 elif ph in ("i", "I", "R") or ph == "X":  # X here means a [memory] event
                     if ph == "X":
                         self.drop("chrome.memory_event_as_slice", base_index + offset)
-                    cat = e.get("cat", "")
+                    cat = _text(e.get("cat"))
                     scope = e.get("s", "t")
                     if scope == "g":
                         t = self._global_track()
@@ -154,16 +166,16 @@ class ChromeReader:
                                               TrackKind.SYNTHETIC)
                     else:
                         t = track(cat in device_cats, e.get("pid"), e.get("tid"))
-                    add_instant(t, round(e["ts"] * unit), intern(e.get("name") or ""),
-                                intern(cat), e.get("args"))
+                    add_instant(t, round(e["ts"] * unit), intern(_text(e.get("name"))),
+                                intern(cat), self._args(e))
                 elif ph in ("s", "t", "f"):
                     self._flow_point(e, ph, device_cats)
                 elif ph in ("B", "E"):
-                    cat = e.get("cat", "")
+                    cat = _text(e.get("cat"))
                     t = track(cat in device_cats, e.get("pid"), e.get("tid"))
                     self._spans[("thread", t)].append(
-                        (round(e["ts"] * unit), self._next_seq(), ph, e.get("name"), cat,
-                         e.get("args"), e))
+                        (round(e["ts"] * unit), self._next_seq(), ph, _text(e.get("name")), cat,
+                         self._args(e), e))
                 elif ph == "C":
                     self._counter(e)
                 elif ph in ("b", "e", "n"):
@@ -178,6 +190,15 @@ class ChromeReader:
                     self.drop(f"chrome.unsupported_phase.{ph}", base_index + offset)
             except (KeyError, TypeError, AttributeError, ValueError, OverflowError):
                 self._malformed(e, base_index + offset)
+
+    def _args(self, e: dict) -> dict | None:
+        args = e.get("args")
+        return args if args is None or type(args) is dict else self._wrap(args)
+
+    def _wrap(self, args: Any) -> dict:
+        """``args`` must be an object; keep any other value under the key "args"."""
+        self.drop("chrome.args_not_object", repr(args)[:80])
+        return {"args": args}
 
     def _next_seq(self) -> int:
         self.seq += 1
@@ -201,27 +222,29 @@ class ChromeReader:
         # the same raw ids) is chosen when binding, in finish().
         place = (_normal_id(e.get("pid")), _normal_id(e.get("tid")))
         enclosing = ph != "f" or e.get("bp") == "e"
-        cat = e.get("cat", "")
+        cat = _text(e.get("cat"))
         cat = self.flavour.flow_categories.get(cat, cat)
+        hash((e["id"], place))  # unhashable ids are malformed events (TypeError is caught)
         self.flow_points.append(FlowPoint((cat, e["id"]), ph, place,
                                           round(e["ts"] * self.unit), enclosing,
-                                          self._next_seq(), e.get("name") or e.get("cat", "")))
+                                          self._next_seq(), _text(e.get("name")) or cat))
 
     def _flow_v2(self, e: dict, row: int, track: int) -> None:
-        key = (e.get("cat", ""), e["bind_id"])
+        key = (_text(e.get("cat")), e["bind_id"])
+        hash(key)
         ts = round(e["ts"] * self.unit)
         for flag, phase in (("flow_in", "f"), ("flow_out", "s")):
             if e.get(flag):
                 self.flow_points.append(FlowPoint(key, phase, track, ts, True, self._next_seq(),
-                                                  e.get("name") or "", row))
+                                                  _text(e.get("name")), row))
 
     def _counter(self, e: dict) -> None:
         pid = _normal_id(e.get("pid"))
         ts = round(e["ts"] * self.unit)
-        name = e.get("name") or ""
+        name = _text(e.get("name"))
         if e.get("id") is not None:
             name = f"{name} id: {e['id']}"
-        args = e.get("args") or {}
+        args = self._args(e) or {}
         process = self._process(False, pid)
         for key, value in args.items():
             if isinstance(value, str):
@@ -241,24 +264,24 @@ class ChromeReader:
 
     def _async(self, e: dict, ph: str) -> None:
         pid = _normal_id(e.get("pid"))
-        cat = e.get("cat", "")
+        cat = _text(e.get("cat"))
         scope_id = e.get("id2") or e.get("id")
         if isinstance(scope_id, dict):
             scope_id = tuple(sorted(scope_id.items()))
         process = self._process(False, pid)
-        name = e.get("name") or ""
+        name = _text(e.get("name"))
         t = self._named_track(("async", process, cat, name), name, process, TrackKind.ASYNC)
         self._async_tracks[t] = True
         ts = round(e["ts"] * self.unit)
         if ph == "n":
-            self.trace.add_instant(t, ts, name, cat, e.get("args"))
+            self.trace.add_instant(t, ts, name, cat, self._args(e))
         else:
             self._spans[("async", t, cat, scope_id)].append(
-                (ts, self._next_seq(), "B" if ph == "b" else "E", name, cat, e.get("args"), e))
+                (ts, self._next_seq(), "B" if ph == "b" else "E", name, cat, self._args(e), e))
 
     def _metadata(self, e: dict) -> None:
         kind = e.get("name")
-        args = e.get("args") or {}
+        args = self._args(e) or {}
         pid, tid = _normal_id(e.get("pid")), _normal_id(e.get("tid"))
         ctx = self.context
         if kind in ("process_name", "process_labels", "process_sort_index"):
@@ -382,6 +405,8 @@ class ChromeReader:
             "chrome.missing_timestamp": ("events without ts", "dropped"),
             "chrome.malformed_event": ("events with fields of the wrong type", "dropped"),
             "chrome.counter_not_numeric": ("counter values that are not numbers", "dropped"),
+            "chrome.args_not_object": ("args that are not objects: kept under the key 'args'",
+                                       "repaired"),
             "chrome.metadata_ignored": ("M events other than process/thread name, labels and "
                                         "sort index", "note"),
             "chrome.metadata_conflict": ("a thread or process named twice differently: both "

@@ -128,10 +128,14 @@ def _events(trace: Trace, base: int) -> Iterator[dict]:
     for flow_id, (src, dst, cat, name) in enumerate(
             zip(f.source, f.target, f.category, f.name, strict=True), start=1):
         category, label = names[cat] or "flow", names[name] or names[cat] or "flow"
-        for phase, row in (("s", src), ("f", dst)):
+        # A flow must not end before it starts (Perfetto drops it): end at the later of the
+        # two starts, still inside the target slice so that bp:"e" binds to it.
+        source_ts = s.start[src]
+        target_ts = min(max(s.start[dst], source_ts), s.start[dst] + s.dur[dst])
+        for phase, row, ts in (("s", src, source_ts), ("f", dst, target_ts)):
             pid, tid = place[s.track[row]]
             event = {"ph": phase, "id": flow_id, "cat": category, "name": label, "pid": pid,
-                     "tid": tid, "ts": (s.start[row] - base) / 1000}
+                     "tid": tid, "ts": (ts - base) / 1000}
             if phase == "f":
                 event["bp"] = "e"
             yield event
