@@ -233,3 +233,44 @@ def test_chunked_reading_equals_whole_parse(events, chunk, indent, wrapped):
     assert [e for c in read.chunks for e in c] == events
     if wrapped:
         assert read.envelope == {"schemaVersion": 1, "traceName": "x"}
+
+
+def test_kineto_quirks_hand_made(tmp_path: Path):
+    """Quirks of files the corpus describes but does not hold (kineto.md §11): a uint64
+    Comms Id, string vendor args, a GPU pid equal to a host pid, ts 0.0 M events,
+    "GPU 0 Counters" counters, a [memory] instant without cat."""
+    events = [
+        {"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "ts": 0.0,
+         "args": {"name": "python"}},
+        {"ph": "M", "name": "process_labels", "pid": 0, "tid": 0, "ts": 0.0,
+         "args": {"labels": "GPU 0"}},
+        {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 0, "tid": 0,
+         "ts": 10.5, "dur": 20.25, "args": {"Comms Id": 10159970886766084423, "stream": "0x0"}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 0, "tid": 0,
+         "ts": 12.0, "dur": 1.0, "args": {"correlation": 7, "size": "2560"}},
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 0, "ts": 15.0, "dur": 3.0,
+         "args": {"correlation": 7}},
+        {"ph": "C", "name": "sm_util", "pid": "GPU 0 Counters", "tid": 3, "ts": 15.0,
+         "args": {"value": 42}},
+        {"ph": "i", "s": "t", "name": "[memory]", "pid": 0, "tid": 0, "ts": 11.0,
+         "args": {"Addr": 94000000000000, "Bytes": 512, "Device Type": 1, "Device Id": 0}},
+    ]
+    path = tmp_path / "quirks.json"
+    path.write_bytes(orjson.dumps({"schemaVersion": 1, "deviceProperties": [],
+                                   "traceEvents": events}))
+    trace = traceconv.load(path)
+    host = [p for p in trace.processes if p.kind is ProcessKind.HOST and p.pid == 0]
+    device = [p for p in trace.processes if p.kind is ProcessKind.DEVICE]
+    assert len(host) == 1 and [p.name for p in device] == ["GPU 0"]  # same pid 0, kept apart
+    (flow,) = trace.iter_flows()  # launch → kernel by correlation id
+    assert (trace.slice(flow.source).name, trace.slice(flow.target).name) == ("hipLaunchKernel", "k")
+    assert trace.memory[0].device == "CUDA:0" and trace.memory[0].free_ns is None
+    comms = next(trace.iter_slices(name="record_param_comms"))
+    assert comms.args["Comms Id"] == 10159970886766084423 and comms.dur == 20250
+    for suffix in (".json", ".pftrace"):
+        out = tmp_path / f"out{suffix}"
+        trace.save(out)
+        assert out.stat().st_size > 0
+    again = traceconv.load(tmp_path / "out.json")
+    assert next(again.iter_slices(name="record_param_comms")).args["Comms Id"] == (
+        10159970886766084423)
