@@ -18,6 +18,7 @@ from traceconv.formats import paddle_pb, paddle_profile
 from traceconv.formats.paddle_pb.proto import NodeTreesProto
 from traceconv.io import Source
 from traceconv.model import ProcessKind
+from traceconv.model.graph import op_node
 
 DATA = Path(__file__).parent / "data" / "paddle"
 
@@ -80,6 +81,14 @@ def test_enum_values_of_paddle_3_and_shapes():
     assert adam.args["input_shapes"]["LearningRate"] == [[]]
     assert adam.args["input_dtypes"]["Param"] == ["DENSE_TENSOR"]
     assert "paddle.optimizer.Adam" in adam.args["callstack"]
+    # the op graph: one op node per Operator execution, its recorded inputs as tensors
+    assert shapes.counts()["ops"] == 276 and shapes.counts()["tensors"] == 894
+    graph = shapes.graph
+    op = op_node(adam.index)
+    assert graph.nodes[op]["type"] == "adam" and graph.nodes[op]["slices"] == [adam.index]
+    inputs = {graph.nodes[t]["name"]: graph.nodes[t]["shape"] for t in graph.predecessors(op)}
+    assert inputs["Grad"] == (8, 3, 3, 3) and inputs["LearningRate"] == ()
+    assert dygraph.counts()["ops"] == 480 and dygraph.counts()["tensors"] == 0
 
 
 def _gpu_message() -> bytes:

@@ -5,11 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from ...model import ProcessKind, Trace, TrackKind
+from ...model.graph import add_op, add_tensor, op_node
 from .._paddle import AllocatorLog
 from .proto import EVENT_TYPES, MEM_EVENT_TYPES
 
 ROOT_PARENT = -1
 OPERATOR = 0
+
+
+def op_type(name: str) -> str:
+    """The operator type in an Operator event name (dygraph adds a suffix word).
+
+    >>> op_type("conv2d dygraph"), op_type("pd_op.matmul"), op_type("adam")
+    ('conv2d', 'pd_op.matmul', 'adam')
+    """
+    return name.split(" ", 1)[0]
 
 
 def event_type_name(type_id: int) -> str:
@@ -68,9 +78,12 @@ class _Builder:
             event = node.host_trace_event
             parents[node.id], types[node.id] = node.parentid, event.type
             if node.parentid != ROOT_PARENT:
-                rows[node.id] = trace.add_slice(
+                row = rows[node.id] = trace.add_slice(
                     track, event.start_ns, max(event.end_ns - event.start_ns, 0), event.name,
                     event_type_name(event.type), {"node_id": node.id})
+                if event.type == OPERATOR:
+                    add_op(trace.graph, row, event.name, op_type(event.name), slices=[row],
+                           thread=tree.thread_id)
             for runtime in node.runtime_nodes:
                 self.runtime(track, runtime)
             owner = self.owner(node.id, rows, parents, types)
@@ -153,6 +166,24 @@ class _Builder:
                                 for key, vec in zip(dtypes.key, dtypes.dtype_vecs, strict=False)}
         if event.callstack:
             args["callstack"] = event.callstack
+        self.op_inputs(row, event.op_type, args["input_shapes"], args["input_dtypes"])
+
+    def op_inputs(self, row: int, op_type_name: str, shapes: dict[str, list[list[int]]],
+                  dtypes: dict[str, list[str]]) -> None:
+        """The op's input tensors as graph nodes (tensor → op edges). The export names
+        inputs by slot only, so each op execution gets its own tensor nodes."""
+        graph = self.trace.graph
+        op = op_node(row)
+        if op not in graph:
+            return
+        graph.nodes[op]["type"] = op_type_name or graph.nodes[op]["type"]
+        graph.nodes[op]["in_shapes"] = [shape for key in shapes for shape in shapes[key]]
+        for key, key_shapes in shapes.items():
+            kinds = dtypes.get(key, [])
+            for i, shape in enumerate(key_shapes):
+                tensor = add_tensor(graph, f"{row}:{key}:{i}", key, shape=tuple(shape),
+                                    tensor_kind=kinds[i] if i < len(kinds) else None)
+                graph.add_edge(tensor, op)
 
 
 def build_trace(message, trace: Trace) -> Trace:
