@@ -153,6 +153,19 @@ def test_truncated_pb_is_one_clean_error(tmp_path):
         traceconv.load(path)
 
 
+def test_times_beyond_int64_are_dropped_and_counted(tmp_path):
+    message = NodeTreesProto.FromString(_gpu_message())
+    node = message.thread_trees[0].host_nodes[1]
+    node.host_trace_event.end_ns = 2**64 - 5          # uninitialised, as CUPTI leaves it
+    path = tmp_path / "bad.paddle_trace.pb"
+    path.write_bytes(message.SerializeToString())
+    trace = traceconv.load(path)
+    assert trace.diagnostics.count("paddle_pb.time_out_of_range") == 1
+    assert [s.name for s in trace.iter_slices()] == ["cudaLaunchKernel", "gemm_kernel",
+                                                      "MEMCPY_HtoD"]
+    assert len(trace.memory) == 1 and trace.memory[0].owner_op is None
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.binary(max_size=200))
 def test_garbage_never_tracebacks(tmp_path_factory, blob):

@@ -15,6 +15,7 @@ from functools import lru_cache
 from ..model import MemoryBlock, Trace, TrackKind
 
 FRAMEWORK = "PaddlePaddle"           # as the Chrome-JSON flavours name it
+INT64_MAX = (1 << 63) - 1   # the model stores int64 ns; uninitialised CUPTI times exceed it
 _VAR_SUFFIX = re.compile(r"%[^%/]*%")     # "conv2d%out_var%": AllOpDetail per-instance name
 # Slice categories of the old profiler's records (binary profile and timeline.py JSON alike).
 CPU_CATEGORY, RUNTIME_CATEGORY = "cpu_op", "cuda_runtime"

@@ -6,11 +6,18 @@ from typing import Any
 
 from ...model import ProcessKind, Trace, TrackKind
 from ...model.graph import add_op, add_tensor, op_node
-from .._paddle import AllocatorLog
+from .._paddle import INT64_MAX, AllocatorLog
 from .proto import EVENT_TYPES, MEM_EVENT_TYPES
 
 ROOT_PARENT = -1
 OPERATOR = 0
+
+
+def is_root(node) -> bool:
+    """The synthetic per-thread root: no parent, named "root node", ending at 2**64 - 1."""
+    event = node.host_trace_event
+    return node.parentid == ROOT_PARENT and (event.name == "root node"
+                                             or event.end_ns > INT64_MAX)
 
 
 def op_type(name: str) -> str:
@@ -66,8 +73,7 @@ class _Builder:
     def thread(self, tree) -> None:
         trace = self.trace
         nodes = tree.host_nodes
-        pid = next((n.host_trace_event.process_id for n in nodes
-                    if n.parentid != ROOT_PARENT), 0)
+        pid = next((n.host_trace_event.process_id for n in nodes if not is_root(n)), 0)
         name = self.thread_names.get(str(tree.thread_id), "thread")
         track = trace.add_track(f"{name} ({tree.thread_id})", process=self.host_process(pid),
                                 kind=TrackKind.THREAD, tid=tree.thread_id)
@@ -77,7 +83,7 @@ class _Builder:
         for node in nodes:
             event = node.host_trace_event
             parents[node.id], types[node.id] = node.parentid, event.type
-            if node.parentid != ROOT_PARENT:
+            if not is_root(node) and self.in_range(event.start_ns, event.end_ns):
                 row = rows[node.id] = trace.add_slice(
                     track, event.start_ns, max(event.end_ns - event.start_ns, 0), event.name,
                     event_type_name(event.type), {"node_id": node.id})
@@ -89,8 +95,9 @@ class _Builder:
             owner = self.owner(node.id, rows, parents, types)
             for mem in node.mem_nodes:
                 record = mem.mem_event
-                self.memory_records.append((record.timestamp_ns, len(self.memory_records),
-                                            track, owner, record))
+                if self.in_range(record.timestamp_ns, record.timestamp_ns):
+                    self.memory_records.append((record.timestamp_ns,
+                                                len(self.memory_records), track, owner, record))
             for supplement in node.op_supplement_nodes:
                 self.supplement(supplement.op_supplement_event, node.id, rows, parents, types)
 
@@ -104,17 +111,31 @@ class _Builder:
             target = parents[target]
         return rows.get(target if target in types else node_id)
 
+    def in_range(self, start: int, end: int) -> bool:
+        """False (and counted) for times the model's int64 ns cannot hold."""
+        if start <= INT64_MAX and end <= INT64_MAX:
+            return True
+        self.trace.diagnostics.add("paddle_pb.time_out_of_range",
+                                   "events with timestamps beyond int64 were dropped",
+                                   kind="dropped", example=f"{start}..{end}")
+        return False
+
     def runtime(self, track: int, node) -> None:
         event = node.runtime_trace_event
-        source = self.trace.add_slice(
-            track, event.start_ns, max(event.end_ns - event.start_ns, 0), event.name,
-            "CudaRuntime", {"correlation id": event.correlation_id,
-                            "callback id": event.callback_id})
+        source = None
+        if self.in_range(event.start_ns, event.end_ns):
+            source = self.trace.add_slice(
+                track, event.start_ns, max(event.end_ns - event.start_ns, 0), event.name,
+                "CudaRuntime", {"correlation id": event.correlation_id,
+                                "callback id": event.callback_id})
         for device_node in node.device_nodes:
             target = self.device(device_node.device_event)
-            self.trace.add_flow(source, target, "launch", "launch")
+            if source is not None and target is not None:
+                self.trace.add_flow(source, target, "launch", "launch")
 
-    def device(self, event) -> int:
+    def device(self, event) -> int | None:
+        if not self.in_range(event.start_ns, event.end_ns):
+            return None
         args: dict[str, Any] = {"correlation id": event.correlation_id,
                                 "context": event.context_id, "stream": event.stream_id}
         for detail in ("kernel_info", "memcpy_info", "memset_info"):
@@ -200,7 +221,7 @@ def build_trace(message, trace: Trace) -> Trace:
     roots = 0
     for tree in message.thread_trees:
         builder.thread(tree)
-        roots += sum(1 for n in tree.host_nodes if n.parentid == ROOT_PARENT)
+        roots += sum(1 for n in tree.host_nodes if is_root(n))
     builder.memories()
     trace.diagnostics.add("paddle_pb.root_nodes", "synthetic per-thread root nodes skipped",
                           kind="note", count=roots)

@@ -8,6 +8,7 @@ from ...analysis.memory import add_live_bytes_counters
 from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
 from .._paddle import (
     CPU_CATEGORY,
+    INT64_MAX,
     KERNEL_CATEGORY,
     MEMCPY_CATEGORY,
     RUNTIME_CATEGORY,
@@ -15,8 +16,6 @@ from .._paddle import (
     link_launches,
 )
 from .proto import CUDA_RUNTIME_DEVICE, EVENT_GPU_KERNEL, PLACES
-
-INT64_MAX = (1 << 63) - 1   # the model stores int64 ns; uninitialised CUPTI times exceed it
 
 
 def build_trace(profile, trace: Trace) -> Trace:
