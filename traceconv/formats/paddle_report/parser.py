@@ -44,9 +44,9 @@ EVENT_HEADER = re.compile(r"^\s*Event\s+Calls\s+Total\b")
 MEMORY_HEADER = re.compile(r"^\s*Event\s+Alloc Calls\s+Size\(MB\)\s+Free Calls")
 _TAIL = rf"(?P<min>{NUM})\s+(?P<max>{NUM})\s+(?P<ave>{NUM})\s+(?P<ratio>{NUM})(?P<star>\*)?\s*$"
 _CPU_GPU = rf"(?P<cpu>{NUM})\s*\((?P<cpur>{NUM})\)\s*(?P<gpu>{NUM})\s*\((?P<gpur>{NUM})\)\s*"
-# ``sep`` is what separates the name from the calls: normally spaces, but a name longer
-# than its setw() cell touches the calls digits ("grad0/prepare_data5"); that form is tried
-# only when the spaced one fails, and the digits are split by Ave. = Total / Calls.
+# Spaces separate the name from the calls, except where a name longer than its setw() cell
+# touches the calls digits ("grad0/prepare_data5"): that ``touching`` form is tried only
+# when the spaced one fails, and its digits are split by Ave. = Total / Calls.
 ROW_FORMS = {
     (all_place, touching): re.compile(
         (r"^(?P<indent> *)(?P<name>\S.*?\D)(?P<calls>\d+)\s+" if touching else
