@@ -60,3 +60,27 @@ def test_cli_table_and_json():
     assert table.exit_code == 0 and "GpuMemcpy" in table.output and "-600" in table.output
     missing = runner.invoke(app, ["diff", a, str(DATA / "nope.txt")])
     assert missing.exit_code == 1 and len(missing.output.strip().splitlines()) == 1
+
+
+def test_timeline_ratios_count_nested_time_once():
+    from traceconv.model import ProcessKind, Trace
+
+    def trace(child_ns: int) -> Trace:
+        t = Trace()
+        host = t.add_process("host")
+        gpu = t.add_process("GPU 0", kind=ProcessKind.DEVICE)
+        thread, stream = t.add_track("t", process=host), t.add_track("s", process=gpu)
+        t.add_slice(thread, 0, 100, "step")
+        t.add_slice(thread, 10, child_ns, "conv2d")
+        t.add_slice(stream, 20, 30, "gemm")
+        t.add_slice(stream, 60, 10, "MEMCPY_HtoD")
+        return t
+
+    totals = op_totals(trace(60))
+    # top-level time of "events": step 100 + gemm 30 (conv2d is inside step)
+    assert totals[("events", "step")].ratio == round(100 * 100 / 130, 6)
+    assert totals[("events", "conv2d")].ratio == round(100 * 60 / 130, 6)
+    assert totals[("events", "gemm")].device_ns == 30 and totals[("events", "gemm")].cpu_ns is None
+    assert totals[("memcpy", "MEMCPY_HtoD")].ratio == 100
+    (change,) = [d for d in diff(trace(60), trace(40)) if d.name == "conv2d"]
+    assert change.delta["total_ns"] == change.delta["cpu_ns"] == -20
