@@ -92,3 +92,15 @@ def test_protobuf_and_json_of_one_run_agree(shared_samples: Path):
             assert len(a.memory) == len(b.memory)
             checked += 1
     assert checked == 9
+
+
+def test_every_sample_converts_and_passes_check(shared_samples: Path, tmp_path: Path):
+    from traceconv.cli.check import check_file
+
+    for path in corpus(shared_samples):
+        if "large" in path.parent.name:
+            continue                                  # benchmarks/paddle_bench.py
+        out = tmp_path / "out.pftrace"
+        traceconv.convert(path, out)
+        report = check_file(str(out))
+        assert report.ok and not report.warnings, (path, report.errors, report.warnings)
