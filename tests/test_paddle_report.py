@@ -259,3 +259,14 @@ def test_random_lines_truncation_and_collapse_never_raise(cut, chop, inserts, co
             _table_lines(text)
     if not inserts and not collapse and cut == len(_LINES):
         assert rows == 79 and not parser.diagnostics.count("paddle_report.unreadable_row")
+
+
+def test_report_after_megabytes_of_log_output(tmp_path):
+    noise = "".join(f"I1122 09:32:54.{i:06d} 13408 executor.cc:187] step {i}\n"
+                    for i in range(20_000))                     # ~1.2 MB of glog lines
+    path = tmp_path / "train.log"
+    path.write_text(noise + (DATA / "legacy_CPU_OpDetail.txt").read_text())
+    trace = traceconv.load(path)
+    assert trace.metadata.source_format == "paddle_report"
+    assert len(events(trace)) == 79
+    assert trace.diagnostics.count("paddle_report.foreign_lines") == 20_000

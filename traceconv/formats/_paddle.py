@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from functools import lru_cache
 
+from ..io import Source
 from ..model import MemoryBlock, Trace, TrackKind
 
 FRAMEWORK = "PaddlePaddle"           # as the Chrome-JSON flavours name it
@@ -196,3 +197,33 @@ def link_launches(trace: Trace, code: str) -> None:
     trace.diagnostics.add(f"{code}.kernel_without_launch",
                           "device records with no runtime call to link from", kind="note",
                           count=unmatched)
+
+
+SCAN_LIMIT = 256 << 20   # bytes of a text log searched for a report beyond the sniffed head
+LOG_SUFFIXES = (".txt", ".log")
+
+
+def text_contains(head: bytes, source: Source | None, pattern: re.Pattern[bytes]) -> bool:
+    """Whether the text holds ``pattern`` (a multi-line bytes regex of one line): in the
+    head, else, for a ``.txt``/``.log`` file, further in (training logs print reports at
+    the end, after megabytes of other output).
+
+    >>> text_contains(b"loss 0.5\\n", None, re.compile(rb"^loss", re.MULTILINE))
+    True
+    """
+    if pattern.search(head):
+        return True
+    if (source is None or b"\0" in head or len(head) < 1 << 16
+            or not source.stem_name.endswith(LOG_SUFFIXES)):
+        return False            # binary, not a log, or the head was the whole file
+    tail = b""
+    with source.open() as stream:
+        for _ in range(SCAN_LIMIT >> 20):
+            chunk = stream.read(1 << 20)
+            if not chunk:
+                return False
+            block = tail + chunk
+            if pattern.search(block):
+                return True
+            tail = block[block.rfind(b"\n") + 1:][-4096:]   # a line cut by the chunk edge
+    return False
