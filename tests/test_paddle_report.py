@@ -35,6 +35,8 @@ def test_legacy_opdetail_rows_nesting_and_summaries():
     assert trace.stats[feed.parent] is rppc and feed.depth == 2
     compute = next(s for s in rows if s.name == "feed/compute")
     assert trace.stats[compute.parent] is feed and compute.depth == 3
+    # self time: feed 0.237293 ms minus prepare_data, infer_shape and compute
+    assert feed.self_ns == 237_293 - 30_486 - 28_290 - 52_808 and compute.self_ns == 52_808
     assert compute.extra["path"] == "Executor::Run/Executor::RunPartialPreparedContext/feed/compute"
     overhead = {s.name: s for s in trace.stats if s.section == "overhead"}
     assert overhead["Total time"].total_ns == 17_896_400

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...analysis.breakdown import add_aggregate_breakdown
+from ...analysis.breakdown import add_aggregate_breakdown, set_self_times
 from ...model import OpStat, Trace
 from .._paddle import FRAMEWORK
 from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable
@@ -65,6 +65,8 @@ def build_trace(doc: SummaryDocument, trace: Trace) -> Trace:
     for number_ in order:
         table = doc.tables[number_]
         rows = _add_table(trace, table, number_)
+        if table.title in DRAWN:
+            set_self_times(trace, rows)
         if table.title in DRAWN and rows:
             add_aggregate_breakdown(
                 trace, rows, f"Paddle summary: {table.title}: aggregate breakdown "
