@@ -7,7 +7,11 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import traceconv
+from traceconv.errors import TraceconvError
 from traceconv.model import ProcessKind
 
 DATA = Path(__file__).parent / "data" / "paddle"
@@ -73,3 +77,33 @@ def test_malformed_memory_record_is_counted(tmp_path):
     assert len(trace.instants) == 2          # both records stay as instants
     (block,) = trace.memory                  # the free, of a block allocated "before"
     assert block.alloc_ns is None and trace.diagnostics.count("paddle.free_without_alloc") == 1
+
+
+_values = st.one_of(st.none(), st.integers(-2**70, 2**70), st.text(max_size=6),
+                    st.floats(allow_nan=True), st.lists(st.integers(), max_size=2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.fixed_dictionaries(
+    {"ph": st.sampled_from(["X", "i", "M", "C"]), "ts": st.integers(0, 10**6),
+     "pid": st.sampled_from([0, 1, 7]), "tid": st.sampled_from(["7(C++)", "7(Python)", 3]),
+     "name": st.sampled_from(["[memory]", "conv2d dygraph[1.000 ms]", "process_name",
+                              "trainer:gpu:0", "Memory"]),
+     "cat": st.sampled_from(["Allocate", "Free", "ReservedFree", "Operator", "Kernel", "x"])},
+    optional={"dur": st.integers(0, 1000), "args": st.dictionaries(
+        st.sampled_from(["addr", "increase_bytes", "place", "current_allocated", "name", "0"]),
+        _values, max_size=4)}), max_size=30), st.booleans())
+def test_paddle_flavours_never_traceback(tmp_path_factory, events, timeline):
+    """Random Paddle-looking events (the new profiler's, or timeline.py's ns ones)."""
+    if timeline:
+        for e in events:
+            e["ts"] += 1_795_339_921_628_442_047
+    doc = {"traceEvents": events, **({} if timeline else {"span_indx": "0"})}
+    path = tmp_path_factory.mktemp("f") / "x.json"
+    path.write_text(json.dumps(doc))
+    try:
+        trace = traceconv.load(path)
+    except TraceconvError:
+        return
+    assert len(trace.slices) + len(trace.instants) <= len(events)
+    traceconv.save(trace, path.with_suffix(".pftrace"))

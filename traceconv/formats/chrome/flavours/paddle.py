@@ -99,6 +99,8 @@ def _memory_blocks(trace: Trace) -> None:
     i, strings = trace.instants, trace.strings.strings
     rows = sorted((ts, row) for row, (ts, nm) in enumerate(zip(i.ts, i.name, strict=True))
                   if nm == name_id)
+    if not rows:
+        return
     points = [(i.track[row], ts) for ts, row in rows]
     # the op that allocated: the enclosing Operator, else the innermost enclosing slice
     owners = [op if op is not None else inner for op, inner in zip(
