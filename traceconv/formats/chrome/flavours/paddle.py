@@ -110,18 +110,30 @@ def _memory_blocks(trace: Trace) -> None:
     malformed = 0
     for (ts, row), owner in zip(rows, owners, strict=True):
         args = i.args[row] or {}
-        try:
-            addr, increase = int(args["addr"]), int(args["increase_bytes"])
-        except (KeyError, TypeError, ValueError):
+        addr, increase = _int64(args.get("addr")), _int64(args.get("increase_bytes"))
+        if addr is None or increase is None:
             malformed += 1
             continue
         log.add(ts, strings[i.category[row]], str(args.get("place", "")), addr, increase,
-                args.get("current_allocated"), args.get("current_reserved"),
+                _int64(args.get("current_allocated")), _int64(args.get("current_reserved")),
                 None if owner is None else trace.slice(owner).name)
     log.finish()
     trace.diagnostics.add("paddle.memory_record_malformed",
-                          "[memory] events without a numeric addr/increase_bytes (kept as "
+                          "[memory] events without an integer addr/increase_bytes (kept as "
                           "instants, no memory block)", kind="dropped", count=malformed)
+
+
+def _int64(value: Any) -> int | None:
+    """An integer arg (the writer prints ``addr`` as a decimal string), None if it is not one.
+
+    >>> _int64("140000000000000"), _int64(-64), _int64("x"), _int64(2**70), _int64(True)
+    (140000000000000, -64, None, None, None)
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str) and value.lstrip("-").isdigit():
+        value = int(value)
+    return value if isinstance(value, int) and -(1 << 63) <= value < (1 << 63) else None
 
 
 _MEMORY_PROCESS = re.compile(r"^memory usage on (?P<trainer>.+?):\w+:\d+$")
