@@ -80,13 +80,16 @@ def test_malformed_memory_record_is_counted(tmp_path):
 
 
 _values = st.one_of(st.none(), st.integers(-2**70, 2**70), st.text(max_size=6),
-                    st.floats(allow_nan=True), st.lists(st.integers(), max_size=2))
+                    st.floats(allow_nan=True), st.lists(st.integers(), max_size=2),
+                    st.sampled_from(["trainer:gpu:0", "trainer:cpu:block:1", "trainer:cuda_api",
+                                     "memory usage on trainer:gpu:0", "Place(gpu:0)"]))
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.fixed_dictionaries(
     {"ph": st.sampled_from(["X", "i", "M", "C"]), "ts": st.integers(0, 10**6),
-     "pid": st.sampled_from([0, 1, 7]), "tid": st.sampled_from(["7(C++)", "7(Python)", 3]),
+     "pid": st.sampled_from([0, 1, 7, "7", [1]]),
+     "tid": st.sampled_from(["7(C++)", "7(Python)", 3]),
      "name": st.sampled_from(["[memory]", "conv2d dygraph[1.000 ms]", "process_name",
                               "trainer:gpu:0", "Memory"]),
      "cat": st.sampled_from(["Allocate", "Free", "ReservedFree", "Operator", "Kernel", "x"])},
@@ -100,7 +103,7 @@ def test_paddle_flavours_never_traceback(tmp_path_factory, events, timeline):
             e["ts"] += 1_795_339_921_628_442_047
     doc = {"traceEvents": events, **({} if timeline else {"span_indx": "0"})}
     path = tmp_path_factory.mktemp("f") / "x.json"
-    path.write_text(json.dumps(doc))
+    path.write_text(json.dumps(doc, allow_nan=True))
     try:
         trace = traceconv.load(path)
     except TraceconvError:

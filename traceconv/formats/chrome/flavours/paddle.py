@@ -172,10 +172,11 @@ class PaddleTimeline(Flavour):
 
     def prepare(self, events: list, context: ReadContext) -> None:
         for e in events:
-            if isinstance(e, dict) and e.get("ph") == "M" and e.get("name") == "process_name":
-                self._learn(e.get("pid"), str((e.get("args") or {}).get("name", "")))
+            if (isinstance(e, dict) and e.get("ph") == "M" and e.get("name") == "process_name"
+                    and isinstance(e.get("pid"), int) and isinstance(e.get("args"), dict)):
+                self._learn(e["pid"], str(e["args"].get("name", "")))
         for e in events:
-            if not isinstance(e, dict):
+            if not isinstance(e, dict) or not isinstance(e.get("pid"), int):
                 continue
             if e.get("ph") == "X" and e.get("pid") in self.roles:
                 self._rewrite(e)
@@ -208,11 +209,10 @@ class PaddleTimeline(Flavour):
         trainer, role, n = self.roles[e["pid"]]
         args = e.get("args")
         args = e["args"] = dict(args) if isinstance(args, dict) else {}
-        path = args.pop("name", e.get("name", ""))
-        args["path"] = path
+        path = args["path"] = str(args.pop("name", e.get("name", "")))
         if "mem_bytes" in args:
             args["bytes"] = args.pop("mem_bytes")
-        detail = args.get("detail_info")
+        detail = str(args.get("detail_info") or "")
         if role == "gpu":
             e["cat"] = MEMCPY_CATEGORY if "bytes" in args else KERNEL_CATEGORY
             e["name"] = detail if detail and e["cat"] == KERNEL_CATEGORY else leaf_name(path)
