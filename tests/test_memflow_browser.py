@@ -18,6 +18,8 @@ import traceconv
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
+RAW = "torch_memory/memory_timeline.raw.json.gz"   # under tests/data
+
 
 def decode_png(data: bytes) -> np.ndarray:
     """Pixels of an 8-bit, non-interlaced RGB or RGBA PNG as an (h, w, channels) array."""
@@ -74,7 +76,7 @@ def screenshot(svg, png, tmp_path, width: int, height: int) -> np.ndarray:
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_chromium_shows_the_blocks(data, tmp_path):
-    trace = traceconv.load(data / "torch_memory" / "memory_timeline.raw.json.gz", format="torch_memory")
+    trace = traceconv.load(data / RAW, format="torch_memory")
     svg = tmp_path / "cnn.svg"
     trace.memflow_svg(svg, color_by="category", width=800, height=500)
     pixels = screenshot(svg, tmp_path / "cnn.png", tmp_path, 800, 500)[:, :, :3]

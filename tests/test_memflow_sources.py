@@ -28,8 +28,11 @@ SOURCES = [
     # MegEngine static profile, graph_exec mem_chunks with real addresses: 305 static + 242
     # weight chunks, the same counts as StaticMemoryInfo.json of the same model.
     ("data/megengine/resnet50ish_lar_embed_profile.json.gz", "megengine", 547),
-    # StaticMemoryInfo.json (logical offsets): 27 static_mem + 20 weight_mem chunks.
+    # StaticMemoryInfo.json (logical offsets): 27 static_mem + 20 weight_mem chunks, and
+    # 305 + 242 for the ResNet-50-like model.
     ("data/megengine/convnet_static_mem_info/StaticMemoryInfo.json", "megengine-meminfo", 47),
+    ("data/megengine/resnet50ish_static_mem_info/StaticMemoryInfo.json.gz",
+     "megengine-meminfo", 547),
     # MegEngine's own memory_flow.svg: 677 and 49 tensor rects (formats/megengine.md §6).
     ("data/megengine/train_memory_flow.svg.gz", "megengine-memflow-svg", 677),
     ("data/megengine/infer_traced_memory_flow.svg", "megengine-memflow-svg", 49),
@@ -45,22 +48,40 @@ def load(relative: str, format: str) -> traceconv.Trace:
 
 
 @pytest.mark.parametrize(("relative", "format", "blocks"), SOURCES,
-                         ids=[Path(s[0]).name for s in SOURCES])
+                         ids=["/".join(Path(s[0]).parts[-2:]) for s in SOURCES])
 def test_every_source_draws_all_its_blocks(relative, format, blocks):
     trace = load(relative, format)
     assert len(trace.memory) == blocks
+    assert_picture(trace)
+
+
+# The Paddle and MIGraphX readers' samples (their counts are checked in their own tests).
+OTHER_SOURCES = ["../samples/paddle/small_3.3.1.paddle_trace.pb",
+                 "../samples/paddle/legacy_gpu_synthetic.profile",
+                 "../samples/migraphx/synthetic_resnet_perf_rocm7.2.txt"]
+
+
+@pytest.mark.parametrize("relative", OTHER_SOURCES, ids=lambda p: Path(p).name)
+def test_paddle_and_migraphx_blocks_draw_too(relative):
+    trace = traceconv.load(HERE / relative)
+    assert trace.memory
+    assert_picture(trace)
+
+
+def assert_picture(trace: traceconv.Trace) -> None:
+    """One titled rectangle per non-empty block, axes and legend, one true peak per device."""
     began = time.perf_counter()
     root = ET.fromstring(svg_text(trace, MemflowOptions()))
     assert time.perf_counter() - began < 5
     group = root.find(".//svg:g[@id='blocks']", NS)
     titled = [r for r in group.findall("svg:rect", NS) if r.find("svg:title", NS) is not None]
-    assert len(titled) == blocks
+    assert len(titled) == sum(b.size >= 1 for b in trace.memory)
     for axis in ("address-axis", "time-axis", "legend", "live-bytes"):
         texts = [t.text for t in root.find(f".//svg:g[@id='{axis}']", NS).iter(TEXT)]
         assert len(texts) >= 3, axis
     markers = root.findall(".//svg:g[@class='peak-marker']", NS)
     devices = sorted({b.device for b in trace.memory})
-    assert len(markers) == len(devices)
+    assert [m.get("data-device", "") for m in markers] == devices
     lo = min(t for b in trace.memory for t in (b.alloc_ns, b.free_ns) if t is not None)
     for device, marker in zip(devices, markers, strict=True):
         series = live_bytes([b for b in trace.memory if b.device == device], start=lo)
@@ -131,3 +152,23 @@ def test_exports_carry_the_live_bytes_counter(tmp_path):
     # one sample per [memory] event (291 allocs + 277 frees), peaking at PyTorch's total
     assert len(chrome) == len(perfetto) == 568
     assert max(chrome) == max(perfetto) == 2_625_264
+
+
+def test_megengine_own_picture_redrawn_visible():
+    """MegEngine's memory_flow.svg is 45.5 M units tall: none of its 677 rects is 1 unit tall
+    and 206 have zero width. Redrawn, all 677 are at least 1 x 1 px in 1600 x 900."""
+    import gzip
+
+    path = HERE / "data" / "megengine" / "train_memory_flow.svg.gz"
+    original = ET.fromstring(gzip.decompress(path.read_bytes()))
+    theirs = [r for r in original.iter("{http://www.w3.org/2000/svg}rect")
+              if r.get("{https://megengine.org.cn}type") == "tensor"]
+    assert original.get("height") == "45504596.357824" and len(theirs) == 677
+    assert not any(float(r.get("height")) >= 1 for r in theirs)
+    assert sum(float(r.get("width")) == 0 for r in theirs) == 206
+    root = ET.fromstring(svg_text(load("data/megengine/train_memory_flow.svg.gz",
+                                       "megengine-memflow-svg"), MemflowOptions()))
+    ours = root.find(".//svg:g[@id='blocks']", NS).findall("svg:rect", NS)
+    assert (root.get("width"), root.get("height")) == ("1600", "900")
+    assert len(ours) == 677
+    assert all(float(r.get("width")) >= 1 and float(r.get("height")) >= 1 for r in ours)

@@ -22,6 +22,8 @@ from traceconv.model import MemoryBlock, Trace
 NS = {"svg": "http://www.w3.org/2000/svg"}
 CNN_PEAK = 3_054_392   # max row total of the CNN's per-category export (see test_torch_memory)
 
+RAW = "torch_memory/memory_timeline.raw.json.gz"   # under tests/data
+
 
 def svg_of(trace: Trace, **options) -> ET.Element:
     return ET.fromstring(svg_text(trace, MemflowOptions(**options)))
@@ -42,7 +44,7 @@ def peaks(root: ET.Element) -> list[ET.Element]:
 
 @pytest.fixture(scope="module")
 def cnn(data) -> Trace:
-    return traceconv.load(data / "torch_memory" / "memory_timeline.raw.json.gz", format="torch_memory")
+    return traceconv.load(data / RAW, format="torch_memory")
 
 
 def test_every_block_is_a_titled_rectangle(cnn):
@@ -252,6 +254,24 @@ def test_cli_errors_are_one_line(tmp_path):
                                           "no allocations); see `traceconv info`")
     result = CliRunner().invoke(app, ["memflow", "x.json", "--start", "3 fortnights"])
     assert result.exit_code == 1 and len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--start", "200ms", "--end", "100ms"], "traceconv: error: the time window ends before "
+                                             "it starts"),
+    (["--device", "GPU"], "no memory blocks on device 'GPU' (the trace has: '')"),
+    (["--pool", "heap"], "no memory blocks on pool 'heap' (the trace has: 'timeline')"),
+    (["--min-size", "4QB"], "traceconv: error: unknown size unit 'QB' in '4QB' "
+                            "(use B, KiB, MiB, GiB, TiB)"),
+])
+def test_cli_option_errors(data, tmp_path, args, message):
+    out = tmp_path / "x.svg"
+    result = CliRunner().invoke(app, ["memflow", str(data / "torch_memory" /
+                                                     "memory_timeline.raw.json.gz"),
+                                      "-o", str(out), *args])
+    assert result.exit_code == 1
+    assert result.output.strip().endswith(message)
+    assert not out.exists()
 
 
 @settings(max_examples=25, deadline=None)

@@ -55,6 +55,8 @@ EXPECTED = [
     ("trace_eval_2019_ouput_typo.txt", 9, 9, 4, 2, 0),
     ("trace_eval_rocm5.7_level2_two_passes.txt", 7, 7, 3, 2, 0),
     ("cut_paste_resnet50_fragment.txt", 8, 8, 3, 3, 0),
+    ("summary_only_rocm5.7_bert_fragment.txt", 0, 0, 0, 0, 8),
+    ("trailer_only_rocm6.4_percentiles.txt", 0, 0, 0, 0, 0),
 ]
 
 
@@ -339,6 +341,23 @@ def test_cut_paste_reads_what_is_there():
     assert joined["attributes"]["local"] == "256"
 
 
+def test_summary_or_trailer_alone_reads():
+    trace = load("summary_only_rocm5.7_bert_fragment.txt")
+    assert len(trace.slices) == 0  # stats only: what `traceconv summary` prints
+    rows = [(s.name, s.calls, s.total_ns, s.avg_ns, s.ratio) for s in trace.stats]
+    assert rows[0] == ("gpu::code_object::mlir_dot_add", 72, 4_612_470, 64_062, 38.0)
+    assert rows[-1] == ("@param", 4, 2_315, 579, 1.0)
+    assert trace.metadata.attributes["programs"][0]["trailer"]["rate"] == 3.38012
+    trace = load("trailer_only_rocm6.4_percentiles.txt")
+    host = {s.name: s.dur for s in trace.iter_slices()}
+    assert host == {"Total time (mean eval + finish)": 1_114_480,
+                    "host overhead (dry run)": 54_246}
+    trailer = trace.metadata.attributes["programs"][0]["trailer"]
+    assert (trailer["overhead_calculated_ms"], trailer["overhead_calculated_percent"]) == (
+        -1.29436, -116)
+    assert trailer["median_ms"] == 1.11396 and trailer["percentiles_ms"]["99%"] == 1.42208
+
+
 def test_unrecognised_file_is_one_located_error(tmp_path):
     bad = tmp_path / "notes.txt"
     bad.write_text("hello\nthis is not MIGraphX\n")
@@ -431,3 +450,35 @@ def test_detailed_summary_groups_are_recomputed():
     trace = migraphx.build(parse_document(text))
     recomputed = [s.name for s in trace.stats if s.section == "recomputed"]
     assert recomputed == [s.name for s in trace.stats if s.section == "summary"]
+
+
+def test_shared_corpus_reads_cleanly(shared_samples):
+    files = sorted((shared_samples / "migraphx").rglob("*.txt"))
+    assert files
+    for path in files:
+        trace = traceconv.load(path)
+        assert trace.metadata.source_format == "migraphx", path
+        assert trace.op_count > 0, path
+        assert "migraphx.unparsed_line" not in trace.diagnostics, path
+
+
+def test_trace_compile_pass_dumps_are_programs_of_their_own():
+    text = "\n".join([
+        'module: "main"', "x = @param:x -> float_type, {2}, {1}",
+        "@1 = relu(x) -> float_type, {2}, {1}", "",
+        "Pass: eliminate_identity", "x = @param:x -> float_type, {2}, {1}",
+        "@1 = relu(x) -> float_type, {2}, {1}", "",
+        "Pass: dead_code_elimination", "x = @param:x -> float_type, {2}, {1}",
+        "@1 = relu(x) -> float_type, {2}, {1}", ""])
+    doc = parse_document(text)
+    assert [lst.pass_name for lst in doc.runs[0].listings] == [
+        None, "eliminate_identity", "dead_code_elimination"]
+    assert migraphx.build(doc).op_count == 6
+
+
+def test_sniff_says_no_to_the_other_text_and_json_inputs():
+    others = [p for p in (DATA.parent).rglob("*") if p.is_file() and DATA not in p.parents
+              and p.suffix in (".txt", ".log", ".json")]
+    assert others
+    for path in others:
+        assert migraphx.sniff(path.read_bytes()[:65536]) == 0.0, path

@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from traceconv.errors import InputError
+from traceconv.formats.migraphx import build
 from traceconv.formats.migraphx.document import parse_document
 from traceconv.formats.migraphx.instruction import parse_attributes, parse_instruction
 from traceconv.formats.migraphx.shape import TYPE_SIZES, parse_shape
@@ -141,3 +145,28 @@ def test_any_text_parses_without_exceptions(text):
 ]), max_size=25))
 def test_shuffled_report_pieces_never_raise(lines):
     parse_document("\n".join(lines))
+
+
+_FIXTURES = Path(__file__).resolve().parent / "data" / "migraphx"
+_PASTES = [(_FIXTURES / name).read_text().splitlines() for name in (
+    "srcdoc_AMDMIGraphX_driver_perf_simple_graph.txt", "rocm4.5_if_submodules_perf.txt",
+    "trace_eval_rocm5.7_level2_two_passes.txt", "rocm6.4_streams_output_arg_perf.txt",
+    "develop2026_debug_symbols_logger.txt")]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(_PASTES), st.data())
+def test_cut_and_elided_pastes_build_or_fail_cleanly(lines, data):
+    """What users paste: lines dropped, the end cut mid-line; the reader never crashes."""
+    keep = data.draw(st.lists(st.booleans(), min_size=len(lines), max_size=len(lines)))
+    kept = [ln for ln, k in zip(lines, keep, strict=True) if k]
+    text = "\n".join(kept)
+    text = text[:data.draw(st.integers(0, len(text)))]
+    try:
+        trace = build(parse_document(text))
+    except InputError:
+        return
+    assert trace.op_count == trace.graph.number_of_nodes() - trace.tensor_count
+    for block in trace.memory:
+        assert block.size >= 0
+        assert block.alloc_ns is None or block.free_ns is None or block.alloc_ns <= block.free_ns

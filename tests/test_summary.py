@@ -119,3 +119,22 @@ def test_stats_only_trace():
     assert [(r.name, r.time) for r in result.device_rows] == [("conv2d", 6e-06),
                                                                ("relu", 1e-06)]
     assert [r.name for r in result.host_rows] == ["conv2d", "relu"]
+
+
+def test_host_only_timeline_shows_host_table_with_names():
+    """A CPU-only PyTorch trace: self time per slice name on properly nested tracks."""
+    from pathlib import Path
+
+    import traceconv
+    from traceconv.analysis.summary import summarize
+    from traceconv.formats.summary import render_text
+
+    trace = traceconv.load(Path(__file__).parent.parent / "samples" / "torch" / "cnn_step5.pt.trace.json")
+    result = summarize(trace, top=0)
+    assert result.total_device_time is None
+    # self times never exceed what the tracks can hold: each nested track sums to its span
+    assert result.total_host_time <= trace.span_ns / 1e9 * len(trace.tracks)
+    forward = next(r for r in result.host_rows if r.name == "forward")
+    assert forward.type == "user_annotation"
+    text = render_text(summarize(trace, top=3))
+    assert "host self time per operator" in text and "device self time" not in text

@@ -26,6 +26,8 @@ CNN_CATEGORY_MAX = {"parameter": 154_664, "optimizer_state": 154_664, "input": 9
                     "temporary": 4, "activation": 2_228_932, "gradient": 175_696,
                     "autograd_detail": 1_048_576, "unknown": 548_560}
 
+RAW = "torch_memory/memory_timeline.raw.json.gz"   # under tests/data
+
 
 def _document(path) -> list:
     return orjson.loads(gzip.decompress(path.read_bytes()))
@@ -88,7 +90,7 @@ def test_raw_export_one_block_per_tensor_version(data):
 
 
 def test_version_change_keeps_the_storage(data):
-    trace = traceconv.load(data / "torch_memory" / "memory_timeline.raw.json.gz", format="torch_memory")
+    trace = traceconv.load(data / RAW, format="torch_memory")
     ends = {(b.address, b.free_ns): b for b in trace.memory if b.free_ns is not None}
     continued = [b for b in trace.memory if (b.address, b.alloc_ns) in ends
                  and ends[(b.address, b.alloc_ns)].size == b.size]
@@ -96,7 +98,7 @@ def test_version_change_keeps_the_storage(data):
 
 
 def test_blocks_never_overlap_in_address_and_time(data):
-    trace = traceconv.load(data / "torch_memory" / "memory_timeline.raw.json.gz", format="torch_memory")
+    trace = traceconv.load(data / RAW, format="torch_memory")
     _assert_disjoint(trace.memory)
 
 

@@ -32,6 +32,7 @@ import numpy as np
 from ..model import OpStat, ProcessKind, Trace
 from ..model.graph import OP
 from .breakdown import BREAKDOWN_CATEGORY
+from .nesting import repair_nesting
 
 Place = Literal["device", "host"]
 EndKey = Literal["end", "kern"]
@@ -186,20 +187,28 @@ def _self_times(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
 
 
 def _slice_records(trace: Trace) -> list[OpRecord]:
+    # Self time needs strict nesting: partial overlaps go to lanes first, as for the viewers.
+    repair_nesting(trace)
     device_procs = {p.id for p in trace.processes if p.kind == ProcessKind.DEVICE}
     place_of_track = ["device" if t.process in device_procs else "host" for t in trace.tracks]
     s = trace.slices
     track, start, dur, name = (s.numpy(c) for c in ("track", "start", "dur", "name"))
+    category = s.numpy("category")
     totals: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    kinds: dict[int, int] = {}
     for tr in np.unique(track).tolist():
         rows = np.flatnonzero(track == tr)
         rows = rows[np.lexsort((-dur[rows], start[rows]))]
         selfs = _self_times(start[rows], start[rows] + dur[rows])
         place = place_of_track[tr]
-        for name_id, ns in zip(name[rows].tolist(), selfs.tolist(), strict=True):
+        for name_id, cat, ns in zip(name[rows].tolist(), category[rows].tolist(),
+                                    selfs.tolist(), strict=True):
             totals[name_id][place] += ns
+            kinds.setdefault(name_id, cat)
     names = trace.strings.strings
-    return [OpRecord(names[n], times={(p, "end"): ns / 1e9 for p, ns in places.items()})
+    # The slice category (cpu_op, kernel, ...) stands in for the operator type.
+    return [OpRecord(names[n], type=names[kinds[n]],
+                     times={(p, "end"): ns / 1e9 for p, ns in places.items()})
             for n, places in totals.items()]
 
 

@@ -58,10 +58,19 @@ def memflow(inputs: tuple[str, ...], output: str | None, format: str | None,
             options["start"] = origin + parse_duration(start)
         if end is not None:
             options["end"] = origin + parse_duration(end)
+        for field, value in (("device", device), ("pool", pool)):
+            known = sorted({getattr(b, field) for b in trace.memory})
+            if value is not None and value not in known:
+                raise TraceconvError(f"no memory blocks on {field} {value!r} (the trace has: "
+                                     f"{', '.join(repr(k) for k in known)})", file=inputs[0])
+        try:
+            checked = MemflowOptions(**options)
+        except ValueError as exc:
+            raise TraceconvError(str(exc)) from None
         target = output or default_output(inputs, "svg")
         trace.memflow_svg(target, **options)
         if target != "-":
-            shown = len(select(trace, MemflowOptions(**options)))
+            shown = len(select(trace, checked))
             click.echo(f"wrote {target} ({shown:,} of {len(trace.memory):,} blocks, "
                        f"{os.path.getsize(target):,} bytes, "
                        f"{time.perf_counter() - began:.2f} s)", err=True)

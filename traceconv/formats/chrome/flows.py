@@ -61,6 +61,31 @@ class SliceIndex:
         return None
 
 
+def enclosing_slices(index: SliceIndex, tracks: np.ndarray, times: np.ndarray) -> list[int | None]:
+    """The innermost slice around each (track, time) point, vectorised for the common case
+    where the last slice to start before the point still contains it.
+
+    >>> from traceconv.model import Trace
+    >>> t = Trace(); p = t.add_process("p"); th = t.add_track("t", process=p)
+    >>> _ = t.add_slice(th, 0, 100, "outer"); _ = t.add_slice(th, 10, 20, "inner")
+    >>> enclosing_slices(SliceIndex(t), np.array([th, th, th]), np.array([15, 50, 200]))
+    [1, 0, None]
+    """
+    found: list[int | None] = [None] * len(times)
+    for track in np.unique(tracks).tolist():
+        lo, hi = index._segment(track)
+        where = np.flatnonzero(tracks == track)
+        if hi == lo:
+            continue
+        candidate = np.searchsorted(index.start[lo:hi], times[where], "right") - 1
+        inside = (candidate >= 0) & (index.end[lo:hi][np.maximum(candidate, 0)] >= times[where])
+        for point, cand, ok in zip(where.tolist(), candidate.tolist(), inside.tolist(),
+                                   strict=True):
+            found[point] = (int(index.order[lo + cand]) if ok
+                            else index.bind(track, int(times[point]), enclosing=True))
+    return found
+
+
 def link_flows(trace: Trace, points: list[FlowPoint],
                tracks_of: Callable[[Any], list[int]]) -> None:
     """Turn flow points into model flows between the slices they bind to.

@@ -109,12 +109,14 @@ def render(trace: Trace, options: MemflowOptions) -> svgwrite.Drawing:
     coloring = color_blocks(sel.blocks, options.color_by, trace.graph, frame.legend_rows)
 
     drawing = svgwrite.Drawing(size=(options.width, options.height), debug=False)
+    drawing.viewbox(0, 0, options.width, options.height)   # scales when embedded
+    title = options.title or f"Memory flow · {trace.metadata.source_file or 'trace'}"
+    drawing.set_desc(title=title)                           # the browser tab's name
     drawing.defs.add(drawing.style(STYLE))
     drawing.add(drawing.rect((0, 0), (options.width, options.height), fill="white"))
-    title = options.title or f"Memory flow · {trace.metadata.source_file or 'trace'}"
     drawing.add(drawing.text(title, insert=(frame.left, 22), class_="title"))
 
-    _draw_region_bands(drawing, axis, sel, frame)
+    _draw_region_bands(drawing, axis, frame)
     merged = _draw_blocks(drawing, trace, sel, axis, times, coloring, clock, options.max_rects)
     _draw_address_axis(drawing, axis, sel, frame)
     _draw_time_axis(drawing, times, clock, frame, trace.metadata.clock)
@@ -162,7 +164,7 @@ def _draw_blocks(drawing: svgwrite.Drawing, trace: Trace, sel: Selection, axis: 
         rect = drawing.rect((round(float(x0[i]), 2), round(float(y[i]), 2)),
                             (round(float(width[i]), 2), round(float(height[i]), 2)),
                             fill=colors[i], class_="b")
-        rect.set_desc(title=block_tooltip(sel.blocks[i], trace, clock, sel.spaces))
+        rect.set_desc(title=block_tooltip(sel.blocks[i], trace, clock))
         group.add(rect)
     for cell in cells:
         rect = drawing.rect((cell.x, cell.y), (cell.side, cell.side), class_="m",
@@ -214,19 +216,18 @@ def _merge_subpixel(x: np.ndarray, bottom: np.ndarray, width: np.ndarray, height
     return np.ones(len(x), bool), []
 
 
-def block_tooltip(block: MemoryBlock, trace: Trace, clock: Clock,
-                  spaces: list[tuple[str, str]]) -> str:
+def block_tooltip(block: MemoryBlock, trace: Trace, clock: Clock) -> str:
     """The tooltip text of one block: what it is, where, how big, and when.
 
     >>> b = MemoryBlock(0x7f00, 2048, 1_000, 3_000, device="cpu", name="conv1:o0",
     ...                 shape=(4, 128), dtype="float32", category="activation")
-    >>> print(block_tooltip(b, Trace(), Clock(0), []))
+    >>> print(block_tooltip(b, Trace(), Clock(0)))
     conv1:o0
     0x7f00 – 0x8700 · 2 KiB (2,048 B) · cpu
     shape (4, 128) float32 · activation
     alloc 1 µs → free 3 µs · lifetime 2 µs
     """
-    lines = [block.name or block.owner_tensor or "(unnamed block)"]
+    lines = [_block_name(block)]
     if block.owner_op is not None:
         node = trace.graph.nodes.get(block.owner_op) or {}
         op = node.get("name") or block.owner_op
@@ -251,10 +252,13 @@ def block_tooltip(block: MemoryBlock, trace: Trace, clock: Clock,
     return "\n".join(lines)
 
 
+def _block_name(block: MemoryBlock, unnamed: str = "(unnamed block)") -> str:
+    return block.name or block.owner_tensor or unnamed
+
+
 # -- axes ---------------------------------------------------------------------------------
 
-def _draw_region_bands(drawing: svgwrite.Drawing, axis: AddressAxis, sel: Selection,
-                       frame: Frame) -> None:
+def _draw_region_bands(drawing: svgwrite.Drawing, axis: AddressAxis, frame: Frame) -> None:
     """Alternating light bands behind the regions, so each address range reads as a unit."""
     group = drawing.add(drawing.g(id="regions"))
     for i, region in enumerate(axis.regions):
@@ -349,6 +353,8 @@ class Peak:
     time: int
     bytes: int
     alive: list[int]   # indices into the selection, biggest first
+    color: str
+    row: int           # which label line along the top of the curve panel
 
 
 def device_live_bytes(sel: Selection) -> dict[str, tuple[LiveBytes, np.ndarray]]:
@@ -397,8 +403,8 @@ def _draw_live_bytes(drawing: svgwrite.Drawing, sel: Selection, times: TimeAxis,
                                stroke_width=1.2, id=f"curve-{n}"))
         peak_time, peak_bytes = curve.peak
         alive = _alive_at(sel, rows, peak_time)
-        peaks.append(Peak(device, peak_time, peak_bytes, alive))
-        _draw_peak(drawing, group, sel, times, frame, clock, peaks[-1], color, ceiling)
+        peaks.append(Peak(device, peak_time, peak_bytes, alive, color, len(peaks)))
+        _draw_peak(drawing, group, sel, times, frame, clock, peaks[-1], ceiling)
     return peaks
 
 
@@ -430,24 +436,24 @@ def _alive_at(sel: Selection, rows: np.ndarray, t: int) -> list[int]:
 
 
 def _draw_peak(drawing: svgwrite.Drawing, group: Group, sel: Selection, times: TimeAxis,
-               frame: Frame, clock: Clock, peak: Peak, color: str, ceiling: int) -> None:
+               frame: Frame, clock: Clock, peak: Peak, ceiling: int) -> None:
     x = round(float(times.x(peak.time)), 2)
     y = frame.curve_top + frame.curve_height * (1 - peak.bytes / max(ceiling, 1))
-    marker = drawing.g(id=f"peak-{peak.device or 'memory'}", class_="peak-marker",
-                   data_peak_bytes=str(peak.bytes), data_peak_time_ns=str(peak.time),
-                   data_alive_blocks=str(len(peak.alive)))
+    marker = drawing.g(class_="peak-marker", data_device=peak.device,
+                       data_peak_bytes=str(peak.bytes), data_peak_time_ns=str(peak.time),
+                       data_alive_blocks=str(len(peak.alive)))
     marker.add(drawing.line((x, frame.curve_top), (x, frame.plot_bottom), class_="peak"))
-    marker.add(drawing.circle((x, round(y, 2)), 3.5, fill=color))
+    marker.add(drawing.circle((x, round(y, 2)), 3.5, fill=peak.color))
     where = f"{_shorten(peak.device, 32)} " if peak.device else ""
     label = (f"{where}peak {format_bytes(peak.bytes)} at {clock.at(peak.time)} · "
              f"{len(peak.alive)} blocks alive")
     anchor = "end" if x > (frame.left + frame.right) / 2 else "start"
-    marker.add(drawing.text(label, insert=(x + (-8 if anchor == "end" else 8), round(y, 2) + 14),
-                            text_anchor=anchor, fill=color))
+    label_y = frame.curve_top + 12 + 13 * peak.row   # one line per device, no overlaps
+    marker.add(drawing.text(label, insert=(x + (-8 if anchor == "end" else 8), label_y),
+                            text_anchor=anchor, style=f"fill: {peak.color}", class_="region"))
     shown = peak.alive[:20]
-    lines = [label, *(f"{format_bytes(sel.blocks[i].size):>10}  "
-                      f"{sel.blocks[i].name or sel.blocks[i].owner_tensor or hex(sel.blocks[i].address)}"
-                      for i in shown)]
+    lines = [label, *(f"{format_bytes(b.size):>10}  {_block_name(b, hex(b.address))}"
+                      for b in (sel.blocks[i] for i in shown))]
     if len(peak.alive) > len(shown):
         lines.append(f"… and {len(peak.alive) - len(shown)} more")
     marker.set_desc(title="\n".join(lines))

@@ -1,8 +1,9 @@
 """The gap-compressed address axis: disjoint address regions stacked with marked breaks.
 
 A CPU process mixes heap (``0x55…``) and mmap (``0x7f…``) addresses ~45 TB apart; a linear
-axis makes every block invisible. Here each address space ``(device, pool)`` is cut at every
-gap that is large compared with the bytes actually used, the pieces ("regions") are drawn
+axis makes every block invisible. Here each address space ``(device, pool)`` is cut at its
+gaps larger than :data:`GAP_FRACTION` of the bytes in use, largest first, as long as the
+space's share of :data:`MAX_REGIONS` lasts. The pieces ("regions") are drawn
 bottom-up in address order with a fixed-size break between them, and each region gets a
 height proportional to its span (with a floor, so a lone small region stays readable).
 """
@@ -13,9 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# A gap larger than this fraction of the bytes in use in its address space becomes a break.
+# Gaps smaller than this fraction of the bytes in use in their address space are never cut.
 GAP_FRACTION = 0.05
-MAX_REGIONS = 32
+# Regions in the whole picture (every address space gets at least one): more breaks than
+# this read as noise, not as an axis.
+MAX_REGIONS = 12
 BREAK_PX = 10.0
 
 
@@ -59,7 +62,7 @@ class AddressAxis:
 def split_regions(space: np.ndarray, address: np.ndarray, size: np.ndarray,
                   gap_fraction: float = GAP_FRACTION, max_regions: int = MAX_REGIONS
                   ) -> tuple[list[tuple[int, int, int]], np.ndarray, int]:
-    """Cut each address space at its large gaps.
+    """Cut each address space at its largest gaps (see the module docstring).
 
     Returns ``[(space, low, high)]`` in drawing order (space, then address), the region index
     of each block, and the bytes skipped by the cuts.
@@ -72,7 +75,9 @@ def split_regions(space: np.ndarray, address: np.ndarray, size: np.ndarray,
     regions: list[tuple[int, int, int]] = []
     region_of = np.zeros(len(address), np.int64)
     skipped = 0
-    for s in np.unique(space).tolist():
+    spaces = np.unique(space).tolist()
+    max_cuts = max(1, max_regions // max(len(spaces), 1)) - 1
+    for s in spaces:
         rows = np.flatnonzero(space == s)
         order = rows[np.argsort(address[rows], kind="stable")]
         lo, hi = address[order], address[order] + size[order]
@@ -80,11 +85,7 @@ def split_regions(space: np.ndarray, address: np.ndarray, size: np.ndarray,
         gaps = lo[1:] - reach[:-1]                       # > 0 where the union has a hole
         reach_before = np.concatenate((lo[:1], reach[:-1]))
         used = int(np.maximum(0, hi - np.maximum(lo, reach_before)).sum())
-        cut = gaps > gap_fraction * max(used, 1)
-        if cut.sum() > max_regions - 1:                  # keep only the largest gaps
-            limit = np.sort(gaps[cut])[-(max_regions - 1)]
-            cut &= gaps >= limit
-        cuts = np.flatnonzero(cut)
+        cuts = _choose_cuts(gaps, used, gap_fraction, max_cuts)
         skipped += int(gaps[cuts].sum())
         starts = np.concatenate(([0], cuts + 1))
         ends = np.concatenate((cuts + 1, [len(order)]))
@@ -92,6 +93,16 @@ def split_regions(space: np.ndarray, address: np.ndarray, size: np.ndarray,
             region_of[order[first:stop]] = len(regions)
             regions.append((s, int(lo[first]), int(reach[stop - 1])))
     return regions, region_of, skipped
+
+
+def _choose_cuts(gaps: np.ndarray, used: int, gap_fraction: float, max_cuts: int) -> np.ndarray:
+    """Indices ``i`` of the gaps (between sorted blocks ``i`` and ``i + 1``) to cut.
+
+    >>> _choose_cuts(np.array([5, 900, -3, 400, 60]), 1000, 0.05, 2).tolist()
+    [1, 3]
+    """
+    largest_first = np.argsort(-gaps, kind="stable")[:max_cuts]
+    return np.sort(largest_first[gaps[largest_first] > gap_fraction * max(used, 1)])
 
 
 def address_axis(space: np.ndarray, address: np.ndarray, size: np.ndarray,

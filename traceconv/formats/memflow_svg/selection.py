@@ -44,6 +44,8 @@ class MemflowOptions:
             raise ValueError(f"color_by must be one of {', '.join(COLOR_BY)}")
         if self.width < 400 or self.height < 300:
             raise ValueError("the picture needs at least 400 x 300 pixels")
+        if self.start is not None and self.end is not None and self.end <= self.start:
+            raise ValueError("the time window ends before it starts")
 
 
 @dataclass

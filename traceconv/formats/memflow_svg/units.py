@@ -92,7 +92,8 @@ def parse_bytes(text: str) -> int:
     number, unit = _quantity(text, "size")
     scale = _PARSE_BYTES.get(unit.lower() or "b")
     if scale is None:
-        raise TraceconvError(f"unknown size unit {unit!r} in {text!r} (use B, KiB, MiB, GiB)")
+        raise TraceconvError(f"unknown size unit {unit!r} in {text!r} "
+                             "(use B, KiB, MiB, GiB, TiB)")
     return int(number * scale)
 
 

@@ -33,14 +33,16 @@ _INSTRUCTION = re.compile(
     rb"^(?:Run instruction: )?\s*\S+ = (?:@param:|@literal|@return\(|[\w:]+(?:\[|\(|\s->\s)).*?"
     rb"(?:->\s*(?:\[|dynamic, )?\w+_type, \{|@return\()", re.M)
 _MARKERS = re.compile(rb"Running performance report|MIGraphX Version: |^Run instruction: |"
-                      rb"^Total instructions time: |^module: \"main\"", re.M)
+                      rb"^Total instructions time: |^module: \"main\"|"
+                      rb"^\S[^\n]*: [-+\d.e]+ms / \d+ = [-+\d.e]+ms, [-+\d.e]+%\s*$", re.M)
 
 
 def sniff(head: bytes, source: Source | None = None) -> float:
     """How sure we are that ``head`` is MIGraphX text output (0..1).
 
     Instruction prints end in a MIGraphX shape (``-> float_type, {1, 2}, {2, 1}``); one such
-    line plus a driver/report marker, or three of them, is unmistakable.
+    line plus a driver/report marker, or three of them, is unmistakable. A pasted Summary
+    (``group: 1.2ms / 3 = 0.4ms, 5%``) or trailer (``Total instructions time:``) alone is too.
 
     >>> sniff(b"@0 = add(x,y) -> float_type, {2}, {1}\\n" * 3)
     0.95
@@ -51,7 +53,7 @@ def sniff(head: bytes, source: Source | None = None) -> float:
     markers = bool(_MARKERS.search(head))
     if instructions >= 3 or (instructions and markers):
         return 0.95
-    return 0.6 if markers else 0.0
+    return 0.9 if markers else 0.0
 
 
 def read(source: Source, **options: Any) -> Trace:

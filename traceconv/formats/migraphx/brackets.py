@@ -8,8 +8,13 @@ a paste that is cut mid-line simply never returns to depth 0.
 
 from __future__ import annotations
 
+import re
+
 _OPENERS = "[{("
 _CLOSERS = "]})"
+
+
+_BRACKETS = re.compile(r"[\[\]{}()]")
 
 
 def closing(text: str, start: int) -> int:
@@ -19,15 +24,20 @@ def closing(text: str, start: int) -> int:
     (7, -1)
     """
     depth = 0
-    for i in range(start, len(text)):
-        ch = text[i]
-        if ch in _OPENERS:
+    for m in _BRACKETS.finditer(text, start):
+        if m.group() in _OPENERS:
             depth += 1
-        elif ch in _CLOSERS:
+        else:
             depth -= 1
             if depth == 0:
-                return i
+                return m.start()
     return -1
+
+
+def _depth(text: str, end: int) -> int:
+    """Bracket depth just before ``text[end]`` (C-speed counting)."""
+    return sum(text.count(c, 0, end) for c in _OPENERS) - sum(
+        text.count(c, 0, end) for c in _CLOSERS)
 
 
 def find_top(text: str, token: str, start: int = 0, *, last: bool = False) -> int:
@@ -36,26 +46,22 @@ def find_top(text: str, token: str, start: int = 0, *, last: bool = False) -> in
     >>> find_top("f[a -> b] -> c", " -> "), find_top("x # a # b", " # ", last=True)
     (9, 5)
     """
-    depth, found = 0, -1
-    i, n, first = start, len(text), token[0]
-    while i < n:
-        ch = text[i]
-        if ch in _OPENERS:
-            depth += 1
-        elif ch in _CLOSERS:
-            depth -= 1
-        elif depth == 0 and ch == first and text.startswith(token, i):
-            if not last:
-                return i
-            found = i
-            i += len(token)
-            continue
-        i += 1
-    return found
+    if last:
+        i = text.rfind(token, start)
+        while i >= 0 and _depth(text, i):
+            i = text.rfind(token, start, i)
+        return i
+    i = text.find(token, start)
+    while i >= 0 and _depth(text, i):
+        i = text.find(token, i + 1)
+    return i
 
 
-def split_top(text: str, sep: str = ",", *, tight: bool = False) -> list[str]:
-    """Split ``text`` at depth-0 ``sep``; ``tight`` only where no space follows the separator.
+_SPLIT_CHARS = re.compile(r"[\[\]{}(),]")
+
+
+def split_top(text: str, *, tight: bool = False) -> list[str]:
+    """Split ``text`` at depth-0 commas; ``tight``: only commas that no space follows.
 
     Attributes are joined by a bare ``,`` while values inside them (shape prints) use
     ``", "``, so attribute lists are split ``tight``.
@@ -65,13 +71,16 @@ def split_top(text: str, sep: str = ",", *, tight: bool = False) -> list[str]:
     >>> split_top("[1, 4, 0], [2, 2, 0]")
     ['[1, 4, 0]', ' [2, 2, 0]']
     """
+    if "," not in text:
+        return [text]
     parts, depth, begin = [], 0, 0
-    for i, ch in enumerate(text):
+    for m in _SPLIT_CHARS.finditer(text):
+        ch, i = m.group(), m.start()
         if ch in _OPENERS:
             depth += 1
         elif ch in _CLOSERS:
             depth -= 1
-        elif depth == 0 and ch == sep and not (tight and text[i + 1:i + 2] == " "):
+        elif depth == 0 and ch == "," and not (tight and text[i + 1:i + 2] == " "):
             parts.append(text[begin:i])
             begin = i + 1
     parts.append(text[begin:])

@@ -17,7 +17,8 @@ from .instruction import VAR, Instruction, parse_instruction
 
 NUM = r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
 _SEP = r"\s*[,，]\s*"  # the DCU fork pastes carry full-width commas and collapsed spacing
-PERF_TAIL = re.compile(rf"^(.*?)\s*:\s*({NUM})\s*ms{_SEP}({NUM})\s*%\s*$")
+# Greedy head: the timing is the last ': <ms>ms, <pct>%' of the line.
+PERF_TAIL = re.compile(rf"^(.*):\s*({NUM})\s*ms{_SEP}({NUM})\s*%\s*$")
 SUMMARY_ROW = re.compile(
     rf"^(.+?)\s*:\s*({NUM})\s*ms(?:\s*/\s*(\d+)\s*=\s*({NUM})\s*ms)?{_SEP}({NUM})\s*%\s*$")
 _RETURN_GLUE = re.compile(r"(=\s*@return\([^)]*\))(?=\S)")
@@ -245,6 +246,10 @@ class _Parser:
                 line=number))
             return
         self.in_summary = False
+        # Instruction lines are nearly all of a big file and no other line has ' = ' here.
+        if " = " in stripped and not stripped.startswith("Run instruction:") and \
+                self.instruction(number, stripped):
+            return
         for handler in (self.driver, self.trailer, self.eval_line, self.header,
                         self.instruction):
             if handler(number, stripped):
@@ -353,7 +358,7 @@ class _Parser:
             return False
         tail = PERF_TAIL.match(line)
         try:
-            instruction = parse_instruction(tail[1] if tail else line, number)
+            instruction = parse_instruction(tail[1].rstrip() if tail else line, number)
         except ValueError:
             return False
         run = self.current_run(number)

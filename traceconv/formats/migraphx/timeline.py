@@ -173,8 +173,11 @@ def _eval_record(trace: Trace, track: int, record: EvalRecord, by_name: dict, la
 
 def add_host_totals(trace: Trace, unit: Unit) -> None:
     """End-to-end time and measured host overhead of a perf report as their own slices."""
-    trailer = unit.report.trailer if unit.report else None
-    if trailer is None or (trailer.total_ms is None and trailer.overhead_ms is None):
+    report = unit.report
+    if report is None or (report.summary and not report.lines):
+        return  # a pasted Summary alone stays stats-only (what `traceconv summary` shows)
+    trailer = report.trailer
+    if trailer.total_ms is None and trailer.overhead_ms is None:
         return
     name = "migraphx-driver" + (f" {unit.label}" if unit.label else "")
     process = trace.add_process(name, kind=ProcessKind.HOST)

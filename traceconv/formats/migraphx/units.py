@@ -61,7 +61,9 @@ def units_of(document: Document, diagnostics: Diagnostics) -> list[Unit]:
                 last = k == len(run.listings) - 1
                 units.append(Unit(run, resolve(_listing_items(listing)), listing=listing,
                                   eval_passes=passes if last else []))
-        if run.report is not None and not run.report.lines:
+        if run.report is not None and not run.report.lines and not run.listings:
+            # a pasted Summary or trailer alone: stats and totals, no program
+            units.append(Unit(run, resolve([]), report=run.report))
             diagnostics.add("migraphx.report_without_lines", "perf report with a summary or "
                             "trailer but no per-instruction lines (cut paste)", kind="note")
     if len(units) > 1:

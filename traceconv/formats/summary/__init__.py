@@ -106,8 +106,12 @@ def rows_table(summary: Summary, place: Place) -> Table:
         right = header in ("#", "computation", "FLOPS", "memory", "bandwidth")
         table.add_column(header, justify="right" if right else "left", overflow="fold")
     for i, row in enumerate(summary.rows(place)):
-        operator = (f"{row.name}\n{row.type}\n{row.id}" if row.id is not None
-                    else f"{row.type}\n{row.count} ops")
+        if row.id is not None:
+            operator = f"{row.name}\n{row.type}\n{row.id}"
+        elif row.name == row.type:  # an aggregate of several operators
+            operator = f"{row.type}\n{row.count} ops"
+        else:  # a slice name from a plain timeline, with its category
+            operator = f"{row.name}\n{row.type}" if row.type else row.name
         table.add_row(str(i), _time_cell(row.time, total), _time_cell(row.cumulative, total),
                       operator, number_with_unit(row.computation, "FLO", 1000),
                       number_with_unit(row.flops, "FLOPS", 1000),
@@ -134,8 +138,12 @@ def render_text(summary: Summary, *, show_host: bool = False, print_only: str | 
     blocks = {"summary": lambda: totals_table(summary),
               "device": lambda: rows_table(summary, "device"),
               "host": lambda: rows_table(summary, "host")}
-    wanted = [print_only] if print_only else ["summary", "device"] + (["host"] if show_host
-                                                                      else [])
+    if print_only:
+        wanted = [print_only]
+    elif summary.total_device_time is None:  # a host-only trace: its host table is the news
+        wanted = ["summary", "host"]
+    else:
+        wanted = ["summary", "device"] + (["host"] if show_host else [])
     for name in wanted:
         console.print(blocks[name]())
     return buffer.getvalue()

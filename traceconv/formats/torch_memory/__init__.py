@@ -8,7 +8,7 @@ Two shapes (kineto.md §8), told apart by content:
   per tensor event; blocks are rebuilt by pairing creates with destroys of the same size.
 
 Neither carries tensor ids or addresses, so blocks sit at logical offsets (pool
-``timeline``) chosen by a first-fit allocator; live bytes per category match the export
+``timeline``) chosen by a best-fit allocator; live bytes per category match the export
 exactly. One ``live bytes`` counter track, plus one per category, is added.
 
 >>> from traceconv.io import Source

@@ -4,7 +4,7 @@ PyTorch's memory-timeline export says "N bytes of category C appeared / went awa
 not which tensor or where. To draw it as blocks we pair each free with a live block of the
 same category — the most recent one of exactly that size, else the most recent ones,
 splitting the last if needed (last in, first out, as autograd frees activations) — and place
-blocks at logical offsets with a first-fit allocator. Live bytes per category are exactly
+blocks at logical offsets with a best-fit allocator. Live bytes per category are exactly
 those of the export; the block identities and offsets are a reconstruction, said so in
 diagnostics.
 """
@@ -18,46 +18,57 @@ from dataclasses import dataclass
 from ...model import MemoryBlock
 
 
-class FirstFit:
-    """A first-fit allocator over logical offsets starting at 0.
+class BestFit:
+    """A best-fit allocator over logical offsets starting at 0 (smallest hole that fits).
 
-    >>> heap = FirstFit(); a, b = heap.alloc(64), heap.alloc(32); heap.free(a, 64)
+    Holes are kept twice, by start (to merge neighbours on free) and by (size, start) (to
+    find the best hole by bisection), so each call is a few bisections and list moves.
+
+    >>> heap = BestFit(); a, b = heap.alloc(64), heap.alloc(32); heap.free(a, 64)
     >>> a, b, heap.alloc(16), heap.alloc(64)
     (0, 64, 0, 96)
     """
 
     def __init__(self) -> None:
-        self._starts: list[int] = []   # free holes below the top, sorted by start
-        self._sizes: list[int] = []
+        self._holes: dict[int, int] = {}                 # start -> size, below the top
+        self._starts: list[int] = []                     # sorted
+        self._by_size: list[tuple[int, int]] = []        # sorted (size, start)
         self.top = 0
 
     def alloc(self, size: int) -> int:
-        for i, hole in enumerate(self._sizes):
-            if hole >= size:
-                address = self._starts[i]
-                if hole == size:
-                    del self._starts[i], self._sizes[i]
-                else:
-                    self._starts[i] += size
-                    self._sizes[i] -= size
-                return address
-        address, self.top = self.top, self.top + size
+        i = bisect.bisect_left(self._by_size, (size, -1))
+        if i == len(self._by_size):
+            address, self.top = self.top, self.top + size
+            return address
+        hole, address = self._by_size[i]
+        self._remove(address)
+        if hole > size:
+            self._add(address + size, hole - size)
         return address
 
     def free(self, address: int, size: int) -> None:
         i = bisect.bisect_left(self._starts, address)
-        self._starts.insert(i, address)
-        self._sizes.insert(i, size)
-        if i + 1 < len(self._starts) and address + size == self._starts[i + 1]:
-            self._sizes[i] += self._sizes.pop(i + 1)
-            self._starts.pop(i + 1)
-        if i > 0 and self._starts[i - 1] + self._sizes[i - 1] == address:
-            self._sizes[i - 1] += self._sizes.pop(i)
-            self._starts.pop(i)
-            i -= 1
-        if self._starts[i] + self._sizes[i] == self.top:   # give the tail back
-            self.top = self._starts.pop(i)
-            self._sizes.pop(i)
+        after = self._starts[i] if i < len(self._starts) else None
+        if after == address + size:                      # merge with the hole above
+            size += self._remove(after)
+        before = self._starts[i - 1] if i > 0 else None
+        if before is not None and before + self._holes[before] == address:
+            address, size = before, size + self._remove(before)
+        if address + size == self.top:                   # give the tail back
+            self.top = address
+        else:
+            self._add(address, size)
+
+    def _add(self, start: int, size: int) -> None:
+        self._holes[start] = size
+        bisect.insort(self._starts, start)
+        bisect.insort(self._by_size, (size, start))
+
+    def _remove(self, start: int) -> int:
+        size = self._holes.pop(start)
+        del self._starts[bisect.bisect_left(self._starts, start)]
+        del self._by_size[bisect.bisect_left(self._by_size, (size, start))]
+        return size
 
 
 @dataclass
@@ -83,7 +94,7 @@ class Reconstruction:
 
     def __init__(self, device: str = "", pool: str = "") -> None:
         self.device, self.pool = device, pool
-        self.heap = FirstFit()
+        self.heap = BestFit()
         self._by_size: dict[tuple[str, int], list[_Live]] = defaultdict(list)
         self._by_category: dict[str, list[_Live]] = defaultdict(list)
         self._serials: dict[str, int] = defaultdict(int)

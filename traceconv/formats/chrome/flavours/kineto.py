@@ -8,6 +8,7 @@ import numpy as np
 
 from ....analysis.memory import add_live_bytes_counters
 from ....model import MemoryBlock, Trace
+from ..flows import SliceIndex, enclosing_slices
 from .base import Flavour, ReadContext
 
 # Kineto activity categories that run on a device; their pid is a device index.
@@ -130,8 +131,12 @@ def _memory_blocks(trace: Trace) -> None:
     if name_id is None:
         return
     i = trace.instants
-    rows = np.flatnonzero(i.numpy("name") == name_id).tolist()
+    rows = np.flatnonzero(i.numpy("name") == name_id)
+    owners = enclosing_slices(SliceIndex(trace), i.numpy("track")[rows], i.numpy("ts")[rows])
+    owner_of = dict(zip(rows.tolist(), owners, strict=True))
+    names = trace.strings.strings
     ts_column, args_column = i.ts, i.args
+    rows = rows.tolist()
     devices: dict[tuple, str] = {}
     open_blocks: dict[tuple, MemoryBlock] = {}
     frees_without_alloc = 0
@@ -147,7 +152,9 @@ def _memory_blocks(trace: Trace) -> None:
         key = (device, addr)
         ts = ts_column[row]
         if size > 0:
-            block = MemoryBlock(addr, size, ts, None, device=device, category="allocation")
+            owner = owner_of[row]
+            block = MemoryBlock(addr, size, ts, None, device=device, category="allocation",
+                                owner_op=None if owner is None else names[trace.slices.name[owner]])
             open_blocks[key] = block
             trace.add_memory_block(block)
         else:
