@@ -58,7 +58,8 @@ def test_reports_equal_their_text(shared_samples: Path):
         assert len(stats) == len(rows), path
         for stat, (indent, line) in zip(stats, rows, strict=True):
             assert stat.depth == indent // 2 and line.strip().startswith(stat.name), line
-            assert f"{stat.calls}" in line.split()
+            # the calls follow the name, with or without a space (a name may fill its cell)
+            assert line.strip()[len(stat.name):].split()[0] == str(stat.calls), line
         totals = [float(m.group(1)) for m in re.finditer(r"^Total time: (\S+)$",
                                                           path.read_text(), re.MULTILINE)]
         assert [s.total_ns for s in trace.stats if s.name == "Total time"] == [
@@ -91,3 +92,15 @@ def test_protobuf_and_json_of_one_run_agree(shared_samples: Path):
             assert len(a.memory) == len(b.memory)
             checked += 1
     assert checked == 9
+
+
+def test_every_sample_converts_and_passes_check(shared_samples: Path, tmp_path: Path):
+    from traceconv.cli.check import check_file
+
+    for path in corpus(shared_samples):
+        if "large" in path.parent.name:
+            continue                                  # benchmarks/paddle_bench.py
+        out = tmp_path / "out.pftrace"
+        traceconv.convert(path, out)
+        report = check_file(str(out))
+        assert report.ok and not report.warnings, (path, report.errors, report.warnings)

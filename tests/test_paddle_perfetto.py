@@ -1,5 +1,5 @@
-"""Every Paddle test input converts to Perfetto and Chrome JSON that the real
-trace_processor loads without errors, with every slice, flow and counter sample kept."""
+"""Every Paddle test input converts to Perfetto and Chrome JSON that pass ``traceconv check``
+and that the real trace_processor loads without errors, every slice, flow and sample kept."""
 
 from __future__ import annotations
 
@@ -12,11 +12,10 @@ import pytest
 import traceconv
 from tests.tp_wasm.client import WasmTraceProcessor, find_wasm_dir, node_path
 from traceconv.api import save
+from traceconv.cli.check import check_file
 
 DATA = Path(__file__).parent / "data" / "paddle"
 INPUTS = sorted(p for p in DATA.rglob("*") if p.is_file())
-
-pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +34,7 @@ def _bytes(trace, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("path", INPUTS, ids=lambda p: str(p.relative_to(DATA)))
 def test_loads_in_trace_processor(tp, path, tmp_path):
     trace = traceconv.load(path)
@@ -54,3 +54,13 @@ def test_loads_in_trace_processor(tp, path, tmp_path):
     chrome = orjson.loads(_bytes(trace, "chrome"))
     tp.load(orjson.dumps(chrome))
     assert tp.query("select count(*) as n from slice")[0].n == events
+
+
+@pytest.mark.parametrize("suffix", [".pftrace", ".json"])
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: str(p.relative_to(DATA)))
+def test_every_conversion_passes_check(path, suffix, tmp_path):
+    out = tmp_path / f"out{suffix}"
+    traceconv.convert(path, out)
+    report = check_file(str(out))
+    assert report.ok, report.errors
+    assert not report.warnings, report.warnings

@@ -84,6 +84,9 @@ def test_gpu_shapes_kernels_memcpy_overflow():
     gpu_rows = [s for s in section(trace, "overview") if s.device_ns is not None]
     assert [(s.name, s.calls, s.device_ns) for s in gpu_rows] == [
         ("Kernel", 32, 6_400_000), ("Memcpy", 8, 800_000)]
+    distribution = {s.name: s for s in section(trace, "distribution")}
+    assert distribution["Overlap"].total_ns == 1_500_000 and distribution["Overlap"].ratio == 7.5
+    assert trace.stats[distribution["Computation"].parent].name == "ProfileStep"
     memory = section(trace, "memory")
     assert memory[1].extra["increased_size"] == -4194304
     assert {m.extra["place"] for m in memory} == {"Place(gpu:0)"}

@@ -87,3 +87,23 @@ def _place(trace: Trace, track: int, row: int, start: int, dur: int,
     for kid, kid_dur in zip(kids, totals, strict=True):
         _place(trace, track, kid, cursor, kid_dur, children)
         cursor += kid_dur
+
+
+def set_self_times(trace: Trace, rows: Sequence[int]) -> None:
+    """Fill ``self_ns`` of nested stats rows: total minus the children's totals (0 at least:
+    printed numbers are rounded).
+
+    >>> t = Trace()
+    >>> a = t.add_stat(OpStat("op", calls=1, total_ns=100))
+    >>> b = t.add_stat(OpStat("op/compute", calls=1, total_ns=70, parent=a, depth=1))
+    >>> set_self_times(t, [a, b]); t.stats[a].self_ns, t.stats[b].self_ns
+    (30, 70)
+    """
+    nested: dict[int, int] = defaultdict(int)
+    for row in rows:
+        parent = trace.stats[row].parent
+        if parent is not None:
+            nested[parent] += trace.stats[row].total_ns
+    for row in rows:
+        stat = trace.stats[row]
+        stat.self_ns = max(stat.total_ns - nested[row], 0)

@@ -12,6 +12,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..model import ProcessKind, Trace
 
 MEMCPY_NAME = re.compile(r"memcpy|memset|MemoryCopy|TensorCopy", re.IGNORECASE)
@@ -71,31 +73,73 @@ def op_totals(trace: Trace) -> dict[tuple[str, str], OpTotals]:
     >>> op_totals(t)[("events", "conv2d")].calls
     3
     """
+    if not trace.stats:
+        return _slice_totals(trace)
     totals: dict[tuple[str, str], OpTotals] = defaultdict(OpTotals)
-    if trace.stats:
-        for stat in trace.stats:
-            name = _THREAD_PREFIX.sub(r"\1", stat.extra.get("path") or stat.name)
-            totals[(stat.section, name)].add(stat.calls, stat.total_ns, stat.cpu_ns,
-                                             stat.device_ns)
-        top = {(s.section, _THREAD_PREFIX.sub(r"\1", s.extra.get("path") or s.name))
-               for s in trace.stats if s.parent is None}
-    else:
-        device_tracks = {t.id for t in trace.tracks
-                         if trace.processes[t.process].kind is ProcessKind.DEVICE}
-        for s in trace.iter_slices():
-            section = "memcpy" if MEMCPY_NAME.search(s.name) else "events"
-            on_device = s.track in device_tracks
-            totals[(section, s.name)].add(1, s.dur, None if on_device else s.dur,
-                                          s.dur if on_device else None)
-        top = set(totals)
-    section_sum: dict[str, int] = defaultdict(int)
-    for key in top:
-        if key in totals:
-            section_sum[key[0]] += totals[key].total_ns
-    for (section, _), value in totals.items():
-        if section_sum[section]:
-            value.ratio = round(100 * value.total_ns / section_sum[section], 6)
+    top_total: dict[str, int] = defaultdict(int)
+    for stat in trace.stats:
+        key = (stat.section, _THREAD_PREFIX.sub(r"\1", stat.extra.get("path") or stat.name))
+        totals[key].add(stat.calls, stat.total_ns, stat.cpu_ns, stat.device_ns)
+        if stat.parent is None:
+            top_total[stat.section] += stat.total_ns
+    _set_ratios(totals, top_total)
     return dict(totals)
+
+
+def _slice_totals(trace: Trace) -> dict[tuple[str, str], OpTotals]:
+    """Per slice name (and host/device side): calls and summed durations, vectorised; the
+    ratio is a share of the section's top-level time (slices not nested in another one on
+    their track), so nested slices do not count twice."""
+    s = trace.slices
+    totals: dict[tuple[str, str], OpTotals] = defaultdict(OpTotals)
+    if not len(s):
+        return {}
+    device_process = np.array([p.kind is ProcessKind.DEVICE for p in trace.processes])
+    on_device = device_process[np.array([t.process for t in trace.tracks])][s.numpy("track")]
+    names, durs = s.numpy("name"), s.numpy("dur")
+    keys, inverse = np.unique(names * 2 + on_device, return_inverse=True)
+    calls = np.bincount(inverse)
+    summed = np.bincount(inverse, weights=durs)
+    top = _top_level(s.numpy("track"), s.numpy("start"), durs)
+    top_summed = np.bincount(inverse, weights=durs * top, minlength=len(keys))
+    strings = trace.strings.strings
+    top_total: dict[str, int] = defaultdict(int)
+    for key, n, total, top_ns in zip(keys.tolist(), calls.tolist(), summed.tolist(),
+                                     top_summed.tolist(), strict=True):
+        name, device = strings[key // 2], bool(key % 2)
+        section = "memcpy" if MEMCPY_NAME.search(name) else "events"
+        total = int(total)
+        totals[(section, name)].add(n, total, None if device else total,
+                                    total if device else None)
+        top_total[section] += int(top_ns)
+    _set_ratios(totals, top_total)
+    return dict(totals)
+
+
+def _top_level(tracks: np.ndarray, starts: np.ndarray, durs: np.ndarray) -> np.ndarray:
+    """1 for slices that no earlier slice of their track encloses, else 0.
+
+    >>> _top_level(np.array([0, 0, 0, 1]), np.array([0, 5, 20, 5]), np.array([10, 2, 3, 1]))
+    array([1, 0, 1, 1])
+    """
+    order = np.lexsort((-durs, starts, tracks))
+    span = int(starts.max() - starts.min() + durs.max()) + 2
+    # each track's times shifted past the previous track's, so one running max serves all
+    group = np.cumsum(np.r_[0, tracks[order][1:] != tracks[order][:-1]])
+    begin = starts[order] - starts.min() + group * span
+    end = begin + durs[order]
+    reach = np.maximum.accumulate(end)
+    top = np.ones(len(order), dtype=np.int64)
+    top[1:] = begin[1:] >= reach[:-1]
+    result = np.empty_like(top)
+    result[order] = top
+    return result
+
+
+def _set_ratios(totals: dict[tuple[str, str], OpTotals], top_total: dict[str, int]) -> None:
+    for (section, _), value in totals.items():
+        if top_total[section]:
+            value.ratio = round(100 * value.total_ns / top_total[section], 6)
 
 
 def diff(a: Trace, b: Trace, sort: str = "total") -> list[OpDelta]:

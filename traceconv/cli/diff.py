@@ -17,7 +17,9 @@ def _ms(ns: float | int | None) -> str:
 
 
 def _change(delta: float | int | None, scale: float = 1.0, fmt: str = "{:+,.3f}") -> str:
-    return "" if not delta else fmt.format(delta / scale)
+    """The signed change as printed, blank when it rounds to nothing."""
+    text = "" if not delta else fmt.format(delta / scale)
+    return "" if not text.strip("+-0.,") else text
 
 
 def _short(path: str) -> str:

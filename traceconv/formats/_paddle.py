@@ -10,9 +10,13 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
+from functools import lru_cache
 
+from ..io import Source
 from ..model import MemoryBlock, Trace, TrackKind
 
+FRAMEWORK = "PaddlePaddle"           # as the Chrome-JSON flavours name it
+INT64_MAX = (1 << 63) - 1   # the model stores int64 ns; uninitialised CUPTI times exceed it
 _VAR_SUFFIX = re.compile(r"%[^%/]*%")     # "conv2d%out_var%": AllOpDetail per-instance name
 # Slice categories of the old profiler's records (binary profile and timeline.py JSON alike).
 CPU_CATEGORY, RUNTIME_CATEGORY = "cpu_op", "cuda_runtime"
@@ -21,6 +25,7 @@ ALLOCATE_KINDS = ("Allocate", "ReservedAllocate")
 FREE_KINDS = ("Free", "ReservedFree")
 
 
+@lru_cache(maxsize=1 << 16)   # a profile repeats a few hundred paths ~1e5 times
 def leaf_name(path: str) -> str:
     """The name a timeline shows for a '/'-joined annotation path: its last component
     without the ``%var%`` part.
@@ -96,22 +101,30 @@ class AllocatorLog:
                                    kind="dropped", count=self.unknown)
 
 
-def enclosing_slices(trace: Trace, points: Iterable[tuple[int, int]]) -> list[int | None]:
-    """For each (track, ts), the row of the innermost slice on that track containing ts.
+def enclosing_slices(trace: Trace, points: Iterable[tuple[int, int]],
+                     category: str | None = None) -> list[int | None]:
+    """For each (track, ts), the row of the innermost slice on that track containing ts
+    (only slices of ``category`` when given).
 
     >>> t = Trace(); p = t.add_process("p"); th = t.add_track("t", process=p)
-    >>> outer = t.add_slice(th, 0, 100, "op"); inner = t.add_slice(th, 10, 20, "infer_shape")
+    >>> outer = t.add_slice(th, 0, 100, "op", "Operator")
+    >>> inner = t.add_slice(th, 10, 20, "infer_shape", "OperatorInner")
     >>> enclosing_slices(t, [(th, 15), (th, 50), (th, 500)])
     [1, 0, None]
+    >>> enclosing_slices(t, [(th, 15)], category="Operator")
+    [0]
     """
     points = list(points)
     by_track: dict[int, list[int]] = defaultdict(list)
     for i, (track, _) in enumerate(points):
         by_track[track].append(i)
     s = trace.slices
+    wanted = None if category is None else trace.strings.find(category)
+    if category is not None and wanted is None:
+        return [None] * len(points)
     rows_of: dict[int, list[int]] = defaultdict(list)
-    for row, track in enumerate(s.track):
-        if track in by_track:
+    for row, (track, cat) in enumerate(zip(s.track, s.category, strict=True)):
+        if track in by_track and (wanted is None or cat == wanted):
             rows_of[track].append(row)
     result: list[int | None] = [None] * len(points)
     for track, queries in by_track.items():
@@ -184,3 +197,33 @@ def link_launches(trace: Trace, code: str) -> None:
     trace.diagnostics.add(f"{code}.kernel_without_launch",
                           "device records with no runtime call to link from", kind="note",
                           count=unmatched)
+
+
+SCAN_LIMIT = 256 << 20   # bytes of a text log searched for a report beyond the sniffed head
+LOG_SUFFIXES = (".txt", ".log")
+
+
+def text_contains(head: bytes, source: Source | None, pattern: re.Pattern[bytes]) -> bool:
+    """Whether the text holds ``pattern`` (a multi-line bytes regex of one line): in the
+    head, else, for a ``.txt``/``.log`` file, further in (training logs print reports at
+    the end, after megabytes of other output).
+
+    >>> text_contains(b"loss 0.5\\n", None, re.compile(rb"^loss", re.MULTILINE))
+    True
+    """
+    if pattern.search(head):
+        return True
+    if (source is None or b"\0" in head or len(head) < 1 << 16
+            or not source.stem_name.endswith(LOG_SUFFIXES)):
+        return False            # binary, not a log, or the head was the whole file
+    tail = b""
+    with source.open() as stream:
+        for _ in range(SCAN_LIMIT >> 20):
+            chunk = stream.read(1 << 20)
+            if not chunk:
+                return False
+            block = tail + chunk
+            if pattern.search(block):
+                return True
+            tail = block[block.rfind(b"\n") + 1:][-4096:]   # a line cut by the chunk edge
+    return False

@@ -88,9 +88,14 @@ class SliceTable(_Table):
     def append(self, track: int, start: int, dur: int, name: int, category: int,
                args: Args = None) -> int:
         index = len(self.args)
-        self.track.append(track)
+        # the int64 columns first: a time that does not fit raises before any column grew
         self.start.append(start)
-        self.dur.append(dur)
+        try:
+            self.dur.append(dur)
+        except (OverflowError, TypeError):
+            self.start.pop()
+            raise
+        self.track.append(track)
         self.name.append(name)
         self.category.append(category)
         self.args.append(args)
@@ -108,8 +113,8 @@ class InstantTable(_Table):
 
     def append(self, track: int, ts: int, name: int, category: int, args: Args = None) -> int:
         index = len(self.args)
+        self.ts.append(ts)   # first: a time that does not fit raises before any column grew
         self.track.append(track)
-        self.ts.append(ts)
         self.name.append(name)
         self.category.append(category)
         self.args.append(args)
@@ -123,9 +128,13 @@ class CounterTable(_Table):
 
     def append(self, track: int, ts: int, value: float) -> int:
         index = len(self.ts)
+        self.ts.append(ts)   # first: a time that does not fit raises before any column grew
+        try:
+            self.value.append(value)
+        except (OverflowError, TypeError):
+            self.ts.pop()
+            raise
         self.track.append(track)
-        self.ts.append(ts)
-        self.value.append(value)
         return index
 
 

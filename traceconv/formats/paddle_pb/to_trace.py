@@ -5,11 +5,28 @@ from __future__ import annotations
 from typing import Any
 
 from ...model import ProcessKind, Trace, TrackKind
-from .._paddle import AllocatorLog
+from ...model.graph import add_op, add_tensor, op_node
+from .._paddle import INT64_MAX, AllocatorLog
 from .proto import EVENT_TYPES, MEM_EVENT_TYPES
 
 ROOT_PARENT = -1
 OPERATOR = 0
+
+
+def is_root(node) -> bool:
+    """The synthetic per-thread root: no parent, named "root node", ending at 2**64 - 1."""
+    event = node.host_trace_event
+    return node.parentid == ROOT_PARENT and (event.name == "root node"
+                                             or event.end_ns > INT64_MAX)
+
+
+def op_type(name: str) -> str:
+    """The operator type in an Operator event name (dygraph adds a suffix word).
+
+    >>> op_type("conv2d dygraph"), op_type("pd_op.matmul"), op_type("adam")
+    ('conv2d', 'pd_op.matmul', 'adam')
+    """
+    return name.split(" ", 1)[0]
 
 
 def event_type_name(type_id: int) -> str:
@@ -56,8 +73,7 @@ class _Builder:
     def thread(self, tree) -> None:
         trace = self.trace
         nodes = tree.host_nodes
-        pid = next((n.host_trace_event.process_id for n in nodes
-                    if n.parentid != ROOT_PARENT), 0)
+        pid = next((n.host_trace_event.process_id for n in nodes if not is_root(n)), 0)
         name = self.thread_names.get(str(tree.thread_id), "thread")
         track = trace.add_track(f"{name} ({tree.thread_id})", process=self.host_process(pid),
                                 kind=TrackKind.THREAD, tid=tree.thread_id)
@@ -67,31 +83,59 @@ class _Builder:
         for node in nodes:
             event = node.host_trace_event
             parents[node.id], types[node.id] = node.parentid, event.type
-            if node.parentid != ROOT_PARENT:
-                rows[node.id] = trace.add_slice(
+            if not is_root(node) and self.in_range(event.start_ns, event.end_ns):
+                row = rows[node.id] = trace.add_slice(
                     track, event.start_ns, max(event.end_ns - event.start_ns, 0), event.name,
                     event_type_name(event.type), {"node_id": node.id})
+                if event.type == OPERATOR:
+                    add_op(trace.graph, row, event.name, op_type(event.name), slices=[row],
+                           thread=tree.thread_id)
             for runtime in node.runtime_nodes:
                 self.runtime(track, runtime)
-            owner = rows.get(node.id)
+            owner = self.owner(node.id, rows, parents, types)
             for mem in node.mem_nodes:
                 record = mem.mem_event
-                self.memory_records.append((record.timestamp_ns, len(self.memory_records),
-                                            track, owner, record))
+                if self.in_range(record.timestamp_ns, record.timestamp_ns):
+                    self.memory_records.append((record.timestamp_ns,
+                                                len(self.memory_records), track, owner, record))
             for supplement in node.op_supplement_nodes:
                 self.supplement(supplement.op_supplement_event, node.id, rows, parents, types)
 
+    @staticmethod
+    def owner(node_id: int, rows: dict[int, int], parents: dict[int, int],
+              types: dict[int, int]) -> int | None:
+        """The slice of the Operator enclosing ``node_id`` (allocator records hang on the
+        innermost node, often a kernel launch or infer_shape), else of the node itself."""
+        target = node_id
+        while target in types and types[target] != OPERATOR:
+            target = parents[target]
+        return rows.get(target if target in types else node_id)
+
+    def in_range(self, start: int, end: int) -> bool:
+        """False (and counted) for times the model's int64 ns cannot hold."""
+        if start <= INT64_MAX and end <= INT64_MAX:
+            return True
+        self.trace.diagnostics.add("paddle_pb.time_out_of_range",
+                                   "events with timestamps beyond int64 were dropped",
+                                   kind="dropped", example=f"{start}..{end}")
+        return False
+
     def runtime(self, track: int, node) -> None:
         event = node.runtime_trace_event
-        source = self.trace.add_slice(
-            track, event.start_ns, max(event.end_ns - event.start_ns, 0), event.name,
-            "CudaRuntime", {"correlation id": event.correlation_id,
-                            "callback id": event.callback_id})
+        source = None
+        if self.in_range(event.start_ns, event.end_ns):
+            source = self.trace.add_slice(
+                track, event.start_ns, max(event.end_ns - event.start_ns, 0), event.name,
+                "CudaRuntime", {"correlation id": event.correlation_id,
+                                "callback id": event.callback_id})
         for device_node in node.device_nodes:
             target = self.device(device_node.device_event)
-            self.trace.add_flow(source, target, "launch", "launch")
+            if source is not None and target is not None:
+                self.trace.add_flow(source, target, "launch", "launch")
 
-    def device(self, event) -> int:
+    def device(self, event) -> int | None:
+        if not self.in_range(event.start_ns, event.end_ns):
+            return None
         args: dict[str, Any] = {"correlation id": event.correlation_id,
                                 "context": event.context_id, "stream": event.stream_id}
         for detail in ("kernel_info", "memcpy_info", "memset_info"):
@@ -127,10 +171,7 @@ class _Builder:
                    types: dict[int, int]) -> None:
         """Shapes/dtypes/callstack go on the op they describe: the record hangs on the
         innermost node (often the op's ``infer_shape`` child), so walk up to the Operator."""
-        target = node_id
-        while target in types and types[target] != OPERATOR and parents[target] in types:
-            target = parents[target]
-        row = rows.get(target if types.get(target) == OPERATOR else node_id)
+        row = self.owner(node_id, rows, parents, types)
         if row is None:
             self.trace.diagnostics.add("paddle_pb.supplement_without_op",
                                        "op shapes recorded outside any op", kind="dropped",
@@ -146,12 +187,30 @@ class _Builder:
                                 for key, vec in zip(dtypes.key, dtypes.dtype_vecs, strict=False)}
         if event.callstack:
             args["callstack"] = event.callstack
+        self.op_inputs(row, event.op_type, args["input_shapes"], args["input_dtypes"])
+
+    def op_inputs(self, row: int, op_type_name: str, shapes: dict[str, list[list[int]]],
+                  dtypes: dict[str, list[str]]) -> None:
+        """The op's input tensors as graph nodes (tensor → op edges). The export names
+        inputs by slot only, so each op execution gets its own tensor nodes."""
+        graph = self.trace.graph
+        op = op_node(row)
+        if op not in graph:
+            return
+        graph.nodes[op]["type"] = op_type_name or graph.nodes[op]["type"]
+        graph.nodes[op]["in_shapes"] = [shape for key in shapes for shape in shapes[key]]
+        for key, key_shapes in shapes.items():
+            kinds = dtypes.get(key, [])
+            for i, shape in enumerate(key_shapes):
+                tensor = add_tensor(graph, f"{row}:{key}:{i}", key, shape=tuple(shape),
+                                    tensor_kind=kinds[i] if i < len(kinds) else None)
+                graph.add_edge(tensor, op)
 
 
 def build_trace(message, trace: Trace) -> Trace:
     meta = trace.metadata
     meta.source_version = message.version
-    meta.clock = "unix epoch (ns)"
+    meta.clock = "unix epoch"
     extra = {item.key: item.value for item in message.extra_info}
     meta.attributes.update({"paddle.span_index": message.span_indx,
                             **{f"paddle.{k}": v for k, v in extra.items() if not k.isdigit()}})
@@ -162,7 +221,7 @@ def build_trace(message, trace: Trace) -> Trace:
     roots = 0
     for tree in message.thread_trees:
         builder.thread(tree)
-        roots += sum(1 for n in tree.host_nodes if n.parentid == ROOT_PARENT)
+        roots += sum(1 for n in tree.host_nodes if is_root(n))
     builder.memories()
     trace.diagnostics.add("paddle_pb.root_nodes", "synthetic per-thread root nodes skipped",
                           kind="note", count=roots)

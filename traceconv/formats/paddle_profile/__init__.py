@@ -14,6 +14,7 @@ from __future__ import annotations
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from .._paddle import FRAMEWORK
 from .proto import Profile
 from .to_trace import build_trace
 
@@ -56,6 +57,6 @@ def read(source: Source, **options: object) -> Trace:
                          file=source.name) from None
     if not profile.events and not profile.mem_events:
         raise InputError("Paddle profile holds no events", file=source.name)
-    trace = build_trace(profile, Trace(Metadata(framework="paddle",
+    trace = build_trace(profile, Trace(Metadata(framework=FRAMEWORK,
                                                 source_format="paddle_profile")))
     return trace

@@ -8,6 +8,7 @@ from ...analysis.memory import add_live_bytes_counters
 from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
 from .._paddle import (
     CPU_CATEGORY,
+    INT64_MAX,
     KERNEL_CATEGORY,
     MEMCPY_CATEGORY,
     RUNTIME_CATEGORY,
@@ -16,12 +17,10 @@ from .._paddle import (
 )
 from .proto import CUDA_RUNTIME_DEVICE, EVENT_GPU_KERNEL, PLACES
 
-INT64_MAX = (1 << 63) - 1   # the model stores int64 ns; uninitialised CUPTI times exceed it
-
 
 def build_trace(profile, trace: Trace) -> Trace:
     meta = trace.metadata
-    meta.clock = "steady clock (ns)"
+    meta.clock = "steady clock (epoch-like ns)"
     meta.attributes["paddle.profile_start_ns"] = profile.start_ns
     meta.attributes["paddle.profile_end_ns"] = profile.end_ns
     host = trace.add_process("Paddle host", kind=ProcessKind.HOST, sort_index=0)

@@ -13,6 +13,7 @@ import re
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from .._paddle import FRAMEWORK, text_contains
 from .parser import BANNER, ReportParser
 from .schema import ReportLog
 from .to_trace import build_trace
@@ -22,8 +23,9 @@ _BANNER_BYTES = re.compile(rb"^\s*-{5,}>\s*Profiling Report\s*<-{5,}\s*$", re.MU
 
 
 def sniff(head: bytes, source: Source) -> float:
-    """Certain when the head holds the ``----> Profiling Report <----`` banner."""
-    return 0.95 if _BANNER_BYTES.search(head) else 0.0
+    """Certain when the text holds the ``----> Profiling Report <----`` banner (a training
+    log may print it after megabytes of other output)."""
+    return 0.95 if text_contains(head, source, _BANNER_BYTES) else 0.0
 
 
 def parse(text: str, trace: Trace | None = None) -> tuple[ReportLog, Trace]:
@@ -34,7 +36,7 @@ def parse(text: str, trace: Trace | None = None) -> tuple[ReportLog, Trace]:
     >>> log.reports[0].place, trace.counts()["stat_rows"]
     ('CPU', 0)
     """
-    trace = trace or Trace(Metadata(framework="paddle"))
+    trace = trace or Trace(Metadata(framework=FRAMEWORK))
     log = ReportParser(trace.diagnostics).parse_text(text)
     return log, build_trace(log, trace)
 

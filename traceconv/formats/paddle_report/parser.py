@@ -44,9 +44,9 @@ EVENT_HEADER = re.compile(r"^\s*Event\s+Calls\s+Total\b")
 MEMORY_HEADER = re.compile(r"^\s*Event\s+Alloc Calls\s+Size\(MB\)\s+Free Calls")
 _TAIL = rf"(?P<min>{NUM})\s+(?P<max>{NUM})\s+(?P<ave>{NUM})\s+(?P<ratio>{NUM})(?P<star>\*)?\s*$"
 _CPU_GPU = rf"(?P<cpu>{NUM})\s*\((?P<cpur>{NUM})\)\s*(?P<gpu>{NUM})\s*\((?P<gpur>{NUM})\)\s*"
-# ``sep`` is what separates the name from the calls: normally spaces, but a name longer
-# than its setw() cell touches the calls digits ("grad0/prepare_data5"); that form is tried
-# only when the spaced one fails, and the digits are split by Ave. = Total / Calls.
+# Spaces separate the name from the calls, except where a name longer than its setw() cell
+# touches the calls digits ("grad0/prepare_data5"): that ``touching`` form is tried only
+# when the spaced one fails, and its digits are split by Ave. = Total / Calls.
 ROW_FORMS = {
     (all_place, touching): re.compile(
         (r"^(?P<indent> *)(?P<name>\S.*?\D)(?P<calls>\d+)\s+" if touching else
@@ -57,6 +57,12 @@ ROW_FORMS = {
 MEMORY_ROW = re.compile(
     rf"^\s*(?P<event>\S.*?)\s+(?P<ac>\d+)\s+(?P<am>{NUM})\s+(?P<fc>\d+)\s+(?P<fm>{NUM})\s*$")
 THREAD_PREFIX = re.compile(r"^thread(\d+)::")
+# Rows that enclose other rows whose names do not say so (for collapsed pastes): executors,
+# dygraph op wrappers, grad nodes, the backward pass.
+CONTAINER_NAME = re.compile(r"(?P<executor>::|^backward$|^default-\d+$)|(?P<grad>GradNode)|"
+                            r" (?P<op>dygraph|pybind_imperative_func|pybind_patch_func)$")
+DEFAULT_STREAM = re.compile(r"^default-\d+$")
+MEMCPY_NAME = re.compile(r"^(?:GpuMemcpy|BufferedReader:MemoryCopy|TensorCopy)")
 
 
 def number(text: str) -> float | None:
@@ -67,6 +73,16 @@ def number(text: str) -> float | None:
     """
     value = float(text)
     return value if math.isfinite(value) else None
+
+
+def _container_kind(name: str) -> str | None:
+    """``executor``, ``grad`` or ``op`` for rows that enclose unhinted rows, else None.
+
+    >>> _container_kind("Executor::Run"), _container_kind("conv2d dygraph"), _container_kind("relu")
+    ('executor', 'op', None)
+    """
+    match = CONTAINER_NAME.search(name)
+    return None if match is None else match.lastgroup
 
 
 def split_touching(name: str, digits: str, total: float | None,
@@ -95,6 +111,7 @@ class _Table:
         # A paste with collapsed whitespace has no double spaces in the header line.
         self.collapsed = "  " not in header.strip()
         self.stack: list[int] = []          # indices of the open ancestors, outermost first
+        self.indents: list[int] = []        # collapsed tables: leading spaces of each row
         self.guessed = 0
 
     def parse(self, line: str) -> EventRow | None:
@@ -116,46 +133,88 @@ class _Table:
         if all_place:
             row.cpu_ms, row.cpu_ratio = number(g["cpu"]), number(g["cpur"])
             row.gpu_ms, row.gpu_ratio = number(g["gpu"]), number(g["gpur"])
-        self._nest(row, len(g["indent"]))
+        if self.collapsed:
+            self.indents.append(len(g["indent"]))   # nested once the table is complete
+        else:
+            self._nest(row, len(g["indent"]) // 2)
         return row
 
-    def _nest(self, row: EventRow, indent: int) -> None:
+    def _nest(self, row: EventRow, depth: int) -> None:
         rows = self.report.events
-        if self.collapsed:
-            parent = self._parent_by_name(row, indent > 0)
-        else:
-            depth = indent // 2
-            while self.stack and rows[self.stack[-1]].depth >= depth:
-                self.stack.pop()
-            parent = self.stack[-1] if self.stack else None
+        if depth == 0 and "/" in row.name:
+            # early-2020 layout: unindented rows that print the whole path
+            parent = self._parent_by_path(row)
+            if parent is not None:
+                self._attach(row, len(rows), parent)
+                return
+        while self.stack and rows[self.stack[-1]].depth >= depth:
+            self.stack.pop()
+        self._attach(row, len(rows), self.stack[-1] if self.stack else None)
+
+    def _parent_by_path(self, row: EventRow) -> int | None:
+        """The open row that ``a/b/c`` (or ``op/compute``) names as its prefix, if any."""
+        rows = self.report.events
+        prefix = THREAD_PREFIX.sub("", row.name).rsplit("/", 1)[0]
+        return next((index for index in reversed(self.stack)
+                     if THREAD_PREFIX.sub("", rows[index].name) == prefix), None)
+
+    def _attach(self, row: EventRow, index: int, parent: int | None) -> None:
+        rows = self.report.events
         thread = THREAD_PREFIX.match(row.name)
         row.parent = parent
         row.depth = 0 if parent is None else rows[parent].depth + 1
         row.thread = (int(thread.group(1)) if thread
                       else rows[parent].thread if parent is not None else None)
-        if self.collapsed:
-            self.stack = self.stack[:row.depth]
-        self.stack.append(len(rows))
+        self.stack = self.stack[:row.depth] + [index]
+
+    def finish(self) -> None:
+        """Nest the rows of a collapsed table. A single leading space may survive the
+        collapse and mark nested rows; when none did, rows without a ``threadN::`` prefix
+        are nested in a per-thread report and top level in a merged one."""
+        if not self.collapsed:
+            return
+        rows = self.report.events
+        marked = any(self.indents)
+        per_thread = bool(rows) and THREAD_PREFIX.match(rows[0].name) is not None
+        for index, (row, indent) in enumerate(zip(rows, self.indents, strict=True)):
+            nested = indent > 0 if marked else per_thread
+            self._attach(row, index, self._parent_by_name(row, nested))
 
     def _parent_by_name(self, row: EventRow, indented: bool) -> int | None:
-        """Nesting when indentation was collapsed: only names can tell it.
+        """Nesting when indentation was collapsed: names and the row order must tell it.
 
-        ``op/compute`` (and a flat full path ``a/b/c``) belong under the open row named
-        by the prefix; ``threadN::`` rows and unindented rows are top level; any other
-        indented row is put under the current top-level row and counted as guessed.
+        ``op/compute`` (and a flat full path ``a/b/c``) belong under the open row named by
+        the prefix, ``conv2d0`` under ``conv2d``, ``Local_XGradNode`` under
+        ``Global_XGradNode``; ``threadN::`` rows and unindented rows are
+        top level. Any other indented row is guessed (and counted): a memcpy goes under
+        the row before it, the rest under the innermost open container row (an executor,
+        a dygraph op, a grad node), as the report prints them.
         """
         rows = self.report.events
+        name = THREAD_PREFIX.sub("", row.name)
         if THREAD_PREFIX.match(row.name) and "/" not in row.name:
             return None
-        if "/" in row.name:
-            prefix = row.name.rsplit("/", 1)[0]
-            for index in reversed(self.stack):
-                if rows[index].name == prefix:
+        open_names = [(index, THREAD_PREFIX.sub("", rows[index].name)) for index in self.stack]
+        if "/" in name and (parent := self._parent_by_path(row)) is not None:
+            return parent
+        for index, open_name in reversed(open_names):
+            if (name.startswith(open_name) and name[len(open_name):].isdigit()) or (
+                    name.startswith("Local_") and open_name == "Global_" + name[6:]):
+                return index
+        if DEFAULT_STREAM.match(name):   # the standalone executor's "default-0" job
+            for index, open_name in reversed(open_names):
+                if open_name.endswith("StandaloneExecutor::run"):
                     return index
         if not indented or not self.stack:
             return None
         self.guessed += 1
-        return self.stack[0]
+        if MEMCPY_NAME.match(name):
+            return self.stack[-1]
+        # containers of one kind (grad nodes, dygraph ops) are siblings, never nested
+        kind = _container_kind(name)
+        return next((index for index, open_name in reversed(open_names)
+                     if (open_kind := _container_kind(open_name))
+                     and (kind is None or open_kind != kind)), self.stack[0])
 
 
 class ReportParser:
@@ -293,6 +352,8 @@ class ReportParser:
 
     def _end_table(self) -> None:
         table, self._table = self._table, None
+        if table is not None:
+            table.finish()
         if table is not None and table.guessed:
             self.diagnostics.add(
                 "paddle_report.nesting_guessed",

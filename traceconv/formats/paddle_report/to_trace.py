@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ...analysis.breakdown import add_aggregate_breakdown
+from ...analysis.breakdown import add_aggregate_breakdown, set_self_times
 from ...model import Metadata, OpStat, Trace
+from .._paddle import FRAMEWORK
 from .parser import THREAD_PREFIX
 from .schema import EventRow, ProfilingReport, ReportLog
 
@@ -29,9 +30,9 @@ def build_trace(log: ReportLog, trace: Trace | None = None) -> Trace:
 
     Each report's Event Summary also becomes one synthetic aggregate-breakdown process.
     """
-    trace = trace or Trace(Metadata(framework="paddle"))
+    trace = trace or Trace(Metadata(framework=FRAMEWORK))
     meta = trace.metadata
-    meta.framework = "paddle"
+    meta.framework = FRAMEWORK
     meta.attributes.update({
         "paddle.reports": len(log.reports),
         "paddle.windows": len({r.group for r in log.reports}),
@@ -48,6 +49,7 @@ def build_trace(log: ReportLog, trace: Trace | None = None) -> Trace:
         common = {"report": index, "window": report.group, "place": report.place,
                   "view": view, "sorted_by": report.sorted_by}
         rows = _add_events(trace, report, common, section)
+        set_self_times(trace, rows)
         if rows:
             add_aggregate_breakdown(
                 trace, rows, f"{report_label(report, index)}: aggregate breakdown (not a timeline)",

@@ -14,6 +14,7 @@ import re
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from .._paddle import FRAMEWORK, text_contains
 from .parser import SummaryParser
 from .schema import SummaryDocument
 from .to_trace import build_trace
@@ -26,8 +27,9 @@ _SIGNATURE = re.compile(
 
 
 def sniff(head: bytes, source: Source) -> float:
-    """Certain when a summary title (``---Operator Summary---``, ``===Perf Summary===``) shows."""
-    return 0.95 if _SIGNATURE.search(head) else 0.0
+    """Certain when a summary title (``---Operator Summary---``, ``===Perf Summary===``)
+    shows, also after megabytes of training-log output."""
+    return 0.95 if text_contains(head, source, _SIGNATURE) else 0.0
 
 
 def parse(text: str, trace: Trace | None = None) -> tuple[SummaryDocument, Trace]:
@@ -38,7 +40,7 @@ def parse(text: str, trace: Trace | None = None) -> tuple[SummaryDocument, Trace
     >>> doc.perf[0].reader_ratio_pct, trace.stats[0].avg_ns
     (64.715, 1360000)
     """
-    trace = trace or Trace(Metadata(framework="paddle"))
+    trace = trace or Trace(Metadata(framework=FRAMEWORK))
     doc = SummaryParser(trace.diagnostics).parse_text(text)
     return doc, build_trace(doc, trace)
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ...analysis.breakdown import add_aggregate_breakdown
+from ...analysis.breakdown import add_aggregate_breakdown, set_self_times
 from ...model import OpStat, Trace
+from .._paddle import FRAMEWORK
 from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable
 
 UNIT_NS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
@@ -56,7 +57,7 @@ def section_of(title: str) -> str:
 
 def build_trace(doc: SummaryDocument, trace: Trace) -> Trace:
     meta = trace.metadata
-    meta.framework = "paddle"
+    meta.framework = FRAMEWORK
     meta.attributes["paddle.summary_tables"] = [t.title for t in doc.tables]
     # The per-operator table first: summaries read the first section as the op table.
     order = sorted(range(len(doc.tables)),
@@ -64,6 +65,8 @@ def build_trace(doc: SummaryDocument, trace: Trace) -> Trace:
     for number_ in order:
         table = doc.tables[number_]
         rows = _add_table(trace, table, number_)
+        if table.title in DRAWN:
+            set_self_times(trace, rows)
         if table.title in DRAWN and rows:
             add_aggregate_breakdown(
                 trace, rows, f"Paddle summary: {table.title}: aggregate breakdown "

@@ -92,30 +92,48 @@ class PaddleProfiler(Flavour):
 
 def _memory_blocks(trace: Trace) -> None:
     """``[memory]`` instants → allocator counters and memory blocks owned by the op whose
-    slice encloses them on the same thread (what the protobuf export records explicitly)."""
+    slice encloses them on the same thread (the protobuf export hangs them on that node)."""
     name_id = trace.strings.find(MEMORY_EVENT)
     if name_id is None:
         return
     i, strings = trace.instants, trace.strings.strings
     rows = sorted((ts, row) for row, (ts, nm) in enumerate(zip(i.ts, i.name, strict=True))
                   if nm == name_id)
-    owners = enclosing_slices(trace, [(i.track[row], ts) for ts, row in rows])
+    if not rows:
+        return
+    points = [(i.track[row], ts) for ts, row in rows]
+    # the op that allocated: the enclosing Operator, else the innermost enclosing slice
+    owners = [op if op is not None else inner for op, inner in zip(
+        enclosing_slices(trace, points, "Operator"), enclosing_slices(trace, points),
+        strict=True)]
     log = AllocatorLog(trace, trace.tracks[i.track[rows[0][1]]].process, "paddle")
     malformed = 0
     for (ts, row), owner in zip(rows, owners, strict=True):
         args = i.args[row] or {}
-        try:
-            addr, increase = int(args["addr"]), int(args["increase_bytes"])
-        except (KeyError, TypeError, ValueError):
+        addr, increase = _int64(args.get("addr")), _int64(args.get("increase_bytes"))
+        if addr is None or increase is None:
             malformed += 1
             continue
         log.add(ts, strings[i.category[row]], str(args.get("place", "")), addr, increase,
-                args.get("current_allocated"), args.get("current_reserved"),
+                _int64(args.get("current_allocated")), _int64(args.get("current_reserved")),
                 None if owner is None else trace.slice(owner).name)
     log.finish()
     trace.diagnostics.add("paddle.memory_record_malformed",
-                          "[memory] events without a numeric addr/increase_bytes (kept as "
+                          "[memory] events without an integer addr/increase_bytes (kept as "
                           "instants, no memory block)", kind="dropped", count=malformed)
+
+
+def _int64(value: Any) -> int | None:
+    """An integer arg (the writer prints ``addr`` as a decimal string), None if it is not one.
+
+    >>> _int64("140000000000000"), _int64(-64), _int64("x"), _int64(2**70), _int64(True)
+    (140000000000000, -64, None, None, None)
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str) and value.lstrip("-").isdigit():
+        value = int(value)
+    return value if isinstance(value, int) and -(1 << 63) <= value < (1 << 63) else None
 
 
 _MEMORY_PROCESS = re.compile(r"^memory usage on (?P<trainer>.+?):\w+:\d+$")
@@ -154,10 +172,11 @@ class PaddleTimeline(Flavour):
 
     def prepare(self, events: list, context: ReadContext) -> None:
         for e in events:
-            if isinstance(e, dict) and e.get("ph") == "M" and e.get("name") == "process_name":
-                self._learn(e.get("pid"), str((e.get("args") or {}).get("name", "")))
+            if (isinstance(e, dict) and e.get("ph") == "M" and e.get("name") == "process_name"
+                    and isinstance(e.get("pid"), int) and isinstance(e.get("args"), dict)):
+                self._learn(e["pid"], str(e["args"].get("name", "")))
         for e in events:
-            if not isinstance(e, dict):
+            if not isinstance(e, dict) or not isinstance(e.get("pid"), int):
                 continue
             if e.get("ph") == "X" and e.get("pid") in self.roles:
                 self._rewrite(e)
@@ -190,11 +209,10 @@ class PaddleTimeline(Flavour):
         trainer, role, n = self.roles[e["pid"]]
         args = e.get("args")
         args = e["args"] = dict(args) if isinstance(args, dict) else {}
-        path = args.pop("name", e.get("name", ""))
-        args["path"] = path
+        path = args["path"] = str(args.pop("name", e.get("name", "")))
         if "mem_bytes" in args:
             args["bytes"] = args.pop("mem_bytes")
-        detail = args.get("detail_info")
+        detail = str(args.get("detail_info") or "")
         if role == "gpu":
             e["cat"] = MEMCPY_CATEGORY if "bytes" in args else KERNEL_CATEGORY
             e["name"] = detail if detail and e["cat"] == KERNEL_CATEGORY else leaf_name(path)
