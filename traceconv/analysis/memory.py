@@ -101,7 +101,6 @@ def add_live_bytes_counters(trace: Trace, process_name: str = "Memory",
         track = trace.add_track(f"{label} live bytes", process=process, kind=TrackKind.COUNTER,
                                 unit="bytes", description="bytes held by live memory blocks")
         curve = live_bytes(blocks, start=start)
-        for ts, value in zip(curve.times.tolist(), curve.bytes.tolist(), strict=True):
-            trace.add_counter(track, ts, value)
+        trace.add_counter_series(track, curve.times, curve.bytes)
         new_tracks.append(track)
     return new_tracks

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any
 
 import networkx as nx
+import numpy as np
 
 from .columns import (
     Args,
@@ -113,6 +114,22 @@ class Trace:
     def add_counter(self, track: int, ts: int, value: float) -> int:
         """Add one sample to a counter track and return its row index."""
         return self.counters.append(track, ts, value)
+
+    def add_counter_series(self, track: int, times: Sequence[int], values: Sequence[float]) -> None:
+        """Add many samples to one counter track at once (numpy arrays welcome).
+
+        >>> t = Trace(); p = t.add_process("p"); c = t.add_track("mem", process=p)
+        >>> t.add_counter_series(c, [10, 20], [1.0, 0.0]); len(t.counters)
+        2
+        """
+        times = np.asarray(times, dtype=np.int64)
+        values = np.asarray(values, dtype=np.float64)
+        if times.shape != values.shape:
+            raise ValueError("times and values differ in length")
+        table = self.counters
+        table.track.frombytes(np.full(len(times), track, dtype=np.int32).tobytes())
+        table.ts.frombytes(times.tobytes())
+        table.value.frombytes(values.tobytes())
 
     def add_flow(self, source: int, target: int, category: str = "", name: str = "") -> int:
         """Link slice row ``source`` to slice row ``target`` and return the flow's index."""

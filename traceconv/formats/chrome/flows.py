@@ -62,8 +62,11 @@ class SliceIndex:
 
 
 def enclosing_slices(index: SliceIndex, tracks: np.ndarray, times: np.ndarray) -> list[int | None]:
-    """The innermost slice around each (track, time) point, vectorised for the common case
-    where the last slice to start before the point still contains it.
+    """The innermost slice around each (track, time) point, all points at once.
+
+    Starting from the last slice to begin at or before each point, step back through earlier
+    slices until one still contains the point: the first found is the innermost. Each step
+    is one numpy operation over the points still searching.
 
     >>> from traceconv.model import Trace
     >>> t = Trace(); p = t.add_process("p"); th = t.add_track("t", process=p)
@@ -71,33 +74,38 @@ def enclosing_slices(index: SliceIndex, tracks: np.ndarray, times: np.ndarray) -
     >>> enclosing_slices(SliceIndex(t), np.array([th, th, th]), np.array([15, 50, 200]))
     [1, 0, None]
     """
-    found: list[int | None] = [None] * len(times)
+    found = np.full(len(times), -1, dtype=np.int64)
     for track in np.unique(tracks).tolist():
         lo, hi = index._segment(track)
         where = np.flatnonzero(tracks == track)
         if hi == lo:
             continue
-        candidate = np.searchsorted(index.start[lo:hi], times[where], "right") - 1
-        inside = (candidate >= 0) & (index.end[lo:hi][np.maximum(candidate, 0)] >= times[where])
-        for point, cand, ok in zip(where.tolist(), candidate.tolist(), inside.tolist(),
-                                   strict=True):
-            found[point] = (int(index.order[lo + cand]) if ok
-                            else index.bind(track, int(times[point]), enclosing=True))
-    return found
+        starts, ends, ts = index.start[lo:hi], index.end[lo:hi], times[where]
+        candidate = np.searchsorted(starts, ts, "right") - 1
+        searching = candidate >= 0
+        for _ in range(MAX_WALK):
+            if not searching.any():
+                break
+            inside = searching.copy()
+            inside[searching] = ends[candidate[searching]] >= ts[searching]
+            found[where[inside]] = index.order[lo + candidate[inside]]
+            searching &= ~inside
+            candidate[searching] -= 1
+            searching &= candidate >= 0
+    return [None if row < 0 else row for row in found.tolist()]
 
 
-def link_flows(trace: Trace, points: list[FlowPoint],
-               tracks_of: Callable[[Any], list[int]]) -> None:
+def link_flows(trace: Trace, points: list[FlowPoint], tracks_of: Callable[[Any], list[int]],
+               index: SliceIndex) -> None:
     """Turn flow points into model flows between the slices they bind to.
 
     Points with the same (category, id) form a chain in time order; each consecutive pair of
     bound slices becomes a flow. ``tracks_of(point.place)`` lists the tracks a point may sit
-    on (the first that binds wins). Chains with a single endpoint and points that bind to
+    on (the first that binds wins); ``index`` holds the trace's slices. Chains with a single endpoint and points that bind to
     no slice are counted in the diagnostics.
     """
     if not points:
         return
-    index = SliceIndex(trace)
     chains: dict[tuple, list[FlowPoint]] = defaultdict(list)
     for point in points:
         chains[point.key].append(point)

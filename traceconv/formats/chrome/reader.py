@@ -19,7 +19,7 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from .flavours import Flavour, ReadContext, detect
-from .flows import FlowPoint, link_flows
+from .flows import FlowPoint, SliceIndex, link_flows
 from .stream import DocumentError, read_document
 
 _NUMERIC_ID = re.compile(r"-?\d+")
@@ -333,8 +333,9 @@ class ChromeReader:
         """Match begin/end pairs, name tracks, bind flows and apply the time base."""
         self._match_spans()
         self._name_tracks()
-        link_flows(self.trace, self.flow_points, self._flow_tracks)
         self._apply_time_base()
+        self.context.slice_index = SliceIndex(self.trace)  # slices and times are final now
+        link_flows(self.trace, self.flow_points, self._flow_tracks, self.context.slice_index)
         self.flavour.finalize(self.trace, self.context)
         self._report()
         self.trace.metadata.attributes.update(self.context.envelope)
@@ -411,6 +412,8 @@ class ChromeReader:
                 if len(values):
                     shifted = np.frombuffer(values, dtype=np.int64) + base
                     values[:] = type(values)("q", shifted.tobytes())
+            for point in self.flow_points:
+                point.ts += base
         bounds = trace.time_range
         meta.clock = "unix epoch" if bounds and bounds[0] >= EPOCH_NS else "relative"
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ....model import Trace
+from ..flows import SliceIndex
 
 
 @dataclass
@@ -18,6 +19,8 @@ class ReadContext:
     process_meta: dict[Any, dict[str, Any]] = field(default_factory=dict)
     # raw (pid, tid) -> {"name": ..., "sort_index": ...}
     thread_meta: dict[tuple[Any, Any], dict[str, Any]] = field(default_factory=dict)
+    # slices sorted per track, for binding points in time to slices (set in finish())
+    slice_index: SliceIndex | None = None
 
 
 class Flavour:

@@ -86,7 +86,7 @@ class Kineto(Flavour):
         meta.source_version = f"schemaVersion {envelope.get('schemaVersion', '?')}" + (
             " (2021 legacy names)" if self.legacy else "")
         _join_launches(trace)
-        _memory_blocks(trace)
+        _memory_blocks(trace, context.slice_index or SliceIndex(trace))
 
 
 def _join_launches(trace: Trace) -> None:
@@ -125,14 +125,14 @@ def _device_name(kind: Any, index: Any) -> str:
     return name if not isinstance(index, int) or index < 0 else f"{name}:{index}"
 
 
-def _memory_blocks(trace: Trace) -> None:
+def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
     """Pair [memory] alloc (+Bytes) and free (-Bytes) instants by device and address."""
     name_id = trace.strings.find("[memory]")
     if name_id is None:
         return
     i = trace.instants
     rows = np.flatnonzero(i.numpy("name") == name_id)
-    owners = enclosing_slices(SliceIndex(trace), i.numpy("track")[rows], i.numpy("ts")[rows])
+    owners = enclosing_slices(index, i.numpy("track")[rows], i.numpy("ts")[rows])
     owner_of = dict(zip(rows.tolist(), owners, strict=True))
     names = trace.strings.strings
     ts_column, args_column = i.ts, i.args
