@@ -177,7 +177,9 @@ class ChromeReader:
                 elif ph in ("i", "I", "R") or ph == "X":  # X here means a [memory] event
                     if ph == "X":
                         self.drop("chrome.memory_event_as_slice", base_index + offset)
-                    cat = _text(e.get("cat"))
+                    cat = e.get("cat", "")
+                    if type(cat) is not str:
+                        cat = _text(cat)
                     scope = e.get("s", "t")
                     if scope == "g":
                         t = self._global_track()
@@ -186,9 +188,16 @@ class ChromeReader:
                         t = self._named_track(("p", process), "process instants", process,
                                               TrackKind.SYNTHETIC)
                     else:
-                        t = track(cat in device_cats, e.get("pid"), e.get("tid"))
-                    add_instant(t, _ns(e["ts"], unit), intern(_text(e.get("name"))),
-                                intern(cat), self._args(e))
+                        t = tracks.get((cat in device_cats, e.get("pid"), e.get("tid")))
+                        if t is None:
+                            t = track(cat in device_cats, e.get("pid"), e.get("tid"))
+                    name = e.get("name") or ""
+                    if type(name) is not str:
+                        name = _text(name)
+                    args = e.get("args")
+                    add_instant(t, _ns(e["ts"], unit), ids.get(name) or intern(name),
+                                ids.get(cat) or intern(cat),
+                                args if args is None or type(args) is dict else self._wrap(args))
                 elif ph in ("s", "t", "f"):
                     self._flow_point(e, ph, device_cats)
                 elif ph in ("B", "E"):
