@@ -18,7 +18,11 @@ from typing import Any, BinaryIO
 
 import orjson
 
-CHUNK = 8 << 20
+# Small pieces are faster than big ones (1 M events: 5.0 s at 256 KiB, 6.8 s at 8 MiB): the
+# dicts of one piece are still in the CPU cache when they are read and freed, and the
+# allocator reuses their memory for the next piece.
+CHUNK = 256 << 10
+ENVELOPE_LIMIT = 64 << 20  # how far to look for "traceEvents" before parsing whole
 _BOUNDARY = re.compile(rb"\}\s*,\s*(?=\{)")
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _WS = b" \t\r\n"
@@ -84,6 +88,12 @@ def read_document(stream: BinaryIO, chunk_size: int = CHUNK) -> Document:
         return Document(chunks=_chunks(stream, bytearray(head), start + 1, chunk_size, {}),
                         bare_array=True)
     match = _EVENTS_KEY.search(head)
+    while match is None and len(head) < ENVELOPE_LIMIT:  # a long envelope (log lines, ...)
+        more = stream.read(chunk_size)
+        if not more:
+            break
+        head += more
+        match = _EVENTS_KEY.search(head, max(0, len(head) - len(more) - 64))
     if head[start:start + 1] != b"{" or match is None:
         return _parse_whole(head + stream.read())
     prefix = head[start + 1:match.start()].rstrip(_WS).rstrip(b",")
