@@ -9,8 +9,8 @@ from pathlib import Path
 
 import traceconv
 
-FORMAT_OF = {".txt": ("paddle_report", "paddle_summary"), ".profile": ("paddle_profile",),
-             ".pb": ("paddle_pb",), ".json": ("chrome",)}
+FORMAT_OF = {".txt": ("paddle-report", "paddle-summary"), ".profile": ("paddle-profile",),
+             ".pb": ("paddle-pb",), ".json": ("chrome",)}
 
 
 def expected_formats(path: Path) -> tuple[str, ...]:

@@ -25,7 +25,7 @@ DATA = Path(__file__).parent / "data" / "paddle"
 
 def test_pb_and_json_of_one_run_agree():
     trace = traceconv.load(DATA / "small_2.6.2.paddle_trace.pb.gz")
-    assert trace.metadata.source_format == "paddle_pb"
+    assert trace.metadata.source_format == "paddle-pb"
     assert trace.metadata.source_version == "1.0.2"
     events = orjson.loads(gzip.decompress(
         (DATA / "small_2.6.2.paddle_trace.json.gz").read_bytes()))["traceEvents"]
@@ -143,7 +143,7 @@ def test_sniffers_do_not_confuse_pb_and_profile():
     assert paddle_pb.sniff(profile_head, None) == 0  # type: ignore[arg-type]
     assert paddle_profile.sniff(pb_head, Source("x.pb")) == 0
     source = Source(DATA / "small_2.6.2.paddle_trace.pb.gz")
-    assert traceconv.registry.detect(source).name == "paddle_pb"
+    assert traceconv.registry.detect(source).name == "paddle-pb"
 
 
 def test_truncated_pb_is_one_clean_error(tmp_path):

@@ -30,7 +30,7 @@ def timeline_events(name: str) -> list[dict]:
 
 def test_cpu_profile_matches_timeline_py_and_report():
     trace = traceconv.load(DATA / "legacy_CPU_OpDetail.profile")
-    assert trace.metadata.source_format == "paddle_profile"
+    assert trace.metadata.source_format == "paddle-profile"
     slices = list(trace.iter_slices())
     timeline = [e for e in timeline_events("legacy_CPU_OpDetail.timeline.json.gz")
                 if e["ph"] == "X"]

@@ -24,7 +24,7 @@ def events(trace: Trace, report: int = 0):
 
 def test_legacy_opdetail_rows_nesting_and_summaries():
     trace = traceconv.load(DATA / "legacy_CPU_OpDetail.txt")
-    assert trace.metadata.source_format == "paddle_report"
+    assert trace.metadata.source_format == "paddle-report"
     rows = events(trace)
     assert len(rows) == 79                       # lines of the Event Summary table
     run, rppc, feed = rows[0], rows[1], rows[2]
@@ -269,6 +269,6 @@ def test_report_after_megabytes_of_log_output(tmp_path):
     path = tmp_path / "train.log"
     path.write_text(noise + (DATA / "legacy_CPU_OpDetail.txt").read_text())
     trace = traceconv.load(path)
-    assert trace.metadata.source_format == "paddle_report"
+    assert trace.metadata.source_format == "paddle-report"
     assert len(events(trace)) == 79
     assert trace.diagnostics.count("paddle_report.foreign_lines") == 20_000

@@ -22,7 +22,7 @@ def section(trace, name):
 
 def test_every_table_of_the_default_summary():
     trace = traceconv.load(DATA / "small_summary_default.txt")
-    assert trace.metadata.source_format == "paddle_summary"
+    assert trace.metadata.source_format == "paddle-summary"
     assert trace.metadata.attributes["paddle.summary_tables"] == [
         "Device Summary", "Overview Summary", "Model Summary", "Operator Summary",
         "UserDefined Summary", "Memory Summary - Place(cpu)"]
@@ -117,7 +117,7 @@ def test_sniffers_split_the_txt_formats():
     assert paddle_summary.sniff(report, None) == 0  # type: ignore[arg-type]
     assert paddle_report.sniff(summary, None) == 0  # type: ignore[arg-type]
     assert traceconv.load(DATA / "pir_static_summary_default.txt").metadata.source_format \
-        == "paddle_summary"
+        == "paddle-summary"
 
 
 def test_summary_diff_between_versions():

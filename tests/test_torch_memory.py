@@ -52,7 +52,7 @@ def test_totals_export_counters_reproduce_every_row(data):
     path = data / "torch_memory" / "memory_timeline.json.gz"
     times, sizes = _document(path)
     trace = traceconv.load(path, format="torch_memory")
-    assert trace.metadata.source_format == "torch_memory"
+    assert trace.metadata.source_format == "torch-memory"
     assert trace.metadata.framework == "PyTorch"
     series = _counter_series(trace)
     total = series["timeline live bytes"]
@@ -189,6 +189,6 @@ def test_detected_by_content_beside_chrome_json(data, samples):
     """Both use .json; detection reads the content."""
     for name in ("memory_timeline.json.gz", "memory_timeline.raw.json.gz"):
         assert traceconv.load(data / "torch_memory" / name).metadata.source_format == \
-            "torch_memory"
+            "torch-memory"
     assert traceconv.load(samples / "torch" / "cnn_step5.pt.trace.json").metadata \
         .source_format == "chrome"

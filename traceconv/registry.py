@@ -50,8 +50,13 @@ def register(info: FormatInfo) -> FormatInfo:
     """Add a format to the table (one line per format in ``traceconv.formats``)."""
     _FORMATS[info.name] = info
     for alias in info.aliases:
-        _ALIASES[alias] = info.name
+        _ALIASES[_key(alias)] = info.name
     return info
+
+
+def _key(name: str) -> str:
+    """Format names are case-insensitive and ``paddle_pb`` means ``paddle-pb``."""
+    return name.lower().replace("_", "-")
 
 
 def all_formats() -> list[FormatInfo]:
@@ -63,7 +68,7 @@ def all_formats() -> list[FormatInfo]:
 def get(name: str) -> FormatInfo:
     """The format called ``name`` (or one of its aliases)."""
     _ensure_loaded()
-    key = _ALIASES.get(name.lower(), name.lower())
+    key = _ALIASES.get(_key(name), _key(name))
     if key not in _FORMATS:
         known = ", ".join(sorted(_FORMATS))
         raise FormatError(f"unknown format {name!r} (known: {known})")

@@ -36,16 +36,16 @@ register(FormatInfo(
     "megengine-memflow-svg", "MegEngine Profiler memory_flow.svg (tensor rects) as input",
     "traceconv.formats.megengine.memflow_svg", ("memory_flow.svg",), reads=True))
 register(FormatInfo(
-    "paddle_report", "Paddle old text Profiling Report (fluid profiler; every layout, many "
+    "paddle-report", "Paddle old text Profiling Report (fluid profiler; every layout, many "
     "per log)", "traceconv.formats.paddle_report", (".txt", ".log"), reads=True))
 register(FormatInfo(
-    "paddle_profile", "Paddle old binary profile (fluid profiler profile_path, profiler.proto)",
+    "paddle-profile", "Paddle old binary profile (fluid profiler profile_path, profiler.proto)",
     "traceconv.formats.paddle_profile", (".profile",), reads=True))
 register(FormatInfo(
-    "paddle_pb", "Paddle profiler protobuf export (NodeTreesProto, *.paddle_trace.pb)",
+    "paddle-pb", "Paddle profiler protobuf export (NodeTreesProto, *.paddle_trace.pb)",
     "traceconv.formats.paddle_pb", (".paddle_trace.pb", ".pb"), reads=True))
 register(FormatInfo(
-    "paddle_summary", "Paddle profiler summary() tables and Perf Summary text",
+    "paddle-summary", "Paddle profiler summary() tables and Perf Summary text",
     "traceconv.formats.paddle_summary", (".txt", ".log"), reads=True))
 register(FormatInfo(
     "migraphx", "AMD MIGraphX program printouts, migraphx-driver perf reports and "
@@ -55,6 +55,6 @@ register(FormatInfo(
     "svg", "Memory-flow SVG: time x address, one rectangle per memory block, live-bytes peak",
     "traceconv.formats.memflow_svg", (".svg",), writes=True, aliases=("memflow",)))
 register(FormatInfo(
-    "torch_memory", "PyTorch export_memory_timeline JSON (per-category totals or raw events)",
+    "torch-memory", "PyTorch export_memory_timeline JSON (per-category totals or raw events)",
     "traceconv.formats.torch_memory", (".raw.json", ".json"), reads=True,
     aliases=("memory_timeline",)))

@@ -24,7 +24,8 @@ from .stream import DocumentError, read_document
 
 _NUMERIC_ID = re.compile(r"-?\d+")
 _SUPPORTED = frozenset("XBEiIRCbensftM")
-EPOCH_NS = 10**18  # timestamps above this (2001-09-09) are on the unix epoch clock
+EPOCH_NS = 10**18
+INT64 = 1 << 63  # timestamps above this (2001-09-09) are on the unix epoch clock
 
 
 def _text(value: Any) -> str:
@@ -45,9 +46,13 @@ def _ns(value: int | float, unit: int) -> int:
     (4482738043834738, 1695835542481129000, 0)
     """
     if type(value) is int:
-        return value * unit
-    whole = int(value)
-    return whole * unit + round((value - whole) * unit)
+        ns = value * unit
+    else:
+        whole = int(value)
+        ns = whole * unit + round((value - whole) * unit)
+    if not -INT64 <= ns < INT64:  # the event is malformed (the caller counts it)
+        raise OverflowError(f"time {value} is out of range")
+    return ns
 
 
 def _normal_id(value: Any) -> Any:

@@ -71,6 +71,11 @@ def _region(node: Node, program: Program, size: int | None,
         diagnostics.add("migraphx.load_without_offset", "load without readable offset/end; "
                         "placed at offset 0 with its shape's size", kind="guessed",
                         example=f"line {ins.line}: {ins.name}")
+    if end < offset:  # a cut paste can leave "end=4" of "end=40960"
+        diagnostics.add("migraphx.load_range_reversed", "load with end before offset (a cut "
+                        "line?); the shape's size is used from the offset", kind="repaired",
+                        example=f"line {ins.line}: {ins.name}")
+        end = offset + (size or 0)
     if size is not None and end - offset != size:
         diagnostics.add("migraphx.load_size_mismatch", "load end - offset differs from the "
                         "bytes of its printed shape; the printed range is used",

@@ -33,4 +33,4 @@ def read(source: Source, **options: object) -> Trace:
         raise InputError(f"not a Paddle NodeTreesProto: {exc}", file=source.name) from None
     if not message.version:
         raise InputError("not a Paddle NodeTreesProto (no version field)", file=source.name)
-    return build_trace(message, Trace(Metadata(framework=FRAMEWORK, source_format="paddle_pb")))
+    return build_trace(message, Trace(Metadata(framework=FRAMEWORK, source_format="paddle-pb")))

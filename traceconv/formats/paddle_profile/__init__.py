@@ -58,5 +58,5 @@ def read(source: Source, **options: object) -> Trace:
     if not profile.events and not profile.mem_events:
         raise InputError("Paddle profile holds no events", file=source.name)
     trace = build_trace(profile, Trace(Metadata(framework=FRAMEWORK,
-                                                source_format="paddle_profile")))
+                                                source_format="paddle-profile")))
     return trace

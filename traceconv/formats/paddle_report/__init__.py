@@ -47,5 +47,5 @@ def read(source: Source, **options: object) -> Trace:
     if not any(BANNER.match(line) for line in text.splitlines()):
         raise InputError("no '----> Profiling Report <----' banner found", file=source.name)
     _, trace = parse(text)
-    trace.metadata.source_format = "paddle_report"
+    trace.metadata.source_format = "paddle-report"
     return trace

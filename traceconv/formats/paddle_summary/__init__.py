@@ -50,5 +50,5 @@ def read(source: Source, **options: object) -> Trace:
     doc, trace = parse(source.read_text())
     if not doc.tables and not doc.perf and not doc.steps:
         raise InputError("no Paddle summary table or Perf Summary found", file=source.name)
-    trace.metadata.source_format = "paddle_summary"
+    trace.metadata.source_format = "paddle-summary"
     return trace

@@ -54,7 +54,7 @@ def read(source: Source, device: str = "", **_: Any) -> Trace:
     except orjson.JSONDecodeError as exc:
         raise InputError(f"not JSON: {exc}", file=source.name) from None
     raw = not _is_totals(document)
-    trace = Trace(Metadata(source_format="torch_memory", framework="PyTorch",
+    trace = Trace(Metadata(source_format="torch-memory", framework="PyTorch",
                            clock="unix epoch"))
     builder = Reconstruction(device=device, pool=POOL)
     if raw:
