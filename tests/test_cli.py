@@ -47,7 +47,13 @@ def test_convert_default_name_and_gzip(tmp_path: Path):
     phases = [e["ph"] for e in back["traceEvents"]]
     assert phases.count("X") == 2725 and phases.count("i") == 570
     assert phases.count("s") == phases.count("f") == 48
-    assert back["baseTimeNanoseconds"] == 1790857026000000000
+    # ts are µs relative to a base near the data (exact to the ns), absolute times kept
+    base = back["baseTimeNanoseconds"]
+    step = next(e for e in back["traceEvents"] if e.get("name") == "ProfilerStep#2")
+    source = next(e for e in orjson.loads(CNN.read_bytes())["traceEvents"]
+                  if e.get("name") == "ProfilerStep#2")
+    assert base % 1_000_000 == 0 and step["ts"] < 1e6
+    assert base + round(step["ts"] * 1000) == 1790857026000000000 + round(source["ts"] * 1000)
 
 
 def test_convert_to_stdout():

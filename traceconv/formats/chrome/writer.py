@@ -61,13 +61,14 @@ class _Ids:
 
 
 def _base(trace: Trace) -> int:
-    """The base of relative timestamps: the source's when it covers the trace, else the
-    first timestamp rounded down to a whole microsecond."""
+    """The base of relative timestamps: the first timestamp, rounded down to a millisecond.
+
+    Not the source's base (Kineto's is months back): µs values near 4.5e12 have only ~1 ns
+    of double precision, so a reader that computes ``ts*1000 + dur*1000`` can see a child end
+    1 ns after its parent and drop it. Small relative values are exact to the ns.
+    """
     bounds = trace.time_range
-    base = trace.metadata.clock_base_ns
-    if base is not None and (bounds is None or bounds[0] >= base):
-        return base
-    return 0 if bounds is None else bounds[0] - bounds[0] % 1000
+    return 0 if bounds is None else bounds[0] - bounds[0] % 1_000_000
 
 
 def _metadata_events(trace: Trace, ids: _Ids) -> Iterator[dict]:
