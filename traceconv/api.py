@@ -65,6 +65,12 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str | 
     return trace
 
 
-def formats() -> list[registry.FormatInfo]:
-    """The table of formats traceconv can read and/or write."""
+def list_formats() -> list[registry.FormatInfo]:
+    """The table of formats traceconv can read and/or write.
+
+    (Not ``formats()``: ``traceconv.formats`` is the package of format modules.)
+
+    >>> [f.name for f in list_formats()][:2]
+    ['chrome', 'perfetto']
+    """
     return registry.all_formats()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from ..api import formats
+from ..api import list_formats
 from .app import app
 
 
@@ -15,7 +15,7 @@ def formats_command() -> None:
     table = Table(title="traceconv formats")
     for column in ("name", "read", "write", "extensions", "description"):
         table.add_column(column, overflow="fold")
-    for info in formats():
+    for info in list_formats():
         table.add_row(info.name, "yes" if info.reads else "", "yes" if info.writes else "",
                       " ".join(info.extensions), info.description)
     Console().print(table)

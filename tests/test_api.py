@@ -1,0 +1,29 @@
+"""The README's API tour, as a test: the public functions work as documented."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import traceconv
+import traceconv.formats.chrome  # noqa: F401 - the package must not hide list_formats()
+from traceconv.analysis.memory import live_bytes
+
+CNN = Path(__file__).parent.parent / "samples" / "torch" / "cnn_step5.pt.trace.json"
+
+
+def test_api_tour(tmp_path: Path):
+    trace = traceconv.load(CNN)
+    assert (trace.counts()["slices"], trace.metadata.framework, trace.metadata.clock) == (
+        2725, "PyTorch", "unix epoch")
+    step = next(trace.iter_slices(name="ProfilerStep#4"))
+    assert trace.tracks[step.track].name.startswith("thread ")
+    assert trace.slices.numpy("dur").dtype.kind == "i"
+    flow = next(trace.iter_flows())
+    assert trace.slice(flow.source).start <= trace.slice(flow.target).start
+    assert live_bytes(trace.memory).peak[1] == 2_625_264  # = PyTorch's max Total Allocated
+    trace.save(tmp_path / "cnn.pftrace")
+    back = traceconv.convert(CNN, tmp_path / "cnn.json.gz")
+    assert (tmp_path / "cnn.json.gz").stat().st_size > 0 and len(back.slices) == 2725
+    names = [f.name for f in traceconv.list_formats()]
+    assert {"chrome", "perfetto", "megengine", "paddle-report", "migraphx", "svg"} <= set(names)
+    assert traceconv.load(tmp_path / "cnn.json.gz", format="json").counts()["flows"] == 48
