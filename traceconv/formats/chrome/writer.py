@@ -7,6 +7,7 @@ with ``bp:"e"``; counters are ``C`` events; names and order come as ``M`` events
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
@@ -99,22 +100,16 @@ def _events(trace: Trace, base: int) -> Iterator[dict]:
     yield from _metadata_events(trace, ids)
     names = trace.strings.strings
     place = [(ids.pid[t.process], ids.tid[t.id]) for t in trace.tracks]
-    s = trace.slices
-    for track, start, dur, name, cat, args in zip(s.track, s.start, s.dur, s.name, s.category,
-                                                  s.args, strict=True):
-        pid, tid = place[track]
-        event = {"ph": "X", "name": names[name], "pid": pid, "tid": tid,
-                 "ts": (start - base) / 1000, "dur": dur / 1000}
-        if cat:
-            event["cat"] = names[cat]
-        if args:
-            event["args"] = args
-        yield event
-    i = trace.instants
-    for track, ts, name, cat, args in zip(i.track, i.ts, i.name, i.category, i.args, strict=True):
-        pid, tid = place[track]
-        event = {"ph": "i", "s": "t", "name": names[name], "pid": pid, "tid": tid,
-                 "ts": (ts - base) / 1000}
+    s, i = trace.slices, trace.instants
+    slices = ((track, {"ph": "X", "ts": (start - base) / 1000, "dur": dur / 1000}, name, cat, args)
+              for track, start, dur, name, cat, args
+              in zip(s.track, s.start, s.dur, s.name, s.category, s.args, strict=True))
+    instants = ((track, {"ph": "i", "s": "t", "ts": (ts - base) / 1000}, name, cat, args)
+                for track, ts, name, cat, args
+                in zip(i.track, i.ts, i.name, i.category, i.args, strict=True))
+    for track, event, name, cat, args in itertools.chain(slices, instants):
+        event["name"] = names[name]
+        event["pid"], event["tid"] = place[track]
         if cat:
             event["cat"] = names[cat]
         if args:
