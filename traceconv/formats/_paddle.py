@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
 from functools import lru_cache
 
 from ..io import Source
@@ -99,51 +98,6 @@ class AllocatorLog:
         self.trace.diagnostics.add(f"{self.code}.unknown_memory_record",
                                    "allocator records of an unknown type (kept as instants)",
                                    kind="dropped", count=self.unknown)
-
-
-def enclosing_slices(trace: Trace, points: Iterable[tuple[int, int]],
-                     category: str | None = None) -> list[int | None]:
-    """For each (track, ts), the row of the innermost slice on that track containing ts
-    (only slices of ``category`` when given).
-
-    >>> t = Trace(); p = t.add_process("p"); th = t.add_track("t", process=p)
-    >>> outer = t.add_slice(th, 0, 100, "op", "Operator")
-    >>> inner = t.add_slice(th, 10, 20, "infer_shape", "OperatorInner")
-    >>> enclosing_slices(t, [(th, 15), (th, 50), (th, 500)])
-    [1, 0, None]
-    >>> enclosing_slices(t, [(th, 15)], category="Operator")
-    [0]
-    """
-    points = list(points)
-    by_track: dict[int, list[int]] = defaultdict(list)
-    for i, (track, _) in enumerate(points):
-        by_track[track].append(i)
-    s = trace.slices
-    wanted = None if category is None else trace.strings.find(category)
-    if category is not None and wanted is None:
-        return [None] * len(points)
-    rows_of: dict[int, list[int]] = defaultdict(list)
-    for row, (track, cat) in enumerate(zip(s.track, s.category, strict=True)):
-        if track in by_track and (wanted is None or cat == wanted):
-            rows_of[track].append(row)
-    result: list[int | None] = [None] * len(points)
-    for track, queries in by_track.items():
-        rows = sorted(rows_of[track], key=lambda r: (s.start[r], -s.dur[r]))
-        queries.sort(key=lambda i: points[i][1])
-        stack: list[int] = []
-        next_row = 0
-        for i in queries:
-            ts = points[i][1]
-            while next_row < len(rows) and s.start[rows[next_row]] <= ts:
-                row = rows[next_row]
-                while stack and s.start[stack[-1]] + s.dur[stack[-1]] <= s.start[row]:
-                    stack.pop()
-                stack.append(row)
-                next_row += 1
-            while stack and s.start[stack[-1]] + s.dur[stack[-1]] < ts:
-                stack.pop()
-            result[i] = stack[-1] if stack else None
-    return result
 
 
 def _annotations(annotation: str) -> list[str]:

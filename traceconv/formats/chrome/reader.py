@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from ...analysis.slice_index import SliceIndex
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from .flavours import Flavour, ReadContext, detect
-from .flows import FlowPoint, SliceIndex, link_flows
+from .flows import FlowPoint, link_flows
 from .stream import DocumentError, read_document
 
 _NUMERIC_ID = re.compile(r"-?\d+")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ....analysis.slice_index import SliceIndex
 from ....model import Trace
-from ..flows import SliceIndex
 
 
 @dataclass

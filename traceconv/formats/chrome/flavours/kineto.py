@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from ....analysis.memory import add_live_bytes_counters
+from ....analysis.slice_index import SliceIndex, enclosing_slices
 from ....model import MemoryBlock, Trace
-from ..flows import SliceIndex, enclosing_slices
 from .base import Flavour, ReadContext
 
 # Kineto activity categories that run on a device; their pid is a device index.

@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
+
+from ....analysis.slice_index import SliceIndex, enclosing_slices
 from ....model import Trace, TrackKind
 from ..._paddle import (
     CPU_CATEGORY,
@@ -12,7 +15,6 @@ from ..._paddle import (
     MEMCPY_CATEGORY,
     RUNTIME_CATEGORY,
     AllocatorLog,
-    enclosing_slices,
     leaf_name,
     link_launches,
 )
@@ -103,9 +105,11 @@ def _memory_blocks(trace: Trace) -> None:
         return
     points = [(i.track[row], ts) for ts, row in rows]
     # the op that allocated: the enclosing Operator, else the innermost enclosing slice
+    tracks = np.array([track for track, _ in points], dtype=np.int64)
+    times = np.array([ts for _, ts in points], dtype=np.int64)
     owners = [op if op is not None else inner for op, inner in zip(
-        enclosing_slices(trace, points, "Operator"), enclosing_slices(trace, points),
-        strict=True)]
+        enclosing_slices(SliceIndex(trace, "Operator"), tracks, times),
+        enclosing_slices(SliceIndex(trace), tracks, times), strict=True)]
     log = AllocatorLog(trace, trace.tracks[i.track[rows[0][1]]].process, "paddle")
     malformed = 0
     for (ts, row), owner in zip(rows, owners, strict=True):
