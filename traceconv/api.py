@@ -13,21 +13,24 @@ from typing import Any
 from . import registry
 from .errors import TraceconvError
 from .gcpause import paused_gc
-from .io import Progress, Source, atomic_output
+from .io import DEFAULT_MAX_BYTES, Progress, Source, atomic_output
 from .model import Trace
 
 
 def load(path: str | os.PathLike[str], format: str | None = None, *,
-         progress: Progress | None = None, **options: Any) -> Trace:
+         progress: Progress | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
+         **options: Any) -> Trace:
     """Read any supported profiler output into a :class:`~traceconv.model.Trace`.
 
-    The format is detected from the name and content unless ``format`` names it.
+    The format is detected from the name and content unless ``format`` names it. An input
+    holding more than ``max_bytes`` (after decompression; 16 GiB by default) is refused with
+    an :class:`~traceconv.errors.InputError` rather than exhausting memory.
 
     >>> trace = traceconv.load("samples/torch/cnn_step5.pt.trace.json")   # doctest: +SKIP
     >>> trace.counts()["slices"]                                          # doctest: +SKIP
     2944
     """
-    source = Source(path, progress=progress)
+    source = Source(path, progress=progress, max_bytes=max_bytes)
     info = registry.get(format) if format else registry.detect(source)
     if not info.reads:
         raise TraceconvError(f"traceconv cannot read {info.name} files", file=source.name)

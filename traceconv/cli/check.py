@@ -10,17 +10,19 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis.check_report import CheckReport
-from ..io import Source
+from ..io import DEFAULT_MAX_BYTES, Source
+from ..terminal import plain
 from .app import app, handled_errors
+from .convert import max_bytes_option
 
 
-def check_file(path: str) -> CheckReport:
+def check_file(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> CheckReport:
     """Validate a ``.pftrace`` or Chrome JSON file (gzip or not), told apart by content.
 
     >>> check_file("out.pftrace").ok    # doctest: +SKIP
     True
     """
-    source = Source(path)
+    source = Source(path, max_bytes=max_bytes)
     # each checker is imported only when needed: the protobuf one loads the large
     # generated perfetto_trace_pb2 module
     if source.head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
@@ -35,7 +37,8 @@ def check_file(path: str) -> CheckReport:
 @app.command()
 @click.argument("trace", metavar="TRACE")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def check(trace: str, as_json: bool) -> None:
+@max_bytes_option
+def check(trace: str, as_json: bool, max_bytes: int) -> None:
     """Validate a Perfetto .pftrace or a Chrome JSON trace (.gz too).
 
     Reports counts, errors (data the viewer would drop or corrupt) and warnings (data it
@@ -46,7 +49,7 @@ def check(trace: str, as_json: bool) -> None:
       traceconv check trace.json.gz --json
     """
     with handled_errors():
-        report = check_file(trace)
+        report = check_file(trace, max_bytes)
     if as_json:
         click.echo(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode())
     else:
@@ -58,7 +61,7 @@ def _print(name: str, report: CheckReport) -> None:
     console = Console()
     errors = sum(row["count"] for row in report.errors)
     verdict = "[green]OK[/green]" if report.ok else f"[red]{errors:,} errors[/red]"
-    console.print(f"[bold]{name}[/bold]: {report.format}, {verdict}")
+    console.print(f"[bold]{plain(name)}[/bold]: {report.format}, {verdict}")
     counts = Table(show_header=False, box=None, pad_edge=False)
     for key, value in report.counts.items():
         counts.add_row(key, f"{value:,}")
@@ -71,5 +74,6 @@ def _print(name: str, report: CheckReport) -> None:
         for column in ("count", "code", "message", "example"):
             table.add_column(column, overflow="fold")
         for row in rows:
-            table.add_row(f"{row['count']:,}", row["code"], row["message"], row["example"] or "")
+            table.add_row(f"{row['count']:,}", plain(row["code"]), plain(row["message"]),
+                          plain(row["example"] or ""))
         console.print(table)

@@ -11,14 +11,36 @@ from ..analysis.dataflow import add_dataflow_flows
 from ..analysis.merge import merge
 from ..api import load, save
 from ..errors import FormatError
+from ..io import DEFAULT_MAX_BYTES, format_size, parse_size
 from .app import app, handled_errors
 from .progress import reading
 
 
-def load_all(inputs: tuple[str, ...], format: str | None):
+class ByteSize(click.ParamType):
+    """``--max-bytes 4G``: a byte count with an optional K/M/G/T unit (binary)."""
+
+    name = "SIZE"
+
+    def convert(self, value, param, ctx) -> int:  # type: ignore[no-untyped-def]
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_size(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+max_bytes_option = click.option(
+    "--max-bytes", type=ByteSize(), default=DEFAULT_MAX_BYTES, metavar="SIZE",
+    help=f"Refuse an input holding more than SIZE bytes once decompressed (e.g. 500M, 32G; "
+         f"default {format_size(DEFAULT_MAX_BYTES)}): a small .gz can expand without bound.")
+
+
+def load_all(inputs: tuple[str, ...], format: str | None,
+             max_bytes: int = DEFAULT_MAX_BYTES):
     """Load every input (with a progress bar on a terminal) and merge them into one trace."""
     with reading(list(inputs)) as per_file:
-        traces = [load(path, format=format, progress=per_file(i))
+        traces = [load(path, format=format, progress=per_file(i), max_bytes=max_bytes)
                   for i, path in enumerate(inputs)]
     return traces[0] if len(traces) == 1 else merge(traces)
 
@@ -51,8 +73,10 @@ def default_output(inputs: tuple[str, ...], to: str) -> str:
               help="Input format, when detection by name and content is not wanted.")
 @click.option("--flows", type=click.Choice(["dataflow"]), multiple=True,
               help="Add flows: dataflow = producer op -> consumer op (from the op graph).")
+@max_bytes_option
 def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
-            format: str | None, flows: tuple[str, ...] = ()) -> None:
+            format: str | None, flows: tuple[str, ...] = (),
+            max_bytes: int = DEFAULT_MAX_BYTES) -> None:
     """Convert traces to another format; several inputs (one per rank) are merged.
 
     \b
@@ -64,7 +88,7 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
         if not to and not output:
             raise FormatError("say what to write: --to FORMAT or -o OUTPUT")
         target = output or default_output(inputs, to)  # type: ignore[arg-type]
-        trace = load_all(inputs, format)
+        trace = load_all(inputs, format, max_bytes)
         if "dataflow" in flows:
             add_dataflow_flows(trace)
         save(trace, target, format=to)

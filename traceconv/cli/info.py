@@ -8,8 +8,9 @@ from rich.console import Console
 from rich.table import Table
 
 from ..model import Trace
+from ..terminal import plain
 from .app import app, handled_errors
-from .convert import load_all
+from .convert import load_all, max_bytes_option
 
 
 def info_dict(trace: Trace) -> dict:
@@ -30,17 +31,19 @@ def info_dict(trace: Trace) -> dict:
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
-def info(inputs: tuple[str, ...], as_json: bool, format: str | None) -> None:
+@max_bytes_option
+def info(inputs: tuple[str, ...], as_json: bool, format: str | None, max_bytes: int) -> None:
     """Show the detected format, what the trace holds, and what was repaired or dropped."""
     with handled_errors():
-        trace = load_all(inputs, format)
+        trace = load_all(inputs, format, max_bytes)
         data = info_dict(trace)
     if as_json:
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
     console = Console()
-    console.print(f"[bold]{', '.join(inputs)}[/bold]: {data['format']}"
-                  + (f" ({data['source']['framework']})" if data["source"]["framework"] else ""))
+    framework = data["source"]["framework"]
+    console.print(f"[bold]{plain(', '.join(inputs))}[/bold]: {plain(data['format'])}"
+                  + (f" ({plain(framework)})" if framework else ""))
     counts = Table(show_header=False, box=None, pad_edge=False)
     for key in ("processes", "tracks", "slices", "instants", "counter_samples", "flows", "ops",
                 "tensors", "memory_blocks", "stat_rows"):
@@ -55,5 +58,6 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None) -> None:
         diags.add_column("message", overflow="fold", ratio=3)
         diags.add_column("example", overflow="fold", ratio=1)
         for d in data["diagnostics"]:
-            diags.add_row(f"{d['count']:,}", d["kind"], d["code"], d["message"], d["example"] or "")
+            diags.add_row(f"{d['count']:,}", d["kind"], plain(d["code"]), plain(d["message"]),
+                          plain(d["example"] or ""))
         console.print(diags)

@@ -9,7 +9,7 @@ from ..analysis.summary import AGGREGATES, SummaryOptions, summarize
 from ..errors import TraceconvError
 from ..formats.summary import render_text, summary_dict
 from .app import app, handled_errors
-from .convert import load_all
+from .convert import load_all, max_bytes_option
 
 
 @app.command()
@@ -41,11 +41,12 @@ from .convert import load_all
               help="Print only this block.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
+@max_bytes_option
 def summary(inputs: tuple[str, ...], top: int, types: tuple[str, ...],
             aggregate_by: str | None, aggregate: str | None, opr_name: str | None,
             input_dtype: str | None, order_by: str, min_time: float, max_time: float,
             top_end_key: str, show_host: bool, print_only: str | None, as_json: bool,
-            format: str | None) -> None:
+            format: str | None, max_bytes: int) -> None:
     """Per-operator time, FLOPs, memory and bandwidth; the numbers of MegEngine's
     profile_analyze for MegEngine profiles, self time per slice name for any timeline.
 
@@ -57,7 +58,7 @@ def summary(inputs: tuple[str, ...], top: int, types: tuple[str, ...],
     with handled_errors():
         options = SummaryOptions(top, types, aggregate_by, aggregate, opr_name, input_dtype,
                                  order_by, min_time, max_time, top_end_key)
-        trace = load_all(inputs, format)
+        trace = load_all(inputs, format, max_bytes)
         try:
             result = summarize(trace, options)
         except (ValueError, TypeError) as exc:  # a bad --order-by column or --opr-name regex

@@ -94,6 +94,8 @@ def _dynamic_dim(text: str) -> DynamicDim:
         low, high = inner.split("..", 1)
         return DynamicDim(min=int(low), max=int(high))
     parts = [p.strip() for p in split_top(inner)]
+    if len(parts) < 2:   # a paste cut inside the dimension: "[ 1"
+        raise ValueError(f"not a dynamic dimension: {text!r}")
     opts: list[int] = []
     if len(parts) > 2:
         opt = parts[2]
