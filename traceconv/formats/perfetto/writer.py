@@ -64,7 +64,7 @@ def frame(packet: bytes) -> bytes:
     return b"\x0a" + varint(len(packet)) + packet
 
 
-def write(trace: Trace, out: BinaryIO, **options: object) -> None:
+def write(trace: Trace, out: BinaryIO, *, workers: int = 1) -> None:
     """Write ``trace`` as a Perfetto TrackEvent protobuf trace to the binary stream ``out``.
 
     Partially overlapping and too-deep slices are first moved to lane tracks
@@ -84,7 +84,7 @@ def write(trace: Trace, out: BinaryIO, **options: object) -> None:
     out.write(b"".join(frame(p) for p in _header_packets(trace, ids, offset)))
     with paused_gc():
         encoder = _EventEncoder(trace, ids, offset)
-        _write_events(encoder, out, _worker_count(options.get("workers")))
+        _write_events(encoder, out, _worker_count(workers))
 
 
 def _worker_count(requested: object) -> int:
