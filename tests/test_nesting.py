@@ -108,7 +108,7 @@ def test_nest_pass_reports_positions():
 
 
 def test_a_million_overlapping_slices():
-    # vectorised: a million slices repair in about 0.5 s (timings are not asserted in tests)
+    """Every other slice moves (timing is for benchmarks/, not tests: ~0.5 s here)."""
     trace, main = _thread_trace()
     n = 1_000_000
     starts = np.arange(n, dtype=np.int64) * 100

@@ -17,7 +17,7 @@ from .io import Progress, Source, atomic_output
 
 if TYPE_CHECKING:   # the model imports numpy and networkx: not needed to start the CLI
     from .analysis.check_report import CheckReport
-    from .model import Trace
+    from .model import Diagnostics, Trace
 
 
 def load(path: str | os.PathLike[str], format: str | None = None, *,
@@ -54,13 +54,16 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
 
 
 def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
-         **options: Any) -> None:
+         **options: Any) -> Diagnostics:
     """Write ``trace`` to ``path`` atomically (``-`` for standard output, ``.gz`` compresses).
 
-    ``options`` are the writer's keyword parameters; any other name is refused before
-    anything is written. ``trace`` itself is not changed.
+    ``trace`` is not changed. What the writer repaired or left out for the output format
+    (slices moved to lane tracks, flows it cannot draw, ...) is returned, apart from the
+    trace's own diagnostics. ``options`` are the writer's keyword parameters; any other
+    name is refused before anything is written.
 
     >>> traceconv.save(trace, "out.pftrace")          # doctest: +SKIP
+    <Diagnostics ...>
     >>> traceconv.save(trace, "-", format="chrome")   # doctest: +SKIP
     """
     target = os.fspath(path)
@@ -69,8 +72,11 @@ def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
     writer = module.write
     registry.check_options(writer, options, f"the {info.name} writer",
                            getattr(module, "WRITE_OPTIONS", None))
+    from .model import Diagnostics
+
     with atomic_output(target) as out, paused_gc():
-        writer(trace, out, **options)
+        found = writer(trace, out, **options)
+    return found if isinstance(found, Diagnostics) else Diagnostics()
 
 
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str | None = None,

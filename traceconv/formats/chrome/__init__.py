@@ -11,7 +11,7 @@ from typing import BinaryIO
 
 from ...analysis.check_report import CheckReport
 from ...io import Source
-from ...model import Trace
+from ...model import Diagnostics, Trace
 from .flavours import FLAVOURS
 from .reader import read_chrome
 from .schema import ChromeTraceDocument
@@ -52,6 +52,7 @@ def check(source: Source) -> CheckReport:
     return check_chrome(source)
 
 
-def write(trace: Trace, out: BinaryIO) -> None:
-    """Write ``trace`` as Chrome Trace Event JSON (object form)."""
-    write_chrome(trace, out)
+def write(trace: Trace, out: BinaryIO) -> Diagnostics:
+    """Write ``trace`` as Chrome Trace Event JSON (object form); returns the writer's
+    diagnostics (``trace`` is not changed)."""
+    return write_chrome(trace, out)
