@@ -19,7 +19,7 @@ from ...analysis.slice_index import SliceIndex
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
-from .flavours import Flavour, ReadContext, detect
+from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoint, link_flows
 from .stream import DocumentError, read_document
 
@@ -462,12 +462,13 @@ class ChromeReader:
             self.trace.diagnostics.add(code, message, kind=kind, count=count, example=example)
 
 
-def read_chrome(source: Source) -> Trace:
-    """Read a Chrome trace (any flavour) from ``source`` into a :class:`Trace`."""
-    return _read_events(source).finish()
+def read_chrome(source: Source, flavour: str | None = None) -> Trace:
+    """Read a Chrome trace (any flavour, or the one named) from ``source`` into a
+    :class:`Trace`."""
+    return _read_events(source, flavour).finish()
 
 
-def _read_events(source: Source) -> ChromeReader:
+def _read_events(source: Source, forced: str | None = None) -> ChromeReader:
     with source.open() as stream:
         try:
             doc = read_document(stream)
@@ -477,7 +478,7 @@ def _read_events(source: Source) -> ChromeReader:
                                  f"here: {keys})", file=source.name, location="$")
             chunks = iter(doc.chunks)
             first = next(chunks, [])
-            flavour = detect(doc.envelope, first)
+            flavour = by_name(forced) if forced else detect(doc.envelope, first)
             reader = ChromeReader(source.name, doc.envelope, flavour,
                                   flavour.time_unit_ns(first))
             index = 0
@@ -489,7 +490,7 @@ def _read_events(source: Source) -> ChromeReader:
             raise InputError(f"not valid JSON: {exc}", file=source.name, location=where) from None
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read: {exc}", file=source.name) from None
-    if doc.truncated or doc.envelope.pop("__truncated__", False):
+    if doc.truncated:
         reader.trace.diagnostics.add("chrome.truncated_array", "the event array has no closing "
                                      "bracket (allowed by the spec): read up to the end",
                                      kind="repaired")

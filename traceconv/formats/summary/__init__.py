@@ -22,6 +22,7 @@ from ...model import Trace
 from ...terminal import printable
 
 PREFIXES = ("", "K", "M", "G", "T", "P")
+WRITE_OPTIONS = SummaryOptions   # the names write()'s **options may use
 
 
 def number_with_unit(value: float | None, unit: str, base: int, binary: bool = False) -> str:
