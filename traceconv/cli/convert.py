@@ -12,6 +12,7 @@ from ..analysis.merge import merge
 from ..api import load, save
 from ..errors import FormatError
 from .app import app, handled_errors
+from .digest import echo_digest
 from .progress import reading
 
 
@@ -65,6 +66,7 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
             raise FormatError("say what to write: --to FORMAT or -o OUTPUT")
         target = output or default_output(inputs, to)  # type: ignore[arg-type]
         trace = load_all(inputs, format)
+        echo_digest(trace, inputs)
         if "dataflow" in flows:
             add_dataflow_flows(trace)
         save(trace, target, format=to)

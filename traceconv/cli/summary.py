@@ -11,6 +11,9 @@ from ..formats.summary import render_text, summary_dict
 from .app import app, handled_errors
 from .convert import load_all
 
+_PRINT_ONLY_KEYS = {"summary": ("total_device_time", "total_host_time"),
+                    "device": ("rows",), "host": ("host_rows",)}
+
 
 @app.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
@@ -64,6 +67,9 @@ def summary(inputs: tuple[str, ...], top: int, types: tuple[str, ...],
             raise TraceconvError(str(exc)) from None
         if as_json:
             data = summary_dict(result, show_host=show_host or print_only == "host")
+            if print_only:   # the JSON keys of the block asked for, as the text prints it
+                data = {key: value for key, value in data.items()
+                        if key in _PRINT_ONLY_KEYS[print_only]}
             click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         else:
             click.echo(render_text(result, show_host=show_host, print_only=print_only),
