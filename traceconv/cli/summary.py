@@ -11,8 +11,10 @@ from ..formats.summary import render_text, summary_dict
 from .app import app, handled_errors
 from .convert import load_all
 
-_PRINT_ONLY_KEYS = {"summary": ("total_device_time", "total_host_time"),
-                    "device": ("rows",), "host": ("host_rows",)}
+# The totals stay in every --json object (profile_analyze prints them with any block).
+_TOTALS = ("total_device_time", "total_host_time")
+_PRINT_ONLY_KEYS = {"summary": _TOTALS, "device": (*_TOTALS, "rows"),
+                    "host": (*_TOTALS, "host_rows")}
 
 
 @app.command()
