@@ -55,7 +55,7 @@ def parse(text: str, trace: Trace | None = None) -> tuple[ReportLog, Trace]:
     return log, build_trace(log, trace)
 
 
-def read(source: Source, **options: object) -> Trace:
+def read(source: Source) -> Trace:
     """Read every report (or fragment of one) of a Paddle log into one stats-only trace."""
     log, trace = parse(source.read_text())
     if not any(r.events or r.overhead or r.memcpy for r in log.reports) and \
