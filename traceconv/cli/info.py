@@ -13,6 +13,7 @@ from ..model import Trace
 from ..terminal import plain
 from .app import app, handled_errors
 from .convert import ALIGN_OPTION, load_all, max_bytes_option
+from .digest import echo_digest
 
 
 def info_dict(trace: Trace) -> dict:
@@ -47,9 +48,10 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
     with handled_errors():
         trace = load_all(inputs, format, align, max_bytes=max_bytes)
         data = info_dict(trace)
-    if as_json:
+    if as_json:   # the object holds the diagnostics themselves
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
+    echo_digest(trace, inputs)
     console = Console()
     framework = data["source"]["framework"]
     console.print(f"[bold]{plain(', '.join(inputs))}[/bold]: {plain(data['format'])}"
