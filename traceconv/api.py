@@ -14,7 +14,7 @@ from . import registry
 from .errors import TraceconvError
 from .gcpause import paused_gc
 from .io import Progress, Source, atomic_output
-from .model import Trace
+from .model import Diagnostics, Trace
 
 
 def load(path: str | os.PathLike[str], format: str | None = None, *,
@@ -40,17 +40,23 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
 
 
 def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
-         **options: Any) -> None:
+         **options: Any) -> Diagnostics:
     """Write ``trace`` to ``path`` atomically (``-`` for standard output, ``.gz`` compresses).
 
+    ``trace`` is not changed. What the writer repaired or left out for the output format
+    (slices moved to lane tracks, flows it cannot draw, ...) is returned, apart from the
+    trace's own diagnostics.
+
     >>> traceconv.save(trace, "out.pftrace")          # doctest: +SKIP
+    <Diagnostics ...>
     >>> traceconv.save(trace, "-", format="chrome")   # doctest: +SKIP
     """
     target = os.fspath(path)
     info = registry.for_output(target, format)
     writer = info.load().write
     with atomic_output(target) as out, paused_gc():
-        writer(trace, out, **options)
+        found = writer(trace, out, **options)
+    return found if isinstance(found, Diagnostics) else Diagnostics()
 
 
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str | None = None,
