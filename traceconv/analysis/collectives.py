@@ -71,8 +71,11 @@ def _first(args: dict | None, keys: tuple[str, ...]) -> object:
     return next((args[k] for k in keys if args.get(k) not in (None, "")), None)
 
 
-def find_calls(trace: Trace) -> dict[tuple[str, str, str], list[Call]]:
+def find_calls(trace: Trace, processes: range | None = None) -> dict[
+        tuple[str, str, str], list[Call]]:
     """The collective calls of one rank, per (side, group, operation), in start order.
+
+    ``processes`` restricts the search to those process ids (one input of a merged trace).
 
     >>> from traceconv.model import Trace
     >>> t = Trace(); p = t.add_process("python", pid=1); th = t.add_track("t", process=p)
@@ -88,9 +91,13 @@ def find_calls(trace: Trace) -> dict[tuple[str, str, str], list[Call]]:
     host_ids = {i for i, n in enumerate(names) if _operation(n, None, False)}
     kernel_ids = {i for i, n in enumerate(names) if n[:4].lower() in ("nccl", "rccl")}
     calls: dict[tuple[str, str, str], list[Call]] = {}
+    wanted = None if processes is None else {t.id for t in trace.tracks
+                                             if t.process in processes}
     rows = zip(*(s.numpy(c).tolist() for c in ("track", "start", "dur", "name")), s.args,
                strict=True)
     for track, start, dur, name_id, args in rows:
+        if wanted is not None and track not in wanted:
+            continue
         device = track in device_tracks
         if name_id not in (kernel_ids if device else host_ids) and not (
                 device and args and "Collective name" in args):

@@ -10,7 +10,7 @@ from dataclasses import replace
 import networkx as nx
 import numpy as np
 
-from ..model import Metadata, Trace
+from ..model import Metadata, Process, Trace
 from .align import Alignment, Mode
 from .align import align as align_ranks
 
@@ -26,11 +26,34 @@ def _extend(column: array, values: np.ndarray) -> None:
     column.frombytes(values.astype(column.typecode, copy=False).tobytes())
 
 
+def rank_labels(trace: Trace) -> list[str]:
+    """``rank N``, ``world size W``, ``host H``: what the source says about its rank.
+
+    >>> rank_labels(Trace(Metadata(rank=1, attributes={"distributedInfo": {"world_size": 4}})))
+    ['rank 1', 'world size 4']
+    """
+    meta = trace.metadata
+    dist = meta.attributes.get("distributedInfo")
+    world = dist.get("world_size") if isinstance(dist, dict) else None
+    host = meta.attributes.get("hostname") or meta.attributes.get("host")
+    known = (("rank", meta.rank), ("world size", world), ("host", host))
+    return [f"{what} {value}" for what, value in known if value is not None]
+
+
+def _process_order(process: Process) -> tuple[bool, int, int]:
+    """A trace's own process order: by sort index, unsorted ones last, then by id."""
+    return (process.sort_index is None, process.sort_index or 0, process.id)
+
+
 def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None, *,
           align: Mode = "auto") -> Trace:
     """One trace holding every input; each input's processes are prefixed with its label.
 
-    Labels default to ``rank N`` (when the source states its rank) or the file name.
+    Labels default to ``rank N`` (when the source states its rank) or the file name. Each
+    input's processes are ordered together (input by input) and carry process labels
+    ``rank N``, ``world size W`` and ``host H`` where the source states them, so that a
+    viewer shows one group of processes per rank (Perfetto cannot nest processes; host and
+    device processes stay apart so device time stays device time).
     ``align`` decides whether each input's clock is shifted so that the collectives the
     ranks share end together (see :mod:`traceconv.analysis.align`): ``auto`` shifts only
     ranks that disagree beyond a threshold, ``collectives`` always, ``none`` never. What
@@ -48,9 +71,11 @@ def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None, *,
     out = Trace(Metadata(source_format="+".join(f for f in formats if f), clock=" / ".join(clocks),
                          framework=", ".join(dict.fromkeys(
                              t.metadata.framework for t in traces if t.metadata.framework))))
+    starts = np.cumsum([0] + [len(t.processes) for t in traces]).tolist()
     out.metadata.attributes["inputs"] = [
         {"label": label, "file": t.metadata.source_file, "format": t.metadata.source_format,
-         "rank": t.metadata.rank} for t, label in zip(traces, labels, strict=True)]
+         "rank": t.metadata.rank, "processes": [starts[i], starts[i + 1]]}
+        for i, (t, label) in enumerate(zip(traces, labels, strict=True))]
     if alignment.applied:
         out.metadata.clock = f"{out.metadata.clock}, shifted to rank 0 on collectives"
     out.metadata.attributes["alignment"] = alignment.as_dict()
@@ -59,11 +84,15 @@ def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None, *,
         out.diagnostics.add("merge.clocks", "inputs do not share an epoch clock; their times "
                             "are kept as they are, not aligned", kind="note")
     graphs = []
-    for trace, label, shift in zip(traces, labels, alignment.offsets, strict=True):
+    for index, (trace, label, shift) in enumerate(
+            zip(traces, labels, alignment.offsets, strict=True)):
         p0, t0, s0 = len(out.processes), len(out.tracks), len(out.slices)
+        group = rank_labels(trace)
+        order = {p.id: n for n, p in enumerate(sorted(trace.processes, key=_process_order))}
         for p in trace.processes:
             out.processes.append(replace(p, id=p.id + p0, name=f"{label}: {p.name}",
-                                         labels=list(p.labels)))
+                                         sort_index=index * len(order) + order[p.id],
+                                         labels=[*group, *p.labels]))
         for t in trace.tracks:
             out.tracks.append(replace(t, id=t.id + t0, process=t.process + p0,
                                       parent=None if t.parent is None else t.parent + t0))

@@ -4,12 +4,16 @@ key_averages for timelines, MegEngine's profile_analyze for MegEngine profiles."
 from __future__ import annotations
 
 import click
+import orjson
 
+from ..analysis.align import Mode
+from ..analysis.stragglers import stragglers
 from ..analysis.summary import AGGREGATES, SummaryOptions
 from ..errors import TraceconvError
-from ..formats.summary import render
+from ..formats.summary import render, summary_data
 from .app import app, handled_errors
-from .convert import load_all
+from .convert import ALIGN_OPTION, load_all
+from .stragglers import print_stragglers
 
 
 @app.command()
@@ -49,12 +53,13 @@ from .convert import load_all
               help="Print only this block.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
+@ALIGN_OPTION
 def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             group_by_input_shape: bool, types: tuple[str, ...],
             aggregate_by: str | None, aggregate: str | None, opr_name: str | None,
             input_dtype: str | None, order_by: str, min_time: float, max_time: float,
             top_end_key: str, show_host: bool, print_only: str | None, as_json: bool,
-            format: str | None) -> None:
+            format: str | None, align: Mode = "auto") -> None:
     """Per-operator time, calls, FLOPs and memory.
 
     On a timeline (PyTorch / Kineto, Chrome JSON, Perfetto...) the numbers of torch.profiler's
@@ -69,17 +74,31 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
       traceconv summary model.pt.trace.json --sort-by self_cpu_time_total
       traceconv summary model.pt.trace.json --group-by-input-shape --json
       traceconv summary profile.json --aggregate-by type --aggregate sum -t 0
+      traceconv summary rank0.json rank1.json    (adds the straggler table of the ranks)
     """
     with handled_errors():
-        trace = load_all(inputs, format)
+        trace = load_all(inputs, format, align)
         options = SummaryOptions(
             3, types, aggregate_by, aggregate,  # type: ignore[arg-type]
             opr_name, input_dtype, order_by, min_time, max_time,
             top_end_key)  # type: ignore[arg-type]
         try:
-            text = render(trace, options, json=as_json, top=top, sort_by=sort_by,
-                          group_by_input_shape=group_by_input_shape, show_host=show_host,
-                          print_only=print_only)
+            if as_json:
+                data = summary_data(trace, options, top=top, sort_by=sort_by,
+                                    group_by_input_shape=group_by_input_shape,
+                                    show_host=show_host, print_only=print_only)
+            else:
+                text = render(trace, options, top=top, sort_by=sort_by,
+                              group_by_input_shape=group_by_input_shape, show_host=show_host,
+                              print_only=print_only)
         except (ValueError, TypeError) as exc:  # a bad sort column or --opr-name regex
             raise TraceconvError(str(exc)) from None
-        click.echo(text, nl=False)
+        if as_json:
+            if len(inputs) > 1:
+                data["stragglers"] = [row.as_dict() for row in stragglers(trace)]
+            click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        else:
+            click.echo(text, nl=False)
+            rows = stragglers(trace) if len(inputs) > 1 else []
+            if rows:
+                print_stragglers(rows, (trace.time_range or (0, 0))[0])

@@ -152,43 +152,42 @@ def render_text(summary: Summary, *, show_host: bool = False, print_only: str | 
     return buffer.getvalue()
 
 
-def render(trace: Trace, options: SummaryOptions | None = None, *, json: bool = False,
-           top: int | None = None, sort_by: str | None = None,
-           group_by_input_shape: bool = False, show_host: bool = False,
-           print_only: str | None = None) -> str:
-    """The ``summary`` output of ``trace``: torch's key_averages table for a timeline
-    (:mod:`.ops`), MegEngine's profile_analyze for an op graph (its JSON also holds the
-    timeline's ``ops``), the statistics of a stats-only trace. ``top`` None: 20 rows of a
-    timeline's text, all of its JSON, 3 rows of profile_analyze.
+def summary_data(trace: Trace, options: SummaryOptions | None = None, *,
+                 top: int | None = None, sort_by: str | None = None,
+                 group_by_input_shape: bool = False, show_host: bool = True,
+                 print_only: str | None = None) -> dict[str, Any]:
+    """The ``summary --json`` object of ``trace``: the timeline's ``ops`` (torch's
+    key_averages, :mod:`.ops`); for an op graph also MegEngine's profile_analyze ``rows``;
+    for a stats-only trace its ``rows``. ``top`` None: all ops, 3 profile_analyze rows.
 
     >>> t = Trace(); main = t.add_track("main", process=t.add_process("python"))
     >>> _ = t.add_slice(main, 0, 3_000, "aten::add", "cpu_op")
-    >>> print(render(t, json=True, top=1))  # doctest: +ELLIPSIS
-    {
-      "ops": [
-        {
-          "name": "aten::add",
-          "kind": "op",
-          "calls": 1,
-          "self_host_ns": 3000,
-    ...
+    >>> summary_data(t)["ops"][0]["self_host_ns"]
+    3000
     """
     view = view_of(trace)
     rows = op_summary(trace, group_by_input_shape=group_by_input_shape) \
         if view != "stats" else []
     if view == "timeline":
-        shown = sort_rows(rows, sort_by, (0 if json else 20) if top is None else top)
-        if json:
-            return orjson.dumps(ops_dict(rows, shown), option=orjson.OPT_INDENT_2).decode() + "\n"
-        return render_ops(rows, shown)
-    options = replace(options or SummaryOptions(), top=3 if top is None else top)
-    result = summarize(trace, options)
-    if not json:
-        return render_text(result, show_host=show_host, print_only=print_only)
+        return ops_dict(rows, sort_rows(rows, sort_by, top or 0))
+    result = summarize(trace, replace(options or SummaryOptions(), top=3 if top is None else top))
     data = summary_dict(result, show_host=show_host or print_only == "host")
     if rows:
         data["ops"] = [r.as_dict() for r in sort_rows(rows, sort_by)]
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
+    return data
+
+
+def render(trace: Trace, options: SummaryOptions | None = None, *, top: int | None = None,
+           sort_by: str | None = None, group_by_input_shape: bool = False,
+           show_host: bool = False, print_only: str | None = None) -> str:
+    """The ``summary`` text of ``trace``: torch's key_averages table for a timeline (20 rows
+    unless ``top``), MegEngine's profile_analyze tables for an op graph (3 rows unless
+    ``top``), the statistics of a stats-only trace."""
+    if view_of(trace) == "timeline":
+        rows = op_summary(trace, group_by_input_shape=group_by_input_shape)
+        return render_ops(rows, sort_rows(rows, sort_by, 20 if top is None else top))
+    result = summarize(trace, replace(options or SummaryOptions(), top=3 if top is None else top))
+    return render_text(result, show_host=show_host, print_only=print_only)
 
 
 def write(trace: Trace, out: BinaryIO, *, json: bool = False, show_host: bool | None = None,
@@ -196,7 +195,12 @@ def write(trace: Trace, out: BinaryIO, *, json: bool = False, show_host: bool | 
           group_by_input_shape: bool = False, **options: Any) -> None:
     """Write the summary of ``trace`` (text table, or JSON with ``json=True``; JSON holds the
     host rows unless ``show_host=False``)."""
-    text = render(trace, SummaryOptions(**options), json=json, top=top, sort_by=sort_by,
-                  group_by_input_shape=group_by_input_shape,
-                  show_host=json if show_host is None else show_host, print_only=print_only)
-    out.write(text.encode())
+    if json:
+        data = summary_data(trace, SummaryOptions(**options), top=top, sort_by=sort_by,
+                            group_by_input_shape=group_by_input_shape,
+                            show_host=show_host is not False, print_only=print_only)
+        out.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    else:
+        out.write(render(trace, SummaryOptions(**options), top=top, sort_by=sort_by,
+                         group_by_input_shape=group_by_input_shape, show_host=bool(show_host),
+                         print_only=print_only).encode())
