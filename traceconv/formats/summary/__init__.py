@@ -24,6 +24,7 @@ from ...model import Trace
 from .ops import ops_dict, render_ops
 
 PREFIXES = ("", "K", "M", "G", "T", "P")
+WRITE_OPTIONS = SummaryOptions   # the names write()'s **options may use
 
 
 def number_with_unit(value: float | None, unit: str, base: int, binary: bool = False) -> str:
