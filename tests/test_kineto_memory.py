@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 import traceconv
+from tests.conftest import CUDA_STREAMS as STREAMS
+from tests.conftest import CUDA_TRACES as TRACES
+from tests.conftest import DATA
 
-CUDA = Path(__file__).parent / "data" / "torch" / "cuda_h100"
-TRACES = sorted(CUDA.glob("*.pt.trace.json.gz"))
+CUDA = DATA / "torch" / "cuda_h100"
 
 
 def reference_pairing(path: Path) -> tuple[int, int, int]:
@@ -58,14 +60,14 @@ def test_blocks_pair_like_the_allocator(path):
 
 def test_issue_numbers():
     """The counts the issue states: 603 pairs on the compiled GPT, 639 blocks on ResNet-18."""
-    assert reference_pairing(CUDA / "gpt_compile_bf16_cuda.pt.trace.json.gz") == (603, 0, 0)
-    gpt = traceconv.load(CUDA / "gpt_compile_bf16_cuda.pt.trace.json.gz")
+    assert reference_pairing(DATA / "torch" / "gpt_compile_bf16_cuda.pt.trace.json.gz") == (603, 0, 0)
+    gpt = traceconv.load(DATA / "torch" / "gpt_compile_bf16_cuda.pt.trace.json.gz")
     assert len(gpt.memory) == 603 and all(b.alloc_ns and b.free_ns for b in gpt.memory)
-    assert len(traceconv.load(CUDA / "resnet18_train_cuda.pt.trace.json.gz").memory) == 639
+    assert len(traceconv.load(DATA / "torch" / "resnet18_train_cuda.pt.trace.json.gz").memory) == 639
 
 
 def test_owner_is_the_op_around_the_alloc_on_its_thread():
-    path = CUDA / "streams_graph_nccl_cuda.pt.trace.json.gz"
+    path = STREAMS
     events = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
     ops = [e for e in events if e.get("cat") == "cpu_op"]
     expected = []

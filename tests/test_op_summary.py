@@ -7,16 +7,17 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 import traceconv
+from tests.conftest import CUDA_STREAMS as STREAMS
+from tests.conftest import CUDA_TRACES, DATA
 from traceconv.analysis.op_summary import op_summary, sort_rows
 from traceconv.cli import app
 
-CUDA = Path(__file__).parent / "data" / "torch" / "cuda_h100"
+CUDA = DATA / "torch" / "cuda_h100"
 MOBILENET = CUDA / "mobilenetv3_train_stack_cuda.pt.trace.json.gz"
 DEVICE_KINDS = {"kernel", "memcpy", "memset", "gpu_annotation", "sync"}
 CONTRACT = ["name", "kind", "calls", "self_host_ns", "host_total_ns", "self_device_ns",
@@ -88,12 +89,12 @@ def test_annotations_and_profiler_span_are_not_ops(mobilenet):
 
 
 def test_summary_does_not_change_the_trace():
-    trace = traceconv.load(CUDA / "streams_graph_nccl_cuda.pt.trace.json.gz")
+    trace = traceconv.load(STREAMS)
     before = (copy.deepcopy(trace.counts()), [list(trace.slices.numpy(c)) for c in
                                               ("track", "start", "dur", "name")],
               len(trace.tracks))
     op_summary(trace)
-    CliRunner().invoke(app, ["summary", str(CUDA / "streams_graph_nccl_cuda.pt.trace.json.gz")])
+    CliRunner().invoke(app, ["summary", str(STREAMS)])
     from traceconv.analysis.summary import summarize
     summarize(trace)
     after = (trace.counts(), [list(trace.slices.numpy(c)) for c in
@@ -101,7 +102,7 @@ def test_summary_does_not_change_the_trace():
     assert before == after
 
 
-@pytest.mark.parametrize("path", sorted(CUDA.glob("*.pt.trace.json.gz")),
+@pytest.mark.parametrize("path", CUDA_TRACES,
                          ids=lambda p: p.name.split(".")[0])
 def test_json_contract_on_every_cuda_trace(path):
     result = CliRunner().invoke(app, ["summary", str(path), "--json"])
@@ -122,7 +123,7 @@ def test_json_contract_on_every_cuda_trace(path):
 
 
 def test_sort_group_and_top_options():
-    path = str(CUDA / "resnet18_train_cuda.pt.trace.json.gz")
+    path = str(DATA / "torch" / "resnet18_train_cuda.pt.trace.json.gz")
     result = CliRunner().invoke(app, ["summary", path, "--json", "--sort-by", "count", "-t", "3",
                                       "--group-by-input-shape"])
     ops = json.loads(result.output)["ops"]
