@@ -459,6 +459,21 @@ class ChromeReader:
             self.trace.diagnostics.add(code, message, kind=kind, count=count, example=example)
 
 
+def _trust_written_devices(flavour: Flavour, envelope: dict) -> None:
+    """A file traceconv wrote lists the categories it put on device processes: they stay
+    device work on reading, and the producer's framework stays named (round trips are
+    idempotent)."""
+    written = envelope.get("traceconv")
+    if not isinstance(written, dict):
+        return
+    categories = written.get("device_categories")
+    if isinstance(categories, list):
+        flavour.device_categories = flavour.device_categories | {
+            c for c in categories if isinstance(c, str)}
+    if flavour.framework is None and isinstance(written.get("framework"), str):
+        flavour.framework = written["framework"]
+
+
 def read_chrome(source: Source, flavour: str | None = None) -> Trace:
     """Read a Chrome trace (any flavour, or the one named) from ``source`` into a
     :class:`Trace`."""
@@ -476,6 +491,7 @@ def _read_events(source: Source, forced: str | None = None) -> ChromeReader:
             chunks = iter(doc.chunks)
             first = next(chunks, [])
             flavour = by_name(forced) if forced else detect(doc.envelope, first)
+            _trust_written_devices(flavour, doc.envelope)
             reader = ChromeReader(source.name, doc.envelope, flavour,
                                   flavour.time_unit_ns(first))
             index = 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...analysis.breakdown import add_aggregate_breakdown, set_self_times
 from ...model import OpStat, Trace
+from ...numbers import scaled_int, to_int64
 from .._paddle import FRAMEWORK
 from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable
 
@@ -41,7 +42,7 @@ def compound(text: str | None, scale: int) -> dict[str, int | float | None]:
 
 
 def _ns(value: float | None, scale: int) -> int | None:
-    return None if value is None else round(value * scale)
+    return None if value is None else scaled_int(value, scale)
 
 
 def section_of(title: str) -> str:
@@ -122,7 +123,7 @@ def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
     for column, field in (("CPU Time", "cpu_ns"), ("GPU Time", "device_ns"),
                           ("Total Time", None)):
         if (value := number(cells.get(column))) is not None:
-            stat.total_ns = round(value * scale)
+            stat.total_ns = scaled_int(value, scale)
             if field:
                 setattr(stat, field, stat.total_ns)
             stat.ratio = number(cells.get("Ratio (%)"))
@@ -136,7 +137,7 @@ def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
         for column in ("Allocation Count", "Free Count", "Allocation Size", "Free Size",
                        "Increased Size"):
             if (value := number(cells.get(column))) is not None:
-                extra[column.lower().replace(" ", "_")] = int(value)
+                extra[column.lower().replace(" ", "_")] = to_int64(value, column)
     return stat
 
 
@@ -146,7 +147,7 @@ def _add_perf(trace: Trace, perf: PerfSummary) -> None:
     scale = UNIT_NS.get(perf.time_unit or "s", 1_000_000_000)
     for name, values in perf.metrics.items():
         if name.endswith("_cost"):
-            ns = {k: round(v * scale) for k, v in values.items()}
+            ns = {k: scaled_int(v, scale) for k, v in values.items()}
             trace.add_stat(OpStat(name, total_ns=ns.get("avg", 0), avg_ns=ns.get("avg"),
                                   max_ns=ns.get("max"), min_ns=ns.get("min"), section="perf",
                                   extra={"reader_ratio_pct": perf.reader_ratio_pct}))

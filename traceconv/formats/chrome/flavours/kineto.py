@@ -49,7 +49,13 @@ class Kineto(Flavour):
 
     @classmethod
     def detect(cls, envelope: dict, events: list) -> bool:
-        if {"baseTimeNanoseconds", "deviceProperties", "distributedInfo"} & envelope.keys():
+        # traceconv's own Chrome output has baseTimeNanoseconds whatever the producer, and
+        # says which framework that was
+        written = envelope.get("traceconv")
+        if isinstance(written, dict) and written.get("framework") not in (None, cls.framework):
+            return False
+        keys = envelope.keys() - ({"baseTimeNanoseconds"} if written is not None else set())
+        if {"baseTimeNanoseconds", "deviceProperties", "distributedInfo"} & keys:
             return True
         return any(isinstance(e, dict) and (_category(e) in KINETO_CATEGORIES
                                             or e.get("name") == "[memory]") for e in events[:2000])
@@ -75,7 +81,10 @@ class Kineto(Flavour):
         if device:
             return next((x for x in labels if x != "CPU"), f"GPU {pid}")
         name = meta.get("name")
-        return f"{name} (pid {pid})" if name and isinstance(pid, int) else str(name or pid)
+        suffix = f" (pid {pid})"
+        if not name or not isinstance(pid, int) or str(name).endswith(suffix):
+            return str(name or pid)   # (a name traceconv wrote already carries the pid)
+        return f"{name}{suffix}"
 
     def finalize(self, trace: Trace, context: ReadContext) -> None:
         envelope = context.envelope
