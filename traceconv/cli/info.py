@@ -7,6 +7,7 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
+from ..analysis.allocation_sites import top_allocation_sites
 from ..model import Trace
 from .app import app, handled_errors
 from .convert import load_all
@@ -23,6 +24,9 @@ def info_dict(trace: Trace) -> dict:
                    "clock_base_ns": meta.clock_base_ns},
         "processes": len(trace.processes),
         "diagnostics": trace.diagnostics.as_list(),
+        # Only for traces with memory blocks: the top 10 sites by peak live bytes.
+        **({"allocation_sites": [s.as_dict() for s in top_allocation_sites(trace.memory)]}
+           if trace.memory else {}),
     }
 
 
@@ -47,6 +51,15 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None) -> None:
         counts.add_row(key, f"{data[key]:,}")
     counts.add_row("span", f"{data['span_ns'] / 1e6:,.3f} ms")
     console.print(counts)
+    if data.get("allocation_sites"):
+        sites = Table(title="top allocation sites (by peak live bytes)", title_justify="left")
+        for column in ("site", "peak bytes", "blocks", "bytes allocated"):
+            sites.add_column(column, justify="left" if column == "site" else "right",
+                             overflow="fold")
+        for site in data["allocation_sites"]:
+            sites.add_row(site["site"], f"{site['peak_bytes']:,}", f"{site['blocks']:,}",
+                          f"{site['bytes']:,}")
+        console.print(sites)
     if data["diagnostics"]:
         diags = Table(title="diagnostics", title_justify="left")
         diags.add_column("count", justify="right")

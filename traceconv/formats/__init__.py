@@ -58,3 +58,7 @@ register(FormatInfo(
     "torch-memory", "PyTorch export_memory_timeline JSON (per-category totals or raw events)",
     "traceconv.formats.torch_memory", (".raw.json", ".json"), reads=True,
     aliases=("memory_timeline",)))
+register(FormatInfo(
+    "torch-snapshot", "PyTorch CUDA allocator snapshot (torch.cuda.memory._dump_snapshot "
+    "pickle; read without running code)", "traceconv.formats.torch_snapshot",
+    (".pickle", ".pkl"), reads=True, aliases=("memory_snapshot",)))
