@@ -36,7 +36,8 @@ def trace() -> traceconv.Trace:
 
 def test_detected_by_content(tmp_path):
     odd_name = tmp_path / "memory.bin"
-    odd_name.write_bytes(gzip.decompress(open(SNAPSHOT, "rb").read()))
+    with gzip.open(SNAPSHOT) as f:
+        odd_name.write_bytes(f.read())
     assert traceconv.load(odd_name).metadata.source_format == "torch-snapshot"
 
 

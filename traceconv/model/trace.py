@@ -119,7 +119,8 @@ class Trace:
         """Add one sample to a counter track and return its row index."""
         return self.counters.append(track, ts, value)
 
-    def add_counter_series(self, track: int, times: Sequence[int], values: Sequence[float]) -> None:
+    def add_counter_series(self, track: int, times: Sequence[int] | np.ndarray,
+                           values: Sequence[float] | np.ndarray) -> None:
         """Add many samples to one counter track at once (numpy arrays welcome).
 
         >>> t = Trace(); p = t.add_process("p"); c = t.add_track("mem", process=p)
