@@ -5,7 +5,7 @@
 >>> trace.save("cnn.pftrace")                                        # doctest: +SKIP
 """
 
-from .api import convert, list_formats, load, save
+from .api import combine, convert, list_formats, load, save
 from .errors import FormatError, InputError, TraceconvError
 from .model import MemoryBlock, Metadata, OpStat, ProcessKind, Trace, TrackKind
 
@@ -13,5 +13,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "FormatError", "InputError", "MemoryBlock", "Metadata", "OpStat", "ProcessKind", "Trace",
-    "TraceconvError", "TrackKind", "__version__", "convert", "list_formats", "load", "save",
+    "TraceconvError", "TrackKind", "__version__", "combine", "convert", "list_formats", "load",
+    "save",
 ]

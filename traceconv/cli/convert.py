@@ -8,19 +8,19 @@ import click
 
 from .. import registry
 from ..analysis.dataflow import add_dataflow_flows
-from ..analysis.merge import merge
-from ..api import load, save
+from ..api import combine, load, save
 from ..errors import FormatError
 from .app import app, handled_errors
 from .progress import reading
 
 
 def load_all(inputs: tuple[str, ...], format: str | None):
-    """Load every input (with a progress bar on a terminal) and merge them into one trace."""
+    """Load every input (with a progress bar on a terminal) and combine them into one trace:
+    ranks are merged, an execution trace is linked to its Kineto trace (:func:`combine`)."""
     with reading(list(inputs)) as per_file:
         traces = [load(path, format=format, progress=per_file(i))
                   for i, path in enumerate(inputs)]
-    return traces[0] if len(traces) == 1 else merge(traces)
+    return traces[0] if len(traces) == 1 else combine(traces)
 
 
 def default_output(inputs: tuple[str, ...], to: str) -> str:

@@ -96,13 +96,13 @@ class SnapshotBuilder:
                 self.trace.add_reservation(segment)
                 open_segments[addr] = segment
             elif action in SEGMENT_CLOSE:
-                segment = open_segments.pop(addr, None)
-                if segment is None:
+                closed: MemoryBlock | None = open_segments.pop(addr, None)
+                if closed is None:
                     self.skipped["segment_free_before_history"] += 1
-                    segment = MemoryBlock(addr, size, None, None, device=device,
-                                          name=f"segment {addr:#x}", category="segment")
-                    self.trace.add_reservation(segment)
-                segment.free_ns = ns
+                    closed = MemoryBlock(addr, size, None, None, device=device,
+                                         name=f"segment {addr:#x}", category="segment")
+                    self.trace.add_reservation(closed)
+                closed.free_ns = ns
             elif action == "oom":
                 self._oom(device, entry, ns)
             elif action in IGNORED:
