@@ -107,9 +107,8 @@ def test_nest_pass_reports_positions():
     assert nest_pass([0, 0, 1, 1], [0, 5, 0, 5], [10, 15, 10, 8]) == ([1], [])
 
 
-def test_a_million_slices_in_well_under_a_second():
-    import time
-
+def test_a_million_overlapping_slices():
+    """Every other slice moves (timing is for benchmarks/, not tests: ~0.5 s here)."""
     trace, main = _thread_trace()
     n = 1_000_000
     starts = np.arange(n, dtype=np.int64) * 100
@@ -119,9 +118,7 @@ def test_a_million_slices_in_well_under_a_second():
     trace.slices.name.frombytes(np.zeros(n, np.int32).tobytes())
     trace.slices.category.frombytes(np.zeros(n, np.int32).tobytes())
     trace.slices.args.extend([None] * n)
-    began = time.perf_counter()
     repair_nesting(trace)
-    assert time.perf_counter() - began < 2.0   # about 0.5 s here; generous for CI machines
     assert trace.diagnostics.count("nesting.overlap_moved") == n // 2
 
 

@@ -5,6 +5,7 @@
 >>> trace.save("cnn.pftrace")                                        # doctest: +SKIP
 """
 
+from .analysis.merge import merge
 from .api import combine, convert, list_formats, load, save
 from .errors import FormatError, InputError, TraceconvError
 from .model import MemoryBlock, Metadata, OpStat, ProcessKind, Trace, TrackKind
@@ -14,5 +15,5 @@ __version__ = "0.1.0"
 __all__ = [
     "FormatError", "InputError", "MemoryBlock", "Metadata", "OpStat", "ProcessKind", "Trace",
     "TraceconvError", "TrackKind", "__version__", "combine", "convert", "list_formats", "load",
-    "save",
+    "merge", "save",
 ]

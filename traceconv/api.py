@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import registry
 from .errors import TraceconvError
 from .gcpause import paused_gc
 from .io import Progress, Source, atomic_output
-from .model import Trace
+from .model import Diagnostics, Trace
+
+if TYPE_CHECKING:
+    from .analysis.align import Mode
 
 
 def load(path: str | os.PathLike[str], format: str | None = None, *,
@@ -41,17 +44,23 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
 
 
 def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
-         **options: Any) -> None:
+         **options: Any) -> Diagnostics:
     """Write ``trace`` to ``path`` atomically (``-`` for standard output, ``.gz`` compresses).
 
+    ``trace`` is not changed. What the writer repaired or left out for the output format
+    (slices moved to lane tracks, flows it cannot draw, ...) is returned, apart from the
+    trace's own diagnostics.
+
     >>> traceconv.save(trace, "out.pftrace")          # doctest: +SKIP
+    <Diagnostics ...>
     >>> traceconv.save(trace, "-", format="chrome")   # doctest: +SKIP
     """
     target = os.fspath(path)
     info = registry.for_output(target, format)
     writer = info.load().write
     with atomic_output(target) as out, paused_gc():
-        writer(trace, out, **options)
+        found = writer(trace, out, **options)
+    return found if isinstance(found, Diagnostics) else Diagnostics()
 
 
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str | None = None,
@@ -66,12 +75,12 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str | 
     return trace
 
 
-def combine(traces: Sequence[Trace]) -> Trace:
+def combine(traces: Sequence[Trace], *, align: Mode = "auto") -> Trace:
     """One trace from several loaded inputs.
 
     A PyTorch execution trace given beside its Kineto trace is linked to it, not merged as
     a rank (see :mod:`traceconv.analysis.link_et`); all other inputs (ranks, runs) are
-    merged with :func:`traceconv.analysis.merge.merge`.
+    merged with :func:`traceconv.analysis.merge.merge` (``align``: its clock alignment).
 
     >>> traceconv.combine([traceconv.load("run.pt.trace.json.gz"),      # doctest: +SKIP
     ...                    traceconv.load("run_et.json.gz")]).op_count
@@ -85,7 +94,7 @@ def combine(traces: Sequence[Trace]) -> Trace:
         for et in ets:
             timeline = link_execution_trace(timeline, et)
         linked.append(timeline)
-    return linked[0] if len(linked) == 1 else merge(linked)
+    return linked[0] if len(linked) == 1 else merge(linked, align=align)
 
 
 def list_formats() -> list[registry.FormatInfo]:

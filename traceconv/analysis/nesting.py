@@ -6,16 +6,23 @@ outlives it cannot be shown there: Perfetto drops it, and also drops BEGINs deep
 frame and outlive it; recursive Python stacks). :func:`repair_nesting` moves such slices to
 sibling *lane* tracks (``TrackKind.LANE``, ``parent`` = the home track) instead of dropping
 them, and counts what it moved in the trace's diagnostics. Instants, which viewers draw as
-zero-length slices, follow when they sit inside a stack that is already full. Both
-writers call it.
+zero-length slices, follow when they sit inside a stack that is already full.
+
+Writers never change the trace they are given: they repair :func:`nested_view`, a view of
+the trace that owns its track list, track columns and diagnostics (what the writer did),
+and shares everything else (times, names, arguments) with the input.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+from array import array
+
 import numpy as np
 
 from ..gcpause import paused_gc
-from ..model import Trace, TrackKind
+from ..model import Diagnostics, Trace, TrackKind
 
 MAX_DEPTH = 511  # deepest 0-based depth trace_processor keeps (its kMaxDepth is 512 levels)
 LANE_SUFFIX = " (overlap lane {})"   # lanes made here are known by this name
@@ -73,6 +80,31 @@ def _track_changes(tracks: list[int]) -> list[int]:
     """Positions where the (sorted) track column changes value."""
     column = np.asarray(tracks)
     return (np.flatnonzero(column[1:] != column[:-1]) + 1).tolist()
+
+
+def nested_view(trace: Trace, max_depth: int = MAX_DEPTH) -> Trace:
+    """``trace`` with every slice track a proper stack, leaving ``trace`` itself unchanged.
+
+    The view shares the event columns of ``trace`` except the track columns of slices and
+    instants (copied, 4 bytes per event), and has its own track list and an empty
+    diagnostics list in which :func:`repair_nesting` counts what it moved; writers add their
+    own findings there too, apart from the diagnostics of the trace they were given.
+
+    >>> trace = Trace()
+    >>> main = trace.add_track("MainThread", process=trace.add_process("python", pid=1))
+    >>> _ = trace.add_slice(main, 0, 100, "step"), trace.add_slice(main, 50, 100, "late")
+    >>> view = nested_view(trace)
+    >>> len(view.tracks), view.diagnostics.count("nesting.overlap_moved"), len(trace.tracks)
+    (2, 1, 1)
+    """
+    view = copy.copy(trace)
+    view.metadata = dataclasses.replace(trace.metadata, diagnostics=Diagnostics())
+    view.tracks = list(trace.tracks)
+    view.slices, view.instants = copy.copy(trace.slices), copy.copy(trace.instants)
+    view.slices.track = array("i", trace.slices.track)
+    view.instants.track = array("i", trace.instants.track)
+    repair_nesting(view, max_depth)
+    return view
 
 
 def repair_nesting(trace: Trace, max_depth: int = MAX_DEPTH) -> None:

@@ -7,20 +7,30 @@ import os
 import click
 
 from .. import registry
+from ..analysis.align import MODES, Mode
 from ..analysis.dataflow import add_dataflow_flows
 from ..api import combine, load, save
 from ..errors import FormatError
+from ..model import Trace
 from .app import app, handled_errors
 from .progress import reading
 
 
-def load_all(inputs: tuple[str, ...], format: str | None):
+def load_all(inputs: tuple[str, ...], format: str | None, align: Mode = "auto") -> Trace:
     """Load every input (with a progress bar on a terminal) and combine them into one trace:
-    ranks are merged, an execution trace is linked to its Kineto trace (:func:`combine`)."""
+    ranks are merged, clocks aligned on shared collectives as ``align`` says; an execution
+    trace is linked to its Kineto trace (:func:`~traceconv.api.combine`)."""
     with reading(list(inputs)) as per_file:
         traces = [load(path, format=format, progress=per_file(i))
                   for i, path in enumerate(inputs)]
-    return traces[0] if len(traces) == 1 else combine(traces)
+    return traces[0] if len(traces) == 1 else combine(traces, align=align)
+
+
+ALIGN_OPTION = click.option(
+    "--align", type=click.Choice(MODES), default="auto", show_default=True,
+    help="Several ranks: shift each rank's clock so that matching collectives end together. "
+         "auto = only when ranks disagree by more than 0.5 ms; collectives = always; "
+         "none = never. The shift and the residual skew per rank go to diagnostics.")
 
 
 def default_output(inputs: tuple[str, ...], to: str) -> str:
@@ -51,20 +61,22 @@ def default_output(inputs: tuple[str, ...], to: str) -> str:
               help="Input format, when detection by name and content is not wanted.")
 @click.option("--flows", type=click.Choice(["dataflow"]), multiple=True,
               help="Add flows: dataflow = producer op -> consumer op (from the op graph).")
+@ALIGN_OPTION
 def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
-            format: str | None, flows: tuple[str, ...] = ()) -> None:
+            format: str | None, flows: tuple[str, ...] = (), align: Mode = "auto") -> None:
     """Convert traces to another format; several inputs (one per rank) are merged.
 
     \b
       traceconv convert cnn.pt.trace.json --to perfetto       -> cnn.pftrace
       traceconv rank-0.json rank-1.json -o ranks.pftrace      (one process group per rank)
+      traceconv rank-*.json --align collectives -o ranks.pftrace   (clocks of other hosts)
       traceconv profile.json --to chrome -o - | gzip > out.json.gz
     """
     with handled_errors():
         if not to and not output:
             raise FormatError("say what to write: --to FORMAT or -o OUTPUT")
         target = output or default_output(inputs, to)  # type: ignore[arg-type]
-        trace = load_all(inputs, format)
+        trace = load_all(inputs, format, align)
         if "dataflow" in flows:
             add_dataflow_flows(trace)
         save(trace, target, format=to)

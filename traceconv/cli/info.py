@@ -7,10 +7,11 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
+from ..analysis.align import Mode
 from ..analysis.allocation_sites import top_allocation_sites
 from ..model import Trace
 from .app import app, handled_errors
-from .convert import load_all
+from .convert import ALIGN_OPTION, load_all
 
 
 def info_dict(trace: Trace) -> dict:
@@ -24,6 +25,8 @@ def info_dict(trace: Trace) -> dict:
                    "clock_base_ns": meta.clock_base_ns},
         "processes": len(trace.processes),
         "diagnostics": trace.diagnostics.as_list(),
+        **({"alignment": meta.attributes["alignment"]} if "alignment" in meta.attributes
+           else {}),
         # Only for traces with memory blocks: the top 10 sites by peak live bytes.
         **({"allocation_sites": [s.as_dict() for s in top_allocation_sites(trace.memory)]}
            if trace.memory else {}),
@@ -34,10 +37,16 @@ def info_dict(trace: Trace) -> dict:
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
-def info(inputs: tuple[str, ...], as_json: bool, format: str | None) -> None:
-    """Show the detected format, what the trace holds, and what was repaired or dropped."""
+@ALIGN_OPTION
+def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
+         align: Mode = "auto") -> None:
+    """Show the detected format, what the trace holds, and what was repaired or dropped.
+
+    Several inputs (one per rank) are merged first; then the clock alignment and the
+    residual skew of every rank are shown too.
+    """
     with handled_errors():
-        trace = load_all(inputs, format)
+        trace = load_all(inputs, format, align)
         data = info_dict(trace)
     if as_json:
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
@@ -51,6 +60,8 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None) -> None:
         counts.add_row(key, f"{data[key]:,}")
     counts.add_row("span", f"{data['span_ns'] / 1e6:,.3f} ms")
     console.print(counts)
+    if "alignment" in data:
+        console.print(alignment_table(data["alignment"]))
     if data.get("allocation_sites"):
         sites = Table(title="top allocation sites (by peak live bytes)", title_justify="left")
         for column in ("site", "peak bytes", "blocks", "bytes allocated"):
@@ -70,3 +81,16 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None) -> None:
         for d in data["diagnostics"]:
             diags.add_row(f"{d['count']:,}", d["kind"], d["code"], d["message"], d["example"] or "")
         console.print(diags)
+
+
+def alignment_table(alignment: dict) -> Table:
+    """Per rank: the clock shift applied and the skew left on the shared collectives."""
+    table = Table(title=f"clock alignment: {alignment['reason']}", title_justify="left")
+    for column in ("input", "shift", "collectives", "residual median", "residual max"):
+        table.add_column(column, justify="left" if column == "input" else "right")
+    for r in alignment["ranks"]:
+        shift = r["offset_ns"] if alignment["applied"] else 0
+        table.add_row(r["label"], f"{shift / 1e9:+,.6f} s", str(r["matched"]),
+                      f"{r['residual_median_ns'] / 1e3:,.1f} µs",
+                      f"{r['residual_max_ns'] / 1e3:,.1f} µs")
+    return table

@@ -5,11 +5,14 @@ from __future__ import annotations
 import click
 import orjson
 
+from ..analysis.align import Mode
+from ..analysis.stragglers import stragglers
 from ..analysis.summary import AGGREGATES, SummaryOptions, summarize
 from ..errors import TraceconvError
 from ..formats.summary import render_text, summary_dict
 from .app import app, handled_errors
-from .convert import load_all
+from .convert import ALIGN_OPTION, load_all
+from .stragglers import print_stragglers
 
 
 @app.command()
@@ -41,11 +44,12 @@ from .convert import load_all
               help="Print only this block.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
+@ALIGN_OPTION
 def summary(inputs: tuple[str, ...], top: int, types: tuple[str, ...],
             aggregate_by: str | None, aggregate: str | None, opr_name: str | None,
             input_dtype: str | None, order_by: str, min_time: float, max_time: float,
             top_end_key: str, show_host: bool, print_only: str | None, as_json: bool,
-            format: str | None) -> None:
+            format: str | None, align: Mode = "auto") -> None:
     """Per-operator time, FLOPs, memory and bandwidth; the numbers of MegEngine's
     profile_analyze for MegEngine profiles, self time per slice name for any timeline.
 
@@ -53,18 +57,24 @@ def summary(inputs: tuple[str, ...], top: int, types: tuple[str, ...],
       traceconv summary profile.json -t 10
       traceconv summary profile.json --aggregate-by type --aggregate sum -t 0
       traceconv summary profile.json --order-by +time --show-host --json
+      traceconv summary rank0.json rank1.json    (adds the straggler table of the ranks)
     """
     with handled_errors():
         options = SummaryOptions(top, types, aggregate_by, aggregate, opr_name, input_dtype,
                                  order_by, min_time, max_time, top_end_key)
-        trace = load_all(inputs, format)
+        trace = load_all(inputs, format, align)
         try:
             result = summarize(trace, options)
         except (ValueError, TypeError) as exc:  # a bad --order-by column or --opr-name regex
             raise TraceconvError(str(exc)) from None
         if as_json:
             data = summary_dict(result, show_host=show_host or print_only == "host")
+            if len(inputs) > 1:
+                data["stragglers"] = [row.as_dict() for row in stragglers(trace)]
             click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         else:
             click.echo(render_text(result, show_host=show_host, print_only=print_only),
                        nl=False)
+            rows = stragglers(trace) if len(inputs) > 1 else []
+            if rows:
+                print_stragglers(rows, (trace.time_range or (0, 0))[0])

@@ -18,7 +18,7 @@ Args = dict[str, Any] | None
 class Slice(NamedTuple):
     """A read-only view of one slice row."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # (shadows tuple.index, on purpose)
     track: int
     start: int
     dur: int
@@ -32,7 +32,7 @@ class Slice(NamedTuple):
 
 
 class Instant(NamedTuple):
-    index: int
+    index: int  # type: ignore[assignment]  # (shadows tuple.index, on purpose)
     track: int
     ts: int
     name: str
@@ -41,7 +41,7 @@ class Instant(NamedTuple):
 
 
 class CounterSample(NamedTuple):
-    index: int
+    index: int  # type: ignore[assignment]  # (shadows tuple.index, on purpose)
     track: int
     ts: int
     value: float
@@ -50,7 +50,7 @@ class CounterSample(NamedTuple):
 class Flow(NamedTuple):
     """A directed link between two slices (by row index)."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # (shadows tuple.index, on purpose)
     source: int
     target: int
     category: str
@@ -80,6 +80,11 @@ class SliceTable(_Table):
     """Slices: (track, start ns, duration ns, name id, category id, args)."""
 
     _columns = (("track", "i"), ("start", "q"), ("dur", "q"), ("name", "i"), ("category", "i"))
+    track: array[int]
+    start: array[int]
+    dur: array[int]
+    name: array[int]
+    category: array[int]
 
     def __init__(self) -> None:
         super().__init__()
@@ -106,6 +111,10 @@ class InstantTable(_Table):
     """Instants: (track, ts ns, name id, category id, args)."""
 
     _columns = (("track", "i"), ("ts", "q"), ("name", "i"), ("category", "i"))
+    track: array[int]
+    ts: array[int]
+    name: array[int]
+    category: array[int]
 
     def __init__(self) -> None:
         super().__init__()
@@ -125,6 +134,9 @@ class CounterTable(_Table):
     """Counter samples: (track, ts ns, value)."""
 
     _columns = (("track", "i"), ("ts", "q"), ("value", "d"))
+    track: array[int]
+    ts: array[int]
+    value: array[float]
 
     def append(self, track: int, ts: int, value: float) -> int:
         index = len(self.ts)
@@ -142,6 +154,10 @@ class FlowTable(_Table):
     """Flows: (source slice row, target slice row, category id, name id)."""
 
     _columns = (("source", "q"), ("target", "q"), ("category", "i"), ("name", "i"))
+    source: array[int]
+    target: array[int]
+    category: array[int]
+    name: array[int]
 
     def append(self, source: int, target: int, category: int, name: int) -> int:
         index = len(self.source)

@@ -237,15 +237,17 @@ class Trace:
 
     # -- output ---------------------------------------------------------------------------
 
-    def save(self, path: str | PathLike[str], format: str | None = None, **options: Any) -> None:
+    def save(self, path: str | PathLike[str], format: str | None = None,
+             **options: Any) -> Diagnostics:
         """Write the trace to ``path``; the format comes from the extension unless given.
+        The trace is not changed; the writer's own diagnostics are returned.
 
         ``trace.save("out.pftrace")``, ``trace.save("out.json.gz")``,
         ``trace.save("-", format="chrome")`` (standard output).
         """
         from ..api import save
 
-        save(self, path, format=format, **options)
+        return save(self, path, format=format, **options)
 
     def memflow_svg(self, path: str | PathLike[str], **options: Any) -> None:
         """Draw the memory blocks as a memory-flow SVG (options: ``MemflowOptions`` fields).

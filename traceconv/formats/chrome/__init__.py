@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import BinaryIO
 
 from ...io import Source
-from ...model import Trace
+from ...model import Diagnostics, Trace
 from .reader import read_chrome
 from .schema import ChromeTraceDocument
 from .writer import write_chrome
@@ -33,6 +33,7 @@ def read(source: Source, **options: object) -> Trace:
     return read_chrome(source)
 
 
-def write(trace: Trace, out: BinaryIO, **options: object) -> None:
-    """Write ``trace`` as Chrome Trace Event JSON (object form)."""
-    write_chrome(trace, out)
+def write(trace: Trace, out: BinaryIO, **options: object) -> Diagnostics:
+    """Write ``trace`` as Chrome Trace Event JSON (object form); returns the writer's
+    diagnostics (``trace`` is not changed)."""
+    return write_chrome(trace, out)

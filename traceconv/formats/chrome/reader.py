@@ -485,7 +485,7 @@ def _read_events(source: Source) -> ChromeReader:
             raise InputError(f"not valid JSON: {exc}", file=source.name, location=where) from None
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read: {exc}", file=source.name) from None
-    if doc.truncated or doc.envelope.pop("__truncated__", False):
+    if doc.truncated:
         reader.trace.diagnostics.add("chrome.truncated_array", "the event array has no closing "
                                      "bracket (allowed by the spec): read up to the end",
                                      kind="repaired")

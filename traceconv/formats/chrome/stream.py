@@ -3,10 +3,15 @@
 ``orjson.loads`` of a whole 353 MB Kineto file needs 2.5 GB and keeps every event dict
 alive. Instead the ``traceEvents`` array is cut into pieces of about :data:`CHUNK` bytes at
 element boundaries and each piece is parsed on its own, so only one piece of dicts is alive
-at a time. A cut is only guessed from the text (``}`` ``,`` ``{``); it is proved by the parse:
-a cut inside a string or a nested value leaves unbalanced text that orjson rejects, and the
-next candidate is tried. Anything unusual falls back to parsing the whole document, which
-also gives exact error positions.
+at a time.
+
+A cut is first guessed from the text (``}`` ``,`` ``{``) and proved by the parse: a cut
+inside a string or a nested value leaves unbalanced text that orjson rejects. When the
+guess fails (or there is none), :class:`_Cutter` finds the next element boundary exactly,
+knowing strings and nesting, and resumes where it stopped when more text arrives; a piece
+that still does not parse holds a real syntax error. Every byte is so searched, scanned and
+parsed a bounded number of times: reading is linear for any input (hostile ones included).
+Errors name the line and column in the file (columns count characters, as orjson's do).
 """
 
 from __future__ import annotations
@@ -25,7 +30,13 @@ CHUNK = 256 << 10
 ENVELOPE_LIMIT = 64 << 20  # how far to look for "traceEvents" before parsing whole
 _BOUNDARY = re.compile(rb"\}\s*,\s*(?=\{)")
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
+# A string (group 1 is missing when the buffer ends inside it) or a bracket.
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(")?|[\[\]{}]', re.DOTALL)
+_STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*(")?', re.DOTALL)
+_SPACE = re.compile(rb"[ \t\r\n]*")
 _WS = b" \t\r\n"
+_CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
+_OPEN, _QUOTE, _CLOSE_ARRAY, _COMMA = b"{[", ord('"'), ord("]"), ord(",")
 
 
 class DocumentError(ValueError):
@@ -85,8 +96,9 @@ def read_document(stream: BinaryIO, chunk_size: int = CHUNK) -> Document:
         return _parse_whole(head)
     start = len(head) - len(head.lstrip(_WS))
     if head[start:start + 1] == b"[":
-        return Document(chunks=_chunks(stream, bytearray(head), start + 1, chunk_size, {}),
-                        bare_array=True)
+        doc = Document(bare_array=True)
+        doc.chunks = _chunks(_Text(stream, head, start + 1, chunk_size), doc)
+        return doc
     match = _EVENTS_KEY.search(head)
     while match is None and len(head) < ENVELOPE_LIMIT:  # a long envelope (log lines, ...)
         more = stream.read(chunk_size)
@@ -102,67 +114,225 @@ def read_document(stream: BinaryIO, chunk_size: int = CHUNK) -> Document:
     except orjson.JSONDecodeError:  # "traceEvents" appeared inside an earlier value
         return _parse_whole(head + stream.read())
     doc = Document(envelope=envelope)
-    doc.chunks = _chunks(stream, bytearray(head), match.end(), chunk_size, doc.envelope)
+    doc.chunks = _chunks(_Text(stream, head, match.end(), chunk_size), doc)
     return doc
 
 
-def _chunks(stream: BinaryIO, buffer: bytearray, pos: int, chunk_size: int,
-            envelope: dict[str, Any]) -> Iterator[list[Any]]:
-    """Yield parsed event lists from ``buffer[pos:]`` plus the rest of ``stream``.
-
-    When the array ends, the keys that follow it are added to ``envelope``.
-    """
-    eof = False
-    while True:
-        # Keep at least two chunks of text ahead so a boundary is always in view.
-        while not eof and len(buffer) - pos < 2 * chunk_size:
-            more = stream.read(chunk_size)
-            eof = not more
-            buffer += more
-        del buffer[:pos]
-        pos = 0
-        if eof:
-            yield from _last_chunk(bytes(buffer), envelope)
-            return
-        search_from = chunk_size
-        while True:
-            match = _BOUNDARY.search(buffer, search_from)
-            if match is None:  # one enormous event: read more and look again
-                break
-            piece = bytearray(b"[")
-            piece += memoryview(buffer)[:match.start() + 1]
-            piece += b"]"
-            try:
-                events = orjson.loads(piece)
-            except orjson.JSONDecodeError:
-                search_from = match.end()  # the cut was inside a string or nested value
-                continue
-            pos = match.end()
-            yield events
-            break
-        if match is None:
-            more = stream.read(chunk_size)
-            eof = not more
-            buffer += more
+def _chars(data: bytes | bytearray) -> int:
+    """Characters in UTF-8 ``data`` (orjson's columns count characters)."""
+    return len(data) if data.isascii() else len(data.translate(None, _CONTINUATION))
 
 
-def _last_chunk(tail: bytes, envelope: dict[str, Any]) -> Iterator[list[Any]]:
-    """Parse the final events and the envelope keys after the array's closing bracket."""
-    end = len(tail)
-    while True:
-        end = tail.rfind(b"]", 0, end)
-        if end < 0:
-            # No closing bracket: a truncated array form, or a broken document.
-            body = tail.rstrip(_WS).rstrip(b",")
-            yield _loads(b"[" + body + b"]")
-            envelope.setdefault("__truncated__", True)
-            return
+def _array(buffer: bytearray, start: int, end: int) -> bytearray:
+    """``buffer[start:end]`` in brackets: the text of a JSON array."""
+    piece = bytearray(b"[")
+    piece += memoryview(buffer)[start:end]
+    piece += b"]"
+    return piece
+
+
+class _Text:
+    """The unread text: a buffer filled from the stream, and where its first byte is in the
+    file (line, and characters before it on that line) so that errors point into the file."""
+
+    def __init__(self, stream: BinaryIO, head: bytes, start: int, chunk_size: int) -> None:
+        self.stream, self.chunk_size = stream, chunk_size
+        self.buffer = bytearray(head)
+        self.eof = False
+        self.line, self.column = 1, 0
+        self.consume(start)
+
+    def more(self) -> bool:
+        """Read one more block; False at the end of the stream."""
+        block = self.stream.read(self.chunk_size)
+        self.eof = not block
+        self.buffer += block
+        return not self.eof
+
+    def fill(self, size: int) -> None:
+        """Read until ``size`` bytes are buffered or the stream ends."""
+        while len(self.buffer) < size and self.more():
+            pass
+
+    def consume(self, n: int) -> None:
+        """Drop the first ``n`` bytes, keeping count of lines and columns."""
+        buffer = self.buffer
+        newlines = buffer.count(b"\n", 0, n)
+        if newlines:
+            self.line += newlines
+            self.column = _chars(buffer[buffer.rfind(b"\n", 0, n) + 1:n])
+        else:
+            self.column += _chars(buffer[:n])
+        del buffer[:n]
+
+    def error(self, exc: orjson.JSONDecodeError, start: int, added: int) -> DocumentError:
+        """``exc`` from parsing ``added`` characters of our own + ``buffer[start:]``, located
+        in the file."""
+        buffer = self.buffer
+        newlines = buffer.count(b"\n", 0, start)
+        line = self.line + newlines + exc.lineno - 1
+        if exc.lineno > 1:
+            column = exc.colno
+        else:
+            line_start = buffer.rfind(b"\n", 0, start) + 1
+            before = self.column if not newlines else 0
+            column = before + _chars(buffer[line_start:start]) + exc.colno - added
+        return DocumentError(exc.msg, line, column)
+
+    def end_error(self, message: str) -> DocumentError:
+        """An error at the end of the file."""
+        self.consume(len(self.buffer))
+        return DocumentError(message, self.line, self.column + 1)
+
+    def parse(self, start: int, end: int) -> list[Any]:
+        """The elements in ``buffer[start:end]`` (the inside of an array)."""
         try:
-            events = orjson.loads(b"[" + tail[:end] + b"]")
-        except orjson.JSONDecodeError:
-            continue
-        rest = tail[end + 1:].strip(_WS)
-        if rest.startswith(b","):
-            envelope.update(_loads(b"{" + rest[1:].rstrip(_WS).removesuffix(b"}") + b"}"))
-        yield events
+            events: list[Any] = orjson.loads(_array(self.buffer, start, end))
+        except orjson.JSONDecodeError as exc:
+            raise self.error(exc, start, 1) from None
+        return events
+
+
+class _Cutter:
+    """Finds, exactly, where an element of the event array ends and the next begins (or
+    where the array closes), scanning ``buffer`` from an element boundary at 0. It knows
+    strings and nesting, and resumes where it stopped when the buffer has grown (inside a
+    string or a run of whitespace too), so no text is scanned twice."""
+
+    def __init__(self) -> None:
+        self.pos = 0
+        self.depth = 0
+        self.in_string = False
+        self.separator: tuple[int, int] | None = None  # (element end, whitespace scanned to)
+
+    def find(self, buffer: bytearray, minimum: int) -> tuple[int, int] | None:
+        """``(end, next)``: an element ends at ``end >= minimum`` and the next one starts at
+        ``next``; ``(end, -1)``: the array closes at ``buffer[end]``; None: read more.
+
+        >>> _Cutter().find(bytearray(b'{"a": "},{"}, {"b": [1]}, {}]'), 1)
+        (12, 13)
+        >>> _Cutter().find(bytearray(b'{"a": "},{"}, {"b": [1]}, {}]'), 13)
+        (24, 25)
+        >>> _Cutter().find(bytearray(b'{"a": 1} ]'), 100), _Cutter().find(bytearray(b'{"a'), 1)
+        ((9, -1), None)
+        """
+        while True:
+            if self.in_string:
+                rest = _STRING_REST.match(buffer, self.pos)
+                assert rest is not None  # it matches the empty text
+                self.pos = rest.end()
+                if rest.group(1) is None:
+                    return None
+                self.in_string = False
+            if self.separator is not None:
+                end, scanned = self.separator
+                scanned = _SPACE.match(buffer, scanned).end()  # type: ignore[union-attr]
+                if scanned == len(buffer):
+                    self.separator = (end, scanned)
+                    return None
+                self.separator = None
+                if buffer[scanned] != _COMMA:
+                    self.pos = scanned   # the array's end, or an error for the parse
+                elif end >= minimum:
+                    return end, scanned + 1
+                else:
+                    self.pos = scanned + 1
+            found = self._scan(buffer)
+            if found is not None or (self.separator is None and not self.in_string):
+                return found
+
+    def _scan(self, buffer: bytearray) -> tuple[int, int] | None:
+        """Walk tokens from ``pos`` until an element ends (``separator`` is set), the
+        buffer ends (inside a string: ``in_string``), or the array closes."""
+        depth = self.depth
+        for token in _TOKEN.finditer(buffer, self.pos):
+            first = buffer[token.start()]
+            if first == _QUOTE:
+                if token.group(1) is None:  # the buffer ends inside this string
+                    self.pos, self.depth, self.in_string = token.end(), depth, True
+                    return None
+            elif first in _OPEN:
+                depth += 1
+            elif depth == 0:   # a bracket that closes the array, or nothing (an error)
+                if first == _CLOSE_ARRAY:
+                    return token.start(), -1
+                return token.end(), token.end()   # the parse reports the stray brace
+            else:
+                depth -= 1
+                if depth == 0:
+                    self.separator = (token.end(), token.end())
+                    self.pos, self.depth = token.end(), 0
+                    return None
+        self.pos, self.depth = len(buffer), depth
+        return None
+
+
+def _chunks(text: _Text, doc: Document) -> Iterator[list[Any]]:
+    """Yield parsed event lists from the text after the array's ``[``; when the array
+    ends, the keys that follow it are added to ``doc.envelope``."""
+    size = text.chunk_size
+    while True:
+        text.fill(2 * size)   # keep two pieces of text ahead so a boundary is in view
+        guess = _BOUNDARY.search(text.buffer, size)
+        if guess is not None:
+            try:
+                events = orjson.loads(_array(text.buffer, 0, guess.start() + 1))
+            except orjson.JSONDecodeError:
+                pass  # the cut was inside a string or a nested value (or the text is bad)
+            else:
+                text.consume(guess.end())
+                yield events
+                continue
+        cutter = _Cutter()
+        while (found := cutter.find(text.buffer, size)) is None:
+            if not text.more():
+                yield _unclosed_array(text, doc)
+                return
+        end, following = found
+        yield text.parse(0, end)
+        if following < 0:
+            _read_trailer(text, end + 1, doc)
+            return
+        text.consume(following)
+
+
+def _unclosed_array(text: _Text, doc: Document) -> list[Any]:
+    """The file ends inside the event array: the array form may omit its ``]`` (catapult
+    accepts it); the object form is cut short, which is an error."""
+    body = text.buffer.rstrip(_WS)
+    events = text.parse(0, len(body) - body.endswith(b","))
+    if not doc.bare_array:
+        raise text.end_error("unexpected end of data: the traceEvents array and the "
+                             "object that holds it are not closed")
+    doc.truncated = True
+    return events
+
+
+def _read_trailer(text: _Text, start: int, doc: Document) -> None:
+    """After the array's ``]``: nothing for the array form; for the object form, more keys
+    (``"traceName": ...``) and the object's closing ``}``, which must be there."""
+    while text.more():
+        pass
+    buffer = text.buffer
+    at = _SPACE.match(buffer, start).end()  # type: ignore[union-attr]
+    if doc.bare_array:
+        if at < len(buffer):
+            raise text.error(_located("unexpected content after the event array"), at, 0)
         return
+    if at == len(buffer):
+        raise text.end_error("unexpected end of data: the object's closing } is missing")
+    if buffer[at] == _COMMA:   # more keys: parse them as an object, the comma its {
+        try:
+            doc.envelope.update(orjson.loads(b"{" + buffer[at + 1:]))
+        except orjson.JSONDecodeError as exc:
+            raise text.error(exc, at, 0) from None
+        return
+    rest = _SPACE.match(buffer, at + 1).end()  # type: ignore[union-attr]
+    if buffer[at] != ord("}") or rest < len(buffer):
+        raise text.error(_located("unexpected content after the event array"),
+                         at if buffer[at] != ord("}") else rest, 0)
+
+
+def _located(message: str) -> orjson.JSONDecodeError:
+    """A decode error at the first character of the text it is located against."""
+    return orjson.JSONDecodeError(message, "", 0)

@@ -14,8 +14,8 @@ from typing import Any, BinaryIO
 import orjson
 
 from ... import __version__
-from ...analysis.nesting import repair_nesting
-from ...model import Trace, TrackKind
+from ...analysis.nesting import nested_view
+from ...model import Diagnostics, Trace, TrackKind
 
 BATCH = 50_000
 SYNTHETIC_PID = 1 << 24  # above the usual pid range; Kineto's GPU sort indices start here
@@ -137,7 +137,9 @@ def _events(trace: Trace, base: int) -> Iterator[dict]:
             yield event
 
 
-def _header(trace: Trace, base: int) -> dict:
+def _header(trace: Trace, view: Trace, base: int) -> dict:
+    """The top-level keys: the source's, and traceconv's record of the trace's diagnostics
+    and, apart, the writer's (``view`` is what was written)."""
     meta = trace.metadata
     header = {k: v for k, v in meta.attributes.items() if k not in _RESERVED}
     header.update({
@@ -146,31 +148,35 @@ def _header(trace: Trace, base: int) -> dict:
         "traceconv": {"version": __version__, "source_format": meta.source_format,
                       "source_file": meta.source_file, "framework": meta.framework,
                       "rank": meta.rank, "clock": meta.clock,
-                      "diagnostics": meta.diagnostics.as_list()},
+                      "diagnostics": meta.diagnostics.as_list(),
+                      "writer_diagnostics": view.diagnostics.as_list()},
     })
     return header
 
 
-def write_chrome(trace: Trace, out: BinaryIO) -> None:
-    """Write ``trace`` to ``out`` as Chrome JSON (object form), batch by batch.
+def write_chrome(trace: Trace, out: BinaryIO) -> Diagnostics:
+    """Write ``trace`` to ``out`` as Chrome JSON (object form), batch by batch; returns what
+    the writer repaired (slices moved to lane tracks; ``trace`` itself is not changed).
 
-    >>> import io; buf = io.BytesIO(); write_chrome(Trace(), buf)
+    >>> import io; buf = io.BytesIO(); len(write_chrome(Trace(), buf))
+    0
     >>> orjson.loads(buf.getvalue())["traceEvents"]
     []
     """
-    repair_nesting(trace)
-    base = _base(trace)
-    header = _dumps(_header(trace, base))
+    view = nested_view(trace)
+    base = _base(view)
+    header = _dumps(_header(trace, view, base))
     out.write(header[:-1] + b',"traceEvents":[\n')
     batch: list[dict] = []
     first = True
-    for event in _events(trace, base):
+    for event in _events(view, base):
         batch.append(event)
         if len(batch) == BATCH:
             first = _write_batch(out, batch, first)
             batch = []
     _write_batch(out, batch, first)
     out.write(b"\n]}\n")
+    return view.diagnostics
 
 
 def _write_batch(out: BinaryIO, batch: list[dict], first: bool) -> bool:

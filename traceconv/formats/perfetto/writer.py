@@ -27,9 +27,9 @@ from typing import BinaryIO
 import numpy as np
 
 from ... import __version__
-from ...analysis.nesting import repair_nesting
+from ...analysis.nesting import nested_view
 from ...gcpause import paused_gc
-from ...model import Trace, TrackKind
+from ...model import Diagnostics, Trace, TrackKind
 from .annotations import ArgEncoder
 from .descriptors import TrackIds, assign_ids, descriptor_payloads
 from .ordering import BEGIN, COUNTER, END, INSTANT, event_order
@@ -64,27 +64,29 @@ def frame(packet: bytes) -> bytes:
     return b"\x0a" + varint(len(packet)) + packet
 
 
-def write(trace: Trace, out: BinaryIO, **options: object) -> None:
-    """Write ``trace`` as a Perfetto TrackEvent protobuf trace to the binary stream ``out``.
+def write(trace: Trace, out: BinaryIO, **options: object) -> Diagnostics:
+    """Write ``trace`` as a Perfetto TrackEvent protobuf trace to the binary stream ``out``;
+    returns what the writer repaired or left out (``trace`` itself is not changed).
 
-    Partially overlapping and too-deep slices are first moved to lane tracks
-    (:func:`~traceconv.analysis.nesting.repair_nesting`), so every slice arrives. Option
+    Partially overlapping and too-deep slices are written on lane tracks of a view
+    (:func:`~traceconv.analysis.nesting.nested_view`), so every slice arrives. Option
     ``workers`` (int, default 1): forked processes that encode the event sequences in
     parallel (Linux; it trades memory for time, see :func:`_worker_count`).
 
     >>> import io; buf = io.BytesIO()
     >>> trace = Trace(); p = trace.add_process("python", pid=7)
     >>> _ = trace.add_slice(trace.add_track("main", process=p, tid=7), 0, 5, "step")
-    >>> write(trace, buf); buf.getvalue()[:1]
-    b'\\n'
+    >>> len(write(trace, buf)), buf.getvalue()[:1]
+    (0, b'\\n')
     """
-    repair_nesting(trace)
-    ids = assign_ids(trace)
-    offset = _time_offset(trace)
-    out.write(b"".join(frame(p) for p in _header_packets(trace, ids, offset)))
+    view = nested_view(trace)
+    ids = assign_ids(view)
+    offset = _time_offset(view)
+    out.write(b"".join(frame(p) for p in _header_packets(view, ids, offset)))
     with paused_gc():
-        encoder = _EventEncoder(trace, ids, offset)
+        encoder = _EventEncoder(view, ids, offset)
         _write_events(encoder, out, _worker_count(options.get("workers")))
+    return view.diagnostics
 
 
 def _worker_count(requested: object) -> int:

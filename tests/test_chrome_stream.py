@@ -1,0 +1,136 @@
+"""The chunked Chrome reader on hostile text: linear work, file locations, no silent cuts.
+
+Work is measured, not timed: the bytes handed to orjson and the bytes the exact boundary
+scan walks over, as a multiple of the file size (a quadratic reader re-parses each piece
+once per bad candidate boundary, hundreds of times the file on these inputs).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+import traceconv
+from traceconv.formats.chrome import stream
+from traceconv.formats.chrome.stream import DocumentError, read_document
+
+CHUNK = 4096
+
+
+class Work:
+    """Counts the bytes parsed by orjson and scanned by the exact cutter."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.parsed = self.scanned = 0
+        loads, find = orjson.loads, stream._Cutter.find
+
+        def counting_loads(data: bytes | bytearray) -> object:
+            self.parsed += len(data)
+            return loads(data)
+
+        def counting_find(cutter: stream._Cutter, buffer: bytearray, minimum: int) -> object:
+            resume = cutter.pos if cutter.separator is None else cutter.separator[1]
+            self.scanned += len(buffer) - resume
+            return find(cutter, buffer, minimum)
+
+        monkeypatch.setattr(stream.orjson, "loads", counting_loads)
+        monkeypatch.setattr(stream._Cutter, "find", counting_find)
+
+
+def events_of(text: bytes) -> list:
+    doc = read_document(io.BytesIO(text), chunk_size=CHUNK)
+    return [e for chunk in doc.chunks for e in chunk]
+
+
+def object_form(events: Iterator[bytes], tail: bytes = b'], "traceName": "t"}') -> bytes:
+    return b'{"schemaVersion": 1, "traceEvents": [' + b",".join(events) + tail
+
+
+def x_event(i: int, args: bytes = b"{}") -> bytes:
+    return (b'{"ph": "X", "name": "op%d", "ts": %d, "dur": 1, "pid": 1, "tid": 1, "args": %s}'
+            % (i, i, args))
+
+
+HOSTILE = {
+    # every candidate cut of a piece falls inside a string
+    "cuts_in_strings": object_form(x_event(i, b'{"s": "%s"}' % (b"},{" * 3000))
+                                   for i in range(40)),
+    # ... or inside nested values: one event holding thousands of objects
+    "cuts_in_nesting": object_form([x_event(0, b'{"list": [%s]}' % b",".join(
+        b'{"k": %d}' % i for i in range(60_000)))]),
+    # megabytes of whitespace between two events, and after the last
+    "whitespace": object_form([x_event(1), b" " * (4 << 20) + x_event(2)],
+                              b"\n" * (1 << 20) + b'], "traceName": "t"}'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_boundaries_are_read_in_linear_work(name, monkeypatch):
+    text = HOSTILE[name]
+    expected = orjson.loads(text)["traceEvents"]
+    work = Work(monkeypatch)
+    assert events_of(text) == expected
+    assert work.parsed <= 3 * len(text)
+    assert work.scanned <= 3 * len(text)
+
+
+def test_one_bad_byte_is_found_in_linear_work_and_located_in_the_file(monkeypatch):
+    lines = [x_event(i) for i in range(20_000)]
+    lines[15_000] = lines[15_000].replace(b'"dur": 1', b'"dur": 1x')
+    text = b'{"traceEvents": [\n' + b",\n".join(lines) + b"\n]}\n"
+    with pytest.raises(orjson.JSONDecodeError) as whole:
+        orjson.loads(text)
+    work = Work(monkeypatch)
+    with pytest.raises(DocumentError) as err:
+        events_of(text)
+    assert (err.value.line, err.value.column) == (whole.value.lineno, whole.value.colno)
+    assert (err.value.line, err.value.column) == (15_002, lines[15_000].index(b"x,") + 1)
+    assert work.parsed <= 3 * len(text)
+
+
+def test_errors_on_long_lines_count_characters_like_orjson():
+    """One line of 300 KiB with non-ASCII names before the error: the column counts
+    characters from the start of the line, across pieces."""
+    events = [x_event(i).replace(b'"op', "\"é€".encode()) for i in range(3000)]
+    events[2500] = events[2500].replace(b'"tid": 1', b'"tid": 1,,')
+    text = object_form(iter(events))
+    with pytest.raises(orjson.JSONDecodeError) as whole:
+        orjson.loads(text)
+    with pytest.raises(DocumentError) as err:
+        events_of(text)
+    assert (err.value.line, err.value.column) == (whole.value.lineno, whole.value.colno)
+
+
+def test_large_object_missing_its_closing_brace_is_an_error(tmp_path: Path):
+    """Small or large, an object cut short is not valid JSON: exit 1 with the place."""
+    good = object_form(x_event(i) for i in range(5000))
+    assert orjson.loads(good)["traceName"] == "t"
+    for cut in (good[:-1], good[:-len(', "traceName": "t"}')],
+                good[:-len('], "traceName": "t"}')]):
+        with pytest.raises(DocumentError, match="unexpected end of data") as err:
+            events_of(cut)
+        assert err.value.line == 1 and err.value.column == len(cut.decode()) + 1
+        path = tmp_path / "cut.json"
+        path.write_bytes(cut)
+        with pytest.raises(traceconv.InputError, match=f"cut.json:1:{len(cut) + 1}: not valid"):
+            traceconv.load(path)
+
+
+def test_content_after_the_object_is_an_error():
+    text = object_form(x_event(i) for i in range(5000)) + b" {}"
+    with pytest.raises(DocumentError, match="unexpected content") as err:
+        events_of(text)
+    assert err.value.column == len(text) - 1
+
+
+def test_large_array_form_may_omit_its_bracket_but_not_end_mid_event():
+    events = [x_event(i) for i in range(5000)]
+    doc = read_document(io.BytesIO(b"[" + b",\n".join(events) + b",\n"), chunk_size=CHUNK)
+    assert len([e for chunk in doc.chunks for e in chunk]) == 5000 and doc.truncated
+    with pytest.raises(DocumentError) as err:
+        events_of(b"[" + b",\n".join(events)[:-5])
+    assert err.value.line == 5000

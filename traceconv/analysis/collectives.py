@@ -1,0 +1,115 @@
+"""Find the collective operations (all_reduce, all_gather, ...) that one rank's trace recorded.
+
+Only records whose *end* is a synchronisation point across ranks count, because clock
+alignment and the straggler table compare ends and starts between ranks:
+
+* host slices named ``gloo:<op>`` (or ``mpi:``/``ucc:``): gloo runs the collective on the
+  thread that records it, so the slice lasts until the slowest rank has contributed;
+* device slices of NCCL/RCCL kernels (``ncclKernel_AllReduce_...``, ``ncclDevKernel_...``):
+  the kernel spins until every peer arrives.
+
+Host ``nccl:<op>`` annotations and ``record_param_comms`` are only the enqueue of an
+asynchronous kernel, so they are ignored here. Process group and sequence number come from
+the ``Process Group Name`` and ``Seq`` arguments where Kineto wrote them; otherwise calls are
+numbered in start order per (side, group, operation).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..model import ProcessKind, Trace
+
+HOST_PREFIXES = ("gloo:", "mpi:", "ucc:")
+_KERNEL = re.compile(r"^(?:nccl|rccl)(?:Dev)?Kernel_([A-Za-z]+)", re.IGNORECASE)
+# Collectives after which every rank leaves at the same moment. Rooted ones (broadcast,
+# reduce, gather, scatter) and point-to-point send/recv let some ranks leave early.
+SYMMETRIC = ("allreduce", "allgather", "reducescatter", "alltoall", "barrier")
+GROUP_ARGS = ("Process Group Name", "Process Group Description", "pg_name")
+SEQ_ARGS = ("Seq", "seq", "Collective seq")
+
+
+def normalize_op(name: str) -> str:
+    """``gloo:all_reduce`` / ``AllReduce`` / ``_all_gather_base`` -> ``allreduce`` ...
+
+    >>> [normalize_op(n) for n in ("all_reduce", "AllReduce", "_all_gather_base")]
+    ['allreduce', 'allreduce', 'allgatherbase']
+    """
+    return name.lower().replace("_", "")
+
+
+def is_symmetric(op: str) -> bool:
+    """True for collectives that every rank leaves together (their ends can be matched)."""
+    return op.startswith(SYMMETRIC)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One collective call on one rank: which one (``key``) and when (ns)."""
+
+    key: tuple[str, str, str]   # (side "host"/"device", process group, operation)
+    seq: int | None             # the source's sequence number, None when it wrote none
+    start: int
+    end: int
+    name: str                   # the slice name as recorded
+
+
+def _operation(name: str, args: dict | None, device: bool) -> str | None:
+    if args and isinstance(args.get("Collective name"), str) and device:
+        return normalize_op(args["Collective name"])
+    if device:
+        match = _KERNEL.match(name)
+        return normalize_op(match.group(1)) if match else None
+    prefix, _, op = name.partition(":")
+    return normalize_op(op) if op and f"{prefix.lower()}:" in HOST_PREFIXES else None
+
+
+def _first(args: dict | None, keys: tuple[str, ...]) -> object:
+    if not args:
+        return None
+    return next((args[k] for k in keys if args.get(k) not in (None, "")), None)
+
+
+def find_calls(trace: Trace, processes: range | None = None) -> dict[
+        tuple[str, str, str], list[Call]]:
+    """The collective calls of one rank, per (side, group, operation), in start order.
+
+    ``processes`` restricts the search to those process ids (one input of a merged trace).
+
+    >>> from traceconv.model import Trace
+    >>> t = Trace(); p = t.add_process("python", pid=1); th = t.add_track("t", process=p)
+    >>> _ = t.add_slice(th, 100, 50, "gloo:all_reduce"); _ = t.add_slice(th, 10, 5, "aten::mm")
+    >>> [(c.key, c.end) for c in find_calls(t)[("host", "", "allreduce")]]
+    [(('host', '', 'allreduce'), 150)]
+    """
+    device_tracks = {t.id for t in trace.tracks
+                     if trace.processes[t.process].kind is ProcessKind.DEVICE}
+    names = trace.strings.strings
+    s = trace.slices
+    # which string ids can name a collective at all: one regex per distinct name, not per row
+    host_ids = {i for i, n in enumerate(names) if _operation(n, None, False)}
+    kernel_ids = {i for i, n in enumerate(names) if n[:4].lower() in ("nccl", "rccl")}
+    calls: dict[tuple[str, str, str], list[Call]] = {}
+    wanted = None if processes is None else {t.id for t in trace.tracks
+                                             if t.process in processes}
+    rows = zip(*(s.numpy(c).tolist() for c in ("track", "start", "dur", "name")), s.args,
+               strict=True)
+    for track, start, dur, name_id, args in rows:
+        if wanted is not None and track not in wanted:
+            continue
+        device = track in device_tracks
+        if name_id not in (kernel_ids if device else host_ids) and not (
+                device and args and "Collective name" in args):
+            continue
+        op = _operation(names[name_id], args, device)
+        if op is None:
+            continue
+        group = _first(args, GROUP_ARGS)
+        seq = _first(args, SEQ_ARGS)
+        key = ("device" if device else "host", "" if group is None else str(group), op)
+        calls.setdefault(key, []).append(Call(key, seq if isinstance(seq, int) else None,
+                                              start, start + dur, names[name_id]))
+    for series in calls.values():
+        series.sort(key=lambda c: (c.start, c.end))
+    return calls

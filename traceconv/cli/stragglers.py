@@ -1,0 +1,26 @@
+"""The straggler section that ``traceconv summary`` adds for several ranks."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from ..analysis.stragglers import Straggler, last_counts
+
+
+def print_stragglers(rows: list[Straggler], origin_ns: int) -> None:
+    """One row per collective (start relative to ``origin_ns``), then who was last how often."""
+    table = Table(title="stragglers: per collective, the rank that arrived last",
+                  title_justify="left")
+    for column in ("start", "collective", "#", "last rank", "late by", "spread"):
+        table.add_column(column, justify="left" if column in ("collective", "last rank")
+                         else "right")
+    for r in rows:
+        table.add_row(f"{(r.start_ns - origin_ns) / 1e6:,.3f} ms",
+                      r.collective + (f" [{r.group}]" if r.group else ""), str(r.index),
+                      r.last_rank, f"{r.late_by_ns / 1e3:,.1f} µs",
+                      f"{r.spread_ns / 1e3:,.1f} µs")
+    console = Console()
+    console.print(table)
+    console.print("last most often: " + ", ".join(
+        f"{rank} ({n} of {len(rows)})" for rank, n in last_counts(rows).most_common()))
