@@ -9,8 +9,8 @@ import networkx as nx
 import pytest
 from click.testing import CliRunner
 
+from traceconv import check as check_file
 from traceconv.cli import app
-from traceconv.cli.check import check_file
 
 RESNET = "megengine/resnet50ish_lar_embed_profile.json.gz"
 CONVNET = "megengine/convnet_lar_embed_profile.json.gz"

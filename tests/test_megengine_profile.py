@@ -9,7 +9,6 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import time
 
 import networkx as nx
 import pytest
@@ -213,11 +212,11 @@ def test_dataflow_flows(data):
     assert ("conv2.Convolution", "conv2.ADD") in pairs
 
 
-def test_resnet_load_is_fast(data, tmp_path):
-    started = time.perf_counter()
+def test_resnet_loads_and_saves_as_graphml(data, tmp_path):
+    # (how fast is measured in benchmarks/, not asserted here: timings flake on shared CI)
     trace = traceconv.load(data / RESNET, format="megengine")
     traceconv.save(trace, tmp_path / "out.graphml")
-    assert time.perf_counter() - started < 2.0  # ~0.3 s measured; generous for slow CI
+    assert (tmp_path / "out.graphml").stat().st_size > 0
 
 
 def test_every_shared_profile_reads(shared_samples):

@@ -8,7 +8,6 @@ numbers where they state them.
 
 from __future__ import annotations
 
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -70,9 +69,7 @@ def test_paddle_and_migraphx_blocks_draw_too(relative):
 
 def assert_picture(trace: traceconv.Trace) -> None:
     """One titled rectangle per non-empty block, axes and legend, one true peak per device."""
-    began = time.perf_counter()
     root = ET.fromstring(svg_text(trace, MemflowOptions()))
-    assert time.perf_counter() - began < 5
     group = root.find(".//svg:g[@id='blocks']", NS)
     titled = [r for r in group.findall("svg:rect", NS) if r.find("svg:title", NS) is not None]
     assert len(titled) == sum(b.size >= 1 for b in trace.memory)
@@ -122,9 +119,7 @@ def test_shared_corpus_large_trace(shared_samples):
     path = shared_samples / "torch" / "large" / "large_cpu_200steps.pt.trace.json.gz"
     trace = traceconv.load(path)
     assert len(trace.memory) == 49_200
-    began = time.perf_counter()
-    svg = svg_text(trace, MemflowOptions())
-    assert time.perf_counter() - began < 10
+    svg = svg_text(trace, MemflowOptions())   # render time: benchmarks/memflow_bench.py
     assert len(svg) < 4_000_000
     root = ET.fromstring(svg)
     rects = root.find(".//svg:g[@id='blocks']", NS).findall("svg:rect", NS)

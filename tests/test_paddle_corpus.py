@@ -95,7 +95,7 @@ def test_protobuf_and_json_of_one_run_agree(shared_samples: Path):
 
 
 def test_every_sample_converts_and_passes_check(shared_samples: Path, tmp_path: Path):
-    from traceconv.cli.check import check_file
+    from traceconv import check as check_file
 
     for path in corpus(shared_samples):
         if "large" in path.parent.name:

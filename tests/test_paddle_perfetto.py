@@ -10,8 +10,8 @@ import orjson
 import pytest
 
 import traceconv
+from traceconv import check as check_file
 from traceconv.api import save
-from traceconv.cli.check import check_file
 
 DATA = Path(__file__).parent / "data" / "paddle"
 INPUTS = sorted(p for p in DATA.rglob("*") if p.is_file())

@@ -6,7 +6,7 @@
 """
 
 from .analysis.merge import merge
-from .api import combine, convert, list_formats, load, save
+from .api import check, combine, convert, list_formats, load, save
 from .errors import FormatError, InputError, TraceconvError
 from .model import MemoryBlock, Metadata, OpStat, ProcessKind, Trace, TrackKind
 
@@ -14,6 +14,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "FormatError", "InputError", "MemoryBlock", "Metadata", "OpStat", "ProcessKind", "Trace",
-    "TraceconvError", "TrackKind", "__version__", "combine", "convert", "list_formats", "load",
-    "merge", "save",
+    "TraceconvError", "TrackKind", "__version__", "check", "combine", "convert", "list_formats",
+    "load", "merge", "save",
 ]

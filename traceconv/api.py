@@ -12,31 +12,43 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import registry
-from .errors import TraceconvError
+from .errors import FormatError, TraceconvError
 from .gcpause import paused_gc
 from .io import Progress, Source, atomic_output
-from .model import Diagnostics, Trace
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:   # the model imports numpy and networkx: not needed to start the CLI
     from .analysis.align import Mode
+    from .analysis.check_report import CheckReport
+    from .model import Diagnostics, Trace
 
 
 def load(path: str | os.PathLike[str], format: str | None = None, *,
          progress: Progress | None = None, **options: Any) -> Trace:
     """Read any supported profiler output into a :class:`~traceconv.model.Trace`.
 
-    The format is detected from the name and content unless ``format`` names it.
+    The format is detected from the name and content unless ``format`` names it (a name
+    from ``traceconv formats``, or ``chrome:kineto`` to force a flavour). ``options`` are
+    the reader's keyword parameters; any other name is refused.
 
     >>> trace = traceconv.load("samples/torch/cnn_step5.pt.trace.json")   # doctest: +SKIP
     >>> trace.counts()["slices"]                                          # doctest: +SKIP
     2944
     """
     source = Source(path, progress=progress)
-    info = registry.get(format) if format else registry.detect(source)
+    if format:
+        resolved = registry.resolve(format)
+        info = resolved.info
+        if resolved.flavour:
+            options = {**options, "flavour": resolved.flavour}
+    else:
+        info = registry.detect(source)
     if not info.reads:
         raise TraceconvError(f"traceconv cannot read {info.name} files", file=source.name)
+    module = info.load()
+    registry.check_options(module.read, options, f"the {info.name} reader",
+                           getattr(module, "READ_OPTIONS", None))
     with paused_gc():
-        trace: Trace = info.load().read(source, **options)
+        trace: Trace = module.read(source, **options)
     meta = trace.metadata
     meta.source_format = meta.source_format or info.name
     meta.source_file = meta.source_file or os.path.basename(source.name)
@@ -49,7 +61,8 @@ def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
 
     ``trace`` is not changed. What the writer repaired or left out for the output format
     (slices moved to lane tracks, flows it cannot draw, ...) is returned, apart from the
-    trace's own diagnostics.
+    trace's own diagnostics. ``options`` are the writer's keyword parameters; any other
+    name is refused before anything is written.
 
     >>> traceconv.save(trace, "out.pftrace")          # doctest: +SKIP
     <Diagnostics ...>
@@ -57,7 +70,12 @@ def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
     """
     target = os.fspath(path)
     info = registry.for_output(target, format)
-    writer = info.load().write
+    module = info.load()
+    writer = module.write
+    registry.check_options(writer, options, f"the {info.name} writer",
+                           getattr(module, "WRITE_OPTIONS", None))
+    from .model import Diagnostics
+
     with atomic_output(target) as out, paused_gc():
         found = writer(trace, out, **options)
     return found if isinstance(found, Diagnostics) else Diagnostics()
@@ -106,3 +124,19 @@ def list_formats() -> list[registry.FormatInfo]:
     ['chrome', 'perfetto']
     """
     return registry.all_formats()
+
+
+def check(path: str | os.PathLike[str], format: str | None = None) -> CheckReport:
+    """What a viewer would drop or misdraw in a written trace (``.pftrace`` or Chrome JSON,
+    ``.gz`` too); the format comes from the name and content unless ``format`` names it.
+
+    >>> report = check("samples/torch/cnn_step5.pt.trace.json")
+    >>> report.format, report.counts["slices"], [e["code"] for e in report.errors]
+    ('chrome', 2702, ['overlapping_slice'])
+    """
+    source = Source(path)
+    info = registry.get(format) if format else registry.detect(source, can="checks")
+    if not info.checks:
+        raise FormatError(f"traceconv cannot check {info.name} files", file=source.name)
+    report: CheckReport = info.load().check(source)
+    return report

@@ -1,24 +1,70 @@
-"""The format table: which module reads or writes what, and how inputs are recognised.
+"""The format table: which module reads, writes or checks what, and how inputs are recognised.
 
-A format is one module under ``traceconv.formats`` that defines any of::
+A format is one module that provides the functions of :class:`FormatModule` that apply to it,
+described by one :class:`FormatInfo` row. Built-in formats are registered in
+``traceconv/formats/__init__.py`` (one :func:`register` line each); a separately installed
+package adds its own through the entry-point group ``traceconv.formats``, whose entries load
+to a :class:`FormatInfo` (or a list of them)::
 
-    sniff(head: bytes, source: Source) -> float   # 0 = not mine ... 1 = certainly mine
-    read(source: Source, **options) -> Trace
-    write(trace: Trace, out: BinaryIO, **options) -> None
+    # pyproject.toml of a plugin package
+    [project.entry-points."traceconv.formats"]
+    nsys = "traceconv_nsys:FORMAT"     # FORMAT = FormatInfo("nsys", "...", "traceconv_nsys",
+                                       #                     (".nsys-rep",), reads=True)
 
-and one :func:`register` line in ``traceconv/formats/__init__.py``. Detection looks at the
-file name first (extension, ignoring ``.gz``); when several formats share an extension, or
-none claims it, their ``sniff`` functions decide from the first decompressed bytes.
+The built-ins are always in the table (a :func:`register` before first use adds to them);
+a name or alias already taken is refused. Detection looks at the file name first (extension,
+ignoring ``.gz``); when several formats share an extension, or none claims it, their
+``sniff`` functions decide from the first decompressed bytes.
+
+A format's options are the keyword parameters of its ``read``/``write``: the API refuses
+any other name (a ``**options`` catch-all must name the dataclass that checks it in
+``READ_OPTIONS``/``WRITE_OPTIONS``).
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
-from dataclasses import dataclass
+import inspect
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields, is_dataclass
 from types import ModuleType
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, Protocol
 
 from .errors import FormatError
 from .io import Source
+
+if TYPE_CHECKING:
+    from .analysis.check_report import CheckReport
+    from .model import Trace
+
+ENTRY_POINT_GROUP = "traceconv.formats"
+FLAVOUR_SEPARATOR = ":"   # --format chrome:kineto
+
+Capability = Literal["reads", "writes", "checks"]
+
+
+class FormatModule(Protocol):
+    """What a format module provides; each function only when the format can do it.
+
+    - ``sniff(head, source) -> float``: how sure the format is that ``source`` is its own,
+      from the first decompressed bytes ``head`` (0 = not mine ... 1 = certainly mine).
+    - ``read(source, *, option=...) -> Trace`` (``FormatInfo.reads``): the whole input.
+    - ``write(trace, out, *, option=...) -> None`` (``FormatInfo.writes``): to the binary
+      stream ``out``, never changing ``trace``.
+    - ``check(source) -> CheckReport`` (``FormatInfo.checks``): what a viewer of the file
+      would drop or misdraw.
+    - ``flavours() -> dict[str, str]`` (``FormatInfo.flavoured``): the producers the reader
+      tells apart (name -> description), forceable as ``read(source, flavour=name)``.
+    - ``SCHEMAS: dict[str, type[pydantic.BaseModel]]``: JSON Schemas of the documents read.
+    """
+
+    def sniff(self, head: bytes, source: Source) -> float: ...
+    def read(self, source: Source, **options: Any) -> Trace: ...
+    def write(self, trace: Trace, out: BinaryIO, **options: Any) -> None: ...
+    def check(self, source: Source) -> CheckReport: ...
+    def flavours(self) -> dict[str, str]: ...
 
 
 @dataclass(frozen=True)
@@ -32,26 +78,61 @@ class FormatInfo:
     reads: bool = False
     writes: bool = False
     aliases: tuple[str, ...] = ()
+    checks: bool = False              # the module has check(source)
+    flavoured: bool = False           # the module has flavours() and read(flavour=...)
+    origin: str = "built-in"          # or the distribution of the plugin that added it
 
     @property
     def default_extension(self) -> str:
         return self.extensions[0] if self.extensions else f".{self.name}"
 
-    def load(self) -> ModuleType:
-        """Import the implementing module."""
-        return importlib.import_module(self.module)
+    def load(self) -> Any:
+        """Import the implementing module (a :class:`FormatModule`)."""
+        module: ModuleType = importlib.import_module(self.module)
+        return module
+
+    def flavours(self) -> dict[str, str]:
+        """The reader's flavours (name -> description); empty for an unflavoured format."""
+        return dict(self.load().flavours()) if self.flavoured else {}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A ``--format`` value: the format and, for ``chrome:kineto``, the forced flavour."""
+
+    info: FormatInfo
+    flavour: str | None = None
 
 
 _FORMATS: dict[str, FormatInfo] = {}
 _ALIASES: dict[str, str] = {}
+_state = "empty"   # "empty" -> "loading" (built-ins, then plugins) -> "ready"
 
 
 def register(info: FormatInfo) -> FormatInfo:
-    """Add a format to the table (one line per format in ``traceconv.formats``)."""
-    _FORMATS[info.name] = info
+    """Add a format to the table; a name or alias that is already taken is refused.
+
+    >>> register(FormatInfo("chrome", "another Chrome", "my.module"))
+    Traceback (most recent call last):
+    ...
+    traceconv.errors.FormatError: format name 'chrome' is already taken (built-in format chrome)
+    """
+    _ensure_loaded()
+    for name in (info.name, *info.aliases):
+        owner = _owner(name)
+        if owner is not None:
+            raise FormatError(f"format name {name!r} is already taken "
+                              f"({owner.origin} format {owner.name})")
+    _FORMATS[_key(info.name)] = info
     for alias in info.aliases:
-        _ALIASES[_key(alias)] = info.name
+        _ALIASES[_key(alias)] = _key(info.name)
     return info
+
+
+def _owner(name: str) -> FormatInfo | None:
+    key = _key(name)
+    found = _FORMATS.get(_ALIASES.get(key, key))
+    return found
 
 
 def _key(name: str) -> str:
@@ -60,19 +141,65 @@ def _key(name: str) -> str:
 
 
 def all_formats() -> list[FormatInfo]:
-    """Every registered format, in registration order."""
+    """Every registered format: built-ins in registration order, then plugins."""
     _ensure_loaded()
     return list(_FORMATS.values())
 
 
 def get(name: str) -> FormatInfo:
-    """The format called ``name`` (or one of its aliases)."""
+    """The format called ``name`` (or one of its aliases).
+
+    >>> get("pftrace").name
+    'perfetto'
+    >>> get("perfeto")
+    Traceback (most recent call last):
+    ...
+    traceconv.errors.FormatError: unknown format 'perfeto'; did you mean 'perfetto'? (see `traceconv formats`)
+    """
     _ensure_loaded()
-    key = _ALIASES.get(_key(name), _key(name))
-    if key not in _FORMATS:
-        known = ", ".join(sorted(_FORMATS))
-        raise FormatError(f"unknown format {name!r} (known: {known})")
-    return _FORMATS[key]
+    info = _owner(name)
+    if info is None:
+        raise FormatError(f"unknown format {name!r}{_suggestion(_key(name), _known_names())} "
+                          "(see `traceconv formats`)")
+    return info
+
+
+def resolve(name: str) -> Resolved:
+    """A ``--format`` value: a format name or alias, ``FORMAT:FLAVOUR``, or a flavour name
+    that only one format knows.
+
+    >>> resolve("chrome:kineto")
+    Resolved(info=FormatInfo(name='chrome', ...), flavour='kineto')
+    """
+    _ensure_loaded()
+    base, sep, flavour = name.partition(FLAVOUR_SEPARATOR)
+    if sep:
+        info = get(base)
+        known = info.flavours()
+        if _key(flavour) not in known:
+            choices = ", ".join(known) or "none"
+            raise FormatError(f"format {info.name} has no flavour {flavour!r}"
+                              f"{_suggestion(_key(flavour), list(known))} (its flavours: {choices})")
+        return Resolved(info, _key(flavour))
+    if _owner(name) is not None:
+        return Resolved(get(name))
+    owners = [info for info in _FORMATS.values() if _key(name) in info.flavours()]
+    if len(owners) == 1:
+        return Resolved(owners[0], _key(name))
+    flavoured = [(i.name, f) for i in _FORMATS.values() for f in i.flavours()]
+    names = _known_names() + [f for _, f in flavoured] + [f"{n}:{f}" for n, f in flavoured]
+    raise FormatError(f"unknown format {name!r}{_suggestion(_key(name), names)} "
+                      "(see `traceconv formats`)")
+
+
+def _known_names() -> list[str]:
+    return [*(_FORMATS[k].name for k in _FORMATS), *_ALIASES]
+
+
+def _suggestion(name: str, choices: Iterable[str]) -> str:
+    """``; did you mean 'perfetto'?`` for a close match, else nothing."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _matches(info: FormatInfo, filename: str) -> int:
@@ -86,21 +213,21 @@ def _sniff_score(info: FormatInfo, source: Source) -> float:
     return float(sniff(source.head, source)) if sniff else 0.0
 
 
-def detect(source: Source) -> FormatInfo:
-    """The readable format of ``source``: by extension, then by content.
+def detect(source: Source, can: Capability = "reads") -> FormatInfo:
+    """The format of ``source`` among those that can do ``can``: by extension, then content.
 
     A unique, specific extension (``.pftrace``) decides alone; shared ones (``.json``,
-    ``.txt``) are settled by sniffing the candidates, then all other readers.
+    ``.txt``) are settled by sniffing the candidates, then all other formats.
     """
     _ensure_loaded()
-    readers = [f for f in _FORMATS.values() if f.reads]
+    able = [f for f in _FORMATS.values() if getattr(f, can)]
     filename = source.stem_name
-    by_name = sorted(((m, f) for f in readers if (m := _matches(f, filename))),
+    by_name = sorted(((m, f) for f in able if (m := _matches(f, filename))),
                      key=lambda pair: -pair[0])
     candidates = [f for _, f in by_name]
     if len(candidates) == 1 and not getattr(candidates[0].load(), "sniff", None):
         return candidates[0]
-    for group in (candidates, [f for f in readers if f not in candidates]):
+    for group in (candidates, [f for f in able if f not in candidates]):
         scored = [(score, f) for f in group if (score := _sniff_score(f, source)) > 0]
         if scored:
             return max(scored, key=lambda pair: pair[0])[1]
@@ -125,6 +252,75 @@ def for_output(path: str, format: str | None) -> FormatInfo:
     return info
 
 
+def check_options(function: Callable[..., Any], options: dict[str, Any], what: str,
+                  declared: type | None = None) -> None:
+    """Refuse option names that ``function`` does not take (``what``: "the perfetto writer").
+
+    The names are ``function``'s keyword parameters, plus the fields of the dataclass
+    ``declared`` when the function forwards ``**options`` to it.
+
+    >>> def write(trace, out, *, workers=1): ...
+    >>> check_options(write, {"workerz": 3}, "the perfetto writer")
+    Traceback (most recent call last):
+    ...
+    traceconv.errors.FormatError: unknown option 'workerz' for the perfetto writer; did you mean 'workers'? (it takes: workers)
+    """
+    accepted = option_names(function, declared)
+    if accepted is None:
+        return
+    for name in options:
+        if name not in accepted:
+            takes = ", ".join(sorted(accepted)) or "no options"
+            raise FormatError(f"unknown option {name!r} for {what}"
+                              f"{_suggestion(name, accepted)} (it takes: {takes})")
+
+
+def option_names(function: Callable[..., Any], declared: type | None = None) -> set[str] | None:
+    """The option names ``function`` accepts, or None when it takes any (``**options`` with
+    no declared dataclass)."""
+    params = inspect.signature(function).parameters.values()
+    names = {p.name for p in params
+             if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is not p.empty}
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        if declared is None or not is_dataclass(declared):
+            return None
+        names |= {f.name for f in fields(declared)}
+    return names
+
+
 def _ensure_loaded() -> None:
-    if not _FORMATS:
-        importlib.import_module("traceconv.formats")
+    """Load the built-in table, then the plugins, once (re-entrant while loading)."""
+    global _state
+    if _state != "empty":
+        return
+    _state = "loading"
+    importlib.import_module("traceconv.formats")
+    _load_plugins()
+    _state = "ready"
+
+
+def _load_plugins() -> None:
+    """Register the formats of installed packages (entry-point group ``traceconv.formats``).
+
+    A broken plugin is reported as a warning and skipped: it must not break the built-ins.
+    """
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            loaded = entry.load()
+            infos = loaded if isinstance(loaded, list | tuple) else [loaded]
+            for info in infos:
+                if not isinstance(info, FormatInfo):
+                    raise TypeError(f"{entry.value} is not a traceconv FormatInfo")
+                origin = f"plugin {entry.dist.name}" if entry.dist else "plugin"
+                register(_with_origin(info, origin))
+        except Exception as exc:  # any failure of third-party code: warn, keep going
+            warnings.warn(f"traceconv: format plugin {entry.name!r} skipped: {exc}",
+                          stacklevel=2)
+
+
+def _with_origin(info: FormatInfo, origin: str) -> FormatInfo:
+    from dataclasses import replace
+
+    return info if info.origin != "built-in" else replace(info, origin=origin)

@@ -10,32 +10,16 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis.check_report import CheckReport
-from ..io import Source
+from ..api import check as check_trace
 from .app import app, handled_errors
-
-
-def check_file(path: str) -> CheckReport:
-    """Validate a ``.pftrace`` or Chrome JSON file (gzip or not), told apart by content.
-
-    >>> check_file("out.pftrace").ok    # doctest: +SKIP
-    True
-    """
-    source = Source(path)
-    # each checker is imported only when needed: the protobuf one loads the large
-    # generated perfetto_trace_pb2 module
-    if source.head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
-        from ..analysis.chrome_check import check_chrome
-
-        return check_chrome(source)
-    from ..formats.perfetto.validate import validate
-
-    return validate(source)
 
 
 @app.command()
 @click.argument("trace", metavar="TRACE")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def check(trace: str, as_json: bool) -> None:
+@click.option("--format", "format", metavar="NAME",
+              help="perfetto or chrome, when detection by name and content is not wanted.")
+def check(trace: str, as_json: bool, format: str | None) -> None:
     """Validate a Perfetto .pftrace or a Chrome JSON trace (.gz too).
 
     Reports counts, errors (data the viewer would drop or corrupt) and warnings (data it
@@ -46,7 +30,7 @@ def check(trace: str, as_json: bool) -> None:
       traceconv check trace.json.gz --json
     """
     with handled_errors():
-        report = check_file(trace)
+        report = check_trace(trace, format)
     if as_json:
         click.echo(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode())
     else:

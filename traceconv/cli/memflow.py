@@ -7,9 +7,8 @@ import time
 
 import click
 
-from ..errors import TraceconvError
 from ..formats.memflow_svg import COLOR_BY
-from ..formats.memflow_svg.selection import MemflowOptions, select, time_origin
+from ..formats.memflow_svg.selection import checked_options, select, time_origin
 from ..formats.memflow_svg.units import parse_bytes, parse_duration
 from .app import app, handled_errors
 from .convert import default_output, load_all
@@ -47,26 +46,15 @@ def memflow(inputs: tuple[str, ...], output: str | None, format: str | None,
     with handled_errors():
         began = time.perf_counter()
         trace = load_all(inputs, format)
-        if not trace.memory:
-            raise TraceconvError("no memory blocks in this trace (its reader found no "
-                                 "allocations); see `traceconv info`", file=inputs[0])
         origin = time_origin(trace)
-        options = {"device": device, "pool": pool, "min_size": parse_bytes(min_size),
-                   "color_by": color_by, "width": width, "height": height,
-                   "max_rects": max_rects}
+        options: dict[str, object] = {"device": device, "pool": pool,
+                                      "min_size": parse_bytes(min_size), "color_by": color_by,
+                                      "width": width, "height": height, "max_rects": max_rects}
         if start is not None:
             options["start"] = origin + parse_duration(start)
         if end is not None:
             options["end"] = origin + parse_duration(end)
-        for field, value in (("device", device), ("pool", pool)):
-            known = sorted({getattr(b, field) for b in trace.memory})
-            if value is not None and value not in known:
-                raise TraceconvError(f"no memory blocks on {field} {value!r} (the trace has: "
-                                     f"{', '.join(repr(k) for k in known)})", file=inputs[0])
-        try:
-            checked = MemflowOptions(**options)
-        except ValueError as exc:
-            raise TraceconvError(str(exc)) from None
+        checked = checked_options(trace, **options)
         target = output or default_output(inputs, "svg")
         trace.memflow_svg(target, **options)
         if target != "-":

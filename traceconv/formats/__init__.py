@@ -1,6 +1,7 @@
 """One module per external format, registered here (one line each).
 
-See :mod:`traceconv.registry` for what a format module provides.
+See :mod:`traceconv.registry` for what a format module provides
+(:class:`~traceconv.registry.FormatModule`) and how installed packages add formats.
 """
 
 from ..registry import FormatInfo, register
@@ -8,10 +9,12 @@ from ..registry import FormatInfo, register
 register(FormatInfo(
     "chrome", "Chrome Trace Event JSON: PyTorch/Kineto, MegEngine Profiler, Paddle profiler "
     "and timeline.py, any catapult/Perfetto-style JSON", "traceconv.formats.chrome",
-    (".json", ".trace.json"), reads=True, writes=True, aliases=("json", "kineto")))
+    (".json", ".trace.json"), reads=True, writes=True, aliases=("json",), checks=True,
+    flavoured=True))
 register(FormatInfo(
     "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
-    (".pftrace", ".perfetto-trace", ".perfetto"), writes=True, aliases=("pftrace", "proto")))
+    (".pftrace", ".perfetto-trace", ".perfetto"), writes=True, aliases=("pftrace", "proto"),
+    checks=True))
 register(FormatInfo(
     "megengine", "MegEngine static-graph profile JSON (trace.get_profile(), "
     "load_network_and_run --profile) and graph.json", "traceconv.formats.megengine.profile",

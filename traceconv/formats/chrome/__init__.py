@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import BinaryIO
 
+from ...analysis.check_report import CheckReport
 from ...io import Source
 from ...model import Diagnostics, Trace
+from .flavours import FLAVOURS
 from .reader import read_chrome
 from .schema import ChromeTraceDocument
 from .writer import write_chrome
@@ -28,12 +30,29 @@ def sniff(head: bytes, source: Source) -> float:
     return 0.0
 
 
-def read(source: Source, **options: object) -> Trace:
-    """Read a Chrome trace file (``.json`` or ``.json.gz``)."""
-    return read_chrome(source)
+def read(source: Source, *, flavour: str | None = None) -> Trace:
+    """Read a Chrome trace file (``.json`` or ``.json.gz``); ``flavour`` (a name from
+    :func:`flavours`) skips the detection of the producer."""
+    return read_chrome(source, flavour=flavour)
 
 
-def write(trace: Trace, out: BinaryIO, **options: object) -> Diagnostics:
+def flavours() -> dict[str, str]:
+    """The producers whose conventions the reader knows: name -> description.
+
+    >>> "kineto" in flavours()
+    True
+    """
+    return {flavour.name: flavour.summary() for flavour in FLAVOURS}
+
+
+def check(source: Source) -> CheckReport:
+    """What a viewer would drop or misdraw in a Chrome JSON trace (gzip or not)."""
+    from ...analysis.chrome_check import check_chrome
+
+    return check_chrome(source)
+
+
+def write(trace: Trace, out: BinaryIO) -> Diagnostics:
     """Write ``trace`` as Chrome Trace Event JSON (object form); returns the writer's
     diagnostics (``trace`` is not changed)."""
     return write_chrome(trace, out)

@@ -19,7 +19,7 @@ from ...analysis.slice_index import SliceIndex
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
-from .flavours import Flavour, ReadContext, detect
+from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoint, link_flows
 from .stream import DocumentError, read_document
 
@@ -462,18 +462,19 @@ class ChromeReader:
             self.trace.diagnostics.add(code, message, kind=kind, count=count, example=example)
 
 
-def read_chrome(source: Source) -> Trace:
-    """Read a Chrome trace (any flavour) from ``source`` into a :class:`Trace`."""
-    return _read_events(source).finish()
+def read_chrome(source: Source, flavour: str | None = None) -> Trace:
+    """Read a Chrome trace (any flavour, or the one named) from ``source`` into a
+    :class:`Trace`."""
+    return _read_events(source, flavour).finish()
 
 
-def _read_events(source: Source) -> ChromeReader:
+def _read_events(source: Source, forced: str | None = None) -> ChromeReader:
     with source.open() as stream:
         try:
             doc = read_document(stream)
             chunks = iter(doc.chunks)
             first = next(chunks, [])
-            flavour = detect(doc.envelope, first)
+            flavour = by_name(forced) if forced else detect(doc.envelope, first)
             reader = ChromeReader(source.name, doc.envelope, flavour,
                                   flavour.time_unit_ns(first))
             index = 0

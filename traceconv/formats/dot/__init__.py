@@ -33,7 +33,7 @@ def node_label(data: dict[str, Any]) -> str:
     return f"{data.get('name', '')}\n{detail}".rstrip()
 
 
-def write(trace: Trace, out: BinaryIO, **_options: Any) -> None:
+def write(trace: Trace, out: BinaryIO) -> None:
     """Write ``trace.graph`` as a DOT digraph."""
     lines = ["digraph traceconv {", "  rankdir=TB;", "  node [fontsize=10];"]
     for node, data in trace.graph.nodes(data=True):

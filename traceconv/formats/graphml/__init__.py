@@ -37,6 +37,6 @@ def flat_graph(graph: nx.DiGraph) -> nx.DiGraph:
     return flat
 
 
-def write(trace: Trace, out: BinaryIO, **_options: Any) -> None:
+def write(trace: Trace, out: BinaryIO) -> None:
     """Write ``trace.graph`` as GraphML."""
     nx.write_graphml(flat_graph(trace.graph), out, encoding="utf-8")

@@ -11,7 +11,6 @@ so rects are read with a tolerant attribute scanner rather than an XML parser.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -112,7 +111,7 @@ def rect_block(rect: MemflowRect) -> MemoryBlock:
         category="tensor", shape=shape, dtype=dtype, args={"layout": rect.layout})
 
 
-def read(source: Source, **_options: Any) -> Trace:
+def read(source: Source) -> Trace:
     """Read a ``memory_flow.svg`` into memory blocks and a live-bytes counter."""
     data = source.read_bytes()
     if b"<svg" not in data[:4096]:

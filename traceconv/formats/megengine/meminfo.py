@@ -65,7 +65,7 @@ def chunk_block(chunk: MemInfoChunk, opr_names: dict[int, str], source: Source) 
                        category="activation", args=args)
 
 
-def read(source: Source, **_options: Any) -> Trace:
+def read(source: Source) -> Trace:
     """Read ``StaticMemoryInfo.json`` into opr-sequence slices and logical memory blocks."""
     doc = validate(StaticMemoryInfo, load_json(source), source)
     trace = Trace(Metadata(framework="MegEngine", clock="synthetic (program order)",

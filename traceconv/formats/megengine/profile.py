@@ -79,7 +79,7 @@ def op_args(opr_type: str, opr_id: str, footprint: Footprint | None,
     return args
 
 
-def read(source: Source, **_options: Any) -> Trace:
+def read(source: Source) -> Trace:
     """Read a static profile (or a bare ``graph_exec``) into a :class:`Trace`."""
     value = load_json(source)
     if isinstance(value, dict) and "comp_seq" in value and "graph_exec" not in value:

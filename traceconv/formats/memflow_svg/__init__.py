@@ -19,13 +19,16 @@ from typing import Any, BinaryIO
 
 from ...model import Trace
 from .draw import render, svg_text
-from .selection import COLOR_BY, MemflowOptions
+from .selection import COLOR_BY, MemflowOptions, checked_options
 
 __all__ = ["COLOR_BY", "MemflowOptions", "render", "svg_text", "write"]
+
+WRITE_OPTIONS = MemflowOptions   # the names write()'s **options may use
 
 
 def write(trace: Trace, out: BinaryIO, **options: Any) -> None:
     """Write the memory-flow SVG of ``trace`` to ``out`` (options: :class:`MemflowOptions`)."""
+    checked = checked_options(trace, **options)
     out.write(b'<?xml version="1.0" encoding="utf-8" ?>\n')
-    out.write(svg_text(trace, MemflowOptions(**options)).encode("utf-8"))
+    out.write(svg_text(trace, checked).encode("utf-8"))
     out.write(b"\n")

@@ -12,6 +12,7 @@ from typing import Literal
 
 import numpy as np
 
+from ...errors import FormatError
 from ...model import MemoryBlock, Trace
 
 ColorBy = Literal["lifetime", "op-type", "category", "owner"]
@@ -46,6 +47,33 @@ class MemflowOptions:
             raise ValueError("the picture needs at least 400 x 300 pixels")
         if self.start is not None and self.end is not None and self.end <= self.start:
             raise ValueError("the time window ends before it starts")
+
+
+def checked_options(trace: Trace, **options: object) -> MemflowOptions:
+    """``options`` as :class:`MemflowOptions`, refused with a clear error when the picture
+    would be empty for a reason the caller can fix (no blocks at all, an unknown device or
+    pool, a bad size or window).
+
+    >>> t = Trace(); _ = t.add_memory_block(MemoryBlock(0, 64, 0, 10, device="cuda:0"))
+    >>> checked_options(t, device="cuda:1")
+    Traceback (most recent call last):
+    ...
+    traceconv.errors.FormatError: no memory blocks on device 'cuda:1' (the trace has: 'cuda:0')
+    """
+    if not trace.memory:
+        raise FormatError("no memory blocks in this trace (its reader found no allocations); "
+                          "see `traceconv info`", file=trace.metadata.source_file)
+    for field_name in ("device", "pool"):
+        value = options.get(field_name)
+        known = sorted({getattr(b, field_name) for b in trace.memory})
+        if value is not None and value not in known:
+            raise FormatError(f"no memory blocks on {field_name} {value!r} (the trace has: "
+                              f"{', '.join(repr(k) for k in known)})",
+                              file=trace.metadata.source_file)
+    try:
+        return MemflowOptions(**options)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise FormatError(str(exc)) from None
 
 
 @dataclass

@@ -14,7 +14,6 @@ lifetimes) for ``traceconv memflow``.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ...analysis.memory import add_live_bytes_counters
 from ...errors import InputError
@@ -56,7 +55,7 @@ def sniff(head: bytes, source: Source | None = None) -> float:
     return 0.9 if markers else 0.0
 
 
-def read(source: Source, **options: Any) -> Trace:
+def read(source: Source) -> Trace:
     """Read a MIGraphX program listing, perf report or trace-eval log into a Trace."""
     document = parse_document(source.read_text())
     return build(document, source.name)

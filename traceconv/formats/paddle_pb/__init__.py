@@ -25,7 +25,7 @@ def sniff(head: bytes, source: Source) -> float:
     return 0.9 if _HEAD.match(head) else 0.0
 
 
-def read(source: Source, **options: object) -> Trace:
+def read(source: Source) -> Trace:
     """Read a ``.paddle_trace.pb`` into a timeline with flows, memory blocks and counters."""
     try:
         message = NodeTreesProto.FromString(source.read_bytes())

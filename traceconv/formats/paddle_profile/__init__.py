@@ -47,7 +47,7 @@ def _varint(data: bytes, pos: int) -> tuple[int | None, int]:
     return None, pos
 
 
-def read(source: Source, **options: object) -> Trace:
+def read(source: Source) -> Trace:
     """Read an old Paddle binary profile into a timeline with flows and memory blocks."""
     data = source.read_bytes()
     try:

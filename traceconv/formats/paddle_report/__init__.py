@@ -41,7 +41,7 @@ def parse(text: str, trace: Trace | None = None) -> tuple[ReportLog, Trace]:
     return log, build_trace(log, trace)
 
 
-def read(source: Source, **options: object) -> Trace:
+def read(source: Source) -> Trace:
     """Read every report group of a Paddle log into one stats-only trace."""
     text = source.read_text()
     if not any(BANNER.match(line) for line in text.splitlines()):

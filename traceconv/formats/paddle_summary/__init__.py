@@ -45,7 +45,7 @@ def parse(text: str, trace: Trace | None = None) -> tuple[SummaryDocument, Trace
     return doc, build_trace(doc, trace)
 
 
-def read(source: Source, **options: object) -> Trace:
+def read(source: Source) -> Trace:
     """Read ``summary()`` / ``Perf Summary`` text into a stats-only trace."""
     doc, trace = parse(source.read_text())
     if not doc.tables and not doc.perf and not doc.steps:

@@ -64,7 +64,7 @@ def frame(packet: bytes) -> bytes:
     return b"\x0a" + varint(len(packet)) + packet
 
 
-def write(trace: Trace, out: BinaryIO, **options: object) -> Diagnostics:
+def write(trace: Trace, out: BinaryIO, *, workers: int = 1) -> Diagnostics:
     """Write ``trace`` as a Perfetto TrackEvent protobuf trace to the binary stream ``out``;
     returns what the writer repaired or left out (``trace`` itself is not changed).
 
@@ -85,7 +85,7 @@ def write(trace: Trace, out: BinaryIO, **options: object) -> Diagnostics:
     out.write(b"".join(frame(p) for p in _header_packets(view, ids, offset)))
     with paused_gc():
         encoder = _EventEncoder(view, ids, offset)
-        _write_events(encoder, out, _worker_count(options.get("workers")))
+        _write_events(encoder, out, _worker_count(workers))
     return view.diagnostics
 
 

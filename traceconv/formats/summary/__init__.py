@@ -21,6 +21,7 @@ from ...analysis.summary import Place, Row, Summary, SummaryOptions, summarize
 from ...model import Trace
 
 PREFIXES = ("", "K", "M", "G", "T", "P")
+WRITE_OPTIONS = SummaryOptions   # the names write()'s **options may use
 
 
 def number_with_unit(value: float | None, unit: str, base: int, binary: bool = False) -> str:

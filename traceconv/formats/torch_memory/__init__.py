@@ -44,7 +44,7 @@ def sniff(head: bytes, source: Source | None) -> float:
     return 0.9 if _HEAD.match(head) else 0.0
 
 
-def read(source: Source, device: str = "", **_: Any) -> Trace:
+def read(source: Source, *, device: str = "") -> Trace:
     """Read either export shape into memory blocks and live-bytes counters.
 
     ``device`` names the device the export was made for (the file does not say).

@@ -42,4 +42,16 @@ def detect(envelope: dict, events: list) -> Flavour:
     return Flavour()
 
 
-__all__ = ["FLAVOURS", "Flavour", "ReadContext", "detect"]
+def by_name(name: str) -> Flavour:
+    """The flavour called ``name`` (``--format chrome:kineto``), skipping detection.
+
+    >>> by_name("kineto").framework
+    'PyTorch'
+    """
+    for flavour in FLAVOURS:
+        if flavour.name == name:
+            return flavour()
+    raise KeyError(name)
+
+
+__all__ = ["FLAVOURS", "Flavour", "ReadContext", "by_name", "detect"]

@@ -35,6 +35,12 @@ class Flavour:
     def detect(cls, envelope: dict, events: list) -> bool:
         return True
 
+    @classmethod
+    def summary(cls) -> str:
+        """One line about the producer: the first sentence of the class docstring."""
+        text = " ".join((cls.__doc__ or cls.name).replace("``", "").split())
+        return text.split(": ")[0].split(". ")[0].split(" (")[0].rstrip(".")
+
     def time_unit_ns(self, events: list) -> int:
         """Nanoseconds per unit of ``ts``/``dur``: 1000 (µs, the spec) unless overridden."""
         return 1000
