@@ -35,7 +35,7 @@ def sniff(head: bytes, source: Source | None) -> float:
     return 0.95 if b"chakra" in head or b'"ctrl_deps"' in head else 0.0
 
 
-def read(source: Source, **_: Any) -> Trace:
+def read(source: Source) -> Trace:
     """Read an execution trace into an op graph (no timeline: it has no durations)."""
     try:
         document = orjson.loads(source.read_bytes())

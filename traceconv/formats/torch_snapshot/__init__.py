@@ -33,7 +33,7 @@ def sniff(head: bytes, source: Source | None) -> float:
     return 0.95 if any(key in head[:4096] for key in KEYS) else 0.0
 
 
-def read(source: Source, **_: Any) -> Trace:
+def read(source: Source) -> Trace:
     """Read a snapshot pickle (safely: plain data only) into blocks, segments, counters."""
     try:
         with source.open() as stream:
