@@ -15,7 +15,6 @@ joins the two by record-function id: op nodes then carry host and device time.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import orjson
 

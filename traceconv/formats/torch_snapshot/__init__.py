@@ -15,7 +15,6 @@ OOM instants, ``allocated`` / ``reserved`` counters per device.
 
 from __future__ import annotations
 
-from typing import Any
 
 from ...errors import InputError
 from ...io import Source
