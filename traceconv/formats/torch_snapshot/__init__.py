@@ -15,7 +15,6 @@ OOM instants, ``allocated`` / ``reserved`` counters per device.
 
 from __future__ import annotations
 
-
 from ...errors import InputError
 from ...io import Source
 from ...model import Trace

@@ -1,0 +1,211 @@
+"""advise: every rule fires on a real sample that has the problem and stays quiet on one that
+does not; numbers are checked against counts taken straight from the source files."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import traceconv
+from traceconv.analysis.advise import RULES, advise
+from traceconv.cli import app
+
+DATA = Path(__file__).parent / "data"
+SAMPLES = Path(__file__).parent.parent / "samples"
+TORCH = DATA / "torch"
+RESNET = TORCH / "resnet18_train_cuda.pt.trace.json.gz"        # fp32, 2 ProfilerSteps
+GPT = TORCH / "gpt_compile_bf16_cuda.pt.trace.json.gz"          # bf16 autocast, compiled
+STREAMS = SAMPLES / "torch" / "streams_graph_nccl_cuda.pt.trace.json.gz"    # pageable D2H, pinned H2D
+DDP = TORCH / "ddp_gloo_rank0.pt.trace.json.gz"                 # gloo collectives
+PADDLE_BEFORE = SAMPLES / "paddle" / "report_gpu_before.txt"
+PADDLE_AFTER = SAMPLES / "paddle" / "report_gpu_after.txt"
+PADDLE_LOADER = DATA / "paddle" / "small_2.6.2.paddle_trace.json.gz"
+
+
+def raw_events(path: Path) -> list[dict]:
+    with gzip.open(path) as f:
+        return json.load(f)["traceEvents"]
+
+
+@functools.cache
+def load(path: Path) -> traceconv.Trace:
+    return traceconv.load(path)
+
+
+def fired(path: Path, rule: str, **options):
+    result = advise(load(path), rules=[rule], **options)
+    assert not result.skipped, result.skipped
+    return [f for f in result.findings if f.rule == rule]
+
+
+def union_ns(intervals: list[tuple[float, float]]) -> float:
+    total, reach = 0.0, float("-inf")
+    for start, end in sorted(intervals):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
+
+
+def test_every_rule_is_documented():
+    table = (Path(__file__).parent.parent / "docs" / "advise.md").read_text()
+    for rule in RULES:
+        assert re.search(rf"^\| `{rule.id}` \|", table, re.M), rule.id
+
+
+def test_gpu_idle_matches_an_independent_busy_union():
+    """Busy time = union of GPU kernels/copies/memsets inside the ProfilerStep windows,
+    computed here from the raw JSON (µs)."""
+    events = raw_events(RESNET)
+    steps = [(e["ts"], e["ts"] + e["dur"]) for e in events
+             if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")]
+    work = [(e["ts"], e["ts"] + e["dur"]) for e in events if e.get("ph") == "X"
+            and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    clipped = [(max(a, s0), min(b, s1)) for a, b in work for s0, s1 in steps
+               if min(b, s1) > max(a, s0)]
+    window = sum(b - a for a, b in steps)
+    busy = union_ns(clipped)
+    (finding,) = fired(RESNET, "gpu-idle")
+    ev = finding.evidence
+    assert ev["steps"] == len(steps) == 2
+    assert ev["window_ns"] == pytest.approx(window * 1000, abs=2)
+    assert ev["busy_ns"] == pytest.approx(busy * 1000, abs=len(clipped))
+    assert ev["host_wait_ns"] + ev["kernel_wait_ns"] + ev["other_ns"] == ev["idle_ns"]
+    assert finding.severity == "high" and ev["idle_share"] > 0.6
+
+
+def test_gpu_idle_quiet_when_the_device_is_busy():
+    # MegEngine's training timeline keeps its device busy (a different reader, same concept)
+    assert fired(DATA / "megengine" / "train_chrome_timeline.json.gz", "gpu-idle") == []
+
+
+def test_launch_bound_counts_kernels_shorter_than_their_launch():
+    events = raw_events(GPT)
+    launches = {e["args"]["correlation"]: e["dur"] for e in events
+                if e.get("cat") == "cuda_runtime" or e.get("cat") == "cuda_driver"
+                if isinstance(e.get("args"), dict) and "correlation" in e["args"]}
+    kernels = [e for e in events if e.get("cat") == "kernel"
+               and e["args"].get("correlation") in launches
+               and not re.search("nccl", e["name"], re.I)]
+    shorter = sum(1 for k in kernels if k["dur"] < launches[k["args"]["correlation"]])
+    (finding,) = fired(GPT, "launch-bound")
+    assert finding.evidence["kernels"] == len(kernels) == 720
+    assert finding.evidence["shorter_than_launch"] == shorter
+
+
+def test_launch_bound_quiet_on_long_kernels():
+    assert fired(STREAMS, "launch-bound") == []
+
+
+def test_sync_copy_and_pageable_copy_on_pageable_device_to_host_copies():
+    events = raw_events(STREAMS)
+    pageable = [e for e in events if e.get("cat") == "gpu_memcpy" and "Pageable" in e["name"]]
+    (sync,) = fired(STREAMS, "sync-copy")
+    assert sync.evidence["blocking_copies"] == len(pageable) == 3
+    assert sync.where["launch_calls"] == ["cudaMemcpyAsync"]
+    (page,) = fired(STREAMS, "pageable-copy")
+    assert page.evidence["bytes"] == sum(e["args"]["bytes"] for e in pageable) == 3 * 2**24
+    # the pinned host-to-device copies are neither blocking nor pageable
+    assert all("Pinned" not in name for name in page.where["copies"] + sync.where["copies"])
+
+
+def test_copy_rules_quiet_without_the_problem():
+    assert fired(RESNET, "sync-copy") == []
+    assert fired(TORCH / "hta_sampled_rank-0.json.gz", "pageable-copy") == []
+
+
+def test_memcpy_heavy_on_paddle_report_before_not_after():
+    """The control-flow case: GpuMemcpy 1200 calls in 10 steps before, 600 after."""
+    (finding,) = fired(PADDLE_BEFORE, "memcpy-heavy")
+    assert finding.evidence["calls"] == 1200 and finding.evidence["steps"] == 10
+    assert fired(PADDLE_AFTER, "memcpy-heavy") == []
+
+
+def test_memcpy_heavy_on_a_timeline():
+    (finding,) = fired(STREAMS, "memcpy-heavy")
+    assert finding.evidence["share"] > 0.4
+    assert fired(RESNET, "memcpy-heavy") == []
+
+
+def test_no_mixed_precision_fires_on_fp32_not_on_bf16():
+    (finding,) = fired(RESNET, "no-mixed-precision")
+    assert finding.evidence["tensor_core_gpu"] is True and finding.evidence["tf32"] is True
+    assert fired(GPT, "no-mixed-precision") == []
+
+
+def test_framework_overhead_from_paddles_ratio():
+    (finding,) = fired(PADDLE_BEFORE, "framework-overhead")
+    assert finding.evidence["ratio_pct"] == pytest.approx(33.4025)   # the report's own line
+    assert fired(RESNET, "framework-overhead") == []
+
+
+def test_host_bound_op_and_dataloader_on_paddle():
+    events = raw_events(PADDLE_LOADER)
+    # Paddle states exact times in args ("11.507 us"); ts is rounded to whole µs
+    loader = union_ns([(float(e["args"]["start_time"].split()[0]),
+                        float(e["args"]["end_time"].split()[0]))
+                       for e in events if e.get("cat") == "Dataloader"])
+    (finding,) = fired(PADDLE_LOADER, "dataloader-bound")
+    assert finding.evidence["loader_ns"] == pytest.approx(loader * 1000, abs=8)
+    assert finding.evidence["calls"] == 8
+    (op,) = fired(PADDLE_LOADER, "host-bound-op")
+    assert op.where["op"] == "Gradient Backward" and op.evidence["calls"] == 8
+    assert fired(TORCH / "threads_default.pt.trace.json.gz", "dataloader-bound") == []
+    assert fired(STREAMS, "host-bound-op") == []
+
+
+def test_exposed_communication_on_gloo_not_on_overlapped_nccl():
+    (finding,) = fired(DDP, "exposed-communication")
+    assert finding.evidence["on_device"] is False
+    assert finding.evidence["share"] > 0.3
+    assert fired(STREAMS, "exposed-communication") == []
+
+
+def test_memory_rules_from_allocator_totals():
+    events = raw_events(GPT)
+    memory = [e["args"] for e in events if e.get("name") == "[memory]"
+              and e["args"].get("Device Type") == 1]
+    reserved = max(a["Total Reserved"] for a in memory)
+    allocated = max(a["Total Allocated"] for a in memory)
+    (frag,) = fired(GPT, "fragmentation")
+    assert frag.evidence["peak_reserved_bytes"] == reserved
+    assert frag.evidence["peak_allocated_bytes"] == allocated
+    assert fired(STREAMS, "fragmentation") == []           # 17% unused only
+    assert fired(GPT, "memory-peak") == []                 # 1.5 GB of an 80 GB H100
+    (peak,) = fired(GPT, "memory-peak", device_memory=int(reserved / 0.85))
+    assert peak.severity == "medium" and peak.evidence["peak_bytes"] == reserved
+
+
+def test_missing_concepts_are_reported_not_guessed():
+    result = advise(load(PADDLE_BEFORE))
+    reasons = {s.rule: s.reason for s in result.skipped}
+    assert reasons["gpu-idle"] == "not applicable: missing device work"
+    assert reasons["memory-peak"].startswith("not applicable: missing ")
+    ran = {f.rule for f in result.findings} | set(result.passed)
+    assert ran | set(reasons) == {r.id for r in RULES} and not ran & set(reasons)
+
+
+def test_cli_json_contract_and_several_inputs():
+    result = CliRunner().invoke(app, ["advise", str(STREAMS), str(PADDLE_BEFORE), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    keys = {"rule", "severity", "title", "evidence", "where", "advice", "trace"}
+    assert data["findings"] and all(set(f) == keys for f in data["findings"])
+    assert {f["trace"] for f in data["findings"]} == {STREAMS.name, PADDLE_BEFORE.name}
+    assert [f["severity"] for f in data["findings"]] == sorted(
+        (f["severity"] for f in data["findings"]), key=["high", "medium", "info"].index)
+
+
+def test_cli_text_and_errors(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(app, ["advise", str(PADDLE_BEFORE)])
+    assert result.exit_code == 0 and "memcpy-heavy" in result.output
+    bad = runner.invoke(app, ["advise", str(PADDLE_BEFORE), "--rule", "nope"])
+    assert bad.exit_code == 1 and "unknown rule 'nope'" in bad.output
+    assert runner.invoke(app, ["advise", "--list-rules"]).output.count("\n") == len(RULES)

@@ -1,0 +1,305 @@
+"""What each slice *is*, in words every analysis shares: host op, launch, kernel, copy, sync...
+
+Readers keep their vendor's categories (``cpu_op``, ``Operator``, ``gpu_memcpy``,
+``migraphx.kernel``, ...). Analyses (``advise``, ``critical-path``, ``report``) need one
+vocabulary instead, so this module maps every slice to an :class:`Activity` once, by
+(category, name, host or device track), vectorised over the unique combinations: a
+1 M-slice trace has a few thousand of them. Launch links come from the model's flows
+(host slice → device slice), steps from step markers (``ProfilerStep#N``, Paddle's
+``ProfileStep``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import IntEnum
+from functools import cached_property
+
+import numpy as np
+
+from ..model import ProcessKind, Trace
+
+
+class Activity(IntEnum):
+    """The kind of work a slice stands for."""
+
+    OTHER = 0
+    HOST_OP = 1          # a framework operator on a host thread
+    PYTHON = 2           # a Python function frame
+    ANNOTATION = 3       # a user range on the host
+    STEP = 4             # one training / inference step
+    DATALOADER = 5       # fetching the next batch
+    LAUNCH = 6           # a runtime call that enqueues device work (kernel launch, async copy)
+    SYNC = 7             # a runtime call that blocks the host until the device catches up
+    RUNTIME = 8          # any other runtime / driver call
+    KERNEL = 9           # device compute
+    MEMCPY = 10          # device copy
+    MEMSET = 11          # device memset
+    COMMUNICATION = 12   # collective / point-to-point kernels (NCCL, RCCL), or host collectives
+    DEVICE_MARK = 13     # device-side annotations and sync markers (not work)
+    OVERHEAD = 14        # the profiler's own overhead
+    AGGREGATE = 15       # drawn from a statistics table, not a timeline
+
+
+DEVICE_WORK = (Activity.KERNEL, Activity.MEMCPY, Activity.MEMSET, Activity.COMMUNICATION)
+
+_KERNEL_CATEGORIES = {"kernel", "migraphx.kernel"}
+_MEMCPY_CATEGORIES = {"gpu_memcpy", "memcpy", "hosttodevice", "devicetohost"}
+_MEMSET_CATEGORIES = {"gpu_memset", "memset"}
+_DEVICE_MARK_CATEGORIES = {"gpu_user_annotation", "cuda_sync", "cuda_event", "xpu_sync",
+                           "cuda_profiler_range"}
+_RUNTIME_CATEGORIES = {"cuda_runtime", "cuda_driver", "cudaruntime", "xpu_runtime",
+                       "xpu_driver", "hip_runtime", "mtia_runtime", "privateuse1_runtime",
+                       "privateuse1_driver"}
+# "Trace" is the profiler's own window span (Kineto's "PyTorch Profiler" track)
+_ANNOTATION_CATEGORIES = {"user_annotation", "userdefined", "pythonuserdefined", "trace"}
+_STEP = re.compile(r"^(ProfilerStep|ProfileStep)#?\d*$")
+_DATALOADER = re.compile(r"dataloader|data_loader|enumerate\(DataLoader\)", re.IGNORECASE)
+_COMMUNICATION = re.compile(
+    r"nccl|rccl|c10d::|gloo:|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|"
+    r"broadcast|sendrecv|SendRecv|hccl", re.IGNORECASE)
+_LAUNCH = re.compile(r"Launch|Memcpy|Memset|hipExtModuleLaunch", re.IGNORECASE)
+_SYNC = re.compile(r"Synchronize|EventQuery", re.IGNORECASE)
+_MEMCPY_NAME = re.compile(r"memcpy|HtoD|DtoH|DtoD|copy_literal", re.IGNORECASE)
+
+
+def classify(category: str, name: str, on_device: bool) -> Activity:
+    """The activity of one (category, name) on a host or a device track.
+
+    >>> classify("kernel", "ncclDevKernel_AllReduce_Sum_f32", True).name
+    'COMMUNICATION'
+    >>> classify("cuda_runtime", "cudaStreamSynchronize", False).name, classify(
+    ...     "cpu_op", "aten::conv2d", False).name
+    ('SYNC', 'HOST_OP')
+    """
+    cat = category.lower()
+    if cat == "aggregate":
+        return Activity.AGGREGATE
+    if on_device:
+        if cat in _DEVICE_MARK_CATEGORIES:
+            return Activity.DEVICE_MARK
+        if cat in _MEMSET_CATEGORIES or (cat not in _KERNEL_CATEGORIES and "memset" in name.lower()):
+            return Activity.MEMSET
+        if cat in _MEMCPY_CATEGORIES or (cat not in _KERNEL_CATEGORIES and _MEMCPY_NAME.search(name)):
+            return Activity.MEMCPY
+        return Activity.COMMUNICATION if _COMMUNICATION.search(name) else Activity.KERNEL
+    if cat in _RUNTIME_CATEGORIES:
+        if _SYNC.search(name):
+            return Activity.SYNC
+        return Activity.LAUNCH if _LAUNCH.search(name) else Activity.RUNTIME
+    if _STEP.match(name) or cat == "profilestep":
+        return Activity.STEP
+    if cat == "dataloader" or _DATALOADER.search(name):
+        return Activity.DATALOADER
+    if cat == "python_function":
+        return Activity.PYTHON
+    if cat == "overhead":
+        return Activity.OVERHEAD
+    if cat in _ANNOTATION_CATEGORIES:
+        return Activity.COMMUNICATION if _COMMUNICATION.search(name) else Activity.ANNOTATION
+    if cat in _KERNEL_CATEGORIES:
+        return Activity.KERNEL   # a host-side kernel record (CPU kernels of MIGraphX, Paddle)
+    if _COMMUNICATION.search(name):
+        return Activity.COMMUNICATION
+    return Activity.HOST_OP
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """Disjoint, sorted [start, end) intervals; ``first`` is the slice row that opens each."""
+
+    start: np.ndarray
+    end: np.ndarray
+    first: np.ndarray
+
+    @property
+    def total(self) -> int:
+        return int((self.end - self.start).sum())
+
+
+def merge_intervals(starts: np.ndarray, ends: np.ndarray, rows: np.ndarray) -> Intervals:
+    """The union of [start, end) intervals, with the earliest row of each merged group.
+
+    >>> m = merge_intervals(np.array([0, 5, 20]), np.array([10, 12, 30]), np.array([7, 8, 9]))
+    >>> m.start.tolist(), m.end.tolist(), m.first.tolist(), m.total
+    ([0, 20], [12, 30], [7, 9], 22)
+    """
+    if not len(starts):
+        empty = np.zeros(0, np.int64)
+        return Intervals(empty, empty, empty)
+    order = np.lexsort((-ends, starts))
+    s, e, r = starts[order], ends[order], rows[order]
+    reach = np.maximum.accumulate(e)
+    opens = np.ones(len(s), dtype=bool)
+    opens[1:] = s[1:] > reach[:-1]
+    group = np.cumsum(opens) - 1
+    group_end = np.zeros(int(group[-1]) + 1, dtype=np.int64)
+    np.maximum.at(group_end, group, e)
+    return Intervals(s[opens], group_end, r[opens])
+
+
+def overlap_ns(a: Intervals, b: Intervals) -> int:
+    """Nanoseconds covered by both interval sets (each disjoint and sorted).
+
+    >>> x = merge_intervals(np.array([0, 20]), np.array([10, 30]), np.array([0, 1]))
+    >>> y = merge_intervals(np.array([5]), np.array([25]), np.array([0]))
+    >>> overlap_ns(x, y)
+    10
+    """
+    if not len(a.start) or not len(b.start):
+        return 0
+    # covered(a ∩ b) = |a| + |b| - |a ∪ b|
+    union = merge_intervals(np.r_[a.start, b.start], np.r_[a.end, b.end],
+                            np.zeros(len(a.start) + len(b.start), np.int64))
+    return a.total + b.total - union.total
+
+
+def clip(intervals: Intervals, windows: Intervals) -> Intervals:
+    """``intervals`` cut to the parts inside ``windows``."""
+    if not len(intervals.start) or not len(windows.start):
+        return Intervals(*(np.zeros(0, np.int64),) * 3)
+    starts, ends, rows = [], [], []
+    for w0, w1 in zip(windows.start.tolist(), windows.end.tolist(), strict=True):
+        lo = int(np.searchsorted(intervals.end, w0, "right"))
+        hi = int(np.searchsorted(intervals.start, w1, "left"))
+        if hi > lo:
+            starts.append(np.maximum(intervals.start[lo:hi], w0))
+            ends.append(np.minimum(intervals.end[lo:hi], w1))
+            rows.append(intervals.first[lo:hi])
+    if not starts:
+        return Intervals(*(np.zeros(0, np.int64),) * 3)
+    return Intervals(np.concatenate(starts), np.concatenate(ends), np.concatenate(rows))
+
+
+class Timeline:
+    """A trace's slices as numpy columns plus their :class:`Activity`, launch links and steps.
+
+    Built once per analysis; reads the trace, never changes it.
+
+    >>> t = Trace(); host = t.add_process("python"); gpu = t.add_process(
+    ...     "GPU 0", kind=ProcessKind.DEVICE)
+    >>> main = t.add_track("main", process=host); stream = t.add_track("stream 7", process=gpu)
+    >>> launch = t.add_slice(main, 0, 10, "cudaLaunchKernel", "cuda_runtime")
+    >>> kernel = t.add_slice(stream, 20, 100, "gemm", "kernel")
+    >>> _ = t.add_flow(launch, kernel, "ac2g")
+    >>> tl = Timeline(t)
+    >>> [Activity(a).name for a in tl.activity], tl.launch_of.tolist()
+    (['LAUNCH', 'KERNEL'], [-1, 0])
+    """
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        s = trace.slices
+        self.track = s.numpy("track")
+        self.start = s.numpy("start")
+        self.dur = s.numpy("dur")
+        self.end = self.start + self.dur
+        self.name = s.numpy("name")
+        device_process = np.array([p.kind is ProcessKind.DEVICE for p in trace.processes]
+                                  + [False], dtype=bool)
+        track_process = np.array([t.process for t in trace.tracks] + [len(trace.processes)],
+                                 dtype=np.int64)
+        self.process = track_process[self.track] if len(self.track) else self.track
+        self.on_device = device_process[self.process] if len(self.track) else np.zeros(0, bool)
+        self.activity = self._classify(s.numpy("category"))
+        self.launch_of = self._launches()
+
+    def _classify(self, category: np.ndarray) -> np.ndarray:
+        if not len(category):
+            return np.zeros(0, np.int8)
+        width = len(self.trace.strings.strings) + 1
+        key = (category.astype(np.int64) * width + self.name) * 2 + self.on_device
+        unique, inverse = np.unique(key, return_inverse=True)
+        strings = self.trace.strings.strings
+        kinds = np.array([classify(strings[k // 2 // width], strings[k // 2 % width],
+                                   bool(k % 2)) for k in unique.tolist()], dtype=np.int8)
+        return kinds[inverse]
+
+    def _launches(self) -> np.ndarray:
+        """For every slice, the row of the host slice that launched it (-1: none)."""
+        launch_of = np.full(len(self.start), -1, dtype=np.int64)
+        f = self.trace.flows
+        if len(f) and len(self.start):
+            src, dst = f.numpy("source"), f.numpy("target")
+            valid = (src >= 0) & (src < len(launch_of)) & (dst >= 0) & (dst < len(launch_of))
+            src, dst = src[valid], dst[valid]
+            keep = ~self.on_device[src] & self.on_device[dst]
+            launch_of[dst[keep]] = src[keep]
+        return launch_of
+
+    @cached_property
+    def origin(self) -> int:
+        """The trace's first timestamp: positions in reports are ns since it."""
+        bounds = self.trace.time_range
+        return bounds[0] if bounds else 0
+
+    def since_start(self, ts: int) -> int:
+        return int(ts) - self.origin
+
+    def rows(self, *kinds: Activity) -> np.ndarray:
+        """Slice rows of the given activities, in storage order."""
+        return np.flatnonzero(np.isin(self.activity, np.array(kinds, dtype=np.int8)))
+
+    def has(self, *kinds: Activity) -> bool:
+        return bool(np.isin(self.activity, np.array(kinds, dtype=np.int8)).any())
+
+    def union(self, rows: np.ndarray) -> Intervals:
+        """The time covered by slices ``rows`` (overlaps counted once)."""
+        return merge_intervals(self.start[rows], self.end[rows], rows)
+
+    @cached_property
+    def steps(self) -> Intervals:
+        """The step windows (step markers), else one window over all work in the trace."""
+        rows = self.rows(Activity.STEP)
+        if len(rows):
+            return self.union(rows)
+        work = np.flatnonzero(self.activity != Activity.AGGREGATE)
+        if not len(work):
+            return Intervals(*(np.zeros(0, np.int64),) * 3)
+        lo, hi = int(self.start[work].min()), int(self.end[work].max())
+        return Intervals(np.array([lo]), np.array([hi]), np.array([-1]))
+
+    @property
+    def has_step_markers(self) -> bool:
+        return self.has(Activity.STEP)
+
+    def device_processes(self) -> list[int]:
+        """Processes (devices) that ran device work."""
+        rows = self.device_work()
+        return sorted(set(self.process[rows].tolist()))
+
+    def device_busy(self, process: int) -> Intervals:
+        """When device ``process`` ran anything (kernels, copies, collectives) on any stream."""
+        rows = self.device_work()
+        return self.union(rows[self.process[rows] == process])
+
+    def device_work(self) -> np.ndarray:
+        """Rows of work that ran on a device (kernels, copies, memsets, collectives)."""
+        rows = self.rows(*DEVICE_WORK)
+        return rows[self.on_device[rows]]
+
+    def outermost(self, rows: np.ndarray) -> np.ndarray:
+        """Those of ``rows`` not nested inside another of ``rows`` on the same track.
+
+        >>> t = Trace(); p = t.add_process("p"); a = t.add_track("a", process=p)
+        >>> for start, dur in ((0, 10), (2, 3), (20, 5)): _ = t.add_slice(a, start, dur, "op")
+        >>> Timeline(t).outermost(np.arange(3)).tolist()
+        [0, 2]
+        """
+        if not len(rows):
+            return rows
+        order = rows[np.lexsort((-self.dur[rows], self.start[rows], self.track[rows]))]
+        track, start, end = self.track[order], self.start[order], self.end[order]
+        # shift each track past the previous one so one running maximum serves all tracks
+        span = int(end.max() - start.min()) + 1
+        group = np.cumsum(np.r_[0, track[1:] != track[:-1]])
+        begin = start - start.min() + group * span
+        reach = np.maximum.accumulate(end - start.min() + group * span)
+        keep = np.ones(len(order), dtype=bool)
+        keep[1:] = begin[1:] >= reach[:-1]
+        return np.sort(order[keep])
+
+    def names(self, rows: np.ndarray) -> list[str]:
+        strings = self.trace.strings.strings
+        return [strings[n] for n in self.name[rows].tolist()]

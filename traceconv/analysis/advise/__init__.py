@@ -1,0 +1,55 @@
+"""``advise``: a rule engine over the model that says what to try next.
+
+Each rule (one module per family under ``rules/``, listed once in :mod:`.registry`) reads
+concepts of the model (device work, launch links, steps, copies, memory blocks, op
+statistics, ...) through :class:`~.context.Context`, never a vendor format; a rule whose
+concepts a trace lacks is reported as skipped with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ...model import Trace
+from .context import Context
+from .finding import SEVERITIES, Advice, Finding, Skipped
+from .registry import RULES, rule
+from .rule import Rule
+
+__all__ = ["Advice", "Finding", "RULES", "Rule", "Skipped", "advise", "rule"]
+
+
+def advise(traces: Trace | Sequence[Trace], *, rules: Iterable[str] | None = None,
+           **options: Any) -> Advice:
+    """Run the rules (all, or those named in ``rules``) over one or more traces.
+
+    Options reach the rules through the context (``device_memory=BYTES`` sets the device
+    capacity for ``memory-peak`` when the trace does not record it).
+
+    >>> result = advise(Trace())
+    >>> result.findings, sorted(s.reason for s in result.skipped)[0]
+    ([], 'not applicable: missing allocator totals')
+    """
+    many = not isinstance(traces, Trace)
+    inputs: Sequence[Trace] = [traces] if isinstance(traces, Trace) else traces
+    chosen = RULES if rules is None else tuple(rule(r) for r in rules)
+    advice = Advice()
+    for trace in inputs:
+        label = (trace.metadata.source_file or "?") if many else None
+        ctx = Context(trace, options)
+        for candidate in chosen:
+            absent = candidate.missing(ctx)
+            if absent:
+                advice.skipped.append(Skipped(candidate.id, "not applicable: missing "
+                                              + ", ".join(absent), label))
+                continue
+            found = candidate.check(ctx)
+            for finding in found:
+                finding.trace = label
+            advice.findings.extend(found)
+            if not found:
+                advice.passed.append(candidate.id if label is None
+                                     else f"{candidate.id} ({label})")
+    advice.findings.sort(key=lambda f: SEVERITIES.index(f.severity))
+    return advice

@@ -1,0 +1,116 @@
+"""The concepts rules read, computed once per trace, and how to tell whether a trace has them.
+
+A rule names the concepts it needs (:data:`CONCEPTS` keys); the engine asks
+:meth:`Context.has` before running it and reports ``not applicable: missing <concept>``
+instead of letting the rule guess from absent data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ...model import OpStat, Trace
+from ..activity import Activity, Timeline
+from ..idle import DeviceIdle, device_idle
+
+_PAGEABLE = re.compile(r"pageable", re.IGNORECASE)
+_MEMORY_KIND = re.compile(r"pageable|pinned|managed", re.IGNORECASE)
+
+
+class Context:
+    """One trace seen through the concepts of :data:`CONCEPTS`, plus the user's options.
+
+    >>> ctx = Context(Trace()); ctx.has("device work"), ctx.has("memory blocks")
+    (False, False)
+    """
+
+    def __init__(self, trace: Trace, options: dict[str, Any] | None = None) -> None:
+        self.trace = trace
+        self.options = dict(options or {})
+
+    @cached_property
+    def timeline(self) -> Timeline:
+        return Timeline(self.trace)
+
+    @cached_property
+    def idle(self) -> list[DeviceIdle]:
+        return device_idle(self.timeline)
+
+    def has(self, concept: str) -> bool:
+        return CONCEPTS[concept](self)
+
+    def stats(self, *sections: str) -> list[OpStat]:
+        """Statistics rows of the named sections (Paddle reports and summaries)."""
+        return [s for s in self.trace.stats if s.section in sections]
+
+    @cached_property
+    def copy_memory_kinds(self) -> dict[str, np.ndarray]:
+        """Copy rows whose name states the host memory kind, split pageable / other."""
+        rows = self.timeline.rows(Activity.MEMCPY)
+        names = self.timeline.names(rows)
+        stated = np.array([bool(_MEMORY_KIND.search(n)) for n in names], dtype=bool)
+        pageable = np.array([bool(_PAGEABLE.search(n)) for n in names], dtype=bool)
+        return {"stated": rows[stated] if len(rows) else rows,
+                "pageable": rows[pageable] if len(rows) else rows}
+
+    @cached_property
+    def allocator_totals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(times, reserved bytes, allocated bytes) of the device caching allocator.
+
+        Today's source is the allocator's running totals on allocation events (Kineto's
+        ``[memory]`` instants carry ``Total Reserved`` / ``Total Allocated``), for devices
+        other than the CPU.
+        """
+        times, reserved, allocated = [], [], []
+        for instant in self.trace.iter_instants():
+            args = instant.args
+            if not args or "Total Reserved" not in args or "Total Allocated" not in args:
+                continue
+            if args.get("Device Type") == 0:   # host memory has no caching allocator
+                continue
+            times.append(instant.ts)
+            reserved.append(args["Total Reserved"])
+            allocated.append(args["Total Allocated"])
+        return (np.asarray(times, np.int64), np.asarray(reserved, np.int64),
+                np.asarray(allocated, np.int64))
+
+    @cached_property
+    def device_capacity(self) -> int | None:
+        """Bytes of memory on the (first) device: the ``device_memory`` option, else what the
+        source recorded about its devices."""
+        if self.options.get("device_memory"):
+            return int(self.options["device_memory"])
+        props = self.trace.metadata.attributes.get("deviceProperties")
+        if isinstance(props, list):
+            sizes = [size for p in props if isinstance(p, dict)
+                     if isinstance(size := p.get("totalGlobalMem"), int) and size > 0]
+            if sizes:
+                return min(sizes)
+        return None
+
+
+def _overhead_stats(ctx: Context) -> bool:
+    return any(s.name.lower() == "framework overhead" for s in ctx.stats("overhead"))
+
+
+CONCEPTS: dict[str, Callable[[Context], bool]] = {
+    "device work": lambda c: bool(len(c.timeline.device_work())),
+    "kernels": lambda c: c.timeline.has(Activity.KERNEL),
+    "launch links": lambda c: bool((c.timeline.launch_of >= 0).any()),
+    "host ops": lambda c: c.timeline.has(Activity.HOST_OP),
+    "step markers": lambda c: c.timeline.has_step_markers,
+    "device copies": lambda c: c.timeline.has(Activity.MEMCPY, Activity.MEMSET),
+    "copy memory kinds": lambda c: bool(len(c.copy_memory_kinds["stated"])),
+    "copy statistics": lambda c: bool(c.stats("memcpy", "memory manipulation")),
+    "framework overhead statistics": _overhead_stats,
+    "communication": lambda c: c.timeline.has(Activity.COMMUNICATION),
+    "data loading": lambda c: c.timeline.has(Activity.DATALOADER),
+    "memory blocks": lambda c: bool(c.trace.memory),
+    "allocator totals": lambda c: bool(len(c.allocator_totals[0])),
+    "device capacity": lambda c: c.device_capacity is not None,
+}

@@ -1,0 +1,32 @@
+"""Advice rules, one module per family; :mod:`..registry` lists them all."""
+
+from __future__ import annotations
+
+
+def ms(ns: float) -> str:
+    """Nanoseconds as milliseconds for titles.
+
+    >>> ms(1_234_567)
+    '1.23 ms'
+    """
+    return f"{ns / 1e6:,.2f} ms"
+
+
+def pct(share: float) -> str:
+    """A 0..1 share as a percentage for titles.
+
+    >>> pct(0.4567)
+    '45.7%'
+    """
+    return f"{100 * share:.1f}%"
+
+
+def grade(share: float, medium: float, high: float) -> str | None:
+    """``high`` / ``medium`` by thresholds, None below both.
+
+    >>> grade(0.5, 0.3, 0.6), grade(0.7, 0.3, 0.6), grade(0.1, 0.3, 0.6)
+    ('medium', 'high', None)
+    """
+    if share >= high:
+        return "high"
+    return "medium" if share >= medium else None

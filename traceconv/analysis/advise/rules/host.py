@@ -1,0 +1,149 @@
+"""``framework-overhead``, ``host-bound-op``, ``dataloader-bound``: where the host spends a step."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...activity import Activity, Intervals, clip, merge_intervals, overlap_ns
+from ..context import Context
+from ..finding import Finding
+from ..rule import Rule
+from . import grade, ms, pct
+
+OVERHEAD_MEDIUM, OVERHEAD_HIGH = 25.0, 50.0   # % of total time (Paddle's ratio)
+GAP_MEDIUM, GAP_HIGH = 0.30, 0.60             # step time in which no host thread runs an op
+HOST_OP_SHARE = 0.25                          # one op's share of step time ...
+HOST_OP_DEVICE_SHARE = 0.50                   # ... during which the device is mostly idle
+LOADER_MEDIUM, LOADER_HIGH = 0.10, 0.30
+
+_HOST_WORK = (Activity.HOST_OP, Activity.LAUNCH, Activity.SYNC, Activity.RUNTIME,
+              Activity.DATALOADER, Activity.COMMUNICATION)
+
+
+def _overhead_from_stats(ctx: Context) -> list[Finding]:
+    rows = {s.name.lower(): s for s in ctx.stats("overhead")}
+    overhead = rows["framework overhead"]
+    ratio = overhead.ratio
+    total = rows.get("total time")
+    if ratio is None and total is not None and total.total_ns:
+        ratio = 100 * overhead.total_ns / total.total_ns
+    severity = grade(ratio or 0.0, OVERHEAD_MEDIUM, OVERHEAD_HIGH)
+    if severity is None:
+        return []
+    return [Finding(
+        "framework-overhead", severity,
+        f"framework overhead is {ratio:.1f}% of the total time",
+        {"overhead_ns": overhead.total_ns, "ratio_pct": ratio,
+         "total_ns": None if total is None else total.total_ns},
+        {"section": "overhead"},
+        "The framework (scheduling, Python, op dispatch) takes a large part of the step: "
+        "use static graph / to_static or torch.compile, larger batches, fewer small ops.")]
+
+
+def _host_gaps(ctx: Context) -> list[Finding]:
+    tl = ctx.timeline
+    host_rows = tl.rows(*_HOST_WORK)
+    host_rows = host_rows[~tl.on_device[host_rows]]
+    if not len(host_rows):
+        return []
+    # the process that runs most host work is the one the steps belong to
+    process = int(np.bincount(tl.process[host_rows], weights=tl.dur[host_rows]).argmax())
+    rows = host_rows[tl.process[host_rows] == process]
+    window = tl.steps.total
+    covered = clip(tl.union(rows), tl.steps).total
+    share = 1 - covered / window if window else 0.0
+    severity = grade(share, GAP_MEDIUM, GAP_HIGH)
+    if severity is None:
+        return []
+    return [Finding(
+        "framework-overhead", severity,
+        f"no host thread runs an op or runtime call for {pct(share)} of the steps",
+        {"window_ns": window, "host_busy_ns": covered, "gap_ns": window - covered,
+         "gap_share": round(share, 4)},
+        {"process": ctx.trace.processes[process].name},
+        "Time between ops is Python and framework overhead: profile with_stack to see the "
+        "Python frames, move per-step bookkeeping out of the loop, use torch.compile or "
+        "CUDA graphs to cut per-op dispatch.")]
+
+
+def _framework_overhead(ctx: Context) -> list[Finding]:
+    if ctx.has("framework overhead statistics"):
+        return _overhead_from_stats(ctx)
+    return _host_gaps(ctx)
+
+
+def _host_bound_op(ctx: Context) -> list[Finding]:
+    tl = ctx.timeline
+    ops = tl.rows(Activity.HOST_OP)
+    ops = ops[~tl.on_device[ops]]
+    top = tl.outermost(ops)
+    window = tl.steps.total
+    if not window or not len(top):
+        return []
+    device_busy = tl.union(tl.device_work())
+    # only names whose summed time can reach the threshold need the interval work
+    name_ids, inverse = np.unique(tl.name[top], return_inverse=True)
+    summed = np.bincount(inverse, weights=tl.dur[top])
+    findings = []
+    for candidate in np.flatnonzero(summed >= HOST_OP_SHARE * window).tolist():
+        rows = top[inverse == candidate]
+        span: Intervals = clip(tl.union(rows), tl.steps)
+        share = span.total / window
+        if share < HOST_OP_SHARE:
+            continue
+        during = overlap_ns(span, device_busy)
+        device_share = during / span.total if span.total else 0.0
+        if device_share >= HOST_OP_DEVICE_SHARE:
+            continue
+        name = tl.names(rows[:1])[0]
+        findings.append(Finding(
+            "host-bound-op", "high" if share >= 2 * HOST_OP_SHARE else "medium",
+            f"{name} takes {pct(share)} of the steps on the host "
+            f"({ms(span.total)}); the device is busy {pct(device_share)} of it",
+            {"host_ns": span.total, "calls": len(rows), "share": round(share, 4),
+             "device_busy_ns": during, "device_busy_share": round(device_share, 4),
+             "window_ns": window},
+            {"op": name, "first_ns": tl.since_start(int(tl.start[rows].min()))},
+            "One host op dominates the step while the device waits: move its work to the "
+            "device, vectorise it, or overlap it with device work (another thread, prefetch)."))
+    return findings
+
+
+def _dataloader_bound(ctx: Context) -> list[Finding]:
+    tl = ctx.timeline
+    loader = tl.union(tl.rows(Activity.DATALOADER))
+    steps = tl.steps
+    window = merge_intervals(np.r_[steps.start, loader.start], np.r_[steps.end, loader.end],
+                             np.zeros(len(steps.start) + len(loader.start), np.int64)).total
+    share = loader.total / window if window else 0.0
+    severity = grade(share, LOADER_MEDIUM, LOADER_HIGH)
+    if severity is None:
+        return []
+    return [Finding(
+        "dataloader-bound", severity,
+        f"data loading takes {pct(share)} of the steps ({ms(loader.total)})",
+        {"loader_ns": loader.total, "window_ns": window, "share": round(share, 4),
+         "calls": int(len(loader.start))},
+        {"names": sorted(set(tl.names(tl.rows(Activity.DATALOADER))))},
+        "The step waits for the next batch: more DataLoader workers (num_workers), "
+        "persistent_workers, pin_memory, prefetch_factor, or cheaper preprocessing.")]
+
+
+RULES = (
+    Rule("framework-overhead", (("framework overhead statistics", "host ops"),),
+         _framework_overhead,
+         "Paddle's Framework overhead ratio; timelines: step time in which no host thread of "
+         "the main process runs an op, launch, sync or runtime call",
+         f"Paddle ≥ {OVERHEAD_MEDIUM:.0f}% medium, ≥ {OVERHEAD_HIGH:.0f}% high; host gaps "
+         f"≥ {GAP_MEDIUM:.0%} medium, ≥ {GAP_HIGH:.0%} high",
+         "Paddle profiler Overhead Summary; PyTorch profiler (CPU gaps between ops)"),
+    Rule("host-bound-op", ("host ops",), _host_bound_op,
+         "one top-level host op's share of step time, and how busy the device is meanwhile",
+         f"op ≥ {HOST_OP_SHARE:.0%} of steps with device busy < {HOST_OP_DEVICE_SHARE:.0%} "
+         "of it (high at ≥ 50%)",
+         "TensorBoard profiler overview (host-bound steps); HTA CPU-op analysis"),
+    Rule("dataloader-bound", ("data loading",), _dataloader_bound,
+         "time in data-loading ranges over the steps (and loading outside them)",
+         f"≥ {LOADER_MEDIUM:.0%} medium, ≥ {LOADER_HIGH:.0%} high",
+         "TensorBoard profiler input-pipeline analysis; PyTorch DataLoader tuning"),
+)

@@ -1,0 +1,97 @@
+"""``gpu-idle`` and ``launch-bound``: is the device waiting, and is it waiting on launches?"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...activity import Activity
+from ..context import Context
+from ..finding import Finding
+from ..rule import Rule
+from . import grade, ms, pct
+
+IDLE_MEDIUM, IDLE_HIGH = 0.30, 0.60
+SHORT_SHARE = 0.50        # launch-bound: at least half the kernels outlasted by their launch
+IMMEDIATE_SHARE = 0.50    # ... and at least half start at once after their launch (empty queue)
+IMMEDIATE_NS = 20_000     # "at once": within 20 µs of the launch call's end
+MIN_KERNELS = 50
+
+_ADVICE = {
+    "host wait": "The host does not enqueue work fast enough: look at the CPU ops between "
+                 "kernels (Python overhead, data preparation), raise the batch size, fuse "
+                 "small ops (torch.compile) or capture the step in a CUDA graph.",
+    "kernel wait": "Gaps are launch latency between back-to-back kernels: fewer, larger "
+                   "kernels (fusion) or CUDA graphs remove them.",
+    "other": "The device waits with work queued: look for cross-stream event waits, "
+             "synchronisations and copies that serialise the streams.",
+}
+
+
+def _gpu_idle(ctx: Context) -> list[Finding]:
+    findings = []
+    steps = ctx.timeline.steps
+    for device in ctx.idle:
+        severity = grade(device.idle_share, IDLE_MEDIUM, IDLE_HIGH)
+        if severity is None:
+            continue
+        causes = {"host wait": device.host_wait_ns, "kernel wait": device.kernel_wait_ns,
+                  "other": device.other_ns}
+        main = max(causes, key=causes.__getitem__)
+        findings.append(Finding(
+            "gpu-idle", severity,
+            f"{device.device} idle {pct(device.idle_share)} of the profiled steps "
+            f"(mostly {main})",
+            {"window_ns": device.window_ns, "busy_ns": device.busy_ns,
+             "idle_ns": device.idle_ns, "idle_share": round(device.idle_share, 4),
+             "host_wait_ns": device.host_wait_ns, "kernel_wait_ns": device.kernel_wait_ns,
+             "other_ns": device.other_ns, "steps": len(steps.start),
+             "step_markers": ctx.timeline.has_step_markers},
+            {"device": device.device,
+             "longest_gaps": [{"start_ns": ctx.timeline.since_start(s), "dur_ns": d, "cause": c}
+                              for s, d, c in device.longest_gaps]},
+            _ADVICE[main]))
+    return findings
+
+
+def _launch_bound(ctx: Context) -> list[Finding]:
+    tl = ctx.timeline
+    kernels = tl.rows(Activity.KERNEL)
+    kernels = kernels[tl.launch_of[kernels] >= 0]
+    if len(kernels) < MIN_KERNELS:
+        return []
+    launch = tl.launch_of[kernels]
+    short = tl.dur[kernels] < tl.dur[launch]
+    immediate = tl.start[kernels] - tl.end[launch] <= IMMEDIATE_NS
+    short_share, immediate_share = float(short.mean()), float(immediate.mean())
+    idle = max((d.idle_share for d in ctx.idle), default=0.0)
+    if short_share < SHORT_SHARE or immediate_share < IMMEDIATE_SHARE or idle < IDLE_MEDIUM:
+        return []
+    names = tl.names(kernels[short])
+    top = sorted(set(names), key=names.count, reverse=True)[:5]
+    return [Finding(
+        "launch-bound", "high" if idle >= IDLE_HIGH else "medium",
+        f"launch-bound: {pct(short_share)} of {len(kernels):,} kernels run shorter than "
+        f"their launch call",
+        {"kernels": len(kernels), "shorter_than_launch": int(short.sum()),
+         "short_share": round(short_share, 4), "started_at_once_share": round(immediate_share, 4),
+         "median_kernel_ns": int(np.median(tl.dur[kernels])),
+         "median_launch_ns": int(np.median(tl.dur[launch])),
+         "device_idle_share": round(idle, 4)},
+        {"kernels": top},
+        "Each kernel costs more to launch than to run and the queue is empty: batch more "
+        "work per kernel, fuse (torch.compile), or capture the loop in a CUDA graph "
+        f"(median kernel {ms(np.median(tl.dur[kernels]))}).")]
+
+
+RULES = (
+    Rule("gpu-idle", ("device work",), _gpu_idle,
+         "share of the step windows (all work when no step markers) in which no kernel, "
+         "copy or collective runs on the device; idle split host wait / kernel wait / other",
+         f"idle ≥ {IDLE_MEDIUM:.0%} medium, ≥ {IDLE_HIGH:.0%} high",
+         "HTA idle time breakdown (host wait, kernel wait, other)"),
+    Rule("launch-bound", ("kernels", "launch links"), _launch_bound,
+         "kernels shorter than their launch call, started at once after it (empty queue)",
+         f"≥ {SHORT_SHARE:.0%} of ≥ {MIN_KERNELS} linked kernels shorter than their launch, "
+         f"≥ {IMMEDIATE_SHARE:.0%} starting ≤ 20 µs after it, device idle ≥ {IDLE_MEDIUM:.0%}",
+         "HTA CUDA kernel launch statistics; PyTorch profiler recipe"),
+)

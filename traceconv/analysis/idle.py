@@ -1,0 +1,108 @@
+"""Device idle time inside the profiled steps, split by cause (after HTA's idle breakdown).
+
+A device is idle when none of its streams runs a kernel, copy, memset or collective. Each
+idle gap is charged to the work that ends it, using the launch link (host launch → device
+work) of that work:
+
+- **host wait**: the work was launched only after the device had gone idle, or nothing
+  came at all before the step ended: the host did not enqueue fast enough;
+- **kernel wait**: the work was already queued and the gap is at most
+  :data:`KERNEL_WAIT_MAX_NS`: the device's own latency between back-to-back launches;
+- **other**: queued work that still waited longer (cross-stream events, dependencies), or
+  work with no launch link to judge by.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .activity import Intervals, Timeline, clip
+
+# Gaps between already-queued kernels up to this long are launch latency (HTA uses a small
+# "consecutive kernel delay" for the same split).
+KERNEL_WAIT_MAX_NS = 30_000
+
+
+@dataclass
+class DeviceIdle:
+    """Idle time of one device over the step windows (ns)."""
+
+    device: str
+    window_ns: int
+    busy_ns: int
+    host_wait_ns: int = 0
+    kernel_wait_ns: int = 0
+    other_ns: int = 0
+    longest_gaps: list[tuple[int, int, str]] = field(default_factory=list)  # start, dur, cause
+
+    @property
+    def idle_ns(self) -> int:
+        return self.window_ns - self.busy_ns
+
+    @property
+    def idle_share(self) -> float:
+        return self.idle_ns / self.window_ns if self.window_ns else 0.0
+
+
+def _gap_causes(timeline: Timeline, gap_start: np.ndarray, gap_end: np.ndarray,
+                next_row: np.ndarray) -> np.ndarray:
+    """0 host wait, 1 kernel wait, 2 other, for each gap ending at ``next_row`` (-1: none)."""
+    cause = np.full(len(gap_start), 2, dtype=np.int8)
+    none = next_row < 0
+    cause[none] = 0
+    launch = np.where(none, -1, timeline.launch_of[np.maximum(next_row, 0)])
+    linked = launch >= 0
+    launched_at = np.where(linked, timeline.start[np.maximum(launch, 0)], 0)
+    late = linked & (launched_at >= gap_start)
+    cause[late] = 0
+    queued = linked & ~late
+    cause[queued & (gap_end - gap_start <= KERNEL_WAIT_MAX_NS)] = 1
+    return cause
+
+
+def device_idle(timeline: Timeline, keep_gaps: int = 5) -> list[DeviceIdle]:
+    """Idle time per device over the step windows, with the longest gaps.
+
+    >>> from traceconv.model import Trace, ProcessKind
+    >>> t = Trace(); h = t.add_process("host"); g = t.add_process("GPU", kind=ProcessKind.DEVICE)
+    >>> main = t.add_track("main", process=h); s = t.add_track("stream", process=g)
+    >>> _ = t.add_slice(main, 0, 1_000_000, "ProfilerStep#1", "user_annotation")
+    >>> l1 = t.add_slice(main, 0, 10, "cudaLaunchKernel", "cuda_runtime")
+    >>> k1 = t.add_slice(s, 100, 400_000, "gemm", "kernel"); _ = t.add_flow(l1, k1)
+    >>> l2 = t.add_slice(main, 500_000, 10, "cudaLaunchKernel", "cuda_runtime")
+    >>> k2 = t.add_slice(s, 500_020, 400_000, "gemm", "kernel"); _ = t.add_flow(l2, k2)
+    >>> l3 = t.add_slice(main, 600_000, 10, "cudaLaunchKernel", "cuda_runtime")
+    >>> k3 = t.add_slice(s, 900_030, 50_000, "relu", "kernel"); _ = t.add_flow(l3, k3)
+    >>> d = device_idle(Timeline(t))[0]
+    >>> d.window_ns, d.busy_ns, d.host_wait_ns, d.kernel_wait_ns, d.other_ns
+    (1000000, 850000, 149990, 10, 0)
+    """
+    windows = timeline.steps
+    result = []
+    for process in timeline.device_processes():
+        busy = clip(timeline.device_busy(process), windows)
+        item = DeviceIdle(timeline.trace.processes[process].name, windows.total, busy.total)
+        starts, ends, causes = [], [], []
+        for w0, w1 in zip(windows.start.tolist(), windows.end.tolist(), strict=True):
+            inside = (busy.start >= w0) & (busy.end <= w1)
+            b = Intervals(busy.start[inside], busy.end[inside], busy.first[inside])
+            gap_start = np.r_[w0, b.end]
+            gap_end = np.r_[b.start, w1]
+            next_row = np.r_[b.first, -1]
+            real = gap_end > gap_start
+            gap_start, gap_end, next_row = gap_start[real], gap_end[real], next_row[real]
+            starts.append(gap_start)
+            ends.append(gap_end)
+            causes.append(_gap_causes(timeline, gap_start, gap_end, next_row))
+        if starts:
+            gs, ge, cause = np.concatenate(starts), np.concatenate(ends), np.concatenate(causes)
+            lengths = ge - gs
+            item.host_wait_ns, item.kernel_wait_ns, item.other_ns = (
+                int(lengths[cause == c].sum()) for c in (0, 1, 2))
+            names = ("host wait", "kernel wait", "other")
+            for i in np.argsort(-lengths, kind="stable")[:keep_gaps].tolist():
+                item.longest_gaps.append((int(gs[i]), int(lengths[i]), names[int(cause[i])]))
+        result.append(item)
+    return result

@@ -1,0 +1,87 @@
+"""``traceconv advise TRACE... [--json]``: what to try next, from rules over the model."""
+
+from __future__ import annotations
+
+import textwrap
+
+import click
+import orjson
+
+from ..api import load
+from .app import app, handled_errors
+
+_STYLE = {"high": "bold red", "medium": "yellow", "info": "cyan"}
+
+
+@app.command("advise")
+@click.argument("inputs", nargs=-1, required=True, metavar="TRACE...")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"findings": [...], "skipped": [...], "passed": [...]}.')
+@click.option("--rule", "rules", multiple=True, metavar="ID",
+              help="Run only this rule (repeatable).")
+@click.option("--list-rules", is_flag=True, is_eager=True, expose_value=False,
+              callback=lambda ctx, _param, value: _list_rules(ctx) if value else None,
+              help="Print the rules with their thresholds and exit.")
+@click.option("--device-memory", metavar="SIZE",
+              help="Device memory (e.g. 16GiB) for memory-peak when the trace lacks it.")
+@click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
+def advise_command(inputs: tuple[str, ...], as_json: bool, rules: tuple[str, ...],
+                   device_memory: str | None, format: str | None) -> None:
+    """Advice from the profile: idle GPU, launch-bound loops, blocking or pageable copies,
+    no mixed precision, framework overhead, exposed communication, memory peaks, ...
+
+    Each input is advised on its own. Rules whose inputs a trace lacks are listed as
+    skipped with the reason (in --json), never guessed.
+
+    \b
+      traceconv advise resnet.pt.trace.json.gz
+      traceconv advise before_report.txt --json
+      traceconv advise trace.json --rule gpu-idle --rule sync-copy
+      traceconv advise trace.json --device-memory 16GiB
+    """
+    from ..analysis.advise import RULES, advise
+    from ..errors import TraceconvError
+    from ..formats.memflow_svg.units import parse_bytes
+
+    with handled_errors():
+        known = {r.id for r in RULES}
+        unknown = [r for r in rules if r not in known]
+        if unknown:
+            raise TraceconvError(f"unknown rule {unknown[0]!r} (known: {', '.join(sorted(known))})")
+        options = {"device_memory": parse_bytes(device_memory)} if device_memory else {}
+        traces = [load(path, format=format) for path in inputs]
+        result = advise(traces if len(traces) > 1 else traces[0], rules=rules or None,
+                        **options)
+    if as_json:
+        click.echo(orjson.dumps(result.as_dict(), option=orjson.OPT_INDENT_2).decode())
+        return
+    _print(result, inputs)
+
+
+def _list_rules(ctx: click.Context) -> None:
+    from ..analysis.advise import RULES
+
+    for rule in RULES:
+        click.echo(f"{rule.id:22} {rule.threshold}")
+    ctx.exit()
+
+
+def _print(result, inputs: tuple[str, ...]) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.text import Text
+
+    console = Console(highlight=False, width=100)
+    if not result.findings:
+        console.print(f"no findings for {', '.join(inputs)} "
+                      f"({len(result.passed)} rules passed, {len(result.skipped)} not applicable)")
+    for finding in result.findings:
+        where = f" ({escape(finding.trace)})" if finding.trace else ""
+        console.print(f"[{_STYLE[finding.severity]}]{finding.severity.upper():6}[/] "
+                      f"[bold]{finding.rule}[/]{where}: {escape(finding.title)}")
+        console.print(Text(textwrap.fill(finding.advice, 96, initial_indent=" " * 7,
+                                         subsequent_indent=" " * 7), style="dim"))
+    if result.skipped:
+        skipped = ", ".join(sorted({s.rule for s in result.skipped}))
+        console.print(Text(textwrap.fill(f"not applicable: {skipped} (--json says what each "
+                                         "lacks)", 96), style="dim"))
