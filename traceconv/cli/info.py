@@ -12,6 +12,7 @@ from ..analysis.allocation_sites import top_allocation_sites
 from ..model import Trace
 from .app import app, handled_errors
 from .convert import ALIGN_OPTION, load_all
+from .digest import echo_digest
 
 
 def info_dict(trace: Trace) -> dict:
@@ -48,9 +49,10 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
     with handled_errors():
         trace = load_all(inputs, format, align)
         data = info_dict(trace)
-    if as_json:
+    if as_json:   # the object holds the diagnostics themselves
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
+    echo_digest(trace, inputs)
     console = Console()
     console.print(f"[bold]{', '.join(inputs)}[/bold]: {data['format']}"
                   + (f" ({data['source']['framework']})" if data["source"]["framework"] else ""))
