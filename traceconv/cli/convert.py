@@ -52,6 +52,16 @@ def load_all(inputs: tuple[str, ...], format: str | None, align: Mode = "auto", 
     return traces[0] if len(traces) == 1 else combine(traces, align=align)
 
 
+def echo_alignment(trace: Trace) -> None:
+    """Say on stderr what ``--align`` did to a merged trace (and how far ranks still differ)."""
+    alignment = trace.metadata.attributes.get("alignment")
+    if not alignment:
+        return
+    worst = max((r["residual_max_ns"] for r in alignment["ranks"]), default=0)
+    residual = f"; residual skew up to {worst / 1e3:,.1f} µs" if alignment["collectives"] else ""
+    click.echo(f"traceconv: clocks: {alignment['reason']}{residual}", err=True)
+
+
 ALIGN_OPTION = click.option(
     "--align", type=click.Choice(MODES), default="auto", show_default=True,
     help="Several ranks: shift each rank's clock so that matching collectives end together. "
@@ -146,6 +156,7 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
         target = output or default_output(inputs, to)  # type: ignore[arg-type]
         trace = load_all(inputs, format, align, max_bytes=max_bytes)
         echo_digest(trace, inputs)
+        echo_alignment(trace)
         trimming = TrimOptions(window, only, exclude, tracks)
         if trimming.active:
             trace = trim_with(trace, trimming)
