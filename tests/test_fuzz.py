@@ -1,7 +1,7 @@
 """A short, deterministic fuzz run over every reader, checker and writer (issue 15).
 
-The long run is ``python -m tests.fuzz --seconds 3600 --out fuzz-out`` (see
-``tests/fuzz/__main__.py``); this one replays the same fixed inputs on every CI run: any
+The long run is ``python -m benchmarks.fuzz --seconds 3600 --out fuzz-out`` (see
+``benchmarks/fuzz/__main__.py``); this one replays the same fixed inputs on every CI run: any
 crash class (an exception other than a located ``TraceconvError``) or hang fails it, with the
 traceback of the first sighting.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import random
 
-from tests.fuzz.campaign import KINDS, collect_seeds, run_campaign
-from tests.fuzz.mutators import mutate, parse_wire, write_wire
+from benchmarks.fuzz.campaign import KINDS, collect_seeds, run_campaign
+from benchmarks.fuzz.mutators import mutate, parse_wire, write_wire
 
 PER_TARGET = 40   # x 12 targets: about a minute on a loaded CI machine
 

@@ -1,7 +1,7 @@
-"""``python -m tests.fuzz``: a fuzz campaign over every reader and writer.
+"""``python -m benchmarks.fuzz``: a fuzz campaign over every reader and writer.
 
-    python -m tests.fuzz --seconds 3600 --out fuzz-out      # the long run (random seed)
-    python -m tests.fuzz --per-target 200 --seed 0          # what the test suite runs
+    python -m benchmarks.fuzz --seconds 3600 --out fuzz-out      # the long run (random seed)
+    python -m benchmarks.fuzz --per-target 200 --seed 0          # what the test suite runs
 
 Prints one line per new crash class and the figures at the end; with ``--out``, minimised
 reproducers (``*.input`` + ``*.txt`` with the traceback) and ``figures.json``.
@@ -18,7 +18,7 @@ from .campaign import run_campaign
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.fuzz", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, help="run round-robin for this long")
     parser.add_argument("--per-target", type=int, help="inputs per target (deterministic)")
