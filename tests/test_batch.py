@@ -83,3 +83,11 @@ def test_missing_engine_says_what_to_install(tmp_path: Path, inputs: list[str]):
     result = run(inputs[0], "-o", str(tmp_path), "--to", "chrome", "--engine", "ray")
     assert result.exit_code == 1
     assert "pip install 'traceconv[ray]'" in result.stderr and "Traceback" not in result.output
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is an optional extra")
+def test_ray_writes_the_same_files(tmp_path: Path, inputs: list[str]):
+    for name, options in (("local", ["-j", "1"]), ("ray", ["--engine", "ray", "-j", "2"])):
+        result = run(*inputs[:2], "-o", str(tmp_path / name), "--to", "chrome", *options)
+        assert result.exit_code == 0, result.output
+    assert outputs(tmp_path / "local") == outputs(tmp_path / "ray")
