@@ -91,3 +91,12 @@ def test_ray_writes_the_same_files(tmp_path: Path, inputs: list[str]):
         result = run(*inputs[:2], "-o", str(tmp_path / name), "--to", "chrome", *options)
         assert result.exit_code == 0, result.output
     assert outputs(tmp_path / "local") == outputs(tmp_path / "ray")
+
+
+def test_never_overwrites_an_input(tmp_path: Path, samples: Path):
+    src = tmp_path / "cnn.json"
+    src.write_bytes((samples / "torch/cnn_step5.pt.trace.json").read_bytes())
+    before = src.read_bytes()
+    result = run(str(src), "-o", str(tmp_path), "--to", "chrome", "-j", "1")
+    assert result.exit_code == 1 and "overwrite the input" in result.stderr
+    assert src.read_bytes() == before
