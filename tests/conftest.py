@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 DATA = Path(__file__).resolve().parent / "data"
+CUDA_STREAMS = SAMPLES / "torch" / "streams_graph_nccl_cuda.pt.trace.json.gz"
+# Every real CUDA profile bundled (PyTorch 2.11 on an H100; see the PROVENANCE files)
+CUDA_TRACES = [DATA / "torch" / f"{name}.pt.trace.json.gz" for name in (
+    "resnet18_train_cuda", "gpt_compile_bf16_cuda", "ddp_gloo_rank0",
+    "cuda_h100/mobilenetv3_train_stack_cuda")] + [CUDA_STREAMS]
 SHARED = ROOT.parent / "shared" / "samples"  # the full corpus, beside the checkout (optional)
 
 
@@ -47,3 +54,11 @@ def trace_processor():
     processor = WasmTraceProcessor(wasm_dir)
     yield processor
     processor.close()
+
+
+# Property tests are deterministic in CI (same examples every run, no example database);
+# HYPOTHESIS_PROFILE=long explores many more, randomly, for local runs.
+settings.register_profile("ci", derandomize=True, database=None, deadline=None,
+                          print_blob=True)
+settings.register_profile("long", max_examples=5000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

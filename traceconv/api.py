@@ -8,31 +8,36 @@ dict each time (a 1 M-event trace converts 2-3x slower with it on).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import registry
 from .errors import FormatError, TraceconvError
 from .gcpause import paused_gc
-from .io import Progress, Source, atomic_output
+from .io import DEFAULT_MAX_BYTES, Progress, Source, atomic_output
 
 if TYPE_CHECKING:   # the model imports numpy and networkx: not needed to start the CLI
+    from .analysis.align import Mode
     from .analysis.check_report import CheckReport
     from .model import Diagnostics, Trace
 
 
 def load(path: str | os.PathLike[str], format: str | None = None, *,
-         progress: Progress | None = None, **options: Any) -> Trace:
+         progress: Progress | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
+         **options: Any) -> Trace:
     """Read any supported profiler output into a :class:`~traceconv.model.Trace`.
 
     The format is detected from the name and content unless ``format`` names it (a name
     from ``traceconv formats``, or ``chrome:kineto`` to force a flavour). ``options`` are
-    the reader's keyword parameters; any other name is refused.
+    the reader's keyword parameters; any other name is refused. An input holding
+    more than ``max_bytes`` (after decompression; 16 GiB by default) is refused with an
+    :class:`~traceconv.errors.InputError` rather than exhausting memory.
 
     >>> trace = traceconv.load("samples/torch/cnn_step5.pt.trace.json")   # doctest: +SKIP
     >>> trace.counts()["slices"]                                          # doctest: +SKIP
     2944
     """
-    source = Source(path, progress=progress)
+    source = Source(path, progress=progress, max_bytes=max_bytes)
     if format:
         resolved = registry.resolve(format)
         info = resolved.info
@@ -91,6 +96,28 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str | 
     return trace
 
 
+def combine(traces: Sequence[Trace], *, align: Mode = "auto") -> Trace:
+    """One trace from several loaded inputs.
+
+    A PyTorch execution trace given beside its Kineto trace is linked to it, not merged as
+    a rank (see :mod:`traceconv.analysis.link_et`); all other inputs (ranks, runs) are
+    merged with :func:`traceconv.analysis.merge.merge` (``align``: its clock alignment).
+
+    >>> traceconv.combine([traceconv.load("run.pt.trace.json.gz"),      # doctest: +SKIP
+    ...                    traceconv.load("run_et.json.gz")]).op_count
+    1996
+    """
+    from .analysis.link_et import link_execution_trace, pair_execution_traces
+    from .analysis.merge import merge
+
+    linked = []
+    for timeline, ets in pair_execution_traces(traces):
+        for et in ets:
+            timeline = link_execution_trace(timeline, et)
+        linked.append(timeline)
+    return linked[0] if len(linked) == 1 else merge(linked, align=align)
+
+
 def list_formats() -> list[registry.FormatInfo]:
     """The table of formats traceconv can read and/or write.
 
@@ -102,7 +129,8 @@ def list_formats() -> list[registry.FormatInfo]:
     return registry.all_formats()
 
 
-def check(path: str | os.PathLike[str], format: str | None = None) -> CheckReport:
+def check(path: str | os.PathLike[str], format: str | None = None, *,
+          max_bytes: int = DEFAULT_MAX_BYTES) -> CheckReport:
     """What a viewer would drop or misdraw in a written trace (``.pftrace`` or Chrome JSON,
     ``.gz`` too); the format comes from the name and content unless ``format`` names it.
 
@@ -110,7 +138,7 @@ def check(path: str | os.PathLike[str], format: str | None = None) -> CheckRepor
     >>> report.format, report.counts["slices"], [e["code"] for e in report.errors]
     ('chrome', 2702, ['overlapping_slice'])
     """
-    source = Source(path)
+    source = Source(path, max_bytes=max_bytes)
     info = registry.get(format) if format else registry.detect(source, can="checks")
     if not info.checks:
         raise FormatError(f"traceconv cannot check {info.name} files", file=source.name)
