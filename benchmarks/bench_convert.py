@@ -1,15 +1,24 @@
-"""Benchmark: convert a large PyTorch trace to .pftrace and to Chrome JSON.
+"""Benchmark: read (``info``), convert to .pftrace and to Chrome JSON, for large traces.
 
 Each step runs in a fresh Python process so its peak RSS is its own. The baseline is
 ``orjson.loads`` of the same (already decompressed) bytes, measured in the same run, so the
-ratio stays meaningful on a busy or slower machine.
+ratio stays meaningful on a busy or slower machine; ratios are given for wall and for CPU
+time (on a shared machine CPU time is the steadier of the two).
 
-    python benchmarks/bench_convert.py                       # the 1.0 M-event torch trace
+    python benchmarks/bench_convert.py                       # the issue's rows (see below)
+    python benchmarks/bench_convert.py --big                 # ... and the 10 M-event row
     python benchmarks/bench_convert.py trace.json.gz         # any trace
     python benchmarks/bench_convert.py --generate 1000000    # no corpus: a synthetic one
 
-Without an argument it uses ../shared/samples/torch/large/large_cpu_500steps.pt.trace.json.gz
-when that exists beside the checkout, else generates a trace of the same shape.
+Without a trace it uses, from ../shared/samples/torch beside the checkout, the 1.0 M-event
+CPU trace (large/large_cpu_500steps) and the 0.7 M-event real H100 trace
+(cuda_h100/large_mlp_train_cuda), else generates a trace of the first one's shape. ``--big``
+adds the first one ×10 (10 M events, written uncompressed to a temporary file; its ratio is
+to the 1 M run, since ``orjson.loads`` of 2.7 GB needs more memory than the machine has).
+
+It first checks that the fast path gives the plain path's bytes on the bundled samples:
+the chunked Chrome reader (4 KiB pieces: every sample is cut many times) against one whole
+parse, for both outputs.
 """
 
 from __future__ import annotations
@@ -23,7 +32,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "samples" / "torch" / "large" / "large_cpu_500steps.pt.trace.json.gz"
+TORCH = ROOT.parent / "shared" / "samples" / "torch"
+CORPUS = TORCH / "large" / "large_cpu_500steps.pt.trace.json.gz"
+H100 = TORCH / "cuda_h100" / "large_mlp_train_cuda.pt.trace.json.gz"
 
 # Each snippet prints {"wall": s, "cpu": s, "rss_mb": MB, ...} as its last line.
 MEASURE = """
@@ -47,6 +58,37 @@ CONVERT = """
 import traceconv
 trace = traceconv.convert({path!r}, {out!r})
 extra = dict(output_bytes=__import__("os").path.getsize({out!r}))
+"""
+INFO = """
+import traceconv
+extra = dict(slices=traceconv.load({path!r}).counts()["slices"])
+"""
+# The fast path against the plain one on every bundled Chrome sample: the number of samples
+# compared, or the first that differs.
+SAME = """
+import glob, io, traceconv
+from traceconv.formats.chrome import stream
+def outputs(path, chunk):
+    stream.CHUNK = chunk
+    trace = traceconv.load(path, format="chrome")
+    written = []
+    for fmt in ("perfetto", "chrome"):
+        out = io.BytesIO()
+        traceconv.registry.get(fmt).load().write(trace, out)
+        written.append(out.getvalue())
+    return written
+paths = sorted(glob.glob({root!r} + "/samples/**/*.json*", recursive=True)
+               + glob.glob({root!r} + "/tests/data/**/*.json*", recursive=True))
+compared = 0
+for path in paths:
+    try:
+        plain = outputs(path, 1 << 28)   # beyond any sample: one whole parse
+    except traceconv.TraceconvError:
+        continue   # not a Chrome trace (a summary, a memory snapshot ...)
+    if outputs(path, 4096) != plain:
+        raise SystemExit("fast path differs from plain path: " + path)
+    compared += 1
+extra = dict(compared=compared)
 """
 
 
@@ -90,6 +132,40 @@ def generate(path: Path, events: int) -> None:
         out.write("\n]}\n")
 
 
+def multiply(source: Path, path: Path, times: int) -> int:
+    """Write ``source``'s events ``times`` times, each copy after the previous in time and
+    with its own flow ids (uncompressed: gzip would dominate the benchmark); return the
+    event count."""
+    sys.path.insert(0, str(ROOT))
+    import orjson
+
+    from traceconv.formats.chrome.stream import read_document
+
+    opener = gzip.open if source.suffix == ".gz" else open
+    with opener(source, "rb") as stream:
+        events = [e for chunk in read_document(stream).chunks for e in chunk]
+    stamps = [e["ts"] + e.get("dur", 0) for e in events if isinstance(e.get("ts"), int | float)]
+    span = max(stamps) - min(stamps) + 1000
+    ids = max([e["id"] for e in events if isinstance(e.get("id"), int)], default=0) + 1
+    with open(path, "wb") as out:
+        out.write(b'{"traceEvents": [\n')
+        for k in range(times):
+            batch = []
+            for e in events:
+                if e.get("ph") == "M" and k:
+                    continue
+                copy = dict(e)
+                if isinstance(copy.get("ts"), int | float):
+                    copy["ts"] = copy["ts"] + k * span
+                if isinstance(copy.get("id"), int):
+                    copy["id"] = copy["id"] + k * ids
+                batch.append(orjson.dumps(copy))
+            out.write((b",\n" if k else b"") + b",\n".join(batch))
+        out.write(b"\n]}\n")
+    return sum(1 for e in events if e.get("ph") != "M") * times + sum(
+        1 for e in events if e.get("ph") == "M")
+
+
 def measure(body: str) -> dict:
     code = MEASURE.format(root=str(ROOT), body=body)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
@@ -98,31 +174,62 @@ def measure(body: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+STEPS = (("info (read only)", INFO, ""), ("→ .pftrace", CONVERT, ".pftrace"),
+         ("→ Chrome JSON", CONVERT, ".json"))
+
+
+def bench(path: Path, tmp: str, baseline: bool = True) -> list[tuple[str, dict]]:
+    """The steps of one input, each in a fresh process; the baseline first."""
+    rows = [("orjson.loads (baseline)", measure(BASELINE.format(path=str(path))))] if baseline \
+        else []
+    for name, body, suffix in STEPS:
+        out = str(Path(tmp) / f"out{suffix}")
+        rows.append((name, measure(body.format(path=str(path), out=out))))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("trace", nargs="?", help="Chrome/Kineto trace (.json or .json.gz)")
     parser.add_argument("--generate", type=int, metavar="EVENTS",
                         help="benchmark a generated Kineto-shaped trace of EVENTS events")
+    parser.add_argument("--big", action="store_true",
+                        help="add the first trace ×10 (10 M events: needs ~5-10 GB, minutes)")
     args = parser.parse_args()
+    same = measure(SAME.format(root=str(ROOT)))
+    print(f"fast path = plain path: the same .pftrace and Chrome JSON bytes for all "
+          f"{same['compared']} bundled Chrome samples")
+    table: list[tuple[str, str, dict, dict]] = []   # input, step, result, its reference
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(args.trace) if args.trace else CORPUS
-        if args.generate or not path.exists():
-            path = Path(tmp) / "generated.pt.trace.json.gz"
+        inputs = [Path(args.trace)] if args.trace else [p for p in (CORPUS, H100) if p.exists()]
+        if args.generate or not inputs:
+            inputs = [Path(tmp) / "generated.pt.trace.json.gz"]
             print(f"generating {args.generate or 1_000_000:,} events ...", file=sys.stderr)
-            generate(path, args.generate or 1_000_000)
-        base = measure(BASELINE.format(path=str(path)))
-        rows = [("orjson.loads (baseline)", base)]
-        for name, suffix in (("traceconv → .pftrace", ".pftrace"),
-                             ("traceconv → Chrome JSON", ".json")):
-            out = str(Path(tmp) / f"out{suffix}")
-            rows.append((name, measure(CONVERT.format(path=str(path), out=out))))
-    events = base["events"]
-    print(f"input: {path.name}: {events:,} events, {base['bytes'] / 1e6:,.0f} MB of JSON")
-    print(f"{'step':26} {'wall s':>7} {'cpu s':>7} {'events/s':>10} {'× loads':>8} {'peak RSS MB':>12}")
-    for name, r in rows:
-        print(f"{name:26} {r['wall']:7.2f} {r['cpu']:7.2f} {events / r['wall']:10,.0f} "
-              f"{r['wall'] / base['wall']:8.2f} {r['rss_mb']:12,.0f}")
-    print(json.dumps({name: r for name, r in rows}))
+            generate(inputs[0], args.generate or 1_000_000)
+        first: list[tuple[str, dict]] = []
+        for path in inputs:
+            rows = bench(path, tmp)
+            base = rows[0][1]
+            label = f"{path.name}: {base['events'] / 1e6:.1f} M events, {base['bytes'] / 1e6:,.0f} MB"
+            table += [(label, name, r, base) for name, r in rows]
+            first = first or rows
+        if args.big:
+            big = Path(tmp) / "big.json"
+            events = multiply(inputs[0], big, 10)
+            label = f"{inputs[0].name} ×10: {events / 1e6:.1f} M events, " \
+                    f"{big.stat().st_size / 1e6:,.0f} MB (ratio: to the 1× run)"
+            for (name, r), (_, one) in zip(bench(big, tmp, baseline=False), first[1:],
+                                           strict=True):
+                table.append((label, name, r, one))
+    print(f"{'step':26} {'wall s':>7} {'cpu s':>7} {'× wall':>7} {'× cpu':>7} {'peak RSS MB':>12}")
+    shown = None
+    for label, name, r, ref in table:
+        if label != shown:
+            print(label)
+            shown = label
+        print(f"  {name:24} {r['wall']:7.2f} {r['cpu']:7.2f} {r['wall'] / ref['wall']:7.2f} "
+              f"{r['cpu'] / ref['cpu']:7.2f} {r['rss_mb']:12,.0f}")
+    print(json.dumps([{"input": label, "step": name, **r} for label, name, r, _ in table]))
 
 
 if __name__ == "__main__":

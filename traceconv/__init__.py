@@ -6,6 +6,7 @@
 """
 
 from .analysis.merge import merge
+from .analysis.trim import trim
 from .api import check, convert, list_formats, load, save
 from .errors import FormatError, InputError, TraceconvError
 from .model import MemoryBlock, Metadata, OpStat, ProcessKind, Trace, TrackKind
@@ -15,5 +16,5 @@ __version__ = "0.1.0"
 __all__ = [
     "FormatError", "InputError", "MemoryBlock", "Metadata", "OpStat", "ProcessKind", "Trace",
     "TraceconvError", "TrackKind", "__version__", "check", "convert", "list_formats", "load",
-    "merge", "save",
+    "merge", "save", "trim",
 ]

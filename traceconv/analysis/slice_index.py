@@ -33,22 +33,34 @@ class SliceIndex:
     def _segment(self, track: int) -> tuple[int, int]:
         return int(self.bounds[track]), int(self.bounds[track + 1])
 
-    def bind(self, track: int, ts: int, enclosing: bool) -> int | None:
-        """The slice row a point binds to: the innermost slice starting at ``ts``, else the
-        innermost enclosing one (``enclosing``) or the next one to start."""
-        lo, hi = self._segment(track)
-        starts = self.start[lo:hi]
-        first = int(np.searchsorted(starts, ts, "left"))
-        after = int(np.searchsorted(starts, ts, "right"))
-        if after > first:  # slices start exactly here: the last in order is the innermost
-            return int(self.order[lo + after - 1])
-        if not enclosing:
-            return int(self.order[lo + first]) if first < len(starts) else None
-        ends = self.end[lo:hi]
-        for i in range(after - 1, max(after - 1 - MAX_WALK, -1), -1):
-            if ends[i] >= ts:
-                return int(self.order[lo + i])
-        return None
+    def bind_many(self, tracks: np.ndarray, times: np.ndarray,
+                  enclosing: np.ndarray) -> np.ndarray:
+        """The slice row each point binds to (-1: none): the innermost slice starting at its
+        time, else the innermost one around it (``enclosing``) or the next one to start.
+
+        >>> from traceconv.model import Trace
+        >>> t = Trace(); p = t.add_process("p"); th = t.add_track("t", process=p)
+        >>> _ = t.add_slice(th, 0, 100, "outer"); _ = t.add_slice(th, 10, 20, "inner")
+        >>> SliceIndex(t).bind_many(np.array([th] * 3), np.array([10, 50, 5]),
+        ...                         np.array([True, True, False])).tolist()
+        [1, 0, 1]
+        """
+        found = np.full(len(times), -1, dtype=np.int64)
+        around = np.flatnonzero(enclosing)
+        # the innermost enclosing slice is also the innermost one starting exactly there
+        found[around] = [-1 if row is None else row for row in
+                         enclosing_slices(self, tracks[around], times[around])]
+        for track in np.unique(tracks[~enclosing]).tolist():
+            lo, hi = self._segment(track)
+            where = np.flatnonzero((tracks == track) & ~enclosing)
+            starts = self.start[lo:hi]
+            first = np.searchsorted(starts, times[where], "left")
+            after = np.searchsorted(starts, times[where], "right")
+            exact = after > first
+            position = np.where(exact, after - 1, first)
+            known = position < hi - lo
+            found[where[known]] = self.order[lo + position[known]]
+        return found
 
 
 def enclosing_slices(index: SliceIndex, tracks: np.ndarray, times: np.ndarray) -> list[int | None]:

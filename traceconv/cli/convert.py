@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable
 
 import click
 
@@ -10,6 +12,7 @@ from .. import registry
 from ..analysis.align import MODES, Mode
 from ..analysis.dataflow import add_dataflow_flows
 from ..analysis.merge import merge
+from ..analysis.trim import TrimOptions, parse_window, trim_with
 from ..api import load, save
 from ..errors import FormatError
 from ..model import Trace
@@ -49,6 +52,41 @@ def default_output(inputs: tuple[str, ...], to: str) -> str:
     return os.path.join(os.path.dirname(name), base + registry.get(to).default_extension)
 
 
+def _window(_ctx: click.Context, _param: click.Parameter,
+            value: str | None) -> tuple[int | None, int | None] | None:
+    try:
+        return None if value is None else parse_window(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _regex(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    try:
+        return None if value is None else re.compile(value).pattern
+    except re.error as exc:
+        raise click.BadParameter(f"{value!r} is not a valid regular expression: {exc}") from None
+
+
+def trim_options(function: Callable) -> Callable:
+    """The trimming options shared by commands that write a trace."""
+    for option in reversed((
+        click.option("--window", metavar="START:END", callback=_window,
+                     help="Keep this time window, relative to the earliest timestamp "
+                          "(units ns, us, ms, s; either side may be empty): 1.5s:2s, :300ms. "
+                          "Slices overlapping it are clipped to it."),
+        click.option("--only", metavar="REGEX", callback=_regex,
+                     help="Keep slices whose name matches (re.search), and the slices "
+                          "around them, so nesting stays valid."),
+        click.option("--exclude", metavar="REGEX", callback=_regex,
+                     help="Drop slices whose name matches (re.search)."),
+        click.option("--tracks", metavar="REGEX", callback=_regex,
+                     help="Keep tracks whose 'process / track' name matches (re.search): "
+                          "'GPU', 'stream 7', 'rank 1: '."),
+    )):
+        function = option(function)
+    return function
+
+
 @app.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @click.option("--to", "to", metavar="FORMAT",
@@ -62,14 +100,19 @@ def default_output(inputs: tuple[str, ...], to: str) -> str:
 @click.option("--flows", type=click.Choice(["dataflow"]), multiple=True,
               help="Add flows: dataflow = producer op -> consumer op (from the op graph).")
 @ALIGN_OPTION
+@trim_options
 def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
-            format: str | None, flows: tuple[str, ...] = (), align: Mode = "auto") -> None:
+            format: str | None, flows: tuple[str, ...] = (), align: Mode = "auto",
+            window: tuple[int | None, int | None] | None = None, only: str | None = None,
+            exclude: str | None = None, tracks: str | None = None) -> None:
     """Convert traces to another format; several inputs (one per rank) are merged.
 
     \b
       traceconv convert cnn.pt.trace.json --to perfetto       -> cnn.pftrace
       traceconv rank-0.json rank-1.json -o ranks.pftrace      (one process group per rank)
       traceconv rank-*.json --align collectives -o ranks.pftrace   (clocks of other hosts)
+      traceconv big.json --window 2s:2.5s --tracks GPU -o slice.pftrace   (a piece of it)
+      traceconv big.json --only 'nccl|all_reduce' --exclude '^cuda' -o comms.pftrace
       traceconv profile.json --to chrome -o - | gzip > out.json.gz
     """
     with handled_errors():
@@ -77,6 +120,9 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
             raise FormatError("say what to write: --to FORMAT or -o OUTPUT")
         target = output or default_output(inputs, to)  # type: ignore[arg-type]
         trace = load_all(inputs, format, align)
+        trimming = TrimOptions(window, only, exclude, tracks)
+        if trimming.active:
+            trace = trim_with(trace, trimming)
         if "dataflow" in flows:
             add_dataflow_flows(trace)
         save(trace, target, format=to)

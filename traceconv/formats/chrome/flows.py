@@ -2,69 +2,129 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from ...analysis.slice_index import SliceIndex
 from ...model import Trace
 
 
-@dataclass(slots=True)
-class FlowPoint:
-    """One flow event: where it is, and how it binds (``row`` set when bound already)."""
+class FlowPoints:
+    """Flow events as columns, in file order (a GPU trace holds two per kernel launch).
 
-    key: tuple            # (category, id): ids are unique only within a category
-    phase: str            # "s" start, "t" step, "f" finish
-    place: Any            # what the reader's track resolver maps to candidate tracks
-    ts: int
-    enclosing: bool       # bind to the enclosing slice (bp:"e", s and t) or the next one (f)
-    seq: int              # position in the file, to order points with equal timestamps
-    name: str = ""
-    row: int | None = None
+    Each point has a key ``(category, id)`` (ids are unique only within a category), a
+    phase (``s`` start, ``t`` step, ``f`` finish), a place that the reader's track resolver
+    maps to candidate tracks, a time, whether it binds to the enclosing slice (``bp:"e"``,
+    ``s`` and ``t``) or the next one to start (``f``), a name, and the slice row when it is
+    bound already (flow v2), else -1.
+
+    >>> points = FlowPoints(); points.add(("fwd", 1), "s", (1, 1), 10, True, "fwd")
+    >>> len(points), points.ts
+    (1, [10])
+    """
+
+    __slots__ = ("enclosing", "keys", "names", "phases", "places", "rows", "ts")
+
+    def __init__(self) -> None:
+        self.keys: list[tuple] = []
+        self.phases: list[str] = []
+        self.places: list[Any] = []
+        self.ts: list[int] = []
+        self.enclosing: list[bool] = []
+        self.names: list[str] = []
+        self.rows: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+    def add(self, key: tuple, phase: str, place: Any, ts: int, enclosing: bool, name: str,
+            row: int = -1) -> None:
+        self.keys.append(key)
+        self.phases.append(phase)
+        self.places.append(place)
+        self.ts.append(ts)
+        self.enclosing.append(enclosing)
+        self.names.append(name)
+        self.rows.append(row)
+
+    def shift(self, offset: int) -> None:
+        """Add ``offset`` to every time (the trace's time base)."""
+        self.ts = (np.asarray(self.ts, dtype=np.int64) + offset).tolist()
 
 
-def link_flows(trace: Trace, points: list[FlowPoint], tracks_of: Callable[[Any], list[int]],
+def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list[int]],
                index: SliceIndex) -> None:
     """Turn flow points into model flows between the slices they bind to.
 
-    Points with the same (category, id) form a chain in time order; each consecutive pair of
-    bound slices becomes a flow. ``tracks_of(point.place)`` lists the tracks a point may sit
-    on (the first that binds wins); ``index`` holds the trace's slices. Chains with a single endpoint and points that bind to
-    no slice are counted in the diagnostics.
+    Points with the same key form a chain in time order (file order among equal times);
+    each consecutive pair of distinct bound slices becomes a flow, chains in the order of
+    their first point in the file. ``tracks_of(place)`` lists the tracks a point may sit on
+    (the first that binds wins); ``index`` holds the trace's slices. Points that bind to no
+    slice, and chains left with a single endpoint, are counted in the diagnostics. Points
+    are bound all at once per track (numpy): a GPU trace has two per kernel launch.
     """
-    if not points:
+    if not len(points):
         return
-    chains: dict[tuple, list[FlowPoint]] = defaultdict(list)
-    for point in points:
-        chains[point.key].append(point)
+    key_ids: dict[tuple, int] = {}
+    chain = np.array([key_ids.setdefault(k, len(key_ids)) for k in points.keys], dtype=np.int64)
+    keys = list(key_ids)
+    ts = np.asarray(points.ts, dtype=np.int64)
+    rows = _bind(points, ts, tracks_of, index)
+    order = np.lexsort((np.arange(len(ts)), ts, chain))   # chain by chain, in time order
+    sorted_chain = chain[order]
+    bound = order[rows[order] >= 0]
+    bound_rows, bound_chain = rows[bound], chain[bound]
+    # a point on the slice that the previous point of its chain bound to adds no flow
+    repeat = np.zeros(len(bound), dtype=bool)
+    repeat[1:] = (bound_chain[1:] == bound_chain[:-1]) & (bound_rows[1:] == bound_rows[:-1])
+    bound, bound_rows, bound_chain = bound[~repeat], bound_rows[~repeat], bound_chain[~repeat]
+    pairs = np.flatnonzero(bound_chain[1:] == bound_chain[:-1])
+    intern, flows = trace.strings.intern, trace.flows
+    flows.source.frombytes(bound_rows[pairs].tobytes())
+    flows.target.frombytes(bound_rows[pairs + 1].tobytes())
+    flows.category.extend([intern(keys[c][0]) for c in bound_chain[pairs].tolist()])
+    flows.name.extend([intern(points.names[p]) for p in bound[pairs].tolist()])
+    _report(trace, points, keys, order[rows[order] < 0], sorted_chain, order,
+            np.bincount(bound_chain, minlength=len(keys)))
+
+
+def _bind(points: FlowPoints, ts: np.ndarray, tracks_of: Callable[[Any], list[int]],
+          index: SliceIndex) -> np.ndarray:
+    """The slice row of every point (-1: none), trying its candidate tracks in turn."""
+    place_ids: dict[Any, int] = {}
+    place = np.array([place_ids.setdefault(p, len(place_ids)) for p in points.places],
+                     dtype=np.int64)
+    candidates = [tracks_of(p) for p in place_ids]
+    rows = np.asarray(points.rows, dtype=np.int64)
+    enclosing = np.asarray(points.enclosing, dtype=bool)
+    for attempt in range(max(map(len, candidates), default=0)):
+        track_of_place = np.array([c[attempt] if attempt < len(c) else -1 for c in candidates],
+                                  dtype=np.int64)
+        track = track_of_place[place]
+        todo = np.flatnonzero((rows < 0) & (track >= 0))
+        rows[todo] = index.bind_many(track[todo], ts[todo], enclosing[todo])
+    return rows
+
+
+def _report(trace: Trace, points: FlowPoints, keys: list[tuple], unbound: np.ndarray,
+            sorted_chain: np.ndarray, order: np.ndarray, per_chain: np.ndarray) -> None:
+    """Count unbound points (example: the first in chain order) and the bound points of
+    chains left with fewer than two (example: the first such chain and its first phase)."""
     diags = trace.diagnostics
-    unbound = dangling = 0
-    unbound_example = dangling_example = None
-    for (category, flow_id), chain in chains.items():
-        chain.sort(key=lambda p: (p.ts, p.seq))
-        rows = []
-        for point in chain:
-            row = point.row
-            for track in tracks_of(point.place) if row is None else ():
-                row = index.bind(track, point.ts, point.enclosing)
-                if row is not None:
-                    break
-            if row is None:
-                unbound += 1
-                unbound_example = unbound_example or f"{category} id {flow_id} at {point.ts} ns"
-            elif not rows or rows[-1][0] != row:
-                rows.append((row, point))
-        if len(rows) < 2:
-            dangling += len(rows)
-            dangling_example = dangling_example or f"{category} id {flow_id}: only '{chain[0].phase}'"
-            continue
-        for (src, point), (dst, _) in zip(rows, rows[1:], strict=False):
-            trace.add_flow(src, dst, category, point.name)
-    diags.add("chrome.flow_unbound", "flow events with no slice to bind to (no slice at that "
-              "time on that thread)", kind="dropped", count=unbound,
-              example=unbound_example)
-    diags.add("chrome.flow_dangling", "flow events whose other end is missing (a start with no "
-              "finish or a finish with no start)", kind="dropped", count=dangling,
-              example=dangling_example)
+    if len(unbound):
+        first = int(unbound[0])
+        category, flow_id = points.keys[first]
+        diags.add("chrome.flow_unbound", "flow events with no slice to bind to (no slice at "
+                  "that time on that thread)", kind="dropped", count=len(unbound),
+                  example=f"{category} id {flow_id} at {points.ts[first]} ns")
+    short = np.flatnonzero(per_chain < 2)
+    if len(short) and per_chain[short].any():
+        chain = int(short[0])
+        category, flow_id = keys[chain]
+        first = int(order[np.searchsorted(sorted_chain, chain)])
+        diags.add("chrome.flow_dangling", "flow events whose other end is missing (a start "
+                  "with no finish or a finish with no start)", kind="dropped",
+                  count=int(per_chain[short].sum()),
+                  example=f"{category} id {flow_id}: only '{points.phases[first]}'")

@@ -20,7 +20,7 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from .flavours import Flavour, ReadContext, by_name, detect
-from .flows import FlowPoint, link_flows
+from .flows import FlowPoints, link_flows
 from .stream import DocumentError, read_document
 
 _NUMERIC_ID = re.compile(r"-?\d+")
@@ -81,7 +81,7 @@ class ChromeReader:
         self._special_tracks: dict[tuple, int] = {}
         self._spans: dict[tuple, list] = defaultdict(list)  # B/E and b/e, matched in finish()
         self._async_tracks: dict[int, bool] = {}
-        self.flow_points: list[FlowPoint] = []
+        self.flow_points = FlowPoints()
         self._dropped: dict[str, list] = defaultdict(lambda: [0, None])
 
     # -- tracks -----------------------------------------------------------------------
@@ -261,9 +261,8 @@ class ChromeReader:
         cat = _text(e.get("cat"))
         cat = self.flavour.flow_categories.get(cat, cat)
         hash((e["id"], place))  # unhashable ids are malformed events (TypeError is caught)
-        self.flow_points.append(FlowPoint((cat, e["id"]), ph, place,
-                                          _ns(e["ts"], self.unit), enclosing,
-                                          self._next_seq(), _text(e.get("name")) or cat))
+        self.flow_points.add((cat, e["id"]), ph, place, _ns(e["ts"], self.unit), enclosing,
+                             _text(e.get("name")) or cat)
 
     def _flow_v2(self, e: dict, row: int, track: int) -> None:
         key = (_text(e.get("cat")), e["bind_id"])
@@ -271,8 +270,7 @@ class ChromeReader:
         ts = _ns(e["ts"], self.unit)
         for flag, phase in (("flow_in", "f"), ("flow_out", "s")):
             if e.get(flag):
-                self.flow_points.append(FlowPoint(key, phase, track, ts, True, self._next_seq(),
-                                                  _text(e.get("name")), row))
+                self.flow_points.add(key, phase, track, ts, True, _text(e.get("name")), row)
 
     def _counter(self, e: dict) -> None:
         pid = _normal_id(e.get("pid"))
@@ -427,8 +425,7 @@ class ChromeReader:
                 if len(values):
                     shifted = np.frombuffer(values, dtype=np.int64) + base
                     values[:] = type(values)("q", shifted.tobytes())
-            for point in self.flow_points:
-                point.ts += base
+            self.flow_points.shift(base)
         bounds = trace.time_range
         meta.clock = "unix epoch" if bounds and bounds[0] >= EPOCH_NS else "relative"
 

@@ -1,0 +1,272 @@
+"""Trimming: a new trace holding only a time window, some slice names, some tracks.
+
+* ``window`` (ns relative to the earliest timestamp of the trace): slices that overlap it
+  are kept and clipped to it; instants and counter samples inside it are kept; memory
+  blocks alive during it are kept (unclipped: an allocation time is a fact, not a drawing);
+* ``only`` / ``exclude`` (regular expressions searched in slice names): ``only`` keeps the
+  matching slices *and the slices that enclose them on their track*, so nesting stays
+  valid; ``exclude`` removes the matching slices (what they enclosed stays, one level up);
+* ``tracks`` (regular expression searched in ``"process / track"``): keeps those tracks
+  (with their overlap lanes) and the processes that still have one.
+
+Flows are kept when both their slices survive. Every removal and clip is counted in the
+new trace's diagnostics under ``trim.*``. The input trace is never changed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+import networkx as nx
+import numpy as np
+
+from ..model import Diagnostics, Trace
+from ..model.columns import _Table
+from .nesting import clamped_durations
+
+UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+_TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s)\s*$")
+
+
+def parse_time(text: str) -> int:
+    """``"1.5ms"`` -> 1500000 ns. A unit is required (ns, us, ms, s).
+
+    >>> parse_time("1.5ms"), parse_time("20 us"), parse_time("2s")
+    (1500000, 20000, 2000000000)
+    """
+    match = _TIME.match(text)
+    if not match:
+        raise ValueError(f"{text!r} is not a time: a number and a unit (ns, us, ms, s), "
+                         "for example 250ms")
+    number, unit = match.groups()
+    whole, _, fraction = number.partition(".")
+    scale = UNITS[unit]
+    # whole and fraction apart: exact to the ns, no float rounding
+    return int(whole or 0) * scale + (int(fraction) * scale // 10 ** len(fraction)
+                                      if fraction else 0)
+
+
+def parse_window(text: str) -> tuple[int | None, int | None]:
+    """``"START:END"`` (either may be empty: open-ended) -> ns relative to the trace start.
+
+    >>> parse_window("10ms:1.5s"), parse_window(":200us")
+    ((10000000, 1500000000), (None, 200000))
+    """
+    start, sep, end = text.partition(":")
+    if not sep:
+        raise ValueError(f"--window {text!r}: write START:END, for example 0s:2.5s")
+    window = (parse_time(start) if start.strip() else None,
+              parse_time(end) if end.strip() else None)
+    if window[0] is not None and window[1] is not None and window[1] < window[0]:
+        raise ValueError(f"--window {text!r}: the end comes before the start")
+    return window
+
+
+@dataclass(frozen=True, slots=True)
+class TrimOptions:
+    """What to keep; None keeps everything on that axis."""
+
+    window: tuple[int | None, int | None] | None = None
+    only: str | None = None
+    exclude: str | None = None
+    tracks: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return any(v is not None for v in (self.window, self.only, self.exclude, self.tracks))
+
+
+def _compile(pattern: str | None, what: str) -> re.Pattern[str] | None:
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"{what} {pattern!r} is not a valid regular expression: {exc}") from None
+
+
+def _matching_names(trace: Trace, pattern: re.Pattern[str]) -> np.ndarray:
+    """Per string id: does the pattern occur in it (one search per distinct name)."""
+    return np.fromiter((bool(pattern.search(s)) for s in trace.strings.strings), dtype=bool,
+                       count=len(trace.strings))
+
+
+def _with_ancestors(trace: Trace, keep: np.ndarray) -> np.ndarray:
+    """``keep`` plus every slice that encloses a kept slice on its track (starts no later,
+    ends no earlier: a slice that only overlaps partially is not an ancestor)."""
+    s = trace.slices
+    track, start = s.numpy("track"), s.numpy("start")
+    end = start + clamped_durations(start, s.numpy("dur"))
+    order = np.lexsort((start - end, start, track))
+    result = keep.copy()
+    stack: list[int] = []   # rows of the slices open at this point, innermost last
+    current = None
+    for row in order.tolist():
+        if track[row] != current:
+            current, stack = track[row], []
+        begin, finish = start[row], end[row]
+        # closed before this one starts (one ending where it starts is a sibling)
+        while stack and (end[stack[-1]] < begin or (
+                end[stack[-1]] == begin and start[stack[-1]] != begin)):
+            stack.pop()
+        if keep[row]:
+            for parent in stack:
+                if end[parent] >= finish:   # else it overlaps partially: not around this one
+                    result[parent] = True
+        stack.append(row)
+    return result
+
+
+def _copy_rows(source: _Table, target: _Table, rows: np.ndarray,
+               replace_columns: dict[str, np.ndarray]) -> None:
+    """Append the rows ``rows`` of ``source`` to ``target`` (some columns given anew)."""
+    for column, typecode in source._columns:
+        values = replace_columns.get(column)
+        data = source.numpy(column)[rows] if values is None else values
+        getattr(target, column).frombytes(data.astype(typecode, copy=False).tobytes())
+    if hasattr(source, "args"):
+        args = source.args
+        target.args.extend(args[i] for i in rows.tolist())   # type: ignore[attr-defined]
+
+
+def trim(trace: Trace, *, window: str | tuple[int | None, int | None] | None = None,
+         only: str | None = None, exclude: str | None = None,
+         tracks: str | None = None) -> Trace:
+    """A new trace with only what is asked for; removals counted in its diagnostics.
+
+    ``window``: ``"START:END"`` with units (``"1.5s:2s"``, ``":300ms"``) or a pair of ns
+    relative to the earliest timestamp (None = open). ``only`` / ``exclude``: regular
+    expressions searched in slice names; ``tracks``: one searched in ``"process / track"``.
+    ``ValueError`` for a malformed window or regular expression.
+
+    >>> import traceconv
+    >>> trace = traceconv.load("samples/torch/cnn_step5.pt.trace.json")
+    >>> step = trim(trace, window="0ms:5ms", only="^aten::conv")
+    >>> len(step.slices) < len(trace.slices)
+    True
+    """
+    return trim_with(trace, TrimOptions(parse_window(window) if isinstance(window, str)
+                                        else window, only, exclude, tracks))
+
+
+def trim_with(trace: Trace, options: TrimOptions) -> Trace:
+    """:func:`trim` with the options in one object (times already in ns).
+
+    >>> from traceconv.model import Trace
+    >>> t = Trace(); p = t.add_process("python", pid=1); th = t.add_track("main", process=p)
+    >>> _ = t.add_slice(th, 0, 100, "step"); _ = t.add_slice(th, 10, 20, "aten::mm")
+    >>> _ = t.add_slice(th, 60, 30, "aten::add"); _ = t.add_slice(th, 92, 6, "aten::relu")
+    >>> out = trim_with(t, TrimOptions(window=(50, None), only="add"))
+    >>> [(s.name, s.start, s.dur) for s in out.iter_slices()]
+    [('step', 50, 50), ('aten::add', 60, 30)]
+    >>> [out.diagnostics.count(f"trim.{c}") for c in ("window.slices", "only", "window.clipped")]
+    [1, 1, 1]
+    """
+    out_diag = Diagnostics()
+    out_diag.extend(trace.diagnostics)
+    bounds = trace.time_range
+    origin = bounds[0] if bounds else 0
+    lo, hi = (None, None) if options.window is None else options.window
+    w0 = -(1 << 63) if lo is None else origin + lo
+    w1 = (1 << 63) - 1 if hi is None else origin + hi
+
+    # tracks
+    track_re = _compile(options.tracks, "--tracks")
+    keep_track = np.ones(len(trace.tracks), dtype=bool)
+    if track_re is not None:
+        for t in trace.tracks:
+            home = trace.tracks[t.parent] if t.parent is not None else t
+            path = f"{trace.processes[home.process].name} / {home.name}"
+            keep_track[t.id] = bool(track_re.search(path))
+    # slices
+    s = trace.slices
+    start, dur = s.numpy("start"), s.numpy("dur")
+    end = start + clamped_durations(start, dur)
+    on_track = keep_track[s.numpy("track")]
+    # overlapping the window; a zero-length slice counts when it lies inside, bounds included
+    in_window = ((start < w1) & (end > w0)) | ((start == end) & (start >= w0) & (start <= w1))
+    keep = on_track & in_window
+    names = s.numpy("name")
+    _count(out_diag, "trim.tracks.slices", "slices on tracks --tracks left out", ~on_track)
+    _count(out_diag, "trim.window.slices", "slices outside --window", on_track & ~in_window)
+    only_re, exclude_re = _compile(options.only, "--only"), _compile(options.exclude, "--exclude")
+    if only_re is not None:
+        wanted = _with_ancestors(trace, keep & _matching_names(trace, only_re)[names])
+        _count(out_diag, "trim.only", "slices not matching --only (nor enclosing a match)",
+               keep & ~wanted)
+        keep &= wanted
+    if exclude_re is not None:
+        unwanted = keep & _matching_names(trace, exclude_re)[names]
+        _count(out_diag, "trim.exclude", "slices matching --exclude", unwanted)
+        keep &= ~unwanted
+    rows = np.flatnonzero(keep)
+    new_start = np.maximum(start[rows], w0)
+    new_end = np.minimum(end[rows], w1)
+    clipped = (new_start != start[rows]) | (new_end != end[rows])
+    out_diag.add("trim.window.clipped", "slices cut to the --window bounds", kind="repaired",
+                 count=int(clipped.sum()))
+
+    out = Trace(replace(trace.metadata, attributes=dict(trace.metadata.attributes),
+                        diagnostics=out_diag))
+    for text in trace.strings.strings[1:]:
+        out.strings.intern(text)
+    # processes and tracks that remain, renumbered
+    kept_tracks = np.flatnonzero(keep_track)
+    had_tracks = {t.process for t in trace.tracks}
+    kept_processes = sorted({trace.tracks[i].process for i in kept_tracks.tolist()}
+                            | (set(range(len(trace.processes))) - had_tracks))
+    process_id = {old: new for new, old in enumerate(kept_processes)}
+    track_id = np.full(len(trace.tracks), -1, dtype=np.int64)
+    track_id[kept_tracks] = np.arange(len(kept_tracks))
+    out.processes = [replace(trace.processes[old], id=new, labels=list(
+        trace.processes[old].labels)) for old, new in process_id.items()]
+    out.tracks = [replace(t, id=int(track_id[t.id]), process=process_id[t.process],
+                          parent=None if t.parent is None else int(track_id[t.parent]))
+                  for t in (trace.tracks[i] for i in kept_tracks.tolist())]
+    _count(out_diag, "trim.tracks", "tracks left out by --tracks", ~keep_track)
+    _copy_rows(s, out.slices, rows, {"track": track_id[s.numpy("track")[rows]],
+                                     "start": new_start, "dur": new_end - new_start})
+    # instants and counter samples: kept when inside the window on a kept track
+    for table, target, what in ((trace.instants, out.instants, "instants"),
+                                (trace.counters, out.counters, "counter_samples")):
+        ts, track = table.numpy("ts"), table.numpy("track")
+        on = keep_track[track]
+        inside = (ts >= w0) & (ts <= w1)
+        _count(out_diag, f"trim.tracks.{what}", f"{what} on tracks --tracks left out", ~on)
+        _count(out_diag, f"trim.window.{what}", f"{what} outside --window", on & ~inside)
+        kept = np.flatnonzero(on & inside)
+        _copy_rows(table, target, kept, {"track": track_id[track[kept]]})
+    # flows: both ends must survive
+    slice_row = np.full(len(s), -1, dtype=np.int64)
+    slice_row[rows] = np.arange(len(rows))
+    f = trace.flows
+    src, dst = slice_row[f.numpy("source")], slice_row[f.numpy("target")]
+    both = (src >= 0) & (dst >= 0)
+    _count(out_diag, "trim.flows", "flows with an end trimmed away", ~both)
+    kept = np.flatnonzero(both)
+    _copy_rows(f, out.flows, kept, {"source": src[kept], "target": dst[kept]})
+    # memory blocks alive during the window
+    alive = [b for b in trace.memory if (b.alloc_ns is None or b.alloc_ns <= w1)
+             and (b.free_ns is None or b.free_ns >= w0)]
+    out_diag.add("trim.window.memory_blocks", "memory blocks not alive during --window",
+                 kind="dropped", count=len(trace.memory) - len(alive))
+    out.memory = [replace(b, args=dict(b.args)) for b in alive]
+    out.stats = [replace(st, extra=dict(st.extra)) for st in trace.stats]
+    out.graph = _graph_with_rows(trace, slice_row)
+    return out
+
+
+def _count(diagnostics: Diagnostics, code: str, message: str, removed: np.ndarray) -> None:
+    diagnostics.add(code, message, kind="dropped", count=int(np.count_nonzero(removed)))
+
+
+def _graph_with_rows(trace: Trace, slice_row: np.ndarray) -> nx.DiGraph:
+    """A copy of the op graph whose ``slices`` attributes name the new slice rows."""
+    graph = trace.graph.copy()
+    for _node, data in graph.nodes(data=True):
+        rows = data.get("slices")
+        if rows:
+            data["slices"] = [int(slice_row[r]) for r in rows if slice_row[r] >= 0]
+    return graph
+
