@@ -17,6 +17,7 @@ from ..api import load, save
 from ..errors import FormatError
 from ..model import Trace
 from .app import app, handled_errors
+from .digest import echo_digest
 from .progress import reading
 
 
@@ -120,6 +121,7 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
             raise FormatError("say what to write: --to FORMAT or -o OUTPUT")
         target = output or default_output(inputs, to)  # type: ignore[arg-type]
         trace = load_all(inputs, format, align)
+        echo_digest(trace, inputs)
         trimming = TrimOptions(window, only, exclude, tracks)
         if trimming.active:
             trace = trim_with(trace, trimming)

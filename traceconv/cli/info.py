@@ -11,6 +11,7 @@ from ..analysis.align import Mode
 from ..model import Trace
 from .app import app, handled_errors
 from .convert import ALIGN_OPTION, load_all
+from .digest import echo_digest
 
 
 def info_dict(trace: Trace) -> dict:
@@ -44,9 +45,10 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
     with handled_errors():
         trace = load_all(inputs, format, align)
         data = info_dict(trace)
-    if as_json:
+    if as_json:   # the object holds the diagnostics themselves
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
+    echo_digest(trace, inputs)
     console = Console()
     console.print(f"[bold]{', '.join(inputs)}[/bold]: {data['format']}"
                   + (f" ({data['source']['framework']})" if data["source"]["framework"] else ""))

@@ -14,6 +14,11 @@ from .app import app, handled_errors
 from .convert import ALIGN_OPTION, load_all
 from .stragglers import print_stragglers
 
+# The totals stay in every --json object (profile_analyze prints them with any block).
+_TOTALS = ("total_device_time", "total_host_time")
+_PRINT_ONLY_KEYS = {"summary": _TOTALS, "device": (*_TOTALS, "rows"),
+                    "host": (*_TOTALS, "host_rows")}
+
 
 @app.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
@@ -71,6 +76,9 @@ def summary(inputs: tuple[str, ...], top: int, types: tuple[str, ...],
             data = summary_dict(result, show_host=show_host or print_only == "host")
             if len(inputs) > 1:
                 data["stragglers"] = [row.as_dict() for row in stragglers(trace)]
+            if print_only:   # the JSON keys of the block asked for, as the text prints it
+                data = {key: value for key, value in data.items()
+                        if key in _PRINT_ONLY_KEYS[print_only]}
             click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         else:
             click.echo(render_text(result, show_host=show_host, print_only=print_only),

@@ -94,6 +94,8 @@ def _dynamic_dim(text: str) -> DynamicDim:
         low, high = inner.split("..", 1)
         return DynamicDim(min=int(low), max=int(high))
     parts = [p.strip() for p in split_top(inner)]
+    if len(parts) < 2 or not text.endswith("]"):   # a paste cut inside the dimension
+        raise ValueError(f"incomplete dynamic dimension: {text!r}")
     opts: list[int] = []
     if len(parts) > 2:
         opt = parts[2]
@@ -134,8 +136,8 @@ def parse_shape(text: str) -> Shape:
         return Shape(text=text, type="tuple_type", sub_shapes=subs)
     parts = [p.strip() for p in split_top(text)]
     if parts and parts[0] == "dynamic":
-        if len(parts) < 3 or not parts[2].startswith("{"):
-            raise ValueError(f"not a dynamic shape: {text!r}")
+        if len(parts) < 3 or not parts[2].startswith("{") or not parts[2].endswith("}"):
+            raise ValueError(f"not a (complete) dynamic shape: {text!r}")
         dims = [_dynamic_dim(d) for d in split_top(parts[2].strip()[1:-1]) if d.strip()]
         return Shape(text=text, type=parts[1], dynamic_dims=dims)
     if len(parts) != 3 or not parts[0].endswith("_type") or not parts[1].startswith("{"):

@@ -14,22 +14,36 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
 from .._paddle import FRAMEWORK, text_contains
-from .parser import BANNER, ReportParser
+from .parser import SIGNATURE, ReportParser
+from .rows import headerless_columns
 from .schema import ReportLog
 from .to_trace import build_trace
 
 SCHEMAS = {"paddle_report": ReportLog}
-_BANNER_BYTES = re.compile(rb"^\s*-{5,}>\s*Profiling Report\s*<-{5,}\s*$", re.MULTILINE)
+_SIGNATURE_BYTES = re.compile(
+    b"|".join(b"(?:" + pattern.pattern.encode() + b")" for pattern in SIGNATURE), re.MULTILINE)
+_ROW_SCAN_LINES = 200
 
 
 def sniff(head: bytes, source: Source) -> float:
-    """Certain when the text holds the ``----> Profiling Report <----`` banner (a training
-    log may print it after megabytes of other output)."""
-    return 0.95 if text_contains(head, source, _BANNER_BYTES) else 0.0
+    """Certain when the text holds a line only the report prints (the banner, a section
+    title, the Event Summary or Memory header, an overhead or memcpy line; a training log
+    may print it after megabytes of other output); likely when its first lines hold Event
+    Summary rows whose shape and numbers say so, with no header at all.
+
+    >>> sniff(b"relu 4 2.0 0.4 0.6 0.5 0.16\\nsoftmax 4 1.0 0.2 0.3 0.25 0.08\\n", None)
+    0.6
+    """
+    if text_contains(head, source, _SIGNATURE_BYTES):
+        return 0.95
+    lines = head.decode("utf-8", "replace").splitlines()[:_ROW_SCAN_LINES]
+    rows = sum(headerless_columns(line) is not None for line in lines)
+    return 0.6 if rows and rows * 2 >= sum(bool(line.strip()) for line in lines) else 0.0
 
 
 def parse(text: str, trace: Trace | None = None) -> tuple[ReportLog, Trace]:
-    """Parse ``text`` (a report or a whole log) into its typed form and a trace.
+    """Parse ``text`` (a report, a fragment of one, or a whole log) into its typed form and
+    a trace.
 
     >>> log, trace = parse("------------------------->     Profiling Report     <-------"
     ...                    "------------------\\nPlace: CPU\\n")
@@ -42,10 +56,19 @@ def parse(text: str, trace: Trace | None = None) -> tuple[ReportLog, Trace]:
 
 
 def read(source: Source) -> Trace:
-    """Read every report group of a Paddle log into one stats-only trace."""
-    text = source.read_text()
-    if not any(BANNER.match(line) for line in text.splitlines()):
-        raise InputError("no '----> Profiling Report <----' banner found", file=source.name)
-    _, trace = parse(text)
+    """Read every report (or fragment of one) of a Paddle log into one stats-only trace."""
+    log, trace = parse(source.read_text())
+    if not any(r.events or r.overhead or r.memcpy for r in log.reports) and \
+            not any(m.rows for m in log.memory):
+        foreign = trace.diagnostics["paddle_report.foreign_lines"].example \
+            if "paddle_report.foreign_lines" in trace.diagnostics else None
+        raise InputError("no Profiling Report table, summary or memory row found",
+                         file=source.name, location=_line_of(foreign))
     trace.metadata.source_format = "paddle-report"
     return trace
+
+
+def _line_of(example: str | None) -> int:
+    """The line number a diagnostics example starts with ("line 12: ..."), else 1."""
+    match = re.match(r"line (\d+):", example or "")
+    return int(match.group(1)) if match else 1

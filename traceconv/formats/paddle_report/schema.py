@@ -85,6 +85,10 @@ class ProfilingReport(BaseModel):
     overhead: OverheadSummary | None = None
     memcpy: list[MemcpyRow] = Field(default_factory=list)
     has_cpu_gpu_columns: bool = False
+    columns: list[str] = Field(default_factory=list,
+                               description="Event Summary columns after Event (a paste may "
+                                           "cut the header after any of them)")
+    implicit: bool = Field(False, description="no banner: the paste started inside a report")
     events: list[EventRow] = Field(default_factory=list)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...analysis.breakdown import add_aggregate_breakdown, set_self_times
 from ...model import Metadata, OpStat, Trace
 from .._paddle import FRAMEWORK
-from .parser import THREAD_PREFIX
+from .nesting import THREAD_PREFIX
 from .schema import EventRow, ProfilingReport, ReportLog
 
 MB = 1 << 20

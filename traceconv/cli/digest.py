@@ -1,0 +1,37 @@
+"""The one line on stderr that says a read was not whole: dropped / guessed / repaired counts."""
+
+from __future__ import annotations
+
+import click
+
+from ..model import Trace
+
+_KINDS = ("dropped", "guessed", "repaired")
+
+
+def digest(trace: Trace, inputs: tuple[str, ...]) -> str | None:
+    """One line for stderr when the readers dropped, guessed or repaired anything, else None.
+
+    >>> from traceconv.model import Trace
+    >>> trace = Trace()
+    >>> trace.diagnostics.add("x.cut", "row cut off", kind="dropped", count=2)
+    >>> trace.diagnostics.add("x.nest", "nesting", kind="guessed", count=5)
+    >>> digest(trace, ("a.txt",))
+    'traceconv: a.txt: 2 dropped, 5 guessed (traceconv info a.txt --json lists them)'
+    """
+    totals = dict.fromkeys(_KINDS, 0)
+    for item in trace.diagnostics:
+        if item.kind in totals:
+            totals[item.kind] += item.count
+    parts = [f"{count:,} {kind}" for kind, count in totals.items() if count]
+    if not parts:
+        return None
+    names = " ".join(inputs)
+    return f"traceconv: {names}: {', '.join(parts)} (traceconv info {names} --json lists them)"
+
+
+def echo_digest(trace: Trace, inputs: tuple[str, ...]) -> None:
+    """Print :func:`digest` on stderr when there is something to say."""
+    line = digest(trace, inputs)
+    if line is not None:
+        click.echo(line, err=True)

@@ -1,0 +1,140 @@
+"""The row grammar of the old report's tables: columns come from the header, when there is one.
+
+A header names the columns (``Event  Calls  Total  Min.  Max.  Ave.  Ratio.``, with
+``CPU Time (Ratio)  GPU Time (Ratio)`` after ``Total`` for ``Place: All``); a paste may cut
+it after any column, and its rows then carry exactly that prefix. Rows without a header are
+read when their shape is unambiguous: every column of one of the two layouts, with numbers
+that obey a row's arithmetic (min <= ave <= max <= total, ratio <= 1). A line that starts
+like a row but stops short of the columns is a row cut off by the paste.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+
+NUM = r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)"
+CPU, GPU = "CPU Time (Ratio)", "GPU Time (Ratio)"
+LAYOUTS = (("Calls", "Total", "Min.", "Max.", "Ave.", "Ratio."),
+           ("Calls", "Total", CPU, GPU, "Min.", "Max.", "Ave.", "Ratio."))
+_CELLS = {
+    "Calls": r"(?P<calls>\d+)",
+    "Total": rf"(?P<total>{NUM})",
+    CPU: rf"(?P<cpu>{NUM})\s*\((?P<cpur>{NUM})\)",
+    GPU: rf"(?P<gpu>{NUM})\s*\((?P<gpur>{NUM})\)",
+    "Min.": rf"(?P<min>{NUM})",
+    "Max.": rf"(?P<max>{NUM})",
+    "Ave.": rf"(?P<ave>{NUM})",
+    "Ratio.": rf"(?P<ratio>{NUM})(?P<star>\*)?",
+}
+_HEADER_WORDS = {name: r"\s+".join(re.escape(word) for word in name.split())
+                 for name in _CELLS}
+EVENT_HEADER = re.compile(r"^(?P<indent>\s*)Event\s+Calls\s+Total\b")
+MEMORY_HEADER = re.compile(r"^\s*Event\s+Alloc\s+Calls\s+Size\(MB\)")
+MEMORY_ROW = re.compile(
+    rf"^\s*(?P<event>\S.*?)\s+(?P<ac>\d+)\s+(?P<am>{NUM})\s+(?P<fc>\d+)\s+(?P<fm>{NUM})\s*$")
+# What a row cut short still shows: a name, then only numbers (some with their "(ratio)").
+CUT_ROW = re.compile(r"^\s*\S.*?\s+\d+(?:\s+[-+\d.eEnaif()*]+)*\s*$")
+MEMORY_PLACE = re.compile(r"^\s*Place\(")
+
+
+def number(text: str) -> float | None:
+    """A printed ``%g`` number, or None for ``nan``/``-nan``/``inf``.
+
+    >>> number("9.54908e-05"), number("-nan"), number("1")
+    (9.54908e-05, None, 1.0)
+    """
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def header_columns(line: str) -> tuple[str, ...] | None:
+    """The columns an Event Summary header names (any prefix of a layout), or None.
+
+    >>> header_columns("Event   Calls   Total   CPU Time (Ratio)   GPU Time (Ratio)")
+    ('Calls', 'Total', 'CPU Time (Ratio)', 'GPU Time (Ratio)')
+    >>> header_columns("Event Calls Total Min. Max. Ave. Ratio.")[-1]
+    'Ratio.'
+    """
+    match = EVENT_HEADER.match(line)
+    if match is None:
+        return None
+    rest = line[match.end():]
+    layout = LAYOUTS[1] if re.match(r"\s+" + _HEADER_WORDS[CPU], rest) else LAYOUTS[0]
+    columns = ["Calls", "Total"]
+    for name in layout[2:]:
+        step = re.match(r"\s+" + _HEADER_WORDS[name], rest)
+        if step is None:
+            break
+        columns.append(name)
+        rest = rest[step.end():]
+    return tuple(columns)
+
+
+@lru_cache(maxsize=64)
+def row_pattern(columns: tuple[str, ...], touching: bool) -> re.Pattern[str]:
+    """The regex of a row with ``columns``; ``touching``: the name runs into the calls
+    digits (a name longer than its ``setw`` cell), split later by Ave. = Total / Calls."""
+    name = (r"^(?P<indent> *)(?P<name>\S.*?\D)(?=\d+\s)" if touching
+            else r"^(?P<indent> *)(?P<name>\S.*?)\s+")
+    # A "(ratio)" cell may touch the next one when its value overflows the setw() width.
+    cells = "".join(_CELLS[c] + (r"\s*" if c in (CPU, GPU) else r"\s+") for c in columns)
+    return re.compile(name + cells.removesuffix(r"\s*").removesuffix(r"\s+") + r"\s*$")
+
+
+def match_row(line: str, columns: tuple[str, ...]) -> re.Match[str] | None:
+    """``line`` as a row of ``columns`` (spaced name first, then a name touching its calls).
+
+    >>> match_row("  relu  4  2.0", ("Calls", "Total"))["name"]
+    'relu'
+    """
+    return row_pattern(columns, False).match(line) or row_pattern(columns, True).match(line)
+
+
+def _plausible(match: re.Match[str]) -> bool:
+    """A row's own arithmetic: min <= ave <= max <= total (+ rounding), ratio <= 1."""
+    values = {key: number(match[key]) for key in ("total", "min", "max", "ave", "ratio")}
+    if any(value is None for value in values.values()):
+        return True                     # nan rows exist (legacy GPU reports)
+    low, ave, high, total, ratio = (values[k] or 0.0 for k in ("min", "ave", "max", "total",
+                                                              "ratio"))
+    slack = 1e-5 * max(abs(total), abs(high), 1e-9)
+    return (low <= ave + slack and ave <= high + slack and high <= total + slack
+            and 0 <= ratio <= 1.0001)
+
+
+def headerless_columns(line: str) -> tuple[str, ...] | None:
+    """The layout of a row printed without its header, when its shape says it for sure.
+
+    >>> headerless_columns("relu 4 2.0 0.4 0.6 0.5 0.16")[-1]
+    'Ratio.'
+    >>> headerless_columns("step 4 2.0 0.9 0.6 0.5 7") is None   # ave > max, ratio > 1
+    True
+    """
+    for columns in reversed(LAYOUTS):
+        match = match_row(line, columns)
+        if match is not None and _plausible(match):
+            return columns
+    return None
+
+
+def is_cut_row(line: str) -> bool:
+    """A line that starts like a row (name, calls, numbers) but stops short of the columns.
+
+    >>> is_cut_row("conv2d   200   60.5   10.500000 (0.17"), is_cut_row("I1122 started")
+    (True, False)
+    """
+    return CUT_ROW.match(line) is not None
+
+
+def is_memory_row(line: str, *, header_seen: bool) -> re.Match[str] | None:
+    """A Memory Profiling Report row; without its header only a ``Place(...)`` event counts.
+
+    >>> bool(is_memory_row("Place(gpu:0):Unknown 3 0.000244141 0 0", header_seen=False))
+    True
+    """
+    match = MEMORY_ROW.match(line)
+    if match is None or (not header_seen and not MEMORY_PLACE.match(line)):
+        return None
+    return match
