@@ -9,6 +9,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 DATA = Path(__file__).resolve().parent / "data"
+CUDA_STREAMS = SAMPLES / "torch" / "streams_graph_nccl_cuda.pt.trace.json.gz"
+# Every real CUDA profile bundled (PyTorch 2.11 on an H100; see the PROVENANCE files)
+CUDA_TRACES = [DATA / "torch" / f"{name}.pt.trace.json.gz" for name in (
+    "resnet18_train_cuda", "gpt_compile_bf16_cuda", "ddp_gloo_rank0",
+    "cuda_h100/mobilenetv3_train_stack_cuda")] + [CUDA_STREAMS]
 SHARED = ROOT.parent / "shared" / "samples"  # the full corpus, beside the checkout (optional)
 
 

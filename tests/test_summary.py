@@ -135,6 +135,6 @@ def test_host_only_timeline_shows_host_table_with_names():
     # self times never exceed what the tracks can hold: each nested track sums to its span
     assert result.total_host_time <= trace.span_ns / 1e9 * len(trace.tracks)
     forward = next(r for r in result.host_rows if r.name == "forward")
-    assert forward.type == "user_annotation"
+    assert forward.type == "annotation"   # the kind of op_summary (a user_annotation range)
     text = render_text(summarize(trace, top=3))
     assert "host self time per operator" in text and "device self time" not in text

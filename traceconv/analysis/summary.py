@@ -6,8 +6,8 @@ preference:
 1. op-graph nodes carrying ``device_times`` / ``host_times`` (``{place: (start, kern, end)}``
    in seconds, as the MegEngine static-profile reader stores them): the op's time is the
    max over places of ``end - start`` (or ``kern - start`` for the waiting time);
-2. slices: one record per slice name, time = summed *self* time (duration minus nested
-   children on the same track) on device tracks and on host tracks;
+2. slices: one record per row of :func:`~traceconv.analysis.op_summary.op_summary` (slice
+   name and kind), time = summed host self time, or device self time for device work;
 3. ``trace.stats`` (stats-only traces such as Paddle or MIGraphX summaries).
 
 :func:`summarize` then filters, aggregates, sorts and cuts exactly like ``profile_analyze``:
@@ -29,10 +29,10 @@ from typing import Literal
 
 import numpy as np
 
-from ..model import OpStat, ProcessKind, Trace
+from ..model import OpStat, Trace
 from ..model.graph import OP
 from .breakdown import BREAKDOWN_CATEGORY
-from .nesting import repair_nesting
+from .op_summary import RANGE_KINDS, op_summary
 
 Place = Literal["device", "host"]
 EndKey = Literal["end", "kern"]
@@ -147,6 +147,22 @@ def op_records(trace: Trace) -> list[OpRecord]:
     return _stat_records(trace)
 
 
+def view_of(trace: Trace) -> Literal["graph", "timeline", "stats"]:
+    """Which numbers ``summary`` shows: an op graph's timings (MegEngine's profile_analyze),
+    a timeline's per-op totals (torch.profiler's key_averages), or a stats table.
+
+    >>> from traceconv.model import Trace
+    >>> t = Trace(); _ = t.add_slice(t.add_track("main", process=t.add_process("p")), 0, 5, "op")
+    >>> view_of(t), view_of(Trace())
+    ('timeline', 'stats')
+    """
+    if _graph_records(trace):
+        return "graph"
+    if len(trace.slices) and not _only_breakdown(trace):
+        return "timeline"
+    return "stats"
+
+
 def _only_breakdown(trace: Trace) -> bool:
     """True when every slice is an aggregate breakdown drawn from ``trace.stats``."""
     category = trace.strings.find(BREAKDOWN_CATEGORY)
@@ -187,29 +203,17 @@ def _self_times(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
 
 
 def _slice_records(trace: Trace) -> list[OpRecord]:
-    # Self time needs strict nesting: partial overlaps go to lanes first, as for the viewers.
-    repair_nesting(trace)
-    device_procs = {p.id for p in trace.processes if p.kind == ProcessKind.DEVICE}
-    place_of_track = ["device" if t.process in device_procs else "host" for t in trace.tracks]
-    s = trace.slices
-    track, start, dur, name = (s.numpy(c) for c in ("track", "start", "dur", "name"))
-    category = s.numpy("category")
-    totals: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    kinds: dict[int, int] = {}
-    for tr in np.unique(track).tolist():
-        rows = np.flatnonzero(track == tr)
-        rows = rows[np.lexsort((-dur[rows], start[rows]))]
-        selfs = _self_times(start[rows], start[rows] + dur[rows])
-        place = place_of_track[tr]
-        for name_id, cat, ns in zip(name[rows].tolist(), category[rows].tolist(),
-                                    selfs.tolist(), strict=True):
-            totals[name_id][place] += ns
-            kinds.setdefault(name_id, cat)
-    names = trace.strings.strings
-    # The slice category (cpu_op, kernel, ...) stands in for the operator type.
-    return [OpRecord(names[n], type=names[kinds[n]],
-                     times={(p, "end"): ns / 1e9 for p, ns in places.items()})
-            for n, places in totals.items()]
+    """One record per (name, kind) of :func:`~traceconv.analysis.op_summary.op_summary`:
+    host self time for host rows, device self time for device work (never for ranges)."""
+    records = []
+    for row in op_summary(trace):
+        if row.self_host_ns is not None:
+            records.append(OpRecord(row.name, row.kind,
+                                    times={("host", "end"): row.self_host_ns / 1e9}))
+        elif row.kind not in RANGE_KINDS and row.self_device_ns is not None:
+            records.append(OpRecord(row.name, row.kind,
+                                    times={("device", "end"): row.self_device_ns / 1e9}))
+    return records
 
 
 def _stat_records(trace: Trace) -> list[OpRecord]:

@@ -6,7 +6,18 @@ form ``traceconv IN... --to FORMAT`` runs ``convert``.
 
 from __future__ import annotations
 
-from . import advise, check, convert, critical_path, diff, formats_cmd, info, memflow, summary  # noqa: F401 - registers the commands
+from . import (  # noqa: F401 - the imports register the commands
+    advise,
+    batch,
+    check,
+    convert,
+    critical_path,
+    diff,
+    formats_cmd,
+    info,
+    memflow,
+    summary,
+)
 from .app import app, main
 
 __all__ = ["app", "main"]

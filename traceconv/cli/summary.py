@@ -1,4 +1,5 @@
-"""``traceconv summary IN [options] [--json]``: per-operator table, like profile_analyze."""
+"""``traceconv summary IN [options] [--json]``: per-operator table: torch.profiler's
+key_averages for timelines, MegEngine's profile_analyze for MegEngine profiles."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import orjson
 
 from ..analysis.align import Mode
 from ..analysis.stragglers import stragglers
-from ..analysis.summary import AGGREGATES, SummaryOptions, summarize
+from ..analysis.summary import AGGREGATES, SummaryOptions
 from ..errors import TraceconvError
-from ..formats.summary import render_text, summary_dict
+from ..formats.summary import render, summary_data
 from .app import app, handled_errors
 from .convert import ALIGN_OPTION, load_all
 from .stragglers import print_stragglers
@@ -22,8 +23,16 @@ _PRINT_ONLY_KEYS = {"summary": _TOTALS, "device": (*_TOTALS, "rows"),
 
 @app.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@click.option("-t", "--top", default=3, show_default=True,
-              help="Rows to print after sorting; 0 = all.")
+@click.option("-t", "--top", type=int, default=None,
+              help="Rows to print after sorting; 0 = all. Default: 20 for timelines (all "
+                   "with --json), 3 for MegEngine profiles (as profile_analyze).")
+@click.option("--sort-by", metavar="COLUMN", help="Timelines: sort column, descending: "
+              "self_device_ns (default when there is device time), self_host_ns, "
+              "device_total_ns, host_total_ns, calls, flops, self_memory_bytes, name; torch's "
+              "names work too (self_cpu_time_total, cuda_time_total, count...).")
+@click.option("--group-by-input-shape", is_flag=True,
+              help="Timelines: one row per (name, input shapes), as key_averages(group_by_"
+                   "input_shape=True); needs record_shapes.")
 @click.option("--type", "types", multiple=True, metavar="TYPE",
               help="Keep operators of this type (repeatable).")
 @click.option("--aggregate-by", type=click.Choice(["type"]),
@@ -50,30 +59,46 @@ _PRINT_ONLY_KEYS = {"summary": _TOTALS, "device": (*_TOTALS, "rows"),
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 @ALIGN_OPTION
-def summary(inputs: tuple[str, ...], top: int, types: tuple[str, ...],
+def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
+            group_by_input_shape: bool, types: tuple[str, ...],
             aggregate_by: str | None, aggregate: str | None, opr_name: str | None,
             input_dtype: str | None, order_by: str, min_time: float, max_time: float,
             top_end_key: str, show_host: bool, print_only: str | None, as_json: bool,
             format: str | None, align: Mode = "auto") -> None:
-    """Per-operator time, FLOPs, memory and bandwidth; the numbers of MegEngine's
-    profile_analyze for MegEngine profiles, self time per slice name for any timeline.
+    """Per-operator time, calls, FLOPs and memory.
+
+    On a timeline (PyTorch / Kineto, Chrome JSON, Perfetto...) the numbers of torch.profiler's
+    prof.key_averages(): per name, calls, self and total host time, self device time
+    (kernels, memcpy, memset) and device total (the device work an op launched, itself or
+    through its children), FLOPs and self memory. On MegEngine profiles the numbers of
+    MegEngine's profile_analyze (its options: --type, --aggregate-by, --order-by,
+    --show-host...); on Paddle reports and MIGraphX summaries, their statistics.
 
     \b
-      traceconv summary profile.json -t 10
+      traceconv summary model.pt.trace.json -t 10
+      traceconv summary model.pt.trace.json --sort-by self_cpu_time_total
+      traceconv summary model.pt.trace.json --group-by-input-shape --json
       traceconv summary profile.json --aggregate-by type --aggregate sum -t 0
-      traceconv summary profile.json --order-by +time --show-host --json
       traceconv summary rank0.json rank1.json    (adds the straggler table of the ranks)
     """
     with handled_errors():
-        options = SummaryOptions(top, types, aggregate_by, aggregate, opr_name, input_dtype,
-                                 order_by, min_time, max_time, top_end_key)
         trace = load_all(inputs, format, align)
+        options = SummaryOptions(
+            3, types, aggregate_by, aggregate,  # type: ignore[arg-type]
+            opr_name, input_dtype, order_by, min_time, max_time,
+            top_end_key)  # type: ignore[arg-type]
         try:
-            result = summarize(trace, options)
-        except (ValueError, TypeError) as exc:  # a bad --order-by column or --opr-name regex
+            if as_json:
+                data = summary_data(trace, options, top=top, sort_by=sort_by,
+                                    group_by_input_shape=group_by_input_shape,
+                                    show_host=show_host, print_only=print_only)
+            else:
+                text = render(trace, options, top=top, sort_by=sort_by,
+                              group_by_input_shape=group_by_input_shape, show_host=show_host,
+                              print_only=print_only)
+        except (ValueError, TypeError) as exc:  # a bad sort column or --opr-name regex
             raise TraceconvError(str(exc)) from None
         if as_json:
-            data = summary_dict(result, show_host=show_host or print_only == "host")
             if len(inputs) > 1:
                 data["stragglers"] = [row.as_dict() for row in stragglers(trace)]
             if print_only:   # the JSON keys of the block asked for, as the text prints it
@@ -81,8 +106,7 @@ def summary(inputs: tuple[str, ...], top: int, types: tuple[str, ...],
                         if key in _PRINT_ONLY_KEYS[print_only]}
             click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         else:
-            click.echo(render_text(result, show_host=show_host, print_only=print_only),
-                       nl=False)
+            click.echo(text, nl=False)
             rows = stragglers(trace) if len(inputs) > 1 else []
             if rows:
                 print_stragglers(rows, (trace.time_range or (0, 0))[0])

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 import networkx as nx
 import numpy as np
@@ -25,6 +25,13 @@ from .diagnostics import Diagnostics
 from .entities import MemoryBlock, OpStat, Process, ProcessKind, Track, TrackKind
 from .graph import OP, TENSOR, count_kind
 from .strings import StringTable
+
+if TYPE_CHECKING:
+    import pandas
+    import pyarrow
+
+FrameKind = Literal["slices", "instants", "counters", "flows", "memory", "ops"]
+Selector = Union[int, str, Collection[int | str], None]   # noqa: UP007 - runtime alias
 
 
 @dataclass
@@ -122,14 +129,14 @@ class Trace:
         >>> t.add_counter_series(c, [10, 20], [1.0, 0.0]); len(t.counters)
         2
         """
-        times = np.asarray(times, dtype=np.int64)
-        values = np.asarray(values, dtype=np.float64)
-        if times.shape != values.shape:
+        stamps = np.asarray(times, dtype=np.int64)
+        samples = np.asarray(values, dtype=np.float64)
+        if stamps.shape != samples.shape:
             raise ValueError("times and values differ in length")
         table = self.counters
-        table.track.frombytes(np.full(len(times), track, dtype=np.int32).tobytes())
-        table.ts.frombytes(times.tobytes())
-        table.value.frombytes(values.tobytes())
+        table.track.frombytes(np.full(len(stamps), track, dtype=np.int32).tobytes())
+        table.ts.frombytes(stamps.tobytes())
+        table.value.frombytes(samples.tobytes())
 
     def add_flow(self, source: int, target: int, category: str = "", name: str = "") -> int:
         """Link slice row ``source`` to slice row ``target`` and return the flow's index."""
@@ -152,16 +159,35 @@ class Trace:
         return Slice(index, s.track[index], s.start[index], s.dur[index], names[s.name[index]],
                      names[s.category[index]], s.args[index])
 
+    def instant(self, index: int) -> Instant:
+        """The instant at row ``index``."""
+        i, names = self.instants, self.strings.strings
+        return Instant(index, i.track[index], i.ts[index], names[i.name[index]],
+                       names[i.category[index]], i.args[index])
+
     def iter_slices(self, track: int | None = None, name: str | None = None) -> Iterator[Slice]:
-        """Slices in storage order, optionally only those on ``track`` or called ``name``."""
+        """Slices in storage order, optionally only those on ``track`` or called ``name``
+        (found with numpy, then only those rows are built).
+
+        >>> t = Trace(); a = t.add_track("a", process=t.add_process("p"))
+        >>> _ = t.add_slice(a, 0, 5, "x"); _ = t.add_slice(a, 9, 5, "y")
+        >>> [s.index for s in t.iter_slices(name="y")]
+        [1]
+        """
         s, names = self.slices, self.strings.strings
-        name_id = None if name is None else self.strings.find(name)
-        if name is not None and name_id is None:
-            return
-        rows = zip(s.track, s.start, s.dur, s.name, s.category, s.args, strict=True)
-        for index, (tr, start, dur, nm, cat, args) in enumerate(rows):
-            if (track is None or tr == track) and (name_id is None or nm == name_id):
+        if track is None and name is None:
+            rows = zip(s.track, s.start, s.dur, s.name, s.category, s.args, strict=True)
+            for index, (tr, start, dur, nm, cat, args) in enumerate(rows):
                 yield Slice(index, tr, start, dur, names[nm], names[cat], args)
+            return
+        keep = np.ones(len(s), dtype=bool)
+        if name is not None:
+            name_id = self.strings.find(name)
+            keep &= s.numpy("name") == (-1 if name_id is None else name_id)
+        if track is not None:
+            keep &= s.numpy("track") == track
+        for index in np.flatnonzero(keep).tolist():
+            yield self.slice(index)
 
     def iter_instants(self) -> Iterator[Instant]:
         i, names = self.instants, self.strings.strings
@@ -238,6 +264,43 @@ class Trace:
         from ..api import save
 
         return save(self, path, format=format, **options)
+
+    def to_pandas(self, kind: FrameKind = "slices", *, args: bool | Collection[str] = False,
+                  start: int | None = None, end: int | None = None, category: Selector = None,
+                  name: Selector = None, track: Selector = None) -> pandas.DataFrame:
+        """One kind of row as a pandas DataFrame, shaped like HTA's trace frames.
+
+        ``kind``: ``slices`` (ts, dur in int64 ns, name, cat, pid, tid, track, stream,
+        correlation, external_id, depth), ``instants``, ``counters``, ``flows``, ``memory``,
+        ``ops``. ``args=True`` adds an ``args.KEY`` column per argument key (or give the
+        keys). Filters (numpy, no Python loop): ``start``/``end`` in trace ns (what overlaps
+        the window), ``category``, ``name``, ``track`` (id or name; one or several). Needs
+        pandas (``pip install 'traceconv[pandas]'``); see :mod:`traceconv.analysis.frames`.
+
+        >>> t = Trace(); p = t.add_process("python", pid=7)
+        >>> _ = t.add_slice(t.add_track("main", process=p, tid=7), 0, 100, "step")
+        >>> t.to_pandas()[["ts", "dur", "name", "pid", "depth"]].to_dict("records")
+        [{'ts': 0, 'dur': 100, 'name': 'step', 'pid': 7, 'depth': 0}]
+        """
+        from ..analysis import frames
+
+        return frames.to_pandas(frames.columns(self, kind, args=args, start=start, end=end,
+                                               category=category, name=name, track=track))
+
+    def to_arrow(self, kind: FrameKind = "slices", *, args: bool | Collection[str] = False,
+                 start: int | None = None, end: int | None = None, category: Selector = None,
+                 name: Selector = None, track: Selector = None) -> pyarrow.Table:
+        """One kind of row as a pyarrow Table (the columns and filters of :meth:`to_pandas`).
+
+        >>> t = Trace(); p = t.add_process("python", pid=7)
+        >>> _ = t.add_slice(t.add_track("main", process=p, tid=7), 0, 100, "step")
+        >>> t.to_arrow().column("dur").to_pylist()
+        [100]
+        """
+        from ..analysis import frames
+
+        return frames.to_arrow(frames.columns(self, kind, args=args, start=start, end=end,
+                                              category=category, name=name, track=track))
 
     def memflow_svg(self, path: str | PathLike[str], **options: Any) -> None:
         """Draw the memory blocks as a memory-flow SVG (options: ``MemflowOptions`` fields).

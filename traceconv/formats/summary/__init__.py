@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import io
 import math
+from dataclasses import replace
 from typing import Any, BinaryIO
 
 import orjson
 from rich.console import Console
 from rich.table import Table
 
-from ...analysis.summary import Place, Row, Summary, SummaryOptions, summarize
+from ...analysis.op_summary import op_summary, sort_rows
+from ...analysis.summary import Place, Row, Summary, SummaryOptions, summarize, view_of
 from ...model import Trace
+from .ops import ops_dict, render_ops
 
 PREFIXES = ("", "K", "M", "G", "T", "P")
 WRITE_OPTIONS = SummaryOptions   # the names write()'s **options may use
@@ -150,12 +153,55 @@ def render_text(summary: Summary, *, show_host: bool = False, print_only: str | 
     return buffer.getvalue()
 
 
-def write(trace: Trace, out: BinaryIO, *, json: bool = False, show_host: bool = False,
-          print_only: str | None = None, **options: Any) -> None:
-    """Write the summary of ``trace`` (text table, or JSON with ``json=True``)."""
-    summary = summarize(trace, SummaryOptions(**options))
-    if json:
-        out.write(orjson.dumps(summary_dict(summary), option=orjson.OPT_INDENT_2) + b"\n")
-    else:
-        out.write(render_text(summary, show_host=show_host, print_only=print_only).encode())
+def summary_data(trace: Trace, options: SummaryOptions | None = None, *,
+                 top: int | None = None, sort_by: str | None = None,
+                 group_by_input_shape: bool = False, show_host: bool = True,
+                 print_only: str | None = None) -> dict[str, Any]:
+    """The ``summary --json`` object of ``trace``: the timeline's ``ops`` (torch's
+    key_averages, :mod:`.ops`); for an op graph also MegEngine's profile_analyze ``rows``;
+    for a stats-only trace its ``rows``. ``top`` None: all ops, 3 profile_analyze rows.
 
+    >>> t = Trace(); main = t.add_track("main", process=t.add_process("python"))
+    >>> _ = t.add_slice(main, 0, 3_000, "aten::add", "cpu_op")
+    >>> summary_data(t)["ops"][0]["self_host_ns"]
+    3000
+    """
+    view = view_of(trace)
+    rows = op_summary(trace, group_by_input_shape=group_by_input_shape) \
+        if view != "stats" else []
+    if view == "timeline":
+        return ops_dict(rows, sort_rows(rows, sort_by, top or 0))
+    result = summarize(trace, replace(options or SummaryOptions(), top=3 if top is None else top))
+    data = summary_dict(result, show_host=show_host or print_only == "host")
+    if rows:
+        data["ops"] = [r.as_dict() for r in sort_rows(rows, sort_by)]
+    return data
+
+
+def render(trace: Trace, options: SummaryOptions | None = None, *, top: int | None = None,
+           sort_by: str | None = None, group_by_input_shape: bool = False,
+           show_host: bool = False, print_only: str | None = None) -> str:
+    """The ``summary`` text of ``trace``: torch's key_averages table for a timeline (20 rows
+    unless ``top``), MegEngine's profile_analyze tables for an op graph (3 rows unless
+    ``top``), the statistics of a stats-only trace."""
+    if view_of(trace) == "timeline":
+        rows = op_summary(trace, group_by_input_shape=group_by_input_shape)
+        return render_ops(rows, sort_rows(rows, sort_by, 20 if top is None else top))
+    result = summarize(trace, replace(options or SummaryOptions(), top=3 if top is None else top))
+    return render_text(result, show_host=show_host, print_only=print_only)
+
+
+def write(trace: Trace, out: BinaryIO, *, json: bool = False, show_host: bool | None = None,
+          print_only: str | None = None, top: int | None = None, sort_by: str | None = None,
+          group_by_input_shape: bool = False, **options: Any) -> None:
+    """Write the summary of ``trace`` (text table, or JSON with ``json=True``; JSON holds the
+    host rows unless ``show_host=False``)."""
+    if json:
+        data = summary_data(trace, SummaryOptions(**options), top=top, sort_by=sort_by,
+                            group_by_input_shape=group_by_input_shape,
+                            show_host=show_host is not False, print_only=print_only)
+        out.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    else:
+        out.write(render(trace, SummaryOptions(**options), top=top, sort_by=sort_by,
+                         group_by_input_shape=group_by_input_shape, show_host=bool(show_host),
+                         print_only=print_only).encode())

@@ -126,21 +126,32 @@ def _device_name(kind: Any, index: Any) -> str:
 
 
 def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
-    """Pair [memory] alloc (+Bytes) and free (-Bytes) instants by device and address."""
+    """Pair [memory] alloc (+Bytes) and free (-Bytes) instants per (device type, device id,
+    address) in timestamp order.
+
+    Kineto writes its events one thread at a time, and the caching allocator often frees a
+    block on another thread than the one that allocated it: in file order a free can come
+    before its alloc. Time order is the allocator's order. A block's owner is the innermost
+    op (``cpu_op``, else any slice) around the alloc on the allocating thread.
+    """
     name_id = trace.strings.find("[memory]")
     if name_id is None:
         return
     i = trace.instants
+    ts_all = i.numpy("ts")
     rows = np.flatnonzero(i.numpy("name") == name_id)
-    owners = enclosing_slices(index, i.numpy("track")[rows], i.numpy("ts")[rows])
+    rows = rows[np.argsort(ts_all[rows], kind="stable")]
+    tracks, times = i.numpy("track")[rows], ts_all[rows]
+    owners = [op if op is not None else inner for op, inner in zip(
+        enclosing_slices(SliceIndex(trace, "cpu_op"), tracks, times),
+        enclosing_slices(index, tracks, times), strict=True)]
     owner_of = dict(zip(rows.tolist(), owners, strict=True))
     names = trace.strings.strings
-    ts_column, args_column = i.ts, i.args
-    rows = rows.tolist()
+    args_column = i.args
     devices: dict[tuple, str] = {}
     open_blocks: dict[tuple, MemoryBlock] = {}
-    frees_without_alloc = 0
-    for row in rows:
+    frees_without_alloc = allocs_without_free = 0
+    for row, ts in zip(rows.tolist(), times.tolist(), strict=True):
         args = args_column[row]
         if not isinstance(args, dict):
             continue
@@ -150,15 +161,16 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
         kind = (args.get("Device Type"), args.get("Device Id", -1))
         device = devices.get(kind) or devices.setdefault(kind, _device_name(*kind))
         key = (device, addr)
-        ts = ts_column[row]
         if size > 0:
             owner = owner_of[row]
             block = MemoryBlock(addr, size, ts, None, device=device, category="allocation",
                                 owner_op=None if owner is None else names[trace.slices.name[owner]])
+            if open_blocks.get(key) is not None:  # the previous one's free was not recorded
+                allocs_without_free += 1
             open_blocks[key] = block
             trace.add_memory_block(block)
         else:
-            block = open_blocks.pop(key, None)
+            block = open_blocks.pop(key) if key in open_blocks else None
             if block is None:
                 frees_without_alloc += 1
                 trace.add_memory_block(MemoryBlock(addr, -size, None, ts, device=device,
@@ -168,6 +180,7 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
     trace.diagnostics.add("kineto.free_without_alloc", "memory frees whose allocation happened "
                           "before the trace window: block starts at the trace start",
                           kind="guessed", count=frees_without_alloc)
-    trace.diagnostics.add("kineto.alloc_without_free", "allocations still alive at the end of "
-                          "the trace window", kind="note", count=len(open_blocks))
+    trace.diagnostics.add("kineto.alloc_without_free", "allocations with no free in the trace "
+                          "window (alive at its end, or freed unrecorded before the address "
+                          "was reused)", kind="note", count=len(open_blocks) + allocs_without_free)
     add_live_bytes_counters(trace)

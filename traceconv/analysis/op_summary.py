@@ -1,0 +1,376 @@
+"""Per-operator totals of a timeline with the meaning of ``torch.profiler``'s
+``prof.key_averages()``.
+
+What torch computes, and what this does on the trace (never changing it):
+
+- **Events.** Every slice on a host thread is an event, except Python frames
+  (``python_function``: torch keeps them out of its table), the profiler's own span and the
+  bookkeeping ops torch filters out (``aten::is_leaf``, ``profiler::_record_function_*``...).
+  Every kernel, memcpy and memset on a device stream is an event of its own (a device row).
+- **Nesting** is per thread, on the slices as recorded (not on the lanes a viewer draws):
+  sorted by (start, -end), an event is the child of the innermost open event that ends at or
+  after its own end; a partial overlap is no nesting.
+- **Self host time** = duration - the children's durations. **Host total** = duration.
+- **Device time of an op**: the device events whose ``External id`` names it (torch's link
+  from a kernel to the op that was innermost when it was launched), else the op around its
+  launch (the flow's source). **Self device time** = those events' time; **device total** =
+  self device time + the children's device totals.
+- **Annotations** (``user_annotation``, ``ProfilerStep#N``, ``gpu_user_annotation``) are
+  ranges: they have totals, never self device time.
+- **Duplicate nesting** (an op whose only child has its own name, as autocast redispatch
+  makes) counts once: the child's children and device events go to the parent.
+- **Self memory**: the bytes of the ``[memory]`` records (any thread) inside an event's time
+  range, minus those inside its children's.
+- **Rows** group events by (name, kind), and by input shapes when asked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from ..model import ProcessKind, Trace
+
+# Bookkeeping events torch drops before building its table.
+FILTERED_NAMES = frozenset({
+    "[memory]", "[OutOfMemory]", "profiler::_record_function_enter",
+    "profiler::_record_function_enter_new", "profiler::_record_function_exit",
+    "aten::is_leaf", "aten::output_nr", "aten::_version"})
+PYTHON_CATEGORIES = frozenset({"python_function"})
+PROFILER_SPAN = re.compile(r"PyTorch Profiler \(\d+\)$")
+HOST_ANNOTATIONS = frozenset({"user_annotation"})
+LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver", "xpu_runtime", "xpu_driver",
+                               "mtia_runtime", "privateuse1_runtime", "privateuse1_driver",
+                               "Runtime"})
+OVERHEAD = "overhead"            # Kineto's own work (trace buffer requests)
+STEP_NAME = re.compile(r"ProfilerStep#\d+$")
+# [memory] "Device Type" values (c10::DeviceType) of host and of device memory
+HOST_MEMORY_TYPES = frozenset({0, 4, 5})           # CPU, MKLDNN, IDEEP
+DEVICE_MEMORY_TYPES = frozenset({1, 6, 20})        # CUDA, HIP, PrivateUse1
+RANGE_KINDS = frozenset({"gpu_annotation", "sync"})
+SORT_KEYS = ("self_device_ns", "device_total_ns", "self_host_ns", "host_total_ns", "calls",
+             "flops", "self_memory_bytes", "name")
+
+
+@dataclass(slots=True)
+class OpRow:
+    """One row of the table: every event of one name and kind (and input shapes)."""
+
+    name: str
+    kind: str            # op, annotation, runtime, kernel, memcpy, memset, gpu_annotation, sync
+    calls: int = 0
+    self_host_ns: int | None = None
+    host_total_ns: int | None = None
+    self_device_ns: int | None = None
+    device_total_ns: int | None = None
+    flops: int | None = None
+    self_memory_bytes: int | None = None
+    input_shapes: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON object of the row (``input_shapes`` only when grouped by them)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        if out["input_shapes"] is None:
+            del out["input_shapes"]
+        return out
+
+
+def _device_kind(category: str) -> str:
+    lowered = category.lower()
+    for word, kind in (("annotation", "gpu_annotation"), ("memcpy", "memcpy"),
+                       ("memset", "memset"), ("sync", "sync"), ("cuda_event", "sync")):
+        if word in lowered:
+            return kind
+    return "kernel"
+
+
+def _host_kind(category: str, name: str) -> str:
+    if category in HOST_ANNOTATIONS or STEP_NAME.match(name):
+        return "annotation"
+    return "runtime" if category in LAUNCH_CATEGORIES else "op"
+
+
+class _Events:
+    """The trace's host and device events as arrays, plus the nesting of the host ones."""
+
+    def __init__(self, trace: Trace) -> None:
+        s, strings = trace.slices, trace.strings.strings
+        device_processes = {p.id for p in trace.processes if p.kind == ProcessKind.DEVICE}
+        on_device = np.array([t.process in device_processes for t in trace.tracks], dtype=bool)
+        track, start, dur = s.numpy("track"), s.numpy("start"), s.numpy("dur")
+        name, category = s.numpy("name"), s.numpy("category")
+        names = np.array(strings, dtype=object)
+        skip_names = {i for i, text in enumerate(strings)
+                      if text in FILTERED_NAMES or PROFILER_SPAN.match(text)}
+        skip_categories = {i for i, text in enumerate(strings)
+                           if text in PYTHON_CATEGORIES or text == "Trace"}
+        kept = ~np.isin(name, list(skip_names)) & ~np.isin(category, list(skip_categories))
+        device = on_device[track] if len(track) else np.zeros(0, dtype=bool)
+        self.trace = trace
+        self.host = np.flatnonzero(kept & ~device)
+        self.device = np.flatnonzero(kept & device)
+        # host events in (track, start, -end) order: parents before their children
+        h = self.host
+        self.host = h[np.lexsort((-(start[h] + dur[h]), start[h], track[h]))]
+        self.start, self.end = start, start + dur
+        self.names, self.name_ids, self.category_ids = names, name, category
+        self.overhead = self.host[category[self.host] == trace.strings.find(OVERHEAD)]
+        self.parent = self._nest(self._overhead_on_main_thread(trace, track))
+
+    def _overhead_on_main_thread(self, trace: Trace, track: np.ndarray) -> np.ndarray:
+        """Tracks with Kineto's own overhead events moved to the main thread (tid = pid).
+
+        Kineto writes them on a pseudo thread, but they happen inside the op that ran out of
+        trace buffer, and torch nests them there (its time is not that op's self time).
+        """
+        if not len(self.overhead):
+            return track
+        main = next((t.id for t in trace.tracks if t.tid is not None and t.tid
+                     == trace.processes[t.process].pid), None)
+        if main is None:
+            return track
+        track = track.copy()
+        track[self.overhead] = main
+        h = self.host
+        self.host = h[np.lexsort((-self.end[h], self.start[h], track[h]))]
+        return track
+
+    def _nest(self, track: np.ndarray) -> dict[int, int]:
+        """Slice row → parent slice row, per thread (torch's stack walk)."""
+        parent: dict[int, int] = {}
+        stack: list[int] = []
+        current_track = -1
+        start, end = self.start, self.end
+        for row in self.host.tolist():
+            if track[row] != current_track:
+                current_track, stack = track[row], []
+            while stack and (start[row] >= end[stack[-1]] or end[row] > end[stack[-1]]):
+                stack.pop()
+            if stack:
+                parent[row] = stack[-1]
+            stack.append(row)
+        return parent
+
+
+def _category(events: _Events, row: int) -> str:
+    return events.trace.strings.strings[events.category_ids[row]]
+
+
+def _external_ids(events: _Events) -> dict[Any, int]:
+    """``External id`` → the host event (not a runtime call) that carries it."""
+    found: dict[Any, int] = {}
+    all_args = events.trace.slices.args
+    for row in events.host.tolist():
+        args = all_args[row]
+        if args and "External id" in args and _category(events, row) not in LAUNCH_CATEGORIES:
+            found.setdefault(args["External id"], row)
+    return found
+
+
+def _launchers(trace: Trace) -> dict[int, int]:
+    """Device event → the host slice that launched it (flow target → source)."""
+    flows = trace.flows
+    return dict(zip(flows.numpy("target").tolist(), flows.numpy("source").tolist(), strict=True))
+
+
+def _owner_of_device_events(events: _Events) -> dict[int, int]:
+    """Device event → the host event whose device time it is."""
+    trace = events.trace
+    by_external = _external_ids(events)
+    launcher = _launchers(trace)
+    host = set(events.host.tolist())
+    owner: dict[int, int] = {}
+    for row in events.device.tolist():
+        if _device_kind(_category(events, row)) in RANGE_KINDS:
+            continue   # a range drawn on the device, no work of its own
+        args = trace.slices.args[row]
+        found = by_external.get(args.get("External id")) if args else None
+        if found is None and (launch := launcher.get(row)) is not None and launch in host:
+            found = events.parent.get(launch)   # the op around the launch call
+        if found is not None:
+            owner[row] = found
+    return owner
+
+
+def _merge_duplicates(events: _Events, children: dict[int, list[int]],
+                      kernels: dict[int, list[int]]) -> set[int]:
+    """torch's merge of an op with its only child of the same name; returns merged rows."""
+    merged: set[int] = set()
+    parent, names = events.parent, events.name_ids
+    for row in events.host.tolist():      # parents first: chains collapse to their top
+        up = parent.get(row)
+        if up is None or names[up] != names[row] or len(children[up]) != 1:
+            continue
+        children[up] = children.pop(row, [])
+        for child in children[up]:
+            parent[child] = up
+        kernels[up].extend(kernels.pop(row, []))
+        del parent[row]
+        merged.add(row)
+    return merged
+
+
+def _memory_usage(trace: Trace, events: _Events) -> np.ndarray | None:
+    """Bytes of the ``[memory]`` records inside each slice's [start, end] (None if none)."""
+    name_id = trace.strings.find("[memory]")
+    if name_id is None:
+        return None
+    i = trace.instants
+    rows = np.flatnonzero(i.numpy("name") == name_id)
+    if not len(rows):
+        return None
+    times = i.numpy("ts")[rows]
+    sizes = np.zeros(len(rows), dtype=np.int64)
+    for k, row in enumerate(rows.tolist()):
+        args = i.args[row] or {}
+        size, kind = args.get("Bytes"), args.get("Device Type")
+        if isinstance(size, int) and kind in HOST_MEMORY_TYPES | DEVICE_MEMORY_TYPES:
+            sizes[k] = size
+    order = np.argsort(times, kind="stable")
+    times, cumulative = times[order], np.concatenate(([0], np.cumsum(sizes[order])))
+    usage = np.zeros(len(events.start), dtype=np.int64)
+    h = events.host
+    lo = np.searchsorted(times, events.start[h], "left")
+    hi = np.searchsorted(times, events.end[h], "right")
+    usage[h] = cumulative[hi] - cumulative[lo]
+    return usage
+
+
+def _shapes(args: dict | None) -> str:
+    dims = (args or {}).get("Input Dims")
+    return "" if dims is None else str(dims)
+
+
+def op_summary(trace: Trace, *, group_by_input_shape: bool = False) -> list[OpRow]:
+    """The ``key_averages()`` rows of a timeline, in first-seen order.
+
+    >>> from traceconv.model import Trace, ProcessKind
+    >>> t = Trace(); cpu = t.add_track("main", process=t.add_process("python"))
+    >>> gpu = t.add_track("stream 7", process=t.add_process("GPU 0", kind=ProcessKind.DEVICE))
+    >>> step = t.add_slice(cpu, 0, 10_000, "step", "user_annotation")
+    >>> conv = t.add_slice(cpu, 1_000, 4_000, "aten::conv2d", "cpu_op")
+    >>> launch = t.add_slice(cpu, 2_000, 1_000, "cudaLaunchKernel", "cuda_runtime")
+    >>> gemm = t.add_slice(gpu, 3_000, 2_000, "gemm", "kernel")
+    >>> _ = t.add_flow(launch, gemm, "ac2g")
+    >>> for row in op_summary(t):
+    ...     print(row.name, row.kind, row.self_host_ns, row.self_device_ns, row.device_total_ns)
+    step annotation 6000 0 2000
+    aten::conv2d op 3000 2000 2000
+    cudaLaunchKernel runtime 1000 0 0
+    gemm kernel None 2000 2000
+    """
+    events = _Events(trace)
+    owner = _owner_of_device_events(events)
+    children: dict[int, list[int]] = defaultdict(list)
+    for child, up in events.parent.items():
+        children[up].append(child)
+    kernels: dict[int, list[int]] = defaultdict(list)
+    for device_row, host_row in owner.items():
+        kernels[host_row].append(device_row)
+    for row in events.overhead.tolist():
+        # torch credits an overhead event with the device work of the op it interrupted
+        # (it carries that op's correlation id): counted in both, as torch does.
+        interrupted = events.parent.get(row)
+        if interrupted is not None:
+            kernels[row] = list(kernels.get(interrupted, ()))
+    merged = _merge_duplicates(events, children, kernels)
+    start, end, names = events.start, events.end, events.names
+    categories = trace.strings.strings
+    s = trace.slices
+    has_device = bool(len(events.device))
+    usage = _memory_usage(trace, events)
+    device_rows = set(events.device.tolist())
+
+    own_device = {row: int(sum(end[k] - start[k] for k in ks)) for row, ks in kernels.items()}
+    device_total: dict[int, int] = defaultdict(int)
+    for row in events.host[::-1].tolist():     # children before parents
+        if row in merged:
+            continue
+        device_total[row] += own_device.get(row, 0)
+        enclosing = events.parent.get(row)
+        if enclosing is not None:
+            device_total[enclosing] += device_total[row]
+
+    rows: dict[tuple, OpRow] = {}
+
+    def row_of(slice_row: int, kind: str) -> OpRow:
+        name = names[events.name_ids[slice_row]]
+        shapes = _shapes(s.args[slice_row]) if group_by_input_shape else None
+        key = (name, kind, shapes)
+        found = rows.get(key)
+        if found is None:
+            found = rows[key] = OpRow(name, kind, input_shapes=shapes)
+        return found
+
+    for row in np.sort(np.concatenate((events.host, events.device))).tolist():
+        if row in merged:
+            continue
+        duration = int(end[row] - start[row])
+        category = categories[events.category_ids[row]]
+        if row in device_rows:
+            kind = _device_kind(category)
+            out = row_of(row, kind)
+            out.calls += 1
+            work = 0 if kind in RANGE_KINDS else duration
+            out.self_device_ns = (out.self_device_ns or 0) + work
+            out.device_total_ns = (out.device_total_ns or 0) + duration
+            continue
+        kind = _host_kind(category, names[events.name_ids[row]])
+        out = row_of(row, kind)
+        out.calls += 1
+        kids = children.get(row, [])
+        out.self_host_ns = (out.self_host_ns or 0) + duration - int(
+            sum(end[k] - start[k] for k in kids))
+        out.host_total_ns = (out.host_total_ns or 0) + duration
+        if has_device:
+            self_device = 0 if kind == "annotation" else own_device.get(row, 0)
+            out.self_device_ns = (out.self_device_ns or 0) + self_device
+            out.device_total_ns = (out.device_total_ns or 0) + device_total[row]
+        args = s.args[row]
+        if args and isinstance(args.get("flops"), int | float):
+            out.flops = (out.flops or 0) + int(args["flops"])
+        if usage is not None:
+            out.self_memory_bytes = (out.self_memory_bytes or 0) + int(
+                usage[row] - sum(usage[k] for k in kids))
+    return list(rows.values())
+
+
+# torch's sort_by names (key_averages().table(sort_by=...)) and short forms → columns
+SORT_ALIASES = {
+    "self_cpu_time_total": "self_host_ns", "cpu_time_total": "host_total_ns",
+    "self_cuda_time_total": "self_device_ns", "self_device_time_total": "self_device_ns",
+    "cuda_time_total": "device_total_ns", "device_time_total": "device_total_ns",
+    "count": "calls", "self_cpu_memory_usage": "self_memory_bytes",
+    "self_cuda_memory_usage": "self_memory_bytes", "self_device_memory_usage": "self_memory_bytes",
+    "self_host": "self_host_ns", "host_total": "host_total_ns", "self_device": "self_device_ns",
+    "device_total": "device_total_ns", "memory": "self_memory_bytes",
+}
+
+
+def sort_rows(rows: list[OpRow], by: str | None = None, top: int = 0,
+              ascending: bool = False) -> list[OpRow]:
+    """``rows`` sorted by a column (missing values last), cut to ``top`` (0 = all).
+
+    ``by`` is a column name or one of torch's ``sort_by`` names (``self_cpu_time_total``,
+    ``cuda_time_total``, ``count``...); None sorts by self device time when there is any,
+    else by self host time.
+
+    >>> rows = [OpRow("a", "op", 1, 5), OpRow("b", "op", 3, 9), OpRow("c", "op", 2)]
+    >>> [r.name for r in sort_rows(rows)], [r.name for r in sort_rows(rows, "count", 1)]
+    (['b', 'a', 'c'], ['b'])
+    """
+    if by is None:
+        by = "self_device_ns" if any(r.self_device_ns for r in rows) else "self_host_ns"
+    column = SORT_ALIASES.get(by, by)
+    if column not in SORT_KEYS:
+        raise ValueError(f"cannot sort by {by!r} (one of {', '.join(SORT_KEYS)}, or torch's "
+                         f"{', '.join(k for k in SORT_ALIASES if k.endswith(('total', 'count', 'usage')))})")
+    known = [r for r in rows if getattr(r, column) is not None]
+    missing = [r for r in rows if getattr(r, column) is None]
+    known.sort(key=lambda r: getattr(r, column), reverse=not ascending)
+    ordered = known + missing
+    return ordered[:top] if top else ordered

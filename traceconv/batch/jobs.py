@@ -1,0 +1,120 @@
+"""One unit of batch work, runnable in any worker process: read one file, write one file.
+
+Functions here take and return small picklable records, so that a process pool, a dask
+worker and a ray worker run exactly the same code and write byte-identical outputs. A
+worker holds one input's trace at a time and frees it before the next task.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import socket
+import time
+from dataclasses import asdict, dataclass, field
+
+from .. import registry
+from ..errors import TraceconvError
+from ..model import Trace
+
+# `trace.json.gz` -> `trace`: the name parts that say "a trace" rather than what it is of
+_TRACE_SUFFIXES = (".gz", ".json", ".pb", ".pt.trace", ".trace", ".paddle_trace")
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """Convert ``path`` (format detected unless ``format``) to ``output`` as ``to``."""
+
+    path: str
+    output: str
+    to: str
+    format: str | None = None
+
+
+@dataclass(slots=True)
+class BatchResult:
+    """What happened to one input."""
+
+    file: str
+    output: str | None
+    status: str                 # "ok" or "failed"
+    events: int = 0             # slices + instants + counter samples read
+    seconds: float = 0.0
+    error: str | None = None
+    worker: str = ""            # host:pid of the worker that ran it
+    peak_rss_mb: float = 0.0    # that worker's peak resident memory so far
+    diagnostics: list[dict] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def stem(path: str) -> str:
+    """``runs/rank0.pt.trace.json.gz`` -> ``rank0``.
+
+    >>> stem("runs/rank0.pt.trace.json.gz"), stem("profile.json")
+    ('rank0', 'profile')
+    """
+    base = os.path.basename(path)
+    changed = True
+    while changed:
+        changed = False
+        for suffix in _TRACE_SUFFIXES:
+            if base.endswith(suffix) and len(base) > len(suffix):
+                base, changed = base[: -len(suffix)], True
+    return base
+
+
+def plan(inputs: list[str], outdir: str, to: str, format: str | None = None) -> list[Task]:
+    """One task per input, outputs named after the inputs (``-2``, ``-3`` for repeats)."""
+    extension = registry.get(to).default_extension
+    seen: dict[str, int] = {}
+    tasks = []
+    for path in inputs:
+        name = stem(path)
+        seen[name] = seen.get(name, 0) + 1
+        suffix = f"-{seen[name]}" if seen[name] > 1 else ""
+        tasks.append(Task(path, os.path.join(outdir, name + suffix + extension), to, format))
+    return tasks
+
+
+def _worker() -> tuple[str, float]:
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # KiB on Linux
+    return f"{socket.gethostname()}:{os.getpid()}", peak_kb / 1024
+
+
+def _events(trace: Trace) -> int:
+    return len(trace.slices) + len(trace.instants) + len(trace.counters)
+
+
+def convert_one(task: Task) -> BatchResult:
+    """Run one task; a handled error becomes a failed result, never an exception."""
+    from ..api import load, save
+
+    began = time.perf_counter()
+    try:
+        trace = load(task.path, format=task.format)
+        save(trace, task.output, format=task.to)
+        result = BatchResult(task.path, task.output, "ok", _events(trace),
+                             diagnostics=trace.diagnostics.as_list())
+        del trace
+    except (TraceconvError, OSError) as exc:
+        result = BatchResult(task.path, None, "failed", error=str(exc))
+    result.seconds = time.perf_counter() - began
+    result.worker, result.peak_rss_mb = _worker()
+    return result
+
+
+def load_one(task: Task) -> tuple[BatchResult, Trace | None]:
+    """Read one input for ``--merge``: the trace travels back to the caller."""
+    from ..api import load
+
+    began = time.perf_counter()
+    try:
+        trace: Trace | None = load(task.path, format=task.format)
+        result = BatchResult(task.path, None, "ok", _events(trace))   # type: ignore[arg-type]
+    except (TraceconvError, OSError) as exc:
+        trace, result = None, BatchResult(task.path, None, "failed", error=str(exc))
+    result.seconds = time.perf_counter() - began
+    result.worker, result.peak_rss_mb = _worker()
+    return result, trace

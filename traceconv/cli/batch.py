@@ -1,0 +1,144 @@
+"""``traceconv batch INPUT... -o OUTDIR --to FORMAT [--engine local|dask|ray] [-j N]``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import click
+import orjson
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .. import registry
+from ..analysis.align import Mode
+from ..batch.jobs import BatchResult, Task
+from ..errors import TraceconvError
+from ..model import Trace
+from .app import app, handled_errors
+from .convert import ALIGN_OPTION
+
+EPILOG = """\b
+Examples:
+  traceconv batch runs/*.json.gz -o out --to perfetto          one .pftrace per input
+  traceconv batch rank*.json -o out --to perfetto --merge      one aligned trace of all ranks
+  traceconv batch big/*.json -o out --to chrome --engine dask -j 8
+  traceconv batch big/*.json -o out --to chrome --engine dask --address tcp://sched:8786
+"""
+
+
+@app.command(epilog=EPILOG)
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("-o", "--outdir", required=True, metavar="OUTDIR",
+              help="Directory for the outputs (created if missing); one file per input, "
+                   "named after it.")
+@click.option("--to", "to", required=True, metavar="FORMAT",
+              help="Output format: perfetto, chrome, ... (`traceconv formats`).")
+@click.option("--engine", type=click.Choice(["local", "dask", "ray"]), default="local",
+              show_default=True, help="Where the work runs: local = a process pool here; "
+                                      "dask / ray = a cluster (pip install 'traceconv[dask]').")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=os.cpu_count() or 1,
+              show_default="CPU count", help="Workers (local processes, or the dask/ray "
+                                             "workers started for the run).")
+@click.option("--address", metavar="ADDRESS",
+              help="dask scheduler (tcp://host:8786) or ray cluster address; default: a "
+                   "cluster of -j workers on this machine, started for the run.")
+@click.option("--merge", is_flag=True,
+              help="Read all inputs (in parallel) and write one merged trace, OUTDIR/merged.")
+@ALIGN_OPTION
+@click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print one JSON object: {"engine", "jobs", "failed", "results": [{"file", '
+                   '"output", "status", "events", "seconds", "error", ...}]}.')
+def batch(inputs: tuple[str, ...], outdir: str, to: str, engine: str, jobs: int,
+          address: str | None, merge: bool, align: Mode, format: str | None,
+          as_json: bool) -> None:
+    """Convert many traces on a pool of workers: one output per input, or --merge.
+
+    A bad input is reported and the others go on; the exit status is 1 at the end if any
+    input failed. Each worker holds one input at a time. The outputs are the same bytes
+    whatever the engine.
+    """
+    from ..batch import plan, run_batch
+    from ..batch.jobs import convert_one, load_one
+
+    results: list[BatchResult] = []
+    with handled_errors():
+        registry.get(to)   # an unknown format is refused before any work
+        os.makedirs(outdir, exist_ok=True)
+        tasks = plan(list(inputs), outdir, to, format)
+        job = load_one if merge else convert_one
+        traces: dict[str, Trace] = {}
+        for item in _progress(run_batch(job, tasks, engine, jobs, address), len(tasks)):
+            result, trace = item if merge else (item, None)
+            results.append(result)
+            if trace is not None:
+                traces[result.file] = trace
+        order = {path: i for i, path in enumerate(inputs)}
+        results.sort(key=lambda r: order[r.file])
+        if merge:
+            results.append(_write_merged(tasks, traces, outdir, to, align))
+    failed = sum(r.status != "ok" for r in results)
+    if as_json:
+        click.echo(orjson.dumps({"engine": engine, "jobs": jobs, "failed": failed,
+                                 "results": [r.as_dict() for r in results]},
+                                option=orjson.OPT_INDENT_2).decode())
+    else:
+        Console().print(_table(results))
+    for r in results:
+        if r.status != "ok":
+            click.echo(f"traceconv: error: {r.error}", err=True)
+    if failed:
+        sys.exit(1)
+
+
+def _write_merged(tasks: list[Task], traces: dict[str, Trace], outdir: str, to: str,
+                  align: Mode) -> BatchResult:
+    """Merge the traces read (in input order) and write OUTDIR/merged.<ext>."""
+    import time
+
+    from ..analysis.merge import merge
+    from ..api import save
+
+    output = os.path.join(outdir, "merged" + registry.get(to).default_extension)
+    began = time.perf_counter()
+    loaded = [traces[t.path] for t in tasks if t.path in traces]
+    if not loaded:
+        return BatchResult("(merged)", None, "failed", error="no input could be read")
+    try:
+        trace = merge(loaded, align=align)
+        save(trace, output, format=to)
+    except TraceconvError as exc:
+        return BatchResult("(merged)", None, "failed", error=str(exc))
+    return BatchResult("(merged)", output, "ok",
+                       len(trace.slices) + len(trace.instants) + len(trace.counters),
+                       time.perf_counter() - began,
+                       diagnostics=trace.diagnostics.as_list())
+
+
+def _progress(items: Iterator[Any], total: int) -> Iterator[Any]:
+    """Pass ``items`` through, drawing a bar on stderr when it is a terminal."""
+    console = Console(stderr=True)
+    columns = (TextColumn("converting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, disable=not console.is_terminal,
+                  transient=True) as bar:
+        task = bar.add_task("files", total=total)
+        for item in items:
+            yield item
+            bar.advance(task)
+
+
+def _table(results: list[BatchResult]) -> Table:
+    table = Table(show_footer=False)
+    for column in ("file", "events", "seconds", "status"):
+        table.add_column(column, justify="right" if column in ("events", "seconds") else "left",
+                         overflow="fold")
+    for r in results:
+        table.add_row(r.file, f"{r.events:,}", f"{r.seconds:.2f}",
+                      "ok" if r.status == "ok" else "[red]failed[/red]")
+    failed = sum(r.status != "ok" for r in results)
+    table.caption = f"{len(results) - failed} ok, {failed} failed"
+    return table
