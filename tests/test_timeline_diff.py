@@ -79,12 +79,18 @@ def test_cli_json_contract():
 def test_migraphx_file_with_two_runs_is_diffed_run_against_run():
     """gpu::gemm: 0.00880674 ms in run 1, 0.00872388 ms in run 2 (the report's own lines)."""
     runner = CliRunner()
-    one = orjson.loads(runner.invoke(app, ["diff", str(MIGRAPHX_TWO_RUNS), "--json"]).output)
+    one = orjson.loads(runner.invoke(app, ["diff", str(MIGRAPHX_TWO_RUNS), "--json",
+                                           "--timeline"]).output)
     two = orjson.loads(runner.invoke(app, ["diff", f"{MIGRAPHX_TWO_RUNS}@1",
-                                           f"{MIGRAPHX_TWO_RUNS}@2", "--json"]).output)
-    assert one["rows"] == two["rows"]
+                                           f"{MIGRAPHX_TWO_RUNS}@2", "--json", "--timeline"]).output)
+    assert one["rows"] == two["rows"] and one["kind"] == "timeline"
     gemm = next(r for r in one["rows"] if r["name"] == "gpu::gemm")
     assert (gemm["a_ns"], gemm["b_ns"]) == (8807, 8724)
+    # without --timeline the report's own summary lines are compared
+    stats = orjson.loads(runner.invoke(app, ["diff", str(MIGRAPHX_TWO_RUNS), "--json",
+                                             "--section", "summary"]).output)
+    gemm = next(r for r in stats["rows"] if r["name"] == "gpu::gemm")
+    assert (gemm["a"]["total_ns"], gemm["b"]["total_ns"]) == (8807, 8724)
 
 
 def test_paddle_log_with_two_windows_keeps_the_report_diff():

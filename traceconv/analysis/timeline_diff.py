@@ -63,19 +63,25 @@ def is_timeline(trace: Trace) -> bool:
     return bool((Timeline(trace).activity != Activity.AGGREGATE).any())
 
 
-def comparable(a: Trace, b: Trace) -> str | None:
-    """Why ``a`` and ``b`` cannot be diffed, or None when they can."""
+def diff_mode(a: Trace, b: Trace, prefer_timeline: bool = False) -> str:
+    """``"statistics"`` when both carry op statistics (reports, summaries; the source's own
+    numbers come first), ``"timeline"`` when both have timelines; raises with the reason
+    when the two cannot be compared."""
+    timelines = is_timeline(a) and is_timeline(b)
+    if a.stats and b.stats and not (prefer_timeline and timelines):
+        return "statistics"
+    if timelines:
+        return "timeline"
     kinds = [("timeline" if is_timeline(t) else "statistics report" if t.stats else "empty", t)
              for t in (a, b)]
     if any(k == "empty" for k, _ in kinds):
-        return "one input has neither a timeline nor statistics"
-    if kinds[0][0] != kinds[1][0]:
-        described = [f"{k} ({t.metadata.framework or t.metadata.source_format or '?'})"
-                     for k, t in kinds]
-        return (f"cannot diff a {described[0]} against a {described[1]}: a timeline's "
-                "measured time and a report's aggregated statistics do not count the same "
-                "thing; diff two timelines or two reports")
-    return None
+        raise TraceconvError("one input has neither a timeline nor statistics")
+    described = [f"{k} ({t.metadata.framework or t.metadata.source_format or '?'})"
+                 for k, t in kinds]
+    raise TraceconvError(
+        f"cannot diff a {described[0]} against a {described[1]}: a timeline's measured time "
+        "and a report's aggregated statistics do not count the same thing; diff two "
+        "timelines or two reports")
 
 
 def timeline_diff(a: Trace, b: Trace, by_op_class: bool | None = None) -> TimelineDiff:
@@ -90,9 +96,9 @@ def timeline_diff(a: Trace, b: Trace, by_op_class: bool | None = None) -> Timeli
     >>> d.total_delta_ns, [(r.name, r.delta_ns) for r in d.rows]
     (-20, [('aten::conv2d', -20), ('step', 0), ('(idle: nothing running)', 0)])
     """
-    reason = comparable(a, b)
-    if reason is not None:
-        raise TraceconvError(reason)
+    if not (is_timeline(a) and is_timeline(b)):
+        diff_mode(a, b)   # raises with the reason
+        raise TraceconvError("both inputs must be timelines")
     if by_op_class is None:
         by_op_class = (a.metadata.framework or "") != (b.metadata.framework or "")
     times_a, window_a, steps_a = attribute_time(a)

@@ -16,6 +16,7 @@ from . import (  # noqa: F401 - the imports register the commands
     formats_cmd,
     info,
     memflow,
+    report,
     summary,
 )
 from .app import app, main

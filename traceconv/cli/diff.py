@@ -102,15 +102,19 @@ def _inputs(before: str, after: str | None, format: str | None):
 @click.option("--by-class/--by-name", "by_class", default=None,
               help="Timelines: compare op classes (conv2d = aten::convolution = ...) or "
                    "names as recorded (default: classes when the frameworks differ).")
+@click.option("--timeline", "prefer_timeline", is_flag=True,
+              help="Compare the timelines even when both inputs also carry statistics.")
 @click.option("--format", "format", metavar="NAME", help="Input format of both (skip detection).")
 def diff_command(before: str, after: str | None, as_json: bool, sort: str, section: str | None,
-                 top: int, by_class: bool | None, format: str | None) -> None:
+                 top: int, by_class: bool | None, prefer_timeline: bool,
+                 format: str | None) -> None:
     """Compare two profiles: where the time went (timelines), or per-op statistics (reports).
 
     \b
     Timelines: each step window is charged to the device work running, else the host op
     running, else idle; the rows' deltas add up to the change of the window.
-    Reports and summaries: calls, total, CPU/GPU time and ratio per op.
+    Reports and summaries (and sources that carry statistics, unless --timeline): calls,
+    total, CPU/GPU time and ratio per op.
     A file with two runs: `traceconv diff FILE` or `traceconv diff FILE@1 FILE@2`.
 
     \b
@@ -119,21 +123,19 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
       traceconv diff before_report.txt after_report.txt --sort calls
       traceconv diff two_windows.log                    (window 1 against window 2)
     """
-    from ..analysis.timeline_diff import comparable, is_timeline, timeline_diff
+    from ..analysis.timeline_diff import diff_mode, timeline_diff
 
     with handled_errors():
         a, b, label_a, label_b = _inputs(before, after, format)
-        reason = comparable(a, b)
-        if reason is not None:
-            raise TraceconvError(reason)
-        if is_timeline(a):
+        mode = diff_mode(a, b, prefer_timeline)
+        if mode == "timeline":
             result = timeline_diff(a, b, by_class)
         else:
             rows = [r for r in diff(a, b, sort) if section is None or r.section == section]
     console = Console(highlight=False)
     if not console.is_terminal:
         console = Console(width=200, highlight=False)
-    if is_timeline(a):
+    if mode == "timeline":
         if as_json:
             data = {"a": label_a, "b": label_b, **result.as_dict()}
             click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
