@@ -1,24 +1,15 @@
 """The ``traceconv`` command line: thin commands over the public API.
 
-Each sub-command lives in its own module and registers itself on :data:`app`; the bare
-form ``traceconv IN... --to FORMAT`` runs ``convert``.
+Each sub-command lives in its own module (listed in :data:`COMMAND_MODULES`) and registers
+itself on :data:`app`; the bare form ``traceconv IN... --to FORMAT`` runs ``convert``. The
+modules are imported when a command is looked up, not for ``traceconv --version``.
 """
 
 from __future__ import annotations
 
-from . import (  # noqa: F401 - the imports register the commands
-    advise,
-    batch,
-    check,
-    convert,
-    critical_path,
-    diff,
-    formats_cmd,
-    info,
-    memflow,
-    report,
-    summary,
-)
 from .app import app, main
+
+COMMAND_MODULES = ("advise", "batch", "check", "convert", "critical_path", "diff",
+                   "formats_cmd", "info", "memflow", "report", "summary")
 
 __all__ = ["app", "main"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,6 +13,7 @@ import click
 
 from .. import __version__
 from ..errors import TraceconvError
+from ..terminal import printable
 
 EPILOG = """\b
 Examples:
@@ -23,15 +26,36 @@ Examples:
 
 
 class DefaultGroup(click.Group):
-    """A group whose first argument may be an input file: then ``convert`` is implied."""
+    """A group whose first argument may be an input file: then ``convert`` is implied.
+
+    The command modules are imported on first need (``traceconv --version`` starts with
+    click alone)."""
 
     default_command = "convert"
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h",
-                                                                     "--version"):
+        if args[:1] == ["--version"]:
+            return super().parse_args(ctx, args)
+        load_commands()
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        load_commands()
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        load_commands()
+        return super().list_commands(ctx)
+
+
+def load_commands() -> None:
+    """Import every command module (each registers its command on :data:`app`)."""
+    from . import COMMAND_MODULES
+
+    for module in COMMAND_MODULES:
+        importlib.import_module(f"{__package__}.{module}")
 
 
 @click.group(cls=DefaultGroup, epilog=EPILOG,
@@ -52,7 +76,7 @@ def handled_errors() -> Iterator[None]:
     try:
         yield
     except TraceconvError as exc:
-        click.echo(f"traceconv: error: {exc}", err=True)
+        click.echo(f"traceconv: error: {printable(exc)}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         click.echo("traceconv: interrupted", err=True)
@@ -62,11 +86,18 @@ def handled_errors() -> Iterator[None]:
     except Exception as exc:  # a bug: still one line, with a way to see the traceback
         if os.environ.get("TRACECONV_DEBUG"):
             raise
-        click.echo(f"traceconv: internal error: {type(exc).__name__}: {exc} "
+        click.echo(f"traceconv: internal error: {type(exc).__name__}: {printable(exc)} "
                    "(set TRACECONV_DEBUG=1 for the traceback)", err=True)
         sys.exit(1)
 
 
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C does, so half-written outputs are removed on the way."""
+    click.echo("traceconv: terminated", err=True)
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
     """Console-script entry point."""
+    signal.signal(signal.SIGTERM, _terminated)
     app(prog_name="traceconv")
