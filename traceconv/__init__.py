@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 
 # public name -> the module that defines it (add a line when adding a public name)
 _EXPORTS = {
-    "check": ".api", "convert": ".api", "list_formats": ".api", "load": ".api", "save": ".api",
+    "check": ".api", "combine": ".api", "convert": ".api", "list_formats": ".api", "load": ".api", "save": ".api",
     "merge": ".analysis.merge", "trim": ".analysis.trim",
     "FormatError": ".errors", "InputError": ".errors", "TraceconvError": ".errors",
     "MemoryBlock": ".model", "Metadata": ".model", "OpStat": ".model", "ProcessKind": ".model",
@@ -27,7 +27,7 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from .analysis.merge import merge
     from .analysis.trim import trim
-    from .api import check, convert, list_formats, load, save
+    from .api import check, combine, convert, list_formats, load, save
     from .errors import FormatError, InputError, TraceconvError
     from .model import MemoryBlock, Metadata, OpStat, ProcessKind, Trace, TrackKind
 
@@ -47,6 +47,6 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "FormatError", "InputError", "MemoryBlock", "Metadata", "OpStat", "ProcessKind", "Trace",
-    "TraceconvError", "TrackKind", "__version__", "check", "convert", "list_formats", "load",
-    "merge", "save", "trim",
+    "TraceconvError", "TrackKind", "__version__", "check", "combine", "convert", "list_formats",
+    "load", "merge", "save", "trim",
 ]

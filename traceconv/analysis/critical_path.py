@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 
 from ..model import Trace
-from ..model.graph import OP, TENSOR
+from ..model.graph import OP, TENSOR, op_spans
 from .activity import Activity, Timeline
 
 Kind = Literal["cpu", "kernel", "memcpy", "communication", "idle"]
@@ -269,7 +269,7 @@ def _in_time_order(path: list[PathEntry]) -> list[PathEntry]:
 
 def _op_times(trace: Trace, tl: Timeline) -> dict[str, tuple[int, int, Kind, int | None]]:
     """(start, dur, kind, slice row) per op node: its longest device slice, else host slice,
-    else its recorded device/host times (seconds)."""
+    else its recorded device/host spans (the model's op attribute contract)."""
     times: dict[str, tuple[int, int, Kind, int | None]] = {}
     for node, data in trace.graph.nodes(data=True):
         if data.get("kind") != OP:
@@ -281,13 +281,13 @@ def _op_times(trace: Trace, tl: Timeline) -> dict[str, tuple[int, int, Kind, int
             times[node] = (int(tl.start[best]), int(tl.dur[best]),
                            _kind(tl.activity[best]), best)
             continue
-        for place in ("device_times", "host_times"):
-            spans = list((data.get(place) or {}).values())
+        for place in ("device", "host"):
+            spans = list(op_spans(data, place).values())
             if spans:
-                start = min(s for s, _k, _e in spans)
-                end = max(e for _s, _k, e in spans)
-                times[node] = (round(start * 1e9), round((end - start) * 1e9),
-                               "kernel" if place == "device_times" else "cpu", None)
+                start = min(span.start_ns for span in spans)
+                end = max(span.end_ns for span in spans)
+                times[node] = (start, end - start, "kernel" if place == "device" else "cpu",
+                               None)
                 break
     return times
 
