@@ -105,3 +105,20 @@ def test_highlight_is_seen_by_trace_processor(tmp_path, trace_processor):
         "select count(*) as n from slice join track on slice.track_id = track.id "
         "where track.name like 'critical path%'")
     assert rows[0].n == len(result.path)
+
+
+def test_execution_trace_linked_to_kineto_gives_resnet18s_main_path():
+    """ResNet-18's longest data-dependency chain of the forward pass is its main path: the stem
+    convolution plus 8 basic blocks of 2 convolutions (17; the 3 downsample convolutions are
+    side branches), as many batch norms and ReLUs, one max-pool and 8 residual additions."""
+    kineto = ROOT / "samples" / "torch" / "resnet18_train_cuda.pt.trace.json.gz"
+    et = ROOT / "samples" / "torch" / "resnet18_train_et.json.gz"
+    result = CliRunner().invoke(app, ["critical-path", str(kineto), str(et), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["mode"] == "graph"
+    names = [p["name"] for p in data["path"]]
+    counts = {n: names.count(n) for n in set(names)}
+    assert counts["aten::conv2d"] == counts["aten::batch_norm"] == 17
+    assert counts["aten::relu_"] == 17 and counts["aten::max_pool2d"] == 1
+    assert counts["aten::add_"] == 8
