@@ -41,7 +41,7 @@ def _table(rows: list[OpDelta], title: str) -> Table:
         table.add_row(
             r.section, _short(r.name), "-" if a is None else f"{a.calls:,}",
             "-" if b is None else f"{b.calls:,}", _change(d["calls"], fmt="{:+,.0f}"),
-            _ms(a and a.total_ns), _ms(b and b.total_ns), _change(d["total_ns"], 1e6),
+            _ms(None if a is None else a.total_ns), _ms(None if b is None else b.total_ns), _change(d["total_ns"], 1e6),
             _change(d["cpu_ns"], 1e6), _change(d["device_ns"], 1e6),
             "-" if a is None or a.ratio is None else f"{a.ratio:.2f}",
             "-" if b is None or b.ratio is None else f"{b.ratio:.2f}")
