@@ -10,7 +10,7 @@ survives that where a closed proto2 enum would drop the value.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
@@ -27,7 +27,7 @@ SCALARS = {
 Field = tuple[str, int, str]  # (name, number, scalar type | message name | "repeated <type>")
 
 
-def message_classes(package: str, messages: dict[str, list[Field]]) -> dict[str, type]:
+def message_classes(package: str, messages: dict[str, list[Field]]) -> dict[str, Any]:
     """Message classes for ``messages`` (names are local to ``package``).
 
     >>> classes = message_classes("demo", {"Pair": [("key", 1, "string"),
