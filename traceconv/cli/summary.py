@@ -105,8 +105,6 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
         if as_json:
             if len(inputs) > 1:
                 data["stragglers"] = [row.as_dict() for row in stragglers(trace)]
-            if trace.memory:
-                data["allocation_sites"] = sites_data(trace)
             if print_only:   # the JSON keys of the block asked for, as the text prints it
                 data = {key: value for key, value in data.items()
                         if key in _PRINT_ONLY_KEYS[print_only]}
