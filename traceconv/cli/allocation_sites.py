@@ -14,7 +14,9 @@ def sites_data(trace: Trace, top: int = 10) -> list[dict[str, Any]]:
     """The ``allocation_sites`` JSON rows of ``trace`` (empty without memory blocks)."""
     from ..analysis.allocation_sites import top_allocation_sites
 
-    return [s.as_dict() for s in top_allocation_sites(trace.memory, top)] if trace.memory else []
+    if not trace.memory:
+        return []
+    return [s.as_dict() for s in top_allocation_sites(trace.memory, top, trace.graph)]
 
 
 def sites_table(rows: list[dict[str, Any]]) -> Table:

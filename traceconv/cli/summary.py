@@ -117,4 +117,4 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             if trace.memory and not print_only:
                 from rich.console import Console
 
-                Console().print(sites_table(sites_data(trace)))
+                Console().print(sites_table(sites_data(trace, top or 10)))
