@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
@@ -52,3 +54,11 @@ def trace_processor():
     processor = WasmTraceProcessor(wasm_dir)
     yield processor
     processor.close()
+
+
+# Property tests are deterministic in CI (same examples every run, no example database);
+# HYPOTHESIS_PROFILE=long explores many more, randomly, for local runs.
+settings.register_profile("ci", derandomize=True, database=None, deadline=None,
+                          print_blob=True)
+settings.register_profile("long", max_examples=5000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -127,8 +127,8 @@ def test_readonly_forward_extends_lifetime(convnet):
     # chk168 is also the memory of the Reshape output 183, read by fc1.MatrixMul
     block = next(b for b in convnet.memory if b.args["chunk"] == "chk168")
     reader = next(n for n in convnet.graph.successors("tensor/183"))
-    end = max(e for _s, _k, e in convnet.graph.nodes[reader]["device_times"].values())
-    assert block.free_ns == round(end * 1e9) + OFFSET and block.args["vars"] == 2
+    end = max(s.end_ns for s in convnet.graph.nodes[reader]["device_spans"].values())
+    assert block.free_ns == end and block.args["vars"] == 2   # spans are on the trace clock
 
 
 def test_sniff_tells_megengine_from_chrome(data):

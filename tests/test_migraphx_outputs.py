@@ -38,7 +38,7 @@ def test_summary_ranks_instructions_with_shapes_and_bytes():
 
 def test_summary_of_an_untimed_listing_uses_no_fake_times():
     trace = traceconv.load(DATA / "srcdoc_AMDMIGraphX_driver_read_simple_graph.txt")
-    assert not any("device_times" in d for _, d in trace.graph.nodes(data=True))
+    assert not any("device_spans" in d for _, d in trace.graph.nodes(data=True))
 
 
 def test_diff_of_two_dialects_matches_groups_by_name():

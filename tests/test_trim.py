@@ -125,3 +125,14 @@ def test_cli_window_and_bad_usage(tmp_path: Path, samples: Path):
     for bad in (["--window", "100:200"], ["--window", "2s:1s"], ["--only", "("]):
         result = CliRunner().invoke(app, [str(samples / CNN), *bad, "-o", str(out)])
         assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_trimmed_merge_keeps_its_straggler_table(samples: Path):
+    from traceconv.analysis.stragglers import stragglers
+
+    ranks = [traceconv.load(samples / f"torch/ddp_gloo_rank{r}.pt.trace.json.gz")
+             for r in range(4)]
+    job = traceconv.merge(ranks)
+    hosts = traceconv.trim(job, tracks=r"python3 \(pid")   # host threads only
+    assert len(hosts.processes) == 4
+    assert stragglers(hosts) == stragglers(job)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from . import registry
 from .errors import FormatError, TraceconvError
 from .gcpause import paused_gc
-from .io import Progress, Source, atomic_output
+from .io import DEFAULT_MAX_BYTES, Progress, Source, atomic_output
 
 if TYPE_CHECKING:   # the model imports numpy and networkx: not needed to start the CLI
     from .analysis.check_report import CheckReport
@@ -21,18 +21,21 @@ if TYPE_CHECKING:   # the model imports numpy and networkx: not needed to start 
 
 
 def load(path: str | os.PathLike[str], format: str | None = None, *,
-         progress: Progress | None = None, **options: Any) -> Trace:
+         progress: Progress | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
+         **options: Any) -> Trace:
     """Read any supported profiler output into a :class:`~traceconv.model.Trace`.
 
     The format is detected from the name and content unless ``format`` names it (a name
     from ``traceconv formats``, or ``chrome:kineto`` to force a flavour). ``options`` are
-    the reader's keyword parameters; any other name is refused.
+    the reader's keyword parameters; any other name is refused. An input holding
+    more than ``max_bytes`` (after decompression; 16 GiB by default) is refused with an
+    :class:`~traceconv.errors.InputError` rather than exhausting memory.
 
     >>> trace = traceconv.load("samples/torch/cnn_step5.pt.trace.json")   # doctest: +SKIP
     >>> trace.counts()["slices"]                                          # doctest: +SKIP
     2944
     """
-    source = Source(path, progress=progress)
+    source = Source(path, progress=progress, max_bytes=max_bytes)
     if format:
         resolved = registry.resolve(format)
         info = resolved.info
@@ -102,7 +105,8 @@ def list_formats() -> list[registry.FormatInfo]:
     return registry.all_formats()
 
 
-def check(path: str | os.PathLike[str], format: str | None = None) -> CheckReport:
+def check(path: str | os.PathLike[str], format: str | None = None, *,
+          max_bytes: int = DEFAULT_MAX_BYTES) -> CheckReport:
     """What a viewer would drop or misdraw in a written trace (``.pftrace`` or Chrome JSON,
     ``.gz`` too); the format comes from the name and content unless ``format`` names it.
 
@@ -110,7 +114,7 @@ def check(path: str | os.PathLike[str], format: str | None = None) -> CheckRepor
     >>> report.format, report.counts["slices"], [e["code"] for e in report.errors]
     ('chrome', 2702, ['overlapping_slice'])
     """
-    source = Source(path)
+    source = Source(path, max_bytes=max_bytes)
     info = registry.get(format) if format else registry.detect(source, can="checks")
     if not info.checks:
         raise FormatError(f"traceconv cannot check {info.name} files", file=source.name)

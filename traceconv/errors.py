@@ -28,6 +28,10 @@ class InputError(TraceconvError):
     """The input file is malformed or not of the expected format."""
 
 
+class OutputError(TraceconvError):
+    """The output cannot be written (missing or read-only folder, full disk, ...)."""
+
+
 class FormatError(TraceconvError):
     """The format is unknown, cannot be detected, or cannot do what was asked."""
 

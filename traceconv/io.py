@@ -6,24 +6,65 @@ import contextlib
 import gzip
 import io
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
-from .errors import InputError
+from .errors import InputError, OutputError
 
 GZIP_MAGIC = b"\x1f\x8b"
 HEAD_BYTES = 64 * 1024
+# The most (decompressed) bytes one input may hold: far above real traces (the largest
+# Kineto traces seen are a few GB of JSON), low enough that a gzip bomb ends in a clear error
+# instead of exhausting memory. ``--max-bytes`` / ``max_bytes=`` change it.
+DEFAULT_MAX_BYTES = 16 << 30
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """A byte count with an optional binary unit: ``500M``, ``4G``, ``2GiB``, ``1024``.
+
+    >>> parse_size("4G"), parse_size("512 MiB"), parse_size("1000")
+    (4294967296, 536870912, 1000)
+    """
+    value = text.strip().lower().removesuffix("b").removesuffix("i")
+    number, unit = value.rstrip("kmgt "), value[len(value.rstrip("kmgt ")):].strip()
+    try:
+        size = int(float(number) * _UNITS[unit])
+    except (ValueError, KeyError, OverflowError):
+        raise ValueError(f"not a size: {text!r} (examples: 1000, 500M, 4G)") from None
+    if size <= 0:
+        raise ValueError(f"not a size: {text!r} (must be positive)")
+    return size
+
+
+def format_size(size: int) -> str:
+    """``16 GiB``, ``1.5 MiB``, ``100 bytes``.
+
+    >>> format_size(16 << 30), format_size(3 << 19), format_size(100)
+    ('16 GiB', '1.5 MiB', '100 bytes')
+    """
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.4g} {unit}"
+    return f"{size} bytes"
+
+
+class _Readable(Protocol):
+    def readinto(self, buffer: memoryview) -> int | None: ...
+
+    def close(self) -> None: ...
 
 
 class _CountingReader(io.RawIOBase):
     """Wraps a raw file and reports how many bytes were read so far."""
 
-    def __init__(self, raw: BinaryIO, total: int, progress: Progress) -> None:
+    def __init__(self, raw: _Readable, total: int, progress: Progress) -> None:
         self._raw, self._total, self._progress, self._done = raw, total, progress, 0
 
     def readable(self) -> bool:
@@ -41,20 +82,51 @@ class _CountingReader(io.RawIOBase):
         super().close()
 
 
+class _BoundedReader(io.RawIOBase):
+    """Passes a (decompressing) stream through and fails once it yields more than ``limit``
+    bytes: a small gzip can expand to any size."""
+
+    def __init__(self, stream: _Readable, limit: int, name: str) -> None:
+        self._stream, self._limit, self._name, self._done = stream, limit, name, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        n = self._stream.readinto(buffer)
+        self._done += n or 0
+        if self._done > self._limit:
+            raise too_large(self._name, self._limit)
+        return n or 0
+
+    def close(self) -> None:
+        self._stream.close()
+        super().close()
+
+
+def too_large(name: str, limit: int) -> InputError:
+    """The error for an input over the size limit (it says how to raise the limit)."""
+    return InputError(f"content is larger than the {format_size(limit)} limit on one input "
+                      "(--max-bytes SIZE or max_bytes= raises it)", file=name)
+
+
 class Source:
     """One input file: a display name, its decompressed bytes as a stream, and its head.
 
     ``-`` reads standard input. Gzip is recognised by its magic bytes, whatever the name.
+    Reading more than ``max_bytes`` (after decompression) raises :class:`InputError`.
 
     >>> src = Source("samples/torch/cnn_step5.pt.trace.json")   # doctest: +SKIP
     >>> src.suffix, src.head[:1]                                 # doctest: +SKIP
     ('.json', b'{')
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, progress: Progress | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, progress: Progress | None = None,
+                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.path = os.fspath(path)
         self.name = "<stdin>" if self.path == "-" else self.path
         self.progress = progress
+        self.max_bytes = max_bytes
         self._stdin: bytes | None = None
 
     @property
@@ -76,15 +148,21 @@ class Source:
     def _raw(self) -> BinaryIO:
         if self.is_stdin:
             if self._stdin is None:
-                self._stdin = sys.stdin.buffer.read()
+                self._stdin = sys.stdin.buffer.read(self.max_bytes + 1)
+                if len(self._stdin) > self.max_bytes:
+                    raise too_large(self.name, self.max_bytes)
             return io.BytesIO(self._stdin)
         try:
             raw: BinaryIO = open(self.path, "rb")  # noqa: SIM115 - returned to the caller
         except OSError as exc:
             raise InputError(exc.strerror or str(exc), file=self.name) from None
+        total = os.fstat(raw.fileno()).st_size
+        if total > self.max_bytes:   # compressed or not, the content is at least this big
+            raw.close()
+            raise too_large(self.name, self.max_bytes)
         if self.progress is not None:
-            total = os.fstat(raw.fileno()).st_size
-            raw = io.BufferedReader(_CountingReader(raw, total, self.progress), 1 << 20)
+            raw = io.BufferedReader(_CountingReader(raw, total,  # type: ignore[arg-type]
+                                                    self.progress), 1 << 20)
         return raw
 
     @cached_property
@@ -96,7 +174,9 @@ class Source:
         """A binary stream of the (decompressed) content; the caller closes it."""
         raw = self._raw()
         if self.compressed:
-            return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+            unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
+            bounded = _BoundedReader(unzipped, self.max_bytes, self.name)
+            return io.BufferedReader(bounded, 1 << 20)  # type: ignore[return-value]
         return raw
 
     @cached_property
@@ -129,7 +209,9 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """Open ``path`` for binary writing so that it appears only when complete.
 
     Data goes to a temporary file in the same folder, renamed over ``path`` on success and
-    removed on any error. A ``.gz`` name is gzip-compressed; ``-`` is standard output.
+    removed on any error (or signal, see :mod:`traceconv.cli.app`). A ``.gz`` name is
+    gzip-compressed; ``-`` is standard output. A replaced file keeps its permissions; a new
+    one gets the umask's. Failures to write raise :class:`OutputError` naming ``path``.
 
     >>> with atomic_output("out.json.gz") as out:   # doctest: +SKIP
     ...     out.write(b"{}")
@@ -139,18 +221,48 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
+    if os.path.isdir(target):
+        raise OutputError("is a directory", file=target)
     folder = os.path.dirname(os.path.abspath(target))
-    fd, temp = tempfile.mkstemp(prefix=".traceconv-", suffix=".part", dir=folder)
     try:
-        with open(fd, "wb", buffering=1 << 20) as raw:
-            if target.lower().endswith(".gz"):
-                with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
-                    yield gz  # type: ignore[misc]
-            else:
-                yield raw
-        os.chmod(temp, 0o644)
-        os.replace(temp, target)
+        fd, temp = tempfile.mkstemp(prefix=".traceconv-", suffix=".part", dir=folder)
+    except OSError as exc:
+        raise _output_error(exc, target, folder) from None
+    try:
+        try:
+            with open(fd, "wb", buffering=1 << 20) as raw:
+                if target.lower().endswith(".gz"):
+                    with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
+                        yield gz  # type: ignore[misc]
+                else:
+                    yield raw
+            os.chmod(temp, _mode_for(target))
+            os.replace(temp, target)
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError) or exc.filename not in (None, temp, target):
+                raise   # not this output's: an input failing while the writer streams it
+            raise _output_error(exc, target, folder) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+
+
+def _mode_for(target: str) -> int:
+    """The permissions for ``target``: those of the file it replaces, else 0666 less umask."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _output_error(exc: OSError, target: str, folder: str) -> OutputError:
+    """``exc`` (about the hidden temporary file or the folder) told about ``target``."""
+    reason = exc.strerror or str(exc)
+    if isinstance(exc, FileNotFoundError):
+        reason = f"no such directory: {folder}"
+    elif isinstance(exc, PermissionError):
+        reason = f"permission denied (cannot create files in {folder})"
+    return OutputError(f"cannot write: {reason}", file=target)

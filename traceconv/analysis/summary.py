@@ -3,9 +3,11 @@
 The engine works on :class:`OpRecord` rows (one per operator) that come from, in order of
 preference:
 
-1. op-graph nodes carrying ``device_times`` / ``host_times`` (``{place: (start, kern, end)}``
-   in seconds, as the MegEngine static-profile reader stores them): the op's time is the
-   max over places of ``end - start`` (or ``kern - start`` for the waiting time);
+1. op-graph nodes carrying ``device_spans`` / ``host_spans`` (``{place: OpSpan}`` in int
+   ns, the contract of :mod:`traceconv.model.graph`): the op's time is the max over places
+   of ``end - start`` (or ``kernel - start`` for the waiting time). MegEngine op nodes
+   also keep the source's float seconds (``megengine_times``): those are summed instead,
+   so that every digit ``profile_analyze`` prints is reproduced;
 2. slices: one record per row of :func:`~traceconv.analysis.op_summary.op_summary` (slice
    name and kind), time = summed host self time, or device self time for device work;
 3. ``trace.stats`` (stats-only traces such as Paddle or MIGraphX summaries).
@@ -30,7 +32,7 @@ from typing import Literal
 import numpy as np
 
 from ..model import OpStat, Trace
-from ..model.graph import OP
+from ..model.graph import OP, op_spans
 from .breakdown import BREAKDOWN_CATEGORY
 from .op_summary import RANGE_KINDS, op_summary
 
@@ -173,14 +175,20 @@ def _graph_records(trace: Trace) -> list[OpRecord]:
     graph = trace.graph
     records = []
     for node, data in graph.nodes(data=True):
-        if data.get("kind") != OP or not ("device_times" in data or "host_times" in data):
+        if data.get("kind") != OP or not ("device_spans" in data or "host_spans" in data):
             continue
         times: dict[tuple[str, str], float] = {}
         for place in ("device", "host"):
-            spans = list(data.get(f"{place}_times", {}).values())
-            if spans:
-                times[(place, "end")] = max(end - start for start, _kern, end in spans)
-                times[(place, "kern")] = max(kern - start for start, kern, _end in spans)
+            seconds = list((data.get("megengine_times") or {}).get(place, {}).values())
+            spans = list(op_spans(data, place).values())
+            if seconds:
+                times[(place, "end")] = max(end - start for start, _kern, end in seconds)
+                times[(place, "kern")] = max(kern - start for start, kern, _end in seconds)
+            elif spans:
+                times[(place, "end")] = max(s.dur_ns for s in spans) / 1e9
+                waits = [s.kernel_ns - s.start_ns for s in spans if s.kernel_ns is not None]
+                if waits:
+                    times[(place, "kern")] = max(waits) / 1e9
         dtypes = tuple(graph.nodes[src].get("dtype") or "" for src in graph.predecessors(node))
         records.append(OpRecord(
             data.get("name", node), data.get("type", ""), node.split("/", 1)[-1], times,

@@ -219,6 +219,7 @@ def trim_with(trace: Trace, options: TrimOptions) -> Trace:
     process_id = {old: new for new, old in enumerate(kept_processes)}
     track_id = np.full(len(trace.tracks), -1, dtype=np.int64)
     track_id[kept_tracks] = np.arange(len(kept_tracks))
+    _renumber_inputs(out, kept_processes)
     out.processes = [replace(trace.processes[old], id=new, labels=list(
         trace.processes[old].labels)) for old, new in process_id.items()]
     out.tracks = [replace(t, id=int(track_id[t.id]), process=process_id[t.process],
@@ -255,6 +256,21 @@ def trim_with(trace: Trace, options: TrimOptions) -> Trace:
     out.stats = [replace(st, extra=dict(st.extra)) for st in trace.stats]
     out.graph = _graph_with_rows(trace, slice_row)
     return out
+
+
+def _renumber_inputs(out: Trace, kept_processes: list[int]) -> None:
+    """A merged trace records each input's process range: keep those ranges true."""
+    inputs = out.metadata.attributes.get("inputs")
+    if not inputs:
+        return
+    kept = np.asarray(kept_processes, dtype=np.int64)
+    renumbered = []
+    for item in inputs:
+        if "processes" in item:
+            lo, hi = np.searchsorted(kept, item["processes"]).tolist()
+            item = {**item, "processes": [lo, hi]}
+        renumbered.append(item)
+    out.metadata.attributes["inputs"] = renumbered
 
 
 def _count(diagnostics: Diagnostics, code: str, message: str, removed: np.ndarray) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,6 +12,7 @@ import click
 
 from .. import __version__
 from ..errors import TraceconvError
+from ..terminal import printable
 
 EPILOG = """\b
 Examples:
@@ -52,7 +54,7 @@ def handled_errors() -> Iterator[None]:
     try:
         yield
     except TraceconvError as exc:
-        click.echo(f"traceconv: error: {exc}", err=True)
+        click.echo(f"traceconv: error: {printable(exc)}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         click.echo("traceconv: interrupted", err=True)
@@ -62,11 +64,18 @@ def handled_errors() -> Iterator[None]:
     except Exception as exc:  # a bug: still one line, with a way to see the traceback
         if os.environ.get("TRACECONV_DEBUG"):
             raise
-        click.echo(f"traceconv: internal error: {type(exc).__name__}: {exc} "
+        click.echo(f"traceconv: internal error: {type(exc).__name__}: {printable(exc)} "
                    "(set TRACECONV_DEBUG=1 for the traceback)", err=True)
         sys.exit(1)
 
 
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C does, so half-written outputs are removed on the way."""
+    click.echo("traceconv: terminated", err=True)
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
     """Console-script entry point."""
+    signal.signal(signal.SIGTERM, _terminated)
     app(prog_name="traceconv")

@@ -11,7 +11,10 @@ from rich.table import Table
 
 from ..analysis.check_report import CheckReport
 from ..api import check as check_trace
+from ..io import DEFAULT_MAX_BYTES
+from ..terminal import plain
 from .app import app, handled_errors
+from .convert import max_bytes_option
 
 
 @app.command()
@@ -19,7 +22,9 @@ from .app import app, handled_errors
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--format", "format", metavar="NAME",
               help="perfetto or chrome, when detection by name and content is not wanted.")
-def check(trace: str, as_json: bool, format: str | None) -> None:
+@max_bytes_option
+def check(trace: str, as_json: bool, format: str | None,
+          max_bytes: int = DEFAULT_MAX_BYTES) -> None:
     """Validate a Perfetto .pftrace or a Chrome JSON trace (.gz too).
 
     Reports counts, errors (data the viewer would drop or corrupt) and warnings (data it
@@ -30,7 +35,7 @@ def check(trace: str, as_json: bool, format: str | None) -> None:
       traceconv check trace.json.gz --json
     """
     with handled_errors():
-        report = check_trace(trace, format)
+        report = check_trace(trace, format, max_bytes=max_bytes)
     if as_json:
         click.echo(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode())
     else:
@@ -42,7 +47,7 @@ def _print(name: str, report: CheckReport) -> None:
     console = Console()
     errors = sum(row["count"] for row in report.errors)
     verdict = "[green]OK[/green]" if report.ok else f"[red]{errors:,} errors[/red]"
-    console.print(f"[bold]{name}[/bold]: {report.format}, {verdict}")
+    console.print(f"[bold]{plain(name)}[/bold]: {report.format}, {verdict}")
     counts = Table(show_header=False, box=None, pad_edge=False)
     for key, value in report.counts.items():
         counts.add_row(key, f"{value:,}")
@@ -55,5 +60,6 @@ def _print(name: str, report: CheckReport) -> None:
         for column in ("count", "code", "message", "example"):
             table.add_column(column, overflow="fold")
         for row in rows:
-            table.add_row(f"{row['count']:,}", row["code"], row["message"], row["example"] or "")
+            table.add_row(f"{row['count']:,}", plain(row["code"]), plain(row["message"]),
+                          plain(row["example"] or ""))
         console.print(table)

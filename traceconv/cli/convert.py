@@ -15,17 +15,39 @@ from ..analysis.merge import merge
 from ..analysis.trim import TrimOptions, parse_window, trim_with
 from ..api import load, save
 from ..errors import FormatError
+from ..io import DEFAULT_MAX_BYTES, format_size, parse_size
 from ..model import Trace
 from .app import app, handled_errors
 from .digest import echo_digest
 from .progress import reading
 
 
-def load_all(inputs: tuple[str, ...], format: str | None, align: Mode = "auto") -> Trace:
+class ByteSize(click.ParamType):
+    """``--max-bytes 4G``: a byte count with an optional K/M/G/T unit (binary)."""
+
+    name = "SIZE"
+
+    def convert(self, value, param, ctx) -> int:  # type: ignore[no-untyped-def]
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_size(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+max_bytes_option = click.option(
+    "--max-bytes", type=ByteSize(), default=DEFAULT_MAX_BYTES, metavar="SIZE",
+    help=f"Refuse an input holding more than SIZE bytes once decompressed (e.g. 500M, 32G; "
+         f"default {format_size(DEFAULT_MAX_BYTES)}): a small .gz can expand without bound.")
+
+
+def load_all(inputs: tuple[str, ...], format: str | None, align: Mode = "auto", *,
+             max_bytes: int = DEFAULT_MAX_BYTES) -> Trace:
     """Load every input (with a progress bar on a terminal) and merge them into one trace,
     clocks aligned on shared collectives as ``align`` says."""
     with reading(list(inputs)) as per_file:
-        traces = [load(path, format=format, progress=per_file(i))
+        traces = [load(path, format=format, progress=per_file(i), max_bytes=max_bytes)
                   for i, path in enumerate(inputs)]
     return traces[0] if len(traces) == 1 else merge(traces, align=align)
 
@@ -102,10 +124,12 @@ def trim_options(function: Callable) -> Callable:
               help="Add flows: dataflow = producer op -> consumer op (from the op graph).")
 @ALIGN_OPTION
 @trim_options
+@max_bytes_option
 def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
             format: str | None, flows: tuple[str, ...] = (), align: Mode = "auto",
             window: tuple[int | None, int | None] | None = None, only: str | None = None,
-            exclude: str | None = None, tracks: str | None = None) -> None:
+            exclude: str | None = None, tracks: str | None = None,
+            max_bytes: int = DEFAULT_MAX_BYTES) -> None:
     """Convert traces to another format; several inputs (one per rank) are merged.
 
     \b
@@ -120,7 +144,7 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
         if not to and not output:
             raise FormatError("say what to write: --to FORMAT or -o OUTPUT")
         target = output or default_output(inputs, to)  # type: ignore[arg-type]
-        trace = load_all(inputs, format, align)
+        trace = load_all(inputs, format, align, max_bytes=max_bytes)
         echo_digest(trace, inputs)
         trimming = TrimOptions(window, only, exclude, tracks)
         if trimming.active:

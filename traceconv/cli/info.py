@@ -8,9 +8,11 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis.align import Mode
+from ..io import DEFAULT_MAX_BYTES
 from ..model import Trace
+from ..terminal import plain
 from .app import app, handled_errors
-from .convert import ALIGN_OPTION, load_all
+from .convert import ALIGN_OPTION, load_all, max_bytes_option
 from .digest import echo_digest
 
 
@@ -35,23 +37,25 @@ def info_dict(trace: Trace) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 @ALIGN_OPTION
+@max_bytes_option
 def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
-         align: Mode = "auto") -> None:
+         align: Mode = "auto", max_bytes: int = DEFAULT_MAX_BYTES) -> None:
     """Show the detected format, what the trace holds, and what was repaired or dropped.
 
     Several inputs (one per rank) are merged first; then the clock alignment and the
     residual skew of every rank are shown too.
     """
     with handled_errors():
-        trace = load_all(inputs, format, align)
+        trace = load_all(inputs, format, align, max_bytes=max_bytes)
         data = info_dict(trace)
     if as_json:   # the object holds the diagnostics themselves
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
     echo_digest(trace, inputs)
     console = Console()
-    console.print(f"[bold]{', '.join(inputs)}[/bold]: {data['format']}"
-                  + (f" ({data['source']['framework']})" if data["source"]["framework"] else ""))
+    framework = data["source"]["framework"]
+    console.print(f"[bold]{plain(', '.join(inputs))}[/bold]: {plain(data['format'])}"
+                  + (f" ({plain(framework)})" if framework else ""))
     counts = Table(show_header=False, box=None, pad_edge=False)
     for key in ("processes", "tracks", "slices", "instants", "counter_samples", "flows", "ops",
                 "tensors", "memory_blocks", "stat_rows"):
@@ -68,7 +72,8 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
         diags.add_column("message", overflow="fold", ratio=3)
         diags.add_column("example", overflow="fold", ratio=1)
         for d in data["diagnostics"]:
-            diags.add_row(f"{d['count']:,}", d["kind"], d["code"], d["message"], d["example"] or "")
+            diags.add_row(f"{d['count']:,}", d["kind"], plain(d["code"]), plain(d["message"]),
+                          plain(d["example"] or ""))
         console.print(diags)
 
 

@@ -17,6 +17,7 @@ from rich.progress import (
 )
 
 from ..io import Progress as ProgressCallback
+from ..terminal import plain
 
 MIN_BYTES = 16 << 20  # smaller inputs finish before a bar would be worth drawing
 PerFile = Callable[[int], ProgressCallback | None]
@@ -34,7 +35,7 @@ def reading(paths: list[str], enabled: bool | None = None) -> Iterator[PerFile]:
     columns = (TextColumn("reading {task.description}"), BarColumn(), DownloadColumn(),
                TransferSpeedColumn(), TimeRemainingColumn())
     with Progress(*columns, transient=True) as bar:
-        label = os.path.basename(paths[0]) + (f" (+{len(paths) - 1})" if len(paths) > 1 else "")
+        label = plain(os.path.basename(paths[0])) + (f" (+{len(paths) - 1})" if len(paths) > 1 else "")
         task = bar.add_task(label, total=sum(sizes))
 
         def per_file(index: int) -> ProgressCallback:

@@ -11,8 +11,9 @@ from ..analysis.stragglers import stragglers
 from ..analysis.summary import AGGREGATES, SummaryOptions
 from ..errors import TraceconvError
 from ..formats.summary import render, summary_data
+from ..io import DEFAULT_MAX_BYTES
 from .app import app, handled_errors
-from .convert import ALIGN_OPTION, load_all
+from .convert import ALIGN_OPTION, load_all, max_bytes_option
 from .stragglers import print_stragglers
 
 # The totals stay in every --json object (profile_analyze prints them with any block).
@@ -59,12 +60,14 @@ _PRINT_ONLY_KEYS = {"summary": _TOTALS, "device": (*_TOTALS, "rows"),
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 @ALIGN_OPTION
+@max_bytes_option
 def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             group_by_input_shape: bool, types: tuple[str, ...],
             aggregate_by: str | None, aggregate: str | None, opr_name: str | None,
             input_dtype: str | None, order_by: str, min_time: float, max_time: float,
             top_end_key: str, show_host: bool, print_only: str | None, as_json: bool,
-            format: str | None, align: Mode = "auto") -> None:
+            format: str | None, align: Mode = "auto",
+            max_bytes: int = DEFAULT_MAX_BYTES) -> None:
     """Per-operator time, calls, FLOPs and memory.
 
     On a timeline (PyTorch / Kineto, Chrome JSON, Perfetto...) the numbers of torch.profiler's
@@ -82,7 +85,7 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
       traceconv summary rank0.json rank1.json    (adds the straggler table of the ranks)
     """
     with handled_errors():
-        trace = load_all(inputs, format, align)
+        trace = load_all(inputs, format, align, max_bytes=max_bytes)
         options = SummaryOptions(
             3, types, aggregate_by, aggregate,  # type: ignore[arg-type]
             opr_name, input_dtype, order_by, min_time, max_time,

@@ -69,7 +69,7 @@ class MemoryBlock:
     device: str = ""
     pool: str = ""
     name: str = ""
-    owner_op: str | None = None       # op-graph node id (or op name) that produced it
+    owner_op: str | None = None       # op-graph node id, else the op name (model/graph.py)
     owner_tensor: str | None = None   # op-graph node id of the tensor stored here
     category: str = ""                # e.g. activation, weight, gradient, workspace, scratch
     shape: tuple[int, ...] | None = None

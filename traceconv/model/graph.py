@@ -1,19 +1,98 @@
-"""The op/tensor graph: a networkx DiGraph with two node kinds.
+"""The op/tensor graph: a networkx DiGraph with two node kinds, and what its nodes carry.
 
 Operator nodes (``kind="op"``) and tensor nodes (``kind="tensor"``); an edge op → tensor
 means "produces", tensor → op means "consumes". Node ids are strings (``op/<id>``,
-``tensor/<id>``) so the graph exports to GraphML and DOT unchanged. An operator's
-``slices`` attribute lists the slice rows that executed it.
+``tensor/<id>``) so the graph exports to GraphML and DOT unchanged.
+
+The attribute contract
+----------------------
+Readers put vendor facts on nodes under these names and units only, so that ``summary``,
+``advise`` and ``critical-path`` read concepts, never one vendor's conventions
+(:class:`OpAttrs`, :class:`TensorAttrs`; a reader may add other, vendor-prefixed keys):
+
+- times are :class:`OpSpan` values in integer nanoseconds **on the trace clock** (the clock
+  of the slices), per place (a device stream / comp node, or a host thread):
+  ``device_spans`` and ``host_spans``; ``kernel_ns`` is when the kernel itself began
+  (``start_ns``..``kernel_ns`` was waiting), None when the source does not say;
+- ``computation`` is a count of floating-point operations, ``memory`` a count of bytes
+  read and written (both int);
+- ``slices`` lists the slice rows that executed the op.
+
+:attr:`MemoryBlock.owner_op <traceconv.model.entities.MemoryBlock.owner_op>` names an op of
+this graph by node id when the trace has an op graph node for it; readers with no op graph
+put the producing op's name there instead (``owner_name`` resolves either).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple, TypedDict
 
 import networkx as nx
 
 OP = "op"
 TENSOR = "tensor"
+
+
+class OpSpan(NamedTuple):
+    """When an op ran at one place, in integer ns on the trace clock."""
+
+    start_ns: int
+    end_ns: int
+    kernel_ns: int | None = None   # the kernel began here; before it the op was waiting
+
+    @property
+    def dur_ns(self) -> int:
+        return self.end_ns - self.start_ns
+
+
+class OpAttrs(TypedDict, total=False):
+    """The attributes of an operator node that analyses may rely on."""
+
+    kind: str                          # OP
+    name: str
+    type: str
+    slices: list[int]                  # slice rows that executed the op
+    order: int                         # position in the execution order, when known
+    device_spans: dict[str, OpSpan]    # place (stream / comp node) -> span
+    host_spans: dict[str, OpSpan]      # place (thread) -> span
+    computation: int | None            # floating-point operations
+    memory: int | None                 # bytes read and written
+    in_shapes: list[list[int]] | None
+    out_shapes: list[list[int]] | None
+
+
+class TensorAttrs(TypedDict, total=False):
+    """The attributes of a tensor node that analyses may rely on."""
+
+    kind: str                          # TENSOR
+    name: str
+    shape: tuple[int, ...] | None
+    dtype: str | None
+    bytes: int | None
+    owner: str                         # node id of the op that produces it
+
+
+def op_spans(attrs: dict[str, Any], place: str) -> dict[str, OpSpan]:
+    """The ``device`` or ``host`` spans of an op node (empty when it has none).
+
+    >>> op_spans({"device_spans": {"gpu0": OpSpan(10, 50, 20)}}, "device")["gpu0"].dur_ns
+    40
+    """
+    spans: dict[str, OpSpan] = attrs.get(f"{place}_spans") or {}
+    return spans
+
+
+def owner_name(graph: nx.DiGraph, owner_op: str | None) -> str | None:
+    """The display name of a memory block's ``owner_op`` (a node id or an op name).
+
+    >>> g = nx.DiGraph(); _ = add_op(g, 3, "conv1")
+    >>> owner_name(g, "op/3"), owner_name(g, "aten::mm"), owner_name(g, None)
+    ('conv1', 'aten::mm', None)
+    """
+    if owner_op is None:
+        return None
+    node = graph.nodes.get(owner_op)
+    return str(node.get("name") or owner_op) if node is not None else owner_op
 
 
 def op_node(op_id: object) -> str:

@@ -469,6 +469,10 @@ def _read_events(source: Source, forced: str | None = None) -> ChromeReader:
     with source.open() as stream:
         try:
             doc = read_document(stream)
+            if not doc.has_events_key:
+                keys = ", ".join(list(doc.envelope)[:5]) or "none"
+                raise InputError(f'a Chrome trace object needs a "traceEvents" array (keys '
+                                 f"here: {keys})", file=source.name, location="$")
             chunks = iter(doc.chunks)
             first = next(chunks, [])
             flavour = by_name(forced) if forced else detect(doc.envelope, first)

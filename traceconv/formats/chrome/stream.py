@@ -55,6 +55,7 @@ class Document:
     chunks: Iterator[list[Any]] = iter(())
     bare_array: bool = False
     truncated: bool = False  # an array form with no closing bracket (allowed by the spec)
+    has_events_key: bool = True  # False: an object without "traceEvents" (not a trace)
 
 
 def _loads(data: bytes | bytearray | memoryview) -> Any:
@@ -76,10 +77,11 @@ def _parse_whole(data: bytes) -> Document:
         return Document(chunks=iter([value]), bare_array=True)
     if not isinstance(value, dict):
         raise DocumentError("a Chrome trace is a JSON object or array")
+    has_events_key = "traceEvents" in value
     events = value.pop("traceEvents", [])
     if not isinstance(events, list):
         raise DocumentError("traceEvents is not an array")
-    return Document(envelope=value, chunks=iter([events]))
+    return Document(envelope=value, chunks=iter([events]), has_events_key=has_events_key)
 
 
 def read_document(stream: BinaryIO, chunk_size: int | None = None) -> Document:

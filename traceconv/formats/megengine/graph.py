@@ -7,8 +7,12 @@ node. Edges come from ``operator[].input`` (tensor → op, attribute ``index``) 
 ``operator[].output`` (op → tensor); the owner of a var is the op listing it as an output.
 Read-only forwards and forced updates are tensor attributes naming the source tensor node.
 
-Op nodes carry what per-op analysis needs: ``device_times`` / ``host_times``
-(``{place: (start, kern, end)}`` in the source's seconds; host ``kern`` -1 = no kernel),
+Op nodes carry what per-op analysis needs, in the units of :mod:`traceconv.model.graph`:
+``device_spans`` / ``host_spans`` (``{place: OpSpan}``, int ns on the trace clock, device
+places shifted like their slices; host ``kern`` -1 = no kernel = ``kernel_ns`` None), plus
+``megengine_times`` (``{"device"|"host": {place: (start, kern, end)}}``, the source's float
+seconds, unshifted: ``profile_analyze`` sums those, and its printed digits depend on the
+sub-nanosecond parts that int ns round away),
 ``computation``, ``memory``, ``in_shapes``, ``out_shapes``, ``in_layouts``, ``param``,
 ``order`` (position in ``comp_seq``), ``waits_for`` (tensors awaited from other comp nodes)
 and ``internal_profile`` (``opr_internal_pf``, opaque; empty in open-source builds).
@@ -16,10 +20,12 @@ and ``internal_profile`` (``opr_internal_pf``, opaque; empty in open-source buil
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from ...model import Trace
-from ...model.graph import add_op, add_tensor, op_node, tensor_node
+from ...model.graph import OpSpan, add_op, add_tensor, op_node, tensor_node
+from .clock import seconds_to_ns
 from .schema import StaticProfile, Timing, Var
 
 
@@ -32,8 +38,22 @@ def shapes_text(shapes: Iterable[Iterable[int]]) -> str:
     return " ".join("{" + ",".join(map(str, shape)) + "}" for shape in shapes)
 
 
-def _times(timings: dict[str, Timing]) -> dict[str, tuple[float, float, float]]:
+def _seconds(timings: dict[str, Timing]) -> dict[str, tuple[float, float, float]]:
     return {place: (t.start, t.kern, t.end) for place, t in timings.items()}
+
+
+def _spans(timings: dict[str, Timing], offsets: dict[str, int]) -> dict[str, OpSpan]:
+    """Source seconds as int-ns spans on the trace clock (non-finite timings left out; the
+    timeline reader counts them)."""
+    spans = {}
+    for place, t in timings.items():
+        if math.isfinite(t.start) and math.isfinite(t.end):
+            shift = offsets.get(place, 0)
+            kernel = (seconds_to_ns(t.kern) + shift
+                      if math.isfinite(t.kern) and t.kern >= 0 else None)
+            spans[place] = OpSpan(seconds_to_ns(t.start) + shift, seconds_to_ns(t.end) + shift,
+                                  kernel)
+    return spans
 
 
 def _waits(spec: dict[str, dict[str, list[str]]] | None) -> list[str]:
@@ -52,8 +72,10 @@ def var_shape(var: Var) -> tuple[int, ...] | None:
     return None
 
 
-def add_graph(trace: Trace, doc: StaticProfile, rows: dict[str, list[int]]) -> None:
-    """Fill ``trace.graph`` from ``doc.graph_exec`` (slice rows per opr id from the timeline)."""
+def add_graph(trace: Trace, doc: StaticProfile, rows: dict[str, list[int]],
+              offsets: dict[str, int] | None = None) -> None:
+    """Fill ``trace.graph`` from ``doc.graph_exec`` (slice rows per opr id from the timeline;
+    ``offsets``: ns added to each device comp node's times, as for its slices)."""
     graph, exe, prof = trace.graph, doc.graph_exec, doc.profiler
     order = {opr_id: i for i, opr_id in enumerate(exe.comp_seq)}
     for var_id, var in exe.var.items():
@@ -77,8 +99,10 @@ def add_graph(trace: Trace, doc: StaticProfile, rows: dict[str, list[int]]) -> N
         fp = prof.opr_footprint.get(opr_id)
         node = add_op(graph, opr_id, opr.name, opr.type, order=order[opr_id],
                       slices=rows.get(opr_id, []),
-                      device_times=_times(prof.device.get(opr_id, {})),
-                      host_times=_times(prof.host.get(opr_id, {})),
+                      device_spans=_spans(prof.device.get(opr_id, {}), offsets or {}),
+                      host_spans=_spans(prof.host.get(opr_id, {}), {}),
+                      megengine_times={"device": _seconds(prof.device.get(opr_id, {})),
+                                       "host": _seconds(prof.host.get(opr_id, {}))},
                       computation=fp.computation if fp else None,
                       memory=fp.memory if fp else None,
                       in_shapes=fp.in_shapes if fp else None,

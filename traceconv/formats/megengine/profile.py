@@ -36,7 +36,7 @@ SCHEMAS = {"megengine_static_profile": StaticProfile}
 CLOCK_NOTE = ("device times: per comp node, from the first execution after compile; host "
               "times: from the profiler's construction; device tracks are shifted by "
               "megengine.device_offset_ns so that no opr starts on the device before the host "
-              "dispatched it (the raw seconds are in the op nodes' device_times/host_times)")
+              "dispatched it (op nodes' device_spans are shifted the same way)")
 
 
 def sniff(head: bytes, source: Source) -> float:
@@ -96,7 +96,7 @@ def read(source: Source) -> Trace:
                           example="; ".join(f"{cn} {ns / 1e6:+.3f} ms"
                                             for cn, ns in offsets.items()) or None)
     rows = add_timeline(trace, doc, offsets)
-    add_graph(trace, doc, rows)
+    add_graph(trace, doc, rows, offsets)
     add_memory_blocks(trace, doc, offsets)
     add_live_bytes_counters(trace)
     return trace

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from ...model.graph import add_op, add_tensor, op_node, tensor_node
+from ...model.graph import OpSpan, add_op, add_tensor, op_node, tensor_node
 from .program import Node, Program, Storage
 from .timeline import Layout, category, slice_name
 
@@ -39,12 +39,13 @@ def add_graph(graph: nx.DiGraph, program: Program, layout: Layout, prefix: str,
 
 
 def _analysis_attrs(program: Program, node: Node, layout: Layout) -> dict:
-    """What ``traceconv summary`` reads from op nodes: times (s), shapes, bytes moved."""
-    start, end = layout.start[node.index] / 1e9, layout.end[node.index] / 1e9
+    """What ``traceconv summary`` reads from op nodes (:mod:`traceconv.model.graph`): spans
+    (int ns), shapes, bytes moved."""
+    start, end = int(layout.start[node.index]), int(layout.end[node.index])
     shapes = [program.nodes[i].instruction.shape if i is not None else None
               for i in node.inputs]
     out = node.instruction.shape
-    attrs: dict = {"device_times": {"device": (start, start, end)},
+    attrs: dict = {"device_spans": {"device": OpSpan(start, end, start)},
                    "in_shapes": [list(s.lens) if s and s.lens is not None else []
                                  for s in shapes],
                    "out_shapes": [list(out.lens)] if out and out.lens is not None else []}

@@ -27,8 +27,9 @@ def sniff(head: bytes, source: Source) -> float:
 
 def read(source: Source) -> Trace:
     """Read a ``.paddle_trace.pb`` into a timeline with flows, memory blocks and counters."""
+    data = source.read_bytes()
     try:
-        message = NodeTreesProto.FromString(source.read_bytes())
+        message = NodeTreesProto.FromString(data)
     except Exception as exc:  # the protobuf runtime raises DecodeError or RuntimeError
         raise InputError(f"not a Paddle NodeTreesProto: {exc}", file=source.name) from None
     if not message.version:

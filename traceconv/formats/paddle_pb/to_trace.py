@@ -101,13 +101,28 @@ class _Builder:
             for supplement in node.op_supplement_nodes:
                 self.supplement(supplement.op_supplement_event, node.id, rows, parents, types)
 
-    @staticmethod
-    def owner(node_id: int, rows: dict[int, int], parents: dict[int, int],
+    def owner(self, node_id: int, rows: dict[int, int], parents: dict[int, int],
               types: dict[int, int]) -> int | None:
         """The slice of the Operator enclosing ``node_id`` (allocator records hang on the
-        innermost node, often a kernel launch or infer_shape), else of the node itself."""
-        target = node_id
+        innermost node, often a kernel launch or infer_shape), else of the node itself.
+        Parent ids come from the file: a cycle ends the walk (counted; no Operator above).
+
+        >>> builder = _Builder(Trace(), {})
+        >>> builder.owner(3, {1: 10, 3: 30}, {1: -1, 2: 1, 3: 2}, {1: 0, 2: 8, 3: 4})
+        10
+        >>> builder.owner(3, {3: 30}, {2: 3, 3: 2}, {2: 8, 3: 4})   # 3 -> 2 -> 3 ...
+        30
+        >>> builder.trace.diagnostics.as_list()[0]["code"]
+        'paddle_pb.parent_cycle'
+        """
+        target, seen = node_id, set()
         while target in types and types[target] != OPERATOR:
+            if target in seen:
+                self.trace.diagnostics.add("paddle_pb.parent_cycle", "host nodes whose parent "
+                                           "ids form a cycle: attached to the node itself",
+                                           kind="repaired", example=f"node {node_id}")
+                return rows.get(node_id)
+            seen.add(target)
             target = parents[target]
         return rows.get(target if target in types else node_id)
 

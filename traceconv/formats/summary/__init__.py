@@ -21,6 +21,7 @@ from rich.table import Table
 from ...analysis.op_summary import op_summary, sort_rows
 from ...analysis.summary import Place, Row, Summary, SummaryOptions, summarize, view_of
 from ...model import Trace
+from ...terminal import printable
 from .ops import ops_dict, render_ops
 
 PREFIXES = ("", "K", "M", "G", "T", "P")
@@ -110,12 +111,13 @@ def rows_table(summary: Summary, place: Place) -> Table:
         right = header in ("#", "computation", "FLOPS", "memory", "bandwidth")
         table.add_column(header, justify="right" if right else "left", overflow="fold")
     for i, row in enumerate(summary.rows(place)):
+        name, kind = printable(row.name), printable(row.type)
         if row.id is not None:
-            operator = f"{row.name}\n{row.type}\n{row.id}"
+            operator = f"{name}\n{kind}\n{printable(row.id)}"
         elif row.name == row.type:  # an aggregate of several operators
-            operator = f"{row.type}\n{row.count} ops"
+            operator = f"{kind}\n{row.count} ops"
         else:  # a slice name from a plain timeline, with its category
-            operator = f"{row.name}\n{row.type}" if row.type else row.name
+            operator = f"{name}\n{kind}" if row.type else name
         table.add_row(str(i), _time_cell(row.time, total), _time_cell(row.cumulative, total),
                       operator, number_with_unit(row.computation, "FLO", 1000),
                       number_with_unit(row.flops, "FLOPS", 1000),
@@ -137,8 +139,9 @@ def render_text(summary: Summary, *, show_host: bool = False, print_only: str | 
                 width: int | None = None) -> str:
     """The terminal rendering: totals, the device table, and the host table if asked."""
     buffer = io.StringIO()
+    # markup off: operator names are data ("[/x]" is a name, not a closing tag)
     console = Console(file=buffer, width=width or 160, force_terminal=False,
-                      color_system=None)
+                      color_system=None, markup=False, emoji=False, highlight=False)
     blocks = {"summary": lambda: totals_table(summary),
               "device": lambda: rows_table(summary, "device"),
               "host": lambda: rows_table(summary, "host")}

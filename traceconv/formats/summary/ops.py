@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ...analysis.op_summary import OpRow
+from ...terminal import printable
 
 NAME_WIDTH = 55   # torch's default name column width
 
@@ -81,7 +82,7 @@ def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = No
         table.add_column(column, justify="left" if column in ("Name", "Kind", "Input shapes")
                          else "right", no_wrap=column != "Input shapes")
     for r in shown:
-        cells = [_cut(r.name), r.kind, format_ns(r.self_host_ns), format_ns(r.host_total_ns)]
+        cells = [_cut(printable(r.name)), printable(r.kind), format_ns(r.self_host_ns), format_ns(r.host_total_ns)]
         if has_device:
             cells += [format_ns(r.self_device_ns), format_ns(r.device_total_ns)]
         cells.append(str(r.calls))
@@ -90,10 +91,12 @@ def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = No
         if has_memory:
             cells.append(format_bytes(r.self_memory_bytes))
         if has_shapes:
-            cells.append(r.input_shapes or "")
+            cells.append(printable(r.input_shapes or ""))
         table.add_row(*cells)
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width or 160, force_terminal=False, color_system=None)
+    # markup off: op names are data ("[/x]" is a name, not a closing tag)
+    console = Console(file=buffer, width=width or 160, force_terminal=False, color_system=None,
+                      markup=False, emoji=False, highlight=False)
     console.print(table)
     console.print(f"Self host time total: {format_ns(_total(all_rows, 'self_host_ns'))}")
     if has_device:

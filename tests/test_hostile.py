@@ -1,0 +1,212 @@
+"""Hostile and broken input (issue 15): each class of failure from minimal synthetic files.
+
+The contract: one located line on stderr, exit status 1, no traceback, no partial output;
+bounded time and memory; data never drives the terminal.
+"""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+import traceconv
+from traceconv.cli import app
+from traceconv.errors import InputError, OutputError
+from traceconv.io import Source, atomic_output
+
+HOSTILE = Path(__file__).parent / "data" / "hostile"
+CNN = Path(__file__).parent.parent / "samples" / "torch" / "cnn_step5.pt.trace.json"
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+
+
+def one_error_line(result, *needles: str) -> str:
+    """The run failed with exit 1 and exactly one ``traceconv: error:`` line with ``needles``."""
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("traceconv: error: "), result.stderr
+    assert "internal error" not in lines[0] and "Traceback" not in result.output
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+def chrome(tmp_path: Path, events: list, name: str = "t.json") -> Path:
+    path = tmp_path / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(orjson.dumps({"traceEvents": events}))
+    return path
+
+
+# -- 1. cycles ------------------------------------------------------------------------------
+
+def test_paddle_parent_cycle_ends_and_is_counted():
+    # 33 bytes: two host nodes, each the other's parent, one allocator record on the first
+    trace = traceconv.load(HOSTILE / "parent_cycle.paddle_trace.pb")
+    assert trace.counts()["slices"] == 2
+    codes = {d["code"]: d["count"] for d in trace.diagnostics.as_list()}
+    assert codes == {"paddle_pb.parent_cycle": 1}
+
+
+# -- 3. decompressed size -------------------------------------------------------------------
+
+def test_gzip_bomb_stops_at_the_limit(tmp_path: Path):
+    bomb = tmp_path / "bomb.txt.gz"
+    with gzip.open(bomb, "wb", compresslevel=9) as out:
+        for _ in range(64):
+            out.write(b"x" * (1 << 20))      # 64 MiB of text in ~64 KiB
+    assert bomb.stat().st_size < 1 << 20
+    result = run("info", str(bomb), "--format", "migraphx", "--max-bytes", "8M")
+    one_error_line(result, str(bomb), "8 MiB limit", "--max-bytes")
+    with pytest.raises(InputError, match="8 MiB limit"):
+        traceconv.load(bomb, format="migraphx", max_bytes=8 << 20)
+
+
+def test_plain_input_over_the_limit_is_refused_before_reading(tmp_path: Path):
+    result = run("info", str(CNN), "--max-bytes", "1K")
+    one_error_line(result, "1 KiB limit")
+    assert run("info", str(CNN), "--max-bytes", "lots").exit_code == 2   # a usage error
+
+
+# -- 5. markup and control characters from data ---------------------------------------------
+
+HOSTILE_NAME = "op[/x]\x1b[2J\x07"
+
+
+def test_markup_and_escapes_in_names_paths_and_examples(tmp_path: Path):
+    # the unknown phase puts the hostile text into a diagnostic code and example too
+    path = chrome(tmp_path, [{"ph": "X", "name": HOSTILE_NAME, "ts": 0, "dur": 5, "pid": 1,
+                              "tid": 1},
+                             {"ph": "[/x]\x1b", "name": "n", "ts": 0, "pid": 1, "tid": 1}],
+                  name="a[/x].json")   # a folder "a[" and a file "x].json"
+    info = run("info", str(path))
+    assert info.exit_code == 0, info.output
+    assert "a[/x].json" in info.stdout.replace("\n", "") and "\x1b" not in info.stdout
+    summary = run("summary", str(path), "-t", "0")
+    assert summary.exit_code == 0, summary.output
+    assert "op[/x]\\x1b[2J\\x07" in summary.stdout
+    assert "\x1b" not in summary.stdout and "\x07" not in summary.stdout
+    out = tmp_path / "s.summary.txt"
+    assert run("convert", str(path), "--to", "summary", "-o", str(out)).exit_code == 0
+    assert "op[/x]\\x1b" in out.read_text() and "\x1b" not in out.read_text()
+
+
+def test_error_lines_never_carry_control_characters(tmp_path: Path):
+    path = tmp_path / "bell\x07.json"
+    path.write_bytes(b'{"traceEvents": [}')
+    line = one_error_line(run("info", str(path)), "bell\\x07.json")
+    assert "\x07" not in line
+
+
+# -- 6. output errors -----------------------------------------------------------------------
+
+def test_output_in_a_missing_directory(tmp_path: Path):
+    target = tmp_path / "missing" / "out.pftrace"
+    one_error_line(run(str(CNN), "-o", str(target)), str(target), "no such directory")
+
+
+def test_output_that_is_a_directory(tmp_path: Path):
+    target = tmp_path / "out.pftrace"
+    target.mkdir()
+    one_error_line(run(str(CNN), "-o", str(target)), str(target), "is a directory")
+    assert os.listdir(target) == []
+
+
+def test_output_in_a_read_only_directory(tmp_path: Path, monkeypatch):
+    # (root ignores directory permissions, so the refusal is simulated where it happens)
+    def refuse(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(tmp_path / ".x.part"))
+
+    monkeypatch.setattr("tempfile.mkstemp", refuse)
+    target = tmp_path / "out.pftrace"
+    line = one_error_line(run(str(CNN), "-o", str(target)), str(target), "permission denied")
+    assert ".part" not in line
+
+
+def test_full_disk_names_the_output_and_leaves_nothing(tmp_path: Path):
+    target = tmp_path / "out.json"
+    with pytest.raises(OutputError) as caught, atomic_output(target) as out:
+        out.write(b"{")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    assert str(caught.value) == f"{target}: cannot write: No space left on device"
+    assert os.listdir(tmp_path) == []
+
+
+def test_replacing_keeps_permissions_and_new_files_follow_the_umask(tmp_path: Path):
+    kept = tmp_path / "kept.json"
+    kept.write_text("old")
+    kept.chmod(0o600)
+    assert run(str(CNN), "-o", str(kept), "--to", "chrome").exit_code == 0
+    assert kept.stat().st_mode & 0o777 == 0o600
+    old = os.umask(0o027)
+    try:
+        with atomic_output(tmp_path / "new.json") as out:
+            out.write(b"{}")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "new.json").stat().st_mode & 0o777 == 0o640
+
+
+def test_sigterm_removes_the_partial_output(tmp_path: Path):
+    # the writer is stopped by SIGTERM half-way: deterministic, no race with a timer
+    script = f"""
+import os, signal, sys
+import traceconv.formats.chrome as writer
+def stopped(trace, out, **options):
+    out.write(b"[" * 4096)
+    os.kill(os.getpid(), signal.SIGTERM)
+    raise AssertionError("SIGTERM did not stop the writer")
+writer.write = stopped
+sys.argv = ["traceconv", {str(CNN)!r}, "--to", "chrome", "-o", {str(tmp_path / "o.json")!r}]
+from traceconv.cli import main
+main()
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 128 + signal.SIGTERM, done.stderr
+    assert done.stderr.strip() == "traceconv: terminated"
+    assert os.listdir(tmp_path) == []
+
+
+# -- 9. silent acceptance -------------------------------------------------------------------
+
+def test_object_without_trace_events_is_not_an_empty_trace(tmp_path: Path):
+    path = tmp_path / "x.json"
+    path.write_bytes(b'{"schemaVersion": 1, "deviceProperties": []}')
+    one_error_line(run("info", str(path), "--format", "chrome"), f"{path}:$:",
+                   '"traceEvents"', "schemaVersion")
+    empty = chrome(tmp_path, [], name="empty.json")
+    assert run("info", str(empty), "--format", "chrome").exit_code == 0
+
+
+# -- also: a MIGraphX paste cut inside a dynamic dimension -----------------------------------
+
+def test_migraphx_paste_cut_mid_shape(tmp_path: Path):
+    path = tmp_path / "cut.txt"
+    path.write_text("seq = @param:seq -> dynamic, int64_type, {[ 1, 4")
+    trace = traceconv.load(path, format="migraphx")
+    assert trace.diagnostics.as_list(), "the cut must be reported"
+
+
+def test_source_bound_applies_to_standard_input():
+    source = Source("-", max_bytes=4)
+    import io
+
+    stdin = sys.stdin
+    try:
+        sys.stdin = io.TextIOWrapper(io.BytesIO(b"123456"))
+        with pytest.raises(InputError, match="4 bytes limit"):
+            source.read_bytes()
+    finally:
+        sys.stdin = stdin
