@@ -49,7 +49,8 @@ def test_pytorch_view_in_trace_processor(trace_processor):
     assert f"GPU 0 ({model})" in groups and "Spans" in groups
     info = envelope["distributedInfo"]
     host = traceconv.load(path).processes[0]
-    assert f"rank {info['rank']} of {info['world_size']} ({info['backend']})" in host.labels
+    assert host.labels == ["CPU", f"rank {info['rank']}", f"world size {info['world_size']}",
+                           f"backend {info['backend']}"]
 
 
 @pytest.mark.integration

@@ -99,20 +99,21 @@ def _label_processes(trace: Trace, envelope: dict[str, Any]) -> None:
     properties = {p.get("id"): p for p in envelope.get("deviceProperties") or ()
                   if isinstance(p, dict)}
     info = envelope.get("distributedInfo")
-    rank_label = None
+    rank_labels: list[str] = []   # the words of a merge's rank labels (analysis/merge.py)
     if isinstance(info, dict) and isinstance(info.get("rank"), int):
-        world = info.get("world_size")
-        rank_label = f"rank {info['rank']}" + (f" of {world}" if isinstance(world, int) else "")
+        rank_labels.append(f"rank {info['rank']}")
+        if isinstance(info.get("world_size"), int):
+            rank_labels.append(f"world size {info['world_size']}")
         if isinstance(info.get("backend"), str):
-            rank_label += f" ({info['backend']})"
+            rank_labels.append(f"backend {info['backend']}")
     for process in trace.processes:
         if process.kind is ProcessKind.DEVICE:
             model = (properties.get(process.pid) or {}).get("name")
             if isinstance(model, str) and model:
                 process.name = f"{process.name} ({model})"
                 process.labels = [x for x in process.labels if x != process.name] + [model]
-        if rank_label and process.kind in (ProcessKind.DEVICE, ProcessKind.HOST):
-            process.labels = [*process.labels, rank_label]
+        if process.kind in (ProcessKind.DEVICE, ProcessKind.HOST):
+            process.labels = [*process.labels, *rank_labels]
 
 
 def _join_launches(trace: Trace) -> None:
