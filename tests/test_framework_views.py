@@ -44,13 +44,15 @@ def test_pytorch_view_in_trace_processor(trace_processor):
     trace_processor.load(pftrace(traceconv.load(path)))
     processes = trace_processor.query("select pid, name from process where pid > 0")
     assert [(p.pid, p.name) for p in processes] == [(1180, "python3 (pid 1180)")]
-    model = envelope["deviceProperties"][0]["name"]
+    model, info = envelope["deviceProperties"][0]["name"], envelope["distributedInfo"]
+    rank = [f"rank {info['rank']}", f"world size {info['world_size']}",
+            f"backend {info['backend']}"]
+    labels = [r.display_value for r in trace_processor.query(
+        "select display_value from args where key like 'chrome.process_label%' order by key")]
+    assert labels == ["CPU", *rank]
     groups = {r.name for r in trace_processor.query("select name from track")}
-    assert f"GPU 0 ({model})" in groups and "Spans" in groups
-    info = envelope["distributedInfo"]
-    host = traceconv.load(path).processes[0]
-    assert host.labels == ["CPU", f"rank {info['rank']}", f"world size {info['world_size']}",
-                           f"backend {info['backend']}"]
+    assert f"GPU 0 ({model}, {', '.join(rank)})" in groups
+    assert f"Spans ({', '.join(rank)})" in groups
 
 
 @pytest.mark.integration

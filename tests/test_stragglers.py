@@ -45,7 +45,7 @@ def test_each_rank_is_one_labelled_group(samples: Path):
     order = sorted(merged.processes, key=lambda p: p.sort_index)
     ranks_in_order = [p.name.split(":")[0] for p in order]
     assert ranks_in_order == sorted(ranks_in_order)   # each rank's processes together
-    gpu = next(p for p in merged.processes if p.name.startswith("rank 2: GPU 0 "))
+    gpu = next(p for p in merged.processes if p.name == "rank 2: GPU 0")
     assert gpu.labels[:2] == ["rank 2", "world size 4"] and gpu.kind.value == "device"
 
 

@@ -3,7 +3,7 @@
 * host processes keep their pid; device and synthetic processes ("GPU 0") and host
   processes without a usable pid become top-level named tracks instead (a ProcessDescriptor
   needs a pid, and Perfetto shows it in the process name: a made-up number such as
-  "GPU 0 1073741825" would read as real); their labels become the track description;
+  "GPU 0 1073741825" would read as real), named with their labels: "GPU 0 (NVIDIA H100)";
 * threads of real processes become ThreadDescriptors (synthetic tid when the model has none
   or a clash); threads of the others are named tracks;
 * device streams, lanes, async and synthetic tracks become named tracks in their process
@@ -115,10 +115,11 @@ def _process(process: Process, ids: TrackIds, ordered: bool) -> bytes:
     fields = [uint_field(UUID, ids.process_uuid[process.id])]
     pid = ids.pid[process.id]
     if pid is None:
-        fields += [string_field(NAME, process.name),
+        # a track group shows no labels: they go in its name, as a process row shows them
+        labels = [x for x in process.labels if x != process.name]
+        name = f"{process.name} ({', '.join(labels)})" if labels else process.name
+        fields += [string_field(NAME, name),
                    uint_field(SIBLING_MERGE_BEHAVIOR, SIBLING_MERGE_NONE)]
-        if process.labels:
-            fields.append(string_field(DESCRIPTION, ", ".join(process.labels)))
     else:
         desc = [uint_field(PID, pid), string_field(PROCESS_NAME, process.name)]
         desc += [string_field(PROCESS_LABELS, label) for label in process.labels]

@@ -94,8 +94,9 @@ class Kineto(Flavour):
 
 
 def _label_processes(trace: Trace, envelope: dict[str, Any]) -> None:
-    """GPU model from ``deviceProperties`` in the GPU's name and labels; rank and world size
-    from ``distributedInfo`` in the labels of every process."""
+    """GPU model from ``deviceProperties`` in the GPU's labels; rank, world size and backend
+    from ``distributedInfo`` in the labels of every process (names stay as Kineto's, so
+    that ``--tracks "^GPU 0"`` and friends keep working)."""
     properties = {p.get("id"): p for p in envelope.get("deviceProperties") or ()
                   if isinstance(p, dict)}
     info = envelope.get("distributedInfo")
@@ -110,7 +111,6 @@ def _label_processes(trace: Trace, envelope: dict[str, Any]) -> None:
         if process.kind is ProcessKind.DEVICE:
             model = (properties.get(process.pid) or {}).get("name")
             if isinstance(model, str) and model:
-                process.name = f"{process.name} ({model})"
                 process.labels = [x for x in process.labels if x != process.name] + [model]
         if process.kind in (ProcessKind.DEVICE, ProcessKind.HOST):
             process.labels = [*process.labels, *rank_labels]
