@@ -120,3 +120,40 @@ def test_cli_info_reports_residual_skew(skewed: list[Path]):
     assert {d["code"] for d in data["diagnostics"]} >= {"align.shifted", "align.residual.3"}
     kept = CliRunner().invoke(app, ["info", *map(str, skewed), "--json", "--align", "none"])
     assert not orjson.loads(kept.stdout)["alignment"]["applied"]
+
+
+def nccl_rank(shift_ns: int, order: list[int]) -> traceconv.Trace:
+    """A rank with NCCL kernels on a GPU stream carrying Kineto's collective arguments; the
+    calls are recorded in ``order`` (sequence numbers), ending at 1, 2, 3 ms (+ shift)."""
+    from traceconv.model import ProcessKind, TrackKind
+
+    trace = traceconv.Trace()
+    gpu = trace.add_process("GPU 0", kind=ProcessKind.DEVICE, pid=0)
+    stream = trace.add_track("stream 7", process=gpu, kind=TrackKind.STREAM, tid=7)
+    for seq in order:
+        end = seq * 1_000_000 + shift_ns
+        trace.add_slice(stream, end - 200_000, 200_000,
+                        "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                        "kernel", {"Collective name": "allreduce", "Process Group Name": "0",
+                                   "Seq": seq})
+    return trace
+
+
+def test_nccl_kernels_match_by_sequence_number():
+    ranks = [nccl_rank(0, [1, 2, 3]), nccl_rank(5_000_000_000, [1, 2, 3])]
+    calls = find_calls(ranks[1])
+    assert [c.seq for c in calls[("device", "0", "allreduce")]] == [1, 2, 3]
+    assert align(ranks, mode="auto").offsets == [0, -5_000_000_000]
+
+
+def test_perfetto_shows_each_rank_labelled(tmp_path: Path, samples: Path, trace_processor):
+    out = tmp_path / "ddp.pftrace"
+    paths = [str(samples / "torch" / name) for name in RANKS]
+    assert CliRunner().invoke(app, [*paths, "-o", str(out)]).exit_code == 0
+    trace_processor.load(out.read_bytes())
+    rows = trace_processor.query(
+        "select p.name, group_concat(a.display_value, '|') as labels from process p "
+        "join args a using (arg_set_id) where a.key glob 'chrome.process_label*' "
+        "group by p.upid")
+    gpus = {r.name: r.labels for r in rows if r.name.endswith("GPU 0")}
+    assert gpus == {f"rank {r}: GPU 0": f"rank {r}|world size 4|GPU 0" for r in range(4)}

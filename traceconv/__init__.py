@@ -3,18 +3,50 @@
 >>> import traceconv
 >>> trace = traceconv.load("samples/torch/cnn_step5.pt.trace.json")   # doctest: +SKIP
 >>> trace.save("cnn.pftrace")                                        # doctest: +SKIP
+
+The names below are imported on first use (``traceconv.load`` imports the model, numpy and
+networkx; ``traceconv --version`` needs none of them), and seen by type checkers as usual.
 """
 
-from .analysis.merge import merge
-from .analysis.trim import trim
-from .api import check, convert, list_formats, load, save
-from .errors import FormatError, InputError, TraceconvError
-from .model import MemoryBlock, Metadata, OpStat, ProcessKind, Trace, TrackKind
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+# public name -> the module that defines it (add a line when adding a public name)
+_EXPORTS = {
+    "check": ".api", "combine": ".api", "convert": ".api", "list_formats": ".api", "load": ".api", "save": ".api",
+    "merge": ".analysis.merge", "trim": ".analysis.trim",
+    "FormatError": ".errors", "InputError": ".errors", "TraceconvError": ".errors",
+    "MemoryBlock": ".model", "Metadata": ".model", "OpStat": ".model", "ProcessKind": ".model",
+    "Trace": ".model", "TrackKind": ".model",
+}
+
+if TYPE_CHECKING:
+    from .analysis.merge import merge
+    from .analysis.trim import trim
+    from .api import check, combine, convert, list_formats, load, save
+    from .errors import FormatError, InputError, TraceconvError
+    from .model import MemoryBlock, Metadata, OpStat, ProcessKind, Trace, TrackKind
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use (PEP 562)."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'traceconv' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
 __all__ = [
     "FormatError", "InputError", "MemoryBlock", "Metadata", "OpStat", "ProcessKind", "Trace",
-    "TraceconvError", "TrackKind", "__version__", "check", "convert", "list_formats", "load",
-    "merge", "save", "trim",
+    "TraceconvError", "TrackKind", "__version__", "check", "combine", "convert", "list_formats",
+    "load", "merge", "save", "trim",
 ]

@@ -8,6 +8,7 @@ dict each time (a 1 M-event trace converts 2-3x slower with it on).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import registry
@@ -16,6 +17,7 @@ from .gcpause import paused_gc
 from .io import DEFAULT_MAX_BYTES, Progress, Source, atomic_output
 
 if TYPE_CHECKING:   # the model imports numpy and networkx: not needed to start the CLI
+    from .analysis.align import Mode
     from .analysis.check_report import CheckReport
     from .model import Diagnostics, Trace
 
@@ -92,6 +94,28 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str | 
     trace = load(src, format=format)
     save(trace, dst, format=to, **options)
     return trace
+
+
+def combine(traces: Sequence[Trace], *, align: Mode = "auto") -> Trace:
+    """One trace from several loaded inputs.
+
+    A PyTorch execution trace given beside its Kineto trace is linked to it, not merged as
+    a rank (see :mod:`traceconv.analysis.link_et`); all other inputs (ranks, runs) are
+    merged with :func:`traceconv.analysis.merge.merge` (``align``: its clock alignment).
+
+    >>> traceconv.combine([traceconv.load("run.pt.trace.json.gz"),      # doctest: +SKIP
+    ...                    traceconv.load("run_et.json.gz")]).op_count
+    1996
+    """
+    from .analysis.link_et import link_execution_trace, pair_execution_traces
+    from .analysis.merge import merge
+
+    linked = []
+    for timeline, ets in pair_execution_traces(traces):
+        for et in ets:
+            timeline = link_execution_trace(timeline, et)
+        linked.append(timeline)
+    return linked[0] if len(linked) == 1 else merge(linked, align=align)
 
 
 def list_formats() -> list[registry.FormatInfo]:

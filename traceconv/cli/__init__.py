@@ -1,12 +1,15 @@
 """The ``traceconv`` command line: thin commands over the public API.
 
-Each sub-command lives in its own module and registers itself on :data:`app`; the bare
-form ``traceconv IN... --to FORMAT`` runs ``convert``.
+Each sub-command lives in its own module (listed in :data:`COMMAND_MODULES`) and registers
+itself on :data:`app`; the bare form ``traceconv IN... --to FORMAT`` runs ``convert``. The
+modules are imported when a command is looked up, not for ``traceconv --version``.
 """
 
 from __future__ import annotations
 
-from . import advise, batch, check, convert, diff, formats_cmd, info, memflow, summary  # noqa: F401 - registers the commands
 from .app import app, main
+
+COMMAND_MODULES = ("advise", "batch", "check", "convert", "diff", "formats_cmd", "info",
+                   "memflow", "summary")
 
 __all__ = ["app", "main"]

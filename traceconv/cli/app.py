@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
@@ -25,15 +26,36 @@ Examples:
 
 
 class DefaultGroup(click.Group):
-    """A group whose first argument may be an input file: then ``convert`` is implied."""
+    """A group whose first argument may be an input file: then ``convert`` is implied.
+
+    The command modules are imported on first need (``traceconv --version`` starts with
+    click alone)."""
 
     default_command = "convert"
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h",
-                                                                     "--version"):
+        if args[:1] == ["--version"]:
+            return super().parse_args(ctx, args)
+        load_commands()
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        load_commands()
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        load_commands()
+        return super().list_commands(ctx)
+
+
+def load_commands() -> None:
+    """Import every command module (each registers its command on :data:`app`)."""
+    from . import COMMAND_MODULES
+
+    for module in COMMAND_MODULES:
+        importlib.import_module(f"{__package__}.{module}")
 
 
 @click.group(cls=DefaultGroup, epilog=EPILOG,

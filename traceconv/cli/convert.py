@@ -11,9 +11,8 @@ import click
 from .. import registry
 from ..analysis.align import MODES, Mode
 from ..analysis.dataflow import add_dataflow_flows
-from ..analysis.merge import merge
 from ..analysis.trim import TrimOptions, parse_window, trim_with
-from ..api import load, save
+from ..api import combine, load, save
 from ..errors import FormatError
 from ..io import DEFAULT_MAX_BYTES, format_size, parse_size
 from ..model import Trace
@@ -44,12 +43,23 @@ max_bytes_option = click.option(
 
 def load_all(inputs: tuple[str, ...], format: str | None, align: Mode = "auto", *,
              max_bytes: int = DEFAULT_MAX_BYTES) -> Trace:
-    """Load every input (with a progress bar on a terminal) and merge them into one trace,
-    clocks aligned on shared collectives as ``align`` says."""
+    """Load every input (with a progress bar on a terminal) and combine them into one trace:
+    ranks are merged, clocks aligned on shared collectives as ``align`` says; an execution
+    trace is linked to its Kineto trace (:func:`~traceconv.api.combine`)."""
     with reading(list(inputs)) as per_file:
         traces = [load(path, format=format, progress=per_file(i), max_bytes=max_bytes)
                   for i, path in enumerate(inputs)]
-    return traces[0] if len(traces) == 1 else merge(traces, align=align)
+    return traces[0] if len(traces) == 1 else combine(traces, align=align)
+
+
+def echo_alignment(trace: Trace) -> None:
+    """Say on stderr what ``--align`` did to a merged trace (and how far ranks still differ)."""
+    alignment = trace.metadata.attributes.get("alignment")
+    if not alignment:
+        return
+    worst = max((r["residual_max_ns"] for r in alignment["ranks"]), default=0)
+    residual = f"; residual skew up to {worst / 1e3:,.1f} µs" if alignment["collectives"] else ""
+    click.echo(f"traceconv: clocks: {alignment['reason']}{residual}", err=True)
 
 
 ALIGN_OPTION = click.option(
@@ -146,6 +156,7 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
         target = output or default_output(inputs, to)  # type: ignore[arg-type]
         trace = load_all(inputs, format, align, max_bytes=max_bytes)
         echo_digest(trace, inputs)
+        echo_alignment(trace)
         trimming = TrimOptions(window, only, exclude, tracks)
         if trimming.active:
             trace = trim_with(trace, trimming)

@@ -61,3 +61,11 @@ register(FormatInfo(
     "torch-memory", "PyTorch export_memory_timeline JSON (per-category totals or raw events)",
     "traceconv.formats.torch_memory", (".raw.json", ".json"), reads=True,
     aliases=("memory_timeline",)))
+register(FormatInfo(
+    "torch-snapshot", "PyTorch CUDA allocator snapshot (torch.cuda.memory._dump_snapshot "
+    "pickle; read without running code)", "traceconv.formats.torch_snapshot",
+    (".pickle", ".pkl"), reads=True, aliases=("memory_snapshot",)))
+register(FormatInfo(
+    "torch-et", "PyTorch execution trace (Chakra schema, ExecutionTraceObserver): op graph; "
+    "linked to its Kineto trace when both are given", "traceconv.formats.torch_et",
+    ("_et.json", ".et.json", ".json"), reads=True, aliases=("chakra", "execution-trace")))

@@ -78,6 +78,10 @@ class Trace:
         self.flows = FlowTable()
         self.graph: nx.DiGraph = nx.DiGraph()
         self.memory: list[MemoryBlock] = []
+        # Address ranges an allocator reserved from the device (CUDA caching-allocator
+        # segments, arenas, pools); the blocks of :attr:`memory` live inside them, so the
+        # two are kept apart: reserved and allocated bytes are different questions.
+        self.reservations: list[MemoryBlock] = []
         self.stats: list[OpStat] = []
 
     @property
@@ -122,7 +126,8 @@ class Trace:
         """Add one sample to a counter track and return its row index."""
         return self.counters.append(track, ts, value)
 
-    def add_counter_series(self, track: int, times: Sequence[int], values: Sequence[float]) -> None:
+    def add_counter_series(self, track: int, times: Sequence[int] | np.ndarray,
+                           values: Sequence[float] | np.ndarray) -> None:
         """Add many samples to one counter track at once (numpy arrays welcome).
 
         >>> t = Trace(); p = t.add_process("p"); c = t.add_track("mem", process=p)
@@ -146,6 +151,11 @@ class Trace:
     def add_memory_block(self, block: MemoryBlock) -> int:
         self.memory.append(block)
         return len(self.memory) - 1
+
+    def add_reservation(self, block: MemoryBlock) -> int:
+        """Add an address range reserved by an allocator (see :attr:`reservations`)."""
+        self.reservations.append(block)
+        return len(self.reservations) - 1
 
     def add_stat(self, stat: OpStat) -> int:
         self.stats.append(stat)

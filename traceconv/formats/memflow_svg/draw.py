@@ -27,12 +27,14 @@ from ...analysis.memory import LiveBytes, live_bytes
 from ...model import MemoryBlock, Trace
 from .colors import Coloring, color_blocks
 from .layout import BREAK_PX, AddressAxis, Region, TimeAxis, address_axis
-from .selection import MemflowOptions, Selection, select
+from .selection import MemflowOptions, Selection, select, select_reserved
 from .units import format_bytes, format_duration, nice_step, time_unit_for
 
 MIN_WIDTH = 1.0    # px: zero-duration blocks stay visible
 MIN_HEIGHT = 1.0   # px: tiny blocks in a big region stay visible
 MERGED_COLOR = "#4d4d4d"
+RESERVED_FILL = "#e3ebf5"     # allocator segments: a pale background the blocks sit on
+RESERVED_STROKE = "#9db3cf"
 LEGEND_ROW = 26   # px per legend entry (label line + count line)
 CURVE_COLORS = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
 STYLE = """
@@ -46,6 +48,7 @@ text { font: 11px sans-serif; fill: #222; }
 .peak { stroke: #d62728; stroke-width: 1; stroke-dasharray: 4 3; }
 rect.b:hover, rect.m:hover { stroke: #000; stroke-width: 1.5; }
 rect.m { stroke: #4d4d4d; stroke-width: 0.25; }
+rect.r { stroke-width: 0.75; }
 """
 
 
@@ -101,11 +104,12 @@ def render(trace: Trace, options: MemflowOptions) -> svgwrite.Drawing:
     (1, True)
     """
     sel = select(trace, options)
+    reserved = select_reserved(trace, options, sel)
     frame = Frame(options.width, options.height)
     lo, hi = sel.window
     clock = Clock(sel.origin, *time_unit_for(hi - lo))
     times = TimeAxis(lo, hi, frame.left, frame.right)
-    axis = address_axis(sel.space, sel.address, sel.size, frame.plot_top, frame.plot_bottom)
+    axis, reserved_axis = _shared_axis(sel, reserved, frame)
     coloring = color_blocks(sel.blocks, options.color_by, trace.graph, frame.legend_rows)
 
     drawing = svgwrite.Drawing(size=(options.width, options.height), debug=False)
@@ -117,12 +121,47 @@ def render(trace: Trace, options: MemflowOptions) -> svgwrite.Drawing:
     drawing.add(drawing.text(title, insert=(frame.left, 22), class_="title"))
 
     _draw_region_bands(drawing, axis, frame)
+    _draw_reserved(drawing, reserved, reserved_axis, times, clock, options.max_rects)
     merged = _draw_blocks(drawing, trace, sel, axis, times, coloring, clock, options.max_rects)
     _draw_address_axis(drawing, axis, sel, frame)
     _draw_time_axis(drawing, times, clock, frame, trace.metadata.clock)
     peaks = _draw_live_bytes(drawing, sel, times, frame, clock)
-    _draw_legend(drawing, sel, axis, coloring, merged, peaks, frame)
+    _draw_legend(drawing, sel, axis, coloring, merged, peaks, frame, reserved)
     return drawing
+
+
+def _shared_axis(sel: Selection, reserved: Selection, frame: Frame
+                 ) -> tuple[AddressAxis, AddressAxis]:
+    """One address axis for blocks and reservations (regions cover both), viewed per set."""
+    axis = address_axis(np.concatenate((sel.space, reserved.space)),
+                        np.concatenate((sel.address, reserved.address)),
+                        np.concatenate((sel.size, reserved.size)),
+                        frame.plot_top, frame.plot_bottom)
+    n = len(sel)
+    return (AddressAxis(axis.regions, axis.region_of[:n], axis.skipped),
+            AddressAxis(axis.regions, axis.region_of[n:], axis.skipped))
+
+
+def _draw_reserved(drawing: svgwrite.Drawing, reserved: Selection, axis: AddressAxis,
+                   times: TimeAxis, clock: Clock, budget: int) -> None:
+    """Reservations (allocator segments) as a pale background, the largest first; past a
+    quarter of the rectangle budget the smallest are left out (the legend says how many)."""
+    group = drawing.add(drawing.g(id="reserved"))
+    if not len(reserved):
+        return
+    x0 = np.asarray(times.x(reserved.start))
+    width = np.maximum(np.asarray(times.x(reserved.end)) - x0, MIN_WIDTH)
+    top, bottom = axis.y_range(reserved.address, reserved.size)
+    height = np.maximum(bottom - top, MIN_HEIGHT)
+    order = np.argsort(-reserved.size, kind="stable")[:max(1, budget // 4)]
+    for i in order.tolist():
+        block = reserved.blocks[i]
+        rect = drawing.rect((round(float(x0[i]), 2), round(float(bottom[i] - height[i]), 2)),
+                            (round(float(width[i]), 2), round(float(height[i]), 2)),
+                            fill=RESERVED_FILL, stroke=RESERVED_STROKE, class_="r")
+        rect.set_desc(title="reserved " + block_tooltip(block, Trace(), clock))
+        group.add(rect)
+    reserved.left_out["reserved ranges beyond the budget"] = len(reserved) - len(order)
 
 
 # Characters XML 1.0 forbids even escaped; names from traces can hold them.
@@ -464,7 +503,7 @@ def _draw_peak(drawing: svgwrite.Drawing, group: Group, sel: Selection, times: T
 
 def _draw_legend(drawing: svgwrite.Drawing, sel: Selection, axis: AddressAxis,
                  coloring: Coloring, merged: tuple[int, int], peaks: list[Peak],
-                 frame: Frame) -> None:
+                 frame: Frame, reserved: Selection) -> None:
     group = drawing.add(drawing.g(id="legend"))
     x = frame.width - frame.legend_width + 10
     y = frame.plot_top
@@ -478,6 +517,13 @@ def _draw_legend(drawing: svgwrite.Drawing, sel: Selection, axis: AddressAxis,
         group.add(drawing.text(f"{entry.blocks:,} blocks · {format_bytes(entry.bytes)} allocated",
                                insert=(x + 18, y + 12), class_="small"))
         y += LEGEND_ROW
+    if len(reserved):
+        group.add(drawing.rect((x, y - 9), (12, 12), fill=RESERVED_FILL, stroke=RESERVED_STROKE))
+        group.add(drawing.text("reserved (allocator segments)", insert=(x + 18, y + 1)))
+        group.add(drawing.text(f"{len(reserved):,} ranges · "
+                               f"{format_bytes(int(reserved.size.sum()))} in all",
+                               insert=(x + 18, y + 12), class_="small"))
+        y += LEGEND_ROW
     blocks_merged, cells = merged
     if cells:
         group.add(drawing.rect((x, y - 9), (12, 12), fill="white", stroke=MERGED_COLOR,
@@ -488,7 +534,8 @@ def _draw_legend(drawing: svgwrite.Drawing, sel: Selection, axis: AddressAxis,
         y += LEGEND_ROW
     notes = [f"{len(sel):,} of {sel.total:,} blocks drawn"
              + (f" ({len(sel) - blocks_merged:,} alone)" if cells else "")]
-    notes += [f"{n:,} {reason}" for reason, n in sel.left_out.items()]
+    notes += [f"{n:,} {reason}" for reason, n in (*sel.left_out.items(),
+                                                  *reserved.left_out.items()) if n]
     if len(axis.regions) > 1:
         notes.append(f"address axis: {len(axis.regions)} regions"
                      + ("," if axis.skipped else ""))

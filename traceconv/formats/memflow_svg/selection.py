@@ -116,13 +116,34 @@ def select(trace: Trace, options: MemflowOptions) -> Selection:
     >>> len(s), s.window, s.left_out
     (1, (0, 15), {'smaller than the minimum size': 1, 'outside the time window': 1})
     """
-    blocks = trace.memory
-    times = known_times(blocks)
-    origin = time_origin(trace)
+    times = known_times(trace.memory) or known_times(trace.reservations)
     lo = options.start if options.start is not None else min(times, default=0)
     hi = options.end if options.end is not None else max(times, default=lo + 1)
     if hi <= lo:
         hi = lo + 1
+    return _pick(trace.memory, options, (lo, hi), time_origin(trace), {})
+
+
+def select_reserved(trace: Trace, options: MemflowOptions, blocks: Selection) -> Selection:
+    """The reservations (allocator segments) to draw behind ``blocks``, in the same window
+    and address spaces (a reservation can open a new space: ``blocks.spaces`` grows).
+
+    >>> t = Trace(); _ = t.add_memory_block(MemoryBlock(64, 32, 5, 8, device="gpu"))
+    >>> _ = t.add_reservation(MemoryBlock(0, 1024, 0, None, device="gpu"))
+    >>> r = select_reserved(t, MemflowOptions(), select(t, MemflowOptions()))
+    >>> len(r), r.start.tolist(), r.end.tolist(), r.spaces
+    (1, [5], [8], [('gpu', '')])
+    """
+    spaces = dict(zip(blocks.spaces, range(len(blocks.spaces)), strict=True))
+    reserved = _pick(trace.reservations, options, blocks.window, blocks.origin, spaces)
+    blocks.spaces[:] = reserved.spaces
+    return reserved
+
+
+def _pick(blocks: list[MemoryBlock], options: MemflowOptions, window: tuple[int, int],
+          origin: int, spaces: dict[tuple[str, str], int]) -> Selection:
+    """The blocks that ``options`` keep inside ``window``, as columns (``spaces`` grows)."""
+    lo, hi = window
     left_out: dict[str, int] = {}
 
     def drop(reason: str) -> None:
@@ -141,7 +162,6 @@ def select(trace: Trace, options: MemflowOptions) -> Selection:
             drop("outside the time window")
         else:
             kept.append(b)
-    spaces: dict[tuple[str, str], int] = {}
     space = [spaces.setdefault((b.device, b.pool), len(spaces)) for b in kept]
     start = [lo if b.alloc_ns is None else max(b.alloc_ns, lo) for b in kept]
     end = [hi if b.free_ns is None else min(b.free_ns, hi) for b in kept]

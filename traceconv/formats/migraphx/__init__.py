@@ -22,6 +22,7 @@ from ...model import Metadata, Trace
 from .document import Document, parse_document
 from .graph import add_graph
 from .memory import add_memory
+from .reflow import logical_lines
 from .stats import add_recomputed, add_summary, recompute
 from .timeline import add_host_totals, lay_out
 from .units import Unit, units_of
@@ -33,7 +34,9 @@ _INSTRUCTION = re.compile(
     rb"(?:->\s*(?:\[|dynamic, )?\w+_type, \{|@return\()", re.M)
 _MARKERS = re.compile(rb"Running performance report|MIGraphX Version: |^Run instruction: |"
                       rb"^Total instructions time: |^module: \"main\"|"
-                      rb"^\S[^\n]*: [-+\d.e]+ms / \d+ = [-+\d.e]+ms, [-+\d.e]+%\s*$", re.M)
+                      rb"^\S[^\n=]*: ?[-+\d.e]+ ?ms(?: ?/ ?\d+ ?= ?[-+\d.e]+ ?ms)?"
+                      rb" ?[,\xef\xbc\x8c] ?[-+\d.e]+ ?%\s*$|"
+                      rb": ?[-+\d.e]+ ?ms ?[,\xef\xbc\x8c] ?[-+\d.e]+ ?%\s*$", re.M)
 
 
 def sniff(head: bytes, source: Source | None = None) -> float:
@@ -48,6 +51,9 @@ def sniff(head: bytes, source: Source | None = None) -> float:
     >>> sniff(b"Event  Calls  Total  Min.\\nMatMul 3 1.5 0.5\\n")
     0.0
     """
+    # pastes wrap lines: read the head as its reflowed lines
+    head = "\n".join(text for _, text, _ in logical_lines(
+        head.decode("utf-8", "replace").splitlines())).encode()
     instructions = len(_INSTRUCTION.findall(head, 0, len(head)))
     markers = bool(_MARKERS.search(head))
     if instructions >= 3 or (instructions and markers):
@@ -103,6 +109,8 @@ def _build_unit(trace: Trace, unit: Unit) -> None:
             diagnostics.add("migraphx.report_truncated", "perf report ends before its Summary "
                             "and trailer (cut paste); the lines present are read",
                             kind="note")
+    if unit.untimed_report is not None:
+        add_summary(trace, unit.untimed_report, unit.label, {})
     diagnostics.add("migraphx.unresolved_input", "input name defined nowhere in the program "
                     "(elided or cut paste); the edge is dropped", kind="dropped",
                     count=len(program.unresolved),
@@ -128,8 +136,10 @@ def _note_document(document: Document, trace: Trace) -> None:
                         example=f"line {number}: {text}")
     diagnostics.add("migraphx.elided", "'...' elision lines in the paste", kind="note",
                     count=len(document.elided))
-    diagnostics.add("migraphx.wrapped_line", "instruction wrapped over several lines by the "
-                    "paste; the pieces were joined", kind="repaired",
+    diagnostics.add("migraphx.untitled_summary", "Summary rows pasted without their "
+                    "'Summary:' line", kind="note", count=document.untitled_summary)
+    diagnostics.add("migraphx.wrapped_line", "line hard-wrapped by the paste (instruction, "
+                    "Summary row, Output list, trailer); the pieces were joined", kind="repaired",
                     count=len(document.wrapped), example=f"line {document.wrapped[0]}"
                     if document.wrapped else None)
 
@@ -144,8 +154,9 @@ def _unit_summary(unit: Unit) -> dict:
             out[key] = value
     if run.environment:
         out["environment"] = dict(run.environment)
-    if unit.report is not None:
-        out["trailer"] = unit.report.trailer.model_dump(exclude_none=True)
+    report = unit.report or unit.untimed_report
+    if report is not None:
+        out["trailer"] = report.trailer.model_dump(exclude_none=True)
     if unit.eval_passes:
         out["eval_passes"] = len(unit.eval_passes)
     return out

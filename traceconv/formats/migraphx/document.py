@@ -14,23 +14,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from .instruction import VAR, Instruction, parse_instruction
+from .reflow import _SEP, NUM, PERF_TAIL, SUMMARY_ROW, logical_lines, summary_group
 
-NUM = r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
-_SEP = r"\s*[,，]\s*"  # the DCU fork pastes carry full-width commas and collapsed spacing
-# Greedy head: the timing is the last ': <ms>ms, <pct>%' of the line.
-PERF_TAIL = re.compile(rf"^(.*):\s*({NUM})\s*ms{_SEP}({NUM})\s*%\s*$")
-SUMMARY_ROW = re.compile(
-    rf"^(.+?)\s*:\s*({NUM})\s*ms(?:\s*/\s*(\d+)\s*=\s*({NUM})\s*ms)?{_SEP}({NUM})\s*%\s*$")
 _RETURN_GLUE = re.compile(r"(=\s*@return\([^)]*\))(?=\S)")
-_LOGGER = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \[\w+\] \[[^\]]*\] ?(.*)$")
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_LINE_START = re.compile(r"\s*[^\s=]+ = |\s*Run instruction:|\s*Summary:")
-
-
-def _open_brackets(text: str) -> int:
-    return sum(text.count(c) for c in "[{(") - sum(text.count(c) for c in "]})")
-
-
 
 class PerfLine(BaseModel):
     """A per-instruction line of a perf report: the instruction and its mean time."""
@@ -132,7 +118,8 @@ class Document(BaseModel):
                                             description="(line number, text) not understood")
     elided: list[int] = Field(default_factory=list, description="lines that are '...' elisions")
     wrapped: list[int] = Field(default_factory=list,
-                               description="lines joined to the instruction they continue")
+                               description="lines joined to the line they continue")
+    untitled_summary: int = Field(0, description="Summary rows pasted without 'Summary:'")
     comments: int = 0
 
 
@@ -182,7 +169,6 @@ class _Parser:
         self.module: str | None = None
         self.in_summary = False
         self.after_blank = False
-        self.pending: tuple[int, str] | None = None  # an instruction wrapped by the paste
 
     # -- run / block bookkeeping ---------------------------------------------------------
 
@@ -195,32 +181,17 @@ class _Parser:
             self.end_blocks()
         return run
 
+    def new_run(self, number: int) -> Run:
+        """Start the next run: what follows belongs to another pasted report."""
+        run = self.run = Run(line=number)
+        self.doc.runs.append(run)
+        self.end_blocks()
+        return run
+
     def end_blocks(self) -> None:
         self.listing, self.module, self.in_summary = None, None, False
 
     # -- lines ---------------------------------------------------------------------------
-
-    def feed(self, number: int, raw: str) -> None:
-        line = _ANSI.sub("", raw).rstrip()
-        if m := _LOGGER.match(line):
-            line = m[1]
-        if self.pending is not None:
-            first, head = self.pending
-            self.pending = None
-            if line.strip() and not _LINE_START.match(line):
-                self.doc.wrapped.append(number)
-                self.feed(first, head + line.strip())
-                return
-            self.feed_text(first, head)
-        if VAR.match(line) and _open_brackets(line) > 0:
-            self.pending = (number, line)  # maybe wrapped: decide on the next line
-            return
-        self.feed_text(number, line)
-
-    def finish(self) -> None:
-        if self.pending is not None:
-            self.feed_text(*self.pending)
-            self.pending = None
 
     def feed_text(self, number: int, line: str) -> None:
         if not line.strip():
@@ -237,9 +208,8 @@ class _Parser:
         if stripped in ("...", "…", "[...]") or stripped.startswith(("... ", "…")):
             self.doc.elided.append(number)
             return
-        if self.in_summary and (m := SUMMARY_ROW.match(stripped)):
-            report = self.current_run(number).report
-            assert report is not None
+        if (m := SUMMARY_ROW.match(stripped)) and (self.in_summary or summary_group(m[1])):
+            report = self.summary_report(number)
             report.summary.append(SummaryRow(
                 group=m[1], total_ms=float(m[2]), count=int(m[3]) if m[3] else None,
                 avg_ms=float(m[4]) if m[4] else None, percent=float(m[5]),
@@ -258,6 +228,24 @@ class _Parser:
             self.doc.comments += 1  # provenance notes, shell prompts
             return
         self.doc.unparsed.append((number, line))
+
+    def summary_report(self, number: int) -> PerfReport:
+        """The report a Summary row belongs to; rows pasted without their ``Summary:``
+        line open the summary of the current report, or of a new run when that one is
+        complete."""
+        if self.in_summary:
+            report = self.current_run(number).report
+            assert report is not None
+            return report
+        self.doc.untitled_summary += 1
+        run = self.current_run(number)
+        if run.report is not None and (run.report.summary or
+                                       run.report.trailer.total_ms is not None):
+            run = self.new_run(number)
+        self.end_blocks()
+        run.report = run.report or PerfReport(line=number)
+        self.in_summary = True
+        return run.report
 
     def driver(self, number: int, line: str) -> bool:
         if m := _RUNNING.match(line):
@@ -283,6 +271,9 @@ class _Parser:
             self.end_blocks()
         elif line == "Summary:":
             run = self.current_run(number)
+            if run.report is not None and (run.report.summary or run.report.trailer.total_ms
+                                           is not None):
+                run = self.new_run(number)   # a second report pasted after the first
             run.report = run.report or PerfReport(line=number)
             self.in_summary = True
         elif m := _ENV.match(line):
@@ -303,6 +294,12 @@ class _Parser:
         for pattern, apply in _TRAILER:
             if m := pattern.match(line):
                 run = self.current_run(number)
+                probe = Trailer()
+                apply(probe, m)
+                printed = run.report.trailer.model_dump(exclude_none=True, exclude={
+                    "percentiles_ms"}) if run.report is not None else {}
+                if printed.keys() & probe.model_dump(exclude_none=True).keys():
+                    run = self.new_run(number)   # the trailer of the next pasted report
                 run.report = run.report or PerfReport(line=number)
                 apply(run.report.trailer, m)
                 self.end_blocks()
@@ -389,7 +386,7 @@ def parse_document(text: str) -> Document:
     0.5
     """
     parser = _Parser()
-    for number, raw in enumerate(text.splitlines(), 1):
-        parser.feed(number, raw)
-    parser.finish()
+    for number, line, wrapped in logical_lines(text.splitlines()):
+        parser.doc.wrapped.extend(wrapped)
+        parser.feed_text(number, line.rstrip())
     return parser.doc

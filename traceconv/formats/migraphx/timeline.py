@@ -72,12 +72,14 @@ def slice_args(ins: Instruction, module: str) -> dict:
 def lay_out(trace: Trace, unit: Unit, diagnostics: Diagnostics) -> Layout:
     """Add the unit's process, tracks and slices; return the primary placement."""
     name = "MIGraphX" + (f" {unit.label}" if unit.label else "")
-    process = trace.add_process(name, kind=ProcessKind.DEVICE)
+    timed = unit.report is not None or any(r.device_ms is not None or r.host_ms is not None
+                                           for records in unit.eval_passes for r in records)
+    # 1 µs per instruction stands in for missing times: never device time
+    process = trace.add_process(name, kind=ProcessKind.DEVICE if timed
+                                else ProcessKind.SYNTHETIC)
     nodes = unit.program.nodes
     layout = Layout([0] * len(nodes), [0] * len(nodes), [[] for _ in nodes], process, name,
-                    timed=unit.report is not None or any(
-                        r.device_ms is not None or r.host_ms is not None
-                        for records in unit.eval_passes for r in records))
+                    timed=timed)
     if unit.report is not None:
         _perf(trace, unit, layout, diagnostics)
     elif unit.eval_passes:

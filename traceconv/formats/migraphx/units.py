@@ -25,6 +25,7 @@ class Unit:
     eval_passes: list[list[EvalRecord]] = field(default_factory=list)
     listing: Listing | None = None
     label: str = ""
+    untimed_report: PerfReport | None = None   # a trailer or Summary but no times
 
 
 def eval_passes(records: list[EvalRecord]) -> list[list[EvalRecord]]:
@@ -61,6 +62,13 @@ def units_of(document: Document, diagnostics: Diagnostics) -> list[Unit]:
                 last = k == len(run.listings) - 1
                 units.append(Unit(run, resolve(_listing_items(listing)), listing=listing,
                                   eval_passes=passes if last else []))
+        if run.report is not None and not run.report.lines and run.listings:
+            # a listing with a perf trailer but no per-instruction times: the program is
+            # untimed; the trailer and Summary are kept beside it
+            units[-1].untimed_report = run.report
+            diagnostics.add("migraphx.report_without_lines", "perf report with a summary or "
+                            "trailer but no per-instruction lines (kept as statistics and "
+                            "metadata; the listing stays untimed)", kind="note")
         if run.report is not None and not run.report.lines and not run.listings:
             # a pasted Summary or trailer alone: stats and totals, no program
             units.append(Unit(run, resolve([]), report=run.report))

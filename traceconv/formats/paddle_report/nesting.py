@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .rows import CPU, match_row, number
+from .rows import CPU, header_columns, match_row, number, split_touching
 from .schema import EventRow, ProfilingReport
 
 THREAD_PREFIX = re.compile(r"^thread(\d+)::")
@@ -33,23 +33,6 @@ def container_kind(name: str) -> str | None:
     """
     match = CONTAINER_NAME.search(name)
     return None if match is None else match.lastgroup
-
-
-def split_touching(name: str, digits: str, total: float | None,
-                   ave: float | None) -> tuple[str, str]:
-    """Split a name that ran into its calls digits, using Ave. = Total / Calls (%g, 6 digits).
-
-    >>> split_touching("conv2d", "110", 1.1, 0.11)
-    ('conv2d1', '10')
-    >>> split_touching("grad0/prepare_data", "5", 0.014251, 0.0028502)
-    ('grad0/prepare_data', '5')
-    """
-    if total is not None and ave:
-        for cut in range(len(digits)):
-            calls = int(digits[cut:])
-            if calls and digits[cut] != "0" and abs(total / calls - ave) <= 5e-6 * abs(ave):
-                return name + digits[:cut], digits[cut:]
-    return name, digits
 
 
 def _cell(groups: dict[str, str | None], key: str) -> float | None:
@@ -76,23 +59,84 @@ class EventTable:
         # A paste with collapsed whitespace has no double spaces in the header / first row.
         self.collapsed = "  " not in first_line.strip()
         self.base = len(first_line) - len(first_line.lstrip(" "))
-        self.header = header
+        self.header_text = first_line if header else None
+        self.last_line: str | None = None   # the text of the last row read
         self.stack: list[int] = []          # indices of the open ancestors, outermost first
         self.indents: list[int] = []        # collapsed tables: leading spaces of each row
         self.children_ms: list[float] = []  # sum of the children's totals, per row
         self.guessed = 0
         self.after_blank = False            # the last line was blank (the table may be over)
 
+    def parse_test(self, line: str) -> bool:
+        """Whether ``line`` is a row of this table, or the rest of its wrapped header or of
+        its last row."""
+        return match_row(line, self.columns) is not None or \
+            self._longer_header(line) is not None or self._longer_last_row(line) is not None
+
+    def _longer_header(self, piece: str) -> tuple[str, tuple[str, ...]] | None:
+        """The header text and columns when ``piece`` continues a wrapped header."""
+        if self.header_text is None or self.report.events:
+            return None
+        for text in (self.header_text + piece, f"{self.header_text.rstrip()} {piece.strip()}"):
+            columns = header_columns(text)
+            if columns is not None and len(columns) > len(self.columns):
+                return text, columns
+        return None
+
+    def extend_header(self, piece: str) -> bool:
+        """Take ``piece`` as the rest of a header the paste wrapped (more columns)."""
+        longer = self._longer_header(piece)
+        if longer is not None:
+            self.header_text, self.columns = longer
+            self.report.columns = list(self.columns)
+            self.report.has_cpu_gpu_columns = CPU in self.columns
+        return longer is not None
+
+    def _longer_last_row(self, piece: str) -> tuple[str, re.Match[str]] | None:
+        """The last row's text and match when ``piece`` completes it (a wrap that cut it
+        after a whole cell: ``... 0.1`` + ``6``)."""
+        events = self.report.events
+        if self.last_line is None or not events or match_row(piece, self.columns):
+            return None
+        for text in (self.last_line + piece, f"{self.last_line.rstrip()} {piece.strip()}"):
+            match = match_row(text, self.columns)
+            if match is not None and match["name"] == events[-1].name:
+                return text, match
+        return None
+
+    def extend_last_row(self, piece: str) -> bool:
+        """Take ``piece`` as the rest of the last row (its cells are read again)."""
+        longer = self._longer_last_row(piece)
+        if longer is None:
+            return False
+        self.last_line, match = longer
+        row = self._row(match, self.last_line)
+        for field in ("calls", "total_ms", "min_ms", "max_ms", "ave_ms", "ratio",
+                      "reorder_marked", "cpu_ms", "cpu_ratio", "gpu_ms", "gpu_ratio"):
+            setattr(self.report.events[-1], field, getattr(row, field))
+        return True
+
     def parse(self, line: str) -> EventRow | None:
         """``line`` as a row of this table's columns (nested at once unless collapsed)."""
         match = match_row(line, self.columns)
         if match is None:
             return None
+        row = self._row(match, line)
+        self.last_line = line
+        indent = max(0, len(match["indent"]) - self.base)
+        self.children_ms.append(0.0)
+        if self.collapsed:
+            self.indents.append(indent)   # nested once the table is complete
+        else:
+            self._nest(row, indent // 2)
+        return row
+
+    def _row(self, match: re.Match[str], line: str) -> EventRow:
         g = match.groupdict()
         name, calls = g["name"], g["calls"]
         total, ave = _cell(g, "total"), _cell(g, "ave")
         if not line[match.start("calls") - 1].isspace():
-            name, calls = split_touching(name, calls, total, ave)
+            name, calls = split_touching(name, calls, total, ave) or (name, calls)
         row = EventRow(
             name=name, calls=int(calls), total_ms=total, min_ms=_cell(g, "min"),
             max_ms=_cell(g, "max"), ave_ms=ave, ratio=_cell(g, "ratio"),
@@ -100,12 +144,6 @@ class EventTable:
         if CPU in self.columns:
             row.cpu_ms, row.cpu_ratio = _cell(g, "cpu"), _cell(g, "cpur")
             row.gpu_ms, row.gpu_ratio = _cell(g, "gpu"), _cell(g, "gpur")
-        indent = max(0, len(g["indent"]) - self.base)
-        self.children_ms.append(0.0)
-        if self.collapsed:
-            self.indents.append(indent)   # nested once the table is complete
-        else:
-            self._nest(row, indent // 2)
         return row
 
     def _nest(self, row: EventRow, depth: int) -> None:

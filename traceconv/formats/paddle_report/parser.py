@@ -63,6 +63,10 @@ _HEADER_LINES: list[tuple[int, re.Pattern[str]]] = [
 _TITLE_STAGE = {"Overhead": 5, "GpuMemCpy": 10, "Event": 12}
 _HEADER_STAGE, _ROWS_STAGE = 13, 14
 _PRINTED_ONCE = {1, 2, 3, 4, 5, 7, 10, 12, 13}
+_HEADER_REST = re.compile(r"[A-Za-z()\s]*\(MB\)\s*")   # "s   Size(MB)" after a wrap
+_MAX_PIECES = 4       # a 180-column row wrapped at 60 columns is 3 pieces
+_PIECE_START = re.compile(r"^\s*(?:-{3,}|Event\b|Place|Total|Computation|Framework|GpuMemcpy|"
+                          r"Note!|Sorted|Time|Elapsed|Accumulated)")
 
 
 class ReportParser:
@@ -89,10 +93,66 @@ class ReportParser:
         return self.parse_lines(text.splitlines())
 
     def parse_lines(self, lines: Iterable[str]) -> ReportLog:
-        for number_, line in enumerate(lines, 1):
-            self._line(number_, line.rstrip("\r\n").replace("\t", "    "))
+        held: list[tuple[int, str]] = []   # pieces of a line a paste may have hard-wrapped
+        for lineno, raw in enumerate(lines, 1):
+            line = raw.rstrip("\r\n").expandtabs(8)
+            if held and self._rejoin(held, line):
+                held = []
+                continue
+            if line.strip() and not self._understood(line) and self._may_be_piece(line):
+                if len(held) == _MAX_PIECES:
+                    self._line(*held.pop(0))
+                held.append((lineno, line))
+                continue
+            for piece in held:
+                self._line(*piece)
+            held = []
+            self._line(lineno, line)
+        for piece in held:
+            self._line(*piece)
         self._end_table()
         return self.log
+
+    # -- hard-wrapped lines -----------------------------------------------------------------
+
+    def _rejoin(self, held: list[tuple[int, str]], line: str) -> bool:
+        """Join the held pieces (a suffix of them) and ``line`` when together they make a
+        line the report prints; the pieces before the joined ones are read alone."""
+        if not line.strip() or self._understood(line):   # a line of its own
+            return False
+        for start in range(len(held)):
+            pieces = [text for _, text in held[start:]] + [line]
+            for joined in ("".join(pieces), " ".join(p.strip() for p in pieces)):
+                if self._understood(joined):
+                    for piece in held[:start]:
+                        self._line(*piece)
+                    self.diagnostics.add("paddle_report.wrapped_line", "line hard-wrapped "
+                                         "by the paste: the pieces were joined",
+                                         kind="repaired", count=len(pieces) - 1,
+                                         example=f"line {held[start][0]}")
+                    self._line(held[start][0], joined)
+                    return True
+        return False
+
+    def _understood(self, line: str) -> bool:
+        """Whether ``line`` reads as a whole line of the report in the current state."""
+        if any(p.match(line) for p in (BANNER, MEMORY_BANNER, MEMORY_HEADER)) or any(
+                p.match(line) for _, p in _HEADER_LINES) or header_columns(line):
+            return True
+        if self._table is not None:
+            return self._table.parse_test(line)
+        if self._memory is not None:
+            return is_memory_row(line, header_seen=self._memory_header) is not None or (
+                self._memory_header and not self._memory.rows
+                and _HEADER_REST.fullmatch(line) is not None)
+        return headerless_columns(line) is not None or \
+            is_memory_row(line, header_seen=False) is not None
+
+    def _may_be_piece(self, line: str) -> bool:
+        """Lines worth holding for the next one: in a table anything, elsewhere the start
+        of a report line or of a row."""
+        return self._table is not None or self._memory is not None or \
+            _PIECE_START.match(line) is not None or is_cut_row(line)
 
     # -- one line ---------------------------------------------------------------------------
 
@@ -233,8 +293,9 @@ class ReportParser:
             # follows it is not a row
             table.after_blank = bool(table.report.events)
             return
-        row = table.parse(line)
-        if row is not None:
+        if table.extend_header(line) or table.extend_last_row(line):
+            pass
+        elif (row := table.parse(line)) is not None:
             table.report.events.append(row)
             self._stage = _ROWS_STAGE
         elif is_cut_row(line):
@@ -272,6 +333,8 @@ class ReportParser:
             if self._memory_header or memory.rows:
                 self._memory = None
             return
+        if self._memory_header and not memory.rows and _HEADER_REST.fullmatch(line):
+            return                                  # the rest of a header the paste wrapped
         if m := is_memory_row(line, header_seen=self._memory_header):
             memory.rows.append(MemoryRow(event=m["event"], alloc_calls=int(m["ac"]),
                                          alloc_mb=number(m["am"]), free_calls=int(m["fc"]),

@@ -84,12 +84,41 @@ def row_pattern(columns: tuple[str, ...], touching: bool) -> re.Pattern[str]:
 
 
 def match_row(line: str, columns: tuple[str, ...]) -> re.Match[str] | None:
-    """``line`` as a row of ``columns`` (spaced name first, then a name touching its calls).
+    """``line`` as a row of ``columns`` (spaced name first, then a name touching its calls,
+    only where Ave. = Total / Calls confirms the split).
 
     >>> match_row("  relu  4  2.0", ("Calls", "Total"))["name"]
     'relu'
     """
-    return row_pattern(columns, False).match(line) or row_pattern(columns, True).match(line)
+    match = row_pattern(columns, False).match(line)
+    if match is not None:
+        return match
+    match = row_pattern(columns, True).match(line)
+    if match is None or "ave" not in match.groupdict():
+        return None
+    total, ave = number(match["total"]), number(match["ave"])
+    return match if split_touching(match["name"], match["calls"], total, ave) else None
+
+
+def split_touching(name: str, digits: str, total: float | None,
+                   ave: float | None) -> tuple[str, str] | None:
+    """Split a name that ran into its calls digits, using Ave. = Total / Calls (%g, 6
+    digits); None when no split agrees (then the text is not a row with touching cells).
+
+    >>> split_touching("conv2d", "110", 1.1, 0.11)
+    ('conv2d1', '10')
+    >>> split_touching("grad0/prepare_data", "5", 0.014251, 0.0028502)
+    ('grad0/prepare_data', '5')
+    >>> split_touching("fetch_v", "2", 1.0, 0.031247) is None    # "fetch_v2  1  ..." cut
+    True
+    """
+    if total is not None and ave:
+        for cut in range(len(digits)):
+            calls = int(digits[cut:])
+            if calls and digits[cut] != "0" and abs(total / calls - ave) <= 5e-6 * abs(ave):
+                return name + digits[:cut], digits[cut:]
+    return None
+
 
 
 def _plausible(match: re.Match[str]) -> bool:

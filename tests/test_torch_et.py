@@ -1,0 +1,161 @@
+"""Execution traces (Chakra schema) alone and linked to their Kineto trace, checked against
+the two JSON documents read by plain code here."""
+
+from __future__ import annotations
+
+import bisect
+import gzip
+import json
+import subprocess
+import sys
+from collections import defaultdict
+
+import networkx as nx
+import pytest
+
+import traceconv
+from traceconv.analysis.dataflow import add_dataflow_flows
+
+ET = "samples/torch/resnet18_train_et.json.gz"
+KINETO = "samples/torch/resnet18_train_cuda.pt.trace.json.gz"
+STRUCTURE = "[pytorch|profiler|execution_trace|"
+DEVICE_CATEGORIES = {"kernel", "gpu_memset", "gpu_memcpy"}
+
+
+def _json(path: str) -> dict:
+    with gzip.open(path) as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def et_doc() -> dict:
+    return _json(ET)
+
+
+@pytest.fixture(scope="module")
+def kineto_doc() -> dict:
+    return _json(KINETO)
+
+
+@pytest.fixture(scope="module")
+def linked() -> traceconv.Trace:
+    return traceconv.combine([traceconv.load(KINETO), traceconv.load(ET)])
+
+
+def _rf(node: dict) -> int:
+    return next(a["value"] for a in node["attrs"] if a["name"] == "rf_id")
+
+
+def _ops(et_doc: dict) -> list[dict]:
+    return [n for n in et_doc["nodes"] if not n["name"].startswith(STRUCTURE)]
+
+
+def test_alone_a_graph_without_times(et_doc):
+    trace = traceconv.load(ET)
+    assert trace.metadata.source_format == "torch-et"
+    assert trace.op_count == len(_ops(et_doc)) == 1996
+    assert len(trace.slices) == 0 and trace.span_ns == 0
+    assert nx.is_directed_acyclic_graph(trace.graph)
+
+
+def test_tensor_nodes_carry_the_et_values(et_doc):
+    trace = traceconv.load(ET)
+    conv = next(n for n in et_doc["nodes"] if n["name"] == "aten::conv2d")
+    tid, sid, offset, numel, elem, device = conv["outputs"]["values"][0]
+    node = trace.graph.nodes[f"tensor/{tid}:{sid}"]
+    assert (node["numel"], node["bytes"], node["device"], node["dtype"]) == (
+        numel, numel * elem, device, "float")
+    assert list(node["shape"]) == conv["outputs"]["shapes"][0]
+    assert (f"op/{conv['id']}", f"tensor/{tid}:{sid}") in trace.graph.edges
+
+
+def test_ops_link_by_record_function_id(et_doc, kineto_doc, linked):
+    by_rf = {e["args"]["Record function id"]: e["name"] for e in kineto_doc["traceEvents"]
+             if "Record function id" in e.get("args", {})}
+    expected = sum(by_rf.get(_rf(n)) == n["name"] for n in _ops(et_doc))
+    count = linked.diagnostics["link_et.linked_ops"].count
+    assert count == expected
+    assert count / len(_ops(et_doc)) >= 0.99
+    assert linked.op_count == len(_ops(et_doc))
+    diags = linked.diagnostics
+    unlinked = diags["link_et.unlinked_ops"].count if "link_et.unlinked_ops" in diags else 0
+    assert unlinked == len(_ops(et_doc)) - count
+
+
+def test_host_and_device_time_from_kineto(et_doc, kineto_doc, linked):
+    """Device time of an op = the kernels whose launches (runtime calls on the op's thread,
+    inside its span) share their correlation id: computed here from the raw JSON."""
+    events = kineto_doc["traceEvents"]
+    kernels = {e["args"]["correlation"]: e["dur"] for e in events
+               if e.get("cat") in DEVICE_CATEGORIES and "correlation" in e.get("args", {})}
+    launches = defaultdict(list)
+    for e in events:
+        if e.get("cat") in ("cuda_runtime", "cuda_driver"):
+            launches[e["tid"]].append((e["ts"], e["args"].get("correlation")))
+    for runs in launches.values():
+        runs.sort()
+    ops = {e["args"]["Record function id"]: e for e in events
+           if e.get("cat") == "cpu_op" and "Record function id" in e.get("args", {})}
+    checked = 0
+    graph = linked.graph
+    for node in _ops(et_doc):
+        op = ops.get(_rf(node))
+        if op is None:
+            continue
+        runs = launches[op["tid"]]
+        lo = bisect.bisect_left(runs, (op["ts"], -1))
+        hi = bisect.bisect_right(runs, (op["ts"] + op["dur"], float("inf")))
+        mine = [kernels[c] for _, c in runs[lo:hi] if c in kernels]
+        data = graph.nodes[f"op/{node['id']}"]
+        assert data["kernels"] == len(mine), node["name"]
+        assert data["device_ns"] == pytest.approx(sum(mine) * 1000, abs=1 + len(mine))
+        assert data["host_ns"] == pytest.approx(op["dur"] * 1000, abs=1)
+        checked += 1
+    assert checked == 1988   # every ET op recorded as a cpu_op (the rest are annotations)
+
+
+def test_dataflow_flows_follow_tensors(linked):
+    trace = traceconv.combine([traceconv.load(KINETO), traceconv.load(ET)])
+    before = len(trace.flows)
+    added = add_dataflow_flows(trace)
+    assert added > 0 and len(trace.flows) == before + added
+    assert len(linked.flows) == before   # combine gave each call its own flows
+    conv = next(n for n, d in trace.graph.nodes(data=True) if d.get("name") == "aten::conv2d")
+    (out,) = trace.graph.successors(conv)
+    (bn,) = trace.graph.successors(out)
+    flows = {(f.source, f.target) for f in trace.iter_flows() if f.category == "dataflow"}
+    first_kernel = {n: next(r for r in trace.graph.nodes[n]["slices"][1:]) for n in (conv, bn)}
+    assert (first_kernel[conv], first_kernel[bn]) in flows
+
+
+def test_inputs_are_not_changed():
+    kineto, et = traceconv.load(KINETO), traceconv.load(ET)
+    counts, diags = kineto.counts(), len(kineto.diagnostics.as_list())
+    traceconv.combine([kineto, et])
+    assert kineto.counts() == counts and len(kineto.diagnostics.as_list()) == diags
+    assert all("host_ns" not in d for _, d in et.graph.nodes(data=True))
+
+
+def test_cli_links_not_merges(tmp_path):
+    run = [sys.executable, "-m", "traceconv"]
+    alone = json.loads(subprocess.run([*run, "info", KINETO, "--json"], check=True,
+                                      capture_output=True, text=True).stdout)
+    both = json.loads(subprocess.run([*run, "info", KINETO, ET, "--json"], check=True,
+                                     capture_output=True, text=True).stdout)
+    assert both["format"] == "chrome+torch-et"
+    assert both["processes"] == alone["processes"] and both["slices"] == alone["slices"]
+    assert both["ops"] == 1996
+    out = tmp_path / "graph.graphml"
+    subprocess.run([*run, KINETO, ET, "-o", str(out)], check=True, capture_output=True)
+    graph = nx.read_graphml(out)
+    timed = [d for _, d in graph.nodes(data=True) if d.get("kind") == "op" and "host_ns" in d]
+    assert len(timed) == 1996
+
+
+def test_bad_execution_trace_is_one_line(tmp_path):
+    bad = tmp_path / "x_et.json"
+    bad.write_text('{"schema": "1.1.1-chakra.0.0.4", "nodes": 3}')
+    result = subprocess.run([sys.executable, "-m", "traceconv", "info", str(bad)],
+                            capture_output=True, text=True)
+    assert result.returncode == 1 and "x_et.json" in result.stderr
+    assert "Traceback" not in result.stderr

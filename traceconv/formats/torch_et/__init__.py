@@ -1,0 +1,57 @@
+"""PyTorch execution traces (Chakra schema; ``torch.profiler.ExecutionTraceObserver``).
+
+An execution trace lists every op a step ran, with its input and output tensors (ids,
+storage, shape, dtype, strides) but no durations. Alone it reads as an op graph without
+times (:mod:`.graph`). Given beside the Kineto trace of the same run
+(``traceconv info TRACE ET``), :func:`traceconv.analysis.link_et.link_execution_trace`
+joins the two by record-function id: op nodes then carry host and device time.
+
+>>> sniff(b'{"schema": "1.1.1-chakra.0.0.4", "pid": 418, "nodes": [', None)
+0.95
+>>> sniff(b'{"traceEvents": []}', None)
+0.0
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from ...errors import InputError
+from ...io import Source
+from ...model import Metadata, Trace
+from .graph import GraphBuilder
+
+_HEAD = re.compile(rb'^\s*\{[^\[]{0,400}"(schema|nodes)"\s*:')
+
+
+def sniff(head: bytes, source: Source | None) -> float:
+    """A JSON object with ``schema`` / ``nodes`` near the start and ``ctrl_deps`` or a
+    Chakra schema string (Chrome JSON has ``traceEvents`` instead)."""
+    if not _HEAD.match(head) or b'"traceEvents"' in head:
+        return 0.0
+    return 0.95 if b"chakra" in head or b'"ctrl_deps"' in head else 0.0
+
+
+def read(source: Source) -> Trace:
+    """Read an execution trace into an op graph (no timeline: it has no durations)."""
+    try:
+        document = orjson.loads(source.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"not JSON: {exc}", file=source.name) from None
+    if not isinstance(document, dict) or not isinstance(document.get("nodes"), list):
+        raise InputError("not an execution trace: expected an object with a 'nodes' list",
+                         file=source.name, location="$.nodes")
+    trace = Trace(Metadata(source_format="torch-et", framework="PyTorch",
+                           source_version=str(document.get("schema", "")) or None,
+                           clock="none (execution trace: op order only)"))
+    trace.metadata.attributes.update(
+        {k: document[k] for k in ("pid", "time", "start_ts", "finish_ts") if k in document})
+    builder = GraphBuilder(trace.graph)
+    builder.add_nodes(document["nodes"])
+    if builder.skipped["structure"]:
+        trace.diagnostics.add("torch_et.structure_nodes", "process/thread root nodes of the "
+                              "execution trace (structure, not ops)", kind="note",
+                              count=builder.skipped["structure"])
+    return trace

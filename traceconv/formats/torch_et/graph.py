@@ -1,0 +1,196 @@
+"""From execution-trace nodes to the op graph: op nodes, versioned tensor nodes, data edges.
+
+Node layout (Chakra schema 1.1, PyTorch 2.x ``ExecutionTraceObserver``)::
+
+    {"id", "name", "ctrl_deps": parent id,
+     "inputs":  {"values", "shapes", "types", "strides"},
+     "outputs": {"values", "shapes", "types", "strides"},
+     "attrs": [{"name": "rf_id", "type": "uint64", "value": 7}, ...]}
+
+The 1.0 layout puts the same facts in flat keys (``inputs`` as a list beside
+``input_shapes`` / ``input_types``, ``rf_id`` / ``parent`` / ``tid`` at the top level); both
+are read. A tensor argument (type ``Tensor(float)``) is ``[tensor_id, storage_id, offset,
+numel, elem_bytes, device]``; a ``GenericList[Tensor(...), ...]`` holds several.
+
+Ops nest (``aten::conv2d`` → ``aten::convolution`` → ``aten::cudnn_convolution``, with
+helper ops such as ``aten::empty`` inside) and every level lists the same tensors, so data
+edges are drawn for the **outermost ops that touch tensors** only (``data_op``: the ops as
+the model's code called them, and the autograd nodes of the backward pass); every op is a
+node, its parent in the ``parent`` attribute. A tensor written again (in place, ``out=``)
+gets a new version node, so edges always run forward.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+
+from ...model.graph import add_op, add_tensor, op_node, tensor_node
+
+STRUCTURE_PREFIX = "[pytorch|profiler|execution_trace|"   # process / thread root nodes
+OP_ATTRS = ("rf_id", "tid", "fw_tid", "scope", "seq_id", "op_schema", "kernel_backend",
+            "kernel_file")
+
+
+@dataclass(frozen=True)
+class TensorRef:
+    """One tensor argument of one op."""
+
+    tensor_id: int
+    storage_id: int
+    offset: int
+    numel: int
+    elem_bytes: int
+    device: str
+    shape: tuple[Any, ...] | None
+    dtype: str | None
+    strides: tuple[Any, ...] | None
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return self.tensor_id, self.storage_id
+
+
+def node_attrs(node: dict[str, Any]) -> dict[str, Any]:
+    """The node's attributes as a dict, from either schema layout.
+
+    >>> node_attrs({"attrs": [{"name": "rf_id", "type": "uint64", "value": 7}]})
+    {'rf_id': 7}
+    >>> node_attrs({"rf_id": 7, "parent": 3, "tid": 1})["rf_id"]
+    7
+    """
+    attrs = node.get("attrs")
+    if isinstance(attrs, list):
+        return {a["name"]: a.get("value") for a in attrs if isinstance(a, dict) and "name" in a}
+    return {k: node[k] for k in (*OP_ATTRS, "fw_parent") if k in node}
+
+
+def arguments(node: dict[str, Any], side: str) -> tuple[list[Any], list[Any], list[Any],
+                                                          list[Any]]:
+    """(values, shapes, types, strides) of ``side`` ("inputs" / "outputs"), either layout."""
+    block = node.get(side)
+    if isinstance(block, dict):
+        return (list(block.get("values") or []), list(block.get("shapes") or []),
+                list(block.get("types") or []), list(block.get("strides") or []))
+    singular = side[:-1]
+    return (list(block or []), list(node.get(f"{singular}_shapes") or []),
+            list(node.get(f"{singular}_types") or []),
+            list(node.get(f"{singular}_strides") or []))
+
+
+def tensor_refs(values: list[Any], shapes: list[Any], types: list[Any],
+                strides: list[Any]) -> list[TensorRef]:
+    """The tensors among an op's arguments (lists of tensors flattened).
+
+    >>> [t.key for t in tensor_refs([[7, 8, 0, 6, 4, "cuda:0"], 3], [[2, 3], []],
+    ...                             ["Tensor(float)", "Int"], [[3, 1], []])]
+    [(7, 8)]
+    >>> tensor_refs([[[1, 2, 0, 4, 2, "cpu"]]], [[[4]]], ["GenericList[Tensor(half)]"], [])[0].dtype
+    'half'
+    """
+    refs = []
+    for i, kind in enumerate(types):
+        if not isinstance(kind, str) or "Tensor" not in kind:
+            continue
+        value = values[i] if i < len(values) else None
+        shape = shapes[i] if i < len(shapes) else None
+        stride = strides[i] if i < len(strides) else None
+        if kind.startswith("Tensor"):
+            items = [(value, shape, stride, kind)]
+        else:   # GenericList[Tensor(float),Tensor(float)] / optional lists
+            inner = [k.strip() for k in kind[kind.find("[") + 1:-1].split(",")]
+            items = [(v, _at(shape, j), _at(stride, j), _at(inner, j) or "")
+                     for j, v in enumerate(value or [])]
+        for v, s, st, k in items:
+            ref = _ref(v, s, st, k)
+            if ref is not None:
+                refs.append(ref)
+    return refs
+
+
+def _at(items: Any, index: int) -> Any:
+    return items[index] if isinstance(items, list) and index < len(items) else None
+
+
+def _ref(value: Any, shape: Any, strides: Any, kind: str) -> TensorRef | None:
+    if not (isinstance(value, list) and len(value) >= 5
+            and all(isinstance(x, int) for x in value[:5])):
+        return None
+    dtype = kind[kind.find("(") + 1:kind.rfind(")")] if "(" in kind else None
+    return TensorRef(value[0], value[1], value[2], value[3], value[4],
+                     str(value[5]) if len(value) > 5 else "",
+                     tuple(shape) if isinstance(shape, list) else None, dtype,
+                     tuple(strides) if isinstance(strides, list) else None)
+
+
+def _ancestors(op_id: Any, parents: dict[Any, Any]) -> list[Any]:
+    """The parent chain of ``op_id`` (stops at a repeat: ids are the file's, not trusted).
+
+    >>> _ancestors(3, {3: 2, 2: 1, 1: 1})
+    [2, 1]
+    """
+    chain, seen = [], {op_id}
+    parent = parents.get(op_id)
+    while parent in parents and parent not in seen:
+        chain.append(parent)
+        seen.add(parent)
+        parent = parents[parent]
+    return chain
+
+
+class GraphBuilder:
+    """Adds the nodes of one execution trace to ``graph`` (see the module docstring)."""
+
+    def __init__(self, graph: nx.DiGraph) -> None:
+        self.graph = graph
+        self.skipped: Counter[str] = Counter()
+        self._version: dict[tuple[int, int], int] = {}   # tensor key -> latest version
+
+    def add_nodes(self, nodes: list[dict[str, Any]]) -> None:
+        ops = {n["id"]: n for n in nodes if isinstance(n, dict) and "id" in n
+               and not str(n.get("name", "")).startswith(STRUCTURE_PREFIX)}
+        self.skipped["structure"] = len(nodes) - len(ops)
+        parents = {i: self._parent(n) for i, n in ops.items()}
+        tensors = {i: (tensor_refs(*arguments(n, "inputs")), tensor_refs(*arguments(n, "outputs")))
+                   for i, n in ops.items()}
+        touches = {i for i, (ins, outs) in tensors.items() if ins or outs}
+        for op_id in sorted(ops):
+            data_op = op_id in touches and not any(
+                a in touches for a in _ancestors(op_id, parents))
+            self._add_op(ops[op_id], parents[op_id], ops, tensors[op_id], data_op)
+
+    @staticmethod
+    def _parent(node: dict[str, Any]) -> Any:
+        return node.get("ctrl_deps", node.get("parent"))
+
+    def _add_op(self, node: dict[str, Any], parent: Any, ops: dict[Any, Any],
+                tensors: tuple[list[TensorRef], list[TensorRef]], data_op: bool) -> None:
+        attrs = node_attrs(node)
+        name = str(node.get("name", ""))
+        inputs, outputs = tensors
+        op = add_op(self.graph, node["id"], name, name,
+                    parent=op_node(parent) if parent in ops and parent != node["id"] else None,
+                    data_op=data_op, input_shapes=[t.shape for t in inputs],
+                    **{k: attrs[k] for k in OP_ATTRS if k in attrs and attrs[k] != ""})
+        if not data_op:
+            return
+        for ref in inputs:
+            self.graph.add_edge(self._tensor(ref), op)
+        for ref in outputs:
+            if ref.key in self._version:   # seen before: this write makes a new version
+                self._version[ref.key] += 1
+            self.graph.add_edge(op, self._tensor(ref))
+
+    def _tensor(self, ref: TensorRef) -> str:
+        version = self._version.setdefault(ref.key, 0)
+        key = f"{ref.tensor_id}:{ref.storage_id}" + (f"@v{version}" if version else "")
+        node = tensor_node(key)
+        if node not in self.graph:
+            add_tensor(self.graph, key, key, et_tensor_id=ref.tensor_id,
+                       storage_id=ref.storage_id, offset=ref.offset, numel=ref.numel,
+                       bytes=ref.numel * ref.elem_bytes, shape=ref.shape, dtype=ref.dtype,
+                       strides=ref.strides, device=ref.device, version=version)
+        return node

@@ -1,0 +1,47 @@
+"""PyTorch CUDA caching-allocator snapshots (``torch.cuda.memory._dump_snapshot``).
+
+The pickle that pytorch.org/memory_viz opens (``.pickle``, ``.pickle.gz``; recognised by
+content: a pickle whose top-level dict holds ``segments`` / ``device_traces``). It is read
+with :class:`~.unpickle.PlainUnpickler`, which builds plain data only and never runs code
+named by the file. See :mod:`.to_trace` for what becomes of it: one memory block per traced
+allocation (stack and user frame in its args), the allocator's segments as reservations,
+OOM instants, ``allocated`` / ``reserved`` counters per device.
+
+>>> import io, pickle
+>>> head = pickle.dumps({"segments": [], "device_traces": [[]]}, protocol=5)
+>>> sniff(head, None), sniff(b'{"traceEvents": []}', None)
+(0.95, 0.0)
+"""
+
+from __future__ import annotations
+
+from ...errors import InputError
+from ...io import Source
+from ...model import Trace
+from .to_trace import SnapshotBuilder
+from .unpickle import load_plain
+
+KEYS = (b"segments", b"device_traces")
+
+
+def sniff(head: bytes, source: Source | None) -> float:
+    """A protocol 2-5 pickle whose first bytes name a snapshot key."""
+    if len(head) < 2 or head[0] != 0x80 or not 2 <= head[1] <= 5:
+        return 0.0
+    return 0.95 if any(key in head[:4096] for key in KEYS) else 0.0
+
+
+def read(source: Source) -> Trace:
+    """Read a snapshot pickle (safely: plain data only) into blocks, segments, counters."""
+    try:
+        with source.open() as stream:
+            document = load_plain(stream, source.name)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc}", file=source.name) from None
+    if not isinstance(document, dict) or not any(k in document for k in
+                                                  ("segments", "device_traces")):
+        raise InputError("not an allocator snapshot: expected a dict with 'segments' and "
+                         "'device_traces'", file=source.name)
+    if not isinstance(document.get("device_traces", []), list):
+        raise InputError("'device_traces' is not a list", file=source.name)
+    return SnapshotBuilder(document).build()

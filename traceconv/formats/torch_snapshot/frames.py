@@ -1,0 +1,96 @@
+"""Stack frames of allocator snapshots: the full stack as text and the user's own frame.
+
+Every trace entry carries its own list of frame dicts (``name``, ``filename``, ``line``),
+innermost first: the allocator's C++ internals, then the dispatcher, then Python. Equal
+stacks are interned so that a million allocations from the same line cost one string.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# Files of the installed torch package are the framework, not the user's model code (a
+# virtual environment may itself live under a folder called torch, so match the package).
+FRAMEWORK = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
+NO_STACK = "<no stack recorded>"
+# Without Python frames (the autograd engine's threads), the backward node or the aten op
+# found in the C++ frames names the site.
+AUTOGRAD_NODE = re.compile(r"autograd::generated::(\w+?Backward\d*)")
+ATEN_OP = re.compile(r"at::_ops::(\w+)::")
+
+
+def frame_text(frame: dict[str, Any]) -> str:
+    """One frame as ``file:line function`` (C++ frames without a file: the function).
+
+    >>> frame_text({"name": "forward", "filename": "/m/resnet.py", "line": 96})
+    '/m/resnet.py:96 forward'
+    >>> frame_text({"name": "c10::alloc()", "filename": "??", "line": 0})
+    'c10::alloc()'
+    """
+    filename = frame.get("filename") or "??"
+    name = str(frame.get("name", "?"))
+    return name if filename == "??" else f"{filename}:{frame.get('line', 0)} {name}"
+
+
+def user_frame(frames: list[dict[str, Any]]) -> str:
+    """The innermost Python frame outside the framework (else the innermost Python frame,
+    else the autograd node or aten op of the C++ frames).
+
+    Shown as ``file.py:line function`` with the file's base name: the site an allocation
+    is attributed to.
+
+    >>> user_frame([{"name": "f", "filename": "/v/site-packages/torch/nn/conv.py", "line": 5},
+    ...             {"name": "forward", "filename": "/m/resnet.py", "line": 96}])
+    'resnet.py:96 forward'
+    >>> user_frame([{"name": "at::_ops::mm::call(x)", "filename": "??", "line": 0},
+    ...    {"name": "torch::autograd::generated::MmBackward0_apply_functional", "filename": "??"}])
+    'MmBackward0 (autograd)'
+    """
+    first_python = None
+    for frame in frames:
+        filename = str(frame.get("filename", ""))
+        if not filename.endswith(".py"):
+            continue
+        if first_python is None:
+            first_python = frame
+        if not FRAMEWORK.search(filename):
+            return _short(frame)
+    if first_python is not None:
+        return _short(first_python)
+    names = [str(f.get("name", "")) for f in frames]
+    for pattern, label in ((AUTOGRAD_NODE, "{} (autograd)"), (ATEN_OP, "aten::{}")):
+        for name in names:
+            if found := pattern.search(name):
+                return label.format(found.group(1))
+    return NO_STACK
+
+
+def _short(frame: dict[str, Any]) -> str:
+    filename = str(frame.get("filename", "")).replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{filename}:{frame.get('line', 0)} {frame.get('name', '?')}"
+
+
+class StackTable:
+    """Interns stacks: equal frame lists give the same (stack text, user frame) pair."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[tuple[Any, Any, Any], ...], tuple[str, str]] = {}
+
+    def __call__(self, frames: list[dict[str, Any]] | None) -> tuple[str, str]:
+        """(full stack, one frame per line; user frame) of ``frames``.
+
+        >>> table = StackTable()
+        >>> a = table([{"name": "forward", "filename": "/m/net.py", "line": 3}])
+        >>> a == ('/m/net.py:3 forward', 'net.py:3 forward'), a is table([dict(
+        ...     name="forward", filename="/m/net.py", line=3)])
+        (True, True)
+        """
+        if not frames:
+            return "", NO_STACK
+        key = tuple((f.get("filename"), f.get("line"), f.get("name")) for f in frames)
+        found = self._seen.get(key)
+        if found is None:
+            found = ("\n".join(frame_text(f) for f in frames), user_frame(frames))
+            self._seen[key] = found
+        return found
