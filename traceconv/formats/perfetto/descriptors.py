@@ -116,7 +116,7 @@ def _process(process: Process, ids: TrackIds, ordered: bool) -> bytes:
     pid = ids.pid[process.id]
     if pid is None:
         # a track group shows no labels: they go in its name, as a process row shows them
-        labels = [x for x in process.labels if x != process.name]
+        labels = [x for x in process.labels if x not in process.name]
         name = f"{process.name} ({', '.join(labels)})" if labels else process.name
         fields += [string_field(NAME, name),
                    uint_field(SIBLING_MERGE_BEHAVIOR, SIBLING_MERGE_NONE)]
