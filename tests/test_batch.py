@@ -83,3 +83,20 @@ def test_missing_engine_says_what_to_install(tmp_path: Path, inputs: list[str]):
     result = run(inputs[0], "-o", str(tmp_path), "--to", "chrome", "--engine", "ray")
     assert result.exit_code == 1
     assert "pip install 'traceconv[ray]'" in result.stderr and "Traceback" not in result.output
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is an optional extra")
+def test_ray_writes_the_same_files(tmp_path: Path, inputs: list[str]):
+    for name, options in (("local", ["-j", "1"]), ("ray", ["--engine", "ray", "-j", "2"])):
+        result = run(*inputs[:2], "-o", str(tmp_path / name), "--to", "chrome", *options)
+        assert result.exit_code == 0, result.output
+    assert outputs(tmp_path / "local") == outputs(tmp_path / "ray")
+
+
+def test_never_overwrites_an_input(tmp_path: Path, samples: Path):
+    src = tmp_path / "cnn.json"
+    src.write_bytes((samples / "torch/cnn_step5.pt.trace.json").read_bytes())
+    before = src.read_bytes()
+    result = run(str(src), "-o", str(tmp_path), "--to", "chrome", "-j", "1")
+    assert result.exit_code == 1 and "overwrite the input" in result.stderr
+    assert src.read_bytes() == before

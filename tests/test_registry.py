@@ -200,3 +200,20 @@ def test_memflow_validation_lives_in_the_api(tmp_path: Path):
     with pytest.raises(FormatError, match="400 x 300"):
         trace.memflow_svg(tmp_path / "m.svg", width=10)
     assert not (tmp_path / "m.svg").exists()
+
+
+def test_errors_before_work(tmp_path: Path):
+    """A missing input is reported before "say what to write"; suspicious merges warn."""
+    result = CliRunner().invoke(app, ["no/such.json"])
+    assert result.exit_code == 1
+    assert result.output == "traceconv: error: no/such.json: No such file or directory\n"
+    twice = CliRunner().invoke(app, [str(CNN), str(CNN), "-o", str(tmp_path / "x.pftrace")])
+    assert twice.exit_code == 0
+    assert f"traceconv: warning: {CNN} is given twice: it is merged with itself" in twice.output
+    profile = ROOT / "samples" / "megengine" / "convnet_lar_embed_profile.json"
+    mixed = CliRunner().invoke(app, [str(CNN), str(profile), "-o", str(tmp_path / "y.pftrace")])
+    assert mixed.exit_code == 0
+    # Kineto times are unix-epoch ns, MegEngine's process-relative: 56 years apart
+    assert ("traceconv: warning: inputs from different frameworks (PyTorch, MegEngine) are "
+            "merged onto one clock, which their times need not share (the merged span is "
+            "1,795,339,764.") in mixed.output

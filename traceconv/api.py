@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import registry
-from .errors import FormatError, TraceconvError
+from .errors import FormatError, InputError, TraceconvError
 from .gcpause import paused_gc
 from .io import DEFAULT_MAX_BYTES, Progress, Source, atomic_output
 
@@ -144,3 +144,51 @@ def check(path: str | os.PathLike[str], format: str | None = None, *,
         raise FormatError(f"traceconv cannot check {info.name} files", file=source.name)
     report: CheckReport = info.load().check(source)
     return report
+
+
+def check_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """Refuse a missing input before any work is done; warn about an input given twice
+    (it would be merged with itself). Returns the warnings.
+
+    >>> check_inputs(["samples/torch/cnn_step5.pt.trace.json", "./samples/torch/cnn_step5.pt.trace.json"])
+    ['./samples/torch/cnn_step5.pt.trace.json is the same file as samples/torch/cnn_step5.pt.trace.json: it is merged with itself']
+    >>> check_inputs(["no/such.json"])
+    Traceback (most recent call last):
+    ...
+    traceconv.errors.InputError: no/such.json: No such file or directory
+    """
+    seen: dict[str, str] = {}
+    found = []
+    for path in (os.fspath(p) for p in paths):
+        if path == "-":
+            continue
+        if not os.path.exists(path):
+            raise InputError("No such file or directory", file=path)
+        real = os.path.realpath(path)
+        if real in seen:
+            found.append(f"{path} is the same file as {seen[real]}: it is merged with itself"
+                         if path != seen[real] else f"{path} is given twice: it is merged with "
+                         "itself")
+        seen.setdefault(real, path)
+    return found
+
+
+def merge_warnings(traces: Sequence[Trace]) -> list[str]:
+    """What is suspicious about merging ``traces`` onto one clock: inputs of different
+    frameworks (their clocks need not share an origin), and the span that results.
+
+    >>> from traceconv.model import Metadata, Trace
+    >>> a, b = Trace(Metadata(framework="PyTorch")), Trace(Metadata(framework="MegEngine"))
+    >>> merge_warnings([a, b])
+    ['inputs from different frameworks (PyTorch, MegEngine) are merged onto one clock, which their times need not share']
+    """
+    frameworks = list(dict.fromkeys(t.metadata.framework for t in traces if t.metadata.framework))
+    if len(frameworks) < 2:
+        return []
+    ranges = [r for t in traces if (r := t.time_range) is not None]
+    span = (max(hi for _, hi in ranges) - min(lo for lo, _ in ranges)) if ranges else 0
+    longest = max((hi - lo for lo, hi in ranges), default=0)
+    note = (f" (the merged span is {span / 1e9:,.3f} s, the longest input "
+            f"{longest / 1e9:,.3f} s)" if span > 2 * longest else "")
+    return [f"inputs from different frameworks ({', '.join(frameworks)}) are merged onto one "
+            f"clock, which their times need not share{note}"]

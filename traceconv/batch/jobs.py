@@ -93,6 +93,9 @@ def convert_one(task: Task) -> BatchResult:
 
     began = time.perf_counter()
     try:
+        if os.path.exists(task.output) and os.path.samefile(task.path, task.output):
+            raise TraceconvError("the output would overwrite the input; choose another -o",
+                                 file=task.path)
         trace = load(task.path, format=task.format)
         save(trace, task.output, format=task.to)
         result = BatchResult(task.path, task.output, "ok", _events(trace),

@@ -71,7 +71,7 @@ def _ray(job: Job, tasks: Sequence[Task], jobs: int, address: str | None) -> Ite
     started = not ray.is_initialized()
     if started:
         ray.init(address=address, num_cpus=None if address else max(jobs, 1),
-                 include_dashboard=False, log_to_driver=False)
+                 include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     try:
         remote = ray.remote(num_cpus=1)(job)
         pending = [remote.remote(task) for task in tasks]

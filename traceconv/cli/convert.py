@@ -12,7 +12,7 @@ from .. import registry
 from ..analysis.align import MODES, Mode
 from ..analysis.dataflow import add_dataflow_flows
 from ..analysis.trim import TrimOptions, parse_window, trim_with
-from ..api import combine, load, save
+from ..api import check_inputs, combine, load, merge_warnings, save
 from ..errors import FormatError
 from ..io import DEFAULT_MAX_BYTES, format_size, parse_size
 from ..model import Trace
@@ -46,9 +46,13 @@ def load_all(inputs: tuple[str, ...], format: str | None, align: Mode = "auto", 
     """Load every input (with a progress bar on a terminal) and combine them into one trace:
     ranks are merged, clocks aligned on shared collectives as ``align`` says; an execution
     trace is linked to its Kineto trace (:func:`~traceconv.api.combine`)."""
+    for warning in check_inputs(inputs):
+        click.echo(f"traceconv: warning: {warning}", err=True)
     with reading(list(inputs)) as per_file:
         traces = [load(path, format=format, progress=per_file(i), max_bytes=max_bytes)
                   for i, path in enumerate(inputs)]
+    for warning in merge_warnings(traces):
+        click.echo(f"traceconv: warning: {warning}", err=True)
     return traces[0] if len(traces) == 1 else combine(traces, align=align)
 
 
@@ -151,6 +155,7 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
       traceconv profile.json --to chrome -o - | gzip > out.json.gz
     """
     with handled_errors():
+        check_inputs(inputs)   # a missing input is the first thing to hear about
         if not to and not output:
             raise FormatError("say what to write: --to FORMAT or -o OUTPUT")
         target = output or default_output(inputs, to)  # type: ignore[arg-type]
