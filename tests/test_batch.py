@@ -100,3 +100,12 @@ def test_never_overwrites_an_input(tmp_path: Path, samples: Path):
     result = run(str(src), "-o", str(tmp_path), "--to", "chrome", "-j", "1")
     assert result.exit_code == 1 and "overwrite the input" in result.stderr
     assert src.read_bytes() == before
+
+
+def test_trimming_applies_to_each_input(tmp_path: Path, inputs: list[str]):
+    assert run(inputs[4], "-o", str(tmp_path / "b"), "--to", "chrome", "-j", "1",
+               "--window", "100ms:200ms", "--only", "^aten::conv").exit_code == 0
+    single = tmp_path / "single.json"
+    assert CliRunner().invoke(app, [inputs[4], "--window", "100ms:200ms", "--only",
+                                    "^aten::conv", "-o", str(single)]).exit_code == 0
+    assert (tmp_path / "b" / "cnn_step5.json").read_bytes() == single.read_bytes()

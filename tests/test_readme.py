@@ -11,8 +11,9 @@ How the README is read (keep to this when adding a section):
   succeed. A command that is meant to fail shows ``traceconv: error: ...``.
 - Output is compared line by line after these normalisations only: trailing blanks are
   dropped; rich tables are drawn at the width of the widest line shown for that command
-  (``COLUMNS``), so a table that fills the terminal reads the same; wall-clock times in
-  ``wrote ...`` lines (``0.18 s``) become ``<time>``.
+  (``COLUMNS``), so a table that fills the terminal reads the same; in ``wrote ...`` lines,
+  wall-clock times (``0.18 s``) become ``<time>`` and output sizes (``102,853 bytes``)
+  ``<size>`` (they change with every drawing detail).
 - ```` ```python ```` blocks run in order in one namespace, from the same scratch folder. An
   expression statement whose next line is a comment (``# (2725, 'PyTorch', 'unix epoch')``)
   must have that ``repr`` (several comment lines: a multi-line ``repr``, such as a pandas
@@ -38,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
 TIME_IN_WROTE = re.compile(r"(?<=, )\d+(\.\d+)? s\)")
+SIZE_IN_WROTE = re.compile(r"\b\d[\d,]* bytes\b")
 
 
 @dataclass
@@ -70,7 +72,8 @@ def console_commands() -> list[Command]:
 
 
 def normalised(lines: list[str]) -> list[str]:
-    return [TIME_IN_WROTE.sub("<time>)", line.rstrip()) for line in lines]
+    return [SIZE_IN_WROTE.sub("<size>", TIME_IN_WROTE.sub("<time>)", line.rstrip()))
+            if line.startswith("wrote ") else line.rstrip() for line in lines]
 
 
 @pytest.fixture(scope="module")

@@ -40,6 +40,7 @@ class Activity(IntEnum):
     DEVICE_MARK = 13     # device-side annotations and sync markers (not work)
     OVERHEAD = 14        # the profiler's own overhead
     AGGREGATE = 15       # drawn from a statistics table, not a timeline
+    PROFILER = 16        # the profiler's own recording window
 
 
 DEVICE_WORK = (Activity.KERNEL, Activity.MEMCPY, Activity.MEMSET, Activity.COMMUNICATION)
@@ -52,8 +53,7 @@ _DEVICE_MARK_CATEGORIES = {"gpu_user_annotation", "cuda_sync", "cuda_event", "xp
 _RUNTIME_CATEGORIES = {"cuda_runtime", "cuda_driver", "cudaruntime", "xpu_runtime",
                        "xpu_driver", "hip_runtime", "mtia_runtime", "privateuse1_runtime",
                        "privateuse1_driver"}
-# "Trace" is the profiler's own window span (Kineto's "PyTorch Profiler" track)
-_ANNOTATION_CATEGORIES = {"user_annotation", "userdefined", "pythonuserdefined", "trace"}
+_ANNOTATION_CATEGORIES = {"user_annotation", "userdefined", "pythonuserdefined"}
 _STEP = re.compile(r"^(ProfilerStep|ProfileStep)#?\d*$")
 _DATALOADER = re.compile(r"dataloader|data_loader|enumerate\(DataLoader\)", re.IGNORECASE)
 _COMMUNICATION = re.compile(
@@ -76,6 +76,8 @@ def classify(category: str, name: str, on_device: bool) -> Activity:
     cat = category.lower()
     if cat == "aggregate":
         return Activity.AGGREGATE
+    if cat == "trace":   # Kineto's "PyTorch Profiler (N)" span: the recording, not work
+        return Activity.PROFILER
     if on_device:
         if cat in _DEVICE_MARK_CATEGORIES:
             return Activity.DEVICE_MARK
@@ -254,7 +256,8 @@ class Timeline:
         rows = self.rows(Activity.STEP)
         if len(rows):
             return self.union(rows)
-        work = np.flatnonzero(self.activity != Activity.AGGREGATE)
+        work = np.flatnonzero((self.activity != Activity.AGGREGATE)
+                              & (self.activity != Activity.PROFILER))
         if not len(work):
             return Intervals(*(np.zeros(0, np.int64),) * 3)
         lo, hi = int(self.start[work].min()), int(self.end[work].max())

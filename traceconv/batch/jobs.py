@@ -14,6 +14,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from .. import registry
+from ..analysis.trim import TrimOptions, trim_with
 from ..errors import TraceconvError
 from ..model import Trace
 
@@ -29,6 +30,7 @@ class Task:
     output: str
     to: str
     format: str | None = None
+    trim: TrimOptions | None = None   # applied to each input before it is written
 
 
 @dataclass(slots=True)
@@ -65,7 +67,8 @@ def stem(path: str) -> str:
     return base
 
 
-def plan(inputs: list[str], outdir: str, to: str, format: str | None = None) -> list[Task]:
+def plan(inputs: list[str], outdir: str, to: str, format: str | None = None,
+         trim: TrimOptions | None = None) -> list[Task]:
     """One task per input, outputs named after the inputs (``-2``, ``-3`` for repeats)."""
     extension = registry.get(to).default_extension
     seen: dict[str, int] = {}
@@ -74,7 +77,8 @@ def plan(inputs: list[str], outdir: str, to: str, format: str | None = None) -> 
         name = stem(path)
         seen[name] = seen.get(name, 0) + 1
         suffix = f"-{seen[name]}" if seen[name] > 1 else ""
-        tasks.append(Task(path, os.path.join(outdir, name + suffix + extension), to, format))
+        tasks.append(Task(path, os.path.join(outdir, name + suffix + extension), to, format,
+                          trim))
     return tasks
 
 
@@ -97,6 +101,8 @@ def convert_one(task: Task) -> BatchResult:
             raise TraceconvError("the output would overwrite the input; choose another -o",
                                  file=task.path)
         trace = load(task.path, format=task.format)
+        if task.trim is not None and task.trim.active:
+            trace = trim_with(trace, task.trim)
         save(trace, task.output, format=task.to)
         result = BatchResult(task.path, task.output, "ok", _events(trace),
                              diagnostics=trace.diagnostics.as_list())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .app import app, main
 
-COMMAND_MODULES = ("advise", "batch", "check", "convert", "diff", "formats_cmd", "info",
-                   "memflow", "summary")
+COMMAND_MODULES = ("advise", "batch", "check", "convert", "critical_path", "diff",
+                   "formats_cmd", "info", "memflow", "report", "summary")
 
 __all__ = ["app", "main"]

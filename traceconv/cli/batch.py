@@ -15,11 +15,12 @@ from rich.table import Table
 
 from .. import registry
 from ..analysis.align import Mode
+from ..analysis.trim import TrimOptions, trim_with
 from ..batch.jobs import BatchResult, Task
 from ..errors import TraceconvError
 from ..model import Trace
 from .app import app, handled_errors
-from .convert import ALIGN_OPTION
+from .convert import ALIGN_OPTION, trim_options
 
 EPILOG = """\b
 Examples:
@@ -49,18 +50,22 @@ Examples:
 @click.option("--merge", is_flag=True,
               help="Read all inputs (in parallel) and write one merged trace, OUTDIR/merged.")
 @ALIGN_OPTION
+@trim_options
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 @click.option("--json", "as_json", is_flag=True,
               help='Print one JSON object: {"engine", "jobs", "failed", "results": [{"file", '
                    '"output", "status", "events", "seconds", "error", ...}]}.')
 def batch(inputs: tuple[str, ...], outdir: str, to: str, engine: str, jobs: int,
           address: str | None, merge: bool, align: Mode, format: str | None,
-          as_json: bool) -> None:
+          as_json: bool, window: tuple[int | None, int | None] | None = None,
+          only: str | None = None, exclude: str | None = None,
+          tracks: str | None = None) -> None:
     """Convert many traces on a pool of workers: one output per input, or --merge.
 
     A bad input is reported and the others go on; the exit status is 1 at the end if any
     input failed. Each worker holds one input at a time. The outputs are the same bytes
-    whatever the engine.
+    whatever the engine. Trimming options apply to each input (with --merge: to the merged
+    trace, the window relative to its earliest timestamp, as convert does).
     """
     from ..batch import plan, run_batch
     from ..batch.jobs import convert_one, load_one
@@ -69,7 +74,8 @@ def batch(inputs: tuple[str, ...], outdir: str, to: str, engine: str, jobs: int,
     with handled_errors():
         registry.get(to)   # an unknown format is refused before any work
         os.makedirs(outdir, exist_ok=True)
-        tasks = plan(list(inputs), outdir, to, format)
+        trimming = TrimOptions(window, only, exclude, tracks)
+        tasks = plan(list(inputs), outdir, to, format, None if merge else trimming)
         job = load_one if merge else convert_one
         traces: dict[str, Trace] = {}
         for item in _progress(run_batch(job, tasks, engine, jobs, address), len(tasks)):
@@ -80,7 +86,7 @@ def batch(inputs: tuple[str, ...], outdir: str, to: str, engine: str, jobs: int,
         order = {path: i for i, path in enumerate(inputs)}
         results.sort(key=lambda r: order[r.file])
         if merge:
-            results.append(_write_merged(tasks, traces, outdir, to, align))
+            results.append(_write_merged(tasks, traces, outdir, to, align, trimming))
     failed = sum(r.status != "ok" for r in results)
     if as_json:
         click.echo(orjson.dumps({"engine": engine, "jobs": jobs, "failed": failed,
@@ -96,7 +102,7 @@ def batch(inputs: tuple[str, ...], outdir: str, to: str, engine: str, jobs: int,
 
 
 def _write_merged(tasks: list[Task], traces: dict[str, Trace], outdir: str, to: str,
-                  align: Mode) -> BatchResult:
+                  align: Mode, trimming: TrimOptions) -> BatchResult:
     """Merge the traces read (in input order) and write OUTDIR/merged.<ext>."""
     import time
 
@@ -110,6 +116,8 @@ def _write_merged(tasks: list[Task], traces: dict[str, Trace], outdir: str, to: 
         return BatchResult("(merged)", None, "failed", error="no input could be read")
     try:
         trace = merge(loaded, align=align)
+        if trimming.active:
+            trace = trim_with(trace, trimming)
         save(trace, output, format=to)
     except TraceconvError as exc:
         return BatchResult("(merged)", None, "failed", error=str(exc))

@@ -1,6 +1,15 @@
-"""``traceconv diff A B [--json]``: per-op change between two profiles of the same kind."""
+"""``traceconv diff A [B] [--json]``: what changed between two profiles.
+
+Timelines: per op and kernel, the time each had in the steps, with deltas that add up to the
+change of the step window. Reports and summaries: per op, calls, total, CPU/device time,
+ratio. ``FILE@N`` picks run N of a file that holds several; one file with two runs and no B
+diffs its runs.
+"""
 
 from __future__ import annotations
+
+import os
+import re
 
 import click
 import orjson
@@ -8,8 +17,11 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis.diff import OpDelta, diff
+from ..errors import TraceconvError
 from .app import app, handled_errors
 from .convert import load_all
+
+_RUN_SUFFIX = re.compile(r"^(?P<path>.+)@(?P<run>\d+)$")
 
 
 def _ms(ns: float | int | None) -> str:
@@ -41,45 +53,134 @@ def _table(rows: list[OpDelta], title: str) -> Table:
         table.add_row(
             r.section, _short(r.name), "-" if a is None else f"{a.calls:,}",
             "-" if b is None else f"{b.calls:,}", _change(d["calls"], fmt="{:+,.0f}"),
-            _ms(a and a.total_ns), _ms(b and b.total_ns), _change(d["total_ns"], 1e6),
+            _ms(None if a is None else a.total_ns), _ms(None if b is None else b.total_ns), _change(d["total_ns"], 1e6),
             _change(d["cpu_ns"], 1e6), _change(d["device_ns"], 1e6),
             "-" if a is None or a.ratio is None else f"{a.ratio:.2f}",
             "-" if b is None or b.ratio is None else f"{b.ratio:.2f}")
     return table
 
 
+def _load(spec: str, format: str | None):
+    """Load ``PATH`` or ``PATH@N`` (run N of a file with several runs)."""
+    from ..analysis.runs import select_run
+
+    match = _RUN_SUFFIX.match(spec)
+    if match and not os.path.exists(spec):
+        trace = load_all((match["path"],), format)
+        try:
+            return select_run(trace, int(match["run"]))
+        except ValueError as exc:
+            raise TraceconvError(f"no {exc}", file=match["path"]) from None
+    return load_all((spec,), format)
+
+
+def _inputs(before: str, after: str | None, format: str | None):
+    """The two traces (and their labels): two files, two runs, or one file's two runs."""
+    from ..analysis.runs import runs, select_run
+
+    if after is not None:
+        return _load(before, format), _load(after, format), before, after
+    trace = _load(before, format)
+    labels = runs(trace)
+    if len(labels) != 2:
+        raise TraceconvError(f"give B, or a file with two runs (this one has {len(labels) or 1})",
+                             file=before)
+    return select_run(trace, 1), select_run(trace, 2), f"{before}@1", f"{before}@2"
+
+
 @app.command("diff")
 @click.argument("before", metavar="A")
-@click.argument("after", metavar="B")
+@click.argument("after", metavar="B", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (times in ns).")
 @click.option("--sort", type=click.Choice(["total", "calls", "cpu", "device", "ratio"]),
-              default="total", show_default=True, help="Order by the absolute change of this.")
+              default="total", show_default=True,
+              help="Reports: order by the absolute change of this.")
 @click.option("--section", metavar="NAME",
-              help="Only this section (events, memcpy, overhead, memory, ...).")
+              help="Reports: only this section (events, memcpy, overhead, memory, ...).")
 @click.option("--top", type=int, default=40, show_default=True,
               help="Rows in the table (0 = all; --json always prints all).")
+@click.option("--by-class/--by-name", "by_class", default=None,
+              help="Timelines: compare op classes (conv2d = aten::convolution = ...) or "
+                   "names as recorded (default: classes when the frameworks differ).")
+@click.option("--timeline", "prefer_timeline", is_flag=True,
+              help="Compare the timelines even when both inputs also carry statistics.")
 @click.option("--format", "format", metavar="NAME", help="Input format of both (skip detection).")
-def diff_command(before: str, after: str, as_json: bool, sort: str, section: str | None,
-                 top: int, format: str | None) -> None:
-    """Compare two profiles per op: calls, total, CPU/GPU time, ratio, memcpy counts.
+def diff_command(before: str, after: str | None, as_json: bool, sort: str, section: str | None,
+                 top: int, by_class: bool | None, prefer_timeline: bool,
+                 format: str | None) -> None:
+    """Compare two profiles: where the time went (timelines), or per-op statistics (reports).
 
     \b
-    Example:
+    Timelines: each step window is charged to the device work running, else the host op
+    running, else idle; the rows' deltas add up to the change of the window.
+    Reports and summaries (and sources that carry statistics, unless --timeline): calls,
+    total, CPU/GPU time and ratio per op.
+    A file with two runs: `traceconv diff FILE` or `traceconv diff FILE@1 FILE@2`.
+
+    \b
+    Examples:
+      traceconv diff before.pt.trace.json.gz after.pt.trace.json.gz --top 10
       traceconv diff before_report.txt after_report.txt --sort calls
+      traceconv diff two_windows.log                    (window 1 against window 2)
     """
+    from ..analysis.timeline_diff import diff_mode, timeline_diff
+
     with handled_errors():
-        a, b = load_all((before,), format), load_all((after,), format)
-        rows = [r for r in diff(a, b, sort) if section is None or r.section == section]
+        a, b, label_a, label_b = _inputs(before, after, format)
+        mode = diff_mode(a, b, prefer_timeline)
+        if mode == "timeline":
+            result = timeline_diff(a, b, by_class)
+        else:
+            rows = [r for r in diff(a, b, sort) if section is None or r.section == section]
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(width=200, highlight=False)
+    if mode == "timeline":
+        if as_json:
+            data = {"a": label_a, "b": label_b, **result.as_dict()}
+            click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        else:
+            _print_timeline(console, result, label_a, label_b, top)
+        return
     if as_json:
-        click.echo(orjson.dumps({"a": before, "b": after, "sort": sort,
+        click.echo(orjson.dumps({"a": label_a, "b": label_b, "kind": "statistics", "sort": sort,
                                  "rows": [r.as_dict() for r in rows]},
                                 option=orjson.OPT_INDENT_2).decode())
         return
     shown = rows if top <= 0 else rows[:top]
-    title = f"{before} → {after}: {len(rows)} ops, by |Δ {sort}|"
+    title = f"{label_a} → {label_b}: {len(rows)} ops, by |Δ {sort}|"
     if len(shown) < len(rows):
         title += f" (top {len(shown)})"
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=200)
     console.print(_table(shown, title))
+
+
+def _print_timeline(console: Console, result, label_a: str, label_b: str, top: int) -> None:
+    # µs for short runs (a perf report's mean iteration), ms otherwise
+    scale, unit = (1e3, "µs") if max(result.window_a_ns, result.window_b_ns) < 1e7 else (1e6, "ms")
+
+    def num(ns: int) -> str:
+        return f"{ns / scale:,.3f}"
+
+    names = "op classes" if result.by_op_class else "names"
+    console.print(f"{label_a} → {label_b}: steps {result.steps_a} → {result.steps_b}, "
+                  f"window {num(result.window_a_ns)} → {num(result.window_b_ns)} {unit}, "
+                  f"Δ {_change(result.total_delta_ns, scale) or '0'} {unit} (by {names}; "
+                  "rows add up to Δ)")
+    table = Table()
+    for column, justify in (("name", "left"), ("kind", "left"), (f"A {unit}", "right"),
+                            (f"B {unit}", "right"), (f"Δ {unit}", "right"),
+                            ("share of Δ", "right")):
+        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    rows = result.rows
+    shown = rows if top <= 0 or len(rows) <= top else rows[:top - 1]
+    total = result.total_delta_ns
+    for r in shown:
+        table.add_row(r.name, r.kind, num(r.a_ns), num(r.b_ns), _change(r.delta_ns, scale),
+                      f"{100 * r.delta_ns / total:.1f}%" if total else "")
+    rest = rows[len(shown):]
+    if rest:
+        delta = sum(r.delta_ns for r in rest)
+        table.add_row(f"({len(rest)} more rows)", "", num(sum(r.a_ns for r in rest)),
+                      num(sum(r.b_ns for r in rest)), _change(delta, scale),
+                      f"{100 * delta / total:.1f}%" if total else "")
+    console.print(table)

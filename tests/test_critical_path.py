@@ -1,0 +1,124 @@
+"""critical-path on real timelines and op graphs; --highlight writes a new trace."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from itertools import pairwise
+from pathlib import Path
+
+from click.testing import CliRunner
+
+import traceconv
+from traceconv.analysis.critical_path import critical_path
+from traceconv.analysis.highlight import highlight
+from traceconv.cli import app
+
+ROOT = Path(__file__).parent.parent
+STREAMS = ROOT / "samples" / "torch" / "streams_graph_nccl_cuda.pt.trace.json.gz"
+MEGENGINE = ROOT / "samples" / "megengine" / "convnet_lar_embed_profile.json"
+MIGRAPHX = ROOT / "samples" / "migraphx" / "synthetic_resnet_perf_rocm7.2.txt"
+
+
+def check_shape(result) -> None:
+    """Time order, no overlap, and the breakdown adds up to the length exactly."""
+    path = result.path
+    assert all(a.end_ns <= b.start_ns for a, b in pairwise(path))
+    assert all(e.dur_ns > 0 for e in path)
+    assert sum(result.breakdown.values()) == result.length_ns <= result.span_ns
+
+
+def test_blocking_pageable_copies_are_on_the_timeline_path():
+    """The three pageable device→host copies block the host (cudaMemcpyAsync returns after
+    them): all three are on the path with their full durations from the source file."""
+    with gzip.open(STREAMS) as f:
+        events = json.load(f)["traceEvents"]
+    copies = [e for e in events if e.get("cat") == "gpu_memcpy" and "Pageable" in e["name"]]
+    result = critical_path(traceconv.load(STREAMS))
+    assert result.mode == "timeline"
+    check_shape(result)
+    on_path = [e for e in result.path if "Pageable" in e.name]
+    assert sorted(e.dur_ns for e in on_path) == sorted(round(c["dur"] * 1000) for c in copies)
+    assert all(e.kind == "memcpy" for e in on_path)
+    assert result.breakdown["memcpy"] == sum(e.dur_ns for e in result.path if e.kind == "memcpy")
+
+
+def test_graph_path_is_a_chain_of_data_dependencies():
+    trace = traceconv.load(MEGENGINE)
+    result = critical_path(trace)
+    assert result.mode == "graph"
+    check_shape(result)
+    graph = trace.graph
+    ops = [e.op for e in result.path]
+    for producer, consumer in pairwise(ops):
+        assert any(graph.has_edge(tensor, consumer) for tensor in graph.successors(producer))
+    # the chain starts at an op with no producer op before it and ends at one with no consumer
+    assert not any(graph.predecessors(t) for t in graph.predecessors(ops[0]))
+
+
+def test_modes_can_be_forced_and_migraphx_program_order():
+    trace = traceconv.load(MIGRAPHX)
+    graph_mode = critical_path(trace)
+    timeline_mode = critical_path(trace, "timeline")
+    assert (graph_mode.mode, timeline_mode.mode) == ("graph", "timeline")
+    check_shape(graph_mode)
+    check_shape(timeline_mode)
+    assert graph_mode.breakdown["kernel"] <= timeline_mode.length_ns
+
+
+def test_highlight_returns_a_new_trace_and_leaves_the_input_alone(tmp_path):
+    trace = traceconv.load(STREAMS)
+    before = trace.counts()
+    result = critical_path(trace)
+    shown = highlight(trace, result)
+    assert trace.counts() == before
+    track = shown.tracks[-1]
+    assert track.name.startswith("critical path")
+    assert len([s for s in shown.iter_slices(track=track.id)]) == len(result.path)
+    rows = [e.row for e in result.path if e.row is not None]
+    links = sum(1 for a, b in pairwise(rows) if a != b)
+    assert len(shown.flows) - len(trace.flows) == links
+
+
+def test_cli_json_contract_and_highlight_output(tmp_path):
+    out = tmp_path / "path.pftrace"
+    result = CliRunner().invoke(app, ["critical-path", str(STREAMS), "--json", "--highlight",
+                                      "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert {"length_ns", "span_ns", "path", "breakdown"} <= set(data)
+    assert set(data["breakdown"]) == {"cpu", "kernel", "memcpy", "communication", "idle"}
+    assert all(set(p) == {"name", "kind", "start_ns", "dur_ns"} for p in data["path"])
+    starts = [p["start_ns"] for p in data["path"]]
+    assert starts == sorted(starts) and starts[0] >= 0
+    check = CliRunner().invoke(app, ["check", str(out)])
+    assert check.exit_code == 0, check.output
+
+
+def test_highlight_is_seen_by_trace_processor(tmp_path, trace_processor):
+    out = tmp_path / "path.pftrace"
+    trace = traceconv.load(STREAMS)
+    result = critical_path(trace)
+    traceconv.save(highlight(trace, result), out)
+    trace_processor.load(out.read_bytes())
+    rows = trace_processor.query(
+        "select count(*) as n from slice join track on slice.track_id = track.id "
+        "where track.name like 'critical path%'")
+    assert rows[0].n == len(result.path)
+
+
+def test_execution_trace_linked_to_kineto_gives_resnet18s_main_path():
+    """ResNet-18's longest data-dependency chain of the forward pass is its main path: the stem
+    convolution plus 8 basic blocks of 2 convolutions (17; the 3 downsample convolutions are
+    side branches), as many batch norms and ReLUs, one max-pool and 8 residual additions."""
+    kineto = ROOT / "samples" / "torch" / "resnet18_train_cuda.pt.trace.json.gz"
+    et = ROOT / "samples" / "torch" / "resnet18_train_et.json.gz"
+    result = CliRunner().invoke(app, ["critical-path", str(kineto), str(et), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["mode"] == "graph"
+    names = [p["name"] for p in data["path"]]
+    counts = {n: names.count(n) for n in set(names)}
+    assert counts["aten::conv2d"] == counts["aten::batch_norm"] == 17
+    assert counts["aten::relu_"] == 17 and counts["aten::max_pool2d"] == 1
+    assert counts["aten::add_"] == 8

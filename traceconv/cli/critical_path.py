@@ -1,0 +1,90 @@
+"""``traceconv critical-path TRACE [--json] [--highlight]``: the chain that sets the run time."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+
+import click
+import orjson
+
+from .app import app, handled_errors
+from .convert import default_output, load_all
+
+
+@app.command("critical-path")
+@click.argument("inputs", nargs=-1, required=True, metavar="TRACE")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"mode", "length_ns", "span_ns", "breakdown", "path": [...]}.')
+@click.option("--highlight", is_flag=True,
+              help="Also write a Perfetto trace with the path as a track and flows.")
+@click.option("-o", "--output", metavar="PATH",
+              help="Where --highlight writes (default: TRACE_critical_path.pftrace).")
+@click.option("--mode", type=click.Choice(["auto", "graph", "timeline"]), default="auto",
+              show_default=True, help="graph: longest op → tensor → op chain; timeline: "
+              "host op → launch → kernel → stream order → syncs.")
+@click.option("--top", type=int, default=10, show_default=True,
+              help="Rows of the table of largest contributors.")
+@click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
+def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: bool,
+                          output: str | None, mode: str, top: int, format: str | None) -> None:
+    """The critical path: the chain of dependent work (host ops, launches, kernels, copies,
+    collectives, syncs) that sets the length of the run, split by kind, with idle gaps.
+
+    Op graphs (MegEngine, MIGraphX, Paddle protobuf) give the longest producer → consumer
+    chain; timelines the chain HTA-style. --highlight writes the path into a Perfetto trace.
+
+    \b
+      traceconv critical-path trace.pt.trace.json.gz
+      traceconv critical-path trace.pt.trace.json.gz --json
+      traceconv critical-path trace.pt.trace.json.gz --highlight -o path.pftrace
+    """
+    from ..analysis.critical_path import critical_path
+    from ..api import save
+
+    with handled_errors():
+        trace = load_all(inputs, format)
+        result = critical_path(trace, mode)
+        target = None
+        if highlight:
+            from ..analysis.highlight import highlight as draw
+
+            target = output or _highlight_name(inputs)
+            save(draw(trace, result), target, format="perfetto" if not output else None)
+    if as_json:
+        click.echo(orjson.dumps(result.as_dict(), option=orjson.OPT_INDENT_2).decode())
+    else:
+        _print(result, top)
+    if target and target != "-":
+        click.echo(f"wrote {target}", err=True)
+
+
+def _highlight_name(inputs: tuple[str, ...]) -> str:
+    base, ext = os.path.splitext(default_output(inputs, "perfetto"))
+    return f"{base}_critical_path{ext}"
+
+
+def _print(result, top: int) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False, width=100)
+    length = result.length_ns or 1
+    console.print(f"critical path ({result.mode}): {result.length_ns / 1e6:,.3f} ms of a "
+                  f"{result.span_ns / 1e6:,.3f} ms trace, {len(result.path)} links")
+    console.print("  " + ", ".join(f"{kind} {ns / 1e6:,.3f} ms ({100 * ns / length:.1f}%)"
+                                    for kind, ns in result.breakdown.items() if ns))
+    totals: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for entry in result.path:
+        item = totals[(entry.name, entry.kind)]
+        item[0] += entry.dur_ns
+        item[1] += 1
+    console.print(f"largest contributors (top {top}):")
+    table = Table()
+    for column, justify in (("name", "left"), ("kind", "left"), ("on path ms", "right"),
+                            ("%", "right"), ("links", "right")):
+        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]
+    for (name, kind), (ns, count) in ranked:
+        table.add_row(name, kind, f"{ns / 1e6:,.3f}", f"{100 * ns / length:.1f}", f"{count:,}")
+    console.print(table)

@@ -1,0 +1,37 @@
+"""``traceconv report TRACE -o report.html``: one self-contained HTML page."""
+
+from __future__ import annotations
+
+import click
+
+from .app import app, handled_errors
+from .convert import load_all
+
+
+@app.command("report")
+@click.argument("inputs", nargs=-1, required=True, metavar="TRACE")
+@click.option("-o", "--output", metavar="PATH", required=True,
+              help="The HTML file to write (`-` for standard output).")
+@click.option("--title", metavar="TEXT", help="Page title (default: the input's name).")
+@click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
+def report_command(inputs: tuple[str, ...], output: str, title: str | None,
+                   format: str | None) -> None:
+    """Write one self-contained HTML page: run metadata, step-time breakdown, top ops and
+    kernels, advice, live memory and the memory-flow picture, the critical path.
+
+    Plots are inline SVG; the page runs no script and loads nothing from the network.
+
+    \b
+      traceconv report trace.pt.trace.json.gz -o report.html
+      traceconv report profile.json -o - > report.html
+    """
+    from ..io import atomic_output
+    from ..report import render_report
+
+    with handled_errors():
+        trace = load_all(inputs, format)
+        html = render_report(trace, title)
+        with atomic_output(output) as out:
+            out.write(html.encode("utf-8"))
+    if output != "-":
+        click.echo(f"wrote {output}", err=True)

@@ -1,0 +1,186 @@
+"""``traceconv report``: one self-contained HTML page about a trace.
+
+Sections: run metadata, step-time breakdown (compute / memcpy / communication / host / idle),
+top ops and kernels, ``advise`` findings, live memory and the memory-flow picture, and the
+critical path. Plots are inline SVG; the page has no script and loads nothing from the
+network. Each section says so when the trace lacks what it needs.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+from html import escape
+
+from ..model import Trace
+from .page import page, table
+from .svg import human_bytes, ms, path_strip, stacked_bar, step_curves
+
+# the step-time breakdown's names for the attribution kinds
+_BREAKDOWN = (("kernel", "compute"), ("memcpy", "memcpy"), ("communication", "communication"),
+              ("cpu", "host"), ("idle", "idle"))
+
+
+def render_report(trace: Trace, title: str | None = None) -> str:
+    """The report of ``trace`` as one HTML document.
+
+    >>> import traceconv
+    >>> html = render_report(traceconv.load("samples/torch/streams_graph_nccl_cuda.pt.trace.json.gz"))
+    >>> html.startswith("<!DOCTYPE html>"), "<script" in html, "src=" in html, 'href="http' in html
+    (True, False, False, False)
+    """
+    from ..analysis.timeline_diff import is_timeline
+
+    meta = trace.metadata
+    timeline = is_timeline(trace)
+    sections = [("Run", _metadata(trace))]
+    if timeline:
+        sections.append(("Step time", _step_time(trace)))
+    sections.append(("Top ops and kernels", _top_ops(trace)))
+    sections.append(("Advice", _advice(trace)))
+    sections.append(("Memory", _memory(trace)))
+    if timeline or trace.graph.number_of_nodes():
+        sections.append(("Critical path", _critical_path(trace)))
+    subtitle = " · ".join(x for x in (meta.framework, meta.source_format, meta.source_version,
+                                      ms(trace.span_ns)) if x)
+    return page(title or f"traceconv report: {meta.source_file or 'trace'}", subtitle, sections)
+
+
+def _metadata(trace: Trace) -> str:
+    meta = trace.metadata
+    rows: list[tuple[str, object]] = [
+        ("file", meta.source_file or "-"), ("format", meta.source_format or "-"),
+        ("version", meta.source_version or "-"), ("framework", meta.framework or "-"),
+        ("clock", meta.clock), ("span", ms(trace.span_ns))]
+    if meta.rank is not None:
+        rows.append(("rank", meta.rank))
+    props = meta.attributes.get("deviceProperties")
+    if isinstance(props, list):
+        for p in props:
+            if isinstance(p, dict) and p.get("name"):
+                rows.append((f"device {p.get('id', '')}", f"{p['name']}, "
+                             f"{human_bytes(p.get('totalGlobalMem') or 0)}, "
+                             f"compute {p.get('computeMajor', '?')}.{p.get('computeMinor', '?')}"))
+    counts = ", ".join(f"{k} {v:,}" for k, v in trace.counts().items() if v and k != "span_ns")
+    rows.append(("contents", counts))
+    diagnostics = list(trace.diagnostics)
+    details = ""
+    if diagnostics:
+        rows.append(("diagnostics", f"{len(diagnostics)} kinds of repaired / dropped / guessed "
+                                    "things (below)"))
+        details = ("<details><summary>diagnostics</summary>" + table(
+            ["code", "kind", "count", "what"],
+            [(d.code, d.kind, d.count, d.message) for d in diagnostics],
+            [False, False, True, False]) + "</details>")
+    return table(["", ""], rows) + details
+
+
+def _step_time(trace: Trace) -> str:
+    from ..analysis.attribution import attribute_time
+
+    times, window, steps = attribute_time(trace)
+    by_kind: dict[str, int] = defaultdict(int)
+    for (_, kind), ns in times.items():
+        by_kind[kind] += ns
+    parts = [(label, by_kind.get(kind, 0)) for kind, label in _BREAKDOWN]
+    rows = [(label, ms(ns), f"{100 * ns / window:.1f}%" if window else "-",
+             ms(ns / steps) if steps else "-") for label, ns in parts]
+    note = ("<p class=\"muted\">Each instant of the steps is charged to the device work "
+            "running, else the host op running, else idle (so the parts add up to the steps: "
+            f"{steps} step{'s' if steps != 1 else ''}, {ms(window)}).</p>")
+    return (stacked_bar(parts) + note
+            + table(["part", "total", "share", "per step"], rows, [False, True, True, True]))
+
+
+def _top_ops(trace: Trace, top: int = 15) -> str:
+    from ..analysis.summary import summarize
+
+    result = summarize(trace, top=top)
+    cards = []
+    for place, rows, total in (("device (kernels, copies)", result.device_rows,
+                                result.total_device_time),
+                               ("host (self time)", result.host_rows, result.total_host_time)):
+        if not rows:
+            continue
+        body = table(["name", "type", "ms", "share"],
+                     [(r.name, r.type, f"{r.time * 1e3:,.3f}",
+                       f"{100 * r.time / total:.1f}%" if total else "-") for r in rows],
+                     [False, False, True, True])
+        cards.append(f'<div class="card"><b>{escape(place)}</b>, top {len(rows)}{body}</div>')
+    return f'<div class="grid">{"".join(cards)}</div>' if cards else (
+        '<p class="muted">No per-op times in this trace.</p>')
+
+
+def _advice(trace: Trace) -> str:
+    from ..analysis.advise import advise
+
+    result = advise(trace)
+    if not result.findings:
+        return (f'<p>No findings: {len(result.passed)} rules passed, '
+                f'{len(result.skipped)} not applicable.</p>')
+    items = []
+    for f in result.findings:
+        evidence = "\n".join(f"{k}: {v}" for k, v in f.evidence.items())
+        items.append(f'<div class="finding {f.severity}"><span class="sev">{f.severity}</span>'
+                     f'<span class="rule">{escape(f.rule)}</span><div><b>{escape(f.title)}</b>'
+                     f'</div><p class="advice">{escape(f.advice)}</p><details><summary>'
+                     f'evidence</summary><pre>{escape(evidence)}</pre></details></div>')
+    skipped = ", ".join(f"{s.rule} ({s.reason.removeprefix('not applicable: ')})"
+                        for s in result.skipped)
+    return "".join(items) + (f'<p class="muted">Not applicable: {escape(skipped)}.</p>'
+                             if skipped else "")
+
+
+def _memory(trace: Trace) -> str:
+    if not trace.memory:
+        return '<p class="muted">No memory blocks in this trace.</p>'
+    from ..analysis.memory import live_bytes
+
+    groups = defaultdict(list)
+    for block in trace.memory:
+        groups[block.device or "memory"].append(block)
+    known = [t for b in trace.memory for t in (b.alloc_ns, b.free_ns) if t is not None]
+    origin = min(known, default=0)
+    series = []
+    for device, blocks in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:6]:
+        curve = live_bytes(blocks, start=origin)
+        series.append((device, curve.times.tolist(), curve.bytes.astype(float).tolist()))
+    return (f"<p>Live bytes of {len(trace.memory):,} memory blocks per device.</p>"
+            + step_curves(series, origin) + _memflow(trace))
+
+
+def _memflow(trace: Trace) -> str:
+    from ..formats.memflow_svg import write
+
+    out = io.BytesIO()
+    try:
+        write(trace, out, width=1040, height=420)
+    except Exception as exc:  # the picture is optional: say why it is missing
+        return f'<p class="muted">No memory-flow picture: {escape(str(exc))}</p>'
+    svg = out.getvalue().decode("utf-8")
+    svg = svg[svg.index("<svg"):] if "<svg" in svg else svg
+    return f'<h3>Memory flow</h3><div class="memflow">{svg}</div>'
+
+
+def _critical_path(trace: Trace, top: int = 12) -> str:
+    from ..analysis.critical_path import critical_path
+
+    result = critical_path(trace)
+    if not result.path:
+        return '<p class="muted">No critical path (no timed work).</p>'
+    length = result.length_ns or 1
+    parts = [(label, result.breakdown.get(kind, 0)) for kind, label in _BREAKDOWN]
+    totals: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for e in result.path:
+        totals[(e.name, e.kind)][0] += e.dur_ns
+        totals[(e.name, e.kind)][1] += 1
+    ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]
+    rows = [(name, kind, ms(ns), f"{100 * ns / length:.1f}%", n) for (name, kind), (ns, n)
+            in ranked]
+    strip = path_strip([(e.name, e.kind, e.start_ns, e.dur_ns) for e in result.path],
+                       result.path[0].start_ns, length)
+    return (f"<p>{result.mode} critical path: {ms(result.length_ns)} of a "
+            f"{ms(result.span_ns)} trace, {len(result.path):,} links.</p>"
+            + stacked_bar(parts) + strip
+            + table(["name", "kind", "on path", "share", "links"], rows,
+                    [False, False, True, True, True]))
