@@ -121,3 +121,21 @@ def test_nothing_read_is_an_error_and_the_digest_is_one_line(tmp_path):
     assert result.exit_code == 0
     digest = [line for line in result.output.splitlines() if "dropped" in line]
     assert digest == [f"traceconv: {cut}: 1 dropped (traceconv info {cut} --json lists them)"]
+
+
+def test_p4_new_profiler_summary_rows_without_title_rules_or_header():
+    from traceconv.formats import paddle_summary
+
+    text = ("conv2d dygraph   10   1.20 / 0.12 / 0.20 / 0.10 / 0.50   "
+            "3.00 / 0.30 / 0.40 / 0.20 / 0.60   0\n"
+            "  conv2d compute 10 1.00 / 0.10 / 0.15 / 0.05 / 83.3 "
+            "3.00 / 0.30 / 0.40 / 0.20 / 100.00 -\n"
+            "relu dygraph 5 0.50 / 0.10 / 0.12 / 0.08 / 0.21 0.00 / 0.00 / 0.00 / 0.00 / 0.00 0\n")
+    doc, trace = paddle_summary.parse(text)
+    (table,) = doc.tables
+    assert table.title == "Operator Summary"
+    rows = [(s.name, s.section, s.calls, s.total_ns, s.device_ns, s.depth) for s in trace.stats]
+    assert rows == [("conv2d dygraph", "operator", 10, 1_200_000, 3_000_000, 0),
+                    ("conv2d compute", "operator", 10, 1_000_000, 3_000_000, 1),
+                    ("relu dygraph", "operator", 5, 500_000, 0, 0)]
+    assert trace.diagnostics.count("paddle_summary.untitled_rows") == 1

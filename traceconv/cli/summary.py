@@ -16,11 +16,6 @@ from .app import app, handled_errors
 from .convert import ALIGN_OPTION, load_all, max_bytes_option
 from .stragglers import print_stragglers
 
-# The totals stay in every --json object (profile_analyze prints them with any block).
-_TOTALS = ("total_device_time", "total_host_time")
-_PRINT_ONLY_KEYS = {"summary": _TOTALS, "device": (*_TOTALS, "rows"),
-                    "host": (*_TOTALS, "host_rows")}
-
 
 @app.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
@@ -104,9 +99,8 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
         if as_json:
             if len(inputs) > 1:
                 data["stragglers"] = [row.as_dict() for row in stragglers(trace)]
-            if print_only:   # the JSON keys of the block asked for, as the text prints it
-                data = {key: value for key, value in data.items()
-                        if key in _PRINT_ONLY_KEYS[print_only]}
+            if print_only == "summary":   # the totals only, as the text block prints them
+                data = {key: value for key, value in data.items() if "total" in key}
             click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         else:
             click.echo(text, nl=False)

@@ -106,9 +106,42 @@ def add_memory_blocks(trace: Trace, doc: StaticProfile, offsets: dict[str, int],
                        doc)
         blocks[chunk.id] = block
         trace.add_memory_block(block)
+    derived = _dynamic_blocks(trace, run, doc, members)
+    diag.add("megengine.dynamic_var_memory", "vars allocated at run time (jit.trace, "
+             "load_and_run without --embed-input) have no memory chunk: blocks derived from "
+             "their prev_dev_ptr..prev_dev_ptr_end range", kind="guessed", count=derived)
     diag.add("megengine.in_place_output", "outputs written over an input's memory (in-place "
              "overwrite) start when their op ends, as MegEngine's plan counts them",
              kind="note", count=_settle_in_place(run, doc, blocks))
+
+
+def _dynamic_blocks(trace: Trace, run: _Execution, doc: StaticProfile,
+                    members: dict[str, list[str]]) -> int:
+    """For a profile whose activations were all allocated at run time (``jit.trace``,
+    ``load_and_run`` without ``--embed-input``: chunks hold only weights, if any), a block
+    per var whose last run left a device range (``prev_dev_ptr``..``prev_dev_ptr_end``).
+    Vars that forward another var's memory (read-only forwards, in-place updates) share
+    its block. A statically planned profile is left as its chunks say (as MegEngine's own
+    memory flow draws it)."""
+    exe = doc.graph_exec
+    if any(chunk.size > 0 and chunk.owner_var in exe.var
+           and PERSISTENT not in exe.var[chunk.owner_var].flag
+           for chunk in exe.mem_chunk.values()):
+        return 0
+    planned = {var_id for var_ids in members.values() for var_id in var_ids}
+    count = 0
+    for var_id, var in doc.graph_exec.var.items():
+        if (var_id in planned or var.mem_readonly_fwd_src or var.force_update_src
+                or not var.prev_dev_ptr or not var.prev_dev_ptr_end
+                or var.prev_dev_ptr_end <= var.prev_dev_ptr or var_id not in run.producer):
+            continue
+        chunk = MemChunk(id=f"var{var_id}", size=var.prev_dev_ptr_end - var.prev_dev_ptr,
+                         owner_var=var_id, dev_ptr=var.prev_dev_ptr)
+        block = _block(trace, run, chunk, var.prev_dev_ptr, [var_id], doc)
+        block.args["derived_from"] = "prev_dev_ptr"
+        trace.add_memory_block(block)
+        count += 1
+    return count
 
 
 def _settle_in_place(run: _Execution, doc: StaticProfile,

@@ -64,6 +64,7 @@ _TITLE_STAGE = {"Overhead": 5, "GpuMemCpy": 10, "Event": 12}
 _HEADER_STAGE, _ROWS_STAGE = 13, 14
 _PRINTED_ONCE = {1, 2, 3, 4, 5, 7, 10, 12, 13}
 _HEADER_REST = re.compile(r"[A-Za-z()\s]*\(MB\)\s*")   # "s   Size(MB)" after a wrap
+_DASHES = re.compile(r"\s*-+\s*")
 _MAX_PIECES = 4       # a 180-column row wrapped at 60 columns is 3 pieces
 _PIECE_START = re.compile(r"^\s*(?:-{3,}|Event\b|Place|Total|Computation|Framework|GpuMemcpy|"
                           r"Note!|Sorted|Time|Elapsed|Accumulated)")
@@ -86,6 +87,7 @@ class ReportParser:
         self._memory: MemoryReport | None = None
         self._memory_header = False
         self._in_explanation = False
+        self._ruled = False                 # the last line was a banner or a section title
         self._group = -1
         self._group_closed = True
 
@@ -157,6 +159,11 @@ class ReportParser:
     # -- one line ---------------------------------------------------------------------------
 
     def _line(self, lineno: int, line: str) -> None:
+        ruled, self._ruled = self._ruled, False
+        if ruled and _DASHES.fullmatch(line):
+            return                                  # the rest of a wrapped banner or title
+        if BANNER.match(line) or MEMORY_BANNER.match(line) or SECTION_TITLE.match(line):
+            self._ruled = True
         if BANNER.match(line):
             self._start_report(lineno, implicit=False)
         elif MEMORY_BANNER.match(line):

@@ -83,6 +83,20 @@ def row_pattern(columns: tuple[str, ...], touching: bool) -> re.Pattern[str]:
     return re.compile(name + cells.removesuffix(r"\s*").removesuffix(r"\s+") + r"\s*$")
 
 
+_NUMERIC_TOKEN = re.compile(r"[-+(]*(?:\d|nan|inf)[-+\d.eE()naif*]*")
+
+
+def _numeric_tail(line: str) -> bool:
+    """Whether ``line`` ends in two number-like tokens, as every row does (a cheap test
+    that spares the row patterns the log lines around a report).
+
+    >>> _numeric_tail("relu  4  2.0"), _numeric_tail("I1122 step 3 loss 0.5")
+    (True, False)
+    """
+    tokens = line.rsplit(None, 2)[-2:]
+    return len(tokens) == 2 and all(_NUMERIC_TOKEN.fullmatch(t) for t in tokens)
+
+
 def match_row(line: str, columns: tuple[str, ...]) -> re.Match[str] | None:
     """``line`` as a row of ``columns`` (spaced name first, then a name touching its calls,
     only where Ave. = Total / Calls confirms the split).
@@ -90,6 +104,8 @@ def match_row(line: str, columns: tuple[str, ...]) -> re.Match[str] | None:
     >>> match_row("  relu  4  2.0", ("Calls", "Total"))["name"]
     'relu'
     """
+    if not _numeric_tail(line):
+        return None
     match = row_pattern(columns, False).match(line)
     if match is not None:
         return match

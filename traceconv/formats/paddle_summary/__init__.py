@@ -15,7 +15,7 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
 from .._paddle import FRAMEWORK, text_contains
-from .parser import SummaryParser
+from .parser import UNTITLED_ROW, SummaryParser
 from .schema import SummaryDocument
 from .to_trace import build_trace
 
@@ -28,8 +28,17 @@ _SIGNATURE = re.compile(
 
 def sniff(head: bytes, source: Source) -> float:
     """Certain when a summary title (``---Operator Summary---``, ``===Perf Summary===``)
-    shows, also after megabytes of training-log output."""
-    return 0.95 if text_contains(head, source, _SIGNATURE) else 0.0
+    shows, also after megabytes of training-log output; likely when the first lines are
+    summary rows pasted alone (``name calls t / a / m / m / r  t / a / m / m / r``).
+
+    >>> sniff(b"conv2d dygraph 10 1.2 / 0.1 / 0.2 / 0.1 / 0.5 3.0 / 0.3 / 0.4 / 0.2 / 0.6\\n", None)
+    0.6
+    """
+    if text_contains(head, source, _SIGNATURE):
+        return 0.95
+    lines = head.decode("utf-8", "replace").splitlines()[:200]
+    rows = sum(UNTITLED_ROW.match(line) is not None for line in lines)
+    return 0.6 if rows and rows * 2 >= sum(bool(line.strip()) for line in lines) else 0.0
 
 
 def parse(text: str, trace: Trace | None = None) -> tuple[SummaryDocument, Trace]:

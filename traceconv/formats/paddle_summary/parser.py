@@ -26,6 +26,18 @@ PERF_ROW = re.compile(r"^\s*\|(.*)\|\s*$")
 STEP_INFO = re.compile(
     r"^\s*reader_cost:\s*(?P<reader>\S+)\s*(?P<unit>\w+)\s+batch_cost:\s*(?P<batch>\S+)\s*\w+"
     r"(?:\s+ips:\s*(?P<ips>\S+)\s*(?P<ips_unit>\S+))?\s*$")
+# An Operator/Model/Kernel Summary row, recognised without its title, rules or header:
+# name, calls, one or two "total / avg / max / min / ratio" groups, FLOPs (any spacing).
+_CELL = r"(?:[-+]?\d[\d.eE+-]*|-)"
+_GROUP = rf"{_CELL}\s*/\s*{_CELL}\s*/\s*{_CELL}\s*/\s*{_CELL}\s*/\s*{_CELL}"
+UNTITLED_ROW = re.compile(
+    rf"^(?P<indent> *)(?P<name>\S.*?)\s+(?P<calls>\d+|-)\s+(?P<first>{_GROUP})"
+    rf"(?:\s+(?P<second>{_GROUP}))?(?:\s+(?P<flops>\d+|-))?\s*$")
+UNTITLED_HEADERS = {
+    True: ["Name", "Calls", "CPU Total / Avg / Max / Min / Ratio(%)",
+           "GPU Total / Avg / Max / Min / Ratio(%)"],
+    False: ["Name", "Calls", "GPU Total / Avg / Max / Min / Ratio(%)"],
+}
 THREAD_TITLE = "Thread: "
 FLOPS_MARK = "Flops Profiler"
 
@@ -54,6 +66,8 @@ class SummaryParser:
         self._state = "none"   # expect_header | header_done | rows | after_rows | text
         self._thread: str | None = None
         self._stack: list[int] = []
+        self._base = 0          # indentation of the first untitled row
+        self._untitled: SummaryTable | None = None   # the table told from rows alone
 
     def parse_text(self, text: str) -> SummaryDocument:
         for lineno, line in enumerate(text.splitlines(), 1):
@@ -76,6 +90,9 @@ class SummaryParser:
             self._separator()
         elif m := TITLE.match(line):
             self._title(lineno, m["title"])
+        elif (self._table is None or self._table is self._untitled) and (
+                m := UNTITLED_ROW.match(line)):
+            self._untitled_row(lineno, m)
         elif self._table is None:
             if line.strip():
                 self._foreign(lineno, line)
@@ -139,11 +156,11 @@ class SummaryParser:
         table.headers.append(cells)
         self._state = "header_done"
 
-    def _row(self, lineno: int, line: str) -> None:
+    def _row(self, lineno: int, line: str, cells: list[str] | None = None) -> None:
         table = self._table
         assert table is not None
         header = table.headers[-1] if table.headers else []
-        cells = CELL_GAP.split(line.strip())
+        cells = cells if cells is not None else CELL_GAP.split(line.strip())
         if len(cells) != len(header):
             self.diagnostics.add("paddle_summary.unreadable_row",
                                  "table row whose cells do not match the header",
@@ -162,6 +179,29 @@ class SummaryParser:
                                                                          strict=True)),
                                      line=lineno))
         self._stack = self._stack[:depth] + [len(table.rows) - 1]
+
+    def _untitled_row(self, lineno: int, m: re.Match[str]) -> None:
+        """A summary row pasted without its table's title, rules or header: two time
+        groups are an Operator Summary row (CPU and GPU), one a Kernel Summary row."""
+        two = m["second"] is not None
+        title = "Operator Summary" if two else "Kernel Summary"
+        table = self._table
+        if table is None or table.title != title:
+            table = self._table = self._untitled = SummaryTable(title=title, line=lineno)
+            header = UNTITLED_HEADERS[two] + (["FLOPs"] if m["flops"] else [])
+            table.headers.append(header)
+            self.doc.tables.append(table)
+            self._state, self._thread, self._stack = "rows", None, []
+            self._base = len(m["indent"])
+            self.diagnostics.add("paddle_summary.untitled_rows", "summary rows without their "
+                                 "table's title or header: the table was told from the rows' "
+                                 "shape", kind="guessed", example=f"line {lineno}")
+        cells = [m["name"], m["calls"], m["first"]] + ([m["second"]] if two else []) + (
+            [m["flops"]] if m["flops"] else [])
+        header = table.headers[-1]
+        cells = cells[:len(header)] + [""] * (len(header) - len(cells))
+        indent = " " * max(0, len(m["indent"]) - self._base)
+        self._row(lineno, indent + "  ".join(cells), cells=cells)
 
     def _foreign(self, lineno: int, line: str) -> None:
         self.diagnostics.add("paddle_summary.foreign_lines",

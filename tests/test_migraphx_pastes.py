@@ -1,0 +1,115 @@
+"""MIGraphX fragments as users paste them: one synthetic example per class (M1..M5).
+
+Expected values are read off each example's text.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import traceconv
+from traceconv.cli.app import app
+from traceconv.formats import migraphx
+from traceconv.formats.migraphx.document import parse_document
+from traceconv.model import ProcessKind
+
+TIMED = ("@12 = gpu::code_object[code_object=6184,symbol_name=mlir_dot,global=1792,local=256,]"
+         "(@9,@10,@11) -> half_type, {8, 128, 512}, {65536, 512, 1}, target_id=0: 0.75ms, 12%")
+
+
+def test_m1_summary_rows_without_the_summary_line():
+    text = ("gpu::code_object::mlir_dot: 3.2ms / 8 = 0.4ms, 70%\n"
+            "load: 0.1ms / 4 = 0.025ms, 2%\n")
+    assert migraphx.sniff(text.encode()) >= 0.9
+    (run,) = parse_document(text).runs
+    assert [(r.group, r.total_ms, r.count, r.avg_ms, r.percent) for r in run.report.summary] == [
+        ("gpu::code_object::mlir_dot", 3.2, 8, 0.4, 70.0), ("load", 0.1, 4, 0.025, 2.0)]
+
+
+@pytest.mark.parametrize("lines", [[TIMED], [TIMED, TIMED.replace("@12", "@13")]])
+def test_m2_one_or_two_timed_instruction_lines_alone(tmp_path, lines):
+    text = "\n".join(lines) + "\n"
+    assert migraphx.sniff(text.encode()) >= 0.9
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    trace = traceconv.load(path)                       # detected, not only forced
+    assert trace.metadata.source_format == "migraphx"
+    slices = [s for s in trace.iter_slices() if s.name == "mlir_dot"]
+    assert [s.dur for s in slices] == [750_000] * len(lines)
+
+
+def test_m3_summary_row_wrapped_after_equals_keeps_every_later_row():
+    text = ("Summary:\ngpu::code_object::mlir_dot: 3.2ms / 8 =\n 0.4ms, 70%\n"
+            "load: 0.1ms / 4 = 0.025ms, 2%\n\nTotal time: 4.5ms\n")
+    doc = parse_document(text)
+    (run,) = doc.runs
+    assert [r.group for r in run.report.summary] == ["gpu::code_object::mlir_dot", "load"]
+    assert run.report.summary[0].avg_ms == 0.4 and run.report.trailer.total_ms == 4.5
+    assert doc.wrapped == [3] and not doc.unparsed
+
+
+def test_m4_instruction_wrapped_over_several_lines_where_brackets_balance():
+    text = "\n".join([
+        "@0 = @param:x -> float_type, {1, 8}, {8, 1}",
+        "@1 = hip::hip_allocate_memory[shape=int8_type, {4096}, {1},id=main:scratch]",
+        "  -> int8_type, {4096}, {1}",                                  # after the brackets
+        "@2 = load[offset=0,end=32](@1) -",
+        "> float_type, {1, 8}, {8, 1}",                                 # inside '->'
+        "@3 = gpu::code_object[code_object=1,symbol_name=relu,global=8,local=8,](@0,@2) ->",
+        "float_type,",                                                  # after the type
+        "{1, 8},",
+        "{8, 1}",                                                       # over 4 lines
+        "Run instruction: @4 = gpu::code_object[code_object=2,symbol_name=add,global=8,",
+        "local=8,](@3,@2) -> float_type, {1, 8}, {8, 1}",
+        "Time: 0.01ms, 0.02ms",
+        "Output: 0.5, 0.25,",
+        "0.125, 1",
+    ])
+    doc = parse_document(text)
+    assert not doc.unparsed and doc.wrapped == [3, 5, 7, 8, 9, 11, 14]
+    run = doc.runs[0]
+    listing = run.listings[0].instructions
+    assert [(i.name, i.op, i.shape.lens) for i in listing] == [
+        ("@0", "@param", [1, 8]), ("@1", "hip::hip_allocate_memory", [4096]),
+        ("@2", "load", [1, 8]), ("@3", "gpu::code_object", [1, 8])]
+    (record,) = run.eval_records
+    assert record.instruction.inputs == ["@3", "@2"] and record.device_ms == 0.02
+    assert record.output == ["Output: 0.5, 0.25,0.125, 1"]   # glued where the wrap cut
+    trace = migraphx.build(doc)
+    assert not [d for d in trace.diagnostics if d.code == "migraphx.unresolved_input"]
+    assert len(trace.memory) >= 1                     # the scratch pool's loads resolve
+
+
+def test_m5_listing_with_a_perf_trailer_but_no_times_keeps_the_trailer():
+    text = ("@0 = @param:x -> float_type, {2}, {1}\n@1 = relu(@0) -> float_type, {2}, {1}\n\n"
+            "Batch size: 1\nRate: 897.281 inferences/sec\nTotal time: 1.11448ms\n"
+            "Total instructions time: 2.40884ms\n")
+    trace = migraphx.build(parse_document(text))
+    (program,) = trace.metadata.attributes["programs"]
+    assert program["timing"] == "none"
+    assert program["trailer"] == {"batch_size": 1, "rate": 897.281,
+                                  "rate_unit": "inferences/sec", "total_ms": 1.11448,
+                                  "instructions_ms": 2.40884, "percentiles_ms": {}}
+    assert trace.diagnostics.count("migraphx.report_without_lines") == 1
+    # an untimed listing: its 1 µs placeholders are never device time
+    assert all(p.kind != ProcessKind.DEVICE for p in trace.processes)
+
+
+def test_untimed_listing_summary_shows_no_device_time(tmp_path):
+    path = tmp_path / "listing.txt"
+    path.write_text("@0 = @param:x -> float_type, {2}, {1}\n@1 = relu(@0) -> float_type, "
+                    "{2}, {1}\n@2 = relu(@1) -> float_type, {2}, {1}\n")
+    result = CliRunner().invoke(app, ["summary", str(path), "--format", "migraphx", "--json",
+                                      "--print-only", "summary"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"self_host_ns_total": 3000,
+                                         "self_device_ns_total": None}
+
+
+def test_cut_inside_a_dynamic_dimension_is_a_truncated_instruction():
+    doc = parse_document("seq = @param:seq -> dynamic, int64_type, {[ 1, 4")
+    (ins,) = doc.runs[0].listings[0].instructions
+    assert ins.truncated and ins.parameter == "seq"
