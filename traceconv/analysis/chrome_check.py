@@ -215,7 +215,8 @@ class _Checker:
         for thread, events in self.threads.items():
             events.sort()
             stack: list[tuple[int | None, int]] = []   # (end or None for B, event index)
-            starts, ends = [], []
+            starts: list[int] = []
+            ends: list[int] = []
             open_b: list[int] = []   # positions in starts of open B slices
             for ts, _, _, index, phase, end in events:
                 while stack and stack[-1][0] is not None and stack[-1][0] <= ts:

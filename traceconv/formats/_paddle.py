@@ -137,9 +137,9 @@ def link_launches(trace: Trace, code: str) -> None:
     unmatched = 0
     for start, annotation, row in sorted(device):
         for path in _annotations(annotation):
-            calls, n = runtime.get(path), used[path]
-            if calls and n < len(calls) and calls[n][0] <= start:
-                trace.add_flow(calls[n][1], row, "launch", "launch")
+            launches, n = runtime.get(path), used[path]
+            if launches and n < len(launches) and launches[n][0] <= start:
+                trace.add_flow(launches[n][1], row, "launch", "launch")
                 used[path] += 1
                 break
         else:

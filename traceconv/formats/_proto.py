@@ -10,6 +10,8 @@ survives that where a closed proto2 enum would drop the value.
 
 from __future__ import annotations
 
+from typing import Any
+
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 _F = descriptor_pb2.FieldDescriptorProto
@@ -22,7 +24,7 @@ SCALARS = {
 Field = tuple[str, int, str]  # (name, number, scalar type | message name | "repeated <type>")
 
 
-def message_classes(package: str, messages: dict[str, list[Field]]) -> dict[str, type]:
+def message_classes(package: str, messages: dict[str, list[Field]]) -> dict[str, Any]:
     """Message classes for ``messages`` (names are local to ``package``).
 
     >>> classes = message_classes("demo", {"Pair": [("key", 1, "string"),

@@ -19,6 +19,7 @@ from ...analysis.slice_index import SliceIndex
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
+from ...model.diagnostics import Kind as DiagnosticKind
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, link_flows
 from .stream import DocumentError, read_document
@@ -430,7 +431,7 @@ class ChromeReader:
         meta.clock = "unix epoch" if bounds and bounds[0] >= EPOCH_NS else "relative"
 
     def _report(self) -> None:
-        messages = {
+        messages: dict[str, tuple[str, DiagnosticKind]] = {
             "chrome.x_without_dur": ("X events without dur: duration 0", "guessed"),
             "chrome.negative_duration": ("X events with negative dur: duration 0", "repaired"),
             "chrome.memory_event_as_slice": ("[memory] events written as X (torch's python "
@@ -449,6 +450,7 @@ class ChromeReader:
                                          "names kept", "repaired"),
         }
         for code, (count, example) in self._dropped.items():
+            kind: DiagnosticKind
             if code.startswith("chrome.unsupported_phase."):
                 message, kind = (f"events of phase {code.rsplit('.', 1)[1]!r}, which Perfetto "
                                  "and traceconv do not model", "dropped")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from ...analysis.breakdown import add_aggregate_breakdown, set_self_times
 from ...model import OpStat, Trace
 from .._paddle import FRAMEWORK
@@ -27,7 +29,17 @@ def number(text: str | None) -> float | None:
         return None
 
 
-def compound(text: str | None, scale: int) -> dict[str, int | float | None]:
+class Compound(TypedDict):
+    """One ``total / avg / max / min / ratio`` cell: ns, and the ratio in %."""
+
+    total: int | None
+    avg: int | None
+    max: int | None
+    min: int | None
+    ratio: float | None
+
+
+def compound(text: str | None, scale: int) -> Compound:
     """``"101.66 / 12.71 / 15.44 / 10.18 / 100.00"`` → ns totals and the ratio in %.
 
     >>> compound("1.50 / 0.75 / 1.00 / 0.50 / 10.00", 1_000_000)["total"]
@@ -36,8 +48,8 @@ def compound(text: str | None, scale: int) -> dict[str, int | float | None]:
     parts = [number(p.strip()) for p in (text or "").split("/")]
     parts += [None] * (5 - len(parts))
     total, avg, high, low, ratio = parts[:5]
-    return {"total": _ns(total, scale), "avg": _ns(avg, scale), "max": _ns(high, scale),
-            "min": _ns(low, scale), "ratio": ratio}
+    return Compound(total=_ns(total, scale), avg=_ns(avg, scale), max=_ns(high, scale),
+                    min=_ns(low, scale), ratio=ratio)
 
 
 def _ns(value: float | None, scale: int) -> int | None:
@@ -114,8 +126,8 @@ def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
         stat.total_ns = main["total"] or 0
         stat.avg_ns, stat.max_ns, stat.min_ns = main["avg"], main["max"], main["min"]
         stat.ratio = main["ratio"]
-        stat.cpu_ns = cpu and cpu["total"]
-        stat.device_ns = gpu and gpu["total"]
+        stat.cpu_ns = None if cpu is None else cpu["total"]
+        stat.device_ns = None if gpu is None else gpu["total"]
         if cpu and gpu:
             extra.update({f"gpu_{k}_ns" if k != "ratio" else "gpu_ratio_pct": v
                           for k, v in gpu.items() if k != "total"})

@@ -61,7 +61,7 @@ def encode_value(value: Any) -> bytes:
     if isinstance(value, dict):
         if not value:
             return string_field(STRING, "{}")
-        parts = []
+        parts: list[bytes] = []
         for key, item in value.items():
             entry = string_field(NAME, str(key)) + encode_value(item)
             parts += (_DICT, varint(len(entry)), entry)
@@ -140,7 +140,8 @@ class ArgEncoder:
 
     def encode(self, args: dict[str, Any]) -> bytes:
         """All annotations of one event, each framed as a TrackEvent field 4."""
-        keys, parts = self._keys, []
+        keys = self._keys
+        parts: list[bytes] = []
         append = parts.append
         for key, value in args.items():
             entry = keys.get(key) or self._intern(key)

@@ -57,12 +57,12 @@ def assign_ids(trace: Trace) -> TrackIds:
     salt = zlib.crc32(repr((meta.source_file, meta.rank)).encode()) & 0xFFFF
     base = (salt + 1) << 25
     used_pids: set[int] = set()
-    pids = []
+    pids: list[int] = []
     for process in trace.processes:
         pid = process.pid
         real = (process.kind is ProcessKind.HOST and pid is not None
                 and 0 < pid <= INT32_MAX and pid not in used_pids)
-        if not real:
+        if not real or pid is None:   # (real implies a pid; said again for mypy)
             if pid is not None and process.kind is ProcessKind.HOST:
                 trace.diagnostics.add("perfetto.pid_replaced", "a process pid was out of "
                                       "range or used twice; it got a synthetic pid",

@@ -170,13 +170,13 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
             open_blocks[key] = block
             trace.add_memory_block(block)
         else:
-            block = open_blocks.pop(key) if key in open_blocks else None
-            if block is None:
+            freed = open_blocks.pop(key) if key in open_blocks else None
+            if freed is None:
                 frees_without_alloc += 1
                 trace.add_memory_block(MemoryBlock(addr, -size, None, ts, device=device,
                                                    category="allocated before trace"))
             else:
-                block.free_ns = ts
+                freed.free_ns = ts
     trace.diagnostics.add("kineto.free_without_alloc", "memory frees whose allocation happened "
                           "before the trace window: block starts at the trace start",
                           kind="guessed", count=frees_without_alloc)
