@@ -284,3 +284,11 @@ def test_ids_of_the_wrong_type_in_chrome_files(tmp_path: Path):
     for to in ("chrome", "summary", "graphml", "perfetto"):
         traceconv.save(trace, tmp_path / f"out.{to}", format=to)
     assert str(2**64 - 1) in (tmp_path / "out.chrome").read_text()
+
+
+def test_an_empty_pftrace_fails_check(tmp_path: Path):
+    path = tmp_path / "empty.pftrace"
+    path.write_bytes(b"")
+    report = traceconv.check(path, "perfetto")
+    assert not report.ok and [e["code"] for e in report.errors] == ["empty_trace"]
+    assert run("check", str(path), "--format", "perfetto").exit_code == 1

@@ -257,6 +257,9 @@ class PftraceValidator:
 
     def finish(self) -> CheckReport:
         """Check what needs the whole file (parents, clocks, replay) and count."""
+        if self.packets == 0:
+            self.report.error("empty_trace", "the file holds no packets: trace_processor "
+                              "loads an empty trace", example="0 bytes of packets")
         with paused_gc():
             self._check_tracks()
             for clock, offset in self.event_clocks.items():
