@@ -154,6 +154,9 @@ class Trace:
         the memory analyses and the writers hold them in int64 arrays)."""
         to_int64(block.address, "memory block address")
         to_int64(block.size, "memory block size")
+        for time in (block.alloc_ns, block.free_ns):
+            if time is not None:
+                to_int64(time, "memory block time")
         self.memory.append(block)
         return len(self.memory) - 1
 

@@ -140,7 +140,7 @@ def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
                 setattr(stat, field, stat.total_ns)
             stat.ratio = number(cells.get("Ratio (%)"))
     if "FLOPs" in cells and (flops := number(cells["FLOPs"])) is not None:
-        extra["flops"] = int(flops)
+        extra["flops"] = to_int64(flops, "FLOPs")
     if "Utilization (%)" in cells:
         extra["utilization_pct"] = number(cells["Utilization (%)"])
     if section == "memory":

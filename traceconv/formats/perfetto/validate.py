@@ -225,7 +225,7 @@ class PftraceValidator:
         flow_ids, terminating = event.flow_ids, event.terminating_flow_ids
         if flow_ids or terminating:
             self.flows[len(self.ts)] = (list(flow_ids), list(terminating))
-        self.ts.append(packet.timestamp)
+        self.ts.append(min(packet.timestamp, (1 << 63) - 1))   # (uint64 on the wire)
         self.track.append(track)
         self.type.append(kind)
 
