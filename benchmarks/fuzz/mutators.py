@@ -7,6 +7,7 @@ the parser (type confusion, numbers out of range, cycles); byte edits reach the 
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import random
@@ -236,7 +237,7 @@ def protobuf_wire(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
                                                2**64 - 1, value + 1, value ^ 1]))
         elif edit == 1:
             same = [f for lst in lists for f in lst if f[0] == number and f[1] == wire]
-            fields[i] = rng.choice(same)
+            fields[i] = copy.deepcopy(rng.choice(same))   # (it may hold ``fields`` itself)
         elif edit == 2 and wire == 2 and isinstance(value, bytes):
             at = rng.randrange(len(value) + 1)
             fields[i] = (number, 2, value[:at] + rng.choice([b"\xff", b"\xc3", b"\xed\xa0\x80",
