@@ -222,6 +222,13 @@ MINIMISED = {
     "summary_count_over_int64.txt": ("paddle-summary", "ok"),
     "report_memcpy_total_1e308.txt": ("paddle-report", "out of the int64 range"),
     "memory_flow_size_over_int64.svg": ("megengine-memflow-svg", "$.rects[0]"),
+    # int(inf) in a shape, and opr steps / chunk times whose ns pass int64
+    "megengine_shape_inf.json": (
+        "megengine", ":$.graph_exec.var.52.static_infer_tags.SHAPE.inferred_result: shape "
+        "dimension is not a finite number: inf"),
+    "meminfo_opr_id_over_int64.json": ("megengine-meminfo", ":$.opr.0.id: opr id is out of"),
+    "meminfo_time_over_int64.json": ("megengine-meminfo", ":$.chunk.1.time_end: time_end is "
+                                     "out of the int64 range: 9223372036854776000"),
 }
 
 
@@ -247,6 +254,16 @@ def test_minimised_migraphx_inputs(text: str, expected: str, tmp_path: Path):
     path = tmp_path / "perf.txt"
     path.write_text(text)
     one_error_line(run("info", str(path), "--format", "migraphx"), str(path), expected)
+
+
+def test_garbled_migraphx_percentile_is_an_unparsed_line(tmp_path: Path):
+    path = tmp_path / "perf.txt"
+    path.write_text("Summary:\ngemm: 8ms / 1 = 8ms, 100%\n\nTotal time: 8ms\n"
+                    "Percentiles (90, 95): (1.5ms, 2/ms)\n")
+    trace = traceconv.load(path, format="migraphx")
+    unparsed = {d.code: d for d in trace.diagnostics}["migraphx.unparsed_line"]
+    assert unparsed.count == 1 and unparsed.example is not None
+    assert unparsed.example.startswith("line 5: Percentiles")
 
 
 def test_invalid_utf8_in_protobuf_strings_is_text_and_counted(tmp_path: Path):

@@ -55,7 +55,7 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
         try:
             trace: Trace = module.read(source, **options)
         except NumberError as exc:   # a reader met a number no trace can hold
-            raise InputError(str(exc), file=source.name) from None
+            raise InputError(str(exc), file=source.name, location=exc.location) from None
     meta = trace.metadata
     meta.source_format = meta.source_format or info.name
     meta.source_file = meta.source_file or os.path.basename(source.name)

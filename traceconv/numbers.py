@@ -17,7 +17,15 @@ INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 class NumberError(ValueError):
-    """A number a trace cannot hold: not finite, or beyond int64."""
+    """A number a trace cannot hold: not finite, or beyond int64.
+
+    ``location`` (a JSON path or line number) is set by a reader that knows where the
+    number was, so the error line can name the place as well as the file.
+    """
+
+    def __init__(self, message: str, location: str | int | None = None) -> None:
+        super().__init__(message)
+        self.location = location
 
 
 def finite(value: object, what: str = "value") -> float:
@@ -75,6 +83,23 @@ def scaled_int(value: float | int, scale: float, what: str = "time") -> int:
     if not math.isfinite(product) or not INT64_MIN <= product <= INT64_MAX:
         raise NumberError(f"{what} is out of the int64 range: {_show(value)} × {scale}")
     return round(product)
+
+
+def shape(dims: object, where: str) -> tuple[int, ...]:
+    """A tensor shape: every dimension an int within int64, else ``NumberError`` at ``where``.
+
+    >>> shape([2, 3.0], "$.var.1.shape")
+    (2, 3)
+    >>> shape([2, float("inf")], "$.var.1.shape")
+    Traceback (most recent call last):
+    traceconv.numbers.NumberError: shape dimension is not a finite number: inf
+    """
+    if not isinstance(dims, (list, tuple)):
+        raise NumberError(f"shape is not a list: {_show(dims)}", where)
+    try:
+        return tuple(to_int64(d, "shape dimension") for d in dims)
+    except NumberError as exc:
+        raise NumberError(str(exc), where) from None
 
 
 def _show(value: object) -> str:

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 
 from ...model import Trace
 from ...model.graph import OpSpan, add_op, add_tensor, op_node, tensor_node
+from ...numbers import shape
 from .clock import seconds_to_ns
 from .schema import StaticProfile, Timing, Var
 
@@ -62,13 +63,14 @@ def _waits(spec: dict[str, dict[str, list[str]]] | None) -> list[str]:
             for v in place.get("dev_ready", ())]
 
 
-def var_shape(var: Var) -> tuple[int, ...] | None:
+def var_shape(var_id: str, var: Var) -> tuple[int, ...] | None:
     """The var's shape from its memory plan, else from static shape inference."""
+    where = f"$.graph_exec.var.{var_id}"
     if var.mem_plan is not None:
-        return tuple(int(x) for x in var.mem_plan.layout.shape)
+        return shape(var.mem_plan.layout.shape, f"{where}.mem_plan.layout.shape")
     tag = var.static_infer_tags.get("SHAPE")
     if tag is not None and isinstance(tag.inferred_result, list):
-        return tuple(int(x) for x in tag.inferred_result)
+        return shape(tag.inferred_result, f"{where}.static_infer_tags.SHAPE.inferred_result")
     return None
 
 
@@ -80,7 +82,7 @@ def add_graph(trace: Trace, doc: StaticProfile, rows: dict[str, list[int]],
     order = {opr_id: i for i, opr_id in enumerate(exe.comp_seq)}
     for var_id, var in exe.var.items():
         plan = var.mem_plan
-        add_tensor(graph, var_id, var.name, shape=var_shape(var),
+        add_tensor(graph, var_id, var.name, shape=var_shape(var_id, var),
                    dtype=plan.layout.dtype if plan else None, comp_node=var.comp_node,
                    dev_ptr=var.dev_ptr, flags=list(var.flag),
                    mem_chunk=plan.mem_chunk_id if plan else None,

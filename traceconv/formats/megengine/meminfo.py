@@ -15,6 +15,7 @@ from ...analysis.memory import add_live_bytes_counters
 from ...errors import InputError
 from ...io import Source
 from ...model import MemoryBlock, Metadata, ProcessKind, Trace, TrackKind
+from ...numbers import NumberError, to_int64
 from .clock import PROGRAM_STEP_NS as STEP_NS
 from .document import load_json, validate
 from .schema import MemInfoChunk, StaticMemoryInfo
@@ -37,12 +38,16 @@ def sniff(head: bytes, source: Source) -> float:
     return 0.95 if b'"logic_addr_begin"' in head and b'"opr"' in head else 0.0
 
 
-def _int(value: str, what: str, source: Source, chunk_id: str) -> int:
+def _int(value: str | int, what: str, source: Source, chunk_id: str) -> int:
+    """``value`` as an int within int64 (the model's addresses, sizes and ns)."""
+    where = f"$.chunk.{chunk_id}.{what}"
     try:
-        return int(value)
+        return to_int64(int(value), what)
+    except NumberError as exc:
+        raise InputError(str(exc), file=source.name, location=where) from None
     except ValueError:
         raise InputError(f"{what} is not an integer: {value!r}", file=source.name,
-                         location=f"$.chunk.{chunk_id}.{what}") from None
+                         location=where) from None
 
 
 def chunk_block(chunk: MemInfoChunk, opr_names: dict[int, str], source: Source) -> MemoryBlock:
@@ -51,16 +56,19 @@ def chunk_block(chunk: MemInfoChunk, opr_names: dict[int, str], source: Source) 
     end = _int(chunk.logic_addr_end, "logic_addr_end", source, chunk.id)
     t0 = _int(chunk.time_begin, "time_begin", source, chunk.id)
     t1 = _int(chunk.time_end, "time_end", source, chunk.id)
+    size = _int(end - begin, "logic_addr_end", source, chunk.id)
     args: dict[str, Any] = {"chunk": chunk.id, "time_begin": t0, "time_end": t1}
     if chunk.type == "weight_mem":
-        return MemoryBlock(begin, end - begin, device=PROCESS, pool=POOL,
+        return MemoryBlock(begin, size, device=PROCESS, pool=POOL,
                            name=f"weight {chunk.id}",
                            category="weight", args=args)
     overwrites = chunk.overwrite_dest_id != "-1"
     if overwrites:
         args["overwrites"] = chunk.overwrite_dest_id
     owner = opr_names.get(t0)
-    return MemoryBlock(begin, end - begin, (t0 + overwrites) * STEP_NS, t1 * STEP_NS,
+    return MemoryBlock(begin, size, _int((t0 + overwrites) * STEP_NS, "time_begin", source,
+                                         chunk.id),
+                       _int(t1 * STEP_NS, "time_end", source, chunk.id),
                        device=PROCESS, pool=POOL, name=f"chunk {chunk.id}", owner_op=owner,
                        category="activation", args=args)
 
@@ -74,9 +82,13 @@ def read(source: Source) -> Trace:
     track = trace.add_track("opr sequence", process=process, kind=TrackKind.SYNTHETIC)
     opr_names: dict[int, str] = {}
     for key, opr in doc.opr.items():
-        if not opr.id.isdigit():
+        if not (opr.id.isascii() and opr.id.isdigit()):
             raise InputError(f"opr id is not a sequence index: {opr.id!r}", file=source.name,
                              location=f"$.opr.{key}.id")
+        try:   # the step is the opr's time: it must fit the model's int64 ns
+            to_int64((int(opr.id) + 1) * STEP_NS, "opr id")
+        except NumberError as exc:
+            raise InputError(str(exc), file=source.name, location=f"$.opr.{key}.id") from None
         opr_names[int(opr.id)] = opr.name
     for step in sorted(opr_names):
         trace.add_slice(track, step * STEP_NS, STEP_NS, opr_names[step], "opr",

@@ -14,6 +14,7 @@ from collections import defaultdict
 
 from ...model import MemoryBlock, Trace
 from ...model.graph import op_node, tensor_node
+from ...numbers import shape
 from .clock import PROGRAM_STEP_NS, seconds_to_ns
 from .schema import MemChunk, StaticProfile, Timing
 
@@ -187,7 +188,8 @@ def _block(trace: Trace, run: _Execution, chunk: MemChunk, address: int,
         address, chunk.size, alloc_ns, free_ns, device=owner.comp_node, pool="",
         name=owner.name, owner_op=op_node(producer) if producer else None,
         owner_tensor=tensor_node(chunk.owner_var), category=category,
-        shape=tuple(int(x) for x in plan.layout.shape) if plan else None,
+        shape=shape(plan.layout.shape, f"$.graph_exec.var.{chunk.owner_var}.mem_plan.layout"
+                    ".shape") if plan else None,
         dtype=plan.layout.dtype if plan else None,
         args={"chunk": chunk.id, "vars": len(var_ids), "producer_type": opr_type})
 

@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ...numbers import NumberError
 from .instruction import VAR, Instruction, parse_instruction
 from .reflow import _SEP, NUM, PERF_TAIL, SUMMARY_ROW, logical_lines, summary_group
 
@@ -123,6 +124,20 @@ class Document(BaseModel):
     comments: int = 0
 
 
+def _number(text: str, what: str) -> float:
+    """``text`` as a number in MIGraphX's own spelling (``nan`` and ``inf`` included).
+
+    >>> _number("1.5", "percentile")
+    1.5
+    >>> _number("1.5/x", "percentile")
+    Traceback (most recent call last):
+    traceconv.numbers.NumberError: percentile is not a number: '1.5/x'
+    """
+    if not re.fullmatch(NUM, text):
+        raise NumberError(f"{what} is not a number: {text!r}")
+    return float(text)
+
+
 def _set(trailer: Trailer, **fields: object) -> None:
     for name, value in fields.items():
         setattr(trailer, name, value)
@@ -140,7 +155,7 @@ _TRAILER: list[tuple[re.Pattern[str], Callable[[Trailer, re.Match[str]], object]
               strict=True)})),
     (re.compile(r"Percentiles \(([^)]*)\):\s*\(([^)]*)\)"),
      lambda t, m: t.percentiles_ms.update(
-         {k.strip(): float(v.strip().removesuffix("ms")) for k, v in
+         {k.strip(): _number(v.strip().removesuffix("ms"), "percentile") for k, v in
           zip(m[1].split(","), m[2].split(","), strict=False)})),
     (re.compile(rf"Total instructions time:\s*({NUM})ms"),
      lambda t, m: setattr(t, "instructions_ms", float(m[1]))),
@@ -299,7 +314,10 @@ class _Parser:
             if m := pattern.match(line):
                 run = self.current_run(number)
                 probe = Trailer()
-                apply(probe, m)
+                try:
+                    apply(probe, m)
+                except NumberError:
+                    return False   # a garbled trailer line: left unparsed, and counted
                 printed = run.report.trailer.model_dump(exclude_none=True, exclude={
                     "percentiles_ms"}) if run.report is not None else {}
                 if printed.keys() & probe.model_dump(exclude_none=True).keys():
