@@ -69,7 +69,7 @@ def chunk_block(chunk: MemInfoChunk, opr_names: dict[int, str], source: Source) 
     return MemoryBlock(begin, size, _int((t0 + overwrites) * STEP_NS, "time_begin", source,
                                          chunk.id),
                        _int(t1 * STEP_NS, "time_end", source, chunk.id),
-                       device=PROCESS, pool=POOL, name=f"chunk {chunk.id}", owner_op=owner,
+                       device=PROCESS, pool=POOL, name=f"chunk {chunk.id}", owner_name=owner,
                        category="activation", args=args)
 
 
