@@ -216,9 +216,9 @@ def test_source_bound_applies_to_standard_input():
 
 # file in tests/data/hostile -> (reader, what must happen: "ok" or words of the located error)
 MINIMISED = {
-    "summary_time_1e308.txt": ("paddle-summary", "not a finite number"),
+    "summary_time_1e308.txt": ("paddle-summary", ".txt:6: time is not a finite number"),
     "summary_step_cost_garbled.txt": ("paddle-summary", "no Paddle summary table"),
-    "summary_memory_size_inf.txt": ("paddle-summary", "not a finite number"),
+    "summary_memory_size_inf.txt": ("paddle-summary", ".txt:6: Increased Size is not a finite"),
     "summary_count_over_int64.txt": ("paddle-summary", "ok"),
     "report_memcpy_total_1e308.txt": ("paddle-report", "out of the int64 range"),
     "memory_flow_size_over_int64.svg": ("megengine-memflow-svg", "$.rects[0]"),
@@ -309,3 +309,42 @@ def test_an_empty_pftrace_fails_check(tmp_path: Path):
     report = traceconv.check(path, "perfetto")
     assert not report.ok and [e["code"] for e in report.errors] == ["empty_trace"]
     assert run("check", str(path), "--format", "perfetto").exit_code == 1
+
+
+# -- 8. check agrees with trace_processor ---------------------------------------------------
+
+def test_args_nested_150_deep_are_no_decode_error(trace_processor):
+    # one BEGIN/END slice whose debug annotation is a dict nested 150 deep (over protobuf's
+    # recursion limit of 100): trace_processor loads the slice and its one leaf argument
+    path = HOSTILE / "args_nested_150_deep.pftrace"
+    report = traceconv.check(path)
+    assert report.errors == [] and report.counts["slices"] == 1, report.errors
+    trace_processor.load(path.read_bytes())
+    assert [r.name for r in trace_processor.query("select name from slice")] == ["deep args"]
+    leaves = trace_processor.query("select key from args where key like 'debug.deep.%'")
+    assert len(leaves) == 1 and leaves[0].key.split(".").count("d") == 150
+
+
+def test_a_nul_inside_a_name_is_flagged(trace_processor):
+    # the track is named "thr\0ead" and the slice "conv\0hidden": trace_processor cuts both
+    path = HOSTILE / "name_with_nul.pftrace"
+    trace_processor.load(path.read_bytes())
+    assert [r.name for r in trace_processor.query("select name from slice")] == ["conv"]
+    assert [r.name for r in trace_processor.query("select name from track")] == ["thr"]
+    report = traceconv.check(path)
+    assert [(e["code"], e["count"]) for e in report.errors] == [("name_with_nul", 2)]
+
+
+def test_diff_prints_names_and_paths_from_data_as_text(tmp_path: Path):
+    # a name with a closing rich tag, ESC and BEL, in a folder named like a bold tag
+    name = "op[/x]\x1b[2J\x07"
+    a = chrome(tmp_path, [{"ph": "X", "name": name, "ts": 0, "dur": 10, "pid": 1, "tid": 1}],
+               "[b]d/a.json")
+    b = chrome(tmp_path, [{"ph": "X", "name": name, "ts": 0, "dur": 30, "pid": 1, "tid": 1}],
+               "[b]d/b.json")
+    result = run("diff", str(a), str(b))
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert "op[/x]\\x1b[2J\\x07" in result.output          # shown, escaped, not interpreted
+    assert f"{a} → {b}" in result.output
+    assert "+20.000" in result.output                      # 10 µs → 30 µs

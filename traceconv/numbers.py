@@ -12,6 +12,8 @@ deep in the model.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -83,6 +85,30 @@ def scaled_int(value: float | int, scale: float, what: str = "time") -> int:
     if not math.isfinite(product) or not INT64_MIN <= product <= INT64_MAX:
         raise NumberError(f"{what} is out of the int64 range: {_show(value)} × {scale}")
     return round(product)
+
+
+@contextmanager
+def located(location: str | int) -> Iterator[None]:
+    """Name ``location`` (a line number or JSON path) in a ``NumberError`` raised inside,
+    unless a deeper ``located`` named it already.
+
+    >>> with located(12):
+    ...     to_int64(2**64, "count")
+    Traceback (most recent call last):
+    traceconv.numbers.NumberError: count is out of the int64 range: 18446744073709551616
+    >>> try:
+    ...     with located(12):
+    ...         finite("x")
+    ... except NumberError as exc:
+    ...     exc.location
+    12
+    """
+    try:
+        yield
+    except NumberError as exc:
+        if exc.location is None:
+            exc.location = location
+        raise
 
 
 def shape(dims: object, where: str) -> tuple[int, ...]:

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from ..analysis.diff import OpDelta, diff
 from ..errors import TraceconvError
+from ..terminal import plain
 from .app import app, handled_errors
 from .convert import load_all
 
@@ -51,7 +52,7 @@ def _table(rows: list[OpDelta], title: str) -> Table:
     for r in rows:
         a, b, d = r.a, r.b, r.delta
         table.add_row(
-            r.section, _short(r.name), "-" if a is None else f"{a.calls:,}",
+            plain(r.section), plain(_short(r.name)), "-" if a is None else f"{a.calls:,}",
             "-" if b is None else f"{b.calls:,}", _change(d["calls"], fmt="{:+,.0f}"),
             _ms(None if a is None else a.total_ns), _ms(None if b is None else b.total_ns), _change(d["total_ns"], 1e6),
             _change(d["cpu_ns"], 1e6), _change(d["device_ns"], 1e6),
@@ -148,7 +149,7 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
                                 option=orjson.OPT_INDENT_2).decode())
         return
     shown = rows if top <= 0 else rows[:top]
-    title = f"{label_a} → {label_b}: {len(rows)} ops, by |Δ {sort}|"
+    title = f"{plain(label_a)} → {plain(label_b)}: {len(rows)} ops, by |Δ {sort}|"
     if len(shown) < len(rows):
         title += f" (top {len(shown)})"
     console.print(_table(shown, title))
@@ -162,7 +163,7 @@ def _print_timeline(console: Console, result, label_a: str, label_b: str, top: i
         return f"{ns / scale:,.3f}"
 
     names = "op classes" if result.by_op_class else "names"
-    console.print(f"{label_a} → {label_b}: steps {result.steps_a} → {result.steps_b}, "
+    console.print(f"{plain(label_a)} → {plain(label_b)}: steps {result.steps_a} → {result.steps_b}, "
                   f"window {num(result.window_a_ns)} → {num(result.window_b_ns)} {unit}, "
                   f"Δ {_change(result.total_delta_ns, scale) or '0'} {unit} (by {names}; "
                   "rows add up to Δ)")
@@ -175,7 +176,7 @@ def _print_timeline(console: Console, result, label_a: str, label_b: str, top: i
     shown = rows if top <= 0 or len(rows) <= top else rows[:top - 1]
     total = result.total_delta_ns
     for r in shown:
-        table.add_row(r.name, r.kind, num(r.a_ns), num(r.b_ns), _change(r.delta_ns, scale),
+        table.add_row(plain(r.name), plain(r.kind), num(r.a_ns), num(r.b_ns), _change(r.delta_ns, scale),
                       f"{100 * r.delta_ns / total:.1f}%" if total else "")
     rest = rows[len(shown):]
     if rest:

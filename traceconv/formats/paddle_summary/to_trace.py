@@ -6,7 +6,7 @@ from typing import TypedDict
 
 from ...analysis.breakdown import add_aggregate_breakdown, set_self_times
 from ...model import OpStat, Trace
-from ...numbers import scaled_int, to_int64
+from ...numbers import located, scaled_int, to_int64
 from .._paddle import FRAMEWORK
 from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable
 
@@ -108,7 +108,8 @@ def _add_table(trace: Trace, table: SummaryTable, number_: int) -> list[int]:
         path = row.name if row.parent is None else f"{paths[row.parent]}/{row.name}"
         paths.append(path)
         extra = {**extra_common, "thread": row.thread, "path": path}
-        stat = _row_stat(row, section, scale, extra)
+        with located(row.line):
+            stat = _row_stat(row, section, scale, extra)
         stat.parent = None if row.parent is None else first + row.parent
         stat.depth = row.depth
         trace.add_stat(stat)
@@ -159,7 +160,8 @@ def _add_perf(trace: Trace, perf: PerfSummary) -> None:
     scale = UNIT_NS.get(perf.time_unit or "s", 1_000_000_000)
     for name, values in perf.metrics.items():
         if name.endswith("_cost"):
-            ns = {k: scaled_int(v, scale) for k, v in values.items()}
+            with located(perf.line):
+                ns = {k: scaled_int(v, scale) for k, v in values.items()}
             trace.add_stat(OpStat(name, total_ns=ns.get("avg", 0), avg_ns=ns.get("avg"),
                                   max_ns=ns.get("max"), min_ns=ns.get("min"), section="perf",
                                   extra={"reader_ratio_pct": perf.reader_ratio_pct}))

@@ -14,7 +14,8 @@ way it does and reports each problem with a count and an example:
 * events, stably sorted by timestamp as trace_processor does: per track a BEGIN/END stack
   at most 512 deep with nothing left open, counter values only on counter tracks, slices
   and instants never there, tracks declared;
-* flows: a terminating id was started before; an id seen once draws no arrow.
+* flows: a terminating id was started before; an id seen once draws no arrow;
+* names: no NUL inside a slice, track, process or thread name (trace_processor cuts there).
 
 Packets are decoded one at a time with the generated classes while the file streams, and
 only a few integers per event are kept for the replay.
@@ -42,6 +43,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
 from ...analysis.check_report import CheckReport
 from ...gcpause import paused_gc
 from ...io import Source
+from .nested_args import without_nested_annotations
 
 MAX_DEPTH = 512          # trace_processor's SliceTracker::kMaxDepth
 MAX_TRACK_NESTING = 100
@@ -95,6 +97,22 @@ def iter_packets(stream: BinaryIO, report: CheckReport) -> Iterator[tuple[int, b
             return
 
 
+def _decode(payload: bytes) -> TracePacket | None:
+    """The packet, or None when it is not a TracePacket.
+
+    Debug annotations nested beyond the protobuf runtime's recursion limit (100) decode
+    again without their nested values: trace_processor loads them at any depth.
+    """
+    try:
+        return TracePacket.FromString(payload)
+    except DecodeError:
+        pass
+    try:
+        return TracePacket.FromString(without_nested_annotations(payload))
+    except (DecodeError, ValueError):
+        return None
+
+
 class _Sequence:
     """Incremental state of one trusted packet sequence."""
 
@@ -134,9 +152,8 @@ class PftraceValidator:
         with paused_gc():
             for offset, payload in iter_packets(stream, self.report):
                 self.packets += 1
-                try:
-                    packet = TracePacket.FromString(payload)
-                except DecodeError:
+                packet = _decode(payload)
+                if packet is None:
                     self.report.error("packet_decode", "a packet does not decode as TracePacket",
                                       example=f"byte offset {offset}")
                     continue
@@ -178,6 +195,14 @@ class PftraceValidator:
                     self.report.error("interned_iid_zero", "an interned entry has iid 0 "
                                       "(reserved for 'unset')", example=f"byte offset {offset}")
                 table.add(entry.iid)
+        for entry in interned.event_names:
+            self._name(entry.name, offset)
+
+    def _name(self, name: str, offset: int) -> None:
+        """Flag a slice or track name with a NUL: trace_processor keeps only what precedes it."""
+        if "\0" in name:
+            self.report.error("name_with_nul", "a name holds a NUL character: trace_processor "
+                              "cuts the name there", example=f"{name!r} at byte offset {offset}")
 
     def _event(self, packet: TracePacket, seq: _Sequence, seq_id: int, offset: int) -> None:
         report, event = self.report, packet.track_event
@@ -194,6 +219,7 @@ class PftraceValidator:
         if clock != BOOTTIME:
             self.event_clocks.setdefault(clock, offset)
         tables = seq.tables
+        self._name(event.name, offset)
         name_iid = event.name_iid
         if name_iid and name_iid not in tables["event_names"]:
             report.error("unknown_name_iid", "an event's name_iid was never interned on its "
@@ -243,6 +269,9 @@ class PftraceValidator:
                              "different content", example=f"uuid {desc.uuid}")
             return
         self.descriptors[desc.uuid] = encoded
+        for name in (desc.name, desc.static_name, desc.process.process_name,
+                     desc.thread.thread_name):
+            self._name(name, offset)
         if desc.HasField("process") and not desc.process.HasField("pid"):
             report.error("process_without_pid", "a ProcessDescriptor has no pid",
                          example=f"uuid {desc.uuid}")
