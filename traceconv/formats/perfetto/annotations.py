@@ -11,6 +11,7 @@ bytes → their UTF-8 text; anything else → ``str(value)``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -61,7 +62,7 @@ def encode_value(value: Any) -> bytes:
     if isinstance(value, dict):
         if not value:
             return string_field(STRING, "{}")
-        parts = []
+        parts: list[bytes] = []
         for key, item in value.items():
             entry = string_field(NAME, str(key)) + encode_value(item)
             parts += (_DICT, varint(len(entry)), entry)
@@ -140,9 +141,17 @@ class ArgEncoder:
 
     def encode(self, args: dict[str, Any]) -> bytes:
         """All annotations of one event, each framed as a TrackEvent field 4."""
-        keys, parts = self._keys, []
+        return self.encode_items(args.items())
+
+    def encode_items(self, items: Iterable[tuple[Any, Any]]) -> bytes:
+        """:meth:`encode` for (name, value) pairs: an args column's row, without its dict.
+
+        >>> ArgEncoder().encode_items(zip(("dtype",), ["float32"])) == b'"\\x0b\\x08\\x012\\x07float32'
+        True
+        """
+        keys, parts = self._keys, list[bytes]()
         append = parts.append
-        for key, value in args.items():
+        for key, value in items:
             entry = keys.get(key) or self._intern(key)
             kind = type(value)
             if kind is int:
