@@ -27,3 +27,17 @@ def test_api_tour(tmp_path: Path):
     names = [f.name for f in traceconv.list_formats()]
     assert {"chrome", "perfetto", "megengine", "paddle-report", "migraphx", "svg"} <= set(names)
     assert traceconv.load(tmp_path / "cnn.json.gz", format="json").counts()["flows"] == 48
+
+
+def test_api_tour_pytorch_snapshot_and_execution_trace():
+    torch_samples = CNN.parent
+    snap = traceconv.load(torch_samples / "resnet18_train_snapshot.pickle.gz")
+    assert (len(snap.memory), len(snap.reservations)) == (1524, 45)
+    from traceconv.analysis.allocation_sites import top_allocation_sites
+    assert top_allocation_sites(snap.memory, 1)[0].site == "resnet.py:268 _forward_impl"
+    run = traceconv.combine([
+        traceconv.load(torch_samples / "resnet18_train_cuda.pt.trace.json.gz"),
+        traceconv.load(torch_samples / "resnet18_train_et.json.gz")])
+    conv = run.graph.nodes["op/6"]
+    assert (conv["name"], conv["host_ns"], conv["device_ns"], conv["kernels"]) == (
+        "aten::conv2d", 322301, 329895, 4)

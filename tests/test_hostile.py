@@ -210,3 +210,85 @@ def test_source_bound_applies_to_standard_input():
             source.read_bytes()
     finally:
         sys.stdin = stdin
+
+
+# -- 4. the exception kinds the fuzzer found, each from its minimised input ----------------
+
+# file in tests/data/hostile -> (reader, what must happen: "ok" or words of the located error)
+MINIMISED = {
+    "summary_time_1e308.txt": ("paddle-summary", "not a finite number"),
+    "summary_step_cost_garbled.txt": ("paddle-summary", "no Paddle summary table"),
+    "summary_memory_size_inf.txt": ("paddle-summary", "not a finite number"),
+    "summary_count_over_int64.txt": ("paddle-summary", "ok"),
+    "report_memcpy_total_1e308.txt": ("paddle-report", "out of the int64 range"),
+    "memory_flow_size_over_int64.svg": ("megengine-memflow-svg", "$.rects[0]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MINIMISED))
+def test_minimised_fuzz_inputs(name: str, tmp_path: Path):
+    reader, expected = MINIMISED[name]
+    path = HOSTILE / name
+    if expected != "ok":
+        one_error_line(run("info", str(path), "--format", reader), str(path), expected)
+        return
+    for to in ("chrome", "perfetto", "summary"):
+        result = run("convert", str(path), "--format", reader, "--to", to,
+                     "-o", str(tmp_path / f"out.{to}"))
+        assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('Summary:\n::8ms/1=1e308ms,2%', "out of the int64 range"),
+    ('4=load[offset=9999999999999999999,end=6]()->float_type,{},', "memory block address is out of the int64 range"),
+])
+def test_minimised_migraphx_inputs(text: str, expected: str, tmp_path: Path):
+    # (inline: the MIGraphX tests sniff every text file under tests/data)
+    path = tmp_path / "perf.txt"
+    path.write_text(text)
+    one_error_line(run("info", str(path), "--format", "migraphx"), str(path), expected)
+
+
+def test_invalid_utf8_in_protobuf_strings_is_text_and_counted(tmp_path: Path):
+    from traceconv.formats.paddle_pb.proto import NodeTreesProto
+
+    message = NodeTreesProto(version="3.3.1")
+    node = message.thread_trees.add(thread_id=1).host_nodes.add(id=1, parentid=-1)
+    node.host_trace_event.name = "innerX"   # then one byte that is not UTF-8
+    node.host_trace_event.start_ns, node.host_trace_event.end_ns = 10, 20
+    data = message.SerializeToString().replace(b"innerX", b"inner\xff")
+    path = tmp_path / "bad.paddle_trace.pb"
+    path.write_bytes(data)
+    trace = traceconv.load(path)
+    assert trace.slice(0).name == "inner\ufffd"
+    assert {d["code"]: d["count"] for d in trace.diagnostics.as_list()}[
+        "paddle_pb.invalid_utf8"] == 1
+    out = tmp_path / "out.json"
+    traceconv.save(trace, out, format="chrome")
+    assert b"b'inner" not in out.read_bytes() and "inner\ufffd" in out.read_text()
+
+
+def test_ids_of_the_wrong_type_in_chrome_files(tmp_path: Path):
+    # a list as pid/tid/flow id, an object as External id: type confusion, not crashes
+    path = chrome(tmp_path, [
+        {"ph": "M", "name": "thread_name", "pid": [1], "tid": 1, "args": {"name": "t"}},
+        {"ph": "X", "name": "a", "ts": 0, "dur": 5, "pid": [1], "tid": {"a": 1},
+         "cat": "cpu_op", "args": {"External id": {"x": 1}}},
+        {"ph": "s", "name": "f", "id": [7], "ts": 1, "pid": [1], "tid": 1, "cat": "c"},
+        {"ph": "f", "name": "f", "id": [7], "ts": 2, "pid": [1], "tid": 1, "cat": "c",
+         "bp": "e"},
+        {"ph": "X", "name": "big", "ts": 0, "dur": 1, "pid": 2, "tid": 2,
+         "args": {"n": 2**64 - 1}}])
+    assert traceconv.check(path).counts["events"] == 5
+    trace = traceconv.load(path)
+    for to in ("chrome", "summary", "graphml", "perfetto"):
+        traceconv.save(trace, tmp_path / f"out.{to}", format=to)
+    assert str(2**64 - 1) in (tmp_path / "out.chrome").read_text()
+
+
+def test_an_empty_pftrace_fails_check(tmp_path: Path):
+    path = tmp_path / "empty.pftrace"
+    path.write_bytes(b"")
+    report = traceconv.check(path, "perfetto")
+    assert not report.ok and [e["code"] for e in report.errors] == ["empty_trace"]
+    assert run("check", str(path), "--format", "perfetto").exit_code == 1

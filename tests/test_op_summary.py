@@ -133,3 +133,11 @@ def test_sort_group_and_top_options():
     assert bad.exit_code == 1 and "cannot sort by 'colour'" in bad.output
     text = CliRunner().invoke(app, ["summary", path, "-t", "2"]).output
     assert "Self device time total:" in text and "Device total" in text
+
+
+def test_footer_equals_torch_table():
+    """torch's own table of this profile ends with "Self CPU time total: 249.417ms" and
+    "Self CUDA time total: 7.577ms" (mobilenetv3_train_stack_cuda.key_averages.txt)."""
+    text = CliRunner().invoke(app, ["summary", str(MOBILENET), "-t", "1"]).output
+    assert "Self host time total: 249.417ms" in text
+    assert "Self device time total: 7.577ms" in text

@@ -121,7 +121,8 @@ def test_descriptors_processes_threads_streams_counters():
     d = Decoded(trace)
     host, gpu = d.by_name["python train.py"], d.by_name["GPU 0"]
     assert host.process.pid == 4242
-    assert gpu.process.pid == SYNTHETIC_ID_BASE + 1       # never the GPU's device index
+    # a device has no pid: a named track group, never a made-up pid shown as the GPU's
+    assert not gpu.HasField("process") and gpu.name == "GPU 0"
     main, loader = d.by_name["MainThread"], d.by_name["DataLoader"]
     assert (main.thread.pid, main.thread.tid, main.parent_uuid) == (4242, 4242, host.uuid)
     assert loader.thread.tid >= SYNTHETIC_ID_BASE          # the model had no tid

@@ -110,6 +110,9 @@ def test_host_and_device_time_from_kineto(et_doc, kineto_doc, linked):
         assert data["kernels"] == len(mine), node["name"]
         assert data["device_ns"] == pytest.approx(sum(mine) * 1000, abs=1 + len(mine))
         assert data["host_ns"] == pytest.approx(op["dur"] * 1000, abs=1)
+        (span,) = data["host_spans"].values()   # the graph contract's per-place spans
+        assert span.dur_ns == data["host_ns"]
+        assert bool(data.get("device_spans")) == bool(mine)
         checked += 1
     assert checked == 1988   # every ET op recorded as a cpu_op (the rest are annotations)
 
@@ -159,3 +162,18 @@ def test_bad_execution_trace_is_one_line(tmp_path):
                             capture_output=True, text=True)
     assert result.returncode == 1 and "x_et.json" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_unlinked_ops_are_counted(tmp_path, et_doc):
+    """An op renamed in the ET no longer matches its Kineto slice: it stays, without times."""
+    doc = json.loads(json.dumps(et_doc))
+    renamed = next(n for n in doc["nodes"] if n["name"] == "aten::cudnn_convolution")
+    renamed["name"] = "aten::not_what_ran"
+    path = tmp_path / "edited_et.json"
+    path.write_text(json.dumps(doc))
+    trace = traceconv.combine([traceconv.load(KINETO), traceconv.load(path)])
+    diags = trace.diagnostics
+    assert diags["link_et.linked_ops"].count == 1995
+    assert diags["link_et.unlinked_ops"].count == 1
+    assert diags["link_et.name_mismatch"].count == 1
+    assert "host_ns" not in trace.graph.nodes[f"op/{renamed['id']}"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
 import pickle
 import subprocess
@@ -155,3 +156,17 @@ def test_memflow_draws_segments_behind_blocks(trace):
     svg = svg_text(trace, MemflowOptions())
     assert svg.index('id="reserved"') < svg.index('id="blocks"')
     assert svg.count('class="r"') == len(trace.reservations)
+
+
+def test_info_and_summary_list_the_sites(trace):
+    from click.testing import CliRunner
+
+    from traceconv.cli.app import app
+
+    expected = top_allocation_sites(trace.memory, 10)
+    for command in (["info", SNAPSHOT, "--json"], ["summary", SNAPSHOT, "--json"]):
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 0, result.output
+        sites = json.loads(result.output)["allocation_sites"]
+        assert [(s["site"], s["peak_bytes"]) for s in sites] == [
+            (s.site, s.peak_bytes) for s in expected]

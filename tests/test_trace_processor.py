@@ -55,7 +55,9 @@ def test_hand_built_trace(trace_processor):
     assert units["allocated"] == "bytes"
     processes = {r.pid: r.name for r in tp.query("select pid, name from process where pid > 0")}
     assert processes[4242] == "python train.py"
-    assert "GPU 0" in processes.values()
+    assert "GPU 0" not in processes.values()   # a device is a named track group, no pid
+    groups = {r.name for r in tp.query("select name from track where name is not null")}
+    assert "GPU 0" in groups
     threads = {r.name for r in tp.query("select name from thread where name is not null")}
     assert {"MainThread", "DataLoader"} <= threads
     args = {r.key: r.display_value for r in tp.query(

@@ -15,6 +15,7 @@ from . import registry
 from .errors import FormatError, InputError, TraceconvError
 from .gcpause import paused_gc
 from .io import DEFAULT_MAX_BYTES, Progress, Source, atomic_output
+from .numbers import NumberError
 
 if TYPE_CHECKING:   # the model imports numpy and networkx: not needed to start the CLI
     from .analysis.align import Mode
@@ -51,7 +52,10 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
     registry.check_options(module.read, options, f"the {info.name} reader",
                            getattr(module, "READ_OPTIONS", None))
     with paused_gc():
-        trace: Trace = module.read(source, **options)
+        try:
+            trace: Trace = module.read(source, **options)
+        except NumberError as exc:   # a reader met a number no trace can hold
+            raise InputError(str(exc), file=source.name) from None
     meta = trace.metadata
     meta.source_format = meta.source_format or info.name
     meta.source_file = meta.source_file or os.path.basename(source.name)

@@ -70,19 +70,37 @@ def parse_events(data: bytes, name: str) -> list[Any]:
     return document
 
 
+_NS_LIMIT = 1 << 62
+
+
+def _ident(value: Any) -> Any:
+    """A pid, tid or flow id as a dictionary key: a list or object (type confusion in the
+    file) stands as its JSON text.
+
+    >>> _ident(7), _ident([1, 2])
+    (7, '[1,2]')
+    """
+    if isinstance(value, list | dict):
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    return value
+
+
 def _ns(value: Any) -> int | None:
     """µs (int or float) to integer ns as the importer computes it, ``llround(us * 1000)``:
     halves round away from zero (Python's ``round`` would go to even and disagree by 1 ns,
-    enough to turn a child ending with its parent into an overlap). None if not a number.
+    enough to turn a child ending with its parent into an overlap). None if not a number,
+    or beyond ±2**62 ns (the importer's int64 then overflows on ``ts + dur``).
 
-    >>> _ns(4482801341167.555), _ns(-0.0005), _ns(7), _ns("7")
-    (4482801341167555, -1, 7000, None)
+    >>> _ns(4482801341167.555), _ns(-0.0005), _ns(7), _ns("7"), _ns(1e300)
+    (4482801341167555, -1, 7000, None, None)
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if isinstance(value, int):
-        return value * 1000
-    scaled = value * 1000.0
+    scaled = value * 1000 if isinstance(value, int) else value * 1000.0
+    if not -_NS_LIMIT <= scaled <= _NS_LIMIT:   # also NaN
+        return None
+    if isinstance(scaled, int):
+        return scaled
     return math.floor(scaled + 0.5) if scaled >= 0 else -math.floor(0.5 - scaled)
 
 
@@ -155,13 +173,13 @@ class _Checker:
             return
         ts = _ns(event.get("ts"))
         if ts is None:
-            report.error("missing_ts", "an event has no numeric 'ts': it is dropped",
+            report.error("missing_ts", "an event has no numeric 'ts' (or one out of range): it is dropped",
                          example=where)
             return
         if phase in NEEDS_PID and "pid" not in event:
             report.warning("missing_pid", "an event has no 'pid': it lands in process 0",
                            example=where)
-        thread = (event.get("pid"), event.get("tid", event.get("pid")))
+        thread = (_ident(event.get("pid")), _ident(event.get("tid", event.get("pid"))))
         if phase == "X":
             dur = _ns(event.get("dur", 0))
             if dur is None or dur < 0:
@@ -176,7 +194,7 @@ class _Checker:
         elif phase == "C":
             self._counter(event, where)
         elif phase in "sft":
-            flow_id = (event.get("cat"), event.get("id", event.get("bind_id")))
+            flow_id = (_ident(event.get("cat")), _ident(event.get("id", event.get("bind_id"))))
             bind_enclosing = phase == "s" or event.get("bp") == "e"
             self.flows.append((phase, flow_id, ts, bind_enclosing, thread, index))
 
@@ -184,9 +202,9 @@ class _Checker:
         name = event.get("name")
         args = event.get("args") or {}
         if name == "process_name":
-            key: tuple = ("process", event.get("pid"))
+            key: tuple = ("process", _ident(event.get("pid")))
         elif name == "thread_name":
-            key = ("thread", event.get("pid"), event.get("tid"))
+            key = ("thread", _ident(event.get("pid")), _ident(event.get("tid")))
         else:
             return
         value = args.get("name") if isinstance(args, dict) else None
@@ -215,7 +233,8 @@ class _Checker:
         for thread, events in self.threads.items():
             events.sort()
             stack: list[tuple[int | None, int]] = []   # (end or None for B, event index)
-            starts, ends = [], []
+            starts: list[int] = []
+            ends: list[int] = []
             open_b: list[int] = []   # positions in starts of open B slices
             for ts, _, _, index, phase, end in events:
                 while stack and stack[-1][0] is not None and stack[-1][0] <= ts:

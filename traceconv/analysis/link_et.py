@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..model import ProcessKind, Trace
-from ..model.graph import OP
+from ..model.graph import OP, OpSpan
 from .slice_index import SliceIndex, enclosing_slices
 
 EXECUTION_TRACE = "torch-et"
@@ -59,9 +59,10 @@ def link_execution_trace(timeline: Trace, et: Trace) -> Trace:
 
     Neither input changes: the result shares the timeline's event tables (read-only) and has
     its own graph, flows, strings and diagnostics. Linked op nodes get ``slices`` (the host
-    slice, then the device slices of its subtree), ``start_ns``, ``host_ns``,
-    ``self_device_ns``, ``device_ns`` and ``kernels`` (of the subtree); how many linked is
-    in diagnostics.
+    slice, then the device slices of its subtree), ``host_spans`` / ``device_spans`` (the
+    graph contract's per-place spans; a device span covers the subtree's slices on that
+    stream), ``start_ns``, ``host_ns``, ``self_device_ns``, ``device_ns`` and ``kernels``
+    (of the subtree); how many linked is in diagnostics.
     """
     out = copy.copy(timeline)
     out.metadata = replace(timeline.metadata, attributes=dict(timeline.metadata.attributes),
@@ -95,8 +96,10 @@ def _link(trace: Trace) -> None:
             clashes.append(f"rf_id {rf}: {graph.nodes[node]['name']} vs {s.name}")
         elif "host_ns" not in graph.nodes[node]:
             op_of_slice[s.index] = node
-            graph.nodes[node].update(slices=[s.index], start_ns=s.start, host_ns=s.dur,
-                                     self_device_ns=0, device_ns=0, kernels=0)
+            graph.nodes[node].update(
+                slices=[s.index], start_ns=s.start, host_ns=s.dur, self_device_ns=0,
+                device_ns=0, kernels=0,
+                host_spans={trace.tracks[s.track].name: OpSpan(s.start, s.start + s.dur)})
     durations = trace.slices.numpy("dur")
     for node, rows in _kernels_by_op(trace, op_of_slice).items():
         data = graph.nodes[node]
@@ -112,7 +115,24 @@ def _link(trace: Trace) -> None:
                 up["kernels"] += len(rows)
                 up["slices"] = up["slices"] + rows
             ancestor = up.get("parent")
+    _device_spans(trace)
     _report(trace, len(by_rf), len(op_of_slice), clashes, unmatched_rf)
+
+
+def _device_spans(trace: Trace) -> None:
+    """``device_spans`` of each timed op: per stream, from its subtree's first device slice
+    start to its last one's end (the graph contract's place -> span)."""
+    starts, durs, tracks = (trace.slices.numpy(c) for c in ("start", "dur", "track"))
+    for _, data in trace.graph.nodes(data=True):
+        rows = (data.get("slices") or [])[1:]
+        if data.get("kind") != OP or not rows:
+            continue
+        spans: dict[str, OpSpan] = {}
+        for track in np.unique(tracks[rows]).tolist():
+            mine = [r for r in rows if tracks[r] == track]
+            spans[trace.tracks[track].name] = OpSpan(int(starts[mine].min()),
+                                                     int((starts[mine] + durs[mine]).max()))
+        data["device_spans"] = spans
 
 
 def _kernels_by_op(trace: Trace, op_of_slice: dict[int, str]) -> dict[str, list[int]]:

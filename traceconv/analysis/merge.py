@@ -92,7 +92,7 @@ def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None, *,
         for p in trace.processes:
             out.processes.append(replace(p, id=p.id + p0, name=f"{label}: {p.name}",
                                          sort_index=index * len(order) + order[p.id],
-                                         labels=[*group, *p.labels]))
+                                         labels=[*group, *(x for x in p.labels if x not in group)]))
         for t in trace.tracks:
             out.tracks.append(replace(t, id=t.id + t0, process=t.process + p0,
                                       parent=None if t.parent is None else t.parent + t0))

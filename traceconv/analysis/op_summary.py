@@ -166,8 +166,10 @@ def _external_ids(events: _Events) -> dict[Any, int]:
     all_args = events.trace.slices.args
     for row in events.host.tolist():
         args = all_args[row]
-        if args and "External id" in args and _category(events, row) not in LAUNCH_CATEGORIES:
-            found.setdefault(args["External id"], row)
+        external = args.get("External id") if args else None
+        # (a list or dict there is not an id)
+        if isinstance(external, int | str) and _category(events, row) not in LAUNCH_CATEGORIES:
+            found.setdefault(external, row)
     return found
 
 

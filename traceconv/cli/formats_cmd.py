@@ -14,7 +14,7 @@ def formats_dict() -> dict[str, Any]:
     """The object ``formats --json`` prints: one entry per format, flavours inside.
 
     >>> chrome = formats_dict()["formats"][0]
-    >>> chrome["name"], chrome["reads"], chrome["flavours"][-1]["name"]
+    >>> chrome["name"], chrome["reads"], chrome["flavours"][3]["name"]
     ('chrome', True, 'chrome:kineto')
     """
     return {"formats": [{

@@ -8,10 +8,10 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis.align import Mode
-from ..analysis.allocation_sites import top_allocation_sites
 from ..io import DEFAULT_MAX_BYTES
 from ..model import Trace
 from ..terminal import plain
+from .allocation_sites import sites_data, sites_table
 from .app import app, handled_errors
 from .convert import ALIGN_OPTION, load_all, max_bytes_option
 from .digest import echo_digest
@@ -31,8 +31,7 @@ def info_dict(trace: Trace) -> dict:
         **({"alignment": meta.attributes["alignment"]} if "alignment" in meta.attributes
            else {}),
         # Only for traces with memory blocks: the top 10 sites by peak live bytes.
-        **({"allocation_sites": [s.as_dict() for s in top_allocation_sites(trace.memory)]}
-           if trace.memory else {}),
+        **({"allocation_sites": sites_data(trace)} if trace.memory else {}),
     }
 
 
@@ -69,14 +68,7 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
     if "alignment" in data:
         console.print(alignment_table(data["alignment"]))
     if data.get("allocation_sites"):
-        sites = Table(title="top allocation sites (by peak live bytes)", title_justify="left")
-        for column in ("site", "peak bytes", "blocks", "bytes allocated"):
-            sites.add_column(column, justify="left" if column == "site" else "right",
-                             overflow="fold")
-        for site in data["allocation_sites"]:
-            sites.add_row(plain(site["site"]), f"{site['peak_bytes']:,}", f"{site['blocks']:,}",
-                          f"{site['bytes']:,}")
-        console.print(sites)
+        console.print(sites_table(data["allocation_sites"]))
     if data["diagnostics"]:
         diags = Table(title="diagnostics", title_justify="left")
         diags.add_column("count", justify="right")

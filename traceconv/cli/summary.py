@@ -12,6 +12,7 @@ from ..analysis.summary import AGGREGATES, SummaryOptions
 from ..errors import TraceconvError
 from ..formats.summary import render, summary_data
 from ..io import DEFAULT_MAX_BYTES
+from .allocation_sites import sites_data, sites_table
 from .app import app, handled_errors
 from .convert import ALIGN_OPTION, load_all, max_bytes_option
 from .stragglers import print_stragglers
@@ -107,3 +108,7 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             rows = stragglers(trace) if len(inputs) > 1 else []
             if rows:
                 print_stragglers(rows, (trace.time_range or (0, 0))[0])
+            if trace.memory and not print_only:
+                from rich.console import Console
+
+                Console().print(sites_table(sites_data(trace, top or 10)))

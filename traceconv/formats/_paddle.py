@@ -53,26 +53,39 @@ class AllocatorLog:
     def __init__(self, trace: Trace, process: int, code: str) -> None:
         self.trace, self.process, self.code = trace, process, code
         self.open: dict[tuple[str, bool, int], MemoryBlock] = {}
-        self.counters: dict[tuple[str, str], int] = {}
+        self.counters: dict[tuple[str, str], int | None] = {}
+        # A Chrome file traceconv wrote already holds these series as counter events: they
+        # are read as such, and deriving them again would double them on every round trip.
+        self.present = {t.name for t in trace.tracks
+                        if t.kind == TrackKind.COUNTER and t.process == process}
         self.orphan_frees = 0
         self.unknown = 0
 
-    def counter(self, place: str, what: str) -> int:
+    def counter(self, place: str, what: str) -> int | None:
+        """The counter track of ``place``'s allocated or reserved bytes; None when the
+        input already had it."""
         key = (place, what)
         if key not in self.counters:
-            self.counters[key] = self.trace.add_track(
-                f"{place} {what}", process=self.process, kind=TrackKind.COUNTER, unit="bytes",
-                description=f"Paddle allocator: {what} bytes on {place}")
+            name = f"{place} {what}"
+            if name in self.present:
+                self.counters[key] = None
+                self.trace.diagnostics.add(
+                    f"{self.code}.allocator_counter_present", "allocator counters the file "
+                    "already holds (a traceconv output read back): not derived again",
+                    kind="note", example=name)
+            else:
+                self.counters[key] = self.trace.add_track(
+                    name, process=self.process, kind=TrackKind.COUNTER, unit="bytes",
+                    description=f"Paddle allocator: {what} bytes on {place}")
         return self.counters[key]
 
     def add(self, ts: int, kind: str, place: str, addr: int, increase: int,
             current_allocated: int | None, current_reserved: int | None,
             owner: str | None) -> None:
         trace = self.trace
-        if current_allocated is not None:
-            trace.add_counter(self.counter(place, "allocated"), ts, current_allocated)
-        if current_reserved is not None:
-            trace.add_counter(self.counter(place, "reserved"), ts, current_reserved)
+        for what, value in (("allocated", current_allocated), ("reserved", current_reserved)):
+            if value is not None and (track := self.counter(place, what)) is not None:
+                trace.add_counter(track, ts, value)
         reserved = kind.startswith("Reserved")
         pool = "reserved" if reserved else "allocated"
         key = (place, reserved, addr)
@@ -137,9 +150,9 @@ def link_launches(trace: Trace, code: str) -> None:
     unmatched = 0
     for start, annotation, row in sorted(device):
         for path in _annotations(annotation):
-            calls, n = runtime.get(path), used[path]
-            if calls and n < len(calls) and calls[n][0] <= start:
-                trace.add_flow(calls[n][1], row, "launch", "launch")
+            launches, n = runtime.get(path), used[path]
+            if launches and n < len(launches) and launches[n][0] <= start:
+                trace.add_flow(launches[n][1], row, "launch", "launch")
                 used[path] += 1
                 break
         else:

@@ -10,7 +10,12 @@ survives that where a closed proto2 enum would drop the value.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+if TYPE_CHECKING:
+    from ..model import Diagnostics
 
 _F = descriptor_pb2.FieldDescriptorProto
 SCALARS = {
@@ -22,7 +27,7 @@ SCALARS = {
 Field = tuple[str, int, str]  # (name, number, scalar type | message name | "repeated <type>")
 
 
-def message_classes(package: str, messages: dict[str, list[Field]]) -> dict[str, type]:
+def message_classes(package: str, messages: dict[str, list[Field]]) -> dict[str, Any]:
     """Message classes for ``messages`` (names are local to ``package``).
 
     >>> classes = message_classes("demo", {"Pair": [("key", 1, "string"),
@@ -49,3 +54,32 @@ def message_classes(package: str, messages: dict[str, list[Field]]) -> dict[str,
     pool.Add(file)
     return {name: message_factory.GetMessageClass(
         pool.FindMessageTypeByName(f"{package}.{name}")) for name in messages}
+
+
+class Utf8Repair:
+    """Strings of a decoded message as ``str``, counted when they were not UTF-8.
+
+    The protobuf runtime hands a proto2 ``string`` field holding invalid UTF-8 back as
+    ``bytes``; a name must stay text (a Chrome writer would print ``"b'inner\\xff'"``).
+    Undecodable bytes become U+FFFD and each such value is counted in the diagnostics.
+    Other values pass through unchanged.
+
+    >>> from traceconv.model import Diagnostics
+    >>> diagnostics = Diagnostics()
+    >>> text = Utf8Repair(diagnostics, "demo")
+    >>> text("conv2d"), text(b"inner\\xff"), text(7)
+    ('conv2d', 'inner\ufffd', 7)
+    >>> [(d["code"], d["count"]) for d in diagnostics.as_list()]
+    [('demo.invalid_utf8', 1)]
+    """
+
+    def __init__(self, diagnostics: Diagnostics, prefix: str) -> None:
+        self.diagnostics, self.code = diagnostics, f"{prefix}.invalid_utf8"
+
+    def __call__(self, value):  # type: ignore[no-untyped-def]
+        if type(value) is not bytes:
+            return value
+        repaired = value.decode("utf-8", errors="replace")
+        self.diagnostics.add(self.code, "strings that were not valid UTF-8: undecodable "
+                             "bytes shown as U+FFFD", kind="repaired", example=repaired[:80])
+        return repaired

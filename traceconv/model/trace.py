@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 import networkx as nx
 import numpy as np
 
+from ..numbers import to_int64
 from .columns import (
     Args,
     CounterSample,
@@ -149,6 +150,13 @@ class Trace:
         return self.flows.append(source, target, intern(category), intern(name))
 
     def add_memory_block(self, block: MemoryBlock) -> int:
+        """Add ``block``; its address and size must fit int64 (``NumberError`` otherwise:
+        the memory analyses and the writers hold them in int64 arrays)."""
+        to_int64(block.address, "memory block address")
+        to_int64(block.size, "memory block size")
+        for time in (block.alloc_ns, block.free_ns):
+            if time is not None:
+                to_int64(time, "memory block time")
         self.memory.append(block)
         return len(self.memory) - 1
 

@@ -93,20 +93,48 @@ def _step_time(trace: Trace) -> str:
 
 
 def _top_ops(trace: Trace, top: int = 15) -> str:
+    from ..analysis.timeline_diff import is_timeline
+
+    return _key_averages(trace, top) if is_timeline(trace) else _profile_summary(trace, top)
+
+
+def _key_averages(trace: Trace, top: int) -> str:
+    """Timelines: torch ``key_averages`` semantics (self / total, host / device by launch)."""
+    from ..analysis.op_summary import op_summary, sort_rows
+
+    rows = op_summary(trace)
+    cards = []
+    for place, self_key, total_key in (("device", "self_device_ns", "device_total_ns"),
+                                       ("host", "self_host_ns", "host_total_ns")):
+        ranked = [r for r in sort_rows(rows, self_key, top) if getattr(r, self_key)]
+        if not ranked:
+            continue
+        # (no share column: an op's self device time is its kernels' time, listed again as
+        # the kernels' own rows, as in torch's table)
+        body = table(["name", "kind", "calls", f"self {place} ms", f"{place} total ms"],
+                     [(r.name, r.kind, f"{r.calls:,}", f"{getattr(r, self_key) / 1e6:,.3f}",
+                       f"{(getattr(r, total_key) or 0) / 1e6:,.3f}") for r in ranked],
+                     [False, False, True, True, True])
+        cards.append(f'<div class="card"><b>by self {place} time</b>, top {len(ranked)}'
+                     f"{body}</div>")
+    return "".join(cards) if cards else '<p class="muted">No per-op times in this trace.</p>'
+
+
+def _profile_summary(trace: Trace, top: int) -> str:
+    """Statistics and op graphs: the ``summary`` (profile_analyze) rows."""
     from ..analysis.summary import summarize
 
     result = summarize(trace, top=top)
     cards = []
-    for place, rows, total in (("device (kernels, copies)", result.device_rows,
-                                result.total_device_time),
-                               ("host (self time)", result.host_rows, result.total_host_time)):
+    for place, rows, total in (("device", result.device_rows, result.total_device_time),
+                               ("host", result.host_rows, result.total_host_time)):
         if not rows:
             continue
         body = table(["name", "type", "ms", "share"],
                      [(r.name, r.type, f"{r.time * 1e3:,.3f}",
                        f"{100 * r.time / total:.1f}%" if total else "-") for r in rows],
                      [False, False, True, True])
-        cards.append(f'<div class="card"><b>{escape(place)}</b>, top {len(rows)}{body}</div>')
+        cards.append(f'<div class="card"><b>{place}</b>, top {len(rows)}{body}</div>')
     return f'<div class="grid">{"".join(cards)}</div>' if cards else (
         '<p class="muted">No per-op times in this trace.</p>')
 

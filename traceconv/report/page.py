@@ -17,7 +17,9 @@ th,td{border:1px solid #e3e3e3;padding:3px 8px;text-align:left;vertical-align:to
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.name{max-width:520px;overflow-wrap:anywhere}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(330px,1fr));gap:12px}
-.card{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px 12px}
+.card{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px 12px;
+margin:0 0 12px}
+.card table{width:100%}
 .plot{width:100%;height:auto;font:11px system-ui,sans-serif}
 .plot .axis{stroke:#999}
 .finding{background:#fff;border:1px solid #e3e3e3;border-left:5px solid #999;border-radius:4px;

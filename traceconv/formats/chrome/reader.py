@@ -19,6 +19,7 @@ from ...analysis.slice_index import SliceIndex
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
+from ...model.diagnostics import Kind as DiagnosticKind
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, link_flows
 from .stream import DocumentError, read_document
@@ -430,7 +431,7 @@ class ChromeReader:
         meta.clock = "unix epoch" if bounds and bounds[0] >= EPOCH_NS else "relative"
 
     def _report(self) -> None:
-        messages = {
+        messages: dict[str, tuple[str, DiagnosticKind]] = {
             "chrome.x_without_dur": ("X events without dur: duration 0", "guessed"),
             "chrome.negative_duration": ("X events with negative dur: duration 0", "repaired"),
             "chrome.memory_event_as_slice": ("[memory] events written as X (torch's python "
@@ -449,6 +450,7 @@ class ChromeReader:
                                          "names kept", "repaired"),
         }
         for code, (count, example) in self._dropped.items():
+            kind: DiagnosticKind
             if code.startswith("chrome.unsupported_phase."):
                 message, kind = (f"events of phase {code.rsplit('.', 1)[1]!r}, which Perfetto "
                                  "and traceconv do not model", "dropped")
@@ -457,6 +459,21 @@ class ChromeReader:
             if isinstance(example, int):
                 example = f"$.traceEvents[{example}]"
             self.trace.diagnostics.add(code, message, kind=kind, count=count, example=example)
+
+
+def _trust_written_devices(flavour: Flavour, envelope: dict) -> None:
+    """A file traceconv wrote lists the categories it put on device processes: they stay
+    device work on reading, and the producer's framework stays named (round trips are
+    idempotent)."""
+    written = envelope.get("traceconv")
+    if not isinstance(written, dict):
+        return
+    categories = written.get("device_categories")
+    if isinstance(categories, list):
+        flavour.device_categories = flavour.device_categories | {
+            c for c in categories if isinstance(c, str)}
+    if flavour.framework is None and isinstance(written.get("framework"), str):
+        flavour.framework = written["framework"]
 
 
 def read_chrome(source: Source, flavour: str | None = None) -> Trace:
@@ -476,6 +493,7 @@ def _read_events(source: Source, forced: str | None = None) -> ChromeReader:
             chunks = iter(doc.chunks)
             first = next(chunks, [])
             flavour = by_name(forced) if forced else detect(doc.envelope, first)
+            _trust_written_devices(flavour, doc.envelope)
             reader = ChromeReader(source.name, doc.envelope, flavour,
                                   flavour.time_unit_ns(first))
             index = 0

@@ -8,6 +8,7 @@ with ``bp:"e"``; counters are ``C`` events; names and order come as ``M`` events
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
@@ -15,7 +16,7 @@ import orjson
 
 from ... import __version__
 from ...analysis.nesting import nested_view
-from ...model import Diagnostics, Trace, TrackKind
+from ...model import Diagnostics, ProcessKind, Trace, TrackKind
 
 BATCH = 50_000
 SYNTHETIC_PID = 1 << 24  # above the usual pid range; Kineto's GPU sort indices start here
@@ -28,8 +29,12 @@ def _fallback(value: Any) -> Any:
 
 
 def _dumps(value: Any) -> bytes:
-    return orjson.dumps(value, default=_fallback,
-                        option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+    try:
+        return orjson.dumps(value, default=_fallback,
+                            option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+    except TypeError:   # an int over 64 bits in some args (valid JSON): the slow encoder
+        return json.dumps(value, default=_fallback, separators=(",", ":"),
+                          ensure_ascii=False).encode()
 
 
 class _Ids:
@@ -148,10 +153,22 @@ def _header(trace: Trace, view: Trace, base: int) -> dict:
         "traceconv": {"version": __version__, "source_format": meta.source_format,
                       "source_file": meta.source_file, "framework": meta.framework,
                       "rank": meta.rank, "clock": meta.clock,
+                      "device_categories": _device_categories(view),
                       "diagnostics": meta.diagnostics.as_list(),
                       "writer_diagnostics": view.diagnostics.as_list()},
     })
     return header
+
+
+def _device_categories(trace: Trace) -> list[str]:
+    """Categories of the slices on device processes. Reading the file back, they say which
+    events are device work whatever the producer's own names (Paddle's ``Memcpy``, ...), so
+    a second conversion puts them on the same streams."""
+    device = {i for i, t in enumerate(trace.tracks)
+              if trace.processes[t.process].kind == ProcessKind.DEVICE}
+    s, strings = trace.slices, trace.strings.strings
+    return sorted({strings[c] for track, c in zip(s.track, s.category, strict=True)
+                   if track in device})
 
 
 def write_chrome(trace: Trace, out: BinaryIO) -> Diagnostics:

@@ -22,7 +22,10 @@ def scalar(value: Any) -> str | int | float | bool | None:
     """
     if value is None or isinstance(value, str | bool | int | float):
         return value
-    return orjson.dumps(value, default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+    try:
+        return orjson.dumps(value, default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
+    except TypeError:   # an int over 64 bits, nested: its text
+        return str(value)
 
 
 def flat_graph(graph: nx.DiGraph) -> nx.DiGraph:

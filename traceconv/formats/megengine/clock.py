@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from ...numbers import scaled_int
 from .schema import StaticProfile
 
 PROGRAM_STEP_NS = 1_000
@@ -24,7 +25,7 @@ def seconds_to_ns(seconds: float) -> int:
     >>> seconds_to_ns(0.0854199999999999)
     85420000
     """
-    return round(seconds * 1e9)
+    return scaled_int(seconds, 1e9)
 
 
 def device_offsets(doc: StaticProfile) -> dict[str, int]:

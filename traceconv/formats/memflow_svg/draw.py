@@ -431,7 +431,7 @@ def _draw_live_bytes(drawing: svgwrite.Drawing, sel: Selection, times: TimeAxis,
     group.add(drawing.text("0", insert=(frame.left - 6, bottom), text_anchor="end",
                            class_="small"))
     group.add(drawing.text("live bytes", insert=(12, top - 6), class_="small"))
-    peaks = []
+    peaks: list[Peak] = []
     for n, (device, (curve, rows)) in enumerate(curves.items()):
         if not len(curve.times):
             continue

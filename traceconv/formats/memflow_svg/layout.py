@@ -36,7 +36,7 @@ class Region:
     def span(self) -> int:
         return self.high - self.low
 
-    def y(self, address: np.ndarray | int) -> np.ndarray | float:
+    def y(self, address: np.ndarray | float) -> np.ndarray | float:
         """Pixel y of ``address`` (higher addresses are higher up, i.e. smaller y)."""
         scale = (self.y_bottom - self.y_top) / max(self.span, 1)
         return self.y_bottom - (np.asarray(address, np.float64) - self.low) * scale

@@ -10,6 +10,7 @@ import math
 import re
 
 from ...errors import TraceconvError
+from ...numbers import NumberError, scaled_int
 
 BYTE_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1))
 TIME_UNITS = (("s", 1_000_000_000), ("ms", 1_000_000), ("µs", 1_000), ("ns", 1))
@@ -107,7 +108,10 @@ def parse_duration(text: str) -> int:
     scale = _PARSE_TIME.get(unit.lower() or "ns")
     if scale is None:
         raise TraceconvError(f"unknown time unit {unit!r} in {text!r} (use ns, us, ms, s)")
-    return int(round(number * scale))
+    try:
+        return scaled_int(number, scale)
+    except NumberError:
+        raise TraceconvError(f"time out of range: {text!r}") from None
 
 
 def _quantity(text: str, what: str) -> tuple[float, str]:

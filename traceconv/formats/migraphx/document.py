@@ -123,10 +123,15 @@ class Document(BaseModel):
     comments: int = 0
 
 
-_TRAILER: list[tuple[re.Pattern[str], Callable[[Trailer, re.Match[str]], None]]] = [
+def _set(trailer: Trailer, **fields: object) -> None:
+    for name, value in fields.items():
+        setattr(trailer, name, value)
+
+
+_TRAILER: list[tuple[re.Pattern[str], Callable[[Trailer, re.Match[str]], object]]] = [
     (re.compile(r"Batch size:\s*(\d+)"), lambda t, m: setattr(t, "batch_size", int(m[1]))),
     (re.compile(rf"Rate:\s*({NUM})\s*(inferences/sec|/sec)"),
-     lambda t, m: (setattr(t, "rate", float(m[1])), setattr(t, "rate_unit", m[2]))),
+     lambda t, m: _set(t, rate=float(m[1]), rate_unit=m[2])),
     (re.compile(rf"Total time:\s*({NUM})ms(?: \(Min: ({NUM})ms, Max: ({NUM})ms, "
                 rf"Mean: ({NUM})ms, Median: ({NUM})ms\))?"),
      lambda t, m: t.__dict__.update(
@@ -140,11 +145,10 @@ _TRAILER: list[tuple[re.Pattern[str], Callable[[Trailer, re.Match[str]], None]]]
     (re.compile(rf"Total instructions time:\s*({NUM})ms"),
      lambda t, m: setattr(t, "instructions_ms", float(m[1]))),
     (re.compile(rf"Overhead time:\s*({NUM})ms{_SEP}({NUM})ms"),
-     lambda t, m: (setattr(t, "overhead_ms", float(m[1])),
-                   setattr(t, "overhead_calculated_ms", float(m[2])))),
+     lambda t, m: _set(t, overhead_ms=float(m[1]), overhead_calculated_ms=float(m[2]))),
     (re.compile(rf"Overhead:\s*({NUM})%{_SEP}({NUM})%"),
-     lambda t, m: (setattr(t, "overhead_percent", float(m[1])),
-                   setattr(t, "overhead_calculated_percent", float(m[2])))),
+     lambda t, m: _set(t, overhead_percent=float(m[1]),
+                       overhead_calculated_percent=float(m[2]))),
 ]
 _RUNNING = re.compile(r"Running \[ MIGraphX Version: (\S+) \]: (.*)")
 _COMPLETE = re.compile(rf"\[ MIGraphX Version: (\S+) \] Complete(?:\(({NUM})s\))?: (.*)")

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 from ...model import Diagnostics, ProcessKind, Trace, TrackKind
+from ...numbers import scaled_int
 from .document import EvalRecord
 from .instruction import Instruction
 from .program import VIEW_OPS
@@ -43,7 +44,7 @@ def ms_to_ns(ms: float | None) -> int | None:
     """
     if ms is None or math.isnan(ms) or math.isinf(ms):
         return None
-    return round(ms * 1_000_000)
+    return scaled_int(ms, 1_000_000)
 
 
 def slice_name(ins: Instruction) -> str:

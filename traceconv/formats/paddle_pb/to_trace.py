@@ -7,6 +7,7 @@ from typing import Any
 from ...model import ProcessKind, Trace, TrackKind
 from ...model.graph import add_op, add_tensor, op_node
 from .._paddle import INT64_MAX, AllocatorLog
+from .._proto import Utf8Repair
 from .proto import EVENT_TYPES, MEM_EVENT_TYPES
 
 ROOT_PARENT = -1
@@ -41,6 +42,7 @@ def event_type_name(type_id: int) -> str:
 class _Builder:
     def __init__(self, trace: Trace, thread_names: dict[str, str]) -> None:
         self.trace = trace
+        self.text = Utf8Repair(trace.diagnostics, "paddle_pb")
         self.thread_names = thread_names
         self.hosts: dict[int, int] = {}
         self.devices: dict[int, int] = {}
@@ -84,11 +86,12 @@ class _Builder:
             event = node.host_trace_event
             parents[node.id], types[node.id] = node.parentid, event.type
             if not is_root(node) and self.in_range(event.start_ns, event.end_ns):
+                name = self.text(event.name)
                 row = rows[node.id] = trace.add_slice(
-                    track, event.start_ns, max(event.end_ns - event.start_ns, 0), event.name,
+                    track, event.start_ns, max(event.end_ns - event.start_ns, 0), name,
                     event_type_name(event.type), {"node_id": node.id})
                 if event.type == OPERATOR:
-                    add_op(trace.graph, row, event.name, op_type(event.name), slices=[row],
+                    add_op(trace.graph, row, name, op_type(name), slices=[row],
                            thread=tree.thread_id)
             for runtime in node.runtime_nodes:
                 self.runtime(track, runtime)
@@ -140,8 +143,8 @@ class _Builder:
         source = None
         if self.in_range(event.start_ns, event.end_ns):
             source = self.trace.add_slice(
-                track, event.start_ns, max(event.end_ns - event.start_ns, 0), event.name,
-                "CudaRuntime", {"correlation id": event.correlation_id,
+                track, event.start_ns, max(event.end_ns - event.start_ns, 0),
+                self.text(event.name), "CudaRuntime", {"correlation id": event.correlation_id,
                                 "callback id": event.callback_id})
         for device_node in node.device_nodes:
             target = self.device(device_node.device_event)
@@ -156,10 +159,11 @@ class _Builder:
         for detail in ("kernel_info", "memcpy_info", "memset_info"):
             if event.HasField(detail):
                 message = getattr(event, detail)
-                args.update({f.name: v for f, v in message.ListFields()})
+                args.update({f.name: self.text(v) for f, v in message.ListFields()})
         track = self.stream(event.device_id, event.stream_id)
         return self.trace.add_slice(track, event.start_ns,
-                                    max(event.end_ns - event.start_ns, 0), event.name,
+                                    max(event.end_ns - event.start_ns, 0),
+                                    self.text(event.name),
                                     event_type_name(event.type), args)
 
     def memories(self) -> None:
@@ -172,12 +176,12 @@ class _Builder:
         for _, _, track, owner, event in sorted(self.memory_records, key=lambda r: r[:2]):
             kind = MEM_EVENT_TYPES.get(event.type, f"type{event.type}")
             trace.add_instant(track, event.timestamp_ns, "[memory]", kind, {
-                "place": event.place, "addr": event.addr,
+                "place": self.text(event.place), "addr": event.addr,
                 "increase_bytes": event.increase_bytes,
                 "current_allocated": event.current_allocated,
                 "current_reserved": event.current_reserved,
                 "peak_allocated": event.peak_allocated, "peak_reserved": event.peak_reserved})
-            log.add(event.timestamp_ns, kind, event.place, event.addr, event.increase_bytes,
+            log.add(event.timestamp_ns, kind, self.text(event.place), event.addr, event.increase_bytes,
                     event.current_allocated, event.current_reserved,
                     None if owner is None else trace.slice(owner).name)
         log.finish()
@@ -190,20 +194,20 @@ class _Builder:
         if row is None:
             self.trace.diagnostics.add("paddle_pb.supplement_without_op",
                                        "op shapes recorded outside any op", kind="dropped",
-                                       example=event.op_type)
+                                       example=self.text(event.op_type))
             return
         args = self.trace.slices.args[row]
         assert args is not None
         shapes = event.input_shapes
-        args["input_shapes"] = {key: [list(s.size) for s in vec.shapes]
+        args["input_shapes"] = {self.text(key): [list(s.size) for s in vec.shapes]
                                 for key, vec in zip(shapes.key, shapes.shape_vecs, strict=False)}
         dtypes = event.dtypes
-        args["input_dtypes"] = {key: list(vec.dtype)
+        args["input_dtypes"] = {self.text(key): [self.text(d) for d in vec.dtype]
                                 for key, vec in zip(dtypes.key, dtypes.dtype_vecs, strict=False)}
         if event.callstack:
-            args["callstack"] = event.callstack
+            args["callstack"] = self.text(event.callstack)
         self.trace.slices.set_args(row, args)   # rows read back as copies
-        self.op_inputs(row, event.op_type, args["input_shapes"], args["input_dtypes"])
+        self.op_inputs(row, self.text(event.op_type), args["input_shapes"], args["input_dtypes"])
 
     def op_inputs(self, row: int, op_type_name: str, shapes: dict[str, list[list[int]]],
                   dtypes: dict[str, list[str]]) -> None:
@@ -225,14 +229,15 @@ class _Builder:
 
 def build_trace(message, trace: Trace) -> Trace:
     meta = trace.metadata
-    meta.source_version = message.version
+    text = Utf8Repair(trace.diagnostics, "paddle_pb")
+    meta.source_version = text(message.version)
     meta.clock = "unix epoch"
-    extra = {item.key: item.value for item in message.extra_info}
+    extra = {text(item.key): text(item.value) for item in message.extra_info}
     meta.attributes.update({"paddle.span_index": message.span_indx,
                             **{f"paddle.{k}": v for k, v in extra.items() if not k.isdigit()}})
     if message.device_property:
         meta.attributes["paddle.device_properties"] = [
-            {f.name: v for f, v in prop.ListFields()} for prop in message.device_property]
+            {f.name: text(v) for f, v in prop.ListFields()} for prop in message.device_property]
     builder = _Builder(trace, extra)
     roots = 0
     for tree in message.thread_trees:

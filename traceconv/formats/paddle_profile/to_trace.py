@@ -15,6 +15,7 @@ from .._paddle import (
     leaf_name,
     link_launches,
 )
+from .._proto import Utf8Repair
 from .proto import CUDA_RUNTIME_DEVICE, EVENT_GPU_KERNEL, PLACES
 
 
@@ -28,6 +29,7 @@ def build_trace(profile, trace: Trace) -> Trace:
     streams: dict[tuple[int, int], int] = {}
     devices: dict[int, int] = {}
     reversed_times = out_of_range = 0
+    text = Utf8Repair(trace.diagnostics, "paddle_profile")
     # Sorted by start so every track is in time order and parents precede children.
     for event in sorted(profile.events, key=lambda e: (e.start_ns, -e.end_ns)):
         start, end = event.start_ns, event.end_ns
@@ -37,9 +39,10 @@ def build_trace(profile, trace: Trace) -> Trace:
         if end < start:
             reversed_times += 1
             end = start
-        args = {"path": event.name}
-        if event.detail_info:
-            args["detail_info"] = event.detail_info
+        path, detail = text(event.name), text(event.detail_info)
+        args = {"path": path}
+        if detail:
+            args["detail_info"] = detail
         if event.type == EVENT_GPU_KERNEL:
             key = (event.device_id, event.sub_device_id)
             track = streams.get(key)
@@ -57,8 +60,7 @@ def build_trace(profile, trace: Trace) -> Trace:
                 category = MEMCPY_CATEGORY
             else:
                 category = KERNEL_CATEGORY
-            name = event.detail_info if category == KERNEL_CATEGORY and event.detail_info \
-                else leaf_name(event.name)
+            name = detail if category == KERNEL_CATEGORY and detail else leaf_name(path)
             trace.add_slice(track, start, end - start, name, category, args)
             continue
         track = threads.get(event.sub_device_id)
@@ -67,11 +69,11 @@ def build_trace(profile, trace: Trace) -> Trace:
                 f"thread {event.sub_device_id}", process=host, kind=TrackKind.THREAD,
                 tid=event.sub_device_id, sort_index=event.sub_device_id)
         if event.device_id == CUDA_RUNTIME_DEVICE:
-            trace.add_slice(track, start, end - start, event.detail_info or
-                            leaf_name(event.name), RUNTIME_CATEGORY, args)
+            trace.add_slice(track, start, end - start, detail or leaf_name(path),
+                            RUNTIME_CATEGORY, args)
         else:
             args["block_depth"] = event.device_id
-            trace.add_slice(track, start, end - start, leaf_name(event.name), CPU_CATEGORY, args)
+            trace.add_slice(track, start, end - start, leaf_name(path), CPU_CATEGORY, args)
     if reversed_times:
         trace.diagnostics.add("paddle_profile.end_before_start",
                               "events ending before they start (kept with duration 0)",
@@ -84,25 +86,31 @@ def build_trace(profile, trace: Trace) -> Trace:
     return trace
 
 
+def device_of(mem) -> str:  # type: ignore[no-untyped-def]
+    """``gpu:0`` for a ``MemEvent`` (its place enum and device id)."""
+    return f"{PLACES.get(mem.place, f'place{mem.place}')}:{mem.device_id}"
+
+
 def _add_memory(trace: Trace, profile) -> None:
     """``mem_events`` are alloc → free intervals without addresses: each device gets
     logical offsets, one block after the other (the SVG shows sizes and lifetimes)."""
     if not profile.mem_events:
         return
     offsets: dict[str, int] = defaultdict(int)
+    text = Utf8Repair(trace.diagnostics, "paddle_profile")
     for mem in sorted(profile.mem_events, key=lambda m: (m.start_ns, m.end_ns)):
-        if mem.start_ns > INT64_MAX:
+        if mem.start_ns > INT64_MAX or offsets[device_of(mem)] + mem.bytes > INT64_MAX:
             trace.diagnostics.add("paddle_profile.time_out_of_range",
-                                  "events with timestamps beyond int64 (uninitialised) were "
-                                  "dropped", kind="dropped")
+                                  "events with timestamps or sizes beyond int64 "
+                                  "(uninitialised) were dropped", kind="dropped")
             continue
-        device = f"{PLACES.get(mem.place, f'place{mem.place}')}:{mem.device_id}"
+        device = device_of(mem)
         trace.add_memory_block(MemoryBlock(
             address=offsets[device], size=mem.bytes, alloc_ns=mem.start_ns,
             free_ns=mem.end_ns if mem.start_ns <= mem.end_ns <= INT64_MAX else None,
             device=device,
-            name=mem.alloc_in, owner_op=mem.alloc_in or None,
-            args={"free_in": mem.free_in, "thread": mem.thread_id,
+            name=text(mem.alloc_in), owner_op=text(mem.alloc_in) or None,
+            args={"free_in": text(mem.free_in), "thread": mem.thread_id,
                   "address": "logical offset (the profile records no addresses)"}))
         offsets[device] += mem.bytes
     trace.diagnostics.add("paddle_profile.memory_addresses_guessed",

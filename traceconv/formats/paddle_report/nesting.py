@@ -11,6 +11,7 @@ least the sum of its children's, and the top-level rows of a merged report add u
 
 from __future__ import annotations
 
+import math
 import re
 
 from .rows import CPU, header_columns, match_row, number, split_touching
@@ -299,6 +300,8 @@ def _subset_with_sum(values: list[float], target: float, tolerance: float) -> li
     >>> _subset_with_sum([4.5, 1.5, 0.5], 6.0, 0.01)
     [0, 1]
     """
+    if not all(math.isfinite(v) for v in (*values, target, tolerance)):
+        return None   # an inf or nan printed in the report sums to nothing
     step = max(tolerance / 4, 1e-9)
     goal, slack = round(target / step), round(tolerance / step)
     reach: dict[int, list[int]] = {0: []}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...analysis.breakdown import add_aggregate_breakdown, set_self_times
 from ...model import Metadata, OpStat, Trace
+from ...numbers import scaled_int
 from .._paddle import FRAMEWORK
 from .nesting import THREAD_PREFIX
 from .schema import EventRow, ProfilingReport, ReportLog
@@ -17,7 +18,7 @@ def ms_to_ns(value: float | None) -> int | None:
     >>> ms_to_ns(0.0247018), ms_to_ns(None)
     (24702, None)
     """
-    return None if value is None else round(value * 1e6)
+    return None if value is None else scaled_int(value, 1e6)
 
 
 def report_label(report: ProfilingReport, index: int) -> str:
@@ -65,8 +66,8 @@ def build_trace(log: ReportLog, trace: Trace | None = None) -> Trace:
                 extra={"window": memory.group, "alloc_calls": row.alloc_calls,
                        "alloc_mb": row.alloc_mb, "free_calls": row.free_calls,
                        "free_mb": row.free_mb,
-                       "alloc_bytes": None if row.alloc_mb is None else round(row.alloc_mb * MB),
-                       "free_bytes": None if row.free_mb is None else round(row.free_mb * MB)}))
+                       "alloc_bytes": None if row.alloc_mb is None else scaled_int(row.alloc_mb, MB),
+                       "free_bytes": None if row.free_mb is None else scaled_int(row.free_mb, MB)}))
     return trace
 
 

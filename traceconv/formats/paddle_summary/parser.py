@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from ...model import Diagnostics
+from ...numbers import finite
 from .schema import PerfSummary, StepInfo, SummaryDocument, SummaryRow, SummaryTable
 
 TITLE = re.compile(r"^-{2,}\s*(?P<title>[A-Za-z(][^-].*?[^-\s])\s*-{2,}\s*$")
@@ -43,8 +44,13 @@ FLOPS_MARK = "Flops Profiler"
 
 
 def _float(text: str) -> float | None:
+    """A finite number, else None.
+
+    >>> _float("0.5"), _float("0.024]x"), _float("inf")
+    (0.5, None, None)
+    """
     try:
-        return float(text)
+        return finite(text)
     except ValueError:
         return None
 
@@ -75,7 +81,10 @@ class SummaryParser:
         return self.doc
 
     def _line(self, lineno: int, line: str) -> None:
-        if m := STEP_INFO.match(line):
+        if (m := STEP_INFO.match(line)) and None in (_float(m["reader"]), _float(m["batch"])):
+            self.diagnostics.add("paddle_summary.unreadable_row", "rows whose numbers do not "
+                                 "parse: skipped", kind="dropped", example=f"line {lineno}")
+        elif m:
             self.doc.steps.append(StepInfo(
                 line=lineno, reader_cost=float(m["reader"]), batch_cost=float(m["batch"]),
                 unit=m["unit"], ips=_float(m["ips"]) if m["ips"] else None,

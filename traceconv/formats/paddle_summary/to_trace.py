@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from ...analysis.breakdown import add_aggregate_breakdown, set_self_times
 from ...model import OpStat, Trace
+from ...numbers import scaled_int, to_int64
 from .._paddle import FRAMEWORK
 from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable
 
@@ -27,7 +30,17 @@ def number(text: str | None) -> float | None:
         return None
 
 
-def compound(text: str | None, scale: int) -> dict[str, int | float | None]:
+class Compound(TypedDict):
+    """One ``total / avg / max / min / ratio`` cell: ns, and the ratio in %."""
+
+    total: int | None
+    avg: int | None
+    max: int | None
+    min: int | None
+    ratio: float | None
+
+
+def compound(text: str | None, scale: int) -> Compound:
     """``"101.66 / 12.71 / 15.44 / 10.18 / 100.00"`` → ns totals and the ratio in %.
 
     >>> compound("1.50 / 0.75 / 1.00 / 0.50 / 10.00", 1_000_000)["total"]
@@ -36,12 +49,12 @@ def compound(text: str | None, scale: int) -> dict[str, int | float | None]:
     parts = [number(p.strip()) for p in (text or "").split("/")]
     parts += [None] * (5 - len(parts))
     total, avg, high, low, ratio = parts[:5]
-    return {"total": _ns(total, scale), "avg": _ns(avg, scale), "max": _ns(high, scale),
-            "min": _ns(low, scale), "ratio": ratio}
+    return Compound(total=_ns(total, scale), avg=_ns(avg, scale), max=_ns(high, scale),
+                    min=_ns(low, scale), ratio=ratio)
 
 
 def _ns(value: float | None, scale: int) -> int | None:
-    return None if value is None else round(value * scale)
+    return None if value is None else scaled_int(value, scale)
 
 
 def section_of(title: str) -> str:
@@ -114,20 +127,20 @@ def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
         stat.total_ns = main["total"] or 0
         stat.avg_ns, stat.max_ns, stat.min_ns = main["avg"], main["max"], main["min"]
         stat.ratio = main["ratio"]
-        stat.cpu_ns = cpu and cpu["total"]
-        stat.device_ns = gpu and gpu["total"]
+        stat.cpu_ns = None if cpu is None else cpu["total"]
+        stat.device_ns = None if gpu is None else gpu["total"]
         if cpu and gpu:
             extra.update({f"gpu_{k}_ns" if k != "ratio" else "gpu_ratio_pct": v
                           for k, v in gpu.items() if k != "total"})
     for column, field in (("CPU Time", "cpu_ns"), ("GPU Time", "device_ns"),
                           ("Total Time", None)):
         if (value := number(cells.get(column))) is not None:
-            stat.total_ns = round(value * scale)
+            stat.total_ns = scaled_int(value, scale)
             if field:
                 setattr(stat, field, stat.total_ns)
             stat.ratio = number(cells.get("Ratio (%)"))
     if "FLOPs" in cells and (flops := number(cells["FLOPs"])) is not None:
-        extra["flops"] = int(flops)
+        extra["flops"] = to_int64(flops, "FLOPs")
     if "Utilization (%)" in cells:
         extra["utilization_pct"] = number(cells["Utilization (%)"])
     if section == "memory":
@@ -136,7 +149,7 @@ def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
         for column in ("Allocation Count", "Free Count", "Allocation Size", "Free Size",
                        "Increased Size"):
             if (value := number(cells.get(column))) is not None:
-                extra[column.lower().replace(" ", "_")] = int(value)
+                extra[column.lower().replace(" ", "_")] = to_int64(value, column)
     return stat
 
 
@@ -146,7 +159,7 @@ def _add_perf(trace: Trace, perf: PerfSummary) -> None:
     scale = UNIT_NS.get(perf.time_unit or "s", 1_000_000_000)
     for name, values in perf.metrics.items():
         if name.endswith("_cost"):
-            ns = {k: round(v * scale) for k, v in values.items()}
+            ns = {k: scaled_int(v, scale) for k, v in values.items()}
             trace.add_stat(OpStat(name, total_ns=ns.get("avg", 0), avg_ns=ns.get("avg"),
                                   max_ns=ns.get("max"), min_ns=ns.get("min"), section="perf",
                                   extra={"reader_ratio_pct": perf.reader_ratio_pct}))

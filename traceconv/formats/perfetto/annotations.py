@@ -7,6 +7,11 @@ str → ``string_value``; dict → ``dict_entries``; list/tuple → ``array_valu
 the string ``"null"`` (the sources are JSON, and it is how the Chrome writer spells it);
 empty dicts and lists → ``"{}"``/``"[]"`` (an annotation with no value would vanish);
 bytes → their UTF-8 text; anything else → ``str(value)``.
+
+Names are kept as written: trace_processor turns a ``.`` in an annotation name into ``_``
+(the dot separates the parts of its arg keys), but joins nested dict names with dots, so a
+dotted name is written as nested dicts (``est. achieved occupancy %`` → ``est`` →
+`` achieved occupancy %``) and reads back as ``debug.est. achieved occupancy %``.
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ def encode_value(value: Any) -> bytes:
         if not value:
             return string_field(STRING, "{}")
         parts: list[bytes] = []
-        for key, item in value.items():
+        for key, item in nest_dotted(value.items()):
             entry = string_field(NAME, str(key)) + encode_value(item)
             parts += (_DICT, varint(len(entry)), entry)
         return b"".join(parts)
@@ -78,6 +83,34 @@ def encode_value(value: Any) -> bytes:
     if isinstance(value, (bytes, bytearray)):
         return string_field(STRING, bytes(value).decode("utf-8", "replace"))
     return encode_value(_plain(value))
+
+
+def nest_dotted(items: Iterable[tuple[Any, Any]]) -> list[tuple[str, Any]]:
+    """Names with dots as nested dicts (see the module docstring); others unchanged.
+
+    >>> nest_dotted([("est. achieved occupancy %", 50), ("grid", [1]), ("a.b.c", 1), ("a.d", 2)])
+    [('est', {' achieved occupancy %': 50}), ('grid', [1]), ('a', {'b': {'c': 1}, 'd': 2})]
+    """
+    out: list[tuple[str, Any]] = []
+    groups: dict[str, dict[str, Any]] = {}
+    for key, value in items:
+        name = str(key)
+        if "." not in name:
+            out.append((name, value))
+            continue
+        head, rest = name.split(".", 1)
+        group = groups.get(head)
+        if group is None:
+            group = groups[head] = {}
+            out.append((head, group))
+        while "." in rest:
+            part, tail = rest.split(".", 1)
+            inner = group.setdefault(part, {})
+            if not isinstance(inner, dict):   # "a.b" beside "a.b.c": keep the rest as one name
+                break
+            group, rest = inner, tail
+        group[rest] = value
+    return out
 
 
 def _plain(value: Any) -> Any:
@@ -101,10 +134,11 @@ class _Key:
     """Everything precomputed for one argument name: its interned name field, the framed
     prefix of an int value by varint length, and its encoded repeated values."""
 
-    __slots__ = ("int_prefix", "name", "small", "values")
+    __slots__ = ("dotted", "int_prefix", "name", "small", "values")
 
-    def __init__(self, name: bytes) -> None:
+    def __init__(self, name: bytes, dotted: bool = False) -> None:
         self.name = name
+        self.dotted = dotted   # written as nested dicts (see nest_dotted)
         self.int_prefix = [_frame(len(name) + 1 + size) + name + _INT for size in range(11)]
         self.small = [self.int_prefix[1] + varint(v) for v in range(0x80)]
         self.values: dict[object, bytes] = {}   # str or JSON text -> whole framed annotation
@@ -149,10 +183,15 @@ class ArgEncoder:
         >>> ArgEncoder().encode_items(zip(("dtype",), ["float32"])) == b'"\\x0b\\x08\\x012\\x07float32'
         True
         """
-        keys, parts = self._keys, list[bytes]()
+        keys = self._keys
+        parts: list[bytes] = []
         append = parts.append
+        dotted: list[tuple[Any, Any]] = []
         for key, value in items:
             entry = keys.get(key) or self._intern(key)
+            if entry.dotted:
+                dotted.append((key, value))
+                continue
             kind = type(value)
             if kind is int:
                 if 0 <= value < 0x80:
@@ -186,6 +225,9 @@ class ArgEncoder:
                 if self._cached > _CACHE_LIMIT:
                     self._forget_values()
             append(framed)
+        for name, value in nest_dotted(dotted):
+            entry = keys.get(name) or self._intern(name)
+            append(entry.framed(encode_value(value)))
         return b"".join(parts)
 
     def _forget_values(self) -> None:
@@ -196,7 +238,9 @@ class ArgEncoder:
     def _intern(self, key: object) -> _Key:
         text = str(key)
         entry = self._keys.get(text)
-        if entry is None:
+        if entry is None and "." in text:   # never written under this name: no iid
+            entry = self._keys[text] = _Key(b"", dotted=True)
+        elif entry is None:
             self._count += 1
             entry = self._keys[text] = _Key(tag(NAME_IID, VARINT) + varint(self._count))
             self._new.append((self._count, text))

@@ -1,9 +1,11 @@
 """TrackDescriptors: one per process and track of the model, with stable uuids and pids.
 
 * host processes keep their pid; device and synthetic processes ("GPU 0") and host
-  processes without one get a synthetic pid above Linux's ``pid_max`` (2^22), so they never
-  collide with a real pid, nor with the small device indices Kineto uses as GPU "pids";
-* host threads become ThreadDescriptors (synthetic tid when the model has none or a clash);
+  processes without a usable pid become top-level named tracks instead (a ProcessDescriptor
+  needs a pid, and Perfetto shows it in the process name: a made-up number such as
+  "GPU 0 1073741825" would read as real), named with their labels: "GPU 0 (NVIDIA H100)";
+* threads of real processes become ThreadDescriptors (synthetic tid when the model has none
+  or a clash); threads of the others are named tracks;
 * device streams, lanes, async and synthetic tracks become named tracks in their process
   (a lane's parent is its home track); counter tracks get a CounterDescriptor unit;
 * ``sort_index`` becomes ``sibling_order_rank`` with ``child_ordering = EXPLICIT`` on the
@@ -40,7 +42,7 @@ class TrackIds:
 
     process_uuid: list[int]
     track_uuid: list[int]
-    pid: list[int]
+    pid: list[int | None]   # None: the process is drawn as a named track group
     tid: list[int | None]   # None for tracks that are not threads
 
 
@@ -49,34 +51,34 @@ def assign_ids(trace: Trace) -> TrackIds:
     files of several ranks opened together in Perfetto do not share track uuids.
 
     >>> trace = Trace(); gpu = trace.add_process("GPU 0", kind=ProcessKind.DEVICE, pid=0)
-    >>> assign_ids(trace).pid == [SYNTHETIC_ID_BASE]
-    True
+    >>> host = trace.add_process("python", pid=7)
+    >>> assign_ids(trace).pid
+    [None, 7]
     """
     meta = trace.metadata
     # 16 bits of salt above 2^24 ids: 6-byte varints on every event (uuids < 2^41)
     salt = zlib.crc32(repr((meta.source_file, meta.rank)).encode()) & 0xFFFF
     base = (salt + 1) << 25
     used_pids: set[int] = set()
-    pids = []
+    pids: list[int | None] = []
     for process in trace.processes:
         pid = process.pid
-        real = (process.kind is ProcessKind.HOST and pid is not None
-                and 0 < pid <= INT32_MAX and pid not in used_pids)
-        if not real:
-            if pid is not None and process.kind is ProcessKind.HOST:
-                trace.diagnostics.add("perfetto.pid_replaced", "a process pid was out of "
-                                      "range or used twice; it got a synthetic pid",
-                                      kind="repaired", example=f"{process.name!r} pid {pid}")
-            pid = SYNTHETIC_ID_BASE + process.id
-        used_pids.add(pid)
-        pids.append(pid)
+        if process.kind is ProcessKind.HOST and pid is not None:
+            if 0 < pid <= INT32_MAX and pid not in used_pids:
+                used_pids.add(pid)
+                pids.append(pid)
+                continue
+            trace.diagnostics.add("perfetto.pid_replaced", "a process pid was out of range or "
+                                  "used twice; it is drawn as a named track group",
+                                  kind="repaired", example=f"{process.name!r} pid {pid}")
+        pids.append(None)
     used_tids: set[tuple[int, int]] = set()
     tids: list[int | None] = []
     for track in trace.tracks:
-        if not is_thread(trace, track):
+        pid = pids[track.process]
+        if pid is None or not is_thread(trace, track):
             tids.append(None)
             continue
-        pid = pids[track.process]
         tid = track.tid
         if tid is None or not 0 < tid <= INT32_MAX or (pid, tid) in used_tids:
             tid = SYNTHETIC_ID_BASE + track.id
@@ -110,10 +112,18 @@ def descriptor_payloads(trace: Trace, ids: TrackIds) -> list[bytes]:
 
 
 def _process(process: Process, ids: TrackIds, ordered: bool) -> bytes:
-    desc = [uint_field(PID, ids.pid[process.id]), string_field(PROCESS_NAME, process.name)]
-    desc += [string_field(PROCESS_LABELS, label) for label in process.labels]
-    fields = [uint_field(UUID, ids.process_uuid[process.id]),
-              bytes_field(PROCESS, b"".join(desc))]
+    fields = [uint_field(UUID, ids.process_uuid[process.id])]
+    pid = ids.pid[process.id]
+    if pid is None:
+        # a track group shows no labels: they go in its name, as a process row shows them
+        labels = [x for x in process.labels if x not in process.name]
+        name = f"{process.name} ({', '.join(labels)})" if labels else process.name
+        fields += [string_field(NAME, name),
+                   uint_field(SIBLING_MERGE_BEHAVIOR, SIBLING_MERGE_NONE)]
+    else:
+        desc = [uint_field(PID, pid), string_field(PROCESS_NAME, process.name)]
+        desc += [string_field(PROCESS_LABELS, label) for label in process.labels]
+        fields.append(bytes_field(PROCESS, b"".join(desc)))
     if process.sort_index is not None:
         fields.append(uint_field(SIBLING_ORDER_RANK, process.sort_index))
     if ordered:
@@ -125,9 +135,9 @@ def _track(trace: Trace, track: Track, ids: TrackIds, ordered: bool) -> bytes:
     parent = (ids.track_uuid[track.parent] if track.parent is not None
               else ids.process_uuid[track.process])
     fields = [uint_field(UUID, ids.track_uuid[track.id]), uint_field(PARENT_UUID, parent)]
-    tid = ids.tid[track.id]
-    if tid is not None:
-        fields.append(bytes_field(THREAD, uint_field(PID, ids.pid[track.process])
+    tid, pid = ids.tid[track.id], ids.pid[track.process]
+    if tid is not None and pid is not None:
+        fields.append(bytes_field(THREAD, uint_field(PID, pid)
                                   + uint_field(TID, tid) + string_field(THREAD_NAME, track.name)))
     else:
         fields.append(string_field(NAME, track.name))

@@ -225,7 +225,7 @@ class PftraceValidator:
         flow_ids, terminating = event.flow_ids, event.terminating_flow_ids
         if flow_ids or terminating:
             self.flows[len(self.ts)] = (list(flow_ids), list(terminating))
-        self.ts.append(packet.timestamp)
+        self.ts.append(min(packet.timestamp, (1 << 63) - 1))   # (uint64 on the wire)
         self.track.append(track)
         self.type.append(kind)
 
@@ -257,6 +257,9 @@ class PftraceValidator:
 
     def finish(self) -> CheckReport:
         """Check what needs the whole file (parents, clocks, replay) and count."""
+        if self.packets == 0:
+            self.report.error("empty_trace", "the file holds no packets: trace_processor "
+                              "loads an empty trace", example="0 bytes of packets")
         with paused_gc():
             self._check_tracks()
             for clock, offset in self.event_clocks.items():

@@ -173,11 +173,21 @@ def summary_data(trace: Trace, options: SummaryOptions | None = None, *,
     rows = op_summary(trace, group_by_input_shape=group_by_input_shape) \
         if view != "stats" else []
     if view == "timeline":
-        return ops_dict(rows, sort_rows(rows, sort_by, top or 0))
+        return _with_allocation_sites(trace, ops_dict(rows, sort_rows(rows, sort_by, top or 0)))
     result = summarize(trace, replace(options or SummaryOptions(), top=3 if top is None else top))
     data = summary_dict(result, show_host=show_host or print_only == "host")
     if rows:
         data["ops"] = [r.as_dict() for r in sort_rows(rows, sort_by)]
+    return _with_allocation_sites(trace, data)
+
+
+def _with_allocation_sites(trace: Trace, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` plus ``allocation_sites`` (top 10 by peak live bytes) for memory traces."""
+    if trace.memory:
+        from ...analysis.allocation_sites import top_allocation_sites
+
+        data["allocation_sites"] = [s.as_dict() for s in top_allocation_sites(trace.memory,
+                                                                             graph=trace.graph)]
     return data
 
 

@@ -56,11 +56,17 @@ def _total(rows: list[OpRow], column: str) -> int | None:
     return sum(values) if values else None
 
 
+def self_device_total(rows: list[OpRow]) -> int | None:
+    """Device work counted once: over device rows (an op's self device time is the same
+    kernels again), as torch's "Self CUDA time total"."""
+    return _total([r for r in rows if r.self_host_ns is None], "self_device_ns")
+
+
 def ops_dict(all_rows: list[OpRow], shown: list[OpRow]) -> dict[str, Any]:
     """The JSON object: ``shown`` rows, totals over ``all_rows``."""
     return {"ops": [r.as_dict() for r in shown],
             "self_host_ns_total": _total(all_rows, "self_host_ns"),
-            "self_device_ns_total": _total(all_rows, "self_device_ns")}
+            "self_device_ns_total": self_device_total(all_rows)}
 
 
 def _cut(name: str) -> str:
@@ -100,5 +106,5 @@ def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = No
     console.print(table)
     console.print(f"Self host time total: {format_ns(_total(all_rows, 'self_host_ns'))}")
     if has_device:
-        console.print(f"Self device time total: {format_ns(_total(all_rows, 'self_device_ns'))}")
+        console.print(f"Self device time total: {format_ns(self_device_total(all_rows))}")
     return buffer.getvalue()

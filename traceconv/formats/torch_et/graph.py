@@ -173,7 +173,8 @@ class GraphBuilder:
         inputs, outputs = tensors
         op = add_op(self.graph, node["id"], name, name,
                     parent=op_node(parent) if parent in ops and parent != node["id"] else None,
-                    data_op=data_op, input_shapes=[t.shape for t in inputs],
+                    data_op=data_op, in_shapes=[list(t.shape or ()) for t in inputs],
+                    out_shapes=[list(t.shape or ()) for t in outputs],
                     **{k: attrs[k] for k in OP_ATTRS if k in attrs and attrs[k] != ""})
         if not data_op:
             return
@@ -182,7 +183,9 @@ class GraphBuilder:
         for ref in outputs:
             if ref.key in self._version:   # seen before: this write makes a new version
                 self._version[ref.key] += 1
-            self.graph.add_edge(op, self._tensor(ref))
+            tensor = self._tensor(ref)
+            self.graph.add_edge(op, tensor)
+            self.graph.nodes[tensor]["owner"] = op
 
     def _tensor(self, ref: TensorRef) -> str:
         version = self._version.setdefault(ref.key, 0)

@@ -170,7 +170,7 @@ class SnapshotBuilder:
         track = self._allocator_tracks.get(device)
         if track is None:
             process = self.trace.add_process(f"{device} caching allocator",
-                                             kind=ProcessKind.DEVICE)
+                                             kind=ProcessKind.SYNTHETIC)
             track = self.trace.add_track("allocator events", process=process,
                                          kind=TrackKind.SYNTHETIC)
             self._allocator_tracks[device] = track

@@ -21,11 +21,14 @@ conventions. A flavour is a subclass of :class:`Flavour` in its own module here,
 from __future__ import annotations
 
 from .base import Flavour, ReadContext
+from .jax import Jax
 from .kineto import Kineto
 from .megengine import MegEngine
+from .onnxruntime import OnnxRuntime
 from .paddle import PaddleProfiler, PaddleTimeline
 
-FLAVOURS: list[type[Flavour]] = [PaddleProfiler, PaddleTimeline, MegEngine, Kineto]
+FLAVOURS: list[type[Flavour]] = [PaddleProfiler, PaddleTimeline, MegEngine, Kineto, Jax,
+                                 OnnxRuntime]
 
 
 def detect(envelope: dict, events: list) -> Flavour:

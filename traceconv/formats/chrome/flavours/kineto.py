@@ -8,7 +8,7 @@ import numpy as np
 
 from ....analysis.memory import add_live_bytes_counters
 from ....analysis.slice_index import SliceIndex, enclosing_slices
-from ....model import MemoryBlock, Trace
+from ....model import MemoryBlock, ProcessKind, Trace
 from .base import Flavour, ReadContext
 
 # Kineto activity categories that run on a device; their pid is a device index.
@@ -25,6 +25,7 @@ LEGACY_CATEGORIES = {"Operator": "cpu_op", "Runtime": "cuda_runtime", "Kernel": 
 LEGACY_ARGS = {"external id": "External id", "Profiler Event Index": "Ev Idx"}
 KINETO_CATEGORIES = frozenset({"cpu_op", "python_function", "user_annotation", "cuda_runtime",
                                "cpu_instant_event", *LEGACY_CATEGORIES, *DEVICE_CATEGORIES})
+OVERHEAD_PID = -1   # Kineto's own work (trace buffer requests) is written under pid -1
 # c10::DeviceType values that appear in [memory] events.
 DEVICE_TYPES = {0: "CPU", 1: "CUDA", 6: "HIP", 9: "XLA", 12: "XPU", 13: "MPS", 19: "MTIA",
                 20: "PrivateUse1"}
@@ -49,7 +50,13 @@ class Kineto(Flavour):
 
     @classmethod
     def detect(cls, envelope: dict, events: list) -> bool:
-        if {"baseTimeNanoseconds", "deviceProperties", "distributedInfo"} & envelope.keys():
+        # traceconv's own Chrome output has baseTimeNanoseconds whatever the producer, and
+        # says which framework that was
+        written = envelope.get("traceconv")
+        if isinstance(written, dict) and written.get("framework") not in (None, cls.framework):
+            return False
+        keys = envelope.keys() - ({"baseTimeNanoseconds"} if written is not None else set())
+        if {"baseTimeNanoseconds", "deviceProperties", "distributedInfo"} & keys:
             return True
         return any(isinstance(e, dict) and (_category(e) in KINETO_CATEGORIES
                                             or e.get("name") == "[memory]") for e in events[:2000])
@@ -75,7 +82,12 @@ class Kineto(Flavour):
         if device:
             return next((x for x in labels if x != "CPU"), f"GPU {pid}")
         name = meta.get("name")
-        return f"{name} (pid {pid})" if name and isinstance(pid, int) else str(name or pid)
+        if not name and pid == OVERHEAD_PID:
+            return "Kineto overhead"
+        suffix = f" (pid {pid})"
+        if not name or not isinstance(pid, int) or str(name).endswith(suffix):
+            return str(name or pid)   # (a name traceconv wrote already carries the pid)
+        return f"{name}{suffix}"
 
     def finalize(self, trace: Trace, context: ReadContext) -> None:
         envelope = context.envelope
@@ -85,8 +97,32 @@ class Kineto(Flavour):
             meta.rank = info["rank"]
         meta.source_version = f"schemaVersion {envelope.get('schemaVersion', '?')}" + (
             " (2021 legacy names)" if self.legacy else "")
+        _label_processes(trace, envelope)
         _join_launches(trace)
         _memory_blocks(trace, context.slice_index or SliceIndex(trace))
+
+
+def _label_processes(trace: Trace, envelope: dict[str, Any]) -> None:
+    """GPU model from ``deviceProperties`` in the GPU's labels; rank, world size and backend
+    from ``distributedInfo`` in the labels of every process (names stay as Kineto's, so
+    that ``--tracks "^GPU 0"`` and friends keep working)."""
+    properties = {p.get("id"): p for p in envelope.get("deviceProperties") or ()
+                  if isinstance(p, dict)}
+    info = envelope.get("distributedInfo")
+    rank_labels: list[str] = []   # the words of a merge's rank labels (analysis/merge.py)
+    if isinstance(info, dict) and isinstance(info.get("rank"), int):
+        rank_labels.append(f"rank {info['rank']}")
+        if isinstance(info.get("world_size"), int):
+            rank_labels.append(f"world size {info['world_size']}")
+        if isinstance(info.get("backend"), str):
+            rank_labels.append(f"backend {info['backend']}")
+    for process in trace.processes:
+        if process.kind is ProcessKind.DEVICE:
+            model = (properties.get(process.pid) or {}).get("name")
+            if isinstance(model, str) and model:
+                process.labels = [x for x in process.labels if x != process.name] + [model]
+        if process.kind in (ProcessKind.DEVICE, ProcessKind.HOST):
+            process.labels = [*process.labels, *rank_labels]
 
 
 def _join_launches(trace: Trace) -> None:
@@ -170,13 +206,13 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
             open_blocks[key] = block
             trace.add_memory_block(block)
         else:
-            block = open_blocks.pop(key) if key in open_blocks else None
-            if block is None:
+            freed = open_blocks.pop(key) if key in open_blocks else None
+            if freed is None:
                 frees_without_alloc += 1
                 trace.add_memory_block(MemoryBlock(addr, -size, None, ts, device=device,
                                                    category="allocated before trace"))
             else:
-                block.free_ns = ts
+                freed.free_ns = ts
     trace.diagnostics.add("kineto.free_without_alloc", "memory frees whose allocation happened "
                           "before the trace window: block starts at the trace start",
                           kind="guessed", count=frees_without_alloc)

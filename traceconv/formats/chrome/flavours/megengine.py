@@ -111,7 +111,7 @@ def _op_graph(trace: Trace) -> int:
         rows.sort(key=lambda r: (s.start[r], -s.dur[r]))
         open_ops: list[tuple[int, str]] = []  # (end, op node) of enclosing op slices
         for row in rows:
-            args, start, name = s.args[row], s.start[row], names[s.name[row]]
+            args, start, name = s.args[row] or {}, s.start[row], names[s.name[row]]
             while open_ops and open_ops[-1][0] < start + s.dur[row]:
                 open_ops.pop()
             if "__id__" in args:

@@ -65,6 +65,7 @@ class PaddleProfiler(Flavour):
     def name_thread(self, pid: Any, tid: Any, device: bool, meta: dict[str, Any]) -> str:
         # ExtraInfo (written after the events) maps OS thread ids to thread names.
         names = self.context.envelope.get("ExtraInfo", {}) if self.context else {}
+        names = names if isinstance(names, dict) else {}   # (type confusion in the file)
         if isinstance(tid, str) and (match := _THREAD_KIND.match(tid)):
             thread, kind = match.groups()
             return f"{names.get(thread, 'thread ' + thread)} ({kind})"
@@ -188,7 +189,8 @@ class PaddleTimeline(Flavour):
                 # One running total over every place of the trainer, written under the pid
                 # of whichever place changed last: keep it as one series.
                 e["pid"] = self.memory_pid[self.memory_trainer[e["pid"]]]
-                values = list((e.get("args") or {}).values())
+                args = e.get("args")
+                values = list(args.values()) if isinstance(args, dict) else []
                 e["args"] = {"all places": values[0]} if len(values) == 1 else e.get("args")
 
     def _learn(self, pid: Any, name: str) -> None:

@@ -1,0 +1,302 @@
+"""Structural mutators: each turns one valid input into a plausible broken one.
+
+A mutator is ``(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes``; ``pool`` holds
+the other seeds of the same kind (for splices). Structure-aware edits reach the code behind
+the parser (type confusion, numbers out of range, cycles); byte edits reach the parser.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import random
+import re
+from collections.abc import Callable
+from typing import Any
+
+Mutator = Callable[[bytes, random.Random, list[bytes]], bytes]
+
+# Values that broke readers before: out-of-range and non-finite numbers, type confusion,
+# markup and terminal control characters, deep nesting.
+_INF = "\x00inf\x00"    # stand-ins that serialise to tokens json.dumps cannot write
+_BIG = "\x00big\x00"
+HOSTILE_VALUES: list[Any] = [
+    None, True, False, 0, -1, 1, 2**31, 2**63 - 1, 2**63, -2**63 - 1, 2**64, 2**70, -2**70,
+    1e308, -1e308, 1e-320, 0.5, -0.0, _INF, _BIG, "", "x" * 300, "[/x]\x1b[2J\x07", "NaN",
+    "inf", "-1", "1e999", "\ud800".encode("utf-8", "surrogatepass").decode("utf-8", "replace"),
+    [], {}, [1, 2], {"a": 1}, [[[[[[[[[[1]]]]]]]]]], {"": None},
+]
+HOSTILE_NUMBERS = [b"nan", b"inf", b"-inf", b"1e999", b"-1", b"0", b"-0",
+                   b"99999999999999999999999", b"18446744073709551616", b"1e308", b"0.0000001",
+                   b"-99999999999", b"4294967296", b"x", b""]
+HOSTILE_TEXT = [b"[/x]", b"\x1b[31m", b"\x07", b"\x00", b"\xff\xfe", b"{", b"}", b"[", b"]",
+                b"(", b")", b"|", b":", b",", b"\t", b"\r", b"->", b"@", b"%"]
+
+
+def _dumps(value: Any) -> bytes:
+    text = json.dumps(value, ensure_ascii=False, allow_nan=True)
+    return (text.replace(json.dumps(_INF), "1e999").replace(json.dumps(_BIG),
+                                                            "1" + "0" * 40)
+            .encode("utf-8", "surrogatepass"))
+
+
+def _nodes(value: Any, path: tuple = ()) -> list[tuple]:
+    """Paths to every container and leaf (bounded: big documents are sampled by the caller)."""
+    out = [path]
+    if isinstance(value, dict):
+        for key, child in value.items():
+            out += _nodes(child, (*path, key))
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            out += _nodes(child, (*path, i))
+    return out
+
+
+def _get(value: Any, path: tuple) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
+def json_tree(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
+    """Edit the parsed document: replace, delete, duplicate, swap or copy a value."""
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return byte_edit(data, rng, pool)
+    paths = _nodes(doc)
+    for _ in range(rng.randint(1, 3)):
+        path = rng.choice(paths)
+        if not path:
+            continue
+        parent, key = _get(doc, path[:-1]), path[-1]
+        try:
+            edit = rng.randrange(6)
+            if edit == 0:
+                parent[key] = rng.choice(HOSTILE_VALUES)
+            elif edit == 1:
+                del parent[key]
+            elif edit == 2 and isinstance(parent, list):
+                parent.insert(key, json.loads(json.dumps(parent[key])))
+            elif edit == 3 and isinstance(parent, list) and len(parent) > 1:
+                other = rng.randrange(len(parent))
+                parent[key], parent[other] = parent[other], parent[key]
+            elif edit == 4:   # a value from elsewhere: ids meet names, lists meet numbers
+                parent[key] = json.loads(json.dumps(_get(doc, rng.choice(paths))))
+            else:
+                parent[key] = _numeric_neighbour(parent[key], rng)
+        except (KeyError, IndexError, TypeError, RecursionError):
+            continue
+        paths = _nodes(doc)
+    return _dumps(doc)
+
+
+def _numeric_neighbour(value: Any, rng: random.Random) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return rng.choice(HOSTILE_VALUES)
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0
+    return rng.choice([value * 1000, -value, value + 1, value - 1, value * 1e300 if value
+                       else 1e300, int(value) << 40, str(value)])
+
+
+_LINE_SPLIT = re.compile(rb"(?<=\n)")
+_NUMBER = re.compile(rb"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def text_lines(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
+    """Line edits: delete, duplicate, swap, cut, and hostile numbers or characters."""
+    lines = _LINE_SPLIT.split(data)
+    for _ in range(rng.randint(1, 4)):
+        if not lines:
+            break
+        i = rng.randrange(len(lines))
+        edit = rng.randrange(7)
+        if edit == 0:
+            del lines[i]
+        elif edit == 1:
+            lines.insert(i, lines[i])
+        elif edit == 2:
+            j = rng.randrange(len(lines))
+            lines[i], lines[j] = lines[j], lines[i]
+        elif edit == 3:   # a paste cut mid-line: everything after is gone
+            lines = lines[:i] + [lines[i][:rng.randrange(len(lines[i]) + 1)]]
+        elif edit == 4:
+            numbers = list(_NUMBER.finditer(lines[i]))
+            if numbers:
+                m = rng.choice(numbers)
+                lines[i] = lines[i][:m.start()] + rng.choice(HOSTILE_NUMBERS) + lines[i][m.end():]
+        elif edit == 5:
+            at = rng.randrange(len(lines[i]) + 1)
+            lines[i] = lines[i][:at] + rng.choice(HOSTILE_TEXT) + lines[i][at:]
+        elif pool:
+            other = _LINE_SPLIT.split(rng.choice(pool))
+            lines.insert(i, rng.choice(other))
+    return b"".join(lines)
+
+
+# -- protobuf wire format ----------------------------------------------------------------
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if pos >= len(data) or shift > 63:
+            raise ValueError("bad varint")
+        byte = data[pos]
+        value |= (byte & 0x7F) << shift
+        pos += 1
+        shift += 7
+        if not byte & 0x80:
+            return value, pos
+
+
+def _encode_varint(value: int) -> bytes:
+    value &= (1 << 64) - 1
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+Field = tuple[int, int, Any]   # (number, wire type, int | bytes | list[Field])
+
+
+def parse_wire(data: bytes, depth: int = 0) -> list[Field]:
+    """Fields of a message; length-delimited values that parse as messages are nested."""
+    fields: list[Field] = []
+    pos = 0
+    while pos < len(data):
+        key, pos = _varint(data, pos)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _varint(data, pos)
+        elif wire == 1:
+            value, pos = data[pos:pos + 8], pos + 8
+        elif wire == 5:
+            value, pos = data[pos:pos + 4], pos + 4
+        elif wire == 2:
+            size, pos = _varint(data, pos)
+            if pos + size > len(data):
+                raise ValueError("truncated")
+            raw = data[pos:pos + size]
+            pos += size
+            value = raw
+            if depth < 12 and raw:
+                try:
+                    value = parse_wire(raw, depth + 1)
+                except ValueError:
+                    value = raw
+        else:
+            raise ValueError("wire type")
+        if number == 0:
+            raise ValueError("field 0")
+        fields.append((number, wire, value))
+    return fields
+
+
+def write_wire(fields: list[Field]) -> bytes:
+    out = bytearray()
+    for number, wire, value in fields:
+        out += _encode_varint(number << 3 | wire)
+        if wire == 0:
+            out += _encode_varint(value)
+        elif wire == 2:
+            raw = write_wire(value) if isinstance(value, list) else value
+            out += _encode_varint(len(raw)) + raw
+        else:
+            out += value
+    return bytes(out)
+
+
+def _all_lists(fields: list[Field]) -> list[list[Field]]:
+    out = [fields]
+    for _, _, value in fields:
+        if isinstance(value, list):
+            out += _all_lists(value)
+    return out
+
+
+def protobuf_wire(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
+    """Edit decoded fields: boundary varints, values copied between fields of the same
+    number (parent ids into cycles), invalid UTF-8, dropped/duplicated/reordered fields."""
+    try:
+        root = parse_wire(data)
+    except ValueError:
+        return byte_edit(data, rng, pool)
+    lists = [f for f in _all_lists(root) if f]
+    for _ in range(rng.randint(1, 4)):
+        fields = rng.choice(lists)
+        i = rng.randrange(len(fields))
+        number, wire, value = fields[i]
+        edit = rng.randrange(6)
+        if edit == 0 and wire == 0:
+            fields[i] = (number, 0, rng.choice([0, 1, 2, 2**31 - 1, 2**32, 2**63 - 1, 2**63,
+                                               2**64 - 1, value + 1, value ^ 1]))
+        elif edit == 1:
+            same = [f for lst in lists for f in lst if f[0] == number and f[1] == wire]
+            fields[i] = copy.deepcopy(rng.choice(same))   # (it may hold ``fields`` itself)
+        elif edit == 2 and wire == 2 and isinstance(value, bytes):
+            at = rng.randrange(len(value) + 1)
+            fields[i] = (number, 2, value[:at] + rng.choice([b"\xff", b"\xc3", b"\xed\xa0\x80",
+                                                            b"[/x]", b"\x1b", b"\x00"])
+                         + value[at:])
+        elif edit == 3:
+            del fields[i]
+        elif edit == 4:
+            fields.insert(i, fields[i])
+        else:
+            j = rng.randrange(len(fields))
+            fields[i], fields[j] = fields[j], fields[i]
+        lists = [f for f in _all_lists(root) if f]
+        if not lists:
+            break
+    return write_wire(root)
+
+
+def byte_edit(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
+    """Flip bits, insert, delete or overwrite bytes, or truncate."""
+    buffer = bytearray(data)
+    for _ in range(rng.randint(1, 8)):
+        if not buffer:
+            buffer += bytes([rng.randrange(256)])
+            continue
+        at = rng.randrange(len(buffer))
+        edit = rng.randrange(5)
+        if edit == 0:
+            buffer[at] ^= 1 << rng.randrange(8)
+        elif edit == 1:
+            buffer[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 8)))
+        elif edit == 2:
+            del buffer[at:at + rng.randint(1, 64)]
+        elif edit == 3:
+            buffer[at] = rng.choice([0, 0x7F, 0x80, 0xFF, 0x22, 0x5B, 0x7B, 0x0A])
+        else:
+            del buffer[at:]
+    return bytes(buffer)
+
+
+def splice(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
+    """The head of this input and the tail of another one of the same kind."""
+    if not pool:
+        return byte_edit(data, rng, pool)
+    other = rng.choice(pool)
+    return data[:rng.randrange(len(data) + 1)] + other[rng.randrange(len(other) + 1):]
+
+
+# input kind -> weighted mutators (structure-aware first)
+MUTATORS: dict[str, list[tuple[Mutator, int]]] = {
+    "json": [(json_tree, 6), (text_lines, 1), (byte_edit, 1), (splice, 1)],
+    "text": [(text_lines, 6), (byte_edit, 1), (splice, 1)],
+    "svg": [(text_lines, 5), (byte_edit, 1), (splice, 1)],
+    "protobuf": [(protobuf_wire, 6), (byte_edit, 2), (splice, 1)],
+}
+
+
+def mutate(kind: str, data: bytes, rng: random.Random, pool: list[bytes]) -> tuple[str, bytes]:
+    """One mutant of ``data``; returns the mutator's name too."""
+    choices = MUTATORS[kind]
+    mutator = rng.choices([m for m, _ in choices], [w for _, w in choices])[0]
+    return mutator.__name__, mutator(data, rng, pool)

@@ -1,0 +1,59 @@
+"""JAX / XLA profiles: ``jax.profiler.trace(create_perfetto_trace=True)`` writes
+``perfetto_trace.json.gz``, Chrome JSON converted by XLA from its XSpace.
+
+Processes are named after XLA devices (``/device:GPU:0``, ``/device:TPU:0``, ``/host:CPU``)
+and events carry no category; device threads are streams (``Stream #14(Compute)``). The
+events of a ``/device:`` process run on that device: they get the category ``xla_device``,
+so they land on device tracks (and count as device work in ``summary``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Flavour, ReadContext
+
+DEVICE_PREFIX = "/device:"
+HOST_PREFIX = "/host:"
+DEVICE_CATEGORY = "xla_device"
+
+
+def _process_name(event: Any) -> str | None:
+    if (isinstance(event, dict) and event.get("ph") == "M"
+            and event.get("name") == "process_name" and isinstance(event.get("args"), dict)):
+        name = event["args"].get("name")
+        return name if isinstance(name, str) else None
+    return None
+
+
+class Jax(Flavour):
+    """XLA's Chrome export: devices by process name, no categories."""
+
+    name = "jax"
+    framework = "JAX"
+    device_categories = frozenset({DEVICE_CATEGORY})
+
+    def __init__(self) -> None:
+        self.device_pids: set[Any] = set()
+        self.moved = 0
+
+    @classmethod
+    def detect(cls, envelope: dict, events: list) -> bool:
+        names = [n for e in events[:200] if (n := _process_name(e)) is not None]
+        return bool(names) and all(n.startswith((DEVICE_PREFIX, HOST_PREFIX)) for n in names)
+
+    def prepare(self, events: list, context: ReadContext) -> None:
+        for e in events:
+            name = _process_name(e)
+            if name is not None and name.startswith(DEVICE_PREFIX):
+                self.device_pids.add(e.get("pid"))
+        if not self.device_pids:
+            return
+        for e in events:
+            if (isinstance(e, dict) and e.get("ph") != "M" and "cat" not in e
+                    and e.get("pid") in self.device_pids):
+                e["cat"] = DEVICE_CATEGORY
+
+    def name_process(self, pid: Any, device: bool, meta: dict[str, Any]) -> str:
+        name = meta.get("name")
+        return str(name) if name else super().name_process(pid, device, meta)

@@ -1,0 +1,82 @@
+"""Validated number conversion for every reader: the model holds int64 nanoseconds and sizes.
+
+Files hold whatever a writer (or an editor, or a fuzzer) put there: ``1e308`` seconds,
+``inf``, ids of 2**70. ``round()`` of an infinite float raises ``OverflowError``,
+``array('q')`` and numpy refuse ints past int64, and orjson refuses to write them. Readers
+convert through :func:`to_int64` / :func:`scaled_int` / :func:`finite`, which raise
+:class:`NumberError` (a ``ValueError``) naming the value, so a reader counts the event as
+malformed, or :func:`traceconv.api.load` reports it as an input error, instead of a crash
+deep in the model.
+"""
+
+from __future__ import annotations
+
+import math
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+class NumberError(ValueError):
+    """A number a trace cannot hold: not finite, or beyond int64."""
+
+
+def finite(value: object, what: str = "value") -> float:
+    """``value`` as a finite float.
+
+    >>> finite("2.5"), finite(3)
+    (2.5, 3.0)
+    >>> finite(float("nan"), "ts")
+    Traceback (most recent call last):
+    traceconv.numbers.NumberError: ts is not a finite number: nan
+    """
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        raise NumberError(f"{what} is not a number: {_show(value)}") from None
+    if not math.isfinite(number):
+        raise NumberError(f"{what} is not a finite number: {_show(value)}")
+    return number
+
+
+def to_int64(value: object, what: str = "value") -> int:
+    """``value`` (int, integral float or numeric text) as an int within int64.
+
+    >>> to_int64(7.0), to_int64("12")
+    (7, 12)
+    >>> to_int64(2**70, "id")
+    Traceback (most recent call last):
+    traceconv.numbers.NumberError: id is out of the int64 range: 1180591620717411303424
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise NumberError(f"{what} is not a number: {_show(value)}")
+    if isinstance(value, int):
+        number = value
+    else:
+        try:
+            number = int(value) if isinstance(value, str) and value.strip().lstrip("+-")\
+                .isdigit() else round(finite(value, what))
+        except OverflowError:
+            raise NumberError(f"{what} is out of the int64 range: {_show(value)}") from None
+    if not INT64_MIN <= number <= INT64_MAX:
+        raise NumberError(f"{what} is out of the int64 range: {_show(value)}")
+    return number
+
+
+def scaled_int(value: float | int, scale: float, what: str = "time") -> int:
+    """``round(value * scale)`` (seconds → ns and the like), checked to fit int64.
+
+    >>> scaled_int(0.0854199999999999, 1e9), scaled_int(3, 1000)
+    (85420000, 3000)
+    >>> scaled_int(1e300, 1e9, "start")
+    Traceback (most recent call last):
+    traceconv.numbers.NumberError: start is out of the int64 range: 1e+300 × 1000000000.0
+    """
+    product = finite(value, what) * scale
+    if not math.isfinite(product) or not INT64_MIN <= product <= INT64_MAX:
+        raise NumberError(f"{what} is out of the int64 range: {_show(value)} × {scale}")
+    return round(product)
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
