@@ -96,8 +96,8 @@ def test_kineto_memory_pairs(samples: Path):
     assert all(b.device == "CPU" for b in trace.memory)
     # every allocation happens inside an op: the innermost slice around it owns the block
     owned = [b for b in trace.memory if b.alloc_ns is not None]
-    assert all(b.owner_op for b in owned)
-    assert sum(b.owner_op == "aten::empty" for b in owned) == 87
+    assert all(b.owner_name for b in owned)
+    assert sum(b.owner_name == "aten::empty" for b in owned) == 87
     (counter,) = [t for t in trace.tracks if t.kind is TrackKind.COUNTER]
     assert counter.unit == "bytes" and counter.name == "CPU live bytes"
 

@@ -78,4 +78,4 @@ def test_owner_is_the_op_around_the_alloc_on_its_thread():
         expected.append(min(around, key=lambda o: o["dur"])["name"] if around else None)
     blocks = sorted((b for b in traceconv.load(path).memory if b.alloc_ns is not None),
                     key=lambda b: b.alloc_ns)
-    assert [b.owner_op for b in blocks] == expected
+    assert [b.owner_name for b in blocks] == expected

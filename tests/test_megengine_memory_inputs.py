@@ -36,7 +36,7 @@ def test_overwriting_chunk_starts_one_step_later(plan):
     block = next(b for b in plan.memory if b.args["chunk"] == "9")
     assert (block.address, block.size) == (0, 524_288)
     assert (block.alloc_ns, block.free_ns) == (23_000, 24_000)
-    assert block.owner_op == "conv2.ADD" and block.args["overwrites"] == "8"
+    assert (block.owner_op, block.owner_name) == (None, "conv2.ADD") and block.args["overwrites"] == "8"
 
 
 def test_static_plan_counter_under_its_process(plan):
@@ -54,9 +54,10 @@ def test_memory_flow_svg(data):
     #  Float32}" tag:produced="240ms 271us 397ns " tag:erased="314ms 276us 536ns " tag:group="38225">
     assert (first.address, first.size) == (0x7F3704AD3540, 5120)
     assert (first.alloc_ns, first.free_ns) == (240_271_397, 314_276_536)
-    assert (first.shape, first.dtype, first.owner_op) == ((10, 128), "Float32", "op/38225")
+    assert (first.shape, first.dtype, first.owner_op) == ((10, 128), "Float32", None)
+    assert (first.owner_name, first.args["group"]) == ("op 38225", "38225")
     assert first.name == "step2[19].step[66].tensor.__isub__.SUB:0"
-    assert sum(b.owner_op is not None for b in trace.memory) == 489  # rects with tag:group
+    assert sum(b.owner_name is not None for b in trace.memory) == 489  # rects with tag:group
 
 
 def test_small_memory_flow_svg(data):

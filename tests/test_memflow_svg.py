@@ -92,7 +92,7 @@ def test_rectangles_sit_inside_the_plot(cnn):
 def test_names_are_escaped():
     trace = Trace()
     nasty = 'aten::add<float> & "x" \'y\''
-    trace.add_memory_block(MemoryBlock(0x1000, 64, 0, 100, name=nasty, owner_op="op<&>"))
+    trace.add_memory_block(MemoryBlock(0x1000, 64, 0, 100, name=nasty, owner_name="op<&>"))
     svg = svg_text(trace, MemflowOptions(color_by="owner"))
     root = ET.fromstring(svg)
     (rect,) = block_rects(root)
@@ -162,7 +162,7 @@ def test_op_type_and_owner_come_from_the_graph():
 
     trace = Trace()
     conv = add_op(trace.graph, 1, "conv1", "ConvolutionForward")
-    trace.add_memory_block(MemoryBlock(0, 64, 0, 10, owner_op=conv))
+    trace.add_memory_block(MemoryBlock(0, 64, 0, 10, owner_op=conv, owner_name="conv1"))
     trace.add_memory_block(MemoryBlock(64, 64, 0, 10))
     legend = svg_of(trace, color_by="op-type").find(".//svg:g[@id='legend']", NS)
     labels = [t.text for t in legend.iter("{http://www.w3.org/2000/svg}text")]

@@ -61,7 +61,7 @@ def test_new_profiler_memory_devices_and_metadata():
     assert (block.address, block.size, block.device, block.alloc_ns, block.free_ns) == (
         140000000000000, 24576, "Place(gpu:0)", 1_700_000_000_000_120_000,
         1_700_000_000_004_900_000)
-    assert block.owner_op == "conv2d dygraph"
+    assert block.owner_name == "conv2d dygraph"
     counters = {t.name: t for t in trace.tracks if t.unit == "bytes"}
     assert set(counters) == {"Place(gpu:0) allocated", "Place(gpu:0) reserved"}
 

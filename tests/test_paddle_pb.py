@@ -56,10 +56,10 @@ def test_memory_blocks_belong_to_their_operator_in_pb_and_json():
     a, b = by_place(pb), by_place(js)
     pairs = [(x, y) for key in a for x, y in zip(a[key], b.get(key, []), strict=False)]
     assert len(pairs) == 488
-    same = sum(x.owner_op == y.owner_op for x, y in pairs)
+    same = sum(x.owner_name == y.owner_name for x, y in pairs)
     # the JSON loses Python-side ops (another tid) and has µs times: 474 of 488 agree
     assert same == 474
-    owners = Counter(x.owner_op for x, _ in pairs)
+    owners = Counter(x.owner_name for x, _ in pairs)
     assert owners["conv2d dygraph"] == 32 and "conv2d compute" not in owners
 
 
@@ -132,7 +132,7 @@ def test_gpu_shaped_tree(tmp_path):
              for f in trace.iter_flows()]
     assert flows == [("cudaLaunchKernel", "gemm_kernel"), ("cudaLaunchKernel", "MEMCPY_HtoD")]
     (block,) = trace.memory
-    assert (block.address, block.size, block.device, block.owner_op, block.free_ns) == (
+    assert (block.address, block.size, block.device, block.owner_name, block.free_ns) == (
         0x7000, 4096, "Place(gpu:0)", "matmul dygraph", None)
 
 
@@ -163,7 +163,7 @@ def test_times_beyond_int64_are_dropped_and_counted(tmp_path):
     assert trace.diagnostics.count("paddle_pb.time_out_of_range") == 1
     assert [s.name for s in trace.iter_slices()] == ["cudaLaunchKernel", "gemm_kernel",
                                                       "MEMCPY_HtoD"]
-    assert len(trace.memory) == 1 and trace.memory[0].owner_op is None
+    assert len(trace.memory) == 1 and trace.memory[0].owner_name is None
 
 
 @settings(max_examples=40, deadline=None)

@@ -12,10 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import networkx as nx
-
 from ..model import MemoryBlock
-from ..model.graph import owner_name
 from .memory import live_bytes
 
 
@@ -34,9 +31,9 @@ class AllocationSite:
                 "blocks": self.blocks, "bytes": self.bytes}
 
 
-def site_of(block: MemoryBlock, graph: nx.DiGraph | None = None) -> str:
-    """The site a block is attributed to (see the module docstring); an owner op that is a
-    node of ``graph`` shows as the op's name.
+def site_of(block: MemoryBlock) -> str:
+    """The site a block is attributed to (see the module docstring); an owning op shows as
+    its name (``owner_name``).
 
     >>> site_of(MemoryBlock(0, 8, args={"site": "net.py:3 forward"}, name="x"))
     'net.py:3 forward'
@@ -44,14 +41,11 @@ def site_of(block: MemoryBlock, graph: nx.DiGraph | None = None) -> str:
     'conv1:o0'
     """
     site = block.args.get("site") if block.args else None
-    owner = owner_name(graph, block.owner_op) if graph is not None else block.owner_op
-    return str(site or owner or block.name or "(unnamed)")
+    return str(site or block.owner_name or block.name or "(unnamed)")
 
 
-def top_allocation_sites(blocks: Iterable[MemoryBlock], top: int = 10,
-                         graph: nx.DiGraph | None = None) -> list[AllocationSite]:
-    """The ``top`` sites by peak live bytes (``top`` 0 = all), biggest first; ``graph`` (the
-    trace's op graph) names owner ops.
+def top_allocation_sites(blocks: Iterable[MemoryBlock], top: int = 10) -> list[AllocationSite]:
+    """The ``top`` sites by peak live bytes (``top`` 0 = all), biggest first.
 
     >>> blocks = [MemoryBlock(0, 100, 0, 10, name="a"), MemoryBlock(200, 100, 5, 15, name="a"),
     ...           MemoryBlock(400, 150, 20, 30, name="b")]
@@ -61,7 +55,7 @@ def top_allocation_sites(blocks: Iterable[MemoryBlock], top: int = 10,
     groups: dict[str, list[MemoryBlock]] = defaultdict(list)
     all_blocks = list(blocks)
     for block in all_blocks:
-        groups[site_of(block, graph)].append(block)
+        groups[site_of(block)].append(block)
     start = min((t for b in all_blocks for t in (b.alloc_ns, b.free_ns) if t is not None),
                 default=0)
     sites = []

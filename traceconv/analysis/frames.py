@@ -266,7 +266,7 @@ def _memory(trace: Trace, where: _Filter, args: bool | Collection[str]) -> Table
         "free_ns": Nullable(free.values[rows], free.missing[rows]),
         "device": text("device"), "pool": text("pool"), "name": text("name"),
         "category": text("category"), "owner_op": text("owner_op"),
-        "owner_tensor": text("owner_tensor")}
+        "owner_name": text("owner_name"), "owner_tensor": text("owner_tensor")}
     table.update(_arg_columns([b.args for b in kept], args))
     return table
 

@@ -16,7 +16,7 @@ def sites_data(trace: Trace, top: int = 10) -> list[dict[str, Any]]:
 
     if not trace.memory:
         return []
-    return [s.as_dict() for s in top_allocation_sites(trace.memory, top, trace.graph)]
+    return [s.as_dict() for s in top_allocation_sites(trace.memory, top)]
 
 
 def sites_table(rows: list[dict[str, Any]]) -> Table:

@@ -46,7 +46,7 @@ class AllocatorLog:
     >>> log.add(10, "Allocate", "Place(cpu)", 0x10, 64, 64, 128, "matmul")
     >>> log.add(20, "Free", "Place(cpu)", 0x10, -64, 0, 128, None)
     >>> log.finish()
-    >>> [(b.size, b.alloc_ns, b.free_ns, b.owner_op) for b in trace.memory]
+    >>> [(b.size, b.alloc_ns, b.free_ns, b.owner_name) for b in trace.memory]
     [(64, 10, 20, 'matmul')]
     """
 
@@ -81,7 +81,9 @@ class AllocatorLog:
 
     def add(self, ts: int, kind: str, place: str, addr: int, increase: int,
             current_allocated: int | None, current_reserved: int | None,
-            owner: str | None) -> None:
+            owner: str | None, owner_node: str | None = None) -> None:
+        """One allocator record; ``owner`` names the op that allocated, ``owner_node`` is
+        its node in the op graph when the reader has one."""
         trace = self.trace
         for what, value in (("allocated", current_allocated), ("reserved", current_reserved)):
             if value is not None and (track := self.counter(place, what)) is not None:
@@ -91,7 +93,8 @@ class AllocatorLog:
         key = (place, reserved, addr)
         if kind in ALLOCATE_KINDS:
             block = MemoryBlock(addr, increase, alloc_ns=ts, device=place, pool=pool,
-                                name=owner or "", owner_op=owner)
+                                name=owner or "", owner_op=owner_node,
+                                owner_name=owner)
             self.open[key] = block
             trace.add_memory_block(block)
         elif kind not in FREE_KINDS:

@@ -69,7 +69,8 @@ class MemoryBlock:
     device: str = ""
     pool: str = ""
     name: str = ""
-    owner_op: str | None = None       # op-graph node id, else the op name (model/graph.py)
+    owner_op: str | None = None       # node id of the owning op in ``trace.graph``, else None
+    owner_name: str | None = None     # display name of the owning op, whenever one is known
     owner_tensor: str | None = None   # op-graph node id of the tensor stored here
     category: str = ""                # e.g. activation, weight, gradient, workspace, scratch
     shape: tuple[int, ...] | None = None

@@ -18,9 +18,11 @@ Readers put vendor facts on nodes under these names and units only, so that ``su
   read and written (both int);
 - ``slices`` lists the slice rows that executed the op.
 
-:attr:`MemoryBlock.owner_op <traceconv.model.entities.MemoryBlock.owner_op>` names an op of
-this graph by node id when the trace has an op graph node for it; readers with no op graph
-put the producing op's name there instead (``owner_name`` resolves either).
+:attr:`MemoryBlock.owner_op <traceconv.model.entities.MemoryBlock.owner_op>` is the node id
+of the op that owns a block, always a node of this graph, or None;
+:attr:`MemoryBlock.owner_name <traceconv.model.entities.MemoryBlock.owner_name>` is that op's
+``name``. Readers with no op graph leave ``owner_op`` None and put the
+owning op's name, as their source records it, in ``owner_name``.
 """
 
 from __future__ import annotations
@@ -80,19 +82,6 @@ def op_spans(attrs: dict[str, Any], place: str) -> dict[str, OpSpan]:
     """
     spans: dict[str, OpSpan] = attrs.get(f"{place}_spans") or {}
     return spans
-
-
-def owner_name(graph: nx.DiGraph, owner_op: str | None) -> str | None:
-    """The display name of a memory block's ``owner_op`` (a node id or an op name).
-
-    >>> g = nx.DiGraph(); _ = add_op(g, 3, "conv1")
-    >>> owner_name(g, "op/3"), owner_name(g, "aten::mm"), owner_name(g, None)
-    ('conv1', 'aten::mm', None)
-    """
-    if owner_op is None:
-        return None
-    node = graph.nodes.get(owner_op)
-    return str(node.get("name") or owner_op) if node is not None else owner_op
 
 
 def op_node(op_id: object) -> str:

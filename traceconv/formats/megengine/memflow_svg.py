@@ -107,8 +107,10 @@ def rect_block(rect: MemflowRect) -> MemoryBlock:
     return MemoryBlock(
         int(rect.address, 16), quantity(rect.size, SIZE_UNITS),
         quantity(rect.produced, TIME_UNITS), erased or None, device=PROCESS,
-        name=rect.name, owner_op=f"op/{rect.group}" if rect.group else None,
-        category="tensor", shape=shape, dtype=dtype, args={"layout": rect.layout})
+        # the SVG names the producing op by id only, and brings no op graph
+        name=rect.name, owner_name=f"op {rect.group}" if rect.group else None,
+        category="tensor", shape=shape, dtype=dtype,
+        args={"layout": rect.layout} | ({"group": rect.group} if rect.group else {}))
 
 
 def read(source: Source) -> Trace:

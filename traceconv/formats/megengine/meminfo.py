@@ -61,7 +61,7 @@ def chunk_block(chunk: MemInfoChunk, opr_names: dict[int, str], source: Source) 
         args["overwrites"] = chunk.overwrite_dest_id
     owner = opr_names.get(t0)
     return MemoryBlock(begin, end - begin, (t0 + overwrites) * STEP_NS, t1 * STEP_NS,
-                       device=PROCESS, pool=POOL, name=f"chunk {chunk.id}", owner_op=owner,
+                       device=PROCESS, pool=POOL, name=f"chunk {chunk.id}", owner_name=owner,
                        category="activation", args=args)
 
 

@@ -177,6 +177,7 @@ def _block(trace: Trace, run: _Execution, chunk: MemChunk, address: int,
     plan = owner.mem_plan
     producer = run.producer.get(chunk.owner_var)
     opr_type = doc.graph_exec.operator[producer].type if producer else ""
+    node = op_node(producer) if producer else None
     persistent = PERSISTENT in owner.flag
     category = ("weight" if persistent else
                 "workspace" if owner.name.endswith(":workspace") else "activation")
@@ -185,7 +186,8 @@ def _block(trace: Trace, run: _Execution, chunk: MemChunk, address: int,
         alloc_ns, free_ns = _lifetime(trace, run, chunk, var_ids, owner.comp_node)
     return MemoryBlock(
         address, chunk.size, alloc_ns, free_ns, device=owner.comp_node, pool="",
-        name=owner.name, owner_op=op_node(producer) if producer else None,
+        name=owner.name, owner_op=node if node in trace.graph else None,
+        owner_name=doc.graph_exec.operator[producer].name if producer else None,
         owner_tensor=tensor_node(chunk.owner_var), category=category,
         shape=tuple(int(x) for x in plan.layout.shape) if plan else None,
         dtype=plan.layout.dtype if plan else None,

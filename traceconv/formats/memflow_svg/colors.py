@@ -70,7 +70,7 @@ def color_blocks(blocks: list[MemoryBlock], color_by: str, graph: nx.DiGraph,
         return _by_lifetime(blocks)
     key = {"category": lambda b: b.category or "uncategorised",
            "op-type": lambda b: _op_type(graph, b.owner_op),
-           "owner": lambda b: _op_name(graph, b.owner_op)}[color_by]
+           "owner": lambda b: b.owner_name or "no owner op"}[color_by]
     return _categorical(blocks, [key(b) for b in blocks], color_by.replace("-", " "),
                         max_entries)
 
@@ -80,13 +80,6 @@ def _op_type(graph: nx.DiGraph, owner: str | None) -> str:
         return "no owner op"
     node = graph.nodes.get(owner)
     return (node or {}).get("type") or "unknown type"
-
-
-def _op_name(graph: nx.DiGraph, owner: str | None) -> str:
-    if owner is None:
-        return "no owner op"
-    node = graph.nodes.get(owner)
-    return (node or {}).get("name") or owner
 
 
 def _categorical(blocks: list[MemoryBlock], keys: list[str], title: str,

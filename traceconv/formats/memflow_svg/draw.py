@@ -267,10 +267,10 @@ def block_tooltip(block: MemoryBlock, trace: Trace, clock: Clock) -> str:
     alloc 1 µs → free 3 µs · lifetime 2 µs
     """
     lines = [_block_name(block)]
-    if block.owner_op is not None:
-        node = trace.graph.nodes.get(block.owner_op) or {}
-        op = node.get("name") or block.owner_op
-        lines.append(f"owner op: {op}" + (f" ({node['type']})" if node.get("type") else ""))
+    if block.owner_name is not None:
+        node = trace.graph.nodes.get(block.owner_op) if block.owner_op is not None else None
+        op_type = (node or {}).get("type")
+        lines.append(f"owner op: {block.owner_name}" + (f" ({op_type})" if op_type else ""))
     place = " / ".join(x for x in (block.device, block.pool) if x)
     lines.append(f"{block.address:#x} – {block.end_address:#x} · {format_bytes(block.size)} "
                  f"({block.size:,} B)" + (f" · {place}" if place else ""))

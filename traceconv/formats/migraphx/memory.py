@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...model import Diagnostics, MemoryBlock, Trace
 from .program import Node, Program, Storage, is_output_parameter
-from .timeline import Layout
+from .timeline import Layout, slice_name
 
 _PERSISTENT = {Storage.LITERAL: ("literals", "weight"), Storage.PARAMETER: ("parameters", "")}
 
@@ -34,9 +34,11 @@ def add_memory(trace: Trace, program: Program, layout: Layout, prefix: str,
         ins = node.instruction
         size = ins.shape.bytes if ins.shape is not None else None
         owner = f"{prefix}{node.key}"
-        writer = f"{prefix}{writers[node.index].key}" if node.index in writers else owner
+        writer = writers.get(node.index, node)
+        # the op graph (added next) names every instruction op/<prefix><key> by slice_name
         common = {"device": layout.device, "name": ins.name, "owner_tensor": f"tensor/{owner}",
-                  "owner_op": f"op/{writer}", "shape": tuple(ins.shape.lens) if ins.shape
+                  "owner_op": f"op/{prefix}{writer.key}",
+                  "owner_name": slice_name(writer.instruction), "shape": tuple(ins.shape.lens) if ins.shape
                   and ins.shape.lens is not None else None,
                   "dtype": ins.shape.dtype if ins.shape else None}
         if node.storage == Storage.REGION:

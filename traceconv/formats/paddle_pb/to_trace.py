@@ -181,9 +181,11 @@ class _Builder:
                 "current_allocated": event.current_allocated,
                 "current_reserved": event.current_reserved,
                 "peak_allocated": event.peak_allocated, "peak_reserved": event.peak_reserved})
+            node = None if owner is None else op_node(owner)  # Operator slices are op nodes
             log.add(event.timestamp_ns, kind, self.text(event.place), event.addr, event.increase_bytes,
                     event.current_allocated, event.current_reserved,
-                    None if owner is None else trace.slice(owner).name)
+                    None if owner is None else trace.slice(owner).name,
+                    node if node in trace.graph else None)
         log.finish()
 
     def supplement(self, event, node_id: int, rows: dict[int, int], parents: dict[int, int],

@@ -109,7 +109,7 @@ def _add_memory(trace: Trace, profile) -> None:
             address=offsets[device], size=mem.bytes, alloc_ns=mem.start_ns,
             free_ns=mem.end_ns if mem.start_ns <= mem.end_ns <= INT64_MAX else None,
             device=device,
-            name=text(mem.alloc_in), owner_op=text(mem.alloc_in) or None,
+            name=text(mem.alloc_in), owner_name=text(mem.alloc_in) or None,
             args={"free_in": text(mem.free_in), "thread": mem.thread_id,
                   "address": "logical offset (the profile records no addresses)"}))
         offsets[device] += mem.bytes

@@ -186,8 +186,7 @@ def _with_allocation_sites(trace: Trace, data: dict[str, Any]) -> dict[str, Any]
     if trace.memory:
         from ...analysis.allocation_sites import top_allocation_sites
 
-        data["allocation_sites"] = [s.as_dict() for s in top_allocation_sites(trace.memory,
-                                                                             graph=trace.graph)]
+        data["allocation_sites"] = [s.as_dict() for s in top_allocation_sites(trace.memory)]
     return data
 
 

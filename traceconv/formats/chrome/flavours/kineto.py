@@ -200,7 +200,8 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
         if size > 0:
             owner = owner_of[row]
             block = MemoryBlock(addr, size, ts, None, device=device, category="allocation",
-                                owner_op=None if owner is None else names[trace.slices.name[owner]])
+                                owner_name=None if owner is None
+                                else names[trace.slices.name[owner]])
             if open_blocks.get(key) is not None:  # the previous one's free was not recorded
                 allocs_without_free += 1
             open_blocks[key] = block
