@@ -1,18 +1,18 @@
 """Compact columnar event storage.
 
 A trace can hold millions of events, so events are not objects: each table keeps one typed
-``array.array`` per field (8 bytes per time, 4 per id) plus one list for argument dicts.
+``array.array`` per field (8 bytes per time, 4 per id) plus an :class:`~traceconv.model.args.ArgsColumn` for argument dicts (interned key sets).
 Rows are addressed by their index. :meth:`numpy` gives column copies for vectorised work.
 """
 
 from __future__ import annotations
 
 from array import array
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
-Args = dict[str, Any] | None
+from .args import Args, ArgsColumn
 
 
 class Slice(NamedTuple):
@@ -76,7 +76,25 @@ class _Table:
             0, dtype=data.typecode)
 
 
-class SliceTable(_Table):
+class _EventTable(_Table):
+    """A table whose rows carry argument dicts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.args = ArgsColumn()
+
+    def set_args(self, row: int, args: Args) -> None:
+        """Replace the args of ``row`` (rows read back as copies: this is the way to change them).
+
+        >>> table = InstantTable(); table.append(0, 5, 0, 0, {"a": 1})
+        0
+        >>> table.set_args(0, {"a": 2}); table.args[0]
+        {'a': 2}
+        """
+        self.args.set(row, args)
+
+
+class SliceTable(_EventTable):
     """Slices: (track, start ns, duration ns, name id, category id, args)."""
 
     _columns = (("track", "i"), ("start", "q"), ("dur", "q"), ("name", "i"), ("category", "i"))
@@ -85,10 +103,6 @@ class SliceTable(_Table):
     dur: array[int]
     name: array[int]
     category: array[int]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.args: list[Args] = []
 
     def append(self, track: int, start: int, dur: int, name: int, category: int,
                args: Args = None) -> int:
@@ -107,7 +121,7 @@ class SliceTable(_Table):
         return index
 
 
-class InstantTable(_Table):
+class InstantTable(_EventTable):
     """Instants: (track, ts ns, name id, category id, args)."""
 
     _columns = (("track", "i"), ("ts", "q"), ("name", "i"), ("category", "i"))
@@ -115,10 +129,6 @@ class InstantTable(_Table):
     ts: array[int]
     name: array[int]
     category: array[int]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.args: list[Args] = []
 
     def append(self, track: int, ts: int, name: int, category: int, args: Args = None) -> int:
         index = len(self.args)

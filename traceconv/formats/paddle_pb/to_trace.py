@@ -208,6 +208,7 @@ class _Builder:
                                 for key, vec in zip(dtypes.key, dtypes.dtype_vecs, strict=False)}
         if event.callstack:
             args["callstack"] = self.text(event.callstack)
+        self.trace.slices.set_args(row, args)   # rows read back as copies
         self.op_inputs(row, self.text(event.op_type), args["input_shapes"], args["input_dtypes"])
 
     def op_inputs(self, row: int, op_type_name: str, shapes: dict[str, list[list[int]]],

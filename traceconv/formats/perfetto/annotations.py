@@ -175,11 +175,19 @@ class ArgEncoder:
 
     def encode(self, args: dict[str, Any]) -> bytes:
         """All annotations of one event, each framed as a TrackEvent field 4."""
+        return self.encode_items(args.items())
+
+    def encode_items(self, items: Iterable[tuple[Any, Any]]) -> bytes:
+        """:meth:`encode` for (name, value) pairs: an args column's row, without its dict.
+
+        >>> ArgEncoder().encode_items(zip(("dtype",), ["float32"])) == b'"\\x0b\\x08\\x012\\x07float32'
+        True
+        """
         keys = self._keys
         parts: list[bytes] = []
         append = parts.append
         dotted: list[tuple[Any, Any]] = []
-        for key, value in args.items():
+        for key, value in items:
             entry = keys.get(key) or self._intern(key)
             if entry.dotted:
                 dotted.append((key, value))

@@ -238,12 +238,17 @@ class _EventEncoder:
         s, inst = trace.slices, trace.instants
         s_track, c_track = s.track, trace.counters.track
         # BEGINs and instants differ only in their columns, prefixes and flows
-        named = {BEGIN: (s.track, s.name, s.category, s.args, self.begin, self.flows),
-                 INSTANT: (inst.track, inst.name, inst.category, inst.args, self.instant, {})}
+        # args are read from their compact form (key set + values): no dict per event
+        named = {BEGIN: (s.track, s.name, s.category, s.args.key_set, s.args.start,
+                         [(keys, len(keys)) for keys in s.args.key_sets], s.args.values,
+                         self.begin, self.flows),
+                 INSTANT: (inst.track, inst.name, inst.category, inst.args.key_set,
+                           inst.args.start, [(keys, len(keys)) for keys in inst.args.key_sets],
+                           inst.args.values, self.instant, {})}
         end = [_EVENT_HEADER[len(p)] + p + tail for p in self.end_prefix]
         begin, counter = self.begin, self.counter
         names, categories, counter_values = self.names, self.categories, self.counter_values
-        encode_args = args.encode
+        encode_args = args.encode_items
         packet_header, event_header = _PACKET_HEADER, _EVENT_HEADER
         out = self._interned_event_strings(codes, seq)
         code_list = codes.tolist()
@@ -264,14 +269,20 @@ class _EventEncoder:
                             continue
                         event = prefix + counter_values[row]
                     else:
-                        tracks, name_ids, cat_ids, arg_dicts, prefixes, links = named[kind]
+                        (tracks, name_ids, cat_ids, key_set_ids, starts, key_sets, values,
+                         prefixes, links) = named[kind]
                         prefix = prefixes[tracks[row]]
                         if prefix is None:
                             continue
-                        event_args = arg_dicts[row]
+                        key_set = key_set_ids[row]
+                        encoded = b""
+                        if key_set >= 0:
+                            keys, n = key_sets[key_set]
+                            if n:
+                                first = starts[row]
+                                encoded = encode_args(zip(keys, values[first:first + n], strict=True))
                         event = b"".join((prefix, names[name_ids[row]], categories[cat_ids[row]],
-                                          encode_args(event_args) if event_args else b"",
-                                          links.get(row, b"")))
+                                          encoded, links.get(row, b"")))
                     size = len(event)
                     body = b"".join((stamp, event_header[size] if size < 16384 else
                                      b"\x5a" + varint(size), event, tail))

@@ -1,0 +1,40 @@
+"""ArgsColumn: rows read back equal to what was stored, values the very same objects."""
+
+import math
+
+from traceconv.model.args import ArgsColumn
+from traceconv.model.columns import SliceTable
+
+
+def test_rows_round_trip_with_their_objects_and_key_order() -> None:
+    shapes = [[64, 128], [256, 128]]
+    big = 2**70
+    rows = [{"Input Dims": shapes, "External id": 7}, None, {}, {"b": 1, "a": 2},
+            {"a": 2, "b": 1}, {1: "int key", (2, 3): "tuple key"}, {"nan": math.nan, "big": big}]
+    column = ArgsColumn(rows)
+    assert len(column) == 7
+    assert column[0]["Input Dims"] is shapes and column[6]["big"] is big
+    assert column[1] is None and column[2] == {}
+    assert list(column[3]) == ["b", "a"] and list(column[4]) == ["a", "b"]  # order kept
+    assert column[5] == {1: "int key", (2, 3): "tuple key"}
+    assert math.isnan(column[6]["nan"])
+    assert column[-1] == column[6] and column[1:3] == [None, {}]
+    # six distinct key tuples among the five dicts with keys plus the empty one
+    assert len(column.key_sets) == 6
+
+
+def test_reading_a_row_gives_a_copy_and_set_args_changes_it() -> None:
+    table = SliceTable()
+    table.append(0, 10, 5, 0, 0, {"bytes": 64})
+    table.args[0]["bytes"] = 1   # a copy: the column is unchanged
+    assert table.args[0] == {"bytes": 64}
+    table.set_args(0, {"bytes": 64, "input_shapes": {"X": [[2, 3]]}})
+    assert table.args[0] == {"bytes": 64, "input_shapes": {"X": [[2, 3]]}}
+    table.set_args(0, None)
+    assert table.args[0] is None and len(table.args) == 1
+
+
+def test_columns_compare_by_content() -> None:
+    rows = [{"a": 1}, None]
+    assert ArgsColumn(rows) == ArgsColumn(rows) == rows
+    assert ArgsColumn(rows) != ArgsColumn([{"a": 2}, None])
