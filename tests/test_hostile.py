@@ -226,6 +226,7 @@ MINIMISED = {
     "megengine_shape_inf.json": (
         "megengine", ":$.graph_exec.var.52.static_infer_tags.SHAPE.inferred_result: shape "
         "dimension is not a finite number: inf"),
+    "summary_alloc_count_inf.txt": ("paddle-summary", ".txt:7: Allocation Count is not a finite"),
     "meminfo_opr_id_over_int64.json": ("megengine-meminfo", ":$.opr.0.id: opr id is out of"),
     "meminfo_time_over_int64.json": ("megengine-meminfo", ":$.chunk.1.time_end: time_end is "
                                      "out of the int64 range: 9223372036854776000"),
@@ -254,6 +255,14 @@ def test_minimised_migraphx_inputs(text: str, expected: str, tmp_path: Path):
     path = tmp_path / "perf.txt"
     path.write_text(text)
     one_error_line(run("info", str(path), "--format", "migraphx"), str(path), expected)
+
+
+def test_an_infinite_instruction_time_is_left_out_of_recomputed_groups(tmp_path: Path):
+    # (fuzz, 14 bytes) an instruction timed 1e999 ms (inf) made the group percentages nan
+    path = tmp_path / "perf.txt"
+    path.write_text("3=}:1e999ms,6%")
+    trace = traceconv.load(path, format="migraphx")
+    assert trace.counts()["slices"] == 1 and trace.counts()["stat_rows"] == 0
 
 
 def test_garbled_migraphx_percentile_is_an_unparsed_line(tmp_path: Path):
@@ -333,6 +342,9 @@ def test_a_nul_inside_a_name_is_flagged(trace_processor):
     assert [r.name for r in trace_processor.query("select name from track")] == ["thr"]
     report = traceconv.check(path)
     assert [(e["code"], e["count"]) for e in report.errors] == [("name_with_nul", 2)]
+    # a name that is not UTF-8 (protobuf hands it over as bytes) is checked too
+    report = traceconv.check(HOSTILE / "name_not_utf8_with_nul.pftrace")
+    assert [(e["code"], e["count"]) for e in report.errors] == [("name_with_nul", 1)]
 
 
 def test_diff_prints_names_and_paths_from_data_as_text(tmp_path: Path):

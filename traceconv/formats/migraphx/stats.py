@@ -85,7 +85,7 @@ def recompute(report: PerfReport, inputs: list[list[int | None]]) -> list[Group]
     totals: dict[str, float] = defaultdict(float)
     counts: dict[str, int] = defaultdict(int)
     for line, refs in zip(lines, inputs, strict=True):
-        if line.ms is None or math.isnan(line.ms):
+        if line.ms is None or not math.isfinite(line.ms):   # nan: never ran; inf: garbled
             continue
         args = [lines[i].instruction if i is not None else None for i in refs]
         group = group_of(line.instruction, args, kernels=kernels, detailed=detailed)

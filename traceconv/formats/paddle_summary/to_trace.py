@@ -145,7 +145,7 @@ def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
     if "Utilization (%)" in cells:
         extra["utilization_pct"] = number(cells["Utilization (%)"])
     if section == "memory":
-        stat.calls = int(number(cells.get("Allocation Count")) or 0)
+        stat.calls = to_int64(number(cells.get("Allocation Count")) or 0, "Allocation Count")
         stat.type = cells.get("Type", "")
         for column in ("Allocation Count", "Free Count", "Allocation Size", "Free Size",
                        "Increased Size"):

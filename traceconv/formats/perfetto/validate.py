@@ -198,8 +198,11 @@ class PftraceValidator:
         for entry in interned.event_names:
             self._name(entry.name, offset)
 
-    def _name(self, name: str, offset: int) -> None:
-        """Flag a slice or track name with a NUL: trace_processor keeps only what precedes it."""
+    def _name(self, name: str | bytes, offset: int) -> None:
+        """Flag a slice or track name with a NUL: trace_processor keeps only what precedes it.
+        (A name that is not UTF-8 comes back from protobuf as bytes.)"""
+        if isinstance(name, bytes):
+            name = name.decode("utf-8", "replace")
         if "\0" in name:
             self.report.error("name_with_nul", "a name holds a NUL character: trace_processor "
                               "cuts the name there", example=f"{name!r} at byte offset {offset}")
