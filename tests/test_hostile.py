@@ -230,6 +230,8 @@ MINIMISED = {
     "meminfo_opr_id_over_int64.json": ("megengine-meminfo", ":$.opr.0.id: opr id is out of"),
     "meminfo_time_over_int64.json": ("megengine-meminfo", ":$.chunk.1.time_end: time_end is "
                                      "out of the int64 range: 9223372036854776000"),
+    # a mem_chunk whose id is not its key (KeyError in the in-place settling before)
+    "megengine_chunk_id_not_key.json": ("megengine", "ok"),
 }
 
 
@@ -360,3 +362,75 @@ def test_diff_prints_names_and_paths_from_data_as_text(tmp_path: Path):
     assert "op[/x]\\x1b[2J\\x07" in result.output          # shown, escaped, not interpreted
     assert f"{a} → {b}" in result.output
     assert "+20.000" in result.output                      # 10 µs → 30 µs
+
+
+# -- 5. the fuzz classes left by issue15b (seed 5, 600 s) ------------------------------------
+
+def chrome_doc(tmp_path: Path, events: list, **envelope) -> Path:
+    path = tmp_path / "t.json"
+    path.write_bytes(orjson.dumps({**envelope, "traceEvents": events}))
+    return path
+
+
+def codes_of(trace) -> dict[str, int]:
+    return {d["code"]: d["count"] for d in trace.diagnostics.as_list()}
+
+
+def test_jax_device_pid_that_is_an_object(tmp_path: Path):
+    # TypeError (unhashable dict) in the JAX flavour's prepare before
+    path = chrome_doc(tmp_path, [
+        {"ph": "M", "name": "process_name", "pid": {"a": 1}, "args": {"name": "/device:GPU:0"}},
+        {"ph": "M", "name": "process_name", "pid": 2, "args": {"name": "/device:GPU:1"}},
+        {"ph": "X", "name": "k", "ts": 0, "dur": 1, "pid": {"a": 1}, "tid": 1},
+        {"ph": "X", "name": "k", "ts": 0, "dur": 1, "pid": 2, "tid": 1}])
+    trace = traceconv.load(path, format="chrome")
+    assert trace.counts()["slices"] == 1
+    assert codes_of(trace)["chrome.malformed_event"] == 1
+
+
+def test_kineto_memory_and_correlation_of_the_wrong_type(tmp_path: Path):
+    # TypeError in _memory_blocks (Device Id a list) and _join_launches (correlation an object)
+    path = chrome_doc(tmp_path, [
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 0, "dur": 2,
+         "pid": 1, "tid": 1, "args": {"correlation": {"a": 1}}},
+        {"ph": "X", "cat": "kernel", "name": "k", "ts": 3, "dur": 2, "pid": 0, "tid": 7,
+         "args": {"correlation": {"a": 1}}},
+        {"ph": "i", "s": "t", "name": "[memory]", "ts": 1, "pid": 1, "tid": 1,
+         "args": {"Bytes": 8, "Addr": 16, "Device Type": 1, "Device Id": [0]}},
+        {"ph": "i", "s": "t", "name": "[memory]", "ts": 1, "pid": 1, "tid": 1,
+         "args": {"Bytes": 8, "Addr": [16], "Device Type": 1, "Device Id": 0}},
+        {"ph": "i", "s": "t", "name": "[memory]", "ts": 1, "pid": 1, "tid": 1,
+         "args": {"Bytes": 8, "Addr": 32, "Device Type": 1, "Device Id": 0}}],
+        schemaVersion=1, distributedInfo={"rank": 0})
+    trace = traceconv.load(path, format="chrome")
+    codes = codes_of(trace)
+    assert codes["kineto.malformed_correlation"] == 2
+    assert codes["kineto.malformed_memory_event"] == 2
+    assert trace.counts()["memory_blocks"] == 1
+    for to in ("chrome", "summary", "perfetto"):
+        traceconv.save(trace, tmp_path / f"out.{to}", format=to)
+
+
+@pytest.mark.parametrize("sort_index", [1e308, 2**63, "x", 3.0])
+def test_sort_index_beyond_int64_is_a_malformed_event(tmp_path: Path, sort_index):
+    # a float reached the Perfetto writer's varint (sibling_order_rank) before
+    path = chrome_doc(tmp_path, [
+        {"ph": "M", "name": "thread_sort_index", "ts": 0, "pid": 1, "tid": 1,
+         "args": {"sort_index": sort_index}},
+        {"ph": "X", "name": "a", "ts": 0, "dur": 1, "pid": 1, "tid": 1}])
+    trace = traceconv.load(path, format="chrome")
+    ok = sort_index == 3.0
+    assert codes_of(trace).get("chrome.malformed_event", 0) == (0 if ok else 1)
+    assert [t.sort_index for t in trace.tracks] == [3 if ok else None]
+    traceconv.save(trace, tmp_path / "out.pftrace", format="perfetto")
+
+
+def test_migraphx_shape_dimension_beyond_int64_is_text(tmp_path: Path):
+    # orjson refused the int in the summary JSON's out_shapes before
+    path = HOSTILE / "migraphx_shape_dim_over_int64.txt"
+    trace = traceconv.load(path, format="migraphx")
+    out = tmp_path / "out.json"
+    assert run("convert", str(path), "--format", "migraphx", "--to", "summary-json",
+               "-o", str(out)).exit_code == 0
+    assert orjson.loads(out.read_bytes())["rows"][0]["out_shapes"] == []   # not a dimension
+    traceconv.save(trace, tmp_path / "out.pftrace", format="perfetto")

@@ -20,6 +20,7 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.diagnostics import Kind as DiagnosticKind
+from ...numbers import to_int64
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, link_flows
 from .stream import DocumentError, read_document
@@ -327,7 +328,8 @@ class ChromeReader:
             self.drop("chrome.metadata_ignored", kind)
             return
         if kind.endswith("sort_index"):
-            meta["sort_index"] = args.get("sort_index")
+            value = args.get("sort_index")   # beyond int64 or not a number: malformed
+            meta["sort_index"] = None if value is None else to_int64(value, "sort_index")
         elif kind == "process_labels":
             labels = args.get("labels")
             meta.setdefault("labels", []).extend(

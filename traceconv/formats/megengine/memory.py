@@ -155,7 +155,8 @@ def _settle_in_place(run: _Execution, doc: StaticProfile,
     """
     exe, moved = doc.graph_exec, 0
     for chunk_id, block in blocks.items():
-        producer = run.producer.get(exe.mem_chunk[chunk_id].owner_var)
+        chunk = exe.mem_chunk.get(chunk_id)
+        producer = run.producer.get(chunk.owner_var) if chunk is not None else None
         if producer is None or block.alloc_ns is None:
             continue
         for var_id in exe.operator[producer].input:

@@ -12,6 +12,7 @@ import re
 
 from pydantic import BaseModel, Field
 
+from ...numbers import to_int64
 from .brackets import split_top
 
 TYPE_SIZES = {
@@ -80,28 +81,37 @@ def _ints(block: str) -> tuple[list[int] | None, list[str] | None]:
     inner = block.strip().removeprefix("{").removesuffix("}").strip()
     items = [x.strip() for x in split_top(inner)] if inner else []
     try:
-        return [int(x) for x in items], None
+        return [_int(x) for x in items], None
     except ValueError:
         return None, items
+
+
+def _int(text: str) -> int:
+    """One shape number; beyond int64 is not a dimension (``NumberError`` is a ValueError).
+
+    >>> _int(" 7 "), _ints("{99999999999999999999, 2}")
+    (7, (None, ['99999999999999999999', '2']))
+    """
+    return to_int64(int(text), "shape dimension")
 
 
 def _dynamic_dim(text: str) -> DynamicDim:
     text = text.strip()
     if not text.startswith("["):
-        return DynamicDim(min=int(text), max=int(text))
+        return DynamicDim(min=_int(text), max=_int(text))
     inner = text[1:-1].strip()
     if ".." in inner:
         low, high = inner.split("..", 1)
-        return DynamicDim(min=int(low), max=int(high))
+        return DynamicDim(min=_int(low), max=_int(high))
     parts = [p.strip() for p in split_top(inner)]
     if len(parts) < 2 or not text.endswith("]"):   # a paste cut inside the dimension
         raise ValueError(f"incomplete dynamic dimension: {text!r}")
     opts: list[int] = []
     if len(parts) > 2:
         opt = parts[2]
-        opts = _ints(opt)[0] or [] if opt.startswith("{") else [int(opt)]
+        opts = _ints(opt)[0] or [] if opt.startswith("{") else [_int(opt)]
         opts = [o for o in opts if o]  # the old single form prints 0 for "no optimum"
-    return DynamicDim(min=int(parts[0]), max=int(parts[1]), optimals=opts)
+    return DynamicDim(min=_int(parts[0]), max=_int(parts[1]), optimals=opts)
 
 
 def split_tuple(inner: str) -> list[str]:

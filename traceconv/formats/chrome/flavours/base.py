@@ -65,3 +65,17 @@ class Flavour:
 
     def finalize(self, trace: Trace, context: ReadContext) -> None:
         """Add producer-specific model content after all events are read."""
+
+
+def hashable(value: Any) -> bool:
+    """Whether ``value`` can key a dict: a hostile file may put a list or an object where an
+    id belongs (the reader counts such events as malformed; flavours skip them).
+
+    >>> hashable(3), hashable("a"), hashable([3]), hashable({"a": 1})
+    (True, True, False, False)
+    """
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Flavour, ReadContext
+from .base import Flavour, ReadContext, hashable
 
 DEVICE_PREFIX = "/device:"
 HOST_PREFIX = "/host:"
@@ -45,15 +45,17 @@ class Jax(Flavour):
     def prepare(self, events: list, context: ReadContext) -> None:
         for e in events:
             name = _process_name(e)
-            if name is not None and name.startswith(DEVICE_PREFIX):
-                self.device_pids.add(e.get("pid"))
+            pid = e.get("pid")
+            if name is not None and name.startswith(DEVICE_PREFIX) and hashable(pid):
+                self.device_pids.add(pid)
         if not self.device_pids:
             return
         for e in events:
             if (isinstance(e, dict) and e.get("ph") != "M" and "cat" not in e
-                    and e.get("pid") in self.device_pids):
+                    and hashable(e.get("pid")) and e.get("pid") in self.device_pids):
                 e["cat"] = DEVICE_CATEGORY
 
     def name_process(self, pid: Any, device: bool, meta: dict[str, Any]) -> str:
         name = meta.get("name")
         return str(name) if name else super().name_process(pid, device, meta)
+

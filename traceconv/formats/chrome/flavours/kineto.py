@@ -9,7 +9,7 @@ import numpy as np
 from ....analysis.memory import add_live_bytes_counters
 from ....analysis.slice_index import SliceIndex, enclosing_slices
 from ....model import MemoryBlock, ProcessKind, Trace
-from .base import Flavour, ReadContext
+from .base import Flavour, ReadContext, hashable
 
 # Kineto activity categories that run on a device; their pid is a device index.
 DEVICE_CATEGORIES = frozenset({
@@ -136,10 +136,14 @@ def _join_launches(trace: Trace) -> None:
     s = trace.slices
     launches: dict[Any, int] = {}
     work: list[tuple[Any, int]] = []
+    malformed = 0
     for row, (cat, args) in enumerate(zip(s.category, s.args, strict=True)):
         if args and (cat in launch_ids or cat in device_ids):
             correlation = args.get("correlation")
             if correlation is None:
+                continue
+            if not hashable(correlation):   # a list or an object: no id to join by
+                malformed += 1
                 continue
             if cat in launch_ids:
                 launches[correlation] = row
@@ -154,6 +158,9 @@ def _join_launches(trace: Trace) -> None:
     trace.diagnostics.add("kineto.flows_from_correlation", "launch → device flows added from "
                           "matching correlation ids (no ac2g flow event linked them)",
                           kind="guessed", count=joined)
+    trace.diagnostics.add("kineto.malformed_correlation", "launch or device events whose "
+                          "correlation id is a list or an object (not joined by it)",
+                          kind="dropped", count=malformed)
 
 
 def _device_name(kind: Any, index: Any) -> str:
@@ -186,7 +193,7 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
     args_column = i.args
     devices: dict[tuple, str] = {}
     open_blocks: dict[tuple, MemoryBlock] = {}
-    frees_without_alloc = allocs_without_free = 0
+    frees_without_alloc = allocs_without_free = malformed = 0
     for row, ts in zip(rows.tolist(), times.tolist(), strict=True):
         args = args_column[row]
         if not isinstance(args, dict):
@@ -195,6 +202,9 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
         if not isinstance(size, int) or addr is None:
             continue
         kind = (args.get("Device Type"), args.get("Device Id", -1))
+        if not (hashable(kind) and hashable(addr)):   # lists or objects: no block
+            malformed += 1
+            continue
         device = devices.get(kind) or devices.setdefault(kind, _device_name(*kind))
         key = (device, addr)
         if size > 0:
@@ -214,6 +224,9 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
                                                    category="allocated before trace"))
             else:
                 freed.free_ns = ts
+    trace.diagnostics.add("kineto.malformed_memory_event", "[memory] events whose Addr, "
+                          "Device Type or Device Id is a list or an object (no block)",
+                          kind="dropped", count=malformed)
     trace.diagnostics.add("kineto.free_without_alloc", "memory frees whose allocation happened "
                           "before the trace window: block starts at the trace start",
                           kind="guessed", count=frees_without_alloc)
