@@ -305,13 +305,17 @@ def _subset_with_sum(values: list[float], target: float, tolerance: float) -> li
     step = max(tolerance / 4, 1e-9)
     goal, slack = round(target / step), round(tolerance / step)
     reach: dict[int, list[int]] = {0: []}
+    work = 0
     for position, value in enumerate(values):
         units = round(value / step)
         for total, members in list(reach.items()):
             new = total + units
             if new not in reach and new <= goal + slack:
                 reach[new] = [*members, position]
-        if len(reach) > 200_000:     # keep the search bounded on huge tables
+        # Bounded on huge or hostile tables: each row walks every reachable sum, so cap the
+        # total walk (not only the number of sums) to keep a table's cost linear in its rows.
+        work += len(reach)
+        if len(reach) > 200_000 or work > 1_000_000:
             break
     hits = [members for total, members in reach.items() if abs(total - goal) <= slack]
     return min(hits, key=len) if hits else None
