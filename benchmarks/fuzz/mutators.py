@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from traceconv.formats.perfetto.wire import read_varint, varint
+
 Mutator = Callable[[bytes, random.Random, list[bytes]], bytes]
 
 # Values that broke readers before: out-of-range and non-finite numbers, type confusion,
@@ -138,29 +140,6 @@ def text_lines(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
 
 # -- protobuf wire format ----------------------------------------------------------------
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise ValueError("bad varint")
-        byte = data[pos]
-        value |= (byte & 0x7F) << shift
-        pos += 1
-        shift += 7
-        if not byte & 0x80:
-            return value, pos
-
-
-def _encode_varint(value: int) -> bytes:
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 Field = tuple[int, int, Any]   # (number, wire type, int | bytes | list[Field])
 
 
@@ -169,16 +148,16 @@ def parse_wire(data: bytes, depth: int = 0) -> list[Field]:
     fields: list[Field] = []
     pos = 0
     while pos < len(data):
-        key, pos = _varint(data, pos)
+        key, pos = read_varint(data, pos)
         number, wire = key >> 3, key & 7
         if wire == 0:
-            value, pos = _varint(data, pos)
+            value, pos = read_varint(data, pos)
         elif wire == 1:
             value, pos = data[pos:pos + 8], pos + 8
         elif wire == 5:
             value, pos = data[pos:pos + 4], pos + 4
         elif wire == 2:
-            size, pos = _varint(data, pos)
+            size, pos = read_varint(data, pos)
             if pos + size > len(data):
                 raise ValueError("truncated")
             raw = data[pos:pos + size]
@@ -200,12 +179,12 @@ def parse_wire(data: bytes, depth: int = 0) -> list[Field]:
 def write_wire(fields: list[Field]) -> bytes:
     out = bytearray()
     for number, wire, value in fields:
-        out += _encode_varint(number << 3 | wire)
+        out += varint(number << 3 | wire)
         if wire == 0:
-            out += _encode_varint(value)
+            out += varint(value)
         elif wire == 2:
             raw = write_wire(value) if isinstance(value, list) else value
-            out += _encode_varint(len(raw)) + raw
+            out += varint(len(raw)) + raw
         else:
             out += value
     return bytes(out)

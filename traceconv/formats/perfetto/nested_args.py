@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .wire import read_varint
+
 _TRACK_EVENT = 11          # TracePacket.track_event
 _DEBUG_ANNOTATIONS = 4     # TrackEvent.debug_annotations
 _NESTED = (8, 11, 12)      # DebugAnnotation.nested_value, dict_entries, array_values
@@ -25,14 +27,14 @@ def _fields(data: bytes) -> list[tuple[int, int, int, int]]:
     pos, size = 0, len(data)
     while pos < size:
         start = pos
-        key, pos = _varint(data, pos)
+        key, pos = read_varint(data, pos)
         number, wire = key >> 3, key & 7
         if wire == 0:
-            _, pos = _varint(data, pos)
+            _, pos = read_varint(data, pos)
         elif wire == 1:
             pos += 8
         elif wire == 2:
-            length, pos = _varint(data, pos)
+            length, pos = read_varint(data, pos)
             pos += length
         elif wire == 5:
             pos += 4
@@ -44,23 +46,10 @@ def _fields(data: bytes) -> list[tuple[int, int, int, int]]:
     return out
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    value, shift = 0, 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise ValueError("truncated varint")
-        byte = data[pos]
-        value |= (byte & 0x7F) << shift
-        pos += 1
-        shift += 7
-        if not byte & 0x80:
-            return value, pos
-
-
 def _payload(data: bytes, start: int) -> tuple[int, int]:
     """(payload start, payload end) of the length-delimited field at ``start``."""
-    _, pos = _varint(data, start)
-    length, pos = _varint(data, pos)
+    _, pos = read_varint(data, start)
+    length, pos = read_varint(data, pos)
     return pos, pos + length
 
 
