@@ -388,6 +388,20 @@ def test_jax_device_pid_that_is_an_object(tmp_path: Path):
     assert codes_of(trace)["chrome.malformed_event"] == 1
 
 
+def test_jax_events_that_are_not_objects(tmp_path: Path):
+    # (fuzz, seed 1 #27) AttributeError in the JAX flavour's prepare: 'str' has no .get
+    path = chrome_doc(tmp_path, [
+        "-1", 7, None,
+        {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/device:GPU:0"}},
+        {"ph": "M", "name": "process_name", "pid": 2, "args": {"name": "/host:CPU"}},
+        {"ph": "X", "name": "k", "ts": 0, "dur": 1, "pid": 1, "tid": 1}])
+    trace = traceconv.load(path, format="chrome")
+    assert trace.counts()["slices"] == 1
+    assert trace.metadata.framework == "JAX"
+    assert [t.kind.value for t in trace.tracks] == ["stream"]   # pid 1 is still a device
+    assert codes_of(trace) == {"chrome.event_not_object": 3}
+
+
 def test_kineto_memory_and_correlation_of_the_wrong_type(tmp_path: Path):
     # TypeError in _memory_blocks (Device Id a list) and _join_launches (correlation an object)
     path = chrome_doc(tmp_path, [
@@ -409,6 +423,18 @@ def test_kineto_memory_and_correlation_of_the_wrong_type(tmp_path: Path):
     assert trace.counts()["memory_blocks"] == 1
     for to in ("chrome", "summary", "perfetto"):
         traceconv.save(trace, tmp_path / f"out.{to}", format=to)
+
+
+@pytest.mark.parametrize(("properties", "dropped"), [
+    (7, 1), ({"id": 0, "name": "H100"}, 1), ([{"id": [0], "name": "A"}, "x", {"id": 0}], 2)])
+def test_kineto_device_properties_of_the_wrong_shape(tmp_path: Path, properties, dropped):
+    # (fuzz, seed 0 #12) TypeError in _label_processes: deviceProperties 7 is not iterable
+    path = chrome_doc(tmp_path, [
+        {"ph": "X", "cat": "kernel", "name": "k", "ts": 3, "dur": 2, "pid": 0, "tid": 7}],
+        schemaVersion=1, deviceProperties=properties)
+    trace = traceconv.load(path, format="chrome")
+    assert trace.counts()["slices"] == 1
+    assert codes_of(trace)["kineto.malformed_device_properties"] == dropped
 
 
 @pytest.mark.parametrize("sort_index", [1e308, 2**63, "x", 3.0])
