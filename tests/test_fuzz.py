@@ -9,9 +9,9 @@ writers on every input: any crash class (an exception other than a located
 from __future__ import annotations
 
 import random
-import time
+import signal
 
-from benchmarks.fuzz import worker
+from benchmarks.fuzz import campaign, worker
 from benchmarks.fuzz.campaign import run_campaign
 from benchmarks.fuzz.mutators import mutate, parse_wire, write_wire
 from benchmarks.fuzz.seeds import KINDS, collect_seeds, mutant
@@ -46,10 +46,29 @@ def test_mutants_are_deterministic_and_wire_edits_round_trip(tmp_path):
 
 def test_the_timer_turns_a_stuck_input_into_a_located_hang(tmp_path, monkeypatch):
     def stuck(target, path, write=True):
-        while True:
-            time.sleep(0.01)
+        while True:   # (CPU time: the timer counts the worker's CPU seconds)
+            pass
 
     monkeypatch.setattr(worker, "run_target", stuck)
     outcome = worker.Runner(str(tmp_path), timeout=0.2).run("migraphx", b"x")
     assert outcome.status == "hang" and outcome.data == b"x"
     assert "in stuck" in outcome.detail
+
+
+def test_a_worker_stuck_in_native_code_is_killed_and_restarted(monkeypatch):
+    def spin(conn, *settings):   # stands for native code: deaf to the CPU timer
+        signal.signal(signal.SIGPROF, signal.SIG_IGN)
+        if conn.recv() is None:
+            return
+        while True:
+            pass
+
+    monkeypatch.setattr(campaign, "serve", spin)
+    stuck = campaign.Worker((1 << 30, 0.1, {}, 0, 1))
+    first = stuck.process.pid
+    try:
+        outcome = stuck.run("migraphx", b"x", timeout=0.1)
+        assert outcome.status == "hang" and "native code" in outcome.signature
+        assert stuck.process.pid != first and stuck.process.is_alive()   # a fresh worker
+    finally:
+        stuck.close()

@@ -437,6 +437,14 @@ def test_kineto_device_properties_of_the_wrong_shape(tmp_path: Path, properties,
     assert codes_of(trace)["kineto.malformed_device_properties"] == dropped
 
 
+def test_megengine_chunk_whose_id_is_not_its_key_is_counted():
+    # mem_chunk {"x": {"id": "c", ...}}: a KeyError in _settle_in_place before issue15b's fix;
+    # the key names the block (memory plans refer to chunks by key) and the repair is counted
+    trace = traceconv.load(HOSTILE / "megengine_chunk_id_not_key.json", format="megengine")
+    assert [(b.args["chunk"], b.size, b.address) for b in trace.memory] == [("x", 8, 16)]
+    assert codes_of(trace)["megengine.chunk_id_not_key"] == 1
+
+
 @pytest.mark.parametrize("sort_index", [1e308, 2**63, "x", 3.0])
 def test_sort_index_beyond_int64_is_a_malformed_event(tmp_path: Path, sort_index):
     # a float reached the Perfetto writer's varint (sibling_order_rank) before

@@ -3,8 +3,9 @@
 Work goes out in batches of mutant numbers (``(target, first, count)``) to ``jobs`` long-lived
 worker processes (:mod:`.worker`), always to the target with the fewest inputs so far, so
 targets stay level. A worker answers one outcome per input. A worker that dies (a signal, a
-hard memory failure) or goes silent for ``2 x timeout + 5`` s (a hang its own timer could not
-interrupt) is killed and restarted; the input it was on counts as a crash or a hang, and the
+hard memory failure) or stays silent while it spends ``2 x timeout + 2`` CPU seconds (a hang
+its own timer could not interrupt) or for ``30 x timeout + 60`` s of wall time (blocked, or
+where the CPU time of another process cannot be read) is killed and restarted; the input it was on counts as a crash or a hang, and the
 rest of its batch goes back in the queue. Crashes and hangs are grouped by signature; the
 first of each class is minimised by deleting chunks of bytes while the signature stays.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import multiprocessing
+import os
 import re
 import shutil
 import time
@@ -62,7 +64,6 @@ class Worker:
         self.settings = settings   # (memory limit, timeout, seeds, campaign seed, writers_every)
         self.folder = scratch_folder()
         self.batch: tuple[str, int, int] | None = None    # target, next index, end
-        self.last_seen = time.monotonic()
         self._start()
 
     def _start(self) -> None:
@@ -72,22 +73,38 @@ class Worker:
                                        args=(child, self.folder, *self.settings))
         self.process.start()
         child.close()
+        self.heard()
+
+    def heard(self) -> None:
+        """The worker answered (or was given work): its silence counts from now."""
+        self.last_seen, self.cpu_seen = time.monotonic(), _cpu_seconds(self.process.pid)
+
+    def stuck(self, timeout: float) -> bool:
+        """Silent for longer than any input may take (see the module's docstring)."""
+        if time.monotonic() - self.last_seen > 30 * timeout + 60:
+            return True
+        cpu = _cpu_seconds(self.process.pid)
+        return cpu is not None and self.cpu_seen is not None and (
+            cpu - self.cpu_seen > 2 * timeout + 2)
 
     def give(self, target: str, first: int, count: int) -> None:
         self.batch = (target, first, first + count)
-        self.last_seen = time.monotonic()
+        self.heard()
         self.conn.send(("batch", target, first, count))
 
     def run(self, target: str, data: bytes, timeout: float) -> Outcome:
         """Run exactly ``data`` (minimising); waits for the answer."""
         self.conn.send(("data", target, data))
-        if self.conn.poll(2 * timeout + 5):
-            try:
-                return self.conn.recv()
-            except EOFError:
+        self.heard()
+        while not self.conn.poll(1.0):
+            if self.stuck(timeout):
                 self.restart()
-                return Outcome("crash", "worker died (signal or hard memory failure)")
-        self.restart()
+                return Outcome("hang", "hang (native code: no answer)", seconds=timeout)
+        try:
+            return self.conn.recv()
+        except EOFError:
+            self.restart()
+            return Outcome("crash", "worker died (signal or hard memory failure)")
         return Outcome("hang", "hang (native code: no answer)", seconds=timeout)
 
     def restart(self) -> None:
@@ -103,6 +120,17 @@ class Worker:
         if self.process.is_alive():
             self.process.kill()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU seconds of process ``pid`` (Linux ``/proc``), None elsewhere."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def minimise(worker: Worker, target: str, data: bytes, signature: str, timeout: float,
@@ -167,9 +195,9 @@ class Campaign:
             for worker in busy:
                 if worker.conn in ready:
                     self._receive(worker)
-                elif time.monotonic() - worker.last_seen > 2 * self.timeout + 5:
+                elif worker.stuck(self.timeout):
                     self._lost(worker, Outcome("hang", "hang (native code: no answer)",
-                                               seconds=time.monotonic() - worker.last_seen))
+                                               seconds=2 * self.timeout + 2))
 
     def _next_job(self, per_target: int | None) -> tuple[str, int, int] | None:
         if self.queue:
@@ -190,7 +218,7 @@ class Campaign:
         except (EOFError, OSError):
             self._lost(worker, Outcome("crash", "worker died (signal or hard memory failure)"))
             return
-        worker.last_seen = time.monotonic()
+        worker.heard()
         worker.batch = (target, got + 1, end) if got + 1 < end else None
         self._count(target, got, outcome)
 
@@ -219,7 +247,7 @@ class Campaign:
             small = minimise(self._minimiser_worker(), target, small, outcome.signature,
                              self.timeout, self.budget)
             for worker in self.workers:   # their silence while we minimised is not a hang
-                worker.last_seen = time.monotonic()
+                worker.heard()
         self.figures.crashes[outcome.signature] = {
             "target": target, "index": index, "mutator": outcome.mutator, "count": 1,
             "bytes": len(small), "detail": outcome.detail[-2000:]}

@@ -7,9 +7,11 @@ located error: the contract), ``crash`` (anything else: an exception kind the co
 expect, or an error with no location) or ``hang``.
 
 Limits: the process runs under ``RLIMIT_AS`` (so a runaway input meets ``MemoryError``), and
-an interval timer interrupts an input after ``timeout`` seconds with :class:`Hang`, whose
-traceback says where it was stuck. The campaign keeps a second, outer watchdog for a hang the
-timer cannot interrupt (native code), and restarts the worker after it.
+a CPU-time interval timer (``ITIMER_PROF``: on a shared machine a niced worker may wait for a
+core longer than an input runs) interrupts an input after ``timeout`` CPU seconds with
+:class:`Hang`, whose traceback says where it was stuck. The campaign keeps a second, outer
+watchdog for a hang the timer cannot interrupt (native code), and restarts the worker after
+it. Times reported are CPU seconds too.
 """
 
 from __future__ import annotations
@@ -37,18 +39,18 @@ class Outcome:
     status: str              # ok | error | crash | hang
     signature: str = ""      # crash, hang: exception type and innermost traceconv frame
     detail: str = ""         # crash, hang: traceback
-    seconds: float = 0.0
+    seconds: float = 0.0     # CPU seconds
     size: int = 0            # input bytes
     mutator: str = ""
     data: bytes = b""        # crash, hang: the input itself
 
 
 class Hang(BaseException):
-    """Raised by the interval timer in the input that overran (a BaseException: readers'
+    """Raised by the CPU timer in the input that overran (a BaseException: readers'
     ``except Exception`` must not swallow it)."""
 
 
-def _on_alarm(signum: int, frame: FrameType | None) -> None:
+def _on_timer(signum: int, frame: FrameType | None) -> None:
     raise Hang
 
 
@@ -99,21 +101,21 @@ class Runner:
 
     def __init__(self, folder: str, timeout: float) -> None:
         self.folder, self.timeout = folder, timeout
-        signal.signal(signal.SIGALRM, _on_alarm)
+        signal.signal(signal.SIGPROF, _on_timer)
 
     def run(self, target: str, data: bytes, write: bool = True) -> Outcome:
         path = os.path.join(self.folder, file_name(target))
         with open(path, "wb") as out:
             out.write(data)
-        began = time.perf_counter()
-        signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        began = time.process_time()
+        signal.setitimer(signal.ITIMER_PROF, self.timeout)
         try:
             outcome = run_target(target, path, write)
         except Hang:   # the timer fired between run_target's own handlers
             outcome = Outcome("hang", "hang", traceback.format_exc())
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        outcome.seconds, outcome.size = time.perf_counter() - began, len(data)
+            signal.setitimer(signal.ITIMER_PROF, 0)
+        outcome.seconds, outcome.size = time.process_time() - began, len(data)
         if outcome.status in ("crash", "hang"):
             outcome.data = data
         return outcome
