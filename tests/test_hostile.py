@@ -426,9 +426,11 @@ def test_kineto_memory_and_correlation_of_the_wrong_type(tmp_path: Path):
 
 
 @pytest.mark.parametrize(("properties", "dropped"), [
-    (7, 1), ({"id": 0, "name": "H100"}, 1), ([{"id": [0], "name": "A"}, "x", {"id": 0}], 2)])
+    (7, 1), ({"id": 0, "name": "H100"}, 1),
+    ([{"id": [0], "name": "A"}, "x", {"id": 0}, {"name": "B"}], 3)])
 def test_kineto_device_properties_of_the_wrong_shape(tmp_path: Path, properties, dropped):
-    # (fuzz, seed 0 #12) TypeError in _label_processes: deviceProperties 7 is not iterable
+    # (fuzz, seed 0 #12) TypeError in _label_processes: deviceProperties 7 is not iterable;
+    # (seed 13 #897) KeyError: an entry without "id"
     path = chrome_doc(tmp_path, [
         {"ph": "X", "cat": "kernel", "name": "k", "ts": 3, "dur": 2, "pid": 0, "tid": 7}],
         schemaVersion=1, deviceProperties=properties)
@@ -443,6 +445,22 @@ def test_megengine_chunk_whose_id_is_not_its_key_is_counted():
     trace = traceconv.load(HOSTILE / "megengine_chunk_id_not_key.json", format="megengine")
     assert [(b.args["chunk"], b.size, b.address) for b in trace.memory] == [("x", 8, 16)]
     assert codes_of(trace)["megengine.chunk_id_not_key"] == 1
+
+
+def test_migraphx_shape_whose_byte_size_passes_int64(tmp_path: Path):
+    # dims and strides within int64 whose byte size is not: 4 x (1 + (2**32-1) x 2**32 + ...)
+    # stopped the read ("memory block size is out of the int64 range"), or reached orjson in
+    # summary-json as a > 64-bit "memory" total
+    big = "float_type, {4294967296, 4294967296}, {4294967296, 1}"
+    path = tmp_path / "prog.txt"
+    path.write_text(f"@0 = @param:x -> {big}\n@1 = gpu::relu(@0) -> {big}\n"
+                    "@2 = gpu::relu(@1) -> float_type, {2, 2}, {2, 1}\n")
+    trace = traceconv.load(path, format="migraphx")
+    assert codes_of(trace) == {"migraphx.shape_too_large": 2}
+    assert [b.size for b in trace.memory] == [0]   # the parameter: no size
+    for to in ("summary-json", "chrome", "perfetto", "graphml"):
+        assert run("convert", str(path), "--format", "migraphx", "--to", to,
+                   "-o", str(tmp_path / f"out.{to}")).exit_code == 0
 
 
 @pytest.mark.parametrize("sort_index", [1e308, 2**63, "x", 3.0])

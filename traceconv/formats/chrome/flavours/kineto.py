@@ -109,7 +109,8 @@ def _label_processes(trace: Trace, envelope: dict[str, Any]) -> None:
     devices = envelope.get("deviceProperties")
     # (not a list: one malformed entry)
     entries = devices if isinstance(devices, list) else [] if devices is None else [None]
-    properties = {p["id"]: p for p in entries if isinstance(p, dict) and hashable(p.get("id"))}
+    properties = {p["id"]: p for p in entries
+                  if isinstance(p, dict) and "id" in p and hashable(p["id"])}
     trace.diagnostics.add("kineto.malformed_device_properties", "deviceProperties that are "
                           "not a list of objects with an id (no GPU model from them)",
                           kind="dropped", count=len(entries) - len(properties),
