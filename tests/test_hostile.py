@@ -463,6 +463,24 @@ def test_migraphx_shape_whose_byte_size_passes_int64(tmp_path: Path):
                    "-o", str(tmp_path / f"out.{to}")).exit_code == 0
 
 
+def test_a_cut_snapshot_pickle_is_located(tmp_path: Path):
+    import pickle
+
+    doc = {"segments": [{"address": i, "total_size": 8} for i in range(50)], "device_traces": []}
+    raw = pickle.dumps(doc, protocol=4)
+    cut = raw[:len(raw) // 2]
+    plain, packed, torn = (tmp_path / "a.pickle", tmp_path / "b.pickle.gz",
+                           tmp_path / "c.pickle.gz")
+    plain.write_bytes(cut)
+    packed.write_bytes(gzip.compress(cut))
+    torn.write_bytes(gzip.compress(raw)[:-12])   # the gzip itself cut (no trailer)
+    for path, place in ((plain, f":byte {len(cut)}:"), (packed, f":decompressed byte {len(cut)}:")):
+        one_error_line(run("info", str(path), "--format", "torch-snapshot"),
+                       f"{path}{place} not a readable pickle: pickle data was truncated")
+    one_error_line(run("info", str(torn), "--format", "torch-snapshot"),
+                   f"{torn}:decompressed byte 0: not a readable pickle: Compressed file ended")
+
+
 @pytest.mark.parametrize("sort_index", [1e308, 2**63, "x", 3.0])
 def test_sort_index_beyond_int64_is_a_malformed_event(tmp_path: Path, sort_index):
     # a float reached the Perfetto writer's varint (sibling_order_rank) before
