@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import gzip
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -220,7 +221,7 @@ MINIMISED = {
     "summary_step_cost_garbled.txt": ("paddle-summary", "no Paddle summary table"),
     "summary_memory_size_inf.txt": ("paddle-summary", ".txt:6: Increased Size is not a finite"),
     "summary_count_over_int64.txt": ("paddle-summary", "ok"),
-    "report_memcpy_total_1e308.txt": ("paddle-report", "out of the int64 range"),
+    "report_memcpy_total_1e308.txt": ("paddle-report", ":1: time is out of the int64 range"),
     "memory_flow_size_over_int64.svg": ("megengine-memflow-svg", "$.rects[0]"),
     # int(inf) in a shape, and opr steps / chunk times whose ns pass int64
     "megengine_shape_inf.json": (
@@ -479,6 +480,22 @@ def test_a_cut_snapshot_pickle_is_located(tmp_path: Path):
                        f"{path}{place} not a readable pickle: pickle data was truncated")
     one_error_line(run("info", str(torn), "--format", "torch-snapshot"),
                    f"{torn}:decompressed byte 0: not a readable pickle: Compressed file ended")
+
+
+@pytest.mark.parametrize(("line_start", "number"), [
+    ("Total time: ", "120.5"), ("  Computation time", "80.25"), ("GpuMemcpy ", "6.0"),
+    ("  conv2d ", "60.5"), ("    conv2d/compute", "0.55"), ("Place(gpu:0):conv2d", "12.5")])
+def test_paddle_report_number_errors_name_the_line(tmp_path: Path, line_start, number):
+    # overhead, memcpy, event and memory rows: 1e308 ms (or MB) has no int64 ns (bytes)
+    lines = (Path(__file__).parent.parent / "samples" / "paddle" /
+             "report_gpu_before.txt").read_text().splitlines(keepends=True)
+    at = next(i for i, text in enumerate(lines) if text.startswith(line_start))
+    lines[at] = re.sub(rf"(?<=\s){re.escape(number)}(?=\s)", "1e308", lines[at], count=1)
+    assert "1e308" in lines[at]
+    path = tmp_path / "report.txt"
+    path.write_text("".join(lines))
+    one_error_line(run("info", str(path), "--format", "paddle-report"),
+                   f"{path}:{at + 1}: ", "is out of the int64 range: 1e+308")
 
 
 @pytest.mark.parametrize("sort_index", [1e308, 2**63, "x", 3.0])
