@@ -498,6 +498,25 @@ def test_paddle_report_number_errors_name_the_line(tmp_path: Path, line_start, n
                    f"{path}:{at + 1}: ", "is out of the int64 range: 1e+308")
 
 
+def test_paddle_nesting_subset_search_is_bounded():
+    # A collapsed merged table is nested by finding the rows whose totals make up the
+    # excess over Total time; every row walks every reachable sum, so a hostile table
+    # (42 KB took 2.6 s) is cut off after MAX_WALK walked sums or MAX_SUMS reachable ones.
+    from traceconv.formats.paddle_report.nesting import MAX_SUMS, MAX_WALK, _subset_with_sum
+
+    assert (MAX_SUMS, MAX_WALK) == (200_000, 1_000_000)
+    # n equal rows: row k walks k + 1 sums, n (n + 1) / 2 in all: 980,700 for n = 1,400
+    # (under the cap: all rows found), 1,125,750 for 1,500 (the walk stops at row 1,414)
+    assert _subset_with_sum([0.01] * 1400, 14.0, 1e-4) == list(range(1400))
+    assert _subset_with_sum([0.01] * 1500, 15.0, 1e-4) is None
+    # powers of two double the reachable sums: past 2**17 rows 18+ are never tried, so the
+    # last row (which the answer needs) is not reached with 40 rows before it; with 12 it is
+    powers = [0.01 * 2**k for k in range(12)]
+    assert _subset_with_sum([*powers, 1000.0], 1000.01, 1e-4) == [0, 12]
+    powers = [0.01 * 2**k for k in range(40)]
+    assert _subset_with_sum([*powers, 1e9], 1e9 + 0.01, 1e-4) is None
+
+
 @pytest.mark.parametrize("sort_index", [1e308, 2**63, "x", 3.0])
 def test_sort_index_beyond_int64_is_a_malformed_event(tmp_path: Path, sort_index):
     # a float reached the Perfetto writer's varint (sibling_order_rank) before
