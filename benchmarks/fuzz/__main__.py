@@ -13,10 +13,15 @@ traceback and the input's number), the slowest input of each target (``slowest/`
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
 from .campaign import run_campaign
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt   # the campaign stops and reports what it ran
 
 
 def main() -> None:
@@ -38,6 +43,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.seconds is None and args.per_target is None:
         parser.error("say --seconds or --per-target")
+    signal.signal(signal.SIGTERM, _stop)   # (a background job does not get Ctrl-C)
     figures = run_campaign(per_target=args.per_target, seconds=args.seconds, seed=args.seed,
                            timeout=args.timeout, memory_limit=args.memory << 20, out=args.out,
                            targets=args.targets, writers_every=max(args.writers_every, 1),

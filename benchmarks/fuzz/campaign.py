@@ -28,6 +28,7 @@ from .seeds import collect_seeds, mutant
 from .worker import Outcome, scratch_folder, serve
 
 BATCH = 64          # mutants per job: small enough to keep targets level and to stop soon
+PROGRESS_EVERY = 300.0   # seconds between progress lines in the log
 
 
 @dataclass
@@ -181,7 +182,15 @@ class Campaign:
         return self.figures
 
     def _loop(self, per_target: int | None, deadline: float | None) -> None:
+        began = last_report = time.monotonic()
         while True:
+            if self.log and time.monotonic() - last_report > PROGRESS_EVERY:
+                last_report = time.monotonic()
+                done = sum(self.figures.inputs.values())
+                self.log(f"{last_report - began:,.0f} s: {done:,} inputs "
+                         f"({done / (last_report - began):,.0f}/s), fewest "
+                         f"{min(self.figures.inputs.values(), default=0):,} per target, "
+                         f"{len(self.figures.crashes)} crash/hang classes")
             stopping = deadline is not None and time.monotonic() > deadline
             for worker in self.workers:
                 if worker.batch is None and not stopping:

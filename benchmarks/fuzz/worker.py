@@ -129,6 +129,7 @@ def serve(conn: Connection, folder: str, memory_limit: int, timeout: float,
     ``Outcome``; ``None`` ends the loop."""
     resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is for the campaign to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     runner = Runner(folder, timeout)
     while True:
         job = conn.recv()
