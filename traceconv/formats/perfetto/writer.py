@@ -117,7 +117,8 @@ def _write_events(encoder: _EventEncoder, out: BinaryIO, workers: int) -> None:
     jobs = [(lo, hi, SEQ_EVENTS + k) for k, (lo, hi) in enumerate(encoder.chunks(size))]
     if workers == 1 or len(jobs) == 1 or "fork" not in multiprocessing.get_all_start_methods():
         for job in jobs:
-            out.write(encoder.encode(*job))
+            for piece in encoder.pieces(*job):
+                out.write(piece)
         return
     _SHARED = encoder
     try:
@@ -226,8 +227,12 @@ class _EventEncoder:
 
     def encode(self, lo: int, hi: int, seq: int) -> bytes:
         """Events ``lo:hi`` as one packet sequence ``seq`` (its own interning)."""
+        return b"".join(self.pieces(lo, hi, seq))
+
+    def pieces(self, lo: int, hi: int, seq: int) -> Iterator[bytes]:
+        """:meth:`encode`, CHUNK_EVENTS at a time (what is written is not held)."""
         tail = uint_field(SEQUENCE_ID, seq) + uint_field(SEQUENCE_FLAGS, NEEDS)
-        out = self._interned_event_strings(self.codes[lo:hi], seq)
+        yield b"".join(self._interned_event_strings(self.codes[lo:hi], seq))
         for sub in range(lo, hi, CHUNK_EVENTS):
             end = min(hi, sub + CHUNK_EVENTS)
             events = self._events(self.codes[sub:end])
@@ -238,8 +243,7 @@ class _EventEncoder:
                     + sizes).astype(np.uint64)
             heads = pack_rows([b"\x0a", body, bytes([TIMESTAMP << 3]), stamps,
                                tail + b"\x5a", sizes], len(events))
-            out.append(b"".join(chain.from_iterable(zip(heads, events, strict=True))))
-        return b"".join(out)
+            yield b"".join(chain.from_iterable(zip(heads, events, strict=True)))
 
     def _events(self, codes: np.ndarray) -> list[bytes]:
         """The TrackEvent messages of the events ``codes``, in that order."""
