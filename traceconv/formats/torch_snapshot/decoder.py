@@ -189,19 +189,9 @@ class Decoder:
                 elif op == EMPTY_DICT:
                     stack.append({})
                 elif op in (SETITEMS, SETITEM):
-                    if op == SETITEMS:
-                        if not marks:
-                            raise PickleError("SETITEMS without a MARK", window.base + start)
-                        mark = marks.pop()
-                        fence = marks[-1] if marks else 0
-                    else:
-                        mark = len(stack) - 2
-                        if mark < fence:
-                            raise PickleError("SETITEM with too few items on the stack",
-                                              window.base + start)
-                    if mark <= 0 or mark > len(stack):
-                        raise PickleError("SETITEMS with nothing to set items on",
-                                          window.base + start)
+                    mark = _items_start(op == SETITEMS, 2, stack, marks, fence,
+                                        window.base + start)
+                    fence = marks[-1] if marks else 0
                     items = stack[mark:]
                     if len(items) % 2:
                         raise PickleError("odd number of items for SETITEMS",
@@ -209,7 +199,7 @@ class Decoder:
                     target = stack[mark - 1]
                     del stack[mark:]
                     if id(target) in shared_ids or id(target) in foreign_ids:
-                        raise Restart("the pickle changes a list it built earlier")
+                        raise Restart("the pickle changes a dict it built earlier")
                     if type(target) is dict:
                         target.update(zip(items[::2], items[1::2], strict=True))
                     else:
@@ -262,19 +252,9 @@ class Decoder:
                                                 signed=op != BININT2))
                     pos += width
                 elif op in (APPENDS, APPEND):
-                    if op == APPENDS:
-                        if not marks:
-                            raise PickleError("APPENDS without a MARK", window.base + start)
-                        mark = marks.pop()
-                        fence = marks[-1] if marks else 0
-                    else:
-                        mark = len(stack) - 1
-                        if mark < fence:
-                            raise PickleError("APPEND with nothing to append",
-                                              window.base + start)
-                    if mark <= 0 or mark > len(stack):
-                        raise PickleError("APPENDS with no list to append to",
-                                          window.base + start)
+                    mark = _items_start(op == APPENDS, 1, stack, marks, fence,
+                                        window.base + start)
+                    fence = marks[-1] if marks else 0
                     target = stack[mark - 1]
                     if id(target) in shared_ids or id(target) in foreign_ids:
                         raise Restart("the pickle changes a list it built earlier")
@@ -484,6 +464,28 @@ class Decoder:
         all_memoize = all(index is None for index, _ in overlay.writes)
         return Shared(value, tuple(overlay.writes), tuple(overlay.depends),
                       tuple(obj for _, obj in overlay.writes) if all_memoize else None)
+
+
+def _items_start(batch: bool, single: int, stack: list[Any], marks: list[int], fence: int,
+                 offset: int) -> int:
+    """Where the items of SETITEM(S) / APPEND(S) start on the stack: after the last MARK
+    (popped) for the batch opcodes, else the top ``single`` items; the object they go into
+    is just below.
+
+    >>> _items_start(True, 1, [[], 1, 2], [1], 1, 0), _items_start(False, 2, [{}, "k", 2], [], 0, 0)
+    (1, 1)
+    """
+    if batch:
+        if not marks:
+            raise PickleError("a batch of items without a MARK", offset)
+        mark = marks.pop()
+    else:
+        mark = len(stack) - single
+        if mark < fence:
+            raise PickleError("too few items on the stack", offset)
+    if mark <= 0 or mark > len(stack):
+        raise PickleError("no container below the items", offset)
+    return mark
 
 
 def _extend(target: Any, items: list[Any], offset: int) -> None:
