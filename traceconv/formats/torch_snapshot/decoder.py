@@ -157,7 +157,7 @@ class Decoder:
                             if marks:
                                 raise PickleError("a MARK is never closed", window.base + pos)
                             return stack
-                        raise PickleError("the pickle ends before its STOP opcode",
+                        raise PickleError("pickle data was truncated (no STOP opcode)",
                                           window.base + pos)
                 start = pos
                 op = buf[pos]
@@ -177,7 +177,8 @@ class Decoder:
                         buf, pos, end = window.fill(pos, size)
                         limit = end - 64 if not window.eof else end - 1
                         if pos + size > end:
-                            raise PickleError("the pickle is truncated inside a string", here)
+                            raise PickleError("pickle data was truncated inside a string",
+                                              here)
                     text = buf[pos:pos + size].decode("utf-8", "surrogatepass")
                     pos += size
                     if size <= INTERNED:
@@ -514,4 +515,4 @@ def _global_name(text: bytes, protocol: int) -> str:
 
 
 def _truncated(window: Window, start: int) -> PickleError:
-    return PickleError("the pickle is truncated inside an opcode", window.base + start)
+    return PickleError("pickle data was truncated inside an opcode", window.base + start)

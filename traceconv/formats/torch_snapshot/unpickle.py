@@ -14,7 +14,7 @@ import pickle
 from typing import Any, BinaryIO
 
 from ...errors import InputError
-from ...io import Source
+from ...io import Source, stopped_at
 from .decoder import Decoder, PickleError, Restart
 from .window import TruncatedFrame, Window
 
@@ -44,27 +44,38 @@ class PlainUnpickler(pickle.Unpickler):
         raise RefusedObject(f"persistent id {str(pid)[:60]!r}")
 
 
-def load_plain(stream: BinaryIO, file: str) -> Any:
-    """Unpickle ``stream`` safely; any refusal or corruption becomes an :class:`InputError`.
+def load_plain(stream: BinaryIO, file: str, compressed: bool = False) -> Any:
+    """Unpickle ``stream`` safely; any refusal or corruption becomes an :class:`InputError`
+    located at the byte where reading stopped (of the decompressed data if ``compressed``;
+    the unpickler reads ahead in blocks, so: the end of what it read).
 
     Protocols 0-5 are understood; out-of-band buffers (protocol 5 ``NEXT_BUFFER``) are
     refused because nothing was handed over with the file.
+
+    >>> import io
+    >>> load_plain(io.BytesIO(pickle.dumps(list(range(50)))[:40]), "cut.pickle")
+    Traceback (most recent call last):
+    ...
+    traceconv.errors.InputError: cut.pickle:byte 40: not a readable pickle: pickle data was truncated
     """
     try:
         # buffers=None: a NEXT_BUFFER opcode raises instead of reading foreign memory.
         return PlainUnpickler(stream, buffers=None).load()
     except RefusedObject as exc:
-        raise InputError(f"refused to load {exc}: {REFUSAL}", file=file) from None
+        raise InputError(f"refused to load {exc}: {REFUSAL}", file=file,
+                         location=stopped_at(stream, compressed)) from None
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError,
             KeyError, AttributeError, OverflowError, MemoryError) as exc:
-        raise InputError(f"not a readable pickle: {exc}", file=file) from None
+        raise InputError(f"not a readable pickle: {exc}", file=file,
+                         location=stopped_at(stream, compressed)) from None
 
 
 def load_source(source: Source) -> Any:
     """Unpickle a snapshot safely with the streaming :class:`~.decoder.Decoder` (memory of
     the result, not of the file's object graph); errors name the byte where the file went
-    wrong. A file the decoder hands back (:class:`~.decoder.Restart`: text opcodes, or a
-    list changed after it was built) is read again with :func:`load_plain`.
+    wrong (of the decompressed data for a ``.gz``). A file the decoder hands back
+    (:class:`~.decoder.Restart`: text opcodes, stacks that never repeat, or a list changed
+    after it was built) is read again with :func:`load_plain`.
 
     >>> import os, pickle, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "s.pickle")
@@ -76,12 +87,13 @@ def load_source(source: Source) -> Any:
     ...
     traceconv.errors.InputError: ...s.pickle:byte 61: refused to load global builtins.print: ...
     """
+    prefix = "decompressed byte" if source.compressed else "byte"
     with source.open() as stream:
         window = Window(stream)
         try:
             return Decoder(window).load()
         except PickleError as exc:
-            place = f"byte {window.file_offset(exc.offset)}"
+            place = f"{prefix} {window.file_offset(exc.offset)}"
             if exc.refused:
                 raise InputError(f"refused to load {exc.message}: {REFUSAL}",
                                  file=source.name, location=place) from None
@@ -89,8 +101,11 @@ def load_source(source: Source) -> Any:
                              location=place) from None
         except TruncatedFrame as exc:
             raise InputError(f"not a readable pickle: {exc.args[0]}", file=source.name,
-                             location=f"byte {exc.args[1]}") from None
+                             location=f"{prefix} {exc.args[1]}") from None
+        except (OSError, EOFError) as exc:   # the compressed stream itself is cut or bad
+            raise InputError(f"not a readable pickle: {exc}", file=source.name,
+                             location=f"{prefix} {window.read_so_far}") from None
         except Restart:
             pass
     with source.open() as stream:
-        return load_plain(stream, source.name)
+        return load_plain(stream, source.name, source.compressed)

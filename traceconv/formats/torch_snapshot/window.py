@@ -49,6 +49,7 @@ class Window:
         self._headers: list[int] = []   # stream offsets where a 9-byte header was removed
         self._produced = 0       # de-framed bytes produced so far
         self._raw_eof = False
+        self.read_so_far = 0     # bytes taken from the stream (a place for its own errors)
         self.buf = b""
         self.base = 0            # stream offset of buf[0]
         self.eof = False         # nothing more than what is in buf
@@ -78,6 +79,7 @@ class Window:
         self._at = 0
         while len(self._raw) < need and not self._raw_eof:
             data = self._stream.read(max(self._chunk, need - len(self._raw)))
+            self.read_so_far += len(data)
             if not data:
                 self._raw_eof = True
             self._raw += data
@@ -94,7 +96,7 @@ class Window:
         while size < want:
             if self._left:
                 if not self._read_raw(1):
-                    raise TruncatedFrame("the pickle ends inside a frame",
+                    raise TruncatedFrame("pickle data was truncated inside a frame",
                                          self.file_offset(self._produced))
                 piece = self._take(self._left)
                 self._left -= len(piece)
