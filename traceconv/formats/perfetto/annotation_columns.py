@@ -67,17 +67,30 @@ class ColumnEncoder:
     def groups(self, rows: np.ndarray) -> Iterator[tuple[np.ndarray, list[list[bytes]]]]:
         """``rows`` grouped by key set: the positions in ``rows`` of each group's rows, and
         the pieces of their annotations (lists of per-row bytes, to be joined per row)."""
-        for positions, keys, starts in key_set_groups(self.column, rows):
-            yield positions, (self._encode_key_set(keys, starts) if keys
-                              else [[b""] * len(positions)])
+        for positions, lead, rest in self.parts(rows):
+            pieces = [pack_rows(lead, len(positions)), *rest] if lead else rest
+            yield positions, pieces or [[b""] * len(positions)]
 
-    def _encode_key_set(self, keys: tuple[Any, ...], starts: np.ndarray) -> list[list[bytes]]:
+    def parts(self, rows: np.ndarray
+              ) -> Iterator[tuple[np.ndarray, list[Part], list[list[bytes]]]]:
+        """:meth:`groups` with the leading numeric annotations of each group still as
+        :func:`~.wire.pack_rows` parts (a writer packs them with the rest of its fields),
+        followed by the other pieces."""
+        for positions, keys, starts in key_set_groups(self.column, rows):
+            if not keys:
+                yield positions, [], []
+            else:
+                yield (positions, *self._key_set_parts(keys, starts))
+
+    def _key_set_parts(self, keys: tuple[Any, ...], starts: np.ndarray
+                       ) -> tuple[list[Part], list[list[bytes]]]:
         values, args = self.column.values, self.args
         entries = [args.entry(key) for key in keys]
         if len(starts) < _FEW_ROWS:
             n = len(keys)
-            return [[args.encode_items(zip(keys, values[s:s + n], strict=True))
-                     for s in starts.tolist()]]
+            return [], [[args.encode_items(zip(keys, values[s:s + n], strict=True))
+                         for s in starts.tolist()]]
+        lead: list[Part] | None = None   # the numeric columns before any other
         columns: list[list[bytes]] = []
         numeric: list[Part] = []   # consecutive numeric columns, packed together
         for j, entry in enumerate(entries):
@@ -88,17 +101,21 @@ class ColumnEncoder:
             if parts is not None:
                 numeric += parts
                 continue
-            if numeric:
+            if lead is None:
+                lead, numeric = numeric, []
+            elif numeric:
                 columns.append(pack_rows(numeric, len(starts)))
                 numeric = []
             columns.append(self._encode_column(entry, column))
-        if numeric:
+        if lead is None:
+            lead, numeric = numeric, []
+        elif numeric:
             columns.append(pack_rows(numeric, len(starts)))
         dotted = [j for j, entry in enumerate(entries) if entry.dotted]
         if dotted:   # after the others, as encode_items writes them
             columns.append(self._encode_dotted([keys[j] for j in dotted], [
                 gather(self.column, starts, j) for j in dotted]))
-        return columns
+        return lead, columns
 
     def _encode_dotted(self, keys: list[Any], columns: list[list[Any]]) -> list[bytes]:
         """The nested-dict annotations of dotted names, row by row, each distinct tuple of
