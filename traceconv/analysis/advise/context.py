@@ -43,9 +43,9 @@ def _totals_of_reservations(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.nd
         blocks = [b for b in trace.memory if b.device == device]
         known = [t for b in segments + blocks for t in (b.alloc_ns, b.free_ns) if t is not None]
         start = min(known, default=0)
-        reserved, allocated = live_bytes(segments, start), live_bytes(blocks, start)
-        times = np.union1d(reserved.times, allocated.times)
-        samples.append((times, _level_at(reserved, times), _level_at(allocated, times)))
+        held, used = live_bytes(segments, start), live_bytes(blocks, start)
+        times = np.union1d(held.times, used.times)
+        samples.append((times, _level_at(held, times), _level_at(used, times)))
     if not samples:
         empty = np.zeros(0, np.int64)
         return empty, empty, empty
