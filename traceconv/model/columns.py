@@ -83,6 +83,22 @@ class _EventTable(_Table):
         super().__init__()
         self.args = ArgsColumn()
 
+    def extend(self, args: list[Args], **columns: np.ndarray | list[int]) -> None:
+        """Append ``len(args)`` rows at once, one sequence per column (ids as interned).
+
+        >>> table = InstantTable()
+        >>> table.extend([None, {"a": 1}], track=[0, 0], ts=[5, 7], name=[0, 0], category=[0, 0])
+        >>> table.ts.tolist(), table.args[1]
+        ([5, 7], {'a': 1})
+        """
+        arrays = {column: np.asarray(columns[column], dtype=typecode)
+                  for column, typecode in self._columns}
+        if any(len(values) != len(args) for values in arrays.values()):
+            raise ValueError("every column needs one value per row")
+        for column, values in arrays.items():
+            getattr(self, column).frombytes(values.tobytes())
+        self.args.extend(args)
+
     def set_args(self, row: int, args: Args) -> None:
         """Replace the args of ``row`` (rows read back as copies: this is the way to change them).
 

@@ -77,6 +77,9 @@ class Kineto(Flavour):
                         if old in args:
                             args[new] = args.pop(old)
 
+    def takes_records(self) -> bool:
+        return self.legacy is False   # (decided on the first piece)
+
     def name_process(self, pid: Any, device: bool, meta: dict[str, Any]) -> str:
         labels = meta.get("labels") or []
         if device:
@@ -134,21 +137,23 @@ def _join_launches(trace: Trace) -> None:
         return
     linked = set(zip(trace.flows.source, trace.flows.target, strict=True))
     s = trace.slices
+    rows, correlations = s.args.values_of("correlation")
+    categories = s.numpy("category")[rows]
+    is_launch = np.isin(categories, list(launch_ids)).tolist()
+    is_work = np.isin(categories, list(device_ids)).tolist()
     launches: dict[Any, int] = {}
     work: list[tuple[Any, int]] = []
     malformed = 0
-    for row, (cat, args) in enumerate(zip(s.category, s.args, strict=True)):
-        if args and (cat in launch_ids or cat in device_ids):
-            correlation = args.get("correlation")
-            if correlation is None:
-                continue
-            if not hashable(correlation):   # a list or an object: no id to join by
-                malformed += 1
-                continue
-            if cat in launch_ids:
-                launches[correlation] = row
-            else:
-                work.append((correlation, row))
+    for row, correlation, launch, device in zip(rows.tolist(), correlations, is_launch, is_work,
+                                                strict=True):
+        if (not launch and not device) or correlation is None:
+            continue
+        if type(correlation) is not int and not hashable(correlation):  # no id to join by
+            malformed += 1
+        elif launch:
+            launches[correlation] = row
+        else:
+            work.append((correlation, row))
     joined = 0
     for correlation, row in work:
         src = launches.get(correlation)
