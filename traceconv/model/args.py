@@ -92,6 +92,12 @@ class ArgsColumn(Sequence[Args]):
         self.key_set.extend(found)  # type: ignore[arg-type]
         values.extend(chain.from_iterable(map(dict.values, rows)))  # type: ignore[arg-type]
 
+    def _positions(self, key: str) -> np.ndarray:
+        """Per key-set id, where ``key`` is in it (-1: absent); one more entry, -1, serves
+        the rows without args (key-set id -1)."""
+        return np.array([keys.index(key) if key in keys else -1 for keys in self.key_sets]
+                        + [-1], dtype=np.int64)
+
     def values_of(self, key: str) -> tuple[np.ndarray, list[Any]]:
         """The rows whose args hold ``key`` (ascending), and its value in each: one pass
         over the key sets, no dict per row.
@@ -100,16 +106,32 @@ class ArgsColumn(Sequence[Args]):
         >>> rows, values = column.values_of("a"); rows.tolist(), values
         ([0, 2], [1, 3])
         """
-        position = np.array([keys.index(key) if key in keys else -1 for keys in self.key_sets]
-                            + [-1], dtype=np.int64)   # the last entry serves rows without args
+        position = self._positions(key)
         if not len(self) or not (position >= 0).any():
             return np.zeros(0, dtype=np.int64), []
-        key_set = np.frombuffer(self.key_set, dtype=np.int32)
-        at = position[key_set]
+        at = position[np.frombuffer(self.key_set, dtype=np.int32)]
         rows = np.flatnonzero(at >= 0)
-        first = np.frombuffer(self.start, dtype=np.int64)[rows] + at[rows]
+        return rows, self._gather(rows, at[rows])
+
+    def get_many(self, rows: np.ndarray, key: str, default: Any = None) -> list[Any]:
+        """The value of ``key`` in the args of each of ``rows`` (``default`` where absent).
+
+        >>> ArgsColumn([{"a": 1}, None, {"b": 2, "a": 3}]).get_many(np.array([2, 1, 0]), "a")
+        [3, None, 1]
+        """
+        if not len(rows):
+            return []
+        at = self._positions(key)[np.frombuffer(self.key_set, dtype=np.int32)[rows]]
+        found = self._gather(rows, at)
+        return [value if a >= 0 else default
+                for value, a in zip(found, at.tolist(), strict=True)]
+
+    def _gather(self, rows: np.ndarray, at: np.ndarray) -> list[Any]:
+        """``values[start[row] + at]`` for each row (any value where ``at`` is -1)."""
+        first = np.frombuffer(self.start, dtype=np.int64)[rows] + np.maximum(at, 0)
         values = self.values
-        return rows, [values[i] for i in first.tolist()]
+        return [values[i] for i in np.minimum(first, max(len(values) - 1, 0)).tolist()] \
+            if values else [None] * len(rows)
 
     def set(self, row: int, args: Args) -> None:
         """Replace the args of ``row`` (its old values stay unused in the flat list)."""

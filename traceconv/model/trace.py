@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 
 import numpy as np
 
-from ..numbers import to_int64
+from ..numbers import INT64_MAX, INT64_MIN, to_int64
 from .columns import (
     Args,
     CounterSample,
@@ -166,11 +166,11 @@ class Trace:
     def add_memory_block(self, block: MemoryBlock) -> int:
         """Add ``block``; its address and size must fit int64 (``NumberError`` otherwise:
         the memory analyses and the writers hold them in int64 arrays)."""
-        to_int64(block.address, "memory block address")
-        to_int64(block.size, "memory block size")
-        for time in (block.alloc_ns, block.free_ns):
-            if time is not None:
-                to_int64(time, "memory block time")
+        for value, what in ((block.address, "address"), (block.size, "size"),
+                            (block.alloc_ns, "time"), (block.free_ns, "time")):
+            if not (type(value) is int and INT64_MIN <= value <= INT64_MAX or value is None
+                    and what == "time"):
+                to_int64(value, f"memory block {what}")
         self.memory.append(block)
         return len(self.memory) - 1
 

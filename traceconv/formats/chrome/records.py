@@ -93,6 +93,6 @@ def decode(piece: bytes | bytearray) -> list[Any]:
     event does not fit the types: the piece is then read event by event).
 
     >>> decode(b'[{"ph": "X", "name": "mm", "ts": 1, "dur": 2, "tid": "7", "extra": 0}]')
-    [Slice(name='mm', cat=None, pid=None, tid='7', args=None, ts=1, dur=2, bind_id=None)]
+    [Slice(ts=1, dur=2, bind_id=None, name='mm', cat=None, pid=None, tid='7', args=None)]
     """
     return _DECODE(piece)  # type: ignore[no-any-return]

@@ -193,27 +193,23 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
     owners = [op if op is not None else inner for op, inner in zip(
         enclosing_slices(SliceIndex(trace, "cpu_op"), tracks, times),
         enclosing_slices(index, tracks, times), strict=True)]
-    owner_of = dict(zip(rows.tolist(), owners, strict=True))
     names = trace.strings.strings
-    args_column = i.args
+    args = i.args
+    columns = [args.get_many(rows, key) for key in ("Bytes", "Addr", "Device Type")]
+    columns.append(args.get_many(rows, "Device Id", -1))
     devices: dict[tuple, str] = {}
     open_blocks: dict[tuple, MemoryBlock] = {}
     frees_without_alloc = allocs_without_free = malformed = 0
-    for row, ts in zip(rows.tolist(), times.tolist(), strict=True):
-        args = args_column[row]
-        if not isinstance(args, dict):
-            continue
-        size, addr = args.get("Bytes"), args.get("Addr")
+    for ts, owner, size, addr, *kind_of in zip(times.tolist(), owners, *columns, strict=True):
         if not isinstance(size, int) or addr is None:
             continue
-        kind = (args.get("Device Type"), args.get("Device Id", -1))
+        kind = tuple(kind_of)
         if not (hashable(kind) and hashable(addr)):   # lists or objects: no block
             malformed += 1
             continue
         device = devices.get(kind) or devices.setdefault(kind, _device_name(*kind))
         key = (device, addr)
         if size > 0:
-            owner = owner_of[row]
             block = MemoryBlock(addr, size, ts, None, device=device, category="allocation",
                                 owner_name=None if owner is None
                                 else names[trace.slices.name[owner]])
