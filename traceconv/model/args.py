@@ -5,6 +5,12 @@ dozen key sets. :class:`ArgsColumn` keeps each distinct key tuple once and, per 
 the key set's id and where its values start in one flat list: the values stay the very
 objects that were given (no re-encoding), the keys are shared.
 
+A reader of JSON can also hand rows over as their JSON object text (:meth:`extend_json`):
+they are kept as bytes, a third of the memory of the decoded values, and decoded when
+asked for. The first use of the flat layout (:attr:`key_set`, :attr:`start`,
+:attr:`values`) decodes them all into it; that changes how the rows are held, never what
+they are.
+
 Rows read back as new dicts, so the column cannot be changed through them: writes go
 through :meth:`ArgsColumn.set` (the tables' ``set_args``).
 """
@@ -16,11 +22,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate, chain
 from typing import Any, overload
 
+import msgspec
 import numpy as np
 
 Args = dict[str, Any] | None
 
 _NONE = -1  # key-set id of a row without args (distinct from an empty dict)
+_JSON = -2  # key-set id of a row held as JSON text (its start: its index in the texts)
+_DECODE_ONE = msgspec.json.Decoder(dict[str, Any]).decode
+_DECODE_MANY = msgspec.json.Decoder(list[dict[str, Any]]).decode
+_BATCH = 1 << 16  # JSON rows decoded together (bounds the dicts alive at once)
 
 
 class ArgsColumn(Sequence[Args]):
@@ -35,15 +46,65 @@ class ArgsColumn(Sequence[Args]):
     {'note': 'moved'}
     """
 
-    __slots__ = ("_ids", "key_sets", "key_set", "start", "values")
+    __slots__ = ("_ids", "_key_set", "_start", "_texts", "_text_bounds", "_values", "key_sets")
 
     def __init__(self, rows: Iterable[Args] = ()) -> None:
         self._ids: dict[tuple[Any, ...], int] = {}
         self.key_sets: list[tuple[Any, ...]] = []   # id -> keys, in insertion order
-        self.key_set = array("i")                   # per row: key-set id, or -1 for None
-        self.start = array("q")                     # per row: its first value in ``values``
-        self.values: list[Any] = []
+        self._key_set = array("i")   # per row: key-set id, -1 for None, -2 for JSON text
+        self._start = array("q")     # per row: its first value in ``values`` (JSON: its text)
+        self._values: list[Any] = []
+        self._texts = bytearray()             # the JSON rows' texts, one after another
+        self._text_bounds = array("q", [0])   # where JSON text i starts; one more: the end
         self.extend(rows)
+
+    # -- the flat layout (writers encode from it) --------------------------------------
+
+    @property
+    def key_set(self) -> array[int]:
+        """Per row: its key-set id in :attr:`key_sets`, or -1 for a row without args."""
+        self._decode_texts()
+        return self._key_set
+
+    @property
+    def start(self) -> array[int]:
+        """Per row: where its values begin in :attr:`values`."""
+        self._decode_texts()
+        return self._start
+
+    @property
+    def values(self) -> list[Any]:
+        """Every row's values, one after another (a row may have left unused ones)."""
+        self._decode_texts()
+        return self._values
+
+    def _decode_texts(self) -> None:
+        """Move every JSON row into the flat layout (a batch of rows at a time)."""
+        if len(self._text_bounds) == 1:
+            return
+        rows = np.flatnonzero(np.frombuffer(self._key_set, dtype=np.int32) == _JSON)
+        for lo in range(0, len(rows), _BATCH):
+            batch = rows[lo:lo + _BATCH]
+            dicts = self._decoded(batch)
+            keys = list(map(tuple, dicts))
+            sizes = list(map(len, keys))
+            np.frombuffer(self._key_set, dtype=np.int32)[batch] = [
+                self._key_set_id(k) for k in keys]
+            np.frombuffer(self._start, dtype=np.int64)[batch] = list(
+                accumulate(sizes[:-1], initial=len(self._values)))
+            self._values.extend(chain.from_iterable(map(dict.values, dicts)))
+        self._texts = bytearray()
+        self._text_bounds = array("q", [0])
+
+    def _decoded(self, rows: np.ndarray) -> list[dict[str, Any]]:
+        """The dicts of JSON rows ``rows`` (decoded together)."""
+        bounds, texts = self._text_bounds, self._texts
+        view = memoryview(texts)
+        parts = [view[bounds[i]:bounds[i + 1]]
+                 for i in np.frombuffer(self._start, dtype=np.int64)[rows].tolist()]
+        return _DECODE_MANY(b"[" + b",".join(parts) + b"]")  # type: ignore[no-any-return]
+
+    # -- adding rows --------------------------------------------------------------------
 
     def _key_set_id(self, keys: tuple[Any, ...]) -> int:
         found = self._ids.get(keys)
@@ -54,14 +115,14 @@ class ArgsColumn(Sequence[Args]):
 
     def append(self, args: Args) -> None:
         """Add one row (``args`` is read now: later changes to that dict are not seen)."""
-        values = self.values
-        self.start.append(len(values))
+        values = self._values
+        self._start.append(len(values))
         if args is None:
-            self.key_set.append(_NONE)
+            self._key_set.append(_NONE)
             return
         keys = tuple(args)
         found = self._ids.get(keys)   # inlined lookup: this is the readers' hot path
-        self.key_set.append(self._key_set_id(keys) if found is None else found)
+        self._key_set.append(self._key_set_id(keys) if found is None else found)
         values.extend(args.values())
 
     def extend(self, rows: Iterable[Args]) -> None:
@@ -87,10 +148,67 @@ class ArgsColumn(Sequence[Args]):
         if None in found:   # new key sets: interned in row order
             found = [self._key_set_id(k) if f is None else f  # type: ignore[arg-type]
                      for f, k in zip(found, keys, strict=True)]
-        values = self.values
-        self.start.extend(accumulate(sizes[:-1], initial=len(values)))
-        self.key_set.extend(found)  # type: ignore[arg-type]
+        values = self._values
+        self._start.extend(accumulate(sizes[:-1], initial=len(values)))
+        self._key_set.extend(found)  # type: ignore[arg-type]
         values.extend(chain.from_iterable(map(dict.values, rows)))  # type: ignore[arg-type]
+
+    def extend_json(self, texts: list[bytes | bytearray | memoryview | None]) -> None:
+        """Add rows given as the text of JSON objects (None: a row without args). The
+        caller vouches that each text is one valid JSON object, as its parser found it.
+
+        >>> column = ArgsColumn(); column.extend_json([b'{"a": [1, 2]}', None])
+        >>> column[0], column[1], column.json(0)
+        ({'a': [1, 2]}, None, b'{"a": [1, 2]}')
+        """
+        if not texts:
+            return
+        if None in texts:
+            present = [t for t in texts if t is not None]
+            self._key_set.extend([_NONE if t is None else _JSON for t in texts])
+            first = len(self._text_bounds) - 1
+            index = accumulate((t is not None for t in texts), initial=first)
+            self._start.extend([i if t is not None else len(self._values)
+                                for i, t in zip(index, texts)])
+        else:
+            present = texts  # type: ignore[assignment]
+            first = len(self._text_bounds) - 1
+            self._key_set.extend([_JSON] * len(texts))
+            self._start.extend(range(first, first + len(texts)))
+        self._text_bounds.extend(accumulate(map(len, present),
+                                            initial=self._text_bounds[-1]))
+        del self._text_bounds[-len(present) - 1]   # (the initial value was there already)
+        self._texts += b"".join(present)  # type: ignore[arg-type]
+
+    def set(self, row: int, args: Args) -> None:
+        """Replace the args of ``row`` (its old values stay unused in the flat list)."""
+        if not -len(self) <= row < len(self):
+            raise IndexError(row)
+        self._start[row] = len(self._values)
+        if args is None:
+            self._key_set[row] = _NONE
+            return
+        self._key_set[row] = self._key_set_id(tuple(args))
+        self._values.extend(args.values())
+
+    def copy(self) -> ArgsColumn:
+        """A column with the same rows that grows and changes on its own."""
+        new = ArgsColumn()
+        new._ids, new.key_sets = dict(self._ids), list(self.key_sets)
+        new._key_set, new._start = array("i", self._key_set), array("q", self._start)
+        new._values = list(self._values)
+        new._texts, new._text_bounds = bytearray(self._texts), array("q", self._text_bounds)
+        return new
+
+    # -- reading ------------------------------------------------------------------------
+
+    def json(self, row: int) -> bytes | None:
+        """The JSON text of ``row`` when it is held as text, else None (a writer of JSON
+        can copy it as it is)."""
+        if self._key_set[row] != _JSON:
+            return None
+        i = self._start[row]
+        return bytes(self._texts[self._text_bounds[i]:self._text_bounds[i + 1]])
 
     def _positions(self, key: str) -> np.ndarray:
         """Per key-set id, where ``key`` is in it (-1: absent); one more entry, -1, serves
@@ -100,52 +218,44 @@ class ArgsColumn(Sequence[Args]):
 
     def values_of(self, key: str) -> tuple[np.ndarray, list[Any]]:
         """The rows whose args hold ``key`` (ascending), and its value in each: one pass
-        over the key sets, no dict per row.
+        over the key sets, no dict per row (JSON rows are decoded for it).
 
         >>> column = ArgsColumn([{"a": 1}, None, {"b": 2, "a": 3}, {"b": 4}])
+        >>> column.extend_json([b'{"a": 5}', b'{"b": 6}'])
         >>> rows, values = column.values_of("a"); rows.tolist(), values
-        ([0, 2], [1, 3])
+        ([0, 2, 4], [1, 3, 5])
         """
-        position = self._positions(key)
-        if not len(self) or not (position >= 0).any():
-            return np.zeros(0, dtype=np.int64), []
-        at = position[np.frombuffer(self.key_set, dtype=np.int32)]
-        rows = np.flatnonzero(at >= 0)
-        return rows, self._gather(rows, at[rows])
+        missing = object()
+        rows = np.arange(len(self))
+        values = self.get_many(rows, key, missing)
+        keep = [value is not missing for value in values]
+        return rows[np.array(keep, dtype=bool)], [v for v in values if v is not missing]
 
     def get_many(self, rows: np.ndarray, key: str, default: Any = None) -> list[Any]:
         """The value of ``key`` in the args of each of ``rows`` (``default`` where absent).
 
-        >>> ArgsColumn([{"a": 1}, None, {"b": 2, "a": 3}]).get_many(np.array([2, 1, 0]), "a")
-        [3, None, 1]
+        >>> column = ArgsColumn([{"a": 1}, None, {"b": 2, "a": 3}])
+        >>> column.extend_json([b'{"a": 4}'])
+        >>> column.get_many(np.array([2, 1, 0, 3]), "a")
+        [3, None, 1, 4]
         """
         if not len(rows):
             return []
-        at = self._positions(key)[np.frombuffer(self.key_set, dtype=np.int32)[rows]]
-        found = self._gather(rows, at)
-        return [value if a >= 0 else default
-                for value, a in zip(found, at.tolist(), strict=True)]
-
-    def _gather(self, rows: np.ndarray, at: np.ndarray) -> list[Any]:
-        """``values[start[row] + at]`` for each row (any value where ``at`` is -1)."""
-        first = np.frombuffer(self.start, dtype=np.int64)[rows] + np.maximum(at, 0)
-        values = self.values
-        return [values[i] for i in np.minimum(first, max(len(values) - 1, 0)).tolist()] \
-            if values else [None] * len(rows)
-
-    def set(self, row: int, args: Args) -> None:
-        """Replace the args of ``row`` (its old values stay unused in the flat list)."""
-        if not -len(self) <= row < len(self):
-            raise IndexError(row)
-        self.start[row] = len(self.values)
-        if args is None:
-            self.key_set[row] = _NONE
-            return
-        self.key_set[row] = self._key_set_id(tuple(args))
-        self.values.extend(args.values())
+        key_sets = np.frombuffer(self._key_set, dtype=np.int32)[rows]
+        at = self._positions(key)[np.maximum(key_sets, -1)]   # (a JSON row reads as absent)
+        first = np.frombuffer(self._start, dtype=np.int64)[rows] + np.maximum(at, 0)
+        values = self._values
+        found = [values[i] if a >= 0 else default
+                 for i, a in zip(first.tolist(), at.tolist(), strict=True)]
+        texts = np.flatnonzero(key_sets == _JSON)
+        for lo in range(0, len(texts), _BATCH):
+            batch = texts[lo:lo + _BATCH]
+            for i, args in zip(batch.tolist(), self._decoded(rows[batch]), strict=True):
+                found[i] = args.get(key, default)
+        return found
 
     def __len__(self) -> int:
-        return len(self.key_set)
+        return len(self._key_set)
 
     @overload
     def __getitem__(self, row: int) -> Args: ...
@@ -156,16 +266,24 @@ class ArgsColumn(Sequence[Args]):
     def __getitem__(self, row: int | slice) -> Args | list[Args]:
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
-        key_set = self.key_set[row]
+        key_set = self._key_set[row]
         if key_set == _NONE:
             return None
+        first = self._start[row]
+        if key_set == _JSON:
+            bounds = self._text_bounds
+            decoded: dict[str, Any] = _DECODE_ONE(
+                memoryview(self._texts)[bounds[first]:bounds[first + 1]])
+            return decoded
         keys = self.key_sets[key_set]
-        first = self.start[row]
-        return dict(zip(keys, self.values[first:first + len(keys)], strict=True))
+        return dict(zip(keys, self._values[first:first + len(keys)], strict=True))
 
     def __iter__(self) -> Iterator[Args]:
-        key_sets, values = self.key_sets, self.values
-        for key_set, first in zip(self.key_set, self.start, strict=True):
+        if len(self._text_bounds) > 1:   # JSON rows: decoded a row at a time
+            yield from (self[row] for row in range(len(self)))
+            return
+        key_sets, values = self.key_sets, self._values
+        for key_set, first in zip(self._key_set, self._start, strict=True):
             if key_set == _NONE:
                 yield None
             else:

@@ -8,7 +8,7 @@ Rows are addressed by their index. :meth:`numpy` gives column copies for vectori
 from __future__ import annotations
 
 from array import array
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -91,13 +91,27 @@ class _EventTable(_Table):
         >>> table.ts.tolist(), table.args[1]
         ([5, 7], {'a': 1})
         """
+        self._extend_columns(len(args), columns)
+        self.args.extend(args)
+
+    def extend_json(self, texts: list[Any], **columns: np.ndarray | list[int]) -> None:
+        """:meth:`extend` with the args as JSON object texts (see ``ArgsColumn.extend_json``).
+
+        >>> table = InstantTable()
+        >>> table.extend_json([b'{"a": 1}'], track=[0], ts=[5], name=[0], category=[0])
+        >>> table.args[0]
+        {'a': 1}
+        """
+        self._extend_columns(len(texts), columns)
+        self.args.extend_json(texts)
+
+    def _extend_columns(self, rows: int, columns: dict[str, np.ndarray | list[int]]) -> None:
         arrays = {column: np.asarray(columns[column], dtype=typecode)
                   for column, typecode in self._columns}
-        if any(len(values) != len(args) for values in arrays.values()):
+        if any(len(values) != rows for values in arrays.values()):
             raise ValueError("every column needs one value per row")
         for column, values in arrays.items():
             getattr(self, column).frombytes(values.tobytes())
-        self.args.extend(args)
 
     def set_args(self, row: int, args: Args) -> None:
         """Replace the args of ``row`` (rows read back as copies: this is the way to change them).

@@ -32,6 +32,7 @@ from .records import decode as decode_records
 from .stream import DocumentError, read_document
 
 _NUMERIC_ID = re.compile(r"-?\d+")
+_OBJECT_START = ord("{")
 _SUPPORTED = frozenset("XBEiIRCbensftM")
 EPOCH_NS = 10**18
 INT64 = 1 << 63  # timestamps above this (2001-09-09) are on the unix epoch clock
@@ -306,12 +307,15 @@ class ChromeReader:
         memory = strings.find("[memory]")   # (tracks and strings are as the loop makes them)
         if memory is not None and (columns["name"][slice_rows] == memory).any():
             return False   # a [memory] slice: the loop reads it as an instant
-        args = [r.args for r in placed]
-        self.trace.slices.extend(list(compress(args, is_slice)), dur=durations,
-                                 **{k: v[slice_rows] for k, v in columns.items()})
+        args = [r.args or None for r in placed]
+        if {memoryview(a)[0] for a in args if a is not None} - {_OBJECT_START}:
+            return False   # args that are not objects (or null): the loop reads them
+        self.trace.slices.extend_json(list(compress(args, is_slice)), dur=durations,
+                                      **{k: v[slice_rows] for k, v in columns.items()})
         columns["ts"] = columns.pop("start")
-        self.trace.instants.extend([a for a, x in zip(args, is_slice, strict=True) if not x],
-                                   **{k: v[instant_rows] for k, v in columns.items()})
+        self.trace.instants.extend_json(
+            [a for a, x in zip(args, is_slice, strict=True) if not x],
+            **{k: v[instant_rows] for k, v in columns.items()})
         if flows:
             synonyms = self.flavour.flow_categories
             categories = [synonyms.get(c, c) for c in [r.cat or "" for r in flows]]

@@ -137,16 +137,16 @@ def _join_launches(trace: Trace) -> None:
         return
     linked = set(zip(trace.flows.source, trace.flows.target, strict=True))
     s = trace.slices
-    rows, correlations = s.args.values_of("correlation")
-    categories = s.numpy("category")[rows]
-    is_launch = np.isin(categories, list(launch_ids)).tolist()
-    is_work = np.isin(categories, list(device_ids)).tolist()
+    categories = s.numpy("category")
+    is_launch = np.isin(categories, list(launch_ids))
+    rows = np.flatnonzero(is_launch | np.isin(categories, list(device_ids)))
+    correlations = s.args.get_many(rows, "correlation")
     launches: dict[Any, int] = {}
     work: list[tuple[Any, int]] = []
     malformed = 0
-    for row, correlation, launch, device in zip(rows.tolist(), correlations, is_launch, is_work,
-                                                strict=True):
-        if (not launch and not device) or correlation is None:
+    for row, correlation, launch in zip(rows.tolist(), correlations, is_launch[rows].tolist(),
+                                        strict=True):
+        if correlation is None:
             continue
         if type(correlation) is not int and not hashable(correlation):  # no id to join by
             malformed += 1
