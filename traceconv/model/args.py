@@ -167,9 +167,9 @@ class ArgsColumn(Sequence[Args]):
             present = [t for t in texts if t is not None]
             self._key_set.extend([_NONE if t is None else _JSON for t in texts])
             first = len(self._text_bounds) - 1
-            index = accumulate((t is not None for t in texts), initial=first)
+            index = accumulate((t is not None for t in texts[:-1]), initial=first)
             self._start.extend([i if t is not None else len(self._values)
-                                for i, t in zip(index, texts)])
+                                for i, t in zip(index, texts, strict=True)])
         else:
             present = texts  # type: ignore[assignment]
             first = len(self._text_bounds) - 1
