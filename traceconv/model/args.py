@@ -17,6 +17,7 @@ through :meth:`ArgsColumn.set` (the tables' ``set_args``).
 
 from __future__ import annotations
 
+import functools
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate, chain
@@ -32,6 +33,20 @@ _JSON = -2  # key-set id of a row held as JSON text (its start: its index in the
 _DECODE_ONE = msgspec.json.Decoder(dict[str, Any]).decode
 _DECODE_MANY = msgspec.json.Decoder(list[dict[str, Any]]).decode
 _BATCH = 1 << 16  # JSON rows decoded together (bounds the dicts alive at once)
+
+
+def _fields(count: int) -> list[str]:
+    return [f"key{i}" for i in range(count)]
+
+
+@functools.lru_cache(maxsize=64)
+def _keys_decoder(keys: tuple[str, ...]) -> Any:
+    """Decodes a JSON array of objects into records holding only the values of ``keys``
+    (fields key0, key1, ...; UNSET where absent): the other values are skipped, not built."""
+    fields = _fields(len(keys))
+    record: Any = msgspec.defstruct("Keys", [(f, Any, msgspec.UNSET) for f in fields],
+                                    rename=dict(zip(fields, keys, strict=True)), gc=False)
+    return msgspec.json.Decoder(list[record]).decode
 
 
 class ArgsColumn(Sequence[Args]):
@@ -96,13 +111,14 @@ class ArgsColumn(Sequence[Args]):
         self._texts = bytearray()
         self._text_bounds = array("q", [0])
 
-    def _decoded(self, rows: np.ndarray) -> list[dict[str, Any]]:
-        """The dicts of JSON rows ``rows`` (decoded together)."""
+    def _decoded(self, rows: np.ndarray, decode: Any = _DECODE_MANY) -> list[Any]:
+        """The dicts of JSON rows ``rows`` (decoded together), or what ``decode`` makes
+        of the JSON array of their texts."""
         bounds, texts = self._text_bounds, self._texts
         view = memoryview(texts)
         parts = [view[bounds[i]:bounds[i + 1]]
                  for i in np.frombuffer(self._start, dtype=np.int64)[rows].tolist()]
-        return _DECODE_MANY(b"[" + b",".join(parts) + b"]")  # type: ignore[no-any-return]
+        return decode(b"[" + b",".join(parts) + b"]")  # type: ignore[no-any-return]
 
     # -- adding rows --------------------------------------------------------------------
 
@@ -153,32 +169,25 @@ class ArgsColumn(Sequence[Args]):
         self._key_set.extend(found)  # type: ignore[arg-type]
         values.extend(chain.from_iterable(map(dict.values, rows)))  # type: ignore[arg-type]
 
-    def extend_json(self, texts: list[bytes | bytearray | memoryview | None]) -> None:
-        """Add rows given as the text of JSON objects (None: a row without args). The
-        caller vouches that each text is one valid JSON object, as its parser found it.
+    def extend_json(self, texts: bytes | bytearray, sizes: Sequence[int] | np.ndarray) -> None:
+        """Add rows given as JSON object texts, one after another in ``texts``, with
+        ``sizes`` their lengths (0: a row without args). The caller vouches that each text is
+        one valid JSON object, as its parser found it.
 
-        >>> column = ArgsColumn(); column.extend_json([b'{"a": [1, 2]}', None])
-        >>> column[0], column[1], column.json(0)
-        ({'a': [1, 2]}, None, b'{"a": [1, 2]}')
+        >>> column = ArgsColumn(); column.extend_json(b'{"a": [1, 2]}{"b": 3}', [13, 0, 8])
+        >>> list(column), column.json(0)
+        ([{'a': [1, 2]}, None, {'b': 3}], b'{"a": [1, 2]}')
         """
-        if not texts:
-            return
-        if None in texts:
-            present = [t for t in texts if t is not None]
-            self._key_set.extend([_NONE if t is None else _JSON for t in texts])
-            first = len(self._text_bounds) - 1
-            index = accumulate((t is not None for t in texts[:-1]), initial=first)
-            self._start.extend([i if t is not None else len(self._values)
-                                for i, t in zip(index, texts, strict=True)])
-        else:
-            present = texts  # type: ignore[assignment]
-            first = len(self._text_bounds) - 1
-            self._key_set.extend([_JSON] * len(texts))
-            self._start.extend(range(first, first + len(texts)))
-        self._text_bounds.extend(accumulate(map(len, present),
-                                            initial=self._text_bounds[-1]))
-        del self._text_bounds[-len(present) - 1]   # (the initial value was there already)
-        self._texts += b"".join(present)  # type: ignore[arg-type]
+        sizes = np.asarray(sizes, dtype=np.int64)
+        present = sizes > 0
+        first_text = len(self._text_bounds) - 1
+        text_index = np.cumsum(present) - present + first_text
+        self._key_set.frombytes(np.where(present, _JSON, _NONE).astype(np.int32).tobytes())
+        self._start.frombytes(np.where(present, text_index, len(self._values))
+                              .astype(np.int64).tobytes())
+        ends = self._text_bounds[-1] + np.cumsum(sizes[present])
+        self._text_bounds.frombytes(ends.astype(np.int64).tobytes())
+        self._texts += texts
 
     def set(self, row: int, args: Args) -> None:
         """Replace the args of ``row`` (its old values stay unused in the flat list)."""
@@ -221,7 +230,7 @@ class ArgsColumn(Sequence[Args]):
         over the key sets, no dict per row (JSON rows are decoded for it).
 
         >>> column = ArgsColumn([{"a": 1}, None, {"b": 2, "a": 3}, {"b": 4}])
-        >>> column.extend_json([b'{"a": 5}', b'{"b": 6}'])
+        >>> column.extend_json(b'{"a": 5}{"b": 6}', [8, 8])
         >>> rows, values = column.values_of("a"); rows.tolist(), values
         ([0, 2, 4], [1, 3, 5])
         """
@@ -235,24 +244,44 @@ class ArgsColumn(Sequence[Args]):
         """The value of ``key`` in the args of each of ``rows`` (``default`` where absent).
 
         >>> column = ArgsColumn([{"a": 1}, None, {"b": 2, "a": 3}])
-        >>> column.extend_json([b'{"a": 4}'])
+        >>> column.extend_json(b'{"a": 4}', [8])
         >>> column.get_many(np.array([2, 1, 0, 3]), "a")
         [3, None, 1, 4]
         """
+        return self.get_columns(rows, (key,), (default,))[0]
+
+    def get_columns(self, rows: np.ndarray, keys: tuple[str, ...],
+                    defaults: tuple[Any, ...]) -> list[list[Any]]:
+        """:meth:`get_many` for several keys at once: one list per key (JSON rows are
+        decoded once, keeping only those keys).
+
+        >>> column = ArgsColumn([{"a": 1, "b": 2}]); column.extend_json(b'{"b": 3}', [8])
+        >>> column.get_columns(np.array([0, 1]), ("a", "b"), (None, -1))
+        [[1, None], [2, 3]]
+        """
         if not len(rows):
-            return []
+            return [[] for _ in keys]
         key_sets = np.frombuffer(self._key_set, dtype=np.int32)[rows]
-        at = self._positions(key)[np.maximum(key_sets, -1)]   # (a JSON row reads as absent)
-        first = np.frombuffer(self._start, dtype=np.int64)[rows] + np.maximum(at, 0)
+        starts = np.frombuffer(self._start, dtype=np.int64)[rows]
         values = self._values
-        found = [values[i] if a >= 0 else default
-                 for i, a in zip(first.tolist(), at.tolist(), strict=True)]
+        columns = []
+        for key, default in zip(keys, defaults, strict=True):
+            at = self._positions(key)[np.maximum(key_sets, -1)]  # (a JSON row reads as absent)
+            first = (starts + np.maximum(at, 0)).tolist()
+            columns.append([values[i] if a >= 0 else default
+                            for i, a in zip(first, at.tolist(), strict=True)])
         texts = np.flatnonzero(key_sets == _JSON)
+        decode = _keys_decoder(keys)
+        unset = msgspec.UNSET
         for lo in range(0, len(texts), _BATCH):
             batch = texts[lo:lo + _BATCH]
-            for i, args in zip(batch.tolist(), self._decoded(rows[batch]), strict=True):
-                found[i] = args.get(key, default)
-        return found
+            records = self._decoded(rows[batch], decode)
+            for field, column, default in zip(_fields(len(keys)), columns, defaults,
+                                              strict=True):
+                found = [getattr(record, field) for record in records]
+                for i, value in zip(batch.tolist(), found, strict=True):
+                    column[i] = default if value is unset else value
+        return columns
 
     def __len__(self) -> int:
         return len(self._key_set)

@@ -8,7 +8,8 @@ Rows are addressed by their index. :meth:`numpy` gives column copies for vectori
 from __future__ import annotations
 
 from array import array
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -94,16 +95,17 @@ class _EventTable(_Table):
         self._extend_columns(len(args), columns)
         self.args.extend(args)
 
-    def extend_json(self, texts: list[Any], **columns: np.ndarray | list[int]) -> None:
+    def extend_json(self, texts: bytes, sizes: Sequence[int] | np.ndarray,
+                    **columns: np.ndarray | list[int]) -> None:
         """:meth:`extend` with the args as JSON object texts (see ``ArgsColumn.extend_json``).
 
         >>> table = InstantTable()
-        >>> table.extend_json([b'{"a": 1}'], track=[0], ts=[5], name=[0], category=[0])
+        >>> table.extend_json(b'{"a": 1}', [8], track=[0], ts=[5], name=[0], category=[0])
         >>> table.args[0]
         {'a': 1}
         """
-        self._extend_columns(len(texts), columns)
-        self.args.extend_json(texts)
+        self._extend_columns(len(sizes), columns)
+        self.args.extend_json(texts, sizes)
 
     def _extend_columns(self, rows: int, columns: dict[str, np.ndarray | list[int]]) -> None:
         arrays = {column: np.asarray(columns[column], dtype=typecode)

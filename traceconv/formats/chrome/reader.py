@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from itertools import compress
 from typing import Any
 
@@ -33,6 +34,8 @@ from .stream import DocumentError, read_document
 
 _NUMERIC_ID = re.compile(r"-?\d+")
 _OBJECT_START = ord("{")
+_PLACED = frozenset({Slice, *typed.Instant.__subclasses__(), Instant})  # on a track
+_FLOWS = frozenset({FlowPoint, *FlowPoint.__subclasses__()})
 _SUPPORTED = frozenset("XBEiIRCbensftM")
 EPOCH_NS = 10**18
 INT64 = 1 << 63  # timestamps above this (2001-09-09) are on the unix epoch clock
@@ -94,6 +97,28 @@ def _ns_column(values: list[int | float], unit: int, decimals: bool = True) -> n
                         dtype=np.int64)
     except OverflowError:
         return None
+
+
+def _object_texts(records: Sequence[Slice | Instant]) -> tuple[bytes, list[int]] | None:
+    """The records' args texts, one after another, and their sizes (0: no args); None
+    when one is not a JSON object (``null``, a list, a number: the per-event loop keeps
+    and counts those).
+
+    >>> import msgspec
+    >>> _object_texts([Instant(ts=1, args=msgspec.Raw(b'{"a": 1}')), Instant(ts=2)])
+    (b'{"a": 1}', [8, 0])
+    >>> _object_texts([Instant(ts=1, args=msgspec.Raw(b'[1]'))]) is None
+    True
+    """
+    texts = [r.args for r in records]
+    sizes = list(map(len, texts))
+    joined = b"".join(texts)
+    if joined:
+        size = np.array(sizes, dtype=np.int64)
+        first = (np.cumsum(size) - size)[size > 0]
+        if (np.frombuffer(joined, dtype=np.uint8)[first] != _OBJECT_START).any():
+            return None
+    return joined, sizes
 
 
 def _normal_id(value: Any) -> Any:
@@ -274,17 +299,21 @@ class ChromeReader:
     def _read_records(self, records: list[Record]) -> bool:
         """A piece of typed records, a column at a time: the rows the per-event loop gives,
         in the same order (tracks and strings are new in file order too). False, with no
-        row added, when a time is out of range or a slice is a ``[memory]`` event: the
-        loop then reads the piece."""
+        row added, when a time is out of range, a slice is a ``[memory]`` event or args
+        are not an object: the loop then reads the piece."""
         unit, device_cats = self.unit, self.flavour.device_categories
-        placed = [r for r in records if isinstance(r, Slice | Instant)]
+        placed: list[Slice | Instant] = [r for r in records  # type: ignore[misc]
+                                         if type(r) in _PLACED]
         is_slice = [type(r) is Slice for r in placed]
-        flows = [r for r in records if isinstance(r, FlowPoint)]
+        slices: list[Slice] = list(compress(placed, is_slice))  # type: ignore[arg-type]
+        instants = [r for r in placed if type(r) is not Slice]
+        flows: list[FlowPoint] = [r for r in records if type(r) in _FLOWS]  # type: ignore[misc]
         starts = _ns_column([r.ts for r in placed], unit)
-        durations = _ns_column([r.dur for r in compress(placed, is_slice)],  # type: ignore[union-attr]
-                               unit, decimals=False)
+        durations = _ns_column([r.dur for r in slices], unit, decimals=False)
         flow_ts = _ns_column([r.ts for r in flows], unit)
-        if starts is None or durations is None or flow_ts is None:
+        slice_args, instant_args = _object_texts(slices), _object_texts(instants)
+        if (starts is None or durations is None or flow_ts is None or slice_args is None
+                or instant_args is None):
             return False
         keys = [(r.cat in device_cats, r.pid, r.tid) for r in placed]
         tracks = [self._tracks.get(key) for key in keys]
@@ -292,9 +321,10 @@ class ChromeReader:
             tracks = [self.track(*key) if t is None else t for t, key in zip(tracks, keys,
                                                                               strict=True)]
         strings = self.trace.strings
-        texts = [text for r in placed for text in (r.name or "", r.cat or "")]
-        known = strings.ids.get
-        string_ids = [known(text) for text in texts]
+        texts = [""] * (2 * len(placed))   # name, category, name, ...: the loop's intern order
+        texts[0::2] = [r.name or "" for r in placed]
+        texts[1::2] = [r.cat or "" for r in placed]
+        string_ids = list(map(strings.ids.get, texts))
         if None in string_ids:
             intern = strings.intern
             string_ids = [intern(text) if i is None else i
@@ -307,15 +337,11 @@ class ChromeReader:
         memory = strings.find("[memory]")   # (tracks and strings are as the loop makes them)
         if memory is not None and (columns["name"][slice_rows] == memory).any():
             return False   # a [memory] slice: the loop reads it as an instant
-        args = [r.args or None for r in placed]
-        if {memoryview(a)[0] for a in args if a is not None} - {_OBJECT_START}:
-            return False   # args that are not objects (or null): the loop reads them
-        self.trace.slices.extend_json(list(compress(args, is_slice)), dur=durations,
+        self.trace.slices.extend_json(*slice_args, dur=durations,
                                       **{k: v[slice_rows] for k, v in columns.items()})
         columns["ts"] = columns.pop("start")
-        self.trace.instants.extend_json(
-            [a for a, x in zip(args, is_slice, strict=True) if not x],
-            **{k: v[instant_rows] for k, v in columns.items()})
+        self.trace.instants.extend_json(*instant_args,
+                                        **{k: v[instant_rows] for k, v in columns.items()})
         if flows:
             synonyms = self.flavour.flow_categories
             categories = [synonyms.get(c, c) for c in [r.cat or "" for r in flows]]

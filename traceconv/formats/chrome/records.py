@@ -100,7 +100,8 @@ def decode(piece: bytes | bytearray) -> list[Any]:
     """The records of a piece of event array text (raises ``msgspec.DecodeError`` when an
     event does not fit the types: the piece is then read event by event).
 
-    >>> decode(b'[{"ph": "X", "name": "mm", "ts": 1, "dur": 2, "tid": "7", "extra": 0}]')
-    [Slice(ts=1, dur=2, bind_id=None, name='mm', cat=None, pid=None, tid='7', args=None)]
+    >>> [slice] = decode(b'[{"ph": "X", "name": "mm", "ts": 1, "dur": 2, "tid": "7", "x": 0}]')
+    >>> slice.name, slice.ts, slice.tid, bytes(slice.args)
+    ('mm', 1, '7', b'')
     """
     return _DECODE(piece)  # type: ignore[no-any-return]

@@ -195,8 +195,8 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
         enclosing_slices(index, tracks, times), strict=True)]
     names = trace.strings.strings
     args = i.args
-    columns = [args.get_many(rows, key) for key in ("Bytes", "Addr", "Device Type")]
-    columns.append(args.get_many(rows, "Device Id", -1))
+    columns = args.get_columns(rows, ("Bytes", "Addr", "Device Type", "Device Id"),
+                               (None, None, None, -1))
     devices: dict[tuple, str] = {}
     open_blocks: dict[tuple, MemoryBlock] = {}
     frees_without_alloc = allocs_without_free = malformed = 0
