@@ -1,29 +1,33 @@
 """A short, deterministic fuzz run over every reader, checker and writer (issue 15).
 
-The long run is ``python -m benchmarks.fuzz --seconds 3600 --out fuzz-out`` (see
-``benchmarks/fuzz/__main__.py``); this one replays the same fixed inputs on every CI run: any
-crash class (an exception other than a located ``TraceconvError``) or hang fails it, with the
-traceback of the first sighting.
+The long run is ``nice python -m benchmarks.fuzz --seconds 3600 --out fuzz-out`` (see
+``benchmarks/fuzz/__main__.py``); this one replays the same numbered inputs on every CI run,
+writers on every input: any crash class (an exception other than a located
+``TraceconvError``) or hang fails it, with the traceback of the first sighting.
 """
 
 from __future__ import annotations
 
 import random
+import signal
 
-from benchmarks.fuzz.campaign import KINDS, collect_seeds, run_campaign
+from benchmarks.fuzz import campaign, worker
+from benchmarks.fuzz.campaign import run_campaign
 from benchmarks.fuzz.mutators import mutate, parse_wire, write_wire
+from benchmarks.fuzz.seeds import KINDS, collect_seeds, mutant
 
-PER_TARGET = 40   # x 12 targets: about a minute on a loaded CI machine
+PER_TARGET = 200   # x 12 targets: ~20 s idle, well under 2 minutes on a loaded CI machine
 
 
 def test_short_fuzz_run_finds_no_crash_and_no_hang(tmp_path):
     figures = run_campaign(per_target=PER_TARGET, seed=0, timeout=20.0, minimise_budget=0,
-                           out=tmp_path)
+                           writers_every=1, out=tmp_path)
     assert set(figures.inputs) == set(KINDS), "every reader and checker gets inputs"
     assert all(count == PER_TARGET for count in figures.inputs.values())
     report = "\n\n".join(f"{sig} ({c['target']}):\n{c['detail']}"
                          for sig, c in figures.crashes.items())
     assert not figures.crashes, report
+    assert len(list((tmp_path / "slowest").iterdir())) == len(KINDS)
 
 
 def test_mutants_are_deterministic_and_wire_edits_round_trip(tmp_path):
@@ -35,3 +39,36 @@ def test_mutants_are_deterministic_and_wire_edits_round_trip(tmp_path):
     assert first == again
     changed = sum(data != seeds[t][0] for t, (_, data) in zip(sorted(seeds), first, strict=True))
     assert changed >= len(first) - 2   # (a swap may pick the same element twice)
+    # a numbered mutant does not depend on what was made before it
+    later = mutant(seeds, "chrome", 3, 17)
+    assert [mutant(seeds, "chrome", 3, i) for i in (16, 17)][1] == later
+
+
+def test_the_timer_turns_a_stuck_input_into_a_located_hang(tmp_path, monkeypatch):
+    def stuck(target, path, write=True):
+        while True:   # (CPU time: the timer counts the worker's CPU seconds)
+            pass
+
+    monkeypatch.setattr(worker, "run_target", stuck)
+    outcome = worker.Runner(str(tmp_path), timeout=0.2).run("migraphx", b"x")
+    assert outcome.status == "hang" and outcome.data == b"x"
+    assert "in stuck" in outcome.detail
+
+
+def test_a_worker_stuck_in_native_code_is_killed_and_restarted(monkeypatch):
+    def spin(conn, *settings):   # stands for native code: deaf to the CPU timer
+        signal.signal(signal.SIGPROF, signal.SIG_IGN)
+        if conn.recv() is None:
+            return
+        while True:
+            pass
+
+    monkeypatch.setattr(campaign, "serve", spin)
+    stuck = campaign.Worker((1 << 30, 0.1, {}, 0, 1))
+    first = stuck.process.pid
+    try:
+        outcome = stuck.run("migraphx", b"x", timeout=0.1)
+        assert outcome.status == "hang" and "native code" in outcome.signature
+        assert stuck.process.pid != first and stuck.process.is_alive()   # a fresh worker
+    finally:
+        stuck.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import gzip
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -220,7 +221,7 @@ MINIMISED = {
     "summary_step_cost_garbled.txt": ("paddle-summary", "no Paddle summary table"),
     "summary_memory_size_inf.txt": ("paddle-summary", ".txt:6: Increased Size is not a finite"),
     "summary_count_over_int64.txt": ("paddle-summary", "ok"),
-    "report_memcpy_total_1e308.txt": ("paddle-report", "out of the int64 range"),
+    "report_memcpy_total_1e308.txt": ("paddle-report", ":1: time is out of the int64 range"),
     "memory_flow_size_over_int64.svg": ("megengine-memflow-svg", "$.rects[0]"),
     # int(inf) in a shape, and opr steps / chunk times whose ns pass int64
     "megengine_shape_inf.json": (
@@ -388,6 +389,20 @@ def test_jax_device_pid_that_is_an_object(tmp_path: Path):
     assert codes_of(trace)["chrome.malformed_event"] == 1
 
 
+def test_jax_events_that_are_not_objects(tmp_path: Path):
+    # (fuzz, seed 1 #27) AttributeError in the JAX flavour's prepare: 'str' has no .get
+    path = chrome_doc(tmp_path, [
+        "-1", 7, None,
+        {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/device:GPU:0"}},
+        {"ph": "M", "name": "process_name", "pid": 2, "args": {"name": "/host:CPU"}},
+        {"ph": "X", "name": "k", "ts": 0, "dur": 1, "pid": 1, "tid": 1}])
+    trace = traceconv.load(path, format="chrome")
+    assert trace.counts()["slices"] == 1
+    assert trace.metadata.framework == "JAX"
+    assert [t.kind.value for t in trace.tracks] == ["stream"]   # pid 1 is still a device
+    assert codes_of(trace) == {"chrome.event_not_object": 3}
+
+
 def test_kineto_memory_and_correlation_of_the_wrong_type(tmp_path: Path):
     # TypeError in _memory_blocks (Device Id a list) and _join_launches (correlation an object)
     path = chrome_doc(tmp_path, [
@@ -409,6 +424,97 @@ def test_kineto_memory_and_correlation_of_the_wrong_type(tmp_path: Path):
     assert trace.counts()["memory_blocks"] == 1
     for to in ("chrome", "summary", "perfetto"):
         traceconv.save(trace, tmp_path / f"out.{to}", format=to)
+
+
+@pytest.mark.parametrize(("properties", "dropped"), [
+    (7, 1), ({"id": 0, "name": "H100"}, 1),
+    ([{"id": [0], "name": "A"}, "x", {"id": 0}, {"name": "B"}], 3)])
+def test_kineto_device_properties_of_the_wrong_shape(tmp_path: Path, properties, dropped):
+    # (fuzz, seed 0 #12) TypeError in _label_processes: deviceProperties 7 is not iterable;
+    # (seed 13 #897) KeyError: an entry without "id"
+    path = chrome_doc(tmp_path, [
+        {"ph": "X", "cat": "kernel", "name": "k", "ts": 3, "dur": 2, "pid": 0, "tid": 7}],
+        schemaVersion=1, deviceProperties=properties)
+    trace = traceconv.load(path, format="chrome")
+    assert trace.counts()["slices"] == 1
+    assert codes_of(trace)["kineto.malformed_device_properties"] == dropped
+
+
+def test_megengine_chunk_whose_id_is_not_its_key_is_counted():
+    # mem_chunk {"x": {"id": "c", ...}}: a KeyError in _settle_in_place before issue15b's fix;
+    # the key names the block (memory plans refer to chunks by key) and the repair is counted
+    trace = traceconv.load(HOSTILE / "megengine_chunk_id_not_key.json", format="megengine")
+    assert [(b.args["chunk"], b.size, b.address) for b in trace.memory] == [("x", 8, 16)]
+    assert codes_of(trace)["megengine.chunk_id_not_key"] == 1
+
+
+def test_migraphx_shape_whose_byte_size_passes_int64(tmp_path: Path):
+    # dims and strides within int64 whose byte size is not: 4 x (1 + (2**32-1) x 2**32 + ...)
+    # stopped the read ("memory block size is out of the int64 range"), or reached orjson in
+    # summary-json as a > 64-bit "memory" total
+    big = "float_type, {4294967296, 4294967296}, {4294967296, 1}"
+    path = tmp_path / "prog.txt"
+    path.write_text(f"@0 = @param:x -> {big}\n@1 = gpu::relu(@0) -> {big}\n"
+                    "@2 = gpu::relu(@1) -> float_type, {2, 2}, {2, 1}\n")
+    trace = traceconv.load(path, format="migraphx")
+    assert codes_of(trace) == {"migraphx.shape_too_large": 2}
+    assert [b.size for b in trace.memory] == [0]   # the parameter: no size
+    for to in ("summary-json", "chrome", "perfetto", "graphml"):
+        assert run("convert", str(path), "--format", "migraphx", "--to", to,
+                   "-o", str(tmp_path / f"out.{to}")).exit_code == 0
+
+
+def test_a_cut_snapshot_pickle_is_located(tmp_path: Path):
+    import pickle
+
+    doc = {"segments": [{"address": i, "total_size": 8} for i in range(50)], "device_traces": []}
+    raw = pickle.dumps(doc, protocol=4)
+    cut = raw[:len(raw) // 2]
+    plain, packed, torn = (tmp_path / "a.pickle", tmp_path / "b.pickle.gz",
+                           tmp_path / "c.pickle.gz")
+    plain.write_bytes(cut)
+    packed.write_bytes(gzip.compress(cut))
+    torn.write_bytes(gzip.compress(raw)[:-12])   # the gzip itself cut (no trailer)
+    for path, place in ((plain, f":byte {len(cut)}:"), (packed, f":decompressed byte {len(cut)}:")):
+        one_error_line(run("info", str(path), "--format", "torch-snapshot"),
+                       f"{path}{place} not a readable pickle: pickle data was truncated")
+    one_error_line(run("info", str(torn), "--format", "torch-snapshot"),
+                   f"{torn}:decompressed byte 0: not a readable pickle: Compressed file ended")
+
+
+@pytest.mark.parametrize(("line_start", "number"), [
+    ("Total time: ", "120.5"), ("  Computation time", "80.25"), ("GpuMemcpy ", "6.0"),
+    ("  conv2d ", "60.5"), ("    conv2d/compute", "0.55"), ("Place(gpu:0):conv2d", "12.5")])
+def test_paddle_report_number_errors_name_the_line(tmp_path: Path, line_start, number):
+    # overhead, memcpy, event and memory rows: 1e308 ms (or MB) has no int64 ns (bytes)
+    lines = (Path(__file__).parent.parent / "samples" / "paddle" /
+             "report_gpu_before.txt").read_text().splitlines(keepends=True)
+    at = next(i for i, text in enumerate(lines) if text.startswith(line_start))
+    lines[at] = re.sub(rf"(?<=\s){re.escape(number)}(?=\s)", "1e308", lines[at], count=1)
+    assert "1e308" in lines[at]
+    path = tmp_path / "report.txt"
+    path.write_text("".join(lines))
+    one_error_line(run("info", str(path), "--format", "paddle-report"),
+                   f"{path}:{at + 1}: ", "is out of the int64 range: 1e+308")
+
+
+def test_paddle_nesting_subset_search_is_bounded():
+    # A collapsed merged table is nested by finding the rows whose totals make up the
+    # excess over Total time; every row walks every reachable sum, so a hostile table
+    # (42 KB took 2.6 s) is cut off after MAX_WALK walked sums or MAX_SUMS reachable ones.
+    from traceconv.formats.paddle_report.nesting import MAX_SUMS, MAX_WALK, _subset_with_sum
+
+    assert (MAX_SUMS, MAX_WALK) == (200_000, 1_000_000)
+    # n equal rows: row k walks k + 1 sums, n (n + 1) / 2 in all: 980,700 for n = 1,400
+    # (under the cap: all rows found), 1,125,750 for 1,500 (the walk stops at row 1,414)
+    assert _subset_with_sum([0.01] * 1400, 14.0, 1e-4) == list(range(1400))
+    assert _subset_with_sum([0.01] * 1500, 15.0, 1e-4) is None
+    # powers of two double the reachable sums: past 2**17 rows 18+ are never tried, so the
+    # last row (which the answer needs) is not reached with 40 rows before it; with 12 it is
+    powers = [0.01 * 2**k for k in range(12)]
+    assert _subset_with_sum([*powers, 1000.0], 1000.01, 1e-4) == [0, 12]
+    powers = [0.01 * 2**k for k in range(40)]
+    assert _subset_with_sum([*powers, 1e9], 1e9 + 0.01, 1e-4) is None
 
 
 @pytest.mark.parametrize("sort_index", [1e308, 2**63, "x", 3.0])

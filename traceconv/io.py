@@ -92,6 +92,10 @@ class _BoundedReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def tell(self) -> int:
+        """Decompressed bytes passed through (a place for errors; no seeking)."""
+        return self._done
+
     def readinto(self, buffer) -> int:  # type: ignore[override]
         n = self._stream.readinto(buffer)
         self._done += n or 0
@@ -102,6 +106,21 @@ class _BoundedReader(io.RawIOBase):
     def close(self) -> None:
         self._stream.close()
         super().close()
+
+
+def stopped_at(stream: BinaryIO, compressed: bool) -> str | None:
+    """Where reading ``stream`` stopped, as an error location (of the decompressed data if
+    ``compressed``); None where the stream cannot tell. A gzip cut short fails a whole read
+    block (up to 1 MiB): its place is where that block began.
+
+    >>> stream = io.BytesIO(b"abcdef"); _ = stream.read(4); stopped_at(stream, False)
+    'byte 4'
+    """
+    try:
+        offset = stream.tell()
+    except (OSError, ValueError):
+        return None
+    return f"{'decompressed ' if compressed else ''}byte {offset}"
 
 
 def too_large(name: str, limit: int) -> InputError:
@@ -182,17 +201,20 @@ class Source:
     @cached_property
     def head(self) -> bytes:
         """The first 64 KiB of the decompressed content, for format sniffing."""
-        try:
-            with self.open() as stream:
-                return stream.read(HEAD_BYTES)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"cannot read: {exc}", file=self.name) from None
+        return self._read(HEAD_BYTES)
 
     def read_bytes(self) -> bytes:
         """The whole decompressed content."""
+        return self._read(-1)
+
+    def _read(self, size: int) -> bytes:
         try:
             with self.open() as stream:
-                return stream.read()
+                try:
+                    return stream.read(size)
+                except (OSError, EOFError) as exc:   # e.g. a gzip cut short
+                    raise InputError(f"cannot read: {exc}", file=self.name,
+                                     location=stopped_at(stream, self.compressed)) from None
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read: {exc}", file=self.name) from None
 

@@ -88,9 +88,9 @@ def scaled_int(value: float | int, scale: float, what: str = "time") -> int:
 
 
 @contextmanager
-def located(location: str | int) -> Iterator[None]:
+def located(location: str | int | None) -> Iterator[None]:
     """Name ``location`` (a line number or JSON path) in a ``NumberError`` raised inside,
-    unless a deeper ``located`` named it already.
+    unless a deeper ``located`` named it already (None: nothing to add).
 
     >>> with located(12):
     ...     to_int64(2**64, "count")

@@ -1,28 +1,39 @@
-"""``python -m benchmarks.fuzz``: a fuzz campaign over every reader and writer.
+"""``python -m benchmarks.fuzz``: a fuzz campaign over every reader, checker and writer.
 
-    python -m benchmarks.fuzz --seconds 3600 --out fuzz-out      # the long run (random seed)
-    python -m benchmarks.fuzz --per-target 200 --seed 0          # what the test suite runs
+    nice -n 19 python -m benchmarks.fuzz --seconds 3600 --jobs 1 --out fuzz-out   # long run
+    python -m benchmarks.fuzz --per-target 40 --writers-every 1 --seed 0        # the test's run
 
-Prints one line per new crash class and the figures at the end; with ``--out``, minimised
-reproducers (``*.input`` + ``*.txt`` with the traceback) and ``figures.json``.
+Readers see every input; the writers run on one input in ``--writers-every`` (the inputs whose
+number is a multiple of it) that read. Prints one line per new crash or hang class and the
+figures at the end; with ``--out``, minimised reproducers (``*.input`` + ``*.txt`` with the
+traceback and the input's number), the slowest input of each target (``slowest/``) and
+``figures.json``. Exit status 1 when a crash or hang class was found.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import signal
 import sys
 from pathlib import Path
 
 from .campaign import run_campaign
 
 
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt   # the campaign stops and reports what it ran
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.fuzz", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, help="run round-robin for this long")
-    parser.add_argument("--per-target", type=int, help="inputs per target (deterministic)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seconds", type=float, help="run for this long")
+    parser.add_argument("--per-target", type=int,
+                        help="inputs per target, numbers 0 .. N-1 (deterministic)")
+    parser.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--writers-every", type=int, default=8, metavar="N",
+                        help="run the 7 writers on every N-th input (default 8; 1: all)")
     parser.add_argument("--timeout", type=float, default=10.0,
                         help="seconds an input may take before it counts as a hang")
     parser.add_argument("--memory", type=int, default=2048, help="MiB per worker (RLIMIT_AS)")
@@ -32,14 +43,19 @@ def main() -> None:
     args = parser.parse_args()
     if args.seconds is None and args.per_target is None:
         parser.error("say --seconds or --per-target")
+    signal.signal(signal.SIGTERM, _stop)   # (a background job does not get Ctrl-C)
     figures = run_campaign(per_target=args.per_target, seconds=args.seconds, seed=args.seed,
                            timeout=args.timeout, memory_limit=args.memory << 20, out=args.out,
-                           targets=args.targets, log=lambda line: print(line, flush=True))
-    print(json.dumps(figures.as_dict()["inputs"], indent=1))
+                           targets=args.targets, writers_every=max(args.writers_every, 1),
+                           jobs=max(args.jobs, 1), log=lambda line: print(line, flush=True))
+    total = sum(figures.inputs.values())
+    print(f"{total:,} inputs in {figures.wall_seconds:,.0f} s "
+          f"({total / max(figures.wall_seconds, 1e-9):,.0f} inputs/s, {args.jobs} job(s))")
     for target, outcomes in sorted(figures.outcomes.items()):
-        slow = figures.slowest.get(target, (0.0, 0))
-        print(f"{target:24} {dict(outcomes)}  slowest {slow[0]:.2f} s ({slow[1]:,} bytes)")
-    print(f"crash classes: {len(figures.crashes)}")
+        seconds, size, index = figures.slowest.get(target, (0.0, 0, 0))
+        print(f"{target:22} {figures.inputs[target]:>9,} {dict(outcomes)}  "
+              f"slowest #{index}: {seconds:.3f} s ({size:,} bytes)")
+    print(f"crash and hang classes: {len(figures.crashes)}")
     sys.exit(1 if figures.crashes else 0)
 
 

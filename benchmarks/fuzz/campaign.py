@@ -1,45 +1,34 @@
-"""The fuzz campaign: seeds, targets, a watchdog per input, minimised reproducers, figures.
+"""The fuzz campaign: workers, the outer watchdog, minimised reproducers and the figures.
 
-Seeds are the project's own inputs (``samples/``, ``tests/data/``), recognised by the
-registry and shrunk to a few hundred events so each mutant runs in milliseconds. Every
-reader gets the mutants of its seeds; the two checkers (``check:perfetto``,
-``check:chrome``) get mutants of files traceconv wrote. Each input runs in a worker process
-under ``RLIMIT_AS``; the parent waits ``timeout`` seconds and kills a worker that does not
-answer (a hang). Crashes are grouped by signature and minimised by deleting chunks of bytes
-while the signature stays.
+Work goes out in batches of mutant numbers (``(target, first, count)``) to ``jobs`` long-lived
+worker processes (:mod:`.worker`), always to the target with the fewest inputs so far, so
+targets stay level. A worker answers one outcome per input. A worker that dies (a signal, a
+hard memory failure) or stays silent while it spends ``2 x timeout + 2`` CPU seconds (a hang
+its own timer could not interrupt) or for ``30 x timeout + 60`` s of wall time (blocked, or
+where the CPU time of another process cannot be read) is killed and restarted; the input it was on counts as a crash or a hang, and the
+rest of its batch goes back in the queue. Crashes and hangs are grouped by signature; the
+first of each class is minimised by deleting chunks of bytes while the signature stays.
 """
 
 from __future__ import annotations
 
-import gzip
-import hashlib
+import contextlib
 import json
 import multiprocessing
-import random
+import os
 import re
 import shutil
 import time
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
+from multiprocessing.connection import wait
 from pathlib import Path
 
-from .mutators import mutate, parse_wire, write_wire
+from .seeds import collect_seeds, mutant
 from .worker import Outcome, scratch_folder, serve
 
-ROOT = Path(__file__).resolve().parents[2]
-SEED_DIRS = (ROOT / "samples", ROOT / "tests" / "data")
-KINDS = {"chrome": "json", "megengine": "json", "megengine-meminfo": "json",
-         "torch-memory": "json", "paddle-report": "text", "paddle-summary": "text",
-         "migraphx": "text", "paddle-profile": "protobuf", "paddle-pb": "protobuf",
-         "megengine-memflow-svg": "svg", "check:perfetto": "protobuf", "check:chrome": "json"}
-# the file name a mutant gets: some readers look at it (StaticMemoryInfo.json, ...)
-FILE_NAMES = {"megengine-meminfo": "StaticMemoryInfo.json",
-              "megengine-memflow-svg": "memory_flow.svg", "paddle-pb": "t.paddle_trace.pb",
-              "paddle-profile": "t.profile", "torch-memory": "t.raw.json",
-              "check:perfetto": "t.pftrace"}
-MAX_EVENTS = 150          # events kept per seed
-MAX_TEXT = 24 << 10       # bytes kept per text seed
-MAX_REPEATED = 40         # protobuf: occurrences kept of any repeated field
+BATCH = 64          # mutants per job: small enough to keep targets level and to stop soon
+PROGRESS_EVERY = 300.0   # seconds between progress lines in the log
 
 
 @dataclass
@@ -47,148 +36,105 @@ class Figures:
     inputs: Counter = field(default_factory=Counter)
     outcomes: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
     crashes: dict[str, dict] = field(default_factory=dict)   # signature -> first sighting
-    slowest: dict[str, tuple[float, int]] = field(default_factory=dict)  # target -> (s, bytes)
+    slowest: dict[str, tuple[float, int, int]] = field(default_factory=dict)  # (s, bytes, index)
+    busy: dict[str, float] = field(default_factory=lambda: defaultdict(float))  # seconds
+    wall_seconds: float = 0.0
+
+    def count(self, target: str, index: int, outcome: Outcome) -> None:
+        self.inputs[target] += 1
+        self.outcomes[target][outcome.status] += 1
+        self.busy[target] += outcome.seconds
+        if outcome.seconds > self.slowest.get(target, (0.0, 0, 0))[0]:
+            self.slowest[target] = (outcome.seconds, outcome.size, index)
 
     def as_dict(self) -> dict:
-        return {"inputs": dict(self.inputs),
+        return {"inputs": dict(self.inputs), "wall_seconds": round(self.wall_seconds, 1),
                 "outcomes": {t: dict(c) for t, c in self.outcomes.items()},
                 "crash_classes": {s: {k: v for k, v in c.items() if k != "data"}
                                   for s, c in self.crashes.items()},
-                "slowest": {t: {"seconds": round(s, 3), "bytes": n}
-                            for t, (s, n) in self.slowest.items()}}
+                "slowest": {t: {"seconds": round(s, 3), "bytes": n, "index": i}
+                            for t, (s, n, i) in self.slowest.items()},
+                "ms_per_input": {t: round(1000 * self.busy[t] / n, 2)
+                                 for t, n in self.inputs.items() if n}}
 
-
-# -- seeds --------------------------------------------------------------------------------
-
-def _shrink(kind: str, data: bytes) -> bytes:
-    if kind == "json":
-        try:
-            doc = json.loads(data)
-        except ValueError:
-            return data[:MAX_TEXT]
-        return json.dumps(_cap_lists(doc)).encode()
-    if kind == "protobuf":
-        try:
-            return write_wire(_cap(parse_wire(data)))
-        except ValueError:
-            return data
-    if len(data) > MAX_TEXT:
-        return data[:data.rfind(b"\n", 0, MAX_TEXT) + 1] or data[:MAX_TEXT]
-    return data
-
-
-def _cap_lists(value):  # type: ignore[no-untyped-def]
-    """Every list or mapping (events, oprs, memory records) cut to its first MAX_EVENTS
-    items."""
-    if isinstance(value, list):
-        return [_cap_lists(v) for v in value[:MAX_EVENTS]]
-    if isinstance(value, dict):
-        return {k: _cap_lists(v) for k, v in list(value.items())[:MAX_EVENTS]}
-    return value
-
-
-def _cap(fields: list) -> list:
-    seen: Counter = Counter()
-    kept = []
-    for number, wire, value in fields:
-        seen[number] += 1
-        if seen[number] <= MAX_REPEATED:
-            kept.append((number, wire, _cap(value) if isinstance(value, list) else value))
-    return kept
-
-
-def _written_pftraces(json_seeds: list[bytes], folder: Path) -> list[bytes]:
-    """Perfetto files traceconv writes from a few Chrome seeds (the checker's inputs)."""
-    import io
-
-    import traceconv
-    from traceconv.formats import perfetto
-
-    out = []
-    for i, data in enumerate(json_seeds[:6]):
-        path = folder / f"seed{i}.json"
-        path.write_bytes(data)
-        try:
-            buffer = io.BytesIO()
-            perfetto.write(traceconv.load(path, format="chrome"), buffer)
-            out.append(buffer.getvalue())
-        except Exception:  # noqa: BLE001 - a seed that does not convert is not a seed
-            continue
-    return out
-
-
-def collect_seeds(folder: Path) -> dict[str, list[bytes]]:
-    """target -> shrunk, distinct seed contents."""
-    from traceconv import registry
-    from traceconv.io import Source
-
-    seeds: dict[str, dict[str, bytes]] = defaultdict(dict)
-    for directory in SEED_DIRS:
-        for path in sorted(directory.rglob("*")):
-            if not path.is_file() or path.suffix in (".md", ".py"):
-                continue
-            try:
-                name = registry.detect(Source(path)).name
-            except Exception:  # noqa: BLE001 - not an input of any reader
-                continue
-            if name not in KINDS:
-                continue
-            raw = path.read_bytes()
-            if raw[:2] == b"\x1f\x8b":
-                raw = gzip.decompress(raw)
-            data = _shrink(KINDS[name], raw)
-            seeds[name][hashlib.sha1(data).hexdigest()] = data
-    seeds["check:chrome"] = dict(seeds["chrome"])
-    pftraces = _written_pftraces(list(seeds["chrome"].values()), folder)
-    seeds["check:perfetto"] = {hashlib.sha1(d).hexdigest(): d for d in pftraces}
-    return {target: list(by_hash.values()) for target, by_hash in seeds.items() if by_hash}
-
-
-# -- the watchdog -------------------------------------------------------------------------
 
 class Worker:
-    """A worker process; restarted after a hang or a hard crash."""
+    """One worker process and the batch it is on; restarted after a death or a hang."""
 
-    def __init__(self, memory_limit: int, timeout: float) -> None:
-        self.memory_limit, self.timeout = memory_limit, timeout
+    def __init__(self, settings: tuple) -> None:
+        self.settings = settings   # (memory limit, timeout, seeds, campaign seed, writers_every)
         self.folder = scratch_folder()
-        self.context = multiprocessing.get_context("fork")
+        self.batch: tuple[str, int, int] | None = None    # target, next index, end
         self._start()
 
     def _start(self) -> None:
-        self.conn, child = self.context.Pipe()
-        self.process = self.context.Process(target=serve, daemon=True,
-                                            args=(child, self.memory_limit, self.folder))
+        context = multiprocessing.get_context("fork")
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=serve, daemon=True,
+                                       args=(child, self.folder, *self.settings))
         self.process.start()
+        child.close()
+        self.heard()
 
-    def run(self, target: str, data: bytes) -> Outcome:
-        self.conn.send((target, FILE_NAMES.get(target, "t.json" if KINDS[target] == "json"
-                                                else "t.txt"), data))
-        if self.conn.poll(self.timeout):
-            try:
-                return self.conn.recv()
-            except EOFError:
+    def heard(self) -> None:
+        """The worker answered (or was given work): its silence counts from now."""
+        self.last_seen, self.cpu_seen = time.monotonic(), _cpu_seconds(self.process.pid)
+
+    def stuck(self, timeout: float) -> bool:
+        """Silent for longer than any input may take (see the module's docstring)."""
+        if time.monotonic() - self.last_seen > 30 * timeout + 60:
+            return True
+        cpu = _cpu_seconds(self.process.pid)
+        return cpu is not None and self.cpu_seen is not None and (
+            cpu - self.cpu_seen > 2 * timeout + 2)
+
+    def give(self, target: str, first: int, count: int) -> None:
+        self.batch = (target, first, first + count)
+        self.heard()
+        self.conn.send(("batch", target, first, count))
+
+    def run(self, target: str, data: bytes, timeout: float) -> Outcome:
+        """Run exactly ``data`` (minimising); waits for the answer."""
+        self.conn.send(("data", target, data))
+        self.heard()
+        while not self.conn.poll(1.0):
+            if self.stuck(timeout):
                 self.restart()
-                return Outcome("crash", "worker died (signal or hard memory failure)")
-        self.restart()
-        return Outcome("hang", f"hang (no answer in {self.timeout:g} s)", seconds=self.timeout)
+                return Outcome("hang", "hang (native code: no answer)", seconds=timeout)
+        try:
+            return self.conn.recv()
+        except EOFError:
+            self.restart()
+            return Outcome("crash", "worker died (signal or hard memory failure)")
+        return Outcome("hang", "hang (native code: no answer)", seconds=timeout)
 
     def restart(self) -> None:
         self.process.kill()
         self.process.join()
+        self.conn.close()
         self._start()
 
     def close(self) -> None:
-        self.conn.send(None)
+        with contextlib.suppress(OSError):   # (a worker that just died)
+            self.conn.send(None)
         self.process.join(5)
         if self.process.is_alive():
             self.process.kill()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-# -- minimising ---------------------------------------------------------------------------
+def _cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU seconds of process ``pid`` (Linux ``/proc``), None elsewhere."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-def minimise(worker: Worker, target: str, data: bytes, signature: str,
+
+def minimise(worker: Worker, target: str, data: bytes, signature: str, timeout: float,
              budget: int = 300) -> bytes:
     """Delete chunks (halves, quarters, ... single bytes) while the crash keeps its signature."""
     chunk = max(len(data) // 2, 1)
@@ -198,7 +144,7 @@ def minimise(worker: Worker, target: str, data: bytes, signature: str,
         while at < len(data) and runs < budget:
             candidate = data[:at] + data[at + chunk:]
             runs += 1
-            if worker.run(target, candidate).signature == signature:
+            if worker.run(target, candidate, timeout).signature == signature:
                 data, shrunk = candidate, True
             else:
                 at += chunk
@@ -211,70 +157,154 @@ def _slug(signature: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", signature)[:80].strip("_")
 
 
-# -- the campaign -------------------------------------------------------------------------
+class Campaign:
+    def __init__(self, seeds: dict[str, list[bytes]], targets: list[str], settings: tuple,
+                 jobs: int, timeout: float, out: Path | None, minimise_budget: int,
+                 log) -> None:  # type: ignore[no-untyped-def]
+        self.seeds, self.targets, self.settings = seeds, targets, settings
+        self.timeout, self.out, self.budget, self.log = timeout, out, minimise_budget, log
+        self.figures = Figures()
+        self.issued: Counter = Counter({t: 0 for t in targets})
+        self.queue: deque[tuple[str, int, int]] = deque()
+        self.workers = [Worker(settings) for _ in range(jobs)]
+        self._minimiser: Worker | None = None
+
+    def run(self, per_target: int | None, deadline: float | None) -> Figures:
+        began = time.monotonic()
+        try:
+            self._loop(per_target, deadline)
+        except KeyboardInterrupt:   # Ctrl-C ends a long run early, with its figures
+            pass
+        finally:
+            for worker in [*self.workers, *([self._minimiser] if self._minimiser else [])]:
+                worker.close()
+        self.figures.wall_seconds = time.monotonic() - began
+        return self.figures
+
+    def _loop(self, per_target: int | None, deadline: float | None) -> None:
+        began = last_report = time.monotonic()
+        while True:
+            if self.log and time.monotonic() - last_report > PROGRESS_EVERY:
+                last_report = time.monotonic()
+                done = sum(self.figures.inputs.values())
+                self.log(f"{last_report - began:,.0f} s: {done:,} inputs "
+                         f"({done / (last_report - began):,.0f}/s), fewest "
+                         f"{min(self.figures.inputs.values(), default=0):,} per target, "
+                         f"{len(self.figures.crashes)} crash/hang classes")
+            stopping = deadline is not None and time.monotonic() > deadline
+            for worker in self.workers:
+                if worker.batch is None and not stopping:
+                    job = self._next_job(per_target)
+                    if job is not None:
+                        worker.give(*job)
+            busy = [w for w in self.workers if w.batch is not None]
+            if not busy:
+                break
+            ready = wait([w.conn for w in busy], timeout=1.0)
+            for worker in busy:
+                if worker.conn in ready:
+                    self._receive(worker)
+                elif worker.stuck(self.timeout):
+                    self._lost(worker, Outcome("hang", "hang (native code: no answer)",
+                                               seconds=2 * self.timeout + 2))
+
+    def _next_job(self, per_target: int | None) -> tuple[str, int, int] | None:
+        if self.queue:
+            return self.queue.popleft()
+        target = min(self.targets, key=lambda t: self.issued[t])
+        first = self.issued[target]
+        count = BATCH if per_target is None else min(BATCH, per_target - first)
+        if count <= 0:
+            return None
+        self.issued[target] += count
+        return target, first, count
+
+    def _receive(self, worker: Worker) -> None:
+        assert worker.batch is not None
+        target, _, end = worker.batch
+        try:
+            got, outcome = worker.conn.recv()
+        except (EOFError, OSError):
+            self._lost(worker, Outcome("crash", "worker died (signal or hard memory failure)"))
+            return
+        worker.heard()
+        worker.batch = (target, got + 1, end) if got + 1 < end else None
+        self._count(target, got, outcome)
+
+    def _lost(self, worker: Worker, outcome: Outcome) -> None:
+        """The worker died or hung on its current input: count it, restart, requeue."""
+        assert worker.batch is not None
+        target, index, end = worker.batch
+        worker.restart()
+        worker.batch = None
+        if index + 1 < end:
+            self.queue.append((target, index + 1, end - index - 1))
+        mutator, data = mutant(self.seeds, target, self.settings[3], index)
+        outcome.mutator, outcome.data, outcome.size = mutator, data, len(data)
+        self._count(target, index, outcome)
+
+    def _count(self, target: str, index: int, outcome: Outcome) -> None:
+        self.figures.count(target, index, outcome)
+        if outcome.status not in ("crash", "hang"):
+            return
+        known = self.figures.crashes.get(outcome.signature)
+        if known is not None:
+            known["count"] += 1
+            return
+        small = outcome.data
+        if outcome.status == "crash" and self.budget:
+            small = minimise(self._minimiser_worker(), target, small, outcome.signature,
+                             self.timeout, self.budget)
+            for worker in self.workers:   # their silence while we minimised is not a hang
+                worker.heard()
+        self.figures.crashes[outcome.signature] = {
+            "target": target, "index": index, "mutator": outcome.mutator, "count": 1,
+            "bytes": len(small), "detail": outcome.detail[-2000:]}
+        if self.log:
+            self.log(f"{target} #{index}: {outcome.signature} "
+                     f"({len(outcome.data)} -> {len(small)} bytes)")
+        if self.out is not None:
+            name = f"{target.replace(':', '-')}__{_slug(outcome.signature)}"
+            self.out.mkdir(parents=True, exist_ok=True)
+            (self.out / f"{name}.input").write_bytes(small)
+            (self.out / f"{name}.txt").write_text(
+                f"target: {target}\nindex: {index}\nmutator: {outcome.mutator}\n"
+                f"signature: {outcome.signature}\n\n{outcome.detail}")
+
+    def _minimiser_worker(self) -> Worker:
+        if self._minimiser is None:
+            self._minimiser = Worker(self.settings)
+        return self._minimiser
+
 
 def run_campaign(*, per_target: int | None = None, seconds: float | None = None,
                  seed: int = 0, timeout: float = 10.0, memory_limit: int = 2 << 30,
                  out: Path | None = None, targets: list[str] | None = None,
-                 minimise_budget: int = 300, log=None) -> Figures:
-    """Fuzz each target with ``per_target`` inputs, or round-robin for ``seconds``.
+                 writers_every: int = 1, jobs: int = 1, minimise_budget: int = 300,
+                 log=None) -> Figures:  # type: ignore[no-untyped-def]
+    """Fuzz each target with mutants ``0 .. per_target-1``, or for ``seconds``.
 
-    Deterministic for a given ``seed`` and input count. Reproducers (minimised) and
+    The inputs are a function of ``seed`` and their numbers, so a ``per_target`` run is the
+    same on every machine and with any ``jobs``. Writers run on every ``writers_every``-th
+    input that reads. Reproducers (minimised), the slowest input per target and
     ``figures.json`` go to ``out`` when given.
     """
     folder = Path(scratch_folder())
-    seeds = collect_seeds(folder)
-    chosen = [t for t in (targets or sorted(seeds)) if t in seeds]
-    figures = Figures()
-    worker = Worker(memory_limit, timeout)
-    rngs = {t: random.Random(f"{seed}:{t}") for t in chosen}
-    deadline = None if seconds is None else time.monotonic() + seconds
     try:
-        round_ = 0
-        while True:
-            if per_target is not None and round_ >= per_target:
-                break
-            if deadline is not None and time.monotonic() > deadline:
-                break
-            for target in chosen:
-                rng, pool = rngs[target], seeds[target]
-                base = rng.choice(pool)
-                mutator, data = mutate(KINDS[target], base, rng, pool)
-                outcome = worker.run(target, data)
-                figures.inputs[target] += 1
-                figures.outcomes[target][outcome.status] += 1
-                slowest = figures.slowest.get(target, (0.0, 0))
-                if outcome.seconds > slowest[0]:
-                    figures.slowest[target] = (outcome.seconds, len(data))
-                if outcome.status in ("crash", "hang"):
-                    _record(figures, worker, target, mutator, data, outcome, out,
-                            minimise_budget, log)
-            round_ += 1
+        seeds = collect_seeds(folder)
     finally:
-        worker.close()
         shutil.rmtree(folder, ignore_errors=True)
+    chosen = [t for t in (targets or sorted(seeds)) if t in seeds]
+    settings = (memory_limit, timeout, seeds, seed, writers_every)
+    campaign = Campaign(seeds, chosen, settings, jobs, timeout, out, minimise_budget, log)
+    deadline = None if seconds is None else time.monotonic() + seconds
+    figures = campaign.run(per_target, deadline)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "figures.json").write_text(json.dumps(figures.as_dict(), indent=2))
+        slowest = out / "slowest"
+        slowest.mkdir(exist_ok=True)
+        for target, (_, _, index) in figures.slowest.items():
+            (slowest / f"{target.replace(':', '-')}.input").write_bytes(
+                mutant(seeds, target, seed, index)[1])
     return figures
-
-
-def _record(figures: Figures, worker: Worker, target: str, mutator: str, data: bytes,
-            outcome: Outcome, out: Path | None, budget: int, log) -> None:
-    known = figures.crashes.get(outcome.signature)
-    if known is not None:
-        known["count"] += 1
-        return
-    small = data
-    if outcome.status == "crash" and budget:
-        small = minimise(worker, target, data, outcome.signature, budget)
-    figures.crashes[outcome.signature] = {"target": target, "mutator": mutator, "count": 1,
-                                          "bytes": len(small), "detail": outcome.detail[-2000:]}
-    if log:
-        log(f"{target}: {outcome.signature} ({len(data)} -> {len(small)} bytes)")
-    if out is not None:
-        name = f"{target.replace(':', '-')}__{_slug(outcome.signature)}"
-        out.mkdir(parents=True, exist_ok=True)
-        (out / f"{name}.input").write_bytes(small)
-        (out / f"{name}.txt").write_text(f"target: {target}\nmutator: {mutator}\n"
-                                         f"signature: {outcome.signature}\n\n{outcome.detail}")

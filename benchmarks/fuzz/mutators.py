@@ -65,9 +65,9 @@ def json_tree(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
     """Edit the parsed document: replace, delete, duplicate, swap or copy a value."""
     try:
         doc = json.loads(data)
-    except ValueError:
+        paths = _nodes(doc)
+    except (ValueError, RecursionError):   # not JSON, or nested too deep to walk
         return byte_edit(data, rng, pool)
-    paths = _nodes(doc)
     for _ in range(rng.randint(1, 3)):
         path = rng.choice(paths)
         if not path:
@@ -88,10 +88,13 @@ def json_tree(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
                 parent[key] = json.loads(json.dumps(_get(doc, rng.choice(paths))))
             else:
                 parent[key] = _numeric_neighbour(parent[key], rng)
+            paths = _nodes(doc)
         except (KeyError, IndexError, TypeError, RecursionError):
             continue
-        paths = _nodes(doc)
-    return _dumps(doc)
+    try:
+        return _dumps(doc)
+    except RecursionError:
+        return byte_edit(data, rng, pool)
 
 
 def _numeric_neighbour(value: Any, rng: random.Random) -> Any:
@@ -150,6 +153,7 @@ def parse_wire(data: bytes, depth: int = 0) -> list[Field]:
     while pos < len(data):
         key, pos = read_varint(data, pos)
         number, wire = key >> 3, key & 7
+        value: Any
         if wire == 0:
             value, pos = read_varint(data, pos)
         elif wire == 1:

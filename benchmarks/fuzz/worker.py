@@ -1,9 +1,17 @@
-"""One fuzz input end to end, in a worker process with a memory limit.
+"""The fuzz worker: a long-lived process that makes and runs many inputs.
 
-The input is written to a file named like the real thing, read by one reader (format forced,
-so each reader sees every mutant of its seeds), and the trace goes through every writer into
-memory. The outcome is ``ok``, ``error`` (a handled, located error: the contract) or ``crash``
-(anything else: an exception kind the code did not expect, or an error with no location).
+Each input is written to a file named like the real thing, read by one reader (format forced,
+so each reader sees every mutant of its seeds) and, for one input in ``writers_every``, the
+trace goes through every writer into memory. The outcome is ``ok``, ``error`` (a handled,
+located error: the contract), ``crash`` (anything else: an exception kind the code did not
+expect, or an error with no location) or ``hang``.
+
+Limits: the process runs under ``RLIMIT_AS`` (so a runaway input meets ``MemoryError``), and
+a CPU-time interval timer (``ITIMER_PROF``: on a shared machine a niced worker may wait for a
+core longer than an input runs) interrupts an input after ``timeout`` CPU seconds with
+:class:`Hang`, whose traceback says where it was stuck. The campaign keeps a second, outer
+watchdog for a hang the timer cannot interrupt (native code), and restarts the worker after
+it. Times reported are CPU seconds too.
 """
 
 from __future__ import annotations
@@ -11,11 +19,15 @@ from __future__ import annotations
 import io
 import os
 import resource
+import signal
 import tempfile
 import time
 import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from types import FrameType
+
+from .seeds import file_name, mutant
 
 READ_LIMIT = 64 << 20        # --max-bytes for fuzz inputs: mutants are small
 # every writer the registry has; (a writer that cannot express the trace refuses cleanly)
@@ -24,10 +36,22 @@ WRITERS = ("chrome", "perfetto", "summary", "summary-json", "graphml", "dot", "s
 
 @dataclass
 class Outcome:
-    status: str              # ok | error | crash
-    signature: str = ""      # crash: exception type and innermost traceconv frame
-    detail: str = ""         # crash: traceback; error: the message
-    seconds: float = 0.0
+    status: str              # ok | error | crash | hang
+    signature: str = ""      # crash, hang: exception type and innermost traceconv frame
+    detail: str = ""         # crash, hang: traceback
+    seconds: float = 0.0     # CPU seconds
+    size: int = 0            # input bytes
+    mutator: str = ""
+    data: bytes = b""        # crash, hang: the input itself
+
+
+class Hang(BaseException):
+    """Raised by the CPU timer in the input that overran (a BaseException: readers'
+    ``except Exception`` must not swallow it)."""
+
+
+def _on_timer(signum: int, frame: FrameType | None) -> None:
+    raise Hang
 
 
 def _signature(exc: BaseException) -> str:
@@ -39,52 +63,92 @@ def _signature(exc: BaseException) -> str:
     return f"{type(exc).__name__}{where}"
 
 
-def run_target(target: str, path: str) -> Outcome:
-    """Read ``path`` as ``target`` (a format name, or ``check:<format>``), then write it."""
+def run_target(target: str, path: str, write: bool = True) -> Outcome:
+    """Read ``path`` as ``target`` (a format name, or ``check:<format>``), then, if ``write``,
+    write the trace in every format."""
     import traceconv
     from traceconv import registry
     from traceconv.errors import TraceconvError
 
-    began = time.perf_counter()
     stage = "read"
     try:
         if target.startswith("check:"):
             traceconv.check(path, target.split(":", 1)[1], max_bytes=READ_LIMIT)
-            return Outcome("ok", seconds=time.perf_counter() - began)
+            return Outcome("ok")
         trace = traceconv.load(path, format=target, max_bytes=READ_LIMIT)
         stage = "write"
-        for writer in WRITERS:
+        for writer in WRITERS if write else ():
             try:
                 registry.get(writer).load().write(trace, io.BytesIO())
             except TraceconvError:
                 continue   # e.g. "no memory data to draw": a clean refusal
-        return Outcome("ok", seconds=time.perf_counter() - began)
+        return Outcome("ok")
     except TraceconvError as exc:
-        seconds = time.perf_counter() - began
         if stage == "read" and not exc.file:
-            return Outcome("crash", f"unlocated error: {exc.message[:60]}", str(exc), seconds)
-        return Outcome("error", detail=str(exc), seconds=seconds)
+            return Outcome("crash", f"unlocated error: {exc.message[:60]}", str(exc))
+        return Outcome("error", detail=str(exc)[:300])
+    except Hang as exc:
+        return Outcome("hang", f"{stage}: hang{_signature(exc).removeprefix('Hang')}",
+                       traceback.format_exc())
+    except MemoryError:
+        return Outcome("crash", f"{stage}: MemoryError (over the worker's memory limit)")
     except Exception as exc:  # noqa: BLE001 - every other kind is what the fuzzer looks for
-        return Outcome("crash", f"{stage}: {_signature(exc)}", traceback.format_exc(),
-                       time.perf_counter() - began)
+        return Outcome("crash", f"{stage}: {_signature(exc)}", traceback.format_exc())
 
 
-def serve(conn: Connection, memory_limit: int, folder: str) -> None:
-    """Worker loop: receive ``(target, file name, data)``, answer an :class:`Outcome`."""
+class Runner:
+    """Runs one input at a time under the timer, in the worker's scratch folder."""
+
+    def __init__(self, folder: str, timeout: float) -> None:
+        self.folder, self.timeout = folder, timeout
+        signal.signal(signal.SIGPROF, _on_timer)
+
+    def run(self, target: str, data: bytes, write: bool = True) -> Outcome:
+        path = os.path.join(self.folder, file_name(target))
+        with open(path, "wb") as out:
+            out.write(data)
+        began = time.process_time()
+        signal.setitimer(signal.ITIMER_PROF, self.timeout)
+        try:
+            outcome = run_target(target, path, write)
+        except Hang:   # the timer fired between run_target's own handlers
+            outcome = Outcome("hang", "hang", traceback.format_exc())
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+        outcome.seconds, outcome.size = time.process_time() - began, len(data)
+        if outcome.status in ("crash", "hang"):
+            outcome.data = data
+        return outcome
+
+
+def serve(conn: Connection, folder: str, memory_limit: int, timeout: float,
+          seeds: dict[str, list[bytes]], campaign_seed: int, writers_every: int) -> None:
+    """Worker loop. Jobs: ``("batch", target, first, count)`` makes and runs mutants
+    ``first .. first+count-1`` and answers one ``(index, Outcome)`` per input;
+    ``("data", target, bytes)`` runs those bytes (writers included) and answers an
+    ``Outcome``; ``None`` ends the loop."""
     resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is for the campaign to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    runner = Runner(folder, timeout)
     while True:
         job = conn.recv()
         if job is None:
             return
-        target, name, data = job
-        path = os.path.join(folder, name)
-        with open(path, "wb") as out:
-            out.write(data)
-        try:
-            outcome = run_target(target, path)
-        except MemoryError:
-            outcome = Outcome("crash", "MemoryError (over the worker's memory limit)")
-        conn.send(outcome)
+        if job[0] == "data":
+            conn.send(runner.run(job[1], job[2]))
+            continue
+        _, target, first, count = job
+        for index in range(first, first + count):
+            try:
+                mutator, data = mutant(seeds, target, campaign_seed, index)
+            except Exception as exc:  # noqa: BLE001 - a harness bug: reported, not fatal
+                conn.send((index, Outcome("crash", f"mutator: {_signature(exc)}",
+                                          traceback.format_exc())))
+                continue
+            outcome = runner.run(target, data, write=index % writers_every == 0)
+            outcome.mutator = mutator
+            conn.send((index, outcome))
 
 
 def scratch_folder() -> str:

@@ -80,7 +80,12 @@ def add_memory_blocks(trace: Trace, doc: StaticProfile, offsets: dict[str, int],
     varz = doc.graph_exec.var
     diag = trace.diagnostics
     blocks: dict[str, MemoryBlock] = {}
-    for chunk in doc.graph_exec.mem_chunk.values():
+    for key, chunk in doc.graph_exec.mem_chunk.items():
+        if chunk.id != key:   # memory plans name the chunk by its key: the key wins
+            diag.add("megengine.chunk_id_not_key", "mem_chunk entries whose id is not their "
+                     "key (the block is named by the key, which memory plans refer to)",
+                     kind="repaired", example=f"{key} (id {chunk.id})")
+            chunk = chunk.model_copy(update={"id": key})
         if chunk.size <= 0:
             diag.add("megengine.empty_chunk", "mem_chunk of size 0 (no memory block)",
                      kind="note", example=chunk.id)
@@ -155,8 +160,7 @@ def _settle_in_place(run: _Execution, doc: StaticProfile,
     """
     exe, moved = doc.graph_exec, 0
     for chunk_id, block in blocks.items():
-        chunk = exe.mem_chunk.get(chunk_id)
-        producer = run.producer.get(chunk.owner_var) if chunk is not None else None
+        producer = run.producer.get(exe.mem_chunk[chunk_id].owner_var)
         if producer is None or block.alloc_ns is None:
             continue
         for var_id in exe.operator[producer].input:

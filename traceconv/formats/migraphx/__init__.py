@@ -121,6 +121,10 @@ def _build_unit(trace: Trace, unit: Unit) -> None:
             diagnostics.add("migraphx.truncated_instruction", "instruction print cut short "
                             "(no shape or unclosed brackets); read as far as it goes",
                             kind="repaired", example=f"line {ins.line}: {ins.name}")
+        if ins.shape is not None and ins.shape.too_large:
+            diagnostics.add("migraphx.shape_too_large", "shapes whose byte size passes int64 "
+                            "(garbled dimensions or strides): no size", kind="dropped",
+                            example=f"line {ins.line}: {ins.name}")
         if ins.unclosed_attributes:
             diagnostics.add("migraphx.unclosed_attributes", "code_object attributes without "
                             "the closing ']' (ROCm 4.2-4.5 print)", kind="repaired",

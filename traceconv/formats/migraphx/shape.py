@@ -12,7 +12,7 @@ import re
 
 from pydantic import BaseModel, Field
 
-from ...numbers import to_int64
+from ...numbers import INT64_MAX, to_int64
 from .brackets import split_top
 
 TYPE_SIZES = {
@@ -49,13 +49,29 @@ class Shape(BaseModel):
 
     @property
     def bytes(self) -> int | None:
-        """``type_size × element_space`` as MIGraphX computes it (None when unknown).
+        """``type_size × element_space`` as MIGraphX computes it (None when unknown, or
+        :attr:`too_large`).
 
         >>> parse_shape("float_type, {1, 128}, {0, 1}").bytes
         512
         """
+        size = self._bytes()
+        return None if size is None or size > INT64_MAX else size
+
+    @property
+    def too_large(self) -> bool:
+        """The byte size passes int64 (dimensions or strides garbled): no buffer is that big.
+
+        >>> s = parse_shape("float_type, {4294967296, 4294967296}, {4294967296, 1}")
+        >>> s.too_large, s.bytes
+        (True, None)
+        """
+        size = self._bytes()
+        return size is not None and size > INT64_MAX
+
+    def _bytes(self) -> int | None:
         if self.sub_shapes:
-            parts = [s.bytes for s in self.sub_shapes]
+            parts = [s._bytes() for s in self.sub_shapes]
             return None if None in parts else sum(p for p in parts if p is not None)
         size = TYPE_SIZES.get(self.dtype)
         if size is None or self.lens is None or self.strides is None:

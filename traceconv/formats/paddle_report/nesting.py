@@ -293,6 +293,10 @@ def _named_children(names: list[str]) -> list[bool]:
     return out
 
 
+MAX_SUMS = 200_000     # reachable sums kept by the subset search of one table
+MAX_WALK = 1_000_000   # sums walked in all by that search (each row walks every sum so far)
+
+
 def _subset_with_sum(values: list[float], target: float, tolerance: float) -> list[int] | None:
     """Positions of a subset of ``values`` summing to ``target`` (within ``tolerance``),
     smallest subsets first; None when there is none (searched in 1e-3 steps).
@@ -315,7 +319,7 @@ def _subset_with_sum(values: list[float], target: float, tolerance: float) -> li
         # Bounded on huge or hostile tables: each row walks every reachable sum, so cap the
         # total walk (not only the number of sums) to keep a table's cost linear in its rows.
         work += len(reach)
-        if len(reach) > 200_000 or work > 1_000_000:
+        if len(reach) > MAX_SUMS or work > MAX_WALK:
             break
     hits = [members for total, members in reach.items() if abs(total - goal) <= slack]
     return min(hits, key=len) if hits else None

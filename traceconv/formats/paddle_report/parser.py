@@ -258,18 +258,19 @@ class ReportParser:
             report.sorted_by = m.group(1)
         elif pattern is TOTAL_TIME:
             report.overhead = OverheadSummary(total_ms=number(m.group(1)),
-                                              parallel_executor=explaining)
+                                              parallel_executor=explaining,
+                                              lines={"total_ms": lineno})
         elif pattern is OVERHEAD_SPLIT:
-            self._overhead_split(report, m)
+            self._overhead_split(report, m, lineno)
         elif pattern is PE_TIME:
-            self._pe_time(report, m)
+            self._pe_time(report, m, lineno)
         elif pattern is MEMCPY:
             report.memcpy.append(MemcpyRow(name=m.group(1), calls=int(m.group(2)),
                                            total_ms=number(m.group(3)),
-                                           ratio_pct=number(m.group(4))))
+                                           ratio_pct=number(m.group(4)), line=lineno))
         return True
 
-    def _overhead_split(self, report: ProfilingReport, m: re.Match[str]) -> None:
+    def _overhead_split(self, report: ProfilingReport, m: re.Match[str], lineno: int) -> None:
         if report.overhead is None:
             report.overhead = OverheadSummary(total_ms=None)
             self.diagnostics.add("paddle_report.overhead_without_total",
@@ -278,19 +279,23 @@ class ReportParser:
         if m.group(1).startswith("Computation"):
             report.overhead.computation_ms = number(m.group(2))
             report.overhead.computation_ratio_pct = number(m.group(3))
+            report.overhead.lines["computation_ms"] = lineno
         else:
             report.overhead.framework_ms = number(m.group(2))
             report.overhead.framework_ratio_pct = number(m.group(3))
+            report.overhead.lines["framework_ms"] = lineno
 
-    def _pe_time(self, report: ProfilingReport, m: re.Match[str]) -> None:
+    def _pe_time(self, report: ProfilingReport, m: re.Match[str], lineno: int) -> None:
         # The ParallelExecutor variant prints these instead of "Total time".
         if report.overhead is None:
             report.overhead = OverheadSummary(total_ms=None, parallel_executor=True)
         value = number(m.group(2))
         if m.group(1) == "Elapsed":
             report.overhead.elapsed_ms = report.overhead.total_ms = value
+            report.overhead.lines["total_ms"] = lineno
         else:
             report.overhead.accumulated_ms = value
+            report.overhead.lines["accumulated_ms"] = lineno
 
     def _table_line(self, lineno: int, line: str) -> None:
         table = self._table
@@ -303,6 +308,7 @@ class ReportParser:
         if table.extend_header(line) or table.extend_last_row(line):
             pass
         elif (row := table.parse(line)) is not None:
+            row.line = lineno
             table.report.events.append(row)
             self._stage = _ROWS_STAGE
         elif is_cut_row(line):
@@ -345,7 +351,7 @@ class ReportParser:
         if m := is_memory_row(line, header_seen=self._memory_header):
             memory.rows.append(MemoryRow(event=m["event"], alloc_calls=int(m["ac"]),
                                          alloc_mb=number(m["am"]), free_calls=int(m["fc"]),
-                                         free_mb=number(m["fm"])))
+                                         free_mb=number(m["fm"]), line=lineno))
         elif (memory.rows or self._memory_header) and is_cut_row(line):
             self._cut_row(lineno, line)
         else:

@@ -33,6 +33,7 @@ class EventRow(BaseModel):
     ave_ms: float | None
     ratio: float | None = Field(description="'Ratio.' column: a fraction (0..1), not percent")
     reorder_marked: bool = Field(False, description="ratio printed with a '*' (ext/int_reorder)")
+    line: int | None = Field(None, description="1-based line of the row in the log")
 
 
 class OverheadSummary(BaseModel):
@@ -46,6 +47,8 @@ class OverheadSummary(BaseModel):
     parallel_executor: bool = Field(False, description="the ParallelExecutor variant")
     elapsed_ms: float | None = None
     accumulated_ms: float | None = None
+    lines: dict[str, int] = Field(default_factory=dict,
+                                  description="1-based line each value was read from, by field")
 
 
 class MemcpyRow(BaseModel):
@@ -55,6 +58,7 @@ class MemcpyRow(BaseModel):
     calls: int
     total_ms: float | None
     ratio_pct: float | None
+    line: int | None = Field(None, description="1-based line in the log")
 
 
 class MemoryRow(BaseModel):
@@ -65,6 +69,7 @@ class MemoryRow(BaseModel):
     alloc_mb: float | None
     free_calls: int
     free_mb: float | None
+    line: int | None = Field(None, description="1-based line in the log")
 
 
 class MemoryReport(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...analysis.breakdown import add_aggregate_breakdown, set_self_times
 from ...model import Metadata, OpStat, Trace
-from ...numbers import scaled_int
+from ...numbers import located, scaled_int
 from .._paddle import FRAMEWORK
 from .nesting import THREAD_PREFIX
 from .schema import EventRow, ProfilingReport, ReportLog
@@ -61,13 +61,14 @@ def build_trace(log: ReportLog, trace: Trace | None = None) -> Trace:
         _add_memcpy(trace, report, common)
     for memory in log.memory:
         for row in memory.rows:
+            with located(row.line):   # (a number error names the row's line)
+                alloc, free = (None if mb is None else scaled_int(mb, MB)
+                               for mb in (row.alloc_mb, row.free_mb))
             trace.add_stat(OpStat(
                 row.event, calls=row.alloc_calls, section="memory",
                 extra={"window": memory.group, "alloc_calls": row.alloc_calls,
                        "alloc_mb": row.alloc_mb, "free_calls": row.free_calls,
-                       "free_mb": row.free_mb,
-                       "alloc_bytes": None if row.alloc_mb is None else scaled_int(row.alloc_mb, MB),
-                       "free_bytes": None if row.free_mb is None else scaled_int(row.free_mb, MB)}))
+                       "free_mb": row.free_mb, "alloc_bytes": alloc, "free_bytes": free}))
     return trace
 
 
@@ -80,18 +81,23 @@ def _add_overhead(trace: Trace, report: ProfilingReport, common: dict) -> None:
     overhead = report.overhead
     if overhead is None:
         return
-    total = ms_to_ns(overhead.total_ms) or 0
+    lines = overhead.lines
+    with located(lines.get("total_ms")):
+        total = ms_to_ns(overhead.total_ms) or 0
     extra = {**common, "parallel_executor": overhead.parallel_executor}
     if overhead.accumulated_ms is not None:
-        extra["accumulated_ns"] = ms_to_ns(overhead.accumulated_ms)
+        with located(lines.get("accumulated_ms")):
+            extra["accumulated_ns"] = ms_to_ns(overhead.accumulated_ms)
     parent = trace.add_stat(OpStat("Total time", total_ns=total, section="overhead",
                                    extra=extra))
-    for name, ms, pct in (("Computation time", overhead.computation_ms,
-                           overhead.computation_ratio_pct),
-                          ("Framework overhead", overhead.framework_ms,
-                           overhead.framework_ratio_pct)):
+    for name, field, ms, pct in (("Computation time", "computation_ms", overhead.computation_ms,
+                                  overhead.computation_ratio_pct),
+                                 ("Framework overhead", "framework_ms", overhead.framework_ms,
+                                  overhead.framework_ratio_pct)):
         if ms is not None or pct is not None:
-            trace.add_stat(OpStat(name, total_ns=ms_to_ns(ms) or 0, ratio=pct,
+            with located(lines.get(field)):
+                ns = ms_to_ns(ms) or 0
+            trace.add_stat(OpStat(name, total_ns=ns, ratio=pct,
                                   section="overhead", parent=parent, depth=1,
                                   extra=dict(common)))
 
@@ -100,8 +106,10 @@ def _add_memcpy(trace: Trace, report: ProfilingReport, common: dict) -> None:
     parent: int | None = None
     for row in report.memcpy:
         nested = row.name != "GpuMemcpy" and parent is not None
+        with located(row.line):
+            total = ms_to_ns(row.total_ms) or 0
         index = trace.add_stat(OpStat(
-            row.name, calls=row.calls, total_ns=ms_to_ns(row.total_ms) or 0,
+            row.name, calls=row.calls, total_ns=total,
             ratio=row.ratio_pct, section="memcpy", parent=parent if nested else None,
             depth=1 if nested else 0, extra=dict(common)))
         if not nested:
@@ -124,7 +132,9 @@ def _add_events(trace: Trace, report: ProfilingReport, common: dict,
         path = leaf if row.parent is None else f"{paths[row.parent]}/{leaf}"
         paths.append(path)
         non_finite += row.total_ms is None
-        stat = _event_stat(row, report, parent, {**common, "thread": row.thread, "path": path})
+        with located(row.line):
+            stat = _event_stat(row, report, parent, {**common, "thread": row.thread,
+                                                     "path": path})
         stat.section = section
         trace.add_stat(stat)
     if non_finite:

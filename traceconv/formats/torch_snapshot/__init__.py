@@ -35,7 +35,7 @@ def read(source: Source) -> Trace:
     """Read a snapshot pickle (safely: plain data only) into blocks, segments, counters."""
     try:
         with source.open() as stream:
-            document = load_plain(stream, source.name)
+            document = load_plain(stream, source.name, source.compressed)
     except OSError as exc:
         raise InputError(f"cannot read: {exc}", file=source.name) from None
     if not isinstance(document, dict) or not any(k in document for k in

@@ -14,6 +14,7 @@ import pickle
 from typing import Any, BinaryIO
 
 from ...errors import InputError
+from ...io import stopped_at
 
 
 class RefusedObject(pickle.UnpicklingError):
@@ -39,18 +40,28 @@ class PlainUnpickler(pickle.Unpickler):
         raise RefusedObject(f"persistent id {str(pid)[:60]!r}")
 
 
-def load_plain(stream: BinaryIO, file: str) -> Any:
-    """Unpickle ``stream`` safely; any refusal or corruption becomes an :class:`InputError`.
+def load_plain(stream: BinaryIO, file: str, compressed: bool = False) -> Any:
+    """Unpickle ``stream`` safely; any refusal or corruption becomes an :class:`InputError`
+    located at the byte where reading stopped (of the decompressed data if ``compressed``;
+    the unpickler reads ahead in blocks, so: the end of what it read).
 
     Protocols 0-5 are understood; out-of-band buffers (protocol 5 ``NEXT_BUFFER``) are
     refused because nothing was handed over with the file.
+
+    >>> import io
+    >>> load_plain(io.BytesIO(pickle.dumps(list(range(50)))[:40]), "cut.pickle")
+    Traceback (most recent call last):
+    ...
+    traceconv.errors.InputError: cut.pickle:byte 40: not a readable pickle: pickle data was truncated
     """
     try:
         # buffers=None: a NEXT_BUFFER opcode raises instead of reading foreign memory.
         return PlainUnpickler(stream, buffers=None).load()
     except RefusedObject as exc:
         raise InputError(f"refused to load {exc}: a snapshot holds only plain data, and "
-                         "loading this would run code named by the file", file=file) from None
+                         "loading this would run code named by the file", file=file,
+                         location=stopped_at(stream, compressed)) from None
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError,
             KeyError, AttributeError, OverflowError, MemoryError) as exc:
-        raise InputError(f"not a readable pickle: {exc}", file=file) from None
+        raise InputError(f"not a readable pickle: {exc}", file=file,
+                         location=stopped_at(stream, compressed)) from None

@@ -109,8 +109,15 @@ def _label_processes(trace: Trace, envelope: dict[str, Any]) -> None:
     """GPU model from ``deviceProperties`` in the GPU's labels; rank, world size and backend
     from ``distributedInfo`` in the labels of every process (names stay as Kineto's, so
     that ``--tracks "^GPU 0"`` and friends keep working)."""
-    properties = {p.get("id"): p for p in envelope.get("deviceProperties") or ()
-                  if isinstance(p, dict)}
+    devices = envelope.get("deviceProperties")
+    # (not a list: one malformed entry)
+    entries = devices if isinstance(devices, list) else [] if devices is None else [None]
+    properties = {p["id"]: p for p in entries
+                  if isinstance(p, dict) and "id" in p and hashable(p["id"])}
+    trace.diagnostics.add("kineto.malformed_device_properties", "deviceProperties that are "
+                          "not a list of objects with an id (no GPU model from them)",
+                          kind="dropped", count=len(entries) - len(properties),
+                          example="$.deviceProperties")
     info = envelope.get("distributedInfo")
     rank_labels: list[str] = []   # the words of a merge's rank labels (analysis/merge.py)
     if isinstance(info, dict) and isinstance(info.get("rank"), int):

@@ -1,0 +1,156 @@
+"""Fuzz inputs: the seeds (the project's own files, shrunk) and the mutant numbered ``index``.
+
+Seeds are the project's own inputs (``samples/``, ``tests/data/``), recognised by the
+registry and shrunk to a few dozen events so that a mutant runs in a millisecond or two: every
+list and mapping is cut to its first ``SMALL`` items, or ``LARGE`` when the small cut no longer
+reads (a trace whose cross references fall apart is a poor seed). The two checkers
+(``check:perfetto``, ``check:chrome``) get mutants of files traceconv wrote.
+
+A mutant depends only on ``(campaign seed, target, index)``, so any input of a campaign can be
+made again from its number, in any process, whatever ran before it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import random
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from .mutators import mutate, parse_wire, write_wire
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED_DIRS = (ROOT / "samples", ROOT / "tests" / "data")
+KINDS = {"chrome": "json", "megengine": "json", "megengine-meminfo": "json",
+         "torch-memory": "json", "paddle-report": "text", "paddle-summary": "text",
+         "migraphx": "text", "paddle-profile": "protobuf", "paddle-pb": "protobuf",
+         "megengine-memflow-svg": "svg", "check:perfetto": "protobuf", "check:chrome": "json"}
+# the file name a mutant gets: some readers look at it (StaticMemoryInfo.json, ...)
+FILE_NAMES = {"megengine-meminfo": "StaticMemoryInfo.json",
+              "megengine-memflow-svg": "memory_flow.svg", "paddle-pb": "t.paddle_trace.pb",
+              "paddle-profile": "t.profile", "torch-memory": "t.raw.json",
+              "check:perfetto": "t.pftrace"}
+SMALL, LARGE = 24, 150    # items kept per list or mapping (JSON) / repeated field (protobuf)
+TEXT_BYTES = (8 << 10, 24 << 10)   # bytes kept per text seed, small then large
+
+
+def file_name(target: str) -> str:
+    """The name a mutant of ``target`` is written under."""
+    return FILE_NAMES.get(target, "t.json" if KINDS[target] == "json" else "t.txt")
+
+
+def mutant(seeds: dict[str, list[bytes]], target: str, campaign_seed: int,
+           index: int) -> tuple[str, bytes]:
+    """Mutant number ``index`` of ``target``: ``(mutator name, bytes)``.
+
+    >>> pool = {"migraphx": [b"a 1\\nb 2\\n"]}
+    >>> mutant(pool, "migraphx", 0, 3) == mutant(pool, "migraphx", 0, 3)
+    True
+    """
+    rng = random.Random(f"{campaign_seed}:{target}:{index}")
+    pool = seeds[target]
+    return mutate(KINDS[target], rng.choice(pool), rng, pool)
+
+
+# -- shrinking ----------------------------------------------------------------------------
+
+def _shrink(kind: str, data: bytes, keep: int, text_bytes: int) -> bytes:
+    if kind == "json":
+        try:
+            return json.dumps(_cap_lists(json.loads(data), keep)).encode()
+        except ValueError:
+            return data[:text_bytes]
+    if kind == "protobuf":
+        try:
+            return write_wire(_cap(parse_wire(data), keep))
+        except ValueError:
+            return data
+    if len(data) > text_bytes:
+        return data[:data.rfind(b"\n", 0, text_bytes) + 1] or data[:text_bytes]
+    return data
+
+
+def _cap_lists(value, keep: int):  # type: ignore[no-untyped-def]
+    """Every list or mapping (events, oprs, memory records) cut to its first ``keep`` items."""
+    if isinstance(value, list):
+        return [_cap_lists(v, keep) for v in value[:keep]]
+    if isinstance(value, dict):
+        return {k: _cap_lists(v, keep) for k, v in list(value.items())[:keep]}
+    return value
+
+
+def _cap(fields: list, keep: int) -> list:
+    seen: Counter = Counter()
+    kept = []
+    for number, wire, value in fields:
+        seen[number] += 1
+        if seen[number] <= keep:
+            kept.append((number, wire, _cap(value, keep) if isinstance(value, list) else value))
+    return kept
+
+
+def _reads(target: str, data: bytes, folder: Path) -> bool:
+    import traceconv
+
+    path = folder / file_name(target)
+    path.write_bytes(data)
+    try:
+        traceconv.load(path, format=target)
+    except Exception:  # noqa: BLE001 - any failure: the cut broke the seed
+        return False
+    return True
+
+
+def _smallest_readable(target: str, raw: bytes, folder: Path) -> bytes:
+    small = _shrink(KINDS[target], raw, SMALL, TEXT_BYTES[0])
+    if _reads(target, small, folder):
+        return small
+    return _shrink(KINDS[target], raw, LARGE, TEXT_BYTES[1])
+
+
+def _written_pftraces(json_seeds: list[bytes], folder: Path) -> list[bytes]:
+    """Perfetto files traceconv writes from a few Chrome seeds (the checker's inputs)."""
+    import traceconv
+    from traceconv.formats import perfetto
+
+    out = []
+    for i, data in enumerate(json_seeds[:6]):
+        path = folder / f"seed{i}.json"
+        path.write_bytes(data)
+        try:
+            buffer = io.BytesIO()
+            perfetto.write(traceconv.load(path, format="chrome"), buffer)
+            out.append(buffer.getvalue())
+        except Exception:  # noqa: BLE001 - a seed that does not convert is not a seed
+            continue
+    return out
+
+
+def collect_seeds(folder: Path) -> dict[str, list[bytes]]:
+    """target -> shrunk, distinct seed contents (``folder``: scratch space)."""
+    from traceconv import registry
+    from traceconv.io import Source
+
+    seeds: dict[str, dict[str, bytes]] = defaultdict(dict)
+    for directory in SEED_DIRS:
+        for path in sorted(directory.rglob("*")):
+            if not path.is_file() or path.suffix in (".md", ".py"):
+                continue
+            try:
+                name = registry.detect(Source(path)).name
+            except Exception:  # noqa: BLE001 - not an input of any reader
+                continue
+            if name not in KINDS:
+                continue
+            raw = path.read_bytes()
+            if raw[:2] == b"\x1f\x8b":
+                raw = gzip.decompress(raw)
+            data = _smallest_readable(name, raw, folder)
+            seeds[name][hashlib.sha1(data).hexdigest()] = data
+    seeds["check:chrome"] = dict(seeds["chrome"])
+    pftraces = _written_pftraces(list(seeds["chrome"].values()), folder)
+    seeds["check:perfetto"] = {hashlib.sha1(d).hexdigest(): d for d in pftraces}
+    return {target: list(by_hash.values()) for target, by_hash in seeds.items() if by_hash}
