@@ -165,3 +165,18 @@ def test_records_and_loop_agree_on_mixed_pieces(tmp_path: Path,
         e["ts"] == 1e300 or isinstance(e["pid"], dict) for e in slices)
     assert fast.counts()["slices"] == len(slices) - codes["chrome.malformed_event"] + sum(
         e["ph"] == "B" for e in events) - codes["chrome.memory_event_as_slice"]
+
+
+@pytest.mark.parametrize("bad", [b'"args": {"a": "\xff"}', b'"name": "\xff"'])
+def test_invalid_utf8_in_a_record_piece_is_located(tmp_path: Path, bad: bytes,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The records decoder skips over args texts without checking them: the reader checks
+    their UTF-8 and leaves the piece to the loop, whose parser locates the byte."""
+    monkeypatch.setattr(stream, "CHUNK", 4096)
+    good = b'{"ph": "X", "name": "op", "ts": 1, "dur": 1, "pid": 1, "tid": 1}'
+    events = [good] * 200 + [b'{"ph": "X", "ts": 2, "dur": 1, "pid": 1, "tid": 1, ' + bad + b"}"]
+    path = tmp_path / "bad.json"
+    path.write_bytes(b'{"traceEvents": [\n' + b",\n".join(events) + b"\n]}")
+    with pytest.raises(traceconv.InputError) as error:
+        traceconv.load(path, format="chrome")
+    assert f"bad.json:{len(events) + 1}:" in str(error.value)

@@ -61,7 +61,8 @@ class ArgsColumn(Sequence[Args]):
     {'note': 'moved'}
     """
 
-    __slots__ = ("_ids", "_key_set", "_start", "_texts", "_text_bounds", "_values", "key_sets")
+    __slots__ = ("_ids", "_in_row_order", "_key_set", "_start", "_texts", "_text_bounds",
+                 "_values", "key_sets")
 
     def __init__(self, rows: Iterable[Args] = ()) -> None:
         self._ids: dict[tuple[Any, ...], int] = {}
@@ -71,6 +72,7 @@ class ArgsColumn(Sequence[Args]):
         self._values: list[Any] = []
         self._texts = bytearray()             # the JSON rows' texts, one after another
         self._text_bounds = array("q", [0])   # where JSON text i starts; one more: the end
+        self._in_row_order = True   # key sets numbered in the order of their first row
         self.extend(rows)
 
     # -- the flat layout (writers encode from it) --------------------------------------
@@ -78,20 +80,41 @@ class ArgsColumn(Sequence[Args]):
     @property
     def key_set(self) -> array[int]:
         """Per row: its key-set id in :attr:`key_sets`, or -1 for a row without args."""
-        self._decode_texts()
+        self._settle()
         return self._key_set
 
     @property
     def start(self) -> array[int]:
         """Per row: where its values begin in :attr:`values`."""
-        self._decode_texts()
+        self._settle()
         return self._start
 
     @property
     def values(self) -> list[Any]:
         """Every row's values, one after another (a row may have left unused ones)."""
-        self._decode_texts()
+        self._settle()
         return self._values
+
+    def _settle(self) -> None:
+        """The flat layout as writers see it: no JSON row left, and key sets numbered in
+        the order of their first row, however the rows came in (so that output made from
+        the numbering does not depend on it)."""
+        self._decode_texts()
+        if not self._in_row_order:
+            self._number_in_row_order()
+
+    def _number_in_row_order(self) -> None:
+        key_set = np.frombuffer(self._key_set, dtype=np.int32)
+        has_args = key_set >= 0
+        used, first_row = np.unique(key_set[has_args], return_index=True)
+        order = used[np.argsort(first_row)].tolist()
+        order += sorted(set(range(len(self.key_sets))) - set(order))   # (left by set())
+        renumber = np.empty(len(order), dtype=np.int32)
+        renumber[order] = np.arange(len(order), dtype=np.int32)
+        key_set[has_args] = renumber[key_set[has_args]]
+        self.key_sets = [self.key_sets[k] for k in order]
+        self._ids = {keys: k for k, keys in enumerate(self.key_sets)}
+        self._in_row_order = True
 
     def _decode_texts(self) -> None:
         """Move every JSON row into the flat layout (a batch of rows at a time)."""
@@ -188,12 +211,14 @@ class ArgsColumn(Sequence[Args]):
         ends = self._text_bounds[-1] + np.cumsum(sizes[present])
         self._text_bounds.frombytes(ends.astype(np.int64).tobytes())
         self._texts += texts
+        self._in_row_order = False
 
     def set(self, row: int, args: Args) -> None:
         """Replace the args of ``row`` (its old values stay unused in the flat list)."""
         if not -len(self) <= row < len(self):
             raise IndexError(row)
         self._start[row] = len(self._values)
+        self._in_row_order = False
         if args is None:
             self._key_set[row] = _NONE
             return
@@ -207,6 +232,7 @@ class ArgsColumn(Sequence[Args]):
         new._key_set, new._start = array("i", self._key_set), array("q", self._start)
         new._values = list(self._values)
         new._texts, new._text_bounds = bytearray(self._texts), array("q", self._text_bounds)
+        new._in_row_order = self._in_row_order
         return new
 
     # -- reading ------------------------------------------------------------------------

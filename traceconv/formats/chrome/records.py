@@ -104,4 +104,6 @@ def decode(piece: bytes | bytearray) -> list[Any]:
     >>> slice.name, slice.ts, slice.tid, bytes(slice.args)
     ('mm', 1, '7', b'')
     """
+    if not piece.isascii():   # the decoder skips over args texts without checking them
+        bytes(piece).decode()   # UnicodeDecodeError: the piece goes to the parser that locates
     return _DECODE(piece)  # type: ignore[no-any-return]

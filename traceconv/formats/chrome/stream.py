@@ -67,7 +67,7 @@ class Document:
         if self.records is not None:
             try:
                 records = self.records(piece)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, UnicodeDecodeError):
                 records = None
             if records is not None:
                 return records
@@ -87,6 +87,14 @@ def json_loads(data: bytes | bytearray | memoryview) -> Any:
     """
     try:
         return _DECODE(data)
+    except UnicodeDecodeError:   # located here: orjson puts it at the text's start
+        text = bytes(data)
+        try:
+            text.decode()
+        except UnicodeDecodeError as exc:
+            before = text[:exc.start].decode()
+            raise orjson.JSONDecodeError("not valid UTF-8", before, len(before)) from None
+        raise orjson.JSONDecodeError("not valid UTF-8", "", 0) from None
     except msgspec.DecodeError as exc:
         orjson.loads(data)   # raises the located error
         raise orjson.JSONDecodeError(str(exc), "", 0) from None
