@@ -8,6 +8,7 @@ column) instead of a dict per row; :func:`key_set_groups` gives them the groups 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -43,4 +44,7 @@ def gather(column: ArgsColumn, starts: np.ndarray, position: int) -> list[Any]:
     >>> gather(column, np.array([0, 2]), 1)
     ['x', 'y']
     """
-    return list(map(column.values.__getitem__, (starts + position).tolist()))
+    at = (starts + position).tolist()
+    if len(at) < 2:   # itemgetter of one index gives the item, not a 1-tuple
+        return [column.values[i] for i in at]
+    return list(itemgetter(*at)(column.values))   # one C call: twice map(__getitem__)'s speed

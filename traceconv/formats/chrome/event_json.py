@@ -20,7 +20,7 @@ import orjson
 
 from ...model.arg_groups import gather, key_set_groups
 from ...model.args import ArgsColumn
-from ..json_texts import json_texts
+from ..json_texts import json_texts, split_prefixed
 
 _OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
 _EXACT = 1 << 53   # ns values below this are exact as float64: numpy may divide them
@@ -47,18 +47,24 @@ def dumps(value: Any) -> bytes:
                           ensure_ascii=False).encode()
 
 
-def value_texts(values: list[Any], strings: dict[str, bytes] | None = None) -> list[bytes]:
-    """The JSON text of each value: numbers, booleans and nulls in one dump cut at its
-    commas, strings once per distinct string (``strings`` is a cache kept by the caller),
-    anything else through :func:`~traceconv.formats.json_texts.json_texts`.
+def value_texts(values: list[Any], prefix: bytes = b"",
+                strings: dict[str, bytes] | None = None) -> list[bytes]:
+    """``prefix`` and the JSON text of each value: numbers, booleans and nulls from one
+    dump cut at its commas, strings once per distinct string (``strings``: a cache kept by
+    the caller, for this prefix), anything else through
+    :func:`~traceconv.formats.json_texts.json_texts`.
 
-    >>> value_texts([1, 2.5, True, None]), value_texts(["a,b", "a,b"]), value_texts([[1, 2]])
-    ([b'1', b'2.5', b'true', b'null'], [b'"a,b"', b'"a,b"'], [b'[1,2]'])
+    >>> value_texts([1, 2.5, True, None]), value_texts(["a,b", "a,b"], b":")
+    ([b'1', b'2.5', b'true', b'null'], [b':"a,b"', b':"a,b"'])
+    >>> value_texts([[1, 2], {"a": 3}], b":")
+    [b':[1,2]', b':{"a":3}']
     """
+    if not values:
+        return []
     kinds = set(map(type, values))
     if kinds <= _PLAIN:
         try:
-            return orjson.dumps(values)[1:-1].split(b",")
+            return split_prefixed(orjson.dumps(values)[1:-1], b",", prefix)
         except TypeError:   # an int over 64 bits
             pass
     elif kinds == {str}:
@@ -67,16 +73,17 @@ def value_texts(values: list[Any], strings: dict[str, bytes] | None = None) -> l
         if None in found:
             for i, text in enumerate(found):
                 if text is None:
-                    found[i] = cache[values[i]] = orjson.dumps(values[i])
+                    found[i] = cache[values[i]] = prefix + orjson.dumps(values[i])
         return found  # type: ignore[return-value]  # every None was filled
     try:
-        return json_texts(values, option=_OPTIONS, default=_fallback)
+        return json_texts(values, option=_OPTIONS, default=_fallback, prefix=prefix)
     except TypeError:   # an int over 64 bits somewhere in the column
-        return list(map(dumps, values))
+        return [prefix + dumps(value) for value in values]
 
 
-def microseconds(ns: np.ndarray) -> list[bytes]:
-    """µs text of integer ns values, as ``orjson.dumps(ns / 1000)`` writes each one.
+def microseconds(ns: np.ndarray, prefix: bytes = b"") -> list[bytes]:
+    """``prefix`` and the µs text of integer ns values, as ``orjson.dumps(ns / 1000)``
+    writes each one.
 
     >>> microseconds(np.array([0, 1500, 2_000_000_001, -7]))
     [b'0.0', b'1.5', b'2000000.001', b'-0.007']
@@ -84,8 +91,8 @@ def microseconds(ns: np.ndarray) -> list[bytes]:
     if not len(ns):
         return []
     if int(np.abs(ns).max()) < _EXACT:
-        return orjson.dumps(ns / 1000, option=_OPTIONS)[1:-1].split(b",")
-    return [orjson.dumps(v / 1000) for v in ns.tolist()]   # exact division of big ints
+        return split_prefixed(orjson.dumps(ns / 1000, option=_OPTIONS)[1:-1], b",", prefix)
+    return [prefix + orjson.dumps(v / 1000) for v in ns.tolist()]   # exact: big ints
 
 
 def key_text(key: Any) -> bytes:
@@ -98,31 +105,32 @@ def key_text(key: Any) -> bytes:
 
 
 class ArgsText:
-    """The ``,"args":{...}`` piece of rows of an args column, key set by key set; rows
-    without args or with empty args get none (as a writer that skips falsy args does)."""
+    """The end of the events of rows of an args column, key set by key set:
+    ``,"args":{...}}``, or just ``}`` for rows without args or with empty args (as a writer
+    that skips falsy args does)."""
 
     def __init__(self, column: ArgsColumn) -> None:
         self.column = column
-        self.strings: dict[str, bytes] = {}   # JSON of each string value seen
+        self.strings: dict[bytes, dict[str, bytes]] = {}   # per key: its string values' text
         self.templates: dict[tuple[Any, ...], list[bytes]] = {}
 
     def groups(self, rows: np.ndarray) -> Iterator[tuple[np.ndarray, list[Any]]]:
         """Per key set among ``rows``: the positions in ``rows`` of its rows, and the
-        pieces (iterables of per-row bytes) that make their args, to be joined per row."""
-        if len(self.strings) > _CACHE_LIMIT:
+        pieces (iterables of per-row bytes) that end their events, to be joined per row."""
+        if sum(map(len, self.strings.values())) > _CACHE_LIMIT:
             self.strings.clear()
         for positions, keys, starts in key_set_groups(self.column, rows):
             if not keys:
-                yield positions, []
+                yield positions, [repeat(b"}")]
                 continue
             template = self.templates.get(keys)
             if template is None:
                 template = self.templates[keys] = [
                     (b',"args":{' if j == 0 else b",") + key_text(key)
                     for j, key in enumerate(keys)]
-            pieces: list[Any] = []
-            for j, head in enumerate(template):
-                pieces += (repeat(head), value_texts(gather(self.column, starts, j),
-                                                     self.strings))
-            pieces.append(repeat(b"}"))
+            pieces: list[Any] = [
+                value_texts(gather(self.column, starts, j), head,
+                            self.strings.setdefault(head, {}))
+                for j, head in enumerate(template)]
+            pieces.append(repeat(b"}}"))
             yield positions, pieces

@@ -7,7 +7,7 @@ with ``bp:"e"``; counters are ``C`` events; names and order come as ``M`` events
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import chain, repeat
 from typing import BinaryIO
 
@@ -138,13 +138,12 @@ def _named_events(trace: Trace, table: SliceTable | InstantTable, place: list[by
         positions: list[np.ndarray] = []
         for group, arg_pieces in args.groups(rows):
             picked = rows[group]
-            pieces = [repeat(head), microseconds(times[picked])]
+            pieces: list[Iterable[bytes]] = [microseconds(times[picked], head)]
             if durations is not None:
-                pieces += (repeat(b',"dur":'), microseconds(durations[picked]))
+                pieces.append(microseconds(durations[picked], b',"dur":'))
             pieces += (name_texts.of(names[picked].tolist()),
                        map(place.__getitem__, tracks[picked].tolist()),
-                       category_texts.of(categories[picked].tolist()),
-                       *arg_pieces, repeat(b"}"))
+                       category_texts.of(categories[picked].tolist()), *arg_pieces)
             events += map(b"".join, zip(*pieces, strict=False))   # with repeat()s
             positions.append(group)
         yield b",".join(_in_row_order(events, positions))
