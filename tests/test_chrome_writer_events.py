@@ -114,3 +114,23 @@ def test_value_texts_and_microseconds_match_orjson():
     assert value_texts([2**65, 1]) == [b"36893488147419103232", b"1"]
     ns = np.array([0, 1, 999, -1_000_001, 2**53 - 1, 2**62], dtype=np.int64)
     assert microseconds(ns) == [orjson.dumps(int(v) / 1000) for v in ns]
+
+
+def test_args_held_as_json_text_are_copied_as_given():
+    """Rows a reader kept as JSON text are written as that text (nothing decoded), beside
+    rows held as values; an empty object, however spaced, writes no args, as {} does."""
+    trace = Trace()
+    track = trace.add_track("main", process=trace.add_process("p", pid=1), tid=1)
+    trace.add_slice(track, 0, 10, "values", args={"a": [1, 2]})
+    texts = [b'{"b": 1.50, "c": "\\u00e9"}', b"{ }", b"{}", b'{"d": {"e": null}}']
+    trace.slices.extend_json(b"".join(texts), [len(t) for t in texts] + [0], track=[0] * 5,
+                             start=[1, 2, 3, 4, 5], dur=[1] * 5, name=[0] * 5,
+                             category=[0] * 5)
+    out = io.BytesIO()
+    write_chrome(trace, out)
+    assert b'"args":{"b": 1.50, "c": "\\u00e9"}' in out.getvalue()
+    written = [e.get("args") for e in orjson.loads(out.getvalue())["traceEvents"]
+               if e["ph"] == "X"]
+    assert written == [{"a": [1, 2]}, {"b": 1.5, "c": "é"}, None, None, {"d": {"e": None}},
+                       None]
+    assert_written_as_model(trace)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from itertools import repeat
+from itertools import compress, repeat
 from typing import Any
 
 import numpy as np
@@ -116,10 +116,23 @@ class ArgsText:
 
     def groups(self, rows: np.ndarray) -> Iterator[tuple[np.ndarray, list[Any]]]:
         """Per key set among ``rows``: the positions in ``rows`` of its rows, and the
-        pieces (iterables of per-row bytes) that end their events, to be joined per row."""
+        pieces (iterables of per-row bytes) that end their events, to be joined per row.
+        Rows held as JSON text are copied as they are (nothing decoded)."""
         if sum(map(len, self.strings.values())) > _CACHE_LIMIT:
             self.strings.clear()
-        for positions, keys, starts in key_set_groups(self.column, rows):
+        held, texts, others = self.column.json_rows(rows)
+        if len(held):
+            empty = np.fromiter(map(_is_empty_object, texts), dtype=bool, count=len(texts))
+            if empty.any():   # an empty object: no args, as for a row without args
+                yield held[empty], [repeat(b"}")]
+                texts = list(compress(texts, ~empty))
+                held = held[~empty]
+            joined = b"\0".join(texts)   # (valid JSON holds no raw NUL: cut there in C)
+            yield held, [split_prefixed(joined, b"\0", b',"args":') if joined.count(b"\0")
+                         == len(texts) - 1 else [b',"args":' + text for text in texts],
+                         repeat(b"}")]
+        for positions, keys, starts in key_set_groups(self.column, rows[others], decode=False):
+            positions = others[positions]
             if not keys:
                 yield positions, [repeat(b"}")]
                 continue
@@ -129,8 +142,12 @@ class ArgsText:
                     (b',"args":{' if j == 0 else b",") + key_text(key)
                     for j, key in enumerate(keys)]
             pieces: list[Any] = [
-                value_texts(gather(self.column, starts, j), head,
+                value_texts(gather(self.column, starts, j, decode=False), head,
                             self.strings.setdefault(head, {}))
                 for j, head in enumerate(template)]
             pieces.append(repeat(b"}}"))
             yield positions, pieces
+
+
+def _is_empty_object(text: bytes) -> bool:
+    return len(text) < 16 and not text.strip(b"{} \t\r\n")
