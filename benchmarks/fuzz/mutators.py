@@ -8,6 +8,7 @@ the parser (type confusion, numbers out of range, cycles); byte edits reach the 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import random
@@ -55,6 +56,12 @@ def _nodes(value: Any, path: tuple = ()) -> list[tuple]:
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _paths(data: bytes) -> list[tuple]:
+    """The paths of a document (seeds come back again and again: listed once each)."""
+    return _nodes(json.loads(data))
+
+
 def _get(value: Any, path: tuple) -> Any:
     for part in path:
         value = value[part]
@@ -65,15 +72,15 @@ def json_tree(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
     """Edit the parsed document: replace, delete, duplicate, swap or copy a value."""
     try:
         doc = json.loads(data)
-        paths = _nodes(doc)
+        paths = _paths(data)
     except (ValueError, RecursionError):   # not JSON, or nested too deep to walk
         return byte_edit(data, rng, pool)
     for _ in range(rng.randint(1, 3)):
         path = rng.choice(paths)
         if not path:
             continue
-        parent, key = _get(doc, path[:-1]), path[-1]
         try:
+            parent, key = _get(doc, path[:-1]), path[-1]
             edit = rng.randrange(6)
             if edit == 0:
                 parent[key] = rng.choice(HOSTILE_VALUES)
@@ -88,9 +95,9 @@ def json_tree(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
                 parent[key] = json.loads(json.dumps(_get(doc, rng.choice(paths))))
             else:
                 parent[key] = _numeric_neighbour(parent[key], rng)
-            paths = _nodes(doc)
         except (KeyError, IndexError, TypeError, RecursionError):
-            continue
+            continue   # (paths are not listed again: a stale one fails here, or edits a
+            # neighbour, which is as good a mutation)
     try:
         return _dumps(doc)
     except RecursionError:
@@ -206,12 +213,16 @@ def protobuf_wire(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
     """Edit decoded fields: boundary varints, values copied between fields of the same
     number (parent ids into cycles), invalid UTF-8, dropped/duplicated/reordered fields."""
     try:
-        root = parse_wire(data)
+        root = _copy(_parsed(data))
     except ValueError:
         return byte_edit(data, rng, pool)
-    lists = [f for f in _all_lists(root) if f]
+    lists = [f for f in _all_lists(root) if f]   # (not listed again after each edit)
+    if not lists:
+        return byte_edit(data, rng, pool)
     for _ in range(rng.randint(1, 4)):
         fields = rng.choice(lists)
+        if not fields:   # emptied by an earlier edit
+            continue
         i = rng.randrange(len(fields))
         number, wire, value = fields[i]
         edit = rng.randrange(6)
@@ -233,10 +244,17 @@ def protobuf_wire(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
         else:
             j = rng.randrange(len(fields))
             fields[i], fields[j] = fields[j], fields[i]
-        lists = [f for f in _all_lists(root) if f]
-        if not lists:
-            break
     return write_wire(root)
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(data: bytes) -> list[Field]:
+    """``parse_wire`` of a seed, once (callers edit a :func:`_copy`)."""
+    return parse_wire(data)
+
+
+def _copy(fields: list[Field]) -> list[Field]:
+    return [(n, w, _copy(v) if isinstance(v, list) else v) for n, w, v in fields]
 
 
 def byte_edit(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
