@@ -151,6 +151,16 @@ def serve(conn: Connection, folder: str, memory_limit: int, timeout: float,
             conn.send((index, outcome))
 
 
+def preload_writers() -> None:
+    """Import every writer in the campaign's process, before it forks workers: a worker
+    restarted after a crash then runs the same code as the others (not what the files on
+    disk say by then) and starts at once."""
+    from traceconv import registry
+
+    for writer in WRITERS:
+        registry.get(writer).load()
+
+
 def scratch_folder() -> str:
     """A fresh folder for the inputs, in memory where the system has one (``/dev/shm``):
     every input is a file written and read again, and on a disk file system each open
