@@ -517,6 +517,25 @@ def test_paddle_nesting_subset_search_is_bounded():
     assert _subset_with_sum([*powers, 1e9], 1e9 + 0.01, 1e-4) is None
 
 
+def test_slice_whose_end_passes_int64_is_shortened(tmp_path: Path):
+    # (fuzz, seed 2026) start and duration each fit int64 but not their sum: numpy wrapped
+    # the end around ("overflow encountered in scalar subtract" in op_summary; summaries
+    # and Perfetto ends came out negative)
+    import warnings
+
+    start_us = 9_200_000_000_000_000           # 9.2e18 ns: 0.023e18 below the int64 max
+    path = chrome_doc(tmp_path, [
+        {"ph": "X", "name": "a", "ts": start_us, "dur": 10**14, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "b", "ts": start_us, "dur": 1, "pid": 1, "tid": 1}])
+    trace = traceconv.load(path, format="chrome")
+    assert codes_of(trace) == {"model.slice_end_beyond_int64": 1}
+    assert list(trace.slices.numpy("dur")) == [2**63 - 1 - start_us * 1000, 1000]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for to in ("summary", "summary-json", "perfetto", "chrome"):
+            traceconv.save(trace, tmp_path / f"out.{to}", format=to)
+
+
 @pytest.mark.parametrize("sort_index", [1e308, 2**63, "x", 3.0])
 def test_sort_index_beyond_int64_is_a_malformed_event(tmp_path: Path, sort_index):
     # a float reached the Perfetto writer's varint (sibling_order_rank) before

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 import networkx as nx
 import numpy as np
 
-from ..numbers import to_int64
+from ..numbers import INT64_MAX, to_int64
 from .columns import (
     Args,
     CounterSample,
@@ -116,6 +116,34 @@ class Trace:
         """Add a slice (start and duration in ns) and return its row index."""
         intern = self.strings.intern
         return self.slices.append(track, start, dur, intern(name), intern(category), args)
+
+    def shorten_overflowing_slices(self) -> int:
+        """Shorten each slice whose end (``start + dur``) passes int64 to end at the int64
+        maximum, counted as ``model.slice_end_beyond_int64``; returns how many. Readers
+        check a start and a duration each; their sum is what analyses and writers compute.
+
+        >>> t = Trace(); p = t.add_process("p"); k = t.add_track("t", process=p)
+        >>> _ = t.add_slice(k, 2**63 - 10, 50, "late"); t.shorten_overflowing_slices()
+        1
+        >>> t.slice(0).dur
+        9
+        """
+        s = self.slices
+        rows: list[int] = []
+        chunk = 1 << 20   # rows at a time: no copy of whole columns on huge traces
+        for first in range(0, len(s.start), chunk):
+            count = min(chunk, len(s.start) - first)
+            start, dur = (np.frombuffer(column, np.int64, count, first * 8)
+                          for column in (s.start, s.dur))
+            over = np.flatnonzero((dur > 0) & (start > INT64_MAX - dur))
+            rows += (over + first).tolist()
+        for row in rows:
+            s.dur[row] = INT64_MAX - s.start[row]
+        self.diagnostics.add("model.slice_end_beyond_int64", "slices whose end (start + "
+                             "duration) passes int64: shortened to end there",
+                             kind="repaired", count=len(rows),
+                             example=f"slice {rows[0]}" if rows else None)
+        return len(rows)
 
     def add_instant(self, track: int, ts: int, name: str, category: str = "",
                     args: Args = None) -> int:
