@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceconv.analysis.nesting import MAX_DEPTH, nest_pass, repair_nesting
+from traceconv.analysis.nesting import MAX_DEPTH, is_nested, nest_pass, repair_nesting
 from traceconv.model import Trace, TrackKind
 
 
@@ -105,6 +105,19 @@ def test_repair_after_new_slices_keeps_lanes_nested():
 
 def test_nest_pass_reports_positions():
     assert nest_pass([0, 0, 1, 1], [0, 5, 0, 5], [10, 15, 10, 8]) == ([1], [])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 40), st.integers(0, 25)),
+                max_size=40), st.integers(0, 4))
+def test_the_numpy_check_agrees_with_the_stack_walk(rows, max_depth):
+    """is_nested (the writers' shortcut) is True exactly when nest_pass finds nothing."""
+    rows = sorted((track, start, -(start + dur)) for track, start, dur in rows)
+    tracks, starts = [r[0] for r in rows], [r[1] for r in rows]
+    ends = [-r[2] for r in rows]
+    walked = nest_pass(tracks, starts, ends, max_depth)
+    assert is_nested(np.array(tracks, dtype=np.int64), np.array(starts, dtype=np.int64),
+                     np.array(ends, dtype=np.int64), max_depth) == (walked == ([], []))
 
 
 def test_a_million_overlapping_slices():

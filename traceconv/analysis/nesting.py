@@ -76,6 +76,52 @@ def nest_pass(tracks: list[int], starts: list[int], ends: list[int],
     return overlapping, too_deep
 
 
+def is_nested(tracks: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+              max_depth: int = MAX_DEPTH) -> bool:
+    """Whether :func:`nest_pass` would find nothing to move, computed with numpy only.
+
+    Slices are sorted by (track, start, -duration). Slice *i* spans the positions up to the
+    first later one of its track that starts at or after its end; every slice in that span
+    must end no later than *i* (a range maximum, taken level by level as in a sparse table),
+    and a slice's depth is the number of spans it lies in.
+
+    >>> is_nested(np.array([0, 0, 0]), np.array([0, 5, 10]), np.array([10, 8, 12]))
+    True
+    >>> is_nested(np.array([0, 0, 0]), np.array([0, 5, 10]), np.array([10, 15, 12]))
+    False
+    >>> is_nested(np.array([0, 0, 0]), np.array([0, 0, 0]), np.array([9, 9, 9]), max_depth=1)
+    False
+    """
+    n = len(tracks)
+    if n == 0:
+        return True
+    span_end = np.empty(n, dtype=np.int64)   # first position after each slice's span
+    bounds = np.flatnonzero(tracks[1:] != tracks[:-1]) + 1
+    for lo, hi in zip(np.r_[0, bounds].tolist(), np.r_[bounds, n].tolist(), strict=True):
+        span_end[lo:hi] = lo + np.searchsorted(starts[lo:hi], ends[lo:hi], "left")
+    position = np.arange(n, dtype=np.int64)
+    span_end = np.maximum(span_end, position + 1)
+    depth = np.cumsum(np.bincount(position + 1, minlength=n + 1)
+                      - np.bincount(span_end, minlength=n + 1))[:n]
+    if depth.max() > max_depth:
+        return False
+    first, length = position + 1, span_end - position - 1
+    queried = np.flatnonzero(length > 0)
+    first, length = first[queried], length[queried]
+    level = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64)
+    widest = ends.copy()   # widest[p]: the largest end in positions p .. p + 2^k - 1
+    for k in range(int(level.max()) + 1 if len(level) else 0):
+        if k:
+            half = 1 << (k - 1)
+            widest = np.maximum(widest[:-half], widest[half:])
+        at = level == k
+        a, size = first[at], length[at]
+        biggest = np.maximum(widest[a], widest[a + size - (1 << k)])
+        if (biggest > ends[queried[at]]).any():
+            return False
+    return True
+
+
 def _track_changes(tracks: list[int]) -> list[int]:
     """Positions where the (sorted) track column changes value."""
     column = np.asarray(tracks)
@@ -141,6 +187,8 @@ def _repair(trace: Trace, max_depth: int, lanes: _LaneFinder) -> None:
     start = slices.numpy("start")
     end = start + clamped_durations(start, slices.numpy("dur"))
     order = np.lexsort((start - end, start, track))
+    if not lanes.lanes and is_nested(track[order], start[order], end[order], max_depth):
+        return   # the common case: nothing to move, no stack walk in Python
     rows = order.tolist()
     tracks, starts, ends = track[order].tolist(), start[order].tolist(), end[order].tolist()
     overlapping, too_deep = nest_pass(tracks, starts, ends, max_depth)

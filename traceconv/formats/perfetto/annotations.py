@@ -134,12 +134,14 @@ class _Key:
     """Everything precomputed for one argument name: its interned name field, the framed
     prefix of an int value by varint length, and its encoded repeated values."""
 
-    __slots__ = ("dotted", "int_prefix", "name", "small", "values")
+    __slots__ = ("dotted", "iid", "int_prefix", "name", "small", "text", "values")
 
-    def __init__(self, name: bytes, dotted: bool = False) -> None:
-        self.name = name
-        self.dotted = dotted   # written as nested dicts (see nest_dotted)
-        self.int_prefix = [_frame(len(name) + 1 + size) + name + _INT for size in range(11)]
+    def __init__(self, text: str, iid: int) -> None:
+        self.text, self.iid = text, iid
+        self.dotted = not iid   # written as nested dicts (see nest_dotted): no iid
+        self.name = tag(NAME_IID, VARINT) + varint(iid) if iid else b""
+        self.int_prefix = [_frame(len(self.name) + 1 + size) + self.name + _INT
+                           for size in range(11)]
         self.small = [self.int_prefix[1] + varint(v) for v in range(0x80)]
         self.values: dict[object, bytes] = {}   # str or JSON text -> whole framed annotation
 
@@ -154,22 +156,21 @@ def _frame(size: int) -> bytes:
 class ArgEncoder:
     """Encodes argument dicts as TrackEvent ``debug_annotations`` with interned names.
 
-    Names get iids in first-use order; :meth:`take_new_names` hands the entries that still
-    have to be emitted in ``InternedData.debug_annotation_names``. Repeated strings and
-    lists (op names, dtypes, shapes) are encoded once per argument name.
+    Names get iids in first-use order (:meth:`entry`), once for the whole encoder: the
+    writer interns, at the start of each packet sequence, the names its events use.
+    Repeated strings and lists (op names, dtypes, shapes) are encoded once per name.
 
     >>> enc = ArgEncoder()
     >>> enc.encode({"dtype": "float32"}) == b'"\\x0b\\x08\\x012\\x07float32'
     True
-    >>> enc.take_new_names()
-    [(1, 'dtype')]
+    >>> enc.entry("dtype").iid, enc.intern_names(("grid", "est. occupancy"))
+    (1, [(2, 'grid'), (3, 'est')])
     """
 
-    __slots__ = ("_cached", "_count", "_keys", "_new")
+    __slots__ = ("_cached", "_count", "_keys")
 
     def __init__(self) -> None:
         self._keys: dict[object, _Key] = {}
-        self._new: list[tuple[int, str]] = []
         self._cached = 0   # values held in the per-name caches
         self._count = 0    # names interned so far
 
@@ -188,7 +189,7 @@ class ArgEncoder:
         append = parts.append
         dotted: list[tuple[Any, Any]] = []
         for key, value in items:
-            entry = keys.get(key) or self._intern(key)
+            entry = keys.get(key) or self.entry(key)
             if entry.dotted:
                 dotted.append((key, value))
                 continue
@@ -219,35 +220,46 @@ class ArgEncoder:
                 append(entry.framed(encode_value(value)))
                 continue
             framed = entry.values.get(cache_key)
-            if framed is None:
-                framed = entry.values[cache_key] = entry.framed(encode_value(value))
-                self._cached += 1
-                if self._cached > _CACHE_LIMIT:
-                    self._forget_values()
-            append(framed)
+            append(self.store(entry, cache_key, value) if framed is None else framed)
         for name, value in nest_dotted(dotted):
-            entry = keys.get(name) or self._intern(name)
+            entry = keys.get(name) or self.entry(name)
             append(entry.framed(encode_value(value)))
         return b"".join(parts)
 
-    def _forget_values(self) -> None:
-        for entry in self._keys.values():
-            entry.values.clear()
-        self._cached = 0
+    def store(self, entry: _Key, cache_key: object, value: Any) -> bytes:
+        """``value`` framed under ``entry``'s name, kept in its cache under ``cache_key``."""
+        framed = entry.values[cache_key] = entry.framed(encode_value(value))
+        self._cached += 1
+        if self._cached > _CACHE_LIMIT:
+            for known in self._keys.values():
+                known.values.clear()
+            self._cached = 0
+        return framed
 
-    def _intern(self, key: object) -> _Key:
+    def entry(self, key: object) -> _Key:
+        """The name ``key`` as written (``str(key)``), interned on first use; a dotted
+        name has no iid of its own (its first part gets one, see :func:`nest_dotted`)."""
+        found = self._keys.get(key)
+        if found is not None:
+            return found
         text = str(key)
-        entry = self._keys.get(text)
-        if entry is None and "." in text:   # never written under this name: no iid
-            entry = self._keys[text] = _Key(b"", dotted=True)
-        elif entry is None:
-            self._count += 1
-            entry = self._keys[text] = _Key(tag(NAME_IID, VARINT) + varint(self._count))
-            self._new.append((self._count, text))
-        self._keys[key] = entry   # a non-str key is also remembered as given
-        return entry
+        found = self._keys.get(text)
+        if found is None:
+            if "." in text:
+                found = _Key(text, 0)
+            else:
+                self._count += 1
+                found = _Key(text, self._count)
+            self._keys[text] = found
+        self._keys[key] = found   # a non-str key is also remembered as given
+        return found
 
-    def take_new_names(self) -> list[tuple[int, str]]:
-        """Names interned since the last call, as (iid, name)."""
-        new, self._new = self._new, []
-        return new
+    def intern_names(self, keys: Iterable[object]) -> list[tuple[int, str]]:
+        """Intern the names that args with these keys are written under; their (iid, name)."""
+        out = []
+        for key in keys:
+            entry = self.entry(key)
+            if entry.dotted:
+                entry = self.entry(entry.text.split(".", 1)[0])
+            out.append((entry.iid, entry.text))
+        return out

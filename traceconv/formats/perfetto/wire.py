@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
+
 _SMALL = [bytes([v]) for v in range(0x80)]
 _DOUBLE = struct.Struct("<d").pack
 _FIXED64 = struct.Struct("<Q").pack
@@ -108,3 +110,97 @@ def utf8(text: str) -> bytes:
 def message(*fields: bytes) -> bytes:
     """Concatenate encoded fields into one message body."""
     return b"".join(fields)
+
+
+def varint_sizes(values: np.ndarray) -> np.ndarray:
+    """Bytes in the varint of each uint64 in ``values`` (1 to 10).
+
+    >>> varint_sizes(np.array([0, 127, 128, 2**64 - 1], dtype=np.uint64)).tolist()
+    [1, 1, 2, 10]
+    """
+    sizes = np.ones(len(values), dtype=np.int64)
+    biggest = int(values.max()) if len(values) else 0
+    for k in range(1, 10):
+        if biggest < 1 << (7 * k):
+            break
+        sizes += values >= np.uint64(1 << (7 * k))
+    return sizes
+
+
+Part = bytes | np.ndarray   # constant bytes, a uint64 column (varints) or a uint8 matrix
+_MAX_SHAPES = 64   # distinct row layouts packed apart; beyond, rows are packed one by one
+
+
+def pack_rows(parts: list[Part], rows: int) -> list[bytes]:
+    """Per row, the concatenation of ``parts``, built with numpy: a ``bytes`` part is the
+    same in every row, a 1-D uint64 array gives each row its varint (negative numbers as
+    two's complement, as :func:`varint` writes them), a 2-D uint8 array its row of bytes.
+
+    Rows whose varints have the same sizes share a layout and are written as one
+    fixed-width matrix (numpy's boolean compaction of ragged rows costs more than this).
+
+    >>> pack_rows([b"\\x08", np.array([1, 300, 2], dtype=np.uint64), b"!"], 3)
+    [b'\\x08\\x01!', b'\\x08\\xac\\x02!', b'\\x08\\x02!']
+    >>> pack_rows([np.array([[1, 2], [3, 4]], dtype=np.uint8)], 2)
+    [b'\\x01\\x02', b'\\x03\\x04']
+    """
+    if not rows:
+        return []
+    varints = [i for i, part in enumerate(parts)
+               if not isinstance(part, bytes) and part.ndim == 1]
+    sizes = {i: varint_sizes(parts[i]) for i in varints}  # type: ignore[arg-type]
+    layout = np.zeros(rows, dtype=np.int64)   # the sizes of a row's varints, in base 10
+    for i in varints:
+        layout = layout * 10 + (sizes[i] - 1)
+        if int(layout.max()) >= 1 << 58:   # renumber before the next digit overflows
+            layout = np.unique(layout, return_inverse=True)[1].astype(np.int64)
+    if int(layout.min()) == int(layout.max()):
+        return _pack_fixed(parts, {i: int(sizes[i][0]) for i in varints}, rows)
+    shapes = np.flatnonzero(np.bincount(layout)) if int(layout.max()) < 1 << 16 else \
+        np.unique(layout)
+    if len(shapes) > _MAX_SHAPES:
+        return [varint_row(parts, row) for row in range(rows)]
+    shape_of = np.searchsorted(shapes, layout).astype(np.uint8)
+    order = np.argsort(shape_of, kind="stable")   # a radix sort on uint8
+    cuts = np.cumsum(np.bincount(shape_of)).tolist()
+    packed: list[bytes] = []
+    for lo, hi in zip([0, *cuts[:-1]], cuts, strict=True):
+        picked = order[lo:hi]
+        first = int(picked[0])
+        packed += _pack_fixed([p if isinstance(p, bytes) else p[picked] for p in parts],
+                              {i: int(sizes[i][first]) for i in varints}, hi - lo)
+    place = np.empty(rows, dtype=np.int64)
+    place[order] = np.arange(rows)
+    return list(map(packed.__getitem__, place.tolist()))
+
+
+def varint_row(parts: list[Part], row: int) -> bytes:
+    """Row ``row`` of :func:`pack_rows`, one at a time."""
+    return b"".join(part if isinstance(part, bytes) else
+                    bytes(part[row]) if part.ndim == 2 else varint(int(part[row]))
+                    for part in parts)
+
+
+def _pack_fixed(parts: list[Part], widths: dict[int, int], rows: int) -> list[bytes]:
+    """:func:`pack_rows` for rows of one layout: ``widths`` gives each varint's size."""
+    total = sum(len(p) if isinstance(p, bytes) else p.shape[1] if p.ndim == 2 else widths[i]
+                for i, p in enumerate(parts))
+    matrix = np.empty((rows, total), dtype=np.uint8)
+    column = 0
+    for i, part in enumerate(parts):
+        if isinstance(part, bytes):
+            matrix[:, column:column + len(part)] = np.frombuffer(part, dtype=np.uint8)
+            column += len(part)
+        elif part.ndim == 2:
+            matrix[:, column:column + part.shape[1]] = part
+            column += part.shape[1]
+        else:
+            width = widths[i]
+            rest = part
+            for k in range(width):
+                byte = (rest & np.uint64(0x7F)).astype(np.uint8)
+                matrix[:, column + k] = byte | 0x80 if k < width - 1 else byte
+                rest = rest >> np.uint64(7)
+            column += width
+    blob = matrix.tobytes()
+    return [blob[at:at + total] for at in range(0, rows * total, total)]

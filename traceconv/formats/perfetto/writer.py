@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import multiprocessing
 import struct
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from itertools import chain, repeat
 from typing import BinaryIO
 
 import numpy as np
@@ -30,10 +32,11 @@ from ... import __version__
 from ...analysis.nesting import nested_view
 from ...gcpause import paused_gc
 from ...model import Diagnostics, Trace, TrackKind
+from .annotation_columns import ColumnEncoder
 from .annotations import ArgEncoder
 from .descriptors import TrackIds, assign_ids, descriptor_payloads
 from .ordering import BEGIN, COUNTER, END, INSTANT, event_order
-from .wire import bytes_field, string_field, uint_field, varint
+from .wire import bytes_field, pack_rows, string_field, uint_field, varint, varint_sizes
 
 SEQ_DESCRIPTORS, SEQ_EVENTS = 1, 2
 CHUNK_EVENTS = 1 << 16        # events between argument-name interning packets
@@ -47,8 +50,6 @@ CLEARED, NEEDS = 1, 2
 # TrackEvent types.
 TYPE_BEGIN, TYPE_END, TYPE_INSTANT, TYPE_COUNTER = 1, 2, 3, 4
 
-_PACKET_HEADER = [b"\x0a" + varint(n) for n in range(1 << 14)]   # Trace.packet + length
-_EVENT_HEADER = [b"\x5a" + varint(n) for n in range(1 << 14)]    # TracePacket.track_event
 _FLOW_ID, _TERMINATING_FLOW_ID = b"\xf9\x02", b"\x81\x03"       # fields 47, 48 (fixed64)
 _INT_COUNTER, _DOUBLE_COUNTER = b"\xf0\x01", b"\xe1\x02"        # fields 30, 44
 _FIXED64 = struct.Struct("<Q").pack
@@ -170,26 +171,6 @@ def _attributes(trace: Trace, offset: int) -> bytes:
     return b"".join(entries)
 
 
-def _timestamp_fields(ts: np.ndarray) -> list[bytes]:
-    """``TracePacket.timestamp`` fields for all timestamps at once (numpy varints)."""
-    if not len(ts):
-        return []
-    values = ts.astype(np.uint64)
-    sizes = np.ones(len(values), dtype=np.int64)
-    for k in range(1, 10):
-        sizes += values >= np.uint64(1 << (7 * k))
-    matrix = np.zeros((len(values), 11), dtype=np.uint8)
-    matrix[:, 0] = TIMESTAMP << 3
-    for k in range(10):
-        byte = ((values >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
-        matrix[:, k + 1] = byte | np.where(k < sizes - 1, 0x80, 0).astype(np.uint8)
-    keep = np.arange(11) <= sizes[:, None]
-    blob = matrix[keep].tobytes()
-    ends = np.cumsum(sizes + 1).tolist()
-    starts = [0, *ends[:-1]] if ends else []   # a trace may hold no events (stats only)
-    return [blob[a:b] for a, b in zip(starts, ends, strict=True)]
-
-
 class _EventEncoder:
     """What every chunk of events needs, computed once; worker processes inherit it."""
 
@@ -200,21 +181,35 @@ class _EventEncoder:
         kinds = (TYPE_BEGIN, TYPE_END, TYPE_INSTANT, TYPE_COUNTER)
         prefix = {k: [b"\x48" + varint(k) + b"\x58" + u for u in uuid] for k in kinds}
         # slices and instants only on slice tracks, counter values only on counter tracks
-        self.begin = [None if c else p for c, p in zip(counter, prefix[TYPE_BEGIN], strict=True)]
-        self.instant = [None if c else p
-                        for c, p in zip(counter, prefix[TYPE_INSTANT], strict=True)]
-        self.counter = [p if c else None
-                        for c, p in zip(counter, prefix[TYPE_COUNTER], strict=True)]
-        self.end_prefix = prefix[TYPE_END]
+        self.begin_prefix, self.instant_prefix = prefix[TYPE_BEGIN], prefix[TYPE_INSTANT]
+        self.counter_prefix, self.end_prefix = prefix[TYPE_COUNTER], prefix[TYPE_END]
         self.is_counter = np.array(counter, dtype=bool)
+        self.columns = {kind: table.numpy("track") for kind, table in (
+            (BEGIN, trace.slices), (INSTANT, trace.instants), (COUNTER, trace.counters))}
         self._count_misplaced()
-        self.ts, self.codes = event_order(trace)
+        self.ts, self.codes = self._written(*event_order(trace))
         self.ts += offset
         self.flows = self._flow_fields()
         self.counter_values = self._counter_value_fields()
         self.names = [b"\x50" + varint(i) if i else b"" for i in range(len(trace.strings))]
         self.categories = [b"\x18" + varint(i) if i else b""
                            for i in range(len(trace.strings))]
+        args = ArgEncoder()   # one for both tables: iids fixed for the whole file
+        self.args = {BEGIN: ColumnEncoder(trace.slices.args, args),
+                     INSTANT: ColumnEncoder(trace.instants.args, args)}
+
+    def _written(self, ts: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The events that can be written: slices and instants on slice tracks, counter
+        values on counter tracks (the others are counted by :meth:`_count_misplaced`)."""
+        if not len(codes):
+            return ts, codes
+        kinds, rows = codes & 3, codes >> 2
+        keep = np.zeros(len(codes), dtype=bool)
+        for kind, table_kind, wanted in ((BEGIN, BEGIN, False), (END, BEGIN, False),
+                                         (INSTANT, INSTANT, False), (COUNTER, COUNTER, True)):
+            at = kinds == kind
+            keep[at] = self.is_counter[self.columns[table_kind][rows[at]]] == wanted
+        return ts[keep], codes[keep]
 
     def chunks(self, size: int) -> list[tuple[int, int]]:
         """Event ranges of about ``size``, cut only where the timestamp changes, so that
@@ -231,69 +226,63 @@ class _EventEncoder:
 
     def encode(self, lo: int, hi: int, seq: int) -> bytes:
         """Events ``lo:hi`` as one packet sequence ``seq`` (its own interning)."""
-        trace, codes = self.trace, self.codes[lo:hi]
-        args = ArgEncoder()
         tail = uint_field(SEQUENCE_ID, seq) + uint_field(SEQUENCE_FLAGS, NEEDS)
-        stamps = _timestamp_fields(self.ts[lo:hi])
-        s, inst = trace.slices, trace.instants
-        s_track, c_track = s.track, trace.counters.track
-        # BEGINs and instants differ only in their columns, prefixes and flows
-        # args are read from their compact form (key set + values): no dict per event
-        named = {BEGIN: (s.track, s.name, s.category, s.args.key_set, s.args.start,
-                         [(keys, len(keys)) for keys in s.args.key_sets], s.args.values,
-                         self.begin, self.flows),
-                 INSTANT: (inst.track, inst.name, inst.category, inst.args.key_set,
-                           inst.args.start, [(keys, len(keys)) for keys in inst.args.key_sets],
-                           inst.args.values, self.instant, {})}
-        end = [_EVENT_HEADER[len(p)] + p + tail for p in self.end_prefix]
-        begin, counter = self.begin, self.counter
-        names, categories, counter_values = self.names, self.categories, self.counter_values
-        encode_args = args.encode_items
-        packet_header, event_header = _PACKET_HEADER, _EVENT_HEADER
-        out = self._interned_event_strings(codes, seq)
-        code_list = codes.tolist()
-        for sub in range(0, len(code_list), CHUNK_EVENTS):
-            parts: list[bytes] = []
-            append = parts.append
-            for stamp, code in zip(stamps[sub:sub + CHUNK_EVENTS],
-                                   code_list[sub:sub + CHUNK_EVENTS], strict=True):
-                row, kind = code >> 2, code & 3
-                if kind == END:
-                    if begin[s_track[row]] is None:
-                        continue
-                    body = stamp + end[s_track[row]]
-                else:
-                    if kind == COUNTER:
-                        prefix = counter[c_track[row]]
-                        if prefix is None:
-                            continue
-                        event = prefix + counter_values[row]
-                    else:
-                        (tracks, name_ids, cat_ids, key_set_ids, starts, key_sets, values,
-                         prefixes, links) = named[kind]
-                        prefix = prefixes[tracks[row]]
-                        if prefix is None:
-                            continue
-                        key_set = key_set_ids[row]
-                        encoded = b""
-                        if key_set >= 0:
-                            keys, n = key_sets[key_set]
-                            if n:
-                                first = starts[row]
-                                encoded = encode_args(zip(keys, values[first:first + n], strict=True))
-                        event = b"".join((prefix, names[name_ids[row]], categories[cat_ids[row]],
-                                          encoded, links.get(row, b"")))
-                    size = len(event)
-                    body = b"".join((stamp, event_header[size] if size < 16384 else
-                                     b"\x5a" + varint(size), event, tail))
-                size = len(body)
-                append(packet_header[size] if size < 16384 else b"\x0a" + varint(size))
-                append(body)
-            new_names = args.take_new_names()
-            if new_names:
-                out.append(frame(_interned(3, new_names) + tail))
-            out.append(b"".join(parts))
+        out = self._interned_event_strings(self.codes[lo:hi], seq)
+        for sub in range(lo, hi, CHUNK_EVENTS):
+            end = min(hi, sub + CHUNK_EVENTS)
+            events = self._events(self.codes[sub:end])
+            sizes = np.fromiter(map(len, events), dtype=np.uint64, count=len(events))
+            stamps = self.ts[sub:end].astype(np.uint64)
+            # TracePacket: timestamp, sequence id and flags, then the TrackEvent
+            body = (1 + varint_sizes(stamps) + len(tail) + 1 + varint_sizes(sizes)
+                    + sizes).astype(np.uint64)
+            heads = pack_rows([b"\x0a", body, bytes([TIMESTAMP << 3]), stamps,
+                               tail + b"\x5a", sizes], len(events))
+            out.append(b"".join(chain.from_iterable(zip(heads, events, strict=True))))
         return b"".join(out)
+
+    def _events(self, codes: np.ndarray) -> list[bytes]:
+        """The TrackEvent messages of the events ``codes``, in that order."""
+        kinds, rows = codes & 3, codes >> 2
+        events: list[bytes] = []
+        positions: list[np.ndarray] = []
+        for kind in (BEGIN, INSTANT, END, COUNTER):
+            at = np.flatnonzero(kinds == kind)
+            if not len(at):
+                continue
+            picked = rows[at]
+            if kind == END:
+                positions.append(at)
+                events += map(self.end_prefix.__getitem__, self.columns[BEGIN][picked].tolist())
+            elif kind == COUNTER:
+                positions.append(at)
+                events += map(bytes.__add__, map(
+                    self.counter_prefix.__getitem__, self.columns[COUNTER][picked].tolist()),
+                    map(self.counter_values.__getitem__, picked.tolist()))
+            else:
+                for group, named in self._named(kind, picked):
+                    positions.append(at[group])
+                    events += named
+        place = np.empty(len(codes), dtype=np.int64)
+        place[np.concatenate(positions)] = np.arange(len(codes))
+        return list(map(events.__getitem__, place.tolist()))
+
+    def _named(self, kind: int, rows: np.ndarray) -> Iterator[tuple[np.ndarray, list[bytes]]]:
+        """BEGIN or INSTANT events of table rows ``rows`` (track, name, category, args and,
+        on BEGINs, flows), by key set: the positions in ``rows`` and their events."""
+        table = self.trace.slices if kind == BEGIN else self.trace.instants
+        prefixes = self.begin_prefix if kind == BEGIN else self.instant_prefix
+        tracks = self.columns[kind]
+        for group, arg_columns in self.args[kind].groups(rows):
+            picked = rows[group]
+            row_list = picked.tolist()
+            pieces = [map(prefixes.__getitem__, tracks[picked].tolist()),
+                      map(self.names.__getitem__, map(table.name.__getitem__, row_list)),
+                      map(self.categories.__getitem__,
+                          map(table.category.__getitem__, row_list)), *arg_columns]
+            if kind == BEGIN and self.flows:
+                pieces.append(map(self.flows.get, row_list, repeat(b"")))
+            yield group, list(map(b"".join, zip(*pieces, strict=True)))
 
     def _count_misplaced(self) -> None:
         """Slices/instants on counter tracks and values on other tracks cannot be shown."""
@@ -322,8 +311,12 @@ class _EventEncoder:
         used = {column: np.unique(np.concatenate([trace.slices.numpy(column)[begins],
                                                   trace.instants.numpy(column)[instants]]))
                 for column in ("name", "category")}
+        arg_names = (self.args[BEGIN].names(np.unique(self.args[BEGIN].key_set[begins]).tolist())
+                     + self.args[INSTANT].names(
+                         np.unique(self.args[INSTANT].key_set[instants]).tolist()))
         entries = [(2, [(i, strings[i]) for i in used["name"].tolist() if i]),
-                   (1, [(i, strings[i]) for i in used["category"].tolist() if i])]
+                   (1, [(i, strings[i]) for i in used["category"].tolist() if i]),
+                   (3, sorted(set(arg_names)))]
         packets: list[bytes] = []
         for field, items in entries:
             for lo in range(0, len(items), 4096):
@@ -338,11 +331,12 @@ class _EventEncoder:
         flows = trace.flows
         n = len(trace.slices)
         fields: dict[int, list[bytes]] = {}
-        starts, tracks, begin = trace.slices.start, trace.slices.track, self.begin
+        starts, tracks = trace.slices.start, trace.slices.track
+        on_counter = self.is_counter.tolist()
         dropped = backwards = 0
         for index, (src, dst) in enumerate(zip(flows.source, flows.target, strict=True)):
             if (not (0 <= src < n and 0 <= dst < n) or src == dst
-                    or begin[tracks[src]] is None or begin[tracks[dst]] is None):
+                    or on_counter[tracks[src]] or on_counter[tracks[dst]]):
                 dropped += 1
                 continue
             flow_id = _FIXED64(index + 1)

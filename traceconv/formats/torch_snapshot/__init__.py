@@ -19,7 +19,7 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Trace
 from .to_trace import SnapshotBuilder
-from .unpickle import load_plain
+from .unpickle import load_source
 
 KEYS = (b"segments", b"device_traces")
 
@@ -34,8 +34,7 @@ def sniff(head: bytes, source: Source | None) -> float:
 def read(source: Source) -> Trace:
     """Read a snapshot pickle (safely: plain data only) into blocks, segments, counters."""
     try:
-        with source.open() as stream:
-            document = load_plain(stream, source.name, source.compressed)
+        document = load_source(source)
     except OSError as exc:
         raise InputError(f"cannot read: {exc}", file=source.name) from None
     if not isinstance(document, dict) or not any(k in document for k in

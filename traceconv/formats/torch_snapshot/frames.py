@@ -72,10 +72,15 @@ def _short(frame: dict[str, Any]) -> str:
 
 
 class StackTable:
-    """Interns stacks: equal frame lists give the same (stack text, user frame) pair."""
+    """Interns stacks: equal frame lists give the same (stack text, user frame) pair.
+
+    The streaming decoder gives equal stacks as one shared list, so the list's identity is
+    looked up first (the list is kept with the answer, so its id stays its own).
+    """
 
     def __init__(self) -> None:
         self._seen: dict[tuple[tuple[Any, Any, Any], ...], tuple[str, str]] = {}
+        self._same_list: dict[int, tuple[list[dict[str, Any]], tuple[str, str]]] = {}
 
     def __call__(self, frames: list[dict[str, Any]] | None) -> tuple[str, str]:
         """(full stack, one frame per line; user frame) of ``frames``.
@@ -88,9 +93,13 @@ class StackTable:
         """
         if not frames:
             return "", NO_STACK
+        same = self._same_list.get(id(frames))
+        if same is not None and same[0] is frames:
+            return same[1]
         key = tuple((f.get("filename"), f.get("line"), f.get("name")) for f in frames)
         found = self._seen.get(key)
         if found is None:
             found = ("\n".join(frame_text(f) for f in frames), user_frame(frames))
             self._seen[key] = found
+        self._same_list[id(frames)] = (frames, found)
         return found

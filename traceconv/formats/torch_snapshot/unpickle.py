@@ -14,7 +14,11 @@ import pickle
 from typing import Any, BinaryIO
 
 from ...errors import InputError
-from ...io import stopped_at
+from ...io import Source, stopped_at
+from .decoder import Decoder, PickleError, Restart
+from .window import TruncatedFrame, Window
+
+REFUSAL = "a snapshot holds only plain data, and loading this would run code named by the file"
 
 
 class RefusedObject(pickle.UnpicklingError):
@@ -58,10 +62,50 @@ def load_plain(stream: BinaryIO, file: str, compressed: bool = False) -> Any:
         # buffers=None: a NEXT_BUFFER opcode raises instead of reading foreign memory.
         return PlainUnpickler(stream, buffers=None).load()
     except RefusedObject as exc:
-        raise InputError(f"refused to load {exc}: a snapshot holds only plain data, and "
-                         "loading this would run code named by the file", file=file,
+        raise InputError(f"refused to load {exc}: {REFUSAL}", file=file,
                          location=stopped_at(stream, compressed)) from None
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError,
             KeyError, AttributeError, OverflowError, MemoryError) as exc:
         raise InputError(f"not a readable pickle: {exc}", file=file,
                          location=stopped_at(stream, compressed)) from None
+
+
+def load_source(source: Source) -> Any:
+    """Unpickle a snapshot safely with the streaming :class:`~.decoder.Decoder` (memory of
+    the result, not of the file's object graph); errors name the byte where the file went
+    wrong (of the decompressed data for a ``.gz``). A file the decoder hands back
+    (:class:`~.decoder.Restart`: text opcodes, stacks that never repeat, or a list changed
+    after it was built) is read again with :func:`load_plain`.
+
+    >>> import os, pickle, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.pickle")
+    >>> with open(path, "wb") as f:
+    ...     f.write(pickle.dumps({"device_traces": [[]], "oops": print}, protocol=4)) > 0
+    True
+    >>> load_source(Source(path))
+    Traceback (most recent call last):
+    ...
+    traceconv.errors.InputError: ...s.pickle:byte 61: refused to load global builtins.print: ...
+    """
+    prefix = "decompressed byte" if source.compressed else "byte"
+    with source.open() as stream:
+        window = Window(stream)
+        try:
+            return Decoder(window).load()
+        except PickleError as exc:
+            place = f"{prefix} {window.file_offset(exc.offset)}"
+            if exc.refused:
+                raise InputError(f"refused to load {exc.message}: {REFUSAL}",
+                                 file=source.name, location=place) from None
+            raise InputError(f"not a readable pickle: {exc.message}", file=source.name,
+                             location=place) from None
+        except TruncatedFrame as exc:
+            raise InputError(f"not a readable pickle: {exc.args[0]}", file=source.name,
+                             location=f"{prefix} {exc.args[1]}") from None
+        except (OSError, EOFError) as exc:   # the compressed stream itself is cut or bad
+            raise InputError(f"not a readable pickle: {exc}", file=source.name,
+                             location=f"{prefix} {window.read_so_far}") from None
+        except Restart:
+            pass
+    with source.open() as stream:
+        return load_plain(stream, source.name, source.compressed)

@@ -1,0 +1,189 @@
+"""Debug annotations for many events at once: key set by key set, column by column.
+
+An :class:`~traceconv.model.args.ArgsColumn` keeps per row only a key-set id and where its
+values start, so the rows of one key set are a table: for each key, the values of all its
+rows are gathered and encoded together (ints and floats with numpy, strings and lists
+through the per-name caches of :class:`~.annotations.ArgEncoder`), then each row's
+annotations are joined. The bytes are exactly those of :meth:`ArgEncoder.encode_items` for
+the same row, and since every name gets its iid once for the whole file
+(:meth:`ColumnEncoder.names`), they do not depend on the packet sequence a row lands in.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import orjson
+
+from ...model.args import ArgsColumn
+from .annotations import _BOOL, _DOUBLE_TAG, _INT, ArgEncoder, _Key
+from .wire import Part, pack_rows, varint_sizes
+
+_FEW_ROWS = 8   # a key set with fewer rows in a batch is encoded row by row
+
+
+class ColumnEncoder:
+    """Encodes rows of an args column as TrackEvent ``debug_annotations`` bytes.
+
+    >>> column = ArgsColumn([{"bytes": 64, "dtype": "float"}, None, {"bytes": 300.5}])
+    >>> enc = ColumnEncoder(column)
+    >>> enc.encode_rows(np.array([0, 1, 2])) == [ArgEncoder().encode(column[0]), b"",
+    ...                                          enc.args.encode_items([("bytes", 300.5)])]
+    True
+    >>> enc.names([0, 1])
+    [(1, 'bytes'), (2, 'dtype')]
+    """
+
+    def __init__(self, column: ArgsColumn, args: ArgEncoder | None = None) -> None:
+        self.column = column
+        self.args = args or ArgEncoder()
+        self.key_set = np.frombuffer(column.key_set, dtype=np.int32) if len(column) else \
+            np.zeros(0, dtype=np.int32)
+        self.start = np.frombuffer(column.start, dtype=np.int64) if len(column) else \
+            np.zeros(0, dtype=np.int64)
+        # every name gets its iid now, in key-set order: the same iids in every sequence
+        self._names = [self.args.intern_names(keys) for keys in column.key_sets]
+
+    def names(self, key_sets: list[int]) -> list[tuple[int, str]]:
+        """(iid, name) of the annotation names that rows of these key sets use."""
+        used = {entry for k in key_sets if k >= 0 for entry in self._names[k]}
+        return sorted(used)
+
+    def encode_rows(self, rows: np.ndarray) -> list[bytes]:
+        """The annotations of each row in ``rows`` (row indices), in that order."""
+        flat: list[bytes] = []
+        order: list[np.ndarray] = []
+        for positions, columns in self.groups(rows):
+            order.append(positions)
+            flat += columns[0] if len(columns) == 1 else map(b"".join, zip(*columns, strict=True))
+        if not flat:
+            return []
+        place = np.empty(len(rows), dtype=np.int64)
+        place[np.concatenate(order)] = np.arange(len(rows))
+        return list(map(flat.__getitem__, place.tolist()))
+
+    def groups(self, rows: np.ndarray) -> Iterator[tuple[np.ndarray, list[list[bytes]]]]:
+        """``rows`` grouped by key set: the positions in ``rows`` of each group's rows, and
+        the pieces of their annotations (lists of per-row bytes, to be joined per row)."""
+        if not len(rows):
+            return
+        key_set = self.key_set[rows]
+        order = np.argsort(key_set, kind="stable")
+        grouped = key_set[order]
+        cuts = (np.flatnonzero(grouped[1:] != grouped[:-1]) + 1).tolist()
+        starts = self.start[rows][order]
+        for lo, hi in zip([0, *cuts], [*cuts, len(rows)], strict=True):
+            k = int(grouped[lo])
+            keys = self.column.key_sets[k] if k >= 0 else ()
+            yield order[lo:hi], (self._encode_key_set(keys, starts[lo:hi]) if keys
+                                 else [[b""] * (hi - lo)])
+
+    def _encode_key_set(self, keys: tuple[Any, ...], starts: np.ndarray) -> list[list[bytes]]:
+        values, args = self.column.values, self.args
+        entries = [args.entry(key) for key in keys]
+        if len(starts) < _FEW_ROWS:
+            n = len(keys)
+            return [[args.encode_items(zip(keys, values[s:s + n], strict=True))
+                     for s in starts.tolist()]]
+        columns: list[list[bytes]] = []
+        numeric: list[Part] = []   # consecutive numeric columns, packed together
+        for j, entry in enumerate(entries):
+            if entry.dotted:
+                continue
+            column = list(map(values.__getitem__, (starts + j).tolist()))
+            parts = _numeric_parts(entry, column)
+            if parts is not None:
+                numeric += parts
+                continue
+            if numeric:
+                columns.append(pack_rows(numeric, len(starts)))
+                numeric = []
+            columns.append(self._encode_column(entry, column))
+        if numeric:
+            columns.append(pack_rows(numeric, len(starts)))
+        dotted = [j for j, entry in enumerate(entries) if entry.dotted]
+        if dotted:   # after the others, as encode_items writes them
+            columns.append(self._encode_dotted([keys[j] for j in dotted], [
+                list(map(values.__getitem__, (starts + j).tolist())) for j in dotted]))
+        return columns
+
+    def _encode_dotted(self, keys: list[Any], columns: list[list[Any]]) -> list[bytes]:
+        """The nested-dict annotations of dotted names, row by row, each distinct tuple of
+        values (and of their types: 1, 1.0 and True differ) encoded once."""
+        encode = self.args.encode_items
+        seen: dict[tuple[Any, ...], bytes] = {}
+        out = []
+        for values in zip(*columns, strict=True):
+            try:
+                cache_key: tuple[Any, ...] | None = (values, tuple(map(type, values)))
+                found = seen.get(cache_key)  # type: ignore[arg-type]
+            except TypeError:   # a list or dict among the values: not hashable
+                cache_key = found = None
+            if found is None:
+                found = encode(zip(keys, values, strict=True))
+                if cache_key is not None:
+                    seen[cache_key] = found
+            out.append(found)
+        return out
+
+    def _encode_column(self, entry: _Key, column: list[Any]) -> list[bytes]:
+        """Strings, lists and dicts through the name's cache; anything else one by one."""
+        kinds = set(map(type, column))
+        if kinds == {str}:
+            return self._cached(entry, column, column)
+        if kinds <= {list, dict}:
+            try:
+                cache_keys = list(map(orjson.dumps, column))   # tells 1, 1.0 and true apart
+            except TypeError:   # ints beyond 64 bits, non-JSON values: no cache
+                pass
+            else:
+                return self._cached(entry, cache_keys, column)
+        encode = self.args.encode_items
+        name = entry.text
+        return [encode(((name, value),)) for value in column]
+
+    def _cached(self, entry: _Key, cache_keys: list[Any], column: list[Any]) -> list[bytes]:
+        found: list[bytes | None] = list(map(entry.values.get, cache_keys))
+        if None in found:
+            store = self.args.store
+            for i, framed in enumerate(found):
+                if framed is None:
+                    found[i] = store(entry, cache_keys[i], column[i])
+        return found  # type: ignore[return-value]  # every None was filled
+
+
+_DOUBLES = struct.Struct("<d")
+
+
+def _numeric_parts(entry: _Key, column: list[Any]) -> list[Part] | None:
+    """:func:`pack_rows` parts for a column of only int64 ints, only floats or only bools
+    (the framed annotation: field 4 tag, length, name, value); None for any other column."""
+    kinds = set(map(type, column))
+    if len(kinds) != 1:
+        return None
+    kind = kinds.pop()
+    name = entry.name
+    if kind is int:
+        try:
+            numbers = np.array(column, dtype=np.int64)
+        except OverflowError:   # beyond int64: written as text, one by one
+            return None
+        value = numbers.astype(np.uint64)
+        length = varint_sizes(value) + (len(name) + len(_INT))   # < 128: one byte
+        return [b"\x22", length.astype(np.uint8).reshape(-1, 1), name + _INT, value]
+    if kind is float:
+        raw = np.array(column, dtype="<f8").view(np.uint8).reshape(len(column), 8)
+        head = b"\x22" + bytes([len(name) + len(_DOUBLE_TAG) + _DOUBLES.size])
+        return [head + name + _DOUBLE_TAG, raw]
+    if kind is bool:
+        flags = np.array(column, dtype=np.uint8).reshape(len(column), 1)
+        true = _BOOL[True]
+        head = b"\x22" + bytes([len(name) + len(true)]) + name + true[:-1]
+        return [head, flags]
+    return None
+
+
+
