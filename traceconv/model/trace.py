@@ -180,16 +180,14 @@ class Trace:
     def add_memory_block(self, block: MemoryBlock) -> int:
         """Add ``block``; its address and size must fit int64 (``NumberError`` otherwise:
         the memory analyses and the writers hold them in int64 arrays)."""
-        to_int64(block.address, "memory block address")
-        to_int64(block.size, "memory block size")
-        for time in (block.alloc_ns, block.free_ns):
-            if time is not None:
-                to_int64(time, "memory block time")
+        _check_int64(block)
         self.memory.append(block)
         return len(self.memory) - 1
 
     def add_reservation(self, block: MemoryBlock) -> int:
-        """Add an address range reserved by an allocator (see :attr:`reservations`)."""
+        """Add an address range reserved by an allocator (see :attr:`reservations`); its
+        numbers must fit int64 as a block's do."""
+        _check_int64(block)
         self.reservations.append(block)
         return len(self.reservations) - 1
 
@@ -358,3 +356,11 @@ class Trace:
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={v}" for k, v in self.counts().items() if v)
         return f"<Trace {self.metadata.source_format or '?'}: {counts or 'empty'}>"
+
+
+def _check_int64(block: MemoryBlock) -> None:
+    to_int64(block.address, "memory block address")
+    to_int64(block.size, "memory block size")
+    for time in (block.alloc_ns, block.free_ns):
+        if time is not None:
+            to_int64(time, "memory block time")
