@@ -26,6 +26,7 @@ DDP = TORCH / "ddp_gloo_rank0.pt.trace.json.gz"                 # gloo collectiv
 PADDLE_BEFORE = SAMPLES / "paddle" / "report_gpu_before.txt"
 PADDLE_AFTER = SAMPLES / "paddle" / "report_gpu_after.txt"
 PADDLE_LOADER = DATA / "paddle" / "small_2.6.2.paddle_trace.json.gz"
+SNAPSHOT = SAMPLES / "torch" / "resnet18_train_snapshot.pickle.gz"   # allocator segments
 
 
 def raw_events(path: Path) -> list[dict]:
@@ -209,3 +210,36 @@ def test_cli_text_and_errors(tmp_path):
     bad = runner.invoke(app, ["advise", str(PADDLE_BEFORE), "--rule", "nope"])
     assert bad.exit_code == 1 and "unknown rule 'nope'" in bad.output
     assert runner.invoke(app, ["advise", "--list-rules"]).output.count("\n") == len(RULES)
+
+
+def test_fragmentation_of_an_allocator_snapshot_from_its_segments():
+    """Snapshots have no running totals: reserved = live segments, allocated = live blocks.
+    Reference: a plain replay of the snapshot's own history, backwards from its dump state."""
+    import pickle
+
+    with gzip.open(SNAPSHOT) as f:
+        document = pickle.load(f)   # a bundled sample, only plain data
+    entries = document["device_traces"][0]
+    segments = document["segments"]
+
+    def peak(final: int, changes: list[tuple[int, int]]) -> int:
+        level = final - sum(delta for _, delta in changes)    # the level before the history
+        top = level
+        for _, delta in sorted(changes):                     # same instant: frees first
+            level += delta
+            top = max(top, level)
+        return top
+
+    reserved = peak(sum(s["total_size"] for s in segments),
+                    [(e["time_us"], e["size"] if e["action"] == "segment_alloc" else -e["size"])
+                     for e in entries if e["action"] in ("segment_alloc", "segment_free")])
+    allocated = peak(sum(b["requested_size"] for s in segments for b in s["blocks"]
+                         if b["state"] == "active_allocated"),
+                     [(e["time_us"], e["size"] if e["action"] == "alloc" else -e["size"])
+                      for e in entries if e["action"] in ("alloc", "free_completed")])
+    (frag,) = fired(SNAPSHOT, "fragmentation")
+    assert (frag.evidence["peak_reserved_bytes"], frag.evidence["peak_allocated_bytes"]) == (
+        reserved, allocated)
+    assert frag.severity == "medium"          # 42% of 1.45 GiB held unused
+    (high,) = fired(SNAPSHOT, "memory-peak", device_memory=int(reserved / 0.95))
+    assert high.severity == "high" and high.evidence["peak_bytes"] == reserved

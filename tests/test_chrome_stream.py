@@ -1,6 +1,6 @@
 """The chunked Chrome reader on hostile text: linear work, file locations, no silent cuts.
 
-Work is measured, not timed: the bytes handed to orjson and the bytes the exact boundary
+Work is measured, not timed: the bytes handed to the JSON parser and the bytes the exact boundary
 scan walks over, as a multiple of the file size (a quadratic reader re-parses each piece
 once per bad candidate boundary, hundreds of times the file on these inputs).
 """
@@ -22,11 +22,11 @@ CHUNK = 4096
 
 
 class Work:
-    """Counts the bytes parsed by orjson and scanned by the exact cutter."""
+    """Counts the bytes parsed as JSON and scanned by the exact cutter."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.parsed = self.scanned = 0
-        loads, find = orjson.loads, stream._Cutter.find
+        loads, find = stream.json_loads, stream._Cutter.find
 
         def counting_loads(data: bytes | bytearray) -> object:
             self.parsed += len(data)
@@ -37,7 +37,7 @@ class Work:
             self.scanned += len(buffer) - resume
             return find(cutter, buffer, minimum)
 
-        monkeypatch.setattr(stream.orjson, "loads", counting_loads)
+        monkeypatch.setattr(stream, "json_loads", counting_loads)
         monkeypatch.setattr(stream._Cutter, "find", counting_find)
 
 

@@ -236,3 +236,43 @@ def test_refusal_names_the_global_and_its_byte(tmp_path, protocol):
     where = int(re.search(r"byte (\d+): refused to load global builtins\.print",
                           str(error.value)).group(1))
     assert data[where] in b"c\x93"   # GLOBAL / STACK_GLOBAL, by the file's own bytes
+
+
+def test_mutants_decode_like_the_standard_unpickler_or_fail_located(reference):
+    """Byte flips, cuts, deletions and splices of small snapshots in three protocols: the
+    decoder gives the standard unpickler's document or a located error (or hands the file
+    over), never another exception; where both succeed they agree."""
+    import random
+
+    from traceconv.formats.torch_snapshot.window import TruncatedFrame
+
+    small = {"segments": [dict(reference["segments"][0], blocks=[])],
+             "device_traces": [reference["device_traces"][0][:6]],
+             "allocator_settings": reference["allocator_settings"]}
+    seeds = [pickle.dumps(small, protocol=p) for p in (2, 4, 5)]
+    rng = random.Random(7)
+    agreed = 0
+    for _ in range(200):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 3)):
+            at, kind = rng.randrange(len(data)), rng.random()
+            if kind < 0.5:
+                data[at] = rng.randrange(256)
+            elif kind < 0.7:
+                del data[at:at + rng.randint(1, 20)]
+            elif kind < 0.9:
+                start = rng.randrange(len(data))
+                data[at:at] = data[start:start + rng.randint(1, 200)]
+            else:
+                del data[at:]
+        try:
+            got = decode(bytes(data))[0]
+        except (PickleError, TruncatedFrame, Restart):
+            continue
+        try:
+            expected = PlainUnpickler(io.BytesIO(bytes(data)), buffers=None).load()
+        except (pickle.UnpicklingError, MemoryError, ValueError, EOFError):
+            continue   # the standard unpickler is stricter on a few framings / memo sizes
+        assert got == expected
+        agreed += 1
+    assert agreed > 10

@@ -20,8 +20,8 @@ def snapshot(trace: Trace) -> tuple:
               for name, table in (("slices", trace.slices), ("instants", trace.instants),
                                   ("counters", trace.counters), ("flows", trace.flows))
               for column, _ in table._columns]
-    return (repr(trace.processes), repr(trace.tracks), tables, repr(trace.slices.args),
-            repr(trace.instants.args), trace.diagnostics.as_list(), len(trace.strings),
+    return (repr(trace.processes), repr(trace.tracks), tables, list(trace.slices.args),
+            list(trace.instants.args), trace.diagnostics.as_list(), len(trace.strings),
             repr(trace.metadata))
 
 

@@ -36,7 +36,7 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
 
     >>> trace = traceconv.load("samples/torch/cnn_step5.pt.trace.json")   # doctest: +SKIP
     >>> trace.counts()["slices"]                                          # doctest: +SKIP
-    2944
+    2725
     """
     source = Source(path, progress=progress, max_bytes=max_bytes)
     if format:

@@ -11,6 +11,7 @@ import copy
 from array import array
 
 from ..model import ProcessKind, Trace, TrackKind
+from ..model.args import ArgsColumn
 from .critical_path import CriticalPath
 
 PATH_CATEGORY = "critical_path"
@@ -37,6 +38,8 @@ def appendable_copy(trace: Trace) -> Trace:
         for attr, value in vars(table).items():
             if isinstance(value, array):
                 setattr(table, attr, array(value.typecode, value))
+            elif isinstance(value, ArgsColumn):
+                setattr(table, attr, value.copy())
             elif isinstance(value, list):
                 setattr(table, attr, list(value))
         setattr(new, name, table)

@@ -88,14 +88,14 @@ def enclosing_slices(index: SliceIndex, tracks: np.ndarray, times: np.ndarray) -
             continue
         starts, ends, ts = index.start[lo:hi], index.end[lo:hi], times[where]
         candidate = np.searchsorted(starts, ts, "right") - 1
-        searching = candidate >= 0
+        # only the points still searching are carried to the next step back
+        keep = candidate >= 0
+        where, ts, candidate = where[keep], ts[keep], candidate[keep]
         for _ in range(MAX_WALK):
-            if not searching.any():
+            if not len(where):
                 break
-            inside = searching.copy()
-            inside[searching] = ends[candidate[searching]] >= ts[searching]
+            inside = ends[candidate] >= ts
             found[where[inside]] = index.order[lo + candidate[inside]]
-            searching &= ~inside
-            candidate[searching] -= 1
-            searching &= candidate >= 0
+            keep = ~inside & (candidate > 0)
+            where, ts, candidate = where[keep], ts[keep], candidate[keep] - 1
     return [None if row < 0 else row for row in found.tolist()]

@@ -5,19 +5,48 @@ dozen key sets. :class:`ArgsColumn` keeps each distinct key tuple once and, per 
 the key set's id and where its values start in one flat list: the values stay the very
 objects that were given (no re-encoding), the keys are shared.
 
+A reader of JSON can also hand rows over as their JSON object text (:meth:`extend_json`):
+they are kept as bytes, a third of the memory of the decoded values, and decoded when
+asked for. The first use of the flat layout (:attr:`key_set`, :attr:`start`,
+:attr:`values`) decodes them all into it; that changes how the rows are held, never what
+they are.
+
 Rows read back as new dicts, so the column cannot be changed through them: writes go
 through :meth:`ArgsColumn.set` (the tables' ``set_args``).
 """
 
 from __future__ import annotations
 
+import functools
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate, chain
 from typing import Any, overload
+
+import msgspec
+import numpy as np
 
 Args = dict[str, Any] | None
 
 _NONE = -1  # key-set id of a row without args (distinct from an empty dict)
+_JSON = -2  # key-set id of a row held as JSON text (its start: its index in the texts)
+_DECODE_ONE = msgspec.json.Decoder(dict[str, Any]).decode
+_DECODE_MANY = msgspec.json.Decoder(list[dict[str, Any]]).decode
+_BATCH = 1 << 16  # JSON rows decoded together (bounds the dicts alive at once)
+
+
+def _fields(count: int) -> list[str]:
+    return [f"key{i}" for i in range(count)]
+
+
+@functools.lru_cache(maxsize=64)
+def _keys_decoder(keys: tuple[str, ...]) -> Any:
+    """Decodes a JSON array of objects into records holding only the values of ``keys``
+    (fields key0, key1, ...; UNSET where absent): the other values are skipped, not built."""
+    fields = _fields(len(keys))
+    record: Any = msgspec.defstruct("Keys", [(f, Any, msgspec.UNSET) for f in fields],
+                                    rename=dict(zip(fields, keys, strict=True)), gc=False)
+    return msgspec.json.Decoder(list[record]).decode
 
 
 class ArgsColumn(Sequence[Args]):
@@ -32,15 +61,89 @@ class ArgsColumn(Sequence[Args]):
     {'note': 'moved'}
     """
 
-    __slots__ = ("_ids", "key_sets", "key_set", "start", "values")
+    __slots__ = ("_ids", "_in_row_order", "_key_set", "_start", "_texts", "_text_bounds",
+                 "_values", "key_sets")
 
     def __init__(self, rows: Iterable[Args] = ()) -> None:
         self._ids: dict[tuple[Any, ...], int] = {}
         self.key_sets: list[tuple[Any, ...]] = []   # id -> keys, in insertion order
-        self.key_set = array("i")                   # per row: key-set id, or -1 for None
-        self.start = array("q")                     # per row: its first value in ``values``
-        self.values: list[Any] = []
+        self._key_set = array("i")   # per row: key-set id, -1 for None, -2 for JSON text
+        self._start = array("q")     # per row: its first value in ``values`` (JSON: its text)
+        self._values: list[Any] = []
+        self._texts = bytearray()             # the JSON rows' texts, one after another
+        self._text_bounds = array("q", [0])   # where JSON text i starts; one more: the end
+        self._in_row_order = True   # key sets numbered in the order of their first row
         self.extend(rows)
+
+    # -- the flat layout (writers encode from it) --------------------------------------
+
+    @property
+    def key_set(self) -> array[int]:
+        """Per row: its key-set id in :attr:`key_sets`, or -1 for a row without args."""
+        self._settle()
+        return self._key_set
+
+    @property
+    def start(self) -> array[int]:
+        """Per row: where its values begin in :attr:`values`."""
+        self._settle()
+        return self._start
+
+    @property
+    def values(self) -> list[Any]:
+        """Every row's values, one after another (a row may have left unused ones)."""
+        self._settle()
+        return self._values
+
+    def _settle(self) -> None:
+        """The flat layout as writers see it: no JSON row left, and key sets numbered in
+        the order of their first row, however the rows came in (so that output made from
+        the numbering does not depend on it)."""
+        self._decode_texts()
+        if not self._in_row_order:
+            self._number_in_row_order()
+
+    def _number_in_row_order(self) -> None:
+        key_set = np.frombuffer(self._key_set, dtype=np.int32)
+        has_args = key_set >= 0
+        used, first_row = np.unique(key_set[has_args], return_index=True)
+        order = used[np.argsort(first_row)].tolist()
+        order += sorted(set(range(len(self.key_sets))) - set(order))   # (left by set())
+        renumber = np.empty(len(order), dtype=np.int32)
+        renumber[order] = np.arange(len(order), dtype=np.int32)
+        key_set[has_args] = renumber[key_set[has_args]]
+        self.key_sets = [self.key_sets[k] for k in order]
+        self._ids = {keys: k for k, keys in enumerate(self.key_sets)}
+        self._in_row_order = True
+
+    def _decode_texts(self) -> None:
+        """Move every JSON row into the flat layout (a batch of rows at a time)."""
+        if len(self._text_bounds) == 1:
+            return
+        rows = np.flatnonzero(np.frombuffer(self._key_set, dtype=np.int32) == _JSON)
+        for lo in range(0, len(rows), _BATCH):
+            batch = rows[lo:lo + _BATCH]
+            dicts = self._decoded(batch)
+            keys = list(map(tuple, dicts))
+            sizes = list(map(len, keys))
+            np.frombuffer(self._key_set, dtype=np.int32)[batch] = [
+                self._key_set_id(k) for k in keys]
+            np.frombuffer(self._start, dtype=np.int64)[batch] = list(
+                accumulate(sizes[:-1], initial=len(self._values)))
+            self._values.extend(chain.from_iterable(map(dict.values, dicts)))
+        self._texts = bytearray()
+        self._text_bounds = array("q", [0])
+
+    def _decoded(self, rows: np.ndarray, decode: Any = _DECODE_MANY) -> list[Any]:
+        """The dicts of JSON rows ``rows`` (decoded together), or what ``decode`` makes
+        of the JSON array of their texts."""
+        bounds, texts = self._text_bounds, self._texts
+        view = memoryview(texts)
+        parts = [view[bounds[i]:bounds[i + 1]]
+                 for i in np.frombuffer(self._start, dtype=np.int64)[rows].tolist()]
+        return decode(b"[" + b",".join(parts) + b"]")  # type: ignore[no-any-return]
+
+    # -- adding rows --------------------------------------------------------------------
 
     def _key_set_id(self, keys: tuple[Any, ...]) -> int:
         found = self._ids.get(keys)
@@ -51,34 +154,163 @@ class ArgsColumn(Sequence[Args]):
 
     def append(self, args: Args) -> None:
         """Add one row (``args`` is read now: later changes to that dict are not seen)."""
-        values = self.values
-        self.start.append(len(values))
+        values = self._values
+        self._start.append(len(values))
         if args is None:
-            self.key_set.append(_NONE)
+            self._key_set.append(_NONE)
             return
         keys = tuple(args)
         found = self._ids.get(keys)   # inlined lookup: this is the readers' hot path
-        self.key_set.append(self._key_set_id(keys) if found is None else found)
+        self._key_set.append(self._key_set_id(keys) if found is None else found)
         values.extend(args.values())
 
     def extend(self, rows: Iterable[Args]) -> None:
-        append = self.append
-        for args in rows:
-            append(args)
+        """Add many rows at once (each read now, as :meth:`append` reads one).
+
+        >>> column = ArgsColumn(); column.extend([{"a": 1}, None, {"a": 2, "b": 3}, {"a": 4}])
+        >>> list(column), column.key_sets
+        ([{'a': 1}, None, {'a': 2, 'b': 3}, {'a': 4}], [('a',), ('a', 'b')])
+        """
+        rows = rows if isinstance(rows, list) else list(rows)
+        if not rows:
+            return
+        get = self._ids.get
+        if None in rows:
+            keys: list[tuple[Any, ...] | None] = [None if a is None else tuple(a) for a in rows]
+            found = [_NONE if k is None else get(k) for k in keys]
+            sizes = [0 if k is None else len(k) for k in keys]
+            rows = [a for a in rows if a]
+        else:   # every row has args (a Kineto slice does): C-level maps, no Python per row
+            keys = list(map(tuple, rows))  # type: ignore[arg-type]
+            found = list(map(get, keys))  # type: ignore[arg-type]
+            sizes = list(map(len, keys))  # type: ignore[arg-type]
+        if None in found:   # new key sets: interned in row order
+            found = [self._key_set_id(k) if f is None else f  # type: ignore[arg-type]
+                     for f, k in zip(found, keys, strict=True)]
+        values = self._values
+        self._start.extend(accumulate(sizes[:-1], initial=len(values)))
+        self._key_set.extend(found)  # type: ignore[arg-type]
+        values.extend(chain.from_iterable(map(dict.values, rows)))  # type: ignore[arg-type]
+
+    def extend_json(self, texts: bytes | bytearray, sizes: Sequence[int] | np.ndarray) -> None:
+        """Add rows given as JSON object texts, one after another in ``texts``, with
+        ``sizes`` their lengths (0: a row without args). The caller vouches that each text is
+        one valid JSON object, as its parser found it.
+
+        >>> column = ArgsColumn(); column.extend_json(b'{"a": [1, 2]}{"b": 3}', [13, 0, 8])
+        >>> list(column), column.json(0)
+        ([{'a': [1, 2]}, None, {'b': 3}], b'{"a": [1, 2]}')
+        """
+        sizes = np.asarray(sizes, dtype=np.int64)
+        present = sizes > 0
+        first_text = len(self._text_bounds) - 1
+        text_index = np.cumsum(present) - present + first_text
+        self._key_set.frombytes(np.where(present, _JSON, _NONE).astype(np.int32).tobytes())
+        self._start.frombytes(np.where(present, text_index, len(self._values))
+                              .astype(np.int64).tobytes())
+        ends = self._text_bounds[-1] + np.cumsum(sizes[present])
+        self._text_bounds.frombytes(ends.astype(np.int64).tobytes())
+        self._texts += texts
+        self._in_row_order = False
 
     def set(self, row: int, args: Args) -> None:
         """Replace the args of ``row`` (its old values stay unused in the flat list)."""
         if not -len(self) <= row < len(self):
             raise IndexError(row)
-        self.start[row] = len(self.values)
+        self._start[row] = len(self._values)
+        self._in_row_order = False
         if args is None:
-            self.key_set[row] = _NONE
+            self._key_set[row] = _NONE
             return
-        self.key_set[row] = self._key_set_id(tuple(args))
-        self.values.extend(args.values())
+        self._key_set[row] = self._key_set_id(tuple(args))
+        self._values.extend(args.values())
+
+    def copy(self) -> ArgsColumn:
+        """A column with the same rows that grows and changes on its own."""
+        new = ArgsColumn()
+        new._ids, new.key_sets = dict(self._ids), list(self.key_sets)
+        new._key_set, new._start = array("i", self._key_set), array("q", self._start)
+        new._values = list(self._values)
+        new._texts, new._text_bounds = bytearray(self._texts), array("q", self._text_bounds)
+        new._in_row_order = self._in_row_order
+        return new
+
+    # -- reading ------------------------------------------------------------------------
+
+    def json(self, row: int) -> bytes | None:
+        """The JSON text of ``row`` when it is held as text, else None (a writer of JSON
+        can copy it as it is)."""
+        if self._key_set[row] != _JSON:
+            return None
+        i = self._start[row]
+        return bytes(self._texts[self._text_bounds[i]:self._text_bounds[i + 1]])
+
+    def _positions(self, key: str) -> np.ndarray:
+        """Per key-set id, where ``key`` is in it (-1: absent); one more entry, -1, serves
+        the rows without args (key-set id -1)."""
+        return np.array([keys.index(key) if key in keys else -1 for keys in self.key_sets]
+                        + [-1], dtype=np.int64)
+
+    def values_of(self, key: str) -> tuple[np.ndarray, list[Any]]:
+        """The rows whose args hold ``key`` (ascending), and its value in each: one pass
+        over the key sets, no dict per row (JSON rows are decoded for it).
+
+        >>> column = ArgsColumn([{"a": 1}, None, {"b": 2, "a": 3}, {"b": 4}])
+        >>> column.extend_json(b'{"a": 5}{"b": 6}', [8, 8])
+        >>> rows, values = column.values_of("a"); rows.tolist(), values
+        ([0, 2, 4], [1, 3, 5])
+        """
+        missing = object()
+        rows = np.arange(len(self))
+        values = self.get_many(rows, key, missing)
+        keep = [value is not missing for value in values]
+        return rows[np.array(keep, dtype=bool)], [v for v in values if v is not missing]
+
+    def get_many(self, rows: np.ndarray, key: str, default: Any = None) -> list[Any]:
+        """The value of ``key`` in the args of each of ``rows`` (``default`` where absent).
+
+        >>> column = ArgsColumn([{"a": 1}, None, {"b": 2, "a": 3}])
+        >>> column.extend_json(b'{"a": 4}', [8])
+        >>> column.get_many(np.array([2, 1, 0, 3]), "a")
+        [3, None, 1, 4]
+        """
+        return self.get_columns(rows, (key,), (default,))[0]
+
+    def get_columns(self, rows: np.ndarray, keys: tuple[str, ...],
+                    defaults: tuple[Any, ...]) -> list[list[Any]]:
+        """:meth:`get_many` for several keys at once: one list per key (JSON rows are
+        decoded once, keeping only those keys).
+
+        >>> column = ArgsColumn([{"a": 1, "b": 2}]); column.extend_json(b'{"b": 3}', [8])
+        >>> column.get_columns(np.array([0, 1]), ("a", "b"), (None, -1))
+        [[1, None], [2, 3]]
+        """
+        if not len(rows):
+            return [[] for _ in keys]
+        key_sets = np.frombuffer(self._key_set, dtype=np.int32)[rows]
+        starts = np.frombuffer(self._start, dtype=np.int64)[rows]
+        values = self._values
+        columns = []
+        for key, default in zip(keys, defaults, strict=True):
+            at = self._positions(key)[np.maximum(key_sets, -1)]  # (a JSON row reads as absent)
+            first = (starts + np.maximum(at, 0)).tolist()
+            columns.append([values[i] if a >= 0 else default
+                            for i, a in zip(first, at.tolist(), strict=True)])
+        texts = np.flatnonzero(key_sets == _JSON)
+        decode = _keys_decoder(keys)
+        unset = msgspec.UNSET
+        for lo in range(0, len(texts), _BATCH):
+            batch = texts[lo:lo + _BATCH]
+            records = self._decoded(rows[batch], decode)
+            for field, column, default in zip(_fields(len(keys)), columns, defaults,
+                                              strict=True):
+                found = [getattr(record, field) for record in records]
+                for i, value in zip(batch.tolist(), found, strict=True):
+                    column[i] = default if value is unset else value
+        return columns
 
     def __len__(self) -> int:
-        return len(self.key_set)
+        return len(self._key_set)
 
     @overload
     def __getitem__(self, row: int) -> Args: ...
@@ -89,16 +321,24 @@ class ArgsColumn(Sequence[Args]):
     def __getitem__(self, row: int | slice) -> Args | list[Args]:
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
-        key_set = self.key_set[row]
+        key_set = self._key_set[row]
         if key_set == _NONE:
             return None
+        first = self._start[row]
+        if key_set == _JSON:
+            bounds = self._text_bounds
+            decoded: dict[str, Any] = _DECODE_ONE(
+                memoryview(self._texts)[bounds[first]:bounds[first + 1]])
+            return decoded
         keys = self.key_sets[key_set]
-        first = self.start[row]
-        return dict(zip(keys, self.values[first:first + len(keys)], strict=True))
+        return dict(zip(keys, self._values[first:first + len(keys)], strict=True))
 
     def __iter__(self) -> Iterator[Args]:
-        key_sets, values = self.key_sets, self.values
-        for key_set, first in zip(self.key_set, self.start, strict=True):
+        if len(self._text_bounds) > 1:   # JSON rows: decoded a row at a time
+            yield from (self[row] for row in range(len(self)))
+            return
+        key_sets, values = self.key_sets, self._values
+        for key_set, first in zip(self._key_set, self._start, strict=True):
             if key_set == _NONE:
                 yield None
             else:

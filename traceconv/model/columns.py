@@ -8,6 +8,7 @@ Rows are addressed by their index. :meth:`numpy` gives column copies for vectori
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -82,6 +83,37 @@ class _EventTable(_Table):
     def __init__(self) -> None:
         super().__init__()
         self.args = ArgsColumn()
+
+    def extend(self, args: list[Args], **columns: np.ndarray | list[int]) -> None:
+        """Append ``len(args)`` rows at once, one sequence per column (ids as interned).
+
+        >>> table = InstantTable()
+        >>> table.extend([None, {"a": 1}], track=[0, 0], ts=[5, 7], name=[0, 0], category=[0, 0])
+        >>> table.ts.tolist(), table.args[1]
+        ([5, 7], {'a': 1})
+        """
+        self._extend_columns(len(args), columns)
+        self.args.extend(args)
+
+    def extend_json(self, texts: bytes, sizes: Sequence[int] | np.ndarray,
+                    **columns: np.ndarray | list[int]) -> None:
+        """:meth:`extend` with the args as JSON object texts (see ``ArgsColumn.extend_json``).
+
+        >>> table = InstantTable()
+        >>> table.extend_json(b'{"a": 1}', [8], track=[0], ts=[5], name=[0], category=[0])
+        >>> table.args[0]
+        {'a': 1}
+        """
+        self._extend_columns(len(sizes), columns)
+        self.args.extend_json(texts, sizes)
+
+    def _extend_columns(self, rows: int, columns: dict[str, np.ndarray | list[int]]) -> None:
+        arrays = {column: np.asarray(columns[column], dtype=typecode)
+                  for column, typecode in self._columns}
+        if any(len(values) != rows for values in arrays.values()):
+            raise ValueError("every column needs one value per row")
+        for column, values in arrays.items():
+            getattr(self, column).frombytes(values.tobytes())
 
     def set_args(self, row: int, args: Args) -> None:
         """Replace the args of ``row`` (rows read back as copies: this is the way to change them).

@@ -27,9 +27,10 @@ owning op's name, as their source records it, in ``owner_name``.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
-import networkx as nx
+if TYPE_CHECKING:   # networkx loads only when a trace has a graph (CLI start-up, readers)
+    import networkx as nx
 
 OP = "op"
 TENSOR = "tensor"
@@ -105,7 +106,7 @@ def tensor_node(tensor_id: object) -> str:
 def add_op(graph: nx.DiGraph, op_id: object, name: str, type: str = "", **attrs: Any) -> str:
     """Add (or update) an operator node and return its node id.
 
-    >>> g = nx.DiGraph(); add_op(g, 1, "conv1", "Convolution", flops=10)
+    >>> import networkx as nx; g = nx.DiGraph(); add_op(g, 1, "conv1", "Convolution", flops=10)
     'op/1'
     """
     node = op_node(op_id)
@@ -116,7 +117,7 @@ def add_op(graph: nx.DiGraph, op_id: object, name: str, type: str = "", **attrs:
 def add_tensor(graph: nx.DiGraph, tensor_id: object, name: str, **attrs: Any) -> str:
     """Add (or update) a tensor node (shape, dtype, bytes, ... as attributes) and return its id.
 
-    >>> g = nx.DiGraph(); add_tensor(g, 7, "x", shape=(1, 3), dtype="float32")
+    >>> import networkx as nx; g = nx.DiGraph(); add_tensor(g, 7, "x", shape=(1, 3), dtype="float32")
     'tensor/7'
     """
     node = tensor_node(tensor_id)

@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 from os import PathLike
 from typing import TYPE_CHECKING, Any, Literal, Union
 
-import networkx as nx
 import numpy as np
 
-from ..numbers import INT64_MAX, to_int64
+from ..numbers import INT64_MAX, INT64_MIN, to_int64
 from .columns import (
     Args,
     CounterSample,
@@ -28,6 +27,7 @@ from .graph import OP, TENSOR, count_kind
 from .strings import StringTable
 
 if TYPE_CHECKING:
+    import networkx as nx
     import pandas
     import pyarrow
 
@@ -77,13 +77,27 @@ class Trace:
         self.instants = InstantTable()
         self.counters = CounterTable()
         self.flows = FlowTable()
-        self.graph: nx.DiGraph = nx.DiGraph()
+        self._graph: nx.DiGraph | None = None   # made on first use (see graph)
         self.memory: list[MemoryBlock] = []
         # Address ranges an allocator reserved from the device (CUDA caching-allocator
         # segments, arenas, pools); the blocks of :attr:`memory` live inside them, so the
         # two are kept apart: reserved and allocated bytes are different questions.
         self.reservations: list[MemoryBlock] = []
         self.stats: list[OpStat] = []
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        """The op/tensor graph (:mod:`traceconv.model.graph`); networkx is imported when a
+        trace first uses it, not to read a timeline."""
+        if self._graph is None:
+            import networkx as nx
+
+            self._graph = nx.DiGraph()
+        return self._graph
+
+    @graph.setter
+    def graph(self, graph: nx.DiGraph) -> None:
+        self._graph = graph
 
     @property
     def diagnostics(self) -> Diagnostics:
@@ -274,11 +288,11 @@ class Trace:
 
     @property
     def op_count(self) -> int:
-        return count_kind(self.graph, OP)
+        return 0 if self._graph is None else count_kind(self._graph, OP)
 
     @property
     def tensor_count(self) -> int:
-        return count_kind(self.graph, TENSOR)
+        return 0 if self._graph is None else count_kind(self._graph, TENSOR)
 
     def counts(self) -> dict[str, int]:
         """The integer counts that ``traceconv info --json`` prints."""
@@ -359,8 +373,8 @@ class Trace:
 
 
 def _check_int64(block: MemoryBlock) -> None:
-    to_int64(block.address, "memory block address")
-    to_int64(block.size, "memory block size")
-    for time in (block.alloc_ns, block.free_ns):
-        if time is not None:
-            to_int64(time, "memory block time")
+    for value, what in ((block.address, "address"), (block.size, "size"),
+                        (block.alloc_ns, "time"), (block.free_ns, "time")):
+        if not (type(value) is int and INT64_MIN <= value <= INT64_MAX or value is None
+                and what == "time"):
+            to_int64(value, f"memory block {what}")

@@ -17,9 +17,48 @@ import numpy as np
 from ...model import OpStat, Trace
 from ..activity import Activity, Timeline
 from ..idle import DeviceIdle, device_idle
+from ..memory import LiveBytes, live_bytes
 
 _PAGEABLE = re.compile(r"pageable", re.IGNORECASE)
 _MEMORY_KIND = re.compile(r"pageable|pinned|managed", re.IGNORECASE)
+_HOST_DEVICE = re.compile(r"^cpu", re.IGNORECASE)
+
+
+def _totals_of_reservations(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(times, reserved, allocated) from reservations and memory blocks, device by device
+    (host devices left out, as for Kineto's totals).
+
+    >>> from traceconv.model import MemoryBlock
+    >>> t = Trace()
+    >>> t.reservations.append(MemoryBlock(0, 100, 0, None, device="cuda:0"))
+    >>> _ = t.add_memory_block(MemoryBlock(0, 30, 5, 9, device="cuda:0"))
+    >>> [a.tolist() for a in _totals_of_reservations(t)]
+    [[0, 5, 9], [100, 100, 100], [0, 30, 0]]
+    """
+    samples: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    devices = dict.fromkeys(r.device for r in trace.reservations
+                            if not _HOST_DEVICE.match(r.device or ""))
+    for device in devices:
+        segments = [r for r in trace.reservations if r.device == device]
+        blocks = [b for b in trace.memory if b.device == device]
+        known = [t for b in segments + blocks for t in (b.alloc_ns, b.free_ns) if t is not None]
+        start = min(known, default=0)
+        held, used = live_bytes(segments, start), live_bytes(blocks, start)
+        times = np.union1d(held.times, used.times)
+        samples.append((times, _level_at(held, times), _level_at(used, times)))
+    if not samples:
+        empty = np.zeros(0, np.int64)
+        return empty, empty, empty
+    times, reserved, allocated = (np.concatenate(parts) for parts in zip(*samples, strict=True))
+    return times, reserved, allocated
+
+
+def _level_at(curve: LiveBytes, times: np.ndarray) -> np.ndarray:
+    """The step function ``curve`` at ``times`` (0 before its first change)."""
+    if not len(curve.times):
+        return np.zeros(len(times), np.int64)
+    index = np.searchsorted(curve.times, times, side="right") - 1
+    return np.where(index >= 0, curve.bytes[np.maximum(index, 0)], 0)
 
 
 class Context:
@@ -62,9 +101,11 @@ class Context:
     def allocator_totals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(times, reserved bytes, allocated bytes) of the device caching allocator.
 
-        Today's source is the allocator's running totals on allocation events (Kineto's
-        ``[memory]`` instants carry ``Total Reserved`` / ``Total Allocated``), for devices
-        other than the CPU.
+        The allocator's running totals on allocation events (Kineto's ``[memory]``
+        instants carry ``Total Reserved`` / ``Total Allocated``), for devices other than
+        the CPU; without them, a trace that has the allocator's segments
+        (:attr:`Trace.reservations`, e.g. an allocator snapshot) gives the live bytes of
+        its reservations and of its memory blocks, per device, at every change of either.
         """
         times, reserved, allocated = [], [], []
         for instant in self.trace.iter_instants():
@@ -76,6 +117,8 @@ class Context:
             times.append(instant.ts)
             reserved.append(args["Total Reserved"])
             allocated.append(args["Total Allocated"])
+        if not times and self.trace.reservations:
+            return _totals_of_reservations(self.trace)
         return (np.asarray(times, np.int64), np.asarray(reserved, np.int64),
                 np.asarray(allocated, np.int64))
 

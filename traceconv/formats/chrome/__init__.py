@@ -7,17 +7,25 @@ PyTorch/Kineto (2021-2026), MegEngine's Profiler and Paddle's profilers (see
 
 from __future__ import annotations
 
-from typing import BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from ...analysis.check_report import CheckReport
 from ...io import Source
 from ...model import Diagnostics, Trace
 from .flavours import FLAVOURS
 from .reader import read_chrome
-from .schema import ChromeTraceDocument
 from .writer import write_chrome
 
-SCHEMAS = {"chrome-trace": ChromeTraceDocument}
+if TYPE_CHECKING:
+    from ...analysis.check_report import CheckReport
+
+
+def __getattr__(name: str) -> Any:
+    """``SCHEMAS`` on first use: pydantic is not needed to read or write a trace."""
+    if name == "SCHEMAS":
+        from .schema import ChromeTraceDocument
+
+        return {"chrome-trace": ChromeTraceDocument}
+    raise AttributeError(name)
 
 
 def sniff(head: bytes, source: Source) -> float:

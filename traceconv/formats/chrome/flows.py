@@ -49,6 +49,17 @@ class FlowPoints:
         self.names.append(name)
         self.rows.append(row)
 
+    def extend(self, keys: list[tuple], phases: list[str], places: list[Any], ts: list[int],
+               enclosing: list[bool], names: list[str]) -> None:
+        """:meth:`add` for many unbound points at once (equal-length lists)."""
+        self.keys += keys
+        self.phases += phases
+        self.places += places
+        self.ts += ts
+        self.enclosing += enclosing
+        self.names += names
+        self.rows += [-1] * len(keys)
+
     def shift(self, offset: int) -> None:
         """Add ``offset`` to every time (the trace's time base)."""
         self.ts = (np.asarray(self.ts, dtype=np.int64) + offset).tolist()
@@ -67,9 +78,7 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
     """
     if not len(points):
         return
-    key_ids: dict[tuple, int] = {}
-    chain = np.array([key_ids.setdefault(k, len(key_ids)) for k in points.keys], dtype=np.int64)
-    keys = list(key_ids)
+    chain, keys = _factorize(points.keys)
     ts = np.asarray(points.ts, dtype=np.int64)
     rows = _bind(points, ts, tracks_of, index)
     order = np.lexsort((np.arange(len(ts)), ts, chain))   # chain by chain, in time order
@@ -90,13 +99,22 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
             np.bincount(bound_chain, minlength=len(keys)))
 
 
+def _factorize(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
+    """Each value's index among the distinct values, and those values in first-seen order.
+
+    >>> codes, distinct = _factorize(["b", "a", "b"]); codes.tolist(), distinct
+    ([0, 1, 0], ['b', 'a'])
+    """
+    distinct = list(dict.fromkeys(values))
+    index = {value: i for i, value in enumerate(distinct)}
+    return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values)), distinct
+
+
 def _bind(points: FlowPoints, ts: np.ndarray, tracks_of: Callable[[Any], list[int]],
           index: SliceIndex) -> np.ndarray:
     """The slice row of every point (-1: none), trying its candidate tracks in turn."""
-    place_ids: dict[Any, int] = {}
-    place = np.array([place_ids.setdefault(p, len(place_ids)) for p in points.places],
-                     dtype=np.int64)
-    candidates = [tracks_of(p) for p in place_ids]
+    place, places = _factorize(points.places)
+    candidates = [tracks_of(p) for p in places]
     rows = np.asarray(points.rows, dtype=np.int64)
     enclosing = np.asarray(points.enclosing, dtype=bool)
     for attempt in range(max(map(len, candidates), default=0)):

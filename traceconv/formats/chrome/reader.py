@@ -1,16 +1,20 @@
 """Chrome Trace Event JSON → model: the generic event loop, shared by every flavour.
 
-The loop is the hot path of traceconv (a 1 M-event Kineto file is ~1 M iterations), so it
-works on plain dicts straight from orjson, appends to the model's typed columns through
-bound methods, and defers everything that needs the whole file (B/E matching of unsorted
-events, track names from ``M`` events that may come last, flow binding) to :meth:`finish`.
+This is the hot path of traceconv (a 1 M-event Kineto file is ~1 M events). Pieces of
+typed records (``records.py``: slices, instants and flow points only, the bulk of a large
+trace) are read a column at a time; any other piece goes through the per-event loop, which
+works on plain dicts and appends to the model's typed columns through bound methods. Both
+give the same rows in the same order. Everything that needs the whole file (B/E matching
+of unsorted events, track names from ``M`` events that may come last, flow binding) is
+deferred to :meth:`finish`.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections import defaultdict
+from collections.abc import Sequence
+from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -21,11 +25,17 @@ from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.diagnostics import Kind as DiagnosticKind
 from ...numbers import to_int64
+from . import records as typed
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, link_flows
+from .records import FlowPoint, Instant, Record, Slice
+from .records import decode as decode_records
 from .stream import DocumentError, read_document
 
 _NUMERIC_ID = re.compile(r"-?\d+")
+_OBJECT_START = ord("{")
+_PLACED = frozenset({Slice, *typed.Instant.__subclasses__(), Instant})  # on a track
+_FLOWS = frozenset({FlowPoint, *FlowPoint.__subclasses__()})
 _SUPPORTED = frozenset("XBEiIRCbensftM")
 EPOCH_NS = 10**18
 INT64 = 1 << 63  # timestamps above this (2001-09-09) are on the unix epoch clock
@@ -56,6 +66,59 @@ def _ns(value: int | float, unit: int) -> int:
     if not -INT64 <= ns < INT64:  # the event is malformed (the caller counts it)
         raise OverflowError(f"time {value} is out of range")
     return ns
+
+
+def _ns_column(values: list[int | float], unit: int, decimals: bool = True) -> np.ndarray | None:
+    """:func:`_ns` of every value at once (``decimals=False``: ``round(value * unit)``, as
+    for durations); None when one is out of the range that numpy handles exactly (the
+    per-event path then reads the piece and counts what does not fit).
+
+    >>> _ns_column([4482738043834.738, 0.0005], 1000).tolist(), _ns_column([2, 3], 1000).tolist()
+    ([4482738043834738, 0], [2000, 3000])
+    >>> _ns_column([1.0, 2], 1000).tolist(), _ns_column([1e300], 1000)
+    ([1000, 2000], None)
+    """
+    kinds = set(map(type, values))
+    limit = (1 << 62) // unit
+    if kinds <= {float}:
+        floats = np.array(values, dtype=np.float64)
+        if not (np.abs(floats) < limit).all():
+            return None
+        if not decimals:
+            return np.round(floats * unit).astype(np.int64)
+        whole = np.trunc(floats)
+        return whole.astype(np.int64) * unit + np.round((floats - whole) * unit).astype(np.int64)
+    ints = [v if type(v) is int else None for v in values]
+    if None not in ints and all(-limit < v < limit for v in ints):  # type: ignore[operator]
+        return np.array(ints, dtype=np.int64) * unit
+    try:
+        return np.array([_ns(v, unit) if decimals else
+                         (v * unit if type(v) is int else round(v * unit)) for v in values],
+                        dtype=np.int64)
+    except OverflowError:
+        return None
+
+
+def _object_texts(records: Sequence[Slice | Instant]) -> tuple[bytes, list[int]] | None:
+    """The records' args texts, one after another, and their sizes (0: no args); None
+    when one is not a JSON object (``null``, a list, a number: the per-event loop keeps
+    and counts those).
+
+    >>> import msgspec
+    >>> _object_texts([Instant(ts=1, args=msgspec.Raw(b'{"a": 1}')), Instant(ts=2)])
+    (b'{"a": 1}', [8, 0])
+    >>> _object_texts([Instant(ts=1, args=msgspec.Raw(b'[1]'))]) is None
+    True
+    """
+    texts = [r.args for r in records]
+    sizes = list(map(len, texts))
+    joined = b"".join(texts)
+    if joined:
+        size = np.array(sizes, dtype=np.int64)
+        first = (np.cumsum(size) - size)[size > 0]
+        if (np.frombuffer(joined, dtype=np.uint8)[first] != _OBJECT_START).any():
+            return None
+    return joined, sizes
 
 
 def _normal_id(value: Any) -> Any:
@@ -139,6 +202,10 @@ class ChromeReader:
 
     def read(self, events: list, base_index: int) -> None:
         """Add one chunk of events (``base_index`` = index of the first in traceEvents)."""
+        if events and isinstance(events[0], Record):
+            if self._read_records(events):
+                return
+            events = [record.as_dict() for record in events]
         self.flavour.prepare(events, self.context)
         trace, unit = self.trace, self.unit
         device_cats = self.flavour.device_categories
@@ -228,6 +295,68 @@ class ChromeReader:
                     self.drop(f"chrome.unsupported_phase.{ph}", base_index + offset)
             except (KeyError, TypeError, AttributeError, ValueError, OverflowError):
                 self._malformed(e, base_index + offset)
+
+    def _read_records(self, records: list[Record]) -> bool:
+        """A piece of typed records, a column at a time: the rows the per-event loop gives,
+        in the same order (tracks and strings are new in file order too). False, with no
+        row added, when a time is out of range, a slice is a ``[memory]`` event or args
+        are not an object: the loop then reads the piece."""
+        unit, device_cats = self.unit, self.flavour.device_categories
+        placed: list[Slice | Instant] = [r for r in records  # type: ignore[misc]
+                                         if type(r) in _PLACED]
+        is_slice = [type(r) is Slice for r in placed]
+        slices: list[Slice] = list(compress(placed, is_slice))  # type: ignore[arg-type]
+        instants = [r for r in placed if type(r) is not Slice]
+        flows: list[FlowPoint] = [r for r in records if type(r) in _FLOWS]  # type: ignore[misc]
+        starts = _ns_column([r.ts for r in placed], unit)
+        durations = _ns_column([r.dur for r in slices], unit, decimals=False)
+        flow_ts = _ns_column([r.ts for r in flows], unit)
+        slice_args, instant_args = _object_texts(slices), _object_texts(instants)
+        if (starts is None or durations is None or flow_ts is None or slice_args is None
+                or instant_args is None):
+            return False
+        keys = [(r.cat in device_cats, r.pid, r.tid) for r in placed]
+        tracks = [self._tracks.get(key) for key in keys]
+        if None in tracks:
+            tracks = [self.track(*key) if t is None else t for t, key in zip(tracks, keys,
+                                                                              strict=True)]
+        strings = self.trace.strings
+        texts = [""] * (2 * len(placed))   # name, category, name, ...: the loop's intern order
+        texts[0::2] = [r.name or "" for r in placed]
+        texts[1::2] = [r.cat or "" for r in placed]
+        string_ids = list(map(strings.ids.get, texts))
+        if None in string_ids:
+            intern = strings.intern
+            string_ids = [intern(text) if i is None else i
+                          for i, text in zip(string_ids, texts, strict=True)]
+        slice_rows = np.array(is_slice, dtype=bool)
+        instant_rows = ~slice_rows
+        columns = {"track": np.array(tracks, dtype=np.int32), "start": starts,
+                   "name": np.array(string_ids[0::2], dtype=np.int32),
+                   "category": np.array(string_ids[1::2], dtype=np.int32)}
+        memory = strings.find("[memory]")   # (tracks and strings are as the loop makes them)
+        if memory is not None and (columns["name"][slice_rows] == memory).any():
+            return False   # a [memory] slice: the loop reads it as an instant
+        self.trace.slices.extend_json(*slice_args, dur=durations,
+                                      **{k: v[slice_rows] for k, v in columns.items()})
+        columns["ts"] = columns.pop("start")
+        self.trace.instants.extend_json(*instant_args,
+                                        **{k: v[instant_rows] for k, v in columns.items()})
+        if flows:
+            synonyms = self.flavour.flow_categories
+            categories = [synonyms.get(c, c) for c in [r.cat or "" for r in flows]]
+            self.flow_points.extend(
+                list(zip(categories, [r.id for r in flows], strict=True)),
+                [r.phase for r in flows],
+                [(r.pid if type(r.pid) is int else _normal_id(r.pid),
+                  r.tid if type(r.tid) is int else _normal_id(r.tid)) for r in flows],
+                flow_ts.tolist(),
+                [r.phase != "f" or r.bp == "e" for r in flows],
+                [r.name or c for r, c in zip(flows, categories, strict=True)])
+        for r in records:
+            if type(r) is typed.Metadata:
+                self._metadata(r.as_dict())
+        return True
 
     def _args(self, e: dict) -> dict | None:
         args = e.get("args")
@@ -498,8 +627,11 @@ def _read_events(source: Source, forced: str | None = None) -> ChromeReader:
             _trust_written_devices(flavour, doc.envelope)
             reader = ChromeReader(source.name, doc.envelope, flavour,
                                   flavour.time_unit_ns(first))
-            index = 0
-            for chunk in itertools.chain([first], chunks):
+            reader.read(first, 0)
+            index = len(first)
+            if flavour.takes_records():
+                doc.records = decode_records
+            for chunk in chunks:
                 reader.read(chunk, index)
                 index += len(chunk)
         except DocumentError as exc:

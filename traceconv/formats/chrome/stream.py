@@ -17,10 +17,11 @@ Errors name the line and column in the file (columns count characters, as orjson
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+import msgspec
 import orjson
 
 # Small pieces are faster than big ones (1 M events: 5.0 s at 256 KiB, 6.8 s at 8 MiB): the
@@ -56,11 +57,52 @@ class Document:
     bare_array: bool = False
     truncated: bool = False  # an array form with no closing bracket (allowed by the spec)
     has_events_key: bool = True  # False: an object without "traceEvents" (not a trace)
+    # Set by the reader once it knows the flavour: pieces of event array text → typed
+    # records, or None when a piece needs plain values (see records.py).
+    records: Callable[[bytes | bytearray], list[Any] | None] | None = None
+
+    def decode(self, piece: bytes | bytearray) -> list[Any]:
+        """One piece of the event array (``[...]`` text): records when the reader takes
+        them and the piece fits, else plain values."""
+        if self.records is not None:
+            try:
+                records = self.records(piece)
+            except (msgspec.DecodeError, UnicodeDecodeError):
+                records = None
+            if records is not None:
+                return records
+        events: list[Any] = json_loads(piece)
+        return events
+
+
+_DECODE = msgspec.json.Decoder().decode
+
+
+def json_loads(data: bytes | bytearray | memoryview) -> Any:
+    """JSON text → Python values; integers of any size stay exact. Invalid text raises
+    orjson's ``JSONDecodeError``, which locates the problem by line and column.
+
+    >>> json_loads(b'{"id": 123456789012345678901234567890}')
+    {'id': 123456789012345678901234567890}
+    """
+    try:
+        return _DECODE(data)
+    except UnicodeDecodeError:   # located here: orjson puts it at the text's start
+        text = bytes(data)
+        try:
+            text.decode()
+        except UnicodeDecodeError as exc:
+            before = text[:exc.start].decode()
+            raise orjson.JSONDecodeError("not valid UTF-8", before, len(before)) from None
+        raise orjson.JSONDecodeError("not valid UTF-8", "", 0) from None
+    except msgspec.DecodeError as exc:
+        orjson.loads(data)   # raises the located error
+        raise orjson.JSONDecodeError(str(exc), "", 0) from None
 
 
 def _loads(data: bytes | bytearray | memoryview) -> Any:
     try:
-        return orjson.loads(data)
+        return json_loads(data)
     except orjson.JSONDecodeError as exc:
         raise DocumentError(exc.msg, exc.lineno, exc.colno) from None
 
@@ -114,7 +156,7 @@ def read_document(stream: BinaryIO, chunk_size: int | None = None) -> Document:
         return _parse_whole(head + stream.read())
     prefix = head[start + 1:match.start()].rstrip(_WS).rstrip(b",")
     try:
-        envelope = orjson.loads(b"{" + prefix + b"}")
+        envelope = json_loads(b"{" + prefix + b"}")
     except orjson.JSONDecodeError:  # "traceEvents" appeared inside an earlier value
         return _parse_whole(head + stream.read())
     doc = Document(envelope=envelope)
@@ -188,13 +230,12 @@ class _Text:
         self.consume(len(self.buffer))
         return DocumentError(message, self.line, self.column + 1)
 
-    def parse(self, start: int, end: int) -> list[Any]:
+    def parse(self, start: int, end: int, doc: Document) -> list[Any]:
         """The elements in ``buffer[start:end]`` (the inside of an array)."""
         try:
-            events: list[Any] = orjson.loads(_array(self.buffer, start, end))
+            return doc.decode(_array(self.buffer, start, end))
         except orjson.JSONDecodeError as exc:
             raise self.error(exc, start, 1) from None
-        return events
 
 
 class _Cutter:
@@ -280,7 +321,7 @@ def _chunks(text: _Text, doc: Document) -> Iterator[list[Any]]:
         guess = _BOUNDARY.search(text.buffer, size)
         if guess is not None:
             try:
-                events = orjson.loads(_array(text.buffer, 0, guess.start() + 1))
+                events = doc.decode(_array(text.buffer, 0, guess.start() + 1))
             except orjson.JSONDecodeError:
                 pass  # the cut was inside a string or a nested value (or the text is bad)
             else:
@@ -293,7 +334,7 @@ def _chunks(text: _Text, doc: Document) -> Iterator[list[Any]]:
                 yield _unclosed_array(text, doc)
                 return
         end, following = found
-        yield text.parse(0, end)
+        yield text.parse(0, end, doc)
         if following < 0:
             _read_trailer(text, end + 1, doc)
             return
@@ -304,7 +345,7 @@ def _unclosed_array(text: _Text, doc: Document) -> list[Any]:
     """The file ends inside the event array: the array form may omit its ``]`` (catapult
     accepts it); the object form is cut short, which is an error."""
     body = text.buffer.rstrip(_WS)
-    events = text.parse(0, len(body) - body.endswith(b","))
+    events = text.parse(0, len(body) - body.endswith(b","), doc)
     if not doc.bare_array:
         raise text.end_error("unexpected end of data: the traceEvents array and the "
                              "object that holds it are not closed")
@@ -327,7 +368,7 @@ def _read_trailer(text: _Text, start: int, doc: Document) -> None:
         raise text.end_error("unexpected end of data: the object's closing } is missing")
     if buffer[at] == _COMMA:   # more keys: parse them as an object, the comma its {
         try:
-            doc.envelope.update(orjson.loads(b"{" + buffer[at + 1:]))
+            doc.envelope.update(json_loads(b"{" + buffer[at + 1:]))
         except orjson.JSONDecodeError as exc:
             raise text.error(exc, at, 0) from None
         return

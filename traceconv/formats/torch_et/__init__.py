@@ -21,7 +21,6 @@ import orjson
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
-from .graph import GraphBuilder
 
 _HEAD = re.compile(rb'^\s*\{[^\[]{0,400}"(schema|nodes)"\s*:')
 
@@ -48,6 +47,8 @@ def read(source: Source) -> Trace:
                            clock="none (execution trace: op order only)"))
     trace.metadata.attributes.update(
         {k: document[k] for k in ("pid", "time", "start_ts", "finish_ts") if k in document})
+    from .graph import GraphBuilder  # (networkx: not loaded to sniff other files)
+
     builder = GraphBuilder(trace.graph)
     builder.add_nodes(document["nodes"])
     if builder.skipped["structure"]:

@@ -18,6 +18,7 @@ import bisect
 from typing import BinaryIO
 
 CHUNK = 8 << 20
+CHECKED_FRAME = 64 << 20
 PROTO, FRAME = 0x80, 0x95
 # Opcodes written outside frames when their payload is large: opcode -> bytes of length.
 UNFRAMED = {ord("X"): 4, ord("B"): 4, 0x8D: 8, 0x8E: 8, 0x96: 8}
@@ -131,6 +132,13 @@ class Window:
         elif op == FRAME and self._read_raw(9):
             raw, at = self._raw, self._at
             self._left = int.from_bytes(raw[at + 1:at + 9], "little")
+            # as the standard unpickler does, a frame must be there in full (checked up
+            # to CHECKED_FRAME bytes: pickle writes 64 KiB; a longer claim is found out
+            # only if the data ends before the STOP opcode)
+            if self._left <= CHECKED_FRAME and not self._read_raw(9 + self._left):
+                raise TruncatedFrame("pickle data was truncated inside a frame",
+                                     self.file_offset(self._produced) + len(self._raw)
+                                     - self._at)
             self._at += 9
             self._headers.append(self._produced)
         elif op in UNFRAMED and self._read_raw(1 + UNFRAMED[op]):

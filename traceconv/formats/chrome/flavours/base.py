@@ -48,6 +48,11 @@ class Flavour:
     def prepare(self, events: list, context: ReadContext) -> None:
         """Rewrite a chunk of events in place (nothing to do for plain Chrome JSON)."""
 
+    def takes_records(self) -> bool:
+        """Whether the pieces after the first may come as typed records (see
+        ``records.py``), which :meth:`prepare` does not see: only when it rewrites nothing."""
+        return type(self).prepare is Flavour.prepare
+
     def name_process(self, pid: Any, device: bool, meta: dict[str, Any]) -> str:
         name = meta.get("name")
         if device:

@@ -77,6 +77,9 @@ class Kineto(Flavour):
                         if old in args:
                             args[new] = args.pop(old)
 
+    def takes_records(self) -> bool:
+        return self.legacy is False   # (decided on the first piece)
+
     def name_process(self, pid: Any, device: bool, meta: dict[str, Any]) -> str:
         labels = meta.get("labels") or []
         if device:
@@ -141,21 +144,23 @@ def _join_launches(trace: Trace) -> None:
         return
     linked = set(zip(trace.flows.source, trace.flows.target, strict=True))
     s = trace.slices
+    categories = s.numpy("category")
+    is_launch = np.isin(categories, list(launch_ids))
+    rows = np.flatnonzero(is_launch | np.isin(categories, list(device_ids)))
+    correlations = s.args.get_many(rows, "correlation")
     launches: dict[Any, int] = {}
     work: list[tuple[Any, int]] = []
     malformed = 0
-    for row, (cat, args) in enumerate(zip(s.category, s.args, strict=True)):
-        if args and (cat in launch_ids or cat in device_ids):
-            correlation = args.get("correlation")
-            if correlation is None:
-                continue
-            if not hashable(correlation):   # a list or an object: no id to join by
-                malformed += 1
-                continue
-            if cat in launch_ids:
-                launches[correlation] = row
-            else:
-                work.append((correlation, row))
+    for row, correlation, launch in zip(rows.tolist(), correlations, is_launch[rows].tolist(),
+                                        strict=True):
+        if correlation is None:
+            continue
+        if type(correlation) is not int and not hashable(correlation):  # no id to join by
+            malformed += 1
+        elif launch:
+            launches[correlation] = row
+        else:
+            work.append((correlation, row))
     joined = 0
     for correlation, row in work:
         src = launches.get(correlation)
@@ -195,27 +200,23 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
     owners = [op if op is not None else inner for op, inner in zip(
         enclosing_slices(SliceIndex(trace, "cpu_op"), tracks, times),
         enclosing_slices(index, tracks, times), strict=True)]
-    owner_of = dict(zip(rows.tolist(), owners, strict=True))
     names = trace.strings.strings
-    args_column = i.args
+    args = i.args
+    columns = args.get_columns(rows, ("Bytes", "Addr", "Device Type", "Device Id"),
+                               (None, None, None, -1))
     devices: dict[tuple, str] = {}
     open_blocks: dict[tuple, MemoryBlock] = {}
     frees_without_alloc = allocs_without_free = malformed = 0
-    for row, ts in zip(rows.tolist(), times.tolist(), strict=True):
-        args = args_column[row]
-        if not isinstance(args, dict):
-            continue
-        size, addr = args.get("Bytes"), args.get("Addr")
+    for ts, owner, size, addr, *kind_of in zip(times.tolist(), owners, *columns, strict=True):
         if not isinstance(size, int) or addr is None:
             continue
-        kind = (args.get("Device Type"), args.get("Device Id", -1))
+        kind = tuple(kind_of)
         if not (hashable(kind) and hashable(addr)):   # lists or objects: no block
             malformed += 1
             continue
         device = devices.get(kind) or devices.setdefault(kind, _device_name(*kind))
         key = (device, addr)
         if size > 0:
-            owner = owner_of[row]
             block = MemoryBlock(addr, size, ts, None, device=device, category="allocation",
                                 owner_name=None if owner is None
                                 else names[trace.slices.name[owner]])

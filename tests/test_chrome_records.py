@@ -1,0 +1,182 @@
+"""The typed-record column path of the Chrome reader gives what the per-event loop gives.
+
+Both paths read every bundled Chrome trace cut in 4 KiB pieces: the model they build must
+be the same (rows, strings, tracks, flows, memory blocks, diagnostics) and so must the
+files written from it. A synthetic trace mixes, piece by piece, what the column path
+takes with everything it must hand to the loop (other phases, wrong types, times out of
+range, ``[memory]`` slices, flow v2 bindings, process-scope instants).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+import traceconv
+from traceconv.formats.chrome import reader, stream
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _head(path: Path) -> str:
+    import gzip
+
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rb") as f:
+            return f.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+SAMPLES = sorted(p for p in [*ROOT.glob("samples/**/*.json*"), *ROOT.glob("tests/data/**/*.json*")]
+                 if "traceEvents" in _head(p) or _head(p).lstrip().startswith("["))
+
+
+def _plain(piece: bytes | bytearray) -> list:
+    raise msgspec.ValidationError("the per-event loop only")
+
+
+def _model(trace: traceconv.Trace) -> dict:
+    """Everything the readers put in a trace, as plain comparable values."""
+    tables = {}
+    for name in ("slices", "instants", "counters", "flows"):
+        table = getattr(trace, name)
+        tables[name] = {c: getattr(table, c).tolist() for c, _ in table._columns}
+        if hasattr(table, "args"):
+            tables[name]["args"] = list(table.args)
+    return {
+        "tables": tables, "strings": list(trace.strings.strings),
+        "tracks": [(t.name, t.kind, t.process, t.tid, t.sort_index) for t in trace.tracks],
+        "processes": [(p.name, p.kind, p.pid, p.labels) for p in trace.processes],
+        "memory": [repr(b) for b in trace.memory],
+        "diagnostics": sorted((d.code, d.count, str(d.example)) for d in trace.diagnostics),
+    }
+
+
+def _outputs(trace: traceconv.Trace) -> list[bytes]:
+    written = []
+    for fmt in ("perfetto", "chrome"):
+        out = io.BytesIO()
+        traceconv.registry.get(fmt).load().write(trace, out)
+        written.append(out.getvalue())
+    return written
+
+
+def _both(path: Path, monkeypatch: pytest.MonkeyPatch
+          ) -> tuple[traceconv.Trace, traceconv.Trace, list[bool]]:
+    """The trace read with records, then without; and per piece offered to the records
+    decoder, whether it was taken as records."""
+    monkeypatch.setattr(stream, "CHUNK", 4096)
+    pieces: list[bool] = []
+    decode = reader.decode_records
+
+    def counting(piece: bytes | bytearray) -> list:
+        pieces.append(False)
+        records = decode(piece)
+        pieces[-1] = True
+        return records
+
+    monkeypatch.setattr(reader, "decode_records", counting)
+    fast = traceconv.load(path, format="chrome")
+    monkeypatch.setattr(reader, "decode_records", _plain)
+    plain = traceconv.load(path, format="chrome")
+    return fast, plain, pieces
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_records_read_what_the_event_loop_reads(path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    try:
+        fast, plain, _ = _both(path, monkeypatch)
+    except traceconv.TraceconvError as error:   # a broken sample: both paths say the same
+        monkeypatch.setattr(reader, "decode_records", _plain)
+        with pytest.raises(traceconv.TraceconvError) as plain_error:
+            traceconv.load(path, format="chrome")
+        assert str(plain_error.value) == str(error)
+        return
+    assert _model(fast) == _model(plain)
+    assert _outputs(fast) == _outputs(plain)
+
+
+def test_the_column_path_is_taken_on_kineto_traces(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = ROOT / "samples" / "torch" / "cnn_step5.pt.trace.json"
+    _, plain, pieces = _both(path, monkeypatch)
+    assert len(pieces) > 100 and sum(pieces) >= 0.9 * len(pieces)
+    events = json.loads(path.read_bytes())["traceEvents"]
+    assert plain.counts()["slices"] == sum(e["ph"] == "X" for e in events) == 2725
+
+
+def _synthetic() -> list[dict]:
+    """Pieces of plain slices/instants/flows among every kind of event the loop must read."""
+    events: list[dict] = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1,
+                           "args": {"name": "main"}}]
+    odd = [
+        {"ph": "B", "name": "open", "ts": 5.5, "pid": 1, "tid": 1},
+        {"ph": "E", "ts": 6.5, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "[memory]", "ts": 7, "dur": 0, "pid": 1, "tid": 1,
+         "args": {"Addr": 1, "Bytes": 8}},
+        {"ph": "X", "name": "big", "ts": 1e300, "dur": 1, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "neg", "ts": 8, "dur": -1, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "v2", "ts": 9, "dur": 1, "pid": 1, "tid": 1, "bind_id": 7,
+         "flow_out": True},
+        {"ph": "i", "name": "proc", "ts": 9, "s": "p", "pid": 1, "tid": 1},
+        {"ph": "X", "name": 12, "ts": 9, "dur": 1, "pid": 1, "tid": 1},
+        {"ph": "C", "name": "mem", "ts": 9, "pid": 1, "args": {"bytes": 3}},
+        {"ph": "X", "name": "args", "ts": 9, "dur": 1, "pid": 1, "tid": 1, "args": [1]},
+        {"ph": "X", "name": "dict pid", "ts": 9, "dur": 1, "pid": {"a": 1}, "tid": 1},
+    ]
+    for i in range(4000):
+        ts = 10 + i * 3 + (0.125 if i % 3 else 0)   # ints and floats, mixed within pieces
+        pid, tid = (1, 1) if i % 5 else ("1", "2")  # numeric strings share the int's track
+        events.append({"ph": "X", "name": f"op{i % 7}", "cat": ["cpu_op", "kernel"][i % 2],
+                       "ts": ts, "dur": 2, "pid": pid, "tid": tid,
+                       "args": {"External id": i} if i % 4 else None})
+        if i % 9 == 0:
+            events.append({"ph": "i", "name": "mark", "ts": ts + 1, "pid": 1, "tid": 1})
+        if i % 11 == 0:
+            events += [{"ph": "s", "id": i, "cat": "fwdbwd", "name": "f", "ts": ts, "pid": 1,
+                        "tid": 1},
+                       {"ph": "f", "id": i, "cat": "fwdbwd", "name": "f", "ts": ts + 1.5,
+                        "bp": "e", "pid": 1, "tid": 2}]
+        if i % 300 == 17:
+            events.append(odd[(i // 300) % len(odd)])
+    return events
+
+
+def test_records_and_loop_agree_on_mixed_pieces(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    events = _synthetic()
+    path = tmp_path / "mixed.json"
+    path.write_bytes(json.dumps({"traceEvents": events}).encode())
+    fast, plain, pieces = _both(path, monkeypatch)
+    assert sum(pieces) > 20 and not all(pieces)
+    assert _model(fast) == _model(plain)
+    assert _outputs(fast) == _outputs(plain)
+    codes = {d.code: d.count for d in fast.diagnostics}
+    slices = [e for e in events if e["ph"] == "X"]
+    assert codes["chrome.memory_event_as_slice"] == sum(e["name"] == "[memory]" for e in slices)
+    assert codes["chrome.negative_duration"] == sum(e["dur"] < 0 for e in slices)
+    assert codes["chrome.malformed_event"] == sum(
+        e["ts"] == 1e300 or isinstance(e["pid"], dict) for e in slices)
+    assert fast.counts()["slices"] == len(slices) - codes["chrome.malformed_event"] + sum(
+        e["ph"] == "B" for e in events) - codes["chrome.memory_event_as_slice"]
+
+
+@pytest.mark.parametrize("bad", [b'"args": {"a": "\xff"}', b'"name": "\xff"'])
+def test_invalid_utf8_in_a_record_piece_is_located(tmp_path: Path, bad: bytes,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The records decoder skips over args texts without checking them: the reader checks
+    their UTF-8 and leaves the piece to the loop, whose parser locates the byte."""
+    monkeypatch.setattr(stream, "CHUNK", 4096)
+    good = b'{"ph": "X", "name": "op", "ts": 1, "dur": 1, "pid": 1, "tid": 1}'
+    events = [good] * 200 + [b'{"ph": "X", "ts": 2, "dur": 1, "pid": 1, "tid": 1, ' + bad + b"}"]
+    path = tmp_path / "bad.json"
+    path.write_bytes(b'{"traceEvents": [\n' + b",\n".join(events) + b"\n]}")
+    with pytest.raises(traceconv.InputError) as error:
+        traceconv.load(path, format="chrome")
+    assert f"bad.json:{len(events) + 1}:" in str(error.value)
