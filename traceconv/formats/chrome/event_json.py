@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from itertools import compress, repeat
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 import orjson
 
-from ...model.arg_groups import gather, key_set_groups
+from ...model.arg_groups import gather, row_groups
 from ...model.args import ArgsColumn
 from ..json_texts import json_texts, split_prefixed
 
@@ -116,24 +116,12 @@ class ArgsText:
 
     def groups(self, rows: np.ndarray) -> Iterator[tuple[np.ndarray, list[Any]]]:
         """Per key set among ``rows``: the positions in ``rows`` of its rows, and the
-        pieces (iterables of per-row bytes) that end their events, to be joined per row.
-        Rows held as JSON text are copied as they are (nothing decoded)."""
+        pieces (iterables of per-row bytes) that end their events, to be joined per row
+        (rows held as JSON text are decoded a batch at a time)."""
         if sum(map(len, self.strings.values())) > _CACHE_LIMIT:
             self.strings.clear()
-        held, texts, others = self.column.json_rows(rows)
-        if len(held):
-            empty = np.fromiter(map(_is_empty_object, texts), dtype=bool, count=len(texts))
-            if empty.any():   # an empty object: no args, as for a row without args
-                yield held[empty], [repeat(b"}")]
-                texts = list(compress(texts, ~empty))
-                held = held[~empty]
-            joined = b"\0".join(texts)   # (valid JSON holds no raw NUL: cut there in C)
-            yield held, [split_prefixed(joined, b"\0", b',"args":') if joined.count(b"\0")
-                         == len(texts) - 1 else [b',"args":' + text for text in texts],
-                         repeat(b"}")]
-        for positions, keys, starts in key_set_groups(self.column, rows[others], decode=False):
-            positions = others[positions]
-            if not keys:
+        for positions, column, keys, starts in row_groups(self.column, rows):
+            if not keys:   # no args, or empty ones: no "args" key
                 yield positions, [repeat(b"}")]
                 continue
             template = self.templates.get(keys)
@@ -142,12 +130,8 @@ class ArgsText:
                     (b',"args":{' if j == 0 else b",") + key_text(key)
                     for j, key in enumerate(keys)]
             pieces: list[Any] = [
-                value_texts(gather(self.column, starts, j, decode=False), head,
+                value_texts(gather(column, starts, j, decode=False), head,
                             self.strings.setdefault(head, {}))
                 for j, head in enumerate(template)]
             pieces.append(repeat(b"}}"))
             yield positions, pieces
-
-
-def _is_empty_object(text: bytes) -> bool:
-    return len(text) < 16 and not text.strip(b"{} \t\r\n")

@@ -14,17 +14,15 @@ import struct
 from collections.abc import Iterator
 from typing import Any
 
-import msgspec
 import numpy as np
 
-from ...model.arg_groups import gather, key_set_groups
+from ...model.arg_groups import gather, row_groups
 from ...model.args import ArgsColumn
 from ..json_texts import json_texts
 from .annotations import _BOOL, _DOUBLE_TAG, _INT, ArgEncoder, _Key
 from .wire import Part, pack_rows, varint_sizes
 
 _FEW_ROWS = 8   # a key set with fewer rows in a batch is encoded row by row
-_DECODE = msgspec.json.Decoder(list[dict[str, Any]]).decode
 
 
 class ColumnEncoder:
@@ -79,20 +77,12 @@ class ColumnEncoder:
         """:meth:`groups` with the leading numeric annotations of each group still as
         :func:`~.wire.pack_rows` parts (a writer packs them with the rest of its fields),
         followed by the other pieces."""
-        held, texts, others = self.column.json_rows(rows)
-        if len(held):   # decoded for now only: a column of just these rows
-            decoded = ArgsColumn(_DECODE(b"[" + b",".join(texts) + b"]"))
-            yield from self._parts(decoded, np.arange(len(held)), held)
-        yield from self._parts(self.column, rows[others], others)
-
-    def _parts(self, column: ArgsColumn, rows: np.ndarray, positions: np.ndarray
-               ) -> Iterator[tuple[np.ndarray, list[Part], list[list[bytes]]]]:
-        for group, keys, starts in key_set_groups(column, rows, decode=False):
+        for positions, column, keys, starts in row_groups(self.column, rows):
             if not keys:
-                yield positions[group], [], []
-            else:
+                yield positions, [], []
+            else:   # names interned in the order of the rows: the same however held
                 self._used.update(self.args.intern_names(keys))
-                yield (positions[group], *self._key_set_parts(column, keys, starts))
+                yield (positions, *self._key_set_parts(column, keys, starts))
 
     def _key_set_parts(self, column: ArgsColumn, keys: tuple[Any, ...], starts: np.ndarray
                        ) -> tuple[list[Part], list[list[bytes]]]:
