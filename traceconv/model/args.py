@@ -70,7 +70,7 @@ class ArgsColumn(Sequence[Args]):
         self._key_set = array("i")   # per row: key-set id, -1 for None, -2 for JSON text
         self._start = array("q")     # per row: its first value in ``values`` (JSON: its text)
         self._values: list[Any] = []
-        self._texts = bytearray()             # the JSON rows' texts, one after another
+        self._texts = bytearray()             # the JSON rows' texts, each followed by ","
         self._text_bounds = array("q", [0])   # where JSON text i starts; one more: the end
         self._in_row_order = True   # key sets numbered in the order of their first row
         self.extend(rows)
@@ -126,8 +126,11 @@ class ArgsColumn(Sequence[Args]):
             dicts = self._decoded(batch)
             keys = list(map(tuple, dicts))
             sizes = list(map(len, keys))
-            np.frombuffer(self._key_set, dtype=np.int32)[batch] = [
-                self._key_set_id(k) for k in keys]
+            ids = list(map(self._ids.get, keys))
+            if None in ids:
+                ids = [self._key_set_id(k) if i is None else i
+                       for i, k in zip(ids, keys, strict=True)]
+            np.frombuffer(self._key_set, dtype=np.int32)[batch] = ids
             np.frombuffer(self._start, dtype=np.int64)[batch] = list(
                 accumulate(sizes[:-1], initial=len(self._values)))
             self._values.extend(chain.from_iterable(map(dict.values, dicts)))
@@ -137,11 +140,13 @@ class ArgsColumn(Sequence[Args]):
     def _decoded(self, rows: np.ndarray, decode: Any = _DECODE_MANY) -> list[Any]:
         """The dicts of JSON rows ``rows`` (decoded together), or what ``decode`` makes
         of the JSON array of their texts."""
-        bounds, texts = self._text_bounds, self._texts
-        view = memoryview(texts)
-        parts = [view[bounds[i]:bounds[i + 1]]
-                 for i in np.frombuffer(self._start, dtype=np.int64)[rows].tolist()]
-        return decode(b"[" + b",".join(parts) + b"]")  # type: ignore[no-any-return]
+        bounds, view = self._text_bounds, memoryview(self._texts)
+        texts = np.frombuffer(self._start, dtype=np.int64)[rows]
+        if len(texts) and texts[-1] - texts[0] == len(texts) - 1 and (np.diff(texts) == 1).all():
+            text = view[bounds[int(texts[0])]:bounds[int(texts[-1]) + 1] - 1]   # one slice
+        else:
+            text = b",".join([view[bounds[i]:bounds[i + 1] - 1] for i in texts.tolist()])
+        return decode(b"[" + text + b"]")  # type: ignore[no-any-return]
 
     # -- adding rows --------------------------------------------------------------------
 
@@ -193,11 +198,12 @@ class ArgsColumn(Sequence[Args]):
         values.extend(chain.from_iterable(map(dict.values, rows)))  # type: ignore[arg-type]
 
     def extend_json(self, texts: bytes | bytearray, sizes: Sequence[int] | np.ndarray) -> None:
-        """Add rows given as JSON object texts, one after another in ``texts``, with
-        ``sizes`` their lengths (0: a row without args). The caller vouches that each text is
-        one valid JSON object, as its parser found it.
+        """Add rows given as JSON object texts: in ``texts`` those of the rows with args,
+        each followed by a comma (as ``b",".join(texts) + b","`` makes them), and
+        ``sizes`` their lengths without it (0: a row without args). The caller vouches that
+        each text is one valid JSON object, as its parser found it.
 
-        >>> column = ArgsColumn(); column.extend_json(b'{"a": [1, 2]}{"b": 3}', [13, 0, 8])
+        >>> column = ArgsColumn(); column.extend_json(b'{"a": [1, 2]},{"b": 3},', [13, 0, 8])
         >>> list(column), column.json(0)
         ([{'a': [1, 2]}, None, {'b': 3}], b'{"a": [1, 2]}')
         """
@@ -208,7 +214,7 @@ class ArgsColumn(Sequence[Args]):
         self._key_set.frombytes(np.where(present, _JSON, _NONE).astype(np.int32).tobytes())
         self._start.frombytes(np.where(present, text_index, len(self._values))
                               .astype(np.int64).tobytes())
-        ends = self._text_bounds[-1] + np.cumsum(sizes[present])
+        ends = self._text_bounds[-1] + np.cumsum(sizes[present] + 1)
         self._text_bounds.frombytes(ends.astype(np.int64).tobytes())
         self._texts += texts
         self._in_row_order = False
@@ -243,7 +249,7 @@ class ArgsColumn(Sequence[Args]):
         if self._key_set[row] != _JSON:
             return None
         i = self._start[row]
-        return bytes(self._texts[self._text_bounds[i]:self._text_bounds[i + 1]])
+        return bytes(self._texts[self._text_bounds[i]:self._text_bounds[i + 1] - 1])
 
     def _positions(self, key: str) -> np.ndarray:
         """Per key-set id, where ``key`` is in it (-1: absent); one more entry, -1, serves
@@ -256,7 +262,7 @@ class ArgsColumn(Sequence[Args]):
         over the key sets, no dict per row (JSON rows are decoded for it).
 
         >>> column = ArgsColumn([{"a": 1}, None, {"b": 2, "a": 3}, {"b": 4}])
-        >>> column.extend_json(b'{"a": 5}{"b": 6}', [8, 8])
+        >>> column.extend_json(b'{"a": 5},{"b": 6},', [8, 8])
         >>> rows, values = column.values_of("a"); rows.tolist(), values
         ([0, 2, 4], [1, 3, 5])
         """
@@ -270,7 +276,7 @@ class ArgsColumn(Sequence[Args]):
         """The value of ``key`` in the args of each of ``rows`` (``default`` where absent).
 
         >>> column = ArgsColumn([{"a": 1}, None, {"b": 2, "a": 3}])
-        >>> column.extend_json(b'{"a": 4}', [8])
+        >>> column.extend_json(b'{"a": 4},', [8])
         >>> column.get_many(np.array([2, 1, 0, 3]), "a")
         [3, None, 1, 4]
         """
@@ -281,7 +287,7 @@ class ArgsColumn(Sequence[Args]):
         """:meth:`get_many` for several keys at once: one list per key (JSON rows are
         decoded once, keeping only those keys).
 
-        >>> column = ArgsColumn([{"a": 1, "b": 2}]); column.extend_json(b'{"b": 3}', [8])
+        >>> column = ArgsColumn([{"a": 1, "b": 2}]); column.extend_json(b'{"b": 3},', [8])
         >>> column.get_columns(np.array([0, 1]), ("a", "b"), (None, -1))
         [[1, None], [2, 3]]
         """
@@ -328,7 +334,7 @@ class ArgsColumn(Sequence[Args]):
         if key_set == _JSON:
             bounds = self._text_bounds
             decoded: dict[str, Any] = _DECODE_ONE(
-                memoryview(self._texts)[bounds[first]:bounds[first + 1]])
+                memoryview(self._texts)[bounds[first]:bounds[first + 1] - 1])
             return decoded
         keys = self.key_sets[key_set]
         return dict(zip(keys, self._values[first:first + len(keys)], strict=True))
