@@ -130,7 +130,7 @@ class ArgsColumn(Sequence[Args]):
             if None in ids:
                 ids = [self._key_set_id(k) if i is None else i
                        for i, k in zip(ids, keys, strict=True)]
-            np.frombuffer(self._key_set, dtype=np.int32)[batch] = ids
+            np.frombuffer(self._key_set, dtype=np.int32)[batch] = ids  # type: ignore[assignment]
             np.frombuffer(self._start, dtype=np.int64)[batch] = list(
                 accumulate(sizes[:-1], initial=len(self._values)))
             self._values.extend(chain.from_iterable(map(dict.values, dicts)))
@@ -142,6 +142,7 @@ class ArgsColumn(Sequence[Args]):
         of the JSON array of their texts."""
         bounds, view = self._text_bounds, memoryview(self._texts)
         texts = np.frombuffer(self._start, dtype=np.int64)[rows]
+        text: bytes | memoryview
         if len(texts) and texts[-1] - texts[0] == len(texts) - 1 and (np.diff(texts) == 1).all():
             text = view[bounds[int(texts[0])]:bounds[int(texts[-1]) + 1] - 1]   # one slice
         else:
