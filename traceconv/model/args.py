@@ -17,6 +17,7 @@ through :meth:`ArgsColumn.set` (the tables' ``set_args``).
 
 from __future__ import annotations
 
+import bisect
 import functools
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
@@ -37,6 +38,42 @@ _BATCH = 1 << 16  # JSON rows decoded together (bounds the dicts alive at once)
 
 def _fields(count: int) -> list[str]:
     return [f"key{i}" for i in range(count)]
+
+
+class _Texts:
+    """Bytes kept in the pieces they were added in, addressed as one run of bytes.
+
+    >>> texts = _Texts(); texts.add(b"abc"); texts.add(b"de")
+    >>> bytes(texts.cut(1, 2)), bytes(texts.cut(2, 4))
+    (b'b', b'cd')
+    """
+
+    __slots__ = ("pieces", "starts")
+
+    def __init__(self) -> None:
+        self.pieces: list[bytes] = []
+        self.starts = array("q", [0])   # where each piece starts; one more: the end
+
+    def add(self, piece: bytes | bytearray) -> None:
+        if piece:
+            self.pieces.append(bytes(piece))
+            self.starts.append(self.starts[-1] + len(piece))
+
+    def cut(self, start: int, end: int) -> bytes | memoryview:
+        """The bytes from ``start`` to ``end`` (a view when they are in one piece)."""
+        first = bisect.bisect_right(self.starts, start) - 1
+        offset = self.starts[first]
+        if end <= self.starts[first + 1]:
+            return memoryview(self.pieces[first])[start - offset:end - offset]
+        last = bisect.bisect_left(self.starts, end) - 1
+        return b"".join([memoryview(self.pieces[first])[start - offset:],
+                         *self.pieces[first + 1:last],
+                         memoryview(self.pieces[last])[:end - self.starts[last]]])
+
+    def copy(self) -> _Texts:
+        new = _Texts()
+        new.pieces, new.starts = list(self.pieces), array("q", self.starts)
+        return new
 
 
 @functools.lru_cache(maxsize=64)
@@ -61,7 +98,7 @@ class ArgsColumn(Sequence[Args]):
     {'note': 'moved'}
     """
 
-    __slots__ = ("_ids", "_in_row_order", "_key_set", "_start", "_texts", "_text_bounds",
+    __slots__ = ("_ids", "_in_row_order", "_key_set", "_start", "_text_bounds", "_texts",
                  "_values", "key_sets")
 
     def __init__(self, rows: Iterable[Args] = ()) -> None:
@@ -70,7 +107,9 @@ class ArgsColumn(Sequence[Args]):
         self._key_set = array("i")   # per row: key-set id, -1 for None, -2 for JSON text
         self._start = array("q")     # per row: its first value in ``values`` (JSON: its text)
         self._values: list[Any] = []
-        self._texts = bytearray()             # the JSON rows' texts, each followed by ","
+        # the JSON rows' texts, each followed by ",", in the pieces they came in (never
+        # copied into one growing buffer, whose reallocations would double the peak)
+        self._texts = _Texts()
         self._text_bounds = array("q", [0])   # where JSON text i starts; one more: the end
         self._in_row_order = True   # key sets numbered in the order of their first row
         self.extend(rows)
@@ -134,19 +173,19 @@ class ArgsColumn(Sequence[Args]):
             np.frombuffer(self._start, dtype=np.int64)[batch] = list(
                 accumulate(sizes[:-1], initial=len(self._values)))
             self._values.extend(chain.from_iterable(map(dict.values, dicts)))
-        self._texts = bytearray()
+        self._texts = _Texts()
         self._text_bounds = array("q", [0])
 
     def _decoded(self, rows: np.ndarray, decode: Any = _DECODE_MANY) -> list[Any]:
         """The dicts of JSON rows ``rows`` (decoded together), or what ``decode`` makes
         of the JSON array of their texts."""
-        bounds, view = self._text_bounds, memoryview(self._texts)
+        bounds, cut = self._text_bounds, self._texts.cut
         texts = np.frombuffer(self._start, dtype=np.int64)[rows]
         text: bytes | memoryview
         if len(texts) and texts[-1] - texts[0] == len(texts) - 1 and (np.diff(texts) == 1).all():
-            text = view[bounds[int(texts[0])]:bounds[int(texts[-1]) + 1] - 1]   # one slice
+            text = cut(bounds[int(texts[0])], bounds[int(texts[-1]) + 1] - 1)   # one slice
         else:
-            text = b",".join([view[bounds[i]:bounds[i + 1] - 1] for i in texts.tolist()])
+            text = b",".join([cut(bounds[i], bounds[i + 1] - 1) for i in texts.tolist()])
         return decode(b"[" + text + b"]")  # type: ignore[no-any-return]
 
     # -- adding rows --------------------------------------------------------------------
@@ -217,7 +256,7 @@ class ArgsColumn(Sequence[Args]):
                               .astype(np.int64).tobytes())
         ends = self._text_bounds[-1] + np.cumsum(sizes[present] + 1)
         self._text_bounds.frombytes(ends.astype(np.int64).tobytes())
-        self._texts += texts
+        self._texts.add(texts)
         self._in_row_order = False
 
     def set(self, row: int, args: Args) -> None:
@@ -238,7 +277,7 @@ class ArgsColumn(Sequence[Args]):
         new._ids, new.key_sets = dict(self._ids), list(self.key_sets)
         new._key_set, new._start = array("i", self._key_set), array("q", self._start)
         new._values = list(self._values)
-        new._texts, new._text_bounds = bytearray(self._texts), array("q", self._text_bounds)
+        new._texts, new._text_bounds = self._texts.copy(), array("q", self._text_bounds)
         new._in_row_order = self._in_row_order
         return new
 
@@ -250,7 +289,7 @@ class ArgsColumn(Sequence[Args]):
         if self._key_set[row] != _JSON:
             return None
         i = self._start[row]
-        return bytes(self._texts[self._text_bounds[i]:self._text_bounds[i + 1] - 1])
+        return bytes(self._texts.cut(self._text_bounds[i], self._text_bounds[i + 1] - 1))
 
     def _positions(self, key: str) -> np.ndarray:
         """Per key-set id, where ``key`` is in it (-1: absent); one more entry, -1, serves
@@ -335,7 +374,7 @@ class ArgsColumn(Sequence[Args]):
         if key_set == _JSON:
             bounds = self._text_bounds
             decoded: dict[str, Any] = _DECODE_ONE(
-                memoryview(self._texts)[bounds[first]:bounds[first + 1] - 1])
+                self._texts.cut(bounds[first], bounds[first + 1] - 1))
             return decoded
         keys = self.key_sets[key_set]
         return dict(zip(keys, self._values[first:first + len(keys)], strict=True))
