@@ -291,6 +291,44 @@ class ArgsColumn(Sequence[Args]):
         i = self._start[row]
         return bytes(self._texts.cut(self._text_bounds[i], self._text_bounds[i + 1] - 1))
 
+    def json_texts(self, rows: np.ndarray) -> list[bytes | memoryview | None]:
+        """For each of ``rows``: its JSON text when it is held as text, else None (nothing
+        is decoded: a writer of JSON copies the texts as they are).
+
+        >>> column = ArgsColumn([{"a": 1}]); column.extend_json(b'{"b": 2},', [8])
+        >>> [t if t is None else bytes(t) for t in column.json_texts(np.array([0, 1]))]
+        [None, b'{"b": 2}']
+        """
+        key_sets = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else []
+        texts: list[bytes | memoryview | None] = [None] * len(rows)
+        if len(self._text_bounds) == 1:
+            return texts
+        bounds, cut = self._text_bounds, self._texts.cut
+        starts = np.frombuffer(self._start, dtype=np.int64)[rows]
+        for i in np.flatnonzero(np.asarray(key_sets) == _JSON).tolist():
+            text = int(starts[i])
+            texts[i] = cut(bounds[text], bounds[text + 1] - 1)
+        return texts
+
+    def flat(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+        """The key-set ids and value starts of ``rows``, and the flat value list: the
+        layout of :attr:`key_set`, :attr:`start` and :attr:`values` for these rows, which
+        decodes the JSON rows only when some of ``rows`` are held as text.
+
+        >>> column = ArgsColumn([{"a": 1}, None]); column.extend_json(b'{"b": 2},', [8])
+        >>> key_sets, starts, values = column.flat(np.array([0, 1]))
+        >>> key_sets.tolist(), starts.tolist(), values, column.json(2)
+        ([0, -1], [0, 1], [1], b'{"b": 2}')
+        """
+        key_set = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else \
+            np.zeros(0, dtype=np.int32)
+        if (key_set == _JSON).any():
+            self._settle()
+            key_set = np.frombuffer(self._key_set, dtype=np.int32)[rows]
+        starts = np.frombuffer(self._start, dtype=np.int64)[rows] if len(rows) else \
+            np.zeros(0, dtype=np.int64)
+        return key_set, starts, self._values
+
     def _positions(self, key: str) -> np.ndarray:
         """Per key-set id, where ``key`` is in it (-1: absent); one more entry, -1, serves
         the rows without args (key-set id -1)."""
