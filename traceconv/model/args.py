@@ -291,43 +291,40 @@ class ArgsColumn(Sequence[Args]):
         i = self._start[row]
         return bytes(self._texts.cut(self._text_bounds[i], self._text_bounds[i + 1] - 1))
 
-    def json_texts(self, rows: np.ndarray) -> list[bytes | memoryview | None]:
-        """For each of ``rows``: its JSON text when it is held as text, else None (nothing
-        is decoded: a writer of JSON copies the texts as they are).
+    def held(self) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+        """(key_set, start, values) as they are held now, decoding nothing: a row held as
+        JSON text has key-set id -2 there (:meth:`json_rows` gives its text).
 
         >>> column = ArgsColumn([{"a": 1}]); column.extend_json(b'{"b": 2},', [8])
-        >>> [t if t is None else bytes(t) for t in column.json_texts(np.array([0, 1]))]
-        [None, b'{"b": 2}']
+        >>> key_set, start, values = column.held(); key_set.tolist(), values
+        ([0, -2], [1])
         """
-        key_sets = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else []
-        texts: list[bytes | memoryview | None] = [None] * len(rows)
-        if len(self._text_bounds) == 1:
-            return texts
-        bounds, cut = self._text_bounds, self._texts.cut
-        starts = np.frombuffer(self._start, dtype=np.int64)[rows]
-        for i in np.flatnonzero(np.asarray(key_sets) == _JSON).tolist():
-            text = int(starts[i])
-            texts[i] = cut(bounds[text], bounds[text + 1] - 1)
-        return texts
+        return (np.frombuffer(self._key_set, dtype=np.int32) if len(self) else
+                np.zeros(0, dtype=np.int32),
+                np.frombuffer(self._start, dtype=np.int64) if len(self) else
+                np.zeros(0, dtype=np.int64), self._values)
 
-    def flat(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Any]]:
-        """The key-set ids and value starts of ``rows``, and the flat value list: the
-        layout of :attr:`key_set`, :attr:`start` and :attr:`values` for these rows, which
-        decodes the JSON rows only when some of ``rows`` are held as text.
+    def json_rows(self, rows: np.ndarray) -> tuple[np.ndarray, list[bytes], np.ndarray]:
+        """:meth:`json` for many rows, decoding nothing: the positions in ``rows`` of those
+        held as JSON text, their texts, and the positions of the others.
 
-        >>> column = ArgsColumn([{"a": 1}, None]); column.extend_json(b'{"b": 2},', [8])
-        >>> key_sets, starts, values = column.flat(np.array([0, 1]))
-        >>> key_sets.tolist(), starts.tolist(), values, column.json(2)
-        ([0, -1], [0, 1], [1], b'{"b": 2}')
+        >>> column = ArgsColumn([{"a": 1}]); column.extend_json(b'{"b": 2},', [8, 0])
+        >>> held, texts, others = column.json_rows(np.array([2, 1, 0]))
+        >>> held.tolist(), texts, others.tolist()
+        ([1], [b'{"b": 2}'], [0, 2])
         """
         key_set = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else \
             np.zeros(0, dtype=np.int32)
-        if (key_set == _JSON).any():
-            self._settle()
-            key_set = np.frombuffer(self._key_set, dtype=np.int32)[rows]
-        starts = np.frombuffer(self._start, dtype=np.int64)[rows] if len(rows) else \
-            np.zeros(0, dtype=np.int64)
-        return key_set, starts, self._values
+        held = key_set == _JSON
+        at = np.flatnonzero(held)
+        texts: list[bytes] = []
+        if len(at):
+            index = np.frombuffer(self._start, dtype=np.int64)[rows[at]]
+            bounds = np.frombuffer(self._text_bounds, dtype=np.int64)
+            cut = self._texts.cut
+            texts = [bytes(cut(a, b - 1)) for a, b in zip(   # (b - 1: the comma after)
+                bounds[index].tolist(), bounds[index + 1].tolist(), strict=True)]
+        return at, texts, np.flatnonzero(~held)
 
     def _positions(self, key: str) -> np.ndarray:
         """Per key-set id, where ``key`` is in it (-1: absent); one more entry, -1, serves
