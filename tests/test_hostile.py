@@ -390,9 +390,11 @@ def test_jax_device_pid_that_is_an_object(tmp_path: Path):
 
 
 def test_jax_events_that_are_not_objects(tmp_path: Path):
-    # (fuzz, seed 1 #27) AttributeError in the JAX flavour's prepare: 'str' has no .get
+    # (fuzz, seed 1 #27) AttributeError in the JAX flavour's prepare: 'str' has no .get;
+    # (seed 2026 #16702) KeyError: a device process_name without a pid
     path = chrome_doc(tmp_path, [
         "-1", 7, None,
+        {"ph": "M", "name": "process_name", "args": {"name": "/device:GPU:1"}},
         {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/device:GPU:0"}},
         {"ph": "M", "name": "process_name", "pid": 2, "args": {"name": "/host:CPU"}},
         {"ph": "X", "name": "k", "ts": 0, "dur": 1, "pid": 1, "tid": 1}])
@@ -515,6 +517,53 @@ def test_paddle_nesting_subset_search_is_bounded():
     assert _subset_with_sum([*powers, 1000.0], 1000.01, 1e-4) == [0, 12]
     powers = [0.01 * 2**k for k in range(40)]
     assert _subset_with_sum([*powers, 1e9], 1e9 + 0.01, 1e-4) is None
+
+
+def test_slice_whose_end_passes_int64_is_shortened(tmp_path: Path):
+    # (fuzz, seed 2026) start and duration each fit int64 but not their sum: numpy wrapped
+    # the end around ("overflow encountered in scalar subtract" in op_summary; summaries
+    # and Perfetto ends came out negative)
+    import warnings
+
+    start_us = 9_200_000_000_000_000           # 9.2e18 ns: 0.023e18 below the int64 max
+    path = chrome_doc(tmp_path, [
+        {"ph": "X", "name": "a", "ts": start_us, "dur": 10**14, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "b", "ts": start_us, "dur": 1, "pid": 1, "tid": 1}])
+    trace = traceconv.load(path, format="chrome")
+    assert codes_of(trace) == {"model.slice_end_beyond_int64": 1}
+    assert list(trace.slices.numpy("dur")) == [2**63 - 1 - start_us * 1000, 1000]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for to in ("summary", "summary-json", "perfetto", "chrome"):
+            traceconv.save(trace, tmp_path / f"out.{to}", format=to)
+
+
+def test_snapshot_items_of_the_wrong_shape_are_counted(tmp_path: Path):
+    # (fuzz, the new torch-snapshot target: 20 classes in 40 s) AttributeError / TypeError /
+    # ValueError / OverflowError in to_trace.py on items that are not objects, text or lists
+    # where numbers belong, inf / 2**70 / time_us x 1000 beyond int64, negative sizes, a
+    # tuple-keyed dict that reached the Chrome writer. The file holds 14 such items:
+    # 3 blocks, 2 segments, 5 history entries, device_traces[1], 2 annotations and the
+    # allocator settings (see the test data); one alloc's frames are 5 (no stack).
+    trace = traceconv.load(HOSTILE / "snapshot_wrong_shapes.pickle", format="torch-snapshot")
+    codes = codes_of(trace)
+    assert codes["torch_snapshot.malformed"] == 14
+    assert codes["torch_snapshot.malformed_frames"] == 1
+    # what was well formed is read: the alloc/free pair and the block alive at dump time
+    assert sorted((b.address, b.size, b.alloc_ns, b.free_ns) for b in trace.memory) == [
+        (4096, 500, None, None), (8192, 256, 10_000, 20_000)]
+    assert trace.metadata.attributes["allocator_settings"] == {"text": "{(1,): None}"}
+    for to in ("chrome", "perfetto", "summary", "svg"):
+        traceconv.save(trace, tmp_path / f"out.{to}", format=to)
+
+
+def test_execution_trace_nodes_of_the_wrong_type_are_counted():
+    # (fuzz) TypeError in graph.py: ids "3" and 2 sorted together, an id or a parent that
+    # is a list (unhashable), an argument list that is a number, an attr name that is a list
+    trace = traceconv.load(HOSTILE / "et_wrong_types.json", format="torch-et")
+    assert codes_of(trace) == {"torch_et.structure_nodes": 1, "torch_et.malformed": 5}
+    assert sorted(trace.graph.nodes) == ["op/2", "op/5", "op/6", "op/7", "tensor/10:11",
+                                         "tensor/12:13"]
 
 
 @pytest.mark.parametrize("sort_index", [1e308, 2**63, "x", 3.0])

@@ -56,6 +56,7 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
             trace: Trace = module.read(source, **options)
         except NumberError as exc:   # a reader met a number no trace can hold
             raise InputError(str(exc), file=source.name, location=exc.location) from None
+    trace.shorten_overflowing_slices()
     meta = trace.metadata
     meta.source_format = meta.source_format or info.name
     meta.source_file = meta.source_file or os.path.basename(source.name)

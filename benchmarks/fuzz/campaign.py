@@ -25,7 +25,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 
 from .seeds import collect_seeds, mutant
-from .worker import Outcome, scratch_folder, serve
+from .worker import Outcome, preload_writers, scratch_folder, serve
 
 BATCH = 64          # mutants per job: small enough to keep targets level and to stop soon
 PROGRESS_EVERY = 300.0   # seconds between progress lines in the log
@@ -294,6 +294,7 @@ def run_campaign(*, per_target: int | None = None, seconds: float | None = None,
         seeds = collect_seeds(folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    preload_writers()
     chosen = [t for t in (targets or sorted(seeds)) if t in seeds]
     settings = (memory_limit, timeout, seeds, seed, writers_every)
     campaign = Campaign(seeds, chosen, settings, jobs, timeout, out, minimise_budget, log)

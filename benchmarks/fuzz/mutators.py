@@ -8,8 +8,11 @@ the parser (type confusion, numbers out of range, cycles); byte edits reach the 
 from __future__ import annotations
 
 import copy
+import functools
+import io
 import json
 import math
+import pickle
 import random
 import re
 from collections.abc import Callable
@@ -55,6 +58,12 @@ def _nodes(value: Any, path: tuple = ()) -> list[tuple]:
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _paths(data: bytes) -> list[tuple]:
+    """The paths of a document (seeds come back again and again: listed once each)."""
+    return _nodes(json.loads(data))
+
+
 def _get(value: Any, path: tuple) -> Any:
     for part in path:
         value = value[part]
@@ -65,36 +74,69 @@ def json_tree(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
     """Edit the parsed document: replace, delete, duplicate, swap or copy a value."""
     try:
         doc = json.loads(data)
-        paths = _nodes(doc)
+        paths = _paths(data)
     except (ValueError, RecursionError):   # not JSON, or nested too deep to walk
         return byte_edit(data, rng, pool)
-    for _ in range(rng.randint(1, 3)):
-        path = rng.choice(paths)
-        if not path:
-            continue
-        parent, key = _get(doc, path[:-1]), path[-1]
-        try:
-            edit = rng.randrange(6)
-            if edit == 0:
-                parent[key] = rng.choice(HOSTILE_VALUES)
-            elif edit == 1:
-                del parent[key]
-            elif edit == 2 and isinstance(parent, list):
-                parent.insert(key, json.loads(json.dumps(parent[key])))
-            elif edit == 3 and isinstance(parent, list) and len(parent) > 1:
-                other = rng.randrange(len(parent))
-                parent[key], parent[other] = parent[other], parent[key]
-            elif edit == 4:   # a value from elsewhere: ids meet names, lists meet numbers
-                parent[key] = json.loads(json.dumps(_get(doc, rng.choice(paths))))
-            else:
-                parent[key] = _numeric_neighbour(parent[key], rng)
-            paths = _nodes(doc)
-        except (KeyError, IndexError, TypeError, RecursionError):
-            continue
+    _edit_tree(doc, paths, rng, HOSTILE_VALUES)
     try:
         return _dumps(doc)
     except RecursionError:
         return byte_edit(data, rng, pool)
+
+
+# what a pickle can hold beyond JSON: real non-finite floats, huge ints, bytes, tuples
+HOSTILE_PICKLED: list[Any] = [v for v in HOSTILE_VALUES if v not in (_INF, _BIG)] + [
+    math.inf, -math.inf, math.nan, 10**40, -(2**64), b"\xff\x00", b"", (1, 2), (),
+    {1: 2}, {(1,): None}, {None: 1}, 1 + 2j, frozenset({1})]
+
+
+def pickle_tree(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
+    """The tree edits of :func:`json_tree` on an unpickled document (plain data only), with
+    values only a pickle can hold; pickled again with a random protocol (0-5)."""
+    from traceconv.formats.torch_snapshot.unpickle import PlainUnpickler
+
+    try:
+        doc = PlainUnpickler(io.BytesIO(data)).load()
+        paths = _pickle_paths(data)
+    except (pickle.UnpicklingError, EOFError, ValueError, RecursionError):
+        return byte_edit(data, rng, pool)
+    _edit_tree(doc, paths, rng, HOSTILE_PICKLED)
+    try:
+        return pickle.dumps(doc, protocol=rng.randrange(6))
+    except RecursionError:
+        return byte_edit(data, rng, pool)
+
+
+@functools.lru_cache(maxsize=64)
+def _pickle_paths(data: bytes) -> list[tuple]:
+    return _nodes(pickle.loads(data))   # (seeds: the project's own files)
+
+
+def _edit_tree(doc: Any, paths: list[tuple], rng: random.Random, hostile: list[Any]) -> None:
+    """1-3 edits in place: replace, delete, duplicate, swap or copy a value."""
+    for _ in range(rng.randint(1, 3)):
+        path = rng.choice(paths)
+        if not path:
+            continue
+        try:
+            parent, key = _get(doc, path[:-1]), path[-1]
+            edit = rng.randrange(6)
+            if edit == 0:
+                parent[key] = rng.choice(hostile)
+            elif edit == 1:
+                del parent[key]
+            elif edit == 2 and isinstance(parent, list):
+                parent.insert(key, copy.deepcopy(parent[key]))
+            elif edit == 3 and isinstance(parent, list) and len(parent) > 1:
+                other = rng.randrange(len(parent))
+                parent[key], parent[other] = parent[other], parent[key]
+            elif edit == 4:   # a value from elsewhere: ids meet names, lists meet numbers
+                parent[key] = copy.deepcopy(_get(doc, rng.choice(paths)))
+            else:
+                parent[key] = _numeric_neighbour(parent[key], rng)
+        except (KeyError, IndexError, TypeError, RecursionError):
+            continue   # (paths are not listed again: a stale one fails here, or edits a
+            # neighbour, which is as good a mutation)
 
 
 def _numeric_neighbour(value: Any, rng: random.Random) -> Any:
@@ -206,12 +248,16 @@ def protobuf_wire(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
     """Edit decoded fields: boundary varints, values copied between fields of the same
     number (parent ids into cycles), invalid UTF-8, dropped/duplicated/reordered fields."""
     try:
-        root = parse_wire(data)
+        root = _copy(_parsed(data))
     except ValueError:
         return byte_edit(data, rng, pool)
-    lists = [f for f in _all_lists(root) if f]
+    lists = [f for f in _all_lists(root) if f]   # (not listed again after each edit)
+    if not lists:
+        return byte_edit(data, rng, pool)
     for _ in range(rng.randint(1, 4)):
         fields = rng.choice(lists)
+        if not fields:   # emptied by an earlier edit
+            continue
         i = rng.randrange(len(fields))
         number, wire, value = fields[i]
         edit = rng.randrange(6)
@@ -233,10 +279,17 @@ def protobuf_wire(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
         else:
             j = rng.randrange(len(fields))
             fields[i], fields[j] = fields[j], fields[i]
-        lists = [f for f in _all_lists(root) if f]
-        if not lists:
-            break
     return write_wire(root)
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(data: bytes) -> list[Field]:
+    """``parse_wire`` of a seed, once (callers edit a :func:`_copy`)."""
+    return parse_wire(data)
+
+
+def _copy(fields: list[Field]) -> list[Field]:
+    return [(n, w, _copy(v) if isinstance(v, list) else v) for n, w, v in fields]
 
 
 def byte_edit(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
@@ -275,6 +328,7 @@ MUTATORS: dict[str, list[tuple[Mutator, int]]] = {
     "text": [(text_lines, 6), (byte_edit, 1), (splice, 1)],
     "svg": [(text_lines, 5), (byte_edit, 1), (splice, 1)],
     "protobuf": [(protobuf_wire, 6), (byte_edit, 2), (splice, 1)],
+    "pickle": [(pickle_tree, 6), (byte_edit, 2), (splice, 1)],
 }
 
 

@@ -16,6 +16,7 @@ import gzip
 import hashlib
 import io
 import json
+import pickle
 import random
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -27,14 +28,17 @@ SEED_DIRS = (ROOT / "samples", ROOT / "tests" / "data")
 KINDS = {"chrome": "json", "megengine": "json", "megengine-meminfo": "json",
          "torch-memory": "json", "paddle-report": "text", "paddle-summary": "text",
          "migraphx": "text", "paddle-profile": "protobuf", "paddle-pb": "protobuf",
-         "megengine-memflow-svg": "svg", "check:perfetto": "protobuf", "check:chrome": "json"}
+         "megengine-memflow-svg": "svg", "torch-et": "json", "torch-snapshot": "pickle",
+         "check:perfetto": "protobuf", "check:chrome": "json"}
 # the file name a mutant gets: some readers look at it (StaticMemoryInfo.json, ...)
 FILE_NAMES = {"megengine-meminfo": "StaticMemoryInfo.json",
               "megengine-memflow-svg": "memory_flow.svg", "paddle-pb": "t.paddle_trace.pb",
               "paddle-profile": "t.profile", "torch-memory": "t.raw.json",
+              "torch-snapshot": "t.pickle",
               "check:perfetto": "t.pftrace"}
 SMALL, LARGE = 24, 150    # items kept per list or mapping (JSON) / repeated field (protobuf)
 TEXT_BYTES = (8 << 10, 24 << 10)   # bytes kept per text seed, small then large
+SEED_BYTES = 64 << 10     # a small cut above this keeps fewer items still, while it reads
 
 
 def file_name(target: str) -> str:
@@ -68,6 +72,11 @@ def _shrink(kind: str, data: bytes, keep: int, text_bytes: int) -> bytes:
             return write_wire(_cap(parse_wire(data), keep))
         except ValueError:
             return data
+    if kind == "pickle":
+        from traceconv.formats.torch_snapshot.unpickle import PlainUnpickler
+
+        return pickle.dumps(_cap_lists(PlainUnpickler(io.BytesIO(data)).load(), keep),
+                            protocol=4)
     if len(data) > text_bytes:
         return data[:data.rfind(b"\n", 0, text_bytes) + 1] or data[:text_bytes]
     return data
@@ -106,9 +115,16 @@ def _reads(target: str, data: bytes, folder: Path) -> bool:
 
 def _smallest_readable(target: str, raw: bytes, folder: Path) -> bytes:
     small = _shrink(KINDS[target], raw, SMALL, TEXT_BYTES[0])
-    if _reads(target, small, folder):
-        return small
-    return _shrink(KINDS[target], raw, LARGE, TEXT_BYTES[1])
+    if not _reads(target, small, folder):
+        return _shrink(KINDS[target], raw, LARGE, TEXT_BYTES[1])
+    keep = SMALL
+    while len(small) > SEED_BYTES and keep > 2:   # deep nesting: lists of lists of ...
+        keep //= 2
+        smaller = _shrink(KINDS[target], raw, keep, TEXT_BYTES[0])
+        if not _reads(target, smaller, folder):
+            break
+        small = smaller
+    return small
 
 
 def _written_pftraces(json_seeds: list[bytes], folder: Path) -> list[bytes]:

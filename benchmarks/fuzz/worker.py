@@ -151,5 +151,20 @@ def serve(conn: Connection, folder: str, memory_limit: int, timeout: float,
             conn.send((index, outcome))
 
 
+def preload_writers() -> None:
+    """Import every writer in the campaign's process, before it forks workers: a worker
+    restarted after a crash then runs the same code as the others (not what the files on
+    disk say by then) and starts at once."""
+    from traceconv import registry
+
+    for writer in WRITERS:
+        registry.get(writer).load()
+
+
 def scratch_folder() -> str:
-    return tempfile.mkdtemp(prefix="traceconv-fuzz-")
+    """A fresh folder for the inputs, in memory where the system has one (``/dev/shm``):
+    every input is a file written and read again, and on a disk file system each open
+    can cost more than the input's whole run."""
+    memory = "/dev/shm"
+    where = memory if os.path.isdir(memory) and os.access(memory, os.W_OK) else None
+    return tempfile.mkdtemp(prefix="traceconv-fuzz-", dir=where)

@@ -131,6 +131,34 @@ class Trace:
         intern = self.strings.intern
         return self.slices.append(track, start, dur, intern(name), intern(category), args)
 
+    def shorten_overflowing_slices(self) -> int:
+        """Shorten each slice whose end (``start + dur``) passes int64 to end at the int64
+        maximum, counted as ``model.slice_end_beyond_int64``; returns how many. Readers
+        check a start and a duration each; their sum is what analyses and writers compute.
+
+        >>> t = Trace(); p = t.add_process("p"); k = t.add_track("t", process=p)
+        >>> _ = t.add_slice(k, 2**63 - 10, 50, "late"); t.shorten_overflowing_slices()
+        1
+        >>> t.slice(0).dur
+        9
+        """
+        s = self.slices
+        rows: list[int] = []
+        chunk = 1 << 20   # rows at a time: no copy of whole columns on huge traces
+        for first in range(0, len(s.start), chunk):
+            count = min(chunk, len(s.start) - first)
+            start, dur = (np.frombuffer(column, np.int64, count, first * 8)
+                          for column in (s.start, s.dur))
+            over = np.flatnonzero((dur > 0) & (start > INT64_MAX - dur))
+            rows += (over + first).tolist()
+        for row in rows:
+            s.dur[row] = INT64_MAX - s.start[row]
+        self.diagnostics.add("model.slice_end_beyond_int64", "slices whose end (start + "
+                             "duration) passes int64: shortened to end there",
+                             kind="repaired", count=len(rows),
+                             example=f"slice {rows[0]}" if rows else None)
+        return len(rows)
+
     def add_instant(self, track: int, ts: int, name: str, category: str = "",
                     args: Args = None) -> int:
         """Add an instant event and return its row index."""
@@ -166,16 +194,14 @@ class Trace:
     def add_memory_block(self, block: MemoryBlock) -> int:
         """Add ``block``; its address and size must fit int64 (``NumberError`` otherwise:
         the memory analyses and the writers hold them in int64 arrays)."""
-        for value, what in ((block.address, "address"), (block.size, "size"),
-                            (block.alloc_ns, "time"), (block.free_ns, "time")):
-            if not (type(value) is int and INT64_MIN <= value <= INT64_MAX or value is None
-                    and what == "time"):
-                to_int64(value, f"memory block {what}")
+        _check_int64(block)
         self.memory.append(block)
         return len(self.memory) - 1
 
     def add_reservation(self, block: MemoryBlock) -> int:
-        """Add an address range reserved by an allocator (see :attr:`reservations`)."""
+        """Add an address range reserved by an allocator (see :attr:`reservations`); its
+        numbers must fit int64 as a block's do."""
+        _check_int64(block)
         self.reservations.append(block)
         return len(self.reservations) - 1
 
@@ -344,3 +370,11 @@ class Trace:
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={v}" for k, v in self.counts().items() if v)
         return f"<Trace {self.metadata.source_format or '?'}: {counts or 'empty'}>"
+
+
+def _check_int64(block: MemoryBlock) -> None:
+    for value, what in ((block.address, "address"), (block.size, "size"),
+                        (block.alloc_ns, "time"), (block.free_ns, "time")):
+        if not (type(value) is int and INT64_MIN <= value <= INT64_MAX or value is None
+                and what == "time"):
+            to_int64(value, f"memory block {what}")

@@ -7,34 +7,22 @@ with ``bp:"e"``; counters are ``C`` events; names and order come as ``M`` events
 
 from __future__ import annotations
 
-import itertools
-import json
-from collections.abc import Iterator
-from typing import Any, BinaryIO
+from collections.abc import Iterable, Iterator
+from itertools import chain, repeat
+from typing import BinaryIO
 
+import numpy as np
 import orjson
 
 from ... import __version__
 from ...analysis.nesting import nested_view
 from ...model import Diagnostics, ProcessKind, Trace, TrackKind
+from ...model.columns import InstantTable, SliceTable
+from .event_json import ArgsText, dumps, microseconds, value_texts
 
-BATCH = 50_000
+BATCH = 1 << 14   # events encoded (and held) at a time
 SYNTHETIC_PID = 1 << 24  # above the usual pid range; Kineto's GPU sort indices start here
 _RESERVED = {"traceEvents", "displayTimeUnit", "baseTimeNanoseconds", "traceconv", "flavour"}
-
-
-def _fallback(value: Any) -> Any:
-    """orjson cannot serialise it (an int over 64 bits, a set, an object): use its text."""
-    return str(value)
-
-
-def _dumps(value: Any) -> bytes:
-    try:
-        return orjson.dumps(value, default=_fallback,
-                            option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
-    except TypeError:   # an int over 64 bits in some args (valid JSON): the slow encoder
-        return json.dumps(value, default=_fallback, separators=(",", ":"),
-                          ensure_ascii=False).encode()
 
 
 class _Ids:
@@ -100,46 +88,121 @@ def _metadata_events(trace: Trace, ids: _Ids) -> Iterator[dict]:
                    "args": {"sort_index": sort}}
 
 
-def _events(trace: Trace, base: int) -> Iterator[dict]:
+def _events(trace: Trace, base: int) -> Iterator[bytes]:
+    """The events as JSON text, in batches (events separated by commas)."""
     ids = _Ids(trace)
-    yield from _metadata_events(trace, ids)
-    names = trace.strings.strings
-    place = [(ids.pid[t.process], ids.tid[t.id]) for t in trace.tracks]
-    s, i = trace.slices, trace.instants
-    slices = ((track, {"ph": "X", "ts": (start - base) / 1000, "dur": dur / 1000}, name, cat, args)
-              for track, start, dur, name, cat, args
-              in zip(s.track, s.start, s.dur, s.name, s.category, s.args, strict=True))
-    instants = ((track, {"ph": "i", "s": "t", "ts": (ts - base) / 1000}, name, cat, args)
-                for track, ts, name, cat, args
-                in zip(i.track, i.ts, i.name, i.category, i.args, strict=True))
-    for track, event, name, cat, args in itertools.chain(slices, instants):
-        event["name"] = names[name]
-        event["pid"], event["tid"] = place[track]
-        if cat:
-            event["cat"] = names[cat]
-        if args:
-            event["args"] = args
-        yield event
+    metadata = list(_metadata_events(trace, ids))
+    if metadata:
+        yield dumps(metadata)[1:-1]
+    place = [b',"pid":%d,"tid":%d' % (ids.pid[t.process], ids.tid[t.id]) for t in trace.tracks]
+    yield from _named_events(trace, trace.slices, place, base)
+    yield from _named_events(trace, trace.instants, place, base)
+    yield from _counter_events(trace, ids, base)
+    yield from _flow_events(trace, place, base)
+
+
+class _StringTexts:
+    """``prefix`` and the JSON of each of the trace's strings, made when first asked for
+    (id 0, the empty string, as ``empty`` when given)."""
+
+    def __init__(self, trace: Trace, prefix: bytes, empty: bytes | None = None) -> None:
+        self.strings, self.prefix = trace.strings.strings, prefix
+        self.texts: list[bytes | None] = [None] * len(self.strings)
+        if empty is not None and self.texts:
+            self.texts[0] = empty
+
+    def of(self, ids: list[int]) -> list[bytes]:
+        texts = self.texts
+        found = list(map(texts.__getitem__, ids))
+        if None in found:
+            for k, text in enumerate(found):
+                if text is None:
+                    found[k] = texts[ids[k]] = self.prefix + orjson.dumps(self.strings[ids[k]])
+        return found  # type: ignore[return-value]  # every None was filled
+
+
+def _named_events(trace: Trace, table: SliceTable | InstantTable, place: list[bytes],
+                  base: int) -> Iterator[bytes]:
+    """Slices (``X``) or instants (``i``), BATCH rows at a time, in row order."""
+    is_slice = isinstance(table, SliceTable)
+    times = table.numpy("start" if is_slice else "ts") - base
+    durations = table.numpy("dur") if is_slice else None
+    tracks, names, categories = (table.numpy(c) for c in ("track", "name", "category"))
+    name_texts = _StringTexts(trace, b',"name":')
+    category_texts = _StringTexts(trace, b',"cat":', empty=b"")   # no category: no key
+    args = ArgsText(table.args)
+    head = b'{"ph":"X","ts":' if is_slice else b'{"ph":"i","s":"t","ts":'
+    for lo in range(0, len(table), BATCH):
+        rows = np.arange(lo, min(lo + BATCH, len(table)))
+        events: list[bytes] = []
+        positions: list[np.ndarray] = []
+        for group, arg_pieces in args.groups(rows):
+            picked = rows[group]
+            pieces: list[Iterable[bytes]] = [microseconds(times[picked], head)]
+            if durations is not None:
+                pieces.append(microseconds(durations[picked], b',"dur":'))
+            pieces += (name_texts.of(names[picked].tolist()),
+                       map(place.__getitem__, tracks[picked].tolist()),
+                       category_texts.of(categories[picked].tolist()), *arg_pieces)
+            events += map(b"".join, zip(*pieces, strict=False))   # with repeat()s
+            positions.append(group)
+        yield b",".join(_in_row_order(events, positions))
+
+
+def _in_row_order(events: list[bytes], positions: list[np.ndarray]) -> list[bytes]:
+    """``events``, made group by group (``positions``: each group's rows), in row order."""
+    order = np.concatenate(positions)
+    if not (order[1:] < order[:-1]).any():
+        return events
+    place_of = np.empty(len(order), dtype=np.int64)
+    place_of[order] = np.arange(len(order))
+    return list(map(events.__getitem__, place_of.tolist()))
+
+
+def _counter_events(trace: Trace, ids: _Ids, base: int) -> Iterator[bytes]:
+    """``C`` events named after their track, an integral value as an int."""
     c = trace.counters
-    for track, ts, value in zip(c.track, c.ts, c.value, strict=True):
-        counter = trace.tracks[track]
-        yield {"ph": "C", "name": counter.name, "pid": place[track][0], "ts": (ts - base) / 1000,
-               "args": {"value": int(value) if value.is_integer() else value}}
-    f = trace.flows
-    for flow_id, (src, dst, cat, name) in enumerate(
-            zip(f.source, f.target, f.category, f.name, strict=True), start=1):
-        category, label = names[cat] or "flow", names[name] or names[cat] or "flow"
+    heads = [b'{"ph":"C","name":%s,"pid":%d,"ts":' % (orjson.dumps(t.name), ids.pid[t.process])
+             for t in trace.tracks]
+    times = c.numpy("ts") - base
+    for lo in range(0, len(c), BATCH):
+        hi = min(lo + BATCH, len(c))
+        values = [int(v) if v.is_integer() else v for v in c.value[lo:hi]]
+        yield b",".join(map(b"".join, zip(
+            map(heads.__getitem__, c.track[lo:hi]), microseconds(times[lo:hi]),
+            repeat(b',"args":{"value":'), value_texts(values), repeat(b"}}"))))
+
+
+def _flow_events(trace: Trace, place: list[bytes], base: int) -> Iterator[bytes]:
+    """An ``s``/``f`` pair per flow, ids from 1."""
+    f, s = trace.flows, trace.slices
+    strings = trace.strings.strings
+    labels: dict[tuple[int, int], bytes] = {}
+    for lo in range(0, len(f), BATCH):
+        hi = min(lo + BATCH, len(f))
+        source, target = f.source[lo:hi], f.target[lo:hi]
+        texts = []
+        for cat, name in zip(f.category[lo:hi], f.name[lo:hi], strict=True):
+            text = labels.get((cat, name))
+            if text is None:
+                category, label = strings[cat] or "flow", strings[name] or strings[cat] or "flow"
+                text = labels[(cat, name)] = b',"cat":%s,"name":%s' % (
+                    orjson.dumps(category), orjson.dumps(label))
+            texts.append(text)
+        starts = [s.start[src] for src in source]
         # A flow must not end before it starts (Perfetto drops it): end at the later of the
         # two starts, still inside the target slice so that bp:"e" binds to it.
-        source_ts = s.start[src]
-        target_ts = min(max(s.start[dst], source_ts), s.start[dst] + s.dur[dst])
-        for phase, row, ts in (("s", src, source_ts), ("f", dst, target_ts)):
-            pid, tid = place[s.track[row]]
-            event = {"ph": phase, "id": flow_id, "cat": category, "name": label, "pid": pid,
-                     "tid": tid, "ts": (ts - base) / 1000}
-            if phase == "f":
-                event["bp"] = "e"
-            yield event
+        ends = [min(max(s.start[dst], begun), s.start[dst] + s.dur[dst])
+                for dst, begun in zip(target, starts, strict=True)]
+        flow_ids = value_texts(list(range(lo + 1, hi + 1)))
+        pairs = []
+        for phase, rows, stamps, tail in ((b"s", source, starts, b"}"),
+                                          (b"f", target, ends, b',"bp":"e"}')):
+            pairs.append(list(map(b"".join, zip(
+                repeat(b'{"ph":"%s","id":' % phase), flow_ids, texts,
+                map(place.__getitem__, map(s.track.__getitem__, rows)), repeat(b',"ts":'),
+                microseconds(np.array(stamps, dtype=np.int64) - base), repeat(tail)))))
+        yield b",".join(chain.from_iterable(zip(*pairs, strict=True)))
 
 
 def _header(trace: Trace, view: Trace, base: int) -> dict:
@@ -182,24 +245,12 @@ def write_chrome(trace: Trace, out: BinaryIO) -> Diagnostics:
     """
     view = nested_view(trace)
     base = _base(view)
-    header = _dumps(_header(trace, view, base))
+    header = dumps(_header(trace, view, base))
     out.write(header[:-1] + b',"traceEvents":[\n')
-    batch: list[dict] = []
     first = True
-    for event in _events(view, base):
-        batch.append(event)
-        if len(batch) == BATCH:
-            first = _write_batch(out, batch, first)
-            batch = []
-    _write_batch(out, batch, first)
+    for text in _events(view, base):
+        if text:
+            out.write(text if first else b",\n" + text)
+            first = False
     out.write(b"\n]}\n")
     return view.diagnostics
-
-
-def _write_batch(out: BinaryIO, batch: list[dict], first: bool) -> bool:
-    if not batch:
-        return first
-    if not first:
-        out.write(b",\n")
-    out.write(_dumps(batch)[1:-1])
-    return False

@@ -16,9 +16,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-import orjson
 
+from ...model.arg_groups import gather, key_set_groups
 from ...model.args import ArgsColumn
+from ..json_texts import json_texts
 from .annotations import _BOOL, _DOUBLE_TAG, _INT, ArgEncoder, _Key
 from .wire import Part, pack_rows, varint_sizes
 
@@ -42,8 +43,6 @@ class ColumnEncoder:
         self.args = args or ArgEncoder()
         self.key_set = np.frombuffer(column.key_set, dtype=np.int32) if len(column) else \
             np.zeros(0, dtype=np.int32)
-        self.start = np.frombuffer(column.start, dtype=np.int64) if len(column) else \
-            np.zeros(0, dtype=np.int64)
         # every name gets its iid now, in key-set order: the same iids in every sequence
         self._names = [self.args.intern_names(keys) for keys in column.key_sets]
 
@@ -68,47 +67,55 @@ class ColumnEncoder:
     def groups(self, rows: np.ndarray) -> Iterator[tuple[np.ndarray, list[list[bytes]]]]:
         """``rows`` grouped by key set: the positions in ``rows`` of each group's rows, and
         the pieces of their annotations (lists of per-row bytes, to be joined per row)."""
-        if not len(rows):
-            return
-        key_set = self.key_set[rows]
-        order = np.argsort(key_set, kind="stable")
-        grouped = key_set[order]
-        cuts = (np.flatnonzero(grouped[1:] != grouped[:-1]) + 1).tolist()
-        starts = self.start[rows][order]
-        for lo, hi in zip([0, *cuts], [*cuts, len(rows)], strict=True):
-            k = int(grouped[lo])
-            keys = self.column.key_sets[k] if k >= 0 else ()
-            yield order[lo:hi], (self._encode_key_set(keys, starts[lo:hi]) if keys
-                                 else [[b""] * (hi - lo)])
+        for positions, lead, rest in self.parts(rows):
+            pieces = [pack_rows(lead, len(positions)), *rest] if lead else rest
+            yield positions, pieces or [[b""] * len(positions)]
 
-    def _encode_key_set(self, keys: tuple[Any, ...], starts: np.ndarray) -> list[list[bytes]]:
+    def parts(self, rows: np.ndarray
+              ) -> Iterator[tuple[np.ndarray, list[Part], list[list[bytes]]]]:
+        """:meth:`groups` with the leading numeric annotations of each group still as
+        :func:`~.wire.pack_rows` parts (a writer packs them with the rest of its fields),
+        followed by the other pieces."""
+        for positions, keys, starts in key_set_groups(self.column, rows):
+            if not keys:
+                yield positions, [], []
+            else:
+                yield (positions, *self._key_set_parts(keys, starts))
+
+    def _key_set_parts(self, keys: tuple[Any, ...], starts: np.ndarray
+                       ) -> tuple[list[Part], list[list[bytes]]]:
         values, args = self.column.values, self.args
         entries = [args.entry(key) for key in keys]
         if len(starts) < _FEW_ROWS:
             n = len(keys)
-            return [[args.encode_items(zip(keys, values[s:s + n], strict=True))
-                     for s in starts.tolist()]]
+            return [], [[args.encode_items(zip(keys, values[s:s + n], strict=True))
+                         for s in starts.tolist()]]
+        lead: list[Part] | None = None   # the numeric columns before any other
         columns: list[list[bytes]] = []
         numeric: list[Part] = []   # consecutive numeric columns, packed together
         for j, entry in enumerate(entries):
             if entry.dotted:
                 continue
-            column = list(map(values.__getitem__, (starts + j).tolist()))
+            column = gather(self.column, starts, j)
             parts = _numeric_parts(entry, column)
             if parts is not None:
                 numeric += parts
                 continue
-            if numeric:
+            if lead is None:
+                lead, numeric = numeric, []
+            elif numeric:
                 columns.append(pack_rows(numeric, len(starts)))
                 numeric = []
             columns.append(self._encode_column(entry, column))
-        if numeric:
+        if lead is None:
+            lead, numeric = numeric, []
+        elif numeric:
             columns.append(pack_rows(numeric, len(starts)))
         dotted = [j for j, entry in enumerate(entries) if entry.dotted]
         if dotted:   # after the others, as encode_items writes them
             columns.append(self._encode_dotted([keys[j] for j in dotted], [
-                list(map(values.__getitem__, (starts + j).tolist())) for j in dotted]))
-        return columns
+                gather(self.column, starts, j) for j in dotted]))
+        return lead, columns
 
     def _encode_dotted(self, keys: list[Any], columns: list[list[Any]]) -> list[bytes]:
         """The nested-dict annotations of dotted names, row by row, each distinct tuple of
@@ -136,7 +143,7 @@ class ColumnEncoder:
             return self._cached(entry, column, column)
         if kinds <= {list, dict}:
             try:
-                cache_keys = list(map(orjson.dumps, column))   # tells 1, 1.0 and true apart
+                cache_keys = json_texts(column)   # tells 1, 1.0 and true apart
             except TypeError:   # ints beyond 64 bits, non-JSON values: no cache
                 pass
             else:

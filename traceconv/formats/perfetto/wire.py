@@ -127,35 +127,59 @@ def varint_sizes(values: np.ndarray) -> np.ndarray:
     return sizes
 
 
-Part = bytes | np.ndarray   # constant bytes, a uint64 column (varints) or a uint8 matrix
+Field = tuple[bytes, np.ndarray, np.ndarray]   # (tag, uint64 values, present): optional
+Part = bytes | np.ndarray | Field
 _MAX_SHAPES = 64   # distinct row layouts packed apart; beyond, rows are packed one by one
+
+
+def part_sizes(part: Part) -> np.ndarray | int:
+    """Bytes that ``part`` takes in each row (an int when the same in every row)."""
+    if isinstance(part, bytes):
+        return len(part)
+    if isinstance(part, tuple):
+        tag, values, present = part
+        return np.where(present, len(tag) + varint_sizes(values), 0)
+    return part.shape[1] if part.ndim == 2 else varint_sizes(part)
+
+
+def row_sizes(parts: list[Part], rows: int) -> np.ndarray:
+    """The length of each row that :func:`pack_rows` makes of ``parts``.
+
+    >>> row_sizes([b"ab", np.array([1, 300], dtype=np.uint64)], 2).tolist()
+    [3, 4]
+    """
+    total = np.zeros(rows, dtype=np.int64)
+    for part in parts:
+        total += part_sizes(part)
+    return total
 
 
 def pack_rows(parts: list[Part], rows: int) -> list[bytes]:
     """Per row, the concatenation of ``parts``, built with numpy: a ``bytes`` part is the
     same in every row, a 1-D uint64 array gives each row its varint (negative numbers as
-    two's complement, as :func:`varint` writes them), a 2-D uint8 array its row of bytes.
+    two's complement, as :func:`varint` writes them), a 2-D uint8 array its row of bytes, a
+    (tag, values, present) field the tag and the varint in the rows where it is present.
 
     Rows whose varints have the same sizes share a layout and are written as one
     fixed-width matrix (numpy's boolean compaction of ragged rows costs more than this).
 
     >>> pack_rows([b"\\x08", np.array([1, 300, 2], dtype=np.uint64), b"!"], 3)
     [b'\\x08\\x01!', b'\\x08\\xac\\x02!', b'\\x08\\x02!']
-    >>> pack_rows([np.array([[1, 2], [3, 4]], dtype=np.uint8)], 2)
-    [b'\\x01\\x02', b'\\x03\\x04']
+    >>> pack_rows([np.array([[1, 2], [3, 4]], dtype=np.uint8),
+    ...            (b"P", np.array([5, 6], dtype=np.uint64), np.array([True, False]))], 2)
+    [b'\\x01\\x02P\\x05', b'\\x03\\x04']
     """
     if not rows:
         return []
-    varints = [i for i, part in enumerate(parts)
-               if not isinstance(part, bytes) and part.ndim == 1]
-    sizes = {i: varint_sizes(parts[i]) for i in varints}  # type: ignore[arg-type]
-    layout = np.zeros(rows, dtype=np.int64)   # the sizes of a row's varints, in base 10
-    for i in varints:
-        layout = layout * 10 + (sizes[i] - 1)
+    sizes = {i: np.asarray(part_sizes(part)) for i, part in enumerate(parts)
+             if not isinstance(part, bytes) and (isinstance(part, tuple) or part.ndim == 1)}
+    layout = np.zeros(rows, dtype=np.int64)   # the sizes of a row's varints, in base 16
+    for size in sizes.values():
+        layout = layout * 16 + size
         if int(layout.max()) >= 1 << 58:   # renumber before the next digit overflows
             layout = np.unique(layout, return_inverse=True)[1].astype(np.int64)
     if int(layout.min()) == int(layout.max()):
-        return _pack_fixed(parts, {i: int(sizes[i][0]) for i in varints}, rows)
+        return _pack_fixed(parts, {i: int(size[0]) for i, size in sizes.items()}, rows)
     shapes = np.flatnonzero(np.bincount(layout)) if int(layout.max()) < 1 << 16 else \
         np.unique(layout)
     if len(shapes) > _MAX_SHAPES:
@@ -167,23 +191,39 @@ def pack_rows(parts: list[Part], rows: int) -> list[bytes]:
     for lo, hi in zip([0, *cuts[:-1]], cuts, strict=True):
         picked = order[lo:hi]
         first = int(picked[0])
-        packed += _pack_fixed([p if isinstance(p, bytes) else p[picked] for p in parts],
-                              {i: int(sizes[i][first]) for i in varints}, hi - lo)
+        packed += _pack_fixed([_rows_of(p, picked) for p in parts],
+                              {i: int(size[first]) for i, size in sizes.items()}, hi - lo)
     place = np.empty(rows, dtype=np.int64)
     place[order] = np.arange(rows)
     return list(map(packed.__getitem__, place.tolist()))
 
 
+def _rows_of(part: Part, picked: np.ndarray) -> Part:
+    if isinstance(part, bytes):
+        return part
+    if isinstance(part, tuple):
+        return part[0], part[1][picked], part[2][picked]
+    return part[picked]
+
+
 def varint_row(parts: list[Part], row: int) -> bytes:
     """Row ``row`` of :func:`pack_rows`, one at a time."""
-    return b"".join(part if isinstance(part, bytes) else
-                    bytes(part[row]) if part.ndim == 2 else varint(int(part[row]))
-                    for part in parts)
+    out = []
+    for part in parts:
+        if isinstance(part, bytes):
+            out.append(part)
+        elif isinstance(part, tuple):
+            if part[2][row]:
+                out += (part[0], varint(int(part[1][row])))
+        else:
+            out.append(bytes(part[row]) if part.ndim == 2 else varint(int(part[row])))
+    return b"".join(out)
 
 
 def _pack_fixed(parts: list[Part], widths: dict[int, int], rows: int) -> list[bytes]:
-    """:func:`pack_rows` for rows of one layout: ``widths`` gives each varint's size."""
-    total = sum(len(p) if isinstance(p, bytes) else p.shape[1] if p.ndim == 2 else widths[i]
+    """:func:`pack_rows` for rows of one layout: ``widths`` gives each varint's size
+    (with its tag, for a field; 0 for a field that is absent)."""
+    total = sum(widths[i] if i in widths else part_sizes(p)  # type: ignore[misc]
                 for i, p in enumerate(parts))
     matrix = np.empty((rows, total), dtype=np.uint8)
     column = 0
@@ -191,16 +231,25 @@ def _pack_fixed(parts: list[Part], widths: dict[int, int], rows: int) -> list[by
         if isinstance(part, bytes):
             matrix[:, column:column + len(part)] = np.frombuffer(part, dtype=np.uint8)
             column += len(part)
-        elif part.ndim == 2:
+        elif isinstance(part, np.ndarray) and part.ndim == 2:
             matrix[:, column:column + part.shape[1]] = part
             column += part.shape[1]
         else:
             width = widths[i]
-            rest = part
+            if isinstance(part, tuple):
+                tag, rest, _ = part
+                if not width:
+                    continue
+                matrix[:, column:column + len(tag)] = np.frombuffer(tag, dtype=np.uint8)
+                column += len(tag)
+                width -= len(tag)
+            else:
+                rest = part
             for k in range(width):
                 byte = (rest & np.uint64(0x7F)).astype(np.uint8)
                 matrix[:, column + k] = byte | 0x80 if k < width - 1 else byte
                 rest = rest >> np.uint64(7)
             column += width
-    blob = matrix.tobytes()
-    return [blob[at:at + total] for at in range(0, rows * total, total)]
+    if not total:
+        return [b""] * rows
+    return matrix.view(f"V{total}").ravel().tolist()   # one bytes object per row, in C

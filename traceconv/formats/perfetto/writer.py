@@ -23,7 +23,7 @@ import multiprocessing
 import struct
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from itertools import chain, repeat
+from itertools import repeat
 from typing import BinaryIO
 
 import numpy as np
@@ -36,7 +36,16 @@ from .annotation_columns import ColumnEncoder
 from .annotations import ArgEncoder
 from .descriptors import TrackIds, assign_ids, descriptor_payloads
 from .ordering import BEGIN, COUNTER, END, INSTANT, event_order
-from .wire import bytes_field, pack_rows, string_field, uint_field, varint, varint_sizes
+from .wire import (
+    Part,
+    bytes_field,
+    pack_rows,
+    row_sizes,
+    string_field,
+    uint_field,
+    varint,
+    varint_sizes,
+)
 
 SEQ_DESCRIPTORS, SEQ_EVENTS = 1, 2
 CHUNK_EVENTS = 1 << 16        # events between argument-name interning packets
@@ -52,7 +61,6 @@ TYPE_BEGIN, TYPE_END, TYPE_INSTANT, TYPE_COUNTER = 1, 2, 3, 4
 
 _FLOW_ID, _TERMINATING_FLOW_ID = b"\xf9\x02", b"\x81\x03"       # fields 47, 48 (fixed64)
 _INT_COUNTER, _DOUBLE_COUNTER = b"\xf0\x01", b"\xe1\x02"        # fields 30, 44
-_FIXED64 = struct.Struct("<Q").pack
 _DOUBLE = struct.Struct("<d").pack
 
 
@@ -117,7 +125,8 @@ def _write_events(encoder: _EventEncoder, out: BinaryIO, workers: int) -> None:
     jobs = [(lo, hi, SEQ_EVENTS + k) for k, (lo, hi) in enumerate(encoder.chunks(size))]
     if workers == 1 or len(jobs) == 1 or "fork" not in multiprocessing.get_all_start_methods():
         for job in jobs:
-            out.write(encoder.encode(*job))
+            for piece in encoder.pieces(*job):
+                out.write(piece)
         return
     _SHARED = encoder
     try:
@@ -171,18 +180,33 @@ def _attributes(trace: Trace, offset: int) -> bytes:
     return b"".join(entries)
 
 
+def _framed(fields: list[Part], rest: list[list[bytes]], stamps: np.ndarray,
+            tail: bytes) -> list[bytes]:
+    """One framed TracePacket per row: timestamp, ``tail`` (sequence id and flags), then
+    the TrackEvent made of ``fields`` (:func:`~.wire.pack_rows` parts) and ``rest`` (per-row
+    bytes)."""
+    rows = len(stamps)
+    size = row_sizes(fields, rows)
+    for piece in rest:
+        size += np.fromiter(map(len, piece), dtype=np.int64, count=rows)
+    body = 1 + varint_sizes(stamps) + len(tail) + 1 + varint_sizes(size) + size
+    packed = pack_rows([b"\x0a", body.astype(np.uint64), bytes([TIMESTAMP << 3]), stamps,
+                        tail + b"\x5a", size.astype(np.uint64), *fields], rows)
+    return list(map(b"".join, zip(packed, *rest, strict=True))) if rest else packed
+
+
 class _EventEncoder:
     """What every chunk of events needs, computed once; worker processes inherit it."""
 
     def __init__(self, trace: Trace, ids: TrackIds, offset: int) -> None:
         self.trace = trace
         counter = [t.kind is TrackKind.COUNTER for t in trace.tracks]
-        uuid = [varint(u) for u in ids.track_uuid]
-        kinds = (TYPE_BEGIN, TYPE_END, TYPE_INSTANT, TYPE_COUNTER)
-        prefix = {k: [b"\x48" + varint(k) + b"\x58" + u for u in uuid] for k in kinds}
-        # slices and instants only on slice tracks, counter values only on counter tracks
-        self.begin_prefix, self.instant_prefix = prefix[TYPE_BEGIN], prefix[TYPE_INSTANT]
-        self.counter_prefix, self.end_prefix = prefix[TYPE_COUNTER], prefix[TYPE_END]
+        # TrackEvent type and track_uuid; slices and instants only on slice tracks,
+        # counter values only on counter tracks
+        self.type_field = {kind: b"\x48" + varint(code) + b"\x58" for kind, code in (
+            (BEGIN, TYPE_BEGIN), (END, TYPE_END), (INSTANT, TYPE_INSTANT),
+            (COUNTER, TYPE_COUNTER))}
+        self.uuid = np.array(ids.track_uuid, dtype=np.uint64)
         self.is_counter = np.array(counter, dtype=bool)
         self.columns = {kind: table.numpy("track") for kind, table in (
             (BEGIN, trace.slices), (INSTANT, trace.instants), (COUNTER, trace.counters))}
@@ -191,9 +215,10 @@ class _EventEncoder:
         self.ts += offset
         self.flows = self._flow_fields()
         self.counter_values = self._counter_value_fields()
-        self.names = [b"\x50" + varint(i) if i else b"" for i in range(len(trace.strings))]
-        self.categories = [b"\x18" + varint(i) if i else b""
-                           for i in range(len(trace.strings))]
+        self.names = {kind: table.numpy("name").astype(np.uint64) for kind, table in (
+            (BEGIN, trace.slices), (INSTANT, trace.instants))}
+        self.categories = {kind: table.numpy("category").astype(np.uint64) for kind, table in (
+            (BEGIN, trace.slices), (INSTANT, trace.instants))}
         args = ArgEncoder()   # one for both tables: iids fixed for the whole file
         self.args = {BEGIN: ColumnEncoder(trace.slices.args, args),
                      INSTANT: ColumnEncoder(trace.instants.args, args)}
@@ -226,63 +251,50 @@ class _EventEncoder:
 
     def encode(self, lo: int, hi: int, seq: int) -> bytes:
         """Events ``lo:hi`` as one packet sequence ``seq`` (its own interning)."""
+        return b"".join(self.pieces(lo, hi, seq))
+
+    def pieces(self, lo: int, hi: int, seq: int) -> Iterator[bytes]:
+        """:meth:`encode`, CHUNK_EVENTS at a time (what is written is not held)."""
         tail = uint_field(SEQUENCE_ID, seq) + uint_field(SEQUENCE_FLAGS, NEEDS)
-        out = self._interned_event_strings(self.codes[lo:hi], seq)
+        yield b"".join(self._interned_event_strings(self.codes[lo:hi], seq))
         for sub in range(lo, hi, CHUNK_EVENTS):
             end = min(hi, sub + CHUNK_EVENTS)
-            events = self._events(self.codes[sub:end])
-            sizes = np.fromiter(map(len, events), dtype=np.uint64, count=len(events))
-            stamps = self.ts[sub:end].astype(np.uint64)
-            # TracePacket: timestamp, sequence id and flags, then the TrackEvent
-            body = (1 + varint_sizes(stamps) + len(tail) + 1 + varint_sizes(sizes)
-                    + sizes).astype(np.uint64)
-            heads = pack_rows([b"\x0a", body, bytes([TIMESTAMP << 3]), stamps,
-                               tail + b"\x5a", sizes], len(events))
-            out.append(b"".join(chain.from_iterable(zip(heads, events, strict=True))))
-        return b"".join(out)
+            yield b"".join(self._packets(self.codes[sub:end], self.ts[sub:end], tail))
 
-    def _events(self, codes: np.ndarray) -> list[bytes]:
-        """The TrackEvent messages of the events ``codes``, in that order."""
+    def _packets(self, codes: np.ndarray, stamps: np.ndarray, tail: bytes) -> list[bytes]:
+        """The framed TracePackets of the events ``codes`` at ``stamps``, in that order:
+        what is a number (times, lengths, uuids, ids, numeric args) packed with numpy, kind
+        by kind and key set by key set, the rest (text and list args, flows) joined on."""
         kinds, rows = codes & 3, codes >> 2
-        events: list[bytes] = []
+        stamps = stamps.astype(np.uint64)
+        packets: list[bytes] = []
         positions: list[np.ndarray] = []
         for kind in (BEGIN, INSTANT, END, COUNTER):
             at = np.flatnonzero(kinds == kind)
             if not len(at):
                 continue
             picked = rows[at]
-            if kind == END:
+            if kind in (END, COUNTER):
+                track = self.columns[BEGIN if kind == END else COUNTER][picked]
+                rest = [] if kind == END else [list(map(self.counter_values.__getitem__,
+                                                        picked.tolist()))]
                 positions.append(at)
-                events += map(self.end_prefix.__getitem__, self.columns[BEGIN][picked].tolist())
-            elif kind == COUNTER:
-                positions.append(at)
-                events += map(bytes.__add__, map(
-                    self.counter_prefix.__getitem__, self.columns[COUNTER][picked].tolist()),
-                    map(self.counter_values.__getitem__, picked.tolist()))
-            else:
-                for group, named in self._named(kind, picked):
-                    positions.append(at[group])
-                    events += named
+                packets += _framed([self.type_field[kind], self.uuid[track]], rest,
+                                   stamps[at], tail)
+                continue
+            names, categories = self.names[kind], self.categories[kind]
+            for group, lead, rest in self.args[kind].parts(picked):
+                chosen = picked[group]
+                name, category = names[chosen], categories[chosen]
+                fields = [self.type_field[kind], self.uuid[self.columns[kind][chosen]],
+                          (b"\x50", name, name != 0), (b"\x18", category, category != 0), *lead]
+                if kind == BEGIN and self.flows:
+                    rest = [*rest, list(map(self.flows.get, chosen.tolist(), repeat(b"")))]
+                positions.append(at[group])
+                packets += _framed(fields, rest, stamps[at[group]], tail)
         place = np.empty(len(codes), dtype=np.int64)
         place[np.concatenate(positions)] = np.arange(len(codes))
-        return list(map(events.__getitem__, place.tolist()))
-
-    def _named(self, kind: int, rows: np.ndarray) -> Iterator[tuple[np.ndarray, list[bytes]]]:
-        """BEGIN or INSTANT events of table rows ``rows`` (track, name, category, args and,
-        on BEGINs, flows), by key set: the positions in ``rows`` and their events."""
-        table = self.trace.slices if kind == BEGIN else self.trace.instants
-        prefixes = self.begin_prefix if kind == BEGIN else self.instant_prefix
-        tracks = self.columns[kind]
-        for group, arg_columns in self.args[kind].groups(rows):
-            picked = rows[group]
-            row_list = picked.tolist()
-            pieces = [map(prefixes.__getitem__, tracks[picked].tolist()),
-                      map(self.names.__getitem__, map(table.name.__getitem__, row_list)),
-                      map(self.categories.__getitem__,
-                          map(table.category.__getitem__, row_list)), *arg_columns]
-            if kind == BEGIN and self.flows:
-                pieces.append(map(self.flows.get, row_list, repeat(b"")))
-            yield group, list(map(b"".join, zip(*pieces, strict=True)))
+        return list(map(packets.__getitem__, place.tolist()))
 
     def _count_misplaced(self) -> None:
         """Slices/instants on counter tracks and values on other tracks cannot be shown."""
@@ -326,27 +338,35 @@ class _EventEncoder:
         return [frame(p + seq_field + flags[i > 0]) for i, p in enumerate(packets or [b""])]
 
     def _flow_fields(self) -> dict[int, bytes]:
-        """flow_ids on the source slice's BEGIN, terminating_flow_ids on the target's."""
+        """flow_ids on the source slice's BEGIN, terminating_flow_ids on the target's: per
+        slice row, its fields in flow order (all computed with numpy)."""
         trace = self.trace
-        flows = trace.flows
+        source, target = trace.flows.numpy("source"), trace.flows.numpy("target")
         n = len(trace.slices)
-        fields: dict[int, list[bytes]] = {}
-        starts, tracks = trace.slices.start, trace.slices.track
-        on_counter = self.is_counter.tolist()
-        dropped = backwards = 0
-        for index, (src, dst) in enumerate(zip(flows.source, flows.target, strict=True)):
-            if (not (0 <= src < n and 0 <= dst < n) or src == dst
-                    or on_counter[tracks[src]] or on_counter[tracks[dst]]):
-                dropped += 1
-                continue
-            flow_id = _FIXED64(index + 1)
-            # trace_processor takes the earliest event as the source; a flow that runs
-            # backwards in time cannot terminate before it starts, so it stays open
-            forward = starts[dst] > starts[src]
-            backwards += not forward
-            fields.setdefault(src, []).append(_FLOW_ID + flow_id)
-            fields.setdefault(dst, []).append((_TERMINATING_FLOW_ID if forward else _FLOW_ID)
-                                              + flow_id)
+        linked = (source >= 0) & (source < n) & (target >= 0) & (target < n) & (source != target)
+        tracks = self.columns[BEGIN]
+        linked[linked] &= ~(self.is_counter[tracks[source[linked]]]
+                            | self.is_counter[tracks[target[linked]]])
+        kept = np.flatnonzero(linked)
+        dropped = len(source) - len(kept)
+        source, target = source[kept], target[kept]
+        starts = trace.slices.numpy("start")
+        # trace_processor takes the earliest event as the source; a flow that runs
+        # backwards in time cannot terminate before it starts, so it stays open
+        forward = starts[target] > starts[source]
+        backwards = int((~forward).sum())
+        # two fields per flow (tag + fixed64 id), ordered by slice row, then flow order
+        rows = np.concatenate([source, target])
+        tags = np.concatenate([np.zeros(len(kept), bool), forward])   # True: terminating
+        fields = np.empty((len(rows), 10), dtype=np.uint8)
+        fields[:, :2] = np.where(tags[:, None], np.frombuffer(_TERMINATING_FLOW_ID, np.uint8),
+                                 np.frombuffer(_FLOW_ID, np.uint8))
+        fields[:, 2:] = np.tile(kept.astype("<u8") + 1, 2).view(np.uint8).reshape(-1, 8)
+        order = np.lexsort((np.tile(np.arange(len(kept)), 2), rows))
+        blob = fields[order].tobytes()
+        rows = rows[order]
+        firsts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if len(rows) else rows
+        lasts = np.r_[firsts[1:], len(rows)][:len(firsts)]
         trace.diagnostics.add("perfetto.flow_dropped", "flows that link a slice to itself, to "
                               "a missing slice or to one not written were not written",
                               kind="dropped",
@@ -354,7 +374,8 @@ class _EventEncoder:
         trace.diagnostics.add("perfetto.flow_backwards", "flows whose target starts no later "
                               "than their source: Perfetto draws them from the earlier slice",
                               kind="note", count=backwards)
-        return {row: b"".join(parts) for row, parts in fields.items()}
+        return {row: blob[10 * lo:10 * hi] for row, lo, hi in zip(
+            rows[firsts].tolist(), firsts.tolist(), lasts.tolist(), strict=True)}
 
     def _counter_value_fields(self) -> list[bytes]:
         """``counter_value`` for integral samples, ``double_counter_value`` otherwise."""

@@ -64,7 +64,8 @@ def node_attrs(node: dict[str, Any]) -> dict[str, Any]:
     """
     attrs = node.get("attrs")
     if isinstance(attrs, list):
-        return {a["name"]: a.get("value") for a in attrs if isinstance(a, dict) and "name" in a}
+        return {a["name"]: a.get("value") for a in attrs
+                if isinstance(a, dict) and isinstance(a.get("name"), str)}
     return {k: node[k] for k in (*OP_ATTRS, "fw_parent") if k in node}
 
 
@@ -73,12 +74,24 @@ def arguments(node: dict[str, Any], side: str) -> tuple[list[Any], list[Any], li
     """(values, shapes, types, strides) of ``side`` ("inputs" / "outputs"), either layout."""
     block = node.get(side)
     if isinstance(block, dict):
-        return (list(block.get("values") or []), list(block.get("shapes") or []),
-                list(block.get("types") or []), list(block.get("strides") or []))
+        return (_list(block.get("values")), _list(block.get("shapes")),
+                _list(block.get("types")), _list(block.get("strides")))
     singular = side[:-1]
-    return (list(block or []), list(node.get(f"{singular}_shapes") or []),
-            list(node.get(f"{singular}_types") or []),
-            list(node.get(f"{singular}_strides") or []))
+    return (_list(block), _list(node.get(f"{singular}_shapes")),
+            _list(node.get(f"{singular}_types")), _list(node.get(f"{singular}_strides")))
+
+
+class Malformed(ValueError):
+    """A node field of the wrong type (the builder counts the node and skips what it can)."""
+
+
+def _list(value: Any) -> list[Any]:
+    """An argument field: a list, or nothing (missing / null / empty)."""
+    if isinstance(value, list):
+        return value
+    if value is None or value == "" or value == {}:
+        return []
+    raise Malformed(f"a list expected, got {type(value).__name__}")
 
 
 def tensor_refs(values: list[Any], shapes: list[Any], types: list[Any],
@@ -126,6 +139,10 @@ def _ref(value: Any, shape: Any, strides: Any, kind: str) -> TensorRef | None:
                      tuple(strides) if isinstance(strides, list) else None)
 
 
+def _is_id(value: Any) -> bool:
+    return type(value) is int
+
+
 def _ancestors(op_id: Any, parents: dict[Any, Any]) -> list[Any]:
     """The parent chain of ``op_id`` (stops at a repeat: ids are the file's, not trusted).
 
@@ -150,21 +167,36 @@ class GraphBuilder:
         self._version: dict[tuple[int, int], int] = {}   # tensor key -> latest version
 
     def add_nodes(self, nodes: list[dict[str, Any]]) -> None:
-        ops = {n["id"]: n for n in nodes if isinstance(n, dict) and "id" in n
-               and not str(n.get("name", "")).startswith(STRUCTURE_PREFIX)}
-        self.skipped["structure"] = len(nodes) - len(ops)
+        ops: dict[int, dict[str, Any]] = {}
+        for n in nodes:
+            if not isinstance(n, dict) or not _is_id(n.get("id")):
+                self.skipped["malformed"] += 1   # (ids are ints: they order the ops)
+            elif str(n.get("name", "")).startswith(STRUCTURE_PREFIX):
+                self.skipped["structure"] += 1
+            else:
+                ops[n["id"]] = n
         parents = {i: self._parent(n) for i, n in ops.items()}
-        tensors = {i: (tensor_refs(*arguments(n, "inputs")), tensor_refs(*arguments(n, "outputs")))
-                   for i, n in ops.items()}
+        tensors = {i: self._tensors(n) for i, n in ops.items()}
         touches = {i for i, (ins, outs) in tensors.items() if ins or outs}
         for op_id in sorted(ops):
             data_op = op_id in touches and not any(
                 a in touches for a in _ancestors(op_id, parents))
             self._add_op(ops[op_id], parents[op_id], ops, tensors[op_id], data_op)
 
-    @staticmethod
-    def _parent(node: dict[str, Any]) -> Any:
-        return node.get("ctrl_deps", node.get("parent"))
+    def _parent(self, node: dict[str, Any]) -> int | None:
+        parent = node.get("ctrl_deps", node.get("parent"))
+        if parent is not None and not _is_id(parent):
+            self.skipped["malformed"] += 1   # a list or text where the parent id belongs
+            return None
+        return parent
+
+    def _tensors(self, node: dict[str, Any]) -> tuple[list[TensorRef], list[TensorRef]]:
+        try:
+            return (tensor_refs(*arguments(node, "inputs")),
+                    tensor_refs(*arguments(node, "outputs")))
+        except Malformed:
+            self.skipped["malformed"] += 1
+            return [], []
 
     def _add_op(self, node: dict[str, Any], parent: Any, ops: dict[Any, Any],
                 tensors: tuple[list[TensorRef], list[TensorRef]], data_op: bool) -> None:

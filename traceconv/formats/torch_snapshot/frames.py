@@ -81,6 +81,7 @@ class StackTable:
     def __init__(self) -> None:
         self._seen: dict[tuple[tuple[Any, Any, Any], ...], tuple[str, str]] = {}
         self._same_list: dict[int, tuple[list[dict[str, Any]], tuple[str, str]]] = {}
+        self.malformed = 0   # frames that are not a list of objects: no stack
 
     def __call__(self, frames: list[dict[str, Any]] | None) -> tuple[str, str]:
         """(full stack, one frame per line; user frame) of ``frames``.
@@ -96,10 +97,19 @@ class StackTable:
         same = self._same_list.get(id(frames))
         if same is not None and same[0] is frames:
             return same[1]
-        key = tuple((f.get("filename"), f.get("line"), f.get("name")) for f in frames)
+        if not isinstance(frames, list) or not all(isinstance(f, dict) for f in frames):
+            self.malformed += 1   # (the builder counts it)
+            return "", NO_STACK
+        key = tuple((_hashable(f.get("filename")), _hashable(f.get("line")),
+                     _hashable(f.get("name"))) for f in frames)
         found = self._seen.get(key)
         if found is None:
             found = ("\n".join(frame_text(f) for f in frames), user_frame(frames))
             self._seen[key] = found
         self._same_list[id(frames)] = (frames, found)
         return found
+
+
+def _hashable(value: Any) -> Any:
+    """A frame field as a key (a list or an object where text belongs: its repr)."""
+    return value if isinstance(value, (str, int, float, type(None))) else repr(value)

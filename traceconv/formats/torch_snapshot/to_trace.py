@@ -21,6 +21,7 @@ from typing import Any
 
 from ...analysis.memory import live_bytes
 from ...model import MemoryBlock, Metadata, ProcessKind, Trace, TrackKind
+from ...numbers import to_int64
 from .frames import StackTable
 
 US = 1_000   # ns per µs
@@ -39,30 +40,59 @@ class SnapshotBuilder:
                                     clock="unix epoch"))
         self.stacks = StackTable()
         self.skipped: Counter[str] = Counter()
+        self.malformed_at: str | None = None   # the first malformed item, for the example
         self._allocator_tracks: dict[str, int] = {}
 
     def build(self) -> Trace:
-        traces = self.document.get("device_traces") or []
-        for device_index, entries in enumerate(traces):
-            self._replay(f"cuda:{device_index}", entries or [])
-        self._annotations(self.document.get("external_annotations") or [])
+        for device_index, entries in enumerate(self._list("device_traces", self.document)):
+            self._replay(f"cuda:{device_index}", entries)
+        self._annotations(self._list("external_annotations", self.document))
         self._counters()
-        self._report()
         settings = self.document.get("allocator_settings")
         if isinstance(settings, dict):
+            if not _json_like(settings):   # tuples, bytes, non-text keys: kept as text
+                self._malformed("$.allocator_settings")
+                settings = {"text": repr(settings)}
             self.trace.metadata.attributes["allocator_settings"] = settings
+        self._report()
         return self.trace
 
     # -- the history ----------------------------------------------------------------------
 
-    def _replay(self, device: str, entries: list[dict[str, Any]]) -> None:
+    def _malformed(self, where: str) -> None:
+        self.skipped["malformed"] += 1
+        self.malformed_at = self.malformed_at or where
+
+    def _list(self, key: str, parent: Any, where: str = "$") -> list[Any]:
+        """``parent[key]`` as a list (missing or null: empty; any other value: malformed)."""
+        value = parent.get(key) if isinstance(parent, dict) else None
+        if value is None or isinstance(value, list):
+            return value or []
+        self._malformed(f"{where}.{key}")
+        return []
+
+    def _replay(self, device: str, entries: Any) -> None:
         open_blocks: dict[int, MemoryBlock] = {}
         open_segments: dict[int, MemoryBlock] = {}
         last_ns: int | None = None
-        for entry in entries:
-            action = entry.get("action")
-            addr, size = int(entry.get("addr", 0)), int(entry.get("size", 0))
-            ns = _time_ns(entry)
+        where = f"$.device_traces[{device.split(':')[1]}]"
+        if not isinstance(entries, list):
+            if entries is not None:
+                self._malformed(where)
+            entries = []
+        for index, entry in enumerate(entries):
+            try:
+                if not isinstance(entry, dict):
+                    raise _Malformed
+                action = entry.get("action")
+                addr, size = _int(entry.get("addr", 0)), _size(entry.get("size", 0))
+                stream = _int(entry.get("stream", 0))
+                if entry.get("device_free") is not None:
+                    _int(entry["device_free"])
+                ns = _time_ns(entry)
+            except _Malformed:
+                self._malformed(f"{where}[{index}]")
+                continue
             if ns is None:
                 ns = last_ns
                 self.skipped["no_time"] += 1
@@ -74,25 +104,25 @@ class SnapshotBuilder:
                 stack, site = self.stacks(entry.get("frames"))
                 block = MemoryBlock(addr, size, ns, None, device=device, name=site,
                                     category="allocation",
-                                    args={"stream": entry.get("stream", 0), "site": site,
-                                          "stack": stack})
+                                    args={"stream": stream, "site": site, "stack": stack})
                 open_blocks[addr] = self.trace.memory[self.trace.add_memory_block(block)]
             elif action == "free_requested":
                 found = open_blocks.get(addr)
                 if found is None:
                     self.skipped["free_before_history"] += 1
-                    found = self._before_history(device, entry, addr, size, open_blocks)
+                    found = self._before_history(device, entry, addr, size, stream,
+                                                 open_blocks)
                 found.args["free_requested_ns"] = ns
             elif action == "free_completed":
                 found = open_blocks.pop(addr, None)
                 if found is None:
                     self.skipped["free_before_history"] += 1
-                    found = self._before_history(device, entry, addr, size, {})
+                    found = self._before_history(device, entry, addr, size, stream, {})
                 found.free_ns = ns
             elif action in SEGMENT_OPEN:
                 segment = MemoryBlock(addr, size, ns, None, device=device,
                                       name=f"segment {addr:#x}", category="segment",
-                                      args={"stream": entry.get("stream", 0)})
+                                      args={"stream": stream})
                 self.trace.add_reservation(segment)
                 open_segments[addr] = segment
             elif action in SEGMENT_CLOSE:
@@ -104,7 +134,7 @@ class SnapshotBuilder:
                     self.trace.add_reservation(closed)
                 closed.free_ns = ns
             elif action == "oom":
-                self._oom(device, entry, ns)
+                self._oom(device, entry, ns, size, stream)
             elif action in IGNORED:
                 continue
             else:
@@ -114,54 +144,66 @@ class SnapshotBuilder:
         self._state_at_dump(device, open_blocks, open_segments)
 
     def _before_history(self, device: str, entry: dict[str, Any], addr: int, size: int,
-                        open_blocks: dict[int, MemoryBlock]) -> MemoryBlock:
+                        stream: int, open_blocks: dict[int, MemoryBlock]) -> MemoryBlock:
         """A block whose alloc fell out of the history: alive since before it started."""
         stack, site = self.stacks(entry.get("frames"))
         block = MemoryBlock(addr, size, None, None, device=device, name=site,
                             category="allocation",
-                            args={"stream": entry.get("stream", 0), "site": site,
-                                  "stack": stack})
+                            args={"stream": stream, "site": site, "stack": stack})
         self.trace.add_memory_block(block)
         open_blocks[addr] = block
         return block
 
-    def _oom(self, device: str, entry: dict[str, Any], ns: int | None) -> None:
+    def _oom(self, device: str, entry: dict[str, Any], ns: int | None, size: int,
+             stream: int) -> None:
         track = self._allocator_track(device)
         self.trace.add_instant(track, ns or 0, "out of memory", "oom", {
-            "requested bytes": int(entry.get("size", 0)),
-            "device free bytes": entry.get("device_free"),
-            "stream": entry.get("stream", 0)})
+            "requested bytes": size,
+            "device free bytes": entry.get("device_free"), "stream": stream})
 
     def _state_at_dump(self, device: str, open_blocks: dict[int, MemoryBlock],
                        open_segments: dict[int, MemoryBlock]) -> None:
         """Segments and allocated blocks alive at dump time that the history never saw."""
         device_index = int(device.split(":")[1])
-        for seg in self.document.get("segments") or []:
-            if int(seg.get("device", 0)) != device_index:
+        for index, seg in enumerate(self._list("segments", self.document)):
+            try:
+                if not isinstance(seg, dict):
+                    raise _Malformed
+                if _int(seg.get("device", 0)) != device_index:
+                    continue
+                address, total = _int(seg.get("address", 0)), _size(seg.get("total_size", 0))
+                stream = _int(seg.get("stream", 0))
+            except _Malformed:
+                if device_index == 0:   # (counted once, not once per device)
+                    self._malformed(f"$.segments[{index}]")
                 continue
-            address = int(seg.get("address", 0))
             segment = open_segments.get(address)
             if segment is None:
                 self.skipped["segment_before_history"] += 1
-                segment = MemoryBlock(address, int(seg.get("total_size", 0)), None, None,
+                segment = MemoryBlock(address, total, None, None,
                                       device=device, name=f"segment {address:#x}",
                                       category="segment")
                 self.trace.add_reservation(segment)
-            segment.args.update({"stream": seg.get("stream", 0),
-                                 "segment_type": seg.get("segment_type", ""),
+            segment.args.update({"stream": stream,
+                                 "segment_type": str(seg.get("segment_type", "")),
                                  "pool": str(seg.get("segment_pool_id", ""))})
-            for b in seg.get("blocks") or []:
-                addr = int(b.get("address", 0))
+            for number, b in enumerate(self._list("blocks", seg, f"$.segments[{index}]")):
+                try:
+                    if not isinstance(b, dict):
+                        raise _Malformed
+                    addr, block_size = _int(b.get("address", 0)), _size(b.get("size", 0))
+                    # requested_size: what the history's alloc entries record as size
+                    size = _size(b.get("requested_size", block_size))
+                except _Malformed:
+                    self._malformed(f"$.segments[{index}].blocks[{number}]")
+                    continue
                 if b.get("state") in ALLOCATED_STATES and addr not in open_blocks:
                     self.skipped["alloc_before_history"] += 1
                     stack, site = self.stacks(b.get("frames"))
-                    # requested_size: what the history's alloc entries record as size
-                    size = int(b.get("requested_size", b.get("size", 0)))
                     block = MemoryBlock(addr, size, None, None, device=device,
                                         name=site, category="allocation",
-                                        args={"stream": seg.get("stream", 0), "site": site,
-                                              "stack": stack,
-                                              "block_size": int(b.get("size", 0))})
+                                        args={"stream": stream, "site": site,
+                                              "stack": stack, "block_size": block_size})
                     self.trace.add_memory_block(block)
 
     # -- what goes on the timeline --------------------------------------------------------
@@ -176,17 +218,23 @@ class SnapshotBuilder:
             self._allocator_tracks[device] = track
         return track
 
-    def _annotations(self, annotations: list[dict[str, Any]]) -> None:
+    def _annotations(self, annotations: list[Any]) -> None:
         """``record_function`` ranges the allocator saw (START/END pairs) as slices."""
         open_at: dict[tuple[Any, str], list[int]] = {}
-        for item in annotations:
-            key = (item.get("device", 0), str(item.get("name", "")))
-            ns = _time_ns(item)
+        for index, item in enumerate(annotations):
+            try:
+                if not isinstance(item, dict):
+                    raise _Malformed
+                key = (_int(item.get("device", 0)), str(item.get("name", "")))
+                ns = _time_ns(item)
+            except _Malformed:
+                self._malformed(f"$.external_annotations[{index}]")
+                continue
             if ns is None:
                 self.skipped["annotation_without_time"] += 1
             elif item.get("stage") == "START":
                 open_at.setdefault(key, []).append(ns)
-            elif open_at.get(key):
+            elif open_at.get(key) and open_at[key][-1] <= ns:
                 start = open_at[key].pop()
                 track = self._annotation_track(f"cuda:{key[0]}")
                 self.trace.add_slice(track, start, ns - start, key[1], "user_annotation")
@@ -222,6 +270,7 @@ class SnapshotBuilder:
 
     def _report(self) -> None:
         diags, n = self.trace.diagnostics, self.skipped
+        n["malformed_frames"] += self.stacks.malformed
         notes = {
             "alloc_before_history": ("allocated blocks alive at dump time whose alloc is "
                                      "older than the recorded history (alloc time unknown)",
@@ -239,13 +288,20 @@ class SnapshotBuilder:
             "no_time": ("entries without time_us: placed at the previous entry's time",
                         "guessed"),
             "annotation_without_time": ("external annotations without time_us", "dropped"),
-            "annotation_unpaired": ("external annotation START/END without its partner",
-                                    "dropped"),
+            "annotation_unpaired": ("external annotation START/END without its partner "
+                                    "(or an END before its START)", "dropped"),
+            "malformed_frames": ("frames that are not a list of objects (no stack)",
+                                 "dropped"),
+            "malformed": ("device traces, entries, segments, blocks or annotations of the "
+                          "wrong shape (not an object, a list or text where a number "
+                          "belongs, a number beyond int64, a negative size): skipped",
+                          "dropped"),
         }
         for key, (message, kind) in notes.items():
             if n[key]:
                 diags.add(f"torch_snapshot.{key}", message, kind=kind,  # type: ignore[arg-type]
-                          count=n[key])
+                          count=n[key],
+                          example=self.malformed_at if key == "malformed" else None)
         for key, count in n.items():
             if key.startswith("action:"):
                 diags.add("torch_snapshot.unknown_action", "trace entries with an action "
@@ -253,6 +309,52 @@ class SnapshotBuilder:
                           example=key.removeprefix("action:"))
 
 
+class _Malformed(Exception):
+    """An item of the snapshot with the wrong shape (the caller counts and skips it)."""
+
+
+def _int(value: Any) -> int:
+    """An integer field: an int (or a whole float) within int64, else :class:`_Malformed`.
+
+    >>> _int(4096), _int(2.0)
+    (4096, 2)
+    >>> _int("12")
+    Traceback (most recent call last):
+    traceconv.formats.torch_snapshot.to_trace._Malformed
+    """
+    if type(value) is bool or not isinstance(value, (int, float)):
+        raise _Malformed
+    try:
+        return to_int64(int(value))
+    except (OverflowError, ValueError):   # inf, nan; NumberError beyond int64
+        raise _Malformed from None
+
+
+def _json_like(value: Any) -> bool:
+    """Whether ``value`` is what JSON can hold (text keys; no tuples, bytes or sets).
+
+    >>> _json_like({"a": [1, 2.5, None, {"b": True}]}), _json_like({(1,): None})
+    (True, False)
+    """
+    if isinstance(value, dict):
+        return all(type(k) is str and _json_like(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_json_like(v) for v in value)
+    return isinstance(value, (str, int, float, bool, type(None)))
+
+
+def _size(value: Any) -> int:
+    size = _int(value)
+    if size < 0:
+        raise _Malformed
+    return size
+
+
 def _time_ns(entry: dict[str, Any]) -> int | None:
     value = entry.get("time_us")
-    return None if value is None else int(value) * US
+    if value is None:
+        return None
+    try:
+        return to_int64(_int(value) * US)
+    except ValueError:
+        raise _Malformed from None

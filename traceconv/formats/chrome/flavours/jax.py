@@ -45,8 +45,9 @@ class Jax(Flavour):
     def prepare(self, events: list, context: ReadContext) -> None:
         for e in events:
             name = _process_name(e)   # (None for an event that is not an object)
-            if name is not None and name.startswith(DEVICE_PREFIX) and hashable(e.get("pid")):
-                self.device_pids.add(e["pid"])
+            pid = e.get("pid") if name is not None else None
+            if name is not None and name.startswith(DEVICE_PREFIX) and hashable(pid):
+                self.device_pids.add(pid)
         if not self.device_pids:
             return
         for e in events:

@@ -1,0 +1,136 @@
+"""JSON text for many events at once, without a dict per event.
+
+The writer builds each event from pieces: constant text, the JSON of names and places
+(one per distinct string or track), and columns of JSON values made in bulk: one
+``orjson.dumps`` of a whole column of numbers cut at its commas, one dump per distinct
+string, and a template per argument key set (``,"args":{"k1":`` v1 ``,"k2":`` v2 ``}``).
+Every value is the text ``orjson.dumps`` gives it in a dict, so reading the file back
+gives the same events as dumping one dict per event would.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from itertools import repeat
+from typing import Any
+
+import numpy as np
+import orjson
+
+from ...model.arg_groups import gather, key_set_groups
+from ...model.args import ArgsColumn
+from ..json_texts import json_texts, split_prefixed
+
+_OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+_EXACT = 1 << 53   # ns values below this are exact as float64: numpy may divide them
+_PLAIN = frozenset((int, float, bool, type(None)))   # whose JSON text holds no comma
+_CACHE_LIMIT = 1 << 18   # distinct string values kept encoded
+
+
+def _fallback(value: Any) -> Any:
+    """orjson cannot serialise it (an int over 64 bits, a set, an object): use its text."""
+    return str(value)
+
+
+def dumps(value: Any) -> bytes:
+    """The JSON text of ``value``; an int over 64 bits in it (valid JSON) goes through the
+    standard library, anything not JSON as its ``str``.
+
+    >>> dumps({"a": [1, 2.5, None]}), dumps(2**70), dumps({1, 2}) in (b'"{1, 2}"', b'"{2, 1}"')
+    (b'{"a":[1,2.5,null]}', b'1180591620717411303424', True)
+    """
+    try:
+        return orjson.dumps(value, default=_fallback, option=_OPTIONS)
+    except TypeError:
+        return json.dumps(value, default=_fallback, separators=(",", ":"),
+                          ensure_ascii=False).encode()
+
+
+def value_texts(values: list[Any], prefix: bytes = b"",
+                strings: dict[str, bytes] | None = None) -> list[bytes]:
+    """``prefix`` and the JSON text of each value: numbers, booleans and nulls from one
+    dump cut at its commas, strings once per distinct string (``strings``: a cache kept by
+    the caller, for this prefix), anything else through
+    :func:`~traceconv.formats.json_texts.json_texts`.
+
+    >>> value_texts([1, 2.5, True, None]), value_texts(["a,b", "a,b"], b":")
+    ([b'1', b'2.5', b'true', b'null'], [b':"a,b"', b':"a,b"'])
+    >>> value_texts([[1, 2], {"a": 3}], b":")
+    [b':[1,2]', b':{"a":3}']
+    """
+    if not values:
+        return []
+    kinds = set(map(type, values))
+    if kinds <= _PLAIN:
+        try:
+            return split_prefixed(orjson.dumps(values)[1:-1], b",", prefix)
+        except TypeError:   # an int over 64 bits
+            pass
+    elif kinds == {str}:
+        cache = {} if strings is None else strings
+        found = list(map(cache.get, values))
+        if None in found:
+            for i, text in enumerate(found):
+                if text is None:
+                    found[i] = cache[values[i]] = prefix + orjson.dumps(values[i])
+        return found  # type: ignore[return-value]  # every None was filled
+    try:
+        return json_texts(values, option=_OPTIONS, default=_fallback, prefix=prefix)
+    except TypeError:   # an int over 64 bits somewhere in the column
+        return [prefix + dumps(value) for value in values]
+
+
+def microseconds(ns: np.ndarray, prefix: bytes = b"") -> list[bytes]:
+    """``prefix`` and the µs text of integer ns values, as ``orjson.dumps(ns / 1000)``
+    writes each one.
+
+    >>> microseconds(np.array([0, 1500, 2_000_000_001, -7]))
+    [b'0.0', b'1.5', b'2000000.001', b'-0.007']
+    """
+    if not len(ns):
+        return []
+    if int(np.abs(ns).max()) < _EXACT:
+        return split_prefixed(orjson.dumps(ns / 1000, option=_OPTIONS)[1:-1], b",", prefix)
+    return [prefix + orjson.dumps(v / 1000) for v in ns.tolist()]   # exact: big ints
+
+
+def key_text(key: Any) -> bytes:
+    """``"key":`` as orjson writes the key of a dict.
+
+    >>> key_text("bytes"), key_text(7)
+    (b'"bytes":', b'"7":')
+    """
+    return dumps({key: None})[1:-5]
+
+
+class ArgsText:
+    """The end of the events of rows of an args column, key set by key set:
+    ``,"args":{...}}``, or just ``}`` for rows without args or with empty args (as a writer
+    that skips falsy args does)."""
+
+    def __init__(self, column: ArgsColumn) -> None:
+        self.column = column
+        self.strings: dict[bytes, dict[str, bytes]] = {}   # per key: its string values' text
+        self.templates: dict[tuple[Any, ...], list[bytes]] = {}
+
+    def groups(self, rows: np.ndarray) -> Iterator[tuple[np.ndarray, list[Any]]]:
+        """Per key set among ``rows``: the positions in ``rows`` of its rows, and the
+        pieces (iterables of per-row bytes) that end their events, to be joined per row."""
+        if sum(map(len, self.strings.values())) > _CACHE_LIMIT:
+            self.strings.clear()
+        for positions, keys, starts in key_set_groups(self.column, rows):
+            if not keys:
+                yield positions, [repeat(b"}")]
+                continue
+            template = self.templates.get(keys)
+            if template is None:
+                template = self.templates[keys] = [
+                    (b',"args":{' if j == 0 else b",") + key_text(key)
+                    for j, key in enumerate(keys)]
+            pieces: list[Any] = [
+                value_texts(gather(self.column, starts, j), head,
+                            self.strings.setdefault(head, {}))
+                for j, head in enumerate(template)]
+            pieces.append(repeat(b"}}"))
+            yield positions, pieces
