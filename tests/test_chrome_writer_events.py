@@ -131,7 +131,8 @@ def test_args_held_as_json_text_write_as_the_same_args_as_values(fmt):
         columns = dict(track=[0] * 5, start=[1, 2, 3, 4, 5], dur=[1] * 5, name=[0] * 5,
                        category=[0] * 5)
         if held_as_text:
-            trace.slices.extend_json(b"".join(texts), [len(t) for t in texts] + [0], **columns)
+            trace.slices.extend_json(b",".join(texts) + b",", [len(t) for t in texts] + [0],
+                                     **columns)
         else:
             for row, args in enumerate(dicts):
                 trace.add_slice(0, row + 1, 1, "", args=args)

@@ -29,7 +29,7 @@ def row_groups(column: ArgsColumn, rows: np.ndarray) -> list[Group]:
     rows held as JSON text, one decoded for now), their keys (None: no args) and where each
     row's values start there (read them with ``gather(group_column, starts, j, False)``).
 
-    >>> column = ArgsColumn([{"a": 1}, None]); column.extend_json(b'{"a": 2}{"b": 3}', [8, 8])
+    >>> column = ArgsColumn([{"a": 1}, None]); column.extend_json(b'{"a": 2},{"b": 3},', [8, 8])
     >>> [(p.tolist(), keys) for p, _, keys, _ in row_groups(column, np.array([3, 1, 0, 2]))]
     [([0], ('b',)), ([1], None), ([2], ('a',)), ([3], ('a',))]
     """

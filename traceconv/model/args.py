@@ -326,40 +326,6 @@ class ArgsColumn(Sequence[Args]):
                 bounds[index].tolist(), bounds[index + 1].tolist(), strict=True)]
         return at, texts, np.flatnonzero(~held)
 
-    def held(self) -> tuple[np.ndarray, np.ndarray, list[Any]]:
-        """(key_set, start, values) as they are held now, decoding nothing: a row held as
-        JSON text has key-set id -2 there (:meth:`json_rows` gives its text).
-
-        >>> column = ArgsColumn([{"a": 1}]); column.extend_json(b'{"b": 2}', [8])
-        >>> key_set, start, values = column.held(); key_set.tolist(), values
-        ([0, -2], [1])
-        """
-        return (np.frombuffer(self._key_set, dtype=np.int32) if len(self) else
-                np.zeros(0, dtype=np.int32),
-                np.frombuffer(self._start, dtype=np.int64) if len(self) else
-                np.zeros(0, dtype=np.int64), self._values)
-
-    def json_rows(self, rows: np.ndarray) -> tuple[np.ndarray, list[bytes], np.ndarray]:
-        """:meth:`json` for many rows, decoding nothing: the positions in ``rows`` of those
-        held as JSON text, their texts, and the positions of the others.
-
-        >>> column = ArgsColumn([{"a": 1}]); column.extend_json(b'{"b": 2}', [8, 0])
-        >>> held, texts, others = column.json_rows(np.array([2, 1, 0]))
-        >>> held.tolist(), texts, others.tolist()
-        ([1], [b'{"b": 2}'], [0, 2])
-        """
-        key_set = np.frombuffer(self._key_set, dtype=np.int32)[rows]
-        held = key_set == _JSON
-        at = np.flatnonzero(held)
-        texts: list[bytes] = []
-        if len(at):
-            index = np.frombuffer(self._start, dtype=np.int64)[rows[at]]
-            bounds = np.frombuffer(self._text_bounds, dtype=np.int64)
-            view = memoryview(self._texts)
-            texts = [view[a:b].tobytes() for a, b in zip(
-                bounds[index].tolist(), bounds[index + 1].tolist(), strict=True)]
-        return at, texts, np.flatnonzero(~held)
-
     def _positions(self, key: str) -> np.ndarray:
         """Per key-set id, where ``key`` is in it (-1: absent); one more entry, -1, serves
         the rows without args (key-set id -1)."""
