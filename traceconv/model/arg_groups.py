@@ -33,10 +33,10 @@ def row_groups(column: ArgsColumn, rows: np.ndarray) -> list[Group]:
     >>> [(p.tolist(), keys) for p, _, keys, _ in row_groups(column, np.array([3, 1, 0, 2]))]
     [([0], ('b',)), ([1], None), ([2], ('a',)), ([3], ('a',))]
     """
-    held, texts, others = column.json_rows(rows)
+    held, array_text, others = column.json_rows(rows)
     groups: list[Group] = []
     if len(held):
-        decoded = ArgsColumn(_DECODE(b"[" + b",".join(texts) + b"]"))
+        decoded = ArgsColumn(_DECODE(array_text))
         groups += [(held[at], decoded, keys, starts) for at, keys, starts
                    in key_set_groups(decoded, np.arange(len(held)), decode=False)]
     groups += [(others[at], column, keys, starts) for at, keys, starts

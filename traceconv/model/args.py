@@ -304,27 +304,31 @@ class ArgsColumn(Sequence[Args]):
                 np.frombuffer(self._start, dtype=np.int64) if len(self) else
                 np.zeros(0, dtype=np.int64), self._values)
 
-    def json_rows(self, rows: np.ndarray) -> tuple[np.ndarray, list[bytes], np.ndarray]:
-        """:meth:`json` for many rows, decoding nothing: the positions in ``rows`` of those
-        held as JSON text, their texts, and the positions of the others.
+    def json_rows(self, rows: np.ndarray) -> tuple[np.ndarray, bytes, np.ndarray]:
+        """The rows held as JSON text among ``rows``, decoding nothing: their positions in
+        ``rows``, one JSON array of their objects (for one decode), and the positions of the
+        others. Rows stored one after another are cut out as one run, not one by one.
 
-        >>> column = ArgsColumn([{"a": 1}]); column.extend_json(b'{"b": 2},', [8, 0])
-        >>> held, texts, others = column.json_rows(np.array([2, 1, 0]))
-        >>> held.tolist(), texts, others.tolist()
-        ([1], [b'{"b": 2}'], [0, 2])
+        >>> column = ArgsColumn([{"a": 1}]); column.extend_json(b'{"b": 2},{"c": 3},', [8, 0, 8])
+        >>> held, array_text, others = column.json_rows(np.array([3, 2, 1, 0]))
+        >>> held.tolist(), array_text, others.tolist()
+        ([0, 2], b'[{"c": 3},{"b": 2}]', [1, 3])
         """
         key_set = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else \
             np.zeros(0, dtype=np.int32)
         held = key_set == _JSON
         at = np.flatnonzero(held)
-        texts: list[bytes] = []
+        array_text = b"[]"
         if len(at):
             index = np.frombuffer(self._start, dtype=np.int64)[rows[at]]
             bounds = np.frombuffer(self._text_bounds, dtype=np.int64)
-            cut = self._texts.cut
-            texts = [bytes(cut(a, b - 1)) for a, b in zip(   # (b - 1: the comma after)
-                bounds[index].tolist(), bounds[index + 1].tolist(), strict=True)]
-        return at, texts, np.flatnonzero(~held)
+            breaks = np.flatnonzero(index[1:] != index[:-1] + 1) + 1
+            firsts, lasts = np.r_[0, breaks], np.r_[breaks, len(index)] - 1
+            cut = self._texts.cut   # (- 1: the comma after the run's last text)
+            array_text = b"[" + b",".join(bytes(cut(a, b - 1)) for a, b in zip(
+                bounds[index[firsts]].tolist(), bounds[index[lasts] + 1].tolist(),
+                strict=True)) + b"]"
+        return at, array_text, np.flatnonzero(~held)
 
     def _positions(self, key: str) -> np.ndarray:
         """Per key-set id, where ``key`` is in it (-1: absent); one more entry, -1, serves
