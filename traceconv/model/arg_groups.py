@@ -25,15 +25,17 @@ Group = tuple[np.ndarray, ArgsColumn, tuple[Any, ...] | None, np.ndarray]
 
 def row_groups(column: ArgsColumn, rows: np.ndarray) -> list[Group]:
     """``rows`` (row indices) by key set, in the order of each group's first row: the
-    positions in ``rows`` of the group's rows, the column that holds their values (for
-    rows held as JSON text, one decoded for now), their keys (None: no args) and where each
-    row's values start there (read them with ``gather(group_column, starts, j, False)``).
+    positions in ``rows`` of the group's rows (in row order), the column that holds their
+    values (for rows held as JSON text, one decoded for now), their keys (None: no args)
+    and where each row's values start there (``gather(group_column, starts, j, False)``).
 
     >>> column = ArgsColumn([{"a": 1}, None]); column.extend_json(b'{"a": 2},{"b": 3},', [8, 8])
     >>> [(p.tolist(), keys) for p, _, keys, _ in row_groups(column, np.array([3, 1, 0, 2]))]
     [([0], ('b',)), ([1], None), ([2], ('a',)), ([3], ('a',))]
     """
-    held, array_text, others = column.json_rows(rows)
+    ascending = np.argsort(rows, kind="stable")   # stored texts in runs: few cuts
+    held, array_text, others = column.json_rows(rows[ascending])
+    held, others = ascending[held], ascending[others]
     groups: list[Group] = []
     if len(held):
         decoded = ArgsColumn(_DECODE(array_text))
@@ -41,7 +43,7 @@ def row_groups(column: ArgsColumn, rows: np.ndarray) -> list[Group]:
                    in key_set_groups(decoded, np.arange(len(held)), decode=False)]
     groups += [(others[at], column, keys, starts) for at, keys, starts
                in key_set_groups(column, rows[others], decode=False)]
-    groups.sort(key=lambda group: int(group[0][0]))   # (not by key-set id: how rows came in)
+    groups.sort(key=lambda group: int(group[0].min()))   # (not by key-set id: how rows came in)
     return groups
 
 
