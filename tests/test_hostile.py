@@ -559,11 +559,25 @@ def test_snapshot_items_of_the_wrong_shape_are_counted(tmp_path: Path):
 
 def test_execution_trace_nodes_of_the_wrong_type_are_counted():
     # (fuzz) TypeError in graph.py: ids "3" and 2 sorted together, an id or a parent that
-    # is a list (unhashable), an argument list that is a number, an attr name that is a list
+    # is a list (unhashable), an argument list that is a number, an attr name that is a
+    # list; (seed 2026 #5482) a GenericList argument whose value is a number
     trace = traceconv.load(HOSTILE / "et_wrong_types.json", format="torch-et")
-    assert codes_of(trace) == {"torch_et.structure_nodes": 1, "torch_et.malformed": 5}
-    assert sorted(trace.graph.nodes) == ["op/2", "op/5", "op/6", "op/7", "tensor/10:11",
-                                         "tensor/12:13"]
+    assert codes_of(trace) == {"torch_et.structure_nodes": 1, "torch_et.malformed": 6}
+    assert sorted(trace.graph.nodes) == ["op/2", "op/5", "op/6", "op/7", "op/8",
+                                         "tensor/10:11", "tensor/12:13"]
+
+
+@pytest.mark.parametrize("base", [2**70, 2**63 - 100, 1_700_000_000_000_000_000])
+def test_kineto_time_base_that_would_pass_int64_is_not_applied(tmp_path: Path, base):
+    # (fuzz, seed 2026 #1608) OverflowError adding baseTimeNanoseconds beyond int64; one
+    # within int64 that moves the times past it wrapped them around in numpy
+    path = tmp_path / "t.json"
+    path.write_text(f'{{"schemaVersion": 1, "baseTimeNanoseconds": {base}, "traceEvents": '
+                    '[{"ph": "X", "name": "a", "ts": 1000, "dur": 1, "pid": 1, "tid": 1}]}')
+    trace = traceconv.load(path, format="chrome")
+    applies = base + 1_000_000 < 2**63
+    assert list(trace.slices.numpy("start")) == [1_000_000 + (base if applies else 0)]
+    assert codes_of(trace).get("chrome.time_base_out_of_range", 0) == (0 if applies else 1)
 
 
 @pytest.mark.parametrize("sort_index", [1e308, 2**63, "x", 3.0])

@@ -549,7 +549,11 @@ class ChromeReader:
         """Add the envelope's base (Kineto's baseTimeNanoseconds) and name the clock."""
         meta, trace = self.trace.metadata, self.trace
         base = self.context.envelope.get("baseTimeNanoseconds")
-        if isinstance(base, int) and base:
+        bounds = trace.time_range
+        if isinstance(base, int) and base and bounds and not (
+                bounds[0] + base >= -INT64 and bounds[1] + base < INT64):
+            self.drop("chrome.time_base_out_of_range", "$.baseTimeNanoseconds")
+        elif isinstance(base, int) and base:
             meta.clock_base_ns = base
             for table, column in ((trace.slices, "start"), (trace.instants, "ts"),
                                   (trace.counters, "ts")):
@@ -572,6 +576,8 @@ class ChromeReader:
             "chrome.event_not_object": ("traceEvents items that are not objects", "dropped"),
             "chrome.missing_timestamp": ("events without ts", "dropped"),
             "chrome.malformed_event": ("events with fields of the wrong type", "dropped"),
+            "chrome.time_base_out_of_range": ("baseTimeNanoseconds that would move times "
+                                              "beyond int64: not applied", "dropped"),
             "chrome.counter_not_numeric": ("counter values that are not numbers", "dropped"),
             "chrome.args_not_object": ("args that are not objects: kept under the key 'args'",
                                        "repaired"),
