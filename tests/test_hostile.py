@@ -580,6 +580,24 @@ def test_kineto_time_base_that_would_pass_int64_is_not_applied(tmp_path: Path, b
     assert codes_of(trace).get("chrome.time_base_out_of_range", 0) == (0 if applies else 1)
 
 
+def test_kernel_external_id_that_is_a_list(tmp_path: Path):
+    # (fuzz, seed 2027 #12832) TypeError (unhashable list) in the op summary's device side;
+    # the host side already took only ints and text as ids
+    path = chrome_doc(tmp_path, [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 10, "pid": 1,
+         "tid": 1, "args": {"External id": 7}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 2, "dur": 3, "pid": 0, "tid": 7,
+         "args": {"External id": [7]}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 6, "dur": 2, "pid": 0, "tid": 7,
+         "args": {"External id": 7}}], schemaVersion=1)
+    trace = traceconv.load(path, format="chrome")
+    traceconv.save(trace, tmp_path / "out.json", format="summary-json")
+    ops = {(op["name"], op["kind"]): op for op in orjson.loads(
+        (tmp_path / "out.json").read_bytes())["ops"]}
+    # only the kernel with a usable id is the op's device time (2 µs), the other stands alone
+    assert ops[("aten::mm", "op")]["device_total_ns"] == 2000
+
+
 @pytest.mark.parametrize("sort_index", [1e308, 2**63, "x", 3.0])
 def test_sort_index_beyond_int64_is_a_malformed_event(tmp_path: Path, sort_index):
     # a float reached the Perfetto writer's varint (sibling_order_rank) before
