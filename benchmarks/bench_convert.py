@@ -45,8 +45,15 @@ import json, resource, sys, time
 sys.path.insert(0, {root!r})
 t0, c0 = time.perf_counter(), time.process_time()
 {body}
-out = dict(wall=time.perf_counter() - t0, cpu=time.process_time() - c0,
-           rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+def peak_mb():
+    # VmHWM is this process's own peak: ru_maxrss also counts the parent's memory at fork
+    # (Linux keeps it across exec), which after --big's ×10 copy is gigabytes
+    try:
+        status = open("/proc/self/status").read()
+        return int(status.split("VmHWM:")[1].split()[0]) / 1024
+    except (OSError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+out = dict(wall=time.perf_counter() - t0, cpu=time.process_time() - c0, rss_mb=peak_mb())
 out.update(extra if "extra" in dir() else {{}})
 print(json.dumps(out))
 """

@@ -17,6 +17,7 @@ through :meth:`ArgsColumn.set` (the tables' ``set_args``).
 
 from __future__ import annotations
 
+import bisect
 import functools
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
@@ -37,6 +38,42 @@ _BATCH = 1 << 16  # JSON rows decoded together (bounds the dicts alive at once)
 
 def _fields(count: int) -> list[str]:
     return [f"key{i}" for i in range(count)]
+
+
+class _Texts:
+    """Bytes kept in the pieces they were added in, addressed as one run of bytes.
+
+    >>> texts = _Texts(); texts.add(b"abc"); texts.add(b"de")
+    >>> bytes(texts.cut(1, 2)), bytes(texts.cut(2, 4))
+    (b'b', b'cd')
+    """
+
+    __slots__ = ("pieces", "starts")
+
+    def __init__(self) -> None:
+        self.pieces: list[bytes] = []
+        self.starts = array("q", [0])   # where each piece starts; one more: the end
+
+    def add(self, piece: bytes | bytearray) -> None:
+        if piece:
+            self.pieces.append(bytes(piece))
+            self.starts.append(self.starts[-1] + len(piece))
+
+    def cut(self, start: int, end: int) -> bytes | memoryview:
+        """The bytes from ``start`` to ``end`` (a view when they are in one piece)."""
+        first = bisect.bisect_right(self.starts, start) - 1
+        offset = self.starts[first]
+        if end <= self.starts[first + 1]:
+            return memoryview(self.pieces[first])[start - offset:end - offset]
+        last = bisect.bisect_left(self.starts, end) - 1
+        return b"".join([memoryview(self.pieces[first])[start - offset:],
+                         *self.pieces[first + 1:last],
+                         memoryview(self.pieces[last])[:end - self.starts[last]]])
+
+    def copy(self) -> _Texts:
+        new = _Texts()
+        new.pieces, new.starts = list(self.pieces), array("q", self.starts)
+        return new
 
 
 @functools.lru_cache(maxsize=64)
@@ -61,7 +98,7 @@ class ArgsColumn(Sequence[Args]):
     {'note': 'moved'}
     """
 
-    __slots__ = ("_ids", "_in_row_order", "_key_set", "_start", "_texts", "_text_bounds",
+    __slots__ = ("_ids", "_in_row_order", "_key_set", "_start", "_text_bounds", "_texts",
                  "_values", "key_sets")
 
     def __init__(self, rows: Iterable[Args] = ()) -> None:
@@ -70,7 +107,9 @@ class ArgsColumn(Sequence[Args]):
         self._key_set = array("i")   # per row: key-set id, -1 for None, -2 for JSON text
         self._start = array("q")     # per row: its first value in ``values`` (JSON: its text)
         self._values: list[Any] = []
-        self._texts = bytearray()             # the JSON rows' texts, one after another
+        # the JSON rows' texts, each followed by ",", in the pieces they came in (never
+        # copied into one growing buffer, whose reallocations would double the peak)
+        self._texts = _Texts()
         self._text_bounds = array("q", [0])   # where JSON text i starts; one more: the end
         self._in_row_order = True   # key sets numbered in the order of their first row
         self.extend(rows)
@@ -126,22 +165,28 @@ class ArgsColumn(Sequence[Args]):
             dicts = self._decoded(batch)
             keys = list(map(tuple, dicts))
             sizes = list(map(len, keys))
-            np.frombuffer(self._key_set, dtype=np.int32)[batch] = [
-                self._key_set_id(k) for k in keys]
+            ids = list(map(self._ids.get, keys))
+            if None in ids:
+                ids = [self._key_set_id(k) if i is None else i
+                       for i, k in zip(ids, keys, strict=True)]
+            np.frombuffer(self._key_set, dtype=np.int32)[batch] = ids  # type: ignore[assignment]
             np.frombuffer(self._start, dtype=np.int64)[batch] = list(
                 accumulate(sizes[:-1], initial=len(self._values)))
             self._values.extend(chain.from_iterable(map(dict.values, dicts)))
-        self._texts = bytearray()
+        self._texts = _Texts()
         self._text_bounds = array("q", [0])
 
     def _decoded(self, rows: np.ndarray, decode: Any = _DECODE_MANY) -> list[Any]:
         """The dicts of JSON rows ``rows`` (decoded together), or what ``decode`` makes
         of the JSON array of their texts."""
-        bounds, texts = self._text_bounds, self._texts
-        view = memoryview(texts)
-        parts = [view[bounds[i]:bounds[i + 1]]
-                 for i in np.frombuffer(self._start, dtype=np.int64)[rows].tolist()]
-        return decode(b"[" + b",".join(parts) + b"]")  # type: ignore[no-any-return]
+        bounds, cut = self._text_bounds, self._texts.cut
+        texts = np.frombuffer(self._start, dtype=np.int64)[rows]
+        text: bytes | memoryview
+        if len(texts) and texts[-1] - texts[0] == len(texts) - 1 and (np.diff(texts) == 1).all():
+            text = cut(bounds[int(texts[0])], bounds[int(texts[-1]) + 1] - 1)   # one slice
+        else:
+            text = b",".join([cut(bounds[i], bounds[i + 1] - 1) for i in texts.tolist()])
+        return decode(b"[" + text + b"]")  # type: ignore[no-any-return]
 
     # -- adding rows --------------------------------------------------------------------
 
@@ -193,11 +238,12 @@ class ArgsColumn(Sequence[Args]):
         values.extend(chain.from_iterable(map(dict.values, rows)))  # type: ignore[arg-type]
 
     def extend_json(self, texts: bytes | bytearray, sizes: Sequence[int] | np.ndarray) -> None:
-        """Add rows given as JSON object texts, one after another in ``texts``, with
-        ``sizes`` their lengths (0: a row without args). The caller vouches that each text is
-        one valid JSON object, as its parser found it.
+        """Add rows given as JSON object texts: in ``texts`` those of the rows with args,
+        each followed by a comma (as ``b",".join(texts) + b","`` makes them), and
+        ``sizes`` their lengths without it (0: a row without args). The caller vouches that
+        each text is one valid JSON object, as its parser found it.
 
-        >>> column = ArgsColumn(); column.extend_json(b'{"a": [1, 2]}{"b": 3}', [13, 0, 8])
+        >>> column = ArgsColumn(); column.extend_json(b'{"a": [1, 2]},{"b": 3},', [13, 0, 8])
         >>> list(column), column.json(0)
         ([{'a': [1, 2]}, None, {'b': 3}], b'{"a": [1, 2]}')
         """
@@ -208,9 +254,9 @@ class ArgsColumn(Sequence[Args]):
         self._key_set.frombytes(np.where(present, _JSON, _NONE).astype(np.int32).tobytes())
         self._start.frombytes(np.where(present, text_index, len(self._values))
                               .astype(np.int64).tobytes())
-        ends = self._text_bounds[-1] + np.cumsum(sizes[present])
+        ends = self._text_bounds[-1] + np.cumsum(sizes[present] + 1)
         self._text_bounds.frombytes(ends.astype(np.int64).tobytes())
-        self._texts += texts
+        self._texts.add(texts)
         self._in_row_order = False
 
     def set(self, row: int, args: Args) -> None:
@@ -231,7 +277,7 @@ class ArgsColumn(Sequence[Args]):
         new._ids, new.key_sets = dict(self._ids), list(self.key_sets)
         new._key_set, new._start = array("i", self._key_set), array("q", self._start)
         new._values = list(self._values)
-        new._texts, new._text_bounds = bytearray(self._texts), array("q", self._text_bounds)
+        new._texts, new._text_bounds = self._texts.copy(), array("q", self._text_bounds)
         new._in_row_order = self._in_row_order
         return new
 
@@ -243,7 +289,42 @@ class ArgsColumn(Sequence[Args]):
         if self._key_set[row] != _JSON:
             return None
         i = self._start[row]
-        return bytes(self._texts[self._text_bounds[i]:self._text_bounds[i + 1]])
+        return bytes(self._texts.cut(self._text_bounds[i], self._text_bounds[i + 1] - 1))
+
+    def held(self) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+        """(key_set, start, values) as they are held now, decoding nothing: a row held as
+        JSON text has key-set id -2 there (:meth:`json_rows` gives its text).
+
+        >>> column = ArgsColumn([{"a": 1}]); column.extend_json(b'{"b": 2},', [8])
+        >>> key_set, start, values = column.held(); key_set.tolist(), values
+        ([0, -2], [1])
+        """
+        return (np.frombuffer(self._key_set, dtype=np.int32) if len(self) else
+                np.zeros(0, dtype=np.int32),
+                np.frombuffer(self._start, dtype=np.int64) if len(self) else
+                np.zeros(0, dtype=np.int64), self._values)
+
+    def json_rows(self, rows: np.ndarray) -> tuple[np.ndarray, list[bytes], np.ndarray]:
+        """:meth:`json` for many rows, decoding nothing: the positions in ``rows`` of those
+        held as JSON text, their texts, and the positions of the others.
+
+        >>> column = ArgsColumn([{"a": 1}]); column.extend_json(b'{"b": 2},', [8, 0])
+        >>> held, texts, others = column.json_rows(np.array([2, 1, 0]))
+        >>> held.tolist(), texts, others.tolist()
+        ([1], [b'{"b": 2}'], [0, 2])
+        """
+        key_set = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else \
+            np.zeros(0, dtype=np.int32)
+        held = key_set == _JSON
+        at = np.flatnonzero(held)
+        texts: list[bytes] = []
+        if len(at):
+            index = np.frombuffer(self._start, dtype=np.int64)[rows[at]]
+            bounds = np.frombuffer(self._text_bounds, dtype=np.int64)
+            cut = self._texts.cut
+            texts = [bytes(cut(a, b - 1)) for a, b in zip(   # (b - 1: the comma after)
+                bounds[index].tolist(), bounds[index + 1].tolist(), strict=True)]
+        return at, texts, np.flatnonzero(~held)
 
     def _positions(self, key: str) -> np.ndarray:
         """Per key-set id, where ``key`` is in it (-1: absent); one more entry, -1, serves
@@ -256,7 +337,7 @@ class ArgsColumn(Sequence[Args]):
         over the key sets, no dict per row (JSON rows are decoded for it).
 
         >>> column = ArgsColumn([{"a": 1}, None, {"b": 2, "a": 3}, {"b": 4}])
-        >>> column.extend_json(b'{"a": 5}{"b": 6}', [8, 8])
+        >>> column.extend_json(b'{"a": 5},{"b": 6},', [8, 8])
         >>> rows, values = column.values_of("a"); rows.tolist(), values
         ([0, 2, 4], [1, 3, 5])
         """
@@ -270,7 +351,7 @@ class ArgsColumn(Sequence[Args]):
         """The value of ``key`` in the args of each of ``rows`` (``default`` where absent).
 
         >>> column = ArgsColumn([{"a": 1}, None, {"b": 2, "a": 3}])
-        >>> column.extend_json(b'{"a": 4}', [8])
+        >>> column.extend_json(b'{"a": 4},', [8])
         >>> column.get_many(np.array([2, 1, 0, 3]), "a")
         [3, None, 1, 4]
         """
@@ -281,7 +362,7 @@ class ArgsColumn(Sequence[Args]):
         """:meth:`get_many` for several keys at once: one list per key (JSON rows are
         decoded once, keeping only those keys).
 
-        >>> column = ArgsColumn([{"a": 1, "b": 2}]); column.extend_json(b'{"b": 3}', [8])
+        >>> column = ArgsColumn([{"a": 1, "b": 2}]); column.extend_json(b'{"b": 3},', [8])
         >>> column.get_columns(np.array([0, 1]), ("a", "b"), (None, -1))
         [[1, None], [2, 3]]
         """
@@ -328,7 +409,7 @@ class ArgsColumn(Sequence[Args]):
         if key_set == _JSON:
             bounds = self._text_bounds
             decoded: dict[str, Any] = _DECODE_ONE(
-                memoryview(self._texts)[bounds[first]:bounds[first + 1]])
+                self._texts.cut(bounds[first], bounds[first + 1] - 1))
             return decoded
         keys = self.key_sets[key_set]
         return dict(zip(keys, self._values[first:first + len(keys)], strict=True))

@@ -100,7 +100,7 @@ class _EventTable(_Table):
         """:meth:`extend` with the args as JSON object texts (see ``ArgsColumn.extend_json``).
 
         >>> table = InstantTable()
-        >>> table.extend_json(b'{"a": 1}', [8], track=[0], ts=[5], name=[0], category=[0])
+        >>> table.extend_json(b'{"a": 1},', [8], track=[0], ts=[5], name=[0], category=[0])
         >>> table.args[0]
         {'a': 1}
         """

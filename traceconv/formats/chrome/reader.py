@@ -100,24 +100,26 @@ def _ns_column(values: list[int | float], unit: int, decimals: bool = True) -> n
 
 
 def _object_texts(records: Sequence[Slice | Instant]) -> tuple[bytes, list[int]] | None:
-    """The records' args texts, one after another, and their sizes (0: no args); None
-    when one is not a JSON object (``null``, a list, a number: the per-event loop keeps
-    and counts those).
+    """The records' args texts, each followed by a comma, and their sizes (0: no args)
+    as ``ArgsColumn.extend_json`` takes them; None when one is not a JSON object (``null``,
+    a list, a number: the per-event loop keeps and counts those).
 
     >>> import msgspec
     >>> _object_texts([Instant(ts=1, args=msgspec.Raw(b'{"a": 1}')), Instant(ts=2)])
-    (b'{"a": 1}', [8, 0])
+    (b'{"a": 1},', [8, 0])
     >>> _object_texts([Instant(ts=1, args=msgspec.Raw(b'[1]'))]) is None
     True
     """
     texts = [r.args for r in records]
     sizes = list(map(len, texts))
-    joined = b"".join(texts)
-    if joined:
-        size = np.array(sizes, dtype=np.int64)
-        first = (np.cumsum(size) - size)[size > 0]
-        if (np.frombuffer(joined, dtype=np.uint8)[first] != _OBJECT_START).any():
-            return None
+    present = [t for t in texts if t]
+    if not present:
+        return b"", sizes
+    joined = b",".join(present) + b","
+    size = np.array([len(t) + 1 for t in present], dtype=np.int64)
+    first = np.cumsum(size) - size
+    if (np.frombuffer(joined, dtype=np.uint8)[first] != _OBJECT_START).any():
+        return None
     return joined, sizes
 
 

@@ -45,10 +45,13 @@ _FRAME_DICT = rb"\}" + _MEMO + rb"?\((?:[^u]*+u(?!" + _DICT_END + rb"))*+[^u]*+u
 FRAMES_LIST = re.compile(rb"\]" + _MEMO + rb"?(?:\((?:" + _FRAME_DICT + rb")++e|"
                          + _FRAME_DICT + rb"a)*+", re.DOTALL)
 LOOKAHEAD = 4 << 20       # bytes a frames list may span to be found by the expression
-# Stacks seen so far that were new: past this many, if fewer than half of the lists were
-# repeats (explicit memo indices in every stack, protocol 2-3), the standard unpickler reads
-# the file faster, for the same memory.
-GIVE_UP_AFTER = 512
+# New stacks so far, past which the standard unpickler takes over if fewer than half of
+# the lists were repeats: it reads such a file faster, for the same memory. Before protocol
+# 4 every memo slot is numbered in the bytes (PUT), so a file written by one dump never
+# repeats a stack's bytes: give up early. From protocol 4 on, a long recording repeats its
+# stacks (its dump-time segments come first and may be mostly new): give up late.
+GIVE_UP_AFTER = {2: 512, 3: 512}
+GIVE_UP_LATE = 8192
 INTERNED = 96             # strings up to this many bytes are shared (keys, names, files)
 
 (MARK, STOP, POP, POP_MARK, DUP, BININT, BININT1, BININT2, NONE, APPEND, EMPTY_DICT,
@@ -425,8 +428,9 @@ class Decoder:
             shared = self._decode_alone(image)
             self.stacks[image] = shared
             stats = self.stats
-            if stats.decoded_stacks > GIVE_UP_AFTER and 2 * stats.decoded_stacks > (
-                    stats.shared_hits + stats.slow_lists):
+            lists = stats.shared_hits + stats.slow_lists
+            if (stats.decoded_stacks > GIVE_UP_AFTER.get(self.protocol, GIVE_UP_LATE)
+                    and 2 * stats.decoded_stacks > lists):
                 raise Restart("stacks do not repeat (nothing to share)")
         memo = self.memo
         if shared is None or not isinstance(memo, Memo) or not still_holds(memo,
