@@ -568,16 +568,34 @@ def test_execution_trace_nodes_of_the_wrong_type_are_counted():
 
 
 @pytest.mark.parametrize("base", [2**70, 2**63 - 100, 1_700_000_000_000_000_000])
-def test_kineto_time_base_that_would_pass_int64_is_not_applied(tmp_path: Path, base):
+@pytest.mark.parametrize("events", [1, 0])
+def test_kineto_time_base_that_would_pass_int64_is_not_applied(tmp_path: Path, base, events):
     # (fuzz, seed 2026 #1608) OverflowError adding baseTimeNanoseconds beyond int64; one
-    # within int64 that moves the times past it wrapped them around in numpy
+    # within int64 that moves the times past it wrapped them around in numpy; (seed 2027
+    # #76327) one beyond int64 with no timed event at all
     path = tmp_path / "t.json"
     path.write_text(f'{{"schemaVersion": 1, "baseTimeNanoseconds": {base}, "traceEvents": '
-                    '[{"ph": "X", "name": "a", "ts": 1000, "dur": 1, "pid": 1, "tid": 1}]}')
+                    '[{"ph": "X", "name": "a", "ts": 1000, "dur": 1, "pid": 1, "tid": 1}]}'
+                    if events else f'{{"schemaVersion": 1, "baseTimeNanoseconds": {base}, '
+                    '"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1, '
+                    '"args": {"name": "p"}}]}')
     trace = traceconv.load(path, format="chrome")
-    applies = base + 1_000_000 < 2**63
-    assert list(trace.slices.numpy("start")) == [1_000_000 + (base if applies else 0)]
+    applies = base + 1_000_000 * events < 2**63
+    assert list(trace.slices.numpy("start")) == [1_000_000 + (base if applies else 0)][:events]
     assert codes_of(trace).get("chrome.time_base_out_of_range", 0) == (0 if applies else 1)
+
+
+def test_kineto_time_base_that_would_move_a_flow_beyond_int64(tmp_path: Path):
+    # (fuzz, seed 2027 #76327) OverflowError shifting flow points: the slices fit, a flow
+    # point's time does not
+    path = tmp_path / "t.json"
+    path.write_text(f'{{"schemaVersion": 1, "baseTimeNanoseconds": {2**62}, "traceEvents": ['
+                    '{"ph": "X", "name": "a", "ts": 1000, "dur": 1, "pid": 1, "tid": 1},'
+                    '{"ph": "s", "id": 1, "name": "f", "cat": "c", "ts": 9000000000000000,'
+                    ' "pid": 1, "tid": 1}]}')
+    trace = traceconv.load(path, format="chrome")
+    assert list(trace.slices.numpy("start")) == [1_000_000]
+    assert codes_of(trace)["chrome.time_base_out_of_range"] == 1
 
 
 def test_kernel_external_id_that_is_a_list(tmp_path: Path):

@@ -551,9 +551,10 @@ class ChromeReader:
         """Add the envelope's base (Kineto's baseTimeNanoseconds) and name the clock."""
         meta, trace = self.trace.metadata, self.trace
         base = self.context.envelope.get("baseTimeNanoseconds")
-        bounds = trace.time_range
-        if isinstance(base, int) and base and bounds and not (
-                bounds[0] + base >= -INT64 and bounds[1] + base < INT64):
+        flow_ts = self.flow_points.ts
+        edges = [*(trace.time_range or ()), *((min(flow_ts), max(flow_ts)) if flow_ts else ())]
+        if isinstance(base, int) and base and not (-INT64 <= base < INT64 and (
+                not edges or min(edges) + base >= -INT64 and max(edges) + base < INT64)):
             self.drop("chrome.time_base_out_of_range", "$.baseTimeNanoseconds")
         elif isinstance(base, int) and base:
             meta.clock_base_ns = base
