@@ -114,3 +114,36 @@ def test_value_texts_and_microseconds_match_orjson():
     assert value_texts([2**65, 1]) == [b"36893488147419103232", b"1"]
     ns = np.array([0, 1, 999, -1_000_001, 2**53 - 1, 2**62], dtype=np.int64)
     assert microseconds(ns) == [orjson.dumps(int(v) / 1000) for v in ns]
+
+
+@pytest.mark.parametrize("fmt", ["chrome", "perfetto"])
+def test_args_held_as_json_text_write_as_the_same_args_as_values(fmt):
+    """Rows a reader kept as JSON text (decoded a batch at a time while written) give the
+    bytes that the same rows held as values give, beside rows held as values; an empty
+    object, however spaced, writes no args, as {} does."""
+    texts = [b'{"b": 1.50, "c": "\\u00e9"}', b"{ }", b"{}", b'{"d": {"e": null}, "b": 2}']
+    dicts = [orjson.loads(t) for t in texts] + [None]
+    outputs = []
+    for held_as_text in (True, False):
+        trace = Trace()
+        track = trace.add_track("main", process=trace.add_process("p", pid=1), tid=1)
+        trace.add_slice(track, 0, 10, "values", args={"a": [1, 2], "b": 3})
+        columns = dict(track=[0] * 5, start=[1, 2, 3, 4, 5], dur=[1] * 5, name=[0] * 5,
+                       category=[0] * 5)
+        if held_as_text:
+            trace.slices.extend_json(b",".join(texts) + b",", [len(t) for t in texts] + [0],
+                                     **columns)
+        else:
+            for row, args in enumerate(dicts):
+                trace.add_slice(0, row + 1, 1, "", args=args)
+        trace.add_slice(track, 9, 1, "values again", args={"b": 4})
+        out = io.BytesIO()
+        traceconv.registry.get(fmt).load().write(trace, out)
+        outputs.append(out.getvalue())
+        if fmt == "chrome":
+            assert_written_as_model(trace)
+            written = [e.get("args") for e in orjson.loads(out.getvalue())["traceEvents"]
+                       if e["ph"] == "X"]
+            assert written == [{"a": [1, 2], "b": 3}, {"b": 1.5, "c": "é"}, None, None,
+                               {"d": {"e": None}, "b": 2}, None, {"b": 4}]
+    assert outputs[0] == outputs[1]

@@ -36,7 +36,7 @@ def row_by_row(column: ArgsColumn, args: ArgEncoder) -> list[bytes]:
 
 def assert_columns_match(column: ArgsColumn) -> None:
     args = ArgEncoder()
-    encoder = ColumnEncoder(column, args)   # interns every name first: same iids below
+    encoder = ColumnEncoder(column, args)   # names interned as it encodes: same iids below
     rows = np.arange(len(column))
     assert encoder.encode_rows(rows) == row_by_row(column, args)
     shuffled = np.random.default_rng(7).permutation(len(column))   # any order, any subset

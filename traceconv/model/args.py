@@ -34,6 +34,32 @@ _JSON = -2  # key-set id of a row held as JSON text (its start: its index in the
 _DECODE_ONE = msgspec.json.Decoder(dict[str, Any]).decode
 _DECODE_MANY = msgspec.json.Decoder(list[dict[str, Any]]).decode
 _BATCH = 1 << 16  # JSON rows decoded together (bounds the dicts alive at once)
+_DECODE_RAW = msgspec.json.Decoder(list[dict[str, msgspec.Raw]]).decode
+_DECODE_ANY = msgspec.json.Decoder().decode
+_SHARED_FIRST = frozenset(b'[{"')   # arrays, objects and strings: decoded once per text
+_SHARED_LIMIT = 1 << 20
+
+
+def _values(dicts: list[dict[str, msgspec.Raw]], shared: dict[bytes, Any]) -> list[Any]:
+    """The values of ``dicts`` (JSON texts) decoded, one after another. Values written
+    alike are one object: a trace repeats a few hundred shapes and dtype lists over a
+    million events, which as separate lists would cost hundreds of MB.
+
+    >>> raw = msgspec.json.decode(b'[{"a": [1, 2], "b": 7}, {"a": [1, 2]}]',
+    ...                           type=list[dict[str, msgspec.Raw]])
+    >>> values = _values(raw, {}); values, values[0] is values[2]
+    ([[1, 2], 7, [1, 2]], True)
+    """
+    texts = list(map(bytes, chain.from_iterable(map(dict.values, dicts))))
+    values = list(map(shared.get, texts))
+    missing = [i for i, value in enumerate(values) if value is None]
+    if missing:
+        decoded = _DECODE_ANY(b"[" + b",".join([texts[i] for i in missing]) + b"]")
+        for i, value in zip(missing, decoded, strict=True):
+            values[i] = value
+            if texts[i][0] in _SHARED_FIRST:
+                values[i] = shared.setdefault(texts[i], value)
+    return values
 
 
 def _fields(count: int) -> list[str]:
@@ -160,9 +186,10 @@ class ArgsColumn(Sequence[Args]):
         if len(self._text_bounds) == 1:
             return
         rows = np.flatnonzero(np.frombuffer(self._key_set, dtype=np.int32) == _JSON)
+        shared: dict[bytes, Any] = {}
         for lo in range(0, len(rows), _BATCH):
             batch = rows[lo:lo + _BATCH]
-            dicts = self._decoded(batch)
+            dicts = self._decoded(batch, _DECODE_RAW)
             keys = list(map(tuple, dicts))
             sizes = list(map(len, keys))
             ids = list(map(self._ids.get, keys))
@@ -172,7 +199,9 @@ class ArgsColumn(Sequence[Args]):
             np.frombuffer(self._key_set, dtype=np.int32)[batch] = ids  # type: ignore[assignment]
             np.frombuffer(self._start, dtype=np.int64)[batch] = list(
                 accumulate(sizes[:-1], initial=len(self._values)))
-            self._values.extend(chain.from_iterable(map(dict.values, dicts)))
+            self._values.extend(_values(dicts, shared))
+            if len(shared) > _SHARED_LIMIT:
+                shared.clear()
         self._texts = _Texts()
         self._text_bounds = array("q", [0])
 
@@ -304,27 +333,31 @@ class ArgsColumn(Sequence[Args]):
                 np.frombuffer(self._start, dtype=np.int64) if len(self) else
                 np.zeros(0, dtype=np.int64), self._values)
 
-    def json_rows(self, rows: np.ndarray) -> tuple[np.ndarray, list[bytes], np.ndarray]:
-        """:meth:`json` for many rows, decoding nothing: the positions in ``rows`` of those
-        held as JSON text, their texts, and the positions of the others.
+    def json_rows(self, rows: np.ndarray) -> tuple[np.ndarray, bytes, np.ndarray]:
+        """The rows held as JSON text among ``rows``, decoding nothing: their positions in
+        ``rows``, one JSON array of their objects (for one decode), and the positions of the
+        others. Rows stored one after another are cut out as one run, not one by one.
 
-        >>> column = ArgsColumn([{"a": 1}]); column.extend_json(b'{"b": 2},', [8, 0])
-        >>> held, texts, others = column.json_rows(np.array([2, 1, 0]))
-        >>> held.tolist(), texts, others.tolist()
-        ([1], [b'{"b": 2}'], [0, 2])
+        >>> column = ArgsColumn([{"a": 1}]); column.extend_json(b'{"b": 2},{"c": 3},', [8, 0, 8])
+        >>> held, array_text, others = column.json_rows(np.array([3, 2, 1, 0]))
+        >>> held.tolist(), array_text, others.tolist()
+        ([0, 2], b'[{"c": 3},{"b": 2}]', [1, 3])
         """
         key_set = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else \
             np.zeros(0, dtype=np.int32)
         held = key_set == _JSON
         at = np.flatnonzero(held)
-        texts: list[bytes] = []
+        array_text = b"[]"
         if len(at):
             index = np.frombuffer(self._start, dtype=np.int64)[rows[at]]
             bounds = np.frombuffer(self._text_bounds, dtype=np.int64)
-            cut = self._texts.cut
-            texts = [bytes(cut(a, b - 1)) for a, b in zip(   # (b - 1: the comma after)
-                bounds[index].tolist(), bounds[index + 1].tolist(), strict=True)]
-        return at, texts, np.flatnonzero(~held)
+            breaks = np.flatnonzero(index[1:] != index[:-1] + 1) + 1
+            firsts, lasts = np.r_[0, breaks], np.r_[breaks, len(index)] - 1
+            cut = self._texts.cut   # (- 1: the comma after the run's last text)
+            array_text = b"[" + b",".join(bytes(cut(a, b - 1)) for a, b in zip(
+                bounds[index[firsts]].tolist(), bounds[index[lasts] + 1].tolist(),
+                strict=True)) + b"]"
+        return at, array_text, np.flatnonzero(~held)
 
     def _positions(self, key: str) -> np.ndarray:
         """Per key-set id, where ``key`` is in it (-1: absent); one more entry, -1, serves

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from ...model.arg_groups import gather, key_set_groups
+from ...model.arg_groups import gather, row_groups
 from ...model.args import ArgsColumn
 from ..json_texts import json_texts, split_prefixed
 
@@ -116,11 +116,12 @@ class ArgsText:
 
     def groups(self, rows: np.ndarray) -> Iterator[tuple[np.ndarray, list[Any]]]:
         """Per key set among ``rows``: the positions in ``rows`` of its rows, and the
-        pieces (iterables of per-row bytes) that end their events, to be joined per row."""
+        pieces (iterables of per-row bytes) that end their events, to be joined per row
+        (rows held as JSON text are decoded a batch at a time)."""
         if sum(map(len, self.strings.values())) > _CACHE_LIMIT:
             self.strings.clear()
-        for positions, keys, starts in key_set_groups(self.column, rows):
-            if not keys:
+        for positions, column, keys, starts in row_groups(self.column, rows):
+            if not keys:   # no args, or empty ones: no "args" key
                 yield positions, [repeat(b"}")]
                 continue
             template = self.templates.get(keys)
@@ -129,7 +130,7 @@ class ArgsText:
                     (b',"args":{' if j == 0 else b",") + key_text(key)
                     for j, key in enumerate(keys)]
             pieces: list[Any] = [
-                value_texts(gather(self.column, starts, j), head,
+                value_texts(gather(column, starts, j, decode=False), head,
                             self.strings.setdefault(head, {}))
                 for j, head in enumerate(template)]
             pieces.append(repeat(b"}}"))

@@ -16,6 +16,7 @@ import orjson
 
 from ... import __version__
 from ...analysis.nesting import nested_view
+from ...gcpause import paused_gc
 from ...model import Diagnostics, ProcessKind, Trace, TrackKind
 from ...model.columns import InstantTable, SliceTable
 from .event_json import ArgsText, dumps, microseconds, value_texts
@@ -248,9 +249,10 @@ def write_chrome(trace: Trace, out: BinaryIO) -> Diagnostics:
     header = dumps(_header(trace, view, base))
     out.write(header[:-1] + b',"traceEvents":[\n')
     first = True
-    for text in _events(view, base):
-        if text:
-            out.write(text if first else b",\n" + text)
-            first = False
+    with paused_gc():   # millions of short-lived objects, no cycles (args may decode here)
+        for text in _events(view, base):
+            if text:
+                out.write(text if first else b",\n" + text)
+                first = False
     out.write(b"\n]}\n")
     return view.diagnostics

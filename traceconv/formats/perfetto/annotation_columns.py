@@ -5,8 +5,7 @@ values start, so the rows of one key set are a table: for each key, the values o
 rows are gathered and encoded together (ints and floats with numpy, strings and lists
 through the per-name caches of :class:`~.annotations.ArgEncoder`), then each row's
 annotations are joined. The bytes are exactly those of :meth:`ArgEncoder.encode_items` for
-the same row, and since every name gets its iid once for the whole file
-(:meth:`ColumnEncoder.names`), they do not depend on the packet sequence a row lands in.
+the same row.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ...model.arg_groups import gather, key_set_groups
+from ...model.arg_groups import gather, row_groups
 from ...model.args import ArgsColumn
 from ..json_texts import json_texts
 from .annotations import _BOOL, _DOUBLE_TAG, _INT, ArgEncoder, _Key
@@ -29,27 +28,29 @@ _FEW_ROWS = 8   # a key set with fewer rows in a batch is encoded row by row
 class ColumnEncoder:
     """Encodes rows of an args column as TrackEvent ``debug_annotations`` bytes.
 
+    Rows a reader kept as JSON text are decoded batch by batch, only while they are
+    encoded (the column keeps them as text). Names are interned in the shared
+    :class:`~.annotations.ArgEncoder` on first use; :meth:`take_names` hands over those the
+    rows encoded since its last call used, for the writer to intern before them.
+
     >>> column = ArgsColumn([{"bytes": 64, "dtype": "float"}, None, {"bytes": 300.5}])
     >>> enc = ColumnEncoder(column)
     >>> enc.encode_rows(np.array([0, 1, 2])) == [ArgEncoder().encode(column[0]), b"",
     ...                                          enc.args.encode_items([("bytes", 300.5)])]
     True
-    >>> enc.names([0, 1])
+    >>> enc.take_names()
     [(1, 'bytes'), (2, 'dtype')]
     """
 
     def __init__(self, column: ArgsColumn, args: ArgEncoder | None = None) -> None:
         self.column = column
         self.args = args or ArgEncoder()
-        self.key_set = np.frombuffer(column.key_set, dtype=np.int32) if len(column) else \
-            np.zeros(0, dtype=np.int32)
-        # every name gets its iid now, in key-set order: the same iids in every sequence
-        self._names = [self.args.intern_names(keys) for keys in column.key_sets]
+        self._used: set[tuple[int, str]] = set()
 
-    def names(self, key_sets: list[int]) -> list[tuple[int, str]]:
-        """(iid, name) of the annotation names that rows of these key sets use."""
-        used = {entry for k in key_sets if k >= 0 for entry in self._names[k]}
-        return sorted(used)
+    def take_names(self) -> list[tuple[int, str]]:
+        """(iid, name) of the names used since the last call."""
+        used, self._used = sorted(self._used), set()
+        return used
 
     def encode_rows(self, rows: np.ndarray) -> list[bytes]:
         """The annotations of each row in ``rows`` (row indices), in that order."""
@@ -76,15 +77,16 @@ class ColumnEncoder:
         """:meth:`groups` with the leading numeric annotations of each group still as
         :func:`~.wire.pack_rows` parts (a writer packs them with the rest of its fields),
         followed by the other pieces."""
-        for positions, keys, starts in key_set_groups(self.column, rows):
+        for positions, column, keys, starts in row_groups(self.column, rows):
             if not keys:
                 yield positions, [], []
-            else:
-                yield (positions, *self._key_set_parts(keys, starts))
+            else:   # names interned in the order of the rows: the same however held
+                self._used.update(self.args.intern_names(keys))
+                yield (positions, *self._key_set_parts(column, keys, starts))
 
-    def _key_set_parts(self, keys: tuple[Any, ...], starts: np.ndarray
+    def _key_set_parts(self, column: ArgsColumn, keys: tuple[Any, ...], starts: np.ndarray
                        ) -> tuple[list[Part], list[list[bytes]]]:
-        values, args = self.column.values, self.args
+        values, args = column.held()[2], self.args
         entries = [args.entry(key) for key in keys]
         if len(starts) < _FEW_ROWS:
             n = len(keys)
@@ -96,8 +98,8 @@ class ColumnEncoder:
         for j, entry in enumerate(entries):
             if entry.dotted:
                 continue
-            column = gather(self.column, starts, j)
-            parts = _numeric_parts(entry, column)
+            values_j = gather(column, starts, j, decode=False)
+            parts = _numeric_parts(entry, values_j)
             if parts is not None:
                 numeric += parts
                 continue
@@ -106,7 +108,7 @@ class ColumnEncoder:
             elif numeric:
                 columns.append(pack_rows(numeric, len(starts)))
                 numeric = []
-            columns.append(self._encode_column(entry, column))
+            columns.append(self._encode_column(entry, values_j))
         if lead is None:
             lead, numeric = numeric, []
         elif numeric:
@@ -114,7 +116,7 @@ class ColumnEncoder:
         dotted = [j for j, entry in enumerate(entries) if entry.dotted]
         if dotted:   # after the others, as encode_items writes them
             columns.append(self._encode_dotted([keys[j] for j in dotted], [
-                gather(self.column, starts, j) for j in dotted]))
+                gather(column, starts, j, decode=False) for j in dotted]))
         return lead, columns
 
     def _encode_dotted(self, keys: list[Any], columns: list[list[Any]]) -> list[bytes]:

@@ -13,6 +13,11 @@ Layout of the file (all packets are ``Trace.packet``, field 1):
   cut only between distinct timestamps, and since each has its own interning, they can be
   encoded by several forked processes at once (``workers=N``).
 
+Packets are built many at a time, not one by one: per kind of event and per argument key
+set, every number in them (timestamp, lengths, track uuid, name and category iids, numeric
+arguments) is packed with numpy (:func:`~.wire.pack_rows`), and text or list arguments
+(:mod:`.annotation_columns`) and flow ids are joined on.
+
 Timestamps are the model's integer ns on the default clock (BOOTTIME); a trace with
 negative times is shifted to start at 0 (recorded in diagnostics and trace attributes).
 """
@@ -257,9 +262,17 @@ class _EventEncoder:
         """:meth:`encode`, CHUNK_EVENTS at a time (what is written is not held)."""
         tail = uint_field(SEQUENCE_ID, seq) + uint_field(SEQUENCE_FLAGS, NEEDS)
         yield b"".join(self._interned_event_strings(self.codes[lo:hi], seq))
+        interned: set[tuple[int, str]] = set()   # argument names of this sequence
         for sub in range(lo, hi, CHUNK_EVENTS):
             end = min(hi, sub + CHUNK_EVENTS)
-            yield b"".join(self._packets(self.codes[sub:end], self.ts[sub:end], tail))
+            packets = self._packets(self.codes[sub:end], self.ts[sub:end], tail)
+            # names interned just before the first events that use them
+            new = [n for n in self.args[BEGIN].take_names() + self.args[INSTANT].take_names()
+                   if n not in interned]
+            interned.update(new)
+            yield b"".join(frame(_interned(3, items) + tail)
+                           for items in _batches(sorted(set(new)), 4096))
+            yield b"".join(packets)
 
     def _packets(self, codes: np.ndarray, stamps: np.ndarray, tail: bytes) -> list[bytes]:
         """The framed TracePackets of the events ``codes`` at ``stamps``, in that order:
@@ -323,16 +336,11 @@ class _EventEncoder:
         used = {column: np.unique(np.concatenate([trace.slices.numpy(column)[begins],
                                                   trace.instants.numpy(column)[instants]]))
                 for column in ("name", "category")}
-        arg_names = (self.args[BEGIN].names(np.unique(self.args[BEGIN].key_set[begins]).tolist())
-                     + self.args[INSTANT].names(
-                         np.unique(self.args[INSTANT].key_set[instants]).tolist()))
         entries = [(2, [(i, strings[i]) for i in used["name"].tolist() if i]),
-                   (1, [(i, strings[i]) for i in used["category"].tolist() if i]),
-                   (3, sorted(set(arg_names)))]
+                   (1, [(i, strings[i]) for i in used["category"].tolist() if i])]
         packets: list[bytes] = []
         for field, items in entries:
-            for lo in range(0, len(items), 4096):
-                packets.append(_interned(field, items[lo:lo + 4096]))
+            packets += (_interned(field, batch) for batch in _batches(items, 4096))
         seq_field = uint_field(SEQUENCE_ID, seq)
         flags = [uint_field(SEQUENCE_FLAGS, CLEARED | NEEDS), uint_field(SEQUENCE_FLAGS, NEEDS)]
         return [frame(p + seq_field + flags[i > 0]) for i, p in enumerate(packets or [b""])]
@@ -383,6 +391,10 @@ class _EventEncoder:
         integral = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2**62)
         return [_INT_COUNTER + varint(int(v)) if whole else _DOUBLE_COUNTER + _DOUBLE(v)
                 for v, whole in zip(values.tolist(), integral.tolist(), strict=True)]
+
+
+def _batches(items: list[tuple[int, str]], size: int) -> list[list[tuple[int, str]]]:
+    return [items[lo:lo + size] for lo in range(0, len(items), size)]
 
 
 def _interned(field: int, items: list[tuple[int, str]]) -> bytes:
