@@ -2,6 +2,9 @@
 
 import math
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from traceconv.model.args import ArgsColumn
 from traceconv.model.columns import SliceTable
 
@@ -38,3 +41,19 @@ def test_columns_compare_by_content() -> None:
     rows = [{"a": 1}, None]
     assert ArgsColumn(rows) == ArgsColumn(rows) == rows
     assert ArgsColumn(rows) != ArgsColumn([{"a": 2}, None])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.none(), st.dictionaries(
+    st.sampled_from("abc"), st.integers(), max_size=3)), max_size=8), max_size=4))
+def test_extend_numbers_key_sets_as_append_does(batches):
+    """extend (new key sets interned once each, then every row looked up in C) gives the
+    column that appending the rows one by one gives: same key sets, ids and values."""
+    extended, appended = ArgsColumn(), ArgsColumn()
+    for batch in batches:
+        extended.extend(batch)
+        for row in batch:
+            appended.append(row)
+    assert extended.key_sets == appended.key_sets
+    assert list(extended.key_set) == list(appended.key_set)
+    assert list(extended) == list(appended)

@@ -21,7 +21,8 @@ import bisect
 import functools
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import accumulate, chain
+from itertools import accumulate, chain, compress, repeat
+from operator import is_
 from typing import Any, overload
 
 import msgspec
@@ -258,9 +259,11 @@ class ArgsColumn(Sequence[Args]):
             keys = list(map(tuple, rows))  # type: ignore[arg-type]
             found = list(map(get, keys))  # type: ignore[arg-type]
             sizes = list(map(len, keys))  # type: ignore[arg-type]
-        if None in found:   # new key sets: interned in row order
-            found = [self._key_set_id(k) if f is None else f  # type: ignore[arg-type]
-                     for f, k in zip(found, keys, strict=True)]
+        if None in found:   # new key sets: the distinct ones interned in row order, then
+            # every row looked up again at C speed (not a Python call per row)
+            for new in dict.fromkeys(compress(keys, map(is_, found, repeat(None)))):
+                self._key_set_id(new)  # type: ignore[arg-type]
+            found = list(map(self._ids.get, keys, repeat(_NONE)))  # type: ignore[arg-type]
         values = self._values
         self._start.extend(accumulate(sizes[:-1], initial=len(values)))
         self._key_set.extend(found)  # type: ignore[arg-type]
