@@ -559,11 +559,61 @@ def test_snapshot_items_of_the_wrong_shape_are_counted(tmp_path: Path):
 
 def test_execution_trace_nodes_of_the_wrong_type_are_counted():
     # (fuzz) TypeError in graph.py: ids "3" and 2 sorted together, an id or a parent that
-    # is a list (unhashable), an argument list that is a number, an attr name that is a list
+    # is a list (unhashable), an argument list that is a number, an attr name that is a
+    # list; (seed 2026 #5482) a GenericList argument whose value is a number
     trace = traceconv.load(HOSTILE / "et_wrong_types.json", format="torch-et")
-    assert codes_of(trace) == {"torch_et.structure_nodes": 1, "torch_et.malformed": 5}
-    assert sorted(trace.graph.nodes) == ["op/2", "op/5", "op/6", "op/7", "tensor/10:11",
-                                         "tensor/12:13"]
+    assert codes_of(trace) == {"torch_et.structure_nodes": 1, "torch_et.malformed": 6}
+    assert sorted(trace.graph.nodes) == ["op/2", "op/5", "op/6", "op/7", "op/8",
+                                         "tensor/10:11", "tensor/12:13"]
+
+
+@pytest.mark.parametrize("base", [2**70, 2**63 - 100, 1_700_000_000_000_000_000])
+@pytest.mark.parametrize("events", [1, 0])
+def test_kineto_time_base_that_would_pass_int64_is_not_applied(tmp_path: Path, base, events):
+    # (fuzz, seed 2026 #1608) OverflowError adding baseTimeNanoseconds beyond int64; one
+    # within int64 that moves the times past it wrapped them around in numpy; (seed 2027
+    # #76327) one beyond int64 with no timed event at all
+    path = tmp_path / "t.json"
+    path.write_text(f'{{"schemaVersion": 1, "baseTimeNanoseconds": {base}, "traceEvents": '
+                    '[{"ph": "X", "name": "a", "ts": 1000, "dur": 1, "pid": 1, "tid": 1}]}'
+                    if events else f'{{"schemaVersion": 1, "baseTimeNanoseconds": {base}, '
+                    '"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1, '
+                    '"args": {"name": "p"}}]}')
+    trace = traceconv.load(path, format="chrome")
+    applies = base + 1_000_000 * events < 2**63
+    assert list(trace.slices.numpy("start")) == [1_000_000 + (base if applies else 0)][:events]
+    assert codes_of(trace).get("chrome.time_base_out_of_range", 0) == (0 if applies else 1)
+
+
+def test_kineto_time_base_that_would_move_a_flow_beyond_int64(tmp_path: Path):
+    # (fuzz, seed 2027 #76327) OverflowError shifting flow points: the slices fit, a flow
+    # point's time does not
+    path = tmp_path / "t.json"
+    path.write_text(f'{{"schemaVersion": 1, "baseTimeNanoseconds": {2**62}, "traceEvents": ['
+                    '{"ph": "X", "name": "a", "ts": 1000, "dur": 1, "pid": 1, "tid": 1},'
+                    '{"ph": "s", "id": 1, "name": "f", "cat": "c", "ts": 9000000000000000,'
+                    ' "pid": 1, "tid": 1}]}')
+    trace = traceconv.load(path, format="chrome")
+    assert list(trace.slices.numpy("start")) == [1_000_000]
+    assert codes_of(trace)["chrome.time_base_out_of_range"] == 1
+
+
+def test_kernel_external_id_that_is_a_list(tmp_path: Path):
+    # (fuzz, seed 2027 #12832) TypeError (unhashable list) in the op summary's device side;
+    # the host side already took only ints and text as ids
+    path = chrome_doc(tmp_path, [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 10, "pid": 1,
+         "tid": 1, "args": {"External id": 7}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 2, "dur": 3, "pid": 0, "tid": 7,
+         "args": {"External id": [7]}},
+        {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 6, "dur": 2, "pid": 0, "tid": 7,
+         "args": {"External id": 7}}], schemaVersion=1)
+    trace = traceconv.load(path, format="chrome")
+    traceconv.save(trace, tmp_path / "out.json", format="summary-json")
+    ops = {(op["name"], op["kind"]): op for op in orjson.loads(
+        (tmp_path / "out.json").read_bytes())["ops"]}
+    # only the kernel with a usable id is the op's device time (2 µs), the other stands alone
+    assert ops[("aten::mm", "op")]["device_total_ns"] == 2000
 
 
 @pytest.mark.parametrize("sort_index", [1e308, 2**63, "x", 3.0])

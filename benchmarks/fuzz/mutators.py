@@ -121,8 +121,8 @@ def _edit_tree(doc: Any, paths: list[tuple], rng: random.Random, hostile: list[A
         try:
             parent, key = _get(doc, path[:-1]), path[-1]
             edit = rng.randrange(6)
-            if edit == 0:
-                parent[key] = rng.choice(hostile)
+            if edit == 0:   # (a copy: a later edit may change it in place)
+                parent[key] = copy.deepcopy(rng.choice(hostile))
             elif edit == 1:
                 del parent[key]
             elif edit == 2 and isinstance(parent, list):
@@ -141,7 +141,7 @@ def _edit_tree(doc: Any, paths: list[tuple], rng: random.Random, hostile: list[A
 
 def _numeric_neighbour(value: Any, rng: random.Random) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return rng.choice(HOSTILE_VALUES)
+        return copy.deepcopy(rng.choice(HOSTILE_VALUES))
     if isinstance(value, float) and not math.isfinite(value):
         return 0
     return rng.choice([value * 1000, -value, value + 1, value - 1, value * 1e300 if value

@@ -190,7 +190,8 @@ def _owner_of_device_events(events: _Events) -> dict[int, int]:
         if _device_kind(_category(events, row)) in RANGE_KINDS:
             continue   # a range drawn on the device, no work of its own
         args = trace.slices.args[row]
-        found = by_external.get(args.get("External id")) if args else None
+        external = args.get("External id") if args else None
+        found = by_external.get(external) if isinstance(external, int | str) else None
         if found is None and (launch := launcher.get(row)) is not None and launch in host:
             found = events.parent.get(launch)   # the op around the launch call
         if found is not None:

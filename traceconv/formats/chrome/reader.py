@@ -551,7 +551,12 @@ class ChromeReader:
         """Add the envelope's base (Kineto's baseTimeNanoseconds) and name the clock."""
         meta, trace = self.trace.metadata, self.trace
         base = self.context.envelope.get("baseTimeNanoseconds")
-        if isinstance(base, int) and base:
+        flow_ts = self.flow_points.ts
+        edges = [*(trace.time_range or ()), *((min(flow_ts), max(flow_ts)) if flow_ts else ())]
+        if isinstance(base, int) and base and not (-INT64 <= base < INT64 and (
+                not edges or min(edges) + base >= -INT64 and max(edges) + base < INT64)):
+            self.drop("chrome.time_base_out_of_range", "$.baseTimeNanoseconds")
+        elif isinstance(base, int) and base:
             meta.clock_base_ns = base
             for table, column in ((trace.slices, "start"), (trace.instants, "ts"),
                                   (trace.counters, "ts")):
@@ -574,6 +579,8 @@ class ChromeReader:
             "chrome.event_not_object": ("traceEvents items that are not objects", "dropped"),
             "chrome.missing_timestamp": ("events without ts", "dropped"),
             "chrome.malformed_event": ("events with fields of the wrong type", "dropped"),
+            "chrome.time_base_out_of_range": ("baseTimeNanoseconds that would move times "
+                                              "beyond int64: not applied", "dropped"),
             "chrome.counter_not_numeric": ("counter values that are not numbers", "dropped"),
             "chrome.args_not_object": ("args that are not objects: kept under the key 'args'",
                                        "repaired"),

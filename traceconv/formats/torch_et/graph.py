@@ -116,7 +116,7 @@ def tensor_refs(values: list[Any], shapes: list[Any], types: list[Any],
         else:   # GenericList[Tensor(float),Tensor(float)] / optional lists
             inner = [k.strip() for k in kind[kind.find("[") + 1:-1].split(",")]
             items = [(v, _at(shape, j), _at(stride, j), _at(inner, j) or "")
-                     for j, v in enumerate(value or [])]
+                     for j, v in enumerate(_list(value))]
         for v, s, st, k in items:
             ref = _ref(v, s, st, k)
             if ref is not None:
