@@ -640,3 +640,14 @@ def test_migraphx_shape_dimension_beyond_int64_is_text(tmp_path: Path):
                "-o", str(out)).exit_code == 0
     assert orjson.loads(out.read_bytes())["rows"][0]["out_shapes"] == []   # not a dimension
     traceconv.save(trace, tmp_path / "out.pftrace", format="perfetto")
+
+
+def test_live_bytes_of_sizes_at_the_int64_edges_is_exact():
+    """Fuzz (paddle-pb, seed 2029): a block of size -2**63 made the summary's allocation
+    sites fail (its free, +2**63, does not fit int64); levels are now summed exactly."""
+    from traceconv.analysis.memory import live_bytes
+    from traceconv.model import MemoryBlock
+
+    levels = live_bytes([MemoryBlock(0, -2**63, 10, 20), MemoryBlock(8, 2**62, 15, None)])
+    assert levels.times.tolist() == [10, 15, 20]
+    assert [int(x) for x in levels.bytes] == [-2**63, -2**63 + 2**62, 2**62]

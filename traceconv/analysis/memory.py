@@ -27,6 +27,9 @@ class LiveBytes:
         return int(self.times[i]), int(self.bytes[i])
 
 
+_SAFE = 1 << 53   # beyond: the levels are summed as Python ints (exact, no wrap-around)
+
+
 def live_bytes(blocks: Iterable[MemoryBlock], start: int | None = None,
                end: int | None = None) -> LiveBytes:
     """Live bytes over time for ``blocks``.
@@ -52,8 +55,10 @@ def live_bytes(blocks: Iterable[MemoryBlock], start: int | None = None,
     if not times:
         return LiveBytes(np.zeros(0, np.int64), np.zeros(0, np.int64))
     t = np.asarray(times, dtype=np.int64)
-    d = np.asarray(deltas, dtype=np.int64)
-    order = np.lexsort((d, t))  # by time, frees (negative) first
+    # sizes fit int64 but their negations and sums may not (a hostile -2**63): Python ints then
+    exact = any(not -_SAFE < x < _SAFE for x in deltas)
+    d = np.asarray(deltas, dtype=object if exact else np.int64)
+    order = np.lexsort((d.astype(float) if exact else d, t))  # by time, frees (negative) first
     t, d = t[order], d[order]
     level = np.cumsum(d)
     last_of_time = np.append(t[1:] != t[:-1], True)  # keep the level after all changes at t
