@@ -368,21 +368,6 @@ class ArgsColumn(Sequence[Args]):
         return np.array([keys.index(key) if key in keys else -1 for keys in self.key_sets]
                         + [-1], dtype=np.int64)
 
-    def values_of(self, key: str) -> tuple[np.ndarray, list[Any]]:
-        """The rows whose args hold ``key`` (ascending), and its value in each: one pass
-        over the key sets, no dict per row (JSON rows are decoded for it).
-
-        >>> column = ArgsColumn([{"a": 1}, None, {"b": 2, "a": 3}, {"b": 4}])
-        >>> column.extend_json(b'{"a": 5},{"b": 6},', [8, 8])
-        >>> rows, values = column.values_of("a"); rows.tolist(), values
-        ([0, 2, 4], [1, 3, 5])
-        """
-        missing = object()
-        rows = np.arange(len(self))
-        values = self.get_many(rows, key, missing)
-        keep = [value is not missing for value in values]
-        return rows[np.array(keep, dtype=bool)], [v for v in values if v is not missing]
-
     def get_many(self, rows: np.ndarray, key: str, default: Any = None) -> list[Any]:
         """The value of ``key`` in the args of each of ``rows`` (``default`` where absent).
 

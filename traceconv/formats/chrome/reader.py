@@ -25,16 +25,16 @@ from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.diagnostics import Kind as DiagnosticKind
 from ...numbers import to_int64
-from . import records as typed
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, link_flows
 from .records import FlowPoint, Instant, Record, Slice
+from .records import Metadata as MetadataRecord
 from .records import decode as decode_records
 from .stream import DocumentError, read_document
 
 _NUMERIC_ID = re.compile(r"-?\d+")
 _OBJECT_START = ord("{")
-_PLACED = frozenset({Slice, *typed.Instant.__subclasses__(), Instant})  # on a track
+_PLACED = frozenset({Slice, Instant, *Instant.__subclasses__()})  # on a track
 _FLOWS = frozenset({FlowPoint, *FlowPoint.__subclasses__()})
 _SUPPORTED = frozenset("XBEiIRCbensftM")
 EPOCH_NS = 10**18
@@ -356,7 +356,7 @@ class ChromeReader:
                 [r.phase != "f" or r.bp == "e" for r in flows],
                 [r.name or c for r, c in zip(flows, categories, strict=True)])
         for r in records:
-            if type(r) is typed.Metadata:
+            if type(r) is MetadataRecord:
                 self._metadata(r.as_dict())
         return True
 

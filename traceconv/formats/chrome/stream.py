@@ -6,7 +6,7 @@ element boundaries and each piece is parsed on its own, so only one piece of dic
 at a time.
 
 A cut is first guessed from the text (``}`` ``,`` ``{``) and proved by the parse: a cut
-inside a string or a nested value leaves unbalanced text that orjson rejects. When the
+inside a string or a nested value leaves unbalanced text that the JSON parser rejects. When the
 guess fails (or there is none), :class:`_Cutter` finds the next element boundary exactly,
 knowing strings and nesting, and resumes where it stopped when more text arrives; a piece
 that still does not parse holds a real syntax error. Every byte is so searched, scanned and
