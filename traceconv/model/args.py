@@ -63,6 +63,25 @@ def _values(dicts: list[dict[str, msgspec.Raw]], shared: dict[bytes, Any]) -> li
     return values
 
 
+_WHITESPACE = np.zeros(256, dtype=bool)
+_WHITESPACE[list(b" \t\r\n")] = True
+
+
+def _first_inside(text: np.ndarray, opens: np.ndarray) -> np.ndarray:
+    """The first byte after each ``{`` at ``opens`` in ``text`` that is not JSON whitespace
+    (all at once: the texts still in whitespace step on together).
+
+    >>> _first_inside(np.frombuffer(b'{   }{"a":1}', dtype=np.uint8), np.array([0, 5]))
+    array([125,  34], dtype=uint8)
+    """
+    at = opens + 1
+    spaced = np.flatnonzero(_WHITESPACE[text[at]])
+    while len(spaced):
+        at[spaced] += 1
+        spaced = spaced[_WHITESPACE[text[at[spaced]]]]
+    return text[at]
+
+
 def _fields(count: int) -> list[str]:
     return [f"key{i}" for i in range(count)]
 
@@ -361,6 +380,33 @@ class ArgsColumn(Sequence[Args]):
                 bounds[index[firsts]].tolist(), bounds[index[lasts] + 1].tolist(),
                 strict=True)) + b"]"
         return at, array_text, np.flatnonzero(~held)
+
+    def json_texts(self, rows: np.ndarray) -> tuple[np.ndarray, list[bytes], np.ndarray]:
+        """The rows held as JSON text among ``rows`` (ascending row indices), decoding
+        nothing: their positions in ``rows``, each one's object text as the source wrote it
+        (a writer of JSON copies it), and whether it is an empty object (however spaced).
+
+        >>> column = ArgsColumn([{"a": 1}]); column.extend_json(b'{"b": 2},{ },', [8, 0, 3])
+        >>> at, texts, empty = column.json_texts(np.array([0, 1, 2, 3]))
+        >>> at.tolist(), texts, empty.tolist()
+        ([1, 3], [b'{"b": 2}', b'{ }'], [False, True])
+        """
+        key_set = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else \
+            np.zeros(0, dtype=np.int32)
+        at = np.flatnonzero(key_set == _JSON)
+        index = np.frombuffer(self._start, dtype=np.int64)[rows[at]]
+        bounds = np.frombuffer(self._text_bounds, dtype=np.int64)
+        starts, ends = bounds[index], bounds[index + 1] - 1   # (- 1: the comma after each)
+        breaks = np.flatnonzero(index[1:] != index[:-1] + 1) + 1
+        texts: list[bytes] = []
+        empty = np.zeros(len(at), dtype=bool)
+        for lo, hi in zip(np.r_[0, breaks].tolist(), np.r_[breaks, len(index)].tolist(),
+                          strict=True) if len(at) else ():   # a cut per run stored together
+            run = bytes(self._texts.cut(int(starts[lo]), int(ends[hi - 1])))
+            first, last = starts[lo:hi] - starts[lo], ends[lo:hi] - starts[lo]
+            texts += map(run.__getitem__, map(slice, first.tolist(), last.tolist()))
+            empty[lo:hi] = _first_inside(np.frombuffer(run, dtype=np.uint8), first) == ord("}")
+        return at, texts, empty
 
     def _positions(self, key: str) -> np.ndarray:
         """Per key-set id, where ``key`` is in it (-1: absent); one more entry, -1, serves
