@@ -22,7 +22,7 @@ import functools
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate, chain, compress, repeat
-from operator import is_
+from operator import attrgetter, is_
 from typing import Any, overload
 
 import msgspec
@@ -441,20 +441,27 @@ class ArgsColumn(Sequence[Args]):
         columns = []
         for key, default in zip(keys, defaults, strict=True):
             at = self._positions(key)[np.maximum(key_sets, -1)]  # (a JSON row reads as absent)
-            first = (starts + np.maximum(at, 0)).tolist()
-            columns.append([values[i] if a >= 0 else default
-                            for i, a in zip(first, at.tolist(), strict=True)])
+            column = [default] * len(rows)
+            for i in np.flatnonzero(at >= 0).tolist():
+                column[i] = values[int(starts[i] + at[i])]
+            columns.append(column)
         texts = np.flatnonzero(key_sets == _JSON)
         decode = _keys_decoder(keys)
         unset = msgspec.UNSET
         for lo in range(0, len(texts), _BATCH):
             batch = texts[lo:lo + _BATCH]
             records = self._decoded(rows[batch], decode)
+            together = batch[-1] - batch[0] == len(batch) - 1   # rows side by side
             for field, column, default in zip(_fields(len(keys)), columns, defaults,
                                               strict=True):
-                found = [getattr(record, field) for record in records]
-                for i, value in zip(batch.tolist(), found, strict=True):
-                    column[i] = default if value is unset else value
+                found = list(map(attrgetter(field), records))
+                if unset in found:
+                    found = [default if value is unset else value for value in found]
+                if together:
+                    column[batch[0]:batch[-1] + 1] = found
+                else:
+                    for i, value in zip(batch.tolist(), found, strict=True):
+                        column[i] = value
         return columns
 
     def __len__(self) -> int:
