@@ -225,7 +225,7 @@ def main() -> None:
     args = parser.parse_args()
     steps = set(args.steps.split(","))
     same = measure(SAME.format(root=str(ROOT)))
-    print(f"fast path = plain path: the same .pftrace and Chrome JSON bytes for all "
+    print(f"fast path = plain path: the same .pftrace bytes and Chrome JSON values for all "
           f"{same['compared']} bundled Chrome samples")
     table: list[tuple[str, str, dict, dict]] = []   # input, step, result, its reference
     with tempfile.TemporaryDirectory() as tmp:
