@@ -5,6 +5,7 @@ hypothesis-made argument tables of every value kind."""
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import numpy as np
@@ -66,13 +67,15 @@ key_sets = st.lists(st.sampled_from(["bytes", "Input Dims", "est. occupancy %", 
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(key_sets, min_size=1, max_size=3), st.data())
-def test_any_argument_table_encodes_as_row_by_row(shapes, data):
+@given(st.lists(key_sets, min_size=1, max_size=3), st.data(), st.booleans())
+def test_any_argument_table_encodes_as_row_by_row(shapes, data, as_text):
     """Key sets with enough rows for the column path (and a few rows: the row path),
-    values of uniform or mixed kinds, ints past int64, dotted names, None and {}."""
-    column = ArgsColumn()
+    values of uniform or mixed kinds, ints past int64, dotted names, None and {}; with
+    ``as_text`` the rows that JSON can spell are held as JSON text, spelled in several ways
+    (the same list as ``[1,2]`` and ``[1, 2]``; ``1``, ``1.0`` and ``true`` apart)."""
+    column = _TextColumn(data) if as_text else ArgsColumn()
     for keys in shapes:
-        uniform = {key: data.draw(scalars) for key in keys}   # a column of one kind
+        uniform = {key: data.draw(values) for key in keys}   # a column of one kind
         for _ in range(data.draw(st.integers(0, 24))):
             kind_of = data.draw(st.sampled_from(["uniform", "any", "none"]))
             if kind_of == "none":
@@ -83,11 +86,35 @@ def test_any_argument_table_encodes_as_row_by_row(shapes, data):
     assert_columns_match(column)
 
 
+class _TextColumn(ArgsColumn):
+    """An args column whose rows arrive as a JSON reader hands them over: as text, each in
+    a spelling drawn at random, except those JSON cannot spell (infinities)."""
+
+    def __init__(self, data: st.DataObject) -> None:
+        super().__init__()
+        self.data = data
+
+    def append(self, args: dict[str, object] | None) -> None:
+        spelling = self.data.draw(st.sampled_from([(",", ":"), (", ", ": "), (" ,", " :")]))
+        if args is None:
+            super().append(None)
+            return
+        try:
+            text = json.dumps(args, separators=spelling, allow_nan=False).encode()
+        except ValueError:
+            super().append(args)
+            return
+        self.extend_json(text + b",", [len(text)])
+
+
 def _like(example: object, data: st.DataObject) -> object:
-    """Another value of the same type as ``example`` (so that a column stays uniform)."""
+    """Another value of the same type as ``example`` (so that a column stays uniform), or
+    ``example`` again (values repeat)."""
     strategy = {int: st.integers(-2**64, 2**64), float: st.floats(), bool: st.booleans(),
-                str: st.text(max_size=4)}.get(type(example))
-    return example if strategy is None else data.draw(strategy)
+                str: st.text(max_size=4), list: st.lists(scalars, max_size=3),
+                dict: st.dictionaries(st.sampled_from(["x", "y.z"]), scalars, max_size=2),
+                }.get(type(example))
+    return example if strategy is None else data.draw(st.just(example) | strategy)
 
 
 @settings(max_examples=100, deadline=None)

@@ -5,11 +5,17 @@ column) instead of a dict per row; :func:`row_groups` gives them the groups and
 :func:`gather` a key's values. Rows a reader kept as JSON text are decoded for the batch
 only (the column keeps them as text), and the groups come in the order of their first row,
 so that what a writer makes of them does not depend on how the rows are held.
+
+:func:`key_groups` gives the same groups as :class:`KeyGroup` objects, which for rows held
+as text keep each value as its JSON text until a column is asked for: a writer can then
+decode a column of numbers in one call, and look up lists and dicts by their text in a
+cache, without building a Python object per value.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import chain
 from operator import itemgetter
 from typing import Any
 
@@ -19,6 +25,9 @@ import numpy as np
 from .args import ArgsColumn
 
 _DECODE = msgspec.json.Decoder(list[dict[str, Any]]).decode
+_DECODE_RAW = msgspec.json.Decoder(list[dict[str, msgspec.Raw]]).decode
+_DECODE_ANY = msgspec.json.Decoder().decode
+_ENCODE = msgspec.json.Encoder().encode
 
 Group = tuple[np.ndarray, ArgsColumn, tuple[Any, ...] | None, np.ndarray]
 
@@ -86,3 +95,89 @@ def gather(column: ArgsColumn, starts: np.ndarray, position: int, decode: bool =
     if len(at) < 2:   # itemgetter of one index gives the item, not a 1-tuple
         return [values[i] for i in at]
     return list(itemgetter(*at)(values))   # one C call: twice map(__getitem__)'s speed
+
+
+class KeyGroup:
+    """The rows of one key set among some rows of an args column, read column by column.
+
+    ``positions``: where the rows are in the rows asked for (ascending); ``keys``: the key
+    set (None: rows without args). Values come per key, in the order of ``positions``.
+
+    >>> column = ArgsColumn(); column.extend_json(b'{"a": [1, 2], "b": 1.0},', [23])
+    >>> group = key_groups(column, np.array([0]))[0]
+    >>> group.keys, group.values(1), group.texts(0)
+    (('a', 'b'), [1.0], [b'[1, 2]'])
+    """
+
+    __slots__ = ("_column", "_flat", "_starts", "keys", "positions")
+
+    def __init__(self, positions: np.ndarray, keys: tuple[Any, ...] | None, *,
+                 column: ArgsColumn | None = None, starts: np.ndarray | None = None,
+                 flat: list[msgspec.Raw] | None = None) -> None:
+        self.positions, self.keys = positions, keys
+        self._column, self._starts = column, starts   # rows in the flat layout, or
+        self._flat = flat   # rows held as text: their values' texts, row after row
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def values(self, position: int) -> list[Any]:
+        """The values of the key at ``position`` in :attr:`keys` (texts decoded at once)."""
+        if self._flat is None:
+            assert self._column is not None and self._starts is not None
+            return gather(self._column, self._starts, position, decode=False)
+        # msgspec writes a list of Raw texts as one JSON array at C speed (bytes.join
+        # takes the slow buffer-protocol path for them)
+        return _DECODE_ANY(_ENCODE(self._raw(position)))  # type: ignore[no-any-return]
+
+    def texts(self, position: int, only: bytes | None = None) -> list[bytes] | None:
+        """The JSON texts of the values of the key at ``position`` when the rows are held as
+        text (as written in the source: ``1.0`` and ``1``, ``[1,2]`` and ``[1, 2]`` differ),
+        else None; None as well when ``only`` is given and the first text does not start
+        with one of its bytes (a cheap test before making every text).
+
+        >>> column = ArgsColumn(); column.extend_json(b'{"a": [1], "b": 2},', [18])
+        >>> group = key_groups(column, np.array([0]))[0]
+        >>> group.texts(0, only=b"[{"), group.texts(1, only=b"[{"), group.texts(1)
+        ([b'[1]'], None, [b'2'])
+        """
+        if self._flat is None:
+            return None
+        raw = self._raw(position)
+        if only is not None and raw and bytes(raw[0])[0] not in only:
+            return None
+        return list(map(bytes, raw))
+
+    def _raw(self, position: int) -> list[msgspec.Raw]:
+        assert self._flat is not None and self.keys is not None
+        return self._flat[position::len(self.keys)]
+
+
+def key_groups(column: ArgsColumn, rows: np.ndarray) -> list[KeyGroup]:
+    """``rows`` (row indices) by key set, as :func:`row_groups` groups them, in the order of
+    each group's first row; rows held as JSON text are decoded only into their values'
+    texts.
+
+    >>> column = ArgsColumn([{"a": 1}, None]); column.extend_json(b'{"a": 2},{"b": 3},', [8, 8])
+    >>> [(g.positions.tolist(), g.keys, g.values(0) if g.keys else None)
+    ...  for g in key_groups(column, np.array([3, 1, 0, 2]))]
+    [([0], ('b',), [3]), ([1], None, None), ([2], ('a',), [1]), ([3], ('a',), [2])]
+    """
+    ascending = np.argsort(rows, kind="stable")   # stored texts in runs: few cuts
+    held, array_text, others = column.json_rows(rows[ascending])
+    held, others = ascending[held], ascending[others]
+    groups = [KeyGroup(others[at], keys, column=column, starts=starts)
+              for at, keys, starts in key_set_groups(column, rows[others], decode=False)]
+    if len(held):
+        dicts = _DECODE_RAW(array_text)
+        keys = list(map(tuple, dicts))
+        number = {k: i for i, k in enumerate(dict.fromkeys(keys))}
+        key_ids = np.fromiter(map(number.__getitem__, keys), dtype=np.int64, count=len(keys))
+        order = np.argsort(key_ids, kind="stable")
+        cuts = np.cumsum(np.bincount(key_ids)).tolist()
+        for lo, hi, key_set in zip([0, *cuts[:-1]], cuts, number, strict=True):
+            at = order[lo:hi].tolist()
+            flat = list(chain.from_iterable(map(dict.values, map(dicts.__getitem__, at))))
+            groups.append(KeyGroup(held[at], key_set, flat=flat))
+    groups.sort(key=lambda group: int(group.positions.min()))
+    return groups

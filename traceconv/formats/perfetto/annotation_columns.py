@@ -1,28 +1,33 @@
 """Debug annotations for many events at once: key set by key set, column by column.
 
-An :class:`~traceconv.model.args.ArgsColumn` keeps per row only a key-set id and where its
-values start, so the rows of one key set are a table: for each key, the values of all its
-rows are gathered and encoded together (ints and floats with numpy, strings and lists
-through the per-name caches of :class:`~.annotations.ArgEncoder`), then each row's
-annotations are joined. The bytes are exactly those of :meth:`ArgEncoder.encode_items` for
-the same row.
+The rows of one key set are a table (:func:`~traceconv.model.arg_groups.key_groups`): for
+each key, the values of all its rows are encoded together (ints, floats and bools with
+numpy, strings and lists through the per-name caches of :class:`~.annotations.ArgEncoder`),
+then each row's annotations are joined. Rows a reader kept as JSON text stay text as long as
+they can: a column of lists or dicts is looked up in the cache by each value's text, and
+only texts not seen before are decoded. The bytes are exactly those of
+:meth:`ArgEncoder.encode_items` for the same row.
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
+from operator import itemgetter
 from typing import Any
 
+import msgspec
 import numpy as np
 
-from ...model.arg_groups import gather, row_groups
+from ...model.arg_groups import KeyGroup, key_groups
 from ...model.args import ArgsColumn
 from ..json_texts import json_texts
 from .annotations import _BOOL, _DOUBLE_TAG, _INT, ArgEncoder, _Key
 from .wire import Part, pack_rows, varint_sizes
 
 _FEW_ROWS = 8   # a key set with fewer rows in a batch is encoded row by row
+_CONTAINERS = b"[{"   # the first byte of a list's or dict's JSON text
+_DECODE_ANY = msgspec.json.Decoder().decode
 
 
 class ColumnEncoder:
@@ -77,47 +82,68 @@ class ColumnEncoder:
         """:meth:`groups` with the leading numeric annotations of each group still as
         :func:`~.wire.pack_rows` parts (a writer packs them with the rest of its fields),
         followed by the other pieces."""
-        for positions, column, keys, starts in row_groups(self.column, rows):
-            if not keys:
-                yield positions, [], []
+        for group in key_groups(self.column, rows):
+            if not group.keys:
+                yield group.positions, [], []
             else:   # names interned in the order of the rows: the same however held
-                self._used.update(self.args.intern_names(keys))
-                yield (positions, *self._key_set_parts(column, keys, starts))
+                self._used.update(self.args.intern_names(group.keys))
+                yield (group.positions, *self._key_set_parts(group))
 
-    def _key_set_parts(self, column: ArgsColumn, keys: tuple[Any, ...], starts: np.ndarray
-                       ) -> tuple[list[Part], list[list[bytes]]]:
-        values, args = column.held()[2], self.args
+    def _key_set_parts(self, group: KeyGroup) -> tuple[list[Part], list[list[bytes]]]:
+        keys, args, rows = group.keys, self.args, len(group)
+        assert keys is not None
+        if rows < _FEW_ROWS:
+            by_key = [group.values(j) for j in range(len(keys))]
+            return [], [[args.encode_items(zip(keys, values, strict=True))
+                         for values in zip(*by_key, strict=True)]]
         entries = [args.entry(key) for key in keys]
-        if len(starts) < _FEW_ROWS:
-            n = len(keys)
-            return [], [[args.encode_items(zip(keys, values[s:s + n], strict=True))
-                         for s in starts.tolist()]]
         lead: list[Part] | None = None   # the numeric columns before any other
         columns: list[list[bytes]] = []
         numeric: list[Part] = []   # consecutive numeric columns, packed together
         for j, entry in enumerate(entries):
             if entry.dotted:
                 continue
-            values_j = gather(column, starts, j, decode=False)
-            parts = _numeric_parts(entry, values_j)
-            if parts is not None:
-                numeric += parts
-                continue
+            encoded = self._encode_texts(entry, group.texts(j, only=_CONTAINERS))
+            if encoded is None:
+                values_j = group.values(j)
+                parts = _numeric_parts(entry, values_j)
+                if parts is not None:
+                    numeric += parts
+                    continue
+                encoded = self._encode_column(entry, values_j)
             if lead is None:
                 lead, numeric = numeric, []
             elif numeric:
-                columns.append(pack_rows(numeric, len(starts)))
+                columns.append(pack_rows(numeric, rows))
                 numeric = []
-            columns.append(self._encode_column(entry, values_j))
+            columns.append(encoded)
         if lead is None:
             lead, numeric = numeric, []
         elif numeric:
-            columns.append(pack_rows(numeric, len(starts)))
+            columns.append(pack_rows(numeric, rows))
         dotted = [j for j, entry in enumerate(entries) if entry.dotted]
         if dotted:   # after the others, as encode_items writes them
-            columns.append(self._encode_dotted([keys[j] for j in dotted], [
-                gather(column, starts, j, decode=False) for j in dotted]))
+            columns.append(self._encode_dotted([keys[j] for j in dotted],
+                                               [group.values(j) for j in dotted]))
         return lead, columns
+
+    def _encode_texts(self, entry: _Key, texts: list[bytes] | None) -> list[bytes] | None:
+        """A column of lists and dicts given as JSON texts, through the name's cache keyed
+        by the text itself (which tells 1, 1.0 and true apart as well as a dump would):
+        only the texts not seen yet are decoded. None for any other column."""
+        if not texts or not set(map(itemgetter(0), texts)) <= set(_CONTAINERS):
+            return None
+        found: list[bytes | None] = list(map(entry.values.get, texts))
+        if None in found:
+            missing = dict.fromkeys(text for text, framed in zip(texts, found, strict=True)
+                                    if framed is None)
+            decoded = _DECODE_ANY(b"[" + b",".join(missing) + b"]")
+            store = self.args.store
+            new = {text: store(entry, text, value)
+                   for text, value in zip(missing, decoded, strict=True)}
+            found = [new[text] if framed is None else framed
+                     for text, framed in zip(texts, found, strict=True)]
+        return found  # type: ignore[return-value]  # every None was filled
 
     def _encode_dotted(self, keys: list[Any], columns: list[list[Any]]) -> list[bytes]:
         """The nested-dict annotations of dotted names, row by row, each distinct tuple of
