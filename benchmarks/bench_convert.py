@@ -19,9 +19,10 @@ CPU trace (large/large_cpu_500steps) and the 0.7 M-event real H100 trace
 adds the first one ×10 (10 M events, written uncompressed to a temporary file; its ratio is
 to the 1 M run, since ``orjson.loads`` of 2.7 GB needs more memory than the machine has).
 
-It first checks that the fast path gives the plain path's bytes on the bundled samples:
+It first checks that the fast path gives the plain path's output on the bundled samples:
 the chunked Chrome reader (4 KiB pieces: every sample is cut many times) against one whole
-parse, for both outputs.
+parse, the same .pftrace bytes and the same Chrome JSON values (the fast path copies args
+as the source wrote them).
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ extra = dict(slices=traceconv.load({path!r}).counts()["slices"])
 # The fast path against the plain one on every bundled Chrome sample: the number of samples
 # compared, or the first that differs.
 SAME = """
-import glob, io, traceconv
+import glob, io, json, traceconv
 from traceconv.formats.chrome import stream
 def outputs(path, chunk):
     stream.CHUNK = chunk
@@ -86,7 +87,7 @@ def outputs(path, chunk):
         out = io.BytesIO()
         traceconv.registry.get(fmt).load().write(trace, out)
         written.append(out.getvalue())
-    return written
+    return written[0], json.loads(written[1])   # Chrome: args copied as the source wrote them
 paths = sorted(glob.glob({root!r} + "/samples/**/*.json*", recursive=True)
                + glob.glob({root!r} + "/tests/data/**/*.json*", recursive=True))
 compared = 0
@@ -224,7 +225,7 @@ def main() -> None:
     args = parser.parse_args()
     steps = set(args.steps.split(","))
     same = measure(SAME.format(root=str(ROOT)))
-    print(f"fast path = plain path: the same .pftrace and Chrome JSON bytes for all "
+    print(f"fast path = plain path: the same .pftrace bytes and Chrome JSON values for all "
           f"{same['compared']} bundled Chrome samples")
     table: list[tuple[str, str, dict, dict]] = []   # input, step, result, its reference
     with tempfile.TemporaryDirectory() as tmp:

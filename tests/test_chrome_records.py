@@ -2,7 +2,8 @@
 
 Both paths read every bundled Chrome trace cut in 4 KiB pieces: the model they build must
 be the same (rows, strings, tracks, flows, memory blocks, diagnostics) and so must the
-files written from it. A synthetic trace mixes, piece by piece, what the column path
+files written from it: the same .pftrace bytes, the same Chrome JSON values (the record
+path keeps args as the source wrote them, and the Chrome writer copies that text). A synthetic trace mixes, piece by piece, what the column path
 takes with everything it must hand to the loop (other phases, wrong types, times out of
 range, ``[memory]`` slices, flow v2 bindings, process-scope instants).
 """
@@ -58,13 +59,14 @@ def _model(trace: traceconv.Trace) -> dict:
     }
 
 
-def _outputs(trace: traceconv.Trace) -> list[bytes]:
+def _outputs(trace: traceconv.Trace) -> tuple[bytes, object]:
+    """The .pftrace bytes and the Chrome JSON's value (json: ints of any size)."""
     written = []
     for fmt in ("perfetto", "chrome"):
         out = io.BytesIO()
         traceconv.registry.get(fmt).load().write(trace, out)
         written.append(out.getvalue())
-    return written
+    return written[0], json.loads(written[1])
 
 
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch

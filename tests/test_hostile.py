@@ -560,9 +560,10 @@ def test_snapshot_items_of_the_wrong_shape_are_counted(tmp_path: Path):
 def test_execution_trace_nodes_of_the_wrong_type_are_counted():
     # (fuzz) TypeError in graph.py: ids "3" and 2 sorted together, an id or a parent that
     # is a list (unhashable), an argument list that is a number, an attr name that is a
-    # list; (seed 2026 #5482) a GenericList argument whose value is a number
+    # list (left out of the op's attributes, and counted); (seed 2026 #5482) a GenericList
+    # argument whose value is a number
     trace = traceconv.load(HOSTILE / "et_wrong_types.json", format="torch-et")
-    assert codes_of(trace) == {"torch_et.structure_nodes": 1, "torch_et.malformed": 6}
+    assert codes_of(trace) == {"torch_et.structure_nodes": 1, "torch_et.malformed": 7}
     assert sorted(trace.graph.nodes) == ["op/2", "op/5", "op/6", "op/7", "op/8",
                                          "tensor/10:11", "tensor/12:13"]
 

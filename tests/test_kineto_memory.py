@@ -10,6 +10,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import traceconv
 from tests.conftest import CUDA_STREAMS as STREAMS
@@ -79,3 +81,44 @@ def test_owner_is_the_op_around_the_alloc_on_its_thread():
     blocks = sorted((b for b in traceconv.load(path).memory if b.alloc_ns is not None),
                     key=lambda b: b.alloc_ns)
     assert [b.owner_name for b in blocks] == expected
+
+
+def _allocator_blocks(events: list[dict]) -> list[tuple]:
+    """The blocks, in the order their first event comes in time, that an allocator's
+    bookkeeping gives: an alloc opens its address (one left open stays alive), a free closes
+    the open one or, with none open, is a block allocated before the trace."""
+    blocks: list[list] = []
+    open_blocks: dict[tuple, list] = {}
+    for e in sorted(events, key=lambda e: e["ts"]):
+        a = e["args"]
+        key = (a["Device Type"], a["Device Id"], a["Addr"])
+        if a["Bytes"] > 0:
+            open_blocks[key] = [a["Addr"], a["Bytes"], e["ts"] * 1000, None]
+            blocks.append(open_blocks[key])
+        elif key in open_blocks:
+            open_blocks.pop(key)[3] = e["ts"] * 1000
+        else:
+            blocks.append([a["Addr"], -a["Bytes"], None, e["ts"] * 1000])
+    return [tuple(b) for b in blocks]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.sampled_from([64, 128, 512]),
+                          st.integers(-2, 2).filter(bool), st.sampled_from([(1, 0), (1, 1), (0, -1)]),
+                          st.integers(0, 2)), max_size=40))
+def test_pairing_matches_the_allocator_bookkeeping(tmp_path_factory, rows):
+    """Random alloc/free sequences over a few addresses, devices and threads, ties in time
+    included: the blocks are those the allocator's own bookkeeping gives, in order."""
+    events = [{"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1,
+               "tid": tid, "ts": ts, "args": {"Addr": addr, "Bytes": sign * 256,
+                                              "Device Type": kind[0], "Device Id": kind[1]}}
+              for ts, addr, sign, kind, tid in rows]
+    path = tmp_path_factory.mktemp("memory") / "t.json"
+    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
+    trace = traceconv.load(path, format="chrome")
+    expected = _allocator_blocks(events)
+    assert [(b.address, b.size, b.alloc_ns, b.free_ns) for b in trace.memory] == expected
+    assert trace.diagnostics.count("kineto.free_without_alloc") == sum(
+        b[2] is None for b in expected)
+    assert trace.diagnostics.count("kineto.alloc_without_free") == sum(
+        b[3] is None for b in expected)

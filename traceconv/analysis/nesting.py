@@ -76,50 +76,130 @@ def nest_pass(tracks: list[int], starts: list[int], ends: list[int],
     return overlapping, too_deep
 
 
-def is_nested(tracks: np.ndarray, starts: np.ndarray, ends: np.ndarray,
-              max_depth: int = MAX_DEPTH) -> bool:
-    """Whether :func:`nest_pass` would find nothing to move, computed with numpy only.
+FAST_TRACK = 4096   # slices on a track from which numpy decides instead of the stack walk
+_ROUNDS = 8   # rounds of deciding overlaps from those decided (then: settle, or walk)
+_UNSURE_LIMIT = 1024   # overlaps that depend only on each other, settled one by one
+_NEVER = np.iinfo(np.int64).max
 
-    Slices are sorted by (track, start, -duration). Slice *i* spans the positions up to the
-    first later one of its track that starts at or after its end; every slice in that span
-    must end no later than *i* (a range maximum, taken level by level as in a sparse table),
-    and a slice's depth is the number of spans it lies in.
 
-    >>> is_nested(np.array([0, 0, 0]), np.array([0, 5, 10]), np.array([10, 8, 12]))
-    True
-    >>> is_nested(np.array([0, 0, 0]), np.array([0, 5, 10]), np.array([10, 15, 12]))
-    False
-    >>> is_nested(np.array([0, 0, 0]), np.array([0, 0, 0]), np.array([9, 9, 9]), max_depth=1)
-    False
+def misfits(tracks: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+            max_depth: int = MAX_DEPTH) -> tuple[list[int], list[int]]:
+    """What :func:`nest_pass` returns, for numpy columns in the same order: tracks of at
+    least :data:`FAST_TRACK` slices are decided with numpy (:func:`_fast_pass`), the others,
+    and any it cannot decide, by the stack walk.
+
+    >>> misfits(np.array([0, 0, 0]), np.array([0, 5, 10]), np.array([10, 15, 12]))
+    ([1], [])
     """
-    n = len(tracks)
-    if n == 0:
-        return True
-    span_end = np.empty(n, dtype=np.int64)   # first position after each slice's span
-    bounds = np.flatnonzero(tracks[1:] != tracks[:-1]) + 1
-    for lo, hi in zip(np.r_[0, bounds].tolist(), np.r_[bounds, n].tolist(), strict=True):
-        span_end[lo:hi] = lo + np.searchsorted(starts[lo:hi], ends[lo:hi], "left")
-    position = np.arange(n, dtype=np.int64)
-    span_end = np.maximum(span_end, position + 1)
-    depth = np.cumsum(np.bincount(position + 1, minlength=n + 1)
-                      - np.bincount(span_end, minlength=n + 1))[:n]
-    if depth.max() > max_depth:
-        return False
-    first, length = position + 1, span_end - position - 1
+    cuts = np.r_[0, np.flatnonzero(tracks[1:] != tracks[:-1]) + 1, len(tracks)].tolist()
+    overlapping: list[int] = []
+    too_deep: list[int] = []
+    walked = np.ones(len(tracks), dtype=bool)
+    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+        if hi - lo >= FAST_TRACK:
+            found = _fast_pass(starts[lo:hi], ends[lo:hi], max_depth)
+            if found is not None:
+                overlapping += (found + lo).tolist()
+                walked[lo:hi] = False
+    if walked.any():
+        at = np.flatnonzero(walked)
+        slow = nest_pass(tracks[at].tolist(), starts[at].tolist(), ends[at].tolist(), max_depth)
+        overlapping += at[slow[0]].tolist()
+        too_deep += at[slow[1]].tolist()
+    return sorted(overlapping), too_deep
+
+
+def _fast_pass(starts: np.ndarray, ends: np.ndarray, max_depth: int) -> np.ndarray | None:
+    """The positions :func:`nest_pass` finds overlapping on one track (sorted by start,
+    then longest first), or None when it must walk: a slice deeper than ``max_depth``, or
+    long chains of overlaps that depend on each other.
+
+    The walk keeps a slice unless a slice it kept earlier, j, ends inside it: s_j < s_i <
+    e_j < e_i (j is its *partner*). A slice without partners is kept. For the others,
+    rounds decide what the last one settled allows: one with a kept partner is dropped, one
+    whose partners were all dropped is kept. Those left depend only on each other and are
+    settled in order.
+
+    >>> _fast_pass(np.array([0, 5, 6]), np.array([10, 15, 8]), 9).tolist()
+    [1]
+    """
+    by_end = np.argsort(ends, kind="stable")
+    starts_by_end = starts[by_end]
+    first = np.searchsorted(ends[by_end], starts, "right")   # partners: among the ends
+    last = np.searchsorted(ends[by_end], ends, "left")       # at first .. last - 1
+    undecided = np.flatnonzero(_range_min(starts_by_end, first, last) < starts)
+    kept = np.ones(len(starts), dtype=bool)
+    kept[undecided] = False
+    dropped = np.zeros(len(starts), dtype=bool)
+    for _ in range(_ROUNDS):
+        if not len(undecided):
+            break
+        partners = first[undecided], last[undecided], starts[undecided]
+        kept_partner = _range_min(np.where(kept[by_end], starts_by_end, _NEVER),
+                                  *partners[:2]) < partners[2]
+        live_partner = _range_min(np.where(dropped[by_end], _NEVER, starts_by_end),
+                                  *partners[:2]) < partners[2]
+        dropped[undecided[kept_partner]] = True
+        kept[undecided[~live_partner]] = True
+        still = live_partner & ~kept_partner
+        if still.all():
+            break
+        undecided = undecided[still]
+    else:
+        if len(undecided):
+            return None
+    if len(undecided) > _UNSURE_LIMIT:
+        return None
+    settled: list[int] = []   # kept, among those that depend only on each other
+    for i in undecided.tolist():
+        k = np.array(settled, dtype=np.int64)
+        if ((starts[k] < starts[i]) & (starts[i] < ends[k]) & (ends[k] < ends[i])).any():
+            dropped[i] = True
+        else:
+            settled.append(i)
+    kept[settled] = True
+    if len(starts) and _depths(starts[kept], ends[kept]).max() > max_depth:
+        return None
+    return np.flatnonzero(dropped)
+
+
+def _range_min(values: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """The smallest of ``values[first[q]:last[q]]`` for each query q (the largest int64
+    for an empty range): a sparse table, built one level at a time, each query answered
+    at its level by two overlapping windows.
+
+    >>> _range_min(np.array([5, 3, 8, 1]), np.array([0, 2, 1]), np.array([2, 3, 1])).tolist()
+    [3, 8, 9223372036854775807]
+    """
+    found = np.full(len(first), _NEVER, dtype=np.int64)
+    length = last - first
     queried = np.flatnonzero(length > 0)
-    first, length = first[queried], length[queried]
-    level = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64)
-    widest = ends.copy()   # widest[p]: the largest end in positions p .. p + 2^k - 1
+    level = np.zeros(len(queried), dtype=np.int64)
+    while ((2 << level) <= length[queried]).any():   # floor(log2(length)), exactly
+        level += (2 << level) <= length[queried]
+    table = values.astype(np.int64)   # table[p]: the least of values[p : p + 2^k]
     for k in range(int(level.max()) + 1 if len(level) else 0):
         if k:
             half = 1 << (k - 1)
-            widest = np.maximum(widest[:-half], widest[half:])
-        at = level == k
-        a, size = first[at], length[at]
-        biggest = np.maximum(widest[a], widest[a + size - (1 << k)])
-        if (biggest > ends[queried[at]]).any():
-            return False
-    return True
+            table = np.minimum(table[:-half], table[half:])
+        at = queried[level == k]
+        found[at] = np.minimum(table[first[at]], table[last[at] - (1 << k)])
+    return found
+
+
+def _depths(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """How many slices enclose each one, for properly nested slices sorted by start,
+    then longest first: slice i encloses the positions up to the first later one that
+    starts at or after its end.
+
+    >>> _depths(np.array([0, 1, 2, 5]), np.array([10, 4, 3, 6])).tolist()
+    [0, 1, 2, 1]
+    """
+    n = len(starts)
+    position = np.arange(n, dtype=np.int64)
+    span_end = np.maximum(np.searchsorted(starts, ends, "left"), position + 1)
+    return np.cumsum(np.bincount(position + 1, minlength=n + 1)
+                     - np.bincount(span_end, minlength=n + 1))[:n]
 
 
 def _track_changes(tracks: list[int]) -> list[int]:
@@ -187,34 +267,31 @@ def _repair(trace: Trace, max_depth: int, lanes: _LaneFinder) -> None:
     start = slices.numpy("start")
     end = start + clamped_durations(start, slices.numpy("dur"))
     order = np.lexsort((start - end, start, track))
-    if not lanes.lanes and is_nested(track[order], start[order], end[order], max_depth):
-        return   # the common case: nothing to move, no stack walk in Python
-    rows = order.tolist()
-    tracks, starts, ends = track[order].tolist(), start[order].tolist(), end[order].tolist()
-    overlapping, too_deep = nest_pass(tracks, starts, ends, max_depth)
+    overlapping, too_deep = misfits(track[order], start[order], end[order], max_depth)
     if not overlapping and not too_deep and not lanes.lanes:
-        return
+        return   # the common case
+    tracks, starts, ends = track[order], start[order], end[order]
     final = track.copy()
-    pending = sorted(overlapping + too_deep)  # keeps the (track, start, -dur) order
+    pending = np.array(sorted(overlapping + too_deep), dtype=np.int64)  # in walk order
     lane_number = 0
-    while pending:
+    while len(pending):
         lane_number += 1
-        rejected = set(sum(nest_pass([tracks[p] for p in pending], [starts[p] for p in pending],
-                                     [ends[p] for p in pending], max_depth), []))
-        for index, position in enumerate(pending):
-            if index not in rejected:
-                final[rows[position]] = lanes.lane(tracks[position], lane_number)
-        pending = [pending[i] for i in sorted(rejected)]
+        rejected = np.zeros(len(pending), dtype=bool)
+        rejected[sum(misfits(tracks[pending], starts[pending], ends[pending], max_depth),
+                     [])] = True
+        placed = pending[~rejected]
+        for home in np.unique(tracks[placed]).tolist():
+            final[order[placed[tracks[placed] == home]]] = lanes.lane(home, lane_number)
+        pending = pending[rejected]
     for code, message, positions in (
             ("nesting.overlap_moved", "slices that partially overlap the slice enclosing them "
              "were moved to an overlap lane track", overlapping),
             ("nesting.too_deep_moved", f"slices deeper than {max_depth} were moved to an "
              "overlap lane track", too_deep)):
-        _count(trace, code, message, [rows[p] for p in positions
-                                      if final[rows[p]] != current[rows[p]]])
-    column = slices.track
-    for row in np.flatnonzero(final != current).tolist():
-        column[row] = int(final[row])
+        rows = order[np.array(positions, dtype=np.int64)]
+        _count(trace, code, message, rows[final[rows] != current[rows]].tolist())
+    changed = np.flatnonzero(final != current)
+    np.frombuffer(slices.track, dtype=np.int32)[changed] = final[changed]
 
 
 def _repair_instants(trace: Trace, max_depth: int, lanes: _LaneFinder) -> None:

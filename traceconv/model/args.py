@@ -22,7 +22,7 @@ import functools
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate, chain, compress, repeat
-from operator import is_
+from operator import attrgetter, is_
 from typing import Any, overload
 
 import msgspec
@@ -61,6 +61,25 @@ def _values(dicts: list[dict[str, msgspec.Raw]], shared: dict[bytes, Any]) -> li
             if texts[i][0] in _SHARED_FIRST:
                 values[i] = shared.setdefault(texts[i], value)
     return values
+
+
+_WHITESPACE = np.zeros(256, dtype=bool)
+_WHITESPACE[list(b" \t\r\n")] = True
+
+
+def _first_inside(text: np.ndarray, opens: np.ndarray) -> np.ndarray:
+    """The first byte after each ``{`` at ``opens`` in ``text`` that is not JSON whitespace
+    (all at once: the texts still in whitespace step on together).
+
+    >>> _first_inside(np.frombuffer(b'{   }{"a":1}', dtype=np.uint8), np.array([0, 5]))
+    array([125,  34], dtype=uint8)
+    """
+    at = opens + 1
+    spaced = np.flatnonzero(_WHITESPACE[text[at]])
+    while len(spaced):
+        at[spaced] += 1
+        spaced = spaced[_WHITESPACE[text[at[spaced]]]]
+    return text[at]
 
 
 def _fields(count: int) -> list[str]:
@@ -362,6 +381,33 @@ class ArgsColumn(Sequence[Args]):
                 strict=True)) + b"]"
         return at, array_text, np.flatnonzero(~held)
 
+    def json_texts(self, rows: np.ndarray) -> tuple[np.ndarray, list[bytes], np.ndarray]:
+        """The rows held as JSON text among ``rows`` (ascending row indices), decoding
+        nothing: their positions in ``rows``, each one's object text as the source wrote it
+        (a writer of JSON copies it), and whether it is an empty object (however spaced).
+
+        >>> column = ArgsColumn([{"a": 1}]); column.extend_json(b'{"b": 2},{ },', [8, 0, 3])
+        >>> at, texts, empty = column.json_texts(np.array([0, 1, 2, 3]))
+        >>> at.tolist(), texts, empty.tolist()
+        ([1, 3], [b'{"b": 2}', b'{ }'], [False, True])
+        """
+        key_set = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else \
+            np.zeros(0, dtype=np.int32)
+        at = np.flatnonzero(key_set == _JSON)
+        index = np.frombuffer(self._start, dtype=np.int64)[rows[at]]
+        bounds = np.frombuffer(self._text_bounds, dtype=np.int64)
+        starts, ends = bounds[index], bounds[index + 1] - 1   # (- 1: the comma after each)
+        breaks = np.flatnonzero(index[1:] != index[:-1] + 1) + 1
+        texts: list[bytes] = []
+        empty = np.zeros(len(at), dtype=bool)
+        for lo, hi in zip(np.r_[0, breaks].tolist(), np.r_[breaks, len(index)].tolist(),
+                          strict=True) if len(at) else ():   # a cut per run stored together
+            run = bytes(self._texts.cut(int(starts[lo]), int(ends[hi - 1])))
+            first, last = starts[lo:hi] - starts[lo], ends[lo:hi] - starts[lo]
+            texts += map(run.__getitem__, map(slice, first.tolist(), last.tolist()))
+            empty[lo:hi] = _first_inside(np.frombuffer(run, dtype=np.uint8), first) == ord("}")
+        return at, texts, empty
+
     def _positions(self, key: str) -> np.ndarray:
         """Per key-set id, where ``key`` is in it (-1: absent); one more entry, -1, serves
         the rows without args (key-set id -1)."""
@@ -395,20 +441,27 @@ class ArgsColumn(Sequence[Args]):
         columns = []
         for key, default in zip(keys, defaults, strict=True):
             at = self._positions(key)[np.maximum(key_sets, -1)]  # (a JSON row reads as absent)
-            first = (starts + np.maximum(at, 0)).tolist()
-            columns.append([values[i] if a >= 0 else default
-                            for i, a in zip(first, at.tolist(), strict=True)])
+            column = [default] * len(rows)
+            for i in np.flatnonzero(at >= 0).tolist():
+                column[i] = values[int(starts[i] + at[i])]
+            columns.append(column)
         texts = np.flatnonzero(key_sets == _JSON)
         decode = _keys_decoder(keys)
         unset = msgspec.UNSET
         for lo in range(0, len(texts), _BATCH):
             batch = texts[lo:lo + _BATCH]
             records = self._decoded(rows[batch], decode)
+            together = batch[-1] - batch[0] == len(batch) - 1   # rows side by side
             for field, column, default in zip(_fields(len(keys)), columns, defaults,
                                               strict=True):
-                found = [getattr(record, field) for record in records]
-                for i, value in zip(batch.tolist(), found, strict=True):
-                    column[i] = default if value is unset else value
+                found = list(map(attrgetter(field), records))
+                if unset in found:
+                    found = [default if value is unset else value for value in found]
+                if together:
+                    column[batch[0]:batch[-1] + 1] = found
+                else:
+                    for i, value in zip(batch.tolist(), found, strict=True):
+                        column[i] = value
         return columns
 
     def __len__(self) -> int:

@@ -198,6 +198,12 @@ class Trace:
         self.memory.append(block)
         return len(self.memory) - 1
 
+    def add_memory_blocks(self, blocks: list[MemoryBlock]) -> None:
+        """:meth:`add_memory_block` for many blocks (none added when one does not fit)."""
+        for block in blocks:
+            _check_int64(block)
+        self.memory.extend(blocks)
+
     def add_reservation(self, block: MemoryBlock) -> int:
         """Add an address range reserved by an allocator (see :attr:`reservations`); its
         numbers must fit int64 as a block's do."""
@@ -373,6 +379,12 @@ class Trace:
 
 
 def _check_int64(block: MemoryBlock) -> None:
+    address, size, alloc, free = block.address, block.size, block.alloc_ns, block.free_ns
+    if (type(address) is int and type(size) is int and INT64_MIN <= address <= INT64_MAX
+            and INT64_MIN <= size <= INT64_MAX and (alloc is None or type(alloc) is int
+                                                    and INT64_MIN <= alloc <= INT64_MAX)
+            and (free is None or type(free) is int and INT64_MIN <= free <= INT64_MAX)):
+        return   # (the common case, without a loop)
     for value, what in ((block.address, "address"), (block.size, "size"),
                         (block.alloc_ns, "time"), (block.free_ns, "time")):
         if not (type(value) is int and INT64_MIN <= value <= INT64_MAX or value is None

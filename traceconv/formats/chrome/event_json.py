@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from itertools import repeat
+from itertools import compress, repeat
 from typing import Any
 
 import numpy as np
@@ -105,9 +105,12 @@ def key_text(key: Any) -> bytes:
 
 
 class ArgsText:
-    """The end of the events of rows of an args column, key set by key set:
-    ``,"args":{...}}``, or just ``}`` for rows without args or with empty args (as a writer
-    that skips falsy args does)."""
+    """The end of the events of rows of an args column: ``,"args":{...}}``, or just ``}``
+    for rows without args or with empty args (as a writer that skips falsy args does).
+
+    Rows a reader kept as JSON text are copied as the source wrote them (one group);
+    the others are written key set by key set, each value as ``orjson.dumps`` writes it.
+    """
 
     def __init__(self, column: ArgsColumn) -> None:
         self.column = column
@@ -120,7 +123,16 @@ class ArgsText:
         (rows held as JSON text are decoded a batch at a time)."""
         if sum(map(len, self.strings.values())) > _CACHE_LIMIT:
             self.strings.clear()
-        for positions, column, keys, starts in row_groups(self.column, rows):
+        held, texts, empty = self.column.json_texts(rows)
+        others = np.arange(len(rows))
+        if len(held):
+            others = np.delete(others, held)
+            if empty.any():   # as {} held as a value: no "args" key
+                yield held[empty], [repeat(b"}")]
+                held, texts = held[~empty], list(compress(texts, (~empty).tolist()))
+            yield held, [repeat(b',"args":'), texts, repeat(b"}")]   # copied as written
+        for positions, column, keys, starts in row_groups(self.column, rows[others]):
+            positions = others[positions]
             if not keys:   # no args, or empty ones: no "args" key
                 yield positions, [repeat(b"}")]
                 continue
@@ -135,3 +147,4 @@ class ArgsText:
                 for j, head in enumerate(template)]
             pieces.append(repeat(b"}}"))
             yield positions, pieces
+

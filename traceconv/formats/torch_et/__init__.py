@@ -55,8 +55,9 @@ def read(source: Source) -> Trace:
         trace.diagnostics.add("torch_et.structure_nodes", "process/thread root nodes of the "
                               "execution trace (structure, not ops)", kind="note",
                               count=builder.skipped["structure"])
-    trace.diagnostics.add("torch_et.malformed", "nodes, parent ids or argument lists of the "
-                          "wrong type (a node without an integer id is skipped; a bad parent "
-                          "or argument list is left out)", kind="dropped",
+    trace.diagnostics.add("torch_et.malformed", "nodes, parent ids, argument lists or "
+                          "attribute entries of the wrong type (a node without an integer id "
+                          "is skipped; a bad parent, argument list or attribute entry is left "
+                          "out)", kind="dropped",
                           count=builder.skipped["malformed"])
     return trace

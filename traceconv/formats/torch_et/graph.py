@@ -54,19 +54,20 @@ class TensorRef:
         return self.tensor_id, self.storage_id
 
 
-def node_attrs(node: dict[str, Any]) -> dict[str, Any]:
-    """The node's attributes as a dict, from either schema layout.
+def node_attrs(node: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """The node's attributes as a dict, from either schema layout, and how many attribute
+    entries were left out (not an object with a string ``name``).
 
-    >>> node_attrs({"attrs": [{"name": "rf_id", "type": "uint64", "value": 7}]})
-    {'rf_id': 7}
-    >>> node_attrs({"rf_id": 7, "parent": 3, "tid": 1})["rf_id"]
+    >>> node_attrs({"attrs": [{"name": "rf_id", "type": "uint64", "value": 7}, [1], {}]})
+    ({'rf_id': 7}, 2)
+    >>> node_attrs({"rf_id": 7, "parent": 3, "tid": 1})[0]["rf_id"]
     7
     """
     attrs = node.get("attrs")
     if isinstance(attrs, list):
-        return {a["name"]: a.get("value") for a in attrs
-                if isinstance(a, dict) and isinstance(a.get("name"), str)}
-    return {k: node[k] for k in (*OP_ATTRS, "fw_parent") if k in node}
+        named = [a for a in attrs if isinstance(a, dict) and isinstance(a.get("name"), str)]
+        return {a["name"]: a.get("value") for a in named}, len(attrs) - len(named)
+    return {k: node[k] for k in (*OP_ATTRS, "fw_parent") if k in node}, 0
 
 
 def arguments(node: dict[str, Any], side: str) -> tuple[list[Any], list[Any], list[Any],
@@ -200,7 +201,8 @@ class GraphBuilder:
 
     def _add_op(self, node: dict[str, Any], parent: Any, ops: dict[Any, Any],
                 tensors: tuple[list[TensorRef], list[TensorRef]], data_op: bool) -> None:
-        attrs = node_attrs(node)
+        attrs, left_out = node_attrs(node)
+        self.skipped["malformed"] += left_out
         name = str(node.get("name", ""))
         inputs, outputs = tensors
         op = add_op(self.graph, node["id"], name, name,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -186,8 +187,10 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
 
     Kineto writes its events one thread at a time, and the caching allocator often frees a
     block on another thread than the one that allocated it: in file order a free can come
-    before its alloc. Time order is the allocator's order. A block's owner is the innermost
-    op (``cpu_op``, else any slice) around the alloc on the allocating thread.
+    before its alloc. Time order is the allocator's order: a free closes the block of the
+    address's event just before it when that one is an alloc, and an alloc that another
+    alloc of the same address follows was freed unrecorded. A block's owner is the
+    innermost op (``cpu_op``, else any slice) around the alloc on the allocating thread.
     """
     name_id = trace.strings.find("[memory]")
     if name_id is None:
@@ -196,42 +199,51 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
     ts_all = i.numpy("ts")
     rows = np.flatnonzero(i.numpy("name") == name_id)
     rows = rows[np.argsort(ts_all[rows], kind="stable")]
-    tracks, times = i.numpy("track")[rows], ts_all[rows]
-    owners = [op if op is not None else inner for op, inner in zip(
-        enclosing_slices(SliceIndex(trace, "cpu_op"), tracks, times),
-        enclosing_slices(index, tracks, times), strict=True)]
+    sizes, addresses, *kinds = i.args.get_columns(
+        rows, ("Bytes", "Addr", "Device Type", "Device Id"), (None, None, None, -1))
+    usable = np.fromiter((isinstance(size, int) and address is not None
+                          for size, address in zip(sizes, addresses, strict=True)),
+                         dtype=bool, count=len(rows))
+    events = np.flatnonzero(usable)   # in time order
+    picked = usable.tolist()
+    devices = _device_names(list(zip(*(compress(column, picked) for column in kinds),
+                                     strict=True)))
+    keys = list(zip(devices, compress(addresses, picked), strict=True))
+    first = _first_of_key(keys)
+    first[[k for k, device in enumerate(devices) if device is None]] = -1
+    malformed = int((first < 0).sum())
+    events, first = events[first >= 0], first[first >= 0]
+    size = [sizes[e] for e in events.tolist()]
+    alloc = np.array([s > 0 for s in size], dtype=bool)
+    by_key = np.lexsort((np.arange(len(first)), first))   # each key's events in time order
+    freeing = np.zeros(len(first), dtype=bool)   # a free that closes the alloc before it
+    freeing[by_key[1:]] = (~alloc[by_key[1:]] & alloc[by_key[:-1]]
+                           & (first[by_key[1:]] == first[by_key[:-1]]))
+    freed_at = np.full(len(first), -1, dtype=np.int64)   # per alloc: its free's event
+    freed_at[by_key[:-1][freeing[by_key[1:]]]] = by_key[1:][freeing[by_key[1:]]]
+    times = ts_all[rows[events]]
+    tracks = i.numpy("track")[rows[events]]
+    owners = np.array([-1 if op is None else op for op in (
+        op if op is not None else inner for op, inner in zip(
+            enclosing_slices(SliceIndex(trace, "cpu_op"), tracks[alloc], times[alloc]),
+            enclosing_slices(index, tracks[alloc], times[alloc]), strict=True))],
+        dtype=np.int64)
     names = trace.strings.strings
-    args = i.args
-    columns = args.get_columns(rows, ("Bytes", "Addr", "Device Type", "Device Id"),
-                               (None, None, None, -1))
-    devices: dict[tuple, str] = {}
-    open_blocks: dict[tuple, MemoryBlock] = {}
-    frees_without_alloc = allocs_without_free = malformed = 0
-    for ts, owner, size, addr, *kind_of in zip(times.tolist(), owners, *columns, strict=True):
-        if not isinstance(size, int) or addr is None:
-            continue
-        kind = tuple(kind_of)
-        if not (hashable(kind) and hashable(addr)):   # lists or objects: no block
-            malformed += 1
-            continue
-        device = devices.get(kind) or devices.setdefault(kind, _device_name(*kind))
-        key = (device, addr)
-        if size > 0:
-            block = MemoryBlock(addr, size, ts, None, device=device, category="allocation",
-                                owner_name=None if owner is None
-                                else names[trace.slices.name[owner]])
-            if open_blocks.get(key) is not None:  # the previous one's free was not recorded
-                allocs_without_free += 1
-            open_blocks[key] = block
-            trace.add_memory_block(block)
-        else:
-            freed = open_blocks.pop(key) if key in open_blocks else None
-            if freed is None:
-                frees_without_alloc += 1
-                trace.add_memory_block(MemoryBlock(addr, -size, None, ts, device=device,
-                                                   category="allocated before trace"))
-            else:
-                freed.free_ns = ts
+    owner_names: list[str | None] = [None] * len(first)
+    for e, name in zip(np.flatnonzero(alloc)[owners >= 0].tolist(),
+                       trace.slices.numpy("name")[owners[owners >= 0]].tolist(), strict=True):
+        owner_names[e] = names[name]
+    ends = times[np.maximum(freed_at, 0)].tolist()
+    trace.add_memory_blocks([
+        MemoryBlock(keys[k][1], bytes_, ts, ends[e] if freed >= 0 else None, device=keys[k][0],
+                    category="allocation", owner_name=owner_names[e]) if is_alloc else
+        MemoryBlock(keys[k][1], -bytes_, None, ts, device=keys[k][0],
+                    category="allocated before trace")
+        for e, k, ts, bytes_, is_alloc, freed, closes in zip(
+            range(len(first)), first.tolist(), times.tolist(), size, alloc.tolist(),
+            freed_at.tolist(), freeing.tolist(), strict=True) if is_alloc or not closes])
+    frees_without_alloc = int((~alloc & ~freeing).sum())
+    open_at_end = int(alloc.sum() - freeing.sum())
     trace.diagnostics.add("kineto.malformed_memory_event", "[memory] events whose Addr, "
                           "Device Type or Device Id is a list or an object (no block)",
                           kind="dropped", count=malformed)
@@ -240,5 +252,42 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
                           kind="guessed", count=frees_without_alloc)
     trace.diagnostics.add("kineto.alloc_without_free", "allocations with no free in the trace "
                           "window (alive at its end, or freed unrecorded before the address "
-                          "was reused)", kind="note", count=len(open_blocks) + allocs_without_free)
+                          "was reused)", kind="note", count=open_at_end)
     add_live_bytes_counters(trace)
+
+
+def _device_names(kinds: list[tuple[Any, Any]]) -> list[str | None]:
+    """The device name of each (device type, device id); None where a list or an object
+    in it makes it malformed.
+
+    >>> _device_names([(1, 0), (0, -1), (1, [0])])
+    ['CUDA:0', 'CPU', None]
+    """
+    names: dict[tuple[Any, Any], str] = {}
+    found: list[str | None] = []
+    for kind in kinds:
+        try:
+            name = names.get(kind)
+        except TypeError:   # not hashable
+            found.append(None)
+            continue
+        found.append(name if name is not None else names.setdefault(kind, _device_name(*kind)))
+    return found
+
+
+def _first_of_key(keys: list[tuple[Any, ...]]) -> np.ndarray:
+    """Per key, the index of its first occurrence (-1 where a list or an object makes it
+    unusable as a key).
+
+    >>> _first_of_key([("CUDA:0", 8), ("CUDA:0", 16), ("CUDA:0", 8), ("CUDA:0", [8])]).tolist()
+    [0, 1, 0, -1]
+    """
+    seen: dict[tuple[Any, ...], int] = {}
+    try:   # one C-level pass
+        return np.array(list(map(seen.setdefault, keys, range(len(keys)))), dtype=np.int64)
+    except TypeError:
+        first = np.full(len(keys), -1, dtype=np.int64)
+        for k, key in enumerate(keys):
+            if hashable(key):
+                first[k] = seen.setdefault(key, k)
+        return first
