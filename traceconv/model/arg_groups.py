@@ -109,14 +109,15 @@ class KeyGroup:
     (('a', 'b'), [1.0], [b'[1, 2]'])
     """
 
-    __slots__ = ("_column", "_flat", "_starts", "keys", "positions")
+    __slots__ = ("_column", "_flat", "_starts", "_texts", "keys", "positions")
 
     def __init__(self, positions: np.ndarray, keys: tuple[Any, ...] | None, *,
                  column: ArgsColumn | None = None, starts: np.ndarray | None = None,
-                 flat: list[msgspec.Raw] | None = None) -> None:
+                 flat: list[Any] | None = None, texts: bool = False) -> None:
         self.positions, self.keys = positions, keys
         self._column, self._starts = column, starts   # rows in the flat layout, or
-        self._flat = flat   # rows held as text: their values' texts, row after row
+        self._flat = flat   # rows held as text: their values, row after row,
+        self._texts = texts   # ... as msgspec.Raw texts or (False) decoded
 
     def __len__(self) -> int:
         return len(self.positions)
@@ -126,37 +127,41 @@ class KeyGroup:
         if self._flat is None:
             assert self._column is not None and self._starts is not None
             return gather(self._column, self._starts, position, decode=False)
+        if not self._texts:
+            return self._column_of(position)
         # msgspec writes a list of Raw texts as one JSON array at C speed (bytes.join
         # takes the slow buffer-protocol path for them)
-        return _DECODE_ANY(_ENCODE(self._raw(position)))  # type: ignore[no-any-return]
+        return _DECODE_ANY(_ENCODE(self._column_of(position)))  # type: ignore[no-any-return]
 
     def texts(self, position: int, only: bytes | None = None) -> list[bytes] | None:
-        """The JSON texts of the values of the key at ``position`` when the rows are held as
-        text (as written in the source: ``1.0`` and ``1``, ``[1,2]`` and ``[1, 2]`` differ),
-        else None; None as well when ``only`` is given and the first text does not start
-        with one of its bytes (a cheap test before making every text).
+        """The JSON texts of the values of the key at ``position`` when the rows were held as
+        text with lists or dicts among their values (as written in the source: ``1.0`` and
+        ``1``, ``[1,2]`` and ``[1, 2]`` differ), else None; None as well when ``only`` is
+        given and the first text does not start with one of its bytes (a cheap test before
+        making every text).
 
         >>> column = ArgsColumn(); column.extend_json(b'{"a": [1], "b": 2},', [18])
         >>> group = key_groups(column, np.array([0]))[0]
         >>> group.texts(0, only=b"[{"), group.texts(1, only=b"[{"), group.texts(1)
         ([b'[1]'], None, [b'2'])
         """
-        if self._flat is None:
+        if not self._texts:
             return None
-        raw = self._raw(position)
+        raw = self._column_of(position)
         if only is not None and raw and bytes(raw[0])[0] not in only:
             return None
         return list(map(bytes, raw))
 
-    def _raw(self, position: int) -> list[msgspec.Raw]:
+    def _column_of(self, position: int) -> list[Any]:
         assert self._flat is not None and self.keys is not None
         return self._flat[position::len(self.keys)]
 
 
 def key_groups(column: ArgsColumn, rows: np.ndarray) -> list[KeyGroup]:
     """``rows`` (row indices) by key set, as :func:`row_groups` groups them, in the order of
-    each group's first row; rows held as JSON text are decoded only into their values'
-    texts.
+    each group's first row. Rows held as JSON text are decoded into their values' texts
+    when lists or dicts are among them (a writer can look those up by text, and decode the
+    other columns at once), else into their values.
 
     >>> column = ArgsColumn([{"a": 1}, None]); column.extend_json(b'{"a": 2},{"b": 3},', [8, 8])
     >>> [(g.positions.tolist(), g.keys, g.values(0) if g.keys else None)
@@ -169,7 +174,9 @@ def key_groups(column: ArgsColumn, rows: np.ndarray) -> list[KeyGroup]:
     groups = [KeyGroup(others[at], keys, column=column, starts=starts)
               for at, keys, starts in key_set_groups(column, rows[others], decode=False)]
     if len(held):
-        dicts = _DECODE_RAW(array_text)
+        # a "[" or a "{" past the rows' own may be in a string: then texts, to no harm
+        texts = b"[" in array_text[1:-1] or array_text.count(b"{") > len(held)
+        dicts = (_DECODE_RAW if texts else _DECODE)(array_text)
         keys = list(map(tuple, dicts))
         number = {k: i for i, k in enumerate(dict.fromkeys(keys))}
         key_ids = np.fromiter(map(number.__getitem__, keys), dtype=np.int64, count=len(keys))
@@ -178,6 +185,6 @@ def key_groups(column: ArgsColumn, rows: np.ndarray) -> list[KeyGroup]:
         for lo, hi, key_set in zip([0, *cuts[:-1]], cuts, number, strict=True):
             at = order[lo:hi].tolist()
             flat = list(chain.from_iterable(map(dict.values, map(dicts.__getitem__, at))))
-            groups.append(KeyGroup(held[at], key_set, flat=flat))
+            groups.append(KeyGroup(held[at], key_set, flat=flat, texts=texts))
     groups.sort(key=lambda group: int(group.positions.min()))
     return groups

@@ -25,7 +25,6 @@ negative times is shifted to start at 0 (recorded in diagnostics and trace attri
 from __future__ import annotations
 
 import multiprocessing
-import struct
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from itertools import repeat
@@ -66,7 +65,6 @@ TYPE_BEGIN, TYPE_END, TYPE_INSTANT, TYPE_COUNTER = 1, 2, 3, 4
 
 _FLOW_ID, _TERMINATING_FLOW_ID = b"\xf9\x02", b"\x81\x03"       # fields 47, 48 (fixed64)
 _INT_COUNTER, _DOUBLE_COUNTER = b"\xf0\x01", b"\xe1\x02"        # fields 30, 44
-_DOUBLE = struct.Struct("<d").pack
 
 
 def frame(packet: bytes) -> bytes:
@@ -219,7 +217,10 @@ class _EventEncoder:
         self.ts, self.codes = self._written(*event_order(trace))
         self.ts += offset
         self.flows = self._flow_fields()
-        self.counter_values = self._counter_value_fields()
+        values = trace.counters.numpy("value")
+        self.counter_values = values
+        self.counter_integral = (np.isfinite(values) & (values == np.round(values))
+                                 & (np.abs(values) < 2**62))
         self.names = {kind: table.numpy("name").astype(np.uint64) for kind, table in (
             (BEGIN, trace.slices), (INSTANT, trace.instants))}
         self.categories = {kind: table.numpy("category").astype(np.uint64) for kind, table in (
@@ -287,13 +288,17 @@ class _EventEncoder:
             if not len(at):
                 continue
             picked = rows[at]
-            if kind in (END, COUNTER):
-                track = self.columns[BEGIN if kind == END else COUNTER][picked]
-                rest = [] if kind == END else [list(map(self.counter_values.__getitem__,
-                                                        picked.tolist()))]
+            if kind == END:
                 positions.append(at)
-                packets += _framed([self.type_field[kind], self.uuid[track]], rest,
-                                   stamps[at], tail)
+                track = self.columns[BEGIN][picked]
+                packets += _framed([self.type_field[kind], self.uuid[track]], [], stamps[at], tail)
+                continue
+            if kind == COUNTER:
+                for subset, value in self._counter_value_parts(picked):
+                    track = self.columns[COUNTER][picked[subset]]
+                    positions.append(at[subset])
+                    packets += _framed([self.type_field[kind], self.uuid[track], *value], [],
+                                       stamps[at[subset]], tail)
                 continue
             names, categories = self.names[kind], self.categories[kind]
             for group, lead, rest in self.args[kind].parts(picked):
@@ -385,12 +390,16 @@ class _EventEncoder:
         return {row: blob[10 * lo:10 * hi] for row, lo, hi in zip(
             rows[firsts].tolist(), firsts.tolist(), lasts.tolist(), strict=True)}
 
-    def _counter_value_fields(self) -> list[bytes]:
-        """``counter_value`` for integral samples, ``double_counter_value`` otherwise."""
-        values = self.trace.counters.numpy("value")
-        integral = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2**62)
-        return [_INT_COUNTER + varint(int(v)) if whole else _DOUBLE_COUNTER + _DOUBLE(v)
-                for v, whole in zip(values.tolist(), integral.tolist(), strict=True)]
+    def _counter_value_parts(self, rows: np.ndarray) -> list[tuple[np.ndarray, list[Part]]]:
+        """The counter value fields of counter rows ``rows``, as :func:`~.wire.pack_rows`
+        parts: per subset of ``rows`` (positions), ``counter_value`` for integral samples,
+        ``double_counter_value`` for the others."""
+        values, integral = self.counter_values[rows], self.counter_integral[rows]
+        whole, fraction = np.flatnonzero(integral), np.flatnonzero(~integral)
+        doubles = values[fraction].astype("<f8").view(np.uint8).reshape(len(fraction), 8)
+        subsets = [(whole, [_INT_COUNTER, values[whole].astype(np.int64).astype(np.uint64)]),
+                   (fraction, [_DOUBLE_COUNTER, doubles])]
+        return [(subset, parts) for subset, parts in subsets if len(subset)]
 
 
 def _batches(items: list[tuple[int, str]], size: int) -> list[list[tuple[int, str]]]:
