@@ -15,6 +15,7 @@ import traceconv
 from traceconv.analysis.memory import live_bytes
 from traceconv.errors import InputError
 from traceconv.formats import torch_memory
+from traceconv.formats.torch_memory.reader import replay_totals
 from traceconv.formats.torch_memory.reconstruct import Reconstruction
 from traceconv.formats.torch_memory.schema import CATEGORIES
 from traceconv.io import Source
@@ -145,7 +146,7 @@ def test_totals_replay_reproduces_any_series(rows):
     """Whatever the per-category totals, the rebuilt blocks give exactly those totals."""
     builder = Reconstruction(pool="timeline")
     times = list(range(0, 10 * len(rows), 10))
-    torch_memory._replay_totals(times, [[0, *r] for r in rows], builder)
+    replay_totals(times, [[0, *r] for r in rows], builder)
     blocks = builder.finish()
     assert builder.unmatched == 0
     for i, name in enumerate(CATEGORIES):

@@ -15,7 +15,7 @@ import numpy as np
 import orjson
 
 from ... import __version__
-from ...analysis.nesting import nested_view
+from ...analysis.nesting import clamped_durations, nested_view
 from ...gcpause import paused_gc
 from ...model import Diagnostics, ProcessKind, Trace, TrackKind
 from ...model.columns import InstantTable, SliceTable
@@ -178,31 +178,36 @@ def _flow_events(trace: Trace, place: list[bytes], base: int) -> Iterator[bytes]
     """An ``s``/``f`` pair per flow, ids from 1."""
     f, s = trace.flows, trace.slices
     strings = trace.strings.strings
+    track, start, dur = s.numpy("track"), s.numpy("start"), s.numpy("dur")
+    sources, targets = f.numpy("source"), f.numpy("target")
+    labelled = np.stack([f.numpy("category"), f.numpy("name")], axis=1)
     labels: dict[tuple[int, int], bytes] = {}
     for lo in range(0, len(f), BATCH):
         hi = min(lo + BATCH, len(f))
-        source, target = f.source[lo:hi], f.target[lo:hi]
-        texts = []
-        for cat, name in zip(f.category[lo:hi], f.name[lo:hi], strict=True):
+        source, target = sources[lo:hi], targets[lo:hi]
+        distinct, which = np.unique(labelled[lo:hi], axis=0, return_inverse=True)
+        label_texts = []
+        for cat, name in distinct.tolist():
             text = labels.get((cat, name))
             if text is None:
                 category, label = strings[cat] or "flow", strings[name] or strings[cat] or "flow"
                 text = labels[(cat, name)] = b',"cat":%s,"name":%s' % (
                     orjson.dumps(category), orjson.dumps(label))
-            texts.append(text)
-        starts = [s.start[src] for src in source]
+            label_texts.append(text)
+        texts = list(map(label_texts.__getitem__, which.reshape(-1).tolist()))
+        starts = start[source]
         # A flow must not end before it starts (Perfetto drops it): end at the later of the
         # two starts, still inside the target slice so that bp:"e" binds to it.
-        ends = [min(max(s.start[dst], begun), s.start[dst] + s.dur[dst])
-                for dst, begun in zip(target, starts, strict=True)]
+        ends = np.minimum(np.maximum(start[target], starts),
+                          start[target] + clamped_durations(start[target], dur[target]))
         flow_ids = value_texts(list(range(lo + 1, hi + 1)))
         pairs = []
         for phase, rows, stamps, tail in ((b"s", source, starts, b"}"),
                                           (b"f", target, ends, b',"bp":"e"}')):
             pairs.append(list(map(b"".join, zip(
                 repeat(b'{"ph":"%s","id":' % phase), flow_ids, texts,
-                map(place.__getitem__, map(s.track.__getitem__, rows)), repeat(b',"ts":'),
-                microseconds(np.array(stamps, dtype=np.int64) - base), repeat(tail)))))
+                map(place.__getitem__, track[rows].tolist()), repeat(b',"ts":'),
+                microseconds(stamps - base), repeat(tail)))))
         yield b",".join(chain.from_iterable(zip(*pairs, strict=True)))
 
 

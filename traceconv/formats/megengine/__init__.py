@@ -1,6 +1,6 @@
 """MegEngine profiler outputs.
 
-* :mod:`.profile` — the static-graph profile JSON (``trace.get_profile()``,
+* :mod:`.profile` (reader: :mod:`.static_profile`) — the static-graph profile JSON (``trace.get_profile()``,
   ``load_network_and_run --profile``): timeline, op graph, memory plan;
 * :mod:`.meminfo` — ``StaticMemoryInfo.json`` (logical addresses of the static plan);
 * :mod:`.memflow_svg` — the dynamic Profiler's ``memory_flow.svg`` as an input.

@@ -23,20 +23,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import orjson
-from pydantic import ValidationError
-
-from ...analysis.memory import add_live_bytes_counters
-from ...errors import InputError, json_path
 from ...io import Source
-from ...model import Metadata, Trace
-from .reconstruct import Reconstruction
-from .schema import CATEGORIES, Action, MemoryTimeline, RawMemoryTimeline
+from ...model import Trace
 
-SCHEMAS = {"torch_memory_timeline": MemoryTimeline,
-           "torch_memory_timeline_raw": RawMemoryTimeline}
-POOL = "timeline"
 _HEAD = re.compile(rb"^\s*\[\s*\[\s*-?\d")   # a list whose first item is a list of numbers
+
+
+def __getattr__(name: str) -> Any:
+    """``SCHEMAS`` on first use (pydantic is imported to read, not to sniff)."""
+    if name == "SCHEMAS":
+        from .schema import MemoryTimeline, RawMemoryTimeline
+
+        return {"torch_memory_timeline": MemoryTimeline,
+                "torch_memory_timeline_raw": RawMemoryTimeline}
+    raise AttributeError(name)
 
 
 def sniff(head: bytes, source: Source | None) -> float:
@@ -49,86 +49,6 @@ def read(source: Source, *, device: str = "") -> Trace:
 
     ``device`` names the device the export was made for (the file does not say).
     """
-    try:
-        document = orjson.loads(source.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc}", file=source.name) from None
-    raw = not _is_totals(document)
-    trace = Trace(Metadata(source_format="torch-memory", framework="PyTorch",
-                           clock="unix epoch"))
-    builder = Reconstruction(device=device, pool=POOL)
-    if raw:
-        rows = _validate(RawMemoryTimeline, document, source).root
-        _replay_events(rows, builder)
-        trace.metadata.attributes["export"] = "memory_timeline raw events"
-    else:
-        times, sizes = _validate(MemoryTimeline, document, source).root
-        if len(times) != len(sizes):
-            raise InputError(f"{len(times)} times but {len(sizes)} size rows", file=source.name,
-                             location="$[1]")
-        _replay_totals(times, sizes, builder)
-        trace.metadata.attributes["export"] = "memory_timeline per-category totals"
-    for block in builder.finish():
-        trace.add_memory_block(block)
-    diags = trace.diagnostics
-    diags.add("torch_memory.reconstructed", "the export has no tensor ids or addresses: blocks "
-              "pair allocations with frees of the same category and size, at logical offsets",
-              kind="guessed", count=len(trace.memory))
-    diags.add("torch_memory.split", "a free matched no block of its size and took part of one",
-              kind="guessed", count=builder.split)
-    diags.add("torch_memory.unmatched_free", "bytes freed with no live block of that category "
-              "(ignored)", kind="dropped", count=builder.unmatched)
-    add_live_bytes_counters(trace, process_name="PyTorch memory timeline", by_category=True)
-    return trace
+    from .reader import read_timeline
 
-
-def _is_totals(document: Any) -> bool:
-    """``[times, sizes]`` (two lists, the second of rows) rather than a list of raw rows."""
-    return (isinstance(document, list) and len(document) == 2
-            and all(isinstance(part, list) for part in document)
-            and (not document[1] or isinstance(document[1][0], list)))
-
-
-def _validate(model: Any, document: Any, source: Source) -> Any:
-    try:
-        return model.model_validate(document)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        raise InputError(error["msg"], file=source.name, location=json_path(error["loc"])) \
-            from None
-
-
-def _replay_events(rows: list[tuple[int, Action, int, int]], builder: Reconstruction) -> None:
-    """Raw rows: creates and destroys carry one tensor's bytes each."""
-    leaving: tuple[int, str] | None = None   # (bytes, category) of a version change
-    for t, action, nbytes, category in rows:
-        name = CATEGORIES[category]
-        if action is Action.PREEXISTING:
-            builder.create(None, nbytes, name)
-        elif action is Action.CREATE:
-            builder.create(t, nbytes, name)
-        elif action is Action.DESTROY:
-            builder.destroy(t, -nbytes, name)
-        elif nbytes < 0:   # INCREMENT_VERSION: the old version leaves ...
-            leaving = (-nbytes, name)
-        elif leaving is not None and leaving[0] == nbytes:   # ... the new one keeps its storage
-            builder.retag(t, nbytes, leaving[1], name)
-            leaving = None
-        else:
-            builder.create(t, nbytes, name)
-
-
-def _replay_totals(times: list[int], sizes: list[list[int]], builder: Reconstruction) -> None:
-    """Cumulative rows: each change of a category's total is one allocation or free."""
-    previous = [0] * len(CATEGORIES)
-    for t_us, row in zip(times, sizes, strict=True):
-        t = t_us * 1_000
-        changes = [(now - before, CATEGORIES[i])
-                   for i, (now, before) in enumerate(zip(row[1:], previous, strict=True))
-                   if now != before]
-        for delta, name in sorted(changes):   # frees first, so their room can be reused
-            if delta < 0:
-                builder.destroy(t, -delta, name)
-            else:
-                builder.create(t, delta, name)
-        previous = row[1:]
+    return read_timeline(source, device=device)

@@ -1,0 +1,190 @@
+"""Reads MegEngine's static-graph profile JSON (``{"graph_exec": ..., "profiler": ...}``).
+
+What lands in the model:
+
+* a **device** process with one track per comp node and a **host** process with one track
+  per dispatch thread. Their clocks have different origins (device: first execution after
+  compile, per comp node; host: construction of the profiler), so they stay separate
+  processes; each comp node is shifted onto the host clock by the smallest offset that
+  keeps launches causal (:mod:`.clock`), and the metadata says so;
+* one slice per executed opr per place; on the device, when the opr waited for inputs of
+  another comp node (``kern > start``), children ``wait`` (start→kern) and ``kernel``
+  (kern→end); a ``launch`` flow from the host slice to each device slice of the opr;
+* the op graph (:mod:`.graph`) and the memory blocks of the static plan (:mod:`.memory`).
+
+``graph.json`` (written beside ``StaticMemoryInfo.json``) is the ``graph_exec`` object
+alone: it gives the op graph and, on a synthetic program-order clock (opr *i* at *i* µs),
+one slice per executed opr and the memory blocks.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ...analysis.memory import add_live_bytes_counters
+from ...io import Source
+from ...model import Metadata, ProcessKind, Trace, TrackKind
+from .clock import PROGRAM_STEP_NS, device_offsets, seconds_to_ns
+from .document import load_json, validate
+from .graph import add_graph, shapes_text
+from .memory import add_memory_blocks
+from .schema import Footprint, GraphExec, Profiler, StaticProfile, Timing
+
+CLOCK_NOTE = ("device times: per comp node, from the first execution after compile; host "
+              "times: from the profiler's construction; device tracks are shifted by "
+              "megengine.device_offset_ns so that no opr starts on the device before the host "
+              "dispatched it (op nodes' device_spans are shifted the same way)")
+
+
+def op_args(opr_type: str, opr_id: str, footprint: Footprint | None,
+            seconds: float) -> dict[str, Any]:
+    """Slice arguments of one opr: type, id, shapes, FLOPs, bytes, FLOPS, bandwidth, params."""
+    args: dict[str, Any] = {"type": opr_type, "id": opr_id}
+    if footprint is None:
+        return args
+    args["in_shapes"] = shapes_text(footprint.in_shapes)
+    args["out_shapes"] = shapes_text(footprint.out_shapes)
+    if footprint.computation:
+        args["computation"] = footprint.computation
+        if 0 < seconds < math.inf:
+            args["flops"] = footprint.computation / seconds
+    if footprint.memory is not None:
+        args["memory"] = footprint.memory
+        if 0 < seconds < math.inf:
+            args["bandwidth"] = footprint.memory / seconds
+    if footprint.param:
+        args["param"] = footprint.param
+    return args
+
+
+def read_profile(source: Source) -> Trace:
+    """Read a static profile (or a bare ``graph_exec``) into a :class:`Trace`."""
+    value = load_json(source)
+    if isinstance(value, dict) and "comp_seq" in value and "graph_exec" not in value:
+        doc = StaticProfile(graph_exec=validate(GraphExec, value, source), profiler=Profiler())
+        return _read_graph_only(doc)
+    doc = validate(StaticProfile, value, source)
+    trace = Trace(Metadata(framework="MegEngine", clock="process-relative",
+                           attributes={"megengine.clocks": CLOCK_NOTE}))
+    offsets = device_offsets(doc)
+    trace.metadata.attributes["megengine.device_offset_ns"] = offsets
+    trace.diagnostics.add("megengine.device_clock_shifted", "device clock(s) shifted onto the "
+                          "host clock (launch latency 0 for the tightest opr)", kind="guessed",
+                          count=len(offsets),
+                          example="; ".join(f"{cn} {ns / 1e6:+.3f} ms"
+                                            for cn, ns in offsets.items()) or None)
+    rows = add_timeline(trace, doc, offsets)
+    add_graph(trace, doc, rows, offsets)
+    add_memory_blocks(trace, doc, offsets)
+    add_live_bytes_counters(trace)
+    return trace
+
+
+def _read_graph_only(doc: StaticProfile) -> Trace:
+    trace = Trace(Metadata(framework="MegEngine", source_version="graph_exec only",
+                           clock="synthetic (program order)",
+                           attributes={"megengine.time_unit": "1 µs = one opr step"}))
+    process = trace.add_process("MegEngine graph", kind=ProcessKind.SYNTHETIC)
+    track = trace.add_track("comp_seq", process=process, kind=TrackKind.SYNTHETIC)
+    ops = doc.graph_exec.operator
+    rows = {opr_id: [trace.add_slice(track, step * PROGRAM_STEP_NS, PROGRAM_STEP_NS,
+                                     ops[opr_id].name, "opr",
+                                     {"type": ops[opr_id].type, "id": opr_id})]
+            for step, opr_id in enumerate(doc.graph_exec.comp_seq) if opr_id in ops}
+    add_graph(trace, doc, rows)
+    add_memory_blocks(trace, doc, {}, program_order=True)
+    add_live_bytes_counters(trace)
+    return trace
+
+
+def add_timeline(trace: Trace, doc: StaticProfile,
+                 offsets: dict[str, int]) -> dict[str, list[int]]:
+    """Add host and device slices in execution order; returns opr id → its slice rows.
+
+    Device times are shifted by ``offsets[comp node]`` (see :mod:`.clock`).
+    """
+    prof, ops = doc.profiler, doc.graph_exec.operator
+    device = trace.add_process("MegEngine device", kind=ProcessKind.DEVICE, sort_index=1,
+                               labels=["device clock"])
+    host = trace.add_process("MegEngine host", kind=ProcessKind.HOST, sort_index=0,
+                             labels=["host clock"])
+    tracks: dict[tuple[int, str], int] = {}
+
+    def track(process: int, place: str) -> int:
+        key = (process, place)
+        if key not in tracks:
+            kind = TrackKind.STREAM if process == device else TrackKind.THREAD
+            tracks[key] = trace.add_track(place, process=process, kind=kind,
+                                          sort_index=len(tracks))
+        return tracks[key]
+
+    rows: dict[str, list[int]] = {}
+    missing = 0
+    for opr_id in doc.graph_exec.comp_seq:
+        opr = ops.get(opr_id)
+        dev_times = prof.device.get(opr_id, {})
+        host_times = prof.host.get(opr_id, {})
+        if opr is None or not (dev_times or host_times):
+            missing += 1
+            continue
+        seconds = max((t.end - t.start for t in dev_times.values()), default=0.0)
+        args = op_args(opr.type, opr_id, prof.opr_footprint.get(opr_id), seconds)
+        host_rows = [row for place, t in host_times.items()
+                     if (row := add_host_slice(trace, track(host, place), opr.name, t,
+                                               args)) is not None]
+        dev_rows = [row for place, t in dev_times.items()
+                    if (row := add_device_slice(trace, track(device, place), opr.name, t,
+                                                args, offsets.get(place, 0))) is not None]
+        if host_rows:
+            for row in dev_rows:
+                trace.add_flow(host_rows[0], row, "launch", "launch")
+        rows[opr_id] = host_rows + dev_rows
+    trace.diagnostics.add("megengine.unprofiled_opr",
+                          "opr in comp_seq without an operator entry or profiler timing",
+                          kind="dropped", count=missing)
+    return rows
+
+
+def span_ns(trace: Trace, t: Timing, offset: int = 0) -> tuple[int, int | None, int] | None:
+    """(start, kern or None, end) in ns; None (counted) when start/end are not finite.
+
+    ``kern`` is None when no kernel ran (-1) or it is not finite. An end before the start
+    is clamped to the start (counted as repaired). ``offset`` (ns) is added to all three.
+    """
+    if not (math.isfinite(t.start) and math.isfinite(t.end)):
+        trace.diagnostics.add("megengine.nonfinite_time", "timing with inf/nan start or end",
+                              kind="dropped", example=f"start={t.start} end={t.end}")
+        return None
+    start, end = seconds_to_ns(t.start) + offset, seconds_to_ns(t.end) + offset
+    if end < start:
+        trace.diagnostics.add("megengine.negative_duration", "end before start: clamped",
+                              kind="repaired", example=f"start={t.start} end={t.end}")
+        end = start
+    kern = seconds_to_ns(t.kern) + offset if math.isfinite(t.kern) and t.kern >= 0 else None
+    return start, kern, end
+
+
+def add_device_slice(trace: Trace, track: int, name: str, t: Timing,
+                     args: dict[str, Any], offset: int) -> int | None:
+    """The opr's device slice, with ``wait``/``kernel`` children when it waited."""
+    times = span_ns(trace, t, offset)
+    if times is None:
+        return None
+    start, kern, end = times
+    row = trace.add_slice(track, start, end - start, name, "opr", args)
+    if kern is not None and start < kern <= end:
+        trace.add_slice(track, start, kern - start, "wait", "wait")
+        trace.add_slice(track, kern, end - kern, "kernel", "kernel")
+    return row
+
+
+def add_host_slice(trace: Trace, track: int, name: str, t: Timing,
+                   args: dict[str, Any]) -> int | None:
+    """The opr's host slice; ``kern`` (first kernel launch, -1 = none) goes in the args."""
+    times = span_ns(trace, t)
+    if times is None:
+        return None
+    start, kern, end = times
+    host_args = args if kern is None else dict(args, kernel_launch_ns=kern)
+    return trace.add_slice(track, start, end - start, name, "opr", host_args)
