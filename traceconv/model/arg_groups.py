@@ -100,8 +100,9 @@ def gather(column: ArgsColumn, starts: np.ndarray, position: int, decode: bool =
 class KeyGroup:
     """The rows of one key set among some rows of an args column, read column by column.
 
-    ``positions``: where the rows are in the rows asked for (ascending); ``keys``: the key
-    set (None: rows without args). Values come per key, in the order of ``positions``.
+    ``positions``: where the rows are in the rows asked for (by ascending row); ``keys``:
+    the key set (None: rows without args). Values come per key, in the order of
+    ``positions``.
 
     >>> column = ArgsColumn(); column.extend_json(b'{"a": [1, 2], "b": 1.0},', [23])
     >>> group = key_groups(column, np.array([0]))[0]
@@ -183,8 +184,9 @@ def key_groups(column: ArgsColumn, rows: np.ndarray) -> list[KeyGroup]:
         order = np.argsort(key_ids, kind="stable")
         cuts = np.cumsum(np.bincount(key_ids)).tolist()
         for lo, hi, key_set in zip([0, *cuts[:-1]], cuts, number, strict=True):
-            at = order[lo:hi].tolist()
-            flat = list(chain.from_iterable(map(dict.values, map(dicts.__getitem__, at))))
+            at = order[lo:hi]
+            flat = list(chain.from_iterable(map(dict.values, map(dicts.__getitem__,
+                                                                 at.tolist()))))
             groups.append(KeyGroup(held[at], key_set, flat=flat, texts=texts))
     groups.sort(key=lambda group: int(group.positions.min()))
     return groups

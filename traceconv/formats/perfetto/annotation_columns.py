@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from operator import itemgetter
 from typing import Any
 
 import msgspec
@@ -128,10 +127,12 @@ class ColumnEncoder:
         return lead, columns
 
     def _encode_texts(self, entry: _Key, texts: list[bytes] | None) -> list[bytes] | None:
-        """A column of lists and dicts given as JSON texts, through the name's cache keyed
+        """A column given as JSON texts (None: not given), through the name's cache keyed
         by the text itself (which tells 1, 1.0 and true apart as well as a dump would):
-        only the texts not seen yet are decoded. None for any other column."""
-        if not texts or not set(map(itemgetter(0), texts)) <= set(_CONTAINERS):
+        only the texts not seen yet are decoded. Meant for lists and dicts, but right for
+        any value: a text key (bytes) is never a string value's key (str), and a list's
+        text is never the text of another value."""
+        if not texts:
             return None
         found: list[bytes | None] = list(map(entry.values.get, texts))
         if None in found:

@@ -51,15 +51,14 @@ def event_order(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     cnt = trace.counters
     n_inst, n_cnt = len(inst), len(cnt)
     ts = np.concatenate([sorted_start, sorted_end, inst.numpy("ts"), cnt.numpy("ts")])
-    # slot: where on its track's stack sequence the event goes; instants and counters go
-    # first at their timestamp (they never open or close anything)
-    slot = np.concatenate([position, close_before, np.full(n_inst + n_cnt, -1, np.int64)])
-    kind_rank = np.concatenate([np.ones(n, np.int8), np.zeros(n, np.int8),
-                                np.zeros(n_inst + n_cnt, np.int8)])
-    inner_first = np.concatenate([np.zeros(n, np.int64), -position,
-                                  np.zeros(n_inst + n_cnt, np.int64)])
+    # ties at one timestamp, in one sort key: the slot on the track's stack sequence, then
+    # ENDs innermost first and instants and counters (slot -1: first), then BEGINs
+    rank = 2 * n + 2   # the in-slot ranks: END n - position (1..n), others n, BEGIN 2n + 1
+    tie = np.concatenate([(position + 1) * rank + 2 * n + 1,
+                          (close_before + 1) * rank + n - position,
+                          np.full(n_inst + n_cnt, n, np.int64)])
     codes = np.concatenate([order * 4 + BEGIN, order * 4 + END,
                             np.arange(n_inst, dtype=np.int64) * 4 + INSTANT,
                             np.arange(n_cnt, dtype=np.int64) * 4 + COUNTER])
-    write_order = np.lexsort((inner_first, kind_rank, slot, ts))
+    write_order = np.lexsort((tie, ts))
     return ts[write_order], codes[write_order]

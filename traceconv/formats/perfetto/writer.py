@@ -217,6 +217,8 @@ class _EventEncoder:
         self.ts, self.codes = self._written(*event_order(trace))
         self.ts += offset
         self.flows = self._flow_fields()
+        self.has_flows = np.zeros(len(trace.slices), dtype=bool)
+        self.has_flows[list(self.flows)] = True
         values = trace.counters.numpy("value")
         self.counter_values = values
         self.counter_integral = (np.isfinite(values) & (values == np.round(values))
@@ -306,7 +308,7 @@ class _EventEncoder:
                 name, category = names[chosen], categories[chosen]
                 fields = [self.type_field[kind], self.uuid[self.columns[kind][chosen]],
                           (b"\x50", name, name != 0), (b"\x18", category, category != 0), *lead]
-                if kind == BEGIN and self.flows:
+                if kind == BEGIN and self.has_flows[chosen].any():
                     rest = [*rest, list(map(self.flows.get, chosen.tolist(), repeat(b"")))]
                 positions.append(at[group])
                 packets += _framed(fields, rest, stamps[at[group]], tail)
