@@ -76,13 +76,21 @@ def assert_written_as_model(trace: Trace) -> None:
             assert threads[(event["pid"], event["tid"])] == track
 
 
-@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_bundled_sample_reads_back_as_the_model(path):
-    try:
-        trace = traceconv.load(path)
-    except traceconv.TraceconvError:
-        pytest.skip("not a trace on its own (a paste, a summary, a broken sample)")
-    assert_written_as_model(trace)
+def test_every_bundled_sample_reads_back_as_the_model():
+    """Every bundled file that reads on its own (not a paste, a summary or a broken sample:
+    those raise) is written as Chrome JSON that reads back as its model."""
+    traces = 0
+    for path in SAMPLE_FILES:
+        try:
+            trace = traceconv.load(path)
+        except traceconv.TraceconvError:
+            continue
+        traces += 1
+        try:
+            assert_written_as_model(trace)
+        except AssertionError as error:
+            raise AssertionError(f"{path.relative_to(ROOT)}: {error}") from None
+    assert traces >= 65   # 73 of these 103 files when written: most do read
 
 
 scalars = st.one_of(st.integers(-2**70, 2**70), st.floats(), st.booleans(), st.none(),

@@ -46,14 +46,22 @@ def assert_columns_match(column: ArgsColumn) -> None:
         b"" if column[r] is None else args.encode(column[r]) for r in shuffled[: len(column) // 2]]
 
 
-@pytest.mark.parametrize("path", loadable(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_bundled_sample_encodes_as_row_by_row(path):
-    try:
-        trace = traceconv.load(path)
-    except traceconv.TraceconvError:
-        pytest.skip("not a trace on its own (a paste, a summary, a broken sample)")
-    for column in (trace.slices.args, trace.instants.args):
-        assert_columns_match(column)
+def test_every_bundled_sample_encodes_as_row_by_row():
+    """Every bundled file that reads on its own (not a paste, a summary or a broken sample:
+    those raise) encodes its slice and instant args as the row-by-row encoder does."""
+    traces = 0
+    for path in loadable():
+        try:
+            trace = traceconv.load(path)
+        except traceconv.TraceconvError:
+            continue
+        traces += 1
+        for column in (trace.slices.args, trace.instants.args):
+            try:
+                assert_columns_match(column)
+            except AssertionError as error:
+                raise AssertionError(f"{path.relative_to(ROOT)}: {error}") from None
+    assert traces >= 100   # 116 of the 200 bundled files when written: most do read
 
 
 scalars = st.one_of(

@@ -233,11 +233,11 @@ def _device_categories(trace: Trace) -> list[str]:
     """Categories of the slices on device processes. Reading the file back, they say which
     events are device work whatever the producer's own names (Paddle's ``Memcpy``, ...), so
     a second conversion puts them on the same streams."""
-    device = {i for i, t in enumerate(trace.tracks)
-              if trace.processes[t.process].kind == ProcessKind.DEVICE}
+    device = [i for i, t in enumerate(trace.tracks)
+              if trace.processes[t.process].kind == ProcessKind.DEVICE]
     s, strings = trace.slices, trace.strings.strings
-    return sorted({strings[c] for track, c in zip(s.track, s.category, strict=True)
-                   if track in device})
+    on_device = np.isin(s.numpy("track"), device)
+    return sorted({strings[c] for c in np.unique(s.numpy("category")[on_device]).tolist()})
 
 
 def write_chrome(trace: Trace, out: BinaryIO) -> Diagnostics:
