@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from traceconv.formats.perfetto import write
 from traceconv.formats.perfetto.annotation_columns import ColumnEncoder
 from traceconv.formats.perfetto.annotations import ArgEncoder
 from traceconv.formats.perfetto.wire import pack_rows, varint
-from traceconv.model import Trace
+from traceconv.model import Trace, arg_groups
 from traceconv.model.args import ArgsColumn
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,13 +76,15 @@ key_sets = st.lists(st.sampled_from(["bytes", "Input Dims", "est. occupancy %", 
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(key_sets, min_size=1, max_size=3), st.data(), st.booleans())
-def test_any_argument_table_encodes_as_row_by_row(shapes, data, as_text):
+@given(st.lists(key_sets, min_size=1, max_size=3), st.data(),
+       st.sampled_from(["dicts", "text as values", "text as texts"]))
+def test_any_argument_table_encodes_as_row_by_row(shapes, data, held):
     """Key sets with enough rows for the column path (and a few rows: the row path),
-    values of uniform or mixed kinds, ints past int64, dotted names, None and {}; with
-    ``as_text`` the rows that JSON can spell are held as JSON text, spelled in several ways
-    (the same list as ``[1,2]`` and ``[1, 2]``; ``1``, ``1.0`` and ``true`` apart)."""
-    column = _TextColumn(data) if as_text else ArgsColumn()
+    values of uniform or mixed kinds, ints past int64, dotted names, None and {}; rows
+    held as dicts, or (those that JSON can spell) as JSON text, spelled in several ways
+    (the same list as ``[1,2]`` and ``[1, 2]``; ``1``, ``1.0`` and ``true`` apart) and
+    decoded into values or into texts."""
+    column = ArgsColumn() if held == "dicts" else _TextColumn(data)
     for keys in shapes:
         uniform = {key: data.draw(values) for key in keys}   # a column of one kind
         for _ in range(data.draw(st.integers(0, 24))):
@@ -91,7 +94,8 @@ def test_any_argument_table_encodes_as_row_by_row(shapes, data, as_text):
                 continue
             column.append({key: (data.draw(values) if kind_of == "any" else
                                  _like(uniform[key], data)) for key in keys})
-    assert_columns_match(column)
+    with patch.object(arg_groups, "_LISTS_PER_ROW", 0 if held == "text as texts" else 1 << 30):
+        assert_columns_match(column)
 
 
 class _TextColumn(ArgsColumn):

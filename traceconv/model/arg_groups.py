@@ -28,6 +28,7 @@ _DECODE = msgspec.json.Decoder(list[dict[str, Any]]).decode
 _DECODE_RAW = msgspec.json.Decoder(list[dict[str, msgspec.Raw]]).decode
 _DECODE_ANY = msgspec.json.Decoder().decode
 _ENCODE = msgspec.json.Encoder().encode
+_LISTS_PER_ROW = 2   # lists a row from which args are decoded into texts (_wants_texts)
 
 Group = tuple[np.ndarray, ArgsColumn, tuple[Any, ...] | None, np.ndarray]
 
@@ -97,6 +98,21 @@ def gather(column: ArgsColumn, starts: np.ndarray, position: int, decode: bool =
     return list(itemgetter(*at)(values))   # one C call: twice map(__getitem__)'s speed
 
 
+def _wants_texts(array_text: bytes, rows: int) -> bool:
+    """Whether rows given as one JSON array of objects are better decoded into their
+    values' texts than into their values: when lists are many among them (counted by their
+    "[", also inside strings, to no harm). Texts cost a second decode of each column of
+    numbers; values cost an object per element of each list, and a dump of each list for
+    the cache. Measured on Kineto traces: CPU ops (shapes, strides and dtypes, about 12
+    lists a row) encode 4× faster from texts; kernels (grid and block, about 1) a little
+    faster from values.
+
+    >>> _wants_texts(b'[{"a": [1]},{"a": [2]}]', 2), _wants_texts(b'[{"a": [[1], [2]]}]', 1)
+    (False, True)
+    """
+    return array_text.count(b"[") - 1 >= _LISTS_PER_ROW * rows
+
+
 class KeyGroup:
     """The rows of one key set among some rows of an args column, read column by column.
 
@@ -104,10 +120,10 @@ class KeyGroup:
     the key set (None: rows without args). Values come per key, in the order of
     ``positions``.
 
-    >>> column = ArgsColumn(); column.extend_json(b'{"a": [1, 2], "b": 1.0},', [23])
+    >>> column = ArgsColumn(); column.extend_json(b'{"a": [[1], 2], "b": 1.0},', [25])
     >>> group = key_groups(column, np.array([0]))[0]
     >>> group.keys, group.values(1), group.texts(0)
-    (('a', 'b'), [1.0], [b'[1, 2]'])
+    (('a', 'b'), [1.0], [b'[[1], 2]'])
     """
 
     __slots__ = ("_column", "_flat", "_starts", "_texts", "keys", "positions")
@@ -136,15 +152,15 @@ class KeyGroup:
 
     def texts(self, position: int, only: bytes | None = None) -> list[bytes] | None:
         """The JSON texts of the values of the key at ``position`` when the rows were held as
-        text with lists or dicts among their values (as written in the source: ``1.0`` and
+        text and decoded into texts (see :func:`key_groups`; as written in the source: ``1.0`` and
         ``1``, ``[1,2]`` and ``[1, 2]`` differ), else None; None as well when ``only`` is
         given and the first text does not start with one of its bytes (a cheap test before
         making every text).
 
-        >>> column = ArgsColumn(); column.extend_json(b'{"a": [1], "b": 2},', [18])
+        >>> column = ArgsColumn(); column.extend_json(b'{"a": [[1]], "b": 2},', [20])
         >>> group = key_groups(column, np.array([0]))[0]
         >>> group.texts(0, only=b"[{"), group.texts(1, only=b"[{"), group.texts(1)
-        ([b'[1]'], None, [b'2'])
+        ([b'[[1]]'], None, [b'2'])
         """
         if not self._texts:
             return None
@@ -161,7 +177,7 @@ class KeyGroup:
 def key_groups(column: ArgsColumn, rows: np.ndarray) -> list[KeyGroup]:
     """``rows`` (row indices) by key set, as :func:`row_groups` groups them, in the order of
     each group's first row. Rows held as JSON text are decoded into their values' texts
-    when lists or dicts are among them (a writer can look those up by text, and decode the
+    when lists are many among them (a writer can look those up by text, and decode the
     other columns at once), else into their values.
 
     >>> column = ArgsColumn([{"a": 1}, None]); column.extend_json(b'{"a": 2},{"b": 3},', [8, 8])
@@ -175,8 +191,7 @@ def key_groups(column: ArgsColumn, rows: np.ndarray) -> list[KeyGroup]:
     groups = [KeyGroup(others[at], keys, column=column, starts=starts)
               for at, keys, starts in key_set_groups(column, rows[others], decode=False)]
     if len(held):
-        # a "[" or a "{" past the rows' own may be in a string: then texts, to no harm
-        texts = b"[" in array_text[1:-1] or array_text.count(b"{") > len(held)
+        texts = _wants_texts(array_text, len(held))
         dicts = (_DECODE_RAW if texts else _DECODE)(array_text)
         keys = list(map(tuple, dicts))
         number = {k: i for i, k in enumerate(dict.fromkeys(keys))}
