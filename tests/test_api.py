@@ -41,3 +41,19 @@ def test_api_tour_pytorch_snapshot_and_execution_trace():
     conv = run.graph.nodes["op/6"]
     assert (conv["name"], conv["host_ns"], conv["device_ns"], conv["kernels"]) == (
         "aten::conv2d", 322301, 329895, 4)
+
+
+def test_reading_a_gzip_leaves_no_file_open():
+    """Every stream a read opens is closed with it, the file under a gzip too (GzipFile does
+    not close a file object it was given): none is left for the collector to close, with a
+    ResourceWarning."""
+    import gc
+    import warnings
+
+    path = Path(__file__).parent / "data" / "torch" / "resnet18_train_cuda.pt.trace.json.gz"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        trace = traceconv.load(path)
+        gc.collect()
+    assert [str(w.message) for w in caught if w.category is ResourceWarning] == []
+    assert len(trace.memory) == 639   # (read whole: the blocks test_kineto_memory counts)

@@ -86,8 +86,10 @@ class _BoundedReader(io.RawIOBase):
     """Passes a (decompressing) stream through and fails once it yields more than ``limit``
     bytes: a small gzip can expand to any size."""
 
-    def __init__(self, stream: _Readable, limit: int, name: str) -> None:
+    def __init__(self, stream: _Readable, limit: int, name: str,
+                 source: BinaryIO | None = None) -> None:
         self._stream, self._limit, self._name, self._done = stream, limit, name, 0
+        self._source = source   # what ``stream`` reads from: closed with it (GzipFile won't)
 
     def readable(self) -> bool:
         return True
@@ -105,6 +107,8 @@ class _BoundedReader(io.RawIOBase):
 
     def close(self) -> None:
         self._stream.close()
+        if self._source is not None:
+            self._source.close()
         super().close()
 
 
@@ -194,7 +198,7 @@ class Source:
         raw = self._raw()
         if self.compressed:
             unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
-            bounded = _BoundedReader(unzipped, self.max_bytes, self.name)
+            bounded = _BoundedReader(unzipped, self.max_bytes, self.name, source=raw)
             return io.BufferedReader(bounded, 1 << 20)  # type: ignore[return-value]
         return raw
 
