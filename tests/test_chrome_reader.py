@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -278,3 +279,41 @@ def test_kineto_quirks_hand_made(tmp_path: Path):
     again = traceconv.load(tmp_path / "out.json")
     assert next(again.iter_slices(name="record_param_comms")).args["Comms Id"] == (
         10159970886766084423)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 6), st.booleans()), max_size=30))
+def test_launches_join_their_kernels_by_correlation(tmp_path_factory, events):
+    """A kernel is joined to the last launch (in file order) with its correlation id, unless
+    an ac2g flow event links the two already: checked against that rule applied to the raw
+    events (launches and kernels interleaved, ids repeated, some pairs already linked)."""
+    trace_events, last_launch, linked = [], {}, set()
+    for i, (is_launch, correlation, flowed) in enumerate(events):
+        name = f"{'L' if is_launch else 'K'}{i}"
+        trace_events.append({"ph": "X", "name": name, "ts": 10 * i, "dur": 5,
+                             "cat": "cuda_runtime" if is_launch else "kernel",
+                             "pid": 1 if is_launch else 0, "tid": 1 if is_launch else 7,
+                             "args": {"correlation": correlation}})
+        if is_launch:
+            last_launch[correlation] = name
+        elif flowed and correlation in last_launch:   # an ac2g pair from the latest launch
+            source = int(last_launch[correlation][1:])
+            trace_events += [{"ph": "s", "id": i, "cat": "ac2g", "name": "ac2g", "pid": 1,
+                              "tid": 1, "ts": 10 * source + 1},
+                             {"ph": "f", "id": i, "cat": "ac2g", "name": "ac2g", "pid": 0,
+                              "tid": 7, "ts": 10 * i + 1, "bp": "e"}]
+            linked.add((last_launch[correlation], name))
+    final_launch = {}
+    for i, (is_launch, correlation, _) in enumerate(events):
+        if is_launch:
+            final_launch[correlation] = f"L{i}"
+    expected = {(final_launch[c], f"K{i}") for i, (is_launch, c, _) in enumerate(events)
+                if not is_launch and c in final_launch} - linked
+    path = tmp_path_factory.mktemp("join") / "t.json"
+    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": trace_events}))
+    trace = traceconv.load(path, format="chrome")
+    name = trace.slices.name
+    joined = {(trace.strings.strings[name[f.source]], trace.strings.strings[name[f.target]])
+              for f in trace.iter_flows() if f.name == "correlation"}
+    assert joined == expected
+    assert trace.diagnostics.count("kineto.flows_from_correlation") == len(expected)

@@ -105,9 +105,11 @@ def _factorize(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
     >>> codes, distinct = _factorize(["b", "a", "b"]); codes.tolist(), distinct
     ([0, 1, 0], ['b', 'a'])
     """
-    distinct = list(dict.fromkeys(values))
-    index = {value: i for i, value in enumerate(distinct)}
-    return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values)), distinct
+    seen: dict[Any, int] = {}   # value -> where it first is (one C-level pass)
+    first = np.fromiter(map(seen.setdefault, values, range(len(values))), dtype=np.int64,
+                        count=len(values))
+    firsts, codes = np.unique(first, return_inverse=True)   # first places in file order
+    return codes.reshape(-1), [values[i] for i in firsts.tolist()]
 
 
 def _bind(points: FlowPoints, ts: np.ndarray, tracks_of: Callable[[Any], list[int]],

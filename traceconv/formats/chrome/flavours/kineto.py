@@ -143,31 +143,30 @@ def _join_launches(trace: Trace) -> None:
     device_ids = {i for c in DEVICE_CATEGORIES if (i := strings.find(c)) is not None}
     if not launch_ids or not device_ids:
         return
-    linked = set(zip(trace.flows.source, trace.flows.target, strict=True))
     s = trace.slices
     categories = s.numpy("category")
     is_launch = np.isin(categories, list(launch_ids))
     rows = np.flatnonzero(is_launch | np.isin(categories, list(device_ids)))
     correlations = s.args.get_many(rows, "correlation")
-    launches: dict[Any, int] = {}
-    work: list[tuple[Any, int]] = []
-    malformed = 0
-    for row, correlation, launch in zip(rows.tolist(), correlations, is_launch[rows].tolist(),
-                                        strict=True):
-        if correlation is None:
-            continue
-        if type(correlation) is not int and not hashable(correlation):  # no id to join by
-            malformed += 1
-        elif launch:
-            launches[correlation] = row
-        else:
-            work.append((correlation, row))
-    joined = 0
-    for correlation, row in work:
-        src = launches.get(correlation)
-        if src is not None and (src, row) not in linked:
-            trace.add_flow(src, row, "ac2g", "correlation")
-            joined += 1
+    usable = [c is not None and (type(c) is int or hashable(c)) for c in correlations]
+    malformed = sum(c is not None for c in correlations) - sum(usable)   # lists, objects
+    first = np.full(len(rows), -1, dtype=np.int64)   # per row: the correlation's first row
+    seen: dict[Any, int] = {}
+    first[usable] = list(map(seen.setdefault, compress(correlations, usable),
+                             np.flatnonzero(usable).tolist()))
+    launch = is_launch[rows] & (first >= 0)
+    source_of = np.full(len(rows), -1, dtype=np.int64)   # per correlation: its last launch
+    source_of[first[launch]] = rows[launch]   # (numpy assigns in order: the last one wins)
+    work = np.flatnonzero(~is_launch[rows] & (first >= 0))
+    sources, targets = source_of[first[work]], rows[work]
+    found = sources >= 0
+    sources, targets = sources[found], targets[found]
+    flows = trace.flows   # pairs an ac2g flow event linked already (as one number each)
+    linked = np.isin(sources * len(s) + targets,
+                     flows.numpy("source") * len(s) + flows.numpy("target"))
+    for src, dst in zip(sources[~linked].tolist(), targets[~linked].tolist(), strict=True):
+        trace.add_flow(src, dst, "ac2g", "correlation")
+    joined = int((~linked).sum())
     trace.diagnostics.add("kineto.flows_from_correlation", "launch → device flows added from "
                           "matching correlation ids (no ac2g flow event linked them)",
                           kind="guessed", count=joined)
