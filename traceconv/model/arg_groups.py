@@ -15,7 +15,7 @@ cache, without building a Python object per value.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import chain
+from itertools import chain, count
 from operator import itemgetter
 from typing import Any
 
@@ -193,12 +193,14 @@ def key_groups(column: ArgsColumn, rows: np.ndarray) -> list[KeyGroup]:
     if len(held):
         texts = _wants_texts(array_text, len(held))
         dicts = (_DECODE_RAW if texts else _DECODE)(array_text)
-        keys = list(map(tuple, dicts))
-        number = {k: i for i, k in enumerate(dict.fromkeys(keys))}
-        key_ids = np.fromiter(map(number.__getitem__, keys), dtype=np.int64, count=len(keys))
+        # a key set's id: the row number where it first came (one C-level pass, no list)
+        first_row: dict[tuple[Any, ...], int] = {}
+        key_ids = np.fromiter(map(first_row.setdefault, map(tuple, dicts), count()),
+                              dtype=np.int64, count=len(dicts))
         order = np.argsort(key_ids, kind="stable")
-        cuts = np.cumsum(np.bincount(key_ids)).tolist()
-        for lo, hi, key_set in zip([0, *cuts[:-1]], cuts, number, strict=True):
+        cuts = (np.flatnonzero(np.diff(key_ids[order])) + 1).tolist()
+        key_sets = sorted(first_row, key=first_row.__getitem__)
+        for lo, hi, key_set in zip([0, *cuts], [*cuts, len(order)], key_sets, strict=True):
             at = order[lo:hi]
             flat = list(chain.from_iterable(map(dict.values, map(dicts.__getitem__,
                                                                  at.tolist()))))
