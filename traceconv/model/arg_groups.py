@@ -1,15 +1,13 @@
 """Rows of an args column grouped by key set: the shape that column-wise writers encode.
 
 Writers encode arguments a key set at a time (one template, then each key's values as a
-column) instead of a dict per row; :func:`row_groups` gives them the groups and
-:func:`gather` a key's values. Rows a reader kept as JSON text are decoded for the batch
-only (the column keeps them as text), and the groups come in the order of their first row,
-so that what a writer makes of them does not depend on how the rows are held.
-
-:func:`key_groups` gives the same groups as :class:`KeyGroup` objects, which for rows held
-as text keep each value as its JSON text until a column is asked for: a writer can then
-decode a column of numbers in one call, and look up lists and dicts by their text in a
-cache, without building a Python object per value.
+column) instead of a dict per row: :func:`key_groups` gives them the groups as
+:class:`KeyGroup` objects, in the order of each group's first row, so that what a writer
+makes of them does not depend on how the rows are held. Rows a reader kept as JSON text
+are decoded for the batch only (the column keeps them as text), and may keep each value as
+its JSON text until a column is asked for: a writer can then decode a column of numbers in
+one call, and look up lists and dicts by their text in a cache, without building a Python
+object per value.
 """
 
 from __future__ import annotations
@@ -30,38 +28,11 @@ _DECODE_ANY = msgspec.json.Decoder().decode
 _ENCODE = msgspec.json.Encoder().encode
 _LISTS_PER_ROW = 2   # lists a row from which args are decoded into texts (_wants_texts)
 
-Group = tuple[np.ndarray, ArgsColumn, tuple[Any, ...] | None, np.ndarray]
-
-
-def row_groups(column: ArgsColumn, rows: np.ndarray) -> list[Group]:
-    """``rows`` (row indices) by key set, in the order of each group's first row: the
-    positions in ``rows`` of the group's rows (in row order), the column that holds their
-    values (for rows held as JSON text, one decoded for now), their keys (None: no args)
-    and where each row's values start there (``gather(group_column, starts, j, False)``).
-
-    >>> column = ArgsColumn([{"a": 1}, None]); column.extend_json(b'{"a": 2},{"b": 3},', [8, 8])
-    >>> [(p.tolist(), keys) for p, _, keys, _ in row_groups(column, np.array([3, 1, 0, 2]))]
-    [([0], ('b',)), ([1], None), ([2], ('a',)), ([3], ('a',))]
-    """
-    ascending = np.argsort(rows, kind="stable")   # stored texts in runs: few cuts
-    held, array_text, others = column.json_rows(rows[ascending])
-    held, others = ascending[held], ascending[others]
-    groups: list[Group] = []
-    if len(held):
-        decoded = ArgsColumn(_DECODE(array_text))
-        groups += [(held[at], decoded, keys, starts) for at, keys, starts
-                   in key_set_groups(decoded, np.arange(len(held)), decode=False)]
-    groups += [(others[at], column, keys, starts) for at, keys, starts
-               in key_set_groups(column, rows[others], decode=False)]
-    groups.sort(key=lambda group: int(group[0].min()))   # (not by key-set id: how rows came in)
-    return groups
-
-
-def key_set_groups(column: ArgsColumn, rows: np.ndarray, decode: bool = True
+def key_set_groups(column: ArgsColumn, rows: np.ndarray
                    ) -> Iterator[tuple[np.ndarray, tuple[Any, ...] | None, np.ndarray]]:
     """For each key set among ``rows`` (row indices): the positions in ``rows`` of its
     rows (ascending), its keys (None: rows without args) and where each row's values start.
-    Without ``decode``, rows held as JSON text are left out (and stay text).
+    Rows held as JSON text are left out (and stay text).
 
     >>> column = ArgsColumn([{"a": 1}, None, {"a": 2}, {"b": 3, "c": 4}])
     >>> [(p.tolist(), keys, s.tolist()) for p, keys, s in key_set_groups(column, np.arange(4))]
@@ -69,9 +40,7 @@ def key_set_groups(column: ArgsColumn, rows: np.ndarray, decode: bool = True
     """
     if not len(rows):
         return
-    key_sets, starts = (np.frombuffer(column.key_set, dtype=np.int32),
-                        np.frombuffer(column.start, dtype=np.int64)) if decode else \
-        column.held()[:2]
+    key_sets, starts = column.held()[:2]
     key_set = key_sets[rows]
     order = np.argsort(key_set, kind="stable")
     grouped = key_set[order]
@@ -83,15 +52,15 @@ def key_set_groups(column: ArgsColumn, rows: np.ndarray, decode: bool = True
             yield order[lo:hi], column.key_sets[k] if k >= 0 else None, starts[lo:hi]
 
 
-def gather(column: ArgsColumn, starts: np.ndarray, position: int, decode: bool = True
-           ) -> list[Any]:
-    """The values at ``position`` in the key set of the rows that start at ``starts``.
+def gather(column: ArgsColumn, starts: np.ndarray, position: int) -> list[Any]:
+    """The values at ``position`` in the key set of the rows that start at ``starts`` (rows
+    in the flat layout, as :func:`key_set_groups` gives them).
 
     >>> column = ArgsColumn([{"a": 1, "b": "x"}, {"a": 2, "b": "y"}])
     >>> gather(column, np.array([0, 2]), 1)
     ['x', 'y']
     """
-    values = column.values if decode else column.held()[2]
+    values = column.held()[2]
     at = (starts + position).tolist()
     if len(at) < 2:   # itemgetter of one index gives the item, not a 1-tuple
         return [values[i] for i in at]
@@ -143,7 +112,7 @@ class KeyGroup:
         """The values of the key at ``position`` in :attr:`keys` (texts decoded at once)."""
         if self._flat is None:
             assert self._column is not None and self._starts is not None
-            return gather(self._column, self._starts, position, decode=False)
+            return gather(self._column, self._starts, position)
         if not self._texts:
             return self._column_of(position)
         # msgspec writes a list of Raw texts as one JSON array at C speed (bytes.join
@@ -175,8 +144,7 @@ class KeyGroup:
 
 
 def key_groups(column: ArgsColumn, rows: np.ndarray) -> list[KeyGroup]:
-    """``rows`` (row indices) by key set, as :func:`row_groups` groups them, in the order of
-    each group's first row. Rows held as JSON text are decoded into their values' texts
+    """``rows`` (row indices) by key set, in the order of each group's first row. Rows held as JSON text are decoded into their values' texts
     when lists are many among them (a writer can look those up by text, and decode the
     other columns at once), else into their values.
 
@@ -189,7 +157,7 @@ def key_groups(column: ArgsColumn, rows: np.ndarray) -> list[KeyGroup]:
     held, array_text, others = column.json_rows(rows[ascending])
     held, others = ascending[held], ascending[others]
     groups = [KeyGroup(others[at], keys, column=column, starts=starts)
-              for at, keys, starts in key_set_groups(column, rows[others], decode=False)]
+              for at, keys, starts in key_set_groups(column, rows[others])]
     if len(held):
         texts = _wants_texts(array_text, len(held))
         dicts = (_DECODE_RAW if texts else _DECODE)(array_text)

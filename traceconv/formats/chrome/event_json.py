@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from ...model.arg_groups import gather, row_groups
+from ...model.arg_groups import key_groups
 from ...model.args import ArgsColumn
 from ..json_texts import json_texts, split_prefixed
 
@@ -131,8 +131,8 @@ class ArgsText:
                 yield held[empty], [repeat(b"}")]
                 held, texts = held[~empty], list(compress(texts, (~empty).tolist()))
             yield held, [repeat(b',"args":'), texts, repeat(b"}")]   # copied as written
-        for positions, column, keys, starts in row_groups(self.column, rows[others]):
-            positions = others[positions]
+        for group in key_groups(self.column, rows[others]):
+            positions, keys = others[group.positions], group.keys
             if not keys:   # no args, or empty ones: no "args" key
                 yield positions, [repeat(b"}")]
                 continue
@@ -142,8 +142,7 @@ class ArgsText:
                     (b',"args":{' if j == 0 else b",") + key_text(key)
                     for j, key in enumerate(keys)]
             pieces: list[Any] = [
-                value_texts(gather(column, starts, j, decode=False), head,
-                            self.strings.setdefault(head, {}))
+                value_texts(group.values(j), head, self.strings.setdefault(head, {}))
                 for j, head in enumerate(template)]
             pieces.append(repeat(b"}}"))
             yield positions, pieces
