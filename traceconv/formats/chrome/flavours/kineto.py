@@ -150,12 +150,13 @@ def _join_launches(trace: Trace) -> None:
     correlations = s.args.get_many(rows, "correlation")
     usable = [c is not None and (type(c) is int or hashable(c)) for c in correlations]
     malformed = sum(c is not None for c in correlations) - sum(usable)   # lists, objects
-    first = np.full(len(rows), -1, dtype=np.int64)   # per row: the correlation's first row
+    # per event: where (in rows) its correlation id first came, -1 for none: the id's key
+    first = np.full(len(rows), -1, dtype=np.int64)
     seen: dict[Any, int] = {}
     first[usable] = list(map(seen.setdefault, compress(correlations, usable),
                              np.flatnonzero(usable).tolist()))
     launch = is_launch[rows] & (first >= 0)
-    source_of = np.full(len(rows), -1, dtype=np.int64)   # per correlation: its last launch
+    source_of = np.full(len(rows), -1, dtype=np.int64)   # per id key: its last launch
     source_of[first[launch]] = rows[launch]   # (numpy assigns in order: the last one wins)
     work = np.flatnonzero(~is_launch[rows] & (first >= 0))
     sources, targets = source_of[first[work]], rows[work]
