@@ -13,13 +13,14 @@ object per value.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import chain, count
+from itertools import chain
 from operator import itemgetter
 from typing import Any
 
 import msgspec
 import numpy as np
 
+from ..keys import first_places
 from .args import ArgsColumn
 
 _DECODE = msgspec.json.Decoder(list[dict[str, Any]]).decode
@@ -163,8 +164,7 @@ def key_groups(column: ArgsColumn, rows: np.ndarray) -> list[KeyGroup]:
         dicts = (_DECODE_RAW if texts else _DECODE)(array_text)
         # a key set's id: the row number where it first came (one C-level pass, no list)
         first_row: dict[tuple[Any, ...], int] = {}
-        key_ids = np.fromiter(map(first_row.setdefault, map(tuple, dicts), count()),
-                              dtype=np.int64, count=len(dicts))
+        key_ids = first_places(map(tuple, dicts), first_row)
         order = np.argsort(key_ids, kind="stable")
         cuts = (np.flatnonzero(np.diff(key_ids[order])) + 1).tolist()
         key_sets = sorted(first_row, key=first_row.__getitem__)

@@ -365,21 +365,10 @@ class ArgsColumn(Sequence[Args]):
         >>> held.tolist(), array_text, others.tolist()
         ([0, 2], b'[{"c": 3},{"b": 2}]', [1, 3])
         """
-        key_set = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else \
-            np.zeros(0, dtype=np.int32)
-        held = key_set == _JSON
-        at = np.flatnonzero(held)
-        array_text = b"[]"
-        if len(at):
-            index = np.frombuffer(self._start, dtype=np.int64)[rows[at]]
-            bounds = np.frombuffer(self._text_bounds, dtype=np.int64)
-            breaks = np.flatnonzero(index[1:] != index[:-1] + 1) + 1
-            firsts, lasts = np.r_[0, breaks], np.r_[breaks, len(index)] - 1
-            cut = self._texts.cut   # (- 1: the comma after the run's last text)
-            array_text = b"[" + b",".join(bytes(cut(a, b - 1)) for a, b in zip(
-                bounds[index[firsts]].tolist(), bounds[index[lasts] + 1].tolist(),
-                strict=True)) + b"]"
-        return at, array_text, np.flatnonzero(~held)
+        held, starts, ends, runs = self._held_runs(rows)
+        array_text = b"[" + b",".join(
+            bytes(self._texts.cut(int(starts[lo]), int(ends[hi - 1]))) for lo, hi in runs) + b"]"
+        return np.flatnonzero(held), array_text, np.flatnonzero(~held)
 
     def json_texts(self, rows: np.ndarray) -> tuple[np.ndarray, list[bytes], np.ndarray]:
         """The rows held as JSON text among ``rows`` (ascending row indices), decoding
@@ -391,22 +380,31 @@ class ArgsColumn(Sequence[Args]):
         >>> at.tolist(), texts, empty.tolist()
         ([1, 3], [b'{"b": 2}', b'{ }'], [False, True])
         """
-        key_set = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else \
-            np.zeros(0, dtype=np.int32)
-        at = np.flatnonzero(key_set == _JSON)
-        index = np.frombuffer(self._start, dtype=np.int64)[rows[at]]
-        bounds = np.frombuffer(self._text_bounds, dtype=np.int64)
-        starts, ends = bounds[index], bounds[index + 1] - 1   # (- 1: the comma after each)
-        breaks = np.flatnonzero(index[1:] != index[:-1] + 1) + 1
+        held, starts, ends, runs = self._held_runs(rows)
         texts: list[bytes] = []
-        empty = np.zeros(len(at), dtype=bool)
-        for lo, hi in zip(np.r_[0, breaks].tolist(), np.r_[breaks, len(index)].tolist(),
-                          strict=True) if len(at) else ():   # a cut per run stored together
+        empty = np.zeros(len(starts), dtype=bool)
+        for lo, hi in runs:
             run = bytes(self._texts.cut(int(starts[lo]), int(ends[hi - 1])))
             first, last = starts[lo:hi] - starts[lo], ends[lo:hi] - starts[lo]
             texts += map(run.__getitem__, map(slice, first.tolist(), last.tolist()))
             empty[lo:hi] = _first_inside(np.frombuffer(run, dtype=np.uint8), first) == ord("}")
-        return at, texts, empty
+        return np.flatnonzero(held), texts, empty
+
+    def _held_runs(self, rows: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int]]]:
+        """Which of ``rows`` are held as JSON text, where each of their texts starts and
+        ends among the stored texts (without the comma after it), and the runs of those
+        stored one after another ((first, last + 1) among them): one cut each, not one per row.
+        """
+        key_set = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else \
+            np.zeros(0, dtype=np.int32)
+        held = key_set == _JSON
+        index = np.frombuffer(self._start, dtype=np.int64)[rows[held]]
+        bounds = np.frombuffer(self._text_bounds, dtype=np.int64)
+        breaks = np.flatnonzero(index[1:] != index[:-1] + 1) + 1
+        runs = list(zip(np.r_[0, breaks].tolist(), np.r_[breaks, len(index)].tolist(),
+                        strict=True)) if len(index) else []
+        return held, bounds[index], bounds[index + 1] - 1, runs
 
     def _positions(self, key: str) -> np.ndarray:
         """Per key-set id, where ``key`` is in it (-1: absent); one more entry, -1, serves
@@ -442,8 +440,10 @@ class ArgsColumn(Sequence[Args]):
         for key, default in zip(keys, defaults, strict=True):
             at = self._positions(key)[np.maximum(key_sets, -1)]  # (a JSON row reads as absent)
             column = [default] * len(rows)
-            for i in np.flatnonzero(at >= 0).tolist():
-                column[i] = values[int(starts[i] + at[i])]
+            present = np.flatnonzero(at >= 0)
+            for i, first in zip(present.tolist(), (starts[present] + at[present]).tolist(),
+                                strict=True):
+                column[i] = values[first]
             columns.append(column)
         texts = np.flatnonzero(key_sets == _JSON)
         decode = _keys_decoder(keys)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...analysis.slice_index import SliceIndex
+from ...keys import factorize
 from ...model import Trace
 
 
@@ -78,7 +79,7 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
     """
     if not len(points):
         return
-    chain, keys = _factorize(points.keys)
+    chain, keys = factorize(points.keys)
     ts = np.asarray(points.ts, dtype=np.int64)
     rows = _bind(points, ts, tracks_of, index)
     order = np.lexsort((np.arange(len(ts)), ts, chain))   # chain by chain, in time order
@@ -99,23 +100,10 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
             np.bincount(bound_chain, minlength=len(keys)))
 
 
-def _factorize(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
-    """Each value's index among the distinct values, and those values in first-seen order.
-
-    >>> codes, distinct = _factorize(["b", "a", "b"]); codes.tolist(), distinct
-    ([0, 1, 0], ['b', 'a'])
-    """
-    seen: dict[Any, int] = {}   # value -> where it first is (one C-level pass)
-    first = np.fromiter(map(seen.setdefault, values, range(len(values))), dtype=np.int64,
-                        count=len(values))
-    firsts, codes = np.unique(first, return_inverse=True)   # first places in file order
-    return codes.reshape(-1), [values[i] for i in firsts.tolist()]
-
-
 def _bind(points: FlowPoints, ts: np.ndarray, tracks_of: Callable[[Any], list[int]],
           index: SliceIndex) -> np.ndarray:
     """The slice row of every point (-1: none), trying its candidate tracks in turn."""
-    place, places = _factorize(points.places)
+    place, places = factorize(points.places)
     candidates = [tracks_of(p) for p in places]
     rows = np.asarray(points.rows, dtype=np.int64)
     enclosing = np.asarray(points.enclosing, dtype=bool)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ....analysis.memory import add_live_bytes_counters
 from ....analysis.slice_index import SliceIndex, enclosing_slices
+from ....keys import first_places
 from ....model import MemoryBlock, ProcessKind, Trace
 from .base import Flavour, ReadContext, hashable
 
@@ -152,9 +153,7 @@ def _join_launches(trace: Trace) -> None:
     malformed = sum(c is not None for c in correlations) - sum(usable)   # lists, objects
     # per event: where (in rows) its correlation id first came, -1 for none: the id's key
     first = np.full(len(rows), -1, dtype=np.int64)
-    seen: dict[Any, int] = {}
-    first[usable] = list(map(seen.setdefault, compress(correlations, usable),
-                             np.flatnonzero(usable).tolist()))
+    first[usable] = np.flatnonzero(usable)[first_places(compress(correlations, usable))]
     launch = is_launch[rows] & (first >= 0)
     source_of = np.full(len(rows), -1, dtype=np.int64)   # per id key: its last launch
     source_of[first[launch]] = rows[launch]   # (numpy assigns in order: the last one wins)
@@ -215,24 +214,9 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
     events, first = events[first >= 0], first[first >= 0]
     size = [sizes[e] for e in events.tolist()]
     alloc = np.array([s > 0 for s in size], dtype=bool)
-    by_key = np.lexsort((np.arange(len(first)), first))   # each key's events in time order
-    freeing = np.zeros(len(first), dtype=bool)   # a free that closes the alloc before it
-    freeing[by_key[1:]] = (~alloc[by_key[1:]] & alloc[by_key[:-1]]
-                           & (first[by_key[1:]] == first[by_key[:-1]]))
-    freed_at = np.full(len(first), -1, dtype=np.int64)   # per alloc: its free's event
-    freed_at[by_key[:-1][freeing[by_key[1:]]]] = by_key[1:][freeing[by_key[1:]]]
+    freeing, freed_at = _pair_frees(first, alloc)
     times = ts_all[rows[events]]
-    tracks = i.numpy("track")[rows[events]]
-    owners = np.array([-1 if op is None else op for op in (
-        op if op is not None else inner for op, inner in zip(
-            enclosing_slices(SliceIndex(trace, "cpu_op"), tracks[alloc], times[alloc]),
-            enclosing_slices(index, tracks[alloc], times[alloc]), strict=True))],
-        dtype=np.int64)
-    names = trace.strings.strings
-    owner_names: list[str | None] = [None] * len(first)
-    for e, name in zip(np.flatnonzero(alloc)[owners >= 0].tolist(),
-                       trace.slices.numpy("name")[owners[owners >= 0]].tolist(), strict=True):
-        owner_names[e] = names[name]
+    owner_names = _owner_names(trace, index, i.numpy("track")[rows[events]], times, alloc)
     ends = times[np.maximum(freed_at, 0)].tolist()
     trace.add_memory_blocks([
         MemoryBlock(keys[k][1], bytes_, ts, ends[e] if freed >= 0 else None, device=keys[k][0],
@@ -254,6 +238,41 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
                           "window (alive at its end, or freed unrecorded before the address "
                           "was reused)", kind="note", count=open_at_end)
     add_live_bytes_counters(trace)
+
+
+def _pair_frees(key: np.ndarray, alloc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For events in time order with their address ``key`` and whether each is an
+    ``alloc``: which frees close the alloc just before them on their address, and per alloc
+    the event that frees it (-1: none).
+
+    >>> freeing, freed_at = _pair_frees(np.array([0, 0, 1, 0, 1]),
+    ...                                 np.array([True, False, False, False, True]))
+    >>> freeing.tolist(), freed_at.tolist()
+    ([False, True, False, False, False], [1, -1, -1, -1, -1])
+    """
+    by_key = np.lexsort((np.arange(len(key)), key))   # each address's events in time order
+    after, before = by_key[1:], by_key[:-1]
+    closes = ~alloc[after] & alloc[before] & (key[after] == key[before])
+    freeing = np.zeros(len(key), dtype=bool)
+    freeing[after] = closes
+    freed_at = np.full(len(key), -1, dtype=np.int64)
+    freed_at[before[closes]] = after[closes]
+    return freeing, freed_at
+
+
+def _owner_names(trace: Trace, index: SliceIndex, tracks: np.ndarray, times: np.ndarray,
+                 alloc: np.ndarray) -> list[str | None]:
+    """Per event, for an alloc the name of the innermost ``cpu_op`` around it on its thread
+    (else of any slice there), for the others None."""
+    ops = enclosing_slices(SliceIndex(trace, "cpu_op"), tracks[alloc], times[alloc])
+    inner = enclosing_slices(index, tracks[alloc], times[alloc])
+    names, slice_names = trace.strings.strings, trace.slices.name
+    found: list[str | None] = [None] * len(alloc)
+    for e, op, around in zip(np.flatnonzero(alloc).tolist(), ops, inner, strict=True):
+        owner = op if op is not None else around
+        if owner is not None:
+            found[e] = names[slice_names[owner]]
+    return found
 
 
 def _device_names(kinds: list[tuple[Any, Any]]) -> list[str | None]:
@@ -283,8 +302,8 @@ def _first_of_key(keys: list[tuple[Any, ...]]) -> np.ndarray:
     [0, 1, 0, -1]
     """
     seen: dict[tuple[Any, ...], int] = {}
-    try:   # one C-level pass
-        return np.array(list(map(seen.setdefault, keys, range(len(keys)))), dtype=np.int64)
+    try:
+        return first_places(keys, seen)
     except TypeError:
         first = np.full(len(keys), -1, dtype=np.int64)
         for k, key in enumerate(keys):
