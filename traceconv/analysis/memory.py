@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import is_not
@@ -68,7 +68,8 @@ def live_bytes(blocks: Iterable[MemoryBlock], start: int | None = None,
 def _earliest(allocs: list[int | None], frees: list[int | None]) -> int:
     """The earliest known time (0 for none)."""
     both = allocs + frees
-    return min(compress(both, map(is_not, both, repeat(None))), default=0)
+    known: Iterator[int] = compress(both, map(is_not, both, repeat(None)))  # type: ignore[arg-type]
+    return min(known, default=0)
 
 
 def add_live_bytes_counters(trace: Trace, process_name: str = "Memory",
