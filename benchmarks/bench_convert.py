@@ -208,8 +208,11 @@ def bench(path: Path, tmp: str, steps: set[str], baseline: bool = True
     for name, body, suffix in STEPS:
         if (suffix.lstrip(".").replace("json", "chrome") or "info") not in steps:
             continue
-        out = str(Path(tmp) / f"out{suffix}")
-        rows.append((name, measure(body.format(path=str(path), out=out))))
+        out = Path(tmp) / f"out{suffix}"
+        rows.append((name, measure(body.format(path=str(path), out=str(out)))))
+        # the next step writes a new file: replacing this one would charge it the freeing
+        # of hundreds of MB of an unrelated output
+        out.unlink(missing_ok=True)
     return rows
 
 

@@ -21,11 +21,22 @@ def first_places(values: Iterable[Hashable], seen: dict[Any, int] | None = None)
     return np.fromiter(map(seen.setdefault, values, count()), dtype=np.int64)
 
 
+def first_codes(values: Iterable[Hashable]) -> tuple[np.ndarray, np.ndarray]:
+    """Each value's index among the distinct values (in first-seen order), and where each
+    distinct value first came.
+
+    >>> codes, firsts = first_codes(["b", "a", "b"]); codes.tolist(), firsts.tolist()
+    ([0, 1, 0], [0, 1])
+    """
+    firsts, codes = np.unique(first_places(values), return_inverse=True)
+    return codes.reshape(-1), firsts
+
+
 def factorize(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
     """Each value's index among the distinct values, and those values in first-seen order.
 
     >>> codes, distinct = factorize(["b", "a", "b"]); codes.tolist(), distinct
     ([0, 1, 0], ['b', 'a'])
     """
-    firsts, codes = np.unique(first_places(values), return_inverse=True)   # in first order
-    return codes.reshape(-1), [values[i] for i in firsts.tolist()]
+    codes, firsts = first_codes(values)
+    return codes, [values[i] for i in firsts.tolist()]

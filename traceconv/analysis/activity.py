@@ -19,6 +19,7 @@ from functools import cached_property
 import numpy as np
 
 from ..model import ProcessKind, Trace
+from .timeline_order import timeline_order
 
 
 class Activity(IntEnum):
@@ -292,7 +293,7 @@ class Timeline:
         """
         if not len(rows):
             return rows
-        order = rows[np.lexsort((-self.dur[rows], self.start[rows], self.track[rows]))]
+        order = rows[timeline_order(self.track[rows], self.start[rows], -self.dur[rows])]
         track, start, end = self.track[order], self.start[order], self.end[order]
         # shift each track past the previous one so one running maximum serves all tracks
         span = int(end.max() - start.min()) + 1

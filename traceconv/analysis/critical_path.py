@@ -27,6 +27,7 @@ import numpy as np
 from ..model import Trace
 from ..model.graph import OP, TENSOR, op_spans
 from .activity import Activity, Timeline
+from .timeline_order import timeline_order
 
 Kind = Literal["cpu", "kernel", "memcpy", "communication", "idle"]
 KINDS: tuple[Kind, ...] = ("cpu", "kernel", "memcpy", "communication", "idle")
@@ -88,7 +89,7 @@ class _HostSegments:
 
     def __init__(self, tl: Timeline) -> None:
         rows = np.flatnonzero(np.isin(tl.activity, _HOST_WORK) & ~tl.on_device)
-        rows = rows[np.lexsort((-tl.dur[rows], tl.start[rows], tl.track[rows]))]
+        rows = rows[timeline_order(tl.track[rows], tl.start[rows], -tl.dur[rows])]
         starts, ends, owners, tracks = [], [], [], []
         for track in np.unique(tl.track[rows]).tolist():
             mine = rows[tl.track[rows] == track]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model import ProcessKind, Trace
+from .timeline_order import timeline_order
 
 MEMCPY_NAME = re.compile(r"memcpy|memset|MemoryCopy|TensorCopy", re.IGNORECASE)
 _THREAD_PREFIX = re.compile(r"(^|/)thread\d+::")
@@ -122,7 +123,7 @@ def _top_level(tracks: np.ndarray, starts: np.ndarray, durs: np.ndarray) -> np.n
     >>> _top_level(np.array([0, 0, 0, 1]), np.array([0, 5, 20, 5]), np.array([10, 2, 3, 1]))
     array([1, 0, 1, 1])
     """
-    order = np.lexsort((-durs, starts, tracks))
+    order = timeline_order(tracks, starts, -durs)
     span = int(starts.max() - starts.min() + durs.max()) + 2
     # each track's times shifted past the previous track's, so one running max serves all
     group = np.cumsum(np.r_[0, tracks[order][1:] != tracks[order][:-1]])

@@ -34,6 +34,7 @@ from ..model import Trace, TrackKind
 from ..model.graph import OP
 from ..model.trace import FrameKind as Kind
 from ..model.trace import Selector
+from .timeline_order import timeline_order
 
 if TYPE_CHECKING:
     import pandas
@@ -328,7 +329,7 @@ def slice_depths(ts: np.ndarray, dur: np.ndarray, tracks: np.ndarray) -> np.ndar
     >>> slice_depths(np.array([0, 1, 2, 50]), np.array([100, 10, 3, 5]), np.zeros(4, int))
     array([0, 1, 2, 1])
     """
-    order = np.lexsort((-dur, ts, tracks))
+    order = timeline_order(tracks, ts, -dur)
     depth = np.zeros(len(ts), dtype=np.int64)
     ends: list[int] = []
     current = None

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..gcpause import paused_gc
 from ..model import Diagnostics, Trace, TrackKind
-from .stack_order import stack_order
+from .timeline_order import timeline_order
 
 MAX_DEPTH = 511  # deepest 0-based depth trace_processor keeps (its kMaxDepth is 512 levels)
 LANE_SUFFIX = " (overlap lane {})"   # lanes made here are known by this name
@@ -267,7 +267,7 @@ def _repair(trace: Trace, max_depth: int, lanes: _LaneFinder) -> None:
     track = lanes.home_of[current] if lanes.lanes else current
     start = slices.numpy("start")
     end = start + clamped_durations(start, slices.numpy("dur"))
-    order = stack_order(track, start, end)
+    order = timeline_order(track, start, start - end)
     overlapping, too_deep = misfits(track[order], start[order], end[order], max_depth)
     if not overlapping and not too_deep and not lanes.lanes:
         return   # the common case

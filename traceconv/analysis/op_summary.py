@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..model import ProcessKind, Trace
+from .timeline_order import timeline_order
 
 # Bookkeeping events torch drops before building its table.
 FILTERED_NAMES = frozenset({
@@ -115,7 +116,7 @@ class _Events:
         self.device = np.flatnonzero(kept & device)
         # host events in (track, start, -end) order: parents before their children
         h = self.host
-        self.host = h[np.lexsort((-(start[h] + dur[h]), start[h], track[h]))]
+        self.host = h[timeline_order(track[h], start[h], -(start[h] + dur[h]))]
         self.start, self.end = start, start + dur
         self.names, self.name_ids, self.category_ids = names, name, category
         self.overhead = self.host[category[self.host] == trace.strings.find(OVERHEAD)]
@@ -136,7 +137,7 @@ class _Events:
         track = track.copy()
         track[self.overhead] = main
         h = self.host
-        self.host = h[np.lexsort((-self.end[h], self.start[h], track[h]))]
+        self.host = h[timeline_order(track[h], self.start[h], -self.end[h])]
         return track
 
     def _nest(self, track: np.ndarray) -> dict[int, int]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import Trace
+from .timeline_order import timeline_order
 
 MAX_WALK = 256  # how far back to look for an enclosing slice before giving up
 
@@ -22,7 +23,7 @@ class SliceIndex:
             wanted = trace.strings.find(category)
             rows = rows[s.numpy("category") == (-1 if wanted is None else wanted)]
             track, start, dur = track[rows], start[rows], dur[rows]
-        sort = np.lexsort((-dur, start, track))
+        sort = timeline_order(track, start, -dur)
         self.order = rows[sort]
         track, start, dur = track[sort], start[sort], dur[sort]
         self.start = start
@@ -48,8 +49,7 @@ class SliceIndex:
         found = np.full(len(times), -1, dtype=np.int64)
         around = np.flatnonzero(enclosing)
         # the innermost enclosing slice is also the innermost one starting exactly there
-        found[around] = [-1 if row is None else row for row in
-                         enclosing_slices(self, tracks[around], times[around])]
+        found[around] = _enclosing_rows(self, tracks[around], times[around])
         for track in np.unique(tracks[~enclosing]).tolist():
             lo, hi = self._segment(track)
             where = np.flatnonzero((tracks == track) & ~enclosing)
@@ -80,6 +80,11 @@ def enclosing_slices(index: SliceIndex, tracks: np.ndarray, times: np.ndarray) -
     ...                  np.array([15, 50]))
     [2, None]
     """
+    return [None if row < 0 else row for row in _enclosing_rows(index, tracks, times).tolist()]
+
+
+def _enclosing_rows(index: SliceIndex, tracks: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """:func:`enclosing_slices` as an array, -1 for none."""
     found = np.full(len(times), -1, dtype=np.int64)
     for track in np.unique(tracks).tolist():
         lo, hi = index._segment(track)
@@ -98,4 +103,4 @@ def enclosing_slices(index: SliceIndex, tracks: np.ndarray, times: np.ndarray) -
             found[where[inside]] = index.order[lo + candidate[inside]]
             keep = ~inside & (candidate > 0)
             where, ts, candidate = where[keep], ts[keep], candidate[keep] - 1
-    return [None if row < 0 else row for row in found.tolist()]
+    return found

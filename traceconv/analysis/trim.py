@@ -24,6 +24,7 @@ import numpy as np
 from ..model import Diagnostics, Trace
 from ..model.columns import _Table
 from .nesting import clamped_durations
+from .timeline_order import timeline_order
 
 UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s)\s*$")
@@ -98,7 +99,7 @@ def _with_ancestors(trace: Trace, keep: np.ndarray) -> np.ndarray:
     s = trace.slices
     track, start = s.numpy("track"), s.numpy("start")
     end = start + clamped_durations(start, s.numpy("dur"))
-    order = np.lexsort((start - end, start, track))
+    order = timeline_order(track, start, start - end)
     result = keep.copy()
     stack: list[int] = []   # rows of the slices open at this point, innermost last
     current = None

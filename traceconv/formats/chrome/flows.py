@@ -2,47 +2,51 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 
 from ...analysis.slice_index import SliceIndex
-from ...keys import factorize
+from ...keys import factorize, first_codes
 from ...model import Trace
+from ...model.strings import StringTable
 
 
 class FlowPoints:
     """Flow events as columns, in file order (a GPU trace holds two per kernel launch).
 
-    Each point has a key ``(category, id)`` (ids are unique only within a category), a
-    phase (``s`` start, ``t`` step, ``f`` finish), a place that the reader's track resolver
-    maps to candidate tracks, a time, whether it binds to the enclosing slice (``bp:"e"``,
-    ``s`` and ``t``) or the next one to start (``f``), a name, and the slice row when it is
-    bound already (flow v2), else -1.
+    Each point has a category and an id (ids are unique only within a category), a phase
+    (``s`` start, ``t`` step, ``f`` finish), a place that the reader's track resolver maps
+    to candidate tracks, a time, whether it binds to the enclosing slice (``bp:"e"``, ``s``
+    and ``t``) or the next one to start (``f``), a name (empty: the category's), and the
+    slice row when it is bound already (flow v2), else -1.
 
-    >>> points = FlowPoints(); points.add(("fwd", 1), "s", (1, 1), 10, True, "fwd")
+    >>> points = FlowPoints(); points.add("fwd", 1, "s", (1, 1), 10, True, "")
     >>> len(points), points.ts
     (1, [10])
     """
 
-    __slots__ = ("enclosing", "keys", "names", "phases", "places", "rows", "ts")
+    __slots__ = ("categories", "enclosing", "ids", "names", "phases", "places", "rows", "ts")
 
     def __init__(self) -> None:
-        self.keys: list[tuple] = []
+        self.categories: list[str] = []
+        self.ids: list[Any] = []
         self.phases: list[str] = []
         self.places: list[Any] = []
         self.ts: list[int] = []
         self.enclosing: list[bool] = []
-        self.names: list[str] = []
+        self.names: list[str | None] = []
         self.rows: list[int] = []
 
     def __len__(self) -> int:
         return len(self.ts)
 
-    def add(self, key: tuple, phase: str, place: Any, ts: int, enclosing: bool, name: str,
-            row: int = -1) -> None:
-        self.keys.append(key)
+    def add(self, category: str, flow_id: Any, phase: str, place: Any, ts: int,
+            enclosing: bool, name: str | None, row: int = -1) -> None:
+        self.categories.append(category)
+        self.ids.append(flow_id)
         self.phases.append(phase)
         self.places.append(place)
         self.ts.append(ts)
@@ -50,20 +54,54 @@ class FlowPoints:
         self.names.append(name)
         self.rows.append(row)
 
-    def extend(self, keys: list[tuple], phases: list[str], places: list[Any], ts: list[int],
-               enclosing: list[bool], names: list[str]) -> None:
+    def extend(self, categories: list[str], ids: list[Any], phases: list[str],
+               places: list[Any], ts: list[int], enclosing: list[bool],
+               names: list[str | None]) -> None:
         """:meth:`add` for many unbound points at once (equal-length lists)."""
-        self.keys += keys
+        self.categories += categories
+        self.ids += ids
         self.phases += phases
         self.places += places
         self.ts += ts
         self.enclosing += enclosing
         self.names += names
-        self.rows += [-1] * len(keys)
+        self.rows += [-1] * len(ids)
 
     def shift(self, offset: int) -> None:
         """Add ``offset`` to every time (the trace's time base)."""
         self.ts = (np.asarray(self.ts, dtype=np.int64) + offset).tolist()
+
+    def chains(self) -> np.ndarray:
+        """Each point's chain: the points of one (category, id), numbered in the order of
+        their first point.
+
+        >>> points = FlowPoints()
+        >>> for category, flow_id in [("a", 1), ("b", 1), ("a", 1), ("a", 2)]:
+        ...     points.add(category, flow_id, "s", (1, 1), 0, True, "")
+        >>> points.chains().tolist()
+        [0, 1, 0, 2]
+        """
+        one_category = len(set(self.categories)) < 2   # (the usual case: ids alone)
+        return first_codes(self.ids if one_category else zip(self.categories, self.ids, strict=True))[0]
+
+    def interned(self, strings: StringTable, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The category and name ids of ``points`` (a name left empty is the category's),
+        interned in ``strings`` as they come: every category, then every name."""
+        category = _interned(strings, self.categories, points)
+        name = _interned(strings, self.names, points)
+        return category, np.where(name == 0, category, name)
+
+
+def _interned(strings: StringTable, texts: Sequence[str | None], points: np.ndarray
+              ) -> np.ndarray:
+    """The ids of ``texts[points]`` (0, the empty string's, for None), interning the new
+    ones in that order with one call per distinct text."""
+    chosen = list(map(texts.__getitem__, points.tolist()))
+    ids: dict[Any, int] = strings.ids
+    for text in dict.fromkeys(chosen):
+        if text and text not in ids:
+            strings.intern(text)
+    return np.fromiter(map(ids.get, chosen, repeat(0)), dtype=np.int32, count=len(chosen))
 
 
 def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list[int]],
@@ -79,7 +117,7 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
     """
     if not len(points):
         return
-    chain, keys = factorize(points.keys)
+    chain = points.chains()
     ts = np.asarray(points.ts, dtype=np.int64)
     rows = _bind(points, ts, tracks_of, index)
     order = np.lexsort((np.arange(len(ts)), ts, chain))   # chain by chain, in time order
@@ -91,13 +129,14 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
     repeat[1:] = (bound_chain[1:] == bound_chain[:-1]) & (bound_rows[1:] == bound_rows[:-1])
     bound, bound_rows, bound_chain = bound[~repeat], bound_rows[~repeat], bound_chain[~repeat]
     pairs = np.flatnonzero(bound_chain[1:] == bound_chain[:-1])
-    intern, flows = trace.strings.intern, trace.flows
+    categories, names = points.interned(trace.strings, bound[pairs])
+    flows = trace.flows
     flows.source.frombytes(bound_rows[pairs].tobytes())
     flows.target.frombytes(bound_rows[pairs + 1].tobytes())
-    flows.category.extend([intern(keys[c][0]) for c in bound_chain[pairs].tolist()])
-    flows.name.extend([intern(points.names[p]) for p in bound[pairs].tolist()])
-    _report(trace, points, keys, order[rows[order] < 0], sorted_chain, order,
-            np.bincount(bound_chain, minlength=len(keys)))
+    flows.category.frombytes(categories.tobytes())
+    flows.name.frombytes(names.tobytes())
+    _report(trace, points, order[rows[order] < 0], sorted_chain, order,
+            np.bincount(bound_chain, minlength=int(chain.max()) + 1))
 
 
 def _bind(points: FlowPoints, ts: np.ndarray, tracks_of: Callable[[Any], list[int]],
@@ -116,22 +155,22 @@ def _bind(points: FlowPoints, ts: np.ndarray, tracks_of: Callable[[Any], list[in
     return rows
 
 
-def _report(trace: Trace, points: FlowPoints, keys: list[tuple], unbound: np.ndarray,
+def _report(trace: Trace, points: FlowPoints, unbound: np.ndarray,
             sorted_chain: np.ndarray, order: np.ndarray, per_chain: np.ndarray) -> None:
     """Count unbound points (example: the first in chain order) and the bound points of
     chains left with fewer than two (example: the first such chain and its first phase)."""
     diags = trace.diagnostics
     if len(unbound):
         first = int(unbound[0])
-        category, flow_id = points.keys[first]
+        category, flow_id = points.categories[first], points.ids[first]
         diags.add("chrome.flow_unbound", "flow events with no slice to bind to (no slice at "
                   "that time on that thread)", kind="dropped", count=len(unbound),
                   example=f"{category} id {flow_id} at {points.ts[first]} ns")
     short = np.flatnonzero(per_chain < 2)
     if len(short) and per_chain[short].any():
         chain = int(short[0])
-        category, flow_id = keys[chain]
         first = int(order[np.searchsorted(sorted_chain, chain)])
+        category, flow_id = points.categories[first], points.ids[first]
         diags.add("chrome.flow_dangling", "flow events whose other end is missing (a start "
                   "with no finish or a finish with no start)", kind="dropped",
                   count=int(per_chain[short].sum()),

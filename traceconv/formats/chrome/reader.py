@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from itertools import compress
+from itertools import compress, repeat
+from operator import is_, ne, not_
 from typing import Any
 
 import numpy as np
@@ -99,24 +100,25 @@ def _ns_column(values: list[int | float], unit: int, decimals: bool = True) -> n
         return None
 
 
-def _object_texts(records: Sequence[Slice | Instant]) -> tuple[bytes, list[int]] | None:
+def _object_texts(records: Sequence[Slice | Instant]) -> tuple[bytes, np.ndarray] | None:
     """The records' args texts, each followed by a comma, and their sizes (0: no args)
     as ``ArgsColumn.extend_json`` takes them; None when one is not a JSON object (``null``,
     a list, a number: the per-event loop keeps and counts those).
 
     >>> import msgspec
-    >>> _object_texts([Instant(ts=1, args=msgspec.Raw(b'{"a": 1}')), Instant(ts=2)])
+    >>> texts, sizes = _object_texts([Instant(ts=1, args=msgspec.Raw(b'{"a": 1}')), Instant(ts=2)])
+    >>> texts, sizes.tolist()
     (b'{"a": 1},', [8, 0])
     >>> _object_texts([Instant(ts=1, args=msgspec.Raw(b'[1]'))]) is None
     True
     """
     texts = [r.args for r in records]
-    sizes = list(map(len, texts))
-    present = [t for t in texts if t]
+    sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    present = list(filter(None, texts))
     if not present:
         return b"", sizes
     joined = b",".join(present) + b","
-    size = np.array([len(t) + 1 for t in present], dtype=np.int64)
+    size = sizes[sizes > 0] + 1
     first = np.cumsum(size) - size
     if (np.frombuffer(joined, dtype=np.uint8)[first] != _OBJECT_START).any():
         return None
@@ -141,6 +143,7 @@ class ChromeReader:
         self.context = ReadContext(envelope, source_name)
         self.seq = 0
         self._tracks: dict[tuple, int] = {}           # raw (device, pid, tid) -> track
+        self._tracks_by_category: dict[tuple, int] = {}   # raw (category, pid, tid) -> track
         self._canonical: dict[tuple, int] = {}        # normalised key -> track
         self._processes: dict[tuple, int] = {}        # (device, pid) -> process
         self._raw_ids: dict[int, tuple] = {}          # track -> (device, pid, tid)
@@ -303,37 +306,40 @@ class ChromeReader:
         in the same order (tracks and strings are new in file order too). False, with no
         row added, when a time is out of range, a slice is a ``[memory]`` event or args
         are not an object: the loop then reads the piece."""
-        unit, device_cats = self.unit, self.flavour.device_categories
-        placed: list[Slice | Instant] = [r for r in records  # type: ignore[misc]
-                                         if type(r) in _PLACED]
-        is_slice = [type(r) is Slice for r in placed]
-        slices: list[Slice] = list(compress(placed, is_slice))  # type: ignore[arg-type]
-        instants = [r for r in placed if type(r) is not Slice]
-        flows: list[FlowPoint] = [r for r in records if type(r) in _FLOWS]  # type: ignore[misc]
-        starts = _ns_column([r.ts for r in placed], unit)
-        durations = _ns_column([r.dur for r in slices], unit, decimals=False)
-        flow_ts = _ns_column([r.ts for r in flows], unit)
+        kinds = list(map(type, records))
+        present = set(kinds)
+        placed: list[Any] = records   # slices and instants
+        placed_kinds = kinds
+        if not present <= _PLACED:
+            keep = list(map(_PLACED.__contains__, kinds))
+            placed, placed_kinds = list(compress(records, keep)), list(compress(kinds, keep))
+        is_slice = list(map(is_, placed_kinds, repeat(Slice)))
+        slices: list[Slice] = list(compress(placed, is_slice))
+        instants = list(compress(placed, map(not_, is_slice))) if Slice in present else placed
+        flows: list[Any] = (list(compress(records, map(_FLOWS.__contains__, kinds)))
+                            if present & _FLOWS else [])   # flow points
+        starts = _ns_column([r.ts for r in placed], self.unit)
+        durations = _ns_column([r.dur for r in slices], self.unit, decimals=False)
+        flow_ts = _ns_column([r.ts for r in flows], self.unit)
         slice_args, instant_args = _object_texts(slices), _object_texts(instants)
         if (starts is None or durations is None or flow_ts is None or slice_args is None
                 or instant_args is None):
             return False
-        keys = [(r.cat in device_cats, r.pid, r.tid) for r in placed]
-        tracks = [self._tracks.get(key) for key in keys]
-        if None in tracks:
-            tracks = [self.track(*key) if t is None else t for t, key in zip(tracks, keys,
-                                                                              strict=True)]
+        names, categories = [r.name for r in placed], [r.cat for r in placed]
+        tracks = self._record_tracks(categories, [r.pid for r in placed],
+                                     [r.tid for r in placed])
         strings = self.trace.strings
-        texts = [""] * (2 * len(placed))   # name, category, name, ...: the loop's intern order
-        texts[0::2] = [r.name or "" for r in placed]
-        texts[1::2] = [r.cat or "" for r in placed]
-        string_ids = list(map(strings.ids.get, texts))
+        texts: list[str | None] = [None] * (2 * len(placed))   # the loop's intern order
+        texts[0::2], texts[1::2] = names, categories
+        known: dict[Any, int] = strings.ids   # (None, a missing name, is never there)
+        string_ids = list(map(known.get, texts))
         if None in string_ids:
             intern = strings.intern
-            string_ids = [intern(text) if i is None else i
+            string_ids = [intern(text or "") if i is None else i
                           for i, text in zip(string_ids, texts, strict=True)]
         slice_rows = np.array(is_slice, dtype=bool)
         instant_rows = ~slice_rows
-        columns = {"track": np.array(tracks, dtype=np.int32), "start": starts,
+        columns = {"track": tracks, "start": starts,
                    "name": np.array(string_ids[0::2], dtype=np.int32),
                    "category": np.array(string_ids[1::2], dtype=np.int32)}
         memory = strings.find("[memory]")   # (tracks and strings are as the loop makes them)
@@ -345,20 +351,40 @@ class ChromeReader:
         self.trace.instants.extend_json(*instant_args,
                                         **{k: v[instant_rows] for k, v in columns.items()})
         if flows:
-            synonyms = self.flavour.flow_categories
-            categories = [synonyms.get(c, c) for c in [r.cat or "" for r in flows]]
-            self.flow_points.extend(
-                list(zip(categories, [r.id for r in flows], strict=True)),
-                [r.phase for r in flows],
-                [(r.pid if type(r.pid) is int else _normal_id(r.pid),
-                  r.tid if type(r.tid) is int else _normal_id(r.tid)) for r in flows],
-                flow_ts.tolist(),
-                [r.phase != "f" or r.bp == "e" for r in flows],
-                [r.name or c for r, c in zip(flows, categories, strict=True)])
-        for r in records:
-            if type(r) is MetadataRecord:
+            self._record_flows(flows, flow_ts)
+        if MetadataRecord in present:
+            for r in compress(records, map(is_, kinds, repeat(MetadataRecord))):
                 self._metadata(r.as_dict())
         return True
+
+    def _record_tracks(self, categories: list[str | None], pids: list[Any],
+                       tids: list[Any]) -> np.ndarray:
+        """The track of each placed record, by its raw (category, pid, tid)."""
+        known = self._tracks_by_category
+        tracks = list(map(known.get, zip(categories, pids, tids, strict=True)))
+        if None in tracks:
+            device_cats = self.flavour.device_categories
+            for key in compress(zip(categories, pids, tids, strict=True), map(is_, tracks, repeat(None))):
+                if key not in known:
+                    known[key] = self.track(key[0] in device_cats, key[1], key[2])
+            tracks = list(map(known.__getitem__, zip(categories, pids, tids, strict=True)))
+        return np.array(tracks, dtype=np.int32)
+
+    def _record_flows(self, flows: list[FlowPoint], ts: np.ndarray) -> None:
+        synonyms = self.flavour.flow_categories
+        categories = [r.cat or "" for r in flows]
+        if not synonyms.keys().isdisjoint(categories):
+            categories = [synonyms.get(c, c) for c in categories]
+        pids, tids = [r.pid for r in flows], [r.tid for r in flows]
+        if not {*map(type, pids), *map(type, tids)} <= {int}:
+            pids, tids = list(map(_normal_id, pids)), list(map(_normal_id, tids))
+        phases = [r.phase for r in flows]
+        bind_points = [r.bp for r in flows]
+        enclosing = (list(map(ne, phases, repeat("f"))) if not any(bind_points) else
+                     [ph != "f" or bp == "e" for ph, bp in zip(phases, bind_points, strict=True)])
+        self.flow_points.extend(categories, [r.id for r in flows], phases,
+                                list(zip(pids, tids, strict=True)), ts.tolist(), enclosing,
+                                [r.name for r in flows])
 
     def _args(self, e: dict) -> dict | None:
         args = e.get("args")
@@ -394,16 +420,17 @@ class ChromeReader:
         cat = _text(e.get("cat"))
         cat = self.flavour.flow_categories.get(cat, cat)
         hash((e["id"], place))  # unhashable ids are malformed events (TypeError is caught)
-        self.flow_points.add((cat, e["id"]), ph, place, _ns(e["ts"], self.unit), enclosing,
-                             _text(e.get("name")) or cat)
+        self.flow_points.add(cat, e["id"], ph, place, _ns(e["ts"], self.unit), enclosing,
+                             _text(e.get("name")))
 
     def _flow_v2(self, e: dict, row: int, track: int) -> None:
-        key = (_text(e.get("cat")), e["bind_id"])
-        hash(key)
+        category, flow_id = _text(e.get("cat")), e["bind_id"]
+        hash(flow_id)
         ts = _ns(e["ts"], self.unit)
         for flag, phase in (("flow_in", "f"), ("flow_out", "s")):
             if e.get(flag):
-                self.flow_points.add(key, phase, track, ts, True, _text(e.get("name")), row)
+                self.flow_points.add(category, flow_id, phase, track, ts, True,
+                                     _text(e.get("name")), row)
 
     def _counter(self, e: dict) -> None:
         pid = _normal_id(e.get("pid"))
