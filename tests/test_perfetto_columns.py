@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace as PbTrace
 
 import traceconv
-from traceconv.formats.perfetto import write
+from traceconv.formats.perfetto import annotation_columns, write
 from traceconv.formats.perfetto.annotation_columns import ColumnEncoder
 from traceconv.formats.perfetto.annotations import ArgEncoder
 from traceconv.formats.perfetto.wire import pack_rows, varint
@@ -96,6 +96,50 @@ def test_any_argument_table_encodes_as_row_by_row(shapes, data, held):
                                  _like(uniform[key], data)) for key in keys})
     with patch.object(arg_groups, "_LISTS_PER_ROW", 0 if held == "text as texts" else 1 << 30):
         assert_columns_match(column)
+
+
+@pytest.mark.parametrize("limit", [1 << 16, 1])
+def test_consecutive_list_columns_encode_as_row_by_row(monkeypatch: pytest.MonkeyPatch,
+                                                      limit: int) -> None:
+    """Rows shaped like Kineto's CPU ops (ints around consecutive lists: inputs, types,
+    strides, dims), held as text and decoded into texts: the lists of a row are looked up
+    together; repeated combinations (also spelled with other spaces) hit that cache, and a
+    cache limit of 1 (cleared at every new combination) changes nothing."""
+    monkeypatch.setattr(arg_groups, "_LISTS_PER_ROW", 0)
+    monkeypatch.setattr(annotation_columns, "_JOINT_LIMIT", limit)
+    shapes = [(["", "1"], ["float", "Scalar"], [[4, 1], []], [[2, 4], []]),
+              ([], ["float"], [[1]], [[8]]), (["[1, 1]"], [1.0], [{"x": 1}], [[3]])]
+    column = ArgsColumn()
+    for row in range(60):
+        inputs, types, strides, dims = shapes[row * 7 % 3]
+        args = {"External id": row, "Concrete Inputs": inputs, "Input type": types,
+                "Input Strides": strides, "Input Dims": dims, "Ev Idx": row * 3}
+        text = json.dumps(args, separators=(", ", ": ") if row % 2 else (",", ":")).encode()
+        column.extend_json(text + b",", [len(text)])
+    assert_columns_match(column)
+
+
+@pytest.mark.parametrize("edge", [2**63 - 1, -2**63, 2**63, -2**63 - 1, 10**18, 10**19,
+                                  -10**18, 0, None, 1.0, True])
+def test_int_columns_read_from_texts_encode_as_row_by_row(monkeypatch: pytest.MonkeyPatch,
+                                                          edge: object) -> None:
+    """Int columns of rows held as texts are parsed by numpy from one text: the int64
+    bounds stay ints, values past them (and null, 1.0, true) take the general path; every
+    row encodes as the row-by-row encoder does."""
+    monkeypatch.setattr(arg_groups, "_LISTS_PER_ROW", 0)
+    column = ArgsColumn()
+    numbers: list[object] = [7, -1, 300, 2**40, -(2**40), edge, 5, 12, 0, 99]
+    for row, number in enumerate(numbers):
+        text = json.dumps({"id": number, "dims": [[row]], "ev": -row}).encode()
+        column.extend_json(text + b",", [len(text)])
+    group = arg_groups.key_groups(column, np.arange(len(numbers)))[0]
+    ints = group.ints(0)
+    int64 = type(edge) is int and -2**63 <= edge < 2**63
+    assert (ints.tolist() if ints is not None else None) == (
+        numbers if int64 and len(str(edge).lstrip("-")) <= 18 else None)
+    events = group.ints(2)
+    assert events is not None and events.tolist() == [-row for row in range(len(numbers))]
+    assert_columns_match(column)
 
 
 class _TextColumn(ArgsColumn):

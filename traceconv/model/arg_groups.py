@@ -27,6 +27,8 @@ _DECODE = msgspec.json.Decoder(list[dict[str, Any]]).decode
 _DECODE_RAW = msgspec.json.Decoder(list[dict[str, msgspec.Raw]]).decode
 _DECODE_ANY = msgspec.json.Decoder().decode
 _ENCODE = msgspec.json.Encoder().encode
+_INTEGER_BYTES = np.zeros(256, dtype=bool)   # what JSON integers and the commas between are
+_INTEGER_BYTES[list(b"0123456789-,")] = True
 _LISTS_PER_ROW = 2   # lists a row from which args are decoded into texts (_wants_texts)
 
 def key_set_groups(column: ArgsColumn, rows: np.ndarray
@@ -120,24 +122,72 @@ class KeyGroup:
         # takes the slow buffer-protocol path for them)
         return _DECODE_ANY(_ENCODE(self._column_of(position)))  # type: ignore[no-any-return]
 
-    def texts(self, position: int, only: bytes | None = None) -> list[bytes] | None:
+    def ints(self, position: int) -> np.ndarray | None:
+        """The values of the key at ``position`` as int64 when the rows were held as text and
+        decoded into texts and every value is written as an integer of at most 18 digits
+        (parsed by numpy from one text, no int object per value); else None (ask
+        :meth:`values`: other numbers, ``null``, or ints that may be past int64).
+
+        >>> column = ArgsColumn()
+        >>> column.extend_json(b'{"a": -7, "b": [[2]]},{"a": 30, "b": [[1]]},', [21, 21])
+        >>> group = key_groups(column, np.array([0, 1]))[0]
+        >>> group.ints(0).tolist(), group.ints(1)
+        ([-7, 30], None)
+        """
+        if not self._texts or not len(self):
+            return None
+        text = _ENCODE(self._column_of(position))   # b"[1,-2,3]"
+        body = np.frombuffer(text, dtype=np.uint8)[1:-1]
+        if not _INTEGER_BYTES[body].all():
+            return None
+        ends = np.flatnonzero(body == ord(","))
+        if int(np.diff(ends, prepend=-1, append=len(body)).max()) > 19:   # digits + comma
+            return None
+        return np.fromstring(text[1:-1], dtype=np.int64, sep=",")
+
+    def texts(self, position: int) -> list[bytes] | None:
         """The JSON texts of the values of the key at ``position`` when the rows were held as
         text and decoded into texts (see :func:`key_groups`; as written in the source: ``1.0`` and
-        ``1``, ``[1,2]`` and ``[1, 2]`` differ), else None; None as well when ``only`` is
-        given and the first text does not start with one of its bytes (a cheap test before
-        making every text).
+        ``1``, ``[1,2]`` and ``[1, 2]`` differ), else None.
 
         >>> column = ArgsColumn(); column.extend_json(b'{"a": [[1]], "b": 2},', [20])
         >>> group = key_groups(column, np.array([0]))[0]
-        >>> group.texts(0, only=b"[{"), group.texts(1, only=b"[{"), group.texts(1)
-        ([b'[[1]]'], None, [b'2'])
+        >>> group.texts(0), group.texts(1)
+        ([b'[[1]]'], [b'2'])
         """
         if not self._texts:
             return None
-        raw = self._column_of(position)
-        if only is not None and raw and bytes(raw[0])[0] not in only:
+        return list(map(bytes, self._column_of(position)))
+
+    def text_starts(self, position: int, first: bytes) -> bool:
+        """Whether the values of the key at ``position`` are held as JSON texts (see
+        :meth:`texts`) and the first of them starts with one of the bytes ``first`` (a cheap
+        test before making every text).
+
+        >>> column = ArgsColumn(); column.extend_json(b'{"a": [[1]], "b": 2},', [20])
+        >>> group = key_groups(column, np.array([0]))[0]
+        >>> group.text_starts(0, b"[{"), group.text_starts(1, b"[{")
+        (True, False)
+        """
+        if not self._texts or not len(self):
+            return False
+        return bytes(self._column_of(position)[0])[0] in first
+
+    def joint_texts(self, first: int, stop: int) -> list[bytes] | None:
+        """Per row, the JSON texts of the values of the keys at ``first`` to ``stop - 1``
+        as one JSON array (``[v1,v2]``, each value as :meth:`texts` gives it), when the
+        rows were held as text and decoded into texts, else None. One text per row makes
+        one cache key for values that come together (a Kineto op's shapes, strides and
+        dtypes), where :meth:`texts` makes one per value.
+
+        >>> column = ArgsColumn(); column.extend_json(b'{"a": [1], "b": [2, 3], "c": 4},', [31])
+        >>> key_groups(column, np.array([0]))[0].joint_texts(0, 2)
+        [b'[[1],[2, 3]]']
+        """
+        if not self._texts:
             return None
-        return list(map(bytes, raw))
+        columns = [self._column_of(j) for j in range(first, stop)]
+        return list(map(_ENCODE, zip(*columns, strict=True)))
 
     def _column_of(self, position: int) -> list[Any]:
         assert self._flat is not None and self.keys is not None

@@ -27,6 +27,8 @@ from .wire import Part, pack_rows, varint_sizes
 _FEW_ROWS = 8   # a key set with fewer rows in a batch is encoded row by row
 _CONTAINERS = b"[{"   # the first byte of a list's or dict's JSON text
 _DECODE_ANY = msgspec.json.Decoder().decode
+_DECODE_ROWS = msgspec.json.Decoder(list[list[msgspec.Raw]]).decode
+_JOINT_LIMIT = 1 << 16   # joint texts kept encoded (see ColumnEncoder._encode_joint)
 
 
 class ColumnEncoder:
@@ -50,6 +52,9 @@ class ColumnEncoder:
         self.column = column
         self.args = args or ArgEncoder()
         self._used: set[tuple[int, str]] = set()
+        # joint texts of consecutive columns -> their annotations (see _encode_joint)
+        self._joint: dict[tuple[_Key, ...], dict[bytes, bytes]] = {}
+        self._joint_count = 0
 
     def take_names(self) -> list[tuple[int, str]]:
         """(iid, name) of the names used since the last call."""
@@ -99,12 +104,18 @@ class ColumnEncoder:
         lead: list[Part] | None = None   # the numeric columns before any other
         columns: list[list[bytes]] = []
         numeric: list[Part] = []   # consecutive numeric columns, packed together
-        for j, entry in enumerate(entries):
-            if entry.dotted:
-                continue
-            encoded = self._encode_texts(entry, group.texts(j, only=_CONTAINERS))
-            if encoded is None:
-                values_j = group.values(j)
+        for first, stop, as_text in _column_runs(entries, group):
+            entry = entries[first]
+            if stop - first > 1:
+                encoded = self._encode_joint(entries[first:stop], group.joint_texts(first, stop))
+            elif as_text:
+                encoded = self._encode_texts(entry, group.texts(first))
+            else:
+                numbers = group.ints(first)
+                if numbers is not None:
+                    numeric += _int_parts(entry, numbers)
+                    continue
+                values_j = group.values(first)
                 parts = _numeric_parts(entry, values_j)
                 if parts is not None:
                     numeric += parts
@@ -126,14 +137,13 @@ class ColumnEncoder:
                                                [group.values(j) for j in dotted]))
         return lead, columns
 
-    def _encode_texts(self, entry: _Key, texts: list[bytes] | None) -> list[bytes] | None:
-        """A column given as JSON texts (None: not given), through the name's cache keyed
-        by the text itself (which tells 1, 1.0 and true apart as well as a dump would):
-        only the texts not seen yet are decoded. Meant for lists and dicts, but right for
-        any value: a text key (bytes) is never a string value's key (str), and a list's
-        text is never the text of another value."""
-        if not texts:
-            return None
+    def _encode_texts(self, entry: _Key, texts: list[bytes] | None) -> list[bytes]:
+        """A column given as JSON texts, through the name's cache keyed by the text itself
+        (which tells 1, 1.0 and true apart as well as a dump would): only the texts not
+        seen yet are decoded. Meant for lists and dicts, but right for any value: a text
+        key (bytes) is never a string value's key (str), and a list's text is never the
+        text of another value."""
+        assert texts is not None
         found: list[bytes | None] = list(map(entry.values.get, texts))
         if None in found:
             missing = dict.fromkeys(text for text, framed in zip(texts, found, strict=True)
@@ -142,6 +152,31 @@ class ColumnEncoder:
             store = self.args.store
             new = {text: store(entry, text, value)
                    for text, value in zip(missing, decoded, strict=True)}
+            found = [new[text] if framed is None else framed
+                     for text, framed in zip(texts, found, strict=True)]
+        return found  # type: ignore[return-value]  # every None was filled
+
+    def _encode_joint(self, entries: list[_Key], texts: list[bytes] | None) -> list[bytes]:
+        """Consecutive columns given as one joint JSON text per row
+        (:meth:`~traceconv.model.arg_groups.KeyGroup.joint_texts`), through one cache keyed
+        by that text: only the rows with a combination not seen yet are split into their
+        columns and encoded by :meth:`_encode_texts`, so the bytes are the same."""
+        assert texts is not None
+        cache = self._joint.setdefault(tuple(entries), {})
+        found: list[bytes | None] = list(map(cache.get, texts))
+        if None in found:
+            missing = list(dict.fromkeys(text for text, framed in zip(texts, found, strict=True)
+                                         if framed is None))
+            split = _DECODE_ROWS(b"[" + b",".join(missing) + b"]")
+            pieces = [self._encode_texts(entry, list(map(bytes, column)))
+                      for entry, column in zip(entries, zip(*split, strict=True), strict=True)]
+            new = dict(zip(missing, map(b"".join, zip(*pieces, strict=True)), strict=True))
+            self._joint_count += len(new)
+            if self._joint_count > _JOINT_LIMIT:   # bounded memory: start afresh
+                for known in self._joint.values():
+                    known.clear()
+                self._joint_count = len(new)
+            cache.update(new)
             found = [new[text] if framed is None else framed
                      for text, framed in zip(texts, found, strict=True)]
         return found  # type: ignore[return-value]  # every None was filled
@@ -191,7 +226,30 @@ class ColumnEncoder:
         return found  # type: ignore[return-value]  # every None was filled
 
 
+def _column_runs(entries: list[_Key], group: KeyGroup) -> list[tuple[int, int, bool]]:
+    """The columns of ``group`` but the dotted ones, in key order, as (first, stop, as
+    text): the columns held as texts of lists or dicts that come one after another as one
+    run, any other column alone."""
+    runs: list[tuple[int, int, bool]] = []
+    for j, entry in enumerate(entries):
+        if entry.dotted:
+            continue
+        as_text = group.text_starts(j, _CONTAINERS)
+        if as_text and runs and runs[-1][2] and runs[-1][1] == j:
+            runs[-1] = (runs[-1][0], j + 1, True)
+        else:
+            runs.append((j, j + 1, as_text))
+    return runs
+
+
 _DOUBLES = struct.Struct("<d")
+
+
+def _int_parts(entry: _Key, numbers: np.ndarray) -> list[Part]:
+    """:func:`pack_rows` parts for a column of int64 (see :func:`_numeric_parts`)."""
+    value = numbers.astype(np.uint64)
+    length = varint_sizes(value) + (len(entry.name) + len(_INT))   # < 128: one byte
+    return [b"\x22", length.astype(np.uint8).reshape(-1, 1), entry.name + _INT, value]
 
 
 def _numeric_parts(entry: _Key, column: list[Any]) -> list[Part] | None:
@@ -204,12 +262,9 @@ def _numeric_parts(entry: _Key, column: list[Any]) -> list[Part] | None:
     name = entry.name
     if kind is int:
         try:
-            numbers = np.array(column, dtype=np.int64)
+            return _int_parts(entry, np.array(column, dtype=np.int64))
         except OverflowError:   # beyond int64: written as text, one by one
             return None
-        value = numbers.astype(np.uint64)
-        length = varint_sizes(value) + (len(name) + len(_INT))   # < 128: one byte
-        return [b"\x22", length.astype(np.uint8).reshape(-1, 1), name + _INT, value]
     if kind is float:
         raw = np.array(column, dtype="<f8").view(np.uint8).reshape(len(column), 8)
         head = b"\x22" + bytes([len(name) + len(_DOUBLE_TAG) + _DOUBLES.size])

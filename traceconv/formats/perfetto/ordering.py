@@ -6,7 +6,8 @@ before BEGINs (innermost END first, outermost BEGIN first) and a zero-length sli
 close before its next sibling opens. With the slices sorted by (track, start, -duration)
 and properly nested (see :mod:`traceconv.analysis.nesting`), the END of slice *i* belongs
 right before the BEGIN of the first later slice of its track that starts at or after *i*'s
-end; everything is computed with numpy sorts and searches, no per-event Python.
+end; everything is computed with numpy sorts and searches, no per-event Python (sorts that
+take the mostly time-ordered input as it comes, :mod:`traceconv.analysis.timeline_order`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...analysis.nesting import clamped_durations
+from ...analysis.timeline_order import timeline_order
 from ...model import Trace
 
 BEGIN, END, INSTANT, COUNTER = 0, 1, 2, 3  # event codes: row * 4 + kind
@@ -36,7 +38,7 @@ def event_order(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     track, start = s.numpy("track"), s.numpy("start")
     dur = clamped_durations(start, s.numpy("dur"))
     end = start + dur
-    order = np.lexsort((-dur, start, track))
+    order = timeline_order(track, start, -dur)
     n = len(order)
     sorted_track, sorted_start, sorted_end = track[order], start[order], end[order]
     # first later slice of the same track starting at or after each slice's end
@@ -60,5 +62,5 @@ def event_order(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     codes = np.concatenate([order * 4 + BEGIN, order * 4 + END,
                             np.arange(n_inst, dtype=np.int64) * 4 + INSTANT,
                             np.arange(n_cnt, dtype=np.int64) * 4 + COUNTER])
-    write_order = np.lexsort((tie, ts))
+    write_order = timeline_order(np.zeros(len(ts), dtype=np.int64), ts, tie)  # by ts, tie
     return ts[write_order], codes[write_order]
