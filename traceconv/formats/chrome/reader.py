@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from itertools import compress, repeat
-from operator import is_, ne, not_
+from itertools import chain, compress, repeat
+from operator import is_, not_
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ from ...model.diagnostics import Kind as DiagnosticKind
 from ...numbers import to_int64
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, link_flows
-from .records import FlowPoint, Instant, Record, Slice
+from .records import FlowEnd, FlowPoint, Instant, Record, Slice
 from .records import Metadata as MetadataRecord
 from .records import decode as decode_records
 from .stream import DocumentError, read_document
@@ -375,15 +375,12 @@ class ChromeReader:
         categories = [r.cat or "" for r in flows]
         if not synonyms.keys().isdisjoint(categories):
             categories = [synonyms.get(c, c) for c in categories]
-        pids, tids = [r.pid for r in flows], [r.tid for r in flows]
-        if not {*map(type, pids), *map(type, tids)} <= {int}:
-            pids, tids = list(map(_normal_id, pids)), list(map(_normal_id, tids))
-        phases = [r.phase for r in flows]
-        bind_points = [r.bp for r in flows]
-        enclosing = (list(map(ne, phases, repeat("f"))) if not any(bind_points) else
-                     [ph != "f" or bp == "e" for ph, bp in zip(phases, bind_points, strict=True)])
-        self.flow_points.extend(categories, [r.id for r in flows], phases,
-                                list(zip(pids, tids, strict=True)), ts.tolist(), enclosing,
+        places = [(r.pid, r.tid) for r in flows]
+        if not set(map(type, chain.from_iterable(places))) <= {int}:
+            places = [(_normal_id(pid), _normal_id(tid)) for pid, tid in places]
+        self.flow_points.extend(categories, [r.id for r in flows], [r.phase for r in flows],
+                                places, ts.tolist(),
+                                [type(r) is not FlowEnd or r.bp == "e" for r in flows],
                                 [r.name for r in flows])
 
     def _args(self, e: dict) -> dict | None:

@@ -83,7 +83,7 @@ class _FlowStep(FlowPoint, tag="t"):
     phase = "t"
 
 
-class _FlowEnd(FlowPoint, tag="f"):
+class FlowEnd(FlowPoint, tag="f"):
     phase = "f"
 
 
@@ -92,7 +92,7 @@ class Metadata(Record, tag="M"):
 
 
 _DECODE = msgspec.json.Decoder(
-    list[Slice | Instant | _InstantUpper | _Mark | FlowPoint | _FlowStep | _FlowEnd
+    list[Slice | Instant | _InstantUpper | _Mark | FlowPoint | _FlowStep | FlowEnd
          | Metadata]).decode
 
 

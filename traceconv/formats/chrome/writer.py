@@ -257,7 +257,9 @@ def write_chrome(trace: Trace, out: BinaryIO) -> Diagnostics:
     with paused_gc():   # millions of short-lived objects, no cycles (args may decode here)
         for text in _events(view, base):
             if text:
-                out.write(text if first else b",\n" + text)
+                if not first:
+                    out.write(b",\n")   # (apart: joining would copy the batch)
+                out.write(text)
                 first = False
     out.write(b"\n]}\n")
     return view.diagnostics
