@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from itertools import compress
+from itertools import compress, repeat
+from operator import is_not
 from typing import Any
 
 import numpy as np
@@ -150,13 +151,13 @@ def _join_launches(trace: Trace) -> None:
     rows = np.flatnonzero(is_launch | np.isin(categories, list(device_ids)))
     correlations = s.args.get_many(rows, "correlation")
     # per event: where (in rows) its correlation id first came, -1 for none: the id's key
-    if set(map(type, correlations)) <= {int}:   # the usual case: a number everywhere
-        first, malformed = first_places(correlations), 0
+    if set(map(type, correlations)) <= {int, type(None)}:   # the usual case: numbers
+        usable, malformed = list(map(is_not, correlations, repeat(None))), 0
     else:
         usable = [c is not None and (type(c) is int or hashable(c)) for c in correlations]
         malformed = sum(c is not None for c in correlations) - sum(usable)   # lists, objects
-        first = np.full(len(rows), -1, dtype=np.int64)
-        first[usable] = np.flatnonzero(usable)[first_places(compress(correlations, usable))]
+    first = np.full(len(rows), -1, dtype=np.int64)
+    first[usable] = np.flatnonzero(usable)[first_places(compress(correlations, usable))]
     launch = is_launch[rows] & (first >= 0)
     source_of = np.full(len(rows), -1, dtype=np.int64)   # per id key: its last launch
     source_of[first[launch]] = rows[launch]   # (numpy assigns in order: the last one wins)
