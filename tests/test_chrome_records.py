@@ -18,7 +18,7 @@ import msgspec
 import pytest
 
 import traceconv
-from traceconv.formats.chrome import reader, stream
+from traceconv.formats.chrome import reader, record_keys, stream
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -150,8 +150,10 @@ def _synthetic() -> list[dict]:
     return events
 
 
-def test_records_and_loop_agree_on_mixed_pieces(tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("remembered", [record_keys.LIMIT, 3])   # 3: forgotten again and again
+def test_records_and_loop_agree_on_mixed_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                remembered: int) -> None:
+    monkeypatch.setattr(record_keys, "LIMIT", remembered)
     events = _synthetic()
     path = tmp_path / "mixed.json"
     path.write_bytes(json.dumps({"traceEvents": events}).encode())

@@ -28,6 +28,7 @@ from ...model.diagnostics import Kind as DiagnosticKind
 from ...numbers import to_int64
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, link_flows
+from .record_keys import RecordKeys
 from .records import FlowEnd, FlowPoint, Instant, Record, Slice
 from .records import Metadata as MetadataRecord
 from .records import decode as decode_records
@@ -143,7 +144,7 @@ class ChromeReader:
         self.context = ReadContext(envelope, source_name)
         self.seq = 0
         self._tracks: dict[tuple, int] = {}           # raw (device, pid, tid) -> track
-        self._tracks_by_category: dict[tuple, int] = {}   # raw (category, pid, tid) -> track
+        self._record_keys = RecordKeys(self._resolve)
         self._canonical: dict[tuple, int] = {}        # normalised key -> track
         self._processes: dict[tuple, int] = {}        # (device, pid) -> process
         self._raw_ids: dict[int, tuple] = {}          # track -> (device, pid, tid)
@@ -325,24 +326,12 @@ class ChromeReader:
         if (starts is None or durations is None or flow_ts is None or slice_args is None
                 or instant_args is None):
             return False
-        names, categories = [r.name for r in placed], [r.cat for r in placed]
-        tracks = self._record_tracks(categories, [r.pid for r in placed],
-                                     [r.tid for r in placed])
-        strings = self.trace.strings
-        texts: list[str | None] = [None] * (2 * len(placed))   # the loop's intern order
-        texts[0::2], texts[1::2] = names, categories
-        known: dict[Any, int] = strings.ids   # (None, a missing name, is never there)
-        string_ids = list(map(known.get, texts))
-        if None in string_ids:
-            intern = strings.intern
-            string_ids = [intern(text or "") if i is None else i
-                          for i, text in zip(string_ids, texts, strict=True)]
+        tracks, names, categories = self._record_keys.columns(placed)
         slice_rows = np.array(is_slice, dtype=bool)
         instant_rows = ~slice_rows
-        columns = {"track": tracks, "start": starts,
-                   "name": np.array(string_ids[0::2], dtype=np.int32),
-                   "category": np.array(string_ids[1::2], dtype=np.int32)}
-        memory = strings.find("[memory]")   # (tracks and strings are as the loop makes them)
+        columns = {"track": tracks, "start": starts, "name": names, "category": categories}
+        memory = self.trace.strings.find("[memory]")   # (tracks and strings are as the loop
+        # makes them: a piece read again by the loop makes no new ones)
         if memory is not None and (columns["name"][slice_rows] == memory).any():
             return False   # a [memory] slice: the loop reads it as an instant
         self.trace.slices.extend_json(*slice_args, dur=durations,
@@ -357,18 +346,14 @@ class ChromeReader:
                 self._metadata(r.as_dict())
         return True
 
-    def _record_tracks(self, categories: list[str | None], pids: list[Any],
-                       tids: list[Any]) -> np.ndarray:
-        """The track of each placed record, by its raw (category, pid, tid)."""
-        known = self._tracks_by_category
-        tracks = list(map(known.get, zip(categories, pids, tids, strict=True)))
-        if None in tracks:
-            device_cats = self.flavour.device_categories
-            for key in compress(zip(categories, pids, tids, strict=True), map(is_, tracks, repeat(None))):
-                if key not in known:
-                    known[key] = self.track(key[0] in device_cats, key[1], key[2])
-            tracks = list(map(known.__getitem__, zip(categories, pids, tids, strict=True)))
-        return np.array(tracks, dtype=np.int32)
+    def _resolve(self, key: tuple[Any, Any, Any, Any]) -> tuple[int, int, int]:
+        """Track, name id and category id of a record's (name, category, pid, tid)."""
+        name, category, pid, tid = key
+        intern = self.trace.strings.intern
+        name_id, category_id = intern(name or ""), intern(category or "")
+        raw = (category in self.flavour.device_categories, pid, tid)
+        track = self._tracks.get(raw)
+        return (self.track(*raw) if track is None else track), name_id, category_id
 
     def _record_flows(self, flows: list[FlowPoint], ts: np.ndarray) -> None:
         synonyms = self.flavour.flow_categories
