@@ -41,8 +41,21 @@ class Work:
         monkeypatch.setattr(stream._Cutter, "find", counting_find)
 
 
-def events_of(text: bytes) -> list:
-    doc = read_document(io.BytesIO(text), chunk_size=CHUNK)
+class ForwardOnly(io.BytesIO):
+    """A stream that cannot go back (a pipe, a gzip): the reader counts lines as it goes,
+    where on a file it reads the text again to locate an error."""
+
+    def seekable(self) -> bool:
+        return False
+
+
+# errors are located alike on both kinds of stream
+STREAMS = pytest.mark.parametrize("opener", [io.BytesIO, ForwardOnly],
+                                  ids=["seekable", "forward-only"])
+
+
+def events_of(text: bytes, opener: type[io.BytesIO] = io.BytesIO) -> list:
+    doc = read_document(opener(text), chunk_size=CHUNK)
     return [e for chunk in doc.chunks for e in chunk]
 
 
@@ -78,7 +91,8 @@ def test_hostile_boundaries_are_read_in_linear_work(name, monkeypatch):
     assert work.scanned <= 3 * len(text)
 
 
-def test_one_bad_byte_is_found_in_linear_work_and_located_in_the_file(monkeypatch):
+@STREAMS
+def test_one_bad_byte_is_found_in_linear_work_and_located_in_the_file(monkeypatch, opener):
     lines = [x_event(i) for i in range(20_000)]
     lines[15_000] = lines[15_000].replace(b'"dur": 1', b'"dur": 1x')
     text = b'{"traceEvents": [\n' + b",\n".join(lines) + b"\n]}\n"
@@ -86,13 +100,14 @@ def test_one_bad_byte_is_found_in_linear_work_and_located_in_the_file(monkeypatc
         orjson.loads(text)
     work = Work(monkeypatch)
     with pytest.raises(DocumentError) as err:
-        events_of(text)
+        events_of(text, opener)
     assert (err.value.line, err.value.column) == (whole.value.lineno, whole.value.colno)
     assert (err.value.line, err.value.column) == (15_002, lines[15_000].index(b"x,") + 1)
     assert work.parsed <= 3 * len(text)
 
 
-def test_errors_on_long_lines_count_characters_like_orjson():
+@STREAMS
+def test_errors_on_long_lines_count_characters_like_orjson(opener):
     """One line of 300 KiB with non-ASCII names before the error: the column counts
     characters from the start of the line, across pieces."""
     events = [x_event(i).replace(b'"op', "\"é€".encode()) for i in range(3000)]
@@ -101,18 +116,19 @@ def test_errors_on_long_lines_count_characters_like_orjson():
     with pytest.raises(orjson.JSONDecodeError) as whole:
         orjson.loads(text)
     with pytest.raises(DocumentError) as err:
-        events_of(text)
+        events_of(text, opener)
     assert (err.value.line, err.value.column) == (whole.value.lineno, whole.value.colno)
 
 
-def test_large_object_missing_its_closing_brace_is_an_error(tmp_path: Path):
+@STREAMS
+def test_large_object_missing_its_closing_brace_is_an_error(tmp_path: Path, opener):
     """Small or large, an object cut short is not valid JSON: exit 1 with the place."""
     good = object_form(x_event(i) for i in range(5000))
     assert orjson.loads(good)["traceName"] == "t"
     for cut in (good[:-1], good[:-len(', "traceName": "t"}')],
                 good[:-len('], "traceName": "t"}')]):
         with pytest.raises(DocumentError, match="unexpected end of data") as err:
-            events_of(cut)
+            events_of(cut, opener)
         assert err.value.line == 1 and err.value.column == len(cut.decode()) + 1
         path = tmp_path / "cut.json"
         path.write_bytes(cut)
@@ -120,17 +136,19 @@ def test_large_object_missing_its_closing_brace_is_an_error(tmp_path: Path):
             traceconv.load(path)
 
 
-def test_content_after_the_object_is_an_error():
+@STREAMS
+def test_content_after_the_object_is_an_error(opener):
     text = object_form(x_event(i) for i in range(5000)) + b" {}"
     with pytest.raises(DocumentError, match="unexpected content") as err:
-        events_of(text)
+        events_of(text, opener)
     assert err.value.column == len(text) - 1
 
 
-def test_large_array_form_may_omit_its_bracket_but_not_end_mid_event():
+@STREAMS
+def test_large_array_form_may_omit_its_bracket_but_not_end_mid_event(opener):
     events = [x_event(i) for i in range(5000)]
-    doc = read_document(io.BytesIO(b"[" + b",\n".join(events) + b",\n"), chunk_size=CHUNK)
+    doc = read_document(opener(b"[" + b",\n".join(events) + b",\n"), chunk_size=CHUNK)
     assert len([e for chunk in doc.chunks for e in chunk]) == 5000 and doc.truncated
     with pytest.raises(DocumentError) as err:
-        events_of(b"[" + b",\n".join(events)[:-5])
+        events_of(b"[" + b",\n".join(events)[:-5], opener)
     assert err.value.line == 5000

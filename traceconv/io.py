@@ -58,17 +58,33 @@ def format_size(size: int) -> str:
 class _Readable(Protocol):
     def readinto(self, buffer: memoryview) -> int | None: ...
 
+    def seekable(self) -> bool: ...
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int: ...
+
+    def tell(self) -> int: ...
+
     def close(self) -> None: ...
 
 
 class _CountingReader(io.RawIOBase):
-    """Wraps a raw file and reports how many bytes were read so far."""
+    """Wraps a raw file and reports how many bytes were read so far (it seeks as the file
+    does: a reader may go back to locate an error)."""
 
     def __init__(self, raw: _Readable, total: int, progress: Progress) -> None:
         self._raw, self._total, self._progress, self._done = raw, total, progress, 0
 
     def readable(self) -> bool:
         return True
+
+    def seekable(self) -> bool:
+        return self._raw.seekable()
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self._raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._raw.tell()
 
     def readinto(self, buffer) -> int:  # type: ignore[override]
         n = self._raw.readinto(buffer)
@@ -184,8 +200,8 @@ class Source:
             raw.close()
             raise too_large(self.name, self.max_bytes)
         if self.progress is not None:
-            raw = io.BufferedReader(_CountingReader(raw, total,  # type: ignore[arg-type]
-                                                    self.progress), 1 << 20)
+            raw = io.BufferedReader(_CountingReader(raw, total, self.progress),  # type: ignore[arg-type]
+                                    1 << 20)
         return raw
 
     @cached_property

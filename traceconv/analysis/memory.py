@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import is_not
 
 import numpy as np
 
@@ -42,27 +44,32 @@ def live_bytes(blocks: Iterable[MemoryBlock], start: int | None = None,
     ([0, 5], [10, 4], (0, 10))
     """
     blocks = list(blocks)
-    known = [t for b in blocks for t in (b.alloc_ns, b.free_ns) if t is not None]
+    allocs, frees = [b.alloc_ns for b in blocks], [b.free_ns for b in blocks]
+    sizes = [b.size for b in blocks]
     if start is None:
-        start = min(known, default=0)
-    times, deltas = [], []
-    for b in blocks:
-        times.append(start if b.alloc_ns is None else b.alloc_ns)
-        deltas.append(b.size)
-        if b.free_ns is not None and (end is None or b.free_ns <= end):
-            times.append(b.free_ns)
-            deltas.append(-b.size)
+        start = _earliest(allocs, frees)
+    if None in allocs:
+        allocs = [start if t is None else t for t in allocs]
+    freed = [t is not None and (end is None or t <= end) for t in frees]
+    times = allocs + list(compress(frees, freed))
     if not times:
         return LiveBytes(np.zeros(0, np.int64), np.zeros(0, np.int64))
-    t = np.asarray(times, dtype=np.int64)
     # sizes fit int64 but their negations and sums may not (a hostile -2**63): Python ints then
-    exact = any(not -_SAFE < x < _SAFE for x in deltas)
-    d = np.asarray(deltas, dtype=object if exact else np.int64)
-    order = np.lexsort((d.astype(float) if exact else d, t))  # by time, frees (negative) first
-    t, d = t[order], d[order]
-    level = np.cumsum(d)
+    exact = min(sizes) <= -_SAFE or max(sizes) >= _SAFE
+    kept = np.asarray(sizes, dtype=object if exact else np.int64)
+    deltas = np.concatenate([kept, -kept[np.array(freed, dtype=bool)]])
+    t = np.asarray(times, dtype=np.int64)
+    order = np.argsort(t, kind="stable")   # (the level after all changes at a time is their sum)
+    t, level = t[order], np.cumsum(deltas[order])
     last_of_time = np.append(t[1:] != t[:-1], True)  # keep the level after all changes at t
     return LiveBytes(t[last_of_time], level[last_of_time])
+
+
+def _earliest(allocs: list[int | None], frees: list[int | None]) -> int:
+    """The earliest known time (0 for none)."""
+    both = allocs + frees
+    known: Iterator[int] = compress(both, map(is_not, both, repeat(None)))  # type: ignore[arg-type]
+    return min(known, default=0)
 
 
 def add_live_bytes_counters(trace: Trace, process_name: str = "Memory",
@@ -78,17 +85,21 @@ def add_live_bytes_counters(trace: Trace, process_name: str = "Memory",
     >>> [trace.tracks[t].name for t in add_live_bytes_counters(trace)]
     ['cpu live bytes']
     """
-    groups: dict[tuple[str, ...], list[MemoryBlock]] = defaultdict(list)
-    for block in trace.memory:
-        groups[(block.device, block.pool)].append(block)
-    if by_category:
-        for block in trace.memory:
-            groups[(block.device, block.pool, block.category or "uncategorised")].append(block)
-    if not groups:
+    memory = trace.memory
+    if not memory:
         return []
+    places = [(b.device, b.pool) for b in memory]
+    groups: dict[tuple[str, ...], list[MemoryBlock]] = defaultdict(list)
+    if len(set(places)) == 1:   # (one device, one pool: the usual case)
+        groups[places[0]] = memory
+    else:
+        for place, block in zip(places, memory, strict=True):
+            groups[place].append(block)
+    if by_category:
+        for block in memory:
+            groups[(block.device, block.pool, block.category or "uncategorised")].append(block)
     # One start for every group, so blocks that predate the trace line up across tracks.
-    start = min((t for b in trace.memory for t in (b.alloc_ns, b.free_ns) if t is not None),
-                default=0)
+    start = _earliest([b.alloc_ns for b in memory], [b.free_ns for b in memory])
     by_name = {p.name: p.id for p in trace.processes}
     # Idempotent: a trace read back from traceconv's own output already has these tracks.
     existing = {t.name for t in trace.tracks if t.kind is TrackKind.COUNTER}

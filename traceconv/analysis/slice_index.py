@@ -49,7 +49,7 @@ class SliceIndex:
         found = np.full(len(times), -1, dtype=np.int64)
         around = np.flatnonzero(enclosing)
         # the innermost enclosing slice is also the innermost one starting exactly there
-        found[around] = _enclosing_rows(self, tracks[around], times[around])
+        found[around] = enclosing_rows(self, tracks[around], times[around])
         for track in np.unique(tracks[~enclosing]).tolist():
             lo, hi = self._segment(track)
             where = np.flatnonzero((tracks == track) & ~enclosing)
@@ -80,11 +80,18 @@ def enclosing_slices(index: SliceIndex, tracks: np.ndarray, times: np.ndarray) -
     ...                  np.array([15, 50]))
     [2, None]
     """
-    return [None if row < 0 else row for row in _enclosing_rows(index, tracks, times).tolist()]
+    return [None if row < 0 else row for row in enclosing_rows(index, tracks, times).tolist()]
 
 
-def _enclosing_rows(index: SliceIndex, tracks: np.ndarray, times: np.ndarray) -> np.ndarray:
-    """:func:`enclosing_slices` as an array, -1 for none."""
+def enclosing_rows(index: SliceIndex, tracks: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """:func:`enclosing_slices` as an array, -1 for none.
+
+    >>> from traceconv.model import Trace
+    >>> t = Trace(); p = t.add_process("p"); th = t.add_track("t", process=p)
+    >>> _ = t.add_slice(th, 0, 100, "outer")
+    >>> enclosing_rows(SliceIndex(t), np.array([th, th]), np.array([15, 200])).tolist()
+    [0, -1]
+    """
     found = np.full(len(times), -1, dtype=np.int64)
     for track in np.unique(tracks).tolist():
         lo, hi = index._segment(track)

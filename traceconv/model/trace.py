@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import is_not
 from os import PathLike
 from typing import TYPE_CHECKING, Any, Literal, Union
 
@@ -200,8 +202,9 @@ class Trace:
 
     def add_memory_blocks(self, blocks: list[MemoryBlock]) -> None:
         """:meth:`add_memory_block` for many blocks (none added when one does not fit)."""
-        for block in blocks:
-            _check_int64(block)
+        if not _all_int64(blocks):
+            for block in blocks:
+                _check_int64(block)   # raises, naming the first that does not fit
         self.memory.extend(blocks)
 
     def add_reservation(self, block: MemoryBlock) -> int:
@@ -376,6 +379,21 @@ class Trace:
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={v}" for k, v in self.counts().items() if v)
         return f"<Trace {self.metadata.source_format or '?'}: {counts or 'empty'}>"
+
+
+def _all_int64(blocks: list[MemoryBlock]) -> bool:
+    """Whether every block's address, size and times (or None for a time) are int64 ints,
+    checked a column at a time."""
+    times = [b.alloc_ns for b in blocks] + [b.free_ns for b in blocks]
+    for column in ([b.address for b in blocks], [b.size for b in blocks],
+                   list(compress(times, map(is_not, times, repeat(None))))):
+        if not set(map(type, column)) <= {int}:
+            return False
+        try:
+            np.array(column, dtype=np.int64)
+        except OverflowError:
+            return False
+    return True
 
 
 def _check_int64(block: MemoryBlock) -> None:

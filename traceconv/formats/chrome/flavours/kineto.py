@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ....analysis.memory import add_live_bytes_counters
-from ....analysis.slice_index import SliceIndex, enclosing_slices
+from ....analysis.slice_index import SliceIndex, enclosing_rows
 from ....keys import first_places
 from ....model import MemoryBlock, ProcessKind, Trace
 from .base import Flavour, ReadContext, hashable
@@ -203,20 +203,24 @@ def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
     rows = rows[np.argsort(ts_all[rows], kind="stable")]
     sizes, addresses, *kinds = i.args.get_columns(
         rows, ("Bytes", "Addr", "Device Type", "Device Id"), (None, None, None, -1))
-    usable = np.fromiter((isinstance(size, int) and address is not None
-                          for size, address in zip(sizes, addresses, strict=True)),
-                         dtype=bool, count=len(rows))
+    if set(map(type, sizes)) <= {int} and None not in addresses:   # (the usual case)
+        usable = np.ones(len(rows), dtype=bool)
+    else:
+        usable = np.fromiter((isinstance(size, int) and address is not None
+                              for size, address in zip(sizes, addresses, strict=True)),
+                             dtype=bool, count=len(rows))
     events = np.flatnonzero(usable)   # in time order
     picked = usable.tolist()
     devices = _device_names(list(zip(*(compress(column, picked) for column in kinds),
                                      strict=True)))
     keys = list(zip(devices, compress(addresses, picked), strict=True))
     first = _first_of_key(keys)
-    first[[k for k, device in enumerate(devices) if device is None]] = -1
+    if None in devices:
+        first[[k for k, device in enumerate(devices) if device is None]] = -1
     malformed = int((first < 0).sum())
     events, first = events[first >= 0], first[first >= 0]
-    size = [sizes[e] for e in events.tolist()]
-    alloc = np.array([s > 0 for s in size], dtype=bool)
+    size = list(map(sizes.__getitem__, events.tolist()))
+    alloc = np.fromiter(map((0).__lt__, size), dtype=bool, count=len(size))   # size > 0
     freeing, freed_at = _pair_frees(first, alloc)
     times = ts_all[rows[events]]
     owner_names = _owner_names(trace, index, i.numpy("track")[rows[events]], times, alloc)
@@ -267,15 +271,13 @@ def _owner_names(trace: Trace, index: SliceIndex, tracks: np.ndarray, times: np.
                  alloc: np.ndarray) -> list[str | None]:
     """Per event, for an alloc the name of the innermost ``cpu_op`` around it on its thread
     (else of any slice there), for the others None."""
-    ops = enclosing_slices(SliceIndex(trace, "cpu_op"), tracks[alloc], times[alloc])
-    inner = enclosing_slices(index, tracks[alloc], times[alloc])
-    names, slice_names = trace.strings.strings, trace.slices.name
-    found: list[str | None] = [None] * len(alloc)
-    for e, op, around in zip(np.flatnonzero(alloc).tolist(), ops, inner, strict=True):
-        owner = op if op is not None else around
-        if owner is not None:
-            found[e] = names[slice_names[owner]]
-    return found
+    ops = enclosing_rows(SliceIndex(trace, "cpu_op"), tracks[alloc], times[alloc])
+    owner = np.where(ops >= 0, ops, enclosing_rows(index, tracks[alloc], times[alloc]))
+    owned = owner >= 0
+    name_ids = trace.slices.numpy("name")[owner[owned]].tolist()
+    found = np.full(len(alloc), None, dtype=object)
+    found[np.flatnonzero(alloc)[owned]] = list(map(trace.strings.strings.__getitem__, name_ids))
+    return found.tolist()  # type: ignore[no-any-return]
 
 
 def _device_names(kinds: list[tuple[Any, Any]]) -> list[str | None]:
@@ -285,7 +287,11 @@ def _device_names(kinds: list[tuple[Any, Any]]) -> list[str | None]:
     >>> _device_names([(1, 0), (0, -1), (1, [0])])
     ['CUDA:0', 'CPU', None]
     """
-    names: dict[tuple[Any, Any], str] = {}
+    try:   # the usual case: a few distinct pairs of numbers
+        names = {kind: _device_name(*kind) for kind in set(kinds)}
+        return list(map(names.__getitem__, kinds))
+    except TypeError:   # a list or an object: name the pairs one by one
+        names = {}
     found: list[str | None] = []
     for kind in kinds:
         try:
