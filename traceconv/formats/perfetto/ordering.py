@@ -6,8 +6,9 @@ before BEGINs (innermost END first, outermost BEGIN first) and a zero-length sli
 close before its next sibling opens. With the slices sorted by (track, start, -duration)
 and properly nested (see :mod:`traceconv.analysis.nesting`), the END of slice *i* belongs
 right before the BEGIN of the first later slice of its track that starts at or after *i*'s
-end; everything is computed with numpy sorts and searches, no per-event Python (sorts that
-take the mostly time-ordered input as it comes, :mod:`traceconv.analysis.timeline_order`).
+end; everything is computed with numpy sorts and searches, no per-event Python (the slices
+sorted by :func:`~traceconv.analysis.timeline_order.timeline_order`, which takes their
+mostly time-ordered input as it comes).
 """
 
 from __future__ import annotations
@@ -62,5 +63,5 @@ def event_order(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     codes = np.concatenate([order * 4 + BEGIN, order * 4 + END,
                             np.arange(n_inst, dtype=np.int64) * 4 + INSTANT,
                             np.arange(n_cnt, dtype=np.int64) * 4 + COUNTER])
-    write_order = timeline_order(np.zeros(len(ts), dtype=np.int64), ts, tie)  # by ts, tie
+    write_order = np.lexsort((tie, ts))   # measured faster here than timeline_order
     return ts[write_order], codes[write_order]

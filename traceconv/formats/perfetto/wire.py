@@ -118,11 +118,13 @@ def varint_sizes(values: np.ndarray) -> np.ndarray:
     >>> varint_sizes(np.array([0, 127, 128, 2**64 - 1], dtype=np.uint64)).tolist()
     [1, 1, 2, 10]
     """
-    sizes = np.ones(len(values), dtype=np.int64)
-    biggest = int(values.max()) if len(values) else 0
-    for k in range(1, 10):
-        if biggest < 1 << (7 * k):
-            break
+    if not len(values):
+        return np.ones(0, dtype=np.int64)
+    # every size lies between those of the smallest and the largest value (timestamps,
+    # track uuids and lengths mostly share one): only the steps between are compared
+    least, most = (len(varint(int(v))) for v in (values.min(), values.max()))
+    sizes = np.full(len(values), least, dtype=np.int64)
+    for k in range(least, most):
         sizes += values >= np.uint64(1 << (7 * k))
     return sizes
 

@@ -312,9 +312,9 @@ class _EventEncoder:
                     rest = [*rest, list(map(self.flows.get, chosen.tolist(), repeat(b"")))]
                 positions.append(at[group])
                 packets += _framed(fields, rest, stamps[at[group]], tail)
-        place = np.empty(len(codes), dtype=np.int64)
-        place[np.concatenate(positions)] = np.arange(len(codes))
-        return list(map(packets.__getitem__, place.tolist()))
+        ordered = np.empty(len(codes), dtype=object)   # each packet put at its event's place
+        ordered[np.concatenate(positions)] = packets
+        return ordered.tolist()
 
     def _count_misplaced(self) -> None:
         """Slices/instants on counter tracks and values on other tracks cannot be shown."""
