@@ -30,6 +30,10 @@ from types import FrameType
 from .seeds import file_name, mutant
 
 READ_LIMIT = 64 << 20        # --max-bytes for fuzz inputs: mutants are small
+# Mutants are kilobytes: read in 1 KiB pieces, the Chrome reader's chunked path (cuts, the
+# typed-record column path of every piece after the first) meets them, not only the one
+# whole parse that a small document gets.
+CHROME_PIECE = 1024
 # every writer the registry has; (a writer that cannot express the trace refuses cleanly)
 WRITERS = ("chrome", "perfetto", "summary", "summary-json", "graphml", "dot", "svg")
 
@@ -130,6 +134,9 @@ def serve(conn: Connection, folder: str, memory_limit: int, timeout: float,
     resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is for the campaign to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    from traceconv.formats.chrome import stream
+
+    stream.CHUNK = CHROME_PIECE
     runner = Runner(folder, timeout)
     while True:
         job = conn.recv()
