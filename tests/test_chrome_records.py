@@ -184,3 +184,34 @@ def test_invalid_utf8_in_a_record_piece_is_located(tmp_path: Path, bad: bytes,
     with pytest.raises(traceconv.InputError) as error:
         traceconv.load(path, format="chrome")
     assert f"bad.json:{len(events) + 1}:" in str(error.value)
+
+
+def test_numbers_beyond_a_double_read_as_infinity_on_both_paths(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """msgspec and orjson refuse 1e400; JSON.parse and Python's json read it as infinity, and
+    so does traceconv, whether the args stay text (the record path decodes them when a
+    writer asks) or are decoded at once (the loop, and a record piece handed back to it by
+    a ``[memory]`` slice)."""
+    events = []
+    for i in range(3000):
+        name = b"[memory]" if i == 1500 else b"op%d" % (i % 5)
+        events.append(b'{"ph": "X", "name": "%s", "ts": %d, "dur": 1, "pid": 1, "tid": 1, '
+                      b'"args": {"big": 1e400, "neg": -1%s.5, "n": %d}}' % (name, i * 2,
+                                                                          b"9" * 400, i))
+    text = b'{"traceEvents": [' + b",\n".join(events) + b"]}"
+    path = tmp_path / "huge.json"
+    path.write_bytes(text)
+    reference = json.loads(text)["traceEvents"]   # Python's json: the independent reading
+    assert {e["args"]["big"] for e in reference} == {float("inf")}
+    assert {e["args"]["neg"] for e in reference} == {float("-inf")}
+    fast, plain, pieces = _both(path, monkeypatch)
+    assert sum(pieces) > 10
+    assert _model(fast) == _model(plain)
+    slices = fast.slices
+    assert len(slices) == 2999   # the [memory] slice is read as an instant
+    assert {slices.args[r]["big"] for r in range(len(slices))} == {float("inf")}
+    assert {slices.args[r]["neg"] for r in range(len(slices))} == {float("-inf")}
+    assert _outputs(fast)[0] == _outputs(plain)[0]   # the same .pftrace bytes
+    for trace in (fast, plain):   # every writer takes them
+        for fmt in ("chrome", "summary", "summary-json"):
+            traceconv.registry.get(fmt).load().write(trace, io.BytesIO())

@@ -20,12 +20,13 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from ..json_decode import lenient
 from ..keys import first_places
 from .args import ArgsColumn
 
-_DECODE = msgspec.json.Decoder(list[dict[str, Any]]).decode
+_DECODE = lenient(list[dict[str, Any]])
 _DECODE_RAW = msgspec.json.Decoder(list[dict[str, msgspec.Raw]]).decode
-_DECODE_ANY = msgspec.json.Decoder().decode
+_DECODE_ANY = lenient()
 _ENCODE = msgspec.json.Encoder().encode
 _INTEGER_BYTES = np.zeros(256, dtype=bool)   # what JSON integers and the commas between are
 _INTEGER_BYTES[list(b"0123456789-,")] = True

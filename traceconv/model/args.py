@@ -28,15 +28,17 @@ from typing import Any, overload
 import msgspec
 import numpy as np
 
+from ..json_decode import lenient
+
 Args = dict[str, Any] | None
 
 _NONE = -1  # key-set id of a row without args (distinct from an empty dict)
 _JSON = -2  # key-set id of a row held as JSON text (its start: its index in the texts)
-_DECODE_ONE = msgspec.json.Decoder(dict[str, Any]).decode
-_DECODE_MANY = msgspec.json.Decoder(list[dict[str, Any]]).decode
+_DECODE_ONE = lenient(dict[str, Any])
+_DECODE_MANY = lenient(list[dict[str, Any]])
 _BATCH = 1 << 16  # JSON rows decoded together (bounds the dicts alive at once)
 _DECODE_RAW = msgspec.json.Decoder(list[dict[str, msgspec.Raw]]).decode
-_DECODE_ANY = msgspec.json.Decoder().decode
+_DECODE_ANY = lenient()
 _SHARED_FIRST = frozenset(b'[{"')   # arrays, objects and strings: decoded once per text
 _SHARED_LIMIT = 1 << 20
 
@@ -129,7 +131,7 @@ def _keys_decoder(keys: tuple[str, ...]) -> Any:
     fields = _fields(len(keys))
     record: Any = msgspec.defstruct("Keys", [(f, Any, msgspec.UNSET) for f in fields],
                                     rename=dict(zip(fields, keys, strict=True)), gc=False)
-    return msgspec.json.Decoder(list[record]).decode
+    return lenient(list[record])
 
 
 class ArgsColumn(Sequence[Args]):

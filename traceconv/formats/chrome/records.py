@@ -22,6 +22,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
+from ...json_decode import lenient
+
 _Duration = Annotated[int, msgspec.Meta(ge=0)] | Annotated[float, msgspec.Meta(ge=0)]
 
 
@@ -47,7 +49,7 @@ class Record(msgspec.Struct, gc=False, kw_only=True, tag_field="ph"):
                                       if (v := getattr(self, k)) is not None}}
         event.pop("args")
         if self.args:
-            event["args"] = msgspec.json.decode(self.args)
+            event["args"] = _DECODE_ARGS(self.args)
         return event
 
 
@@ -91,6 +93,7 @@ class Metadata(Record, tag="M"):
     phase = "M"
 
 
+_DECODE_ARGS = lenient()
 _DECODE = msgspec.json.Decoder(
     list[Slice | Instant | _InstantUpper | _Mark | FlowPoint | _FlowStep | FlowEnd
          | Metadata]).decode

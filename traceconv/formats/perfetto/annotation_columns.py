@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from ...json_decode import lenient
 from ...model.arg_groups import KeyGroup, key_groups
 from ...model.args import ArgsColumn
 from ..json_texts import json_texts
@@ -26,7 +27,7 @@ from .wire import Part, pack_rows, varint_sizes
 
 _FEW_ROWS = 8   # a key set with fewer rows in a batch is encoded row by row
 _CONTAINERS = b"[{"   # the first byte of a list's or dict's JSON text
-_DECODE_ANY = msgspec.json.Decoder().decode
+_DECODE_ANY = lenient()
 _DECODE_ROWS = msgspec.json.Decoder(list[list[msgspec.Raw]]).decode
 _JOINT_LIMIT = 1 << 16   # joint texts kept encoded (see ColumnEncoder._encode_joint)
 

@@ -1,0 +1,39 @@
+"""JSON decoders that read a number beyond a double's range as ±infinity.
+
+msgspec and orjson refuse ``1e400``; JavaScript's ``JSON.parse`` (which Chrome's own trace
+viewer uses) and Python's ``json`` read it as infinity, and so does traceconv, on every
+path: the typed-record reader keeps arguments as text and decodes them later, so a
+refusal there would come long after the file was read. Each decoder first runs as it is
+(no cost on ordinary text); only a text holding such a number is decoded again, with a
+hook that makes it ±infinity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+_OUT_OF_RANGE = "Number out of range"
+
+
+def lenient(type_: Any = Any) -> Callable[[bytes | bytearray | memoryview], Any]:
+    """A decoder of JSON text into ``type_`` that reads out-of-range numbers as ±inf.
+
+    >>> decode = lenient(dict[str, Any])
+    >>> decode(b'{"a": 1e400, "b": -1e999, "c": 1.5, "d": 123456789012345678901234567890}')
+    {'a': inf, 'b': -inf, 'c': 1.5, 'd': 123456789012345678901234567890}
+    """
+    strict = msgspec.json.Decoder(type_).decode
+    again = msgspec.json.Decoder(type_, float_hook=float).decode
+
+    def decode(text: bytes | bytearray | memoryview) -> Any:
+        try:
+            return strict(text)
+        except msgspec.ValidationError as exc:
+            if not str(exc).startswith(_OUT_OF_RANGE):
+                raise
+            return again(text)
+
+    return decode
