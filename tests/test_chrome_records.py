@@ -215,3 +215,18 @@ def test_numbers_beyond_a_double_read_as_infinity_on_both_paths(
     for trace in (fast, plain):   # every writer takes them
         for fmt in ("chrome", "summary", "summary-json"):
             traceconv.registry.get(fmt).load().write(trace, io.BytesIO())
+
+
+@pytest.mark.parametrize("name", ["kineto_args_1e400.json", "kineto_memory_args_1e400.json"])
+def test_fuzzed_kineto_pieces_with_infinite_args(name: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two minimised fuzz inputs (a 1e999 among a Kineto op's or a [memory] event's args):
+    the Kineto flavour's key decoder and the Perfetto writer's failed on the text the
+    record path kept. Read in 1 KiB pieces, both paths now give the same model and files."""
+    monkeypatch.setattr(stream, "CHUNK", 1024)
+    path = ROOT / "tests" / "data" / "hostile" / name
+    fast = traceconv.load(path, format="chrome")
+    monkeypatch.setattr(reader, "decode_records", _plain)
+    plain = traceconv.load(path, format="chrome")
+    assert _model(fast) == _model(plain)
+    assert _outputs(fast)[0] == _outputs(plain)[0]
