@@ -35,7 +35,9 @@ def timeline_order(track: np.ndarray, start: np.ndarray, tie: np.ndarray) -> np.
     disorder = np.flatnonzero(same & (sorted_tie[1:] < sorted_tie[:-1]))
     if len(disorder):   # sort again the runs of equal keys that hold a disorder
         run = np.cumsum(np.r_[True, ~same]) - 1   # run number of each sorted position
-        again = np.flatnonzero(np.isin(run, run[disorder]))
+        unsettled = np.zeros(int(run[-1]) + 1, dtype=bool)
+        unsettled[run[disorder]] = True
+        again = np.flatnonzero(unsettled[run])
         rows = order[again]
         order[again] = rows[np.lexsort((tie[rows], sorted_key[again]))]
     return order
