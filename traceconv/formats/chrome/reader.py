@@ -144,7 +144,7 @@ class ChromeReader:
         self.context = ReadContext(envelope, source_name)
         self.seq = 0
         self._tracks: dict[tuple, int] = {}           # raw (device, pid, tid) -> track
-        self._record_keys = RecordKeys(self._resolve)
+        self._record_keys = RecordKeys()
         self._canonical: dict[tuple, int] = {}        # normalised key -> track
         self._processes: dict[tuple, int] = {}        # (device, pid) -> process
         self._raw_ids: dict[int, tuple] = {}          # track -> (device, pid, tid)
@@ -326,7 +326,7 @@ class ChromeReader:
         if (starts is None or durations is None or flow_ts is None or slice_args is None
                 or instant_args is None):
             return False
-        tracks, names, categories = self._record_keys.columns(placed)
+        tracks, names, categories = self._record_keys.columns(placed, self._resolve)
         slice_rows = np.array(is_slice, dtype=bool)
         instant_rows = ~slice_rows
         columns = {"track": tracks, "start": starts, "name": names, "category": categories}

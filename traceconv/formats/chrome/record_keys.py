@@ -22,26 +22,28 @@ LIMIT = 1 << 16   # combinations remembered (a trace of unique names must not gr
 
 
 class RecordKeys:
-    """Resolves records' (name, category, pid, tid) with ``resolve``, which returns
-    (track, name id, category id) for one combination.
+    """Records' (name, category, pid, tid) combinations seen so far, and what they resolved
+    to (the resolver is given per call: holding the reader's method would make a cycle that
+    keeps the reader alive until the garbage collector runs).
 
     >>> made = []
-    >>> keys = RecordKeys(lambda key: made.append(key) or (len(made), 10 + len(made), 0))
+    >>> def resolve(key): made.append(key); return len(made), 10 + len(made), 0
     >>> class R:
     ...     def __init__(self, name): self.name, self.cat, self.pid, self.tid = name, "op", 1, 1
-    >>> [column.tolist() for column in keys.columns([R("a"), R("b"), R("a")])]
+    >>> [column.tolist() for column in RecordKeys().columns([R("a"), R("b"), R("a")], resolve)]
     [[1, 2, 1], [11, 12, 11], [0, 0, 0]]
     >>> len(made)
     2
     """
 
-    def __init__(self, resolve: Callable[[Key], tuple[int, int, int]]) -> None:
-        self._resolve = resolve
+    def __init__(self) -> None:
         self._codes: dict[Key, int] = {}
         self._tracks, self._names, self._categories = array("i"), array("i"), array("i")
 
-    def columns(self, records: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(track, name id, category id) of each record, as int32 arrays."""
+    def columns(self, records: Sequence[Any], resolve: Callable[[Key], tuple[int, int, int]]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(track, name id, category id) of each record, as int32 arrays; ``resolve`` gives
+        them for one new combination."""
         keys = [(r.name, r.cat, r.pid, r.tid) for r in records]
         codes = self._codes
         found = list(map(codes.get, keys))
@@ -50,14 +52,13 @@ class RecordKeys:
                 self._forget()
             for key in dict.fromkeys(compress(keys, map(is_, found, repeat(None)))):
                 if key not in codes:
-                    self._add(key)
+                    self._add(key, *resolve(key))
             found = list(map(codes.__getitem__, keys))
         at = np.array(found, dtype=np.int64)
         return tuple(np.frombuffer(column, dtype=np.int32)[at]  # type: ignore[return-value]
                      for column in (self._tracks, self._names, self._categories))
 
-    def _add(self, key: Key) -> None:
-        track, name, category = self._resolve(key)
+    def _add(self, key: Key, track: int, name: int, category: int) -> None:
         self._codes[key] = len(self._tracks)
         self._tracks.append(track)
         self._names.append(name)
