@@ -8,9 +8,10 @@ dimension is ``[1, 4, 0]`` (ROCm 5.3-5.5), ``[ 1, 4, {2, 4} ]`` (5.6-7.2) or a f
 
 from __future__ import annotations
 
+import functools
 import re
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ...numbers import INT64_MAX, to_int64
 from .brackets import split_top
@@ -33,6 +34,10 @@ class DynamicDim(BaseModel):
 
 class Shape(BaseModel):
     """A parsed shape print; ``text`` is the print as it appeared."""
+
+    # frozen: one instance stands for every print of the same text (a program repeats a
+    # few shapes thousands of times; see parse_shape)
+    model_config = ConfigDict(frozen=True)
 
     text: str
     type: str = Field(description="element type as printed, e.g. float_type, tuple_type")
@@ -154,8 +159,15 @@ def parse_shape(text: str) -> Shape:
     4
     >>> len(parse_shape("[float_type, {2, 3}, {3, 1}, int64_type, {2}, {1}]").sub_shapes)
     2
+    >>> parse_shape("float_type, {2}, {1}") is parse_shape(" float_type, {2}, {1}")
+    True
     """
-    text = text.strip()
+    return _parsed(text.strip())
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _parsed(text: str) -> Shape:
+    """:func:`parse_shape` of stripped text, once per distinct text (errors are not kept)."""
     if text.startswith("["):
         inner = text[1:-1] if text.endswith("]") else text[1:]
         subs = [parse_shape(p) for p in split_tuple(inner)]
