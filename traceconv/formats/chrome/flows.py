@@ -82,7 +82,8 @@ class FlowPoints:
         [0, 1, 0, 2]
         """
         one_category = len(set(self.categories)) < 2   # (the usual case: ids alone)
-        return first_codes(self.ids if one_category else zip(self.categories, self.ids, strict=True))[0]
+        keys = self.ids if one_category else zip(self.categories, self.ids, strict=True)
+        return first_codes(keys)[0]
 
     def interned(self, strings: StringTable, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The category and name ids of ``points`` (a name left empty is the category's),

@@ -330,8 +330,9 @@ class ChromeReader:
         slice_rows = np.array(is_slice, dtype=bool)
         instant_rows = ~slice_rows
         columns = {"track": tracks, "start": starts, "name": names, "category": categories}
-        memory = self.trace.strings.find("[memory]")   # (tracks and strings are as the loop
-        # makes them: a piece read again by the loop makes no new ones)
+        # (tracks and strings made so far are those the loop makes: reading the piece
+        # again, it makes no new ones)
+        memory = self.trace.strings.find("[memory]")
         if memory is not None and (columns["name"][slice_rows] == memory).any():
             return False   # a [memory] slice: the loop reads it as an instant
         self.trace.slices.extend_json(*slice_args, dur=durations,
@@ -351,11 +352,11 @@ class ChromeReader:
         name, category, pid, tid = key
         intern = self.trace.strings.intern
         name_id, category_id = intern(name or ""), intern(category or "")
-        raw = (category in self.flavour.device_categories, pid, tid)
-        track = self._tracks.get(raw)
-        return (self.track(*raw) if track is None else track), name_id, category_id
+        device = category in self.flavour.device_categories
+        return self.track(device, pid, tid), name_id, category_id
 
     def _record_flows(self, flows: list[FlowPoint], ts: np.ndarray) -> None:
+        """Add a piece's flow points (``ts``: their times in ns) as the loop adds them."""
         synonyms = self.flavour.flow_categories
         categories = [r.cat or "" for r in flows]
         if not synonyms.keys().isdisjoint(categories):
