@@ -176,7 +176,7 @@ main()
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 128 + signal.SIGTERM, done.stderr
-    assert done.stderr.strip() == "traceconv: terminated"
+    assert done.stderr.strip() == "traceconv: terminated (SIGTERM)"
     assert os.listdir(tmp_path) == []
 
 

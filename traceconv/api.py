@@ -167,8 +167,12 @@ def check_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
     for path in (os.fspath(p) for p in paths):
         if path == "-":
             continue
-        if not os.path.exists(path):
-            raise InputError("No such file or directory", file=path)
+        try:
+            os.stat(path)
+        except OSError as exc:   # (a symbolic link loop says so, not "No such file")
+            from .special_files import reason
+
+            raise InputError(reason(exc), file=path) from None
         real = os.path.realpath(path)
         if real in seen:
             found.append(f"{path} is the same file as {seen[real]}: it is merged with itself"

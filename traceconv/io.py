@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from .errors import InputError, OutputError
+from .special_files import open_input, read_bounded, reason, resolve_output, special_output
 
 GZIP_MAGIC = b"\x1f\x8b"
 HEAD_BYTES = 64 * 1024
@@ -166,7 +167,7 @@ class Source:
         self.name = "<stdin>" if self.path == "-" else self.path
         self.progress = progress
         self.max_bytes = max_bytes
-        self._stdin: bytes | None = None
+        self._buffered: bytes | None = None   # the content of a non-regular input
 
     @property
     def is_stdin(self) -> bool:
@@ -185,17 +186,17 @@ class Source:
         return Path(self.path).name.lower().removesuffix(".gz")
 
     def _raw(self) -> BinaryIO:
+        if self._buffered is not None:
+            return io.BytesIO(self._buffered)
         if self.is_stdin:
-            if self._stdin is None:
-                self._stdin = sys.stdin.buffer.read(self.max_bytes + 1)
-                if len(self._stdin) > self.max_bytes:
-                    raise too_large(self.name, self.max_bytes)
-            return io.BytesIO(self._stdin)
-        try:
-            raw: BinaryIO = open(self.path, "rb")  # noqa: SIM115 - returned to the caller
-        except OSError as exc:
-            raise InputError(exc.strerror or str(exc), file=self.name) from None
-        total = os.fstat(raw.fileno()).st_size
+            return self._buffer(sys.stdin.buffer)
+        raw = open_input(self.path, self.name)
+        status = os.fstat(raw.fileno())
+        total = status.st_size
+        if not stat.S_ISREG(status.st_mode) or total == 0:
+            # a pipe, a device, a /proc file: its bytes come once and st_size says nothing
+            with raw:
+                return self._buffer(raw)
         if total > self.max_bytes:   # compressed or not, the content is at least this big
             raw.close()
             raise too_large(self.name, self.max_bytes)
@@ -203,6 +204,16 @@ class Source:
             raw = io.BufferedReader(_CountingReader(raw, total, self.progress),  # type: ignore[arg-type]
                                     1 << 20)
         return raw
+
+    def _buffer(self, stream: BinaryIO) -> BinaryIO:
+        """Read a stream that yields its bytes once (standard input, a pipe, a device) into
+        memory, at most ``max_bytes`` of it; every later open reads that copy."""
+        try:
+            self._buffered = read_bounded(stream, self.max_bytes,
+                                          too_large(self.name, self.max_bytes))
+        except OSError as exc:
+            raise InputError(f"cannot read: {reason(exc)}", file=self.name) from None
+        return io.BytesIO(self._buffered)
 
     @cached_property
     def compressed(self) -> bool:
@@ -251,7 +262,9 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """Open ``path`` for binary writing so that it appears only when complete.
 
     Data goes to a temporary file in the same folder, renamed over ``path`` on success and
-    removed on any error (or signal, see :mod:`traceconv.cli.app`). A ``.gz`` name is
+    removed on any error (or signal, see :mod:`traceconv.cli.app`). A symbolic link stays:
+    the file it points to is replaced. A character device or a FIFO is written as a stream,
+    never replaced (:mod:`traceconv.special_files`). A ``.gz`` name is
     gzip-compressed; ``-`` is standard output. A replaced file keeps its permissions; a new
     one gets the umask's. Failures to write raise :class:`OutputError` naming ``path``.
 
@@ -265,6 +278,11 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         return
     if os.path.isdir(target):
         raise OutputError("is a directory", file=target)
+    stream = special_output(target)
+    if stream is not None:   # a device or a FIFO: written in place, never replaced
+        yield from _streamed(stream, target)
+        return
+    target = resolve_output(target)
     folder = os.path.dirname(os.path.abspath(target))
     try:
         fd, temp = tempfile.mkstemp(prefix=".traceconv-", suffix=".part", dir=folder)
@@ -288,6 +306,21 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+
+
+def _streamed(stream: BinaryIO, target: str) -> Iterator[BinaryIO]:
+    """Yield ``stream`` (a device or a FIFO) to write on, compressed for a ``.gz`` name."""
+    try:
+        with stream:
+            if target.lower().endswith(".gz"):
+                with gzip.GzipFile(fileobj=stream, mode="wb", compresslevel=6, mtime=0) as gz:
+                    yield gz  # type: ignore[misc]
+            else:
+                yield stream
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError) or exc.filename not in (None, target):
+            raise
+        raise OutputError(f"cannot write: {reason(exc)}", file=target) from None
 
 
 def _mode_for(target: str) -> int:

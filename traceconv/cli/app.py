@@ -91,13 +91,36 @@ def handled_errors() -> Iterator[None]:
         sys.exit(1)
 
 
+# Every signal whose default action ends the process and that a handler can catch: each
+# unwinds like Ctrl-C, so the hidden ``.traceconv-*.part`` of an output is removed.
+# (SIGPIPE is ignored by Python: a write to a closed pipe raises BrokenPipeError instead.)
+TERMINATING_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM",
+                       "SIGVTALRM", "SIGPROF", "SIGXCPU", "SIGXFSZ", "SIGPOLL", "SIGPWR",
+                       "SIGSTKFLT", "SIGSYS", "SIGTRAP", "SIGEMT", "SIGLOST", "SIGINFO")
+
+
 def _terminated(signum: int, frame: object) -> None:
-    """SIGTERM unwinds like Ctrl-C does, so half-written outputs are removed on the way."""
-    click.echo("traceconv: terminated", err=True)
+    """A terminating signal unwinds like Ctrl-C does, so half-written outputs are removed on
+    the way; the exit status is 128 + the signal's number, as a shell reports it."""
+    for number in _caught():   # a second signal must not interrupt the clean-up
+        signal.signal(number, signal.SIG_IGN)
+    click.echo(f"traceconv: terminated ({signal.Signals(signum).name})", err=True)
     raise SystemExit(128 + signum)
+
+
+def _caught() -> list[int]:
+    return [getattr(signal, name) for name in TERMINATING_SIGNALS if hasattr(signal, name)]
+
+
+def catch_terminating_signals() -> None:
+    """Install :func:`_terminated` for every terminating signal left at its default action
+    (one the caller ignores, as ``nohup`` does with SIGHUP, stays ignored)."""
+    for number in _caught():
+        if signal.getsignal(number) == signal.SIG_DFL:
+            signal.signal(number, _terminated)
 
 
 def main() -> None:
     """Console-script entry point."""
-    signal.signal(signal.SIGTERM, _terminated)
+    catch_terminating_signals()
     app(prog_name="traceconv")

@@ -1,0 +1,229 @@
+"""Hostile input, round three (issue 23): each class from a minimal synthetic file.
+
+Outputs onto special files, inputs that are not regular files, terminating signals, numbers
+at the int64 edges, cut files read as whole, encodings, depth, amplification, super-linear
+work, and errors raised where no handler was. The contract stays that of
+``tests/test_hostile.py``: one located line on stderr, exit status 1, no traceback, nothing
+of an output left behind, nothing lost without a count.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+import traceconv
+from traceconv import io as tio
+from traceconv import special_files
+from traceconv.cli import app
+from traceconv.errors import InputError, OutputError
+
+EVENTS = [{"ph": "X", "name": f"op{i}", "ts": i * 10, "dur": 5, "pid": 1, "tid": 1}
+          for i in range(50)]
+SMALL_TRACE = orjson.dumps({"traceEvents": EVENTS})
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+
+
+def one_error_line(result, *needles: str) -> str:
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("traceconv: error: "), result.stderr
+    assert "internal error" not in lines[0] and "Traceback" not in result.output
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    path = tmp_path / "in" / "small.json"
+    path.parent.mkdir()
+    path.write_bytes(SMALL_TRACE)
+    return path
+
+
+@pytest.fixture
+def short_fifo_wait(monkeypatch):
+    monkeypatch.setattr(special_files, "FIFO_WAIT_SECONDS", 0.3)
+
+
+def _feed(path: str | Path, data: bytes) -> threading.Thread:
+    """Write ``data`` into the FIFO ``path`` from a thread (it opens when a reader does)."""
+    def write() -> None:
+        with open(path, "wb") as out:
+            out.write(data)
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread
+
+
+# -- 1. outputs onto special files -----------------------------------------------------------
+
+def test_output_onto_a_symlink_writes_its_file_and_keeps_the_link(small: Path, tmp_path: Path):
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    assert run(str(small), "-o", str(link)).exit_code == 0
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert orjson.loads(real.read_bytes())["traceEvents"]
+
+
+def test_output_onto_a_fifo_streams_into_it(small: Path, tmp_path: Path):
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    assert run(str(small), "-o", str(fifo)).exit_code == 0
+    reader.join(30)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced by a file"
+    assert len(orjson.loads(got[0])["traceEvents"]) >= len(EVENTS)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".traceconv-")] == []
+
+
+def test_output_onto_a_fifo_without_reader_is_refused(small: Path, tmp_path: Path,
+                                                      short_fifo_wait):
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    one_error_line(run(str(small), "-o", str(fifo)), str(fifo), "no reader opened")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_output_onto_a_character_device_is_never_renamed_over(small: Path, monkeypatch):
+    def no_replace(*args: object) -> None:
+        raise AssertionError("os.replace over a device")
+    monkeypatch.setattr(tio.os, "replace", no_replace)
+    assert run(str(small), "-o", os.devnull, "--to", "chrome").exit_code == 0
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+def test_output_onto_a_socket_is_refused(small: Path, tmp_path: Path):
+    where = tmp_path / "s.json"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(where))
+        one_error_line(run(str(small), "-o", str(where)), str(where), "a socket")
+        assert stat.S_ISSOCK(os.lstat(where).st_mode)
+
+
+def test_output_onto_a_symlink_loop_says_so(small: Path, tmp_path: Path):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    one_error_line(run(str(small), "-o", str(tmp_path / "a"), "--to", "chrome"),
+                   "symbolic link loop")
+
+
+# -- 2. inputs that are not regular files ----------------------------------------------------
+
+def test_fifo_input_without_writer_is_refused_in_bounded_time(tmp_path: Path, short_fifo_wait):
+    fifo = tmp_path / "in.json"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="no writer opened"):
+        traceconv.load(fifo, format="chrome")
+
+
+def test_fifo_input_is_read_once_and_whole(tmp_path: Path):
+    fifo = tmp_path / "in.json"
+    os.mkfifo(fifo)
+    writer = _feed(fifo, SMALL_TRACE)
+    trace = traceconv.load(fifo)   # detection, gzip sniff and the read share one copy
+    writer.join(10)
+    assert trace.counts()["slices"] == len(EVENTS)
+
+
+def test_a_pipe_given_as_a_path_loses_nothing():
+    # what a shell's <(cat f) passes: /dev/fd/N of a pipe, which yields its bytes once
+    padded = orjson.dumps({"traceEvents": EVENTS, "pad": "x" * (200 << 10)})
+    read_end, write_end = os.pipe()
+
+    def write() -> None:
+        with open(write_end, "wb") as out:
+            out.write(padded)
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    try:
+        trace = traceconv.load(f"/proc/self/fd/{read_end}")
+    finally:
+        thread.join(10)
+        os.close(read_end)
+    assert trace.counts()["slices"] == len(EVENTS)
+
+
+def test_the_size_limit_applies_to_a_proc_file():
+    # st_size is 0 for /proc files: the bound must count what is read
+    with pytest.raises(InputError, match="16 bytes limit"):
+        tio.Source("/proc/self/maps", max_bytes=16).read_bytes()
+
+
+def test_dev_zero_ends_at_the_size_limit():
+    done = subprocess.run([sys.executable, "-m", "traceconv", "info", "/dev/zero", "--format",
+                           "chrome", "--max-bytes", "1M"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1
+    assert "/dev/zero: content is larger than the 1 MiB limit" in done.stderr
+
+
+def test_input_symlink_loop_says_so(tmp_path: Path):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    one_error_line(run("info", str(tmp_path / "a")), "symbolic link loop")
+
+
+# -- 3. every terminating signal removes the partial output ----------------------------------
+
+STOPPED_WRITER = """
+import os, signal, sys
+import traceconv.formats.chrome as writer
+def stopped(trace, out, **options):
+    out.write(b"[" * 4096)
+    os.kill(os.getpid(), signal.{name})
+    raise AssertionError("{name} did not stop the writer")
+writer.write = stopped
+sys.argv = ["traceconv", {source!r}, "--to", "chrome", "-o", {output!r}]
+from traceconv.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("name", ["SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM",
+                                  "SIGXCPU", "SIGVTALRM"])
+def test_terminating_signals_remove_the_partial_output(name: str, small: Path, tmp_path: Path):
+    out = tmp_path / "out"
+    out.mkdir()
+    script = STOPPED_WRITER.format(name=name, source=str(small), output=str(out / "o.json"))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    number = getattr(signal, name)
+    assert done.returncode == 128 + number, done.stderr
+    assert done.stderr.strip() == f"traceconv: terminated ({name})"
+    assert os.listdir(out) == []
+
+
+def test_an_ignored_hangup_stays_ignored(small: Path, tmp_path: Path):
+    # nohup: SIGHUP ignored by the caller is not turned into a clean-up and exit
+    out = tmp_path / "o.json"
+    script = STOPPED_WRITER.format(name="SIGHUP", source=str(small), output=str(out))
+    script = script.replace("raise AssertionError", "writer_went_on = ")
+    script = "import signal; signal.signal(signal.SIGHUP, signal.SIG_IGN)\n" + script
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert out.exists()
+
+
+def test_output_error_names_are_unchanged_for_regular_outputs(tmp_path: Path, small: Path):
+    with pytest.raises(OutputError, match="no such directory"):
+        traceconv.save(traceconv.load(small), tmp_path / "no" / "x.json")
