@@ -9,6 +9,7 @@ of an output left behind, nothing lost without a count.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -227,3 +228,115 @@ def test_an_ignored_hangup_stays_ignored(small: Path, tmp_path: Path):
 def test_output_error_names_are_unchanged_for_regular_outputs(tmp_path: Path, small: Path):
     with pytest.raises(OutputError, match="no such directory"):
         traceconv.save(traceconv.load(small), tmp_path / "no" / "x.json")
+
+
+# -- 4. numbers at the edges -----------------------------------------------------------------
+
+EDGES = [{"ph": "X", "name": "early", "ts": -9223372036854775, "dur": 1, "pid": 1, "tid": 1},
+         {"ph": "X", "name": "late", "ts": 9223372036854775, "dur": 0, "pid": 1, "tid": 1},
+         {"ph": "i", "name": "mark", "ts": 9223372036854775, "pid": 1, "tid": 1, "s": "t"},
+         {"ph": "C", "name": "c", "ts": -9223372036854775, "pid": 1, "args": {"v": 1}}]
+
+
+@pytest.mark.parametrize("to", ["chrome", "perfetto", "summary", "summary-json"])
+def test_times_at_both_int64_edges_convert_and_are_counted(tmp_path: Path, to: str):
+    source = tmp_path / "edges.json"
+    source.write_bytes(orjson.dumps({"traceEvents": EDGES}))
+    out = tmp_path / f"out.{to}"
+    result = run(str(source), "--to", to, "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    assert "4 repaired" in result.stderr   # one per event moved into the range
+    if to in ("chrome", "perfetto"):
+        assert traceconv.check(out).ok
+
+
+@pytest.mark.parametrize("command", ["info", "advise", "critical-path", "report"])
+def test_a_span_past_int64_is_no_internal_error(tmp_path: Path, command: str):
+    source = tmp_path / "edges.json"
+    source.write_bytes(orjson.dumps({"traceEvents": EDGES}))
+    args = [command, str(source)] + (["--json"] if command != "report" else
+                                     ["-o", str(tmp_path / "r.html")])
+    result = run(*args)
+    assert result.exit_code == 0 and "error" not in result.stderr, result.output
+    if command == "info":
+        codes = {d["code"]: d["count"] for d in orjson.loads(result.stdout)["diagnostics"]}
+        assert codes == {"model.time_beyond_range": 4}
+        trace = traceconv.load(source)
+        assert trace.time_range == (-10**18, 35 * 10**17)   # the range's two edges
+
+
+def test_an_infinite_counter_value_is_a_number_in_the_output(tmp_path: Path):
+    source = tmp_path / "inf.json"
+    source.write_bytes(b'{"traceEvents": [{"ph": "C", "name": "c", "ts": 1, "pid": 1, '
+                       b'"args": {"v": 1e999}}]}')
+    out = tmp_path / "out.json"
+    assert run(str(source), "-o", str(out)).exit_code == 0
+    written = [e for e in orjson.loads(out.read_bytes())["traceEvents"] if e["ph"] == "C"]
+    assert written[0]["args"]["value"] == sys.float_info.max   # not null
+    codes = {d["code"] for d in traceconv.load(source).diagnostics.as_list()}
+    assert "model.counter_value_not_finite" in codes
+
+
+REPORT_ROWS = """Event                     Calls       Total       Min.        Max.        Ave.
+  conv2d                  {calls}  60.5        0.2         0.6         0.3
+  relu                    10          1.5         0.1         0.2         0.15
+"""
+
+
+@pytest.mark.parametrize("calls", ["99999999999999999999999", "18446744073709551617"])
+def test_paddle_calls_past_int64_diff_and_json(tmp_path: Path, calls: str):
+    before = tmp_path / "before.txt"
+    after = tmp_path / "after.txt"
+    before.write_text(REPORT_ROWS.format(calls=calls))
+    after.write_text(REPORT_ROWS.format(calls="200        "))
+    for args in (["diff", str(before), str(after), "--json"], ["diff", str(before), str(after)],
+                 ["info", str(before), "--json"]):
+        result = run(*args)
+        assert result.exit_code == 0 and "error" not in result.stderr, result.output
+    codes = {d["code"] for d in traceconv.load(before, format="paddle-report")
+             .diagnostics.as_list()}
+    assert "model.statistic_beyond_range" in codes
+
+
+@pytest.mark.parametrize("rows, code", [
+    ([[1, 2, -64, 1]], "torch_memory.size_out_of_range"),            # a negative create
+    ([[1, 1, -64, 3], [2, 4, -64, 3]], "torch_memory.size_out_of_range"),
+    ([[1, 4, 64, 1]], "torch_memory.size_out_of_range"),             # a free of +64 bytes
+    ([[1, 4, -64, 1]], "torch_memory.unmatched_free"),               # a free of nothing
+    ([[1, 2, 2**62, 1], [2, 2, 2**62, 1]], "torch_memory.size_out_of_range"),
+    ([[2**63 + 5, 2, 64, 1]], "torch_memory.time_out_of_range"),
+])
+def test_memory_timeline_rows_out_of_range_are_dropped_and_counted(tmp_path: Path, rows, code):
+    path = tmp_path / "m.raw.json"
+    path.write_text(json.dumps(rows))   # (the stdlib writes ints past int64)
+    trace = traceconv.load(path, format="torch-memory")
+    codes = {d["code"] for d in trace.diagnostics.as_list()}
+    assert code in codes
+    for writer in ("chrome", "perfetto", "svg"):
+        try:
+            traceconv.save(trace, tmp_path / f"o.{writer}", format=writer)
+        except traceconv.errors.TraceconvError as exc:
+            assert "no memory" in str(exc)
+
+
+def test_totals_whose_time_passes_int64_are_dropped_and_counted(tmp_path: Path):
+    path = tmp_path / "m.json"
+    path.write_text("[[1, 9223372036854775807], [[0,64,0,0,0,0,0,0,0], [0,128,0,0,0,0,0,0,0]]]")
+    trace = traceconv.load(path, format="torch-memory")
+    assert {d["code"]: d["count"] for d in trace.diagnostics.as_list()}[
+        "torch_memory.time_out_of_range"] == 1
+
+
+# -- 10. errors outside the handler ----------------------------------------------------------
+
+def test_a_failure_while_rendering_is_one_line_even_with_json(small: Path, monkeypatch):
+    import traceconv.cli.info as info
+
+    def broken(trace):
+        raise TypeError("Integer exceeds 64-bit range")
+    monkeypatch.setattr(info, "info_dict", broken)
+    result = run("info", str(small), "--json")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.stderr.strip().splitlines() == [
+        "traceconv: internal error: TypeError: Integer exceeds 64-bit range "
+        "(set TRACECONV_DEBUG=1 for the traceback)"]

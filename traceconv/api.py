@@ -57,6 +57,11 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
         except NumberError as exc:   # a reader met a number no trace can hold
             raise InputError(str(exc), file=source.name, location=exc.location) from None
     trace.shorten_overflowing_slices()
+    from .value_bounds import clamp_counter_values, clamp_stats, clamp_times
+
+    clamp_times(trace)
+    clamp_stats(trace)
+    clamp_counter_values(trace)
     meta = trace.metadata
     meta.source_format = meta.source_format or info.name
     meta.source_file = meta.source_file or os.path.basename(source.name)

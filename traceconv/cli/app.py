@@ -49,6 +49,18 @@ class DefaultGroup(click.Group):
         load_commands()
         return super().list_commands(ctx)
 
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the command under the error policy as a whole: what a command renders after
+        its own ``handled_errors`` block (tables, ``--json``) fails in one line too."""
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise   # usage errors and --help: click's own messages
+        except Exception:  # noqa: BLE001 - the handler decides what each kind prints
+            with handled_errors():
+                raise
+            raise   # (not reached: handled_errors exits)
+
 
 def load_commands() -> None:
     """Import every command module (each registers its command on :data:`app`)."""
