@@ -340,3 +340,87 @@ def test_a_failure_while_rendering_is_one_line_even_with_json(small: Path, monke
     assert result.stderr.strip().splitlines() == [
         "traceconv: internal error: TypeError: Integer exceeds 64-bit range "
         "(set TRACECONV_DEBUG=1 for the traceback)"]
+
+
+# -- 5. truncation read as success -----------------------------------------------------------
+
+SAMPLES = Path(__file__).parent.parent / "samples"
+MIGRAPHX_REPORT = SAMPLES / "migraphx" / "perf_simple_graph_rocm4.txt"
+MEMFLOW_SVG = Path(__file__).parent / "data" / "megengine" / "infer_traced_memory_flow.svg"
+
+
+def test_a_migraphx_report_cut_inside_its_summary_is_counted(tmp_path: Path):
+    lines = MIGRAPHX_REPORT.read_text().splitlines(keepends=True)
+    summary = next(i for i, line in enumerate(lines) if line.startswith("Summary:"))
+    cut = tmp_path / "cut.txt"
+    cut.write_text("".join(lines[:summary + 3]))
+    result = run("info", str(cut), "--format", "migraphx")
+    assert result.exit_code == 0 and "1 dropped" in result.stderr, result.stderr
+    codes = {d["code"]: d["kind"] for d in traceconv.load(cut, format="migraphx")
+             .diagnostics.as_list()}
+    assert codes["migraphx.report_truncated"] == "dropped"
+    whole = traceconv.load(MIGRAPHX_REPORT)
+    assert "migraphx.report_truncated" not in {d["code"] for d in whole.diagnostics.as_list()}
+
+
+def test_a_memory_flow_svg_cut_midway_is_counted(tmp_path: Path):
+    data = MEMFLOW_SVG.read_bytes()
+    cut = tmp_path / "memory_flow.svg"
+    cut.write_bytes(data[:len(data) // 2])
+    trace = traceconv.load(cut)
+    codes = {d["code"]: d["kind"] for d in trace.diagnostics.as_list()}
+    assert codes == {"megengine_memflow.truncated": "dropped"}
+    assert 0 < trace.counts()["memory_blocks"] < traceconv.load(MEMFLOW_SVG).counts()[
+        "memory_blocks"]
+    assert "megengine_memflow.truncated" not in {
+        d["code"] for d in traceconv.load(MEMFLOW_SVG).diagnostics.as_list()}
+
+
+# -- 6. encodings and whitespace -------------------------------------------------------------
+
+TEXT_SAMPLES = {"paddle-summary": SAMPLES / "paddle" / "summary_small_2.6.2.txt",
+                "paddle-report": SAMPLES / "paddle" / "report_gpu_before.txt",
+                "migraphx": MIGRAPHX_REPORT,
+                "chrome": SAMPLES / "torch" / "cnn_step5.pt.trace.json",
+                "megengine-memflow-svg": MEMFLOW_SVG}
+
+
+def _unexpand(text: str) -> str:
+    """What ``unexpand -a`` does: runs of spaces that end at a tab stop become a tab."""
+    def line(row: str) -> str:
+        pieces = [row[i:i + 8] for i in range(0, len(row), 8)]
+        return "".join(p.rstrip(" ") + "\t" if len(p) == 8 and p.endswith("  ") else p
+                       for p in pieces)
+    return "\n".join(line(row) for row in text.split("\n"))
+
+
+DRESSES = {
+    "utf8_bom": lambda text: b"\xef\xbb\xbf" + text.encode(),
+    "utf16le_bom": lambda text: b"\xff\xfe" + text.encode("utf-16-le"),
+    "utf16be_bom": lambda text: b"\xfe\xff" + text.encode("utf-16-be"),
+    "utf32le_bom": lambda text: b"\xff\xfe\x00\x00" + text.encode("utf-32-le"),
+    "cr_only": lambda text: text.replace("\n", "\r").encode(),
+    "crlf": lambda text: text.replace("\n", "\r\n").encode(),
+    "tabs": lambda text: _unexpand(text).encode(),
+}
+
+
+def _counts(trace) -> tuple:
+    c = trace.counts()
+    return c["slices"], c["stat_rows"], c["memory_blocks"], c["counter_samples"]
+
+
+@pytest.mark.parametrize("fmt", sorted(TEXT_SAMPLES))
+@pytest.mark.parametrize("dress", sorted(DRESSES))
+def test_a_text_input_in_another_dress_reads_the_same(tmp_path: Path, fmt: str, dress: str):
+    original = TEXT_SAMPLES[fmt]
+    dressed = tmp_path / original.name
+    dressed.write_bytes(DRESSES[dress](original.read_text()))
+    assert _counts(traceconv.load(dressed)) == _counts(traceconv.load(original))
+
+
+def test_utf16_that_is_not_valid_is_refused_at_its_byte(tmp_path: Path):
+    path = tmp_path / "report.txt"
+    path.write_bytes(b"\xff\xfe" + "Event  Calls\n".encode("utf-16-le") + b"\x00\xdc")
+    one_error_line(run("info", str(path), "--format", "paddle-report"),
+                   f"{path}:byte 28: not valid UTF-16-LE")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import gzip
 import io
@@ -16,6 +17,7 @@ from typing import BinaryIO, Protocol
 
 from .errors import InputError, OutputError
 from .special_files import open_input, read_bounded, reason, resolve_output, special_output
+from .text_encoding import dressing, undress
 
 GZIP_MAGIC = b"\x1f\x8b"
 HEAD_BYTES = 64 * 1024
@@ -168,6 +170,7 @@ class Source:
         self.progress = progress
         self.max_bytes = max_bytes
         self._buffered: bytes | None = None   # the content of a non-regular input
+        self._undressed: bytes | None = None  # text decoded from UTF-16/32 or CR line ends
 
     @property
     def is_stdin(self) -> bool:
@@ -221,7 +224,31 @@ class Source:
             return raw.read(2) == GZIP_MAGIC
 
     def open(self) -> BinaryIO:
-        """A binary stream of the (decompressed) content; the caller closes it."""
+        """A binary stream of the (decompressed) content, as UTF-8 with ``\\n`` line ends
+        where the input is text in another dress (:mod:`traceconv.text_encoding`); the
+        caller closes it."""
+        if self._undressed is not None:
+            return io.BytesIO(self._undressed)
+        dressed = self._dressing
+        stream = self._decompressed()
+        if dressed == "utf-8":   # a UTF-8 BOM: skipped, the rest streams as it is
+            stream.read(len(codecs.BOM_UTF8))
+        elif dressed is not None:
+            with stream:
+                data = read_bounded(stream, self.max_bytes, too_large(self.name, self.max_bytes))
+            self._undressed = undress(data, dressed, self.name)
+            return io.BytesIO(self._undressed)
+        return stream
+
+    @cached_property
+    def _dressing(self) -> str | None:
+        try:
+            with self._decompressed() as stream:
+                return dressing(stream.read(HEAD_BYTES))
+        except (OSError, EOFError):
+            return None   # (a cut gzip: the read itself will say where)
+
+    def _decompressed(self) -> BinaryIO:
         raw = self._raw()
         if self.compressed:
             unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
