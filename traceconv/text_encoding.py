@@ -63,7 +63,7 @@ def undress(data: bytes, dressed: str, name: str) -> bytes:
     b'a\\nb'
     >>> undress(codecs.BOM_UTF16_LE + b"a\\x00\\x00\\xdc", "utf-16-le", "x.txt")
     Traceback (most recent call last):
-    traceconv.errors.InputError: x.txt:byte 4: not valid UTF-16-LE (its byte order mark says so): illegal UTF-16 surrogate
+    traceconv.errors.InputError: x.txt:byte 4: not valid UTF-16-LE (its byte order mark says so): illegal encoding
     """
     if dressed == "cr":
         return data.replace(b"\r", b"\n")
