@@ -424,3 +424,99 @@ def test_utf16_that_is_not_valid_is_refused_at_its_byte(tmp_path: Path):
     path.write_bytes(b"\xff\xfe" + "Event  Calls\n".encode("utf-16-le") + b"\x00\xdc")
     one_error_line(run("info", str(path), "--format", "paddle-report"),
                    f"{path}:byte 28: not valid UTF-16-LE")
+
+
+# -- 7. depth and recursion ------------------------------------------------------------------
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("where", ["args", "events", "document"])
+def test_json_nested_1000_deep_is_a_located_error(tmp_path: Path, where: str):
+    deep = _nested(1000)
+    text = {"args": '{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1, "pid": 1, '
+                    '"tid": 1, "args": {"x": ' + deep + "}}]}",
+            "events": '{"traceEvents": [' + deep + "]}", "document": deep}[where]
+    path = tmp_path / "deep.json"
+    path.write_text(text)
+    one_error_line(run("info", str(path), "--format", "chrome"), f"{path}:1:",
+                   "nested deeper than 900 levels")
+
+
+def test_a_paddle_report_nested_1000_levels_reads(tmp_path: Path):
+    rows = ["Event                     Calls       Total       Min.        Max.        Ave."]
+    rows += ["  " * i + f"op{i}    10          1.5         0.1         0.2         0.15"
+             for i in range(1000)]
+    path = tmp_path / "deep.txt"
+    path.write_text("\n".join(rows) + "\n")
+    trace = traceconv.load(path, format="paddle-report")
+    assert trace.counts()["stat_rows"] == 1000
+    for to in ("chrome", "perfetto"):
+        traceconv.save(trace, tmp_path / f"o.{to}", format=to)
+
+
+def _key(text: bytes) -> bytes:
+    return b"\x8c" + bytes([len(text)]) + text
+
+
+def test_allocator_settings_nested_100000_deep_are_kept_as_text(tmp_path: Path):
+    n = 100_000
+    path = tmp_path / "deep.pickle"   # {"device_traces": [[]], "allocator_settings": {"a": [[[...]]]}}
+    path.write_bytes(b"\x80\x04}" + _key(b"device_traces") + b"]]as" + _key(b"allocator_settings")
+                     + b"}" + _key(b"a") + b"]" * n + b"a" * (n - 1) + b"ss.")
+    trace = traceconv.load(path, format="torch-snapshot")
+    assert {d["code"] for d in trace.diagnostics.as_list()} == {"torch_snapshot.malformed"}
+    for to in ("chrome", "perfetto", "summary-json"):
+        traceconv.save(trace, tmp_path / f"o.{to}", format=to)
+
+
+# -- 8. amplification in allocator snapshots -------------------------------------------------
+
+def _dag(levels: int, leaf: object) -> list:
+    node: object = leaf
+    for _ in range(levels):
+        node = [node, node]   # pickle writes the second reference as a memo GET
+    return node  # type: ignore[return-value]
+
+
+def _snapshot(tmp_path: Path, document: dict) -> Path:
+    import pickle
+
+    path = tmp_path / "bomb.pickle"
+    path.write_bytes(pickle.dumps({"device_traces": [[]], "segments": [], **document},
+                                  protocol=4))
+    assert path.stat().st_size < 2 << 20
+    return path
+
+
+def test_a_frame_name_that_is_a_memo_dag_is_shown_short(tmp_path: Path):
+    # 2**40 items as a tree, in a few hundred bytes: str() of it never ends
+    entry = {"action": "alloc", "addr": 1, "size": 8, "time_us": 1,
+             "frames": [{"name": _dag(40, "x"), "filename": "/m/net.py", "line": 3}]}
+    trace = traceconv.load(_snapshot(tmp_path, {"device_traces": [[entry]]}))
+    assert len(trace.memory[0].args["stack"]) < 300
+
+
+def test_allocator_settings_that_expand_past_the_budget_are_refused(tmp_path: Path):
+    path = _snapshot(tmp_path, {"allocator_settings": {"a": _dag(40, "x")}})
+    one_error_line(run("info", str(path)), f"{path}:$.allocator_settings:",
+                   "amplification bomb")
+
+
+def test_stack_texts_that_expand_past_the_budget_are_refused(tmp_path: Path):
+    # one 1 MiB name shared by every frame of 40 stacks of 300+ frames: 12 GB of stack text
+    name = "n" * (1 << 20)
+    entries = [{"action": "alloc", "addr": i, "size": 8, "time_us": 1,
+                "frames": [{"name": name, "filename": "/m/net.py", "line": 3}] * (300 + i)}
+               for i in range(40)]
+    path = _snapshot(tmp_path, {"device_traces": [entries]})
+    one_error_line(run("info", str(path)), f"{path}:$.device_traces (a stack):",
+                   "amplification bomb")
+
+
+def test_an_annotation_name_that_is_a_memo_dag_is_shown_short(tmp_path: Path):
+    item = {"device": 0, "name": _dag(40, "y"), "stage": "START", "time_us": 1}
+    trace = traceconv.load(_snapshot(tmp_path, {"external_annotations": [item, {
+        **item, "stage": "END", "time_us": 2}]}))
+    assert len(trace.slice(0).name) < 300

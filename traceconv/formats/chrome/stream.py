@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 import msgspec
 import orjson
 
-from ...json_decode import lenient
+from ...json_decode import lenient, too_deep
 
 # Small pieces are faster than big ones (1 M events: 5.0 s at 256 KiB, 6.8 s at 8 MiB): the
 # dicts of one piece are still in the CPU cache when they are read and freed, and the
@@ -78,6 +78,9 @@ class Document:
 
 
 _DECODE = lenient()
+# JSON nested deeper than this is refused (located): the decoder recurses per level and
+# Python's stack ends near 1,000; real traces nest a few dozen levels.
+MAX_DEPTH = 900
 
 
 def json_loads(data: bytes | bytearray | memoryview) -> Any:
@@ -100,6 +103,16 @@ def json_loads(data: bytes | bytearray | memoryview) -> Any:
     except msgspec.DecodeError as exc:
         orjson.loads(data)   # raises the located error
         raise orjson.JSONDecodeError(str(exc), "", 0) from None
+    except RecursionError:   # nested deeper than the decoder's stack (about 1,000 levels)
+        raise _depth_error(data) from None
+
+
+def _depth_error(data: bytes | bytearray | memoryview) -> orjson.JSONDecodeError:
+    """Where a document the decoder could not recurse into passes MAX_DEPTH levels."""
+    where = too_deep(data, MAX_DEPTH) or too_deep(data, MAX_DEPTH // 2)
+    line, column = where or (1, 0)
+    text = "\n" * (line - 1) + " " * column   # (the error counts lines and columns of it)
+    return orjson.JSONDecodeError(f"nested deeper than {MAX_DEPTH} levels", text, len(text))
 
 
 def _loads(data: bytes | bytearray | memoryview) -> Any:
