@@ -56,6 +56,9 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
             trace: Trace = module.read(source, **options)
         except NumberError as exc:   # a reader met a number no trace can hold
             raise InputError(str(exc), file=source.name, location=exc.location) from None
+        except RecursionError:   # a reader or a library recursed into a deep value
+            raise InputError("nested deeper than traceconv reads (about 1,000 levels)",
+                             file=source.name) from None
     trace.shorten_overflowing_slices()
     from .value_bounds import clamp_counter_values, clamp_stats, clamp_times
 
@@ -152,7 +155,11 @@ def check(path: str | os.PathLike[str], format: str | None = None, *,
     info = registry.get(format) if format else registry.detect(source, can="checks")
     if not info.checks:
         raise FormatError(f"traceconv cannot check {info.name} files", file=source.name)
-    report: CheckReport = info.load().check(source)
+    try:
+        report: CheckReport = info.load().check(source)
+    except RecursionError:   # (as in load)
+        raise InputError("nested deeper than traceconv reads (about 1,000 levels)",
+                         file=source.name) from None
     return report
 
 

@@ -69,8 +69,8 @@ class Document:
         if self.records is not None:
             try:
                 records = self.records(piece)
-            except (msgspec.DecodeError, UnicodeDecodeError):
-                records = None
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                records = None   # (the plain parse reads it, or locates what is wrong)
             if records is not None:
                 return records
         events: list[Any] = json_loads(piece)
