@@ -27,6 +27,7 @@ import numpy as np
 from ..model import Trace
 from ..model.graph import OP, TENSOR, op_spans
 from .activity import Activity, Timeline
+from .groups import grouped
 from .timeline_order import timeline_order
 
 Kind = Literal["cpu", "kernel", "memcpy", "communication", "idle"]
@@ -91,8 +92,8 @@ class _HostSegments:
         rows = np.flatnonzero(np.isin(tl.activity, _HOST_WORK) & ~tl.on_device)
         rows = rows[timeline_order(tl.track[rows], tl.start[rows], -tl.dur[rows])]
         starts, ends, owners, tracks = [], [], [], []
-        for track in np.unique(tl.track[rows]).tolist():
-            mine = rows[tl.track[rows] == track]
+        for track, positions in grouped(tl.track[rows]):   # (one sort, not a scan per track)
+            mine = rows[positions]
             s, e, r = _flatten(tl.start[mine].tolist(), tl.end[mine].tolist(), mine.tolist())
             starts += s
             ends += e
