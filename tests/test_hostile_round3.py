@@ -520,3 +520,57 @@ def test_an_annotation_name_that_is_a_memo_dag_is_shown_short(tmp_path: Path):
     trace = traceconv.load(_snapshot(tmp_path, {"external_annotations": [item, {
         **item, "stage": "END", "time_us": 2}]}))
     assert len(trace.slice(0).name) < 300
+
+
+# -- 9. super-linear work ---------------------------------------------------------------------
+
+def test_enclosing_rows_over_many_tracks_match_the_per_track_scan():
+    # the grouped loop (one sort) must find what the old scan per track found
+    import numpy as np
+
+    from traceconv.analysis.slice_index import SliceIndex, enclosing_rows
+    from traceconv.model import Trace
+
+    trace = Trace()
+    process = trace.add_process("p")
+    tracks = [trace.add_track(f"t{i}", process=process) for i in range(300)]
+    for i, track in enumerate(tracks):
+        trace.add_slice(track, i, 10, "outer")
+        trace.add_slice(track, i + 2, 3, "inner")
+    rng = np.random.default_rng(7)
+    points_tracks = rng.choice(np.array(tracks), 2000)
+    points_times = rng.integers(0, 320, 2000)
+    got = enclosing_rows(SliceIndex(trace), points_tracks, points_times).tolist()
+    starts, durs = trace.slices.numpy("start"), trace.slices.numpy("dur")
+    owner = trace.slices.numpy("track")
+    expected = []
+    for track, ts in zip(points_tracks.tolist(), points_times.tolist(), strict=True):
+        inside = [r for r in range(len(starts)) if owner[r] == track
+                  and starts[r] <= ts <= starts[r] + durs[r]]
+        expected.append(max(inside, key=lambda r: starts[r]) if inside else -1)
+    assert got == expected
+
+
+# -- 10. one rule, and places --------------------------------------------------------------------
+
+@pytest.mark.parametrize("pad", [0, 3000])   # a whole parse, and the chunked path (> 256 KiB)
+def test_a_second_trace_events_key_is_dropped_and_counted_at_any_size(tmp_path: Path, pad):
+    first = [{"ph": "X", "name": "first", "ts": i, "dur": 1, "pid": 1, "tid": 1,
+              "args": {"p": "x" * 100}} for i in range(max(pad, 1))]
+    second = [{"ph": "X", "name": "second", "ts": 1, "dur": 1, "pid": 1, "tid": 1}] * 2
+    path = tmp_path / "dup.json"
+    path.write_bytes(b'{"traceEvents": ' + orjson.dumps(first) + b', "traceEvents": '
+                     + orjson.dumps(second) + b"}")
+    trace = traceconv.load(path)
+    assert {s.name for s in trace.iter_slices()} == {"first"}
+    assert {d["code"]: d["count"] for d in trace.diagnostics.as_list()} == {
+        "chrome.duplicate_trace_events": 2}
+
+
+def test_a_cut_gzip_names_the_place(tmp_path: Path):
+    import gzip
+
+    data = gzip.compress(orjson.dumps({"traceEvents": EVENTS * 2000}))
+    path = tmp_path / "cut.json.gz"
+    path.write_bytes(data[:len(data) // 2])
+    one_error_line(run("info", str(path)), f"{path}:decompressed byte ", "cannot read")

@@ -16,6 +16,7 @@ Errors name the line and column in the file (columns count characters, as orjson
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -59,6 +60,9 @@ class Document:
     bare_array: bool = False
     truncated: bool = False  # an array form with no closing bracket (allowed by the spec)
     has_events_key: bool = True  # False: an object without "traceEvents" (not a trace)
+    # One rule for a "traceEvents" key given twice, whatever the file's size: the first
+    # array is read, the events of every later one are dropped (and counted here).
+    duplicate_events: int = 0
     # Set by the reader once it knows the flavour: pieces of event array text → typed
     # records, or None when a piece needs plain values (see records.py).
     records: Callable[[bytes | bytearray], list[Any] | None] | None = None
@@ -129,7 +133,8 @@ def _parse_whole(data: bytes) -> Document:
         # The array form may omit its closing bracket (catapult accepts it).
         body = stripped.rstrip(_WS).rstrip(b",")
         return Document(chunks=iter([_loads(body + b"]")]), bare_array=True, truncated=True)
-    value = _loads(data)
+    dropped: list[int] = []
+    value = _loads(data) if data.count(b'"traceEvents"') < 2 else _first_key_wins(data, dropped)
     if isinstance(value, list):
         return Document(chunks=iter([value]), bare_array=True)
     if not isinstance(value, dict):
@@ -138,7 +143,33 @@ def _parse_whole(data: bytes) -> Document:
     events = value.pop("traceEvents", [])
     if not isinstance(events, list):
         raise DocumentError("traceEvents is not an array")
-    return Document(envelope=value, chunks=iter([events]), has_events_key=has_events_key)
+    return Document(envelope=value, chunks=iter([events]), has_events_key=has_events_key,
+                    duplicate_events=sum(dropped))
+
+
+def _first_key_wins(data: bytes, dropped: list[int]) -> Any:
+    """``data`` parsed with the first of duplicated ``"traceEvents"`` keys kept, as the
+    chunked path reads them (a decoder keeps the last); the events of the others are
+    counted in ``dropped``. Python's decoder: this path is for small documents only.
+
+    >>> dropped = []
+    >>> _first_key_wins(b'{"traceEvents": [1], "traceEvents": [2, 3]}', dropped), dropped
+    ({'traceEvents': [1]}, [2])
+    """
+    def first(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, item in pairs:
+            if key == "traceEvents" and key in out:
+                dropped.append(len(item) if isinstance(item, list) else 1)
+                continue
+            out[key] = item
+        return out
+    try:
+        return json.loads(data, object_pairs_hook=first)
+    except RecursionError:
+        raise DocumentError("nested deeper than traceconv reads") from None
+    except ValueError:
+        return _loads(data)   # (raises the located error)
 
 
 def read_document(stream: BinaryIO, chunk_size: int | None = None) -> Document:
@@ -420,9 +451,13 @@ def _read_trailer(text: _Text, start: int, doc: Document) -> None:
         raise text.end_error("unexpected end of data: the object's closing } is missing")
     if buffer[at] == _COMMA:   # more keys: parse them as an object, the comma its {
         try:
-            doc.envelope.update(json_loads(b"{" + buffer[at + 1:]))
+            trailer = json_loads(b"{" + buffer[at + 1:])
         except orjson.JSONDecodeError as exc:
             raise text.error(exc, at, 0) from None
+        if "traceEvents" in trailer:   # a second array: the first one was read (one rule)
+            later = trailer.pop("traceEvents")
+            doc.duplicate_events += len(later) if isinstance(later, list) else 1
+        doc.envelope.update(trailer)
         return
     rest = _SPACE.match(buffer, at + 1).end()  # type: ignore[union-attr]
     if buffer[at] != ord("}") or rest < len(buffer):
