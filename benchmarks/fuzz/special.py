@@ -40,7 +40,7 @@ SCENARIOS = ("fifo-input", "pipe-path", "fifo-no-writer", "dev-zero", "proc-file
              "output-fifo", "output-symlink", "output-devnull", "output-socket", "signal")
 SIGNALS = ("SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGTERM", "SIGXCPU",
            "SIGVTALRM", "SIGPROF", "SIGINT")
-WAIT = 20.0   # seconds a thread or subprocess may take before it counts as a hang
+WAIT = 60.0   # seconds a thread may take (a subprocess: 4x) before it counts as a hang
 
 
 class Broken(AssertionError):
@@ -208,7 +208,7 @@ def _signal(folder: Path, data: bytes, target: str, rng: random.Random) -> None:
     script = SIGNALLED.format(written=rng.choice((1, 4096, 1 << 20)), name=name,
                               source=str(source), output=str(out / "o.json"))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=WAIT * 3, env={**os.environ, "TRACECONV_DEBUG": ""})
+                          timeout=WAIT * 4, env={**os.environ, "TRACECONV_DEBUG": ""})
     if done.returncode == 1 and "error:" in done.stderr:
         return   # the seed did not read as that format: nothing was written
     if done.returncode != 128 + getattr(signal, name) and not (
@@ -265,7 +265,7 @@ def run_special(seeds: dict[str, list[bytes]], per_scenario: int, seed: int = 0,
                                             failures, result)
                 worker = threading.Thread(target=attempt, daemon=True)
                 worker.start()
-                worker.join(WAIT * 4)
+                worker.join(WAIT * 5)
                 status = result[0] if result else "hang"
                 if status == "hang":
                     failures.setdefault(f"{scenario}: hang", f"{target} #{k}")
