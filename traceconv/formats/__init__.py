@@ -69,3 +69,7 @@ register(FormatInfo(
     "torch-et", "PyTorch execution trace (Chakra schema, ExecutionTraceObserver): op graph; "
     "linked to its Kineto trace when both are given", "traceconv.formats.torch_et",
     ("_et.json", ".et.json", ".json"), reads=True, aliases=("chakra", "execution-trace")))
+register(FormatInfo(
+    "nsys", "Nsight Systems SQLite export (nsys export --type sqlite, schema 2.9-3.25): CUDA "
+    "API, kernels, copies, NVTX, OS runtime, launch flows", "traceconv.formats.nsys",
+    (".sqlite", ".nsys.sqlite"), reads=True, aliases=("nsight-systems", "nsys-sqlite")))
