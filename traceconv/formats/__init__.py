@@ -73,3 +73,7 @@ register(FormatInfo(
     "nsys", "Nsight Systems SQLite export (nsys export --type sqlite, schema 2.9-3.25): CUDA "
     "API, kernels, copies, NVTX, OS runtime, launch flows", "traceconv.formats.nsys",
     (".sqlite", ".nsys.sqlite"), reads=True, aliases=("nsight-systems", "nsys-sqlite")))
+register(FormatInfo(
+    "rpd", "rocmProfileData SQLite trace (.rpd): HIP API calls, roctx ranges, GPU ops per "
+    "queue, api -> op flows, monitor counters", "traceconv.formats.rpd", (".rpd",), reads=True,
+    aliases=("rocmprofiledata", "rocpd")))
