@@ -77,3 +77,7 @@ register(FormatInfo(
     "rpd", "rocmProfileData SQLite trace (.rpd): HIP API calls, roctx ranges, GPU ops per "
     "queue, api -> op flows, monitor counters", "traceconv.formats.rpd", (".rpd",), reads=True,
     aliases=("rocmprofiledata", "rocpd")))
+register(FormatInfo(
+    "nsys-stats", "nsys stats CSV report of NVTX ranges (nvtx_pushpop_trace; .csv or .csv.xz)",
+    "traceconv.formats.nsys_stats", (".csv.xz", ".csv"), reads=True,
+    aliases=("nvtx-pushpop-csv",)))
