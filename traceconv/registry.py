@@ -8,8 +8,8 @@ to a :class:`FormatInfo` (or a list of them)::
 
     # pyproject.toml of a plugin package
     [project.entry-points."traceconv.formats"]
-    nsys = "traceconv_nsys:FORMAT"     # FORMAT = FormatInfo("nsys", "...", "traceconv_nsys",
-                                       #                     (".nsys-rep",), reads=True)
+    hpctoolkit = "traceconv_hpctoolkit:FORMAT"   # FormatInfo("hpctoolkit", "...",
+                                                 #   "traceconv_hpctoolkit", (".db",), reads=True)
 
 The built-ins are always in the table (a :func:`register` before first use adds to them);
 a name or alias already taken is refused. Detection looks at the file name first (extension,
