@@ -261,3 +261,36 @@ def test_pftrace_loads_in_trace_processor(trace_processor, path: Path):
         "select distinct t.name from slice s join track t on s.track_id = t.id")}
     assert {t.name for t in trace.tracks if t.name.startswith("stream ")} <= shown
     assert np.all(trace.slices.numpy("dur") >= 0)
+
+
+def test_nvtx_marks_start_end_ranges_colours_payloads_categories(tmp_path: Path):
+    """The NVTX event kinds no bundled export has, added to the 2.9.1 export's own table."""
+    with database(SAXPY, tmp_path) as db:
+        tid = db.execute("select globalTid from NVTX_EVENTS where eventType = 59 "
+                         "limit 1").fetchone()[0]
+    other = tid + 1   # a thread of the same process
+    plain = tmp_path / SAXPY.stem
+    rows = [  # eventType, start, end, text, globalTid, endGlobalTid, color, category, payload
+        (33, 0, None, "io", tid, None, None, 7, None),                 # names category 7
+        (34, 1_000, None, "checkpoint", tid, None, 0xFF00FF00, None, 42),
+        (60, 2_000, 9_000, "load batch", tid, other, None, 7, None),   # ends on another thread
+        (60, 3_000, 5_000, "prefetch", tid, tid, 0x80112233, None, None),
+        (60, 4_000, None, "never ended", tid, None, None, None, None),
+    ]
+    with closing(sqlite3.connect(plain)) as db:
+        db.executemany("insert into NVTX_EVENTS (eventType, start, end, text, globalTid, "
+                       "endGlobalTid, color, category, int64Value) values "
+                       "(?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        db.commit()
+    trace = traceconv.load(plain)
+    marks = [i for i in trace.iter_instants() if i.category == "nvtx"]
+    assert [(m.name, m.ts, m.args) for m in marks] == [
+        ("checkpoint", 1_000, {"color": "#00ff00", "payload": 42})]
+    ranges = {s.name: s for s in trace.iter_slices() if s.name in ("load batch", "prefetch")}
+    assert (ranges["load batch"].start, ranges["load batch"].dur) == (2_000, 7_000)
+    assert ranges["load batch"].args == {"category": "io"}
+    assert ranges["prefetch"].args == {"color": "#112233"}
+    track = trace.tracks[ranges["load batch"].track]
+    assert track.name == "NVTX start/end ranges" and track.kind.value == "async"
+    assert trace.processes[track.process].pid == tid >> 24 & 0xFFFFFF
+    assert trace.diagnostics["nsys.nvtx_unfinished_range"].count == 1
