@@ -165,3 +165,22 @@ def test_pftrace_loads_in_trace_processor(trace_processor, path: Path):
     from tests.test_trace_processor import assert_loads_completely
 
     assert_loads_completely(trace_processor, traceconv.load(path))
+
+
+def test_allocation_owner_is_the_enclosing_op(tmp_path: Path):
+    """A hipMalloc inside an autograd op belongs to it (added to a copy of the matmul file)."""
+    copy = tmp_path / "owned.rpd"
+    shutil.copyfile(MATMUL, copy)
+    with closing(sqlite3.connect(copy)) as db:
+        pid, tid, start, end = db.execute("select pid, tid, start, end from api where "
+                                          "apiName = 'hipMalloc' order by start").fetchone()
+        db.execute("insert into rocpd_string (string) values ('UserMarker'), ('aten::empty')")
+        marker, name = (db.execute("select id from rocpd_string where string = ?",
+                                   (text,)).fetchone()[0] for text in ("UserMarker",
+                                                                       "aten::empty"))
+        db.execute("insert into rocpd_api (pid, tid, start, end, apiName_id, args_id) values "
+                   "(?, ?, ?, ?, ?, ?)", (pid, tid, start - 10, end + 10, marker, name))
+        db.commit()
+    blocks = sorted(traceconv.load(copy).memory, key=lambda b: b.alloc_ns or 0)
+    assert blocks[0].owner_name == "aten::empty"
+    assert all(b.owner_name is None for b in blocks[1:])

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ...analysis.memory import add_live_bytes_counters
+from ...analysis.slice_index import SliceIndex, enclosing_rows
 from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
 from ...model.args import Args
 from .._bulk import add_flows, intern_texts, map_keys
@@ -375,18 +376,36 @@ def _memory_blocks(trace: Trace, api_rows: np.ndarray, names: list[str], args: l
                 unparsed += 1
                 continue
             block = MemoryBlock(address, int(size[1], 0), int(ends[api_rows[i]]), None,
-                                device="hip", category="allocation", owner_name=names[i])
+                                device="hip", category="allocation",
+                                args={"call": names[i], "slice": int(api_rows[i])})
             open_blocks[address] = block
             blocks.append(block)
         elif (found := open_blocks.pop(address, None)) is not None:
             found.free_ns = int(starts[api_rows[i]])
     blocks = [b for b in blocks if 0 <= b.address < 1 << 63 and 0 <= b.size < 1 << 63]
+    _name_owners(trace, blocks)
     trace.add_memory_blocks(blocks)
     trace.diagnostics.add("rpd.allocation_without_args", "allocation or free calls without a "
                           "ptr/size in their args (rpd records them only in some modes)",
                           kind="note", count=unparsed)
     if blocks:
         add_live_bytes_counters(trace)
+
+
+def _name_owners(trace: Trace, blocks: list[MemoryBlock]) -> None:
+    """Each block's owner: the innermost autograd op (``cpu_op``) around its allocation call
+    on that thread, else the innermost roctx range there; None when neither."""
+    if not blocks:
+        return
+    calls = np.array([b.args.pop("slice") for b in blocks], dtype=np.int64)
+    tracks, times = trace.slices.numpy("track")[calls], trace.slices.numpy("start")[calls]
+    owner = enclosing_rows(SliceIndex(trace, "cpu_op"), tracks, times)
+    owner = np.where(owner >= 0, owner,
+                     enclosing_rows(SliceIndex(trace, "user_annotation"), tracks, times))
+    names = trace.slices.numpy("name")
+    for block, row in zip(blocks, owner.tolist(), strict=True):
+        if row >= 0:
+            block.owner_name = trace.strings[int(names[row])]
 
 
 def _account_tables(db: Database, trace: Trace) -> None:
