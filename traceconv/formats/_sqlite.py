@@ -18,33 +18,14 @@ import sqlite3
 import tempfile
 from collections.abc import Iterator, Sequence
 from typing import Any
-from urllib.parse import quote
 
 import numpy as np
 
 from ..errors import InputError
 from ..io import Source
+from .database_sniffing import readonly_uri
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 _COPY_CHUNK = 1 << 20
-
-
-def is_sqlite(head: bytes) -> bool:
-    """Whether ``head`` begins like an SQLite 3 database.
-
-    >>> is_sqlite(b"SQLite format 3\\x00\\x10\\x00"), is_sqlite(b'{"traceEvents": []}')
-    (True, False)
-    """
-    return head.startswith(SQLITE_MAGIC)
-
-
-def _uri(path: str) -> str:
-    """The read-only, immutable URI of ``path`` (``?``, ``#`` and ``%`` in names quoted).
-
-    >>> _uri("/tmp/a b?.sqlite")
-    'file:/tmp/a%20b%3F.sqlite?mode=ro&immutable=1'
-    """
-    return f"file:{quote(os.path.abspath(path))}?mode=ro&immutable=1"
 
 
 @contextlib.contextmanager
@@ -59,7 +40,7 @@ def open_database(source: Source) -> Iterator[sqlite3.Connection]:
         if source.is_stdin or source.compressed:
             path = stack.enter_context(_decompressed_copy(source))
         try:
-            connection = sqlite3.connect(_uri(path), uri=True)
+            connection = sqlite3.connect(readonly_uri(path), uri=True)
         except sqlite3.Error as exc:
             raise InputError(f"cannot open as SQLite: {exc}", file=source.name) from None
         stack.callback(connection.close)
@@ -85,24 +66,6 @@ def _decompressed_copy(source: Source) -> Iterator[str]:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(path)
-
-
-def table_names(source: Source) -> set[str]:
-    """The tables of a database file (empty when it cannot be opened): for sniffing a file
-    whose first bytes do not show its tables. Only plain files are opened (no copy)."""
-    if source.is_stdin or source.compressed or not os.path.isfile(source.path):
-        return set()
-    try:
-        connection = sqlite3.connect(_uri(source.path), uri=True)
-    except sqlite3.Error:
-        return set()
-    try:
-        return {row[0] for row in connection.execute(
-            "select name from sqlite_master where type = 'table'")}
-    except sqlite3.Error:
-        return set()
-    finally:
-        connection.close()
 
 
 class Database:

@@ -23,7 +23,8 @@ import numpy as np
 
 from ...io import Source
 from ...model import Metadata, Trace
-from .._sqlite import Database, is_sqlite, open_database, table_names
+from .. import database_sniffing
+from .._sqlite import Database, open_database
 from . import cuda, host, nvtx
 from .context import Context
 from .flows import link_by_correlation
@@ -33,7 +34,6 @@ from .places import Places
 if TYPE_CHECKING:
     from .schema import NsysExport
 
-_MARKERS = (b"CUPTI_ACTIVITY_KIND_", b"NVTX_EVENTS", b"TARGET_INFO_SESSION_START_TIME")
 _NAMING_TABLES = {"StringIds", "ThreadNames", "PROCESSES", "TARGET_INFO_GPU",
                   "TARGET_INFO_CUDA_STREAM", "META_DATA_EXPORT", "EXPORT_META_DATA",
                   "TARGET_INFO_SESSION_START_TIME", "sqlite_sequence"}
@@ -54,18 +54,8 @@ def __getattr__(name: str) -> Any:
 
 
 def sniff(head: bytes, source: Source | None) -> float:
-    """An SQLite database with nsys's tables (found in the first bytes, else by opening a
-    plain file and listing its tables)."""
-    if not is_sqlite(head):
-        return 0.0
-    if any(m in head for m in _MARKERS) or (b"StringIds" in head and b"TARGET_INFO_" in head):
-        return 0.95
-    if source is not None:
-        tables = table_names(source)
-        if "StringIds" in tables and any(t.startswith(("CUPTI_", "TARGET_INFO_", "NVTX_"))
-                                         for t in tables):
-            return 0.9
-    return 0.0
+    """An SQLite database with nsys's tables (see :func:`.database_sniffing.nsys`)."""
+    return database_sniffing.nsys(head, source)
 
 
 def read(source: Source) -> Trace:

@@ -26,29 +26,18 @@ from ...errors import InputError
 from ...io import Source, too_large
 from ...model import Metadata, Trace
 from ...model.args import Args
+from .. import database_sniffing
 from .._bulk import intern_texts, map_keys
+from ..database_sniffing import XZ_MAGIC
 
-XZ_MAGIC = b"\xfd7zXZ\x00"
 _NEEDED = ("Start (ns)", "End (ns)", "Name", "PID", "TID")
 _ARGS = {"RangeId": "range id", "ParentId": "parent id", "Lvl": "level"}
 _CHUNK = 1 << 20
 
 
-def _text_head(head: bytes) -> bytes:
-    """The first decompressed bytes of ``head`` (xz or plain)."""
-    if not head.startswith(XZ_MAGIC):
-        return head
-    try:
-        return lzma.LZMADecompressor().decompress(head, max_length=4096)
-    except lzma.LZMAError:
-        return b""
-
-
 def sniff(head: bytes, source: Source | None) -> float:
-    """A CSV whose header names the NVTX trace report's columns."""
-    first = _text_head(head).split(b"\n", 1)[0].lstrip(b"\xef\xbb\xbf")
-    names = first.decode("utf-8", "replace").strip().split(",")
-    return 0.95 if all(n in names for n in _NEEDED) and "RangeStack" in names else 0.0
+    """The NVTX trace report's header (see :func:`.database_sniffing.nsys_stats`)."""
+    return database_sniffing.nsys_stats(head, source)
 
 
 def read(source: Source) -> Trace:

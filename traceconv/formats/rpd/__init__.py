@@ -19,7 +19,8 @@ from typing import Any
 
 from ...io import Source
 from ...model import Metadata, Trace
-from .._sqlite import Database, is_sqlite, open_database, table_names
+from .. import database_sniffing
+from .._sqlite import Database, open_database
 
 
 def __getattr__(name: str) -> Any:
@@ -32,14 +33,8 @@ def __getattr__(name: str) -> Any:
 
 
 def sniff(head: bytes, source: Source | None) -> float:
-    """An SQLite database with the ``rocpd_op`` and ``rocpd_api`` tables."""
-    if not is_sqlite(head):
-        return 0.0
-    if b"rocpd_op" in head and b"rocpd_api" in head:
-        return 0.95
-    if source is not None and {"rocpd_op", "rocpd_api"} <= table_names(source):
-        return 0.9
-    return 0.0
+    """An SQLite database with rpd's tables (see :func:`.database_sniffing.rpd`)."""
+    return database_sniffing.rpd(head, source)
 
 
 def read(source: Source) -> Trace:
