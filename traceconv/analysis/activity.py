@@ -61,7 +61,8 @@ _COMMUNICATION = re.compile(
     r"nccl|rccl|c10d::|gloo:|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|"
     r"broadcast|sendrecv|SendRecv|hccl", re.IGNORECASE)
 _LAUNCH = re.compile(r"Launch|Memcpy|Memset|hipExtModuleLaunch", re.IGNORECASE)
-_SYNC = re.compile(r"Synchronize|EventQuery", re.IGNORECASE)
+# calls that block the host until the device catches up; polls (cudaEventQuery) do not
+_SYNC = re.compile(r"Synchroni[sz]e", re.IGNORECASE)
 _MEMCPY_NAME = re.compile(r"memcpy|HtoD|DtoH|DtoD|copy_literal", re.IGNORECASE)
 
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from ..model import Trace
 from .activity import DEVICE_WORK, Timeline
-from .critical_path import _HostSegments, _kind
+from .critical_path import _kind
+from .host_segments import HostSegments
 
 IDLE = ("(idle: nothing running)", "idle")
 _WINDOW, _HOST, _DEVICE = 0, 1, 2
@@ -38,7 +39,7 @@ def attribute_time(trace: Trace) -> tuple[dict[tuple[str, str], int], int, int]:
     tl = Timeline(trace)
     names = trace.strings.strings
     windows = tl.steps
-    host = _HostSegments(tl)
+    host = HostSegments(tl)
     device = tl.device_work()
     device = device[np.isin(tl.activity[device], np.array(DEVICE_WORK, np.int8))]
     # items: (start, end, class, key) with keys interned as small ints
