@@ -62,7 +62,7 @@ def attribute_time(trace: Trace) -> tuple[dict[tuple[str, str], int], int, int]:
     items += [(int(tl.start[r]), int(tl.end[r]), _DEVICE, key_of(int(r))) for r in device.tolist()]
     totals = _sweep(items, len(keys))
     times = {keys[k]: ns for k, ns in enumerate(totals) if ns}
-    steps = len(windows.start) if tl.has_step_markers else 1
+    steps = tl.step_count
     return times, windows.total, steps
 
 
