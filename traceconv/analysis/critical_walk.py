@@ -9,9 +9,14 @@ asks what released the work running at the cursor:
   work it waited for (the stream or event of Kineto's ``cuda_sync`` record when the trace has
   one, else the device work that ended last while it waited); the source of a flow from
   another thread (a hand-off); on a thread's first piece, the main thread at that moment
-  (else another host thread running then);
+  (else another host thread running then); for the own time of a frame (a Python frame, a
+  range, a step) on a thread linked by flows to another (the main thread and its autograd
+  thread), the work of the linked thread that ended last in it — the frame was waiting in
+  ``backward()`` — and after a gap on such a thread, the linked thread running then;
 - a device slice: the previous work on its stream, its launch call, and for work queued
-  behind ``cudaStreamWaitEvent`` the work it waited for on the other stream; the one that
+  behind ``cudaStreamWaitEvent`` the work it waited for on the other stream (from Kineto's
+  ``cuda_sync`` records; without them, work on another stream of the device that ended at
+  most 50 µs before it started, when nothing else explains a longer wait); the one that
   released it last wins. Device work nobody launched hands back to the main thread.
 
 Polls (``cudaEventQuery``, ``cudaStreamQuery``) are not synchronisations: a watchdog thread
@@ -37,6 +42,11 @@ _DEVICE_WORK = np.array([Activity.KERNEL, Activity.MEMCPY, Activity.MEMSET,
                          Activity.COMMUNICATION], np.int8)
 _STREAM_NUMBER = re.compile(r"stream\s*(\d+)", re.IGNORECASE)
 _ANY_STREAM = re.compile(r"Device|Ctx|Context", re.IGNORECASE)
+# device work that starts this soon after work on another stream ended, with nothing else to
+# explain its wait, waited for that work (an event wait the trace does not record)
+IMPLIED_WAIT_NS = 50_000
+# a frame's own time (no op running in it) may be a wait for another thread
+_FRAMES = (Activity.PYTHON, Activity.ANNOTATION, Activity.STEP, Activity.OTHER)
 
 
 @dataclass
@@ -127,6 +137,14 @@ class Walk:
             cross = ~tl.on_device[src] & ~tl.on_device[dst] & (tl.track[src] != tl.track[dst])
             for s, d in zip(src[cross].tolist(), dst[cross].tolist(), strict=True):
                 self.hand_offs[d].append(s)
+        # threads the trace links (forward → backward flows): the main thread waits in
+        # backward() while its autograd thread works, and starts it
+        self.partners: dict[int, set[int]] = defaultdict(set)
+        for d, sources in self.hand_offs.items():
+            for s in sources:
+                a, b = int(tl.track[s]), int(tl.track[d])
+                self.partners[a].add(b)
+                self.partners[b].add(a)
         self.sync_names = {row: names[tl.name[row]]
                            for row in tl.rows(Activity.SYNC).tolist()}
         self.main = self._main_thread()
@@ -167,6 +185,22 @@ class Walk:
                   and start < tl.end[w] <= cursor]
         return max(copies, key=lambda w: tl.end[w]) if copies else None
 
+    def partner_release(self, segment: int, cursor: int) -> int | None:
+        """The piece of a linked thread that ends last in (start, cursor] of a frame's own
+        time (Python frame, range, step): the frame was waiting for that thread."""
+        host = self.host
+        track, row = int(host.track[segment]), int(host.row[segment])
+        if self.tl.activity[row] not in _FRAMES or track not in self.partners:
+            return None
+        start = int(host.start[segment])
+        best = None
+        for other in self.partners[track]:
+            piece = host.before(other, cursor)
+            if piece is not None and host.end[piece] > start and (
+                    best is None or host.end[piece] > host.end[best]):
+                best = piece
+        return best
+
     def device_release(self, work: int) -> tuple[str, int, int] | None:
         """(place, index, cursor) of what released device ``work`` last."""
         tl = self.tl
@@ -191,6 +225,15 @@ class Walk:
                 waited = self.device.before(other, start)
                 if waited is not None:
                     options.append((int(tl.end[waited]), 0, "device", waited))
+        latest = max(options)[0] if options else None
+        if latest is not None and start - latest > IMPLIED_WAIT_NS:
+            # it waited for something the trace does not record (an event wait without a
+            # cuda_sync record): work on another stream of its device that ended just before
+            process = tl.trace.tracks[track].process
+            others = self.process_tracks[process] - {track}
+            waited = self.device.ending_within(latest, start, others)
+            if waited is not None and start - tl.end[waited] <= IMPLIED_WAIT_NS:
+                options.append((int(tl.end[waited]), 0, "device", waited))
         if not options and self.main is not None:
             segment = self.host.at(self.main, start)
             if segment is not None:
@@ -216,6 +259,12 @@ class Walk:
         previous = host.before(track, start)
         if previous is not None:
             options.append((int(host.end[previous]), 1, "host", previous))
+        if previous is None or host.end[previous] < start:
+            # after a gap: a linked thread running at that moment started this one
+            for other in self.partners.get(track, ()):
+                piece = host.at(other, start)
+                if piece is not None and host.end[piece] >= start:
+                    options.append((start, 0, "host", piece))
         if host.first_of_row.get(row) == segment:
             for source in self.hand_offs.get(row, ()):
                 release = min(int(tl.end[source]), start)
@@ -282,6 +331,11 @@ class Walk:
             if waited is not None:
                 links.append(Link(row, int(tl.end[waited]), cursor))
                 state = ("device", waited, int(tl.end[waited]))
+                continue
+            partner = self.partner_release(index, cursor)
+            if partner is not None:
+                links.append(Link(row, int(host.end[partner]), cursor))
+                state = ("host", partner, int(host.end[partner]))
                 continue
             links.append(Link(row, start, cursor))
             state = self.host_release(index)
