@@ -3,10 +3,11 @@ selection of steps (``--steps 3:5``) for every analysis.
 
 When the device runs behind the host (the host has queued step N+1 while the device still
 computes step N), the host's ``ProfilerStep#N`` window holds device work of the step before.
-Each host step therefore gets a device window: its GPU twin (a ``ProfilerStep#N`` range on a
-device track, which recent Kineto versions record) or, without one, the span of the device
-work launched from inside the host window (launch correlation). Analyses of device time use
-each step's host window extended by its device window.
+Each host step therefore gets a device window: the span of the device work launched from
+inside the host window (launch correlation) together with its GPU twin (a ``ProfilerStep#N``
+range on a device track, which recent Kineto versions record; on ROCm the twin can be a
+short mark away from the step's work, so it only widens the window). Analyses of device time
+use each step's host window extended by its device window.
 """
 
 from __future__ import annotations
@@ -83,14 +84,13 @@ def step_windows(tl: Timeline) -> list[StepWindow]:
         found = _NUMBER.search(name)
         number = int(found[1]) if found else i
         s, e = int(tl.start[row]), int(tl.end[row])
-        twin = twins.get(name)
-        if twin is not None:
-            windows.append(StepWindow(number, name, s, e, *twin))
-            continue
         mine = launched[(launch_start >= s) & (launch_start < e)]
+        spans = [twins[name]] if name in twins else []
         if len(mine):
-            windows.append(StepWindow(number, name, s, e, int(tl.start[mine].min()),
-                                      int(tl.end[mine].max())))
+            spans.append((int(tl.start[mine].min()), int(tl.end[mine].max())))
+        if spans:
+            windows.append(StepWindow(number, name, s, e, min(a for a, _ in spans),
+                                      max(b for _, b in spans)))
         else:
             windows.append(StepWindow(number, name, s, e))
     return windows
