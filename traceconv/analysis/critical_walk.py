@@ -210,7 +210,12 @@ class Walk:
         if previous is not None:
             options.append((int(tl.end[previous]), 0, "device", previous))
         launch = int(tl.launch_of[work])
-        if launch >= 0 and not tl.on_device[launch]:
+        # a work item that started while its runtime call still ran (a blocking copy, a
+        # launch that returns late) was submitted at some point of the call: when its stream
+        # was still busy after the call began, the stream held it back, not the call
+        held_back = (launch >= 0 and previous is not None and tl.end[launch] > start
+                     and tl.end[previous] > tl.start[launch])
+        if launch >= 0 and not tl.on_device[launch] and not held_back:
             release = min(int(tl.end[launch]), start)
             segment = self.host.at(int(tl.track[launch]), release)
             if segment is not None:
