@@ -107,6 +107,7 @@ def traceconv_side(path: Path, steps: list[int]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hta-python", required=True)
+    parser.add_argument("--cache", metavar="DIR", help="keep HTA's answers here (HTA is slow)")
     parser.add_argument("traces", nargs="+")
     args = parser.parse_args()
     print("| trace | steps | busiest thread ms | HTA path ms | HTA cpu/gpu % | traceconv ms |"
@@ -114,12 +115,19 @@ def main() -> None:
     print("|---|---|---:|---:|---|---:|---|---|")
     for name in args.traces:
         path = Path(name).resolve()
-        hta = subprocess.run([args.hta_python, "-c", HTA_SIDE, str(path), str(path.parent)],
-                             capture_output=True, text=True, timeout=900)
-        try:
-            theirs = json.loads(hta.stdout.strip().splitlines()[-1])
-        except (IndexError, json.JSONDecodeError):
-            theirs = {"error": (hta.stderr.strip().splitlines() or ["?"])[-1][:80], "steps": []}
+        cached = Path(args.cache) / f"{path.name}.hta.json" if args.cache else None
+        if cached is not None and cached.exists():
+            theirs = json.loads(cached.read_text())
+        else:
+            hta = subprocess.run([args.hta_python, "-c", HTA_SIDE, str(path), str(path.parent)],
+                                 capture_output=True, text=True, timeout=900)
+            try:
+                theirs = json.loads(hta.stdout.strip().splitlines()[-1])
+            except (IndexError, json.JSONDecodeError):
+                theirs = {"error": (hta.stderr.strip().splitlines() or ["?"])[-1][:80],
+                          "steps": []}
+            if cached is not None:
+                cached.write_text(json.dumps(theirs))
         ours = traceconv_side(path, theirs.get("steps", []))
         bound = busiest_thread_ns(_events(path))
         length = theirs.get("length_us")

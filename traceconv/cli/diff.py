@@ -174,6 +174,7 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
             if verdict is not None:
                 _print_verdict(console, verdict)
         if output and output != "-":
+            sys.stdout.flush()   # the table first, then the note on stderr
             click.echo(f"wrote {output}", err=True)
         if verdict is not None and verdict["regressed"]:
             sys.exit(3)
