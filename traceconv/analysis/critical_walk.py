@@ -168,7 +168,7 @@ class Walk:
         record = self.sync_record.get(row)
         if record is None:
             return None
-        args = tl.trace.slices.args[record]
+        args = tl.trace.slices.args[record] or {}
         kind = str(args.get("cuda_sync_kind", ""))
         number = args.get("stream") if kind == "Stream Sync" else args.get("wait_on_stream")
         if _ANY_STREAM.search(kind) or not isinstance(number, int) or number < 0:
@@ -250,7 +250,7 @@ class Walk:
 
     def _waited_streams_of_mark(self, mark: int) -> int | None:
         tl = self.tl
-        number = tl.trace.slices.args[mark].get("wait_on_stream")
+        number = (tl.trace.slices.args[mark] or {}).get("wait_on_stream")
         if not isinstance(number, int) or number < 0:
             return None
         process = tl.trace.tracks[int(tl.track[mark])].process
@@ -272,10 +272,10 @@ class Walk:
                     options.append((start, 0, "host", piece))
         if host.first_of_row.get(row) == segment:
             for source in self.hand_offs.get(row, ()):
-                release = min(int(tl.end[source]), start)
-                other = host.at(int(tl.track[source]), release)
-                if other is not None:
-                    options.append((min(release, int(host.end[other])), 0, "host", other))
+                handed = min(int(tl.end[source]), start)
+                giver = host.at(int(tl.track[source]), handed)
+                if giver is not None:
+                    options.append((min(handed, int(host.end[giver])), 0, "host", giver))
         if previous is None and not options:
             options = self._thread_start(track, start)
         if not options:

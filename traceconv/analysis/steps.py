@@ -98,7 +98,7 @@ def step_windows(tl: Timeline) -> list[StepWindow]:
 
 def _device_twins(tl: Timeline) -> dict[str, tuple[int, int]]:
     """Device-side step ranges by name (GPU ``ProfilerStep#N`` user annotations)."""
-    from .activity import Activity, _STEP
+    from .activity import _STEP, Activity
 
     marks = tl.rows(Activity.DEVICE_MARK)
     marks = marks[tl.on_device[marks]]

@@ -28,6 +28,7 @@ def with_steps(trace, spec: str | None, path: str | None = None):
 
 
 def device_views(options: dict[str, Any]) -> bool:
+    """True when any device view is asked for."""
     return bool(options.get("launch_stats") or options.get("streams")
                 or options.get("by_annotation") or options.get("sequences"))
 

@@ -3,6 +3,8 @@ key_averages for timelines, MegEngine's profile_analyze for MegEngine profiles."
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 import orjson
 
@@ -93,8 +95,8 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
     with handled_errors():
         trace = with_steps(load_all(inputs, format, align, max_bytes=max_bytes), steps,
                            inputs[0])
-        views = {"launch_stats": launch_stats, "streams": streams,
-                 "by_annotation": by_annotation, "sequences": sequences}
+        views: dict[str, Any] = {"launch_stats": launch_stats, "streams": streams,
+                                 "by_annotation": by_annotation, "sequences": sequences}
         extra = device_data(trace, **views) if device_views(views) else {}
         options = SummaryOptions(
             3, types, aggregate_by, aggregate,  # type: ignore[arg-type]
