@@ -70,3 +70,4 @@ def test_the_input_trace_is_not_changed():
     shown = with_device_counters(trace)
     assert (trace.counts(), len(trace.tracks), len(trace.metadata.diagnostics)) == before
     assert len(shown.tracks) > len(trace.tracks)
+    assert traceconv.validate(shown) == [] and shown.frozen

@@ -82,6 +82,17 @@ def test_fail_if_exits_3_past_the_limit_and_0_below(step2_vs_step3):
     assert json.loads(gate.stdout)["verdict"]["checks"][0]["delta_ns"] == kernel_delta
 
 
+def test_diff_trace_is_a_valid_new_trace(step2_vs_step3):
+    from traceconv.analysis.diff_trace import diff_trace
+    from traceconv.analysis.timeline_diff import timeline_diff
+
+    a, b = (traceconv.load(p) for p in step2_vs_step3)
+    counts = (a.counts(), b.counts())
+    shown = diff_trace(a, b, timeline_diff(a, b))
+    assert traceconv.validate(shown) == [] and (a.counts(), b.counts()) == counts
+    assert len(shown.slices) > len(a.slices) + len(b.slices)
+
+
 def test_bad_gate_is_a_usage_error():
     result = _diff("--fail-if", "total:5 parsecs")
     assert result.exit_code == 2 and "SUBJECT:+LIMIT" in result.output

@@ -14,7 +14,6 @@ import numpy as np
 
 from ..model import Trace, TrackKind
 from .activity import DEVICE_WORK, Activity, Timeline
-from .highlight import appendable_copy
 
 _DIRECTION = re.compile(r"HtoD|DtoH|DtoD|PtoP|HtoH", re.IGNORECASE)
 
@@ -80,7 +79,7 @@ def with_device_counters(trace: Trace) -> Trace:
     """A copy of ``trace`` with launch-queue and memcpy-bandwidth counter tracks."""
     tl = Timeline(trace)
     queues, bandwidth = queue_lengths(tl), copy_bandwidth(tl)
-    out = appendable_copy(trace)
+    out = trace.copy()
     for track, (times, values) in queues.items():
         home = trace.tracks[track]
         counter = out.add_track(f"launch queue: {home.name}", process=home.process,
@@ -94,4 +93,4 @@ def with_device_counters(trace: Trace) -> Trace:
     out.diagnostics.add("analysis.device_counters", "counter tracks derived from the device "
                         "work (launch queue per stream, memcpy bandwidth per direction)",
                         kind="note", count=len(queues) + len(bandwidth))
-    return out
+    return out.freeze()

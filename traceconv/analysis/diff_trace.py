@@ -11,11 +11,9 @@ B shifted so that its first step starts where A's does, and a process ``Δ B −
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-import numpy as np
-
 from ..model import ProcessKind, Trace, TrackKind
+from ..model.copying import copy_into
+from ..model.diagnostics import Diagnostics
 from .activity import Timeline
 from .merge import merge
 from .timeline_diff import TimelineDiff
@@ -33,28 +31,19 @@ def step_start(trace: Trace) -> int:
     return bounds[0] if bounds else 0
 
 
-def _shift(column, start: int, offset: int) -> None:
-    """Add ``offset`` to ``column[start:]`` (an array of the new trace, in place)."""
-    if offset and len(column) > start:
-        view = np.frombuffer(column, dtype=column.typecode)
-        view[start:] += offset
+def _shifted(trace: Trace, offset: int) -> Trace:
+    """A copy of ``trace`` with every time moved by ``offset`` (the copy primitive does it)."""
+    out = Trace(trace.metadata.copy())
+    out.metadata.diagnostics = Diagnostics()
+    copy_into(out, trace, shift_ns=offset)
+    return out
 
 
 def diff_trace(a: Trace, b: Trace, result: TimelineDiff, top: int = 200,
                labels: tuple[str, str] = ("A", "B")) -> Trace:
     """One trace with A and B aligned at their first step and a track of per-op deltas."""
     offset = step_start(a) - step_start(b)
-    counts = (len(a.slices), len(a.instants), len(a.counters))
-    out = merge([a, b], list(labels), align="none")
-    _shift(out.slices.start, counts[0], offset)
-    _shift(out.instants.ts, counts[1], offset)
-    _shift(out.counters.ts, counts[2], offset)
-    n_memory = len(a.memory)
-    for i in range(n_memory, len(out.memory)):
-        block = out.memory[i]
-        out.memory[i] = replace(
-            block, alloc_ns=None if block.alloc_ns is None else block.alloc_ns + offset,
-            free_ns=None if block.free_ns is None else block.free_ns + offset)
+    out = merge([a, _shifted(b, offset) if offset else b], list(labels), align="none").copy()
     out.metadata.attributes["diff"] = {
         "a": labels[0], "b": labels[1], "b_shift_ns": offset,
         "total_delta_ns": result.total_delta_ns, "window_a_ns": result.window_a_ns,
@@ -84,4 +73,4 @@ def diff_trace(a: Trace, b: Trace, result: TimelineDiff, top: int = 200,
                       {"delta_ns": delta, "rows": len(rest)})
         at += max(abs(delta), MIN_BAR_NS)
         out.add_counter(running, at, float(total + delta))
-    return out
+    return out.freeze()
