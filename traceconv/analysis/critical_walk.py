@@ -46,7 +46,9 @@ _ANY_STREAM = re.compile(r"Device|Ctx|Context", re.IGNORECASE)
 # explain its wait, waited for that work (an event wait the trace does not record)
 IMPLIED_WAIT_NS = 50_000
 # a frame's own time (no op running in it) may be a wait for another thread
-_FRAMES = (Activity.PYTHON, Activity.ANNOTATION, Activity.STEP, Activity.OTHER)
+_FRAMES = frozenset(int(a) for a in (Activity.PYTHON, Activity.ANNOTATION, Activity.STEP,
+                                     Activity.OTHER))
+_SYNC = int(Activity.SYNC)
 
 
 @dataclass
@@ -98,6 +100,7 @@ class Walk:
     def __init__(self, tl: Timeline) -> None:
         self.tl = tl
         self.host = HostSegments(tl)
+        self.activity: list[int] = tl.activity.tolist()   # plain ints: looked up per link
         self.device = _Device(tl)
         trace = tl.trace
         names = trace.strings.strings
@@ -179,7 +182,7 @@ class Walk:
     def waited_device_work(self, row: int, start: int, cursor: int) -> int | None:
         """The device work a blocking host call ``row`` waited for, ending in (start, cursor]."""
         tl = self.tl
-        if tl.activity[row] == Activity.SYNC:
+        if self.activity[row] == _SYNC:
             return self.device.ending_within(start, cursor, self._waited_streams(row))
         copies = [w for w in self.launched.get(row, ()) if tl.end[w] <= tl.end[row]
                   and start < tl.end[w] <= cursor]
@@ -190,7 +193,7 @@ class Walk:
         time (Python frame, range, step): the frame was waiting for that thread."""
         host = self.host
         track, row = int(host.track[segment]), int(host.row[segment])
-        if self.tl.activity[row] not in _FRAMES or track not in self.partners:
+        if track not in self.partners or self.activity[row] not in _FRAMES:
             return None
         start = int(host.start[segment])
         best = None
