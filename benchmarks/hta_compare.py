@@ -93,10 +93,11 @@ def busiest_thread_ns(events: list[dict]) -> int:
 def traceconv_side(path: Path, steps: list[int]) -> dict:
     exe = [sys.executable, "-m", "traceconv"]
     cmd = [*exe, "critical-path", str(path), "--json", "--mode", "timeline"]
-    if steps:
-        cmd += ["--steps", f"{min(steps)}:{max(steps)}"]
-    path_data = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True,
-                                          cwd=ROOT).stdout)
+    run = subprocess.run([*cmd, "--steps", f"{min(steps)}:{max(steps)}"] if steps else cmd,
+                         capture_output=True, text=True, cwd=ROOT)
+    if run.returncode:   # steps HTA sees and traceconv does not: the whole trace
+        run = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
+    path_data = json.loads(run.stdout)
     stats = json.loads(subprocess.run([*exe, "summary", str(path), "--launch-stats", "--json"],
                                       capture_output=True, text=True, check=True,
                                       cwd=ROOT).stdout)["launch_stats"]
@@ -115,7 +116,8 @@ def main() -> None:
     print("|---|---|---:|---:|---|---:|---|---|")
     for name in args.traces:
         path = Path(name).resolve()
-        cached = Path(args.cache) / f"{path.name}.hta.json" if args.cache else None
+        cached = (Path(args.cache) / f"{path.parent.name}__{path.name}.hta.json"
+                  if args.cache else None)
         if cached is not None and cached.exists():
             theirs = json.loads(cached.read_text())
         else:
