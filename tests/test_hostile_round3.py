@@ -574,3 +574,12 @@ def test_a_cut_gzip_names_the_place(tmp_path: Path):
     path = tmp_path / "cut.json.gz"
     path.write_bytes(data[:len(data) // 2])
     one_error_line(run("info", str(path)), f"{path}:decompressed byte ", "cannot read")
+
+
+def test_an_action_that_is_a_memo_dag_is_counted_by_a_short_name(tmp_path: Path):
+    # (fuzz, seed 2300, pickle_amplify) f"action:{action}" wrote out 2**40 items
+    entry = {"action": _dag(40, "free_requested"), "addr": 1, "size": 8, "time_us": 1}
+    trace = traceconv.load(_snapshot(tmp_path, {"device_traces": [[entry]]}))
+    [unknown] = [d for d in trace.diagnostics.as_list()
+                 if d["code"] == "torch_snapshot.unknown_action"]
+    assert len(str(unknown["example"])) < 300

@@ -20,6 +20,7 @@ import io
 import os
 import resource
 import signal
+import sys
 import tempfile
 import time
 import traceback
@@ -132,6 +133,9 @@ def serve(conn: Connection, folder: str, memory_limit: int, timeout: float,
     ``("data", target, bytes)`` runs those bytes (writers included) and answers an
     ``Outcome``; ``None`` ends the loop."""
     resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    # Python's default: a limit raised in the parent (networkx's isomorphism matcher raises
+    # it and may leave it so) would let C decoders recurse past the C stack on deep JSON
+    sys.setrecursionlimit(1000)
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is for the campaign to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     from traceconv.formats.chrome import stream

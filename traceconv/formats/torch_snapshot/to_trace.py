@@ -142,7 +142,7 @@ class SnapshotBuilder:
             elif action in IGNORED:
                 continue
             else:
-                self.skipped[f"action:{action}"] += 1
+                self.skipped[f"action:{text_of(action)}"] += 1
         requested_only = sum("free_requested_ns" in b.args for b in open_blocks.values())
         self.skipped["free_never_completed"] += requested_only
         self._state_at_dump(device, open_blocks, open_segments)
@@ -189,8 +189,8 @@ class SnapshotBuilder:
                                       category="segment")
                 self.trace.add_reservation(segment)
             segment.args.update({"stream": stream,
-                                 "segment_type": str(seg.get("segment_type", "")),
-                                 "pool": str(seg.get("segment_pool_id", ""))})
+                                 "segment_type": text_of(seg.get("segment_type", "")),
+                                 "pool": text_of(seg.get("segment_pool_id", ""))})
             for number, b in enumerate(self._list("blocks", seg, f"$.segments[{index}]")):
                 try:
                     if not isinstance(b, dict):
