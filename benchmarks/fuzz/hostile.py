@@ -102,7 +102,7 @@ def _deep_text(depth: int) -> str:
 
 
 def deepen_json(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
-    """A value replaced by a list nested 500-3000 levels deep."""
+    """A value replaced by a list nested 500-1,200 levels deep."""
     try:
         doc = json.loads(data)
     except (ValueError, RecursionError):
@@ -113,7 +113,7 @@ def deepen_json(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
         path = rng.choice(paths)
         _get(doc, path[:-1])[path[-1]] = marker
         return _dump(doc).replace(json.dumps(marker).encode(),
-                                  _deep_text(rng.choice((500, 900, 1000, 3000))).encode())
+                                  _deep_text(rng.choice((500, 900, 1000, 1200))).encode())
     return _deep_text(1000).encode()
 
 
