@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from .errors import InputError, OutputError
-from .special_files import open_input, read_bounded, reason, resolve_output, special_output
-from .text_encoding import dressing, undress
 
 GZIP_MAGIC = b"\x1f\x8b"
 HEAD_BYTES = 64 * 1024
@@ -193,6 +191,8 @@ class Source:
             return io.BytesIO(self._buffered)
         if self.is_stdin:
             return self._buffer(sys.stdin.buffer)
+        from .special_files import open_input  # (lazy: detection imports little)
+
         raw = open_input(self.path, self.name)
         status = os.fstat(raw.fileno())
         total = status.st_size
@@ -211,6 +211,8 @@ class Source:
     def _buffer(self, stream: BinaryIO) -> BinaryIO:
         """Read a stream that yields its bytes once (standard input, a pipe, a device) into
         memory, at most ``max_bytes`` of it; every later open reads that copy."""
+        from .special_files import read_bounded, reason
+
         try:
             self._buffered = read_bounded(stream, self.max_bytes,
                                           too_large(self.name, self.max_bytes))
@@ -231,11 +233,14 @@ class Source:
             return io.BytesIO(self._undressed)
         dressed = self._dressing
         stream = self._decompressed()
+        from .special_files import read_bounded
         if dressed == "utf-8":   # a UTF-8 BOM: skipped, the rest streams as it is
             stream.read(len(codecs.BOM_UTF8))
         elif dressed is not None:
             with stream:
                 data = read_bounded(stream, self.max_bytes, too_large(self.name, self.max_bytes))
+            from .text_encoding import undress
+
             self._undressed = undress(data, dressed, self.name)
             return io.BytesIO(self._undressed)
         return stream
@@ -243,6 +248,8 @@ class Source:
     @cached_property
     def _dressing(self) -> str | None:
         try:
+            from .text_encoding import dressing
+
             with self._decompressed() as stream:
                 return dressing(stream.read(HEAD_BYTES))
         except (OSError, EOFError):
@@ -305,6 +312,8 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         return
     if os.path.isdir(target):
         raise OutputError("is a directory", file=target)
+    from .special_files import resolve_output, special_output
+
     stream = special_output(target)
     if stream is not None:   # a device or a FIFO: written in place, never replaced
         yield from _streamed(stream, target)
@@ -347,6 +356,8 @@ def _streamed(stream: BinaryIO, target: str) -> Iterator[BinaryIO]:
     except OSError as exc:
         if isinstance(exc, BrokenPipeError) or exc.filename not in (None, target):
             raise
+        from .special_files import reason
+
         raise OutputError(f"cannot write: {reason(exc)}", file=target) from None
 
 
