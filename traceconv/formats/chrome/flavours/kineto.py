@@ -167,9 +167,9 @@ def _join_launches(trace: Trace) -> None:
     sources, targets = sources[found], targets[found]
     flows = trace.flows
     flow_targets, flow_sources = flows.numpy("target"), flows.numpy("source")
-    from_launch = np.flatnonzero(is_launch[flow_sources]) if len(flow_sources) else flow_sources
+    from_launch = np.flatnonzero(is_launch[flow_sources])
     # a device op that a flow event links from a launch already gets no second launch flow
-    linked_at = dict(zip(flow_targets[from_launch].tolist(), from_launch.tolist()))
+    linked_at = dict(zip(flow_targets[from_launch].tolist(), from_launch.tolist(), strict=True))
     starts, tracks = s.numpy("start"), s.numpy("track")
     added = rebound = 0
     for src, dst in zip(sources.tolist(), targets.tolist(), strict=True):
