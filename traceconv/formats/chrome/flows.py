@@ -111,13 +111,15 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
 
     Points with the same key form a chain in time order (file order among equal times).
     Each step (``t``) and finish (``f``) is linked from the latest start or step before it
-    in its chain, or from the chain's first point when none came before: a graph launch
+    in its chain, or when none came before from the chain's first start (stamped later on
+    another clock) or its first point (a chain of finishes alone): a graph launch
     (``hipGraphLaunch``, ``cudaGraphLaunch``) has one start (or a first finish on the
     runtime call) and a finish on every kernel of the graph, and each kernel is linked to
     the launch, never kernel to kernel. Chains come in the order of their first point in
     the file. ``tracks_of(place)`` lists the tracks a point may sit on (the first that
     binds wins); ``index`` holds the trace's slices. Points that bind to no slice, and
-    bound points that no flow uses, are counted in the diagnostics. Points are bound all at
+    bound points that link nowhere (a start restarted before any finish), are counted in the
+    diagnostics; a point on the slice its source is on adds nothing and is no loss. Points are bound all at
     once per track (numpy): a GPU trace has two per kernel launch.
     """
     if not len(points):
@@ -127,8 +129,11 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
     rows = _bind(points, ts, tracks_of, index)
     order = np.lexsort((np.arange(len(ts)), ts, chain))   # chain by chain, in time order
     bound = order[rows[order] >= 0]
-    sources, targets = fan_out(chain[bound], _starts(points.phases, bound))
+    phases = np.array([points.phases[p] for p in bound.tolist()], dtype="U1")
+    sources, targets = fan_out(chain[bound], phases != "f", phases == "s")
     # a flow from a slice to itself, or a chain's second between the same slices, adds nothing
+    used = np.zeros(len(bound), dtype=bool)
+    used[sources] = used[targets] = True   # (also the points of a link added already)
     ends = np.stack([chain[bound[sources]], rows[bound[sources]], rows[bound[targets]]])
     keep = np.flatnonzero(ends[1] != ends[2])
     if len(keep):
@@ -141,38 +146,39 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
     flows.target.frombytes(rows[bound[targets]].tobytes())
     flows.category.frombytes(categories.tobytes())
     flows.name.frombytes(names.tobytes())
-    used = np.zeros(len(bound), dtype=bool)
-    used[sources] = used[targets] = True
     _report(trace, points, order[rows[order] < 0], bound[~used])
 
 
-def _starts(phases: list[str], points: np.ndarray) -> np.ndarray:
-    """Whether each of ``points`` starts or steps a flow (``s``, ``t``): a later point of
-    its chain links from it."""
-    return np.fromiter((phases[p] != "f" for p in points.tolist()), dtype=bool,
-                       count=len(points))
-
-
-def fan_out(chain: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def fan_out(chain: np.ndarray, starts: np.ndarray, opens: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
     """The (source, target) positions of the flows of points sorted chain by chain in time
-    order: every point but a chain's first that is not a start links from the latest start
-    before it in its chain, else from the chain's first point.
+    order. ``starts``: the point starts or steps a flow (``s``, ``t``), ``opens``: it only
+    starts one (``s``). Every point that does not only start links from the latest start
+    before it in its chain; with none before it, from the chain's first start (a finish
+    stamped before its start: two clocks), else from the chain's first point (a chain of
+    finishes alone).
 
-    >>> # s f f f (a graph launch), then f f (a memset: runtime call, device op), then s f s f
-    >>> chain = np.array([0, 0, 0, 0, 1, 1, 2, 2, 2, 2])
-    >>> starts = np.array([1, 0, 0, 0, 0, 0, 1, 0, 1, 0], dtype=bool)
-    >>> [p.tolist() for p in fan_out(chain, starts)]
-    [[0, 0, 0, 4, 6, 8], [1, 2, 3, 5, 7, 9]]
+    >>> # s f f f (a graph launch), f f (a memset: runtime call, device op), s f s f, f s, s t f
+    >>> chain = np.array([0, 0, 0, 0, 1, 1, 2, 2, 2, 2, 3, 3, 4, 4, 4])
+    >>> phases = np.array(list("sfff" "ff" "sfsf" "fs" "stf"))
+    >>> [p.tolist() for p in fan_out(chain, phases != "f", phases == "s")]
+    [[0, 0, 0, 4, 6, 8, 11, 12, 13], [1, 2, 3, 5, 7, 9, 10, 13, 14]]
     """
+    if not len(chain):
+        return chain[:0], chain[:0]
     position = np.arange(len(chain))
     new_chain = np.ones(len(chain), dtype=bool)
     new_chain[1:] = chain[1:] != chain[:-1]
     chain_first = np.maximum.accumulate(np.where(new_chain, position, 0))
     latest_start = np.maximum.accumulate(np.where(starts, position, -1))
     # (the latest start before a point, not the point itself: a point is never its own source)
-    before = np.concatenate(([-1], latest_start[:-1])) if len(chain) else latest_start
-    source = np.where(before >= chain_first, before, chain_first)
-    target = ~new_chain & ~starts
+    before = np.concatenate(([-1], latest_start[:-1]))
+    heads = np.flatnonzero(new_chain)
+    first_start = np.minimum.reduceat(np.where(starts, position, len(chain)), heads)
+    first_start = first_start[np.cumsum(new_chain) - 1]   # per point: its chain's
+    fallback = np.where(first_start < len(chain), first_start, chain_first)
+    source = np.where(before >= chain_first, before, fallback)
+    target = ~opens & (source != position)
     return source[target], position[target]
 
 
