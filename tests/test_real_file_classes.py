@@ -398,3 +398,25 @@ def test_json_without_trace_events_is_an_error(tmp_path, text, verb):
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "no trace events" in lines[0] and "empty.json" in lines[0]
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=FIXTURE)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=6))
+def test_stepped_flows_agree_with_trace_processor(trace_processor, tmp_path, steps):
+    """Chains ``s t… f`` over distinct slices (MegEngine's TensorLink): every step is both
+    the end of one flow and the start of the next, in traceconv as in the importer."""
+    events: list[dict] = []
+    for chain, count in enumerate(steps):
+        for k, phase in enumerate(["s", *["t"] * count, "f"]):
+            ts = 1000 * chain + 10 * k
+            events += [{"ph": "X", "name": f"c{chain}.{k}", "pid": 1, "tid": k % 2 + 1,
+                        "ts": ts, "dur": 5},
+                       {"ph": phase, "id": chain, "cat": "link", "name": "link", "pid": 1,
+                        "tid": k % 2 + 1, "ts": ts, **({"bp": "e"} if phase == "f" else {})}]
+    path = chrome_file(tmp_path, events)
+    trace_processor.load(path.read_bytes())
+    importer = trace_processor.query("select count(*) n from flow")[0].n
+    trace = traceconv.load(path)
+    assert len(trace.flows) == importer == sum(count + 1 for count in steps)
+    assert sorted(flow_ends(trace)) == sorted(
+        (f"c{c}.{k}", f"c{c}.{k + 1}") for c, count in enumerate(steps) for k in range(count + 1))
