@@ -6,48 +6,16 @@ times (:mod:`.graph`). Given beside the Kineto trace of the same run
 (``traceconv info TRACE ET``), :func:`traceconv.analysis.link_et.link_execution_trace`
 joins the two by record-function id: op nodes then carry host and device time.
 
->>> sniff(b'{"schema": "1.1.1-chakra.0.0.4", "pid": 418, "nodes": [', None)
-0.95
->>> sniff(b'{"traceEvents": []}', None)
-0.0
 """
 
 from __future__ import annotations
-
-import re
 
 import orjson
 
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
-
-_HEAD = re.compile(rb'^\s*\{[^\[]{0,400}"(schema|nodes)"\s*:')
-# What execution-trace nodes hold, in every published layout: Chakra 1.0.2+ (ctrl_deps,
-# inputs/outputs objects, attrs list) and the flat 1.0.1 one (parent, rf_id, op_schema,
-# input_shapes ... at the node's top level), and the names of the process/thread root nodes
-_NODE_KEYS = re.compile(rb'"(ctrl_deps|attrs|rf_id|fw_parent|fw_tid|seq_id|op_schema|'
-                        rb'input_shapes|input_types|output_shapes|output_types)"\s*:')
-_ROOT_NODE = re.compile(rb'\[pytorch\|profiler\|execution_(?:trace|graph)\|')
-
-
-def sniff(head: bytes, source: Source | None) -> float:
-    """A JSON object with ``schema`` / ``nodes`` near the start whose nodes carry
-    execution-trace keys of any schema (1.0.1 flat keys through 1.1.1 Chakra), a root node
-    or a Chakra schema string (Chrome JSON has ``traceEvents`` instead).
-
-    >>> sniff(b'{"nodes": [{"name": "aten::add", "id": 5, "parent": 4, "rf_id": 3, '
-    ...       b'"op_schema": "", "inputs": [], "input_shapes": []}]}', None)
-    0.95
-    >>> sniff(b'{"schema": "1.0.1", "nodes": [{"id": 1, "name": "x"}]}', None)
-    0.0
-    """
-    if not _HEAD.match(head) or b'"traceEvents"' in head or b'"nodes"' not in head:
-        return 0.0
-    keys = {m.group(1) for m in _NODE_KEYS.finditer(head)}
-    if b"chakra" in head or _ROOT_NODE.search(head) or len(keys) >= 2:
-        return 0.95
-    return 0.0
+from ..sniffing import torch_et as sniff  # noqa: F401  (this format's sniff, kept light)
 
 
 def read(source: Source) -> Trace:
