@@ -32,7 +32,8 @@ import orjson
 from .. import registry
 from ..errors import InputError, TraceconvError
 from ..io import Source, atomic_output
-from .route import Router, Spill, dump_events
+from .events import decode_pairs, dump_events, hashable
+from .route import Router, Spill
 from .windows import Survey, Window, rank_windows, step_windows, time_windows
 
 MANIFEST = "manifest.json"
@@ -109,9 +110,10 @@ def _read(path: str, take: Callable[[list[Any]], None],
                 raise InputError('split reads Chrome/Kineto JSON traces: this object has no '
                                  '"traceEvents" array', file=source.name, location="$")
             for chunk in doc.chunks:
-                if first is not None:
+                if first is not None:   # plain values: the flavour's detection reads them
                     first(doc.envelope, chunk)
                     first = None
+                doc.records = decode_pairs   # the rest: routing fields and texts
                 take(chunk)
     except DocumentError as exc:
         where = f"{exc.line}:{exc.column}" if exc.line else None
@@ -182,7 +184,7 @@ def _metadata_for(window: Window, survey: Survey) -> list[dict[str, Any]]:
     if window.rank is None and window.label != "other":
         return survey.metadata
     ranks = survey.rank_of_pid
-    return [e for e in survey.metadata if ranks.get(e.get("pid")) == window.rank]
+    return [e for e in survey.metadata if ranks.get(hashable(e.get("pid"))[0]) == window.rank]
 
 
 def _bounds(window: Window, survey: Survey) -> dict[str, Any]:

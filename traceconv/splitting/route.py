@@ -25,31 +25,17 @@ Rules (the manifest and the README say the same):
 from __future__ import annotations
 
 import bisect
-import json
 import os
 from collections import Counter
 from typing import Any, BinaryIO
 
-import orjson
-
+from .events import Head, as_pairs, dump_events, hashable, whole
 from .windows import Survey, Window
 
 BUFFERED = 32 << 20      # bytes of event text held before every buffer is written out
 _PER_WINDOW = 1 << 20    # ... or one window's buffer reaches this
 _FLOW_PHASES = frozenset({"s", "t", "f"})
 _TOTALS = frozenset({"Total Allocated", "Total Reserved"})
-
-
-def dump_events(events: list[Any]) -> bytes:
-    """The JSON text of ``events`` without the array's brackets (integers of any size kept).
-
-    >>> dump_events([{"ph": "X", "ts": 1.5}, {"id": 2**70}])
-    b'{"ph":"X","ts":1.5},{"id":1180591620717411303424}'
-    """
-    try:
-        return orjson.dumps(events)[1:-1]
-    except (orjson.JSONEncodeError, TypeError):   # an integer beyond 64 bits
-        return json.dumps(events, separators=(",", ":"), ensure_ascii=False).encode()[1:-1]
 
 
 class Spill:
@@ -61,14 +47,14 @@ class Spill:
         self.held = 0
         self.events = [0] * count
 
-    def add(self, window: int, events: list[Any]) -> None:
-        """Queue ``events`` (JSON-ready values) for ``window``."""
-        text = dump_events(events)
+    def add(self, window: int, texts: list[Any]) -> None:
+        """Queue events (their JSON texts) for ``window``."""
+        text = b",".join(texts)
         buffer = self.buffers.setdefault(window, bytearray())
         buffer += b",\n"   # every piece of text starts with a separator; the first is dropped
         buffer += text
         self.held += len(text) + 2
-        self.events[window] += len(events)
+        self.events[window] += len(texts)
         if len(buffer) >= _PER_WINDOW:
             self._write(window)
         if self.held >= BUFFERED:
@@ -110,10 +96,10 @@ class Router:
         self.window_of_pid = {pid: self.rank_window[rank]
                               for pid, rank in survey.rank_of_pid.items()}
         self.other = len(windows) - 1 if windows[-1].label == "other" else None
-        self.open_slices: dict[tuple[Any, Any], list[tuple[int, Any]]] = {}
-        self.open_flows: dict[tuple[Any, Any, Any], int] = {}
-        self.alive: dict[tuple[Any, Any, Any], tuple[int, dict[str, Any]]] = {}
-        self.early_frees: dict[tuple[Any, Any, Any], tuple[Any, int]] = {}
+        self.open_slices: dict[tuple[Any, ...], list[tuple[int, Any]]] = {}
+        self.open_flows: dict[tuple[Any, ...], int] = {}
+        self.alive: dict[tuple[Any, ...], tuple[int, dict[str, Any]]] = {}
+        self.early_frees: dict[tuple[Any, ...], tuple[Any, int]] = {}
         self.slices_cut: Counter[str] = Counter()
         self.cut_out = [0] * len(windows)    # slices crossing each window's end
         self.flows_cut = 0
@@ -123,45 +109,46 @@ class Router:
         self.blocks_carried = 0
         self.untimed = 0
 
-    def place(self, e: dict[str, Any]) -> int:
+    def place(self, h: Head) -> int:
         """The window of one event by its start (or its process, by rank)."""
         if self.by_rank:
-            found = self.window_of_pid.get(e.get("pid"))
+            found = self.window_of_pid.get(hashable(h.pid)[0])
             if found is None:
                 self.untimed += 1
                 return self.other if self.other is not None else 0
             return found
-        ts = e.get("ts")
+        ts = h.ts
         if not isinstance(ts, int | float) or isinstance(ts, bool):
             self.untimed += 1   # no time: the first piece keeps it
             return 0
         # before the first start only when that start is a step's: the first piece keeps it
         return max(0, bisect.bisect_right(self.starts, ts) - 1)
 
-    def route(self, events: list[Any]) -> None:
+    def route(self, chunk: list[Any]) -> None:
         """Route one chunk of events to their windows' spill files."""
         groups: dict[int, list[Any]] = {}
         place = self.place
-        for e in events:
-            if not isinstance(e, dict):
-                groups.setdefault(0, []).append(e)   # the piece's reader reports it
-                continue
-            ph = e.get("ph")
+        for h, text in as_pairs(chunk):
+            ph = h.ph
             if ph == "M":
                 continue   # written at the head of every piece
             if ph == "X":
-                window = place(e)
-                e = self._slice_end(e, window)
+                window = place(h)
+                text = self._slice_end(h, text, window)
             elif ph == "B" or ph == "E":
-                window = self._duration_event(e, ph)
+                window, text = self._duration_event(h, text)
             elif ph in _FLOW_PHASES:
-                window = place(e)
-                self._flow(e, ph, window)
+                window = place(h)
+                self._flow(h, window)
             else:
-                window = place(e)
-                if e.get("name") == "[memory]":
-                    self._memory(e, window)
-            groups.setdefault(window, []).append(e)
+                window = place(h)
+                if h.name == "[memory]":
+                    self._memory(whole(text), window)
+            group = groups.get(window)
+            if group is None:
+                groups[window] = [text]
+            else:
+                group.append(text)
         for window, group in groups.items():
             self.spill.add(window, group)
 
@@ -169,36 +156,38 @@ class Router:
         return not self.by_rank and isinstance(end, int | float) \
             and end > self.windows[window].end
 
-    def _slice_end(self, e: dict[str, Any], window: int) -> dict[str, Any]:
-        dur = e.get("dur")
-        ts = e.get("ts")
+    def _cut(self, name: Any, window: int) -> None:
+        self.slices_cut[str(name)] += 1
+        self.cut_out[window] += 1
+
+    def _slice_end(self, h: Head, text: Any, window: int) -> Any:
+        dur, ts = h.dur, h.ts
         if isinstance(dur, int | float) and isinstance(ts, int | float) \
                 and self._crosses(window, ts + dur):
-            self.slices_cut[str(e.get("name"))] += 1
-            self.cut_out[window] += 1
+            self._cut(h.name, window)
             if self.clip:
-                e = dict(e, dur=self.windows[window].end - ts)
-        return e
+                return dump_events([dict(whole(text), dur=self.windows[window].end - ts)])
+        return text
 
-    def _duration_event(self, e: dict[str, Any], ph: str) -> int:
+    def _duration_event(self, h: Head, text: Any) -> tuple[int, Any]:
         """``B`` opens a slice in its window; ``E`` goes where its ``B`` went."""
-        stack = self.open_slices.setdefault((e.get("pid"), e.get("tid")), [])
-        if ph == "B":
-            window = self.place(e)
-            stack.append((window, e.get("name")))
-            return window
+        stack = self.open_slices.setdefault(hashable(h.pid, h.tid), [])
+        if h.ph == "B":
+            window = self.place(h)
+            stack.append((window, h.name))
+            return window, text
         if not stack:
-            return self.place(e)
+            return self.place(h), text
         window, name = stack.pop()
-        if self._crosses(window, e.get("ts")):
-            self.slices_cut[str(name)] += 1
-            self.cut_out[window] += 1
+        if self._crosses(window, h.ts):
+            self._cut(name, window)
             if self.clip:
-                e["ts"] = self.windows[window].end   # the E event is this chunk's own copy
-        return window
+                text = dump_events([dict(whole(text), ts=self.windows[window].end)])
+        return window, text
 
-    def _flow(self, e: dict[str, Any], ph: str, window: int) -> None:
-        key = (e.get("cat"), e.get("name"), e.get("id", e.get("id2")))
+    def _flow(self, h: Head, window: int) -> None:
+        ph = h.ph
+        key = hashable(h.cat, h.name, h.id if h.id is not None else h.id2)
         if ph == "s":
             self.open_flows[key] = window
             return
@@ -220,7 +209,7 @@ class Router:
         size = args.get("Bytes")
         if not isinstance(size, int) or isinstance(size, bool) or size == 0:
             return
-        key = (args.get("Device Type"), args.get("Device Id"), args.get("Addr"))
+        key = hashable(args.get("Device Type"), args.get("Device Id"), args.get("Addr"))
         if size > 0:
             freed = self.early_frees.pop(key, None)
             if freed is not None and freed[0] >= ts:
@@ -247,7 +236,7 @@ class Router:
         for window in range(first, stop):
             copy = dict(allocation, ts=self.windows[window].start, args=args)
             self.carried_in[window] += 1
-            self.spill.add(window, [copy])
+            self.spill.add(window, [dump_events([copy])])
 
     def finish(self) -> None:
         """Blocks never freed are alive in every later window."""

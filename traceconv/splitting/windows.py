@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError
+from .events import as_pairs, hashable, whole
 
 # Host step markers: PyTorch's ProfilerStep#N and Paddle's ProfileStep#N (the device copy
 # of a marker, category gpu_user_annotation, is not a step start).
@@ -53,29 +54,28 @@ class Survey:
     events: int = 0
     unit_ns: int = 1000
 
-    def take(self, events: list[Any]) -> None:
-        """Note one chunk of events (plain dicts)."""
-        self.events += len(events)
+    def take(self, chunk: list[Any]) -> None:
+        """Note one chunk of events."""
+        self.events += len(chunk)
         first, last = self.first_ts, self.last_ts
         steps, metadata = self.steps, self.metadata
-        for e in events:
-            if not isinstance(e, dict):
-                continue
-            ph = e.get("ph")
+        for h, text in as_pairs(chunk):
+            ph = h.ph
             if ph == "M":
+                e = whole(text)
                 metadata.append(e)
                 if e.get("name") == "process_name":
                     self._note_rank(e)
                 continue
-            ts = e.get("ts")
+            ts = h.ts
             if not isinstance(ts, int | float) or isinstance(ts, bool):
                 continue
             first = min(first, ts)
-            dur = e.get("dur") if ph == "X" else None
+            dur = h.dur if ph == "X" else None
             last = max(last, ts + dur if isinstance(dur, int | float) else ts)
-            name = e.get("name")
+            name = h.name
             if ph == "X" and isinstance(name, str) and name.startswith("Profile") \
-                    and e.get("cat") not in _DEVICE_CATEGORIES:
+                    and h.cat not in _DEVICE_CATEGORIES:
                 match = STEP_MARKER.match(name)
                 if match:
                     steps.append((ts, int(match.group(1))))
@@ -86,7 +86,7 @@ class Survey:
         name = args.get("name") if isinstance(args, dict) else None
         match = RANK_PROCESS.match(name) if isinstance(name, str) else None
         if match:
-            self.rank_of_pid[e.get("pid")] = int(match.group(1))
+            self.rank_of_pid[hashable(e.get("pid"))[0]] = int(match.group(1))
 
 
 def step_windows(survey: Survey, source: str) -> list[Window]:
