@@ -124,6 +124,9 @@ def time_windows(survey: Survey, duration_ns: int, source: str) -> list[Window]:
         raise InputError("--by time=DUR needs a duration above zero", file=source)
     if survey.first_ts == math.inf:
         return [Window(0, "t0")]
+    if not math.isfinite(survey.last_ts - survey.first_ts):
+        raise InputError("--by time: the events' times are not finite numbers (from "
+                         f"{survey.first_ts} to {survey.last_ts})", file=source)
     width = duration_ns / survey.unit_ns
     count = max(1, math.floor((survey.last_ts - survey.first_ts) / width) + 1)
     if count > MAX_WINDOWS:
