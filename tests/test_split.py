@@ -241,6 +241,12 @@ def test_cli_split_and_errors(tmp_path):
     broken = runner.invoke(app, ["split", str(bad), "--by", "step", "-o", str(tmp_path / "b")])
     assert broken.exit_code == 1 and "bad.json:1:" in broken.output
     assert "Traceback" not in broken.output
+    own = tmp_path / "own" / "manifest.json"
+    own.parent.mkdir()
+    own.write_bytes(CNN.read_bytes())
+    refused = runner.invoke(app, ["split", str(own), "--by", "step", "-o", str(own.parent)])
+    assert refused.exit_code == 1 and "the input is where manifest.json goes" in refused.output
+    assert own.read_bytes() == CNN.read_bytes()
 
 
 def _copies(source: dict, times: int, path: Path) -> int:

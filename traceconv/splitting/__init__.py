@@ -62,6 +62,11 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
     if source_path == "-":
         raise TraceconvError("split reads its input twice: give a file, not standard input")
     os.makedirs(folder, exist_ok=True)
+    manifest_path = os.path.join(folder, MANIFEST)
+    if os.path.exists(manifest_path) and os.path.exists(source_path) \
+            and os.path.samefile(source_path, manifest_path):
+        raise TraceconvError(f"the input is where {MANIFEST} goes; choose another -o",
+                             file=source_path)
     survey = survey_trace(source_path)
     windows = _windows(survey, by, source_path)
     spill_dir = tempfile.mkdtemp(prefix=".split-", dir=folder)
@@ -78,7 +83,7 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
         _convert(manifest, folder, to, engine, jobs, address, keep_json=False)
     elif then is not None:
         _convert(manifest, folder, then, engine, jobs, address, keep_json=True)
-    with atomic_output(os.path.join(folder, MANIFEST)) as out:
+    with atomic_output(manifest_path) as out:
         out.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
     return manifest
 
@@ -163,7 +168,11 @@ def _write_pieces(path: str, folder: str, survey: Survey, windows: list[Window],
         head = dict(envelope, traceconvSplit={
             "source": os.path.basename(path), "by": by, "piece": window.index,
             "label": window.label, **_bounds(window, survey)})
-        with atomic_output(os.path.join(folder, name)) as out:
+        target = os.path.join(folder, name)
+        if os.path.exists(target) and os.path.samefile(path, target):
+            raise TraceconvError("a piece would overwrite the input; choose another -o",
+                                 file=path)
+        with atomic_output(target) as out:
             out.write(dump_events([head])[:-1] + b',\n"traceEvents":[\n')
             if metadata:
                 out.write(dump_events(metadata))
