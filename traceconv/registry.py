@@ -81,6 +81,7 @@ class FormatInfo:
     checks: bool = False              # the module has check(source)
     flavoured: bool = False           # the module has flavours() and read(flavour=...)
     origin: str = "built-in"          # or the distribution of the plugin that added it
+    binary: bool = False              # writes bytes that are not text (never to a terminal)
 
     @property
     def default_extension(self) -> str:

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
-import orjson
-from rich.console import Console
-from rich.table import Table
 
-from ..analysis.check_report import CheckReport
-from ..api import check as check_trace
 from ..io import DEFAULT_MAX_BYTES
 from ..terminal import plain
 from .app import app, handled_errors
-from .convert import max_bytes_option
+from .options import max_bytes_option, wide_option
+from .tables import console_for
+
+if TYPE_CHECKING:
+    from ..analysis.check_report import CheckReport
 
 
 @app.command()
@@ -23,8 +23,9 @@ from .convert import max_bytes_option
 @click.option("--format", "format", metavar="NAME",
               help="perfetto or chrome, when detection by name and content is not wanted.")
 @max_bytes_option
+@wide_option
 def check(trace: str, as_json: bool, format: str | None,
-          max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+          max_bytes: int = DEFAULT_MAX_BYTES, wide: bool = False) -> None:
     """Validate a Perfetto .pftrace or a Chrome JSON trace (.gz too).
 
     Reports counts, errors (data the viewer would drop or corrupt) and warnings (data it
@@ -34,17 +35,23 @@ def check(trace: str, as_json: bool, format: str | None,
       traceconv check out.pftrace
       traceconv check trace.json.gz --json
     """
+    import orjson
+
+    from ..api import check as check_trace
+
     with handled_errors():
         report = check_trace(trace, format, max_bytes=max_bytes)
     if as_json:
         click.echo(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode())
     else:
-        _print(trace, report)
+        _print(trace, report, wide)
     sys.exit(0 if report.ok else 1)
 
 
-def _print(name: str, report: CheckReport) -> None:
-    console = Console()
+def _print(name: str, report: CheckReport, wide: bool = False) -> None:
+    from rich.table import Table
+
+    console = console_for(wide)
     errors = sum(row["count"] for row in report.errors)
     verdict = "[green]OK[/green]" if report.ok else f"[red]{errors:,} errors[/red]"
     console.print(f"[bold]{plain(name)}[/bold]: {report.format}, {verdict}")

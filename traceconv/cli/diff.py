@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 import click
-import orjson
-from rich.console import Console
-from rich.table import Table
 
-from ..analysis.diff import OpDelta, diff
 from ..errors import TraceconvError
 from ..terminal import plain
 from .app import app, handled_errors
-from .convert import load_all
+from .loading import load_all
+from .options import wide_option
+from .tables import console_for
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..analysis.diff import OpDelta
 
 _RUN_SUFFIX = re.compile(r"^(?P<path>.+)@(?P<run>\d+)$")
 
@@ -42,6 +47,8 @@ def _short(path: str) -> str:
 
 
 def _table(rows: list[OpDelta], title: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left")
     for column, justify in (("section", "left"), ("op", "left"), ("calls A", "right"),
                             ("calls B", "right"), ("Δ calls", "right"), ("total A ms", "right"),
@@ -106,9 +113,10 @@ def _inputs(before: str, after: str | None, format: str | None):
 @click.option("--timeline", "prefer_timeline", is_flag=True,
               help="Compare the timelines even when both inputs also carry statistics.")
 @click.option("--format", "format", metavar="NAME", help="Input format of both (skip detection).")
+@wide_option
 def diff_command(before: str, after: str | None, as_json: bool, sort: str, section: str | None,
                  top: int, by_class: bool | None, prefer_timeline: bool,
-                 format: str | None) -> None:
+                 format: str | None, wide: bool = False) -> None:
     """Compare two profiles: where the time went (timelines), or per-op statistics (reports).
 
     \b
@@ -124,6 +132,9 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
       traceconv diff before_report.txt after_report.txt --sort calls
       traceconv diff two_windows.log                    (window 1 against window 2)
     """
+    import orjson
+
+    from ..analysis.diff import diff
     from ..analysis.timeline_diff import diff_mode, timeline_diff
 
     with handled_errors():
@@ -133,9 +144,7 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
             result = timeline_diff(a, b, by_class)
         else:
             rows = [r for r in diff(a, b, sort) if section is None or r.section == section]
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(width=200, highlight=False)
+    console = console_for(wide, highlight=False)
     if mode == "timeline":
         if as_json:
             data = {"a": label_a, "b": label_b, **result.as_dict()}
@@ -156,6 +165,8 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
 
 
 def _print_timeline(console: Console, result, label_a: str, label_b: str, top: int) -> None:
+    from rich.table import Table
+
     # µs for short runs (a perf report's mean iteration), ms otherwise
     scale, unit = (1e3, "µs") if max(result.window_a_ns, result.window_b_ns) < 1e7 else (1e6, "ms")
 

@@ -3,19 +3,20 @@ key_averages for timelines, MegEngine's profile_analyze for MegEngine profiles."
 
 from __future__ import annotations
 
-import click
-import orjson
+from typing import TYPE_CHECKING
 
-from ..analysis.align import Mode
-from ..analysis.stragglers import stragglers
-from ..analysis.summary import AGGREGATES, SummaryOptions
-from ..errors import TraceconvError
-from ..formats.summary import render, summary_data
+import click
+
 from ..io import DEFAULT_MAX_BYTES
 from .allocation_sites import sites_data, sites_table
 from .app import app, handled_errors
-from .convert import ALIGN_OPTION, load_all, max_bytes_option
+from .loading import load_all
+from .options import AGGREGATES, ALIGN_OPTION, max_bytes_option, wide_option
 from .stragglers import print_stragglers
+from .tables import console_for, table_width
+
+if TYPE_CHECKING:
+    from ..analysis.align import Mode
 
 
 @app.command()
@@ -57,13 +58,14 @@ from .stragglers import print_stragglers
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 @ALIGN_OPTION
 @max_bytes_option
+@wide_option
 def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             group_by_input_shape: bool, types: tuple[str, ...],
             aggregate_by: str | None, aggregate: str | None, opr_name: str | None,
             input_dtype: str | None, order_by: str, min_time: float, max_time: float,
             top_end_key: str, show_host: bool, print_only: str | None, as_json: bool,
             format: str | None, align: Mode = "auto",
-            max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+            max_bytes: int = DEFAULT_MAX_BYTES, wide: bool = False) -> None:
     """Per-operator time, calls, FLOPs and memory.
 
     On a timeline (PyTorch / Kineto, Chrome JSON, Perfetto...) the numbers of torch.profiler's
@@ -80,6 +82,13 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
       traceconv summary profile.json --aggregate-by type --aggregate sum -t 0
       traceconv summary rank0.json rank1.json    (adds the straggler table of the ranks)
     """
+    import orjson
+
+    from ..analysis.stragglers import stragglers
+    from ..analysis.summary import SummaryOptions
+    from ..errors import TraceconvError
+    from ..formats.summary import render, summary_data
+
     with handled_errors():
         trace = load_all(inputs, format, align, max_bytes=max_bytes)
         options = SummaryOptions(
@@ -94,7 +103,7 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             else:
                 text = render(trace, options, top=top, sort_by=sort_by,
                               group_by_input_shape=group_by_input_shape, show_host=show_host,
-                              print_only=print_only)
+                              print_only=print_only, width=table_width(wide))
         except (ValueError, TypeError) as exc:  # a bad sort column or --opr-name regex
             raise TraceconvError(str(exc)) from None
         if as_json:
@@ -107,8 +116,6 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             click.echo(text, nl=False)
             rows = stragglers(trace) if len(inputs) > 1 else []
             if rows:
-                print_stragglers(rows, (trace.time_range or (0, 0))[0])
+                print_stragglers(rows, (trace.time_range or (0, 0))[0], wide)
             if trace.memory and not print_only:
-                from rich.console import Console
-
-                Console().print(sites_table(sites_data(trace, top or 10)))
+                console_for(wide).print(sites_table(sites_data(trace, top or 10)))

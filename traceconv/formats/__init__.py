@@ -14,7 +14,7 @@ register(FormatInfo(
 register(FormatInfo(
     "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
     (".pftrace", ".perfetto-trace", ".perfetto"), writes=True, aliases=("pftrace", "proto"),
-    checks=True))
+    checks=True, binary=True))
 register(FormatInfo(
     "megengine", "MegEngine static-graph profile JSON (trace.get_profile(), "
     "load_network_and_run --profile) and graph.json", "traceconv.formats.megengine.profile",

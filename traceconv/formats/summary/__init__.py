@@ -192,15 +192,17 @@ def _with_allocation_sites(trace: Trace, data: dict[str, Any]) -> dict[str, Any]
 
 def render(trace: Trace, options: SummaryOptions | None = None, *, top: int | None = None,
            sort_by: str | None = None, group_by_input_shape: bool = False,
-           show_host: bool = False, print_only: str | None = None) -> str:
+           show_host: bool = False, print_only: str | None = None,
+           width: int | None = None) -> str:
     """The ``summary`` text of ``trace``: torch's key_averages table for a timeline (20 rows
     unless ``top``), MegEngine's profile_analyze tables for an op graph (3 rows unless
-    ``top``), the statistics of a stats-only trace."""
+    ``top``), the statistics of a stats-only trace; drawn within ``width`` columns (long
+    names cut with "…", long cells wrapped; default 160)."""
     if view_of(trace) == "timeline":
         rows = op_summary(trace, group_by_input_shape=group_by_input_shape)
-        return render_ops(rows, sort_rows(rows, sort_by, 20 if top is None else top))
+        return render_ops(rows, sort_rows(rows, sort_by, 20 if top is None else top), width)
     result = summarize(trace, replace(options or SummaryOptions(), top=3 if top is None else top))
-    return render_text(result, show_host=show_host, print_only=print_only)
+    return render_text(result, show_host=show_host, print_only=print_only, width=width)
 
 
 def write(trace: Trace, out: BinaryIO, *, json: bool = False, show_host: bool | None = None,

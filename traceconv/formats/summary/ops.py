@@ -69,8 +69,36 @@ def ops_dict(all_rows: list[OpRow], shown: list[OpRow]) -> dict[str, Any]:
             "self_device_ns_total": self_device_total(all_rows)}
 
 
-def _cut(name: str) -> str:
-    return name if len(name) <= NAME_WIDTH else name[:NAME_WIDTH - 3] + "..."
+def _cut(name: str, width: int = NAME_WIDTH) -> str:
+    """``name`` cut to ``width`` characters as torch cuts it (``...`` at the end)."""
+    return name if len(name) <= width else name[:max(width - 3, 1)] + "..."
+
+
+MIN_NAME_WIDTH = 12   # a narrower terminal cuts the table rather than every name
+
+
+def _ops_table(columns: list[str], rows: list[list[str]], name_width: int,
+               narrow: bool = False) -> Table:
+    """The table; ``narrow``: headers on two lines and one blank between columns."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=narrow)
+    for column in columns:
+        table.add_column(column.replace(" ", "\n", 1) if narrow else column,
+                         justify="left" if column in ("Name", "Kind", "Input shapes")
+                         else "right", no_wrap=column != "Input shapes")
+    for cells in rows:
+        table.add_row(_cut(cells[0], name_width), *cells[1:])
+    return table
+
+
+def _needed(columns: list[str], rows: list[list[str]], name_width: int, narrow: bool,
+            shapes: bool) -> int:
+    """The width the table takes with names cut at ``name_width`` (input shapes, the
+    last column, wrap: they count for 20 columns at most)."""
+    fixed = len(columns) - shapes
+    unbounded = Console(file=io.StringIO(), width=10_000, markup=False, emoji=False)
+    needed = unbounded.measure(_ops_table(columns[:fixed], [c[:fixed] for c in rows],
+                                          name_width, narrow)).maximum
+    return needed + (3 + min(20, max(len(c[-1]) for c in rows)) if shapes else 0)
 
 
 def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = None) -> str:
@@ -83,12 +111,9 @@ def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = No
     columns += ["Self device", "Device total"] if has_device else []
     columns += ["Calls"] + (["FLOPs"] if has_flops else []) + (
         ["Self mem"] if has_memory else []) + (["Input shapes"] if has_shapes else [])
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    for column in columns:
-        table.add_column(column, justify="left" if column in ("Name", "Kind", "Input shapes")
-                         else "right", no_wrap=column != "Input shapes")
+    rows = []
     for r in shown:
-        cells = [_cut(printable(r.name)), printable(r.kind), format_ns(r.self_host_ns), format_ns(r.host_total_ns)]
+        cells = [printable(r.name), printable(r.kind), format_ns(r.self_host_ns), format_ns(r.host_total_ns)]
         if has_device:
             cells += [format_ns(r.self_device_ns), format_ns(r.device_total_ns)]
         cells.append(str(r.calls))
@@ -98,11 +123,21 @@ def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = No
             cells.append(format_bytes(r.self_memory_bytes))
         if has_shapes:
             cells.append(printable(r.input_shapes or ""))
-        table.add_row(*cells)
+        rows.append(cells)
     buffer = io.StringIO()
     # markup off: op names are data ("[/x]" is a name, not a closing tag)
     console = Console(file=buffer, width=width or 160, force_terminal=False, color_system=None,
                       markup=False, emoji=False, highlight=False)
+    # in a narrow terminal the names give way (cut shorter, then headers on two lines);
+    # only a terminal too narrow even for that cuts numbers
+    name_width, narrow = NAME_WIDTH, False
+    longest = min(NAME_WIDTH, max((len(cells[0]) for cells in rows), default=0))
+    for narrow in (False, True):
+        excess = _needed(columns, rows, NAME_WIDTH, narrow, has_shapes) - console.width
+        name_width = max(MIN_NAME_WIDTH, longest - max(excess, 0))
+        if longest - excess >= MIN_NAME_WIDTH:
+            break
+    table = _ops_table(columns, rows, name_width, narrow)
     console.print(table)
     console.print(f"Self host time total: {format_ns(_total(all_rows, 'self_host_ns'))}")
     if has_device:
