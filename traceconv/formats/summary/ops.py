@@ -21,23 +21,25 @@ from ...terminal import printable
 NAME_WIDTH = 55   # torch's default name column width
 
 
-def format_ns(ns: int | None) -> str:
+def format_ns(ns: int | None, decimals: int = 3) -> str:
     """A time the way torch's table prints it (µs up to 1 ms, then ms, then s).
 
     >>> format_ns(1_234), format_ns(15_085_200), format_ns(2_500_000_000), format_ns(None)
     ('1.234us', '15.085ms', '2.500s', '')
+    >>> format_ns(15_085_200, decimals=1)   # a narrow terminal
+    '15.1ms'
     """
     if ns is None:
         return ""
     us = ns / 1000
     if abs(us) >= 1e6:
-        return f"{us / 1e6:.3f}s"
+        return f"{us / 1e6:.{decimals}f}s"
     if abs(us) >= 1e3:
-        return f"{us / 1e3:.3f}ms"
-    return f"{us:.3f}us"
+        return f"{us / 1e3:.{decimals}f}ms"
+    return f"{us:.{decimals}f}us"
 
 
-def format_bytes(n: int | None) -> str:
+def format_bytes(n: int | None, decimals: int = 2) -> str:
     """Bytes in binary units, signed (a free is negative).
 
     >>> format_bytes(153_890_816), format_bytes(-1536), format_bytes(0), format_bytes(None)
@@ -47,7 +49,7 @@ def format_bytes(n: int | None) -> str:
         return ""
     for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
         if abs(n) >= size:
-            return f"{n / size:.2f} {unit}"
+            return f"{n / size:.{decimals}f} {unit}"
     return f"{n} B"
 
 
@@ -111,28 +113,32 @@ def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = No
     columns += ["Self device", "Device total"] if has_device else []
     columns += ["Calls"] + (["FLOPs"] if has_flops else []) + (
         ["Self mem"] if has_memory else []) + (["Input shapes"] if has_shapes else [])
-    rows = []
-    for r in shown:
-        cells = [printable(r.name), printable(r.kind), format_ns(r.self_host_ns), format_ns(r.host_total_ns)]
+
+    def cells_of(r: OpRow, decimals: int) -> list[str]:
+        cells = [printable(r.name), printable(r.kind), format_ns(r.self_host_ns, decimals),
+                 format_ns(r.host_total_ns, decimals)]
         if has_device:
-            cells += [format_ns(r.self_device_ns), format_ns(r.device_total_ns)]
+            cells += [format_ns(r.self_device_ns, decimals),
+                      format_ns(r.device_total_ns, decimals)]
         cells.append(str(r.calls))
         if has_flops:
             cells.append("" if r.flops is None else f"{r.flops:,}")
         if has_memory:
-            cells.append(format_bytes(r.self_memory_bytes))
+            cells.append(format_bytes(r.self_memory_bytes, min(decimals, 2)))
         if has_shapes:
             cells.append(printable(r.input_shapes or ""))
-        rows.append(cells)
+        return cells
+
     buffer = io.StringIO()
     # markup off: op names are data ("[/x]" is a name, not a closing tag)
     console = Console(file=buffer, width=width or 160, force_terminal=False, color_system=None,
                       markup=False, emoji=False, highlight=False)
-    # in a narrow terminal the names give way (cut shorter, then headers on two lines);
-    # only a terminal too narrow even for that cuts numbers
-    name_width, narrow = NAME_WIDTH, False
-    longest = min(NAME_WIDTH, max((len(cells[0]) for cells in rows), default=0))
-    for narrow in (False, True):
+    # in a narrow terminal the names give way (cut shorter), then the headers go on two
+    # lines, then times lose decimals (15.1ms); only a terminal too narrow even for that
+    # cuts numbers
+    longest = min(NAME_WIDTH, max((len(printable(r.name)) for r in shown), default=0))
+    for narrow, decimals in ((False, 3), (True, 3), (True, 1)):
+        rows = [cells_of(r, decimals) for r in shown]
         excess = _needed(columns, rows, NAME_WIDTH, narrow, has_shapes) - console.width
         name_width = max(MIN_NAME_WIDTH, longest - max(excess, 0))
         if longest - excess >= MIN_NAME_WIDTH:
