@@ -40,4 +40,5 @@ def console_for(wide: bool = False, **options: Any) -> Console:
     """A rich console on standard output that draws at :func:`table_width`."""
     from rich.console import Console
 
-    return Console(width=table_width(wide), **options)
+    # emoji off: ":name:" in an op name (aten::x:) is data, not an emoji code
+    return Console(width=table_width(wide), **{"emoji": False, **options})
