@@ -122,15 +122,17 @@ def output_name(inputs: Sequence[str], to: str, *, outdir: str | None = None,
 
     >>> output_name(["x.json"], "chrome"), output_name(["x.json"], "perfetto", tag="_path")
     ('x.chrome.json', 'x_path.pftrace')
-    >>> output_name(["a/x.json.gz"], "chrome", outdir="out")
-    'out/x.json'
+    >>> output_name(["a/x.json.gz"], "chrome", outdir="out"), output_name(["-"], "chrome", outdir="o")
+    ('out/x.json', 'o/stdin.json')
     """
     from . import registry
 
     first = inputs[0]
-    if first == STDOUT:
+    if first == STDOUT and outdir is None:   # standard input has no "beside"
         return STDOUT
     info = registry.get(to)
+    if first == STDOUT:
+        first = "stdin"
     avoid = Files(inputs) if avoid is None else avoid
     folder = os.path.dirname(first) if outdir is None else outdir
     base = stem(first) + ("_merged" if len(inputs) > 1 else "") + tag

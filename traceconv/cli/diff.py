@@ -19,7 +19,7 @@ from ..terminal import plain
 from .app import app, handled_errors
 from .loading import load_all
 from .options import wide_option
-from .tables import console_for
+from .tables import Column, console_for, fitted_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -46,26 +46,27 @@ def _short(path: str) -> str:
     return path if len(parts) <= 2 else "…/" + "/".join(parts[-2:])
 
 
-def _table(rows: list[OpDelta], title: str) -> Table:
-    from rich.table import Table
+# in a narrow terminal the least needed columns go first (highest number), op and Δ stay
+_STAT_COLUMNS = [Column("section", drop=3), Column("op"), Column("calls A", True, drop=5),
+                 Column("calls B", True, drop=5), Column("Δ calls", True, drop=2),
+                 Column("total A ms", True, drop=1), Column("total B ms", True, drop=1),
+                 Column("Δ total ms", True), Column("Δ CPU ms", True, drop=4),
+                 Column("Δ GPU ms", True, drop=4), Column("ratio A %", True, drop=6),
+                 Column("ratio B %", True, drop=6)]
 
-    table = Table(title=title, title_justify="left")
-    for column, justify in (("section", "left"), ("op", "left"), ("calls A", "right"),
-                            ("calls B", "right"), ("Δ calls", "right"), ("total A ms", "right"),
-                            ("total B ms", "right"), ("Δ total ms", "right"),
-                            ("Δ CPU ms", "right"), ("Δ GPU ms", "right"), ("ratio A %", "right"),
-                            ("ratio B %", "right")):
-        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+
+def _table(rows: list[OpDelta], title: str, width: int) -> Table:
+    cells = []
     for r in rows:
         a, b, d = r.a, r.b, r.delta
-        table.add_row(
+        cells.append([
             plain(r.section), plain(_short(r.name)), "-" if a is None else f"{a.calls:,}",
             "-" if b is None else f"{b.calls:,}", _change(d["calls"], fmt="{:+,.0f}"),
-            _ms(None if a is None else a.total_ns), _ms(None if b is None else b.total_ns), _change(d["total_ns"], 1e6),
-            _change(d["cpu_ns"], 1e6), _change(d["device_ns"], 1e6),
+            _ms(None if a is None else a.total_ns), _ms(None if b is None else b.total_ns),
+            _change(d["total_ns"], 1e6), _change(d["cpu_ns"], 1e6), _change(d["device_ns"], 1e6),
             "-" if a is None or a.ratio is None else f"{a.ratio:.2f}",
-            "-" if b is None or b.ratio is None else f"{b.ratio:.2f}")
-    return table
+            "-" if b is None or b.ratio is None else f"{b.ratio:.2f}"])
+    return fitted_table(_STAT_COLUMNS, cells, width, title=title, title_justify="left")
 
 
 def _load(spec: str, format: str | None):
@@ -161,7 +162,7 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
     title = f"{plain(label_a)} → {plain(label_b)}: {len(rows)} ops, by |Δ {sort}|"
     if len(shown) < len(rows):
         title += f" (top {len(shown)})"
-    console.print(_table(shown, title))
+    console.print(_table(shown, title, console.width))
 
 
 def _print_timeline(console: Console, result, label_a: str, label_b: str, top: int) -> None:
