@@ -327,7 +327,8 @@ def test_progress_of_a_small_gz_that_expands(tmp_path: Path):
     path.write_bytes(gzip.compress(data, 1))
     assert path.stat().st_size < 16 << 20 < len(data)
     shown = _bar_text([str(path)], lambda progress: traceconv.load(path, progress=progress))
-    assert "reading big.json.gz" in shown and "decompressed" in shown
+    assert "reading big.json.gz" in shown and "→ 2" in shown   # ~23 MiB decompressed
+    assert "400,000 events" in shown   # the last figure the reader gave: all of them
 
 
 def test_progress_of_standard_input(monkeypatch: pytest.MonkeyPatch):

@@ -23,7 +23,8 @@ HEAD_BYTES = 64 * 1024
 # instead of exhausting memory. ``--max-bytes`` / ``max_bytes=`` change it.
 DEFAULT_MAX_BYTES = 16 << 30
 # (bytes of the input read, its size; 0 while unknown: standard input). A callback that
-# also has ``unpacked(n)`` hears how many bytes a compressed input has expanded to so far.
+# also has ``unpacked(n)`` hears how many bytes a compressed input has expanded to so far,
+# and one with ``events(n)`` how many events a reader has read (see Source.read_events).
 Progress = Callable[[int, int], None]
 STDIN_CHUNK = 1 << 20
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -227,6 +228,12 @@ class Source:
         if done > self.max_bytes:
             raise too_large(self.name, self.max_bytes)
         return b"".join(pieces)
+
+    def read_events(self, count: int) -> None:
+        """A reader says it has read ``count`` events so far (shown with the progress)."""
+        tell = getattr(self.progress, "events", None)
+        if tell is not None:
+            tell(count)
 
     @cached_property
     def compressed(self) -> bool:

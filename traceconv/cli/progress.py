@@ -2,7 +2,7 @@
 
 Whatever the input: a plain file (bytes read of its size), a ``.gz`` (compressed bytes read
 of its size, and the bytes they expanded to), standard input (bytes read so far, size
-unknown, then its parse). The bar starts at once for an input of 16 MiB or more, and for
+unknown, then its parse); and the events read, where the reader says (Chrome JSON). The bar starts at once for an input of 16 MiB or more, and for
 any other as soon as it has read or expanded to 16 MiB (a small ``.gz`` can hold a long
 read); smaller reads finish before a bar would be worth drawing. rich loads only then.
 """
@@ -36,6 +36,7 @@ class ReadMeter:
         self.task: Any = None
         self.index = 0
         self.unpacked_bytes = 0
+        self.events = 0
 
     @property
     def started(self) -> bool:
@@ -46,23 +47,33 @@ class ReadMeter:
         self.unpacked_bytes = 0
         return FileMeter(self, index)
 
+    def _detail(self) -> str:
+        """``→ 120 MiB, 1,000,000 events`` (decompressed size, events): beyond the bytes."""
+        parts = [f"→ {format_size(self.unpacked_bytes)}"] if self.unpacked_bytes \
+            else []
+        parts += [f"{self.events:,} events"] if self.events else []
+        return ", ".join(parts)
+
     def update(self, index: int, done: int, total: int) -> None:
         before = sum(self.sizes[:index])
         if self.bar is None and max(done, self.unpacked_bytes, sum(self.sizes)) < MIN_BYTES:
             return
         self._start()
         known = total > 0 and all(self.sizes[i] for i in range(len(self.sizes)) if i != index)
-        unpacked = (f"→ {format_size(self.unpacked_bytes)} decompressed"
-                    if self.unpacked_bytes else "")
         self.bar.update(self.task, completed=before + done,
                         total=sum(self.sizes[:index]) + total + sum(self.sizes[index + 1:])
-                        if known else None, unpacked=unpacked)
+                        if known else None, detail=self._detail())
 
     def unpacked(self, index: int, count: int) -> None:
         self.unpacked_bytes = count
         if self.bar is not None or count >= MIN_BYTES:
             self._start()
-            self.bar.update(self.task, unpacked=f"→ {format_size(count)} decompressed")
+            self.bar.update(self.task, detail=self._detail())
+
+    def read_events(self, index: int, count: int) -> None:
+        self.events = count
+        if self.bar is not None:
+            self.bar.update(self.task, detail=self._detail())
 
     def _start(self) -> None:
         if self.bar is not None:
@@ -74,18 +85,16 @@ class ReadMeter:
             Progress,
             TextColumn,
             TimeElapsedColumn,
-            TimeRemainingColumn,
-            TransferSpeedColumn,
         )
 
-        columns = (TextColumn("reading {task.description}"), BarColumn(), DownloadColumn(),
-                   TextColumn("{task.fields[unpacked]}"), TransferSpeedColumn(),
-                   TimeElapsedColumn(), TimeRemainingColumn())
+        # few columns, so that the line fits 80 columns with the decompressed size and events
+        columns = (TextColumn("reading {task.description}"), BarColumn(bar_width=16),
+                   DownloadColumn(), TextColumn("{task.fields[detail]}"), TimeElapsedColumn())
         self.bar = Progress(*columns, transient=True,
                             console=self.console or Console(stderr=True))
         first = "<stdin>" if self.paths[0] == "-" else os.path.basename(self.paths[0])
         label = plain(first) + (f" (+{len(self.paths) - 1})" if len(self.paths) > 1 else "")
-        self.task = self.bar.add_task(label, total=sum(self.sizes) or None, unpacked="")
+        self.task = self.bar.add_task(label, total=sum(self.sizes) or None, detail="")
         self.bar.start()
 
     def stop(self) -> None:
@@ -104,6 +113,9 @@ class FileMeter:
 
     def unpacked(self, count: int) -> None:
         self.meter.unpacked(self.index, count)
+
+    def events(self, count: int) -> None:
+        self.meter.read_events(self.index, count)
 
 
 @contextmanager

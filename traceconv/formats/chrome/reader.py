@@ -653,6 +653,7 @@ def _read_events(source: Source, forced: str | None = None) -> ChromeReader:
             for chunk in chunks:
                 reader.read(chunk, index)
                 index += len(chunk)
+                source.read_events(index)   # for a progress bar
         except DocumentError as exc:
             where = f"{exc.line}:{exc.column}" if exc.line else None
             raise InputError(f"not valid JSON: {exc}", file=source.name, location=where) from None
