@@ -203,7 +203,10 @@ def remember_inputs(trace: Trace, paths: Iterable[str | os.PathLike[str]]) -> No
     """Note that ``trace`` was read from ``paths`` (``-`` is left out)."""
     found = tuple(os.fspath(p) for p in paths if os.fspath(p) != STDOUT)
     if found:
-        _READ_FROM[trace] = found
+        try:
+            _READ_FROM[trace] = found
+        except TypeError:   # a trace type that cannot be weakly referenced: not tracked
+            pass
 
 
 def inputs_of(trace: Trace) -> tuple[str, ...]:
