@@ -61,8 +61,9 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
     meta = trace.metadata
     meta.source_format = meta.source_format or info.name
     meta.source_file = meta.source_file or os.path.basename(source.name)
-    remember_inputs(trace, [source.path])
-    return trace
+    frozen = trace.freeze()
+    remember_inputs(frozen, [source.path])
+    return frozen
 
 
 def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,

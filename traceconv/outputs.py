@@ -16,6 +16,7 @@ hard link) is refused before anything is read, with one line naming both.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import weakref
@@ -203,10 +204,9 @@ def remember_inputs(trace: Trace, paths: Iterable[str | os.PathLike[str]]) -> No
     """Note that ``trace`` was read from ``paths`` (``-`` is left out)."""
     found = tuple(os.fspath(p) for p in paths if os.fspath(p) != STDOUT)
     if found:
-        try:
+        # a trace type that cannot be weakly referenced is simply not tracked
+        with contextlib.suppress(TypeError):
             _READ_FROM[trace] = found
-        except TypeError:   # a trace type that cannot be weakly referenced: not tracked
-            pass
 
 
 def inputs_of(trace: Trace) -> tuple[str, ...]:

@@ -84,9 +84,9 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
             if trimming.active:
                 trace = trim_with(trace, trimming)
         if "dataflow" in flows:
-            from ..analysis.dataflow import add_dataflow_flows
+            from ..analysis.dataflow import with_dataflow_flows
 
-            add_dataflow_flows(trace)
+            trace = with_dataflow_flows(trace)
         save(trace, target, format=to)
         if target != "-":
             click.echo(f"wrote {target}", err=True)
