@@ -398,6 +398,10 @@ def _load_plugins() -> None:
 
     A broken plugin is reported as a warning and skipped: it must not break the built-ins.
     """
+    from .plugin_scan import may_declare
+
+    if not may_declare(ENTRY_POINT_GROUP):   # the usual case, found in ~1 ms, not ~25
+        return
     from importlib.metadata import entry_points
 
     for entry in entry_points(group=ENTRY_POINT_GROUP):
