@@ -11,22 +11,30 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from importlib.machinery import PathFinder
 
 
-def may_declare(group: str) -> bool:
-    """False only when no distribution on ``sys.path`` names entry-point ``group``; True
-    when one does, or when a place cannot be looked into this way (a zip file on the
-    path, a custom finder of distributions).
+def may_declare(group: str, paths: Sequence[str] | None = None,
+                finders: Sequence[object] | None = None) -> bool:
+    """False only when no distribution on ``paths`` (default ``sys.path``) names entry-point
+    ``group``; True when one does, or when a place cannot be looked into this way (a zip
+    file on the path, a custom finder of distributions among ``finders``, default
+    ``sys.meta_path``).
 
-    >>> may_declare("traceconv.no-such-group")
+    >>> may_declare("traceconv.formats", paths=[], finders=[])
     False
+    >>> import tempfile, pathlib; folder = pathlib.Path(tempfile.mkdtemp())
+    >>> (folder / "p-1.0.dist-info").mkdir()
+    >>> _ = (folder / "p-1.0.dist-info" / "entry_points.txt").write_text("[traceconv.formats]\\n")
+    >>> may_declare("traceconv.formats", paths=[str(folder)], finders=[])
+    True
     """
     if any(hasattr(finder, "find_distributions") and finder is not PathFinder
-           for finder in sys.meta_path):
+           for finder in (sys.meta_path if finders is None else finders)):
         return True
     needle = f"[{group}]"
-    for entry in sys.path:
+    for entry in sys.path if paths is None else paths:
         folder = entry or "."
         if not os.path.isdir(folder):
             if os.path.exists(folder):   # a zip or an egg: its metadata is inside
