@@ -79,7 +79,8 @@ def test_an_output_that_is_the_input_is_refused(trace_json: Path, spelling: str)
     for args in ([str(trace_json), "-o", str(target)],
                  ["memflow", str(trace_json), "-o", str(target)],
                  ["report", str(trace_json), "-o", str(target)],
-                 ["critical-path", str(trace_json), "--highlight", "-o", str(target)]):
+                 ["critical-path", str(trace_json), "--highlight", "-o", str(target)],
+                 ["diff", str(CNN), str(trace_json), "-o", str(target)]):
         result = run(*args)
         assert result.exit_code == 1, (args, result.output)
         line = one_error_line(result)

@@ -8,6 +8,7 @@ import click
 
 from ..outputs import output_name
 from .app import app, handled_errors
+from .device_views import STEPS_OPTION, with_steps
 from .loading import load_all
 from .options import wide_option
 from .tables import console_for
@@ -26,11 +27,12 @@ from .tables import console_for
               "host op → launch → kernel → stream order → syncs.")
 @click.option("--top", type=int, default=10, show_default=True,
               help="Rows of the table of largest contributors.")
+@STEPS_OPTION
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 @wide_option
 def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: bool,
                           output: str | None, mode: str, top: int, format: str | None,
-                          wide: bool = False) -> None:
+                          steps: str | None = None, wide: bool = False) -> None:
     """The critical path: the chain of dependent work (host ops, launches, kernels, copies,
     collectives, syncs) that sets the length of the run, split by kind, with idle gaps.
 
@@ -51,7 +53,7 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
     with handled_errors():
         if highlight:
             refuse_replacing_inputs([output or _highlight_name(inputs)], inputs)
-        trace = load_all(inputs, format)
+        trace = with_steps(load_all(inputs, format), steps, inputs[0])
         result = critical_path(trace, mode)
         target = None
         if highlight:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -17,6 +18,7 @@ import click
 from ..errors import TraceconvError
 from ..terminal import plain
 from .app import app, handled_errors
+from .device_views import STEPS_OPTION, with_steps
 from .loading import load_all
 from .options import wide_option
 from .tables import Column, console_for, fitted_table
@@ -83,6 +85,12 @@ def _load(spec: str, format: str | None):
     return load_all((spec,), format)
 
 
+def _file_of(spec: str) -> str:
+    """The file of ``PATH`` or ``PATH@N``."""
+    match = _RUN_SUFFIX.match(spec)
+    return match["path"] if match and not os.path.exists(spec) else spec
+
+
 def _inputs(before: str, after: str | None, format: str | None):
     """The two traces (and their labels): two files, two runs, or one file's two runs."""
     from ..analysis.runs import runs, select_run
@@ -113,11 +121,20 @@ def _inputs(before: str, after: str | None, format: str | None):
                    "names as recorded (default: classes when the frameworks differ).")
 @click.option("--timeline", "prefer_timeline", is_flag=True,
               help="Compare the timelines even when both inputs also carry statistics.")
+@click.option("-o", "--output", metavar="DIFF.pftrace",
+              help="Timelines: also write one viewable trace with A and B aligned at their "
+                   "first step and a track of per-op deltas (Perfetto, or by extension).")
+@click.option("--fail-if", "fail_if", multiple=True, metavar="SUBJECT:+LIMIT",
+              help="Timelines: exit 3 when B regresses past LIMIT (repeatable): total:+5%, "
+                   "kernel:+2ms, idle:+10%, aten::conv2d:+10%, convolution:+1ms.")
+@STEPS_OPTION
 @click.option("--format", "format", metavar="NAME", help="Input format of both (skip detection).")
 @wide_option
 def diff_command(before: str, after: str | None, as_json: bool, sort: str, section: str | None,
                  top: int, by_class: bool | None, prefer_timeline: bool,
-                 format: str | None, wide: bool = False) -> None:
+                 format: str | None, output: str | None = None,
+                 fail_if: tuple[str, ...] = (), steps: str | None = None,
+                 wide: bool = False) -> None:
     """Compare two profiles: where the time went (timelines), or per-op statistics (reports).
 
     \b
@@ -136,22 +153,51 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
     import orjson
 
     from ..analysis.diff import diff
+    from ..analysis.fail_if import evaluate, parse_gate
     from ..analysis.timeline_diff import diff_mode, timeline_diff
+    from ..outputs import refuse_replacing_inputs
 
+    verdict = None
+    try:
+        gates = [parse_gate(g) for g in fail_if]
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     with handled_errors():
+        if output:
+            refuse_replacing_inputs([output], [_file_of(spec) for spec in (before, after) if spec])
         a, b, label_a, label_b = _inputs(before, after, format)
-        mode = diff_mode(a, b, prefer_timeline)
+        a, b = with_steps(a, steps, label_a), with_steps(b, steps, label_b)
+        mode = diff_mode(a, b, prefer_timeline or bool(output or gates))
+        if mode != "timeline" and (output or gates):
+            raise TraceconvError("-o and --fail-if need two timelines")
         if mode == "timeline":
             result = timeline_diff(a, b, by_class)
+            verdict = evaluate(result, gates) if gates else None
+            if output:
+                from ..analysis.diff_trace import diff_trace
+                from ..api import save
+
+                save(diff_trace(a, b, result), output,
+                     format="perfetto" if output == "-" or output.endswith(".pftrace") else None)
         else:
             rows = [r for r in diff(a, b, sort) if section is None or r.section == section]
     console = console_for(wide, highlight=False)
     if mode == "timeline":
         if as_json:
             data = {"a": label_a, "b": label_b, **result.as_dict()}
-            click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
-        else:
+            if verdict is not None:
+                data["verdict"] = verdict
+            if output != "-":
+                click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        elif output != "-":
             _print_timeline(console, result, label_a, label_b, top)
+            if verdict is not None:
+                _print_verdict(console, verdict)
+        if output and output != "-":
+            sys.stdout.flush()   # the table first, then the note on stderr
+            click.echo(f"wrote {output}", err=True)
+        if verdict is not None and verdict["regressed"]:
+            sys.exit(3)
         return
     if as_json:
         click.echo(orjson.dumps({"a": label_a, "b": label_b, "kind": "statistics", "sort": sort,
@@ -163,6 +209,14 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
     if len(shown) < len(rows):
         title += f" (top {len(shown)})"
     console.print(_table(shown, title, console.width))
+
+
+def _print_verdict(console: Console, verdict: dict) -> None:
+    for check in verdict["checks"]:
+        pct = "" if check["delta_pct"] is None else f" ({check['delta_pct']:+.2f}%)"
+        state = "REGRESSED" if check["regressed"] else "ok"
+        console.print(f"{state:9} {plain(check['gate'])}: {check['a_ns'] / 1e6:,.3f} → "
+                      f"{check['b_ns'] / 1e6:,.3f} ms, Δ {check['delta_ns'] / 1e6:+,.3f} ms{pct}")
 
 
 def _print_timeline(console: Console, result, label_a: str, label_b: str, top: int) -> None:
