@@ -69,3 +69,7 @@ register(FormatInfo(
     "torch-et", "PyTorch execution trace (Chakra schema, ExecutionTraceObserver): op graph; "
     "linked to its Kineto trace when both are given", "traceconv.formats.torch_et",
     ("_et.json", ".et.json", ".json"), reads=True, aliases=("chakra", "execution-trace")))
+register(FormatInfo(
+    "xplane", "XPlane XSpace protobuf (jax.profiler, tf.profiler, torch_xla; the "
+    "*.xplane.pb xprof reads): host threads, GPU/TPU planes, XLA ops", "traceconv.formats.xplane",
+    (".xplane.pb",), reads=True, aliases=("xspace", "xprof")))
