@@ -73,3 +73,9 @@ register(FormatInfo(
     "xplane", "XPlane XSpace protobuf (jax.profiler, tf.profiler, torch_xla; the "
     "*.xplane.pb xprof reads): host threads, GPU/TPU planes, XLA ops", "traceconv.formats.xplane",
     (".xplane.pb",), reads=True, aliases=("xspace", "xprof")))
+register(FormatInfo(
+    "trtexec", "TensorRT trtexec exports: --exportLayerInfo (engine graph), --exportProfile "
+    "(per-layer times), --exportTimes (per-inference timeline); one engine's files together "
+    "read as one trace", "traceconv.formats.trtexec",
+    (".graph.json", ".profile.json", ".timing.json", ".times.json", ".layers.json"),
+    reads=True, aliases=("tensorrt", "trex")))

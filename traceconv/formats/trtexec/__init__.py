@@ -1,0 +1,51 @@
+"""TensorRT ``trtexec`` exports: ``--exportLayerInfo`` (the engine graph), ``--exportProfile``
+(per-layer times) and ``--exportTimes`` (per-inference enqueue / H2D / compute / D2H).
+
+Each file reads alone; the exports of one engine given together
+(``traceconv info e.graph.json e.profile.json e.timing.json``) are read as one trace: the
+graph's layers carry the profile's times and the timeline sits beside them
+(:func:`.engine_set.combine_engine_sets`, called by :func:`traceconv.api.combine`).
+
+>>> sniff(b'[{"count": 6610}, {"name": "conv1", "timeMs": 31.3', None)
+0.95
+>>> sniff(b'{"traceEvents": []}', None)
+0.0
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from ...io import Source
+from ...model import Trace
+from .parts import Part, kind_of, load_part
+
+# Each trace this reader made → the validated export it came from, so that the exports of
+# one engine given together can be built into one trace (the traces themselves unchanged).
+PARTS: weakref.WeakKeyDictionary[Trace, Part] = weakref.WeakKeyDictionary()
+
+
+def __getattr__(name: str) -> Any:
+    """``SCHEMAS`` on first use."""
+    if name == "SCHEMAS":
+        from .schema import LayerInformation, LayerProfile, Timings
+
+        return {"trtexec_layer_info": LayerInformation, "trtexec_profile": LayerProfile,
+                "trtexec_times": Timings}
+    raise AttributeError(name)
+
+
+def sniff(head: bytes, source: Source | None) -> float:
+    """Sure when the file opens the way one of the three exports does."""
+    return 0.95 if kind_of(head) else 0.0
+
+
+def read(source: Source) -> Trace:
+    """Read one export; see :func:`.engine_set.combine_engine_sets` for several."""
+    from .build import build_engine
+
+    part = load_part(source)
+    trace = build_engine(part.engine, [part])
+    PARTS[trace] = part
+    return trace

@@ -1,0 +1,79 @@
+"""Which trtexec export a file is, the engine it belongs to, and its validated document."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ValidationError
+
+from ...errors import InputError, json_path
+from ...io import Source
+from .schema import LayerInformation, LayerProfile, Timings
+
+Kind = Literal["graph", "profile", "times"]
+# What each export opens with (after whitespace): the keys trtexec writes first.
+_HEADS: dict[Kind, re.Pattern[bytes]] = {
+    "graph": re.compile(rb'\A\s*\{\s*"Layers"\s*:\s*\['),
+    "profile": re.compile(rb'\A\s*\[\s*\{\s*"count"\s*:\s*\d+\s*\}'),
+    "times": re.compile(rb'\A\s*\[\s*\{\s*"(startEnqMs|startInMs|startH2dMs)"\s*:'),
+}
+_MODELS: dict[Kind, type[BaseModel]] = {
+    "graph": LayerInformation, "profile": LayerProfile, "times": Timings}
+# Names trtexec users and trex give the exports: <engine>.graph.json, <engine>.profile.json ...
+SUFFIXES = (".graph.json", ".layers.json", ".layer.json", ".layerinfo.json", ".profile.json",
+            ".timing.json", ".times.json", ".json")
+
+
+def kind_of(head: bytes) -> Kind | None:
+    """The export whose opening ``head`` shows, or None.
+
+    >>> kind_of(b'[ { "count" : 6610 } , { "name" : "conv1"'), kind_of(b'{"Layers": ["a"]}')
+    ('profile', 'graph')
+    >>> kind_of(b'[{"name": "x", "ph": "X"}]') is None
+    True
+    """
+    for kind, pattern in _HEADS.items():
+        if pattern.match(head):
+            return kind
+    return None
+
+
+def engine_name(path: str) -> str:
+    """The engine a file belongs to: its name without the export's suffix (and ``.gz``).
+
+    >>> engine_name("out/resnet.onnx.engine.profile.json.gz")
+    'resnet.onnx.engine'
+    """
+    name = Path(path).name.removesuffix(".gz")
+    for suffix in SUFFIXES:
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+@dataclass(frozen=True)
+class Part:
+    """One export of one engine, validated."""
+
+    kind: Kind
+    engine: str
+    file: str
+    document: BaseModel
+
+
+def load_part(source: Source) -> Part:
+    """Validate ``source`` as the export its opening names; a located error otherwise."""
+    kind = kind_of(source.head)
+    if kind is None:
+        raise InputError("not a trtexec export (expected --exportLayerInfo, --exportProfile "
+                         "or --exportTimes JSON)", file=source.name)
+    try:
+        document = _MODELS[kind].model_validate_json(source.read_bytes())
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise InputError(f"trtexec {kind} export: {error['msg']}", file=source.name,
+                         location=json_path(error["loc"])) from None
+    return Part(kind, engine_name(source.name), source.name, document)
