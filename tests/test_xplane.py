@@ -27,7 +27,8 @@ SHARED = Path(os.environ.get("TRACECONV_SHARED_SAMPLES", ROOT.parent / "shared" 
     / "xplane"
 BUNDLED = [ROOT / "samples" / "xplane" / "jax_rocm_mi300_conv.xplane.pb.gz",
            DATA / "jax_rocm_te_fused_attn.xplane.pb.gz",
-           DATA / "jax_tpu_v6e_inference.xplane.pb.gz"]
+           DATA / "jax_tpu_v6e_inference.xplane.pb.gz",
+           DATA / "jax_cpu_mlp.xplane.pb.gz"]
 SHARED_FILES = sorted(SHARED.glob("*.xplane.pb")) if SHARED.is_dir() else []
 BROKEN = SHARED / "broken" / "openxla__xprof__tpu_inference_2.CORRUPTED_utf8_mangled.xplane.pb"
 # PROVENANCE_formats.md: events per file, measured there with its own protobuf walk
@@ -129,8 +130,10 @@ class Walk:
         if "correlation_id" in found:
             side = self.host_ids if plane.startswith("/host:") else self.device_ids
             side[found["correlation_id"]] += 1
-        if plane.startswith("/device:") and (line == "XLA Ops" or "hlo_op" in found):
-            self.xla_ops += 1
+        on_device = plane.startswith("/device:")
+        if (on_device and line == "XLA Ops") or ("hlo_op" in found and (
+                on_device or "correlation_id" not in found)):
+            self.xla_ops += 1   # (a host event naming its op without launching: XLA:CPU)
 
     @property
     def events(self) -> int:
@@ -213,7 +216,10 @@ def test_agrees_with_xprof_trace_viewer(path):
         for event in table:
             t = trace.tracks[event.track]
             key = (trace.processes[t.process].name.split(" (")[0], t.name)
-            ours[key][event.name] += 1
+            name = event.name
+            if start == "start" and event.category == "step" and "step_num" in event.args:
+                name = f"{name} {event.args['step_num']}"   # xprof shows host steps so
+            ours[key][name] += 1
             if event.name not in XPROF_HIDDEN:
                 first[key] = min(first.get(key, 1 << 62), getattr(event, start))
     compared = 0
@@ -228,6 +234,17 @@ def test_agrees_with_xprof_trace_viewer(path):
         if line["first_us"] is not None and drawn:
             assert abs(first[(plane, name)] / 1000 - line["first_us"]) < 0.002, key
     assert compared >= 3
+
+
+def test_jax_cpu_steps_and_host_xla_ops():
+    """``samples/xplane/gen_jax_cpu.py``: five ``StepTraceAnnotation`` steps; XLA:CPU runs
+    the HLO ops as thunks on host threads."""
+    trace = traceconv.load(BUNDLED[3])
+    steps = [s for s in trace.iter_slices() if s.category == "step"]
+    assert [s.args["step_num"] for s in steps] == [0, 1, 2, 3, 4]
+    assert all(s.name == "train" for s in steps)
+    ops = [d for _, d in trace.graph.nodes(data=True) if d.get("kind") == "op"]
+    assert ops and all("host_spans" in d and d["hlo_module"] for d in ops)
 
 
 def test_categories_steps_and_kinds():

@@ -282,6 +282,8 @@ class SpaceBuilder:
                 cat = category
                 if _HOST_RUNTIME_STAT in args:
                     cat = P.runtime_category(name)
+                elif "step_num" in args:
+                    cat = P.STEP   # jax.profiler.StepTraceAnnotation, TF's step markers
                 elif name.startswith("$"):
                     cat = "python_function"   # the Python tracer's frames
             else:
@@ -290,8 +292,9 @@ class SpaceBuilder:
                     cat = P.MEMCPY if "memcpy_details" in args else P.MEMSET
             row = add_slice(track, start, end - start, name, cat, args or None)
             note(row, args, on_host)
-            if not on_host:
-                self.device_op(row, name, cat, line_name, place, start, end, args)
+            if not on_host or ("hlo_op" in args and _HOST_RUNTIME_STAT not in args):
+                # (XLA's CPU backend runs ops on host threads; a GPU launch names its op too)
+                self.xla_op(row, name, cat, line_name, place, start, end, args, on_host)
         self.sub_ns += sub_ns
         trace.diagnostics.add("xplane.aggregated_events", "events that only count occurrences "
                               "(no time of their own): left out of the timeline",
@@ -299,10 +302,11 @@ class SpaceBuilder:
 
     # -- ops ------------------------------------------------------------------------------
 
-    def device_op(self, row: int, name: str, category: str, line_name: str, place: str,
-                  start: int, end: int, args: dict[str, Any]) -> None:
-        """An XLA op (TPU ``XLA Ops`` row, GPU kernel naming its ``hlo_op``) or a TensorFlow
-        op (``TensorFlow Ops`` row) as an op node for the graph."""
+    def xla_op(self, row: int, name: str, category: str, line_name: str, place: str,
+               start: int, end: int, args: dict[str, Any], on_host: bool) -> None:
+        """An XLA op (TPU ``XLA Ops`` row, GPU kernel or CPU thunk naming its ``hlo_op``)
+        or a TensorFlow op (``TensorFlow Ops`` row) as an op node for the graph."""
+        spans = "host_spans" if on_host else "device_spans"
         if category == P.XLA_OP or "hlo_op" in args:
             program = args.get("program_id")
             module = args.get("hlo_module") or (self.modules.get(program)
@@ -312,11 +316,11 @@ class SpaceBuilder:
                      "computation": _int(args.get("flops")),
                      "memory": _int(args.get("bytes_accessed"))}
             self.ops.append((row, op_name, str(args.get("hlo_category") or name),
-                             {**attrs, "device_spans": {place: OpSpan(start, end)}}))
+                             {**attrs, spans: {place: OpSpan(start, end)}}))
         elif line_name in P.TF_OPS_LINES:
             full = str(args.get("long_name") or name)
             self.ops.append((row, full, name, {"tf_op": full,
-                                               "device_spans": {place: OpSpan(start, end)}}))
+                                               spans: {place: OpSpan(start, end)}}))
 
     def add_ops(self) -> None:
         if not self.ops:
