@@ -158,6 +158,11 @@ def test_cli_reads_a_set_and_refuses_broken_input(tmp_path):
     done = _cli("info", str(broken))
     assert done.returncode == 1 and done.stderr.count("\n") == 1
     assert f"{broken}:$[1]" in done.stderr and "Traceback" not in done.stderr
+    times = tmp_path / "e.timing.json"
+    times.write_text('[{"startEnqMs": 1, "endEnqMs": 2, "startComputeMs": 2, "endComputeMs": 3},'
+                     ' {"startEnqMs": 4, "endEnqMs": "x", "startComputeMs": 5, "endComputeMs": 6}]')
+    done = _cli("info", str(times))
+    assert done.returncode == 1 and f"{times}:$[1].endEnqMs:" in done.stderr
     cut = tmp_path / "e.graph.json"
     cut.write_bytes(gzip.decompress(SET[0].read_bytes())[:5000])
     done = _cli("info", str(cut))

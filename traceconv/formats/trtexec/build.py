@@ -19,7 +19,7 @@ from ...analysis.breakdown import BREAKDOWN_CATEGORY, BREAKDOWN_CLOCK
 from ...model import Metadata, OpStat, ProcessKind, Trace, TrackKind
 from ...model.graph import add_op, add_tensor
 from .parts import Part
-from .schema import InferenceTimes, Layer, LayerInformation, LayerProfile, Timings
+from .schema import InferenceRecord, Layer, LayerInformation, LayerProfile
 
 TIMES_CLOCK = "ms since trtexec started (--exportTimes)"
 _DTYPES = (("fp32", "float32", 4), ("float", "float32", 4), ("fp16", "float16", 2),
@@ -72,8 +72,8 @@ class EngineBuilder:
             self.graph(document)
         if "times" in by_kind:
             document = by_kind["times"].document
-            assert isinstance(document, Timings)
-            self.times(document.root)
+            assert isinstance(document, list)
+            self.times(document)
         if "profile" in by_kind:
             document = by_kind["profile"].document
             assert isinstance(document, LayerProfile)
@@ -144,7 +144,7 @@ class EngineBuilder:
 
     # -- times: the timeline --------------------------------------------------------------
 
-    def times(self, records: list[InferenceTimes]) -> None:
+    def times(self, records: list[InferenceRecord]) -> None:
         trace = self.trace
         host = trace.add_process("trtexec (host)", kind=ProcessKind.HOST)
         enqueue = trace.add_track("enqueue", process=host, kind=TrackKind.THREAD)

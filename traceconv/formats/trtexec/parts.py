@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import msgspec
 from pydantic import BaseModel, ValidationError
 
 from ...errors import InputError, json_path
 from ...io import Source
-from .schema import LayerInformation, LayerProfile, Timings
+from .schema import TIMES_DECODER, InferenceRecord, LayerInformation, LayerProfile
 
 Kind = Literal["graph", "profile", "times"]
 # What each export opens with (after whitespace): the keys trtexec writes first.
@@ -20,8 +21,7 @@ _HEADS: dict[Kind, re.Pattern[bytes]] = {
     "profile": re.compile(rb'\A\s*\[\s*\{\s*"count"\s*:\s*\d+\s*\}'),
     "times": re.compile(rb'\A\s*\[\s*\{\s*"(startEnqMs|startInMs|startH2dMs)"\s*:'),
 }
-_MODELS: dict[Kind, type[BaseModel]] = {
-    "graph": LayerInformation, "profile": LayerProfile, "times": Timings}
+_MODELS: dict[str, type[BaseModel]] = {"graph": LayerInformation, "profile": LayerProfile}
 # Names trtexec users and trex give the exports: <engine>.graph.json, <engine>.profile.json ...
 SUFFIXES = (".graph.json", ".layers.json", ".layer.json", ".layerinfo.json", ".profile.json",
             ".timing.json", ".times.json", ".json")
@@ -61,7 +61,7 @@ class Part:
     kind: Kind
     engine: str
     file: str
-    document: BaseModel
+    document: BaseModel | list[InferenceRecord]
 
 
 def load_part(source: Source) -> Part:
@@ -70,6 +70,14 @@ def load_part(source: Source) -> Part:
     if kind is None:
         raise InputError("not a trtexec export (expected --exportLayerInfo, --exportProfile "
                          "or --exportTimes JSON)", file=source.name)
+    if kind == "times":   # long: msgspec, with the fields of schema.InferenceTimes
+        try:
+            return Part(kind, engine_name(source.name), source.name,
+                        TIMES_DECODER.decode(source.read_bytes()))
+        except msgspec.DecodeError as exc:   # "... - at `$[3].startComputeMs`"
+            message, _, where = str(exc).partition(" - at ")
+            raise InputError(f"trtexec times export: {message}", file=source.name,
+                             location=where.strip("`") or None) from None
     try:
         document = _MODELS[kind].model_validate_json(source.read_bytes())
     except ValidationError as exc:
