@@ -237,7 +237,7 @@ def test_agrees_with_xprof_trace_viewer(path):
 
 
 def test_jax_cpu_steps_and_host_xla_ops():
-    """``samples/xplane/gen_jax_cpu.py``: five ``StepTraceAnnotation`` steps; XLA:CPU runs
+    """``tests/data/xplane/gen_jax_cpu.py``: five ``StepTraceAnnotation`` steps; XLA:CPU runs
     the HLO ops as thunks on host threads."""
     trace = traceconv.load(BUNDLED[3])
     steps = [s for s in trace.iter_slices() if s.category == "step"]
@@ -320,7 +320,7 @@ def test_summary_and_advise_run():
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
 def test_loads_in_trace_processor(trace_processor, path, tmp_path):
     trace = traceconv.load(path)
     out = tmp_path / "out.pftrace"

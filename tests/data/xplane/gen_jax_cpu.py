@@ -1,4 +1,4 @@
-"""Make a JAX CPU XPlane sample: ``python samples/xplane/gen_jax_cpu.py OUT_DIR``.
+"""Make a JAX CPU XPlane sample: ``python tests/data/xplane/gen_jax_cpu.py OUT_DIR``.
 
 Needs jax (not a traceconv dependency). Traces a few jitted steps of a small MLP on the CPU
 with ``jax.profiler.trace`` (Python tracer off, so the file stays small) and copies the
@@ -12,11 +12,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-import jax
-import jax.numpy as jnp
-
 
 def main(out_dir: str) -> Path:
+    import jax  # (imported here: pytest collects this file, and jax is not a dependency)
+    import jax.numpy as jnp
+
     key = jax.random.PRNGKey(0)
     w1 = jax.random.normal(key, (256, 512))
     w2 = jax.random.normal(key, (512, 10))
