@@ -27,6 +27,7 @@ from .stats import StatReader, XFlow
 
 _MODULE_WITH_ID = re.compile(r"^(?P<name>.*)\((?P<id>\d+)\)$")
 _HOST_RUNTIME_STAT = "correlation_id"
+_LINK_STATS = frozenset({_HOST_RUNTIME_STAT, "_p", "_c", "flow"})   # what _Links.note reads
 
 
 class _Links:
@@ -257,6 +258,7 @@ class SpaceBuilder:
             track = trace.add_track(line_name, process=process, kind=TrackKind.STREAM,
                                     tid=line.id, sort_index=position)
         place = f"{plane_name}/{line_name}"
+        ops_line = category == P.XLA_OP or line_name in P.TF_OPS_LINES
         base_ps = line.timestamp_ns * 1000
         add_slice, note = trace.add_slice, self.links.note
         into = self.stats.into
@@ -291,8 +293,9 @@ class SpaceBuilder:
                 if cat == P.KERNEL and ("memcpy_details" in args or "memset_details" in args):
                     cat = P.MEMCPY if "memcpy_details" in args else P.MEMSET
             row = add_slice(track, start, end - start, name, cat, args or None)
-            note(row, args, on_host)
-            if not on_host or ("hlo_op" in args and _HOST_RUNTIME_STAT not in args):
+            if not _LINK_STATS.isdisjoint(args):
+                note(row, args, on_host)
+            if ops_line or ("hlo_op" in args and (not on_host or _HOST_RUNTIME_STAT not in args)):
                 # (XLA's CPU backend runs ops on host threads; a GPU launch names its op too)
                 self.xla_op(row, name, cat, line_name, place, start, end, args, on_host)
         self.sub_ns += sub_ns

@@ -45,26 +45,28 @@ class StatReader:
         get = names.get
         for stat in stats:
             fields = stat.ListFields()
-            if not fields:
-                key_id, value = 0, None
+            if len(fields) == 2:   # the usual stat: a metadata id and one value
+                (_, key_id), (descriptor, value) = fields
+            elif not fields:
+                key_id, value, descriptor = 0, None, None
             else:
                 first = fields[0]
                 key_id = first[1] if first[0] is metadata_field else 0
                 descriptor, value = fields[-1]
                 if descriptor is metadata_field:
-                    value = None
-                elif descriptor is ref_field:
-                    ref = get(value)
-                    if ref is None:
-                        self.missing.append(value)
-                        ref = f"stat#{value}"
-                    value = ref
-                elif descriptor is bytes_field:
-                    self.binary += 1
-                    continue
-                elif type(value) is bytes:   # a string field that was not UTF-8
-                    self.repaired.append(value)
-                    value = value.decode("utf-8", errors="replace")
+                    value = descriptor = None
+            if descriptor is ref_field:
+                ref = get(value)
+                if ref is None:
+                    self.missing.append(value)
+                    ref = f"stat#{value}"
+                value = ref
+            elif descriptor is bytes_field:
+                self.binary += 1
+                continue
+            elif type(value) is bytes:   # a string field that was not UTF-8
+                self.repaired.append(value)
+                value = value.decode("utf-8", errors="replace")
             key = get(key_id)
             if key is None:
                 self.missing.append(key_id)
