@@ -131,6 +131,23 @@ def test_one_engines_exports_together_are_one_trace():
     assert all(s.type == types[s.name] for s in trace.stats)
 
 
+def test_trex_metadata_joins_the_set_as_attributes():
+    """trt-engine-explorer's files beside the exports (not trtexec's): attributes only."""
+    metadata = [RESNET / f"resnet_rtx3090_fp32.engine.{k}.metadata.json.gz"
+                for k in ("build", "profile")]
+    trace = traceconv.api.combine([traceconv.load(p) for p in SET + metadata])
+    assert trace.op_count == 103 and len(trace.stats) == 103
+    summary = _json(metadata[1])["performance_summary"]
+    assert trace.metadata.attributes["trtexec.performance_summary"] == summary
+    assert trace.metadata.attributes["trtexec.build_options"] == _json(metadata[0])[
+        "build_options"]
+    assert trace.diagnostics.count("trtexec.trex_metadata") == 2
+    device = DATA / "resnet_a100_fp16.engine.metadata.json.gz"
+    alone = traceconv.load(device)
+    assert alone.counts()["slices"] == 0
+    assert alone.metadata.attributes["trtexec.devices"][0]["Name"] == _json(device)[0]["Name"]
+
+
 def test_exports_of_two_engines_stay_apart():
     graphs = [traceconv.load(SET[0]), traceconv.load(DATA / "resnet_a100_fp16.engine.graph.json.gz")]
     profiles = [traceconv.load(DATA / "resnet_a100_fp16.engine.profile.json.gz"),
@@ -169,9 +186,11 @@ def test_cli_reads_a_set_and_refuses_broken_input(tmp_path):
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "JSON" in done.stderr
 
 
-def test_detected_by_content_without_extension(tmp_path):
+@pytest.mark.parametrize("name", ["export", "export.json"])
+def test_detected_by_content_without_the_usual_name(tmp_path, name):
+    """No extension, or a plain ``.json`` that Chrome JSON shares (an array of objects)."""
     for path, kind in zip(SET, ("graph", "profile", "times"), strict=True):
-        plain = tmp_path / kind
+        plain = tmp_path / f"{kind}-{name}"
         plain.write_bytes(gzip.decompress(path.read_bytes()))
         trace = traceconv.load(plain)
         assert trace.metadata.source_format == "trtexec"

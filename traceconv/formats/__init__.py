@@ -77,5 +77,5 @@ register(FormatInfo(
     "trtexec", "TensorRT trtexec exports: --exportLayerInfo (engine graph), --exportProfile "
     "(per-layer times), --exportTimes (per-inference timeline); one engine's files together "
     "read as one trace", "traceconv.formats.trtexec",
-    (".graph.json", ".profile.json", ".timing.json", ".times.json", ".layers.json"),
-    reads=True, aliases=("tensorrt", "trex")))
+    (".graph.json", ".profile.json", ".timing.json", ".times.json", ".layers.json",
+     ".metadata.json", ".json"), reads=True, aliases=("tensorrt", "trex")))

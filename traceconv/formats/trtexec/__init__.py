@@ -29,10 +29,11 @@ PARTS: weakref.WeakKeyDictionary[Trace, Part] = weakref.WeakKeyDictionary()
 def __getattr__(name: str) -> Any:
     """``SCHEMAS`` on first use."""
     if name == "SCHEMAS":
-        from .schema import LayerInformation, LayerProfile, Timings
+        from .schema import LayerInformation, LayerProfile, Timings, TrexDevices, TrexMetadata
 
         return {"trtexec_layer_info": LayerInformation, "trtexec_profile": LayerProfile,
-                "trtexec_times": Timings}
+                "trtexec_times": Timings, "trex_metadata": TrexMetadata,
+                "trex_devices": TrexDevices}
     raise AttributeError(name)
 
 

@@ -18,8 +18,15 @@ from typing import Any
 from ...analysis.breakdown import BREAKDOWN_CATEGORY, BREAKDOWN_CLOCK
 from ...model import Metadata, OpStat, ProcessKind, Trace, TrackKind
 from ...model.graph import add_op, add_tensor
-from .parts import Part
-from .schema import InferenceRecord, Layer, LayerInformation, LayerProfile
+from .parts import Kind, Part
+from .schema import (
+    InferenceRecord,
+    Layer,
+    LayerInformation,
+    LayerProfile,
+    TrexDevices,
+    TrexMetadata,
+)
 
 TIMES_CLOCK = "ms since trtexec started (--exportTimes)"
 _DTYPES = (("fp32", "float32", 4), ("float", "float32", 4), ("fp16", "float16", 2),
@@ -61,6 +68,7 @@ class EngineBuilder:
         self.engine = engine
         self.layer_types: dict[str, str] = {}
         self.layer_nodes: dict[str, str] = {}   # layer name → op node
+        self.gpu: int | None = None             # the timeline's device process
         self.trace.metadata.attributes.update({"trtexec.engine": engine,
                                                "trtexec.files": files})
 
@@ -78,8 +86,28 @@ class EngineBuilder:
             document = by_kind["profile"].document
             assert isinstance(document, LayerProfile)
             self.profile(document)
+        self.trex_metadata(by_kind)
         self.trace.metadata.attributes["trtexec.exports"] = sorted(by_kind)
         return self.trace
+
+    def trex_metadata(self, by_kind: dict[Kind, Part]) -> None:
+        """trex's files beside the exports: their sections become attributes."""
+        attributes = self.trace.metadata.attributes
+        for kind in ("trex-build", "trex-profile"):
+            if kind in by_kind:
+                document = by_kind[kind].document
+                assert isinstance(document, TrexMetadata)
+                attributes.update({f"trtexec.{k}": v for k, v in document.root.items()})
+        if "trex-device" in by_kind:
+            devices = by_kind["trex-device"].document
+            assert isinstance(devices, TrexDevices)
+            attributes["trtexec.devices"] = [d.model_dump() for d in devices.root]
+            if self.gpu is not None and devices.root:
+                self.trace.processes[self.gpu].labels.append(devices.root[0].Name)
+        found = [k for k in by_kind if k.startswith("trex-")]
+        self.trace.diagnostics.add("trtexec.trex_metadata", "trt-engine-explorer metadata "
+                                   "files read into the attributes (no events)", kind="note",
+                                   count=len(found), example=", ".join(found) or None)
 
     # -- layer information: the op graph --------------------------------------------------
 
@@ -148,7 +176,7 @@ class EngineBuilder:
         trace = self.trace
         host = trace.add_process("trtexec (host)", kind=ProcessKind.HOST)
         enqueue = trace.add_track("enqueue", process=host, kind=TrackKind.THREAD)
-        gpu = trace.add_process(f"GPU: {self.engine}", kind=ProcessKind.DEVICE)
+        gpu = self.gpu = trace.add_process(f"GPU: {self.engine}", kind=ProcessKind.DEVICE)
         streams: dict[str, int] = {}
         order = {"H2D": 0, "compute": 1, "D2H": 2}
         zero = missing_enqueue = 0

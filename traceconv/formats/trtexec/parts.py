@@ -12,18 +12,33 @@ from pydantic import BaseModel, ValidationError
 
 from ...errors import InputError, json_path
 from ...io import Source
-from .schema import TIMES_DECODER, InferenceRecord, LayerInformation, LayerProfile
+from .schema import (
+    TIMES_DECODER,
+    InferenceRecord,
+    LayerInformation,
+    LayerProfile,
+    TrexDevices,
+    TrexMetadata,
+)
 
-Kind = Literal["graph", "profile", "times"]
+Kind = Literal["graph", "profile", "times", "trex-build", "trex-profile", "trex-device"]
 # What each export opens with (after whitespace): the keys trtexec writes first.
 _HEADS: dict[Kind, re.Pattern[bytes]] = {
     "graph": re.compile(rb'\A\s*\{\s*"Layers"\s*:\s*\['),
     "profile": re.compile(rb'\A\s*\[\s*\{\s*"count"\s*:\s*\d+\s*\}'),
     "times": re.compile(rb'\A\s*\[\s*\{\s*"(startEnqMs|startInMs|startH2dMs)"\s*:'),
+    # trt-engine-explorer's process_engine.py writes these beside the exports (not trtexec):
+    # the build options, the timing summary of trtexec's log, the device's properties
+    "trex-build": re.compile(rb'\A\s*\{\s*"(model_options|build_options)"\s*:'),
+    "trex-profile": re.compile(rb'\A\s*\{\s*"(performance_summary|inference_options)"\s*:'),
+    "trex-device": re.compile(rb'\A\s*\[\s*\{\s*"Name"\s*:\s*"[^"]*"\s*,\s*'
+                              rb'"ComputeCapability"\s*:'),
 }
-_MODELS: dict[str, type[BaseModel]] = {"graph": LayerInformation, "profile": LayerProfile}
+_MODELS: dict[str, type[BaseModel]] = {
+    "graph": LayerInformation, "profile": LayerProfile, "trex-build": TrexMetadata,
+    "trex-profile": TrexMetadata, "trex-device": TrexDevices}
 # Names trtexec users and trex give the exports: <engine>.graph.json, <engine>.profile.json ...
-SUFFIXES = (".graph.json", ".layers.json", ".layer.json", ".layerinfo.json", ".profile.json",
+SUFFIXES = (".build.metadata.json", ".profile.metadata.json", ".metadata.json", ".graph.json", ".layers.json", ".layer.json", ".layerinfo.json", ".profile.json",
             ".timing.json", ".times.json", ".json")
 
 
@@ -32,8 +47,8 @@ def kind_of(head: bytes) -> Kind | None:
 
     >>> kind_of(b'[ { "count" : 6610 } , { "name" : "conv1"'), kind_of(b'{"Layers": ["a"]}')
     ('profile', 'graph')
-    >>> kind_of(b'[{"name": "x", "ph": "X"}]') is None
-    True
+    >>> kind_of(b'{"performance_summary": {"Throughput": 2829.15'), kind_of(b'[{"name": "x"}]')
+    ('trex-profile', None)
     """
     for kind, pattern in _HEADS.items():
         if pattern.match(head):
@@ -45,6 +60,8 @@ def engine_name(path: str) -> str:
     """The engine a file belongs to: its name without the export's suffix (and ``.gz``).
 
     >>> engine_name("out/resnet.onnx.engine.profile.json.gz")
+    'resnet.onnx.engine'
+    >>> engine_name("resnet.onnx.engine.profile.metadata.json")
     'resnet.onnx.engine'
     """
     name = Path(path).name.removesuffix(".gz")
@@ -69,7 +86,7 @@ def load_part(source: Source) -> Part:
     kind = kind_of(source.head)
     if kind is None:
         raise InputError("not a trtexec export (expected --exportLayerInfo, --exportProfile "
-                         "or --exportTimes JSON)", file=source.name)
+                         "or --exportTimes JSON, or trex's metadata)", file=source.name)
     if kind == "times":   # long: msgspec, with the fields of schema.InferenceTimes
         try:
             return Part(kind, engine_name(source.name), source.name,

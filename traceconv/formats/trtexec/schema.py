@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
@@ -96,6 +98,27 @@ class InferenceTimes(BaseModel):
 
 class Timings(RootModel[list[InferenceTimes]]):
     """``--exportTimes``: one record per inference."""
+
+
+class TrexMetadata(RootModel[dict[str, dict[str, Any]]]):
+    """What trt-engine-explorer's ``process_engine.py`` writes beside the exports from
+    trtexec's log (not trtexec itself): ``<engine>.build.metadata.json`` (``model_options``,
+    ``build_options``) and ``<engine>.profile.metadata.json`` (``performance_summary``:
+    throughput and latency percentiles, ``inference_options``, ...)."""
+
+
+class TrexDevice(BaseModel):
+    """One device of ``<engine>.metadata.json`` (a device query; CUDA attribute names)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    Name: str
+    ComputeCapability: list[int] = []
+    TotalMemory: int | None = None
+
+
+class TrexDevices(RootModel[list[TrexDevice]]):
+    """``<engine>.metadata.json``: the devices the engine was built and profiled on."""
 
 
 class InferenceRecord(msgspec.Struct):
