@@ -15,11 +15,14 @@ graph's layers carry the profile's times and the timeline sits beside them
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...io import Source
 from ...model import Trace
-from .parts import Part, kind_of, load_part
+from .heads import kind_of
+
+if TYPE_CHECKING:   # pydantic is imported to read, not to sniff
+    from .parts import Part
 
 # Each trace this reader made → the validated export it came from, so that the exports of
 # one engine given together can be built into one trace (the traces themselves unchanged).
@@ -45,6 +48,7 @@ def sniff(head: bytes, source: Source | None) -> float:
 def read(source: Source) -> Trace:
     """Read one export; see :func:`.engine_set.combine_engine_sets` for several."""
     from .build import build_engine
+    from .parts import load_part
 
     part = load_part(source)
     trace = build_engine(part.engine, [part])

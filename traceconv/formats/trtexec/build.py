@@ -18,7 +18,8 @@ from typing import Any
 from ...analysis.breakdown import BREAKDOWN_CATEGORY, BREAKDOWN_CLOCK
 from ...model import Metadata, OpStat, ProcessKind, Trace, TrackKind
 from ...model.graph import add_op, add_tensor
-from .parts import Kind, Part
+from .heads import Kind
+from .parts import Part
 from .schema import (
     InferenceRecord,
     Layer,
