@@ -131,8 +131,9 @@ class Walk:
             side = self.host_ids if plane.startswith("/host:") else self.device_ids
             side[found["correlation_id"]] += 1
         on_device = plane.startswith("/device:")
-        if (on_device and line == "XLA Ops") or ("hlo_op" in found and (
-                on_device or "correlation_id" not in found)):
+        if (on_device and (line == "XLA Ops" or ("hlo_op" in found and line.startswith(
+                "Stream #")))) or (not on_device and "hlo_op" in found
+                                   and "correlation_id" not in found):
             self.xla_ops += 1   # (a host event naming its op without launching: XLA:CPU)
 
     @property
@@ -185,9 +186,15 @@ def test_launch_flows_and_xla_ops_match_the_walk(path):
     for flow in launches:
         source, target = trace.slice(flow.source), trace.slice(flow.target)
         assert source.args["correlation_id"] == target.args["correlation_id"]
-    assert trace.op_count == walk.xla_ops + sum(
-        sum(c.values()) for (plane, line), c in walk.names.items()
-        if line == "TensorFlow Ops" and plane.startswith("/device:"))
+    ops = [d for _, d in trace.graph.nodes(data=True) if d.get("kind") == "op"]
+    executions = walk.xla_ops + sum(sum(c.values()) for (plane, line), c in walk.names.items()
+                                    if line == "TensorFlow Ops" and plane.startswith("/device:"))
+    assert sum(len(d["slices"]) for d in ops) == executions
+    rows = [row for d in ops for row in d["slices"]]
+    assert len(set(rows)) == len(rows)   # each execution belongs to one op
+    for d in ops:   # one op: one HLO module (or TF op) and one op name
+        assert {trace.slice(r).args.get("hlo_module", d.get("hlo_module")) for r in
+                d["slices"]} == {d.get("hlo_module")}
 
 
 def _xprof_reference(data: bytes) -> dict:
@@ -244,7 +251,9 @@ def test_jax_cpu_steps_and_host_xla_ops():
     assert [s.args["step_num"] for s in steps] == [0, 1, 2, 3, 4]
     assert all(s.name == "train" for s in steps)
     ops = [d for _, d in trace.graph.nodes(data=True) if d.get("kind") == "op"]
-    assert ops and all("host_spans" in d and d["hlo_module"] for d in ops)
+    assert all(d["hlo_module"] for d in ops)
+    assert {d["executions"] for d in ops if d["hlo_module"] == "jit_step"} == {5}   # 5 steps
+    assert all(trace.slice(r).args["hlo_op"] == d["name"] for d in ops for r in d["slices"])
 
 
 def test_categories_steps_and_kinds():

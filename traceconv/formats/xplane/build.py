@@ -8,8 +8,9 @@ the event's own. Times: ``line.timestamp_ns`` plus the event's ``offset_ps``, fl
 
 Links: a host event and the device events with its ``correlation_id`` (CUDA / HIP launch →
 kernel or copy), the producer → consumer context stats (``_pt``/``_p`` → ``_ct``/``_c``) and
-``flow`` stats (out → in). XLA ops (TPU ``XLA Ops`` rows, GPU kernels with ``hlo_op``) and
-TensorFlow ops become op nodes identified by HLO module and op name.
+``flow`` stats (out → in). XLA ops (TPU ``XLA Ops`` rows, GPU kernels and XLA:CPU thunks
+with ``hlo_op``) and TensorFlow ops become op nodes identified by HLO module and op name,
+each listing the slices of its executions.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections import defaultdict
 from typing import Any
 
 from ...model import ProcessKind, Trace, TrackKind
-from ...model.graph import OpSpan, add_op
+from ...model.graph import add_op
 from .._proto import Utf8Repair
 from . import planes as P
 from .memory import MEMORY_EVENTS, MemoryLog
@@ -27,6 +28,7 @@ from .stats import StatReader, XFlow
 
 _MODULE_WITH_ID = re.compile(r"^(?P<name>.*)\((?P<id>\d+)\)$")
 _HOST_RUNTIME_STAT = "correlation_id"
+_RANGES = frozenset({P.DEVICE_ANNOTATION, P.STEP})   # rows that span work, not work
 _LINK_STATS = frozenset({_HOST_RUNTIME_STAT, "_p", "_c", "flow"})   # what _Links.note reads
 
 
@@ -138,7 +140,7 @@ class SpaceBuilder:
         self.links = _Links()
         self.memory = MemoryLog(trace)
         self.modules: dict[int, str] = {}       # program id → HLO module name
-        self.ops: list[tuple[int, str, str, dict[str, Any]]] = []
+        self.ops: dict[tuple[Any, Any, str], XlaOp] = {}   # (module, program, op) → runs
         self.stats = StatReader()
         self.binary_stats = 0   # HLO protos of /host:metadata
         self.sub_ns = 0
@@ -237,9 +239,9 @@ class SpaceBuilder:
             labels=[f"{k}={v}" for k, v in plane_stats.items()])
         names = _EventNames(plane, stat_names, self)
         for position, line in enumerate(lines):
-            self.line(line, name, process, kind, position, names, stat_names)
+            self.line(line, process, kind, position, names, stat_names)
 
-    def line(self, line, plane_name: str, process: int, kind: ProcessKind, position: int,
+    def line(self, line, process: int, kind: ProcessKind, position: int,
              names: _EventNames, stat_names: dict[int, str]) -> None:
         trace, text = self.trace, self.text
         line_name = text(line.display_name or line.name) or f"line {line.id}"
@@ -257,7 +259,6 @@ class SpaceBuilder:
             category = found or P.DEVICE_ANNOTATION
             track = trace.add_track(line_name, process=process, kind=TrackKind.STREAM,
                                     tid=line.id, sort_index=position)
-        place = f"{plane_name}/{line_name}"
         ops_line = category == P.XLA_OP or line_name in P.TF_OPS_LINES
         base_ps = line.timestamp_ns * 1000
         add_slice, note = trace.add_slice, self.links.note
@@ -295,9 +296,11 @@ class SpaceBuilder:
             row = add_slice(track, start, end - start, name, cat, args or None)
             if not _LINK_STATS.isdisjoint(args):
                 note(row, args, on_host)
-            if ops_line or ("hlo_op" in args and (not on_host or _HOST_RUNTIME_STAT not in args)):
-                # (XLA's CPU backend runs ops on host threads; a GPU launch names its op too)
-                self.xla_op(row, name, cat, line_name, place, start, end, args, on_host)
+            if ops_line or ("hlo_op" in args and cat not in _RANGES
+                            and (not on_host or _HOST_RUNTIME_STAT not in args)):
+                # (XLA's CPU backend runs ops on host threads; a GPU launch names its op too;
+                # an async op's start..done range is not the op's time)
+                self.xla_op(row, name, cat, line_name, start, end, args, on_host)
         self.sub_ns += sub_ns
         trace.diagnostics.add("xplane.aggregated_events", "events that only count occurrences "
                               "(no time of their own): left out of the timeline",
@@ -305,32 +308,62 @@ class SpaceBuilder:
 
     # -- ops ------------------------------------------------------------------------------
 
-    def xla_op(self, row: int, name: str, category: str, line_name: str, place: str,
-               start: int, end: int, args: dict[str, Any], on_host: bool) -> None:
-        """An XLA op (TPU ``XLA Ops`` row, GPU kernel or CPU thunk naming its ``hlo_op``)
-        or a TensorFlow op (``TensorFlow Ops`` row) as an op node for the graph."""
-        spans = "host_spans" if on_host else "device_spans"
+    def xla_op(self, row: int, name: str, category: str, line_name: str, start: int,
+               end: int, args: dict[str, Any], on_host: bool) -> None:
+        """Note an execution of an XLA op (TPU ``XLA Ops`` row, GPU kernel or CPU thunk
+        naming its ``hlo_op``) or a TensorFlow op (``TensorFlow Ops`` row)."""
         if category == P.XLA_OP or "hlo_op" in args:
             program = args.get("program_id")
             module = args.get("hlo_module") or (self.modules.get(program)
                                                 if isinstance(program, int) else None)
             op_name = str(args.get("hlo_op") or name)
-            attrs = {"hlo_module": module, "program_id": program,
-                     "computation": _int(args.get("flops")),
-                     "memory": _int(args.get("bytes_accessed"))}
-            self.ops.append((row, op_name, str(args.get("hlo_category") or name),
-                             {**attrs, spans: {place: OpSpan(start, end)}}))
+            op = self.ops.get((module, program, op_name))
+            if op is None:
+                op = self.ops[(module, program, op_name)] = XlaOp(
+                    op_name, str(args.get("hlo_category") or name), module, program,
+                    _int(args.get("flops")), _int(args.get("bytes_accessed")))
         elif line_name in P.TF_OPS_LINES:
             full = str(args.get("long_name") or name)
-            self.ops.append((row, full, name, {"tf_op": full,
-                                               spans: {place: OpSpan(start, end)}}))
+            op = self.ops.get((None, None, full))
+            if op is None:
+                op = self.ops[(None, None, full)] = XlaOp(full, name, None, None, None, None)
+        else:
+            return
+        op.slices.append(row)
+        op.busy_ns += end - start
+        op.host |= on_host
 
     def add_ops(self) -> None:
+        """One op node per op (HLO module + op name, or TensorFlow op name), listing the
+        slices of all its executions. No per-place spans: an op runs many times, and the
+        timeline keeps each run; ``computation`` and ``memory`` are per execution."""
         if not self.ops:
             return
         graph = self.trace.graph
-        for row, name, op_type, attrs in self.ops:
-            add_op(graph, row, name, op_type, slices=[row], **attrs)
+        for index, op in enumerate(self.ops.values()):
+            attrs: dict[str, Any] = {"slices": op.slices, "executions": len(op.slices),
+                                     "xla_busy_ns": op.busy_ns, "computation": op.flops,
+                                     "memory": op.bytes_accessed}
+            if op.module is not None or op.program is not None:
+                attrs.update(hlo_module=op.module, program_id=op.program)
+            else:
+                attrs["tf_op"] = op.name
+            add_op(graph, index, op.name, op.type, **attrs)
+
+
+class XlaOp:
+    """The executions of one op seen so far."""
+
+    __slots__ = ("name", "type", "module", "program", "flops", "bytes_accessed", "slices",
+                 "busy_ns", "host")
+
+    def __init__(self, name: str, op_type: str, module: str | None, program: Any,
+                 flops: int | None, bytes_accessed: int | None) -> None:
+        self.name, self.type, self.module, self.program = name, op_type, module, program
+        self.flops, self.bytes_accessed = flops, bytes_accessed
+        self.slices: list[int] = []
+        self.busy_ns = 0
+        self.host = False
 
 
 def _int(value: Any) -> int | None:
