@@ -60,7 +60,7 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
     meta = trace.metadata
     meta.source_format = meta.source_format or info.name
     meta.source_file = meta.source_file or os.path.basename(source.name)
-    return trace
+    return trace.freeze()
 
 
 def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
@@ -106,8 +106,8 @@ def combine(traces: Sequence[Trace], *, align: Mode = "auto") -> Trace:
 
     A PyTorch execution trace given beside its Kineto trace is linked to it, not merged as
     a rank (see :mod:`traceconv.analysis.link_et`); the trtexec exports of one engine are
-    read as one trace (:mod:`traceconv.formats.trtexec.engine_set`); all other inputs (ranks, runs) are
-    merged with :func:`traceconv.analysis.merge.merge` (``align``: its clock alignment).
+    read as one trace (:mod:`traceconv.formats.trtexec.engine_set`); all other inputs (ranks,
+    runs) are merged with :func:`traceconv.analysis.merge.merge` (``align``: its clock alignment).
 
     >>> traceconv.combine([traceconv.load("run.pt.trace.json.gz"),      # doctest: +SKIP
     ...                    traceconv.load("run_et.json.gz")]).op_count

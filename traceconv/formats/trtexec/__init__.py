@@ -6,10 +6,7 @@ Each file reads alone; the exports of one engine given together
 graph's layers carry the profile's times and the timeline sits beside them
 (:func:`.engine_set.combine_engine_sets`, called by :func:`traceconv.api.combine`).
 
->>> sniff(b'[{"count": 6610}, {"name": "conv1", "timeMs": 31.3', None)
-0.95
->>> sniff(b'{"traceEvents": []}', None)
-0.0
+Detection: :func:`traceconv.formats.export_sniffing.trtexec` (light: no reader imported).
 """
 
 from __future__ import annotations
@@ -19,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...io import Source
 from ...model import Trace
-from .heads import kind_of
+from .. import export_sniffing
 
 if TYPE_CHECKING:   # pydantic is imported to read, not to sniff
     from .parts import Part
@@ -27,6 +24,11 @@ if TYPE_CHECKING:   # pydantic is imported to read, not to sniff
 # Each trace this reader made → the validated export it came from, so that the exports of
 # one engine given together can be built into one trace (the traces themselves unchanged).
 PARTS: weakref.WeakKeyDictionary[Trace, Part] = weakref.WeakKeyDictionary()
+
+
+def sniff(head: bytes, source: Source | None) -> float:
+    """See :func:`traceconv.formats.export_sniffing.trtexec`."""
+    return export_sniffing.trtexec(head, source)
 
 
 def __getattr__(name: str) -> Any:
@@ -38,11 +40,6 @@ def __getattr__(name: str) -> Any:
                 "trtexec_times": Timings, "trex_metadata": TrexMetadata,
                 "trex_devices": TrexDevices}
     raise AttributeError(name)
-
-
-def sniff(head: bytes, source: Source | None) -> float:
-    """Sure when the file opens the way one of the three exports does."""
-    return 0.95 if kind_of(head) else 0.0
 
 
 def read(source: Source) -> Trace:

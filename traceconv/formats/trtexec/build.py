@@ -18,7 +18,7 @@ from typing import Any
 from ...analysis.breakdown import BREAKDOWN_CATEGORY, BREAKDOWN_CLOCK
 from ...model import Metadata, OpStat, ProcessKind, Trace, TrackKind
 from ...model.graph import add_op, add_tensor
-from .heads import Kind
+from ..export_sniffing import TrtKind as Kind
 from .parts import Part
 from .schema import (
     InferenceRecord,

@@ -9,7 +9,9 @@ from pydantic import BaseModel, ValidationError
 
 from ...errors import InputError, json_path
 from ...io import Source
-from .heads import Kind, engine_name, kind_of
+from ..export_sniffing import TrtKind as Kind
+from ..export_sniffing import engine_name
+from ..export_sniffing import trtexec_kind as kind_of
 from .schema import (
     TIMES_DECODER,
     InferenceRecord,

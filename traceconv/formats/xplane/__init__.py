@@ -7,27 +7,22 @@ device (``/device:GPU:N`` streams and derived rows, ``/device:TPU:N`` XLA ops an
 mapping; the wire format is decoded by the protobuf runtime from the field table in
 :mod:`.proto` (no tensorflow or jax needed).
 
->>> sniff(b"\\x0a\\xa6\\xa1\\x87\\x01\\x12\\x09/host:CPU\\x1a", None)
-0.95
->>> sniff(b"\\x0a\\x05\\x08\\x02\\x12\\x0d/device:TPU:0", None)
-0.95
->>> sniff(b"\\x0a\\x0512.3.4\\x10", None)
-0.0
+Detection: :func:`traceconv.formats.export_sniffing.xplane` (light: no reader imported).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from .. import export_sniffing
 
-# XSpace.planes (field 1) whose XPlane opens with an optional id (field 1) and the plane's
-# name (field 2): "/host:...", "/device:...", "Task Environment"
-_HEAD = re.compile(rb"\A\x0a[\x80-\xff]{0,9}[\x00-\x7f](?:\x08[\x80-\xff]{0,9}[\x00-\x7f])?"
-                   rb"\x12[\x00-\x7f](?:/host:|/device:|Task Environment)")
+
+def sniff(head: bytes, source: Source | None) -> float:
+    """See :func:`traceconv.formats.export_sniffing.xplane`."""
+    return export_sniffing.xplane(head, source)
 
 
 def __getattr__(name: str) -> Any:
@@ -37,11 +32,6 @@ def __getattr__(name: str) -> Any:
 
         return {"xplane_xspace": XSpaceDocument}
     raise AttributeError(name)
-
-
-def sniff(head: bytes, source: Source | None) -> float:
-    """Sure for an ``XSpace``: its first plane's name follows within a few bytes."""
-    return 0.95 if _HEAD.match(head) else 0.0
 
 
 def read(source: Source) -> Trace:
