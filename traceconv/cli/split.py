@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 import click
-import orjson
 
 from .app import app, handled_errors
 
@@ -58,6 +57,8 @@ def split(input: str, by: str, outdir: str, clip: bool, to: str, then: str | Non
         manifest = run_split(input, outdir, by, clip=clip, to=to, then=then, engine=engine,
                              jobs=jobs, address=address)
     if as_json:
+        import orjson
+
         click.echo(orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode())
         return
     cuts = manifest["cuts"]

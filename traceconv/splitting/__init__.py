@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from .. import registry
+from .. import outputs, registry
 from ..errors import InputError, TraceconvError
 from ..io import Source, atomic_output
 from .events import decode_pairs, dump_events, hashable
@@ -63,8 +63,7 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
         raise TraceconvError("split reads its input twice: give a file, not standard input")
     os.makedirs(folder, exist_ok=True)
     manifest_path = os.path.join(folder, MANIFEST)
-    if os.path.exists(manifest_path) and os.path.exists(source_path) \
-            and os.path.samefile(source_path, manifest_path):
+    if outputs.same_file(source_path, manifest_path):
         raise TraceconvError(f"the input is where {MANIFEST} goes; choose another -o",
                              file=source_path)
     survey = survey_trace(source_path)
@@ -146,16 +145,10 @@ def _windows(survey: Survey, by: str, path: str) -> list[Window]:
     raise TraceconvError(f"--by {by!r}: use one of {', '.join(BY_CHOICES)}")
 
 
-def _stem(path: str) -> str:
-    from ..batch.jobs import stem
-
-    return stem(path)
-
-
 def _write_pieces(path: str, folder: str, survey: Survey, windows: list[Window],
                   spill: Spill, router: Router, by: str) -> list[dict[str, Any]]:
     """Write each window's piece; return one manifest entry per piece written."""
-    stem = _stem(path)
+    stem = outputs.stem(path)
     digits = len(str(len(windows) - 1))
     envelope = {k: v for k, v in survey.envelope.items() if k != "traceEvents"}
     pieces = []
@@ -169,7 +162,7 @@ def _write_pieces(path: str, folder: str, survey: Survey, windows: list[Window],
             "source": os.path.basename(path), "by": by, "piece": window.index,
             "label": window.label, **_bounds(window, survey)})
         target = os.path.join(folder, name)
-        if os.path.exists(target) and os.path.samefile(path, target):
+        if outputs.same_file(path, target):
             raise TraceconvError("a piece would overwrite the input; choose another -o",
                                  file=path)
         with atomic_output(target) as out:
