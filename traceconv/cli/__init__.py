@@ -12,11 +12,12 @@ from __future__ import annotations
 from .app import app, main
 
 COMMAND_MODULES = ("advise", "batch", "check", "convert", "critical_path", "diff",
-                   "formats_cmd", "info", "memflow", "report", "summary")
+                   "formats_cmd", "info", "memflow", "report", "split", "summary")
 # command name -> its module, so that running one command imports that module alone (a
 # command missing here still works: the group then loads every module of COMMAND_MODULES)
 COMMANDS = {"advise": "advise", "batch": "batch", "check": "check", "convert": "convert",
             "critical-path": "critical_path", "diff": "diff", "formats": "formats_cmd",
-            "info": "info", "memflow": "memflow", "report": "report", "summary": "summary"}
+            "info": "info", "memflow": "memflow", "report": "report", "split": "split",
+            "summary": "summary"}
 
 __all__ = ["app", "main"]
