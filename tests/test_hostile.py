@@ -187,8 +187,9 @@ def test_object_without_trace_events_is_not_an_empty_trace(tmp_path: Path):
     path.write_bytes(b'{"schemaVersion": 1, "deviceProperties": []}')
     one_error_line(run("info", str(path), "--format", "chrome"), f"{path}:$:",
                    '"traceEvents"', "schemaVersion")
-    empty = chrome(tmp_path, [], name="empty.json")
-    assert run("info", str(empty), "--format", "chrome").exit_code == 0
+    empty = chrome(tmp_path, [], name="empty.json")   # (issue #22: an empty export is an error)
+    one_error_line(run("info", str(empty), "--format", "chrome"), f"{empty}:",
+                   "no trace events")
 
 
 # -- also: a MIGraphX paste cut inside a dynamic dimension -----------------------------------
@@ -357,7 +358,7 @@ def test_diff_prints_names_and_paths_from_data_as_text(tmp_path: Path):
                "[b]d/a.json")
     b = chrome(tmp_path, [{"ph": "X", "name": name, "ts": 0, "dur": 30, "pid": 1, "tid": 1}],
                "[b]d/b.json")
-    result = run("diff", str(a), str(b))
+    result = run("diff", str(a), str(b), "--wide")   # long paths: on one line
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert "op[/x]\\x1b[2J\\x07" in result.output          # shown, escaped, not interpreted

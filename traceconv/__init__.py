@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 # public name -> the module that defines it (add a line when adding a public name)
 _EXPORTS = {
     "check": ".api", "combine": ".api", "convert": ".api", "list_formats": ".api", "load": ".api", "save": ".api",
-    "merge": ".analysis.merge", "trim": ".analysis.trim",
+    "merge": ".analysis.merge", "trim": ".analysis.trim", "split": ".splitting",
     "FormatError": ".errors", "InputError": ".errors", "TraceconvError": ".errors",
     "MemoryBlock": ".model", "Metadata": ".model", "OpStat": ".model", "ProcessKind": ".model",
     "Trace": ".model", "TrackKind": ".model",
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .model import MemoryBlock, Metadata, OpStat, ProcessKind, Trace, TrackKind
     from .model.frozen import FrozenTraceError
     from .model.validate import Problem, validate
+    from .splitting import split
 
 
 def __getattr__(name: str) -> Any:
@@ -52,5 +53,5 @@ def __dir__() -> list[str]:
 __all__ = [
     "FormatError", "FrozenTraceError", "InputError", "MemoryBlock", "Metadata", "OpStat",
     "Problem", "ProcessKind", "Trace", "TraceconvError", "TrackKind", "__version__", "check",
-    "combine", "convert", "list_formats", "load", "merge", "save", "trim", "validate",
+    "combine", "convert", "list_formats", "load", "merge", "save", "split", "trim", "validate",
 ]

@@ -23,7 +23,11 @@ HEAD_BYTES = 64 * 1024
 # Kineto traces seen are a few GB of JSON), low enough that a gzip bomb ends in a clear error
 # instead of exhausting memory. ``--max-bytes`` / ``max_bytes=`` change it.
 DEFAULT_MAX_BYTES = 16 << 30
-Progress = Callable[[int, int], None]  # (bytes done, bytes total)
+# (bytes of the input read, its size; 0 while unknown: standard input). A callback that
+# also has ``unpacked(n)`` hears how many bytes a compressed input has expanded to so far,
+# and one with ``events(n)`` how many events a reader has read (see Source.read_events).
+Progress = Callable[[int, int], None]
+STDIN_CHUNK = 1 << 20
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
@@ -104,9 +108,11 @@ class _BoundedReader(io.RawIOBase):
     bytes: a small gzip can expand to any size."""
 
     def __init__(self, stream: _Readable, limit: int, name: str,
-                 source: BinaryIO | None = None) -> None:
+                 source: BinaryIO | None = None,
+                 unpacked: Callable[[int], None] | None = None) -> None:
         self._stream, self._limit, self._name, self._done = stream, limit, name, 0
         self._source = source   # what ``stream`` reads from: closed with it (GzipFile won't)
+        self._unpacked = unpacked   # told the decompressed bytes so far (a progress display)
 
     def readable(self) -> bool:
         return True
@@ -120,6 +126,8 @@ class _BoundedReader(io.RawIOBase):
         self._done += n or 0
         if self._done > self._limit:
             raise too_large(self._name, self._limit)
+        if n and self._unpacked is not None:
+            self._unpacked(self._done)
         return n or 0
 
     def close(self) -> None:
@@ -187,10 +195,17 @@ class Source:
         return Path(self.path).name.lower().removesuffix(".gz")
 
     def _raw(self) -> BinaryIO:
+        if self.is_stdin:
+            if self._buffered is None:
+                self._buffer(sys.stdin.buffer)
+            assert self._buffered is not None
+            if self.progress is not None:   # the parse of what was read: a known total
+                counted = _CountingReader(io.BytesIO(self._buffered), len(self._buffered),
+                                          self.progress)
+                return io.BufferedReader(counted, 1 << 20)  # type: ignore[return-value]
+            return io.BytesIO(self._buffered)
         if self._buffered is not None:
             return io.BytesIO(self._buffered)
-        if self.is_stdin:
-            return self._buffer(sys.stdin.buffer)
         from .special_files import open_input  # (lazy: detection imports little)
 
         raw = open_input(self.path, self.name)
@@ -219,6 +234,12 @@ class Source:
         except OSError as exc:
             raise InputError(f"cannot read: {reason(exc)}", file=self.name) from None
         return io.BytesIO(self._buffered)
+
+    def read_events(self, count: int) -> None:
+        """A reader says it has read ``count`` events so far (shown with the progress)."""
+        tell = getattr(self.progress, "events", None)
+        if tell is not None:
+            tell(count)
 
     @cached_property
     def compressed(self) -> bool:
@@ -259,7 +280,8 @@ class Source:
         raw = self._raw()
         if self.compressed:
             unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
-            bounded = _BoundedReader(unzipped, self.max_bytes, self.name, source=raw)
+            bounded = _BoundedReader(unzipped, self.max_bytes, self.name, source=raw,
+                                     unpacked=getattr(self.progress, "unpacked", None))
             return io.BufferedReader(bounded, 1 << 20)  # type: ignore[return-value]
         return raw
 

@@ -1,0 +1,285 @@
+"""``traceconv split``: the pieces hold the whole trace, and the cuts are counted.
+
+Every expected value is computed here from the raw JSON (``json.load``): the windows from
+the ``ProfilerStep#N`` events, which slices and flows cross a window's end, which memory
+blocks are alive across a cut. The pieces are read back the same way, and through
+``traceconv.load`` + ``traceconv.validate``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gzip
+import json
+import re
+import tracemalloc
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import traceconv
+from traceconv.cli import app
+from traceconv.splitting import route, split
+
+ROOT = Path(__file__).resolve().parent.parent
+CNN = ROOT / "samples" / "torch" / "cnn_step5.pt.trace.json"
+RESNET = ROOT / "samples" / "torch" / "resnet18_train_cuda.pt.trace.json.gz"
+DDP = sorted((ROOT / "samples" / "torch").glob("ddp_gloo_rank?.pt.trace.json.gz"))
+STEP = re.compile(r"^ProfilerStep#\d+$")
+
+
+def raw(path: Path) -> dict:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as f:
+        return json.load(f)
+
+
+def pieces_of(outdir: Path) -> tuple[dict, list[dict]]:
+    manifest = json.loads((outdir / "manifest.json").read_text())
+    return manifest, [raw(outdir / p["file"]) for p in manifest["pieces"]]
+
+
+def slice_names(events: list[dict]) -> Counter[str]:
+    return Counter(e["name"] for e in events if e.get("ph") == "X")
+
+
+def step_bounds(events: list[dict]) -> list[float]:
+    """Host step starts, sorted (the device copies are gpu_user_annotation)."""
+    return sorted({e["ts"] for e in events if e.get("ph") == "X" and STEP.match(e["name"])
+                   and e.get("cat") != "gpu_user_annotation"})
+
+
+def window(bounds: list[float], ts: float) -> int:
+    """0: before the first step; k: in step k (1-based)."""
+    return bisect.bisect_right(bounds, ts)
+
+
+def window_end(bounds: list[float], w: int) -> float:
+    return bounds[w] if w < len(bounds) else float("inf")
+
+
+def expected_slice_cuts(events: list[dict], bounds: list[float]) -> Counter[str]:
+    return Counter(e["name"] for e in events if e.get("ph") == "X"
+                   and e["ts"] + e["dur"] > window_end(bounds, window(bounds, e["ts"])))
+
+
+def expected_flow_cuts(events: list[dict], bounds: list[float]) -> int:
+    starts = {(e.get("cat"), e.get("name"), e["id"]): window(bounds, e["ts"])
+              for e in events if e.get("ph") == "s"}
+    return sum(1 for e in events if e.get("ph") == "f"
+               and starts.get((e.get("cat"), e.get("name"), e["id"]), window(bounds, e["ts"]))
+               != window(bounds, e["ts"]))
+
+
+def expected_carried(events: list[dict], bounds: list[float]) -> Counter[int]:
+    """Per window, the memory blocks alive at its start: allocated in an earlier window and
+    freed in this one or later (or never), pairing by address in time order."""
+    memory = sorted((e for e in events if e.get("name") == "[memory]"), key=lambda e: e["ts"])
+    last_alloc: dict[tuple, dict] = {}
+    blocks = []   # (allocation ts, free ts or None)
+    for e in memory:
+        a = e["args"]
+        key = (a.get("Device Type"), a.get("Device Id"), a["Addr"])
+        if a["Bytes"] > 0:
+            if key in last_alloc:
+                blocks.append((last_alloc[key]["ts"], None))
+            last_alloc[key] = e
+        elif key in last_alloc:
+            blocks.append((last_alloc.pop(key)["ts"], e["ts"]))
+    blocks += [(e["ts"], None) for e in last_alloc.values()]
+    carried: Counter[int] = Counter()
+    last_window = len(bounds)
+    for allocated, freed in blocks:
+        first = window(bounds, allocated) + 1
+        stop = window(bounds, freed) if freed is not None else last_window
+        for w in range(first, stop + 1):
+            carried[w] += 1
+    return carried
+
+
+@pytest.fixture(scope="module")
+def cnn_steps(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("cnn_steps")
+    split(CNN, out, by="step", then="perfetto")
+    return out
+
+
+def test_step_pieces_hold_every_slice_and_count_the_cuts(cnn_steps):
+    whole = raw(CNN)["traceEvents"]
+    manifest, pieces = pieces_of(cnn_steps)
+    bounds = step_bounds(whole)
+    assert len(bounds) == 3   # ProfilerStep#2..#4
+    assert [p["label"] for p in manifest["pieces"]] == ["before", "step2", "step3", "step4"]
+    in_pieces = sum((slice_names(p["traceEvents"]) for p in pieces), Counter())
+    # kept whole where they start: every slice is in exactly one piece, the cut ones counted
+    assert in_pieces == slice_names(whole)
+    cuts = expected_slice_cuts(whole, bounds)
+    assert manifest["cuts"]["slices_by_name"] == dict(cuts)
+    assert manifest["cuts"]["slices"] == sum(cuts.values()) > 0
+    assert manifest["cuts"]["flows"] == expected_flow_cuts(whole, bounds)
+    # each piece's events start in its window (the carried memory copies at its start)
+    for k, piece in enumerate(pieces):
+        for e in piece["traceEvents"]:
+            if e.get("ph") not in ("M", None):
+                assert window(bounds, e["ts"]) == k
+
+
+def test_every_piece_repeats_the_envelope_and_the_names(cnn_steps):
+    source = raw(CNN)
+    names = [e for e in source["traceEvents"] if e.get("ph") == "M"]
+    _, pieces = pieces_of(cnn_steps)
+    for piece in pieces:
+        assert [e for e in piece["traceEvents"] if e.get("ph") == "M"] == names
+        envelope = {k: v for k, v in piece.items() if k not in ("traceEvents", "traceconvSplit")}
+        assert envelope == {k: v for k, v in source.items() if k != "traceEvents"}
+
+
+def test_memory_blocks_alive_across_a_cut_are_carried(cnn_steps):
+    whole = raw(CNN)["traceEvents"]
+    manifest, pieces = pieces_of(cnn_steps)
+    carried = expected_carried(whole, step_bounds(whole))
+    assert sum(carried.values()) > 0
+    for k, (entry, piece) in enumerate(zip(manifest["pieces"], pieces, strict=True)):
+        copies = [e for e in piece["traceEvents"]
+                  if e.get("args", {}).get("Pre-existing") is True]
+        assert len(copies) == entry["memory_blocks_pre_existing"] == carried[k]
+        assert all(e["ts"] == entry["start"] and e["args"]["Allocated at"] < e["ts"]
+                   and "Total Allocated" not in e["args"] for e in copies)
+
+
+def test_pieces_load_validate_and_sum_to_the_whole(cnn_steps):
+    manifest, _ = pieces_of(cnn_steps)
+    whole = traceconv.load(CNN)
+    loaded = [traceconv.load(cnn_steps / p["file"]) for p in manifest["pieces"]]
+    assert all(traceconv.validate(t) == [] for t in loaded)
+
+    def names(trace):
+        return Counter(s.name for s in trace.iter_slices())
+
+    assert sum((names(t) for t in loaded), Counter()) == names(whole)
+    assert sum(t.counts()["flows"] for t in loaded) + manifest["cuts"]["flows"] \
+        == whole.counts()["flows"]
+
+
+def test_then_perfetto_is_converting_each_piece_alone(cnn_steps, tmp_path):
+    manifest, _ = pieces_of(cnn_steps)
+    assert manifest["converted"]["failed"] == []
+    piece = manifest["pieces"][2]
+    alone = tmp_path / "alone.pftrace"
+    traceconv.convert(cnn_steps / piece["file"], alone)
+    assert (cnn_steps / piece["converted"]).read_bytes() == alone.read_bytes()
+
+
+def test_then_perfetto_on_dask_gives_the_same_bytes(cnn_steps, tmp_path):
+    pytest.importorskip("dask.distributed")
+    manifest = split(CNN, tmp_path, by="step", then="perfetto", engine="dask", jobs=1)
+    assert manifest["converted"] == {"to": "perfetto", "engine": "dask", "failed": []}
+    for piece in manifest["pieces"]:
+        assert (tmp_path / piece["converted"]).read_bytes() \
+            == (cnn_steps / piece["converted"]).read_bytes()
+
+
+@pytest.mark.integration
+def test_pftrace_pieces_load_in_trace_processor(cnn_steps, trace_processor):
+    manifest, pieces = pieces_of(cnn_steps)
+    total = 0
+    for entry, piece in zip(manifest["pieces"], pieces, strict=True):
+        trace_processor.load((cnn_steps / entry["converted"]).read_bytes())
+        slices = trace_processor.query("select count(*) n from slice where dur >= 0 "
+                                       "and name not like '[memory]'")[0].n
+        assert trace_processor.bad_stats() == []
+        assert slices >= len([e for e in piece["traceEvents"] if e.get("ph") == "X"])
+        total += slices
+    assert total >= len([e for e in raw(CNN)["traceEvents"] if e.get("ph") == "X"])
+
+
+def test_time_windows_clipped(tmp_path):
+    whole = raw(RESNET)["traceEvents"]
+    manifest = split(RESNET, tmp_path, by="time=20ms", clip=True)
+    _, pieces = pieces_of(tmp_path)
+    assert manifest["time_unit_ns"] == 1000
+    first = min(e["ts"] for e in whole if e.get("ph") != "M" and "ts" in e)
+    bounds = [first + 20_000 * k for k in range(1, len(pieces))]
+    assert sum((slice_names(p["traceEvents"]) for p in pieces), Counter()) == slice_names(whole)
+    assert manifest["cuts"]["slices_by_name"] == dict(expected_slice_cuts(whole, bounds))
+    for k, piece in enumerate(pieces):   # clipped: nothing ends past its window
+        end = window_end(bounds, k)
+        assert all(e["ts"] + e["dur"] <= end for e in piece["traceEvents"] if e.get("ph") == "X")
+    for path in tmp_path.glob("*.json"):
+        if path.name != "manifest.json":
+            assert traceconv.validate(traceconv.load(path)) == []
+
+
+def test_by_rank_of_a_merged_trace(tmp_path):
+    merged = tmp_path / "merged.json"
+    traceconv.save(traceconv.merge([traceconv.load(p) for p in DDP]), merged)
+    whole = raw(merged)["traceEvents"]
+    rank_of = {e["pid"]: int(e["args"]["name"].split(":")[0].split()[1]) for e in whole
+               if e.get("ph") == "M" and e["name"] == "process_name"}
+    out = tmp_path / "ranks"
+    manifest = split(merged, out, by="rank")
+    _, pieces = pieces_of(out)
+    assert [p["label"] for p in manifest["pieces"]] == ["rank0", "rank1", "rank2", "rank3"]
+    for entry, piece in zip(manifest["pieces"], pieces, strict=True):
+        assert {rank_of[e["pid"]] for e in piece["traceEvents"]} == {entry["rank"]}
+    assert sum(len(p["traceEvents"]) for p in pieces) == len(whole)
+    assert sum((slice_names(p["traceEvents"]) for p in pieces), Counter()) == slice_names(whole)
+
+
+def test_cli_split_and_errors(tmp_path):
+    runner = CliRunner()
+    done = runner.invoke(app, ["split", str(CNN), "--by", "step", "-o", str(tmp_path / "s")])
+    assert done.exit_code == 0, done.output
+    assert "wrote 4 pieces" in done.output
+    no_steps = runner.invoke(app, ["split", str(DDP[0]), "--by", "step", "-o", str(tmp_path)])
+    assert no_steps.exit_code == 1
+    assert "no step markers" in no_steps.output and str(DDP[0]) in no_steps.output
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"traceEvents": [{"ph": "X", "ts": 1,}]}')
+    broken = runner.invoke(app, ["split", str(bad), "--by", "step", "-o", str(tmp_path / "b")])
+    assert broken.exit_code == 1 and "bad.json:1:" in broken.output
+    assert "Traceback" not in broken.output
+    own = tmp_path / "own" / "manifest.json"
+    own.parent.mkdir()
+    own.write_bytes(CNN.read_bytes())
+    refused = runner.invoke(app, ["split", str(own), "--by", "step", "-o", str(own.parent)])
+    assert refused.exit_code == 1 and "the input is where manifest.json goes" in refused.output
+    assert own.read_bytes() == CNN.read_bytes()
+
+
+def _copies(source: dict, times: int, path: Path) -> int:
+    """``source``'s events ``times`` times, one copy after the other in time."""
+    events = source["traceEvents"]
+    stamps = [e["ts"] for e in events if "ts" in e]
+    span = max(stamps) - min(stamps) + 1_000_000
+    with open(path, "w") as out:
+        out.write('{"traceEvents": [')
+        out.write(",".join(json.dumps(e) for e in events if e.get("ph") == "M"))
+        for k in range(times):
+            for e in events:
+                if e.get("ph") != "M":
+                    out.write("," + json.dumps(dict(e, ts=e["ts"] + k * span)
+                                               if "ts" in e else e))
+        out.write("]}")
+    return path.stat().st_size
+
+
+def test_memory_stays_bounded_as_the_input_grows(tmp_path, monkeypatch):
+    """Peak Python allocations while splitting 4× and 16× the sample: the larger input
+    (14 MB) must not need more than the smaller one plus a margin, and far less than its
+    size (allocation counts, not wall-clock)."""
+    monkeypatch.setattr(route, "BUFFERED", 256 << 10)
+    source = raw(CNN)
+    peaks, sizes = {}, {}
+    for times in (4, 16):
+        path = tmp_path / f"x{times}.json"
+        size = _copies(source, times, path)
+        tracemalloc.start()
+        split(path, tmp_path / f"out{times}", by="step")
+        peaks[times] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        sizes[times] = size
+    assert peaks[16] < sizes[16] / 2
+    assert peaks[16] < 1.5 * peaks[4]

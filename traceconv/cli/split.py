@@ -1,0 +1,72 @@
+"""``traceconv split INPUT --by step|time=DUR|rank -o DIR``."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from .app import app, handled_errors
+
+EPILOG = """\b
+Examples:
+  traceconv split big.pt.trace.json.gz --by step -o steps
+  traceconv split big.json --by time=500ms -o windows --clip
+  traceconv split merged.json --by rank -o ranks
+  traceconv split big.json --by step -o steps --then perfetto --engine dask -j 2
+  traceconv split big.json --by step -o steps --to perfetto --engine dask --address tcp://sched:8786
+"""
+
+
+@app.command(epilog=EPILOG)
+@click.argument("input", metavar="INPUT")
+@click.option("--by", "by", required=True, metavar="step|time=DUR|rank",
+              help="Where to cut: at each step marker (ProfilerStep#N), every DUR "
+                   "(time=250ms; units ns, us, ms, s), or one piece per rank of a merged trace.")
+@click.option("-o", "--outdir", required=True, metavar="DIR",
+              help="Directory for the pieces and manifest.json (created if missing).")
+@click.option("--clip", is_flag=True,
+              help="Slices crossing a cut end at it (default: kept whole in the window "
+                   "where they start). Either way they are counted.")
+@click.option("--to", "to", default="chrome", show_default=True, metavar="FORMAT",
+              help="Format of the pieces: chrome (JSON, the input's own) or perfetto "
+                   "(each JSON piece converted, then removed).")
+@click.option("--then", "then", metavar="FORMAT",
+              help="Also convert each JSON piece to FORMAT (perfetto), through the batch "
+                   "engines.")
+@click.option("--engine", type=click.Choice(["local", "dask", "ray"]), default="local",
+              show_default=True, help="Where the conversions run (as `traceconv batch`).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Conversion workers (local processes, or the dask/ray workers started).")
+@click.option("--address", metavar="ADDRESS",
+              help="An existing dask scheduler (tcp://host:8786) or ray cluster; its workers "
+                   "must see DIR.")
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest (JSON).")
+def split(input: str, by: str, outdir: str, clip: bool, to: str, then: str | None,
+          engine: str, jobs: int, address: str | None, as_json: bool) -> None:
+    """Cut a Chrome/Kineto JSON trace of any size into complete traces, in bounded memory.
+
+    Two streaming passes (one finds the steps, one routes every event to its piece through
+    temporary files), so memory does not grow with the input. Every piece repeats the
+    envelope and the process/thread names; slices and flows crossing a cut, and memory
+    blocks alive across one, are counted in DIR/manifest.json.
+    """
+    from ..splitting import split as run_split
+
+    with handled_errors():
+        manifest = run_split(input, outdir, by, clip=clip, to=to, then=then, engine=engine,
+                             jobs=jobs, address=address)
+    if as_json:
+        import orjson
+
+        click.echo(orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode())
+        return
+    cuts = manifest["cuts"]
+    click.echo(f"wrote {len(manifest['pieces'])} pieces and manifest.json to "
+               f"{os.path.normpath(outdir)}: {cuts['slices']} slices and {cuts['flows']} flows "
+               f"cut, {cuts['memory_blocks_carried']} memory blocks carried")
+    failed = manifest.get("converted", {}).get("failed", [])
+    for line in failed:
+        click.echo(f"traceconv: error: {line}", err=True)
+    if failed:
+        raise SystemExit(1)

@@ -1,0 +1,240 @@
+"""``traceconv split``: cut a Chrome/Kineto JSON trace of any size into complete traces,
+one per step, time window or rank, in bounded memory.
+
+Two streaming passes over the input (the chunked Chrome reader: one piece of events alive
+at a time): the first finds the windows (step markers, time span, ranks) and keeps the
+envelope and the metadata events; the second routes each event to its window's temporary
+file (:mod:`.route`). Each piece is then written as a complete Chrome JSON trace: the
+envelope, the process/thread name events, then its events. ``manifest.json`` lists the
+pieces, their windows and what was cut. Nothing of the trace is held whole.
+
+>>> import json, tempfile
+>>> out = tempfile.mkdtemp()
+>>> manifest = split("samples/torch/cnn_step5.pt.trace.json", out, by="step")
+>>> [p["label"] for p in manifest["pieces"]]
+['before', 'step2', 'step3', 'step4']
+>>> manifest["cuts"]["slices"], manifest["cuts"]["flows"]   # crossing a step's end
+(14, 0)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from .. import outputs, registry
+from ..errors import InputError, TraceconvError
+from ..io import Source, atomic_output
+from .events import decode_pairs, dump_events, hashable
+from .route import Router, Spill
+from .windows import Survey, Window, rank_windows, step_windows, time_windows
+
+MANIFEST = "manifest.json"
+BY_CHOICES = ("step", "time=DUR", "rank")
+
+
+def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str = "step", *,
+          clip: bool = False, to: str = "chrome", then: str | None = None,
+          engine: str = "local", jobs: int = 1, address: str | None = None) -> dict[str, Any]:
+    """Split the trace at ``path`` into ``outdir``; return the manifest (also written to
+    ``outdir/manifest.json``).
+
+    ``by``: ``"step"``, ``"time=DUR"`` (``time=50ms``) or ``"rank"``. ``clip``: slices
+    crossing a cut end at it instead of being kept whole. ``then="perfetto"``: each piece
+    is then converted to ``.pftrace`` through the batch engines (``engine``: local, dask or
+    ray; ``jobs``; ``address`` of an existing cluster), byte for byte what converting the
+    piece alone gives; ``to="perfetto"`` does the same and removes the JSON pieces.
+    """
+    if to not in ("chrome", "json") and then is not None and then != to:
+        raise TraceconvError(f"--to {to} and --then {then}: give one of them")
+    for name in (to, then):
+        if name is not None:
+            registry.get(name)   # an unknown format is refused before any work
+    source_path = os.fspath(path)
+    folder = os.fspath(outdir)
+    if source_path == "-":
+        raise TraceconvError("split reads its input twice: give a file, not standard input")
+    os.makedirs(folder, exist_ok=True)
+    manifest_path = os.path.join(folder, MANIFEST)
+    if outputs.same_file(source_path, manifest_path):
+        raise TraceconvError(f"the input is where {MANIFEST} goes; choose another -o",
+                             file=source_path)
+    survey = survey_trace(source_path)
+    windows = _windows(survey, by, source_path)
+    spill_dir = tempfile.mkdtemp(prefix=".split-", dir=folder)
+    try:
+        spill = Spill(spill_dir, len(windows))
+        router = Router(windows, survey, spill, clip=clip)
+        _read(source_path, router.route)
+        router.finish()
+        pieces = _write_pieces(source_path, folder, survey, windows, spill, router, by)
+    finally:
+        shutil.rmtree(spill_dir, ignore_errors=True)
+    manifest = _manifest(source_path, by, clip, survey, windows, pieces, router)
+    if to not in ("chrome", "json"):
+        _convert(manifest, folder, to, engine, jobs, address, keep_json=False)
+    elif then is not None:
+        _convert(manifest, folder, then, engine, jobs, address, keep_json=True)
+    with atomic_output(manifest_path) as out:
+        out.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
+    return manifest
+
+
+def survey_trace(path: str) -> Survey:
+    """The first pass: envelope, metadata events, span, steps and ranks of the trace."""
+    from ..formats.chrome.flavours import detect
+
+    survey = Survey()
+
+    def first(envelope: dict[str, Any], chunk: list[Any]) -> None:
+        survey.unit_ns = detect(envelope, chunk).time_unit_ns(chunk)
+
+    survey.envelope = _read(path, survey.take, first)
+    return survey
+
+
+def _read(path: str, take: Callable[[list[Any]], None],
+          first: Callable[[dict[str, Any], list[Any]], None] | None = None) -> dict[str, Any]:
+    """Stream the events of ``path`` a chunk at a time into ``take``; return the envelope
+    (the keys after the array included). Errors name the file and place."""
+    from ..formats.chrome.stream import DocumentError, read_document
+
+    source = Source(path, max_bytes=sys.maxsize)
+    try:
+        with source.open() as stream:
+            doc = read_document(stream)
+            if not doc.has_events_key:
+                raise InputError('split reads Chrome/Kineto JSON traces: this object has no '
+                                 '"traceEvents" array', file=source.name, location="$")
+            for chunk in doc.chunks:
+                if first is not None:   # plain values: the flavour's detection reads them
+                    first(doc.envelope, chunk)
+                    first = None
+                doc.records = decode_pairs   # the rest: routing fields and texts
+                take(chunk)
+    except DocumentError as exc:
+        where = f"{exc.line}:{exc.column}" if exc.line else None
+        raise InputError(f"not valid Chrome JSON: {exc}", file=source.name,
+                         location=where) from None
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read: {exc}", file=source.name) from None
+    return doc.envelope
+
+
+def _windows(survey: Survey, by: str, path: str) -> list[Window]:
+    from ..analysis.trim import parse_time
+
+    if by == "step":
+        return step_windows(survey, path)
+    if by == "rank":
+        windows = rank_windows(survey, path)
+        return [*windows, Window(len(windows), "other")]
+    if by.startswith("time="):
+        try:
+            duration = parse_time(by.removeprefix("time="))
+        except ValueError as exc:
+            raise TraceconvError(f"--by {by}: {exc}") from None
+        return time_windows(survey, duration, path)
+    raise TraceconvError(f"--by {by!r}: use one of {', '.join(BY_CHOICES)}")
+
+
+def _write_pieces(path: str, folder: str, survey: Survey, windows: list[Window],
+                  spill: Spill, router: Router, by: str) -> list[dict[str, Any]]:
+    """Write each window's piece; return one manifest entry per piece written."""
+    stem = outputs.stem(path)
+    digits = len(str(len(windows) - 1))
+    envelope = {k: v for k, v in survey.envelope.items() if k != "traceEvents"}
+    pieces = []
+    for window in windows:
+        events = spill.events[window.index]
+        if window.label == "other" and not events:
+            continue
+        metadata = _metadata_for(window, survey)
+        name = f"{stem}-{window.index:0{digits}d}-{window.label}.json"
+        head = dict(envelope, traceconvSplit={
+            "source": os.path.basename(path), "by": by, "piece": window.index,
+            "label": window.label, **_bounds(window, survey)})
+        target = os.path.join(folder, name)
+        if outputs.same_file(path, target):
+            raise TraceconvError("a piece would overwrite the input; choose another -o",
+                                 file=path)
+        with atomic_output(target) as out:
+            out.write(dump_events([head])[:-1] + b',\n"traceEvents":[\n')
+            if metadata:
+                out.write(dump_events(metadata))
+            spill.copy_to(window.index, out, first=not metadata)
+            out.write(b"\n]}\n")
+        pieces.append({"file": name, "index": window.index, "label": window.label,
+                       **_bounds(window, survey), "events": events + len(metadata),
+                       "slices_cut_at_end": router.cut_out[window.index],
+                       "flows_out": router.flows_out[window.index],
+                       "flows_in": router.flows_in[window.index],
+                       "memory_blocks_pre_existing": router.carried_in[window.index]})
+    return pieces
+
+
+def _metadata_for(window: Window, survey: Survey) -> list[dict[str, Any]]:
+    """The M events a piece repeats: all of them, or, by rank, those of its processes
+    (and of processes of no rank)."""
+    if window.rank is None and window.label != "other":
+        return survey.metadata
+    ranks = survey.rank_of_pid
+    return [e for e in survey.metadata if ranks.get(hashable(e.get("pid"))[0]) == window.rank]
+
+
+def _bounds(window: Window, survey: Survey) -> dict[str, Any]:
+    """The window in the file's time unit and in ns (None at an open end)."""
+    if window.rank is not None or window.label == "other":
+        return {"rank": window.rank}
+
+    def finite(value: float) -> float | None:
+        return value if math.isfinite(value) else None
+
+    def ns(value: float) -> int | None:
+        return round(value * survey.unit_ns) if math.isfinite(value) else None
+
+    return {"start": finite(window.start), "end": finite(window.end),
+            "start_ns": ns(window.start), "end_ns": ns(window.end)}
+
+
+def _manifest(path: str, by: str, clip: bool, survey: Survey, windows: list[Window],
+              pieces: list[dict[str, Any]], router: Router) -> dict[str, Any]:
+    return {
+        "source": os.path.basename(path), "by": by, "clip": clip,
+        "events": survey.events, "time_unit_ns": survey.unit_ns,
+        "pieces": pieces,
+        "cuts": {"slices": sum(router.slices_cut.values()),
+                 "slices_by_name": dict(sorted(router.slices_cut.items())),
+                 "flows": router.flows_cut,
+                 "memory_blocks_carried": router.blocks_carried,
+                 "events_without_place": router.untimed},
+    }
+
+
+def _convert(manifest: dict[str, Any], folder: str, fmt: str, engine: str, jobs: int,
+             address: str | None, keep_json: bool) -> None:
+    """Convert every piece through the batch engines; record each output (or failure)."""
+    from ..batch import plan, run_batch
+    from ..batch.jobs import convert_one
+
+    inputs = [os.path.join(folder, p["file"]) for p in manifest["pieces"]]
+    tasks = plan(inputs, folder, fmt)
+    by_input = {r.file: r for r in run_batch(convert_one, tasks, engine, jobs, address)}
+    failed = []
+    for piece, path in zip(manifest["pieces"], inputs, strict=True):
+        result = by_input[path]
+        if result.status == "ok":
+            piece["converted"] = os.path.basename(result.output or "")
+            if not keep_json:
+                os.remove(path)
+                piece["file"] = piece.pop("converted")
+        else:
+            failed.append(f"{piece['file']}: {result.error}")
+    manifest["converted"] = {"to": fmt, "engine": engine, "failed": failed}

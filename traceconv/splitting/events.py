@@ -1,0 +1,98 @@
+"""Events as ``split`` handles them: the few fields that decide a window, and the text.
+
+Routing needs an event's phase, name, category, times, process, thread and flow id; the
+piece needs the event exactly as it was written. So a piece of the event array is decoded
+twice by msgspec, both cheaply: once into :class:`Head` records (arguments skipped
+unread) and once into the raw text of each element, which is copied to the piece as is.
+Only an event that ``split`` changes or reads further (a clipped slice, a ``[memory]``
+event, a metadata event) is decoded whole.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+import orjson
+
+
+class Head(msgspec.Struct, gc=False):
+    """The routing fields of one event (None when absent)."""
+
+    ph: Any = None
+    name: Any = None
+    cat: Any = None
+    ts: Any = None
+    dur: Any = None
+    pid: Any = None
+    tid: Any = None
+    id: Any = None
+    id2: Any = None
+
+
+Pair = tuple[Head, Any]   # (head, the element's JSON text: bytes or msgspec.Raw)
+_heads = msgspec.json.Decoder(list[Head]).decode
+_texts = msgspec.json.Decoder(list[msgspec.Raw]).decode
+
+
+def decode_pairs(piece: bytes | bytearray) -> list[Pair] | None:
+    """A piece of event array text → (head, text) per event; None when an element is not
+    an object (the caller then takes plain values).
+
+    >>> [(h.ph, h.ts, bytes(t)) for h, t in decode_pairs(b'[{"ph": "X", "ts": 2}]')]
+    [('X', 2, b'{"ph": "X", "ts": 2}')]
+    """
+    try:
+        heads = _heads(piece)
+    except msgspec.ValidationError:
+        return None
+    return list(zip(heads, _texts(piece), strict=True))
+
+
+def as_pairs(chunk: list[Any]) -> list[Pair]:
+    """A chunk as (head, text) pairs, whether it was decoded as pairs or as plain values.
+
+    >>> [(h.ph, t) for h, t in as_pairs([{"ph": "i", "ts": 1}, 3])]
+    [('i', b'{"ph":"i","ts":1}'), (None, b'3')]
+    """
+    if chunk and isinstance(chunk[0], tuple):
+        return chunk
+    pairs = []
+    for e in chunk:
+        head = Head(**{k: e.get(k) for k in Head.__struct_fields__}) if isinstance(e, dict) \
+            else Head()
+        pairs.append((head, dump_events([e])))
+    return pairs
+
+
+def whole(text: Any) -> Any:
+    """The decoded event (integers of any size kept).
+
+    >>> whole(b'{"id": 123456789012345678901234567890}')
+    {'id': 123456789012345678901234567890}
+    """
+    from ..formats.chrome.stream import json_loads
+
+    return json_loads(bytes(text))
+
+
+def dump_events(events: list[Any]) -> bytes:
+    """The JSON text of ``events`` without the array's brackets (integers of any size kept).
+
+    >>> dump_events([{"ph": "X", "ts": 1.5}, {"id": 2**70}])
+    b'{"ph":"X","ts":1.5},{"id":1180591620717411303424}'
+    """
+    try:
+        return orjson.dumps(events)[1:-1]
+    except (orjson.JSONEncodeError, TypeError):   # an integer beyond 64 bits
+        return json.dumps(events, separators=(",", ":"), ensure_ascii=False).encode()[1:-1]
+
+
+def hashable(*values: Any) -> tuple[Any, ...]:
+    """``values`` as a dict key: a list or an object (a hostile id, pid, ...) by its text.
+
+    >>> hashable(1, "a", {"local": 2})
+    (1, 'a', "{'local': 2}")
+    """
+    return tuple(repr(v) if isinstance(v, dict | list) else v for v in values)

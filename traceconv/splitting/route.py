@@ -1,0 +1,248 @@
+"""The second pass of ``split``: route every event to its window and spill it to that
+window's temporary file, counting what crosses a cut.
+
+Per event, only what a cut needs is remembered, and only while it is open: the window of
+each unfinished ``B`` slice (a stack per thread), of each flow start not yet finished, and
+of each ``[memory]`` block not yet freed. Events are written out a chunk at a time, so the
+memory held is one chunk of events, those open items and the write buffers (bounded by
+:data:`BUFFERED`), whatever the size of the input.
+
+Rules (the manifest and the README say the same):
+
+* a slice (``X``, or a ``B``/``E`` pair) belongs to the window where it starts; one that
+  ends past its window's end is kept whole there (or, with ``clip``, shortened to end at
+  the cut) and counted in ``slices_cut`` by name;
+* a flow (``s``/``t``/``f`` sharing category, name and id) whose ends are routed to
+  different windows is counted in ``flows_cut``; each end stays in its own piece;
+* a ``[memory]`` block allocated in one window and freed in a later one (or never) is
+  *carried*: every later window up to the one that frees it gets a copy of the allocation
+  event at its start time, marked ``"Pre-existing": true`` with the original time in
+  ``"Allocated at"`` (and without ``Total Allocated``/``Total Reserved``, which were the
+  allocator's totals at that other time), so each piece knows the blocks that were already
+  alive when it began. Allocations and frees pair by address in time order.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from collections import Counter
+from typing import Any, BinaryIO
+
+from .events import Head, as_pairs, dump_events, hashable, whole
+from .windows import Survey, Window
+
+BUFFERED = 32 << 20      # bytes of event text held before every buffer is written out
+_PER_WINDOW = 1 << 20    # ... or one window's buffer reaches this
+_FLOW_PHASES = frozenset({"s", "t", "f"})
+_TOTALS = frozenset({"Total Allocated", "Total Reserved"})
+
+
+class Spill:
+    """Per-window temporary files in ``folder``, written through bounded buffers."""
+
+    def __init__(self, folder: str, count: int) -> None:
+        self.paths = [os.path.join(folder, f"{i}.part") for i in range(count)]
+        self.buffers: dict[int, bytearray] = {}
+        self.held = 0
+        self.events = [0] * count
+
+    def add(self, window: int, texts: list[Any]) -> None:
+        """Queue events (their JSON texts) for ``window``."""
+        text = b",".join(texts)
+        buffer = self.buffers.setdefault(window, bytearray())
+        buffer += b",\n"   # every piece of text starts with a separator; the first is dropped
+        buffer += text
+        self.held += len(text) + 2
+        self.events[window] += len(texts)
+        if len(buffer) >= _PER_WINDOW:
+            self._write(window)
+        if self.held >= BUFFERED:
+            self.flush()
+
+    def _write(self, window: int) -> None:
+        buffer = self.buffers.pop(window)
+        with open(self.paths[window], "ab") as out:
+            out.write(buffer)
+        self.held -= len(buffer)
+
+    def flush(self) -> None:
+        for window in list(self.buffers):
+            self._write(window)
+
+    def copy_to(self, window: int, out: BinaryIO, first: bool) -> None:
+        """Append the window's events to ``out``; ``first``: nothing was written before them
+        (drop the leading separator)."""
+        if not os.path.exists(self.paths[window]):
+            return   # a window with no event of its own
+        with open(self.paths[window], "rb") as source:
+            block = source.read(1 << 22)
+            if first:
+                block = block[2:]
+            while block:
+                out.write(block)
+                block = source.read(1 << 22)
+
+
+class Router:
+    """Decides the window of each event and counts the cuts (one instance per split)."""
+
+    def __init__(self, windows: list[Window], survey: Survey, spill: Spill,
+                 clip: bool = False) -> None:
+        self.windows, self.spill, self.clip = windows, spill, clip
+        self.by_rank = windows[0].rank is not None
+        self.starts = [w.start for w in windows]
+        self.rank_window = {w.rank: w.index for w in windows if w.rank is not None}
+        self.window_of_pid = {pid: self.rank_window[rank]
+                              for pid, rank in survey.rank_of_pid.items()}
+        self.other = len(windows) - 1 if windows[-1].label == "other" else None
+        self.open_slices: dict[tuple[Any, ...], list[tuple[int, Any]]] = {}
+        self.open_flows: dict[tuple[Any, ...], int] = {}
+        self.alive: dict[tuple[Any, ...], tuple[int, dict[str, Any]]] = {}
+        self.early_frees: dict[tuple[Any, ...], tuple[Any, int]] = {}
+        self.slices_cut: Counter[str] = Counter()
+        self.cut_out = [0] * len(windows)    # slices crossing each window's end
+        self.flows_cut = 0
+        self.flows_out = [0] * len(windows)
+        self.flows_in = [0] * len(windows)
+        self.carried_in = [0] * len(windows)
+        self.blocks_carried = 0
+        self.untimed = 0
+
+    def place(self, h: Head) -> int:
+        """The window of one event by its start (or its process, by rank)."""
+        if self.by_rank:
+            found = self.window_of_pid.get(hashable(h.pid)[0])
+            if found is None:
+                self.untimed += 1
+                return self.other if self.other is not None else 0
+            return found
+        ts = h.ts
+        if not isinstance(ts, int | float) or isinstance(ts, bool):
+            self.untimed += 1   # no time: the first piece keeps it
+            return 0
+        # before the first start only when that start is a step's: the first piece keeps it
+        return max(0, bisect.bisect_right(self.starts, ts) - 1)
+
+    def route(self, chunk: list[Any]) -> None:
+        """Route one chunk of events to their windows' spill files."""
+        groups: dict[int, list[Any]] = {}
+        place = self.place
+        for h, text in as_pairs(chunk):
+            ph = h.ph
+            if ph == "M":
+                continue   # written at the head of every piece
+            if ph == "X":
+                window = place(h)
+                text = self._slice_end(h, text, window)
+            elif ph == "B" or ph == "E":
+                window, text = self._duration_event(h, text)
+            elif ph in _FLOW_PHASES:
+                window = place(h)
+                self._flow(h, window)
+            else:
+                window = place(h)
+                if h.name == "[memory]":
+                    self._memory(whole(text), window)
+            group = groups.get(window)
+            if group is None:
+                groups[window] = [text]
+            else:
+                group.append(text)
+        for window, group in groups.items():
+            self.spill.add(window, group)
+
+    def _crosses(self, window: int, end: Any) -> bool:
+        return not self.by_rank and isinstance(end, int | float) \
+            and end > self.windows[window].end
+
+    def _cut(self, name: Any, window: int) -> None:
+        self.slices_cut[str(name)] += 1
+        self.cut_out[window] += 1
+
+    def _slice_end(self, h: Head, text: Any, window: int) -> Any:
+        dur, ts = h.dur, h.ts
+        if isinstance(dur, int | float) and isinstance(ts, int | float) \
+                and self._crosses(window, ts + dur):
+            self._cut(h.name, window)
+            if self.clip:
+                return dump_events([dict(whole(text), dur=self.windows[window].end - ts)])
+        return text
+
+    def _duration_event(self, h: Head, text: Any) -> tuple[int, Any]:
+        """``B`` opens a slice in its window; ``E`` goes where its ``B`` went."""
+        stack = self.open_slices.setdefault(hashable(h.pid, h.tid), [])
+        if h.ph == "B":
+            window = self.place(h)
+            stack.append((window, h.name))
+            return window, text
+        if not stack:
+            return self.place(h), text
+        window, name = stack.pop()
+        if self._crosses(window, h.ts):
+            self._cut(name, window)
+            if self.clip:
+                text = dump_events([dict(whole(text), ts=self.windows[window].end)])
+        return window, text
+
+    def _flow(self, h: Head, window: int) -> None:
+        ph = h.ph
+        key = hashable(h.cat, h.name, h.id if h.id is not None else h.id2)
+        if ph == "s":
+            self.open_flows[key] = window
+            return
+        started = self.open_flows.pop(key, None) if ph == "f" else self.open_flows.get(key)
+        if started is not None and started != window:
+            self.flows_cut += 1
+            self.flows_out[started] += 1
+            self.flows_in[window] += 1
+            if ph == "t":   # the next step's cut is counted from here
+                self.open_flows[key] = window
+
+    def _memory(self, e: dict[str, Any], window: int) -> None:
+        """Pair allocations and frees by address in time order (Kineto writes a thread at a
+        time, so a free on another thread may come before its allocation in the file)."""
+        args = e.get("args")
+        ts = e.get("ts")
+        if not isinstance(args, dict) or not isinstance(ts, int | float):
+            return
+        size = args.get("Bytes")
+        if not isinstance(size, int) or isinstance(size, bool) or size == 0:
+            return
+        key = hashable(args.get("Device Type"), args.get("Device Id"), args.get("Addr"))
+        if size > 0:
+            freed = self.early_frees.pop(key, None)
+            if freed is not None and freed[0] >= ts:
+                self._carry(e, window + 1, freed[1] + 1)
+            else:
+                self.alive[key] = (window, e)
+            return
+        allocated = self.alive.get(key)
+        if allocated is not None and allocated[1]["ts"] <= ts:
+            del self.alive[key]
+            self._carry(allocated[1], allocated[0] + 1, window + 1)
+        else:
+            self.early_frees[key] = (ts, window)
+
+    def _carry(self, allocation: dict[str, Any], first: int, stop: int) -> None:
+        """Repeat ``allocation`` at the start of windows ``first .. stop-1``, marked as
+        pre-existing; the allocator totals of another time are left out."""
+        if first >= stop:
+            return
+        self.blocks_carried += 1
+        args = {k: v for k, v in allocation["args"].items() if k not in _TOTALS}
+        args["Pre-existing"] = True
+        args["Allocated at"] = allocation.get("ts")
+        for window in range(first, stop):
+            copy = dict(allocation, ts=self.windows[window].start, args=args)
+            self.carried_in[window] += 1
+            self.spill.add(window, [dump_events([copy])])
+
+    def finish(self) -> None:
+        """Blocks never freed are alive in every later window."""
+        if not self.by_rank:
+            for window, allocation in self.alive.values():
+                self._carry(allocation, window + 1, len(self.windows))
+        self.alive.clear()
+        self.early_frees.clear()
+        self.spill.flush()

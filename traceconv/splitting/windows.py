@@ -1,0 +1,154 @@
+"""The first pass of ``split``: what the trace holds, and the windows it is cut into.
+
+The pass streams the event array (the chunked Chrome reader, one piece of events alive at a
+time) and keeps only what is small: the envelope, the metadata (``M``) events, the time
+span, the step markers and which process belongs to which rank. From these come the
+windows, contiguous in time (``--by step``, ``--by time=DUR``) or one per rank
+(``--by rank``).
+
+Times stay in the file's own unit (Kineto writes microseconds, with fractions): events are
+copied, never converted, so comparing raw numbers is exact.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError
+from .events import as_pairs, hashable, whole
+
+# Host step markers: PyTorch's ProfilerStep#N and Paddle's ProfileStep#N (the device copy
+# of a marker, category gpu_user_annotation, is not a step start).
+STEP_MARKER = re.compile(r"^(?:ProfilerStep|ProfileStep)#(\d+)$")
+_DEVICE_CATEGORIES = frozenset({"gpu_user_annotation", "kernel", "gpu_memcpy", "gpu_memset"})
+# "rank 3: python3 (pid 1183)": the process names of a merged multi-rank trace
+RANK_PROCESS = re.compile(r"^rank (\d+):")
+MAX_WINDOWS = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """One piece: events whose start is in ``[start, end)`` (file units; ``-inf``/``inf`` at
+    the open ends), or, for ``--by rank``, the processes of one rank."""
+
+    index: int
+    label: str
+    start: float = -math.inf
+    end: float = math.inf
+    rank: int | None = None
+
+
+@dataclass
+class Survey:
+    """What the first pass found."""
+
+    envelope: dict[str, Any] = field(default_factory=dict)
+    metadata: list[dict[str, Any]] = field(default_factory=list)   # the M events, in order
+    first_ts: float = math.inf
+    last_ts: float = -math.inf
+    steps: list[tuple[float, int]] = field(default_factory=list)   # (start, step number)
+    rank_of_pid: dict[Any, int] = field(default_factory=dict)
+    events: int = 0
+    unit_ns: int = 1000
+
+    def take(self, chunk: list[Any]) -> None:
+        """Note one chunk of events."""
+        self.events += len(chunk)
+        first, last = self.first_ts, self.last_ts
+        steps, metadata = self.steps, self.metadata
+        for h, text in as_pairs(chunk):
+            ph = h.ph
+            if ph == "M":
+                e = whole(text)
+                metadata.append(e)
+                if e.get("name") == "process_name":
+                    self._note_rank(e)
+                continue
+            ts = h.ts
+            if not isinstance(ts, int | float) or isinstance(ts, bool):
+                continue
+            first = min(first, ts)
+            dur = h.dur if ph == "X" else None
+            last = max(last, ts + dur if isinstance(dur, int | float) else ts)
+            name = h.name
+            if ph == "X" and isinstance(name, str) and name.startswith("Profile") \
+                    and h.cat not in _DEVICE_CATEGORIES:
+                match = STEP_MARKER.match(name)
+                if match:
+                    steps.append((ts, int(match.group(1))))
+        self.first_ts, self.last_ts = first, last
+
+    def _note_rank(self, e: dict[str, Any]) -> None:
+        args = e.get("args")
+        name = args.get("name") if isinstance(args, dict) else None
+        match = RANK_PROCESS.match(name) if isinstance(name, str) else None
+        if match:
+            self.rank_of_pid[hashable(e.get("pid"))[0]] = int(match.group(1))
+
+
+def step_windows(survey: Survey, source: str) -> list[Window]:
+    """One window per step marker, from its start to the next one's (the last one open);
+    a ``before`` window first when events start before the first step.
+
+    >>> s = Survey(first_ts=0.0, steps=[(30.0, 2), (10.0, 1)])
+    >>> [(w.label, w.start, w.end) for w in step_windows(s, "t.json")]
+    [('before', -inf, 10.0), ('step1', 10.0, 30.0), ('step2', 30.0, inf)]
+    """
+    if not survey.steps:
+        raise InputError("no step markers (ProfilerStep#N or ProfileStep#N slices on the host) "
+                         "in this trace; split it with --by time=DUR instead", file=source)
+    starts = sorted(set(survey.steps))
+    numbers: dict[float, int] = {}
+    for ts, number in starts:   # two markers at one time: the first number names it
+        numbers.setdefault(ts, number)
+    times = sorted(numbers)
+    windows = []
+    if survey.first_ts < times[0]:
+        windows.append(("before", -math.inf, times[0]))
+    bounds = [*times[1:], math.inf]
+    windows += [(f"step{numbers[t]}", t, end) for t, end in zip(times, bounds, strict=True)]
+    return [Window(i, label, start, end) for i, (label, start, end) in enumerate(windows)]
+
+
+def time_windows(survey: Survey, duration_ns: int, source: str) -> list[Window]:
+    """Windows of ``duration_ns`` from the earliest event; the last one ends past the last.
+
+    >>> s = Survey(first_ts=100.0, last_ts=350.0, unit_ns=1000)
+    >>> [(w.label, w.start, w.end) for w in time_windows(s, 100_000, "t.json")]
+    [('t0', 100.0, 200.0), ('t1', 200.0, 300.0), ('t2', 300.0, inf)]
+    """
+    if duration_ns <= 0:
+        raise InputError("--by time=DUR needs a duration above zero", file=source)
+    if survey.first_ts == math.inf:
+        return [Window(0, "t0")]
+    if not math.isfinite(survey.last_ts - survey.first_ts):
+        raise InputError("--by time: the events' times are not finite numbers (from "
+                         f"{survey.first_ts} to {survey.last_ts})", file=source)
+    width = duration_ns / survey.unit_ns
+    count = max(1, math.floor((survey.last_ts - survey.first_ts) / width) + 1)
+    if count > MAX_WINDOWS:
+        raise InputError(f"--by time: {count:,} windows of {duration_ns:,} ns (at most "
+                         f"{MAX_WINDOWS:,}); choose a longer duration", file=source)
+    starts = [survey.first_ts + k * width for k in range(count)]
+    ends = [*starts[1:], math.inf]
+    return [Window(k, f"t{k}", start, end)
+            for k, (start, end) in enumerate(zip(starts, ends, strict=True))]
+
+
+def rank_windows(survey: Survey, source: str) -> list[Window]:
+    """One window per rank named by the process names of a merged trace (``rank N: ...``),
+    and ``other`` for processes of no rank, when it has events.
+
+    >>> s = Survey(rank_of_pid={7: 1, 5: 0, 9: 1})
+    >>> [(w.label, w.rank) for w in rank_windows(s, "t.json")]
+    [('rank0', 0), ('rank1', 1)]
+    """
+    ranks = sorted(set(survey.rank_of_pid.values()))
+    if not ranks:
+        raise InputError("no ranks in this trace: --by rank cuts a merged multi-rank trace "
+                         "(process names 'rank N: ...', as `traceconv batch --merge "
+                         "--to chrome` writes them)", file=source)
+    return [Window(i, f"rank{rank}", rank=rank) for i, rank in enumerate(ranks)]
