@@ -76,3 +76,57 @@ def test_a_worker_stuck_in_native_code_is_killed_and_restarted(monkeypatch):
         assert stuck.process.pid != first and stuck.process.is_alive()   # a fresh worker
     finally:
         stuck.close()
+
+
+def test_the_classes_of_issue_23_are_generated(tmp_path):
+    # every kind draws the new mutators, and each makes what its class is about
+    from benchmarks.fuzz import hostile
+    from benchmarks.fuzz.mutators import MUTATORS
+
+    for kind, extra in hostile.HOSTILE_MUTATORS.items():
+        assert all(m in [mm for mm, _ in MUTATORS[kind]] for m, _ in extra)
+    seeds = collect_seeds(tmp_path)
+    rng = random.Random(3)
+    json_seed = next(s for s in seeds["chrome"] if _is_json_object(s))
+    text_seed = seeds["paddle-report"][0]
+    assert b"[" * 500 in hostile.deepen_json(json_seed, rng, [])
+    dressed = {hostile.dress(text_seed, random.Random(i), [])[:4] for i in range(40)}
+    assert {b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff"} <= {d[:3] if d[:3] == b"\xef\xbb\xbf"
+                                                          else d[:2] for d in dressed}
+    amplified = [hostile.pickle_amplify(seeds["torch-snapshot"][0], random.Random(i), [])
+                 for i in range(6)]
+    assert any(len(a) < 4 * len(seeds["torch-snapshot"][0]) + (2 << 20) for a in amplified)
+    assert hostile.semantic_json(json_seed, rng, []) != json_seed
+    # targets come from the registry: every reader and every checker
+    from traceconv import registry
+
+    names = {f.name for f in registry.all_formats() if f.reads}
+    names |= {f"check:{f.name}" for f in registry.all_formats() if f.checks}
+    assert set(KINDS) == names
+
+
+def test_special_files_and_signals_keep_their_contract():
+    from benchmarks.fuzz.special import SCENARIOS, run_special
+
+    seeds = collect_seeds_cached()
+    outcomes, failures = run_special(seeds, per_scenario=2, seed=5)
+    assert not failures, "\n\n".join(f"{k}:\n{v}" for k, v in failures.items())
+    assert {scenario for scenario, _ in outcomes} == set(SCENARIOS)
+    assert not any(status in ("crash", "hang") for _, status in outcomes)
+
+
+def collect_seeds_cached():
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        return collect_seeds(Path(folder))
+
+
+def _is_json_object(data: bytes) -> bool:
+    import json
+
+    try:
+        return isinstance(json.loads(data), dict)
+    except ValueError:
+        return False

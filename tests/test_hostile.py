@@ -176,7 +176,7 @@ main()
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 128 + signal.SIGTERM, done.stderr
-    assert done.stderr.strip() == "traceconv: terminated"
+    assert done.stderr.strip() == "traceconv: terminated (SIGTERM)"
     assert os.listdir(tmp_path) == []
 
 
@@ -531,8 +531,10 @@ def test_slice_whose_end_passes_int64_is_shortened(tmp_path: Path):
         {"ph": "X", "name": "a", "ts": start_us, "dur": 10**14, "pid": 1, "tid": 1},
         {"ph": "X", "name": "b", "ts": start_us, "dur": 1, "pid": 1, "tid": 1}])
     trace = traceconv.load(path, format="chrome")
-    assert codes_of(trace) == {"model.slice_end_beyond_int64": 1}
-    assert list(trace.slices.numpy("dur")) == [2**63 - 1 - start_us * 1000, 1000]
+    # shortened to end at the int64 maximum, then (issue 23) moved into the time range
+    assert codes_of(trace) == {"model.slice_end_beyond_int64": 1, "model.time_beyond_range": 2}
+    assert list(trace.slices.numpy("start")) == [35 * 10**17] * 2
+    assert list(trace.slices.numpy("dur")) == [0, 0]
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         for to in ("summary", "summary-json", "perfetto", "chrome"):

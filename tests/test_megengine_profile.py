@@ -253,7 +253,7 @@ def test_any_timing_reads_into_one_slice_per_place(pairs, comps):
     doc = {"graph_exec": {"comp_seq": list(ops), "operator": ops, "var": {}, "mem_chunk": {}},
            "profiler": {"device": device, "host": host, "opr_footprint": footprint}}
     source = Source("-")
-    source._stdin = json.dumps(doc).encode()
+    source._buffered = json.dumps(doc).encode()   # (what reading stdin once leaves)
     trace = profile.read(source)
     assert sum(s.category == "opr" for s in trace.iter_slices()) == 2 * len(pairs)
     assert trace.counts()["ops"] == len(pairs)

@@ -84,7 +84,9 @@ def test_detecting_a_json_imports_no_reader():
         name = registry.detect(Source("samples/torch/cnn_step5.pt.trace.json")).name
         print(name, sorted(m for m in sys.modules if m.startswith("traceconv.")
                            and m not in ("traceconv.errors", "traceconv.io", "traceconv.registry",
-                                         "traceconv.plugin_scan")))
+                                         "traceconv.plugin_scan",
+                                         # (stdlib only: opening any file, its encoding)
+                                         "traceconv.special_files", "traceconv.text_encoding")))
     """)
     assert result.returncode == 0, result.stderr
     # (export_sniffing: trtexec's exports are .json too; stdlib only, like sniffing)

@@ -57,7 +57,15 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
             trace: Trace = module.read(source, **options)
         except NumberError as exc:   # a reader met a number no trace can hold
             raise InputError(str(exc), file=source.name, location=exc.location) from None
+        except RecursionError:   # a reader or a library recursed into a deep value
+            raise InputError("nested deeper than traceconv reads (about 1,000 levels)",
+                             file=source.name) from None
     trace.shorten_overflowing_slices()
+    from .value_bounds import clamp_counter_values, clamp_stats, clamp_times
+
+    clamp_times(trace)
+    clamp_stats(trace)
+    clamp_counter_values(trace)
     meta = trace.metadata
     meta.source_format = meta.source_format or info.name
     meta.source_file = meta.source_file or os.path.basename(source.name)
@@ -176,7 +184,11 @@ def check(path: str | os.PathLike[str], format: str | None = None, *,
     info = registry.get(format) if format else registry.detect(source, can="checks")
     if not info.checks:
         raise FormatError(f"traceconv cannot check {info.name} files", file=source.name)
-    report: CheckReport = info.load().check(source)
+    try:
+        report: CheckReport = info.load().check(source)
+    except RecursionError:   # (as in load)
+        raise InputError("nested deeper than traceconv reads (about 1,000 levels)",
+                         file=source.name) from None
     return report
 
 
@@ -196,8 +208,12 @@ def check_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
     for path in (os.fspath(p) for p in paths):
         if path == "-":
             continue
-        if not os.path.exists(path):
-            raise InputError("No such file or directory", file=path)
+        try:
+            os.stat(path)
+        except OSError as exc:   # (a symbolic link loop says so, not "No such file")
+            from .special_files import reason
+
+            raise InputError(reason(exc), file=path) from None
         real = os.path.realpath(path)
         if real in seen:
             found.append(f"{path} is the same file as {seen[real]}: it is merged with itself"

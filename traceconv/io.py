@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import gzip
 import io
@@ -174,7 +175,8 @@ class Source:
         self.name = "<stdin>" if self.path == "-" else self.path
         self.progress = progress
         self.max_bytes = max_bytes
-        self._stdin: bytes | None = None
+        self._buffered: bytes | None = None   # the content of a non-regular input
+        self._undressed: bytes | None = None  # text decoded from UTF-16/32 or CR line ends
 
     @property
     def is_stdin(self) -> bool:
@@ -194,18 +196,25 @@ class Source:
 
     def _raw(self) -> BinaryIO:
         if self.is_stdin:
-            if self._stdin is None:
-                self._stdin = self._read_stdin()
+            if self._buffered is None:
+                self._buffer(sys.stdin.buffer)
+            assert self._buffered is not None
             if self.progress is not None:   # the parse of what was read: a known total
-                counted = _CountingReader(io.BytesIO(self._stdin), len(self._stdin),
+                counted = _CountingReader(io.BytesIO(self._buffered), len(self._buffered),
                                           self.progress)
                 return io.BufferedReader(counted, 1 << 20)  # type: ignore[return-value]
-            return io.BytesIO(self._stdin)
-        try:
-            raw: BinaryIO = open(self.path, "rb")  # noqa: SIM115 - returned to the caller
-        except OSError as exc:
-            raise InputError(exc.strerror or str(exc), file=self.name) from None
-        total = os.fstat(raw.fileno()).st_size
+            return io.BytesIO(self._buffered)
+        if self._buffered is not None:
+            return io.BytesIO(self._buffered)
+        from .special_files import open_input  # (lazy: detection imports little)
+
+        raw = open_input(self.path, self.name)
+        status = os.fstat(raw.fileno())
+        total = status.st_size
+        if not stat.S_ISREG(status.st_mode) or total == 0:
+            # a pipe, a device, a /proc file: its bytes come once and st_size says nothing
+            with raw:
+                return self._buffer(raw)
         if total > self.max_bytes:   # compressed or not, the content is at least this big
             raw.close()
             raise too_large(self.name, self.max_bytes)
@@ -214,20 +223,17 @@ class Source:
                                     1 << 20)
         return raw
 
-    def _read_stdin(self) -> bytes:
-        """All of standard input (at most ``max_bytes``), in pieces so that progress shows."""
-        pieces, done = [], 0
-        while done <= self.max_bytes:
-            piece = sys.stdin.buffer.read(min(STDIN_CHUNK, self.max_bytes + 1 - done))
-            if not piece:
-                break
-            pieces.append(piece)
-            done += len(piece)
-            if self.progress is not None:
-                self.progress(done, 0)
-        if done > self.max_bytes:
-            raise too_large(self.name, self.max_bytes)
-        return b"".join(pieces)
+    def _buffer(self, stream: BinaryIO) -> BinaryIO:
+        """Read a stream that yields its bytes once (standard input, a pipe, a device) into
+        memory, at most ``max_bytes`` of it; every later open reads that copy."""
+        from .special_files import read_bounded, reason
+
+        try:
+            self._buffered = read_bounded(stream, self.max_bytes,
+                                          too_large(self.name, self.max_bytes))
+        except OSError as exc:
+            raise InputError(f"cannot read: {reason(exc)}", file=self.name) from None
+        return io.BytesIO(self._buffered)
 
     def read_events(self, count: int) -> None:
         """A reader says it has read ``count`` events so far (shown with the progress)."""
@@ -241,7 +247,36 @@ class Source:
             return raw.read(2) == GZIP_MAGIC
 
     def open(self) -> BinaryIO:
-        """A binary stream of the (decompressed) content; the caller closes it."""
+        """A binary stream of the (decompressed) content, as UTF-8 with ``\\n`` line ends
+        where the input is text in another dress (:mod:`traceconv.text_encoding`); the
+        caller closes it."""
+        if self._undressed is not None:
+            return io.BytesIO(self._undressed)
+        dressed = self._dressing
+        stream = self._decompressed()
+        from .special_files import read_bounded
+        if dressed == "utf-8":   # a UTF-8 BOM: skipped, the rest streams as it is
+            stream.read(len(codecs.BOM_UTF8))
+        elif dressed is not None:
+            with stream:
+                data = read_bounded(stream, self.max_bytes, too_large(self.name, self.max_bytes))
+            from .text_encoding import undress
+
+            self._undressed = undress(data, dressed, self.name)
+            return io.BytesIO(self._undressed)
+        return stream
+
+    @cached_property
+    def _dressing(self) -> str | None:
+        try:
+            from .text_encoding import dressing
+
+            with self._decompressed() as stream:
+                return dressing(stream.read(HEAD_BYTES))
+        except (OSError, EOFError):
+            return None   # (a cut gzip: the read itself will say where)
+
+    def _decompressed(self) -> BinaryIO:
         raw = self._raw()
         if self.compressed:
             unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
@@ -283,7 +318,9 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """Open ``path`` for binary writing so that it appears only when complete.
 
     Data goes to a temporary file in the same folder, renamed over ``path`` on success and
-    removed on any error (or signal, see :mod:`traceconv.cli.app`). A ``.gz`` name is
+    removed on any error (or signal, see :mod:`traceconv.cli.app`). A symbolic link stays:
+    the file it points to is replaced. A character device or a FIFO is written as a stream,
+    never replaced (:mod:`traceconv.special_files`). A ``.gz`` name is
     gzip-compressed; ``-`` is standard output. A replaced file keeps its permissions; a new
     one gets the umask's. Failures to write raise :class:`OutputError` naming ``path``.
 
@@ -297,6 +334,13 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         return
     if os.path.isdir(target):
         raise OutputError("is a directory", file=target)
+    from .special_files import resolve_output, special_output
+
+    stream = special_output(target)
+    if stream is not None:   # a device or a FIFO: written in place, never replaced
+        yield from _streamed(stream, target)
+        return
+    target = resolve_output(target)
     folder = os.path.dirname(os.path.abspath(target))
     try:
         fd, temp = tempfile.mkstemp(prefix=".traceconv-", suffix=".part", dir=folder)
@@ -320,6 +364,23 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+
+
+def _streamed(stream: BinaryIO, target: str) -> Iterator[BinaryIO]:
+    """Yield ``stream`` (a device or a FIFO) to write on, compressed for a ``.gz`` name."""
+    try:
+        with stream:
+            if target.lower().endswith(".gz"):
+                with gzip.GzipFile(fileobj=stream, mode="wb", compresslevel=6, mtime=0) as gz:
+                    yield gz  # type: ignore[misc]
+            else:
+                yield stream
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError) or exc.filename not in (None, target):
+            raise
+        from .special_files import reason
+
+        raise OutputError(f"cannot write: {reason(exc)}", file=target) from None
 
 
 def _mode_for(target: str) -> int:

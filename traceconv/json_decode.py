@@ -10,6 +10,7 @@ hook that makes it ±infinity.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -37,3 +38,27 @@ def lenient(type_: Any = Any) -> Callable[[bytes | bytearray | memoryview], Any]
             return again(text)
 
     return decode
+
+
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+def too_deep(data: bytes | bytearray | memoryview, limit: int) -> tuple[int, int] | None:
+    """The ``(line, column)`` of the first bracket nested deeper than ``limit``, else None
+    (a decoder that recursed too deep says nothing of where).
+
+    >>> too_deep(b'{"a": [[["x"]]]}', 3), too_deep(b'{"a": "[[[[["}', 3)
+    ((1, 8), None)
+    """
+    text, depth = bytes(data), 0
+    for token in _TOKENS.finditer(text):
+        bracket = token.group()
+        if bracket in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                at = token.start()
+                line = text.count(b"\n", 0, at) + 1
+                return line, at - (text.rfind(b"\n", 0, at) + 1)
+        elif bracket in (b"]", b"}"):
+            depth -= 1
+    return None

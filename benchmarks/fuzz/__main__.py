@@ -40,9 +40,15 @@ def main() -> None:
     parser.add_argument("--target", action="append", dest="targets",
                         help="a reader format or check:perfetto / check:chrome (repeatable)")
     parser.add_argument("--out", type=Path, help="folder for reproducers and figures.json")
+    parser.add_argument("--special", type=int, metavar="N",
+                        help="first run N inputs of each special-file and signal scenario")
     args = parser.parse_args()
-    if args.seconds is None and args.per_target is None:
-        parser.error("say --seconds or --per-target")
+    if args.seconds is None and args.per_target is None and args.special is None:
+        parser.error("say --seconds, --per-target or --special")
+    if args.special:
+        _special(args.special, args.seed)
+        if args.seconds is None and args.per_target is None:
+            return
     signal.signal(signal.SIGTERM, _stop)   # (a background job does not get Ctrl-C)
     figures = run_campaign(per_target=args.per_target, seconds=args.seconds, seed=args.seed,
                            timeout=args.timeout, memory_limit=args.memory << 20, out=args.out,
@@ -57,6 +63,28 @@ def main() -> None:
               f"slowest #{index}: {seconds:.3f} s ({size:,} bytes)")
     print(f"crash and hang classes: {len(figures.crashes)}")
     sys.exit(1 if figures.crashes else 0)
+
+
+def _special(per_scenario: int, seed: int) -> None:
+    """The special-file and signal scenarios (:mod:`.special`); exit 1 on a failure."""
+    import shutil
+
+    from .seeds import collect_seeds
+    from .special import run_special
+    from .worker import scratch_folder
+
+    folder = Path(scratch_folder())
+    try:
+        seeds = collect_seeds(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    outcomes, failures = run_special(seeds, per_scenario, seed,
+                                     log=lambda line: print(line, flush=True))
+    print(f"special inputs: {sum(outcomes.values()):,}; failure classes: {len(failures)}")
+    for signature, detail in failures.items():
+        print(f"--- {signature}\n{detail}")
+    if failures:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -21,15 +21,35 @@ import random
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from . import hostile  # noqa: F401 - adds the mutators of issue 23's classes
 from .mutators import mutate, parse_wire, write_wire
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_DIRS = (ROOT / "samples", ROOT / "tests" / "data")
-KINDS = {"chrome": "json", "megengine": "json", "megengine-meminfo": "json",
-         "torch-memory": "json", "paddle-report": "text", "paddle-summary": "text",
-         "migraphx": "text", "paddle-profile": "protobuf", "paddle-pb": "protobuf",
-         "megengine-memflow-svg": "svg", "torch-et": "json", "torch-snapshot": "pickle",
-         "check:perfetto": "protobuf", "check:chrome": "json"}
+# how each reader's input is built, for the mutators; a reader the registry gains later
+# without an entry here is fuzzed with byte edits ("bytes")
+KNOWN_KINDS = {"chrome": "json", "megengine": "json", "megengine-meminfo": "json",
+               "torch-memory": "json", "paddle-report": "text", "paddle-summary": "text",
+               "migraphx": "text", "paddle-profile": "protobuf", "paddle-pb": "protobuf",
+               "megengine-memflow-svg": "svg", "torch-et": "json", "torch-snapshot": "pickle",
+               "perfetto": "protobuf"}
+
+
+def registry_targets() -> dict[str, str]:
+    """target -> kind for every reader and every checker the registry lists (a checker
+    ``check:NAME`` gets mutants of files traceconv wrote in that format)."""
+    from traceconv import registry
+
+    targets = {}
+    for info in registry.all_formats():
+        if info.reads:
+            targets[info.name] = KNOWN_KINDS.get(info.name, "bytes")
+        if info.checks:
+            targets[f"check:{info.name}"] = KNOWN_KINDS.get(info.name, "bytes")
+    return targets
+
+
+KINDS = registry_targets()
 # the file name a mutant gets: some readers look at it (StaticMemoryInfo.json, ...)
 FILE_NAMES = {"megengine-meminfo": "StaticMemoryInfo.json",
               "megengine-memflow-svg": "memory_flow.svg", "paddle-pb": "t.paddle_trace.pb",

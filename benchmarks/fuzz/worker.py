@@ -20,6 +20,7 @@ import io
 import os
 import resource
 import signal
+import sys
 import tempfile
 import time
 import traceback
@@ -131,7 +132,13 @@ def serve(conn: Connection, folder: str, memory_limit: int, timeout: float,
     ``first .. first+count-1`` and answers one ``(index, Outcome)`` per input;
     ``("data", target, bytes)`` runs those bytes (writers included) and answers an
     ``Outcome``; ``None`` ends the loop."""
-    resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    # on top of what the process maps already: a parent that imported much (a full test
+    # run) would otherwise leave no room to grow the stack, and deep input segfaults
+    limit = _mapped_bytes() + memory_limit
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    # Python's default: a limit raised in the parent (networkx's isomorphism matcher raises
+    # it and may leave it so) would let C decoders recurse past the C stack on deep JSON
+    sys.setrecursionlimit(1000)
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is for the campaign to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     from traceconv.formats.chrome import stream
@@ -156,6 +163,15 @@ def serve(conn: Connection, folder: str, memory_limit: int, timeout: float,
             outcome = runner.run(target, data, write=index % writers_every == 0)
             outcome.mutator = mutator
             conn.send((index, outcome))
+
+
+def _mapped_bytes() -> int:
+    """The process's virtual size now (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def preload_writers() -> None:

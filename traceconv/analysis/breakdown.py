@@ -71,22 +71,29 @@ def add_aggregate_breakdown(trace: Trace, rows: Sequence[int], process_name: str
 
 def _place(trace: Trace, track: int, row: int, start: int, dur: int,
            children: dict[int, list[int]]) -> None:
-    stat = trace.stats[row]
-    trace.add_slice(track, start, dur, stat.name, BREAKDOWN_CATEGORY, _stat_args(row, stat))
-    kids = children.get(row, ())
-    totals = [max(trace.stats[k].total_ns, 0) for k in kids]
-    needed = sum(totals)
-    if needed > dur:
-        # Printed numbers are rounded: an excess within 1% is rounding, not a finding.
-        if needed * 100 > dur * 101:
-            trace.diagnostics.add("breakdown.children_scaled",
-                                  "children add up to more than their parent; drawn scaled down",
-                                  kind="repaired", example=stat.name)
-        totals = [t * dur // needed for t in totals]
-    cursor = start
-    for kid, kid_dur in zip(kids, totals, strict=True):
-        _place(trace, track, kid, cursor, kid_dur, children)
-        cursor += kid_dur
+    """Draw ``row`` and, depth first, its descendants (a stack, not recursion: a pasted
+    report may nest a thousand levels)."""
+    pending = [(row, start, dur)]
+    while pending:
+        row, start, dur = pending.pop()
+        stat = trace.stats[row]
+        trace.add_slice(track, start, dur, stat.name, BREAKDOWN_CATEGORY,
+                        _stat_args(row, stat))
+        kids = children.get(row, ())
+        totals = [max(trace.stats[k].total_ns, 0) for k in kids]
+        needed = sum(totals)
+        if needed > dur:
+            # Printed numbers are rounded: an excess within 1% is rounding, not a finding.
+            if needed * 100 > dur * 101:
+                trace.diagnostics.add("breakdown.children_scaled",
+                                      "children add up to more than their parent; drawn "
+                                      "scaled down", kind="repaired", example=stat.name)
+            totals = [t * dur // needed for t in totals]
+        cursor, placed = start, []
+        for kid, kid_dur in zip(kids, totals, strict=True):
+            placed.append((kid, cursor, kid_dur))
+            cursor += kid_dur
+        pending.extend(reversed(placed))   # (the first child is drawn next, as before)
 
 
 def set_self_times(trace: Trace, rows: Sequence[int]) -> None:

@@ -81,7 +81,10 @@ def _ident(value: Any) -> Any:
     (7, '[1,2]')
     """
     if isinstance(value, list | dict):
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+        try:
+            return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+        except TypeError:   # nested deeper than orjson writes (254 levels), or not JSON
+            return "<a value nested too deep to name>"
     return value
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..model import Trace, TrackKind
 from .activity import DEVICE_WORK, Activity, Timeline
+from .groups import grouped
 
 _DIRECTION = re.compile(r"HtoD|DtoH|DtoD|PtoP|HtoH", re.IGNORECASE)
 
@@ -45,8 +46,8 @@ def queue_lengths(tl: Timeline) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     work = np.flatnonzero((tl.launch_of >= 0) & tl.on_device
                           & np.isin(tl.activity, np.array(DEVICE_WORK, np.int8)))
     out = {}
-    for track in np.unique(tl.track[work]).tolist():
-        rows = work[tl.track[work] == track]
+    for track, positions in grouped(tl.track[work]):   # (one sort, not a scan per track)
+        rows = work[positions]
         times = np.r_[tl.start[tl.launch_of[rows]], tl.end[rows]]
         deltas = np.r_[np.ones(len(rows)), -np.ones(len(rows))]
         out[track] = _steps(times, deltas)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .activity import Activity, Timeline
+from .groups import grouped
 from .timeline_order import timeline_order
 
 # Python frames, user ranges and steps count too: the host is busy in them (their self time
@@ -33,8 +34,8 @@ class HostSegments:
         rows = np.flatnonzero(np.isin(tl.activity, HOST_WORK) & ~tl.on_device)
         rows = rows[timeline_order(tl.track[rows], tl.start[rows], -tl.dur[rows])]
         starts, ends, owners, tracks = [], [], [], []
-        for track in np.unique(tl.track[rows]).tolist():
-            mine = rows[tl.track[rows] == track]
+        for track, positions in grouped(tl.track[rows]):   # (one sort, not a scan per track)
+            mine = rows[positions]
             s, e, r = flatten(tl.start[mine].tolist(), tl.end[mine].tolist(), mine.tolist())
             starts += s
             ends += e

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .activity import Intervals, Timeline, clip
+from .groups import grouped
 
 # Gaps between already-queued kernels up to this long are launch latency (HTA uses a small
 # "consecutive kernel delay" for the same split).
@@ -108,10 +109,10 @@ def stream_idle(timeline: Timeline, keep_gaps: int = 3) -> list[DeviceIdle]:
     """
     rows = timeline.device_work()
     result = []
-    for track in sorted(set(timeline.track[rows].tolist())):
+    for track, positions in grouped(timeline.track[rows]):   # (one sort per call)
         info = timeline.trace.tracks[track]
         name = f"{timeline.trace.processes[info.process].name} / {info.name}"
-        busy = timeline.union(rows[timeline.track[rows] == track])
+        busy = timeline.union(rows[positions])
         result.append(_idle_of(timeline, name, busy, keep_gaps))
     return result
 

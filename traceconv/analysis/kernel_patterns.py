@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from .activity import DEVICE_WORK, Activity, Timeline
+from .groups import grouped
 
 
 def by_annotation(tl: Timeline, top: int = 20) -> list[dict]:
@@ -30,8 +31,8 @@ def by_annotation(tl: Timeline, top: int = 20) -> list[dict]:
     notes = tl.rows(Activity.ANNOTATION)
     notes = notes[~tl.on_device[notes]]
     per_track: dict[int, np.ndarray] = {}
-    for track in np.unique(tl.track[notes]).tolist():
-        mine = notes[tl.track[notes] == track]
+    for track, positions in grouped(tl.track[notes]):   # (one sort, not a scan per track)
+        mine = notes[positions]
         per_track[track] = mine[np.argsort(tl.start[mine], kind="stable")]
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     kernels: dict[str, Counter] = defaultdict(Counter)
@@ -71,8 +72,8 @@ def frequent_sequences(tl: Timeline, length: int = 3, top: int = 10) -> list[dic
     rows = tl.device_work()
     counts: Counter = Counter()
     gpu: Counter = Counter()
-    for track in np.unique(tl.track[rows]).tolist():
-        mine = rows[tl.track[rows] == track]
+    for _track, positions in grouped(tl.track[rows]):   # (one sort, not a scan per track)
+        mine = rows[positions]
         mine = mine[np.argsort(tl.start[mine], kind="stable")]
         ids, durs = tl.name[mine].tolist(), tl.dur[mine].tolist()
         for i in range(len(ids) - length + 1):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import Trace
+from .groups import grouped
 from .timeline_order import timeline_order
 
 MAX_WALK = 256  # how far back to look for an enclosing slice before giving up
@@ -50,9 +51,10 @@ class SliceIndex:
         around = np.flatnonzero(enclosing)
         # the innermost enclosing slice is also the innermost one starting exactly there
         found[around] = enclosing_rows(self, tracks[around], times[around])
-        for track in np.unique(tracks[~enclosing]).tolist():
+        rest = np.flatnonzero(~enclosing)
+        for track, positions in grouped(tracks[rest]):
             lo, hi = self._segment(track)
-            where = np.flatnonzero((tracks == track) & ~enclosing)
+            where = rest[positions]
             starts = self.start[lo:hi]
             first = np.searchsorted(starts, times[where], "left")
             after = np.searchsorted(starts, times[where], "right")
@@ -93,9 +95,8 @@ def enclosing_rows(index: SliceIndex, tracks: np.ndarray, times: np.ndarray) -> 
     [0, -1]
     """
     found = np.full(len(times), -1, dtype=np.int64)
-    for track in np.unique(tracks).tolist():
+    for track, where in grouped(tracks):   # (one sort: points over many tracks stay linear)
         lo, hi = index._segment(track)
-        where = np.flatnonzero(tracks == track)
         if hi == lo:
             continue
         starts, ends, ts = index.start[lo:hi], index.end[lo:hi], times[where]

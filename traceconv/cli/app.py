@@ -63,6 +63,18 @@ class DefaultGroup(click.Group):
         load_commands()
         return super().list_commands(ctx)
 
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the command under the error policy as a whole: what a command renders after
+        its own ``handled_errors`` block (tables, ``--json``) fails in one line too."""
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise   # usage errors and --help: click's own messages
+        except Exception:  # noqa: BLE001 - the handler decides what each kind prints
+            with handled_errors():
+                raise
+            raise   # (not reached: handled_errors exits)
+
 
 def _suggest_command(word: str, commands: list[str]) -> None:
     """Exit 2 with a did-you-mean when ``word`` (not a file) is close to a command name."""
@@ -116,13 +128,36 @@ def handled_errors() -> Iterator[None]:
         sys.exit(1)
 
 
+# Every signal whose default action ends the process and that a handler can catch: each
+# unwinds like Ctrl-C, so the hidden ``.traceconv-*.part`` of an output is removed.
+# (SIGPIPE is ignored by Python: a write to a closed pipe raises BrokenPipeError instead.)
+TERMINATING_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM",
+                       "SIGVTALRM", "SIGPROF", "SIGXCPU", "SIGXFSZ", "SIGPOLL", "SIGPWR",
+                       "SIGSTKFLT", "SIGSYS", "SIGTRAP", "SIGEMT", "SIGLOST", "SIGINFO")
+
+
 def _terminated(signum: int, frame: object) -> None:
-    """SIGTERM unwinds like Ctrl-C does, so half-written outputs are removed on the way."""
-    click.echo("traceconv: terminated", err=True)
+    """A terminating signal unwinds like Ctrl-C does, so half-written outputs are removed on
+    the way; the exit status is 128 + the signal's number, as a shell reports it."""
+    for number in _caught():   # a second signal must not interrupt the clean-up
+        signal.signal(number, signal.SIG_IGN)
+    click.echo(f"traceconv: terminated ({signal.Signals(signum).name})", err=True)
     raise SystemExit(128 + signum)
+
+
+def _caught() -> list[int]:
+    return [getattr(signal, name) for name in TERMINATING_SIGNALS if hasattr(signal, name)]
+
+
+def catch_terminating_signals() -> None:
+    """Install :func:`_terminated` for every terminating signal left at its default action
+    (one the caller ignores, as ``nohup`` does with SIGHUP, stays ignored)."""
+    for number in _caught():
+        if signal.getsignal(number) == signal.SIG_DFL:
+            signal.signal(number, _terminated)
 
 
 def main() -> None:
     """Console-script entry point."""
-    signal.signal(signal.SIGTERM, _terminated)
+    catch_terminating_signals()
     app(prog_name="traceconv")

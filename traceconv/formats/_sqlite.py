@@ -37,7 +37,8 @@ def open_database(source: Source) -> Iterator[sqlite3.Connection]:
     """
     with contextlib.ExitStack() as stack:
         path = source.path
-        if source.is_stdin or source.compressed:
+        # (a FIFO, a pipe or a device: SQLite would open it again and block or read part)
+        if source.is_stdin or source.compressed or not os.path.isfile(source.path):
             path = stack.enter_context(_decompressed_copy(source))
         try:
             connection = sqlite3.connect(readonly_uri(path), uri=True)

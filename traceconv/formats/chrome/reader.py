@@ -22,7 +22,7 @@ import numpy as np
 
 from ...analysis.slice_index import SliceIndex
 from ...errors import InputError
-from ...io import Source
+from ...io import Source, stopped_at
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.diagnostics import Kind as DiagnosticKind
 from ...numbers import to_int64
@@ -661,8 +661,12 @@ def _read_events(source: Source, forced: str | None = None) -> ChromeReader:
         except DocumentError as exc:
             where = f"{exc.line}:{exc.column}" if exc.line else None
             raise InputError(f"not valid JSON: {exc}", file=source.name, location=where) from None
-        except (OSError, EOFError) as exc:
-            raise InputError(f"cannot read: {exc}", file=source.name) from None
+        except (OSError, EOFError) as exc:   # a cut or corrupt gzip: where it stopped
+            raise InputError(f"cannot read: {exc}", file=source.name,
+                             location=stopped_at(stream, source.compressed)) from None
+    reader.trace.diagnostics.add("chrome.duplicate_trace_events", 'a second "traceEvents" '
+                                 "key: the first array is read, the events of the later one "
+                                 "are dropped", kind="dropped", count=doc.duplicate_events)
     if doc.truncated:
         reader.trace.diagnostics.add("chrome.truncated_array", "the event array has no closing "
                                      "bracket (allowed by the spec): read up to the end",

@@ -16,6 +16,7 @@ Errors name the line and column in the file (columns count characters, as orjson
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from typing import Any, BinaryIO
 import msgspec
 import orjson
 
-from ...json_decode import lenient
+from ...json_decode import lenient, too_deep
 
 # Small pieces are faster than big ones (1 M events: 5.0 s at 256 KiB, 6.8 s at 8 MiB): the
 # dicts of one piece are still in the CPU cache when they are read and freed, and the
@@ -59,6 +60,9 @@ class Document:
     bare_array: bool = False
     truncated: bool = False  # an array form with no closing bracket (allowed by the spec)
     has_events_key: bool = True  # False: an object without "traceEvents" (not a trace)
+    # One rule for a "traceEvents" key given twice, whatever the file's size: the first
+    # array is read, the events of every later one are dropped (and counted here).
+    duplicate_events: int = 0
     # Set by the reader once it knows the flavour: pieces of event array text → typed
     # records, or None when a piece needs plain values (see records.py).
     records: Callable[[bytes | bytearray], list[Any] | None] | None = None
@@ -69,8 +73,8 @@ class Document:
         if self.records is not None:
             try:
                 records = self.records(piece)
-            except (msgspec.DecodeError, UnicodeDecodeError):
-                records = None
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                records = None   # (the plain parse reads it, or locates what is wrong)
             if records is not None:
                 return records
         events: list[Any] = json_loads(piece)
@@ -78,6 +82,9 @@ class Document:
 
 
 _DECODE = lenient()
+# JSON nested deeper than this is refused (located): the decoder recurses per level and
+# Python's stack ends near 1,000; real traces nest a few dozen levels.
+MAX_DEPTH = 900
 
 
 def json_loads(data: bytes | bytearray | memoryview) -> Any:
@@ -100,6 +107,16 @@ def json_loads(data: bytes | bytearray | memoryview) -> Any:
     except msgspec.DecodeError as exc:
         orjson.loads(data)   # raises the located error
         raise orjson.JSONDecodeError(str(exc), "", 0) from None
+    except RecursionError:   # nested deeper than the decoder's stack (about 1,000 levels)
+        raise _depth_error(data) from None
+
+
+def _depth_error(data: bytes | bytearray | memoryview) -> orjson.JSONDecodeError:
+    """Where a document the decoder could not recurse into passes MAX_DEPTH levels."""
+    where = too_deep(data, MAX_DEPTH) or too_deep(data, MAX_DEPTH // 2)
+    line, column = where or (1, 0)
+    text = "\n" * (line - 1) + " " * column   # (the error counts lines and columns of it)
+    return orjson.JSONDecodeError(f"nested deeper than {MAX_DEPTH} levels", text, len(text))
 
 
 def _loads(data: bytes | bytearray | memoryview) -> Any:
@@ -116,7 +133,8 @@ def _parse_whole(data: bytes) -> Document:
         # The array form may omit its closing bracket (catapult accepts it).
         body = stripped.rstrip(_WS).rstrip(b",")
         return Document(chunks=iter([_loads(body + b"]")]), bare_array=True, truncated=True)
-    value = _loads(data)
+    dropped: list[int] = []
+    value = _loads(data) if data.count(b'"traceEvents"') < 2 else _first_key_wins(data, dropped)
     if isinstance(value, list):
         return Document(chunks=iter([value]), bare_array=True)
     if not isinstance(value, dict):
@@ -125,7 +143,33 @@ def _parse_whole(data: bytes) -> Document:
     events = value.pop("traceEvents", [])
     if not isinstance(events, list):
         raise DocumentError("traceEvents is not an array")
-    return Document(envelope=value, chunks=iter([events]), has_events_key=has_events_key)
+    return Document(envelope=value, chunks=iter([events]), has_events_key=has_events_key,
+                    duplicate_events=sum(dropped))
+
+
+def _first_key_wins(data: bytes, dropped: list[int]) -> Any:
+    """``data`` parsed with the first of duplicated ``"traceEvents"`` keys kept, as the
+    chunked path reads them (a decoder keeps the last); the events of the others are
+    counted in ``dropped``. Python's decoder: this path is for small documents only.
+
+    >>> dropped = []
+    >>> _first_key_wins(b'{"traceEvents": [1], "traceEvents": [2, 3]}', dropped), dropped
+    ({'traceEvents': [1]}, [2])
+    """
+    def first(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, item in pairs:
+            if key == "traceEvents" and key in out:
+                dropped.append(len(item) if isinstance(item, list) else 1)
+                continue
+            out[key] = item
+        return out
+    try:
+        return json.loads(data, object_pairs_hook=first)
+    except RecursionError:
+        raise DocumentError("nested deeper than traceconv reads") from None
+    except ValueError:
+        return _loads(data)   # (raises the located error)
 
 
 def read_document(stream: BinaryIO, chunk_size: int | None = None) -> Document:
@@ -407,9 +451,13 @@ def _read_trailer(text: _Text, start: int, doc: Document) -> None:
         raise text.end_error("unexpected end of data: the object's closing } is missing")
     if buffer[at] == _COMMA:   # more keys: parse them as an object, the comma its {
         try:
-            doc.envelope.update(json_loads(b"{" + buffer[at + 1:]))
+            trailer = json_loads(b"{" + buffer[at + 1:])
         except orjson.JSONDecodeError as exc:
             raise text.error(exc, at, 0) from None
+        if "traceEvents" in trailer:   # a second array: the first one was read (one rule)
+            later = trailer.pop("traceEvents")
+            doc.duplicate_events += len(later) if isinstance(later, list) else 1
+        doc.envelope.update(trailer)
         return
     rest = _SPACE.match(buffer, at + 1).end()  # type: ignore[union-attr]
     if buffer[at] != ord("}") or rest < len(buffer):

@@ -106,10 +106,14 @@ def _build_unit(trace: Trace, unit: Unit) -> None:
         groups = recompute(unit.report, [n.inputs for n in program.nodes])
         add_summary(trace, unit.report, unit.label, {g.name: g.calls for g in groups})
         add_recomputed(trace, groups, unit.label)
-        if not unit.report.summary and unit.report.trailer.total_ms is None:
-            diagnostics.add("migraphx.report_truncated", "perf report ends before its Summary "
-                            "and trailer (cut paste); the lines present are read",
-                            kind="note")
+        report = unit.report
+        if report.trailer.total_ms is None and (not report.summary or report.lines):
+            # (a Summary alone is a fragment someone chose to paste; after timed lines, a
+            # Summary with no trailer is a report cut inside its Summary)
+            where = "inside its Summary" if report.summary else "before its Summary"
+            diagnostics.add("migraphx.report_truncated", f"perf report ends {where}, without "
+                            "its trailer (Total time ...): cut; the lines present are read",
+                            kind="dropped")
     if unit.untimed_report is not None:
         add_summary(trace, unit.untimed_report, unit.label, {})
     diagnostics.add("migraphx.unresolved_input", "input name defined nowhere in the program "

@@ -56,7 +56,8 @@ def parse(text: str, trace: Trace | None = None) -> tuple[SummaryDocument, Trace
 
 def read(source: Source) -> Trace:
     """Read ``summary()`` / ``Perf Summary`` text into a stats-only trace."""
-    doc, trace = parse(source.read_text())
+    # the tables are read by column: tabs (an editor's unexpand) go back to their columns
+    doc, trace = parse(source.read_text().expandtabs(8))
     if not doc.tables and not doc.perf and not doc.steps:
         raise InputError("no Paddle summary table or Perf Summary found", file=source.name)
     trace.metadata.source_format = "paddle-summary"

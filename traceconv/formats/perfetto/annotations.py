@@ -140,10 +140,25 @@ class _Key:
         self.text, self.iid = text, iid
         self.dotted = not iid   # written as nested dicts (see nest_dotted): no iid
         self.name = tag(NAME_IID, VARINT) + varint(iid) if iid else b""
-        self.int_prefix = [_frame(len(self.name) + 1 + size) + self.name + _INT
-                           for size in range(11)]
-        self.small = [self.int_prefix[1] + varint(v) for v in range(0x80)]
+        self.int_prefix: list[bytes] | None = None   # see int_prefixes
+        self.small: list[bytes] | None = None   # see small_ints
         self.values: dict[object, bytes] = {}   # str or JSON text -> whole framed annotation
+
+    def int_prefixes(self) -> list[bytes]:
+        """The framed prefix of an int value under this name, by the value's varint length
+        (made on first use, as :meth:`small_ints`)."""
+        if self.int_prefix is None:
+            self.int_prefix = [_frame(len(self.name) + 1 + size) + self.name + _INT
+                               for size in range(11)]
+        return self.int_prefix
+
+    def small_ints(self) -> list[bytes]:
+        """The framed annotations of the values 0..127 under this name, made on first use:
+        made for every name, they cost 9 KB each (an event with 500 k distinct argument
+        names needed 4 GB)."""
+        if self.small is None:
+            self.small = [self.int_prefixes()[1] + varint(v) for v in range(0x80)]
+        return self.small
 
     def framed(self, encoded: bytes) -> bytes:
         return _frame(len(self.name) + len(encoded)) + self.name + encoded
@@ -196,14 +211,14 @@ class ArgEncoder:
             kind = type(value)
             if kind is int:
                 if 0 <= value < 0x80:
-                    append(entry.small[value])
+                    append((entry.small or entry.small_ints())[value])
                 elif 0 < value < _TABLE_INTS:
                     encoded = _INT_VARINTS[value]
-                    append(entry.int_prefix[len(encoded)])
+                    append((entry.int_prefix or entry.int_prefixes())[len(encoded)])
                     append(encoded)
                 elif INT64_MIN <= value <= INT64_MAX:
                     encoded = varint(value)
-                    append(entry.int_prefix[len(encoded)])
+                    append((entry.int_prefix or entry.int_prefixes())[len(encoded)])
                     append(encoded)
                 else:
                     append(entry.framed(encode_value(value)))

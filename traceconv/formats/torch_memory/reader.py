@@ -11,6 +11,7 @@ from ...analysis.memory import add_live_bytes_counters
 from ...errors import InputError, json_path
 from ...io import Source
 from ...model import Metadata, Trace
+from ...numbers import INT64_MAX, INT64_MIN
 from .reconstruct import Reconstruction
 from .schema import CATEGORIES, Action, MemoryTimeline, RawMemoryTimeline
 
@@ -48,6 +49,11 @@ def read_timeline(source: Source, *, device: str = "") -> Trace:
               kind="guessed", count=builder.split)
     diags.add("torch_memory.unmatched_free", "bytes freed with no live block of that category "
               "(ignored)", kind="dropped", count=builder.unmatched)
+    diags.add("torch_memory.size_out_of_range", "allocations or frees of a size outside 1 byte "
+              ".. 1 PiB (negative, zero, or past the room of the logical heap): ignored",
+              kind="dropped", count=builder.out_of_range)
+    diags.add("torch_memory.time_out_of_range", "rows whose time is beyond int64 nanoseconds: "
+              "ignored", kind="dropped", count=builder.bad_times)
     add_live_bytes_counters(trace, process_name="PyTorch memory timeline", by_category=True)
     return trace
 
@@ -73,6 +79,9 @@ def _replay_events(rows: list[tuple[int, Action, int, int]], builder: Reconstruc
     leaving: tuple[int, str] | None = None   # (bytes, category) of a version change
     for t, action, nbytes, category in rows:
         name = CATEGORIES[category]
+        if not INT64_MIN <= t <= INT64_MAX:
+            builder.bad_times += 1
+            continue
         if action is Action.PREEXISTING:
             builder.create(None, nbytes, name)
         elif action is Action.CREATE:
@@ -93,6 +102,9 @@ def replay_totals(times: list[int], sizes: list[list[int]], builder: Reconstruct
     previous = [0] * len(CATEGORIES)
     for t_us, row in zip(times, sizes, strict=True):
         t = t_us * 1_000
+        if not INT64_MIN <= t <= INT64_MAX:
+            builder.bad_times += 1
+            continue
         changes = [(now - before, CATEGORIES[i])
                    for i, (now, before) in enumerate(zip(row[1:], previous, strict=True))
                    if now != before]

@@ -17,6 +17,11 @@ from dataclasses import dataclass
 
 from ...model import MemoryBlock
 
+# The defined range of one block: 1 byte to 1 PiB, at logical offsets below 2**62 (sizes and
+# offsets then add and subtract within int64). What falls outside is dropped and counted.
+MAX_BLOCK = 1 << 50
+MAX_OFFSET = 1 << 62
+
 
 class BestFit:
     """A best-fit allocator over logical offsets starting at 0 (smallest hole that fits).
@@ -101,14 +106,31 @@ class Reconstruction:
         self.blocks: list[MemoryBlock] = []
         self.unmatched = 0   # bytes freed that no live block of the category could cover
         self.split = 0       # frees that took part of a block
+        self.out_of_range = 0   # creates and frees of a size outside 1 .. MAX_BLOCK, dropped
+        self.bad_times = 0      # rows at a time beyond int64 ns (the reader drops them)
 
-    def create(self, t: int | None, size: int, category: str, address: int | None = None) -> int:
-        """A block of ``size`` bytes appears at ``t`` (None: before the trace); its offset.
+    def create(self, t: int | None, size: int, category: str,
+               address: int | None = None) -> int | None:
+        """A block of ``size`` bytes appears at ``t`` (None: before the trace); its offset
+        (None: a size outside 1 .. :data:`MAX_BLOCK`, or no room below :data:`MAX_OFFSET`:
+        dropped and counted in ``out_of_range``).
 
         ``address`` places it on storage that it already holds (no allocation).
+
+        >>> r = Reconstruction(); r.create(0, -64, "input"), r.create(0, 2**60, "input")
+        (None, None)
+        >>> r.out_of_range, r.finish()
+        (2, [])
         """
+        if not 0 < size <= MAX_BLOCK:
+            self.out_of_range += 1
+            return None
         if address is None:
             address = self.heap.alloc(size)
+            if address + size > MAX_OFFSET:
+                self.heap.free(address, size)
+                self.out_of_range += 1
+                return None
         self._serials[category] += 1
         live = _Live(address, size, t, category, self._serials[category])
         self._by_size[(category, size)].append(live)
@@ -116,7 +138,16 @@ class Reconstruction:
         return address
 
     def destroy(self, t: int, size: int, category: str) -> int | None:
-        """``size`` bytes of ``category`` go away at ``t``; the offset when one block matched."""
+        """``size`` bytes of ``category`` go away at ``t``; the offset when one block matched.
+
+        >>> r = Reconstruction(); r.destroy(3, -64, "input"), r.destroy(3, 64, "input")
+        (None, None)
+        >>> r.out_of_range, r.unmatched
+        (1, 64)
+        """
+        if not 0 < size <= MAX_BLOCK:
+            self.out_of_range += 1
+            return None
         live = self._take_exact(category, size)
         if live is not None:
             self._end(live, t)

@@ -15,10 +15,13 @@ OOM instants, ``allocated`` / ``reserved`` counters per device.
 
 from __future__ import annotations
 
+import os
+
 from ...errors import InputError
 from ...io import Source
 from ...model import Trace
 from ..sniffing import torch_snapshot as sniff  # noqa: F401  (this format's sniff, kept light)
+from .expansion import Budget
 from .to_trace import SnapshotBuilder
 from .unpickle import load_source
 
@@ -35,4 +38,12 @@ def read(source: Source) -> Trace:
                          "'device_traces'", file=source.name)
     if not isinstance(document.get("device_traces", []), list):
         raise InputError("'device_traces' is not a list", file=source.name)
-    return SnapshotBuilder(document).build()
+    return SnapshotBuilder(document, Budget(_input_bytes(source), source.name)).build()
+
+
+def _input_bytes(source: Source) -> int:
+    """The input's size on disk (0 when unknown): what the expansion budget is tied to."""
+    try:
+        return os.stat(source.path).st_size if not source.is_stdin else 0
+    except OSError:
+        return 0

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .expansion import Budget, short_text
+
 # Files of the installed torch package are the framework, not the user's model code (a
 # virtual environment may itself live under a folder called torch, so match the package).
 FRAMEWORK = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
@@ -28,9 +30,21 @@ def frame_text(frame: dict[str, Any]) -> str:
     >>> frame_text({"name": "c10::alloc()", "filename": "??", "line": 0})
     'c10::alloc()'
     """
-    filename = frame.get("filename") or "??"
-    name = str(frame.get("name", "?"))
-    return name if filename == "??" else f"{filename}:{frame.get('line', 0)} {name}"
+    filename = text_of(frame.get("filename") or "??")
+    name = text_of(frame.get("name", "?"))
+    return name if filename == "??" else f"{filename}:{text_of(frame.get('line', 0))} {name}"
+
+
+def text_of(value: Any) -> str:
+    """A frame field as text: text as it is, anything else as a short ``repr`` (a list
+    shared through the pickle's memo may stand for billions of items).
+
+    >>> text_of("forward"), text_of(96), text_of(None)
+    ('forward', '96', 'None')
+    """
+    if value is None or isinstance(value, (str, int, float)):
+        return str(value)
+    return short_text(value)
 
 
 def user_frame(frames: list[dict[str, Any]]) -> str:
@@ -49,7 +63,7 @@ def user_frame(frames: list[dict[str, Any]]) -> str:
     """
     first_python = None
     for frame in frames:
-        filename = str(frame.get("filename", ""))
+        filename = text_of(frame.get("filename", ""))
         if not filename.endswith(".py"):
             continue
         if first_python is None:
@@ -58,7 +72,7 @@ def user_frame(frames: list[dict[str, Any]]) -> str:
             return _short(frame)
     if first_python is not None:
         return _short(first_python)
-    names = [str(f.get("name", "")) for f in frames]
+    names = [text_of(f.get("name", "")) for f in frames]
     for pattern, label in ((AUTOGRAD_NODE, "{} (autograd)"), (ATEN_OP, "aten::{}")):
         for name in names:
             if found := pattern.search(name):
@@ -67,8 +81,8 @@ def user_frame(frames: list[dict[str, Any]]) -> str:
 
 
 def _short(frame: dict[str, Any]) -> str:
-    filename = str(frame.get("filename", "")).replace("\\", "/").rsplit("/", 1)[-1]
-    return f"{filename}:{frame.get('line', 0)} {frame.get('name', '?')}"
+    filename = text_of(frame.get("filename", "")).replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{filename}:{text_of(frame.get('line', 0))} {text_of(frame.get('name', '?'))}"
 
 
 class StackTable:
@@ -78,7 +92,8 @@ class StackTable:
     looked up first (the list is kept with the answer, so its id stays its own).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, budget: Budget | None = None) -> None:
+        self.budget = budget   # charged for each new stack text (memo amplification)
         self._seen: dict[tuple[tuple[Any, Any, Any], ...], tuple[str, str]] = {}
         self._same_list: dict[int, tuple[list[dict[str, Any]], tuple[str, str]]] = {}
         self.malformed = 0   # frames that are not a list of objects: no stack
@@ -105,6 +120,8 @@ class StackTable:
         found = self._seen.get(key)
         if found is None:
             found = ("\n".join(frame_text(f) for f in frames), user_frame(frames))
+            if self.budget is not None:
+                self.budget.spend(len(found[0]) + len(found[1]), "$.device_traces (a stack)")
             self._seen[key] = found
         self._same_list[id(frames)] = (frames, found)
         return found
@@ -112,4 +129,4 @@ class StackTable:
 
 def _hashable(value: Any) -> Any:
     """A frame field as a key (a list or an object where text belongs: its repr)."""
-    return value if isinstance(value, (str, int, float, type(None))) else repr(value)
+    return value if isinstance(value, (str, int, float, type(None))) else short_text(value)

@@ -23,7 +23,8 @@ from ...analysis.memory import live_bytes
 from ...model import MemoryBlock, Metadata, ProcessKind, Trace, TrackKind
 from ...model.clock import LOGICAL_ENTRY_CLOCK
 from ...numbers import to_int64
-from .frames import StackTable
+from .expansion import Budget, short_text, text_size
+from .frames import StackTable, text_of
 
 US = 1_000   # ns per µs
 SEGMENT_OPEN = ("segment_alloc", "segment_map")
@@ -35,11 +36,12 @@ ALLOCATED_STATES = ("active_allocated", "active_pending_free")
 class SnapshotBuilder:
     """Fills one :class:`Trace` from a snapshot document (see the module docstring)."""
 
-    def __init__(self, document: dict[str, Any]) -> None:
+    def __init__(self, document: dict[str, Any], budget: Budget | None = None) -> None:
         self.document = document
+        self.budget = budget   # text the shared objects may expand to (memo amplification)
         self.trace = Trace(Metadata(source_format="torch-snapshot", framework="PyTorch",
                                     clock="unix epoch"))
-        self.stacks = StackTable()
+        self.stacks = StackTable(budget)
         self.skipped: Counter[str] = Counter()
         self.malformed_at: str | None = None   # the first malformed item, for the example
         self._allocator_tracks: dict[str, int] = {}
@@ -60,9 +62,11 @@ class SnapshotBuilder:
         self._counters()
         settings = self.document.get("allocator_settings")
         if isinstance(settings, dict):
-            if not _json_like(settings):   # tuples, bytes, non-text keys: kept as text
+            if self.budget is not None:   # (writers print the settings in full)
+                text_size(settings, self.budget, "$.allocator_settings")
+            if not _json_like(settings):   # tuples, bytes, non-text keys, deep: as text
                 self._malformed("$.allocator_settings")
-                settings = {"text": repr(settings)}
+                settings = {"text": short_text(settings, 4096)}
             self.trace.metadata.attributes["allocator_settings"] = settings
         self._report()
         return self.trace
@@ -148,7 +152,7 @@ class SnapshotBuilder:
             elif action in IGNORED:
                 continue
             else:
-                self.skipped[f"action:{action}"] += 1
+                self.skipped[f"action:{text_of(action)}"] += 1
         requested_only = sum("free_requested_ns" in b.args for b in open_blocks.values())
         self.skipped["free_never_completed"] += requested_only
         self._state_at_dump(device, open_blocks, open_segments)
@@ -195,8 +199,8 @@ class SnapshotBuilder:
                                       category="segment")
                 self.trace.add_reservation(segment)
             segment.args.update({"stream": stream,
-                                 "segment_type": str(seg.get("segment_type", "")),
-                                 "pool": str(seg.get("segment_pool_id", ""))})
+                                 "segment_type": text_of(seg.get("segment_type", "")),
+                                 "pool": text_of(seg.get("segment_pool_id", ""))})
             for number, b in enumerate(self._list("blocks", seg, f"$.segments[{index}]")):
                 try:
                     if not isinstance(b, dict):
@@ -236,7 +240,7 @@ class SnapshotBuilder:
             try:
                 if not isinstance(item, dict):
                     raise _Malformed
-                key = (_int(item.get("device", 0)), str(item.get("name", "")))
+                key = (_int(item.get("device", 0)), text_of(item.get("name", "")))
                 ns = _time_ns(item)
             except _Malformed:
                 self._malformed(f"$.external_annotations[{index}]")
@@ -341,17 +345,32 @@ def _int(value: Any) -> int:
         raise _Malformed from None
 
 
-def _json_like(value: Any) -> bool:
-    """Whether ``value`` is what JSON can hold (text keys; no tuples, bytes or sets).
+def _json_like(value: Any, max_depth: int = 64) -> bool:
+    """Whether ``value`` is what JSON can hold (text keys; no tuples, bytes or sets), nested
+    at most ``max_depth`` levels (writers recurse into it). Iterative: nesting costs no stack.
 
     >>> _json_like({"a": [1, 2.5, None, {"b": True}]}), _json_like({(1,): None})
     (True, False)
+    >>> deep = []
+    >>> for _ in range(100):
+    ...     deep = [deep]
+    >>> _json_like(deep)
+    False
     """
-    if isinstance(value, dict):
-        return all(type(k) is str and _json_like(v) for k, v in value.items())
-    if isinstance(value, list):
-        return all(_json_like(v) for v in value)
-    return isinstance(value, (str, int, float, bool, type(None)))
+    pending = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if depth > max_depth:
+            return False
+        if isinstance(item, dict):
+            if not all(type(k) is str for k in item):
+                return False
+            pending.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            pending.extend((v, depth + 1) for v in item)
+        elif not isinstance(item, (str, int, float, bool, type(None))):
+            return False
+    return True
 
 
 def _size(value: Any) -> int:

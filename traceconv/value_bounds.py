@@ -1,0 +1,117 @@
+"""The range a trace's times may take: -1e18 to 3.5e18 ns (1938 to 2080 as Unix time).
+
+Readers check that each time fits int64, but analyses and writers subtract times from each
+other (rebasing on the first timestamp, spans, gaps): with one event near -2**63 and another
+near +2**63 the difference passes int64 and numpy wraps it silently or Python refuses to
+convert it. Within this range every difference of two times fits int64 with room to spare
+(a span plus one, a gap plus a duration), a span stays within the ±2**62 ns that
+trace_processor accepts for a relative Chrome time, and Unix-epoch clocks (1.8e18 ns in
+2026) have decades of room. A time outside is moved to the nearer edge when the trace is
+loaded (a slice keeps as much of its length as fits) and counted as
+``model.time_beyond_range``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .model import Trace
+
+TIME_MIN, TIME_MAX = -10**18, 35 * 10**17
+
+
+def clamp_times(trace: Trace) -> int:
+    """Move every time of ``trace`` outside :data:`TIME_MIN` .. :data:`TIME_MAX` to the
+    nearer edge (slices: their start and end), count it in the diagnostics and return how
+    many events moved.
+
+    Only for a trace just read, before anyone else holds it (:func:`traceconv.load`).
+
+    >>> t = Trace(); p = t.add_process("p"); k = t.add_track("t", process=p)
+    >>> _ = t.add_slice(k, -2**63 + 5, 10, "early"); _ = t.add_instant(k, 2**63 - 1, "late")
+    >>> clamp_times(t), t.slice(0).start == TIME_MIN, t.span_ns == TIME_MAX - TIME_MIN
+    (2, True, True)
+    """
+    moved = 0
+    slices = trace.slices
+    if len(slices):
+        start = np.frombuffer(slices.start, np.int64)
+        dur = np.frombuffer(slices.dur, np.int64)
+        # end = start + dur computed in float where it could pass int64 (shortened already)
+        outside = np.flatnonzero((start < TIME_MIN) | (start > TIME_MAX - np.maximum(dur, 0)))
+        for row in outside.tolist():
+            begin, end = int(start[row]), int(start[row]) + max(int(dur[row]), 0)
+            begin, end = (min(max(t, TIME_MIN), TIME_MAX) for t in (begin, end))
+            start[row], dur[row] = begin, end - begin
+        moved += len(outside)
+    for table in (trace.instants, trace.counters):
+        if len(table):
+            ts = np.frombuffer(table.ts, np.int64)
+            moved += int(((ts < TIME_MIN) | (ts > TIME_MAX)).sum())
+            np.clip(ts, TIME_MIN, TIME_MAX, out=ts)
+    for block in trace.memory:
+        for name in ("alloc_ns", "free_ns"):
+            value = getattr(block, name)
+            if value is not None and not TIME_MIN <= value <= TIME_MAX:
+                setattr(block, name, min(max(value, TIME_MIN), TIME_MAX))
+                moved += 1
+    trace.diagnostics.add("model.time_beyond_range", "times before -1e18 or after 3.5e18 ns "
+                          "(1938 and 2080 as Unix time): moved to that edge, so that the difference "
+                          "of any two times fits int64", kind="repaired", count=moved,
+                          example=f"{moved} events" if moved else None)
+    return moved
+
+
+STAT_LIMIT = 1 << 62
+_STAT_FIELDS = ("calls", "total_ns", "self_ns", "min_ns", "max_ns", "avg_ns", "cpu_ns",
+                "device_ns")
+
+
+def clamp_stats(trace: Trace) -> int:
+    """Bring each count and time of ``trace``'s statistics rows (a report's ``Calls``,
+    ``Total``, ...) within ±2**62, so that sums and differences of two runs (``diff``) fit
+    int64; counted as ``model.statistic_beyond_range``. Returns how many values moved.
+
+    >>> from traceconv.model import OpStat
+    >>> t = Trace(); t.stats.append(OpStat("conv", calls=10**23, total_ns=5))
+    >>> clamp_stats(t), t.stats[0].calls == STAT_LIMIT
+    (1, True)
+    """
+    moved, example = 0, None
+    for row in trace.stats:
+        for name in _STAT_FIELDS:
+            value = getattr(row, name)
+            if value is not None and not -STAT_LIMIT <= value <= STAT_LIMIT:
+                setattr(row, name, min(max(value, -STAT_LIMIT), STAT_LIMIT))
+                moved += 1
+                example = example or f"{row.name}: {name} {value}"
+    trace.diagnostics.add("model.statistic_beyond_range", "statistics (calls, times) beyond "
+                          "±2^62: moved to that edge, so that sums and differences of two "
+                          "runs fit int64", kind="repaired", count=moved, example=example)
+    return moved
+
+
+def clamp_counter_values(trace: Trace) -> int:
+    """Counter values are finite doubles: ±infinity becomes the largest finite double of its
+    sign and NaN becomes 0 (JSON has neither; a writer would print ``null``), counted as
+    ``model.counter_value_not_finite``. Returns how many samples changed.
+
+    >>> t = Trace(); p = t.add_process("p"); k = t.add_track("c", process=p)
+    >>> _ = t.add_counter(k, 0, float("inf")); _ = t.add_counter(k, 1, 2.5)
+    >>> clamp_counter_values(t), t.counters.numpy("value").tolist()
+    (1, [1.7976931348623157e+308, 2.5])
+    """
+    counters = trace.counters
+    if not len(counters):
+        return 0
+    values = np.frombuffer(counters.value, np.float64)
+    bad = ~np.isfinite(values)
+    moved = int(bad.sum())
+    if moved:
+        first = float(values[np.flatnonzero(bad)[0]])
+        np.nan_to_num(values, copy=False, nan=0.0)
+        trace.diagnostics.add("model.counter_value_not_finite", "counter samples whose value "
+                              "is infinite (now the largest finite number of its sign) or NaN "
+                              "(now 0)", kind="repaired", count=moved,
+                              example=f"{first}")
+    return moved
