@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from ..model import OpStat, ProcessKind, Trace, TrackKind
+from ..model.activity import Activity
 
 BREAKDOWN_CATEGORY = "aggregate"
 BREAKDOWN_CLOCK = ("synthetic: aggregate breakdown (slices laid side by side by total time, "
@@ -72,7 +73,8 @@ def add_aggregate_breakdown(trace: Trace, rows: Sequence[int], process_name: str
 def _place(trace: Trace, track: int, row: int, start: int, dur: int,
            children: dict[int, list[int]]) -> None:
     stat = trace.stats[row]
-    trace.add_slice(track, start, dur, stat.name, BREAKDOWN_CATEGORY, _stat_args(row, stat))
+    trace.add_slice(track, start, dur, stat.name, BREAKDOWN_CATEGORY, _stat_args(row, stat),
+                    Activity.AGGREGATE)
     kids = children.get(row, ())
     totals = [max(trace.stats[k].total_ns, 0) for k in kids]
     needed = sum(totals)

@@ -62,6 +62,8 @@ class _Table:
     """Shared machinery: named typed columns and the row count."""
 
     _columns: tuple[tuple[str, str], ...] = ()
+    # columns that may be left out when extending (they get this value)
+    _defaults: dict[str, int] = {}
 
     def __init__(self) -> None:
         for column, typecode in self._columns:
@@ -109,6 +111,8 @@ class _EventTable(_Table):
 
     def _extend_columns(self, rows: int, columns: dict[str, np.ndarray | list[int]]) -> None:
         arrays = {column: np.asarray(columns[column], dtype=typecode)
+                  if column in columns or column not in self._defaults
+                  else np.full(rows, self._defaults[column], dtype=typecode)
                   for column, typecode in self._columns}
         if any(len(values) != rows for values in arrays.values()):
             raise ValueError("every column needs one value per row")
@@ -127,17 +131,42 @@ class _EventTable(_Table):
 
 
 class SliceTable(_EventTable):
-    """Slices: (track, start ns, duration ns, name id, category id, args)."""
+    """Slices: (track, start ns, duration ns, name id, category id, activity, args).
 
-    _columns = (("track", "i"), ("start", "q"), ("dur", "q"), ("name", "i"), ("category", "i"))
+    ``activity`` is the slice's :class:`~traceconv.model.activity.Activity` value (kind
+    and roles) as its reader stated it, ``0`` (unknown) by default.
+    """
+
+    _columns = (("track", "i"), ("start", "q"), ("dur", "q"), ("name", "i"), ("category", "i"),
+                ("activity", "b"))
+    _defaults = {"activity": 0}
     track: array[int]
     start: array[int]
     dur: array[int]
     name: array[int]
     category: array[int]
+    activity: array[int]
+
+    def pad_activity(self) -> None:
+        """Give rows appended column by column (fast reader paths) an unknown activity."""
+        missing = len(self.track) - len(self.activity)
+        if missing > 0:
+            self.activity.frombytes(bytes(missing))
+
+    def set_activity(self, values: np.ndarray | Sequence[int]) -> None:
+        """Replace the whole activity column (one value per row).
+
+        >>> table = SliceTable(); _ = table.append(0, 0, 5, 0, 0)
+        >>> table.set_activity([7]); table.activity.tolist()
+        [7]
+        """
+        data = np.asarray(values, dtype=np.int8)
+        if len(data) != len(self.track):
+            raise ValueError("the activity column needs one value per row")
+        self.activity = array("b", data.tobytes())
 
     def append(self, track: int, start: int, dur: int, name: int, category: int,
-               args: Args = None) -> int:
+               args: Args = None, activity: int = 0) -> int:
         index = len(self.args)
         # the int64 columns first: a time that does not fit raises before any column grew
         self.start.append(start)
@@ -149,6 +178,7 @@ class SliceTable(_EventTable):
         self.track.append(track)
         self.name.append(name)
         self.category.append(category)
+        self.activity.append(activity)
         self.args.append(args)
         return index
 

@@ -128,10 +128,12 @@ class Trace:
         return track.id
 
     def add_slice(self, track: int, start: int, dur: int, name: str, category: str = "",
-                  args: Args = None) -> int:
-        """Add a slice (start and duration in ns) and return its row index."""
+                  args: Args = None, activity: int = 0) -> int:
+        """Add a slice (start and duration in ns) and return its row index; ``activity``:
+        what it is (:class:`~traceconv.model.activity.Activity`), when the caller knows."""
         intern = self.strings.intern
-        return self.slices.append(track, start, dur, intern(name), intern(category), args)
+        return self.slices.append(track, start, dur, intern(name), intern(category), args,
+                                  activity)
 
     def shorten_overflowing_slices(self) -> int:
         """Shorten each slice whose end (``start + dur``) passes int64 to end at the int64

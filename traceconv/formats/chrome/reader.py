@@ -24,6 +24,7 @@ from ...analysis.slice_index import SliceIndex
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
+from ...model.activity import fill_activity
 from ...model.diagnostics import Kind as DiagnosticKind
 from ...numbers import to_int64
 from .flavours import Flavour, ReadContext, by_name, detect
@@ -386,7 +387,7 @@ class ChromeReader:
         """Undo a half-added slice row and count the event."""
         s = self.trace.slices
         n = len(s.args)
-        for column in (s.track, s.start, s.dur, s.name, s.category):
+        for column in (s.track, s.start, s.dur, s.name, s.category, s.activity):
             del column[n:]
         if not isinstance(event, dict):
             self.drop("chrome.event_not_object", f"$.traceEvents[{index}]")
@@ -494,6 +495,9 @@ class ChromeReader:
         self.context.slice_index = SliceIndex(self.trace)  # slices and times are final now
         link_flows(self.trace, self.flow_points, self._flow_tracks, self.context.slice_index)
         self.flavour.finalize(self.trace, self.context)
+        if self.flavour.vocabulary is not None:
+            fill_activity(self.trace, self.flavour.vocabulary)
+        self.trace.slices.pad_activity()
         self._report()
         self.trace.metadata.attributes.update(self.context.envelope)
         self.trace.metadata.attributes["flavour"] = self.flavour.name

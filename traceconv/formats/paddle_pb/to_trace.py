@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...model import ProcessKind, Trace, TrackKind
+from ...model.activity import fill_activity
 from ...model.graph import add_op, add_tensor, op_node
-from .._paddle import INT64_MAX, AllocatorLog
+from .._paddle import INT64_MAX, PADDLE_VOCABULARY, AllocatorLog
 from .._proto import Utf8Repair
 from .proto import EVENT_TYPES, MEM_EVENT_TYPES
 
@@ -248,4 +249,5 @@ def build_trace(message, trace: Trace) -> Trace:
     builder.memories()
     trace.diagnostics.add("paddle_pb.root_nodes", "synthetic per-thread root nodes skipped",
                           kind="note", count=roots)
+    fill_activity(trace, PADDLE_VOCABULARY)
     return trace

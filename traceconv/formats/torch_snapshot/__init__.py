@@ -18,6 +18,8 @@ from __future__ import annotations
 from ...errors import InputError
 from ...io import Source
 from ...model import Trace
+from ...model.activity import fill_activity
+from ..chrome.flavours.kineto_activity import KINETO_VOCABULARY
 from .to_trace import SnapshotBuilder
 from .unpickle import load_source
 
@@ -43,4 +45,6 @@ def read(source: Source) -> Trace:
                          "'device_traces'", file=source.name)
     if not isinstance(document.get("device_traces", []), list):
         raise InputError("'device_traces' is not a list", file=source.name)
-    return SnapshotBuilder(document).build()
+    trace = SnapshotBuilder(document).build()
+    fill_activity(trace, KINETO_VOCABULARY)   # (record_function ranges: user annotations)
+    return trace

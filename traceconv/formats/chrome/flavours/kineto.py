@@ -13,6 +13,7 @@ from ....analysis.slice_index import SliceIndex, enclosing_rows
 from ....keys import first_places
 from ....model import MemoryBlock, ProcessKind, Trace
 from .base import Flavour, ReadContext, hashable
+from .kineto_activity import KINETO_VOCABULARY, LAUNCH_CATEGORIES
 
 # Kineto activity categories that run on a device; their pid is a device index.
 DEVICE_CATEGORIES = frozenset({
@@ -20,8 +21,6 @@ DEVICE_CATEGORIES = frozenset({
     "cuda_profiler_range", "mtia_ccp_events", "xpu_sync",
     "Kernel", "Memcpy", "Memset",  # 2021 names
 })
-LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver", "xpu_runtime", "xpu_driver",
-                               "mtia_runtime", "privateuse1_runtime", "privateuse1_driver"})
 LAUNCH_FLOW_CATEGORIES = frozenset({"ac2g", "async", "async_gpu", "async_cpu_to_gpu"})
 LEGACY_CATEGORIES = {"Operator": "cpu_op", "Runtime": "cuda_runtime", "Kernel": "kernel",
                      "Memcpy": "gpu_memcpy", "Memset": "gpu_memset"}
@@ -47,6 +46,7 @@ class Kineto(Flavour):
     framework = "PyTorch"
     device_categories = DEVICE_CATEGORIES
     flow_categories = {old: "ac2g" for old in LAUNCH_FLOW_CATEGORIES}
+    vocabulary = KINETO_VOCABULARY
 
     def __init__(self) -> None:
         self.legacy: bool | None = None

@@ -13,6 +13,7 @@ from ..._paddle import (
     CPU_CATEGORY,
     KERNEL_CATEGORY,
     MEMCPY_CATEGORY,
+    PADDLE_VOCABULARY,
     RUNTIME_CATEGORY,
     AllocatorLog,
     leaf_name,
@@ -33,6 +34,7 @@ class PaddleProfiler(Flavour):
     name = "paddle-profiler"
     framework = "PaddlePaddle"
     device_categories = frozenset({"Kernel", "Memcpy", "Memset"})
+    vocabulary = PADDLE_VOCABULARY
 
     def __init__(self) -> None:
         self.stripped = 0
@@ -158,6 +160,7 @@ class PaddleTimeline(Flavour):
     name = "paddle-timeline"
     framework = "PaddlePaddle"
     device_categories = frozenset({KERNEL_CATEGORY, MEMCPY_CATEGORY})
+    vocabulary = PADDLE_VOCABULARY
 
     def __init__(self) -> None:
         self.roles: dict[Any, tuple[str, str, int | None]] = {}   # pid → (trainer, role, n)
