@@ -37,15 +37,34 @@ FrameKind = Literal["slices", "instants", "counters", "flows", "memory", "ops"]
 Selector = Union[int, str, Collection[int | str], None]   # noqa: UP007 - runtime alias
 
 
+@dataclass(frozen=True)
+class DeviceInfo:
+    """One accelerator as the source describes it (what analyses may rely on; the source's
+    own record stays in :attr:`Metadata.attributes`)."""
+
+    id: int | str | None = None
+    name: str | None = None
+    memory_bytes: int | None = None      # total device memory
+    compute_major: int | None = None     # compute capability (CUDA) / gfx major (ROCm)
+    compute_minor: int | None = None
+
+
 @dataclass
 class Metadata:
-    """Where a trace came from and what happened to it on the way in."""
+    """Where a trace came from and what happened to it on the way in.
+
+    Readers fill the typed fields (``framework``, ``rank``, ``world_size``, ``devices``)
+    from their source's own words; analyses read those, never the free-form
+    ``attributes`` (which keep the source's envelope as it was, for writers).
+    """
 
     source_format: str = ""
     source_version: str | None = None
     source_file: str | None = None
     framework: str | None = None
     rank: int | None = None
+    world_size: int | None = None
+    devices: list[DeviceInfo] = field(default_factory=list)
     # Epoch nanoseconds of the source's time origin when the source states one (Kineto's
     # baseTimeNanoseconds). Writers use it as the base of relative output timestamps.
     clock_base_ns: int | None = None

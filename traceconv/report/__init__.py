@@ -54,13 +54,13 @@ def _metadata(trace: Trace) -> str:
         ("clock", meta.clock), ("span", ms(trace.span_ns))]
     if meta.rank is not None:
         rows.append(("rank", meta.rank))
-    props = meta.attributes.get("deviceProperties")
-    if isinstance(props, list):
-        for p in props:
-            if isinstance(p, dict) and p.get("name"):
-                rows.append((f"device {p.get('id', '')}", f"{p['name']}, "
-                             f"{human_bytes(p.get('totalGlobalMem') or 0)}, "
-                             f"compute {p.get('computeMajor', '?')}.{p.get('computeMinor', '?')}"))
+    for device in meta.devices:
+        if device.name:
+            major, minor = (("?" if n is None else n)
+                            for n in (device.compute_major, device.compute_minor))
+            rows.append((f"device {'' if device.id is None else device.id}",
+                         f"{device.name}, {human_bytes(device.memory_bytes or 0)}, "
+                         f"compute {major}.{minor}"))
     counts = ", ".join(f"{k} {v:,}" for k, v in trace.counts().items() if v and k != "span_ns")
     rows.append(("contents", counts))
     diagnostics = list(trace.diagnostics)

@@ -12,6 +12,7 @@ from ....analysis.memory import add_live_bytes_counters
 from ....analysis.slice_index import SliceIndex, enclosing_rows
 from ....keys import first_places
 from ....model import MemoryBlock, ProcessKind, Trace
+from ...device_properties import device_infos
 from .base import Flavour, ReadContext, hashable
 from .kineto_activity import KINETO_VOCABULARY, LAUNCH_CATEGORIES
 
@@ -101,6 +102,9 @@ class Kineto(Flavour):
         info = envelope.get("distributedInfo")
         if isinstance(info, dict) and isinstance(info.get("rank"), int):
             meta.rank = info["rank"]
+        if isinstance(info, dict) and isinstance(info.get("world_size"), int):
+            meta.world_size = info["world_size"]
+        meta.devices = device_infos(envelope.get("deviceProperties"))
         meta.source_version = f"schemaVersion {envelope.get('schemaVersion', '?')}" + (
             " (2021 legacy names)" if self.legacy else "")
         _label_processes(trace, envelope)

@@ -19,6 +19,7 @@ from ..._paddle import (
     leaf_name,
     link_launches,
 )
+from ...device_properties import device_infos
 from .base import Flavour, ReadContext
 
 _DURATION_SUFFIX = re.compile(r"\[\d+(?:\.\d+)? ?(?:ns|us|ms|s)\]$")
@@ -87,6 +88,7 @@ class PaddleProfiler(Flavour):
                                     if not str(k).isdigit()})
         if isinstance(envelope.get("deviceProperties"), list):
             meta.attributes["paddle.device_properties"] = envelope["deviceProperties"]
+            meta.devices = device_infos(envelope["deviceProperties"])
         trace.diagnostics.add("paddle.duration_suffix", "'[x ms]' duration suffixes removed "
                               "from event names (the duration is the slice's)", kind="repaired",
                               count=self.stripped)
