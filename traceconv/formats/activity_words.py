@@ -17,8 +17,9 @@ from ..model.activity import Vocabulary
 COMMON = Vocabulary(
     "common",
     dataloader_names=(r"dataloader|data_loader|enumerate\(DataLoader\)",),
-    communication_names=(r"nccl|rccl|c10d::|gloo:|all_?reduce|all_?gather|reduce_?scatter|"
-                         r"all_?to_?all|broadcast|sendrecv|SendRecv|hccl",),
+    # (one alternation, factored: the pattern runs over every distinct slice name)
+    communication_names=(r"nccl|rccl|c10d::|gloo:|all_?(?:reduce|gather|to_?all)|"
+                         r"reduce_?scatter|broadcast|sendrecv|hccl",),
     sync_names=("Synchronize|EventQuery",),                       # cudaStreamSynchronize...
     launch_names=("Launch|Memcpy|Memset|hipExtModuleLaunch",),    # cudaLaunchKernel...
     memcpy_names=("memcpy|HtoD|DtoH|DtoD",),                      # "Memcpy HtoD (Pageable...)"

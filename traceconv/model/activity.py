@@ -144,8 +144,8 @@ class Vocabulary:
             object.__setattr__(self, name, _lower(getattr(self, name)))
         patterns = {name: _either(getattr(self, f"{name}_names")) for name in _NAMED}
         steps = patterns["step"]
-        if steps is not None:   # a step name is the whole name, as written
-            patterns["step"] = re.compile(f"^(?:{steps.pattern})$")
+        if steps is not None:   # a step name is the whole name (a line: see below), as written
+            patterns["step"] = re.compile(f"^(?:{steps.pattern})$", re.MULTILINE)
         object.__setattr__(self, "_patterns", patterns)
 
     def category_bits(self, category: str) -> int:
@@ -158,6 +158,25 @@ class Vocabulary:
         return sum(1 << i for i, rule in enumerate(_NAMED)
                    if (p := self._patterns[rule]) is not None and p.search(name) is not None)
 
+    def name_bits_of(self, names: list[str]) -> np.ndarray:
+        """:meth:`name_bits` of many names at once: each pattern scans the names joined by
+        line breaks in one pass (name patterns never match a line break), so a trace with
+        thousands of long Python-frame names costs one scan per rule, not one per name."""
+        bits = np.zeros(len(names), np.int32)
+        clean = [n for n in names if "\n" not in n]
+        if len(clean) != len(names):   # (a name with a line break: one at a time)
+            return np.array([self.name_bits(n) for n in names], np.int32)
+        text = "\n".join(names)
+        starts = np.cumsum([0] + [len(n) + 1 for n in names[:-1]])
+        for i, rule in enumerate(_NAMED):
+            pattern = self._patterns[rule]
+            if pattern is None or not names:
+                continue
+            hits = [m.start() for m in pattern.finditer(text)]
+            if hits:
+                bits[np.searchsorted(starts, hits, "right") - 1] |= 1 << i
+        return bits
+
     def classify(self, category: str, name: str, on_device: bool) -> int:
         """The activity value (kind | roles) of one slice."""
         return decide(self.category_bits(category), self.name_bits(name), on_device)
@@ -166,23 +185,28 @@ class Vocabulary:
         """The activity values of slice ``rows`` (all by default), vectorised: the sets and
         patterns are tried once per distinct category and name, never per row."""
         s = trace.slices
-        rows = np.arange(len(s)) if rows is None else rows
-        if not len(rows):
-            return np.zeros(0, np.int8)
+        every = rows is None or len(rows) == len(s)
+        if not len(s) or rows is not None and not len(rows):
+            return np.zeros(0 if rows is None else len(rows), np.int8)
         strings = trace.strings.strings
-        category, name = s.numpy("category")[rows], s.numpy("name")[rows]
-        device = on_device_rows(trace)[rows]
-        cat_bits = np.zeros(len(strings), np.int64)
+        category = np.frombuffer(s.category, np.int32, len(s))
+        name = np.frombuffer(s.name, np.int32, len(s))
+        device = on_device_rows(trace)
+        if not every:
+            category, name, device = category[rows], name[rows], device[rows]
+        # each distinct set membership of the categories present gets a small code
+        codes: dict[int, int] = {}
+        cat_code = np.zeros(len(strings), np.int32)
         for i in np.flatnonzero(np.bincount(category, minlength=len(strings))).tolist():
-            cat_bits[i] = self.category_bits(strings[i])
-        name_bits = np.zeros(len(strings), np.int64)
-        for i in np.flatnonzero(np.bincount(name, minlength=len(strings))).tolist():
-            name_bits[i] = self.name_bits(strings[i])
-        shift = len(_NAMED) + 1
-        key = (cat_bits[category] << shift) | (name_bits[name] << 1) | device
-        table = np.zeros(int(key.max()) + 1, np.int8)
-        for k in np.flatnonzero(np.bincount(key)).tolist():
-            table[k] = decide(k >> shift, (k >> 1) & ((1 << len(_NAMED)) - 1), bool(k & 1))
+            cat_code[i] = codes.setdefault(self.category_bits(strings[i]), len(codes))
+        name_bits = np.zeros(len(strings), np.int32)
+        present = np.flatnonzero(np.bincount(name, minlength=len(strings)))
+        name_bits[present] = self.name_bits_of([strings[i] for i in present.tolist()])
+        key = (cat_code[category] << (len(_NAMED) + 1)) | (name_bits[name] << 1) | device
+        table = np.zeros(len(codes) << (len(_NAMED) + 1), np.int8)
+        for bits, code in codes.items():
+            for k in range(code << (len(_NAMED) + 1), (code + 1) << (len(_NAMED) + 1)):
+                table[k] = decide(bits, (k >> 1) & ((1 << len(_NAMED)) - 1), bool(k & 1))
         return table[key]
 
     @classmethod
