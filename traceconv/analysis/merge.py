@@ -103,6 +103,8 @@ def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None, *,
                     _extend(getattr(target, col), table.numpy(col) + offset)
             _extend(target.name, ids[table.numpy("name")])
             _extend(target.category, ids[table.numpy("category")])
+            if table is trace.slices:
+                _extend(out.slices.activity, trace.slices.numpy("activity"))
             target.args.extend(table.args)
         _extend(out.counters.track, trace.counters.numpy("track") + t0)
         _extend(out.counters.ts, trace.counters.numpy("ts") + shift)

@@ -14,15 +14,17 @@ from ..analysis.dataflow import add_dataflow_flows
 from ..analysis.trim import TrimOptions, parse_window, trim_with
 from ..api import check_inputs, combine, load, merge_warnings, save
 from ..errors import FormatError
-from ..io import DEFAULT_MAX_BYTES, format_size, parse_size
+from ..io import DEFAULT_MAX_BYTES, parse_size
 from ..model import Trace
+from ..units import format_bytes
 from .app import app, handled_errors
 from .digest import echo_digest
 from .progress import reading
 
 
 class ByteSize(click.ParamType):
-    """``--max-bytes 4G``: a byte count with an optional K/M/G/T unit (binary)."""
+    """``--max-bytes 4G``: a byte count with a unit as :mod:`traceconv.units` reads it
+    (``4G`` and ``4GiB`` binary, ``4GB`` decimal)."""
 
     name = "SIZE"
 
@@ -37,8 +39,9 @@ class ByteSize(click.ParamType):
 
 max_bytes_option = click.option(
     "--max-bytes", type=ByteSize(), default=DEFAULT_MAX_BYTES, metavar="SIZE",
-    help=f"Refuse an input holding more than SIZE bytes once decompressed (e.g. 500M, 32G; "
-         f"default {format_size(DEFAULT_MAX_BYTES)}): a small .gz can expand without bound.")
+    help=f"Refuse an input holding more than SIZE bytes once decompressed (e.g. 500M, 32GiB; "
+         f"MB/GB are decimal, M/MiB binary; default {format_bytes(DEFAULT_MAX_BYTES, 4)}): a "
+         "small .gz can expand without bound.")
 
 
 def load_all(inputs: tuple[str, ...], format: str | None, align: Mode = "auto", *,

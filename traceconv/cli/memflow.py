@@ -9,7 +9,7 @@ import click
 
 from ..formats.memflow_svg import COLOR_BY
 from ..formats.memflow_svg.selection import checked_options, select, time_origin
-from ..formats.memflow_svg.units import parse_bytes, parse_duration
+from ..units import parse_bytes, parse_duration
 from .app import app, handled_errors
 from .convert import default_output, load_all
 
@@ -26,7 +26,7 @@ from .convert import default_output, load_all
               help="Window start after the first event: 1500 (ns), 12us, 3.5ms, 2s.")
 @click.option("--end", metavar="TIME", help="Window end after the first event.")
 @click.option("--min-size", default="1", show_default=True, metavar="SIZE",
-              help="Hide smaller blocks: 512, 4KiB, 1MiB.")
+              help="Hide smaller blocks: 512, 4KiB, 1MiB (binary), 1MB (decimal).")
 @click.option("--color-by", type=click.Choice(COLOR_BY), default="lifetime", show_default=True,
               help="What the colours mean.")
 @click.option("--width", type=click.IntRange(400), default=1600, show_default=True)

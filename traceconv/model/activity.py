@@ -298,7 +298,6 @@ def fill_activity(trace: Trace, vocabulary: Vocabulary, *, only_unknown: bool = 
     'LAUNCH'
     """
     s = trace.slices
-    s.pad_activity()
     column = np.frombuffer(s.activity, dtype=np.int8)
     rows = np.flatnonzero(column == Activity.UNKNOWN) if only_unknown else np.arange(len(s))
     if len(rows):

@@ -116,8 +116,9 @@ class _EventTable(_Table):
                   for column, typecode in self._columns}
         if any(len(values) != rows for values in arrays.values()):
             raise ValueError("every column needs one value per row")
-        for column, values in arrays.items():
-            getattr(self, column).frombytes(values.tobytes())
+        targets = [getattr(self, column) for column in arrays]   # (all, before any grows)
+        for target, values in zip(targets, arrays.values(), strict=True):
+            target.frombytes(values.tobytes())
 
     def set_args(self, row: int, args: Args) -> None:
         """Replace the args of ``row`` (rows read back as copies: this is the way to change them).
@@ -134,7 +135,9 @@ class SliceTable(_EventTable):
     """Slices: (track, start ns, duration ns, name id, category id, activity, args).
 
     ``activity`` is the slice's :class:`~traceconv.model.activity.Activity` value (kind
-    and roles) as its reader stated it, ``0`` (unknown) by default.
+    and roles) as its reader stated it, ``0`` (unknown) by default. Rows appended column
+    by column (a reader's fast path, or code that predates the column) read as unknown:
+    the column is padded when it is next read.
     """
 
     _columns = (("track", "i"), ("start", "q"), ("dur", "q"), ("name", "i"), ("category", "i"),
@@ -145,13 +148,23 @@ class SliceTable(_EventTable):
     dur: array[int]
     name: array[int]
     category: array[int]
-    activity: array[int]
+    _activity: array[int]
 
-    def pad_activity(self) -> None:
-        """Give rows appended column by column (fast reader paths) an unknown activity."""
-        missing = len(self.track) - len(self.activity)
-        if missing > 0:
-            self.activity.frombytes(bytes(missing))
+    @property
+    def activity(self) -> array[int]:
+        """One int8 per row (see the class text).
+
+        >>> table = SliceTable(); table.track.append(0); table.activity.tolist()
+        [0]
+        """
+        column = self._activity
+        if len(column) < len(self.track):
+            column.frombytes(bytes(len(self.track) - len(column)))
+        return column
+
+    @activity.setter
+    def activity(self, column: array[int]) -> None:
+        self._activity = column
 
     def set_activity(self, values: np.ndarray | Sequence[int]) -> None:
         """Replace the whole activity column (one value per row).
@@ -178,7 +191,9 @@ class SliceTable(_EventTable):
         self.track.append(track)
         self.name.append(name)
         self.category.append(category)
-        self.activity.append(activity)
+        if len(self._activity) < index:   # (rows appended column by column before)
+            self._activity.frombytes(bytes(index - len(self._activity)))
+        self._activity.append(activity)
         self.args.append(args)
         return index
 

@@ -496,7 +496,6 @@ class ChromeReader:
         self.flavour.finalize(self.trace, self.context)
         if self.flavour.vocabulary is not None:
             fill_activity(self.trace, self.flavour.vocabulary)
-        self.trace.slices.pad_activity()
         self._report()
         self.trace.metadata.attributes.update(self.context.envelope)
         self.trace.metadata.attributes["flavour"] = self.flavour.name
