@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .args import Args, ArgsColumn
+from .frozen import frozen_array
 
 
 class Slice(NamedTuple):
@@ -72,6 +73,11 @@ class _Table:
     def __len__(self) -> int:
         return len(getattr(self, self._columns[0][0]))
 
+    def freeze(self) -> None:
+        """Make every column read-only (:class:`~traceconv.model.frozen.FrozenArray`)."""
+        for column, _ in self._columns:
+            setattr(self, column, frozen_array(getattr(self, column)))
+
     def numpy(self, column: str) -> np.ndarray:
         """A copy of ``column`` as a numpy array (int64 / int32 / float64)."""
         data = getattr(self, column)
@@ -85,6 +91,10 @@ class _EventTable(_Table):
     def __init__(self) -> None:
         super().__init__()
         self.args = ArgsColumn()
+
+    def freeze(self) -> None:
+        super().freeze()
+        self.args.freeze()
 
     def extend(self, args: list[Args], **columns: np.ndarray | list[int]) -> None:
         """Append ``len(args)`` rows at once, one sequence per column (ids as interned).
@@ -152,14 +162,17 @@ class SliceTable(_EventTable):
 
     @property
     def activity(self) -> array[int]:
-        """One int8 per row (see the class text).
+        """One int8 per row (see the class text). The rows are those whose args are in:
+        args are appended last, so a column read while others are being extended is
+        padded to the rows already complete.
 
-        >>> table = SliceTable(); table.track.append(0); table.activity.tolist()
+        >>> table = SliceTable(); table.track.append(0); table.args.append(None)
+        >>> table.activity.tolist()
         [0]
         """
         column = self._activity
-        if len(column) < len(self.track):
-            column.frombytes(bytes(len(self.track) - len(column)))
+        if len(column) < len(self.args):
+            column.frombytes(bytes(len(self.args) - len(column)))
         return column
 
     @activity.setter

@@ -99,6 +99,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("chrome.unsupported_phase.{phase}", "dropped",
           "events of a phase Perfetto and traceconv do not model"),
     _Code("chrome.x_without_dur", "guessed", "X events without dur: duration 0"),
+    # dataflow
+    _Code("dataflow.flows", "note",
+          "flows added from producer to consumer ops of the op graph (--flows dataflow)"),
     # kineto
     _Code("kineto.alloc_without_free", "note",
           "allocations with no free in the trace window (alive at its end, or freed "
@@ -216,6 +219,8 @@ CODES: tuple[CodeInfo, ...] = (
           "line hard-wrapped by the paste (instruction, Summary row, Output list, trailer);"
           " the pieces were joined"),
     # model
+    _Code("model.shift_clamped", "repaired",
+          "times that a clock shift would have moved past int64: stopped at its end"),
     _Code("model.slice_end_beyond_int64", "repaired",
           "slices whose end (start + duration) passes int64: shortened to end there"),
     # nesting

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 from .diagnostic_codes import DEFAULT_SEVERITY, Kind, Severity, lookup
+from .frozen import FrozenTraceError
 
 __all__ = ["DEFAULT_SEVERITY", "Diagnostic", "Diagnostics", "Kind", "Severity"]
 
@@ -39,10 +40,26 @@ class Diagnostics:
     (3, 'dropped')
     """
 
-    __slots__ = ("_items",)
+    __slots__ = ("_frozen", "_items")
 
     def __init__(self) -> None:
         self._items: dict[str, Diagnostic] = {}
+        self._frozen = False
+
+    def freeze(self) -> None:
+        """Refuse new findings from now on (those of a frozen trace are final)."""
+        self._frozen = True
+
+    def copy(self) -> Diagnostics:
+        """An unfrozen collection with the same findings.
+
+        >>> diags = Diagnostics(); diags.add("x", "y", kind="note"); diags.freeze()
+        >>> more = diags.copy(); more.add("x", "y", kind="note"); more.count("x"), diags.count("x")
+        (2, 1)
+        """
+        new = Diagnostics()
+        new.extend(self)
+        return new
 
     def add(
         self,
@@ -58,6 +75,8 @@ class Diagnostics:
         The kind, severity and message not given come from the code table
         (:mod:`traceconv.model.diagnostic_codes`); a code that is not there needs its own
         kind and message."""
+        if self._frozen:
+            raise FrozenTraceError
         if count <= 0:
             return
         item = self._items.get(code)
