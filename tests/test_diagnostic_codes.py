@@ -106,6 +106,9 @@ def test_add_takes_kind_and_text_from_the_table() -> None:
     assert item.message == lookup("align.residual.{index}").text  # type: ignore[union-attr]
     with pytest.raises(ValueError, match="not registered"):
         diags.add("made.up_code")
+    # a variable last part may be any text a hostile file holds, or none
+    for phase in ("", "[/x]\x1b", "a.b"):
+        assert lookup(f"chrome.unsupported_phase.{phase}") is not None
 
 
 SAMPLES = sorted(p for p in (ROOT / "samples").rglob("*")

@@ -390,7 +390,7 @@ def _patterns() -> list[tuple[re.Pattern[str], CodeInfo]]:
         if c.is_pattern:
             text = _PLACEHOLDER.sub(r"[^.]+", re.escape(c.code))
             if c.code.endswith("}"):
-                text = text[:-len("[^.]+")] + r"[\s\S]+"
+                text = text[:-len("[^.]+")] + r"[\s\S]*"   # (a phase may be "")
             out.append((re.compile(text + r"\Z"), c))
     return out
 

@@ -25,6 +25,7 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
+from ...model.diagnostics import Kind as DiagnosticKind
 from ...numbers import to_int64
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, link_flows
@@ -583,13 +584,14 @@ class ChromeReader:
     def _report(self) -> None:
         # kinds and texts: traceconv/model/diagnostic_codes.py
         for code, (count, example) in self._dropped.items():
-            message = None
+            message: str | None = None
+            kind: DiagnosticKind | None = None
             if code.startswith("chrome.unsupported_phase."):
-                message = (f"events of phase {code.rsplit('.', 1)[1]!r}, which Perfetto "
-                           "and traceconv do not model")
+                message, kind = (f"events of phase {code.rsplit('.', 1)[1]!r}, which Perfetto "
+                                 "and traceconv do not model", "dropped")
             if isinstance(example, int):
                 example = f"$.traceEvents[{example}]"
-            self.trace.diagnostics.add(code, message, count=count, example=example)
+            self.trace.diagnostics.add(code, message, kind=kind, count=count, example=example)
 
 
 def _trust_written_devices(flavour: Flavour, envelope: dict) -> None:
