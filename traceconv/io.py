@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from .errors import InputError, OutputError
-from .units import UnitError, format_bytes, parse_bytes
 
 GZIP_MAGIC = b"\x1f\x8b"
 HEAD_BYTES = 64 * 1024
@@ -33,6 +32,8 @@ def parse_size(text: str) -> int:
     >>> parse_size("4G"), parse_size("512 MiB"), parse_size("2MB"), parse_size("1000")
     (4294967296, 536870912, 2000000, 1000)
     """
+    from .units import UnitError, parse_bytes  # (not needed to detect or read a file)
+
     size = parse_bytes(text)
     if size <= 0:
         raise UnitError(f"not a size: {text!r} (must be positive)")
@@ -129,6 +130,8 @@ def stopped_at(stream: BinaryIO, compressed: bool) -> str | None:
 
 def too_large(name: str, limit: int) -> InputError:
     """The error for an input over the size limit (it says how to raise the limit)."""
+    from .units import format_bytes
+
     return InputError(f"content is larger than the {format_bytes(limit, 4)} limit on one input "
                       "(--max-bytes SIZE or max_bytes= raises it)", file=name)
 

@@ -56,7 +56,7 @@ def step_curves(series: Sequence[tuple[str, Sequence[int], Sequence[float]]], or
     ``origin``, y = bytes, the peak of each marked.
 
     >>> svg = step_curves([("cuda:0", [0, 10, 20], [0.0, 2048.0, 0.0])], 0)
-    >>> "peak 2.0 KiB" in svg and svg.count("<path") == 1
+    >>> "peak 2 KiB" in svg and svg.count("<path") == 1
     True
     """
     left, bottom, top, right = 70, 30, 10, 10
