@@ -8,8 +8,8 @@ to a :class:`FormatInfo` (or a list of them)::
 
     # pyproject.toml of a plugin package
     [project.entry-points."traceconv.formats"]
-    nsys = "traceconv_nsys:FORMAT"     # FORMAT = FormatInfo("nsys", "...", "traceconv_nsys",
-                                       #                     (".nsys-rep",), reads=True)
+    hpctoolkit = "traceconv_hpctoolkit:FORMAT"   # FormatInfo("hpctoolkit", "...",
+                                                 #   "traceconv_hpctoolkit", (".db",), reads=True)
 
 The built-ins are in the table before anything else can run, so a plugin (or a
 :func:`register` call, whatever the import order) can never take a built-in's name or alias. Detection looks at the file name first (extension,
@@ -189,6 +189,20 @@ BUILTINS: tuple[FormatInfo, ...] = (
         "linked to its Kineto trace when both are given", "traceconv.formats.torch_et",
         ("_et.json", ".et.json", ".json"), reads=True, aliases=("chakra", "execution-trace"),
         sniffer="traceconv.formats.sniffing:torch_et"),
+    FormatInfo(
+        "nsys", "Nsight Systems SQLite export (nsys export --type sqlite, schema 2.9-3.25): CUDA "
+        "API, kernels, copies, NVTX, OS runtime, launch flows", "traceconv.formats.nsys",
+        (".sqlite", ".nsys.sqlite"), reads=True, aliases=("nsight-systems", "nsys-sqlite"),
+        sniffer="traceconv.formats.database_sniffing:nsys"),
+    FormatInfo(
+        "rpd", "rocmProfileData SQLite trace (.rpd): HIP API calls, roctx ranges, GPU ops per "
+        "queue, api -> op flows, monitor counters", "traceconv.formats.rpd", (".rpd",),
+        reads=True, aliases=("rocmprofiledata", "rocpd"),
+        sniffer="traceconv.formats.database_sniffing:rpd"),
+    FormatInfo(
+        "nsys-stats", "nsys stats CSV report of NVTX ranges (nvtx_pushpop_trace; .csv or "
+        ".csv.xz)", "traceconv.formats.nsys_stats", (".csv.xz", ".csv"), reads=True,
+        aliases=("nvtx-pushpop-csv",), sniffer="traceconv.formats.database_sniffing:nsys_stats"),
 )
 
 _FORMATS: dict[str, FormatInfo] = {}

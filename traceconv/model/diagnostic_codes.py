@@ -232,6 +232,39 @@ CODES: tuple[CodeInfo, ...] = (
           "lane track"),
     _Code("nesting.too_deep_moved", "repaired",
           "slices nested deeper than the limit were moved to an overlap lane track"),
+    # nsys
+    _Code("nsys.address_beyond_int64", "dropped",
+          "memory blocks whose address does not fit int64 (not read)"),
+    _Code("nsys.empty_table", "note", "tables of the export with no rows"),
+    _Code("nsys.end_before_start", "repaired",
+          "events whose end is before their start: read as zero-length"),
+    _Code("nsys.free_without_allocation", "guessed",
+          "device frees whose allocation came before the capture: block starts at the trace"
+          " start"),
+    _Code("nsys.memory_operation_unknown", "dropped",
+          "memory usage events that are neither an allocation nor a deallocation (not read)"),
+    _Code("nsys.metadata_not_read", "note",
+          "rows of tables that describe the capture (system environment, capture settings, "
+          "CUDA contexts, payload schemas...), not read"),
+    _Code("nsys.missing_string", "repaired",
+          "string ids with no StringIds entry (named <string N>)"),
+    _Code("nsys.nvtx_names", "note",
+          "NVTX rows that name a thread, domain or category (read as names, not events)"),
+    _Code("nsys.nvtx_other_event_type", "dropped", "NVTX rows of other event types (not read)"),
+    _Code("nsys.nvtx_unfinished_range", "dropped",
+          "NVTX ranges without an end (still open when the capture stopped): dropped"),
+    _Code("nsys.sync_device_from_context", "repaired",
+          "synchronisations placed on the GPU of their CUDA context (CUPTI records them "
+          "with device 0)"),
+    _Code("nsys.table_not_read", "dropped",
+          "rows of export tables this reader does not read (scheduling, sampling, call "
+          "chains, other APIs...)"),
+    _Code("nsys.work_without_launch", "note",
+          "GPU work whose correlation id matches no API call of its process (no flow; a "
+          "time-window cut of the export leaves some)"),
+    # nsys_stats
+    _Code("nsys_stats.malformed_row", "dropped",
+          "report rows whose start, end, PID or TID is not a number (not read)"),
     # paddle
     _Code("paddle.deivce_typo", "repaired",
           "device process names spelt 'Deivce' by the writer, corrected"),
@@ -304,6 +337,29 @@ CODES: tuple[CodeInfo, ...] = (
           "misdraw them)"),
     _Code("perfetto.time_shifted", "repaired",
           "the trace has negative timestamps; all times were shifted so that the first is 0"),
+    # rpd
+    _Code("rpd.allocation_without_args", "note",
+          "allocation or free calls without a ptr/size in their args (rpd records them only"
+          " in some modes)"),
+    _Code("rpd.callstack_not_read", "note",
+          "ext_callstack rows (a derived summary: parent/child call pairs with inclusive "
+          "times), not read"),
+    _Code("rpd.dangling_api_op", "dropped",
+          "rocpd_api_ops rows naming a call or an op that is not in the file (no flow)"),
+    _Code("rpd.dangling_input_signal", "dropped",
+          "op dependencies naming an op that is not in the file"),
+    _Code("rpd.end_before_start", "repaired",
+          "events whose end is before their start: read as zero-length"),
+    _Code("rpd.missing_string", "repaired",
+          "string ids with no rocpd_string row (named <string N>)"),
+    _Code("rpd.monitor_series_end", "note",
+          "counter samples added at the end of each series' last row (rocpd_monitor rows "
+          "are intervals)"),
+    _Code("rpd.monitor_value_not_a_number", "dropped",
+          "rocpd_monitor rows whose value or start is not a number (not read)"),
+    _Code("rpd.table_not_read", "dropped", "rows of tables this reader does not read"),
+    _Code("rpd.unknown_op_type", "note",
+          "GPU ops of a type this reader does not know (category gpu_op)"),
     # torch_et
     _Code("torch_et.malformed", "dropped",
           "nodes, parent ids, argument lists or attribute entries of the wrong type (a node"
