@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 
 from ..model import ProcessKind, Trace
-from ..model.activity import DEVICE_WORK, Activity, kind_of, primary
+from ..model.activity import DEVICE_WORK, KIND_BITS, Activity, kind_of, primary
 from .timeline_order import timeline_order
 
 __all__ = ["DEVICE_WORK", "Activity", "Intervals", "Timeline", "clip", "kind_of",
@@ -142,8 +142,11 @@ class Timeline:
                                  dtype=np.int64)
         self.process = track_process[self.track] if len(self.track) else self.track
         self.on_device = device_process[self.process] if len(self.track) else np.zeros(0, bool)
-        # one activity per slice: its role (step, data loading, communication), else its kind
-        self.activity = primary(slice_activity(trace))
+        # one activity per slice: its role (step, data loading, communication), else its
+        # kind; the roles apart too (a step's range drawn on a device is a device mark)
+        stated = slice_activity(trace)
+        self.activity = primary(stated)
+        self.roles = stated & ~np.int8(KIND_BITS)
         self.launch_of = self._launches()
 
     def _launches(self) -> np.ndarray:
@@ -180,7 +183,20 @@ class Timeline:
 
     @cached_property
     def steps(self) -> Intervals:
-        """The step windows (step markers), else one window over all work in the trace."""
+        """The step windows: each step marker's window extended by its device-side window
+        (:mod:`.steps`: the device may run behind the host), else one window over all work."""
+        from .steps import step_windows
+
+        windows = step_windows(self)
+        if windows:
+            return merge_intervals(np.array([w.start for w in windows], np.int64),
+                                   np.array([w.end for w in windows], np.int64),
+                                   np.full(len(windows), -1, np.int64))
+        return self.host_steps
+
+    @cached_property
+    def host_steps(self) -> Intervals:
+        """The step windows as the host marked them, else one window over all work."""
         rows = self.rows(Activity.STEP)
         if len(rows):
             return self.union(rows)
@@ -190,6 +206,12 @@ class Timeline:
             return Intervals(*(np.zeros(0, np.int64),) * 3)
         lo, hi = int(self.start[work].min()), int(self.end[work].max())
         return Intervals(np.array([lo]), np.array([hi]), np.array([-1]))
+
+    @property
+    def step_count(self) -> int:
+        """Steps marked (1 when the trace has no step markers: the whole run)."""
+        rows = self.rows(Activity.STEP)
+        return max(1, len(self.outermost(rows[~self.on_device[rows]])))
 
     @property
     def has_step_markers(self) -> bool:

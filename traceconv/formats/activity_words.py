@@ -20,7 +20,8 @@ COMMON = Vocabulary(
     # (one alternation, factored: the pattern runs over every distinct slice name)
     communication_names=(r"nccl|rccl|c10d::|gloo:|all_?(?:reduce|gather|to_?all)|"
                          r"reduce_?scatter|broadcast|sendrecv|hccl",),
-    sync_names=("Synchronize|EventQuery",),                       # cudaStreamSynchronize...
+    # calls that block the host until the device catches up; polls (cudaEventQuery) do not
+    sync_names=("Synchroni[sz]e",),                               # cudaStreamSynchronize...
     launch_names=("Launch|Memcpy|Memset|hipExtModuleLaunch",),    # cudaLaunchKernel...
     memcpy_names=("memcpy|HtoD|DtoH|DtoD",),                      # "Memcpy HtoD (Pageable...)"
     memset_names=("memset",),

@@ -79,15 +79,17 @@ def kind_of(values: np.ndarray) -> np.ndarray:
 
 def primary(values: np.ndarray | int) -> np.ndarray:
     """One activity per value: its first role (step, data loading, communication), else its
-    kind. This is the vocabulary of ``advise`` and ``critical-path``.
+    kind. This is the vocabulary of ``advise`` and ``critical-path``. Marks drawn on a device
+    (annotations, syncs) are not work: they keep their kind whatever their role.
 
-    >>> [Activity(a).name for a in primary(np.array([1, 1 | 64, 2 | 32 | 64], np.int8))]
-    ['HOST_OP', 'COMMUNICATION', 'DATALOADER']
+    >>> [Activity(a).name for a in primary(np.array([1, 1 | 64, 2 | 32 | 64, 10 | 16], np.int8))]
+    ['HOST_OP', 'COMMUNICATION', 'DATALOADER', 'DEVICE_ANNOTATION']
     """
     values = np.asarray(values, dtype=np.int8)
     out = values & KIND_BITS
+    work = (out != Activity.DEVICE_ANNOTATION) & (out != Activity.DEVICE_SYNC)
     for role in reversed(ROLES):
-        out = np.where(values & role, np.int8(role), out)
+        out = np.where(work & (values & role != 0), np.int8(role), out)
     return out.astype(np.int8)
 
 
@@ -246,8 +248,8 @@ def decide(category: int, name: int, on_device: bool) -> int:
     if category & _C["profiler"]:
         return Activity.PROFILER
     if on_device:
-        if category & _C["device_annotation"]:
-            return Activity.DEVICE_ANNOTATION
+        if category & _C["device_annotation"]:   # (a step's range drawn on the device too)
+            return Activity.DEVICE_ANNOTATION | (Activity.STEP if name & _N["step"] else 0)
         if category & _C["device_sync"]:
             return Activity.DEVICE_SYNC
         named = not category & _C["kernel"]   # a kernel category is trusted over the name

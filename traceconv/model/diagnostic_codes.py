@@ -64,6 +64,10 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("align.shifted", "repaired", "rank clocks shifted onto the first input's"),
     _Code("align.unmatched.{index}", "guessed",
           "an input with no collective in common with the first input: not shifted"),
+    # analysis
+    _Code("analysis.device_counters", "note",
+          "counter tracks derived from the device work (launch queue per stream, memcpy "
+          "bandwidth per direction)"),
     # breakdown
     _Code("breakdown.children_scaled", "repaired",
           "children add up to more than their parent; drawn scaled down"),
@@ -121,6 +125,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("kineto.malformed_memory_event", "dropped",
           "[memory] events whose Addr, Device Type or Device Id is a list or an object (no "
           "block)"),
+    _Code("kineto.flow_rebound", "repaired",
+          "ac2g flows moved to the launch with the device op's correlation id (the flow "
+          "event's time fits two launches on that thread)"),
     # link_et
     _Code("link_et.kernels_without_op", "note",
           "device slices launched outside any op of the execution trace (no op node carries"
@@ -309,6 +316,8 @@ CODES: tuple[CodeInfo, ...] = (
           "Event Summary line that is not a row (foreign text in a table)"),
     _Code("paddle_report.wrapped_line", "repaired",
           "line hard-wrapped by the paste: the pieces were joined"),
+    _Code("paddle_report.unknown_place", "note",
+          "a Place: the profiler never printed (times kept, neither host nor device)"),
     # paddle_summary
     _Code("paddle_summary.foreign_lines", "note", "lines outside any summary table were skipped"),
     _Code("paddle_summary.orphan_indent", "repaired",
