@@ -203,6 +203,18 @@ BUILTINS: tuple[FormatInfo, ...] = (
         "nsys-stats", "nsys stats CSV report of NVTX ranges (nvtx_pushpop_trace; .csv or "
         ".csv.xz)", "traceconv.formats.nsys_stats", (".csv.xz", ".csv"), reads=True,
         aliases=("nvtx-pushpop-csv",), sniffer="traceconv.formats.database_sniffing:nsys_stats"),
+    FormatInfo(
+        "xplane", "XPlane XSpace protobuf (jax.profiler, tf.profiler, torch_xla; the *.xplane.pb "
+        "xprof reads): host threads, GPU/TPU planes, XLA ops", "traceconv.formats.xplane",
+        (".xplane.pb",), reads=True, aliases=("xspace", "xprof"),
+        sniffer="traceconv.formats.export_sniffing:xplane"),
+    FormatInfo(
+        "trtexec", "TensorRT trtexec exports: --exportLayerInfo (engine graph), --exportProfile "
+        "(per-layer times), --exportTimes (per-inference timeline); one engine's files together "
+        "read as one trace", "traceconv.formats.trtexec",
+        (".graph.json", ".profile.json", ".timing.json", ".times.json", ".layers.json",
+         ".metadata.json", ".json"), reads=True, aliases=("tensorrt", "trex"),
+        sniffer="traceconv.formats.export_sniffing:trtexec"),
 )
 
 _FORMATS: dict[str, FormatInfo] = {}

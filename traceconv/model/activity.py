@@ -248,6 +248,8 @@ def decide(category: int, name: int, on_device: bool) -> int:
     if category & _C["profiler"]:
         return Activity.PROFILER
     if on_device:
+        if category & _C["step"]:   # a step marker drawn on a device line (XPlane's Steps)
+            return Activity.OTHER | Activity.STEP
         if category & _C["device_annotation"]:   # (a step's range drawn on the device too)
             return Activity.DEVICE_ANNOTATION | (Activity.STEP if name & _N["step"] else 0)
         if category & _C["device_sync"]:

@@ -426,6 +426,65 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("trim.window.memory_blocks", "dropped", "memory blocks not alive during --window"),
     _Code("trim.window.slices", "dropped", "slices outside --window"),
     _Code("trim.window.{table}", "dropped", "instants or counter samples outside --window"),
+    # trtexec
+    _Code("trtexec.layer_names_only", "note",
+          "layers exported by name only (--profilingVerbosity=layer_names_only): no "
+          "tensors, types or tactics"),
+    _Code("trtexec.no_enqueue_times", "note",
+          "inferences without enqueue times (TensorRT 7 exports): no host slice or launch "
+          "flow"),
+    _Code("trtexec.profile_layer_not_in_graph", "note",
+          "profile rows naming no layer of the layer information (another engine's export?)"),
+    _Code("trtexec.repeated_export", "dropped",
+          "exports of the same kind given twice for one engine: the first is read"),
+    _Code("trtexec.trex_metadata", "note",
+          "trt-engine-explorer metadata files read into the attributes (no events)"),
+    _Code("trtexec.zero_length_transfers", "note",
+          "H2D/D2H phases of zero length (data transfers disabled or not measured): no "
+          "slice"),
+    # xplane
+    _Code("xplane.aggregated_events", "dropped",
+          "events that only count occurrences (no time of their own): left out of the "
+          "timeline"),
+    _Code("xplane.ambiguous_correlation", "dropped",
+          "correlation ids on several host events: no launch flow drawn"),
+    _Code("xplane.ambiguous_producer", "guessed",
+          "contexts produced by several events: linked from the first"),
+    _Code("xplane.binary_stats", "dropped",
+          "stat values holding serialized protos (core details, memory access breakdowns, "
+          "HLO protos) left out of the args"),
+    _Code("xplane.consumer_without_producer", "note",
+          "events consuming a context (_ct/_c) that no event produced"),
+    _Code("xplane.device_event_without_launch", "note",
+          "device events whose correlation_id no host event shares (launched before the "
+          "capture, or by another process)"),
+    _Code("xplane.empty_lines", "note", "lines with no events (no track made)"),
+    _Code("xplane.flow_single_end", "note",
+          "flow stats whose id no other event shares (no arrow to draw)"),
+    _Code("xplane.free_without_alloc", "note",
+          "deallocations of memory allocated before the capture (blocks with unknown start)"),
+    _Code("xplane.launch_without_device_event", "note",
+          "host events with a correlation_id that no device event shares (the device side "
+          "was not captured)"),
+    _Code("xplane.memory_event_without_address", "dropped",
+          "allocator events without an integer addr (or an allocation without its size): "
+          "instants only, no block"),
+    _Code("xplane.plane_without_events", "note",
+          "planes with no events (device properties or profile times only): their stats are"
+          " in the attributes"),
+    _Code("xplane.profiler_errors", "note",
+          "errors the profiler recorded in the XSpace (see the attributes)"),
+    _Code("xplane.profiler_warnings", "note",
+          "warnings the profiler recorded in the XSpace (see the attributes)"),
+    _Code("xplane.sub_ns_times", "repaired",
+          "events whose picosecond start or duration is not a whole nanosecond: floored to "
+          "ns"),
+    _Code("xplane.unknown_device_line", "guessed",
+          "device lines traceconv does not know: read as annotations"),
+    _Code("xplane.unknown_event_metadata", "repaired",
+          "events whose metadata id the plane does not define: named by the id"),
+    _Code("xplane.unknown_stat_metadata", "repaired",
+          "stats whose metadata id the plane does not define: named stat#<id>"),
     # {reader}
     _Code("{reader}.allocator_counter_present", "note",
           "allocator counters the file already holds (a traceconv output read back): not "

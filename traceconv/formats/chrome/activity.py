@@ -19,9 +19,11 @@ from .._paddle import PADDLE_VOCABULARY
 from ..megengine.activity import MEGENGINE_VOCABULARY
 from ..migraphx.activity import MIGRAPHX_VOCABULARY
 from ..nsys.activity import NSYS_VOCABULARY
+from ..xplane.activity import XPLANE_VOCABULARY
 from .flavours.kineto_activity import KINETO_VOCABULARY
 
 TRACECONV_VOCABULARY = Vocabulary("traceconv", aggregate={"aggregate"})
 GENERIC_VOCABULARY = Vocabulary.union("generic", KINETO_VOCABULARY, PADDLE_VOCABULARY,
                                       MEGENGINE_VOCABULARY, MIGRAPHX_VOCABULARY,
-                                      NSYS_VOCABULARY, TRACECONV_VOCABULARY)
+                                      NSYS_VOCABULARY, XPLANE_VOCABULARY,
+                                      TRACECONV_VOCABULARY)
