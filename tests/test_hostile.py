@@ -208,7 +208,7 @@ def test_source_bound_applies_to_standard_input():
     stdin = sys.stdin
     try:
         sys.stdin = io.TextIOWrapper(io.BytesIO(b"123456"))
-        with pytest.raises(InputError, match="4 bytes limit"):
+        with pytest.raises(InputError, match="4 B limit"):
             source.read_bytes()
     finally:
         sys.stdin = stdin

@@ -165,7 +165,7 @@ def test_a_pipe_given_as_a_path_loses_nothing():
 
 def test_the_size_limit_applies_to_a_proc_file():
     # st_size is 0 for /proc files: the bound must count what is read
-    with pytest.raises(InputError, match="16 bytes limit"):
+    with pytest.raises(InputError, match="16 B limit"):
         tio.Source("/proc/self/maps", max_bytes=16).read_bytes()
 
 

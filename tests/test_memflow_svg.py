@@ -258,7 +258,7 @@ def test_cli_errors_are_one_line(tmp_path):
     (["--device", "GPU"], "no memory blocks on device 'GPU' (the trace has: '')"),
     (["--pool", "heap"], "no memory blocks on pool 'heap' (the trace has: 'timeline')"),
     (["--min-size", "4QB"], "traceconv: error: unknown size unit 'QB' in '4QB' "
-                            "(use B, KiB, MiB, GiB, TiB)"),
+                            "(use B, KiB, MiB, GiB, TiB or kB, MB, GB, TB)"),
 ])
 def test_cli_option_errors(data, tmp_path, args, message):
     out = tmp_path / "x.svg"

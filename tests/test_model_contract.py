@@ -249,6 +249,8 @@ PLANTED = {
     "owner": lambda t: setattr(t.memory[0], "owner_op", "op/2"),
     "memory": lambda t: setattr(t.memory[0], "free_ns", -5),
     "stat_parent": lambda t: setattr(t.stats[0], "parent", 1),
+    "activity": lambda t: t.slices.activity.__setitem__(0, -1),
+    "diagnostic": lambda t: t.diagnostics.add("made.up_code", "not registered", kind="note"),
 }
 
 

@@ -17,8 +17,10 @@ import orjson
 import pytest
 
 import traceconv
-from traceconv.analysis.activity import Activity, classify
+from traceconv.analysis.activity import Activity
+from traceconv.formats.xplane.activity import XPLANE_VOCABULARY
 from traceconv.model import ProcessKind
+from traceconv.model.activity import primary
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "xplane"
@@ -265,7 +267,7 @@ def test_categories_steps_and_kinds():
         by_line[trace.tracks[s.track].name][s.category] += 1
     assert set(by_line["XLA Ops"]) == {"xla_op"}
     assert set(by_line["XLA Modules"]) == {"device_annotation"}
-    assert classify("step", "0", True) == Activity.STEP
+    assert primary(XPLANE_VOCABULARY.classify("step", "0", True)) == Activity.STEP
     op = next(d for _, d in trace.graph.nodes(data=True) if d.get("type") == "all-reduce")
     assert op["hlo_module"] == "jit__psum" and op["computation"] == 1_342_177_280
     assert trace.metadata.clock_base_ns == 1_741_722_099_081_044_120

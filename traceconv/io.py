@@ -32,32 +32,18 @@ _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
 def parse_size(text: str) -> int:
-    """A byte count with an optional binary unit: ``500M``, ``4G``, ``2GiB``, ``1024``.
+    """A positive byte count (:func:`traceconv.units.parse_bytes`: ``500M``, ``4G``,
+    ``2GiB``, ``2GB`` = 2,000,000,000, ``1000``).
 
-    >>> parse_size("4G"), parse_size("512 MiB"), parse_size("1000")
-    (4294967296, 536870912, 1000)
+    >>> parse_size("4G"), parse_size("512 MiB"), parse_size("2MB"), parse_size("1000")
+    (4294967296, 536870912, 2000000, 1000)
     """
-    value = text.strip().lower().removesuffix("b").removesuffix("i")
-    number, unit = value.rstrip("kmgt "), value[len(value.rstrip("kmgt ")):].strip()
-    try:
-        size = int(float(number) * _UNITS[unit])
-    except (ValueError, KeyError, OverflowError):
-        raise ValueError(f"not a size: {text!r} (examples: 1000, 500M, 4G)") from None
+    from .units import UnitError, parse_bytes  # (not needed to detect or read a file)
+
+    size = parse_bytes(text)
     if size <= 0:
-        raise ValueError(f"not a size: {text!r} (must be positive)")
+        raise UnitError(f"not a size: {text!r} (must be positive)")
     return size
-
-
-def format_size(size: int) -> str:
-    """``16 GiB``, ``1.5 MiB``, ``100 bytes``.
-
-    >>> format_size(16 << 30), format_size(3 << 19), format_size(100)
-    ('16 GiB', '1.5 MiB', '100 bytes')
-    """
-    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale:
-            return f"{size / scale:.4g} {unit}"
-    return f"{size} bytes"
 
 
 class _Readable(Protocol):
@@ -154,7 +140,9 @@ def stopped_at(stream: BinaryIO, compressed: bool) -> str | None:
 
 def too_large(name: str, limit: int) -> InputError:
     """The error for an input over the size limit (it says how to raise the limit)."""
-    return InputError(f"content is larger than the {format_size(limit)} limit on one input "
+    from .units import format_bytes
+
+    return InputError(f"content is larger than the {format_bytes(limit, 4)} limit on one input "
                       "(--max-bytes SIZE or max_bytes= raises it)", file=name)
 
 

@@ -1,114 +1,48 @@
 """What each slice *is*, in words every analysis shares: host op, launch, kernel, copy, sync...
 
-Readers keep their vendor's categories (``cpu_op``, ``Operator``, ``gpu_memcpy``,
-``migraphx.kernel``, ...). Analyses (``advise``, ``critical-path``, ``report``) need one
-vocabulary instead, so this module maps every slice to an :class:`Activity` once, by
-(category, name, host or device track), vectorised over the unique combinations: a
-1 M-slice trace has a few thousand of them. Launch links come from the model's flows
-(host slice → device slice), steps from step markers (``ProfilerStep#N``, Paddle's
-``ProfileStep``).
+Readers state each slice's :class:`~traceconv.model.activity.Activity` at read time, from
+their own vendor's words (:mod:`traceconv.model.activity`); :func:`slice_activity` is the
+one way analyses read it (rows a reader left unknown are classified by the general
+vocabulary). :class:`Timeline` adds launch links (the model's flows, host slice → device
+slice) and steps (the step role: ``ProfilerStep#N``, Paddle's ``ProfileStep``).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from enum import IntEnum
 from functools import cached_property
 
 import numpy as np
 
 from ..model import ProcessKind, Trace
+from ..model.activity import DEVICE_WORK, KIND_BITS, Activity, kind_of, primary
 from .timeline_order import timeline_order
 
-
-class Activity(IntEnum):
-    """The kind of work a slice stands for."""
-
-    OTHER = 0
-    HOST_OP = 1          # a framework operator on a host thread
-    PYTHON = 2           # a Python function frame
-    ANNOTATION = 3       # a user range on the host
-    STEP = 4             # one training / inference step
-    DATALOADER = 5       # fetching the next batch
-    LAUNCH = 6           # a runtime call that enqueues device work (kernel launch, async copy)
-    SYNC = 7             # a runtime call that blocks the host until the device catches up
-    RUNTIME = 8          # any other runtime / driver call
-    KERNEL = 9           # device compute
-    MEMCPY = 10          # device copy
-    MEMSET = 11          # device memset
-    COMMUNICATION = 12   # collective / point-to-point kernels (NCCL, RCCL), or host collectives
-    DEVICE_MARK = 13     # device-side annotations and sync markers (not work)
-    OVERHEAD = 14        # the profiler's own overhead
-    AGGREGATE = 15       # drawn from a statistics table, not a timeline
-    PROFILER = 16        # the profiler's own recording window
+__all__ = ["DEVICE_WORK", "Activity", "Intervals", "Timeline", "clip", "kind_of",
+           "merge_intervals", "overlap_ns", "primary", "slice_activity"]
 
 
-DEVICE_WORK = (Activity.KERNEL, Activity.MEMCPY, Activity.MEMSET, Activity.COMMUNICATION)
+def slice_activity(trace: Trace) -> np.ndarray:
+    """Every slice's activity value (kind | roles, int8) as its reader stated it; rows left
+    :attr:`~Activity.UNKNOWN` (a trace built by hand, a producer traceconv does not know)
+    are classified by the general vocabulary. The trace is not changed.
 
-_KERNEL_CATEGORIES = {"kernel", "migraphx.kernel"}
-_MEMCPY_CATEGORIES = {"gpu_memcpy", "memcpy", "hosttodevice", "devicetohost"}
-_MEMSET_CATEGORIES = {"gpu_memset", "memset"}
-_DEVICE_MARK_CATEGORIES = {"gpu_user_annotation", "cuda_sync", "cuda_event", "xpu_sync",
-                           "cuda_profiler_range", "device_annotation"}
-_RUNTIME_CATEGORIES = {"cuda_runtime", "cuda_driver", "cudaruntime", "xpu_runtime",
-                       "xpu_driver", "hip_runtime", "mtia_runtime", "privateuse1_runtime",
-                       "privateuse1_driver", "os_runtime"}
-_ANNOTATION_CATEGORIES = {"user_annotation", "userdefined", "pythonuserdefined"}
-_STEP = re.compile(r"^(ProfilerStep|ProfileStep)#?\d*$")
-_DATALOADER = re.compile(r"dataloader|data_loader|enumerate\(DataLoader\)", re.IGNORECASE)
-_COMMUNICATION = re.compile(
-    r"nccl|rccl|c10d::|gloo:|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|"
-    r"broadcast|sendrecv|SendRecv|hccl", re.IGNORECASE)
-_LAUNCH = re.compile(r"Launch|Memcpy|Memset|hipExtModuleLaunch", re.IGNORECASE)
-# calls that block the host until the device catches up; polls (cudaEventQuery) do not
-_SYNC = re.compile(r"Synchroni[sz]e", re.IGNORECASE)
-_MEMCPY_NAME = re.compile(r"memcpy|HtoD|DtoH|DtoD|copy_literal", re.IGNORECASE)
-
-
-def classify(category: str, name: str, on_device: bool) -> Activity:
-    """The activity of one (category, name) on a host or a device track.
-
-    >>> classify("kernel", "ncclDevKernel_AllReduce_Sum_f32", True).name
-    'COMMUNICATION'
-    >>> classify("cuda_runtime", "cudaStreamSynchronize", False).name, classify(
-    ...     "cpu_op", "aten::conv2d", False).name
-    ('SYNC', 'HOST_OP')
+    >>> t = Trace(); main = t.add_track("main", process=t.add_process("python"))
+    >>> _ = t.add_slice(main, 0, 10, "cudaStreamSynchronize", "cuda_runtime")
+    >>> _ = t.add_slice(main, 0, 10, "mine", activity=Activity.ANNOTATION)
+    >>> [Activity(a).name for a in slice_activity(t)]
+    ['SYNC', 'ANNOTATION']
     """
-    cat = category.lower()
-    if cat == "aggregate":
-        return Activity.AGGREGATE
-    if cat == "step":   # a reader's step marker, on a host or a device row (XPlane "Steps")
-        return Activity.STEP
-    if cat == "trace":   # Kineto's "PyTorch Profiler (N)" span: the recording, not work
-        return Activity.PROFILER
-    if on_device:
-        if cat in _DEVICE_MARK_CATEGORIES:
-            return Activity.DEVICE_MARK
-        if cat in _MEMSET_CATEGORIES or (cat not in _KERNEL_CATEGORIES and "memset" in name.lower()):
-            return Activity.MEMSET
-        if cat in _MEMCPY_CATEGORIES or (cat not in _KERNEL_CATEGORIES and _MEMCPY_NAME.search(name)):
-            return Activity.MEMCPY
-        return Activity.COMMUNICATION if _COMMUNICATION.search(name) else Activity.KERNEL
-    if cat in _RUNTIME_CATEGORIES:
-        if _SYNC.search(name):
-            return Activity.SYNC
-        return Activity.LAUNCH if _LAUNCH.search(name) else Activity.RUNTIME
-    if _STEP.match(name) or cat == "profilestep":
-        return Activity.STEP
-    if cat == "dataloader" or _DATALOADER.search(name):
-        return Activity.DATALOADER
-    if cat == "python_function":
-        return Activity.PYTHON
-    if cat == "overhead":
-        return Activity.OVERHEAD
-    if cat in _ANNOTATION_CATEGORIES:
-        return Activity.COMMUNICATION if _COMMUNICATION.search(name) else Activity.ANNOTATION
-    if cat in _KERNEL_CATEGORIES:
-        return Activity.KERNEL   # a host-side kernel record (CPU kernels of MIGraphX, Paddle)
-    if _COMMUNICATION.search(name):
-        return Activity.COMMUNICATION
-    return Activity.HOST_OP
+    s = trace.slices
+    column = np.zeros(len(s), np.int8)
+    stated = min(len(s.activity), len(column))
+    column[:stated] = np.frombuffer(s.activity, np.int8, stated)
+    unknown = np.flatnonzero(column == Activity.UNKNOWN)
+    if len(unknown):
+        from ..formats.chrome.activity import GENERIC_VOCABULARY
+
+        column[unknown] = GENERIC_VOCABULARY.classify_rows(trace, unknown)
+    return column
 
 
 @dataclass(frozen=True)
@@ -208,19 +142,12 @@ class Timeline:
                                  dtype=np.int64)
         self.process = track_process[self.track] if len(self.track) else self.track
         self.on_device = device_process[self.process] if len(self.track) else np.zeros(0, bool)
-        self.activity = self._classify(s.numpy("category"))
+        # one activity per slice: its role (step, data loading, communication), else its
+        # kind; the roles apart too (a step's range drawn on a device is a device mark)
+        stated = slice_activity(trace)
+        self.activity = primary(stated)
+        self.roles = stated & ~np.int8(KIND_BITS)
         self.launch_of = self._launches()
-
-    def _classify(self, category: np.ndarray) -> np.ndarray:
-        if not len(category):
-            return np.zeros(0, np.int8)
-        width = len(self.trace.strings.strings) + 1
-        key = (category.astype(np.int64) * width + self.name) * 2 + self.on_device
-        unique, inverse = np.unique(key, return_inverse=True)
-        strings = self.trace.strings.strings
-        kinds = np.array([classify(strings[k // 2 // width], strings[k // 2 % width],
-                                   bool(k % 2)) for k in unique.tolist()], dtype=np.int8)
-        return kinds[inverse]
 
     def _launches(self) -> np.ndarray:
         """For every slice, the row of the host slice that launched it (-1: none)."""

@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from ..model import OpStat, ProcessKind, Trace, TrackKind
+from ..model.activity import Activity
 
 BREAKDOWN_CATEGORY = "aggregate"
 BREAKDOWN_CLOCK = ("synthetic: aggregate breakdown (slices laid side by side by total time, "
@@ -78,7 +79,7 @@ def _place(trace: Trace, track: int, row: int, start: int, dur: int,
         row, start, dur = pending.pop()
         stat = trace.stats[row]
         trace.add_slice(track, start, dur, stat.name, BREAKDOWN_CATEGORY,
-                        _stat_args(row, stat))
+                        _stat_args(row, stat), Activity.AGGREGATE)
         kids = children.get(row, ())
         totals = [max(trace.stats[k].total_ns, 0) for k in kids]
         needed = sum(totals)

@@ -115,7 +115,7 @@ class Walk:
         # Kineto's cuda_sync records, by the runtime call they belong to / by stream
         self.sync_record: dict[int, int] = {}
         self.stream_waits: dict[int, list[int]] = defaultdict(list)
-        marks = tl.rows(Activity.DEVICE_MARK)
+        marks = tl.rows(Activity.DEVICE_SYNC)
         for row in marks[tl.on_device[marks]].tolist():
             args = trace.slices.args[row]
             if not isinstance(args, dict) or "cuda_sync_kind" not in args:

@@ -19,13 +19,14 @@ from typing import Any
 import numpy as np
 
 from ..model import Diagnostics, ProcessKind, Trace
+from ..model.activity import RUNTIME_CALLS, Activity, kind_of
 from ..model.copying import copy_into
 from ..model.graph import OP, OpSpan
+from .activity import slice_activity
 from .slice_index import SliceIndex, enclosing_slices
 
 EXECUTION_TRACE = "torch-et"
 RF_ARG = "Record function id"
-LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver", "hip_runtime")
 
 
 def is_execution_trace(trace: Trace) -> bool:
@@ -136,19 +137,17 @@ def _kernels_by_op(trace: Trace, op_of_slice: dict[int, str]) -> dict[str, list[
     around the launch on the host (or around the launching op if that is not linked)."""
     device_procs = {p.id for p in trace.processes if p.kind == ProcessKind.DEVICE}
     device_tracks = {t.id for t in trace.tracks if t.process in device_procs}
-    launch_ids = {i for c in LAUNCH_CATEGORIES if (i := trace.strings.find(c)) is not None}
     s = trace.slices
     source, target = trace.flows.numpy("source"), trace.flows.numpy("target")
-    track, category = s.numpy("track"), s.numpy("category")
-    keep = (np.isin(category[source], list(launch_ids))
-            & np.isin(track[target], list(device_tracks)))
+    track, kind = s.numpy("track"), kind_of(slice_activity(trace))
+    keep = np.isin(kind[source], RUNTIME_CALLS) & np.isin(track[target], list(device_tracks))
     launches: dict[int, list[int]] = defaultdict(list)
     for launch, device_slice in zip(source[keep].tolist(), target[keep].tolist(), strict=True):
         launches[launch].append(device_slice)
     if not launches:
         return {}
     rows = np.fromiter(launches, dtype=np.int64, count=len(launches))
-    index = SliceIndex(trace, category="cpu_op")
+    index = SliceIndex(trace, rows=np.flatnonzero(kind == Activity.HOST_OP))
     owners = enclosing_slices(index, track[rows], s.numpy("start")[rows])
     found: dict[str, list[int]] = defaultdict(list)
     unowned = 0

@@ -43,14 +43,12 @@ def unique_labels(labels: Sequence[str]) -> list[str]:
 def rank_labels(trace: Trace) -> list[str]:
     """``rank N``, ``world size W``, ``host H``: what the source says about its rank.
 
-    >>> rank_labels(Trace(Metadata(rank=1, attributes={"distributedInfo": {"world_size": 4}})))
+    >>> rank_labels(Trace(Metadata(rank=1, world_size=4)))
     ['rank 1', 'world size 4']
     """
     meta = trace.metadata
-    dist = meta.attributes.get("distributedInfo")
-    world = dist.get("world_size") if isinstance(dist, dict) else None
     host = meta.attributes.get("hostname") or meta.attributes.get("host")
-    known = (("rank", meta.rank), ("world size", world), ("host", host))
+    known = (("rank", meta.rank), ("world size", meta.world_size), ("host", host))
     return [f"{what} {value}" for what, value in known if value is not None]
 
 

@@ -3,10 +3,12 @@
 
 What torch computes, and what this does on the trace (never changing it):
 
-- **Events.** Every slice on a host thread is an event, except Python frames
-  (``python_function``: torch keeps them out of its table), the profiler's own span and the
-  bookkeeping ops torch filters out (``aten::is_leaf``, ``profiler::_record_function_*``...).
-  Every kernel, memcpy and memset on a device stream is an event of its own (a device row).
+- **Events.** Every slice on a host thread is an event, except Python frames (torch keeps
+  them out of its table), the profiler's own span and the bookkeeping ops torch filters out
+  (``aten::is_leaf``, ``profiler::_record_function_*``...). Every kernel, memcpy and memset
+  on a device stream is an event of its own (a device row). What a slice is comes from the
+  model's activity column (:func:`~traceconv.analysis.activity.slice_activity`), never
+  from a vendor's category names.
 - **Nesting** is per thread, on the slices as recorded (not on the lanes a viewer draws):
   sorted by (start, -end), an event is the child of the innermost open event that ends at or
   after its own end; a partial overlap is no nesting.
@@ -15,8 +17,8 @@ What torch computes, and what this does on the trace (never changing it):
   from a kernel to the op that was innermost when it was launched), else the op around its
   launch (the flow's source). **Self device time** = those events' time; **device total** =
   self device time + the children's device totals.
-- **Annotations** (``user_annotation``, ``ProfilerStep#N``, ``gpu_user_annotation``) are
-  ranges: they have totals, never self device time.
+- **Annotations** (user ranges, steps such as ``ProfilerStep#N``, ranges on a device
+  stream) are ranges: they have totals, never self device time.
 - **Duplicate nesting** (an op whose only child has its own name, as autocast redispatch
   makes) counts once: the child's children and device events go to the parent.
 - **Self memory**: the bytes of the ``[memory]`` records (any thread) inside an event's time
@@ -26,7 +28,6 @@ What torch computes, and what this does on the trace (never changing it):
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass, fields
 from typing import Any
@@ -34,6 +35,8 @@ from typing import Any
 import numpy as np
 
 from ..model import ProcessKind, Trace
+from ..model.activity import KIND_BITS, RUNTIME_CALLS, Activity, kind_of
+from .activity import slice_activity
 from .timeline_order import timeline_order
 
 # Bookkeeping events torch drops before building its table.
@@ -41,14 +44,9 @@ FILTERED_NAMES = frozenset({
     "[memory]", "[OutOfMemory]", "profiler::_record_function_enter",
     "profiler::_record_function_enter_new", "profiler::_record_function_exit",
     "aten::is_leaf", "aten::output_nr", "aten::_version"})
-PYTHON_CATEGORIES = frozenset({"python_function"})
-PROFILER_SPAN = re.compile(r"PyTorch Profiler \(\d+\)$")
-HOST_ANNOTATIONS = frozenset({"user_annotation"})
-LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver", "xpu_runtime", "xpu_driver",
-                               "mtia_runtime", "privateuse1_runtime", "privateuse1_driver",
-                               "Runtime"})
-OVERHEAD = "overhead"            # Kineto's own work (trace buffer requests)
-STEP_NAME = re.compile(r"ProfilerStep#\d+$")
+SKIPPED_KINDS = (Activity.PYTHON, Activity.PROFILER)   # not in torch's table
+DEVICE_KINDS = {Activity.DEVICE_ANNOTATION: "gpu_annotation", Activity.DEVICE_SYNC: "sync",
+                Activity.MEMCPY: "memcpy", Activity.MEMSET: "memset"}   # else "kernel"
 # [memory] "Device Type" values (c10::DeviceType) of host and of device memory
 HOST_MEMORY_TYPES = frozenset({0, 4, 5})           # CPU, MKLDNN, IDEEP
 DEVICE_MEMORY_TYPES = frozenset({1, 6, 20})        # CUDA, HIP, PrivateUse1
@@ -80,19 +78,14 @@ class OpRow:
         return out
 
 
-def _device_kind(category: str) -> str:
-    lowered = category.lower()
-    for word, kind in (("annotation", "gpu_annotation"), ("memcpy", "memcpy"),
-                       ("memset", "memset"), ("sync", "sync"), ("cuda_event", "sync")):
-        if word in lowered:
-            return kind
-    return "kernel"
+def _device_kind(activity: int) -> str:
+    return DEVICE_KINDS.get(activity & KIND_BITS, "kernel")   # type: ignore[call-overload]
 
 
-def _host_kind(category: str, name: str) -> str:
-    if category in HOST_ANNOTATIONS or STEP_NAME.match(name):
+def _host_kind(activity: int) -> str:
+    if activity & Activity.STEP or (activity & KIND_BITS) == Activity.ANNOTATION:
         return "annotation"
-    return "runtime" if category in LAUNCH_CATEGORIES else "op"
+    return "runtime" if (activity & KIND_BITS) in RUNTIME_CALLS else "op"
 
 
 class _Events:
@@ -103,13 +96,12 @@ class _Events:
         device_processes = {p.id for p in trace.processes if p.kind == ProcessKind.DEVICE}
         on_device = np.array([t.process in device_processes for t in trace.tracks], dtype=bool)
         track, start, dur = s.numpy("track"), s.numpy("start"), s.numpy("dur")
-        name, category = s.numpy("name"), s.numpy("category")
+        name = s.numpy("name")
         names = np.array(strings, dtype=object)
-        skip_names = {i for i, text in enumerate(strings)
-                      if text in FILTERED_NAMES or PROFILER_SPAN.match(text)}
-        skip_categories = {i for i, text in enumerate(strings)
-                           if text in PYTHON_CATEGORIES or text == "Trace"}
-        kept = ~np.isin(name, list(skip_names)) & ~np.isin(category, list(skip_categories))
+        self.activity = slice_activity(trace)
+        kind = kind_of(self.activity)
+        skip_names = {i for i, text in enumerate(strings) if text in FILTERED_NAMES}
+        kept = ~np.isin(name, list(skip_names)) & ~np.isin(kind, SKIPPED_KINDS)
         device = on_device[track] if len(track) else np.zeros(0, dtype=bool)
         self.trace = trace
         self.host = np.flatnonzero(kept & ~device)
@@ -118,8 +110,9 @@ class _Events:
         h = self.host
         self.host = h[timeline_order(track[h], start[h], -(start[h] + dur[h]))]
         self.start, self.end = start, start + dur
-        self.names, self.name_ids, self.category_ids = names, name, category
-        self.overhead = self.host[category[self.host] == trace.strings.find(OVERHEAD)]
+        self.names, self.name_ids = names, name
+        # Kineto's own work (trace buffer requests)
+        self.overhead = self.host[kind[self.host] == Activity.OVERHEAD]
         self.parent = self._nest(self._overhead_on_main_thread(trace, track))
 
     def _overhead_on_main_thread(self, trace: Trace, track: np.ndarray) -> np.ndarray:
@@ -157,10 +150,6 @@ class _Events:
         return parent
 
 
-def _category(events: _Events, row: int) -> str:
-    return events.trace.strings.strings[events.category_ids[row]]
-
-
 def _external_ids(events: _Events) -> dict[Any, int]:
     """``External id`` → the host event (not a runtime call) that carries it."""
     found: dict[Any, int] = {}
@@ -169,7 +158,8 @@ def _external_ids(events: _Events) -> dict[Any, int]:
         args = all_args[row]
         external = args.get("External id") if args else None
         # (a list or dict there is not an id)
-        if isinstance(external, int | str) and _category(events, row) not in LAUNCH_CATEGORIES:
+        runtime_call = (events.activity[row] & KIND_BITS) in RUNTIME_CALLS
+        if isinstance(external, int | str) and not runtime_call:
             found.setdefault(external, row)
     return found
 
@@ -188,7 +178,7 @@ def _owner_of_device_events(events: _Events) -> dict[int, int]:
     host = set(events.host.tolist())
     owner: dict[int, int] = {}
     for row in events.device.tolist():
-        if _device_kind(_category(events, row)) in RANGE_KINDS:
+        if _device_kind(events.activity[row]) in RANGE_KINDS:
             continue   # a range drawn on the device, no work of its own
         args = trace.slices.args[row]
         external = args.get("External id") if args else None
@@ -283,7 +273,6 @@ def op_summary(trace: Trace, *, group_by_input_shape: bool = False) -> list[OpRo
             kernels[row] = list(kernels.get(interrupted, ()))
     merged = _merge_duplicates(events, children, kernels)
     start, end, names = events.start, events.end, events.names
-    categories = trace.strings.strings
     s = trace.slices
     has_device = bool(len(events.device))
     usage = _memory_usage(trace, events)
@@ -314,16 +303,16 @@ def op_summary(trace: Trace, *, group_by_input_shape: bool = False) -> list[OpRo
         if row in merged:
             continue
         duration = int(end[row] - start[row])
-        category = categories[events.category_ids[row]]
+        activity = int(events.activity[row])
         if row in device_rows:
-            kind = _device_kind(category)
+            kind = _device_kind(activity)
             out = row_of(row, kind)
             out.calls += 1
             work = 0 if kind in RANGE_KINDS else duration
             out.self_device_ns = (out.self_device_ns or 0) + work
             out.device_total_ns = (out.device_total_ns or 0) + duration
             continue
-        kind = _host_kind(category, names[events.name_ids[row]])
+        kind = _host_kind(activity)
         out = row_of(row, kind)
         out.calls += 1
         kids = children.get(row, [])

@@ -14,15 +14,19 @@ MAX_WALK = 256  # how far back to look for an enclosing slice before giving up
 
 class SliceIndex:
     """Per-track slices sorted by (start, -dur) for binding points in time to slices;
-    only those of ``category`` when given. ``order`` maps sorted positions to slice rows."""
+    only those of ``category`` (a reader's own word) or of ``rows`` when given. ``order``
+    maps sorted positions to slice rows."""
 
-    def __init__(self, trace: Trace, category: str | None = None) -> None:
+    def __init__(self, trace: Trace, category: str | None = None,
+                 rows: np.ndarray | None = None) -> None:
         s = trace.slices
         track, start, dur = s.numpy("track"), s.numpy("start"), s.numpy("dur")
-        rows = np.arange(len(track))
+        if rows is None:
+            rows = np.arange(len(track))
         if category is not None:
             wanted = trace.strings.find(category)
-            rows = rows[s.numpy("category") == (-1 if wanted is None else wanted)]
+            rows = rows[s.numpy("category")[rows] == (-1 if wanted is None else wanted)]
+        if len(rows) != len(track):
             track, start, dur = track[rows], start[rows], dur[rows]
         sort = timeline_order(track, start, -dur)
         self.order = rows[sort]

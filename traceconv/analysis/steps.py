@@ -98,16 +98,16 @@ def step_windows(tl: Timeline) -> list[StepWindow]:
 
 def _device_twins(tl: Timeline) -> dict[str, tuple[int, int]]:
     """Device-side step ranges by name (GPU ``ProfilerStep#N`` user annotations)."""
-    from .activity import _STEP, Activity
+    from .activity import Activity
 
-    marks = tl.rows(Activity.DEVICE_MARK)
-    marks = marks[tl.on_device[marks]]
+    # ranges drawn on a device whose reader gave them the step role
+    marks = tl.rows(Activity.DEVICE_ANNOTATION)
+    marks = marks[tl.on_device[marks] & (tl.roles[marks] & Activity.STEP != 0)]
     twins: dict[str, tuple[int, int]] = {}
     for row, name in zip(marks.tolist(), tl.names(marks), strict=True):
-        if _STEP.match(name):
-            s, e = int(tl.start[row]), int(tl.end[row])
-            old = twins.get(name)
-            twins[name] = (s, e) if old is None else (min(old[0], s), max(old[1], e))
+        s, e = int(tl.start[row]), int(tl.end[row])
+        old = twins.get(name)
+        twins[name] = (s, e) if old is None else (min(old[0], s), max(old[1], e))
     return twins
 
 

@@ -6,7 +6,7 @@ preference:
 1. op-graph nodes carrying ``device_spans`` / ``host_spans`` (``{place: OpSpan}`` in int
    ns, the contract of :mod:`traceconv.model.graph`): the op's time is the max over places
    of ``end - start`` (or ``kernel - start`` for the waiting time). MegEngine op nodes
-   also keep the source's float seconds (``megengine_times``): those are summed instead,
+   also keep the source's float seconds (``source_seconds``): those are summed instead,
    so that every digit ``profile_analyze`` prints is reproduced;
 2. slices: one record per row of :func:`~traceconv.analysis.op_summary.op_summary` (slice
    name and kind), time = summed host self time, or device self time for device work;
@@ -179,7 +179,7 @@ def _graph_records(trace: Trace) -> list[OpRecord]:
             continue
         times: dict[tuple[str, str], float] = {}
         for place in ("device", "host"):
-            seconds = list((data.get("megengine_times") or {}).get(place, {}).values())
+            seconds = list((data.get("source_seconds") or {}).get(place, {}).values())
             spans = list(op_spans(data, place).values())
             if seconds:
                 times[(place, "end")] = max(end - start for start, _kern, end in seconds)

@@ -24,7 +24,8 @@ _STYLE = {"high": "bold red", "medium": "yellow", "info": "cyan"}
               callback=lambda ctx, _param, value: _list_rules(ctx) if value else None,
               help="Print the rules with their thresholds and exit.")
 @click.option("--device-memory", metavar="SIZE",
-              help="Device memory (e.g. 16GiB) for memory-peak when the trace lacks it.")
+              help="Device memory (e.g. 16GiB; GB is decimal) for memory-peak when the trace "
+                   "lacks it.")
 @STEPS_OPTION
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 @wide_option
@@ -48,7 +49,7 @@ def advise_command(inputs: tuple[str, ...], as_json: bool, rules: tuple[str, ...
     from ..analysis.advise import RULES, advise
     from ..api import load
     from ..errors import TraceconvError
-    from ..formats.memflow_svg.units import parse_bytes
+    from ..units import parse_bytes
 
     with handled_errors():
         known = {r.id for r in RULES}

@@ -26,7 +26,7 @@ from .options import COLOR_BY
               help="Window start after the first event: 1500 (ns), 12us, 3.5ms, 2s.")
 @click.option("--end", metavar="TIME", help="Window end after the first event.")
 @click.option("--min-size", default="1", show_default=True, metavar="SIZE",
-              help="Hide smaller blocks: 512, 4KiB, 1MiB.")
+              help="Hide smaller blocks: 512, 4KiB, 1MiB (binary), 1MB (decimal).")
 @click.option("--color-by", type=click.Choice(COLOR_BY), default="lifetime", show_default=True,
               help="What the colours mean.")
 @click.option("--width", type=click.IntRange(400), default=1600, show_default=True)
@@ -44,8 +44,8 @@ def memflow(inputs: tuple[str, ...], output: str | None, format: str | None,
       traceconv memflow memory_timeline.raw.json.gz --start 80ms --end 120ms
     """
     from ..formats.memflow_svg.selection import checked_options, select, time_origin
-    from ..formats.memflow_svg.units import parse_bytes, parse_duration
     from ..outputs import refuse_replacing_inputs
+    from ..units import parse_bytes, parse_duration
 
     with handled_errors():
         began = time.perf_counter()

@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 import click
 
-from ..io import DEFAULT_MAX_BYTES, format_size, parse_size
+from ..io import DEFAULT_MAX_BYTES, parse_size
+from ..units import format_bytes
 
 ALIGN_MODES = ("none", "auto", "collectives")                 # analysis.align.MODES
 AGGREGATES = ("sum", "mean", "max", "min")                     # analysis.summary.AGGREGATES
@@ -36,8 +37,9 @@ class ByteSize(click.ParamType):
 
 max_bytes_option = click.option(
     "--max-bytes", type=ByteSize(), default=DEFAULT_MAX_BYTES, metavar="SIZE",
-    help=f"Refuse an input holding more than SIZE bytes once decompressed (e.g. 500M, 32G; "
-         f"default {format_size(DEFAULT_MAX_BYTES)}): a small .gz can expand without bound.")
+    help=f"Refuse an input holding more than SIZE bytes once decompressed (e.g. 500M, 32GiB; "
+         f"MB/GB are decimal, M/MiB binary; default {format_bytes(DEFAULT_MAX_BYTES, 4)}): a "
+         "small .gz can expand without bound.")
 
 ALIGN_OPTION = click.option(
     "--align", type=click.Choice(ALIGN_MODES), default="auto", show_default=True,

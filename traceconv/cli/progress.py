@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..io import Progress as ProgressCallback
-from ..io import format_size
 from ..terminal import plain
+from ..units import format_bytes
 
 MIN_BYTES = 16 << 20
 PerFile = Callable[[int], ProgressCallback | None]
@@ -49,7 +49,7 @@ class ReadMeter:
 
     def _detail(self) -> str:
         """``→ 120 MiB, 1,000,000 events`` (decompressed size, events): beyond the bytes."""
-        parts = [f"→ {format_size(self.unpacked_bytes)}"] if self.unpacked_bytes \
+        parts = [f"→ {format_bytes(self.unpacked_bytes, 4)}"] if self.unpacked_bytes \
             else []
         parts += [f"{self.events:,} events"] if self.events else []
         return ", ".join(parts)

@@ -5,10 +5,10 @@ from .diagnostics import Diagnostic, Diagnostics
 from .entities import MemoryBlock, OpStat, Process, ProcessKind, Track, TrackKind
 from .graph import OP, TENSOR, add_op, add_tensor, op_node, tensor_node
 from .strings import StringTable
-from .trace import Metadata, Trace
+from .trace import DeviceInfo, Metadata, Trace
 
 __all__ = [
-    "OP", "TENSOR", "CounterSample", "Diagnostic", "Diagnostics", "Flow", "Instant",
+    "OP", "TENSOR", "CounterSample", "DeviceInfo", "Diagnostic", "Diagnostics", "Flow", "Instant",
     "MemoryBlock", "Metadata", "OpStat", "Process", "ProcessKind", "Slice", "StringTable",
     "Track", "TrackKind", "Trace", "add_op", "add_tensor", "op_node", "tensor_node",
 ]

@@ -63,6 +63,8 @@ class _Table:
     """Shared machinery: named typed columns and the row count."""
 
     _columns: tuple[tuple[str, str], ...] = ()
+    # columns that may be left out when extending (they get this value)
+    _defaults: dict[str, int] = {}
 
     def __init__(self) -> None:
         for column, typecode in self._columns:
@@ -119,11 +121,14 @@ class _EventTable(_Table):
 
     def _extend_columns(self, rows: int, columns: dict[str, np.ndarray | list[int]]) -> None:
         arrays = {column: np.asarray(columns[column], dtype=typecode)
+                  if column in columns or column not in self._defaults
+                  else np.full(rows, self._defaults[column], dtype=typecode)
                   for column, typecode in self._columns}
         if any(len(values) != rows for values in arrays.values()):
             raise ValueError("every column needs one value per row")
-        for column, values in arrays.items():
-            getattr(self, column).frombytes(values.tobytes())
+        targets = [getattr(self, column) for column in arrays]   # (all, before any grows)
+        for target, values in zip(targets, arrays.values(), strict=True):
+            target.frombytes(values.tobytes())
 
     def set_args(self, row: int, args: Args) -> None:
         """Replace the args of ``row`` (rows read back as copies: this is the way to change them).
@@ -137,17 +142,57 @@ class _EventTable(_Table):
 
 
 class SliceTable(_EventTable):
-    """Slices: (track, start ns, duration ns, name id, category id, args)."""
+    """Slices: (track, start ns, duration ns, name id, category id, activity, args).
 
-    _columns = (("track", "i"), ("start", "q"), ("dur", "q"), ("name", "i"), ("category", "i"))
+    ``activity`` is the slice's :class:`~traceconv.model.activity.Activity` value (kind
+    and roles) as its reader stated it, ``0`` (unknown) by default. Rows appended column
+    by column (a reader's fast path, or code that predates the column) read as unknown:
+    the column is padded when it is next read.
+    """
+
+    _columns = (("track", "i"), ("start", "q"), ("dur", "q"), ("name", "i"), ("category", "i"),
+                ("activity", "b"))
+    _defaults = {"activity": 0}
     track: array[int]
     start: array[int]
     dur: array[int]
     name: array[int]
     category: array[int]
+    _activity: array[int]
+
+    @property
+    def activity(self) -> array[int]:
+        """One int8 per row (see the class text). The rows are those whose args are in:
+        args are appended last, so a column read while others are being extended is
+        padded to the rows already complete.
+
+        >>> table = SliceTable(); table.track.append(0); table.args.append(None)
+        >>> table.activity.tolist()
+        [0]
+        """
+        column = self._activity
+        if len(column) < len(self.args):
+            column.frombytes(bytes(len(self.args) - len(column)))
+        return column
+
+    @activity.setter
+    def activity(self, column: array[int]) -> None:
+        self._activity = column
+
+    def set_activity(self, values: np.ndarray | Sequence[int]) -> None:
+        """Replace the whole activity column (one value per row).
+
+        >>> table = SliceTable(); _ = table.append(0, 0, 5, 0, 0)
+        >>> table.set_activity([7]); table.activity.tolist()
+        [7]
+        """
+        data = np.asarray(values, dtype=np.int8)
+        if len(data) != len(self.track):
+            raise ValueError("the activity column needs one value per row")
+        self.activity = array("b", data.tobytes())
 
     def append(self, track: int, start: int, dur: int, name: int, category: int,
-               args: Args = None) -> int:
+               args: Args = None, activity: int = 0) -> int:
         index = len(self.args)
         # the int64 columns first: a time that does not fit raises before any column grew
         self.start.append(start)
@@ -159,6 +204,9 @@ class SliceTable(_EventTable):
         self.track.append(track)
         self.name.append(name)
         self.category.append(category)
+        if len(self._activity) < index:   # (rows appended column by column before)
+            self._activity.frombytes(bytes(index - len(self._activity)))
+        self._activity.append(activity)
         self.args.append(args)
         return index
 

@@ -8,19 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from typing import Literal
 
+from .diagnostic_codes import DEFAULT_SEVERITY, Kind, Severity, lookup
 from .frozen import FrozenTraceError
 
-Kind = Literal["dropped", "repaired", "guessed", "note"]
-Severity = Literal["info", "warning", "error"]
-
-_DEFAULT_SEVERITY: dict[str, Severity] = {
-    "dropped": "warning",
-    "repaired": "info",
-    "guessed": "info",
-    "note": "info",
-}
+__all__ = ["DEFAULT_SEVERITY", "Diagnostic", "Diagnostics", "Kind", "Severity"]
 
 
 @dataclass(slots=True)
@@ -42,10 +34,10 @@ class Diagnostics:
     """An ordered collection of :class:`Diagnostic`, aggregated by code.
 
     >>> diags = Diagnostics()
-    >>> diags.add("flow.dangling", "flow end without start", kind="dropped", count=2)
-    >>> diags.add("flow.dangling", "flow end without start", kind="dropped")
-    >>> diags["flow.dangling"].count
-    3
+    >>> diags.add("chrome.flow_dangling", count=2)     # kind and text from the code table
+    >>> diags.add("chrome.flow_dangling", "a message of its own", kind="dropped")
+    >>> diags["chrome.flow_dangling"].count, diags["chrome.flow_dangling"].kind
+    (3, 'dropped')
     """
 
     __slots__ = ("_frozen", "_items")
@@ -72,22 +64,35 @@ class Diagnostics:
     def add(
         self,
         code: str,
-        message: str,
+        message: str | None = None,
         *,
-        kind: Kind,
+        kind: Kind | None = None,
         count: int = 1,
         example: object = None,
         severity: Severity | None = None,
     ) -> None:
-        """Count ``count`` occurrences of ``code``; the first message and example are kept."""
+        """Count ``count`` occurrences of ``code``; the first message and example are kept.
+        The kind, severity and message not given come from the code table
+        (:mod:`traceconv.model.diagnostic_codes`); a code that is not there needs its own
+        kind and message."""
         if self._frozen:
             raise FrozenTraceError
         if count <= 0:
             return
         item = self._items.get(code)
         if item is None:
+            if kind is None or message is None or severity is None:
+                info = lookup(code)
+                if info is None and (kind is None or message is None):
+                    raise ValueError(f"diagnostic code {code!r} is not registered in "
+                                     "traceconv.model.diagnostic_codes: give its kind and "
+                                     "message, or add it to the table")
+                kind = kind or info.kind   # type: ignore[union-attr]
+                message = message or info.text   # type: ignore[union-attr]
+                if severity is None and info is not None and info.kind == kind:
+                    severity = info.severity
             item = self._items[code] = Diagnostic(
-                code, kind, severity or _DEFAULT_SEVERITY[kind], message
+                code, kind, severity or DEFAULT_SEVERITY[kind], message
             )
         item.count += count
         if item.example is None and example is not None:

@@ -71,6 +71,9 @@ class OpAttrs(TypedDict, total=False):
     memory: int | None                 # bytes read and written
     in_shapes: list[list[int]] | None
     out_shapes: list[list[int]] | None
+    # the source's own times in float seconds, place -> {where: (start, kernel, end)}, for
+    # tools whose every printed digit is reproduced (MegEngine's profile_analyze)
+    source_seconds: dict[str, dict[str, tuple[float, float, float]]]
 
 
 class TensorAttrs(TypedDict, total=False):

@@ -39,15 +39,34 @@ FrameKind = Literal["slices", "instants", "counters", "flows", "memory", "ops"]
 Selector = Union[int, str, Collection[int | str], None]   # noqa: UP007 - runtime alias
 
 
+@dataclass(frozen=True)
+class DeviceInfo:
+    """One accelerator as the source describes it (what analyses may rely on; the source's
+    own record stays in :attr:`Metadata.attributes`)."""
+
+    id: int | str | None = None
+    name: str | None = None
+    memory_bytes: int | None = None      # total device memory
+    compute_major: int | None = None     # compute capability (CUDA) / gfx major (ROCm)
+    compute_minor: int | None = None
+
+
 @dataclass
 class Metadata:
-    """Where a trace came from and what happened to it on the way in."""
+    """Where a trace came from and what happened to it on the way in.
+
+    Readers fill the typed fields (``framework``, ``rank``, ``world_size``, ``devices``)
+    from their source's own words; analyses read those, never the free-form
+    ``attributes`` (which keep the source's envelope as it was, for writers).
+    """
 
     source_format: str = ""
     source_version: str | None = None
     source_file: str | None = None
     framework: str | None = None
     rank: int | None = None
+    world_size: int | None = None
+    devices: list[DeviceInfo] = field(default_factory=list)
     # Epoch nanoseconds of the source's time origin when the source states one (Kineto's
     # baseTimeNanoseconds). Writers use it as the base of relative output timestamps.
     clock_base_ns: int | None = None
@@ -66,6 +85,7 @@ class Metadata:
         if getattr(self, "_frozen", False):
             return
         self.attributes = FrozenDict(self.attributes)
+        self.devices = frozen_list(self.devices)
         self.diagnostics.freeze()
         object.__setattr__(self, "_frozen", True)
 
@@ -77,7 +97,7 @@ class Metadata:
         (['a', 'b'], ['a'])
         """
         return replace(self, attributes=copy.deepcopy(dict(self.attributes)),
-                       diagnostics=self.diagnostics.copy())
+                       devices=list(self.devices), diagnostics=self.diagnostics.copy())
 
 
 class Trace:
@@ -226,10 +246,12 @@ class Trace:
         return track.id
 
     def add_slice(self, track: int, start: int, dur: int, name: str, category: str = "",
-                  args: Args = None) -> int:
-        """Add a slice (start and duration in ns) and return its row index."""
+                  args: Args = None, activity: int = 0) -> int:
+        """Add a slice (start and duration in ns) and return its row index; ``activity``:
+        what it is (:class:`~traceconv.model.activity.Activity`), when the caller knows."""
         intern = self.strings.intern
-        return self.slices.append(track, start, dur, intern(name), intern(category), args)
+        return self.slices.append(track, start, dur, intern(name), intern(category), args,
+                                  activity)
 
     def shorten_overflowing_slices(self) -> int:
         """Shorten each slice whose end (``start + dur``) passes int64 to end at the int64

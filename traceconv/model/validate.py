@@ -23,6 +23,10 @@ on any input. Each invariant has a stable code:
 ``memory``                  a memory block's size is not negative; it is not freed before it is
                             allocated
 ``stat_parent``             a statistics row's ``parent`` is an earlier row
+``activity``                every slice's activity is a kind with roles
+                            (:mod:`traceconv.model.activity`)
+``diagnostic``              every diagnostic code is registered
+                            (:mod:`traceconv.model.diagnostic_codes`)
 ==========================  =====================================================================
 
 >>> from traceconv.model import Trace
@@ -49,7 +53,8 @@ if TYPE_CHECKING:
 
 
 INVARIANTS = ("ids", "track", "string", "duration", "slice_end", "flow", "graph_kind",
-              "graph_edge", "op_slices", "graph_ref", "owner", "memory", "stat_parent")
+              "graph_edge", "op_slices", "graph_ref", "owner", "memory", "stat_parent",
+              "activity", "diagnostic")
 
 
 @dataclass(frozen=True)
@@ -227,4 +232,18 @@ def _stats(trace: Trace) -> Iterator[Problem]:
                     if s.parent is not None and not 0 <= s.parent < i])
 
 
-_CHECKS = (_ids, _track, _string, _times, _flow, _graph, _owner, _memory, _stats)
+def _activity(trace: Trace) -> Iterator[Problem]:
+    values = np.frombuffer(trace.slices.activity, np.int8)
+    yield _problem("activity", "slices whose activity is not a kind with roles", values < 0,
+                   lambda i: f"slice row {i}")
+
+
+def _diagnostic(trace: Trace) -> Iterator[Problem]:
+    from .diagnostic_codes import lookup
+
+    yield _problem("diagnostic", "diagnostic codes not in the table of codes",
+                   [d.code for d in trace.diagnostics if lookup(d.code) is None])
+
+
+_CHECKS = (_ids, _track, _string, _times, _flow, _graph, _owner, _memory, _stats, _activity,
+           _diagnostic)

@@ -13,8 +13,9 @@ from collections import defaultdict
 from html import escape
 
 from ..model import Trace
+from ..units import format_bytes
 from .page import page, table
-from .svg import human_bytes, ms, path_strip, stacked_bar, step_curves
+from .svg import ms, path_strip, stacked_bar, step_curves
 
 # the step-time breakdown's names for the attribution kinds
 _BREAKDOWN = (("kernel", "compute"), ("memcpy", "memcpy"), ("communication", "communication"),
@@ -54,13 +55,13 @@ def _metadata(trace: Trace) -> str:
         ("clock", meta.clock), ("span", ms(trace.span_ns))]
     if meta.rank is not None:
         rows.append(("rank", meta.rank))
-    props = meta.attributes.get("deviceProperties")
-    if isinstance(props, list):
-        for p in props:
-            if isinstance(p, dict) and p.get("name"):
-                rows.append((f"device {p.get('id', '')}", f"{p['name']}, "
-                             f"{human_bytes(p.get('totalGlobalMem') or 0)}, "
-                             f"compute {p.get('computeMajor', '?')}.{p.get('computeMinor', '?')}"))
+    for device in meta.devices:
+        if device.name:
+            major, minor = (("?" if n is None else n)
+                            for n in (device.compute_major, device.compute_minor))
+            rows.append((f"device {'' if device.id is None else device.id}",
+                         f"{device.name}, {format_bytes(device.memory_bytes or 0)}, "
+                         f"compute {major}.{minor}"))
     counts = ", ".join(f"{k} {v:,}" for k, v in trace.counts().items() if v and k != "span_ns")
     rows.append(("contents", counts))
     diagnostics = list(trace.diagnostics)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from ..units import format_bytes
+
 KIND_COLORS = {"compute": "#4e79a7", "kernel": "#4e79a7", "memcpy": "#f28e2b",
                "communication": "#59a14f", "host": "#e15759", "cpu": "#e15759",
                "idle": "#bab0ac"}
@@ -22,18 +24,6 @@ def ms(ns: float) -> str:
     '1.500 ms'
     """
     return f"{ns / 1e6:,.3f} ms"
-
-
-def human_bytes(n: float) -> str:
-    """Bytes in binary units for labels.
-
-    >>> human_bytes(1536), human_bytes(3 * 2**30)
-    ('1.5 KiB', '3.0 GiB')
-    """
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if abs(n) >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n:.0f} B"
 
 
 def stacked_bar(parts: Sequence[tuple[str, int]], width: int = 720, height: int = 28) -> str:
@@ -66,7 +56,7 @@ def step_curves(series: Sequence[tuple[str, Sequence[int], Sequence[float]]], or
     ``origin``, y = bytes, the peak of each marked.
 
     >>> svg = step_curves([("cuda:0", [0, 10, 20], [0.0, 2048.0, 0.0])], 0)
-    >>> "peak 2.0 KiB" in svg and svg.count("<path") == 1
+    >>> "peak 2 KiB" in svg and svg.count("<path") == 1
     True
     """
     left, bottom, top, right = 70, 30, 10, 10
@@ -85,7 +75,7 @@ def step_curves(series: Sequence[tuple[str, Sequence[int], Sequence[float]]], or
              f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" class="axis"/>']
     for frac in (0.0, 0.5, 1.0):
         parts.append(f'<text x="{left - 4}" y="{py(v_max * frac) + 4:.1f}" text-anchor="end">'
-                     f'{human_bytes(v_max * frac)}</text>')
+                     f'{format_bytes(v_max * frac)}</text>')
         anchor = {0.0: "start", 0.5: "middle", 1.0: "end"}[frac]
         parts.append(f'<text x="{px(origin + round(t_max * frac)):.1f}" y="{height - 8}" '
                      f'text-anchor="{anchor}">{ms(t_max * frac)}</text>')
@@ -102,10 +92,10 @@ def step_curves(series: Sequence[tuple[str, Sequence[int], Sequence[float]]], or
         parts.append(f'<path d="{"".join(d)}" fill="none" stroke="{color}" stroke-width="1.5">'
                      f'<title>{escape(name)}</title></path>')
         parts.append(f'<circle cx="{px(times[peak]):.1f}" cy="{py(values[peak]):.1f}" r="3" '
-                     f'fill="{color}"><title>{escape(name)} peak {human_bytes(values[peak])} at '
+                     f'fill="{color}"><title>{escape(name)} peak {format_bytes(values[peak])} at '
                      f'{ms(times[peak] - origin)}</title></circle>')
         parts.append(f'<text x="{left + 8}" y="{top + 14 + 14 * i}" fill="{color}">'
-                     f'{escape(name)}: peak {human_bytes(values[peak])}</text>')
+                     f'{escape(name)}: peak {format_bytes(values[peak])}</text>')
     return (f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" '
             f'xmlns="http://www.w3.org/2000/svg">{"".join(parts)}</svg>')
 

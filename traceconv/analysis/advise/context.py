@@ -128,13 +128,9 @@ class Context:
         source recorded about its devices."""
         if self.options.get("device_memory"):
             return int(self.options["device_memory"])
-        props = self.trace.metadata.attributes.get("deviceProperties")
-        if isinstance(props, list):
-            sizes = [size for p in props if isinstance(p, dict)
-                     if isinstance(size := p.get("totalGlobalMem"), int) and size > 0]
-            if sizes:
-                return min(sizes)
-        return None
+        sizes = [d.memory_bytes for d in self.trace.metadata.devices
+                 if d.memory_bytes is not None and d.memory_bytes > 0]
+        return min(sizes) if sizes else None
 
 
 def _overhead_stats(ctx: Context) -> bool:

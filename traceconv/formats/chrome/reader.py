@@ -24,6 +24,7 @@ from ...analysis.slice_index import SliceIndex
 from ...errors import InputError
 from ...io import Source, stopped_at
 from ...model import Metadata, ProcessKind, Trace, TrackKind
+from ...model.activity import fill_activity
 from ...model.diagnostics import Kind as DiagnosticKind
 from ...numbers import to_int64
 from .flavours import Flavour, ReadContext, by_name, detect
@@ -386,7 +387,7 @@ class ChromeReader:
         """Undo a half-added slice row and count the event."""
         s = self.trace.slices
         n = len(s.args)
-        for column in (s.track, s.start, s.dur, s.name, s.category):
+        for column in (s.track, s.start, s.dur, s.name, s.category, s.activity):
             del column[n:]
         if not isinstance(event, dict):
             self.drop("chrome.event_not_object", f"$.traceEvents[{index}]")
@@ -494,6 +495,8 @@ class ChromeReader:
         self.context.slice_index = SliceIndex(self.trace)  # slices and times are final now
         link_flows(self.trace, self.flow_points, self._flow_tracks, self.context.slice_index)
         self.flavour.finalize(self.trace, self.context)
+        if self.flavour.vocabulary is not None:
+            fill_activity(self.trace, self.flavour.vocabulary)
         self._report()
         self.trace.metadata.attributes.update(self.context.envelope)
         self.trace.metadata.attributes["flavour"] = self.flavour.name
@@ -579,33 +582,13 @@ class ChromeReader:
         meta.clock = "unix epoch" if bounds and bounds[0] >= EPOCH_NS else "relative"
 
     def _report(self) -> None:
-        messages: dict[str, tuple[str, DiagnosticKind]] = {
-            "chrome.x_without_dur": ("X events without dur: duration 0", "guessed"),
-            "chrome.negative_duration": ("X events with negative dur: duration 0", "repaired"),
-            "chrome.memory_event_as_slice": ("[memory] events written as X (torch's python "
-                                             "exporter): read as instants", "repaired"),
-            "chrome.empty_event": ("empty {} events (Paddle writes one at the end)", "note"),
-            "chrome.missing_phase": ("events without ph", "dropped"),
-            "chrome.event_not_object": ("traceEvents items that are not objects", "dropped"),
-            "chrome.missing_timestamp": ("events without ts", "dropped"),
-            "chrome.malformed_event": ("events with fields of the wrong type", "dropped"),
-            "chrome.time_base_out_of_range": ("baseTimeNanoseconds that would move times "
-                                              "beyond int64: not applied", "dropped"),
-            "chrome.counter_not_numeric": ("counter values that are not numbers", "dropped"),
-            "chrome.args_not_object": ("args that are not objects: kept under the key 'args'",
-                                       "repaired"),
-            "chrome.metadata_ignored": ("M events other than process/thread name, labels and "
-                                        "sort index", "note"),
-            "chrome.metadata_conflict": ("a thread or process named twice differently: both "
-                                         "names kept", "repaired"),
-        }
+        # kinds and texts: traceconv/model/diagnostic_codes.py
         for code, (count, example) in self._dropped.items():
-            kind: DiagnosticKind
+            message: str | None = None
+            kind: DiagnosticKind | None = None
             if code.startswith("chrome.unsupported_phase."):
                 message, kind = (f"events of phase {code.rsplit('.', 1)[1]!r}, which Perfetto "
                                  "and traceconv do not model", "dropped")
-            else:
-                message, kind = messages[code]
             if isinstance(example, int):
                 example = f"$.traceEvents[{example}]"
             self.trace.diagnostics.add(code, message, kind=kind, count=count, example=example)

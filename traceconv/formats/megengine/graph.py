@@ -10,7 +10,7 @@ Read-only forwards and forced updates are tensor attributes naming the source te
 Op nodes carry what per-op analysis needs, in the units of :mod:`traceconv.model.graph`:
 ``device_spans`` / ``host_spans`` (``{place: OpSpan}``, int ns on the trace clock, device
 places shifted like their slices; host ``kern`` -1 = no kernel = ``kernel_ns`` None), plus
-``megengine_times`` (``{"device"|"host": {place: (start, kern, end)}}``, the source's float
+``source_seconds`` (``{"device"|"host": {place: (start, kern, end)}}``, the source's float
 seconds, unshifted: ``profile_analyze`` sums those, and its printed digits depend on the
 sub-nanosecond parts that int ns round away),
 ``computation``, ``memory``, ``in_shapes``, ``out_shapes``, ``in_layouts``, ``param``,
@@ -103,7 +103,7 @@ def add_graph(trace: Trace, doc: StaticProfile, rows: dict[str, list[int]],
                       slices=rows.get(opr_id, []),
                       device_spans=_spans(prof.device.get(opr_id, {}), offsets or {}),
                       host_spans=_spans(prof.host.get(opr_id, {}), {}),
-                      megengine_times={"device": _seconds(prof.device.get(opr_id, {})),
+                      source_seconds={"device": _seconds(prof.device.get(opr_id, {})),
                                        "host": _seconds(prof.host.get(opr_id, {}))},
                       computation=fp.computation if fp else None,
                       memory=fp.memory if fp else None,

@@ -15,8 +15,10 @@ from ...analysis.memory import add_live_bytes_counters
 from ...errors import InputError
 from ...io import Source
 from ...model import MemoryBlock, Metadata, ProcessKind, Trace, TrackKind
+from ...model.activity import fill_activity
 from ...numbers import NumberError, to_int64
 from ..sniffing import megengine_meminfo as sniff  # noqa: F401  (this format's sniff, kept light)
+from .activity import MEGENGINE_VOCABULARY
 from .clock import PROGRAM_STEP_NS as STEP_NS
 from .document import load_json, validate
 from .schema import MemInfoChunk, StaticMemoryInfo
@@ -86,4 +88,5 @@ def read(source: Source) -> Trace:
     statics = [b.end_address for b in trace.memory if b.category != "weight"]
     trace.metadata.attributes["megengine.static_peak_bytes"] = max(statics, default=0)
     add_live_bytes_counters(trace)
+    fill_activity(trace, MEGENGINE_VOCABULARY)
     return trace

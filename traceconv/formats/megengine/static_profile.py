@@ -25,6 +25,8 @@ from typing import Any
 from ...analysis.memory import add_live_bytes_counters
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
+from ...model.activity import fill_activity
+from .activity import MEGENGINE_VOCABULARY
 from .clock import PROGRAM_STEP_NS, device_offsets, seconds_to_ns
 from .document import load_json, validate
 from .graph import add_graph, shapes_text
@@ -78,6 +80,7 @@ def read_profile(source: Source) -> Trace:
     add_graph(trace, doc, rows, offsets)
     add_memory_blocks(trace, doc, offsets)
     add_live_bytes_counters(trace)
+    fill_activity(trace, MEGENGINE_VOCABULARY)
     return trace
 
 
@@ -95,6 +98,7 @@ def _read_graph_only(doc: StaticProfile) -> Trace:
     add_graph(trace, doc, rows)
     add_memory_blocks(trace, doc, {}, program_order=True)
     add_live_bytes_counters(trace)
+    fill_activity(trace, MEGENGINE_VOCABULARY)
     return trace
 
 

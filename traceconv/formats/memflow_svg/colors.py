@@ -15,7 +15,7 @@ import networkx as nx
 import numpy as np
 
 from ...model import MemoryBlock
-from .units import format_duration
+from ...units import format_duration
 
 # Tableau 10 followed by its lighter companions: distinct, print-safe, colour-blind tolerant.
 CATEGORICAL = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",

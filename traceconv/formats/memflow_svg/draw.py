@@ -26,10 +26,11 @@ from svgwrite.container import Group
 from ...analysis.memory import LiveBytes, live_bytes
 from ...model import MemoryBlock, Trace
 from ...model.clock import is_logical
+from ...units import format_bytes, format_duration
 from .colors import Coloring, color_blocks
 from .layout import BREAK_PX, AddressAxis, Region, TimeAxis, address_axis
 from .selection import MemflowOptions, Selection, select, select_reserved
-from .units import format_bytes, format_duration, nice_step, time_unit_for
+from .units import nice_step, time_unit_for
 
 MIN_WIDTH = 1.0    # px: zero-duration blocks stay visible
 MIN_HEIGHT = 1.0   # px: tiny blocks in a big region stay visible

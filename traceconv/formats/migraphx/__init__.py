@@ -19,6 +19,8 @@ from ...analysis.memory import add_live_bytes_counters
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from ...model.activity import fill_activity
+from .activity import MIGRAPHX_VOCABULARY
 from .document import Document, parse_document
 from .graph import add_graph
 from .memory import add_memory
@@ -91,6 +93,7 @@ def build(document: Document, name: str = "<text>") -> Trace:
                                      "in program order with their mean (perf) or trace-eval "
                                      "times")
     meta.attributes["programs"] = [_unit_summary(u) for u in units]
+    fill_activity(trace, MIGRAPHX_VOCABULARY)
     return trace
 
 

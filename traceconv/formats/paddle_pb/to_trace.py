@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...model import ProcessKind, Trace, TrackKind
+from ...model.activity import fill_activity
 from ...model.graph import add_op, add_tensor, op_node
-from .._paddle import INT64_MAX, AllocatorLog
+from .._paddle import INT64_MAX, PADDLE_VOCABULARY, AllocatorLog
 from .._proto import Utf8Repair
+from ..device_properties import device_infos
 from .proto import EVENT_TYPES, MEM_EVENT_TYPES
 
 ROOT_PARENT = -1
@@ -240,6 +242,7 @@ def build_trace(message, trace: Trace) -> Trace:
     if message.device_property:
         meta.attributes["paddle.device_properties"] = [
             {f.name: text(v) for f, v in prop.ListFields()} for prop in message.device_property]
+        meta.devices = device_infos(meta.attributes["paddle.device_properties"])
     builder = _Builder(trace, extra)
     roots = 0
     for tree in message.thread_trees:
@@ -248,4 +251,5 @@ def build_trace(message, trace: Trace) -> Trace:
     builder.memories()
     trace.diagnostics.add("paddle_pb.root_nodes", "synthetic per-thread root nodes skipped",
                           kind="note", count=roots)
+    fill_activity(trace, PADDLE_VOCABULARY)
     return trace

@@ -6,11 +6,13 @@ from collections import defaultdict
 
 from ...analysis.memory import add_live_bytes_counters
 from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
+from ...model.activity import fill_activity
 from .._paddle import (
     CPU_CATEGORY,
     INT64_MAX,
     KERNEL_CATEGORY,
     MEMCPY_CATEGORY,
+    PADDLE_VOCABULARY,
     RUNTIME_CATEGORY,
     leaf_name,
     link_launches,
@@ -83,6 +85,7 @@ def build_trace(profile, trace: Trace) -> Trace:
                           kind="dropped", count=out_of_range)
     link_launches(trace, "paddle_profile")
     _add_memory(trace, profile)
+    fill_activity(trace, PADDLE_VOCABULARY)
     return trace
 
 

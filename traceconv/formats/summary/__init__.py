@@ -29,7 +29,9 @@ WRITE_OPTIONS = SummaryOptions   # the names write()'s **options may use
 
 
 def number_with_unit(value: float | None, unit: str, base: int, binary: bool = False) -> str:
-    """``profile_analyze``'s scaled number: two decimals and a prefixed unit.
+    """``profile_analyze``'s scaled number: two decimals and a prefixed unit (this table
+    copies MegEngine's, so it keeps MegEngine's format; elsewhere sizes are written by
+    :func:`traceconv.units.format_bytes`).
 
     >>> number_with_unit(37748736, "FLO", 1000), number_with_unit(804864, "B", 1024, True)
     ('37.75 MFLO', '786.00 KiB')

@@ -40,7 +40,9 @@ def format_ns(ns: int | None, decimals: int = 3) -> str:
 
 
 def format_bytes(n: int | None, decimals: int = 2) -> str:
-    """Bytes in binary units, signed (a free is negative).
+    """Bytes as ``torch.profiler``'s table prints them: binary sizes named ``KB``/``MB``/
+    ``GB``, signed (a free is negative). This table copies torch's, so it keeps torch's
+    format; everything else writes :func:`traceconv.units.format_bytes`.
 
     >>> format_bytes(153_890_816), format_bytes(-1536), format_bytes(0), format_bytes(None)
     ('146.76 MB', '-1.50 KB', '0 B', '')

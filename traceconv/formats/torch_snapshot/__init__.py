@@ -20,6 +20,8 @@ import os
 from ...errors import InputError
 from ...io import Source
 from ...model import Trace
+from ...model.activity import fill_activity
+from ..chrome.flavours.kineto_activity import KINETO_VOCABULARY
 from ..sniffing import torch_snapshot as sniff  # noqa: F401  (this format's sniff, kept light)
 from .expansion import Budget
 from .to_trace import SnapshotBuilder
@@ -38,7 +40,9 @@ def read(source: Source) -> Trace:
                          "'device_traces'", file=source.name)
     if not isinstance(document.get("device_traces", []), list):
         raise InputError("'device_traces' is not a list", file=source.name)
-    return SnapshotBuilder(document, Budget(_input_bytes(source), source.name)).build()
+    trace = SnapshotBuilder(document, Budget(_input_bytes(source), source.name)).build()
+    fill_activity(trace, KINETO_VOCABULARY)   # (record_function ranges: user annotations)
+    return trace
 
 
 def _input_bytes(source: Source) -> int:

@@ -22,11 +22,8 @@ _ARG_KEYS = ("Input type", "dtype", "dtypes", "Input Type")
 
 def _tensor_core_gpu(ctx: Context) -> bool | None:
     """True/False when the trace records the device's compute capability, else None."""
-    props = ctx.trace.metadata.attributes.get("deviceProperties")
-    if not isinstance(props, list) or not props:
-        return None
-    majors = [major for p in props if isinstance(p, dict)
-              if isinstance(major := p.get("computeMajor"), int)]
+    majors = [d.compute_major for d in ctx.trace.metadata.devices
+              if d.compute_major is not None]
     return None if not majors else max(majors) >= 7   # Volta (7.0) brought tensor cores
 
 

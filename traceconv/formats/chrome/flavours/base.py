@@ -7,6 +7,7 @@ from typing import Any
 
 from ....analysis.slice_index import SliceIndex
 from ....model import Trace
+from ....model.activity import Vocabulary
 
 
 @dataclass
@@ -30,6 +31,8 @@ class Flavour:
     framework: str | None = None
     device_categories: frozenset[str] = frozenset()
     flow_categories: dict[str, str] = {}  # flow category synonyms → one name
+    # the producer's words for what each slice is (None: left unknown, see model/activity)
+    vocabulary: Vocabulary | None = None
 
     @classmethod
     def detect(cls, envelope: dict, events: list) -> bool:

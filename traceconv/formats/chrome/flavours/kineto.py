@@ -12,7 +12,9 @@ from ....analysis.memory import add_live_bytes_counters
 from ....analysis.slice_index import SliceIndex, enclosing_rows
 from ....keys import first_places
 from ....model import MemoryBlock, ProcessKind, Trace
+from ...device_properties import device_infos
 from .base import Flavour, ReadContext, hashable
+from .kineto_activity import KINETO_VOCABULARY, LAUNCH_CATEGORIES
 
 # Kineto activity categories that run on a device; their pid is a device index.
 DEVICE_CATEGORIES = frozenset({
@@ -20,8 +22,6 @@ DEVICE_CATEGORIES = frozenset({
     "cuda_profiler_range", "mtia_ccp_events", "xpu_sync",
     "Kernel", "Memcpy", "Memset",  # 2021 names
 })
-LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver", "xpu_runtime", "xpu_driver",
-                               "mtia_runtime", "privateuse1_runtime", "privateuse1_driver"})
 LAUNCH_FLOW_CATEGORIES = frozenset({"ac2g", "async", "async_gpu", "async_cpu_to_gpu"})
 LEGACY_CATEGORIES = {"Operator": "cpu_op", "Runtime": "cuda_runtime", "Kernel": "kernel",
                      "Memcpy": "gpu_memcpy", "Memset": "gpu_memset"}
@@ -47,6 +47,7 @@ class Kineto(Flavour):
     framework = "PyTorch"
     device_categories = DEVICE_CATEGORIES
     flow_categories = {old: "ac2g" for old in LAUNCH_FLOW_CATEGORIES}
+    vocabulary = KINETO_VOCABULARY
 
     def __init__(self) -> None:
         self.legacy: bool | None = None
@@ -101,6 +102,9 @@ class Kineto(Flavour):
         info = envelope.get("distributedInfo")
         if isinstance(info, dict) and isinstance(info.get("rank"), int):
             meta.rank = info["rank"]
+        if isinstance(info, dict) and isinstance(info.get("world_size"), int):
+            meta.world_size = info["world_size"]
+        meta.devices = device_infos(envelope.get("deviceProperties"))
         meta.source_version = f"schemaVersion {envelope.get('schemaVersion', '?')}" + (
             " (2021 legacy names)" if self.legacy else "")
         _label_processes(trace, envelope)

@@ -15,6 +15,7 @@ from typing import Any
 
 from ....model import ProcessKind, Trace
 from ....model.graph import add_op, add_tensor, op_node, tensor_node
+from ...megengine.activity import MEGENGINE_VOCABULARY
 from .base import Flavour, ReadContext
 
 MEGENGINE_FLOW_CATEGORIES = frozenset({"OpDispatch", "KernelLaunch", "TensorLink",
@@ -58,6 +59,7 @@ class MegEngine(Flavour):
     name = "megengine"
     framework = "MegEngine"
     device_categories = frozenset({"Kernel", HOST_TO_DEVICE})
+    vocabulary = MEGENGINE_VOCABULARY
 
     @classmethod
     def detect(cls, envelope: dict, events: list) -> bool:

@@ -13,11 +13,13 @@ from ..._paddle import (
     CPU_CATEGORY,
     KERNEL_CATEGORY,
     MEMCPY_CATEGORY,
+    PADDLE_VOCABULARY,
     RUNTIME_CATEGORY,
     AllocatorLog,
     leaf_name,
     link_launches,
 )
+from ...device_properties import device_infos
 from .base import Flavour, ReadContext
 
 _DURATION_SUFFIX = re.compile(r"\[\d+(?:\.\d+)? ?(?:ns|us|ms|s)\]$")
@@ -33,6 +35,7 @@ class PaddleProfiler(Flavour):
     name = "paddle-profiler"
     framework = "PaddlePaddle"
     device_categories = frozenset({"Kernel", "Memcpy", "Memset"})
+    vocabulary = PADDLE_VOCABULARY
 
     def __init__(self) -> None:
         self.stripped = 0
@@ -85,6 +88,7 @@ class PaddleProfiler(Flavour):
                                     if not str(k).isdigit()})
         if isinstance(envelope.get("deviceProperties"), list):
             meta.attributes["paddle.device_properties"] = envelope["deviceProperties"]
+            meta.devices = device_infos(envelope["deviceProperties"])
         trace.diagnostics.add("paddle.duration_suffix", "'[x ms]' duration suffixes removed "
                               "from event names (the duration is the slice's)", kind="repaired",
                               count=self.stripped)
@@ -158,6 +162,7 @@ class PaddleTimeline(Flavour):
     name = "paddle-timeline"
     framework = "PaddlePaddle"
     device_categories = frozenset({KERNEL_CATEGORY, MEMCPY_CATEGORY})
+    vocabulary = PADDLE_VOCABULARY
 
     def __init__(self) -> None:
         self.roles: dict[Any, tuple[str, str, int | None]] = {}   # pid → (trainer, role, n)

@@ -1,0 +1,28 @@
+"""Names that several producers share, for their readers' activity vocabularies.
+
+CUDA / HIP runtime calls and copy directions, collective libraries (NCCL, RCCL, Gloo,
+HCCL) and data loaders are named the same whichever profiler recorded them, so the readers
+of PyTorch, Paddle, MegEngine and MIGraphX traces add these words to their own
+(:class:`~traceconv.model.activity.Vocabulary`).
+
+>>> from traceconv.model.activity import Activity
+>>> Activity(COMMON.classify("cpu_op", "gloo:all_reduce", False) & ~15).name
+'COMMUNICATION'
+"""
+
+from __future__ import annotations
+
+from ..model.activity import Vocabulary
+
+COMMON = Vocabulary(
+    "common",
+    dataloader_names=(r"dataloader|data_loader|enumerate\(DataLoader\)",),
+    # (one alternation, factored: the pattern runs over every distinct slice name)
+    communication_names=(r"nccl|rccl|c10d::|gloo:|all_?(?:reduce|gather|to_?all)|"
+                         r"reduce_?scatter|broadcast|sendrecv|hccl",),
+    # calls that block the host until the device catches up; polls (cudaEventQuery) do not
+    sync_names=("Synchroni[sz]e",),                               # cudaStreamSynchronize...
+    launch_names=("Launch|Memcpy|Memset|hipExtModuleLaunch",),    # cudaLaunchKernel...
+    memcpy_names=("memcpy|HtoD|DtoH|DtoD",),                      # "Memcpy HtoD (Pageable...)"
+    memset_names=("memset",),
+)

@@ -1,0 +1,10 @@
+"""The activities of Nsight Systems slices: Kineto's category names (the reader uses them
+for CUDA API calls, kernels and copies) plus the OS runtime calls (``os_runtime``)."""
+
+from __future__ import annotations
+
+from ...model.activity import Vocabulary
+from ..chrome.flavours.kineto_activity import KINETO_VOCABULARY
+
+NSYS_VOCABULARY = Vocabulary.union("nsys", KINETO_VOCABULARY, Vocabulary(
+    "nsys", runtime={"os_runtime"}))

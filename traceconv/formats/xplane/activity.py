@@ -1,0 +1,11 @@
+"""The activities of XPlane slices: rows derived from the device work are ranges (marks),
+the "Steps" line's rows are steps, wherever they are drawn."""
+
+from __future__ import annotations
+
+from ...model.activity import Vocabulary
+from ..activity_words import COMMON
+from .planes import DEVICE_ANNOTATION, STEP
+
+XPLANE_VOCABULARY = Vocabulary.union("xplane", COMMON, Vocabulary(
+    "xplane", device_annotation={DEVICE_ANNOTATION}, step={STEP}))

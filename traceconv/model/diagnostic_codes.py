@@ -1,0 +1,557 @@
+"""Every diagnostic code traceconv records, in one table: (code, kind, severity, text).
+
+A reader, writer or transformation counts what it drops, repairs or guesses under a stable
+code (:mod:`traceconv.model.diagnostics`); this table is where the codes are defined.
+:meth:`Diagnostics.add <traceconv.model.diagnostics.Diagnostics.add>` takes the kind, the
+severity and the text from here when the caller does not give them, the validator checks
+that a trace's codes are all registered (:func:`lookup`), ``docs/diagnostics.md`` lists
+them, and a test keeps the table and the source in step (every code the source names is
+here with the same kind, and nothing here is unused).
+
+A code may hold a ``{placeholder}`` for a part that varies: ``align.residual.{index}`` is
+``align.residual.1``, ``align.residual.2``...; ``{reader}.invalid_utf8`` is
+``paddle_pb.invalid_utf8``...
+
+>>> lookup("chrome.missing_timestamp").kind, lookup("align.residual.3").code
+('dropped', 'align.residual.{index}')
+>>> lookup("no.such_code") is None
+True
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+Kind = Literal["dropped", "repaired", "guessed", "note"]
+Severity = Literal["info", "warning", "error"]
+
+# what a kind means for the user unless its code says otherwise
+DEFAULT_SEVERITY: dict[str, Severity] = {
+    "dropped": "warning",
+    "repaired": "info",
+    "guessed": "info",
+    "note": "info",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CodeInfo:
+    """One registered code (or code pattern) and what it means."""
+
+    code: str
+    kind: Kind
+    text: str
+    severity: Severity
+
+    @property
+    def is_pattern(self) -> bool:
+        return "{" in self.code
+
+
+def _Code(code: str, kind: Kind, text: str, severity: Severity | None = None) -> CodeInfo:  # noqa: N802
+    return CodeInfo(code, kind, text, severity or DEFAULT_SEVERITY[kind])
+
+
+CODES: tuple[CodeInfo, ...] = (
+    # align
+    _Code("align.kept", "note", "clocks not shifted (why: in the example)"),
+    _Code("align.residual.{index}", "note",
+          "one input's residual clock skew after alignment (median and max over the matched"
+          " collectives, and the shift)"),
+    _Code("align.shifted", "repaired", "rank clocks shifted onto the first input's"),
+    _Code("align.unmatched.{index}", "guessed",
+          "an input with no collective in common with the first input: not shifted"),
+    # analysis
+    _Code("analysis.device_counters", "note",
+          "counter tracks derived from the device work (launch queue per stream, memcpy "
+          "bandwidth per direction)"),
+    # breakdown
+    _Code("breakdown.children_scaled", "repaired",
+          "children add up to more than their parent; drawn scaled down"),
+    # chrome
+    _Code("chrome.duplicate_trace_events", "dropped", 'events of a second "traceEvents" key '
+          "(the first array is read)"),
+    _Code("chrome.args_not_object", "repaired",
+          "args that are not objects: kept under the key 'args'"),
+    _Code("chrome.begin_without_end", "repaired",
+          "B/b events never closed: ended at the last timestamp of the trace "
+          "(args.unfinished=true)"),
+    _Code("chrome.counter_not_numeric", "dropped", "counter values that are not numbers"),
+    _Code("chrome.empty_event", "note", "empty {} events (Paddle writes one at the end)"),
+    _Code("chrome.end_without_begin", "dropped", "E/e events with no open B/b on their track"),
+    _Code("chrome.event_not_object", "dropped", "traceEvents items that are not objects"),
+    _Code("chrome.flow_dangling", "dropped",
+          "flow events whose other end is missing (a start with no finish or a finish with "
+          "no start)"),
+    _Code("chrome.flow_unbound", "dropped",
+          "flow events with no slice to bind to (no slice at that time on that thread)"),
+    _Code("chrome.malformed_event", "dropped", "events with fields of the wrong type"),
+    _Code("chrome.memory_event_as_slice", "repaired",
+          "[memory] events written as X (torch's python exporter): read as instants"),
+    _Code("chrome.metadata_conflict", "repaired",
+          "a thread or process named twice differently: both names kept"),
+    _Code("chrome.metadata_ignored", "note",
+          "M events other than process/thread name, labels and sort index"),
+    _Code("chrome.missing_phase", "dropped", "events without ph"),
+    _Code("chrome.missing_timestamp", "dropped", "events without ts"),
+    _Code("chrome.negative_duration", "repaired", "X events with negative dur: duration 0"),
+    _Code("chrome.time_base_out_of_range", "dropped",
+          "baseTimeNanoseconds that would move times beyond int64: not applied"),
+    _Code("chrome.truncated_array", "repaired",
+          "the event array has no closing bracket (allowed by the spec): read up to the end"),
+    _Code("chrome.unsupported_phase.{phase}", "dropped",
+          "events of a phase Perfetto and traceconv do not model"),
+    _Code("chrome.x_without_dur", "guessed", "X events without dur: duration 0"),
+    # dataflow
+    _Code("dataflow.flows", "note",
+          "flows added from producer to consumer ops of the op graph (--flows dataflow)"),
+    # kineto
+    _Code("kineto.alloc_without_free", "note",
+          "allocations with no free in the trace window (alive at its end, or freed "
+          "unrecorded before the address was reused)"),
+    _Code("kineto.flows_from_correlation", "guessed",
+          "launch → device flows added from matching correlation ids (no ac2g flow event "
+          "linked them)"),
+    _Code("kineto.free_without_alloc", "guessed",
+          "memory frees whose allocation happened before the trace window: block starts at "
+          "the trace start"),
+    _Code("kineto.malformed_correlation", "dropped",
+          "launch or device events whose correlation id is a list or an object (not joined "
+          "by it)"),
+    _Code("kineto.malformed_device_properties", "dropped",
+          "deviceProperties that are not a list of objects with an id (no GPU model from "
+          "them)"),
+    _Code("kineto.malformed_memory_event", "dropped",
+          "[memory] events whose Addr, Device Type or Device Id is a list or an object (no "
+          "block)"),
+    _Code("kineto.flow_rebound", "repaired",
+          "ac2g flows moved to the launch with the device op's correlation id (the flow "
+          "event's time fits two launches on that thread)"),
+    # link_et
+    _Code("link_et.kernels_without_op", "note",
+          "device slices launched outside any op of the execution trace (no op node carries"
+          " them)"),
+    _Code("link_et.linked_ops", "note",
+          "execution-trace ops linked to their Kineto slice by record function id"),
+    _Code("link_et.name_mismatch", "dropped",
+          "record function ids found in both traces under different names (not linked: are "
+          "the two from the same run?)"),
+    _Code("link_et.slices_not_in_et", "note",
+          "Kineto slices with a record function id the execution trace does not hold"),
+    _Code("link_et.unlinked_ops", "dropped",
+          "execution-trace ops with no Kineto slice of the same record function id and name"
+          " (no times)"),
+    # megengine
+    _Code("megengine_memflow.truncated", "dropped", "a memory_flow.svg cut before its "
+          "closing </svg>: the rects after the cut are missing"),
+    _Code("megengine.chunk_id_not_key", "repaired",
+          "mem_chunk entries whose id is not their key (the block is named by the key, "
+          "which memory plans refer to)"),
+    _Code("megengine.chunk_no_address", "dropped", "chunk without dev_ptr or prev_dev_ptr"),
+    _Code("megengine.chunk_prev_ptr", "guessed",
+          "chunk without dev_ptr placed at its owner var's prev_dev_ptr"),
+    _Code("megengine.chunk_unexecuted_owner", "guessed",
+          "chunk whose vars no executed opr produces: no lifetime"),
+    _Code("megengine.chunk_unknown_owner", "guessed",
+          "chunk owned by an unknown var: kept with no owner and no lifetime"),
+    _Code("megengine.chunk_untimed", "guessed",
+          "chunk whose producer or last reader has no device timing: no lifetime"),
+    _Code("megengine.device_clock_shifted", "guessed",
+          "device clock(s) shifted onto the host clock (launch latency 0 for the tightest "
+          "opr)"),
+    _Code("megengine.dynamic_var_memory", "guessed",
+          "vars allocated at run time (jit.trace, load_and_run without --embed-input) have "
+          "no memory chunk: blocks derived from their prev_dev_ptr..prev_dev_ptr_end range"),
+    _Code("megengine.empty_chunk", "note", "mem_chunk of size 0 (no memory block)"),
+    _Code("megengine.in_place_output", "note",
+          "outputs written over an input's memory (in-place overwrite) start when their op "
+          "ends, as MegEngine's plan counts them"),
+    _Code("megengine.negative_duration", "repaired", "end before start: clamped"),
+    _Code("megengine.nonfinite_time", "dropped", "timing with inf/nan start or end"),
+    _Code("megengine.tensor_without_address", "note",
+          "chrome_timeline tensors carry no address, so they are graph tensors but not "
+          "memory blocks (memory_flow.svg has the addresses)"),
+    _Code("megengine.unexecuted_opr", "note",
+          "oprs outside comp_seq (static shape inference only) are not op nodes; their vars"
+          " name them as static_producer"),
+    _Code("megengine.unknown_var", "dropped", "operator input/output names no var"),
+    _Code("megengine.unprofiled_opr", "dropped",
+          "opr in comp_seq without an operator entry or profiler timing"),
+    # merge
+    _Code("merge.clocks", "note",
+          "inputs do not share an epoch clock; their times are kept as they are, not "
+          "aligned"),
+    # migraphx
+    _Code("migraphx.elided", "note", "'...' elision lines in the paste"),
+    _Code("migraphx.eval_unknown_instruction", "note",
+          "trace-eval record without a parsable instruction (ROCm 4.1 prints 'Instruction "
+          "not part of program')"),
+    _Code("migraphx.eval_unmatched", "note",
+          "trace-eval record naming an instruction that the program does not have"),
+    _Code("migraphx.eval_without_time", "note",
+          "trace-eval record without a 'Time:' line (before ROCm 4.5); laid out at 1 µs"),
+    _Code("migraphx.listing_superseded", "note",
+          "program listings of a run that also has a perf report (the report lists the same"
+          " program)"),
+    _Code("migraphx.load_range_reversed", "repaired",
+          "load with end before offset (a cut line?); the shape's size is used from the "
+          "offset"),
+    _Code("migraphx.load_size_mismatch", "note",
+          "load end - offset differs from the bytes of its printed shape; the printed range"
+          " is used"),
+    _Code("migraphx.load_without_offset", "guessed",
+          "load without readable offset/end; placed at offset 0 with its shape's size"),
+    _Code("migraphx.nan_time", "note",
+          "instruction never timed (-nan ms: a module that did not run); laid out with zero"
+          " duration"),
+    _Code("migraphx.report_truncated", "dropped",
+          "perf report ends before or inside its Summary, without its trailer (a cut file or "
+          "paste); the lines present are read"),
+    _Code("migraphx.report_without_lines", "note",
+          "perf report with a summary or trailer but no per-instruction lines (kept as "
+          "statistics and metadata; the listing stays untimed)"),
+    _Code("migraphx.shape_too_large", "dropped",
+          "shapes whose byte size passes int64 (garbled dimensions or strides): no size"),
+    _Code("migraphx.truncated_instruction", "repaired",
+          "instruction print cut short (no shape or unclosed brackets); read as far as it "
+          "goes"),
+    _Code("migraphx.unclosed_attributes", "repaired",
+          "code_object attributes without the closing ']' (ROCm 4.2-4.5 print)"),
+    _Code("migraphx.unparsed_line", "dropped", "line not understood as MIGraphX output"),
+    _Code("migraphx.unresolved_input", "dropped",
+          "input name defined nowhere in the program (elided or cut paste); the edge is "
+          "dropped"),
+    _Code("migraphx.untitled_summary", "note",
+          "Summary rows pasted without their 'Summary:' line"),
+    _Code("migraphx.wrapped_line", "repaired",
+          "line hard-wrapped by the paste (instruction, Summary row, Output list, trailer);"
+          " the pieces were joined"),
+    # model
+    _Code("model.counter_value_not_finite", "repaired", "counter samples whose value is "
+          "infinite (now the largest finite number of its sign) or NaN (now 0)"),
+    _Code("model.statistic_beyond_range", "repaired", "statistics (calls, times) beyond "
+          "±2^62: moved to that edge, so that sums and differences of two runs fit int64"),
+    _Code("model.time_beyond_range", "repaired", "times before -1e18 or after 3.5e18 ns: moved "
+          "to that edge, so that the difference of any two times fits int64"),
+    _Code("model.shift_clamped", "repaired",
+          "times that a clock shift would have moved past int64: stopped at its end"),
+    _Code("model.slice_end_beyond_int64", "repaired",
+          "slices whose end (start + duration) passes int64: shortened to end there"),
+    # nesting
+    _Code("nesting.instant_too_deep_moved", "repaired",
+          "instants inside more slices than the depth limit were moved to an overlap lane "
+          "track"),
+    _Code("nesting.overlap_moved", "repaired",
+          "slices that partially overlap the slice enclosing them were moved to an overlap "
+          "lane track"),
+    _Code("nesting.too_deep_moved", "repaired",
+          "slices nested deeper than the limit were moved to an overlap lane track"),
+    # nsys
+    _Code("nsys.address_beyond_int64", "dropped",
+          "memory blocks whose address does not fit int64 (not read)"),
+    _Code("nsys.empty_table", "note", "tables of the export with no rows"),
+    _Code("nsys.end_before_start", "repaired",
+          "events whose end is before their start: read as zero-length"),
+    _Code("nsys.free_without_allocation", "guessed",
+          "device frees whose allocation came before the capture: block starts at the trace"
+          " start"),
+    _Code("nsys.memory_operation_unknown", "dropped",
+          "memory usage events that are neither an allocation nor a deallocation (not read)"),
+    _Code("nsys.metadata_not_read", "note",
+          "rows of tables that describe the capture (system environment, capture settings, "
+          "CUDA contexts, payload schemas...), not read"),
+    _Code("nsys.missing_string", "repaired",
+          "string ids with no StringIds entry (named <string N>)"),
+    _Code("nsys.nvtx_names", "note",
+          "NVTX rows that name a thread, domain or category (read as names, not events)"),
+    _Code("nsys.nvtx_other_event_type", "dropped", "NVTX rows of other event types (not read)"),
+    _Code("nsys.nvtx_unfinished_range", "dropped",
+          "NVTX ranges without an end (still open when the capture stopped): dropped"),
+    _Code("nsys.sync_device_from_context", "repaired",
+          "synchronisations placed on the GPU of their CUDA context (CUPTI records them "
+          "with device 0)"),
+    _Code("nsys.table_not_read", "dropped",
+          "rows of export tables this reader does not read (scheduling, sampling, call "
+          "chains, other APIs...)"),
+    _Code("nsys.work_without_launch", "note",
+          "GPU work whose correlation id matches no API call of its process (no flow; a "
+          "time-window cut of the export leaves some)"),
+    # nsys_stats
+    _Code("nsys_stats.malformed_row", "dropped",
+          "report rows whose start, end, PID or TID is not a number (not read)"),
+    # paddle
+    _Code("paddle.deivce_typo", "repaired",
+          "device process names spelt 'Deivce' by the writer, corrected"),
+    _Code("paddle.duration_suffix", "repaired",
+          "'[x ms]' duration suffixes removed from event names (the duration is the "
+          "slice's)"),
+    _Code("paddle.memory_record_malformed", "dropped",
+          "[memory] events without an integer addr/increase_bytes (kept as instants, no "
+          "memory block)"),
+    _Code("paddle.timeline_memory_total", "note",
+          "timeline.py keeps only a running total of memory events over all places: no "
+          "memory blocks (read the .profile for them)"),
+    # paddle_pb
+    _Code("paddle_pb.parent_cycle", "repaired",
+          "host nodes whose parent ids form a cycle: attached to the node itself"),
+    _Code("paddle_pb.root_nodes", "note", "synthetic per-thread root nodes skipped"),
+    _Code("paddle_pb.supplement_without_op", "dropped", "op shapes recorded outside any op"),
+    _Code("paddle_pb.time_out_of_range", "dropped",
+          "events with timestamps beyond int64 were dropped"),
+    # paddle_profile
+    _Code("paddle_profile.end_before_start", "repaired",
+          "events ending before they start (kept with duration 0)"),
+    _Code("paddle_profile.memory_addresses_guessed", "guessed",
+          "memory events carry no address; blocks get logical offsets"),
+    _Code("paddle_profile.time_out_of_range", "dropped",
+          "events with timestamps beyond int64 (uninitialised) were dropped"),
+    # paddle_report
+    _Code("paddle_report.cut_row", "dropped",
+          "dropped row: cut off (fewer cells than the table's columns)"),
+    _Code("paddle_report.foreign_lines", "note",
+          "lines that belong to no report (log output) were skipped"),
+    _Code("paddle_report.headerless_table", "guessed",
+          "Event Summary rows without their header: columns taken from the rows' shape"),
+    _Code("paddle_report.nesting_guessed", "guessed",
+          "indentation collapsed: nested rows without a name hint were placed by arithmetic"
+          " (a parent's total holds its children's)"),
+    _Code("paddle_report.non_finite_total", "repaired",
+          "rows whose total is nan/inf (kept with total 0)"),
+    _Code("paddle_report.overhead_without_total", "repaired",
+          "overhead split without a 'Total time' line"),
+    _Code("paddle_report.unreadable_row", "dropped",
+          "Event Summary line that is not a row (foreign text in a table)"),
+    _Code("paddle_report.wrapped_line", "repaired",
+          "line hard-wrapped by the paste: the pieces were joined"),
+    _Code("paddle_report.unknown_place", "note",
+          "a Place: the profiler never printed (times kept, neither host nor device)"),
+    # paddle_summary
+    _Code("paddle_summary.foreign_lines", "note", "lines outside any summary table were skipped"),
+    _Code("paddle_summary.orphan_indent", "repaired",
+          "indented row with no enclosing row (kept at top level)"),
+    _Code("paddle_summary.unreadable_row", "dropped", "rows whose numbers do not parse: skipped"),
+    _Code("paddle_summary.untitled_rows", "guessed",
+          "summary rows without their table's title or header: the table was told from the "
+          "rows' shape"),
+    # perfetto
+    _Code("perfetto.counter_on_slice_track", "dropped",
+          "events on a track of the wrong kind were not written (Perfetto would drop or "
+          "misdraw them)"),
+    _Code("perfetto.flow_backwards", "note",
+          "flows whose target starts no later than their source: Perfetto draws them from "
+          "the earlier slice"),
+    _Code("perfetto.flow_dropped", "dropped",
+          "flows that link a slice to itself, to a missing slice or to one not written were"
+          " not written"),
+    _Code("perfetto.instant_on_counter_track", "dropped",
+          "events on a track of the wrong kind were not written (Perfetto would drop or "
+          "misdraw them)"),
+    _Code("perfetto.pid_replaced", "repaired",
+          "a process pid was out of range or used twice; it is drawn as a named track group"),
+    _Code("perfetto.slice_on_counter_track", "dropped",
+          "events on a track of the wrong kind were not written (Perfetto would drop or "
+          "misdraw them)"),
+    _Code("perfetto.time_shifted", "repaired",
+          "the trace has negative timestamps; all times were shifted so that the first is 0"),
+    # rpd
+    _Code("rpd.allocation_without_args", "note",
+          "allocation or free calls without a ptr/size in their args (rpd records them only"
+          " in some modes)"),
+    _Code("rpd.callstack_not_read", "note",
+          "ext_callstack rows (a derived summary: parent/child call pairs with inclusive "
+          "times), not read"),
+    _Code("rpd.dangling_api_op", "dropped",
+          "rocpd_api_ops rows naming a call or an op that is not in the file (no flow)"),
+    _Code("rpd.dangling_input_signal", "dropped",
+          "op dependencies naming an op that is not in the file"),
+    _Code("rpd.end_before_start", "repaired",
+          "events whose end is before their start: read as zero-length"),
+    _Code("rpd.missing_string", "repaired",
+          "string ids with no rocpd_string row (named <string N>)"),
+    _Code("rpd.monitor_series_end", "note",
+          "counter samples added at the end of each series' last row (rocpd_monitor rows "
+          "are intervals)"),
+    _Code("rpd.monitor_value_not_a_number", "dropped",
+          "rocpd_monitor rows whose value or start is not a number (not read)"),
+    _Code("rpd.table_not_read", "dropped", "rows of tables this reader does not read"),
+    _Code("rpd.unknown_op_type", "note",
+          "GPU ops of a type this reader does not know (category gpu_op)"),
+    # torch_et
+    _Code("torch_et.malformed", "dropped",
+          "nodes, parent ids, argument lists or attribute entries of the wrong type (a node"
+          " without an integer id is skipped; a bad parent, argument list or attribute "
+          "entry is left out)"),
+    _Code("torch_et.structure_nodes", "note",
+          "process/thread root nodes of the execution trace (structure, not ops)"),
+    # torch_memory
+    _Code("torch_memory.size_out_of_range", "dropped", "allocations or frees of a size "
+          "outside 1 byte .. 1 PiB: ignored"),
+    _Code("torch_memory.time_out_of_range", "dropped", "rows whose time is beyond int64 "
+          "nanoseconds: ignored"),
+    _Code("torch_memory.reconstructed", "guessed",
+          "the export has no tensor ids or addresses: blocks pair allocations with frees of"
+          " the same category and size, at logical offsets"),
+    _Code("torch_memory.split", "guessed",
+          "a free matched no block of its size and took part of one"),
+    _Code("torch_memory.unmatched_free", "dropped",
+          "bytes freed with no live block of that category (ignored)"),
+    # torch_snapshot
+    _Code("torch_snapshot.alloc_before_history", "guessed",
+          "allocated blocks alive at dump time whose alloc is older than the recorded "
+          "history (alloc time unknown)"),
+    _Code("torch_snapshot.annotation_unpaired", "dropped",
+          "external annotation START/END without its partner (or an END before its START)"),
+    _Code("torch_snapshot.annotation_without_time", "dropped",
+          "external annotations without time_us"),
+    _Code("torch_snapshot.free_before_history", "guessed",
+          "frees of blocks allocated before the recorded history (alloc time unknown)"),
+    _Code("torch_snapshot.free_never_completed", "note",
+          "blocks whose free was requested but not completed at dump time (drawn alive to "
+          "the end)"),
+    _Code("torch_snapshot.malformed", "dropped",
+          "device traces, entries, segments, blocks or annotations of the wrong shape (not "
+          "an object, a list or text where a number belongs, a number beyond int64, a "
+          "negative size): skipped"),
+    _Code("torch_snapshot.malformed_frames", "dropped",
+          "frames that are not a list of objects (no stack)"),
+    _Code("torch_snapshot.no_time", "guessed",
+          "entries without time_us: placed at the previous entry's time"),
+    _Code("torch_snapshot.realloc", "repaired",
+          "allocs at an address still in use (a free was lost): the older block is closed "
+          "there"),
+    _Code("torch_snapshot.segment_before_history", "guessed",
+          "segments reserved before the recorded history (reserve time unknown)"),
+    _Code("torch_snapshot.segment_free_before_history", "guessed",
+          "segment frees whose reserve is older than the recorded history"),
+    _Code("torch_snapshot.unknown_action", "dropped",
+          "trace entries with an action traceconv does not know"),
+    # trim
+    _Code("trim.exclude", "dropped", "slices matching --exclude"),
+    _Code("trim.flows", "dropped", "flows with an end trimmed away"),
+    _Code("trim.only", "dropped", "slices not matching --only (nor enclosing a match)"),
+    _Code("trim.tracks", "dropped", "tracks left out by --tracks"),
+    _Code("trim.tracks.slices", "dropped", "slices on tracks --tracks left out"),
+    _Code("trim.tracks.{table}", "dropped",
+          "instants or counter samples on tracks --tracks left out"),
+    _Code("trim.window.clipped", "repaired", "slices cut to the --window bounds"),
+    _Code("trim.window.memory_blocks", "dropped", "memory blocks not alive during --window"),
+    _Code("trim.window.slices", "dropped", "slices outside --window"),
+    _Code("trim.window.{table}", "dropped", "instants or counter samples outside --window"),
+    # trtexec
+    _Code("trtexec.layer_names_only", "note",
+          "layers exported by name only (--profilingVerbosity=layer_names_only): no "
+          "tensors, types or tactics"),
+    _Code("trtexec.no_enqueue_times", "note",
+          "inferences without enqueue times (TensorRT 7 exports): no host slice or launch "
+          "flow"),
+    _Code("trtexec.profile_layer_not_in_graph", "note",
+          "profile rows naming no layer of the layer information (another engine's export?)"),
+    _Code("trtexec.repeated_export", "dropped",
+          "exports of the same kind given twice for one engine: the first is read"),
+    _Code("trtexec.trex_metadata", "note",
+          "trt-engine-explorer metadata files read into the attributes (no events)"),
+    _Code("trtexec.zero_length_transfers", "note",
+          "H2D/D2H phases of zero length (data transfers disabled or not measured): no "
+          "slice"),
+    # xplane
+    _Code("xplane.aggregated_events", "dropped",
+          "events that only count occurrences (no time of their own): left out of the "
+          "timeline"),
+    _Code("xplane.ambiguous_correlation", "dropped",
+          "correlation ids on several host events: no launch flow drawn"),
+    _Code("xplane.ambiguous_producer", "guessed",
+          "contexts produced by several events: linked from the first"),
+    _Code("xplane.binary_stats", "dropped",
+          "stat values holding serialized protos (core details, memory access breakdowns, "
+          "HLO protos) left out of the args"),
+    _Code("xplane.consumer_without_producer", "note",
+          "events consuming a context (_ct/_c) that no event produced"),
+    _Code("xplane.device_event_without_launch", "note",
+          "device events whose correlation_id no host event shares (launched before the "
+          "capture, or by another process)"),
+    _Code("xplane.empty_lines", "note", "lines with no events (no track made)"),
+    _Code("xplane.flow_single_end", "note",
+          "flow stats whose id no other event shares (no arrow to draw)"),
+    _Code("xplane.free_without_alloc", "note",
+          "deallocations of memory allocated before the capture (blocks with unknown start)"),
+    _Code("xplane.launch_without_device_event", "note",
+          "host events with a correlation_id that no device event shares (the device side "
+          "was not captured)"),
+    _Code("xplane.memory_event_without_address", "dropped",
+          "allocator events without an integer addr (or an allocation without its size): "
+          "instants only, no block"),
+    _Code("xplane.plane_without_events", "note",
+          "planes with no events (device properties or profile times only): their stats are"
+          " in the attributes"),
+    _Code("xplane.profiler_errors", "note",
+          "errors the profiler recorded in the XSpace (see the attributes)"),
+    _Code("xplane.profiler_warnings", "note",
+          "warnings the profiler recorded in the XSpace (see the attributes)"),
+    _Code("xplane.sub_ns_times", "repaired",
+          "events whose picosecond start or duration is not a whole nanosecond: floored to "
+          "ns"),
+    _Code("xplane.unknown_device_line", "guessed",
+          "device lines traceconv does not know: read as annotations"),
+    _Code("xplane.unknown_event_metadata", "repaired",
+          "events whose metadata id the plane does not define: named by the id"),
+    _Code("xplane.unknown_stat_metadata", "repaired",
+          "stats whose metadata id the plane does not define: named stat#<id>"),
+    # {reader}
+    _Code("{reader}.allocator_counter_present", "note",
+          "allocator counters the file already holds (a traceconv output read back): not "
+          "derived again"),
+    _Code("{reader}.free_without_alloc", "note",
+          "frees of memory allocated before the trace (blocks with unknown start)"),
+    _Code("{reader}.unknown_memory_record", "dropped",
+          "allocator records of an unknown type (kept as instants)"),
+    _Code("{reader}.kernel_without_launch", "note",
+          "device records with no runtime call to link from"),
+    _Code("{reader}.launch_flows_guessed", "guessed",
+          "runtime→kernel flows matched by annotation and order (no correlation ids)"),
+    _Code("{reader}.invalid_utf8", "repaired",
+          "strings that were not valid UTF-8: undecodable bytes shown as U+FFFD"),
+)
+
+_EXACT = {c.code: c for c in CODES}   # (a pattern finds itself too)
+_PLACEHOLDER = re.compile(r"\\\{\w+\\\}")
+
+
+@cache
+def _patterns() -> list[tuple[re.Pattern[str], CodeInfo]]:
+    # a placeholder stands for one dotted part of a code; the last one for the rest, as the
+    # source wrote it (a Chrome phase is any text: ``chrome.unsupported_phase.{phase}``)
+    out = []
+    for c in CODES:
+        if c.is_pattern:
+            text = _PLACEHOLDER.sub(r"[^.]+", re.escape(c.code))
+            if c.code.endswith("}"):
+                text = text[:-len("[^.]+")] + r"[\s\S]*"   # (a phase may be "")
+            out.append((re.compile(text + r"\Z"), c))
+    return out
+
+
+def lookup(code: str) -> CodeInfo | None:
+    """The table's entry for ``code`` (an exact code first, else a pattern), or None."""
+    found = _EXACT.get(code)
+    if found is not None:
+        return found
+    return next((info for pattern, info in _patterns() if pattern.match(code)), None)
+
+
+def markdown() -> str:
+    """The table as ``docs/diagnostics.md`` shows it (a test keeps the file in step:
+    ``python -c "from traceconv.model.diagnostic_codes import markdown; print(markdown(),
+    end='')" > docs/diagnostics.md``)."""
+    lines = ["# Diagnostic codes", "",
+             "What readers, writers and transformations count when they drop, repair or "
+             "guess something", "(`traceconv info` lists a trace's). Generated from "
+             "`traceconv/model/diagnostic_codes.py`;", "`{placeholder}` parts vary "
+             "(`align.residual.{index}` is `align.residual.1`, ...).", "",
+             "| code | kind | severity | meaning |", "| --- | --- | --- | --- |"]
+    for c in CODES:
+        text = c.text.replace("|", "\\|")
+        lines.append(f"| `{c.code}` | {c.kind} | {c.severity} | {text} |")
+    return "\n".join(lines) + "\n"
