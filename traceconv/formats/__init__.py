@@ -13,8 +13,8 @@ register(FormatInfo(
     flavoured=True))
 register(FormatInfo(
     "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
-    (".pftrace", ".perfetto-trace", ".perfetto"), writes=True, aliases=("pftrace", "proto"),
-    checks=True))
+    (".pftrace", ".perfetto-trace", ".perfetto", ".pb"), reads=True, writes=True,
+    aliases=("pftrace", "proto"), checks=True))
 register(FormatInfo(
     "megengine", "MegEngine static-graph profile JSON (trace.get_profile(), "
     "load_network_and_run --profile) and graph.json", "traceconv.formats.megengine.profile",

@@ -290,6 +290,28 @@ class ArgsColumn(Sequence[Args]):
         self._key_set.extend(found)  # type: ignore[arg-type]
         values.extend(chain.from_iterable(map(dict.values, rows)))  # type: ignore[arg-type]
 
+    def extend_pairs(self, rows: list[tuple[tuple[Any, ...], list[Any]] | None]) -> None:
+        """Add rows given as (keys, values) pairs, or None for a row without args (a reader
+        that decodes names and values apart need not build a dict per row). The keys of a
+        row must be distinct.
+
+        >>> column = ArgsColumn(); column.extend_pairs([(("a", "b"), [1, 2]), None])
+        >>> list(column)
+        [{'a': 1, 'b': 2}, None]
+        """
+        if not rows:
+            return
+        keys = [None if row is None else row[0] for row in rows]
+        for new in dict.fromkeys(k for k in keys if k is not None and k not in self._ids):
+            self._key_set_id(new)
+        get = self._ids.get
+        found = [_NONE if k is None else get(k) for k in keys]
+        sizes = [0 if k is None else len(k) for k in keys]
+        values = self._values
+        self._start.extend(accumulate(sizes[:-1], initial=len(values)))
+        self._key_set.extend(found)  # type: ignore[arg-type]
+        values.extend(chain.from_iterable(row[1] for row in rows if row is not None))
+
     def extend_json(self, texts: bytes | bytearray, sizes: Sequence[int] | np.ndarray) -> None:
         """Add rows given as JSON object texts: in ``texts`` those of the rows with args,
         each followed by a comma (as ``b",".join(texts) + b","`` makes them), and

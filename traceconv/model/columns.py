@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -94,6 +94,19 @@ class _EventTable(_Table):
         """
         self._extend_columns(len(args), columns)
         self.args.extend(args)
+
+    def extend_pairs(self, args: list[tuple[tuple[str, ...], list[Any]] | None],
+                     **columns: np.ndarray | list[int]) -> None:
+        """:meth:`extend` with each row's args as (keys, values), or None (see
+        ``ArgsColumn.extend_pairs``).
+
+        >>> table = InstantTable()
+        >>> table.extend_pairs([(("a",), [1])], track=[0], ts=[5], name=[0], category=[0])
+        >>> table.args[0]
+        {'a': 1}
+        """
+        self._extend_columns(len(args), columns)
+        self.args.extend_pairs(args)
 
     def extend_json(self, texts: bytes, sizes: Sequence[int] | np.ndarray,
                     **columns: np.ndarray | list[int]) -> None:

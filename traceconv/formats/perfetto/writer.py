@@ -38,6 +38,7 @@ from ...gcpause import paused_gc
 from ...model import Diagnostics, Trace, TrackKind
 from .annotation_columns import ColumnEncoder
 from .annotations import ArgEncoder
+from . import model_attribute
 from .descriptors import TrackIds, assign_ids, descriptor_payloads
 from .ordering import BEGIN, COUNTER, END, INSTANT, event_order
 from .wire import (
@@ -94,7 +95,7 @@ def write(trace: Trace, out: BinaryIO, *, workers: int = 1) -> Diagnostics:
     view = nested_view(trace)
     ids = assign_ids(view)
     offset = _time_offset(view)
-    out.write(b"".join(frame(p) for p in _header_packets(view, ids, offset)))
+    out.write(b"".join(frame(p) for p in _header_packets(view, ids, offset, trace)))
     with paused_gc():
         encoder = _EventEncoder(view, ids, offset)
         _write_events(encoder, out, _worker_count(workers))
@@ -152,9 +153,10 @@ def _time_offset(trace: Trace) -> int:
     return -bounds[0]
 
 
-def _header_packets(trace: Trace, ids: TrackIds, offset: int) -> list[bytes]:
+def _header_packets(trace: Trace, ids: TrackIds, offset: int, original: Trace) -> list[bytes]:
     seq = uint_field(SEQUENCE_ID, SEQ_DESCRIPTORS)
-    packets = [bytes_field(TRACE_ATTRIBUTES, _attributes(trace, offset)) + seq]
+    model = model_attribute.encode(original, ids.base)   # what Perfetto has no words for
+    packets = [bytes_field(TRACE_ATTRIBUTES, _attributes(trace, offset, model)) + seq]
     bounds = trace.time_range
     if trace.metadata.clock == "unix epoch" and bounds is not None:
         t0 = bounds[0] + offset
@@ -165,14 +167,15 @@ def _header_packets(trace: Trace, ids: TrackIds, offset: int) -> list[bytes]:
     return packets
 
 
-def _attributes(trace: Trace, offset: int) -> bytes:
-    """TraceAttributes: where the trace came from (shown as ``trace_attribute.*`` metadata)."""
+def _attributes(trace: Trace, offset: int, model: str) -> bytes:
+    """TraceAttributes: where the trace came from (shown as ``trace_attribute.*`` metadata),
+    and ``model`` (:mod:`.model_attribute`) for traceconv's own reader."""
     meta = trace.metadata
     values: dict[str, object] = {
         "source_format": meta.source_format, "source_version": meta.source_version,
         "source_file": meta.source_file, "framework": meta.framework, "rank": meta.rank,
         "clock": meta.clock, "converter": f"traceconv {__version__}",
-        "time_shift_ns": offset or None}
+        "time_shift_ns": offset or None, model_attribute.ATTRIBUTE: model}
     entries = []
     for key, value in values.items():
         if value is None or value == "":

@@ -1,0 +1,134 @@
+"""What a ``.pftrace`` cannot say about the model, kept in one trace attribute.
+
+Perfetto has no words for a process's kind (host or device), a track's kind, a flow's
+category and name, or an argument name with a dot (written as nested dicts, see
+:mod:`.annotations`). The writer puts them in the trace attribute ``traceconv.model`` (one
+JSON text) and the reader, finding it in a file traceconv wrote, gives back the model the
+file came from: same processes and tracks (lane tracks folded back into their home track),
+same metadata, flows with their labels, dotted names flat again.
+
+>>> from traceconv.model import Trace
+>>> t = Trace(); _ = t.add_track("main", process=t.add_process("python", pid=7), tid=7)
+>>> described = describe(t, base=64)
+>>> described["processes"], described["tracks"], described["base"]
+([['python', 'host', 7, None, []]], [['main', 0, 'thread', 7, None, None, None, None]], 64)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ...model import Trace
+
+ATTRIBUTE = "traceconv.model"
+VERSION = 1
+
+
+def describe(trace: Trace, base: int) -> dict[str, Any]:
+    """The attribute's content for ``trace`` whose uuids start at ``base``."""
+    meta = trace.metadata
+    dotted = sorted({str(key) for column in (trace.slices.args, trace.instants.args)
+                     for keys in _key_sets(column) for key in keys if "." in str(key)})
+    return {
+        "version": VERSION, "base": base,
+        "processes": [[p.name, p.kind.value, p.pid, p.sort_index, list(p.labels)]
+                      for p in trace.processes],
+        "tracks": [[t.name, t.process, t.kind.value, t.tid, t.sort_index, t.unit, t.description,
+                    t.parent] for t in trace.tracks],
+        "metadata": {"source_format": meta.source_format, "source_version": meta.source_version,
+                     "framework": meta.framework, "rank": meta.rank, "clock": meta.clock,
+                     "clock_base_ns": meta.clock_base_ns,
+                     "attributes": _jsonable(meta.attributes)},
+        "flows": _flow_labels(trace),
+        "dotted": dotted,
+    }
+
+
+def encode(trace: Trace, base: int) -> str:
+    """:func:`describe` as JSON text."""
+    return orjson.dumps(describe(trace, base)).decode()
+
+
+def decode(text: str) -> dict[str, Any] | None:
+    """The attribute read back, or None when it is not one this reader knows."""
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        return None
+    return data
+
+
+def _key_sets(column: Any) -> list[tuple[Any, ...]]:
+    column.key_set   # (settles rows held as JSON text into key sets)
+    return list(column.key_sets)
+
+
+def _jsonable(attributes: dict[str, Any]) -> dict[str, Any]:
+    """The metadata attributes that survive JSON (the others are left out)."""
+    kept = {}
+    for key, value in attributes.items():
+        try:
+            orjson.dumps(value)
+        except TypeError:
+            continue
+        kept[str(key)] = value
+    return kept
+
+
+def _flow_labels(trace: Trace) -> list[list[Any]]:
+    """Flow (category, name) in flow order, run-length encoded: [[count, category, name]]."""
+    strings = trace.strings.strings
+    runs: list[list[Any]] = []
+    for category, name in zip(trace.flows.category, trace.flows.name, strict=True):
+        if runs and runs[-1][1] == category and runs[-1][2] == name:
+            runs[-1][0] += 1
+        else:
+            runs.append([1, category, name])
+    return [[count, strings[c], strings[n]] for count, c, n in runs]
+
+
+def flow_labels(runs: list[list[Any]]) -> list[tuple[str, str]]:
+    """The (category, name) of each flow, from :func:`_flow_labels`'s runs.
+
+    >>> flow_labels([[2, "ac2g", ""], [1, "fwdbwd", "fwdbwd"]])
+    [('ac2g', ''), ('ac2g', ''), ('fwdbwd', 'fwdbwd')]
+    """
+    out: list[tuple[str, str]] = []
+    for count, category, name in runs:
+        out += [(str(category), str(name))] * int(count)
+    return out
+
+
+def flatten_dotted(args: dict[str, Any], dotted: frozenset[str]) -> dict[str, Any]:
+    """Nested dicts that the writer made of dotted names, flat again.
+
+    >>> flatten_dotted({"est": {" achieved occupancy %": 50}, "grid": [1]},
+    ...                frozenset({"est. achieved occupancy %"}))
+    {'grid': [1], 'est. achieved occupancy %': 50}
+    """
+    out: dict[str, Any] = {}
+    nested: dict[str, Any] = {}
+    for key, value in args.items():
+        if isinstance(value, dict) and any(name.startswith(key + ".") for name in dotted):
+            nested[key] = value
+        else:
+            out[key] = value
+    for key, value in nested.items():
+        _flatten_into(out, key, value, dotted)
+    return out
+
+
+def _flatten_into(out: dict[str, Any], prefix: str, value: dict[str, Any],
+                  dotted: frozenset[str]) -> None:
+    for key, item in value.items():
+        name = f"{prefix}.{key}"
+        if name in dotted:
+            out[name] = item
+        elif isinstance(item, dict) and any(d.startswith(name + ".") for d in dotted):
+            _flatten_into(out, name, item, dotted)
+        else:
+            out[name] = item

@@ -1,0 +1,205 @@
+"""The reader's last step: the track events kept, as the model's slices, instants, counter
+samples and flows (see :mod:`.reader` for the rules, :mod:`.slice_matching` for the pairing).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...analysis.timeline_order import timeline_order
+from . import model_attribute
+from .slice_matching import link_flows, pair_slices
+from .track_tree import TrackMap
+
+if TYPE_CHECKING:
+    from .reader import PftraceReader
+
+BEGIN, END, INSTANT, COUNTER, COMPLETE = 1, 2, 3, 4, 9
+ArgsPair = tuple[tuple[str, ...], list[Any]] | None
+
+
+def _column(values: Any, dtype: Any) -> np.ndarray:
+    return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
+
+
+def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
+                 model: dict[str, Any] | None) -> None:
+    """Fill ``reader.trace`` from ``reader.events``."""
+    trace, events, diagnostics = reader.trace, reader.events, reader.diagnostics
+    count = len(events)
+    raw = _column(events.ts, np.uint64)
+    kind = _column(events.type, np.int8).astype(np.int64)
+    keep = raw < np.uint64(1 << 63)
+    diagnostics.add("perfetto.timestamp_beyond_int64", "events with a timestamp at or above "
+                    "2^63 (a negative number written as uint64): left out, as trace_processor "
+                    "leaves them out", kind="dropped", count=int((~keep).sum()),
+                    example=f"{int(raw[~keep][0])}" if (~keep).any() else None)
+    ts = raw.astype(np.int64)
+    keep &= _to_trace_clock(reader, ts, _column(events.clock, np.int64))
+    ts -= shift
+    uuid = _column(events.track, np.uint64)
+    known = np.array(sorted(tracks.track), dtype=np.uint64)
+    model_track = np.array([tracks.track[int(u)] for u in known.tolist()] + [-1], np.int64)
+    place = np.minimum(np.searchsorted(known, uuid), len(known))
+    track = model_track[place]
+    keep &= track >= 0
+    on_counter = np.isin(uuid, np.array(list(tracks.counters), dtype=np.uint64))
+    counter_rows = np.flatnonzero(keep & (kind == COUNTER) & on_counter)
+    diagnostics.add("perfetto.counter_on_slice_track", "counter values on a track without a "
+                    "CounterDescriptor: left out, as trace_processor leaves them out",
+                    kind="dropped", count=int((keep & (kind == COUNTER) & ~on_counter).sum()))
+    diagnostics.add("perfetto.slice_on_counter_track", "slices or instants on a counter "
+                    "track: left out (a counter track holds values only)", kind="dropped",
+                    count=int((keep & (kind != COUNTER) & on_counter).sum()))
+    timeline = np.flatnonzero(keep & (kind != COUNTER) & ~on_counter)
+    _counters(reader, tracks, counter_rows, uuid, track, ts)
+    slice_of = _slices(reader, timeline, kind, ts, place, track, model)
+    _flows(reader, slice_of, ts, keep, model)
+    del count
+
+
+def _to_trace_clock(reader: PftraceReader, ts: np.ndarray, clock: np.ndarray) -> np.ndarray:
+    """Move timestamps on other clocks onto the trace clock (in place) through the nearest
+    earlier ClockSnapshot; returns which events could be placed."""
+    placed = np.ones(len(ts), dtype=bool)
+    offsets = reader.clock_offsets()
+    for clock_id in np.unique(clock).tolist():
+        if clock_id == reader.trace_clock:
+            continue
+        rows = np.flatnonzero(clock == clock_id)
+        if clock_id in reader.incremental_clocks:
+            placed[rows] = False
+            reader.diagnostics.add("perfetto.incremental_clock", "events on an incremental "
+                                   "(delta-encoded) clock: not supported, left out",
+                                   kind="dropped", count=len(rows),
+                                   example=f"clock {clock_id & 0xFFFFFFFF}")
+            continue
+        pairs = sorted(offsets.get(clock_id, []))
+        if not pairs:
+            placed[rows] = False
+            reader.diagnostics.add("perfetto.clock_without_snapshot", "events on a clock that "
+                                   "no ClockSnapshot links to the trace clock: left out, as "
+                                   "trace_processor leaves them out", kind="dropped",
+                                   count=len(rows), example=f"clock {clock_id & 0xFFFFFFFF}")
+            continue
+        readings = np.array([p[0] for p in pairs], dtype=np.int64)
+        at = np.maximum(np.searchsorted(readings, ts[rows], "right") - 1, 0)
+        ts[rows] += np.array([p[1] - p[0] for p in pairs], dtype=np.int64)[at]
+    return placed
+
+
+def _counters(reader: PftraceReader, tracks: TrackMap, rows: np.ndarray, uuid: np.ndarray,
+              track: np.ndarray, ts: np.ndarray) -> None:
+    values = _column(reader.events.value, np.float64)[rows].copy()
+    multiplier = np.ones(len(rows))
+    for key, counter in tracks.counters.items():
+        on = uuid[rows] == np.uint64(key)
+        multiplier[on] = counter.multiplier
+        if counter.incremental and on.any():
+            picked = np.flatnonzero(on)
+            picked = picked[np.argsort(ts[rows][picked], kind="stable")]
+            values[picked] = np.cumsum(values[picked])
+    table = reader.trace.counters
+    table.track.frombytes(track[rows].astype(np.int32).tobytes())
+    table.ts.frombytes(ts[rows].astype(np.int64).tobytes())
+    table.value.frombytes((values * multiplier).astype(np.float64).tobytes())
+
+
+def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.ndarray,
+            place: np.ndarray, track: np.ndarray, model: dict[str, Any] | None) -> np.ndarray:
+    """Slices and instants from the events ``rows``; returns per event the slice row it
+    made or closed (-1 for others)."""
+    events, diagnostics, trace = reader.events, reader.diagnostics, reader.trace
+    order = rows[np.lexsort((rows, ts[rows], place[rows]))]
+    delta = np.where(kind[order] == BEGIN, 1, np.where(kind[order] == END, -1, 0))
+    pairs = pair_slices(place[order], delta)
+    diagnostics.add("perfetto.end_without_begin", "slice ENDs with no open BEGIN on their "
+                    "track: left out, as trace_processor leaves them out", kind="dropped",
+                    count=len(pairs.unmatched_ends))
+    begin_event = order[pairs.begins]
+    end_event = np.where(pairs.ends >= 0, order[np.maximum(pairs.ends, 0)], -1)
+    complete = rows[kind[rows] == COMPLETE]
+    open_count = int((end_event < 0).sum())
+    last = int(ts[rows].max()) if len(rows) else 0
+    diagnostics.add("perfetto.slice_not_ended", "slices that never end (trace_processor shows "
+                    "them as 'Did not end'): they end at the trace's last timestamp",
+                    kind="repaired", count=open_count)
+    starts_at = np.r_[begin_event, complete]
+    start = ts[starts_at]
+    end = np.r_[np.where(end_event >= 0, ts[np.maximum(end_event, 0)], last),
+                ts[complete] + _column(events.duration, np.int64)[complete]]
+    dur = np.maximum(end - start, 0)
+    slice_track = track[starts_at]
+    row_order = timeline_order(slice_track, start, -dur)
+    chosen = starts_at[row_order]
+    closers = np.r_[end_event, np.full(len(complete), -1)][row_order]
+    names = _column(events.name, np.int32)
+    categories = _column(events.category, np.int32)
+    dotted = frozenset(model.get("dotted", ())) if model else frozenset()
+    args = [_merged(events.args[b], events.args[e] if e >= 0 else None, dotted)
+            for b, e in zip(chosen.tolist(), closers.tolist(), strict=True)]
+    trace.slices.extend_pairs(args, track=slice_track[row_order], start=start[row_order],
+                              dur=dur[row_order], name=names[chosen],
+                              category=categories[chosen])
+    slice_of = np.full(len(kind), -1, dtype=np.int64)
+    slice_of[chosen] = np.arange(len(chosen))
+    closed = closers >= 0
+    slice_of[closers[closed]] = np.flatnonzero(closed)
+    instants = rows[kind[rows] == INSTANT]
+    instants = instants[timeline_order(track[instants], ts[instants], np.zeros(len(instants),
+                                                                              np.int64))]
+    trace.instants.extend_pairs([_merged(events.args[i], None, dotted) for i in instants.tolist()],
+                                track=track[instants], ts=ts[instants], name=names[instants],
+                                category=categories[instants])
+    return slice_of
+
+
+def _merged(first: ArgsPair, second: ArgsPair, dotted: frozenset[str]) -> ArgsPair:
+    """One slice's args: its BEGIN's, then its END's (trace_processor adds both); repeated
+    names keep the last value; dotted names made flat again."""
+    if second is not None:
+        first = second if first is None else (first[0] + second[0], first[1] + second[1])
+    if first is None:
+        return None
+    keys = first[0]
+    if len(set(keys)) != len(keys) or (dotted and any(isinstance(v, dict) for v in first[1])):
+        args = dict(zip(keys, first[1], strict=True))
+        if dotted:
+            args = model_attribute.flatten_dotted(args, dotted)
+        return tuple(args), list(args.values())
+    return first
+
+
+def _flows(reader: PftraceReader, slice_of: np.ndarray, ts: np.ndarray, keep: np.ndarray,
+           model: dict[str, Any] | None) -> None:
+    trace, diagnostics = reader.trace, reader.diagnostics
+    parts = [p for p in reader.events.flows if len(p)]
+    if not parts:
+        return
+    flows = np.concatenate(parts)
+    event, ids, ends = flows[:, 0], flows[:, 1], flows[:, 2].astype(bool)
+    placed = keep[event] & (slice_of[event] >= 0)
+    diagnostics.add("perfetto.flow_endpoint_not_slice", "flow ids on an instant, a counter or "
+                    "a left-out event: the model links slices only, so these are left out",
+                    kind="dropped", count=int((~placed).sum()))
+    event, ids, ends = event[placed], ids[placed], ends[placed]
+    position = np.lexsort((event, ts[event]))
+    rank = np.empty(len(event), dtype=np.int64)
+    rank[position] = np.arange(len(event))
+    sources, targets, orphans = link_flows(rank, ids, ends)
+    diagnostics.add("perfetto.flow_end_without_start", "terminating flow ids never started "
+                    "before: no link (trace_processor draws none)", kind="dropped",
+                    count=orphans)
+    source_rows, target_rows = slice_of[event[sources]], slice_of[event[targets]]
+    labels = model_attribute.flow_labels(model.get("flows", [])) if model else []
+    intern = trace.strings.intern
+    label_ids = {label: (intern(label[0]), intern(label[1])) for label in set(labels)}
+    flow_ids = ids[targets].tolist()
+    table = trace.flows
+    for src, dst, flow_id in zip(source_rows.tolist(), target_rows.tolist(), flow_ids,
+                                 strict=True):
+        label = labels[flow_id - 1] if 0 < flow_id <= len(labels) else None
+        category, name = label_ids[label] if label is not None else (0, 0)
+        table.append(src, dst, category, name)
