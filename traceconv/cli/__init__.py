@@ -10,6 +10,6 @@ from __future__ import annotations
 from .app import app, main
 
 COMMAND_MODULES = ("advise", "batch", "check", "convert", "critical_path", "diff",
-                   "formats_cmd", "info", "memflow", "report", "summary")
+                   "formats_cmd", "info", "memflow", "report", "summary", "perfetto_forms")
 
 __all__ = ["app", "main"]

@@ -5,7 +5,8 @@ category and name, or an argument name with a dot (written as nested dicts, see
 :mod:`.annotations`). The writer puts them in the trace attribute ``traceconv.model`` (one
 JSON text) and the reader, finding it in a file traceconv wrote, gives back the model the
 file came from: same processes and tracks (lane tracks folded back into their home track),
-same metadata, flows with their labels, dotted names flat again.
+same metadata, flows with their labels, dotted names flat again, and the memory blocks
+(which Perfetto shows only as the live-bytes counters made of them).
 
 >>> from traceconv.model import Trace
 >>> t = Trace(); _ = t.add_track("main", process=t.add_process("python", pid=7), tid=7)
@@ -20,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from ...model import Trace
+from ...model import MemoryBlock, Trace
 
 ATTRIBUTE = "traceconv.model"
 VERSION = 1
@@ -43,6 +44,8 @@ def describe(trace: Trace, base: int) -> dict[str, Any]:
                      "attributes": _jsonable(meta.attributes)},
         "flows": _flow_labels(trace),
         "dotted": dotted,
+        "memory": _blocks(trace.memory),
+        "reservations": _blocks(trace.reservations),
     }
 
 
@@ -132,3 +135,30 @@ def _flatten_into(out: dict[str, Any], prefix: str, value: dict[str, Any],
             _flatten_into(out, name, item, dotted)
         else:
             out[name] = item
+
+
+_BLOCK_FIELDS = ("address", "size", "alloc_ns", "free_ns", "device", "pool", "name", "owner_op",
+                 "owner_name", "owner_tensor", "category", "shape", "dtype", "args")
+
+
+def _blocks(blocks: list[MemoryBlock]) -> dict[str, list[Any]]:
+    """Memory blocks as one list per field (JSON-safe: shapes as lists, args that JSON
+    cannot hold left out)."""
+    columns: dict[str, list[Any]] = {name: [getattr(b, name) for b in blocks]
+                                     for name in _BLOCK_FIELDS}
+    columns["shape"] = [None if s is None else list(s) for s in columns["shape"]]
+    columns["args"] = [_jsonable(a) if a else {} for a in columns["args"]]
+    return columns
+
+
+def memory_blocks(columns: dict[str, list[Any]] | None) -> list[MemoryBlock]:
+    """The blocks of :func:`_blocks`, back.
+
+    >>> memory_blocks(_blocks([MemoryBlock(64, 128, 5, None, shape=(2, 3))]))
+    [MemoryBlock(address=64, size=128, alloc_ns=5, free_ns=None, device='', pool='', name='', owner_op=None, owner_name=None, owner_tensor=None, category='', shape=(2, 3), dtype=None, args={})]
+    """
+    if not columns:
+        return []
+    rows = zip(*(columns.get(name, []) for name in _BLOCK_FIELDS), strict=True)
+    return [MemoryBlock(*row[:11], None if row[11] is None else tuple(row[11]),  # type: ignore[misc]
+                        *row[12:]) for row in rows]

@@ -639,14 +639,19 @@ class PftraceReader:
 
 
 def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:
+    """What traceconv's writer kept of the model: metadata and memory blocks."""
     meta, saved = trace.metadata, model.get("metadata", {})
-    meta.source_format = saved.get("source_format") or "perfetto"
+    if saved.get("source_format"):
+        meta.attributes["converted_from"] = saved["source_format"]
     meta.source_version = saved.get("source_version")
     meta.framework = saved.get("framework")
     meta.rank = saved.get("rank")
     meta.clock = saved.get("clock") or "unknown"
     meta.clock_base_ns = saved.get("clock_base_ns")
     meta.attributes.update(saved.get("attributes") or {})
+    trace.add_memory_blocks(model_attribute.memory_blocks(model.get("memory")))
+    for block in model_attribute.memory_blocks(model.get("reservations")):
+        trace.add_reservation(block)
 
 
 def read(source: Source) -> Trace:
