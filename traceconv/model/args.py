@@ -290,27 +290,25 @@ class ArgsColumn(Sequence[Args]):
         self._key_set.extend(found)  # type: ignore[arg-type]
         values.extend(chain.from_iterable(map(dict.values, rows)))  # type: ignore[arg-type]
 
-    def extend_pairs(self, rows: list[tuple[tuple[Any, ...], list[Any]] | None]) -> None:
-        """Add rows given as (keys, values) pairs, or None for a row without args (a reader
-        that decodes names and values apart need not build a dict per row). The keys of a
-        row must be distinct.
+    def extend_keyed(self, keys: list[tuple[Any, ...] | None], values: list[Any]) -> None:
+        """Add rows given as their keys (None: a row without args) and all their values one
+        row after another (a reader that decodes names and values apart builds no dict per
+        row). The keys of a row must be distinct.
 
-        >>> column = ArgsColumn(); column.extend_pairs([(("a", "b"), [1, 2]), None])
+        >>> column = ArgsColumn(); column.extend_keyed([("a", "b"), None, ("a",)], [1, 2, 3])
         >>> list(column)
-        [{'a': 1, 'b': 2}, None]
+        [{'a': 1, 'b': 2}, None, {'a': 3}]
         """
-        if not rows:
+        if not keys:
             return
-        keys = [None if row is None else row[0] for row in rows]
         for new in dict.fromkeys(k for k in keys if k is not None and k not in self._ids):
             self._key_set_id(new)
         get = self._ids.get
         found = [_NONE if k is None else get(k) for k in keys]
         sizes = [0 if k is None else len(k) for k in keys]
-        values = self._values
-        self._start.extend(accumulate(sizes[:-1], initial=len(values)))
+        self._start.extend(accumulate(sizes[:-1], initial=len(self._values)))
         self._key_set.extend(found)  # type: ignore[arg-type]
-        values.extend(chain.from_iterable(row[1] for row in rows if row is not None))
+        self._values.extend(values)
 
     def extend_json(self, texts: bytes | bytearray, sizes: Sequence[int] | np.ndarray) -> None:
         """Add rows given as JSON object texts: in ``texts`` those of the rows with args,

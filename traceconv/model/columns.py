@@ -95,18 +95,18 @@ class _EventTable(_Table):
         self._extend_columns(len(args), columns)
         self.args.extend(args)
 
-    def extend_pairs(self, args: list[tuple[tuple[str, ...], list[Any]] | None],
+    def extend_keyed(self, keys: list[tuple[str, ...] | None], values: list[Any],
                      **columns: np.ndarray | list[int]) -> None:
-        """:meth:`extend` with each row's args as (keys, values), or None (see
-        ``ArgsColumn.extend_pairs``).
+        """:meth:`extend` with the args as each row's keys and all values one row after
+        another (see ``ArgsColumn.extend_keyed``).
 
         >>> table = InstantTable()
-        >>> table.extend_pairs([(("a",), [1])], track=[0], ts=[5], name=[0], category=[0])
+        >>> table.extend_keyed([("a",)], [1], track=[0], ts=[5], name=[0], category=[0])
         >>> table.args[0]
         {'a': 1}
         """
-        self._extend_columns(len(args), columns)
-        self.args.extend_pairs(args)
+        self._extend_columns(len(keys), columns)
+        self.args.extend_keyed(keys, values)
 
     def extend_json(self, texts: bytes, sizes: Sequence[int] | np.ndarray,
                     **columns: np.ndarray | list[int]) -> None:

@@ -17,11 +17,9 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import orjson
 
 from .wire import read_varint
-from .wire_columns import Fields, as_int64
 
 # DebugAnnotation fields.
 NAME_IID, BOOL, UINT, INT, DOUBLE, STRING, POINTER, NESTED, JSON, NAME = range(1, 11)
@@ -32,6 +30,8 @@ _DOUBLE = struct.Struct("<d").unpack_from
 _FIXED64 = struct.Struct("<Q").unpack_from
 _FIXED32 = struct.Struct("<I").unpack_from
 StringLookup = Callable[[int], str]
+# what traceconv's writer spells as text, since a DebugAnnotation has no null or empty value
+SPELLED: dict[str, Callable[[], Any]] = {"null": lambda: None, "[]": list, "{}": dict}
 
 
 def text(data: bytes | memoryview) -> str:
@@ -72,10 +72,12 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
     return out
 
 
-def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup
-                      ) -> tuple[str | None, Any]:
+def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup,
+                      spelled: bool = False) -> tuple[str | None, Any]:
     """(name, value) of one ``DebugAnnotation``; the name is None when it has none (an
     array element). ``strings``/``names`` look interned string values / names up.
+    ``spelled``: the file is traceconv's, whose writer spells null, [] and {} as text
+    (:data:`SPELLED`), read back as what they stand for.
 
     >>> decode_annotation(b"\\x52\\x01a\\x62\\x02\\x20\\x01\\x62\\x02\\x20\\x02", str, str)
     ('a', [1, 2])
@@ -91,12 +93,12 @@ def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup
         elif number == NAME and wire == 2:
             name = text(raw)
         elif number == DICT and wire == 2:
-            key, item = decode_annotation(raw, strings, names)
+            key, item = decode_annotation(raw, strings, names, spelled)
             entries = {} if entries is None else entries
             entries[key or ""] = item
         elif number == ARRAY and wire == 2:
             items = [] if items is None else items
-            items.append(decode_annotation(raw, strings, names)[1])
+            items.append(decode_annotation(raw, strings, names, spelled)[1])
         elif number == NESTED and wire == 2:
             value = _nested(raw)
         elif number == JSON and wire == 2:
@@ -107,6 +109,8 @@ def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup
             value = f"<proto {proto_type or '?'}: {len(raw)} bytes>"
         elif number in SCALARS:
             value = scalar(number, raw, strings)
+            if spelled and number == STRING and value in SPELLED:
+                value = SPELLED[value]()
     if entries is not None:
         value = entries
     elif items is not None:
@@ -168,40 +172,3 @@ def _nested(data: bytes) -> Any:
     if kind == 2:
         return values
     return scalar_value
-
-
-def scalar_values(data: bytes, fields: Fields, kind: np.ndarray, rows: np.ndarray,
-                  value_row: np.ndarray, strings: Callable[[np.ndarray], list[str]]
-                  ) -> dict[int, list[Any]]:
-    """The values of the annotations ``rows`` whose value is the scalar field ``kind``
-    (whose field row in ``fields`` is ``value_row``), grouped by kind: kind -> values in
-    the order of ``rows``. ``strings`` resolves interned string iids (many at once)."""
-    out: dict[int, list[Any]] = {}
-    for number in np.unique(kind[rows]).tolist():
-        picked = rows[kind[rows] == number]
-        at = value_row[picked]
-        bits = fields.value[at]
-        if number == INT:
-            out[number] = as_int64(bits).tolist()
-        elif number == UINT:
-            out[number] = bits.tolist()
-        elif number == BOOL:
-            out[number] = (bits != 0).tolist()
-        elif number == DOUBLE:
-            out[number] = bits.view(np.float64).tolist()
-        elif number == POINTER:
-            out[number] = [f"0x{v:x}" for v in bits.tolist()]
-        elif number == STRING_IID:
-            out[number] = strings(bits)
-        else:   # STRING: one decode per distinct text
-            offsets, lengths = fields.offset[at].tolist(), fields.length[at].tolist()
-            seen: dict[bytes, str] = {}
-            values = []
-            for start, size in zip(offsets, lengths, strict=True):
-                raw = data[start:start + size]
-                found = seen.get(raw)
-                if found is None:
-                    found = seen[raw] = text(raw)
-                values.append(found)
-            out[number] = values
-    return out

@@ -66,8 +66,8 @@ def decode(text: str) -> dict[str, Any] | None:
 
 
 def _key_sets(column: Any) -> list[tuple[Any, ...]]:
-    column.key_set   # (settles rows held as JSON text into key sets)
-    return list(column.key_sets)
+    """The column's key sets (asking for ``key_set`` first settles rows held as JSON)."""
+    return list(column.key_sets) if column.key_set is not None else []
 
 
 def _jsonable(attributes: dict[str, Any]) -> dict[str, Any]:
@@ -160,5 +160,7 @@ def memory_blocks(columns: dict[str, list[Any]] | None) -> list[MemoryBlock]:
     if not columns:
         return []
     rows = zip(*(columns.get(name, []) for name in _BLOCK_FIELDS), strict=True)
-    return [MemoryBlock(*row[:11], None if row[11] is None else tuple(row[11]),  # type: ignore[misc]
-                        *row[12:]) for row in rows]
+    return [MemoryBlock(**dict(zip(_BLOCK_FIELDS, row, strict=True)),
+                        ) if row[11] is None else MemoryBlock(**{
+                            **dict(zip(_BLOCK_FIELDS, row, strict=True)),
+                            "shape": tuple(row[11])}) for row in rows]

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from .reader import PftraceReader
 
 BEGIN, END, INSTANT, COUNTER, COMPLETE = 1, 2, 3, 4, 9
-ArgsPair = tuple[tuple[str, ...], list[Any]] | None
 
 
 def _column(values: Any, dtype: Any) -> np.ndarray:
@@ -27,8 +26,7 @@ def _column(values: Any, dtype: Any) -> np.ndarray:
 def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
                  model: dict[str, Any] | None) -> None:
     """Fill ``reader.trace`` from ``reader.events``."""
-    trace, events, diagnostics = reader.trace, reader.events, reader.diagnostics
-    count = len(events)
+    events, diagnostics = reader.events, reader.diagnostics
     raw = _column(events.ts, np.uint64)
     kind = _column(events.type, np.int8).astype(np.int64)
     keep = raw < np.uint64(1 << 63)
@@ -54,10 +52,12 @@ def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
                     "track: left out (a counter track holds values only)", kind="dropped",
                     count=int((keep & (kind != COUNTER) & on_counter).sum()))
     timeline = np.flatnonzero(keep & (kind != COUNTER) & ~on_counter)
+    dotted = frozenset(model.get("dotted", ())) if model else frozenset()
+    reader.dotted = dotted
+    reader.dotted_heads = frozenset(name.split(".", 1)[0] for name in dotted)
     _counters(reader, tracks, counter_rows, uuid, track, ts)
     slice_of = _slices(reader, timeline, kind, ts, place, track, model)
     _flows(reader, slice_of, ts, keep, model)
-    del count
 
 
 def _to_trace_clock(reader: PftraceReader, ts: np.ndarray, clock: np.ndarray) -> np.ndarray:
@@ -137,12 +137,13 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     closers = np.r_[end_event, np.full(len(complete), -1)][row_order]
     names = _column(events.name, np.int32)
     categories = _column(events.category, np.int32)
-    dotted = frozenset(model.get("dotted", ())) if model else frozenset()
-    args = [_merged(events.args[b], events.args[e] if e >= 0 else None, dotted)
-            for b, e in zip(chosen.tolist(), closers.tolist(), strict=True)]
-    trace.slices.extend_pairs(args, track=slice_track[row_order], start=start[row_order],
-                              dur=dur[row_order], name=names[chosen],
+    keys, values, special = _args_of(reader, chosen, closers)
+    trace.slices.extend_keyed(keys, values, track=slice_track[row_order],
+                              start=start[row_order], dur=dur[row_order], name=names[chosen],
                               category=categories[chosen])
+    dotted = reader.dotted
+    for row in special.tolist():
+        trace.slices.set_args(row, _merged(reader, int(chosen[row]), int(closers[row]), dotted))
     slice_of = np.full(len(kind), -1, dtype=np.int64)
     slice_of[chosen] = np.arange(len(chosen))
     closed = closers >= 0
@@ -150,26 +151,63 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     instants = rows[kind[rows] == INSTANT]
     instants = instants[timeline_order(track[instants], ts[instants], np.zeros(len(instants),
                                                                               np.int64))]
-    trace.instants.extend_pairs([_merged(events.args[i], None, dotted) for i in instants.tolist()],
-                                track=track[instants], ts=ts[instants], name=names[instants],
-                                category=categories[instants])
+    keys, values, special = _args_of(reader, instants, np.full(len(instants), -1))
+    trace.instants.extend_keyed(keys, values, track=track[instants], ts=ts[instants],
+                                name=names[instants], category=categories[instants])
+    for row in special.tolist():
+        trace.instants.set_args(row, _merged(reader, int(instants[row]), -1, dotted))
     return slice_of
 
 
-def _merged(first: ArgsPair, second: ArgsPair, dotted: frozenset[str]) -> ArgsPair:
-    """One slice's args: its BEGIN's, then its END's (trace_processor adds both); repeated
-    names keep the last value; dotted names made flat again."""
-    if second is not None:
-        first = second if first is None else (first[0] + second[0], first[1] + second[1])
-    if first is None:
-        return None
-    keys = first[0]
-    if len(set(keys)) != len(keys) or (dotted and any(isinstance(v, dict) for v in first[1])):
-        args = dict(zip(keys, first[1], strict=True))
-        if dotted:
-            args = model_attribute.flatten_dotted(args, dotted)
-        return tuple(args), list(args.values())
-    return first
+def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
+             ) -> tuple[list[tuple[str, ...] | None], list[Any], np.ndarray]:
+    """The args of events ``chosen`` (keys per row, values one row after another), and the
+    rows that need :func:`_merged` (args on their END too, a name given twice, a dotted name
+    the writer nested)."""
+    events = reader.events
+    arg_set = _column(events.arg_set, np.int32)
+    arg_start = _column(events.arg_start, np.int64)
+    key_sets = events.key_sets
+    widths = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)
+    sets = arg_set[chosen].astype(np.int64)
+    sets[sets < 0] = len(key_sets)
+    sizes = widths[sets]
+    firsts = np.repeat(arg_start[chosen] - np.cumsum(sizes) + sizes, sizes)
+    positions = (firsts + np.arange(int(sizes.sum()))).tolist()
+    values = list(map(events.arg_values.__getitem__, positions))
+    listed = [*key_sets, None]
+    keys = [listed[k] for k in sets.tolist()]
+    odd = np.array([len(set(k)) != len(k) for k in key_sets] + [False], dtype=bool)
+    special = odd[sets]
+    closing = closers >= 0
+    special[closing] |= arg_set[closers[closing]] >= 0
+    if reader.dotted:
+        nested = np.array([any(key in reader.dotted_heads for key in k) for k in key_sets]
+                          + [False], dtype=bool)
+        special |= nested[sets]
+    return keys, values, np.flatnonzero(special)
+
+
+def _event_args(reader: PftraceReader, event: int) -> dict[str, Any]:
+    events = reader.events
+    key_set = events.arg_set[event]
+    if key_set < 0:
+        return {}
+    keys = events.key_sets[key_set]
+    start = events.arg_start[event]
+    return dict(zip(keys, events.arg_values[start:start + len(keys)], strict=True))
+
+
+def _merged(reader: PftraceReader, begin: int, end: int, dotted: frozenset[str]
+            ) -> dict[str, Any] | None:
+    """One slice's args: its BEGIN's, then its END's (trace_processor adds both); a name
+    given twice keeps its last value; dotted names the writer nested made flat again."""
+    args = _event_args(reader, begin)
+    if end >= 0:
+        args.update(_event_args(reader, end))
+    if dotted:
+        args = model_attribute.flatten_dotted(args, dotted)
+    return args or None
 
 
 def _flows(reader: PftraceReader, slice_of: np.ndarray, ts: np.ndarray, keep: np.ndarray,

@@ -42,12 +42,27 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
 from . import model_attribute
-from .annotation_values import COMPOSITE, NAME, NAME_IID, SCALARS, decode_annotation, scalar
+from .annotation_values import (
+    COMPOSITE,
+    NAME,
+    NAME_IID,
+    SCALARS,
+    SPELLED,
+    decode_annotation,
+    scalar,
+)
 from .annotation_values import text as utf8_text
-from .slice_matching import link_flows, pair_slices
 from .track_tree import TrackMap, build_tracks, merge_descriptor
 from .wire import FIXED64, LENGTH, VARINT
-from .wire_columns import Fields, WireError, as_int64, decode_fields, in_message_order, padded
+from .wire_columns import (
+    FieldRows,
+    Fields,
+    WireError,
+    as_int64,
+    decode_fields,
+    in_message_order,
+    padded,
+)
 
 READ_BYTES = 16 << 20
 BOOTTIME = 6
@@ -70,16 +85,20 @@ COMPLETE = 9   # (not a TrackEvent type: a legacy 'X' event, with its duration)
 _LEGACY_PHASES = {ord("B"): BEGIN, ord("E"): END, ord("X"): COMPLETE, ord("I"): INSTANT,
                   ord("i"): INSTANT, ord("n"): INSTANT}
 _PACKET_FIELDS = {f.number: f.name for f in TracePacket.DESCRIPTOR.fields}
+VALUE_FIELDS = np.array(sorted(SCALARS | COMPOSITE))
 _INTERNED_TABLES = {1: "event_categories", 2: "event_names", 3: "debug_annotation_names",
                     29: "debug_annotation_string_values"}
 
 
 class _Interned:
-    """The interned strings of every (sequence, generation), looked up many at a time."""
+    """The interned strings of every (sequence, generation), looked up many at a time; each
+    string is also given a dense id (its place in :attr:`texts`)."""
 
     def __init__(self) -> None:
         self.entries: dict[str, dict[int, str]] = {t: {} for t in _INTERNED_TABLES.values()}
-        self._sorted: dict[str, tuple[np.ndarray, list[str]]] = {}
+        self._sorted: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.texts: list[str] = [""]
+        self._ids: dict[str, int] = {"": 0}
 
     @staticmethod
     def key(generation: int, iid: int) -> int:
@@ -89,20 +108,33 @@ class _Interned:
         self.entries[table][self.key(generation, iid)] = value
         self._sorted.pop(table, None)
 
+    def text_id(self, text: str) -> int:
+        found = self._ids.get(text)
+        if found is None:
+            found = self._ids[text] = len(self.texts)
+            self.texts.append(text)
+        return found
+
     def lookup(self, table: str, generation: np.ndarray, iid: np.ndarray
-               ) -> tuple[list[str], np.ndarray]:
-        """The strings of (generation, iid) pairs ("" where unknown) and which are known."""
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """The text ids of (generation, iid) pairs (0, the empty text, where unknown) and
+        which are known."""
         if table not in self._sorted:
             items = sorted(self.entries[table].items())
             self._sorted[table] = (np.array([k for k, _ in items], dtype=np.uint64),
-                                   [v for _, v in items] + [""])
-        keys, values = self._sorted[table]
+                                   np.array([self.text_id(v) for _, v in items] + [0],
+                                            dtype=np.int64))
+        keys, ids = self._sorted[table]
         wanted = (generation.astype(np.uint64) << np.uint64(32)) | (iid & np.uint64(0xFFFFFFFF))
         at = np.searchsorted(keys, wanted)
         known = at < len(keys)
         known[known] = keys[at[known]] == wanted[known]
         at[~known] = len(keys)
-        return [values[i] for i in at.tolist()], known
+        return ids[at], known
+
+    def strings(self, table: str, generation: np.ndarray, iid: np.ndarray) -> list[str]:
+        texts = self.texts
+        return [texts[i] for i in self.lookup(table, generation, iid)[0].tolist()]
 
 
 class _Events:
@@ -118,7 +150,12 @@ class _Events:
         self.category = array("i")
         self.duration = array("q")      # legacy complete events
         self.value = array("d")         # counter values
-        self.args: list[tuple[tuple[str, ...], list[Any]] | None] = []
+        # args: per event its key set (-1: none) and where its values start in arg_values
+        self.arg_set = array("i")
+        self.arg_start = array("q")
+        self.arg_values: list[Any] = []
+        self.key_sets: list[tuple[str, ...]] = []
+        self.key_set_ids: dict[tuple[str, ...], int] = {}
         self.flows: list[np.ndarray] = []   # (event, id, terminating) triples per block
 
     def __len__(self) -> int:
@@ -143,7 +180,12 @@ class PftraceReader:
         self.attributes: dict[str, Any] = {}
         self.events = _Events()
         self.packets = 0
-        self.annotation_cache: dict[tuple[int, bytes], tuple[str | None, Any]] = {}
+        # per generation: annotation bytes -> (value,) of dicts, arrays and JSON values
+        self.annotation_cache: dict[int, dict[bytes, tuple[Any]]] = {}
+        self.model_ids: list[int] = []   # interned text id -> the trace's string id
+        self.dotted: frozenset[str] = frozenset()        # (from the model attribute)
+        self.nulls_spelled = False   # traceconv's file: "null", "[]", "{}" as what they spell
+        self.dotted_heads: frozenset[str] = frozenset()
 
     # -- reading --------------------------------------------------------------------------
 
@@ -217,20 +259,20 @@ class PftraceReader:
                              "incremental state before their sequence cleared it: skipped, as "
                              "trace_processor skips them", kind="dropped",
                              count=int(skipped.sum()))
-        data_rows = np.flatnonzero(~np.isin(fields.field, HEADER_FIELDS))
+        content = fields.where_not_in(HEADER_FIELDS)
         kind = np.zeros(count, dtype=np.int64)
-        kind[fields.msg[data_rows]] = fields.field[data_rows]
+        kind[content.msg] = content.field
         kind[skipped] = -1
         self._count_unmodelled(kind)
         # the stateful packets, in file order
         interned = fields.where(INTERNED, LENGTH)
         defaults = fields.where(DEFAULTS, LENGTH)
-        stateful = data_rows[np.isin(fields.field[data_rows], STATEFUL)]
+        stateful = np.flatnonzero(np.isin(content.field, STATEFUL))
         todo = sorted([(int(m), 0, int(o), int(n)) for m, o, n in zip(
             interned.msg, interned.offset, interned.length, strict=True)]
             + [(int(m), 1, int(o), int(n)) for m, o, n in zip(
                 defaults.msg, defaults.offset, defaults.length, strict=True)]
-            + [(int(fields.msg[r]), 2, int(fields.offset[r]), int(fields.length[r]))
+            + [(int(content.msg[r]), 2, int(content.offset[r]), int(content.length[r]))
                for r in stateful.tolist()])
         for packet, what, offset, length in todo:
             if skipped[packet]:
@@ -339,6 +381,7 @@ class PftraceReader:
                 self.attributes[attribute.key] = (attribute.long_value
                                                   if attribute.HasField("long_value")
                                                   else attribute.string_value)
+            self.nulls_spelled = model_attribute.ATTRIBUTE in self.attributes
 
     # -- track events ---------------------------------------------------------------------
 
@@ -381,7 +424,7 @@ class PftraceReader:
                                     (events.duration, duration[keep]),
                                     (events.value, values[keep])):
             column.frombytes(np.ascontiguousarray(values_kept).astype(column.typecode).tobytes())
-        events.args += self._args(data, buf, fields, generation, count, keep, consumed)
+        self._args(data, buf, fields, generation, count, keep, consumed)
         self._flows(fields, renumber)
         self._extra_counters(fields, renumber, ts, clock_key, track)
 
@@ -414,19 +457,28 @@ class PftraceReader:
             kind[msg] = _LEGACY_PHASES.get(event.phase, 0)
             duration[msg] = event.duration_us * 1000
 
+    def _model_strings(self, ids: np.ndarray) -> np.ndarray:
+        """Interned text ids as the trace's string ids."""
+        model = self.model_ids
+        texts = self.interned.texts
+        if len(model) < len(texts):
+            intern = self.trace.strings.intern
+            model.extend(intern(t) for t in texts[len(model):])
+        return np.asarray(model, dtype=np.int64)[ids]
+
     def _names(self, data: bytes, fields: Fields, generation: np.ndarray, count: int
                ) -> np.ndarray:
         """Each event's name as a model string id (interned name, or inline)."""
-        intern = self.trace.strings.intern
         out = np.zeros(count, dtype=np.int64)
         iids = fields.where(NAME_IID_FIELD, VARINT)
         if iids.rows:
             found, known = self.interned.lookup("event_names", generation[iids.msg], iids.value)
-            out[iids.msg] = [intern(s) for s in found]
+            out[iids.msg] = self._model_strings(found)
             self.diagnostics.add("perfetto.unknown_name_iid", "event name iids never interned "
                                  "on their sequence: the events have no name", kind="dropped",
                                  count=int((~known).sum()))
         inline = fields.where(NAME_FIELD, LENGTH)
+        intern = self.trace.strings.intern
         for msg, offset, length in zip(inline.msg.tolist(), inline.offset.tolist(),
                                        inline.length.tolist(), strict=True):
             out[msg] = intern(utf8_text(data[offset:offset + length]))
@@ -435,24 +487,24 @@ class PftraceReader:
     def _categories(self, data: bytes, fields: Fields, generation: np.ndarray, count: int
                     ) -> np.ndarray:
         """Each event's categories (joined with "," when several), as a string id."""
-        intern = self.trace.strings.intern
         out = np.zeros(count, dtype=np.int64)
         iids = in_message_order(fields.where(CATEGORY_IIDS, VARINT))
         inline = in_message_order(fields.where(CATEGORIES, LENGTH))
         if not iids.rows and not inline.rows:
             return out
         found, _ = self.interned.lookup("event_categories", generation[iids.msg], iids.value)
-        names: dict[int, list[str]] = {}
-        single = np.r_[True, iids.msg[1:] != iids.msg[:-1]] & np.r_[iids.msg[1:] != iids.msg[:-1],
-                                                                      True]
-        if single.all() and not inline.rows:
-            out[iids.msg] = [intern(s) for s in found]
+        repeated = iids.msg[1:] == iids.msg[:-1]
+        if not repeated.any() and not inline.rows:
+            out[iids.msg] = self._model_strings(found)
             return out
-        for msg, name in zip(iids.msg.tolist(), found, strict=True):
-            names.setdefault(msg, []).append(name)
+        texts = self.interned.texts
+        names: dict[int, list[str]] = {}
+        for msg, text_id in zip(iids.msg.tolist(), found.tolist(), strict=True):
+            names.setdefault(msg, []).append(texts[text_id])
         for msg, offset, length in zip(inline.msg.tolist(), inline.offset.tolist(),
                                        inline.length.tolist(), strict=True):
             names.setdefault(msg, []).append(utf8_text(data[offset:offset + length]))
+        intern = self.trace.strings.intern
         for msg, parts in names.items():
             out[msg] = intern(",".join(parts))
         return out
@@ -466,22 +518,65 @@ class PftraceReader:
         return values
 
     def _args(self, data: bytes, buf: np.ndarray, fields: Fields, generation: np.ndarray,
-              count: int, keep: np.ndarray, consumed: int
-              ) -> list[tuple[tuple[str, ...], list[Any]] | None]:
-        """Per kept event: (argument names, values), or None without debug annotations."""
-        out: list[tuple[tuple[str, ...], list[Any]] | None] = [None] * count
+              count: int, keep: np.ndarray, consumed: int) -> None:
+        """Store the kept events' debug annotations: per event its key set and where its
+        values start (see :class:`_Events`)."""
+        events = self.events
+        arg_set = np.full(count, -1, dtype=np.int32)
+        arg_start = np.zeros(count, dtype=np.int64)
         rows = in_message_order(fields.where(ANNOTATIONS, LENGTH))
         if rows.rows:
             names, values = self._annotations(data, buf, rows, generation, consumed)
             owner = rows.msg
-            cuts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]).tolist() + [len(owner)]
-            for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
-                out[int(owner[lo])] = (tuple(names[lo:hi]), values[lo:hi])
-        return [out[i] for i in keep.tolist()]
+            first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+            sizes = np.diff(np.r_[first, len(owner)])
+            with_args = owner[first]
+            arg_set[with_args] = self._key_sets(names, first, sizes)
+            arg_start[with_args] = len(events.arg_values) + first
+            events.arg_values.extend(values)
+        events.arg_set.frombytes(arg_set[keep].tobytes())
+        events.arg_start.frombytes(arg_start[keep].tobytes())
 
-    def _annotations(self, data: bytes, buf: np.ndarray, rows: Fields, generation: np.ndarray,
-                     consumed: int) -> tuple[list[str], list[Any]]:
-        """Names and values of the debug annotations at ``rows`` (TrackEvent field 4)."""
+    def _key_sets(self, names: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """The key-set id of each event whose annotations' name ids are
+        ``names[first[i]:first[i] + sizes[i]]``: rows of names hashed, the distinct rows
+        compared in full (so a hash collision cannot join two key sets)."""
+        width = int(sizes.max())
+        if width > 64:   # events with very many arguments: one lookup each
+            cuts = np.r_[first, len(names)].tolist()
+            listed = names.tolist()
+            return np.array([self._key_set_id(listed[lo:hi]) for lo, hi in zip(
+                cuts[:-1], cuts[1:], strict=True)], dtype=np.int32)
+        matrix = np.full((len(first), width), -1, dtype=np.int64)
+        place = np.arange(len(names)) - np.repeat(first, sizes)
+        matrix[np.repeat(np.arange(len(first)), sizes), place] = names
+        digest = np.zeros(len(first), dtype=np.uint64)
+        for column in range(width):
+            digest = digest * np.uint64(1_000_003) + (matrix[:, column] + 2).astype(np.uint64)
+        _, head, inverse = np.unique(digest, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+        same = (matrix == matrix[head[inverse]]).all(axis=1)
+        by_group = np.array([self._key_set_id(matrix[row].tolist()) for row in head.tolist()],
+                            dtype=np.int32)
+        ids = by_group[inverse]
+        for k in np.flatnonzero(~same).tolist():   # a hash collision: those one by one
+            ids[k] = self._key_set_id(matrix[k].tolist())
+        return ids
+
+    def _key_set_id(self, names: list[int]) -> int:
+        events, texts = self.events, self.interned.texts
+        keys = tuple(texts[i] for i in names if i >= 0)
+        found = events.key_set_ids.get(keys)
+        if found is None:
+            found = events.key_set_ids[keys] = len(events.key_sets)
+            events.key_sets.append(keys)
+        return found
+
+    def _annotations(self, data: bytes, buf: np.ndarray, rows: FieldRows,
+                     generation: np.ndarray,
+                     consumed: int) -> tuple[np.ndarray, list[Any]]:
+        """Name ids (into the interned texts) and values of the debug annotations at
+        ``rows`` (TrackEvent field 4)."""
         try:
             fields = decode_fields(buf, rows.offset, rows.offset + rows.length)
         except WireError as exc:
@@ -489,40 +584,57 @@ class PftraceReader:
                              location=f"byte offset {consumed + exc.offset}") from None
         count = len(rows.msg)
         gen = generation[rows.msg]
-        names: list[str] = [""] * count
+        names = np.zeros(count, dtype=np.int64)
         iids = fields.where(NAME_IID, VARINT)
         if iids.rows:
-            found, _ = self.interned.lookup("debug_annotation_names", gen[iids.msg], iids.value)
-            for msg, name in zip(iids.msg.tolist(), found, strict=True):
-                names[msg] = name
+            names[iids.msg] = self.interned.lookup("debug_annotation_names", gen[iids.msg],
+                                                   iids.value)[0]
         inline = fields.where(NAME, LENGTH)
         for msg, offset, length in zip(inline.msg.tolist(), inline.offset.tolist(),
                                        inline.length.tolist(), strict=True):
-            names[msg] = utf8_text(data[offset:offset + length])
+            names[msg] = self.interned.text_id(utf8_text(data[offset:offset + length]))
         value_kind = np.zeros(count, dtype=np.int64)
         value_row = np.zeros(count, dtype=np.int64)
-        is_value = np.isin(fields.field, list(SCALARS | COMPOSITE))
-        picked = np.flatnonzero(is_value)
-        value_kind[fields.msg[picked]] = fields.field[picked]
-        value_row[fields.msg[picked]] = picked
+        valued = fields.where_in(VALUE_FIELDS)
+        value_kind[valued.msg] = valued.field
+        value_row[valued.msg] = np.arange(valued.rows)
         values = np.empty(count, dtype=object)
         composite = np.isin(value_kind, list(COMPOSITE))
-        for number in np.unique(value_kind[~composite]).tolist():
+        kinds = np.bincount(value_kind, minlength=18)
+        for number in np.flatnonzero(kinds).tolist():
+            if number in COMPOSITE:
+                continue
             at = np.flatnonzero(value_kind == number)
-            values[at] = self._scalars(data, fields, number, value_row[at], gen[at])
-        for msg in np.flatnonzero(composite).tolist():
-            start, length = int(rows.offset[msg]), int(rows.length[msg])
-            key = (int(gen[msg]), data[start:start + length])
-            decoded = self.annotation_cache.get(key)
-            if decoded is None:
-                decoded = self.annotation_cache[key] = decode_annotation(
-                    key[1], self._string_lookup(key[0]), self._name_lookup(key[0]))
-                if len(self.annotation_cache) > 1 << 16:
-                    self.annotation_cache.clear()
-            values[msg] = decoded[1]
+            values[at] = self._scalars(data, valued, number, value_row[at], gen[at])
+        composite_rows = np.flatnonzero(composite)
+        for one in np.unique(gen[composite_rows]).tolist():
+            picked = composite_rows[gen[composite_rows] == one]
+            values[picked] = self._composites(data, rows, picked, one)
         return names, values.tolist()
 
-    def _scalars(self, data: bytes, fields: Fields, number: int, at: np.ndarray,
+    def _composites(self, data: bytes, rows: FieldRows, picked: np.ndarray, generation: int
+                    ) -> np.ndarray:
+        """Values of dict, array, nested and JSON annotations, each distinct one decoded
+        once (a trace repeats its shapes and dtype lists)."""
+        cache = self.annotation_cache.setdefault(generation, {})
+        if len(cache) > 1 << 16:
+            cache.clear()
+        texts = [data[o:o + n] for o, n in zip(rows.offset[picked].tolist(),
+                                               rows.length[picked].tolist(), strict=True)]
+        found: list[tuple[Any] | None] = list(map(cache.get, texts))
+        if None in found:
+            strings, names = self._string_lookup(generation), self._name_lookup(generation)
+            for k, text in enumerate(texts):
+                if found[k] is None:
+                    value = cache.get(text)
+                    if value is None:
+                        value = cache[text] = (decode_annotation(text, strings, names,
+                                                                 self.nulls_spelled)[1],)
+                    found[k] = value
+        return np.fromiter((v[0] for v in found if v is not None), dtype=object,
+                           count=len(found))
+
+    def _scalars(self, data: bytes, fields: FieldRows, number: int, at: np.ndarray,
                  gen: np.ndarray) -> list[Any]:
         bits = fields.value[at]
         if number == 0:
@@ -536,17 +648,19 @@ class PftraceReader:
         if number == 2:
             return (bits != 0).tolist()  # type: ignore[no-any-return]
         if number == 17:
-            return self.interned.lookup("debug_annotation_string_values", gen, bits)[0]
+            return self.interned.strings("debug_annotation_string_values", gen, bits)
         if number == 6:
-            seen: dict[bytes, str] = {}
+            # traceconv's writer spells a JSON null "null" (Perfetto has no null)
+            seen: dict[bytes, Any] = {text.encode(): make() for text, make in
+                                      SPELLED.items()} if self.nulls_spelled else {}
             out = []
             for start, size in zip(fields.offset[at].tolist(), fields.length[at].tolist(),
                                    strict=True):
                 raw = data[start:start + size]
-                found = seen.get(raw)
-                if found is None:
-                    found = seen[raw] = utf8_text(raw)
-                out.append(found)
+                if raw in seen:
+                    out.append(seen[raw])
+                else:
+                    out.append(seen.setdefault(raw, utf8_text(raw)))
             return out
         return [scalar(number, v, str) for v in bits.tolist()]
 
@@ -598,7 +712,8 @@ class PftraceReader:
                                  (events.duration, np.zeros(values.rows, np.int64)),
                                  (events.value, numbers)):
                 column.frombytes(np.ascontiguousarray(kept).astype(column.typecode).tobytes())
-            events.args += [None] * values.rows
+            events.arg_set.frombytes(np.full(values.rows, -1, dtype=np.int32).tobytes())
+            events.arg_start.frombytes(np.zeros(values.rows, dtype=np.int64).tobytes())
             del track, renumber
 
     # -- the model --------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 prints it: one ``packet { ... }`` block per ``Trace.packet``, fields indented by two.
 
 >>> import io
->>> out = io.BytesIO(); write_packets([b"\\x08\\x05\\x50\\x01"], out)
+>>> out = io.BytesIO(); write_packets([b"\\x40\\x05\\x50\\x01"], out)
 >>> print(out.getvalue().decode(), end="")
 packet {
   timestamp: 5

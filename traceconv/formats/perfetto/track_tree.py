@@ -123,11 +123,11 @@ class _Builder:
                 process = self._device_beside(process)
         else:
             top = chain[-1]
-            process = self.groups.get(top.uuid)
-            if process is None:
+            if top.uuid not in self.groups:
                 group = _own_name(top) or f"track {top.uuid}"
-                process = self.groups[top.uuid] = trace.add_process(
+                self.groups[top.uuid] = trace.add_process(
                     group, kind=ProcessKind.DEVICE if device else ProcessKind.SYNTHETIC)
+            process = self.groups[top.uuid]
         if kind is None:
             kind = TrackKind.STREAM if device else TrackKind.SYNTHETIC
         return trace.add_track(name, process=process, kind=kind, unit=unit,

@@ -11,14 +11,14 @@ payload lies in the buffer. Rows come round by round, so each message's fields k
 order among themselves (what repeated fields need).
 
 >>> buf = padded(b"\\x08\\x96\\x01\\x12\\x02hi" + b"\\x08\\x01")
->>> f = decode_fields(buf, np.array([0, 7]), np.array([7, 9]))
+>>> f = decode_fields(buf, np.array([0, 7]), np.array([7, 9])).where_in(np.array([1, 2]))
 >>> f.msg.tolist(), f.field.tolist(), f.value.tolist(), f.offset.tolist(), f.length.tolist()
-([0, 1, 0], [1, 1, 2], [150, 1, 0], [3, 9, 5], [0, 0, 2])
+([0, 1, 0], [1, 1, 2], [150, 1, 0], [1, 8, 5], [0, 0, 2])
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -26,8 +26,6 @@ from .wire import FIXED64, LENGTH, VARINT
 
 FIXED32 = 5
 PAD = 16   # zero bytes after the data: a gather of 10 varint bytes never leaves the buffer
-_STEPS = np.arange(10, dtype=np.int64)
-_SHIFTS = (7 * _STEPS).astype(np.uint64)
 _BYTES8 = np.arange(8, dtype=np.int64)
 
 
@@ -55,19 +53,18 @@ def varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first = buf[pos]
     values = first.astype(np.uint64)
     after = pos + 1
-    long = np.flatnonzero(first >= 0x80)
-    if len(long):
-        at = pos[long]
-        window = buf[at[:, None] + _STEPS]
-        stops = window < 0x80
-        ended = stops.any(axis=1)
-        if not ended.all():
-            raise WireError("a varint runs over 10 bytes", int(at[np.argmin(ended)]))
-        size = stops.argmax(axis=1) + 1
-        parts = (window & 0x7F).astype(np.uint64) << _SHIFTS
-        parts[_STEPS >= size[:, None]] = 0
-        values[long] = np.bitwise_or.reduce(parts, axis=1)
-        after[long] = at + size
+    going = np.flatnonzero(first >= 0x80)
+    if len(going):   # one byte more at a time, for the varints that go on (few go far)
+        values[going] &= np.uint64(0x7F)
+        shift = np.uint64(7)
+        while len(going):
+            if shift > 63:
+                raise WireError("a varint runs over 10 bytes", int(pos[going[0]]))
+            byte = buf[after[going]]
+            values[going] |= (byte & 0x7F).astype(np.uint64) << shift
+            after[going] += 1
+            going = going[byte >= 0x80]
+            shift += np.uint64(7)
     return values, after
 
 
@@ -78,8 +75,8 @@ def fixed(buf: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
     return window.view(kind).ravel().astype(np.uint64)
 
 
-class Fields(NamedTuple):
-    """Every field of a set of messages (see the module docstring)."""
+class FieldRows(NamedTuple):
+    """Fields of a set of messages (see the module docstring)."""
 
     msg: np.ndarray      # int64: the message's index in the ``starts`` given
     field: np.ndarray    # int64 field number
@@ -93,13 +90,6 @@ class Fields(NamedTuple):
         """How many fields (``len()`` is the tuple's: 6)."""
         return len(self.msg)
 
-    def where(self, number: int, wire: int | None = None) -> Fields:
-        """The rows of field ``number`` (of wire type ``wire`` when given)."""
-        keep = self.field == number
-        if wire is not None:
-            keep &= self.wire == wire
-        return Fields(*(column[keep] for column in self))
-
     def last_per_message(self, count: int, fill: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """(value per message, whether present) of a singular field: the last one wins, as
         protobuf merges. ``count``: the number of messages."""
@@ -108,6 +98,46 @@ class Fields(NamedTuple):
         values[self.msg] = self.value   # rows come in field order: the last write wins
         present[self.msg] = True
         return values, present
+
+
+class Fields:
+    """Every field of a set of messages, kept as the rounds that read them (selecting one
+    field number touches only its rows; nothing is concatenated that is not asked for)."""
+
+    def __init__(self, rounds: list[FieldRows]) -> None:
+        self.rounds = rounds
+
+    def where(self, number: int, wire: int | None = None) -> FieldRows:
+        """The rows of field ``number`` (of wire type ``wire`` when given), in round order."""
+        return self._select(lambda r: (r.field == number) if wire is None
+                            else (r.field == number) & (r.wire == wire))
+
+    def where_in(self, numbers: np.ndarray) -> FieldRows:
+        """The rows whose field number is one of ``numbers``."""
+        return self._select(lambda r: np.isin(r.field, numbers))
+
+    def where_not_in(self, numbers: np.ndarray) -> FieldRows:
+        """The rows whose field number is none of ``numbers``."""
+        return self._select(lambda r: ~np.isin(r.field, numbers))
+
+    def _select(self, test: Any) -> FieldRows:
+        parts = []
+        for r in self.rounds:
+            keep = test(r)
+            if keep.all():
+                parts.append(r)
+            elif keep.any():
+                parts.append(FieldRows(*(column[keep] for column in r)))
+        if not parts:
+            return _EMPTY
+        if len(parts) == 1:
+            return parts[0]
+        return FieldRows(*(np.concatenate(columns) for columns in zip(*parts, strict=True)))
+
+
+_NOTHING = np.zeros(0, dtype=np.int64)
+_EMPTY = FieldRows(_NOTHING, _NOTHING, _NOTHING, np.zeros(0, dtype=np.uint64), _NOTHING,
+                   _NOTHING)
 
 
 def decode_fields(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Fields:
@@ -119,7 +149,7 @@ def decode_fields(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Fiel
     index = np.flatnonzero(starts < ends)
     cursor = starts[index].astype(np.int64)
     limit = ends[index].astype(np.int64)
-    rounds: list[tuple[np.ndarray, ...]] = []
+    rounds: list[FieldRows] = []
     while len(index):
         tags, at = varints(buf, cursor)
         wire = (tags & np.uint64(7)).astype(np.int64)
@@ -128,7 +158,7 @@ def decode_fields(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Fiel
         length = np.zeros(len(index), dtype=np.int64)
         after = np.empty(len(index), dtype=np.int64)
         offset = at.copy()
-        for kind in np.unique(wire).tolist():
+        for kind in np.flatnonzero(np.bincount(wire, minlength=8)).tolist():
             rows = np.flatnonzero(wire == kind)
             pos = at[rows]
             if kind == VARINT:
@@ -155,25 +185,23 @@ def decode_fields(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Fiel
                             int(cursor[np.argmax(past)]))
         if (number == 0).any():
             raise WireError("field number 0", int(cursor[np.argmax(number == 0)]))
-        rounds.append((index, number, wire, value, offset, length))
+        rounds.append(FieldRows(index, number, wire, value, offset, length))
         more = after < limit
         index, cursor, limit = index[more], after[more], limit[more]
-    if not rounds:
-        empty = np.zeros(0, dtype=np.int64)
-        return Fields(empty, empty, empty, np.zeros(0, dtype=np.uint64), empty, empty)
-    columns = zip(*rounds, strict=True)
-    return Fields(*(np.concatenate(list(parts)) for parts in columns))
+    return Fields(rounds)
 
 
-def in_message_order(fields: Fields) -> Fields:
+def in_message_order(fields: FieldRows) -> FieldRows:
     """``fields`` sorted by message, each message's fields in their order (stable).
 
     >>> f = decode_fields(padded(b"\\x08\\x01\\x08\\x02\\x08\\x03"), np.array([0, 4]), np.array([4, 6]))
-    >>> in_message_order(f).value.tolist()
+    >>> in_message_order(f.where(1)).value.tolist()
     [1, 2, 3]
     """
+    if fields.rows < 2 or (fields.msg[1:] >= fields.msg[:-1]).all():
+        return fields
     order = np.argsort(fields.msg, kind="stable")
-    return Fields(*(column[order] for column in fields))
+    return FieldRows(*(column[order] for column in fields))
 
 
 def as_int64(values: np.ndarray) -> np.ndarray:

@@ -36,9 +36,9 @@ from ... import __version__
 from ...analysis.nesting import nested_view
 from ...gcpause import paused_gc
 from ...model import Diagnostics, Trace, TrackKind
+from . import model_attribute
 from .annotation_columns import ColumnEncoder
 from .annotations import ArgEncoder
-from . import model_attribute
 from .descriptors import TrackIds, assign_ids, descriptor_payloads
 from .ordering import BEGIN, COUNTER, END, INSTANT, event_order
 from .wire import (
