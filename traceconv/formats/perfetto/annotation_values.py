@@ -30,8 +30,10 @@ _DOUBLE = struct.Struct("<d").unpack_from
 _FIXED64 = struct.Struct("<Q").unpack_from
 _FIXED32 = struct.Struct("<I").unpack_from
 StringLookup = Callable[[int], str]
-# what traceconv's writer spells as text, since a DebugAnnotation has no null or empty value
-SPELLED: dict[str, Callable[[], Any]] = {"null": lambda: None, "[]": list, "{}": dict}
+# what traceconv's writer spells as text, since a DebugAnnotation has no null. (It spells
+# empty lists and dicts "[]" and "{}" too, but PyTorch writes such strings itself: those
+# stay text.)
+SPELLED: dict[str, Callable[[], Any]] = {"null": lambda: None}
 
 
 def text(data: bytes | memoryview) -> str:
@@ -76,8 +78,8 @@ def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup,
                       spelled: bool = False) -> tuple[str | None, Any]:
     """(name, value) of one ``DebugAnnotation``; the name is None when it has none (an
     array element). ``strings``/``names`` look interned string values / names up.
-    ``spelled``: the file is traceconv's, whose writer spells null, [] and {} as text
-    (:data:`SPELLED`), read back as what they stand for.
+    ``spelled``: the file is traceconv's, whose writer spells a null as text
+    (:data:`SPELLED`), read back as None.
 
     >>> decode_annotation(b"\\x52\\x01a\\x62\\x02\\x20\\x01\\x62\\x02\\x20\\x02", str, str)
     ('a', [1, 2])
