@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from .model_attribute import SPELLED_DICT, SPELLED_LIST, SPELLED_MARK, SPELLED_NULL
 from .wire import read_varint
 
 # DebugAnnotation fields.
@@ -30,10 +31,10 @@ _DOUBLE = struct.Struct("<d").unpack_from
 _FIXED64 = struct.Struct("<Q").unpack_from
 _FIXED32 = struct.Struct("<I").unpack_from
 StringLookup = Callable[[int], str]
-# what traceconv's writer spells as text, since a DebugAnnotation has no null. (It spells
-# empty lists and dicts "[]" and "{}" too, but PyTorch writes such strings itself: those
-# stay text.)
-SPELLED: dict[str, Callable[[], Any]] = {"null": lambda: None}
+# A null, [] and {} spelled as text by traceconv's writer, marked by field SPELLED_MARK
+# (:mod:`.annotations`): the mark's value -> what it stands for.
+SPELLED: dict[int, Callable[[], Any]] = {SPELLED_NULL: lambda: None, SPELLED_LIST: list,
+                                         SPELLED_DICT: dict}
 
 
 def text(data: bytes | memoryview) -> str:
@@ -74,12 +75,11 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
     return out
 
 
-def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup,
-                      spelled: bool = False) -> tuple[str | None, Any]:
+def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup
+                      ) -> tuple[str | None, Any]:
     """(name, value) of one ``DebugAnnotation``; the name is None when it has none (an
-    array element). ``strings``/``names`` look interned string values / names up.
-    ``spelled``: the file is traceconv's, whose writer spells a null as text
-    (:data:`SPELLED`), read back as None.
+    array element). ``strings``/``names`` look interned string values / names up. A null,
+    [] or {} that traceconv's writer spelled as text (:data:`SPELLED_MARK`) reads back so.
 
     >>> decode_annotation(b"\\x52\\x01a\\x62\\x02\\x20\\x01\\x62\\x02\\x20\\x02", str, str)
     ('a', [1, 2])
@@ -89,18 +89,19 @@ def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup,
     entries: dict[str, Any] | None = None
     items: list[Any] | None = None
     proto_type = ""
+    spelled = -1
     for number, wire, raw in _fields(data):
         if number == NAME_IID and wire == 0:
             name = names(raw)
         elif number == NAME and wire == 2:
             name = text(raw)
         elif number == DICT and wire == 2:
-            key, item = decode_annotation(raw, strings, names, spelled)
+            key, item = decode_annotation(raw, strings, names)
             entries = {} if entries is None else entries
             entries[key or ""] = item
         elif number == ARRAY and wire == 2:
             items = [] if items is None else items
-            items.append(decode_annotation(raw, strings, names, spelled)[1])
+            items.append(decode_annotation(raw, strings, names)[1])
         elif number == NESTED and wire == 2:
             value = _nested(raw)
         elif number == JSON and wire == 2:
@@ -111,12 +112,14 @@ def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup,
             value = f"<proto {proto_type or '?'}: {len(raw)} bytes>"
         elif number in SCALARS:
             value = scalar(number, raw, strings)
-            if spelled and number == STRING and value in SPELLED:
-                value = SPELLED[value]()
+        elif number == SPELLED_MARK and wire == 0:
+            spelled = raw
     if entries is not None:
         value = entries
     elif items is not None:
         value = items
+    elif spelled in SPELLED:
+        value = SPELLED[spelled]()
     return name, value
 
 

@@ -25,6 +25,10 @@ from ...model import MemoryBlock, Trace
 
 ATTRIBUTE = "traceconv.model"
 VERSION = 1
+# DebugAnnotation has no null and no empty value: the writer spells a null, [] and {} as
+# text and adds this field (unknown to trace_processor, which skips it) saying which.
+SPELLED_MARK = 2047
+SPELLED_NULL, SPELLED_LIST, SPELLED_DICT = 0, 1, 2
 
 
 def describe(trace: Trace, base: int) -> dict[str, Any]:

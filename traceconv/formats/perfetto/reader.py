@@ -48,6 +48,7 @@ from .annotation_values import (
     NAME_IID,
     SCALARS,
     SPELLED,
+    SPELLED_MARK,
     decode_annotation,
     scalar,
 )
@@ -184,7 +185,6 @@ class PftraceReader:
         self.annotation_cache: dict[int, dict[bytes, tuple[Any]]] = {}
         self.model_ids: list[int] = []   # interned text id -> the trace's string id
         self.dotted: frozenset[str] = frozenset()        # (from the model attribute)
-        self.nulls_spelled = False   # traceconv's file: "null", "[]", "{}" as what they spell
         self.dotted_heads: frozenset[str] = frozenset()
 
     # -- reading --------------------------------------------------------------------------
@@ -381,7 +381,6 @@ class PftraceReader:
                 self.attributes[attribute.key] = (attribute.long_value
                                                   if attribute.HasField("long_value")
                                                   else attribute.string_value)
-            self.nulls_spelled = model_attribute.ATTRIBUTE in self.attributes
 
     # -- track events ---------------------------------------------------------------------
 
@@ -606,6 +605,10 @@ class PftraceReader:
                 continue
             at = np.flatnonzero(value_kind == number)
             values[at] = self._scalars(data, valued, number, value_row[at], gen[at])
+        marks = fields.where(SPELLED_MARK, VARINT)   # traceconv's spelled null, [] and {}
+        if marks.rows:
+            spelled = [SPELLED.get(int(v), str)() for v in marks.value.tolist()]
+            values[marks.msg] = np.fromiter(spelled, dtype=object, count=marks.rows)
         composite_rows = np.flatnonzero(composite)
         for one in np.unique(gen[composite_rows]).tolist():
             picked = composite_rows[gen[composite_rows] == one]
@@ -628,8 +631,7 @@ class PftraceReader:
                 if found[k] is None:
                     value = cache.get(text)
                     if value is None:
-                        value = cache[text] = (decode_annotation(text, strings, names,
-                                                                 self.nulls_spelled)[1],)
+                        value = cache[text] = (decode_annotation(text, strings, names)[1],)
                     found[k] = value
         return np.fromiter((v[0] for v in found if v is not None), dtype=object,
                            count=len(found))
@@ -650,9 +652,7 @@ class PftraceReader:
         if number == 17:
             return self.interned.strings("debug_annotation_string_values", gen, bits)
         if number == 6:
-            # traceconv's writer spells a JSON null "null" (Perfetto has no null)
-            seen: dict[bytes, Any] = {text.encode(): make() for text, make in
-                                      SPELLED.items()} if self.nulls_spelled else {}
+            seen: dict[bytes, str] = {}
             out = []
             for start, size in zip(fields.offset[at].tolist(), fields.length[at].tolist(),
                                    strict=True):
