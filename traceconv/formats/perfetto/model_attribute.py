@@ -5,8 +5,8 @@ category and name, or an argument name with a dot (written as nested dicts, see
 :mod:`.annotations`). The writer puts them in the trace attribute ``traceconv.model`` (one
 JSON text) and the reader, finding it in a file traceconv wrote, gives back the model the
 file came from: same processes and tracks (lane tracks folded back into their home track),
-same metadata, flows with their labels, dotted names flat again, and the memory blocks
-(which Perfetto shows only as the live-bytes counters made of them).
+same metadata and reading diagnostics, flows with their labels, dotted names flat again, and
+the memory blocks (which Perfetto shows only as the live-bytes counters made of them).
 
 >>> from traceconv.model import Trace
 >>> t = Trace(); _ = t.add_track("main", process=t.add_process("python", pid=7), tid=7)
@@ -48,6 +48,7 @@ def describe(trace: Trace, base: int) -> dict[str, Any]:
                      "attributes": _jsonable(meta.attributes)},
         "flows": _flow_labels(trace),
         "dotted": dotted,
+        "diagnostics": trace.diagnostics.as_list(),
         "memory": _blocks(trace.memory),
         "reservations": _blocks(trace.reservations),
     }

@@ -764,6 +764,10 @@ def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:
     meta.clock = saved.get("clock") or "unknown"
     meta.clock_base_ns = saved.get("clock_base_ns")
     meta.attributes.update(saved.get("attributes") or {})
+    for found in model.get("diagnostics") or []:   # what the first reader repaired or dropped
+        trace.diagnostics.add(found["code"], found["message"], kind=found["kind"],
+                              count=found["count"], example=found.get("example"),
+                              severity=found.get("severity"))
     trace.add_memory_blocks(model_attribute.memory_blocks(model.get("memory")))
     for block in model_attribute.memory_blocks(model.get("reservations")):
         trace.add_reservation(block)

@@ -2,7 +2,7 @@
 prints it: one ``packet { ... }`` block per ``Trace.packet``, fields indented by two.
 
 >>> import io
->>> out = io.BytesIO(); write_packets([b"\\x40\\x05\\x50\\x01"], out)
+>>> out = io.BytesIO(); write_packets([(0, b"\\x40\\x05\\x50\\x01")], out, "t.pftrace")
 >>> print(out.getvalue().decode(), end="")
 packet {
   timestamp: 5
@@ -25,16 +25,16 @@ from ...io import Source
 from .validate import iter_packets
 
 
-def write_packets(payloads: Iterable[bytes], out: BinaryIO) -> None:
-    """Each packet's text block to ``out``; a packet that does not decode is written as
-    its raw bytes, as text format writes unknown fields."""
-    for payload in payloads:
+def write_packets(packets: Iterable[tuple[int, bytes]], out: BinaryIO, name: str) -> None:
+    """Each packet's text block to ``out``; InputError (naming ``name`` and the byte
+    offset) at a packet that does not decode."""
+    for offset, payload in packets:
         try:
             packet = TracePacket.FromString(payload)
-            body = text_format.MessageToString(packet, indent=2, as_utf8=True)
         except DecodeError:
-            escaped = text_format.CEscape(payload, as_utf8=False)
-            body = f'  # a packet that does not decode as TracePacket\n  raw: "{escaped}"\n'
+            raise InputError("not a Perfetto trace: a packet does not decode as TracePacket",
+                             file=name, location=f"byte offset {offset}") from None
+        body = text_format.MessageToString(packet, indent=2, as_utf8=True)
         out.write(b"packet {\n" + body.encode() + b"}\n")
 
 
@@ -43,7 +43,7 @@ def write_text(source: Source, out: BinaryIO) -> None:
     not a sequence of packets."""
     report = CheckReport("perfetto")
     with source.open() as stream:
-        write_packets((payload for _, payload in iter_packets(stream, report)), out)
+        write_packets(iter_packets(stream, report), out, source.name)
     for problem in report.errors:
         if problem["code"] in ("bad_framing", "truncated"):
             raise InputError(f"not a Perfetto trace: {problem['message']}", file=source.name,
