@@ -164,8 +164,6 @@ def memory_blocks(columns: dict[str, list[Any]] | None) -> list[MemoryBlock]:
     """
     if not columns:
         return []
-    rows = zip(*(columns.get(name, []) for name in _BLOCK_FIELDS), strict=True)
-    return [MemoryBlock(**dict(zip(_BLOCK_FIELDS, row, strict=True)),
-                        ) if row[11] is None else MemoryBlock(**{
-                            **dict(zip(_BLOCK_FIELDS, row, strict=True)),
-                            "shape": tuple(row[11])}) for row in rows]
+    shapes = [None if s is None else tuple(s) for s in columns.get("shape", [])]
+    fields = [shapes if name == "shape" else columns.get(name, []) for name in _BLOCK_FIELDS]
+    return list(map(MemoryBlock, *fields))

@@ -53,6 +53,7 @@ from .annotation_values import (
     scalar,
 )
 from .annotation_values import text as utf8_text
+from .framing import frame_block
 from .track_tree import TrackMap, build_tracks, merge_descriptor
 from .wire import FIXED64, LENGTH, VARINT
 from .wire_columns import (
@@ -195,10 +196,14 @@ class PftraceReader:
         while True:
             block = stream.read(READ_BYTES)
             data = pending + block if pending else block
-            starts, ends, cut = self._frame(data, consumed)
-            if starts:
-                self._block(data, np.array(starts, dtype=np.int64),
-                            np.array(ends, dtype=np.int64), consumed)
+            framed = frame_block(data)   # the C parser finds the packets; else walk here
+            if framed is None:
+                walked = self._frame(data, consumed)
+                framed = (np.array(walked[0], dtype=np.int64),
+                          np.array(walked[1], dtype=np.int64), walked[2])
+            starts, ends, cut = framed
+            if len(starts):
+                self._block(data, starts, ends, consumed)
             pending, consumed = data[cut:], consumed + cut
             if not block:
                 if pending:

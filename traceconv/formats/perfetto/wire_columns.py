@@ -44,8 +44,22 @@ def padded(data: bytes | bytearray | memoryview) -> np.ndarray:
     return buf
 
 
-def varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+_HIGH = np.uint64(0x8080808080808080)
+_GROUPS = [(np.uint64(k), np.uint64(0x7F << (7 * k))) for k in range(8)]
+
+
+def words(buf: np.ndarray) -> np.ndarray:
+    """Every 8-byte little-endian word of ``buf``, one starting at each byte (a strided view:
+    no copy), so that one gather reads up to 8 bytes of a varint."""
+    return np.ndarray(shape=(len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
+
+
+def varints(buf: np.ndarray, pos: np.ndarray, word: np.ndarray | None = None
+            ) -> tuple[np.ndarray, np.ndarray]:
     """The varint at each position of ``pos`` (uint64) and the position after it.
+
+    Varints of up to 8 bytes (all but ids and negative numbers) are read from one 8-byte
+    word each, with bit operations; longer ones a byte at a time.
 
     >>> varints(padded(b"\\x01\\xac\\x02"), np.array([0, 1]))
     (array([  1, 300], dtype=uint64), array([1, 3]))
@@ -54,16 +68,32 @@ def varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     values = first.astype(np.uint64)
     after = pos + 1
     going = np.flatnonzero(first >= 0x80)
-    if len(going):   # one byte more at a time, for the varints that go on (few go far)
-        values[going] &= np.uint64(0x7F)
-        shift = np.uint64(7)
-        while len(going):
+    if not len(going):
+        return values, after
+    at = pos[going]
+    word = (words(buf) if word is None else word)[at]
+    stops = ~word & _HIGH                      # the high bit of each byte that ends it
+    short = stops != 0
+    lowest = stops & (~stops + np.uint64(1))   # the first of them
+    size = ((np.log2(np.where(short, lowest, 1).astype(np.float64)) - 7) / 8 + 1).astype(np.int64)
+    kept = word & ((lowest << np.uint64(1)) - np.uint64(1))
+    value = np.zeros(len(going), dtype=np.uint64)
+    for shift, mask in _GROUPS:
+        value |= (kept >> shift) & mask
+    values[going] = value
+    after[going] = at + size
+    long = going[~short]
+    if len(long):   # 9 or 10 bytes: on from the 9th, a byte at a time
+        values[long] &= np.uint64((1 << 56) - 1)
+        after[long] = pos[long] + 8
+        shift = np.uint64(56)
+        while len(long):
             if shift > 63:
-                raise WireError("a varint runs over 10 bytes", int(pos[going[0]]))
-            byte = buf[after[going]]
-            values[going] |= (byte & 0x7F).astype(np.uint64) << shift
-            after[going] += 1
-            going = going[byte >= 0x80]
+                raise WireError("a varint runs over 10 bytes", int(pos[long[0]]))
+            byte = buf[after[long]]
+            values[long] |= (byte & 0x7F).astype(np.uint64) << shift
+            after[long] += 1
+            long = long[byte >= 0x80]
             shift += np.uint64(7)
     return values, after
 
@@ -106,11 +136,32 @@ class Fields:
 
     def __init__(self, rounds: list[FieldRows]) -> None:
         self.rounds = rounds
+        self._index: list[tuple[np.ndarray, dict[int, tuple[int, int]]]] | None = None
+
+    def _by_number(self) -> list[tuple[np.ndarray, dict[int, tuple[int, int]]]]:
+        """Per round: its rows sorted by field number, and where each number's rows lie."""
+        if self._index is None:
+            self._index = []
+            for r in self.rounds:
+                order = np.argsort(np.minimum(r.field, 0xFFFF).astype(np.uint16), kind="stable")
+                numbers = r.field[order]
+                cuts = np.flatnonzero(np.r_[True, numbers[1:] != numbers[:-1], True])
+                self._index.append((order, {int(numbers[lo]): (int(lo), int(hi)) for lo, hi
+                                            in zip(cuts[:-1], cuts[1:], strict=True)}))
+        return self._index
 
     def where(self, number: int, wire: int | None = None) -> FieldRows:
         """The rows of field ``number`` (of wire type ``wire`` when given), in round order."""
-        return self._select(lambda r: (r.field == number) if wire is None
-                            else (r.field == number) & (r.wire == wire))
+        parts = []
+        for r, (order, spans) in zip(self.rounds, self._by_number(), strict=True):
+            span = spans.get(number)
+            if span is None:
+                continue
+            rows = order[span[0]:span[1]]
+            if wire is not None:
+                rows = rows[r.wire[rows] == wire]
+            parts.append(FieldRows(*(column[rows] for column in r)))
+        return _joined(parts)
 
     def where_in(self, numbers: np.ndarray) -> FieldRows:
         """The rows whose field number is one of ``numbers``."""
@@ -128,11 +179,15 @@ class Fields:
                 parts.append(r)
             elif keep.any():
                 parts.append(FieldRows(*(column[keep] for column in r)))
-        if not parts:
-            return _EMPTY
-        if len(parts) == 1:
-            return parts[0]
-        return FieldRows(*(np.concatenate(columns) for columns in zip(*parts, strict=True)))
+        return _joined(parts)
+
+
+def _joined(parts: list[FieldRows]) -> FieldRows:
+    if not parts:
+        return _EMPTY
+    if len(parts) == 1:
+        return parts[0]
+    return FieldRows(*(np.concatenate(columns) for columns in zip(*parts, strict=True)))
 
 
 _NOTHING = np.zeros(0, dtype=np.int64)
