@@ -387,3 +387,111 @@ def test_generated_traces(seed: int, resets: int, nested: bool, tmp_path_factory
     if nested:
         lane = [t for t in trace.tracks if t.name == "stream 7 lane"]
         assert not lane or trace.processes[lane[0].process].name == "GPU 0"
+
+
+# -- hand-built packets: one rule each (expected values worked out by hand) -------------------
+
+def _load(builder: TraceProtoBuilder, tmp_path: Path) -> traceconv.Trace:
+    path = tmp_path / "hand.pftrace"
+    path.write_bytes(builder.serialize())
+    return traceconv.load(path)
+
+
+def _thread(builder: TraceProtoBuilder, uuid: int = 100) -> None:
+    packet = builder.add_packet()
+    packet.trusted_packet_sequence_id = 1
+    packet.track_descriptor.uuid = uuid
+    packet.track_descriptor.thread.pid, packet.track_descriptor.thread.tid = 7, 8
+    packet.track_descriptor.thread.thread_name = "main"
+
+
+def _event(builder: TraceProtoBuilder, ts: int, kind: int, name: str = "", *, track=100,
+           flags=TracePacket.SEQ_NEEDS_INCREMENTAL_STATE, seq=2) -> TracePacket:
+    packet = builder.add_packet()
+    packet.trusted_packet_sequence_id = seq
+    packet.timestamp = ts
+    packet.sequence_flags = flags
+    if kind:
+        packet.track_event.type = kind
+    if track is not None:
+        packet.track_event.track_uuid = track
+    if name:
+        packet.track_event.name = name
+    return packet
+
+
+def test_legacy_complete_event(tmp_path: Path):
+    builder = TraceProtoBuilder()
+    _thread(builder)
+    packet = _event(builder, 1_000, 0, "X event", flags=TracePacket.SEQ_INCREMENTAL_STATE_CLEARED)
+    packet.track_event.legacy_event.phase = ord("X")
+    packet.track_event.legacy_event.duration_us = 5
+    trace = _load(builder, tmp_path)
+    assert [(s.name, s.start, s.dur) for s in trace.iter_slices()] == [("X event", 1_000, 5_000)]
+
+
+def test_other_clocks_move_onto_the_trace_clock(tmp_path: Path):
+    builder = TraceProtoBuilder()
+    _thread(builder)
+    snapshot = builder.add_packet()
+    snapshot.trusted_packet_sequence_id = 1
+    for clock_id, reading in ((6, 1_000), (1, 5_000)):   # BOOTTIME 1000 = REALTIME 5000
+        clock = snapshot.clock_snapshot.clocks.add()
+        clock.clock_id, clock.timestamp = clock_id, reading
+    packet = _event(builder, 5_500, TrackEvent.TYPE_INSTANT, "on realtime",
+                    flags=TracePacket.SEQ_INCREMENTAL_STATE_CLEARED)
+    packet.timestamp_clock_id = 1
+    packet = _event(builder, 700, TrackEvent.TYPE_INSTANT, "on a clock no snapshot has")
+    packet.timestamp_clock_id = 4
+    trace = _load(builder, tmp_path)
+    assert [(i.name, i.ts) for i in trace.iter_instants()] == [("on realtime", 1_500)]
+    assert trace.diagnostics.count("perfetto.clock_without_snapshot") == 1
+
+
+def test_sequence_defaults_give_the_track(tmp_path: Path):
+    builder = TraceProtoBuilder()
+    _thread(builder)
+    first = _event(builder, 10, TrackEvent.TYPE_SLICE_BEGIN, "a", track=None,
+                   flags=TracePacket.SEQ_INCREMENTAL_STATE_CLEARED)
+    first.trace_packet_defaults.track_event_defaults.track_uuid = 100
+    _event(builder, 20, TrackEvent.TYPE_SLICE_END, track=None)
+    trace = _load(builder, tmp_path)
+    (only,) = trace.iter_slices()
+    assert (trace.tracks[only.track].name, only.start, only.dur) == ("main", 10, 10)
+
+
+def test_unpaired_ends_and_begins_and_stateless_packets(tmp_path: Path):
+    builder = TraceProtoBuilder()
+    _thread(builder)
+    _event(builder, 5, TrackEvent.TYPE_INSTANT, "before any clear")   # needs state: skipped
+    _event(builder, 10, TrackEvent.TYPE_SLICE_END, flags=TracePacket.SEQ_INCREMENTAL_STATE_CLEARED)
+    _event(builder, 20, TrackEvent.TYPE_SLICE_BEGIN, "outer")
+    _event(builder, 30, TrackEvent.TYPE_SLICE_BEGIN, "inner")
+    _event(builder, 40, TrackEvent.TYPE_SLICE_END)
+    _event(builder, 90, TrackEvent.TYPE_INSTANT, "last")
+    trace = _load(builder, tmp_path)
+    assert sorted((s.name, s.start, s.dur) for s in trace.iter_slices()) == [
+        ("inner", 30, 10), ("outer", 20, 70)]   # outer never ends: up to the last timestamp
+    assert [i.name for i in trace.iter_instants()] == ["last"]
+    diagnostics = trace.diagnostics
+    assert diagnostics.count("perfetto.needs_incremental_state") == 1
+    assert diagnostics.count("perfetto.end_without_begin") == 1
+    assert diagnostics.count("perfetto.slice_not_ended") == 1
+
+
+def test_incremental_counter_and_unit_multiplier(tmp_path: Path):
+    builder = TraceProtoBuilder()
+    counter = builder.add_packet()
+    counter.trusted_packet_sequence_id = 1
+    counter.track_descriptor.uuid = 300
+    counter.track_descriptor.name = "bytes sent"
+    counter.track_descriptor.counter.is_incremental = True
+    counter.track_descriptor.counter.unit_multiplier = 1024
+    for k, delta in enumerate((1, 2, 3)):
+        packet = _event(builder, 10 * (k + 1), TrackEvent.TYPE_COUNTER, track=300,
+                        flags=TracePacket.SEQ_INCREMENTAL_STATE_CLEARED if not k else
+                        TracePacket.SEQ_NEEDS_INCREMENTAL_STATE)
+        packet.track_event.counter_value = delta
+    trace = _load(builder, tmp_path)
+    assert [(c.ts, c.value) for c in trace.iter_counter_samples()] == [
+        (10, 1024.0), (20, 3072.0), (30, 6144.0)]

@@ -442,7 +442,7 @@ class PftraceReader:
             if not entries:
                 continue
             rows = np.flatnonzero(generation == gen)
-            at = np.searchsorted(np.array([e[0] for e in entries]), packet[rows]) - 1
+            at = np.searchsorted(np.array([e[0] for e in entries]), packet[rows], "right") - 1
             for k, (_, uuid, clock_id) in enumerate(entries):
                 chosen = rows[at == k]
                 track[chosen] = uuid or 0
