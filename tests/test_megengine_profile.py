@@ -203,9 +203,9 @@ def test_graph_exports(convnet):
 
 
 def test_dataflow_flows(data):
-    from traceconv.analysis.dataflow import add_dataflow_flows
-    trace = traceconv.load(data / CONVNET, format="megengine")
-    added = add_dataflow_flows(trace)
+    from traceconv.analysis.dataflow import with_dataflow_flows
+    trace = with_dataflow_flows(traceconv.load(data / CONVNET, format="megengine"))
+    added = trace.diagnostics.count("dataflow.flows")
     pairs = {(trace.slice(f.source).name, trace.slice(f.target).name)
              for f in trace.iter_flows() if f.category == "dataflow"}
     assert added == len(pairs) > 40

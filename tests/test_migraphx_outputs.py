@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 import traceconv
-from traceconv.analysis.dataflow import add_dataflow_flows
+from traceconv.analysis.dataflow import with_dataflow_flows
 from traceconv.cli import app
 
 DATA = Path(__file__).resolve().parent / "data" / "migraphx"
@@ -55,9 +55,9 @@ def test_diff_of_two_dialects_matches_groups_by_name():
 def test_dataflow_flows_follow_the_graph():
     trace = traceconv.load(SYNTH_72)
     # 386 inputs in the report; the one into @return (which has no slice) gets no flow
-    assert add_dataflow_flows(trace) == 385
+    assert len(with_dataflow_flows(trace).flows) - len(trace.flows) == 385
     trace = traceconv.load(PERF_DOC)
-    assert add_dataflow_flows(trace) == 21
+    assert with_dataflow_flows(trace).diagnostics.count("dataflow.flows") == 21
 
 
 @pytest.mark.integration
@@ -67,8 +67,7 @@ def test_dataflow_flows_follow_the_graph():
                                   DATA / "trace_eval_rocm5.7_level2_two_passes.txt"],
                          ids=lambda p: p.name[:40])
 def test_perfetto_output_passes_check_and_trace_processor(path, tmp_path, trace_processor):
-    trace = traceconv.load(path)
-    add_dataflow_flows(trace)
+    trace = with_dataflow_flows(traceconv.load(path))
     out = tmp_path / "out.pftrace"
     traceconv.save(trace, out)
     data = out.read_bytes()

@@ -42,6 +42,38 @@ def test_register_before_first_use_keeps_the_built_ins():
     assert set(names) >= BUILT_INS and names[-1] == "mine"
 
 
+@pytest.mark.parametrize("first_import", ["traceconv.formats.chrome", "traceconv.formats",
+                                          "traceconv.formats.perfetto.writer"])
+def test_no_import_order_lets_a_format_take_a_built_in_name(first_import: str):
+    """Before: after ``import traceconv.formats.chrome`` the table was still empty, a
+    ``register`` took the name ``chrome``, and loading the built-ins then failed."""
+    result = run_python(f"""
+        import {first_import}
+        from traceconv import registry
+        from traceconv.errors import FormatError
+        try:
+            registry.register(registry.FormatInfo("chrome", "an impostor", "json"))
+        except FormatError as exc:
+            print("refused:", exc)
+        print(registry.get("chrome").origin, len(registry.all_formats()))
+    """)
+    assert result.returncode == 0, result.stderr
+    assert "refused: format name 'chrome' is already taken" in result.stdout
+    assert f"built-in {len(registry.BUILTINS)}" in result.stdout
+
+
+def test_the_built_ins_are_data():
+    """Knowing the table imports no format module."""
+    result = run_python("""
+        import sys
+        from traceconv import registry
+        registry.all_formats(); registry.get("chrome")
+        print(sorted(m for m in sys.modules if m.startswith("traceconv.formats")))
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
 def test_duplicate_names_and_aliases_are_refused():
     with pytest.raises(FormatError, match="'chrome' is already taken"):
         registry.register(registry.FormatInfo("chrome", "again", "json"))

@@ -14,7 +14,7 @@ import networkx as nx
 import pytest
 
 import traceconv
-from traceconv.analysis.dataflow import add_dataflow_flows
+from traceconv.analysis.dataflow import with_dataflow_flows
 
 ET = "samples/torch/resnet18_train_et.json.gz"
 KINETO = "samples/torch/resnet18_train_cuda.pt.trace.json.gz"
@@ -118,9 +118,10 @@ def test_host_and_device_time_from_kineto(et_doc, kineto_doc, linked):
 
 
 def test_dataflow_flows_follow_tensors(linked):
-    trace = traceconv.combine([traceconv.load(KINETO), traceconv.load(ET)])
-    before = len(trace.flows)
-    added = add_dataflow_flows(trace)
+    combined = traceconv.combine([traceconv.load(KINETO), traceconv.load(ET)])
+    before = len(combined.flows)
+    trace = with_dataflow_flows(combined)
+    added = trace.diagnostics.count("dataflow.flows")
     assert added > 0 and len(trace.flows) == before + added
     assert len(linked.flows) == before   # combine gave each call its own flows
     conv = next(n for n, d in trace.graph.nodes(data=True) if d.get("name") == "aten::conv2d")

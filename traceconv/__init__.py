@@ -22,6 +22,8 @@ _EXPORTS = {
     "FormatError": ".errors", "InputError": ".errors", "TraceconvError": ".errors",
     "MemoryBlock": ".model", "Metadata": ".model", "OpStat": ".model", "ProcessKind": ".model",
     "Trace": ".model", "TrackKind": ".model",
+    "validate": ".model.validate", "Problem": ".model.validate",
+    "FrozenTraceError": ".model.frozen",
 }
 
 if TYPE_CHECKING:
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
     from .api import check, combine, convert, list_formats, load, save
     from .errors import FormatError, InputError, TraceconvError
     from .model import MemoryBlock, Metadata, OpStat, ProcessKind, Trace, TrackKind
+    from .model.frozen import FrozenTraceError
+    from .model.validate import Problem, validate
 
 
 def __getattr__(name: str) -> Any:
@@ -46,7 +50,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "FormatError", "InputError", "MemoryBlock", "Metadata", "OpStat", "ProcessKind", "Trace",
-    "TraceconvError", "TrackKind", "__version__", "check", "combine", "convert", "list_formats",
-    "load", "merge", "save", "trim",
+    "FormatError", "FrozenTraceError", "InputError", "MemoryBlock", "Metadata", "OpStat",
+    "Problem", "ProcessKind", "Trace", "TraceconvError", "TrackKind", "__version__", "check",
+    "combine", "convert", "list_formats", "load", "merge", "save", "trim", "validate",
 ]

@@ -60,7 +60,7 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
     meta = trace.metadata
     meta.source_format = meta.source_format or info.name
     meta.source_file = meta.source_file or os.path.basename(source.name)
-    return trace
+    return trace.freeze()
 
 
 def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,

@@ -1,8 +1,8 @@
 """The format table: which module reads, writes or checks what, and how inputs are recognised.
 
 A format is one module that provides the functions of :class:`FormatModule` that apply to it,
-described by one :class:`FormatInfo` row. Built-in formats are registered in
-``traceconv/formats/__init__.py`` (one :func:`register` line each); a separately installed
+described by one :class:`FormatInfo` row. Built-in formats are rows of :data:`BUILTINS`
+(data: no module is imported to know them); a separately installed
 package adds its own through the entry-point group ``traceconv.formats``, whose entries load
 to a :class:`FormatInfo` (or a list of them)::
 
@@ -11,8 +11,8 @@ to a :class:`FormatInfo` (or a list of them)::
     nsys = "traceconv_nsys:FORMAT"     # FORMAT = FormatInfo("nsys", "...", "traceconv_nsys",
                                        #                     (".nsys-rep",), reads=True)
 
-The built-ins are always in the table (a :func:`register` before first use adds to them);
-a name or alias already taken is refused. Detection looks at the file name first (extension,
+The built-ins are in the table before anything else can run, so a plugin (or a
+:func:`register` call, whatever the import order) can never take a built-in's name or alias. Detection looks at the file name first (extension,
 ignoring ``.gz``); when several formats share an extension, or none claims it, their
 ``sniff`` functions decide from the first decompressed bytes.
 
@@ -104,9 +104,76 @@ class Resolved:
     flavour: str | None = None
 
 
+# The built-in formats, one row each (a new format: its module, and one row here).
+BUILTINS: tuple[FormatInfo, ...] = (
+    FormatInfo(
+        "chrome", "Chrome Trace Event JSON: PyTorch/Kineto, MegEngine Profiler, Paddle profiler "
+        "and timeline.py, any catapult/Perfetto-style JSON", "traceconv.formats.chrome",
+        (".json", ".trace.json"), reads=True, writes=True, aliases=("json",), checks=True,
+        flavoured=True),
+    FormatInfo(
+        "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
+        (".pftrace", ".perfetto-trace", ".perfetto", ".pb"), reads=True, writes=True,
+        aliases=("pftrace", "proto"), checks=True),
+    FormatInfo(
+        "megengine", "MegEngine static-graph profile JSON (trace.get_profile(), "
+        "load_network_and_run --profile) and graph.json", "traceconv.formats.megengine.profile",
+        (".json",),
+        reads=True, aliases=("megengine-profile",)),
+    FormatInfo(
+        "summary", "per-operator summary table (profile_analyze-like), any trace",
+        "traceconv.formats.summary", (".summary.txt",), writes=True),
+    FormatInfo(
+        "summary-json", "per-operator summary as JSON", "traceconv.formats.summary.as_json",
+        (".summary.json",), writes=True),
+    FormatInfo(
+        "graphml", "op graph (ops, tensors, edges) as GraphML", "traceconv.formats.graphml",
+        (".graphml",), writes=True),
+    FormatInfo(
+        "dot", "op graph as Graphviz DOT", "traceconv.formats.dot", (".dot", ".gv"), writes=True),
+    FormatInfo(
+        "megengine-meminfo", "MegEngine StaticMemoryInfo.json (static memory plan, logical "
+        "addresses)", "traceconv.formats.megengine.meminfo", ("staticmemoryinfo.json",),
+        reads=True),
+    FormatInfo(
+        "megengine-memflow-svg", "MegEngine Profiler memory_flow.svg (tensor rects) as input",
+        "traceconv.formats.megengine.memflow_svg", ("memory_flow.svg",), reads=True),
+    FormatInfo(
+        "paddle-report", "Paddle old text Profiling Report (fluid profiler; every layout, many "
+        "per log)", "traceconv.formats.paddle_report", (".txt", ".log"), reads=True),
+    FormatInfo(
+        "paddle-profile", "Paddle old binary profile (fluid profiler profile_path, profiler.proto)",
+        "traceconv.formats.paddle_profile", (".profile",), reads=True),
+    FormatInfo(
+        "paddle-pb", "Paddle profiler protobuf export (NodeTreesProto, *.paddle_trace.pb)",
+        "traceconv.formats.paddle_pb", (".paddle_trace.pb", ".pb"), reads=True),
+    FormatInfo(
+        "paddle-summary", "Paddle profiler summary() tables and Perf Summary text",
+        "traceconv.formats.paddle_summary", (".txt", ".log"), reads=True),
+    FormatInfo(
+        "migraphx", "AMD MIGraphX program printouts, migraphx-driver perf reports and "
+        "MIGRAPHX_TRACE_EVAL logs (text)", "traceconv.formats.migraphx", (".txt", ".log"),
+        reads=True, aliases=("migraphx-driver", "mxr-text")),
+    FormatInfo(
+        "svg", "Memory-flow SVG: time x address, one rectangle per memory block, live-bytes peak",
+        "traceconv.formats.memflow_svg", (".svg",), writes=True, aliases=("memflow",)),
+    FormatInfo(
+        "torch-memory", "PyTorch export_memory_timeline JSON (per-category totals or raw events)",
+        "traceconv.formats.torch_memory", (".raw.json", ".json"), reads=True,
+        aliases=("memory_timeline",)),
+    FormatInfo(
+        "torch-snapshot", "PyTorch CUDA allocator snapshot (torch.cuda.memory._dump_snapshot "
+        "pickle; read without running code)", "traceconv.formats.torch_snapshot",
+        (".pickle", ".pkl"), reads=True, aliases=("memory_snapshot",)),
+    FormatInfo(
+        "torch-et", "PyTorch execution trace (Chakra schema, ExecutionTraceObserver): op graph; "
+        "linked to its Kineto trace when both are given", "traceconv.formats.torch_et",
+        ("_et.json", ".et.json", ".json"), reads=True, aliases=("chakra", "execution-trace")),
+)
+
 _FORMATS: dict[str, FormatInfo] = {}
 _ALIASES: dict[str, str] = {}
-_state = "empty"   # "empty" -> "loading" (built-ins, then plugins) -> "ready"
+_state = "empty"   # "empty" -> "loading" (plugins) -> "ready"
 
 
 def register(info: FormatInfo) -> FormatInfo:
@@ -123,9 +190,7 @@ def register(info: FormatInfo) -> FormatInfo:
         if owner is not None:
             raise FormatError(f"format name {name!r} is already taken "
                               f"({owner.origin} format {owner.name})")
-    _FORMATS[_key(info.name)] = info
-    for alias in info.aliases:
-        _ALIASES[_key(alias)] = _key(info.name)
+    _add(info)
     return info
 
 
@@ -288,15 +353,24 @@ def option_names(function: Callable[..., Any], declared: type | None = None) -> 
     return names
 
 
+def _add(info: FormatInfo) -> None:
+    _FORMATS[_key(info.name)] = info
+    for alias in info.aliases:
+        _ALIASES[_key(alias)] = _key(info.name)
+
+
 def _ensure_loaded() -> None:
-    """Load the built-in table, then the plugins, once (re-entrant while loading)."""
+    """Load the plugins once (re-entrant while loading); the built-ins are always there."""
     global _state
     if _state != "empty":
         return
     _state = "loading"
-    importlib.import_module("traceconv.formats")
     _load_plugins()
     _state = "ready"
+
+
+for _builtin in BUILTINS:
+    _add(_builtin)
 
 
 def _load_plugins() -> None:

@@ -14,8 +14,9 @@ def representative_slice(trace: Trace, rows: list[int], device_tracks: set[int])
     return rows[0] if rows else None
 
 
-def add_dataflow_flows(trace: Trace, category: str = "dataflow") -> int:
-    """Add one flow per (producer op, consumer op) pair of ``trace.graph``; returns how many.
+def with_dataflow_flows(trace: Trace, category: str = "dataflow") -> Trace:
+    """A new trace with one flow per (producer op, consumer op) pair of ``trace.graph``
+    added; how many is its diagnostic ``dataflow.flows``.
 
     A flow goes from the producer's slice to the consumer's slice (device slices preferred,
     see :func:`representative_slice`) and is named after the first tensor between them.
@@ -27,13 +28,15 @@ def add_dataflow_flows(trace: Trace, category: str = "dataflow") -> int:
     >>> g = t.graph
     >>> g.add_edge(add_op(g, 1, "conv", slices=[a]), add_tensor(g, 2, "y"))
     >>> g.add_edge("tensor/2", add_op(g, 3, "relu", slices=[b]))
-    >>> add_dataflow_flows(t), [(f.source, f.target, f.name) for f in t.iter_flows()]
+    >>> new = with_dataflow_flows(t)
+    >>> new.diagnostics.count("dataflow.flows"), [(f.source, f.target, f.name) for f in new.iter_flows()]
     (1, [(0, 1, 'y')])
     """
-    graph = trace.graph
-    device_procs = {p.id for p in trace.processes if p.kind == ProcessKind.DEVICE}
-    device_tracks = {t.id for t in trace.tracks if t.process in device_procs}
-    slice_of = {node: representative_slice(trace, data.get("slices") or [], device_tracks)
+    new = trace.copy()
+    graph = new.graph
+    device_procs = {p.id for p in new.processes if p.kind == ProcessKind.DEVICE}
+    device_tracks = {t.id for t in new.tracks if t.process in device_procs}
+    slice_of = {node: representative_slice(new, data.get("slices") or [], device_tracks)
                 for node, data in graph.nodes(data=True) if data.get("kind") == OP}
     seen: set[tuple[int, int]] = set()
     for producer, source in slice_of.items():
@@ -47,5 +50,7 @@ def add_dataflow_flows(trace: Trace, category: str = "dataflow") -> int:
                 if target is None or target == source or (source, target) in seen:
                     continue
                 seen.add((source, target))
-                trace.add_flow(source, target, category, graph.nodes[tensor].get("name", ""))
-    return len(seen)
+                new.add_flow(source, target, category, graph.nodes[tensor].get("name", ""))
+    new.diagnostics.add("dataflow.flows", "flows added from producer to consumer ops of "
+                        "the op graph (--flows dataflow)", kind="note", count=len(seen))
+    return new.freeze()

@@ -11,7 +11,6 @@ timeline with the execution trace's graph.
 
 from __future__ import annotations
 
-import copy
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
@@ -19,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..model import ProcessKind, Trace
+from ..model import Diagnostics, ProcessKind, Trace
+from ..model.copying import copy_into
 from ..model.graph import OP, OpSpan
 from .slice_index import SliceIndex, enclosing_slices
 
@@ -64,18 +64,14 @@ def link_execution_trace(timeline: Trace, et: Trace) -> Trace:
     stream), ``start_ns``, ``host_ns``, ``self_device_ns``, ``device_ns`` and ``kernels``
     (of the subtree); how many linked is in diagnostics.
     """
-    out = copy.copy(timeline)
-    out.metadata = replace(timeline.metadata, attributes=dict(timeline.metadata.attributes),
-                           diagnostics=copy.deepcopy(timeline.metadata.diagnostics),
-                           source_format=f"{timeline.metadata.source_format}+{EXECUTION_TRACE}")
-    out.strings = copy.deepcopy(timeline.strings)
-    out.flows = copy.deepcopy(timeline.flows)
-    out.graph = et.graph.copy()
+    out = Trace(replace(timeline.metadata.copy(), diagnostics=Diagnostics(),
+                        source_format=f"{timeline.metadata.source_format}+{EXECUTION_TRACE}"))
+    copy_into(out, timeline)
+    copy_into(out, et)   # (its graph: an execution trace has no events)
     out.metadata.attributes["execution_trace"] = {
         "file": et.metadata.source_file, "schema": et.metadata.source_version}
-    out.diagnostics.extend(et.diagnostics)
     _link(out)
-    return out
+    return out.freeze()
 
 
 def _link(trace: Trace) -> None:

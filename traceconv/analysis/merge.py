@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-from array import array
 from collections.abc import Sequence
 from dataclasses import replace
 
-import networkx as nx
 import numpy as np
 
-from ..model import Metadata, Process, Trace
+from ..model import MemoryBlock, Metadata, OpStat, Process, Trace
+from ..model.copying import copy_into
 from .align import Alignment, Mode
 from .align import align as align_ranks
 
@@ -22,8 +21,23 @@ def _label(trace: Trace, index: int) -> str:
     return os.path.basename(meta.source_file) if meta.source_file else f"input {index}"
 
 
-def _extend(column: array, values: np.ndarray) -> None:
-    column.frombytes(values.astype(column.typecode, copy=False).tobytes())
+def unique_labels(labels: Sequence[str]) -> list[str]:
+    """``labels`` with repeats told apart (``a.json``, ``a.json #2``): a label names an
+    input's processes and prefixes its op-graph node ids, so two inputs never share one.
+
+    >>> unique_labels(["a.json", "b.json", "a.json"])
+    ['a.json', 'b.json', 'a.json #2']
+    """
+    taken: set[str] = set()
+    unique = []
+    for label in labels:
+        candidate, n = label, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{label} #{n}"
+        taken.add(candidate)
+        unique.append(candidate)
+    return unique
 
 
 def rank_labels(trace: Trace) -> list[str]:
@@ -64,7 +78,8 @@ def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None, *,
     >>> [p.name for p in merged.processes][:2]                                          # doctest: +SKIP
     ['rank 0: python', 'rank 1: python']
     """
-    labels = list(labels) if labels else [_label(t, i) for i, t in enumerate(traces)]
+    labels = unique_labels(list(labels) if labels else [_label(t, i)
+                                                        for i, t in enumerate(traces)])
     alignment = align_ranks(traces, align, labels)
     formats = dict.fromkeys(t.metadata.source_format for t in traces)
     clocks = {t.metadata.clock for t in traces}
@@ -83,49 +98,26 @@ def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None, *,
     if not alignment.applied and (len(clocks) > 1 or "unix epoch" not in clocks):
         out.diagnostics.add("merge.clocks", "inputs do not share an epoch clock; their times "
                             "are kept as they are, not aligned", kind="note")
-    graphs = []
     for index, (trace, label, shift) in enumerate(
             zip(traces, labels, alignment.offsets, strict=True)):
-        p0, t0, s0 = len(out.processes), len(out.tracks), len(out.slices)
         group = rank_labels(trace)
         order = {p.id: n for n, p in enumerate(sorted(trace.processes, key=_process_order))}
-        for p in trace.processes:
-            out.processes.append(replace(p, id=p.id + p0, name=f"{label}: {p.name}",
-                                         sort_index=index * len(order) + order[p.id],
-                                         labels=[*group, *(x for x in p.labels if x not in group)]))
-        for t in trace.tracks:
-            out.tracks.append(replace(t, id=t.id + t0, process=t.process + p0,
-                                      parent=None if t.parent is None else t.parent + t0))
-        ids = np.fromiter((out.strings.intern(s) for s in trace.strings.strings), dtype=np.int64,
-                          count=len(trace.strings))
-        for table, target in ((trace.slices, out.slices), (trace.instants, out.instants)):
-            _extend(target.track, table.numpy("track") + t0)
-            for col, offset in (("start", shift), ("dur", 0), ("ts", shift)):
-                if hasattr(table, col):
-                    _extend(getattr(target, col), table.numpy(col) + offset)
-            _extend(target.name, ids[table.numpy("name")])
-            _extend(target.category, ids[table.numpy("category")])
-            target.args.extend(table.args)
-        _extend(out.counters.track, trace.counters.numpy("track") + t0)
-        _extend(out.counters.ts, trace.counters.numpy("ts") + shift)
-        _extend(out.counters.value, trace.counters.numpy("value"))
-        f = trace.flows
-        _extend(out.flows.source, f.numpy("source") + s0)
-        _extend(out.flows.target, f.numpy("target") + s0)
-        _extend(out.flows.category, ids[f.numpy("category")])
-        _extend(out.flows.name, ids[f.numpy("name")])
-        out.memory.extend(replace(
-            b, device=f"{label}: {b.device}" if b.device else label,
-            alloc_ns=None if b.alloc_ns is None else b.alloc_ns + shift,
-            free_ns=None if b.free_ns is None else b.free_ns + shift) for b in trace.memory)
-        r0 = len(out.stats)
-        out.stats.extend(replace(s, parent=None if s.parent is None else s.parent + r0,
-                                 extra={**s.extra, "input": label}) for s in trace.stats)
-        graphs.append(nx.relabel_nodes(trace.graph, lambda n, lb=label: f"{lb}/{n}"))
-        out.diagnostics.extend(trace.diagnostics)
-    if graphs:
-        out.graph = nx.compose_all(graphs) if len(graphs) > 1 else graphs[0]
-    return out
+
+        def labelled(p: Process, label: str = label, index: int = index, group: list[str] = group,
+                     order: dict[int, int] = order, first: int = len(out.processes)) -> Process:
+            return replace(p, name=f"{label}: {p.name}",
+                           sort_index=index * len(order) + order[p.id - first],
+                           labels=[*group, *(x for x in p.labels if x not in group)])
+
+        def on_device(b: MemoryBlock, label: str = label) -> MemoryBlock:
+            return replace(b, device=f"{label}: {b.device}" if b.device else label)
+
+        def from_input(s: OpStat, label: str = label) -> OpStat:
+            return replace(s, extra={**s.extra, "input": label})
+
+        copy_into(out, trace, shift_ns=shift, node_prefix=f"{label}/", process=labelled,
+                  memory=on_device, stat=from_input)
+    return out.freeze()
 
 
 def _report(out: Trace, alignment: Alignment) -> None:

@@ -224,7 +224,7 @@ def nested_view(trace: Trace, max_depth: int = MAX_DEPTH) -> Trace:
     >>> len(view.tracks), view.diagnostics.count("nesting.overlap_moved"), len(trace.tracks)
     (2, 1, 1)
     """
-    view = copy.copy(trace)
+    view = trace.derived()
     view.metadata = dataclasses.replace(trace.metadata, diagnostics=Diagnostics())
     view.tracks = list(trace.tracks)
     view.slices, view.instants = copy.copy(trace.slices), copy.copy(trace.instants)

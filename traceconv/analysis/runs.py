@@ -7,7 +7,6 @@ import re
 from dataclasses import replace
 
 from ..model import Trace
-from .highlight import appendable_copy
 from .trim import trim
 
 # where readers label the run of a statistics row: MIGraphX "run", Paddle's "window"
@@ -42,15 +41,14 @@ def select_run(trace: Trace, number: int) -> Trace:
     wanted = labels[number - 1]
     # readers that keep runs apart on the timeline name each run's processes after it
     if any(p.name.endswith(f" {wanted}") for p in trace.processes):
-        kept = trim(trace, tracks=rf"\b{re.escape(wanted)} / ")
+        kept = trim(trace, tracks=rf"\b{re.escape(wanted)} / ").derived()
     else:
-        kept = appendable_copy(trace)
+        kept = trace.derived()
     rows = [i for i, s in enumerate(trace.stats) if _label(s.extra) == wanted]
     renumber = {old: new for new, old in enumerate(rows)}
-    kept.stats = []
-    for old in rows:
-        stat = trace.stats[old]
-        parent = renumber.get(stat.parent) if stat.parent is not None else None
-        kept.stats.append(replace(stat, parent=parent))
-    kept.metadata.attributes["run"] = wanted
-    return kept
+    stats = [trace.stats[old] for old in rows]
+    kept.stats = [replace(s, parent=None if s.parent is None else renumber.get(s.parent))
+                  for s in stats]
+    kept.metadata = replace(kept.metadata, attributes={**kept.metadata.attributes,
+                                                        "run": wanted})
+    return kept.freeze()

@@ -18,11 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-import networkx as nx
 import numpy as np
 
 from ..model import Diagnostics, Trace
-from ..model.columns import _Table
+from ..model.copying import Keep, copy_into
 from .nesting import clamped_durations
 from .timeline_order import timeline_order
 
@@ -119,18 +118,6 @@ def _with_ancestors(trace: Trace, keep: np.ndarray) -> np.ndarray:
     return result
 
 
-def _copy_rows(source: _Table, target: _Table, rows: np.ndarray,
-               replace_columns: dict[str, np.ndarray]) -> None:
-    """Append the rows ``rows`` of ``source`` to ``target`` (some columns given anew)."""
-    for column, typecode in source._columns:
-        values = replace_columns.get(column)
-        data = source.numpy(column)[rows] if values is None else values
-        getattr(target, column).frombytes(data.astype(typecode, copy=False).tobytes())
-    if hasattr(source, "args"):
-        args = source.args
-        target.args.extend(args[i] for i in rows.tolist())   # type: ignore[attr-defined]
-
-
 def trim(trace: Trace, *, window: str | tuple[int | None, int | None] | None = None,
          only: str | None = None, exclude: str | None = None,
          tracks: str | None = None) -> Trace:
@@ -208,55 +195,30 @@ def trim_with(trace: Trace, options: TrimOptions) -> Trace:
     out_diag.add("trim.window.clipped", "slices cut to the --window bounds", kind="repaired",
                  count=int(clipped.sum()))
 
-    out = Trace(replace(trace.metadata, attributes=dict(trace.metadata.attributes),
-                        diagnostics=out_diag))
-    for text in trace.strings.strings[1:]:
-        out.strings.intern(text)
-    # processes and tracks that remain, renumbered
-    kept_tracks = np.flatnonzero(keep_track)
-    had_tracks = {t.process for t in trace.tracks}
-    kept_processes = sorted({trace.tracks[i].process for i in kept_tracks.tolist()}
-                            | (set(range(len(trace.processes))) - had_tracks))
-    process_id = {old: new for new, old in enumerate(kept_processes)}
-    track_id = np.full(len(trace.tracks), -1, dtype=np.int64)
-    track_id[kept_tracks] = np.arange(len(kept_tracks))
-    _renumber_inputs(out, kept_processes)
-    out.processes = [replace(trace.processes[old], id=new, labels=list(
-        trace.processes[old].labels)) for old, new in process_id.items()]
-    out.tracks = [replace(t, id=int(track_id[t.id]), process=process_id[t.process],
-                          parent=None if t.parent is None else int(track_id[t.parent]))
-                  for t in (trace.tracks[i] for i in kept_tracks.tolist())]
-    _count(out_diag, "trim.tracks", "tracks left out by --tracks", ~keep_track)
-    _copy_rows(s, out.slices, rows, {"track": track_id[s.numpy("track")[rows]],
-                                     "start": new_start, "dur": new_end - new_start})
     # instants and counter samples: kept when inside the window on a kept track
-    for table, target, what in ((trace.instants, out.instants, "instants"),
-                                (trace.counters, out.counters, "counter_samples")):
-        ts, track = table.numpy("ts"), table.numpy("track")
-        on = keep_track[track]
+    masks = {}
+    for table, what in ((trace.instants, "instants"), (trace.counters, "counter_samples")):
+        ts, on = table.numpy("ts"), keep_track[table.numpy("track")]
         inside = (ts >= w0) & (ts <= w1)
         _count(out_diag, f"trim.tracks.{what}", f"{what} on tracks --tracks left out", ~on)
         _count(out_diag, f"trim.window.{what}", f"{what} outside --window", on & ~inside)
-        kept = np.flatnonzero(on & inside)
-        _copy_rows(table, target, kept, {"track": track_id[track[kept]]})
-    # flows: both ends must survive
-    slice_row = np.full(len(s), -1, dtype=np.int64)
-    slice_row[rows] = np.arange(len(rows))
-    f = trace.flows
-    src, dst = slice_row[f.numpy("source")], slice_row[f.numpy("target")]
-    both = (src >= 0) & (dst >= 0)
-    _count(out_diag, "trim.flows", "flows with an end trimmed away", ~both)
-    kept = np.flatnonzero(both)
-    _copy_rows(f, out.flows, kept, {"source": src[kept], "target": dst[kept]})
+        masks[what] = inside
     # memory blocks alive during the window
-    alive = [b for b in trace.memory if (b.alloc_ns is None or b.alloc_ns <= w1)
-             and (b.free_ns is None or b.free_ns >= w0)]
+    alive = np.array([(b.alloc_ns is None or b.alloc_ns <= w1)
+                      and (b.free_ns is None or b.free_ns >= w0) for b in trace.memory], bool)
     out_diag.add("trim.window.memory_blocks", "memory blocks not alive during --window",
-                 kind="dropped", count=len(trace.memory) - len(alive))
-    out.memory = [replace(b, args=dict(b.args)) for b in alive]
-    out.stats = [replace(st, extra=dict(st.extra)) for st in trace.stats]
-    out.graph = _graph_with_rows(trace, slice_row)
-    return out
+                 kind="dropped", count=int(np.count_nonzero(~alive)))
+    _count(out_diag, "trim.tracks", "tracks left out by --tracks", ~keep_track)
+    out = Trace(replace(trace.metadata.copy(), diagnostics=out_diag))
+    moved = copy_into(out, trace, Keep(tracks=keep_track, slices=keep,
+                                       instants=masks["instants"],
+                                       counters=masks["counter_samples"], memory=alive,
+                                       slice_times=(new_start, new_end - new_start)),
+                      diagnostics=False)
+    out.diagnostics.add("trim.flows", "flows with an end trimmed away", kind="dropped",
+                        count=moved.flows_dropped)
+    _renumber_inputs(out, np.flatnonzero(moved.processes >= 0).tolist())
+    return out.freeze()
 
 
 def _renumber_inputs(out: Trace, kept_processes: list[int]) -> None:
@@ -276,14 +238,3 @@ def _renumber_inputs(out: Trace, kept_processes: list[int]) -> None:
 
 def _count(diagnostics: Diagnostics, code: str, message: str, removed: np.ndarray) -> None:
     diagnostics.add(code, message, kind="dropped", count=int(np.count_nonzero(removed)))
-
-
-def _graph_with_rows(trace: Trace, slice_row: np.ndarray) -> nx.DiGraph:
-    """A copy of the op graph whose ``slices`` attributes name the new slice rows."""
-    graph = trace.graph.copy()
-    for _node, data in graph.nodes(data=True):
-        rows = data.get("slices")
-        if rows:
-            data["slices"] = [int(slice_row[r]) for r in rows if slice_row[r] >= 0]
-    return graph
-

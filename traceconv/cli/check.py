@@ -21,19 +21,28 @@ from .convert import max_bytes_option
 @click.argument("trace", metavar="TRACE")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--format", "format", metavar="NAME",
-              help="perfetto or chrome, when detection by name and content is not wanted.")
+              help="perfetto or chrome (with --model: any readable format), when detection "
+                   "by name and content is not wanted.")
+@click.option("--model", "model", is_flag=True,
+              help="Read TRACE (any readable format) and check the model the reader made "
+                   "against the model's invariants (traceconv.validate) instead.")
 @max_bytes_option
-def check(trace: str, as_json: bool, format: str | None,
+def check(trace: str, as_json: bool, format: str | None, model: bool,
           max_bytes: int = DEFAULT_MAX_BYTES) -> None:
     """Validate a Perfetto .pftrace or a Chrome JSON trace (.gz too).
 
     Reports counts, errors (data the viewer would drop or corrupt) and warnings (data it
-    would show differently). Exit status 1 when there are errors.
+    would show differently). Exit status 1 when there are errors. With --model, reads any
+    input and reports the model invariants its reader broke (exit status 1 when any).
 
     \b
       traceconv check out.pftrace
       traceconv check trace.json.gz --json
+      traceconv check --model profile.json
     """
+    if model:
+        _check_model(trace, as_json, format, max_bytes)
+        return
     with handled_errors():
         report = check_trace(trace, format, max_bytes=max_bytes)
     if as_json:
@@ -41,6 +50,26 @@ def check(trace: str, as_json: bool, format: str | None,
     else:
         _print(trace, report)
     sys.exit(0 if report.ok else 1)
+
+
+def _check_model(path: str, as_json: bool, format: str | None, max_bytes: int) -> None:
+    from ..api import load
+    from ..model.validate import validate
+
+    with handled_errors():
+        trace = load(path, format=format, max_bytes=max_bytes)
+        problems = validate(trace)
+    if as_json:
+        click.echo(orjson.dumps({"file": path, "format": trace.metadata.source_format,
+                                 "ok": not problems,
+                                 "problems": [p.as_dict() for p in problems]},
+                                option=orjson.OPT_INDENT_2).decode())
+    else:
+        verdict = "model OK" if not problems else f"{len(problems)} broken invariants"
+        click.echo(f"{plain(path)}: {trace.metadata.source_format}, {verdict}")
+        for problem in problems:
+            click.echo(f"  {plain(str(problem))}")
+    sys.exit(1 if problems else 0)
 
 
 def _print(name: str, report: CheckReport) -> None:

@@ -10,7 +10,7 @@ import click
 
 from .. import registry
 from ..analysis.align import MODES, Mode
-from ..analysis.dataflow import add_dataflow_flows
+from ..analysis.dataflow import with_dataflow_flows
 from ..analysis.trim import TrimOptions, parse_window, trim_with
 from ..api import check_inputs, combine, load, merge_warnings, save
 from ..errors import FormatError
@@ -166,7 +166,7 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
         if trimming.active:
             trace = trim_with(trace, trimming)
         if "dataflow" in flows:
-            add_dataflow_flows(trace)
+            trace = with_dataflow_flows(trace)
         save(trace, target, format=to)
         if target != "-":
             click.echo(f"wrote {target}", err=True)

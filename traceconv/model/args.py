@@ -29,6 +29,7 @@ import msgspec
 import numpy as np
 
 from ..json_decode import lenient
+from .frozen import FrozenArray, FrozenTraceError, frozen_array
 
 Args = dict[str, Any] | None
 
@@ -251,7 +252,7 @@ class ArgsColumn(Sequence[Args]):
     def append(self, args: Args) -> None:
         """Add one row (``args`` is read now: later changes to that dict are not seen)."""
         values = self._values
-        self._start.append(len(values))
+        self._start.append(len(values))   # first: a frozen column refuses before any change
         if args is None:
             self._key_set.append(_NONE)
             return
@@ -267,6 +268,8 @@ class ArgsColumn(Sequence[Args]):
         >>> list(column), column.key_sets
         ([{'a': 1}, None, {'a': 2, 'b': 3}, {'a': 4}], [('a',), ('a', 'b')])
         """
+        if isinstance(self._start, FrozenArray):
+            raise FrozenTraceError
         rows = rows if isinstance(rows, list) else list(rows)
         if not rows:
             return
@@ -343,6 +346,11 @@ class ArgsColumn(Sequence[Args]):
             return
         self._key_set[row] = self._key_set_id(tuple(args))
         self._values.extend(args.values())
+
+    def freeze(self) -> None:
+        """Refuse new rows and changed rows from now on (reading may still settle the
+        layout in place: the rows it gives do not change)."""
+        self._key_set, self._start = frozen_array(self._key_set), frozen_array(self._start)
 
     def copy(self) -> ArgsColumn:
         """A column with the same rows that grows and changes on its own."""

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .args import Args, ArgsColumn
+from .frozen import frozen_array
 
 
 class Slice(NamedTuple):
@@ -70,6 +71,11 @@ class _Table:
     def __len__(self) -> int:
         return len(getattr(self, self._columns[0][0]))
 
+    def freeze(self) -> None:
+        """Make every column read-only (:class:`~traceconv.model.frozen.FrozenArray`)."""
+        for column, _ in self._columns:
+            setattr(self, column, frozen_array(getattr(self, column)))
+
     def numpy(self, column: str) -> np.ndarray:
         """A copy of ``column`` as a numpy array (int64 / int32 / float64)."""
         data = getattr(self, column)
@@ -83,6 +89,10 @@ class _EventTable(_Table):
     def __init__(self) -> None:
         super().__init__()
         self.args = ArgsColumn()
+
+    def freeze(self) -> None:
+        super().freeze()
+        self.args.freeze()
 
     def extend(self, args: list[Args], **columns: np.ndarray | list[int]) -> None:
         """Append ``len(args)`` rows at once, one sequence per column (ids as interned).

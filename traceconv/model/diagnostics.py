@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Literal
 
+from .frozen import FrozenTraceError
+
 Kind = Literal["dropped", "repaired", "guessed", "note"]
 Severity = Literal["info", "warning", "error"]
 
@@ -46,10 +48,26 @@ class Diagnostics:
     3
     """
 
-    __slots__ = ("_items",)
+    __slots__ = ("_frozen", "_items")
 
     def __init__(self) -> None:
         self._items: dict[str, Diagnostic] = {}
+        self._frozen = False
+
+    def freeze(self) -> None:
+        """Refuse new findings from now on (those of a frozen trace are final)."""
+        self._frozen = True
+
+    def copy(self) -> Diagnostics:
+        """An unfrozen collection with the same findings.
+
+        >>> diags = Diagnostics(); diags.add("x", "y", kind="note"); diags.freeze()
+        >>> more = diags.copy(); more.add("x", "y", kind="note"); more.count("x"), diags.count("x")
+        (2, 1)
+        """
+        new = Diagnostics()
+        new.extend(self)
+        return new
 
     def add(
         self,
@@ -62,6 +80,8 @@ class Diagnostics:
         severity: Severity | None = None,
     ) -> None:
         """Count ``count`` occurrences of ``code``; the first message and example are kept."""
+        if self._frozen:
+            raise FrozenTraceError
         if count <= 0:
             return
         item = self._items.get(code)

@@ -16,7 +16,10 @@ Readers put vendor facts on nodes under these names and units only, so that ``su
   (``start_ns``..``kernel_ns`` was waiting), None when the source does not say;
 - ``computation`` is a count of floating-point operations, ``memory`` a count of bytes
   read and written (both int);
-- ``slices`` lists the slice rows that executed the op.
+- ``slices`` lists the slice rows that executed the op;
+- ``parent`` (op) is the node id of the enclosing op, ``owner`` (tensor) the node id of the
+  op that produces it; the graph attribute ``execution_order`` lists op node ids in the
+  order they ran.
 
 :attr:`MemoryBlock.owner_op <traceconv.model.entities.MemoryBlock.owner_op>` is the node id
 of the op that owns a block, always a node of this graph, or None;
@@ -34,6 +37,12 @@ if TYPE_CHECKING:   # networkx loads only when a trace has a graph (CLI start-up
 
 OP = "op"
 TENSOR = "tensor"
+
+# The attributes whose values are node ids, place -> OpSpan maps, or (on the graph itself)
+# lists of node ids: what copying a graph renumbers or shifts (traceconv.model.copying).
+NODE_ID_ATTRS = frozenset({"owner", "parent"})
+SPAN_ATTRS = frozenset({"device_spans", "host_spans"})
+NODE_LIST_GRAPH_ATTRS = frozenset({"execution_order"})
 
 
 class OpSpan(NamedTuple):

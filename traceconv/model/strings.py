@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .frozen import frozen_list
+
 
 class StringTable:
     """Maps strings to dense integer ids (id 0 is always the empty string).
@@ -21,9 +23,13 @@ class StringTable:
         """Return the id of ``text``, adding it if it is new."""
         found = self._ids.get(text)
         if found is None:
-            found = self._ids[text] = len(self._strings)
-            self._strings.append(text)
+            self._strings.append(text)   # first: a frozen table refuses before any change
+            found = self._ids[text] = len(self._strings) - 1
         return found
+
+    def freeze(self) -> None:
+        """Refuse new strings from now on (those already held still resolve)."""
+        self._strings = frozen_list(self._strings)
 
     def find(self, text: str) -> int | None:
         """Return the id of ``text`` or None if it was never interned."""

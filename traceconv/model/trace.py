@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import compress, repeat
 from operator import is_not
 from os import PathLike
@@ -25,6 +26,7 @@ from .columns import (
 )
 from .diagnostics import Diagnostics
 from .entities import MemoryBlock, OpStat, Process, ProcessKind, Track, TrackKind
+from .frozen import FrozenDict, FrozenTraceError, freeze_graph, frozen_list
 from .graph import OP, TENSOR, count_kind
 from .strings import StringTable
 
@@ -53,6 +55,29 @@ class Metadata:
     clock: str = "unknown"
     attributes: dict[str, Any] = field(default_factory=dict)
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_frozen", False):
+            raise FrozenTraceError
+        object.__setattr__(self, name, value)
+
+    def freeze(self) -> None:
+        """Refuse changes from now on (the attributes and diagnostics too)."""
+        if getattr(self, "_frozen", False):
+            return
+        self.attributes = FrozenDict(self.attributes)
+        self.diagnostics.freeze()
+        object.__setattr__(self, "_frozen", True)
+
+    def copy(self) -> Metadata:
+        """An unfrozen copy: its attributes (one level deep) and diagnostics are its own.
+
+        >>> meta = Metadata(attributes={"a": 1}); meta.freeze(); again = meta.copy()
+        >>> again.attributes["b"] = 2; sorted(again.attributes), sorted(meta.attributes)
+        (['a', 'b'], ['a'])
+        """
+        return replace(self, attributes=copy.deepcopy(dict(self.attributes)),
+                       diagnostics=self.diagnostics.copy())
 
 
 class Trace:
@@ -87,19 +112,92 @@ class Trace:
         self.reservations: list[MemoryBlock] = []
         self.stats: list[OpStat] = []
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get("_frozen"):
+            raise FrozenTraceError
+        object.__setattr__(self, name, value)
+
+    @property
+    def frozen(self) -> bool:
+        """Whether the trace refuses changes (what readers and transformations hand over)."""
+        return bool(self.__dict__.get("_frozen"))
+
+    def freeze(self) -> Trace:
+        """Make the trace read-only and return it: its columns, string table, lists, graph,
+        attributes and diagnostics refuse every change from now on, so it can be shared
+        (transformations build new traces: :meth:`copy`, :mod:`traceconv.model.copying`).
+
+        >>> t = Trace(); p = t.add_process("p"); _ = t.freeze()
+        >>> t.add_track("main", process=p)
+        Traceback (most recent call last):
+        ...
+        traceconv.model.frozen.FrozenTraceError: this trace is frozen (read-only): build a new one (Trace.copy(), traceconv.model.copying)
+        """
+        if self.frozen:
+            return self
+        for table in (self.slices, self.instants, self.counters, self.flows):
+            table.freeze()
+        self.strings.freeze()
+        for name in ("processes", "tracks", "memory", "reservations", "stats"):
+            setattr(self, name, frozen_list(getattr(self, name)))
+        if self._graph is not None:
+            freeze_graph(self._graph)
+        self.metadata.freeze()
+        object.__setattr__(self, "_frozen", True)
+        return self
+
+    def copy(self) -> Trace:
+        """A new, unfrozen trace with the same content that changes on its own.
+
+        >>> t = Trace(); th = t.add_track("main", process=t.add_process("p"))
+        >>> _ = t.add_slice(th, 0, 5, "x"); _ = t.freeze(); again = t.copy()
+        >>> _ = again.add_slice(th, 5, 5, "y"); len(again.slices), len(t.slices)
+        (2, 1)
+        """
+        from .copying import copy_into
+
+        out = Trace(self.metadata.copy())
+        out.metadata.diagnostics = Diagnostics()
+        copy_into(out, self)
+        return out
+
+    def derived(self) -> Trace:
+        """A new, unfrozen trace sharing every part of this one (tables, lists, graph,
+        metadata): a transformation that changes a few parts replaces them — never changes
+        them in place — and keeps the rest without a copy. Shared parts of a frozen trace
+        stay read-only, so a slip shows as :class:`FrozenTraceError`, not as a changed input.
+
+        >>> t = Trace(); th = t.add_track("main", process=t.add_process("p")); _ = t.freeze()
+        >>> view = t.derived(); view.tracks = [*t.tracks, t.tracks[0]]; len(view.tracks), len(t.tracks)
+        (2, 1)
+        """
+        new = Trace.__new__(Trace)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.pop("_frozen", None)
+        return new
+
     @property
     def graph(self) -> nx.DiGraph:
         """The op/tensor graph (:mod:`traceconv.model.graph`); networkx is imported when a
-        trace first uses it, not to read a timeline."""
+        trace first uses it, not to read a timeline. A reader building a trace gets a new
+        graph to fill on first use; a frozen trace without one gives an empty, frozen graph
+        (reading never changes a frozen trace)."""
         if self._graph is None:
             import networkx as nx
 
+            if self.frozen:
+                return freeze_graph(nx.DiGraph())
             self._graph = nx.DiGraph()
         return self._graph
 
     @graph.setter
     def graph(self, graph: nx.DiGraph) -> None:
         self._graph = graph
+
+    @property
+    def has_graph(self) -> bool:
+        """Whether the trace holds an op graph with any node."""
+        return self._graph is not None and self._graph.number_of_nodes() > 0
 
     @property
     def diagnostics(self) -> Diagnostics:
