@@ -302,6 +302,8 @@ class ArgsColumn(Sequence[Args]):
         >>> list(column)
         [{'a': 1, 'b': 2}, None, {'a': 3}]
         """
+        if isinstance(self._start, FrozenArray):
+            raise FrozenTraceError
         if not keys:
             return
         for new in dict.fromkeys(k for k in keys if k is not None and k not in self._ids):
