@@ -495,3 +495,34 @@ def test_incremental_counter_and_unit_multiplier(tmp_path: Path):
     trace = _load(builder, tmp_path)
     assert [(c.ts, c.value) for c in trace.iter_counter_samples()] == [
         (10, 1024.0), (20, 3072.0), (30, 6144.0)]
+
+
+def test_incremental_clock_as_the_perfetto_sdk_writes_it(tmp_path: Path):
+    builder = TraceProtoBuilder()
+    _thread(builder)
+
+    def snapshot(boottime: int, reading: int, first: bool) -> None:
+        packet = builder.add_packet()
+        packet.trusted_packet_sequence_id = 2
+        packet.sequence_flags = (TracePacket.SEQ_INCREMENTAL_STATE_CLEARED if first
+                                 else TracePacket.SEQ_NEEDS_INCREMENTAL_STATE)
+        for clock_id, value in ((6, boottime), (64, reading)):
+            clock = packet.clock_snapshot.clocks.add()
+            clock.clock_id, clock.timestamp = clock_id, value
+            if clock_id == 64:
+                clock.is_incremental, clock.unit_multiplier_ns = True, 1000
+
+    def instant(delta: int, name: str) -> None:
+        packet = _event(builder, delta, TrackEvent.TYPE_INSTANT, name)
+        packet.timestamp_clock_id = 64
+
+    # clock 64 counts µs in deltas: 100 µs is BOOTTIME 1,000,000 ns (the live
+    # trace_processor places these three at the same times)
+    snapshot(1_000_000, 100, first=True)
+    instant(5, "a")     # 105 µs -> 1,005,000
+    instant(3, "b")     # 108 µs -> 1,008,000
+    snapshot(2_000_000, 500, first=False)   # (a clock never goes back: 500 µs)
+    instant(1, "c")     # 1 µs after the new base -> 2,001,000
+    trace = _load(builder, tmp_path)
+    assert [(i.name, i.ts) for i in trace.iter_instants()] == [
+        ("a", 1_005_000), ("b", 1_008_000), ("c", 2_001_000)]

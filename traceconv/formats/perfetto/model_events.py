@@ -70,12 +70,7 @@ def _to_trace_clock(reader: PftraceReader, ts: np.ndarray, clock: np.ndarray) ->
             continue
         rows = np.flatnonzero(clock == clock_id)
         if clock_id in reader.incremental_clocks:
-            placed[rows] = False
-            reader.diagnostics.add("perfetto.incremental_clock", "events on an incremental "
-                                   "(delta-encoded) clock: not supported, left out",
-                                   kind="dropped", count=len(rows),
-                                   example=f"clock {clock_id & 0xFFFFFFFF}")
-            continue
+            placed[rows] &= _accumulate(reader, ts, rows, reader.incremental_clocks[clock_id])
         pairs = sorted(offsets.get(clock_id, []))
         if not pairs:
             placed[rows] = False
@@ -87,6 +82,29 @@ def _to_trace_clock(reader: PftraceReader, ts: np.ndarray, clock: np.ndarray) ->
         readings = np.array([p[0] for p in pairs], dtype=np.int64)
         at = np.maximum(np.searchsorted(readings, ts[rows], "right") - 1, 0)
         ts[rows] += np.array([p[1] - p[0] for p in pairs], dtype=np.int64)[at]
+    return placed
+
+
+def _accumulate(reader: PftraceReader, ts: np.ndarray, rows: np.ndarray,
+                bases: list[tuple[int, int, int]]) -> np.ndarray:
+    """Timestamps on an incremental clock (each the delta from the previous one on it, in
+    its units), in place, as readings of that clock in ns: from the latest ClockSnapshot
+    before them, which gives the base. Returns which rows had a snapshot before them."""
+    packets = _column(reader.events.packet, np.int64)[rows]   # rows are in file order
+    starts = np.array([b[0] for b in bases], dtype=np.int64)
+    segment = np.searchsorted(starts, packets, "right") - 1
+    placed = segment >= 0
+    reader.diagnostics.add("perfetto.incremental_clock_before_snapshot", "events on an "
+                           "incremental clock before any ClockSnapshot gave it a base: left "
+                           "out", kind="dropped", count=int((~placed).sum()))
+    segment = np.maximum(segment, 0)
+    base = np.array([b[1] for b in bases], dtype=np.int64)[segment]
+    unit = np.array([b[2] for b in bases], dtype=np.int64)[segment]
+    delta = ts[rows] * unit
+    steps = np.cumsum(delta)
+    first = np.r_[True, segment[1:] != segment[:-1]]
+    head = np.maximum.accumulate(np.where(first, np.arange(len(rows)), 0))   # segment start
+    ts[rows] = base + steps - (steps - delta)[head]
     return placed
 
 

@@ -11,7 +11,8 @@ with ``SEQ_INCREMENTAL_STATE_CLEARED`` starts a new generation of interned names
 categories, argument names and string values (and drops the sequence's defaults); a packet
 that needs the state before its sequence ever cleared it is skipped, as trace_processor
 skips it (counted). Timestamps on another clock are moved onto the trace clock (BOOTTIME
-unless a ClockSnapshot names another) through the ClockSnapshots.
+unless a ClockSnapshot names another) through the ClockSnapshots; on an incremental clock
+(the Perfetto SDK's delta timestamps) they add up from the latest snapshot's reading.
 
 At the end, events are replayed in trace_processor's order (by timestamp, ties in file
 order): BEGIN/END pairs per track become slices, flow ids become links, counter values
@@ -145,6 +146,7 @@ class _Events:
     def __init__(self) -> None:
         self.ts = array("Q")
         self.clock = array("q")
+        self.packet = array("q")        # the packet's place in the file (delta clocks)
         self.sequence = array("q")
         self.track = array("Q")
         self.type = array("b")
@@ -178,7 +180,8 @@ class PftraceReader:
         self.descriptors: dict[int, TrackDescriptor] = {}
         self.snapshots: list[dict[int, int]] = []
         self.trace_clock = BOOTTIME
-        self.incremental_clocks: set[int] = set()   # (their events are left out, counted)
+        # incremental (delta) clocks: clock key -> (packet, base reading in ns, ns per unit)
+        self.incremental_clocks: dict[int, list[tuple[int, int, int]]] = {}
         self.attributes: dict[str, Any] = {}
         self.events = _Events()
         self.packets = 0
@@ -289,7 +292,8 @@ class PftraceReader:
                 elif what == 1:
                     self._defaults(int(generation[packet]), first + packet, payload)
                 else:
-                    self._stateful(int(kind[packet]), payload, int(sequence[packet]))
+                    self._stateful(int(kind[packet]), payload, int(sequence[packet]),
+                                   first + packet)
             except DecodeError:
                 self.diagnostics.add("perfetto.packet_decode", "a packet's part does not "
                                      "decode: left out", kind="dropped",
@@ -364,7 +368,7 @@ class PftraceReader:
         clock = defaults.timestamp_clock_id if defaults.HasField("timestamp_clock_id") else None
         self.defaults.setdefault(generation, []).append((packet, track, clock))
 
-    def _stateful(self, kind: int, payload: bytes, sequence: int) -> None:
+    def _stateful(self, kind: int, payload: bytes, sequence: int, packet: int) -> None:
         if kind == DESCRIPTOR:
             desc = TrackDescriptor.FromString(payload)
             if desc.HasField("uuid"):
@@ -377,7 +381,8 @@ class PftraceReader:
                 key = clock.clock_id if clock.clock_id < 64 else (sequence << 32) | clock.clock_id
                 clocks[key] = clock.timestamp * (clock.unit_multiplier_ns or 1)
                 if clock.is_incremental:
-                    self.incremental_clocks.add(key)
+                    self.incremental_clocks.setdefault(key, []).append(
+                        (packet, clocks[key], clock.unit_multiplier_ns or 1))
             self.snapshots.append(clocks)
             if snapshot.HasField("primary_trace_clock"):
                 self.trace_clock = snapshot.primary_trace_clock
@@ -421,6 +426,7 @@ class PftraceReader:
         events = self.events
         clock_key = np.where(clock >= 64, (sequence << 32) | clock, clock)
         for column, values_kept in ((events.ts, ts[keep]), (events.clock, clock_key[keep]),
+                                    (events.packet, packet[keep]),
                                     (events.sequence, sequence[keep]),
                                     (events.track, track[keep]), (events.type, kind[keep]),
                                     (events.name, names[keep]), (events.category,
@@ -430,7 +436,7 @@ class PftraceReader:
             column.frombytes(np.ascontiguousarray(values_kept).astype(column.typecode).tobytes())
         self._args(data, buf, fields, generation, count, keep, consumed)
         self._flows(fields, renumber)
-        self._extra_counters(fields, renumber, ts, clock_key, track)
+        self._extra_counters(fields, renumber, ts, clock_key, track, packet)
 
     def _apply_defaults(self, packet: np.ndarray, generation: np.ndarray
                         ) -> tuple[np.ndarray, np.ndarray]:
@@ -691,7 +697,7 @@ class PftraceReader:
             self.events.flows.append(flows[flows[:, 0] >= 0])
 
     def _extra_counters(self, fields: Fields, renumber: np.ndarray, ts: np.ndarray,
-                        clock: np.ndarray, track: np.ndarray) -> None:
+                        clock: np.ndarray, track: np.ndarray, packet: np.ndarray) -> None:
         """Counter values carried by another event (extra_counter_track_uuids/values)."""
         for tracks_field, values_field, wire in ((EXTRA_TRACKS, EXTRA_VALUES, VARINT),
                                                  (EXTRA_DOUBLE_TRACKS, EXTRA_DOUBLE_VALUES,
@@ -709,6 +715,7 @@ class PftraceReader:
                        else values.value.view(np.float64))
             events = self.events
             for column, kept in ((events.ts, ts[values.msg]), (events.clock, clock[values.msg]),
+                                 (events.packet, packet[values.msg]),
                                  (events.sequence, np.zeros(values.rows, np.int64)),
                                  (events.track, uuids.value), (events.type,
                                                                np.full(values.rows, COUNTER)),
