@@ -146,17 +146,25 @@ _BLOCK_FIELDS = ("address", "size", "alloc_ns", "free_ns", "device", "pool", "na
                  "owner_name", "owner_tensor", "category", "shape", "dtype", "args")
 
 
-def _blocks(blocks: list[MemoryBlock]) -> dict[str, list[Any]]:
+_REPEATED = ("device", "pool", "name", "owner_op", "owner_name", "owner_tensor", "category",
+             "shape", "dtype")   # few distinct values: kept once, and an index per block
+
+
+def _blocks(blocks: list[MemoryBlock]) -> dict[str, Any]:
     """Memory blocks as one list per field (JSON-safe: shapes as lists, args that JSON
-    cannot hold left out)."""
-    columns: dict[str, list[Any]] = {name: [getattr(b, name) for b in blocks]
-                                     for name in _BLOCK_FIELDS}
-    columns["shape"] = [None if s is None else list(s) for s in columns["shape"]]
+    cannot hold left out); a field of few distinct values as [values, index per block]."""
+    columns: dict[str, Any] = {name: [getattr(b, name) for b in blocks]
+                               for name in _BLOCK_FIELDS}
     columns["args"] = [_jsonable(a) if a else {} for a in columns["args"]]
+    for name in _REPEATED:
+        distinct = {value: k for k, value in enumerate(dict.fromkeys(columns[name]))}
+        values = [None if v is None else list(v) for v in distinct] if name == "shape" \
+            else list(distinct)
+        columns[name] = [values, list(map(distinct.__getitem__, columns[name]))]
     return columns
 
 
-def memory_blocks(columns: dict[str, list[Any]] | None) -> list[MemoryBlock]:
+def memory_blocks(columns: dict[str, Any] | None) -> list[MemoryBlock]:
     """The blocks of :func:`_blocks`, back.
 
     >>> memory_blocks(_blocks([MemoryBlock(64, 128, 5, None, shape=(2, 3))]))
@@ -164,6 +172,13 @@ def memory_blocks(columns: dict[str, list[Any]] | None) -> list[MemoryBlock]:
     """
     if not columns:
         return []
-    shapes = [None if s is None else tuple(s) for s in columns.get("shape", [])]
-    fields = [shapes if name == "shape" else columns.get(name, []) for name in _BLOCK_FIELDS]
+    fields = []
+    for name in _BLOCK_FIELDS:
+        column = columns.get(name, [])
+        if name in _REPEATED:
+            values, index = column
+            if name == "shape":
+                values = [None if v is None else tuple(v) for v in values]
+            column = list(map(values.__getitem__, index))
+        fields.append(column)
     return list(map(MemoryBlock, *fields))
