@@ -93,3 +93,11 @@ def test_output_is_never_the_input(tmp_path: Path):
     done = run("json", "in.pftrace", "in.pftrace", cwd=tmp_path)
     assert done.returncode == 1
     assert (tmp_path / "in.pftrace").read_bytes() == ROCPROF.read_bytes()
+
+
+def test_json_reads_standard_input_without_in(tmp_path: Path):
+    done = subprocess.run([sys.executable, "-m", "traceconv", "json"], cwd=tmp_path,
+                          input=ROCPROF.read_bytes(), capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr
+    events = orjson.loads(done.stdout)["traceEvents"]
+    assert sum(e["ph"] == "X" for e in events) == 867
