@@ -526,3 +526,28 @@ def test_incremental_clock_as_the_perfetto_sdk_writes_it(tmp_path: Path):
     trace = _load(builder, tmp_path)
     assert [(i.name, i.ts) for i in trace.iter_instants()] == [
         ("a", 1_005_000), ("b", 1_008_000), ("c", 2_001_000)]
+
+
+def test_extra_counter_values_ride_on_a_slice(tmp_path: Path):
+    builder = TraceProtoBuilder()
+    _thread(builder)
+    for uuid, name in ((300, "instructions"), (301, "ipc")):
+        packet = builder.add_packet()
+        packet.trusted_packet_sequence_id = 1
+        packet.track_descriptor.uuid = uuid
+        packet.track_descriptor.name = name
+        packet.track_descriptor.counter.SetInParent()
+    begin = _event(builder, 50, TrackEvent.TYPE_SLICE_BEGIN, "work",
+                   flags=TracePacket.SEQ_INCREMENTAL_STATE_CLEARED)
+    begin.track_event.extra_counter_track_uuids.append(300)
+    begin.track_event.extra_counter_values.append(7)
+    begin.track_event.extra_double_counter_track_uuids.append(301)
+    begin.track_event.extra_double_counter_values.append(2.5)
+    end = _event(builder, 80, TrackEvent.TYPE_SLICE_END)
+    end.track_event.extra_counter_track_uuids.append(300)
+    end.track_event.extra_counter_values.append(9)
+    trace = _load(builder, tmp_path)
+    names = [t.name for t in trace.tracks]
+    assert sorted((names[c.track], c.ts, c.value) for c in trace.iter_counter_samples()) == [
+        ("instructions", 50, 7.0), ("instructions", 80, 9.0), ("ipc", 50, 2.5)]
+    assert [(s.name, s.start, s.dur) for s in trace.iter_slices()] == [("work", 50, 30)]

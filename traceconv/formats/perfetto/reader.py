@@ -436,7 +436,7 @@ class PftraceReader:
             column.frombytes(np.ascontiguousarray(values_kept).astype(column.typecode).tobytes())
         self._args(data, buf, fields, generation, count, keep, consumed)
         self._flows(fields, renumber)
-        self._extra_counters(fields, renumber, ts, clock_key, track, packet)
+        self._extra_counters(fields, ts, clock_key, packet)
 
     def _apply_defaults(self, packet: np.ndarray, generation: np.ndarray
                         ) -> tuple[np.ndarray, np.ndarray]:
@@ -696,8 +696,8 @@ class PftraceReader:
             flows = np.concatenate(parts)
             self.events.flows.append(flows[flows[:, 0] >= 0])
 
-    def _extra_counters(self, fields: Fields, renumber: np.ndarray, ts: np.ndarray,
-                        clock: np.ndarray, track: np.ndarray, packet: np.ndarray) -> None:
+    def _extra_counters(self, fields: Fields, ts: np.ndarray, clock: np.ndarray,
+                        packet: np.ndarray) -> None:
         """Counter values carried by another event (extra_counter_track_uuids/values)."""
         for tracks_field, values_field, wire in ((EXTRA_TRACKS, EXTRA_VALUES, VARINT),
                                                  (EXTRA_DOUBLE_TRACKS, EXTRA_DOUBLE_VALUES,
@@ -726,7 +726,6 @@ class PftraceReader:
                 column.frombytes(np.ascontiguousarray(kept).astype(column.typecode).tobytes())
             events.arg_set.frombytes(np.full(values.rows, -1, dtype=np.int32).tobytes())
             events.arg_start.frombytes(np.zeros(values.rows, dtype=np.int64).tobytes())
-            del track, renumber
 
     # -- the model --------------------------------------------------------------------------
 
