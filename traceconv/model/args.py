@@ -293,27 +293,32 @@ class ArgsColumn(Sequence[Args]):
         self._key_set.extend(found)  # type: ignore[arg-type]
         values.extend(chain.from_iterable(map(dict.values, rows)))  # type: ignore[arg-type]
 
-    def extend_keyed(self, keys: list[tuple[Any, ...] | None], values: list[Any]) -> None:
-        """Add rows given as their keys (None: a row without args) and all their values one
-        row after another (a reader that decodes names and values apart builds no dict per
-        row). The keys of a row must be distinct.
+    def extend_sets(self, key_sets: Sequence[tuple[Any, ...]], sets: np.ndarray,
+                    values: list[Any]) -> None:
+        """Add rows given as the number of their key set in ``key_sets`` (-1: a row without
+        args) and all their values one row after another: no Python work per row (a reader
+        that numbers its key sets itself). The keys of a key set must be distinct.
 
-        >>> column = ArgsColumn(); column.extend_keyed([("a", "b"), None, ("a",)], [1, 2, 3])
+        >>> column = ArgsColumn()
+        >>> column.extend_sets([("a", "b"), ("a",)], np.array([0, -1, 1]), [1, 2, 3])
         >>> list(column)
         [{'a': 1, 'b': 2}, None, {'a': 3}]
         """
         if isinstance(self._start, FrozenArray):
             raise FrozenTraceError
-        if not keys:
-            return
-        for new in dict.fromkeys(k for k in keys if k is not None and k not in self._ids):
-            self._key_set_id(new)
-        get = self._ids.get
-        found = [_NONE if k is None else get(k) for k in keys]
-        sizes = [0 if k is None else len(k) for k in keys]
-        self._start.extend(accumulate(sizes[:-1], initial=len(self._values)))
-        self._key_set.extend(found)  # type: ignore[arg-type]
+        sets = np.asarray(sets, dtype=np.int64)
+        used = np.unique(sets[sets >= 0]).tolist()
+        ids = np.full(len(key_sets) + 1, _NONE, dtype=np.int32)   # (the last: no args)
+        widths = np.zeros(len(key_sets) + 1, dtype=np.int64)
+        for k in used:
+            ids[k] = self._key_set_id(key_sets[k])
+            widths[k] = len(key_sets[k])
+        sets = np.where(sets >= 0, sets, len(key_sets))
+        sizes = widths[sets]
+        self._key_set.frombytes(ids[sets].tobytes())
+        self._start.frombytes((len(self._values) + np.cumsum(sizes) - sizes).tobytes())
         self._values.extend(values)
+        self._in_row_order = False   # (key sets were numbered in their order, not the rows')
 
     def extend_json(self, texts: bytes | bytearray, sizes: Sequence[int] | np.ndarray) -> None:
         """Add rows given as JSON object texts: in ``texts`` those of the rows with args,

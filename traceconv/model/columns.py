@@ -105,18 +105,19 @@ class _EventTable(_Table):
         self._extend_columns(len(args), columns)
         self.args.extend(args)
 
-    def extend_keyed(self, keys: list[tuple[str, ...] | None], values: list[Any],
-                     **columns: np.ndarray | list[int]) -> None:
-        """:meth:`extend` with the args as each row's keys and all values one row after
-        another (see ``ArgsColumn.extend_keyed``).
+    def extend_sets(self, key_sets: Sequence[tuple[str, ...]], sets: np.ndarray,
+                    values: list[Any], **columns: np.ndarray | list[int]) -> None:
+        """:meth:`extend` with the args as key-set numbers and all values one row after
+        another (see ``ArgsColumn.extend_sets``).
 
         >>> table = InstantTable()
-        >>> table.extend_keyed([("a",)], [1], track=[0], ts=[5], name=[0], category=[0])
+        >>> table.extend_sets([("a",)], np.array([0]), [1], track=[0], ts=[5], name=[0],
+        ...                   category=[0])
         >>> table.args[0]
         {'a': 1}
         """
-        self._extend_columns(len(keys), columns)
-        self.args.extend_keyed(keys, values)
+        self._extend_columns(len(sets), columns)
+        self.args.extend_sets(key_sets, sets, values)
 
     def extend_json(self, texts: bytes, sizes: Sequence[int] | np.ndarray,
                     **columns: np.ndarray | list[int]) -> None:

@@ -55,19 +55,78 @@ def describe(trace: Trace, base: int) -> dict[str, Any]:
 
 
 def encode(trace: Trace, base: int) -> str:
-    """:func:`describe` as JSON text."""
-    return orjson.dumps(describe(trace, base)).decode()
+    """:func:`describe` as JSON text (an integer beyond 64 bits, which a fuzzed input can
+    give a pid or a rank, as its decimal text).
+
+    >>> from traceconv.model import Trace
+    >>> t = Trace(); _ = t.add_process("p", pid=2**70)
+    >>> decode(encode(t, 0))["processes"][0][2]
+    '1180591620717411303424'
+    """
+    described = describe(trace, base)
+    try:
+        return orjson.dumps(described).decode()
+    except TypeError:
+        return orjson.dumps(_within_64_bits(described)).decode()
+
+
+def _within_64_bits(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if -(1 << 63) <= value < 1 << 64 else str(value)
+    if isinstance(value, list | tuple):
+        return [_within_64_bits(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _within_64_bits(v) for k, v in value.items()}
+    return value
 
 
 def decode(text: str) -> dict[str, Any] | None:
-    """The attribute read back, or None when it is not one this reader knows."""
+    """The attribute read back, or None when it is not one this reader knows (or does
+    not hold together: a damaged file is then read as any Perfetto trace).
+
+    >>> decode('{"version": 1, "base": 0, "processes": [["p"]], "tracks": []}') is None
+    True
+    """
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
         return None
     if not isinstance(data, dict) or data.get("version") != VERSION:
         return None
+    try:
+        _check(data)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+        return None
     return data
+
+
+def _check(data: dict[str, Any]) -> None:
+    """Raise unless every part the reader uses has its shape (see :func:`describe`)."""
+    from ...model import ProcessKind, TrackKind
+
+    int(data["base"])
+    processes = data["processes"]
+    for name, kind, _pid, _sort, labels in processes:
+        ProcessKind(kind)
+        if not isinstance(name, str) or not all(isinstance(x, str) for x in labels):
+            raise TypeError("process")
+    for name, process, kind, _tid, _sort, unit, description, parent in data["tracks"]:
+        TrackKind(kind)
+        if not isinstance(name, str) or not 0 <= process < len(processes) \
+                or not (parent is None or 0 <= parent < len(data["tracks"])) \
+                or not all(x is None or isinstance(x, str) for x in (unit, description)):
+            raise ValueError("track")
+    flow_labels(data.get("flows") or [])
+    frozenset(data.get("dotted") or ())
+    memory_blocks(data.get("memory"))
+    memory_blocks(data.get("reservations"))
+    for found in data.get("diagnostics") or []:
+        found["code"], found["message"], found["kind"], int(found["count"])
+    metadata = data.get("metadata") or {}
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("attributes") or {}, dict):
+        raise TypeError("metadata")
 
 
 def _key_sets(column: Any) -> list[tuple[Any, ...]]:

@@ -155,10 +155,10 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     closers = np.r_[end_event, np.full(len(complete), -1)][row_order]
     names = _column(events.name, np.int32)
     categories = _column(events.category, np.int32)
-    keys, values, special = _args_of(reader, chosen, closers)
-    trace.slices.extend_keyed(keys, values, track=slice_track[row_order],
-                              start=start[row_order], dur=dur[row_order], name=names[chosen],
-                              category=categories[chosen])
+    sets, values, special = _args_of(reader, chosen, closers)
+    trace.slices.extend_sets(reader.events.key_sets, sets, values,
+                             track=slice_track[row_order], start=start[row_order],
+                             dur=dur[row_order], name=names[chosen], category=categories[chosen])
     dotted = reader.dotted
     for row in special.tolist():
         trace.slices.set_args(row, _merged(reader, int(chosen[row]), int(closers[row]), dotted))
@@ -169,19 +169,20 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     instants = rows[kind[rows] == INSTANT]
     instants = instants[timeline_order(track[instants], ts[instants], np.zeros(len(instants),
                                                                               np.int64))]
-    keys, values, special = _args_of(reader, instants, np.full(len(instants), -1))
-    trace.instants.extend_keyed(keys, values, track=track[instants], ts=ts[instants],
-                                name=names[instants], category=categories[instants])
+    sets, values, special = _args_of(reader, instants, np.full(len(instants), -1))
+    trace.instants.extend_sets(reader.events.key_sets, sets, values, track=track[instants],
+                               ts=ts[instants], name=names[instants],
+                               category=categories[instants])
     for row in special.tolist():
         trace.instants.set_args(row, _merged(reader, int(instants[row]), -1, dotted))
     return slice_of
 
 
 def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
-             ) -> tuple[list[tuple[str, ...] | None], list[Any], np.ndarray]:
-    """The args of events ``chosen`` (keys per row, values one row after another), and the
-    rows that need :func:`_merged` (args on their END too, a name given twice, a dotted name
-    the writer nested)."""
+             ) -> tuple[np.ndarray, list[Any], np.ndarray]:
+    """The args of events ``chosen`` (key-set numbers, -1 for none, and the values one row
+    after another), and the rows that need :func:`_merged` (args on their END too, a name
+    given twice, a dotted name the writer nested)."""
     events = reader.events
     arg_set = _column(events.arg_set, np.int32)
     arg_start = _column(events.arg_start, np.int64)
@@ -193,8 +194,6 @@ def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
     firsts = np.repeat(arg_start[chosen] - np.cumsum(sizes) + sizes, sizes)
     positions = (firsts + np.arange(int(sizes.sum()))).tolist()
     values = list(map(events.arg_values.__getitem__, positions))
-    listed = [*key_sets, None]
-    keys = [listed[k] for k in sets.tolist()]
     odd = np.array([len(set(k)) != len(k) for k in key_sets] + [False], dtype=bool)
     special = odd[sets]
     closing = closers >= 0
@@ -203,7 +202,7 @@ def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
         nested = np.array([any(key in reader.dotted_heads for key in k) for k in key_sets]
                           + [False], dtype=bool)
         special |= nested[sets]
-    return keys, values, np.flatnonzero(special)
+    return arg_set[chosen], values, np.flatnonzero(special)
 
 
 def _event_args(reader: PftraceReader, event: int) -> dict[str, Any]:

@@ -642,7 +642,15 @@ class PftraceReader:
                 if found[k] is None:
                     value = cache.get(text)
                     if value is None:
-                        value = cache[text] = (decode_annotation(text, strings, names)[1],)
+                        try:
+                            value = (decode_annotation(text, strings, names)[1],)
+                        except ValueError:   # a damaged nested value: no value, counted
+                            self.diagnostics.add("perfetto.annotation_decode", "debug "
+                                                 "annotations whose nested value does not "
+                                                 "decode: kept without a value",
+                                                 kind="dropped")
+                            value = (None,)
+                        cache[text] = value
                     found[k] = value
         return np.fromiter((v[0] for v in found if v is not None), dtype=object,
                            count=len(found))
@@ -737,6 +745,9 @@ class PftraceReader:
         text = self.attributes.get(model_attribute.ATTRIBUTE)
         if isinstance(text, str):
             model = model_attribute.decode(text)
+            self.diagnostics.add("perfetto.model_attribute_unreadable", "the traceconv.model "
+                                 "attribute does not hold together: read as any Perfetto "
+                                 "trace", kind="note", count=int(model is None))
         if model is not None:
             _restore_metadata(trace, model)
         else:
@@ -771,9 +782,10 @@ def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:
         meta.attributes["converted_from"] = saved["source_format"]
     meta.source_version = saved.get("source_version")
     meta.framework = saved.get("framework")
-    meta.rank = saved.get("rank")
+    rank, base = saved.get("rank"), saved.get("clock_base_ns")
+    meta.rank = rank if isinstance(rank, int) else None   # (beyond 64 bits: written as text)
     meta.clock = saved.get("clock") or "unknown"
-    meta.clock_base_ns = saved.get("clock_base_ns")
+    meta.clock_base_ns = base if isinstance(base, int) else None
     meta.attributes.update(saved.get("attributes") or {})
     for found in model.get("diagnostics") or []:   # what the first reader repaired or dropped
         trace.diagnostics.add(found["code"], found["message"], kind=found["kind"],

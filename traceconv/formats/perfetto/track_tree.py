@@ -185,11 +185,12 @@ def _own_model(trace: Trace, descriptors: dict[int, TrackDescriptor], model: dic
                mapping: TrackMap) -> None:
     """Processes and tracks as traceconv's writer had them; lanes fold into their home."""
     for name, kind, pid, sort_index, labels in model["processes"]:
-        trace.add_process(name, kind=ProcessKind(kind), pid=pid, sort_index=sort_index,
-                          labels=list(labels))
+        trace.add_process(name, kind=ProcessKind(kind), pid=_int(pid),
+                          sort_index=_int(sort_index), labels=list(labels))
     for name, process, kind, tid, sort_index, unit, description, parent in model["tracks"]:
-        trace.add_track(name, process=process, kind=TrackKind(kind), tid=tid,
-                        sort_index=sort_index, unit=unit, description=description, parent=parent)
+        trace.add_track(name, process=process, kind=TrackKind(kind), tid=_int(tid),
+                        sort_index=_int(sort_index), unit=unit, description=description,
+                        parent=parent)
     base, count = int(model["base"]), len(model["tracks"])
     for uuid in descriptors:
         offset = uuid - base - 2
@@ -202,3 +203,8 @@ def _own_model(trace: Trace, descriptors: dict[int, TrackDescriptor], model: dic
             if parent in mapping.track:
                 mapping.track[uuid] = mapping.track[parent]
             parent, seen = descriptors[parent].parent_uuid, seen + 1
+
+
+def _int(value: Any) -> int | None:
+    """An id kept as a number (the writer spells one beyond 64 bits as text: dropped)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
