@@ -22,8 +22,9 @@ _MAX_SNIFFED = 8   # packets of the head decoded to decide
 
 def sniff(head: bytes, source: Source) -> float:
     """How sure the head is a sequence of ``Trace.packet`` fields holding TracePackets:
-    0.8 when the complete packets in it decode as TracePackets, 0.05 for a head that only
-    starts with the packet tag, 0 for text (JSON after a newline, whose code is the tag).
+    0.8 when the complete packets in it decode as TracePackets, 0.3 when they are framed as
+    packets the protobuf runtime does not decode, 0.05 for a head that only starts with the
+    packet tag, 0 for text (JSON after a newline, whose code is the tag).
 
     >>> sniff(b"\\x0a\\x02P\\x01", None), sniff(b'{"traceEvents": []}', None)
     (0.8, 0.0)
@@ -42,8 +43,8 @@ def sniff(head: bytes, source: Source) -> float:
     for payload in packets:
         try:
             packet = TracePacket.FromString(payload)
-        except DecodeError:
-            return 0.0
+        except DecodeError:   # framed as packets, but past what the runtime decodes (nested
+            return 0.3        # over its recursion limit, ...): trace_processor may still load it
         if not packet.ListFields():
             return 0.05
     return 0.8
