@@ -74,6 +74,22 @@ def test_the_built_ins_are_data():
     assert result.stdout.strip() == "[]"
 
 
+def test_detecting_a_json_imports_no_reader():
+    """Before: telling a .json apart imported 22 traceconv modules (every candidate reader,
+    the model, numpy); now only the light sniffers."""
+    result = run_python("""
+        import sys
+        from traceconv import registry
+        from traceconv.io import Source
+        name = registry.detect(Source("samples/torch/cnn_step5.pt.trace.json")).name
+        print(name, sorted(m for m in sys.modules if m.startswith("traceconv.")
+                           and m not in ("traceconv.errors", "traceconv.io", "traceconv.registry")))
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split(" ", 1) == ["chrome",
+                                           "['traceconv.formats', 'traceconv.formats.sniffing']\n"]
+
+
 def test_duplicate_names_and_aliases_are_refused():
     with pytest.raises(FormatError, match="'chrome' is already taken"):
         registry.register(registry.FormatInfo("chrome", "again", "json"))

@@ -8,8 +8,8 @@ to a :class:`FormatInfo` (or a list of them)::
 
     # pyproject.toml of a plugin package
     [project.entry-points."traceconv.formats"]
-    nsys = "traceconv_nsys:FORMAT"     # FORMAT = FormatInfo("nsys", "...", "traceconv_nsys",
-                                       #                     (".nsys-rep",), reads=True)
+    hpctoolkit = "traceconv_hpctoolkit:FORMAT"   # FormatInfo("hpctoolkit", "...",
+                                                 #   "traceconv_hpctoolkit", (".db",), reads=True)
 
 The built-ins are in the table before anything else can run, so a plugin (or a
 :func:`register` call, whatever the import order) can never take a built-in's name or alias. Detection looks at the file name first (extension,
@@ -81,6 +81,8 @@ class FormatInfo:
     checks: bool = False              # the module has check(source)
     flavoured: bool = False           # the module has flavours() and read(flavour=...)
     origin: str = "built-in"          # or the distribution of the plugin that added it
+    # "module:function" of a light sniff (no reader imported to detect); None: the module's
+    sniffer: str | None = None
 
     @property
     def default_extension(self) -> str:
@@ -90,6 +92,15 @@ class FormatInfo:
         """Import the implementing module (a :class:`FormatModule`)."""
         module: ModuleType = importlib.import_module(self.module)
         return module
+
+    def sniff_function(self) -> Callable[[bytes, Source], float] | None:
+        """The function that tells this format's inputs from their first bytes, if any."""
+        if self.sniffer:
+            module, _, function = self.sniffer.partition(":")
+            found: Callable[[bytes, Source], float] = getattr(
+                importlib.import_module(module), function or "sniff")
+            return found
+        return getattr(self.load(), "sniff", None)
 
     def flavours(self) -> dict[str, str]:
         """The reader's flavours (name -> description); empty for an unflavoured format."""
@@ -110,7 +121,8 @@ BUILTINS: tuple[FormatInfo, ...] = (
         "chrome", "Chrome Trace Event JSON: PyTorch/Kineto, MegEngine Profiler, Paddle profiler "
         "and timeline.py, any catapult/Perfetto-style JSON", "traceconv.formats.chrome",
         (".json", ".trace.json"), reads=True, writes=True, aliases=("json",), checks=True,
-        flavoured=True),
+        flavoured=True,
+        sniffer="traceconv.formats.sniffing:chrome"),
     FormatInfo(
         "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
         (".pftrace", ".perfetto-trace", ".perfetto", ".pb"), reads=True, writes=True,
@@ -119,7 +131,8 @@ BUILTINS: tuple[FormatInfo, ...] = (
         "megengine", "MegEngine static-graph profile JSON (trace.get_profile(), "
         "load_network_and_run --profile) and graph.json", "traceconv.formats.megengine.profile",
         (".json",),
-        reads=True, aliases=("megengine-profile",)),
+        reads=True, aliases=("megengine-profile",),
+        sniffer="traceconv.formats.sniffing:megengine_profile"),
     FormatInfo(
         "summary", "per-operator summary table (profile_analyze-like), any trace",
         "traceconv.formats.summary", (".summary.txt",), writes=True),
@@ -134,19 +147,23 @@ BUILTINS: tuple[FormatInfo, ...] = (
     FormatInfo(
         "megengine-meminfo", "MegEngine StaticMemoryInfo.json (static memory plan, logical "
         "addresses)", "traceconv.formats.megengine.meminfo", ("staticmemoryinfo.json",),
-        reads=True),
+        reads=True,
+        sniffer="traceconv.formats.sniffing:megengine_meminfo"),
     FormatInfo(
         "megengine-memflow-svg", "MegEngine Profiler memory_flow.svg (tensor rects) as input",
-        "traceconv.formats.megengine.memflow_svg", ("memory_flow.svg",), reads=True),
+        "traceconv.formats.megengine.memflow_svg", ("memory_flow.svg",), reads=True,
+        sniffer="traceconv.formats.sniffing:megengine_memflow_svg"),
     FormatInfo(
         "paddle-report", "Paddle old text Profiling Report (fluid profiler; every layout, many "
         "per log)", "traceconv.formats.paddle_report", (".txt", ".log"), reads=True),
     FormatInfo(
         "paddle-profile", "Paddle old binary profile (fluid profiler profile_path, profiler.proto)",
-        "traceconv.formats.paddle_profile", (".profile",), reads=True),
+        "traceconv.formats.paddle_profile", (".profile",), reads=True,
+        sniffer="traceconv.formats.sniffing:paddle_profile"),
     FormatInfo(
         "paddle-pb", "Paddle profiler protobuf export (NodeTreesProto, *.paddle_trace.pb)",
-        "traceconv.formats.paddle_pb", (".paddle_trace.pb", ".pb"), reads=True),
+        "traceconv.formats.paddle_pb", (".paddle_trace.pb", ".pb"), reads=True,
+        sniffer="traceconv.formats.sniffing:paddle_pb"),
     FormatInfo(
         "paddle-summary", "Paddle profiler summary() tables and Perf Summary text",
         "traceconv.formats.paddle_summary", (".txt", ".log"), reads=True),
@@ -160,15 +177,32 @@ BUILTINS: tuple[FormatInfo, ...] = (
     FormatInfo(
         "torch-memory", "PyTorch export_memory_timeline JSON (per-category totals or raw events)",
         "traceconv.formats.torch_memory", (".raw.json", ".json"), reads=True,
-        aliases=("memory_timeline",)),
+        aliases=("memory_timeline",),
+        sniffer="traceconv.formats.sniffing:torch_memory"),
     FormatInfo(
         "torch-snapshot", "PyTorch CUDA allocator snapshot (torch.cuda.memory._dump_snapshot "
         "pickle; read without running code)", "traceconv.formats.torch_snapshot",
-        (".pickle", ".pkl"), reads=True, aliases=("memory_snapshot",)),
+        (".pickle", ".pkl"), reads=True, aliases=("memory_snapshot",),
+        sniffer="traceconv.formats.sniffing:torch_snapshot"),
     FormatInfo(
         "torch-et", "PyTorch execution trace (Chakra schema, ExecutionTraceObserver): op graph; "
         "linked to its Kineto trace when both are given", "traceconv.formats.torch_et",
-        ("_et.json", ".et.json", ".json"), reads=True, aliases=("chakra", "execution-trace")),
+        ("_et.json", ".et.json", ".json"), reads=True, aliases=("chakra", "execution-trace"),
+        sniffer="traceconv.formats.sniffing:torch_et"),
+    FormatInfo(
+        "nsys", "Nsight Systems SQLite export (nsys export --type sqlite, schema 2.9-3.25): CUDA "
+        "API, kernels, copies, NVTX, OS runtime, launch flows", "traceconv.formats.nsys",
+        (".sqlite", ".nsys.sqlite"), reads=True, aliases=("nsight-systems", "nsys-sqlite"),
+        sniffer="traceconv.formats.database_sniffing:nsys"),
+    FormatInfo(
+        "rpd", "rocmProfileData SQLite trace (.rpd): HIP API calls, roctx ranges, GPU ops per "
+        "queue, api -> op flows, monitor counters", "traceconv.formats.rpd", (".rpd",),
+        reads=True, aliases=("rocmprofiledata", "rocpd"),
+        sniffer="traceconv.formats.database_sniffing:rpd"),
+    FormatInfo(
+        "nsys-stats", "nsys stats CSV report of NVTX ranges (nvtx_pushpop_trace; .csv or "
+        ".csv.xz)", "traceconv.formats.nsys_stats", (".csv.xz", ".csv"), reads=True,
+        aliases=("nvtx-pushpop-csv",), sniffer="traceconv.formats.database_sniffing:nsys_stats"),
 )
 
 _FORMATS: dict[str, FormatInfo] = {}
@@ -273,8 +307,7 @@ def _matches(info: FormatInfo, filename: str) -> int:
 
 
 def _sniff_score(info: FormatInfo, source: Source) -> float:
-    module = info.load()
-    sniff = getattr(module, "sniff", None)
+    sniff = info.sniff_function()
     return float(sniff(source.head, source)) if sniff else 0.0
 
 
@@ -290,7 +323,7 @@ def detect(source: Source, can: Capability = "reads") -> FormatInfo:
     by_name = sorted(((m, f) for f in able if (m := _matches(f, filename))),
                      key=lambda pair: -pair[0])
     candidates = [f for _, f in by_name]
-    if len(candidates) == 1 and not getattr(candidates[0].load(), "sniff", None):
+    if len(candidates) == 1 and candidates[0].sniff_function() is None:
         return candidates[0]
     for group in (candidates, [f for f in able if f not in candidates]):
         scored = [(score, f) for f in group if (score := _sniff_score(f, source)) > 0]

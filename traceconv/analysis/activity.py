@@ -53,7 +53,7 @@ _DEVICE_MARK_CATEGORIES = {"gpu_user_annotation", "cuda_sync", "cuda_event", "xp
                            "cuda_profiler_range"}
 _RUNTIME_CATEGORIES = {"cuda_runtime", "cuda_driver", "cudaruntime", "xpu_runtime",
                        "xpu_driver", "hip_runtime", "mtia_runtime", "privateuse1_runtime",
-                       "privateuse1_driver"}
+                       "privateuse1_driver", "os_runtime"}
 _ANNOTATION_CATEGORIES = {"user_annotation", "userdefined", "pythonuserdefined"}
 _STEP = re.compile(r"^(ProfilerStep|ProfileStep)#?\d*$")
 _DATALOADER = re.compile(r"dataloader|data_loader|enumerate\(DataLoader\)", re.IGNORECASE)

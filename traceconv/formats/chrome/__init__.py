@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ...io import Source
 from ...model import Diagnostics, Trace
+from ..sniffing import chrome as sniff  # noqa: F401  (this format's sniff, kept light)
 from .flavours import FLAVOURS
 from .reader import read_chrome
 from .writer import write_chrome
@@ -26,16 +27,6 @@ def __getattr__(name: str) -> Any:
 
         return {"chrome-trace": ChromeTraceDocument}
     raise AttributeError(name)
-
-
-def sniff(head: bytes, source: Source) -> float:
-    """Chrome JSON starts with ``[`` or an object holding ``"traceEvents"`` and ``"ph"``."""
-    text = head.lstrip()
-    if text.startswith(b"{"):
-        return 0.9 if b'"traceEvents"' in text else 0.0
-    if text.startswith(b"["):
-        return 0.6 if b'"ph"' in text[:4096] else 0.1
-    return 0.0
 
 
 def read(source: Source, *, flavour: str | None = None) -> Trace:

@@ -18,6 +18,7 @@ from ...analysis.memory import add_live_bytes_counters
 from ...errors import InputError
 from ...io import Source
 from ...model import MemoryBlock, Metadata, ProcessKind, Trace
+from ..sniffing import megengine_memflow_svg as sniff  # noqa: F401  (this format's sniff, kept light)
 from .document import validate
 
 PROCESS = "MegEngine device memory"
@@ -80,15 +81,6 @@ def parse_layout(layout: str) -> tuple[tuple[int, ...] | None, str | None]:
         return None, None
     dims = re.findall(r"(\d+)\(", m.group(1))
     return tuple(int(d) for d in dims), m.group(2)
-
-
-def sniff(head: bytes, source: Source) -> float:
-    """An SVG with MegEngine's ``xmlns:tag`` namespace.
-
-    >>> sniff(b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:tag="https://megengine.org.cn"', None)
-    1.0
-    """
-    return 1.0 if b"<svg" in head and b"megengine.org.cn" in head else 0.0
 
 
 def read_rects(data: bytes) -> list[dict[str, str]]:

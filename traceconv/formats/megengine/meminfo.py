@@ -16,6 +16,7 @@ from ...errors import InputError
 from ...io import Source
 from ...model import MemoryBlock, Metadata, ProcessKind, Trace, TrackKind
 from ...numbers import NumberError, to_int64
+from ..sniffing import megengine_meminfo as sniff  # noqa: F401  (this format's sniff, kept light)
 from .clock import PROGRAM_STEP_NS as STEP_NS
 from .document import load_json, validate
 from .schema import MemInfoChunk, StaticMemoryInfo
@@ -23,19 +24,6 @@ from .schema import MemInfoChunk, StaticMemoryInfo
 SCHEMAS = {"megengine_static_memory_info": StaticMemoryInfo}
 PROCESS = "MegEngine static plan"
 POOL = "static memory plan"
-
-
-def sniff(head: bytes, source: Source) -> float:
-    """``{ "opr": {...}, "chunk": {... "logic_addr_begin" ...}}``.
-
-    >>> sniff(b'{ "opr": { "3": { "name": "x", "id": "3"}}, "chunk": { "0": '
-    ...       b'{ "logic_addr_begin": "0"', None)
-    0.95
-    """
-    text = head.lstrip()
-    if not text.startswith(b"{") or b'"traceEvents"' in head[:4096]:
-        return 0.0
-    return 0.95 if b'"logic_addr_begin"' in head and b'"opr"' in head else 0.0
 
 
 def _int(value: str | int, what: str, source: Source, chunk_id: str) -> int:

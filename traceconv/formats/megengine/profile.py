@@ -9,6 +9,7 @@ from typing import Any
 
 from ...io import Source
 from ...model import Trace
+from ..sniffing import megengine_profile as sniff  # noqa: F401  (this format's sniff, kept light)
 
 
 def __getattr__(name: str) -> Any:
@@ -18,25 +19,6 @@ def __getattr__(name: str) -> Any:
 
         return {"megengine_static_profile": StaticProfile}
     raise AttributeError(name)
-
-
-def sniff(head: bytes, source: Source) -> float:
-    """A static profile names ``graph_exec`` and ``profiler`` near the top (hash-ordered keys).
-
-    >>> sniff(b'{ "profiler": { "opr_internal_pf": {}, "host": {', None)
-    0.95
-    >>> sniff(b'{"traceEvents": [', None)
-    0.0
-    """
-    text = head[:4096]
-    if not text.lstrip().startswith(b"{"):
-        return 0.0
-    keys = (b'"graph_exec"', b'"profiler"', b'"opr_footprint"', b'"comp_seq"',
-            b'"opr_internal_pf"', b'"mem_chunk"')
-    hits = sum(key in head for key in keys)
-    if b'"traceEvents"' in text:
-        return 0.0
-    return 0.95 if hits >= 2 else 0.0
 
 
 def read(source: Source) -> Trace:

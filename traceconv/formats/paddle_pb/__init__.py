@@ -7,22 +7,15 @@ the innermost host node. Enum values are read as integers (3.x added types 15/16
 
 from __future__ import annotations
 
-import re
-
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
 from .._paddle import FRAMEWORK
+from ..sniffing import paddle_pb as sniff  # noqa: F401  (this format's sniff, kept light)
 from .proto import NodeTreesProto
 from .to_trace import build_trace
 
 # field 1 (version, a short "x.y.z" string) then field 2 (span index) or 3 (thread trees)
-_HEAD = re.compile(rb"\A\x0a[\x03-\x10]\d+\.\d+\.\d+[\x10\x1a]")
-
-
-def sniff(head: bytes, source: Source) -> float:
-    """Certain for a ``NodeTreesProto``: it opens with its version string."""
-    return 0.9 if _HEAD.match(head) else 0.0
 
 
 def read(source: Source) -> Trace:

@@ -6,31 +6,16 @@ times (:mod:`.graph`). Given beside the Kineto trace of the same run
 (``traceconv info TRACE ET``), :func:`traceconv.analysis.link_et.link_execution_trace`
 joins the two by record-function id: op nodes then carry host and device time.
 
->>> sniff(b'{"schema": "1.1.1-chakra.0.0.4", "pid": 418, "nodes": [', None)
-0.95
->>> sniff(b'{"traceEvents": []}', None)
-0.0
 """
 
 from __future__ import annotations
-
-import re
 
 import orjson
 
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
-
-_HEAD = re.compile(rb'^\s*\{[^\[]{0,400}"(schema|nodes)"\s*:')
-
-
-def sniff(head: bytes, source: Source | None) -> float:
-    """A JSON object with ``schema`` / ``nodes`` near the start and ``ctrl_deps`` or a
-    Chakra schema string (Chrome JSON has ``traceEvents`` instead)."""
-    if not _HEAD.match(head) or b'"traceEvents"' in head:
-        return 0.0
-    return 0.95 if b"chakra" in head or b'"ctrl_deps"' in head else 0.0
+from ..sniffing import torch_et as sniff  # noqa: F401  (this format's sniff, kept light)
 
 
 def read(source: Source) -> Trace:

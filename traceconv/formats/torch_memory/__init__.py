@@ -20,13 +20,11 @@ exactly. One ``live bytes`` counter track, plus one per category, is added.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ...io import Source
 from ...model import Trace
-
-_HEAD = re.compile(rb"^\s*\[\s*\[\s*-?\d")   # a list whose first item is a list of numbers
+from ..sniffing import torch_memory as sniff  # noqa: F401  (this format's sniff, kept light)
 
 
 def __getattr__(name: str) -> Any:
@@ -37,11 +35,6 @@ def __getattr__(name: str) -> Any:
         return {"torch_memory_timeline": MemoryTimeline,
                 "torch_memory_timeline_raw": RawMemoryTimeline}
     raise AttributeError(name)
-
-
-def sniff(head: bytes, source: Source | None) -> float:
-    """Both shapes open with ``[[<number>``; Chrome JSON opens with ``{`` or ``[{``."""
-    return 0.9 if _HEAD.match(head) else 0.0
 
 
 def read(source: Source, *, device: str = "") -> Trace:

@@ -18,17 +18,9 @@ from __future__ import annotations
 from ...errors import InputError
 from ...io import Source
 from ...model import Trace
+from ..sniffing import torch_snapshot as sniff  # noqa: F401  (this format's sniff, kept light)
 from .to_trace import SnapshotBuilder
 from .unpickle import load_source
-
-KEYS = (b"segments", b"device_traces")
-
-
-def sniff(head: bytes, source: Source | None) -> float:
-    """A protocol 2-5 pickle whose first bytes name a snapshot key."""
-    if len(head) < 2 or head[0] != 0x80 or not 2 <= head[1] <= 5:
-        return 0.0
-    return 0.95 if any(key in head[:4096] for key in KEYS) else 0.0
 
 
 def read(source: Source) -> Trace:

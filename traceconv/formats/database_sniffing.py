@@ -1,0 +1,113 @@
+"""How the profiler databases and nsys reports are recognised from their first bytes,
+without importing their readers (numpy, pydantic): the registry's ``sniffer`` column names
+these functions. Each takes ``(head, source)`` and returns how sure it is, 0 to 1.
+
+An nsys export or an rpd trace is an SQLite file whose first pages hold the schema, so its
+table names are in the head; when they are not (a very large schema), a plain file is
+opened read-only to list its tables.
+
+>>> nsys(b"SQLite format 3\\x00...CREATE TABLE StringIds ... TARGET_INFO_GPU", None)
+0.95
+>>> rpd(b"SQLite format 3\\x00...CREATE TABLE rocpd_op ... rocpd_api", None)
+0.95
+>>> nsys(b"SQLite format 3\\x00...CREATE TABLE rocpd_op", None), rpd(b'{"a": 1}', None)
+(0.0, 0.0)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+if TYPE_CHECKING:
+    from ..io import Source
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+XZ_MAGIC = b"\xfd7zXZ\x00"
+_NSYS_MARKERS = (b"CUPTI_ACTIVITY_KIND_", b"NVTX_EVENTS", b"TARGET_INFO_SESSION_START_TIME")
+_NVTX_REPORT = ("Start (ns)", "End (ns)", "Name", "PID", "TID", "RangeStack")
+
+
+def is_sqlite(head: bytes) -> bool:
+    """Whether ``head`` begins like an SQLite 3 database.
+
+    >>> is_sqlite(b"SQLite format 3\\x00\\x10\\x00"), is_sqlite(b'{"traceEvents": []}')
+    (True, False)
+    """
+    return head.startswith(SQLITE_MAGIC)
+
+
+def readonly_uri(path: str) -> str:
+    """The read-only, immutable URI of ``path`` (``?``, ``#`` and ``%`` in names quoted).
+
+    >>> readonly_uri("/tmp/a b?.sqlite")
+    'file:/tmp/a%20b%3F.sqlite?mode=ro&immutable=1'
+    """
+    return f"file:{quote(os.path.abspath(path))}?mode=ro&immutable=1"
+
+
+def table_names(source: Source) -> set[str]:
+    """The tables of a database file (empty when it cannot be opened). Only plain files are
+    opened (a gzipped one would need a copy: its head decides alone)."""
+    if source.is_stdin or source.compressed or not os.path.isfile(source.path):
+        return set()
+    import sqlite3
+
+    try:
+        connection = sqlite3.connect(readonly_uri(source.path), uri=True)
+    except sqlite3.Error:
+        return set()
+    try:
+        return {row[0] for row in connection.execute(
+            "select name from sqlite_master where type = 'table'")}
+    except sqlite3.Error:
+        return set()
+    finally:
+        connection.close()
+
+
+def nsys(head: bytes, source: Source | None) -> float:
+    """An SQLite database with Nsight Systems' tables."""
+    if not is_sqlite(head):
+        return 0.0
+    if any(m in head for m in _NSYS_MARKERS) or (b"StringIds" in head and b"TARGET_INFO_" in head):
+        return 0.95
+    if source is not None:
+        tables = table_names(source)
+        if "StringIds" in tables and any(t.startswith(("CUPTI_", "TARGET_INFO_", "NVTX_"))
+                                         for t in tables):
+            return 0.9
+    return 0.0
+
+
+def rpd(head: bytes, source: Source | None) -> float:
+    """An SQLite database with the ``rocpd_op`` and ``rocpd_api`` tables."""
+    if not is_sqlite(head):
+        return 0.0
+    if b"rocpd_op" in head and b"rocpd_api" in head:
+        return 0.95
+    if source is not None and {"rocpd_op", "rocpd_api"} <= table_names(source):
+        return 0.9
+    return 0.0
+
+
+def nsys_stats(head: bytes, source: Source | None) -> float:
+    """A CSV (plain or xz) whose header names the ``nvtx_pushpop_trace`` report's columns.
+
+    >>> nsys_stats(b"Start (ns),End (ns),Duration (ns),DurChild (ns),DurNonChild (ns),Name,"
+    ...            b"PID,TID,Lvl,NumChild,RangeId,ParentId,RangeStack,NameTree\\n", None)
+    0.95
+    >>> nsys_stats(b"Kernel_Name,Start_Timestamp\\n", None)
+    0.0
+    """
+    if head.startswith(XZ_MAGIC):
+        import lzma
+
+        try:
+            head = lzma.LZMADecompressor().decompress(head, max_length=4096)
+        except lzma.LZMAError:
+            return 0.0
+    first = head.split(b"\n", 1)[0].lstrip(b"\xef\xbb\xbf")
+    names = first.decode("utf-8", "replace").strip().split(",")
+    return 0.95 if all(n in names for n in _NVTX_REPORT) else 0.0

@@ -1,0 +1,133 @@
+"""``nsys stats`` CSV reports of NVTX ranges (``nsys stats -r nvtx_pushpop_trace --format
+csv``, also as written by nsys-jax, often ``.csv.xz``).
+
+One slice per range on a track per (PID, TID), named as the report names it; the report's
+range id, parent id and level are args. Columns are found by their header names. An
+xz-compressed report is decompressed as it is read, within the input size limit.
+
+>>> sniff(b"Start (ns),End (ns),Duration (ns),DurChild (ns),DurNonChild (ns),Name,PID,TID,"
+...       b"Lvl,NumChild,RangeId,ParentId,RangeStack,NameTree\\n", None)
+0.95
+>>> sniff(b"Kernel_Name,Start_Timestamp\\n", None)
+0.0
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import lzma
+from collections.abc import Iterator
+from typing import BinaryIO
+
+import numpy as np
+
+from ...errors import InputError
+from ...io import Source, too_large
+from ...model import Metadata, Trace
+from ...model.args import Args
+from .. import database_sniffing
+from .._bulk import intern_texts, map_keys
+from ..database_sniffing import XZ_MAGIC
+
+_NEEDED = ("Start (ns)", "End (ns)", "Name", "PID", "TID")
+_ARGS = {"RangeId": "range id", "ParentId": "parent id", "Lvl": "level"}
+_CHUNK = 1 << 20
+
+
+def sniff(head: bytes, source: Source | None) -> float:
+    """The NVTX trace report's header (see :func:`.database_sniffing.nsys_stats`)."""
+    return database_sniffing.nsys_stats(head, source)
+
+
+def read(source: Source) -> Trace:
+    """Read an ``nvtx_pushpop_trace`` report (plain or xz, gz as any input)."""
+    trace = Trace(Metadata(source_format="nsys-stats", source_version="nvtx_pushpop_trace",
+                           clock="nsys session time (ns since the session started)"))
+    with source.open() as raw:
+        stream = _decompressed(raw, source) if source.head.startswith(XZ_MAGIC) else raw
+        text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+        rows = csv.reader(text)
+        header = next(rows, None)
+        if header is None or not all(n in header for n in _NEEDED):
+            raise InputError("not an nsys stats NVTX trace: the header lacks "
+                             f"{', '.join(_NEEDED)}", file=source.name, location="line 1")
+        _read_rows(trace, header, rows, source.name)
+    return trace
+
+
+def _read_rows(trace: Trace, header: list[str], rows: Iterator[list[str]], name: str) -> None:
+    at = {column: header.index(column) for column in header}
+    start, end, pid, tid = (at[c] for c in ("Start (ns)", "End (ns)", "PID", "TID"))
+    text, extras = at["Name"], [(at[c], key) for c, key in _ARGS.items() if c in at]
+    starts: list[int] = []
+    ends: list[int] = []
+    keys: list[int] = []
+    names: list[str] = []
+    args: list[Args] = []
+    bad = 0
+    for row in rows:
+        try:
+            s, e, p, t = int(row[start]), int(row[end]), int(row[pid]), int(row[tid])
+        except (ValueError, IndexError):
+            bad += 1
+            continue
+        starts.append(s)
+        ends.append(max(e, s))
+        keys.append(p << 32 | t & 0xFFFFFFFF)
+        names.append(row[text])
+        args.append({key: int(row[i]) for i, key in extras if i < len(row) and row[i].isdigit()}
+                    or None)
+    trace.diagnostics.add("nsys_stats.malformed_row", "report rows whose start, end, PID or "
+                          "TID is not a number (not read)", kind="dropped", count=bad)
+    processes: dict[int, int] = {}
+
+    def track(key: int) -> int:
+        p, t = key >> 32, key & 0xFFFFFFFF
+        if p not in processes:
+            processes[p] = trace.add_process(f"process {p}", pid=p, sort_index=p)
+        return trace.add_track(f"thread {t}", process=processes[p], tid=t, sort_index=t)
+
+    begin = np.array(starts, dtype=np.int64)
+    category = trace.strings.intern("nvtx")
+    trace.slices.extend(args, track=map_keys(np.array(keys, dtype=np.int64), track),
+                        start=begin, dur=np.array(ends, dtype=np.int64) - begin,
+                        name=intern_texts(trace, names),
+                        category=np.full(len(begin), category, np.int32))
+
+
+class _XzReader(io.RawIOBase):
+    """The decompressed bytes of an xz stream, failing past ``limit`` bytes."""
+
+    def __init__(self, raw: BinaryIO, limit: int, name: str) -> None:
+        self._raw, self._limit, self._name = raw, limit, name
+        self._decompressor = lzma.LZMADecompressor()
+        self._pending = b""
+        self._done = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        while not self._pending:
+            if self._decompressor.eof:
+                return 0
+            chunk = b"" if self._decompressor.needs_input is False else self._raw.read(_CHUNK)
+            if not chunk and self._decompressor.needs_input:
+                raise InputError("the xz stream is cut short", file=self._name)
+            try:
+                self._pending = self._decompressor.decompress(chunk, max_length=_CHUNK)
+            except lzma.LZMAError as exc:
+                raise InputError(f"not a valid xz stream: {exc}", file=self._name) from None
+        n = min(len(buffer), len(self._pending))
+        buffer[:n] = self._pending[:n]
+        self._pending = self._pending[n:]
+        self._done += n
+        if self._done > self._limit:
+            raise too_large(self._name, self._limit)
+        return n
+
+
+def _decompressed(raw: BinaryIO, source: Source) -> BinaryIO:
+    return io.BufferedReader(_XzReader(raw, source.max_bytes, source.name),  # type: ignore[return-value]
+                             _CHUNK)

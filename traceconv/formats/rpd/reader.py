@@ -1,0 +1,420 @@
+"""The tables of an rpd file into the model, a table at a time, in numpy columns.
+
+=======================  ===========================================================
+table                    becomes
+=======================  ===========================================================
+rocpd_api                slices on the calling thread: ``hip_runtime`` calls,
+                         ``user_annotation`` roctx ranges (``UserMarker``, named by
+                         their text), ``cpu_op`` for those ``ext_autogradapi`` lists,
+                         ``overhead`` for rpd's own bookkeeping (``*::writeRows``)
+rocpd_kernelapi          args of the launch call (kernel, grid, workgroup, segments)
+rocpd_copyapi            args of the copy call (bytes, kind, src/dst, stream)
+ext_autogradapi          args of the autograd op (seq, op_id, sizes, input_op_ids)
+rocpd_op                 slices on a track per (GPU, queue): ``kernel`` (KernelExecution,
+                         graph Task), ``gpu_memcpy`` (Copy*), ``gpu_memset`` (FillBuffer)
+rocpd_api_ops            flows call → op
+rocpd_op_inputSignals    flows op → op (dependencies)
+rocpd_monitor            counter tracks per (device, monitor type)
+=======================  ===========================================================
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from ...analysis.memory import add_live_bytes_counters
+from ...analysis.slice_index import SliceIndex, enclosing_rows
+from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
+from ...model.args import Args
+from .._bulk import add_flows, intern_texts, map_keys
+from .._sqlite import Database
+
+READ_TABLES = {"rocpd_api", "rocpd_op", "rocpd_api_ops", "rocpd_kernelapi", "rocpd_copyapi",
+               "rocpd_monitor", "rocpd_string", "rocpd_metadata", "ext_autogradapi",
+               "rocpd_op_inputSignals", "sqlite_sequence"}
+_OWN_WORK = re.compile(r"::writeRows$|^rpdflush$|^hcc_activity_callback$")
+_COPY_KINDS = {0: "HtoH", 1: "HtoD", 2: "DtoH", 3: "DtoD", 4: "Default"}
+_OP_CATEGORIES = {"KernelExecution": "kernel", "Task": "kernel", "FillBuffer": "gpu_memset"}
+_MONITOR_UNITS = {"sclk": "MHz", "mclk": "MHz", "power": "W", "temp": "°C"}
+_ALLOCATE = {"hipMalloc", "hipMallocAsync", "hipMallocManaged", "hipExtMallocWithFlags",
+             "hipMallocFromPoolAsync"}
+_FREE = {"hipFree", "hipFreeAsync"}
+_PTR = re.compile(r"ptr=(0x[0-9a-fA-F]+|\d+)")
+_SIZE = re.compile(r"size=(0x[0-9a-fA-F]+|\d+)")
+_DEVICE_SORT = 1 << 30
+
+
+class Places:
+    """Processes per pid (threads as tracks) and per GPU (queues and counters as tracks)."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self._processes: dict[int, int] = {}
+        self._threads: dict[tuple[int, int], int] = {}
+        self._devices: dict[int, int] = {}
+        self._queues: dict[tuple[int, int], int] = {}
+
+    def process(self, pid: int) -> int:
+        found = self._processes.get(pid)
+        if found is None:
+            found = self._processes[pid] = self.trace.add_process(
+                f"process {pid}", pid=pid, sort_index=pid)
+        return found
+
+    def thread(self, key: int) -> int:
+        """The track of ``pid << 32 | tid``."""
+        pid, tid = key >> 32, key & 0xFFFFFFFF
+        found = self._threads.get((pid, tid))
+        if found is None:
+            found = self._threads[(pid, tid)] = self.trace.add_track(
+                f"thread {tid}", process=self.process(pid), tid=tid, sort_index=tid)
+        return found
+
+    def device(self, gpu: int) -> int:
+        found = self._devices.get(gpu)
+        if found is None:
+            found = self._devices[gpu] = self.trace.add_process(
+                f"GPU {gpu}", kind=ProcessKind.DEVICE, sort_index=_DEVICE_SORT + gpu)
+        return found
+
+    def queue(self, key: int) -> int:
+        """The track of ``gpu << 32 | queue``."""
+        gpu, queue = key >> 32, key & 0xFFFFFFFF
+        found = self._queues.get((gpu, queue))
+        if found is None:
+            found = self._queues[(gpu, queue)] = self.trace.add_track(
+                f"queue {queue}", process=self.device(gpu), kind=TrackKind.STREAM, tid=queue,
+                sort_index=queue)
+        return found
+
+
+def read_database(db: Database, trace: Trace) -> None:
+    """Fill ``trace`` from the rpd tables of ``db``."""
+    for table in ("rocpd_api", "rocpd_op", "rocpd_string"):
+        if table not in db.columns:
+            from ...errors import InputError
+
+            raise InputError(f"not an rpd trace: no {table} table", file=db.name)
+    metadata = _metadata(db)
+    trace.metadata.source_version = f"rpd schema {metadata.schema_version or '?'}"
+    trace.metadata.attributes.update(metadata.model_dump(exclude_none=True))
+    strings = db.texts("select id, string from rocpd_string", "rocpd_string")
+    places = Places(trace)
+    api_ids, api_rows, api_names, api_args = _read_api(db, trace, strings, places)
+    op_ids, op_rows = _read_ops(db, trace, strings, places, api_ids, api_args)
+    _read_flows(db, trace, api_ids, api_rows, op_ids, op_rows)
+    _read_monitor(db, trace, places)
+    _memory_blocks(trace, api_rows, api_names, api_args)
+    _account_tables(db, trace)
+
+
+def _metadata(db: Database) -> Any:
+    from .schema import RpdMetadata
+
+    rows = db.query("select tag, value from rocpd_metadata", "rocpd_metadata") if db.has(
+        "rocpd_metadata", "tag", "value") else []
+    return RpdMetadata.model_validate({str(t): str(v) for t, v in rows})
+
+
+def _text_of(strings: dict[int, str], trace: Trace) -> Any:
+    def text(string_id: int) -> str:
+        found = strings.get(string_id)
+        if found is None:
+            trace.diagnostics.add("rpd.missing_string", "string ids with no rocpd_string row "
+                                  "(named <string N>)", kind="repaired")
+            return f"<string {string_id}>"
+        return found
+    return text
+
+
+def _read_api(db: Database, trace: Trace, strings: dict[int, str], places: Places
+              ) -> tuple[np.ndarray, np.ndarray, list[str], list[Args]]:
+    """API calls; returns their ids, slice rows, names and args (in id order)."""
+    rows = db.numeric_columns("rocpd_api", {
+        "id": ("i8", 0), "pid": ("i8", 0), "tid": ("i8", 0), "start": ("i8", 0),
+        "end": ("i8", 0), "apiName_id": ("i8", -1), "args_id": ("i8", -1)}, order="id")
+    text = _text_of(strings, trace)
+    api = [text(i) for i in rows["apiName_id"].tolist()]
+    arg_texts = [strings.get(i, "") for i in rows["args_id"].tolist()]
+    position = dict(zip(rows["id"].tolist(), range(len(api)), strict=True))
+    args: list[Args] = [{"args": a} if a else None for a in arg_texts]
+    autograd = _autograd(db, position, args)
+    _kernel_args(db, position, args, text)
+    _copy_args(db, position, args)
+    names, categories = [], []
+    for i, (name, arg_text) in enumerate(zip(api, arg_texts, strict=True)):
+        if name == "UserMarker":
+            names.append(arg_text or name)
+            categories.append("cpu_op" if i in autograd else "user_annotation")
+            held = args[i]
+            if held and "args" in held:   # (the marker's text is its name now)
+                args[i] = {k: v for k, v in held.items() if k != "args"} or None
+        else:
+            names.append(name)
+            categories.append("overhead" if _OWN_WORK.search(name) else "hip_runtime")
+    tracks = map_keys((rows["pid"] << 32) | (rows["tid"] & 0xFFFFFFFF), places.thread)
+    slice_rows = _add_slices(trace, tracks, rows["start"], rows["end"],
+                             intern_texts(trace, names), intern_texts(trace, categories), args)
+    return rows["id"], slice_rows, api, args
+
+
+def _autograd(db: Database, position: dict[int, int], args: list[Args]) -> set[int]:
+    """Autograd op args (``ext_autogradapi``) on their UserMarker calls; returns those rows."""
+    if not db.has("ext_autogradapi", "api_ptr_id"):
+        return set()
+    rows: set[int] = set()
+    columns = [c for c in ("seq", "op_id", "sizes", "input_op_ids")
+               if db.has("ext_autogradapi", c)]
+    for api_id, *values in db.iterate(
+            f"select api_ptr_id{''.join(', ' + c for c in columns)} from ext_autogradapi",
+            "ext_autogradapi"):
+        i = position.get(api_id)
+        if i is None:
+            continue
+        rows.add(i)
+        extra = {k: v for k, v in zip(columns, values, strict=True) if v not in (None, "")}
+        if extra:
+            args[i] = {**(args[i] or {}), **extra}
+    return rows
+
+
+def _kernel_args(db: Database, position: dict[int, int], args: list[Args], text: Any) -> None:
+    """Launch geometry of kernel launch calls (``rocpd_kernelapi``)."""
+    if not db.has("rocpd_kernelapi", "api_ptr_id"):
+        return
+    wanted = ("gridX", "gridY", "gridZ", "workgroupX", "workgroupY", "workgroupZ",
+              "groupSegmentSize", "privateSegmentSize", "kernelName_id")
+    values = ", ".join(db.expression("rocpd_kernelapi", c, 0) for c in wanted)
+    stream = db.expression("rocpd_kernelapi", "stream", "")
+    for api_id, gx, gy, gz, wx, wy, wz, group, private, name, queue in db.iterate(
+            f"select api_ptr_id, {values}, {stream} from rocpd_kernelapi", "rocpd_kernelapi"):
+        i = position.get(api_id)
+        if i is not None:
+            args[i] = {**(args[i] or {}), "kernel": text(name), "grid": [gx, gy, gz],
+                       "workgroup": [wx, wy, wz], "group segment size": group,
+                       "private segment size": private, "stream": queue}
+
+
+def _copy_args(db: Database, position: dict[int, int], args: list[Args]) -> None:
+    """What copy calls asked for (``rocpd_copyapi``)."""
+    if not db.has("rocpd_copyapi", "api_ptr_id"):
+        return
+    wanted = {"size": 0, "kind": -1, "src": "", "dst": "", "srcDevice": -1, "dstDevice": -1,
+              "stream": "", "sync": 0, "pinned": 0}
+    values = ", ".join(db.expression("rocpd_copyapi", c, d) for c, d in wanted.items())
+    for api_id, size, kind, src, dst, src_device, dst_device, queue, sync, pinned in db.iterate(
+            f"select api_ptr_id, {values} from rocpd_copyapi", "rocpd_copyapi"):
+        i = position.get(api_id)
+        if i is not None:
+            args[i] = {**(args[i] or {}), "bytes": size,
+                       "kind": _COPY_KINDS.get(kind, str(kind)), "src": src, "dst": dst,
+                       "src device": src_device, "dst device": dst_device, "stream": queue,
+                       "sync": bool(sync), "pinned": bool(pinned)}
+
+
+def _read_ops(db: Database, trace: Trace, strings: dict[int, str], places: Places,
+              api_ids: np.ndarray, api_args: list[Args]) -> tuple[np.ndarray, np.ndarray]:
+    """GPU work; returns op ids and slice rows (in id order)."""
+    rows = db.numeric_columns("rocpd_op", {
+        "id": ("i8", 0), "gpuId": ("i8", 0), "queueId": ("i8", 0), "sequenceId": ("i8", 0),
+        "start": ("i8", 0), "end": ("i8", 0), "description_id": ("i8", -1),
+        "opType_id": ("i8", -1)}, order="id")
+    text = _text_of(strings, trace)
+    types = [text(i) for i in rows["opType_id"].tolist()]
+    descriptions = [strings.get(i, "") for i in rows["description_id"].tolist()]
+    names = [d or t for d, t in zip(descriptions, types, strict=True)]
+    categories = [_op_category(t) for t in types]
+    unknown = sum(c == "gpu_op" for c in categories)
+    trace.diagnostics.add("rpd.unknown_op_type", "GPU ops of a type this reader does not "
+                          "know (category gpu_op)", kind="note", count=unknown)
+    copy_bytes = _copy_bytes_of_ops(db, rows["id"], api_ids, api_args)
+    args: list[Args] = [{"op type": t} if b is None else {"op type": t, **b}
+                        for t, b in zip(types, copy_bytes, strict=True)]
+    tracks = map_keys((rows["gpuId"] << 32) | (rows["queueId"] & 0xFFFFFFFF), places.queue)
+    slice_rows = _add_slices(trace, tracks, rows["start"], rows["end"],
+                             intern_texts(trace, names), intern_texts(trace, categories), args)
+    return rows["id"], slice_rows
+
+
+def _op_category(op_type: str) -> str:
+    """The category of an op type.
+
+    >>> _op_category("CopyHostToDevice"), _op_category("Task"), _op_category("Barrier")
+    ('gpu_memcpy', 'kernel', 'gpu_op')
+    """
+    if op_type.startswith("Copy"):
+        return "gpu_memcpy"
+    return _OP_CATEGORIES.get(op_type, "gpu_op")
+
+
+def _api_ops(db: Database) -> dict[str, np.ndarray]:
+    if not db.has("rocpd_api_ops", "api_id", "op_id"):
+        return {"api_id": np.zeros(0, np.int64), "op_id": np.zeros(0, np.int64)}
+    return db.numeric_columns("rocpd_api_ops", {"api_id": ("i8", -1), "op_id": ("i8", -1)})
+
+
+def _copy_bytes_of_ops(db: Database, op_ids: np.ndarray, api_ids: np.ndarray,
+                       api_args: list[Args]) -> list[dict[str, Any] | None]:
+    """Per op, the bytes and kind of the copy call that enqueued it (None for others)."""
+    found: list[dict[str, Any] | None] = [None] * len(op_ids)
+    links = _api_ops(db)
+    api_at = _positions(api_ids, links["api_id"])
+    op_at = _positions(op_ids, links["op_id"])
+    for a, o in zip(api_at.tolist(), op_at.tolist(), strict=True):
+        if a >= 0 and o >= 0:
+            call = api_args[a]
+            if call and "bytes" in call:
+                found[o] = {"bytes": call["bytes"], "kind": call["kind"]}
+    return found
+
+
+def _positions(sorted_ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Where each of ``wanted`` is in ``sorted_ids`` (-1: absent).
+
+    >>> _positions(np.array([3, 5, 9]), np.array([5, 4, 9, 10])).tolist()
+    [1, -1, 2, -1]
+    """
+    if not len(sorted_ids):
+        return np.full(len(wanted), -1, np.int64)
+    at = np.minimum(np.searchsorted(sorted_ids, wanted), len(sorted_ids) - 1)
+    return np.where(sorted_ids[at] == wanted, at, -1)
+
+
+def _add_slices(trace: Trace, tracks: np.ndarray, start: np.ndarray, end: np.ndarray,
+                names: np.ndarray, categories: np.ndarray, args: list[Args]) -> np.ndarray:
+    dur = end - start
+    backwards = dur < 0
+    trace.diagnostics.add("rpd.end_before_start", "events whose end is before their start: "
+                          "read as zero-length", kind="repaired", count=int(backwards.sum()))
+    first = len(trace.slices)
+    trace.slices.extend(args, track=tracks, start=start, dur=np.where(backwards, 0, dur),
+                        name=names, category=categories)
+    return np.arange(first, first + len(start), dtype=np.int64)
+
+
+def _read_flows(db: Database, trace: Trace, api_ids: np.ndarray, api_rows: np.ndarray,
+                op_ids: np.ndarray, op_rows: np.ndarray) -> None:
+    """Call → op flows (``rocpd_api_ops``) and op → op dependencies (input signals)."""
+    links = _api_ops(db)
+    api_at, op_at = _positions(api_ids, links["api_id"]), _positions(op_ids, links["op_id"])
+    ok = (api_at >= 0) & (op_at >= 0)
+    add_flows(trace, api_rows[api_at[ok]], op_rows[op_at[ok]], "ac2g", "api_op")
+    trace.diagnostics.add("rpd.dangling_api_op", "rocpd_api_ops rows naming a call or an op "
+                          "that is not in the file (no flow)", kind="dropped",
+                          count=int((~ok).sum()))
+    if db.has("rocpd_op_inputSignals", "from_op_id", "to_op_id"):
+        deps = db.numeric_columns("rocpd_op_inputSignals",
+                                  {"from_op_id": ("i8", -1), "to_op_id": ("i8", -1)})
+        src, dst = _positions(op_ids, deps["from_op_id"]), _positions(op_ids, deps["to_op_id"])
+        ok = (src >= 0) & (dst >= 0)
+        add_flows(trace, op_rows[src[ok]], op_rows[dst[ok]], "dependency", "input signal")
+        trace.diagnostics.add("rpd.dangling_input_signal", "op dependencies naming an op "
+                              "that is not in the file", kind="dropped", count=int((~ok).sum()))
+
+
+def _read_monitor(db: Database, trace: Trace, places: Places) -> None:
+    """One counter track per (device, monitor type); a sample at each row's start, and one
+    at the end of the last row (a value holds until the next row)."""
+    if not db.has("rocpd_monitor", "monitorType", "start", "value"):
+        return
+    device_type = db.expression("rocpd_monitor", "deviceType", "")
+    device_id = db.expression("rocpd_monitor", "deviceId", 0)
+    end = db.expression("rocpd_monitor", "end", 0)
+    series: dict[tuple[str, int, str], list[tuple[int, int, float]]] = {}
+    bad = 0
+    for kind, device, monitor, start, stop, value in db.iterate(
+            f"select {device_type}, {device_id}, monitorType, start, {end}, value "
+            "from rocpd_monitor order by start, id", "rocpd_monitor"):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            bad += 1
+            continue
+        if not isinstance(start, int):
+            bad += 1
+            continue
+        stop = stop if isinstance(stop, int) and stop >= start else start
+        series.setdefault((str(kind), int(device), str(monitor)), []).append(
+            (start, stop, number))
+    for (kind, device, monitor), samples in sorted(series.items()):
+        process = places.device(device) if kind == "gpu" else places.process(device)
+        track = trace.add_track(f"{monitor} ({kind} {device})", process=process,
+                                kind=TrackKind.COUNTER, unit=_MONITOR_UNITS.get(monitor),
+                                description=f"rocpd_monitor {monitor}")
+        times = [s for s, _, _ in samples] + [samples[-1][1]]
+        values = [v for _, _, v in samples] + [samples[-1][2]]
+        trace.add_counter_series(track, times, values)
+    trace.diagnostics.add("rpd.monitor_value_not_a_number", "rocpd_monitor rows whose value "
+                          "or start is not a number (not read)", kind="dropped", count=bad)
+    trace.diagnostics.add("rpd.monitor_series_end", "counter samples added at the end of each "
+                          "series' last row (rocpd_monitor rows are intervals)", kind="note",
+                          count=len(series))
+
+
+def _memory_blocks(trace: Trace, api_rows: np.ndarray, names: list[str], args: list[Args]
+                   ) -> None:
+    """hipMalloc/hipFree calls whose args (ptr, size) were recorded, paired by pointer."""
+    starts = trace.slices.numpy("start")
+    ends = starts + trace.slices.numpy("dur")
+    open_blocks: dict[int, MemoryBlock] = {}
+    blocks: list[MemoryBlock] = []
+    unparsed = 0
+    rows = [i for i, n in enumerate(names) if n in _ALLOCATE or n in _FREE]
+    for i in sorted(rows, key=lambda i: int(starts[api_rows[i]])):
+        text = (args[i] or {}).get("args", "")
+        pointer = _PTR.search(text) if isinstance(text, str) else None
+        if pointer is None:
+            unparsed += 1
+            continue
+        address = int(pointer[1], 0)
+        if names[i] in _ALLOCATE:
+            size = _SIZE.search(text)
+            if size is None:
+                unparsed += 1
+                continue
+            block = MemoryBlock(address, int(size[1], 0), int(ends[api_rows[i]]), None,
+                                device="hip", category="allocation",
+                                args={"call": names[i], "slice": int(api_rows[i])})
+            open_blocks[address] = block
+            blocks.append(block)
+        elif (found := open_blocks.pop(address, None)) is not None:
+            found.free_ns = int(starts[api_rows[i]])
+    blocks = [b for b in blocks if 0 <= b.address < 1 << 63 and 0 <= b.size < 1 << 63]
+    _name_owners(trace, blocks)
+    trace.add_memory_blocks(blocks)
+    trace.diagnostics.add("rpd.allocation_without_args", "allocation or free calls without a "
+                          "ptr/size in their args (rpd records them only in some modes)",
+                          kind="note", count=unparsed)
+    if blocks:
+        add_live_bytes_counters(trace)
+
+
+def _name_owners(trace: Trace, blocks: list[MemoryBlock]) -> None:
+    """Each block's owner: the innermost autograd op (``cpu_op``) around its allocation call
+    on that thread, else the innermost roctx range there; None when neither."""
+    if not blocks:
+        return
+    calls = np.array([b.args.pop("slice") for b in blocks], dtype=np.int64)
+    tracks, times = trace.slices.numpy("track")[calls], trace.slices.numpy("start")[calls]
+    owner = enclosing_rows(SliceIndex(trace, "cpu_op"), tracks, times)
+    owner = np.where(owner >= 0, owner,
+                     enclosing_rows(SliceIndex(trace, "user_annotation"), tracks, times))
+    names = trace.slices.numpy("name")
+    for block, row in zip(blocks, owner.tolist(), strict=True):
+        if row >= 0:
+            block.owner_name = trace.strings[int(names[row])]
+
+
+def _account_tables(db: Database, trace: Trace) -> None:
+    unread = [(t, n) for t in db.columns if t not in READ_TABLES and (n := db.count(t))]
+    derived = [(t, n) for t, n in unread if t == "ext_callstack"]
+    other = [(t, n) for t, n in unread if t != "ext_callstack"]
+    trace.diagnostics.add("rpd.callstack_not_read", "ext_callstack rows (a derived summary: "
+                          "parent/child call pairs with inclusive times), not read",
+                          kind="note", count=sum(n for _, n in derived))
+    trace.diagnostics.add("rpd.table_not_read", "rows of tables this reader does not read",
+                          kind="dropped", count=sum(n for _, n in other),
+                          example=", ".join(f"{t} ({n})" for t, n in other[:8]) or None)

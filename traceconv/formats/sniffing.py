@@ -1,0 +1,147 @@
+"""How built-in formats recognise their files from the first bytes, without their readers.
+
+Detection runs every candidate's sniffer on the first decompressed bytes of an input;
+keeping the sniffers here (the registry's ``sniffer`` column names them) means telling a
+``.json`` apart imports no reader, schema, numpy or pydantic. Each function takes
+``(head, source)`` and returns how sure it is, from 0 (not mine) to 1.
+
+>>> chrome(b'{"traceEvents": [{"ph": "X"}]}', None)
+0.9
+>>> torch_snapshot(b'\\x80\\x04\\x95segments', None)
+0.95
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..io import Source
+
+_NO_TRACE_EVENTS = 4096   # how far into a JSON head "traceEvents" rules a format out
+
+
+def chrome(head: bytes, source: Source | None) -> float:
+    """Chrome JSON starts with ``[`` or an object holding ``"traceEvents"`` and ``"ph"``."""
+    text = head.lstrip()
+    if text.startswith(b"{"):
+        return 0.9 if b'"traceEvents"' in text else 0.0
+    if text.startswith(b"["):
+        return 0.6 if b'"ph"' in text[:4096] else 0.1
+    return 0.0
+
+
+def megengine_profile(head: bytes, source: Source | None) -> float:
+    """A static profile names ``graph_exec`` and ``profiler`` near the top (hash-ordered keys).
+
+    >>> megengine_profile(b'{ "profiler": { "opr_internal_pf": {}, "host": {', None)
+    0.95
+    >>> megengine_profile(b'{"traceEvents": [', None)
+    0.0
+    """
+    text = head[:_NO_TRACE_EVENTS]
+    if not text.lstrip().startswith(b"{") or b'"traceEvents"' in text:
+        return 0.0
+    keys = (b'"graph_exec"', b'"profiler"', b'"opr_footprint"', b'"comp_seq"',
+            b'"opr_internal_pf"', b'"mem_chunk"')
+    return 0.95 if sum(key in head for key in keys) >= 2 else 0.0
+
+
+def megengine_meminfo(head: bytes, source: Source | None) -> float:
+    """``{ "opr": {...}, "chunk": {... "logic_addr_begin" ...}}``.
+
+    >>> megengine_meminfo(b'{ "opr": { "3": { "name": "x", "id": "3"}}, "chunk": { "0": '
+    ...                   b'{ "logic_addr_begin": "0"', None)
+    0.95
+    """
+    if not head.lstrip().startswith(b"{") or b'"traceEvents"' in head[:_NO_TRACE_EVENTS]:
+        return 0.0
+    return 0.95 if b'"logic_addr_begin"' in head and b'"opr"' in head else 0.0
+
+
+def megengine_memflow_svg(head: bytes, source: Source | None) -> float:
+    """An SVG with MegEngine's ``xmlns:tag`` namespace.
+
+    >>> megengine_memflow_svg(b'<svg xmlns="http://www.w3.org/2000/svg" '
+    ...                       b'xmlns:tag="https://megengine.org.cn"', None)
+    1.0
+    """
+    return 1.0 if b"<svg" in head and b"megengine.org.cn" in head else 0.0
+
+
+_PADDLE_PB_HEAD = re.compile(rb"\A\x0a[\x03-\x10]\d+\.\d+\.\d+[\x10\x1a]")
+
+
+def paddle_pb(head: bytes, source: Source | None) -> float:
+    """Certain for a ``NodeTreesProto``: it opens with its version string."""
+    return 0.9 if _PADDLE_PB_HEAD.match(head) else 0.0
+
+
+def paddle_profile(head: bytes, source: Source | None) -> float:
+    """A ``Profile`` starts with field 1 (an ``Event``) whose own field 1 is a name."""
+    if len(head) < 4 or head[0] != 0x0A:
+        return 0.0
+    length, pos = _varint(head, 1)
+    if length is None or pos >= len(head) or head[pos] != 0x0A:
+        return 0.0
+    name_len, start = _varint(head, pos + 1)
+    if not name_len or name_len > length:
+        return 0.0
+    name = head[start:start + min(name_len, 64)]
+    if not name.isascii() or not name.decode("ascii", "replace").isprintable():
+        return 0.0
+    return 0.6 if source is not None and source.stem_name.endswith(".profile") else 0.4
+
+
+def _varint(data: bytes, pos: int) -> tuple[int | None, int]:
+    value = shift = 0
+    while pos < len(data) and shift < 64:
+        byte = data[pos]
+        value |= (byte & 0x7F) << shift
+        pos += 1
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+    return None, pos
+
+
+_MEMORY_TIMELINE_HEAD = re.compile(rb"^\s*\[\s*\[\s*-?\d")   # a list of lists of numbers
+
+
+def torch_memory(head: bytes, source: Source | None) -> float:
+    """Both export shapes open with ``[[<number>``; Chrome JSON opens with ``{`` or ``[{``.
+
+    >>> torch_memory(b'[[1795339764044750, 1795339764044750], [[0, 1, 2]]]', None)
+    0.9
+    >>> torch_memory(b'[{"ph": "X", "ts": 1}]', None)
+    0.0
+    """
+    return 0.9 if _MEMORY_TIMELINE_HEAD.match(head) else 0.0
+
+
+SNAPSHOT_KEYS = (b"segments", b"device_traces")
+
+
+def torch_snapshot(head: bytes, source: Source | None) -> float:
+    """A protocol 2-5 pickle whose first bytes name a snapshot key."""
+    if len(head) < 2 or head[0] != 0x80 or not 2 <= head[1] <= 5:
+        return 0.0
+    return 0.95 if any(key in head[:4096] for key in SNAPSHOT_KEYS) else 0.0
+
+
+_EXECUTION_TRACE_HEAD = re.compile(rb'^\s*\{[^\[]{0,400}"(schema|nodes)"\s*:')
+
+
+def torch_et(head: bytes, source: Source | None) -> float:
+    """A JSON object with ``schema`` / ``nodes`` near the start and ``ctrl_deps`` or a
+    Chakra schema string (Chrome JSON has ``traceEvents`` instead).
+
+    >>> torch_et(b'{"schema": "1.1.1-chakra.0.0.4", "pid": 418, "nodes": [', None)
+    0.95
+    >>> torch_et(b'{"traceEvents": []}', None)
+    0.0
+    """
+    if not _EXECUTION_TRACE_HEAD.match(head) or b'"traceEvents"' in head:
+        return 0.0
+    return 0.95 if b"chakra" in head or b'"ctrl_deps"' in head else 0.0
