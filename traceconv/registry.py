@@ -126,7 +126,7 @@ BUILTINS: tuple[FormatInfo, ...] = (
     FormatInfo(
         "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
         (".pftrace", ".perfetto-trace", ".perfetto", ".pb"), reads=True, writes=True,
-        aliases=("pftrace", "proto"), checks=True),
+        aliases=("pftrace", "proto"), checks=True, sniffer="traceconv.formats.sniffing:perfetto"),
     FormatInfo(
         "megengine", "MegEngine static-graph profile JSON (trace.get_profile(), "
         "load_network_and_run --profile) and graph.json", "traceconv.formats.megengine.profile",
