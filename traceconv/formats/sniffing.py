@@ -147,10 +147,11 @@ def torch_et(head: bytes, source: Source | None) -> float:
     return 0.95 if b"chakra" in head or b'"ctrl_deps"' in head else 0.0
 
 
-# TracePacket fields nearly every Perfetto packet carries one of: timestamp, trusted uid,
-# sequence id, track event, interned data, sequence flags, clock snapshot, track descriptor,
-# trace attributes (perfetto_trace.proto)
-_PACKET_MARKS = frozenset({3, 6, 8, 10, 11, 12, 13, 60, 126})
+# TracePacket fields of which a trace's first packets carry at least one (perfetto_trace.proto):
+# sequence id, track event, interned data, sequence flags, clock id, defaults, track
+# descriptor, trace attributes. (Not the low numbers: a Paddle binary profile is a run of
+# 0x0a fields too, whose Events hold fields 1-8.)
+_PACKET_MARKS = frozenset({10, 11, 12, 13, 58, 59, 60, 126})
 _MAX_PACKETS = 8   # packets of the head walked to decide
 
 
@@ -181,7 +182,7 @@ def perfetto(head: bytes, source: Source | None) -> float:
     walked = [_top_fields(packet) for packet in packets]
     if any(fields is None for fields in walked):
         return 0.3
-    return 0.8 if all(fields & _PACKET_MARKS for fields in walked if fields) else 0.05
+    return 0.8 if any(fields & _PACKET_MARKS for fields in walked if fields) else 0.05
 
 
 def _top_fields(message: bytes) -> set[int] | None:
