@@ -187,8 +187,9 @@ def test_object_without_trace_events_is_not_an_empty_trace(tmp_path: Path):
     path.write_bytes(b'{"schemaVersion": 1, "deviceProperties": []}')
     one_error_line(run("info", str(path), "--format", "chrome"), f"{path}:$:",
                    '"traceEvents"', "schemaVersion")
-    empty = chrome(tmp_path, [], name="empty.json")
-    assert run("info", str(empty), "--format", "chrome").exit_code == 0
+    empty = chrome(tmp_path, [], name="empty.json")   # (issue #22: an empty export is an error)
+    one_error_line(run("info", str(empty), "--format", "chrome"), f"{empty}:",
+                   "no trace events")
 
 
 # -- also: a MIGraphX paste cut inside a dynamic dimension -----------------------------------

@@ -105,7 +105,7 @@ def _allocator_blocks(events: list[dict]) -> list[tuple]:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 30), st.sampled_from([64, 128, 512]),
                           st.integers(-2, 2).filter(bool), st.sampled_from([(1, 0), (1, 1), (0, -1)]),
-                          st.integers(0, 2)), max_size=40))
+                          st.integers(0, 2)), min_size=1, max_size=40))   # ([]: an error)
 def test_pairing_matches_the_allocator_bookkeeping(tmp_path_factory, rows):
     """Random alloc/free sequences over a few addresses, devices and threads, ties in time
     included: the blocks are those the allocator's own bookkeeping gives, in order."""

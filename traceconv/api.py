@@ -78,6 +78,7 @@ def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
     """
     target = os.fspath(path)
     info = registry.for_output(target, format)
+    _refuse_timeless(trace, info.name)
     module = info.load()
     writer = module.write
     registry.check_options(writer, options, f"the {info.name} writer",
@@ -87,6 +88,22 @@ def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
     with atomic_output(target) as out, paused_gc():
         found = writer(trace, out, **options)
     return found if isinstance(found, Diagnostics) else Diagnostics()
+
+
+TIMELINE_FORMATS = frozenset({"perfetto", "chrome", "svg"})
+
+
+def _refuse_timeless(trace: Trace, output_format: str) -> None:
+    """A trace whose source has no clock at all (an execution trace: op order, no times)
+    and nothing timed in it makes an empty timeline: say so instead of writing one."""
+    counts = trace.counts()
+    timed = counts["slices"] + counts["instants"] + counts["counter_samples"] + len(trace.memory)
+    clock = trace.metadata.clock or ""
+    if output_format in TIMELINE_FORMATS and not timed and clock.startswith("none"):
+        raise InputError(f"nothing to put on a timeline: the input has no times "
+                         f"{clock.removeprefix('none ')}; give it beside its timed trace (traceconv TRACE ET "
+                         f"--to {output_format}) or write summary, dot or graphml",
+                         file=trace.metadata.source_file or "<trace>")
 
 
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str | None = None,

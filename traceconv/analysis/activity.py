@@ -61,7 +61,8 @@ _COMMUNICATION = re.compile(
     r"nccl|rccl|c10d::|gloo:|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|"
     r"broadcast|sendrecv|SendRecv|hccl", re.IGNORECASE)
 _LAUNCH = re.compile(r"Launch|Memcpy|Memset|hipExtModuleLaunch", re.IGNORECASE)
-_SYNC = re.compile(r"Synchronize|EventQuery", re.IGNORECASE)
+# calls that block the host until the device catches up; polls (cudaEventQuery) do not
+_SYNC = re.compile(r"Synchroni[sz]e", re.IGNORECASE)
 _MEMCPY_NAME = re.compile(r"memcpy|HtoD|DtoH|DtoD|copy_literal", re.IGNORECASE)
 
 
@@ -253,7 +254,20 @@ class Timeline:
 
     @cached_property
     def steps(self) -> Intervals:
-        """The step windows (step markers), else one window over all work in the trace."""
+        """The step windows: each step marker's window extended by its device-side window
+        (:mod:`.steps`: the device may run behind the host), else one window over all work."""
+        from .steps import step_windows
+
+        windows = step_windows(self)
+        if windows:
+            return merge_intervals(np.array([w.start for w in windows], np.int64),
+                                   np.array([w.end for w in windows], np.int64),
+                                   np.full(len(windows), -1, np.int64))
+        return self.host_steps
+
+    @cached_property
+    def host_steps(self) -> Intervals:
+        """The step windows as the host marked them, else one window over all work."""
         rows = self.rows(Activity.STEP)
         if len(rows):
             return self.union(rows)
@@ -263,6 +277,12 @@ class Timeline:
             return Intervals(*(np.zeros(0, np.int64),) * 3)
         lo, hi = int(self.start[work].min()), int(self.end[work].max())
         return Intervals(np.array([lo]), np.array([hi]), np.array([-1]))
+
+    @property
+    def step_count(self) -> int:
+        """Steps marked (1 when the trace has no step markers: the whole run)."""
+        rows = self.rows(Activity.STEP)
+        return max(1, len(self.outermost(rows[~self.on_device[rows]])))
 
     @property
     def has_step_markers(self) -> bool:

@@ -16,7 +16,8 @@ import numpy as np
 
 from ..model import Trace
 from .activity import DEVICE_WORK, Timeline
-from .critical_path import _HostSegments, _kind
+from .critical_path import _kind
+from .host_segments import HostSegments
 
 IDLE = ("(idle: nothing running)", "idle")
 _WINDOW, _HOST, _DEVICE = 0, 1, 2
@@ -38,7 +39,7 @@ def attribute_time(trace: Trace) -> tuple[dict[tuple[str, str], int], int, int]:
     tl = Timeline(trace)
     names = trace.strings.strings
     windows = tl.steps
-    host = _HostSegments(tl)
+    host = HostSegments(tl)
     device = tl.device_work()
     device = device[np.isin(tl.activity[device], np.array(DEVICE_WORK, np.int8))]
     # items: (start, end, class, key) with keys interned as small ints
@@ -61,7 +62,7 @@ def attribute_time(trace: Trace) -> tuple[dict[tuple[str, str], int], int, int]:
     items += [(int(tl.start[r]), int(tl.end[r]), _DEVICE, key_of(int(r))) for r in device.tolist()]
     totals = _sweep(items, len(keys))
     times = {keys[k]: ns for k, ns in enumerate(totals) if ns}
-    steps = len(windows.start) if tl.has_step_markers else 1
+    steps = tl.step_count
     return times, windows.total, steps
 
 

@@ -2,12 +2,10 @@
 
 Two ways, chosen by what the trace holds:
 
-- **timeline** (any trace with slices, as HTA's critical-path analysis does): walk back from
-  the work that ends last. On a host thread the predecessor is the work just before on the
-  same thread (the innermost op at each moment: parents' self time counts as theirs); a
-  synchronising call waits for the device work it synchronised with; a kernel, copy or
-  collective waits either for the previous work on its stream or, when the host launched it
-  only after the stream was free, for its launch call. Gaps between links are idle time.
+- **timeline** (any trace with slices, as HTA's critical-path analysis does): walk back in
+  time from the end of the run (:mod:`.critical_walk`): program order per thread (the
+  innermost op at each moment: parents' self time counts as theirs), launch → kernel, stream
+  order, synchronisations that really block, cross-thread hand-offs. Gaps are idle time.
 - **graph** (op graphs with data dependencies: MegEngine, MIGraphX, Paddle protobuf, ...):
   the longest chain producer op → tensor → consumer op, weighted by each op's measured time.
 
@@ -22,25 +20,16 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Literal
 
-import numpy as np
-
 from ..model import Trace
 from ..model.graph import OP, TENSOR, op_spans
 from .activity import Activity, Timeline
-from .timeline_order import timeline_order
+from .critical_walk import Walk
 
 Kind = Literal["cpu", "kernel", "memcpy", "communication", "idle"]
 KINDS: tuple[Kind, ...] = ("cpu", "kernel", "memcpy", "communication", "idle")
 
 _KIND_OF = {Activity.KERNEL: "kernel", Activity.MEMCPY: "memcpy", Activity.MEMSET: "memcpy",
             Activity.COMMUNICATION: "communication"}
-# Python frames, user ranges and steps count too: the host is busy in them (their self time
-# is interpreter and framework work between ops)
-_HOST_WORK = np.array([Activity.HOST_OP, Activity.LAUNCH, Activity.SYNC, Activity.RUNTIME,
-                       Activity.DATALOADER, Activity.COMMUNICATION, Activity.OTHER,
-                       Activity.PYTHON, Activity.ANNOTATION, Activity.STEP], np.int8)
-_DEVICE_WORK = np.array([Activity.KERNEL, Activity.MEMCPY, Activity.MEMSET,
-                         Activity.COMMUNICATION], np.int8)
 
 
 @dataclass
@@ -84,161 +73,19 @@ class CriticalPath:
 # -- timeline ---------------------------------------------------------------------------------
 
 
-class _HostSegments:
-    """Each host thread cut into pieces where one innermost slice runs (its self time)."""
-
-    def __init__(self, tl: Timeline) -> None:
-        rows = np.flatnonzero(np.isin(tl.activity, _HOST_WORK) & ~tl.on_device)
-        rows = rows[timeline_order(tl.track[rows], tl.start[rows], -tl.dur[rows])]
-        starts, ends, owners, tracks = [], [], [], []
-        for track in np.unique(tl.track[rows]).tolist():
-            mine = rows[tl.track[rows] == track]
-            s, e, r = _flatten(tl.start[mine].tolist(), tl.end[mine].tolist(), mine.tolist())
-            starts += s
-            ends += e
-            owners += r
-            tracks += [track] * len(s)
-        self.start = np.asarray(starts, np.int64)
-        self.end = np.asarray(ends, np.int64)
-        self.row = np.asarray(owners, np.int64)
-        self.track = np.asarray(tracks, np.int64)
-        # segments are grouped by track and sorted by time inside each group
-        self.bounds = {t: (int(np.searchsorted(self.track, t, "left")),
-                           int(np.searchsorted(self.track, t, "right")))
-                       for t in np.unique(self.track).tolist()}
-        self.last_of_row: dict[int, int] = {}
-        for i, row in enumerate(owners):
-            self.last_of_row[row] = i
-
-    def before(self, track: int, ts: int) -> int | None:
-        """The segment of ``track`` that ends last at or before ``ts``."""
-        lo, hi = self.bounds.get(track, (0, 0))
-        i = int(np.searchsorted(self.end[lo:hi], ts, "right")) - 1
-        return lo + i if i >= 0 else None
-
-
-def _flatten(starts: list[int], ends: list[int], rows: list[int]
-             ) -> tuple[list[int], list[int], list[int]]:
-    """Pieces of one thread's nested slices (sorted by start, longest first) where the
-    innermost slice is the same; a child sticking out of its parent is cut at the parent's end.
-
-    >>> _flatten([0, 2], [10, 5], [7, 8])
-    ([0, 2, 5], [2, 5, 10], [7, 8, 7])
-    """
-    out_s: list[int] = []
-    out_e: list[int] = []
-    out_r: list[int] = []
-    stack: list[tuple[int, int]] = []   # (end, row)
-    cursor = 0
-
-    def emit(until: int, row: int) -> None:
-        if until > cursor:
-            out_s.append(cursor)
-            out_e.append(until)
-            out_r.append(row)
-
-    for start, end, row in zip(starts, ends, rows, strict=True):
-        while stack and stack[-1][0] <= start:
-            top_end, top_row = stack.pop()
-            emit(top_end, top_row)
-            cursor = max(cursor, top_end)
-        if stack:
-            emit(start, stack[-1][1])
-            end = min(end, stack[-1][0])
-        cursor = max(cursor, start)
-        stack.append((end, row))
-    while stack:
-        top_end, top_row = stack.pop()
-        emit(top_end, top_row)
-        cursor = max(cursor, top_end)
-    return out_s, out_e, out_r
-
-
-class _Streams:
-    """Device work per track (stream), sorted by end, to find what ran before on a stream."""
-
-    def __init__(self, tl: Timeline) -> None:
-        rows = np.flatnonzero(np.isin(tl.activity, _DEVICE_WORK) & tl.on_device)
-        self.rows = rows[np.lexsort((tl.end[rows], tl.track[rows]))]
-        self.track = tl.track[self.rows]
-        self.end = tl.end[self.rows]
-        self.by_end = self.rows[np.argsort(tl.end[self.rows], kind="stable")]
-        self.all_ends = tl.end[self.by_end]
-
-    def before(self, track: int, ts: int) -> int | None:
-        lo = int(np.searchsorted(self.track, track, "left"))
-        hi = int(np.searchsorted(self.track, track, "right"))
-        i = int(np.searchsorted(self.end[lo:hi], ts, "right")) - 1
-        return int(self.rows[lo + i]) if i >= 0 else None
-
-    def last_ending_within(self, lo: int, hi: int) -> int | None:
-        """The device work on any stream that ends last in (lo, hi]."""
-        i = int(np.searchsorted(self.all_ends, hi, "right")) - 1
-        return int(self.by_end[i]) if i >= 0 and self.all_ends[i] > lo else None
-
-
 def _kind(activity: int) -> Kind:
     """The path kind of an activity: host work of any sort is ``cpu``."""
     return _KIND_OF.get(Activity(activity), "cpu")  # type: ignore[return-value]
 
 
 def timeline_path(trace: Trace) -> list[PathEntry]:
-    """The critical path through a timeline, walking back from the work that ends last."""
+    """The critical path through a timeline (see :mod:`.critical_walk`), in time order."""
     tl = Timeline(trace)
-    host, streams = _HostSegments(tl), _Streams(tl)
     names = trace.strings.strings
-    launched: dict[int, list[int]] = defaultdict(list)
-    for work in np.flatnonzero(tl.launch_of >= 0).tolist():
-        launched[int(tl.launch_of[work])].append(work)
-    # the start: whatever ends last, host segment or device work
-    last_host = int(np.argmax(host.end)) if len(host.end) else None
-    last_device = int(streams.by_end[-1]) if len(streams.by_end) else None
-    if last_host is None and last_device is None:
-        return []
-    current: tuple[str, int]
-    if last_device is not None and (last_host is None
-                                    or tl.end[last_device] >= host.end[last_host]):
-        current = ("device", last_device)
-    else:
-        current = ("host", last_host)  # type: ignore[assignment]
-    reversed_path: list[PathEntry] = []
-    seen: set[tuple[str, int]] = set()
-    while current not in seen:
-        seen.add(current)
-        where, index = current
-        if where == "host":
-            row = int(host.row[index])
-            start, end = int(host.start[index]), int(host.end[index])
-            reversed_path.append(PathEntry(names[tl.name[row]], _kind(tl.activity[row]),
-                                           start, end - start, row))
-            waited = None
-            if tl.activity[row] == Activity.SYNC:
-                waited = streams.last_ending_within(start, end)
-            elif row in launched:   # a copy call that returns only when its copy is done
-                done = [w for w in launched[row] if start < tl.end[w] <= end]
-                waited = max(done, key=lambda w: tl.end[w]) if done else None
-            if waited is not None:
-                current = ("device", waited)
-                continue
-            previous = host.before(int(host.track[index]), start)
-            if previous is None:
-                break
-            current = ("host", previous)
-            continue
-        row = index
-        reversed_path.append(PathEntry(names[tl.name[row]], _kind(tl.activity[row]),
-                                       int(tl.start[row]), int(tl.dur[row]), row))
-        on_stream = streams.before(int(tl.track[row]), int(tl.start[row]))
-        launch = int(tl.launch_of[row])
-        launched_late = launch >= 0 and launch in host.last_of_row and (
-            on_stream is None or tl.start[launch] >= tl.end[on_stream])
-        if launched_late:
-            current = ("host", host.last_of_row[launch])
-        elif on_stream is not None:
-            current = ("device", on_stream)
-        else:
-            break
-    return _in_time_order(reversed_path[::-1])
+    links = Walk(tl).run()
+    path = [PathEntry(names[tl.name[link.row]], _kind(tl.activity[link.row]), link.start_ns,
+                      link.end_ns - link.start_ns, link.row) for link in reversed(links)]
+    return _in_time_order(path)
 
 
 def _in_time_order(path: list[PathEntry]) -> list[PathEntry]:

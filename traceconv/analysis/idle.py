@@ -27,7 +27,7 @@ KERNEL_WAIT_MAX_NS = 30_000
 
 @dataclass
 class DeviceIdle:
-    """Idle time of one device over the step windows (ns)."""
+    """Idle time of one device (or stream) over the step windows (ns)."""
 
     device: str
     window_ns: int
@@ -44,6 +44,15 @@ class DeviceIdle:
     @property
     def idle_share(self) -> float:
         return self.idle_ns / self.window_ns if self.window_ns else 0.0
+
+    def as_dict(self, origin: int = 0) -> dict:
+        """The JSON object (gap starts in ns since ``origin``)."""
+        return {"name": self.device, "window_ns": self.window_ns, "busy_ns": self.busy_ns,
+                "idle_ns": self.idle_ns, "idle_share": round(self.idle_share, 4),
+                "host_wait_ns": self.host_wait_ns, "kernel_wait_ns": self.kernel_wait_ns,
+                "other_ns": self.other_ns,
+                "longest_gaps": [{"start_ns": s - origin, "dur_ns": d, "cause": c}
+                                 for s, d, c in self.longest_gaps]}
 
 
 def _gap_causes(timeline: Timeline, gap_start: np.ndarray, gap_end: np.ndarray,
@@ -79,30 +88,57 @@ def device_idle(timeline: Timeline, keep_gaps: int = 5) -> list[DeviceIdle]:
     >>> d.window_ns, d.busy_ns, d.host_wait_ns, d.kernel_wait_ns, d.other_ns
     (1000000, 850000, 149990, 10, 0)
     """
-    windows = timeline.steps
     result = []
     for process in timeline.device_processes():
-        busy = clip(timeline.device_busy(process), windows)
-        item = DeviceIdle(timeline.trace.processes[process].name, windows.total, busy.total)
-        starts, ends, causes = [], [], []
-        for w0, w1 in zip(windows.start.tolist(), windows.end.tolist(), strict=True):
-            inside = (busy.start >= w0) & (busy.end <= w1)
-            b = Intervals(busy.start[inside], busy.end[inside], busy.first[inside])
-            gap_start = np.r_[w0, b.end]
-            gap_end = np.r_[b.start, w1]
-            next_row = np.r_[b.first, -1]
-            real = gap_end > gap_start
-            gap_start, gap_end, next_row = gap_start[real], gap_end[real], next_row[real]
-            starts.append(gap_start)
-            ends.append(gap_end)
-            causes.append(_gap_causes(timeline, gap_start, gap_end, next_row))
-        if starts:
-            gs, ge, cause = np.concatenate(starts), np.concatenate(ends), np.concatenate(causes)
-            lengths = ge - gs
-            item.host_wait_ns, item.kernel_wait_ns, item.other_ns = (
-                int(lengths[cause == c].sum()) for c in (0, 1, 2))
-            names = ("host wait", "kernel wait", "other")
-            for i in np.argsort(-lengths, kind="stable")[:keep_gaps].tolist():
-                item.longest_gaps.append((int(gs[i]), int(lengths[i]), names[int(cause[i])]))
-        result.append(item)
+        name = timeline.trace.processes[process].name
+        result.append(_idle_of(timeline, name, timeline.device_busy(process), keep_gaps))
     return result
+
+
+def stream_idle(timeline: Timeline, keep_gaps: int = 3) -> list[DeviceIdle]:
+    """Idle time per stream (device track) over the step windows, split like
+    :func:`device_idle` (HTA's per-stream idle time breakdown), in track order.
+
+    >>> from traceconv.model import Trace, ProcessKind
+    >>> t = Trace(); g = t.add_process("GPU 0", kind=ProcessKind.DEVICE)
+    >>> a = t.add_track("stream 7", process=g); b = t.add_track("stream 9", process=g)
+    >>> _ = t.add_slice(a, 0, 60, "gemm", "kernel"); _ = t.add_slice(b, 50, 50, "relu", "kernel")
+    >>> [(d.device, d.busy_ns, d.idle_ns) for d in stream_idle(Timeline(t))]
+    [('GPU 0 / stream 7', 60, 40), ('GPU 0 / stream 9', 50, 50)]
+    """
+    rows = timeline.device_work()
+    result = []
+    for track in sorted(set(timeline.track[rows].tolist())):
+        info = timeline.trace.tracks[track]
+        name = f"{timeline.trace.processes[info.process].name} / {info.name}"
+        busy = timeline.union(rows[timeline.track[rows] == track])
+        result.append(_idle_of(timeline, name, busy, keep_gaps))
+    return result
+
+
+def _idle_of(timeline: Timeline, name: str, busy_all: Intervals, keep_gaps: int) -> DeviceIdle:
+    """Idle time between ``busy_all`` intervals inside the step windows, by cause."""
+    windows = timeline.steps
+    busy = clip(busy_all, windows)
+    item = DeviceIdle(name, windows.total, busy.total)
+    starts, ends, causes = [], [], []
+    for w0, w1 in zip(windows.start.tolist(), windows.end.tolist(), strict=True):
+        inside = (busy.start >= w0) & (busy.end <= w1)
+        b = Intervals(busy.start[inside], busy.end[inside], busy.first[inside])
+        gap_start = np.r_[w0, b.end]
+        gap_end = np.r_[b.start, w1]
+        next_row = np.r_[b.first, -1]
+        real = gap_end > gap_start
+        gap_start, gap_end, next_row = gap_start[real], gap_end[real], next_row[real]
+        starts.append(gap_start)
+        ends.append(gap_end)
+        causes.append(_gap_causes(timeline, gap_start, gap_end, next_row))
+    if starts:
+        gs, ge, cause = np.concatenate(starts), np.concatenate(ends), np.concatenate(causes)
+        lengths = ge - gs
+        item.host_wait_ns, item.kernel_wait_ns, item.other_ns = (
+            int(lengths[cause == c].sum()) for c in (0, 1, 2))
+        names = ("host wait", "kernel wait", "other")
+        for i in np.argsort(-lengths, kind="stable")[:keep_gaps].tolist():
+            item.longest_gaps.append((int(gs[i]), int(lengths[i]), names[int(cause[i])]))
+    return item

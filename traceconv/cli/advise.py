@@ -9,6 +9,7 @@ import orjson
 
 from ..api import load
 from .app import app, handled_errors
+from .device_views import STEPS_OPTION, with_steps
 
 _STYLE = {"high": "bold red", "medium": "yellow", "info": "cyan"}
 
@@ -24,9 +25,11 @@ _STYLE = {"high": "bold red", "medium": "yellow", "info": "cyan"}
               help="Print the rules with their thresholds and exit.")
 @click.option("--device-memory", metavar="SIZE",
               help="Device memory (e.g. 16GiB) for memory-peak when the trace lacks it.")
+@STEPS_OPTION
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 def advise_command(inputs: tuple[str, ...], as_json: bool, rules: tuple[str, ...],
-                   device_memory: str | None, format: str | None) -> None:
+                   device_memory: str | None, format: str | None,
+                   steps: str | None = None) -> None:
     """Advice from the profile: idle GPU, launch-bound loops, blocking or pageable copies,
     no mixed precision, framework overhead, exposed communication, memory peaks, ...
 
@@ -49,7 +52,7 @@ def advise_command(inputs: tuple[str, ...], as_json: bool, rules: tuple[str, ...
         if unknown:
             raise TraceconvError(f"unknown rule {unknown[0]!r} (known: {', '.join(sorted(known))})")
         options = {"device_memory": parse_bytes(device_memory)} if device_memory else {}
-        traces = [load(path, format=format) for path in inputs]
+        traces = [with_steps(load(path, format=format), steps, path) for path in inputs]
         result = advise(traces if len(traces) > 1 else traces[0], rules=rules or None,
                         **options)
     if as_json:

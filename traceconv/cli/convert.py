@@ -136,6 +136,9 @@ def trim_options(function: Callable) -> Callable:
               help="Input format, when detection by name and content is not wanted.")
 @click.option("--flows", type=click.Choice(["dataflow"]), multiple=True,
               help="Add flows: dataflow = producer op -> consumer op (from the op graph).")
+@click.option("--device-counters", is_flag=True,
+              help="Add counter tracks: launch queue per stream, memcpy bandwidth (GB/s) per "
+                   "device and copy direction.")
 @ALIGN_OPTION
 @trim_options
 @max_bytes_option
@@ -143,7 +146,7 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
             format: str | None, flows: tuple[str, ...] = (), align: Mode = "auto",
             window: tuple[int | None, int | None] | None = None, only: str | None = None,
             exclude: str | None = None, tracks: str | None = None,
-            max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+            max_bytes: int = DEFAULT_MAX_BYTES, device_counters: bool = False) -> None:
     """Convert traces to another format; several inputs (one per rank) are merged.
 
     \b
@@ -167,6 +170,10 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
             trace = trim_with(trace, trimming)
         if "dataflow" in flows:
             trace = with_dataflow_flows(trace)
+        if device_counters:
+            from ..analysis.device_counters import with_device_counters
+
+            trace = with_device_counters(trace)
         save(trace, target, format=to)
         if target != "-":
             click.echo(f"wrote {target}", err=True)

@@ -10,6 +10,7 @@ import orjson
 
 from .app import app, handled_errors
 from .convert import default_output, load_all
+from .device_views import STEPS_OPTION, with_steps
 
 
 @app.command("critical-path")
@@ -25,9 +26,11 @@ from .convert import default_output, load_all
               "host op → launch → kernel → stream order → syncs.")
 @click.option("--top", type=int, default=10, show_default=True,
               help="Rows of the table of largest contributors.")
+@STEPS_OPTION
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: bool,
-                          output: str | None, mode: str, top: int, format: str | None) -> None:
+                          output: str | None, mode: str, top: int, format: str | None,
+                          steps: str | None = None) -> None:
     """The critical path: the chain of dependent work (host ops, launches, kernels, copies,
     collectives, syncs) that sets the length of the run, split by kind, with idle gaps.
 
@@ -43,7 +46,7 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
     from ..api import save
 
     with handled_errors():
-        trace = load_all(inputs, format)
+        trace = with_steps(load_all(inputs, format), steps, inputs[0])
         result = critical_path(trace, mode)
         target = None
         if highlight:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 
 import click
 import orjson
@@ -21,6 +22,7 @@ from ..errors import TraceconvError
 from ..terminal import plain
 from .app import app, handled_errors
 from .convert import load_all
+from .device_views import STEPS_OPTION, with_steps
 
 _RUN_SUFFIX = re.compile(r"^(?P<path>.+)@(?P<run>\d+)$")
 
@@ -105,10 +107,18 @@ def _inputs(before: str, after: str | None, format: str | None):
                    "names as recorded (default: classes when the frameworks differ).")
 @click.option("--timeline", "prefer_timeline", is_flag=True,
               help="Compare the timelines even when both inputs also carry statistics.")
+@click.option("-o", "--output", metavar="DIFF.pftrace",
+              help="Timelines: also write one viewable trace with A and B aligned at their "
+                   "first step and a track of per-op deltas (Perfetto, or by extension).")
+@click.option("--fail-if", "fail_if", multiple=True, metavar="SUBJECT:+LIMIT",
+              help="Timelines: exit 3 when B regresses past LIMIT (repeatable): total:+5%, "
+                   "kernel:+2ms, idle:+10%, aten::conv2d:+10%, convolution:+1ms.")
+@STEPS_OPTION
 @click.option("--format", "format", metavar="NAME", help="Input format of both (skip detection).")
 def diff_command(before: str, after: str | None, as_json: bool, sort: str, section: str | None,
                  top: int, by_class: bool | None, prefer_timeline: bool,
-                 format: str | None) -> None:
+                 format: str | None, output: str | None = None,
+                 fail_if: tuple[str, ...] = (), steps: str | None = None) -> None:
     """Compare two profiles: where the time went (timelines), or per-op statistics (reports).
 
     \b
@@ -124,13 +134,29 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
       traceconv diff before_report.txt after_report.txt --sort calls
       traceconv diff two_windows.log                    (window 1 against window 2)
     """
+    from ..analysis.fail_if import evaluate, parse_gate
     from ..analysis.timeline_diff import diff_mode, timeline_diff
 
+    verdict = None
+    try:
+        gates = [parse_gate(g) for g in fail_if]
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     with handled_errors():
         a, b, label_a, label_b = _inputs(before, after, format)
-        mode = diff_mode(a, b, prefer_timeline)
+        a, b = with_steps(a, steps, label_a), with_steps(b, steps, label_b)
+        mode = diff_mode(a, b, prefer_timeline or bool(output or gates))
+        if mode != "timeline" and (output or gates):
+            raise TraceconvError("-o and --fail-if need two timelines")
         if mode == "timeline":
             result = timeline_diff(a, b, by_class)
+            verdict = evaluate(result, gates) if gates else None
+            if output:
+                from ..analysis.diff_trace import diff_trace
+                from ..api import save
+
+                save(diff_trace(a, b, result), output,
+                     format="perfetto" if output == "-" or output.endswith(".pftrace") else None)
         else:
             rows = [r for r in diff(a, b, sort) if section is None or r.section == section]
     console = Console(highlight=False)
@@ -139,9 +165,19 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
     if mode == "timeline":
         if as_json:
             data = {"a": label_a, "b": label_b, **result.as_dict()}
-            click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
-        else:
+            if verdict is not None:
+                data["verdict"] = verdict
+            if output != "-":
+                click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        elif output != "-":
             _print_timeline(console, result, label_a, label_b, top)
+            if verdict is not None:
+                _print_verdict(console, verdict)
+        if output and output != "-":
+            sys.stdout.flush()   # the table first, then the note on stderr
+            click.echo(f"wrote {output}", err=True)
+        if verdict is not None and verdict["regressed"]:
+            sys.exit(3)
         return
     if as_json:
         click.echo(orjson.dumps({"a": label_a, "b": label_b, "kind": "statistics", "sort": sort,
@@ -153,6 +189,14 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
     if len(shown) < len(rows):
         title += f" (top {len(shown)})"
     console.print(_table(shown, title))
+
+
+def _print_verdict(console: Console, verdict: dict) -> None:
+    for check in verdict["checks"]:
+        pct = "" if check["delta_pct"] is None else f" ({check['delta_pct']:+.2f}%)"
+        state = "REGRESSED" if check["regressed"] else "ok"
+        console.print(f"{state:9} {plain(check['gate'])}: {check['a_ns'] / 1e6:,.3f} → "
+                      f"{check['b_ns'] / 1e6:,.3f} ms, Δ {check['delta_ns'] / 1e6:+,.3f} ms{pct}")
 
 
 def _print_timeline(console: Console, result, label_a: str, label_b: str, top: int) -> None:

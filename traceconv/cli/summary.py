@@ -3,6 +3,8 @@ key_averages for timelines, MegEngine's profile_analyze for MegEngine profiles."
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 import orjson
 
@@ -15,6 +17,7 @@ from ..io import DEFAULT_MAX_BYTES
 from .allocation_sites import sites_data, sites_table
 from .app import app, handled_errors
 from .convert import ALIGN_OPTION, load_all, max_bytes_option
+from .device_views import STEPS_OPTION, device_data, device_views, print_device_views, with_steps
 from .stragglers import print_stragglers
 
 
@@ -54,6 +57,13 @@ from .stragglers import print_stragglers
 @click.option("--print-only", type=click.Choice(["summary", "device", "host"]),
               help="Print only this block.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--launch-stats", is_flag=True, help="Kernel launch statistics: CPU and GPU "
+              "duration, launch delay (kernel start - end of its runtime call, clipped at 0).")
+@click.option("--streams", is_flag=True, help="Idle time per stream, split by cause.")
+@click.option("--by-annotation", is_flag=True, help="GPU time per user annotation.")
+@click.option("--sequences", type=int, default=0, metavar="N",
+              help="The most frequent kernel sequences of N kernels.")
+@STEPS_OPTION
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 @ALIGN_OPTION
 @max_bytes_option
@@ -63,7 +73,9 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             input_dtype: str | None, order_by: str, min_time: float, max_time: float,
             top_end_key: str, show_host: bool, print_only: str | None, as_json: bool,
             format: str | None, align: Mode = "auto",
-            max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+            max_bytes: int = DEFAULT_MAX_BYTES, launch_stats: bool = False,
+            streams: bool = False, by_annotation: bool = False, sequences: int = 0,
+            steps: str | None = None) -> None:
     """Per-operator time, calls, FLOPs and memory.
 
     On a timeline (PyTorch / Kineto, Chrome JSON, Perfetto...) the numbers of torch.profiler's
@@ -81,7 +93,11 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
       traceconv summary rank0.json rank1.json    (adds the straggler table of the ranks)
     """
     with handled_errors():
-        trace = load_all(inputs, format, align, max_bytes=max_bytes)
+        trace = with_steps(load_all(inputs, format, align, max_bytes=max_bytes), steps,
+                           inputs[0])
+        views: dict[str, Any] = {"launch_stats": launch_stats, "streams": streams,
+                                 "by_annotation": by_annotation, "sequences": sequences}
+        extra = device_data(trace, **views) if device_views(views) else {}
         options = SummaryOptions(
             3, types, aggregate_by, aggregate,  # type: ignore[arg-type]
             opr_name, input_dtype, order_by, min_time, max_time,
@@ -102,9 +118,12 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
                 data["stragglers"] = [row.as_dict() for row in stragglers(trace)]
             if print_only == "summary":   # the totals only, as the text block prints them
                 data = {key: value for key, value in data.items() if "total" in key}
+            data.update(extra)
             click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         else:
             click.echo(text, nl=False)
+            if extra:
+                print_device_views(extra)
             rows = stragglers(trace) if len(inputs) > 1 else []
             if rows:
                 print_stragglers(rows, (trace.time_range or (0, 0))[0])

@@ -131,20 +131,37 @@ def torch_snapshot(head: bytes, source: Source | None) -> float:
 
 
 _EXECUTION_TRACE_HEAD = re.compile(rb'^\s*\{[^\[]{0,400}"(schema|nodes)"\s*:')
+# What execution-trace nodes hold, in every published layout: Chakra 1.0.2+ (ctrl_deps,
+# inputs/outputs objects, attrs list) and the flat 1.0.1 one (parent, rf_id, op_schema,
+# input_shapes ... at the node's top level), and the names of the process/thread root nodes
+_EXECUTION_TRACE_NODE_KEYS = re.compile(
+    rb'"(ctrl_deps|attrs|rf_id|fw_parent|fw_tid|seq_id|op_schema|input_shapes|input_types|'
+    rb'output_shapes|output_types)"\s*:')
+_EXECUTION_TRACE_ROOT = re.compile(rb'\[pytorch\|profiler\|execution_(?:trace|graph)\|')
 
 
 def torch_et(head: bytes, source: Source | None) -> float:
-    """A JSON object with ``schema`` / ``nodes`` near the start and ``ctrl_deps`` or a
-    Chakra schema string (Chrome JSON has ``traceEvents`` instead).
+    """A JSON object with ``schema`` / ``nodes`` near the start whose nodes carry
+    execution-trace keys of any schema (1.0.1 flat keys through 1.1.1 Chakra), a root node
+    or a Chakra schema string (Chrome JSON has ``traceEvents`` instead).
 
     >>> torch_et(b'{"schema": "1.1.1-chakra.0.0.4", "pid": 418, "nodes": [', None)
     0.95
+    >>> torch_et(b'{"nodes": [{"name": "aten::add", "id": 5, "parent": 4, "rf_id": 3, '
+    ...          b'"op_schema": "", "inputs": [], "input_shapes": []}]}', None)
+    0.95
+    >>> torch_et(b'{"schema": "1.0.1", "nodes": [{"id": 1, "name": "x"}]}', None)
+    0.0
     >>> torch_et(b'{"traceEvents": []}', None)
     0.0
     """
-    if not _EXECUTION_TRACE_HEAD.match(head) or b'"traceEvents"' in head:
+    if (not _EXECUTION_TRACE_HEAD.match(head) or b'"traceEvents"' in head
+            or b'"nodes"' not in head):
         return 0.0
-    return 0.95 if b"chakra" in head or b'"ctrl_deps"' in head else 0.0
+    keys = {m.group(1) for m in _EXECUTION_TRACE_NODE_KEYS.finditer(head)}
+    if b"chakra" in head or _EXECUTION_TRACE_ROOT.search(head) or len(keys) >= 2:
+        return 0.95
+    return 0.0
 
 
 # TracePacket fields of which a trace's first packets carry at least one (perfetto_trace.proto):

@@ -24,6 +24,7 @@ class TrackKind(str, Enum):
     LANE = "lane"            # overflow lane for slices that overlap partially on their home track
     ASYNC = "async"          # async (b/e) spans; may overlap freely, so each id gets its own lane
     SYNTHETIC = "synthetic"  # anything else made by a reader (aggregate breakdowns, program order)
+    GLOBAL = "global"        # instants of the whole trace, no thread (Chrome's scope "s":"g")
 
 
 @dataclass(slots=True)

@@ -14,6 +14,7 @@ from typing import Any
 from ...model import Trace
 from .context import Context
 from .finding import SEVERITIES, Advice, Finding, Skipped
+from .frameworks import advice_for, framework_of, not_applicable
 from .registry import RULES, rule
 from .rule import Rule
 
@@ -38,7 +39,12 @@ def advise(traces: Trace | Sequence[Trace], *, rules: Iterable[str] | None = Non
     for trace in inputs:
         label = (trace.metadata.source_file or "?") if many else None
         ctx = Context(trace, options)
+        framework = framework_of(trace)
         for candidate in chosen:
+            reason = not_applicable(candidate.id, framework)
+            if reason is not None:
+                advice.skipped.append(Skipped(candidate.id, reason, label))
+                continue
             absent = candidate.missing(ctx)
             if absent:
                 advice.skipped.append(Skipped(candidate.id, "not applicable: missing "
@@ -47,6 +53,11 @@ def advise(traces: Trace | Sequence[Trace], *, rules: Iterable[str] | None = Non
             found = candidate.check(ctx)
             for finding in found:
                 finding.trace = label
+                # the words of the advice follow the framework the trace came from
+                key = finding.rule
+                if key == "gpu-idle":
+                    key = f"gpu-idle:{finding.title.rsplit('mostly ', 1)[-1].rstrip(')')}"
+                finding.advice = advice_for(key, framework, finding.advice)
             advice.findings.extend(found)
             if not found:
                 advice.passed.append(candidate.id if label is None

@@ -109,12 +109,18 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
                index: SliceIndex) -> None:
     """Turn flow points into model flows between the slices they bind to.
 
-    Points with the same key form a chain in time order (file order among equal times);
-    each consecutive pair of distinct bound slices becomes a flow, chains in the order of
-    their first point in the file. ``tracks_of(place)`` lists the tracks a point may sit on
-    (the first that binds wins); ``index`` holds the trace's slices. Points that bind to no
-    slice, and chains left with a single endpoint, are counted in the diagnostics. Points
-    are bound all at once per track (numpy): a GPU trace has two per kernel launch.
+    Points with the same key form a chain in time order (file order among equal times).
+    Each step (``t``) and finish (``f``) is linked from the latest start or step before it
+    in its chain, or when none came before from the chain's first start (stamped later on
+    another clock) or its first point (a chain of finishes alone): a graph launch
+    (``hipGraphLaunch``, ``cudaGraphLaunch``) has one start (or a first finish on the
+    runtime call) and a finish on every kernel of the graph, and each kernel is linked to
+    the launch, never kernel to kernel. Chains come in the order of their first point in
+    the file. ``tracks_of(place)`` lists the tracks a point may sit on (the first that
+    binds wins); ``index`` holds the trace's slices. Points that bind to no slice, and
+    bound points that link nowhere (a start restarted before any finish), are counted in the
+    diagnostics; a point on the slice its source is on adds nothing and is no loss. Points are bound all at
+    once per track (numpy): a GPU trace has two per kernel launch.
     """
     if not len(points):
         return
@@ -122,22 +128,58 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
     ts = np.asarray(points.ts, dtype=np.int64)
     rows = _bind(points, ts, tracks_of, index)
     order = np.lexsort((np.arange(len(ts)), ts, chain))   # chain by chain, in time order
-    sorted_chain = chain[order]
     bound = order[rows[order] >= 0]
-    bound_rows, bound_chain = rows[bound], chain[bound]
-    # a point on the slice that the previous point of its chain bound to adds no flow
-    repeat = np.zeros(len(bound), dtype=bool)
-    repeat[1:] = (bound_chain[1:] == bound_chain[:-1]) & (bound_rows[1:] == bound_rows[:-1])
-    bound, bound_rows, bound_chain = bound[~repeat], bound_rows[~repeat], bound_chain[~repeat]
-    pairs = np.flatnonzero(bound_chain[1:] == bound_chain[:-1])
-    categories, names = points.interned(trace.strings, bound[pairs])
+    phases = np.array([points.phases[p] for p in bound.tolist()], dtype="U1")
+    sources, targets = fan_out(chain[bound], phases != "f", phases == "s")
+    # a flow from a slice to itself, or a chain's second between the same slices, adds nothing
+    used = np.zeros(len(bound), dtype=bool)
+    used[sources] = used[targets] = True   # (also the points of a link added already)
+    ends = np.stack([chain[bound[sources]], rows[bound[sources]], rows[bound[targets]]])
+    keep = np.flatnonzero(ends[1] != ends[2])
+    if len(keep):
+        _, first = np.unique(ends[:, keep], axis=1, return_index=True)
+        keep = keep[np.sort(first)]
+    sources, targets = sources[keep], targets[keep]
+    categories, names = points.interned(trace.strings, bound[sources])
     flows = trace.flows
-    flows.source.frombytes(bound_rows[pairs].tobytes())
-    flows.target.frombytes(bound_rows[pairs + 1].tobytes())
+    flows.source.frombytes(rows[bound[sources]].tobytes())
+    flows.target.frombytes(rows[bound[targets]].tobytes())
     flows.category.frombytes(categories.tobytes())
     flows.name.frombytes(names.tobytes())
-    _report(trace, points, order[rows[order] < 0], sorted_chain, order,
-            np.bincount(bound_chain, minlength=int(chain.max()) + 1))
+    _report(trace, points, order[rows[order] < 0], bound[~used])
+
+
+def fan_out(chain: np.ndarray, starts: np.ndarray, opens: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """The (source, target) positions of the flows of points sorted chain by chain in time
+    order. ``starts``: the point starts or steps a flow (``s``, ``t``), ``opens``: it only
+    starts one (``s``). Every point that does not only start links from the latest start
+    before it in its chain; with none before it, from the chain's first start (a finish
+    stamped before its start: two clocks), else from the chain's first point (a chain of
+    finishes alone).
+
+    >>> # s f f f (a graph launch), f f (a memset: runtime call, device op), s f s f, f s, s t f
+    >>> chain = np.array([0, 0, 0, 0, 1, 1, 2, 2, 2, 2, 3, 3, 4, 4, 4])
+    >>> phases = np.array(list("sfff" "ff" "sfsf" "fs" "stf"))
+    >>> [p.tolist() for p in fan_out(chain, phases != "f", phases == "s")]
+    [[0, 0, 0, 4, 6, 8, 11, 12, 13], [1, 2, 3, 5, 7, 9, 10, 13, 14]]
+    """
+    if not len(chain):
+        return chain[:0], chain[:0]
+    position = np.arange(len(chain))
+    new_chain = np.ones(len(chain), dtype=bool)
+    new_chain[1:] = chain[1:] != chain[:-1]
+    chain_first = np.maximum.accumulate(np.where(new_chain, position, 0))
+    latest_start = np.maximum.accumulate(np.where(starts, position, -1))
+    # (the latest start before a point, not the point itself: a point is never its own source)
+    before = np.concatenate(([-1], latest_start[:-1]))
+    heads = np.flatnonzero(new_chain)
+    first_start = np.minimum.reduceat(np.where(starts, position, len(chain)), heads)
+    first_start = first_start[np.cumsum(new_chain) - 1]   # per point: its chain's
+    fallback = np.where(first_start < len(chain), first_start, chain_first)
+    source = np.where(before >= chain_first, before, fallback)
+    target = ~opens & (source != position)
+    return source[target], position[target]
 
 
 def _bind(points: FlowPoints, ts: np.ndarray, tracks_of: Callable[[Any], list[int]],
@@ -156,10 +198,10 @@ def _bind(points: FlowPoints, ts: np.ndarray, tracks_of: Callable[[Any], list[in
     return rows
 
 
-def _report(trace: Trace, points: FlowPoints, unbound: np.ndarray,
-            sorted_chain: np.ndarray, order: np.ndarray, per_chain: np.ndarray) -> None:
-    """Count unbound points (example: the first in chain order) and the bound points of
-    chains left with fewer than two (example: the first such chain and its first phase)."""
+def _report(trace: Trace, points: FlowPoints, unbound: np.ndarray, unused: np.ndarray
+            ) -> None:
+    """Count unbound points and bound points that no flow uses (example: the first of each
+    in chain order)."""
     diags = trace.diagnostics
     if len(unbound):
         first = int(unbound[0])
@@ -167,12 +209,10 @@ def _report(trace: Trace, points: FlowPoints, unbound: np.ndarray,
         diags.add("chrome.flow_unbound", "flow events with no slice to bind to (no slice at "
                   "that time on that thread)", kind="dropped", count=len(unbound),
                   example=f"{category} id {flow_id} at {points.ts[first]} ns")
-    short = np.flatnonzero(per_chain < 2)
-    if len(short) and per_chain[short].any():
-        chain = int(short[0])
-        first = int(order[np.searchsorted(sorted_chain, chain)])
+    if len(unused):
+        first = int(unused[0])
         category, flow_id = points.categories[first], points.ids[first]
         diags.add("chrome.flow_dangling", "flow events whose other end is missing (a start "
                   "with no finish or a finish with no start)", kind="dropped",
-                  count=int(per_chain[short].sum()),
-                  example=f"{category} id {flow_id}: only '{points.phases[first]}'")
+                  count=len(unused), example=f"{category} id {flow_id}: only "
+                  f"'{points.phases[first]}'")

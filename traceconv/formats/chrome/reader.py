@@ -196,7 +196,7 @@ class ChromeReader:
         if process is None:
             process = self._processes[("global",)] = self.trace.add_process(
                 "Global events", kind=ProcessKind.SYNTHETIC)
-        return self._named_track(("global",), "global instants", process, TrackKind.SYNTHETIC)
+        return self._named_track(("global",), "global instants", process, TrackKind.GLOBAL)
 
     # -- events -----------------------------------------------------------------------
 
@@ -653,6 +653,10 @@ def _read_events(source: Source, forced: str | None = None) -> ChromeReader:
             for chunk in chunks:
                 reader.read(chunk, index)
                 index += len(chunk)
+            if not index:   # an empty trace is an export that went wrong: say so
+                raise InputError("no trace events (the event array is empty)", file=source.name,
+                                 location="$.traceEvents" if doc.has_events_key and
+                                 isinstance(doc.envelope, dict) and doc.envelope else "$")
         except DocumentError as exc:
             where = f"{exc.line}:{exc.column}" if exc.line else None
             raise InputError(f"not valid JSON: {exc}", file=source.name, location=where) from None

@@ -97,7 +97,10 @@ def _events(trace: Trace, base: int) -> Iterator[bytes]:
         yield dumps(metadata)[1:-1]
     place = [b',"pid":%d,"tid":%d' % (ids.pid[t.process], ids.tid[t.id]) for t in trace.tracks]
     yield from _named_events(trace, trace.slices, place, base)
-    yield from _named_events(trace, trace.instants, place, base)
+    # an instant's scope: its thread's, or the whole trace's on a global track
+    scoped = [p + (b',"s":"g"' if t.kind is TrackKind.GLOBAL else b',"s":"t"')
+              for p, t in zip(place, trace.tracks, strict=True)]
+    yield from _named_events(trace, trace.instants, scoped, base)
     yield from _counter_events(trace, ids, base)
     yield from _flow_events(trace, place, base)
 
@@ -132,7 +135,7 @@ def _named_events(trace: Trace, table: SliceTable | InstantTable, place: list[by
     name_texts = _StringTexts(trace, b',"name":')
     category_texts = _StringTexts(trace, b',"cat":', empty=b"")   # no category: no key
     args = ArgsText(table.args)
-    head = b'{"ph":"X","ts":' if is_slice else b'{"ph":"i","s":"t","ts":'
+    head = b'{"ph":"X","ts":' if is_slice else b'{"ph":"i","ts":'
     for lo in range(0, len(table), BATCH):
         rows = np.arange(lo, min(lo + BATCH, len(table)))
         events: list[bytes] = []

@@ -25,6 +25,7 @@ from svgwrite.container import Group
 
 from ...analysis.memory import LiveBytes, live_bytes
 from ...model import MemoryBlock, Trace
+from ...model.clock import is_logical
 from .colors import Coloring, color_blocks
 from .layout import BREAK_PX, AddressAxis, Region, TimeAxis, address_axis
 from .selection import MemflowOptions, Selection, select, select_reserved
@@ -89,9 +90,10 @@ class Clock:
     origin: int
     unit: str = "ns"
     scale: int = 1
+    logical: bool = False   # times are sequence numbers (a logical clock): no durations
 
     def at(self, t: int) -> str:
-        return format_duration(t - self.origin)
+        return f"entry {t}" if self.logical else format_duration(t - self.origin)
 
 
 def render(trace: Trace, options: MemflowOptions) -> svgwrite.Drawing:
@@ -107,7 +109,8 @@ def render(trace: Trace, options: MemflowOptions) -> svgwrite.Drawing:
     reserved = select_reserved(trace, options, sel)
     frame = Frame(options.width, options.height)
     lo, hi = sel.window
-    clock = Clock(sel.origin, *time_unit_for(hi - lo))
+    clock = (Clock(sel.origin, "entries", 1, logical=True) if is_logical(trace.metadata.clock)
+             else Clock(sel.origin, *time_unit_for(hi - lo)))
     times = TimeAxis(lo, hi, frame.left, frame.right)
     axis, reserved_axis = _shared_axis(sel, reserved, frame)
     coloring = color_blocks(sel.blocks, options.color_by, trace.graph, frame.legend_rows)
@@ -285,8 +288,10 @@ def block_tooltip(block: MemoryBlock, trace: Trace, clock: Clock) -> str:
         lines.append(" · ".join(facts))
     alloc = "before the start" if block.alloc_ns is None else clock.at(block.alloc_ns)
     free = "never" if block.free_ns is None else clock.at(block.free_ns)
-    life = (f" · lifetime {format_duration(block.free_ns - block.alloc_ns)}"
-            if block.alloc_ns is not None and block.free_ns is not None else "")
+    span = (None if block.alloc_ns is None or block.free_ns is None
+            else block.free_ns - block.alloc_ns)
+    life = ("" if span is None else f" · lifetime {span} entries" if clock.logical
+            else f" · lifetime {format_duration(span)}")
     lines.append(f"alloc {alloc} → free {free}{life}")
     return "\n".join(lines)
 
@@ -378,7 +383,9 @@ def _draw_time_axis(drawing: svgwrite.Drawing, times: TimeAxis, clock: Clock, fr
                                text_anchor="middle"))
         rel += step
     what = f"time ({clock.unit}) since the first event"
-    if clock_name.startswith("synthetic"):   # e.g. one op per µs in program order
+    if clock.logical:   # an order, not a time: say what the numbers count
+        what = f"{clock.unit} since the first event · {clock_name}"
+    elif clock_name.startswith("synthetic"):   # e.g. one op per µs in program order
         what += f" · {clock_name} clock"
     group.add(drawing.text(what, insert=((frame.left + frame.right) / 2, y + 34),
                            text_anchor="middle", class_="small"))

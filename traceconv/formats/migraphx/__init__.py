@@ -33,6 +33,7 @@ _INSTRUCTION = re.compile(
     rb"^(?:Run instruction: )?\s*\S+ = (?:@param:|@literal|@return\(|[\w:]+(?:\[|\(|\s->\s)).*?"
     rb"(?:->\s*(?:\[|dynamic, )?\w+_type, \{|@return\()", re.M)
 _MARKERS = re.compile(rb"Running performance report|MIGraphX Version: |^Run instruction: |"
+                      rb"^\s*\|?\s*Instructions?\s.*\bTime\s*\(\s*ms\s*\)|"   # column layout
                       rb"^Total instructions time: |^module: \"main\"|"
                       rb"^\S[^\n=]*: ?[-+\d.e]+ ?ms(?: ?/ ?\d+ ?= ?[-+\d.e]+ ?ms)?"
                       rb" ?[,\xef\xbc\x8c] ?[-+\d.e]+ ?%\s*$|"

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ...numbers import NumberError
+from .columns import rows_as_lines
 from .instruction import VAR, Instruction, parse_instruction
 from .reflow import _SEP, NUM, PERF_TAIL, SUMMARY_ROW, logical_lines, summary_group
 
@@ -408,7 +409,7 @@ def parse_document(text: str) -> Document:
     0.5
     """
     parser = _Parser()
-    for number, line, wrapped in logical_lines(text.splitlines()):
+    for number, line, wrapped in logical_lines(rows_as_lines(text.splitlines())):
         parser.doc.wrapped.extend(wrapped)
         parser.feed_text(number, line.rstrip())
     return parser.doc

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from ...model import Diagnostics
 from .nesting import THREAD_PREFIX, EventTable
+from .places import place_clock
 from .rows import (
     MEMORY_HEADER,
     NUM,
@@ -40,7 +41,7 @@ BANNER = re.compile(r"^\s*-{5,}>\s*Profiling Report\s*<-{5,}\s*$")
 MEMORY_BANNER = re.compile(r"^\s*-{5,}>\s*Memory Profiling Report\s*<-{5,}\s*$")
 SECTION_TITLE = re.compile(r"^\s*-{5,}\s*(Overhead|GpuMemCpy|Event) Summary\s*-{5,}\s*$")
 MERGED_NOTE = re.compile(r"^\s*Note! This Report merge all thread info into one\.?\s*$")
-PLACE = re.compile(r"^\s*Place:\s*(CPU|CUDA|All)\s*$")
+PLACE = re.compile(r"^\s*Place:\s*(\S+(?:\s+\S+)?)\s*$")   # any spelling (places.py)
 TIME_UNIT = re.compile(r"^\s*Time unit:\s*(\S+)\s*$")
 SORTED_BY = re.compile(r"^\s*Sorted by (.+?) in descending order")
 TOTAL_TIME = re.compile(rf"^\s*Total time:\s*({NUM})\s*$")
@@ -251,7 +252,11 @@ class ReportParser:
         if pattern is MERGED_NOTE:
             report.merged = True
         elif pattern is PLACE:
-            report.place = m.group(1)  # type: ignore[assignment]
+            report.place = m.group(1)
+            if place_clock(report.place, True) is None:
+                self.diagnostics.add("paddle_report.unknown_place", "a Place: the profiler "
+                                     "never printed (times kept, neither host nor device)",
+                                     kind="note", example=f"line {lineno}: {report.place}")
         elif pattern is TIME_UNIT:
             report.time_unit = m.group(1)
         elif pattern is SORTED_BY:

@@ -8,11 +8,9 @@ a group. Times are milliseconds exactly as printed (``None`` for ``nan``/``inf``
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field
 
-Place = Literal["CPU", "CUDA", "All"]
+Place = str   # "CPU", "CUDA", "All", "GPU" (2017), "CUDAPlace(0)"...: see places.py
 
 
 class EventRow(BaseModel):

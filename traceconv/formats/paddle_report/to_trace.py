@@ -7,6 +7,7 @@ from ...model import Metadata, OpStat, Trace
 from ...numbers import located, scaled_int
 from .._paddle import FRAMEWORK
 from .nesting import THREAD_PREFIX
+from .places import place_clock
 from .schema import EventRow, ProfilingReport, ReportLog
 
 MB = 1 << 20
@@ -150,8 +151,9 @@ def _event_stat(row: EventRow, report: ProfilingReport, parent: int | None,
     if report.has_cpu_gpu_columns:
         cpu, device = ms_to_ns(row.cpu_ms), ms_to_ns(row.gpu_ms)
     else:
-        cpu = total if report.place in (None, "CPU") else None
-        device = total if report.place == "CUDA" else None
+        clock = "host" if report.place is None else place_clock(report.place, False)
+        cpu = total if clock == "host" else None
+        device = total if clock == "device" else None
     extra["ratio_fraction"] = row.ratio
     if row.reorder_marked:
         extra["reorder_marked"] = True

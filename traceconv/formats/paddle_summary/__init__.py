@@ -21,7 +21,7 @@ from .to_trace import build_trace
 
 SCHEMAS = {"paddle_summary": SummaryDocument}
 _SIGNATURE = re.compile(
-    rb"^(?:-+(?:Device|Overview|Model|Distribution|Operator|Kernel|Memory Manipulation|"
+    rb"^[ \t]*(?:-+(?:Device|Overview|Model|Distribution|Operator|Kernel|Memory Manipulation|"
     rb"UserDefined) Summary-+|-+Memory Summary - Place\(.+\)-+|=+Perf Summary=+)\s*$",
     re.MULTILINE)
 

@@ -43,6 +43,28 @@ THREAD_TITLE = "Thread: "
 FLOPS_MARK = "Flops Profiler"
 
 
+def dedented(lines: list[str]) -> list[str]:
+    """``lines`` with the indent of a pasted table taken off: a title line (``---X
+    Summary---``, ``===Perf Summary===``) indented by some prefix (the docs indent their
+    examples by two spaces) makes that prefix the block's margin, removed from every line
+    that starts with it until a line with less indent or the next title. Indentation
+    inside the table (child rows two spaces deeper) is kept.
+
+    >>> dedented(["  ---Operator Summary---", "  Name  Calls", "    child  1", "prose"])
+    ['---Operator Summary---', 'Name  Calls', '  child  1', 'prose']
+    """
+    margin = ""
+    found: list[str] = []
+    for line in lines:
+        body = line.lstrip(" \t")
+        if TITLE.match(body) or PERF_TITLE.match(body):
+            margin = line[:len(line) - len(body)]
+        elif margin and body and not line.startswith(margin):
+            margin = ""   # the block ended: text with less indent than the table
+        found.append(line[len(margin):] if margin and line.startswith(margin) else line)
+    return found
+
+
 def _float(text: str) -> float | None:
     """A finite number, else None.
 
@@ -76,7 +98,7 @@ class SummaryParser:
         self._untitled: SummaryTable | None = None   # the table told from rows alone
 
     def parse_text(self, text: str) -> SummaryDocument:
-        for lineno, line in enumerate(text.splitlines(), 1):
+        for lineno, line in enumerate(dedented(text.splitlines()), 1):
             self._line(lineno, line.rstrip("\r\n"))
         return self.doc
 

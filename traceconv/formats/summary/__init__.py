@@ -162,7 +162,8 @@ def summary_data(trace: Trace, options: SummaryOptions | None = None, *,
                  print_only: str | None = None) -> dict[str, Any]:
     """The ``summary --json`` object of ``trace``: the timeline's ``ops`` (torch's
     key_averages, :mod:`.ops`); for an op graph also MegEngine's profile_analyze ``rows``;
-    for a stats-only trace its ``rows``. ``top`` None: all ops, 3 profile_analyze rows.
+    for a stats-only trace its ``rows``. ``top`` None: all ops, 3 profile_analyze rows of
+    a MegEngine profile (its tool's default), every row of any other op graph.
 
     >>> t = Trace(); main = t.add_track("main", process=t.add_process("python"))
     >>> _ = t.add_slice(main, 0, 3_000, "aten::add", "cpu_op")
@@ -174,7 +175,7 @@ def summary_data(trace: Trace, options: SummaryOptions | None = None, *,
         if view != "stats" else []
     if view == "timeline":
         return _with_allocation_sites(trace, ops_dict(rows, sort_rows(rows, sort_by, top or 0)))
-    result = summarize(trace, replace(options or SummaryOptions(), top=3 if top is None else top))
+    result = summarize(trace, replace(options or SummaryOptions(), top=_top(trace, top)))
     data = summary_dict(result, show_host=show_host or print_only == "host")
     if rows:
         data["ops"] = [r.as_dict() for r in sort_rows(rows, sort_by)]
@@ -190,16 +191,25 @@ def _with_allocation_sites(trace: Trace, data: dict[str, Any]) -> dict[str, Any]
     return data
 
 
+def _top(trace: Trace, top: int | None) -> int:
+    """Rows of the profile_analyze tables: ``top``, else profile_analyze's own default (3)
+    for a MegEngine profile, else all (0): a MIGraphX log lists every instruction."""
+    if top is not None:
+        return top
+    return 3 if trace.metadata.framework == "MegEngine" else 0
+
+
 def render(trace: Trace, options: SummaryOptions | None = None, *, top: int | None = None,
            sort_by: str | None = None, group_by_input_shape: bool = False,
            show_host: bool = False, print_only: str | None = None) -> str:
     """The ``summary`` text of ``trace``: torch's key_averages table for a timeline (20 rows
-    unless ``top``), MegEngine's profile_analyze tables for an op graph (3 rows unless
-    ``top``), the statistics of a stats-only trace."""
+    unless ``top``), MegEngine's profile_analyze tables for an op graph (3 rows of a
+    MegEngine profile, every row of another op graph such as a MIGraphX trace-eval log,
+    unless ``top``), the statistics of a stats-only trace."""
     if view_of(trace) == "timeline":
         rows = op_summary(trace, group_by_input_shape=group_by_input_shape)
         return render_ops(rows, sort_rows(rows, sort_by, 20 if top is None else top))
-    result = summarize(trace, replace(options or SummaryOptions(), top=3 if top is None else top))
+    result = summarize(trace, replace(options or SummaryOptions(), top=_top(trace, top)))
     return render_text(result, show_host=show_host, print_only=print_only)
 
 

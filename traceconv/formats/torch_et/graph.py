@@ -30,7 +30,8 @@ import networkx as nx
 
 from ...model.graph import add_op, add_tensor, op_node, tensor_node
 
-STRUCTURE_PREFIX = "[pytorch|profiler|execution_trace|"   # process / thread root nodes
+# process / thread root nodes ("execution_graph" in schema 1.0.1, "execution_trace" since)
+STRUCTURE_PREFIXES = ("[pytorch|profiler|execution_trace|", "[pytorch|profiler|execution_graph|")
 OP_ATTRS = ("rf_id", "tid", "fw_tid", "scope", "seq_id", "op_schema", "kernel_backend",
             "kernel_file")
 
@@ -172,7 +173,7 @@ class GraphBuilder:
         for n in nodes:
             if not isinstance(n, dict) or not _is_id(n.get("id")):
                 self.skipped["malformed"] += 1   # (ids are ints: they order the ops)
-            elif str(n.get("name", "")).startswith(STRUCTURE_PREFIX):
+            elif str(n.get("name", "")).startswith(STRUCTURE_PREFIXES):
                 self.skipped["structure"] += 1
             else:
                 ops[n["id"]] = n

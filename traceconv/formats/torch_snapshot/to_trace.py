@@ -21,6 +21,7 @@ from typing import Any
 
 from ...analysis.memory import live_bytes
 from ...model import MemoryBlock, Metadata, ProcessKind, Trace, TrackKind
+from ...model.clock import LOGICAL_ENTRY_CLOCK
 from ...numbers import to_int64
 from .frames import StackTable
 
@@ -42,9 +43,18 @@ class SnapshotBuilder:
         self.skipped: Counter[str] = Counter()
         self.malformed_at: str | None = None   # the first malformed item, for the example
         self._allocator_tracks: dict[str, int] = {}
+        self.logical = False   # times are entry indexes (no time_us anywhere)
 
     def build(self) -> Trace:
-        for device_index, entries in enumerate(self._list("device_traces", self.document)):
+        device_traces = self._list("device_traces", self.document)
+        # torch < ~2.1 records no time_us at all: the entries' order is all there is
+        self.logical = bool(device_traces) and not any(
+            isinstance(e, dict) and e.get("time_us") is not None
+            for entries in device_traces if isinstance(entries, list) for e in entries)
+        if self.logical and any(isinstance(entries, list) and entries
+                                for entries in device_traces):
+            self.trace.metadata.clock = LOGICAL_ENTRY_CLOCK
+        for device_index, entries in enumerate(device_traces):
             self._replay(f"cuda:{device_index}", entries)
         self._annotations(self._list("external_annotations", self.document))
         self._counters()
@@ -89,7 +99,7 @@ class SnapshotBuilder:
                 stream = _int(entry.get("stream", 0))
                 if entry.get("device_free") is not None:
                     _int(entry["device_free"])
-                ns = _time_ns(entry)
+                ns = index if self.logical else _time_ns(entry)
             except _Malformed:
                 self._malformed(f"{where}[{index}]")
                 continue
@@ -211,8 +221,9 @@ class SnapshotBuilder:
     def _allocator_track(self, device: str) -> int:
         track = self._allocator_tracks.get(device)
         if track is None:
-            process = self.trace.add_process(f"{device} caching allocator",
-                                             kind=ProcessKind.SYNTHETIC)
+            process = self.trace.add_process(  # (Perfetto shows the labels beside the name)
+                f"{device} caching allocator", kind=ProcessKind.SYNTHETIC,
+                labels=["order only: 1 ns = 1 trace entry"] if self.logical else None)
             track = self.trace.add_track("allocator events", process=process,
                                          kind=TrackKind.SYNTHETIC)
             self._allocator_tracks[device] = track

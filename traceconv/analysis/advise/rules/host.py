@@ -49,8 +49,8 @@ def _host_gaps(ctx: Context) -> list[Finding]:
     # the process that runs most host work is the one the steps belong to
     process = int(np.bincount(tl.process[host_rows], weights=tl.dur[host_rows]).argmax())
     rows = host_rows[tl.process[host_rows] == process]
-    window = tl.steps.total
-    covered = clip(tl.union(rows), tl.steps).total
+    window = tl.host_steps.total
+    covered = clip(tl.union(rows), tl.host_steps).total
     share = 1 - covered / window if window else 0.0
     severity = grade(share, GAP_MEDIUM, GAP_HIGH)
     if severity is None:
@@ -77,7 +77,7 @@ def _host_bound_op(ctx: Context) -> list[Finding]:
     ops = tl.rows(Activity.HOST_OP)
     ops = ops[~tl.on_device[ops]]
     top = tl.outermost(ops)
-    window = tl.steps.total
+    window = tl.host_steps.total
     if not window or not len(top):
         return []
     device_busy = tl.union(tl.device_work())
@@ -87,7 +87,7 @@ def _host_bound_op(ctx: Context) -> list[Finding]:
     findings = []
     for candidate in np.flatnonzero(summed >= HOST_OP_SHARE * window).tolist():
         rows = top[inverse == candidate]
-        span: Intervals = clip(tl.union(rows), tl.steps)
+        span: Intervals = clip(tl.union(rows), tl.host_steps)
         share = span.total / window
         if share < HOST_OP_SHARE:
             continue
@@ -112,7 +112,7 @@ def _host_bound_op(ctx: Context) -> list[Finding]:
 def _dataloader_bound(ctx: Context) -> list[Finding]:
     tl = ctx.timeline
     loader = tl.union(tl.rows(Activity.DATALOADER))
-    steps = tl.steps
+    steps = tl.host_steps
     window = merge_intervals(np.r_[steps.start, loader.start], np.r_[steps.end, loader.end],
                              np.zeros(len(steps.start) + len(loader.start), np.int64)).total
     share = loader.total / window if window else 0.0

@@ -29,7 +29,6 @@ _ADVICE = {
 
 def _gpu_idle(ctx: Context) -> list[Finding]:
     findings = []
-    steps = ctx.timeline.steps
     for device in ctx.idle:
         severity = grade(device.idle_share, IDLE_MEDIUM, IDLE_HIGH)
         if severity is None:
@@ -44,7 +43,7 @@ def _gpu_idle(ctx: Context) -> list[Finding]:
             {"window_ns": device.window_ns, "busy_ns": device.busy_ns,
              "idle_ns": device.idle_ns, "idle_share": round(device.idle_share, 4),
              "host_wait_ns": device.host_wait_ns, "kernel_wait_ns": device.kernel_wait_ns,
-             "other_ns": device.other_ns, "steps": len(steps.start),
+             "other_ns": device.other_ns, "steps": ctx.timeline.step_count,
              "step_markers": ctx.timeline.has_step_markers},
             {"device": device.device,
              "longest_gaps": [{"start_ns": ctx.timeline.since_start(s), "dur_ns": d, "cause": c}

@@ -165,15 +165,31 @@ def _join_launches(trace: Trace) -> None:
     sources, targets = source_of[first[work]], rows[work]
     found = sources >= 0
     sources, targets = sources[found], targets[found]
-    flows = trace.flows   # pairs an ac2g flow event linked already (as one number each)
-    linked = np.isin(sources * len(s) + targets,
-                     flows.numpy("source") * len(s) + flows.numpy("target"))
-    for src, dst in zip(sources[~linked].tolist(), targets[~linked].tolist(), strict=True):
-        trace.add_flow(src, dst, "ac2g", "correlation")
-    joined = int((~linked).sum())
+    flows = trace.flows
+    flow_targets, flow_sources = flows.numpy("target"), flows.numpy("source")
+    from_launch = np.flatnonzero(is_launch[flow_sources])
+    # a device op that a flow event links from a launch already gets no second launch flow
+    linked_at = dict(zip(flow_targets[from_launch].tolist(), from_launch.tolist(), strict=True))
+    starts, tracks = s.numpy("start"), s.numpy("track")
+    added = rebound = 0
+    for src, dst in zip(sources.tolist(), targets.tolist(), strict=True):
+        flow = linked_at.get(dst)
+        if flow is None:
+            trace.add_flow(src, dst, "ac2g", "correlation")
+            added += 1
+            continue
+        bound_to = int(flow_sources[flow])
+        if bound_to != src and starts[bound_to] == starts[src] and tracks[bound_to] == tracks[src]:
+            # the flow event named a time that two launches share (zero-length calls of
+            # integer-µs traces): the one with the device op's correlation id is its launch
+            flows.source[flow] = src
+            rebound += 1
     trace.diagnostics.add("kineto.flows_from_correlation", "launch → device flows added from "
                           "matching correlation ids (no ac2g flow event linked them)",
-                          kind="guessed", count=joined)
+                          kind="guessed", count=added)
+    trace.diagnostics.add("kineto.flow_rebound", "ac2g flows moved to the launch with the "
+                          "device op's correlation id (the flow event's time fits two "
+                          "launches on that thread)", kind="repaired", count=rebound)
     trace.diagnostics.add("kineto.malformed_correlation", "launch or device events whose "
                           "correlation id is a list or an object (not joined by it)",
                           kind="dropped", count=malformed)

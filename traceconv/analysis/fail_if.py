@@ -1,0 +1,82 @@
+"""``diff --fail-if``: regression gates for CI over a timeline diff.
+
+A gate is ``SUBJECT:+LIMIT`` where LIMIT is a share (``+5%``, of A's value) or a time
+(``+2ms``, ``+300us``, ``+1500ns``, ``+0.5s``). SUBJECT is ``total`` (the step window), a
+kind (``cpu``, ``kernel``, ``memcpy``, ``communication``, ``idle``: the rows of that kind
+summed), or an op / kernel name or op class (``aten::conv2d``, ``convolution``: the rows
+whose name or class is that). B regresses when its value exceeds A's by more than LIMIT.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .op_class import op_class
+from .timeline_diff import TimelineDiff
+
+KINDS = ("cpu", "kernel", "memcpy", "communication", "idle")
+_LIMIT = re.compile(r"^\s*\+?\s*(?P<value>\d+(?:\.\d*)?|\.\d+)\s*(?P<unit>%|ns|us|µs|ms|s)\s*$")
+_UNIT_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+
+
+@dataclass(frozen=True)
+class Gate:
+    subject: str
+    limit: float
+    relative: bool   # limit is a share of A's value (0.05 = 5 %), else ns
+    text: str
+
+    def describe(self) -> str:
+        return self.text
+
+
+def parse_gate(text: str) -> Gate:
+    """One ``SUBJECT:+LIMIT`` gate (the last ``:`` splits: op names hold ``::``).
+
+    >>> parse_gate("total:+5%"), parse_gate("aten::conv2d:+2ms").limit
+    (Gate(subject='total', limit=0.05, relative=True, text='total:+5%'), 2000000.0)
+    """
+    subject, sep, limit = text.rpartition(":")
+    found = _LIMIT.match(limit) if sep else None
+    if not subject.strip() or found is None:
+        raise ValueError(f"--fail-if {text!r}: expected SUBJECT:+LIMIT, e.g. total:+5%, "
+                         "kernel:+2ms, aten::conv2d:+10%")
+    value, unit = float(found["value"]), found["unit"]
+    if unit == "%":
+        return Gate(subject.strip(), value / 100, True, text)
+    return Gate(subject.strip(), value * _UNIT_NS[unit], False, text)
+
+
+def _values(result: TimelineDiff, subject: str) -> tuple[int, int, int]:
+    """(A ns, B ns, rows matched) of a subject."""
+    if subject == "total":
+        return result.window_a_ns, result.window_b_ns, len(result.rows)
+    if subject in KINDS:
+        rows = [r for r in result.rows if r.kind == subject]
+    else:
+        rows = [r for r in result.rows if r.kind != "idle" and (
+            r.name == subject or op_class(r.name) == subject)]
+    return sum(r.a_ns for r in rows), sum(r.b_ns for r in rows), len(rows)
+
+
+def evaluate(result: TimelineDiff, gates: list[Gate]) -> dict:
+    """The verdict: each gate's numbers and whether B regressed; ``regressed`` when any did.
+
+    >>> from traceconv.analysis.timeline_diff import DeltaRow
+    >>> d = TimelineDiff(1000, 1080, 1, 1, False, [DeltaRow("gemm", "kernel", 500, 580)])
+    >>> v = evaluate(d, [parse_gate("total:+5%"), parse_gate("gemm:+100ns")])
+    >>> v["regressed"], [(c["subject"], c["regressed"]) for c in v["checks"]]
+    (True, [('total', True), ('gemm', False)])
+    """
+    checks = []
+    for gate in gates:
+        a, b, matched = _values(result, gate.subject)
+        delta = b - a
+        allowed = gate.limit * a if gate.relative else gate.limit
+        regressed = delta > allowed if (a or not gate.relative) else delta > 0
+        checks.append({"gate": gate.text, "subject": gate.subject, "a_ns": a, "b_ns": b,
+                       "delta_ns": delta,
+                       "delta_pct": round(100 * delta / a, 4) if a else None,
+                       "allowed_ns": round(allowed), "rows": matched, "regressed": regressed})
+    return {"regressed": any(c["regressed"] for c in checks), "checks": checks}

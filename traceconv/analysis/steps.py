@@ -1,0 +1,159 @@
+"""Step windows on both sides: the host's step markers and their device-side twins, and the
+selection of steps (``--steps 3:5``) for every analysis.
+
+When the device runs behind the host (the host has queued step N+1 while the device still
+computes step N), the host's ``ProfilerStep#N`` window holds device work of the step before.
+Each host step therefore gets a device window: the span of the device work launched from
+inside the host window (launch correlation) together with its GPU twin (a ``ProfilerStep#N``
+range on a device track, which recent Kineto versions record; on ROCm the twin can be a
+short mark away from the step's work, so it only widens the window). Analyses of device time
+use each step's host window extended by its device window.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ..model import Trace
+    from .activity import Timeline
+
+_NUMBER = re.compile(r"(\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class StepWindow:
+    """One step: its number (from the marker's name; else its position), host and device
+    windows (device None when nothing ran on a device in it)."""
+
+    number: int
+    name: str
+    host_start: int
+    host_end: int
+    device_start: int | None = None
+    device_end: int | None = None
+
+    @property
+    def start(self) -> int:
+        return min(self.host_start, self.device_start if self.device_start is not None
+                   else self.host_start)
+
+    @property
+    def end(self) -> int:
+        return max(self.host_end, self.device_end if self.device_end is not None
+                   else self.host_end)
+
+    @property
+    def device_lag_ns(self) -> int:
+        """How long the device ran on after the host closed the step (0 when it did not)."""
+        return max(0, (self.device_end or self.host_end) - self.host_end)
+
+
+def step_windows(tl: Timeline) -> list[StepWindow]:
+    """The host step markers in time order, each with its device window.
+
+    >>> from traceconv.model import Trace, ProcessKind
+    >>> from traceconv.analysis.activity import Timeline
+    >>> t = Trace(); h = t.add_process("host"); g = t.add_process("GPU", kind=ProcessKind.DEVICE)
+    >>> main = t.add_track("main", process=h); s = t.add_track("stream 7", process=g)
+    >>> _ = t.add_slice(main, 0, 100, "ProfilerStep#3", "user_annotation")
+    >>> launch = t.add_slice(main, 10, 5, "cudaLaunchKernel", "cuda_runtime")
+    >>> kernel = t.add_slice(s, 90, 40, "gemm", "kernel"); _ = t.add_flow(launch, kernel)
+    >>> w = step_windows(Timeline(t))[0]
+    >>> w.number, (w.host_start, w.host_end), (w.device_start, w.device_end), w.device_lag_ns
+    (3, (0, 100), (90, 130), 30)
+    """
+    from .activity import Activity
+
+    rows = tl.rows(Activity.STEP)
+    rows = rows[~tl.on_device[rows]]
+    if not len(rows):
+        return []
+    rows = rows[np.argsort(tl.start[rows], kind="stable")]
+    names = tl.names(rows)
+    twins = _device_twins(tl)
+    launched = np.flatnonzero(tl.launch_of >= 0)
+    launched = launched[tl.on_device[launched]]
+    launch_start = tl.start[tl.launch_of[launched]]
+    windows = []
+    for i, (row, name) in enumerate(zip(rows.tolist(), names, strict=True)):
+        found = _NUMBER.search(name)
+        number = int(found[1]) if found else i
+        s, e = int(tl.start[row]), int(tl.end[row])
+        mine = launched[(launch_start >= s) & (launch_start < e)]
+        spans = [twins[name]] if name in twins else []
+        if len(mine):
+            spans.append((int(tl.start[mine].min()), int(tl.end[mine].max())))
+        if spans:
+            windows.append(StepWindow(number, name, s, e, min(a for a, _ in spans),
+                                      max(b for _, b in spans)))
+        else:
+            windows.append(StepWindow(number, name, s, e))
+    return windows
+
+
+def _device_twins(tl: Timeline) -> dict[str, tuple[int, int]]:
+    """Device-side step ranges by name (GPU ``ProfilerStep#N`` user annotations)."""
+    from .activity import _STEP, Activity
+
+    marks = tl.rows(Activity.DEVICE_MARK)
+    marks = marks[tl.on_device[marks]]
+    twins: dict[str, tuple[int, int]] = {}
+    for row, name in zip(marks.tolist(), tl.names(marks), strict=True):
+        if _STEP.match(name):
+            s, e = int(tl.start[row]), int(tl.end[row])
+            old = twins.get(name)
+            twins[name] = (s, e) if old is None else (min(old[0], s), max(old[1], e))
+    return twins
+
+
+def parse_steps(spec: str) -> tuple[int | None, int | None]:
+    """``"3:5"`` → (3, 5), ``"4"`` → (4, 4), ``"2:"`` → (2, None); both ends inclusive.
+
+    >>> parse_steps("3:5"), parse_steps("4"), parse_steps(":2")
+    ((3, 5), (4, 4), (None, 2))
+    """
+    text = spec.strip()
+    try:
+        if ":" not in text:
+            return int(text), int(text)
+        lo, hi = text.split(":", 1)
+        return (int(lo) if lo.strip() else None, int(hi) if hi.strip() else None)
+    except ValueError:
+        raise ValueError(f"--steps {spec!r}: expected N, A:B, A: or :B (step numbers, "
+                         "both ends included)") from None
+
+
+def select_steps(trace: Trace, spec: str) -> Trace:
+    """A new trace cut to steps ``spec`` (numbers of ``ProfilerStep#N``, both ends included),
+    from the first chosen step's start to the last one's end on the device; the input is
+    not changed.
+
+    >>> import traceconv
+    >>> from traceconv.analysis.activity import Timeline
+    >>> t = traceconv.load("samples/torch/resnet18_train_cuda.pt.trace.json.gz")
+    >>> [w.number for w in step_windows(Timeline(t))]
+    [2, 3]
+    >>> cut = select_steps(t, "3"); [w.number for w in step_windows(Timeline(cut))]
+    [3]
+    """
+    from .activity import Timeline
+    from .trim import trim
+
+    lo, hi = parse_steps(spec)
+    windows = step_windows(Timeline(trace))
+    if not windows:
+        raise ValueError("--steps: the trace has no step markers (ProfilerStep#N)")
+    chosen = [w for w in windows if (lo is None or w.number >= lo) and (hi is None or w.number <= hi)]
+    if not chosen:
+        numbers = ", ".join(str(w.number) for w in windows)
+        raise ValueError(f"--steps {spec}: no such step (the trace has steps {numbers})")
+    bounds = trace.time_range
+    origin = bounds[0] if bounds else 0
+    start = min(w.start for w in chosen) - origin
+    end = max(w.end for w in chosen) - origin
+    return trim(trace, window=(start, end))

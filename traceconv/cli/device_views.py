@@ -1,0 +1,126 @@
+"""Options shared by the analysis commands: ``--steps`` (step selection) and the device views
+of ``summary`` (``--launch-stats``, ``--streams``, ``--by-annotation``, ``--sequences``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..errors import TraceconvError
+
+STEPS_OPTION = click.option(
+    "--steps", metavar="A:B",
+    help="Only steps A to B (ProfilerStep#N numbers, both included; N, A: and :B work too), "
+         "device work running behind the host included.")
+
+
+def with_steps(trace, spec: str | None, path: str | None = None):
+    """``trace`` cut to the steps of ``spec`` (a new trace), or ``trace`` itself."""
+    if not spec:
+        return trace
+    from ..analysis.steps import select_steps
+
+    try:
+        return select_steps(trace, spec)
+    except ValueError as exc:
+        raise TraceconvError(str(exc), file=path) from None
+
+
+def device_views(options: dict[str, Any]) -> bool:
+    """True when any device view is asked for."""
+    return bool(options.get("launch_stats") or options.get("streams")
+                or options.get("by_annotation") or options.get("sequences"))
+
+
+def device_data(trace, *, launch_stats: bool = False, streams: bool = False,
+                by_annotation: bool = False, sequences: int = 0) -> dict[str, Any]:
+    """The JSON objects of the device views asked for."""
+    from ..analysis.activity import Timeline
+
+    tl = Timeline(trace)
+    data: dict[str, Any] = {}
+    if launch_stats:
+        from ..analysis.launch_stats import launch_stats as compute
+
+        data["launch_stats"] = compute(tl).as_dict()
+    if streams:
+        from ..analysis.idle import stream_idle
+
+        data["stream_idle"] = [s.as_dict(tl.origin) for s in stream_idle(tl)]
+    if by_annotation:
+        from ..analysis.kernel_patterns import by_annotation as annotations
+
+        data["annotations"] = annotations(tl)
+    if sequences:
+        from ..analysis.kernel_patterns import frequent_sequences
+
+        data["kernel_sequences"] = frequent_sequences(tl, sequences)
+    return data
+
+
+def _short(name: str, width: int = 40) -> str:
+    """A kernel name without its argument list, cut to ``width``.
+
+    >>> _short("void at::native::vectorized_elementwise_kernel<4, float>(int, float)")
+    'void at::native::vectorized_elementwise…'
+    """
+    name = name.split("(", 1)[0] if "(" in name[1:] else name
+    return name if len(name) <= width else name[:width - 1] + "…"
+
+
+def _us(ns: int | None) -> str:
+    return "-" if ns is None else f"{ns / 1e3:,.1f}"
+
+
+def print_device_views(data: dict[str, Any]) -> None:
+    """The device views as short tables."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..terminal import plain
+
+    console = Console(highlight=False, width=120)
+    stats = data.get("launch_stats")
+    if stats is not None:
+        table = Table(title=f"kernel launches: {stats['launches']:,} "
+                            f"({stats['shorter_than_launch']:,} run shorter than their launch "
+                            f"call, {stats['long_delay']['count']:,} wait > 100 µs)",
+                      title_justify="left")
+        for column in ("µs", "count", "min", "median", "p90", "p95", "p99", "max", "mean"):
+            table.add_column(column, justify="left" if column == "µs" else "right")
+        for key, label in (("cpu_ns", "CPU (runtime call)"), ("gpu_ns", "GPU (kernel)"),
+                           ("delay_ns", "launch delay")):
+            d = stats[key]
+            table.add_row(label, f"{d.get('count', 0):,}", *(_us(d.get(k)) for k in (
+                "min", "median", "p90", "p95", "p99", "max", "mean")))
+        console.print(table)
+    for key, title, columns in (
+            ("stream_idle", "idle per stream (over the steps)",
+             (("name", "name"), ("busy ms", "busy_ns"), ("idle ms", "idle_ns"),
+              ("host wait ms", "host_wait_ns"), ("kernel wait ms", "kernel_wait_ns"),
+              ("other ms", "other_ns"))),
+            ("annotations", "GPU time per annotation",
+             (("annotation", "annotation"), ("kernels", "kernels"), ("GPU ms", "gpu_ns"))),
+            ("kernel_sequences", "most frequent kernel sequences",
+             (("sequence", "sequence"), ("count", "count"), ("GPU ms", "gpu_ns")))):
+        rows = data.get(key)
+        if rows is None:
+            continue
+        table = Table(title=title, title_justify="left")
+        for label, _ in columns:
+            table.add_column(label, justify="right" if "ms" in label or label in (
+                "kernels", "count") else "left", overflow="fold")
+        for row in rows:
+            cells = []
+            for label, field in columns:
+                value = row[field]
+                if isinstance(value, list):
+                    cells.append(plain(" → ".join(_short(v) for v in value)))
+                elif label.endswith("ms"):
+                    cells.append(f"{value / 1e6:,.3f}")
+                else:
+                    cells.append(plain(_short(value, 60)) if isinstance(value, str)
+                                 else f"{value:,}")
+            table.add_row(*cells)
+        console.print(table)

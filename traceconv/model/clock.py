@@ -1,0 +1,17 @@
+"""Names of trace clocks that are not time: a logical clock orders events without timing
+them (one step per event, 1 ns apart, so that every writer still has integer times).
+
+>>> is_logical(LOGICAL_ENTRY_CLOCK), is_logical("unix epoch")
+(True, False)
+"""
+
+from __future__ import annotations
+
+LOGICAL_PREFIX = "logical"
+# A torch allocator snapshot without time_us (torch < ~2.1): entry k of its trace is at k ns
+LOGICAL_ENTRY_CLOCK = "logical (allocator trace entry index: no time_us, 1 ns = 1 entry)"
+
+
+def is_logical(clock: str | None) -> bool:
+    """Whether ``clock`` numbers events in order instead of timing them."""
+    return bool(clock) and clock.startswith(LOGICAL_PREFIX)  # type: ignore[union-attr]
