@@ -262,6 +262,14 @@ class ArgEncoder:
         self._keys[key] = found   # a non-str key is also remembered as given
         return found
 
+    def dotted_names(self) -> list[str]:
+        """The argument names met so far that were written as nested dicts.
+
+        >>> enc = ArgEncoder(); _ = enc.encode({"a.b": 1, "c": 2}); enc.dotted_names()
+        ['a.b']
+        """
+        return sorted({key.text for key in self._keys.values() if key.dotted})
+
     def intern_names(self, keys: Iterable[object]) -> list[tuple[int, str]]:
         """Intern the names that args with these keys are written under; their (iid, name)."""
         out = []

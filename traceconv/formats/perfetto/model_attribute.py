@@ -31,11 +31,10 @@ SPELLED_MARK = 2047
 SPELLED_NULL, SPELLED_LIST, SPELLED_DICT = 0, 1, 2
 
 
-def describe(trace: Trace, base: int) -> dict[str, Any]:
-    """The attribute's content for ``trace`` whose uuids start at ``base``."""
+def describe(trace: Trace, base: int, dotted: list[str] | None = None) -> dict[str, Any]:
+    """The attribute's content for ``trace`` whose uuids start at ``base``; ``dotted``: the
+    argument names the writer wrote as nested dicts."""
     meta = trace.metadata
-    dotted = sorted({str(key) for column in (trace.slices.args, trace.instants.args)
-                     for keys in _key_sets(column) for key in keys if "." in str(key)})
     return {
         "version": VERSION, "base": base,
         "processes": [[p.name, p.kind.value, p.pid, p.sort_index, list(p.labels)]
@@ -47,14 +46,14 @@ def describe(trace: Trace, base: int) -> dict[str, Any]:
                      "clock_base_ns": meta.clock_base_ns,
                      "attributes": _jsonable(meta.attributes)},
         "flows": _flow_labels(trace),
-        "dotted": dotted,
+        "dotted": list(dotted or ()),
         "diagnostics": trace.diagnostics.as_list(),
         "memory": _blocks(trace.memory),
         "reservations": _blocks(trace.reservations),
     }
 
 
-def encode(trace: Trace, base: int) -> str:
+def encode(trace: Trace, base: int, dotted: list[str] | None = None) -> str:
     """:func:`describe` as JSON text (an integer beyond 64 bits, which a fuzzed input can
     give a pid or a rank, as its decimal text).
 
@@ -63,7 +62,7 @@ def encode(trace: Trace, base: int) -> str:
     >>> decode(encode(t, 0))["processes"][0][2]
     '1180591620717411303424'
     """
-    described = describe(trace, base)
+    described = describe(trace, base, dotted)
     try:
         return orjson.dumps(described).decode()
     except TypeError:
@@ -127,11 +126,6 @@ def _check(data: dict[str, Any]) -> None:
     metadata = data.get("metadata") or {}
     if not isinstance(metadata, dict) or not isinstance(metadata.get("attributes") or {}, dict):
         raise TypeError("metadata")
-
-
-def _key_sets(column: Any) -> list[tuple[Any, ...]]:
-    """The column's key sets (asking for ``key_set`` first settles rows held as JSON)."""
-    return list(column.key_sets) if column.key_set is not None else []
 
 
 def _jsonable(attributes: dict[str, Any]) -> dict[str, Any]:

@@ -95,10 +95,14 @@ def write(trace: Trace, out: BinaryIO, *, workers: int = 1) -> Diagnostics:
     view = nested_view(trace)
     ids = assign_ids(view)
     offset = _time_offset(view)
-    out.write(b"".join(frame(p) for p in _header_packets(view, ids, offset, trace)))
+    out.write(b"".join(frame(p) for p in _header_packets(view, ids, offset)))
     with paused_gc():
         encoder = _EventEncoder(view, ids, offset)
-        _write_events(encoder, out, _worker_count(workers))
+        dotted = _write_events(encoder, out, _worker_count(workers))
+    # what Perfetto has no words for, last: the dotted names are known once args are encoded
+    model = model_attribute.encode(trace, ids.base, dotted)
+    out.write(frame(bytes_field(TRACE_ATTRIBUTES, _attribute(model_attribute.ATTRIBUTE, model))
+                    + uint_field(SEQUENCE_ID, SEQ_DESCRIPTORS)))
     return view.diagnostics
 
 
@@ -115,12 +119,12 @@ def _worker_count(requested: object) -> int:
 _SHARED: _EventEncoder | None = None   # what forked workers encode from
 
 
-def _encode_shared(job: tuple[int, int, int]) -> bytes:
+def _encode_shared(job: tuple[int, int, int]) -> tuple[bytes, list[str]]:
     assert _SHARED is not None
-    return _SHARED.encode(*job)
+    return _SHARED.encode(*job), _SHARED.arg_encoder.dotted_names()
 
 
-def _write_events(encoder: _EventEncoder, out: BinaryIO, workers: int) -> None:
+def _write_events(encoder: _EventEncoder, out: BinaryIO, workers: int) -> list[str]:
     """Chunks become sequences 2, 3, ... encoded in order, or by forked workers that
     inherit the encoder (no pickling of the trace) and hand back bytes in order."""
     global _SHARED
@@ -131,13 +135,16 @@ def _write_events(encoder: _EventEncoder, out: BinaryIO, workers: int) -> None:
         for job in jobs:
             for piece in encoder.pieces(*job):
                 out.write(piece)
-        return
+        return encoder.arg_encoder.dotted_names()
     _SHARED = encoder
     try:
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
-            for data in pool.map(_encode_shared, jobs):
+            dotted: set[str] = set()
+            for data, names in pool.map(_encode_shared, jobs):
                 out.write(data)
+                dotted.update(names)
+            return sorted(dotted)
     finally:
         _SHARED = None
 
@@ -153,10 +160,9 @@ def _time_offset(trace: Trace) -> int:
     return -bounds[0]
 
 
-def _header_packets(trace: Trace, ids: TrackIds, offset: int, original: Trace) -> list[bytes]:
+def _header_packets(trace: Trace, ids: TrackIds, offset: int) -> list[bytes]:
     seq = uint_field(SEQUENCE_ID, SEQ_DESCRIPTORS)
-    model = model_attribute.encode(original, ids.base)   # what Perfetto has no words for
-    packets = [bytes_field(TRACE_ATTRIBUTES, _attributes(trace, offset, model)) + seq]
+    packets = [bytes_field(TRACE_ATTRIBUTES, _attributes(trace, offset)) + seq]
     bounds = trace.time_range
     if trace.metadata.clock == "unix epoch" and bounds is not None:
         t0 = bounds[0] + offset
@@ -167,15 +173,14 @@ def _header_packets(trace: Trace, ids: TrackIds, offset: int, original: Trace) -
     return packets
 
 
-def _attributes(trace: Trace, offset: int, model: str) -> bytes:
-    """TraceAttributes: where the trace came from (shown as ``trace_attribute.*`` metadata),
-    and ``model`` (:mod:`.model_attribute`) for traceconv's own reader."""
+def _attributes(trace: Trace, offset: int) -> bytes:
+    """TraceAttributes: where the trace came from (shown as ``trace_attribute.*`` metadata)."""
     meta = trace.metadata
     values: dict[str, object] = {
         "source_format": meta.source_format, "source_version": meta.source_version,
         "source_file": meta.source_file, "framework": meta.framework, "rank": meta.rank,
         "clock": meta.clock, "converter": f"traceconv {__version__}",
-        "time_shift_ns": offset or None, model_attribute.ATTRIBUTE: model}
+        "time_shift_ns": offset or None}
     entries = []
     for key, value in values.items():
         if value is None or value == "":
@@ -184,6 +189,11 @@ def _attributes(trace: Trace, offset: int, model: str) -> bytes:
                                        else string_field(3, str(value)))
         entries.append(bytes_field(1, body))
     return b"".join(entries)
+
+
+def _attribute(key: str, text: str) -> bytes:
+    """TraceAttributes with one string attribute."""
+    return bytes_field(1, string_field(1, key) + string_field(3, text))
 
 
 def _framed(fields: list[Part], rest: list[list[bytes]], stamps: np.ndarray,
@@ -230,7 +240,7 @@ class _EventEncoder:
             (BEGIN, trace.slices), (INSTANT, trace.instants))}
         self.categories = {kind: table.numpy("category").astype(np.uint64) for kind, table in (
             (BEGIN, trace.slices), (INSTANT, trace.instants))}
-        args = ArgEncoder()   # one for both tables: iids fixed for the whole file
+        args = self.arg_encoder = ArgEncoder()   # one for both tables: iids fixed per file
         self.args = {BEGIN: ColumnEncoder(trace.slices.args, args),
                      INSTANT: ColumnEncoder(trace.instants.args, args)}
 
