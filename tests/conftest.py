@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,23 @@ CUDA_TRACES = [DATA / "torch" / f"{name}.pt.trace.json.gz" for name in (
     "resnet18_train_cuda", "gpt_compile_bf16_cuda", "ddp_gloo_rank0",
     "cuda_h100/mobilenetv3_train_stack_cuda")] + [CUDA_STREAMS]
 SHARED = ROOT.parent / "shared" / "samples"  # the full corpus, beside the checkout (optional)
+
+
+def bundled_files(folder: Path) -> list[Path]:
+    """The files under ``folder`` that belong to the project (tracked by git), sorted.
+
+    Not whatever lies there: running the README's commands in the checkout writes outputs
+    beside the samples (``samples/torch/cnn_step5.pftrace``), which are no samples. Outside
+    a git checkout (an unpacked archive) every file but hidden ones counts.
+    """
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z", "--", str(folder)], cwd=ROOT,
+                                capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return sorted(p for p in folder.rglob("*") if p.is_file() and not any(
+            part.startswith(".") for part in p.relative_to(folder).parts))
+    return sorted(p for name in listed.decode().split("\0") if name
+                  and (p := ROOT / name).is_file())
 
 
 @pytest.fixture(scope="session")

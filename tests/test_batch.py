@@ -97,9 +97,11 @@ def test_never_overwrites_an_input(tmp_path: Path, samples: Path):
     src = tmp_path / "cnn.json"
     src.write_bytes((samples / "torch/cnn_step5.pt.trace.json").read_bytes())
     before = src.read_bytes()
+    # the shared naming rule (traceconv.outputs) steps aside: cnn.json -> cnn.chrome.json
     result = run(str(src), "-o", str(tmp_path), "--to", "chrome", "-j", "1")
-    assert result.exit_code == 1 and "overwrite the input" in result.stderr
+    assert result.exit_code == 0, result.output
     assert src.read_bytes() == before
+    assert orjson.loads((tmp_path / "cnn.chrome.json").read_bytes())["traceEvents"]
 
 
 def test_trimming_applies_to_each_input(tmp_path: Path, inputs: list[str]):

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import traceconv
+from tests.conftest import bundled_files
 from traceconv.analysis.nesting import nested_view
 from traceconv.formats.chrome.event_json import dumps, microseconds, value_texts
 from traceconv.formats.chrome.writer import write_chrome
@@ -21,7 +22,7 @@ from traceconv.model import Trace
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_FILES = sorted(p for folder in (ROOT / "samples", ROOT / "tests" / "data")
-                      for p in folder.rglob("*") if p.is_file() and p.suffix not in (".md", ".txt")
+                      for p in bundled_files(folder) if p.suffix not in (".md", ".txt")
                       and p.stat().st_size < 8 << 20)
 
 

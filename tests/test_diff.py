@@ -56,7 +56,7 @@ def test_cli_table_and_json():
     assert result.exit_code == 0, result.output
     doc = orjson.loads(result.output)
     assert doc["sort"] == "total" and len(doc["rows"]) == 8 + 3 + 3 + 2  # events, overhead, memcpy, memory
-    table = runner.invoke(app, ["diff", a, b, "--section", "memcpy", "--sort", "calls"])
+    table = runner.invoke(app, ["diff", a, b, "--section", "memcpy", "--sort", "calls", "--wide"])
     assert table.exit_code == 0 and "GpuMemcpy" in table.output and "-600" in table.output
     missing = runner.invoke(app, ["diff", a, str(DATA / "nope.txt")])
     assert missing.exit_code == 1 and len(missing.output.strip().splitlines()) == 1

@@ -358,7 +358,7 @@ def test_diff_prints_names_and_paths_from_data_as_text(tmp_path: Path):
                "[b]d/a.json")
     b = chrome(tmp_path, [{"ph": "X", "name": name, "ts": 0, "dur": 30, "pid": 1, "tid": 1}],
                "[b]d/b.json")
-    result = run("diff", str(a), str(b))
+    result = run("diff", str(a), str(b), "--wide")   # long paths: on one line
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert "op[/x]\\x1b[2J\\x07" in result.output          # shown, escaped, not interpreted

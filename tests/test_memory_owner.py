@@ -14,13 +14,12 @@ from pathlib import Path
 import pytest
 
 import traceconv
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, bundled_files
 from traceconv.model.graph import OP
 
 NOT_TRACES = {"broken.json"}  # hand-made bad input for the error-message examples
 MEMORY_SAMPLES = sorted(
-    p for p in SAMPLES.rglob("*")
-    if p.is_file() and p.suffix != ".md" and p.name not in NOT_TRACES)
+    p for p in bundled_files(SAMPLES) if p.suffix != ".md" and p.name not in NOT_TRACES)
 
 
 @pytest.mark.parametrize("path", MEMORY_SAMPLES, ids=lambda p: str(p.relative_to(SAMPLES)))

@@ -7,17 +7,16 @@ exports there (schema 2.9.1 to 3.25.0).
 
 from __future__ import annotations
 
-import gzip
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from sqlite_oracle import database
 
 import traceconv
 from traceconv.analysis.activity import Activity, Timeline
@@ -34,18 +33,6 @@ HOST_TABLES = ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_OVERHEAD",
 WORK_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
                "CUPTI_ACTIVITY_KIND_MEMSET")
 DEVICE_TABLES = (*WORK_TABLES, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")
-
-
-@contextmanager
-def database(path: Path, tmp: Path) -> Iterator[sqlite3.Connection]:
-    """A plain sqlite3 connection to ``path`` (a gzipped sample is unpacked into ``tmp``)."""
-    if path.suffix == ".gz":
-        plain = tmp / path.stem
-        with gzip.open(path) as src, open(plain, "wb") as out:
-            shutil.copyfileobj(src, out)
-        path = plain
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
-        yield connection
 
 
 def tables(db: sqlite3.Connection) -> set[str]:

@@ -131,7 +131,7 @@ def test_sort_group_and_top_options():
     assert all("input_shapes" in op for op in ops)
     bad = CliRunner().invoke(app, ["summary", path, "--sort-by", "colour"])
     assert bad.exit_code == 1 and "cannot sort by 'colour'" in bad.output
-    text = CliRunner().invoke(app, ["summary", path, "-t", "2"]).output
+    text = CliRunner().invoke(app, ["summary", path, "-t", "2", "--wide"]).output
     assert "Self device time total:" in text and "Device total" in text
 
 

@@ -11,12 +11,12 @@ import json
 import shutil
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from sqlite_oracle import database
 
 import traceconv
 from traceconv.cli import app
@@ -27,17 +27,6 @@ MATMUL = SAMPLES / "matmul_result.rpd"
 VLLM = SAMPLES / "vllm_fp8_mi300_autograd.rpd.gz"
 REFERENCE = SAMPLES / "matmul_result.rpd2tracing.json.gz"
 BUNDLED = [MATMUL, VLLM]
-
-
-@contextmanager
-def database(path: Path, tmp: Path) -> Iterator[sqlite3.Connection]:
-    if path.suffix == ".gz":
-        plain = tmp / path.stem
-        with gzip.open(path) as src, open(plain, "wb") as out:
-            shutil.copyfileobj(src, out)
-        path = plain
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
-        yield connection
 
 
 def count(db: sqlite3.Connection, sql: str) -> int:

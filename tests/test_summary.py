@@ -82,7 +82,7 @@ def test_unknown_order_column_is_one_line_error(data):
 
 def test_text_table_reads_well(data):
     result = CliRunner().invoke(app, ["summary", str(data / PROFILE), "--format", "megengine",
-                                      "-t", "2", "--show-host"])
+                                      "-t", "2", "--show-host", "--wide"])
     assert result.exit_code == 0
     text = result.output
     assert "total device time  0.009615 s" in text

@@ -16,6 +16,7 @@ from .errors import FormatError, InputError, TraceconvError
 from .gcpause import paused_gc
 from .io import DEFAULT_MAX_BYTES, Progress, Source, atomic_output
 from .numbers import NumberError
+from .outputs import inputs_of, refuse_binary_to_terminal, refuse_replacing_inputs, remember_inputs
 
 if TYPE_CHECKING:   # the model imports numpy and networkx: not needed to start the CLI
     from .analysis.align import Mode
@@ -60,7 +61,9 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
     meta = trace.metadata
     meta.source_format = meta.source_format or info.name
     meta.source_file = meta.source_file or os.path.basename(source.name)
-    return trace.freeze()
+    frozen = trace.freeze()
+    remember_inputs(frozen, [source.path])
+    return frozen
 
 
 def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
@@ -70,7 +73,8 @@ def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
     ``trace`` is not changed. What the writer repaired or left out for the output format
     (slices moved to lane tracks, flows it cannot draw, ...) is returned, apart from the
     trace's own diagnostics. ``options`` are the writer's keyword parameters; any other
-    name is refused before anything is written.
+    name is refused before anything is written. A trace is never written over the file it
+    was read from (:mod:`traceconv.outputs`), nor a binary format to a terminal.
 
     >>> traceconv.save(trace, "out.pftrace")          # doctest: +SKIP
     <Diagnostics ...>
@@ -78,6 +82,8 @@ def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
     """
     target = os.fspath(path)
     info = registry.for_output(target, format)
+    refuse_replacing_inputs([target], inputs_of(trace))
+    refuse_binary_to_terminal(info, target)
     _refuse_timeless(trace, info.name)
     module = info.load()
     writer = module.write
@@ -108,11 +114,13 @@ def _refuse_timeless(trace: Trace, output_format: str) -> None:
 
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str | None = None,
             *, format: str | None = None, **options: Any) -> Trace:
-    """Load ``src`` and save it as ``dst``; returns the loaded trace.
+    """Load ``src`` and save it as ``dst``; returns the loaded trace. ``dst`` may not be
+    ``src`` (checked before reading, as the same file, whatever the path says).
 
     >>> traceconv.convert("trace.json.gz", "trace.pftrace")   # doctest: +SKIP
     <Trace chrome: ...>
     """
+    refuse_replacing_inputs([dst], [src])
     trace = load(src, format=format)
     save(trace, dst, format=to, **options)
     return trace
@@ -122,8 +130,9 @@ def combine(traces: Sequence[Trace], *, align: Mode = "auto") -> Trace:
     """One trace from several loaded inputs.
 
     A PyTorch execution trace given beside its Kineto trace is linked to it, not merged as
-    a rank (see :mod:`traceconv.analysis.link_et`); all other inputs (ranks, runs) are
-    merged with :func:`traceconv.analysis.merge.merge` (``align``: its clock alignment).
+    a rank (see :mod:`traceconv.analysis.link_et`); the trtexec exports of one engine are
+    read as one trace (:mod:`traceconv.formats.trtexec.engine_set`); all other inputs (ranks,
+    runs) are merged with :func:`traceconv.analysis.merge.merge` (``align``: its clock alignment).
 
     >>> traceconv.combine([traceconv.load("run.pt.trace.json.gz"),      # doctest: +SKIP
     ...                    traceconv.load("run_et.json.gz")]).op_count
@@ -131,13 +140,16 @@ def combine(traces: Sequence[Trace], *, align: Mode = "auto") -> Trace:
     """
     from .analysis.link_et import link_execution_trace, pair_execution_traces
     from .analysis.merge import merge
+    from .formats.trtexec.engine_set import combine_engine_sets
 
     linked = []
-    for timeline, ets in pair_execution_traces(traces):
+    for timeline, ets in pair_execution_traces(combine_engine_sets(traces)):
         for et in ets:
             timeline = link_execution_trace(timeline, et)
         linked.append(timeline)
-    return linked[0] if len(linked) == 1 else merge(linked, align=align)
+    combined = linked[0] if len(linked) == 1 else merge(linked, align=align)
+    remember_inputs(combined, [path for trace in traces for path in inputs_of(trace)])
+    return combined
 
 
 def list_formats() -> list[registry.FormatInfo]:

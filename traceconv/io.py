@@ -22,7 +22,11 @@ HEAD_BYTES = 64 * 1024
 # Kineto traces seen are a few GB of JSON), low enough that a gzip bomb ends in a clear error
 # instead of exhausting memory. ``--max-bytes`` / ``max_bytes=`` change it.
 DEFAULT_MAX_BYTES = 16 << 30
-Progress = Callable[[int, int], None]  # (bytes done, bytes total)
+# (bytes of the input read, its size; 0 while unknown: standard input). A callback that
+# also has ``unpacked(n)`` hears how many bytes a compressed input has expanded to so far,
+# and one with ``events(n)`` how many events a reader has read (see Source.read_events).
+Progress = Callable[[int, int], None]
+STDIN_CHUNK = 1 << 20
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
@@ -103,9 +107,11 @@ class _BoundedReader(io.RawIOBase):
     bytes: a small gzip can expand to any size."""
 
     def __init__(self, stream: _Readable, limit: int, name: str,
-                 source: BinaryIO | None = None) -> None:
+                 source: BinaryIO | None = None,
+                 unpacked: Callable[[int], None] | None = None) -> None:
         self._stream, self._limit, self._name, self._done = stream, limit, name, 0
         self._source = source   # what ``stream`` reads from: closed with it (GzipFile won't)
+        self._unpacked = unpacked   # told the decompressed bytes so far (a progress display)
 
     def readable(self) -> bool:
         return True
@@ -119,6 +125,8 @@ class _BoundedReader(io.RawIOBase):
         self._done += n or 0
         if self._done > self._limit:
             raise too_large(self._name, self._limit)
+        if n and self._unpacked is not None:
+            self._unpacked(self._done)
         return n or 0
 
     def close(self) -> None:
@@ -187,9 +195,11 @@ class Source:
     def _raw(self) -> BinaryIO:
         if self.is_stdin:
             if self._stdin is None:
-                self._stdin = sys.stdin.buffer.read(self.max_bytes + 1)
-                if len(self._stdin) > self.max_bytes:
-                    raise too_large(self.name, self.max_bytes)
+                self._stdin = self._read_stdin()
+            if self.progress is not None:   # the parse of what was read: a known total
+                counted = _CountingReader(io.BytesIO(self._stdin), len(self._stdin),
+                                          self.progress)
+                return io.BufferedReader(counted, 1 << 20)  # type: ignore[return-value]
             return io.BytesIO(self._stdin)
         try:
             raw: BinaryIO = open(self.path, "rb")  # noqa: SIM115 - returned to the caller
@@ -204,6 +214,27 @@ class Source:
                                     1 << 20)
         return raw
 
+    def _read_stdin(self) -> bytes:
+        """All of standard input (at most ``max_bytes``), in pieces so that progress shows."""
+        pieces, done = [], 0
+        while done <= self.max_bytes:
+            piece = sys.stdin.buffer.read(min(STDIN_CHUNK, self.max_bytes + 1 - done))
+            if not piece:
+                break
+            pieces.append(piece)
+            done += len(piece)
+            if self.progress is not None:
+                self.progress(done, 0)
+        if done > self.max_bytes:
+            raise too_large(self.name, self.max_bytes)
+        return b"".join(pieces)
+
+    def read_events(self, count: int) -> None:
+        """A reader says it has read ``count`` events so far (shown with the progress)."""
+        tell = getattr(self.progress, "events", None)
+        if tell is not None:
+            tell(count)
+
     @cached_property
     def compressed(self) -> bool:
         with self._raw() as raw:
@@ -214,7 +245,8 @@ class Source:
         raw = self._raw()
         if self.compressed:
             unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
-            bounded = _BoundedReader(unzipped, self.max_bytes, self.name, source=raw)
+            bounded = _BoundedReader(unzipped, self.max_bytes, self.name, source=raw,
+                                     unpacked=getattr(self.progress, "unpacked", None))
             return io.BufferedReader(bounded, 1 << 20)  # type: ignore[return-value]
         return raw
 

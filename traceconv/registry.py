@@ -83,6 +83,7 @@ class FormatInfo:
     origin: str = "built-in"          # or the distribution of the plugin that added it
     # "module:function" of a light sniff (no reader imported to detect); None: the module's
     sniffer: str | None = None
+    binary: bool = False              # writes bytes that are not text (never to a terminal)
 
     @property
     def default_extension(self) -> str:
@@ -126,7 +127,8 @@ BUILTINS: tuple[FormatInfo, ...] = (
     FormatInfo(
         "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
         (".pftrace", ".perfetto-trace", ".perfetto", ".pb"), reads=True, writes=True,
-        aliases=("pftrace", "proto"), checks=True, sniffer="traceconv.formats.sniffing:perfetto"),
+        aliases=("pftrace", "proto"), checks=True, binary=True,
+        sniffer="traceconv.formats.sniffing:perfetto"),
     FormatInfo(
         "megengine", "MegEngine static-graph profile JSON (trace.get_profile(), "
         "load_network_and_run --profile) and graph.json", "traceconv.formats.megengine.profile",
@@ -203,6 +205,18 @@ BUILTINS: tuple[FormatInfo, ...] = (
         "nsys-stats", "nsys stats CSV report of NVTX ranges (nvtx_pushpop_trace; .csv or "
         ".csv.xz)", "traceconv.formats.nsys_stats", (".csv.xz", ".csv"), reads=True,
         aliases=("nvtx-pushpop-csv",), sniffer="traceconv.formats.database_sniffing:nsys_stats"),
+    FormatInfo(
+        "xplane", "XPlane XSpace protobuf (jax.profiler, tf.profiler, torch_xla; the *.xplane.pb "
+        "xprof reads): host threads, GPU/TPU planes, XLA ops", "traceconv.formats.xplane",
+        (".xplane.pb",), reads=True, aliases=("xspace", "xprof"),
+        sniffer="traceconv.formats.export_sniffing:xplane"),
+    FormatInfo(
+        "trtexec", "TensorRT trtexec exports: --exportLayerInfo (engine graph), --exportProfile "
+        "(per-layer times), --exportTimes (per-inference timeline); one engine's files together "
+        "read as one trace", "traceconv.formats.trtexec",
+        (".graph.json", ".profile.json", ".timing.json", ".times.json", ".layers.json",
+         ".metadata.json", ".json"), reads=True, aliases=("tensorrt", "trex"),
+        sniffer="traceconv.formats.export_sniffing:trtexec"),
 )
 
 _FORMATS: dict[str, FormatInfo] = {}
@@ -411,6 +425,10 @@ def _load_plugins() -> None:
 
     A broken plugin is reported as a warning and skipped: it must not break the built-ins.
     """
+    from .plugin_scan import may_declare
+
+    if not may_declare(ENTRY_POINT_GROUP):   # the usual case, found in ~1 ms, not ~25
+        return
     from importlib.metadata import entry_points
 
     for entry in entry_points(group=ENTRY_POINT_GROUP):

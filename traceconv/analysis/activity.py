@@ -50,7 +50,7 @@ _KERNEL_CATEGORIES = {"kernel", "migraphx.kernel"}
 _MEMCPY_CATEGORIES = {"gpu_memcpy", "memcpy", "hosttodevice", "devicetohost"}
 _MEMSET_CATEGORIES = {"gpu_memset", "memset"}
 _DEVICE_MARK_CATEGORIES = {"gpu_user_annotation", "cuda_sync", "cuda_event", "xpu_sync",
-                           "cuda_profiler_range"}
+                           "cuda_profiler_range", "device_annotation"}
 _RUNTIME_CATEGORIES = {"cuda_runtime", "cuda_driver", "cudaruntime", "xpu_runtime",
                        "xpu_driver", "hip_runtime", "mtia_runtime", "privateuse1_runtime",
                        "privateuse1_driver", "os_runtime"}
@@ -78,6 +78,8 @@ def classify(category: str, name: str, on_device: bool) -> Activity:
     cat = category.lower()
     if cat == "aggregate":
         return Activity.AGGREGATE
+    if cat == "step":   # a reader's step marker, on a host or a device row (XPlane "Steps")
+        return Activity.STEP
     if cat == "trace":   # Kineto's "PyTorch Profiler (N)" span: the recording, not work
         return Activity.PROFILER
     if on_device:

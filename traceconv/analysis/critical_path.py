@@ -62,6 +62,15 @@ class CriticalPath:
     def length_ns(self) -> int:
         return self.path[-1].end_ns - self.path[0].start_ns if self.path else 0
 
+    def __repr__(self) -> str:
+        """Length, span and links, not every link (``path`` has them).
+
+        >>> CriticalPath("timeline", [], 2_000_000)
+        <CriticalPath timeline: 0.000 ms of a 2.000 ms trace, 0 links>
+        """
+        return (f"<CriticalPath {self.mode}: {self.length_ns / 1e6:,.3f} ms of a "
+                f"{self.span_ns / 1e6:,.3f} ms trace, {len(self.path):,} links>")
+
     def as_dict(self) -> dict:
         """The ``--json`` form; ``start_ns`` counts from the trace's first event."""
         return {"mode": self.mode, "length_ns": self.length_ns, "span_ns": self.span_ns,

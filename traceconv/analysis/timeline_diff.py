@@ -48,6 +48,18 @@ class TimelineDiff:
     def total_delta_ns(self) -> int:
         return self.window_b_ns - self.window_a_ns
 
+    def __repr__(self) -> str:
+        """The change of the window and the largest row, not every row (``rows`` has them).
+
+        >>> TimelineDiff(3_000_000, 2_000_000, 1, 1, False)
+        <TimelineDiff: window 3.000 → 2.000 ms (Δ -1.000 ms), 0 rows>
+        """
+        top = f", largest {self.rows[0].name!r} ({self.rows[0].delta_ns / 1e6:+,.3f} ms)" \
+            if self.rows else ""
+        return (f"<TimelineDiff: window {self.window_a_ns / 1e6:,.3f} → "
+                f"{self.window_b_ns / 1e6:,.3f} ms (Δ {self.total_delta_ns / 1e6:+,.3f} ms), "
+                f"{len(self.rows):,} rows{top}>")
+
     def as_dict(self) -> dict:
         return {"kind": "timeline", "total_delta_ns": self.total_delta_ns,
                 "window_a_ns": self.window_a_ns, "window_b_ns": self.window_b_ns,

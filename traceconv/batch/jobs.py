@@ -12,15 +12,15 @@ import resource
 import socket
 import time
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from .. import registry
-from ..analysis.trim import TrimOptions, trim_with
 from ..errors import TraceconvError
-from ..model import Trace
+from ..outputs import Files, output_name, refuse_replacing_inputs
 
-# `trace.json.gz` -> `trace`: the name parts that say "a trace" rather than what it is of
-_TRACE_SUFFIXES = (".gz", ".json", ".pb", ".pt.trace", ".trace", ".paddle_trace")
-
+if TYPE_CHECKING:
+    from ..analysis.trim import TrimOptions
+    from ..model import Trace
 
 @dataclass(frozen=True, slots=True)
 class Task:
@@ -51,34 +51,22 @@ class BatchResult:
         return asdict(self)
 
 
-def stem(path: str) -> str:
-    """``runs/rank0.pt.trace.json.gz`` -> ``rank0``.
-
-    >>> stem("runs/rank0.pt.trace.json.gz"), stem("profile.json")
-    ('rank0', 'profile')
-    """
-    base = os.path.basename(path)
-    changed = True
-    while changed:
-        changed = False
-        for suffix in _TRACE_SUFFIXES:
-            if base.endswith(suffix) and len(base) > len(suffix):
-                base, changed = base[: -len(suffix)], True
-    return base
-
-
 def plan(inputs: list[str], outdir: str, to: str, format: str | None = None,
          trim: TrimOptions | None = None) -> list[Task]:
-    """One task per input, outputs named after the inputs (``-2``, ``-3`` for repeats)."""
+    """One task per input, outputs named by the rule of :mod:`traceconv.outputs` in
+    ``outdir`` (``-2``, ``-3`` for repeated names); no output is an input."""
     extension = registry.get(to).default_extension
-    seen: dict[str, int] = {}
+    avoid = Files(inputs)
+    used: set[str] = set()
     tasks = []
     for path in inputs:
-        name = stem(path)
-        seen[name] = seen.get(name, 0) + 1
-        suffix = f"-{seen[name]}" if seen[name] > 1 else ""
-        tasks.append(Task(path, os.path.join(outdir, name + suffix + extension), to, format,
-                          trim))
+        output = first = output_name([path], to, outdir=outdir, avoid=avoid)
+        count = 1
+        while output in used or avoid.find(output) is not None:
+            count += 1
+            output = f"{first.removesuffix(extension)}-{count}{extension}"
+        used.add(output)
+        tasks.append(Task(path, output, to, format, trim))
     return tasks
 
 
@@ -97,11 +85,11 @@ def convert_one(task: Task) -> BatchResult:
 
     began = time.perf_counter()
     try:
-        if os.path.exists(task.output) and os.path.samefile(task.path, task.output):
-            raise TraceconvError("the output would overwrite the input; choose another -o",
-                                 file=task.path)
+        refuse_replacing_inputs([task.output], [task.path])   # checked again where it runs
         trace = load(task.path, format=task.format)
         if task.trim is not None and task.trim.active:
+            from ..analysis.trim import trim_with
+
             trace = trim_with(trace, task.trim)
         save(trace, task.output, format=task.to)
         result = BatchResult(task.path, task.output, "ok", _events(trace),

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing import get_context
 from typing import Any
 
 from ..errors import TraceconvError
@@ -26,10 +24,17 @@ ENGINES = ("local", "dask", "ray")
 Job = Callable[[Task], Any]
 
 
-def _local(job: Job, tasks: Sequence[Task], jobs: int, _address: str | None) -> Iterator[Any]:
+CONNECT_TIMEOUT = 10.0   # seconds a cluster at --address has to answer
+
+
+def _local(job: Job, tasks: Sequence[Task], jobs: int, _address: str | None,
+           _timeout: float) -> Iterator[Any]:
     if jobs <= 1:
         yield from map(job, tasks)
         return
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
     # spawn, not fork: the parent may hold a progress-bar thread and large objects
     with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
         futures = [pool.submit(job, task) for task in tasks]
@@ -42,7 +47,15 @@ def _missing(engine: str, module: str) -> TraceconvError:
                           f"pip install 'traceconv[{engine}]'")
 
 
-def _dask(job: Job, tasks: Sequence[Task], jobs: int, address: str | None) -> Iterator[Any]:
+def _unreachable(engine: str, address: str, timeout: float, exc: BaseException) -> TraceconvError:
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return TraceconvError(f"--engine {engine}: no scheduler answered at {address} within "
+                          f"{timeout:g} s ({reason}); check --address, or leave it out to "
+                          "start a cluster here")
+
+
+def _dask(job: Job, tasks: Sequence[Task], jobs: int, address: str | None,
+          timeout: float) -> Iterator[Any]:
     try:
         from dask.distributed import Client, LocalCluster
         from dask.distributed import as_completed as dask_completed
@@ -52,7 +65,12 @@ def _dask(job: Job, tasks: Sequence[Task], jobs: int, address: str | None) -> It
     if address is None:
         cluster = LocalCluster(n_workers=max(jobs, 1), threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=logging.ERROR)
-    client = Client(address or cluster)
+    try:
+        client = Client(address, timeout=timeout) if address else Client(cluster)
+    except (OSError, TimeoutError) as exc:   # nothing listening, or no answer in time
+        if cluster is not None:
+            cluster.close()
+        raise _unreachable("dask", address or "", timeout, exc) from None
     try:
         futures = client.map(job, tasks, pure=False)
         for future in dask_completed(futures):
@@ -63,15 +81,20 @@ def _dask(job: Job, tasks: Sequence[Task], jobs: int, address: str | None) -> It
             cluster.close()
 
 
-def _ray(job: Job, tasks: Sequence[Task], jobs: int, address: str | None) -> Iterator[Any]:
+def _ray(job: Job, tasks: Sequence[Task], jobs: int, address: str | None,
+         timeout: float) -> Iterator[Any]:
     try:
         import ray
     except ImportError:
         raise _missing("ray", "ray") from None
     started = not ray.is_initialized()
     if started:
-        ray.init(address=address, num_cpus=None if address else max(jobs, 1),
-                 include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+        try:
+            ray.init(address=address, num_cpus=None if address else max(jobs, 1),
+                     include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.ERROR)
+        except (ConnectionError, TimeoutError) as exc:
+            raise _unreachable("ray", address or "", timeout, exc) from None
     try:
         remote = ray.remote(num_cpus=1)(job)
         pending = [remote.remote(task) for task in tasks]
@@ -87,8 +110,12 @@ _RUNNERS = {"local": _local, "dask": _dask, "ray": _ray}
 
 
 def run_batch(job: Job, tasks: Sequence[Task], engine: str = "local", jobs: int = 1,
-              address: str | None = None) -> Iterator[Any]:
+              address: str | None = None, *,
+              connect_timeout: float = CONNECT_TIMEOUT) -> Iterator[Any]:
     """Run ``job`` on every task with ``engine``; yield what each returns, as they finish.
+
+    A cluster at ``address`` that does not answer within ``connect_timeout`` seconds is a
+    :class:`~traceconv.errors.TraceconvError` saying so.
 
     >>> import tempfile
     >>> from traceconv.batch import plan
@@ -99,4 +126,4 @@ def run_batch(job: Job, tasks: Sequence[Task], engine: str = "local", jobs: int 
     """
     if engine not in _RUNNERS:
         raise TraceconvError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
-    return _RUNNERS[engine](job, tasks, jobs, address)
+    return _RUNNERS[engine](job, tasks, jobs, address, connect_timeout)

@@ -2,7 +2,9 @@
 
 Each sub-command lives in its own module (listed in :data:`COMMAND_MODULES`) and registers
 itself on :data:`app`; the bare form ``traceconv IN... --to FORMAT`` runs ``convert``. The
-modules are imported when a command is looked up, not for ``traceconv --version``.
+module of a command is imported when that command runs (:data:`COMMANDS`); ``--help`` loads
+them all, ``--version`` none. Command modules import at their top only click and other
+command-line modules: the work's dependencies load inside the commands.
 """
 
 from __future__ import annotations
@@ -11,5 +13,11 @@ from .app import app, main
 
 COMMAND_MODULES = ("advise", "batch", "check", "convert", "critical_path", "diff",
                    "formats_cmd", "info", "memflow", "report", "summary", "perfetto_forms")
+# command name -> its module, so that running one command imports that module alone (a
+# command missing here still works: the group then loads every module of COMMAND_MODULES)
+COMMANDS = {"advise": "advise", "batch": "batch", "check": "check", "convert": "convert",
+            "critical-path": "critical_path", "diff": "diff", "formats": "formats_cmd",
+            "info": "info", "memflow": "memflow", "report": "report", "summary": "summary",
+            "json": "perfetto_forms", "text": "perfetto_forms"}
 
 __all__ = ["app", "main"]

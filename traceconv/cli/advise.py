@@ -5,11 +5,11 @@ from __future__ import annotations
 import textwrap
 
 import click
-import orjson
 
-from ..api import load
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
+from .options import wide_option
+from .tables import console_for
 
 _STYLE = {"high": "bold red", "medium": "yellow", "info": "cyan"}
 
@@ -27,9 +27,10 @@ _STYLE = {"high": "bold red", "medium": "yellow", "info": "cyan"}
               help="Device memory (e.g. 16GiB) for memory-peak when the trace lacks it.")
 @STEPS_OPTION
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
+@wide_option
 def advise_command(inputs: tuple[str, ...], as_json: bool, rules: tuple[str, ...],
                    device_memory: str | None, format: str | None,
-                   steps: str | None = None) -> None:
+                   steps: str | None = None, wide: bool = False) -> None:
     """Advice from the profile: idle GPU, launch-bound loops, blocking or pageable copies,
     no mixed precision, framework overhead, exposed communication, memory peaks, ...
 
@@ -42,7 +43,10 @@ def advise_command(inputs: tuple[str, ...], as_json: bool, rules: tuple[str, ...
       traceconv advise trace.json --rule gpu-idle --rule sync-copy
       traceconv advise trace.json --device-memory 16GiB
     """
+    import orjson
+
     from ..analysis.advise import RULES, advise
+    from ..api import load
     from ..errors import TraceconvError
     from ..formats.memflow_svg.units import parse_bytes
 
@@ -58,7 +62,7 @@ def advise_command(inputs: tuple[str, ...], as_json: bool, rules: tuple[str, ...
     if as_json:
         click.echo(orjson.dumps(result.as_dict(), option=orjson.OPT_INDENT_2).decode())
         return
-    _print(result, inputs)
+    _print(result, inputs, wide)
 
 
 def _list_rules(ctx: click.Context) -> None:
@@ -69,12 +73,12 @@ def _list_rules(ctx: click.Context) -> None:
     ctx.exit()
 
 
-def _print(result, inputs: tuple[str, ...]) -> None:
-    from rich.console import Console
+def _print(result, inputs: tuple[str, ...], wide: bool = False) -> None:
     from rich.markup import escape
     from rich.text import Text
 
-    console = Console(highlight=False, width=100)
+    console = console_for(wide, highlight=False)
+    fill = min(console.width, 96)   # advice reads best in lines of at most 96
     if not result.findings:
         console.print(f"no findings for {', '.join(inputs)} "
                       f"({len(result.passed)} rules passed, {len(result.skipped)} not applicable)")
@@ -82,9 +86,9 @@ def _print(result, inputs: tuple[str, ...]) -> None:
         where = f" ({escape(finding.trace)})" if finding.trace else ""
         console.print(f"[{_STYLE[finding.severity]}]{finding.severity.upper():6}[/] "
                       f"[bold]{finding.rule}[/]{where}: {escape(finding.title)}")
-        console.print(Text(textwrap.fill(finding.advice, 96, initial_indent=" " * 7,
+        console.print(Text(textwrap.fill(finding.advice, fill, initial_indent=" " * 7,
                                          subsequent_indent=" " * 7), style="dim"))
     if result.skipped:
         skipped = ", ".join(sorted({s.rule for s in result.skipped}))
         console.print(Text(textwrap.fill(f"not applicable: {skipped} (--json says what each "
-                                         "lacks)", 96), style="dim"))
+                                         "lacks)", fill), style="dim"))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.table import Table
-
-from ..model import Trace
 from ..terminal import plain
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from ..model import Trace
 
 
 def sites_data(trace: Trace, top: int = 10) -> list[dict[str, Any]]:
@@ -21,6 +23,8 @@ def sites_data(trace: Trace, top: int = 10) -> list[dict[str, Any]]:
 
 def sites_table(rows: list[dict[str, Any]]) -> Table:
     """``rows`` of :func:`sites_data` as a rich table."""
+    from rich.table import Table
+
     table = Table(title="top allocation sites (by peak live bytes)", title_justify="left")
     for column in ("site", "peak bytes", "blocks", "bytes allocated"):
         table.add_column(column, justify="left" if column == "site" else "right",

@@ -28,26 +28,51 @@ Examples:
 class DefaultGroup(click.Group):
     """A group whose first argument may be an input file: then ``convert`` is implied.
 
-    The command modules are imported on first need (``traceconv --version`` starts with
-    click alone)."""
+    Commands load lazily: ``traceconv info`` imports the module of ``info`` alone (and what
+    it runs), ``traceconv --version`` none. A first word that is neither a command nor a
+    file but close to a command's name (``traceconv infos f``) is a usage error with a
+    suggestion, not a missing input."""
 
     default_command = "convert"
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args[:1] == ["--version"]:
             return super().parse_args(ctx, args)
-        load_commands()
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
-            args = [self.default_command, *args]
+        first = args[0] if args else None
+        if first is not None and first not in ("--help", "-h"):
+            if first.startswith("-"):   # `-` (standard input) or an option of convert
+                args = [self.default_command, *args]
+            elif self.get_command(ctx, first) is None:
+                if not os.path.exists(first):
+                    _suggest_command(first, self.list_commands(ctx))
+                args = [self.default_command, *args]
         return super().parse_args(ctx, args)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        load_commands()
+        from . import COMMANDS
+
+        if cmd_name not in self.commands:
+            module = COMMANDS.get(cmd_name)
+            if module is not None:
+                importlib.import_module(f"{__package__}.{module}")
+            elif not os.path.exists(cmd_name):   # a command not in the table: load them all
+                load_commands()
         return super().get_command(ctx, cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         load_commands()
         return super().list_commands(ctx)
+
+
+def _suggest_command(word: str, commands: list[str]) -> None:
+    """Exit 2 with a did-you-mean when ``word`` (not a file) is close to a command name."""
+    import difflib
+
+    close = difflib.get_close_matches(word, commands, n=1, cutoff=0.75)
+    if close:
+        click.echo(f"traceconv: error: no command or file named {printable(word)!r}; did you "
+                   f"mean {close[0]!r}? (see `traceconv --help`)", err=True)
+        sys.exit(2)
 
 
 def load_commands() -> None:
@@ -77,7 +102,7 @@ def handled_errors() -> Iterator[None]:
         yield
     except TraceconvError as exc:
         click.echo(f"traceconv: error: {printable(exc)}", err=True)
-        sys.exit(1)
+        sys.exit(getattr(exc, "exit_status", 1))   # 2: a usage error found late
     except KeyboardInterrupt:
         click.echo("traceconv: interrupted", err=True)
         sys.exit(130)

@@ -5,22 +5,21 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import orjson
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from .. import registry
-from ..analysis.align import Mode
-from ..analysis.trim import TrimOptions, trim_with
-from ..batch.jobs import BatchResult, Task
-from ..errors import TraceconvError
-from ..model import Trace
 from .app import app, handled_errors
-from .convert import ALIGN_OPTION, trim_options
+from .options import ALIGN_OPTION, trim_options, wide_option
+from .tables import console_for
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from ..analysis.align import Mode
+    from ..analysis.trim import TrimOptions
+    from ..batch.jobs import BatchResult, Task
+    from ..model import Trace
 
 EPILOG = """\b
 Examples:
@@ -46,7 +45,11 @@ Examples:
                                              "workers started for the run).")
 @click.option("--address", metavar="ADDRESS",
               help="dask scheduler (tcp://host:8786) or ray cluster address; default: a "
-                   "cluster of -j workers on this machine, started for the run.")
+                   "cluster of -j workers on this machine, started for the run. One that "
+                   "does not answer within --connect-timeout is an error.")
+@click.option("--connect-timeout", type=click.FloatRange(min=0.1), default=10.0,
+              show_default=True, metavar="SECONDS",
+              help="How long to wait for the --address scheduler to answer.")
 @click.option("--merge", is_flag=True,
               help="Read all inputs (in parallel) and write one merged trace, OUTDIR/merged.")
 @ALIGN_OPTION
@@ -55,11 +58,12 @@ Examples:
 @click.option("--json", "as_json", is_flag=True,
               help='Print one JSON object: {"engine", "jobs", "failed", "results": [{"file", '
                    '"output", "status", "events", "seconds", "error", ...}]}.')
+@wide_option
 def batch(inputs: tuple[str, ...], outdir: str, to: str, engine: str, jobs: int,
           address: str | None, merge: bool, align: Mode, format: str | None,
           as_json: bool, window: tuple[int | None, int | None] | None = None,
           only: str | None = None, exclude: str | None = None,
-          tracks: str | None = None) -> None:
+          tracks: str | None = None, connect_timeout: float = 10.0, wide: bool = False) -> None:
     """Convert many traces on a pool of workers: one output per input, or --merge.
 
     A bad input is reported and the others go on; the exit status is 1 at the end if any
@@ -67,18 +71,26 @@ def batch(inputs: tuple[str, ...], outdir: str, to: str, engine: str, jobs: int,
     whatever the engine. Trimming options apply to each input (with --merge: to the merged
     trace, the window relative to its earliest timestamp, as convert does).
     """
+    import orjson
+
+    from .. import registry
+    from ..analysis.trim import TrimOptions
     from ..batch import plan, run_batch
     from ..batch.jobs import convert_one, load_one
+    from ..outputs import refuse_replacing_inputs
 
     results: list[BatchResult] = []
     with handled_errors():
         registry.get(to)   # an unknown format is refused before any work
+        if merge:
+            refuse_replacing_inputs([_merged_name(outdir, to)], inputs)
         os.makedirs(outdir, exist_ok=True)
         trimming = TrimOptions(window, only, exclude, tracks)
         tasks = plan(list(inputs), outdir, to, format, None if merge else trimming)
         job = load_one if merge else convert_one
         traces: dict[str, Trace] = {}
-        for item in _progress(run_batch(job, tasks, engine, jobs, address), len(tasks)):
+        running = run_batch(job, tasks, engine, jobs, address, connect_timeout=connect_timeout)
+        for item in _progress(running, len(tasks)):
             result, trace = item if merge else (item, None)
             results.append(result)
             if trace is not None:
@@ -93,7 +105,7 @@ def batch(inputs: tuple[str, ...], outdir: str, to: str, engine: str, jobs: int,
                                  "results": [r.as_dict() for r in results]},
                                 option=orjson.OPT_INDENT_2).decode())
     else:
-        Console().print(_table(results))
+        console_for(wide).print(_table(results))
     for r in results:
         if r.status != "ok":
             click.echo(f"traceconv: error: {r.error}", err=True)
@@ -107,9 +119,12 @@ def _write_merged(tasks: list[Task], traces: dict[str, Trace], outdir: str, to: 
     import time
 
     from ..analysis.merge import merge
+    from ..analysis.trim import trim_with
     from ..api import save
+    from ..batch.jobs import BatchResult
+    from ..errors import TraceconvError
 
-    output = os.path.join(outdir, "merged" + registry.get(to).default_extension)
+    output = _merged_name(outdir, to)
     began = time.perf_counter()
     loaded = [traces[t.path] for t in tasks if t.path in traces]
     if not loaded:
@@ -127,8 +142,23 @@ def _write_merged(tasks: list[Task], traces: dict[str, Trace], outdir: str, to: 
                        diagnostics=trace.diagnostics.as_list())
 
 
+def _merged_name(outdir: str, to: str) -> str:
+    from .. import registry
+
+    return os.path.join(outdir, "merged" + registry.get(to).default_extension)
+
+
 def _progress(items: Iterator[Any], total: int) -> Iterator[Any]:
     """Pass ``items`` through, drawing a bar on stderr when it is a terminal."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     console = Console(stderr=True)
     columns = (TextColumn("converting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, disable=not console.is_terminal,
@@ -140,6 +170,8 @@ def _progress(items: Iterator[Any], total: int) -> Iterator[Any]:
 
 
 def _table(results: list[BatchResult]) -> Table:
+    from rich.table import Table
+
     table = Table(show_footer=False)
     for column in ("file", "events", "seconds", "status"):
         table.add_column(column, justify="right" if column in ("events", "seconds") else "left",

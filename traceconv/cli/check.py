@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
-import orjson
-from rich.console import Console
-from rich.table import Table
 
-from ..analysis.check_report import CheckReport
-from ..api import check as check_trace
 from ..io import DEFAULT_MAX_BYTES
 from ..terminal import plain
 from .app import app, handled_errors
-from .convert import max_bytes_option
+from .options import max_bytes_option, wide_option
+from .tables import console_for
+
+if TYPE_CHECKING:
+    from ..analysis.check_report import CheckReport
 
 
 @app.command()
@@ -27,8 +27,9 @@ from .convert import max_bytes_option
               help="Read TRACE (any readable format) and check the model the reader made "
                    "against the model's invariants (traceconv.validate) instead.")
 @max_bytes_option
+@wide_option
 def check(trace: str, as_json: bool, format: str | None, model: bool,
-          max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+          max_bytes: int = DEFAULT_MAX_BYTES, wide: bool = False) -> None:
     """Validate a Perfetto .pftrace or a Chrome JSON trace (.gz too).
 
     Reports counts, errors (data the viewer would drop or corrupt) and warnings (data it
@@ -40,6 +41,10 @@ def check(trace: str, as_json: bool, format: str | None, model: bool,
       traceconv check trace.json.gz --json
       traceconv check --model profile.json
     """
+    import orjson
+
+    from ..api import check as check_trace
+
     if model:
         _check_model(trace, as_json, format, max_bytes)
         return
@@ -48,11 +53,13 @@ def check(trace: str, as_json: bool, format: str | None, model: bool,
     if as_json:
         click.echo(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode())
     else:
-        _print(trace, report)
+        _print(trace, report, wide)
     sys.exit(0 if report.ok else 1)
 
 
 def _check_model(path: str, as_json: bool, format: str | None, max_bytes: int) -> None:
+    import orjson
+
     from ..api import load
     from ..model.validate import validate
 
@@ -72,8 +79,10 @@ def _check_model(path: str, as_json: bool, format: str | None, max_bytes: int) -
     sys.exit(1 if problems else 0)
 
 
-def _print(name: str, report: CheckReport) -> None:
-    console = Console()
+def _print(name: str, report: CheckReport, wide: bool = False) -> None:
+    from rich.table import Table
+
+    console = console_for(wide)
     errors = sum(row["count"] for row in report.errors)
     verdict = "[green]OK[/green]" if report.ok else f"[red]{errors:,} errors[/red]"
     console.print(f"[bold]{plain(name)}[/bold]: {report.format}, {verdict}")

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 
 import click
-import orjson
 
+from ..outputs import output_name
 from .app import app, handled_errors
-from .convert import default_output, load_all
 from .device_views import STEPS_OPTION, with_steps
+from .loading import load_all
+from .options import wide_option
+from .tables import console_for
 
 
 @app.command("critical-path")
@@ -28,9 +29,10 @@ from .device_views import STEPS_OPTION, with_steps
               help="Rows of the table of largest contributors.")
 @STEPS_OPTION
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
+@wide_option
 def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: bool,
                           output: str | None, mode: str, top: int, format: str | None,
-                          steps: str | None = None) -> None:
+                          steps: str | None = None, wide: bool = False) -> None:
     """The critical path: the chain of dependent work (host ops, launches, kernels, copies,
     collectives, syncs) that sets the length of the run, split by kind, with idle gaps.
 
@@ -42,10 +44,15 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
       traceconv critical-path trace.pt.trace.json.gz --json
       traceconv critical-path trace.pt.trace.json.gz --highlight -o path.pftrace
     """
+    import orjson
+
     from ..analysis.critical_path import critical_path
     from ..api import save
+    from ..outputs import refuse_replacing_inputs
 
     with handled_errors():
+        if highlight:
+            refuse_replacing_inputs([output or _highlight_name(inputs)], inputs)
         trace = with_steps(load_all(inputs, format), steps, inputs[0])
         result = critical_path(trace, mode)
         target = None
@@ -57,21 +64,21 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
     if as_json:
         click.echo(orjson.dumps(result.as_dict(), option=orjson.OPT_INDENT_2).decode())
     else:
-        _print(result, top)
+        _print(result, top, wide)
     if target and target != "-":
         click.echo(f"wrote {target}", err=True)
 
 
 def _highlight_name(inputs: tuple[str, ...]) -> str:
-    base, ext = os.path.splitext(default_output(inputs, "perfetto"))
-    return f"{base}_critical_path{ext}"
+    return output_name(inputs, "perfetto", tag="_critical_path")
 
 
-def _print(result, top: int) -> None:
-    from rich.console import Console
+def _print(result, top: int, wide: bool = False) -> None:
     from rich.table import Table
 
-    console = Console(highlight=False, width=100)
+    from ..terminal import plain
+
+    console = console_for(wide, highlight=False)
     length = result.length_ns or 1
     console.print(f"critical path ({result.mode}): {result.length_ns / 1e6:,.3f} ms of a "
                   f"{result.span_ns / 1e6:,.3f} ms trace, {len(result.path)} links")
@@ -89,5 +96,6 @@ def _print(result, top: int) -> None:
         table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
     ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]
     for (name, kind), (ns, count) in ranked:
-        table.add_row(name, kind, f"{ns / 1e6:,.3f}", f"{100 * ns / length:.1f}", f"{count:,}")
+        table.add_row(plain(name), plain(kind), f"{ns / 1e6:,.3f}", f"{100 * ns / length:.1f}",
+                      f"{count:,}")
     console.print(table)

@@ -73,14 +73,14 @@ def _us(ns: int | None) -> str:
     return "-" if ns is None else f"{ns / 1e3:,.1f}"
 
 
-def print_device_views(data: dict[str, Any]) -> None:
-    """The device views as short tables."""
-    from rich.console import Console
+def print_device_views(data: dict[str, Any], wide: bool = False) -> None:
+    """The device views as short tables, at the terminal's width (``wide``: unbounded)."""
     from rich.table import Table
 
     from ..terminal import plain
+    from .tables import console_for
 
-    console = Console(highlight=False, width=120)
+    console = console_for(wide, highlight=False)
     stats = data.get("launch_stats")
     if stats is not None:
         table = Table(title=f"kernel launches: {stats['launches']:,} "

@@ -11,18 +11,23 @@ from __future__ import annotations
 import os
 import re
 import sys
+from typing import TYPE_CHECKING
 
 import click
-import orjson
-from rich.console import Console
-from rich.table import Table
 
-from ..analysis.diff import OpDelta, diff
 from ..errors import TraceconvError
 from ..terminal import plain
 from .app import app, handled_errors
-from .convert import load_all
 from .device_views import STEPS_OPTION, with_steps
+from .loading import load_all
+from .options import wide_option
+from .tables import Column, console_for, fitted_table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..analysis.diff import OpDelta
 
 _RUN_SUFFIX = re.compile(r"^(?P<path>.+)@(?P<run>\d+)$")
 
@@ -43,24 +48,27 @@ def _short(path: str) -> str:
     return path if len(parts) <= 2 else "…/" + "/".join(parts[-2:])
 
 
-def _table(rows: list[OpDelta], title: str) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column, justify in (("section", "left"), ("op", "left"), ("calls A", "right"),
-                            ("calls B", "right"), ("Δ calls", "right"), ("total A ms", "right"),
-                            ("total B ms", "right"), ("Δ total ms", "right"),
-                            ("Δ CPU ms", "right"), ("Δ GPU ms", "right"), ("ratio A %", "right"),
-                            ("ratio B %", "right")):
-        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+# in a narrow terminal the least needed columns go first (highest number), op and Δ stay
+_STAT_COLUMNS = [Column("section", drop=3), Column("op"), Column("calls A", True, drop=5),
+                 Column("calls B", True, drop=5), Column("Δ calls", True, drop=2),
+                 Column("total A ms", True, drop=1), Column("total B ms", True, drop=1),
+                 Column("Δ total ms", True), Column("Δ CPU ms", True, drop=4),
+                 Column("Δ GPU ms", True, drop=4), Column("ratio A %", True, drop=6),
+                 Column("ratio B %", True, drop=6)]
+
+
+def _table(rows: list[OpDelta], title: str, width: int) -> Table:
+    cells = []
     for r in rows:
         a, b, d = r.a, r.b, r.delta
-        table.add_row(
+        cells.append([
             plain(r.section), plain(_short(r.name)), "-" if a is None else f"{a.calls:,}",
             "-" if b is None else f"{b.calls:,}", _change(d["calls"], fmt="{:+,.0f}"),
-            _ms(None if a is None else a.total_ns), _ms(None if b is None else b.total_ns), _change(d["total_ns"], 1e6),
-            _change(d["cpu_ns"], 1e6), _change(d["device_ns"], 1e6),
+            _ms(None if a is None else a.total_ns), _ms(None if b is None else b.total_ns),
+            _change(d["total_ns"], 1e6), _change(d["cpu_ns"], 1e6), _change(d["device_ns"], 1e6),
             "-" if a is None or a.ratio is None else f"{a.ratio:.2f}",
-            "-" if b is None or b.ratio is None else f"{b.ratio:.2f}")
-    return table
+            "-" if b is None or b.ratio is None else f"{b.ratio:.2f}"])
+    return fitted_table(_STAT_COLUMNS, cells, width, title=title, title_justify="left")
 
 
 def _load(spec: str, format: str | None):
@@ -75,6 +83,12 @@ def _load(spec: str, format: str | None):
         except ValueError as exc:
             raise TraceconvError(f"no {exc}", file=match["path"]) from None
     return load_all((spec,), format)
+
+
+def _file_of(spec: str) -> str:
+    """The file of ``PATH`` or ``PATH@N``."""
+    match = _RUN_SUFFIX.match(spec)
+    return match["path"] if match and not os.path.exists(spec) else spec
 
 
 def _inputs(before: str, after: str | None, format: str | None):
@@ -115,10 +129,12 @@ def _inputs(before: str, after: str | None, format: str | None):
                    "kernel:+2ms, idle:+10%, aten::conv2d:+10%, convolution:+1ms.")
 @STEPS_OPTION
 @click.option("--format", "format", metavar="NAME", help="Input format of both (skip detection).")
+@wide_option
 def diff_command(before: str, after: str | None, as_json: bool, sort: str, section: str | None,
                  top: int, by_class: bool | None, prefer_timeline: bool,
                  format: str | None, output: str | None = None,
-                 fail_if: tuple[str, ...] = (), steps: str | None = None) -> None:
+                 fail_if: tuple[str, ...] = (), steps: str | None = None,
+                 wide: bool = False) -> None:
     """Compare two profiles: where the time went (timelines), or per-op statistics (reports).
 
     \b
@@ -134,8 +150,12 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
       traceconv diff before_report.txt after_report.txt --sort calls
       traceconv diff two_windows.log                    (window 1 against window 2)
     """
+    import orjson
+
+    from ..analysis.diff import diff
     from ..analysis.fail_if import evaluate, parse_gate
     from ..analysis.timeline_diff import diff_mode, timeline_diff
+    from ..outputs import refuse_replacing_inputs
 
     verdict = None
     try:
@@ -143,6 +163,8 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     with handled_errors():
+        if output:
+            refuse_replacing_inputs([output], [_file_of(spec) for spec in (before, after) if spec])
         a, b, label_a, label_b = _inputs(before, after, format)
         a, b = with_steps(a, steps, label_a), with_steps(b, steps, label_b)
         mode = diff_mode(a, b, prefer_timeline or bool(output or gates))
@@ -159,9 +181,7 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
                      format="perfetto" if output == "-" or output.endswith(".pftrace") else None)
         else:
             rows = [r for r in diff(a, b, sort) if section is None or r.section == section]
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(width=200, highlight=False)
+    console = console_for(wide, highlight=False)
     if mode == "timeline":
         if as_json:
             data = {"a": label_a, "b": label_b, **result.as_dict()}
@@ -188,7 +208,7 @@ def diff_command(before: str, after: str | None, as_json: bool, sort: str, secti
     title = f"{plain(label_a)} → {plain(label_b)}: {len(rows)} ops, by |Δ {sort}|"
     if len(shown) < len(rows):
         title += f" (top {len(shown)})"
-    console.print(_table(shown, title))
+    console.print(_table(shown, title, console.width))
 
 
 def _print_verdict(console: Console, verdict: dict) -> None:
@@ -200,6 +220,8 @@ def _print_verdict(console: Console, verdict: dict) -> None:
 
 
 def _print_timeline(console: Console, result, label_a: str, label_b: str, top: int) -> None:
+    from rich.table import Table
+
     # µs for short runs (a perf report's mean iteration), ms otherwise
     scale, unit = (1e3, "µs") if max(result.window_a_ns, result.window_b_ns) < 1e7 else (1e6, "ms")
 

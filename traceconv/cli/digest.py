@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from ..model import Trace
+if TYPE_CHECKING:
+    from ..model import Trace
 
 _KINDS = ("dropped", "guessed", "repaired")
 

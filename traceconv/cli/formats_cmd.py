@@ -6,8 +6,9 @@ from typing import Any
 
 import click
 
-from ..api import list_formats
 from .app import app
+from .options import wide_option
+from .tables import console_for
 
 
 def formats_dict() -> dict[str, Any]:
@@ -17,6 +18,8 @@ def formats_dict() -> dict[str, Any]:
     >>> chrome["name"], chrome["reads"], chrome["flavours"][3]["name"]
     ('chrome', True, 'chrome:kineto')
     """
+    from ..api import list_formats
+
     return {"formats": [{
         "name": info.name, "description": info.description,
         "reads": info.reads, "writes": info.writes, "checks": info.checks,
@@ -29,7 +32,8 @@ def formats_dict() -> dict[str, Any]:
 
 @app.command("formats")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def formats_command(as_json: bool) -> None:
+@wide_option
+def formats_command(as_json: bool, wide: bool = False) -> None:
     """List the formats traceconv reads (r), writes (w) and checks (c), with the flavours
     of Chrome JSON it tells apart. Any name, alias or flavour works with --format / --to.
 
@@ -44,7 +48,6 @@ def formats_command(as_json: bool) -> None:
     if as_json:
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False, header_style="bold",
@@ -60,4 +63,4 @@ def formats_command(as_json: bool) -> None:
         table.add_row(entry["name"], can, " ".join(entry["extensions"]), entry["description"])
         for flavour in entry["flavours"]:
             table.add_row(f"  {flavour['name']}", "r - -", "", flavour["description"])
-    Console().print(table)
+    console_for(wide).print(table)

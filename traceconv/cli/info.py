@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-import click
-import orjson
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING
 
-from ..analysis.align import Mode
+import click
+
 from ..io import DEFAULT_MAX_BYTES
-from ..model import Trace
 from ..terminal import plain
 from .allocation_sites import sites_data, sites_table
 from .app import app, handled_errors
-from .convert import ALIGN_OPTION, load_all, max_bytes_option
 from .digest import echo_digest
+from .loading import load_all
+from .options import ALIGN_OPTION, max_bytes_option, wide_option
+from .tables import console_for
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from ..analysis.align import Mode
+    from ..model import Trace
 
 
 def info_dict(trace: Trace) -> dict:
@@ -41,13 +46,22 @@ def info_dict(trace: Trace) -> dict:
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 @ALIGN_OPTION
 @max_bytes_option
+@wide_option
 def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
-         align: Mode = "auto", max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+         align: Mode = "auto", max_bytes: int = DEFAULT_MAX_BYTES, wide: bool = False) -> None:
     """Show the detected format, what the trace holds, and what was repaired or dropped.
 
     Several inputs (one per rank) are merged first; then the clock alignment and the
     residual skew of every rank are shown too.
+
+    \b
+      traceconv info trace.pt.trace.json.gz
+      traceconv info trace.json --json                  (for scripts)
+      traceconv info rank0.json rank1.json --align collectives
     """
+    import orjson
+    from rich.table import Table
+
     with handled_errors():
         trace = load_all(inputs, format, align, max_bytes=max_bytes)
         data = info_dict(trace)
@@ -55,7 +69,7 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         return
     echo_digest(trace, inputs)
-    console = Console()
+    console = console_for(wide)
     framework = data["source"]["framework"]
     console.print(f"[bold]{plain(', '.join(inputs))}[/bold]: {plain(data['format'])}"
                   + (f" ({plain(framework)})" if framework else ""))
@@ -84,6 +98,8 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
 
 def alignment_table(alignment: dict) -> Table:
     """Per rank: the clock shift applied and the skew left on the shared collectives."""
+    from rich.table import Table
+
     table = Table(title=f"clock alignment: {alignment['reason']}", title_justify="left")
     for column in ("input", "shift", "collectives", "residual median", "residual max"):
         table.add_column(column, justify="left" if column == "input" else "right")

@@ -7,11 +7,10 @@ import time
 
 import click
 
-from ..formats.memflow_svg import COLOR_BY
-from ..formats.memflow_svg.selection import checked_options, select, time_origin
-from ..formats.memflow_svg.units import parse_bytes, parse_duration
+from ..outputs import output_name
 from .app import app, handled_errors
-from .convert import default_output, load_all
+from .loading import load_all
+from .options import COLOR_BY
 
 
 @app.command()
@@ -20,7 +19,8 @@ from .convert import default_output, load_all
               help="SVG to write (`-` for standard output, .svg.gz compresses). "
                    "Default: the first input's name with .svg.")
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
-@click.option("--device", metavar="NAME", help="Only blocks on this device (e.g. cuda:0).")
+@click.option("--device", metavar="NAME",
+              help="Only blocks on this device (e.g. cuda:0; any case: CUDA:0 too).")
 @click.option("--pool", metavar="NAME", help="Only blocks in this pool.")
 @click.option("--start", metavar="TIME",
               help="Window start after the first event: 1500 (ns), 12us, 3.5ms, 2s.")
@@ -43,8 +43,14 @@ def memflow(inputs: tuple[str, ...], output: str | None, format: str | None,
       traceconv memflow cnn.pt.trace.json --device cuda:0 --color-by category
       traceconv memflow memory_timeline.raw.json.gz --start 80ms --end 120ms
     """
+    from ..formats.memflow_svg.selection import checked_options, select, time_origin
+    from ..formats.memflow_svg.units import parse_bytes, parse_duration
+    from ..outputs import refuse_replacing_inputs
+
     with handled_errors():
         began = time.perf_counter()
+        target = output or output_name(inputs, "svg")
+        refuse_replacing_inputs([target], inputs)
         trace = load_all(inputs, format)
         origin = time_origin(trace)
         options: dict[str, object] = {"device": device, "pool": pool,
@@ -54,8 +60,7 @@ def memflow(inputs: tuple[str, ...], output: str | None, format: str | None,
             options["start"] = origin + parse_duration(start)
         if end is not None:
             options["end"] = origin + parse_duration(end)
-        checked = checked_options(trace, **options)
-        target = output or default_output(inputs, "svg")
+        checked = checked_options(trace, **options)   # also: the device's name as written
         trace.memflow_svg(target, **options)
         if target != "-":
             shown = len(select(trace, checked))

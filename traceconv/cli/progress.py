@@ -1,4 +1,11 @@
-"""A progress bar on stderr for long reads, shown only on a terminal."""
+"""A progress bar on stderr for long reads, shown only on a terminal.
+
+Whatever the input: a plain file (bytes read of its size), a ``.gz`` (compressed bytes read
+of its size, and the bytes they expanded to), standard input (bytes read so far, size
+unknown, then its parse); and the events read, where the reader says (Chrome JSON). The bar starts at once for an input of 16 MiB or more, and for
+any other as soon as it has read or expanded to 16 MiB (a small ``.gz`` can hold a long
+read); smaller reads finish before a bar would be worth drawing. rich loads only then.
+"""
 
 from __future__ import annotations
 
@@ -6,40 +13,123 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
+from typing import Any
 
 from ..io import Progress as ProgressCallback
+from ..io import format_size
 from ..terminal import plain
 
-MIN_BYTES = 16 << 20  # smaller inputs finish before a bar would be worth drawing
+MIN_BYTES = 16 << 20
 PerFile = Callable[[int], ProgressCallback | None]
 
 
+class ReadMeter:
+    """The progress of reading several inputs, one after another, as one bar.
+
+    Calls are cheap until the read proves long; then the bar appears (on ``console``'s
+    stream) and follows. ``started`` says whether it did."""
+
+    def __init__(self, paths: list[str], sizes: list[int], console: Any = None) -> None:
+        self.paths, self.sizes = paths, sizes
+        self.console = console
+        self.bar: Any = None
+        self.task: Any = None
+        self.index = 0
+        self.unpacked_bytes = 0
+        self.events = 0
+
+    @property
+    def started(self) -> bool:
+        return self.bar is not None
+
+    def for_file(self, index: int) -> FileMeter:
+        self.index = index
+        self.unpacked_bytes = 0
+        return FileMeter(self, index)
+
+    def _detail(self) -> str:
+        """``→ 120 MiB, 1,000,000 events`` (decompressed size, events): beyond the bytes."""
+        parts = [f"→ {format_size(self.unpacked_bytes)}"] if self.unpacked_bytes \
+            else []
+        parts += [f"{self.events:,} events"] if self.events else []
+        return ", ".join(parts)
+
+    def update(self, index: int, done: int, total: int) -> None:
+        before = sum(self.sizes[:index])
+        if self.bar is None and max(done, self.unpacked_bytes, sum(self.sizes)) < MIN_BYTES:
+            return
+        self._start()
+        known = total > 0 and all(self.sizes[i] for i in range(len(self.sizes)) if i != index)
+        self.bar.update(self.task, completed=before + done,
+                        total=sum(self.sizes[:index]) + total + sum(self.sizes[index + 1:])
+                        if known else None, detail=self._detail())
+
+    def unpacked(self, index: int, count: int) -> None:
+        self.unpacked_bytes = count
+        if self.bar is not None or count >= MIN_BYTES:
+            self._start()
+            self.bar.update(self.task, detail=self._detail())
+
+    def read_events(self, index: int, count: int) -> None:
+        self.events = count
+        if self.bar is not None:
+            self.bar.update(self.task, detail=self._detail())
+
+    def _start(self) -> None:
+        if self.bar is not None:
+            return
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        # few columns, so that the line fits 80 columns with the decompressed size and events
+        columns = (TextColumn("reading {task.description}"), BarColumn(bar_width=16),
+                   DownloadColumn(), TextColumn("{task.fields[detail]}"), TimeElapsedColumn())
+        self.bar = Progress(*columns, transient=True,
+                            console=self.console or Console(stderr=True))
+        first = "<stdin>" if self.paths[0] == "-" else os.path.basename(self.paths[0])
+        label = plain(first) + (f" (+{len(self.paths) - 1})" if len(self.paths) > 1 else "")
+        self.task = self.bar.add_task(label, total=sum(self.sizes) or None, detail="")
+        self.bar.start()
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+class FileMeter:
+    """The progress callback of one input (see :data:`traceconv.io.Progress`)."""
+
+    def __init__(self, meter: ReadMeter, index: int) -> None:
+        self.meter, self.index = meter, index
+
+    def __call__(self, done: int, total: int) -> None:
+        self.meter.update(self.index, done, total)
+
+    def unpacked(self, count: int) -> None:
+        self.meter.unpacked(self.index, count)
+
+    def events(self, count: int) -> None:
+        self.meter.read_events(self.index, count)
+
+
 @contextmanager
-def reading(paths: list[str], enabled: bool | None = None) -> Iterator[PerFile]:
+def reading(paths: list[str], enabled: bool | None = None,
+            console: Any = None) -> Iterator[PerFile]:
     """Yield ``per_file(i)``, the progress callback for input ``i`` (None off a terminal)."""
     if enabled is None:
         enabled = sys.stderr.isatty()
-    sizes = [os.path.getsize(p) if p != "-" and os.path.isfile(p) else 0 for p in paths]
-    if not enabled or sum(sizes) < MIN_BYTES:
+    if not enabled:
         yield lambda _index: None
         return
-    columns = (TextColumn("reading {task.description}"), BarColumn(), DownloadColumn(),
-               TransferSpeedColumn(), TimeRemainingColumn())
-    with Progress(*columns, transient=True) as bar:
-        label = plain(os.path.basename(paths[0])) + (f" (+{len(paths) - 1})" if len(paths) > 1 else "")
-        task = bar.add_task(label, total=sum(sizes))
-
-        def per_file(index: int) -> ProgressCallback:
-            before = sum(sizes[:index])
-            return lambda done, _total: bar.update(task, completed=before + done)
-
-        yield per_file
+    sizes = [os.path.getsize(p) if p != "-" and os.path.isfile(p) else 0 for p in paths]
+    meter = ReadMeter(paths, sizes, console)
+    try:
+        yield meter.for_file
+    finally:
+        meter.stop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .app import app, handled_errors
-from .convert import load_all
+from .loading import load_all
 
 
 @app.command("report")
@@ -26,9 +26,11 @@ def report_command(inputs: tuple[str, ...], output: str, title: str | None,
       traceconv report profile.json -o - > report.html
     """
     from ..io import atomic_output
+    from ..outputs import refuse_replacing_inputs
     from ..report import render_report
 
     with handled_errors():
+        refuse_replacing_inputs([output], inputs)
         trace = load_all(inputs, format)
         html = render_report(trace, title)
         with atomic_output(output) as out:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING
 
-from ..analysis.stragglers import Straggler, last_counts
+if TYPE_CHECKING:
+    from ..analysis.stragglers import Straggler
 
 
-def print_stragglers(rows: list[Straggler], origin_ns: int) -> None:
+def print_stragglers(rows: list[Straggler], origin_ns: int, wide: bool = False) -> None:
     """One row per collective (start relative to ``origin_ns``), then who was last how often."""
+    from rich.table import Table
+
+    from ..analysis.stragglers import last_counts
+    from .tables import console_for
+
     table = Table(title="stragglers: per collective, the rank that arrived last",
                   title_justify="left")
     for column in ("start", "collective", "#", "last rank", "late by", "spread"):
@@ -20,7 +25,7 @@ def print_stragglers(rows: list[Straggler], origin_ns: int) -> None:
                       r.collective + (f" [{r.group}]" if r.group else ""), str(r.index),
                       r.last_rank, f"{r.late_by_ns / 1e3:,.1f} µs",
                       f"{r.spread_ns / 1e3:,.1f} µs")
-    console = Console()
+    console = console_for(wide)
     console.print(table)
     console.print("last most often: " + ", ".join(
         f"{rank} ({n} of {len(rows)})" for rank, n in last_counts(rows).most_common()))

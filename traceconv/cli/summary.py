@@ -3,22 +3,21 @@ key_averages for timelines, MegEngine's profile_analyze for MegEngine profiles."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import orjson
 
-from ..analysis.align import Mode
-from ..analysis.stragglers import stragglers
-from ..analysis.summary import AGGREGATES, SummaryOptions
-from ..errors import TraceconvError
-from ..formats.summary import render, summary_data
 from ..io import DEFAULT_MAX_BYTES
 from .allocation_sites import sites_data, sites_table
 from .app import app, handled_errors
-from .convert import ALIGN_OPTION, load_all, max_bytes_option
 from .device_views import STEPS_OPTION, device_data, device_views, print_device_views, with_steps
+from .loading import load_all
+from .options import AGGREGATES, ALIGN_OPTION, max_bytes_option, wide_option
 from .stragglers import print_stragglers
+from .tables import console_for, table_width
+
+if TYPE_CHECKING:
+    from ..analysis.align import Mode
 
 
 @app.command()
@@ -67,6 +66,7 @@ from .stragglers import print_stragglers
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 @ALIGN_OPTION
 @max_bytes_option
+@wide_option
 def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             group_by_input_shape: bool, types: tuple[str, ...],
             aggregate_by: str | None, aggregate: str | None, opr_name: str | None,
@@ -75,7 +75,7 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             format: str | None, align: Mode = "auto",
             max_bytes: int = DEFAULT_MAX_BYTES, launch_stats: bool = False,
             streams: bool = False, by_annotation: bool = False, sequences: int = 0,
-            steps: str | None = None) -> None:
+            steps: str | None = None, wide: bool = False) -> None:
     """Per-operator time, calls, FLOPs and memory.
 
     On a timeline (PyTorch / Kineto, Chrome JSON, Perfetto...) the numbers of torch.profiler's
@@ -92,6 +92,13 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
       traceconv summary profile.json --aggregate-by type --aggregate sum -t 0
       traceconv summary rank0.json rank1.json    (adds the straggler table of the ranks)
     """
+    import orjson
+
+    from ..analysis.stragglers import stragglers
+    from ..analysis.summary import SummaryOptions
+    from ..errors import TraceconvError
+    from ..formats.summary import render, summary_data
+
     with handled_errors():
         trace = with_steps(load_all(inputs, format, align, max_bytes=max_bytes), steps,
                            inputs[0])
@@ -110,7 +117,7 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             else:
                 text = render(trace, options, top=top, sort_by=sort_by,
                               group_by_input_shape=group_by_input_shape, show_host=show_host,
-                              print_only=print_only)
+                              print_only=print_only, width=table_width(wide))
         except (ValueError, TypeError) as exc:  # a bad sort column or --opr-name regex
             raise TraceconvError(str(exc)) from None
         if as_json:
@@ -123,11 +130,9 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
         else:
             click.echo(text, nl=False)
             if extra:
-                print_device_views(extra)
+                print_device_views(extra, wide)
             rows = stragglers(trace) if len(inputs) > 1 else []
             if rows:
-                print_stragglers(rows, (trace.time_range or (0, 0))[0])
+                print_stragglers(rows, (trace.time_range or (0, 0))[0], wide)
             if trace.memory and not print_only:
-                from rich.console import Console
-
-                Console().print(sites_table(sites_data(trace, top or 10)))
+                console_for(wide).print(sites_table(sites_data(trace, top or 10)))

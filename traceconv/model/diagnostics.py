@@ -119,3 +119,21 @@ class Diagnostics:
 
     def as_list(self) -> list[dict]:
         return [item.as_dict() for item in self._items.values()]
+
+    def __repr__(self) -> str:
+        """The codes and counts, most frequent first (five at most), for a REPL.
+
+        >>> diags = Diagnostics(); repr(diags)
+        '<Diagnostics: none>'
+        >>> diags.add("flow.dangling", "no start", kind="dropped", count=3)
+        >>> diags.add("x.guess", "guessed", kind="guessed")
+        >>> diags
+        <Diagnostics: 2 codes, 4 items: flow.dangling ×3 (dropped), x.guess ×1 (guessed)>
+        """
+        if not self._items:
+            return "<Diagnostics: none>"
+        ranked = sorted(self._items.values(), key=lambda d: -d.count)
+        shown = ", ".join(f"{d.code} ×{d.count:,} ({d.kind})" for d in ranked[:5])
+        more = f", +{len(ranked) - 5} more" if len(ranked) > 5 else ""
+        total = sum(d.count for d in ranked)
+        return f"<Diagnostics: {len(ranked)} codes, {total:,} items: {shown}{more}>"

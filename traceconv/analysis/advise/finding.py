@@ -68,3 +68,13 @@ class Advice:
 
     def rules_fired(self) -> list[str]:
         return [f.rule for f in self.findings]
+
+    def __repr__(self) -> str:
+        """Which rules fired (with severity), and how many passed or were skipped.
+
+        >>> Advice(passed=["gpu-idle"])
+        <Advice: no findings; 1 passed, 0 not applicable>
+        """
+        fired = ", ".join(f"{f.rule} ({f.severity})" for f in self.findings) or "no findings"
+        return (f"<Advice: {fired}; {len(self.passed)} passed, "
+                f"{len({s.rule for s in self.skipped})} not applicable>")

@@ -14,7 +14,6 @@ from ...model import Diagnostics, Trace
 from ..sniffing import chrome as sniff  # noqa: F401  (this format's sniff, kept light)
 from .flavours import FLAVOURS
 from .reader import read_chrome
-from .writer import write_chrome
 
 if TYPE_CHECKING:
     from ...analysis.check_report import CheckReport
@@ -54,4 +53,6 @@ def check(source: Source) -> CheckReport:
 def write(trace: Trace, out: BinaryIO) -> Diagnostics:
     """Write ``trace`` as Chrome Trace Event JSON (object form); returns the writer's
     diagnostics (``trace`` is not changed)."""
+    from .writer import write_chrome  # here: reading (``traceconv info``) needs no writer
+
     return write_chrome(trace, out)

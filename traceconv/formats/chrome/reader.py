@@ -653,6 +653,7 @@ def _read_events(source: Source, forced: str | None = None) -> ChromeReader:
             for chunk in chunks:
                 reader.read(chunk, index)
                 index += len(chunk)
+                source.read_events(index)   # for a progress bar
             if not index:   # an empty trace is an export that went wrong: say so
                 raise InputError("no trace events (the event array is empty)", file=source.name,
                                  location="$.traceEvents" if doc.has_events_key and

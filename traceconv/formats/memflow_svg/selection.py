@@ -52,13 +52,16 @@ class MemflowOptions:
 def checked_options(trace: Trace, **options: object) -> MemflowOptions:
     """``options`` as :class:`MemflowOptions`, refused with a clear error when the picture
     would be empty for a reason the caller can fix (no blocks at all, an unknown device or
-    pool, a bad size or window).
+    pool, a bad size or window). Device and pool names match regardless of case
+    (``cuda:0`` picks a trace's ``CUDA:0``) when that leaves one name.
 
-    >>> t = Trace(); _ = t.add_memory_block(MemoryBlock(0, 64, 0, 10, device="cuda:0"))
+    >>> t = Trace(); _ = t.add_memory_block(MemoryBlock(0, 64, 0, 10, device="CUDA:0"))
+    >>> checked_options(t, device="cuda:0").device
+    'CUDA:0'
     >>> checked_options(t, device="cuda:1")
     Traceback (most recent call last):
     ...
-    traceconv.errors.FormatError: no memory blocks on device 'cuda:1' (the trace has: 'cuda:0')
+    traceconv.errors.FormatError: no memory blocks on device 'cuda:1' (the trace has: 'CUDA:0')
     """
     if not trace.memory:
         raise FormatError("no memory blocks in this trace (its reader found no allocations); "
@@ -66,6 +69,10 @@ def checked_options(trace: Trace, **options: object) -> MemflowOptions:
     for field_name in ("device", "pool"):
         value = options.get(field_name)
         known = sorted({getattr(b, field_name) for b in trace.memory})
+        if isinstance(value, str) and value not in known:
+            same = [k for k in known if isinstance(k, str) and k.casefold() == value.casefold()]
+            if len(same) == 1:
+                value = options[field_name] = same[0]
         if value is not None and value not in known:
             raise FormatError(f"no memory blocks on {field_name} {value!r} (the trace has: "
                               f"{', '.join(repr(k) for k in known)})",

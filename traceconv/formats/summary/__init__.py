@@ -201,16 +201,18 @@ def _top(trace: Trace, top: int | None) -> int:
 
 def render(trace: Trace, options: SummaryOptions | None = None, *, top: int | None = None,
            sort_by: str | None = None, group_by_input_shape: bool = False,
-           show_host: bool = False, print_only: str | None = None) -> str:
+           show_host: bool = False, print_only: str | None = None,
+           width: int | None = None) -> str:
     """The ``summary`` text of ``trace``: torch's key_averages table for a timeline (20 rows
     unless ``top``), MegEngine's profile_analyze tables for an op graph (3 rows of a
     MegEngine profile, every row of another op graph such as a MIGraphX trace-eval log,
-    unless ``top``), the statistics of a stats-only trace."""
+    unless ``top``), the statistics of a stats-only trace; drawn within ``width`` columns
+    (long names cut, long cells wrapped; default 160)."""
     if view_of(trace) == "timeline":
         rows = op_summary(trace, group_by_input_shape=group_by_input_shape)
-        return render_ops(rows, sort_rows(rows, sort_by, 20 if top is None else top))
+        return render_ops(rows, sort_rows(rows, sort_by, 20 if top is None else top), width)
     result = summarize(trace, replace(options or SummaryOptions(), top=_top(trace, top)))
-    return render_text(result, show_host=show_host, print_only=print_only)
+    return render_text(result, show_host=show_host, print_only=print_only, width=width)
 
 
 def write(trace: Trace, out: BinaryIO, *, json: bool = False, show_host: bool | None = None,

@@ -21,23 +21,25 @@ from ...terminal import printable
 NAME_WIDTH = 55   # torch's default name column width
 
 
-def format_ns(ns: int | None) -> str:
+def format_ns(ns: int | None, decimals: int = 3) -> str:
     """A time the way torch's table prints it (µs up to 1 ms, then ms, then s).
 
     >>> format_ns(1_234), format_ns(15_085_200), format_ns(2_500_000_000), format_ns(None)
     ('1.234us', '15.085ms', '2.500s', '')
+    >>> format_ns(15_085_200, decimals=1)   # a narrow terminal
+    '15.1ms'
     """
     if ns is None:
         return ""
     us = ns / 1000
     if abs(us) >= 1e6:
-        return f"{us / 1e6:.3f}s"
+        return f"{us / 1e6:.{decimals}f}s"
     if abs(us) >= 1e3:
-        return f"{us / 1e3:.3f}ms"
-    return f"{us:.3f}us"
+        return f"{us / 1e3:.{decimals}f}ms"
+    return f"{us:.{decimals}f}us"
 
 
-def format_bytes(n: int | None) -> str:
+def format_bytes(n: int | None, decimals: int = 2) -> str:
     """Bytes in binary units, signed (a free is negative).
 
     >>> format_bytes(153_890_816), format_bytes(-1536), format_bytes(0), format_bytes(None)
@@ -47,7 +49,7 @@ def format_bytes(n: int | None) -> str:
         return ""
     for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
         if abs(n) >= size:
-            return f"{n / size:.2f} {unit}"
+            return f"{n / size:.{decimals}f} {unit}"
     return f"{n} B"
 
 
@@ -69,8 +71,36 @@ def ops_dict(all_rows: list[OpRow], shown: list[OpRow]) -> dict[str, Any]:
             "self_device_ns_total": self_device_total(all_rows)}
 
 
-def _cut(name: str) -> str:
-    return name if len(name) <= NAME_WIDTH else name[:NAME_WIDTH - 3] + "..."
+def _cut(name: str, width: int = NAME_WIDTH) -> str:
+    """``name`` cut to ``width`` characters as torch cuts it (``...`` at the end)."""
+    return name if len(name) <= width else name[:max(width - 3, 1)] + "..."
+
+
+MIN_NAME_WIDTH = 12   # a narrower terminal cuts the table rather than every name
+
+
+def _ops_table(columns: list[str], rows: list[list[str]], name_width: int,
+               narrow: bool = False) -> Table:
+    """The table; ``narrow``: headers on two lines and one blank between columns."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=narrow)
+    for column in columns:
+        table.add_column(column.replace(" ", "\n", 1) if narrow else column,
+                         justify="left" if column in ("Name", "Kind", "Input shapes")
+                         else "right", no_wrap=column != "Input shapes")
+    for cells in rows:
+        table.add_row(_cut(cells[0], name_width), *cells[1:])
+    return table
+
+
+def _needed(columns: list[str], rows: list[list[str]], name_width: int, narrow: bool,
+            shapes: bool) -> int:
+    """The width the table takes with names cut at ``name_width`` (input shapes, the
+    last column, wrap: they count for 20 columns at most)."""
+    fixed = len(columns) - shapes
+    unbounded = Console(file=io.StringIO(), width=10_000, markup=False, emoji=False)
+    needed = unbounded.measure(_ops_table(columns[:fixed], [c[:fixed] for c in rows],
+                                          name_width, narrow)).maximum
+    return needed + (3 + min(20, max(len(c[-1]) for c in rows)) if shapes else 0)
 
 
 def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = None) -> str:
@@ -83,26 +113,37 @@ def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = No
     columns += ["Self device", "Device total"] if has_device else []
     columns += ["Calls"] + (["FLOPs"] if has_flops else []) + (
         ["Self mem"] if has_memory else []) + (["Input shapes"] if has_shapes else [])
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    for column in columns:
-        table.add_column(column, justify="left" if column in ("Name", "Kind", "Input shapes")
-                         else "right", no_wrap=column != "Input shapes")
-    for r in shown:
-        cells = [_cut(printable(r.name)), printable(r.kind), format_ns(r.self_host_ns), format_ns(r.host_total_ns)]
+
+    def cells_of(r: OpRow, decimals: int) -> list[str]:
+        cells = [printable(r.name), printable(r.kind), format_ns(r.self_host_ns, decimals),
+                 format_ns(r.host_total_ns, decimals)]
         if has_device:
-            cells += [format_ns(r.self_device_ns), format_ns(r.device_total_ns)]
+            cells += [format_ns(r.self_device_ns, decimals),
+                      format_ns(r.device_total_ns, decimals)]
         cells.append(str(r.calls))
         if has_flops:
             cells.append("" if r.flops is None else f"{r.flops:,}")
         if has_memory:
-            cells.append(format_bytes(r.self_memory_bytes))
+            cells.append(format_bytes(r.self_memory_bytes, min(decimals, 2)))
         if has_shapes:
             cells.append(printable(r.input_shapes or ""))
-        table.add_row(*cells)
+        return cells
+
     buffer = io.StringIO()
     # markup off: op names are data ("[/x]" is a name, not a closing tag)
     console = Console(file=buffer, width=width or 160, force_terminal=False, color_system=None,
                       markup=False, emoji=False, highlight=False)
+    # in a narrow terminal the names give way (cut shorter), then the headers go on two
+    # lines, then times lose decimals (15.1ms); only a terminal too narrow even for that
+    # cuts numbers
+    longest = min(NAME_WIDTH, max((len(printable(r.name)) for r in shown), default=0))
+    for narrow, decimals in ((False, 3), (True, 3), (True, 1)):
+        rows = [cells_of(r, decimals) for r in shown]
+        excess = _needed(columns, rows, NAME_WIDTH, narrow, has_shapes) - console.width
+        name_width = max(MIN_NAME_WIDTH, longest - max(excess, 0))
+        if longest - excess >= MIN_NAME_WIDTH:
+            break
+    table = _ops_table(columns, rows, name_width, narrow)
     console.print(table)
     console.print(f"Self host time total: {format_ns(_total(all_rows, 'self_host_ns'))}")
     if has_device:

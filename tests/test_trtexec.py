@@ -1,0 +1,222 @@
+"""TensorRT trtexec exports: each file alone and one engine's files together, counted with
+plain ``json.loads`` and hand counts, never with the reader's own output."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import traceconv
+from traceconv.model import ProcessKind
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).parent / "data" / "trtexec"
+RESNET = ROOT / "samples" / "trtexec"
+SET = [RESNET / f"resnet_rtx3090_fp32.engine.{kind}.json.gz"
+       for kind in ("graph", "profile", "timing")]
+SHARED = Path(os.environ.get("TRACECONV_SHARED_SAMPLES", ROOT.parent / "shared" / "samples")) \
+    / "trtexec"
+# PROVENANCE_formats.md: layers, profile entries (with the count), timing records
+PROVENANCE = {"NVIDIA__TensorRT__mobilenet.qat.onnx.engine": (73, 74, 8_945),
+              "NVIDIA__TensorRT__A100-fp16.resnet.onnx.engine": (36, 37, 3_698),
+              "NVIDIA__TensorRT__RTX3090-fp32.resnet.onnx.engine": (103, 104, 263)}
+GRAPHS = sorted(RESNET.glob("*.graph.json.gz")) + sorted(DATA.glob("*.graph.json.gz"))
+PROFILES = sorted(RESNET.glob("*.profile.json.gz")) + sorted(DATA.glob("*.profile.json.gz"))
+if SHARED.is_dir():
+    GRAPHS += sorted(SHARED.glob("*.graph.json"))
+    PROFILES += sorted(SHARED.glob("*.profile.json"))
+TIMINGS = [SET[2]] + (sorted(SHARED.glob("*.timing.json")) if SHARED.is_dir() else [])
+
+
+def _json(path: Path):
+    data = path.read_bytes()
+    return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
+
+
+@pytest.mark.parametrize("path", GRAPHS, ids=lambda p: p.name)
+def test_layer_information_is_the_op_graph(path):
+    document = _json(path)
+    layers = document["Layers"]
+    tensors = {t["Name"] for layer in layers for t in layer["Inputs"] + layer["Outputs"]}
+    edges = sum(len(layer["Inputs"]) + len(layer["Outputs"]) for layer in layers)
+    trace = traceconv.load(path)
+    assert trace.metadata.source_format == "trtexec"
+    assert (trace.op_count, trace.tensor_count) == (len(layers), len(tensors))
+    assert trace.graph.number_of_edges() == edges
+    ops = {d["name"]: d for _, d in trace.graph.nodes(data=True) if d["kind"] == "op"}
+    for layer in layers:
+        op = ops[layer["Name"]]
+        assert op["type"] == layer["LayerType"]
+        assert op.get("trt_tactic") == layer.get("TacticName")
+        assert op["out_shapes"] == [t["Dimensions"] for t in layer["Outputs"]]
+    bindings = {d["name"] for _, d in trace.graph.nodes(data=True) if d.get("binding")}
+    assert bindings == set(document["Bindings"])
+    stem = path.name.removesuffix(".gz").removesuffix(".graph.json")
+    if stem in PROVENANCE:
+        assert len(layers) == PROVENANCE[stem][0]
+
+
+def test_tensor_bytes_and_producers():
+    trace = traceconv.load(SET[0])
+    first = _json(SET[0])["Layers"][1]   # Conv__435: FP32 in and out
+    out = first["Outputs"][0]
+    node = next(n for n, d in trace.graph.nodes(data=True) if d.get("name") == out["Name"]
+                and d["kind"] == "tensor")
+    data = trace.graph.nodes[node]
+    assert data["dtype"] == "float32" and data["bytes"] == math.prod(out["Dimensions"]) * 4
+    assert trace.graph.nodes[data["owner"]]["name"] == first["Name"]
+
+
+@pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.name)
+def test_profile_is_per_layer_statistics(path):
+    rows = _json(path)
+    count = rows[0]["count"]
+    layers = [r for r in rows[1:]]
+    trace = traceconv.load(path)
+    assert len(trace.stats) == len(layers)
+    assert [s.name for s in trace.stats] == [r["name"] for r in layers]
+    assert all(s.calls == count for s in trace.stats)
+    assert sum(s.total_ns for s in trace.stats) == sum(round(r["timeMs"] * 1e6) for r in layers)
+    assert len(trace.slices) == len(layers)   # the aggregate breakdown, one slice per layer
+    assert "not a timeline" in trace.metadata.clock
+    stem = path.name.removesuffix(".gz").removesuffix(".profile.json")
+    if stem in PROVENANCE:
+        assert len(rows) == PROVENANCE[stem][1]
+
+
+@pytest.mark.parametrize("path", TIMINGS, ids=lambda p: p.name)
+def test_times_are_a_timeline(path):
+    records = _json(path)
+    trace = traceconv.load(path)
+    by_track = {}
+    for s in trace.iter_slices():
+        by_track.setdefault(trace.tracks[s.track].name, []).append(s)
+    assert len(by_track["compute"]) == len(by_track["enqueue"]) == len(records)
+    assert len(trace.flows) == len(records)
+    copies = sum((r["endH2dMs"] > r["startH2dMs"]) + (r["endD2hMs"] > r["startD2hMs"])
+                 for r in records)
+    assert len(by_track.get("H2D", [])) + len(by_track.get("D2H", [])) == copies
+    assert trace.diagnostics.count("trtexec.zero_length_transfers") == 2 * len(records) - copies
+    compute = by_track["compute"]
+    assert [s.start for s in compute] == [round(r["startComputeMs"] * 1e6) for r in records]
+    devices = {p.id for p in trace.processes if p.kind == ProcessKind.DEVICE}
+    assert all(trace.tracks[s.track].process in devices for s in compute)
+    stem = path.name.removesuffix(".gz").removesuffix(".timing.json")
+    if stem in PROVENANCE:
+        assert len(records) == PROVENANCE[stem][2]
+
+
+def test_one_engines_exports_together_are_one_trace():
+    parts = [traceconv.load(p) for p in SET]
+    before = [p.counts() for p in parts]
+    trace = traceconv.api.combine(parts)
+    assert [p.counts() for p in parts] == before   # the inputs are not changed
+    layers = _json(SET[0])["Layers"]
+    profile = _json(SET[1])
+    records = _json(SET[2])
+    assert trace.op_count == len(layers) and len(trace.stats) == len(profile) - 1
+    assert len(trace.slices) == 2 * len(records) + len(profile) - 1
+    assert trace.metadata.clock.startswith("ms since trtexec started")
+    ops = {d["name"]: d for _, d in trace.graph.nodes(data=True) if d["kind"] == "op"}
+    for row in profile[1:]:
+        assert ops[row["name"]]["trt_avg_ns"] == round(row["averageMs"] * 1e6)
+    types = {layer["Name"]: layer["LayerType"] for layer in layers}
+    assert all(s.type == types[s.name] for s in trace.stats)
+
+
+def test_trex_metadata_joins_the_set_as_attributes():
+    """trt-engine-explorer's files beside the exports (not trtexec's): attributes only."""
+    metadata = [RESNET / f"resnet_rtx3090_fp32.engine.{k}.metadata.json.gz"
+                for k in ("build", "profile")]
+    trace = traceconv.api.combine([traceconv.load(p) for p in SET + metadata])
+    assert trace.op_count == 103 and len(trace.stats) == 103
+    summary = _json(metadata[1])["performance_summary"]
+    assert trace.metadata.attributes["trtexec.performance_summary"] == summary
+    assert trace.metadata.attributes["trtexec.build_options"] == _json(metadata[0])[
+        "build_options"]
+    assert trace.diagnostics.count("trtexec.trex_metadata") == 2
+    device = DATA / "resnet_a100_fp16.engine.metadata.json.gz"
+    alone = traceconv.load(device)
+    assert alone.counts()["slices"] == 0
+    assert alone.metadata.attributes["trtexec.devices"][0]["Name"] == _json(device)[0]["Name"]
+
+
+def test_exports_of_two_engines_stay_apart():
+    graphs = [traceconv.load(SET[0]), traceconv.load(DATA / "resnet_a100_fp16.engine.graph.json.gz")]
+    profiles = [traceconv.load(DATA / "resnet_a100_fp16.engine.profile.json.gz"),
+                traceconv.load(SET[1])]
+    from traceconv.formats.trtexec.engine_set import combine_engine_sets
+
+    combined = combine_engine_sets(graphs + profiles)
+    assert len(combined) == 2
+    assert sorted(t.op_count for t in combined) == [36, 103]
+    assert sorted(len(t.stats) for t in combined) == [36, 103]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "traceconv", *args], capture_output=True,
+                          text=True, cwd=ROOT)
+
+
+def test_cli_reads_a_set_and_refuses_broken_input(tmp_path):
+    done = _cli("info", "--json", *map(str, SET))
+    assert done.returncode == 0, done.stderr
+    counts = json.loads(done.stdout)
+    assert (counts["ops"], counts["stat_rows"], counts["flows"]) == (103, 103, 263)
+    broken = tmp_path / "e.profile.json"
+    broken.write_text('[{"count": 3}, {"name": "conv", "timeMs": "fast", "averageMs": 1}]')
+    done = _cli("info", str(broken))
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert f"{broken}:$[1]" in done.stderr and "Traceback" not in done.stderr
+    times = tmp_path / "e.timing.json"
+    times.write_text('[{"startEnqMs": 1, "endEnqMs": 2, "startComputeMs": 2, "endComputeMs": 3},'
+                     ' {"startEnqMs": 4, "endEnqMs": "x", "startComputeMs": 5, "endComputeMs": 6}]')
+    done = _cli("info", str(times))
+    assert done.returncode == 1 and f"{times}:$[1].endEnqMs:" in done.stderr
+    cut = tmp_path / "e.graph.json"
+    cut.write_bytes(gzip.decompress(SET[0].read_bytes())[:5000])
+    done = _cli("info", str(cut))
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "JSON" in done.stderr
+
+
+@pytest.mark.parametrize("name", ["export", "export.json"])
+def test_detected_by_content_without_the_usual_name(tmp_path, name):
+    """No extension, or a plain ``.json`` that Chrome JSON shares (an array of objects)."""
+    for path, kind in zip(SET, ("graph", "profile", "times"), strict=True):
+        plain = tmp_path / f"{kind}-{name}"
+        plain.write_bytes(gzip.decompress(path.read_bytes()))
+        trace = traceconv.load(plain)
+        assert trace.metadata.source_format == "trtexec"
+        assert trace.metadata.attributes["trtexec.exports"] == [kind]
+
+
+def test_summary_of_a_profile_lists_layers():
+    from traceconv.analysis.summary import view_of
+
+    trace = traceconv.load(SET[1])
+    assert view_of(trace) == "stats"
+    combined = traceconv.api.combine([traceconv.load(p) for p in SET])
+    from traceconv.analysis.op_summary import op_summary
+
+    rows = {r.name: r for r in op_summary(combined)}
+    first = _json(SET[1])[1]
+    assert rows[first["name"]].self_device_ns == round(first["timeMs"] * 1e6)
+    assert rows["compute"].calls == len(_json(SET[2]))
+
+
+@pytest.mark.integration
+def test_loads_in_trace_processor(trace_processor, tmp_path):
+    trace = traceconv.api.combine([traceconv.load(p) for p in SET])
+    out = tmp_path / "out.pftrace"
+    traceconv.save(trace, out)
+    trace_processor.load(out.read_bytes())
+    assert trace_processor.bad_stats() == []
+    assert trace_processor.query("select count(*) as n from slice")[0].n == len(trace.slices)
+    assert trace_processor.query("select count(*) as n from flow")[0].n == len(trace.flows)

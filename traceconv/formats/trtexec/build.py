@@ -1,0 +1,282 @@
+"""The exports of one engine → one :class:`~traceconv.model.Trace`.
+
+- the layer information becomes the op graph: one op node per layer (type, tactic,
+  parameters, input/output shapes, bytes moved) and one tensor node per tensor, edges
+  tensor → layer (consumes) and layer → tensor (produces); engine bindings are marked;
+- the profile becomes op statistics (one row per layer, ``calls`` = profiled inferences),
+  drawn as an aggregate breakdown, and joined to the graph's layers by name;
+- the times become a timeline: per inference an ``enqueue`` slice on the host and
+  ``H2D`` / ``compute`` / ``D2H`` slices on the GPU, linked by a launch flow.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from ...analysis.breakdown import BREAKDOWN_CATEGORY, BREAKDOWN_CLOCK
+from ...model import Metadata, OpStat, ProcessKind, Trace, TrackKind
+from ...model.graph import add_op, add_tensor
+from ..export_sniffing import TrtKind as Kind
+from .parts import Part
+from .schema import (
+    InferenceRecord,
+    Layer,
+    LayerInformation,
+    LayerProfile,
+    TrexDevices,
+    TrexMetadata,
+)
+
+TIMES_CLOCK = "ms since trtexec started (--exportTimes)"
+_DTYPES = (("fp32", "float32", 4), ("float", "float32", 4), ("fp16", "float16", 2),
+           ("half", "float16", 2), ("bf16", "bfloat16", 2), ("fp8", "float8", 1),
+           ("int8", "int8", 1), ("int32", "int32", 4), ("int64", "int64", 8),
+           ("bool", "bool", 1), ("uint8", "uint8", 1))
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def dtype_of(format_text: str | None) -> tuple[str | None, int | None]:
+    """The element type and its bytes named in a ``Format/Datatype`` text.
+
+    >>> dtype_of("Channel major FP16 format where channel % 8 == 0")
+    ('float16', 2)
+    >>> dtype_of("Four wide channel vectorized row major Int8 format"), dtype_of(None)
+    (('int8', 1), (None, None))
+    """
+    words = set(_WORD.findall((format_text or "").lower()))
+    for word, dtype, size in _DTYPES:
+        if word in words:
+            return dtype, size
+    return None, None
+
+
+def ms_to_ns(ms: float) -> int:
+    """Milliseconds (as trtexec prints them) to integer nanoseconds.
+
+    >>> ms_to_ns(4.19666)
+    4196660
+    """
+    return round(ms * 1_000_000)
+
+
+class EngineBuilder:
+    """Adds the exports of one engine to a new trace."""
+
+    def __init__(self, engine: str, files: list[str]) -> None:
+        self.trace = Trace(Metadata(source_format="trtexec", framework="TensorRT"))
+        self.engine = engine
+        self.layer_types: dict[str, str] = {}
+        self.layer_nodes: dict[str, str] = {}   # layer name → op node
+        self.gpu: int | None = None             # the timeline's device process
+        self.trace.metadata.attributes.update({"trtexec.engine": engine,
+                                               "trtexec.files": files})
+
+    def build(self, parts: list[Part]) -> Trace:
+        by_kind = {part.kind: part for part in parts}
+        if "graph" in by_kind:
+            document = by_kind["graph"].document
+            assert isinstance(document, LayerInformation)
+            self.graph(document)
+        if "times" in by_kind:
+            document = by_kind["times"].document
+            assert isinstance(document, list)
+            self.times(document)
+        if "profile" in by_kind:
+            document = by_kind["profile"].document
+            assert isinstance(document, LayerProfile)
+            self.profile(document)
+        self.trex_metadata(by_kind)
+        self.trace.metadata.attributes["trtexec.exports"] = sorted(by_kind)
+        return self.trace
+
+    def trex_metadata(self, by_kind: dict[Kind, Part]) -> None:
+        """trex's files beside the exports: their sections become attributes."""
+        attributes = self.trace.metadata.attributes
+        for kind in ("trex-build", "trex-profile"):
+            if kind in by_kind:
+                document = by_kind[kind].document
+                assert isinstance(document, TrexMetadata)
+                attributes.update({f"trtexec.{k}": v for k, v in document.root.items()})
+        if "trex-device" in by_kind:
+            devices = by_kind["trex-device"].document
+            assert isinstance(devices, TrexDevices)
+            attributes["trtexec.devices"] = [d.model_dump() for d in devices.root]
+            if self.gpu is not None and devices.root:
+                self.trace.processes[self.gpu].labels.append(devices.root[0].Name)
+        found = [k for k in by_kind if k.startswith("trex-")]
+        self.trace.diagnostics.add("trtexec.trex_metadata", "trt-engine-explorer metadata "
+                                   "files read into the attributes (no events)", kind="note",
+                                   count=len(found), example=", ".join(found) or None)
+
+    # -- layer information: the op graph --------------------------------------------------
+
+    def graph(self, info: LayerInformation) -> None:
+        trace = self.trace
+        graph = trace.graph
+        names_only = 0
+        bindings = set(info.Bindings)
+        for order, layer in enumerate(info.Layers):
+            if isinstance(layer, str):
+                names_only += 1
+                self.layer_nodes[layer] = add_op(graph, order, layer, "", order=order, slices=[])
+                continue
+            self.layer_types[layer.Name] = layer.LayerType
+            node = add_op(graph, order, layer.Name, layer.LayerType, order=order, slices=[],
+                          in_shapes=[list(t.Dimensions) for t in layer.Inputs],
+                          out_shapes=[list(t.Dimensions) for t in layer.Outputs],
+                          memory=self.bytes_moved(layer), computation=None,
+                          **self.vendor_attrs(layer))
+            self.layer_nodes[layer.Name] = node
+            for tensor in layer.Inputs:
+                graph.add_edge(self.tensor(tensor, bindings), node)
+            for tensor in layer.Outputs:
+                produced = self.tensor(tensor, bindings)
+                graph.add_edge(node, produced)
+                graph.nodes[produced]["owner"] = node
+        trace.metadata.attributes["trtexec.bindings"] = list(info.Bindings)
+        trace.diagnostics.add("trtexec.layer_names_only", "layers exported by name only "
+                              "(--profilingVerbosity=layer_names_only): no tensors, types or "
+                              "tactics", kind="note", count=names_only)
+
+    def tensor(self, tensor, bindings: set[str]) -> str:  # type: ignore[no-untyped-def]
+        dtype, size = dtype_of(tensor.Format)
+        dims = tuple(tensor.Dimensions)
+        elements = math.prod(dims) if dims and all(d >= 0 for d in dims) else None
+        return add_tensor(
+            self.trace.graph, tensor.Name, tensor.Name, shape=dims, dtype=dtype,
+            bytes=elements * size if elements is not None and size else None,
+            trt_format=tensor.Format, trt_location=tensor.Location,
+            binding=tensor.Name in bindings)
+
+    @staticmethod
+    def bytes_moved(layer: Layer) -> int | None:
+        """Bytes the layer reads and writes: its tensors' elements times their element size
+        (vectorized formats pad channels; that padding is not counted)."""
+        total = 0
+        for tensor in (*layer.Inputs, *layer.Outputs):
+            _, size = dtype_of(tensor.Format)
+            if size is None or any(d < 0 for d in tensor.Dimensions):
+                return None
+            total += math.prod(tensor.Dimensions) * size
+        return total
+
+    @staticmethod
+    def vendor_attrs(layer: Layer) -> dict[str, Any]:
+        attrs: dict[str, Any] = {"trt_tactic": layer.TacticName, "trt_tactic_value":
+                                 layer.TacticValue, "trt_origin": layer.Origin,
+                                 "trt_parameter_type": layer.ParameterType}
+        if layer.model_extra:
+            attrs["trt_parameters"] = dict(layer.model_extra)
+        return {k: v for k, v in attrs.items() if v is not None}
+
+    # -- times: the timeline --------------------------------------------------------------
+
+    def times(self, records: list[InferenceRecord]) -> None:
+        trace = self.trace
+        host = trace.add_process("trtexec (host)", kind=ProcessKind.HOST)
+        enqueue = trace.add_track("enqueue", process=host, kind=TrackKind.THREAD)
+        gpu = self.gpu = trace.add_process(f"GPU: {self.engine}", kind=ProcessKind.DEVICE)
+        streams: dict[str, int] = {}
+        order = {"H2D": 0, "compute": 1, "D2H": 2}
+        zero = missing_enqueue = 0
+        for index, record in enumerate(records):
+            phases = (("H2D", record.startH2dMs if record.startH2dMs is not None
+                       else record.startInMs, record.endH2dMs if record.endH2dMs is not None
+                       else record.endInMs, "gpu_memcpy"),
+                      ("compute", record.startComputeMs, record.endComputeMs, "kernel"),
+                      ("D2H", record.startD2hMs if record.startD2hMs is not None
+                       else record.startOutMs, record.endD2hMs if record.endD2hMs is not None
+                       else record.endOutMs, "gpu_memcpy"))
+            first_device = None
+            for name, start, end, category in phases:
+                if start is None or end is None:
+                    continue
+                if end <= start and name != "compute":
+                    zero += 1   # transfers disabled (--noDataTransfers) or not measured
+                    continue
+                begin = ms_to_ns(start)
+                if name not in streams:
+                    streams[name] = trace.add_track(name, process=gpu, kind=TrackKind.STREAM,
+                                                    sort_index=order[name])
+                row = trace.add_slice(streams[name], begin, max(ms_to_ns(end) - begin, 0),
+                                      name, category, {"inference": index})
+                first_device = row if first_device is None else first_device
+            if record.startEnqMs is None or record.endEnqMs is None:
+                missing_enqueue += 1
+                continue
+            begin = ms_to_ns(record.startEnqMs)
+            args = {"inference": index, "latency_ms": record.latencyMs}
+            launch = trace.add_slice(enqueue, begin, max(ms_to_ns(record.endEnqMs) - begin, 0),
+                                     "enqueue", "cuda_runtime", args)
+            if first_device is not None:
+                trace.add_flow(launch, first_device, "launch", "launch")
+        trace.metadata.clock = TIMES_CLOCK
+        trace.metadata.attributes["trtexec.inferences"] = len(records)
+        trace.diagnostics.add("trtexec.zero_length_transfers", "H2D/D2H phases of zero length "
+                              "(data transfers disabled or not measured): no slice",
+                              kind="note", count=zero)
+        trace.diagnostics.add("trtexec.no_enqueue_times", "inferences without enqueue times "
+                              "(TensorRT 7 exports): no host slice or launch flow",
+                              kind="note", count=missing_enqueue)
+
+    # -- profile: per-layer statistics ----------------------------------------------------
+
+    def profile(self, profile: LayerProfile) -> None:
+        trace = self.trace
+        rows = profile.root
+        count = next((r.count for r in rows if hasattr(r, "count")), 0)
+        graph = trace.graph if self.layer_nodes else None
+        layer_rows = []
+        unmatched = 0
+        for record in rows:
+            if hasattr(record, "count"):
+                continue
+            total = ms_to_ns(record.timeMs)
+            median = None if record.medianMs is None else ms_to_ns(record.medianMs)
+            layer_type = self.layer_types.get(record.name, "")
+            layer_rows.append(trace.add_stat(OpStat(
+                record.name, calls=count, total_ns=total, self_ns=total,
+                avg_ns=ms_to_ns(record.averageMs), device_ns=total, ratio=record.percentage,
+                type=layer_type, section="layers",
+                extra={"median_ns": median} if median is not None else {})))
+            if graph is not None:
+                node = self.layer_nodes.get(record.name)
+                if node is None:
+                    unmatched += 1
+                else:
+                    graph.nodes[node].update(trt_total_ns=total, trt_avg_ns=ms_to_ns(
+                        record.averageMs), trt_median_ns=median, trt_percentage=record.percentage)
+        trace.metadata.attributes["trtexec.profiled_inferences"] = count
+        self.breakdown(layer_rows)
+        trace.diagnostics.add("trtexec.profile_layer_not_in_graph", "profile rows naming no "
+                              "layer of the layer information (another engine's export?)",
+                              kind="note", count=unmatched)
+
+
+    def breakdown(self, rows: list[int]) -> None:
+        """The layers' total times side by side on a device track, so a viewer shows the
+        profile and ``summary`` counts them as device time. The process says it is an
+        aggregate, not a timeline; with ``--exportTimes`` the real timeline is beside it."""
+        trace = self.trace
+        process = trace.add_process(f"GPU: {self.engine}: per-layer profile, aggregate "
+                                    "breakdown (not a timeline)", kind=ProcessKind.DEVICE)
+        track = trace.add_track("layers (total time each)", process=process,
+                                kind=TrackKind.STREAM,
+                                description="aggregate breakdown, not a timeline")
+        cursor = 0
+        for row in rows:
+            stat = trace.stats[row]
+            trace.add_slice(track, cursor, stat.total_ns, stat.name, BREAKDOWN_CATEGORY, {
+                "stat_row": row, "calls": stat.calls, "total_ms": stat.total_ns / 1e6,
+                "avg_ms": (stat.avg_ns or 0) / 1e6, "ratio_pct": stat.ratio,
+                "layer_type": stat.type or None})
+            cursor += stat.total_ns
+        if trace.metadata.clock != TIMES_CLOCK:
+            trace.metadata.clock = BREAKDOWN_CLOCK
+
+
+def build_engine(engine: str, parts: list[Part]) -> Trace:
+    """One trace from the exports of one engine."""
+    return EngineBuilder(engine, [p.file for p in parts]).build(parts)

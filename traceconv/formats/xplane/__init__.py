@@ -1,0 +1,66 @@
+"""XPlane: the ``XSpace`` protobuf that ``jax.profiler``, ``tf.profiler`` and torch_xla write
+(``<host>.xplane.pb`` under ``plugins/profile/<run>/``) and that xprof/TensorBoard reads.
+
+One XSpace holds the planes of one host: ``/host:CPU`` (a line per thread), one plane per
+device (``/device:GPU:N`` streams and derived rows, ``/device:TPU:N`` XLA ops and modules),
+``/host:metadata`` (HLO module names) and ``Task Environment``. See :mod:`.build` for the
+mapping; the wire format is decoded by the protobuf runtime from the field table in
+:mod:`.proto` (no tensorflow or jax needed).
+
+Detection: :func:`traceconv.formats.export_sniffing.xplane` (light: no reader imported).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import InputError
+from ...io import Source
+from ...model import Metadata, Trace
+from .. import export_sniffing
+
+
+def sniff(head: bytes, source: Source | None) -> float:
+    """See :func:`traceconv.formats.export_sniffing.xplane`."""
+    return export_sniffing.xplane(head, source)
+
+
+def __getattr__(name: str) -> Any:
+    """``SCHEMAS`` on first use (pydantic is imported to describe, not to read)."""
+    if name == "SCHEMAS":
+        from .schema import XSpaceDocument
+
+        return {"xplane_xspace": XSpaceDocument}
+    raise AttributeError(name)
+
+
+def read(source: Source) -> Trace:
+    """Read an ``.xplane.pb`` into processes, tracks, flows, XLA op nodes and memory blocks."""
+    from .build import SpaceBuilder
+    from .damage import locate
+    from .proto import XSpace
+
+    data = source.read_bytes()
+    try:
+        space = XSpace.FromString(data)
+    except Exception:  # the runtime raises DecodeError (or RuntimeError) without a place
+        damage = locate(data)
+        where = f"byte {damage.offset:,}" if damage else None
+        why = (f"not a valid XSpace protobuf: {damage.reason} (at {damage.path})" if damage
+               else "not a valid XSpace protobuf")
+        raise InputError(why, file=source.name, location=where) from None
+    if not space.planes:
+        raise InputError("not an XSpace: no planes", file=source.name)
+    trace = Trace(Metadata(source_format="xplane", framework=_framework(space)))
+    SpaceBuilder(space, trace).build()
+    return trace
+
+
+def _framework(space) -> str:  # type: ignore[no-untyped-def]
+    """TensorFlow when its ops or threads are there, else JAX/XLA (jax, torch_xla)."""
+    for plane in space.planes:
+        for line in plane.lines:
+            if line.name in ("TensorFlow Ops", "TensorFlow Name Scope") \
+                    or line.name.startswith("tf_Compute"):
+                return "TensorFlow"
+    return "XLA"

@@ -1,0 +1,218 @@
+"""Where outputs go: one naming rule for every command, and the rules that protect inputs.
+
+The rule (``convert``, ``batch``, ``memflow``, ``critical-path --highlight`` share it): the
+input's name without its compression and trace suffixes (``.gz``, the last extension, then
+``.pt.trace``, ``.trace``, ``.paddle_trace``), plus the format's extension, beside the input
+(or in ``batch``'s OUTDIR). When that name is an input itself (``x.json --to chrome``), the
+format's name goes before the extension: ``x.chrome.json``. So a default name never lands on
+an input; a name the user gives (``-o``) that is an input (the same path, a link to it, a
+hard link) is refused before anything is read, with one line naming both.
+
+>>> output_name(["runs/rank0.pt.trace.json.gz"], "perfetto")
+'runs/rank0.pftrace'
+>>> output_name(["profile.txt", "b.txt"], "chrome")
+'profile_merged.json'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, TextIO
+
+from .errors import OutputError
+
+if TYPE_CHECKING:
+    from .model import Trace
+    from .registry import FormatInfo
+
+# what says "a trace" rather than what it is of: `a.pt.trace.json.gz` is the trace of `a`
+_TRACE_SUFFIXES = (".pt.trace", ".trace", ".paddle_trace")
+STDOUT = "-"
+
+
+def stem(path: str) -> str:
+    """The file name of ``path`` without compression, extension and trace suffixes.
+
+    >>> stem("runs/rank0.pt.trace.json.gz"), stem("profile.json"), stem("report.txt")
+    ('rank0', 'profile', 'report')
+    >>> stem("a.paddle_trace.pb"), stem("notes"), stem(".json")
+    ('a', 'notes', '.json')
+    """
+    base = os.path.basename(path).removesuffix(".gz")
+    base = os.path.splitext(base)[0] or base
+    changed = True
+    while changed:
+        changed = False
+        for suffix in _TRACE_SUFFIXES:
+            if base.endswith(suffix) and len(base) > len(suffix):
+                base, changed = base[: -len(suffix)], True
+    return base
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether ``a`` and ``b`` name one file: the same resolved path (symbolic links
+    followed), or the same device and inode (a hard link). ``-`` is never a file.
+
+    >>> same_file("samples/torch/cnn_step5.pt.trace.json", "./samples/torch/../torch/cnn_step5.pt.trace.json")
+    True
+    >>> same_file("-", "-"), same_file("samples/torch/cnn_step5.pt.trace.json", "other.json")
+    (False, False)
+    """
+    a, b = os.fspath(a), os.fspath(b)
+    if STDOUT in (a, b):
+        return False
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):   # one of them does not exist (yet)
+        return False
+
+
+class Files:
+    """A set of files, recognised by resolved path or by device and inode (hard links),
+    built once so that checking many outputs against many inputs stays linear.
+
+    >>> inputs = Files(["samples/torch/cnn_step5.pt.trace.json", "-"])
+    >>> inputs.find("./samples/torch/cnn_step5.pt.trace.json"), inputs.find("x.json")
+    ('samples/torch/cnn_step5.pt.trace.json', None)
+    """
+
+    def __init__(self, paths: Iterable[str | os.PathLike[str]]) -> None:
+        self._paths: dict[str, str] = {}
+        self._inodes: dict[tuple[int, int], str] = {}
+        for path in (os.fspath(p) for p in paths):
+            if path == STDOUT:
+                continue
+            self._paths.setdefault(os.path.realpath(path), path)
+            identity = _identity(path)
+            if identity is not None:
+                self._inodes.setdefault(identity, path)
+
+    def find(self, path: str | os.PathLike[str]) -> str | None:
+        """The member that ``path`` names (as it was given), else None."""
+        path = os.fspath(path)
+        if path == STDOUT:
+            return None
+        found = self._paths.get(os.path.realpath(path))
+        if found is None and self._inodes:
+            identity = _identity(path)
+            found = None if identity is None else self._inodes.get(identity)
+        return found
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_dev, info.st_ino
+
+
+def output_name(inputs: Sequence[str], to: str, *, outdir: str | None = None,
+                tag: str = "", avoid: Files | None = None) -> str:
+    """The default output of ``inputs`` written as format ``to`` (see the module's rule).
+
+    ``outdir``: the folder to write in (default: beside the first input); ``tag``: added
+    to the name (``_critical_path``); ``avoid``: the files the name must not be (default:
+    ``inputs``). Several inputs give ``<first>_merged``; standard input gives ``-``.
+
+    >>> output_name(["x.json"], "chrome"), output_name(["x.json"], "perfetto", tag="_path")
+    ('x.chrome.json', 'x_path.pftrace')
+    >>> output_name(["a/x.json.gz"], "chrome", outdir="out"), output_name(["-"], "chrome", outdir="o")
+    ('out/x.json', 'o/stdin.json')
+    """
+    from . import registry
+
+    first = inputs[0]
+    if first == STDOUT and outdir is None:   # standard input has no "beside"
+        return STDOUT
+    info = registry.get(to)
+    if first == STDOUT:
+        first = "stdin"
+    avoid = Files(inputs) if avoid is None else avoid
+    folder = os.path.dirname(first) if outdir is None else outdir
+    base = stem(first) + ("_merged" if len(inputs) > 1 else "") + tag
+    name = os.path.join(folder, base + info.default_extension)
+    if avoid.find(name) is not None or name in inputs:
+        name = os.path.join(folder, f"{base}.{info.name}{info.default_extension}")
+    return name
+
+
+def refuse_replacing_inputs(outputs: Iterable[str | os.PathLike[str]],
+                            inputs: Iterable[str | os.PathLike[str]] | Files) -> None:
+    """Raise :class:`~traceconv.errors.OutputError` (naming both) when an output is one of
+    the inputs; call it before reading anything.
+
+    >>> refuse_replacing_inputs(["x.pftrace"], ["samples/torch/cnn_step5.pt.trace.json"])
+    >>> refuse_replacing_inputs(["samples/torch/cnn_step5.pt.trace.json"],
+    ...                         ["samples/torch/cnn_step5.pt.trace.json"])
+    Traceback (most recent call last):
+    ...
+    traceconv.errors.OutputError: samples/torch/cnn_step5.pt.trace.json: the output would replace the input samples/torch/cnn_step5.pt.trace.json; choose another output name
+    """
+    sources = inputs if isinstance(inputs, Files) else Files(inputs)
+    for output in (os.fspath(o) for o in outputs):
+        source = sources.find(output)
+        if source is not None:
+            raise OutputError(f"the output would replace the input {source}; choose "
+                              "another output name", file=output)
+
+
+class BinaryToTerminalError(OutputError):
+    """A binary format asked for on standard output while that is a terminal.
+
+    It is a usage error: the command line exits with status 2."""
+
+    exit_status = 2
+
+
+def refuse_binary_to_terminal(info: FormatInfo, target: str,
+                              stream: TextIO | None = None) -> None:
+    """Raise :class:`BinaryToTerminalError` when ``target`` is standard output, ``stream``
+    (default ``sys.stdout``) is a terminal and ``info`` writes binary data; the message
+    says how to write it instead.
+
+    >>> from traceconv import registry
+    >>> refuse_binary_to_terminal(registry.get("chrome"), "-")          # text: fine
+    >>> refuse_binary_to_terminal(registry.get("perfetto"), "out.pftrace")   # a file: fine
+    """
+    stream = sys.stdout if stream is None else stream
+    if target != STDOUT or not info.binary:
+        return
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):   # replaced or closed stdout: not a terminal
+        terminal = False
+    if terminal:
+        example = f"out{info.default_extension}"
+        raise BinaryToTerminalError(
+            f"{info.name} is a binary format: not writing it to a terminal; give -o "
+            f"{example}, or redirect standard output (> {example})", file="<stdout>")
+
+
+# The files each loaded trace was read from, for save(): a trace is never written over its
+# own input. Weak, so that a trace's entry goes when the trace does.
+_READ_FROM: weakref.WeakKeyDictionary[Trace, tuple[str, ...]] = weakref.WeakKeyDictionary()
+
+
+def remember_inputs(trace: Trace, paths: Iterable[str | os.PathLike[str]]) -> None:
+    """Note that ``trace`` was read from ``paths`` (``-`` is left out)."""
+    found = tuple(os.fspath(p) for p in paths if os.fspath(p) != STDOUT)
+    if found:
+        # a trace type that cannot be weakly referenced is simply not tracked
+        with contextlib.suppress(TypeError):
+            _READ_FROM[trace] = found
+
+
+def inputs_of(trace: Trace) -> tuple[str, ...]:
+    """The files ``trace`` was read from (by :func:`traceconv.load` or
+    :func:`traceconv.combine`), else ``()``."""
+    try:
+        return _READ_FROM.get(trace, ())
+    except TypeError:   # not weak-referenceable or not hashable: not one of ours
+        return ()
