@@ -18,6 +18,9 @@ COMMAND_MODULES = ("advise", "batch", "check", "convert", "critical_path", "diff
 COMMANDS = {"advise": "advise", "batch": "batch", "check": "check", "convert": "convert",
             "critical-path": "critical_path", "diff": "diff", "formats": "formats_cmd",
             "info": "info", "memflow": "memflow", "report": "report", "summary": "summary",
-            "json": "perfetto_forms", "text": "perfetto_forms"}
+            "json": "perfetto_forms", "text": "perfetto_forms",
+            **dict.fromkeys(("systrace", "profile", "bundle", "firefox", "java_heap_profile",
+                             "hprof", "symbolize", "deobfuscate", "decompress_packets",
+                             "binary"), "perfetto_forms")}   # Perfetto's own modes: a line each
 
 __all__ = ["app", "main"]

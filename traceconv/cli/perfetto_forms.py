@@ -79,7 +79,7 @@ def text_form(input_path: str | None, output: str | None) -> None:
 
 
 def _perfetto_only(mode: str, what: str) -> click.Command:
-    @click.command(mode, hidden=True, add_help_option=False,
+    @click.command(mode, hidden=True,
                    context_settings={"ignore_unknown_options": True,
                                      "allow_extra_args": True})
     def command() -> None:
@@ -89,7 +89,8 @@ def _perfetto_only(mode: str, what: str) -> click.Command:
                    "one converts to json and text only", err=True)
         raise SystemExit(1)
 
-    command.help = f"Perfetto's `traceconv {mode}`: not here (says where)."
+    command.help = (f"Perfetto's `traceconv {mode}` ({what}): not in this traceconv; it says "
+                    f"where to get it.\n\n\b\n  traceconv {mode} trace.pftrace OUT")
     return command
 
 
