@@ -51,7 +51,8 @@ def _code_calls() -> list[tuple[str, str, str | None]]:
             position = CODE_ARGUMENT.get(name or "")
             if position is None or len(node.args) <= position:
                 continue
-            if name == "add" and "diag" not in ast.unparse(func.value):   # (a set's add)
+            if name == "add" and (not isinstance(func, ast.Attribute)   # (a set's add)
+                                  or "diag" not in ast.unparse(func.value)):
                 continue
             code = _text(node.args[position])
             if code is None or not CODE.match(code):

@@ -193,7 +193,7 @@ def test_formats_json_lists_every_format_and_flavour():
     assert [f["name"] for f in chrome["flavours"]] == [f"chrome:{f.name}" for f in FLAVOURS]
     assert (chrome["reads"], chrome["writes"], chrome["checks"]) == (True, True, True)
     perfetto = next(f for f in data["formats"] if f["name"] == "perfetto")
-    assert (perfetto["reads"], perfetto["writes"], perfetto["checks"]) == (False, True, True)
+    assert (perfetto["reads"], perfetto["writes"], perfetto["checks"]) == (True, True, True)
 
 
 def test_formats_table_fits_80_columns():

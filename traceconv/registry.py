@@ -126,8 +126,9 @@ BUILTINS: tuple[FormatInfo, ...] = (
         sniffer="traceconv.formats.sniffing:chrome"),
     FormatInfo(
         "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
-        (".pftrace", ".perfetto-trace", ".perfetto"), writes=True, aliases=("pftrace", "proto"),
-        checks=True, binary=True),
+        (".pftrace", ".perfetto-trace", ".perfetto", ".pb"), reads=True, writes=True,
+        aliases=("pftrace", "proto"), checks=True, binary=True,
+        sniffer="traceconv.formats.sniffing:perfetto"),
     FormatInfo(
         "megengine", "MegEngine static-graph profile JSON (trace.get_profile(), "
         "load_network_and_run --profile) and graph.json", "traceconv.formats.megengine.profile",

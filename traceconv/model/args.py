@@ -293,6 +293,33 @@ class ArgsColumn(Sequence[Args]):
         self._key_set.extend(found)  # type: ignore[arg-type]
         values.extend(chain.from_iterable(map(dict.values, rows)))  # type: ignore[arg-type]
 
+    def extend_sets(self, key_sets: Sequence[tuple[Any, ...]], sets: np.ndarray,
+                    values: list[Any]) -> None:
+        """Add rows given as the number of their key set in ``key_sets`` (-1: a row without
+        args) and all their values one row after another: no Python work per row (a reader
+        that numbers its key sets itself). The keys of a key set must be distinct.
+
+        >>> column = ArgsColumn()
+        >>> column.extend_sets([("a", "b"), ("a",)], np.array([0, -1, 1]), [1, 2, 3])
+        >>> list(column)
+        [{'a': 1, 'b': 2}, None, {'a': 3}]
+        """
+        if isinstance(self._start, FrozenArray):
+            raise FrozenTraceError
+        sets = np.asarray(sets, dtype=np.int64)
+        used = np.unique(sets[sets >= 0]).tolist()
+        ids = np.full(len(key_sets) + 1, _NONE, dtype=np.int32)   # (the last: no args)
+        widths = np.zeros(len(key_sets) + 1, dtype=np.int64)
+        for k in used:
+            ids[k] = self._key_set_id(key_sets[k])
+            widths[k] = len(key_sets[k])
+        sets = np.where(sets >= 0, sets, len(key_sets))
+        sizes = widths[sets]
+        self._key_set.frombytes(ids[sets].tobytes())
+        self._start.frombytes((len(self._values) + np.cumsum(sizes) - sizes).tobytes())
+        self._values.extend(values)
+        self._in_row_order = False   # (key sets were numbered in their order, not the rows')
+
     def extend_json(self, texts: bytes | bytearray, sizes: Sequence[int] | np.ndarray) -> None:
         """Add rows given as JSON object texts: in ``texts`` those of the rows with args,
         each followed by a comma (as ``b",".join(texts) + b","`` makes them), and

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -106,6 +106,20 @@ class _EventTable(_Table):
         """
         self._extend_columns(len(args), columns)
         self.args.extend(args)
+
+    def extend_sets(self, key_sets: Sequence[tuple[str, ...]], sets: np.ndarray,
+                    values: list[Any], **columns: np.ndarray | list[int]) -> None:
+        """:meth:`extend` with the args as key-set numbers and all values one row after
+        another (see ``ArgsColumn.extend_sets``).
+
+        >>> table = InstantTable()
+        >>> table.extend_sets([("a",)], np.array([0]), [1], track=[0], ts=[5], name=[0],
+        ...                   category=[0])
+        >>> table.args[0]
+        {'a': 1}
+        """
+        self._extend_columns(len(sets), columns)
+        self.args.extend_sets(key_sets, sets, values)
 
     def extend_json(self, texts: bytes, sizes: Sequence[int] | np.ndarray,
                     **columns: np.ndarray | list[int]) -> None:

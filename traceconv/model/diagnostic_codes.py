@@ -337,6 +337,49 @@ CODES: tuple[CodeInfo, ...] = (
           "summary rows without their table's title or header: the table was told from the "
           "rows' shape"),
     # perfetto
+    _Code("perfetto.timestamp_beyond_int64", "dropped",
+          "events with a timestamp at or above 2^63 (a negative number written as uint64): left"
+          " out, as trace_processor leaves them out"),
+    _Code("perfetto.incremental_clock_before_snapshot", "dropped",
+          "events on an incremental clock before any ClockSnapshot gave it a base: left out"),
+    _Code("perfetto.end_without_begin", "dropped",
+          "slice ENDs with no open BEGIN on their track: left out, as trace_processor leaves "
+          "them out"),
+    _Code("perfetto.slice_not_ended", "repaired",
+          "slices that never end (trace_processor shows them as 'Did not end'): they end at the"
+          " trace's last timestamp"),
+    _Code("perfetto.flow_endpoint_not_slice", "dropped",
+          "flow ids on an instant, a counter or a left-out event: the model links slices only, "
+          "so these are left out"),
+    _Code("perfetto.flow_end_without_start", "dropped",
+          "terminating flow ids never started before: no link (trace_processor draws none)"),
+    _Code("perfetto.clock_without_snapshot", "dropped",
+          "events on a clock that no ClockSnapshot links to the trace clock: left out, as "
+          "trace_processor leaves them out"),
+    _Code("perfetto.needs_incremental_state", "dropped",
+          "packets that need the incremental state before their sequence cleared it: skipped, "
+          "as trace_processor skips them"),
+    _Code("perfetto.event_type", "dropped",
+          "track events of another type (or a legacy phase) than slice begin/end, instant, "
+          "counter or complete: left out"),
+    _Code("perfetto.event_without_timestamp", "dropped",
+          "track events without a packet timestamp (legacy delta timestamps): left out"),
+    _Code("perfetto.not_modelled.{packet}", "note",
+          "packets of a kind the model does not hold (only TrackEvent timelines are): skipped"),
+    _Code("perfetto.unknown_name_iid", "dropped",
+          "event name iids never interned on their sequence: the events have no name"),
+    _Code("perfetto.model_attribute_unreadable", "note",
+          "the traceconv.model attribute does not hold together: read as any Perfetto trace"),
+    _Code("perfetto.extra_counter_values", "dropped",
+          "extra counter values whose tracks come from sequence defaults: left out"),
+    _Code("perfetto.truncated", "dropped",
+          "the file ends inside a packet: the rest was not read"),
+    _Code("perfetto.packet_decode", "dropped",
+          "a packet's part does not decode: left out"),
+    _Code("perfetto.annotation_decode", "dropped",
+          "debug annotations whose nested value does not decode: kept without a value"),
+    _Code("perfetto.undeclared_track", "guessed",
+          "events on a track uuid that no TrackDescriptor declares: put on a track of their own"),
     _Code("perfetto.counter_on_slice_track", "dropped",
           "events on a track of the wrong kind were not written (Perfetto would drop or "
           "misdraw them)"),

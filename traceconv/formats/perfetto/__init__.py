@@ -1,28 +1,30 @@
-"""Perfetto TrackEvent protobuf (``.pftrace``): writer and offline validator.
+"""Perfetto TrackEvent protobuf (``.pftrace``): reader, writer and offline validator.
 
-:func:`write` encodes the model as TrackEvent packets by hand (see :mod:`.writer`);
-:func:`check` (:mod:`.validate`) checks any ``.pftrace`` for what trace_processor would drop.
+:func:`read` (:mod:`.reader`) streams a trace into the model; :func:`write` encodes the
+model as TrackEvent packets by hand (see :mod:`.writer`); :func:`check` (:mod:`.validate`)
+checks any ``.pftrace`` for what trace_processor would drop.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...analysis.check_report import CheckReport
 from ...io import Source
+from ..sniffing import perfetto as sniff  # noqa: F401  (this format's sniff, kept light)
 from .writer import write
 
-__all__ = ["check", "sniff", "write"]
+if TYPE_CHECKING:
+    from ...model import Trace
+
+__all__ = ["check", "read", "sniff", "write"]
 
 
-def sniff(head: bytes, source: Source) -> float:
-    """A trace is a sequence of ``TracePacket`` fields (tag 0x0a); JSON is not one.
+def read(source: Source) -> Trace:
+    """Read a ``.pftrace`` (gzip or not) into the model (see :mod:`.reader`)."""
+    from .reader import read as read_pftrace
 
-    >>> sniff(b"\\x0a\\x02P\\x01", None), sniff(b'{"traceEvents": []}', None)
-    (0.5, 0.0)
-    """
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if not head or text[:1] in (b"{", b"["):
-        return 0.0
-    return 0.5 if head[:1] == b"\x0a" else 0.05
+    return read_pftrace(source)
 
 
 def check(source: Source) -> CheckReport:

@@ -5,7 +5,9 @@ outside int64 (trace_processor shows a ``uint_value`` above int64 as a negative 
 Kineto's ``Comms Id`` exceeds 2^63); float → ``double_value``;
 str → ``string_value``; dict → ``dict_entries``; list/tuple → ``array_values``; ``None`` →
 the string ``"null"`` (the sources are JSON, and it is how the Chrome writer spells it);
-empty dicts and lists → ``"{}"``/``"[]"`` (an annotation with no value would vanish);
+empty dicts and lists → ``"{}"``/``"[]"`` (an annotation with no value would vanish); these
+three carry field :data:`SPELLED_MARK`, which trace_processor skips and traceconv's reader
+reads them back by;
 bytes → their UTF-8 text; anything else → ``str(value)``.
 
 Names are kept as written: trace_processor turns a ``.`` in an annotation name into ``_``
@@ -21,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from .model_attribute import SPELLED_DICT, SPELLED_LIST, SPELLED_MARK, SPELLED_NULL
 from .wire import (
     FIXED64,
     INT64_MAX,
@@ -42,13 +45,18 @@ _INT, _STRING = tag(INT, VARINT), tag(STRING, LENGTH)
 _DOUBLE_TAG = tag(DOUBLE, FIXED64)
 _DICT, _ARRAY = tag(DICT, LENGTH), tag(ARRAY, LENGTH)
 _CACHE_LIMIT = 1 << 18   # distinct repeated values kept encoded, over all names
+# A null, [] and {} are written as their text, marked with a field trace_processor skips
+# (unknown to it) so that traceconv's reader tells them from strings that read so.
+_SPELLED_NULL = string_field(STRING, "null") + tag(SPELLED_MARK, VARINT) + varint(SPELLED_NULL)
+_SPELLED_LIST = string_field(STRING, "[]") + tag(SPELLED_MARK, VARINT) + varint(SPELLED_LIST)
+_SPELLED_DICT = string_field(STRING, "{}") + tag(SPELLED_MARK, VARINT) + varint(SPELLED_DICT)
 
 
 def encode_value(value: Any) -> bytes:
     """The value fields of one DebugAnnotation (without its name).
 
     >>> encode_value(3), encode_value(None)
-    (b' \\x03', b'2\\x04null')
+    (b' \\x03', b'2\\x04null\\xf8\\x7f\\x00')
     """
     kind = type(value)
     if kind is str:
@@ -63,10 +71,10 @@ def encode_value(value: Any) -> bytes:
     if kind is float:
         return double_field(DOUBLE, value)
     if value is None:
-        return string_field(STRING, "null")
+        return _SPELLED_NULL
     if isinstance(value, dict):
         if not value:
-            return string_field(STRING, "{}")
+            return _SPELLED_DICT
         parts: list[bytes] = []
         for key, item in nest_dotted(value.items()):
             entry = string_field(NAME, str(key)) + encode_value(item)
@@ -74,7 +82,7 @@ def encode_value(value: Any) -> bytes:
         return b"".join(parts)
     if isinstance(value, (list, tuple)):
         if not value:
-            return string_field(STRING, "[]")
+            return _SPELLED_LIST
         parts = []
         for item in value:
             element = encode_value(item)
@@ -268,6 +276,14 @@ class ArgEncoder:
             self._keys[text] = found
         self._keys[key] = found   # a non-str key is also remembered as given
         return found
+
+    def dotted_names(self) -> list[str]:
+        """The argument names met so far that were written as nested dicts.
+
+        >>> enc = ArgEncoder(); _ = enc.encode({"a.b": 1, "c": 2}); enc.dotted_names()
+        ['a.b']
+        """
+        return sorted({key.text for key in self._keys.values() if key.dotted})
 
     def intern_names(self, keys: Iterable[object]) -> list[tuple[int, str]]:
         """Intern the names that args with these keys are written under; their (iid, name)."""

@@ -44,6 +44,7 @@ class TrackIds:
     track_uuid: list[int]
     pid: list[int | None]   # None: the process is drawn as a named track group
     tid: list[int | None]   # None for tracks that are not threads
+    base: int = 0           # uuids are base + 2 * id + 1 (processes), + 2 (tracks)
 
 
 def assign_ids(trace: Trace) -> TrackIds:
@@ -87,7 +88,7 @@ def assign_ids(trace: Trace) -> TrackIds:
     return TrackIds(
         process_uuid=[base + 2 * p.id + 1 for p in trace.processes],
         track_uuid=[base + 2 * t.id + 2 for t in trace.tracks],
-        pid=pids, tid=tids)
+        pid=pids, tid=tids, base=base)
 
 
 def is_thread(trace: Trace, track: Track) -> bool:

@@ -36,6 +36,7 @@ from ... import __version__
 from ...analysis.nesting import nested_view
 from ...gcpause import paused_gc
 from ...model import Diagnostics, Trace, TrackKind
+from . import model_attribute
 from .annotation_columns import ColumnEncoder
 from .annotations import ArgEncoder
 from .descriptors import TrackIds, assign_ids, descriptor_payloads
@@ -97,7 +98,11 @@ def write(trace: Trace, out: BinaryIO, *, workers: int = 1) -> Diagnostics:
     out.write(b"".join(frame(p) for p in _header_packets(view, ids, offset)))
     with paused_gc():
         encoder = _EventEncoder(view, ids, offset)
-        _write_events(encoder, out, _worker_count(workers))
+        dotted = _write_events(encoder, out, _worker_count(workers))
+    # what Perfetto has no words for, last: the dotted names are known once args are encoded
+    model = model_attribute.encode(trace, ids.base, dotted)
+    out.write(frame(bytes_field(TRACE_ATTRIBUTES, _attribute(model_attribute.ATTRIBUTE, model))
+                    + uint_field(SEQUENCE_ID, SEQ_DESCRIPTORS)))
     return view.diagnostics
 
 
@@ -114,12 +119,12 @@ def _worker_count(requested: object) -> int:
 _SHARED: _EventEncoder | None = None   # what forked workers encode from
 
 
-def _encode_shared(job: tuple[int, int, int]) -> bytes:
+def _encode_shared(job: tuple[int, int, int]) -> tuple[bytes, list[str]]:
     assert _SHARED is not None
-    return _SHARED.encode(*job)
+    return _SHARED.encode(*job), _SHARED.arg_encoder.dotted_names()
 
 
-def _write_events(encoder: _EventEncoder, out: BinaryIO, workers: int) -> None:
+def _write_events(encoder: _EventEncoder, out: BinaryIO, workers: int) -> list[str]:
     """Chunks become sequences 2, 3, ... encoded in order, or by forked workers that
     inherit the encoder (no pickling of the trace) and hand back bytes in order."""
     global _SHARED
@@ -130,13 +135,16 @@ def _write_events(encoder: _EventEncoder, out: BinaryIO, workers: int) -> None:
         for job in jobs:
             for piece in encoder.pieces(*job):
                 out.write(piece)
-        return
+        return encoder.arg_encoder.dotted_names()
     _SHARED = encoder
     try:
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
-            for data in pool.map(_encode_shared, jobs):
+            dotted: set[str] = set()
+            for data, names in pool.map(_encode_shared, jobs):
                 out.write(data)
+                dotted.update(names)
+            return sorted(dotted)
     finally:
         _SHARED = None
 
@@ -183,6 +191,11 @@ def _attributes(trace: Trace, offset: int) -> bytes:
     return b"".join(entries)
 
 
+def _attribute(key: str, text: str) -> bytes:
+    """TraceAttributes with one string attribute."""
+    return bytes_field(1, string_field(1, key) + string_field(3, text))
+
+
 def _framed(fields: list[Part], rest: list[list[bytes]], stamps: np.ndarray,
             tail: bytes) -> list[bytes]:
     """One framed TracePacket per row: timestamp, ``tail`` (sequence id and flags), then
@@ -227,7 +240,7 @@ class _EventEncoder:
             (BEGIN, trace.slices), (INSTANT, trace.instants))}
         self.categories = {kind: table.numpy("category").astype(np.uint64) for kind, table in (
             (BEGIN, trace.slices), (INSTANT, trace.instants))}
-        args = ArgEncoder()   # one for both tables: iids fixed for the whole file
+        args = self.arg_encoder = ArgEncoder()   # one for both tables: iids fixed per file
         self.args = {BEGIN: ColumnEncoder(trace.slices.args, args),
                      INSTANT: ColumnEncoder(trace.instants.args, args)}
 

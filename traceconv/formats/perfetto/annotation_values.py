@@ -1,0 +1,179 @@
+"""``DebugAnnotation`` values read back as Python values (the inverse of :mod:`.annotations`).
+
+Scalars of many annotations are read at once by :func:`scalar_values` (numpy); dicts,
+arrays, the legacy ``nested_value`` and JSON values go through :func:`decode_annotation`,
+one annotation at a time, remembered by their bytes (a trace repeats its shapes and dtype
+lists many times).
+
+Mapping: bool, int (int64 and uint64), double, string as themselves; ``pointer_value`` as
+hex text (as trace_processor shows it); ``dict_entries`` as a dict, ``array_values`` as a
+list; ``legacy_json_value`` decoded (its text when it is not JSON); ``proto_value`` as
+``<proto TYPE: N bytes>``; interned strings (``string_value_iid``) looked up.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from .model_attribute import SPELLED_DICT, SPELLED_LIST, SPELLED_MARK, SPELLED_NULL
+from .wire import read_varint
+
+# DebugAnnotation fields.
+NAME_IID, BOOL, UINT, INT, DOUBLE, STRING, POINTER, NESTED, JSON, NAME = range(1, 11)
+DICT, ARRAY, PROTO_TYPE_IID, PROTO_VALUE, PROTO_TYPE, STRING_IID = 11, 12, 13, 14, 16, 17
+SCALARS = frozenset({BOOL, UINT, INT, DOUBLE, STRING, POINTER, STRING_IID})
+COMPOSITE = frozenset({NESTED, JSON, DICT, ARRAY, PROTO_VALUE})
+_DOUBLE = struct.Struct("<d").unpack_from
+_FIXED64 = struct.Struct("<Q").unpack_from
+_FIXED32 = struct.Struct("<I").unpack_from
+StringLookup = Callable[[int], str]
+# A null, [] and {} spelled as text by traceconv's writer, marked by field SPELLED_MARK
+# (:mod:`.annotations`): the mark's value -> what it stands for.
+SPELLED: dict[int, Callable[[], Any]] = {SPELLED_NULL: lambda: None, SPELLED_LIST: list,
+                                         SPELLED_DICT: dict}
+
+
+def text(data: bytes | memoryview) -> str:
+    """UTF-8 text; bytes that are not UTF-8 are replaced (a name must be text).
+
+    >>> text(b"ok"), text(b"\\xff")
+    ('ok', '\\ufffd')
+    """
+    return bytes(data).decode("utf-8", "replace")
+
+
+def _fields(data: bytes) -> list[tuple[int, int, Any]]:
+    """(number, wire type, value) of each field: an int, or the payload bytes."""
+    out: list[tuple[int, int, Any]] = []
+    pos, end = 0, len(data)
+    while pos < end:
+        key, pos = read_varint(data, pos)
+        number, wire = key >> 3, key & 7
+        value: Any
+        if wire == 0:
+            value, pos = read_varint(data, pos)
+        elif wire == 2:
+            size, pos = read_varint(data, pos)
+            if pos + size > end:
+                raise ValueError("a field runs past the end of its annotation")
+            value, pos = data[pos:pos + size], pos + size
+        elif wire == 1:
+            if pos + 8 > end:
+                raise ValueError("a fixed64 runs past the end of its annotation")
+            value, pos = _FIXED64(data, pos)[0], pos + 8
+        elif wire == 5:
+            if pos + 4 > end:
+                raise ValueError("a fixed32 runs past the end of its annotation")
+            value, pos = _FIXED32(data, pos)[0], pos + 4
+        else:
+            raise ValueError(f"unsupported wire type {wire}")
+        out.append((number, wire, value))
+    return out
+
+
+def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup
+                      ) -> tuple[str | None, Any]:
+    """(name, value) of one ``DebugAnnotation``; the name is None when it has none (an
+    array element). ``strings``/``names`` look interned string values / names up. A null,
+    [] or {} that traceconv's writer spelled as text (:data:`SPELLED_MARK`) reads back so.
+
+    >>> decode_annotation(b"\\x52\\x01a\\x62\\x02\\x20\\x01\\x62\\x02\\x20\\x02", str, str)
+    ('a', [1, 2])
+    """
+    name: str | None = None
+    value: Any = None
+    entries: dict[str, Any] | None = None
+    items: list[Any] | None = None
+    proto_type = ""
+    spelled = -1
+    for number, wire, raw in _fields(data):
+        if number == NAME_IID and wire == 0:
+            name = names(raw)
+        elif number == NAME and wire == 2:
+            name = text(raw)
+        elif number == DICT and wire == 2:
+            key, item = decode_annotation(raw, strings, names)
+            entries = {} if entries is None else entries
+            entries[key or ""] = item
+        elif number == ARRAY and wire == 2:
+            items = [] if items is None else items
+            items.append(decode_annotation(raw, strings, names)[1])
+        elif number == NESTED and wire == 2:
+            value = _nested(raw)
+        elif number == JSON and wire == 2:
+            value = _json(raw)
+        elif number == PROTO_TYPE and wire == 2:
+            proto_type = text(raw)
+        elif number == PROTO_VALUE and wire == 2:
+            value = f"<proto {proto_type or '?'}: {len(raw)} bytes>"
+        elif number in SCALARS:
+            value = scalar(number, raw, strings)
+        elif number == SPELLED_MARK and wire == 0:
+            spelled = raw
+    if entries is not None:
+        value = entries
+    elif items is not None:
+        value = items
+    elif spelled in SPELLED:
+        value = SPELLED[spelled]()
+    return name, value
+
+
+def scalar(number: int, raw: Any, strings: StringLookup) -> Any:
+    """One scalar value field as a Python value.
+
+    >>> scalar(INT, 2**64 - 1, str), scalar(POINTER, 255, str), scalar(BOOL, 1, str)
+    (-1, '0xff', True)
+    """
+    if number == STRING:
+        return text(raw) if isinstance(raw, bytes | memoryview) else str(raw)
+    if number == INT:
+        return raw - (1 << 64) if raw >= 1 << 63 else raw
+    if number == UINT:
+        return raw
+    if number == BOOL:
+        return bool(raw)
+    if number == DOUBLE:
+        return _DOUBLE(struct.pack("<Q", raw))[0]
+    if number == POINTER:
+        return f"0x{raw:x}"
+    return strings(raw)   # STRING_IID
+
+
+def _json(raw: bytes) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return text(raw)
+
+
+def _nested(data: bytes) -> Any:
+    """The legacy ``NestedValue``: a dict, an array or a scalar."""
+    kind = 0
+    keys: list[str] = []
+    values: list[Any] = []
+    scalar_value: Any = None
+    for number, _, raw in _fields(data):
+        if number == 1:
+            kind = raw
+        elif number == 2:
+            keys.append(text(raw))
+        elif number in (3, 4):
+            values.append(_nested(raw))
+        elif number == 5:
+            scalar_value = raw - (1 << 64) if raw >= 1 << 63 else raw
+        elif number == 6:
+            scalar_value = _DOUBLE(struct.pack("<Q", raw))[0]
+        elif number == 7:
+            scalar_value = bool(raw)
+        elif number == 8:
+            scalar_value = text(raw)
+    if kind == 1:
+        return dict(zip(keys, values, strict=False))
+    if kind == 2:
+        return values
+    return scalar_value

@@ -1,0 +1,237 @@
+"""What a ``.pftrace`` cannot say about the model, kept in one trace attribute.
+
+Perfetto has no words for a process's kind (host or device), a track's kind, a flow's
+category and name, or an argument name with a dot (written as nested dicts, see
+:mod:`.annotations`). The writer puts them in the trace attribute ``traceconv.model`` (one
+JSON text) and the reader, finding it in a file traceconv wrote, gives back the model the
+file came from: same processes and tracks (lane tracks folded back into their home track),
+same metadata and reading diagnostics, flows with their labels, dotted names flat again, and
+the memory blocks (which Perfetto shows only as the live-bytes counters made of them).
+
+>>> from traceconv.model import Trace
+>>> t = Trace(); _ = t.add_track("main", process=t.add_process("python", pid=7), tid=7)
+>>> described = describe(t, base=64)
+>>> described["processes"], described["tracks"], described["base"]
+([['python', 'host', 7, None, []]], [['main', 0, 'thread', 7, None, None, None, None]], 64)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ...model import MemoryBlock, Trace
+
+ATTRIBUTE = "traceconv.model"
+VERSION = 1
+# DebugAnnotation has no null and no empty value: the writer spells a null, [] and {} as
+# text and adds this field (unknown to trace_processor, which skips it) saying which.
+SPELLED_MARK = 2047
+SPELLED_NULL, SPELLED_LIST, SPELLED_DICT = 0, 1, 2
+
+
+def describe(trace: Trace, base: int, dotted: list[str] | None = None) -> dict[str, Any]:
+    """The attribute's content for ``trace`` whose uuids start at ``base``; ``dotted``: the
+    argument names the writer wrote as nested dicts."""
+    meta = trace.metadata
+    return {
+        "version": VERSION, "base": base,
+        "processes": [[p.name, p.kind.value, p.pid, p.sort_index, list(p.labels)]
+                      for p in trace.processes],
+        "tracks": [[t.name, t.process, t.kind.value, t.tid, t.sort_index, t.unit, t.description,
+                    t.parent] for t in trace.tracks],
+        "metadata": {"source_format": meta.source_format, "source_version": meta.source_version,
+                     "framework": meta.framework, "rank": meta.rank, "clock": meta.clock,
+                     "clock_base_ns": meta.clock_base_ns,
+                     "attributes": _jsonable(meta.attributes)},
+        "flows": _flow_labels(trace),
+        "dotted": list(dotted or ()),
+        "diagnostics": trace.diagnostics.as_list(),
+        "memory": _blocks(trace.memory),
+        "reservations": _blocks(trace.reservations),
+    }
+
+
+def encode(trace: Trace, base: int, dotted: list[str] | None = None) -> str:
+    """:func:`describe` as JSON text (an integer beyond 64 bits, which a fuzzed input can
+    give a pid or a rank, as its decimal text).
+
+    >>> from traceconv.model import Trace
+    >>> t = Trace(); _ = t.add_process("p", pid=2**70)
+    >>> decode(encode(t, 0))["processes"][0][2]
+    '1180591620717411303424'
+    """
+    described = describe(trace, base, dotted)
+    try:
+        return orjson.dumps(described).decode()
+    except TypeError:
+        return orjson.dumps(_within_64_bits(described)).decode()
+
+
+def _within_64_bits(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if -(1 << 63) <= value < 1 << 64 else str(value)
+    if isinstance(value, list | tuple):
+        return [_within_64_bits(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _within_64_bits(v) for k, v in value.items()}
+    return value
+
+
+def decode(text: str) -> dict[str, Any] | None:
+    """The attribute read back, or None when it is not one this reader knows (or does
+    not hold together: a damaged file is then read as any Perfetto trace).
+
+    >>> decode('{"version": 1, "base": 0, "processes": [["p"]], "tracks": []}') is None
+    True
+    """
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        return None
+    try:
+        _check(data)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+        return None
+    return data
+
+
+def _check(data: dict[str, Any]) -> None:
+    """Raise unless every part the reader uses has its shape (see :func:`describe`)."""
+    from ...model import ProcessKind, TrackKind
+
+    int(data["base"])
+    processes = data["processes"]
+    for name, kind, _pid, _sort, labels in processes:
+        ProcessKind(kind)
+        if not isinstance(name, str) or not all(isinstance(x, str) for x in labels):
+            raise TypeError("process")
+    for name, process, kind, _tid, _sort, unit, description, parent in data["tracks"]:
+        TrackKind(kind)
+        if not isinstance(name, str) or not 0 <= process < len(processes) \
+                or not (parent is None or 0 <= parent < len(data["tracks"])) \
+                or not all(x is None or isinstance(x, str) for x in (unit, description)):
+            raise ValueError("track")
+    flow_labels(data.get("flows") or [])
+    frozenset(data.get("dotted") or ())
+    memory_blocks(data.get("memory"))
+    memory_blocks(data.get("reservations"))
+    for found in data.get("diagnostics") or []:
+        found["code"], found["message"], found["kind"], int(found["count"])
+    metadata = data.get("metadata") or {}
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("attributes") or {}, dict):
+        raise TypeError("metadata")
+
+
+def _jsonable(attributes: dict[str, Any]) -> dict[str, Any]:
+    """The metadata attributes that survive JSON (the others are left out)."""
+    kept = {}
+    for key, value in attributes.items():
+        try:
+            orjson.dumps(value)
+        except TypeError:
+            continue
+        kept[str(key)] = value
+    return kept
+
+
+def _flow_labels(trace: Trace) -> list[list[Any]]:
+    """Flow (category, name) in flow order, run-length encoded: [[count, category, name]]."""
+    strings = trace.strings.strings
+    runs: list[list[Any]] = []
+    for category, name in zip(trace.flows.category, trace.flows.name, strict=True):
+        if runs and runs[-1][1] == category and runs[-1][2] == name:
+            runs[-1][0] += 1
+        else:
+            runs.append([1, category, name])
+    return [[count, strings[c], strings[n]] for count, c, n in runs]
+
+
+def flow_labels(runs: list[list[Any]]) -> list[tuple[str, str]]:
+    """The (category, name) of each flow, from :func:`_flow_labels`'s runs.
+
+    >>> flow_labels([[2, "ac2g", ""], [1, "fwdbwd", "fwdbwd"]])
+    [('ac2g', ''), ('ac2g', ''), ('fwdbwd', 'fwdbwd')]
+    """
+    out: list[tuple[str, str]] = []
+    for count, category, name in runs:
+        out += [(str(category), str(name))] * int(count)
+    return out
+
+
+def flatten_dotted(args: dict[str, Any], dotted: frozenset[str]) -> dict[str, Any]:
+    """Nested dicts that the writer made of dotted names, flat again.
+
+    >>> flatten_dotted({"est": {" achieved occupancy %": 50}, "grid": [1]},
+    ...                frozenset({"est. achieved occupancy %"}))
+    {'grid': [1], 'est. achieved occupancy %': 50}
+    """
+    out: dict[str, Any] = {}
+    nested: dict[str, Any] = {}
+    for key, value in args.items():
+        if isinstance(value, dict) and any(name.startswith(key + ".") for name in dotted):
+            nested[key] = value
+        else:
+            out[key] = value
+    for key, value in nested.items():
+        _flatten_into(out, key, value, dotted)
+    return out
+
+
+def _flatten_into(out: dict[str, Any], prefix: str, value: dict[str, Any],
+                  dotted: frozenset[str]) -> None:
+    for key, item in value.items():
+        name = f"{prefix}.{key}"
+        if name in dotted:
+            out[name] = item
+        elif isinstance(item, dict) and any(d.startswith(name + ".") for d in dotted):
+            _flatten_into(out, name, item, dotted)
+        else:
+            out[name] = item
+
+
+_BLOCK_FIELDS = ("address", "size", "alloc_ns", "free_ns", "device", "pool", "name", "owner_op",
+                 "owner_name", "owner_tensor", "category", "shape", "dtype", "args")
+
+
+_REPEATED = ("device", "pool", "name", "owner_op", "owner_name", "owner_tensor", "category",
+             "shape", "dtype")   # few distinct values: kept once, and an index per block
+
+
+def _blocks(blocks: list[MemoryBlock]) -> dict[str, Any]:
+    """Memory blocks as one list per field (JSON-safe: shapes as lists, args that JSON
+    cannot hold left out); a field of few distinct values as [values, index per block]."""
+    columns: dict[str, Any] = {name: [getattr(b, name) for b in blocks]
+                               for name in _BLOCK_FIELDS}
+    columns["args"] = [_jsonable(a) if a else {} for a in columns["args"]]
+    for name in _REPEATED:
+        distinct = {value: k for k, value in enumerate(dict.fromkeys(columns[name]))}
+        values = [None if v is None else list(v) for v in distinct] if name == "shape" \
+            else list(distinct)
+        columns[name] = [values, list(map(distinct.__getitem__, columns[name]))]
+    return columns
+
+
+def memory_blocks(columns: dict[str, Any] | None) -> list[MemoryBlock]:
+    """The blocks of :func:`_blocks`, back.
+
+    >>> memory_blocks(_blocks([MemoryBlock(64, 128, 5, None, shape=(2, 3))]))
+    [MemoryBlock(address=64, size=128, alloc_ns=5, free_ns=None, device='', pool='', name='', owner_op=None, owner_name=None, owner_tensor=None, category='', shape=(2, 3), dtype=None, args={})]
+    """
+    if not columns:
+        return []
+    fields = []
+    for name in _BLOCK_FIELDS:
+        column = columns.get(name, [])
+        if name in _REPEATED:
+            values, index = column
+            if name == "shape":
+                values = [None if v is None else tuple(v) for v in values]
+            column = list(map(values.__getitem__, index))
+        fields.append(column)
+    return list(map(MemoryBlock, *fields))

@@ -1,0 +1,260 @@
+"""The reader's last step: the track events kept, as the model's slices, instants, counter
+samples and flows (see :mod:`.reader` for the rules, :mod:`.slice_matching` for the pairing).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...analysis.timeline_order import timeline_order
+from . import model_attribute
+from .slice_matching import link_flows, pair_slices
+from .track_tree import TrackMap
+
+if TYPE_CHECKING:
+    from .reader import PftraceReader
+
+BEGIN, END, INSTANT, COUNTER, COMPLETE = 1, 2, 3, 4, 9
+
+
+def _column(values: Any, dtype: Any) -> np.ndarray:
+    return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
+
+
+def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
+                 model: dict[str, Any] | None) -> None:
+    """Fill ``reader.trace`` from ``reader.events``."""
+    events, diagnostics = reader.events, reader.diagnostics
+    raw = _column(events.ts, np.uint64)
+    kind = _column(events.type, np.int8).astype(np.int64)
+    keep = raw < np.uint64(1 << 63)
+    diagnostics.add("perfetto.timestamp_beyond_int64", "events with a timestamp at or above "
+                    "2^63 (a negative number written as uint64): left out, as trace_processor "
+                    "leaves them out", kind="dropped", count=int((~keep).sum()),
+                    example=f"{int(raw[~keep][0])}" if (~keep).any() else None)
+    ts = raw.astype(np.int64)
+    keep &= _to_trace_clock(reader, ts, _column(events.clock, np.int64))
+    ts -= shift
+    uuid = _column(events.track, np.uint64)
+    known = np.array(sorted(tracks.track), dtype=np.uint64)
+    model_track = np.array([tracks.track[int(u)] for u in known.tolist()] + [-1], np.int64)
+    place = np.minimum(np.searchsorted(known, uuid), len(known))
+    track = model_track[place]
+    keep &= track >= 0
+    on_counter = np.isin(uuid, np.array(list(tracks.counters), dtype=np.uint64))
+    counter_rows = np.flatnonzero(keep & (kind == COUNTER) & on_counter)
+    diagnostics.add("perfetto.counter_on_slice_track", "counter values on a track without a "
+                    "CounterDescriptor: left out, as trace_processor leaves them out",
+                    kind="dropped", count=int((keep & (kind == COUNTER) & ~on_counter).sum()))
+    diagnostics.add("perfetto.slice_on_counter_track", "slices or instants on a counter "
+                    "track: left out (a counter track holds values only)", kind="dropped",
+                    count=int((keep & (kind != COUNTER) & on_counter).sum()))
+    timeline = np.flatnonzero(keep & (kind != COUNTER) & ~on_counter)
+    dotted = frozenset(model.get("dotted", ())) if model else frozenset()
+    reader.dotted = dotted
+    reader.dotted_heads = frozenset(name.split(".", 1)[0] for name in dotted)
+    _counters(reader, tracks, counter_rows, uuid, track, ts)
+    slice_of = _slices(reader, timeline, kind, ts, place, track, model)
+    _flows(reader, slice_of, ts, keep, model)
+
+
+def _to_trace_clock(reader: PftraceReader, ts: np.ndarray, clock: np.ndarray) -> np.ndarray:
+    """Move timestamps on other clocks onto the trace clock (in place) through the nearest
+    earlier ClockSnapshot; returns which events could be placed."""
+    placed = np.ones(len(ts), dtype=bool)
+    offsets = reader.clock_offsets()
+    for clock_id in np.unique(clock).tolist():
+        if clock_id == reader.trace_clock:
+            continue
+        rows = np.flatnonzero(clock == clock_id)
+        if clock_id in reader.incremental_clocks:
+            placed[rows] &= _accumulate(reader, ts, rows, reader.incremental_clocks[clock_id])
+        pairs = sorted(offsets.get(clock_id, []))
+        if not pairs:
+            placed[rows] = False
+            reader.diagnostics.add("perfetto.clock_without_snapshot", "events on a clock that "
+                                   "no ClockSnapshot links to the trace clock: left out, as "
+                                   "trace_processor leaves them out", kind="dropped",
+                                   count=len(rows), example=f"clock {clock_id & 0xFFFFFFFF}")
+            continue
+        readings = np.array([p[0] for p in pairs], dtype=np.int64)
+        at = np.maximum(np.searchsorted(readings, ts[rows], "right") - 1, 0)
+        ts[rows] += np.array([p[1] - p[0] for p in pairs], dtype=np.int64)[at]
+    return placed
+
+
+def _accumulate(reader: PftraceReader, ts: np.ndarray, rows: np.ndarray,
+                bases: list[tuple[int, int, int]]) -> np.ndarray:
+    """Timestamps on an incremental clock (each the delta from the previous one on it, in
+    its units), in place, as readings of that clock in ns: from the latest ClockSnapshot
+    before them, which gives the base. Returns which rows had a snapshot before them."""
+    packets = _column(reader.events.packet, np.int64)[rows]   # rows are in file order
+    starts = np.array([b[0] for b in bases], dtype=np.int64)
+    segment = np.searchsorted(starts, packets, "right") - 1
+    placed = segment >= 0
+    reader.diagnostics.add("perfetto.incremental_clock_before_snapshot", "events on an "
+                           "incremental clock before any ClockSnapshot gave it a base: left "
+                           "out", kind="dropped", count=int((~placed).sum()))
+    segment = np.maximum(segment, 0)
+    base = np.array([b[1] for b in bases], dtype=np.int64)[segment]
+    unit = np.array([b[2] for b in bases], dtype=np.int64)[segment]
+    delta = ts[rows] * unit
+    steps = np.cumsum(delta)
+    first = np.r_[True, segment[1:] != segment[:-1]]
+    head = np.maximum.accumulate(np.where(first, np.arange(len(rows)), 0))   # segment start
+    ts[rows] = base + steps - (steps - delta)[head]
+    return placed
+
+
+def _counters(reader: PftraceReader, tracks: TrackMap, rows: np.ndarray, uuid: np.ndarray,
+              track: np.ndarray, ts: np.ndarray) -> None:
+    values = _column(reader.events.value, np.float64)[rows].copy()
+    multiplier = np.ones(len(rows))
+    for key, counter in tracks.counters.items():
+        on = uuid[rows] == np.uint64(key)
+        multiplier[on] = counter.multiplier
+        if counter.incremental and on.any():
+            picked = np.flatnonzero(on)
+            picked = picked[np.argsort(ts[rows][picked], kind="stable")]
+            values[picked] = np.cumsum(values[picked])
+    table = reader.trace.counters
+    table.track.frombytes(track[rows].astype(np.int32).tobytes())
+    table.ts.frombytes(ts[rows].astype(np.int64).tobytes())
+    table.value.frombytes((values * multiplier).astype(np.float64).tobytes())
+
+
+def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.ndarray,
+            place: np.ndarray, track: np.ndarray, model: dict[str, Any] | None) -> np.ndarray:
+    """Slices and instants from the events ``rows``; returns per event the slice row it
+    made or closed (-1 for others)."""
+    events, diagnostics, trace = reader.events, reader.diagnostics, reader.trace
+    order = rows[np.lexsort((rows, ts[rows], place[rows]))]
+    delta = np.where(kind[order] == BEGIN, 1, np.where(kind[order] == END, -1, 0))
+    pairs = pair_slices(place[order], delta)
+    diagnostics.add("perfetto.end_without_begin", "slice ENDs with no open BEGIN on their "
+                    "track: left out, as trace_processor leaves them out", kind="dropped",
+                    count=len(pairs.unmatched_ends))
+    begin_event = order[pairs.begins]
+    end_event = np.where(pairs.ends >= 0, order[np.maximum(pairs.ends, 0)], -1)
+    complete = rows[kind[rows] == COMPLETE]
+    open_count = int((end_event < 0).sum())
+    last = int(ts[rows].max()) if len(rows) else 0
+    diagnostics.add("perfetto.slice_not_ended", "slices that never end (trace_processor shows "
+                    "them as 'Did not end'): they end at the trace's last timestamp",
+                    kind="repaired", count=open_count)
+    starts_at = np.r_[begin_event, complete]
+    start = ts[starts_at]
+    end = np.r_[np.where(end_event >= 0, ts[np.maximum(end_event, 0)], last),
+                ts[complete] + _column(events.duration, np.int64)[complete]]
+    dur = np.maximum(end - start, 0)
+    slice_track = track[starts_at]
+    row_order = timeline_order(slice_track, start, -dur)
+    chosen = starts_at[row_order]
+    closers = np.r_[end_event, np.full(len(complete), -1)][row_order]
+    names = _column(events.name, np.int32)
+    categories = _column(events.category, np.int32)
+    sets, values, special = _args_of(reader, chosen, closers)
+    trace.slices.extend_sets(reader.events.key_sets, sets, values,
+                             track=slice_track[row_order], start=start[row_order],
+                             dur=dur[row_order], name=names[chosen], category=categories[chosen])
+    dotted = reader.dotted
+    for row in special.tolist():
+        trace.slices.set_args(row, _merged(reader, int(chosen[row]), int(closers[row]), dotted))
+    slice_of = np.full(len(kind), -1, dtype=np.int64)
+    slice_of[chosen] = np.arange(len(chosen))
+    closed = closers >= 0
+    slice_of[closers[closed]] = np.flatnonzero(closed)
+    instants = rows[kind[rows] == INSTANT]
+    instants = instants[timeline_order(track[instants], ts[instants], np.zeros(len(instants),
+                                                                              np.int64))]
+    sets, values, special = _args_of(reader, instants, np.full(len(instants), -1))
+    trace.instants.extend_sets(reader.events.key_sets, sets, values, track=track[instants],
+                               ts=ts[instants], name=names[instants],
+                               category=categories[instants])
+    for row in special.tolist():
+        trace.instants.set_args(row, _merged(reader, int(instants[row]), -1, dotted))
+    return slice_of
+
+
+def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
+             ) -> tuple[np.ndarray, list[Any], np.ndarray]:
+    """The args of events ``chosen`` (key-set numbers, -1 for none, and the values one row
+    after another), and the rows that need :func:`_merged` (args on their END too, a name
+    given twice, a dotted name the writer nested)."""
+    events = reader.events
+    arg_set = _column(events.arg_set, np.int32)
+    arg_start = _column(events.arg_start, np.int64)
+    key_sets = events.key_sets
+    widths = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)
+    sets = arg_set[chosen].astype(np.int64)
+    sets[sets < 0] = len(key_sets)
+    sizes = widths[sets]
+    firsts = np.repeat(arg_start[chosen] - np.cumsum(sizes) + sizes, sizes)
+    positions = (firsts + np.arange(int(sizes.sum()))).tolist()
+    values = list(map(events.arg_values.__getitem__, positions))
+    odd = np.array([len(set(k)) != len(k) for k in key_sets] + [False], dtype=bool)
+    special = odd[sets]
+    closing = closers >= 0
+    special[closing] |= arg_set[closers[closing]] >= 0
+    if reader.dotted:
+        nested = np.array([any(key in reader.dotted_heads for key in k) for k in key_sets]
+                          + [False], dtype=bool)
+        special |= nested[sets]
+    return arg_set[chosen], values, np.flatnonzero(special)
+
+
+def _event_args(reader: PftraceReader, event: int) -> dict[str, Any]:
+    events = reader.events
+    key_set = events.arg_set[event]
+    if key_set < 0:
+        return {}
+    keys = events.key_sets[key_set]
+    start = events.arg_start[event]
+    return dict(zip(keys, events.arg_values[start:start + len(keys)], strict=True))
+
+
+def _merged(reader: PftraceReader, begin: int, end: int, dotted: frozenset[str]
+            ) -> dict[str, Any] | None:
+    """One slice's args: its BEGIN's, then its END's (trace_processor adds both); a name
+    given twice keeps its last value; dotted names the writer nested made flat again."""
+    args = _event_args(reader, begin)
+    if end >= 0:
+        args.update(_event_args(reader, end))
+    if dotted:
+        args = model_attribute.flatten_dotted(args, dotted)
+    return args or None
+
+
+def _flows(reader: PftraceReader, slice_of: np.ndarray, ts: np.ndarray, keep: np.ndarray,
+           model: dict[str, Any] | None) -> None:
+    trace, diagnostics = reader.trace, reader.diagnostics
+    parts = [p for p in reader.events.flows if len(p)]
+    if not parts:
+        return
+    flows = np.concatenate(parts)
+    event, ids, ends = flows[:, 0], flows[:, 1], flows[:, 2].astype(bool)
+    placed = keep[event] & (slice_of[event] >= 0)
+    diagnostics.add("perfetto.flow_endpoint_not_slice", "flow ids on an instant, a counter or "
+                    "a left-out event: the model links slices only, so these are left out",
+                    kind="dropped", count=int((~placed).sum()))
+    event, ids, ends = event[placed], ids[placed], ends[placed]
+    position = np.lexsort((event, ts[event]))
+    rank = np.empty(len(event), dtype=np.int64)
+    rank[position] = np.arange(len(event))
+    sources, targets, orphans = link_flows(rank, ids, ends)
+    diagnostics.add("perfetto.flow_end_without_start", "terminating flow ids never started "
+                    "before: no link (trace_processor draws none)", kind="dropped",
+                    count=orphans)
+    source_rows, target_rows = slice_of[event[sources]], slice_of[event[targets]]
+    labels = model_attribute.flow_labels(model.get("flows", [])) if model else []
+    intern = trace.strings.intern
+    label_ids = {label: (intern(label[0]), intern(label[1])) for label in set(labels)}
+    flow_ids = ids[targets].tolist()
+    table = trace.flows
+    for src, dst, flow_id in zip(source_rows.tolist(), target_rows.tolist(), flow_ids,
+                                 strict=True):
+        label = labels[flow_id - 1] if 0 < flow_id <= len(labels) else None
+        category, name = label_ids[label] if label is not None else (0, 0)
+        table.append(src, dst, category, name)

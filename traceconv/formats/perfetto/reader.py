@@ -1,0 +1,809 @@
+"""The ``.pftrace`` reader: Perfetto TrackEvent protobuf into the model, streamed in blocks.
+
+The file is read 16 MiB at a time and cut into packets (``Trace.packet`` fields); the
+fields of a block's packets, of their TrackEvents and of their debug annotations are
+decoded for the whole block at once with numpy (:mod:`.wire_columns`). What is rare and
+stateful goes packet by packet, in file order: interned data, sequence flags and defaults,
+track descriptors, clock snapshots, trace attributes.
+
+Incremental state is kept per trusted packet sequence as trace_processor keeps it: a packet
+with ``SEQ_INCREMENTAL_STATE_CLEARED`` starts a new generation of interned names,
+categories, argument names and string values (and drops the sequence's defaults); a packet
+that needs the state before its sequence ever cleared it is skipped, as trace_processor
+skips it (counted). Timestamps on another clock are moved onto the trace clock (BOOTTIME
+unless a ClockSnapshot names another) through the ClockSnapshots; on an incremental clock
+(the Perfetto SDK's delta timestamps) they add up from the latest snapshot's reading.
+
+At the end, events are replayed in trace_processor's order (by timestamp, ties in file
+order): BEGIN/END pairs per track become slices, flow ids become links, counter values
+take their track's multiplier (and running sum, for incremental counters). Events with a
+timestamp at or above 2^63 (negative as int64, as rocprofv3 writes a few) are dropped, as
+trace_processor drops them, and counted. Every kind of packet not modelled (ftrace,
+system info, profiles, ...) is counted in the diagnostics under its field name.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+import numpy as np
+from google.protobuf.message import DecodeError
+from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
+    ClockSnapshot,
+    InternedData,
+    TraceAttributes,
+    TracePacket,
+    TracePacketDefaults,
+    TrackDescriptor,
+)
+
+from ...errors import InputError
+from ...io import Source
+from ...model import Metadata, Trace
+from . import model_attribute
+from .annotation_values import (
+    COMPOSITE,
+    NAME,
+    NAME_IID,
+    SCALARS,
+    SPELLED,
+    SPELLED_MARK,
+    decode_annotation,
+    scalar,
+)
+from .annotation_values import text as utf8_text
+from .framing import frame_block
+from .track_tree import TrackMap, build_tracks, merge_descriptor
+from .wire import FIXED64, LENGTH, VARINT
+from .wire_columns import (
+    FieldRows,
+    Fields,
+    WireError,
+    as_int64,
+    decode_fields,
+    in_message_order,
+    padded,
+)
+
+READ_BYTES = 16 << 20
+BOOTTIME = 6
+INT64_LIMIT = np.uint64(1 << 63)
+# TracePacket fields that describe the packet rather than carry its data.
+TIMESTAMP, SEQUENCE_ID, TRACK_EVENT, INTERNED, FLAGS = 8, 10, 11, 12, 13
+CLOCK_SNAPSHOT, CLEARED_OLD, CLOCK_ID, DEFAULTS, DESCRIPTOR, ATTRIBUTES = 6, 41, 58, 59, 60, 126
+HEADER_FIELDS = np.array([3, TIMESTAMP, SEQUENCE_ID, INTERNED, FLAGS, CLEARED_OLD, 42, CLOCK_ID,
+                          DEFAULTS, 79, 87, 98])
+STATEFUL = (DESCRIPTOR, CLOCK_SNAPSHOT, ATTRIBUTES)
+CLEARED, NEEDS = 1, 2
+# TrackEvent fields and types.
+CATEGORY_IIDS, ANNOTATIONS, LEGACY, TYPE, NAME_IID_FIELD, TRACK_UUID = 3, 4, 6, 9, 10, 11
+EXTRA_VALUES, CATEGORIES, NAME_FIELD, COUNTER_VALUE, EXTRA_TRACKS = 12, 22, 23, 30, 31
+FLOW_OLD, TERMINATING_OLD, DOUBLE_VALUE, EXTRA_DOUBLE_TRACKS, EXTRA_DOUBLE_VALUES = (
+    36, 42, 44, 45, 46)
+FLOW, TERMINATING = 47, 48
+BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
+COMPLETE = 9   # (not a TrackEvent type: a legacy 'X' event, with its duration)
+_LEGACY_PHASES = {ord("B"): BEGIN, ord("E"): END, ord("X"): COMPLETE, ord("I"): INSTANT,
+                  ord("i"): INSTANT, ord("n"): INSTANT}
+_PACKET_FIELDS = {f.number: f.name for f in TracePacket.DESCRIPTOR.fields}
+VALUE_FIELDS = np.array(sorted(SCALARS | COMPOSITE))
+_INTERNED_TABLES = {1: "event_categories", 2: "event_names", 3: "debug_annotation_names",
+                    29: "debug_annotation_string_values"}
+
+
+class _Interned:
+    """The interned strings of every (sequence, generation), looked up many at a time; each
+    string is also given a dense id (its place in :attr:`texts`)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, dict[int, str]] = {t: {} for t in _INTERNED_TABLES.values()}
+        self._sorted: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.texts: list[str] = [""]
+        self._ids: dict[str, int] = {"": 0}
+
+    @staticmethod
+    def key(generation: int, iid: int) -> int:
+        return (generation << 32) | (iid & 0xFFFFFFFF)
+
+    def add(self, table: str, generation: int, iid: int, value: str) -> None:
+        self.entries[table][self.key(generation, iid)] = value
+        self._sorted.pop(table, None)
+
+    def text_id(self, text: str) -> int:
+        found = self._ids.get(text)
+        if found is None:
+            found = self._ids[text] = len(self.texts)
+            self.texts.append(text)
+        return found
+
+    def lookup(self, table: str, generation: np.ndarray, iid: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """The text ids of (generation, iid) pairs (0, the empty text, where unknown) and
+        which are known."""
+        if table not in self._sorted:
+            items = sorted(self.entries[table].items())
+            self._sorted[table] = (np.array([k for k, _ in items], dtype=np.uint64),
+                                   np.array([self.text_id(v) for _, v in items] + [0],
+                                            dtype=np.int64))
+        keys, ids = self._sorted[table]
+        wanted = (generation.astype(np.uint64) << np.uint64(32)) | (iid & np.uint64(0xFFFFFFFF))
+        at = np.searchsorted(keys, wanted)
+        known = at < len(keys)
+        known[known] = keys[at[known]] == wanted[known]
+        at[~known] = len(keys)
+        return ids[at], known
+
+    def strings(self, table: str, generation: np.ndarray, iid: np.ndarray) -> list[str]:
+        texts = self.texts
+        return [texts[i] for i in self.lookup(table, generation, iid)[0].tolist()]
+
+
+class _Events:
+    """The track events kept so far, one entry per event, as typed columns."""
+
+    def __init__(self) -> None:
+        self.ts = array("Q")
+        self.clock = array("q")
+        self.packet = array("q")        # the packet's place in the file (delta clocks)
+        self.sequence = array("q")
+        self.track = array("Q")
+        self.type = array("b")
+        self.name = array("i")
+        self.category = array("i")
+        self.duration = array("q")      # legacy complete events
+        self.value = array("d")         # counter values
+        # args: per event its key set (-1: none) and where its values start in arg_values
+        self.arg_set = array("i")
+        self.arg_start = array("q")
+        self.arg_values: list[Any] = []
+        self.key_sets: list[tuple[str, ...]] = []
+        self.key_set_ids: dict[tuple[str, ...], int] = {}
+        self.flows: list[np.ndarray] = []   # (event, id, terminating) triples per block
+
+    def __len__(self) -> int:
+        return len(self.type)
+
+
+class PftraceReader:
+    """Feed it a stream (:meth:`feed`), then :meth:`finish` gives the trace."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.trace = Trace(Metadata(source_format="perfetto", clock="perfetto trace clock"))
+        self.diagnostics = self.trace.diagnostics
+        self.interned = _Interned()
+        self.generations: dict[tuple[int, int], int] = {}   # (sequence, clears) -> id
+        self.cleared: dict[int, int] = {}                    # sequence -> clears so far
+        self.defaults: dict[int, list[tuple[int, int | None, int | None]]] = {}
+        self.descriptors: dict[int, TrackDescriptor] = {}
+        self.snapshots: list[dict[int, int]] = []
+        self.trace_clock = BOOTTIME
+        # incremental (delta) clocks: clock key -> (packet, base reading in ns, ns per unit)
+        self.incremental_clocks: dict[int, list[tuple[int, int, int]]] = {}
+        self.attributes: dict[str, Any] = {}
+        self.events = _Events()
+        self.packets = 0
+        # per generation: annotation bytes -> (value,) of dicts, arrays and JSON values
+        self.annotation_cache: dict[int, dict[bytes, tuple[Any]]] = {}
+        self.model_ids: list[int] = []   # interned text id -> the trace's string id
+        self.dotted: frozenset[str] = frozenset()        # (from the model attribute)
+        self.dotted_heads: frozenset[str] = frozenset()
+
+    # -- reading --------------------------------------------------------------------------
+
+    def feed(self, stream: BinaryIO) -> None:
+        pending = b""
+        consumed = 0   # file offset of pending[0]
+        while True:
+            block = stream.read(READ_BYTES)
+            data = pending + block if pending else block
+            framed = frame_block(data)   # the C parser finds the packets; else walk here
+            if framed is None:
+                walked = self._frame(data, consumed)
+                framed = (np.array(walked[0], dtype=np.int64),
+                          np.array(walked[1], dtype=np.int64), walked[2])
+            starts, ends, cut = framed
+            if len(starts):
+                self._block(data, starts, ends, consumed)
+            pending, consumed = data[cut:], consumed + cut
+            if not block:
+                if pending:
+                    self.diagnostics.add("perfetto.truncated", "the file ends inside a packet: "
+                                         "the rest was not read", kind="dropped",
+                                         example=f"byte offset {consumed}")
+                return
+
+    def _frame(self, data: bytes, consumed: int) -> tuple[list[int], list[int], int]:
+        """Where each complete packet of ``data`` lies, and where the first incomplete one
+        starts. Raises InputError on a field other than ``Trace.packet``."""
+        starts: list[int] = []
+        ends: list[int] = []
+        pos, size = 0, len(data)
+        while pos < size:
+            if data[pos] != 0x0A:
+                raise InputError("not a Perfetto trace: expected a Trace.packet field",
+                                 file=self.name, location=f"byte offset {consumed + pos}")
+            cursor, length, shift = pos + 1, 0, 0
+            while cursor < size:
+                byte = data[cursor]
+                length |= (byte & 0x7F) << shift
+                cursor += 1
+                if byte < 0x80:
+                    break
+                shift += 7
+                if shift > 63:
+                    raise InputError("not a Perfetto trace: a packet length runs over 10 "
+                                     "bytes", file=self.name,
+                                     location=f"byte offset {consumed + pos}")
+            else:
+                break
+            if cursor + length > size:
+                break
+            starts.append(cursor)
+            ends.append(cursor + length)
+            pos = cursor + length
+        return starts, ends, pos
+
+    def _block(self, data: bytes, starts: np.ndarray, ends: np.ndarray, consumed: int) -> None:
+        buf = padded(data)
+        try:
+            fields = decode_fields(buf, starts, ends)
+        except WireError as exc:
+            raise InputError(f"not a Perfetto trace: {exc}", file=self.name,
+                             location=f"byte offset {consumed + exc.offset}") from None
+        count = len(starts)
+        first = self.packets
+        self.packets += count
+        sequence = fields.where(SEQUENCE_ID, VARINT).last_per_message(count)[0].astype(np.int64)
+        flags = fields.where(FLAGS, VARINT).last_per_message(count)[0]
+        cleared = ((flags & np.uint64(CLEARED)) != 0) | (
+            fields.where(CLEARED_OLD, VARINT).last_per_message(count)[0] != 0)
+        generation, valid = self._generations(sequence, cleared)
+        needs = (flags & np.uint64(NEEDS)) != 0
+        skipped = needs & ~valid
+        self.diagnostics.add("perfetto.needs_incremental_state", "packets that need the "
+                             "incremental state before their sequence cleared it: skipped, as "
+                             "trace_processor skips them", kind="dropped",
+                             count=int(skipped.sum()))
+        content = fields.where_not_in(HEADER_FIELDS)
+        kind = np.zeros(count, dtype=np.int64)
+        kind[content.msg] = content.field
+        kind[skipped] = -1
+        self._count_unmodelled(kind)
+        # the stateful packets, in file order
+        interned = fields.where(INTERNED, LENGTH)
+        defaults = fields.where(DEFAULTS, LENGTH)
+        stateful = np.flatnonzero(np.isin(content.field, STATEFUL))
+        todo = sorted([(int(m), 0, int(o), int(n)) for m, o, n in zip(
+            interned.msg, interned.offset, interned.length, strict=True)]
+            + [(int(m), 1, int(o), int(n)) for m, o, n in zip(
+                defaults.msg, defaults.offset, defaults.length, strict=True)]
+            + [(int(content.msg[r]), 2, int(content.offset[r]), int(content.length[r]))
+               for r in stateful.tolist()])
+        for packet, what, offset, length in todo:
+            if skipped[packet]:
+                continue
+            payload = data[offset:offset + length]
+            try:
+                if what == 0:
+                    self._intern(int(generation[packet]), payload)
+                elif what == 1:
+                    self._defaults(int(generation[packet]), first + packet, payload)
+                else:
+                    self._stateful(int(kind[packet]), payload, int(sequence[packet]),
+                                   first + packet)
+            except DecodeError:
+                self.diagnostics.add("perfetto.packet_decode", "a packet's part does not "
+                                     "decode: left out", kind="dropped",
+                                     example=f"byte offset {consumed + offset}")
+        events = np.flatnonzero(kind == TRACK_EVENT)
+        if len(events):
+            ts, has_ts = fields.where(TIMESTAMP, VARINT).last_per_message(count)
+            clock, has_clock = fields.where(CLOCK_ID, VARINT).last_per_message(count)
+            rows = fields.where(TRACK_EVENT, LENGTH)
+            body = np.zeros(count, dtype=np.int64)
+            size = np.zeros(count, dtype=np.int64)
+            body[rows.msg], size[rows.msg] = rows.offset, rows.length
+            missing = ~has_ts[events]
+            self.diagnostics.add("perfetto.event_without_timestamp", "track events without a "
+                                 "packet timestamp (legacy delta timestamps): left out",
+                                 kind="dropped", count=int(missing.sum()))
+            events = events[~missing]
+            self._track_events(data, buf, body[events], size[events], first + events,
+                               ts[events], np.where(has_clock[events], clock[events], 0),
+                               sequence[events], generation[events], consumed)
+
+    def _generations(self, sequence: np.ndarray, cleared: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """Per packet: the id of its (sequence, generation), and whether its sequence has
+        had its state cleared at least once by then."""
+        order = np.argsort(sequence, kind="stable")
+        seq_sorted = sequence[order]
+        count = np.cumsum(cleared[order].astype(np.int64))
+        first = np.r_[True, seq_sorted[1:] != seq_sorted[:-1]]
+        group = np.maximum.accumulate(np.where(first, np.arange(len(order)), 0))
+        count -= (count - cleared[order])[group]
+        heads = seq_sorted[first].tolist()
+        carry = np.array([self.cleared.get(s, 0) for s in heads], dtype=np.int64)
+        count += np.repeat(carry, np.diff(np.r_[np.flatnonzero(first), len(order)]))
+        clears = np.empty(len(order), dtype=np.int64)
+        clears[order] = count
+        last = np.r_[np.flatnonzero(first)[1:], len(order)] - 1
+        for s, c in zip(heads, count[last].tolist(), strict=True):
+            self.cleared[s] = c
+        pairs = sequence.astype(np.int64) * (1 << 32) + clears
+        unique, inverse = np.unique(pairs, return_inverse=True)
+        ids = np.array([self.generations.setdefault((int(p) >> 32, int(p) & 0xFFFFFFFF),
+                                                    len(self.generations))
+                        for p in unique.tolist()], dtype=np.int64)
+        return ids[inverse.ravel()], clears > 0
+
+    def _count_unmodelled(self, kind: np.ndarray) -> None:
+        modelled = {0, -1, TRACK_EVENT, *STATEFUL}
+        found, counts = np.unique(kind, return_counts=True)
+        for number, count in zip(found.tolist(), counts.tolist(), strict=True):
+            if number in modelled:
+                continue
+            name = _PACKET_FIELDS.get(number, f"field {number}")
+            self.diagnostics.add(f"perfetto.not_modelled.{name}", f"{name} packets: not part "
+                                 "of the model (only TrackEvent timelines are), skipped",
+                                 kind="note", count=count)
+
+    def _intern(self, generation: int, payload: bytes) -> None:
+        interned = InternedData.FromString(payload)
+        add = self.interned.add
+        for number, table in _INTERNED_TABLES.items():
+            for entry in getattr(interned, table):
+                if number == 29:
+                    add(table, generation, entry.iid, utf8_text(entry.str))
+                else:
+                    add(table, generation, entry.iid, entry.name)
+
+    def _defaults(self, generation: int, packet: int, payload: bytes) -> None:
+        defaults = TracePacketDefaults.FromString(payload)
+        event = defaults.track_event_defaults
+        track = event.track_uuid if event.HasField("track_uuid") else None
+        clock = defaults.timestamp_clock_id if defaults.HasField("timestamp_clock_id") else None
+        self.defaults.setdefault(generation, []).append((packet, track, clock))
+
+    def _stateful(self, kind: int, payload: bytes, sequence: int, packet: int) -> None:
+        if kind == DESCRIPTOR:
+            desc = TrackDescriptor.FromString(payload)
+            if desc.HasField("uuid"):
+                self.descriptors[desc.uuid] = merge_descriptor(
+                    self.descriptors.get(desc.uuid), desc)
+        elif kind == CLOCK_SNAPSHOT:
+            snapshot = ClockSnapshot.FromString(payload)
+            clocks = {}
+            for clock in snapshot.clocks:
+                key = clock.clock_id if clock.clock_id < 64 else (sequence << 32) | clock.clock_id
+                clocks[key] = clock.timestamp * (clock.unit_multiplier_ns or 1)
+                if clock.is_incremental:
+                    self.incremental_clocks.setdefault(key, []).append(
+                        (packet, clocks[key], clock.unit_multiplier_ns or 1))
+            self.snapshots.append(clocks)
+            if snapshot.HasField("primary_trace_clock"):
+                self.trace_clock = snapshot.primary_trace_clock
+        else:
+            for attribute in TraceAttributes.FromString(payload).attribute:
+                self.attributes[attribute.key] = (attribute.long_value
+                                                  if attribute.HasField("long_value")
+                                                  else attribute.string_value)
+
+    # -- track events ---------------------------------------------------------------------
+
+    def _track_events(self, data: bytes, buf: np.ndarray, body: np.ndarray, size: np.ndarray,
+                      packet: np.ndarray, ts: np.ndarray, clock: np.ndarray,
+                      sequence: np.ndarray, generation: np.ndarray, consumed: int) -> None:
+        try:
+            fields = decode_fields(buf, body, body + size)
+        except WireError as exc:
+            raise InputError(f"a TrackEvent is not wire format: {exc}", file=self.name,
+                             location=f"byte offset {consumed + exc.offset}") from None
+        count = len(body)
+        kind = fields.where(TYPE, VARINT).last_per_message(count)[0].astype(np.int64)
+        track, has_track = fields.where(TRACK_UUID, VARINT).last_per_message(count)
+        default_track, default_clock = self._apply_defaults(packet, generation)
+        track = np.where(has_track, track, default_track)
+        clock = np.where(clock > 0, clock, np.where(default_clock > 0, default_clock,
+                                                    self.trace_clock)).astype(np.int64)
+        duration = np.zeros(count, dtype=np.int64)
+        self._legacy(data, fields, kind, duration)
+        names = self._names(data, fields, generation, count)
+        categories = self._categories(data, fields, generation, count)
+        values = self._counter_values(fields, count)
+        kind[(kind == COUNTER) & np.isnan(values)] = 0
+        unknown = ~np.isin(kind, [BEGIN, END, INSTANT, COUNTER, COMPLETE])
+        self.diagnostics.add("perfetto.event_type", "track events of another type (or a "
+                             "legacy phase) than slice begin/end, instant, counter or "
+                             "complete: left out", kind="dropped", count=int(unknown.sum()))
+        base = len(self.events)
+        keep = np.flatnonzero(~unknown)
+        renumber = np.full(count, -1, dtype=np.int64)
+        renumber[keep] = base + np.arange(len(keep))
+        events = self.events
+        clock_key = np.where(clock >= 64, (sequence << 32) | clock, clock)
+        for column, values_kept in ((events.ts, ts[keep]), (events.clock, clock_key[keep]),
+                                    (events.packet, packet[keep]),
+                                    (events.sequence, sequence[keep]),
+                                    (events.track, track[keep]), (events.type, kind[keep]),
+                                    (events.name, names[keep]), (events.category,
+                                                                 categories[keep]),
+                                    (events.duration, duration[keep]),
+                                    (events.value, values[keep])):
+            column.frombytes(np.ascontiguousarray(values_kept).astype(column.typecode).tobytes())
+        self._args(data, buf, fields, generation, count, keep, consumed)
+        self._flows(fields, renumber)
+        self._extra_counters(fields, ts, clock_key, packet)
+
+    def _apply_defaults(self, packet: np.ndarray, generation: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """The default track uuid and clock of each event's packet (0 where none)."""
+        track = np.zeros(len(packet), dtype=np.uint64)
+        clock = np.zeros(len(packet), dtype=np.uint64)
+        for gen in np.unique(generation).tolist():
+            entries = self.defaults.get(gen)
+            if not entries:
+                continue
+            rows = np.flatnonzero(generation == gen)
+            at = np.searchsorted(np.array([e[0] for e in entries]), packet[rows], "right") - 1
+            for k, (_, uuid, clock_id) in enumerate(entries):
+                chosen = rows[at == k]
+                track[chosen] = uuid or 0
+                clock[chosen] = clock_id or 0
+        return track, clock
+
+    def _legacy(self, data: bytes, fields: Fields, kind: np.ndarray, duration: np.ndarray) -> None:
+        """Legacy events (TrackEvent.legacy_event): the phase gives the type, and 'X' its
+        duration (µs)."""
+        legacy = fields.where(LEGACY, LENGTH)
+        for msg, offset, length in zip(legacy.msg.tolist(), legacy.offset.tolist(),
+                                       legacy.length.tolist(), strict=True):
+            if kind[msg]:
+                continue
+            event = TracePacket().track_event.LegacyEvent.FromString(data[offset:offset + length])
+            kind[msg] = _LEGACY_PHASES.get(event.phase, 0)
+            duration[msg] = event.duration_us * 1000
+
+    def _model_strings(self, ids: np.ndarray) -> np.ndarray:
+        """Interned text ids as the trace's string ids."""
+        model = self.model_ids
+        texts = self.interned.texts
+        if len(model) < len(texts):
+            intern = self.trace.strings.intern
+            model.extend(intern(t) for t in texts[len(model):])
+        return np.asarray(model, dtype=np.int64)[ids]
+
+    def _names(self, data: bytes, fields: Fields, generation: np.ndarray, count: int
+               ) -> np.ndarray:
+        """Each event's name as a model string id (interned name, or inline)."""
+        out = np.zeros(count, dtype=np.int64)
+        iids = fields.where(NAME_IID_FIELD, VARINT)
+        if iids.rows:
+            found, known = self.interned.lookup("event_names", generation[iids.msg], iids.value)
+            out[iids.msg] = self._model_strings(found)
+            self.diagnostics.add("perfetto.unknown_name_iid", "event name iids never interned "
+                                 "on their sequence: the events have no name", kind="dropped",
+                                 count=int((~known).sum()))
+        inline = fields.where(NAME_FIELD, LENGTH)
+        intern = self.trace.strings.intern
+        for msg, offset, length in zip(inline.msg.tolist(), inline.offset.tolist(),
+                                       inline.length.tolist(), strict=True):
+            out[msg] = intern(utf8_text(data[offset:offset + length]))
+        return out
+
+    def _categories(self, data: bytes, fields: Fields, generation: np.ndarray, count: int
+                    ) -> np.ndarray:
+        """Each event's categories (joined with "," when several), as a string id."""
+        out = np.zeros(count, dtype=np.int64)
+        iids = in_message_order(fields.where(CATEGORY_IIDS, VARINT))
+        inline = in_message_order(fields.where(CATEGORIES, LENGTH))
+        if not iids.rows and not inline.rows:
+            return out
+        found, _ = self.interned.lookup("event_categories", generation[iids.msg], iids.value)
+        repeated = iids.msg[1:] == iids.msg[:-1]
+        if not repeated.any() and not inline.rows:
+            out[iids.msg] = self._model_strings(found)
+            return out
+        texts = self.interned.texts
+        names: dict[int, list[str]] = {}
+        for msg, text_id in zip(iids.msg.tolist(), found.tolist(), strict=True):
+            names.setdefault(msg, []).append(texts[text_id])
+        for msg, offset, length in zip(inline.msg.tolist(), inline.offset.tolist(),
+                                       inline.length.tolist(), strict=True):
+            names.setdefault(msg, []).append(utf8_text(data[offset:offset + length]))
+        intern = self.trace.strings.intern
+        for msg, parts in names.items():
+            out[msg] = intern(",".join(parts))
+        return out
+
+    def _counter_values(self, fields: Fields, count: int) -> np.ndarray:
+        values = np.full(count, np.nan)
+        ints = fields.where(COUNTER_VALUE, VARINT)
+        values[ints.msg] = as_int64(ints.value).astype(np.float64)
+        doubles = fields.where(DOUBLE_VALUE, FIXED64)
+        values[doubles.msg] = doubles.value.view(np.float64)
+        return values
+
+    def _args(self, data: bytes, buf: np.ndarray, fields: Fields, generation: np.ndarray,
+              count: int, keep: np.ndarray, consumed: int) -> None:
+        """Store the kept events' debug annotations: per event its key set and where its
+        values start (see :class:`_Events`)."""
+        events = self.events
+        arg_set = np.full(count, -1, dtype=np.int32)
+        arg_start = np.zeros(count, dtype=np.int64)
+        rows = in_message_order(fields.where(ANNOTATIONS, LENGTH))
+        if rows.rows:
+            names, values = self._annotations(data, buf, rows, generation, consumed)
+            owner = rows.msg
+            first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+            sizes = np.diff(np.r_[first, len(owner)])
+            with_args = owner[first]
+            arg_set[with_args] = self._key_sets(names, first, sizes)
+            arg_start[with_args] = len(events.arg_values) + first
+            events.arg_values.extend(values)
+        events.arg_set.frombytes(arg_set[keep].tobytes())
+        events.arg_start.frombytes(arg_start[keep].tobytes())
+
+    def _key_sets(self, names: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """The key-set id of each event whose annotations' name ids are
+        ``names[first[i]:first[i] + sizes[i]]``: rows of names hashed, the distinct rows
+        compared in full (so a hash collision cannot join two key sets)."""
+        width = int(sizes.max())
+        if width > 64:   # events with very many arguments: one lookup each
+            cuts = np.r_[first, len(names)].tolist()
+            listed = names.tolist()
+            return np.array([self._key_set_id(listed[lo:hi]) for lo, hi in zip(
+                cuts[:-1], cuts[1:], strict=True)], dtype=np.int32)
+        matrix = np.full((len(first), width), -1, dtype=np.int64)
+        place = np.arange(len(names)) - np.repeat(first, sizes)
+        matrix[np.repeat(np.arange(len(first)), sizes), place] = names
+        digest = np.zeros(len(first), dtype=np.uint64)
+        for column in range(width):
+            digest = digest * np.uint64(1_000_003) + (matrix[:, column] + 2).astype(np.uint64)
+        _, head, inverse = np.unique(digest, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+        same = (matrix == matrix[head[inverse]]).all(axis=1)
+        by_group = np.array([self._key_set_id(matrix[row].tolist()) for row in head.tolist()],
+                            dtype=np.int32)
+        ids = by_group[inverse]
+        for k in np.flatnonzero(~same).tolist():   # a hash collision: those one by one
+            ids[k] = self._key_set_id(matrix[k].tolist())
+        return ids
+
+    def _key_set_id(self, names: list[int]) -> int:
+        events, texts = self.events, self.interned.texts
+        keys = tuple(texts[i] for i in names if i >= 0)
+        found = events.key_set_ids.get(keys)
+        if found is None:
+            found = events.key_set_ids[keys] = len(events.key_sets)
+            events.key_sets.append(keys)
+        return found
+
+    def _annotations(self, data: bytes, buf: np.ndarray, rows: FieldRows,
+                     generation: np.ndarray,
+                     consumed: int) -> tuple[np.ndarray, list[Any]]:
+        """Name ids (into the interned texts) and values of the debug annotations at
+        ``rows`` (TrackEvent field 4)."""
+        try:
+            fields = decode_fields(buf, rows.offset, rows.offset + rows.length)
+        except WireError as exc:
+            raise InputError(f"a debug annotation is not wire format: {exc}", file=self.name,
+                             location=f"byte offset {consumed + exc.offset}") from None
+        count = len(rows.msg)
+        gen = generation[rows.msg]
+        names = np.zeros(count, dtype=np.int64)
+        iids = fields.where(NAME_IID, VARINT)
+        if iids.rows:
+            names[iids.msg] = self.interned.lookup("debug_annotation_names", gen[iids.msg],
+                                                   iids.value)[0]
+        inline = fields.where(NAME, LENGTH)
+        for msg, offset, length in zip(inline.msg.tolist(), inline.offset.tolist(),
+                                       inline.length.tolist(), strict=True):
+            names[msg] = self.interned.text_id(utf8_text(data[offset:offset + length]))
+        value_kind = np.zeros(count, dtype=np.int64)
+        value_row = np.zeros(count, dtype=np.int64)
+        valued = fields.where_in(VALUE_FIELDS)
+        value_kind[valued.msg] = valued.field
+        value_row[valued.msg] = np.arange(valued.rows)
+        values = np.empty(count, dtype=object)
+        composite = np.isin(value_kind, list(COMPOSITE))
+        kinds = np.bincount(value_kind, minlength=18)
+        for number in np.flatnonzero(kinds).tolist():
+            if number in COMPOSITE:
+                continue
+            at = np.flatnonzero(value_kind == number)
+            values[at] = self._scalars(data, valued, number, value_row[at], gen[at])
+        marks = fields.where(SPELLED_MARK, VARINT)   # traceconv's spelled null, [] and {}
+        if marks.rows:
+            spelled = [SPELLED.get(int(v), str)() for v in marks.value.tolist()]
+            values[marks.msg] = np.fromiter(spelled, dtype=object, count=marks.rows)
+        composite_rows = np.flatnonzero(composite)
+        for one in np.unique(gen[composite_rows]).tolist():
+            picked = composite_rows[gen[composite_rows] == one]
+            values[picked] = self._composites(data, rows, picked, one)
+        return names, values.tolist()
+
+    def _composites(self, data: bytes, rows: FieldRows, picked: np.ndarray, generation: int
+                    ) -> np.ndarray:
+        """Values of dict, array, nested and JSON annotations, each distinct one decoded
+        once (a trace repeats its shapes and dtype lists)."""
+        cache = self.annotation_cache.setdefault(generation, {})
+        if len(cache) > 1 << 16:
+            cache.clear()
+        texts = [data[o:o + n] for o, n in zip(rows.offset[picked].tolist(),
+                                               rows.length[picked].tolist(), strict=True)]
+        found: list[tuple[Any] | None] = list(map(cache.get, texts))
+        if None in found:
+            strings, names = self._string_lookup(generation), self._name_lookup(generation)
+            for k, text in enumerate(texts):
+                if found[k] is None:
+                    value = cache.get(text)
+                    if value is None:
+                        try:
+                            value = (decode_annotation(text, strings, names)[1],)
+                        except ValueError:   # a damaged nested value: no value, counted
+                            self.diagnostics.add("perfetto.annotation_decode", "debug "
+                                                 "annotations whose nested value does not "
+                                                 "decode: kept without a value",
+                                                 kind="dropped")
+                            value = (None,)
+                        cache[text] = value
+                    found[k] = value
+        return np.fromiter((v[0] for v in found if v is not None), dtype=object,
+                           count=len(found))
+
+    def _scalars(self, data: bytes, fields: FieldRows, number: int, at: np.ndarray,
+                 gen: np.ndarray) -> list[Any]:
+        bits = fields.value[at]
+        if number == 0:
+            return [None] * len(at)
+        if number == 4:   # int_value
+            return as_int64(bits).tolist()  # type: ignore[no-any-return]
+        if number == 3:   # uint_value
+            return bits.tolist()  # type: ignore[no-any-return]
+        if number == 5:   # double_value
+            return bits.view(np.float64).tolist()  # type: ignore[no-any-return]
+        if number == 2:
+            return (bits != 0).tolist()  # type: ignore[no-any-return]
+        if number == 17:
+            return self.interned.strings("debug_annotation_string_values", gen, bits)
+        if number == 6:
+            seen: dict[bytes, str] = {}
+            out = []
+            for start, size in zip(fields.offset[at].tolist(), fields.length[at].tolist(),
+                                   strict=True):
+                raw = data[start:start + size]
+                if raw in seen:
+                    out.append(seen[raw])
+                else:
+                    out.append(seen.setdefault(raw, utf8_text(raw)))
+            return out
+        return [scalar(number, v, str) for v in bits.tolist()]
+
+    def _string_lookup(self, generation: int) -> Callable[[int], str]:
+        entries = self.interned.entries["debug_annotation_string_values"]
+        return lambda iid: entries.get(_Interned.key(generation, iid), "")
+
+    def _name_lookup(self, generation: int) -> Callable[[int], str]:
+        entries = self.interned.entries["debug_annotation_names"]
+        return lambda iid: entries.get(_Interned.key(generation, iid), "")
+
+    def _flows(self, fields: Fields, renumber: np.ndarray) -> None:
+        parts = []
+        for number, wire, ends in ((FLOW, FIXED64, False), (FLOW_OLD, VARINT, False),
+                                   (TERMINATING, FIXED64, True),
+                                   (TERMINATING_OLD, VARINT, True)):
+            rows = fields.where(number, wire)
+            if rows.rows:
+                parts.append(np.stack([renumber[rows.msg], rows.value.view(np.int64),
+                                       np.full(rows.rows, int(ends))], axis=1))
+        if parts:
+            flows = np.concatenate(parts)
+            self.events.flows.append(flows[flows[:, 0] >= 0])
+
+    def _extra_counters(self, fields: Fields, ts: np.ndarray, clock: np.ndarray,
+                        packet: np.ndarray) -> None:
+        """Counter values carried by another event (extra_counter_track_uuids/values)."""
+        for tracks_field, values_field, wire in ((EXTRA_TRACKS, EXTRA_VALUES, VARINT),
+                                                 (EXTRA_DOUBLE_TRACKS, EXTRA_DOUBLE_VALUES,
+                                                  FIXED64)):
+            values = in_message_order(fields.where(values_field, wire))
+            if not values.rows:
+                continue
+            uuids = in_message_order(fields.where(tracks_field, VARINT))
+            if uuids.rows != values.rows or (uuids.msg != values.msg).any():
+                self.diagnostics.add("perfetto.extra_counter_values", "extra counter values "
+                                     "whose tracks come from sequence defaults: left out",
+                                     kind="dropped", count=values.rows)
+                continue
+            numbers = (as_int64(values.value).astype(np.float64) if wire == VARINT
+                       else values.value.view(np.float64))
+            events = self.events
+            for column, kept in ((events.ts, ts[values.msg]), (events.clock, clock[values.msg]),
+                                 (events.packet, packet[values.msg]),
+                                 (events.sequence, np.zeros(values.rows, np.int64)),
+                                 (events.track, uuids.value), (events.type,
+                                                               np.full(values.rows, COUNTER)),
+                                 (events.name, np.zeros(values.rows, np.int64)),
+                                 (events.category, np.zeros(values.rows, np.int64)),
+                                 (events.duration, np.zeros(values.rows, np.int64)),
+                                 (events.value, numbers)):
+                column.frombytes(np.ascontiguousarray(kept).astype(column.typecode).tobytes())
+            events.arg_set.frombytes(np.full(values.rows, -1, dtype=np.int32).tobytes())
+            events.arg_start.frombytes(np.zeros(values.rows, dtype=np.int64).tobytes())
+
+    # -- the model --------------------------------------------------------------------------
+
+    def finish(self) -> Trace:
+        from .model_events import build_events
+
+        trace = self.trace
+        model = None
+        text = self.attributes.get(model_attribute.ATTRIBUTE)
+        if isinstance(text, str):
+            model = model_attribute.decode(text)
+            self.diagnostics.add("perfetto.model_attribute_unreadable", "the traceconv.model "
+                                 "attribute does not hold together: read as any Perfetto "
+                                 "trace", kind="note", count=int(model is None))
+        if model is not None:
+            _restore_metadata(trace, model)
+        else:
+            trace.metadata.clock = "perfetto trace clock" if self.trace_clock == BOOTTIME \
+                else f"perfetto clock {self.trace_clock}"
+        producer = {k: v for k, v in self.attributes.items() if k != model_attribute.ATTRIBUTE}
+        if producer:
+            trace.metadata.attributes.setdefault("trace_attributes", producer)
+        shift = int(self.attributes.get("time_shift_ns", 0) or 0) if model is not None else 0
+        events = self.events
+        used = set(np.unique(np.frombuffer(events.track, dtype=np.uint64)).tolist()) \
+            if len(events) else set()
+        tracks: TrackMap = build_tracks(trace, self.descriptors, used, model)
+        build_events(self, tracks, shift, model)
+        return trace
+
+    def clock_offsets(self) -> dict[int, list[tuple[int, int]]]:
+        """Per clock: (its reading, the trace clock's reading) at each snapshot with both."""
+        out: dict[int, list[tuple[int, int]]] = {}
+        for snapshot in self.snapshots:
+            if self.trace_clock not in snapshot:
+                continue
+            for clock, reading in snapshot.items():
+                out.setdefault(clock, []).append((reading, snapshot[self.trace_clock]))
+        return out
+
+
+def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:
+    """What traceconv's writer kept of the model: metadata and memory blocks."""
+    meta, saved = trace.metadata, model.get("metadata", {})
+    if saved.get("source_format"):
+        meta.attributes["converted_from"] = saved["source_format"]
+    meta.source_version = saved.get("source_version")
+    meta.framework = saved.get("framework")
+    rank, base = saved.get("rank"), saved.get("clock_base_ns")
+    meta.rank = rank if isinstance(rank, int) else None   # (beyond 64 bits: written as text)
+    meta.clock = saved.get("clock") or "unknown"
+    meta.clock_base_ns = base if isinstance(base, int) else None
+    meta.attributes.update(saved.get("attributes") or {})
+    for found in model.get("diagnostics") or []:   # what the first reader repaired or dropped
+        trace.diagnostics.add(found["code"], found["message"], kind=found["kind"],
+                              count=found["count"], example=found.get("example"),
+                              severity=found.get("severity"))
+    trace.add_memory_blocks(model_attribute.memory_blocks(model.get("memory")))
+    for block in model_attribute.memory_blocks(model.get("reservations")):
+        trace.add_reservation(block)
+
+
+def read(source: Source) -> Trace:
+    """Read a Perfetto protobuf trace (``.pftrace``, gzip or not) into the model.
+
+    >>> trace = read(Source("samples/perfetto/rocprofv3_hip_taylor.pftrace"))  # doctest: +SKIP
+    >>> trace.counts()["slices"]                                              # doctest: +SKIP
+    867
+    """
+    reader = PftraceReader(source.name)
+    with source.open() as stream:
+        reader.feed(stream)
+    return reader.finish()
