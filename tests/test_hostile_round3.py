@@ -471,6 +471,22 @@ def test_allocator_settings_nested_100000_deep_are_kept_as_text(tmp_path: Path):
         traceconv.save(trace, tmp_path / f"o.{to}", format=to)
 
 
+def test_an_op_attribute_nested_1000_deep_writes_as_graphml(tmp_path: Path):
+    """Found by the fuzzer (deepen_json on an execution trace): orjson refuses past 254
+    levels, and Python's repr of the value then recursed past its limit."""
+    from traceconv.model import Trace, add_op
+
+    deep: list = []
+    inner = deep
+    for _ in range(5000):
+        inner.append([])
+        inner = inner[0]
+    trace = Trace()
+    add_op(trace.graph, 1, "aten::mm", "aten::mm", attrs=deep)
+    traceconv.save(trace.freeze(), tmp_path / "g.graphml")
+    assert "nested too deep" in (tmp_path / "g.graphml").read_text()
+
+
 # -- 8. amplification in allocator snapshots -------------------------------------------------
 
 def _dag(levels: int, leaf: object) -> list:

@@ -24,8 +24,11 @@ def scalar(value: Any) -> str | int | float | bool | None:
         return value
     try:
         return orjson.dumps(value, default=str, option=orjson.OPT_SERIALIZE_NUMPY).decode()
-    except TypeError:   # an int over 64 bits, nested: its text
-        return str(value)
+    except TypeError:   # an int over 64 bits, nested: its text; nesting past orjson's 254
+        try:            # levels: its text too, unless Python's own repr gives up as well
+            return str(value)
+        except RecursionError:
+            return f"<{type(value).__name__} nested too deep to write>"
 
 
 def flat_graph(graph: nx.DiGraph) -> nx.DiGraph:
