@@ -551,3 +551,15 @@ def test_extra_counter_values_ride_on_a_slice(tmp_path: Path):
     assert sorted((names[c.track], c.ts, c.value) for c in trace.iter_counter_samples()) == [
         ("instructions", 50, 7.0), ("instructions", 80, 9.0), ("ipc", 50, 2.5)]
     assert [(s.name, s.start, s.dur) for s in trace.iter_slices()] == [("work", 50, 30)]
+
+
+def test_debug_annotations_without_any_value(tmp_path: Path):
+    """Found by the fuzzer (protobuf_wire mutator): annotations that name no value at all,
+    alone in their block, made the scalar pass index an empty column."""
+    builder = TraceProtoBuilder()
+    _thread(builder)
+    packet = _event(builder, 1_000, TrackEvent.TYPE_INSTANT, "mark",
+                    flags=TracePacket.SEQ_INCREMENTAL_STATE_CLEARED)
+    packet.track_event.debug_annotations.add().name = "empty"
+    trace = _load(builder, tmp_path)
+    assert [(i.name, i.args) for i in trace.iter_instants()] == [("mark", {"empty": None})]

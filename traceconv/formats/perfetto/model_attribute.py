@@ -17,11 +17,13 @@ the memory blocks (which Perfetto shows only as the live-bytes counters made of 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import orjson
 
 from ...model import MemoryBlock, Trace
+from ...model.trace import DeviceInfo
 
 ATTRIBUTE = "traceconv.model"
 VERSION = 1
@@ -43,7 +45,8 @@ def describe(trace: Trace, base: int, dotted: list[str] | None = None) -> dict[s
                     t.parent] for t in trace.tracks],
         "metadata": {"source_format": meta.source_format, "source_version": meta.source_version,
                      "framework": meta.framework, "rank": meta.rank, "clock": meta.clock,
-                     "clock_base_ns": meta.clock_base_ns,
+                     "clock_base_ns": meta.clock_base_ns, "world_size": meta.world_size,
+                     "devices": [dataclasses.asdict(d) for d in meta.devices],
                      "attributes": _jsonable(meta.attributes)},
         "flows": _flow_labels(trace),
         "dotted": list(dotted or ()),
@@ -235,3 +238,15 @@ def memory_blocks(columns: dict[str, Any] | None) -> list[MemoryBlock]:
             column = list(map(values.__getitem__, index))
         fields.append(column)
     return list(map(MemoryBlock, *fields))
+
+
+def device_infos(saved: Any) -> list[DeviceInfo]:
+    """The devices the writer kept (``DeviceInfo`` fields; anything else in them ignored).
+
+    >>> device_infos([{"id": 0, "name": "H100", "memory_bytes": 80, "junk": 1}, "x"])
+    [DeviceInfo(id=0, name='H100', memory_bytes=80, compute_major=None, compute_minor=None)]
+    """
+    names = {f.name for f in dataclasses.fields(DeviceInfo)}
+    return [DeviceInfo(**{k: v for k, v in entry.items() if k in names
+                          and (v is None or isinstance(v, int | str))})
+            for entry in (saved if isinstance(saved, list) else []) if isinstance(entry, dict)]

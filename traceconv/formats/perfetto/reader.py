@@ -657,9 +657,9 @@ class PftraceReader:
 
     def _scalars(self, data: bytes, fields: FieldRows, number: int, at: np.ndarray,
                  gen: np.ndarray) -> list[Any]:
-        bits = fields.value[at]
-        if number == 0:
+        if number == 0:   # no value field: (rows of ``fields`` are those that have one)
             return [None] * len(at)
+        bits = fields.value[at]
         if number == 4:   # int_value
             return as_int64(bits).tolist()  # type: ignore[no-any-return]
         if number == 3:   # uint_value
@@ -786,6 +786,9 @@ def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:
     meta.rank = rank if isinstance(rank, int) else None   # (beyond 64 bits: written as text)
     meta.clock = saved.get("clock") or "unknown"
     meta.clock_base_ns = base if isinstance(base, int) else None
+    world = saved.get("world_size")
+    meta.world_size = world if isinstance(world, int) else None
+    meta.devices = model_attribute.device_infos(saved.get("devices"))
     meta.attributes.update(saved.get("attributes") or {})
     for found in model.get("diagnostics") or []:   # what the first reader repaired or dropped
         trace.diagnostics.add(found["code"], found["message"], kind=found["kind"],
