@@ -246,7 +246,11 @@ def device_infos(saved: Any) -> list[DeviceInfo]:
     >>> device_infos([{"id": 0, "name": "H100", "memory_bytes": 80, "junk": 1}, "x"])
     [DeviceInfo(id=0, name='H100', memory_bytes=80, compute_major=None, compute_minor=None)]
     """
-    names = {f.name for f in dataclasses.fields(DeviceInfo)}
-    return [DeviceInfo(**{k: v for k, v in entry.items() if k in names
-                          and (v is None or isinstance(v, int | str))})
+    def number(value: Any) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    return [DeviceInfo(entry.get("id") if isinstance(entry.get("id"), int | str) else None,
+                       entry.get("name") if isinstance(entry.get("name"), str) else None,
+                       number(entry.get("memory_bytes")), number(entry.get("compute_major")),
+                       number(entry.get("compute_minor")))
             for entry in (saved if isinstance(saved, list) else []) if isinstance(entry, dict)]
