@@ -17,30 +17,14 @@ from pathlib import Path
 
 import orjson
 import pytest
-from click.testing import CliRunner
+from cli_errors import one_error_line, run
 
 import traceconv
-from traceconv.cli import app
 from traceconv.errors import InputError, OutputError
 from traceconv.io import Source, atomic_output
 
 HOSTILE = Path(__file__).parent / "data" / "hostile"
 CNN = Path(__file__).parent.parent / "samples" / "torch" / "cnn_step5.pt.trace.json"
-
-
-def run(*args: str):
-    return CliRunner().invoke(app, list(args), catch_exceptions=False)
-
-
-def one_error_line(result, *needles: str) -> str:
-    """The run failed with exit 1 and exactly one ``traceconv: error:`` line with ``needles``."""
-    assert result.exit_code == 1, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("traceconv: error: "), result.stderr
-    assert "internal error" not in lines[0] and "Traceback" not in result.output
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 def chrome(tmp_path: Path, events: list, name: str = "t.json") -> Path:

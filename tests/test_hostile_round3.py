@@ -21,31 +21,16 @@ from pathlib import Path
 
 import orjson
 import pytest
-from click.testing import CliRunner
+from cli_errors import one_error_line, run
 
 import traceconv
 from traceconv import io as tio
 from traceconv import special_files
-from traceconv.cli import app
 from traceconv.errors import InputError, OutputError
 
 EVENTS = [{"ph": "X", "name": f"op{i}", "ts": i * 10, "dur": 5, "pid": 1, "tid": 1}
           for i in range(50)]
 SMALL_TRACE = orjson.dumps({"traceEvents": EVENTS})
-
-
-def run(*args: str):
-    return CliRunner().invoke(app, list(args), catch_exceptions=False)
-
-
-def one_error_line(result, *needles: str) -> str:
-    assert result.exit_code == 1, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("traceconv: error: "), result.stderr
-    assert "internal error" not in lines[0] and "Traceback" not in result.output
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.fixture
