@@ -24,6 +24,7 @@ import pytest
 from cli_errors import one_error_line, run
 
 import traceconv
+from benchmarks.fuzz.hostile import unexpand
 from traceconv import io as tio
 from traceconv import special_files
 from traceconv.errors import InputError, OutputError
@@ -370,15 +371,6 @@ TEXT_SAMPLES = {"paddle-summary": SAMPLES / "paddle" / "summary_small_2.6.2.txt"
                 "megengine-memflow-svg": MEMFLOW_SVG}
 
 
-def _unexpand(text: str) -> str:
-    """What ``unexpand -a`` does: runs of spaces that end at a tab stop become a tab."""
-    def line(row: str) -> str:
-        pieces = [row[i:i + 8] for i in range(0, len(row), 8)]
-        return "".join(p.rstrip(" ") + "\t" if len(p) == 8 and p.endswith("  ") else p
-                       for p in pieces)
-    return "\n".join(line(row) for row in text.split("\n"))
-
-
 DRESSES = {
     "utf8_bom": lambda text: b"\xef\xbb\xbf" + text.encode(),
     "utf16le_bom": lambda text: b"\xff\xfe" + text.encode("utf-16-le"),
@@ -386,7 +378,7 @@ DRESSES = {
     "utf32le_bom": lambda text: b"\xff\xfe\x00\x00" + text.encode("utf-32-le"),
     "cr_only": lambda text: text.replace("\n", "\r").encode(),
     "crlf": lambda text: text.replace("\n", "\r\n").encode(),
-    "tabs": lambda text: _unexpand(text).encode(),
+    "tabs": lambda text: unexpand(text).encode(),
 }
 
 

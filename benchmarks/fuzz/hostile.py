@@ -65,7 +65,8 @@ def semantic_text(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
     return b"\n".join(lines)
 
 
-def _unexpand(text: str) -> str:
+def unexpand(text: str) -> str:
+    """What ``unexpand -a`` does: runs of spaces that end at a tab stop become a tab."""
     def line(row: str) -> str:
         pieces = [row[i:i + 8] for i in range(0, len(row), 8)]
         return "".join(p.rstrip(" ") + "\t" if len(p) == 8 and p.endswith("  ") else p
@@ -94,7 +95,7 @@ def dress(data: bytes, rng: random.Random, pool: list[bytes]) -> bytes:
         return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r")
     if how == "crlf":
         return data.replace(b"\n", b"\r\n")
-    return _unexpand(text).encode("utf-8", "surrogatepass")
+    return unexpand(text).encode("utf-8", "surrogatepass")
 
 
 def _deep_text(depth: int) -> str:
