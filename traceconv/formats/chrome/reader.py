@@ -582,9 +582,9 @@ class ChromeReader:
             for table, column in ((trace.slices, "start"), (trace.instants, "ts"),
                                   (trace.counters, "ts")):
                 values = getattr(table, column)
-                if len(values):
-                    shifted = np.frombuffer(values, dtype=np.int64) + base
-                    values[:] = type(values)("q", shifted.tobytes())
+                if len(values):   # in place (the view is gone before the column grows)
+                    np.add(np.frombuffer(values, dtype=np.int64), base,
+                           out=np.frombuffer(values, dtype=np.int64))
             self.flow_points.shift(base)
         bounds = trace.time_range
         meta.clock = "unix epoch" if bounds and bounds[0] >= EPOCH_NS else "relative"
