@@ -28,8 +28,8 @@ _DECODE = lenient(list[dict[str, Any]])
 _DECODE_RAW = msgspec.json.Decoder(list[dict[str, msgspec.Raw]]).decode
 _DECODE_ANY = lenient()
 _ENCODE = msgspec.json.Encoder().encode
-_INTEGER_BYTES = b"0123456789-,"   # what JSON integers and the commas between are
-_SATURATED = (np.iinfo(np.int64).min, np.iinfo(np.int64).max)
+_INTEGER_BYTES = np.zeros(256, dtype=bool)   # what JSON integers and the commas between are
+_INTEGER_BYTES[list(b"0123456789-,")] = True
 _LISTS_PER_ROW = 2   # lists a row from which args are decoded into texts (_wants_texts)
 
 def key_set_groups(column: ArgsColumn, rows: np.ndarray
@@ -125,8 +125,8 @@ class KeyGroup:
 
     def ints(self, position: int) -> np.ndarray | None:
         """The values of the key at ``position`` as int64 when the rows were held as text and
-        decoded into texts and every value is written as an integer within int64 but its
-        two ends (parsed by numpy from one text, no int object per value); else None (ask
+        decoded into texts and every value is written as an integer of at most 18 digits
+        (parsed by numpy from one text, no int object per value); else None (ask
         :meth:`values`: other numbers, ``null``, or ints that may be past int64).
 
         >>> column = ArgsColumn()
@@ -137,14 +137,14 @@ class KeyGroup:
         """
         if not self._texts or not len(self):
             return None
-        body = _ENCODE(self._column_of(position))[1:-1]   # b"1,-2,3"
-        if body.translate(None, _INTEGER_BYTES):   # (valid JSON: each value is an integer)
+        text = _ENCODE(self._column_of(position))   # b"[1,-2,3]"
+        body = np.frombuffer(text, dtype=np.uint8)[1:-1]
+        if not _INTEGER_BYTES[body].all():
             return None
-        values = np.fromstring(body, dtype=np.int64, sep=",")
-        # beyond int64 the parse gives the nearest end of the range: those are for values()
-        if len(values) != len(self) or np.isin(values, _SATURATED).any():
+        ends = np.flatnonzero(body == ord(","))
+        if int(np.diff(ends, prepend=-1, append=len(body)).max()) > 19:   # digits + comma
             return None
-        return values
+        return np.fromstring(text[1:-1], dtype=np.int64, sep=",")
 
     def texts(self, position: int) -> list[bytes] | None:
         """The JSON texts of the values of the key at ``position`` when the rows were held as

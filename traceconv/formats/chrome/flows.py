@@ -81,12 +81,7 @@ class FlowPoints:
         >>> points.chains().tolist()
         [0, 1, 0, 2]
         """
-        categories = set(self.categories)
-        if set(map(type, self.ids)) == {int} and len(categories) < 256:   # (the usual case)
-            numbered = _numbered(self.ids, self.categories, categories)
-            if numbered is not None:
-                return numbered
-        one_category = len(categories) < 2
+        one_category = len(set(self.categories)) < 2   # (the usual case: ids alone)
         keys = self.ids if one_category else zip(self.categories, self.ids, strict=True)
         return first_codes(keys)[0]
 
@@ -96,29 +91,6 @@ class FlowPoints:
         category = _interned(strings, self.categories, points)
         name = _interned(strings, self.names, points)
         return category, np.where(name == 0, category, name)
-
-
-def _numbered(ids: list[int], categories: list[str], distinct: set[str]) -> np.ndarray | None:
-    """:meth:`FlowPoints.chains` with numpy, for integer ids that fit int64 with a
-    category number beside them (else None).
-
-    >>> _numbered([5, 5, 2, 5], ["a", "b", "a", "a"], {"a", "b"}).tolist()
-    [0, 1, 2, 0]
-    """
-    try:
-        values = np.array(ids, dtype=np.int64)
-    except OverflowError:
-        return None
-    low, high = (int(values.min()), int(values.max())) if len(values) else (0, 0)
-    if (high - low + 1) * 256 >= 1 << 62:
-        return None
-    code = {category: k for k, category in enumerate(sorted(distinct))}
-    keys = (values - low) * 256 + np.fromiter(map(code.__getitem__, categories),
-                                              dtype=np.int64, count=len(categories))
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    rank = np.empty(len(first), dtype=np.int64)
-    rank[np.argsort(first)] = np.arange(len(first))   # numbered in order of first point
-    return rank[inverse.reshape(-1)]
 
 
 def _interned(strings: StringTable, texts: Sequence[str | None], points: np.ndarray
@@ -157,7 +129,7 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
     rows = _bind(points, ts, tracks_of, index)
     order = np.lexsort((np.arange(len(ts)), ts, chain))   # chain by chain, in time order
     bound = order[rows[order] >= 0]
-    phases = np.array(points.phases, dtype="U1")[bound]
+    phases = np.array([points.phases[p] for p in bound.tolist()], dtype="U1")
     sources, targets = fan_out(chain[bound], phases != "f", phases == "s")
     # a flow from a slice to itself, or a chain's second between the same slices, adds nothing
     used = np.zeros(len(bound), dtype=bool)

@@ -15,7 +15,7 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from itertools import chain, compress, repeat
-from operator import attrgetter, eq, is_, ne, not_, or_
+from operator import is_, not_
 from typing import Any
 
 import numpy as np
@@ -30,16 +30,12 @@ from ...numbers import to_int64
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, link_flows
 from .record_keys import RecordKeys
-from .records import FlowPoint, Instant, Record, Slice
+from .records import FlowEnd, FlowPoint, Instant, Record, Slice
 from .records import Metadata as MetadataRecord
 from .records import decode as decode_records
 from .stream import DocumentError, read_document
 
 _NUMERIC_ID = re.compile(r"-?\d+")
-# record fields read for a whole piece at once (attrgetter: a C call per record)
-_TS, _DUR, _ARGS, _CAT, _NAME = (attrgetter(f) for f in ("ts", "dur", "args", "cat", "name"))
-_PHASE, _ID, _BP, _PLACE = attrgetter("phase"), attrgetter("id"), attrgetter("bp"), \
-    attrgetter("pid", "tid")
 _OBJECT_START = ord("{")
 _PLACED = frozenset({Slice, Instant, *Instant.__subclasses__()})  # on a track
 _FLOWS = frozenset({FlowPoint, *FlowPoint.__subclasses__()})
@@ -118,7 +114,7 @@ def _object_texts(records: Sequence[Slice | Instant]) -> tuple[bytes, np.ndarray
     >>> _object_texts([Instant(ts=1, args=msgspec.Raw(b'[1]'))]) is None
     True
     """
-    texts = list(map(_ARGS, records))
+    texts = [r.args for r in records]
     sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     present = list(filter(None, texts))
     if not present:
@@ -324,9 +320,9 @@ class ChromeReader:
         instants = list(compress(placed, map(not_, is_slice))) if Slice in present else placed
         flows: list[Any] = (list(compress(records, map(_FLOWS.__contains__, kinds)))
                             if present & _FLOWS else [])   # flow points
-        starts = _ns_column(list(map(_TS, placed)), self.unit)
-        durations = _ns_column(list(map(_DUR, slices)), self.unit, decimals=False)
-        flow_ts = _ns_column(list(map(_TS, flows)), self.unit)
+        starts = _ns_column([r.ts for r in placed], self.unit)
+        durations = _ns_column([r.dur for r in slices], self.unit, decimals=False)
+        flow_ts = _ns_column([r.ts for r in flows], self.unit)
         slice_args, instant_args = _object_texts(slices), _object_texts(instants)
         if (starts is None or durations is None or flow_ts is None or slice_args is None
                 or instant_args is None):
@@ -363,20 +359,16 @@ class ChromeReader:
     def _record_flows(self, flows: list[FlowPoint], ts: np.ndarray) -> None:
         """Add a piece's flow points (``ts``: their times in ns) as the loop adds them."""
         synonyms = self.flavour.flow_categories
-        categories = list(map(_CAT, flows))
-        if None in categories:
-            categories = [c or "" for c in categories]
+        categories = [r.cat or "" for r in flows]
         if not synonyms.keys().isdisjoint(categories):   # (C-level lookups, no Python per point)
-            categories = list(map(synonyms.get, categories, categories))
-        places = list(map(_PLACE, flows))
+            categories = [synonyms.get(c, c) for c in categories]
+        places = [(r.pid, r.tid) for r in flows]
         if not set(map(type, chain.from_iterable(places))) <= {int}:
             places = [(_normal_id(pid), _normal_id(tid)) for pid, tid in places]
-        phases = list(map(_PHASE, flows))
-        # binds to the enclosing slice: a start or step, or a finish with bp "e"
-        enclosing = list(map(or_, map(ne, phases, repeat("f")), map(eq, map(_BP, flows),
-                                                                    repeat("e"))))
-        self.flow_points.extend(categories, list(map(_ID, flows)), phases, places, ts.tolist(),
-                                enclosing, list(map(_NAME, flows)))
+        self.flow_points.extend(categories, [r.id for r in flows], [r.phase for r in flows],
+                                places, ts.tolist(),
+                                [type(r) is not FlowEnd or r.bp == "e" for r in flows],
+                                [r.name for r in flows])
 
     def _args(self, e: dict) -> dict | None:
         args = e.get("args")

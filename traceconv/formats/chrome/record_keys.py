@@ -12,13 +12,12 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
-from operator import attrgetter, is_
+from operator import is_
 from typing import Any
 
 import numpy as np
 
 Key = tuple[Any, Any, Any, Any]   # (name, category, pid, tid) as the records hold them
-_KEY = attrgetter("name", "cat", "pid", "tid")
 LIMIT = 1 << 16   # combinations remembered (a trace of unique names must not grow this)
 
 
@@ -45,7 +44,7 @@ class RecordKeys:
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(track, name id, category id) of each record, as int32 arrays; ``resolve`` gives
         them for one new combination."""
-        keys = list(map(_KEY, records))   # (a C call per record)
+        keys = [(r.name, r.cat, r.pid, r.tid) for r in records]
         codes = self._codes
         found = list(map(codes.get, keys))
         if None in found:

@@ -288,9 +288,9 @@ class _EventEncoder:
             interned.update(new)
             yield b"".join(frame(_interned(3, items) + tail)
                            for items in _batches(sorted(set(new)), 4096))
-            yield packets
+            yield b"".join(packets)
 
-    def _packets(self, codes: np.ndarray, stamps: np.ndarray, tail: bytes) -> bytes:
+    def _packets(self, codes: np.ndarray, stamps: np.ndarray, tail: bytes) -> list[bytes]:
         """The framed TracePackets of the events ``codes`` at ``stamps``, in that order:
         what is a number (times, lengths, uuids, ids, numeric args) packed with numpy, kind
         by kind and key set by key set, the rest (text and list args, flows) joined on."""
@@ -325,9 +325,9 @@ class _EventEncoder:
                     rest = [*rest, list(map(self.flows.get, chosen.tolist(), repeat(b"")))]
                 positions.append(at[group])
                 packets += _framed(fields, rest, stamps[at[group]], tail)
-        made = np.empty(len(codes), dtype=np.int64)   # per event: its packet in ``packets``
-        made[np.concatenate(positions)] = np.arange(len(codes))
-        return b"".join(map(packets.__getitem__, made.tolist()))
+        ordered = np.empty(len(codes), dtype=object)   # each packet put at its event's place
+        ordered[np.concatenate(positions)] = packets
+        return ordered.tolist()
 
     def _count_misplaced(self) -> None:
         """Slices/instants on counter tracks and values on other tracks cannot be shown."""
