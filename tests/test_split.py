@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CNN = ROOT / "samples" / "torch" / "cnn_step5.pt.trace.json"
 RESNET = ROOT / "samples" / "torch" / "resnet18_train_cuda.pt.trace.json.gz"
 DDP = sorted((ROOT / "samples" / "torch").glob("ddp_gloo_rank?.pt.trace.json.gz"))
+MI300 = ROOT / "tests" / "data" / "torch" / "tracelens_mi300_resnet_act_checkpoint.json.gz"
+DEVICE_WORK = {"kernel", "gpu_memcpy", "gpu_memset"}
 STEP = re.compile(r"^ProfilerStep#\d+$")
 
 
@@ -193,6 +195,46 @@ def test_pftrace_pieces_load_in_trace_processor(cnn_steps, trace_processor):
         assert slices >= len([e for e in piece["traceEvents"] if e.get("ph") == "X"])
         total += slices
     assert total >= len([e for e in raw(CNN)["traceEvents"] if e.get("ph") == "X"])
+
+
+def test_device_work_goes_to_the_step_that_launched_it(tmp_path):
+    """A kernel launched in step N belongs to step N's piece even when it runs after step
+    N+1 starts; the end of its launch flow goes with it, so no launch flow is cut."""
+    whole = raw(MI300)["traceEvents"]
+    bounds = step_bounds(whole)
+    launched_at = {e["args"]["correlation"]: e["ts"] for e in whole
+                   if e.get("ph") == "X" and e.get("cat") not in DEVICE_WORK
+                   and "correlation" in e.get("args", {})}
+
+    def expected(e: dict) -> int:
+        if e.get("cat") in DEVICE_WORK and e["args"].get("correlation") in launched_at:
+            return window(bounds, launched_at[e["args"]["correlation"]])
+        if e.get("cat") == "ac2g" and e["ph"] == "f" and e["id"] in launched_at:
+            return window(bounds, launched_at[e["id"]])
+        return window(bounds, e["ts"])
+
+    moved = sum(1 for e in whole if e.get("ph") == "X" and e.get("cat") in DEVICE_WORK
+                and expected(e) != window(bounds, e["ts"]))
+    assert moved > 1000   # the class: device work running on into the next step
+    manifest = split(MI300, tmp_path, by="step")
+    _, pieces = pieces_of(tmp_path)
+    for k, piece in enumerate(pieces):
+        for e in piece["traceEvents"]:
+            if e.get("ph") != "M" and "Pre-existing" not in e.get("args", {}):
+                assert expected(e) == k, e
+    assert manifest["cuts"]["device_work_by_launch"] == moved
+    assert manifest["cuts"]["flows"] == 0 < len(launched_at)
+    assert sum((slice_names(p["traceEvents"]) for p in pieces), Counter()) == slice_names(whole)
+    # what stays counted as cut: slices placed by their start that cross its window's end
+    # (device work placed by its launch never is)
+    cuts = Counter(e["name"] for e in whole if e.get("ph") == "X"
+                   and not (e.get("cat") in DEVICE_WORK
+                            and e["args"].get("correlation") in launched_at)
+                   and e["ts"] + e["dur"] > window_end(bounds, window(bounds, e["ts"])))
+    assert manifest["cuts"]["slices_by_name"] == dict(cuts)
+    loaded = [traceconv.load(tmp_path / p["file"]) for p in manifest["pieces"]]
+    assert all(traceconv.validate(t) == [] for t in loaded)
+    assert sum(len(t.slices) for t in loaded) == len(traceconv.load(MI300).slices)
 
 
 def test_time_windows_clipped(tmp_path):

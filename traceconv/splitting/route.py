@@ -12,6 +12,10 @@ Rules (the manifest and the README say the same):
 * a slice (``X``, or a ``B``/``E`` pair) belongs to the window where it starts; one that
   ends past its window's end is kept whole there (or, with ``clip``, shortened to end at
   the cut) and counted in ``slices_cut`` by name;
+* by step, device work (a kernel, copy or memset with a launch correlation id) belongs to
+  the step whose host thread launched it, even when it runs after that step's end, and
+  the end of its launch flow (``ac2g``) goes with it; such events placed in another window
+  than their own start's are counted in ``device_work_by_launch``, and never as cut;
 * a flow (``s``/``t``/``f`` sharing category, name and id) whose ends are routed to
   different windows is counted in ``flows_cut``; each end stays in its own piece;
 * a ``[memory]`` block allocated in one window and freed in a later one (or never) is
@@ -29,8 +33,10 @@ import os
 from collections import Counter
 from typing import Any, BinaryIO
 
-from .events import Head, as_pairs, dump_events, hashable, whole
-from .windows import Survey, Window
+import numpy as np
+
+from .events import Head, Pair, as_pairs, dump_events, hashable, whole
+from .windows import DEVICE_WORK, Launches, Survey, Window
 
 BUFFERED = 32 << 20      # bytes of event text held before every buffer is written out
 _PER_WINDOW = 1 << 20    # ... or one window's buffer reaches this
@@ -88,8 +94,9 @@ class Router:
     """Decides the window of each event and counts the cuts (one instance per split)."""
 
     def __init__(self, windows: list[Window], survey: Survey, spill: Spill,
-                 clip: bool = False) -> None:
+                 clip: bool = False, launches: Launches | None = None) -> None:
         self.windows, self.spill, self.clip = windows, spill, clip
+        self.launches = launches if launches is not None and len(launches) else None
         self.by_rank = windows[0].rank is not None
         self.starts = [w.start for w in windows]
         self.rank_window = {w.rank: w.index for w in windows if w.rank is not None}
@@ -108,6 +115,7 @@ class Router:
         self.carried_in = [0] * len(windows)
         self.blocks_carried = 0
         self.untimed = 0
+        self.by_launch = 0   # device work placed in its launch's window, not its own
 
     def place(self, h: Head) -> int:
         """The window of one event by its start (or its process, by rank)."""
@@ -128,11 +136,19 @@ class Router:
         """Route one chunk of events to their windows' spill files."""
         groups: dict[int, list[Any]] = {}
         place = self.place
-        for h, text in as_pairs(chunk):
+        pairs = as_pairs(chunk)
+        launched = self._launch_windows(pairs) if self.launches is not None else {}
+        for i, (h, text) in enumerate(pairs):
             ph = h.ph
             if ph == "M":
                 continue   # written at the head of every piece
-            if ph == "X":
+            window = launched.get(i, -1) if launched else -1
+            if window >= 0:
+                if ph in _FLOW_PHASES:
+                    self._flow(h, window)
+                elif window != place(h):
+                    self.by_launch += 1
+            elif ph == "X":
                 window = place(h)
                 text = self._slice_end(h, text, window)
             elif ph == "B" or ph == "E":
@@ -151,6 +167,27 @@ class Router:
                 group.append(text)
         for window, group in groups.items():
             self.spill.add(window, group)
+
+    def _launch_windows(self, pairs: list[Pair]) -> dict[int, int]:
+        """Position in ``pairs`` → the window of its launch, for device work and the ends
+        of launch flows whose launch is known."""
+        assert self.launches is not None
+        positions, ids = [], []
+        for i, (h, _) in enumerate(pairs):
+            cat = h.cat
+            if cat in DEVICE_WORK and h.ph == "X":
+                found = h.correlation
+            elif cat == "ac2g" and h.ph in ("t", "f"):
+                found = h.id if type(h.id) is int else None
+            else:
+                continue
+            if found is not None and -(1 << 63) <= found < 1 << 63:
+                positions.append(i)
+                ids.append(found)
+        if not ids:
+            return {}
+        windows = self.launches.windows_of(np.array(ids, dtype=np.int64)).tolist()
+        return {i: w for i, w in zip(positions, windows, strict=True) if w >= 0}
 
     def _crosses(self, window: int, end: Any) -> bool:
         return not self.by_rank and isinstance(end, int | float) \

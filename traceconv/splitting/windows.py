@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from ..errors import InputError
 from .events import as_pairs, hashable, whole
@@ -24,6 +27,9 @@ from .events import as_pairs, hashable, whole
 # of a marker, category gpu_user_annotation, is not a step start).
 STEP_MARKER = re.compile(r"^(?:ProfilerStep|ProfileStep)#(\d+)$")
 _DEVICE_CATEGORIES = frozenset({"gpu_user_annotation", "kernel", "gpu_memcpy", "gpu_memset"})
+# Device work that carries its launch's correlation id (Kineto, CUDA and ROCm alike)
+DEVICE_WORK = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+_INT64 = (-(1 << 63), (1 << 63) - 1)
 # "rank 3: python3 (pid 1183)": the process names of a merged multi-rank trace
 RANK_PROCESS = re.compile(r"^rank (\d+):")
 MAX_WINDOWS = 100_000
@@ -53,6 +59,9 @@ class Survey:
     rank_of_pid: dict[Any, int] = field(default_factory=dict)
     events: int = 0
     unit_ns: int = 1000
+    # host launches (runtime calls with a correlation id): id and start, 16 bytes each
+    launch_ids: array = field(default_factory=lambda: array("q"))
+    launch_ts: array = field(default_factory=lambda: array("d"))
 
     def take(self, chunk: list[Any]) -> None:
         """Note one chunk of events."""
@@ -73,12 +82,19 @@ class Survey:
             first = min(first, ts)
             dur = h.dur if ph == "X" else None
             last = max(last, ts + dur if isinstance(dur, int | float) else ts)
+            if ph != "X" or h.cat in _DEVICE_CATEGORIES:
+                continue
             name = h.name
-            if ph == "X" and isinstance(name, str) and name.startswith("Profile") \
-                    and h.cat not in _DEVICE_CATEGORIES:
+            if isinstance(name, str) and name.startswith("Profile"):
                 match = STEP_MARKER.match(name)
                 if match:
                     steps.append((ts, int(match.group(1))))
+            elif h.args is not None:
+                correlation = h.correlation
+                if correlation is not None and _INT64[0] <= correlation <= _INT64[1] \
+                        and _finite(ts):
+                    self.launch_ids.append(correlation)
+                    self.launch_ts.append(ts)
         self.first_ts, self.last_ts = first, last
 
     def _note_rank(self, e: dict[str, Any]) -> None:
@@ -87,6 +103,14 @@ class Survey:
         match = RANK_PROCESS.match(name) if isinstance(name, str) else None
         if match:
             self.rank_of_pid[hashable(e.get("pid"))[0]] = int(match.group(1))
+
+
+def _finite(value: int | float) -> bool:
+    """A finite time (an int past a float's range is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def step_windows(survey: Survey, source: str) -> list[Window]:
@@ -152,3 +176,40 @@ def rank_windows(survey: Survey, source: str) -> list[Window]:
                          "(process names 'rank N: ...', as `traceconv batch --merge "
                          "--to chrome` writes them)", file=source)
     return [Window(i, f"rank{rank}", rank=rank) for i, rank in enumerate(ranks)]
+
+
+class Launches:
+    """Which window each host launch is in, by correlation id, so that device work (a
+    kernel, a copy, a memset) goes to the step that launched it rather than the one it
+    happens to run in. An id launched in two windows (two processes reusing ids) is
+    ambiguous and placed by nothing.
+
+    >>> w = [Window(0, "before", end=10.0), Window(1, "step1", 10.0, 20.0), Window(2, "step2", 20.0)]
+    >>> launches = Launches(array("q", [7, 8, 9, 9]), array("d", [19.5, 21.0, 5.0, 25.0]), w)
+    >>> launches.windows_of(np.array([8, 7, 9, 4])).tolist()
+    [2, 1, -1, -1]
+    """
+
+    def __init__(self, ids: array, times: array, windows: list[Window]) -> None:
+        starts = np.array([w.start for w in windows[1:]], dtype=np.float64)
+        keys = np.frombuffer(ids, dtype=np.int64)
+        placed = np.searchsorted(starts, np.frombuffer(times, dtype=np.float64),
+                                 side="right").astype(np.int32)
+        order = np.argsort(keys, kind="stable")
+        keys, placed = keys[order], placed[order]
+        first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else order
+        low = np.minimum.reduceat(placed, first) if len(keys) else placed
+        high = np.maximum.reduceat(placed, first) if len(keys) else placed
+        self.ids = keys[first]
+        self.windows = np.where(low == high, low, -1).astype(np.int32)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def windows_of(self, ids: np.ndarray) -> np.ndarray:
+        """The launch window of each id; -1 where it is unknown or ambiguous."""
+        at = np.searchsorted(self.ids, ids)
+        at = np.minimum(at, max(len(self.ids) - 1, 0))
+        if not len(self.ids):
+            return np.full(len(ids), -1, dtype=np.int32)
+        return np.where(self.ids[at] == ids, self.windows[at], -1)
