@@ -174,10 +174,11 @@ def test_then_perfetto_is_converting_each_piece_alone(cnn_steps, tmp_path):
     assert (cnn_steps / piece["converted"]).read_bytes() == alone.read_bytes()
 
 
-def test_then_perfetto_on_dask_gives_the_same_bytes(cnn_steps, tmp_path):
-    pytest.importorskip("dask.distributed")
-    manifest = split(CNN, tmp_path, by="step", then="perfetto", engine="dask", jobs=1)
-    assert manifest["converted"] == {"to": "perfetto", "engine": "dask", "failed": []}
+@pytest.mark.parametrize("engine, module", [("dask", "dask.distributed"), ("ray", "ray")])
+def test_then_perfetto_on_a_cluster_gives_the_same_bytes(cnn_steps, tmp_path, engine, module):
+    pytest.importorskip(module)
+    manifest = split(CNN, tmp_path, by="step", then="perfetto", engine=engine, jobs=1)
+    assert manifest["converted"] == {"to": "perfetto", "engine": engine, "failed": []}
     for piece in manifest["pieces"]:
         assert (tmp_path / piece["converted"]).read_bytes() \
             == (cnn_steps / piece["converted"]).read_bytes()
