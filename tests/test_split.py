@@ -28,6 +28,7 @@ CNN = ROOT / "samples" / "torch" / "cnn_step5.pt.trace.json"
 RESNET = ROOT / "samples" / "torch" / "resnet18_train_cuda.pt.trace.json.gz"
 DDP = sorted((ROOT / "samples" / "torch").glob("ddp_gloo_rank?.pt.trace.json.gz"))
 MI300 = ROOT / "tests" / "data" / "torch" / "tracelens_mi300_resnet_act_checkpoint.json.gz"
+PADDLE = ROOT / "tests" / "data" / "paddle" / "small_2.6.2.paddle_trace.json.gz"
 DEVICE_WORK = {"kernel", "gpu_memcpy", "gpu_memset"}
 STEP = re.compile(r"^ProfilerStep#\d+$")
 
@@ -236,6 +237,26 @@ def test_device_work_goes_to_the_step_that_launched_it(tmp_path):
     loaded = [traceconv.load(tmp_path / p["file"]) for p in manifest["pieces"]]
     assert all(traceconv.validate(t) == [] for t in loaded)
     assert sum(len(t.slices) for t in loaded) == len(traceconv.load(MI300).slices)
+
+
+def test_paddle_steps_carry_their_duration_in_the_name(tmp_path):
+    """Paddle's Chrome export names a step "ProfileStep#3[12.170 ms]"."""
+    whole = raw(PADDLE)["traceEvents"]
+    marker = re.compile(r"^ProfileStep#(\d+)\[\d+\.\d{3} (?:ms|us)\]$")
+    steps = sorted((e["ts"], int(marker.match(e["name"]).group(1))) for e in whole
+                   if e.get("ph") == "X" and marker.match(e.get("name", "")))
+    assert len(steps) == 8
+    manifest = split(PADDLE, tmp_path)   # by step: the default
+    _, pieces = pieces_of(tmp_path)
+    assert [p["label"] for p in manifest["pieces"]] == [f"step{n}" for _, n in steps]
+    bounds = [ts for ts, _ in steps][1:]
+    for k, piece in enumerate(pieces):
+        assert all(window(bounds, e["ts"]) == k for e in piece["traceEvents"]
+                   if e.get("ph") == "X")
+    assert sum((slice_names(p["traceEvents"]) for p in pieces), Counter()) == slice_names(whole)
+    loaded = [traceconv.load(tmp_path / p["file"]) for p in manifest["pieces"]]
+    assert all(traceconv.validate(t) == [] for t in loaded)
+    assert sum(len(t.slices) for t in loaded) == len(traceconv.load(PADDLE).slices)
 
 
 def test_time_windows_clipped(tmp_path):

@@ -20,8 +20,9 @@ Examples:
 
 @app.command(epilog=EPILOG)
 @click.argument("input", metavar="INPUT")
-@click.option("--by", "by", required=True, metavar="step|time=DUR|rank",
-              help="Where to cut: at each step marker (ProfilerStep#N), every DUR "
+@click.option("--by", "by", default="step", show_default=True, metavar="step|time=DUR|rank",
+              help="Where to cut: at each step marker (PyTorch's ProfilerStep#N, Paddle's "
+                   "ProfileStep#N; a step's GPU work goes with it), every DUR "
                    "(time=250ms; units ns, us, ms, s), or one piece per rank of a merged trace.")
 @click.option("-o", "--outdir", required=True, metavar="DIR",
               help="Directory for the pieces and manifest.json (created if missing).")

@@ -18,9 +18,11 @@ import orjson
 
 
 class Correlation(msgspec.Struct, gc=False):
-    """Of an event's arguments, only the launch correlation id (the rest is skipped)."""
+    """Of an event's arguments, only the launch correlation id (Kineto's ``correlation``,
+    Paddle's ``correlation id``); the rest is skipped."""
 
     correlation: Any = None
+    correlation_id: Any = msgspec.field(default=None, name="correlation id")
 
 
 class Head(msgspec.Struct, gc=False):
@@ -40,7 +42,10 @@ class Head(msgspec.Struct, gc=False):
     @property
     def correlation(self) -> int | None:
         """The launch correlation id (Kineto's ``args.correlation``), when it is an int."""
-        value = self.args.correlation if self.args is not None else None
+        args = self.args
+        if args is None:
+            return None
+        value = args.correlation if args.correlation is not None else args.correlation_id
         return value if type(value) is int else None
 
 
@@ -80,7 +85,8 @@ def as_pairs(chunk: list[Any]) -> list[Pair]:
 
 def _head(e: dict[str, Any]) -> Head:
     args = e.get("args")
-    found = Correlation(args.get("correlation")) if isinstance(args, dict) else None
+    found = Correlation(args.get("correlation"), args.get("correlation id")) \
+        if isinstance(args, dict) else None
     return Head(**{k: e.get(k) for k in Head.__struct_fields__ if k != "args"}, args=found)
 
 

@@ -14,7 +14,7 @@ Rules (the manifest and the README say the same):
   the cut) and counted in ``slices_cut`` by name;
 * by step, device work (a kernel, copy or memset with a launch correlation id) belongs to
   the step whose host thread launched it, even when it runs after that step's end, and
-  the end of its launch flow (``ac2g``) goes with it; such events placed in another window
+  the end of its launch flow (Kineto's ``ac2g``, Paddle's ``launch``) goes with it; such events placed in another window
   than their own start's are counted in ``device_work_by_launch``, and never as cut;
 * a flow (``s``/``t``/``f`` sharing category, name and id) whose ends are routed to
   different windows is counted in ``flows_cut``; each end stays in its own piece;
@@ -177,7 +177,7 @@ class Router:
             cat = h.cat
             if cat in DEVICE_WORK and h.ph == "X":
                 found = h.correlation
-            elif cat == "ac2g" and h.ph in ("t", "f"):
+            elif h.ph in ("t", "f") and (cat == "ac2g" or cat == "async" and h.name == "launch"):
                 found = h.id if type(h.id) is int else None
             else:
                 continue

@@ -23,12 +23,13 @@ import numpy as np
 from ..errors import InputError
 from .events import as_pairs, hashable, whole
 
-# Host step markers: PyTorch's ProfilerStep#N and Paddle's ProfileStep#N (the device copy
-# of a marker, category gpu_user_annotation, is not a step start).
-STEP_MARKER = re.compile(r"^(?:ProfilerStep|ProfileStep)#(\d+)$")
-_DEVICE_CATEGORIES = frozenset({"gpu_user_annotation", "kernel", "gpu_memcpy", "gpu_memset"})
-# Device work that carries its launch's correlation id (Kineto, CUDA and ROCm alike)
-DEVICE_WORK = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+# Host step markers: PyTorch's ProfilerStep#N and Paddle's ProfileStep#N, which Paddle's
+# Chrome export follows with the duration ("ProfileStep#3[12.170 ms]"); the device copy of
+# a marker (category gpu_user_annotation) is not a step start.
+STEP_MARKER = re.compile(r"^(?:ProfilerStep|ProfileStep)#(\d+)(?:\[[^\]]*\])?$")
+# Device work that carries its launch's correlation id: Kineto (CUDA and ROCm) and Paddle
+DEVICE_WORK = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"})
+_DEVICE_CATEGORIES = DEVICE_WORK | {"gpu_user_annotation"}
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 # "rank 3: python3 (pid 1183)": the process names of a merged multi-rank trace
 RANK_PROCESS = re.compile(r"^rank (\d+):")
