@@ -29,6 +29,7 @@ RESNET = ROOT / "samples" / "torch" / "resnet18_train_cuda.pt.trace.json.gz"
 DDP = sorted((ROOT / "samples" / "torch").glob("ddp_gloo_rank?.pt.trace.json.gz"))
 MI300 = ROOT / "tests" / "data" / "torch" / "tracelens_mi300_resnet_act_checkpoint.json.gz"
 PADDLE = ROOT / "tests" / "data" / "paddle" / "small_2.6.2.paddle_trace.json.gz"
+MEGENGINE = ROOT / "tests" / "data" / "megengine" / "train_chrome_timeline.json.gz"
 DEVICE_WORK = {"kernel", "gpu_memcpy", "gpu_memset"}
 STEP = re.compile(r"^ProfilerStep#\d+$")
 
@@ -257,6 +258,37 @@ def test_paddle_steps_carry_their_duration_in_the_name(tmp_path):
     loaded = [traceconv.load(tmp_path / p["file"]) for p in manifest["pieces"]]
     assert all(traceconv.validate(t) == [] for t in loaded)
     assert sum(len(t.slices) for t in loaded) == len(traceconv.load(PADDLE).slices)
+
+
+def test_megengine_steps_end_at_each_threads_stop_step(tmp_path):
+    """MegEngine's profiler.step() writes a StopStep instant on every host thread: a step
+    ends there, for that thread (the worker lags the interpreter); the other lanes end
+    their steps where the last-marking thread does."""
+    whole = raw(MEGENGINE)["traceEvents"]
+    stops: dict[tuple, list[float]] = {}
+    for e in whole:
+        if e.get("ph") == "i" and e.get("name") == "StopStep":
+            stops.setdefault((e["pid"], e["tid"]), []).append(e["ts"])
+    assert len(stops) == 2 and {len(t) for t in stops.values()} == {3}
+    reference = max(stops.values(), key=lambda t: t[-1])
+
+    def expected(e: dict) -> int:   # a StopStep at ts closes the step it ends
+        ends = stops.get((e["pid"], e["tid"]), reference)
+        return min(sum(1 for end in ends if end < e["ts"]), 3)
+
+    manifest = split(MEGENGINE, tmp_path)
+    _, pieces = pieces_of(tmp_path)
+    assert [p["label"] for p in manifest["pieces"]] == ["step0", "step1", "step2", "after"]
+    assert [p["end"] for p in manifest["pieces"]] == [*reference, None]
+    for k, piece in enumerate(pieces):
+        assert all(expected(e) == k for e in piece["traceEvents"] if e.get("ph") != "M")
+    assert sum(len(p["traceEvents"]) for p in pieces) \
+        == len(whole) + 3 * sum(1 for e in whole if e.get("ph") == "M")
+    loaded = [traceconv.load(tmp_path / p["file"]) for p in manifest["pieces"]]
+    assert all(traceconv.validate(t) == [] for t in loaded)
+    whole_trace = traceconv.load(MEGENGINE)
+    for part in ("slices", "instants", "counters"):
+        assert sum(len(getattr(t, part)) for t in loaded) == len(getattr(whole_trace, part))
 
 
 def test_time_windows_clipped(tmp_path):

@@ -22,7 +22,7 @@ Examples:
 @click.argument("input", metavar="INPUT")
 @click.option("--by", "by", default="step", show_default=True, metavar="step|time=DUR|rank",
               help="Where to cut: at each step marker (PyTorch's ProfilerStep#N, Paddle's "
-                   "ProfileStep#N; a step's GPU work goes with it), every DUR "
+                   "ProfileStep#N, MegEngine's StopStep; a step's GPU work goes with it), every DUR "
                    "(time=250ms; units ns, us, ms, s), or one piece per rank of a merged trace.")
 @click.option("-o", "--outdir", required=True, metavar="DIR",
               help="Directory for the pieces and manifest.json (created if missing).")

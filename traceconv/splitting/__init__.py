@@ -75,7 +75,8 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
         launches = Launches(survey.launch_ids, survey.launch_ts, windows) \
             if by == "step" else None
         survey.launch_ids, survey.launch_ts = array("q"), array("d")
-        router = Router(windows, survey, spill, clip=clip, launches=launches)
+        router = Router(windows, survey, spill, clip=clip, launches=launches,
+                        stops=by == "step" and not survey.steps)
         _read(source_path, router.route)
         router.finish()
         pieces = _write_pieces(source_path, folder, survey, windows, spill, router, by)

@@ -29,6 +29,7 @@ Rules (the manifest and the README say the same):
 from __future__ import annotations
 
 import bisect
+import math
 import os
 from collections import Counter
 from typing import Any, BinaryIO
@@ -36,7 +37,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .events import Head, Pair, as_pairs, dump_events, hashable, whole
-from .windows import DEVICE_WORK, Launches, Survey, Window
+from .windows import DEVICE_WORK, Launches, Survey, Window, reference_stops
 
 BUFFERED = 32 << 20      # bytes of event text held before every buffer is written out
 _PER_WINDOW = 1 << 20    # ... or one window's buffer reaches this
@@ -94,8 +95,13 @@ class Router:
     """Decides the window of each event and counts the cuts (one instance per split)."""
 
     def __init__(self, windows: list[Window], survey: Survey, spill: Spill,
-                 clip: bool = False, launches: Launches | None = None) -> None:
+                 clip: bool = False, launches: Launches | None = None,
+                 stops: bool = False) -> None:
         self.windows, self.spill, self.clip = windows, spill, clip
+        # MegEngine's steps end at each thread's own StopStep (see windows.stop_windows)
+        self.reference_stops: list[float] = reference_stops(survey) if stops else []
+        self.stops = {thread: sorted(times) for thread, times in survey.stops.items()
+                      if len(times) == len(self.reference_stops)} if stops else None
         self.launches = launches if launches is not None and len(launches) else None
         self.by_rank = windows[0].rank is not None
         self.starts = [w.start for w in windows]
@@ -129,6 +135,9 @@ class Router:
         if not isinstance(ts, int | float) or isinstance(ts, bool):
             self.untimed += 1   # no time: the first piece keeps it
             return 0
+        if self.stops is not None:   # a StopStep at ts closes the step it ends
+            ends = self.stops.get(hashable(h.pid, h.tid), self.reference_stops)
+            return min(bisect.bisect_left(ends, ts), len(self.windows) - 1)
         # before the first start only when that start is a step's: the first piece keeps it
         return max(0, bisect.bisect_right(self.starts, ts) - 1)
 
@@ -189,9 +198,16 @@ class Router:
         windows = self.launches.windows_of(np.array(ids, dtype=np.int64)).tolist()
         return {i: w for i, w in zip(positions, windows, strict=True) if w >= 0}
 
-    def _crosses(self, window: int, end: Any) -> bool:
+    def _end(self, window: int, h: Head) -> float:
+        """Where ``window`` ends for the thread of ``h``."""
+        if self.stops is None:
+            return self.windows[window].end
+        ends = self.stops.get(hashable(h.pid, h.tid), self.reference_stops)
+        return ends[window] if window < len(ends) else math.inf
+
+    def _crosses(self, window: int, h: Head, end: Any) -> bool:
         return not self.by_rank and isinstance(end, int | float) \
-            and end > self.windows[window].end
+            and end > self._end(window, h)
 
     def _cut(self, name: Any, window: int) -> None:
         self.slices_cut[str(name)] += 1
@@ -200,10 +216,10 @@ class Router:
     def _slice_end(self, h: Head, text: Any, window: int) -> Any:
         dur, ts = h.dur, h.ts
         if isinstance(dur, int | float) and isinstance(ts, int | float) \
-                and self._crosses(window, ts + dur):
+                and self._crosses(window, h, ts + dur):
             self._cut(h.name, window)
             if self.clip:
-                return dump_events([dict(whole(text), dur=self.windows[window].end - ts)])
+                return dump_events([dict(whole(text), dur=self._end(window, h) - ts)])
         return text
 
     def _duration_event(self, h: Head, text: Any) -> tuple[int, Any]:
@@ -216,10 +232,10 @@ class Router:
         if not stack:
             return self.place(h), text
         window, name = stack.pop()
-        if self._crosses(window, h.ts):
+        if self._crosses(window, h, h.ts):
             self._cut(name, window)
             if self.clip:
-                text = dump_events([dict(whole(text), ts=self.windows[window].end)])
+                text = dump_events([dict(whole(text), ts=self._end(window, h))])
         return window, text
 
     def _flow(self, h: Head, window: int) -> None:

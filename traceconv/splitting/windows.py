@@ -57,6 +57,8 @@ class Survey:
     first_ts: float = math.inf
     last_ts: float = -math.inf
     steps: list[tuple[float, int]] = field(default_factory=list)   # (start, step number)
+    # MegEngine's step ends: its StopStep instants, per host thread ((pid, tid) → times)
+    stops: dict[tuple[Any, ...], list[float]] = field(default_factory=dict)
     rank_of_pid: dict[Any, int] = field(default_factory=dict)
     events: int = 0
     unit_ns: int = 1000
@@ -83,6 +85,8 @@ class Survey:
             first = min(first, ts)
             dur = h.dur if ph == "X" else None
             last = max(last, ts + dur if isinstance(dur, int | float) else ts)
+            if ph == "i" and h.name == "StopStep":
+                self.stops.setdefault(hashable(h.pid, h.tid), []).append(ts)
             if ph != "X" or h.cat in _DEVICE_CATEGORIES:
                 continue
             name = h.name
@@ -123,8 +127,11 @@ def step_windows(survey: Survey, source: str) -> list[Window]:
     [('before', -inf, 10.0), ('step1', 10.0, 30.0), ('step2', 30.0, inf)]
     """
     if not survey.steps:
-        raise InputError("no step markers (ProfilerStep#N or ProfileStep#N slices on the host) "
-                         "in this trace; split it with --by time=DUR instead", file=source)
+        if survey.stops:
+            return stop_windows(survey)
+        raise InputError("no step markers (ProfilerStep#N or ProfileStep#N slices on the "
+                         "host, MegEngine's StopStep) in this trace; split it with "
+                         "--by time=DUR instead", file=source)
     starts = sorted(set(survey.steps))
     numbers: dict[float, int] = {}
     for ts, number in starts:   # two markers at one time: the first number names it
@@ -136,6 +143,30 @@ def step_windows(survey: Survey, source: str) -> list[Window]:
     bounds = [*times[1:], math.inf]
     windows += [(f"step{numbers[t]}", t, end) for t, end in zip(times, bounds, strict=True)]
     return [Window(i, label, start, end) for i, (label, start, end) in enumerate(windows)]
+
+
+def stop_windows(survey: Survey) -> list[Window]:
+    """MegEngine marks where each step ends, on every host thread (``profiler.step()``):
+    step k runs to its k-th ``StopStep``, and what follows the last one is ``after``. The
+    windows are those of the thread whose marks come last (the worker that executes the
+    ops); :func:`thread_stops` gives each thread its own.
+
+    >>> s = Survey(last_ts=50.0, stops={(1, 0): [10.0, 30.0], (1, 1): [12.0, 31.0]})
+    >>> [(w.label, w.start, w.end) for w in stop_windows(s)]
+    [('step0', -inf, 12.0), ('step1', 12.0, 31.0), ('after', 31.0, inf)]
+    """
+    ends = reference_stops(survey)
+    bounds = [-math.inf, *ends]
+    windows = [Window(k, f"step{k}", bounds[k], bounds[k + 1]) for k in range(len(ends))]
+    if survey.last_ts > ends[-1]:
+        windows.append(Window(len(ends), "after", ends[-1]))
+    return windows
+
+
+def reference_stops(survey: Survey) -> list[float]:
+    """The step ends of the thread that marks the most steps, the latest ones of those."""
+    return max((sorted(times) for times in survey.stops.values()),
+               key=lambda times: (len(times), times[-1]))
 
 
 def time_windows(survey: Survey, duration_ns: int, source: str) -> list[Window]:
