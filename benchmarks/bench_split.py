@@ -68,21 +68,27 @@ def main() -> None:
             folder = Path(args.keep or tmp)
             folder.mkdir(parents=True, exist_ok=True)
             inputs += [big_trace(folder, int(times)) for times in args.big.split(",")]
-        print(f"{'step':30} {'wall s':>7} {'cpu s':>7} {'peak RSS MB':>12}  details")
-        first: dict[str, dict] = {}
-        for path in inputs:
-            out = Path(tmp) / "pieces"
-            print(f"{path.name}: {path.stat().st_size / 1e6:,.0f} MB", flush=True)
-            steps = {"split --by step": measure(SPLIT.format(path=str(path), out=str(out)))}
-            if args.batch:
-                steps[f"batch --engine {args.batch} -j 2"] = measure(
-                    BATCH.format(out=str(out), engine=args.batch))
-            for name, result in steps.items():
-                base = first.setdefault(name, result)
-                row(name, result, None if base is result else base)
-            if args.batch and args.tp:
-                print(f"  trace_processor: {load_pieces(out, args.tp)}", flush=True)
-            shutil.rmtree(out)
+        run(inputs, Path(tmp), args.batch, args.tp)
+
+
+def run(inputs: list[Path], tmp: Path, batch: str | None = None, tp: int = 0) -> None:
+    """Split each input by step (then batch the pieces, then load ``tp`` of them in
+    trace_processor), each step's ratio to the first input's; print the rows."""
+    print(f"{'step':30} {'wall s':>7} {'cpu s':>7} {'peak RSS MB':>12}  details")
+    first: dict[str, dict] = {}
+    for path in inputs:
+        out = tmp / "pieces"
+        print(f"{path.name}: {path.stat().st_size / 1e6:,.0f} MB", flush=True)
+        steps = {"split --by step": measure(SPLIT.format(path=str(path), out=str(out)))}
+        if batch:
+            steps[f"batch --engine {batch} -j 2"] = measure(
+                BATCH.format(out=str(out), engine=batch))
+        for name, result in steps.items():
+            base = first.setdefault(name, result)
+            row(name, result, None if base is result else base)
+        if batch and tp:
+            print(f"  trace_processor: {load_pieces(out, tp)}", flush=True)
+        shutil.rmtree(out)
 
 
 def big_trace(folder: Path, times: int) -> Path:
