@@ -298,11 +298,29 @@ def test_time_windows_clipped(tmp_path):
     assert manifest["time_unit_ns"] == 1000
     first = min(e["ts"] for e in whole if e.get("ph") != "M" and "ts" in e)
     bounds = [first + 20_000 * k for k in range(1, len(pieces))]
-    assert sum((slice_names(p["traceEvents"]) for p in pieces), Counter()) == slice_names(whole)
+
+    def continuation(e: dict) -> bool:
+        return "Continued from" in e.get("args", {})
+
+    own = [[e for e in p["traceEvents"] if not continuation(e)] for p in pieces]
+    assert sum(map(slice_names, own), Counter()) == slice_names(whole)
     assert manifest["cuts"]["slices_by_name"] == dict(expected_slice_cuts(whole, bounds))
+    # the rest of each clipped slice: one copy in every later window it overlaps
+    expected = Counter()
+    for e in whole:
+        if e.get("ph") == "X":
+            start, end = e["ts"], e["ts"] + e["dur"]
+            for k in range(window(bounds, start) + 1, len(pieces)):
+                if end > bounds[k - 1]:
+                    expected[(e["name"], start, k)] += 1
+    found = Counter((e["name"], e["args"]["Continued from"], k)
+                    for k, piece in enumerate(pieces)
+                    for e in piece["traceEvents"] if continuation(e))
+    assert found == expected and manifest["cuts"]["slice_continuations"] == sum(expected.values())
     for k, piece in enumerate(pieces):   # clipped: nothing ends past its window
         end = window_end(bounds, k)
         assert all(e["ts"] + e["dur"] <= end for e in piece["traceEvents"] if e.get("ph") == "X")
+        assert all(e["ts"] == bounds[k - 1] for e in piece["traceEvents"] if continuation(e))
     for path in tmp_path.glob("*.json"):
         if path.name != "manifest.json":
             assert traceconv.validate(traceconv.load(path)) == []

@@ -220,6 +220,7 @@ def _manifest(path: str, by: str, clip: bool, survey: Survey, windows: list[Wind
                  "flows": router.flows_cut,
                  "memory_blocks_carried": router.blocks_carried,
                  "device_work_by_launch": router.by_launch,
+                 "slice_continuations": router.continued,
                  "events_without_place": router.untimed},
     }
 

@@ -11,7 +11,8 @@ Rules (the manifest and the README say the same):
 
 * a slice (``X``, or a ``B``/``E`` pair) belongs to the window where it starts; one that
   ends past its window's end is kept whole there (or, with ``clip``, shortened to end at
-  the cut) and counted in ``slices_cut`` by name;
+  the cut, an ``X`` slice continued in each later window it overlaps by a copy marked
+  ``"Continued from"``: its start) and counted in ``slices_cut`` by name;
 * by step, device work (a kernel, copy or memset with a launch correlation id) belongs to
   the step whose host thread launched it, even when it runs after that step's end, and
   the end of its launch flow (Kineto's ``ac2g``, Paddle's ``launch``) goes with it; such events placed in another window
@@ -122,6 +123,7 @@ class Router:
         self.blocks_carried = 0
         self.untimed = 0
         self.by_launch = 0   # device work placed in its launch's window, not its own
+        self.continued = 0   # copies continuing clipped slices in later windows
 
     def place(self, h: Head) -> int:
         """The window of one event by its start (or its process, by rank)."""
@@ -219,8 +221,24 @@ class Router:
                 and self._crosses(window, h, ts + dur):
             self._cut(h.name, window)
             if self.clip:
-                return dump_events([dict(whole(text), dur=self._end(window, h) - ts)])
+                e = whole(text)
+                self._continue(e, window, h, ts + dur)
+                return dump_events([dict(e, dur=self._end(window, h) - ts)])
         return text
+
+    def _continue(self, e: dict[str, Any], window: int, h: Head, end: float) -> None:
+        """The rest of a clipped slice, one copy per later window it overlaps, so that each
+        piece shows what was running through it."""
+        args = e.get("args")
+        args = dict(args if isinstance(args, dict) else {}, **{"Continued from": e["ts"]})
+        while window + 1 < len(self.windows):
+            start, window = self._end(window, h), window + 1
+            if end <= start:
+                break
+            stop = min(end, self._end(window, h))
+            self.spill.add(window, [dump_events([dict(e, ts=start, dur=stop - start,
+                                                      args=args)])])
+            self.continued += 1
 
     def _duration_event(self, h: Head, text: Any) -> tuple[int, Any]:
         """``B`` opens a slice in its window; ``E`` goes where its ``B`` went."""
