@@ -240,6 +240,20 @@ def test_device_work_goes_to_the_step_that_launched_it(tmp_path):
     assert sum(len(t.slices) for t in loaded) == len(traceconv.load(MI300).slices)
 
 
+def test_launches_past_the_limit_are_counted(tmp_path, monkeypatch):
+    """The launch table is bounded: past it, device work is placed by its own start."""
+    from traceconv.splitting import windows
+
+    monkeypatch.setattr(windows, "MAX_LAUNCHES", 100)
+    whole = raw(MI300)["traceEvents"]
+    launches = sum(1 for e in whole if e.get("ph") == "X" and e.get("cat") not in DEVICE_WORK
+                   and isinstance(e.get("args", {}).get("correlation"), int))
+    manifest = split(MI300, tmp_path, by="step")
+    assert manifest["cuts"]["launches_over_limit"] == launches - 100 > 0
+    _, pieces = pieces_of(tmp_path)
+    assert sum((slice_names(p["traceEvents"]) for p in pieces), Counter()) == slice_names(whole)
+
+
 def test_paddle_steps_carry_their_duration_in_the_name(tmp_path):
     """Paddle's Chrome export names a step "ProfileStep#3[12.170 ms]"."""
     whole = raw(PADDLE)["traceEvents"]

@@ -221,6 +221,7 @@ def _manifest(path: str, by: str, clip: bool, survey: Survey, windows: list[Wind
                  "memory_blocks_carried": router.blocks_carried,
                  "device_work_by_launch": router.by_launch,
                  "slice_continuations": router.continued,
+                 "launches_over_limit": survey.launches_over_limit,
                  "events_without_place": router.untimed},
     }
 

@@ -34,6 +34,9 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 # "rank 3: python3 (pid 1183)": the process names of a merged multi-rank trace
 RANK_PROCESS = re.compile(r"^rank (\d+):")
 MAX_WINDOWS = 100_000
+# Launches remembered for placing device work (16 bytes each, 40 while sorted: 480 MB at
+# most); those past it leave their device work placed by its own start, and are counted.
+MAX_LAUNCHES = 12_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,7 @@ class Survey:
     # host launches (runtime calls with a correlation id): id and start, 16 bytes each
     launch_ids: array = field(default_factory=lambda: array("q"))
     launch_ts: array = field(default_factory=lambda: array("d"))
+    launches_over_limit: int = 0
 
     def take(self, chunk: list[Any]) -> None:
         """Note one chunk of events."""
@@ -96,10 +100,14 @@ class Survey:
                     steps.append((ts, int(match.group(1))))
             elif h.args is not None:
                 correlation = h.correlation
-                if correlation is not None and _INT64[0] <= correlation <= _INT64[1] \
-                        and _finite(ts):
+                if correlation is None or not _INT64[0] <= correlation <= _INT64[1] \
+                        or not _finite(ts):
+                    continue
+                if len(self.launch_ids) < MAX_LAUNCHES:
                     self.launch_ids.append(correlation)
                     self.launch_ts.append(ts)
+                else:
+                    self.launches_over_limit += 1
         self.first_ts, self.last_ts = first, last
 
     def _note_rank(self, e: dict[str, Any]) -> None:
