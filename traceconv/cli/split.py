@@ -27,8 +27,9 @@ Examples:
 @click.option("-o", "--outdir", required=True, metavar="DIR",
               help="Directory for the pieces and manifest.json (created if missing).")
 @click.option("--clip", is_flag=True,
-              help="Slices crossing a cut end at it (default: kept whole in the window "
-                   "where they start). Either way they are counted.")
+              help="Slices crossing a cut end at it, and continue from the start of each "
+                   "later piece they overlap (marked \"Continued from\"); default: kept whole "
+                   "in the window where they start. Either way they are counted.")
 @click.option("--to", "to", default="chrome", show_default=True, metavar="FORMAT",
               help="Format of the pieces: chrome (JSON, the input's own) or perfetto "
                    "(each JSON piece converted, then removed).")
