@@ -5,7 +5,9 @@ included. The baseline is ``orjson.loads`` of the same bytes, measured in the sa
 the ratio stays meaningful on a busy or slower machine; ratios are given for wall and for
 CPU time (on a shared machine CPU time is the steadier of the two). A ``.gz`` input is
 decompressed to a temporary file first, so that every step reads the very bytes the
-baseline parses (gunzip alone would cost about half of ``orjson.loads``).
+baseline parses (gunzip alone would cost about half of ``orjson.loads``). traceconv is
+compiled to bytecode first (in its own ``__pycache__`` folders), so that steps import it as
+an installed package is imported, also where PYTHONDONTWRITEBYTECODE is set.
 
     python benchmarks/bench_convert.py                       # the rows (see below)
     python benchmarks/bench_convert.py --big                 # ... and the 10 M-event row
