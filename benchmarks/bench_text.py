@@ -5,19 +5,23 @@ text Profiling Report and ``summary()`` tables.
 
 Each step runs the real CLI in a fresh Python process, so its peak RSS (``VmHWM``) is its
 own, start-up and imports included; ``MB/MB`` is that peak per megabyte of input and
-``growth`` the peak above an empty run (the same CLI on the 1-copy input's smallest
-sibling: imports and interpreter) per megabyte. Times are CPU seconds of the process (on
-a shared machine the steadier figure); nothing here asserts a time.
+``growth`` the peak above the same step on a one-copy log (start-up, imports, the
+interpreter) per megabyte. Times are CPU seconds of the process (on a shared machine the
+steadier figure); a doubling's ratios are of CPU time and peak above that floor. Nothing
+here asserts a time.
 
     python benchmarks/bench_text.py               # output check, 50 MB row, scaling table
     python benchmarks/bench_text.py --big-only    # only the 50 MB row
     python benchmarks/bench_text.py --scaling-only --steps info
     python benchmarks/bench_text.py --check-only  # only the same-output check
 
-First it checks that the reader's output did not change: every bundled MIGraphX sample is
-read, its model written as Chrome JSON, and a digest of that JSON (minus the writer's
-volatile ``traceconv`` version line) compared with ``benchmarks/migraphx_outputs.json``,
-recorded before the reader's memory work (``--record`` rewrites it, on purpose only).
+First it checks that the MIGraphX reader's output did not change: every bundled MIGraphX
+text (samples, test data, ../shared's when beside the checkout) and 3-copy generated logs
+are read, and a digest of the model (the Chrome JSON it writes minus the writer's
+version, the op graph's nodes, attributes and edges in order, memory blocks, statistics,
+diagnostics) is compared with ``benchmarks/migraphx_outputs.json``, recorded before the
+reader's memory work (``--record`` rewrites it, on purpose only; ``--dump DIR`` writes
+the texts themselves, to diff).
 """
 
 from __future__ import annotations
@@ -57,11 +61,13 @@ extra = dict(bytes=os.path.getsize({path!r}))
 STEPS = {"info": lambda path, out: ["info", path],
          "pftrace": lambda path, out: ["convert", path, "-o", out]}
 
-# (family, generator of `copies`, copies at 1×): 1× is about 6 MB for the MIGraphX logs
+# (family, generator of `copies`, copies at 1×): 1× is about 3 MB
 FAMILIES: list[tuple[str, Callable[[int], str], int]] = [
-    ("MIGraphX perf log", text_logs.migraphx_perf_log, 80),
-    ("MIGraphX program printout", text_logs.migraphx_listing, 160),
-    ("MIGraphX TRACE_EVAL log", text_logs.migraphx_trace_eval, 80),
+    ("MIGraphX perf log", text_logs.migraphx_perf_log, 40),
+    ("MIGraphX program printout", text_logs.migraphx_listing, 80),
+    ("MIGraphX TRACE_EVAL log", text_logs.migraphx_trace_eval, 40),
+    ("Paddle Profiling Reports", text_logs.paddle_report_log, 300),
+    ("Paddle summary() tables", text_logs.paddle_summary_log, 120),
 ]
 BIG_COPIES = 650   # ~50 MB
 
@@ -95,7 +101,7 @@ def models(tmp: Path) -> dict[str, str]:
 
     paths = {str(p.relative_to(ROOT.parent if "shared" in p.parts else ROOT)): p
              for d in SAMPLE_DIRS if d.is_dir() for p in d.rglob("*.txt*")}
-    for family, generate, _ in FAMILIES:
+    for family, generate, _ in FAMILIES[:3]:   # the MIGraphX ones
         paths[f"generated: {family}, 3 copies"] = path = tmp / f"{len(paths)}.txt"
         path.write_text(generate(3))
     return {key: model_text(traceconv.load(path, format="migraphx"))
@@ -122,23 +128,6 @@ def check_outputs(record: bool, dump: Path | None = None) -> str:
     return f"the same model as recorded on all {same} MIGraphX texts found (of {len(expected)})"
 
 
-def run_steps(path: Path, tmp: str, steps: list[str]) -> dict[str, dict]:
-    rows = {}
-    for step in steps:
-        out = str(Path(tmp) / "out.pftrace")
-        argv = STEPS[step](str(path), out)
-        rows[step] = measure(CLI.format(argv=argv, path=str(path)))
-        Path(out).unlink(missing_ok=True)
-    return rows
-
-
-def show(label: str, size: int, rows: dict[str, dict], empty: dict[str, dict]) -> None:
-    for step, r in rows.items():
-        growth = (r["rss_mb"] - empty[step]["rss_mb"]) / (size / 1e6)
-        print(f"  {label:30} {step:8} {size / 1e6:8.1f} {r['cpu']:8.2f} {r['rss_mb']:9,.0f} "
-              f"{r['rss_mb'] / (size / 1e6):7.1f} {growth:7.1f}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", default="info,pftrace")
@@ -156,41 +145,64 @@ def main() -> None:
     print(check_outputs(args.record, args.dump))
     if args.check_only or args.record or args.dump:
         return
+    print(f"{'input':32} {'step':8} {'MB in':>6} {'cpu s':>6} {'peak MB':>8} {'MB/MB':>6} "
+          f"{'growth':>6}   (growth: peak above the 1-copy floor, per MB)")
     results: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
-        empty_path = Path(tmp) / "empty.txt"
-        empty_path.write_text(text_logs.migraphx_perf_log(1))
-        empty = run_steps(empty_path, tmp, steps)
-        print(f"{'input':32} {'step':8} {'MB in':>8} {'cpu s':>8} {'peak MB':>9} "
-              f"{'MB/MB':>7} {'growth':>7}")
-        show("1-copy perf log (the floor)", empty_path.stat().st_size, empty, empty)
         if not args.scaling_only:
-            big = Path(tmp) / "big_perf.txt"
-            big.write_text(text_logs.migraphx_perf_log(args.copies))
-            rows = run_steps(big, tmp, steps)
-            show(f"perf log, {args.copies} copies", big.stat().st_size, rows, empty)
-            results += [{"input": "big perf log", "step": s, **r} for s, r in rows.items()]
+            floor = measured(Path(tmp), "floor", text_logs.migraphx_perf_log(1), steps)
+            show("perf log, 1 copy (the floor)", floor, floor)
+            big = measured(Path(tmp), "big", text_logs.migraphx_perf_log(args.copies), steps)
+            show(f"perf log, {args.copies} copies", big, floor)
+            results += [{"input": f"perf log x{args.copies}", "step": s, **r}
+                        for s, r in big.items()]
         if not args.big_only:
-            for family, generate, base in FAMILIES + paddle_families():
-                previous: dict[str, dict] = {}
-                for times in (1, 2, 4, 8):
-                    path = Path(tmp) / f"family_{times}.txt"
-                    path.write_text(generate(base * times))
-                    rows = run_steps(path, tmp, steps)
-                    show(f"{family} {times}×", path.stat().st_size, rows, empty)
-                    for step, r in rows.items():
-                        if step in previous:
-                            was = previous[step]
-                            print(f"  {'':30} {step:8} ×2 → cpu ×{r['cpu'] / was['cpu']:.2f}, "
-                                  f"growth ×{(r['rss_mb'] - empty[step]['rss_mb']) / max(1.0, was['rss_mb'] - empty[step]['rss_mb']):.2f}")
-                    previous = rows
-                    results += [{"input": f"{family} {times}x", "step": s, **r}
-                                for s, r in rows.items()]
+            for family, generate, base in FAMILIES:
+                results += scaling(Path(tmp), family, generate, base, steps)
     print(json.dumps(results))
 
 
-def paddle_families() -> list[tuple[str, Callable[[int], str], int]]:
-    return []
+def measured(tmp: Path, name: str, text: str, steps: list[str]) -> dict[str, dict]:
+    """Each step's numbers on ``text`` (written to a file in ``tmp``)."""
+    path = tmp / f"{name}.txt"
+    path.write_text(text)
+    rows = {}
+    for step in steps:
+        out = tmp / "out.pftrace"
+        rows[step] = measure(CLI.format(argv=STEPS[step](str(path), str(out)), path=str(path)))
+        out.unlink(missing_ok=True)
+    path.unlink()
+    return rows
+
+
+def show(label: str, rows: dict[str, dict], floor: dict[str, dict]) -> None:
+    for step, r in rows.items():
+        size = r["bytes"] / 1e6
+        growth = (r["rss_mb"] - floor[step]["rss_mb"]) / size
+        print(f"  {label:30} {step:8} {size:6.1f} {r['cpu']:6.2f} {r['rss_mb']:8,.0f} "
+              f"{r['rss_mb'] / size:6.1f} {growth:6.1f}")
+
+
+def scaling(tmp: Path, family: str, generate: Callable[[int], str], base: int,
+            steps: list[str]) -> list[dict]:
+    """``family`` at 1×, 2×, 4×, 8× ``base`` copies: each doubling's ratio of CPU time and
+    of peak memory, both above the 1-copy floor (start-up and imports)."""
+    floor = measured(tmp, "floor", generate(1), steps)
+    show(f"{family}, 1 copy", floor, floor)
+    previous: dict[str, dict] = {}
+    out = []
+    for times in (1, 2, 4, 8):
+        rows = measured(tmp, f"x{times}", generate(base * times), steps)
+        show(f"{family} {times}×", rows, floor)
+        for step, r in rows.items():
+            if step in previous:
+                cpu, peak = (
+                    (r[key] - floor[step][key]) / max(1e-3, previous[step][key] - floor[step][key])
+                    for key in ("cpu", "rss_mb"))
+                print(f"  {'':30} {step:8} doubled: cpu ×{cpu:.2f}, peak ×{peak:.2f}")
+        previous = rows
+        out += [{"input": f"{family} {times}x", "step": s, **r} for s, r in rows.items()]
+    return out
 
 
 if __name__ == "__main__":

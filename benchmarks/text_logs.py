@@ -89,7 +89,7 @@ def _instructions(copies: int, seed: int) -> tuple[list[str], list[str], list[fl
         fused = _FUSED[copy % len(_FUSED)]
         for text, ms in t.body:
             text = _renumber(text, copy * size, t.first_number, copy * t.literals)
-            text = _SYMBOL.sub(lambda m: f"{m[1]}{m[2]}{fused}", text)
+            text = _SYMBOL.sub(lambda m, end=fused: f"{m[1]}{m[2]}{end}", text)
             text = _CODE_OBJECT.sub(lambda m: f"{m[1]}{int(m[2]) + rng.randrange(-900, 900)}",
                                     text)
             lines.append(text)
@@ -163,3 +163,30 @@ def migraphx_trace_eval(copies: int, seed: int = 26) -> str:
         host = ms * rng.uniform(0.2, 0.9)
         out += [f"Run instruction: {text}", f"Time: {host:.6g}ms, {ms:.6g}ms"]
     return "\n".join(out) + "\n"
+
+
+def _training_log(source: Path, copies: int, seed: int) -> str:
+    """A training log that prints ``source``'s report ``copies`` times (once per epoch, as a
+    profiler stopped every epoch prints it), each copy's numbers varied, with the
+    trainer's own lines between them."""
+    rng = random.Random(seed)
+    text = source.read_text()
+    number = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
+    out = []
+    for epoch in range(copies):
+        scale = rng.uniform(0.8, 1.25)
+        out.append(f"[epoch {epoch}] step 100/100 loss {rng.uniform(0.1, 2):.4f} "
+                   f"lr 0.001 ips {rng.uniform(50, 90):.2f} samples/s")
+        out.append(number.sub(
+            lambda m, k=scale: f"{float(m[0]) * k:.{len(m[0].split('.')[1])}f}", text))
+    return "\n".join(out) + "\n"
+
+
+def paddle_report_log(copies: int, seed: int = 26) -> str:
+    """A log with ``copies`` old-profiler Profiling Reports (one per epoch)."""
+    return _training_log(PADDLE_REPORT_SOURCE, copies, seed)
+
+
+def paddle_summary_log(copies: int, seed: int = 26) -> str:
+    """A log with ``copies`` ``Profiler.summary()`` prints (one per epoch)."""
+    return _training_log(PADDLE_SUMMARY_SOURCE, copies, seed)
