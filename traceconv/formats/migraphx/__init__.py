@@ -25,10 +25,10 @@ from ...model.lazy_graph import LazyDiGraph
 from ..text_lines import text_lines
 from .activity import MIGRAPHX_VOCABULARY
 from .document import Document, parse_document
-from .schema import Document as DocumentSchema
 from .graph import GraphPart, fill_graph, node_counts
 from .memory import add_memory
 from .reflow import logical_lines
+from .schema import Document as DocumentSchema
 from .stats import add_recomputed, add_summary, recompute
 from .timeline import add_host_totals, lay_out
 from .units import Unit, units_of

@@ -15,8 +15,8 @@ from typing import Literal
 from ...numbers import NumberError
 from .columns import rows_as_lines
 from .instruction import VAR, Instruction, parse_instruction
-from .schema import Trailer
 from .reflow import _SEP, NUM, PERF_TAIL, SUMMARY_ROW, logical_lines, summary_group
+from .schema import Trailer
 
 _RETURN_GLUE = re.compile(r"(=\s*@return\([^)]*\))(?=\S)")
 

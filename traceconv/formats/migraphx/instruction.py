@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from sys import intern
+
 from ...model.frozen import FrozenDict, FrozenList
 from .brackets import closing, find_top, split_top
 from .shape import Shape, parse_shape
