@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 @app.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @click.option("-t", "--top", type=int, default=None,
-              help="Rows to print after sorting; 0 = all. Default: 20 for timelines (all "
-                   "with --json), 3 for MegEngine profiles (as profile_analyze).")
+              help="Rows to print after sorting; 0 = all. Default: 20 (all with --json), "
+                   "3 for MegEngine profiles (as profile_analyze).")
 @click.option("--sort-by", metavar="COLUMN", help="Timelines: sort column, descending: "
               "self_device_ns (default when there is device time), self_host_ns, "
               "device_total_ns, host_total_ns, calls, flops, self_memory_bytes, name; torch's "

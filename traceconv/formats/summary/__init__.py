@@ -201,20 +201,32 @@ def _top(trace: Trace, top: int | None) -> int:
     return 3 if trace.metadata.framework == "MegEngine" else 0
 
 
+TEXT_ROWS = 20   # rows of a text table when -t is not given (--json has every row)
+
+
 def render(trace: Trace, options: SummaryOptions | None = None, *, top: int | None = None,
            sort_by: str | None = None, group_by_input_shape: bool = False,
            show_host: bool = False, print_only: str | None = None,
            width: int | None = None) -> str:
     """The ``summary`` text of ``trace``: torch's key_averages table for a timeline (20 rows
     unless ``top``), MegEngine's profile_analyze tables for an op graph (3 rows of a
-    MegEngine profile, every row of another op graph such as a MIGraphX trace-eval log,
+    MegEngine profile, 20 of another op graph such as a MIGraphX log, then how many more,
     unless ``top``), the statistics of a stats-only trace; drawn within ``width`` columns
     (long names cut, long cells wrapped; default 160)."""
     if view_of(trace) == "timeline":
         rows = op_summary(trace, group_by_input_shape=group_by_input_shape)
         return render_ops(rows, sort_rows(rows, sort_by, 20 if top is None else top), width)
     result = summarize(trace, replace(options or SummaryOptions(), top=_top(trace, top)))
-    return render_text(result, show_host=show_host, print_only=print_only, width=width)
+    left = 0
+    if top is None and trace.metadata.framework != "MegEngine":
+        # a screenful: a MIGraphX log has a row per instruction (58,000 rows took 21 s)
+        left = max(len(result.device_rows), len(result.host_rows)) - TEXT_ROWS
+        result = replace(result, device_rows=result.device_rows[:TEXT_ROWS],
+                         host_rows=result.host_rows[:TEXT_ROWS])
+    text = render_text(result, show_host=show_host, print_only=print_only, width=width)
+    if left > 0:
+        text += f"... {left:,} more rows (-t 0 prints them all; --json holds them all)\n"
+    return text
 
 
 def write(trace: Trace, out: BinaryIO, *, json: bool = False, show_host: bool | None = None,
