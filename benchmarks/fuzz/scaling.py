@@ -77,9 +77,11 @@ def _steps(path: str) -> dict[str, Callable[[], object]]:
 
     trace = traceconv.load(path)
     steps: dict[str, Callable[[], object]] = {"read": lambda: traceconv.load(path)}
-    for writer in ("perfetto", "chrome", "summary"):
+    steps["info"] = lambda: _command("info", "--json", path)
+    for writer in (f.name for f in registry.all_formats() if f.writes):
         steps[f"-> {writer}"] = (lambda w=writer: registry.get(w).load().write(
             trace, io.BytesIO()))
+    steps["diff"] = lambda: _command("diff", "--json", path, path)
     from traceconv.analysis.advise import advise
     from traceconv.analysis.critical_path import critical_path
     from traceconv.report import render_report
@@ -88,6 +90,18 @@ def _steps(path: str) -> dict[str, Callable[[], object]]:
     steps["critical-path"] = lambda: critical_path(trace, "timeline")
     steps["report"] = lambda: render_report(trace)
     return steps
+
+
+def _command(*args: str) -> None:
+    """One CLI command in this process (its reads included); a refusal (exit 1) counts as
+    done, anything else is an error of the step."""
+    from click.testing import CliRunner
+
+    from traceconv.cli import app
+
+    result = CliRunner().invoke(app, list(args))
+    if result.exit_code not in (0, 1):
+        raise RuntimeError(f"exit {result.exit_code}: {result.output[-200:]}")
 
 
 def _cpu(step: Callable[[], object]) -> float:
