@@ -51,6 +51,11 @@ class CodeInfo:
         return "{" in self.code
 
 
+# an input cut short: everything after the cut is missing from every output, so
+# ``traceconv check`` of the input fails (analysis/read_check.py)
+CUT: Severity = "error"
+
+
 def _Code(code: str, kind: Kind, text: str, severity: Severity | None = None) -> CodeInfo:  # noqa: N802
     return CodeInfo(code, kind, text, severity or DEFAULT_SEVERITY[kind])
 
@@ -146,7 +151,7 @@ CODES: tuple[CodeInfo, ...] = (
           " (no times)"),
     # megengine
     _Code("megengine_memflow.truncated", "dropped", "a memory_flow.svg cut before its "
-          "closing </svg>: the rects after the cut are missing"),
+          "closing </svg>: the rects after the cut are missing", CUT),
     _Code("megengine.chunk_id_not_key", "repaired",
           "mem_chunk entries whose id is not their key (the block is named by the key, "
           "which memory plans refer to)"),
@@ -209,7 +214,7 @@ CODES: tuple[CodeInfo, ...] = (
           " duration"),
     _Code("migraphx.report_truncated", "dropped",
           "perf report ends before or inside its Summary, without its trailer (a cut file or "
-          "paste); the lines present are read"),
+          "paste); the lines present are read", CUT),
     _Code("migraphx.report_without_lines", "note",
           "perf report with a summary or trailer but no per-instruction lines (kept as "
           "statistics and metadata; the listing stays untimed)"),
@@ -310,7 +315,7 @@ CODES: tuple[CodeInfo, ...] = (
           "events with timestamps beyond int64 (uninitialised) were dropped"),
     # paddle_report
     _Code("paddle_report.cut_row", "dropped",
-          "dropped row: cut off (fewer cells than the table's columns)"),
+          "dropped row: cut off (fewer cells than the table's columns)", CUT),
     _Code("paddle_report.foreign_lines", "note",
           "lines that belong to no report (log output) were skipped"),
     _Code("paddle_report.headerless_table", "guessed",
@@ -373,7 +378,7 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.extra_counter_values", "dropped",
           "extra counter values whose tracks come from sequence defaults: left out"),
     _Code("perfetto.truncated", "dropped",
-          "the file ends inside a packet: the rest was not read"),
+          "the file ends inside a packet: the rest was not read", CUT),
     _Code("perfetto.packet_decode", "dropped",
           "a packet's part does not decode: left out"),
     _Code("perfetto.annotation_decode", "dropped",
