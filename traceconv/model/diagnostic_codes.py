@@ -446,6 +446,10 @@ CODES: tuple[CodeInfo, ...] = (
           "a free matched no block of its size and took part of one"),
     _Code("torch_memory.unmatched_free", "dropped",
           "bytes freed with no live block of that category (ignored)"),
+    _Code("torch_memory.time_backwards", "repaired",
+          "rows earlier than the row before them: read at that row's time (a block is never"
+          " freed before it was allocated)"),
+    _Code("torch_memory.negative_total", "repaired", "category totals below zero: read as 0"),
     # torch_snapshot
     _Code("torch_snapshot.alloc_before_history", "guessed",
           "allocated blocks alive at dump time whose alloc is older than the recorded "
