@@ -66,9 +66,10 @@ def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any]) ->
             raise InputError("nested deeper than traceconv reads (about 1,000 levels)",
                              file=source.name) from None
     trace.shorten_overflowing_slices()
-    from .value_bounds import clamp_counter_values, clamp_stats, clamp_times
+    from .value_bounds import clamp_counter_values, clamp_stats, clamp_times, repair_lengths
 
     clamp_times(trace)
+    repair_lengths(trace)
     clamp_stats(trace)
     clamp_counter_values(trace)
     meta = trace.metadata

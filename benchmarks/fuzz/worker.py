@@ -88,7 +88,7 @@ def run_target(target: str, path: str, write: bool = True) -> Outcome:
         trace = traceconv.load(path, format=target, max_bytes=READ_LIMIT)
         problems = traceconv.validate(trace) if VALIDATE else []
         if problems:   # a reader that read the input must make a valid model of it
-            return Outcome("crash", f"read: invalid model: {problems[0].invariant}",
+            return Outcome("crash", f"read: invalid {target} model: {problems[0].invariant}",
                            "\n".join(map(str, problems)))
         stage = "write"
         for writer in WRITERS if write else ():

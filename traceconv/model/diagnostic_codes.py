@@ -226,6 +226,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("migraphx.unclosed_attributes", "repaired",
           "code_object attributes without the closing ']' (ROCm 4.2-4.5 print)"),
     _Code("migraphx.unparsed_line", "dropped", "line not understood as MIGraphX output"),
+    _Code("migraphx.name_repeated", "repaired",
+          "instruction names printed again in their module (a garbled or spliced paste): "
+          "kept as <name>#2...; references go to the first"),
     _Code("migraphx.unresolved_input", "dropped",
           "input name defined nowhere in the program (elided or cut paste); the edge is "
           "dropped"),
@@ -239,6 +242,8 @@ CODES: tuple[CodeInfo, ...] = (
           "infinite (now the largest finite number of its sign) or NaN (now 0)"),
     _Code("model.statistic_beyond_range", "repaired", "statistics (calls, times) beyond "
           "±2^62: moved to that edge, so that sums and differences of two runs fit int64"),
+    _Code("model.negative_length", "repaired", "slices with a negative duration, memory "
+          "blocks with a negative size or freed before their allocation: made 0 long"),
     _Code("model.time_beyond_range", "repaired", "times before -1e18 or after 3.5e18 ns: moved "
           "to that edge, so that the difference of any two times fits int64"),
     _Code("model.shift_clamped", "repaired",
