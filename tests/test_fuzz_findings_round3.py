@@ -6,7 +6,8 @@ invariant (``traceconv.validate``) and every writer then writes or refuses clean
 is refused with a located error. Before the fixes these were: two ``TypeError``\\s in the
 Perfetto reader (a number field with the bytes wire type; a track name that is not UTF-8,
 which protobuf hands over as bytes), a ``RecursionError`` in the DOT writer (a shape nested
-thousands deep), a hang on an allocator-settings memo DAG, and models with negative
+thousands deep), a hang on an allocator-settings memo DAG, NaN, infinite and int64-passing
+times in trtexec exports, a PID past 32 bits in an nsys stats CSV, and models with negative
 lengths or frees before allocations (MegEngine, Paddle, MIGraphX) or with a MIGraphX
 instruction name printed twice or re-used by a trace-eval record of another operator.
 """
@@ -19,6 +20,7 @@ import pytest
 
 import traceconv
 from benchmarks.fuzz import worker
+from traceconv.errors import InputError
 
 FOUND = Path(__file__).parent / "data" / "hostile" / "fuzz_round3"
 INPUTS = sorted(FOUND.glob("*.input"))
@@ -34,7 +36,24 @@ def test_a_fuzz_finding_keeps_the_contract(path: Path, tmp_path: Path, monkeypat
 
 
 def test_every_class_is_here():
-    assert len(INPUTS) == 11
+    assert len(INPUTS) == 15
+
+
+def test_an_sqlite_schema_that_is_not_utf8_is_one_error(tmp_path: Path):
+    """Found by the fuzzer on an nsys export: Python failed to decode SQLite's own error
+    message (it quotes the damaged schema) and raised UnicodeDecodeError."""
+    import sqlite3
+
+    path = tmp_path / "damaged.sqlite"
+    connection = sqlite3.connect(path)
+    connection.execute("create table StringIds (id integer, value text)")
+    connection.commit()
+    connection.close()
+    data = path.read_bytes()
+    at = data.find(b"CREATE TABLE") + 2   # "CR\x80ATE TABLE": not UTF-8
+    path.write_bytes(data[:at] + b"\x80" + data[at + 1:])
+    with pytest.raises(InputError, match="schema is not UTF-8"):
+        traceconv.load(path, format="nsys")
 
 
 def test_a_migraphx_name_printed_twice_gets_its_own_op(tmp_path: Path):

@@ -291,7 +291,8 @@ CODES: tuple[CodeInfo, ...] = (
           "time-window cut of the export leaves some)"),
     # nsys_stats
     _Code("nsys_stats.malformed_row", "dropped",
-          "report rows whose start, end, PID or TID is not a number (not read)"),
+          "report rows whose start, end, PID or TID is not a number or out of range (not "
+          "read)"),
     # paddle
     _Code("paddle.deivce_typo", "repaired",
           "device process names spelt 'Deivce' by the writer, corrected"),
