@@ -174,6 +174,8 @@ def resolve(items: Iterable[tuple[str, Instruction]]) -> Program:
             if index is None:  # 6.2+ prints main bare or prefixed depending on the root
                 alt = name[5:] if name.startswith("main:") else f"main:{name}"
                 index = printed.get(alt)
+            if index is not None and program.nodes[index].instruction.op == "@return":
+                index = None   # a @return has no result to read (a garbled paste)
             if index is None:
                 program.unresolved.append((node.instruction.line, name))
             node.inputs.append(index)
