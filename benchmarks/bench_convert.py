@@ -12,6 +12,7 @@ baseline parses (gunzip alone would cost about half of ``orjson.loads``).
     python benchmarks/bench_convert.py trace.json.gz         # any trace
     python benchmarks/bench_convert.py --generate 1000000    # no corpus: a synthetic one
     python benchmarks/bench_convert.py --steps info          # only some steps (info, pftrace, read, chrome)
+    python benchmarks/bench_convert.py --split               # ... then bench_split.py's rows (×10, ×30)
 
 Without a trace it uses, from ../shared/samples/torch beside the checkout, the 1.0 M-event
 CPU trace (large/large_cpu_500steps) and the 0.7 M-event real H100 trace
@@ -232,6 +233,11 @@ def main() -> None:
                         help="benchmark a generated Kineto-shaped trace of EVENTS events")
     parser.add_argument("--big", action="store_true",
                         help="add the first trace ×10 (10 M events: needs ~5-10 GB, minutes)")
+    parser.add_argument("--split", nargs="?", const="10,30", metavar="TIMES",
+                        help="then split the first trace ×TIMES (default 10,30) by step and "
+                             "convert the pieces with batch --engine dask (bench_split.py)")
+    parser.add_argument("--keep", metavar="DIR", help="where --split writes (and reuses) "
+                                                      "its large traces")
     parser.add_argument("--steps", default="info,pftrace,read,chrome",
                         help="comma-separated steps to run (default: all four; read needs "
                              "pftrace, whose output it reads back)")
@@ -273,6 +279,14 @@ def main() -> None:
         print(f"  {name:24} {r['wall']:7.2f} {r['cpu']:7.2f} {r['wall'] / ref['wall']:7.2f} "
               f"{r['cpu'] / ref['cpu']:7.2f} {r['rss_mb']:12,.0f}")
     print(json.dumps([{"input": label, "step": name, **r} for label, name, r, _ in table]))
+    if args.split:
+        import bench_split
+
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(args.keep or tmp)
+            folder.mkdir(parents=True, exist_ok=True)
+            bench_split.run([bench_split.big_trace(folder, int(times))
+                             for times in args.split.split(",")], Path(tmp), "dask", tp=5)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CNN = ROOT / "samples" / "torch" / "cnn_step5.pt.trace.json"
 RESNET = ROOT / "samples" / "torch" / "resnet18_train_cuda.pt.trace.json.gz"
 DDP = sorted((ROOT / "samples" / "torch").glob("ddp_gloo_rank?.pt.trace.json.gz"))
+MI300 = ROOT / "tests" / "data" / "torch" / "tracelens_mi300_resnet_act_checkpoint.json.gz"
+PADDLE = ROOT / "tests" / "data" / "paddle" / "small_2.6.2.paddle_trace.json.gz"
+MEGENGINE = ROOT / "tests" / "data" / "megengine" / "train_chrome_timeline.json.gz"
+DEVICE_WORK = {"kernel", "gpu_memcpy", "gpu_memset"}
 STEP = re.compile(r"^ProfilerStep#\d+$")
 
 
@@ -172,10 +176,11 @@ def test_then_perfetto_is_converting_each_piece_alone(cnn_steps, tmp_path):
     assert (cnn_steps / piece["converted"]).read_bytes() == alone.read_bytes()
 
 
-def test_then_perfetto_on_dask_gives_the_same_bytes(cnn_steps, tmp_path):
-    pytest.importorskip("dask.distributed")
-    manifest = split(CNN, tmp_path, by="step", then="perfetto", engine="dask", jobs=1)
-    assert manifest["converted"] == {"to": "perfetto", "engine": "dask", "failed": []}
+@pytest.mark.parametrize("engine, module", [("dask", "dask.distributed"), ("ray", "ray")])
+def test_then_perfetto_on_a_cluster_gives_the_same_bytes(cnn_steps, tmp_path, engine, module):
+    pytest.importorskip(module)
+    manifest = split(CNN, tmp_path, by="step", then="perfetto", engine=engine, jobs=1)
+    assert manifest["converted"] == {"to": "perfetto", "engine": engine, "failed": []}
     for piece in manifest["pieces"]:
         assert (tmp_path / piece["converted"]).read_bytes() \
             == (cnn_steps / piece["converted"]).read_bytes()
@@ -195,6 +200,111 @@ def test_pftrace_pieces_load_in_trace_processor(cnn_steps, trace_processor):
     assert total >= len([e for e in raw(CNN)["traceEvents"] if e.get("ph") == "X"])
 
 
+def test_device_work_goes_to_the_step_that_launched_it(tmp_path):
+    """A kernel launched in step N belongs to step N's piece even when it runs after step
+    N+1 starts; the end of its launch flow goes with it, so no launch flow is cut."""
+    whole = raw(MI300)["traceEvents"]
+    bounds = step_bounds(whole)
+    launched_at = {e["args"]["correlation"]: e["ts"] for e in whole
+                   if e.get("ph") == "X" and e.get("cat") not in DEVICE_WORK
+                   and "correlation" in e.get("args", {})}
+
+    def expected(e: dict) -> int:
+        if e.get("cat") in DEVICE_WORK and e["args"].get("correlation") in launched_at:
+            return window(bounds, launched_at[e["args"]["correlation"]])
+        if e.get("cat") == "ac2g" and e["ph"] == "f" and e["id"] in launched_at:
+            return window(bounds, launched_at[e["id"]])
+        return window(bounds, e["ts"])
+
+    moved = sum(1 for e in whole if e.get("ph") == "X" and e.get("cat") in DEVICE_WORK
+                and expected(e) != window(bounds, e["ts"]))
+    assert moved > 1000   # the class: device work running on into the next step
+    manifest = split(MI300, tmp_path, by="step")
+    _, pieces = pieces_of(tmp_path)
+    for k, piece in enumerate(pieces):
+        for e in piece["traceEvents"]:
+            if e.get("ph") != "M" and "Pre-existing" not in e.get("args", {}):
+                assert expected(e) == k, e
+    assert manifest["cuts"]["device_work_by_launch"] == moved
+    assert manifest["cuts"]["flows"] == 0 < len(launched_at)
+    assert sum((slice_names(p["traceEvents"]) for p in pieces), Counter()) == slice_names(whole)
+    # what stays counted as cut: slices placed by their start that cross its window's end
+    # (device work placed by its launch never is)
+    cuts = Counter(e["name"] for e in whole if e.get("ph") == "X"
+                   and not (e.get("cat") in DEVICE_WORK
+                            and e["args"].get("correlation") in launched_at)
+                   and e["ts"] + e["dur"] > window_end(bounds, window(bounds, e["ts"])))
+    assert manifest["cuts"]["slices_by_name"] == dict(cuts)
+    loaded = [traceconv.load(tmp_path / p["file"]) for p in manifest["pieces"]]
+    assert all(traceconv.validate(t) == [] for t in loaded)
+    assert sum(len(t.slices) for t in loaded) == len(traceconv.load(MI300).slices)
+
+
+def test_launches_past_the_limit_are_counted(tmp_path, monkeypatch):
+    """The launch table is bounded: past it, device work is placed by its own start."""
+    from traceconv.splitting import windows
+
+    monkeypatch.setattr(windows, "MAX_LAUNCHES", 100)
+    whole = raw(MI300)["traceEvents"]
+    launches = sum(1 for e in whole if e.get("ph") == "X" and e.get("cat") not in DEVICE_WORK
+                   and isinstance(e.get("args", {}).get("correlation"), int))
+    manifest = split(MI300, tmp_path, by="step")
+    assert manifest["cuts"]["launches_over_limit"] == launches - 100 > 0
+    _, pieces = pieces_of(tmp_path)
+    assert sum((slice_names(p["traceEvents"]) for p in pieces), Counter()) == slice_names(whole)
+
+
+def test_paddle_steps_carry_their_duration_in_the_name(tmp_path):
+    """Paddle's Chrome export names a step "ProfileStep#3[12.170 ms]"."""
+    whole = raw(PADDLE)["traceEvents"]
+    marker = re.compile(r"^ProfileStep#(\d+)\[\d+\.\d{3} (?:ms|us)\]$")
+    steps = sorted((e["ts"], int(marker.match(e["name"]).group(1))) for e in whole
+                   if e.get("ph") == "X" and marker.match(e.get("name", "")))
+    assert len(steps) == 8
+    manifest = split(PADDLE, tmp_path)   # by step: the default
+    _, pieces = pieces_of(tmp_path)
+    assert [p["label"] for p in manifest["pieces"]] == [f"step{n}" for _, n in steps]
+    bounds = [ts for ts, _ in steps][1:]
+    for k, piece in enumerate(pieces):
+        assert all(window(bounds, e["ts"]) == k for e in piece["traceEvents"]
+                   if e.get("ph") == "X")
+    assert sum((slice_names(p["traceEvents"]) for p in pieces), Counter()) == slice_names(whole)
+    loaded = [traceconv.load(tmp_path / p["file"]) for p in manifest["pieces"]]
+    assert all(traceconv.validate(t) == [] for t in loaded)
+    assert sum(len(t.slices) for t in loaded) == len(traceconv.load(PADDLE).slices)
+
+
+def test_megengine_steps_end_at_each_threads_stop_step(tmp_path):
+    """MegEngine's profiler.step() writes a StopStep instant on every host thread: a step
+    ends there, for that thread (the worker lags the interpreter); the other lanes end
+    their steps where the last-marking thread does."""
+    whole = raw(MEGENGINE)["traceEvents"]
+    stops: dict[tuple, list[float]] = {}
+    for e in whole:
+        if e.get("ph") == "i" and e.get("name") == "StopStep":
+            stops.setdefault((e["pid"], e["tid"]), []).append(e["ts"])
+    assert len(stops) == 2 and {len(t) for t in stops.values()} == {3}
+    reference = max(stops.values(), key=lambda t: t[-1])
+
+    def expected(e: dict) -> int:   # a StopStep at ts closes the step it ends
+        ends = stops.get((e["pid"], e["tid"]), reference)
+        return min(sum(1 for end in ends if end < e["ts"]), 3)
+
+    manifest = split(MEGENGINE, tmp_path)
+    _, pieces = pieces_of(tmp_path)
+    assert [p["label"] for p in manifest["pieces"]] == ["step0", "step1", "step2", "after"]
+    assert [p["end"] for p in manifest["pieces"]] == [*reference, None]
+    for k, piece in enumerate(pieces):
+        assert all(expected(e) == k for e in piece["traceEvents"] if e.get("ph") != "M")
+    assert sum(len(p["traceEvents"]) for p in pieces) \
+        == len(whole) + 3 * sum(1 for e in whole if e.get("ph") == "M")
+    loaded = [traceconv.load(tmp_path / p["file"]) for p in manifest["pieces"]]
+    assert all(traceconv.validate(t) == [] for t in loaded)
+    whole_trace = traceconv.load(MEGENGINE)
+    for part in ("slices", "instants", "counters"):
+        assert sum(len(getattr(t, part)) for t in loaded) == len(getattr(whole_trace, part))
+
+
 def test_time_windows_clipped(tmp_path):
     whole = raw(RESNET)["traceEvents"]
     manifest = split(RESNET, tmp_path, by="time=20ms", clip=True)
@@ -202,11 +312,29 @@ def test_time_windows_clipped(tmp_path):
     assert manifest["time_unit_ns"] == 1000
     first = min(e["ts"] for e in whole if e.get("ph") != "M" and "ts" in e)
     bounds = [first + 20_000 * k for k in range(1, len(pieces))]
-    assert sum((slice_names(p["traceEvents"]) for p in pieces), Counter()) == slice_names(whole)
+
+    def continuation(e: dict) -> bool:
+        return "Continued from" in e.get("args", {})
+
+    own = [[e for e in p["traceEvents"] if not continuation(e)] for p in pieces]
+    assert sum(map(slice_names, own), Counter()) == slice_names(whole)
     assert manifest["cuts"]["slices_by_name"] == dict(expected_slice_cuts(whole, bounds))
+    # the rest of each clipped slice: one copy in every later window it overlaps
+    expected = Counter()
+    for e in whole:
+        if e.get("ph") == "X":
+            start, end = e["ts"], e["ts"] + e["dur"]
+            for k in range(window(bounds, start) + 1, len(pieces)):
+                if end > bounds[k - 1]:
+                    expected[(e["name"], start, k)] += 1
+    found = Counter((e["name"], e["args"]["Continued from"], k)
+                    for k, piece in enumerate(pieces)
+                    for e in piece["traceEvents"] if continuation(e))
+    assert found == expected and manifest["cuts"]["slice_continuations"] == sum(expected.values())
     for k, piece in enumerate(pieces):   # clipped: nothing ends past its window
         end = window_end(bounds, k)
         assert all(e["ts"] + e["dur"] <= end for e in piece["traceEvents"] if e.get("ph") == "X")
+        assert all(e["ts"] == bounds[k - 1] for e in piece["traceEvents"] if continuation(e))
     for path in tmp_path.glob("*.json"):
         if path.name != "manifest.json":
             assert traceconv.validate(traceconv.load(path)) == []

@@ -20,14 +20,16 @@ Examples:
 
 @app.command(epilog=EPILOG)
 @click.argument("input", metavar="INPUT")
-@click.option("--by", "by", required=True, metavar="step|time=DUR|rank",
-              help="Where to cut: at each step marker (ProfilerStep#N), every DUR "
+@click.option("--by", "by", default="step", show_default=True, metavar="step|time=DUR|rank",
+              help="Where to cut: at each step marker (PyTorch's ProfilerStep#N, Paddle's "
+                   "ProfileStep#N, MegEngine's StopStep; a step's GPU work goes with it), every DUR "
                    "(time=250ms; units ns, us, ms, s), or one piece per rank of a merged trace.")
 @click.option("-o", "--outdir", required=True, metavar="DIR",
               help="Directory for the pieces and manifest.json (created if missing).")
 @click.option("--clip", is_flag=True,
-              help="Slices crossing a cut end at it (default: kept whole in the window "
-                   "where they start). Either way they are counted.")
+              help="Slices crossing a cut end at it, and continue from the start of each "
+                   "later piece they overlap (marked \"Continued from\"); default: kept whole "
+                   "in the window where they start. Either way they are counted.")
 @click.option("--to", "to", default="chrome", show_default=True, metavar="FORMAT",
               help="Format of the pieces: chrome (JSON, the input's own) or perfetto "
                    "(each JSON piece converted, then removed).")

@@ -24,6 +24,7 @@ import os
 import shutil
 import sys
 import tempfile
+from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -34,7 +35,7 @@ from ..errors import InputError, TraceconvError
 from ..io import Source, atomic_output
 from .events import decode_pairs, dump_events, hashable
 from .route import Router, Spill
-from .windows import Survey, Window, rank_windows, step_windows, time_windows
+from .windows import Launches, Survey, Window, rank_windows, step_windows, time_windows
 
 MANIFEST = "manifest.json"
 BY_CHOICES = ("step", "time=DUR", "rank")
@@ -71,7 +72,11 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
     spill_dir = tempfile.mkdtemp(prefix=".split-", dir=folder)
     try:
         spill = Spill(spill_dir, len(windows))
-        router = Router(windows, survey, spill, clip=clip)
+        launches = Launches(survey.launch_ids, survey.launch_ts, windows) \
+            if by == "step" else None
+        survey.launch_ids, survey.launch_ts = array("q"), array("d")
+        router = Router(windows, survey, spill, clip=clip, launches=launches,
+                        stops=by == "step" and not survey.steps)
         _read(source_path, router.route)
         router.finish()
         pieces = _write_pieces(source_path, folder, survey, windows, spill, router, by)
@@ -214,6 +219,9 @@ def _manifest(path: str, by: str, clip: bool, survey: Survey, windows: list[Wind
                  "slices_by_name": dict(sorted(router.slices_cut.items())),
                  "flows": router.flows_cut,
                  "memory_blocks_carried": router.blocks_carried,
+                 "device_work_by_launch": router.by_launch,
+                 "slice_continuations": router.continued,
+                 "launches_over_limit": survey.launches_over_limit,
                  "events_without_place": router.untimed},
     }
 

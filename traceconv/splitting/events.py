@@ -17,6 +17,14 @@ import msgspec
 import orjson
 
 
+class Correlation(msgspec.Struct, gc=False):
+    """Of an event's arguments, only the launch correlation id (Kineto's ``correlation``,
+    Paddle's ``correlation id``); the rest is skipped."""
+
+    correlation: Any = None
+    correlation_id: Any = msgspec.field(default=None, name="correlation id")
+
+
 class Head(msgspec.Struct, gc=False):
     """The routing fields of one event (None when absent)."""
 
@@ -29,6 +37,16 @@ class Head(msgspec.Struct, gc=False):
     tid: Any = None
     id: Any = None
     id2: Any = None
+    args: Correlation | None = None
+
+    @property
+    def correlation(self) -> int | None:
+        """The launch correlation id (Kineto's ``args.correlation``), when it is an int."""
+        args = self.args
+        if args is None:
+            return None
+        value = args.correlation if args.correlation is not None else args.correlation_id
+        return value if type(value) is int else None
 
 
 Pair = tuple[Head, Any]   # (head, the element's JSON text: bytes or msgspec.Raw)
@@ -60,10 +78,16 @@ def as_pairs(chunk: list[Any]) -> list[Pair]:
         return chunk
     pairs = []
     for e in chunk:
-        head = Head(**{k: e.get(k) for k in Head.__struct_fields__}) if isinstance(e, dict) \
-            else Head()
+        head = _head(e) if isinstance(e, dict) else Head()
         pairs.append((head, dump_events([e])))
     return pairs
+
+
+def _head(e: dict[str, Any]) -> Head:
+    args = e.get("args")
+    found = Correlation(args.get("correlation"), args.get("correlation id")) \
+        if isinstance(args, dict) else None
+    return Head(**{k: e.get(k) for k in Head.__struct_fields__ if k != "args"}, args=found)
 
 
 def whole(text: Any) -> Any:

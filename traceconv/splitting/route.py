@@ -11,7 +11,12 @@ Rules (the manifest and the README say the same):
 
 * a slice (``X``, or a ``B``/``E`` pair) belongs to the window where it starts; one that
   ends past its window's end is kept whole there (or, with ``clip``, shortened to end at
-  the cut) and counted in ``slices_cut`` by name;
+  the cut, an ``X`` slice continued in each later window it overlaps by a copy marked
+  ``"Continued from"``: its start) and counted in ``slices_cut`` by name;
+* by step, device work (a kernel, copy or memset with a launch correlation id) belongs to
+  the step whose host thread launched it, even when it runs after that step's end, and
+  the end of its launch flow (Kineto's ``ac2g``, Paddle's ``launch``) goes with it; such events placed in another window
+  than their own start's are counted in ``device_work_by_launch``, and never as cut;
 * a flow (``s``/``t``/``f`` sharing category, name and id) whose ends are routed to
   different windows is counted in ``flows_cut``; each end stays in its own piece;
 * a ``[memory]`` block allocated in one window and freed in a later one (or never) is
@@ -25,12 +30,15 @@ Rules (the manifest and the README say the same):
 from __future__ import annotations
 
 import bisect
+import math
 import os
 from collections import Counter
 from typing import Any, BinaryIO
 
-from .events import Head, as_pairs, dump_events, hashable, whole
-from .windows import Survey, Window
+import numpy as np
+
+from .events import Head, Pair, as_pairs, dump_events, hashable, whole
+from .windows import DEVICE_WORK, Launches, Survey, Window, reference_stops
 
 BUFFERED = 32 << 20      # bytes of event text held before every buffer is written out
 _PER_WINDOW = 1 << 20    # ... or one window's buffer reaches this
@@ -88,8 +96,14 @@ class Router:
     """Decides the window of each event and counts the cuts (one instance per split)."""
 
     def __init__(self, windows: list[Window], survey: Survey, spill: Spill,
-                 clip: bool = False) -> None:
+                 clip: bool = False, launches: Launches | None = None,
+                 stops: bool = False) -> None:
         self.windows, self.spill, self.clip = windows, spill, clip
+        # MegEngine's steps end at each thread's own StopStep (see windows.stop_windows)
+        self.reference_stops: list[float] = reference_stops(survey) if stops else []
+        self.stops = {thread: sorted(times) for thread, times in survey.stops.items()
+                      if len(times) == len(self.reference_stops)} if stops else None
+        self.launches = launches if launches is not None and len(launches) else None
         self.by_rank = windows[0].rank is not None
         self.starts = [w.start for w in windows]
         self.rank_window = {w.rank: w.index for w in windows if w.rank is not None}
@@ -108,6 +122,8 @@ class Router:
         self.carried_in = [0] * len(windows)
         self.blocks_carried = 0
         self.untimed = 0
+        self.by_launch = 0   # device work placed in its launch's window, not its own
+        self.continued = 0   # copies continuing clipped slices in later windows
 
     def place(self, h: Head) -> int:
         """The window of one event by its start (or its process, by rank)."""
@@ -121,6 +137,9 @@ class Router:
         if not isinstance(ts, int | float) or isinstance(ts, bool):
             self.untimed += 1   # no time: the first piece keeps it
             return 0
+        if self.stops is not None:   # a StopStep at ts closes the step it ends
+            ends = self.stops.get(hashable(h.pid, h.tid), self.reference_stops)
+            return min(bisect.bisect_left(ends, ts), len(self.windows) - 1)
         # before the first start only when that start is a step's: the first piece keeps it
         return max(0, bisect.bisect_right(self.starts, ts) - 1)
 
@@ -128,11 +147,19 @@ class Router:
         """Route one chunk of events to their windows' spill files."""
         groups: dict[int, list[Any]] = {}
         place = self.place
-        for h, text in as_pairs(chunk):
+        pairs = as_pairs(chunk)
+        launched = self._launch_windows(pairs) if self.launches is not None else {}
+        for i, (h, text) in enumerate(pairs):
             ph = h.ph
             if ph == "M":
                 continue   # written at the head of every piece
-            if ph == "X":
+            window = launched.get(i, -1) if launched else -1
+            if window >= 0:
+                if ph in _FLOW_PHASES:
+                    self._flow(h, window)
+                elif window != place(h):
+                    self.by_launch += 1
+            elif ph == "X":
                 window = place(h)
                 text = self._slice_end(h, text, window)
             elif ph == "B" or ph == "E":
@@ -152,9 +179,37 @@ class Router:
         for window, group in groups.items():
             self.spill.add(window, group)
 
-    def _crosses(self, window: int, end: Any) -> bool:
+    def _launch_windows(self, pairs: list[Pair]) -> dict[int, int]:
+        """Position in ``pairs`` → the window of its launch, for device work and the ends
+        of launch flows whose launch is known."""
+        assert self.launches is not None
+        positions, ids = [], []
+        for i, (h, _) in enumerate(pairs):
+            cat = h.cat
+            if cat in DEVICE_WORK and h.ph == "X":
+                found = h.correlation
+            elif h.ph in ("t", "f") and (cat == "ac2g" or cat == "async" and h.name == "launch"):
+                found = h.id if type(h.id) is int else None
+            else:
+                continue
+            if found is not None and -(1 << 63) <= found < 1 << 63:
+                positions.append(i)
+                ids.append(found)
+        if not ids:
+            return {}
+        windows = self.launches.windows_of(np.array(ids, dtype=np.int64)).tolist()
+        return {i: w for i, w in zip(positions, windows, strict=True) if w >= 0}
+
+    def _end(self, window: int, h: Head) -> float:
+        """Where ``window`` ends for the thread of ``h``."""
+        if self.stops is None:
+            return self.windows[window].end
+        ends = self.stops.get(hashable(h.pid, h.tid), self.reference_stops)
+        return ends[window] if window < len(ends) else math.inf
+
+    def _crosses(self, window: int, h: Head, end: Any) -> bool:
         return not self.by_rank and isinstance(end, int | float) \
-            and end > self.windows[window].end
+            and end > self._end(window, h)
 
     def _cut(self, name: Any, window: int) -> None:
         self.slices_cut[str(name)] += 1
@@ -163,11 +218,27 @@ class Router:
     def _slice_end(self, h: Head, text: Any, window: int) -> Any:
         dur, ts = h.dur, h.ts
         if isinstance(dur, int | float) and isinstance(ts, int | float) \
-                and self._crosses(window, ts + dur):
+                and self._crosses(window, h, ts + dur):
             self._cut(h.name, window)
             if self.clip:
-                return dump_events([dict(whole(text), dur=self.windows[window].end - ts)])
+                e = whole(text)
+                self._continue(e, window, h, ts + dur)
+                return dump_events([dict(e, dur=self._end(window, h) - ts)])
         return text
+
+    def _continue(self, e: dict[str, Any], window: int, h: Head, end: float) -> None:
+        """The rest of a clipped slice, one copy per later window it overlaps, so that each
+        piece shows what was running through it."""
+        args = e.get("args")
+        args = dict(args if isinstance(args, dict) else {}, **{"Continued from": e["ts"]})
+        while window + 1 < len(self.windows):
+            start, window = self._end(window, h), window + 1
+            if end <= start:
+                break
+            stop = min(end, self._end(window, h))
+            self.spill.add(window, [dump_events([dict(e, ts=start, dur=stop - start,
+                                                      args=args)])])
+            self.continued += 1
 
     def _duration_event(self, h: Head, text: Any) -> tuple[int, Any]:
         """``B`` opens a slice in its window; ``E`` goes where its ``B`` went."""
@@ -179,10 +250,10 @@ class Router:
         if not stack:
             return self.place(h), text
         window, name = stack.pop()
-        if self._crosses(window, h.ts):
+        if self._crosses(window, h, h.ts):
             self._cut(name, window)
             if self.clip:
-                text = dump_events([dict(whole(text), ts=self.windows[window].end)])
+                text = dump_events([dict(whole(text), ts=self._end(window, h))])
         return window, text
 
     def _flow(self, h: Head, window: int) -> None:

@@ -14,19 +14,29 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from ..errors import InputError
 from .events import as_pairs, hashable, whole
 
-# Host step markers: PyTorch's ProfilerStep#N and Paddle's ProfileStep#N (the device copy
-# of a marker, category gpu_user_annotation, is not a step start).
-STEP_MARKER = re.compile(r"^(?:ProfilerStep|ProfileStep)#(\d+)$")
-_DEVICE_CATEGORIES = frozenset({"gpu_user_annotation", "kernel", "gpu_memcpy", "gpu_memset"})
+# Host step markers: PyTorch's ProfilerStep#N and Paddle's ProfileStep#N, which Paddle's
+# Chrome export follows with the duration ("ProfileStep#3[12.170 ms]"); the device copy of
+# a marker (category gpu_user_annotation) is not a step start.
+STEP_MARKER = re.compile(r"^(?:ProfilerStep|ProfileStep)#(\d+)(?:\[[^\]]*\])?$")
+# Device work that carries its launch's correlation id: Kineto (CUDA and ROCm) and Paddle
+DEVICE_WORK = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"})
+_DEVICE_CATEGORIES = DEVICE_WORK | {"gpu_user_annotation"}
+_INT64 = (-(1 << 63), (1 << 63) - 1)
 # "rank 3: python3 (pid 1183)": the process names of a merged multi-rank trace
 RANK_PROCESS = re.compile(r"^rank (\d+):")
 MAX_WINDOWS = 100_000
+# Launches remembered for placing device work (16 bytes each, 40 while sorted: 480 MB at
+# most); those past it leave their device work placed by its own start, and are counted.
+MAX_LAUNCHES = 12_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +60,15 @@ class Survey:
     first_ts: float = math.inf
     last_ts: float = -math.inf
     steps: list[tuple[float, int]] = field(default_factory=list)   # (start, step number)
+    # MegEngine's step ends: its StopStep instants, per host thread ((pid, tid) → times)
+    stops: dict[tuple[Any, ...], list[float]] = field(default_factory=dict)
     rank_of_pid: dict[Any, int] = field(default_factory=dict)
     events: int = 0
     unit_ns: int = 1000
+    # host launches (runtime calls with a correlation id): id and start, 16 bytes each
+    launch_ids: array = field(default_factory=lambda: array("q"))
+    launch_ts: array = field(default_factory=lambda: array("d"))
+    launches_over_limit: int = 0
 
     def take(self, chunk: list[Any]) -> None:
         """Note one chunk of events."""
@@ -73,12 +89,25 @@ class Survey:
             first = min(first, ts)
             dur = h.dur if ph == "X" else None
             last = max(last, ts + dur if isinstance(dur, int | float) else ts)
+            if ph == "i" and h.name == "StopStep":
+                self.stops.setdefault(hashable(h.pid, h.tid), []).append(ts)
+            if ph != "X" or h.cat in _DEVICE_CATEGORIES:
+                continue
             name = h.name
-            if ph == "X" and isinstance(name, str) and name.startswith("Profile") \
-                    and h.cat not in _DEVICE_CATEGORIES:
+            if isinstance(name, str) and name.startswith("Profile"):
                 match = STEP_MARKER.match(name)
                 if match:
                     steps.append((ts, int(match.group(1))))
+            elif h.args is not None:
+                correlation = h.correlation
+                if correlation is None or not _INT64[0] <= correlation <= _INT64[1] \
+                        or not _finite(ts):
+                    continue
+                if len(self.launch_ids) < MAX_LAUNCHES:
+                    self.launch_ids.append(correlation)
+                    self.launch_ts.append(ts)
+                else:
+                    self.launches_over_limit += 1
         self.first_ts, self.last_ts = first, last
 
     def _note_rank(self, e: dict[str, Any]) -> None:
@@ -87,6 +116,14 @@ class Survey:
         match = RANK_PROCESS.match(name) if isinstance(name, str) else None
         if match:
             self.rank_of_pid[hashable(e.get("pid"))[0]] = int(match.group(1))
+
+
+def _finite(value: int | float) -> bool:
+    """A finite time (an int past a float's range is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def step_windows(survey: Survey, source: str) -> list[Window]:
@@ -98,8 +135,11 @@ def step_windows(survey: Survey, source: str) -> list[Window]:
     [('before', -inf, 10.0), ('step1', 10.0, 30.0), ('step2', 30.0, inf)]
     """
     if not survey.steps:
-        raise InputError("no step markers (ProfilerStep#N or ProfileStep#N slices on the host) "
-                         "in this trace; split it with --by time=DUR instead", file=source)
+        if survey.stops:
+            return stop_windows(survey)
+        raise InputError("no step markers (ProfilerStep#N or ProfileStep#N slices on the "
+                         "host, MegEngine's StopStep) in this trace; split it with "
+                         "--by time=DUR instead", file=source)
     starts = sorted(set(survey.steps))
     numbers: dict[float, int] = {}
     for ts, number in starts:   # two markers at one time: the first number names it
@@ -111,6 +151,30 @@ def step_windows(survey: Survey, source: str) -> list[Window]:
     bounds = [*times[1:], math.inf]
     windows += [(f"step{numbers[t]}", t, end) for t, end in zip(times, bounds, strict=True)]
     return [Window(i, label, start, end) for i, (label, start, end) in enumerate(windows)]
+
+
+def stop_windows(survey: Survey) -> list[Window]:
+    """MegEngine marks where each step ends, on every host thread (``profiler.step()``):
+    step k runs to its k-th ``StopStep``, and what follows the last one is ``after``. The
+    windows are those of the thread whose marks come last (the worker that executes the
+    ops); :func:`thread_stops` gives each thread its own.
+
+    >>> s = Survey(last_ts=50.0, stops={(1, 0): [10.0, 30.0], (1, 1): [12.0, 31.0]})
+    >>> [(w.label, w.start, w.end) for w in stop_windows(s)]
+    [('step0', -inf, 12.0), ('step1', 12.0, 31.0), ('after', 31.0, inf)]
+    """
+    ends = reference_stops(survey)
+    bounds = [-math.inf, *ends]
+    windows = [Window(k, f"step{k}", bounds[k], bounds[k + 1]) for k in range(len(ends))]
+    if survey.last_ts > ends[-1]:
+        windows.append(Window(len(ends), "after", ends[-1]))
+    return windows
+
+
+def reference_stops(survey: Survey) -> list[float]:
+    """The step ends of the thread that marks the most steps, the latest ones of those."""
+    return max((sorted(times) for times in survey.stops.values()),
+               key=lambda times: (len(times), times[-1]))
 
 
 def time_windows(survey: Survey, duration_ns: int, source: str) -> list[Window]:
@@ -152,3 +216,40 @@ def rank_windows(survey: Survey, source: str) -> list[Window]:
                          "(process names 'rank N: ...', as `traceconv batch --merge "
                          "--to chrome` writes them)", file=source)
     return [Window(i, f"rank{rank}", rank=rank) for i, rank in enumerate(ranks)]
+
+
+class Launches:
+    """Which window each host launch is in, by correlation id, so that device work (a
+    kernel, a copy, a memset) goes to the step that launched it rather than the one it
+    happens to run in. An id launched in two windows (two processes reusing ids) is
+    ambiguous and placed by nothing.
+
+    >>> w = [Window(0, "before", end=10.0), Window(1, "step1", 10.0, 20.0), Window(2, "step2", 20.0)]
+    >>> launches = Launches(array("q", [7, 8, 9, 9]), array("d", [19.5, 21.0, 5.0, 25.0]), w)
+    >>> launches.windows_of(np.array([8, 7, 9, 4])).tolist()
+    [2, 1, -1, -1]
+    """
+
+    def __init__(self, ids: array, times: array, windows: list[Window]) -> None:
+        starts = np.array([w.start for w in windows[1:]], dtype=np.float64)
+        keys = np.frombuffer(ids, dtype=np.int64)
+        placed = np.searchsorted(starts, np.frombuffer(times, dtype=np.float64),
+                                 side="right").astype(np.int32)
+        order = np.argsort(keys, kind="stable")
+        keys, placed = keys[order], placed[order]
+        first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else order
+        low = np.minimum.reduceat(placed, first) if len(keys) else placed
+        high = np.maximum.reduceat(placed, first) if len(keys) else placed
+        self.ids = keys[first]
+        self.windows = np.where(low == high, low, -1).astype(np.int32)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def windows_of(self, ids: np.ndarray) -> np.ndarray:
+        """The launch window of each id; -1 where it is unknown or ambiguous."""
+        at = np.searchsorted(self.ids, ids)
+        at = np.minimum(at, max(len(self.ids) - 1, 0))
+        if not len(self.ids):
+            return np.full(len(ids), -1, dtype=np.int32)
+        return np.where(self.ids[at] == ids, self.windows[at], -1)

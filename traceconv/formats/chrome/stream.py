@@ -411,6 +411,11 @@ def _chunks(text: _Text, doc: Document) -> Iterator[list[Any]]:
                 text.consume(guess.end())
                 yield events
                 continue
+        if text.eof and (closed := _closing_bracket(text.buffer, doc)) is not None:
+            events, after = closed
+            yield events
+            _read_trailer(text, after, doc)
+            return
         cutter = _Cutter()
         while (found := cutter.find(text.buffer, size)) is None:
             if not text.more():
@@ -422,6 +427,29 @@ def _chunks(text: _Text, doc: Document) -> Iterator[list[Any]]:
             _read_trailer(text, end + 1, doc)
             return
         text.consume(following)
+
+
+def _closing_bracket(buffer: bytearray, doc: Document,
+                     tries: int = 4) -> tuple[list[Any], int] | None:
+    """The whole rest of the file is in ``buffer``: the events up to the array's ``]`` and
+    where that bracket is, found without walking tokens. Only the real closing bracket
+    leaves a text before it that parses as array elements (a ``]`` to its right would be
+    unbalanced, one to its left nested or inside a string), so the first of the last few
+    ``]`` whose prefix parses is it; None when none of them does (the cutter decides).
+
+    >>> _closing_bracket(bytearray(b'{"a": "]"}, {"b": [1]}], "c": [2]}'), Document())
+    ([{'a': ']'}, {'b': [1]}], 23)
+    """
+    at = len(buffer)
+    for _ in range(tries):
+        at = buffer.rfind(b"]", 0, at)
+        if at < 0:
+            return None
+        try:
+            return doc.decode(_array(buffer, 0, at)), at + 1
+        except orjson.JSONDecodeError:
+            continue
+    return None
 
 
 def _unclosed_array(text: _Text, doc: Document) -> list[Any]:
