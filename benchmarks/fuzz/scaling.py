@@ -111,9 +111,10 @@ def _cpu(step: Callable[[], object]) -> float:
 
 
 def measure(base: int, sizes: tuple[int, ...] = (1, 2, 4, 8), families: list[str] | None = None,
-            log: Callable[[str], None] = print) -> list[dict]:
-    """CPU seconds per (family, step) at ``base`` x each size; one row per (family, step)
-    with the worst growth per doubling."""
+            log: Callable[[str], None] = print, repeat: int = 1) -> list[dict]:
+    """CPU seconds per (family, step) at ``base`` x each size (the least of ``repeat``
+    runs: on a shared machine single runs stray by 30 %); one row per (family, step) with
+    the worst growth per doubling."""
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for family in families or list(FAMILIES):
@@ -124,7 +125,7 @@ def measure(base: int, sizes: tuple[int, ...] = (1, 2, 4, 8), families: list[str
                 Path(path).write_bytes(data)
                 for step, run in _steps(path).items():
                     try:
-                        seconds = _cpu(run)
+                        seconds = min(_cpu(run) for _ in range(repeat))
                     except Exception as exc:  # noqa: BLE001 - a refusal is a result too
                         seconds = float("nan")
                         log(f"{family} x{scale} {step}: {type(exc).__name__}: {exc}"[:160])
@@ -146,8 +147,10 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", type=int, default=2000, help="units at 1x (default 2000)")
     parser.add_argument("--family", action="append", choices=list(FAMILIES))
+    parser.add_argument("--repeat", type=int, default=1, help="runs per step, the least "
+                        "counts (default 1)")
     args = parser.parse_args()
-    measure(args.base, families=args.family)
+    measure(args.base, families=args.family, repeat=max(args.repeat, 1))
 
 
 if __name__ == "__main__":
