@@ -5,7 +5,7 @@ with the model check on): the read either succeeds with a model that keeps every
 invariant (``traceconv.validate``) and every writer then writes or refuses cleanly, or it
 is refused with a located error. Before the fixes these were: two ``TypeError``\\s in the
 Perfetto reader (a number field with the bytes wire type; a track name that is not UTF-8,
-which protobuf hands over as bytes), a ``RecursionError`` in the DOT writer (a shape nested
+which protobuf hands over as bytes) and one in the XSpace reader (a plane or line name likewise), a ``RecursionError`` in the DOT writer (a shape nested
 thousands deep), a hang on an allocator-settings memo DAG, NaN, infinite and int64-passing
 times in trtexec exports, a PID past 32 bits in an nsys stats CSV, arguments nested past
 Python's recursion limit in the Chrome and Perfetto writers, and models with negative
@@ -38,7 +38,7 @@ def test_a_fuzz_finding_keeps_the_contract(path: Path, tmp_path: Path, monkeypat
 
 
 def test_every_class_is_here():
-    assert len(INPUTS) == 17
+    assert len(INPUTS) == 19
 
 
 def test_an_sqlite_schema_that_is_not_utf8_is_one_error(tmp_path: Path):
