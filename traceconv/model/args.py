@@ -119,6 +119,22 @@ class _Texts:
                          *self.pieces[first + 1:last],
                          memoryview(self.pieces[last])[:end - self.starts[last]]])
 
+    def cut_many(self, starts: np.ndarray, ends: np.ndarray) -> list[bytes | memoryview]:
+        """:meth:`cut` of each (start, end), the usual case (each in one piece) with one
+        search for all and C-level slicing.
+
+        >>> texts = _Texts(); texts.add(b"abc"); texts.add(b"de")
+        >>> list(map(bytes, texts.cut_many(np.array([3, 0, 2]), np.array([5, 1, 4]))))
+        [b'de', b'a', b'cd']
+        """
+        bounds = np.frombuffer(self.starts, dtype=np.int64)
+        first = np.searchsorted(bounds, starts, "right") - 1
+        if not len(first) or (ends > bounds[first + 1]).any():   # one spans two pieces
+            return list(map(self.cut, starts.tolist(), ends.tolist()))
+        offset = bounds[first]
+        return list(map(bytes.__getitem__, map(self.pieces.__getitem__, first.tolist()),
+                        map(slice, (starts - offset).tolist(), (ends - offset).tolist())))
+
     def copy(self) -> _Texts:
         new = _Texts()
         new.pieces, new.starts = list(self.pieces), array("q", self.starts)
@@ -237,7 +253,8 @@ class ArgsColumn(Sequence[Args]):
         if len(texts) and texts[-1] - texts[0] == len(texts) - 1 and (np.diff(texts) == 1).all():
             text = cut(bounds[int(texts[0])], bounds[int(texts[-1]) + 1] - 1)   # one slice
         else:
-            text = b",".join([cut(bounds[i], bounds[i + 1] - 1) for i in texts.tolist()])
+            ends = np.frombuffer(bounds, dtype=np.int64)
+            text = b",".join(self._texts.cut_many(ends[texts], ends[texts + 1] - 1))
         return decode(b"[" + text + b"]")  # type: ignore[no-any-return]
 
     # -- adding rows --------------------------------------------------------------------

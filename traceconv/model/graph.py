@@ -139,4 +139,7 @@ def add_tensor(graph: nx.DiGraph, tensor_id: object, name: str, **attrs: Any) ->
 
 def count_kind(graph: nx.DiGraph, kind: str) -> int:
     """How many nodes of ``kind`` (``"op"`` or ``"tensor"``) the graph holds."""
+    unfilled = graph.__dict__.get("unfilled_counts")   # a graph made on first use
+    if unfilled is not None:                            # (traceconv.model.lazy_graph)
+        return int(unfilled.get(kind, 0))
     return sum(1 for _, k in graph.nodes(data="kind") if k == kind)

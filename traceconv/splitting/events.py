@@ -16,6 +16,8 @@ from typing import Any
 import msgspec
 import orjson
 
+from ..formats.chrome.stream import json_loads
+
 
 class Correlation(msgspec.Struct, gc=False):
     """Of an event's arguments, only the launch correlation id (Kineto's ``correlation``,
@@ -96,8 +98,6 @@ def whole(text: Any) -> Any:
     >>> whole(b'{"id": 123456789012345678901234567890}')
     {'id': 123456789012345678901234567890}
     """
-    from ..formats.chrome.stream import json_loads
-
     return json_loads(bytes(text))
 
 

@@ -360,7 +360,7 @@ class ChromeReader:
         """Add a piece's flow points (``ts``: their times in ns) as the loop adds them."""
         synonyms = self.flavour.flow_categories
         categories = [r.cat or "" for r in flows]
-        if not synonyms.keys().isdisjoint(categories):
+        if not synonyms.keys().isdisjoint(categories):   # (C-level lookups, no Python per point)
             categories = [synonyms.get(c, c) for c in categories]
         places = [(r.pid, r.tid) for r in flows]
         if not set(map(type, chain.from_iterable(places))) <= {int}:
@@ -574,9 +574,9 @@ class ChromeReader:
             for table, column in ((trace.slices, "start"), (trace.instants, "ts"),
                                   (trace.counters, "ts")):
                 values = getattr(table, column)
-                if len(values):
-                    shifted = np.frombuffer(values, dtype=np.int64) + base
-                    values[:] = type(values)("q", shifted.tobytes())
+                if len(values):   # in place (the view is gone before the column grows)
+                    np.add(np.frombuffer(values, dtype=np.int64), base,
+                           out=np.frombuffer(values, dtype=np.int64))
             self.flow_points.shift(base)
         bounds = trace.time_range
         meta.clock = "unix epoch" if bounds and bounds[0] >= EPOCH_NS else "relative"

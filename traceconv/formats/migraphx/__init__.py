@@ -14,22 +14,26 @@ lifetimes) for ``traceconv memflow``.
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from ...analysis.memory import add_live_bytes_counters
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
 from ...model.activity import fill_activity
+from ...model.lazy_graph import LazyDiGraph
+from ..text_lines import text_lines
 from .activity import MIGRAPHX_VOCABULARY
 from .document import Document, parse_document
-from .graph import add_graph
+from .graph import GraphPart, fill_graph, node_counts
 from .memory import add_memory
 from .reflow import logical_lines
+from .schema import Document as DocumentSchema
 from .stats import add_recomputed, add_summary, recompute
 from .timeline import add_host_totals, lay_out
 from .units import Unit, units_of
 
-SCHEMAS = {"migraphx_document": Document}
+SCHEMAS = {"migraphx_document": DocumentSchema}
 
 _INSTRUCTION = re.compile(
     rb"^(?:Run instruction: )?\s*\S+ = (?:@param:|@literal|@return\(|[\w:]+(?:\[|\(|\s->\s)).*?"
@@ -66,22 +70,30 @@ def sniff(head: bytes, source: Source | None = None) -> float:
 
 def read(source: Source) -> Trace:
     """Read a MIGraphX program listing, perf report or trace-eval log into a Trace."""
-    document = parse_document(source.read_text())
-    return build(document, source.name)
+    return build(parse_document(text_lines(source)), source.name, consume=True)
 
 
-def build(document: Document, name: str = "<text>") -> Trace:
-    """Turn a parsed document into the model (see the module docstring)."""
+def build(document: Document, name: str = "<text>", *, consume: bool = False) -> Trace:
+    """Turn a parsed document into the model (see the module docstring). ``consume``: the
+    document is given up to the build, which drops what the trace will not need as soon
+    as it can (the program listings that a perf report of the same run supersedes are
+    half of a perf log)."""
     trace = Trace(Metadata(source_format="migraphx", framework="MIGraphX"))
     diagnostics = trace.diagnostics
     units = units_of(document, diagnostics)
+    if consume:
+        for unit in units:
+            if unit.report is not None and unit.report.lines:
+                unit.run.listings.clear()   # counted as migraphx.listing_superseded
     if not units:
         first = document.unparsed[0][0] if document.unparsed else 1
         raise InputError("no MIGraphX program listing, perf report or trace-eval record found",
                          file=name, location=first)
     _note_document(document, trace)
-    for unit in units:
-        _build_unit(trace, unit)
+    parts = [_build_unit(trace, unit) for unit in units]
+    # the op graph is made when first used: info and conversions never use it, and on a
+    # large program it is most of the memory (traceconv.model.lazy_graph)
+    trace.graph = LazyDiGraph(partial(fill_graph, parts), node_counts(parts))
     add_live_bytes_counters(trace)
     meta = trace.metadata
     meta.source_version = next((u.run.version for u in units if u.run.version), None)
@@ -97,14 +109,13 @@ def build(document: Document, name: str = "<text>") -> Trace:
     return trace
 
 
-def _build_unit(trace: Trace, unit: Unit) -> None:
+def _build_unit(trace: Trace, unit: Unit) -> GraphPart:
     diagnostics = trace.diagnostics
     program = unit.program
     layout = lay_out(trace, unit, diagnostics)
     add_host_totals(trace, unit)
     prefix = f"{unit.label}/" if unit.label else ""
     blocks = add_memory(trace, program, layout, prefix, diagnostics)
-    add_graph(trace.graph, program, layout, prefix, blocks)
     if unit.report is not None:
         groups = recompute(unit.report, [n.inputs for n in program.nodes])
         add_summary(trace, unit.report, unit.label, {g.name: g.calls for g in groups})
@@ -140,6 +151,7 @@ def _build_unit(trace: Trace, unit: Unit) -> None:
             diagnostics.add("migraphx.unclosed_attributes", "code_object attributes without "
                             "the closing ']' (ROCm 4.2-4.5 print)", kind="repaired",
                             example=f"line {ins.line}: {ins.name}")
+    return GraphPart(program, layout, prefix, blocks)
 
 
 def _note_document(document: Document, trace: Trace) -> None:

@@ -11,6 +11,7 @@ instruction column, wherever the header puts them: a long instruction pushes the
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 _HEADER = re.compile(r"^\s*\|?\s*Instructions?\b(?P<rest>.*\bTime\s*\(\s*ms\s*\).*)$", re.I)
 _NUMBER = re.compile(r"^[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
@@ -26,30 +27,28 @@ def _cells(text: str) -> list[str]:
     return [c for c in re.split(r"\s{2,}|\t", text) if c]
 
 
-def rows_as_lines(lines: list[str]) -> list[str]:
+def rows_as_lines(lines: Iterable[str]) -> Iterator[str]:
     """``lines`` with the rows of every column-layout perf table in the driver's line form
     (other lines unchanged). A table runs from its header to the first line whose tail is
     not one number per column.
 
-    >>> rows_as_lines(["Instructions                        Time(ms)   Percentage",
-    ...                "@0 = add(x,y) -> float_type, {2}, {1}   0.5   100%", "", "Summary:"])
+    >>> list(rows_as_lines(["Instructions                        Time(ms)   Percentage",
+    ...                "@0 = add(x,y) -> float_type, {2}, {1}   0.5   100%", "", "Summary:"]))
     ['', '@0 = add(x,y) -> float_type, {2}, {1}: 0.5ms, 100%', '', 'Summary:']
     """
-    found: list[str] = []
     columns: list[str] | None = None
     for line in lines:
         header = _HEADER.match(line)
         if header:
             columns = [c.lower().replace(" ", "") for c in _cells(header["rest"])]
-            found.append("")   # (keeps line numbers)
+            yield ""   # (keeps line numbers)
             continue
         row = _row(line, columns) if columns else None
         if row is None:
             columns = None if line.strip() else columns
-            found.append(line)
+            yield line
         else:
-            found.append(row)
-    return found
+            yield row
 
 
 def _row(line: str, columns: list[str]) -> str | None:

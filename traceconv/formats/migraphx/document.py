@@ -8,91 +8,82 @@ could not place, so the reader can count it in diagnostics instead of losing it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Literal
-
-from pydantic import BaseModel, Field
 
 from ...numbers import NumberError
 from .columns import rows_as_lines
 from .instruction import VAR, Instruction, parse_instruction
 from .reflow import _SEP, NUM, PERF_TAIL, SUMMARY_ROW, logical_lines, summary_group
+from .schema import Trailer
 
 _RETURN_GLUE = re.compile(r"(=\s*@return\([^)]*\))(?=\S)")
 
-class PerfLine(BaseModel):
+# The classes below hold what the parser found; their fields are those of the typed schema
+# (:mod:`.schema`, which says what each field means), as slotted classes: a perf log has a
+# few hundred thousand lines, and a validated model per line cost most of the memory.
+
+
+@dataclass(slots=True)
+class PerfLine:
     """A per-instruction line of a perf report: the instruction and its mean time."""
 
     instruction: Instruction
-    ms: float | None = Field(description="common_average of the per-instruction times; nan if "
-                             "never run, None for the untimed @return")
-    percent: float | None = Field(description="ceil(100·ms/T) upstream; uncapped in the DCU fork")
+    ms: float | None
+    percent: float | None
 
 
-class SummaryRow(BaseModel):
+@dataclass(slots=True)
+class SummaryRow:
     """One ``Summary:`` line: ``group: total ms[ / count = avg ms], pct%``."""
 
     group: str
     total_ms: float
-    count: int | None = Field(None, description="printed since ROCm 5.3")
-    avg_ms: float | None = None
+    count: int | None
+    avg_ms: float | None
     percent: float
     line: int
 
 
-class Trailer(BaseModel):
-    """The numbers after the summary (all ms unless named otherwise)."""
-
-    batch_size: int | None = None
-    rate: float | None = None
-    rate_unit: str | None = Field(None, description="'/sec' (<= 5.7) or 'inferences/sec'")
-    total_ms: float | None = None
-    min_ms: float | None = None
-    max_ms: float | None = None
-    mean_ms: float | None = None
-    median_ms: float | None = None
-    percentiles_ms: dict[str, float] = Field(default_factory=dict)
-    instructions_ms: float | None = None
-    overhead_ms: float | None = None
-    overhead_calculated_ms: float | None = Field(None, description="total - instructions")
-    overhead_percent: float | None = None
-    overhead_calculated_percent: float | None = None
-
-
-class PerfReport(BaseModel):
+@dataclass(slots=True)
+class PerfReport:
     """The output of ``program::perf_report``."""
 
     line: int
-    lines: list[PerfLine] = Field(default_factory=list)
-    summary: list[SummaryRow] = Field(default_factory=list)
-    trailer: Trailer = Field(default_factory=Trailer)
+    lines: list[PerfLine] = field(default_factory=list)
+    summary: list[SummaryRow] = field(default_factory=list)
+    trailer: Trailer = field(default_factory=Trailer)
 
 
-class EvalRecord(BaseModel):
+@dataclass(slots=True)
+class EvalRecord:
     """One ``MIGRAPHX_TRACE_EVAL`` record: ``Run instruction:`` and what follows it."""
 
-    instruction: Instruction | None = Field(None, description="None: 'not part of program'")
+    instruction: Instruction | None
     text: str
-    host_ms: float | None = Field(None, description="t1: until the op returned")
-    device_ms: float | None = Field(None, description="t2: until ctx.finish()")
-    output: list[str] = Field(default_factory=list, description="Output/Min value lines, raw")
     line: int
+    host_ms: float | None = None
+    device_ms: float | None = None
+    output: list[str] = field(default_factory=list)
 
 
-class Listing(BaseModel):
+@dataclass(slots=True)
+class Listing:
     """A printed program: modules in print order (name None when the print had no header)."""
 
     line: int
     header: Literal["none", "Module main:", "module:"] = "none"
-    modules: dict[str, list[Instruction]] = Field(default_factory=dict)
-    pass_name: str | None = Field(None, description="MIGRAPHX_TRACE_COMPILE 'Pass:' name")
+    modules: dict[str, list[Instruction]] = field(default_factory=dict)
+    pass_name: str | None = None
 
     @property
     def instructions(self) -> list[Instruction]:
         return [i for body in self.modules.values() for i in body]
 
 
-class Run(BaseModel):
+@dataclass(slots=True)
+class Run:
     """One driver invocation (or one pasted report): what it printed, in order."""
 
     line: int
@@ -100,11 +91,11 @@ class Run(BaseModel):
     command: str | None = None
     model_file: str | None = None
     complete_s: float | None = None
-    messages: list[str] = Field(default_factory=list, description="driver chatter lines")
-    environment: dict[str, str] = Field(default_factory=dict)
-    listings: list[Listing] = Field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    environment: dict[str, str] = field(default_factory=dict)
+    listings: list[Listing] = field(default_factory=list)
     report: PerfReport | None = None
-    eval_records: list[EvalRecord] = Field(default_factory=list)
+    eval_records: list[EvalRecord] = field(default_factory=list)
     closed: bool = False
 
     @property
@@ -112,16 +103,15 @@ class Run(BaseModel):
         return not (self.listings or self.report or self.eval_records)
 
 
-class Document(BaseModel):
+@dataclass(slots=True)
+class Document:
     """Everything :func:`parse_document` found in one file."""
 
-    runs: list[Run] = Field(default_factory=list)
-    unparsed: list[tuple[int, str]] = Field(default_factory=list,
-                                            description="(line number, text) not understood")
-    elided: list[int] = Field(default_factory=list, description="lines that are '...' elisions")
-    wrapped: list[int] = Field(default_factory=list,
-                               description="lines joined to the line they continue")
-    untitled_summary: int = Field(0, description="Summary rows pasted without 'Summary:'")
+    runs: list[Run] = field(default_factory=list)
+    unparsed: list[tuple[int, str]] = field(default_factory=list)
+    elided: list[int] = field(default_factory=list)
+    wrapped: list[int] = field(default_factory=list)
+    untitled_summary: int = 0
     comments: int = 0
 
 
@@ -401,15 +391,16 @@ class _Parser:
         return True
 
 
-def parse_document(text: str) -> Document:
-    """Parse a whole MIGraphX text output.
+def parse_document(text: str | Iterable[str]) -> Document:
+    """Parse a whole MIGraphX text output: a string, or its lines (a file read as it goes).
 
     >>> doc = parse_document("@0 = add(x,y) -> float_type, {2}, {1}: 0.5ms, 100%\\n")
     >>> doc.runs[0].report.lines[0].ms
     0.5
     """
     parser = _Parser()
-    for number, line, wrapped in logical_lines(rows_as_lines(text.splitlines())):
+    lines = text.splitlines() if isinstance(text, str) else text
+    for number, line, wrapped in logical_lines(rows_as_lines(lines)):
         parser.doc.wrapped.extend(wrapped)
         parser.feed_text(number, line.rstrip())
     return parser.doc

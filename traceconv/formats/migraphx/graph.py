@@ -7,35 +7,95 @@ body's parameters in order, and what the body returns feeds the caller.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import NamedTuple
+
 import networkx as nx
 
-from ...model.graph import OpSpan, add_op, add_tensor, op_node, tensor_node
+from ...model.graph import OP, TENSOR, OpSpan, op_node, tensor_node
 from .program import Node, Program, Storage
 from .timeline import Layout, category, slice_name
 
 
-def add_graph(graph: nx.DiGraph, program: Program, layout: Layout, prefix: str,
-              blocks: dict[int, int]) -> None:
-    """Add ``program`` to ``graph``; ``blocks`` maps storage-owner index → memory block."""
+class GraphPart(NamedTuple):
+    """One unit's program and where it was placed: what its part of the graph is made of."""
+
+    program: Program
+    layout: Layout
+    prefix: str
+    blocks: dict[int, int]   # storage-owner index → memory block
+
+
+def node_counts(parts: Sequence[GraphPart]) -> dict[str, int]:
+    """The op and tensor nodes that :func:`fill_graph` makes, counted without making them:
+    one op per distinct instruction id, one tensor per distinct id of a non-``@return``."""
+    ops = tensors = 0
+    for part in parts:
+        keys = [(n.module, n.instruction.name) for n in part.program.nodes]
+        ops += len(set(keys))
+        tensors += len({k for k, n in zip(keys, part.program.nodes, strict=True)
+                        if n.instruction.op != "@return"})
+    return {OP: ops, TENSOR: tensors}
+
+
+class _Writer:
+    """Nodes and edges written straight into a DiGraph's dicts, with what ``add_node`` and
+    ``add_edge`` would do: a node named by an edge first is made bare, a node added again
+    gets its attributes updated, an edge added again is kept once."""
+
+    def __init__(self, graph: nx.DiGraph) -> None:
+        self.node, self.succ, self.pred = graph._node, graph._succ, graph._pred
+
+    def add_node(self, node: str, attrs: dict) -> None:
+        known = self.node.get(node)
+        if known is None:
+            self.succ[node], self.pred[node] = {}, {}
+            self.node[node] = attrs
+        else:
+            known.update(attrs)
+
+    def add_edge(self, source: str, target: str) -> None:
+        for end in (source, target):
+            if end not in self.node:
+                self.succ[end], self.pred[end] = {}, {}
+                self.node[end] = {}
+        if target not in self.succ[source]:
+            self.succ[source][target] = self.pred[target][source] = {}
+
+
+def fill_graph(parts: Sequence[GraphPart], graph: nx.DiGraph) -> None:
+    """Write the op graph of every unit into ``graph`` (see the module text)."""
+    writer = _Writer(graph)
+    for part in parts:
+        _fill_part(writer, part)
+
+
+def _fill_part(writer: _Writer, part: GraphPart) -> None:
+    program, layout, prefix, blocks = part
     ids = [f"{prefix}{n.key}" for n in program.nodes]
+    ops = [op_node(i) for i in ids]
+    tensors = [tensor_node(i) for i in ids]
     for node in program.nodes:
         ins = node.instruction
-        op = add_op(graph, ids[node.index], slice_name(ins), ins.op, instruction=ins.name,
-                    module=node.module, line=ins.line, slices=layout.rows[node.index],
-                    attributes=dict(ins.attributes))
+        op = ops[node.index]
+        attrs: dict = {"kind": OP, "name": slice_name(ins), "type": ins.op,
+                       "instruction": ins.name, "module": node.module, "line": ins.line,
+                       "slices": layout.rows[node.index], "attributes": dict(ins.attributes)}
         if ins.module_inputs:
-            graph.nodes[op]["module_inputs"] = list(ins.module_inputs)
+            attrs["module_inputs"] = list(ins.module_inputs)
         if ins.debug_symbols:
-            graph.nodes[op]["debug_symbols"] = list(ins.debug_symbols)
+            attrs["debug_symbols"] = list(ins.debug_symbols)
         if layout.timed and ins.op != "@return":
-            graph.nodes[op].update(_analysis_attrs(program, node, layout))
+            attrs.update(_analysis_attrs(program, node, layout))
+        writer.add_node(op, attrs)
         if ins.op != "@return":
-            graph.add_edge(op, add_tensor(graph, ids[node.index], ins.name,
-                                          **_tensor_attrs(node, ids, blocks)))
+            writer.add_node(tensors[node.index], {"kind": TENSOR, "name": ins.name,
+                                                  **_tensor_attrs(node, tensors, blocks)})
+            writer.add_edge(op, tensors[node.index])
         for source in node.inputs:
             if source is not None:
-                graph.add_edge(tensor_node(ids[source]), op)
-    _link_modules(graph, program, ids)
+                writer.add_edge(tensors[source], op)
+    _link_modules(writer, program, ops, tensors)
 
 
 def _analysis_attrs(program: Program, node: Node, layout: Layout) -> dict:
@@ -58,7 +118,7 @@ def _analysis_attrs(program: Program, node: Node, layout: Layout) -> dict:
     return attrs
 
 
-def _tensor_attrs(node: Node, ids: list[str], blocks: dict[int, int]) -> dict:
+def _tensor_attrs(node: Node, tensors: list[str], blocks: dict[int, int]) -> dict:
     shape = node.instruction.shape
     attrs: dict = {"storage": node.storage.value}
     if shape is not None:
@@ -67,13 +127,14 @@ def _tensor_attrs(node: Node, ids: list[str], blocks: dict[int, int]) -> dict:
             attrs["shape"] = tuple(shape.lens)
             attrs["strides"] = tuple(shape.strides or ())
     if node.root is not None and node.root != node.index:
-        attrs["alias_of"] = tensor_node(ids[node.root])
+        attrs["alias_of"] = tensors[node.root]
     if node.root is not None and node.root in blocks and node.storage != Storage.POOL:
         attrs["memory_block"] = blocks[node.root]
     return attrs
 
 
-def _link_modules(graph: nx.DiGraph, program: Program, ids: list[str]) -> None:
+def _link_modules(writer: _Writer, program: Program, ops: list[str],
+                  tensors: list[str]) -> None:
     modules = program.modules()
     for node in program.nodes:
         for name in node.instruction.module_inputs:
@@ -81,8 +142,8 @@ def _link_modules(graph: nx.DiGraph, program: Program, ids: list[str]) -> None:
             params = [n for n in body if n.instruction.op == "@param"]
             for source, param in zip(node.inputs, params, strict=False):
                 if source is not None:
-                    graph.add_edge(tensor_node(ids[source]), op_node(ids[param.index]))
+                    writer.add_edge(tensors[source], ops[param.index])
             for ret in (n for n in body if n.instruction.op == "@return"):
                 for source in ret.inputs:
                     if source is not None:
-                        graph.add_edge(tensor_node(ids[source]), op_node(ids[node.index]))
+                        writer.add_edge(tensors[source], ops[node.index])

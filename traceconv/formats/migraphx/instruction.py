@@ -12,33 +12,43 @@ The op part may be custom (``@param:NAME``, ``@literal{...}``, ``@comment: text`
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from sys import intern
 
-from pydantic import BaseModel, Field
-
+from ...model.frozen import FrozenDict, FrozenList
 from .brackets import closing, find_top, split_top
 from .shape import Shape, parse_shape
 
 VAR = re.compile(r"\s*([^\s=]+)\s*=\s*(\S.*?)\s*$")
 _OPNAME = re.compile(r"[^\[({\s,]+")
 _TARGET = re.compile(r",\s*target_id=(\d+)$")
+# One read-only empty dict and list for every instruction printed without attributes,
+# module inputs or debug symbols (most of them): a program has hundreds of thousands.
+_NO_ATTRIBUTES: FrozenDict[str, str] = FrozenDict()
+_NONE: FrozenList[str] = FrozenList()
 
 
-class Instruction(BaseModel):
-    """A parsed instruction line (no perf timing; see ``report.PerfLine``)."""
+@dataclass(slots=True)
+class Instruction:
+    """A parsed instruction line (no perf timing; see ``document.PerfLine``). The fields
+    are those of :class:`.schema.Instruction`, which says what each means; a slotted class
+    because a large program has hundreds of thousands of them. Names, op names and
+    attribute texts are interned: a program repeats them, and an input is the very string
+    of the result it names."""
 
-    name: str = Field(description="the result name as printed: @3, main:@3, x, main:#output_0")
-    op: str = Field(description="op name: add, gpu::code_object, @param, @literal, @return")
-    attributes: dict[str, str] = Field(default_factory=dict, description="raw value texts")
-    parameter: str | None = Field(None, description="the name after @param:")
-    literal: str | None = Field(None, description="the values inside @literal{...}")
+    name: str
+    op: str
+    attributes: dict[str, str] = field(default_factory=lambda: _NO_ATTRIBUTES)
+    parameter: str | None = None
+    literal: str | None = None
     comment: str | None = None
-    inputs: list[str] = Field(default_factory=list)
-    module_inputs: list[str] = Field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+    module_inputs: list[str] = field(default_factory=lambda: _NONE)
     shape: Shape | None = None
     target_id: int | None = None
-    debug_symbols: list[str] = Field(default_factory=list)
-    unclosed_attributes: bool = Field(False, description="code_object print without ']'")
-    truncated: bool = Field(False, description="the line ends before the print is complete")
+    debug_symbols: list[str] = field(default_factory=lambda: _NONE)
+    unclosed_attributes: bool = False
+    truncated: bool = False
     line: int = 0
 
     @property
@@ -63,13 +73,13 @@ def parse_attributes(text: str) -> dict[str, str]:
             continue
         key, sep, value = part.partition("=")
         if sep and key and " " not in key:
-            out[key] = value
+            out[intern(key)] = value
             last = key
         elif last is not None:  # a raw string value that itself held a comma
             out[last] += "," + part
         else:
-            out[part] = ""
-    return out
+            out[intern(part)] = ""
+    return {key: intern(value) for key, value in out.items()}
 
 
 def _split_tail(rest: str) -> tuple[str, str | None, int | None, list[str]]:
@@ -107,14 +117,16 @@ def parse_instruction(line: str, number: int = 0) -> Instruction:
         raise ValueError("not an instruction line (no 'name = op')")
     name, rest = m.groups()
     rest, shape_text, target, symbols = _split_tail(rest)
-    fields: dict = {"name": name, "target_id": target, "debug_symbols": symbols, "line": number}
+    fields: dict = {"name": intern(name), "target_id": target, "line": number}
+    if symbols:
+        fields["debug_symbols"] = symbols
     if shape_text:
         try:
             fields["shape"] = parse_shape(shape_text)
         except ValueError:
             fields["truncated"] = True
     if rest.startswith("@param:"):
-        return Instruction(op="@param", parameter=rest[7:].strip(), **fields)
+        return Instruction(op="@param", parameter=intern(rest[7:].strip()), **fields)
     if rest.startswith("@comment:"):
         return Instruction(op="@comment", comment=rest[9:].strip(), **fields)
     op_match = _OPNAME.match(rest)
@@ -142,7 +154,7 @@ def parse_instruction(line: str, number: int = 0) -> Instruction:
     if rest.startswith("(", pos):
         end = closing(rest, pos)
         body = rest[pos + 1:end if end >= 0 else len(rest)]
-        fields["inputs"] = [x.strip() for x in body.split(",") if x.strip()]
+        fields["inputs"] = [intern(x.strip()) for x in body.split(",") if x.strip()]
         fields["truncated"] = fields.get("truncated", False) or end < 0
         pos = len(rest) if end < 0 else end + 1
     tail = rest[pos:].strip()
@@ -157,4 +169,4 @@ def parse_instruction(line: str, number: int = 0) -> Instruction:
         raise ValueError(f"unexpected text after the op: {tail[:40]!r}")
     if shape_text is None and op != "@return":
         fields["truncated"] = True
-    return Instruction(op=op, **fields)
+    return Instruction(op=intern(op), **fields)

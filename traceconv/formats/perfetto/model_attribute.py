@@ -18,6 +18,7 @@ the memory blocks (which Perfetto shows only as the live-bytes counters made of 
 from __future__ import annotations
 
 import dataclasses
+from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -209,9 +210,11 @@ _REPEATED = ("device", "pool", "name", "owner_op", "owner_name", "owner_tensor",
 def _blocks(blocks: list[MemoryBlock]) -> dict[str, Any]:
     """Memory blocks as one list per field (JSON-safe: shapes as lists, args that JSON
     cannot hold left out); a field of few distinct values as [values, index per block]."""
-    columns: dict[str, Any] = {name: [getattr(b, name) for b in blocks]
+    columns: dict[str, Any] = {name: list(map(attrgetter(name), blocks))
                                for name in _BLOCK_FIELDS}
-    columns["args"] = [_jsonable(a) if a else {} for a in columns["args"]]
+    args = columns["args"]
+    columns["args"] = [_jsonable(a) if a else {} for a in args] if any(args) else \
+        [{}] * len(args)   # (a trace of 10^5 blocks without args: no loop)
     for name in _REPEATED:
         distinct = {value: k for k, value in enumerate(dict.fromkeys(columns[name]))}
         values = [None if v is None else list(v) for v in distinct] if name == "shape" \

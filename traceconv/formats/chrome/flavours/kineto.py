@@ -173,21 +173,30 @@ def _join_launches(trace: Trace) -> None:
     flow_targets, flow_sources = flows.numpy("target"), flows.numpy("source")
     from_launch = np.flatnonzero(is_launch[flow_sources])
     # a device op that a flow event links from a launch already gets no second launch flow
-    linked_at = dict(zip(flow_targets[from_launch].tolist(), from_launch.tolist(), strict=True))
+    # (per device op: the last such flow, as a dict of them keeps it)
+    linked = flow_targets[from_launch]
+    last = len(linked) - 1 - np.unique(linked[::-1], return_index=True)[1]
+    flow_into = np.full(len(s), -1, dtype=np.int64)
+    flow_into[linked[last]] = from_launch[last]
+    flow = flow_into[targets]
+    new = flow < 0
+    added = int(new.sum())
+    if added:   # (the strings are interned only when a flow is added, as add_flow does)
+        category, name = trace.strings.intern("ac2g"), trace.strings.intern("correlation")
+        flows.source.frombytes(sources[new].astype(np.int64).tobytes())
+        flows.target.frombytes(targets[new].astype(np.int64).tobytes())
+        flows.category.frombytes(np.full(added, category, dtype=np.int32).tobytes())
+        flows.name.frombytes(np.full(added, name, dtype=np.int32).tobytes())
     starts, tracks = s.numpy("start"), s.numpy("track")
-    added = rebound = 0
-    for src, dst in zip(sources.tolist(), targets.tolist(), strict=True):
-        flow = linked_at.get(dst)
-        if flow is None:
-            trace.add_flow(src, dst, "ac2g", "correlation")
-            added += 1
-            continue
-        bound_to = int(flow_sources[flow])
-        if bound_to != src and starts[bound_to] == starts[src] and tracks[bound_to] == tracks[src]:
-            # the flow event named a time that two launches share (zero-length calls of
-            # integer-µs traces): the one with the device op's correlation id is its launch
-            flows.source[flow] = src
-            rebound += 1
+    flow, src = flow[~new], sources[~new]
+    bound_to = flow_sources[flow]
+    # the flow event named a time that two launches share (zero-length calls of
+    # integer-µs traces): the one with the device op's correlation id is its launch
+    shared = np.flatnonzero((bound_to != src) & (starts[bound_to] == starts[src])
+                            & (tracks[bound_to] == tracks[src]))
+    for at in shared.tolist():   # in order: the last launch of a flow wins
+        flows.source[int(flow[at])] = int(src[at])
+    rebound = len(shared)
     trace.diagnostics.add("kineto.flows_from_correlation", "launch → device flows added from "
                           "matching correlation ids (no ac2g flow event linked them)",
                           kind="guessed", count=added)

@@ -1,0 +1,95 @@
+"""Text reports at scale: reading a larger log needs proportionally more memory, not more
+per line (issue 26: a 50 MB MIGraphX perf log once took 35 bytes of memory per byte).
+
+Peaks are Python allocations (tracemalloc) while reading logs grown from the bundled
+samples 4× and 16× (``benchmarks/text_logs.py``); no time is measured. The benchmark with
+the 50 MB row and the RSS figures is ``benchmarks/bench_text.py``.
+"""
+
+from __future__ import annotations
+
+import pickle
+import tracemalloc
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+import traceconv
+from benchmarks import text_logs
+from traceconv.formats import migraphx
+from traceconv.formats.migraphx.document import parse_document
+from traceconv.model.graph import OP, TENSOR, count_kind
+
+ROOT = Path(__file__).resolve().parent.parent
+FAMILIES = {
+    "migraphx perf log": (text_logs.migraphx_perf_log, "migraphx"),
+    "migraphx program printout": (text_logs.migraphx_listing, "migraphx"),
+    "migraphx trace eval": (text_logs.migraphx_trace_eval, "migraphx"),
+    "paddle reports": (text_logs.paddle_report_log, "paddle-report"),
+    "paddle summaries": (text_logs.paddle_summary_log, "paddle-summary"),
+}
+# Python allocations per input byte at the peak, with room: the MIGraphX reader needs about
+# 7 (it needed 33 before issue 26), Paddle's about 20 and 15.
+BYTES_PER_BYTE = {"migraphx": 12, "paddle-report": 30, "paddle-summary": 25}
+
+
+def peak_while_reading(path: Path, format: str) -> int:
+    tracemalloc.start()
+    try:
+        traceconv.load(path, format=format)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_memory_grows_linearly_with_the_log(family, tmp_path):
+    generate, format = FAMILIES[family]
+    paths = {times: tmp_path / f"x{times}.txt" for times in (4, 16)}
+    for times, path in paths.items():
+        path.write_text(generate(times))
+    # imports, first-use caches and process-wide tables (interned names) grown once
+    traceconv.load(paths[16], format=format)
+    peaks = {times: peak_while_reading(path, format) for times, path in paths.items()}
+    sizes = {times: path.stat().st_size for times, path in paths.items()}
+    # 4× the input: at most 4× the memory, with 15% for what does not grow in steps
+    assert peaks[16] <= 4.6 * peaks[4], peaks
+    assert peaks[16] <= BYTES_PER_BYTE[format] * sizes[16], (peaks, sizes)
+
+
+def test_the_graph_is_made_when_first_used_and_is_the_same(tmp_path):
+    """``info`` counts ops and tensors without making the graph; the graph made later is a
+    plain DiGraph with those counts, frozen like the rest of the trace; a pickle of a graph
+    not made yet holds the made graph."""
+    path = tmp_path / "perf.txt"
+    path.write_text(text_logs.migraphx_perf_log(2))
+    trace = traceconv.load(path)
+    graph = trace.graph
+    counts = trace.counts()
+    assert type(graph).__name__ == "LazyDiGraph"   # counting did not make it
+    assert (count_kind(graph, OP), count_kind(graph, TENSOR)) == (
+        counts["ops"], counts["tensors"])
+    assert graph.number_of_nodes() == counts["ops"] + counts["tensors"]
+    assert type(graph) is nx.DiGraph and nx.is_frozen(graph)
+    assert (count_kind(graph, OP), count_kind(graph, TENSOR)) == (
+        counts["ops"], counts["tensors"])
+    # an independent count: ops are the timed lines and the @return; tensors all but it
+    timed = sum(1 for line in path.read_text().splitlines() if line.endswith("%")
+                and " = " in line and "ms / " not in line)   # (Summary rows: "/ n = avg")
+    assert counts["ops"] == timed + 1 and counts["tensors"] == timed
+    unmade = migraphx.build(parse_document(path.read_text())).graph
+    assert type(unmade).__name__ == "LazyDiGraph"
+    again = pickle.loads(pickle.dumps(unmade))
+    assert type(again) is nx.DiGraph and list(again.edges) == list(graph.edges)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "tests" / "data" / "migraphx").glob("*"))
+                         + sorted((ROOT / "samples" / "migraphx").glob("*")),
+                         ids=lambda p: p.name[:40])
+def test_counts_before_the_graph_is_made_are_its_counts(path):
+    trace = traceconv.load(path, format="migraphx")
+    before = trace.counts()
+    nodes = list(trace.graph.nodes(data="kind"))   # makes it
+    assert (before["ops"], before["tensors"]) == (
+        sum(k == OP for _, k in nodes), sum(k == TENSOR for _, k in nodes))

@@ -1,0 +1,40 @@
+"""The lines of a text input as they are read, never the whole text at once.
+
+A reader that goes line by line needs neither the file's text (its size again, as ``str``)
+nor a list of its lines (about twice its size): :func:`text_lines` decodes as it reads and
+splits exactly as ``str.splitlines`` splits the whole text.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+
+from ..errors import InputError
+from ..io import Source, stopped_at
+
+
+def text_lines(source: Source) -> Iterator[str]:
+    """The lines of ``source`` decoded as UTF-8 (undecodable bytes replaced), the same as
+    ``source.read_text().splitlines()`` gives; a read that fails (a cut gzip) raises
+    :class:`InputError` naming the file, as :meth:`Source.read_text` does.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "log.txt")
+    >>> _ = open(path, "wb").write(b"a\\r\\nb\\x0cc\\rd\\n\\n\\xffe")
+    >>> list(text_lines(Source(path))) == Source(path).read_text().splitlines()
+    True
+    """
+    try:
+        with source.open() as stream:
+            # newline="": lines end where the bytes say (\\n, \\r\\n, \\r), untranslated; the
+            # other breaks str.splitlines knows (\\x0c, \\x85, \\u2028 ...) are split below
+            text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+            try:
+                for line in text:
+                    yield from line.splitlines()
+            except (OSError, EOFError) as exc:   # e.g. a gzip cut short
+                raise InputError(f"cannot read: {exc}", file=source.name,
+                                 location=stopped_at(stream, source.compressed)) from None
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read: {exc}", file=source.name) from None
