@@ -25,16 +25,18 @@ def bundled_files(folder: Path) -> list[Path]:
 
     Not whatever lies there: running the README's commands in the checkout writes outputs
     beside the samples (``samples/torch/cnn_step5.pftrace``), which are no samples. Outside
-    a git checkout (an unpacked archive) every file but hidden ones counts.
+    a git checkout (an unpacked archive) every file but hidden ones counts. Fuzz findings
+    (``*.input``, tests/test_fuzz_findings_round3.py) are hostile inputs, not samples.
     """
     try:
         listed = subprocess.run(["git", "ls-files", "-z", "--", str(folder)], cwd=ROOT,
                                 capture_output=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
-        return sorted(p for p in folder.rglob("*") if p.is_file() and not any(
-            part.startswith(".") for part in p.relative_to(folder).parts))
+        return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix != ".input"
+                      and not any(part.startswith(".")
+                                  for part in p.relative_to(folder).parts))
     return sorted(p for name in listed.decode().split("\0") if name
-                  and (p := ROOT / name).is_file())
+                  and (p := ROOT / name).is_file() and p.suffix != ".input")
 
 
 @pytest.fixture(scope="session")

@@ -49,6 +49,11 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
         info = registry.detect(source)
     if not info.reads:
         raise TraceconvError(f"traceconv cannot read {info.name} files", file=source.name)
+    return _read(source, info, options)
+
+
+def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any]) -> Trace:
+    """The frozen trace that ``info``'s reader makes of ``source`` (see :func:`load`)."""
     module = info.load()
     registry.check_options(module.read, options, f"the {info.name} reader",
                            getattr(module, "READ_OPTIONS", None))
@@ -61,9 +66,10 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
             raise InputError("nested deeper than traceconv reads (about 1,000 levels)",
                              file=source.name) from None
     trace.shorten_overflowing_slices()
-    from .value_bounds import clamp_counter_values, clamp_stats, clamp_times
+    from .value_bounds import clamp_counter_values, clamp_stats, clamp_times, repair_lengths
 
     clamp_times(trace)
+    repair_lengths(trace)
     clamp_stats(trace)
     clamp_counter_values(trace)
     meta = trace.metadata
@@ -176,12 +182,21 @@ def check(path: str | os.PathLike[str], format: str | None = None, *,
     """What a viewer would drop or misdraw in a written trace (``.pftrace`` or Chrome JSON,
     ``.gz`` too); the format comes from the name and content unless ``format`` names it.
 
+    Any other readable input is read, and its reader's findings make the report
+    (:func:`~traceconv.analysis.read_check.read_check`): an input cut short is an error.
+
     >>> report = check("samples/torch/cnn_step5.pt.trace.json")
     >>> report.format, report.counts["slices"], [e["code"] for e in report.errors]
     ('chrome', 2702, ['overlapping_slice'])
+    >>> check("samples/migraphx/perf_simple_graph_rocm4.txt").ok
+    True
     """
     source = Source(path, max_bytes=max_bytes)
-    info = registry.get(format) if format else registry.detect(source, can="checks")
+    info = registry.get(format) if format else registry.detect(source)
+    if not info.checks and info.reads:
+        from .analysis.read_check import read_check
+
+        return read_check(_read(source, info, {}))
     if not info.checks:
         raise FormatError(f"traceconv cannot check {info.name} files", file=source.name)
     try:

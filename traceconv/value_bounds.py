@@ -115,3 +115,41 @@ def clamp_counter_values(trace: Trace) -> int:
                               "(now 0)", kind="repaired", count=moved,
                               example=f"{first}")
     return moved
+
+
+def repair_lengths(trace: Trace) -> int:
+    """Lengths are never negative: a slice with a negative duration gets 0, a memory block
+    with a negative size gets 0 bytes, a block freed before its allocation is freed at
+    it; counted as ``model.negative_length``. Returns how many values changed.
+
+    A backstop for every reader (a garbled number in any of them); only for a trace just
+    read, as :func:`clamp_times`.
+
+    >>> from traceconv.model import MemoryBlock
+    >>> t = Trace(); p = t.add_process("p"); k = t.add_track("t", process=p)
+    >>> _ = t.add_slice(k, 5, -3, "back"); t.memory.append(MemoryBlock(0, -8, 9, 4))
+    >>> repair_lengths(t), t.slice(0).dur, (t.memory[0].size, t.memory[0].free_ns)
+    (3, 0, (0, 9))
+    """
+    changed, example = 0, None
+    if len(trace.slices):
+        dur = np.frombuffer(trace.slices.dur, np.int64)
+        negative = np.flatnonzero(dur < 0)
+        if len(negative):
+            example = f"slice {trace.slice(int(negative[0])).name!r}: duration {dur[negative[0]]}"
+            dur[negative] = 0
+            changed += len(negative)
+    for block in [*trace.memory, *trace.reservations]:
+        if block.size < 0:
+            example = example or f"memory block {block.name!r}: size {block.size}"
+            block.size = 0
+            changed += 1
+        if block.alloc_ns is not None and block.free_ns is not None \
+                and block.free_ns < block.alloc_ns:
+            example = example or f"memory block {block.name!r}: freed before its allocation"
+            block.free_ns = block.alloc_ns
+            changed += 1
+    trace.diagnostics.add("model.negative_length", "slices with a negative duration, memory "
+                          "blocks with a negative size or freed before their allocation: "
+                          "made 0 long", kind="repaired", count=changed, example=example)
+    return changed

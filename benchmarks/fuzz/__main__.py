@@ -42,7 +42,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="folder for reproducers and figures.json")
     parser.add_argument("--special", type=int, metavar="N",
                         help="first run N inputs of each special-file and signal scenario")
+    parser.add_argument("--validate", action="store_true",
+                        help="also count a read whose model breaks an invariant "
+                             "(traceconv.validate) as a crash")
     args = parser.parse_args()
+    if args.validate:   # set before the workers fork
+        from . import worker
+
+        worker.VALIDATE = True
     if args.seconds is None and args.per_target is None and args.special is None:
         parser.error("say --seconds, --per-target or --special")
     if args.special:

@@ -35,6 +35,8 @@ PROGRESS_EVERY = 300.0   # seconds between progress lines in the log
 class Figures:
     inputs: Counter = field(default_factory=Counter)
     outcomes: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    # inputs per generator (the class of input), by outcome
+    by_mutator: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
     crashes: dict[str, dict] = field(default_factory=dict)   # signature -> first sighting
     slowest: dict[str, tuple[float, int, int]] = field(default_factory=dict)  # (s, bytes, index)
     busy: dict[str, float] = field(default_factory=lambda: defaultdict(float))  # seconds
@@ -43,6 +45,7 @@ class Figures:
     def count(self, target: str, index: int, outcome: Outcome) -> None:
         self.inputs[target] += 1
         self.outcomes[target][outcome.status] += 1
+        self.by_mutator[outcome.mutator][outcome.status] += 1
         self.busy[target] += outcome.seconds
         if outcome.seconds > self.slowest.get(target, (0.0, 0, 0))[0]:
             self.slowest[target] = (outcome.seconds, outcome.size, index)
@@ -50,6 +53,7 @@ class Figures:
     def as_dict(self) -> dict:
         return {"inputs": dict(self.inputs), "wall_seconds": round(self.wall_seconds, 1),
                 "outcomes": {t: dict(c) for t, c in self.outcomes.items()},
+                "by_mutator": {m: dict(c) for m, c in sorted(self.by_mutator.items())},
                 "crash_classes": {s: {k: v for k, v in c.items() if k != "data"}
                                   for s, c in self.crashes.items()},
                 "slowest": {t: {"seconds": round(s, 3), "bytes": n, "index": i}

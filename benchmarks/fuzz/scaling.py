@@ -77,9 +77,11 @@ def _steps(path: str) -> dict[str, Callable[[], object]]:
 
     trace = traceconv.load(path)
     steps: dict[str, Callable[[], object]] = {"read": lambda: traceconv.load(path)}
-    for writer in ("perfetto", "chrome", "summary"):
+    steps["info"] = lambda: _command("info", "--json", path)
+    for writer in (f.name for f in registry.all_formats() if f.writes):
         steps[f"-> {writer}"] = (lambda w=writer: registry.get(w).load().write(
             trace, io.BytesIO()))
+    steps["diff"] = lambda: _command("diff", "--json", path, path)
     from traceconv.analysis.advise import advise
     from traceconv.analysis.critical_path import critical_path
     from traceconv.report import render_report
@@ -90,6 +92,18 @@ def _steps(path: str) -> dict[str, Callable[[], object]]:
     return steps
 
 
+def _command(*args: str) -> None:
+    """One CLI command in this process (its reads included); a refusal (exit 1) counts as
+    done, anything else is an error of the step."""
+    from click.testing import CliRunner
+
+    from traceconv.cli import app
+
+    result = CliRunner().invoke(app, list(args))
+    if result.exit_code not in (0, 1):
+        raise RuntimeError(f"exit {result.exit_code}: {result.output[-200:]}")
+
+
 def _cpu(step: Callable[[], object]) -> float:
     began = time.process_time()
     step()
@@ -97,9 +111,10 @@ def _cpu(step: Callable[[], object]) -> float:
 
 
 def measure(base: int, sizes: tuple[int, ...] = (1, 2, 4, 8), families: list[str] | None = None,
-            log: Callable[[str], None] = print) -> list[dict]:
-    """CPU seconds per (family, step) at ``base`` x each size; one row per (family, step)
-    with the worst growth per doubling."""
+            log: Callable[[str], None] = print, repeat: int = 1) -> list[dict]:
+    """CPU seconds per (family, step) at ``base`` x each size (the least of ``repeat``
+    runs: on a shared machine single runs stray by 30 %); one row per (family, step) with
+    the worst growth per doubling."""
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for family in families or list(FAMILIES):
@@ -110,7 +125,7 @@ def measure(base: int, sizes: tuple[int, ...] = (1, 2, 4, 8), families: list[str
                 Path(path).write_bytes(data)
                 for step, run in _steps(path).items():
                     try:
-                        seconds = _cpu(run)
+                        seconds = min(_cpu(run) for _ in range(repeat))
                     except Exception as exc:  # noqa: BLE001 - a refusal is a result too
                         seconds = float("nan")
                         log(f"{family} x{scale} {step}: {type(exc).__name__}: {exc}"[:160])
@@ -132,8 +147,10 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", type=int, default=2000, help="units at 1x (default 2000)")
     parser.add_argument("--family", action="append", choices=list(FAMILIES))
+    parser.add_argument("--repeat", type=int, default=1, help="runs per step, the least "
+                        "counts (default 1)")
     args = parser.parse_args()
-    measure(args.base, families=args.family)
+    measure(args.base, families=args.family, repeat=max(args.repeat, 1))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import gzip
 import hashlib
 import io
 import json
+import lzma
 import pickle
 import random
 from collections import Counter, defaultdict
@@ -32,7 +33,8 @@ KNOWN_KINDS = {"chrome": "json", "megengine": "json", "megengine-meminfo": "json
                "torch-memory": "json", "paddle-report": "text", "paddle-summary": "text",
                "migraphx": "text", "paddle-profile": "protobuf", "paddle-pb": "protobuf",
                "megengine-memflow-svg": "svg", "torch-et": "json", "torch-snapshot": "pickle",
-               "perfetto": "protobuf"}
+               "perfetto": "protobuf", "xplane": "protobuf", "trtexec": "json",
+               "nsys-stats": "text"}
 
 
 def registry_targets() -> dict[str, str]:
@@ -59,6 +61,7 @@ FILE_NAMES = {"megengine-meminfo": "StaticMemoryInfo.json",
 SMALL, LARGE = 24, 150    # items kept per list or mapping (JSON) / repeated field (protobuf)
 TEXT_BYTES = (8 << 10, 24 << 10)   # bytes kept per text seed, small then large
 SEED_BYTES = 64 << 10     # a small cut above this keeps fewer items still, while it reads
+WHOLE_SEED_BYTES = 400 << 10   # a file no cut of which reads is a seed whole up to this size
 
 
 def file_name(target: str) -> str:
@@ -133,10 +136,15 @@ def _reads(target: str, data: bytes, folder: Path) -> bool:
     return True
 
 
-def _smallest_readable(target: str, raw: bytes, folder: Path) -> bytes:
+def _smallest_readable(target: str, raw: bytes, folder: Path) -> bytes | None:
+    """The seed cut small while it still reads; the whole file where no cut reads (a
+    database, a length-prefixed record) and it is small enough; else None (no seed)."""
     small = _shrink(KINDS[target], raw, SMALL, TEXT_BYTES[0])
     if not _reads(target, small, folder):
-        return _shrink(KINDS[target], raw, LARGE, TEXT_BYTES[1])
+        large = _shrink(KINDS[target], raw, LARGE, TEXT_BYTES[1])
+        if _reads(target, large, folder):
+            return large
+        return raw if len(raw) <= WHOLE_SEED_BYTES and _reads(target, raw, folder) else None
     keep = SMALL
     while len(small) > SEED_BYTES and keep > 2:   # deep nesting: lists of lists of ...
         keep //= 2
@@ -173,7 +181,8 @@ def collect_seeds(folder: Path) -> dict[str, list[bytes]]:
     seeds: dict[str, dict[str, bytes]] = defaultdict(dict)
     for directory in SEED_DIRS:
         for path in sorted(directory.rglob("*")):
-            if not path.is_file() or path.suffix in (".md", ".py"):
+            # (.input: a fuzz finding kept as a test, not a seed)
+            if not path.is_file() or path.suffix in (".md", ".py", ".input"):
                 continue
             try:
                 name = registry.detect(Source(path)).name
@@ -184,8 +193,11 @@ def collect_seeds(folder: Path) -> dict[str, list[bytes]]:
             raw = path.read_bytes()
             if raw[:2] == b"\x1f\x8b":
                 raw = gzip.decompress(raw)
+            elif raw[:6] == b"\xfd7zXZ\x00":
+                raw = lzma.decompress(raw)
             data = _smallest_readable(name, raw, folder)
-            seeds[name][hashlib.sha1(data).hexdigest()] = data
+            if data is not None:
+                seeds[name][hashlib.sha1(data).hexdigest()] = data
     seeds["check:chrome"] = dict(seeds["chrome"])
     pftraces = _written_pftraces(list(seeds["chrome"].values()), folder)
     seeds["check:perfetto"] = {hashlib.sha1(d).hexdigest(): d for d in pftraces}

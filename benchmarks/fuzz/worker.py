@@ -59,6 +59,9 @@ def _on_timer(signum: int, frame: FrameType | None) -> None:
     raise Hang
 
 
+VALIDATE = False   # python -m benchmarks.fuzz --validate
+
+
 def _signature(exc: BaseException) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/traceconv/" in f.filename]
     where = ""
@@ -69,8 +72,10 @@ def _signature(exc: BaseException) -> str:
 
 
 def run_target(target: str, path: str, write: bool = True) -> Outcome:
-    """Read ``path`` as ``target`` (a format name, or ``check:<format>``), then, if ``write``,
-    write the trace in every format."""
+    """Read ``path`` as ``target`` (a format name, or ``check:<format>``), with
+    :data:`VALIDATE` check the model the reader made (a broken invariant counts as a
+    crash), then, if ``write``, write the
+    trace in every format."""
     import traceconv
     from traceconv import registry
     from traceconv.errors import TraceconvError
@@ -81,6 +86,10 @@ def run_target(target: str, path: str, write: bool = True) -> Outcome:
             traceconv.check(path, target.split(":", 1)[1], max_bytes=READ_LIMIT)
             return Outcome("ok")
         trace = traceconv.load(path, format=target, max_bytes=READ_LIMIT)
+        problems = traceconv.validate(trace) if VALIDATE else []
+        if problems:   # a reader that read the input must make a valid model of it
+            return Outcome("crash", f"read: invalid {target} model: {problems[0].invariant}",
+                           "\n".join(map(str, problems)))
         stage = "write"
         for writer in WRITERS if write else ():
             try:

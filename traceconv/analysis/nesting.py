@@ -23,6 +23,7 @@ import numpy as np
 
 from ..gcpause import paused_gc
 from ..model import Diagnostics, Trace, TrackKind
+from .groups import grouped, grouped_pairs
 from .timeline_order import timeline_order
 
 MAX_DEPTH = 511  # deepest 0-based depth trace_processor keeps (its kMaxDepth is 512 levels)
@@ -81,6 +82,7 @@ FAST_TRACK = 4096   # slices on a track from which numpy decides instead of the 
 _ROUNDS = 8   # rounds of deciding overlaps from those decided (then: settle, or walk)
 _UNSURE_LIMIT = 1024   # overlaps that depend only on each other, settled one by one
 _NEVER = np.iinfo(np.int64).max
+_UNLIMITED = 1 << 62   # a depth no trace reaches: misfits() then finds only overlaps
 
 
 def misfits(tracks: np.ndarray, starts: np.ndarray, ends: np.ndarray,
@@ -275,15 +277,18 @@ def _repair(trace: Trace, max_depth: int, lanes: _LaneFinder) -> None:
     final = track.copy()
     pending = np.array(sorted(overlapping + too_deep), dtype=np.int64)  # in walk order
     lane_number = 0
+    placed: list[tuple[np.ndarray, np.ndarray]] = []   # (walk positions, their lane numbers)
     while len(pending):
         lane_number += 1
+        pending = _place_nested(pending, tracks, starts, ends, max_depth, placed, lane_number)
+        if not len(pending):
+            break
         rejected = np.zeros(len(pending), dtype=bool)
         rejected[sum(misfits(tracks[pending], starts[pending], ends[pending], max_depth),
                      [])] = True
-        placed = pending[~rejected]
-        for home in np.unique(tracks[placed]).tolist():
-            final[order[placed[tracks[placed] == home]]] = lanes.lane(home, lane_number)
+        placed.append((pending[~rejected], np.full(int((~rejected).sum()), lane_number)))
         pending = pending[rejected]
+    _move_to_lanes(final, order, tracks, placed, lanes)
     for code, message, positions in (
             ("nesting.overlap_moved", "slices that partially overlap the slice enclosing them "
              "were moved to an overlap lane track", overlapping),
@@ -293,6 +298,63 @@ def _repair(trace: Trace, max_depth: int, lanes: _LaneFinder) -> None:
         _count(trace, code, message, rows[final[rows] != current[rows]].tolist())
     changed = np.flatnonzero(final != current)
     np.frombuffer(slices.track, dtype=np.int32)[changed] = final[changed]
+
+
+def _place_nested(pending: np.ndarray, tracks: np.ndarray, starts: np.ndarray,
+                  ends: np.ndarray, max_depth: int,
+                  placed: list[tuple[np.ndarray, np.ndarray]], lane_number: int
+                  ) -> np.ndarray:
+    """Place at once the pending slices of every home track whose pending slices nest
+    properly among themselves (added to ``placed``); return the others.
+
+    The rounds of :func:`_repair` would fill lane after lane of such a track from the
+    top down: lane ``lane_number`` takes depths 0 .. ``max_depth``, the next lane the
+    following ``max_depth + 1`` levels, and so on, since each lane's stack only ever
+    holds the slice's own ancestors. Deciding that from each slice's depth makes a chain
+    ``n`` deep cost one pass instead of ``n / (max_depth + 1)`` passes over it.
+    """
+    overlapping, _ = misfits(tracks[pending], starts[pending], ends[pending], _UNLIMITED)
+    nested = ~np.isin(tracks[pending], tracks[pending[overlapping]])
+    if nested.any():
+        at = pending[nested]
+        placed.append((at, lane_number + track_depths(tracks[at], starts[at], ends[at])
+                       // (max_depth + 1)))
+    return pending[~nested]
+
+
+def _move_to_lanes(final: np.ndarray, order: np.ndarray, tracks: np.ndarray,
+                   placed: list[tuple[np.ndarray, np.ndarray]], lanes: _LaneFinder) -> None:
+    """Move the slices at the walk positions of ``placed`` to their lanes, creating the
+    lanes by lane number, then home track (the order the rounds reach them in)."""
+    if not placed:
+        return
+    at = np.concatenate([positions for positions, _ in placed])
+    numbers = np.concatenate([lane for _, lane in placed])
+    for (number, home), group in grouped_pairs(numbers, tracks[at]):
+        final[order[at[group]]] = lanes.lane(home, number)
+
+
+def track_depths(tracks: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """How many slices of its own track enclose each one, for properly nested slices
+    sorted by (track, start, longest first): :func:`_depths` for many tracks at once.
+
+    >>> track_depths(np.array([0, 0, 0, 1, 1]), np.array([0, 1, 2, 2, 3]),
+    ...              np.array([10, 4, 3, 9, 4])).tolist()
+    [0, 1, 2, 0, 1]
+    """
+    n = len(starts)
+    # the first position of the same track that starts at or after each end: ends sorted
+    # among the starts (by track, then time; an end before an equal start)
+    merged = np.lexsort((np.r_[np.ones(n, np.int8), np.zeros(n, np.int8)],
+                         np.r_[starts, ends], np.r_[tracks, tracks]))
+    is_start = (merged < n).astype(np.int64)
+    starts_before: np.ndarray = np.cumsum(is_start) - is_start
+    span_end = np.empty(n, dtype=np.int64)
+    span_end[merged[merged >= n] - n] = starts_before[merged >= n]
+    position = np.arange(n, dtype=np.int64)
+    span_end = np.maximum(span_end, position + 1)
+    return np.cumsum(np.bincount(position + 1, minlength=n + 1)
+                     - np.bincount(span_end, minlength=n + 1))[:n]
 
 
 def _repair_instants(trace: Trace, max_depth: int, lanes: _LaneFinder) -> None:
@@ -309,15 +371,20 @@ def _repair_instants(trace: Trace, max_depth: int, lanes: _LaneFinder) -> None:
     final = home.copy()
     crowded = np.flatnonzero(np.bincount(slice_track, minlength=len(lanes.home_of)) > max_depth)
     ts = instants.numpy("ts")
-    for track in np.intersect1d(crowded, home).tolist():
+    homes = np.intersect1d(crowded, home).tolist()
+    # each track's slices once (not a scan of all slices per lane: a chain n deep has
+    # n / (max_depth + 1) lanes)
+    on_track = dict(grouped(slice_track)) if homes else {}
+    nothing = np.zeros(0, dtype=np.int64)
+    for track in homes:
         candidates = np.flatnonzero(home == track)
         target, lane_number = track, 0
         while len(candidates):
-            on_target = slice_track == target
+            rows = on_track.get(target, nothing)
             # open at an instant: started before it and not ended before it (the writer
             # puts instants first among events of one timestamp)
-            open_count = (np.searchsorted(np.sort(start[on_target]), ts[candidates], "left")
-                          - np.searchsorted(np.sort(end[on_target]), ts[candidates], "left"))
+            open_count = (np.searchsorted(np.sort(start[rows]), ts[candidates], "left")
+                          - np.searchsorted(np.sort(end[rows]), ts[candidates], "left"))
             fits = open_count <= max_depth
             final[candidates[fits]] = target
             candidates = candidates[~fits]

@@ -1,4 +1,5 @@
-"""``traceconv check TRACE [--json]``: what a viewer would drop or misdraw in a trace file."""
+"""``traceconv check TRACE [--json]``: what a viewer would drop or misdraw in a trace file
+(or, for any other input, what its reader found cut short or left out)."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ if TYPE_CHECKING:
 @click.argument("trace", metavar="TRACE")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--format", "format", metavar="NAME",
-              help="perfetto or chrome (with --model: any readable format), when detection "
-                   "by name and content is not wanted.")
+              help="The input's format (any readable one), when detection by name and "
+                   "content is not wanted.")
 @click.option("--model", "model", is_flag=True,
               help="Read TRACE (any readable format) and check the model the reader made "
                    "against the model's invariants (traceconv.validate) instead.")
@@ -30,15 +31,18 @@ if TYPE_CHECKING:
 @wide_option
 def check(trace: str, as_json: bool, format: str | None, model: bool,
           max_bytes: int = DEFAULT_MAX_BYTES, wide: bool = False) -> None:
-    """Validate a Perfetto .pftrace or a Chrome JSON trace (.gz too).
+    """Validate a Perfetto .pftrace or a Chrome JSON trace (.gz too), or any input.
 
     Reports counts, errors (data the viewer would drop or corrupt) and warnings (data it
-    would show differently). Exit status 1 when there are errors. With --model, reads any
-    input and reports the model invariants its reader broke (exit status 1 when any).
+    would show differently). Exit status 1 when there are errors. Any other input is read:
+    an input cut short is an error, what its reader left out a warning. With --model,
+    reads any input and reports the model invariants its reader broke (exit status 1 when
+    any).
 
     \b
       traceconv check out.pftrace
       traceconv check trace.json.gz --json
+      traceconv check perf_report.txt                   (a MIGraphX report cut short fails)
       traceconv check --model profile.json
     """
     import orjson

@@ -47,6 +47,9 @@ def open_database(source: Source) -> Iterator[sqlite3.Connection]:
         stack.callback(connection.close)
         try:
             connection.execute("select count(*) from sqlite_master").fetchone()
+        except UnicodeDecodeError:   # a damaged schema text
+            raise InputError("not an SQLite database: its schema is not UTF-8 text",
+                             file=source.name) from None
         except sqlite3.DatabaseError as exc:
             raise InputError(f"not an SQLite database: {exc}", file=source.name) from None
         yield connection

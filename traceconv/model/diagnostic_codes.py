@@ -51,6 +51,11 @@ class CodeInfo:
         return "{" in self.code
 
 
+# an input cut short: everything after the cut is missing from every output, so
+# ``traceconv check`` of the input fails (analysis/read_check.py)
+CUT: Severity = "error"
+
+
 def _Code(code: str, kind: Kind, text: str, severity: Severity | None = None) -> CodeInfo:  # noqa: N802
     return CodeInfo(code, kind, text, severity or DEFAULT_SEVERITY[kind])
 
@@ -146,7 +151,7 @@ CODES: tuple[CodeInfo, ...] = (
           " (no times)"),
     # megengine
     _Code("megengine_memflow.truncated", "dropped", "a memory_flow.svg cut before its "
-          "closing </svg>: the rects after the cut are missing"),
+          "closing </svg>: the rects after the cut are missing", CUT),
     _Code("megengine.chunk_id_not_key", "repaired",
           "mem_chunk entries whose id is not their key (the block is named by the key, "
           "which memory plans refer to)"),
@@ -209,7 +214,7 @@ CODES: tuple[CodeInfo, ...] = (
           " duration"),
     _Code("migraphx.report_truncated", "dropped",
           "perf report ends before or inside its Summary, without its trailer (a cut file or "
-          "paste); the lines present are read"),
+          "paste); the lines present are read", CUT),
     _Code("migraphx.report_without_lines", "note",
           "perf report with a summary or trailer but no per-instruction lines (kept as "
           "statistics and metadata; the listing stays untimed)"),
@@ -221,6 +226,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("migraphx.unclosed_attributes", "repaired",
           "code_object attributes without the closing ']' (ROCm 4.2-4.5 print)"),
     _Code("migraphx.unparsed_line", "dropped", "line not understood as MIGraphX output"),
+    _Code("migraphx.name_repeated", "repaired",
+          "instruction names printed again in their module (a garbled or spliced paste): "
+          "kept as <name>#2...; references go to the first"),
     _Code("migraphx.unresolved_input", "dropped",
           "input name defined nowhere in the program (elided or cut paste); the edge is "
           "dropped"),
@@ -234,6 +242,8 @@ CODES: tuple[CodeInfo, ...] = (
           "infinite (now the largest finite number of its sign) or NaN (now 0)"),
     _Code("model.statistic_beyond_range", "repaired", "statistics (calls, times) beyond "
           "±2^62: moved to that edge, so that sums and differences of two runs fit int64"),
+    _Code("model.negative_length", "repaired", "slices with a negative duration, memory "
+          "blocks with a negative size or freed before their allocation: made 0 long"),
     _Code("model.time_beyond_range", "repaired", "times before -1e18 or after 3.5e18 ns: moved "
           "to that edge, so that the difference of any two times fits int64"),
     _Code("model.shift_clamped", "repaired",
@@ -281,7 +291,8 @@ CODES: tuple[CodeInfo, ...] = (
           "time-window cut of the export leaves some)"),
     # nsys_stats
     _Code("nsys_stats.malformed_row", "dropped",
-          "report rows whose start, end, PID or TID is not a number (not read)"),
+          "report rows whose start, end, PID or TID is not a number or out of range (not "
+          "read)"),
     # paddle
     _Code("paddle.deivce_typo", "repaired",
           "device process names spelt 'Deivce' by the writer, corrected"),
@@ -310,7 +321,7 @@ CODES: tuple[CodeInfo, ...] = (
           "events with timestamps beyond int64 (uninitialised) were dropped"),
     # paddle_report
     _Code("paddle_report.cut_row", "dropped",
-          "dropped row: cut off (fewer cells than the table's columns)"),
+          "dropped row: cut off (fewer cells than the table's columns)", CUT),
     _Code("paddle_report.foreign_lines", "note",
           "lines that belong to no report (log output) were skipped"),
     _Code("paddle_report.headerless_table", "guessed",
@@ -373,7 +384,7 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.extra_counter_values", "dropped",
           "extra counter values whose tracks come from sequence defaults: left out"),
     _Code("perfetto.truncated", "dropped",
-          "the file ends inside a packet: the rest was not read"),
+          "the file ends inside a packet: the rest was not read", CUT),
     _Code("perfetto.packet_decode", "dropped",
           "a packet's part does not decode: left out"),
     _Code("perfetto.annotation_decode", "dropped",
@@ -441,6 +452,10 @@ CODES: tuple[CodeInfo, ...] = (
           "a free matched no block of its size and took part of one"),
     _Code("torch_memory.unmatched_free", "dropped",
           "bytes freed with no live block of that category (ignored)"),
+    _Code("torch_memory.time_backwards", "repaired",
+          "rows earlier than the row before them: read at that row's time (a block is never"
+          " freed before it was allocated)"),
+    _Code("torch_memory.negative_total", "repaired", "category totals below zero: read as 0"),
     # torch_snapshot
     _Code("torch_snapshot.alloc_before_history", "guessed",
           "allocated blocks alive at dump time whose alloc is older than the recorded "

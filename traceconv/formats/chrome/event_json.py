@@ -35,7 +35,8 @@ def _fallback(value: Any) -> Any:
 
 def dumps(value: Any) -> bytes:
     """The JSON text of ``value``; an int over 64 bits in it (valid JSON) goes through the
-    standard library, anything not JSON as its ``str``.
+    standard library, anything not JSON as its ``str``; a value nested too deep for both
+    as a marker text.
 
     >>> dumps({"a": [1, 2.5, None]}), dumps(2**70), dumps({1, 2}) in (b'"{1, 2}"', b'"{2, 1}"')
     (b'{"a":[1,2.5,null]}', b'1180591620717411303424', True)
@@ -43,8 +44,11 @@ def dumps(value: Any) -> bytes:
     try:
         return orjson.dumps(value, default=_fallback, option=_OPTIONS)
     except TypeError:
-        return json.dumps(value, default=_fallback, separators=(",", ":"),
-                          ensure_ascii=False).encode()
+        try:
+            return json.dumps(value, default=_fallback, separators=(",", ":"),
+                              ensure_ascii=False).encode()
+        except RecursionError:   # nested past orjson's 254 levels and Python's limit too
+            return orjson.dumps(f"<{type(value).__name__} nested too deep to write>")
 
 
 def value_texts(values: list[Any], prefix: bytes = b"",

@@ -29,8 +29,18 @@ def node_label(data: dict[str, Any]) -> str:
     """
     if data.get("kind") == OP:
         return f"{data.get('name', '')}\n{data.get('type', '')}".rstrip()
-    detail = " ".join(str(x) for x in (data.get("shape"), data.get("dtype")) if x is not None)
+    detail = " ".join(_shown(x) for x in (data.get("shape"), data.get("dtype"))
+                      if x is not None)
     return f"{data.get('name', '')}\n{detail}".rstrip()
+
+
+def _shown(value: Any) -> str:
+    """``str(value)``, or a marker where Python's repr gives up on a value nested too deep
+    (a garbled execution trace's shape)."""
+    try:
+        return str(value)
+    except RecursionError:
+        return f"<{type(value).__name__} nested too deep to write>"
 
 
 def write(trace: Trace, out: BinaryIO) -> None:

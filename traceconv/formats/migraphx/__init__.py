@@ -134,6 +134,9 @@ def _build_unit(trace: Trace, unit: Unit) -> GraphPart:
                     "(elided or cut paste); the edge is dropped", kind="dropped",
                     count=len(program.unresolved),
                     example=next((f"line {ln}: {nm}" for ln, nm in program.unresolved), None))
+    diagnostics.add("migraphx.name_repeated", "instruction names printed again in their "
+                    "module (a garbled or spliced paste): kept as <name>#2...; references "
+                    "go to the first", kind="repaired", count=program.repeated)
     for node in program.nodes:
         ins = node.instruction
         if ins.truncated:

@@ -44,11 +44,15 @@ class Node:
     storage: Storage = Storage.VALUE
     root: int | None = None          # index of the node that owns the storage
     output_arg: int | None = None    # which input a kernel writes (aliases)
+    repeat: int = 0                  # earlier instructions of the same name in the module
 
     @property
     def key(self) -> str:
-        """A stable id unique in the program: ``module/name``."""
-        return f"{self.module}/{self.instruction.name}"
+        """A stable id unique in the program: ``module/name``, and ``#2``, ``#3``... for a
+        name printed again in its module (a garbled or spliced paste), whose references
+        still go to the first."""
+        return f"{self.module}/{self.instruction.name}" + (f"#{self.repeat + 1}"
+                                                            if self.repeat else "")
 
 
 @dataclass
@@ -57,6 +61,7 @@ class Program:
 
     nodes: list[Node]
     unresolved: list[tuple[int, str]] = field(default_factory=list)  # (line, name)
+    repeated: int = 0   # instructions whose name an earlier one of their module has
 
     def modules(self) -> dict[str, list[Node]]:
         out: dict[str, list[Node]] = {}
@@ -153,10 +158,14 @@ def resolve(items: Iterable[tuple[str, Instruction]]) -> Program:
     """
     program = Program([])
     scoped: dict[tuple[str, str], int] = {}
+    repeats: dict[tuple[str, str], int] = {}
     printed: dict[str, int] = {}
     for module, ins in items:  # names first: perf reports print modules in hash-map order
         node = Node(len(program.nodes), module, ins)
         program.nodes.append(node)
+        if (module, ins.name) in scoped:
+            program.repeated += 1
+            node.repeat = repeats[(module, ins.name)] = repeats.get((module, ins.name), 0) + 1
         scoped.setdefault((module, ins.name), node.index)
         printed.setdefault(ins.name, node.index)
     for node in program.nodes:
@@ -165,6 +174,8 @@ def resolve(items: Iterable[tuple[str, Instruction]]) -> Program:
             if index is None:  # 6.2+ prints main bare or prefixed depending on the root
                 alt = name[5:] if name.startswith("main:") else f"main:{name}"
                 index = printed.get(alt)
+            if index is not None and program.nodes[index].instruction.op == "@return":
+                index = None   # a @return has no result to read (a garbled paste)
             if index is None:
                 program.unresolved.append((node.instruction.line, name))
             node.inputs.append(index)

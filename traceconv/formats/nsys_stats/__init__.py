@@ -26,6 +26,7 @@ from ...errors import InputError
 from ...io import Source, too_large
 from ...model import Metadata, Trace
 from ...model.args import Args
+from ...numbers import INT64_MAX, INT64_MIN
 from .. import database_sniffing
 from .._bulk import intern_texts, map_keys
 from ..database_sniffing import XZ_MAGIC
@@ -72,6 +73,9 @@ def _read_rows(trace: Trace, header: list[str], rows: Iterator[list[str]], name:
         except (ValueError, IndexError):
             bad += 1
             continue
+        if not (_fits_int64(s) and _fits_int64(e) and -2**31 <= p < 2**31 and 0 <= t < 2**32):
+            bad += 1   # (a pid and tid share one int64 key; times are int64 ns)
+            continue
         starts.append(s)
         ends.append(max(e, s))
         keys.append(p << 32 | t & 0xFFFFFFFF)
@@ -79,7 +83,8 @@ def _read_rows(trace: Trace, header: list[str], rows: Iterator[list[str]], name:
         args.append({key: int(row[i]) for i, key in extras if i < len(row) and row[i].isdigit()}
                     or None)
     trace.diagnostics.add("nsys_stats.malformed_row", "report rows whose start, end, PID or "
-                          "TID is not a number (not read)", kind="dropped", count=bad)
+                          "TID is not a number or out of range (not read)", kind="dropped",
+                          count=bad)
     processes: dict[int, int] = {}
 
     def track(key: int) -> int:
@@ -94,6 +99,10 @@ def _read_rows(trace: Trace, header: list[str], rows: Iterator[list[str]], name:
                         start=begin, dur=np.array(ends, dtype=np.int64) - begin,
                         name=intern_texts(trace, names),
                         category=np.full(len(begin), category, np.int32))
+
+
+def _fits_int64(ns: int) -> bool:
+    return INT64_MIN <= ns <= INT64_MAX
 
 
 class _XzReader(io.RawIOBase):

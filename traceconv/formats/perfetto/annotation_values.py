@@ -131,6 +131,8 @@ def scalar(number: int, raw: Any, strings: StringLookup) -> Any:
     """
     if number == STRING:
         return text(raw) if isinstance(raw, bytes | memoryview) else str(raw)
+    if not isinstance(raw, int):   # a number field written with the bytes wire type
+        raise ValueError(f"annotation field {number} is not a number")
     if number == INT:
         return raw - (1 << 64) if raw >= 1 << 63 else raw
     if number == UINT:

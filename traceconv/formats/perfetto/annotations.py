@@ -53,11 +53,19 @@ _SPELLED_DICT = string_field(STRING, "{}") + tag(SPELLED_MARK, VARINT) + varint(
 
 
 def encode_value(value: Any) -> bytes:
-    """The value fields of one DebugAnnotation (without its name).
+    """The value fields of one DebugAnnotation (without its name); a value nested past
+    Python's recursion limit as a marker text.
 
     >>> encode_value(3), encode_value(None)
     (b' \\x03', b'2\\x04null\\xf8\\x7f\\x00')
     """
+    try:
+        return _encode(value)
+    except RecursionError:
+        return string_field(STRING, f"<{type(value).__name__} nested too deep to write>")
+
+
+def _encode(value: Any) -> bytes:
     kind = type(value)
     if kind is str:
         data = utf8(value)
@@ -77,7 +85,7 @@ def encode_value(value: Any) -> bytes:
             return _SPELLED_DICT
         parts: list[bytes] = []
         for key, item in nest_dotted(value.items()):
-            entry = string_field(NAME, str(key)) + encode_value(item)
+            entry = string_field(NAME, str(key)) + _encode(item)
             parts += (_DICT, varint(len(entry)), entry)
         return b"".join(parts)
     if isinstance(value, (list, tuple)):
@@ -85,12 +93,12 @@ def encode_value(value: Any) -> bytes:
             return _SPELLED_LIST
         parts = []
         for item in value:
-            element = encode_value(item)
+            element = _encode(item)
             parts += (_ARRAY, varint(len(element)), element)
         return b"".join(parts)
     if isinstance(value, (bytes, bytearray)):
         return string_field(STRING, bytes(value).decode("utf-8", "replace"))
-    return encode_value(_plain(value))
+    return _encode(_plain(value))
 
 
 def nest_dotted(items: Iterable[tuple[Any, Any]]) -> list[tuple[str, Any]]:

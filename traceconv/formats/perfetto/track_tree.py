@@ -107,7 +107,7 @@ class _Builder:
             key = (thread.pid, thread.tid)
             if key in self.threads:
                 return self.threads[key]
-            name = thread.thread_name or _own_name(desc) or f"Thread {thread.tid}"
+            name = _text(thread.thread_name) or _own_name(desc) or f"Thread {thread.tid}"
             track = self.threads[key] = trace.add_track(name, process=process, tid=thread.tid)
             return track
         owner = next((d for d in chain if d.HasField("process") or d.HasField("thread")), None)
@@ -141,13 +141,20 @@ class _Builder:
         return found
 
 
+def _text(value: str | bytes) -> str:
+    """A name field as text: protobuf hands a string that is not valid UTF-8 over as bytes
+    (shown with U+FFFD, as trace_processor shows it)."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
 def _own_name(desc: TrackDescriptor) -> str:
-    return desc.name or desc.static_name or desc.atrace_name
+    return _text(desc.name) or _text(desc.static_name) or _text(desc.atrace_name)
 
 
 def _process_name(desc: TrackDescriptor) -> str:
     process = desc.process
-    return process.process_name or (process.cmdline[0] if process.cmdline else "")
+    return _text(process.process_name) or (_text(process.cmdline[0]) if process.cmdline
+                                           else "")
 
 
 def build_tracks(trace: Trace, descriptors: dict[int, TrackDescriptor], used: Iterable[int],

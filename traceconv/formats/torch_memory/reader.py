@@ -54,6 +54,11 @@ def read_timeline(source: Source, *, device: str = "") -> Trace:
               kind="dropped", count=builder.out_of_range)
     diags.add("torch_memory.time_out_of_range", "rows whose time is beyond int64 nanoseconds: "
               "ignored", kind="dropped", count=builder.bad_times)
+    diags.add("torch_memory.time_backwards", "rows earlier than the row before them: read at "
+              "that row's time (a block is never freed before it was allocated)",
+              kind="repaired", count=builder.backwards)
+    diags.add("torch_memory.negative_total", "category totals below zero: read as 0",
+              kind="repaired", count=builder.negative_totals)
     add_live_bytes_counters(trace, process_name="PyTorch memory timeline", by_category=True)
     return trace
 
@@ -77,11 +82,12 @@ def _validate(model: Any, document: Any, source: Source) -> Any:
 def _replay_events(rows: list[tuple[int, Action, int, int]], builder: Reconstruction) -> None:
     """Raw rows: creates and destroys carry one tensor's bytes each."""
     leaving: tuple[int, str] | None = None   # (bytes, category) of a version change
-    for t, action, nbytes, category in rows:
+    for t_row, action, nbytes, category in rows:
         name = CATEGORIES[category]
-        if not INT64_MIN <= t <= INT64_MAX:
+        if not INT64_MIN <= t_row <= INT64_MAX:
             builder.bad_times += 1
             continue
+        t = t_row if action is Action.PREEXISTING else builder.in_order(t_row)
         if action is Action.PREEXISTING:
             builder.create(None, nbytes, name)
         elif action is Action.CREATE:
@@ -101,16 +107,18 @@ def replay_totals(times: list[int], sizes: list[list[int]], builder: Reconstruct
     """Cumulative rows: each change of a category's total is one allocation or free."""
     previous = [0] * len(CATEGORIES)
     for t_us, row in zip(times, sizes, strict=True):
-        t = t_us * 1_000
-        if not INT64_MIN <= t <= INT64_MAX:
+        if not INT64_MIN <= t_us * 1_000 <= INT64_MAX:
             builder.bad_times += 1
             continue
+        t = builder.in_order(t_us * 1_000)
+        totals = [max(total, 0) for total in row[1:]]
+        builder.negative_totals += sum(total < 0 for total in row[1:])
         changes = [(now - before, CATEGORIES[i])
-                   for i, (now, before) in enumerate(zip(row[1:], previous, strict=True))
+                   for i, (now, before) in enumerate(zip(totals, previous, strict=True))
                    if now != before]
         for delta, name in sorted(changes):   # frees first, so their room can be reused
             if delta < 0:
                 builder.destroy(t, -delta, name)
             else:
                 builder.create(t, delta, name)
-        previous = row[1:]
+        previous = totals

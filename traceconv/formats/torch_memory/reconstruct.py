@@ -108,6 +108,22 @@ class Reconstruction:
         self.split = 0       # frees that took part of a block
         self.out_of_range = 0   # creates and frees of a size outside 1 .. MAX_BLOCK, dropped
         self.bad_times = 0      # rows at a time beyond int64 ns (the reader drops them)
+        self.backwards = 0      # rows earlier than the one before (read at its time)
+        self.negative_totals = 0   # category totals below zero (read as 0)
+        self._latest: int | None = None
+
+    def in_order(self, t: int) -> int:
+        """``t``, or the latest time seen when ``t`` is earlier (counted in ``backwards``):
+        rows pair in file order, so a free never comes before its allocation.
+
+        >>> r = Reconstruction(); r.in_order(5), r.in_order(3), r.in_order(9), r.backwards
+        (5, 5, 9, 1)
+        """
+        if self._latest is not None and t < self._latest:
+            self.backwards += 1
+            return self._latest
+        self._latest = t
+        return t
 
     def create(self, t: int | None, size: int, category: str,
                address: int | None = None) -> int | None:

@@ -8,9 +8,9 @@ byte counts at ``times[i]``: a leading 0, then one per category in :data:`CATEGO
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field, RootModel
+from pydantic import BeforeValidator, Field, RootModel
 
 # torch.profiler._memory_profiler category order (_CATEGORY_TO_INDEX); index 7 = None.
 CATEGORIES = ("parameter", "optimizer_state", "input", "temporary", "activation", "gradient",
@@ -26,14 +26,29 @@ class Action(IntEnum):
     DESTROY = 4
 
 
-SizesRow = Annotated[list[int], Field(min_length=len(CATEGORIES) + 1,
-                                      max_length=len(CATEGORIES) + 1)]
+def _whole(value: Any) -> Any:
+    """A whole number that JSON wrote past 64 bits (orjson reads it as a float) stays a
+    number, so the reader drops and counts it as out of range like any other; a fraction
+    is still refused.
+
+    >>> _whole(1e30) > 2**64, _whole(1.5), _whole(7)
+    (True, 1.5, 7)
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# times and byte counts: any whole number here; the reader keeps the defined range
+Whole = Annotated[int, BeforeValidator(_whole)]
+SizesRow = Annotated[list[Whole], Field(min_length=len(CATEGORIES) + 1,
+                                        max_length=len(CATEGORIES) + 1)]
 Category = Annotated[int, Field(ge=0, lt=len(CATEGORIES))]
 
 
-class MemoryTimeline(RootModel[tuple[list[int], list[SizesRow]]]):
+class MemoryTimeline(RootModel[tuple[list[Whole], list[SizesRow]]]):
     """``[times, sizes]``: times in epoch microseconds, sizes cumulative bytes per category."""
 
 
-class RawMemoryTimeline(RootModel[list[tuple[int, Action, int, Category]]]):
+class RawMemoryTimeline(RootModel[list[tuple[Whole, Action, Whole, Category]]]):
     """``[[t_ns or -1, action, bytes, category], ...]`` in event order."""

@@ -356,12 +356,19 @@ def _json_like(value: Any, max_depth: int = 64) -> bool:
     ...     deep = [deep]
     >>> _json_like(deep)
     False
+    >>> shared = [1]; _json_like([shared, shared])
+    False
     """
     pending = [(value, 0)]
-    while pending:
+    seen: set[int] = set()   # containers met: one met twice is shared (a memo DAG), which a
+    while pending:           # writer would expand, maybe 2**40 times: not JSON-like
         item, depth = pending.pop()
         if depth > max_depth:
             return False
+        if isinstance(item, dict | list):
+            if id(item) in seen:
+                return False
+            seen.add(id(item))
         if isinstance(item, dict):
             if not all(type(k) is str for k in item):
                 return False

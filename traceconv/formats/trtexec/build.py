@@ -18,6 +18,7 @@ from typing import Any
 from ...analysis.breakdown import BREAKDOWN_CATEGORY, BREAKDOWN_CLOCK
 from ...model import Metadata, OpStat, ProcessKind, Trace, TrackKind
 from ...model.graph import add_op, add_tensor
+from ...numbers import INT64_MAX, scaled_int
 from ..export_sniffing import TrtKind as Kind
 from .parts import Part
 from .schema import (
@@ -53,12 +54,22 @@ def dtype_of(format_text: str | None) -> tuple[str | None, int | None]:
 
 
 def ms_to_ns(ms: float) -> int:
-    """Milliseconds (as trtexec prints them) to integer nanoseconds.
+    """Milliseconds (as trtexec prints them) to integer nanoseconds, within int64 (NaN,
+    infinity or a time past int64 is refused, named, by the reader's caller).
 
     >>> ms_to_ns(4.19666)
     4196660
     """
-    return round(ms * 1_000_000)
+    return scaled_int(ms, 1_000_000, "time")
+
+
+def _span(begin: int, end_ms: float) -> int:
+    """The duration from ``begin`` to ``end_ms``: 0 when it ends first, at most int64.
+
+    >>> _span(-2**63 + 1, 2**62 / 1e6) == 2**63 - 1, _span(5, 0.0)
+    (True, 0)
+    """
+    return min(max(ms_to_ns(end_ms) - begin, 0), INT64_MAX)
 
 
 class EngineBuilder:
@@ -200,16 +211,16 @@ class EngineBuilder:
                 if name not in streams:
                     streams[name] = trace.add_track(name, process=gpu, kind=TrackKind.STREAM,
                                                     sort_index=order[name])
-                row = trace.add_slice(streams[name], begin, max(ms_to_ns(end) - begin, 0),
-                                      name, category, {"inference": index})
+                row = trace.add_slice(streams[name], begin, _span(begin, end), name,
+                                      category, {"inference": index})
                 first_device = row if first_device is None else first_device
             if record.startEnqMs is None or record.endEnqMs is None:
                 missing_enqueue += 1
                 continue
             begin = ms_to_ns(record.startEnqMs)
             args = {"inference": index, "latency_ms": record.latencyMs}
-            launch = trace.add_slice(enqueue, begin, max(ms_to_ns(record.endEnqMs) - begin, 0),
-                                     "enqueue", "cuda_runtime", args)
+            launch = trace.add_slice(enqueue, begin, _span(begin, record.endEnqMs), "enqueue",
+                                     "cuda_runtime", args)
             if first_device is not None:
                 trace.add_flow(launch, first_device, "launch", "launch")
         trace.metadata.clock = TIMES_CLOCK

@@ -58,9 +58,12 @@ def read(source: Source) -> Trace:
 
 def _framework(space) -> str:  # type: ignore[no-untyped-def]
     """TensorFlow when its ops or threads are there, else JAX/XLA (jax, torch_xla)."""
+    from .planes import as_text
+
     for plane in space.planes:
         for line in plane.lines:
-            if line.name in ("TensorFlow Ops", "TensorFlow Name Scope") \
-                    or line.name.startswith("tf_Compute"):
+            name = as_text(line.name)
+            if name in ("TensorFlow Ops", "TensorFlow Name Scope") \
+                    or name.startswith("tf_Compute"):
                 return "TensorFlow"
     return "XLA"

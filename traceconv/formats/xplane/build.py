@@ -370,8 +370,10 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _plane_order(name: str, index: int) -> tuple[int, int, int]:
-    """Host planes first, then devices by ordinal, then the rest, each in file order."""
+def _plane_order(name: str | bytes, index: int) -> tuple[int, int, int]:
+    """Host planes first, then devices by ordinal, then the rest, each in file order (a
+    name that is not UTF-8 comes as bytes; it is counted where the plane is read)."""
+    name = P.as_text(name)
     if name.startswith(P.HOST_PREFIX):
         return (0, 0, index)
     ordinal = P.device_ordinal(name)

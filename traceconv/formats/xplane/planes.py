@@ -36,6 +36,16 @@ XLA_OPS_LINE = "XLA Ops"
 TF_OPS_LINES = ("TensorFlow Ops", "Framework Ops")
 
 
+def as_text(name: str | bytes) -> str:
+    """A name field as text for matching: protobuf hands a string that is not UTF-8 over
+    as bytes (the reader counts it where it keeps the name, :class:`.._proto.Utf8Repair`).
+
+    >>> as_text(bytes([104, 255])) == "h\\ufffd", as_text("TPU:0")
+    (True, 'TPU:0')
+    """
+    return name.decode("utf-8", "replace") if isinstance(name, bytes) else name
+
+
 def plane_kind(name: str) -> ProcessKind:
     """Host planes hold threads, ``/device:GPU|TPU:N`` planes hold streams; custom planes
     (``/device:CUSTOM:Megascale Trace``) and others are synthetic groups.
