@@ -63,8 +63,10 @@ def _dask(job: Job, tasks: Sequence[Task], jobs: int, address: str | None,
         raise _missing("dask", "dask.distributed") from None
     cluster = None
     if address is None:
+        # ":0": any free port for the scheduler's HTTP server (None still takes 8787 and
+        # warns on stderr when another cluster holds it)
         cluster = LocalCluster(n_workers=max(jobs, 1), threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address=":0", silence_logs=logging.ERROR)
     try:
         client = Client(address, timeout=timeout) if address else Client(cluster)
     except (OSError, TimeoutError) as exc:   # nothing listening, or no answer in time
