@@ -2,74 +2,112 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from itertools import repeat
+from operator import eq
 from typing import Any
 
 import numpy as np
 
 from ...analysis.slice_index import SliceIndex
-from ...keys import factorize, first_codes
+from ...keys import first_codes, first_places
 from ...model import Trace
 from ...model.strings import StringTable
 
+_FINISH = ord("f")
+_START = ord("s")
+
 
 class FlowPoints:
-    """Flow events as columns, in file order (a GPU trace holds two per kernel launch).
+    """Flow events as numpy columns, in file order (a GPU trace holds two per kernel launch).
 
     Each point has a category and an id (ids are unique only within a category), a phase
-    (``s`` start, ``t`` step, ``f`` finish), a place that the reader's track resolver maps
-    to candidate tracks, a time, whether it binds to the enclosing slice (``bp:"e"``, ``s``
-    and ``t``) or the next one to start (``f``), a name (empty: the category's), and the
-    slice row when it is bound already (flow v2), else -1.
+    (``s`` start, ``t`` step, ``f`` finish, as its byte), a place that the reader's track
+    resolver maps to candidate tracks, a time, whether it binds to the enclosing slice
+    (``bp:"e"``, ``s`` and ``t``) or the next one to start (``f``), a name (empty: the
+    category's), and the slice row when it is bound already (flow v2), else -1. Places,
+    categories and names are kept as codes into ``places`` and ``texts`` (their distinct
+    values in first-seen order), the columns as one numpy array per piece of the file
+    (:meth:`extend`; single points from :meth:`add` are gathered into one).
 
     >>> points = FlowPoints(); points.add("fwd", 1, "s", (1, 1), 10, True, "")
-    >>> len(points), points.ts
-    (1, [10])
+    >>> len(points), points.ts.tolist(), points.places, points.texts
+    (1, [10], [(1, 1)], ['fwd', ''])
     """
 
-    __slots__ = ("categories", "enclosing", "ids", "names", "phases", "places", "rows", "ts")
+    __slots__ = ("_codes", "_columns", "_pending", "ids", "places", "texts")
+
+    #: the columns, in the order of a piece's arrays
+    COLUMNS = ("ts", "phase", "enclosing", "place", "category", "name", "row")
+    _TYPES = (np.int64, np.uint8, bool, np.int32, np.int32, np.int32, np.int64)
 
     def __init__(self) -> None:
-        self.categories: list[str] = []
         self.ids: list[Any] = []
-        self.phases: list[str] = []
         self.places: list[Any] = []
-        self.ts: list[int] = []
-        self.enclosing: list[bool] = []
-        self.names: list[str | None] = []
-        self.rows: list[int] = []
+        self.texts: list[str | None] = []
+        self._codes: tuple[dict[Any, int], dict[Any, int]] = ({}, {})   # places, texts
+        self._columns: list[list[np.ndarray]] = [[] for _ in self.COLUMNS]
+        self._pending: list[list[Any]] = [[] for _ in self.COLUMNS]
 
     def __len__(self) -> int:
-        return len(self.ts)
+        return len(self.ids)
+
+    def place_code(self, place: Any) -> int:
+        """The code of a (normalised) place, new ones numbered as they come."""
+        return _code(self._codes[0], self.places, place)
+
+    def text_codes(self, texts: list[Any], normal: Callable[[Any], Any] | None = None
+                   ) -> np.ndarray:
+        """The codes of ``texts`` (``normal`` applied to each distinct one first)."""
+        codes, distinct = self._codes[1], self.texts
+        return codes_of(texts, lambda t: _code(codes, distinct, t if normal is None
+                                               else normal(t)))
 
     def add(self, category: str, flow_id: Any, phase: str, place: Any, ts: int,
             enclosing: bool, name: str | None, row: int = -1) -> None:
-        self.categories.append(category)
+        codes, texts = self._codes[1], self.texts
         self.ids.append(flow_id)
-        self.phases.append(phase)
-        self.places.append(place)
-        self.ts.append(ts)
-        self.enclosing.append(enclosing)
-        self.names.append(name)
-        self.rows.append(row)
+        for column, value in zip(self._pending, (
+                ts, ord(phase), enclosing, self.place_code(place), _code(codes, texts, category),
+                _code(codes, texts, name), row), strict=True):
+            column.append(value)
 
-    def extend(self, categories: list[str], ids: list[Any], phases: list[str],
-               places: list[Any], ts: list[int], enclosing: list[bool],
-               names: list[str | None]) -> None:
-        """:meth:`add` for many unbound points at once (equal-length lists)."""
-        self.categories += categories
+    def extend(self, ids: list[Any], ts: np.ndarray, phase: np.ndarray, enclosing: np.ndarray,
+               place: np.ndarray, category: np.ndarray, name: np.ndarray) -> None:
+        """:meth:`add` for a piece of unbound points at once (equal-length columns; place,
+        category and name as codes)."""
+        self._flush()
         self.ids += ids
-        self.phases += phases
-        self.places += places
-        self.ts += ts
-        self.enclosing += enclosing
-        self.names += names
-        self.rows += [-1] * len(ids)
+        for column, values in zip(self._columns, (
+                ts, phase, enclosing, place, category, name,
+                np.full(len(ids), -1, dtype=np.int64)), strict=True):
+            column.append(values)
+
+    def _flush(self) -> None:
+        """Move the points :meth:`add` gathered into a piece of columns."""
+        if self._pending[0]:
+            for column, values, kind in zip(self._columns, self._pending, self._TYPES,
+                                            strict=True):
+                column.append(np.array(values, dtype=kind))
+                values.clear()
+
+    def column(self, name: str) -> np.ndarray:
+        """One column of every point (the pieces joined, once)."""
+        self._flush()
+        pieces = self._columns[self.COLUMNS.index(name)]
+        if len(pieces) != 1:
+            kind = self._TYPES[self.COLUMNS.index(name)]
+            pieces[:] = [np.concatenate(pieces) if pieces else np.zeros(0, dtype=kind)]
+        return pieces[0]
+
+    @property
+    def ts(self) -> np.ndarray:
+        return self.column("ts")
 
     def shift(self, offset: int) -> None:
         """Add ``offset`` to every time (the trace's time base)."""
-        self.ts = (np.asarray(self.ts, dtype=np.int64) + offset).tolist()
+        ts = self.ts
+        ts += offset
 
     def chains(self) -> np.ndarray:
         """Each point's chain: the points of one (category, id), numbered in the order of
@@ -81,28 +119,76 @@ class FlowPoints:
         >>> points.chains().tolist()
         [0, 1, 0, 2]
         """
-        one_category = len(set(self.categories)) < 2   # (the usual case: ids alone)
-        keys = self.ids if one_category else zip(self.categories, self.ids, strict=True)
+        category = self.column("category")
+        one_category = not len(category) or (category == category[0]).all()   # (the usual)
+        keys: Iterable[Any] = (self.ids if one_category
+                               else zip(category.tolist(), self.ids, strict=True))
         return first_codes(keys)[0]
 
     def interned(self, strings: StringTable, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The category and name ids of ``points`` (a name left empty is the category's),
         interned in ``strings`` as they come: every category, then every name."""
-        category = _interned(strings, self.categories, points)
-        name = _interned(strings, self.names, points)
+        category = self._interned(strings, self.column("category")[points])
+        name = self._interned(strings, self.column("name")[points])
         return category, np.where(name == 0, category, name)
 
+    def _interned(self, strings: StringTable, codes: np.ndarray) -> np.ndarray:
+        """The string ids of text ``codes`` (0, the empty string's, for None), interning
+        the new texts in the order they first come."""
+        distinct, first = np.unique(codes, return_index=True)
+        ids: dict[Any, int] = strings.ids
+        for code in distinct[np.argsort(first)].tolist():
+            text = self.texts[code]
+            if text and text not in ids:
+                strings.intern(text)
+        lookup = np.zeros(len(self.texts), dtype=np.int32)
+        lookup[distinct] = [ids.get(self.texts[c], 0) for c in distinct.tolist()]
+        return lookup[codes]
 
-def _interned(strings: StringTable, texts: Sequence[str | None], points: np.ndarray
-              ) -> np.ndarray:
-    """The ids of ``texts[points]`` (0, the empty string's, for None), interning the new
-    ones in that order with one call per distinct text."""
-    chosen = list(map(texts.__getitem__, points.tolist()))
-    ids: dict[Any, int] = strings.ids
-    for text in dict.fromkeys(chosen):
-        if text and text not in ids:
-            strings.intern(text)
-    return np.fromiter(map(ids.get, chosen, repeat(0)), dtype=np.int32, count=len(chosen))
+    def describe(self, point: int) -> tuple[str, Any, int, str]:
+        """Category, id, time and phase of one point (for a diagnostic's example)."""
+        return (str(self.texts[int(self.column("category")[point])]), self.ids[point],
+                int(self.ts[point]), chr(self.column("phase")[point]))
+
+
+def _code(codes: dict[Any, int], distinct: list[Any], value: Any) -> int:
+    """The code of ``value`` among ``distinct`` (appended when new)."""
+    code = codes.get(value)
+    if code is None:
+        code = codes[value] = len(distinct)
+        distinct.append(value)
+    return code
+
+
+def codes_of(values: list[Any], code_of: Callable[[Any], int]) -> np.ndarray:
+    """The code of each value, ``code_of`` called once per distinct value, in first-seen
+    order.
+
+    >>> codes_of(["b", "a", "b"], {"a": 1, "b": 2}.get).tolist()
+    [2, 1, 2]
+    """
+    if values and values.count(values[0]) == len(values):   # (one value: the usual case)
+        return np.full(len(values), code_of(values[0]), dtype=np.int32)
+    seen: dict[Any, int] = {}
+    firsts = first_places(values, seen)
+    lookup = np.zeros(len(values), dtype=np.int32)
+    lookup[list(seen.values())] = [code_of(value) for value in seen]
+    return lookup[firsts]
+
+
+def ends_enclosing(phase: np.ndarray, bind_points: Callable[[np.ndarray], list[Any]]
+                   ) -> np.ndarray:
+    """Whether each point binds to its enclosing slice: starts and steps do, finishes only
+    with ``bp`` "e" (``bind_points(is_finish)``: the ``bp`` values of the finishes).
+
+    >>> ends_enclosing(np.frombuffer(b"sff", np.uint8), lambda f: ["e", None]).tolist()
+    [True, True, False]
+    """
+    finish = phase == _FINISH
+    enclosing = ~finish
+    if finish.any():
+        enclosing[finish] = np.fromiter(map(eq, bind_points(finish), repeat("e")), dtype=bool)
+    return enclosing
 
 
 def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list[int]],
@@ -125,12 +211,12 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
     if not len(points):
         return
     chain = points.chains()
-    ts = np.asarray(points.ts, dtype=np.int64)
+    ts = points.ts
     rows = _bind(points, ts, tracks_of, index)
     order = np.lexsort((np.arange(len(ts)), ts, chain))   # chain by chain, in time order
     bound = order[rows[order] >= 0]
-    phases = np.array([points.phases[p] for p in bound.tolist()], dtype="U1")
-    sources, targets = fan_out(chain[bound], phases != "f", phases == "s")
+    phases = points.column("phase")[bound]
+    sources, targets = fan_out(chain[bound], phases != _FINISH, phases == _START)
     # a flow from a slice to itself, or a chain's second between the same slices, adds nothing
     used = np.zeros(len(bound), dtype=bool)
     used[sources] = used[targets] = True   # (also the points of a link added already)
@@ -185,10 +271,10 @@ def fan_out(chain: np.ndarray, starts: np.ndarray, opens: np.ndarray
 def _bind(points: FlowPoints, ts: np.ndarray, tracks_of: Callable[[Any], list[int]],
           index: SliceIndex) -> np.ndarray:
     """The slice row of every point (-1: none), trying its candidate tracks in turn."""
-    place, places = factorize(points.places)
-    candidates = [tracks_of(p) for p in places]
-    rows = np.asarray(points.rows, dtype=np.int64)
-    enclosing = np.asarray(points.enclosing, dtype=bool)
+    place = points.column("place")
+    candidates = [tracks_of(p) for p in points.places]
+    rows = points.column("row").copy()
+    enclosing = points.column("enclosing")
     for attempt in range(max(map(len, candidates), default=0)):
         track_of_place = np.array([c[attempt] if attempt < len(c) else -1 for c in candidates],
                                   dtype=np.int64)
@@ -204,15 +290,13 @@ def _report(trace: Trace, points: FlowPoints, unbound: np.ndarray, unused: np.nd
     in chain order)."""
     diags = trace.diagnostics
     if len(unbound):
-        first = int(unbound[0])
-        category, flow_id = points.categories[first], points.ids[first]
+        category, flow_id, ts, _ = points.describe(int(unbound[0]))
         diags.add("chrome.flow_unbound", "flow events with no slice to bind to (no slice at "
                   "that time on that thread)", kind="dropped", count=len(unbound),
-                  example=f"{category} id {flow_id} at {points.ts[first]} ns")
+                  example=f"{category} id {flow_id} at {ts} ns")
     if len(unused):
-        first = int(unused[0])
-        category, flow_id = points.categories[first], points.ids[first]
+        category, flow_id, _, phase = points.describe(int(unused[0]))
         diags.add("chrome.flow_dangling", "flow events whose other end is missing (a start "
                   "with no finish or a finish with no start)", kind="dropped",
                   count=len(unused), example=f"{category} id {flow_id}: only "
-                  f"'{points.phases[first]}'")
+                  f"'{phase}'")

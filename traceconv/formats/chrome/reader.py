@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from itertools import chain, compress, repeat
+from itertools import compress, repeat
 from operator import is_, not_
 from typing import Any
 
@@ -28,9 +28,9 @@ from ...model.activity import fill_activity
 from ...model.diagnostics import Kind as DiagnosticKind
 from ...numbers import to_int64
 from .flavours import Flavour, ReadContext, by_name, detect
-from .flows import FlowPoints, link_flows
+from .flows import FlowPoints, codes_of, ends_enclosing, link_flows
 from .record_keys import RecordKeys
-from .records import FlowEnd, FlowPoint, Instant, Record, Slice
+from .records import FlowPoint, Instant, Record, Slice
 from .records import Metadata as MetadataRecord
 from .records import decode as decode_records
 from .stream import DocumentError, read_document
@@ -357,18 +357,18 @@ class ChromeReader:
         return self.track(device, pid, tid), name_id, category_id
 
     def _record_flows(self, flows: list[FlowPoint], ts: np.ndarray) -> None:
-        """Add a piece's flow points (``ts``: their times in ns) as the loop adds them."""
-        synonyms = self.flavour.flow_categories
-        categories = [r.cat or "" for r in flows]
-        if not synonyms.keys().isdisjoint(categories):   # (C-level lookups, no Python per point)
-            categories = [synonyms.get(c, c) for c in categories]
+        """Add a piece's flow points (``ts``: their times in ns) as the loop adds them, as
+        columns: categories, names and places are looked at once per distinct value."""
+        points, synonyms = self.flow_points, self.flavour.flow_categories
         places = [(r.pid, r.tid) for r in flows]
-        if not set(map(type, chain.from_iterable(places))) <= {int}:
-            places = [(_normal_id(pid), _normal_id(tid)) for pid, tid in places]
-        self.flow_points.extend(categories, [r.id for r in flows], [r.phase for r in flows],
-                                places, ts.tolist(),
-                                [type(r) is not FlowEnd or r.bp == "e" for r in flows],
-                                [r.name for r in flows])
+        phase = np.frombuffer("".join([r.phase for r in flows]).encode(), dtype=np.uint8)
+        points.extend(
+            [r.id for r in flows], ts, phase,
+            ends_enclosing(phase, lambda finish: [r.bp for r in compress(flows, finish.tolist())]),
+            codes_of(places, lambda p: points.place_code((_normal_id(p[0]), _normal_id(p[1])))),
+            points.text_codes([r.cat for r in flows],
+                              lambda c: synonyms.get(c or "", c or "")),
+            points.text_codes([r.name for r in flows]))
 
     def _args(self, e: dict) -> dict | None:
         args = e.get("args")
@@ -565,7 +565,8 @@ class ChromeReader:
         meta, trace = self.trace.metadata, self.trace
         base = self.context.envelope.get("baseTimeNanoseconds")
         flow_ts = self.flow_points.ts
-        edges = [*(trace.time_range or ()), *((min(flow_ts), max(flow_ts)) if flow_ts else ())]
+        edges = [*(trace.time_range or ()),
+                 *((int(flow_ts.min()), int(flow_ts.max())) if len(flow_ts) else ())]
         if isinstance(base, int) and base and not (-INT64 <= base < INT64 and (
                 not edges or min(edges) + base >= -INT64 and max(edges) + base < INT64)):
             self.drop("chrome.time_base_out_of_range", "$.baseTimeNanoseconds")
