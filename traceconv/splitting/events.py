@@ -43,12 +43,20 @@ class Head(msgspec.Struct, gc=False):
 
     @property
     def correlation(self) -> int | None:
-        """The launch correlation id (Kineto's ``args.correlation``), when it is an int."""
+        """The launch correlation id (Kineto's ``args.correlation``), when it is an int64."""
         args = self.args
         if args is None:
             return None
-        value = args.correlation if args.correlation is not None else args.correlation_id
-        return value if type(value) is int else None
+        return int64(args.correlation if args.correlation is not None else args.correlation_id)
+
+
+def int64(value: Any) -> int | None:
+    """``value`` when it is an int inside int64 (an id numpy can hold), else None.
+
+    >>> int64(7), int64(2**63), int64(True), int64("7")
+    (7, None, None, None)
+    """
+    return value if type(value) is int and -(1 << 63) <= value < 1 << 63 else None
 
 
 Pair = tuple[Head, Any]   # (head, the element's JSON text: bytes or msgspec.Raw)

@@ -37,7 +37,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from .events import Head, Pair, as_pairs, dump_events, hashable, whole
+from .events import Head, Pair, as_pairs, dump_events, hashable, int64, whole
 from .windows import DEVICE_WORK, Launches, Survey, Window, reference_stops
 
 BUFFERED = 32 << 20      # bytes of event text held before every buffer is written out
@@ -138,8 +138,7 @@ class Router:
             self.untimed += 1   # no time: the first piece keeps it
             return 0
         if self.stops is not None:   # a StopStep at ts closes the step it ends
-            ends = self.stops.get(hashable(h.pid, h.tid), self.reference_stops)
-            return min(bisect.bisect_left(ends, ts), len(self.windows) - 1)
+            return min(bisect.bisect_left(self._stops_of(h), ts), len(self.windows) - 1)
         # before the first start only when that start is a step's: the first piece keeps it
         return max(0, bisect.bisect_right(self.starts, ts) - 1)
 
@@ -189,10 +188,10 @@ class Router:
             if cat in DEVICE_WORK and h.ph == "X":
                 found = h.correlation
             elif h.ph in ("t", "f") and (cat == "ac2g" or cat == "async" and h.name == "launch"):
-                found = h.id if type(h.id) is int else None
+                found = int64(h.id)
             else:
                 continue
-            if found is not None and -(1 << 63) <= found < 1 << 63:
+            if found is not None:
                 positions.append(i)
                 ids.append(found)
         if not ids:
@@ -204,8 +203,13 @@ class Router:
         """Where ``window`` ends for the thread of ``h``."""
         if self.stops is None:
             return self.windows[window].end
-        ends = self.stops.get(hashable(h.pid, h.tid), self.reference_stops)
+        ends = self._stops_of(h)
         return ends[window] if window < len(ends) else math.inf
+
+    def _stops_of(self, h: Head) -> list[float]:
+        """The step ends of the thread of ``h`` (its own StopSteps, else the reference's)."""
+        assert self.stops is not None
+        return self.stops.get(hashable(h.pid, h.tid), self.reference_stops)
 
     def _crosses(self, window: int, h: Head, end: Any) -> bool:
         return not self.by_rank and isinstance(end, int | float) \

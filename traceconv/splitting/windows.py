@@ -30,7 +30,6 @@ STEP_MARKER = re.compile(r"^(?:ProfilerStep|ProfileStep)#(\d+)(?:\[[^\]]*\])?$")
 # Device work that carries its launch's correlation id: Kineto (CUDA and ROCm) and Paddle
 DEVICE_WORK = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"})
 _DEVICE_CATEGORIES = DEVICE_WORK | {"gpu_user_annotation"}
-_INT64 = (-(1 << 63), (1 << 63) - 1)
 # "rank 3: python3 (pid 1183)": the process names of a merged multi-rank trace
 RANK_PROCESS = re.compile(r"^rank (\d+):")
 MAX_WINDOWS = 100_000
@@ -100,8 +99,7 @@ class Survey:
                     steps.append((ts, int(match.group(1))))
             elif h.args is not None:
                 correlation = h.correlation
-                if correlation is None or not _INT64[0] <= correlation <= _INT64[1] \
-                        or not _finite(ts):
+                if correlation is None or not _finite(ts):
                     continue
                 if len(self.launch_ids) < MAX_LAUNCHES:
                     self.launch_ids.append(correlation)
@@ -237,19 +235,20 @@ class Launches:
                                  side="right").astype(np.int32)
         order = np.argsort(keys, kind="stable")
         keys, placed = keys[order], placed[order]
-        first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else order
-        low = np.minimum.reduceat(placed, first) if len(keys) else placed
-        high = np.maximum.reduceat(placed, first) if len(keys) else placed
-        self.ids = keys[first]
-        self.windows = np.where(low == high, low, -1).astype(np.int32)
+        self.ids, self.windows = keys, placed   # (empty)
+        if len(keys):
+            first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+            low = np.minimum.reduceat(placed, first)
+            high = np.maximum.reduceat(placed, first)
+            self.ids = keys[first]
+            self.windows = np.where(low == high, low, -1).astype(np.int32)
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def windows_of(self, ids: np.ndarray) -> np.ndarray:
         """The launch window of each id; -1 where it is unknown or ambiguous."""
-        at = np.searchsorted(self.ids, ids)
-        at = np.minimum(at, max(len(self.ids) - 1, 0))
         if not len(self.ids):
             return np.full(len(ids), -1, dtype=np.int32)
+        at = np.minimum(np.searchsorted(self.ids, ids), len(self.ids) - 1)
         return np.where(self.ids[at] == ids, self.windows[at], -1)
