@@ -250,7 +250,7 @@ def _flows(reader: PftraceReader, slice_of: np.ndarray, ts: np.ndarray, keep: np
     source_rows, target_rows = slice_of[event[sources]], slice_of[event[targets]]
     labels = model_attribute.flow_labels(model.get("flows", [])) if model else []
     intern = trace.strings.intern
-    label_ids = {label: (intern(label[0]), intern(label[1])) for label in set(labels)}
+    label_ids = {label: (intern(label[0]), intern(label[1])) for label in dict.fromkeys(labels)}
     flow_ids = ids[targets].tolist()
     table = trace.flows
     for src, dst, flow_id in zip(source_rows.tolist(), target_rows.tolist(), flow_ids,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 
 def ms(ns: float) -> str:
     """Nanoseconds as milliseconds for titles.
@@ -30,3 +32,13 @@ def grade(share: float, medium: float, high: float) -> str | None:
     if share >= high:
         return "high"
     return "medium" if share >= medium else None
+
+
+def most_common(names: list[str], n: int) -> list[str]:
+    """The ``n`` most frequent names, ties by name, so a report never depends on hash order.
+
+    >>> most_common(["b", "a", "b", "c", "a"], 2)
+    ['a', 'b']
+    """
+    counts = Counter(names)
+    return sorted(counts, key=lambda name: (-counts[name], name))[:n]

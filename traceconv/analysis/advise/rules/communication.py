@@ -8,7 +8,7 @@ from ...activity import Activity, clip, overlap_ns
 from ..context import Context
 from ..finding import Finding
 from ..rule import Rule
-from . import grade, ms, pct
+from . import grade, most_common, ms, pct
 
 EXPOSED_MEDIUM, EXPOSED_HIGH = 0.10, 0.30   # exposed communication / step time
 
@@ -39,7 +39,7 @@ def _exposed_communication(ctx: Context) -> list[Finding]:
          "exposed_ns": exposed, "share": round(share, 4),
          "overlap_share": round(overlapped / comm_time.total, 4) if comm_time.total else 0.0,
          "on_device": bool(len(device_comm))},
-        {"collectives": sorted(set(names), key=names.count, reverse=True)[:8],
+        {"collectives": most_common(names, 8),
          "first_ns": tl.since_start(int(np.min(tl.start[comm])))},
         "Collectives run while nothing computes: overlap them (DDP bucket_cap_mb, "
         "gradient_as_bucket_view, FSDP prefetch, async collectives on a side stream) or "

@@ -8,7 +8,7 @@ from ...activity import Activity
 from ..context import Context
 from ..finding import Finding
 from ..rule import Rule
-from . import grade, ms, pct
+from . import grade, most_common, ms, pct
 
 IDLE_MEDIUM, IDLE_HIGH = 0.30, 0.60
 SHORT_SHARE = 0.50        # launch-bound: at least half the kernels outlasted by their launch
@@ -66,7 +66,7 @@ def _launch_bound(ctx: Context) -> list[Finding]:
     if short_share < SHORT_SHARE or immediate_share < IMMEDIATE_SHARE or idle < IDLE_MEDIUM:
         return []
     names = tl.names(kernels[short])
-    top = sorted(set(names), key=names.count, reverse=True)[:5]
+    top = most_common(names, 5)
     return [Finding(
         "launch-bound", "high" if idle >= IDLE_HIGH else "medium",
         f"launch-bound: {pct(short_share)} of {len(kernels):,} kernels run shorter than "
