@@ -204,3 +204,25 @@ def test_instants_inside_512_open_slices_move_to_a_lane():
     repair_nesting(trace)                        # idempotent for instants too
     assert trace.instants.track[deep] == lane
     assert trace.diagnostics.count("nesting.instant_too_deep_moved") == 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(intervals, intervals, st.integers(1, 4))
+def test_the_view_timeline_is_its_slices_in_timeline_order(first, second, max_depth):
+    """What the repair hands to writers is the view's slices sorted by (track, start,
+    longest first, row), also when slices moved and when lanes existed before."""
+    trace = Trace()
+    host = trace.add_process("p", pid=1)
+    homes = [trace.add_track(f"t{i}", process=host, tid=i + 1) for i in range(4)]
+    for batch in (first, second):
+        for track, start, dur in batch:
+            trace.add_slice(homes[track], start, dur, "s")
+        if batch is first:
+            repair_nesting(trace, max_depth=max_depth)   # lanes that exist before the view
+    view, timeline = nesting.nested_view_timeline(trace, max_depth)
+    rows = sorted(range(len(view.slices)), key=lambda r: (
+        view.slices.track[r], view.slices.start[r], -view.slices.dur[r], r))
+    assert timeline.order.tolist() == rows
+    assert timeline.tracks.tolist() == [view.slices.track[r] for r in rows]
+    assert timeline.starts.tolist() == [view.slices.start[r] for r in rows]
+    assert timeline.ends.tolist() == [view.slices.start[r] + view.slices.dur[r] for r in rows]

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..gcpause import paused_gc
 from ..model import Diagnostics, Trace, TrackKind
-from .groups import grouped, grouped_pairs
+from .groups import grouped_pairs
 from .timeline_order import timeline_order
 
 MAX_DEPTH = 511  # deepest 0-based depth trace_processor keeps (its kMaxDepth is 512 levels)
@@ -39,6 +39,54 @@ def clamped_durations(start: np.ndarray, dur: np.ndarray) -> np.ndarray:
     [0, 4]
     """
     return np.minimum(np.maximum(dur, 0), np.iinfo(np.int64).max - np.maximum(start, 0))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Timeline:
+    """The slices of a trace in timeline order: by track, then start, longest first, ties
+    in row order (:func:`~.timeline_order.timeline_order`), with their columns in that
+    order. The repair sorts them this way anyway; writers that need the order take it from
+    :func:`nested_view_timeline` instead of sorting again."""
+
+    order: np.ndarray    # slice rows
+    tracks: np.ndarray   # track of each, in that order
+    starts: np.ndarray
+    ends: np.ndarray     # start + clamped duration (:func:`clamped_durations`)
+
+    def regrouped(self, final: np.ndarray) -> Timeline:
+        """The timeline after slices moved to the tracks ``final`` (per row), each only to
+        its home track or a lane of it, where ``tracks`` held the home tracks: every final
+        track's slices are then in order within their home's, so one stable sort by final
+        track (nearly sorted already) restores the order.
+
+        >>> t = slice_timeline(np.array([0, 0, 0]), np.array([0, 1, 2]), np.array([5, 6, 3]))
+        >>> t.regrouped(np.array([0, 3, 0])).order.tolist()
+        [0, 2, 1]
+        """
+        moved = final[self.order]
+        if np.array_equal(moved, self.tracks):
+            return self
+        again = np.argsort(moved, kind="stable")
+        return Timeline(self.order[again], moved[again], self.starts[again], self.ends[again])
+
+
+def slice_timeline(track: np.ndarray, start: np.ndarray, end: np.ndarray) -> Timeline:
+    """The :class:`Timeline` of slices with these columns (``end``: start + clamped
+    duration).
+
+    >>> slice_timeline(np.array([1, 0, 0]), np.array([5, 9, 2]), np.array([6, 9, 4])).order
+    array([2, 1, 0])
+    """
+    order = timeline_order(track, start, start - end)
+    return Timeline(order, track[order], start[order], end[order])
+
+
+def trace_timeline(trace: Trace) -> Timeline:
+    """The :class:`Timeline` of ``trace``'s slices as they are (not repaired)."""
+    slices = trace.slices
+    start = slices.numpy("start")
+    return slice_timeline(slices.numpy("track"), start,
+                          start + clamped_durations(start, slices.numpy("dur")))
 
 
 def nest_pass(tracks: list[int], starts: list[int], ends: list[int],
@@ -226,14 +274,26 @@ def nested_view(trace: Trace, max_depth: int = MAX_DEPTH) -> Trace:
     >>> len(view.tracks), view.diagnostics.count("nesting.overlap_moved"), len(trace.tracks)
     (2, 1, 1)
     """
+    return nested_view_timeline(trace, max_depth)[0]
+
+
+def nested_view_timeline(trace: Trace, max_depth: int = MAX_DEPTH) -> tuple[Trace, Timeline]:
+    """:func:`nested_view` and the :class:`Timeline` of its slices (the repair's sort).
+
+    >>> trace = Trace()
+    >>> main = trace.add_track("MainThread", process=trace.add_process("python", pid=1))
+    >>> _ = trace.add_slice(main, 0, 100, "step"), trace.add_slice(main, 50, 100, "late")
+    >>> view, timeline = nested_view_timeline(trace)
+    >>> timeline.order.tolist(), timeline.tracks.tolist()
+    ([0, 1], [0, 1])
+    """
     view = trace.derived()
     view.metadata = dataclasses.replace(trace.metadata, diagnostics=Diagnostics())
     view.tracks = list(trace.tracks)
     view.slices, view.instants = copy.copy(trace.slices), copy.copy(trace.instants)
     view.slices.track = array("i", trace.slices.track)
     view.instants.track = array("i", trace.instants.track)
-    repair_nesting(view, max_depth)
-    return view
+    return view, _repaired_timeline(view, max_depth)
 
 
 def repair_nesting(trace: Trace, max_depth: int = MAX_DEPTH) -> None:
@@ -254,26 +314,32 @@ def repair_nesting(trace: Trace, max_depth: int = MAX_DEPTH) -> None:
     >>> trace.tracks[trace.slice(note).track].name, trace.diagnostics.count("nesting.overlap_moved")
     ('MainThread (overlap lane 1)', 1)
     """
-    if len(trace.slices):
-        with paused_gc():
-            lanes = _LaneFinder(trace)
-            _repair(trace, max_depth, lanes)
-            _repair_instants(trace, max_depth, lanes)
+    _repaired_timeline(trace, max_depth)
 
 
-def _repair(trace: Trace, max_depth: int, lanes: _LaneFinder) -> None:
+def _repaired_timeline(trace: Trace, max_depth: int) -> Timeline:
+    """:func:`repair_nesting`, returning the timeline of the repaired slices."""
+    if not len(trace.slices):
+        return trace_timeline(trace)
+    with paused_gc():
+        lanes = _LaneFinder(trace)
+        timeline = _repair(trace, max_depth, lanes)
+        _repair_instants(trace, max_depth, lanes, timeline)
+    return timeline
+
+
+def _repair(trace: Trace, max_depth: int, lanes: _LaneFinder) -> Timeline:
     slices = trace.slices
     current = slices.numpy("track")
     # slices already on our lanes take part as if on their home track again, so that a
     # repeated repair, or one after slices were added, lays every home out from scratch
     track = lanes.home_of[current] if lanes.lanes else current
     start = slices.numpy("start")
-    end = start + clamped_durations(start, slices.numpy("dur"))
-    order = timeline_order(track, start, start - end)
-    overlapping, too_deep = misfits(track[order], start[order], end[order], max_depth)
+    timeline = slice_timeline(track, start, start + clamped_durations(start, slices.numpy("dur")))
+    order, tracks, starts, ends = timeline.order, timeline.tracks, timeline.starts, timeline.ends
+    overlapping, too_deep = misfits(tracks, starts, ends, max_depth)
     if not overlapping and not too_deep and not lanes.lanes:
-        return   # the common case
-    tracks, starts, ends = track[order], start[order], end[order]
+        return timeline   # the common case
     final = track.copy()
     pending = np.array(sorted(overlapping + too_deep), dtype=np.int64)  # in walk order
     lane_number = 0
@@ -298,6 +364,7 @@ def _repair(trace: Trace, max_depth: int, lanes: _LaneFinder) -> None:
         _count(trace, code, message, rows[final[rows] != current[rows]].tolist())
     changed = np.flatnonzero(final != current)
     np.frombuffer(slices.track, dtype=np.int32)[changed] = final[changed]
+    return timeline.regrouped(final)
 
 
 def _place_nested(pending: np.ndarray, tracks: np.ndarray, starts: np.ndarray,
@@ -357,34 +424,33 @@ def track_depths(tracks: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np
                      - np.bincount(span_end, minlength=n + 1))[:n]
 
 
-def _repair_instants(trace: Trace, max_depth: int, lanes: _LaneFinder) -> None:
+def _repair_instants(trace: Trace, max_depth: int, lanes: _LaneFinder,
+                     timeline: Timeline) -> None:
     """Instants are zero-length slices to trace_processor: one inside more than
-    ``max_depth`` open slices is dropped too, so it goes to the first lane where it fits."""
+    ``max_depth`` open slices is dropped too, so it goes to the first lane where it fits
+    (``timeline``: that of the repaired slices)."""
     instants = trace.instants
     if not len(instants):
         return
-    slice_track = trace.slices.numpy("track")
-    start = trace.slices.numpy("start")
-    end = start + clamped_durations(start, trace.slices.numpy("dur"))
     current = instants.numpy("track")
     home = lanes.home_of[current]
     final = home.copy()
-    crowded = np.flatnonzero(np.bincount(slice_track, minlength=len(lanes.home_of)) > max_depth)
+    crowded = np.flatnonzero(np.bincount(timeline.tracks, minlength=len(lanes.home_of))
+                             > max_depth)
     ts = instants.numpy("ts")
     homes = np.intersect1d(crowded, home).tolist()
-    # each track's slices once (not a scan of all slices per lane: a chain n deep has
-    # n / (max_depth + 1) lanes)
-    on_track = dict(grouped(slice_track)) if homes else {}
-    nothing = np.zeros(0, dtype=np.int64)
     for track in homes:
         candidates = np.flatnonzero(home == track)
         target, lane_number = track, 0
         while len(candidates):
-            rows = on_track.get(target, nothing)
+            # each track's slices are one stretch of the timeline, in start order (not a
+            # scan of all slices per lane: a chain n deep has n / (max_depth + 1) lanes)
+            lo, hi = np.searchsorted(timeline.tracks, [target, target + 1]).tolist()
             # open at an instant: started before it and not ended before it (the writer
             # puts instants first among events of one timestamp)
-            open_count = (np.searchsorted(np.sort(start[rows]), ts[candidates], "left")
-                          - np.searchsorted(np.sort(end[rows]), ts[candidates], "left"))
+            open_count = (np.searchsorted(timeline.starts[lo:hi], ts[candidates], "left")
+                          - np.searchsorted(np.sort(timeline.ends[lo:hi], kind="stable"),
+                                            ts[candidates], "left"))
             fits = open_count <= max_depth
             final[candidates[fits]] = target
             candidates = candidates[~fits]

@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...analysis.nesting import clamped_durations
-from ...analysis.timeline_order import timeline_order
+from ...analysis.nesting import Timeline, trace_timeline
 from ...model import Trace
 
 BEGIN, END, INSTANT, COUNTER = 0, 1, 2, 3  # event codes: row * 4 + kind
 
 
-def event_order(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+def event_order(trace: Trace, timeline: Timeline | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
     """All events of ``trace`` in write order, as (timestamps, codes).
 
     A code is ``row * 4 + kind`` with kind BEGIN/END (slice rows), INSTANT (instant rows)
-    or COUNTER (counter rows).
+    or COUNTER (counter rows). ``timeline``: that of ``trace``'s slices when the caller has
+    it (:func:`~traceconv.analysis.nesting.nested_view_timeline`), else it is sorted here.
 
     >>> trace = Trace(); p = trace.add_process("p", pid=1)
     >>> t = trace.add_track("main", process=p, tid=1)
@@ -35,13 +36,11 @@ def event_order(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     >>> ts.tolist(), [(int(c) >> 2, ("B", "E")[int(c) & 3]) for c in codes]
     ([0, 0, 10, 10], [(0, 'B'), (1, 'B'), (1, 'E'), (0, 'E')])
     """
-    s = trace.slices
-    track, start = s.numpy("track"), s.numpy("start")
-    dur = clamped_durations(start, s.numpy("dur"))
-    end = start + dur
-    order = timeline_order(track, start, -dur)
+    if timeline is None:
+        timeline = trace_timeline(trace)
+    order, sorted_track = timeline.order, timeline.tracks
+    sorted_start, sorted_end = timeline.starts, timeline.ends
     n = len(order)
-    sorted_track, sorted_start, sorted_end = track[order], start[order], end[order]
     # first later slice of the same track starting at or after each slice's end
     close_before = np.empty(n, dtype=np.int64)
     bounds = np.flatnonzero(np.diff(sorted_track)) + 1

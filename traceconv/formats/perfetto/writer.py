@@ -33,7 +33,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ... import __version__
-from ...analysis.nesting import nested_view
+from ...analysis.nesting import Timeline, nested_view_timeline
 from ...gcpause import paused_gc
 from ...model import Diagnostics, Trace, TrackKind
 from . import model_attribute
@@ -92,12 +92,12 @@ def write(trace: Trace, out: BinaryIO, *, workers: int = 1) -> Diagnostics:
     >>> len(write(trace, buf)), buf.getvalue()[:1]
     (0, b'\\n')
     """
-    view = nested_view(trace)
+    view, timeline = nested_view_timeline(trace)
     ids = assign_ids(view)
     offset = _time_offset(view)
     out.write(b"".join(frame(p) for p in _header_packets(view, ids, offset)))
     with paused_gc():
-        encoder = _EventEncoder(view, ids, offset)
+        encoder = _EventEncoder(view, ids, offset, timeline)
         dotted = _write_events(encoder, out, _worker_count(workers))
     # what Perfetto has no words for, last: the dotted names are known once args are encoded
     model = model_attribute.encode(trace, ids.base, dotted)
@@ -214,7 +214,8 @@ def _framed(fields: list[Part], rest: list[list[bytes]], stamps: np.ndarray,
 class _EventEncoder:
     """What every chunk of events needs, computed once; worker processes inherit it."""
 
-    def __init__(self, trace: Trace, ids: TrackIds, offset: int) -> None:
+    def __init__(self, trace: Trace, ids: TrackIds, offset: int,
+                 timeline: Timeline | None = None) -> None:
         self.trace = trace
         counter = [t.kind is TrackKind.COUNTER for t in trace.tracks]
         # TrackEvent type and track_uuid; slices and instants only on slice tracks,
@@ -227,7 +228,7 @@ class _EventEncoder:
         self.columns = {kind: table.numpy("track") for kind, table in (
             (BEGIN, trace.slices), (INSTANT, trace.instants), (COUNTER, trace.counters))}
         self._count_misplaced()
-        self.ts, self.codes = self._written(*event_order(trace))
+        self.ts, self.codes = self._written(*event_order(trace, timeline))
         self.ts += offset
         self.flows = self._flow_fields()
         self.has_flows = np.zeros(len(trace.slices), dtype=bool)
