@@ -149,6 +149,12 @@ def test_a_million_overlapping_slices():
     assert trace.diagnostics.count("nesting.overlap_moved") == n // 2
 
 
+def _four_thread_trace() -> tuple[Trace, list[int]]:
+    trace = Trace()
+    host = trace.add_process("p", pid=1)
+    return trace, [trace.add_track(f"t{i}", process=host, tid=i + 1) for i in range(4)]
+
+
 intervals = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 200), st.integers(0, 80)),
                      max_size=60)
 
@@ -156,9 +162,7 @@ intervals = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 200), st.intege
 @settings(max_examples=200, deadline=None)
 @given(intervals, st.integers(1, 4))
 def test_any_slice_set_ends_up_properly_nested(rows, max_depth):
-    trace = Trace()
-    host = trace.add_process("p", pid=1)
-    homes = [trace.add_track(f"t{i}", process=host, tid=i + 1) for i in range(4)]
+    trace, homes = _four_thread_trace()
     for track, start, dur in rows:
         trace.add_slice(homes[track], start, dur, "s")
     repair_nesting(trace, max_depth=max_depth)
@@ -176,9 +180,7 @@ def test_any_slice_set_ends_up_properly_nested(rows, max_depth):
 @settings(max_examples=150, deadline=None)
 @given(intervals, intervals)
 def test_repairing_again_after_more_slices_still_nests(first, second):
-    trace = Trace()
-    host = trace.add_process("p", pid=1)
-    homes = [trace.add_track(f"t{i}", process=host, tid=i + 1) for i in range(4)]
+    trace, homes = _four_thread_trace()
     for batch in (first, second):
         for track, start, dur in batch:
             trace.add_slice(homes[track], start, dur, "s")
@@ -211,14 +213,12 @@ def test_instants_inside_512_open_slices_move_to_a_lane():
 def test_the_view_timeline_is_its_slices_in_timeline_order(first, second, max_depth):
     """What the repair hands to writers is the view's slices sorted by (track, start,
     longest first, row), also when slices moved and when lanes existed before."""
-    trace = Trace()
-    host = trace.add_process("p", pid=1)
-    homes = [trace.add_track(f"t{i}", process=host, tid=i + 1) for i in range(4)]
-    for batch in (first, second):
-        for track, start, dur in batch:
-            trace.add_slice(homes[track], start, dur, "s")
-        if batch is first:
-            repair_nesting(trace, max_depth=max_depth)   # lanes that exist before the view
+    trace, homes = _four_thread_trace()
+    for track, start, dur in first:
+        trace.add_slice(homes[track], start, dur, "s")
+    repair_nesting(trace, max_depth=max_depth)   # lanes that exist before the view
+    for track, start, dur in second:
+        trace.add_slice(homes[track], start, dur, "s")
     view, timeline = nesting.nested_view_timeline(trace, max_depth)
     rows = sorted(range(len(view.slices)), key=lambda r: (
         view.slices.track[r], view.slices.start[r], -view.slices.dur[r], r))
