@@ -175,9 +175,10 @@ def _fast_pass(starts: np.ndarray, ends: np.ndarray, max_depth: int) -> np.ndarr
     [1]
     """
     by_end = np.argsort(ends, kind="stable")
-    starts_by_end = starts[by_end]
-    first = np.searchsorted(ends[by_end], starts, "right")   # partners: among the ends
-    last = np.searchsorted(ends[by_end], ends, "left")       # at first .. last - 1
+    starts_by_end, ends_by_end = starts[by_end], ends[by_end]
+    first = np.searchsorted(ends_by_end, starts, "right")   # partners: among the ends
+    last = np.searchsorted(ends_by_end, ends, "left")       # at first .. last - 1
+    del ends_by_end   # its memory serves the tables of _range_min
     undecided = np.flatnonzero(_range_min(starts_by_end, first, last) < starts)
     kept = np.ones(len(starts), dtype=bool)
     kept[undecided] = False
@@ -225,15 +226,22 @@ def _range_min(values: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.nd
     found = np.full(len(first), _NEVER, dtype=np.int64)
     length = last - first
     queried = np.flatnonzero(length > 0)
-    level = np.zeros(len(queried), dtype=np.int64)
-    while ((2 << level) <= length[queried]).any():   # floor(log2(length)), exactly
-        level += (2 << level) <= length[queried]
-    table = values.astype(np.int64)   # table[p]: the least of values[p : p + 2^k]
-    for k in range(int(level.max()) + 1 if len(level) else 0):
+    if not len(queried):
+        return found
+    # floor(log2(length)), exactly (frexp is exact below 2^53); the queries grouped by it
+    level = (np.frexp(length[queried])[1] - 1).astype(np.uint8)
+    by_level = queried[np.argsort(level, kind="stable")]   # a radix sort on uint8
+    cuts = np.cumsum(np.bincount(level)).tolist()
+    # table[p]: the least of values[p : p + 2^k], level after level in two buffers
+    table = np.asarray(values, dtype=np.int64)
+    spares = [np.empty(len(table), dtype=np.int64), np.empty(len(table), dtype=np.int64)]
+    size = len(table)
+    for k, (lo, hi) in enumerate(zip([0, *cuts[:-1]], cuts, strict=True)):
         if k:
             half = 1 << (k - 1)
-            table = np.minimum(table[:-half], table[half:])
-        at = queried[level == k]
+            size -= half
+            table = np.minimum(table[:size], table[half:half + size], out=spares[k % 2][:size])
+        at = by_level[lo:hi]
         found[at] = np.minimum(table[first[at]], table[last[at] - (1 << k)])
     return found
 

@@ -227,8 +227,9 @@ class _EventEncoder:
         self.is_counter = np.array(counter, dtype=bool)
         self.columns = {kind: table.numpy("track") for kind, table in (
             (BEGIN, trace.slices), (INSTANT, trace.instants), (COUNTER, trace.counters))}
-        self._count_misplaced()
-        self.ts, self.codes = self._written(*event_order(trace, timeline))
+        self.ts, self.codes = event_order(trace, timeline)
+        if self._count_misplaced():
+            self.ts, self.codes = self._written(self.ts, self.codes)
         self.ts += offset
         self.flows = self._flow_fields()
         self.has_flows = np.zeros(len(trace.slices), dtype=bool)
@@ -330,11 +331,12 @@ class _EventEncoder:
         ordered[np.concatenate(positions)] = packets
         return ordered.tolist()
 
-    def _count_misplaced(self) -> None:
-        """Slices/instants on counter tracks and values on other tracks cannot be shown."""
+    def _count_misplaced(self) -> int:
+        """Slices/instants on counter tracks and values on other tracks cannot be shown:
+        how many there are (0 in a well-made trace: then no event needs leaving out)."""
         trace, is_counter = self.trace, self.is_counter
         if not len(is_counter):
-            return
+            return 0
         wrong = {
             "perfetto.slice_on_counter_track": int(is_counter[trace.slices.numpy("track")].sum()),
             "perfetto.instant_on_counter_track":
@@ -346,6 +348,7 @@ class _EventEncoder:
             trace.diagnostics.add(code, "events on a track of the wrong kind were not written "
                                   "(Perfetto would drop or misdraw them)", kind="dropped",
                                   count=count)
+        return sum(wrong.values())
 
     def _interned_event_strings(self, codes: np.ndarray, seq: int) -> list[bytes]:
         """The first packet(s) of a sequence: clear the state, intern the names and
