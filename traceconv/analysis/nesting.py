@@ -41,6 +41,20 @@ def clamped_durations(start: np.ndarray, dur: np.ndarray) -> np.ndarray:
     return np.minimum(np.maximum(dur, 0), np.iinfo(np.int64).max - np.maximum(start, 0))
 
 
+def clamped_ends(start: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """``start + clamped_durations(start, dur)``, computed in two arrays.
+
+    >>> clamped_ends(np.array([0, 2**63 - 5]), np.array([-3, 10])).tolist()
+    [0, 9223372036854775807]
+    """
+    end = np.maximum(dur, 0)
+    room = np.maximum(start, 0)
+    np.subtract(np.iinfo(np.int64).max, room, out=room)
+    np.minimum(end, room, out=end)
+    end += start
+    return end
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Timeline:
     """The slices of a trace in timeline order: by track, then start, longest first, ties
@@ -85,8 +99,7 @@ def trace_timeline(trace: Trace) -> Timeline:
     """The :class:`Timeline` of ``trace``'s slices as they are (not repaired)."""
     slices = trace.slices
     start = slices.numpy("start")
-    return slice_timeline(slices.numpy("track"), start,
-                          start + clamped_durations(start, slices.numpy("dur")))
+    return slice_timeline(slices.numpy("track"), start, clamped_ends(start, slices.numpy("dur")))
 
 
 def nest_pass(tracks: list[int], starts: list[int], ends: list[int],
@@ -343,7 +356,7 @@ def _repair(trace: Trace, max_depth: int, lanes: _LaneFinder) -> Timeline:
     # repeated repair, or one after slices were added, lays every home out from scratch
     track = lanes.home_of[current] if lanes.lanes else current
     start = slices.numpy("start")
-    timeline = slice_timeline(track, start, start + clamped_durations(start, slices.numpy("dur")))
+    timeline = slice_timeline(track, start, clamped_ends(start, slices.numpy("dur")))
     order, tracks, starts, ends = timeline.order, timeline.tracks, timeline.starts, timeline.ends
     overlapping, too_deep = misfits(tracks, starts, ends, max_depth)
     if not overlapping and not too_deep and not lanes.lanes:

@@ -28,7 +28,11 @@ def timeline_order(track: np.ndarray, start: np.ndarray, tie: np.ndarray) -> np.
     span = int(start.max()) - low + 1
     if span * (int(track.max()) - first_track + 1) >= _LIMIT:
         return np.lexsort((tie, start, track))
-    key = (track.astype(np.int64) - first_track) * span + (start - low)
+    key = track.astype(np.int64)   # (track - first_track) * span + start - low, in place
+    key -= first_track
+    key *= span
+    key += start
+    key -= low
     order = np.argsort(key, kind="stable")
     sorted_key, sorted_tie = key[order], tie[order]
     same = sorted_key[1:] == sorted_key[:-1]
