@@ -224,34 +224,46 @@ def varint_row(parts: list[Part], row: int) -> bytes:
 
 def _pack_fixed(parts: list[Part], widths: dict[int, int], rows: int) -> list[bytes]:
     """:func:`pack_rows` for rows of one layout: ``widths`` gives each varint's size
-    (with its tag, for a field; 0 for a field that is absent)."""
-    total = sum(widths[i] if i in widths else part_sizes(p)  # type: ignore[misc]
-                for i, p in enumerate(parts))
-    matrix = np.empty((rows, total), dtype=np.uint8)
-    column = 0
+    (with its tag, for a field; 0 for a field that is absent).
+
+    A varint byte is written as its value shifted by 7k, cut to its low 8 bits by the
+    assignment to uint8; the continuation bits are then or-ed on for all columns at once
+    (bit 7 of a last byte is always 0: the value fits its width).
+    """
+    template = bytearray()   # the bytes that are the same in every row, zeros elsewhere
+    more = bytearray()       # 0x80 where a varint continues
+    varints: list[tuple[int, int, np.ndarray]] = []   # (column, width, values)
+    blocks: list[tuple[int, np.ndarray]] = []        # (column, 2-D part)
     for i, part in enumerate(parts):
         if isinstance(part, bytes):
-            matrix[:, column:column + len(part)] = np.frombuffer(part, dtype=np.uint8)
-            column += len(part)
+            template += part
         elif isinstance(part, np.ndarray) and part.ndim == 2:
-            matrix[:, column:column + part.shape[1]] = part
-            column += part.shape[1]
+            blocks.append((len(template), part))
+            template += bytes(part.shape[1])
         else:
             width = widths[i]
             if isinstance(part, tuple):
-                tag, rest, _ = part
                 if not width:
                     continue
-                matrix[:, column:column + len(tag)] = np.frombuffer(tag, dtype=np.uint8)
-                column += len(tag)
-                width -= len(tag)
-            else:
-                rest = part
-            for k in range(width):
-                byte = (rest & np.uint64(0x7F)).astype(np.uint8)
-                matrix[:, column + k] = byte | 0x80 if k < width - 1 else byte
-                rest = rest >> np.uint64(7)
-            column += width
+                template += part[0]
+                width -= len(part[0])
+                part = part[1]
+            more += bytes(len(template) - len(more)) + b"\x80" * (width - 1)
+            varints.append((len(template), width, part))
+            template += bytes(width)
+    total = len(template)
     if not total:
         return [b""] * rows
+    matrix = np.empty((rows, total), dtype=np.uint8)
+    matrix[:] = np.frombuffer(bytes(template), dtype=np.uint8)
+    for column, block in blocks:
+        matrix[:, column:column + block.shape[1]] = block
+    for column, width, values in varints:
+        rest = values.astype(np.uint64) if width > 1 else values
+        for k in range(width):
+            matrix[:, column + k] = rest   # its low 8 bits
+            if k < width - 1:
+                rest >>= np.uint64(7)
+    if more:
+        matrix |= np.frombuffer(bytes(more + bytes(total - len(more))), dtype=np.uint8)
     return matrix.view(f"V{total}").ravel().tolist()   # one bytes object per row, in C
