@@ -27,7 +27,6 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from itertools import repeat
 from typing import BinaryIO
 
 import numpy as np
@@ -40,6 +39,7 @@ from . import model_attribute
 from .annotation_columns import ColumnEncoder
 from .annotations import ArgEncoder
 from .descriptors import TrackIds, assign_ids, descriptor_payloads
+from .flow_fields import FlowFields
 from .ordering import BEGIN, COUNTER, END, INSTANT, event_order
 from .wire import (
     Part,
@@ -232,8 +232,6 @@ class _EventEncoder:
             self.ts, self.codes = self._written(self.ts, self.codes)
         self.ts += offset
         self.flows = self._flow_fields()
-        self.has_flows = np.zeros(len(trace.slices), dtype=bool)
-        self.has_flows[list(self.flows)] = True
         values = trace.counters.numpy("value")
         self.counter_values = values
         self.counter_integral = (np.isfinite(values) & (values == np.round(values))
@@ -323,8 +321,12 @@ class _EventEncoder:
                 name, category = names[chosen], categories[chosen]
                 fields = [self.type_field[kind], self.uuid[self.columns[kind][chosen]],
                           (b"\x50", name, name != 0), (b"\x18", category, category != 0), *lead]
-                if kind == BEGIN and self.has_flows[chosen].any():
-                    rest = [*rest, list(map(self.flows.get, chosen.tolist(), repeat(b"")))]
+                flows = self.flows.of(chosen) if kind == BEGIN else None
+                if isinstance(flows, np.ndarray) and not rest:
+                    fields.append(flows)   # the same number in every row: packed with numpy
+                elif flows is not None:
+                    rest = [*rest, flows if isinstance(flows, list) else
+                            flows.view(f"V{flows.shape[1]}").ravel().tolist()]
                 positions.append(at[group])
                 packets += _framed(fields, rest, stamps[at[group]], tail)
         ordered = np.empty(len(codes), dtype=object)   # each packet put at its event's place
@@ -369,7 +371,7 @@ class _EventEncoder:
         flags = [uint_field(SEQUENCE_FLAGS, CLEARED | NEEDS), uint_field(SEQUENCE_FLAGS, NEEDS)]
         return [frame(p + seq_field + flags[i > 0]) for i, p in enumerate(packets or [b""])]
 
-    def _flow_fields(self) -> dict[int, bytes]:
+    def _flow_fields(self) -> FlowFields:
         """flow_ids on the source slice's BEGIN, terminating_flow_ids on the target's: per
         slice row, its fields in flow order (all computed with numpy)."""
         trace = self.trace
@@ -395,10 +397,6 @@ class _EventEncoder:
                                  np.frombuffer(_FLOW_ID, np.uint8))
         fields[:, 2:] = np.tile(kept.astype("<u8") + 1, 2).view(np.uint8).reshape(-1, 8)
         order = np.lexsort((np.tile(np.arange(len(kept)), 2), rows))
-        blob = fields[order].tobytes()
-        rows = rows[order]
-        firsts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if len(rows) else rows
-        lasts = np.r_[firsts[1:], len(rows)][:len(firsts)]
         trace.diagnostics.add("perfetto.flow_dropped", "flows that link a slice to itself, to "
                               "a missing slice or to one not written were not written",
                               kind="dropped",
@@ -406,8 +404,7 @@ class _EventEncoder:
         trace.diagnostics.add("perfetto.flow_backwards", "flows whose target starts no later "
                               "than their source: Perfetto draws them from the earlier slice",
                               kind="note", count=backwards)
-        return {row: blob[10 * lo:10 * hi] for row, lo, hi in zip(
-            rows[firsts].tolist(), firsts.tolist(), lasts.tolist(), strict=True)}
+        return FlowFields(fields[order], rows[order], n)
 
     def _counter_value_parts(self, rows: np.ndarray) -> list[tuple[np.ndarray, list[Part]]]:
         """The counter value fields of counter rows ``rows``, as :func:`~.wire.pack_rows`
