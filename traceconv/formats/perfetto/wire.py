@@ -118,11 +118,24 @@ def varint_sizes(values: np.ndarray) -> np.ndarray:
     >>> varint_sizes(np.array([0, 127, 128, 2**64 - 1], dtype=np.uint64)).tolist()
     [1, 1, 2, 10]
     """
+    sizes = varint_size_column(values)
+    return np.full(len(values), sizes, dtype=np.int64) if isinstance(sizes, int) else sizes
+
+
+def varint_size_column(values: np.ndarray) -> np.ndarray | int:
+    """:func:`varint_sizes`, or one int when every value takes the same size (timestamps,
+    track uuids and name ids mostly do), so that no column of equal sizes is made.
+
+    >>> varint_size_column(np.array([300, 16383], dtype=np.uint64))
+    2
+    """
     if not len(values):
-        return np.ones(0, dtype=np.int64)
-    # every size lies between those of the smallest and the largest value (timestamps,
-    # track uuids and lengths mostly share one): only the steps between are compared
+        return 1
+    # every size lies between those of the smallest and the largest value: only the
+    # steps between are compared
     least, most = (len(varint(int(v))) for v in (values.min(), values.max()))
+    if least == most:
+        return least
     sizes = np.full(len(values), least, dtype=np.int64)
     for k in range(least, most):
         sizes += values >= np.uint64(1 << (7 * k))
@@ -140,23 +153,15 @@ def part_sizes(part: Part) -> np.ndarray | int:
         return len(part)
     if isinstance(part, tuple):
         tag, values, present = part
-        return np.where(present, len(tag) + varint_sizes(values), 0)
-    return part.shape[1] if part.ndim == 2 else varint_sizes(part)
+        if not present.any():
+            return 0
+        sizes = len(tag) + varint_size_column(values)
+        return sizes if present.all() else np.where(present, sizes, 0)
+    return part.shape[1] if part.ndim == 2 else varint_size_column(part)
 
 
-def row_sizes(parts: list[Part], rows: int) -> np.ndarray:
-    """The length of each row that :func:`pack_rows` makes of ``parts``.
-
-    >>> row_sizes([b"ab", np.array([1, 300], dtype=np.uint64)], 2).tolist()
-    [3, 4]
-    """
-    total = np.zeros(rows, dtype=np.int64)
-    for part in parts:
-        total += part_sizes(part)
-    return total
-
-
-def pack_rows(parts: list[Part], rows: int) -> list[bytes]:
+def pack_rows(parts: list[Part], rows: int,
+              sizes: list[np.ndarray | int] | None = None) -> list[bytes]:
     """Per row, the concatenation of ``parts``, built with numpy: a ``bytes`` part is the
     same in every row, a 1-D uint64 array gives each row its varint (negative numbers as
     two's complement, as :func:`varint` writes them), a 2-D uint8 array its row of bytes, a
@@ -164,6 +169,7 @@ def pack_rows(parts: list[Part], rows: int) -> list[bytes]:
 
     Rows whose varints have the same sizes share a layout and are written as one
     fixed-width matrix (numpy's boolean compaction of ragged rows costs more than this).
+    ``sizes``: the :func:`part_sizes` of the parts, when the caller has them.
 
     >>> pack_rows([b"\\x08", np.array([1, 300, 2], dtype=np.uint64), b"!"], 3)
     [b'\\x08\\x01!', b'\\x08\\xac\\x02!', b'\\x08\\x02!']
@@ -173,15 +179,20 @@ def pack_rows(parts: list[Part], rows: int) -> list[bytes]:
     """
     if not rows:
         return []
-    sizes = {i: np.asarray(part_sizes(part)) for i, part in enumerate(parts)
-             if not isinstance(part, bytes) and (isinstance(part, tuple) or part.ndim == 1)}
+    if sizes is None:
+        sizes = [part_sizes(part) for part in parts]
+    widths = {i: size for i, size in enumerate(sizes) if isinstance(size, int)}
+    varying = {i: size for i, size in enumerate(sizes) if not isinstance(size, int)}
+    if not varying:
+        return _pack_fixed(parts, widths, rows)
     layout = np.zeros(rows, dtype=np.int64)   # the sizes of a row's varints, in base 16
-    for size in sizes.values():
+    for size in varying.values():
         layout = layout * 16 + size
         if int(layout.max()) >= 1 << 58:   # renumber before the next digit overflows
             layout = np.unique(layout, return_inverse=True)[1].astype(np.int64)
     if int(layout.min()) == int(layout.max()):
-        return _pack_fixed(parts, {i: int(size[0]) for i, size in sizes.items()}, rows)
+        return _pack_fixed(parts, widths | {i: int(size[0]) for i, size in varying.items()},
+                           rows)
     shapes = np.flatnonzero(np.bincount(layout)) if int(layout.max()) < 1 << 16 else \
         np.unique(layout)
     if len(shapes) > _MAX_SHAPES:
@@ -194,7 +205,8 @@ def pack_rows(parts: list[Part], rows: int) -> list[bytes]:
         picked = order[lo:hi]
         first = int(picked[0])
         packed += _pack_fixed([_rows_of(p, picked) for p in parts],
-                              {i: int(size[first]) for i, size in sizes.items()}, hi - lo)
+                              widths | {i: int(size[first]) for i, size in varying.items()},
+                              hi - lo)
     place = np.empty(rows, dtype=np.int64)
     place[order] = np.arange(rows)
     return list(map(packed.__getitem__, place.tolist()))

@@ -45,11 +45,11 @@ from .wire import (
     Part,
     bytes_field,
     pack_rows,
-    row_sizes,
+    part_sizes,
     string_field,
     uint_field,
     varint,
-    varint_sizes,
+    varint_size_column,
 )
 
 SEQ_DESCRIPTORS, SEQ_EVENTS = 1, 2
@@ -202,12 +202,18 @@ def _framed(fields: list[Part], rest: list[list[bytes]], stamps: np.ndarray,
     the TrackEvent made of ``fields`` (:func:`~.wire.pack_rows` parts) and ``rest`` (per-row
     bytes)."""
     rows = len(stamps)
-    size = row_sizes(fields, rows)
+    field_sizes = [part_sizes(part) for part in fields]   # each once, for both uses
+    size = np.zeros(rows, dtype=np.int64)
+    for part_size in field_sizes:
+        size += part_size
     for piece in rest:
         size += np.fromiter(map(len, piece), dtype=np.int64, count=rows)
-    body = 1 + varint_sizes(stamps) + len(tail) + 1 + varint_sizes(size) + size
+    stamp_sizes, size_sizes = varint_size_column(stamps), varint_size_column(size)
+    body = size + (1 + len(tail) + 1) + stamp_sizes + size_sizes
     packed = pack_rows([b"\x0a", body.astype(np.uint64), bytes([TIMESTAMP << 3]), stamps,
-                        tail + b"\x5a", size.astype(np.uint64), *fields], rows)
+                        tail + b"\x5a", size.astype(np.uint64), *fields], rows,
+                       [1, varint_size_column(body), 1, stamp_sizes, len(tail) + 1, size_sizes,
+                        *field_sizes])
     return list(map(b"".join, zip(packed, *rest, strict=True))) if rest else packed
 
 
