@@ -242,9 +242,9 @@ class _EventEncoder:
         self.counter_values = values
         self.counter_integral = (np.isfinite(values) & (values == np.round(values))
                                  & (np.abs(values) < 2**62))
-        self.names = {kind: table.numpy("name").astype(np.uint64) for kind, table in (
+        self.names = {kind: table.numpy("name") for kind, table in (
             (BEGIN, trace.slices), (INSTANT, trace.instants))}
-        self.categories = {kind: table.numpy("category").astype(np.uint64) for kind, table in (
+        self.categories = {kind: table.numpy("category") for kind, table in (
             (BEGIN, trace.slices), (INSTANT, trace.instants))}
         args = self.arg_encoder = ArgEncoder()   # one for both tables: iids fixed per file
         self.args = {BEGIN: ColumnEncoder(trace.slices.args, args),
@@ -324,7 +324,9 @@ class _EventEncoder:
             names, categories = self.names[kind], self.categories[kind]
             for group, lead, rest in self.args[kind].parts(picked):
                 chosen = picked[group]
-                name, category = names[chosen], categories[chosen]
+                # uint64 for pack_rows, per group (not whole columns up front)
+                name = names[chosen].astype(np.uint64)
+                category = categories[chosen].astype(np.uint64)
                 fields = [self.type_field[kind], self.uuid[self.columns[kind][chosen]],
                           (b"\x50", name, name != 0), (b"\x18", category, category != 0), *lead]
                 flows = self.flows.of(chosen) if kind == BEGIN else None
