@@ -197,10 +197,11 @@ def _attribute(key: str, text: str) -> bytes:
 
 
 def _framed(fields: list[Part], rest: list[list[bytes]], stamps: np.ndarray,
-            tail: bytes) -> list[bytes]:
+            tail: bytes) -> list[list[bytes]]:
     """One framed TracePacket per row: timestamp, ``tail`` (sequence id and flags), then
     the TrackEvent made of ``fields`` (:func:`~.wire.pack_rows` parts) and ``rest`` (per-row
-    bytes)."""
+    bytes). As columns: a row's packet is its bytes in each column, one after the other
+    (they are joined once, with the whole chunk, not row by row)."""
     rows = len(stamps)
     field_sizes = [part_sizes(part) for part in fields]   # each once, for both uses
     size = np.zeros(rows, dtype=np.int64)
@@ -214,7 +215,28 @@ def _framed(fields: list[Part], rest: list[list[bytes]], stamps: np.ndarray,
                         tail + b"\x5a", size.astype(np.uint64), *fields], rows,
                        [1, varint_size_column(body), 1, stamp_sizes, len(tail) + 1, size_sizes,
                         *field_sizes])
-    return list(map(b"".join, zip(packed, *rest, strict=True))) if rest else packed
+    return [packed, *rest]
+
+
+def _in_event_order(packets: list[tuple[np.ndarray, list[list[bytes]]]],
+                    events: int) -> list[bytes]:
+    """The pieces of ``packets`` ((event positions, columns of pieces) per group), each
+    event's pieces at its place: a slot per piece, after the pieces of earlier events.
+
+    >>> _in_event_order([(np.array([2, 0]), [[b"c", b"a"], [b"C", b"A"]]),
+    ...                  (np.array([1]), [[b"b"]])], 3)
+    [b'a', b'A', b'b', b'c', b'C']
+    """
+    pieces = np.zeros(events, dtype=np.int64)
+    for at, columns in packets:
+        pieces[at] = len(columns)
+    first = np.cumsum(pieces) - pieces
+    ordered = np.empty(int(pieces.sum()), dtype=object)
+    for at, columns in packets:
+        slots = first[at]
+        for k, column in enumerate(columns):
+            ordered[slots + k if k else slots] = column
+    return ordered.tolist()
 
 
 class _EventEncoder:
@@ -297,29 +319,29 @@ class _EventEncoder:
             yield b"".join(packets)
 
     def _packets(self, codes: np.ndarray, stamps: np.ndarray, tail: bytes) -> list[bytes]:
-        """The framed TracePackets of the events ``codes`` at ``stamps``, in that order:
-        what is a number (times, lengths, uuids, ids, numeric args) packed with numpy, kind
-        by kind and key set by key set, the rest (text and list args, flows) joined on."""
+        """The framed TracePackets of the events ``codes`` at ``stamps``, in that order, as
+        pieces to join: what is a number (times, lengths, uuids, ids, numeric args) packed
+        with numpy, kind by kind and key set by key set, the rest (text and list args,
+        flows) following as pieces of their own."""
         kinds, rows = codes & 3, codes >> 2
         stamps = stamps.astype(np.uint64)
-        packets: list[bytes] = []
-        positions: list[np.ndarray] = []
+        packets: list[tuple[np.ndarray, list[list[bytes]]]] = []   # (events, columns)
         for kind in (BEGIN, INSTANT, END, COUNTER):
             at = np.flatnonzero(kinds == kind)
             if not len(at):
                 continue
             picked = rows[at]
             if kind == END:
-                positions.append(at)
                 track = self.columns[BEGIN][picked]
-                packets += _framed([self.type_field[kind], self.uuid[track]], [], stamps[at], tail)
+                packets.append((at, _framed([self.type_field[kind], self.uuid[track]], [],
+                                            stamps[at], tail)))
                 continue
             if kind == COUNTER:
                 for subset, value in self._counter_value_parts(picked):
                     track = self.columns[COUNTER][picked[subset]]
-                    positions.append(at[subset])
-                    packets += _framed([self.type_field[kind], self.uuid[track], *value], [],
-                                       stamps[at[subset]], tail)
+                    packets.append((at[subset], _framed(
+                        [self.type_field[kind], self.uuid[track], *value], [],
+                        stamps[at[subset]], tail)))
                 continue
             names, categories = self.names[kind], self.categories[kind]
             for group, lead, rest in self.args[kind].parts(picked):
@@ -335,11 +357,8 @@ class _EventEncoder:
                 elif flows is not None:
                     rest = [*rest, flows if isinstance(flows, list) else
                             flows.view(f"V{flows.shape[1]}").ravel().tolist()]
-                positions.append(at[group])
-                packets += _framed(fields, rest, stamps[at[group]], tail)
-        ordered = np.empty(len(codes), dtype=object)   # each packet put at its event's place
-        ordered[np.concatenate(positions)] = packets
-        return ordered.tolist()
+                packets.append((at[group], _framed(fields, rest, stamps[at[group]], tail)))
+        return _in_event_order(packets, len(codes))
 
     def _count_misplaced(self) -> int:
         """Slices/instants on counter tracks and values on other tracks cannot be shown:
