@@ -386,9 +386,12 @@ class _EventEncoder:
         strings = trace.strings.strings
         kinds, rows = codes & 3, codes >> 2
         begins, instants = rows[kinds == BEGIN], rows[kinds == INSTANT]
-        used = {column: np.unique(np.concatenate([trace.slices.numpy(column)[begins],
-                                                  trace.instants.numpy(column)[instants]]))
-                for column in ("name", "category")}
+        used = {}
+        for column in ("name", "category"):   # string ids, so marks instead of a sort
+            marked = np.zeros(len(strings), dtype=bool)
+            marked[trace.slices.numpy(column)[begins]] = True
+            marked[trace.instants.numpy(column)[instants]] = True
+            used[column] = np.flatnonzero(marked)
         entries = [(2, [(i, strings[i]) for i in used["name"].tolist() if i]),
                    (1, [(i, strings[i]) for i in used["category"].tolist() if i])]
         packets: list[bytes] = []
