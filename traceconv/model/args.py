@@ -110,14 +110,24 @@ class _Texts:
 
     def cut(self, start: int, end: int) -> bytes | memoryview:
         """The bytes from ``start`` to ``end`` (a view when they are in one piece)."""
+        parts = self.parts(start, end)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def parts(self, start: int, end: int) -> list[bytes | memoryview]:
+        """The bytes from ``start`` to ``end`` as views of the pieces they lie in (for a
+        caller that joins them with more bytes around: one copy, not two).
+
+        >>> texts = _Texts(); texts.add(b"abc"); texts.add(b"de")
+        >>> list(map(bytes, texts.parts(1, 4)))
+        [b'bc', b'd']
+        """
         first = bisect.bisect_right(self.starts, start) - 1
         offset = self.starts[first]
         if end <= self.starts[first + 1]:
-            return memoryview(self.pieces[first])[start - offset:end - offset]
+            return [memoryview(self.pieces[first])[start - offset:end - offset]]
         last = bisect.bisect_left(self.starts, end) - 1
-        return b"".join([memoryview(self.pieces[first])[start - offset:],
-                         *self.pieces[first + 1:last],
-                         memoryview(self.pieces[last])[:end - self.starts[last]]])
+        return [memoryview(self.pieces[first])[start - offset:], *self.pieces[first + 1:last],
+                memoryview(self.pieces[last])[:end - self.starts[last]]]
 
     def cut_many(self, starts: np.ndarray, ends: np.ndarray) -> list[bytes | memoryview]:
         """:meth:`cut` of each (start, end), the usual case (each in one piece) with one
@@ -149,6 +159,18 @@ def _keys_decoder(keys: tuple[str, ...]) -> Any:
     record: Any = msgspec.defstruct("Keys", [(f, Any, msgspec.UNSET) for f in fields],
                                     rename=dict(zip(fields, keys, strict=True)), gc=False)
     return lenient(list[record])
+
+
+@functools.lru_cache(maxsize=64)
+def _int_keys_decoder(keys: tuple[str, ...], defaults: tuple[int | None, ...]) -> Any:
+    """:func:`_keys_decoder` whose values must be integers (a key whose default is None
+    must be there): a decode of anything else fails."""
+    fields = _fields(len(keys))
+    record: Any = msgspec.defstruct(
+        "IntKeys", [(f, int) if d is None else (f, int, d)
+                    for f, d in zip(fields, defaults, strict=True)],
+        rename=dict(zip(fields, keys, strict=True)), gc=False)
+    return msgspec.json.Decoder(list[record]).decode
 
 
 class ArgsColumn(Sequence[Args]):
@@ -247,15 +269,28 @@ class ArgsColumn(Sequence[Args]):
     def _decoded(self, rows: np.ndarray, decode: Any = _DECODE_MANY) -> list[Any]:
         """The dicts of JSON rows ``rows`` (decoded together), or what ``decode`` makes
         of the JSON array of their texts."""
-        bounds, cut = self._text_bounds, self._texts.cut
+        return decode(self._array_text(rows))  # type: ignore[no-any-return]
+
+    def _array_text(self, rows: np.ndarray) -> bytes:
+        """One JSON array of the texts of JSON rows ``rows``, made by one join (a text of
+        tens of MB copied once: each extra copy costs as much as a decode's share).
+
+        >>> column = ArgsColumn(); column.extend_json(b'{"a": 1},{"b": 2},', [8, 8])
+        >>> column._array_text(np.array([0, 1])), column._array_text(np.array([1, 0]))
+        (b'[{"a": 1},{"b": 2}]', b'[{"b": 2},{"a": 1}]')
+        """
+        bounds = self._text_bounds
         texts = np.frombuffer(self._start, dtype=np.int64)[rows]
-        text: bytes | memoryview
-        if len(texts) and texts[-1] - texts[0] == len(texts) - 1 and (np.diff(texts) == 1).all():
-            text = cut(bounds[int(texts[0])], bounds[int(texts[-1]) + 1] - 1)   # one slice
-        else:
-            ends = np.frombuffer(bounds, dtype=np.int64)
-            text = b",".join(self._texts.cut_many(ends[texts], ends[texts + 1] - 1))
-        return decode(b"[" + text + b"]")  # type: ignore[no-any-return]
+        if not len(texts):
+            return b"[]"
+        if texts[-1] - texts[0] == len(texts) - 1 and (np.diff(texts) == 1).all():   # one run
+            return b"".join([b"[", *self._texts.parts(bounds[int(texts[0])],
+                                                       bounds[int(texts[-1]) + 1] - 1), b"]"])
+        ends = np.frombuffer(bounds, dtype=np.int64)
+        pieces: list[bytes | memoryview] = [b","] * (2 * len(texts) + 1)   # [ t , t , t ]
+        pieces[1::2] = self._texts.cut_many(ends[texts], ends[texts + 1] - 1)
+        pieces[0], pieces[-1] = b"[", b"]"
+        return b"".join(pieces)
 
     # -- adding rows --------------------------------------------------------------------
 
@@ -420,9 +455,12 @@ class ArgsColumn(Sequence[Args]):
         ([0, 2], b'[{"c": 3},{"b": 2}]', [1, 3])
         """
         held, starts, ends, runs = self._held_runs(rows)
-        array_text = b"[" + b",".join(
-            bytes(self._texts.cut(int(starts[lo]), int(ends[hi - 1]))) for lo, hi in runs) + b"]"
-        return np.flatnonzero(held), array_text, np.flatnonzero(~held)
+        pieces: list[bytes | memoryview] = [b"["]   # joined once (the text may be 100s of MB)
+        for lo, hi in runs:
+            pieces += self._texts.parts(int(starts[lo]), int(ends[hi - 1]))
+            pieces.append(b",")
+        pieces[-1:] = [b"]"] if runs else [b"[", b"]"]
+        return np.flatnonzero(held), b"".join(pieces), np.flatnonzero(~held)
 
     def json_texts(self, rows: np.ndarray) -> tuple[np.ndarray, list[bytes], np.ndarray]:
         """The rows held as JSON text among ``rows`` (ascending row indices), decoding
@@ -517,6 +555,36 @@ class ArgsColumn(Sequence[Args]):
                     for i, value in zip(batch.tolist(), found, strict=True):
                         column[i] = value
         return columns
+
+    def int_columns(self, rows: np.ndarray, keys: tuple[str, ...],
+                    defaults: tuple[int | None, ...]) -> np.ndarray | None:
+        """The values of ``keys`` in the args of ``rows`` as int64, one array row per key,
+        when every one of ``rows`` is held as JSON text where each of ``keys`` is an integer
+        that fits int64 (or absent, where its default is not None); else None, and
+        :meth:`get_columns` takes whatever there is. One typed decode makes no Python
+        object per value but the int, and no list per key.
+
+        >>> column = ArgsColumn(); column.extend_json(b'{"a": 1, "b": 2},{"a": 3},', [16, 8])
+        >>> column.int_columns(np.array([0, 1]), ("a", "b"), (None, -1)).tolist()
+        [[1, 3], [2, -1]]
+        >>> column.int_columns(np.array([0, 1]), ("b",), (None,)) is None   # (b absent)
+        True
+        """
+        key_sets = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else \
+            np.zeros(0, dtype=np.int32)
+        if not (key_sets == _JSON).all():
+            return None
+        decode = _int_keys_decoder(keys, defaults)
+        found = np.empty((len(keys), len(rows)), dtype=np.int64)
+        try:
+            for lo in range(0, len(rows), _BATCH):
+                records = self._decoded(rows[lo:lo + _BATCH], decode)
+                for k, field in enumerate(_fields(len(keys))):
+                    found[k, lo:lo + len(records)] = np.fromiter(
+                        map(attrgetter(field), records), dtype=np.int64, count=len(records))
+        except (msgspec.MsgspecError, OverflowError):   # a float, a text, a list, > int64
+            return None
+        return found
 
     def __len__(self) -> int:
         return len(self._key_set)
