@@ -24,6 +24,7 @@ from ....analysis.memory import add_live_bytes_counters
 from ....analysis.slice_index import SliceIndex, enclosing_rows
 from ....keys import first_places
 from ....model import MemoryBlock, Trace
+from ....model.diagnostic_codes import Kind
 from .base import hashable
 
 # c10::DeviceType values that appear in [memory] events.
@@ -61,17 +62,18 @@ def memory_blocks(trace: Trace, index: SliceIndex) -> None:
     alloc = events.sizes > 0
     freeing, freed_at = _pair_frees(events.by_key, events.same_key, alloc)
     trace.add_memory_blocks(_blocks(trace, index, events, alloc, freeing, freed_at))
-    frees_without_alloc = int((~alloc & ~freeing).sum())
-    open_at_end = int(alloc.sum() - freeing.sum())
-    trace.diagnostics.add("kineto.malformed_memory_event", "[memory] events whose Addr, "
-                          "Device Type or Device Id is a list or an object (no block)",
-                          kind="dropped", count=events.malformed)
-    trace.diagnostics.add("kineto.free_without_alloc", "memory frees whose allocation happened "
-                          "before the trace window: block starts at the trace start",
-                          kind="guessed", count=frees_without_alloc)
-    trace.diagnostics.add("kineto.alloc_without_free", "allocations with no free in the trace "
-                          "window (alive at its end, or freed unrecorded before the address "
-                          "was reused)", kind="note", count=open_at_end)
+    found: dict[str, tuple[Kind, int, str]] = {   # code: (kind, count, message)
+        "kineto.malformed_memory_event": ("dropped", events.malformed, "[memory] events whose "
+                                          "Addr, Device Type or Device Id is a list or an "
+                                          "object (no block)"),
+        "kineto.free_without_alloc": ("guessed", int((~alloc & ~freeing).sum()), "memory "
+                                      "frees whose allocation happened before the trace "
+                                      "window: block starts at the trace start"),
+        "kineto.alloc_without_free": ("note", int(alloc.sum() - freeing.sum()), "allocations "
+                                      "with no free in the trace window (alive at its end, or "
+                                      "freed unrecorded before the address was reused)")}
+    for code, (kind, count, message) in found.items():
+        trace.diagnostics.add(code, message, kind=kind, count=count)
     add_live_bytes_counters(trace)
 
 
