@@ -22,7 +22,7 @@ import functools
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate, chain, compress, repeat
-from operator import attrgetter, is_
+from operator import attrgetter, is_, is_not
 from typing import Any, overload
 
 import msgspec
@@ -163,14 +163,30 @@ def _keys_decoder(keys: tuple[str, ...]) -> Any:
 
 @functools.lru_cache(maxsize=64)
 def _int_keys_decoder(keys: tuple[str, ...], defaults: tuple[int | None, ...]) -> Any:
-    """:func:`_keys_decoder` whose values must be integers (a key whose default is None
-    must be there): a decode of anything else fails."""
+    """:func:`_keys_decoder` whose values must be integers (or null, or absent, where the
+    key's default is None): a decode of anything else fails."""
     fields = _fields(len(keys))
     record: Any = msgspec.defstruct(
-        "IntKeys", [(f, int) if d is None else (f, int, d)
+        "IntKeys", [(f, int | None, None) if d is None else (f, int, d)
                     for f, d in zip(fields, defaults, strict=True)],
         rename=dict(zip(fields, keys, strict=True)), gc=False)
     return msgspec.json.Decoder(list[record]).decode
+
+
+def _put_ints(found: list[int | None], values: np.ndarray, known: np.ndarray) -> None:
+    """Write ``found`` (ints, None for unknown) to the start of ``values``, and False to
+    ``known`` where one is None (OverflowError for an int beyond int64).
+
+    >>> values, known = np.zeros(3, dtype=np.int64), np.ones(3, dtype=bool)
+    >>> _put_ints([4, None, 6], values, known); values.tolist(), known.tolist()
+    ([4, 0, 6], [True, False, True])
+    """
+    try:   # (the usual case: every value there)
+        values[:len(found)] = np.fromiter(found, dtype=np.int64, count=len(found))
+    except TypeError:   # a None among them
+        there = list(map(is_not, found, repeat(None)))
+        known[:len(found)] = there
+        values[:len(found)][there] = np.fromiter(compress(found, there), dtype=np.int64)
 
 
 class ArgsColumn(Sequence[Args]):
@@ -556,35 +572,40 @@ class ArgsColumn(Sequence[Args]):
                         column[i] = value
         return columns
 
-    def int_columns(self, rows: np.ndarray, keys: tuple[str, ...],
-                    defaults: tuple[int | None, ...]) -> np.ndarray | None:
+    def int_columns(self, rows: np.ndarray, keys: tuple[str, ...], defaults: tuple[int | None, ...]
+                    ) -> tuple[np.ndarray, np.ndarray] | None:
         """The values of ``keys`` in the args of ``rows`` as int64, one array row per key,
-        when every one of ``rows`` is held as JSON text where each of ``keys`` is an integer
-        that fits int64 (or absent, where its default is not None); else None, and
+        and whether each is known (False where a key whose default is None is absent or
+        null: its value there is 0), when every one of ``rows`` is held as JSON text where
+        each of ``keys`` is an integer that fits int64 (or absent); else None, and
         :meth:`get_columns` takes whatever there is. One typed decode makes no Python
         object per value but the int, and no list per key.
 
         >>> column = ArgsColumn(); column.extend_json(b'{"a": 1, "b": 2},{"a": 3},', [16, 8])
-        >>> column.int_columns(np.array([0, 1]), ("a", "b"), (None, -1)).tolist()
-        [[1, 3], [2, -1]]
-        >>> column.int_columns(np.array([0, 1]), ("b",), (None,)) is None   # (b absent)
-        True
+        >>> values, known = column.int_columns(np.array([0, 1]), ("a", "b"), (None, -1))
+        >>> values.tolist(), bool(known.all())
+        ([[1, 3], [2, -1]], True)
+        >>> values, known = column.int_columns(np.array([0, 1]), ("b",), (None,))
+        >>> values.tolist(), known.tolist()
+        ([[2, 0]], [[True, False]])
+        >>> column.extend_json(b'{"a": 1.5},', [10]); column.int_columns(np.array([2]), ("a",), (0,))
         """
         key_sets = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else \
             np.zeros(0, dtype=np.int32)
         if not (key_sets == _JSON).all():
             return None
         decode = _int_keys_decoder(keys, defaults)
-        found = np.empty((len(keys), len(rows)), dtype=np.int64)
+        values = np.zeros((len(keys), len(rows)), dtype=np.int64)
+        known = np.ones((len(keys), len(rows)), dtype=bool)
         try:
             for lo in range(0, len(rows), _BATCH):
                 records = self._decoded(rows[lo:lo + _BATCH], decode)
                 for k, field in enumerate(_fields(len(keys))):
-                    found[k, lo:lo + len(records)] = np.fromiter(
-                        map(attrgetter(field), records), dtype=np.int64, count=len(records))
+                    _put_ints(list(map(attrgetter(field), records)), values[k, lo:],
+                              known[k, lo:])
         except (msgspec.MsgspecError, OverflowError):   # a float, a text, a list, > int64
             return None
-        return found
+        return values, known
 
     def __len__(self) -> int:
         return len(self._key_set)

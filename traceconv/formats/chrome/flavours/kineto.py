@@ -11,6 +11,7 @@ import numpy as np
 from ....analysis.slice_index import SliceIndex
 from ....keys import first_places
 from ....model import ProcessKind, Trace
+from ....model.args import ArgsColumn
 from ...device_properties import device_infos
 from .base import Flavour, ReadContext, hashable
 from .kineto_activity import KINETO_VOCABULARY, LAUNCH_CATEGORIES
@@ -139,6 +140,31 @@ def _label_processes(trace: Trace, envelope: dict[str, Any]) -> None:
             process.labels = [*process.labels, *rank_labels]
 
 
+def _first_of_correlation(args: ArgsColumn, rows: np.ndarray) -> tuple[np.ndarray, int]:
+    """Per one of ``rows``: where (in rows) its correlation id first came, -1 for none (the
+    id's key); and how many ids are malformed (a list or an object).
+
+    >>> args = ArgsColumn([{"correlation": 7}, {}, {"correlation": 7}, {"correlation": [1]}])
+    >>> first, malformed = _first_of_correlation(args, np.arange(4)); first.tolist(), malformed
+    ([0, -1, 0, -1], 1)
+    """
+    first = np.full(len(rows), -1, dtype=np.int64)
+    found = args.int_columns(rows, ("correlation",), (None,))
+    if found is not None:   # the usual case: int64 numbers, read as one column
+        at = np.flatnonzero(found[1][0])
+        firsts, inverse = np.unique(found[0][0][at], return_index=True, return_inverse=True)[1:]
+        first[at] = at[firsts[inverse]]
+        return first, 0
+    correlations = args.get_many(rows, "correlation")
+    if set(map(type, correlations)) <= {int, type(None)}:   # numbers (not all JSON text)
+        usable, malformed = list(map(is_not, correlations, repeat(None))), 0
+    else:
+        usable = [c is not None and (type(c) is int or hashable(c)) for c in correlations]
+        malformed = sum(c is not None for c in correlations) - sum(usable)   # lists, objects
+    first[usable] = np.flatnonzero(usable)[first_places(compress(correlations, usable))]
+    return first, malformed
+
+
 def _join_launches(trace: Trace) -> None:
     """Add launch → device-work flows by CUPTI correlation id where no ac2g flow made one."""
     strings = trace.strings
@@ -150,15 +176,7 @@ def _join_launches(trace: Trace) -> None:
     categories = s.numpy("category")
     is_launch = np.isin(categories, list(launch_ids))
     rows = np.flatnonzero(is_launch | np.isin(categories, list(device_ids)))
-    correlations = s.args.get_many(rows, "correlation")
-    # per event: where (in rows) its correlation id first came, -1 for none: the id's key
-    if set(map(type, correlations)) <= {int, type(None)}:   # the usual case: numbers
-        usable, malformed = list(map(is_not, correlations, repeat(None))), 0
-    else:
-        usable = [c is not None and (type(c) is int or hashable(c)) for c in correlations]
-        malformed = sum(c is not None for c in correlations) - sum(usable)   # lists, objects
-    first = np.full(len(rows), -1, dtype=np.int64)
-    first[usable] = np.flatnonzero(usable)[first_places(compress(correlations, usable))]
+    first, malformed = _first_of_correlation(s.args, rows)
     launch = is_launch[rows] & (first >= 0)
     source_of = np.full(len(rows), -1, dtype=np.int64)   # per id key: its last launch
     source_of[first[launch]] = rows[launch]   # (numpy assigns in order: the last one wins)

@@ -80,9 +80,10 @@ def memory_blocks(trace: Trace, index: SliceIndex) -> None:
 def _int_events(trace: Trace, rows: np.ndarray) -> MemoryEvents | None:
     """The events when each one's args hold its four numbers as int64 (the usual case,
     read as columns, in file order: the texts lie side by side); else None."""
-    numbers = trace.instants.args.int_columns(rows, ARGS, DEFAULTS)
-    if numbers is None:
+    found = trace.instants.args.int_columns(rows, ARGS, DEFAULTS)
+    if found is None or not found[1].all():   # (a Device Type absent: named as value by value)
         return None
+    numbers = found[0]
     order = np.argsort(trace.instants.numpy("ts")[rows], kind="stable")
     sizes, addresses, kinds, indices = numbers[:, order]
     if len(sizes) and sizes.min() == _INT64_MIN:   # a free of -2**63 bytes: a size beyond int64
