@@ -173,20 +173,22 @@ def _int_keys_decoder(keys: tuple[str, ...], defaults: tuple[int | None, ...]) -
     return msgspec.json.Decoder(list[record]).decode
 
 
-def _put_ints(found: list[int | None], values: np.ndarray, known: np.ndarray) -> None:
-    """Write ``found`` (ints, None for unknown) to the start of ``values``, and False to
+def _put_ints(found: list[int | None], values: np.ndarray, known: np.ndarray,
+              at: np.ndarray) -> None:
+    """Write ``found`` (ints, None for unknown) to ``values`` at ``at``, and False to
     ``known`` where one is None (OverflowError for an int beyond int64).
 
-    >>> values, known = np.zeros(3, dtype=np.int64), np.ones(3, dtype=bool)
-    >>> _put_ints([4, None, 6], values, known); values.tolist(), known.tolist()
-    ([4, 0, 6], [True, False, True])
+    >>> values, known = np.zeros(4, dtype=np.int64), np.ones(4, dtype=bool)
+    >>> _put_ints([4, None, 6], values, known, np.array([0, 1, 3]))
+    >>> values.tolist(), known.tolist()
+    ([4, 0, 0, 6], [True, False, True, True])
     """
     try:   # (the usual case: every value there)
-        values[:len(found)] = np.fromiter(found, dtype=np.int64, count=len(found))
+        values[at] = np.fromiter(found, dtype=np.int64, count=len(found))
     except TypeError:   # a None among them
-        there = list(map(is_not, found, repeat(None)))
-        known[:len(found)] = there
-        values[:len(found)][there] = np.fromiter(compress(found, there), dtype=np.int64)
+        there = np.fromiter(map(is_not, found, repeat(None)), dtype=bool, count=len(found))
+        known[at[~there]] = False
+        values[at[there]] = np.fromiter(compress(found, there), dtype=np.int64)
 
 
 class ArgsColumn(Sequence[Args]):
@@ -576,10 +578,10 @@ class ArgsColumn(Sequence[Args]):
                     ) -> tuple[np.ndarray, np.ndarray] | None:
         """The values of ``keys`` in the args of ``rows`` as int64, one array row per key,
         and whether each is known (False where a key whose default is None is absent or
-        null: its value there is 0), when every one of ``rows`` is held as JSON text where
-        each of ``keys`` is an integer that fits int64 (or absent); else None, and
-        :meth:`get_columns` takes whatever there is. One typed decode makes no Python
-        object per value but the int, and no list per key.
+        null: its value there is 0), when each value there is an integer that fits int64
+        (or absent); else None, and :meth:`get_columns` takes whatever there is. Rows held
+        as JSON text are read by one typed decode, which makes no Python object per value
+        but the int, and no list per key.
 
         >>> column = ArgsColumn(); column.extend_json(b'{"a": 1, "b": 2},{"a": 3},', [16, 8])
         >>> values, known = column.int_columns(np.array([0, 1]), ("a", "b"), (None, -1))
@@ -589,22 +591,34 @@ class ArgsColumn(Sequence[Args]):
         >>> values.tolist(), known.tolist()
         ([[2, 0]], [[True, False]])
         >>> column.extend_json(b'{"a": 1.5},', [10]); column.int_columns(np.array([2]), ("a",), (0,))
+        >>> column.append({"b": 9}); column.append(None)   # rows held as values: the same rules
+        >>> values, known = column.int_columns(np.array([1, 3, 4]), ("b",), (None,))
+        >>> values.tolist(), known.tolist()
+        ([[0, 9, 0]], [[False, True, False]])
         """
-        key_sets = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else \
-            np.zeros(0, dtype=np.int32)
-        if not (key_sets == _JSON).all():
-            return None
+        held = np.frombuffer(self._key_set, dtype=np.int32)[rows] == _JSON if len(rows) else \
+            np.zeros(0, dtype=bool)
+        texts, others = np.flatnonzero(held), np.flatnonzero(~held)
         decode = _int_keys_decoder(keys, defaults)
         values = np.zeros((len(keys), len(rows)), dtype=np.int64)
         known = np.ones((len(keys), len(rows)), dtype=bool)
         try:
-            for lo in range(0, len(rows), _BATCH):
-                records = self._decoded(rows[lo:lo + _BATCH], decode)
+            for lo in range(0, len(texts), _BATCH):
+                at = texts[lo:lo + _BATCH]
+                records = self._decoded(rows[at], decode)
                 for k, field in enumerate(_fields(len(keys))):
-                    _put_ints(list(map(attrgetter(field), records)), values[k, lo:],
-                              known[k, lo:])
+                    _put_ints(list(map(attrgetter(field), records)), values[k], known[k], at)
         except (msgspec.MsgspecError, OverflowError):   # a float, a text, a list, > int64
             return None
+        if len(others):   # rows held as values (or without args): the same rules
+            for k, (found, default) in enumerate(zip(self.get_columns(
+                    rows[others], keys, defaults), defaults, strict=True)):
+                if not set(map(type, found)) <= ({int, type(None)} if default is None else {int}):
+                    return None
+                try:
+                    _put_ints(found, values[k], known[k], others)
+                except OverflowError:
+                    return None
         return values, known
 
     def __len__(self) -> int:
