@@ -61,7 +61,10 @@ def memory_blocks(trace: Trace, index: SliceIndex) -> None:
     events = _int_events(trace, rows) or _any_events(trace, rows)
     alloc = events.sizes > 0
     freeing, freed_at = _pair_frees(events.by_key, events.same_key, alloc)
-    trace.add_memory_blocks(_blocks(trace, index, events, alloc, freeing, freed_at))
+    # (blocks of int64 columns are vouched for: sizes of -2**63, which negated do not fit,
+    # made the sizes an object array)
+    trace.add_memory_blocks(_blocks(trace, index, events, alloc, freeing, freed_at),
+                            vouched=object not in (events.sizes.dtype, events.addresses.dtype))
     found: dict[str, tuple[Kind, int, str]] = {   # code: (kind, count, message)
         "kineto.malformed_memory_event": ("dropped", events.malformed, "[memory] events whose "
                                           "Addr, Device Type or Device Id is a list or an "
@@ -89,7 +92,9 @@ def _int_events(trace: Trace, rows: np.ndarray) -> MemoryEvents | None:
     if len(sizes) and sizes.min() == _INT64_MIN:   # a free of -2**63 bytes: a size beyond int64
         sizes = sizes.astype(object)               # (that add_memory_blocks refuses)
     names, code = _devices(kinds, indices)
-    by_key = np.lexsort((addresses, code))   # (stable: time order within a key)
+    # (stable: time order within a key; one device, the usual case: one sort, of addresses)
+    by_key = np.argsort(addresses, kind="stable") if len(names) == 1 else \
+        np.lexsort((addresses, code))
     after, before = by_key[1:], by_key[:-1]
     same_key = (code[after] == code[before]) & (addresses[after] == addresses[before])
     return MemoryEvents(rows[order], sizes, addresses, names[code], by_key, same_key, 0)
