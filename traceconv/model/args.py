@@ -20,9 +20,9 @@ from __future__ import annotations
 import bisect
 import functools
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate, chain, compress, repeat
-from operator import attrgetter, is_, is_not
+from operator import is_, is_not
 from typing import Any, overload
 
 import msgspec
@@ -171,6 +171,23 @@ def _int_keys_decoder(keys: tuple[str, ...], defaults: tuple[int | None, ...]) -
                     for f, d in zip(fields, defaults, strict=True)],
         rename=dict(zip(fields, keys, strict=True)), gc=False)
     return msgspec.json.Decoder(list[record]).decode
+
+
+@functools.lru_cache(maxsize=64)
+def _field_values(field: str) -> Callable[[list[Any]], list[Any]]:
+    """A function giving the value of ``field`` (an identifier: key0, key1, ...) in each of
+    many records, as a list comprehension: its attribute load is specialised by the
+    interpreter, four times as fast as ``attrgetter`` on a decoded Struct (10^5 records
+    times a few keys shows).
+
+    >>> _field_values("real")([1, 2.5])
+    [1, 2.5]
+    """
+    if not field.isidentifier():
+        raise ValueError(field)
+    function: Callable[[list[Any]], list[Any]] = eval(  # noqa: S307 (an identifier only)
+        f"lambda records: [r.{field} for r in records]")
+    return function
 
 
 def _put_ints(found: list[int | None], values: np.ndarray, known: np.ndarray,
@@ -564,7 +581,7 @@ class ArgsColumn(Sequence[Args]):
             together = batch[-1] - batch[0] == len(batch) - 1   # rows side by side
             for field, column, default in zip(_fields(len(keys)), columns, defaults,
                                               strict=True):
-                found = list(map(attrgetter(field), records))
+                found = _field_values(field)(records)
                 if unset in found:
                     found = [default if value is unset else value for value in found]
                 if together:
@@ -607,7 +624,7 @@ class ArgsColumn(Sequence[Args]):
                 at = texts[lo:lo + _BATCH]
                 records = self._decoded(rows[at], decode)
                 for k, field in enumerate(_fields(len(keys))):
-                    _put_ints(list(map(attrgetter(field), records)), values[k], known[k], at)
+                    _put_ints(_field_values(field)(records), values[k], known[k], at)
         except (msgspec.MsgspecError, OverflowError):   # a float, a text, a list, > int64
             return None
         if len(others):   # rows held as values (or without args): the same rules
