@@ -101,7 +101,7 @@ def _int_events(trace: Trace, rows: np.ndarray) -> MemoryEvents | None:
 
 
 def _devices(kinds: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct names of the devices of (device type, device id) pairs, and per pair
+    """The distinct names of the devices of (device type, device id) pairs, and per given pair
     the number of its device's name (two pairs can name one device: CUDA, ids -1 and -2).
 
     >>> names, code = _devices(np.array([1, 1, 0, 1]), np.array([-2, 3, -1, -1]))
