@@ -230,3 +230,19 @@ def test_fuzzed_kineto_pieces_with_infinite_args(name: str,
     plain = traceconv.load(path, format="chrome")
     assert _model(fast) == _model(plain)
     assert _outputs(fast)[0] == _outputs(plain)[0]
+
+
+def test_record_keys_forgetting_resolves_the_whole_piece_again(monkeypatch):
+    """Past LIMIT combinations the table starts over: a piece that mixes keys seen before
+    with new ones still gets every record's columns (it raised KeyError)."""
+    monkeypatch.setattr(record_keys, "LIMIT", 2)
+    given = {name: (k, 10 + k, 20 + k) for k, name in enumerate("abcd")}
+
+    class Rec:
+        def __init__(self, name):
+            self.name, self.cat, self.pid, self.tid = name, "op", 1, 1
+
+    keys = record_keys.RecordKeys()
+    keys.columns([Rec(n) for n in "abc"], lambda key: given[key[0]])
+    columns = keys.columns([Rec(n) for n in "ada"], lambda key: given[key[0]])
+    assert [c.tolist() for c in columns] == [[0, 3, 0], [10, 13, 10], [20, 23, 20]]

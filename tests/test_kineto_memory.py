@@ -102,23 +102,49 @@ def _allocator_blocks(events: list[dict]) -> list[tuple]:
     return [tuple(b) for b in blocks]
 
 
+ROWS = st.lists(st.tuples(st.integers(0, 30), st.sampled_from([64, 128, 512]),
+                         st.integers(-2, 2).filter(bool),
+                         st.sampled_from([(1, 0), (1, 1), (0, -1)]), st.integers(0, 2)),
+                min_size=1, max_size=40)   # ([]: an error)
+
+
+def _memory_events(rows: list[tuple]) -> list[dict]:
+    return [{"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1,
+             "tid": tid, "ts": ts, "args": {"Addr": addr, "Bytes": sign * 256,
+                                            "Device Type": kind[0], "Device Id": kind[1]}}
+            for ts, addr, sign, kind, tid in rows]
+
+
+def _read_blocks(tmp_path_factory, events: list[dict]) -> traceconv.Trace:
+    path = tmp_path_factory.mktemp("memory") / "t.json"
+    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
+    return traceconv.load(path, format="chrome")
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 30), st.sampled_from([64, 128, 512]),
-                          st.integers(-2, 2).filter(bool), st.sampled_from([(1, 0), (1, 1), (0, -1)]),
-                          st.integers(0, 2)), min_size=1, max_size=40))   # ([]: an error)
+@given(ROWS)
 def test_pairing_matches_the_allocator_bookkeeping(tmp_path_factory, rows):
     """Random alloc/free sequences over a few addresses, devices and threads, ties in time
     included: the blocks are those the allocator's own bookkeeping gives, in order."""
-    events = [{"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1,
-               "tid": tid, "ts": ts, "args": {"Addr": addr, "Bytes": sign * 256,
-                                              "Device Type": kind[0], "Device Id": kind[1]}}
-              for ts, addr, sign, kind, tid in rows]
-    path = tmp_path_factory.mktemp("memory") / "t.json"
-    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
-    trace = traceconv.load(path, format="chrome")
+    events = _memory_events(rows)
+    trace = _read_blocks(tmp_path_factory, events)
     expected = _allocator_blocks(events)
     assert [(b.address, b.size, b.alloc_ns, b.free_ns) for b in trace.memory] == expected
     assert trace.diagnostics.count("kineto.free_without_alloc") == sum(
         b[2] is None for b in expected)
     assert trace.diagnostics.count("kineto.alloc_without_free") == sum(
         b[3] is None for b in expected)
+
+
+@settings(max_examples=100, deadline=None)
+@given(ROWS, st.integers(0, 30))
+def test_one_malformed_event_leaves_the_pairing_of_the_others(tmp_path_factory, rows, ts):
+    """An event whose Device Id is a list (read value by value then, not as int columns)
+    is counted and left out; the other events pair as the allocator's bookkeeping does."""
+    events = _memory_events(rows)
+    odd = {**_memory_events([(ts, 64, 1, (1, 0), 0)])[0]}
+    odd["args"] = {**odd["args"], "Device Id": [0]}
+    trace = _read_blocks(tmp_path_factory, [*events, odd])
+    assert [(b.address, b.size, b.alloc_ns, b.free_ns) for b in trace.memory] == \
+        _allocator_blocks(events)
+    assert trace.diagnostics.count("kineto.malformed_memory_event") == 1

@@ -28,8 +28,13 @@ def first_codes(values: Iterable[Hashable]) -> tuple[np.ndarray, np.ndarray]:
     >>> codes, firsts = first_codes(["b", "a", "b"]); codes.tolist(), firsts.tolist()
     ([0, 1, 0], [0, 1])
     """
-    firsts, codes = np.unique(first_places(values), return_inverse=True)
-    return codes.reshape(-1), firsts
+    first = first_places(values)
+    # a value's first place is where first[i] == i; numbering those in order numbers the
+    # distinct values in first-seen order (no sort)
+    firsts = np.flatnonzero(first == np.arange(len(first)))
+    code = np.empty(len(first), dtype=np.int64)
+    code[firsts] = np.arange(len(firsts))
+    return code[first], firsts
 
 
 def factorize(values: list[Any]) -> tuple[np.ndarray, list[Any]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import is_not
@@ -43,14 +43,28 @@ def live_bytes(blocks: Iterable[MemoryBlock], start: int | None = None,
     >>> lb.times.tolist(), lb.bytes.tolist(), lb.peak
     ([0, 5], [10, 4], (0, 10))
     """
-    blocks = list(blocks)
-    allocs, frees = [b.alloc_ns for b in blocks], [b.free_ns for b in blocks]
-    sizes = [b.size for b in blocks]
+    return _live_bytes(*_columns(list(blocks)), start=start, end=end)
+
+
+Columns = tuple[list[int | None], list[int | None], list[int]]
+
+
+def _columns(blocks: list[MemoryBlock]) -> Columns:
+    """The alloc times, free times and sizes of ``blocks``."""
+    return [b.alloc_ns for b in blocks], [b.free_ns for b in blocks], [b.size for b in blocks]
+
+
+def _live_bytes(allocs: list[int | None], frees: list[int | None], sizes: list[int],
+                start: int | None, end: int | None) -> LiveBytes:
+    """:func:`live_bytes` of the blocks of these columns."""
     if start is None:
         start = _earliest(allocs, frees)
     if None in allocs:
         allocs = [start if t is None else t for t in allocs]
-    freed = [t is not None and (end is None or t <= end) for t in frees]
+    if end is None:
+        freed = list(map(is_not, frees, repeat(None)))
+    else:
+        freed = [t is not None and t <= end for t in frees]
     times = allocs + list(compress(frees, freed))
     if not times:
         return LiveBytes(np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -68,8 +82,8 @@ def live_bytes(blocks: Iterable[MemoryBlock], start: int | None = None,
 def _earliest(allocs: list[int | None], frees: list[int | None]) -> int:
     """The earliest known time (0 for none)."""
     both = allocs + frees
-    known: Iterator[int] = compress(both, map(is_not, both, repeat(None)))  # type: ignore[arg-type]
-    return min(known, default=0)
+    known: list[int] = list(compress(both, map(is_not, both, repeat(None))))  # type: ignore[arg-type]
+    return min(known, default=0)   # (of a list: twice as fast as of the iterator)
 
 
 def add_live_bytes_counters(trace: Trace, process_name: str = "Memory",
@@ -88,24 +102,25 @@ def add_live_bytes_counters(trace: Trace, process_name: str = "Memory",
     memory = trace.memory
     if not memory:
         return []
-    places = [(b.device, b.pool) for b in memory]
-    groups: dict[tuple[str, ...], list[MemoryBlock]] = defaultdict(list)
-    if len(set(places)) == 1:   # (one device, one pool: the usual case)
-        groups[places[0]] = memory
+    devices, pools = [b.device for b in memory], [b.pool for b in memory]
+    groups: dict[tuple[str, ...], list[int]] = defaultdict(list)   # place: its blocks in order
+    if len(set(devices)) == 1 and len(set(pools)) == 1:   # (one device, one pool: the usual case)
+        groups[(devices[0], pools[0])] = list(range(len(memory)))
     else:
-        for place, block in zip(places, memory, strict=True):
-            groups[place].append(block)
+        for k, place in enumerate(zip(devices, pools, strict=True)):
+            groups[place].append(k)
     if by_category:
-        for block in memory:
-            groups[(block.device, block.pool, block.category or "uncategorised")].append(block)
+        for k, block in enumerate(memory):
+            groups[(block.device, block.pool, block.category or "uncategorised")].append(k)
     # One start for every group, so blocks that predate the trace line up across tracks.
-    start = _earliest([b.alloc_ns for b in memory], [b.free_ns for b in memory])
+    columns = _columns(memory)
+    start = _earliest(*columns[:2])
     by_name = {p.name: p.id for p in trace.processes}
     # Idempotent: a trace read back from traceconv's own output already has these tracks.
     existing = {t.name for t in trace.tracks if t.kind is TrackKind.COUNTER}
     fallback: int | None = None
     new_tracks = []
-    for (device, pool, *category), blocks in groups.items():
+    for (device, pool, *category), rows in groups.items():
         label = " ".join(x for x in (device, pool, *category) if x) or "memory"
         if f"{label} live bytes" in existing:
             continue
@@ -116,7 +131,10 @@ def add_live_bytes_counters(trace: Trace, process_name: str = "Memory",
             process = fallback
         track = trace.add_track(f"{label} live bytes", process=process, kind=TrackKind.COUNTER,
                                 unit="bytes", description="bytes held by live memory blocks")
-        curve = live_bytes(blocks, start=start)
+        allocs, frees, sizes = columns if len(rows) == len(memory) else (  # (all: as they are)
+            [columns[0][k] for k in rows], [columns[1][k] for k in rows],
+            [columns[2][k] for k in rows])
+        curve = _live_bytes(allocs, frees, sizes, start=start, end=None)
         trace.add_counter_series(track, curve.times, curve.bytes)
         new_tracks.append(track)
     return new_tracks

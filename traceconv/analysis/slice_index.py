@@ -105,8 +105,10 @@ def enclosing_rows(index: SliceIndex, tracks: np.ndarray, times: np.ndarray) -> 
             continue
         starts, ends, ts = index.start[lo:hi], index.end[lo:hi], times[where]
         candidate = np.searchsorted(starts, ts, "right") - 1
-        # only the points still searching are carried to the next step back
+        # only the points still searching are carried to the next step back; a point that
+        # no earlier slice reaches (between top-level ops) has none to find: no walk
         keep = candidate >= 0
+        keep[keep] = np.maximum.accumulate(ends)[candidate[keep]] >= ts[keep]
         where, ts, candidate = where[keep], ts[keep], candidate[keep]
         for _ in range(MAX_WALK):
             if not len(where):

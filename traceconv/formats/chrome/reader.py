@@ -116,10 +116,11 @@ def _object_texts(records: Sequence[Slice | Instant]) -> tuple[bytes, np.ndarray
     """
     texts = [r.args for r in records]
     sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    present = list(filter(None, texts))
+    present: list[Any] = list(filter(None, texts))
     if not present:
         return b"", sizes
-    joined = b",".join(present) + b","
+    present.append(b"")   # (a comma after the last text too, in the one copy the join makes)
+    joined = b",".join(present)
     size = sizes[sizes > 0] + 1
     first = np.cumsum(size) - size
     if (np.frombuffer(joined, dtype=np.uint8)[first] != _OBJECT_START).any():

@@ -12,7 +12,6 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
-from operator import is_
 from typing import Any
 
 import numpy as np
@@ -46,15 +45,16 @@ class RecordKeys:
         them for one new combination."""
         keys = [(r.name, r.cat, r.pid, r.tid) for r in records]
         codes = self._codes
-        found = list(map(codes.get, keys))
-        if None in found:
-            if len(codes) > LIMIT:
+        at = np.array(list(map(codes.get, keys, repeat(-1))), dtype=np.int64)
+        new = at < 0   # (found by numpy: a scan of the list for None costs more)
+        if new.any():
+            if len(codes) > LIMIT:   # (then every key of the piece is resolved again)
                 self._forget()
-            for key in dict.fromkeys(compress(keys, map(is_, found, repeat(None)))):
+                new[:] = True
+            for key in dict.fromkeys(compress(keys, new.tolist())):
                 if key not in codes:
                     self._add(key, *resolve(key))
-            found = list(map(codes.__getitem__, keys))
-        at = np.array(found, dtype=np.int64)
+            at = np.array(list(map(codes.__getitem__, keys)), dtype=np.int64)
         return tuple(np.frombuffer(column, dtype=np.int32)[at]  # type: ignore[return-value]
                      for column in (self._tracks, self._names, self._categories))
 

@@ -18,7 +18,6 @@ the memory blocks (which Perfetto shows only as the live-bytes counters made of 
 from __future__ import annotations
 
 import dataclasses
-from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -199,8 +198,7 @@ def _flatten_into(out: dict[str, Any], prefix: str, value: dict[str, Any],
             out[name] = item
 
 
-_BLOCK_FIELDS = ("address", "size", "alloc_ns", "free_ns", "device", "pool", "name", "owner_op",
-                 "owner_name", "owner_tensor", "category", "shape", "dtype", "args")
+_BLOCK_FIELDS = tuple(field.name for field in dataclasses.fields(MemoryBlock))
 
 
 _REPEATED = ("device", "pool", "name", "owner_op", "owner_name", "owner_tensor", "category",
@@ -210,8 +208,7 @@ _REPEATED = ("device", "pool", "name", "owner_op", "owner_name", "owner_tensor",
 def _blocks(blocks: list[MemoryBlock]) -> dict[str, Any]:
     """Memory blocks as one list per field (JSON-safe: shapes as lists, args that JSON
     cannot hold left out); a field of few distinct values as [values, index per block]."""
-    columns: dict[str, Any] = {name: list(map(attrgetter(name), blocks))
-                               for name in _BLOCK_FIELDS}
+    columns = _field_columns(blocks)
     args = columns["args"]
     columns["args"] = [_jsonable(a) if a else {} for a in args] if any(args) else \
         [{}] * len(args)   # (a trace of 10^5 blocks without args: no loop)
@@ -219,8 +216,27 @@ def _blocks(blocks: list[MemoryBlock]) -> dict[str, Any]:
         distinct = {value: k for k, value in enumerate(dict.fromkeys(columns[name]))}
         values = [None if v is None else list(v) for v in distinct] if name == "shape" \
             else list(distinct)
-        columns[name] = [values, list(map(distinct.__getitem__, columns[name]))]
+        columns[name] = [values, list(map(distinct.__getitem__, columns[name]))
+                         if len(distinct) > 1 else [0] * len(blocks)]   # (one value: no map)
     return columns
+
+
+def _field_columns(blocks: list[MemoryBlock]) -> dict[str, list[Any]]:
+    """Per field of the blocks, its value in each, in the order of :data:`_BLOCK_FIELDS`
+    (a comprehension per field: on a slots class a third faster than ``attrgetter``,
+    which for 10^5 blocks times 14 fields shows).
+
+    >>> tuple(_field_columns([])) == _BLOCK_FIELDS
+    True
+    """
+    return {"address": [b.address for b in blocks], "size": [b.size for b in blocks],
+            "alloc_ns": [b.alloc_ns for b in blocks], "free_ns": [b.free_ns for b in blocks],
+            "device": [b.device for b in blocks], "pool": [b.pool for b in blocks],
+            "name": [b.name for b in blocks], "owner_op": [b.owner_op for b in blocks],
+            "owner_name": [b.owner_name for b in blocks],
+            "owner_tensor": [b.owner_tensor for b in blocks],
+            "category": [b.category for b in blocks], "shape": [b.shape for b in blocks],
+            "dtype": [b.dtype for b in blocks], "args": [b.args for b in blocks]}
 
 
 def memory_blocks(columns: dict[str, Any] | None) -> list[MemoryBlock]:

@@ -8,13 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from ....analysis.memory import add_live_bytes_counters
-from ....analysis.slice_index import SliceIndex, enclosing_rows
+from ....analysis.slice_index import SliceIndex
 from ....keys import first_places
-from ....model import MemoryBlock, ProcessKind, Trace
+from ....model import ProcessKind, Trace
+from ....model.args import ArgsColumn
 from ...device_properties import device_infos
 from .base import Flavour, ReadContext, hashable
 from .kineto_activity import KINETO_VOCABULARY, LAUNCH_CATEGORIES
+from .kineto_memory import memory_blocks
 
 # Kineto activity categories that run on a device; their pid is a device index.
 DEVICE_CATEGORIES = frozenset({
@@ -29,9 +30,6 @@ LEGACY_ARGS = {"external id": "External id", "Profiler Event Index": "Ev Idx"}
 KINETO_CATEGORIES = frozenset({"cpu_op", "python_function", "user_annotation", "cuda_runtime",
                                "cpu_instant_event", *LEGACY_CATEGORIES, *DEVICE_CATEGORIES})
 OVERHEAD_PID = -1   # Kineto's own work (trace buffer requests) is written under pid -1
-# c10::DeviceType values that appear in [memory] events.
-DEVICE_TYPES = {0: "CPU", 1: "CUDA", 6: "HIP", 9: "XLA", 12: "XPU", 13: "MPS", 19: "MTIA",
-                20: "PrivateUse1"}
 
 
 def _category(event: dict) -> str | None:
@@ -109,7 +107,7 @@ class Kineto(Flavour):
             " (2021 legacy names)" if self.legacy else "")
         _label_processes(trace, envelope)
         _join_launches(trace)
-        _memory_blocks(trace, context.slice_index or SliceIndex(trace))
+        memory_blocks(trace, context.slice_index or SliceIndex(trace))
 
 
 def _label_processes(trace: Trace, envelope: dict[str, Any]) -> None:
@@ -142,6 +140,31 @@ def _label_processes(trace: Trace, envelope: dict[str, Any]) -> None:
             process.labels = [*process.labels, *rank_labels]
 
 
+def _first_of_correlation(args: ArgsColumn, rows: np.ndarray) -> tuple[np.ndarray, int]:
+    """Per one of ``rows``: where (in rows) its correlation id first came, -1 for none (the
+    id's key); and how many ids are malformed (a list or an object).
+
+    >>> args = ArgsColumn([{"correlation": 7}, {}, {"correlation": 7}, {"correlation": [1]}])
+    >>> first, malformed = _first_of_correlation(args, np.arange(4)); first.tolist(), malformed
+    ([0, -1, 0, -1], 1)
+    """
+    first = np.full(len(rows), -1, dtype=np.int64)
+    found = args.int_columns(rows, ("correlation",), (None,))
+    if found is not None:   # the usual case: int64 numbers, read as one column
+        at = np.flatnonzero(found[1][0])
+        firsts, inverse = np.unique(found[0][0][at], return_index=True, return_inverse=True)[1:]
+        first[at] = at[firsts[inverse]]
+        return first, 0
+    correlations = args.get_many(rows, "correlation")
+    if set(map(type, correlations)) <= {int, type(None)}:   # numbers (not all JSON text)
+        usable, malformed = list(map(is_not, correlations, repeat(None))), 0
+    else:
+        usable = [c is not None and (type(c) is int or hashable(c)) for c in correlations]
+        malformed = sum(c is not None for c in correlations) - sum(usable)   # lists, objects
+    first[usable] = np.flatnonzero(usable)[first_places(compress(correlations, usable))]
+    return first, malformed
+
+
 def _join_launches(trace: Trace) -> None:
     """Add launch → device-work flows by CUPTI correlation id where no ac2g flow made one."""
     strings = trace.strings
@@ -153,15 +176,7 @@ def _join_launches(trace: Trace) -> None:
     categories = s.numpy("category")
     is_launch = np.isin(categories, list(launch_ids))
     rows = np.flatnonzero(is_launch | np.isin(categories, list(device_ids)))
-    correlations = s.args.get_many(rows, "correlation")
-    # per event: where (in rows) its correlation id first came, -1 for none: the id's key
-    if set(map(type, correlations)) <= {int, type(None)}:   # the usual case: numbers
-        usable, malformed = list(map(is_not, correlations, repeat(None))), 0
-    else:
-        usable = [c is not None and (type(c) is int or hashable(c)) for c in correlations]
-        malformed = sum(c is not None for c in correlations) - sum(usable)   # lists, objects
-    first = np.full(len(rows), -1, dtype=np.int64)
-    first[usable] = np.flatnonzero(usable)[first_places(compress(correlations, usable))]
+    first, malformed = _first_of_correlation(s.args, rows)
     launch = is_launch[rows] & (first >= 0)
     source_of = np.full(len(rows), -1, dtype=np.int64)   # per id key: its last launch
     source_of[first[launch]] = rows[launch]   # (numpy assigns in order: the last one wins)
@@ -206,146 +221,3 @@ def _join_launches(trace: Trace) -> None:
     trace.diagnostics.add("kineto.malformed_correlation", "launch or device events whose "
                           "correlation id is a list or an object (not joined by it)",
                           kind="dropped", count=malformed)
-
-
-def _device_name(kind: Any, index: Any) -> str:
-    name = DEVICE_TYPES.get(kind, f"device type {kind}")
-    return name if not isinstance(index, int) or index < 0 else f"{name}:{index}"
-
-
-def _memory_blocks(trace: Trace, index: SliceIndex) -> None:
-    """Pair [memory] alloc (+Bytes) and free (-Bytes) instants per (device type, device id,
-    address) in timestamp order.
-
-    Kineto writes its events one thread at a time, and the caching allocator often frees a
-    block on another thread than the one that allocated it: in file order a free can come
-    before its alloc. Time order is the allocator's order: a free closes the block of the
-    address's event just before it when that one is an alloc, and an alloc that another
-    alloc of the same address follows was freed unrecorded. A block's owner is the
-    innermost op (``cpu_op``, else any slice) around the alloc on the allocating thread.
-    """
-    name_id = trace.strings.find("[memory]")
-    if name_id is None:
-        return
-    i = trace.instants
-    ts_all = i.numpy("ts")
-    rows = np.flatnonzero(i.numpy("name") == name_id)
-    rows = rows[np.argsort(ts_all[rows], kind="stable")]
-    sizes, addresses, *kinds = i.args.get_columns(
-        rows, ("Bytes", "Addr", "Device Type", "Device Id"), (None, None, None, -1))
-    if set(map(type, sizes)) <= {int} and None not in addresses:   # (the usual case)
-        usable = np.ones(len(rows), dtype=bool)
-    else:
-        usable = np.fromiter((isinstance(size, int) and address is not None
-                              for size, address in zip(sizes, addresses, strict=True)),
-                             dtype=bool, count=len(rows))
-    events = np.flatnonzero(usable)   # in time order
-    picked = usable.tolist()
-    devices = _device_names(list(zip(*(compress(column, picked) for column in kinds),
-                                     strict=True)))
-    keys = list(zip(devices, compress(addresses, picked), strict=True))
-    first = _first_of_key(keys)
-    if None in devices:
-        first[[k for k, device in enumerate(devices) if device is None]] = -1
-    malformed = int((first < 0).sum())
-    events, first = events[first >= 0], first[first >= 0]
-    size = list(map(sizes.__getitem__, events.tolist()))
-    alloc = np.fromiter(map((0).__lt__, size), dtype=bool, count=len(size))   # size > 0
-    freeing, freed_at = _pair_frees(first, alloc)
-    times = ts_all[rows[events]]
-    owner_names = _owner_names(trace, index, i.numpy("track")[rows[events]], times, alloc)
-    ends = times[np.maximum(freed_at, 0)].tolist()
-    trace.add_memory_blocks([
-        MemoryBlock(keys[k][1], bytes_, ts, ends[e] if freed >= 0 else None, device=keys[k][0],
-                    category="allocation", owner_name=owner_names[e]) if is_alloc else
-        MemoryBlock(keys[k][1], -bytes_, None, ts, device=keys[k][0],
-                    category="allocated before trace")
-        for e, k, ts, bytes_, is_alloc, freed, closes in zip(
-            range(len(first)), first.tolist(), times.tolist(), size, alloc.tolist(),
-            freed_at.tolist(), freeing.tolist(), strict=True) if is_alloc or not closes])
-    frees_without_alloc = int((~alloc & ~freeing).sum())
-    open_at_end = int(alloc.sum() - freeing.sum())
-    trace.diagnostics.add("kineto.malformed_memory_event", "[memory] events whose Addr, "
-                          "Device Type or Device Id is a list or an object (no block)",
-                          kind="dropped", count=malformed)
-    trace.diagnostics.add("kineto.free_without_alloc", "memory frees whose allocation happened "
-                          "before the trace window: block starts at the trace start",
-                          kind="guessed", count=frees_without_alloc)
-    trace.diagnostics.add("kineto.alloc_without_free", "allocations with no free in the trace "
-                          "window (alive at its end, or freed unrecorded before the address "
-                          "was reused)", kind="note", count=open_at_end)
-    add_live_bytes_counters(trace)
-
-
-def _pair_frees(key: np.ndarray, alloc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For events in time order with their address ``key`` and whether each is an
-    ``alloc``: which frees close the alloc just before them on their address, and per alloc
-    the event that frees it (-1: none).
-
-    >>> freeing, freed_at = _pair_frees(np.array([0, 0, 1, 0, 1]),
-    ...                                 np.array([True, False, False, False, True]))
-    >>> freeing.tolist(), freed_at.tolist()
-    ([False, True, False, False, False], [1, -1, -1, -1, -1])
-    """
-    by_key = np.lexsort((np.arange(len(key)), key))   # each address's events in time order
-    after, before = by_key[1:], by_key[:-1]
-    closes = ~alloc[after] & alloc[before] & (key[after] == key[before])
-    freeing = np.zeros(len(key), dtype=bool)
-    freeing[after] = closes
-    freed_at = np.full(len(key), -1, dtype=np.int64)
-    freed_at[before[closes]] = after[closes]
-    return freeing, freed_at
-
-
-def _owner_names(trace: Trace, index: SliceIndex, tracks: np.ndarray, times: np.ndarray,
-                 alloc: np.ndarray) -> list[str | None]:
-    """Per event, for an alloc the name of the innermost ``cpu_op`` around it on its thread
-    (else of any slice there), for the others None."""
-    ops = enclosing_rows(SliceIndex(trace, "cpu_op"), tracks[alloc], times[alloc])
-    owner = np.where(ops >= 0, ops, enclosing_rows(index, tracks[alloc], times[alloc]))
-    owned = owner >= 0
-    name_ids = trace.slices.numpy("name")[owner[owned]].tolist()
-    found = np.full(len(alloc), None, dtype=object)
-    found[np.flatnonzero(alloc)[owned]] = list(map(trace.strings.strings.__getitem__, name_ids))
-    return found.tolist()  # type: ignore[no-any-return]
-
-
-def _device_names(kinds: list[tuple[Any, Any]]) -> list[str | None]:
-    """The device name of each (device type, device id); None where a list or an object
-    in it makes it malformed.
-
-    >>> _device_names([(1, 0), (0, -1), (1, [0])])
-    ['CUDA:0', 'CPU', None]
-    """
-    try:   # the usual case: a few distinct pairs of numbers
-        names = {kind: _device_name(*kind) for kind in set(kinds)}
-        return list(map(names.__getitem__, kinds))
-    except TypeError:   # a list or an object: name the pairs one by one
-        names = {}
-    found: list[str | None] = []
-    for kind in kinds:
-        try:
-            name = names.get(kind)
-        except TypeError:   # not hashable
-            found.append(None)
-            continue
-        found.append(name if name is not None else names.setdefault(kind, _device_name(*kind)))
-    return found
-
-
-def _first_of_key(keys: list[tuple[Any, ...]]) -> np.ndarray:
-    """Per key, the index of its first occurrence (-1 where a list or an object makes it
-    unusable as a key).
-
-    >>> _first_of_key([("CUDA:0", 8), ("CUDA:0", 16), ("CUDA:0", 8), ("CUDA:0", [8])]).tolist()
-    [0, 1, 0, -1]
-    """
-    seen: dict[tuple[Any, ...], int] = {}
-    try:
-        return first_places(keys, seen)
-    except TypeError:
-        first = np.full(len(keys), -1, dtype=np.int64)
-        for k, key in enumerate(keys):
-            if hashable(key):
-                first[k] = seen.setdefault(key, k)
-        return first
