@@ -72,3 +72,22 @@ def test_negative_lengths_are_counted(tmp_path: Path):
     trace = traceconv.load(path, format="megengine-meminfo")
     assert trace.diagnostics.count("model.negative_length") >= 1
     assert all(block.size >= 0 for block in trace.memory)
+
+
+@pytest.mark.parametrize(("name", "where"), [
+    ("trtexec__infinite_time", "$[2]: startEnqMs is out of the int64 range"),
+    ("trtexec__nan_time", "$[7]: medianMs is not a finite number"),
+    ("trtexec__span_past_int64", "$[2]: medianMs is out of the int64 range"),
+])
+def test_a_trtexec_time_no_trace_can_hold_is_named_by_its_json_path(name, where, tmp_path: Path):
+    """The record and field were found by hand (``json.load`` of the input)."""
+    from click.testing import CliRunner
+
+    from traceconv.cli import app
+
+    path = tmp_path / f"{name}.json"
+    path.write_bytes((FOUND / f"{name}.input").read_bytes())
+    result = CliRunner().invoke(app, ["info", str(path), "--format", "trtexec"])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"traceconv: error: {path}:{where}: ")
+    assert result.stderr.count("\n") == 1

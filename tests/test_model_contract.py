@@ -210,6 +210,16 @@ def test_a_frozen_trace_pickles_and_copies_to_an_editable_one() -> None:
     assert len(again.slices) == len(trace.slices) + 1
 
 
+def test_a_frozen_trace_with_an_op_graph_pickles_and_stays_frozen() -> None:
+    """Batch workers and multiprocessing pools pickle loaded traces (MIGraphX: a graph)."""
+    trace = traceconv.load(ROOT / "samples/migraphx/perf_simple_graph_rocm4.txt")
+    again = pickle.loads(pickle.dumps(trace))
+    assert sorted(again.graph.edges) == sorted(trace.graph.edges) != []
+    assert traceconv.validate(again) == []
+    with pytest.raises(FrozenTraceError):
+        again.graph.add_node("x")
+
+
 # -- one planted break per invariant ------------------------------------------------
 
 def _valid() -> Trace:

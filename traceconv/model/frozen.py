@@ -17,6 +17,7 @@ traceconv.model.frozen.FrozenTraceError: this trace is frozen (read-only): build
 from __future__ import annotations
 
 from array import array
+from functools import partial
 from typing import Any, NoReturn, TypeVar
 
 T = TypeVar("T")
@@ -95,10 +96,13 @@ def freeze_graph(graph: Any) -> Any:
     """Make a networkx graph refuse structural changes (as ``networkx.freeze`` does, with
     :class:`FrozenTraceError`); returns it.
 
-    >>> import networkx as nx; g = freeze_graph(nx.DiGraph()); nx.is_frozen(g)
+    >>> import networkx as nx, pickle; g = freeze_graph(nx.DiGraph()); nx.is_frozen(g)
+    True
+    >>> nx.is_frozen(pickle.loads(pickle.dumps(g)))   # a copy is frozen too
     True
     """
+    refuse = partial(_refuse, graph)   # (a bound method would not pickle)
     for name in _GRAPH_CHANGES:
-        setattr(graph, name, _refuse.__get__(graph))
+        setattr(graph, name, refuse)
     graph.frozen = True
     return graph

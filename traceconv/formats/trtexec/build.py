@@ -18,7 +18,7 @@ from typing import Any
 from ...analysis.breakdown import BREAKDOWN_CATEGORY, BREAKDOWN_CLOCK
 from ...model import Metadata, OpStat, ProcessKind, Trace, TrackKind
 from ...model.graph import add_op, add_tensor
-from ...numbers import INT64_MAX, scaled_int
+from ...numbers import INT64_MAX, located, scaled_int
 from ..export_sniffing import TrtKind as Kind
 from .parts import Part
 from .schema import (
@@ -53,23 +53,43 @@ def dtype_of(format_text: str | None) -> tuple[str | None, int | None]:
     return None, None
 
 
-def ms_to_ns(ms: float) -> int:
+def ms_to_ns(ms: float, what: str = "time") -> int:
     """Milliseconds (as trtexec prints them) to integer nanoseconds, within int64 (NaN,
-    infinity or a time past int64 is refused, named, by the reader's caller).
+    infinity or a time past int64 is refused: a ``NumberError`` naming ``what``).
 
     >>> ms_to_ns(4.19666)
     4196660
     """
-    return scaled_int(ms, 1_000_000, "time")
+    return scaled_int(ms, 1_000_000, what)
 
 
-def _span(begin: int, end_ms: float) -> int:
+def _span(begin: int, end_ms: float, what: str = "time") -> int:
     """The duration from ``begin`` to ``end_ms``: 0 when it ends first, at most int64.
 
     >>> _span(-2**63 + 1, 2**62 / 1e6) == 2**63 - 1, _span(5, 0.0)
     (True, 0)
     """
-    return min(max(ms_to_ns(end_ms) - begin, 0), INT64_MAX)
+    return min(max(ms_to_ns(end_ms, what) - begin, 0), INT64_MAX)
+
+
+# (phase, its start fields, its end fields, category): the newer field name first
+_PHASES = (("H2D", ("startH2dMs", "startInMs"), ("endH2dMs", "endInMs"), "gpu_memcpy"),
+           ("compute", ("startComputeMs",), ("endComputeMs",), "kernel"),
+           ("D2H", ("startD2hMs", "startOutMs"), ("endD2hMs", "endOutMs"), "gpu_memcpy"))
+
+
+def _field(record: Any, names: tuple[str, ...]) -> tuple[str, float | None]:
+    """The first of the fields ``names`` that ``record`` has, and its value (None: none).
+
+    >>> from types import SimpleNamespace
+    >>> _field(SimpleNamespace(startH2dMs=None, startInMs=1.5), ("startH2dMs", "startInMs"))
+    ('startInMs', 1.5)
+    """
+    for name in names:
+        value = getattr(record, name)
+        if value is not None:
+            return name, value
+    return names[0], None
 
 
 class EngineBuilder:
@@ -193,36 +213,34 @@ class EngineBuilder:
         order = {"H2D": 0, "compute": 1, "D2H": 2}
         zero = missing_enqueue = 0
         for index, record in enumerate(records):
-            phases = (("H2D", record.startH2dMs if record.startH2dMs is not None
-                       else record.startInMs, record.endH2dMs if record.endH2dMs is not None
-                       else record.endInMs, "gpu_memcpy"),
-                      ("compute", record.startComputeMs, record.endComputeMs, "kernel"),
-                      ("D2H", record.startD2hMs if record.startD2hMs is not None
-                       else record.startOutMs, record.endD2hMs if record.endD2hMs is not None
-                       else record.endOutMs, "gpu_memcpy"))
-            first_device = None
-            for name, start, end, category in phases:
-                if start is None or end is None:
+            with located(f"$[{index}]"):   # (a time no trace can hold names its record)
+                first_device = None
+                for name, starts, ends, category in _PHASES:
+                    (start_field, start), (end_field, end) = (_field(record, starts),
+                                                              _field(record, ends))
+                    if start is None or end is None:
+                        continue
+                    if end <= start and name != "compute":
+                        zero += 1   # transfers disabled (--noDataTransfers) or not measured
+                        continue
+                    begin = ms_to_ns(start, start_field)
+                    if name not in streams:
+                        streams[name] = trace.add_track(name, process=gpu,
+                                                        kind=TrackKind.STREAM,
+                                                        sort_index=order[name])
+                    row = trace.add_slice(streams[name], begin, _span(begin, end, end_field),
+                                          name, category, {"inference": index})
+                    first_device = row if first_device is None else first_device
+                if record.startEnqMs is None or record.endEnqMs is None:
+                    missing_enqueue += 1
                     continue
-                if end <= start and name != "compute":
-                    zero += 1   # transfers disabled (--noDataTransfers) or not measured
-                    continue
-                begin = ms_to_ns(start)
-                if name not in streams:
-                    streams[name] = trace.add_track(name, process=gpu, kind=TrackKind.STREAM,
-                                                    sort_index=order[name])
-                row = trace.add_slice(streams[name], begin, _span(begin, end), name,
-                                      category, {"inference": index})
-                first_device = row if first_device is None else first_device
-            if record.startEnqMs is None or record.endEnqMs is None:
-                missing_enqueue += 1
-                continue
-            begin = ms_to_ns(record.startEnqMs)
-            args = {"inference": index, "latency_ms": record.latencyMs}
-            launch = trace.add_slice(enqueue, begin, _span(begin, record.endEnqMs), "enqueue",
-                                     "cuda_runtime", args)
-            if first_device is not None:
-                trace.add_flow(launch, first_device, "launch", "launch")
+                begin = ms_to_ns(record.startEnqMs, "startEnqMs")
+                args = {"inference": index, "latency_ms": record.latencyMs}
+                launch = trace.add_slice(enqueue, begin,
+                                         _span(begin, record.endEnqMs, "endEnqMs"),
+                                         "enqueue", "cuda_runtime", args)
+                if first_device is not None:
+                    trace.add_flow(launch, first_device, "launch", "launch")
         trace.metadata.clock = TIMES_CLOCK
         trace.metadata.attributes["trtexec.inferences"] = len(records)
         trace.diagnostics.add("trtexec.zero_length_transfers", "H2D/D2H phases of zero length "
@@ -241,15 +259,18 @@ class EngineBuilder:
         graph = trace.graph if self.layer_nodes else None
         layer_rows = []
         unmatched = 0
-        for record in rows:
+        for index, record in enumerate(rows):
             if hasattr(record, "count"):
                 continue
-            total = ms_to_ns(record.timeMs)
-            median = None if record.medianMs is None else ms_to_ns(record.medianMs)
+            with located(f"$[{index}]"):
+                total, average = ms_to_ns(record.timeMs, "timeMs"), ms_to_ns(record.averageMs,
+                                                                               "averageMs")
+                median = (None if record.medianMs is None
+                          else ms_to_ns(record.medianMs, "medianMs"))
             layer_type = self.layer_types.get(record.name, "")
             layer_rows.append(trace.add_stat(OpStat(
                 record.name, calls=count, total_ns=total, self_ns=total,
-                avg_ns=ms_to_ns(record.averageMs), device_ns=total, ratio=record.percentage,
+                avg_ns=average, device_ns=total, ratio=record.percentage,
                 type=layer_type, section="layers",
                 extra={"median_ns": median} if median is not None else {})))
             if graph is not None:
@@ -257,8 +278,9 @@ class EngineBuilder:
                 if node is None:
                     unmatched += 1
                 else:
-                    graph.nodes[node].update(trt_total_ns=total, trt_avg_ns=ms_to_ns(
-                        record.averageMs), trt_median_ns=median, trt_percentage=record.percentage)
+                    graph.nodes[node].update(trt_total_ns=total, trt_avg_ns=average,
+                                             trt_median_ns=median,
+                                             trt_percentage=record.percentage)
         trace.metadata.attributes["trtexec.profiled_inferences"] = count
         self.breakdown(layer_rows)
         trace.diagnostics.add("trtexec.profile_layer_not_in_graph", "profile rows naming no "
