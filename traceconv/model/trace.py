@@ -320,7 +320,7 @@ class Trace:
         self.memory.append(block)
         return len(self.memory) - 1
 
-    def add_memory_blocks(self, blocks: list[MemoryBlock], vouched: bool = False) -> None:
+    def add_memory_blocks(self, blocks: list[MemoryBlock], *, vouched: bool = False) -> None:
         """:meth:`add_memory_block` for many blocks (none added when one does not fit).
         ``vouched``: the caller made every address, size and time from int64 numbers
         (a reader that paired 10^5 blocks in numpy), so they are not checked again."""
