@@ -263,8 +263,8 @@ class EngineBuilder:
             if hasattr(record, "count"):
                 continue
             with located(f"$[{index}]"):
-                total, average = ms_to_ns(record.timeMs, "timeMs"), ms_to_ns(record.averageMs,
-                                                                               "averageMs")
+                total = ms_to_ns(record.timeMs, "timeMs")
+                average = ms_to_ns(record.averageMs, "averageMs")
                 median = (None if record.medianMs is None
                           else ms_to_ns(record.medianMs, "medianMs"))
             layer_type = self.layer_types.get(record.name, "")
