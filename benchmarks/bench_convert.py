@@ -69,21 +69,29 @@ t0, c0 = time.perf_counter(), time.process_time()
 events = len(orjson.loads(data)["traceEvents"])
 extra = dict(events=events, bytes=len(data))
 """
-CONVERT = """
-import traceconv
-trace = traceconv.convert({path!r}, {out!r})
-extra = dict(output_bytes=__import__("os").path.getsize({out!r}))
+# The conversions and reads run the command line as a user runs it (``traceconv IN -o OUT``,
+# ``traceconv info IN --json``), in its process: with the settings it makes for itself
+# (traceconv/cli/process_setup.py), which a script importing traceconv makes or not.
+COMMAND = """
+import contextlib, io, os
+from traceconv.cli import main
+sys.argv, printed = ["traceconv", *{args!r}], io.StringIO()
+with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        main()
+    except SystemExit as stop:
+        if stop.code:
+            raise
 """
-INFO = """
-import traceconv
-extra = dict(slices=traceconv.load({path!r}).counts()["slices"])
+CONVERT = COMMAND.format(args=["{path}", "-o", "{out}"]) + """
+extra = dict(output_bytes=os.path.getsize({out!r}))
+"""
+INFO = COMMAND.format(args=["info", "{path}", "--json"]) + """
+extra = dict(slices=json.loads(printed.getvalue())["slices"])
 """
 # Reading back the .pftrace that the "→ .pftrace" step wrote (issue 24: at most the time of
 # converting the JSON); its ratio column is to that conversion, not to orjson.
-READ_PFTRACE = """
-import traceconv
-extra = dict(slices=traceconv.load({out!r}).counts()["slices"])
-"""
+READ_PFTRACE = INFO.replace("{path}", "{out}")
 # The fast path against the plain one on every bundled Chrome sample: the number of samples
 # compared, or the first that differs.
 SAME = """

@@ -14,6 +14,7 @@ import click
 from .. import __version__
 from ..errors import TraceconvError
 from ..terminal import printable
+from .process_setup import set_up_process
 
 EPILOG = """\b
 Examples:
@@ -159,5 +160,6 @@ def catch_terminating_signals() -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    set_up_process()
     catch_terminating_signals()
     app(prog_name="traceconv")

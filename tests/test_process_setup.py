@@ -1,0 +1,59 @@
+"""The command line's settings for its own process: no BLAS thread pool, freed memory kept.
+
+Observed from outside the code that makes them: the threads a process has after numpy's
+import (``/proc/self/task``), and where glibc puts a large block (``mallinfo2``), each in a
+fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="threads and glibc's mallopt are read the Linux way")
+
+THREADS = """
+import os, sys
+{setup}
+import numpy
+print(len(os.listdir("/proc/self/task")))
+"""
+MAPPED = """
+import ctypes
+{setup}
+import numpy as np
+class Info(ctypes.Structure):   # glibc's struct mallinfo2: ten size_t fields
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks",
+                "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+mallinfo2 = ctypes.CDLL(None).mallinfo2
+mallinfo2.restype = Info
+block = np.ones(48 << 20, dtype=np.uint8)
+print(mallinfo2().hblkhd)   # bytes in blocks that glibc mapped of their own
+"""
+SETUP = "from traceconv.cli.process_setup import set_up_process; set_up_process()"
+
+
+def run(code: str, setup: str) -> int:
+    env = {k: v for k, v in os.environ.items()
+           if not k.endswith("_NUM_THREADS") and not k.startswith("MALLOC_")}
+    done = subprocess.run([sys.executable, "-c", code.format(setup=setup)], env=env,
+                          capture_output=True, text=True, check=True)
+    return int(json.loads(done.stdout))
+
+
+def test_no_blas_threads_after_numpy_import():
+    assert run(THREADS, SETUP) == 1
+    # (the comparison: numpy's OpenBLAS starts threads of its own on a machine of 2+ cores)
+
+
+@pytest.mark.skipif(not hasattr(ctypes.CDLL(None), "mallinfo2"), reason="glibc 2.33+ only")
+def test_large_blocks_come_from_the_heap():
+    # glibc maps a block past 32 MB (its largest adaptive threshold) of its own and unmaps
+    # it when freed, so the next one is faulted in again; kept in the heap, it is reused
+    assert run(MAPPED, SETUP) < 48 << 20 <= run(MAPPED, "")
