@@ -3,7 +3,7 @@
 They are the whole process's, so the library leaves them to its caller; the command line
 is its own caller. Both save CPU that converting a large trace would otherwise spend
 outside traceconv (measured with ``benchmarks/bench_convert.py``, 2-core machine, 1 M-event
-trace): about 0.07 CPU-s of BLAS threads, 0.3 CPU-s of page faults.
+trace): about 0.07 CPU-s of BLAS threads, 0.15-0.3 CPU-s of page faults.
 """
 
 from __future__ import annotations
@@ -14,9 +14,11 @@ from collections.abc import MutableMapping
 # BLAS thread pools that numpy may bring: traceconv does no linear algebra, and OpenBLAS
 # starts a thread per core at numpy's import that spins about 0.1 CPU-s before it sleeps
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
-# glibc's mallopt parameters, and the size below which freed memory stays in the heap
+# glibc's mallopt parameters; blocks from the heap up to this size (glibc's own largest
+# adaptive threshold: past it, a column of millions of rows grows by mremap, moving no bytes)
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-KEEP_FREED_BYTES = 256 << 20
+HEAP_BLOCK_BYTES = 32 << 20
+KEEP_FREED_BYTES = 256 << 20   # free memory at the heap's top kept, not given back
 
 
 def single_threaded_blas(environ: MutableMapping[str, str]) -> None:
@@ -31,11 +33,12 @@ def single_threaded_blas(environ: MutableMapping[str, str]) -> None:
 
 
 def keep_freed_memory() -> bool:
-    """Let glibc keep freed blocks up to :data:`KEEP_FREED_BYTES` for reuse instead of
-    returning each to the kernel: a conversion frees and allocates large numpy temporaries
-    batch after batch, and every block given back comes back as fresh pages the kernel
-    must fault in and zero (a fifth of the page faults, about 6 % of the CPU time of a
-    1 M-event conversion). False where the C library has no ``mallopt`` (not glibc).
+    """Let glibc serve blocks up to :data:`HEAP_BLOCK_BYTES` from its heap and keep what is
+    freed there for reuse, instead of mapping each large block and returning it to the
+    kernel when freed: a conversion frees and allocates large numpy temporaries batch after
+    batch, and every block given back comes back as fresh pages the kernel must fault in
+    and zero (a quarter of the page faults, 3-6 % of the CPU time of a conversion). False
+    where the C library has no ``mallopt`` (not glibc).
 
     >>> keep_freed_memory() in (True, False)
     True
@@ -47,7 +50,7 @@ def keep_freed_memory() -> bool:
     except (AttributeError, OSError):
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return bool(mallopt(M_MMAP_THRESHOLD, KEEP_FREED_BYTES)
+    return bool(mallopt(M_MMAP_THRESHOLD, HEAP_BLOCK_BYTES)
                 and mallopt(M_TRIM_THRESHOLD, KEEP_FREED_BYTES))
 
 
