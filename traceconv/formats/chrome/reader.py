@@ -38,6 +38,7 @@ from .stream import DocumentError, read_document
 _NUMERIC_ID = re.compile(r"-?\d+")
 _OBJECT_START = ord("{")
 _PLACED = frozenset({Slice, Instant, *Instant.__subclasses__()})  # on a track
+_INSTANTS = frozenset({Instant, *Instant.__subclasses__()})
 _FLOWS = frozenset({FlowPoint, *FlowPoint.__subclasses__()})
 _SUPPORTED = frozenset("XBEiIRCbensftM")
 EPOCH_NS = 10**18
@@ -316,9 +317,14 @@ class ChromeReader:
         if not present <= _PLACED:
             keep = list(map(_PLACED.__contains__, kinds))
             placed, placed_kinds = list(compress(records, keep)), list(compress(kinds, keep))
-        is_slice = list(map(is_, placed_kinds, repeat(Slice)))
-        slices: list[Slice] = list(compress(placed, is_slice))
-        instants = list(compress(placed, map(not_, is_slice))) if Slice in present else placed
+        if Slice not in present:
+            slices, instants, is_slice = [], placed, None
+        elif present.isdisjoint(_INSTANTS):
+            slices, instants, is_slice = placed, [], None
+        else:
+            is_slice = list(map(is_, placed_kinds, repeat(Slice)))
+            slices = list(compress(placed, is_slice))
+            instants = list(compress(placed, map(not_, is_slice)))
         flows: list[Any] = (list(compress(records, map(_FLOWS.__contains__, kinds)))
                             if present & _FLOWS else [])   # flow points
         starts = _ns_column([r.ts for r in placed], self.unit)
@@ -329,19 +335,23 @@ class ChromeReader:
                 or instant_args is None):
             return False
         tracks, names, categories = self._record_keys.columns(placed, self._resolve)
-        slice_rows = np.array(is_slice, dtype=bool)
-        instant_rows = ~slice_rows
         columns = {"track": tracks, "start": starts, "name": names, "category": categories}
+        # (a piece of one kind, the usual case, is not cut by a mask)
+        slice_rows = None if is_slice is None else np.array(is_slice, dtype=bool)
+        by_slice = columns if slice_rows is None else {k: v[slice_rows]
+                                                       for k, v in columns.items()}
         # (tracks and strings made so far are those the loop makes: reading the piece
         # again, it makes no new ones)
         memory = self.trace.strings.find("[memory]")
-        if memory is not None and (columns["name"][slice_rows] == memory).any():
+        if slices and memory is not None and (by_slice["name"] == memory).any():
             return False   # a [memory] slice: the loop reads it as an instant
-        self.trace.slices.extend_json(*slice_args, dur=durations,
-                                      **{k: v[slice_rows] for k, v in columns.items()})
-        columns["ts"] = columns.pop("start")
-        self.trace.instants.extend_json(*instant_args,
-                                        **{k: v[instant_rows] for k, v in columns.items()})
+        if slices:
+            self.trace.slices.extend_json(*slice_args, dur=durations, **by_slice)
+        if instants:
+            by_instant = columns if slice_rows is None else {
+                k: v[~slice_rows] for k, v in columns.items()}
+            by_instant["ts"] = by_instant.pop("start")
+            self.trace.instants.extend_json(*instant_args, **by_instant)
         if flows:
             self._record_flows(flows, flow_ts)
         if MetadataRecord in present:
