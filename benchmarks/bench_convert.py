@@ -75,13 +75,16 @@ extra = dict(events=events, bytes=len(data))
 COMMAND = """
 import contextlib, io, os
 from traceconv.cli import main
-sys.argv, printed = ["traceconv", *{args!r}], io.StringIO()
-with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+sys.argv, printed, said = ["traceconv", *{args!r}], io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(said):
     try:
         main()
     except SystemExit as stop:
-        if stop.code:
-            raise
+        failed = stop.code
+    else:
+        failed = None
+if failed:
+    raise SystemExit(said.getvalue() or failed)
 """
 CONVERT = COMMAND.format(args=["{path}", "-o", "{out}"]) + """
 extra = dict(output_bytes=os.path.getsize({out!r}))
