@@ -1,9 +1,10 @@
 """Benchmark: read (``info``), convert to .pftrace and to Chrome JSON, for large traces.
 
-Each step runs in a fresh Python process so its peak RSS is its own, start-up and imports
-included. The baseline is ``orjson.loads`` of the same bytes, measured in the same run, so
-the ratio stays meaningful on a busy or slower machine; ratios are given for wall and for
-CPU time (on a shared machine CPU time is the steadier of the two). A ``.gz`` input is
+Each step runs the command line as a user runs it (``traceconv IN -o OUT``, ``traceconv info
+IN --json``) in a fresh Python process, so its peak RSS is its own, imports included. The
+baseline is ``orjson.loads`` of the same bytes, measured in the same run, so the ratio
+stays meaningful on a busy or slower machine; ratios are given for wall and for CPU time
+(on a shared machine CPU time is the steadier of the two). A ``.gz`` input is
 decompressed to a temporary file first, so that every step reads the very bytes the
 baseline parses (gunzip alone would cost about half of ``orjson.loads``). traceconv is
 compiled to bytecode first (in its own ``__pycache__`` folders), so that steps import it as
