@@ -10,6 +10,7 @@ import numpy as np
 
 from ...analysis.timeline_order import timeline_order
 from . import model_attribute
+from .merged_args import merged_rows, put_rows
 from .slice_matching import link_flows, pair_slices
 from .track_tree import TrackMap
 
@@ -155,13 +156,11 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     closers = np.r_[end_event, np.full(len(complete), -1)][row_order]
     names = _column(events.name, np.int32)
     categories = _column(events.category, np.int32)
-    sets, values, special = _args_of(reader, chosen, closers)
-    trace.slices.extend_sets(reader.events.key_sets, sets, values,
-                             track=slice_track[row_order], start=start[row_order],
-                             dur=dur[row_order], name=names[chosen], category=categories[chosen])
-    dotted = reader.dotted
-    for row in special.tolist():
-        trace.slices.set_args(row, _merged(reader, int(chosen[row]), int(closers[row]), dotted))
+    key_sets, sets, values = _args_of(reader, chosen, closers)
+    trace.slices.extend_sets(key_sets, sets, values, track=slice_track[row_order],
+                             start=start[row_order], dur=dur[row_order], name=names[chosen],
+                             category=categories[chosen])
+    del values
     slice_of = np.full(len(kind), -1, dtype=np.int64)
     slice_of[chosen] = np.arange(len(chosen))
     closed = closers >= 0
@@ -169,62 +168,60 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     instants = rows[kind[rows] == INSTANT]
     instants = instants[timeline_order(track[instants], ts[instants], np.zeros(len(instants),
                                                                               np.int64))]
-    sets, values, special = _args_of(reader, instants, np.full(len(instants), -1))
-    trace.instants.extend_sets(reader.events.key_sets, sets, values, track=track[instants],
+    key_sets, sets, values = _args_of(reader, instants, np.full(len(instants), -1))
+    trace.instants.extend_sets(key_sets, sets, values, track=track[instants],
                                ts=ts[instants], name=names[instants],
                                category=categories[instants])
-    for row in special.tolist():
-        trace.instants.set_args(row, _merged(reader, int(instants[row]), -1, dotted))
     return slice_of
 
 
-def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
-             ) -> tuple[np.ndarray, list[Any], np.ndarray]:
-    """The args of events ``chosen`` (key-set numbers, -1 for none, and the values one row
-    after another), and the rows that need :func:`_merged` (args on their END too, a name
-    given twice, a dotted name the writer nested)."""
-    events = reader.events
-    arg_set = _column(events.arg_set, np.int32)
-    arg_start = _column(events.arg_start, np.int64)
-    key_sets = events.key_sets
+def _positions(reader: PftraceReader, events: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The key-set numbers of ``events`` (-1 for none) and the places of their values in
+    the reader's value store, one event after another."""
+    arg_set = _column(reader.events.arg_set, np.int32)
+    arg_start = _column(reader.events.arg_start, np.int64)
+    key_sets = reader.events.key_sets
     widths = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)
-    sets = arg_set[chosen].astype(np.int64)
-    sets[sets < 0] = len(key_sets)
-    sizes = widths[sets]
-    firsts = np.repeat(arg_start[chosen] - np.cumsum(sizes) + sizes, sizes)
-    positions = (firsts + np.arange(int(sizes.sum()))).tolist()
-    values = list(map(events.arg_values.__getitem__, positions))
+    sets = arg_set[events].astype(np.int64)
+    sizes = widths[np.where(sets >= 0, sets, len(key_sets))]
+    firsts = np.repeat(arg_start[events] - np.cumsum(sizes) + sizes, sizes)
+    return sets, firsts + np.arange(int(sizes.sum()))
+
+
+def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
+             ) -> tuple[list[tuple[str, ...]], np.ndarray, list[Any]]:
+    """The args of events ``chosen`` as key sets, key-set numbers (-1 for none) and the
+    values one row after another; rows that need more than their own annotations (args
+    on their END too, a name given twice, a dotted name the writer nested) are made by
+    :mod:`.merged_args`."""
+    events = reader.events
+    texts = reader.interned.texts
+    key_sets = events.key_sets
+    sets, positions = _positions(reader, chosen)
+    values = events.values.python(positions, texts)
+    del positions
     odd = np.array([len(set(k)) != len(k) for k in key_sets] + [False], dtype=bool)
-    special = odd[sets]
-    closing = closers >= 0
-    special[closing] |= arg_set[closers[closing]] >= 0
+    where = np.where(sets >= 0, sets, len(key_sets))
+    special = odd[where]
+    arg_set = _column(events.arg_set, np.int32)
+    with_end = (closers >= 0) & (arg_set[np.maximum(closers, 0)] >= 0)
+    special |= with_end
     if reader.dotted:
         nested = np.array([any(key in reader.dotted_heads for key in k) for k in key_sets]
                           + [False], dtype=bool)
-        special |= nested[sets]
-    return arg_set[chosen], values, np.flatnonzero(special)
-
-
-def _event_args(reader: PftraceReader, event: int) -> dict[str, Any]:
-    events = reader.events
-    key_set = events.arg_set[event]
-    if key_set < 0:
-        return {}
-    keys = events.key_sets[key_set]
-    start = events.arg_start[event]
-    return dict(zip(keys, events.arg_values[start:start + len(keys)], strict=True))
-
-
-def _merged(reader: PftraceReader, begin: int, end: int, dotted: frozenset[str]
-            ) -> dict[str, Any] | None:
-    """One slice's args: its BEGIN's, then its END's (trace_processor adds both); a name
-    given twice keeps its last value; dotted names the writer nested made flat again."""
-    args = _event_args(reader, begin)
-    if end >= 0:
-        args.update(_event_args(reader, end))
-    if dotted:
-        args = model_attribute.flatten_dotted(args, dotted)
-    return args or None
+        special |= nested[where]
+    rows = np.flatnonzero(special)
+    if not len(rows):
+        return key_sets, sets, values
+    ends = closers[rows[with_end[rows]]]
+    end_sets, end_positions = _positions(reader, ends)
+    end_values = iter(events.values.python(end_positions, texts))
+    # (each END takes as many values as its key set has keys: the iterator is shared)
+    end_args = {row: dict(zip(key_sets[k], end_values, strict=False)) for row, k in zip(
+        rows[with_end[rows]].tolist(), end_sets.tolist(), strict=True)}
+    made = merged_rows(key_sets, sets, values, rows, end_args.__getitem__, with_end[rows],
+                       reader.dotted)
+    return put_rows(key_sets, sets, values, rows, made)
 
 
 def _flows(reader: PftraceReader, slice_of: np.ndarray, ts: np.ndarray, keep: np.ndarray,

@@ -43,6 +43,7 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
 from . import model_attribute
+from .annotation_bytes import name_and_number
 from .annotation_values import (
     COMPOSITE,
     NAME,
@@ -50,10 +51,13 @@ from .annotation_values import (
     SCALARS,
     SPELLED,
     SPELLED_MARK,
+    STRING,
+    STRING_IID,
     decode_annotation,
-    scalar,
 )
 from .annotation_values import text as utf8_text
+from .arg_store import OBJECT, TEXT, ArgValues
+from .byte_ranges import distinct_ranges
 from .framing import frame_block
 from .track_tree import TrackMap, build_tracks, merge_descriptor
 from .wire import FIXED64, LENGTH, VARINT
@@ -154,10 +158,10 @@ class _Events:
         self.category = array("i")
         self.duration = array("q")      # legacy complete events
         self.value = array("d")         # counter values
-        # args: per event its key set (-1: none) and where its values start in arg_values
+        # args: per event its key set (-1: none) and where its values start in values
         self.arg_set = array("i")
         self.arg_start = array("q")
-        self.arg_values: list[Any] = []
+        self.values = ArgValues()
         self.key_sets: list[tuple[str, ...]] = []
         self.key_set_ids: dict[tuple[str, ...], int] = {}
         self.flows: list[np.ndarray] = []   # (event, id, terminating) triples per block
@@ -185,8 +189,8 @@ class PftraceReader:
         self.attributes: dict[str, Any] = {}
         self.events = _Events()
         self.packets = 0
-        # per generation: annotation bytes -> (value,) of dicts, arrays and JSON values
-        self.annotation_cache: dict[int, dict[bytes, tuple[Any]]] = {}
+        # per generation: annotation bytes -> the object index of its dict, array or JSON value
+        self.annotation_cache: dict[int, dict[bytes, int]] = {}
         self.model_ids: list[int] = []   # interned text id -> the trace's string id
         self.dotted: frozenset[str] = frozenset()        # (from the model attribute)
         self.dotted_heads: frozenset[str] = frozenset()
@@ -536,14 +540,14 @@ class PftraceReader:
         arg_start = np.zeros(count, dtype=np.int64)
         rows = in_message_order(fields.where(ANNOTATIONS, LENGTH))
         if rows.rows:
-            names, values = self._annotations(data, buf, rows, generation, consumed)
+            names, kind, bits = self._annotations(data, buf, rows, generation, consumed)
             owner = rows.msg
             first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
             sizes = np.diff(np.r_[first, len(owner)])
             with_args = owner[first]
             arg_set[with_args] = self._key_sets(names, first, sizes)
-            arg_start[with_args] = len(events.arg_values) + first
-            events.arg_values.extend(values)
+            arg_start[with_args] = len(events.values) + first
+            events.values.add(kind, bits)
         events.arg_set.frombytes(arg_set[keep].tobytes())
         events.arg_start.frombytes(arg_start[keep].tobytes())
 
@@ -584,16 +588,55 @@ class PftraceReader:
 
     def _annotations(self, data: bytes, buf: np.ndarray, rows: FieldRows,
                      generation: np.ndarray,
-                     consumed: int) -> tuple[np.ndarray, list[Any]]:
-        """Name ids (into the interned texts) and values of the debug annotations at
-        ``rows`` (TrackEvent field 4)."""
+                     consumed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Name ids (into the interned texts), value kinds and value bits (see
+        :mod:`.arg_store`) of the debug annotations at ``rows`` (TrackEvent field 4).
+
+        Most annotations are an interned name and one number (as traceconv's writer and
+        the Perfetto SDK write them): those are read straight from their bytes
+        (:func:`.annotation_bytes.name_and_number`); of the others, mostly shapes and
+        dtype lists repeated throughout, each distinct one is decoded field by field
+        once (:func:`.byte_ranges.distinct_ranges`) and its values shared, as the
+        composite cache shares them."""
+        count = len(rows.msg)
+        gen = generation[rows.msg]
+        starts, ends = rows.offset, rows.offset + rows.length
+        names = np.zeros(count, dtype=np.int64)
+        kind = np.zeros(count, dtype=np.uint8)
+        bits = np.zeros(count, dtype=np.uint64)
+        simple, iid, simple_kind, simple_bits = name_and_number(buf, starts, ends)
+        if len(simple):
+            names[simple] = self.interned.lookup("debug_annotation_names", gen[simple], iid)[0]
+            kind[simple], bits[simple] = simple_kind, simple_bits
+        rest = np.ones(count, dtype=bool)
+        rest[simple] = False
+        rest_rows = np.flatnonzero(rest)
+        if len(rest_rows):   # each distinct one decoded once (in the order they come)
+            first, inverse = distinct_ranges(buf, starts[rest_rows], ends[rest_rows],
+                                             gen[rest_rows])
+            distinct = rest_rows[first]
+            found = self._annotation_fields(data, buf, starts[distinct], ends[distinct],
+                                            gen[distinct], consumed)
+            names[rest_rows], kind[rest_rows], bits[rest_rows] = (
+                column[inverse] for column in found)
+        texts = np.flatnonzero(kind == STRING_IID)
+        if len(texts):
+            bits[texts] = self.interned.lookup("debug_annotation_string_values", gen[texts],
+                                               bits[texts])[0]
+            kind[texts] = TEXT
+        return names, kind, bits
+
+    def _annotation_fields(self, data: bytes, buf: np.ndarray, starts: np.ndarray,
+                           ends: np.ndarray, gen: np.ndarray, consumed: int
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`_annotations` of any annotations, field by field (interned string
+        values left as STRING_IID)."""
         try:
-            fields = decode_fields(buf, rows.offset, rows.offset + rows.length)
+            fields = decode_fields(buf, starts, ends)
         except WireError as exc:
             raise InputError(f"a debug annotation is not wire format: {exc}", file=self.name,
                              location=f"byte offset {consumed + exc.offset}") from None
-        count = len(rows.msg)
-        gen = generation[rows.msg]
+        count = len(starts)
         names = np.zeros(count, dtype=np.int64)
         iids = fields.where(NAME_IID, VARINT)
         if iids.rows:
@@ -603,85 +646,82 @@ class PftraceReader:
         for msg, offset, length in zip(inline.msg.tolist(), inline.offset.tolist(),
                                        inline.length.tolist(), strict=True):
             names[msg] = self.interned.text_id(utf8_text(data[offset:offset + length]))
-        value_kind = np.zeros(count, dtype=np.int64)
-        value_row = np.zeros(count, dtype=np.int64)
+        # the last value field of each annotation says how to read it (as protobuf merges)
         valued = fields.where_in(VALUE_FIELDS)
-        value_kind[valued.msg] = valued.field
-        value_row[valued.msg] = np.arange(valued.rows)
-        values = np.empty(count, dtype=object)
-        composite = np.isin(value_kind, list(COMPOSITE))
-        kinds = np.bincount(value_kind, minlength=18)
-        for number in np.flatnonzero(kinds).tolist():
-            if number in COMPOSITE:
-                continue
-            at = np.flatnonzero(value_kind == number)
-            values[at] = self._scalars(data, valued, number, value_row[at], gen[at])
+        kind = np.zeros(count, dtype=np.uint8)
+        bits = np.zeros(count, dtype=np.uint64)
+        kind[valued.msg] = valued.field
+        bits[valued.msg] = valued.value
+        strings = np.flatnonzero(kind == STRING)
+        if len(strings):
+            last = np.zeros(count, dtype=np.int64)
+            last[valued.msg] = np.arange(valued.rows)
+            bits[strings] = self._objects(self._inline_strings(
+                data, valued.offset[last[strings]], valued.length[last[strings]]))
+            kind[strings] = OBJECT
         marks = fields.where(SPELLED_MARK, VARINT)   # traceconv's spelled null, [] and {}
-        if marks.rows:
-            spelled = [SPELLED.get(int(v), str)() for v in marks.value.tolist()]
-            values[marks.msg] = np.fromiter(spelled, dtype=object, count=marks.rows)
+        composite = np.isin(kind, list(COMPOSITE))
+        marks_kept = ~composite[marks.msg]   # (a composite value wins over a mark)
+        if marks_kept.any():
+            at = marks.msg[marks_kept]
+            bits[at] = self._objects([SPELLED.get(int(v), str)()
+                                      for v in marks.value[marks_kept].tolist()])
+            kind[at] = OBJECT
         composite_rows = np.flatnonzero(composite)
         for one in np.unique(gen[composite_rows]).tolist():
             picked = composite_rows[gen[composite_rows] == one]
-            values[picked] = self._composites(data, rows, picked, one)
-        return names, values.tolist()
+            bits[picked] = self._composites(data, starts[picked], ends[picked], one)
+        kind[composite_rows] = OBJECT
+        return names, kind, bits
 
-    def _composites(self, data: bytes, rows: FieldRows, picked: np.ndarray, generation: int
+    def _objects(self, values: list[Any]) -> np.ndarray:
+        """Keep ``values`` in the store's object list; their indexes there."""
+        objects = self.events.values.objects
+        first = len(objects)
+        objects.extend(values)
+        return np.arange(first, len(objects), dtype=np.uint64)
+
+    @staticmethod
+    def _inline_strings(data: bytes, offsets: np.ndarray, lengths: np.ndarray) -> list[str]:
+        """Inline string values; a text repeated within the block is one object."""
+        seen: dict[bytes, str] = {}
+        out = []
+        for start, size in zip(offsets.tolist(), lengths.tolist(), strict=True):
+            raw = data[start:start + size]
+            if raw in seen:
+                out.append(seen[raw])
+            else:
+                out.append(seen.setdefault(raw, utf8_text(raw)))
+        return out
+
+    def _composites(self, data: bytes, starts: np.ndarray, ends: np.ndarray, generation: int
                     ) -> np.ndarray:
-        """Values of dict, array, nested and JSON annotations, each distinct one decoded
-        once (a trace repeats its shapes and dtype lists)."""
+        """Object indexes of the values of dict, array, nested and JSON annotations, each
+        distinct one decoded once (a trace repeats its shapes and dtype lists)."""
         cache = self.annotation_cache.setdefault(generation, {})
         if len(cache) > 1 << 16:
             cache.clear()
-        texts = [data[o:o + n] for o, n in zip(rows.offset[picked].tolist(),
-                                               rows.length[picked].tolist(), strict=True)]
-        found: list[tuple[Any] | None] = list(map(cache.get, texts))
+        texts = list(map(data.__getitem__, map(slice, starts.tolist(), ends.tolist())))
+        found: list[int | None] = list(map(cache.get, texts))
         if None in found:
             strings, names = self._string_lookup(generation), self._name_lookup(generation)
+            objects = self.events.values.objects
             for k, text in enumerate(texts):
                 if found[k] is None:
-                    value = cache.get(text)
-                    if value is None:
+                    index = cache.get(text)
+                    if index is None:
                         try:
-                            value = (decode_annotation(text, strings, names)[1],)
+                            value = decode_annotation(text, strings, names)[1]
                         except ValueError:   # a damaged nested value: no value, counted
                             self.diagnostics.add("perfetto.annotation_decode", "debug "
                                                  "annotations whose nested value does not "
                                                  "decode: kept without a value",
                                                  kind="dropped")
-                            value = (None,)
-                        cache[text] = value
-                    found[k] = value
-        return np.fromiter((v[0] for v in found if v is not None), dtype=object,
-                           count=len(found))
-
-    def _scalars(self, data: bytes, fields: FieldRows, number: int, at: np.ndarray,
-                 gen: np.ndarray) -> list[Any]:
-        if number == 0:   # no value field: (rows of ``fields`` are those that have one)
-            return [None] * len(at)
-        bits = fields.value[at]
-        if number == 4:   # int_value
-            return as_int64(bits).tolist()  # type: ignore[no-any-return]
-        if number == 3:   # uint_value
-            return bits.tolist()  # type: ignore[no-any-return]
-        if number == 5:   # double_value
-            return bits.view(np.float64).tolist()  # type: ignore[no-any-return]
-        if number == 2:
-            return (bits != 0).tolist()  # type: ignore[no-any-return]
-        if number == 17:
-            return self.interned.strings("debug_annotation_string_values", gen, bits)
-        if number == 6:
-            seen: dict[bytes, str] = {}
-            out = []
-            for start, size in zip(fields.offset[at].tolist(), fields.length[at].tolist(),
-                                   strict=True):
-                raw = data[start:start + size]
-                if raw in seen:
-                    out.append(seen[raw])
-                else:
-                    out.append(seen.setdefault(raw, utf8_text(raw)))
-            return out
-        return [scalar(number, v, str) for v in bits.tolist()]
+                            value = None
+                        index = cache[text] = len(objects)
+                        objects.append(value)
+                    found[k] = index
+        return np.array(found, dtype=np.uint64)
 
     def _string_lookup(self, generation: int) -> Callable[[int], str]:
         entries = self.interned.entries["debug_annotation_string_values"]
