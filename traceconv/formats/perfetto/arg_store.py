@@ -47,19 +47,20 @@ class ArgValues:
     def python(self, positions: np.ndarray, texts: list[str]) -> list[Any]:
         """The values at ``positions`` as Python values (``texts``: the interned texts
         that TEXT values number), a list in that order."""
-        count = len(positions)
-        if not count:
-            return []
+        kind = np.frombuffer(self.kind, dtype=np.uint8)[positions]
+        if len(kind) and (kind == INT).all():   # (a trace of integer args: no scatter)
+            return np.frombuffer(self.bits, dtype=np.int64)[positions].tolist()  # type: ignore[no-any-return]
+        return self.objects_at(positions, texts).tolist()  # type: ignore[no-any-return]
+
+    def objects_at(self, positions: np.ndarray, texts: list[str]) -> np.ndarray:
+        """:meth:`python` as an object array."""
         kind = np.frombuffer(self.kind, dtype=np.uint8)[positions]
         bits = np.frombuffer(self.bits, dtype=np.uint64)[positions]
-        present = np.flatnonzero(np.bincount(kind, minlength=256)).tolist()
-        if present == [INT]:   # (a trace of integer args: no scatter)
-            return bits.view(np.int64).tolist()  # type: ignore[no-any-return]
-        out = np.empty(count, dtype=object)
-        for number in present:
+        out = np.empty(len(positions), dtype=object)
+        for number in np.flatnonzero(np.bincount(kind, minlength=256)).tolist():
             at = np.flatnonzero(kind == number)
             out[at] = self._made(number, bits[at], texts)
-        return out.tolist()  # type: ignore[no-any-return]
+        return out
 
     def _made(self, number: int, bits: np.ndarray, texts: list[str]) -> np.ndarray:
         """Values of one kind, as an object array (so that lists among them stay items)."""

@@ -11,7 +11,7 @@ shape of its nested values, and the rows of that shape only take their values ap
 >>> plan = dotted_plan(("grid", "est"), (None, (("occ", None),)), dotted)
 >>> plan
 (('grid', 'est.occ'), ((0,), (1, 'occ')))
->>> taken([[[1, 1], {"occ": 50}], [[2, 1], {"occ": 25}]], plan[1])
+>>> taken([[1, 1], {"occ": 50}, [2, 1], {"occ": 25}], np.array([0, 2]), plan[1])
 [([1, 1], 50), ([2, 1], 25)]
 """
 
@@ -75,21 +75,24 @@ def dotted_plan(keys: tuple[str, ...], shapes: tuple[Any, ...], dotted: frozense
     return tuple(flat), tuple(value.path for value in flat.values())
 
 
-def taken(rows: list[list[Any]], paths: tuple[Path, ...]) -> list[tuple[Any, ...]]:
-    """The values at ``paths`` of each of ``rows`` (lists of a row's values)."""
+def taken(values: list[Any], starts: np.ndarray, paths: tuple[Path, ...]
+          ) -> list[tuple[Any, ...]]:
+    """The values at ``paths`` of the rows whose values begin at ``starts`` in
+    ``values``: one tuple per row."""
     columns = []
     for path in paths:
-        column = [row[path[0]] for row in rows]
+        column = list(map(values.__getitem__, (starts + path[0]).tolist()))
         if len(path) > 1:
             column = [reduce(getitem, path[1:], value) for value in column]
         columns.append(column)
     return list(zip(*columns, strict=True))
 
 
-def flattened(keys: tuple[str, ...], rows: list[list[Any]], dotted: frozenset[str]
-              ) -> list[tuple[tuple[str, ...], tuple[Any, ...]]]:
-    """Rows of key set ``keys`` (their values) with dotted names flat again, as
-    :func:`~.model_attribute.flatten_dotted` makes each: (keys, values) per row."""
+def flattened(keys: tuple[str, ...], values: list[Any], starts: np.ndarray,
+              dotted: frozenset[str]) -> list[tuple[tuple[str, ...], tuple[Any, ...]]]:
+    """Rows of key set ``keys`` (distinct keys), whose values begin at ``starts`` in
+    ``values``, with dotted names flat again as :func:`~.model_attribute.flatten_dotted`
+    makes each: (keys, values) per row."""
     shapes_seen: dict[int, Any] = {}   # id of a (shared) value -> its shape
 
     def shape_of(value: Any) -> Any:
@@ -102,93 +105,80 @@ def flattened(keys: tuple[str, ...], rows: list[list[Any]], dotted: frozenset[st
 
     heads = [k for k, key in enumerate(keys)
              if any(name.startswith(key + ".") for name in dotted)]
-    none = (None,) * len(keys)
+    columns = [list(map(shape_of, map(values.__getitem__, (starts + k).tolist())))
+               for k in heads]
+    row_shapes = list(zip(*columns, strict=True)) if heads else [()] * len(starts)
     groups: dict[tuple[Any, ...], list[int]] = {}
-    for index, row in enumerate(rows):
-        one = list(none)
-        for k in heads:
-            one[k] = shape_of(row[k])
-        groups.setdefault(tuple(one), []).append(index)
-    out: list[Any] = [None] * len(rows)
-    for row_shape, indexes in groups.items():
-        flat_keys, paths = dotted_plan(keys, row_shape, dotted)
-        for index, values in zip(indexes, taken([rows[i] for i in indexes], paths),
-                                 strict=True):
-            out[index] = (flat_keys, values)
+    for index, row_shape in enumerate(row_shapes):
+        groups.setdefault(row_shape, []).append(index)
+    out: list[Any] = [None] * len(starts)
+    for head_shapes, indexes in groups.items():
+        one = [None] * len(keys)
+        for k, found in zip(heads, head_shapes, strict=True):
+            one[k] = found
+        flat_keys, paths = dotted_plan(keys, tuple(one), dotted)
+        for index, row_values in zip(indexes, taken(values, starts[indexes], paths),
+                                     strict=True):
+            out[index] = (flat_keys, row_values)
     return out
 
 
-def put_rows(key_sets: Sequence[tuple[str, ...]], sets: np.ndarray, values: list[Any],
-             rows: np.ndarray, made: list[tuple[tuple[str, ...], Sequence[Any]] | None]
-             ) -> tuple[list[tuple[str, ...]], np.ndarray, list[Any]]:
-    """Rows ``rows`` (ascending) of the layout (``sets``: key-set numbers, -1 for none;
-    ``values`` one row after another) replaced by ``made`` ((keys, values), or None for no
-    args): the new key sets, numbers and values.
+def merged_rows(key_sets: Sequence[tuple[str, ...]], sets: np.ndarray, values: list[Any],
+                with_end: np.ndarray, end_args: Callable[[int], dict[str, Any]],
+                dotted: frozenset[str]) -> list[tuple[tuple[str, ...], Sequence[Any]] | None]:
+    """The args of rows of key sets ``sets`` (-1: none) whose values are ``values``, one
+    row after another: a row's own values (a name given twice keeps its last), then,
+    where ``with_end``, ``end_args(row)`` (its END's), dotted names flat again. Rows with
+    nothing from an END are flattened a key set at a time (:func:`flattened`).
 
-    >>> key_sets, sets, values = put_rows([("a",)], np.array([0, 0]), [1, 2], np.array([1]),
-    ...                                   [(("b", "c"), (3, 4))])
-    >>> key_sets, sets.tolist(), values
-    ([('a',), ('b', 'c')], [0, 1], [1, 3, 4])
+    >>> merged_rows([("a", "a"), ("b",)], np.array([0, 1]), [1, 2, 3],
+    ...             np.array([False, True]), lambda row: {"e": 4}, frozenset())
+    [(('a',), (2,)), (('b', 'e'), (3, 4))]
+    """
+    widths = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)
+    where = np.where(sets >= 0, sets, len(key_sets))
+    sizes = widths[where]
+    starts = np.cumsum(sizes) - sizes
+    distinct = np.array([len(set(k)) == len(k) for k in key_sets] + [False], dtype=bool)
+    by_set = (distinct[where] & ~with_end) if dotted else np.zeros(len(sets), dtype=bool)
+    made: list[Any] = [None] * len(sets)
+    for k in np.flatnonzero(~by_set).tolist():
+        keys = key_sets[sets[k]] if sets[k] >= 0 else ()
+        args = dict(zip(keys, values[starts[k]:starts[k] + len(keys)], strict=True))
+        if with_end[k]:
+            args.update(end_args(k))
+        if dotted:
+            args = flatten_dotted(args, dotted)
+        made[k] = (tuple(args), tuple(args.values())) if args else None
+    for key_set in np.unique(sets[by_set]).tolist():
+        rows = np.flatnonzero(by_set & (sets == key_set))
+        for k, item in zip(rows.tolist(), flattened(key_sets[key_set], values, starts[rows],
+                                                    dotted), strict=True):
+            made[k] = item if item[0] else None
+    return made
+
+
+def laid_out(key_sets: Sequence[tuple[str, ...]], made: list[Any]
+             ) -> tuple[list[tuple[str, ...]], np.ndarray, list[Any]]:
+    """``made`` ((keys, values) per row, or None) as key sets (``key_sets`` and any new
+    ones after them), each row's key-set number (-1: no args) and the values one row
+    after another.
+
+    >>> laid_out([("a",)], [(("a",), (1,)), None, (("b", "c"), (2, 3))])
+    ([('a',), ('b', 'c')], array([ 0, -1,  1]), [1, 2, 3])
     """
     key_sets = list(key_sets)
     ids = {keys: k for k, keys in enumerate(key_sets)}
-    widths = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)
-    sizes = widths[np.where(sets >= 0, sets, len(key_sets))]
-    starts = (np.cumsum(sizes) - sizes).tolist()
-    ends = np.cumsum(sizes).tolist()
-    new_sets = sets.astype(np.int64)
-    out: list[Any] = []
-    done = 0
-    for row, item in zip(rows.tolist(), made, strict=True):
-        out += values[done:starts[row]]
-        done = ends[row]
+    numbers = np.full(len(made), -1, dtype=np.int64)
+    values: list[Any] = []
+    for k, item in enumerate(made):
         if item is None:
-            new_sets[row] = -1
             continue
         keys, row_values = item
         found = ids.get(keys)
         if found is None:
             found = ids[keys] = len(key_sets)
             key_sets.append(keys)
-        new_sets[row] = found
-        out += row_values
-    out += values[done:]
-    return key_sets, new_sets, out
-
-
-def merged_rows(key_sets: Sequence[tuple[str, ...]], sets: np.ndarray, values: list[Any],
-                rows: np.ndarray, end_args: Callable[[int], dict[str, Any]],
-                with_end: np.ndarray, dotted: frozenset[str]
-                ) -> list[tuple[tuple[str, ...], Sequence[Any]] | None]:
-    """The args of each of ``rows`` (ascending): its own values (a name given twice keeps
-    its last), then, where ``with_end``, ``end_args(row)`` (its END's), dotted names flat
-    again. Rows with nothing from an END are flattened a key set at a time
-    (:func:`flattened`).
-
-    >>> merged_rows([("a", "a"), ("b",)], np.array([0, 1]), [1, 2, 3], np.array([0, 1]),
-    ...             lambda row: {"e": 4}, np.array([False, True]), frozenset())
-    [(('a',), (2,)), (('b', 'e'), (3, 4))]
-    """
-    widths = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)
-    sizes = widths[np.where(sets >= 0, sets, len(key_sets))]
-    starts = (np.cumsum(sizes) - sizes)[rows].tolist()
-    made: list[Any] = [None] * len(rows)
-    by_set: dict[int, list[int]] = {}
-    for k, (row, key_set, start, end) in enumerate(zip(
-            rows.tolist(), sets[rows].tolist(), starts, with_end.tolist(), strict=True)):
-        keys = key_sets[key_set] if key_set >= 0 else ()
-        if dotted and not end and keys and len(set(keys)) == len(keys):
-            by_set.setdefault(key_set, []).append(k)
-            continue
-        args = dict(zip(keys, values[start:start + len(keys)], strict=True))
-        if end:
-            args.update(end_args(row))
-        if dotted:
-            args = flatten_dotted(args, dotted)
-        made[k] = (tuple(args), tuple(args.values())) if args else None
-    for key_set, ks in by_set.items():
-        keys = key_sets[key_set]
-        found = flattened(keys, [values[starts[k]:starts[k] + len(keys)] for k in ks], dotted)
-        for k, item in zip(ks, found, strict=True):
-            made[k] = item if item[0] else None
-    return made
+        numbers[k] = found
+        values += row_values
+    return key_sets, numbers, values

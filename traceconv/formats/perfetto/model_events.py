@@ -10,7 +10,7 @@ import numpy as np
 
 from ...analysis.timeline_order import timeline_order
 from . import model_attribute
-from .merged_args import merged_rows, put_rows
+from .merged_args import laid_out, merged_rows
 from .slice_matching import link_flows, pair_slices
 from .track_tree import TrackMap
 
@@ -193,16 +193,13 @@ def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
     """The args of events ``chosen`` as key sets, key-set numbers (-1 for none) and the
     values one row after another; rows that need more than their own annotations (args
     on their END too, a name given twice, a dotted name the writer nested) are made by
-    :mod:`.merged_args`."""
+    :mod:`.merged_args`, and all rows' values then put in place together."""
     events = reader.events
     texts = reader.interned.texts
     key_sets = events.key_sets
     sets, positions = _positions(reader, chosen)
-    values = events.values.python(positions, texts)
-    del positions
-    odd = np.array([len(set(k)) != len(k) for k in key_sets] + [False], dtype=bool)
     where = np.where(sets >= 0, sets, len(key_sets))
-    special = odd[where]
+    special = np.array([len(set(k)) != len(k) for k in key_sets] + [False], dtype=bool)[where]
     arg_set = _column(events.arg_set, np.int32)
     with_end = (closers >= 0) & (arg_set[np.maximum(closers, 0)] >= 0)
     special |= with_end
@@ -212,16 +209,30 @@ def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
         special |= nested[where]
     rows = np.flatnonzero(special)
     if not len(rows):
-        return key_sets, sets, values
+        return key_sets, sets, events.values.python(positions, texts)
+    widths = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)
+    sizes = widths[where]
+    in_special = np.repeat(special, sizes)   # per value: whether its row is remade
     ends = closers[rows[with_end[rows]]]
     end_sets, end_positions = _positions(reader, ends)
     end_values = iter(events.values.python(end_positions, texts))
     # (each END takes as many values as its key set has keys: the iterator is shared)
-    end_args = {row: dict(zip(key_sets[k], end_values, strict=False)) for row, k in zip(
-        rows[with_end[rows]].tolist(), end_sets.tolist(), strict=True)}
-    made = merged_rows(key_sets, sets, values, rows, end_args.__getitem__, with_end[rows],
-                       reader.dotted)
-    return put_rows(key_sets, sets, values, rows, made)
+    end_args = [dict(zip(key_sets[k], end_values, strict=False)) for k in end_sets.tolist()]
+    end_of = np.cumsum(with_end[rows]) - 1   # a remade row's place among those with an END
+    made = merged_rows(key_sets, sets[rows],
+                       events.values.python(positions[in_special], texts), with_end[rows],
+                       lambda k: end_args[end_of[k]], reader.dotted)
+    key_sets, made_sets, made_values = laid_out(key_sets, made)
+    sets = sets.copy()
+    sets[rows] = made_sets
+    # every row's values, in row order: the others' as stored, the remade rows' as made
+    new_sizes = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)[
+        np.where(sets >= 0, sets, len(key_sets))]
+    remade = np.repeat(special, new_sizes)
+    out = np.empty(len(remade), dtype=object)
+    out[~remade] = events.values.objects_at(positions[~in_special], texts)
+    out[remade] = np.fromiter(made_values, dtype=object, count=len(made_values))
+    return key_sets, sets, out.tolist()
 
 
 def _flows(reader: PftraceReader, slice_of: np.ndarray, ts: np.ndarray, keep: np.ndarray,
@@ -247,11 +258,16 @@ def _flows(reader: PftraceReader, slice_of: np.ndarray, ts: np.ndarray, keep: np
     source_rows, target_rows = slice_of[event[sources]], slice_of[event[targets]]
     labels = model_attribute.flow_labels(model.get("flows", [])) if model else []
     intern = trace.strings.intern
-    label_ids = {label: (intern(label[0]), intern(label[1])) for label in dict.fromkeys(labels)}
-    flow_ids = ids[targets].tolist()
+    distinct = {label: k for k, label in enumerate(dict.fromkeys(labels))}
+    strings = np.array([(intern(c), intern(n)) for c, n in distinct] + [(0, 0)],
+                       dtype=np.int64).reshape(-1, 2)
+    # the label of flow id i is labels[i - 1]; other ids have none (the last row: 0, 0)
+    label_of = np.r_[len(distinct), np.fromiter(map(distinct.__getitem__, labels),
+                                                dtype=np.int64, count=len(labels))]
+    flow_ids = ids[targets]
+    known = (flow_ids > 0) & (flow_ids <= len(labels))
+    chosen = label_of[np.where(known, flow_ids, 0)]
     table = trace.flows
-    for src, dst, flow_id in zip(source_rows.tolist(), target_rows.tolist(), flow_ids,
-                                 strict=True):
-        label = labels[flow_id - 1] if 0 < flow_id <= len(labels) else None
-        category, name = label_ids[label] if label is not None else (0, 0)
-        table.append(src, dst, category, name)
+    for column, values in ((table.source, source_rows), (table.target, target_rows),
+                           (table.category, strings[chosen, 0]), (table.name, strings[chosen, 1])):
+        column.frombytes(np.ascontiguousarray(values, dtype=column.typecode).tobytes())
