@@ -56,24 +56,28 @@ class ArgValues:
         """:meth:`python` as an object array."""
         kind = np.frombuffer(self.kind, dtype=np.uint8)[positions]
         bits = np.frombuffer(self.bits, dtype=np.uint64)[positions]
-        out = np.empty(len(positions), dtype=object)
+        # every value as an int first (numpy makes the Python ints in C), then the few of
+        # other kinds in their places
+        out = bits.view(np.int64).astype(object)
         for number in np.flatnonzero(np.bincount(kind, minlength=256)).tolist():
-            at = np.flatnonzero(kind == number)
-            out[at] = self._made(number, bits[at], texts)
+            if number != INT:
+                at = np.flatnonzero(kind == number)
+                out[at] = self._made(number, bits[at], texts)
         return out
 
     def _made(self, number: int, bits: np.ndarray, texts: list[str]) -> np.ndarray:
-        """Values of one kind, as an object array (so that lists among them stay items)."""
-        values: Any
+        """Values of one kind, as an object array (so that lists among them stay items;
+        numbers made by numpy, in C)."""
         if number == INT:
-            values = bits.view(np.int64).tolist()
-        elif number == UINT:
-            values = bits.tolist()
-        elif number == DOUBLE:
-            values = bits.view(np.float64).tolist()
-        elif number == BOOL:
-            values = (bits != 0).tolist()
-        elif number == POINTER:
+            return bits.view(np.int64).astype(object)
+        if number == UINT:
+            return bits.astype(object)
+        if number == DOUBLE:
+            return bits.view(np.float64).astype(object)
+        if number == BOOL:
+            return (bits != 0).astype(object)
+        values: list[Any]
+        if number == POINTER:
             values = [f"0x{v:x}" for v in bits.tolist()]
         elif number == TEXT:
             values = list(map(texts.__getitem__, bits.tolist()))

@@ -62,7 +62,6 @@ from .framing import frame_block
 from .track_tree import TrackMap, build_tracks, merge_descriptor
 from .wire import FIXED64, LENGTH, VARINT
 from .wire_columns import (
-    FieldRows,
     Fields,
     WireError,
     as_int64,
@@ -538,10 +537,10 @@ class PftraceReader:
         events = self.events
         arg_set = np.full(count, -1, dtype=np.int32)
         arg_start = np.zeros(count, dtype=np.int64)
-        rows = in_message_order(fields.where(ANNOTATIONS, LENGTH))
-        if rows.rows:
-            names, kind, bits = self._annotations(data, buf, rows, generation, consumed)
-            owner = rows.msg
+        owner, offset, length = fields.payloads(ANNOTATIONS)
+        if len(owner):
+            names, kind, bits = self._annotations(data, buf, owner, offset, offset + length,
+                                                  generation, consumed)
             first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
             sizes = np.diff(np.r_[first, len(owner)])
             with_args = owner[first]
@@ -586,11 +585,12 @@ class PftraceReader:
             events.key_sets.append(keys)
         return found
 
-    def _annotations(self, data: bytes, buf: np.ndarray, rows: FieldRows,
-                     generation: np.ndarray,
+    def _annotations(self, data: bytes, buf: np.ndarray, owner: np.ndarray, starts: np.ndarray,
+                     ends: np.ndarray, generation: np.ndarray,
                      consumed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Name ids (into the interned texts), value kinds and value bits (see
-        :mod:`.arg_store`) of the debug annotations at ``rows`` (TrackEvent field 4).
+        :mod:`.arg_store`) of the debug annotations ``buf[starts[i]:ends[i]]`` of events
+        ``owner`` (TrackEvent field 4).
 
         Most annotations are an interned name and one number (as traceconv's writer and
         the Perfetto SDK write them): those are read straight from their bytes
@@ -598,9 +598,8 @@ class PftraceReader:
         dtype lists repeated throughout, each distinct one is decoded field by field
         once (:func:`.byte_ranges.distinct_ranges`) and its values shared, as the
         composite cache shares them."""
-        count = len(rows.msg)
-        gen = generation[rows.msg]
-        starts, ends = rows.offset, rows.offset + rows.length
+        count = len(owner)
+        gen = generation[owner]
         names = np.zeros(count, dtype=np.int64)
         kind = np.zeros(count, dtype=np.uint8)
         bits = np.zeros(count, dtype=np.uint64)
