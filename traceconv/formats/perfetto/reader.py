@@ -70,7 +70,7 @@ from .wire_columns import (
     padded,
 )
 
-READ_BYTES = 16 << 20
+READ_BYTES = 8 << 20
 BOOTTIME = 6
 INT64_LIMIT = np.uint64(1 << 63)
 # TracePacket fields that describe the packet rather than carry its data.
