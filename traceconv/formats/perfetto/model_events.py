@@ -29,14 +29,16 @@ def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
     """Fill ``reader.trace`` from ``reader.events``."""
     events, diagnostics = reader.events, reader.diagnostics
     raw = _column(events.ts, np.uint64)
-    kind = _column(events.type, np.int8).astype(np.int64)
+    kind = _column(events.type, np.int8)
     keep = raw < np.uint64(1 << 63)
     diagnostics.add("perfetto.timestamp_beyond_int64", "events with a timestamp at or above "
                     "2^63 (a negative number written as uint64): left out, as trace_processor "
                     "leaves them out", kind="dropped", count=int((~keep).sum()),
                     example=f"{int(raw[~keep][0])}" if (~keep).any() else None)
     ts = raw.astype(np.int64)
+    del raw
     keep &= _to_trace_clock(reader, ts, _column(events.clock, np.int64))
+    events.release("ts", "clock", "packet")   # (each column goes once used: see release)
     ts -= shift
     uuid = _column(events.track, np.uint64)
     known = np.array(sorted(tracks.track), dtype=np.uint64)
@@ -57,6 +59,8 @@ def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
     reader.dotted = dotted
     reader.dotted_heads = frozenset(name.split(".", 1)[0] for name in dotted)
     _counters(reader, tracks, counter_rows, uuid, track, ts)
+    del uuid, on_counter, counter_rows
+    events.release("track", "value")
     slice_of = _slices(reader, timeline, kind, ts, place, track, model)
     _flows(reader, slice_of, ts, keep, model)
 
@@ -149,6 +153,7 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     start = ts[starts_at]
     end = np.r_[np.where(end_event >= 0, ts[np.maximum(end_event, 0)], last),
                 ts[complete] + _column(events.duration, np.int64)[complete]]
+    events.release("duration")
     dur = np.maximum(end - start, 0)
     slice_track = track[starts_at]
     row_order = timeline_order(slice_track, start, -dur)
@@ -156,11 +161,14 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     closers = np.r_[end_event, np.full(len(complete), -1)][row_order]
     names = _column(events.name, np.int32)
     categories = _column(events.category, np.int32)
+    columns = {"track": slice_track[row_order], "start": start[row_order],
+               "dur": dur[row_order], "name": names[chosen], "category": categories[chosen]}
+    # (the pairing's arrays go before the args' values are made: they are the peak)
+    del order, delta, pairs, begin_event, end_event, starts_at, start, end, dur, slice_track
+    del row_order
     key_sets, sets, values = _args_of(reader, chosen, closers)
-    trace.slices.extend_sets(key_sets, sets, values, track=slice_track[row_order],
-                             start=start[row_order], dur=dur[row_order], name=names[chosen],
-                             category=categories[chosen])
-    del values
+    trace.slices.extend_sets(key_sets, sets, values, **columns)
+    del values, columns
     slice_of = np.full(len(kind), -1, dtype=np.int64)
     slice_of[chosen] = np.arange(len(chosen))
     closed = closers >= 0

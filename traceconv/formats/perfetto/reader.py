@@ -1,6 +1,6 @@
 """The ``.pftrace`` reader: Perfetto TrackEvent protobuf into the model, streamed in blocks.
 
-The file is read 16 MiB at a time and cut into packets (``Trace.packet`` fields); the
+The file is read 4 MiB at a time and cut into packets (``Trace.packet`` fields); the
 fields of a block's packets, of their TrackEvents and of their debug annotations are
 decoded for the whole block at once with numpy (:mod:`.wire_columns`). What is rare and
 stateful goes packet by packet, in file order: interned data, sequence flags and defaults,
@@ -70,7 +70,7 @@ from .wire_columns import (
     padded,
 )
 
-READ_BYTES = 8 << 20
+READ_BYTES = 4 << 20   # (a block's temporaries take about ten times its size)
 BOOTTIME = 6
 INT64_LIMIT = np.uint64(1 << 63)
 # TracePacket fields that describe the packet rather than carry its data.
@@ -150,7 +150,6 @@ class _Events:
         self.ts = array("Q")
         self.clock = array("q")
         self.packet = array("q")        # the packet's place in the file (delta clocks)
-        self.sequence = array("q")
         self.track = array("Q")
         self.type = array("b")
         self.name = array("i")
@@ -167,6 +166,17 @@ class _Events:
 
     def __len__(self) -> int:
         return len(self.type)
+
+    def release(self, *columns: str) -> None:
+        """Empty ``columns``, which the model step is done with: their memory is free
+        again before the args' values are made (the read's peak). The model step is the
+        events' last use.
+
+        >>> events = _Events(); events.ts.append(5); events.release("ts"); len(events.ts)
+        0
+        """
+        for name in columns:
+            setattr(self, name, array(getattr(self, name).typecode))
 
 
 class PftraceReader:
@@ -430,7 +440,6 @@ class PftraceReader:
         clock_key = np.where(clock >= 64, (sequence << 32) | clock, clock)
         for column, values_kept in ((events.ts, ts[keep]), (events.clock, clock_key[keep]),
                                     (events.packet, packet[keep]),
-                                    (events.sequence, sequence[keep]),
                                     (events.track, track[keep]), (events.type, kind[keep]),
                                     (events.name, names[keep]), (events.category,
                                                                  categories[keep]),
@@ -763,7 +772,6 @@ class PftraceReader:
             events = self.events
             for column, kept in ((events.ts, ts[values.msg]), (events.clock, clock[values.msg]),
                                  (events.packet, packet[values.msg]),
-                                 (events.sequence, np.zeros(values.rows, np.int64)),
                                  (events.track, uuids.value), (events.type,
                                                                np.full(values.rows, COUNTER)),
                                  (events.name, np.zeros(values.rows, np.int64)),
