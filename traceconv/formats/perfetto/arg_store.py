@@ -28,6 +28,16 @@ import numpy as np
 NONE, BOOL, UINT, INT, DOUBLE, POINTER, TEXT, OBJECT = 0, 2, 3, 4, 5, 7, 17, 255
 
 
+def append(column: array[Any], values: np.ndarray) -> None:
+    """Append ``values`` to a typed column, converted to its type, with no bytes copy
+    between (``tobytes`` would make one per block and column).
+
+    >>> column = array("i"); append(column, np.array([1, 2], dtype=np.int64)); column
+    array('i', [1, 2])
+    """
+    column.frombytes(np.ascontiguousarray(values, dtype=column.typecode).data.cast("B"))
+
+
 class ArgValues:
     """Annotation values one after another: a kind byte and 64 bits each."""
 
@@ -41,8 +51,8 @@ class ArgValues:
 
     def add(self, kind: np.ndarray, bits: np.ndarray) -> None:
         """Append values (``kind`` uint8, ``bits`` uint64, one per value)."""
-        self.kind.frombytes(np.ascontiguousarray(kind, dtype=np.uint8).tobytes())
-        self.bits.frombytes(np.ascontiguousarray(bits, dtype=np.uint64).tobytes())
+        append(self.kind, kind)
+        append(self.bits, bits)
 
     def python(self, positions: np.ndarray, texts: list[str]) -> list[Any]:
         """The values at ``positions`` as Python values (``texts``: the interned texts

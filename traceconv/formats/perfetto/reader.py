@@ -56,7 +56,7 @@ from .annotation_values import (
     decode_annotation,
 )
 from .annotation_values import text as utf8_text
-from .arg_store import OBJECT, TEXT, ArgValues
+from .arg_store import OBJECT, TEXT, ArgValues, append
 from .byte_ranges import distinct_ranges
 from .framing import frame_block
 from .track_tree import TrackMap, build_tracks, merge_descriptor
@@ -269,10 +269,10 @@ class PftraceReader:
         count = len(starts)
         first = self.packets
         self.packets += count
-        sequence = fields.where(SEQUENCE_ID, VARINT).last_per_message(count)[0].astype(np.int64)
-        flags = fields.where(FLAGS, VARINT).last_per_message(count)[0]
+        sequence = fields.last_per_message(SEQUENCE_ID, VARINT, count)[0].astype(np.int64)
+        flags = fields.last_per_message(FLAGS, VARINT, count)[0]
         cleared = ((flags & np.uint64(CLEARED)) != 0) | (
-            fields.where(CLEARED_OLD, VARINT).last_per_message(count)[0] != 0)
+            fields.last_per_message(CLEARED_OLD, VARINT, count)[0] != 0)
         generation, valid = self._generations(sequence, cleared)
         needs = (flags & np.uint64(NEEDS)) != 0
         skipped = needs & ~valid
@@ -313,8 +313,8 @@ class PftraceReader:
                                      example=f"byte offset {consumed + offset}")
         events = np.flatnonzero(kind == TRACK_EVENT)
         if len(events):
-            ts, has_ts = fields.where(TIMESTAMP, VARINT).last_per_message(count)
-            clock, has_clock = fields.where(CLOCK_ID, VARINT).last_per_message(count)
+            ts, has_ts = fields.last_per_message(TIMESTAMP, VARINT, count)
+            clock, has_clock = fields.last_per_message(CLOCK_ID, VARINT, count)
             rows = fields.where(TRACK_EVENT, LENGTH)
             body = np.zeros(count, dtype=np.int64)
             size = np.zeros(count, dtype=np.int64)
@@ -416,8 +416,8 @@ class PftraceReader:
             raise InputError(f"a TrackEvent is not wire format: {exc}", file=self.name,
                              location=f"byte offset {consumed + exc.offset}") from None
         count = len(body)
-        kind = fields.where(TYPE, VARINT).last_per_message(count)[0].astype(np.int64)
-        track, has_track = fields.where(TRACK_UUID, VARINT).last_per_message(count)
+        kind = fields.last_per_message(TYPE, VARINT, count)[0].astype(np.int64)
+        track, has_track = fields.last_per_message(TRACK_UUID, VARINT, count)
         default_track, default_clock = self._apply_defaults(packet, generation)
         track = np.where(has_track, track, default_track)
         clock = np.where(clock > 0, clock, np.where(default_clock > 0, default_clock,
@@ -445,7 +445,7 @@ class PftraceReader:
                                                                  categories[keep]),
                                     (events.duration, duration[keep]),
                                     (events.value, values[keep])):
-            column.frombytes(np.ascontiguousarray(values_kept).astype(column.typecode).tobytes())
+            append(column, values_kept)
         self._args(data, buf, fields, generation, count, keep, consumed)
         self._flows(fields, renumber)
         self._extra_counters(fields, ts, clock_key, packet)
@@ -556,8 +556,8 @@ class PftraceReader:
             arg_set[with_args] = self._key_sets(names, first, sizes)
             arg_start[with_args] = len(events.values) + first
             events.values.add(kind, bits)
-        events.arg_set.frombytes(arg_set[keep].tobytes())
-        events.arg_start.frombytes(arg_start[keep].tobytes())
+        append(events.arg_set, arg_set[keep])
+        append(events.arg_start, arg_start[keep])
 
     def _key_sets(self, names: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         """The key-set id of each event whose annotations' name ids are
@@ -778,9 +778,9 @@ class PftraceReader:
                                  (events.category, np.zeros(values.rows, np.int64)),
                                  (events.duration, np.zeros(values.rows, np.int64)),
                                  (events.value, numbers)):
-                column.frombytes(np.ascontiguousarray(kept).astype(column.typecode).tobytes())
-            events.arg_set.frombytes(np.full(values.rows, -1, dtype=np.int32).tobytes())
-            events.arg_start.frombytes(np.zeros(values.rows, dtype=np.int64).tobytes())
+                append(column, kept)
+            append(events.arg_set, np.full(values.rows, -1, dtype=np.int32))
+            append(events.arg_start, np.zeros(values.rows, dtype=np.int64))
 
     # -- the model --------------------------------------------------------------------------
 
