@@ -6,11 +6,13 @@ block as a message whose ``packet`` field is plain ``bytes`` lets the C parser d
 (about a tenth of that), and the places follow from the lengths.
 
 A block read from a file usually ends inside a packet, and the C parser refuses a cut
-message. So the block is parsed with empty packets (``0a 00``) appended: they complete the
-cut packet whatever its length (up to the padding's size), then parse as packets of their
-own; the real packets are those that end within the block. (An odd number of padding bytes
-may be needed to complete it: both alignments are tried.) The places found are checked
-against the bytes, so a block this cannot frame falls back to the walk in Python.
+message. So the block is parsed with padding appended: pairs ``10 00`` (field 2, varint
+0) complete the cut packet whatever its length (up to the padding's size), then parse as
+unknown fields, which the C parser keeps as bytes without a Python object each (empty
+packets, ``0a 00``, would each be one: half a million per block); the real packets are
+those that end within the block. (An odd number of padding bytes may be needed to
+complete it: both alignments are tried.) The places found are checked against the bytes,
+so a block this cannot frame falls back to the walk in Python.
 
 >>> starts, ends, cut = frame_block(b"\\x0a\\x01a\\x0a\\x02bc\\x0a\\x05de")
 >>> starts.tolist(), ends.tolist(), cut
@@ -44,7 +46,7 @@ def _frames_class() -> Any:
 
 
 _FRAMES = _frames_class()
-_PAD = b"\x0a\x00" * (PADDING // 2)
+_PAD = b"\x10\x00" * (PADDING // 2)   # (see the module text)
 
 
 def frame_block(data: bytes) -> tuple[np.ndarray, np.ndarray, int] | None:

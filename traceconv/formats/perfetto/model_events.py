@@ -10,6 +10,7 @@ import numpy as np
 
 from ...analysis.timeline_order import timeline_order
 from . import model_attribute
+from .merged_args import laid_out, merged_rows
 from .slice_matching import link_flows, pair_slices
 from .track_tree import TrackMap
 
@@ -28,14 +29,16 @@ def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
     """Fill ``reader.trace`` from ``reader.events``."""
     events, diagnostics = reader.events, reader.diagnostics
     raw = _column(events.ts, np.uint64)
-    kind = _column(events.type, np.int8).astype(np.int64)
+    kind = _column(events.type, np.int8)
     keep = raw < np.uint64(1 << 63)
     diagnostics.add("perfetto.timestamp_beyond_int64", "events with a timestamp at or above "
                     "2^63 (a negative number written as uint64): left out, as trace_processor "
                     "leaves them out", kind="dropped", count=int((~keep).sum()),
                     example=f"{int(raw[~keep][0])}" if (~keep).any() else None)
     ts = raw.astype(np.int64)
+    del raw
     keep &= _to_trace_clock(reader, ts, _column(events.clock, np.int64))
+    events.release("ts", "clock", "packet")   # (each column goes once used: see release)
     ts -= shift
     uuid = _column(events.track, np.uint64)
     known = np.array(sorted(tracks.track), dtype=np.uint64)
@@ -56,6 +59,8 @@ def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
     reader.dotted = dotted
     reader.dotted_heads = frozenset(name.split(".", 1)[0] for name in dotted)
     _counters(reader, tracks, counter_rows, uuid, track, ts)
+    del uuid, on_counter, counter_rows
+    events.release("track", "value")
     slice_of = _slices(reader, timeline, kind, ts, place, track, model)
     _flows(reader, slice_of, ts, keep, model)
 
@@ -148,6 +153,7 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     start = ts[starts_at]
     end = np.r_[np.where(end_event >= 0, ts[np.maximum(end_event, 0)], last),
                 ts[complete] + _column(events.duration, np.int64)[complete]]
+    events.release("duration")
     dur = np.maximum(end - start, 0)
     slice_track = track[starts_at]
     row_order = timeline_order(slice_track, start, -dur)
@@ -155,13 +161,14 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     closers = np.r_[end_event, np.full(len(complete), -1)][row_order]
     names = _column(events.name, np.int32)
     categories = _column(events.category, np.int32)
-    sets, values, special = _args_of(reader, chosen, closers)
-    trace.slices.extend_sets(reader.events.key_sets, sets, values,
-                             track=slice_track[row_order], start=start[row_order],
-                             dur=dur[row_order], name=names[chosen], category=categories[chosen])
-    dotted = reader.dotted
-    for row in special.tolist():
-        trace.slices.set_args(row, _merged(reader, int(chosen[row]), int(closers[row]), dotted))
+    columns = {"track": slice_track[row_order], "start": start[row_order],
+               "dur": dur[row_order], "name": names[chosen], "category": categories[chosen]}
+    # (the pairing's arrays go before the args' values are made: they are the peak)
+    del order, delta, pairs, begin_event, end_event, starts_at, start, end, dur, slice_track
+    del row_order
+    key_sets, sets, values = _args_of(reader, chosen, closers)
+    trace.slices.extend_sets(key_sets, sets, values, **columns)
+    del values, columns
     slice_of = np.full(len(kind), -1, dtype=np.int64)
     slice_of[chosen] = np.arange(len(chosen))
     closed = closers >= 0
@@ -169,62 +176,71 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     instants = rows[kind[rows] == INSTANT]
     instants = instants[timeline_order(track[instants], ts[instants], np.zeros(len(instants),
                                                                               np.int64))]
-    sets, values, special = _args_of(reader, instants, np.full(len(instants), -1))
-    trace.instants.extend_sets(reader.events.key_sets, sets, values, track=track[instants],
+    key_sets, sets, values = _args_of(reader, instants, np.full(len(instants), -1))
+    trace.instants.extend_sets(key_sets, sets, values, track=track[instants],
                                ts=ts[instants], name=names[instants],
                                category=categories[instants])
-    for row in special.tolist():
-        trace.instants.set_args(row, _merged(reader, int(instants[row]), -1, dotted))
     return slice_of
 
 
-def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
-             ) -> tuple[np.ndarray, list[Any], np.ndarray]:
-    """The args of events ``chosen`` (key-set numbers, -1 for none, and the values one row
-    after another), and the rows that need :func:`_merged` (args on their END too, a name
-    given twice, a dotted name the writer nested)."""
-    events = reader.events
-    arg_set = _column(events.arg_set, np.int32)
-    arg_start = _column(events.arg_start, np.int64)
-    key_sets = events.key_sets
+def _positions(reader: PftraceReader, events: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The key-set numbers of ``events`` (-1 for none) and the places of their values in
+    the reader's value store, one event after another."""
+    arg_set = _column(reader.events.arg_set, np.int32)
+    arg_start = _column(reader.events.arg_start, np.int64)
+    key_sets = reader.events.key_sets
     widths = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)
-    sets = arg_set[chosen].astype(np.int64)
-    sets[sets < 0] = len(key_sets)
-    sizes = widths[sets]
-    firsts = np.repeat(arg_start[chosen] - np.cumsum(sizes) + sizes, sizes)
-    positions = (firsts + np.arange(int(sizes.sum()))).tolist()
-    values = list(map(events.arg_values.__getitem__, positions))
-    odd = np.array([len(set(k)) != len(k) for k in key_sets] + [False], dtype=bool)
-    special = odd[sets]
-    closing = closers >= 0
-    special[closing] |= arg_set[closers[closing]] >= 0
+    sets = arg_set[events].astype(np.int64)
+    sizes = widths[np.where(sets >= 0, sets, len(key_sets))]
+    firsts = np.repeat(arg_start[events] - np.cumsum(sizes) + sizes, sizes)
+    return sets, firsts + np.arange(int(sizes.sum()))
+
+
+def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
+             ) -> tuple[list[tuple[str, ...]], np.ndarray, list[Any]]:
+    """The args of events ``chosen`` as key sets, key-set numbers (-1 for none) and the
+    values one row after another; rows that need more than their own annotations (args
+    on their END too, a name given twice, a dotted name the writer nested) are made by
+    :mod:`.merged_args`, and all rows' values then put in place together."""
+    events = reader.events
+    texts = reader.interned.texts
+    key_sets = events.key_sets
+    sets, positions = _positions(reader, chosen)
+    where = np.where(sets >= 0, sets, len(key_sets))
+    special = np.array([len(set(k)) != len(k) for k in key_sets] + [False], dtype=bool)[where]
+    arg_set = _column(events.arg_set, np.int32)
+    with_end = (closers >= 0) & (arg_set[np.maximum(closers, 0)] >= 0)
+    special |= with_end
     if reader.dotted:
         nested = np.array([any(key in reader.dotted_heads for key in k) for k in key_sets]
                           + [False], dtype=bool)
-        special |= nested[sets]
-    return arg_set[chosen], values, np.flatnonzero(special)
-
-
-def _event_args(reader: PftraceReader, event: int) -> dict[str, Any]:
-    events = reader.events
-    key_set = events.arg_set[event]
-    if key_set < 0:
-        return {}
-    keys = events.key_sets[key_set]
-    start = events.arg_start[event]
-    return dict(zip(keys, events.arg_values[start:start + len(keys)], strict=True))
-
-
-def _merged(reader: PftraceReader, begin: int, end: int, dotted: frozenset[str]
-            ) -> dict[str, Any] | None:
-    """One slice's args: its BEGIN's, then its END's (trace_processor adds both); a name
-    given twice keeps its last value; dotted names the writer nested made flat again."""
-    args = _event_args(reader, begin)
-    if end >= 0:
-        args.update(_event_args(reader, end))
-    if dotted:
-        args = model_attribute.flatten_dotted(args, dotted)
-    return args or None
+        special |= nested[where]
+    rows = np.flatnonzero(special)
+    if not len(rows):
+        return key_sets, sets, events.values.python(positions, texts)
+    widths = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)
+    sizes = widths[where]
+    in_special = np.repeat(special, sizes)   # per value: whether its row is remade
+    ends = closers[rows[with_end[rows]]]
+    end_sets, end_positions = _positions(reader, ends)
+    end_values = iter(events.values.python(end_positions, texts))
+    # (each END takes as many values as its key set has keys: the iterator is shared)
+    end_args = [dict(zip(key_sets[k], end_values, strict=False)) for k in end_sets.tolist()]
+    end_of = np.cumsum(with_end[rows]) - 1   # a remade row's place among those with an END
+    made = merged_rows(key_sets, sets[rows],
+                       events.values.python(positions[in_special], texts), with_end[rows],
+                       lambda k: end_args[end_of[k]], reader.dotted)
+    key_sets, made_sets, made_values = laid_out(key_sets, made)
+    sets = sets.copy()
+    sets[rows] = made_sets
+    # every row's values, in row order: the others' as stored, the remade rows' as made
+    new_sizes = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)[
+        np.where(sets >= 0, sets, len(key_sets))]
+    remade = np.repeat(special, new_sizes)
+    out = np.empty(len(remade), dtype=object)
+    out[~remade] = events.values.objects_at(positions[~in_special], texts)
+    out[remade] = np.fromiter(made_values, dtype=object, count=len(made_values))
+    return key_sets, sets, out.tolist()
 
 
 def _flows(reader: PftraceReader, slice_of: np.ndarray, ts: np.ndarray, keep: np.ndarray,
@@ -250,11 +266,16 @@ def _flows(reader: PftraceReader, slice_of: np.ndarray, ts: np.ndarray, keep: np
     source_rows, target_rows = slice_of[event[sources]], slice_of[event[targets]]
     labels = model_attribute.flow_labels(model.get("flows", [])) if model else []
     intern = trace.strings.intern
-    label_ids = {label: (intern(label[0]), intern(label[1])) for label in dict.fromkeys(labels)}
-    flow_ids = ids[targets].tolist()
+    distinct = {label: k for k, label in enumerate(dict.fromkeys(labels))}
+    strings = np.array([(intern(c), intern(n)) for c, n in distinct] + [(0, 0)],
+                       dtype=np.int64).reshape(-1, 2)
+    # the label of flow id i is labels[i - 1]; other ids have none (the last row: 0, 0)
+    label_of = np.r_[len(distinct), np.fromiter(map(distinct.__getitem__, labels),
+                                                dtype=np.int64, count=len(labels))]
+    flow_ids = ids[targets]
+    known = (flow_ids > 0) & (flow_ids <= len(labels))
+    chosen = label_of[np.where(known, flow_ids, 0)]
     table = trace.flows
-    for src, dst, flow_id in zip(source_rows.tolist(), target_rows.tolist(), flow_ids,
-                                 strict=True):
-        label = labels[flow_id - 1] if 0 < flow_id <= len(labels) else None
-        category, name = label_ids[label] if label is not None else (0, 0)
-        table.append(src, dst, category, name)
+    for column, values in ((table.source, source_rows), (table.target, target_rows),
+                           (table.category, strings[chosen, 0]), (table.name, strings[chosen, 1])):
+        column.frombytes(np.ascontiguousarray(values, dtype=column.typecode).tobytes())

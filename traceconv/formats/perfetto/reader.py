@@ -1,6 +1,6 @@
 """The ``.pftrace`` reader: Perfetto TrackEvent protobuf into the model, streamed in blocks.
 
-The file is read 16 MiB at a time and cut into packets (``Trace.packet`` fields); the
+The file is read 4 MiB at a time and cut into packets (``Trace.packet`` fields); the
 fields of a block's packets, of their TrackEvents and of their debug annotations are
 decoded for the whole block at once with numpy (:mod:`.wire_columns`). What is rare and
 stateful goes packet by packet, in file order: interned data, sequence flags and defaults,
@@ -43,6 +43,7 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
 from . import model_attribute
+from .annotation_bytes import name_and_number
 from .annotation_values import (
     COMPOSITE,
     NAME,
@@ -50,15 +51,17 @@ from .annotation_values import (
     SCALARS,
     SPELLED,
     SPELLED_MARK,
+    STRING,
+    STRING_IID,
     decode_annotation,
-    scalar,
 )
 from .annotation_values import text as utf8_text
+from .arg_store import OBJECT, TEXT, ArgValues, append
+from .byte_ranges import distinct_ranges
 from .framing import frame_block
 from .track_tree import TrackMap, build_tracks, merge_descriptor
 from .wire import FIXED64, LENGTH, VARINT
 from .wire_columns import (
-    FieldRows,
     Fields,
     WireError,
     as_int64,
@@ -67,7 +70,7 @@ from .wire_columns import (
     padded,
 )
 
-READ_BYTES = 16 << 20
+READ_BYTES = 4 << 20   # (a block's temporaries take about ten times its size)
 BOOTTIME = 6
 INT64_LIMIT = np.uint64(1 << 63)
 # TracePacket fields that describe the packet rather than carry its data.
@@ -147,23 +150,33 @@ class _Events:
         self.ts = array("Q")
         self.clock = array("q")
         self.packet = array("q")        # the packet's place in the file (delta clocks)
-        self.sequence = array("q")
         self.track = array("Q")
         self.type = array("b")
         self.name = array("i")
         self.category = array("i")
         self.duration = array("q")      # legacy complete events
         self.value = array("d")         # counter values
-        # args: per event its key set (-1: none) and where its values start in arg_values
+        # args: per event its key set (-1: none) and where its values start in values
         self.arg_set = array("i")
         self.arg_start = array("q")
-        self.arg_values: list[Any] = []
+        self.values = ArgValues()
         self.key_sets: list[tuple[str, ...]] = []
         self.key_set_ids: dict[tuple[str, ...], int] = {}
         self.flows: list[np.ndarray] = []   # (event, id, terminating) triples per block
 
     def __len__(self) -> int:
         return len(self.type)
+
+    def release(self, *columns: str) -> None:
+        """Empty ``columns``, which the model step is done with: their memory is free
+        again before the args' values are made (the read's peak). The model step is the
+        events' last use.
+
+        >>> events = _Events(); events.ts.append(5); events.release("ts"); len(events.ts)
+        0
+        """
+        for name in columns:
+            setattr(self, name, array(getattr(self, name).typecode))
 
 
 class PftraceReader:
@@ -185,8 +198,8 @@ class PftraceReader:
         self.attributes: dict[str, Any] = {}
         self.events = _Events()
         self.packets = 0
-        # per generation: annotation bytes -> (value,) of dicts, arrays and JSON values
-        self.annotation_cache: dict[int, dict[bytes, tuple[Any]]] = {}
+        # per generation: annotation bytes -> the object index of its dict, array or JSON value
+        self.annotation_cache: dict[int, dict[bytes, int]] = {}
         self.model_ids: list[int] = []   # interned text id -> the trace's string id
         self.dotted: frozenset[str] = frozenset()        # (from the model attribute)
         self.dotted_heads: frozenset[str] = frozenset()
@@ -256,10 +269,10 @@ class PftraceReader:
         count = len(starts)
         first = self.packets
         self.packets += count
-        sequence = fields.where(SEQUENCE_ID, VARINT).last_per_message(count)[0].astype(np.int64)
-        flags = fields.where(FLAGS, VARINT).last_per_message(count)[0]
+        sequence = fields.last_per_message(SEQUENCE_ID, VARINT, count)[0].astype(np.int64)
+        flags = fields.last_per_message(FLAGS, VARINT, count)[0]
         cleared = ((flags & np.uint64(CLEARED)) != 0) | (
-            fields.where(CLEARED_OLD, VARINT).last_per_message(count)[0] != 0)
+            fields.last_per_message(CLEARED_OLD, VARINT, count)[0] != 0)
         generation, valid = self._generations(sequence, cleared)
         needs = (flags & np.uint64(NEEDS)) != 0
         skipped = needs & ~valid
@@ -300,8 +313,8 @@ class PftraceReader:
                                      example=f"byte offset {consumed + offset}")
         events = np.flatnonzero(kind == TRACK_EVENT)
         if len(events):
-            ts, has_ts = fields.where(TIMESTAMP, VARINT).last_per_message(count)
-            clock, has_clock = fields.where(CLOCK_ID, VARINT).last_per_message(count)
+            ts, has_ts = fields.last_per_message(TIMESTAMP, VARINT, count)
+            clock, has_clock = fields.last_per_message(CLOCK_ID, VARINT, count)
             rows = fields.where(TRACK_EVENT, LENGTH)
             body = np.zeros(count, dtype=np.int64)
             size = np.zeros(count, dtype=np.int64)
@@ -403,8 +416,8 @@ class PftraceReader:
             raise InputError(f"a TrackEvent is not wire format: {exc}", file=self.name,
                              location=f"byte offset {consumed + exc.offset}") from None
         count = len(body)
-        kind = fields.where(TYPE, VARINT).last_per_message(count)[0].astype(np.int64)
-        track, has_track = fields.where(TRACK_UUID, VARINT).last_per_message(count)
+        kind = fields.last_per_message(TYPE, VARINT, count)[0].astype(np.int64)
+        track, has_track = fields.last_per_message(TRACK_UUID, VARINT, count)
         default_track, default_clock = self._apply_defaults(packet, generation)
         track = np.where(has_track, track, default_track)
         clock = np.where(clock > 0, clock, np.where(default_clock > 0, default_clock,
@@ -427,13 +440,12 @@ class PftraceReader:
         clock_key = np.where(clock >= 64, (sequence << 32) | clock, clock)
         for column, values_kept in ((events.ts, ts[keep]), (events.clock, clock_key[keep]),
                                     (events.packet, packet[keep]),
-                                    (events.sequence, sequence[keep]),
                                     (events.track, track[keep]), (events.type, kind[keep]),
                                     (events.name, names[keep]), (events.category,
                                                                  categories[keep]),
                                     (events.duration, duration[keep]),
                                     (events.value, values[keep])):
-            column.frombytes(np.ascontiguousarray(values_kept).astype(column.typecode).tobytes())
+            append(column, values_kept)
         self._args(data, buf, fields, generation, count, keep, consumed)
         self._flows(fields, renumber)
         self._extra_counters(fields, ts, clock_key, packet)
@@ -534,18 +546,18 @@ class PftraceReader:
         events = self.events
         arg_set = np.full(count, -1, dtype=np.int32)
         arg_start = np.zeros(count, dtype=np.int64)
-        rows = in_message_order(fields.where(ANNOTATIONS, LENGTH))
-        if rows.rows:
-            names, values = self._annotations(data, buf, rows, generation, consumed)
-            owner = rows.msg
+        owner, offset, length = fields.payloads(ANNOTATIONS)
+        if len(owner):
+            names, kind, bits = self._annotations(data, buf, owner, offset, offset + length,
+                                                  generation, consumed)
             first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
             sizes = np.diff(np.r_[first, len(owner)])
             with_args = owner[first]
             arg_set[with_args] = self._key_sets(names, first, sizes)
-            arg_start[with_args] = len(events.arg_values) + first
-            events.arg_values.extend(values)
-        events.arg_set.frombytes(arg_set[keep].tobytes())
-        events.arg_start.frombytes(arg_start[keep].tobytes())
+            arg_start[with_args] = len(events.values) + first
+            events.values.add(kind, bits)
+        append(events.arg_set, arg_set[keep])
+        append(events.arg_start, arg_start[keep])
 
     def _key_sets(self, names: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         """The key-set id of each event whose annotations' name ids are
@@ -582,18 +594,57 @@ class PftraceReader:
             events.key_sets.append(keys)
         return found
 
-    def _annotations(self, data: bytes, buf: np.ndarray, rows: FieldRows,
-                     generation: np.ndarray,
-                     consumed: int) -> tuple[np.ndarray, list[Any]]:
-        """Name ids (into the interned texts) and values of the debug annotations at
-        ``rows`` (TrackEvent field 4)."""
+    def _annotations(self, data: bytes, buf: np.ndarray, owner: np.ndarray, starts: np.ndarray,
+                     ends: np.ndarray, generation: np.ndarray,
+                     consumed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Name ids (into the interned texts), value kinds and value bits (see
+        :mod:`.arg_store`) of the debug annotations ``buf[starts[i]:ends[i]]`` of events
+        ``owner`` (TrackEvent field 4).
+
+        Most annotations are an interned name and one number (as traceconv's writer and
+        the Perfetto SDK write them): those are read straight from their bytes
+        (:func:`.annotation_bytes.name_and_number`); of the others, mostly shapes and
+        dtype lists repeated throughout, each distinct one is decoded field by field
+        once (:func:`.byte_ranges.distinct_ranges`) and its values shared, as the
+        composite cache shares them."""
+        count = len(owner)
+        gen = generation[owner]
+        names = np.zeros(count, dtype=np.int64)
+        kind = np.zeros(count, dtype=np.uint8)
+        bits = np.zeros(count, dtype=np.uint64)
+        simple, iid, simple_kind, simple_bits = name_and_number(buf, starts, ends)
+        if len(simple):
+            names[simple] = self.interned.lookup("debug_annotation_names", gen[simple], iid)[0]
+            kind[simple], bits[simple] = simple_kind, simple_bits
+        rest = np.ones(count, dtype=bool)
+        rest[simple] = False
+        rest_rows = np.flatnonzero(rest)
+        if len(rest_rows):   # each distinct one decoded once (in the order they come)
+            first, inverse = distinct_ranges(buf, starts[rest_rows], ends[rest_rows],
+                                             gen[rest_rows])
+            distinct = rest_rows[first]
+            found = self._annotation_fields(data, buf, starts[distinct], ends[distinct],
+                                            gen[distinct], consumed)
+            names[rest_rows], kind[rest_rows], bits[rest_rows] = (
+                column[inverse] for column in found)
+        texts = np.flatnonzero(kind == STRING_IID)
+        if len(texts):
+            bits[texts] = self.interned.lookup("debug_annotation_string_values", gen[texts],
+                                               bits[texts])[0]
+            kind[texts] = TEXT
+        return names, kind, bits
+
+    def _annotation_fields(self, data: bytes, buf: np.ndarray, starts: np.ndarray,
+                           ends: np.ndarray, gen: np.ndarray, consumed: int
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`_annotations` of any annotations, field by field (interned string
+        values left as STRING_IID)."""
         try:
-            fields = decode_fields(buf, rows.offset, rows.offset + rows.length)
+            fields = decode_fields(buf, starts, ends)
         except WireError as exc:
             raise InputError(f"a debug annotation is not wire format: {exc}", file=self.name,
                              location=f"byte offset {consumed + exc.offset}") from None
-        count = len(rows.msg)
-        gen = generation[rows.msg]
+        count = len(starts)
         names = np.zeros(count, dtype=np.int64)
         iids = fields.where(NAME_IID, VARINT)
         if iids.rows:
@@ -603,85 +654,82 @@ class PftraceReader:
         for msg, offset, length in zip(inline.msg.tolist(), inline.offset.tolist(),
                                        inline.length.tolist(), strict=True):
             names[msg] = self.interned.text_id(utf8_text(data[offset:offset + length]))
-        value_kind = np.zeros(count, dtype=np.int64)
-        value_row = np.zeros(count, dtype=np.int64)
+        # the last value field of each annotation says how to read it (as protobuf merges)
         valued = fields.where_in(VALUE_FIELDS)
-        value_kind[valued.msg] = valued.field
-        value_row[valued.msg] = np.arange(valued.rows)
-        values = np.empty(count, dtype=object)
-        composite = np.isin(value_kind, list(COMPOSITE))
-        kinds = np.bincount(value_kind, minlength=18)
-        for number in np.flatnonzero(kinds).tolist():
-            if number in COMPOSITE:
-                continue
-            at = np.flatnonzero(value_kind == number)
-            values[at] = self._scalars(data, valued, number, value_row[at], gen[at])
+        kind = np.zeros(count, dtype=np.uint8)
+        bits = np.zeros(count, dtype=np.uint64)
+        kind[valued.msg] = valued.field
+        bits[valued.msg] = valued.value
+        strings = np.flatnonzero(kind == STRING)
+        if len(strings):
+            last = np.zeros(count, dtype=np.int64)
+            last[valued.msg] = np.arange(valued.rows)
+            bits[strings] = self._objects(self._inline_strings(
+                data, valued.offset[last[strings]], valued.length[last[strings]]))
+            kind[strings] = OBJECT
         marks = fields.where(SPELLED_MARK, VARINT)   # traceconv's spelled null, [] and {}
-        if marks.rows:
-            spelled = [SPELLED.get(int(v), str)() for v in marks.value.tolist()]
-            values[marks.msg] = np.fromiter(spelled, dtype=object, count=marks.rows)
+        composite = np.isin(kind, list(COMPOSITE))
+        marks_kept = ~composite[marks.msg]   # (a composite value wins over a mark)
+        if marks_kept.any():
+            at = marks.msg[marks_kept]
+            bits[at] = self._objects([SPELLED.get(int(v), str)()
+                                      for v in marks.value[marks_kept].tolist()])
+            kind[at] = OBJECT
         composite_rows = np.flatnonzero(composite)
         for one in np.unique(gen[composite_rows]).tolist():
             picked = composite_rows[gen[composite_rows] == one]
-            values[picked] = self._composites(data, rows, picked, one)
-        return names, values.tolist()
+            bits[picked] = self._composites(data, starts[picked], ends[picked], one)
+        kind[composite_rows] = OBJECT
+        return names, kind, bits
 
-    def _composites(self, data: bytes, rows: FieldRows, picked: np.ndarray, generation: int
+    def _objects(self, values: list[Any]) -> np.ndarray:
+        """Keep ``values`` in the store's object list; their indexes there."""
+        objects = self.events.values.objects
+        first = len(objects)
+        objects.extend(values)
+        return np.arange(first, len(objects), dtype=np.uint64)
+
+    @staticmethod
+    def _inline_strings(data: bytes, offsets: np.ndarray, lengths: np.ndarray) -> list[str]:
+        """Inline string values; a text repeated within the block is one object."""
+        seen: dict[bytes, str] = {}
+        out = []
+        for start, size in zip(offsets.tolist(), lengths.tolist(), strict=True):
+            raw = data[start:start + size]
+            if raw in seen:
+                out.append(seen[raw])
+            else:
+                out.append(seen.setdefault(raw, utf8_text(raw)))
+        return out
+
+    def _composites(self, data: bytes, starts: np.ndarray, ends: np.ndarray, generation: int
                     ) -> np.ndarray:
-        """Values of dict, array, nested and JSON annotations, each distinct one decoded
-        once (a trace repeats its shapes and dtype lists)."""
+        """Object indexes of the values of dict, array, nested and JSON annotations, each
+        distinct one decoded once (a trace repeats its shapes and dtype lists)."""
         cache = self.annotation_cache.setdefault(generation, {})
         if len(cache) > 1 << 16:
             cache.clear()
-        texts = [data[o:o + n] for o, n in zip(rows.offset[picked].tolist(),
-                                               rows.length[picked].tolist(), strict=True)]
-        found: list[tuple[Any] | None] = list(map(cache.get, texts))
+        texts = list(map(data.__getitem__, map(slice, starts.tolist(), ends.tolist())))
+        found: list[int | None] = list(map(cache.get, texts))
         if None in found:
             strings, names = self._string_lookup(generation), self._name_lookup(generation)
+            objects = self.events.values.objects
             for k, text in enumerate(texts):
                 if found[k] is None:
-                    value = cache.get(text)
-                    if value is None:
+                    index = cache.get(text)
+                    if index is None:
                         try:
-                            value = (decode_annotation(text, strings, names)[1],)
+                            value = decode_annotation(text, strings, names)[1]
                         except ValueError:   # a damaged nested value: no value, counted
                             self.diagnostics.add("perfetto.annotation_decode", "debug "
                                                  "annotations whose nested value does not "
                                                  "decode: kept without a value",
                                                  kind="dropped")
-                            value = (None,)
-                        cache[text] = value
-                    found[k] = value
-        return np.fromiter((v[0] for v in found if v is not None), dtype=object,
-                           count=len(found))
-
-    def _scalars(self, data: bytes, fields: FieldRows, number: int, at: np.ndarray,
-                 gen: np.ndarray) -> list[Any]:
-        if number == 0:   # no value field: (rows of ``fields`` are those that have one)
-            return [None] * len(at)
-        bits = fields.value[at]
-        if number == 4:   # int_value
-            return as_int64(bits).tolist()  # type: ignore[no-any-return]
-        if number == 3:   # uint_value
-            return bits.tolist()  # type: ignore[no-any-return]
-        if number == 5:   # double_value
-            return bits.view(np.float64).tolist()  # type: ignore[no-any-return]
-        if number == 2:
-            return (bits != 0).tolist()  # type: ignore[no-any-return]
-        if number == 17:
-            return self.interned.strings("debug_annotation_string_values", gen, bits)
-        if number == 6:
-            seen: dict[bytes, str] = {}
-            out = []
-            for start, size in zip(fields.offset[at].tolist(), fields.length[at].tolist(),
-                                   strict=True):
-                raw = data[start:start + size]
-                if raw in seen:
-                    out.append(seen[raw])
-                else:
-                    out.append(seen.setdefault(raw, utf8_text(raw)))
-            return out
-        return [scalar(number, v, str) for v in bits.tolist()]
+                            value = None
+                        index = cache[text] = len(objects)
+                        objects.append(value)
+                    found[k] = index
+        return np.array(found, dtype=np.uint64)
 
     def _string_lookup(self, generation: int) -> Callable[[int], str]:
         entries = self.interned.entries["debug_annotation_string_values"]
@@ -724,16 +772,15 @@ class PftraceReader:
             events = self.events
             for column, kept in ((events.ts, ts[values.msg]), (events.clock, clock[values.msg]),
                                  (events.packet, packet[values.msg]),
-                                 (events.sequence, np.zeros(values.rows, np.int64)),
                                  (events.track, uuids.value), (events.type,
                                                                np.full(values.rows, COUNTER)),
                                  (events.name, np.zeros(values.rows, np.int64)),
                                  (events.category, np.zeros(values.rows, np.int64)),
                                  (events.duration, np.zeros(values.rows, np.int64)),
                                  (events.value, numbers)):
-                column.frombytes(np.ascontiguousarray(kept).astype(column.typecode).tobytes())
-            events.arg_set.frombytes(np.full(values.rows, -1, dtype=np.int32).tobytes())
-            events.arg_start.frombytes(np.zeros(values.rows, dtype=np.int64).tobytes())
+                append(column, kept)
+            append(events.arg_set, np.full(values.rows, -1, dtype=np.int32))
+            append(events.arg_start, np.zeros(values.rows, dtype=np.int64))
 
     # -- the model --------------------------------------------------------------------------
 

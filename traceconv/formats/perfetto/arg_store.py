@@ -1,0 +1,98 @@
+"""The reader's debug-annotation values, kept typed until the model asks for them.
+
+A million events carry five million annotation values, most of them integers. Held as
+Python objects from the moment they are decoded, they cost ~36 bytes each (the int and
+its list slot) for the whole read, and every step that moves them (a block's list, the
+model's order) is a Python-level pass. Here each value is one kind byte and 64 bits
+(the wire value, a text id, or an index into a list of objects for strings, composites
+and spelled nulls); :meth:`ArgValues.python` makes the Python values of many positions at
+once, a kind at a time, at the end.
+
+>>> store = ArgValues()
+>>> store.add(np.array([INT, BOOL, TEXT, OBJECT, NONE], dtype=np.uint8),
+...           np.array([2**64 - 3, 1, 1, 0, 0], dtype=np.uint64))
+>>> store.objects.append([1, 2])
+>>> store.python(np.array([4, 0, 1, 2, 3]), ["", "text"])
+[None, -3, True, 'text', [1, 2]]
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any
+
+import numpy as np
+
+# Kinds: the DebugAnnotation value field the value came from, where its 64 bits are the
+# value; TEXT: an interned text id; OBJECT: an index into ``objects``; NONE: no value.
+NONE, BOOL, UINT, INT, DOUBLE, POINTER, TEXT, OBJECT = 0, 2, 3, 4, 5, 7, 17, 255
+
+
+def append(column: array[Any], values: np.ndarray) -> None:
+    """Append ``values`` to a typed column, converted to its type, with no bytes copy
+    between (``tobytes`` would make one per block and column).
+
+    >>> column = array("i"); append(column, np.array([1, 2], dtype=np.int64)); column
+    array('i', [1, 2])
+    """
+    column.frombytes(np.ascontiguousarray(values, dtype=column.typecode).data.cast("B"))
+
+
+class ArgValues:
+    """Annotation values one after another: a kind byte and 64 bits each."""
+
+    def __init__(self) -> None:
+        self.kind = array("B")
+        self.bits = array("Q")
+        self.objects: list[Any] = []   # strings, dicts, lists: each distinct one once
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def add(self, kind: np.ndarray, bits: np.ndarray) -> None:
+        """Append values (``kind`` uint8, ``bits`` uint64, one per value)."""
+        append(self.kind, kind)
+        append(self.bits, bits)
+
+    def python(self, positions: np.ndarray, texts: list[str]) -> list[Any]:
+        """The values at ``positions`` as Python values (``texts``: the interned texts
+        that TEXT values number), a list in that order."""
+        kind = np.frombuffer(self.kind, dtype=np.uint8)[positions]
+        if len(kind) and (kind == INT).all():   # (a trace of integer args: no scatter)
+            return np.frombuffer(self.bits, dtype=np.int64)[positions].tolist()  # type: ignore[no-any-return]
+        return self.objects_at(positions, texts).tolist()  # type: ignore[no-any-return]
+
+    def objects_at(self, positions: np.ndarray, texts: list[str]) -> np.ndarray:
+        """:meth:`python` as an object array."""
+        kind = np.frombuffer(self.kind, dtype=np.uint8)[positions]
+        bits = np.frombuffer(self.bits, dtype=np.uint64)[positions]
+        # every value as an int first (numpy makes the Python ints in C), then the few of
+        # other kinds in their places
+        out = bits.view(np.int64).astype(object)
+        for number in np.flatnonzero(np.bincount(kind, minlength=256)).tolist():
+            if number != INT:
+                at = np.flatnonzero(kind == number)
+                out[at] = self._made(number, bits[at], texts)
+        return out
+
+    def _made(self, number: int, bits: np.ndarray, texts: list[str]) -> np.ndarray:
+        """Values of one kind, as an object array (so that lists among them stay items;
+        numbers made by numpy, in C)."""
+        if number == INT:
+            return bits.view(np.int64).astype(object)
+        if number == UINT:
+            return bits.astype(object)
+        if number == DOUBLE:
+            return bits.view(np.float64).astype(object)
+        if number == BOOL:
+            return (bits != 0).astype(object)
+        values: list[Any]
+        if number == POINTER:
+            values = [f"0x{v:x}" for v in bits.tolist()]
+        elif number == TEXT:
+            values = list(map(texts.__getitem__, bits.tolist()))
+        elif number == OBJECT:
+            values = list(map(self.objects.__getitem__, bits.tolist()))
+        else:
+            values = [None] * len(bits)
+        return np.fromiter(values, dtype=object, count=len(bits))
