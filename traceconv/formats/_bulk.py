@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..model import Trace
+from ..model.typed_arrays import extend_typed
 
 
 def intern_ids(trace: Trace, ids: np.ndarray, text_of: Callable[[int], str]) -> np.ndarray:
@@ -70,7 +71,7 @@ def add_flows(trace: Trace, sources: np.ndarray, targets: np.ndarray, category: 
         raise ValueError("one target per source")
     flows = trace.flows
     for column, values in (("source", sources), ("target", targets)):
-        getattr(flows, column).frombytes(np.asarray(values, np.int64).tobytes())
+        extend_typed(getattr(flows, column), values)
     for column, text in (("category", category), ("name", name)):
         value = trace.strings.intern(text)
-        getattr(flows, column).frombytes(np.full(len(sources), value, np.int32).tobytes())
+        extend_typed(getattr(flows, column), np.full(len(sources), value))

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..json_decode import lenient
 from .frozen import FrozenArray, FrozenTraceError, frozen_array
+from .typed_arrays import extend_typed
 
 Args = dict[str, Any] | None
 
@@ -402,8 +403,8 @@ class ArgsColumn(Sequence[Args]):
             widths[k] = len(key_sets[k])
         sets = np.where(sets >= 0, sets, len(key_sets))
         sizes = widths[sets]
-        self._key_set.frombytes(ids[sets].tobytes())
-        self._start.frombytes((len(self._values) + np.cumsum(sizes) - sizes).tobytes())
+        extend_typed(self._key_set, ids[sets])
+        extend_typed(self._start, len(self._values) + np.cumsum(sizes) - sizes)
         self._values.extend(values)
         self._in_row_order = False   # (key sets were numbered in their order, not the rows')
 
@@ -421,11 +422,9 @@ class ArgsColumn(Sequence[Args]):
         present = sizes > 0
         first_text = len(self._text_bounds) - 1
         text_index = np.cumsum(present) - present + first_text
-        self._key_set.frombytes(np.where(present, _JSON, _NONE).astype(np.int32).tobytes())
-        self._start.frombytes(np.where(present, text_index, len(self._values))
-                              .astype(np.int64).tobytes())
-        ends = self._text_bounds[-1] + np.cumsum(sizes[present] + 1)
-        self._text_bounds.frombytes(ends.astype(np.int64).tobytes())
+        extend_typed(self._key_set, np.where(present, _JSON, _NONE))
+        extend_typed(self._start, np.where(present, text_index, len(self._values)))
+        extend_typed(self._text_bounds, self._text_bounds[-1] + np.cumsum(sizes[present] + 1))
         self._texts.add(texts)
         self._in_row_order = False
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from .args import Args, ArgsColumn
 from .frozen import frozen_array
+from .typed_arrays import extend_typed
 
 
 class Slice(NamedTuple):
@@ -142,7 +143,7 @@ class _EventTable(_Table):
             raise ValueError("every column needs one value per row")
         targets = [getattr(self, column) for column in arrays]   # (all, before any grows)
         for target, values in zip(targets, arrays.values(), strict=True):
-            target.frombytes(values.tobytes())
+            extend_typed(target, values)
 
     def set_args(self, row: int, args: Args) -> None:
         """Replace the args of ``row`` (rows read back as copies: this is the way to change them).

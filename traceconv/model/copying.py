@@ -28,6 +28,7 @@ from ..numbers import INT64_MAX, INT64_MIN
 from .columns import _EventTable, _Table
 from .entities import MemoryBlock, OpStat, Process
 from .graph import NODE_ID_ATTRS, NODE_LIST_GRAPH_ATTRS, SPAN_ATTRS, OpSpan
+from .typed_arrays import extend_typed
 
 if TYPE_CHECKING:
     from .trace import Trace
@@ -177,7 +178,7 @@ def _copy_table(src: _Table, out: _Table, mask: np.ndarray | None, tracks: np.nd
     chosen = on_kept_track if mask is None else on_kept_track & np.asarray(mask, dtype=bool)
     rows = np.flatnonzero(chosen)
     every = len(rows) == count
-    for column, typecode in src._columns:
+    for column, _ in src._columns:
         values = src.numpy(column) if every else src.numpy(column)[rows]
         if times is not None and column in ("start", "dur"):
             values = times[0] if column == "start" else times[1]
@@ -187,7 +188,7 @@ def _copy_table(src: _Table, out: _Table, mask: np.ndarray | None, tracks: np.nd
             values = strings[values]
         elif column in _TIME_COLUMNS:
             values = shifted(values)
-        getattr(out, column).frombytes(values.astype(typecode, copy=False).tobytes())
+        extend_typed(getattr(out, column), values)
     if isinstance(src, _EventTable):
         target = out.args   # type: ignore[attr-defined]
         if every and not first:
@@ -208,8 +209,8 @@ def _copy_flows(src: Trace, out: Trace, slices: np.ndarray, strings: np.ndarray)
     rows = np.flatnonzero(both)
     new = {"source": source[rows], "target": target[rows],
            "category": strings[f.numpy("category")[rows]], "name": strings[f.numpy("name")[rows]]}
-    for column, typecode in f._columns:
-        getattr(out.flows, column).frombytes(new[column].astype(typecode, copy=False).tobytes())
+    for column, _ in f._columns:
+        extend_typed(getattr(out.flows, column), new[column])
     return len(f) - len(rows)
 
 

@@ -29,6 +29,7 @@ from .entities import MemoryBlock, OpStat, Process, ProcessKind, Track, TrackKin
 from .frozen import FrozenDict, FrozenTraceError, freeze_graph, frozen_list
 from .graph import OP, TENSOR, count_kind
 from .strings import StringTable
+from .typed_arrays import extend_typed
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -304,9 +305,9 @@ class Trace:
         if stamps.shape != samples.shape:
             raise ValueError("times and values differ in length")
         table = self.counters
-        table.track.frombytes(np.full(len(stamps), track, dtype=np.int32).tobytes())
-        table.ts.frombytes(stamps.tobytes())
-        table.value.frombytes(samples.tobytes())
+        extend_typed(table.track, np.full(len(stamps), track))
+        extend_typed(table.ts, stamps)
+        extend_typed(table.value, samples)
 
     def add_flow(self, source: int, target: int, category: str = "", name: str = "") -> int:
         """Link slice row ``source`` to slice row ``target`` and return the flow's index."""

@@ -13,6 +13,7 @@ from ...analysis.slice_index import SliceIndex
 from ...keys import first_codes, first_places
 from ...model import Trace
 from ...model.strings import StringTable
+from ...model.typed_arrays import extend_typed
 
 _FINISH = ord("f")
 _START = ord("s")
@@ -228,10 +229,10 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
     sources, targets = sources[keep], targets[keep]
     categories, names = points.interned(trace.strings, bound[sources])
     flows = trace.flows
-    flows.source.frombytes(rows[bound[sources]].tobytes())
-    flows.target.frombytes(rows[bound[targets]].tobytes())
-    flows.category.frombytes(categories.tobytes())
-    flows.name.frombytes(names.tobytes())
+    extend_typed(flows.source, rows[bound[sources]])
+    extend_typed(flows.target, rows[bound[targets]])
+    extend_typed(flows.category, categories)
+    extend_typed(flows.name, names)
     _report(trace, points, order[rows[order] < 0], bound[~used])
 
 

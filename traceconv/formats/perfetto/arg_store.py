@@ -23,19 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from ...model.typed_arrays import extend_typed
+
 # Kinds: the DebugAnnotation value field the value came from, where its 64 bits are the
 # value; TEXT: an interned text id; OBJECT: an index into ``objects``; NONE: no value.
 NONE, BOOL, UINT, INT, DOUBLE, POINTER, TEXT, OBJECT = 0, 2, 3, 4, 5, 7, 17, 255
-
-
-def append(column: array[Any], values: np.ndarray) -> None:
-    """Append ``values`` to a typed column, converted to its type, with no bytes copy
-    between (``tobytes`` would make one per block and column).
-
-    >>> column = array("i"); append(column, np.array([1, 2], dtype=np.int64)); column
-    array('i', [1, 2])
-    """
-    column.frombytes(np.ascontiguousarray(values, dtype=column.typecode).data.cast("B"))
 
 
 class ArgValues:
@@ -51,8 +43,8 @@ class ArgValues:
 
     def add(self, kind: np.ndarray, bits: np.ndarray) -> None:
         """Append values (``kind`` uint8, ``bits`` uint64, one per value)."""
-        append(self.kind, kind)
-        append(self.bits, bits)
+        extend_typed(self.kind, kind)
+        extend_typed(self.bits, bits)
 
     def python(self, positions: np.ndarray, texts: list[str]) -> list[Any]:
         """The values at ``positions`` as Python values (``texts``: the interned texts
@@ -78,8 +70,6 @@ class ArgValues:
     def _made(self, number: int, bits: np.ndarray, texts: list[str]) -> np.ndarray:
         """Values of one kind, as an object array (so that lists among them stay items;
         numbers made by numpy, in C)."""
-        if number == INT:
-            return bits.view(np.int64).astype(object)
         if number == UINT:
             return bits.astype(object)
         if number == DOUBLE:

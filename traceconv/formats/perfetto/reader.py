@@ -42,6 +42,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from ...model.typed_arrays import extend_typed
 from . import model_attribute
 from .annotation_bytes import name_and_number
 from .annotation_values import (
@@ -56,7 +57,7 @@ from .annotation_values import (
     decode_annotation,
 )
 from .annotation_values import text as utf8_text
-from .arg_store import OBJECT, TEXT, ArgValues, append
+from .arg_store import OBJECT, TEXT, ArgValues
 from .byte_ranges import distinct_ranges
 from .framing import frame_block
 from .track_tree import TrackMap, build_tracks, merge_descriptor
@@ -445,7 +446,7 @@ class PftraceReader:
                                                                  categories[keep]),
                                     (events.duration, duration[keep]),
                                     (events.value, values[keep])):
-            append(column, values_kept)
+            extend_typed(column, values_kept)
         self._args(data, buf, fields, generation, count, keep, consumed)
         self._flows(fields, renumber)
         self._extra_counters(fields, ts, clock_key, packet)
@@ -556,8 +557,8 @@ class PftraceReader:
             arg_set[with_args] = self._key_sets(names, first, sizes)
             arg_start[with_args] = len(events.values) + first
             events.values.add(kind, bits)
-        append(events.arg_set, arg_set[keep])
-        append(events.arg_start, arg_start[keep])
+        extend_typed(events.arg_set, arg_set[keep])
+        extend_typed(events.arg_start, arg_start[keep])
 
     def _key_sets(self, names: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         """The key-set id of each event whose annotations' name ids are
@@ -778,9 +779,9 @@ class PftraceReader:
                                  (events.category, np.zeros(values.rows, np.int64)),
                                  (events.duration, np.zeros(values.rows, np.int64)),
                                  (events.value, numbers)):
-                append(column, kept)
-            append(events.arg_set, np.full(values.rows, -1, dtype=np.int32))
-            append(events.arg_start, np.zeros(values.rows, dtype=np.int64))
+                extend_typed(column, kept)
+            extend_typed(events.arg_set, np.full(values.rows, -1, dtype=np.int32))
+            extend_typed(events.arg_start, np.zeros(values.rows, dtype=np.int64))
 
     # -- the model --------------------------------------------------------------------------
 

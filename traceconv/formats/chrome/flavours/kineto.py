@@ -12,6 +12,7 @@ from ....analysis.slice_index import SliceIndex
 from ....keys import first_places
 from ....model import ProcessKind, Trace
 from ....model.args import ArgsColumn
+from ....model.typed_arrays import extend_typed
 from ...device_properties import device_infos
 from .base import Flavour, ReadContext, hashable
 from .kineto_activity import KINETO_VOCABULARY, LAUNCH_CATEGORIES
@@ -198,10 +199,10 @@ def _join_launches(trace: Trace) -> None:
     added = int(new.sum())
     if added:   # (the strings are interned only when a flow is added, as add_flow does)
         category, name = trace.strings.intern("ac2g"), trace.strings.intern("correlation")
-        flows.source.frombytes(sources[new].astype(np.int64).tobytes())
-        flows.target.frombytes(targets[new].astype(np.int64).tobytes())
-        flows.category.frombytes(np.full(added, category, dtype=np.int32).tobytes())
-        flows.name.frombytes(np.full(added, name, dtype=np.int32).tobytes())
+        extend_typed(flows.source, sources[new])
+        extend_typed(flows.target, targets[new])
+        extend_typed(flows.category, np.full(added, category, dtype=np.int32))
+        extend_typed(flows.name, np.full(added, name, dtype=np.int32))
     starts, tracks = s.numpy("start"), s.numpy("track")
     flow, src = flow[~new], sources[~new]
     bound_to = flow_sources[flow]
