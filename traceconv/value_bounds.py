@@ -55,9 +55,7 @@ def clamp_times(trace: Trace) -> int:
             if value is not None and not TIME_MIN <= value <= TIME_MAX:
                 setattr(block, name, min(max(value, TIME_MIN), TIME_MAX))
                 moved += 1
-    trace.diagnostics.add("model.time_beyond_range", "times before -1e18 or after 3.5e18 ns "
-                          "(1938 and 2080 as Unix time): moved to that edge, so that the difference "
-                          "of any two times fits int64", kind="repaired", count=moved,
+    trace.diagnostics.add("model.time_beyond_range", count=moved,
                           example=f"{moved} events" if moved else None)
     return moved
 
@@ -85,9 +83,7 @@ def clamp_stats(trace: Trace) -> int:
                 setattr(row, name, min(max(value, -STAT_LIMIT), STAT_LIMIT))
                 moved += 1
                 example = example or f"{row.name}: {name} {value}"
-    trace.diagnostics.add("model.statistic_beyond_range", "statistics (calls, times) beyond "
-                          "±2^62: moved to that edge, so that sums and differences of two "
-                          "runs fit int64", kind="repaired", count=moved, example=example)
+    trace.diagnostics.add("model.statistic_beyond_range", count=moved, example=example)
     return moved
 
 
@@ -110,10 +106,7 @@ def clamp_counter_values(trace: Trace) -> int:
     if moved:
         first = float(values[np.flatnonzero(bad)[0]])
         np.nan_to_num(values, copy=False, nan=0.0)
-        trace.diagnostics.add("model.counter_value_not_finite", "counter samples whose value "
-                              "is infinite (now the largest finite number of its sign) or NaN "
-                              "(now 0)", kind="repaired", count=moved,
-                              example=f"{first}")
+        trace.diagnostics.add("model.counter_value_not_finite", count=moved, example=f"{first}")
     return moved
 
 
@@ -149,7 +142,5 @@ def repair_lengths(trace: Trace) -> int:
             example = example or f"memory block {block.name!r}: freed before its allocation"
             block.free_ns = block.alloc_ns
             changed += 1
-    trace.diagnostics.add("model.negative_length", "slices with a negative duration, memory "
-                          "blocks with a negative size or freed before their allocation: "
-                          "made 0 long", kind="repaired", count=changed, example=example)
+    trace.diagnostics.add("model.negative_length", count=changed, example=example)
     return changed

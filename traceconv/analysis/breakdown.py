@@ -86,9 +86,7 @@ def _place(trace: Trace, track: int, row: int, start: int, dur: int,
         if needed > dur:
             # Printed numbers are rounded: an excess within 1% is rounding, not a finding.
             if needed * 100 > dur * 101:
-                trace.diagnostics.add("breakdown.children_scaled",
-                                      "children add up to more than their parent; drawn "
-                                      "scaled down", kind="repaired", example=stat.name)
+                trace.diagnostics.add("breakdown.children_scaled", example=stat.name)
             totals = [t * dur // needed for t in totals]
         cursor, placed = start, []
         for kid, kid_dur in zip(kids, totals, strict=True):

@@ -1,15 +1,17 @@
 """The result of ``traceconv check``: what a file holds and what a viewer would get wrong.
 
 Shared by the Perfetto protobuf validator and the Chrome JSON checker. Findings are
-:class:`~traceconv.model.Diagnostics` entries with severity ``error`` (the viewer drops or
-corrupts data) or ``warning`` (it shows something other than what was meant).
+:class:`~traceconv.model.diagnostics.Diagnostic` records with severity ``error`` (the viewer
+drops or corrupts data) or ``warning`` (it shows something other than what was meant). They
+are what a viewer would do with a file, not what a reader did, so their codes are not the
+diagnostics table's: each finding carries its own text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..model import Diagnostics
+from ..model.diagnostics import Diagnostic
 
 
 @dataclass
@@ -24,20 +26,23 @@ class CheckReport:
 
     format: str
     counts: dict[str, int] = field(default_factory=dict)
-    findings: Diagnostics = field(default_factory=Diagnostics)
+    findings: dict[str, Diagnostic] = field(default_factory=dict)
 
     def error(self, code: str, message: str, *, count: int = 1, example: object = None) -> None:
-        self.findings.add(code, message, kind="dropped", severity="error", count=count,
-                          example=example)
+        self._find(Diagnostic(code, "dropped", "error", message), count, example)
 
     def warning(self, code: str, message: str, *, count: int = 1,
                 example: object = None) -> None:
-        self.findings.add(code, message, kind="note", severity="warning", count=count,
-                          example=example)
+        self._find(Diagnostic(code, "note", "warning", message), count, example)
+
+    def _find(self, new: Diagnostic, count: int, example: object) -> None:
+        """Count a finding under its code; the first message and example are kept."""
+        if count > 0:
+            self.findings.setdefault(new.code, new).count_more(count, example)
 
     def _of(self, severity: str) -> list[dict]:
         return [{"code": d.code, "message": d.message, "count": d.count, "example": d.example}
-                for d in self.findings if d.severity == severity]
+                for d in self.findings.values() if d.severity == severity]
 
     @property
     def errors(self) -> list[dict]:

@@ -51,6 +51,5 @@ def with_dataflow_flows(trace: Trace, category: str = "dataflow") -> Trace:
                     continue
                 seen.add((source, target))
                 new.add_flow(source, target, category, graph.nodes[tensor].get("name", ""))
-    new.diagnostics.add("dataflow.flows", "flows added from producer to consumer ops of "
-                        "the op graph (--flows dataflow)", kind="note", count=len(seen))
+    new.diagnostics.add("dataflow.flows", count=len(seen))
     return new.freeze()

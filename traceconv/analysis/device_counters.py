@@ -91,7 +91,5 @@ def with_device_counters(trace: Trace) -> Trace:
                                 kind=TrackKind.COUNTER, unit="GB/s")
         # float sums of ± rates leave rounding dust where nothing runs: 0 is 0
         out.add_counter_series(counter, times, np.where(np.abs(values) < 1e-9, 0.0, values))
-    out.diagnostics.add("analysis.device_counters", "counter tracks derived from the device "
-                        "work (launch queue per stream, memcpy bandwidth per direction)",
-                        kind="note", count=len(queues) + len(bandwidth))
+    out.diagnostics.add("analysis.device_counters", count=len(queues) + len(bandwidth))
     return out.freeze()

@@ -158,27 +158,19 @@ def _kernels_by_op(trace: Trace, op_of_slice: dict[int, str]) -> dict[str, list[
             continue
         found[node].extend(launches[launch])
     if unowned:
-        trace.diagnostics.add("link_et.kernels_without_op", "device slices launched outside "
-                              "any op of the execution trace (no op node carries them)",
-                              kind="note", count=unowned)
+        trace.diagnostics.add("link_et.kernels_without_op", count=unowned)
     return found
 
 
 def _report(trace: Trace, ops: int, linked: int, clashes: list[str], unmatched: int) -> None:
     diags = trace.diagnostics
-    diags.add("link_et.linked_ops", "execution-trace ops linked to their Kineto slice by "
-              "record function id", kind="note", count=linked)
+    diags.add("link_et.linked_ops", count=linked)
     if ops - linked:
         unlinked = [d["name"] for _, d in trace.graph.nodes(data=True)
                     if d.get("kind") == OP and "host_ns" not in d]
-        diags.add("link_et.unlinked_ops", "execution-trace ops with no Kineto slice of the "
-                  "same record function id and name (no times)", kind="dropped",
-                  count=ops - linked,
+        diags.add("link_et.unlinked_ops", count=ops - linked,
                   example=", ".join(f"{n} ({c})" for n, c in Counter(unlinked).most_common(3)))
     if clashes:
-        diags.add("link_et.name_mismatch", "record function ids found in both traces under "
-                  "different names (not linked: are the two from the same run?)",
-                  kind="dropped", count=len(clashes), example=clashes[0])
+        diags.add("link_et.name_mismatch", count=len(clashes), example=clashes[0])
     if unmatched:
-        diags.add("link_et.slices_not_in_et", "Kineto slices with a record function id the "
-                  "execution trace does not hold", kind="note", count=unmatched)
+        diags.add("link_et.slices_not_in_et", count=unmatched)

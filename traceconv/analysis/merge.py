@@ -94,8 +94,7 @@ def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None, *,
     out.metadata.attributes["alignment"] = alignment.as_dict()
     _report(out, alignment)
     if not alignment.applied and (len(clocks) > 1 or "unix epoch" not in clocks):
-        out.diagnostics.add("merge.clocks", "inputs do not share an epoch clock; their times "
-                            "are kept as they are, not aligned", kind="note")
+        out.diagnostics.add("merge.clocks")
     for index, (trace, label, shift) in enumerate(
             zip(traces, labels, alignment.offsets, strict=True)):
         group = rank_labels(trace)
@@ -122,21 +121,18 @@ def _report(out: Trace, alignment: Alignment) -> None:
     """Diagnostics: the decision, then one line per input with its shift and residual skew."""
     shifted = [r for r in alignment.ranks if alignment.applied and r.offset_ns]
     if shifted:
-        out.diagnostics.add("align.shifted", f"rank clocks {alignment.reason}", kind="repaired",
-                            count=len(shifted), example=", ".join(
-                                f"{r.label} {r.offset_ns / 1e9:+,.6f} s" for r in shifted))
+        out.diagnostics.add("align.shifted", count=len(shifted), example=f"{alignment.reason}: "
+                            + ", ".join(f"{r.label} {r.offset_ns / 1e9:+,.6f} s" for r in shifted))
     else:
-        out.diagnostics.add("align.kept", f"clocks not shifted: {alignment.reason}",
-                            kind="note")
+        out.diagnostics.add("align.kept", example=alignment.reason)
     if not alignment.collectives:
         return
     for index, r in enumerate(alignment.ranks):
         if index and not r.matched:
-            out.diagnostics.add(f"align.unmatched.{index}", f"{r.label}: no collective in "
-                                "common with the first input; not shifted", kind="guessed")
+            out.diagnostics.add(f"align.unmatched.{index}", example=r.label)
             continue
         out.diagnostics.add(
             f"align.residual.{index}",
-            f"{r.label}: residual skew {r.residual_median_ns / 1e3:,.1f} µs median, "
-            f"{r.residual_max_ns / 1e3:,.1f} µs max over {r.matched} collectives "
-            f"(shift {r.offset_ns / 1e9 if alignment.applied else 0:+,.6f} s)", kind="note")
+            example=f"{r.label}: {r.residual_median_ns / 1e3:,.1f} µs median, "
+                    f"{r.residual_max_ns / 1e3:,.1f} µs max over {r.matched} collectives "
+                    f"(shift {r.offset_ns / 1e9 if alignment.applied else 0:+,.6f} s)")

@@ -390,13 +390,11 @@ def _repair(trace: Trace, max_depth: int, lanes: _LaneFinder) -> Timeline:
         placed.append((pending[~rejected], np.full(int((~rejected).sum()), lane_number)))
         pending = pending[rejected]
     _move_to_lanes(final, order, tracks, placed, lanes)
-    for code, message, positions in (
-            ("nesting.overlap_moved", "slices that partially overlap the slice enclosing them "
-             "were moved to an overlap lane track", overlapping),
-            ("nesting.too_deep_moved", f"slices deeper than {max_depth} were moved to an "
-             "overlap lane track", too_deep)):
+    for code, positions, limit in (("nesting.overlap_moved", overlapping, ""),
+                                   ("nesting.too_deep_moved", too_deep,
+                                    f" (depth limit {max_depth})")):
         rows = order[np.array(positions, dtype=np.int64)]
-        _count(trace, code, message, rows[final[rows] != current[rows]].tolist())
+        _count(trace, code, rows[final[rows] != current[rows]].tolist(), limit)
     changed = np.flatnonzero(final != current)
     np.frombuffer(slices.track, dtype=np.int32)[changed] = final[changed]
     return timeline.regrouped(final)
@@ -496,9 +494,8 @@ def _repair_instants(trace: Trace, max_depth: int, lanes: _LaneFinder,
     moved = [row for row in changed if final[row] != home[row]]
     if moved:
         first = instants.ts[moved[0]]
-        trace.diagnostics.add("nesting.instant_too_deep_moved", f"instants inside more than "
-                              f"{max_depth} open slices were moved to an overlap lane track",
-                              kind="repaired", count=len(moved), example=f"at {first} ns")
+        trace.diagnostics.add("nesting.instant_too_deep_moved", count=len(moved),
+                              example=f"at {first} ns (depth limit {max_depth})")
     column = instants.track
     for row in changed:
         column[row] = int(final[row])
@@ -531,9 +528,9 @@ class _LaneFinder:
         return found
 
 
-def _count(trace: Trace, code: str, message: str, rows: list[int]) -> None:
+def _count(trace: Trace, code: str, rows: list[int], limit: str) -> None:
     if rows:
         first = trace.slice(rows[0])
-        trace.diagnostics.add(code, message, kind="repaired", count=len(rows),
+        trace.diagnostics.add(code, count=len(rows),
                               example=f"{first.name!r} at {first.start} ns on "
-                                      f"{trace.tracks[first.track].name!r}")
+                                      f"{trace.tracks[first.track].name!r}{limit}")

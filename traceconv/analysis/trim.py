@@ -176,47 +176,43 @@ def trim_with(trace: Trace, options: TrimOptions) -> Trace:
     in_window = ((start < w1) & (end > w0)) | ((start == end) & (start >= w0) & (start <= w1))
     keep = on_track & in_window
     names = s.numpy("name")
-    _count(out_diag, "trim.tracks.slices", "slices on tracks --tracks left out", ~on_track)
-    _count(out_diag, "trim.window.slices", "slices outside --window", on_track & ~in_window)
+    _count(out_diag, "trim.tracks.slices", ~on_track)
+    _count(out_diag, "trim.window.slices", on_track & ~in_window)
     only_re, exclude_re = _compile(options.only, "--only"), _compile(options.exclude, "--exclude")
     if only_re is not None:
         wanted = _with_ancestors(trace, keep & _matching_names(trace, only_re)[names])
-        _count(out_diag, "trim.only", "slices not matching --only (nor enclosing a match)",
-               keep & ~wanted)
+        _count(out_diag, "trim.only", keep & ~wanted)
         keep &= wanted
     if exclude_re is not None:
         unwanted = keep & _matching_names(trace, exclude_re)[names]
-        _count(out_diag, "trim.exclude", "slices matching --exclude", unwanted)
+        _count(out_diag, "trim.exclude", unwanted)
         keep &= ~unwanted
     rows = np.flatnonzero(keep)
     new_start = np.maximum(start[rows], w0)
     new_end = np.minimum(end[rows], w1)
     clipped = (new_start != start[rows]) | (new_end != end[rows])
-    out_diag.add("trim.window.clipped", "slices cut to the --window bounds", kind="repaired",
-                 count=int(clipped.sum()))
+    out_diag.add("trim.window.clipped", count=int(clipped.sum()))
 
     # instants and counter samples: kept when inside the window on a kept track
     masks = {}
     for table, what in ((trace.instants, "instants"), (trace.counters, "counter_samples")):
         ts, on = table.numpy("ts"), keep_track[table.numpy("track")]
         inside = (ts >= w0) & (ts <= w1)
-        _count(out_diag, f"trim.tracks.{what}", f"{what} on tracks --tracks left out", ~on)
-        _count(out_diag, f"trim.window.{what}", f"{what} outside --window", on & ~inside)
+        _count(out_diag, f"trim.tracks.{what}", ~on)
+        _count(out_diag, f"trim.window.{what}", on & ~inside)
         masks[what] = inside
     # memory blocks alive during the window
     alive = np.array([(b.alloc_ns is None or b.alloc_ns <= w1)
                       and (b.free_ns is None or b.free_ns >= w0) for b in trace.memory], bool)
-    out_diag.add("trim.window.memory_blocks", "memory blocks not alive during --window",
-                 kind="dropped", count=int(np.count_nonzero(~alive)))
-    _count(out_diag, "trim.tracks", "tracks left out by --tracks", ~keep_track)
+    out_diag.add("trim.window.memory_blocks", count=int(np.count_nonzero(~alive)))
+    _count(out_diag, "trim.tracks", ~keep_track)
     out = Trace(replace(trace.metadata.copy(), diagnostics=out_diag))
     moved = copy_into(out, trace, Keep(tracks=keep_track, slices=keep,
                                        instants=masks["instants"],
                                        counters=masks["counter_samples"], memory=alive,
                                        slice_times=(new_start, new_end - new_start)),
                       diagnostics=False)
-    out.diagnostics.add("trim.flows", "flows with an end trimmed away", kind="dropped",
-                        count=moved.flows_dropped)
+    out.diagnostics.add("trim.flows", count=moved.flows_dropped)
     _renumber_inputs(out, np.flatnonzero(moved.processes >= 0).tolist())
     return out.freeze()
 
@@ -236,5 +232,5 @@ def _renumber_inputs(out: Trace, kept_processes: list[int]) -> None:
     out.metadata.attributes["inputs"] = renumbered
 
 
-def _count(diagnostics: Diagnostics, code: str, message: str, removed: np.ndarray) -> None:
-    diagnostics.add(code, message, kind="dropped", count=int(np.count_nonzero(removed)))
+def _count(diagnostics: Diagnostics, code: str, removed: np.ndarray) -> None:
+    diagnostics.add(code, count=int(np.count_nonzero(removed)))

@@ -71,10 +71,7 @@ class AllocatorLog:
             name = f"{place} {what}"
             if name in self.present:
                 self.counters[key] = None
-                self.trace.diagnostics.add(
-                    f"{self.code}.allocator_counter_present", "allocator counters the file "
-                    "already holds (a traceconv output read back): not derived again",
-                    kind="note", example=name)
+                self.trace.diagnostics.add(f"{self.code}.allocator_counter_present", example=name)
             else:
                 self.counters[key] = self.trace.add_track(
                     name, process=self.process, kind=TrackKind.COUNTER, unit="bytes",
@@ -109,13 +106,8 @@ class AllocatorLog:
                                                pool=pool, name=owner or ""))
 
     def finish(self) -> None:
-        self.trace.diagnostics.add(
-            f"{self.code}.free_without_alloc",
-            "frees of memory allocated before the trace (blocks with unknown start)",
-            kind="note", count=self.orphan_frees)
-        self.trace.diagnostics.add(f"{self.code}.unknown_memory_record",
-                                   "allocator records of an unknown type (kept as instants)",
-                                   kind="dropped", count=self.unknown)
+        self.trace.diagnostics.add(f"{self.code}.free_without_alloc", count=self.orphan_frees)
+        self.trace.diagnostics.add(f"{self.code}.unknown_memory_record", count=self.unknown)
 
 
 def _annotations(annotation: str) -> list[str]:
@@ -162,13 +154,8 @@ def link_launches(trace: Trace, code: str) -> None:
                 break
         else:
             unmatched += 1
-    trace.diagnostics.add(
-        f"{code}.launch_flows_guessed",
-        "runtime→kernel flows matched by annotation and order (no correlation ids)",
-        kind="guessed", count=len(device) - unmatched)
-    trace.diagnostics.add(f"{code}.kernel_without_launch",
-                          "device records with no runtime call to link from", kind="note",
-                          count=unmatched)
+    trace.diagnostics.add(f"{code}.launch_flows_guessed", count=len(device) - unmatched)
+    trace.diagnostics.add(f"{code}.kernel_without_launch", count=unmatched)
 
 
 SCAN_LIMIT = 256 << 20   # bytes of a text log searched for a report beyond the sniffed head

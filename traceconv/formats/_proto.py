@@ -80,6 +80,5 @@ class Utf8Repair:
         if type(value) is not bytes:
             return value
         repaired = value.decode("utf-8", errors="replace")
-        self.diagnostics.add(self.code, "strings that were not valid UTF-8: undecodable "
-                             "bytes shown as U+FFFD", kind="repaired", example=repaired[:80])
+        self.diagnostics.add(self.code, example=repaired[:80])
         return repaired

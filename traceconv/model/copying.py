@@ -114,8 +114,7 @@ def copy_into(out: Trace, src: Trace, keep: Keep | None = None, *, shift_ns: int
         _copy_graph(out, src, slices, shift_ns, node_prefix, clamped)
     if diagnostics:
         out.diagnostics.extend(src.diagnostics)
-    out.diagnostics.add("model.shift_clamped", "times that a clock shift would have moved "
-                        "past int64: stopped at its end", kind="repaired", count=clamped[0])
+    out.diagnostics.add("model.shift_clamped", count=clamped[0])
     return Renumbering(processes, tracks, slices, strings, node_prefix, dropped, clamped[0])
 
 

@@ -1,12 +1,14 @@
 """Every diagnostic code traceconv records, in one table: (code, kind, severity, text).
 
 A reader, writer or transformation counts what it drops, repairs or guesses under a stable
-code (:mod:`traceconv.model.diagnostics`); this table is where the codes are defined.
-:meth:`Diagnostics.add <traceconv.model.diagnostics.Diagnostics.add>` takes the kind, the
-severity and the text from here when the caller does not give them, the validator checks
-that a trace's codes are all registered (:func:`lookup`), ``docs/diagnostics.md`` lists
-them, and a test keeps the table and the source in step (every code the source names is
-here with the same kind, and nothing here is unused).
+code (:mod:`traceconv.model.diagnostics`); this table is the only place where a code's kind,
+severity and text live. A call site names the code only
+(:meth:`Diagnostics.add <traceconv.model.diagnostics.Diagnostics.add>` takes everything
+else from here and raises for a code that is not here), the validator checks that a trace's
+codes are all registered (:func:`lookup`), ``docs/diagnostics.md`` is generated from it
+(:mod:`traceconv.model.diagnostics_page`), and a test keeps the table and the source in
+step (every code the source names is here, nothing here is unused, and no call passes a
+kind or a text).
 
 A code may hold a ``{placeholder}`` for a part that varies: ``align.residual.{index}`` is
 ``align.residual.1``, ``align.residual.2``...; ``{reader}.invalid_utf8`` is
@@ -64,11 +66,13 @@ CODES: tuple[CodeInfo, ...] = (
     # align
     _Code("align.kept", "note", "clocks not shifted (why: in the example)"),
     _Code("align.residual.{index}", "note",
-          "one input's residual clock skew after alignment (median and max over the matched"
-          " collectives, and the shift)"),
-    _Code("align.shifted", "repaired", "rank clocks shifted onto the first input's"),
+          "one input's residual clock skew after alignment (the input, the median and max over"
+          " the matched collectives, and its shift: in the example)"),
+    _Code("align.shifted", "repaired", "rank clocks shifted onto the first input's (how, and "
+          "each input's shift: in the example)"),
     _Code("align.unmatched.{index}", "guessed",
-          "an input with no collective in common with the first input: not shifted"),
+          "an input (in the example) with no collective in common with the first input: not "
+          "shifted"),
     # analysis
     _Code("analysis.device_counters", "note",
           "counter tracks derived from the device work (launch queue per stream, memcpy "
@@ -77,8 +81,8 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("breakdown.children_scaled", "repaired",
           "children add up to more than their parent; drawn scaled down"),
     # chrome
-    _Code("chrome.duplicate_trace_events", "dropped", 'events of a second "traceEvents" key '
-          "(the first array is read)"),
+    _Code("chrome.duplicate_trace_events", "dropped", 'events of a second "traceEvents" key: '
+          "dropped (the first array is read)"),
     _Code("chrome.args_not_object", "repaired",
           "args that are not objects: kept under the key 'args'"),
     _Code("chrome.begin_without_end", "repaired",
@@ -108,11 +112,16 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("chrome.truncated_array", "repaired",
           "the event array has no closing bracket (allowed by the spec): read up to the end"),
     _Code("chrome.unsupported_phase.{phase}", "dropped",
-          "events of a phase Perfetto and traceconv do not model"),
+          "events of a phase (the code's last part) that Perfetto and traceconv do not model"),
     _Code("chrome.x_without_dur", "guessed", "X events without dur: duration 0"),
     # dataflow
     _Code("dataflow.flows", "note",
           "flows added from producer to consumer ops of the op graph (--flows dataflow)"),
+    # input
+    _Code("input.unknown_diagnostic", "note",
+          "diagnostics the file carries (a trace traceconv wrote) under a code this version "
+          "does not know, or with a count that is not a whole number: counted here, the first "
+          "code in the example"),
     # kineto
     _Code("kineto.alloc_without_free", "note",
           "allocations with no free in the trace window (alive at its end, or freed "
@@ -151,7 +160,7 @@ CODES: tuple[CodeInfo, ...] = (
           " (no times)"),
     # megengine
     _Code("megengine_memflow.truncated", "dropped", "a memory_flow.svg cut before its "
-          "closing </svg>: the rects after the cut are missing", CUT),
+          "closing </svg>: the rects before the cut are read, those after it are missing", CUT),
     _Code("megengine.chunk_id_not_key", "repaired",
           "mem_chunk entries whose id is not their key (the block is named by the key, "
           "which memory plans refer to)"),
@@ -213,11 +222,12 @@ CODES: tuple[CodeInfo, ...] = (
           "instruction never timed (-nan ms: a module that did not run); laid out with zero"
           " duration"),
     _Code("migraphx.report_truncated", "dropped",
-          "perf report ends before or inside its Summary, without its trailer (a cut file or "
-          "paste); the lines present are read", CUT),
+          "perf report that ends before or inside its Summary (which: in the example), "
+          "without its trailer (Total time ...): a cut file or paste; the lines present are "
+          "read", CUT),
     _Code("migraphx.report_without_lines", "note",
-          "perf report with a summary or trailer but no per-instruction lines (kept as "
-          "statistics and metadata; the listing stays untimed)"),
+          "perf report with a summary or trailer but no per-instruction lines (a cut paste): "
+          "kept as statistics and metadata; a listing beside it stays untimed"),
     _Code("migraphx.shape_too_large", "dropped",
           "shapes whose byte size passes int64 (garbled dimensions or strides): no size"),
     _Code("migraphx.truncated_instruction", "repaired",
@@ -244,21 +254,23 @@ CODES: tuple[CodeInfo, ...] = (
           "±2^62: moved to that edge, so that sums and differences of two runs fit int64"),
     _Code("model.negative_length", "repaired", "slices with a negative duration, memory "
           "blocks with a negative size or freed before their allocation: made 0 long"),
-    _Code("model.time_beyond_range", "repaired", "times before -1e18 or after 3.5e18 ns: moved "
-          "to that edge, so that the difference of any two times fits int64"),
+    _Code("model.time_beyond_range", "repaired", "times before -1e18 or after 3.5e18 ns (1938 "
+          "and 2080 as Unix time): moved to that edge, so that the difference of any two times "
+          "fits int64"),
     _Code("model.shift_clamped", "repaired",
           "times that a clock shift would have moved past int64: stopped at its end"),
     _Code("model.slice_end_beyond_int64", "repaired",
           "slices whose end (start + duration) passes int64: shortened to end there"),
     # nesting
     _Code("nesting.instant_too_deep_moved", "repaired",
-          "instants inside more slices than the depth limit were moved to an overlap lane "
-          "track"),
+          "instants inside more slices than the depth limit (in the example) were moved to an "
+          "overlap lane track"),
     _Code("nesting.overlap_moved", "repaired",
           "slices that partially overlap the slice enclosing them were moved to an overlap "
           "lane track"),
     _Code("nesting.too_deep_moved", "repaired",
-          "slices nested deeper than the limit were moved to an overlap lane track"),
+          "slices nested deeper than the depth limit (in the example) were moved to an "
+          "overlap lane track"),
     # nsys
     _Code("nsys.address_beyond_int64", "dropped",
           "memory blocks whose address does not fit int64 (not read)"),
@@ -318,7 +330,7 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("paddle_profile.memory_addresses_guessed", "guessed",
           "memory events carry no address; blocks get logical offsets"),
     _Code("paddle_profile.time_out_of_range", "dropped",
-          "events with timestamps beyond int64 (uninitialised) were dropped"),
+          "events with timestamps or sizes beyond int64 (uninitialised) were dropped"),
     # paddle_report
     _Code("paddle_report.cut_row", "dropped",
           "dropped row: cut off (fewer cells than the table's columns)", CUT),
@@ -343,7 +355,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("paddle_summary.foreign_lines", "note", "lines outside any summary table were skipped"),
     _Code("paddle_summary.orphan_indent", "repaired",
           "indented row with no enclosing row (kept at top level)"),
-    _Code("paddle_summary.unreadable_row", "dropped", "rows whose numbers do not parse: skipped"),
+    _Code("paddle_summary.unreadable_row", "dropped",
+          "rows whose numbers do not parse or whose cells do not match the table's header: "
+          "skipped"),
     _Code("paddle_summary.untitled_rows", "guessed",
           "summary rows without their table's title or header: the table was told from the "
           "rows' shape"),
@@ -392,8 +406,8 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.undeclared_track", "guessed",
           "events on a track uuid that no TrackDescriptor declares: put on a track of their own"),
     _Code("perfetto.counter_on_slice_track", "dropped",
-          "events on a track of the wrong kind were not written (Perfetto would drop or "
-          "misdraw them)"),
+          "counter values on a track that is not a counter track (no CounterDescriptor): left "
+          "out, as Perfetto leaves them out"),
     _Code("perfetto.flow_backwards", "note",
           "flows whose target starts no later than their source: Perfetto draws them from "
           "the earlier slice"),
@@ -401,13 +415,13 @@ CODES: tuple[CodeInfo, ...] = (
           "flows that link a slice to itself, to a missing slice or to one not written were"
           " not written"),
     _Code("perfetto.instant_on_counter_track", "dropped",
-          "events on a track of the wrong kind were not written (Perfetto would drop or "
-          "misdraw them)"),
+          "instants on a counter track: not written (a counter track holds values only; "
+          "Perfetto would drop or misdraw them)"),
     _Code("perfetto.pid_replaced", "repaired",
           "a process pid was out of range or used twice; it is drawn as a named track group"),
     _Code("perfetto.slice_on_counter_track", "dropped",
-          "events on a track of the wrong kind were not written (Perfetto would drop or "
-          "misdraw them)"),
+          "slices on a counter track (instants too, when a .pftrace is read): left out (a "
+          "counter track holds values only; Perfetto would drop or misdraw them)"),
     _Code("perfetto.time_shifted", "repaired",
           "the trace has negative timestamps; all times were shifted so that the first is 0"),
     # rpd
@@ -442,7 +456,8 @@ CODES: tuple[CodeInfo, ...] = (
           "process/thread root nodes of the execution trace (structure, not ops)"),
     # torch_memory
     _Code("torch_memory.size_out_of_range", "dropped", "allocations or frees of a size "
-          "outside 1 byte .. 1 PiB: ignored"),
+          "outside 1 byte .. 1 PiB (negative, zero, or past the room of the logical heap): "
+          "ignored"),
     _Code("torch_memory.time_out_of_range", "dropped", "rows whose time is beyond int64 "
           "nanoseconds: ignored"),
     _Code("torch_memory.reconstructed", "guessed",
@@ -597,19 +612,3 @@ def lookup(code: str) -> CodeInfo | None:
     if found is not None:
         return found
     return next((info for pattern, info in _patterns() if pattern.match(code)), None)
-
-
-def markdown() -> str:
-    """The table as ``docs/diagnostics.md`` shows it (a test keeps the file in step:
-    ``python -c "from traceconv.model.diagnostic_codes import markdown; print(markdown(),
-    end='')" > docs/diagnostics.md``)."""
-    lines = ["# Diagnostic codes", "",
-             "What readers, writers and transformations count when they drop, repair or "
-             "guess something", "(`traceconv info` lists a trace's). Generated from "
-             "`traceconv/model/diagnostic_codes.py`;", "`{placeholder}` parts vary "
-             "(`align.residual.{index}` is `align.residual.1`, ...).", "",
-             "| code | kind | severity | meaning |", "| --- | --- | --- | --- |"]
-    for c in CODES:
-        text = c.text.replace("|", "\\|")
-        lines.append(f"| `{c.code}` | {c.kind} | {c.severity} | {text} |")
-    return "\n".join(lines) + "\n"

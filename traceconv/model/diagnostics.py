@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from .diagnostic_codes import DEFAULT_SEVERITY, Kind, Severity, lookup
 from .frozen import FrozenTraceError
 
-__all__ = ["DEFAULT_SEVERITY", "Diagnostic", "Diagnostics", "Kind", "Severity"]
+__all__ = ["DEFAULT_SEVERITY", "UNKNOWN_CARRIED", "Diagnostic", "Diagnostics", "Kind", "Severity"]
 
 
 @dataclass(slots=True)
@@ -29,15 +29,40 @@ class Diagnostic:
     def as_dict(self) -> dict:
         return asdict(self)
 
+    def count_more(self, count: int, example: object = None) -> None:
+        """Add ``count`` occurrences; the first example is kept, cut to 200 characters.
+
+        >>> item = Diagnostic("x.y", "note", "info", "a finding")
+        >>> item.count_more(2, example=7); item.count_more(1, example="later"); item
+        Diagnostic(code='x.y', kind='note', severity='info', message='a finding', count=3, example='7')
+        """
+        self.count += count
+        if self.example is None and example is not None:
+            text = example if isinstance(example, str) else repr(example)
+            self.example = text if len(text) <= 200 else text[:197] + "..."
+
+
+# what a file's own diagnostics are counted under when this table does not register their
+# code (a newer traceconv's, or made up) or their count is not a whole number of findings
+UNKNOWN_CARRIED = "input.unknown_diagnostic"
+_COUNT_LIMIT = 2**63 - 1
+
 
 class Diagnostics:
     """An ordered collection of :class:`Diagnostic`, aggregated by code.
 
+    A call names the code only: its kind, severity and text are the code table's
+    (:mod:`traceconv.model.diagnostic_codes`), and a code that is not there raises.
+
     >>> diags = Diagnostics()
-    >>> diags.add("chrome.flow_dangling", count=2)     # kind and text from the code table
-    >>> diags.add("chrome.flow_dangling", "a message of its own", kind="dropped")
-    >>> diags["chrome.flow_dangling"].count, diags["chrome.flow_dangling"].kind
-    (3, 'dropped')
+    >>> diags.add("chrome.flow_dangling", count=2)
+    >>> diags.add("chrome.flow_dangling", example="id 7")
+    >>> item = diags["chrome.flow_dangling"]
+    >>> item.count, item.kind, item.severity, item.example
+    (3, 'dropped', 'warning', 'id 7')
+    >>> diags.add("chrome.made_up")
+    Traceback (most recent call last):
+    ValueError: diagnostic code 'chrome.made_up' is not registered in traceconv.model.diagnostic_codes
     """
 
     __slots__ = ("_frozen", "_items")
@@ -53,57 +78,61 @@ class Diagnostics:
     def copy(self) -> Diagnostics:
         """An unfrozen collection with the same findings.
 
-        >>> diags = Diagnostics(); diags.add("x", "y", kind="note"); diags.freeze()
-        >>> more = diags.copy(); more.add("x", "y", kind="note"); more.count("x"), diags.count("x")
+        >>> diags = Diagnostics(); diags.add("merge.clocks"); diags.freeze()
+        >>> more = diags.copy(); more.add("merge.clocks"); more.count("merge.clocks"), diags.count("merge.clocks")
         (2, 1)
         """
         new = Diagnostics()
         new.extend(self)
         return new
 
-    def add(
-        self,
-        code: str,
-        message: str | None = None,
-        *,
-        kind: Kind | None = None,
-        count: int = 1,
-        example: object = None,
-        severity: Severity | None = None,
-    ) -> None:
-        """Count ``count`` occurrences of ``code``; the first message and example are kept.
-        The kind, severity and message not given come from the code table
-        (:mod:`traceconv.model.diagnostic_codes`); a code that is not there needs its own
-        kind and message."""
+    def add(self, code: str, *, count: int = 1, example: object = None) -> None:
+        """Count ``count`` occurrences of ``code`` (none when ``count`` is 0 or less); the
+        first example is kept. The code must be in the table, even when nothing is counted,
+        so that a rarely taken path cannot hold a misspelt one."""
         if self._frozen:
             raise FrozenTraceError
-        if count <= 0:
-            return
         item = self._items.get(code)
         if item is None:
-            if kind is None or message is None or severity is None:
-                info = lookup(code)
-                if info is None and (kind is None or message is None):
-                    raise ValueError(f"diagnostic code {code!r} is not registered in "
-                                     "traceconv.model.diagnostic_codes: give its kind and "
-                                     "message, or add it to the table")
-                kind = kind or info.kind   # type: ignore[union-attr]
-                message = message or info.text   # type: ignore[union-attr]
-                if severity is None and info is not None and info.kind == kind:
-                    severity = info.severity
-            item = self._items[code] = Diagnostic(
-                code, kind, severity or DEFAULT_SEVERITY[kind], message
-            )
-        item.count += count
-        if item.example is None and example is not None:
-            text = example if isinstance(example, str) else repr(example)
-            item.example = text if len(text) <= 200 else text[:197] + "..."
+            info = lookup(code)
+            if info is None:
+                raise ValueError(f"diagnostic code {code!r} is not registered in "
+                                 "traceconv.model.diagnostic_codes")
+            if count <= 0:
+                return
+            item = self._items[code] = Diagnostic(code, info.kind, info.severity, info.text)
+        elif count <= 0:
+            return
+        item.count_more(count, example)
+
+    def add_carried(self, code: object, *, count: object = 1, example: object = None) -> None:
+        """Count a finding that a file says an earlier read made (the diagnostics that a
+        ``.pftrace`` written by traceconv carries). They are input, trusted no further than
+        their code: a code the table registers is counted under it, with the table's kind,
+        severity and text whatever the file says; a code it does not register (a newer
+        traceconv's, or made up), one that is not text, or a count that is not a whole
+        number from 1 to 2^63-1 is counted under ``input.unknown_diagnostic``, the file's
+        code as its example.
+
+        >>> diags = Diagnostics()
+        >>> diags.add_carried("chrome.flow_dangling", count=4, example="id 9")
+        >>> diags.add_carried("chrome.from_the_future", count=2)
+        >>> diags.add_carried("merge.clocks", count="many")
+        >>> [(d.code, d.kind, d.count, d.example) for d in diags]
+        [('chrome.flow_dangling', 'dropped', 4, 'id 9'), ('input.unknown_diagnostic', 'note', 3, 'chrome.from_the_future')]
+        """
+        whole = type(count) is int and 0 < count <= _COUNT_LIMIT
+        if isinstance(code, str) and whole and lookup(code) is not None:
+            self.add(code, count=count, example=example if isinstance(example, str) else None)
+            return
+        self.add(UNKNOWN_CARRIED, count=count if whole else 1,   # type: ignore[arg-type]
+                 example=code if isinstance(code, str) else f"a code of type {type(code).__name__}")
 
     def extend(self, other: Diagnostics) -> None:
-        """Merge the counts of ``other`` into this collection."""
+        """Merge the counts of ``other`` into this collection (its codes are registered:
+        :meth:`add` and :meth:`add_carried` let no other in)."""
         for item in other:
-            self.add(item.code, item.message, kind=item.kind, count=item.count,
-                     example=item.example, severity=item.severity)
+            self.add(item.code, count=item.count, example=item.example)
 
     def __getitem__(self, code: str) -> Diagnostic:
         return self._items[code]
@@ -130,10 +159,10 @@ class Diagnostics:
 
         >>> diags = Diagnostics(); repr(diags)
         '<Diagnostics: none>'
-        >>> diags.add("flow.dangling", "no start", kind="dropped", count=3)
-        >>> diags.add("x.guess", "guessed", kind="guessed")
+        >>> diags.add("chrome.flow_dangling", count=3)
+        >>> diags.add("kineto.flows_from_correlation")
         >>> diags
-        <Diagnostics: 2 codes, 4 items: flow.dangling ×3 (dropped), x.guess ×1 (guessed)>
+        <Diagnostics: 2 codes, 4 items: chrome.flow_dangling ×3 (dropped), kineto.flows_from_correlation ×1 (guessed)>
         """
         if not self._items:
             return "<Diagnostics: none>"

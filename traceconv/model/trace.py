@@ -276,9 +276,7 @@ class Trace:
             rows += (over + first).tolist()
         for row in rows:
             s.dur[row] = INT64_MAX - s.start[row]
-        self.diagnostics.add("model.slice_end_beyond_int64", "slices whose end (start + "
-                             "duration) passes int64: shortened to end there",
-                             kind="repaired", count=len(rows),
+        self.diagnostics.add("model.slice_end_beyond_int64", count=len(rows),
                              example=f"slice {rows[0]}" if rows else None)
         return len(rows)
 

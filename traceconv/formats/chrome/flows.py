@@ -292,12 +292,10 @@ def _report(trace: Trace, points: FlowPoints, unbound: np.ndarray, unused: np.nd
     diags = trace.diagnostics
     if len(unbound):
         category, flow_id, ts, _ = points.describe(int(unbound[0]))
-        diags.add("chrome.flow_unbound", "flow events with no slice to bind to (no slice at "
-                  "that time on that thread)", kind="dropped", count=len(unbound),
+        diags.add("chrome.flow_unbound", count=len(unbound),
                   example=f"{category} id {flow_id} at {ts} ns")
     if len(unused):
         category, flow_id, _, phase = points.describe(int(unused[0]))
-        diags.add("chrome.flow_dangling", "flow events whose other end is missing (a start "
-                  "with no finish or a finish with no start)", kind="dropped",
-                  count=len(unused), example=f"{category} id {flow_id}: only "
+        diags.add("chrome.flow_dangling", count=len(unused),
+                  example=f"{category} id {flow_id}: only "
                   f"'{phase}'")

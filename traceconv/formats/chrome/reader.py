@@ -25,7 +25,6 @@ from ...errors import InputError
 from ...io import Source, stopped_at
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
-from ...model.diagnostics import Kind as DiagnosticKind
 from ...numbers import to_int64
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, codes_of, ends_enclosing, link_flows
@@ -547,11 +546,8 @@ class ChromeReader:
                 unclosed += 1
                 trace.add_slice(t, begin[0], max(last_ts - begin[0], 0), begin[3] or "",
                                 begin[4] or "", {**(begin[5] or {}), "unfinished": True})
-        trace.diagnostics.add("chrome.end_without_begin", "E/e events with no open B/b on their "
-                              "track", kind="dropped", count=unmatched_end)
-        trace.diagnostics.add("chrome.begin_without_end", "B/b events never closed: ended at the "
-                              "last timestamp of the trace (args.unfinished=true)",
-                              kind="repaired", count=unclosed)
+        trace.diagnostics.add("chrome.end_without_begin", count=unmatched_end)
+        trace.diagnostics.add("chrome.begin_without_end", count=unclosed)
         self._spans.clear()
 
     def _name_tracks(self) -> None:
@@ -596,14 +592,9 @@ class ChromeReader:
     def _report(self) -> None:
         # kinds and texts: traceconv/model/diagnostic_codes.py
         for code, (count, example) in self._dropped.items():
-            message: str | None = None
-            kind: DiagnosticKind | None = None
-            if code.startswith("chrome.unsupported_phase."):
-                message, kind = (f"events of phase {code.rsplit('.', 1)[1]!r}, which Perfetto "
-                                 "and traceconv do not model", "dropped")
             if isinstance(example, int):
                 example = f"$.traceEvents[{example}]"
-            self.trace.diagnostics.add(code, message, kind=kind, count=count, example=example)
+            self.trace.diagnostics.add(code, count=count, example=example)
 
 
 def _trust_written_devices(flavour: Flavour, envelope: dict) -> None:
@@ -659,11 +650,7 @@ def _read_events(source: Source, forced: str | None = None) -> ChromeReader:
         except (OSError, EOFError) as exc:   # a cut or corrupt gzip: where it stopped
             raise InputError(f"cannot read: {exc}", file=source.name,
                              location=stopped_at(stream, source.compressed)) from None
-    reader.trace.diagnostics.add("chrome.duplicate_trace_events", 'a second "traceEvents" '
-                                 "key: the first array is read, the events of the later one "
-                                 "are dropped", kind="dropped", count=doc.duplicate_events)
+    reader.trace.diagnostics.add("chrome.duplicate_trace_events", count=doc.duplicate_events)
     if doc.truncated:
-        reader.trace.diagnostics.add("chrome.truncated_array", "the event array has no closing "
-                                     "bracket (allowed by the spec): read up to the end",
-                                     kind="repaired")
+        reader.trace.diagnostics.add("chrome.truncated_array")
     return reader

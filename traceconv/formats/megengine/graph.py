@@ -125,9 +125,6 @@ def add_graph(trace: Trace, doc: StaticProfile, rows: dict[str, list[int]],
             else:
                 unknown_vars += 1
     graph.graph["execution_order"] = [op_node(i) for i in exe.comp_seq if i in exe.operator]
-    trace.diagnostics.add("megengine.unknown_var", "operator input/output names no var",
-                          kind="dropped", count=unknown_vars)
+    trace.diagnostics.add("megengine.unknown_var", count=unknown_vars)
     trace.diagnostics.add("megengine.unexecuted_opr",
-                          "oprs outside comp_seq (static shape inference only) are not op "
-                          "nodes; their vars name them as static_producer", kind="note",
                           count=len(exe.operator) - sum(1 for i in exe.operator if i in order))

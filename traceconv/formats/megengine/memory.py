@@ -82,27 +82,21 @@ def add_memory_blocks(trace: Trace, doc: StaticProfile, offsets: dict[str, int],
     blocks: dict[str, MemoryBlock] = {}
     for key, chunk in doc.graph_exec.mem_chunk.items():
         if chunk.id != key:   # memory plans name the chunk by its key: the key wins
-            diag.add("megengine.chunk_id_not_key", "mem_chunk entries whose id is not their "
-                     "key (the block is named by the key, which memory plans refer to)",
-                     kind="repaired", example=f"{key} (id {chunk.id})")
+            diag.add("megengine.chunk_id_not_key", example=f"{key} (id {chunk.id})")
             chunk = chunk.model_copy(update={"id": key})
         if chunk.size <= 0:
-            diag.add("megengine.empty_chunk", "mem_chunk of size 0 (no memory block)",
-                     kind="note", example=chunk.id)
+            diag.add("megengine.empty_chunk", example=chunk.id)
             continue
         owner = varz.get(chunk.owner_var)
         address = chunk.dev_ptr
         if address is None and owner is not None and owner.prev_dev_ptr:
             address = owner.prev_dev_ptr
-            diag.add("megengine.chunk_prev_ptr", "chunk without dev_ptr placed at its owner "
-                     "var's prev_dev_ptr", kind="guessed", example=chunk.id)
+            diag.add("megengine.chunk_prev_ptr", example=chunk.id)
         if address is None:
-            diag.add("megengine.chunk_no_address", "chunk without dev_ptr or prev_dev_ptr",
-                     kind="dropped", example=chunk.id)
+            diag.add("megengine.chunk_no_address", example=chunk.id)
             continue
         if owner is None:
-            diag.add("megengine.chunk_unknown_owner", "chunk owned by an unknown var: kept "
-                     "with no owner and no lifetime", kind="guessed",
+            diag.add("megengine.chunk_unknown_owner",
                      example=f"{chunk.id} (owner_var {chunk.owner_var})")
             trace.add_memory_block(MemoryBlock(address, chunk.size, name=chunk.id,
                                                category="activation",
@@ -113,12 +107,8 @@ def add_memory_blocks(trace: Trace, doc: StaticProfile, offsets: dict[str, int],
         blocks[chunk.id] = block
         trace.add_memory_block(block)
     derived = _dynamic_blocks(trace, run, doc, members)
-    diag.add("megengine.dynamic_var_memory", "vars allocated at run time (jit.trace, "
-             "load_and_run without --embed-input) have no memory chunk: blocks derived from "
-             "their prev_dev_ptr..prev_dev_ptr_end range", kind="guessed", count=derived)
-    diag.add("megengine.in_place_output", "outputs written over an input's memory (in-place "
-             "overwrite) start when their op ends, as MegEngine's plan counts them",
-             kind="note", count=_settle_in_place(run, doc, blocks))
+    diag.add("megengine.dynamic_var_memory", count=derived)
+    diag.add("megengine.in_place_output", count=_settle_in_place(run, doc, blocks))
 
 
 def _dynamic_blocks(trace: Trace, run: _Execution, doc: StaticProfile,
@@ -205,18 +195,14 @@ def _lifetime(trace: Trace, run: _Execution, chunk: MemChunk, var_ids: list[str]
               comp_node: str) -> tuple[int | None, int | None]:
     writers = [run.producer[v] for v in var_ids if v in run.producer]
     if not writers:
-        trace.diagnostics.add("megengine.chunk_unexecuted_owner", "chunk whose vars no "
-                              "executed opr produces: no lifetime", kind="guessed",
-                              example=chunk.id)
+        trace.diagnostics.add("megengine.chunk_unexecuted_owner", example=chunk.id)
         return None, None
     first = min(writers, key=run.order.__getitem__)
     readers = [op for v in var_ids for op in run.readers.get(v, ())] or writers
     last = max(readers, key=run.order.__getitem__)
     begin, end = run.span(first, comp_node), run.span(last, comp_node)
     if begin is None or end is None:
-        trace.diagnostics.add("megengine.chunk_untimed", "chunk whose producer or last "
-                              "reader has no device timing: no lifetime", kind="guessed",
-                              example=chunk.id)
+        trace.diagnostics.add("megengine.chunk_untimed", example=chunk.id)
         return None, None
     alloc, free = begin[0], end[1]
     if alloc is not None and free is not None and free < alloc:

@@ -71,9 +71,7 @@ def read_profile(source: Source) -> Trace:
                            attributes={"megengine.clocks": CLOCK_NOTE}))
     offsets = device_offsets(doc)
     trace.metadata.attributes["megengine.device_offset_ns"] = offsets
-    trace.diagnostics.add("megengine.device_clock_shifted", "device clock(s) shifted onto the "
-                          "host clock (launch latency 0 for the tightest opr)", kind="guessed",
-                          count=len(offsets),
+    trace.diagnostics.add("megengine.device_clock_shifted", count=len(offsets),
                           example="; ".join(f"{cn} {ns / 1e6:+.3f} ms"
                                             for cn, ns in offsets.items()) or None)
     rows = add_timeline(trace, doc, offsets)
@@ -144,9 +142,7 @@ def add_timeline(trace: Trace, doc: StaticProfile,
             for row in dev_rows:
                 trace.add_flow(host_rows[0], row, "launch", "launch")
         rows[opr_id] = host_rows + dev_rows
-    trace.diagnostics.add("megengine.unprofiled_opr",
-                          "opr in comp_seq without an operator entry or profiler timing",
-                          kind="dropped", count=missing)
+    trace.diagnostics.add("megengine.unprofiled_opr", count=missing)
     return rows
 
 
@@ -157,13 +153,11 @@ def span_ns(trace: Trace, t: Timing, offset: int = 0) -> tuple[int, int | None, 
     is clamped to the start (counted as repaired). ``offset`` (ns) is added to all three.
     """
     if not (math.isfinite(t.start) and math.isfinite(t.end)):
-        trace.diagnostics.add("megengine.nonfinite_time", "timing with inf/nan start or end",
-                              kind="dropped", example=f"start={t.start} end={t.end}")
+        trace.diagnostics.add("megengine.nonfinite_time", example=f"start={t.start} end={t.end}")
         return None
     start, end = seconds_to_ns(t.start) + offset, seconds_to_ns(t.end) + offset
     if end < start:
-        trace.diagnostics.add("megengine.negative_duration", "end before start: clamped",
-                              kind="repaired", example=f"start={t.start} end={t.end}")
+        trace.diagnostics.add("megengine.negative_duration", example=f"start={t.start} end={t.end}")
         end = start
     kern = seconds_to_ns(t.kern) + offset if math.isfinite(t.kern) and t.kern >= 0 else None
     return start, kern, end

@@ -125,32 +125,21 @@ def _build_unit(trace: Trace, unit: Unit) -> GraphPart:
             # (a Summary alone is a fragment someone chose to paste; after timed lines, a
             # Summary with no trailer is a report cut inside its Summary)
             where = "inside its Summary" if report.summary else "before its Summary"
-            diagnostics.add("migraphx.report_truncated", f"perf report ends {where}, without "
-                            "its trailer (Total time ...): cut; the lines present are read",
-                            kind="dropped")
+            diagnostics.add("migraphx.report_truncated", example=f"ends {where}")
     if unit.untimed_report is not None:
         add_summary(trace, unit.untimed_report, unit.label, {})
-    diagnostics.add("migraphx.unresolved_input", "input name defined nowhere in the program "
-                    "(elided or cut paste); the edge is dropped", kind="dropped",
-                    count=len(program.unresolved),
+    diagnostics.add("migraphx.unresolved_input", count=len(program.unresolved),
                     example=next((f"line {ln}: {nm}" for ln, nm in program.unresolved), None))
-    diagnostics.add("migraphx.name_repeated", "instruction names printed again in their "
-                    "module (a garbled or spliced paste): kept as <name>#2...; references "
-                    "go to the first", kind="repaired", count=program.repeated)
+    diagnostics.add("migraphx.name_repeated", count=program.repeated)
     for node in program.nodes:
         ins = node.instruction
         if ins.truncated:
-            diagnostics.add("migraphx.truncated_instruction", "instruction print cut short "
-                            "(no shape or unclosed brackets); read as far as it goes",
-                            kind="repaired", example=f"line {ins.line}: {ins.name}")
+            diagnostics.add("migraphx.truncated_instruction",
+                            example=f"line {ins.line}: {ins.name}")
         if ins.shape is not None and ins.shape.too_large:
-            diagnostics.add("migraphx.shape_too_large", "shapes whose byte size passes int64 "
-                            "(garbled dimensions or strides): no size", kind="dropped",
-                            example=f"line {ins.line}: {ins.name}")
+            diagnostics.add("migraphx.shape_too_large", example=f"line {ins.line}: {ins.name}")
         if ins.unclosed_attributes:
-            diagnostics.add("migraphx.unclosed_attributes", "code_object attributes without "
-                            "the closing ']' (ROCm 4.2-4.5 print)", kind="repaired",
-                            example=f"line {ins.line}: {ins.name}")
+            diagnostics.add("migraphx.unclosed_attributes", example=f"line {ins.line}: {ins.name}")
     return GraphPart(program, layout, prefix, blocks)
 
 
@@ -158,16 +147,12 @@ def _note_document(document: Document, trace: Trace) -> None:
     diagnostics = trace.diagnostics
     if document.unparsed:
         number, text = document.unparsed[0]
-        diagnostics.add("migraphx.unparsed_line", "line not understood as MIGraphX output",
-                        kind="dropped", count=len(document.unparsed),
+        diagnostics.add("migraphx.unparsed_line", count=len(document.unparsed),
                         example=f"line {number}: {text}")
-    diagnostics.add("migraphx.elided", "'...' elision lines in the paste", kind="note",
-                    count=len(document.elided))
-    diagnostics.add("migraphx.untitled_summary", "Summary rows pasted without their "
-                    "'Summary:' line", kind="note", count=document.untitled_summary)
-    diagnostics.add("migraphx.wrapped_line", "line hard-wrapped by the paste (instruction, "
-                    "Summary row, Output list, trailer); the pieces were joined", kind="repaired",
-                    count=len(document.wrapped), example=f"line {document.wrapped[0]}"
+    diagnostics.add("migraphx.elided", count=len(document.elided))
+    diagnostics.add("migraphx.untitled_summary", count=document.untitled_summary)
+    diagnostics.add("migraphx.wrapped_line", count=len(document.wrapped),
+                    example=f"line {document.wrapped[0]}"
                     if document.wrapped else None)
 
 

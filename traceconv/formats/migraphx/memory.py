@@ -70,18 +70,12 @@ def _region(node: Node, program: Program, size: int | None,
         end = int(ins.attributes["end"])
     except (KeyError, ValueError):
         offset, end = 0, size or 0
-        diagnostics.add("migraphx.load_without_offset", "load without readable offset/end; "
-                        "placed at offset 0 with its shape's size", kind="guessed",
-                        example=f"line {ins.line}: {ins.name}")
+        diagnostics.add("migraphx.load_without_offset", example=f"line {ins.line}: {ins.name}")
     if end < offset:  # a cut paste can leave "end=4" of "end=40960"
-        diagnostics.add("migraphx.load_range_reversed", "load with end before offset (a cut "
-                        "line?); the shape's size is used from the offset", kind="repaired",
-                        example=f"line {ins.line}: {ins.name}")
+        diagnostics.add("migraphx.load_range_reversed", example=f"line {ins.line}: {ins.name}")
         end = offset + (size or 0)
     if size is not None and end - offset != size:
-        diagnostics.add("migraphx.load_size_mismatch", "load end - offset differs from the "
-                        "bytes of its printed shape; the printed range is used",
-                        kind="note", example=f"line {ins.line}: {ins.name}")
+        diagnostics.add("migraphx.load_size_mismatch", example=f"line {ins.line}: {ins.name}")
     pool_node = program.nodes[node.inputs[0]] if node.inputs and node.inputs[0] is not None \
         else None
     args = {"instruction": ins.name, "offset": offset, "end": end}

@@ -112,9 +112,7 @@ def _perf(trace: Trace, unit: Unit, layout: Layout, diagnostics: Diagnostics) ->
             layout.end[node.index] = cursor
             continue
         if dur is None:
-            diagnostics.add("migraphx.nan_time", "instruction never timed (-nan ms: a module "
-                            "that did not run); laid out with zero duration", kind="note",
-                            example=f"line {ins.line}: {ins.name}")
+            diagnostics.add("migraphx.nan_time", example=f"line {ins.line}: {ins.name}")
             dur = 0
         if stream not in tracks:
             label = PERF_TRACK if stream == "0" else f"stream {stream}: {PERF_TRACK}"
@@ -147,17 +145,13 @@ def _eval_record(trace: Trace, track: int, record: EvalRecord, by_name: dict, la
     ins = record.instruction
     dur = ms_to_ns(record.device_ms if record.device_ms is not None else record.host_ms)
     if dur is None:
-        diagnostics.add("migraphx.eval_without_time", "trace-eval record without a 'Time:' "
-                        "line (before ROCm 4.5); laid out at 1 µs", kind="note",
-                        example=f"line {record.line}")
+        diagnostics.add("migraphx.eval_without_time", example=f"line {record.line}")
         dur = UNTIMED_NS
     args: dict = {"line": record.line, "t1_ms": record.host_ms, "t2_ms": record.device_ms}
     if record.output:
         args["output"] = "\n".join(record.output)
     if ins is None:
-        diagnostics.add("migraphx.eval_unknown_instruction", "trace-eval record without a "
-                        "parsable instruction (ROCm 4.1 prints 'Instruction not part of "
-                        "program')", kind="note", example=record.text)
+        diagnostics.add("migraphx.eval_unknown_instruction", example=record.text)
         trace.add_slice(track, cursor, dur, record.text or "unknown instruction",
                         "migraphx.eval", args)
         return cursor + dur
@@ -167,8 +161,7 @@ def _eval_record(trace: Trace, track: int, record: EvalRecord, by_name: dict, la
     row = trace.add_slice(track, cursor, dur, slice_name(ins), category(ins),
                           slice_args(ins, node.module if node else "") | args)
     if node is None:
-        diagnostics.add("migraphx.eval_unmatched", "trace-eval record naming an instruction "
-                        "that the program does not have", kind="note", example=ins.name)
+        diagnostics.add("migraphx.eval_unmatched", example=ins.name)
     else:
         layout.rows[node.index].append(row)
         if primary:

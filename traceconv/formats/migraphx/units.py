@@ -51,9 +51,7 @@ def units_of(document: Document, diagnostics: Diagnostics) -> list[Unit]:
         if run.report is not None and run.report.lines:
             items = assign_modules(line.instruction for line in run.report.lines)
             units.append(Unit(run, resolve(items), report=run.report, eval_passes=passes))
-            diagnostics.add("migraphx.listing_superseded", "program listings of a run that "
-                            "also has a perf report (the report lists the same program)",
-                            kind="note", count=len(run.listings))
+            diagnostics.add("migraphx.listing_superseded", count=len(run.listings))
         elif passes and not run.listings:
             items = assign_modules(r.instruction for r in passes[0] if r.instruction)
             units.append(Unit(run, resolve(items), eval_passes=passes))
@@ -66,14 +64,11 @@ def units_of(document: Document, diagnostics: Diagnostics) -> list[Unit]:
             # a listing with a perf trailer but no per-instruction times: the program is
             # untimed; the trailer and Summary are kept beside it
             units[-1].untimed_report = run.report
-            diagnostics.add("migraphx.report_without_lines", "perf report with a summary or "
-                            "trailer but no per-instruction lines (kept as statistics and "
-                            "metadata; the listing stays untimed)", kind="note")
+            diagnostics.add("migraphx.report_without_lines")
         if run.report is not None and not run.report.lines and not run.listings:
             # a pasted Summary or trailer alone: stats and totals, no program
             units.append(Unit(run, resolve([]), report=run.report))
-            diagnostics.add("migraphx.report_without_lines", "perf report with a summary or "
-                            "trailer but no per-instruction lines (cut paste)", kind="note")
+            diagnostics.add("migraphx.report_without_lines")
     if len(units) > 1:
         for k, unit in enumerate(units, 1):
             unit.label = f"program {k}"

@@ -84,8 +84,7 @@ def _read(db: Database) -> Trace:
     read_memory(ctx)
     _link(ctx, api, work)
     _account_tables(ctx)
-    trace.diagnostics.add("nsys.missing_string", "string ids with no StringIds entry (named "
-                          "<string N>)", kind="repaired", count=ctx.missing_strings)
+    trace.diagnostics.add("nsys.missing_string", count=ctx.missing_strings)
     return trace
 
 
@@ -151,9 +150,7 @@ def _link(ctx: Context, api: tuple[np.ndarray, dict[str, np.ndarray]],
         ctx.trace, api[0], api[1]["globalPid"], api[1]["correlationId"], rows,
         np.concatenate([k["globalPid"] for _, k in work]),
         np.concatenate([k["correlationId"] for _, k in work]))
-    ctx.trace.diagnostics.add("nsys.work_without_launch", "GPU work whose correlation id "
-                              "matches no API call of its process (no flow; a time-window "
-                              "cut of the export leaves some)", kind="note", count=unmatched)
+    ctx.trace.diagnostics.add("nsys.work_without_launch", count=unmatched)
 
 
 def _account_tables(ctx: Context) -> None:
@@ -173,14 +170,9 @@ def _account_tables(ctx: Context) -> None:
         else:
             unread.append((table, rows))
     ctx.trace.diagnostics.add(
-        "nsys.metadata_not_read", "rows of tables that describe the capture (system "
-        "environment, capture settings, CUDA contexts, payload schemas...), not read",
-        kind="note", count=sum(n for _, n in described),
+        "nsys.metadata_not_read", count=sum(n for _, n in described),
         example=", ".join(f"{t} ({n})" for t, n in sorted(described, key=lambda x: -x[1])[:8]))
     ctx.trace.diagnostics.add(
-        "nsys.table_not_read", "rows of export tables this reader does not read (scheduling, "
-        "sampling, call chains, other APIs...)", kind="dropped",
-        count=sum(n for _, n in unread),
+        "nsys.table_not_read", count=sum(n for _, n in unread),
         example=", ".join(f"{t} ({n})" for t, n in sorted(unread, key=lambda x: -x[1])[:8]))
-    ctx.trace.diagnostics.add("nsys.empty_table", "tables of the export with no rows",
-                              kind="note", count=empty)
+    ctx.trace.diagnostics.add("nsys.empty_table", count=empty)

@@ -44,9 +44,8 @@ class Context:
         dur = end - start
         backwards = dur < 0
         if backwards.any():
-            self.trace.diagnostics.add(
-                "nsys.end_before_start", "events whose end is before their start: read as "
-                "zero-length", kind="repaired", count=int(backwards.sum()), example=table)
+            self.trace.diagnostics.add("nsys.end_before_start", count=int(backwards.sum()),
+                                       example=table)
             dur = np.where(backwards, 0, dur)
         first = len(self.trace.slices)
         category_id = self.trace.strings.intern(category)

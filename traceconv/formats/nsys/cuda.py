@@ -160,9 +160,7 @@ def read_sync(ctx: Context) -> np.ndarray:
     for i, key in enumerate(contexts):
         device[i] = known.get(key, device[i])
     moved = int((device != rows["deviceId"]).sum())
-    ctx.trace.diagnostics.add("nsys.sync_device_from_context", "synchronisations placed on "
-                              "the GPU of their CUDA context (CUPTI records them with device "
-                              "0)", kind="repaired", count=moved)
+    ctx.trace.diagnostics.add("nsys.sync_device_from_context", count=moved)
     rows["deviceId"] = device
     types = ctx.enum("ENUM_CUPTI_SYNC_TYPE", SYNC_TYPES)
     names = [types.get(k, f"sync type {k}") for k in rows["syncType"].tolist()]

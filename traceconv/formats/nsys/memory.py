@@ -46,16 +46,10 @@ def read_memory(ctx: Context) -> None:
         else:
             other += 1
     fits = [b for b in blocks if b.address < 1 << 63]
-    ctx.trace.diagnostics.add("nsys.address_beyond_int64", "memory blocks whose address does "
-                              "not fit int64 (not read)", kind="dropped",
-                              count=len(blocks) - len(fits))
+    ctx.trace.diagnostics.add("nsys.address_beyond_int64", count=len(blocks) - len(fits))
     blocks = fits
     ctx.trace.add_memory_blocks(blocks)
-    ctx.trace.diagnostics.add("nsys.free_without_allocation", "device frees whose allocation "
-                              "came before the capture: block starts at the trace start",
-                              kind="guessed", count=unpaired)
-    ctx.trace.diagnostics.add("nsys.memory_operation_unknown", "memory usage events that are "
-                              "neither an allocation nor a deallocation (not read)",
-                              kind="dropped", count=other)
+    ctx.trace.diagnostics.add("nsys.free_without_allocation", count=unpaired)
+    ctx.trace.diagnostics.add("nsys.memory_operation_unknown", count=other)
     if blocks:
         add_live_bytes_counters(ctx.trace)

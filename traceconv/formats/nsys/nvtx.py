@@ -81,9 +81,7 @@ def read_nvtx(ctx: Context) -> None:
     ranges = np.isin(kind, PUSH_POP + START_END)
     unfinished = ranges & (end < 0)
     if unfinished.any():
-        trace.diagnostics.add("nsys.nvtx_unfinished_range", "NVTX ranges without an end "
-                              "(still open when the capture stopped): dropped",
-                              kind="dropped", count=int(unfinished.sum()))
+        trace.diagnostics.add("nsys.nvtx_unfinished_range", count=int(unfinished.sum()))
     for picked, tracks in (
             (np.isin(kind, PUSH_POP) & ~unfinished, lambda r: ctx.places.threads(
                 rows["globalTid"][r])),
@@ -101,11 +99,9 @@ def read_nvtx(ctx: Context) -> None:
                               category=np.full(len(marks), category, np.int32))
     ctx.read_tables.add(NVTX)
     naming = sum(kinds.get(k, 0) for k in NAMING)
-    trace.diagnostics.add("nsys.nvtx_names", "NVTX rows that name a thread, domain or "
-                          "category (read as names, not events)", kind="note", count=naming)
+    trace.diagnostics.add("nsys.nvtx_names", count=naming)
     other = {k: n for k, n in kinds.items() if k not in wanted + NAMING}
-    trace.diagnostics.add("nsys.nvtx_other_event_type", "NVTX rows of other event types "
-                          "(not read)", kind="dropped", count=sum(other.values()),
+    trace.diagnostics.add("nsys.nvtx_other_event_type", count=sum(other.values()),
                           example=f"eventType {sorted(other)}" if other else None)
 
 

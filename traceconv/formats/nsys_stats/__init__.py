@@ -82,9 +82,7 @@ def _read_rows(trace: Trace, header: list[str], rows: Iterator[list[str]], name:
         names.append(row[text])
         args.append({key: int(row[i]) for i, key in extras if i < len(row) and row[i].isdigit()}
                     or None)
-    trace.diagnostics.add("nsys_stats.malformed_row", "report rows whose start, end, PID or "
-                          "TID is not a number or out of range (not read)", kind="dropped",
-                          count=bad)
+    trace.diagnostics.add("nsys_stats.malformed_row", count=bad)
     processes: dict[int, int] = {}
 
     def track(key: int) -> int:

@@ -123,9 +123,7 @@ class _Builder:
         target, seen = node_id, set()
         while target in types and types[target] != OPERATOR:
             if target in seen:
-                self.trace.diagnostics.add("paddle_pb.parent_cycle", "host nodes whose parent "
-                                           "ids form a cycle: attached to the node itself",
-                                           kind="repaired", example=f"node {node_id}")
+                self.trace.diagnostics.add("paddle_pb.parent_cycle", example=f"node {node_id}")
                 return rows.get(node_id)
             seen.add(target)
             target = parents[target]
@@ -135,9 +133,7 @@ class _Builder:
         """False (and counted) for times the model's int64 ns cannot hold."""
         if start <= INT64_MAX and end <= INT64_MAX:
             return True
-        self.trace.diagnostics.add("paddle_pb.time_out_of_range",
-                                   "events with timestamps beyond int64 were dropped",
-                                   kind="dropped", example=f"{start}..{end}")
+        self.trace.diagnostics.add("paddle_pb.time_out_of_range", example=f"{start}..{end}")
         return False
 
     def runtime(self, track: int, node) -> None:
@@ -197,7 +193,6 @@ class _Builder:
         row = self.owner(node_id, rows, parents, types)
         if row is None:
             self.trace.diagnostics.add("paddle_pb.supplement_without_op",
-                                       "op shapes recorded outside any op", kind="dropped",
                                        example=self.text(event.op_type))
             return
         args = self.trace.slices.args[row]
@@ -249,7 +244,6 @@ def build_trace(message, trace: Trace) -> Trace:
         builder.thread(tree)
         roots += sum(1 for n in tree.host_nodes if is_root(n))
     builder.memories()
-    trace.diagnostics.add("paddle_pb.root_nodes", "synthetic per-thread root nodes skipped",
-                          kind="note", count=roots)
+    trace.diagnostics.add("paddle_pb.root_nodes", count=roots)
     fill_activity(trace, PADDLE_VOCABULARY)
     return trace

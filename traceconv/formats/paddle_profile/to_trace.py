@@ -77,12 +77,8 @@ def build_trace(profile, trace: Trace) -> Trace:
             args["block_depth"] = event.device_id
             trace.add_slice(track, start, end - start, leaf_name(path), CPU_CATEGORY, args)
     if reversed_times:
-        trace.diagnostics.add("paddle_profile.end_before_start",
-                              "events ending before they start (kept with duration 0)",
-                              kind="repaired", count=reversed_times)
-    trace.diagnostics.add("paddle_profile.time_out_of_range",
-                          "events with timestamps beyond int64 (uninitialised) were dropped",
-                          kind="dropped", count=out_of_range)
+        trace.diagnostics.add("paddle_profile.end_before_start", count=reversed_times)
+    trace.diagnostics.add("paddle_profile.time_out_of_range", count=out_of_range)
     link_launches(trace, "paddle_profile")
     _add_memory(trace, profile)
     fill_activity(trace, PADDLE_VOCABULARY)
@@ -103,9 +99,7 @@ def _add_memory(trace: Trace, profile) -> None:
     text = Utf8Repair(trace.diagnostics, "paddle_profile")
     for mem in sorted(profile.mem_events, key=lambda m: (m.start_ns, m.end_ns)):
         if mem.start_ns > INT64_MAX or offsets[device_of(mem)] + mem.bytes > INT64_MAX:
-            trace.diagnostics.add("paddle_profile.time_out_of_range",
-                                  "events with timestamps or sizes beyond int64 "
-                                  "(uninitialised) were dropped", kind="dropped")
+            trace.diagnostics.add("paddle_profile.time_out_of_range")
             continue
         device = device_of(mem)
         trace.add_memory_block(MemoryBlock(
@@ -116,7 +110,5 @@ def _add_memory(trace: Trace, profile) -> None:
             args={"free_in": text(mem.free_in), "thread": mem.thread_id,
                   "address": "logical offset (the profile records no addresses)"}))
         offsets[device] += mem.bytes
-    trace.diagnostics.add("paddle_profile.memory_addresses_guessed",
-                          "memory events carry no address; blocks get logical offsets",
-                          kind="guessed", count=len(profile.mem_events))
+    trace.diagnostics.add("paddle_profile.memory_addresses_guessed", count=len(profile.mem_events))
     add_live_bytes_counters(trace)

@@ -129,9 +129,7 @@ class ReportParser:
                 if self._understood(joined):
                     for piece in held[:start]:
                         self._line(*piece)
-                    self.diagnostics.add("paddle_report.wrapped_line", "line hard-wrapped "
-                                         "by the paste: the pieces were joined",
-                                         kind="repaired", count=len(pieces) - 1,
+                    self.diagnostics.add("paddle_report.wrapped_line", count=len(pieces) - 1,
                                          example=f"line {held[start][0]}")
                     self._line(held[start][0], joined)
                     return True
@@ -230,9 +228,7 @@ class ReportParser:
             report = self._start_report(lineno, implicit=True)
         self._stage = _ROWS_STAGE
         self._table = EventTable(report, columns, line)
-        self.diagnostics.add("paddle_report.headerless_table",
-                             "Event Summary rows without their header: columns taken from the "
-                             "rows' shape", kind="guessed", example=f"line {lineno}")
+        self.diagnostics.add("paddle_report.headerless_table", example=f"line {lineno}")
         self._table_line(lineno, line)
 
     def _header_line(self, lineno: int, line: str) -> bool:
@@ -254,9 +250,8 @@ class ReportParser:
         elif pattern is PLACE:
             report.place = m.group(1)
             if place_clock(report.place, True) is None:
-                self.diagnostics.add("paddle_report.unknown_place", "a Place: the profiler "
-                                     "never printed (times kept, neither host nor device)",
-                                     kind="note", example=f"line {lineno}: {report.place}")
+                self.diagnostics.add("paddle_report.unknown_place",
+                                     example=f"line {lineno}: {report.place}")
         elif pattern is TIME_UNIT:
             report.time_unit = m.group(1)
         elif pattern is SORTED_BY:
@@ -278,9 +273,7 @@ class ReportParser:
     def _overhead_split(self, report: ProfilingReport, m: re.Match[str], lineno: int) -> None:
         if report.overhead is None:
             report.overhead = OverheadSummary(total_ms=None)
-            self.diagnostics.add("paddle_report.overhead_without_total",
-                                 "overhead split without a 'Total time' line",
-                                 kind="repaired", example=m.group(0).strip())
+            self.diagnostics.add("paddle_report.overhead_without_total", example=m.group(0).strip())
         if m.group(1).startswith("Computation"):
             report.overhead.computation_ms = number(m.group(2))
             report.overhead.computation_ratio_pct = number(m.group(3))
@@ -323,26 +316,19 @@ class ReportParser:
             self._line(lineno, line)
         else:
             self.diagnostics.add("paddle_report.unreadable_row",
-                                 "Event Summary line that is not a row (foreign text in a table)",
-                                 kind="dropped", example=f"line {lineno}: {line.strip()}")
+                                 example=f"line {lineno}: {line.strip()}")
         if self._table is table:
             table.after_blank = False
 
     def _cut_row(self, lineno: int, line: str) -> None:
-        self.diagnostics.add("paddle_report.cut_row",
-                             "dropped row: cut off (fewer cells than the table's columns)",
-                             kind="dropped", example=f"line {lineno}: {line.strip()}")
+        self.diagnostics.add("paddle_report.cut_row", example=f"line {lineno}: {line.strip()}")
 
     def _end_table(self) -> None:
         table, self._table = self._table, None
         if table is not None:
             table.finish()
         if table is not None and table.guessed:
-            self.diagnostics.add(
-                "paddle_report.nesting_guessed",
-                "indentation collapsed: nested rows without a name hint were placed by "
-                "arithmetic (a parent's total holds its children's)", kind="guessed",
-                count=table.guessed)
+            self.diagnostics.add("paddle_report.nesting_guessed", count=table.guessed)
 
     def _memory_line(self, lineno: int, line: str) -> None:
         memory = self._memory
@@ -365,5 +351,4 @@ class ReportParser:
 
     def _foreign(self, lineno: int, line: str) -> None:
         self.diagnostics.add("paddle_report.foreign_lines",
-                             "lines that belong to no report (log output) were skipped",
-                             kind="note", example=f"line {lineno}: {line.strip()}")
+                             example=f"line {lineno}: {line.strip()}")

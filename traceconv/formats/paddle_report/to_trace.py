@@ -139,9 +139,7 @@ def _add_events(trace: Trace, report: ProfilingReport, common: dict,
         stat.section = section
         trace.add_stat(stat)
     if non_finite:
-        trace.diagnostics.add("paddle_report.non_finite_total",
-                              "rows whose total is nan/inf (kept with total 0)",
-                              kind="repaired", count=non_finite)
+        trace.diagnostics.add("paddle_report.non_finite_total", count=non_finite)
     return list(range(first, len(trace.stats)))
 
 

@@ -104,8 +104,7 @@ class SummaryParser:
 
     def _line(self, lineno: int, line: str) -> None:
         if (m := STEP_INFO.match(line)) and None in (_float(m["reader"]), _float(m["batch"])):
-            self.diagnostics.add("paddle_summary.unreadable_row", "rows whose numbers do not "
-                                 "parse: skipped", kind="dropped", example=f"line {lineno}")
+            self.diagnostics.add("paddle_summary.unreadable_row", example=f"line {lineno}")
         elif m:
             self.doc.steps.append(StepInfo(
                 line=lineno, reader_cost=float(m["reader"]), batch_cost=float(m["batch"]),
@@ -194,16 +193,14 @@ class SummaryParser:
         cells = cells if cells is not None else CELL_GAP.split(line.strip())
         if len(cells) != len(header):
             self.diagnostics.add("paddle_summary.unreadable_row",
-                                 "table row whose cells do not match the header",
-                                 kind="dropped", example=f"line {lineno}: {line.strip()}")
+                                 example=f"line {lineno}: {line.strip()}")
             return
         depth = (len(line) - len(line.lstrip(" "))) // 2
         del self._stack[depth:]
         parent = self._stack[-1] if self._stack and len(self._stack) == depth else None
         if depth and parent is None:
             self.diagnostics.add("paddle_summary.orphan_indent",
-                                 "indented row with no enclosing row (kept at top level)",
-                                 kind="repaired", example=f"line {lineno}: {line.strip()}")
+                                 example=f"line {lineno}: {line.strip()}")
             depth = 0
         table.rows.append(SummaryRow(name=cells[0], depth=depth, parent=parent,
                                      thread=self._thread, cells=dict(zip(header, cells,
@@ -224,9 +221,7 @@ class SummaryParser:
             self.doc.tables.append(table)
             self._state, self._thread, self._stack = "rows", None, []
             self._base = len(m["indent"])
-            self.diagnostics.add("paddle_summary.untitled_rows", "summary rows without their "
-                                 "table's title or header: the table was told from the rows' "
-                                 "shape", kind="guessed", example=f"line {lineno}")
+            self.diagnostics.add("paddle_summary.untitled_rows", example=f"line {lineno}")
         cells = [m["name"], m["calls"], m["first"]] + ([m["second"]] if two else []) + (
             [m["flops"]] if m["flops"] else [])
         header = table.headers[-1]
@@ -236,5 +231,4 @@ class SummaryParser:
 
     def _foreign(self, lineno: int, line: str) -> None:
         self.diagnostics.add("paddle_summary.foreign_lines",
-                             "lines outside any summary table were skipped", kind="note",
                              example=f"line {lineno}: {line.strip()}")

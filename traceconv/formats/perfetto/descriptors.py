@@ -69,9 +69,7 @@ def assign_ids(trace: Trace) -> TrackIds:
                 used_pids.add(pid)
                 pids.append(pid)
                 continue
-            trace.diagnostics.add("perfetto.pid_replaced", "a process pid was out of range or "
-                                  "used twice; it is drawn as a named track group",
-                                  kind="repaired", example=f"{process.name!r} pid {pid}")
+            trace.diagnostics.add("perfetto.pid_replaced", example=f"{process.name!r} pid {pid}")
         pids.append(None)
     used_tids: set[tuple[int, int]] = set()
     tids: list[int | None] = []

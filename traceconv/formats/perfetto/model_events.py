@@ -31,9 +31,7 @@ def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
     raw = _column(events.ts, np.uint64)
     kind = _column(events.type, np.int8)
     keep = raw < np.uint64(1 << 63)
-    diagnostics.add("perfetto.timestamp_beyond_int64", "events with a timestamp at or above "
-                    "2^63 (a negative number written as uint64): left out, as trace_processor "
-                    "leaves them out", kind="dropped", count=int((~keep).sum()),
+    diagnostics.add("perfetto.timestamp_beyond_int64", count=int((~keep).sum()),
                     example=f"{int(raw[~keep][0])}" if (~keep).any() else None)
     ts = raw.astype(np.int64)
     del raw
@@ -48,11 +46,9 @@ def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
     keep &= track >= 0
     on_counter = np.isin(uuid, np.array(list(tracks.counters), dtype=np.uint64))
     counter_rows = np.flatnonzero(keep & (kind == COUNTER) & on_counter)
-    diagnostics.add("perfetto.counter_on_slice_track", "counter values on a track without a "
-                    "CounterDescriptor: left out, as trace_processor leaves them out",
-                    kind="dropped", count=int((keep & (kind == COUNTER) & ~on_counter).sum()))
-    diagnostics.add("perfetto.slice_on_counter_track", "slices or instants on a counter "
-                    "track: left out (a counter track holds values only)", kind="dropped",
+    diagnostics.add("perfetto.counter_on_slice_track",
+                    count=int((keep & (kind == COUNTER) & ~on_counter).sum()))
+    diagnostics.add("perfetto.slice_on_counter_track",
                     count=int((keep & (kind != COUNTER) & on_counter).sum()))
     timeline = np.flatnonzero(keep & (kind != COUNTER) & ~on_counter)
     dotted = frozenset(model.get("dotted", ())) if model else frozenset()
@@ -79,10 +75,8 @@ def _to_trace_clock(reader: PftraceReader, ts: np.ndarray, clock: np.ndarray) ->
         pairs = sorted(offsets.get(clock_id, []))
         if not pairs:
             placed[rows] = False
-            reader.diagnostics.add("perfetto.clock_without_snapshot", "events on a clock that "
-                                   "no ClockSnapshot links to the trace clock: left out, as "
-                                   "trace_processor leaves them out", kind="dropped",
-                                   count=len(rows), example=f"clock {clock_id & 0xFFFFFFFF}")
+            reader.diagnostics.add("perfetto.clock_without_snapshot", count=len(rows),
+                                   example=f"clock {clock_id & 0xFFFFFFFF}")
             continue
         readings = np.array([p[0] for p in pairs], dtype=np.int64)
         at = np.maximum(np.searchsorted(readings, ts[rows], "right") - 1, 0)
@@ -99,9 +93,7 @@ def _accumulate(reader: PftraceReader, ts: np.ndarray, rows: np.ndarray,
     starts = np.array([b[0] for b in bases], dtype=np.int64)
     segment = np.searchsorted(starts, packets, "right") - 1
     placed = segment >= 0
-    reader.diagnostics.add("perfetto.incremental_clock_before_snapshot", "events on an "
-                           "incremental clock before any ClockSnapshot gave it a base: left "
-                           "out", kind="dropped", count=int((~placed).sum()))
+    reader.diagnostics.add("perfetto.incremental_clock_before_snapshot", count=int((~placed).sum()))
     segment = np.maximum(segment, 0)
     base = np.array([b[1] for b in bases], dtype=np.int64)[segment]
     unit = np.array([b[2] for b in bases], dtype=np.int64)[segment]
@@ -138,17 +130,13 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     order = rows[np.lexsort((rows, ts[rows], place[rows]))]
     delta = np.where(kind[order] == BEGIN, 1, np.where(kind[order] == END, -1, 0))
     pairs = pair_slices(place[order], delta)
-    diagnostics.add("perfetto.end_without_begin", "slice ENDs with no open BEGIN on their "
-                    "track: left out, as trace_processor leaves them out", kind="dropped",
-                    count=len(pairs.unmatched_ends))
+    diagnostics.add("perfetto.end_without_begin", count=len(pairs.unmatched_ends))
     begin_event = order[pairs.begins]
     end_event = np.where(pairs.ends >= 0, order[np.maximum(pairs.ends, 0)], -1)
     complete = rows[kind[rows] == COMPLETE]
     open_count = int((end_event < 0).sum())
     last = int(ts[rows].max()) if len(rows) else 0
-    diagnostics.add("perfetto.slice_not_ended", "slices that never end (trace_processor shows "
-                    "them as 'Did not end'): they end at the trace's last timestamp",
-                    kind="repaired", count=open_count)
+    diagnostics.add("perfetto.slice_not_ended", count=open_count)
     starts_at = np.r_[begin_event, complete]
     start = ts[starts_at]
     end = np.r_[np.where(end_event >= 0, ts[np.maximum(end_event, 0)], last),
@@ -252,17 +240,13 @@ def _flows(reader: PftraceReader, slice_of: np.ndarray, ts: np.ndarray, keep: np
     flows = np.concatenate(parts)
     event, ids, ends = flows[:, 0], flows[:, 1], flows[:, 2].astype(bool)
     placed = keep[event] & (slice_of[event] >= 0)
-    diagnostics.add("perfetto.flow_endpoint_not_slice", "flow ids on an instant, a counter or "
-                    "a left-out event: the model links slices only, so these are left out",
-                    kind="dropped", count=int((~placed).sum()))
+    diagnostics.add("perfetto.flow_endpoint_not_slice", count=int((~placed).sum()))
     event, ids, ends = event[placed], ids[placed], ends[placed]
     position = np.lexsort((event, ts[event]))
     rank = np.empty(len(event), dtype=np.int64)
     rank[position] = np.arange(len(event))
     sources, targets, orphans = link_flows(rank, ids, ends)
-    diagnostics.add("perfetto.flow_end_without_start", "terminating flow ids never started "
-                    "before: no link (trace_processor draws none)", kind="dropped",
-                    count=orphans)
+    diagnostics.add("perfetto.flow_end_without_start", count=orphans)
     source_rows, target_rows = slice_of[event[sources]], slice_of[event[targets]]
     labels = model_attribute.flow_labels(model.get("flows", [])) if model else []
     intern = trace.strings.intern

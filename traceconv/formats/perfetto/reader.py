@@ -224,9 +224,7 @@ class PftraceReader:
             pending, consumed = data[cut:], consumed + cut
             if not block:
                 if pending:
-                    self.diagnostics.add("perfetto.truncated", "the file ends inside a packet: "
-                                         "the rest was not read", kind="dropped",
-                                         example=f"byte offset {consumed}")
+                    self.diagnostics.add("perfetto.truncated", example=f"byte offset {consumed}")
                 return
 
     def _frame(self, data: bytes, consumed: int) -> tuple[list[int], list[int], int]:
@@ -277,10 +275,7 @@ class PftraceReader:
         generation, valid = self._generations(sequence, cleared)
         needs = (flags & np.uint64(NEEDS)) != 0
         skipped = needs & ~valid
-        self.diagnostics.add("perfetto.needs_incremental_state", "packets that need the "
-                             "incremental state before their sequence cleared it: skipped, as "
-                             "trace_processor skips them", kind="dropped",
-                             count=int(skipped.sum()))
+        self.diagnostics.add("perfetto.needs_incremental_state", count=int(skipped.sum()))
         content = fields.where_not_in(HEADER_FIELDS)
         kind = np.zeros(count, dtype=np.int64)
         kind[content.msg] = content.field
@@ -309,8 +304,7 @@ class PftraceReader:
                     self._stateful(int(kind[packet]), payload, int(sequence[packet]),
                                    first + packet)
             except DecodeError:
-                self.diagnostics.add("perfetto.packet_decode", "a packet's part does not "
-                                     "decode: left out", kind="dropped",
+                self.diagnostics.add("perfetto.packet_decode",
                                      example=f"byte offset {consumed + offset}")
         events = np.flatnonzero(kind == TRACK_EVENT)
         if len(events):
@@ -321,9 +315,7 @@ class PftraceReader:
             size = np.zeros(count, dtype=np.int64)
             body[rows.msg], size[rows.msg] = rows.offset, rows.length
             missing = ~has_ts[events]
-            self.diagnostics.add("perfetto.event_without_timestamp", "track events without a "
-                                 "packet timestamp (legacy delta timestamps): left out",
-                                 kind="dropped", count=int(missing.sum()))
+            self.diagnostics.add("perfetto.event_without_timestamp", count=int(missing.sum()))
             events = events[~missing]
             self._track_events(data, buf, body[events], size[events], first + events,
                                ts[events], np.where(has_clock[events], clock[events], 0),
@@ -361,9 +353,7 @@ class PftraceReader:
             if number in modelled:
                 continue
             name = _PACKET_FIELDS.get(number, f"field {number}")
-            self.diagnostics.add(f"perfetto.not_modelled.{name}", f"{name} packets: not part "
-                                 "of the model (only TrackEvent timelines are), skipped",
-                                 kind="note", count=count)
+            self.diagnostics.add(f"perfetto.not_modelled.{name}", count=count)
 
     def _intern(self, generation: int, payload: bytes) -> None:
         interned = InternedData.FromString(payload)
@@ -430,9 +420,7 @@ class PftraceReader:
         values = self._counter_values(fields, count)
         kind[(kind == COUNTER) & np.isnan(values)] = 0
         unknown = ~np.isin(kind, [BEGIN, END, INSTANT, COUNTER, COMPLETE])
-        self.diagnostics.add("perfetto.event_type", "track events of another type (or a "
-                             "legacy phase) than slice begin/end, instant, counter or "
-                             "complete: left out", kind="dropped", count=int(unknown.sum()))
+        self.diagnostics.add("perfetto.event_type", count=int(unknown.sum()))
         base = len(self.events)
         keep = np.flatnonzero(~unknown)
         renumber = np.full(count, -1, dtype=np.int64)
@@ -497,9 +485,7 @@ class PftraceReader:
         if iids.rows:
             found, known = self.interned.lookup("event_names", generation[iids.msg], iids.value)
             out[iids.msg] = self._model_strings(found)
-            self.diagnostics.add("perfetto.unknown_name_iid", "event name iids never interned "
-                                 "on their sequence: the events have no name", kind="dropped",
-                                 count=int((~known).sum()))
+            self.diagnostics.add("perfetto.unknown_name_iid", count=int((~known).sum()))
         inline = fields.where(NAME_FIELD, LENGTH)
         intern = self.trace.strings.intern
         for msg, offset, length in zip(inline.msg.tolist(), inline.offset.tolist(),
@@ -722,10 +708,7 @@ class PftraceReader:
                         try:
                             value = decode_annotation(text, strings, names)[1]
                         except ValueError:   # a damaged nested value: no value, counted
-                            self.diagnostics.add("perfetto.annotation_decode", "debug "
-                                                 "annotations whose nested value does not "
-                                                 "decode: kept without a value",
-                                                 kind="dropped")
+                            self.diagnostics.add("perfetto.annotation_decode")
                             value = None
                         index = cache[text] = len(objects)
                         objects.append(value)
@@ -764,9 +747,7 @@ class PftraceReader:
                 continue
             uuids = in_message_order(fields.where(tracks_field, VARINT))
             if uuids.rows != values.rows or (uuids.msg != values.msg).any():
-                self.diagnostics.add("perfetto.extra_counter_values", "extra counter values "
-                                     "whose tracks come from sequence defaults: left out",
-                                     kind="dropped", count=values.rows)
+                self.diagnostics.add("perfetto.extra_counter_values", count=values.rows)
                 continue
             numbers = (as_int64(values.value).astype(np.float64) if wire == VARINT
                        else values.value.view(np.float64))
@@ -793,9 +774,7 @@ class PftraceReader:
         text = self.attributes.get(model_attribute.ATTRIBUTE)
         if isinstance(text, str):
             model = model_attribute.decode(text)
-            self.diagnostics.add("perfetto.model_attribute_unreadable", "the traceconv.model "
-                                 "attribute does not hold together: read as any Perfetto "
-                                 "trace", kind="note", count=int(model is None))
+            self.diagnostics.add("perfetto.model_attribute_unreadable", count=int(model is None))
         if model is not None:
             _restore_metadata(trace, model)
         else:
@@ -839,9 +818,8 @@ def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:
     meta.devices = model_attribute.device_infos(saved.get("devices"))
     meta.attributes.update(saved.get("attributes") or {})
     for found in model.get("diagnostics") or []:   # what the first reader repaired or dropped
-        trace.diagnostics.add(found["code"], found["message"], kind=found["kind"],
-                              count=found["count"], example=found.get("example"),
-                              severity=found.get("severity"))
+        trace.diagnostics.add_carried(found.get("code"), count=found.get("count"),
+                                      example=found.get("example"))
     trace.add_memory_blocks(model_attribute.memory_blocks(model.get("memory")))
     for block in model_attribute.memory_blocks(model.get("reservations")):
         trace.add_reservation(block)

@@ -182,9 +182,7 @@ def build_tracks(trace: Trace, descriptors: dict[int, TrackDescriptor], used: It
         mapping.track[uuid] = trace.add_track(name, process=undeclared,
                                               kind=TrackKind.SYNTHETIC)
         if uuid:
-            trace.diagnostics.add("perfetto.undeclared_track", "events on a track uuid that no "
-                                  "TrackDescriptor declares: put on a track of their own",
-                                  kind="guessed", example=f"uuid {uuid}")
+            trace.diagnostics.add("perfetto.undeclared_track", example=f"uuid {uuid}")
     return mapping
 
 

@@ -154,9 +154,7 @@ def _time_offset(trace: Trace) -> int:
     bounds = trace.time_range
     if bounds is None or bounds[0] >= 0:
         return 0
-    trace.diagnostics.add("perfetto.time_shifted", "the trace has negative timestamps; all "
-                          "times were shifted so that the first is 0", kind="repaired",
-                          example=f"shifted by {-bounds[0]} ns")
+    trace.diagnostics.add("perfetto.time_shifted", example=f"shifted by {-bounds[0]} ns")
     return -bounds[0]
 
 
@@ -374,9 +372,7 @@ class _EventEncoder:
                 int((~is_counter[trace.counters.numpy("track")]).sum()),
         }
         for code, count in wrong.items():
-            trace.diagnostics.add(code, "events on a track of the wrong kind were not written "
-                                  "(Perfetto would drop or misdraw them)", kind="dropped",
-                                  count=count)
+            trace.diagnostics.add(code, count=count)
         return sum(wrong.values())
 
     def _interned_event_strings(self, codes: np.ndarray, seq: int) -> list[bytes]:
@@ -427,13 +423,8 @@ class _EventEncoder:
                                  np.frombuffer(_FLOW_ID, np.uint8))
         fields[:, 2:] = np.tile(kept.astype("<u8") + 1, 2).view(np.uint8).reshape(-1, 8)
         order = np.lexsort((np.tile(np.arange(len(kept)), 2), rows))
-        trace.diagnostics.add("perfetto.flow_dropped", "flows that link a slice to itself, to "
-                              "a missing slice or to one not written were not written",
-                              kind="dropped",
-                              count=dropped)
-        trace.diagnostics.add("perfetto.flow_backwards", "flows whose target starts no later "
-                              "than their source: Perfetto draws them from the earlier slice",
-                              kind="note", count=backwards)
+        trace.diagnostics.add("perfetto.flow_dropped", count=dropped)
+        trace.diagnostics.add("perfetto.flow_backwards", count=backwards)
         return FlowFields(fields[order], rows[order], n)
 
     def _counter_value_parts(self, rows: np.ndarray) -> list[tuple[np.ndarray, list[Part]]]:

@@ -123,8 +123,7 @@ def _text_of(strings: dict[int, str], trace: Trace) -> Any:
     def text(string_id: int) -> str:
         found = strings.get(string_id)
         if found is None:
-            trace.diagnostics.add("rpd.missing_string", "string ids with no rocpd_string row "
-                                  "(named <string N>)", kind="repaired")
+            trace.diagnostics.add("rpd.missing_string")
             return f"<string {string_id}>"
         return found
     return text
@@ -228,8 +227,7 @@ def _read_ops(db: Database, trace: Trace, strings: dict[int, str], places: Place
     names = [d or t for d, t in zip(descriptions, types, strict=True)]
     categories = [_op_category(t) for t in types]
     unknown = sum(c == "gpu_op" for c in categories)
-    trace.diagnostics.add("rpd.unknown_op_type", "GPU ops of a type this reader does not "
-                          "know (category gpu_op)", kind="note", count=unknown)
+    trace.diagnostics.add("rpd.unknown_op_type", count=unknown)
     copy_bytes = _copy_bytes_of_ops(db, rows["id"], api_ids, api_args)
     args: list[Args] = [{"op type": t} if b is None else {"op type": t, **b}
                         for t, b in zip(types, copy_bytes, strict=True)]
@@ -287,8 +285,7 @@ def _add_slices(trace: Trace, tracks: np.ndarray, start: np.ndarray, end: np.nda
                 names: np.ndarray, categories: np.ndarray, args: list[Args]) -> np.ndarray:
     dur = end - start
     backwards = dur < 0
-    trace.diagnostics.add("rpd.end_before_start", "events whose end is before their start: "
-                          "read as zero-length", kind="repaired", count=int(backwards.sum()))
+    trace.diagnostics.add("rpd.end_before_start", count=int(backwards.sum()))
     first = len(trace.slices)
     trace.slices.extend(args, track=tracks, start=start, dur=np.where(backwards, 0, dur),
                         name=names, category=categories)
@@ -302,17 +299,14 @@ def _read_flows(db: Database, trace: Trace, api_ids: np.ndarray, api_rows: np.nd
     api_at, op_at = _positions(api_ids, links["api_id"]), _positions(op_ids, links["op_id"])
     ok = (api_at >= 0) & (op_at >= 0)
     add_flows(trace, api_rows[api_at[ok]], op_rows[op_at[ok]], "ac2g", "api_op")
-    trace.diagnostics.add("rpd.dangling_api_op", "rocpd_api_ops rows naming a call or an op "
-                          "that is not in the file (no flow)", kind="dropped",
-                          count=int((~ok).sum()))
+    trace.diagnostics.add("rpd.dangling_api_op", count=int((~ok).sum()))
     if db.has("rocpd_op_inputSignals", "from_op_id", "to_op_id"):
         deps = db.numeric_columns("rocpd_op_inputSignals",
                                   {"from_op_id": ("i8", -1), "to_op_id": ("i8", -1)})
         src, dst = _positions(op_ids, deps["from_op_id"]), _positions(op_ids, deps["to_op_id"])
         ok = (src >= 0) & (dst >= 0)
         add_flows(trace, op_rows[src[ok]], op_rows[dst[ok]], "dependency", "input signal")
-        trace.diagnostics.add("rpd.dangling_input_signal", "op dependencies naming an op "
-                              "that is not in the file", kind="dropped", count=int((~ok).sum()))
+        trace.diagnostics.add("rpd.dangling_input_signal", count=int((~ok).sum()))
 
 
 def _read_monitor(db: Database, trace: Trace, places: Places) -> None:
@@ -347,11 +341,8 @@ def _read_monitor(db: Database, trace: Trace, places: Places) -> None:
         times = [s for s, _, _ in samples] + [samples[-1][1]]
         values = [v for _, _, v in samples] + [samples[-1][2]]
         trace.add_counter_series(track, times, values)
-    trace.diagnostics.add("rpd.monitor_value_not_a_number", "rocpd_monitor rows whose value "
-                          "or start is not a number (not read)", kind="dropped", count=bad)
-    trace.diagnostics.add("rpd.monitor_series_end", "counter samples added at the end of each "
-                          "series' last row (rocpd_monitor rows are intervals)", kind="note",
-                          count=len(series))
+    trace.diagnostics.add("rpd.monitor_value_not_a_number", count=bad)
+    trace.diagnostics.add("rpd.monitor_series_end", count=len(series))
 
 
 def _memory_blocks(trace: Trace, api_rows: np.ndarray, names: list[str], args: list[Args]
@@ -385,9 +376,7 @@ def _memory_blocks(trace: Trace, api_rows: np.ndarray, names: list[str], args: l
     blocks = [b for b in blocks if 0 <= b.address < 1 << 63 and 0 <= b.size < 1 << 63]
     _name_owners(trace, blocks)
     trace.add_memory_blocks(blocks)
-    trace.diagnostics.add("rpd.allocation_without_args", "allocation or free calls without a "
-                          "ptr/size in their args (rpd records them only in some modes)",
-                          kind="note", count=unparsed)
+    trace.diagnostics.add("rpd.allocation_without_args", count=unparsed)
     if blocks:
         add_live_bytes_counters(trace)
 
@@ -412,9 +401,6 @@ def _account_tables(db: Database, trace: Trace) -> None:
     unread = [(t, n) for t in db.columns if t not in READ_TABLES and (n := db.count(t))]
     derived = [(t, n) for t, n in unread if t == "ext_callstack"]
     other = [(t, n) for t, n in unread if t != "ext_callstack"]
-    trace.diagnostics.add("rpd.callstack_not_read", "ext_callstack rows (a derived summary: "
-                          "parent/child call pairs with inclusive times), not read",
-                          kind="note", count=sum(n for _, n in derived))
-    trace.diagnostics.add("rpd.table_not_read", "rows of tables this reader does not read",
-                          kind="dropped", count=sum(n for _, n in other),
+    trace.diagnostics.add("rpd.callstack_not_read", count=sum(n for _, n in derived))
+    trace.diagnostics.add("rpd.table_not_read", count=sum(n for _, n in other),
                           example=", ".join(f"{t} ({n})" for t, n in other[:8]) or None)

@@ -37,12 +37,6 @@ def read(source: Source) -> Trace:
     builder = GraphBuilder(trace.graph)
     builder.add_nodes(document["nodes"])
     if builder.skipped["structure"]:
-        trace.diagnostics.add("torch_et.structure_nodes", "process/thread root nodes of the "
-                              "execution trace (structure, not ops)", kind="note",
-                              count=builder.skipped["structure"])
-    trace.diagnostics.add("torch_et.malformed", "nodes, parent ids, argument lists or "
-                          "attribute entries of the wrong type (a node without an integer id "
-                          "is skipped; a bad parent, argument list or attribute entry is left "
-                          "out)", kind="dropped",
-                          count=builder.skipped["malformed"])
+        trace.diagnostics.add("torch_et.structure_nodes", count=builder.skipped["structure"])
+    trace.diagnostics.add("torch_et.malformed", count=builder.skipped["malformed"])
     return trace

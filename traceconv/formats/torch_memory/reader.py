@@ -42,23 +42,13 @@ def read_timeline(source: Source, *, device: str = "") -> Trace:
     for block in builder.finish():
         trace.add_memory_block(block)
     diags = trace.diagnostics
-    diags.add("torch_memory.reconstructed", "the export has no tensor ids or addresses: blocks "
-              "pair allocations with frees of the same category and size, at logical offsets",
-              kind="guessed", count=len(trace.memory))
-    diags.add("torch_memory.split", "a free matched no block of its size and took part of one",
-              kind="guessed", count=builder.split)
-    diags.add("torch_memory.unmatched_free", "bytes freed with no live block of that category "
-              "(ignored)", kind="dropped", count=builder.unmatched)
-    diags.add("torch_memory.size_out_of_range", "allocations or frees of a size outside 1 byte "
-              ".. 1 PiB (negative, zero, or past the room of the logical heap): ignored",
-              kind="dropped", count=builder.out_of_range)
-    diags.add("torch_memory.time_out_of_range", "rows whose time is beyond int64 nanoseconds: "
-              "ignored", kind="dropped", count=builder.bad_times)
-    diags.add("torch_memory.time_backwards", "rows earlier than the row before them: read at "
-              "that row's time (a block is never freed before it was allocated)",
-              kind="repaired", count=builder.backwards)
-    diags.add("torch_memory.negative_total", "category totals below zero: read as 0",
-              kind="repaired", count=builder.negative_totals)
+    diags.add("torch_memory.reconstructed", count=len(trace.memory))
+    diags.add("torch_memory.split", count=builder.split)
+    diags.add("torch_memory.unmatched_free", count=builder.unmatched)
+    diags.add("torch_memory.size_out_of_range", count=builder.out_of_range)
+    diags.add("torch_memory.time_out_of_range", count=builder.bad_times)
+    diags.add("torch_memory.time_backwards", count=builder.backwards)
+    diags.add("torch_memory.negative_total", count=builder.negative_totals)
     add_live_bytes_counters(trace, process_name="PyTorch memory timeline", by_category=True)
     return trace
 

@@ -286,41 +286,16 @@ class SnapshotBuilder:
     def _report(self) -> None:
         diags, n = self.trace.diagnostics, self.skipped
         n["malformed_frames"] += self.stacks.malformed
-        notes = {
-            "alloc_before_history": ("allocated blocks alive at dump time whose alloc is "
-                                     "older than the recorded history (alloc time unknown)",
-                                     "guessed"),
-            "free_before_history": ("frees of blocks allocated before the recorded history "
-                                    "(alloc time unknown)", "guessed"),
-            "segment_before_history": ("segments reserved before the recorded history "
-                                       "(reserve time unknown)", "guessed"),
-            "segment_free_before_history": ("segment frees whose reserve is older than the "
-                                            "recorded history", "guessed"),
-            "realloc": ("allocs at an address still in use (a free was lost): the older "
-                        "block is closed there", "repaired"),
-            "free_never_completed": ("blocks whose free was requested but not completed "
-                                     "at dump time (drawn alive to the end)", "note"),
-            "no_time": ("entries without time_us: placed at the previous entry's time",
-                        "guessed"),
-            "annotation_without_time": ("external annotations without time_us", "dropped"),
-            "annotation_unpaired": ("external annotation START/END without its partner "
-                                    "(or an END before its START)", "dropped"),
-            "malformed_frames": ("frames that are not a list of objects (no stack)",
-                                 "dropped"),
-            "malformed": ("device traces, entries, segments, blocks or annotations of the "
-                          "wrong shape (not an object, a list or text where a number "
-                          "belongs, a number beyond int64, a negative size): skipped",
-                          "dropped"),
-        }
-        for key, (message, kind) in notes.items():
+        notes = ("alloc_before_history", "free_before_history", "segment_before_history",
+                 "segment_free_before_history", "realloc", "free_never_completed", "no_time",
+                 "annotation_without_time", "annotation_unpaired", "malformed_frames", "malformed")
+        for key in notes:   # kinds and texts: traceconv/model/diagnostic_codes.py
             if n[key]:
-                diags.add(f"torch_snapshot.{key}", message, kind=kind,  # type: ignore[arg-type]
-                          count=n[key],
+                diags.add(f"torch_snapshot.{key}", count=n[key],
                           example=self.malformed_at if key == "malformed" else None)
         for key, count in n.items():
             if key.startswith("action:"):
-                diags.add("torch_snapshot.unknown_action", "trace entries with an action "
-                          "traceconv does not know", kind="dropped", count=count,
+                diags.add("torch_snapshot.unknown_action", count=count,
                           example=key.removeprefix("action:"))
 
 

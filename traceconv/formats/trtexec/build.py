@@ -137,9 +137,8 @@ class EngineBuilder:
             if self.gpu is not None and devices.root:
                 self.trace.processes[self.gpu].labels.append(devices.root[0].Name)
         found = [k for k in by_kind if k.startswith("trex-")]
-        self.trace.diagnostics.add("trtexec.trex_metadata", "trt-engine-explorer metadata "
-                                   "files read into the attributes (no events)", kind="note",
-                                   count=len(found), example=", ".join(found) or None)
+        self.trace.diagnostics.add("trtexec.trex_metadata", count=len(found),
+                                   example=", ".join(found) or None)
 
     # -- layer information: the op graph --------------------------------------------------
 
@@ -167,9 +166,7 @@ class EngineBuilder:
                 graph.add_edge(node, produced)
                 graph.nodes[produced]["owner"] = node
         trace.metadata.attributes["trtexec.bindings"] = list(info.Bindings)
-        trace.diagnostics.add("trtexec.layer_names_only", "layers exported by name only "
-                              "(--profilingVerbosity=layer_names_only): no tensors, types or "
-                              "tactics", kind="note", count=names_only)
+        trace.diagnostics.add("trtexec.layer_names_only", count=names_only)
 
     def tensor(self, tensor, bindings: set[str]) -> str:  # type: ignore[no-untyped-def]
         dtype, size = dtype_of(tensor.Format)
@@ -243,12 +240,8 @@ class EngineBuilder:
                     trace.add_flow(launch, first_device, "launch", "launch")
         trace.metadata.clock = TIMES_CLOCK
         trace.metadata.attributes["trtexec.inferences"] = len(records)
-        trace.diagnostics.add("trtexec.zero_length_transfers", "H2D/D2H phases of zero length "
-                              "(data transfers disabled or not measured): no slice",
-                              kind="note", count=zero)
-        trace.diagnostics.add("trtexec.no_enqueue_times", "inferences without enqueue times "
-                              "(TensorRT 7 exports): no host slice or launch flow",
-                              kind="note", count=missing_enqueue)
+        trace.diagnostics.add("trtexec.zero_length_transfers", count=zero)
+        trace.diagnostics.add("trtexec.no_enqueue_times", count=missing_enqueue)
 
     # -- profile: per-layer statistics ----------------------------------------------------
 
@@ -283,9 +276,7 @@ class EngineBuilder:
                                              trt_percentage=record.percentage)
         trace.metadata.attributes["trtexec.profiled_inferences"] = count
         self.breakdown(layer_rows)
-        trace.diagnostics.add("trtexec.profile_layer_not_in_graph", "profile rows naming no "
-                              "layer of the layer information (another engine's export?)",
-                              kind="note", count=unmatched)
+        trace.diagnostics.add("trtexec.profile_layer_not_in_graph", count=unmatched)
 
 
     def breakdown(self, rows: list[int]) -> None:

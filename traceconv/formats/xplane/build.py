@@ -70,34 +70,28 @@ class _Links:
         for cid, hosts in self.launches.items():
             targets = self.device.get(cid, [])
             if len(hosts) > 1:
-                diag.add("xplane.ambiguous_correlation", "correlation ids on several host "
-                         "events: no launch flow drawn", kind="dropped", example=str(cid))
+                diag.add("xplane.ambiguous_correlation", example=str(cid))
                 continue
             for target in targets:
                 link(hosts[0], target, "launch")
-        diag.add("xplane.launch_without_device_event", "host events with a correlation_id "
-                 "that no device event shares (the device side was not captured)",
-                 kind="note", count=sum(1 for c in self.launches if c not in self.device))
-        diag.add("xplane.device_event_without_launch", "device events whose correlation_id "
-                 "no host event shares (launched before the capture, or by another process)",
-                 kind="note", count=sum(len(r) for c, r in self.device.items()
+        diag.add("xplane.launch_without_device_event",
+                 count=sum(1 for c in self.launches if c not in self.device))
+        diag.add("xplane.device_event_without_launch",
+                 count=sum(len(r) for c, r in self.device.items()
                                          if c not in self.launches))
         for key, targets in self.consumers.items():
             sources = self.producers.get(key)
             if not sources:
-                diag.add("xplane.consumer_without_producer", "events consuming a context "
-                         "(_ct/_c) that no event produced", kind="note", count=len(targets))
+                diag.add("xplane.consumer_without_producer", count=len(targets))
                 continue
             for target in targets:
                 link(sources[0], target, "context")
-            diag.add("xplane.ambiguous_producer", "contexts produced by several events: "
-                     "linked from the first", kind="guessed", count=int(len(sources) > 1))
+            diag.add("xplane.ambiguous_producer", count=int(len(sources) > 1))
         for flow_id, sources in self.flow_out.items():
             for source in sources:
                 for target in self.flow_in.get(flow_id, []):
                     link(source, target, "flow")
-        diag.add("xplane.flow_single_end", "flow stats whose id no other event shares "
-                 "(no arrow to draw)", kind="note",
+        diag.add("xplane.flow_single_end",
                  count=sum(1 for i in set(self.flow_out) | set(self.flow_in)
                            if not any(s != t for s in self.flow_out.get(i, [])
                                       for t in self.flow_in.get(i, []))))
@@ -121,9 +115,8 @@ class _EventNames:
         text = self.builder.text
         meta = self.metadata.get(metadata_id)
         if meta is None:
-            self.builder.trace.diagnostics.add(
-                "xplane.unknown_event_metadata", "events whose metadata id the plane does not "
-                "define: named by the id", kind="repaired", example=str(metadata_id))
+            self.builder.trace.diagnostics.add("xplane.unknown_event_metadata",
+                                               example=str(metadata_id))
             return f"<event metadata {metadata_id}>", ()
         name, display = text(meta.name), text(meta.display_name)
         items: dict[str, Any] = {"long_name": name} if display and display != name else {}
@@ -157,9 +150,7 @@ class SpaceBuilder:
             found = [self.text(item) for item in getattr(space, what)]
             if found:
                 meta.attributes[f"xplane.{what}"] = found
-                trace.diagnostics.add(f"xplane.profiler_{what}", f"{what} the profiler "
-                                      "recorded in the XSpace (see the attributes)",
-                                      kind="note", count=len(found), example=found[0])
+                trace.diagnostics.add(f"xplane.profiler_{what}", count=len(found), example=found[0])
         planes = list(space.planes)
         for plane in planes:   # module names first: device ops name their module by id
             if plane.name == P.METADATA_PLANE:
@@ -192,14 +183,10 @@ class SpaceBuilder:
         diag, stats = self.trace.diagnostics, self.stats
         for value in stats.repaired:
             self.text(value)
-        diag.add("xplane.binary_stats", "stat values holding serialized protos (core details, "
-                 "memory access breakdowns, HLO protos) left out of the args", kind="dropped",
-                 count=self.binary_stats + stats.binary)
-        diag.add("xplane.unknown_stat_metadata", "stats whose metadata id the plane does not "
-                 "define: named stat#<id>", kind="repaired", count=len(stats.missing),
+        diag.add("xplane.binary_stats", count=self.binary_stats + stats.binary)
+        diag.add("xplane.unknown_stat_metadata", count=len(stats.missing),
                  example=str(stats.missing[0]) if stats.missing else None)
-        diag.add("xplane.sub_ns_times", "events whose picosecond start or duration is not a "
-                 "whole nanosecond: floored to ns", kind="repaired", count=self.sub_ns)
+        diag.add("xplane.sub_ns_times", count=self.sub_ns)
 
     def metadata_plane(self, plane) -> None:
         """``/host:metadata``: one event metadata per compiled HLO module, named
@@ -225,12 +212,9 @@ class SpaceBuilder:
         if not lines:
             trace.metadata.attributes.setdefault("xplane.planes_without_events", {})[name] = \
                 plane_stats
-            trace.diagnostics.add("xplane.plane_without_events", "planes with no events "
-                                  "(device properties or profile times only): their stats "
-                                  "are in the attributes", kind="note", example=name)
+            trace.diagnostics.add("xplane.plane_without_events", example=name)
             return
-        trace.diagnostics.add("xplane.empty_lines", "lines with no events (no track made)",
-                              kind="note", count=len(plane.lines) - len(lines))
+        trace.diagnostics.add("xplane.empty_lines", count=len(plane.lines) - len(lines))
         kind = P.plane_kind(name)
         ordinal = P.device_ordinal(name)
         process = trace.add_process(
@@ -253,9 +237,7 @@ class SpaceBuilder:
         else:
             found = P.device_line_category(line_name)
             if found is None:
-                trace.diagnostics.add("xplane.unknown_device_line", "device lines traceconv "
-                                      "does not know: read as annotations", kind="guessed",
-                                      example=line_name)
+                trace.diagnostics.add("xplane.unknown_device_line", example=line_name)
             category = found or P.DEVICE_ANNOTATION
             track = trace.add_track(line_name, process=process, kind=TrackKind.STREAM,
                                     tid=line.id, sort_index=position)
@@ -302,9 +284,7 @@ class SpaceBuilder:
                 # an async op's start..done range is not the op's time)
                 self.xla_op(row, name, cat, line_name, start, end, args, on_host)
         self.sub_ns += sub_ns
-        trace.diagnostics.add("xplane.aggregated_events", "events that only count occurrences "
-                              "(no time of their own): left out of the timeline",
-                              kind="dropped", count=aggregated)
+        trace.diagnostics.add("xplane.aggregated_events", count=aggregated)
 
     # -- ops ------------------------------------------------------------------------------
 

@@ -101,10 +101,5 @@ class MemoryLog:
                                                    pool=allocator))
         for track, times, values in counters.values():
             trace.add_counter_series(track, times, values)
-        trace.diagnostics.add("xplane.free_without_alloc", "deallocations of memory allocated "
-                              "before the capture (blocks with unknown start)", kind="note",
-                              count=orphans)
-        trace.diagnostics.add("xplane.memory_event_without_address", "allocator events "
-                              "without an integer addr (or an allocation without its size): "
-                              "instants only, no block",
-                              kind="dropped", count=unaddressed)
+        trace.diagnostics.add("xplane.free_without_alloc", count=orphans)
+        trace.diagnostics.add("xplane.memory_event_without_address", count=unaddressed)

@@ -120,10 +120,8 @@ def _label_processes(trace: Trace, envelope: dict[str, Any]) -> None:
     entries = devices if isinstance(devices, list) else [] if devices is None else [None]
     properties = {p["id"]: p for p in entries
                   if isinstance(p, dict) and "id" in p and hashable(p["id"])}
-    trace.diagnostics.add("kineto.malformed_device_properties", "deviceProperties that are "
-                          "not a list of objects with an id (no GPU model from them)",
-                          kind="dropped", count=len(entries) - len(properties),
-                          example="$.deviceProperties")
+    trace.diagnostics.add("kineto.malformed_device_properties",
+                          count=len(entries) - len(properties), example="$.deviceProperties")
     info = envelope.get("distributedInfo")
     rank_labels: list[str] = []   # the words of a merge's rank labels (analysis/merge.py)
     if isinstance(info, dict) and isinstance(info.get("rank"), int):
@@ -213,12 +211,6 @@ def _join_launches(trace: Trace) -> None:
     for at in shared.tolist():   # in order: the last launch of a flow wins
         flows.source[int(flow[at])] = int(src[at])
     rebound = len(shared)
-    trace.diagnostics.add("kineto.flows_from_correlation", "launch → device flows added from "
-                          "matching correlation ids (no ac2g flow event linked them)",
-                          kind="guessed", count=added)
-    trace.diagnostics.add("kineto.flow_rebound", "ac2g flows moved to the launch with the "
-                          "device op's correlation id (the flow event's time fits two "
-                          "launches on that thread)", kind="repaired", count=rebound)
-    trace.diagnostics.add("kineto.malformed_correlation", "launch or device events whose "
-                          "correlation id is a list or an object (not joined by it)",
-                          kind="dropped", count=malformed)
+    trace.diagnostics.add("kineto.flows_from_correlation", count=added)
+    trace.diagnostics.add("kineto.flow_rebound", count=rebound)
+    trace.diagnostics.add("kineto.malformed_correlation", count=malformed)

@@ -24,7 +24,6 @@ from ....analysis.memory import add_live_bytes_counters
 from ....analysis.slice_index import SliceIndex, enclosing_rows
 from ....keys import first_places
 from ....model import MemoryBlock, Trace
-from ....model.diagnostic_codes import Kind
 from .base import hashable
 
 # c10::DeviceType values that appear in [memory] events.
@@ -65,18 +64,11 @@ def memory_blocks(trace: Trace, index: SliceIndex) -> None:
     # made the sizes an object array)
     trace.add_memory_blocks(_blocks(trace, index, events, alloc, freeing, freed_at),
                             vouched=object not in (events.sizes.dtype, events.addresses.dtype))
-    found: dict[str, tuple[Kind, int, str]] = {   # code: (kind, count, message)
-        "kineto.malformed_memory_event": ("dropped", events.malformed, "[memory] events whose "
-                                          "Addr, Device Type or Device Id is a list or an "
-                                          "object (no block)"),
-        "kineto.free_without_alloc": ("guessed", int((~alloc & ~freeing).sum()), "memory "
-                                      "frees whose allocation happened before the trace "
-                                      "window: block starts at the trace start"),
-        "kineto.alloc_without_free": ("note", int(alloc.sum() - freeing.sum()), "allocations "
-                                      "with no free in the trace window (alive at its end, or "
-                                      "freed unrecorded before the address was reused)")}
-    for code, (kind, count, message) in found.items():
-        trace.diagnostics.add(code, message, kind=kind, count=count)
+    found = {"kineto.malformed_memory_event": events.malformed,
+             "kineto.free_without_alloc": int((~alloc & ~freeing).sum()),
+             "kineto.alloc_without_free": int(alloc.sum() - freeing.sum())}
+    for code, count in found.items():
+        trace.diagnostics.add(code, count=count)
     add_live_bytes_counters(trace)
 
 

@@ -81,10 +81,7 @@ class MegEngine(Flavour):
     def finalize(self, trace: Trace, context: ReadContext) -> None:
         _describe_counters(trace)
         tensors = _op_graph(trace)
-        trace.diagnostics.add("megengine.tensor_without_address", "chrome_timeline tensors "
-                              "carry no address, so they are graph tensors but not memory "
-                              "blocks (memory_flow.svg has the addresses)", kind="note",
-                              count=tensors)
+        trace.diagnostics.add("megengine.tensor_without_address", count=tensors)
 
 
 def _describe_counters(trace: Trace) -> None:

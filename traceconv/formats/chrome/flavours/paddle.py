@@ -89,11 +89,8 @@ class PaddleProfiler(Flavour):
         if isinstance(envelope.get("deviceProperties"), list):
             meta.attributes["paddle.device_properties"] = envelope["deviceProperties"]
             meta.devices = device_infos(envelope["deviceProperties"])
-        trace.diagnostics.add("paddle.duration_suffix", "'[x ms]' duration suffixes removed "
-                              "from event names (the duration is the slice's)", kind="repaired",
-                              count=self.stripped)
-        trace.diagnostics.add("paddle.deivce_typo", "device process names spelt 'Deivce' by "
-                              "the writer, corrected", kind="repaired", count=self.typos)
+        trace.diagnostics.add("paddle.duration_suffix", count=self.stripped)
+        trace.diagnostics.add("paddle.deivce_typo", count=self.typos)
         _memory_blocks(trace)
 
 
@@ -127,9 +124,7 @@ def _memory_blocks(trace: Trace) -> None:
                 _int64(args.get("current_allocated")), _int64(args.get("current_reserved")),
                 None if owner is None else trace.slice(owner).name)
     log.finish()
-    trace.diagnostics.add("paddle.memory_record_malformed",
-                          "[memory] events without an integer addr/increase_bytes (kept as "
-                          "instants, no memory block)", kind="dropped", count=malformed)
+    trace.diagnostics.add("paddle.memory_record_malformed", count=malformed)
 
 
 def _int64(value: Any) -> int | None:
@@ -252,8 +247,5 @@ class PaddleTimeline(Flavour):
                 track.description = ("timeline.py's running total of the profile's memory "
                                      "events, all places summed")
         if memory:
-            trace.diagnostics.add(
-                "paddle.timeline_memory_total", "timeline.py keeps only a running total of "
-                "memory events over all places: no memory blocks (read the .profile for them)",
-                kind="note")
+            trace.diagnostics.add("paddle.timeline_memory_total")
         link_launches(trace, "paddle")
