@@ -121,11 +121,12 @@ class Diagnostics:
         >>> [(d.code, d.kind, d.count, d.example) for d in diags]
         [('chrome.flow_dangling', 'dropped', 4, 'id 9'), ('input.unknown_diagnostic', 'note', 3, 'chrome.from_the_future')]
         """
-        whole = type(count) is int and 0 < count <= _COUNT_LIMIT
-        if isinstance(code, str) and whole and lookup(code) is not None:
-            self.add(code, count=count, example=example if isinstance(example, str) else None)
+        whole = count if isinstance(count, int) and not isinstance(count, bool) \
+            and 0 < count <= _COUNT_LIMIT else None
+        if whole is not None and isinstance(code, str) and lookup(code) is not None:
+            self.add(code, count=whole, example=example if isinstance(example, str) else None)
             return
-        self.add(UNKNOWN_CARRIED, count=count if whole else 1,   # type: ignore[arg-type]
+        self.add(UNKNOWN_CARRIED, count=whole or 1,
                  example=code if isinstance(code, str) else f"a code of type {type(code).__name__}")
 
     def extend(self, other: Diagnostics) -> None:

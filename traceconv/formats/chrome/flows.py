@@ -297,5 +297,4 @@ def _report(trace: Trace, points: FlowPoints, unbound: np.ndarray, unused: np.nd
     if len(unused):
         category, flow_id, _, phase = points.describe(int(unused[0]))
         diags.add("chrome.flow_dangling", count=len(unused),
-                  example=f"{category} id {flow_id}: only "
-                  f"'{phase}'")
+                  example=f"{category} id {flow_id}: only '{phase}'")

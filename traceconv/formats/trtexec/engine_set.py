@@ -64,8 +64,8 @@ def _combine(engine: str, members: list[Part]) -> Trace:
     trace = build_engine(engine, _first_of_each_kind(members))
     trace.metadata.source_format = "trtexec"
     trace.metadata.source_file = " + ".join(p.file for p in members)
-    trace.diagnostics.add("trtexec.repeated_export", count=len(
-                              members) - len(set(kinds)), example=", ".join(repeated) or None)
+    trace.diagnostics.add("trtexec.repeated_export", count=len(members) - len(set(kinds)),
+                          example=", ".join(repeated) or None)
     return trace
 
 
