@@ -69,18 +69,27 @@ def atomic_output(path: str | os.PathLike[str], *,
     if target == STDOUT:
         yield from _to_stdout()
         return
-    if os.path.isdir(target):
+    chosen = isinstance(path, ChosenPath)
+    if _is_folder(target, follow=not chosen):
         raise OutputError("is a directory", file=target)
-    if not isinstance(path, ChosenPath):
+    if not chosen:
         stream = special_output(target)
         if stream is not None:   # a device or a FIFO: written in place, never replaced
             yield from _streamed(stream, target)
             return
         target = resolve_output(target)
-    yield from _replaced(target, keep_mode=not isinstance(path, ChosenPath))
+    yield from _replaced(target)
 
 
-def _replaced(target: str, keep_mode: bool) -> Iterator[BinaryIO]:
+def _is_folder(path: str, follow: bool) -> bool:
+    """Whether ``path`` is a folder (``follow``: or a link to one)."""
+    try:
+        return stat.S_ISDIR((os.stat if follow else os.lstat)(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _replaced(target: str) -> Iterator[BinaryIO]:
     """Write a temporary file beside ``target``, then rename it over ``target`` (the entry
     itself: a link there is replaced, never followed)."""
     folder = os.path.dirname(os.path.abspath(target))
@@ -96,7 +105,7 @@ def _replaced(target: str, keep_mode: bool) -> Iterator[BinaryIO]:
                         yield gz  # type: ignore[misc]
                 else:
                     yield raw
-                os.fchmod(raw.fileno(), _mode_for(target, keep_mode))
+                os.fchmod(raw.fileno(), _mode_for(target))
             os.replace(temp, target)
         except OSError as exc:
             if not _is_ours(exc, temp, target):
@@ -165,12 +174,13 @@ def _streamed(stream: BinaryIO, target: str) -> Iterator[BinaryIO]:
         raise OutputError(f"cannot write: {special_files.reason(exc)}", file=target) from None
 
 
-def _mode_for(target: str, keep: bool) -> int:
-    """The permissions for ``target``: with ``keep``, those of the regular file it replaces;
-    else (and for a new file) 0666 less the umask."""
+def _mode_for(target: str) -> int:
+    """The permissions for ``target``: those of the regular file it replaces (a link's
+    target's never: a planted link to a private file must not make the output private);
+    else 0666 less the umask."""
     with contextlib.suppress(OSError):
         status = os.lstat(target)
-        if keep and stat.S_ISREG(status.st_mode):
+        if stat.S_ISREG(status.st_mode):
             return stat.S_IMODE(status.st_mode)
     umask = os.umask(0o022)
     os.umask(umask)

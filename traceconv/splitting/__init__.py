@@ -85,9 +85,9 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
         pieces = _write_pieces(source_path, folder, survey, windows, spill, router, by)
     manifest = _manifest(source_path, by, clip, survey, windows, pieces, router)
     if to not in ("chrome", "json"):
-        _convert(manifest, folder, to, engine, jobs, address, keep_json=False, inputs=inputs)
+        _convert(manifest, folder, to, engine, jobs, address, keep_json=False, source=inputs)
     elif then is not None:
-        _convert(manifest, folder, then, engine, jobs, address, keep_json=True, inputs=inputs)
+        _convert(manifest, folder, then, engine, jobs, address, keep_json=True, source=inputs)
     with atomic_output(manifest_path, inputs=inputs) as out:
         out.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
     return manifest
@@ -225,7 +225,7 @@ def _manifest(path: str, by: str, clip: bool, survey: Survey, windows: list[Wind
 
 
 def _convert(manifest: dict[str, Any], folder: str, fmt: str, engine: str, jobs: int,
-             address: str | None, keep_json: bool, inputs: outputs.Files) -> None:
+             address: str | None, keep_json: bool, source: outputs.Files) -> None:
     """Convert every piece through the batch engines; record each output (or failure)."""
     from ..batch import plan, run_batch
     from ..batch.jobs import convert_one
@@ -239,7 +239,7 @@ def _convert(manifest: dict[str, Any], folder: str, fmt: str, engine: str, jobs:
         if result.status == "ok":
             piece["converted"] = os.path.basename(result.output or "")
             if not keep_json:
-                remove_output(path, inputs=inputs)
+                remove_output(path, inputs=source)
                 piece["file"] = piece.pop("converted")
         else:
             failed.append(f"{piece['file']}: {result.error}")
