@@ -460,7 +460,8 @@ def test_a_failing_write_is_one_line_and_leaves_nothing(past_the_file_size_limit
 
 STDOUT_CASES = {**{f"convert-{to}": [INPUT, "--to", to, "-o", "-"] for to in WRITERS},
                 "json": ["json", "p.pftrace"], "text": ["text", "p.pftrace"],
-                "report": ["report", INPUT, "-o", "-"], "info": ["info", INPUT, "--json"]}
+                "report": ["report", INPUT, "-o", "-"], "info": ["info", INPUT, "--json"],
+                "summary": ["summary", INPUT], "formats": ["formats"]}   # (tables printed)
 
 # Each case in a child process of its own (forked from one that imported traceconv once),
 # whose standard output is /dev/full (full) or a pipe whose reader is gone (closed): the
