@@ -21,7 +21,8 @@ from cli_errors import one_error_line, run
 
 import traceconv
 from traceconv.errors import InputError, OutputError
-from traceconv.io import Source, atomic_output
+from traceconv.io import Source
+from traceconv.output_files import atomic_output
 
 HOSTILE = Path(__file__).parent / "data" / "hostile"
 CNN = Path(__file__).parent.parent / "samples" / "torch" / "cnn_step5.pt.trace.json"
@@ -121,7 +122,7 @@ def test_output_in_a_read_only_directory(tmp_path: Path, monkeypatch):
 
 def test_full_disk_names_the_output_and_leaves_nothing(tmp_path: Path):
     target = tmp_path / "out.json"
-    with pytest.raises(OutputError) as caught, atomic_output(target) as out:
+    with pytest.raises(OutputError) as caught, atomic_output(target, inputs=()) as out:
         out.write(b"{")
         raise OSError(errno.ENOSPC, "No space left on device")
     assert str(caught.value) == f"{target}: cannot write: No space left on device"
@@ -136,7 +137,7 @@ def test_replacing_keeps_permissions_and_new_files_follow_the_umask(tmp_path: Pa
     assert kept.stat().st_mode & 0o777 == 0o600
     old = os.umask(0o027)
     try:
-        with atomic_output(tmp_path / "new.json") as out:
+        with atomic_output(tmp_path / "new.json", inputs=()) as out:
             out.write(b"{}")
     finally:
         os.umask(old)

@@ -373,7 +373,8 @@ def test_cli_split_and_errors(tmp_path):
     own.parent.mkdir()
     own.write_bytes(CNN.read_bytes())
     refused = runner.invoke(app, ["split", str(own), "--by", "step", "-o", str(own.parent)])
-    assert refused.exit_code == 1 and "the input is where manifest.json goes" in refused.output
+    assert refused.exit_code == 1
+    assert f"{own}: the output would replace the input {own}" in refused.output
     assert own.read_bytes() == CNN.read_bytes()
 
 

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 from . import registry
 from .errors import FormatError, InputError, TraceconvError
 from .gcpause import paused_gc
-from .io import DEFAULT_MAX_BYTES, Progress, Source, atomic_output
+from .io import DEFAULT_MAX_BYTES, Progress, Source
 from .numbers import NumberError
+from .output_files import atomic_output
 from .outputs import inputs_of, refuse_binary_to_terminal, refuse_replacing_inputs, remember_inputs
 
 if TYPE_CHECKING:   # the model imports numpy and networkx: not needed to start the CLI
@@ -88,15 +89,15 @@ def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
     (slices moved to lane tracks, flows it cannot draw, ...) is returned, apart from the
     trace's own diagnostics. ``options`` are the writer's keyword parameters; any other
     name is refused before anything is written. A trace is never written over the file it
-    was read from (:mod:`traceconv.outputs`), nor a binary format to a terminal.
+    was read from (standard input included), nor a binary format to a terminal; an error
+    leaves nothing behind (:mod:`traceconv.output_files`).
 
     >>> traceconv.save(trace, "out.pftrace")          # doctest: +SKIP
     <Diagnostics ...>
     >>> traceconv.save(trace, "-", format="chrome")   # doctest: +SKIP
     """
-    target = os.fspath(path)
+    target = os.fspath(path)   # (a ChosenPath stays one)
     info = registry.for_output(target, format)
-    refuse_replacing_inputs([target], inputs_of(trace))
     refuse_binary_to_terminal(info, target)
     _refuse_timeless(trace, info.name)
     module = info.load()
@@ -105,7 +106,7 @@ def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
                            getattr(module, "WRITE_OPTIONS", None))
     from .model import Diagnostics
 
-    with atomic_output(target) as out, paused_gc():
+    with atomic_output(target, inputs=inputs_of(trace)) as out, paused_gc():
         found = writer(trace, out, **options)
     return found if isinstance(found, Diagnostics) else Diagnostics()
 

@@ -1,21 +1,20 @@
-"""Input sources (gzip-transparent, sniffable, progress-aware) and atomic outputs."""
+"""Input sources (gzip-transparent, sniffable, progress-aware); outputs are written by
+:mod:`traceconv.output_files`."""
 
 from __future__ import annotations
 
 import codecs
-import contextlib
 import gzip
 import io
 import os
 import stat
 import sys
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-from .errors import InputError, OutputError
+from .errors import InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
 HEAD_BYTES = 64 * 1024
@@ -299,93 +298,3 @@ class Source:
 
     def __repr__(self) -> str:
         return f"Source({self.name!r})"
-
-
-@contextlib.contextmanager
-def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
-    """Open ``path`` for binary writing so that it appears only when complete.
-
-    Data goes to a temporary file in the same folder, renamed over ``path`` on success and
-    removed on any error (or signal, see :mod:`traceconv.cli.app`). A symbolic link stays:
-    the file it points to is replaced. A character device or a FIFO is written as a stream,
-    never replaced (:mod:`traceconv.special_files`). A ``.gz`` name is
-    gzip-compressed; ``-`` is standard output. A replaced file keeps its permissions; a new
-    one gets the umask's. Failures to write raise :class:`OutputError` naming ``path``.
-
-    >>> with atomic_output("out.json.gz") as out:   # doctest: +SKIP
-    ...     out.write(b"{}")
-    """
-    target = os.fspath(path)
-    if target == "-":
-        yield sys.stdout.buffer
-        sys.stdout.buffer.flush()
-        return
-    if os.path.isdir(target):
-        raise OutputError("is a directory", file=target)
-    from .special_files import resolve_output, special_output
-
-    stream = special_output(target)
-    if stream is not None:   # a device or a FIFO: written in place, never replaced
-        yield from _streamed(stream, target)
-        return
-    target = resolve_output(target)
-    folder = os.path.dirname(os.path.abspath(target))
-    try:
-        fd, temp = tempfile.mkstemp(prefix=".traceconv-", suffix=".part", dir=folder)
-    except OSError as exc:
-        raise _output_error(exc, target, folder) from None
-    try:
-        try:
-            with open(fd, "wb", buffering=1 << 20) as raw:
-                if target.lower().endswith(".gz"):
-                    with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
-                        yield gz  # type: ignore[misc]
-                else:
-                    yield raw
-            os.chmod(temp, _mode_for(target))
-            os.replace(temp, target)
-        except OSError as exc:
-            if isinstance(exc, BrokenPipeError) or exc.filename not in (None, temp, target):
-                raise   # not this output's: an input failing while the writer streams it
-            raise _output_error(exc, target, folder) from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-
-
-def _streamed(stream: BinaryIO, target: str) -> Iterator[BinaryIO]:
-    """Yield ``stream`` (a device or a FIFO) to write on, compressed for a ``.gz`` name."""
-    try:
-        with stream:
-            if target.lower().endswith(".gz"):
-                with gzip.GzipFile(fileobj=stream, mode="wb", compresslevel=6, mtime=0) as gz:
-                    yield gz  # type: ignore[misc]
-            else:
-                yield stream
-    except OSError as exc:
-        if isinstance(exc, BrokenPipeError) or exc.filename not in (None, target):
-            raise
-        from .special_files import reason
-
-        raise OutputError(f"cannot write: {reason(exc)}", file=target) from None
-
-
-def _mode_for(target: str) -> int:
-    """The permissions for ``target``: those of the file it replaces, else 0666 less umask."""
-    try:
-        return stat.S_IMODE(os.stat(target).st_mode)
-    except OSError:
-        umask = os.umask(0o022)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
-def _output_error(exc: OSError, target: str, folder: str) -> OutputError:
-    """``exc`` (about the hidden temporary file or the folder) told about ``target``."""
-    reason = exc.strerror or str(exc)
-    if isinstance(exc, FileNotFoundError):
-        reason = f"no such directory: {folder}"
-    elif isinstance(exc, PermissionError):
-        reason = f"permission denied (cannot create files in {folder})"
-    return OutputError(f"cannot write: {reason}", file=target)

@@ -6,7 +6,9 @@ input's name without its compression and trace suffixes (``.gz``, the last exten
 (or in ``batch``'s OUTDIR). When that name is an input itself (``x.json --to chrome``), the
 format's name goes before the extension: ``x.chrome.json``. So a default name never lands on
 an input; a name the user gives (``-o``) that is an input (the same path, a link to it, a
-hard link) is refused before anything is read, with one line naming both.
+hard link, or the file standard input reads) is refused before anything is read, with one
+line naming both. A name chosen here is a :class:`ChosenPath`: :mod:`traceconv.output_files`
+writes it without following a link planted there.
 
 >>> output_name(["runs/rank0.pt.trace.json.gz"], "perfetto")
 'runs/rank0.pftrace'
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import weakref
 from collections.abc import Iterable, Sequence
@@ -32,6 +35,21 @@ if TYPE_CHECKING:
 # what says "a trace" rather than what it is of: `a.pt.trace.json.gz` is the trace of `a`
 _TRACE_SUFFIXES = (".pt.trace", ".trace", ".paddle_trace")
 STDOUT = "-"
+STDIN_NAME, STDOUT_NAME = "<stdin>", "<stdout>"
+
+
+class ChosenPath(str):
+    """A path traceconv chose itself (a default output, a ``batch`` output, a ``split``
+    piece): :func:`traceconv.output_files.atomic_output` replaces whatever entry is there (a
+    link, a FIFO) instead of writing through it. It stays one when pickled (``batch``
+    workers); string operations give plain ``str``, so wrap a derived name with it again.
+
+    >>> name = ChosenPath("out/x.pftrace")
+    >>> name == "out/x.pftrace", isinstance(name, ChosenPath), type(name + ".gz").__name__
+    (True, True, 'str')
+    """
+
+    __slots__ = ()
 
 
 def stem(path: str) -> str:
@@ -77,6 +95,9 @@ class Files:
     """A set of files, recognised by resolved path or by device and inode (hard links),
     built once so that checking many outputs against many inputs stays linear.
 
+    ``-`` is standard input: the regular file it reads, if it reads one (``< p.pftrace``),
+    is a member named ``<stdin>``; ``find("-")`` asks the same of standard output.
+
     >>> inputs = Files(["samples/torch/cnn_step5.pt.trace.json", "-"])
     >>> inputs.find("./samples/torch/cnn_step5.pt.trace.json"), inputs.find("x.json")
     ('samples/torch/cnn_step5.pt.trace.json', None)
@@ -87,6 +108,9 @@ class Files:
         self._inodes: dict[tuple[int, int], str] = {}
         for path in (os.fspath(p) for p in paths):
             if path == STDOUT:
+                identity = _stream_identity(0)
+                if identity is not None:
+                    self._inodes.setdefault(identity, STDIN_NAME)
                 continue
             self._paths.setdefault(os.path.realpath(path), path)
             identity = _identity(path)
@@ -97,7 +121,8 @@ class Files:
         """The member that ``path`` names (as it was given), else None."""
         path = os.fspath(path)
         if path == STDOUT:
-            return None
+            identity = _stream_identity(1)
+            return None if identity is None else self._inodes.get(identity)
         found = self._paths.get(os.path.realpath(path))
         if found is None and self._inodes:
             identity = _identity(path)
@@ -113,8 +138,18 @@ def _identity(path: str) -> tuple[int, int] | None:
     return info.st_dev, info.st_ino
 
 
+def _stream_identity(fd: int) -> tuple[int, int] | None:
+    """Device and inode of the regular file open as ``fd`` (0: standard input), else None
+    (a terminal, a pipe, a closed descriptor: nothing an output could replace)."""
+    try:
+        info = os.fstat(fd)
+    except (OSError, ValueError):
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
+
+
 def output_name(inputs: Sequence[str], to: str, *, outdir: str | None = None,
-                tag: str = "", avoid: Files | None = None) -> str:
+                tag: str = "", avoid: Files | None = None) -> str:  # a ChosenPath, or "-"
     """The default output of ``inputs`` written as format ``to`` (see the module's rule).
 
     ``outdir``: the folder to write in (default: beside the first input); ``tag``: added
@@ -140,7 +175,7 @@ def output_name(inputs: Sequence[str], to: str, *, outdir: str | None = None,
     name = os.path.join(folder, base + info.default_extension)
     if avoid.find(name) is not None or name in inputs:
         name = os.path.join(folder, f"{base}.{info.name}{info.default_extension}")
-    return name
+    return ChosenPath(name)
 
 
 def refuse_replacing_inputs(outputs: Iterable[str | os.PathLike[str]],
@@ -160,7 +195,8 @@ def refuse_replacing_inputs(outputs: Iterable[str | os.PathLike[str]],
         source = sources.find(output)
         if source is not None:
             raise OutputError(f"the output would replace the input {source}; choose "
-                              "another output name", file=output)
+                              "another output name",
+                              file=STDOUT_NAME if output == STDOUT else output)
 
 
 class BinaryToTerminalError(OutputError):
@@ -201,8 +237,8 @@ _READ_FROM: weakref.WeakKeyDictionary[Trace, tuple[str, ...]] = weakref.WeakKeyD
 
 
 def remember_inputs(trace: Trace, paths: Iterable[str | os.PathLike[str]]) -> None:
-    """Note that ``trace`` was read from ``paths`` (``-`` is left out)."""
-    found = tuple(os.fspath(p) for p in paths if os.fspath(p) != STDOUT)
+    """Note that ``trace`` was read from ``paths`` (``-``: standard input)."""
+    found = tuple(os.fspath(p) for p in paths)
     if found:
         # a trace type that cannot be weakly referenced is simply not tracked
         with contextlib.suppress(TypeError):
@@ -211,7 +247,7 @@ def remember_inputs(trace: Trace, paths: Iterable[str | os.PathLike[str]]) -> No
 
 def inputs_of(trace: Trace) -> tuple[str, ...]:
     """The files ``trace`` was read from (by :func:`traceconv.load` or
-    :func:`traceconv.combine`), else ``()``."""
+    :func:`traceconv.combine`; ``-`` for standard input), else ``()``."""
     try:
         return _READ_FROM.get(trace, ())
     except TypeError:   # not weak-referenceable or not hashable: not one of ours

@@ -30,11 +30,14 @@ def generated() -> dict[str, bytes]:
 
 def write(folder: Path = SCHEMA_DIR) -> list[Path]:
     """(Re)write every schema file into ``folder``; returns the paths written."""
-    folder.mkdir(parents=True, exist_ok=True)
+    from .output_files import atomic_output, output_folder
+
+    output_folder(folder)
     written = []
     for name, data in generated().items():
         path = folder / name
-        path.write_bytes(data)
+        with atomic_output(path, inputs=()) as out:
+            out.write(data)
         written.append(path)
     return written
 

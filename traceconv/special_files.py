@@ -11,8 +11,8 @@ over it when complete. None of that holds for the rest:
   once, into a buffer bounded by ``--max-bytes``;
 - renaming a temporary file over a device, a FIFO or a socket would replace it (as root,
   ``-o /dev/null`` would replace the system's ``/dev/null``): a character device or a FIFO
-  is written as a stream instead, anything else special is refused, and ``-o`` onto a
-  symbolic link writes the file the link points to (the link stays).
+  given as ``-o`` is written as a stream instead, anything else special is refused
+  (:func:`traceconv.output_files.special_output`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ import errno
 import os
 import select
 import stat
-import time
 from typing import BinaryIO
 
-from .errors import InputError, OutputError
+from .errors import InputError
 
 # How long a FIFO may stay unopened by its other side before it is refused (an input with
 # no writer, an output with no reader).
@@ -95,59 +94,3 @@ def reason(exc: OSError) -> str:
     """
     text = exc.strerror or str(exc)
     return f"a symbolic link loop ({text})" if exc.errno == errno.ELOOP else text
-
-
-def resolve_output(target: str) -> str:
-    """The file ``-o target`` writes: the end of a chain of symbolic links (a link stays a
-    link, its file is replaced), else ``target`` itself.
-
-    >>> resolve_output("no/such/out.json")
-    'no/such/out.json'
-    """
-    if not os.path.islink(target):
-        return target
-    try:
-        os.stat(target)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise OutputError(f"cannot write: {reason(exc)}", file=target) from None
-    return os.path.realpath(target)
-
-
-def special_output(target: str) -> BinaryIO | None:
-    """A stream onto ``target`` when it is a character device or a FIFO (written in place,
-    never replaced); None when it is a regular file or missing (an atomic write then);
-    ``OutputError`` for a block device or a socket, and for a FIFO whose reader does not
-    come within :data:`FIFO_WAIT_SECONDS`.
-
-    >>> special_output("no/such/out.json") is None
-    True
-    """
-    try:
-        mode = os.stat(target).st_mode
-    except OSError:
-        return None
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return None
-    if stat.S_ISCHR(mode):
-        try:
-            return open(target, "wb")  # noqa: SIM115 - returned to the caller
-        except OSError as exc:
-            raise OutputError(f"cannot write: {reason(exc)}", file=target) from None
-    if not stat.S_ISFIFO(mode):
-        raise OutputError(f"cannot write: {kind_of(mode)}; traceconv writes regular files, "
-                          "character devices and FIFOs", file=target)
-    deadline = time.monotonic() + FIFO_WAIT_SECONDS
-    while True:   # O_NONBLOCK: ENXIO while no reader has the FIFO open, instead of blocking
-        try:
-            fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
-            break
-        except OSError as exc:
-            if exc.errno != errno.ENXIO:
-                raise OutputError(f"cannot write: {reason(exc)}", file=target) from None
-            if time.monotonic() > deadline:
-                raise OutputError(f"cannot write: a FIFO that no reader opened within "
-                                  f"{FIFO_WAIT_SECONDS:g} s", file=target) from None
-            time.sleep(0.05)
-    os.set_blocking(fd, True)
-    return open(fd, "wb")  # noqa: SIM115 - returned to the caller

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .. import registry
 from ..errors import TraceconvError
-from ..outputs import Files, output_name, refuse_replacing_inputs
+from ..outputs import ChosenPath, Files, output_name, refuse_replacing_inputs
 
 if TYPE_CHECKING:
     from ..analysis.trim import TrimOptions
@@ -54,7 +54,8 @@ class BatchResult:
 def plan(inputs: list[str], outdir: str, to: str, format: str | None = None,
          trim: TrimOptions | None = None) -> list[Task]:
     """One task per input, outputs named by the rule of :mod:`traceconv.outputs` in
-    ``outdir`` (``-2``, ``-3`` for repeated names); no output is an input."""
+    ``outdir`` (``-2``, ``-3`` for repeated names); no output is an input, and each is a
+    :class:`~traceconv.outputs.ChosenPath` (never written through a link planted there)."""
     extension = registry.get(to).default_extension
     avoid = Files(inputs)
     used: set[str] = set()
@@ -64,7 +65,7 @@ def plan(inputs: list[str], outdir: str, to: str, format: str | None = None,
         count = 1
         while output in used or avoid.find(output) is not None:
             count += 1
-            output = f"{first.removesuffix(extension)}-{count}{extension}"
+            output = ChosenPath(f"{first.removesuffix(extension)}-{count}{extension}")
         used.add(output)
         tasks.append(Task(path, output, to, format, trim))
     return tasks

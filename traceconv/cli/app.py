@@ -110,7 +110,13 @@ def app() -> None:
 
 @contextmanager
 def handled_errors() -> Iterator[None]:
-    """Turn handled errors into one line on stderr and exit status 1 (no traceback)."""
+    """Turn handled errors into one line on stderr and exit status 1 (no traceback).
+
+    Every file is written through :mod:`traceconv.output_files`, whose failures are handled
+    errors; a failed write that names no file (a full or closed standard output under
+    printed tables and JSON) is standard output's."""
+    from ..output_files import is_write_failure, stdout_error
+
     try:
         yield
     except TraceconvError as exc:
@@ -119,9 +125,10 @@ def handled_errors() -> Iterator[None]:
     except KeyboardInterrupt:
         click.echo("traceconv: interrupted", err=True)
         sys.exit(130)
-    except BrokenPipeError:
-        sys.exit(1)
     except Exception as exc:  # a bug: still one line, with a way to see the traceback
+        if isinstance(exc, OSError) and is_write_failure(exc):   # standard output's
+            click.echo(f"traceconv: error: {printable(stdout_error(exc))}", err=True)
+            sys.exit(1)
         if os.environ.get("TRACECONV_DEBUG"):
             raise
         click.echo(f"traceconv: internal error: {type(exc).__name__}: {printable(exc)} "

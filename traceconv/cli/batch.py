@@ -77,6 +77,7 @@ def batch(inputs: tuple[str, ...], outdir: str, to: str, engine: str, jobs: int,
     from ..analysis.trim import TrimOptions
     from ..batch import plan, run_batch
     from ..batch.jobs import convert_one, load_one
+    from ..output_files import output_folder
     from ..outputs import refuse_replacing_inputs
 
     results: list[BatchResult] = []
@@ -84,7 +85,7 @@ def batch(inputs: tuple[str, ...], outdir: str, to: str, engine: str, jobs: int,
         registry.get(to)   # an unknown format is refused before any work
         if merge:
             refuse_replacing_inputs([_merged_name(outdir, to)], inputs)
-        os.makedirs(outdir, exist_ok=True)
+        output_folder(outdir)
         trimming = TrimOptions(window, only, exclude, tracks)
         tasks = plan(list(inputs), outdir, to, format, None if merge else trimming)
         job = load_one if merge else convert_one
@@ -144,8 +145,9 @@ def _write_merged(tasks: list[Task], traces: dict[str, Trace], outdir: str, to: 
 
 def _merged_name(outdir: str, to: str) -> str:
     from .. import registry
+    from ..outputs import ChosenPath
 
-    return os.path.join(outdir, "merged" + registry.get(to).default_extension)
+    return ChosenPath(os.path.join(outdir, "merged" + registry.get(to).default_extension))
 
 
 def _progress(items: Iterator[Any], total: int) -> Iterator[Any]:

@@ -10,11 +10,9 @@ A file literally named ``json`` or ``text`` is still an input: ``traceconv ./jso
 
 from __future__ import annotations
 
-import os
-
 import click
 
-from ..errors import InputError
+from ..outputs import refuse_replacing_inputs
 from .app import app, handled_errors
 
 # Perfetto traceconv modes this traceconv does not have, and where to get them.
@@ -33,11 +31,10 @@ PERFETTO_ONLY = {
 
 
 def _paths(input_path: str | None, output: str | None) -> tuple[str, str]:
-    """(input, output): ``-`` where absent; an output that is the input is refused."""
+    """(input, output): ``-`` where absent; an output that is the input is refused before
+    reading (standard input too: ``traceconv json - p.json < p.json``)."""
     source, target = input_path or "-", output or "-"
-    if source != "-" and target != "-" and os.path.exists(target) \
-            and os.path.samefile(source, target):
-        raise InputError("the output is the input; name another output file", file=target)
+    refuse_replacing_inputs([target], [source])
     return source, target
 
 
@@ -70,11 +67,12 @@ def text_form(input_path: str | None, output: str | None) -> None:
       traceconv text trace.pftrace | less
     """
     from ..formats.perfetto.text_format import write_text
-    from ..io import Source, atomic_output
+    from ..io import Source
+    from ..output_files import atomic_output
 
     with handled_errors():
         source, target = _paths(input_path, output)
-        with atomic_output(target) as out:
+        with atomic_output(target, inputs=[source]) as out:
             write_text(Source(source), out)
 
 

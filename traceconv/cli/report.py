@@ -25,7 +25,7 @@ def report_command(inputs: tuple[str, ...], output: str, title: str | None,
       traceconv report trace.pt.trace.json.gz -o report.html
       traceconv report profile.json -o - > report.html
     """
-    from ..io import atomic_output
+    from ..output_files import atomic_output
     from ..outputs import refuse_replacing_inputs
     from ..report import render_report
 
@@ -33,7 +33,7 @@ def report_command(inputs: tuple[str, ...], output: str, title: str | None,
         refuse_replacing_inputs([output], inputs)
         trace = load_all(inputs, format)
         html = render_report(trace, title)
-        with atomic_output(output) as out:
+        with atomic_output(output, inputs=inputs) as out:
             out.write(html.encode("utf-8"))
     if output != "-":
         click.echo(f"wrote {output}", err=True)

@@ -15,7 +15,6 @@ import contextlib
 import os
 import shutil
 import sqlite3
-import tempfile
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -59,17 +58,15 @@ def open_database(source: Source) -> Iterator[sqlite3.Connection]:
 def _decompressed_copy(source: Source) -> Iterator[str]:
     """The decompressed content of ``source`` in a temporary file (removed afterwards); the
     source's own reader stops at its byte limit."""
-    handle, path = tempfile.mkstemp(prefix="traceconv-", suffix=".sqlite")
-    try:
-        with os.fdopen(handle, "wb") as out, source.open() as stream:
+    from ..output_files import scratch_file
+
+    with scratch_file(".sqlite") as (path, out):
+        with out, source.open() as stream:
             try:
                 shutil.copyfileobj(stream, out, _COPY_CHUNK)
             except (OSError, EOFError) as exc:   # a gzip cut short
                 raise InputError(f"cannot read: {exc}", file=source.name) from None
         yield path
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
 
 
 class Database:

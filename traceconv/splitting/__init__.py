@@ -8,6 +8,11 @@ file (:mod:`.route`). Each piece is then written as a complete Chrome JSON trace
 envelope, the process/thread name events, then its events. ``manifest.json`` lists the
 pieces, their windows and what was cut. Nothing of the trace is held whole.
 
+A re-split into the same folder removes the old ``manifest.json`` before it writes the first
+piece and writes the new one last, so a manifest on disk always describes the pieces beside
+it: an interrupted run leaves none. Every file goes through :mod:`traceconv.output_files`
+(pieces and the manifest are names traceconv chose: never written through a link).
+
 >>> import json, tempfile
 >>> out = tempfile.mkdtemp()
 >>> manifest = split("samples/torch/cnn_step5.pt.trace.json", out, by="step")
@@ -21,9 +26,7 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import sys
-import tempfile
 from array import array
 from collections.abc import Callable
 from typing import Any
@@ -32,7 +35,8 @@ import orjson
 
 from .. import outputs, registry
 from ..errors import InputError, TraceconvError
-from ..io import Source, atomic_output
+from ..io import Source
+from ..output_files import atomic_output, output_folder, remove_output, scratch_folder
 from .events import decode_pairs, dump_events, hashable
 from .route import Router, Spill
 from .windows import Launches, Survey, Window, rank_windows, step_windows, time_windows
@@ -62,16 +66,14 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
     folder = os.fspath(outdir)
     if source_path == "-":
         raise TraceconvError("split reads its input twice: give a file, not standard input")
-    os.makedirs(folder, exist_ok=True)
-    manifest_path = os.path.join(folder, MANIFEST)
-    if outputs.same_file(source_path, manifest_path):
-        raise TraceconvError(f"the input is where {MANIFEST} goes; choose another -o",
-                             file=source_path)
+    output_folder(folder)
+    manifest_path = outputs.ChosenPath(os.path.join(folder, MANIFEST))
+    inputs = outputs.Files([source_path])
+    outputs.refuse_replacing_inputs([manifest_path], inputs)   # (before reading it twice)
     survey = survey_trace(source_path)
     windows = _windows(survey, by, source_path)
-    spill_dir = tempfile.mkdtemp(prefix=".split-", dir=folder)
-    try:
-        spill = Spill(spill_dir, len(windows))
+    with scratch_folder(folder) as scratch:
+        spill = Spill(scratch, len(windows))
         launches = Launches(survey.launch_ids, survey.launch_ts, windows) \
             if by == "step" else None
         survey.launch_ids, survey.launch_ts = array("q"), array("d")
@@ -79,15 +81,14 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
                         stops=by == "step" and not survey.steps)
         _read(source_path, router.route)
         router.finish()
+        remove_output(manifest_path, inputs=inputs)   # it would describe other pieces
         pieces = _write_pieces(source_path, folder, survey, windows, spill, router, by)
-    finally:
-        shutil.rmtree(spill_dir, ignore_errors=True)
     manifest = _manifest(source_path, by, clip, survey, windows, pieces, router)
     if to not in ("chrome", "json"):
-        _convert(manifest, folder, to, engine, jobs, address, keep_json=False)
+        _convert(manifest, folder, to, engine, jobs, address, keep_json=False, source=inputs)
     elif then is not None:
-        _convert(manifest, folder, then, engine, jobs, address, keep_json=True)
-    with atomic_output(manifest_path) as out:
+        _convert(manifest, folder, then, engine, jobs, address, keep_json=True, source=inputs)
+    with atomic_output(manifest_path, inputs=inputs) as out:
         out.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
     return manifest
 
@@ -166,11 +167,8 @@ def _write_pieces(path: str, folder: str, survey: Survey, windows: list[Window],
         head = dict(envelope, traceconvSplit={
             "source": os.path.basename(path), "by": by, "piece": window.index,
             "label": window.label, **_bounds(window, survey)})
-        target = os.path.join(folder, name)
-        if outputs.same_file(path, target):
-            raise TraceconvError("a piece would overwrite the input; choose another -o",
-                                 file=path)
-        with atomic_output(target) as out:
+        target = outputs.ChosenPath(os.path.join(folder, name))
+        with atomic_output(target, inputs=[path]) as out:
             out.write(dump_events([head])[:-1] + b',\n"traceEvents":[\n')
             if metadata:
                 out.write(dump_events(metadata))
@@ -227,7 +225,7 @@ def _manifest(path: str, by: str, clip: bool, survey: Survey, windows: list[Wind
 
 
 def _convert(manifest: dict[str, Any], folder: str, fmt: str, engine: str, jobs: int,
-             address: str | None, keep_json: bool) -> None:
+             address: str | None, keep_json: bool, source: outputs.Files) -> None:
     """Convert every piece through the batch engines; record each output (or failure)."""
     from ..batch import plan, run_batch
     from ..batch.jobs import convert_one
@@ -241,7 +239,7 @@ def _convert(manifest: dict[str, Any], folder: str, fmt: str, engine: str, jobs:
         if result.status == "ok":
             piece["converted"] = os.path.basename(result.output or "")
             if not keep_json:
-                os.remove(path)
+                remove_output(path, inputs=source)
                 piece["file"] = piece.pop("converted")
         else:
             failed.append(f"{piece['file']}: {result.error}")

@@ -33,12 +33,15 @@ import bisect
 import math
 import os
 from collections import Counter
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
 from .events import Head, Pair, as_pairs, dump_events, hashable, int64, whole
 from .windows import DEVICE_WORK, Launches, Survey, Window, reference_stops
+
+if TYPE_CHECKING:
+    from ..output_files import Scratch
 
 BUFFERED = 32 << 20      # bytes of event text held before every buffer is written out
 _PER_WINDOW = 1 << 20    # ... or one window's buffer reaches this
@@ -47,10 +50,11 @@ _TOTALS = frozenset({"Total Allocated", "Total Reserved"})
 
 
 class Spill:
-    """Per-window temporary files in ``folder``, written through bounded buffers."""
+    """Per-window temporary files in a scratch folder, written through bounded buffers."""
 
-    def __init__(self, folder: str, count: int) -> None:
-        self.paths = [os.path.join(folder, f"{i}.part") for i in range(count)]
+    def __init__(self, scratch: Scratch, count: int) -> None:
+        self.scratch = scratch
+        self.paths = [scratch.path(f"{i}.part") for i in range(count)]
         self.buffers: dict[int, bytearray] = {}
         self.held = 0
         self.events = [0] * count
@@ -70,8 +74,7 @@ class Spill:
 
     def _write(self, window: int) -> None:
         buffer = self.buffers.pop(window)
-        with open(self.paths[window], "ab") as out:
-            out.write(buffer)
+        self.scratch.append(f"{window}.part", buffer)
         self.held -= len(buffer)
 
     def flush(self) -> None:
