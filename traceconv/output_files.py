@@ -131,20 +131,28 @@ def _to_stdout() -> Iterator[BinaryIO]:
     except OSError as exc:
         if exc.filename is not None:
             raise   # an input's
+        if isinstance(exc, BrokenPipeError):
+            silence_stdout()
+            raise
         raise stdout_error(exc) from None
 
 
-def stdout_error(exc: OSError) -> OutputError:
-    """The error for a failed write to standard output (full, closed by its reader);
-    standard output is then pointed at ``/dev/null``, so that the interpreter's last flush
-    does not fail a second time with a traceback."""
+def silence_stdout() -> None:
+    """Point standard output at ``/dev/null`` after a failed write, so that the
+    interpreter's last flush does not fail a second time with a traceback."""
     with contextlib.suppress(OSError, ValueError, AttributeError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-    why = "broken pipe (its reader closed it)" if isinstance(exc, BrokenPipeError) \
-        else special_files.reason(exc)
-    return OutputError(f"cannot write: {why}", file=STDOUT_NAME)
+
+
+def stdout_error(exc: OSError) -> OutputError:
+    """The error for a failed write to a full standard output (standard output is then
+    silenced). A reader that closed its pipe (``traceconv text x | head``) is not an
+    error to report: :class:`BrokenPipeError` ends the command quietly, as in other
+    Unix tools."""
+    silence_stdout()
+    return OutputError(f"cannot write: {special_files.reason(exc)}", file=STDOUT_NAME)
 
 
 def is_write_failure(exc: OSError) -> bool:

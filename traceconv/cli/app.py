@@ -115,7 +115,7 @@ def handled_errors() -> Iterator[None]:
     Every file is written through :mod:`traceconv.output_files`, whose failures are handled
     errors; a failed write that names no file (a full or closed standard output under
     printed tables and JSON) is standard output's."""
-    from ..output_files import is_write_failure, stdout_error
+    from ..output_files import is_write_failure, silence_stdout, stdout_error
 
     try:
         yield
@@ -125,6 +125,9 @@ def handled_errors() -> Iterator[None]:
     except KeyboardInterrupt:
         click.echo("traceconv: interrupted", err=True)
         sys.exit(130)
+    except BrokenPipeError:   # the reader of standard output closed it (| head): no message
+        silence_stdout()
+        sys.exit(1)
     except Exception as exc:  # a bug: still one line, with a way to see the traceback
         if isinstance(exc, OSError) and is_write_failure(exc):   # standard output's
             click.echo(f"traceconv: error: {printable(stdout_error(exc))}", err=True)
