@@ -20,8 +20,8 @@ from .outputs import inputs_of, refuse_binary_to_terminal, refuse_replacing_inpu
 
 if TYPE_CHECKING:   # the model imports numpy and networkx: not needed to start the CLI
     from .analysis.align import Mode
-    from .analysis.check_report import CheckReport
     from .model import Diagnostics, Trace
+    from .model.check_report import CheckReport
 
 
 def load(path: str | os.PathLike[str], format: str | None = None, *,

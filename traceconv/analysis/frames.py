@@ -32,9 +32,9 @@ import numpy as np
 
 from ..model import Trace, TrackKind
 from ..model.graph import OP
+from ..model.timeline_order import timeline_order
 from ..model.trace import FrameKind as Kind
 from ..model.trace import Selector
-from .timeline_order import timeline_order
 
 if TYPE_CHECKING:
     import pandas

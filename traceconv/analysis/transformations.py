@@ -53,7 +53,7 @@ def _combine(traces: Sequence[Trace]) -> Trace:
 
 
 def _nesting(traces: Sequence[Trace]) -> Trace:
-    from .nesting import nested_view
+    from ..model.nesting import nested_view
 
     return nested_view(traces[0], max_depth=4).freeze()
 

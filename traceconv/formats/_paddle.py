@@ -14,7 +14,7 @@ from functools import lru_cache
 from ..io import Source
 from ..model import MemoryBlock, Trace, TrackKind
 from ..model.activity import Vocabulary
-from .activity_words import COMMON
+from ..vocabularies.common import COMMON
 
 FRAMEWORK = "PaddlePaddle"           # as the Chrome-JSON flavours name it
 INT64_MAX = (1 << 63) - 1   # the model stores int64 ns; uninitialised CUPTI times exceed it

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ...analysis.memory import add_live_bytes_counters
 from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
+from ...model.memory import add_live_bytes_counters
 from .._paddle import (
     CPU_CATEGORY,
     INT64_MAX,

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ....analysis.slice_index import SliceIndex, enclosing_slices
 from ....model import Trace, TrackKind
+from ....model.slice_index import SliceIndex, enclosing_slices
 from ..._paddle import (
     CPU_CATEGORY,
     KERNEL_CATEGORY,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..model import Diagnostics
+from . import Diagnostics
 
 
 @dataclass
