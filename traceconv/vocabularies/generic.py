@@ -14,12 +14,12 @@ from statistics tables).
 
 from __future__ import annotations
 
-from ..formats._paddle import PADDLE_VOCABULARY
 from ..model.activity import Vocabulary
 from .kineto import KINETO_VOCABULARY
 from .megengine import MEGENGINE_VOCABULARY
 from .migraphx import MIGRAPHX_VOCABULARY
 from .nsys import NSYS_VOCABULARY
+from .paddle import PADDLE_VOCABULARY
 from .xplane import XPLANE_VOCABULARY
 
 TRACECONV_VOCABULARY = Vocabulary("traceconv", aggregate={"aggregate"})

@@ -9,12 +9,14 @@ import numpy as np
 
 from ....model import Trace, TrackKind
 from ....model.slice_index import SliceIndex, enclosing_slices
-from ..._paddle import (
+from ....vocabularies.paddle import (
     CPU_CATEGORY,
     KERNEL_CATEGORY,
     MEMCPY_CATEGORY,
     PADDLE_VOCABULARY,
     RUNTIME_CATEGORY,
+)
+from ..._paddle import (
     AllocatorLog,
     leaf_name,
     link_launches,
