@@ -67,10 +67,9 @@ def layer_of(module: str) -> str | None:
     best: tuple[int, str] | None = None
     for _, layer, members in LAYERS:
         for member in members:
-            if member == "" and inside == "" or member and (
-                    inside == member or inside.startswith(member + ".")):
-                if best is None or len(member) > best[0]:
-                    best = (len(member), layer)
+            holds = inside == member or member != "" and inside.startswith(member + ".")
+            if holds and (best is None or len(member) > best[0]):
+                best = (len(member), layer)
     return best[1] if best else None
 
 

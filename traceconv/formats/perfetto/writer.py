@@ -31,10 +31,10 @@ from typing import BinaryIO
 
 import numpy as np
 
-from ... import __version__
 from ...gcpause import paused_gc
 from ...model import Diagnostics, Trace, TrackKind
 from ...model.nesting import Timeline, nested_view_timeline
+from ...version import __version__
 from . import model_attribute
 from .annotation_columns import ColumnEncoder
 from .annotations import ArgEncoder
