@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from traceconv.errors import InputError
-from traceconv.formats.chrome.check import check_chrome, check_chrome_events, parse_events
+from traceconv.formats.chrome.checker import check_chrome, check_chrome_events, parse_events
 from traceconv.io import Source
 
 

@@ -45,7 +45,7 @@ def flavours() -> dict[str, str]:
 
 def check(source: Source) -> CheckReport:
     """What a viewer would drop or misdraw in a Chrome JSON trace (gzip or not)."""
-    from .check import check_chrome
+    from .checker import check_chrome
 
     return check_chrome(source)
 
