@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-from traceconv.analysis.nesting import repair_nesting
 from traceconv.formats.perfetto import write
 from traceconv.model import ProcessKind, Trace, TrackKind
+from traceconv.model.nesting import repair_nesting
 
 
 def synthetic(slices: int, instants: int, flows: int, seed: int = 0) -> Trace:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import traceconv
 import traceconv.formats.chrome  # noqa: F401 - the package must not hide list_formats()
-from traceconv.analysis.memory import live_bytes
+from traceconv.model.memory import live_bytes
 
 CNN = Path(__file__).parent.parent / "samples" / "torch" / "cnn_step5.pt.trace.json"
 

@@ -10,8 +10,8 @@ import sys
 import orjson
 import pytest
 
-from traceconv.analysis.chrome_check import check_chrome, check_chrome_events, parse_events
 from traceconv.errors import InputError
+from traceconv.formats.chrome.checker import check_chrome, check_chrome_events, parse_events
 from traceconv.io import Source
 
 

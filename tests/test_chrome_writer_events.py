@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 import traceconv
 from tests.conftest import bundled_files
-from traceconv.analysis.nesting import nested_view
 from traceconv.formats.chrome.event_json import dumps, microseconds, value_texts
 from traceconv.formats.chrome.writer import write_chrome
 from traceconv.model import Trace
+from traceconv.model.nesting import nested_view
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_FILES = sorted(p for folder in (ROOT / "samples", ROOT / "tests" / "data")

@@ -25,7 +25,7 @@ from tests.conftest import DATA, SAMPLES
 from traceconv.batch import plan
 from traceconv.cli import COMMANDS, app
 from traceconv.errors import OutputError
-from traceconv.outputs import output_name
+from traceconv.output_names import output_name
 
 CNN = SAMPLES / "torch" / "cnn_step5.pt.trace.json"          # 1.1 MB, Kineto, CPU memory
 CUDA = SAMPLES / "torch" / "streams_graph_nccl_cuda.pt.trace.json.gz"   # device "CUDA:0"

@@ -634,8 +634,8 @@ def test_migraphx_shape_dimension_beyond_int64_is_text(tmp_path: Path):
 def test_live_bytes_of_sizes_at_the_int64_edges_is_exact():
     """Fuzz (paddle-pb, seed 2029): a block of size -2**63 made the summary's allocation
     sites fail (its free, +2**63, does not fit int64); levels are now summed exactly."""
-    from traceconv.analysis.memory import live_bytes
     from traceconv.model import MemoryBlock
+    from traceconv.model.memory import live_bytes
 
     levels = live_bytes([MemoryBlock(0, -2**63, 10, 20), MemoryBlock(8, 2**62, 15, None)])
     assert levels.times.tolist() == [10, 15, 20]

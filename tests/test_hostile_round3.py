@@ -521,8 +521,8 @@ def test_enclosing_rows_over_many_tracks_match_the_per_track_scan():
     # the grouped loop (one sort) must find what the old scan per track found
     import numpy as np
 
-    from traceconv.analysis.slice_index import SliceIndex, enclosing_rows
     from traceconv.model import Trace
+    from traceconv.model.slice_index import SliceIndex, enclosing_rows
 
     trace = Trace()
     process = trace.add_process("p")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceconv.analysis.memory import live_bytes
 from traceconv.model import MemoryBlock
+from traceconv.model.memory import live_bytes
 
 TIME = st.none() | st.integers(0, 30)
 SIZE = st.integers(1, 9) | st.integers(-(1 << 63), (1 << 63) - 1)   # (and beyond a double)

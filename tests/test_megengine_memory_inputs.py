@@ -7,10 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import traceconv
-from traceconv.analysis.memory import live_bytes
 from traceconv.errors import InputError
 from traceconv.formats.megengine.memflow_svg import SIZE_UNITS, TIME_UNITS, quantity
 from traceconv.model import TrackKind
+from traceconv.model.memory import live_bytes
 
 MEMINFO = "megengine/convnet_static_mem_info/StaticMemoryInfo.json"
 

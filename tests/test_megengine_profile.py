@@ -265,7 +265,7 @@ def test_any_timing_reads_into_one_slice_per_place(pairs, comps):
 def test_activation_peak_equals_the_static_plan(data, profile, plan, peak):
     """Blocks from mem_chunk + comp_seq lifetimes reproduce the live peak of MegEngine's own
     plan (StaticMemoryInfo.json of the same model), and never overlap in address and time."""
-    from traceconv.analysis.memory import live_bytes
+    from traceconv.model.memory import live_bytes
     trace = traceconv.load(data / profile)
     planned = traceconv.load(data / plan)
     ours = [b for b in trace.memory if b.category != "weight"]

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from megengine_golden import Golden, parse, read_text
 
 from traceconv.cli import app
-from traceconv.formats.summary import number_with_unit
+from traceconv.presentation.summary import number_with_unit
 
 ANALYZE = "megengine/analyze"
 STYLE_ONLY = {"--confluence", "--dump-only-opr"}  # output styles; the numbers are the same

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import traceconv
-from traceconv.analysis.memory import live_bytes
 from traceconv.formats.memflow_svg import MemflowOptions, svg_text
+from traceconv.model.memory import live_bytes
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
 TEXT = "{http://www.w3.org/2000/svg}text"

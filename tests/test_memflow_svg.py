@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import traceconv
-from traceconv.analysis.memory import live_bytes
 from traceconv.cli import app
 from traceconv.formats.memflow_svg import MemflowOptions, svg_text
 from traceconv.formats.memflow_svg.layout import split_regions
 from traceconv.model import MemoryBlock, Trace
+from traceconv.model.memory import live_bytes
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
 CNN_PEAK = 3_054_392   # max row total of the CNN's per-category export (see test_torch_memory)

@@ -1,8 +1,8 @@
 """The model's building and query API."""
 
-from traceconv.analysis.memory import add_live_bytes_counters, live_bytes
 from traceconv.analysis.merge import merge
 from traceconv.model import MemoryBlock, Metadata, ProcessKind, Trace, TrackKind, add_op
+from traceconv.model.memory import add_live_bytes_counters, live_bytes
 
 
 def small_trace(rank: int = 0) -> Trace:

@@ -7,9 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceconv.analysis import nesting
-from traceconv.analysis.nesting import MAX_DEPTH, nest_pass, repair_nesting
-from traceconv.model import Trace, TrackKind
+from traceconv.model import Trace, TrackKind, nesting
+from traceconv.model.nesting import MAX_DEPTH, nest_pass, repair_nesting
 
 
 def _thread_trace() -> tuple[Trace, int]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceconv.analysis.nesting import LANE_SUFFIX, repair_nesting
 from traceconv.model import Trace
+from traceconv.model.nesting import LANE_SUFFIX, repair_nesting
 
 
 def _trace(rows: list[tuple[int, int, int]], instants: tuple[int, ...] = ()) -> Trace:
@@ -101,7 +101,7 @@ def test_lanes_are_those_of_a_plain_first_fit(rows, max_depth, chain):
 
 
 def test_a_deep_chain_is_walked_a_fixed_number_of_times(monkeypatch):
-    from traceconv.analysis import nesting
+    from traceconv.model import nesting
 
     walked: list[int] = []
     real = nesting.misfits

@@ -8,11 +8,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceconv.analysis.nesting import nested_view_timeline
 from traceconv.formats.perfetto.flow_fields import FIELD, FlowFields
 from traceconv.formats.perfetto.ordering import event_order
 from traceconv.formats.perfetto.wire import pack_rows
 from traceconv.model import Trace
+from traceconv.model.nesting import nested_view_timeline
 
 
 def _varint(value: int) -> bytes:

@@ -85,6 +85,8 @@ def test_detecting_a_json_imports_no_reader():
         print(name, sorted(m for m in sys.modules if m.startswith("traceconv.")
                            and m not in ("traceconv.errors", "traceconv.io", "traceconv.registry",
                                          "traceconv.plugin_scan",
+                                         # (the package's registrations: stdlib only)
+                                         "traceconv.implementations", "traceconv.version",
                                          # (stdlib only: opening any file, its encoding)
                                          "traceconv.special_files", "traceconv.text_encoding")))
     """)

@@ -127,7 +127,7 @@ def test_host_only_timeline_shows_host_table_with_names():
 
     import traceconv
     from traceconv.analysis.summary import summarize
-    from traceconv.formats.summary import render_text
+    from traceconv.presentation.summary import render_text
 
     trace = traceconv.load(Path(__file__).parent.parent / "samples" / "torch" / "cnn_step5.pt.trace.json")
     result = summarize(trace, top=0)

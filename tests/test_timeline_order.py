@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from traceconv.analysis.timeline_order import timeline_order
+from traceconv.model.timeline_order import timeline_order
 
 INT64 = st.integers(-(1 << 63), (1 << 63) - 1)
 rows = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 12), st.integers(-3, 3)),

@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import traceconv
-from traceconv.analysis.memory import live_bytes
 from traceconv.errors import InputError
 from traceconv.formats import torch_memory
 from traceconv.formats.torch_memory.reader import replay_totals
 from traceconv.formats.torch_memory.reconstruct import Reconstruction
 from traceconv.formats.torch_memory.schema import CATEGORIES
 from traceconv.io import Source
+from traceconv.model.memory import live_bytes
 
 # The CNN run (../shared/samples/torch/cnn): peak of the per-category totals export, i.e.
 # max over rows of sum(sizes[i]), and its per-category maxima (max over rows of each column).

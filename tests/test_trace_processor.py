@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import traceconv
 from tests.test_perfetto_writer import sample_trace
-from traceconv.analysis.chrome_check import check_chrome, check_chrome_events
+from traceconv.formats.chrome.checker import check_chrome, check_chrome_events
 from traceconv.formats.perfetto import write
 from traceconv.io import Source
 from traceconv.model import Trace

@@ -49,8 +49,8 @@ def test_formatters() -> None:
 
 
 # Functions that write sizes in a framework's own format, on purpose (see traceconv/units.py)
-FRAMEWORK_FORMATS = {("formats/summary/ops.py", "format_bytes"),          # torch.profiler
-                     ("formats/summary/__init__.py", "number_with_unit")}  # profile_analyze
+FRAMEWORK_FORMATS = {("presentation/summary/ops.py", "format_bytes"),          # torch.profiler
+                     ("presentation/summary/__init__.py", "number_with_unit")}  # profile_analyze
 
 
 def test_one_byte_formatter() -> None:

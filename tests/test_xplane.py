@@ -18,9 +18,9 @@ import pytest
 
 import traceconv
 from traceconv.analysis.activity import Activity
-from traceconv.formats.xplane.activity import XPLANE_VOCABULARY
 from traceconv.model import ProcessKind
 from traceconv.model.activity import primary
+from traceconv.vocabularies.xplane import XPLANE_VOCABULARY
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "xplane"

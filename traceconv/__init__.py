@@ -11,9 +11,11 @@ networkx; ``traceconv --version`` needs none of them), and seen by type checkers
 from __future__ import annotations
 
 import importlib
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from . import implementations as _implementations
+from .version import __version__
 
 # public name -> the module that defines it (add a line when adding a public name)
 _EXPORTS = {
@@ -35,6 +37,25 @@ if TYPE_CHECKING:
     from .model.frozen import FrozenTraceError
     from .model.validate import Problem, validate
     from .splitting import split
+
+
+# What lower layers reach by name through traceconv.implementations (the model's Trace.save
+# and to_pandas, the analyses' table of transformations): name -> (module, function). This
+# package's __init__ runs before any traceconv.* module, so these are always registered.
+_IMPLEMENTATIONS = {
+    "save": (".api", "save"), "combine": (".api", "combine"),
+    "to_pandas": (".analysis.frames", "pandas_frame"),
+    "to_arrow": (".analysis.frames", "arrow_table"),
+}
+
+
+def _load(module: str, function: str) -> Any:
+    """The function ``function`` of ``module`` (relative to this package), imported now."""
+    return getattr(importlib.import_module(module, __name__), function)
+
+
+for _name, (_module, _function) in _IMPLEMENTATIONS.items():
+    _implementations.provide(_name, partial(_load, _module, _function))
 
 
 def __getattr__(name: str) -> Any:

@@ -17,12 +17,13 @@ from .gcpause import paused_gc
 from .io import DEFAULT_MAX_BYTES, Progress, Source
 from .numbers import NumberError
 from .output_files import atomic_output
-from .outputs import inputs_of, refuse_binary_to_terminal, refuse_replacing_inputs, remember_inputs
+from .output_names import refuse_binary_to_terminal
+from .outputs import inputs_of, refuse_replacing_inputs, remember_inputs
 
 if TYPE_CHECKING:   # the model imports numpy and networkx: not needed to start the CLI
     from .analysis.align import Mode
-    from .analysis.check_report import CheckReport
     from .model import Diagnostics, Trace
+    from .model.check_report import CheckReport
 
 
 def load(path: str | os.PathLike[str], format: str | None = None, *,

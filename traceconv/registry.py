@@ -36,8 +36,8 @@ from .errors import FormatError
 from .io import Source
 
 if TYPE_CHECKING:
-    from .analysis.check_report import CheckReport
     from .model import Trace
+    from .model.check_report import CheckReport
 
 ENTRY_POINT_GROUP = "traceconv.formats"
 FLAVOUR_SEPARATOR = ":"   # --format chrome:kineto
@@ -137,9 +137,9 @@ BUILTINS: tuple[FormatInfo, ...] = (
         sniffer="traceconv.formats.sniffing:megengine_profile"),
     FormatInfo(
         "summary", "per-operator summary table (profile_analyze-like), any trace",
-        "traceconv.formats.summary", (".summary.txt",), writes=True),
+        "traceconv.presentation.summary", (".summary.txt",), writes=True),
     FormatInfo(
-        "summary-json", "per-operator summary as JSON", "traceconv.formats.summary.as_json",
+        "summary-json", "per-operator summary as JSON", "traceconv.presentation.summary.as_json",
         (".summary.json",), writes=True),
     FormatInfo(
         "graphml", "op graph (ops, tensors, edges) as GraphML", "traceconv.formats.graphml",

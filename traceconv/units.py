@@ -13,8 +13,8 @@ bytes); ``KiB``, ``MiB``, ``GiB``, ``TiB`` are binary (``2MiB`` is 2,097,152 byt
 the largest time unit that keeps the number at least 1 (``2.5 ms``). Tables that copy a
 framework's own print-out keep that framework's format, digit for digit: ``traceconv ops``
 prints bytes as ``torch.profiler`` does (``146.76 MB`` for 146.76 MiB,
-:func:`traceconv.formats.summary.ops.format_bytes`) and ``traceconv summary`` as MegEngine's
-``profile_analyze`` (``786.00 KiB``, :func:`traceconv.formats.summary.number_with_unit`).
+:func:`traceconv.presentation.summary.ops.format_bytes`) and ``traceconv summary`` as MegEngine's
+``profile_analyze`` (``786.00 KiB``, :func:`traceconv.presentation.summary.number_with_unit`).
 
 >>> parse_bytes("2MB"), parse_bytes("2MiB"), parse_bytes("2M"), parse_bytes("1.5 kib")
 (2000000, 2097152, 2097152, 1536)

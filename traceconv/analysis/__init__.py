@@ -42,7 +42,7 @@ _EXPORTS = {
     "stragglers": ".stragglers", "Straggler": ".stragglers",
     "align": ".align", "Alignment": ".align", "RankAlignment": ".align",
     # memory
-    "live_bytes": ".memory", "LiveBytes": ".memory",
+    "live_bytes": "..model.memory", "LiveBytes": "..model.memory",
     # transformations (each returns a new trace)
     "merge": ".merge", "trim": ".trim", "link_execution_trace": ".link_et",
     # the shared vocabulary
@@ -53,6 +53,7 @@ _EXPORTS = {
 
 if TYPE_CHECKING:
     from ..errors import InputError, TraceconvError
+    from ..model.memory import LiveBytes, live_bytes
     from .activity import Activity, Timeline, slice_activity
     from .advise import RULES, Advice, Finding, Skipped, advise
     from .align import Alignment, RankAlignment, align
@@ -60,7 +61,6 @@ if TYPE_CHECKING:
     from .diff import OpDelta, OpTotals, diff
     from .idle import DeviceIdle, device_idle
     from .link_et import link_execution_trace
-    from .memory import LiveBytes, live_bytes
     from .merge import merge
     from .op_summary import OpRow, op_summary, sort_rows
     from .stragglers import Straggler, stragglers

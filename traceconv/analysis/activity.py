@@ -16,7 +16,7 @@ import numpy as np
 
 from ..model import ProcessKind, Trace
 from ..model.activity import DEVICE_WORK, KIND_BITS, Activity, kind_of, primary
-from .timeline_order import timeline_order
+from ..model.timeline_order import timeline_order
 
 __all__ = ["DEVICE_WORK", "Activity", "Intervals", "Timeline", "clip", "kind_of",
            "merge_intervals", "overlap_ns", "primary", "slice_activity"]
@@ -39,7 +39,7 @@ def slice_activity(trace: Trace) -> np.ndarray:
     column[:stated] = np.frombuffer(s.activity, np.int8, stated)
     unknown = np.flatnonzero(column == Activity.UNKNOWN)
     if len(unknown):
-        from ..formats.chrome.activity import GENERIC_VOCABULARY
+        from ..vocabularies.generic import GENERIC_VOCABULARY
 
         column[unknown] = GENERIC_VOCABULARY.classify_rows(trace, unknown)
     return column

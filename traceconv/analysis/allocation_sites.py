@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..model import MemoryBlock
-from .memory import live_bytes
+from ..model.memory import live_bytes
 
 
 @dataclass(frozen=True)

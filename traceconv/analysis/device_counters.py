@@ -13,8 +13,8 @@ import re
 import numpy as np
 
 from ..model import Trace, TrackKind
+from ..model.groups import grouped
 from .activity import DEVICE_WORK, Activity, Timeline
-from .groups import grouped
 
 _DIRECTION = re.compile(r"HtoD|DtoH|DtoD|PtoP|HtoH", re.IGNORECASE)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model import ProcessKind, Trace
-from .timeline_order import timeline_order
+from ..model.timeline_order import timeline_order
 
 MEMCPY_NAME = re.compile(r"memcpy|memset|MemoryCopy|TensorCopy", re.IGNORECASE)
 _THREAD_PREFIX = re.compile(r"(^|/)thread\d+::")

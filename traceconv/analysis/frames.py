@@ -32,9 +32,9 @@ import numpy as np
 
 from ..model import Trace, TrackKind
 from ..model.graph import OP
+from ..model.timeline_order import timeline_order
 from ..model.trace import FrameKind as Kind
 from ..model.trace import Selector
-from .timeline_order import timeline_order
 
 if TYPE_CHECKING:
     import pandas
@@ -384,3 +384,21 @@ def to_arrow(table: Table) -> pyarrow.Table:
             data[key] = pa.array(column)
     return pa.table(data)
 
+
+
+def pandas_frame(trace: Trace, kind: Kind = "slices", **filters: Any) -> pandas.DataFrame:
+    """What :meth:`Trace.to_pandas <traceconv.model.Trace.to_pandas>` returns (it is
+    registered as its implementation): :func:`columns` as a DataFrame."""
+    return to_pandas(columns(trace, kind, **filters))
+
+
+def arrow_table(trace: Trace, kind: Kind = "slices", **filters: Any) -> pyarrow.Table:
+    """What :meth:`Trace.to_arrow <traceconv.model.Trace.to_arrow>` returns: :func:`columns`
+    as an Arrow table.
+
+    >>> t = Trace(); p = t.add_process("python", pid=7)
+    >>> _ = t.add_slice(t.add_track("main", process=p, tid=7), 0, 100, "step")
+    >>> arrow_table(t, "slices", name="step").column("ts").to_pylist()
+    [0]
+    """
+    return to_arrow(columns(trace, kind, **filters))

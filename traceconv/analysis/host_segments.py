@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..model.groups import grouped
+from ..model.timeline_order import timeline_order
 from .activity import Activity, Timeline
-from .groups import grouped
-from .timeline_order import timeline_order
 
 # Python frames, user ranges and steps count too: the host is busy in them (their self time
 # is interpreter and framework work between ops)

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..model.groups import grouped
 from .activity import Intervals, Timeline, clip
-from .groups import grouped
 
 # Gaps between already-queued kernels up to this long are launch latency (HTA uses a small
 # "consecutive kernel delay" for the same split).

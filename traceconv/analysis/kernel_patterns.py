@@ -7,8 +7,8 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
+from ..model.groups import grouped
 from .activity import DEVICE_WORK, Activity, Timeline
-from .groups import grouped
 
 
 def by_annotation(tl: Timeline, top: int = 20) -> list[dict]:

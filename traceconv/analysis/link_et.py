@@ -22,8 +22,8 @@ from ..model import Diagnostics, ProcessKind, Trace
 from ..model.activity import RUNTIME_CALLS, Activity, kind_of
 from ..model.copying import copy_into
 from ..model.graph import OP, OpSpan
+from ..model.slice_index import SliceIndex, enclosing_slices
 from .activity import slice_activity
-from .slice_index import SliceIndex, enclosing_slices
 
 EXECUTION_TRACE = "torch-et"
 RF_ARG = "Record function id"

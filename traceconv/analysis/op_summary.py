@@ -36,8 +36,8 @@ import numpy as np
 
 from ..model import ProcessKind, Trace
 from ..model.activity import KIND_BITS, RUNTIME_CALLS, Activity, kind_of
+from ..model.timeline_order import timeline_order
 from .activity import slice_activity
-from .timeline_order import timeline_order
 
 # Bookkeeping events torch drops before building its table.
 FILTERED_NAMES = frozenset({

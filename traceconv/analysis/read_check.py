@@ -1,7 +1,7 @@
 """``traceconv check`` of an input that is not a viewer's file: what its reader found.
 
 A Perfetto or Chrome file is checked against what the viewer does with it
-(:mod:`~traceconv.analysis.chrome_check`, the Perfetto validator). Any other input (a
+(:mod:`~traceconv.formats.chrome.checker`, the Perfetto validator). Any other input (a
 MIGraphX report, a Paddle summary, a memory_flow.svg...) is read, and the report holds
 its reader's findings: those of severity ``error`` (the input itself is incomplete: cut
 in the middle, so everything after the cut is missing from every output) are errors and
@@ -12,7 +12,7 @@ warnings. Repairs and guesses (severity ``info``) stay in ``traceconv info``.
 from __future__ import annotations
 
 from ..model import Trace
-from .check_report import CheckReport
+from ..model.check_report import CheckReport
 
 
 def read_check(trace: Trace) -> CheckReport:

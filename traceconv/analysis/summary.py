@@ -32,8 +32,8 @@ from typing import Literal
 import numpy as np
 
 from ..model import OpStat, Trace
+from ..model.breakdown import BREAKDOWN_CATEGORY
 from ..model.graph import OP, op_spans
-from .breakdown import BREAKDOWN_CATEGORY
 from .op_summary import RANGE_KINDS, op_summary
 
 Place = Literal["device", "host"]

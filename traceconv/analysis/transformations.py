@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..implementations import implementation
 from ..model import Trace
 
 
@@ -47,13 +48,12 @@ def _trim(traces: Sequence[Trace]) -> Trace:
 
 
 def _combine(traces: Sequence[Trace]) -> Trace:
-    from ..api import combine
-
-    return combine(traces)
+    # (the API's combine knows formats, above the analyses: reached by registration)
+    return implementation("combine")(traces)
 
 
 def _nesting(traces: Sequence[Trace]) -> Trace:
-    from .nesting import nested_view
+    from ..model.nesting import nested_view
 
     return nested_view(traces[0], max_depth=4).freeze()
 

@@ -22,8 +22,8 @@ import numpy as np
 
 from ..model import Diagnostics, Trace
 from ..model.copying import Keep, copy_into
-from .nesting import clamped_durations
-from .timeline_order import timeline_order
+from ..model.nesting import clamped_durations
+from ..model.timeline_order import timeline_order
 
 UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s)\s*$")

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from .. import registry
 from ..errors import TraceconvError
-from ..outputs import ChosenPath, Files, output_name, refuse_replacing_inputs
+from ..output_names import output_name
+from ..outputs import ChosenPath, Files, refuse_replacing_inputs
 
 if TYPE_CHECKING:
     from ..analysis.trim import TrimOptions

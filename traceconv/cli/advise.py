@@ -6,10 +6,10 @@ import textwrap
 
 import click
 
+from ..presentation.tables import console_for
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
 from .options import wide_option
-from .tables import console_for
 
 _STYLE = {"high": "bold red", "medium": "yellow", "info": "cyan"}
 

@@ -11,9 +11,9 @@ from contextlib import contextmanager
 
 import click
 
-from .. import __version__
 from ..errors import TraceconvError
 from ..terminal import printable
+from ..version import __version__
 from .process_setup import set_up_process
 
 EPILOG = """\b

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..presentation.tables import console_for
 from .app import app, handled_errors
 from .options import ALIGN_OPTION, trim_options, wide_option
-from .tables import console_for
 
 if TYPE_CHECKING:
     from rich.table import Table

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 import click
 
 from ..io import DEFAULT_MAX_BYTES
+from ..presentation.tables import console_for
 from ..terminal import plain
 from .app import app, handled_errors
 from .options import max_bytes_option, wide_option
-from .tables import console_for
 
 if TYPE_CHECKING:
-    from ..analysis.check_report import CheckReport
+    from ..model.check_report import CheckReport
 
 
 @app.command()

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..io import DEFAULT_MAX_BYTES
-from ..outputs import output_name
+from ..output_names import output_name
 from .app import app, handled_errors
 from .digest import echo_digest
 from .loading import echo_alignment, load_all
@@ -23,7 +23,7 @@ __all__ = ["ALIGN_OPTION", "ByteSize", "convert", "default_output", "echo_alignm
 
 def default_output(inputs: tuple[str, ...], to: str) -> str:
     """``trace.json.gz --to perfetto`` writes ``trace.pftrace`` beside the input; never the
-    input itself (:func:`traceconv.outputs.output_name`)."""
+    input itself (:func:`traceconv.output_names.output_name`)."""
     return output_name(inputs, to)
 
 
@@ -67,7 +67,8 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
     from .. import registry
     from ..api import check_inputs, save
     from ..errors import FormatError
-    from ..outputs import refuse_binary_to_terminal, refuse_replacing_inputs
+    from ..output_names import refuse_binary_to_terminal
+    from ..outputs import refuse_replacing_inputs
 
     with handled_errors():
         check_inputs(inputs)   # a missing input is the first thing to hear about

@@ -6,12 +6,12 @@ from collections import defaultdict
 
 import click
 
-from ..outputs import output_name
+from ..output_names import output_name
+from ..presentation.tables import console_for
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
 from .loading import load_all
 from .options import wide_option
-from .tables import console_for
 
 
 @app.command("critical-path")

@@ -77,8 +77,8 @@ def print_device_views(data: dict[str, Any], wide: bool = False) -> None:
     """The device views as short tables, at the terminal's width (``wide``: unbounded)."""
     from rich.table import Table
 
+    from ..presentation.tables import console_for
     from ..terminal import plain
-    from .tables import console_for
 
     console = console_for(wide, highlight=False)
     stats = data.get("launch_stats")

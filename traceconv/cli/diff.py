@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import TraceconvError
+from ..presentation.tables import Column, console_for, fitted_table
 from ..terminal import plain
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
 from .loading import load_all
 from .options import wide_option
-from .tables import Column, console_for, fitted_table
 
 if TYPE_CHECKING:
     from rich.console import Console

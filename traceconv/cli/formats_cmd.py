@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
+from ..presentation.tables import console_for
 from .app import app
 from .options import wide_option
-from .tables import console_for
 
 
 def formats_dict() -> dict[str, Any]:

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 import click
 
 from ..io import DEFAULT_MAX_BYTES
+from ..presentation.tables import console_for
 from ..terminal import plain
 from .allocation_sites import sites_data, sites_table
 from .app import app, handled_errors
 from .digest import echo_digest
 from .loading import load_all
 from .options import ALIGN_OPTION, max_bytes_option, wide_option
-from .tables import console_for
 
 if TYPE_CHECKING:
     from rich.table import Table

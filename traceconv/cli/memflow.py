@@ -7,7 +7,7 @@ import time
 
 import click
 
-from ..outputs import output_name
+from ..output_names import output_name
 from .app import app, handled_errors
 from .loading import load_all
 from .options import COLOR_BY

@@ -13,7 +13,7 @@ def print_stragglers(rows: list[Straggler], origin_ns: int, wide: bool = False) 
     from rich.table import Table
 
     from ..analysis.stragglers import last_counts
-    from .tables import console_for
+    from ..presentation.tables import console_for
 
     table = Table(title="stragglers: per collective, the rank that arrived last",
                   title_justify="left")

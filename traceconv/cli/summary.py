@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..io import DEFAULT_MAX_BYTES
+from ..presentation.tables import console_for, table_width
 from .allocation_sites import sites_data, sites_table
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, device_data, device_views, print_device_views, with_steps
 from .loading import load_all
 from .options import AGGREGATES, ALIGN_OPTION, max_bytes_option, wide_option
 from .stragglers import print_stragglers
-from .tables import console_for, table_width
 
 if TYPE_CHECKING:
     from ..analysis.align import Mode
@@ -97,7 +97,7 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
     from ..analysis.stragglers import stragglers
     from ..analysis.summary import SummaryOptions
     from ..errors import TraceconvError
-    from ..formats.summary import render, summary_data
+    from ..presentation.summary import render, summary_data
 
     with handled_errors():
         trace = with_steps(load_all(inputs, format, align, max_bytes=max_bytes), steps,

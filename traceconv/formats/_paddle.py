@@ -13,15 +13,11 @@ from functools import lru_cache
 
 from ..io import Source
 from ..model import MemoryBlock, Trace, TrackKind
-from ..model.activity import Vocabulary
-from .activity_words import COMMON
+from ..vocabularies.paddle import KERNEL_CATEGORY, MEMCPY_CATEGORY, RUNTIME_CATEGORY
 
 FRAMEWORK = "PaddlePaddle"           # as the Chrome-JSON flavours name it
 INT64_MAX = (1 << 63) - 1   # the model stores int64 ns; uninitialised CUPTI times exceed it
 _VAR_SUFFIX = re.compile(r"%[^%/]*%")     # "conv2d%out_var%": AllOpDetail per-instance name
-# Slice categories of the old profiler's records (binary profile and timeline.py JSON alike).
-CPU_CATEGORY, RUNTIME_CATEGORY = "cpu_op", "cuda_runtime"
-KERNEL_CATEGORY, MEMCPY_CATEGORY = "kernel", "memcpy"
 ALLOCATE_KINDS = ("Allocate", "ReservedAllocate")
 FREE_KINDS = ("Free", "ReservedFree")
 
@@ -186,18 +182,3 @@ def text_contains(head: bytes, source: Source | None, pattern: re.Pattern[bytes]
                 return True
             tail = block[block.rfind(b"\n") + 1:][-4096:]   # a line cut by the chunk edge
     return False
-
-
-# The activities of Paddle slices: its Chrome export's own categories and the Kineto-like
-# ones the protobuf readers give, with the runtime and collective names all producers share.
-PADDLE_VOCABULARY = Vocabulary.union("paddle", COMMON, Vocabulary(
-    "paddle",
-    kernel={KERNEL_CATEGORY},
-    memcpy={MEMCPY_CATEGORY},
-    memset={"memset"},
-    runtime={RUNTIME_CATEGORY, "cudaruntime"},
-    annotation={"userdefined", "pythonuserdefined"},
-    step={"profilestep"},
-    dataloader={"dataloader"},
-    step_names=(r"ProfileStep#?\d*",),
-))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 
 import numpy as np
 
+from ..implementations import implementation
 from ..numbers import INT64_MAX, INT64_MIN, to_int64
 from .columns import (
     Args,
@@ -449,9 +450,7 @@ class Trace:
         ``trace.save("out.pftrace")``, ``trace.save("out.json.gz")``,
         ``trace.save("-", format="chrome")`` (standard output).
         """
-        from ..api import save
-
-        return save(self, path, format=format, **options)
+        return implementation("save")(self, path, format=format, **options)
 
     def to_pandas(self, kind: FrameKind = "slices", *, args: bool | Collection[str] = False,
                   start: int | None = None, end: int | None = None, category: Selector = None,
@@ -470,10 +469,8 @@ class Trace:
         >>> t.to_pandas()[["ts", "dur", "name", "pid", "depth"]].to_dict("records")
         [{'ts': 0, 'dur': 100, 'name': 'step', 'pid': 7, 'depth': 0}]
         """
-        from ..analysis import frames
-
-        return frames.to_pandas(frames.columns(self, kind, args=args, start=start, end=end,
-                                               category=category, name=name, track=track))
+        return implementation("to_pandas")(self, kind, args=args, start=start, end=end,
+                                           category=category, name=name, track=track)
 
     def to_arrow(self, kind: FrameKind = "slices", *, args: bool | Collection[str] = False,
                  start: int | None = None, end: int | None = None, category: Selector = None,
@@ -485,10 +482,8 @@ class Trace:
         >>> t.to_arrow().column("dur").to_pylist()
         [100]
         """
-        from ..analysis import frames
-
-        return frames.to_arrow(frames.columns(self, kind, args=args, start=start, end=end,
-                                              category=category, name=name, track=track))
+        return implementation("to_arrow")(self, kind, args=args, start=start, end=end,
+                                          category=category, name=name, track=track)
 
     def memflow_svg(self, path: str | PathLike[str], **options: Any) -> None:
         """Draw the memory blocks as a memory-flow SVG (options: ``MemflowOptions`` fields).

@@ -163,7 +163,7 @@ def _advice(trace: Trace) -> str:
 def _memory(trace: Trace) -> str:
     if not trace.memory:
         return '<p class="muted">No memory blocks in this trace.</p>'
-    from ..analysis.memory import live_bytes
+    from ..model.memory import live_bytes
 
     groups = defaultdict(list)
     for block in trace.memory:

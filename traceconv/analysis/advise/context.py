@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from ...model import OpStat, Trace
+from ...model.memory import LiveBytes, live_bytes
 from ..activity import Activity, Timeline
 from ..idle import DeviceIdle, device_idle
-from ..memory import LiveBytes, live_bytes
 
 _PAGEABLE = re.compile(r"pageable", re.IGNORECASE)
 _MEMORY_KIND = re.compile(r"pageable|pinned|managed", re.IGNORECASE)

@@ -16,7 +16,7 @@ from .flavours import FLAVOURS
 from .reader import read_chrome
 
 if TYPE_CHECKING:
-    from ...analysis.check_report import CheckReport
+    from ...model.check_report import CheckReport
 
 
 def __getattr__(name: str) -> Any:
@@ -45,7 +45,7 @@ def flavours() -> dict[str, str]:
 
 def check(source: Source) -> CheckReport:
     """What a viewer would drop or misdraw in a Chrome JSON trace (gzip or not)."""
-    from ...analysis.chrome_check import check_chrome
+    from .checker import check_chrome
 
     return check_chrome(source)
 

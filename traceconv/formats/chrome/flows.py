@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from ...analysis.slice_index import SliceIndex
 from ...keys import first_codes, first_places
 from ...model import Trace
+from ...model.slice_index import SliceIndex
 from ...model.strings import StringTable
 from ...model.typed_arrays import extend_typed
 

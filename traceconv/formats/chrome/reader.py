@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from ...analysis.slice_index import SliceIndex
 from ...errors import InputError
 from ...io import Source, stopped_at
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
+from ...model.slice_index import SliceIndex
 from ...numbers import to_int64
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, codes_of, ends_enclosing, link_flows

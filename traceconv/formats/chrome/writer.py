@@ -14,11 +14,11 @@ from typing import BinaryIO
 import numpy as np
 import orjson
 
-from ... import __version__
-from ...analysis.nesting import clamped_durations, nested_view
 from ...gcpause import paused_gc
 from ...model import Diagnostics, ProcessKind, Trace, TrackKind
 from ...model.columns import InstantTable, SliceTable
+from ...model.nesting import clamped_durations, nested_view
+from ...version import __version__
 from .event_json import ArgsText, dumps, microseconds, value_texts
 
 BATCH = 1 << 14   # events encoded (and held) at a time

@@ -14,10 +14,10 @@ import re
 
 from pydantic import BaseModel, Field
 
-from ...analysis.memory import add_live_bytes_counters
 from ...errors import InputError
 from ...io import Source
 from ...model import MemoryBlock, Metadata, ProcessKind, Trace
+from ...model.memory import add_live_bytes_counters
 from ..sniffing import megengine_memflow_svg as sniff  # noqa: F401  (this format's sniff, kept light)
 from .document import validate
 

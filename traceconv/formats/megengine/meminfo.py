@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...analysis.memory import add_live_bytes_counters
 from ...errors import InputError
 from ...io import Source
 from ...model import MemoryBlock, Metadata, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
+from ...model.memory import add_live_bytes_counters
 from ...numbers import NumberError, to_int64
+from ...vocabularies.megengine import MEGENGINE_VOCABULARY
 from ..sniffing import megengine_meminfo as sniff  # noqa: F401  (this format's sniff, kept light)
-from .activity import MEGENGINE_VOCABULARY
 from .clock import PROGRAM_STEP_NS as STEP_NS
 from .document import load_json, validate
 from .schema import MemInfoChunk, StaticMemoryInfo

@@ -22,11 +22,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...analysis.memory import add_live_bytes_counters
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
-from .activity import MEGENGINE_VOCABULARY
+from ...model.memory import add_live_bytes_counters
+from ...vocabularies.megengine import MEGENGINE_VOCABULARY
 from .clock import PROGRAM_STEP_NS, device_offsets, seconds_to_ns
 from .document import load_json, validate
 from .graph import add_graph, shapes_text

@@ -23,9 +23,9 @@ import numpy as np
 import svgwrite
 from svgwrite.container import Group
 
-from ...analysis.memory import LiveBytes, live_bytes
 from ...model import MemoryBlock, Trace
 from ...model.clock import is_logical
+from ...model.memory import LiveBytes, live_bytes
 from ...units import format_bytes, format_duration
 from .colors import Coloring, color_blocks
 from .layout import BREAK_PX, AddressAxis, Region, TimeAxis, address_axis

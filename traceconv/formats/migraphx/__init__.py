@@ -16,14 +16,14 @@ from __future__ import annotations
 import re
 from functools import partial
 
-from ...analysis.memory import add_live_bytes_counters
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
 from ...model.activity import fill_activity
 from ...model.lazy_graph import LazyDiGraph
+from ...model.memory import add_live_bytes_counters
+from ...vocabularies.migraphx import MIGRAPHX_VOCABULARY
 from ..text_lines import text_lines
-from .activity import MIGRAPHX_VOCABULARY
 from .document import Document, parse_document
 from .graph import GraphPart, fill_graph, node_counts
 from .memory import add_memory

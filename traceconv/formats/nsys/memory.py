@@ -3,8 +3,8 @@ allocations and frees, paired per (device, address) in time order into memory bl
 
 from __future__ import annotations
 
-from ...analysis.memory import add_live_bytes_counters
 from ...model import MemoryBlock
+from ...model.memory import add_live_bytes_counters
 from .context import Context
 from .ids import MEMORY_KINDS
 

@@ -7,7 +7,8 @@ from typing import Any
 from ...model import ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
 from ...model.graph import add_op, add_tensor, op_node
-from .._paddle import INT64_MAX, PADDLE_VOCABULARY, AllocatorLog
+from ...vocabularies.paddle import PADDLE_VOCABULARY
+from .._paddle import INT64_MAX, AllocatorLog
 from .._proto import Utf8Repair
 from ..device_properties import device_infos
 from .proto import EVENT_TYPES, MEM_EVENT_TYPES

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ...analysis.memory import add_live_bytes_counters
 from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
-from .._paddle import (
+from ...model.memory import add_live_bytes_counters
+from ...vocabularies.paddle import (
     CPU_CATEGORY,
-    INT64_MAX,
     KERNEL_CATEGORY,
     MEMCPY_CATEGORY,
     PADDLE_VOCABULARY,
     RUNTIME_CATEGORY,
+)
+from .._paddle import (
+    INT64_MAX,
     leaf_name,
     link_launches,
 )

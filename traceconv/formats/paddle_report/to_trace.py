@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...analysis.breakdown import add_aggregate_breakdown, set_self_times
 from ...model import Metadata, OpStat, Trace
+from ...model.breakdown import add_aggregate_breakdown, set_self_times
 from ...numbers import located, scaled_int
 from .._paddle import FRAMEWORK
 from .nesting import THREAD_PREFIX

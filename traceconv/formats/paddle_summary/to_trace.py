@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from ...analysis.breakdown import add_aggregate_breakdown, set_self_times
 from ...model import OpStat, Trace
+from ...model.breakdown import add_aggregate_breakdown, set_self_times
 from ...numbers import located, scaled_int, to_int64
 from .._paddle import FRAMEWORK
 from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable

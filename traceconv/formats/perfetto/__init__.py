@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...analysis.check_report import CheckReport
 from ...io import Source
+from ...model.check_report import CheckReport
 from ..sniffing import perfetto as sniff  # noqa: F401  (this format's sniff, kept light)
 from .writer import write
 

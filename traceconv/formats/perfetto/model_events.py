@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...analysis.timeline_order import timeline_order
+from ...model.timeline_order import timeline_order
 from . import model_attribute
 from .merged_args import laid_out, merged_rows
 from .slice_matching import link_flows, pair_slices

@@ -4,10 +4,10 @@ trace_processor sorts events by timestamp and keeps file order for ties, and an 
 the innermost open slice of its track. So per track, at one timestamp, ENDs must come
 before BEGINs (innermost END first, outermost BEGIN first) and a zero-length slice must
 close before its next sibling opens. With the slices sorted by (track, start, -duration)
-and properly nested (see :mod:`traceconv.analysis.nesting`), the END of slice *i* belongs
+and properly nested (see :mod:`traceconv.model.nesting`), the END of slice *i* belongs
 right before the BEGIN of the first later slice of its track that starts at or after *i*'s
 end; everything is computed with numpy sorts and searches, no per-event Python (the slices
-sorted by :func:`~traceconv.analysis.timeline_order.timeline_order`, which takes their
+sorted by :func:`~traceconv.model.timeline_order.timeline_order`, which takes their
 mostly time-ordered input as it comes).
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...analysis.nesting import Timeline, trace_timeline
 from ...model import Trace
+from ...model.nesting import Timeline, trace_timeline
 
 BEGIN, END, INSTANT, COUNTER = 0, 1, 2, 3  # event codes: row * 4 + kind
 
@@ -27,7 +27,7 @@ def event_order(trace: Trace, timeline: Timeline | None = None
 
     A code is ``row * 4 + kind`` with kind BEGIN/END (slice rows), INSTANT (instant rows)
     or COUNTER (counter rows). ``timeline``: that of ``trace``'s slices when the caller has
-    it (:func:`~traceconv.analysis.nesting.nested_view_timeline`), else it is sorted here.
+    it (:func:`~traceconv.model.nesting.nested_view_timeline`), else it is sorted here.
 
     >>> trace = Trace(); p = trace.add_process("p", pid=1)
     >>> t = trace.add_track("main", process=p, tid=1)

@@ -19,9 +19,9 @@ from google.protobuf import text_format
 from google.protobuf.message import DecodeError
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket
 
-from ...analysis.check_report import CheckReport
 from ...errors import InputError
 from ...io import Source
+from ...model.check_report import CheckReport
 from .validate import iter_packets
 
 

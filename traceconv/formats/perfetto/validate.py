@@ -40,9 +40,9 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
     TrackEvent,
 )
 
-from ...analysis.check_report import CheckReport
 from ...gcpause import paused_gc
 from ...io import Source
+from ...model.check_report import CheckReport
 from .nested_args import without_nested_annotations
 
 MAX_DEPTH = 512          # trace_processor's SliceTracker::kMaxDepth

@@ -31,10 +31,10 @@ from typing import BinaryIO
 
 import numpy as np
 
-from ... import __version__
-from ...analysis.nesting import Timeline, nested_view_timeline
 from ...gcpause import paused_gc
 from ...model import Diagnostics, Trace, TrackKind
+from ...model.nesting import Timeline, nested_view_timeline
+from ...version import __version__
 from . import model_attribute
 from .annotation_columns import ColumnEncoder
 from .annotations import ArgEncoder
@@ -82,7 +82,7 @@ def write(trace: Trace, out: BinaryIO, *, workers: int = 1) -> Diagnostics:
     returns what the writer repaired or left out (``trace`` itself is not changed).
 
     Partially overlapping and too-deep slices are written on lane tracks of a view
-    (:func:`~traceconv.analysis.nesting.nested_view`), so every slice arrives. Option
+    (:func:`~traceconv.model.nesting.nested_view`), so every slice arrives. Option
     ``workers`` (int, default 1): forked processes that encode the event sequences in
     parallel (Linux; it trades memory for time, see :func:`_worker_count`).
 

@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from ...analysis.memory import add_live_bytes_counters
-from ...analysis.slice_index import SliceIndex, enclosing_rows
 from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
 from ...model.args import Args
+from ...model.memory import add_live_bytes_counters
+from ...model.slice_index import SliceIndex, enclosing_rows
 from .._bulk import add_flows, intern_texts, map_keys
 from .._sqlite import Database
 

@@ -7,10 +7,10 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from ...analysis.memory import add_live_bytes_counters
 from ...errors import InputError, json_path
 from ...io import Source
 from ...model import Metadata, Trace
+from ...model.memory import add_live_bytes_counters
 from ...numbers import INT64_MAX, INT64_MIN
 from .reconstruct import Reconstruction
 from .schema import CATEGORIES, Action, MemoryTimeline, RawMemoryTimeline

@@ -21,7 +21,7 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Trace
 from ...model.activity import fill_activity
-from ..chrome.flavours.kineto_activity import KINETO_VOCABULARY
+from ...vocabularies.kineto import KINETO_VOCABULARY
 from ..sniffing import torch_snapshot as sniff  # noqa: F401  (this format's sniff, kept light)
 from .expansion import Budget
 from .to_trace import SnapshotBuilder

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ...analysis.memory import live_bytes
 from ...model import MemoryBlock, Metadata, ProcessKind, Trace, TrackKind
 from ...model.clock import LOGICAL_ENTRY_CLOCK
+from ...model.memory import live_bytes
 from ...numbers import to_int64
 from .expansion import Budget, short_text, text_size
 from .frames import StackTable, text_of

@@ -15,8 +15,8 @@ import math
 import re
 from typing import Any
 
-from ...analysis.breakdown import BREAKDOWN_CATEGORY, BREAKDOWN_CLOCK
 from ...model import Metadata, OpStat, ProcessKind, Trace, TrackKind
+from ...model.breakdown import BREAKDOWN_CATEGORY, BREAKDOWN_CLOCK
 from ...model.graph import add_op, add_tensor
 from ...numbers import INT64_MAX, located, scaled_int
 from ..export_sniffing import TrtKind as Kind

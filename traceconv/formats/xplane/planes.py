@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from ...model import ProcessKind
+from ...vocabularies.xplane import DEVICE_ANNOTATION, STEP
 
 HOST_PREFIX = "/host:"
 DEVICE_PREFIX = "/device:"
@@ -22,8 +23,6 @@ TASK_ENVIRONMENT = "Task Environment"
 # categories the analyses know (traceconv.analysis.activity)
 KERNEL, MEMCPY, MEMSET = "kernel", "gpu_memcpy", "gpu_memset"
 XLA_OP = "xla_op"                      # the ops a TPU ran (work, like kernels)
-DEVICE_ANNOTATION = "device_annotation"  # rows derived from the work: ranges, not work
-STEP = "step"
 HOST = "host"
 
 _DEVICE = re.compile(r"^/device:(?P<kind>[A-Z_]+):(?P<ordinal>\d+)$")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ...memory import live_bytes
+from ....model.memory import live_bytes
 from ..context import Context
 from ..finding import Finding
 from ..rule import Rule

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ....analysis.slice_index import SliceIndex
 from ....model import Trace
 from ....model.activity import Vocabulary
+from ....model.slice_index import SliceIndex
 
 
 @dataclass

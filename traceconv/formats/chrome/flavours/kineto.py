@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from ....analysis.slice_index import SliceIndex
 from ....keys import first_places
 from ....model import ProcessKind, Trace
 from ....model.args import ArgsColumn
+from ....model.slice_index import SliceIndex
 from ....model.typed_arrays import extend_typed
+from ....vocabularies.kineto import KINETO_VOCABULARY, LAUNCH_CATEGORIES
 from ...device_properties import device_infos
 from .base import Flavour, ReadContext, hashable
-from .kineto_activity import KINETO_VOCABULARY, LAUNCH_CATEGORIES
 from .kineto_memory import memory_blocks
 
 # Kineto activity categories that run on a device; their pid is a device index.

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from ....analysis.memory import add_live_bytes_counters
-from ....analysis.slice_index import SliceIndex, enclosing_rows
 from ....keys import first_places
 from ....model import MemoryBlock, Trace
+from ....model.memory import add_live_bytes_counters
+from ....model.slice_index import SliceIndex, enclosing_rows
 from .base import hashable
 
 # c10::DeviceType values that appear in [memory] events.

@@ -15,7 +15,7 @@ from typing import Any
 
 from ....model import ProcessKind, Trace
 from ....model.graph import add_op, add_tensor, op_node, tensor_node
-from ...megengine.activity import MEGENGINE_VOCABULARY
+from ....vocabularies.megengine import MEGENGINE_VOCABULARY
 from .base import Flavour, ReadContext
 
 MEGENGINE_FLOW_CATEGORIES = frozenset({"OpDispatch", "KernelLaunch", "TensorLink",

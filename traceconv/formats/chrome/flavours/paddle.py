@@ -7,14 +7,16 @@ from typing import Any
 
 import numpy as np
 
-from ....analysis.slice_index import SliceIndex, enclosing_slices
 from ....model import Trace, TrackKind
-from ..._paddle import (
+from ....model.slice_index import SliceIndex, enclosing_slices
+from ....vocabularies.paddle import (
     CPU_CATEGORY,
     KERNEL_CATEGORY,
     MEMCPY_CATEGORY,
     PADDLE_VOCABULARY,
     RUNTIME_CATEGORY,
+)
+from ..._paddle import (
     AllocatorLog,
     leaf_name,
     link_launches,

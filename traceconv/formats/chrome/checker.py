@@ -29,10 +29,10 @@ from typing import Any
 import numpy as np
 import orjson
 
-from ..errors import InputError
-from ..gcpause import paused_gc
-from ..io import Source
-from .check_report import CheckReport
+from ...errors import InputError
+from ...gcpause import paused_gc
+from ...io import Source
+from ...model.check_report import CheckReport
 
 MAX_DEPTH = 512
 HANDLED = set("BEXiIRCbenstfM")

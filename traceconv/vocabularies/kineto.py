@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ....model.activity import Vocabulary
-from ...activity_words import COMMON
+from ..model.activity import Vocabulary
+from .common import COMMON
 
 # runtime / driver calls that may launch device work (their flows lead to kernels)
 LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver", "xpu_runtime", "xpu_driver",

@@ -10,7 +10,7 @@ from operator import is_not
 
 import numpy as np
 
-from ..model import MemoryBlock, ProcessKind, Trace, TrackKind
+from . import MemoryBlock, ProcessKind, Trace, TrackKind
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,11 @@ the "Steps" line's rows are steps, wherever they are drawn."""
 
 from __future__ import annotations
 
-from ...model.activity import Vocabulary
-from ..activity_words import COMMON
-from .planes import DEVICE_ANNOTATION, STEP
+from ..model.activity import Vocabulary
+from .common import COMMON
+
+DEVICE_ANNOTATION = "device_annotation"  # rows derived from the work: ranges, not work
+STEP = "step"
 
 XPLANE_VOCABULARY = Vocabulary.union("xplane", COMMON, Vocabulary(
     "xplane", device_annotation={DEVICE_ANNOTATION}, step={STEP}))

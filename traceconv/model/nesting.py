@@ -22,7 +22,7 @@ from array import array
 import numpy as np
 
 from ..gcpause import paused_gc
-from ..model import Diagnostics, Trace, TrackKind
+from . import Diagnostics, Trace, TrackKind
 from .groups import grouped_pairs
 from .timeline_order import timeline_order
 

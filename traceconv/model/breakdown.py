@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from ..model import OpStat, ProcessKind, Trace, TrackKind
-from ..model.activity import Activity
+from . import OpStat, ProcessKind, Trace, TrackKind
+from .activity import Activity
 
 BREAKDOWN_CATEGORY = "aggregate"
 BREAKDOWN_CLOCK = ("synthetic: aggregate breakdown (slices laid side by side by total time, "

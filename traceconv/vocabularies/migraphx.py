@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...model.activity import Vocabulary
-from ..activity_words import COMMON
+from ..model.activity import Vocabulary
+from .common import COMMON
 
 MIGRAPHX_VOCABULARY = Vocabulary.union("migraphx", COMMON, Vocabulary(
     "migraphx",

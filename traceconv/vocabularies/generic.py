@@ -14,13 +14,13 @@ from statistics tables).
 
 from __future__ import annotations
 
-from ...model.activity import Vocabulary
-from .._paddle import PADDLE_VOCABULARY
-from ..megengine.activity import MEGENGINE_VOCABULARY
-from ..migraphx.activity import MIGRAPHX_VOCABULARY
-from ..nsys.activity import NSYS_VOCABULARY
-from ..xplane.activity import XPLANE_VOCABULARY
-from .flavours.kineto_activity import KINETO_VOCABULARY
+from ..model.activity import Vocabulary
+from .kineto import KINETO_VOCABULARY
+from .megengine import MEGENGINE_VOCABULARY
+from .migraphx import MIGRAPHX_VOCABULARY
+from .nsys import NSYS_VOCABULARY
+from .paddle import PADDLE_VOCABULARY
+from .xplane import XPLANE_VOCABULARY
 
 TRACECONV_VOCABULARY = Vocabulary("traceconv", aggregate={"aggregate"})
 GENERIC_VOCABULARY = Vocabulary.union("generic", KINETO_VOCABULARY, PADDLE_VOCABULARY,

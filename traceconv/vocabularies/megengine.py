@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...model.activity import Vocabulary
-from ..activity_words import COMMON
+from ..model.activity import Vocabulary
+from .common import COMMON
 
 MEGENGINE_VOCABULARY = Vocabulary.union("megengine", COMMON, Vocabulary(
     "megengine",

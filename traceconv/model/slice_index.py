@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Trace
+from . import Trace
 from .groups import grouped
 from .timeline_order import timeline_order
 

@@ -3,8 +3,8 @@ for CUDA API calls, kernels and copies) plus the OS runtime calls (``os_runtime`
 
 from __future__ import annotations
 
-from ...model.activity import Vocabulary
-from ..chrome.flavours.kineto_activity import KINETO_VOCABULARY
+from ..model.activity import Vocabulary
+from .kineto import KINETO_VOCABULARY
 
 NSYS_VOCABULARY = Vocabulary.union("nsys", KINETO_VOCABULARY, Vocabulary(
     "nsys", runtime={"os_runtime"}))

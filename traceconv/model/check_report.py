@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..model.diagnostics import Diagnostic
+from .diagnostics import Diagnostic
 
 
 @dataclass

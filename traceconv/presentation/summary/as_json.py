@@ -12,5 +12,5 @@ WRITE_OPTIONS = SummaryOptions   # the names write()'s **options may use
 
 
 def write(trace: Trace, out: BinaryIO, **options: Any) -> None:
-    """Write ``summary --json`` of ``trace`` (see :mod:`traceconv.formats.summary`)."""
+    """Write ``summary --json`` of ``trace`` (see :mod:`traceconv.presentation.summary`)."""
     write_summary(trace, out, json=True, **options)
