@@ -379,6 +379,9 @@ CODES: tuple[CodeInfo, ...] = (
           "packets of a kind the model does not hold (only TrackEvent timelines are): skipped"),
     _Code("perfetto.unknown_name_iid", "dropped",
           "event name iids never interned on their sequence: the events have no name"),
+    _Code("perfetto.memory_owner_not_kept", "dropped",
+          "memory blocks' owner op or tensor: the op graph is not part of a .pftrace, so the"
+          " link is left out (the owner's name is kept)"),
     _Code("perfetto.model_attribute_unreadable", "note",
           "the traceconv.model attribute does not hold together: read as any Perfetto trace"),
     _Code("perfetto.extra_counter_values", "dropped",

@@ -24,6 +24,8 @@ import orjson
 
 from ...model import MemoryBlock, Trace
 from ...model.trace import DeviceInfo
+from .model_attribute_check import problem
+from .model_attribute_check import time_shift as checked_shift
 
 ATTRIBUTE = "traceconv.model"
 VERSION = 1
@@ -62,7 +64,7 @@ def encode(trace: Trace, base: int, dotted: list[str] | None = None) -> str:
 
     >>> from traceconv.model import Trace
     >>> t = Trace(); _ = t.add_process("p", pid=2**70)
-    >>> decode(encode(t, 0))["processes"][0][2]
+    >>> decode(encode(t, 0), flow_ids=0)[0]["processes"][0][2]
     '1180591620717411303424'
     """
     described = describe(trace, base, dotted)
@@ -84,51 +86,35 @@ def _within_64_bits(value: Any) -> Any:
     return value
 
 
-def decode(text: str) -> dict[str, Any] | None:
-    """The attribute read back, or None when it is not one this reader knows (or does
-    not hold together: a damaged file is then read as any Perfetto trace).
+def decode(text: str, *, flow_ids: int, time_shift: Any = None
+           ) -> tuple[dict[str, Any] | None, str | None]:
+    """The attribute read back, with the ``time_shift_ns`` attribute ``time_shift`` as its
+    ``"shift"``, for a file whose events carry ``flow_ids`` flow ids; or (None, where it
+    does not hold together) when it is not one this reader knows or any part of it fails
+    the checks of :mod:`.model_attribute_check` (the file is then read as any Perfetto
+    trace).
 
-    >>> decode('{"version": 1, "base": 0, "processes": [["p"]], "tracks": []}') is None
-    True
+    >>> decode('{"version": 1, "base": 0, "processes": [["p"]], "tracks": []}', flow_ids=0)
+    (None, 'processes[0]: expected a list of 5')
+    >>> decode('{"version": 1, "base": 0, "processes": [], "tracks": []}', flow_ids=0,
+    ...        time_shift="12")
+    (None, 'time_shift_ns: expected an integer in [0, 2^63)')
     """
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
-        return None
-    if not isinstance(data, dict) or data.get("version") != VERSION:
-        return None
-    try:
-        _check(data)
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
-        return None
-    return data
-
-
-def _check(data: dict[str, Any]) -> None:
-    """Raise unless every part the reader uses has its shape (see :func:`describe`)."""
-    from ...model import ProcessKind, TrackKind
-
-    int(data["base"])
-    processes = data["processes"]
-    for name, kind, _pid, _sort, labels in processes:
-        ProcessKind(kind)
-        if not isinstance(name, str) or not all(isinstance(x, str) for x in labels):
-            raise TypeError("process")
-    for name, process, kind, _tid, _sort, unit, description, parent in data["tracks"]:
-        TrackKind(kind)
-        if not isinstance(name, str) or not 0 <= process < len(processes) \
-                or not (parent is None or 0 <= parent < len(data["tracks"])) \
-                or not all(x is None or isinstance(x, str) for x in (unit, description)):
-            raise ValueError("track")
-    flow_labels(data.get("flows") or [])
-    frozenset(data.get("dotted") or ())
-    memory_blocks(data.get("memory"))
-    memory_blocks(data.get("reservations"))
-    for found in data.get("diagnostics") or []:
-        found["code"], found["message"], found["kind"], int(found["count"])
-    metadata = data.get("metadata") or {}
-    if not isinstance(metadata, dict) or not isinstance(metadata.get("attributes") or {}, dict):
-        raise TypeError("metadata")
+        return None, "not JSON"
+    found = problem(data, flow_ids=flow_ids, version=VERSION)
+    shift = checked_shift(time_shift)
+    if found is None and shift is None:
+        found = "time_shift_ns: expected an integer in [0, 2^63)"
+    if found is not None:
+        return None, found
+    for part in ("flows", "dotted", "diagnostics"):   # (parts a writer may leave out)
+        data[part] = data.get(part) or []
+    data["metadata"] = data.get("metadata") or {}
+    data["shift"] = shift
+    return data, None
 
 
 def _jsonable(attributes: dict[str, Any]) -> dict[str, Any]:
@@ -201,6 +187,7 @@ def _flatten_into(out: dict[str, Any], prefix: str, value: dict[str, Any],
 _BLOCK_FIELDS = tuple(field.name for field in dataclasses.fields(MemoryBlock))
 
 
+GRAPH_LINKS = ("owner_op", "owner_tensor")
 _REPEATED = ("device", "pool", "name", "owner_op", "owner_name", "owner_tensor", "category",
              "shape", "dtype")   # few distinct values: kept once, and an index per block
 
@@ -247,16 +234,32 @@ def memory_blocks(columns: dict[str, Any] | None) -> list[MemoryBlock]:
     """
     if not columns:
         return []
-    fields = []
+    fields: list[list[Any]] = []
     for name in _BLOCK_FIELDS:
         column = columns.get(name, [])
-        if name in _REPEATED:
+        if name in GRAPH_LINKS:   # (they would name nodes of a graph the file does not hold)
+            column = [None] * len(column[1])
+        elif name in _REPEATED:
             values, index = column
             if name == "shape":
                 values = [None if v is None else tuple(v) for v in values]
             column = list(map(values.__getitem__, index))
         fields.append(column)
     return list(map(MemoryBlock, *fields))
+
+
+def graph_links(columns: dict[str, Any] | None) -> int:
+    """How many of the blocks of :func:`_blocks` name an owner op or tensor: nodes of the
+    op graph, which a ``.pftrace`` does not hold (so :func:`memory_blocks` leaves them out).
+
+    >>> graph_links(_blocks([MemoryBlock(0, 1, owner_op="op1"), MemoryBlock(0, 1)]))
+    1
+    """
+    if not columns:
+        return 0
+    ops, tensors = ([v is not None for v in columns[name][0]] for name in GRAPH_LINKS)
+    return sum(ops[op] or tensors[tensor] for op, tensor in zip(
+        columns["owner_op"][1], columns["owner_tensor"][1], strict=True))
 
 
 def device_infos(saved: Any) -> list[DeviceInfo]:

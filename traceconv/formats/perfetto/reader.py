@@ -792,10 +792,11 @@ class PftraceReader:
         model = None
         text = self.attributes.get(model_attribute.ATTRIBUTE)
         if isinstance(text, str):
-            model = model_attribute.decode(text)
-            self.diagnostics.add("perfetto.model_attribute_unreadable", "the traceconv.model "
-                                 "attribute does not hold together: read as any Perfetto "
-                                 "trace", kind="note", count=int(model is None))
+            model, problem = model_attribute.decode(
+                text, flow_ids=sum(map(len, self.events.flows)),
+                time_shift=self.attributes.get("time_shift_ns"))
+            if model is None:
+                self.diagnostics.add("perfetto.model_attribute_unreadable", example=problem)
         if model is not None:
             _restore_metadata(trace, model)
         else:
@@ -804,7 +805,7 @@ class PftraceReader:
         producer = {k: v for k, v in self.attributes.items() if k != model_attribute.ATTRIBUTE}
         if producer:
             trace.metadata.attributes.setdefault("trace_attributes", producer)
-        shift = int(self.attributes.get("time_shift_ns", 0) or 0) if model is not None else 0
+        shift = model["shift"] if model is not None else 0
         events = self.events
         used = set(np.unique(np.frombuffer(events.track, dtype=np.uint64)).tolist()) \
             if len(events) else set()
@@ -839,12 +840,12 @@ def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:
     meta.devices = model_attribute.device_infos(saved.get("devices"))
     meta.attributes.update(saved.get("attributes") or {})
     for found in model.get("diagnostics") or []:   # what the first reader repaired or dropped
-        trace.diagnostics.add(found["code"], found["message"], kind=found["kind"],
-                              count=found["count"], example=found.get("example"),
-                              severity=found.get("severity"))
+        trace.diagnostics.add(found["code"], count=found["count"], example=found.get("example"))
     trace.add_memory_blocks(model_attribute.memory_blocks(model.get("memory")))
     for block in model_attribute.memory_blocks(model.get("reservations")):
         trace.add_reservation(block)
+    trace.diagnostics.add("perfetto.memory_owner_not_kept", count=sum(
+        model_attribute.graph_links(model.get(part)) for part in ("memory", "reservations")))
 
 
 def read(source: Source) -> Trace:
