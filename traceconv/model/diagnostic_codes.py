@@ -364,6 +364,9 @@ CODES: tuple[CodeInfo, ...] = (
           "so these are left out"),
     _Code("perfetto.flow_end_without_start", "dropped",
           "terminating flow ids never started before: no link (trace_processor draws none)"),
+    _Code("perfetto.clock_beyond_int64", "dropped",
+          "ClockSnapshot readings (timestamp times unit multiplier) or events whose time on "
+          "the trace clock would pass int64: left out"),
     _Code("perfetto.clock_without_snapshot", "dropped",
           "events on a clock that no ClockSnapshot links to the trace clock: left out, as "
           "trace_processor leaves them out"),
@@ -379,9 +382,6 @@ CODES: tuple[CodeInfo, ...] = (
           "packets of a kind the model does not hold (only TrackEvent timelines are): skipped"),
     _Code("perfetto.unknown_name_iid", "dropped",
           "event name iids never interned on their sequence: the events have no name"),
-    _Code("perfetto.memory_owner_not_kept", "dropped",
-          "memory blocks' owner op or tensor: the op graph is not part of a .pftrace, so the"
-          " link is left out (the owner's name is kept)"),
     _Code("perfetto.model_attribute_unreadable", "note",
           "the traceconv.model attribute does not hold together: read as any Perfetto trace"),
     _Code("perfetto.extra_counter_values", "dropped",

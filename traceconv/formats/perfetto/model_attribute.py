@@ -187,7 +187,6 @@ def _flatten_into(out: dict[str, Any], prefix: str, value: dict[str, Any],
 _BLOCK_FIELDS = tuple(field.name for field in dataclasses.fields(MemoryBlock))
 
 
-GRAPH_LINKS = ("owner_op", "owner_tensor")
 _REPEATED = ("device", "pool", "name", "owner_op", "owner_name", "owner_tensor", "category",
              "shape", "dtype")   # few distinct values: kept once, and an index per block
 
@@ -237,29 +236,13 @@ def memory_blocks(columns: dict[str, Any] | None) -> list[MemoryBlock]:
     fields: list[list[Any]] = []
     for name in _BLOCK_FIELDS:
         column = columns.get(name, [])
-        if name in GRAPH_LINKS:   # (they would name nodes of a graph the file does not hold)
-            column = [None] * len(column[1])
-        elif name in _REPEATED:
+        if name in _REPEATED:
             values, index = column
             if name == "shape":
                 values = [None if v is None else tuple(v) for v in values]
             column = list(map(values.__getitem__, index))
         fields.append(column)
     return list(map(MemoryBlock, *fields))
-
-
-def graph_links(columns: dict[str, Any] | None) -> int:
-    """How many of the blocks of :func:`_blocks` name an owner op or tensor: nodes of the
-    op graph, which a ``.pftrace`` does not hold (so :func:`memory_blocks` leaves them out).
-
-    >>> graph_links(_blocks([MemoryBlock(0, 1, owner_op="op1"), MemoryBlock(0, 1)]))
-    1
-    """
-    if not columns:
-        return 0
-    ops, tensors = ([v is not None for v in columns[name][0]] for name in GRAPH_LINKS)
-    return sum(ops[op] or tensors[tensor] for op, tensor in zip(
-        columns["owner_op"][1], columns["owner_tensor"][1], strict=True))
 
 
 def device_infos(saved: Any) -> list[DeviceInfo]:

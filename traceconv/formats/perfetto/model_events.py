@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .reader import PftraceReader
 
 BEGIN, END, INSTANT, COUNTER, COMPLETE = 1, 2, 3, 4, 9
+LIMIT = 1 << 63
 
 
 def _column(values: Any, dtype: Any) -> np.ndarray:
@@ -86,7 +87,12 @@ def _to_trace_clock(reader: PftraceReader, ts: np.ndarray, clock: np.ndarray) ->
             continue
         readings = np.array([p[0] for p in pairs], dtype=np.int64)
         at = np.maximum(np.searchsorted(readings, ts[rows], "right") - 1, 0)
-        ts[rows] += np.array([p[1] - p[0] for p in pairs], dtype=np.int64)[at]
+        offset = np.array([p[1] - p[0] for p in pairs], dtype=np.int64)[at]
+        moved = ts[rows] + offset   # (wraps where the sum does not fit: those not placed)
+        fits = ~(((offset > 0) & (moved < ts[rows])) | ((offset < 0) & (moved > ts[rows])))
+        reader.diagnostics.add("perfetto.clock_beyond_int64", count=int((~fits).sum()))
+        placed[rows] &= fits
+        ts[rows] = moved
     return placed
 
 
@@ -105,12 +111,23 @@ def _accumulate(reader: PftraceReader, ts: np.ndarray, rows: np.ndarray,
     segment = np.maximum(segment, 0)
     base = np.array([b[1] for b in bases], dtype=np.int64)[segment]
     unit = np.array([b[2] for b in bases], dtype=np.int64)[segment]
-    delta = ts[rows] * unit
-    steps = np.cumsum(delta)
     first = np.r_[True, segment[1:] != segment[:-1]]
     head = np.maximum.accumulate(np.where(first, np.arange(len(rows)), 0))   # segment start
-    ts[rows] = base + steps - (steps - delta)[head]
-    return placed
+    rough = ts[rows].astype(np.float64) * unit
+    rough_steps = np.cumsum(rough)
+    if (np.abs(base + rough_steps - (rough_steps - rough)[head]) < 2.0 ** 62).all():
+        delta = ts[rows] * unit   # (int64 suffices: no sum comes near its edges)
+        steps = np.cumsum(delta)
+        ts[rows] = base + steps - (steps - delta)[head]
+        return placed
+    # a hostile file: the same sums in Python's integers, which do not wrap
+    delta = ts[rows].astype(object) * unit.astype(object)
+    steps = np.cumsum(delta)
+    reading = (base.astype(object) + steps - (steps - delta)[head]).tolist()
+    fits = np.array([-LIMIT <= r < LIMIT for r in reading], dtype=bool)
+    reader.diagnostics.add("perfetto.clock_beyond_int64", count=int((~fits).sum()))
+    ts[rows] = [r if ok else 0 for r, ok in zip(reading, fits.tolist(), strict=True)]
+    return placed & fits
 
 
 def _counters(reader: PftraceReader, tracks: TrackMap, rows: np.ndarray, uuid: np.ndarray,

@@ -393,10 +393,16 @@ class PftraceReader:
             clocks = {}
             for clock in snapshot.clocks:
                 key = clock.clock_id if clock.clock_id < 64 else (sequence << 32) | clock.clock_id
-                clocks[key] = clock.timestamp * (clock.unit_multiplier_ns or 1)
+                unit = clock.unit_multiplier_ns or 1
+                reading = clock.timestamp * unit
+                if reading >= 1 << 63 or unit >= 1 << 63:   # (uint64 fields: never negative)
+                    self.diagnostics.add("perfetto.clock_beyond_int64", count=1,
+                                         example=f"clock {clock.clock_id}: {clock.timestamp}"
+                                         f" x {unit} ns")
+                    continue
+                clocks[key] = reading
                 if clock.is_incremental:
-                    self.incremental_clocks.setdefault(key, []).append(
-                        (packet, clocks[key], clock.unit_multiplier_ns or 1))
+                    self.incremental_clocks.setdefault(key, []).append((packet, reading, unit))
             self.snapshots.append(clocks)
             if snapshot.HasField("primary_trace_clock"):
                 self.trace_clock = snapshot.primary_trace_clock
@@ -844,8 +850,6 @@ def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:
     trace.add_memory_blocks(model_attribute.memory_blocks(model.get("memory")))
     for block in model_attribute.memory_blocks(model.get("reservations")):
         trace.add_reservation(block)
-    trace.diagnostics.add("perfetto.memory_owner_not_kept", count=sum(
-        model_attribute.graph_links(model.get(part)) for part in ("memory", "reservations")))
 
 
 def read(source: Source) -> Trace:
