@@ -7,7 +7,7 @@ column: a dotted-name row (CUDA kernels carry ``est. achieved occupancy %``, whi
 writer nests as ``est`` → `` achieved occupancy %``) is flattened once per key set and
 shape of its nested values, and the rows of that shape only take their values apart.
 
->>> dotted = frozenset({"est.occ"})
+>>> dotted = DottedNames({"est.occ"})
 >>> plan = dotted_plan(("grid", "est"), (None, (("occ", None),)), dotted)
 >>> plan
 (('grid', 'est.occ'), ((0,), (1, 'occ')))
@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .dotted_names import DottedNames
 from .model_attribute import flatten_dotted
 
 Path = tuple[Any, ...]   # a value's place: its position in the row, then the dict keys
@@ -64,7 +65,7 @@ def _probe(shape_of: Any, path: Path) -> Any:
     return probe
 
 
-def dotted_plan(keys: tuple[str, ...], shapes: tuple[Any, ...], dotted: frozenset[str]
+def dotted_plan(keys: tuple[str, ...], shapes: tuple[Any, ...], dotted: DottedNames
                 ) -> tuple[tuple[str, ...], tuple[Path, ...]]:
     """The keys of rows of key set ``keys`` flattened, and where each key's value lies,
     for rows whose values have ``shapes`` (one per key, see :func:`shape`): flattening
@@ -89,7 +90,7 @@ def taken(values: list[Any], starts: np.ndarray, paths: tuple[Path, ...]
 
 
 def flattened(keys: tuple[str, ...], values: list[Any], starts: np.ndarray,
-              dotted: frozenset[str]) -> list[tuple[tuple[str, ...], tuple[Any, ...]]]:
+              dotted: DottedNames) -> list[tuple[tuple[str, ...], tuple[Any, ...]]]:
     """Rows of key set ``keys`` (distinct keys), whose values begin at ``starts`` in
     ``values``, with dotted names flat again as :func:`~.model_attribute.flatten_dotted`
     makes each: (keys, values) per row."""
@@ -103,8 +104,7 @@ def flattened(keys: tuple[str, ...], values: list[Any], starts: np.ndarray,
             found = shapes_seen[id(value)] = shape(value)
         return found
 
-    heads = [k for k, key in enumerate(keys)
-             if any(name.startswith(key + ".") for name in dotted)]
+    heads = [k for k, key in enumerate(keys) if dotted.nests(key)]
     columns = [list(map(shape_of, map(values.__getitem__, (starts + k).tolist())))
                for k in heads]
     row_shapes = list(zip(*columns, strict=True)) if heads else [()] * len(starts)
@@ -125,14 +125,14 @@ def flattened(keys: tuple[str, ...], values: list[Any], starts: np.ndarray,
 
 def merged_rows(key_sets: Sequence[tuple[str, ...]], sets: np.ndarray, values: list[Any],
                 with_end: np.ndarray, end_args: Callable[[int], dict[str, Any]],
-                dotted: frozenset[str]) -> list[tuple[tuple[str, ...], Sequence[Any]] | None]:
+                dotted: DottedNames) -> list[tuple[tuple[str, ...], Sequence[Any]] | None]:
     """The args of rows of key sets ``sets`` (-1: none) whose values are ``values``, one
     row after another: a row's own values (a name given twice keeps its last), then,
     where ``with_end``, ``end_args(row)`` (its END's), dotted names flat again. Rows with
     nothing from an END are flattened a key set at a time (:func:`flattened`).
 
     >>> merged_rows([("a", "a"), ("b",)], np.array([0, 1]), [1, 2, 3],
-    ...             np.array([False, True]), lambda row: {"e": 4}, frozenset())
+    ...             np.array([False, True]), lambda row: {"e": 4}, DottedNames())
     [(('a',), (2,)), (('b', 'e'), (3, 4))]
     """
     widths = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)

@@ -24,6 +24,7 @@ import orjson
 
 from ...model import MemoryBlock, Trace
 from ...model.trace import DeviceInfo
+from .dotted_names import DottedNames
 from .model_attribute_check import problem
 from .model_attribute_check import time_shift as checked_shift
 
@@ -153,17 +154,17 @@ def flow_labels(runs: list[list[Any]]) -> list[tuple[str, str]]:
     return out
 
 
-def flatten_dotted(args: dict[str, Any], dotted: frozenset[str]) -> dict[str, Any]:
+def flatten_dotted(args: dict[str, Any], dotted: DottedNames) -> dict[str, Any]:
     """Nested dicts that the writer made of dotted names, flat again.
 
     >>> flatten_dotted({"est": {" achieved occupancy %": 50}, "grid": [1]},
-    ...                frozenset({"est. achieved occupancy %"}))
+    ...                DottedNames({"est. achieved occupancy %"}))
     {'grid': [1], 'est. achieved occupancy %': 50}
     """
     out: dict[str, Any] = {}
     nested: dict[str, Any] = {}
     for key, value in args.items():
-        if isinstance(value, dict) and any(name.startswith(key + ".") for name in dotted):
+        if isinstance(value, dict) and dotted.nests(key):
             nested[key] = value
         else:
             out[key] = value
@@ -173,12 +174,12 @@ def flatten_dotted(args: dict[str, Any], dotted: frozenset[str]) -> dict[str, An
 
 
 def _flatten_into(out: dict[str, Any], prefix: str, value: dict[str, Any],
-                  dotted: frozenset[str]) -> None:
+                  dotted: DottedNames) -> None:
     for key, item in value.items():
         name = f"{prefix}.{key}"
         if name in dotted:
             out[name] = item
-        elif isinstance(item, dict) and any(d.startswith(name + ".") for d in dotted):
+        elif isinstance(item, dict) and dotted.nests(name):
             _flatten_into(out, name, item, dotted)
         else:
             out[name] = item

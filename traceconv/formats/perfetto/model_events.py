@@ -10,6 +10,7 @@ import numpy as np
 
 from ...analysis.timeline_order import timeline_order
 from . import model_attribute
+from .dotted_names import DottedNames
 from .merged_args import laid_out, merged_rows
 from .slice_matching import link_flows, pair_slices
 from .track_tree import TrackMap
@@ -56,9 +57,7 @@ def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
                     "track: left out (a counter track holds values only)", kind="dropped",
                     count=int((keep & (kind != COUNTER) & on_counter).sum()))
     timeline = np.flatnonzero(keep & (kind != COUNTER) & ~on_counter)
-    dotted = frozenset(model.get("dotted", ())) if model else frozenset()
-    reader.dotted = dotted
-    reader.dotted_heads = frozenset(name.split(".", 1)[0] for name in dotted)
+    reader.dotted = DottedNames(model["dotted"] if model else ())
     _counters(reader, tracks, counter_rows, uuid, track, ts)
     del uuid, on_counter, counter_rows
     events.release("track", "value")
@@ -229,7 +228,8 @@ def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
     with_end = (closers >= 0) & (arg_set[np.maximum(closers, 0)] >= 0)
     special |= with_end
     if reader.dotted:
-        nested = np.array([any(key in reader.dotted_heads for key in k) for k in key_sets]
+        heads = reader.dotted.heads
+        nested = np.array([any(key in heads for key in k) for k in key_sets]
                           + [False], dtype=bool)
         special |= nested[where]
     rows = np.flatnonzero(special)

@@ -59,7 +59,9 @@ from .annotation_values import (
 from .annotation_values import text as utf8_text
 from .arg_store import OBJECT, TEXT, ArgValues
 from .byte_ranges import distinct_ranges
-from .framing import frame_block
+from .dotted_names import DottedNames
+from .framing import frame_block, whole_packet
+from .packet_defaults import PacketDefaults
 from .track_tree import TrackMap, build_tracks, merge_descriptor
 from .wire import FIXED64, LENGTH, VARINT
 from .wire_columns import (
@@ -190,7 +192,7 @@ class PftraceReader:
         self.interned = _Interned()
         self.generations: dict[tuple[int, int], int] = {}   # (sequence, clears) -> id
         self.cleared: dict[int, int] = {}                    # sequence -> clears so far
-        self.defaults: dict[int, list[tuple[int, int | None, int | None]]] = {}
+        self.defaults = PacketDefaults()
         self.descriptors: dict[int, TrackDescriptor] = {}
         self.snapshots: list[dict[int, int]] = []
         self.trace_clock = BOOTTIME
@@ -202,8 +204,7 @@ class PftraceReader:
         # per generation: annotation bytes -> the object index of its dict, array or JSON value
         self.annotation_cache: dict[int, dict[bytes, int]] = {}
         self.model_ids: list[int] = []   # interned text id -> the trace's string id
-        self.dotted: frozenset[str] = frozenset()        # (from the model attribute)
-        self.dotted_heads: frozenset[str] = frozenset()
+        self.dotted = DottedNames()   # (from the model attribute)
 
     # -- reading --------------------------------------------------------------------------
 
@@ -222,6 +223,8 @@ class PftraceReader:
             if len(starts):
                 self._block(data, starts, ends, consumed)
             pending, consumed = data[cut:], consumed + cut
+            if len(pending) > READ_BYTES // 2:   # (one packet longer than a block or so)
+                pending = whole_packet(stream, pending, READ_BYTES)
             if not block:
                 if pending:
                     self.diagnostics.add("perfetto.truncated", "the file ends inside a packet: "
@@ -328,6 +331,7 @@ class PftraceReader:
             self._track_events(data, buf, body[events], size[events], first + events,
                                ts[events], np.where(has_clock[events], clock[events], 0),
                                sequence[events], generation[events], consumed)
+        self.defaults.end_block()
 
     def _generations(self, sequence: np.ndarray, cleared: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray]:
@@ -380,7 +384,7 @@ class PftraceReader:
         event = defaults.track_event_defaults
         track = event.track_uuid if event.HasField("track_uuid") else None
         clock = defaults.timestamp_clock_id if defaults.HasField("timestamp_clock_id") else None
-        self.defaults.setdefault(generation, []).append((packet, track, clock))
+        self.defaults.add(generation, packet, track, clock)
 
     def _stateful(self, kind: int, payload: bytes, sequence: int, packet: int) -> None:
         if kind == DESCRIPTOR:
@@ -425,7 +429,7 @@ class PftraceReader:
         count = len(body)
         kind = fields.last_per_message(TYPE, VARINT, count)[0].astype(np.int64)
         track, has_track = fields.last_per_message(TRACK_UUID, VARINT, count)
-        default_track, default_clock = self._apply_defaults(packet, generation)
+        default_track, default_clock = self.defaults.of(packet, generation)
         track = np.where(has_track, track, default_track)
         clock = np.where(clock > 0, clock, np.where(default_clock > 0, default_clock,
                                                     self.trace_clock)).astype(np.int64)
@@ -456,23 +460,6 @@ class PftraceReader:
         self._args(data, buf, fields, generation, count, keep, consumed)
         self._flows(fields, renumber)
         self._extra_counters(fields, ts, clock_key, packet)
-
-    def _apply_defaults(self, packet: np.ndarray, generation: np.ndarray
-                        ) -> tuple[np.ndarray, np.ndarray]:
-        """The default track uuid and clock of each event's packet (0 where none)."""
-        track = np.zeros(len(packet), dtype=np.uint64)
-        clock = np.zeros(len(packet), dtype=np.uint64)
-        for gen in np.unique(generation).tolist():
-            entries = self.defaults.get(gen)
-            if not entries:
-                continue
-            rows = np.flatnonzero(generation == gen)
-            at = np.searchsorted(np.array([e[0] for e in entries]), packet[rows], "right") - 1
-            for k, (_, uuid, clock_id) in enumerate(entries):
-                chosen = rows[at == k]
-                track[chosen] = uuid or 0
-                clock[chosen] = clock_id or 0
-        return track, clock
 
     def _legacy(self, data: bytes, fields: Fields, kind: np.ndarray, duration: np.ndarray) -> None:
         """Legacy events (TrackEvent.legacy_event): the phase gives the type, and 'X' its
