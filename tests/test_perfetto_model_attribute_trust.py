@@ -221,3 +221,14 @@ def test_a_diagnostic_takes_its_kind_and_text_from_the_table_not_the_file() -> N
     found = check_read(data).diagnostics["perfetto.truncated"]
     assert (found.kind, found.count) == ("dropped", 2)
     assert found.message != "made up"
+
+
+@pytest.mark.parametrize("text", ["", "null", "[]", "1", "not json", "{", '"text"',
+                                  "[" * 5000 + "]" * 5000, '{"version": 2}', "1e400"])
+def test_an_attribute_that_is_not_an_object_of_this_version_is_ignored(text: str) -> None:
+    trace = PbTrace.FromString(BASE)
+    for packet in trace.packet:
+        for attribute in packet.trace_attributes.attribute:
+            if attribute.key == ATTRIBUTE:
+                attribute.string_value = text
+    assert notes(check_read(trace.SerializeToString())) == [NOTE]
