@@ -18,13 +18,14 @@ the memory blocks (which Perfetto shows only as the live-bytes counters made of 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
 
 from ...model import MemoryBlock, Trace
 from ...model.trace import DeviceInfo
-from .dotted_names import DottedNames
+from .dotted_names import DottedNames, expanded
 from .model_attribute_check import problem
 from .model_attribute_check import time_shift as checked_shift
 
@@ -34,11 +35,15 @@ VERSION = 1
 # text and adds this field (unknown to trace_processor, which skips it) saying which.
 SPELLED_MARK = 2047
 SPELLED_NULL, SPELLED_LIST, SPELLED_DICT = 0, 1, 2
+# The same field on a dict the writer made of dotted names (``est. a`` → ``est`` → `` a``):
+# the reader makes exactly those flat again.
+NESTED_MARK = 3
 
 
-def describe(trace: Trace, base: int, dotted: list[str] | None = None) -> dict[str, Any]:
-    """The attribute's content for ``trace`` whose uuids start at ``base``; ``dotted``: the
-    argument names the writer wrote as nested dicts."""
+def describe(trace: Trace, base: int) -> dict[str, Any]:
+    """The attribute's content for ``trace`` whose uuids start at ``base``. (Its
+    ``dotted``, the argument names written as nested dicts, is empty since the writer marks
+    the dicts it makes (:data:`NESTED_MARK`); a file written before lists them.)"""
     meta = trace.metadata
     return {
         "version": VERSION, "base": base,
@@ -52,14 +57,14 @@ def describe(trace: Trace, base: int, dotted: list[str] | None = None) -> dict[s
                      "devices": [dataclasses.asdict(d) for d in meta.devices],
                      "attributes": _jsonable(meta.attributes)},
         "flows": _flow_labels(trace),
-        "dotted": list(dotted or ()),
+        "dotted": [],
         "diagnostics": trace.diagnostics.as_list(),
         "memory": _blocks(trace.memory),
         "reservations": _blocks(trace.reservations),
     }
 
 
-def encode(trace: Trace, base: int, dotted: list[str] | None = None) -> str:
+def encode(trace: Trace, base: int) -> str:
     """:func:`describe` as JSON text (an integer beyond 64 bits, which a fuzzed input can
     give a pid or a rank, as its decimal text).
 
@@ -68,7 +73,7 @@ def encode(trace: Trace, base: int, dotted: list[str] | None = None) -> str:
     >>> decode(encode(t, 0), flow_ids=0)[0]["processes"][0][2]
     '1180591620717411303424'
     """
-    described = describe(trace, base, dotted)
+    described = describe(trace, base)
     try:
         return orjson.dumps(described).decode()
     except TypeError:
@@ -154,21 +159,24 @@ def flow_labels(runs: list[list[Any]]) -> list[tuple[str, str]]:
     return out
 
 
-def flatten_dotted(args: dict[str, Any], dotted: DottedNames) -> dict[str, Any]:
-    """Nested dicts that the writer made of dotted names, flat again.
+def flatten_dotted(args: Iterable[tuple[str, Any]], dotted: DottedNames) -> dict[str, Any]:
+    """The (name, value) pairs ``args`` as a dict with the dicts that the writer made of
+    dotted names flat again: marked ones (:class:`.dotted_names.NestedGroup`), or in a file
+    written before the marks, those that ``dotted`` names (a name given twice keeps its
+    last value).
 
-    >>> flatten_dotted({"est": {" achieved occupancy %": 50}, "grid": [1]},
+    >>> flatten_dotted([("est", {" achieved occupancy %": 50}), ("grid", [1])],
     ...                DottedNames({"est. achieved occupancy %"}))
     {'grid': [1], 'est. achieved occupancy %': 50}
     """
     out: dict[str, Any] = {}
-    nested: dict[str, Any] = {}
-    for key, value in args.items():
+    nested: list[tuple[str, Any]] = []
+    for key, value in expanded(args):
         if isinstance(value, dict) and dotted.nests(key):
-            nested[key] = value
+            nested.append((key, value))
         else:
             out[key] = value
-    for key, value in nested.items():
+    for key, value in nested:
         _flatten_into(out, key, value, dotted)
     return out
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...analysis.timeline_order import timeline_order
 from . import model_attribute
+from .arg_store import OBJECT
 from .dotted_names import DottedNames
 from .merged_args import laid_out, merged_rows
 from .slice_matching import link_flows, pair_slices
@@ -57,7 +58,7 @@ def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
                     "track: left out (a counter track holds values only)", kind="dropped",
                     count=int((keep & (kind != COUNTER) & on_counter).sum()))
     timeline = np.flatnonzero(keep & (kind != COUNTER) & ~on_counter)
-    reader.dotted = DottedNames(model["dotted"] if model else ())
+    reader.dotted = DottedNames(model["dotted"] if model else (), groups=reader.group_names)
     _counters(reader, tracks, counter_rows, uuid, track, ts)
     del uuid, on_counter, counter_rows
     events.release("track", "value")
@@ -232,6 +233,13 @@ def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
         nested = np.array([any(key in heads for key in k) for k in key_sets]
                           + [False], dtype=bool)
         special |= nested[where]
+    if reader.nested_objects:   # rows with a marked group among their values
+        values = events.values
+        marked = (np.frombuffer(values.kind, np.uint8)[positions] == OBJECT) & np.isin(
+            np.frombuffer(values.bits, np.uint64)[positions],
+            np.array(reader.nested_objects, dtype=np.uint64))
+        widths = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)
+        special[np.repeat(np.arange(len(chosen)), widths[where])[marked]] = True
     rows = np.flatnonzero(special)
     if not len(rows):
         return key_sets, sets, events.values.python(positions, texts)
@@ -242,7 +250,7 @@ def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
     end_sets, end_positions = _positions(reader, ends)
     end_values = iter(events.values.python(end_positions, texts))
     # (each END takes as many values as its key set has keys: the iterator is shared)
-    end_args = [dict(zip(key_sets[k], end_values, strict=False)) for k in end_sets.tolist()]
+    end_args = [list(zip(key_sets[k], end_values, strict=False)) for k in end_sets.tolist()]
     end_of = np.cumsum(with_end[rows]) - 1   # a remade row's place among those with an END
     made = merged_rows(key_sets, sets[rows],
                        events.values.python(positions[in_special], texts), with_end[rows],

@@ -59,7 +59,7 @@ from .annotation_values import (
 from .annotation_values import text as utf8_text
 from .arg_store import OBJECT, TEXT, ArgValues
 from .byte_ranges import distinct_ranges
-from .dotted_names import DottedNames
+from .dotted_names import DottedNames, NestedGroup
 from .framing import frame_block, whole_packet
 from .packet_defaults import PacketDefaults
 from .track_tree import TrackMap, build_tracks, merge_descriptor
@@ -205,6 +205,8 @@ class PftraceReader:
         self.annotation_cache: dict[int, dict[bytes, int]] = {}
         self.model_ids: list[int] = []   # interned text id -> the trace's string id
         self.dotted = DottedNames()   # (from the model attribute)
+        self.nested_objects: list[int] = []   # object indexes of marked groups
+        self.group_names: set[str] = set()    # and the names they came under
 
     # -- reading --------------------------------------------------------------------------
 
@@ -713,7 +715,7 @@ class PftraceReader:
                     index = cache.get(text)
                     if index is None:
                         try:
-                            value = decode_annotation(text, strings, names)[1]
+                            name, value = decode_annotation(text, strings, names)
                         except ValueError:   # a damaged nested value: no value, counted
                             self.diagnostics.add("perfetto.annotation_decode", "debug "
                                                  "annotations whose nested value does not "
@@ -722,6 +724,9 @@ class PftraceReader:
                             value = None
                         index = cache[text] = len(objects)
                         objects.append(value)
+                        if type(value) is NestedGroup:
+                            self.nested_objects.append(index)
+                            self.group_names.add(name or "")
                     found[k] = index
         return np.array(found, dtype=np.uint64)
 
