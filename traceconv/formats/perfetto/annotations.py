@@ -13,7 +13,9 @@ bytes → their UTF-8 text; anything else → ``str(value)``.
 Names are kept as written: trace_processor turns a ``.`` in an annotation name into ``_``
 (the dot separates the parts of its arg keys), but joins nested dict names with dots, so a
 dotted name is written as nested dicts (``est. achieved occupancy %`` → ``est`` →
-`` achieved occupancy %``) and reads back as ``debug.est. achieved occupancy %``.
+`` achieved occupancy %``) and reads back as ``debug.est. achieved occupancy %``. Each
+dict made so carries field :data:`SPELLED_MARK` with :data:`NESTED_MARK`, so that
+traceconv's reader flattens exactly those (:func:`nest_dotted`).
 """
 
 from __future__ import annotations
@@ -82,23 +84,13 @@ def _encode(value: Any) -> bytes:
     if value is None:
         return _SPELLED_NULL
     if kind is Group:   # (before lists: a group is one)
-        parts = []
-        for key, item in value:
-            entry = string_field(NAME, key) + _encode(item)
-            parts += (_DICT, varint(len(entry)), entry)
-        return b"".join(parts) + _NESTED
+        return _dict_entries(value) + _NESTED
     if isinstance(value, dict):
-        if not value:
-            return _SPELLED_DICT
-        parts: list[bytes] = []
-        for key, item in nest_dotted(value.items()):
-            entry = string_field(NAME, str(key)) + _encode(item)
-            parts += (_DICT, varint(len(entry)), entry)
-        return b"".join(parts)
+        return _dict_entries(nest_dotted(value.items())) if value else _SPELLED_DICT
     if isinstance(value, (list, tuple)):
         if not value:
             return _SPELLED_LIST
-        parts = []
+        parts: list[bytes] = []
         for item in value:
             element = _encode(item)
             parts += (_ARRAY, varint(len(element)), element)
@@ -124,6 +116,14 @@ class Group(list):  # type: ignore[type-arg]
             found = self.children[part] = Group()
             self.append((part, found))
         return found
+
+
+def _dict_entries(pairs: Iterable[tuple[str, Any]]) -> bytes:
+    parts: list[bytes] = []
+    for key, item in pairs:
+        entry = string_field(NAME, key) + _encode(item)
+        parts += (_DICT, varint(len(entry)), entry)
+    return b"".join(parts)
 
 
 def nest_dotted(items: Iterable[tuple[Any, Any]]) -> list[tuple[str, Any]]:
