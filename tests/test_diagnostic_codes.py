@@ -102,7 +102,7 @@ RECORDING_KEYWORDS = {"count", "example"}
 KINDS_AND_SEVERITIES = {"dropped", "repaired", "guessed", "note", "info", "warning", "error"}
 # the check findings of ``traceconv check`` are a vocabulary of their own (what a viewer does
 # with a file), each with its text: the one other place that makes Diagnostic records
-MAKES_RECORDS = {"traceconv/model/diagnostics.py", "traceconv/analysis/check_report.py"}
+MAKES_RECORDS = {"traceconv/model/diagnostics.py", "traceconv/model/check_report.py"}
 
 
 def _is_code(node: ast.AST) -> bool:

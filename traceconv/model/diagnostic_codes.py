@@ -378,6 +378,9 @@ CODES: tuple[CodeInfo, ...] = (
           "so these are left out"),
     _Code("perfetto.flow_end_without_start", "dropped",
           "terminating flow ids never started before: no link (trace_processor draws none)"),
+    _Code("perfetto.clock_beyond_int64", "dropped",
+          "ClockSnapshot readings (timestamp times unit multiplier) or events whose time on "
+          "the trace clock would pass int64: left out"),
     _Code("perfetto.clock_without_snapshot", "dropped",
           "events on a clock that no ClockSnapshot links to the trace clock: left out, as "
           "trace_processor leaves them out"),

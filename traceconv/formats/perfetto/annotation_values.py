@@ -19,7 +19,8 @@ from typing import Any
 
 import orjson
 
-from .model_attribute import SPELLED_DICT, SPELLED_LIST, SPELLED_MARK, SPELLED_NULL
+from .dotted_names import NestedGroup, expanded
+from .model_attribute import NESTED_MARK, SPELLED_DICT, SPELLED_LIST, SPELLED_MARK, SPELLED_NULL
 from .wire import read_varint
 
 # DebugAnnotation fields.
@@ -86,7 +87,7 @@ def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup
     """
     name: str | None = None
     value: Any = None
-    entries: dict[str, Any] | None = None
+    entries: list[tuple[str, Any]] | None = None
     items: list[Any] | None = None
     proto_type = ""
     spelled = -1
@@ -97,8 +98,8 @@ def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup
             name = text(raw)
         elif number == DICT and wire == 2:
             key, item = decode_annotation(raw, strings, names)
-            entries = {} if entries is None else entries
-            entries[key or ""] = item
+            entries = [] if entries is None else entries
+            entries.append((key or "", item))
         elif number == ARRAY and wire == 2:
             items = [] if items is None else items
             items.append(decode_annotation(raw, strings, names)[1])
@@ -114,8 +115,9 @@ def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup
             value = scalar(number, raw, strings)
         elif number == SPELLED_MARK and wire == 0:
             spelled = raw
-    if entries is not None:
-        value = entries
+    if entries is not None:   # (a dict the writer made of dotted names: flat, marked)
+        value = NestedGroup(expanded(entries)) if spelled == NESTED_MARK \
+            else dict(expanded(entries))
     elif items is not None:
         value = items
     elif spelled in SPELLED:

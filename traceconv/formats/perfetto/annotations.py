@@ -13,7 +13,9 @@ bytes → their UTF-8 text; anything else → ``str(value)``.
 Names are kept as written: trace_processor turns a ``.`` in an annotation name into ``_``
 (the dot separates the parts of its arg keys), but joins nested dict names with dots, so a
 dotted name is written as nested dicts (``est. achieved occupancy %`` → ``est`` →
-`` achieved occupancy %``) and reads back as ``debug.est. achieved occupancy %``.
+`` achieved occupancy %``) and reads back as ``debug.est. achieved occupancy %``. Each
+dict made so carries field :data:`SPELLED_MARK` with :data:`NESTED_MARK`, so that
+traceconv's reader flattens exactly those (:func:`nest_dotted`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from .model_attribute import SPELLED_DICT, SPELLED_LIST, SPELLED_MARK, SPELLED_NULL
+from .model_attribute import NESTED_MARK, SPELLED_DICT, SPELLED_LIST, SPELLED_MARK, SPELLED_NULL
 from .wire import (
     FIXED64,
     INT64_MAX,
@@ -50,6 +52,7 @@ _CACHE_LIMIT = 1 << 18   # distinct repeated values kept encoded, over all names
 _SPELLED_NULL = string_field(STRING, "null") + tag(SPELLED_MARK, VARINT) + varint(SPELLED_NULL)
 _SPELLED_LIST = string_field(STRING, "[]") + tag(SPELLED_MARK, VARINT) + varint(SPELLED_LIST)
 _SPELLED_DICT = string_field(STRING, "{}") + tag(SPELLED_MARK, VARINT) + varint(SPELLED_DICT)
+_NESTED = tag(SPELLED_MARK, VARINT) + varint(NESTED_MARK)   # a dict made of dotted names
 
 
 def encode_value(value: Any) -> bytes:
@@ -80,18 +83,14 @@ def _encode(value: Any) -> bytes:
         return double_field(DOUBLE, value)
     if value is None:
         return _SPELLED_NULL
+    if kind is Group:   # (before lists: a group is one)
+        return _dict_entries(value) + _NESTED
     if isinstance(value, dict):
-        if not value:
-            return _SPELLED_DICT
-        parts: list[bytes] = []
-        for key, item in nest_dotted(value.items()):
-            entry = string_field(NAME, str(key)) + _encode(item)
-            parts += (_DICT, varint(len(entry)), entry)
-        return b"".join(parts)
+        return _dict_entries(nest_dotted(value.items())) if value else _SPELLED_DICT
     if isinstance(value, (list, tuple)):
         if not value:
             return _SPELLED_LIST
-        parts = []
+        parts: list[bytes] = []
         for item in value:
             element = _encode(item)
             parts += (_ARRAY, varint(len(element)), element)
@@ -101,32 +100,55 @@ def _encode(value: Any) -> bytes:
     return _encode(_plain(value))
 
 
-def nest_dotted(items: Iterable[tuple[Any, Any]]) -> list[tuple[str, Any]]:
-    """Names with dots as nested dicts (see the module docstring); others unchanged.
+class Group(list):  # type: ignore[type-arg]
+    """The (part, value) pairs under one part of dotted names (see :func:`nest_dotted`):
+    written as a dict marked :data:`NESTED_MARK`, whose pairs may repeat a part."""
 
-    >>> nest_dotted([("est. achieved occupancy %", 50), ("grid", [1]), ("a.b.c", 1), ("a.d", 2)])
-    [('est', {' achieved occupancy %': 50}), ('grid', [1]), ('a', {'b': {'c': 1}, 'd': 2})]
+    __slots__ = ("children",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.children: dict[str, Group] = {}
+
+    def child(self, part: str) -> Group:
+        found = self.children.get(part)
+        if found is None:
+            found = self.children[part] = Group()
+            self.append((part, found))
+        return found
+
+
+def _dict_entries(pairs: Iterable[tuple[str, Any]]) -> bytes:
+    parts: list[bytes] = []
+    for key, item in pairs:
+        entry = string_field(NAME, key) + _encode(item)
+        parts += (_DICT, varint(len(entry)), entry)
+    return b"".join(parts)
+
+
+def nest_dotted(items: Iterable[tuple[Any, Any]]) -> list[tuple[str, Any]]:
+    """Names with dots as nested groups, split at every dot (see the module docstring);
+    others unchanged. A group is written marked, so the reader flattens exactly the groups
+    made here: a plain name beside a group of the same name ("est" beside "est. a"), a
+    dotted name that is the start of another ("x.y" beside "x.y.z") and a dict value whose
+    keys look like parts all come back as they were.
+
+    >>> nest_dotted([("est. occupancy", 50), ("grid", [1]), ("a.b.c", 1), ("a.d", 2),
+    ...              ("a.b", 3), ("a", 4)])
+    [('est', [(' occupancy', 50)]), ('grid', [1]), ('a', [('b', [('c', 1)]), ('d', 2), ('b', 3)]), ('a', 4)]
     """
-    out: list[tuple[str, Any]] = []
-    groups: dict[str, dict[str, Any]] = {}
+    root = Group()
     for key, value in items:
         name = str(key)
         if "." not in name:
-            out.append((name, value))
+            root.append((name, value))
             continue
-        head, rest = name.split(".", 1)
-        group = groups.get(head)
-        if group is None:
-            group = groups[head] = {}
-            out.append((head, group))
-        while "." in rest:
-            part, tail = rest.split(".", 1)
-            inner = group.setdefault(part, {})
-            if not isinstance(inner, dict):   # "a.b" beside "a.b.c": keep the rest as one name
-                break
-            group, rest = inner, tail
-        group[rest] = value
-    return out
+        *parts, last = name.split(".")
+        group = root
+        for part in parts:
+            group = group.child(part)
+        group.append((last, value))
+    return list(root)
 
 
 def _plain(value: Any) -> Any:
@@ -284,14 +306,6 @@ class ArgEncoder:
             self._keys[text] = found
         self._keys[key] = found   # a non-str key is also remembered as given
         return found
-
-    def dotted_names(self) -> list[str]:
-        """The argument names met so far that were written as nested dicts.
-
-        >>> enc = ArgEncoder(); _ = enc.encode({"a.b": 1, "c": 2}); enc.dotted_names()
-        ['a.b']
-        """
-        return sorted({key.text for key in self._keys.values() if key.dotted})
 
     def intern_names(self, keys: Iterable[object]) -> list[tuple[int, str]]:
         """Intern the names that args with these keys are written under; their (iid, name)."""

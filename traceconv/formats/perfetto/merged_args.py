@@ -7,7 +7,7 @@ column: a dotted-name row (CUDA kernels carry ``est. achieved occupancy %``, whi
 writer nests as ``est`` → `` achieved occupancy %``) is flattened once per key set and
 shape of its nested values, and the rows of that shape only take their values apart.
 
->>> dotted = frozenset({"est.occ"})
+>>> dotted = DottedNames({"est.occ"})
 >>> plan = dotted_plan(("grid", "est"), (None, (("occ", None),)), dotted)
 >>> plan
 (('grid', 'est.occ'), ((0,), (1, 'occ')))
@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .dotted_names import DottedNames, NestedGroup
 from .model_attribute import flatten_dotted
 
 Path = tuple[Any, ...]   # a value's place: its position in the row, then the dict keys
@@ -44,13 +45,19 @@ class _Nested(dict):  # type: ignore[type-arg]
     path: Path = ()
 
 
-def shape(value: Any) -> Any:
-    """What flattening looks at in a value: None for anything but a dict, else its keys
-    and their values' shapes (nested dicts all the way down).
+_GROUP = ("group",)   # (a marked group's shape: this, then its names)
 
-    >>> shape({"a": 1, "b": {"c": [2]}}), shape([1])
-    ((('a', None), ('b', (('c', None),))), None)
+
+def shape(value: Any) -> Any:
+    """What flattening looks at in a value: None for anything but a dict or a marked
+    group, else its keys and their values' shapes (nested dicts all the way down; a group
+    is flat already).
+
+    >>> shape({"a": 1, "b": {"c": [2]}}), shape([1]), shape(NestedGroup([("x.y", 1)]))
+    ((('a', None), ('b', (('c', None),))), None, (('group',), 'x.y'))
     """
+    if type(value) is NestedGroup:
+        return (_GROUP, *(key for key, _ in value))
     if type(value) is not dict:
         return None
     return tuple((key, shape(item)) for key, item in value.items())
@@ -59,19 +66,21 @@ def shape(value: Any) -> Any:
 def _probe(shape_of: Any, path: Path) -> Any:
     if shape_of is None:
         return _Leaf(path)
+    if shape_of and shape_of[0] is _GROUP:   # (where a group's k-th value lies: its k-th pair, then 1)
+        return NestedGroup((key, _Leaf((*path, k, 1))) for k, key in enumerate(shape_of[1:]))
     probe = _Nested({key: _probe(inner, (*path, key)) for key, inner in shape_of})
     probe.path = path
     return probe
 
 
-def dotted_plan(keys: tuple[str, ...], shapes: tuple[Any, ...], dotted: frozenset[str]
+def dotted_plan(keys: tuple[str, ...], shapes: tuple[Any, ...], dotted: DottedNames
                 ) -> tuple[tuple[str, ...], tuple[Path, ...]]:
     """The keys of rows of key set ``keys`` flattened, and where each key's value lies,
     for rows whose values have ``shapes`` (one per key, see :func:`shape`): flattening
     run once on a probe row of that shape."""
     probe = {key: _probe(one, (k,)) for k, (key, one) in enumerate(zip(keys, shapes,
                                                                         strict=True))}
-    flat = flatten_dotted(probe, dotted)
+    flat = flatten_dotted(probe.items(), dotted)
     return tuple(flat), tuple(value.path for value in flat.values())
 
 
@@ -89,22 +98,21 @@ def taken(values: list[Any], starts: np.ndarray, paths: tuple[Path, ...]
 
 
 def flattened(keys: tuple[str, ...], values: list[Any], starts: np.ndarray,
-              dotted: frozenset[str]) -> list[tuple[tuple[str, ...], tuple[Any, ...]]]:
+              dotted: DottedNames) -> list[tuple[tuple[str, ...], tuple[Any, ...]]]:
     """Rows of key set ``keys`` (distinct keys), whose values begin at ``starts`` in
     ``values``, with dotted names flat again as :func:`~.model_attribute.flatten_dotted`
     makes each: (keys, values) per row."""
     shapes_seen: dict[int, Any] = {}   # id of a (shared) value -> its shape
 
     def shape_of(value: Any) -> Any:
-        if type(value) is not dict:
+        if type(value) is not dict and type(value) is not NestedGroup:
             return None
         found = shapes_seen.get(id(value))
         if found is None:
             found = shapes_seen[id(value)] = shape(value)
         return found
 
-    heads = [k for k, key in enumerate(keys)
-             if any(name.startswith(key + ".") for name in dotted)]
+    heads = [k for k, key in enumerate(keys) if key in dotted.groups or dotted.nests(key)]
     columns = [list(map(shape_of, map(values.__getitem__, (starts + k).tolist())))
                for k in heads]
     row_shapes = list(zip(*columns, strict=True)) if heads else [()] * len(starts)
@@ -124,15 +132,15 @@ def flattened(keys: tuple[str, ...], values: list[Any], starts: np.ndarray,
 
 
 def merged_rows(key_sets: Sequence[tuple[str, ...]], sets: np.ndarray, values: list[Any],
-                with_end: np.ndarray, end_args: Callable[[int], dict[str, Any]],
-                dotted: frozenset[str]) -> list[tuple[tuple[str, ...], Sequence[Any]] | None]:
+                with_end: np.ndarray, end_args: Callable[[int], list[tuple[str, Any]]],
+                dotted: DottedNames) -> list[tuple[tuple[str, ...], Sequence[Any]] | None]:
     """The args of rows of key sets ``sets`` (-1: none) whose values are ``values``, one
     row after another: a row's own values (a name given twice keeps its last), then,
     where ``with_end``, ``end_args(row)`` (its END's), dotted names flat again. Rows with
     nothing from an END are flattened a key set at a time (:func:`flattened`).
 
     >>> merged_rows([("a", "a"), ("b",)], np.array([0, 1]), [1, 2, 3],
-    ...             np.array([False, True]), lambda row: {"e": 4}, frozenset())
+    ...             np.array([False, True]), lambda row: [("e", 4)], DottedNames())
     [(('a',), (2,)), (('b', 'e'), (3, 4))]
     """
     widths = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)
@@ -144,11 +152,10 @@ def merged_rows(key_sets: Sequence[tuple[str, ...]], sets: np.ndarray, values: l
     made: list[Any] = [None] * len(sets)
     for k in np.flatnonzero(~by_set).tolist():
         keys = key_sets[sets[k]] if sets[k] >= 0 else ()
-        args = dict(zip(keys, values[starts[k]:starts[k] + len(keys)], strict=True))
+        pairs = list(zip(keys, values[starts[k]:starts[k] + len(keys)], strict=True))
         if with_end[k]:
-            args.update(end_args(k))
-        if dotted:
-            args = flatten_dotted(args, dotted)
+            pairs += end_args(k)
+        args = flatten_dotted(pairs, dotted) if dotted else dict(pairs)
         made[k] = (tuple(args), tuple(args.values())) if args else None
     for key_set in np.unique(sets[by_set]).tolist():
         rows = np.flatnonzero(by_set & (sets == key_set))

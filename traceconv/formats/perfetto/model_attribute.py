@@ -18,12 +18,16 @@ the memory blocks (which Perfetto shows only as the live-bytes counters made of 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
 
 from ...model import MemoryBlock, Trace
 from ...model.trace import DeviceInfo
+from .dotted_names import DottedNames, expanded
+from .model_attribute_check import problem
+from .model_attribute_check import time_shift as checked_shift
 
 ATTRIBUTE = "traceconv.model"
 VERSION = 1
@@ -31,11 +35,15 @@ VERSION = 1
 # text and adds this field (unknown to trace_processor, which skips it) saying which.
 SPELLED_MARK = 2047
 SPELLED_NULL, SPELLED_LIST, SPELLED_DICT = 0, 1, 2
+# The same field on a dict the writer made of dotted names (``est. a`` → ``est`` → `` a``):
+# the reader makes exactly those flat again.
+NESTED_MARK = 3
 
 
-def describe(trace: Trace, base: int, dotted: list[str] | None = None) -> dict[str, Any]:
-    """The attribute's content for ``trace`` whose uuids start at ``base``; ``dotted``: the
-    argument names the writer wrote as nested dicts."""
+def describe(trace: Trace, base: int) -> dict[str, Any]:
+    """The attribute's content for ``trace`` whose uuids start at ``base``. (Its
+    ``dotted``, the argument names written as nested dicts, is empty since the writer marks
+    the dicts it makes (:data:`NESTED_MARK`); a file written before lists them.)"""
     meta = trace.metadata
     return {
         "version": VERSION, "base": base,
@@ -49,23 +57,23 @@ def describe(trace: Trace, base: int, dotted: list[str] | None = None) -> dict[s
                      "devices": [dataclasses.asdict(d) for d in meta.devices],
                      "attributes": _jsonable(meta.attributes)},
         "flows": _flow_labels(trace),
-        "dotted": list(dotted or ()),
+        "dotted": [],
         "diagnostics": trace.diagnostics.as_list(),
         "memory": _blocks(trace.memory),
         "reservations": _blocks(trace.reservations),
     }
 
 
-def encode(trace: Trace, base: int, dotted: list[str] | None = None) -> str:
+def encode(trace: Trace, base: int) -> str:
     """:func:`describe` as JSON text (an integer beyond 64 bits, which a fuzzed input can
     give a pid or a rank, as its decimal text).
 
     >>> from traceconv.model import Trace
     >>> t = Trace(); _ = t.add_process("p", pid=2**70)
-    >>> decode(encode(t, 0))["processes"][0][2]
+    >>> decode(encode(t, 0), flow_ids=0)[0]["processes"][0][2]
     '1180591620717411303424'
     """
-    described = describe(trace, base, dotted)
+    described = describe(trace, base)
     try:
         return orjson.dumps(described).decode()
     except TypeError:
@@ -84,51 +92,35 @@ def _within_64_bits(value: Any) -> Any:
     return value
 
 
-def decode(text: str) -> dict[str, Any] | None:
-    """The attribute read back, or None when it is not one this reader knows (or does
-    not hold together: a damaged file is then read as any Perfetto trace).
+def decode(text: str, *, flow_ids: int, time_shift: Any = None
+           ) -> tuple[dict[str, Any] | None, str | None]:
+    """The attribute read back, with the ``time_shift_ns`` attribute ``time_shift`` as its
+    ``"shift"``, for a file whose events carry ``flow_ids`` flow ids; or (None, where it
+    does not hold together) when it is not one this reader knows or any part of it fails
+    the checks of :mod:`.model_attribute_check` (the file is then read as any Perfetto
+    trace).
 
-    >>> decode('{"version": 1, "base": 0, "processes": [["p"]], "tracks": []}') is None
-    True
+    >>> decode('{"version": 1, "base": 0, "processes": [["p"]], "tracks": []}', flow_ids=0)
+    (None, 'processes[0]: expected a list of 5')
+    >>> decode('{"version": 1, "base": 0, "processes": [], "tracks": []}', flow_ids=0,
+    ...        time_shift="12")
+    (None, 'time_shift_ns: expected an integer in [0, 2^63)')
     """
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
-        return None
-    if not isinstance(data, dict) or data.get("version") != VERSION:
-        return None
-    try:
-        _check(data)
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
-        return None
-    return data
-
-
-def _check(data: dict[str, Any]) -> None:
-    """Raise unless every part the reader uses has its shape (see :func:`describe`)."""
-    from ...model import ProcessKind, TrackKind
-
-    int(data["base"])
-    processes = data["processes"]
-    for name, kind, _pid, _sort, labels in processes:
-        ProcessKind(kind)
-        if not isinstance(name, str) or not all(isinstance(x, str) for x in labels):
-            raise TypeError("process")
-    for name, process, kind, _tid, _sort, unit, description, parent in data["tracks"]:
-        TrackKind(kind)
-        if not isinstance(name, str) or not 0 <= process < len(processes) \
-                or not (parent is None or 0 <= parent < len(data["tracks"])) \
-                or not all(x is None or isinstance(x, str) for x in (unit, description)):
-            raise ValueError("track")
-    flow_labels(data.get("flows") or [])
-    frozenset(data.get("dotted") or ())
-    memory_blocks(data.get("memory"))
-    memory_blocks(data.get("reservations"))
-    for found in data.get("diagnostics") or []:
-        found["code"], found["message"], found["kind"], int(found["count"])
-    metadata = data.get("metadata") or {}
-    if not isinstance(metadata, dict) or not isinstance(metadata.get("attributes") or {}, dict):
-        raise TypeError("metadata")
+        return None, "not JSON"
+    found = problem(data, flow_ids=flow_ids, version=VERSION)
+    shift = checked_shift(time_shift)
+    if found is None and shift is None:
+        found = "time_shift_ns: expected an integer in [0, 2^63)"
+    if found is not None:
+        return None, found
+    for part in ("flows", "dotted", "diagnostics"):   # (parts a writer may leave out)
+        data[part] = data.get(part) or []
+    data["metadata"] = data.get("metadata") or {}
+    data["shift"] = shift
+    return data, None
 
 
 def _jsonable(attributes: dict[str, Any]) -> dict[str, Any]:
@@ -167,32 +159,35 @@ def flow_labels(runs: list[list[Any]]) -> list[tuple[str, str]]:
     return out
 
 
-def flatten_dotted(args: dict[str, Any], dotted: frozenset[str]) -> dict[str, Any]:
-    """Nested dicts that the writer made of dotted names, flat again.
+def flatten_dotted(args: Iterable[tuple[str, Any]], dotted: DottedNames) -> dict[str, Any]:
+    """The (name, value) pairs ``args`` as a dict with the dicts that the writer made of
+    dotted names flat again: marked ones (:class:`.dotted_names.NestedGroup`), or in a file
+    written before the marks, those that ``dotted`` names (a name given twice keeps its
+    last value).
 
-    >>> flatten_dotted({"est": {" achieved occupancy %": 50}, "grid": [1]},
-    ...                frozenset({"est. achieved occupancy %"}))
+    >>> flatten_dotted([("est", {" achieved occupancy %": 50}), ("grid", [1])],
+    ...                DottedNames({"est. achieved occupancy %"}))
     {'grid': [1], 'est. achieved occupancy %': 50}
     """
     out: dict[str, Any] = {}
-    nested: dict[str, Any] = {}
-    for key, value in args.items():
-        if isinstance(value, dict) and any(name.startswith(key + ".") for name in dotted):
-            nested[key] = value
+    nested: list[tuple[str, Any]] = []
+    for key, value in expanded(args):
+        if isinstance(value, dict) and dotted.nests(key):
+            nested.append((key, value))
         else:
             out[key] = value
-    for key, value in nested.items():
+    for key, value in nested:
         _flatten_into(out, key, value, dotted)
     return out
 
 
 def _flatten_into(out: dict[str, Any], prefix: str, value: dict[str, Any],
-                  dotted: frozenset[str]) -> None:
+                  dotted: DottedNames) -> None:
     for key, item in value.items():
         name = f"{prefix}.{key}"
         if name in dotted:
             out[name] = item
-        elif isinstance(item, dict) and any(d.startswith(name + ".") for d in dotted):
+        elif isinstance(item, dict) and dotted.nests(name):
             _flatten_into(out, name, item, dotted)
         else:
             out[name] = item
@@ -247,7 +242,7 @@ def memory_blocks(columns: dict[str, Any] | None) -> list[MemoryBlock]:
     """
     if not columns:
         return []
-    fields = []
+    fields: list[list[Any]] = []
     for name in _BLOCK_FIELDS:
         column = columns.get(name, [])
         if name in _REPEATED:

@@ -10,6 +10,8 @@ import numpy as np
 
 from ...model.timeline_order import timeline_order
 from . import model_attribute
+from .arg_store import OBJECT
+from .dotted_names import DottedNames
 from .merged_args import laid_out, merged_rows
 from .slice_matching import link_flows, pair_slices
 from .track_tree import TrackMap
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
     from .reader import PftraceReader
 
 BEGIN, END, INSTANT, COUNTER, COMPLETE = 1, 2, 3, 4, 9
+LIMIT = 1 << 63
 
 
 def _column(values: Any, dtype: Any) -> np.ndarray:
@@ -51,9 +54,7 @@ def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
     diagnostics.add("perfetto.slice_on_counter_track",
                     count=int((keep & (kind != COUNTER) & on_counter).sum()))
     timeline = np.flatnonzero(keep & (kind != COUNTER) & ~on_counter)
-    dotted = frozenset(model.get("dotted", ())) if model else frozenset()
-    reader.dotted = dotted
-    reader.dotted_heads = frozenset(name.split(".", 1)[0] for name in dotted)
+    reader.dotted = DottedNames(model["dotted"] if model else (), groups=reader.group_names)
     _counters(reader, tracks, counter_rows, uuid, track, ts)
     del uuid, on_counter, counter_rows
     events.release("track", "value")
@@ -80,7 +81,12 @@ def _to_trace_clock(reader: PftraceReader, ts: np.ndarray, clock: np.ndarray) ->
             continue
         readings = np.array([p[0] for p in pairs], dtype=np.int64)
         at = np.maximum(np.searchsorted(readings, ts[rows], "right") - 1, 0)
-        ts[rows] += np.array([p[1] - p[0] for p in pairs], dtype=np.int64)[at]
+        offset = np.array([p[1] - p[0] for p in pairs], dtype=np.int64)[at]
+        moved = ts[rows] + offset   # (wraps where the sum does not fit: those not placed)
+        fits = ~(((offset > 0) & (moved < ts[rows])) | ((offset < 0) & (moved > ts[rows])))
+        reader.diagnostics.add("perfetto.clock_beyond_int64", count=int((~fits).sum()))
+        placed[rows] &= fits
+        ts[rows] = moved
     return placed
 
 
@@ -97,12 +103,23 @@ def _accumulate(reader: PftraceReader, ts: np.ndarray, rows: np.ndarray,
     segment = np.maximum(segment, 0)
     base = np.array([b[1] for b in bases], dtype=np.int64)[segment]
     unit = np.array([b[2] for b in bases], dtype=np.int64)[segment]
-    delta = ts[rows] * unit
-    steps = np.cumsum(delta)
     first = np.r_[True, segment[1:] != segment[:-1]]
     head = np.maximum.accumulate(np.where(first, np.arange(len(rows)), 0))   # segment start
-    ts[rows] = base + steps - (steps - delta)[head]
-    return placed
+    rough = ts[rows].astype(np.float64) * unit
+    rough_steps = np.cumsum(rough)
+    if (np.abs(base + rough_steps - (rough_steps - rough)[head]) < 2.0 ** 62).all():
+        delta = ts[rows] * unit   # (int64 suffices: no sum comes near its edges)
+        steps = np.cumsum(delta)
+        ts[rows] = base + steps - (steps - delta)[head]
+        return placed
+    # a hostile file: the same sums in Python's integers, which do not wrap
+    delta = ts[rows].astype(object) * unit.astype(object)
+    steps = np.cumsum(delta)
+    reading = (base.astype(object) + steps - (steps - delta)[head]).tolist()
+    fits = np.array([-LIMIT <= r < LIMIT for r in reading], dtype=bool)
+    reader.diagnostics.add("perfetto.clock_beyond_int64", count=int((~fits).sum()))
+    ts[rows] = [r if ok else 0 for r, ok in zip(reading, fits.tolist(), strict=True)]
+    return placed & fits
 
 
 def _counters(reader: PftraceReader, tracks: TrackMap, rows: np.ndarray, uuid: np.ndarray,
@@ -200,9 +217,17 @@ def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
     with_end = (closers >= 0) & (arg_set[np.maximum(closers, 0)] >= 0)
     special |= with_end
     if reader.dotted:
-        nested = np.array([any(key in reader.dotted_heads for key in k) for k in key_sets]
+        heads = reader.dotted.heads
+        nested = np.array([any(key in heads for key in k) for k in key_sets]
                           + [False], dtype=bool)
         special |= nested[where]
+    if reader.nested_objects:   # rows with a marked group among their values
+        values = events.values
+        marked = (np.frombuffer(values.kind, np.uint8)[positions] == OBJECT) & np.isin(
+            np.frombuffer(values.bits, np.uint64)[positions],
+            np.array(reader.nested_objects, dtype=np.uint64))
+        widths = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)
+        special[np.repeat(np.arange(len(chosen)), widths[where])[marked]] = True
     rows = np.flatnonzero(special)
     if not len(rows):
         return key_sets, sets, events.values.python(positions, texts)
@@ -213,7 +238,7 @@ def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
     end_sets, end_positions = _positions(reader, ends)
     end_values = iter(events.values.python(end_positions, texts))
     # (each END takes as many values as its key set has keys: the iterator is shared)
-    end_args = [dict(zip(key_sets[k], end_values, strict=False)) for k in end_sets.tolist()]
+    end_args = [list(zip(key_sets[k], end_values, strict=False)) for k in end_sets.tolist()]
     end_of = np.cumsum(with_end[rows]) - 1   # a remade row's place among those with an END
     made = merged_rows(key_sets, sets[rows],
                        events.values.python(positions[in_special], texts), with_end[rows],

@@ -59,7 +59,9 @@ from .annotation_values import (
 from .annotation_values import text as utf8_text
 from .arg_store import OBJECT, TEXT, ArgValues
 from .byte_ranges import distinct_ranges
-from .framing import frame_block
+from .dotted_names import DottedNames, NestedGroup
+from .framing import frame_block, whole_packet
+from .packet_defaults import PacketDefaults
 from .track_tree import TrackMap, build_tracks, merge_descriptor
 from .wire import FIXED64, LENGTH, VARINT
 from .wire_columns import (
@@ -190,7 +192,7 @@ class PftraceReader:
         self.interned = _Interned()
         self.generations: dict[tuple[int, int], int] = {}   # (sequence, clears) -> id
         self.cleared: dict[int, int] = {}                    # sequence -> clears so far
-        self.defaults: dict[int, list[tuple[int, int | None, int | None]]] = {}
+        self.defaults = PacketDefaults()
         self.descriptors: dict[int, TrackDescriptor] = {}
         self.snapshots: list[dict[int, int]] = []
         self.trace_clock = BOOTTIME
@@ -202,8 +204,9 @@ class PftraceReader:
         # per generation: annotation bytes -> the object index of its dict, array or JSON value
         self.annotation_cache: dict[int, dict[bytes, int]] = {}
         self.model_ids: list[int] = []   # interned text id -> the trace's string id
-        self.dotted: frozenset[str] = frozenset()        # (from the model attribute)
-        self.dotted_heads: frozenset[str] = frozenset()
+        self.dotted = DottedNames()   # (from the model attribute)
+        self.nested_objects: list[int] = []   # object indexes of marked groups
+        self.group_names: set[str] = set()    # and the names they came under
 
     # -- reading --------------------------------------------------------------------------
 
@@ -222,6 +225,8 @@ class PftraceReader:
             if len(starts):
                 self._block(data, starts, ends, consumed)
             pending, consumed = data[cut:], consumed + cut
+            if len(pending) > READ_BYTES // 2:   # (one packet longer than a block or so)
+                pending = whole_packet(stream, pending, READ_BYTES)
             if not block:
                 if pending:
                     self.diagnostics.add("perfetto.truncated", example=f"byte offset {consumed}")
@@ -320,6 +325,7 @@ class PftraceReader:
             self._track_events(data, buf, body[events], size[events], first + events,
                                ts[events], np.where(has_clock[events], clock[events], 0),
                                sequence[events], generation[events], consumed)
+        self.defaults.end_block()
 
     def _generations(self, sequence: np.ndarray, cleared: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray]:
@@ -370,7 +376,7 @@ class PftraceReader:
         event = defaults.track_event_defaults
         track = event.track_uuid if event.HasField("track_uuid") else None
         clock = defaults.timestamp_clock_id if defaults.HasField("timestamp_clock_id") else None
-        self.defaults.setdefault(generation, []).append((packet, track, clock))
+        self.defaults.add(generation, packet, track, clock)
 
     def _stateful(self, kind: int, payload: bytes, sequence: int, packet: int) -> None:
         if kind == DESCRIPTOR:
@@ -383,10 +389,16 @@ class PftraceReader:
             clocks = {}
             for clock in snapshot.clocks:
                 key = clock.clock_id if clock.clock_id < 64 else (sequence << 32) | clock.clock_id
-                clocks[key] = clock.timestamp * (clock.unit_multiplier_ns or 1)
+                unit = clock.unit_multiplier_ns or 1
+                reading = clock.timestamp * unit
+                if reading >= 1 << 63 or unit >= 1 << 63:   # (uint64 fields: never negative)
+                    self.diagnostics.add("perfetto.clock_beyond_int64", count=1,
+                                         example=f"clock {clock.clock_id}: {clock.timestamp}"
+                                         f" x {unit} ns")
+                    continue
+                clocks[key] = reading
                 if clock.is_incremental:
-                    self.incremental_clocks.setdefault(key, []).append(
-                        (packet, clocks[key], clock.unit_multiplier_ns or 1))
+                    self.incremental_clocks.setdefault(key, []).append((packet, reading, unit))
             self.snapshots.append(clocks)
             if snapshot.HasField("primary_trace_clock"):
                 self.trace_clock = snapshot.primary_trace_clock
@@ -409,7 +421,7 @@ class PftraceReader:
         count = len(body)
         kind = fields.last_per_message(TYPE, VARINT, count)[0].astype(np.int64)
         track, has_track = fields.last_per_message(TRACK_UUID, VARINT, count)
-        default_track, default_clock = self._apply_defaults(packet, generation)
+        default_track, default_clock = self.defaults.of(packet, generation)
         track = np.where(has_track, track, default_track)
         clock = np.where(clock > 0, clock, np.where(default_clock > 0, default_clock,
                                                     self.trace_clock)).astype(np.int64)
@@ -438,23 +450,6 @@ class PftraceReader:
         self._args(data, buf, fields, generation, count, keep, consumed)
         self._flows(fields, renumber)
         self._extra_counters(fields, ts, clock_key, packet)
-
-    def _apply_defaults(self, packet: np.ndarray, generation: np.ndarray
-                        ) -> tuple[np.ndarray, np.ndarray]:
-        """The default track uuid and clock of each event's packet (0 where none)."""
-        track = np.zeros(len(packet), dtype=np.uint64)
-        clock = np.zeros(len(packet), dtype=np.uint64)
-        for gen in np.unique(generation).tolist():
-            entries = self.defaults.get(gen)
-            if not entries:
-                continue
-            rows = np.flatnonzero(generation == gen)
-            at = np.searchsorted(np.array([e[0] for e in entries]), packet[rows], "right") - 1
-            for k, (_, uuid, clock_id) in enumerate(entries):
-                chosen = rows[at == k]
-                track[chosen] = uuid or 0
-                clock[chosen] = clock_id or 0
-        return track, clock
 
     def _legacy(self, data: bytes, fields: Fields, kind: np.ndarray, duration: np.ndarray) -> None:
         """Legacy events (TrackEvent.legacy_event): the phase gives the type, and 'X' its
@@ -706,12 +701,15 @@ class PftraceReader:
                     index = cache.get(text)
                     if index is None:
                         try:
-                            value = decode_annotation(text, strings, names)[1]
+                            name, value = decode_annotation(text, strings, names)
                         except ValueError:   # a damaged nested value: no value, counted
                             self.diagnostics.add("perfetto.annotation_decode")
                             value = None
                         index = cache[text] = len(objects)
                         objects.append(value)
+                        if type(value) is NestedGroup:
+                            self.nested_objects.append(index)
+                            self.group_names.add(name or "")
                     found[k] = index
         return np.array(found, dtype=np.uint64)
 
@@ -773,8 +771,11 @@ class PftraceReader:
         model = None
         text = self.attributes.get(model_attribute.ATTRIBUTE)
         if isinstance(text, str):
-            model = model_attribute.decode(text)
-            self.diagnostics.add("perfetto.model_attribute_unreadable", count=int(model is None))
+            model, problem = model_attribute.decode(
+                text, flow_ids=sum(map(len, self.events.flows)),
+                time_shift=self.attributes.get("time_shift_ns"))
+            if model is None:
+                self.diagnostics.add("perfetto.model_attribute_unreadable", example=problem)
         if model is not None:
             _restore_metadata(trace, model)
         else:
@@ -783,7 +784,7 @@ class PftraceReader:
         producer = {k: v for k, v in self.attributes.items() if k != model_attribute.ATTRIBUTE}
         if producer:
             trace.metadata.attributes.setdefault("trace_attributes", producer)
-        shift = int(self.attributes.get("time_shift_ns", 0) or 0) if model is not None else 0
+        shift = model["shift"] if model is not None else 0
         events = self.events
         used = set(np.unique(np.frombuffer(events.track, dtype=np.uint64)).tolist()) \
             if len(events) else set()

@@ -67,18 +67,20 @@ class _Builder:
         self.groups: dict[int, int] = {}    # topmost named uuid -> process id
         self.threads: dict[tuple[int, int], int] = {}
         self.map = TrackMap()
+        # pid -> its ProcessDescriptors, in file order (looked up once per pid: a scan per
+        # pid would be quadratic in a trace of one process per thread)
+        self.of_pid: dict[int, list[TrackDescriptor]] = {}
+        for desc in descriptors.values():
+            if desc.HasField("process"):
+                self.of_pid.setdefault(desc.process.pid, []).append(desc)
 
     def process_of_pid(self, pid: int) -> int:
         found = self.host.get(pid)
         if found is None:
-            name = f"Process {pid}"
-            for desc in self.descriptors.values():
-                if desc.HasField("process") and desc.process.pid == pid:
-                    name = _process_name(desc) or name
-                    break
+            declared = self.of_pid.get(pid, [])
+            name = (_process_name(declared[0]) if declared else "") or f"Process {pid}"
             found = self.host[pid] = self.trace.add_process(name, pid=pid, labels=[
-                label for d in self.descriptors.values() if d.HasField("process")
-                and d.process.pid == pid for label in d.process.process_labels])
+                label for d in declared for label in d.process.process_labels])
         return found
 
     def chain(self, uuid: int) -> list[TrackDescriptor]:

@@ -98,9 +98,8 @@ def write(trace: Trace, out: BinaryIO, *, workers: int = 1) -> Diagnostics:
     out.write(b"".join(frame(p) for p in _header_packets(view, ids, offset)))
     with paused_gc():
         encoder = _EventEncoder(view, ids, offset, timeline)
-        dotted = _write_events(encoder, out, _worker_count(workers))
-    # what Perfetto has no words for, last: the dotted names are known once args are encoded
-    model = model_attribute.encode(trace, ids.base, dotted)
+        _write_events(encoder, out, _worker_count(workers))
+    model = model_attribute.encode(trace, ids.base)   # what Perfetto has no words for
     out.write(frame(bytes_field(TRACE_ATTRIBUTES, _attribute(model_attribute.ATTRIBUTE, model))
                     + uint_field(SEQUENCE_ID, SEQ_DESCRIPTORS)))
     return view.diagnostics
@@ -119,12 +118,12 @@ def _worker_count(requested: object) -> int:
 _SHARED: _EventEncoder | None = None   # what forked workers encode from
 
 
-def _encode_shared(job: tuple[int, int, int]) -> tuple[bytes, list[str]]:
+def _encode_shared(job: tuple[int, int, int]) -> bytes:
     assert _SHARED is not None
-    return _SHARED.encode(*job), _SHARED.arg_encoder.dotted_names()
+    return _SHARED.encode(*job)
 
 
-def _write_events(encoder: _EventEncoder, out: BinaryIO, workers: int) -> list[str]:
+def _write_events(encoder: _EventEncoder, out: BinaryIO, workers: int) -> None:
     """Chunks become sequences 2, 3, ... encoded in order, or by forked workers that
     inherit the encoder (no pickling of the trace) and hand back bytes in order."""
     global _SHARED
@@ -135,16 +134,13 @@ def _write_events(encoder: _EventEncoder, out: BinaryIO, workers: int) -> list[s
         for job in jobs:
             for piece in encoder.pieces(*job):
                 out.write(piece)
-        return encoder.arg_encoder.dotted_names()
+        return
     _SHARED = encoder
     try:
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
-            dotted: set[str] = set()
-            for data, names in pool.map(_encode_shared, jobs):
+            for data in pool.map(_encode_shared, jobs):
                 out.write(data)
-                dotted.update(names)
-            return sorted(dotted)
     finally:
         _SHARED = None
 
