@@ -30,7 +30,7 @@ def build_trace(profile, trace: Trace) -> Trace:
     threads: dict[int, int] = {}
     streams: dict[tuple[int, int], int] = {}
     devices: dict[int, int] = {}
-    reversed_times = out_of_range = 0
+    out_of_range = 0
     text = Utf8Repair(trace.diagnostics, "paddle_profile")
     # Sorted by start so every track is in time order and parents precede children.
     for event in sorted(profile.events, key=lambda e: (e.start_ns, -e.end_ns)):
@@ -38,9 +38,6 @@ def build_trace(profile, trace: Trace) -> Trace:
         if end > INT64_MAX or start > INT64_MAX:
             out_of_range += 1
             continue
-        if end < start:
-            reversed_times += 1
-            end = start
         path, detail = text(event.name), text(event.detail_info)
         args = {"path": path}
         if detail:
@@ -76,10 +73,6 @@ def build_trace(profile, trace: Trace) -> Trace:
         else:
             args["block_depth"] = event.device_id
             trace.add_slice(track, start, end - start, leaf_name(path), CPU_CATEGORY, args)
-    if reversed_times:
-        trace.diagnostics.add("paddle_profile.end_before_start",
-                              "events ending before they start (kept with duration 0)",
-                              kind="repaired", count=reversed_times)
     trace.diagnostics.add("paddle_profile.time_out_of_range",
                           "events with timestamps beyond int64 (uninitialised) were dropped",
                           kind="dropped", count=out_of_range)
