@@ -67,7 +67,9 @@ def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any]) ->
                              file=source.name) from None
     from .model.builder import build
 
-    frozen = build(trace, source_format=info.name, source_file=os.path.basename(source.name))
+    with paused_gc():   # (freezing makes a dict per memory block and argument value)
+        frozen = build(trace, source_format=info.name,
+                       source_file=os.path.basename(source.name))
     remember_inputs(frozen, [source.path])
     return frozen
 
