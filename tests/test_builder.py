@@ -346,3 +346,15 @@ def test_the_command_line_reads_a_file_through_the_builder(tmp_path):
                           capture_output=True, text=True, check=True)
     codes = {d["code"]: d["count"] for d in json.loads(done.stdout)["diagnostics"]}
     assert codes == {"model.end_before_start": 1}
+
+
+@pytest.mark.parametrize("shares", [[50.0, 50.0], [120.0], [-3.0, 40.0], [100.0, 250.5, 1e300]])
+def test_trtexec_profile_shares_past_100_percent_are_counted(tmp_path, shares):
+    path = tmp_path / "m.engine.profile.json"
+    rows = [{"name": f"layer{i}", "timeMs": 1.0, "averageMs": 1.0, "medianMs": 1.0,
+             "percentage": share} for i, share in enumerate(shares)]
+    path.write_text(json.dumps([{"count": 1}, *rows]))
+    trace = traceconv.load(path)
+    outside = sum(not 0 <= share <= 100 for share in shares)
+    assert trace.diagnostics.count("model.share_beyond_range") == outside
+    assert [s.ratio for s in trace.stats] == [min(max(share, 0.0), 100.0) for share in shares]
