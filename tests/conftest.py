@@ -18,6 +18,10 @@ CUDA_TRACES = [DATA / "torch" / f"{name}.pt.trace.json.gz" for name in (
     "resnet18_train_cuda", "gpt_compile_bf16_cuda", "ddp_gloo_rank0",
     "cuda_h100/mobilenetv3_train_stack_cuda")] + [CUDA_STREAMS]
 SHARED = ROOT.parent / "shared" / "samples"  # the full corpus, beside the checkout (optional)
+# Every trace a reader builds is checked against all the model's invariants while the suite
+# runs (traceconv.model.builder.build): a reader that hands over a broken trace fails the
+# test that read the file, whichever test it is. Subprocesses inherit it.
+os.environ["TRACECONV_VALIDATE_BUILD"] = "1"
 
 
 def bundled_files(folder: Path) -> list[Path]:

@@ -164,7 +164,7 @@ def test_records_and_loop_agree_on_mixed_pieces(tmp_path: Path, monkeypatch: pyt
     codes = {d.code: d.count for d in fast.diagnostics}
     slices = [e for e in events if e["ph"] == "X"]
     assert codes["chrome.memory_event_as_slice"] == sum(e["name"] == "[memory]" for e in slices)
-    assert codes["chrome.negative_duration"] == sum(e["dur"] < 0 for e in slices)
+    assert codes["model.end_before_start"] == sum(e["dur"] < 0 for e in slices)
     assert codes["chrome.malformed_event"] == sum(
         e["ts"] == 1e300 or isinstance(e["pid"], dict) for e in slices)
     assert fast.counts()["slices"] == len(slices) - codes["chrome.malformed_event"] + sum(

@@ -34,7 +34,7 @@ LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
     (1, "model", ("model",)),
     # shared above the model: the input layer, the output layer and the rules that protect
     # inputs, the activity words of every producer
-    (2, "core", ("io", "value_bounds", "plugin_scan", "vocabularies", "output_files",
+    (2, "core", ("io", "plugin_scan", "vocabularies", "output_files",
                  "outputs")),
     # siblings (one rank): one package per external format / the user-facing analyses
     (3, "formats", ("formats",)),

@@ -25,7 +25,7 @@ _EXPORTS = {
     "MemoryBlock": ".model", "Metadata": ".model", "OpStat": ".model", "ProcessKind": ".model",
     "Trace": ".model", "TrackKind": ".model",
     "validate": ".model.validate", "Problem": ".model.validate",
-    "FrozenTraceError": ".model.frozen",
+    "FrozenTraceError": ".model.frozen", "TraceBuilder": ".model.builder",
 }
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .api import check, combine, convert, list_formats, load, save
     from .errors import FormatError, InputError, TraceconvError
     from .model import MemoryBlock, Metadata, OpStat, ProcessKind, Trace, TrackKind
+    from .model.builder import TraceBuilder
     from .model.frozen import FrozenTraceError
     from .model.validate import Problem, validate
     from .splitting import split
@@ -73,6 +74,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "FormatError", "FrozenTraceError", "InputError", "MemoryBlock", "Metadata", "OpStat",
-    "Problem", "ProcessKind", "Trace", "TraceconvError", "TrackKind", "__version__", "check",
+    "Problem", "ProcessKind", "Trace", "TraceBuilder", "TraceconvError", "TrackKind",
+    "__version__", "check",
     "combine", "convert", "list_formats", "load", "merge", "save", "split", "trim", "validate",
 ]

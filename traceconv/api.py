@@ -67,17 +67,11 @@ def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any]) ->
         except RecursionError:   # a reader or a library recursed into a deep value
             raise InputError("nested deeper than traceconv reads (about 1,000 levels)",
                              file=source.name) from None
-    trace.shorten_overflowing_slices()
-    from .value_bounds import clamp_counter_values, clamp_stats, clamp_times, repair_lengths
+    from .model.builder import build
 
-    clamp_times(trace)
-    repair_lengths(trace)
-    clamp_stats(trace)
-    clamp_counter_values(trace)
-    meta = trace.metadata
-    meta.source_format = meta.source_format or info.name
-    meta.source_file = meta.source_file or os.path.basename(source.name)
-    frozen = trace.freeze()
+    with paused_gc():   # (freezing makes a dict per memory block and argument value)
+        frozen = build(trace, source_format=info.name,
+                       source_file=os.path.basename(source.name))
     remember_inputs(frozen, [source.path])
     return frozen
 
@@ -101,6 +95,7 @@ def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
     info = registry.for_output(target, format)
     refuse_binary_to_terminal(info, target)
     _refuse_timeless(trace, info.name)
+    _refuse_invalid(trace)
     module = info.load()
     writer = module.write
     registry.check_options(writer, options, f"the {info.name} writer",
@@ -110,6 +105,18 @@ def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
     with atomic_output(target, inputs=inputs_of(trace)) as out, paused_gc():
         found = writer(trace, out, **options)
     return found if isinstance(found, Diagnostics) else Diagnostics()
+
+
+def _refuse_invalid(trace: Trace) -> None:
+    """A trace made invalid by hand (a slice on a track that does not exist, a flow to a
+    missing row) is refused with its named problem before anything is written."""
+    from .model.builder import InvalidTraceError, check
+
+    try:
+        check(trace)
+    except InvalidTraceError as exc:
+        raise TraceconvError(f"{exc}; nothing written",
+                             file=trace.metadata.source_file or "<trace>") from None
 
 
 TIMELINE_FORMATS = frozenset({"perfetto", "chrome", "svg"})

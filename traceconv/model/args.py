@@ -29,7 +29,14 @@ import msgspec
 import numpy as np
 
 from ..json_decode import lenient
-from .frozen import FrozenArray, FrozenTraceError, frozen_array
+from .frozen import (
+    FrozenArray,
+    FrozenList,
+    FrozenTraceError,
+    deep_freeze_in_place,
+    frozen_array,
+    frozen_list,
+)
 from .typed_arrays import extend_typed
 
 Args = dict[str, Any] | None
@@ -260,10 +267,20 @@ class ArgsColumn(Sequence[Args]):
     def _settle(self) -> None:
         """The flat layout as writers see it: no JSON row left, and key sets numbered in
         the order of their first row, however the rows came in (so that output made from
-        the numbering does not depend on it)."""
+        the numbering does not depend on it). A frozen column settles too: the rows it
+        gives do not change, and the values it decodes are read-only as the others."""
+        if len(self._text_bounds) == 1 and self._in_row_order:
+            return
+        frozen = isinstance(self._values, FrozenList)
+        held = len(self._values)
+        if frozen:
+            self._values, self.key_sets = list(self._values), list(self.key_sets)
         self._decode_texts()
         if not self._in_row_order:
             self._number_in_row_order()
+        if frozen:
+            deep_freeze_in_place(self._values, held)
+            self._values, self.key_sets = FrozenList(self._values), FrozenList(self.key_sets)
 
     def _number_in_row_order(self) -> None:
         key_set = np.frombuffer(self._key_set, dtype=np.int32)
@@ -444,6 +461,11 @@ class ArgsColumn(Sequence[Args]):
         """Refuse new rows and changed rows from now on (reading may still settle the
         layout in place: the rows it gives do not change)."""
         self._key_set, self._start = frozen_array(self._key_set), frozen_array(self._start)
+        if isinstance(self._values, FrozenList):
+            return
+        deep_freeze_in_place(self._values)
+        self._values = frozen_list(self._values)
+        self.key_sets = frozen_list(self.key_sets)
 
     def copy(self) -> ArgsColumn:
         """A column with the same rows that grows and changes on its own."""

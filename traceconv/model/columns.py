@@ -2,7 +2,8 @@
 
 A trace can hold millions of events, so events are not objects: each table keeps one typed
 ``array.array`` per field (8 bytes per time, 4 per id) plus an :class:`~traceconv.model.args.ArgsColumn` for argument dicts (interned key sets).
-Rows are addressed by their index. :meth:`numpy` gives column copies for vectorised work.
+Rows are addressed by their index. :meth:`numpy` gives columns for vectorised work (copies
+while a trace is built, read-only views of a frozen one).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .args import Args, ArgsColumn
-from .frozen import frozen_array
+from .frozen import FrozenTraceError, frozen_array
 from .typed_arrays import extend_typed
 
 
@@ -74,16 +75,49 @@ class _Table:
     def __len__(self) -> int:
         return len(getattr(self, self._columns[0][0]))
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get("_frozen"):
+            raise FrozenTraceError
+        object.__setattr__(self, name, value)
+
+    def __copy__(self) -> _Table:
+        """A table sharing the columns (frozen ones stay read-only) whose own columns may
+        be replaced: a view that swaps one column of a frozen trace.
+
+        >>> import copy; table = CounterTable(); table.freeze(); view = copy.copy(table)
+        >>> view.track = array("i"); view.track is table.track
+        False
+        """
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.__dict__.pop("_frozen", None)
+        return new
+
     def freeze(self) -> None:
-        """Make every column read-only (:class:`~traceconv.model.frozen.FrozenArray`)."""
+        """Make every column read-only (:class:`~traceconv.model.frozen.FrozenArray`) and
+        the table refuse new columns."""
+        if self.__dict__.get("_frozen"):
+            return
         for column, _ in self._columns:
             setattr(self, column, frozen_array(getattr(self, column)))
+        object.__setattr__(self, "_frozen", True)
 
     def numpy(self, column: str) -> np.ndarray:
-        """A copy of ``column`` as a numpy array (int64 / int32 / float64)."""
+        """``column`` as a numpy array (int64 / int32 / float64): a copy while the table
+        is built, a read-only view (no copy) once it is frozen.
+
+        >>> table = CounterTable(); _ = table.append(0, 5, 1.0); table.freeze()
+        >>> view = table.numpy("ts"); view.tolist(), view.flags.writeable
+        ([5], False)
+        """
         data = getattr(self, column)
-        return np.frombuffer(data, dtype=data.typecode).copy() if len(data) else np.zeros(
-            0, dtype=data.typecode)
+        if not len(data):
+            return np.zeros(0, dtype=data.typecode)
+        view = np.frombuffer(data, dtype=data.typecode)
+        if not self.__dict__.get("_frozen"):
+            return view.copy()
+        view.flags.writeable = False
+        return view
 
 
 class _EventTable(_Table):
@@ -94,8 +128,9 @@ class _EventTable(_Table):
         self.args = ArgsColumn()
 
     def freeze(self) -> None:
+        if not self.__dict__.get("_frozen"):
+            self.args.freeze()
         super().freeze()
-        self.args.freeze()
 
     def extend(self, args: list[Args], **columns: np.ndarray | list[int]) -> None:
         """Append ``len(args)`` rows at once, one sequence per column (ids as interned).

@@ -106,7 +106,6 @@ CODES: tuple[CodeInfo, ...] = (
           "M events other than process/thread name, labels and sort index"),
     _Code("chrome.missing_phase", "dropped", "events without ph"),
     _Code("chrome.missing_timestamp", "dropped", "events without ts"),
-    _Code("chrome.negative_duration", "repaired", "X events with negative dur: duration 0"),
     _Code("chrome.time_base_out_of_range", "dropped",
           "baseTimeNanoseconds that would move times beyond int64: not applied"),
     _Code("chrome.truncated_array", "repaired",
@@ -183,7 +182,6 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("megengine.in_place_output", "note",
           "outputs written over an input's memory (in-place overwrite) start when their op "
           "ends, as MegEngine's plan counts them"),
-    _Code("megengine.negative_duration", "repaired", "end before start: clamped"),
     _Code("megengine.nonfinite_time", "dropped", "timing with inf/nan start or end"),
     _Code("megengine.tensor_without_address", "note",
           "chrome_timeline tensors carry no address, so they are graph tensors but not "
@@ -252,11 +250,20 @@ CODES: tuple[CodeInfo, ...] = (
           "infinite (now the largest finite number of its sign) or NaN (now 0)"),
     _Code("model.statistic_beyond_range", "repaired", "statistics (calls, times) beyond "
           "±2^62: moved to that edge, so that sums and differences of two runs fit int64"),
-    _Code("model.negative_length", "repaired", "slices with a negative duration, memory "
-          "blocks with a negative size or freed before their allocation: made 0 long"),
-    _Code("model.time_beyond_range", "repaired", "times before -1e18 or after 3.5e18 ns (1938 "
-          "and 2080 as Unix time): moved to that edge, so that the difference of any two times "
-          "fits int64"),
+    _Code("model.negative_length", "repaired", "memory blocks with a negative size: made 0 "
+          "bytes"),
+    _Code("model.end_before_start", "repaired", "slices that end before they start, memory "
+          "blocks freed before their allocation: made zero-length at their start"),
+    _Code("model.unknown_track", "repaired", "events on a track that does not exist: moved "
+          "to one '(unknown track)' track"),
+    _Code("model.unknown_slice_ref", "dropped", "flows whose source or target is not a slice "
+          "row: left out"),
+    _Code("model.name_cut", "repaired", "names or categories longer than 65,536 characters: "
+          "cut there"),
+    _Code("model.share_beyond_range", "repaired", "statistics rows whose share of their "
+          "section is outside 0-100 %: moved to that edge (NaN: no share)"),
+    _Code("model.time_beyond_range", "repaired", "times before -1e18 or after 3.5e18 ns: moved "
+          "to that edge, so that the difference of any two times fits int64"),
     _Code("model.shift_clamped", "repaired",
           "times that a clock shift would have moved past int64: stopped at its end"),
     _Code("model.slice_end_beyond_int64", "repaired",
@@ -275,8 +282,6 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("nsys.address_beyond_int64", "dropped",
           "memory blocks whose address does not fit int64 (not read)"),
     _Code("nsys.empty_table", "note", "tables of the export with no rows"),
-    _Code("nsys.end_before_start", "repaired",
-          "events whose end is before their start: read as zero-length"),
     _Code("nsys.free_without_allocation", "guessed",
           "device frees whose allocation came before the capture: block starts at the trace"
           " start"),
@@ -325,8 +330,6 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("paddle_pb.time_out_of_range", "dropped",
           "events with timestamps beyond int64 were dropped"),
     # paddle_profile
-    _Code("paddle_profile.end_before_start", "repaired",
-          "events ending before they start (kept with duration 0)"),
     _Code("paddle_profile.memory_addresses_guessed", "guessed",
           "memory events carry no address; blocks get logical offsets"),
     _Code("paddle_profile.time_out_of_range", "dropped",
@@ -438,8 +441,6 @@ CODES: tuple[CodeInfo, ...] = (
           "rocpd_api_ops rows naming a call or an op that is not in the file (no flow)"),
     _Code("rpd.dangling_input_signal", "dropped",
           "op dependencies naming an op that is not in the file"),
-    _Code("rpd.end_before_start", "repaired",
-          "events whose end is before their start: read as zero-length"),
     _Code("rpd.missing_string", "repaired",
           "string ids with no rocpd_string row (named <string N>)"),
     _Code("rpd.monitor_series_end", "note",

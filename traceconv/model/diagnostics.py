@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 from .diagnostic_codes import DEFAULT_SEVERITY, Kind, Severity, lookup
-from .frozen import FrozenTraceError
+from .frozen import FrozenTraceError, freeze_records
 
 __all__ = ["DEFAULT_SEVERITY", "UNKNOWN_CARRIED", "Diagnostic", "Diagnostics", "Kind", "Severity"]
 
@@ -72,7 +72,9 @@ class Diagnostics:
         self._frozen = False
 
     def freeze(self) -> None:
-        """Refuse new findings from now on (those of a frozen trace are final)."""
+        """Refuse new findings and changed ones from now on (those of a frozen trace are
+        final)."""
+        freeze_records(list(self._items.values()))
         self._frozen = True
 
     def copy(self) -> Diagnostics:

@@ -106,3 +106,189 @@ def freeze_graph(graph: Any) -> Any:
         setattr(graph, name, refuse)
     graph.frozen = True
     return graph
+
+
+def deep_freeze(value: Any) -> Any:
+    """``value`` with every list, dict and set inside it read-only (lists and dicts as
+    :class:`FrozenList` / :class:`FrozenDict`, sets as frozensets), at any depth (a loop,
+    not recursion: a value nested 10,000 deep is fine); other values as they are.
+
+    >>> held = deep_freeze({"shape": [2, 3], "tags": {"a"}}); type(held["shape"]).__name__
+    'FrozenList'
+    >>> held["shape"].append(4)
+    Traceback (most recent call last):
+    ...
+    traceconv.model.frozen.FrozenTraceError: this trace is frozen (read-only): build a new one (Trace.copy(), traceconv.model.copying)
+    """
+    kind = type(value)
+    if kind not in _CONTAINERS:
+        return _frozen_leaf(value)
+    if kind is dict and _MUTABLE.isdisjoint(map(type, value.values())):
+        return FrozenDict(value)   # (the common case: a flat dict of numbers and strings)
+    stack: list[tuple[Any, Any, list[Any]]] = [(value, _entries(value), [])]
+    while True:
+        node, entries, built = stack[-1]
+        for key, child in entries:
+            if type(child) in _CONTAINERS:
+                built.append(key)   # (its frozen value replaces it when the child is done)
+                stack.append((child, _entries(child), []))
+                break
+            built.append((key, _frozen_leaf(child)))
+        else:
+            stack.pop()
+            kind = type(node)
+            if kind is dict or kind is FrozenDict:
+                frozen: Any = FrozenDict(built)
+            else:
+                values = [item for _, item in built]
+                frozen = tuple(values) if kind is tuple else FrozenList(values)
+            if not stack:
+                return frozen
+            parent = stack[-1][2]
+            parent[-1] = (parent[-1], frozen)
+
+
+def _entries(node: Any) -> Any:
+    return iter(node.items()) if isinstance(node, dict) else ((None, v) for v in node)
+
+
+def _frozen_leaf(value: Any) -> Any:
+    kind = type(value)
+    if kind is set:
+        return frozenset(value)
+    if kind is bytearray:
+        return bytes(value)
+    return value
+
+
+_CONTAINERS = frozenset({dict, list, tuple, FrozenDict, FrozenList})
+_MUTABLE = frozenset({dict, list, tuple, set, bytearray, FrozenDict, FrozenList})
+
+
+def deep_freeze_in_place(values: list[Any], first: int = 0) -> None:
+    """Replace each mutable entry of ``values`` (from ``first`` on) by its
+    :func:`deep_freeze` (one pass that skips the numbers and strings most entries are).
+
+    >>> values = [1, [2], "x"]; deep_freeze_in_place(values); type(values[1]).__name__
+    'FrozenList'
+    """
+    mutable = _MUTABLE
+    for index in [i for i, kind in enumerate(map(type, values[first:]), first)
+                  if kind in mutable]:
+        values[index] = deep_freeze(values[index])
+
+
+_TWINS: dict[type, type] = {}
+
+
+def _frozen_twin(cls: type) -> type:
+    """The read-only subclass of a slotted record class (made once per class): setting or
+    deleting a field raises; a copy (``copy``, ``pickle``, ``dataclasses.replace``) is a
+    plain, changeable record; it compares equal to a plain record with the same fields and
+    shows as one (``repr``)."""
+    twin = _TWINS.get(cls)
+    if twin is not None:
+        return twin
+    fields = tuple(cls.__dataclass_fields__)   # type: ignore[attr-defined]
+
+    def new(*args: Any, **kwargs: Any) -> Any:
+        return cls(*args[1:], **kwargs)   # (what dataclasses.replace makes: a plain record)
+
+    def reduce_ex(self: Any, protocol: Any) -> tuple[Any, ...]:
+        return cls, tuple(getattr(self, name) for name in fields)
+
+    def equal(self: Any, other: object) -> bool:
+        if not isinstance(other, cls):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in fields)
+
+    twin = type(f"Frozen{cls.__name__}", (cls,), {
+        "__slots__": (), "__new__": new, "__reduce_ex__": reduce_ex, "__eq__": equal,
+        "__hash__": None, "__setattr__": _refuse, "__delattr__": _refuse,
+        "__repr__": lambda self: repr(cls(*(getattr(self, name) for name in fields))),
+        "__copy__": lambda self: reduce_ex(self, 2)[0](*reduce_ex(self, 2)[1]),
+        "__deepcopy__": lambda self, memo: cls(*(
+            __import__("copy").deepcopy(getattr(self, name), memo) for name in fields)),
+        "__module__": cls.__module__, "__doc__": f"A read-only {cls.__name__}."})
+    _TWINS[cls] = twin
+    _FROZEN_TWINS.add(twin)
+    return twin
+
+
+def freeze_record(record: T) -> T:
+    """Make a slotted dataclass record read-only in place (its mutable fields too) and
+    return it.
+
+    >>> from traceconv.model.entities import Track
+    >>> track = freeze_record(Track(0, "main", 0)); track.name = "other"
+    Traceback (most recent call last):
+    ...
+    traceconv.model.frozen.FrozenTraceError: this trace is frozen (read-only): build a new one (Trace.copy(), traceconv.model.copying)
+    >>> from dataclasses import replace; replace(track, name="other").name
+    'other'
+    """
+    freeze_records([record])
+    return record
+
+
+def freeze_records(records: list[Any]) -> None:
+    """:func:`freeze_record` for many records (a memory log of 10^5 blocks: the fields
+    that may hold a container are looked at, the others not).
+
+    >>> from traceconv.model.entities import Process
+    >>> group = [Process(0, "a", labels=["x"])]; freeze_records(group)
+    >>> type(group[0].labels).__name__
+    'FrozenList'
+    """
+    setter, mutable = object.__setattr__, _MUTABLE
+    last: type | None = None
+    twin: type = object
+    fields: tuple[str, ...] = ()
+    for record in records:
+        cls = type(record)
+        if cls is not last:   # (records of one list are of one class: looked up once)
+            last = cls
+            if cls in _FROZEN_TWINS:
+                twin, fields = cls, ()
+            else:
+                twin, fields = _TWINS.get(cls) or _frozen_twin(cls), _container_fields(cls)
+        if twin is cls:
+            continue
+        for name in fields:
+            value = getattr(record, name)
+            if type(value) in mutable:
+                setter(record, name, deep_freeze(value))
+        setter(record, "__class__", twin)
+
+
+_FIELDS_WITH_CONTAINERS: dict[type, tuple[str, ...]] = {}
+_FROZEN_TWINS: set[type] = set()
+
+
+def _container_fields(cls: type) -> tuple[str, ...]:
+    """The fields of dataclass ``cls`` whose annotation allows a list, dict, set, tuple or
+    anything."""
+    found = _FIELDS_WITH_CONTAINERS.get(cls)
+    if found is None:
+        words = ("list", "dict", "set", "tuple", "Any", "object")
+        found = _FIELDS_WITH_CONTAINERS[cls] = tuple(
+            name for name, field in cls.__dataclass_fields__.items()   # type: ignore[attr-defined]
+            if any(word in str(field.type) for word in words))
+    return found
+
+
+def freeze_graph_data(graph: Any) -> None:
+    """Make the attribute dicts of ``graph`` (the graph's, every node's, every edge's)
+    read-only all the way down, keeping networkx's own structure (an edge's dict is one
+    object in both adjacency maps)."""
+    nodes = graph._node
+    for node, data in nodes.items():
+        nodes[node] = deep_freeze(data)
+    successors, predecessors = graph._adj, getattr(graph, "_pred", graph._adj)
+    for source, targets in successors.items():
+        for target, data in targets.items():
+            if type(data) is not FrozenDict:
+                frozen = deep_freeze(data)
+                targets[target] = frozen
+                predecessors[target][source] = frozen
+    graph.graph = deep_freeze(graph.graph)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .frozen import frozen_list
+from .frozen import FrozenDict, frozen_list
 
 
 class StringTable:
@@ -30,6 +30,7 @@ class StringTable:
     def freeze(self) -> None:
         """Refuse new strings from now on (those already held still resolve)."""
         self._strings = frozen_list(self._strings)
+        self._ids = FrozenDict(self._ids)
 
     def find(self, text: str) -> int | None:
         """Return the id of ``text`` or None if it was never interned."""

@@ -27,7 +27,14 @@ from .columns import (
 )
 from .diagnostics import Diagnostics
 from .entities import MemoryBlock, OpStat, Process, ProcessKind, Track, TrackKind
-from .frozen import FrozenDict, FrozenTraceError, freeze_graph, frozen_list
+from .frozen import (
+    FrozenTraceError,
+    deep_freeze,
+    freeze_graph,
+    freeze_graph_data,
+    freeze_records,
+    frozen_list,
+)
 from .graph import OP, TENSOR, count_kind
 from .strings import StringTable
 from .typed_arrays import extend_typed
@@ -86,7 +93,7 @@ class Metadata:
         """Refuse changes from now on (the attributes and diagnostics too)."""
         if getattr(self, "_frozen", False):
             return
-        self.attributes = FrozenDict(self.attributes)
+        self.attributes = deep_freeze(dict(self.attributes))
         self.devices = frozen_list(self.devices)
         self.diagnostics.freeze()
         object.__setattr__(self, "_frozen", True)
@@ -161,9 +168,11 @@ class Trace:
             table.freeze()
         self.strings.freeze()
         for name in ("processes", "tracks", "memory", "reservations", "stats"):
-            setattr(self, name, frozen_list(getattr(self, name)))
+            records = frozen_list(getattr(self, name))
+            freeze_records(records)
+            setattr(self, name, records)
         if self._graph is not None:
-            freeze_graph(self._graph)
+            _freeze_graph_all(self._graph)
         self.metadata.freeze()
         object.__setattr__(self, "_frozen", True)
         return self
@@ -495,6 +504,22 @@ class Trace:
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={v}" for k, v in self.counts().items() if v)
         return f"<Trace {self.metadata.source_format or '?'}: {counts or 'empty'}>"
+
+
+def _freeze_graph_all(graph: nx.DiGraph) -> None:
+    """Freeze ``graph``'s structure now and its attribute dicts once they exist (a lazy
+    graph, :mod:`traceconv.model.lazy_graph`, makes them on first use)."""
+    freeze_graph(graph)
+    fill = graph.__dict__.get("_fill")
+    if fill is None:
+        freeze_graph_data(graph)
+        return
+
+    def fill_then_freeze(filled: nx.DiGraph) -> None:
+        fill(filled)
+        freeze_graph_data(filled)
+
+    graph.__dict__["_fill"] = fill_then_freeze
 
 
 def _all_int64(blocks: list[MemoryBlock]) -> bool:

@@ -85,6 +85,17 @@ def validate(trace: Trace) -> list[Problem]:
     return [p for check in _CHECKS for p in check(trace) if p.count]
 
 
+def validate_cheap(trace: Trace) -> list[Problem]:
+    """The invariants a writer relies on and numpy checks in one pass a column (ids,
+    tracks, strings, durations, slice ends, flows): what ``save`` checks before writing.
+
+    >>> from traceconv.model import Trace
+    >>> t = Trace(); _ = t.add_process("p"); _ = t.add_flow(0, 1); validate_cheap(t)[0].invariant
+    'flow'
+    """
+    return [p for check in _CHEAP_CHECKS for p in check(trace) if p.count]
+
+
 def _problem(invariant: str, message: str, bad: np.ndarray | list[Any],
              describe: Any = str) -> Problem:
     """A problem counting the true entries of a mask (example: the first one's index)."""
@@ -245,5 +256,6 @@ def _diagnostic(trace: Trace) -> Iterator[Problem]:
                    [d.code for d in trace.diagnostics if lookup(d.code) is None])
 
 
+_CHEAP_CHECKS = (_ids, _track, _string, _times, _flow)
 _CHECKS = (_ids, _track, _string, _times, _flow, _graph, _owner, _memory, _stats, _activity,
            _diagnostic)

@@ -24,6 +24,7 @@ from ...errors import InputError
 from ...io import Source, stopped_at
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
+from ...model.builder import TraceBuilder
 from ...model.slice_index import SliceIndex
 from ...numbers import to_int64
 from .flavours import Flavour, ReadContext, by_name, detect
@@ -140,7 +141,7 @@ class ChromeReader:
 
     def __init__(self, source_name: str, envelope: dict[str, Any], flavour: Flavour,
                  unit_ns: int) -> None:
-        self.trace = Trace(Metadata(source_format="chrome", framework=flavour.framework))
+        self.trace = TraceBuilder(Metadata(source_format="chrome", framework=flavour.framework))
         self.flavour = flavour
         self.unit = unit_ns
         self.context = ReadContext(envelope, source_name)
@@ -236,9 +237,6 @@ class ChromeReader:
                     dur = e.get("dur")
                     if dur is None:
                         self.drop("chrome.x_without_dur", base_index + offset)
-                        dur = 0
-                    elif dur < 0:
-                        self.drop("chrome.negative_duration", base_index + offset)
                         dur = 0
                     ts = e["ts"]
                     if type(ts) is int:  # exact: epoch µs × 1000 is beyond a double's 2^53

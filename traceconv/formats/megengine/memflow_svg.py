@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from ...errors import InputError
 from ...io import Source
 from ...model import MemoryBlock, Metadata, ProcessKind, Trace
+from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
 from ..sniffing import megengine_memflow_svg as sniff  # noqa: F401  (this format's sniff, kept light)
 from .document import validate
@@ -111,7 +112,7 @@ def read(source: Source) -> Trace:
     if b"<svg" not in data[:4096]:
         raise InputError("not an SVG document", file=source.name, location=1)
     doc = validate(MemflowDocument, {"rects": read_rects(data)}, source)
-    trace = Trace(Metadata(framework="MegEngine", clock="process-relative",
+    trace = TraceBuilder(Metadata(framework="MegEngine", clock="process-relative",
                            attributes={"megengine.clock": "ns since the profile start, "
                                        "device time"}))
     trace.add_process(PROCESS, kind=ProcessKind.DEVICE)

@@ -15,6 +15,7 @@ from ...errors import InputError
 from ...io import Source
 from ...model import MemoryBlock, Metadata, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
+from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
 from ...numbers import NumberError, to_int64
 from ...vocabularies.megengine import MEGENGINE_VOCABULARY
@@ -66,7 +67,7 @@ def chunk_block(chunk: MemInfoChunk, opr_names: dict[int, str], source: Source) 
 def read(source: Source) -> Trace:
     """Read ``StaticMemoryInfo.json`` into opr-sequence slices and logical memory blocks."""
     doc = validate(StaticMemoryInfo, load_json(source), source)
-    trace = Trace(Metadata(framework="MegEngine", clock="synthetic (program order)",
+    trace = TraceBuilder(Metadata(framework="MegEngine", clock="synthetic (program order)",
                            attributes={"megengine.time_unit": "1 µs = one opr step"}))
     process = trace.add_process(PROCESS, kind=ProcessKind.SYNTHETIC)
     track = trace.add_track("opr sequence", process=process, kind=TrackKind.SYNTHETIC)

@@ -25,6 +25,7 @@ from typing import Any
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
+from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
 from ...vocabularies.megengine import MEGENGINE_VOCABULARY
 from .clock import PROGRAM_STEP_NS, device_offsets, seconds_to_ns
@@ -67,7 +68,7 @@ def read_profile(source: Source) -> Trace:
         doc = StaticProfile(graph_exec=validate(GraphExec, value, source), profiler=Profiler())
         return _read_graph_only(doc)
     doc = validate(StaticProfile, value, source)
-    trace = Trace(Metadata(framework="MegEngine", clock="process-relative",
+    trace = TraceBuilder(Metadata(framework="MegEngine", clock="process-relative",
                            attributes={"megengine.clocks": CLOCK_NOTE}))
     offsets = device_offsets(doc)
     trace.metadata.attributes["megengine.device_offset_ns"] = offsets
@@ -83,7 +84,7 @@ def read_profile(source: Source) -> Trace:
 
 
 def _read_graph_only(doc: StaticProfile) -> Trace:
-    trace = Trace(Metadata(framework="MegEngine", source_version="graph_exec only",
+    trace = TraceBuilder(Metadata(framework="MegEngine", source_version="graph_exec only",
                            clock="synthetic (program order)",
                            attributes={"megengine.time_unit": "1 µs = one opr step"}))
     process = trace.add_process("MegEngine graph", kind=ProcessKind.SYNTHETIC)
@@ -149,16 +150,13 @@ def add_timeline(trace: Trace, doc: StaticProfile,
 def span_ns(trace: Trace, t: Timing, offset: int = 0) -> tuple[int, int | None, int] | None:
     """(start, kern or None, end) in ns; None (counted) when start/end are not finite.
 
-    ``kern`` is None when no kernel ran (-1) or it is not finite. An end before the start
-    is clamped to the start (counted as repaired). ``offset`` (ns) is added to all three.
+    ``kern`` is None when no kernel ran (-1) or it is not finite; an end before the start
+    stays so (the builder's rule makes it zero-length). ``offset`` (ns) is added to all three.
     """
     if not (math.isfinite(t.start) and math.isfinite(t.end)):
         trace.diagnostics.add("megengine.nonfinite_time", example=f"start={t.start} end={t.end}")
         return None
     start, end = seconds_to_ns(t.start) + offset, seconds_to_ns(t.end) + offset
-    if end < start:
-        trace.diagnostics.add("megengine.negative_duration", example=f"start={t.start} end={t.end}")
-        end = start
     kern = seconds_to_ns(t.kern) + offset if math.isfinite(t.kern) and t.kern >= 0 else None
     return start, kern, end
 

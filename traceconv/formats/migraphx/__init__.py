@@ -20,6 +20,7 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
 from ...model.activity import fill_activity
+from ...model.builder import TraceBuilder
 from ...model.lazy_graph import LazyDiGraph
 from ...model.memory import add_live_bytes_counters
 from ...vocabularies.migraphx import MIGRAPHX_VOCABULARY
@@ -78,7 +79,7 @@ def build(document: Document, name: str = "<text>", *, consume: bool = False) ->
     document is given up to the build, which drops what the trace will not need as soon
     as it can (the program listings that a perf report of the same run supersedes are
     half of a perf log)."""
-    trace = Trace(Metadata(source_format="migraphx", framework="MIGraphX"))
+    trace = TraceBuilder(Metadata(source_format="migraphx", framework="MIGraphX"))
     diagnostics = trace.diagnostics
     units = units_of(document, diagnostics)
     if consume:

@@ -23,6 +23,7 @@ import numpy as np
 
 from ...io import Source
 from ...model import Metadata, Trace
+from ...model.builder import TraceBuilder
 from .. import database_sniffing
 from .._sqlite import Database, open_database
 from . import cuda, host, nvtx
@@ -67,7 +68,7 @@ def read(source: Source) -> Trace:
 
 def _read(db: Database) -> Trace:
     export = _export(db)
-    trace = Trace(Metadata(source_format="nsys", source_version=_version(export),
+    trace = TraceBuilder(Metadata(source_format="nsys", source_version=_version(export),
                            clock="nsys session time (ns since the session started)"))
     _describe(trace, export)
     strings = db.texts("select id, value from StringIds", "StringIds") if db.has(

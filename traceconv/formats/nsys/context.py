@@ -8,15 +8,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...model import Trace
 from ...model.args import Args
+from ...model.builder import TraceBuilder
 from .._sqlite import Database
 from .places import Places
 
 
 @dataclass
 class Context:
-    trace: Trace
+    trace: TraceBuilder
     db: Database
     strings: dict[int, str]                 # StringIds
     places: Places
@@ -39,17 +39,10 @@ class Context:
 
     def add_slices(self, track: np.ndarray, start: np.ndarray, end: np.ndarray,
                    name: np.ndarray, category: str, args: Sequence[Args], table: str) -> np.ndarray:
-        """Add one slice per row and return their rows; an end before its start becomes a
-        zero-length slice (counted)."""
-        dur = end - start
-        backwards = dur < 0
-        if backwards.any():
-            self.trace.diagnostics.add("nsys.end_before_start", count=int(backwards.sum()),
-                                       example=table)
-            dur = np.where(backwards, 0, dur)
-        first = len(self.trace.slices)
+        """Add one slice per row and return their rows (an end before its start, a time
+        beyond the range: the builder's rules)."""
         category_id = self.trace.strings.intern(category)
-        self.trace.slices.extend(list(args), track=track, start=start, dur=dur, name=name,
-                                 category=np.full(len(start), category_id, np.int32))
+        rows = self.trace.add_intervals(track, start, end, name,
+                                        np.full(len(start), category_id, np.int32), args)
         self.read_tables.add(table)
-        return np.arange(first, first + len(start), dtype=np.int64)
+        return rows

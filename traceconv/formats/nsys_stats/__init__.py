@@ -26,7 +26,7 @@ from ...errors import InputError
 from ...io import Source, too_large
 from ...model import Metadata, Trace
 from ...model.args import Args
-from ...numbers import INT64_MAX, INT64_MIN
+from ...model.builder import TraceBuilder
 from .. import database_sniffing
 from .._bulk import intern_texts, map_keys
 from ..database_sniffing import XZ_MAGIC
@@ -43,7 +43,7 @@ def sniff(head: bytes, source: Source | None) -> float:
 
 def read(source: Source) -> Trace:
     """Read an ``nvtx_pushpop_trace`` report (plain or xz, gz as any input)."""
-    trace = Trace(Metadata(source_format="nsys-stats", source_version="nvtx_pushpop_trace",
+    trace = TraceBuilder(Metadata(source_format="nsys-stats", source_version="nvtx_pushpop_trace",
                            clock="nsys session time (ns since the session started)"))
     with source.open() as raw:
         stream = _decompressed(raw, source) if source.head.startswith(XZ_MAGIC) else raw
@@ -57,7 +57,7 @@ def read(source: Source) -> Trace:
     return trace
 
 
-def _read_rows(trace: Trace, header: list[str], rows: Iterator[list[str]], name: str) -> None:
+def _read_rows(trace: TraceBuilder, header: list[str], rows: Iterator[list[str]], name: str) -> None:
     at = {column: header.index(column) for column in header}
     start, end, pid, tid = (at[c] for c in ("Start (ns)", "End (ns)", "PID", "TID"))
     text, extras = at["Name"], [(at[c], key) for c, key in _ARGS.items() if c in at]
@@ -73,11 +73,11 @@ def _read_rows(trace: Trace, header: list[str], rows: Iterator[list[str]], name:
         except (ValueError, IndexError):
             bad += 1
             continue
-        if not (_fits_int64(s) and _fits_int64(e) and -2**31 <= p < 2**31 and 0 <= t < 2**32):
-            bad += 1   # (a pid and tid share one int64 key; times are int64 ns)
+        if not (-2**31 <= p < 2**31 and 0 <= t < 2**32):
+            bad += 1   # (a pid and tid share one int64 key)
             continue
-        starts.append(s)
-        ends.append(max(e, s))
+        starts.append(trace.time(s))   # (times of any size, and an end before its start:
+        ends.append(trace.time(e))     # the builder's rules)
         keys.append(p << 32 | t & 0xFFFFFFFF)
         names.append(row[text])
         args.append({key: int(row[i]) for i, key in extras if i < len(row) and row[i].isdigit()}
@@ -91,16 +91,11 @@ def _read_rows(trace: Trace, header: list[str], rows: Iterator[list[str]], name:
             processes[p] = trace.add_process(f"process {p}", pid=p, sort_index=p)
         return trace.add_track(f"thread {t}", process=processes[p], tid=t, sort_index=t)
 
-    begin = np.array(starts, dtype=np.int64)
     category = trace.strings.intern("nvtx")
-    trace.slices.extend(args, track=map_keys(np.array(keys, dtype=np.int64), track),
-                        start=begin, dur=np.array(ends, dtype=np.int64) - begin,
-                        name=intern_texts(trace, names),
-                        category=np.full(len(begin), category, np.int32))
-
-
-def _fits_int64(ns: int) -> bool:
-    return INT64_MIN <= ns <= INT64_MAX
+    trace.add_intervals(map_keys(np.array(keys, dtype=np.int64), track),
+                        np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
+                        intern_texts(trace, names), np.full(len(starts), category, np.int32),
+                        args)
 
 
 class _XzReader(io.RawIOBase):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from ...model.builder import TraceBuilder
 from .._paddle import FRAMEWORK
 from ..sniffing import paddle_pb as sniff  # noqa: F401  (this format's sniff, kept light)
 from .proto import NodeTreesProto
@@ -27,4 +28,4 @@ def read(source: Source) -> Trace:
         raise InputError(f"not a Paddle NodeTreesProto: {exc}", file=source.name) from None
     if not message.version:
         raise InputError("not a Paddle NodeTreesProto (no version field)", file=source.name)
-    return build_trace(message, Trace(Metadata(framework=FRAMEWORK, source_format="paddle-pb")))
+    return build_trace(message, TraceBuilder(Metadata(framework=FRAMEWORK, source_format="paddle-pb")))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from ...model.builder import TraceBuilder
 from .._paddle import FRAMEWORK
 from ..sniffing import paddle_profile as sniff  # noqa: F401  (this format's sniff, kept light)
 from .proto import Profile
@@ -30,6 +31,6 @@ def read(source: Source) -> Trace:
                          file=source.name) from None
     if not profile.events and not profile.mem_events:
         raise InputError("Paddle profile holds no events", file=source.name)
-    trace = build_trace(profile, Trace(Metadata(framework=FRAMEWORK,
+    trace = build_trace(profile, TraceBuilder(Metadata(framework=FRAMEWORK,
                                                 source_format="paddle-profile")))
     return trace

@@ -32,7 +32,7 @@ def build_trace(profile, trace: Trace) -> Trace:
     threads: dict[int, int] = {}
     streams: dict[tuple[int, int], int] = {}
     devices: dict[int, int] = {}
-    reversed_times = out_of_range = 0
+    out_of_range = 0
     text = Utf8Repair(trace.diagnostics, "paddle_profile")
     # Sorted by start so every track is in time order and parents precede children.
     for event in sorted(profile.events, key=lambda e: (e.start_ns, -e.end_ns)):
@@ -40,9 +40,6 @@ def build_trace(profile, trace: Trace) -> Trace:
         if end > INT64_MAX or start > INT64_MAX:
             out_of_range += 1
             continue
-        if end < start:
-            reversed_times += 1
-            end = start
         path, detail = text(event.name), text(event.detail_info)
         args = {"path": path}
         if detail:
@@ -78,8 +75,6 @@ def build_trace(profile, trace: Trace) -> Trace:
         else:
             args["block_depth"] = event.device_id
             trace.add_slice(track, start, end - start, leaf_name(path), CPU_CATEGORY, args)
-    if reversed_times:
-        trace.diagnostics.add("paddle_profile.end_before_start", count=reversed_times)
     trace.diagnostics.add("paddle_profile.time_out_of_range", count=out_of_range)
     link_launches(trace, "paddle_profile")
     _add_memory(trace, profile)

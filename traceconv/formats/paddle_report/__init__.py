@@ -13,6 +13,7 @@ import re
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from ...model.builder import TraceBuilder
 from .._paddle import FRAMEWORK, text_contains
 from .parser import SIGNATURE, ReportParser
 from .rows import headerless_columns
@@ -50,7 +51,7 @@ def parse(text: str, trace: Trace | None = None) -> tuple[ReportLog, Trace]:
     >>> log.reports[0].place, trace.counts()["stat_rows"]
     ('CPU', 0)
     """
-    trace = trace or Trace(Metadata(framework=FRAMEWORK))
+    trace = trace or TraceBuilder(Metadata(framework=FRAMEWORK))
     log = ReportParser(trace.diagnostics).parse_text(text)
     return log, build_trace(log, trace)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...model import Metadata, OpStat, Trace
 from ...model.breakdown import add_aggregate_breakdown, set_self_times
+from ...model.builder import TraceBuilder
 from ...numbers import located, scaled_int
 from .._paddle import FRAMEWORK
 from .nesting import THREAD_PREFIX
@@ -32,7 +33,7 @@ def build_trace(log: ReportLog, trace: Trace | None = None) -> Trace:
 
     Each report's Event Summary also becomes one synthetic aggregate-breakdown process.
     """
-    trace = trace or Trace(Metadata(framework=FRAMEWORK))
+    trace = trace or TraceBuilder(Metadata(framework=FRAMEWORK))
     meta = trace.metadata
     meta.framework = FRAMEWORK
     meta.attributes.update({

@@ -14,6 +14,7 @@ import re
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from ...model.builder import TraceBuilder
 from .._paddle import FRAMEWORK, text_contains
 from .parser import UNTITLED_ROW, SummaryParser
 from .schema import SummaryDocument
@@ -49,7 +50,7 @@ def parse(text: str, trace: Trace | None = None) -> tuple[SummaryDocument, Trace
     >>> doc.perf[0].reader_ratio_pct, trace.stats[0].avg_ns
     (64.715, 1360000)
     """
-    trace = trace or Trace(Metadata(framework=FRAMEWORK))
+    trace = trace or TraceBuilder(Metadata(framework=FRAMEWORK))
     doc = SummaryParser(trace.diagnostics).parse_text(text)
     return doc, build_trace(doc, trace)
 

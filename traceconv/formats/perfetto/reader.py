@@ -42,6 +42,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from ...model.builder import TraceBuilder
 from ...model.typed_arrays import extend_typed
 from . import model_attribute
 from .annotation_bytes import name_and_number
@@ -187,7 +188,7 @@ class PftraceReader:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.trace = Trace(Metadata(source_format="perfetto", clock="perfetto trace clock"))
+        self.trace = TraceBuilder(Metadata(source_format="perfetto", clock="perfetto trace clock"))
         self.diagnostics = self.trace.diagnostics
         self.interned = _Interned()
         self.generations: dict[tuple[int, int], int] = {}   # (sequence, clears) -> id

@@ -19,6 +19,7 @@ from typing import Any
 
 from ...io import Source
 from ...model import Metadata, Trace
+from ...model.builder import TraceBuilder
 from .. import database_sniffing
 from .._sqlite import Database, open_database
 
@@ -43,7 +44,7 @@ def read(source: Source) -> Trace:
 
     with open_database(source) as connection:
         db = Database(connection, source.name)
-        trace = Trace(Metadata(source_format="rpd", framework="ROCm",
+        trace = TraceBuilder(Metadata(source_format="rpd", framework="ROCm",
                                clock="rocprofiler time (ns)"))
         read_database(db, trace)
         return trace

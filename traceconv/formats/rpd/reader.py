@@ -27,6 +27,7 @@ import numpy as np
 
 from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
 from ...model.args import Args
+from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
 from ...model.slice_index import SliceIndex, enclosing_rows
 from .._bulk import add_flows, intern_texts, map_keys
@@ -91,7 +92,7 @@ class Places:
         return found
 
 
-def read_database(db: Database, trace: Trace) -> None:
+def read_database(db: Database, trace: TraceBuilder) -> None:
     """Fill ``trace`` from the rpd tables of ``db``."""
     for table in ("rocpd_api", "rocpd_op", "rocpd_string"):
         if table not in db.columns:
@@ -129,7 +130,7 @@ def _text_of(strings: dict[int, str], trace: Trace) -> Any:
     return text
 
 
-def _read_api(db: Database, trace: Trace, strings: dict[int, str], places: Places
+def _read_api(db: Database, trace: TraceBuilder, strings: dict[int, str], places: Places
               ) -> tuple[np.ndarray, np.ndarray, list[str], list[Args]]:
     """API calls; returns their ids, slice rows, names and args (in id order)."""
     rows = db.numeric_columns("rocpd_api", {
@@ -214,7 +215,7 @@ def _copy_args(db: Database, position: dict[int, int], args: list[Args]) -> None
                        "sync": bool(sync), "pinned": bool(pinned)}
 
 
-def _read_ops(db: Database, trace: Trace, strings: dict[int, str], places: Places,
+def _read_ops(db: Database, trace: TraceBuilder, strings: dict[int, str], places: Places,
               api_ids: np.ndarray, api_args: list[Args]) -> tuple[np.ndarray, np.ndarray]:
     """GPU work; returns op ids and slice rows (in id order)."""
     rows = db.numeric_columns("rocpd_op", {
@@ -281,15 +282,9 @@ def _positions(sorted_ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     return np.where(sorted_ids[at] == wanted, at, -1)
 
 
-def _add_slices(trace: Trace, tracks: np.ndarray, start: np.ndarray, end: np.ndarray,
+def _add_slices(trace: TraceBuilder, tracks: np.ndarray, start: np.ndarray, end: np.ndarray,
                 names: np.ndarray, categories: np.ndarray, args: list[Args]) -> np.ndarray:
-    dur = end - start
-    backwards = dur < 0
-    trace.diagnostics.add("rpd.end_before_start", count=int(backwards.sum()))
-    first = len(trace.slices)
-    trace.slices.extend(args, track=tracks, start=start, dur=np.where(backwards, 0, dur),
-                        name=names, category=categories)
-    return np.arange(first, first + len(start), dtype=np.int64)
+    return trace.add_intervals(tracks, start, end, names, categories, args)
 
 
 def _read_flows(db: Database, trace: Trace, api_ids: np.ndarray, api_rows: np.ndarray,

@@ -15,6 +15,7 @@ import orjson
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from ...model.builder import TraceBuilder
 from ..sniffing import torch_et as sniff  # noqa: F401  (this format's sniff, kept light)
 
 
@@ -27,7 +28,7 @@ def read(source: Source) -> Trace:
     if not isinstance(document, dict) or not isinstance(document.get("nodes"), list):
         raise InputError("not an execution trace: expected an object with a 'nodes' list",
                          file=source.name, location="$.nodes")
-    trace = Trace(Metadata(source_format="torch-et", framework="PyTorch",
+    trace = TraceBuilder(Metadata(source_format="torch-et", framework="PyTorch",
                            source_version=str(document.get("schema", "")) or None,
                            clock="none (execution trace: op order only)"))
     trace.metadata.attributes.update(

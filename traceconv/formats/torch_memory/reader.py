@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from ...errors import InputError, json_path
 from ...io import Source
 from ...model import Metadata, Trace
+from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
 from ...numbers import INT64_MAX, INT64_MIN
 from .reconstruct import Reconstruction
@@ -25,7 +26,7 @@ def read_timeline(source: Source, *, device: str = "") -> Trace:
     except orjson.JSONDecodeError as exc:
         raise InputError(f"not JSON: {exc}", file=source.name) from None
     raw = not _is_totals(document)
-    trace = Trace(Metadata(source_format="torch-memory", framework="PyTorch",
+    trace = TraceBuilder(Metadata(source_format="torch-memory", framework="PyTorch",
                            clock="unix epoch"))
     builder = Reconstruction(device=device, pool=POOL)
     if raw:

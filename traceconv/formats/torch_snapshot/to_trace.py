@@ -20,6 +20,7 @@ from collections import Counter
 from typing import Any
 
 from ...model import MemoryBlock, Metadata, ProcessKind, Trace, TrackKind
+from ...model.builder import TraceBuilder
 from ...model.clock import LOGICAL_ENTRY_CLOCK
 from ...model.memory import live_bytes
 from ...numbers import to_int64
@@ -39,7 +40,7 @@ class SnapshotBuilder:
     def __init__(self, document: dict[str, Any], budget: Budget | None = None) -> None:
         self.document = document
         self.budget = budget   # text the shared objects may expand to (memo amplification)
-        self.trace = Trace(Metadata(source_format="torch-snapshot", framework="PyTorch",
+        self.trace = TraceBuilder(Metadata(source_format="torch-snapshot", framework="PyTorch",
                                     clock="unix epoch"))
         self.stacks = StackTable(budget)
         self.skipped: Counter[str] = Counter()

@@ -17,8 +17,9 @@ from typing import Any
 
 from ...model import Metadata, OpStat, ProcessKind, Trace, TrackKind
 from ...model.breakdown import BREAKDOWN_CATEGORY, BREAKDOWN_CLOCK
+from ...model.builder import TraceBuilder
 from ...model.graph import add_op, add_tensor
-from ...numbers import INT64_MAX, located, scaled_int
+from ...numbers import located, scaled_int
 from ..export_sniffing import TrtKind as Kind
 from .parts import Part
 from .schema import (
@@ -63,15 +64,6 @@ def ms_to_ns(ms: float, what: str = "time") -> int:
     return scaled_int(ms, 1_000_000, what)
 
 
-def _span(begin: int, end_ms: float, what: str = "time") -> int:
-    """The duration from ``begin`` to ``end_ms``: 0 when it ends first, at most int64.
-
-    >>> _span(-2**63 + 1, 2**62 / 1e6) == 2**63 - 1, _span(5, 0.0)
-    (True, 0)
-    """
-    return min(max(ms_to_ns(end_ms, what) - begin, 0), INT64_MAX)
-
-
 # (phase, its start fields, its end fields, category): the newer field name first
 _PHASES = (("H2D", ("startH2dMs", "startInMs"), ("endH2dMs", "endInMs"), "gpu_memcpy"),
            ("compute", ("startComputeMs",), ("endComputeMs",), "kernel"),
@@ -96,7 +88,7 @@ class EngineBuilder:
     """Adds the exports of one engine to a new trace."""
 
     def __init__(self, engine: str, files: list[str]) -> None:
-        self.trace = Trace(Metadata(source_format="trtexec", framework="TensorRT"))
+        self.trace = TraceBuilder(Metadata(source_format="trtexec", framework="TensorRT"))
         self.engine = engine
         self.layer_types: dict[str, str] = {}
         self.layer_nodes: dict[str, str] = {}   # layer name → op node
@@ -225,17 +217,17 @@ class EngineBuilder:
                         streams[name] = trace.add_track(name, process=gpu,
                                                         kind=TrackKind.STREAM,
                                                         sort_index=order[name])
-                    row = trace.add_slice(streams[name], begin, _span(begin, end, end_field),
-                                          name, category, {"inference": index})
+                    row = trace.add_interval(streams[name], begin, ms_to_ns(end, end_field),
+                                             name, category, {"inference": index})
                     first_device = row if first_device is None else first_device
                 if record.startEnqMs is None or record.endEnqMs is None:
                     missing_enqueue += 1
                     continue
                 begin = ms_to_ns(record.startEnqMs, "startEnqMs")
                 args = {"inference": index, "latency_ms": record.latencyMs}
-                launch = trace.add_slice(enqueue, begin,
-                                         _span(begin, record.endEnqMs, "endEnqMs"),
-                                         "enqueue", "cuda_runtime", args)
+                launch = trace.add_interval(enqueue, begin,
+                                            ms_to_ns(record.endEnqMs, "endEnqMs"),
+                                            "enqueue", "cuda_runtime", args)
                 if first_device is not None:
                     trace.add_flow(launch, first_device, "launch", "launch")
         trace.metadata.clock = TIMES_CLOCK

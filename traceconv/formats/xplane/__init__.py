@@ -17,6 +17,7 @@ from typing import Any
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from ...model.builder import TraceBuilder
 from .. import export_sniffing
 
 
@@ -51,7 +52,7 @@ def read(source: Source) -> Trace:
         raise InputError(why, file=source.name, location=where) from None
     if not space.planes:
         raise InputError("not an XSpace: no planes", file=source.name)
-    trace = Trace(Metadata(source_format="xplane", framework=_framework(space)))
+    trace = TraceBuilder(Metadata(source_format="xplane", framework=_framework(space)))
     SpaceBuilder(space, trace).build()
     return trace
 

@@ -20,6 +20,7 @@ from collections import defaultdict
 from typing import Any
 
 from ...model import ProcessKind, Trace, TrackKind
+from ...model.builder import TraceBuilder
 from ...model.graph import add_op
 from .._proto import Utf8Repair
 from . import planes as P
@@ -127,7 +128,7 @@ class _EventNames:
 class SpaceBuilder:
     """Reads the planes of one ``XSpace`` into ``trace``."""
 
-    def __init__(self, space, trace: Trace) -> None:
+    def __init__(self, space, trace: TraceBuilder) -> None:
         self.space, self.trace = space, trace
         self.text = Utf8Repair(trace.diagnostics, "xplane")
         self.links = _Links()
@@ -243,7 +244,7 @@ class SpaceBuilder:
                                     tid=line.id, sort_index=position)
         ops_line = category == P.XLA_OP or line_name in P.TF_OPS_LINES
         base_ps = line.timestamp_ns * 1000
-        add_slice, note = trace.add_slice, self.links.note
+        add_slice, note, time = trace.add_slice, self.links.note, trace.time
         into = self.stats.into
         aggregated = sub_ns = 0
         for event in line.events:
@@ -253,7 +254,7 @@ class SpaceBuilder:
             name, meta_items = names(event.metadata_id)
             start_ps = base_ps + event.offset_ps
             end_ps = start_ps + event.duration_ps
-            start, end = start_ps // 1000, end_ps // 1000
+            start, end = time(start_ps // 1000), time(end_ps // 1000)   # (any size: checked)
             if start_ps % 1000 or end_ps % 1000:
                 sub_ns += 1
             args = dict(meta_items)

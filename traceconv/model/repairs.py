@@ -1,4 +1,6 @@
-"""The range a trace's times may take: -1e18 to 3.5e18 ns (1938 to 2080 as Unix time).
+"""The builder's repairs of numbers (:mod:`traceconv.model.builder` runs them at ``build()``).
+
+The range a trace's times may take: -1e18 to 3.5e18 ns (1938 to 2080 as Unix time).
 
 Readers check that each time fits int64, but analyses and writers subtract times from each
 other (rebasing on the first timestamp, spans, gaps): with one event near -2**63 and another
@@ -7,7 +9,7 @@ convert it. Within this range every difference of two times fits int64 with room
 (a span plus one, a gap plus a duration), a span stays within the ±2**62 ns that
 trace_processor accepts for a relative Chrome time, and Unix-epoch clocks (1.8e18 ns in
 2026) have decades of room. A time outside is moved to the nearer edge when the trace is
-loaded (a slice keeps as much of its length as fits) and counted as
+built (a slice keeps as much of its length as fits) and counted as
 ``model.time_beyond_range``.
 """
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import Trace
+from .trace import Trace
 
 TIME_MIN, TIME_MAX = -10**18, 35 * 10**17
 
@@ -25,7 +27,7 @@ def clamp_times(trace: Trace) -> int:
     nearer edge (slices: their start and end), count it in the diagnostics and return how
     many events moved.
 
-    Only for a trace just read, before anyone else holds it (:func:`traceconv.load`).
+    Only for a trace being built, before anyone else holds it.
 
     >>> t = Trace(); p = t.add_process("p"); k = t.add_track("t", process=p)
     >>> _ = t.add_slice(k, -2**63 + 5, 10, "early"); _ = t.add_instant(k, 2**63 - 1, "late")
@@ -106,41 +108,47 @@ def clamp_counter_values(trace: Trace) -> int:
     if moved:
         first = float(values[np.flatnonzero(bad)[0]])
         np.nan_to_num(values, copy=False, nan=0.0)
-        trace.diagnostics.add("model.counter_value_not_finite", count=moved, example=f"{first}")
+        trace.diagnostics.add("model.counter_value_not_finite", count=moved,
+                              example=f"{first}")
     return moved
 
 
 def repair_lengths(trace: Trace) -> int:
-    """Lengths are never negative: a slice with a negative duration gets 0, a memory block
-    with a negative size gets 0 bytes, a block freed before its allocation is freed at
-    it; counted as ``model.negative_length``. Returns how many values changed.
-
-    A backstop for every reader (a garbled number in any of them); only for a trace just
-    read, as :func:`clamp_times`.
+    """One rule for an end before its start: a slice with a negative duration becomes
+    zero-length at its start, a memory block freed before its allocation is freed at it
+    (``model.end_before_start``); a block with a negative size gets 0 bytes
+    (``model.negative_length``). Returns how many values changed. Only for a trace being
+    built, as :func:`clamp_times`.
 
     >>> from traceconv.model import MemoryBlock
     >>> t = Trace(); p = t.add_process("p"); k = t.add_track("t", process=p)
     >>> _ = t.add_slice(k, 5, -3, "back"); t.memory.append(MemoryBlock(0, -8, 9, 4))
     >>> repair_lengths(t), t.slice(0).dur, (t.memory[0].size, t.memory[0].free_ns)
     (3, 0, (0, 9))
+    >>> t.diagnostics.count("model.end_before_start"), t.diagnostics.count("model.negative_length")
+    (2, 1)
     """
-    changed, example = 0, None
+    backwards = sizes = 0
+    backwards_example = size_example = None
     if len(trace.slices):
         dur = np.frombuffer(trace.slices.dur, np.int64)
         negative = np.flatnonzero(dur < 0)
         if len(negative):
-            example = f"slice {trace.slice(int(negative[0])).name!r}: duration {dur[negative[0]]}"
+            backwards_example = (f"slice {trace.slice(int(negative[0])).name!r}: duration "
+                                 f"{dur[negative[0]]}")
             dur[negative] = 0
-            changed += len(negative)
+            backwards += len(negative)
     for block in [*trace.memory, *trace.reservations]:
         if block.size < 0:
-            example = example or f"memory block {block.name!r}: size {block.size}"
+            size_example = size_example or f"memory block {block.name!r}: size {block.size}"
             block.size = 0
-            changed += 1
+            sizes += 1
         if block.alloc_ns is not None and block.free_ns is not None \
                 and block.free_ns < block.alloc_ns:
-            example = example or f"memory block {block.name!r}: freed before its allocation"
+            backwards_example = (backwards_example
+                                 or f"memory block {block.name!r}: freed before its allocation")
             block.free_ns = block.alloc_ns
-            changed += 1
-    trace.diagnostics.add("model.negative_length", count=changed, example=example)
-    return changed
+            backwards += 1
+    trace.diagnostics.add("model.end_before_start", count=backwards, example=backwards_example)
+    trace.diagnostics.add("model.negative_length", count=sizes, example=size_example)
+    return backwards + sizes

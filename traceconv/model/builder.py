@@ -1,0 +1,275 @@
+"""The one way a reader makes a trace: :class:`TraceBuilder`, then :meth:`~TraceBuilder.build`.
+
+A reader fills a builder through the :class:`~traceconv.model.Trace` API (``add_process``,
+``add_track``, ``add_slice``, the columnar ``slices.extend`` paths) and the interval
+helpers here (:meth:`~TraceBuilder.add_interval`, :meth:`~TraceBuilder.add_intervals`),
+giving the numbers as its file states them: a reader never range-checks a time or repairs
+an interval itself. :meth:`~TraceBuilder.build` owns every such rule, one rule and one
+diagnostic code each, checked a column at a time (numpy, no loop per event):
+
+================================  ==========================================================
+``model.time_beyond_range``       a time before -1e18 or after 3.5e18 ns (int64 edges
+                                  included) moves to that edge (:mod:`traceconv.model.repairs`)
+``model.slice_end_beyond_int64``  a slice whose end passes int64 is shortened to end there
+``model.end_before_start``        a slice that ends before it starts, a memory block freed
+                                  before its allocation: zero-length at its start
+``model.negative_length``         a memory block of negative size: 0 bytes
+``model.counter_value_not_finite``  an infinite or NaN counter value: the largest finite
+                                  number of its sign, or 0
+``model.statistic_beyond_range``  statistics beyond ±2^62 move to that edge
+``model.share_beyond_range``      a statistics row's share outside 0-100 % (or not finite):
+                                  moved to the nearer edge (NaN: no share)
+``model.unknown_track``           events on a track that does not exist: moved to one
+                                  "(unknown track)" track
+``model.unknown_slice_ref``       flows naming a slice row that does not exist: left out
+``model.name_cut``                names and categories longer than :data:`NAME_LIMIT`
+                                  characters: cut there
+================================  ==========================================================
+
+``build()`` then freezes the trace all the way down (:meth:`Trace.freeze`) and returns it
+as a plain :class:`~traceconv.model.Trace`. Under the test suite (the environment variable
+:data:`VALIDATE_ENV` set, as ``tests/conftest.py`` does) it also runs the full
+:func:`~traceconv.model.validate.validate` and raises :class:`InvalidTraceError` on any
+broken invariant, so every reader's output is validated by every test that reads a file.
+
+>>> b = TraceBuilder(); main = b.add_track("main", process=b.add_process("python"))
+>>> _ = b.add_interval(main, 50, 20, "backwards")        # ends before it starts
+>>> trace = b.build(); trace.slice(0).dur, trace.diagnostics.count("model.end_before_start")
+(0, 1)
+>>> trace.frozen, type(trace).__name__
+(True, 'Trace')
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .columns import Args, FlowTable
+from .entities import ProcessKind, TrackKind
+from .repairs import (
+    TIME_MAX,
+    TIME_MIN,
+    clamp_counter_values,
+    clamp_stats,
+    clamp_times,
+    repair_lengths,
+)
+from .trace import Metadata, Trace
+from .typed_arrays import extend_typed
+
+VALIDATE_ENV = "TRACECONV_VALIDATE_BUILD"
+NAME_LIMIT = 1 << 16   # characters of one name or category (a kernel's template name: ~3 K)
+
+
+class InvalidTraceError(ValueError):
+    """A trace breaks the model's invariants (``problems``: what :func:`validate` found)."""
+
+    def __init__(self, problems: list[Any], where: str = "the trace") -> None:
+        self.problems = problems
+        shown = "; ".join(map(str, problems[:3]))
+        more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        super().__init__(f"{where} is not valid: {shown}{more}")
+
+
+class TraceBuilder(Trace):
+    """A trace being made by a reader (see the module text); :meth:`build` hands it over.
+
+    >>> b = TraceBuilder(); t = b.add_track("t", process=b.add_process("p"))
+    >>> _ = b.add_interval(t, -2**63, 2**63 - 1, "huge")   # int64 edges: moved inside
+    >>> s = b.build().slice(0); (s.start, s.end) == (TIME_MIN, TIME_MAX)
+    True
+    """
+
+    def __init__(self, metadata: Metadata | None = None) -> None:
+        super().__init__(metadata)
+        self.__dict__["_moved_times"] = 0
+
+    # -- times as the file states them -----------------------------------------------
+
+    def time(self, value: int) -> int:
+        """``value`` (an int of any size) within the trace's time range; a time outside
+        moves to the nearer edge and is counted as ``model.time_beyond_range``.
+
+        >>> b = TraceBuilder(); b.time(5), b.time(2**80) == TIME_MAX
+        (5, True)
+        """
+        if TIME_MIN <= value <= TIME_MAX:
+            return value
+        self.__dict__["_moved_times"] += 1
+        return TIME_MIN if value < TIME_MIN else TIME_MAX
+
+    def add_interval(self, track: int, start: int, end: int, name: str, category: str = "",
+                     args: Args = None, activity: int = 0) -> int:
+        """Add a slice from ``start`` to ``end`` (ns, ints of any size) and return its row;
+        an end before its start and times beyond the range are :meth:`build`'s to repair."""
+        start, end = self.time(start), self.time(end)
+        return self.add_slice(track, start, end - start, name, category, args, activity)
+
+    def add_intervals(self, track: np.ndarray, start: np.ndarray, end: np.ndarray,
+                      name: np.ndarray, category: np.ndarray, args: Sequence[Args]) -> np.ndarray:
+        """Add one slice per row (int64 columns; name and category as string ids) and
+        return their rows; times are brought within range before the subtraction (no
+        int64 wrap), the rest is :meth:`build`'s.
+
+        >>> b = TraceBuilder(); t = b.add_track("t", process=b.add_process("p"))
+        >>> rows = b.add_intervals(np.array([t, t]), np.array([0, -2**63]),
+        ...                        np.array([10, 2**63 - 1]), np.zeros(2, np.int32),
+        ...                        np.zeros(2, np.int32), [None, None])
+        >>> rows.tolist(), b.build().slices.numpy("dur").tolist()
+        ([0, 1], [10, 4500000000000000000])
+        """
+        start, end = self.times(start), self.times(end)
+        first = len(self.slices)
+        self.slices.extend(list(args), track=track, start=start, dur=end - start, name=name,
+                           category=category)
+        return np.arange(first, first + len(start), dtype=np.int64)
+
+    def times(self, values: np.ndarray) -> np.ndarray:
+        """:meth:`time` for an int64 array (a new array when one moved)."""
+        values = np.asarray(values, dtype=np.int64)
+        outside = (values < TIME_MIN) | (values > TIME_MAX)
+        moved = int(np.count_nonzero(outside))
+        if not moved:
+            return values
+        self.__dict__["_moved_times"] += moved
+        return np.clip(values, TIME_MIN, TIME_MAX)
+
+    # -- handing over --------------------------------------------------------------------
+
+    def build(self, *, source_format: str | None = None,
+              source_file: str | None = None) -> Trace:
+        """Apply every rule (see the module text), fill ``source_format`` and
+        ``source_file`` where the reader left them empty, freeze, and return the trace:
+        the same object, a plain frozen :class:`~traceconv.model.Trace` from now on."""
+        meta = self.metadata
+        meta.source_format = meta.source_format or source_format or ""
+        meta.source_file = meta.source_file or source_file
+        _unknown_tracks(self)
+        _unknown_slice_refs(self)
+        _cut_names(self)
+        self.shorten_overflowing_slices()
+        moved = self.__dict__.pop("_moved_times", 0)
+        if moved:
+            self.diagnostics.add("model.time_beyond_range", count=moved,
+                                 example=f"{moved} times as read")
+        repair_lengths(self)   # (first: an end before its start is its own rule)
+        clamp_times(self)
+        clamp_stats(self)
+        _clamp_shares(self)
+        clamp_counter_values(self)
+        self.__class__ = Trace   # type: ignore[assignment]  # (the same object: what a reader keyed by it still finds)
+        trace = self.freeze()
+        if os.environ.get(VALIDATE_ENV):
+            check(trace, full=True)
+        return trace
+
+
+def build(trace: Trace, *, source_format: str | None = None,
+          source_file: str | None = None) -> Trace:
+    """``trace`` built (:meth:`TraceBuilder.build`): a frozen trace is returned as it is.
+
+    >>> t = Trace(); _ = t.add_track("t", process=t.add_process("p")); build(t).frozen
+    True
+    """
+    if trace.frozen:
+        return trace
+    if not isinstance(trace, TraceBuilder):
+        trace.__class__ = TraceBuilder   # (the same object, as a reader's own builder is)
+        trace.__dict__.setdefault("_moved_times", 0)
+    assert isinstance(trace, TraceBuilder)
+    return trace.build(source_format=source_format, source_file=source_file)
+
+
+
+def check(trace: Trace, *, full: bool = False, where: str = "the trace") -> None:
+    """Raise :class:`InvalidTraceError` naming the broken invariants of ``trace``: the
+    cheap ones (ids, tracks, strings, flows, durations; vectorised, what a writer relies
+    on) or, with ``full``, every one of :func:`~traceconv.model.validate.validate`.
+
+    >>> t = Trace(); _ = t.add_process("p"); t.slices.append(3, 0, 5, 0, 0)
+    0
+    >>> check(t)
+    Traceback (most recent call last):
+    ...
+    traceconv.model.builder.InvalidTraceError: the trace is not valid: track: 1 slices on a track that does not exist (e.g. slices row 0)
+    """
+    from .validate import validate, validate_cheap
+
+    problems = validate(trace) if full else validate_cheap(trace)
+    if problems:
+        raise InvalidTraceError(problems, where)
+
+
+def _unknown_tracks(builder: TraceBuilder) -> None:
+    """Events on a track id that does not exist go to one "(unknown track)" track."""
+    tracks, moved, lost = len(builder.tracks), 0, None
+    for table in (builder.slices, builder.instants, builder.counters):
+        if not len(table):
+            continue
+        column = np.frombuffer(table.track, np.int32)
+        bad = (column < 0) | (column >= tracks)
+        count = int(np.count_nonzero(bad))
+        if count:
+            if lost is None:
+                process = builder.add_process("(unknown)", kind=ProcessKind.SYNTHETIC)
+                lost = builder.add_track("(unknown track)", process=process,
+                                         kind=TrackKind.SYNTHETIC)
+            column[bad] = lost
+            moved += count
+    builder.diagnostics.add("model.unknown_track", count=moved)
+
+
+def _unknown_slice_refs(builder: TraceBuilder) -> None:
+    """Flows whose source or target is not a slice row are left out."""
+    flows = builder.flows
+    if not len(flows):
+        return
+    rows = len(builder.slices)
+    source, target = flows.numpy("source"), flows.numpy("target")
+    keep = (source >= 0) & (source < rows) & (target >= 0) & (target < rows)
+    dropped = int(len(keep) - np.count_nonzero(keep))
+    if not dropped:
+        return
+    example = f"flow {int(np.flatnonzero(~keep)[0])}"
+    kept = FlowTable()
+    for column, _ in kept._columns:
+        extend_typed(getattr(kept, column), flows.numpy(column)[keep])
+    builder.flows = kept
+    builder.diagnostics.add("model.unknown_slice_ref", count=dropped, example=example)
+
+
+def _cut_names(builder: TraceBuilder) -> None:
+    """Strings (names, categories) past :data:`NAME_LIMIT` characters are cut there."""
+    table = builder.strings
+    strings = table.strings
+    if max(map(len, strings)) <= NAME_LIMIT:   # (one C-speed pass over unique strings)
+        return
+    ids = table.ids
+    cut = 0
+    for index, text in enumerate(strings):
+        if len(text) > NAME_LIMIT:
+            short = text[:NAME_LIMIT]
+            strings[index] = short
+            del ids[text]
+            ids.setdefault(short, index)
+            cut += 1
+    builder.diagnostics.add("model.name_cut", count=cut, example=f"{cut} names")
+
+
+def _clamp_shares(builder: TraceBuilder) -> None:
+    """A statistics row's ``ratio`` (percent of its section) within 0-100; NaN: none."""
+    moved, example = 0, None
+    for row in builder.stats:
+        ratio = row.ratio
+        if ratio is None or 0 <= ratio <= 100:
+            continue
+        example = example or f"{row.name}: {ratio}%"
+        row.ratio = None if math.isnan(ratio) else min(max(ratio, 0.0), 100.0)
+        moved += 1
+    builder.diagnostics.add("model.share_beyond_range", count=moved, example=example)
+
