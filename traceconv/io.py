@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import gzip
 import io
 import os
@@ -136,6 +137,50 @@ def stopped_at(stream: BinaryIO, compressed: bool) -> str | None:
     except (OSError, ValueError):
         return None
     return f"{'decompressed ' if compressed else ''}byte {offset}"
+
+
+@contextlib.contextmanager
+def reading(name: str) -> Iterator[None]:
+    """Turn running out of memory or a failing operating system call while ``name`` is
+    read (by any reader, any library under it) into one :class:`InputError` naming the
+    input and what to try, instead of an internal error.
+
+    >>> with reading("big.json"):
+    ...     raise MemoryError
+    Traceback (most recent call last):
+    traceconv.errors.InputError: big.json: ran out of memory reading this input (a smaller --max-bytes refuses such inputs early; or try a machine with more memory)
+    >>> import errno
+    >>> with reading("t.rpd"):
+    ...     raise OSError(errno.ENOSPC, "No space left on device")
+    Traceback (most recent call last):
+    traceconv.errors.InputError: t.rpd: cannot read: No space left on device (free space where temporary files go, or point TMPDIR elsewhere)
+    """
+    try:
+        yield
+    except MemoryError:
+        raise InputError("ran out of memory reading this input (a smaller --max-bytes refuses "
+                         "such inputs early; or try a machine with more memory)",
+                         file=name) from None
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise   # (standard output closed: the command line's own exit)
+        from .special_files import reason
+
+        hint = _OS_HINTS.get(exc.errno or 0)
+        raise InputError(f"cannot read: {reason(exc)}" + (f" ({hint})" if hint else ""),
+                         file=name) from None
+
+
+# what to try when reading fails with these errors
+_OS_HINTS = {
+    errno.ENOSPC: "free space where temporary files go, or point TMPDIR elsewhere",
+    errno.EDQUOT: "free space where temporary files go, or point TMPDIR elsewhere",
+    errno.EACCES: "check the permissions of the file and its folders",
+    errno.EPERM: "check the permissions of the file and its folders",
+    errno.EISDIR: "give a file, not a folder",
+    errno.EIO: "the device failed to read: copy the file elsewhere and try again",
+    errno.EMFILE: "too many open files: raise the limit (ulimit -n)",
+}
 
 
 def too_large(name: str, limit: int) -> InputError:

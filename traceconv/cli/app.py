@@ -121,6 +121,16 @@ def handled_errors() -> Iterator[None]:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(1)
+    except MemoryError:   # (outside reading, where traceconv.io.reading names the input)
+        click.echo("traceconv: error: ran out of memory (try fewer or smaller inputs, or a "
+                   "machine with more memory)", err=True)
+        sys.exit(1)
+    except OSError as exc:   # an operating system call failed: its file and reason
+        if os.environ.get("TRACECONV_DEBUG"):
+            raise
+        place = f"{printable(exc.filename)}: " if exc.filename else ""
+        click.echo(f"traceconv: error: {place}{printable(exc.strerror or exc)}", err=True)
+        sys.exit(1)
     except Exception as exc:  # a bug: still one line, with a way to see the traceback
         if os.environ.get("TRACECONV_DEBUG"):
             raise
