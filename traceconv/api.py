@@ -65,6 +65,8 @@ def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any]) ->
         except RecursionError:   # a reader or a library recursed into a deep value
             raise InputError("nested deeper than traceconv reads (about 1,000 levels)",
                              file=source.name) from None
+    for code, count, example in source.notes:   # (the input layer's own findings)
+        trace.diagnostics.add(code, count=count, example=example)
     trace.shorten_overflowing_slices()
     from .value_bounds import clamp_counter_values, clamp_stats, clamp_times, repair_lengths
 

@@ -210,6 +210,9 @@ class Source:
         self.max_bytes = max_bytes
         self._buffered: bytes | None = None   # the content of a non-regular input
         self._undressed: bytes | None = None  # text decoded from UTF-16/32 or CR line ends
+        # what the input layer itself repaired, dropped or noted while opening this input
+        # (code, count, example): added to the trace it makes (traceconv.api.load)
+        self.notes: list[tuple[str, int, object]] = []
 
     @property
     def is_stdin(self) -> bool:
@@ -267,6 +270,15 @@ class Source:
         except OSError as exc:
             raise InputError(f"cannot read: {reason(exc)}", file=self.name) from None
         return io.BytesIO(self._buffered)
+
+    def note(self, code: str, *, count: int = 1, example: object = None) -> None:
+        """Count ``count`` of the diagnostic ``code`` for this input (see :attr:`notes`).
+
+        >>> src = Source("a.rpd"); src.note("sqlite.log_read", example="a.rpd-wal")
+        >>> src.notes
+        [('sqlite.log_read', 1, 'a.rpd-wal')]
+        """
+        self.notes.append((code, count, example))
 
     def read_events(self, count: int) -> None:
         """A reader says it has read ``count`` events so far (shown with the progress)."""
