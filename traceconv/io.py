@@ -141,9 +141,10 @@ def stopped_at(stream: BinaryIO, compressed: bool) -> str | None:
 
 @contextlib.contextmanager
 def reading(name: str) -> Iterator[None]:
-    """Turn running out of memory or a failing operating system call while ``name`` is
-    read (by any reader, any library under it) into one :class:`InputError` naming the
-    input and what to try, instead of an internal error.
+    """Turn running out of memory, a failing operating system call or a number of
+    thousands of digits (Python refuses to convert it) met while ``name`` is read, by any
+    reader or library under it, into one :class:`InputError` naming the input and what to
+    try, instead of an internal error.
 
     >>> with reading("big.json"):
     ...     raise MemoryError
@@ -161,6 +162,13 @@ def reading(name: str) -> Iterator[None]:
         raise InputError("ran out of memory reading this input (a smaller --max-bytes refuses "
                          "such inputs early; or try a machine with more memory)",
                          file=name) from None
+    except ValueError as exc:
+        from .numbers import is_digit_limit
+
+        if not is_digit_limit(exc):
+            raise
+        raise InputError("holds a number of more than 4,300 digits (no time or count needs "
+                         "more than 19)", file=name) from None
     except OSError as exc:
         if isinstance(exc, BrokenPipeError):
             raise   # (standard output closed: the command line's own exit)

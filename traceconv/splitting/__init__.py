@@ -222,6 +222,7 @@ def _manifest(path: str, by: str, clip: bool, survey: Survey, windows: list[Wind
                  "device_work_by_launch": router.by_launch,
                  "slice_continuations": router.continued,
                  "launches_over_limit": survey.launches_over_limit,
+                 "markers_out_of_range": survey.markers_out_of_range,
                  "events_without_place": router.untimed},
     }
 
