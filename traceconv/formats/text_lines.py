@@ -13,10 +13,26 @@ from collections.abc import Iterator
 from ..errors import InputError
 from ..io import Source, stopped_at
 
+# the longest line a reader is given (1 M characters): report lines are short (under 10 K)
+# and their regular expressions slow on long ones; a line of gigabytes (a hostile or broken
+# file, one line inside a gzip) is cut here, never held whole
+MAX_LINE = 1 << 20
+
+
+def _skip_rest(text: io.TextIOWrapper, source: Source) -> None:
+    """Read past the rest of an over-long line, a piece at a time; count the cut."""
+    skipped = 0
+    while piece := text.readline(MAX_LINE):
+        skipped += len(piece)
+        if piece.endswith(("\n", "\r")):
+            break
+    source.note("input.line_cut", example=f"{skipped:,} characters after the first {MAX_LINE:,}")
+
 
 def text_lines(source: Source) -> Iterator[str]:
     """The lines of ``source`` decoded as UTF-8 (undecodable bytes replaced), the same as
-    ``source.read_text().splitlines()`` gives; a read that fails (a cut gzip) raises
+    ``source.read_text().splitlines()`` gives (a line past :data:`MAX_LINE` characters is
+    cut there, counted as ``input.line_cut``); a read that fails (a cut gzip) raises
     :class:`InputError` naming the file, as :meth:`Source.read_text` does.
 
     >>> import os, tempfile
@@ -31,7 +47,9 @@ def text_lines(source: Source) -> Iterator[str]:
             # other breaks str.splitlines knows (\\x0c, \\x85, \\u2028 ...) are split below
             text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
             try:
-                for line in text:
+                while line := text.readline(MAX_LINE):
+                    if len(line) == MAX_LINE and not line.endswith(("\n", "\r")):
+                        _skip_rest(text, source)
                     yield from line.splitlines()
             except (OSError, EOFError) as exc:   # e.g. a gzip cut short
                 raise InputError(f"cannot read: {exc}", file=source.name,

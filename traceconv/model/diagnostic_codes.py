@@ -113,6 +113,10 @@ CODES: tuple[CodeInfo, ...] = (
     # dataflow
     _Code("dataflow.flows", "note",
           "flows added from producer to consumer ops of the op graph (--flows dataflow)"),
+    # input (the input layer: traceconv/io.py and the readers' shared helpers)
+    _Code("input.line_cut", "repaired",
+          "lines of a text input longer than 1 M characters: cut there, the rest of the "
+          "line not read"),
     # kineto
     _Code("kineto.alloc_without_free", "note",
           "allocations with no free in the trace window (alive at its end, or freed "
