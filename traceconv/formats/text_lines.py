@@ -19,14 +19,21 @@ from ..io import Source, stopped_at
 MAX_LINE = 1 << 20
 
 
-def _skip_rest(text: io.TextIOWrapper, source: Source) -> None:
-    """Read past the rest of an over-long line, a piece at a time; count the cut."""
+def _skip_rest(text: io.TextIOWrapper, source: Source) -> bool:
+    """Read past the rest of an over-long line, a piece at a time; count the cut (not a
+    line of exactly :data:`MAX_LINE` characters, whose line end alone is left). Returns
+    whether the bound fell between the two characters of its ``\\r\\n``."""
     skipped = 0
+    piece = ""
     while piece := text.readline(MAX_LINE):
-        skipped += len(piece)
-        if piece.endswith(("\n", "\r")):
+        ended = piece.endswith(("\n", "\r"))
+        skipped += len(piece.rstrip("\r\n")) if ended else len(piece)
+        if ended:
             break
-    source.note("input.line_cut", example=f"{skipped:,} characters after the first {MAX_LINE:,}")
+    if skipped:
+        source.note("input.line_cut",
+                    example=f"{skipped:,} characters after the first {MAX_LINE:,}")
+    return len(piece) == MAX_LINE and piece.endswith("\r")
 
 
 def text_lines(source: Source) -> Iterator[str]:
@@ -47,9 +54,14 @@ def text_lines(source: Source) -> Iterator[str]:
             # other breaks str.splitlines knows (\\x0c, \\x85, \\u2028 ...) are split below
             text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
             try:
+                split_crlf = False   # a "\r\n" the bound cut between its two characters
                 while line := text.readline(MAX_LINE):
+                    if split_crlf and line == "\n":
+                        split_crlf = False
+                        continue
+                    split_crlf = len(line) == MAX_LINE and line.endswith("\r")
                     if len(line) == MAX_LINE and not line.endswith(("\n", "\r")):
-                        _skip_rest(text, source)
+                        split_crlf = _skip_rest(text, source)
                     yield from line.splitlines()
             except (OSError, EOFError) as exc:   # e.g. a gzip cut short
                 raise InputError(f"cannot read: {exc}", file=source.name,
