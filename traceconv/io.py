@@ -169,10 +169,10 @@ def stopped_at(stream: BinaryIO, compressed: bool) -> str | None:
 
 @contextlib.contextmanager
 def reading(name: str) -> Iterator[None]:
-    """Turn running out of memory, a failing operating system call or a number of
-    thousands of digits (Python refuses to convert it) met while ``name`` is read, by any
-    reader or library under it, into one :class:`InputError` naming the input and what to
-    try, instead of an internal error.
+    """Turn running out of memory, a failing operating system call, a compressed stream
+    cut short or a number of thousands of digits (Python refuses to convert it) met while
+    ``name`` is read, by any reader or library under it, into one :class:`InputError`
+    naming the input and what to try, instead of an internal error.
 
     >>> with reading("big.json"):
     ...     raise MemoryError
@@ -190,6 +190,8 @@ def reading(name: str) -> Iterator[None]:
         raise InputError("ran out of memory reading this input (a smaller --max-bytes refuses "
                          "such inputs early; or try a machine with more memory)",
                          file=name) from None
+    except EOFError as exc:   # a compressed stream cut short, met by a reader that streams it
+        raise InputError(f"cannot read: the input is cut short ({exc})", file=name) from None
     except ValueError as exc:
         from .numbers import is_digit_limit
 
