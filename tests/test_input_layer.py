@@ -508,3 +508,19 @@ def test_the_input_layer_keeps_its_notes_per_source():
     source = tio.Source("a.rpd")
     source.note("sqlite.log_read", example="a.rpd-wal")
     assert source.notes == [("sqlite.log_read", 1, "a.rpd-wal")]
+
+
+@pytest.mark.parametrize("sample", sqlite_samples(), ids=lambda p: p.name)
+def test_the_byte_limit_holds_for_databases_and_their_logs(sample: Path, tmp_path: Path):
+    plain = plain_copy(sample, tmp_path)
+    size = plain.stat().st_size
+    with pytest.raises(InputError, match="limit"):   # the database alone
+        traceconv.load(plain, max_bytes=size - 1)
+    with pytest.raises(InputError, match="limit"):   # gzipped: its decompressed bytes
+        packed = tmp_path / "packed" / sample.name
+        packed.parent.mkdir()
+        packed.write_bytes(gzip.compress(plain.read_bytes(), 1))
+        traceconv.load(packed, max_bytes=size - 1)
+    Path(f"{plain}-wal").write_bytes(b"\0" * 4096)   # with its log: both count
+    with pytest.raises(InputError, match="limit"):
+        traceconv.load(plain, max_bytes=size + 100)

@@ -41,6 +41,7 @@ HEAP_AT_LEAST = 256 << 20
 HEAP_PER_BYTE = 4
 LENGTH_AT_LEAST = 1 << 20   # the longest string or blob, at least (the input's size else)
 LOGS = ("-wal", "-journal")
+_LIMIT_LENGTH = 0   # sqlite3.SQLITE_LIMIT_LENGTH (named in Python 3.11 on)
 _COPY_CHUNK = 1 << 20
 
 
@@ -142,7 +143,9 @@ def open_sqlite(path: str, name: str, *, input_bytes: int,
     heap = _set_heap_limit(max(HEAP_AT_LEAST, HEAP_PER_BYTE * input_bytes))
     try:
         connection.set_progress_handler(budget, _STEPS_PER_CALL)
-        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(LENGTH_AT_LEAST, input_bytes))
+        setlimit = getattr(connection, "setlimit", None)   # (Python 3.11 on; the heap
+        if setlimit is not None:                            # limit bounds 3.10's values)
+            setlimit(_LIMIT_LENGTH, max(LENGTH_AT_LEAST, input_bytes))
         guarded = Guarded(connection, name, budget)
         try:
             guarded.scan()
@@ -212,7 +215,8 @@ def computed_columns(connection: sqlite3.Connection, table: str) -> tuple[list[s
     (['a', 'c'], ['b'])
     """
     quoted = "'" + table.replace("'", "''") + "'"
-    read, skipped = [], []
+    read: list[str] = []
+    skipped: list[str] = []
     for row in connection.execute(f"select name, hidden from pragma_table_xinfo({quoted})"):
         (skipped if row[1] in (1, 2) else read).append(row[0])
     return read, skipped
