@@ -524,3 +524,15 @@ def test_the_byte_limit_holds_for_databases_and_their_logs(sample: Path, tmp_pat
     Path(f"{plain}-wal").write_bytes(b"\0" * 4096)   # with its log: both count
     with pytest.raises(InputError, match="limit"):
         traceconv.load(plain, max_bytes=size + 100)
+
+
+def test_split_names_its_input_when_memory_runs_out(tmp_path: Path, monkeypatch):
+    from traceconv.formats.chrome import stream as chrome_stream
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(chrome_stream, "read_document", no_memory)
+    sample = SAMPLES / "torch" / "cnn_step5.pt.trace.json"
+    one_error_line(run("split", str(sample), "-o", str(tmp_path / "out")), str(sample),
+                   "ran out of memory")

@@ -32,7 +32,7 @@ import orjson
 
 from .. import outputs, registry
 from ..errors import InputError, TraceconvError
-from ..io import Source, atomic_output
+from ..io import Source, atomic_output, reading
 from .events import decode_pairs, dump_events, hashable
 from .route import Router, Spill
 from .windows import Launches, Survey, Window, rank_windows, step_windows, time_windows
@@ -113,7 +113,7 @@ def _read(path: str, take: Callable[[list[Any]], None],
 
     source = Source(path, max_bytes=sys.maxsize)
     try:
-        with source.open() as stream:
+        with reading(source.name), source.open() as stream:
             doc = read_document(stream)
             if not doc.has_events_key:
                 raise InputError('split reads Chrome/Kineto JSON traces: this object has no '
