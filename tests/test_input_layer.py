@@ -222,6 +222,14 @@ def test_a_fifo_without_writer_is_refused_by_every_reader(reader: str, tmp_path:
         traceconv.load(fifo, format=reader)
 
 
+@pytest.mark.parametrize("reader", READERS)
+def test_an_endless_device_stops_at_the_byte_limit_for_every_reader(reader: str):
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero")
+    with pytest.raises(InputError, match="larger than the 1 MiB limit"):
+        traceconv.load("/dev/zero", format=reader, max_bytes=1 << 20)
+
+
 # -- 4. SQLite --------------------------------------------------------------------------------
 
 def _largest_table(path: Path) -> str:
