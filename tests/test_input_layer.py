@@ -544,3 +544,33 @@ def test_split_names_its_input_when_memory_runs_out(tmp_path: Path, monkeypatch)
     sample = SAMPLES / "torch" / "cnn_step5.pt.trace.json"
     one_error_line(run("split", str(sample), "-o", str(tmp_path / "out")), str(sample),
                    "ran out of memory")
+
+
+def _doubled(path: Path, table: str) -> None:
+    """Every row of ``table`` once more (its primary key left to SQLite)."""
+    with sqlite3.connect(path) as c:
+        columns = [f'"{r[1]}"' for r in c.execute(f'pragma table_info("{table}")') if not r[5]]
+        names = ", ".join(columns)
+        c.execute(f'insert into "{table}" ({names}) select {names} from "{table}"')
+
+
+@pytest.mark.parametrize("sample", sqlite_samples(), ids=lambda p: p.name)
+def test_database_reads_grow_linearly(sample: Path, tmp_path: Path):
+    path = plain_copy(sample, tmp_path)
+    table = _largest_table(path)
+    traceconv.load(path)   # (imports, caches: not counted below)
+    peaks = []
+    for _ in range(3):   # 1x, 2x, 4x the rows of the largest table
+        tracemalloc.start()
+        try:
+            traceconv.load(path)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        except TraceconvError as exc:
+            pytest.skip(f"doubled {table} is not readable: {exc}")
+        finally:
+            tracemalloc.stop()
+        try:
+            _doubled(path, table)
+        except sqlite3.Error as exc:
+            pytest.skip(f"{table} cannot be doubled: {exc}")
+    assert peaks[1] <= 2.3 * peaks[0] and peaks[2] <= 2.3 * peaks[1], peaks
