@@ -577,3 +577,21 @@ def test_database_reads_grow_linearly(sample: Path, tmp_path: Path):
         except sqlite3.Error as exc:
             pytest.skip(f"{table} cannot be doubled: {exc}")
     assert peaks[1] <= 2.3 * peaks[0] and peaks[2] <= 2.3 * peaks[1], peaks
+
+
+@pytest.mark.parametrize("digits", [20, 39, 400, 5000])
+@pytest.mark.parametrize("option", ["--by time={}ms", "--window 0ms:{}us", "--window {}ms:",
+                                    "--max-bytes {}", "--by time=0.{}ms"])
+def test_command_line_values_of_any_length_are_usage_errors(digits: int, option: str,
+                                                           tmp_path: Path):
+    sample = str(SAMPLES / "torch" / "cnn_step5.pt.trace.json")
+    words = option.format("9" * digits).split()
+    if words[0].startswith("--by"):
+        args = ["split", sample, *words, "-o", str(tmp_path / "out")]
+    elif words[0] == "--window":
+        args = [sample, "--to", "chrome", *words, "-o", str(tmp_path / "out.json")]
+    else:
+        args = ["info", sample, *words]
+    result = run(*args)
+    assert result.exit_code in (0, 2), result.output
+    assert "internal error" not in result.output and len(result.output) < 2000

@@ -174,5 +174,17 @@ def shape(dims: object, where: str) -> tuple[int, ...]:
 
 
 def _show(value: object) -> str:
-    text = repr(value)
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 128 else \
+        f"<an integer of {value.bit_length()} bits>"
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def shown(text: str, limit: int = 60) -> str:
+    """``repr(text)`` for a message, cut at ``limit`` characters (a value of 5,000 digits
+    given on the command line is not echoed whole).
+
+    >>> shown("12ms"), shown("9" * 5000, 12)
+    ("'12ms'", "'99999999'...")
+    """
+    quoted = repr(text)
+    return quoted if len(quoted) <= limit else repr(text[:limit - 4]) + "..."

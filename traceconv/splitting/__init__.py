@@ -31,8 +31,9 @@ from typing import Any
 import orjson
 
 from .. import outputs, registry
-from ..errors import InputError, TraceconvError
+from ..errors import InputError, TraceconvError, UsageError
 from ..io import Source, atomic_output, reading
+from ..numbers import shown
 from .events import decode_pairs, dump_events, hashable
 from .route import Router, Spill
 from .windows import Launches, Survey, Window, rank_windows, step_windows, time_windows
@@ -145,9 +146,9 @@ def _windows(survey: Survey, by: str, path: str) -> list[Window]:
         try:
             duration = parse_time(by.removeprefix("time="))
         except ValueError as exc:
-            raise TraceconvError(f"--by {by}: {exc}") from None
+            raise UsageError(f"--by time=: {exc}") from None
         return time_windows(survey, duration, path)
-    raise TraceconvError(f"--by {by!r}: use one of {', '.join(BY_CHOICES)}")
+    raise UsageError(f"--by {shown(by)}: use one of {', '.join(BY_CHOICES)}")
 
 
 def _write_pieces(path: str, folder: str, survey: Survey, windows: list[Window],
