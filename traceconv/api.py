@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from . import registry
 from .errors import FormatError, InputError, TraceconvError
 from .gcpause import paused_gc
-from .io import DEFAULT_MAX_BYTES, Progress, Source
+from .io import DEFAULT_MAX_BYTES, Progress, Source, reading
 from .numbers import NumberError
 from .output_files import atomic_output
 from .output_names import refuse_binary_to_terminal
@@ -59,7 +59,7 @@ def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any]) ->
     module = info.load()
     registry.check_options(module.read, options, f"the {info.name} reader",
                            getattr(module, "READ_OPTIONS", None))
-    with paused_gc():
+    with paused_gc(), reading(source.name):
         try:
             trace: Trace = module.read(source, **options)
         except NumberError as exc:   # a reader met a number no trace can hold
@@ -67,6 +67,8 @@ def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any]) ->
         except RecursionError:   # a reader or a library recursed into a deep value
             raise InputError("nested deeper than traceconv reads (about 1,000 levels)",
                              file=source.name) from None
+    for code, count, example in source.notes:   # (the input layer's own findings)
+        trace.diagnostics.add(code, count=count, example=example)
     from .model.builder import build
 
     with paused_gc():   # (freezing makes a dict per memory block and argument value)
@@ -209,7 +211,8 @@ def check(path: str | os.PathLike[str], format: str | None = None, *,
     if not info.checks:
         raise FormatError(f"traceconv cannot check {info.name} files", file=source.name)
     try:
-        report: CheckReport = info.load().check(source)
+        with reading(source.name):
+            report: CheckReport = info.load().check(source)
     except RecursionError:   # (as in load)
         raise InputError("nested deeper than traceconv reads (about 1,000 levels)",
                          file=source.name) from None

@@ -32,6 +32,12 @@ class OutputError(TraceconvError):
     """The output cannot be written (missing or read-only folder, full disk, ...)."""
 
 
+class UsageError(TraceconvError):
+    """A malformed command-line value found after parsing (the command line exits 2)."""
+
+    exit_status = 2
+
+
 class FormatError(TraceconvError):
     """The format is unknown, cannot be detected, or cannot do what was asked."""
 

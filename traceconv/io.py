@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import codecs
+import contextlib
+import errno
 import gzip
 import io
 import os
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -17,6 +19,11 @@ from typing import BinaryIO, Protocol
 from .errors import InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
+# Compressed inputs, recognised by their first bytes whatever the name: each is read through
+# its decompressor, bounded by ``max_bytes`` as a plain input is.
+COMPRESSIONS = ((GZIP_MAGIC, "gzip"), (b"\xfd7zXZ\x00", "xz"), (b"BZh", "bz2"),
+                (b"\x28\xb5\x2f\xfd", "zstd"))
+COMPRESSED_SUFFIXES = (".gz", ".xz", ".bz2", ".zst")
 HEAD_BYTES = 64 * 1024
 # The most (decompressed) bytes one input may hold: far above real traces (the largest
 # Kineto traces seen are a few GB of JSON), low enough that a gzip bomb ends in a clear error
@@ -122,6 +129,29 @@ class _BoundedReader(io.RawIOBase):
         super().close()
 
 
+class _XzErrors(io.RawIOBase):
+    """An xz stream whose damage raises ``OSError`` (``lzma.LZMAError`` is no ``OSError``),
+    as a damaged gzip or bz2 stream does, so every reader's handling of a cut input holds."""
+
+    def __init__(self, stream: _Readable) -> None:
+        self._stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        import lzma
+
+        try:
+            return self._stream.readinto(buffer) or 0
+        except lzma.LZMAError as exc:
+            raise OSError(f"not a valid xz stream: {exc}") from None
+
+    def close(self) -> None:
+        self._stream.close()
+        super().close()
+
+
 def stopped_at(stream: BinaryIO, compressed: bool) -> str | None:
     """Where reading ``stream`` stopped, as an error location (of the decompressed data if
     ``compressed``); None where the stream cannot tell. A gzip cut short fails a whole read
@@ -137,6 +167,60 @@ def stopped_at(stream: BinaryIO, compressed: bool) -> str | None:
     return f"{'decompressed ' if compressed else ''}byte {offset}"
 
 
+@contextlib.contextmanager
+def reading(name: str) -> Iterator[None]:
+    """Turn running out of memory, a failing operating system call, a compressed stream
+    cut short or a number of thousands of digits (Python refuses to convert it) met while
+    ``name`` is read, by any reader or library under it, into one :class:`InputError`
+    naming the input and what to try, instead of an internal error.
+
+    >>> with reading("big.json"):
+    ...     raise MemoryError
+    Traceback (most recent call last):
+    traceconv.errors.InputError: big.json: ran out of memory reading this input (a smaller --max-bytes refuses such inputs early; or try a machine with more memory)
+    >>> import errno
+    >>> with reading("t.rpd"):
+    ...     raise OSError(errno.ENOSPC, "No space left on device")
+    Traceback (most recent call last):
+    traceconv.errors.InputError: t.rpd: cannot read: No space left on device (free space where temporary files go, or point TMPDIR elsewhere)
+    """
+    try:
+        yield
+    except MemoryError:
+        raise InputError("ran out of memory reading this input (a smaller --max-bytes refuses "
+                         "such inputs early; or try a machine with more memory)",
+                         file=name) from None
+    except EOFError as exc:   # a compressed stream cut short, met by a reader that streams it
+        raise InputError(f"cannot read: the input is cut short ({exc})", file=name) from None
+    except ValueError as exc:
+        from .numbers import is_digit_limit
+
+        if not is_digit_limit(exc):
+            raise
+        raise InputError("holds a number of more than 4,300 digits (no time or count needs "
+                         "more than 19)", file=name) from None
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise   # (standard output closed: the command line's own exit)
+        from .special_files import reason
+
+        hint = _OS_HINTS.get(exc.errno or 0)
+        raise InputError(f"cannot read: {reason(exc)}" + (f" ({hint})" if hint else ""),
+                         file=name) from None
+
+
+# what to try when reading fails with these errors
+_OS_HINTS = {
+    errno.ENOSPC: "free space where temporary files go, or point TMPDIR elsewhere",
+    errno.EDQUOT: "free space where temporary files go, or point TMPDIR elsewhere",
+    errno.EACCES: "check the permissions of the file and its folders",
+    errno.EPERM: "check the permissions of the file and its folders",
+    errno.EISDIR: "give a file, not a folder",
+    errno.EIO: "the device failed to read: copy the file elsewhere and try again",
+    errno.EMFILE: "too many open files: raise the limit (ulimit -n)",
+}
+
+
 def too_large(name: str, limit: int) -> InputError:
     """The error for an input over the size limit (it says how to raise the limit)."""
     from .units import format_bytes
@@ -148,7 +232,8 @@ def too_large(name: str, limit: int) -> InputError:
 class Source:
     """One input file: a display name, its decompressed bytes as a stream, and its head.
 
-    ``-`` reads standard input. Gzip is recognised by its magic bytes, whatever the name.
+    ``-`` reads standard input. Gzip, xz and bz2 are recognised by their magic bytes,
+    whatever the name (zstd too, and refused in one line).
     Reading more than ``max_bytes`` (after decompression) raises :class:`InputError`.
 
     >>> src = Source("samples/torch/cnn_step5.pt.trace.json")   # doctest: +SKIP
@@ -164,6 +249,9 @@ class Source:
         self.max_bytes = max_bytes
         self._buffered: bytes | None = None   # the content of a non-regular input
         self._undressed: bytes | None = None  # text decoded from UTF-16/32 or CR line ends
+        # what the input layer itself repaired, dropped or noted while opening this input
+        # (code, count, example): added to the trace it makes (traceconv.api.load)
+        self.notes: list[tuple[str, int, object]] = []
 
     @property
     def is_stdin(self) -> bool:
@@ -171,15 +259,23 @@ class Source:
 
     @property
     def suffix(self) -> str:
-        """Lower-case file name with any ``.gz`` removed, from the last dot (``.json``)."""
-        name = Path(self.path).name.lower()
-        name = name.removesuffix(".gz")
-        return Path(name).suffix
+        """Lower-case file name with any ``.gz`` (``.xz``, ``.bz2``, ``.zst``) removed, from
+        the last dot (``.json``)."""
+        return Path(self.stem_name).suffix
 
     @property
     def stem_name(self) -> str:
-        """Lower-case file name with any ``.gz`` removed (``a.pt.trace.json``)."""
-        return Path(self.path).name.lower().removesuffix(".gz")
+        """Lower-case file name with any ``.gz`` (``.xz``, ``.bz2``, ``.zst``) removed
+        (``a.pt.trace.json``).
+
+        >>> Source("r.csv.XZ").stem_name, Source("t.json.gz").suffix
+        ('r.csv', '.json')
+        """
+        name = Path(self.path).name.lower()
+        for suffix in COMPRESSED_SUFFIXES:
+            if name.endswith(suffix):
+                return name.removesuffix(suffix)
+        return name
 
     def _raw(self) -> BinaryIO:
         if self.is_stdin:
@@ -222,6 +318,15 @@ class Source:
             raise InputError(f"cannot read: {reason(exc)}", file=self.name) from None
         return io.BytesIO(self._buffered)
 
+    def note(self, code: str, *, count: int = 1, example: object = None) -> None:
+        """Count ``count`` of the diagnostic ``code`` for this input (see :attr:`notes`).
+
+        >>> src = Source("a.rpd"); src.note("sqlite.log_read", example="a.rpd-wal")
+        >>> src.notes
+        [('sqlite.log_read', 1, 'a.rpd-wal')]
+        """
+        self.notes.append((code, count, example))
+
     def read_events(self, count: int) -> None:
         """A reader says it has read ``count`` events so far (shown with the progress)."""
         tell = getattr(self.progress, "events", None)
@@ -229,9 +334,16 @@ class Source:
             tell(count)
 
     @cached_property
-    def compressed(self) -> bool:
+    def compression(self) -> str | None:
+        """``gzip``, ``xz``, ``bz2`` or ``zstd`` from the first bytes; None: not compressed."""
         with self._raw() as raw:
-            return raw.read(2) == GZIP_MAGIC
+            head = raw.read(6)
+        return next((name for magic, name in COMPRESSIONS if head.startswith(magic)
+                     and (name != "bz2" or head[3:4] in b"123456789")), None)
+
+    @property
+    def compressed(self) -> bool:
+        return self.compression is not None
 
     def open(self) -> BinaryIO:
         """A binary stream of the (decompressed) content, as UTF-8 with ``\\n`` line ends
@@ -264,13 +376,27 @@ class Source:
             return None   # (a cut gzip: the read itself will say where)
 
     def _decompressed(self) -> BinaryIO:
+        kind = self.compression
+        if kind == "zstd":
+            raise InputError("zstd-compressed: traceconv reads gzip, xz and bz2 inputs; "
+                             "decompress it first (zstd -d FILE)", file=self.name)
         raw = self._raw()
-        if self.compressed:
-            unzipped = gzip.GzipFile(fileobj=raw, mode="rb")
-            bounded = _BoundedReader(unzipped, self.max_bytes, self.name, source=raw,
-                                     unpacked=getattr(self.progress, "unpacked", None))
-            return io.BufferedReader(bounded, 1 << 20)  # type: ignore[return-value]
-        return raw
+        if kind is None:
+            return raw
+        unpacked: _Readable
+        if kind == "gzip":
+            unpacked = gzip.GzipFile(fileobj=raw, mode="rb")
+        elif kind == "xz":
+            import lzma
+
+            unpacked = _XzErrors(lzma.LZMAFile(raw, "rb"))  # noqa: SIM115 - closed with it
+        else:
+            import bz2
+
+            unpacked = bz2.BZ2File(raw, "rb")
+        bounded = _BoundedReader(unpacked, self.max_bytes, self.name, source=raw,
+                                 unpacked=getattr(self.progress, "unpacked", None))
+        return io.BufferedReader(bounded, 1 << 20)  # type: ignore[return-value]
 
     @cached_property
     def head(self) -> bytes:

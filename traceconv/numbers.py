@@ -72,6 +72,51 @@ def to_int64(value: object, what: str = "value") -> int:
     return number
 
 
+# digits an int64 may need (19), with room for leading zeros; longer digit text is refused
+# before int() reads it (int() of n digits takes time growing as n**2, and Python refuses
+# past 4,300 digits with a ValueError no reader expects)
+MAX_DIGITS = 40
+DIGIT_LIMIT = "Exceeds the limit"   # how Python's refusal of long digit text begins
+
+
+def int_text(text: str, what: str = "number") -> int:
+    """Digit text (a regular expression's ``\\d+``, a report's column) as an int within
+    int64, in time linear in its length whatever that is.
+
+    >>> int_text("42"), int_text(" -0007 ")
+    (42, -7)
+    >>> int_text("9" * 5000, "step number")
+    Traceback (most recent call last):
+    traceconv.numbers.NumberError: step number has 5,000 digits: out of the int64 range
+    >>> int_text("12a")
+    Traceback (most recent call last):
+    traceconv.numbers.NumberError: number is not a number: '12a'
+    """
+    body = text.strip().lstrip("+-").lstrip("0")
+    if len(body) > MAX_DIGITS:
+        raise NumberError(f"{what} has {len(body):,} digits: out of the int64 range")
+    try:
+        number = int(text)
+    except ValueError:
+        raise NumberError(f"{what} is not a number: {_show(text)}") from None
+    if not INT64_MIN <= number <= INT64_MAX:
+        raise NumberError(f"{what} is out of the int64 range: {_show(text)}")
+    return number
+
+
+def is_digit_limit(exc: BaseException) -> bool:
+    """Whether ``exc`` is Python refusing to convert an int of more than 4,300 digits (to
+    or from text): a file's number, wherever a reader or a writer met it.
+
+    >>> try:
+    ...     int("1" * 5000)
+    ... except ValueError as exc:
+    ...     is_digit_limit(exc)
+    True
+    """
+    return isinstance(exc, ValueError) and str(exc).startswith(DIGIT_LIMIT)
+
+
 def scaled_int(value: float | int, scale: float, what: str = "time") -> int:
     """``round(value * scale)`` (seconds → ns and the like), checked to fit int64.
 
@@ -129,5 +174,17 @@ def shape(dims: object, where: str) -> tuple[int, ...]:
 
 
 def _show(value: object) -> str:
-    text = repr(value)
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 128 else \
+        f"<an integer of {value.bit_length()} bits>"
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def shown(text: str, limit: int = 60) -> str:
+    """``repr(text)`` for a message, cut at ``limit`` characters (a value of 5,000 digits
+    given on the command line is not echoed whole).
+
+    >>> shown("12ms"), shown("9" * 5000, 12)
+    ("'12ms'", "'99999999'...")
+    """
+    quoted = repr(text)
+    return quoted if len(quoted) <= limit else repr(text[:limit - 4]) + "..."

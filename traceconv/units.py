@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from .errors import TraceconvError
-from .numbers import NumberError, scaled_int
+from .numbers import NumberError, scaled_int, shown
 
 BYTE_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1))
 TIME_UNITS = (("s", 1_000_000_000), ("ms", 1_000_000), ("µs", 1_000), ("ns", 1))
@@ -46,7 +46,7 @@ class UnitError(TraceconvError, ValueError):
 def _quantity(text: str, what: str) -> tuple[float, str]:
     match = _QUANTITY.match(text) if isinstance(text, str) else None
     if not match:
-        raise UnitError(f"cannot read {what} {text!r}")
+        raise UnitError(f"cannot read {what} {shown(text)}")
     return float(match.group(1)), match.group(2)
 
 
@@ -60,12 +60,12 @@ def parse_bytes(text: str) -> int:
     number, unit = _quantity(text, "size")
     scale = _SIZES.get(unit.lower())
     if scale is None:
-        raise UnitError(f"unknown size unit {unit!r} in {text!r} (use B, KiB, MiB, GiB, TiB "
+        raise UnitError(f"unknown size unit {unit!r} in {shown(text)} (use B, KiB, MiB, GiB, TiB "
                         "or kB, MB, GB, TB)")
     try:
         return scaled_int(number, scale)
     except NumberError:
-        raise UnitError(f"size out of range: {text!r}") from None
+        raise UnitError(f"size out of range: {shown(text)}") from None
 
 
 def parse_duration(text: str) -> int:
@@ -77,11 +77,11 @@ def parse_duration(text: str) -> int:
     number, unit = _quantity(text, "time")
     scale = _TIMES.get(unit.lower())
     if scale is None:
-        raise UnitError(f"unknown time unit {unit!r} in {text!r} (use ns, us, ms, s)")
+        raise UnitError(f"unknown time unit {unit!r} in {shown(text)} (use ns, us, ms, s)")
     try:
         return scaled_int(number, scale)
     except NumberError:
-        raise UnitError(f"time out of range: {text!r}") from None
+        raise UnitError(f"time out of range: {shown(text)}") from None
 
 
 def format_bytes(n: float, digits: int = 3) -> str:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..numbers import MAX_DIGITS
 from .activity import Activity, Timeline
 from .host_segments import HostSegments
 
@@ -110,7 +111,7 @@ class Walk:
         for index, track in enumerate(trace.tracks):
             self.process_tracks[track.process].add(index)
             found = _STREAM_NUMBER.search(track.name)
-            if found:
+            if found and len(found[1]) <= MAX_DIGITS:   # (a 5,000-digit name: no stream)
                 self.stream_track[(track.process, int(found[1]))] = index
         # Kineto's cuda_sync records, by the runtime call they belong to / by stream
         self.sync_record: dict[int, int] = {}

@@ -9,6 +9,7 @@ whose name or class is that). B regresses when its value exceeds A's by more tha
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -43,6 +44,8 @@ def parse_gate(text: str) -> Gate:
         raise ValueError(f"--fail-if {text!r}: expected SUBJECT:+LIMIT, e.g. total:+5%, "
                          "kernel:+2ms, aten::conv2d:+10%")
     value, unit = float(found["value"]), found["unit"]
+    if not math.isfinite(value * _UNIT_NS.get(unit, 1)):   # ("+" and 400 digits)
+        raise ValueError(f"--fail-if {text[:60]!r}: the limit is too large to be a number")
     if unit == "%":
         return Gate(subject.strip(), value / 100, True, text)
     return Gate(subject.strip(), value * _UNIT_NS[unit], False, text)
@@ -78,5 +81,7 @@ def evaluate(result: TimelineDiff, gates: list[Gate]) -> dict:
         checks.append({"gate": gate.text, "subject": gate.subject, "a_ns": a, "b_ns": b,
                        "delta_ns": delta,
                        "delta_pct": round(100 * delta / a, 4) if a else None,
-                       "allowed_ns": round(allowed), "rows": matched, "regressed": regressed})
+                       # (a limit of 10**300 %: what is allowed is shown as 2**62 ns)
+                       "allowed_ns": round(max(min(allowed, 2**62), -2**62)), "rows": matched,
+                       "regressed": regressed})
     return {"regressed": any(c["regressed"] for c in checks), "checks": checks}

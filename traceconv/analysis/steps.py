@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..numbers import NumberError, int_text
+
 if TYPE_CHECKING:
     from ..model import Trace
     from .activity import Timeline
@@ -82,7 +84,7 @@ def step_windows(tl: Timeline) -> list[StepWindow]:
     windows = []
     for i, (row, name) in enumerate(zip(rows.tolist(), names, strict=True)):
         found = _NUMBER.search(name)
-        number = int(found[1]) if found else i
+        number = _number(found[1], i) if found else i
         s, e = int(tl.start[row]), int(tl.end[row])
         mine = launched[(launch_start >= s) & (launch_start < e)]
         spans = [twins[name]] if name in twins else []
@@ -94,6 +96,18 @@ def step_windows(tl: Timeline) -> list[StepWindow]:
         else:
             windows.append(StepWindow(number, name, s, e))
     return windows
+
+
+def _number(digits: str, fallback: int) -> int:
+    """A step marker's number, or its place among the markers past int64 (5,000 digits).
+
+    >>> _number("12", 0), _number("9" * 5000, 3)
+    (12, 3)
+    """
+    try:
+        return int_text(digits, "step number")
+    except NumberError:
+        return fallback
 
 
 def _device_twins(tl: Timeline) -> dict[str, tuple[int, int]]:

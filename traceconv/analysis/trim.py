@@ -24,7 +24,11 @@ from ..model import Diagnostics, Trace
 from ..model.copying import Keep, copy_into
 from ..model.nesting import clamped_durations
 from ..model.timeline_order import timeline_order
+from ..numbers import MAX_DIGITS, shown
 
+# the longest time a command-line value may give: every trace time lies within
+# -1e18 .. 3.5e18 ns (traceconv.value_bounds), so no window or piece needs more
+LONGEST_NS = 5 * 10**18
 UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s)\s*$")
 
@@ -34,17 +38,25 @@ def parse_time(text: str) -> int:
 
     >>> parse_time("1.5ms"), parse_time("20 us"), parse_time("2s")
     (1500000, 20000, 2000000000)
+    >>> parse_time("9" * 5000 + "ms")
+    Traceback (most recent call last):
+    ValueError: '99999999999999999999999999999999999999999999999999999999'... is not a time: more than 40 digits
     """
     match = _TIME.match(text)
     if not match:
-        raise ValueError(f"{text!r} is not a time: a number and a unit (ns, us, ms, s), "
+        raise ValueError(f"{shown(text)} is not a time: a number and a unit (ns, us, ms, s), "
                          "for example 250ms")
     number, unit = match.groups()
     whole, _, fraction = number.partition(".")
+    if len(whole.lstrip("0")) > MAX_DIGITS or len(fraction) > MAX_DIGITS:   # (never int()'d)
+        raise ValueError(f"{shown(text)} is not a time: more than {MAX_DIGITS} digits")
     scale = UNITS[unit]
     # whole and fraction apart: exact to the ns, no float rounding
-    return int(whole or 0) * scale + (int(fraction) * scale // 10 ** len(fraction)
-                                      if fraction else 0)
+    ns = int(whole or 0) * scale + (int(fraction) * scale // 10 ** len(fraction)
+                                    if fraction else 0)
+    if ns > LONGEST_NS:   # (added to a trace's first time, it must still fit int64)
+        raise ValueError(f"{shown(text)} is longer than any trace ({LONGEST_NS:.0e} ns)")
+    return ns
 
 
 def parse_window(text: str) -> tuple[int | None, int | None]:

@@ -128,15 +128,38 @@ def handled_errors() -> Iterator[None]:
     except BrokenPipeError:   # the reader of standard output closed it (| head): no message
         silence_stdout()
         sys.exit(1)
-    except Exception as exc:  # a bug: still one line, with a way to see the traceback
-        if isinstance(exc, OSError) and is_write_failure(exc):   # standard output's
+    except MemoryError:   # (outside reading, where traceconv.io.reading names the input)
+        click.echo("traceconv: error: ran out of memory (try fewer or smaller inputs, or a "
+                   "machine with more memory)", err=True)
+        sys.exit(1)
+    except ValueError as exc:   # a number of thousands of digits, outside reading
+        from ..numbers import is_digit_limit
+
+        if not is_digit_limit(exc) or os.environ.get("TRACECONV_DEBUG"):
+            _internal(exc)
+        click.echo("traceconv: error: a number of more than 4,300 digits (no time or count "
+                   "needs more than 19)", err=True)
+        sys.exit(1)
+    except OSError as exc:   # an operating system call failed: its file and reason
+        if is_write_failure(exc):   # standard output's (files name themselves)
             click.echo(f"traceconv: error: {printable(stdout_error(exc))}", err=True)
             sys.exit(1)
         if os.environ.get("TRACECONV_DEBUG"):
             raise
-        click.echo(f"traceconv: internal error: {type(exc).__name__}: {printable(exc)} "
-                   "(set TRACECONV_DEBUG=1 for the traceback)", err=True)
+        place = f"{printable(exc.filename)}: " if exc.filename else ""
+        click.echo(f"traceconv: error: {place}{printable(exc.strerror or exc)}", err=True)
         sys.exit(1)
+    except Exception as exc:  # a bug: still one line, with a way to see the traceback
+        _internal(exc)
+
+
+def _internal(exc: Exception) -> None:
+    """A bug: one line and exit 1, or the traceback under ``TRACECONV_DEBUG``."""
+    if os.environ.get("TRACECONV_DEBUG"):
+        raise exc
+    click.echo(f"traceconv: internal error: {type(exc).__name__}: {printable(exc)} "
+               "(set TRACECONV_DEBUG=1 for the traceback)", err=True)
+    sys.exit(1)
 
 
 # Every signal whose default action ends the process and that a handler can catch: each

@@ -1,9 +1,9 @@
-"""Reading profiler databases (Nsight Systems exports, rocmProfileData) safely and in columns.
+"""Reading profiler databases (Nsight Systems exports, rocmProfileData) in columns.
 
-A database is opened read-only and immutable (``file:...?mode=ro&immutable=1``): nothing
-is written beside it (no journal, no WAL), and a database another program holds open is
-still read. A gzipped input or standard input is first decompressed into a private
-temporary file, bounded by the input size limit (``--max-bytes``) as every other input is.
+The database is opened by :mod:`traceconv.sqlite_access` (read-only, a log beside it
+replayed, a step budget, computed columns not read). A gzipped input, standard input or a
+special file is first decompressed into a private temporary file, bounded by the input size
+limit (``--max-bytes``) as every other input is.
 
 Rows go from the cursor straight into numpy columns (:func:`numeric_columns`), never into
 a list of Python rows first.
@@ -22,36 +22,46 @@ import numpy as np
 
 from ..errors import InputError
 from ..io import Source
-from .database_sniffing import readonly_uri
+from ..sqlite_access import Guarded, log_beside, open_sqlite, with_log_replayed
 
 _COPY_CHUNK = 1 << 20
 
 
 @contextlib.contextmanager
-def open_database(source: Source) -> Iterator[sqlite3.Connection]:
-    """A read-only connection to the database of ``source`` (decompressed to a temporary
-    file first when it is gzipped or standard input); the temporary file is removed after.
+def open_database(source: Source) -> Iterator[Database]:
+    """The database of ``source``, read-only (decompressed to a temporary file first when
+    it is gzipped, standard input or not a regular file; a write-ahead log or journal
+    beside a plain file is replayed on a private copy); temporary files are removed after.
 
     A file that is not an SQLite database raises :class:`InputError` naming it.
     """
     with contextlib.ExitStack() as stack:
-        path = source.path
         # (a FIFO, a pipe or a device: SQLite would open it again and block or read part)
         if source.is_stdin or source.compressed or not os.path.isfile(source.path):
-            path = stack.enter_context(_decompressed_copy(source))
-        try:
-            connection = sqlite3.connect(readonly_uri(path), uri=True)
-        except sqlite3.Error as exc:
-            raise InputError(f"cannot open as SQLite: {exc}", file=source.name) from None
-        stack.callback(connection.close)
-        try:
-            connection.execute("select count(*) from sqlite_master").fetchone()
-        except UnicodeDecodeError:   # a damaged schema text
-            raise InputError("not an SQLite database: its schema is not UTF-8 text",
-                             file=source.name) from None
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"not an SQLite database: {exc}", file=source.name) from None
-        yield connection
+            path, log = stack.enter_context(_decompressed_copy(source)), None
+        else:
+            path, log = _with_log(source, stack)
+        size = os.path.getsize(path) + (os.path.getsize(log) if log else 0)
+        guarded = stack.enter_context(open_sqlite(path, source.name, input_bytes=size,
+                                                  immutable=log is None))
+        yield Database(guarded, source)
+
+
+def _with_log(source: Source, stack: contextlib.ExitStack) -> tuple[str, str | None]:
+    """(the path to open for a plain file, the log SQLite replays there): a private copy
+    with its log when one lies beside it (``sqlite.log_read``), else the file itself
+    (``sqlite.log_ignored`` when the copy failed)."""
+    log = log_beside(source.path)
+    if log is None:
+        return source.path, None
+    try:
+        copy = stack.enter_context(with_log_replayed(source.path, log, source.max_bytes,
+                                                     source.name))
+    except OSError as exc:
+        source.note("sqlite.log_ignored", example=f"{os.path.basename(log)}: {exc.strerror}")
+        return source.path, None
+    source.note("sqlite.log_read", example=os.path.basename(log))
+    return copy, copy + log[len(source.path):]
 
 
 @contextlib.contextmanager
@@ -73,18 +83,14 @@ class Database:
     """The tables and columns of an open database, and typed reads of them by column name
     (a column an older or newer schema lacks reads as its default: schema drift)."""
 
-    def __init__(self, connection: sqlite3.Connection, name: str) -> None:
-        self.connection = connection
-        self.name = name
-        try:
-            tables = [row[0] for row in connection.execute(
-                "select name from sqlite_master where type = 'table' order by name")]
-            self.columns: dict[str, list[str]] = {
-                table: [row[1] for row in connection.execute(
-                    f"select * from pragma_table_info({_literal(table)})")]
-                for table in tables}
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"cannot read the schema: {exc}", file=name) from None
+    def __init__(self, guarded: Guarded, source: Source | None = None) -> None:
+        self.connection = guarded.connection
+        self.name = guarded.name
+        self._guarded = guarded
+        self.columns: dict[str, list[str]] = dict(guarded.tables)
+        if guarded.computed and source is not None:
+            source.note("sqlite.generated_column_ignored", count=len(guarded.computed),
+                        example=guarded.computed[0])
 
     def has(self, table: str, *columns: str) -> bool:
         """Whether ``table`` exists with every one of ``columns``."""
@@ -103,7 +109,7 @@ class Database:
         try:
             return self.connection.execute(sql, parameters).fetchall()
         except sqlite3.DatabaseError as exc:
-            raise InputError(f"cannot read: {exc}", file=self.name, location=where) from None
+            raise self._guarded.error(exc, where) from None
 
     def iterate(self, sql: str, where: str) -> Iterator[Any]:
         """The rows of a query one by one (for text columns, which numpy cannot stream);
@@ -111,13 +117,15 @@ class Database:
         try:
             yield from self.connection.execute(sql)
         except sqlite3.DatabaseError as exc:
-            raise InputError(f"cannot read: {exc}", file=self.name, location=where) from None
+            raise self._guarded.error(exc, where) from None
 
     def expression(self, table: str, column: str, default: object) -> str:
         """``column`` of ``table`` with NULL read as ``default``, or ``default`` alone when
         the table has no such column.
 
-        >>> db = Database(sqlite3.connect(":memory:"), "x"); db.columns = {"t": ["a"]}
+        >>> from traceconv.sqlite_access import open_sqlite
+        >>> with open_sqlite(":memory:", "x", input_bytes=0) as guarded:
+        ...     db = Database(guarded); db.columns = {"t": ["a"]}
         >>> db.expression("t", "a", 0), db.expression("t", "b", -1)
         ('coalesce("a", 0)', '-1')
         """
@@ -145,7 +153,7 @@ class Database:
         try:
             rows = np.fromiter(self.connection.execute(sql), dtype=dtype)
         except sqlite3.DatabaseError as exc:
-            raise InputError(f"cannot read: {exc}", file=self.name, location=table) from None
+            raise self._guarded.error(exc, table) from None
         except (OverflowError, TypeError, ValueError) as exc:   # text in a number column
             raise InputError(f"a value of the wrong type: {exc}", file=self.name,
                              location=table) from None

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING
-from urllib.parse import quote
 
 if TYPE_CHECKING:
     from ..io import Source
@@ -38,33 +37,14 @@ def is_sqlite(head: bytes) -> bool:
     return head.startswith(SQLITE_MAGIC)
 
 
-def readonly_uri(path: str) -> str:
-    """The read-only, immutable URI of ``path`` (``?``, ``#`` and ``%`` in names quoted).
-
-    >>> readonly_uri("/tmp/a b?.sqlite")
-    'file:/tmp/a%20b%3F.sqlite?mode=ro&immutable=1'
-    """
-    return f"file:{quote(os.path.abspath(path))}?mode=ro&immutable=1"
-
-
 def table_names(source: Source) -> set[str]:
     """The tables of a database file (empty when it cannot be opened). Only plain files are
     opened (a gzipped one would need a copy: its head decides alone)."""
     if source.is_stdin or source.compressed or not os.path.isfile(source.path):
         return set()
-    import sqlite3
+    from ..sqlite_access import table_names as tables_of_file
 
-    try:
-        connection = sqlite3.connect(readonly_uri(source.path), uri=True)
-    except sqlite3.Error:
-        return set()
-    try:
-        return {row[0] for row in connection.execute(
-            "select name from sqlite_master where type = 'table'")}
-    except sqlite3.Error:
-        return set()
-    finally:
-        connection.close()
+    return tables_of_file(source.path)
 
 
 def nsys(head: bytes, source: Source | None) -> float:

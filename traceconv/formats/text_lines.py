@@ -13,10 +13,33 @@ from collections.abc import Iterator
 from ..errors import InputError
 from ..io import Source, stopped_at
 
+# the longest line a reader is given (1 M characters): report lines are short (under 10 K)
+# and their regular expressions slow on long ones; a line of gigabytes (a hostile or broken
+# file, one line inside a gzip) is cut here, never held whole
+MAX_LINE = 1 << 20
+
+
+def _skip_rest(text: io.TextIOWrapper, source: Source) -> bool:
+    """Read past the rest of an over-long line, a piece at a time; count the cut (not a
+    line of exactly :data:`MAX_LINE` characters, whose line end alone is left). Returns
+    whether the bound fell between the two characters of its ``\\r\\n``."""
+    skipped = 0
+    piece = ""
+    while piece := text.readline(MAX_LINE):
+        ended = piece.endswith(("\n", "\r"))
+        skipped += len(piece.rstrip("\r\n")) if ended else len(piece)
+        if ended:
+            break
+    if skipped:
+        source.note("input.line_cut",
+                    example=f"{skipped:,} characters after the first {MAX_LINE:,}")
+    return len(piece) == MAX_LINE and piece.endswith("\r")
+
 
 def text_lines(source: Source) -> Iterator[str]:
     """The lines of ``source`` decoded as UTF-8 (undecodable bytes replaced), the same as
-    ``source.read_text().splitlines()`` gives; a read that fails (a cut gzip) raises
+    ``source.read_text().splitlines()`` gives (a line past :data:`MAX_LINE` characters is
+    cut there, counted as ``input.line_cut``); a read that fails (a cut gzip) raises
     :class:`InputError` naming the file, as :meth:`Source.read_text` does.
 
     >>> import os, tempfile
@@ -31,7 +54,14 @@ def text_lines(source: Source) -> Iterator[str]:
             # other breaks str.splitlines knows (\\x0c, \\x85, \\u2028 ...) are split below
             text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
             try:
-                for line in text:
+                split_crlf = False   # a "\r\n" the bound cut between its two characters
+                while line := text.readline(MAX_LINE):
+                    if split_crlf and line == "\n":
+                        split_crlf = False
+                        continue
+                    split_crlf = len(line) == MAX_LINE and line.endswith("\r")
+                    if len(line) == MAX_LINE and not line.endswith(("\n", "\r")):
+                        split_crlf = _skip_rest(text, source)
                     yield from line.splitlines()
             except (OSError, EOFError) as exc:   # e.g. a gzip cut short
                 raise InputError(f"cannot read: {exc}", file=source.name,

@@ -116,7 +116,10 @@ CODES: tuple[CodeInfo, ...] = (
     # dataflow
     _Code("dataflow.flows", "note",
           "flows added from producer to consumer ops of the op graph (--flows dataflow)"),
-    # input
+    # input (the input layer: traceconv/io.py and the readers' shared helpers)
+    _Code("input.line_cut", "repaired",
+          "lines of a text input longer than 1 M characters: cut there, the rest of the "
+          "line not read"),
     _Code("input.unknown_diagnostic", "note",
           "diagnostics the file carries (a trace traceconv wrote) under a code this version "
           "does not know, or with a count that is not a whole number: counted here, the first "
@@ -451,6 +454,15 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("rpd.table_not_read", "dropped", "rows of tables this reader does not read"),
     _Code("rpd.unknown_op_type", "note",
           "GPU ops of a type this reader does not know (category gpu_op)"),
+    # sqlite (the one way databases are opened: traceconv/sqlite_access.py)
+    _Code("sqlite.generated_column_ignored", "dropped",
+          "virtual generated columns of the database (computed at every read, a memory and "
+          "time bomb in a hostile file): not read, as if missing"),
+    _Code("sqlite.log_ignored", "dropped",
+          "a write-ahead log or rollback journal beside the database could not be read: its "
+          "rows (often the newest) are missing", severity="error"),
+    _Code("sqlite.log_read", "note",
+          "a write-ahead log or rollback journal beside the database was read with it"),
     # torch_et
     _Code("torch_et.malformed", "dropped",
           "nodes, parent ids, argument lists or attribute entries of the wrong type (a node"

@@ -34,8 +34,9 @@ from typing import Any
 import orjson
 
 from .. import outputs, registry
-from ..errors import InputError, TraceconvError
-from ..io import Source
+from ..errors import InputError, TraceconvError, UsageError
+from ..io import Source, reading
+from ..numbers import shown
 from ..output_files import atomic_output, output_folder, remove_output, scratch_folder
 from .events import decode_pairs, dump_events, hashable
 from .route import Router, Spill
@@ -114,7 +115,7 @@ def _read(path: str, take: Callable[[list[Any]], None],
 
     source = Source(path, max_bytes=sys.maxsize)
     try:
-        with source.open() as stream:
+        with reading(source.name), source.open() as stream:
             doc = read_document(stream)
             if not doc.has_events_key:
                 raise InputError('split reads Chrome/Kineto JSON traces: this object has no '
@@ -146,9 +147,9 @@ def _windows(survey: Survey, by: str, path: str) -> list[Window]:
         try:
             duration = parse_time(by.removeprefix("time="))
         except ValueError as exc:
-            raise TraceconvError(f"--by {by}: {exc}") from None
+            raise UsageError(f"--by time=: {exc}") from None
         return time_windows(survey, duration, path)
-    raise TraceconvError(f"--by {by!r}: use one of {', '.join(BY_CHOICES)}")
+    raise UsageError(f"--by {shown(by)}: use one of {', '.join(BY_CHOICES)}")
 
 
 def _write_pieces(path: str, folder: str, survey: Survey, windows: list[Window],
@@ -220,6 +221,7 @@ def _manifest(path: str, by: str, clip: bool, survey: Survey, windows: list[Wind
                  "device_work_by_launch": router.by_launch,
                  "slice_continuations": router.continued,
                  "launches_over_limit": survey.launches_over_limit,
+                 "markers_out_of_range": survey.markers_out_of_range,
                  "events_without_place": router.untimed},
     }
 

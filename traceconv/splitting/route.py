@@ -110,8 +110,9 @@ class Router:
         self.by_rank = windows[0].rank is not None
         self.starts = [w.start for w in windows]
         self.rank_window = {w.rank: w.index for w in windows if w.rank is not None}
-        self.window_of_pid = {pid: self.rank_window[rank]
-                              for pid, rank in survey.rank_of_pid.items()}
+        # (by step or time, processes named "rank N: ..." have no window of their own)
+        self.window_of_pid = {pid: self.rank_window[rank] for pid, rank in
+                              survey.rank_of_pid.items()} if self.by_rank else {}
         self.other = len(windows) - 1 if windows[-1].label == "other" else None
         self.open_slices: dict[tuple[Any, ...], list[tuple[int, Any]]] = {}
         self.open_flows: dict[tuple[Any, ...], int] = {}

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..numbers import NumberError, int_text
 from .events import as_pairs, hashable, whole
 
 # Host step markers: PyTorch's ProfilerStep#N and Paddle's ProfileStep#N, which Paddle's
@@ -68,6 +69,8 @@ class Survey:
     launch_ids: array = field(default_factory=lambda: array("q"))
     launch_ts: array = field(default_factory=lambda: array("d"))
     launches_over_limit: int = 0
+    # step markers and rank names whose number does not fit int64 (5,000 digits): not read
+    markers_out_of_range: int = 0
 
     def take(self, chunk: list[Any]) -> None:
         """Note one chunk of events."""
@@ -95,8 +98,9 @@ class Survey:
             name = h.name
             if isinstance(name, str) and name.startswith("Profile"):
                 match = STEP_MARKER.match(name)
-                if match:
-                    steps.append((ts, int(match.group(1))))
+                number = self._number(match.group(1)) if match else None
+                if number is not None:
+                    steps.append((ts, number))
             elif h.args is not None:
                 correlation = h.correlation
                 if correlation is None or not _finite(ts):
@@ -112,8 +116,23 @@ class Survey:
         args = e.get("args")
         name = args.get("name") if isinstance(args, dict) else None
         match = RANK_PROCESS.match(name) if isinstance(name, str) else None
-        if match:
-            self.rank_of_pid[hashable(e.get("pid"))[0]] = int(match.group(1))
+        number = self._number(match.group(1)) if match else None
+        if number is not None:
+            self.rank_of_pid[hashable(e.get("pid"))[0]] = number
+
+    def _number(self, digits: str) -> int | None:
+        """A marker's step or rank number; None (counted) past int64.
+
+        >>> survey = Survey(); survey._number("12"), survey._number("9" * 5000)
+        (12, None)
+        >>> survey.markers_out_of_range
+        1
+        """
+        try:
+            return int_text(digits)
+        except NumberError:
+            self.markers_out_of_range += 1
+            return None
 
 
 def _finite(value: int | float) -> bool:

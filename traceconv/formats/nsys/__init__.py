@@ -61,8 +61,7 @@ def sniff(head: bytes, source: Source | None) -> float:
 
 def read(source: Source) -> Trace:
     """Read an nsys SQLite export (plain, gzipped or from standard input)."""
-    with open_database(source) as connection:
-        db = Database(connection, source.name)
+    with open_database(source) as db:
         return _read(db)
 
 

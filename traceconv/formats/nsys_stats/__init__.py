@@ -3,7 +3,8 @@ csv``, also as written by nsys-jax, often ``.csv.xz``).
 
 One slice per range on a track per (PID, TID), named as the report names it; the report's
 range id, parent id and level are args. Columns are found by their header names. An
-xz-compressed report is decompressed as it is read, within the input size limit.
+xz-compressed report is decompressed as it is read by the input layer (:mod:`traceconv.io`),
+within the input size limit, as any compressed input is.
 
 >>> sniff(b"Start (ns),End (ns),Duration (ns),DurChild (ns),DurNonChild (ns),Name,PID,TID,"
 ...       b"Lvl,NumChild,RangeId,ParentId,RangeStack,NameTree\\n", None)
@@ -16,24 +17,20 @@ from __future__ import annotations
 
 import csv
 import io
-import lzma
 from collections.abc import Iterator
-from typing import BinaryIO
 
 import numpy as np
 
 from ...errors import InputError
-from ...io import Source, too_large
+from ...io import Source
 from ...model import Metadata, Trace
 from ...model.args import Args
 from ...model.builder import TraceBuilder
 from .. import database_sniffing
 from .._bulk import intern_texts, map_keys
-from ..database_sniffing import XZ_MAGIC
 
 _NEEDED = ("Start (ns)", "End (ns)", "Name", "PID", "TID")
 _ARGS = {"RangeId": "range id", "ParentId": "parent id", "Lvl": "level"}
-_CHUNK = 1 << 20
 
 
 def sniff(head: bytes, source: Source | None) -> float:
@@ -45,15 +42,18 @@ def read(source: Source) -> Trace:
     """Read an ``nvtx_pushpop_trace`` report (plain or xz, gz as any input)."""
     trace = TraceBuilder(Metadata(source_format="nsys-stats", source_version="nvtx_pushpop_trace",
                            clock="nsys session time (ns since the session started)"))
-    with source.open() as raw:
-        stream = _decompressed(raw, source) if source.head.startswith(XZ_MAGIC) else raw
+    with source.open() as stream:   # (xz, as any compressed input, is the input layer's)
         text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
         rows = csv.reader(text)
         header = next(rows, None)
         if header is None or not all(n in header for n in _NEEDED):
             raise InputError("not an nsys stats NVTX trace: the header lacks "
                              f"{', '.join(_NEEDED)}", file=source.name, location="line 1")
-        _read_rows(trace, header, rows, source.name)
+        try:
+            _read_rows(trace, header, rows, source.name)
+        except csv.Error as exc:   # a field past csv's 128 KiB (a name of megabytes)
+            raise InputError(f"not a readable CSV report: {exc}", file=source.name,
+                             location=f"line {rows.line_num}") from None
     return trace
 
 
@@ -96,40 +96,3 @@ def _read_rows(trace: TraceBuilder, header: list[str], rows: Iterator[list[str]]
                         np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
                         intern_texts(trace, names), np.full(len(starts), category, np.int32),
                         args)
-
-
-class _XzReader(io.RawIOBase):
-    """The decompressed bytes of an xz stream, failing past ``limit`` bytes."""
-
-    def __init__(self, raw: BinaryIO, limit: int, name: str) -> None:
-        self._raw, self._limit, self._name = raw, limit, name
-        self._decompressor = lzma.LZMADecompressor()
-        self._pending = b""
-        self._done = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:  # type: ignore[override]
-        while not self._pending:
-            if self._decompressor.eof:
-                return 0
-            chunk = b"" if self._decompressor.needs_input is False else self._raw.read(_CHUNK)
-            if not chunk and self._decompressor.needs_input:
-                raise InputError("the xz stream is cut short", file=self._name)
-            try:
-                self._pending = self._decompressor.decompress(chunk, max_length=_CHUNK)
-            except lzma.LZMAError as exc:
-                raise InputError(f"not a valid xz stream: {exc}", file=self._name) from None
-        n = min(len(buffer), len(self._pending))
-        buffer[:n] = self._pending[:n]
-        self._pending = self._pending[n:]
-        self._done += n
-        if self._done > self._limit:
-            raise too_large(self._name, self._limit)
-        return n
-
-
-def _decompressed(raw: BinaryIO, source: Source) -> BinaryIO:
-    return io.BufferedReader(_XzReader(raw, source.max_bytes, source.name),  # type: ignore[return-value]
-                             _CHUNK)

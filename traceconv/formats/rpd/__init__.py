@@ -21,7 +21,7 @@ from ...io import Source
 from ...model import Metadata, Trace
 from ...model.builder import TraceBuilder
 from .. import database_sniffing
-from .._sqlite import Database, open_database
+from .._sqlite import open_database
 
 
 def __getattr__(name: str) -> Any:
@@ -42,8 +42,7 @@ def read(source: Source) -> Trace:
     """Read an rpd trace (plain, gzipped or from standard input)."""
     from .reader import read_database
 
-    with open_database(source) as connection:
-        db = Database(connection, source.name)
+    with open_database(source) as db:
         trace = TraceBuilder(Metadata(source_format="rpd", framework="ROCm",
                                clock="rocprofiler time (ns)"))
         read_database(db, trace)

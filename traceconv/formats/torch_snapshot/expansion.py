@@ -19,7 +19,7 @@ from ...errors import InputError
 # characters the text of a snapshot may reach: generous for real files (their stacks are
 # interned, a few KB each), tiny against a memo bomb's exponential growth
 PER_INPUT_BYTE = 64
-AT_LEAST = 256 << 20
+AT_LEAST = 32 << 20   # (a real 30 MB snapshot spends 1.8 M)
 SHORT_TEXT = 200   # a frame field that is not text is shown as at most this much of its repr
 
 
@@ -86,11 +86,23 @@ def short_text(value: Any, limit: int = SHORT_TEXT) -> str:
             pending += parts
             text = opener
         else:
-            text = repr(item)[:limit]
+            text = _bounded_repr(item, limit)
         out.append(text)
         size += len(text)
     joined = "".join(out)
     return joined if not pending and size <= limit else joined[:limit] + "…"
+
+
+def _bounded_repr(item: Any, limit: int) -> str:
+    """``repr(item)`` cut at ``limit``; an int too long to write in full (Python refuses
+    past 4,300 digits, and the work grows with the square of the length) shows its size.
+
+    >>> _bounded_repr(12, 5), _bounded_repr(10**5000, 40)
+    ('12', '<an integer of 16610 bits>')
+    """
+    if isinstance(item, int) and item.bit_length() > 4 * limit:
+        return f"<an integer of {item.bit_length()} bits>"[:limit]
+    return repr(item)[:limit]
 
 
 class _Literal:

@@ -30,9 +30,27 @@ def frame_text(frame: dict[str, Any]) -> str:
     >>> frame_text({"name": "c10::alloc()", "filename": "??", "line": 0})
     'c10::alloc()'
     """
+    return "".join(_frame_parts(frame))
+
+
+def _frame_parts(frame: dict[str, Any]) -> tuple[str, ...]:
+    """The pieces of :func:`frame_text` (texts the frame holds, not copies of them)."""
     filename = text_of(frame.get("filename") or "??")
     name = text_of(frame.get("name", "?"))
-    return name if filename == "??" else f"{filename}:{text_of(frame.get('line', 0))} {name}"
+    return (name,) if filename == "??" else (filename, ":", text_of(frame.get("line", 0)),
+                                             " ", name)
+
+
+def stack_length(frames: list[dict[str, Any]]) -> int:
+    """The length of the stack text of ``frames`` (:func:`frame_text` of each, one per
+    line), found without writing it: what a memo-shared name repeated in every frame
+    would expand to is known, and charged, before anything is built.
+
+    >>> stack_length([{"name": "f", "filename": "/m/a.py", "line": 12}] * 3)
+    38
+    """
+    return sum(len(part) for frame in frames for part in _frame_parts(frame)) \
+        + max(len(frames) - 1, 0)
 
 
 def text_of(value: Any) -> str:
@@ -42,9 +60,9 @@ def text_of(value: Any) -> str:
     >>> text_of("forward"), text_of(96), text_of(None)
     ('forward', '96', 'None')
     """
-    if value is None or isinstance(value, (str, int, float)):
+    if value is None or isinstance(value, (str, float)):
         return str(value)
-    return short_text(value)
+    return short_text(value)   # (an int too: a pickle's LONG4 may hold 10,000 digits)
 
 
 def user_frame(frames: list[dict[str, Any]]) -> str:
@@ -119,9 +137,9 @@ class StackTable:
                      _hashable(f.get("name"))) for f in frames)
         found = self._seen.get(key)
         if found is None:
+            if self.budget is not None:   # charged before the text exists (memo bombs)
+                self.budget.spend(stack_length(frames), "$.device_traces (a stack)")
             found = ("\n".join(frame_text(f) for f in frames), user_frame(frames))
-            if self.budget is not None:
-                self.budget.spend(len(found[0]) + len(found[1]), "$.device_traces (a stack)")
             self._seen[key] = found
         self._same_list[id(frames)] = (frames, found)
         return found
