@@ -72,6 +72,17 @@ def to_int64(value: object, what: str = "value") -> int:
     return number
 
 
+def clamp_int64(value: int) -> int:
+    """``value`` moved to the nearer int64 edge when beyond it: for a reader whose format
+    holds wider integers (a protobuf ``int64`` of picoseconds plus a line's base) and that
+    keeps the event, counting what moved.
+
+    >>> clamp_int64(2**70) == INT64_MAX, clamp_int64(-2**70) == INT64_MIN, clamp_int64(5)
+    (True, True, 5)
+    """
+    return INT64_MAX if value > INT64_MAX else INT64_MIN if value < INT64_MIN else value
+
+
 def scaled_int(value: float | int, scale: float, what: str = "time") -> int:
     """``round(value * scale)`` (seconds → ns and the like), checked to fit int64.
 

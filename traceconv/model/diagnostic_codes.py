@@ -551,6 +551,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("xplane.sub_ns_times", "repaired",
           "events whose picosecond start or duration is not a whole nanosecond: floored to "
           "ns"),
+    _Code("xplane.time_beyond_int64", "repaired",
+          "events whose start or duration (line timestamp plus picosecond offset) passes "
+          "int64 ns: moved to the int64 edge"),
     _Code("xplane.unknown_device_line", "guessed",
           "device lines traceconv does not know: read as annotations"),
     _Code("xplane.unknown_event_metadata", "repaired",

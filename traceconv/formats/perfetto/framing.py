@@ -28,7 +28,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
 from .wire import varint_sizes
-from .wire_columns import padded, varints
+from ..protowire.columns import padded, varints
 
 PADDING = 1 << 20   # a cut packet longer than this past the block's end: framed in Python
 

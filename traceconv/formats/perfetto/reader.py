@@ -2,7 +2,7 @@
 
 The file is read 4 MiB at a time and cut into packets (``Trace.packet`` fields); the
 fields of a block's packets, of their TrackEvents and of their debug annotations are
-decoded for the whole block at once with numpy (:mod:`.wire_columns`). What is rare and
+decoded for the whole block at once with numpy (:mod:`..protowire.columns`). What is rare and
 stateful goes packet by packet, in file order: interned data, sequence flags and defaults,
 track descriptors, clock snapshots, trace attributes.
 
@@ -62,7 +62,7 @@ from .byte_ranges import distinct_ranges
 from .framing import frame_block
 from .track_tree import TrackMap, build_tracks, merge_descriptor
 from .wire import FIXED64, LENGTH, VARINT
-from .wire_columns import (
+from ..protowire.columns import (
     Fields,
     WireError,
     as_int64,

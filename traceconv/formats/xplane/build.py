@@ -20,6 +20,7 @@ from collections import defaultdict
 from typing import Any
 
 from ...model import ProcessKind, Trace, TrackKind
+from ...numbers import INT64_MAX, INT64_MIN, clamp_int64
 from ...model.graph import add_op
 from .._proto import Utf8Repair
 from . import planes as P
@@ -263,7 +264,7 @@ class SpaceBuilder:
         base_ps = line.timestamp_ns * 1000
         add_slice, note = trace.add_slice, self.links.note
         into = self.stats.into
-        aggregated = sub_ns = 0
+        aggregated = sub_ns = beyond = 0
         for event in line.events:
             if event.num_occurrences:
                 aggregated += 1
@@ -274,6 +275,11 @@ class SpaceBuilder:
             start, end = start_ps // 1000, end_ps // 1000
             if start_ps % 1000 or end_ps % 1000:
                 sub_ns += 1
+            if not (INT64_MIN <= start <= INT64_MAX and INT64_MIN <= end - start <= INT64_MAX):
+                # (int64 picoseconds plus a base: wider than the model's int64 ns)
+                start = clamp_int64(start)
+                end = start + clamp_int64(end - start)
+                beyond += 1
             args = dict(meta_items)
             stats = event.stats
             if stats:
@@ -302,6 +308,7 @@ class SpaceBuilder:
                 # an async op's start..done range is not the op's time)
                 self.xla_op(row, name, cat, line_name, start, end, args, on_host)
         self.sub_ns += sub_ns
+        trace.diagnostics.add("xplane.time_beyond_int64", count=beyond)
         trace.diagnostics.add("xplane.aggregated_events", "events that only count occurrences "
                               "(no time of their own): left out of the timeline",
                               kind="dropped", count=aggregated)
