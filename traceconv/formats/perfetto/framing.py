@@ -27,8 +27,8 @@ import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
-from .wire import varint_sizes
 from ..protowire.columns import padded, varints
+from .wire import varint_sizes
 
 PADDING = 1 << 20   # a cut packet longer than this past the block's end: framed in Python
 

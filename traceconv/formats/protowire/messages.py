@@ -51,7 +51,7 @@ from .scalar import (
     skip_value,
 )
 
-MAX_DEPTH = 100   # as the protobuf runtime's recursion limit
+MAX_DEPTH = 100   # messages inside messages, as the protobuf runtime allows
 Field = tuple[str, int, str]  # (name, number, scalar type | message name | "repeated <type>")
 
 _SIGN64, _TWO64 = 1 << 63, 1 << 64
@@ -196,7 +196,7 @@ class Message:
     def _decode(cls, source: _Source, pos: int, end: int, depth: int) -> Any:
         # (the reader's inner loop: varints are read inline, the spec says in one lookup
         # how the field is read; see message_classes for what each code means)
-        if depth >= cls._max_depth:
+        if depth > cls._max_depth:
             raise WireError(f"messages nested more than {cls._max_depth} deep", pos)
         specs, data = cls._specs, source.data
         values: dict[str, Any] = {}
@@ -308,7 +308,7 @@ class Message:
 
         from .columns import decode_fields
 
-        if depth >= cls._max_depth:
+        if depth > cls._max_depth:
             raise WireError(f"messages nested more than {cls._max_depth} deep", int(starts[0]))
         count = len(starts)
         long = np.flatnonzero(ends - starts > LONG_MESSAGE)

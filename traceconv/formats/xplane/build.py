@@ -20,8 +20,8 @@ from collections import defaultdict
 from typing import Any
 
 from ...model import ProcessKind, Trace, TrackKind
-from ...numbers import INT64_MAX, INT64_MIN, clamp_int64
 from ...model.graph import add_op
+from ...numbers import INT64_MAX, INT64_MIN, clamp_int64
 from .._proto import Utf8Repair
 from . import planes as P
 from .memory import MEMORY_EVENTS, MemoryLog
