@@ -265,8 +265,11 @@ def test_garbled_migraphx_percentile_is_an_unparsed_line(tmp_path: Path):
 
 
 def test_invalid_utf8_in_protobuf_strings_is_text_and_counted(tmp_path: Path):
-    from traceconv.formats.paddle_pb.proto import NodeTreesProto
+    from protobuf_runtime import runtime_classes
 
+    from traceconv.formats.paddle_pb.proto import MESSAGES
+
+    NodeTreesProto = runtime_classes("paddle_pb_hostile", MESSAGES)["NodeTreesProto"]
     message = NodeTreesProto(version="3.3.1")
     node = message.thread_trees.add(thread_id=1).host_nodes.add(id=1, parentid=-1)
     node.host_trace_event.name = "innerX"   # then one byte that is not UTF-8

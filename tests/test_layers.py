@@ -32,9 +32,9 @@ LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
     # the trace and the helpers every reader and analysis builds on (nesting, slice index,
     # live bytes, timeline order, aggregate breakdown, the check report)
     (1, "model", ("model",)),
-    # shared above the model: the input layer, the output layer and the rules that protect
+    # shared above the model: the input layer (and its SQLite access), the output layer and the rules that protect
     # inputs, the activity words of every producer
-    (2, "core", ("io", "plugin_scan", "vocabularies", "output_files",
+    (2, "core", ("io", "sqlite_access", "plugin_scan", "vocabularies", "output_files",
                  "outputs")),
     # siblings (one rank): one package per external format / the user-facing analyses
     (3, "formats", ("formats",)),

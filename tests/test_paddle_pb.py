@@ -11,14 +11,18 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from protobuf_runtime import runtime_classes
 
 import traceconv
 from traceconv.errors import TraceconvError
 from traceconv.formats import paddle_pb, paddle_profile
-from traceconv.formats.paddle_pb.proto import NodeTreesProto
+from traceconv.formats.paddle_pb.proto import MESSAGES
 from traceconv.io import Source
 from traceconv.model import ProcessKind
 from traceconv.model.graph import op_node
+
+# the real protobuf runtime writes the test inputs
+NodeTreesProto = runtime_classes("paddle_pb_test", MESSAGES)["NodeTreesProto"]
 
 DATA = Path(__file__).parent / "data" / "paddle"
 

@@ -10,13 +10,17 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from protobuf_runtime import runtime_classes
 
 import traceconv
 from traceconv.errors import TraceconvError
 from traceconv.formats import paddle_profile
-from traceconv.formats.paddle_profile.proto import Profile
+from traceconv.formats.paddle_profile.proto import MESSAGES
 from traceconv.io import Source
 from traceconv.model import ProcessKind
+
+# the real protobuf runtime writes the test inputs
+Profile = runtime_classes("paddle_profile_test", MESSAGES)["Profile"]
 
 DATA = Path(__file__).parent / "data" / "paddle"
 

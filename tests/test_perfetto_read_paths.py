@@ -19,7 +19,7 @@ from traceconv.formats.perfetto import byte_ranges
 from traceconv.formats.perfetto.annotation_bytes import name_and_number
 from traceconv.formats.perfetto.reader import PftraceReader
 from traceconv.formats.perfetto.wire import FIXED64, LENGTH, VARINT, tag, varint
-from traceconv.formats.perfetto.wire_columns import decode_fields, padded
+from traceconv.formats.protowire.columns import decode_fields, padded
 from traceconv.model import Trace
 
 ranges = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 12), st.integers(0, 1)),

@@ -12,6 +12,7 @@ from ...io import Source
 from ...model import Metadata, Trace
 from ...model.builder import TraceBuilder
 from .._paddle import FRAMEWORK
+from ..protowire import wire_errors
 from ..sniffing import paddle_pb as sniff  # noqa: F401  (this format's sniff, kept light)
 from .proto import NodeTreesProto
 from .to_trace import build_trace
@@ -22,10 +23,12 @@ from .to_trace import build_trace
 def read(source: Source) -> Trace:
     """Read a ``.paddle_trace.pb`` into a timeline with flows, memory blocks and counters."""
     data = source.read_bytes()
-    try:
-        message = NodeTreesProto.FromString(data)
-    except Exception as exc:  # the protobuf runtime raises DecodeError or RuntimeError
-        raise InputError(f"not a Paddle NodeTreesProto: {exc}", file=source.name) from None
-    if not message.version:
-        raise InputError("not a Paddle NodeTreesProto (no version field)", file=source.name)
-    return build_trace(message, TraceBuilder(Metadata(framework=FRAMEWORK, source_format="paddle-pb")))
+    # (thread trees and their nodes are decoded as they are reached: damage found there
+    # is located the same way, and no half-built trace is returned)
+    with wire_errors(source.name, "Paddle NodeTreesProto", NodeTreesProto, data):
+        message = NodeTreesProto.decode(data)
+        if not message.version:
+            raise InputError("not a Paddle NodeTreesProto (no version field)",
+                             file=source.name)
+        return build_trace(message, TraceBuilder(Metadata(framework=FRAMEWORK,
+                                                          source_format="paddle-pb")))

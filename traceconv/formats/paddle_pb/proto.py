@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._proto import message_classes
+from ..protowire import Field, message_classes
 
 # TracerEventTypeProto; 15 was MluRuntime in the 2022 proto and is DygraphKernelLaunch in
 # 3.x, 16 (StaticKernelLaunch) is new in 3.x: the version decides (see event_type_name).
@@ -14,7 +14,7 @@ EVENT_TYPES = {
 }
 MEM_EVENT_TYPES = {0: "Allocate", 1: "Free", 2: "ReservedAllocate", 3: "ReservedFree"}
 
-_CLASSES = message_classes("paddle.platform", {
+MESSAGES: dict[str, list[Field]] = {
     "KernelEventInfoProto": [
         ("block_x", 1, "uint32"), ("block_y", 2, "uint32"), ("block_z", 3, "uint32"),
         ("grid_x", 4, "uint32"), ("grid_y", 5, "uint32"), ("grid_z", 6, "uint32"),
@@ -87,5 +87,6 @@ _CLASSES = message_classes("paddle.platform", {
         ("thread_trees", 3, "repeated ThreadNodeTreeProto"),
         ("extra_info", 4, "repeated ExtraInfoMap"),
         ("device_property", 5, "repeated DevicePropertyProto")],
-})
+}
+_CLASSES = message_classes("paddle.platform", MESSAGES)
 NodeTreesProto = _CLASSES["NodeTreesProto"]

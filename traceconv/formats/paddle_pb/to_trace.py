@@ -156,9 +156,9 @@ class _Builder:
         args: dict[str, Any] = {"correlation id": event.correlation_id,
                                 "context": event.context_id, "stream": event.stream_id}
         for detail in ("kernel_info", "memcpy_info", "memset_info"):
-            if event.HasField(detail):
+            if event.has(detail):
                 message = getattr(event, detail)
-                args.update({f.name: self.text(v) for f, v in message.ListFields()})
+                args.update({name: self.text(v) for name, v in message.set_fields()})
         track = self.stream(event.device_id, event.stream_id)
         return self.trace.add_slice(track, event.start_ns,
                                     max(event.end_ns - event.start_ns, 0),
@@ -237,7 +237,7 @@ def build_trace(message, trace: Trace) -> Trace:
                             **{f"paddle.{k}": v for k, v in extra.items() if not k.isdigit()}})
     if message.device_property:
         meta.attributes["paddle.device_properties"] = [
-            {f.name: text(v) for f, v in prop.ListFields()} for prop in message.device_property]
+            {name: text(v) for name, v in prop.set_fields()} for prop in message.device_property]
         meta.devices = device_infos(meta.attributes["paddle.device_properties"])
     builder = _Builder(trace, extra)
     roots = 0

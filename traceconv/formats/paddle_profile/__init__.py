@@ -16,6 +16,7 @@ from ...io import Source
 from ...model import Metadata, Trace
 from ...model.builder import TraceBuilder
 from .._paddle import FRAMEWORK
+from ..protowire import wire_errors
 from ..sniffing import paddle_profile as sniff  # noqa: F401  (this format's sniff, kept light)
 from .proto import Profile
 from .to_trace import build_trace
@@ -24,13 +25,9 @@ from .to_trace import build_trace
 def read(source: Source) -> Trace:
     """Read an old Paddle binary profile into a timeline with flows and memory blocks."""
     data = source.read_bytes()
-    try:
-        profile = Profile.FromString(data)
-    except Exception as exc:  # the protobuf runtime raises DecodeError or RuntimeError
-        raise InputError(f"not a Paddle profile (profiler.proto): {exc}",
-                         file=source.name) from None
-    if not profile.events and not profile.mem_events:
-        raise InputError("Paddle profile holds no events", file=source.name)
-    trace = build_trace(profile, TraceBuilder(Metadata(framework=FRAMEWORK,
-                                                source_format="paddle-profile")))
-    return trace
+    with wire_errors(source.name, "Paddle profile (profiler.proto)", Profile, data):
+        profile = Profile.decode(data)
+        if not profile.events and not profile.mem_events:
+            raise InputError("Paddle profile holds no events", file=source.name)
+        return build_trace(profile, TraceBuilder(Metadata(framework=FRAMEWORK,
+                                                          source_format="paddle-profile")))

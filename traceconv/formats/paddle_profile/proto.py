@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from .._proto import message_classes
+from ..protowire import Field, message_classes
 
 EVENT_CPU, EVENT_GPU_KERNEL = 0, 1
 CUDA_RUNTIME_DEVICE = -1          # Event.device_id of a CUDA runtime API record
 PLACES = {0: "gpu", 1: "cpu", 2: "cudapinned", 3: "xpu"}
 
-_CLASSES = message_classes("paddle.platform.proto", {
+MESSAGES: dict[str, list[Field]] = {
     "MemCopy": [("bytes", 1, "uint64")],
     "Event": [("name", 1, "string"), ("start_ns", 2, "uint64"), ("end_ns", 3, "uint64"),
               ("device_id", 5, "int64"), ("sub_device_id", 6, "int64"),
@@ -18,5 +18,6 @@ _CLASSES = message_classes("paddle.platform.proto", {
                  ("alloc_in", 7, "string"), ("free_in", 8, "string")],
     "Profile": [("events", 1, "repeated Event"), ("start_ns", 2, "uint64"),
                 ("end_ns", 3, "uint64"), ("mem_events", 4, "repeated MemEvent")],
-})
+}
+_CLASSES = message_classes("paddle.platform.proto", MESSAGES)
 Profile = _CLASSES["Profile"]

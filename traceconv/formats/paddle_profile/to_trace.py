@@ -56,7 +56,7 @@ def build_trace(profile, trace: Trace) -> Trace:
                 track = streams[key] = trace.add_track(
                     f"stream {event.sub_device_id}", process=process, kind=TrackKind.STREAM,
                     tid=event.sub_device_id, sort_index=event.sub_device_id)
-            if event.HasField("memcopy"):
+            if event.has("memcopy"):
                 args["bytes"] = event.memcopy.bytes
                 category = MEMCPY_CATEGORY
             else:

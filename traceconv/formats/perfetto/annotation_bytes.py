@@ -4,11 +4,11 @@ Nearly every annotation a profiler writes is an interned name and one number:
 ``08 <iid>`` then ``int_value``, ``uint_value``, ``bool_value`` (a varint),
 ``double_value`` (fixed64) or ``string_value_iid`` (a varint after a two-byte tag), and
 nothing else. For those, three byte compares and one varint read per annotation give
-what decoding every field gives (:func:`.wire_columns.decode_fields`, two rounds and a
+what decoding every field gives (:func:`..protowire.columns.decode_fields`, two rounds and a
 table of fields), at a fraction of the cost; everything else (inline names, strings,
 dicts, arrays, several value fields) is left to the reader's field-by-field path.
 
->>> from .wire_columns import padded
+>>> from traceconv.formats.protowire.columns import padded
 >>> data = (b"\\x08\\x02\\x20\\x96\\x01"     # name iid 2, int_value 150
 ...         + b"\\x08\\x03\\x29" + bytes(8)    # name iid 3, double_value 0.0
 ...         + b"\\x0a\\x01a\\x20\\x01")        # an inline name: not this form
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .wire_columns import WireError, fixed, varints
+from ..protowire.columns import WireError, fixed, varints
 
 _NAME_IID_TAG = 0x08                    # field 1 (name_iid), varint
 _VARINT_TAGS = (0x10, 0x18, 0x20)       # bool, uint, int values (np.isin: 15 times slower)

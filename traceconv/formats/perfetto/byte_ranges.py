@@ -7,7 +7,7 @@ here every range is hashed with numpy (a polynomial over its bytes), ranges are 
 by hash, length and a group label, and each is then compared byte for byte with the
 first of its group, so a hash collision can never join two different ranges.
 
->>> from .wire_columns import padded
+>>> from traceconv.formats.protowire.columns import padded
 >>> buf = padded(b"abcabdabc")
 >>> first, inverse = distinct_ranges(buf, np.array([0, 3, 6, 6]), np.array([3, 6, 9, 9]),
 ...                                  np.array([0, 0, 0, 1]))
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .wire_columns import words
+from ..protowire.columns import words
 
 _BASE = np.uint64(0x100000001B3)      # odd: its powers never vanish mod 2^64
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -36,7 +36,7 @@ def distinct_ranges(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, label
                     ) -> tuple[np.ndarray, np.ndarray]:
     """The ranges ``buf[starts[i]:ends[i]]`` grouped by content and ``label`` (ranges of
     different labels are never alike): the index of each group's first range, in order,
-    and each range's group. ``buf`` is padded (:func:`.wire_columns.padded`): ranges are
+    and each range's group. ``buf`` is padded (:func:`..protowire.columns.padded`): ranges are
     read 8 bytes at a time."""
     count = len(starts)
     if not count:

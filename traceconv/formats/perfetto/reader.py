@@ -2,7 +2,7 @@
 
 The file is read 4 MiB at a time and cut into packets (``Trace.packet`` fields); the
 fields of a block's packets, of their TrackEvents and of their debug annotations are
-decoded for the whole block at once with numpy (:mod:`.wire_columns`). What is rare and
+decoded for the whole block at once with numpy (:mod:`..protowire.columns`). What is rare and
 stateful goes packet by packet, in file order: interned data, sequence flags and defaults,
 track descriptors, clock snapshots, trace attributes.
 
@@ -44,6 +44,14 @@ from ...io import Source
 from ...model import Metadata, Trace
 from ...model.builder import TraceBuilder
 from ...model.typed_arrays import extend_typed
+from ..protowire.columns import (
+    Fields,
+    WireError,
+    as_int64,
+    decode_fields,
+    in_message_order,
+    padded,
+)
 from . import model_attribute
 from .annotation_bytes import name_and_number
 from .annotation_values import (
@@ -65,14 +73,6 @@ from .framing import frame_block, whole_packet
 from .packet_defaults import PacketDefaults
 from .track_tree import TrackMap, build_tracks, merge_descriptor
 from .wire import FIXED64, LENGTH, VARINT
-from .wire_columns import (
-    Fields,
-    WireError,
-    as_int64,
-    decode_fields,
-    in_message_order,
-    padded,
-)
 
 READ_BYTES = 4 << 20   # (a block's temporaries take about ten times its size)
 BOOTTIME = 6
@@ -96,6 +96,7 @@ _LEGACY_PHASES = {ord("B"): BEGIN, ord("E"): END, ord("X"): COMPLETE, ord("I"): 
                   ord("i"): INSTANT, ord("n"): INSTANT}
 _PACKET_FIELDS = {f.number: f.name for f in TracePacket.DESCRIPTOR.fields}
 VALUE_FIELDS = np.array(sorted(SCALARS | COMPOSITE))
+_UINT64 = (1 << 64) - 1
 _INTERNED_TABLES = {1: "event_categories", 2: "event_names", 3: "debug_annotation_names",
                     29: "debug_annotation_string_values"}
 
@@ -112,7 +113,7 @@ class _Interned:
 
     @staticmethod
     def key(generation: int, iid: int) -> int:
-        return (generation << 32) | (iid & 0xFFFFFFFF)
+        return (generation << 64) | iid   # (iids have 64 bits: 2**32 + 5 is not 5)
 
     def add(self, table: str, generation: int, iid: int, value: str) -> None:
         self.entries[table][self.key(generation, iid)] = value
@@ -131,13 +132,22 @@ class _Interned:
         which are known."""
         if table not in self._sorted:
             items = sorted(self.entries[table].items())
-            self._sorted[table] = (np.array([k for k, _ in items], dtype=np.uint64),
-                                   np.array([self.text_id(v) for _, v in items] + [0],
-                                            dtype=np.int64))
-        keys, ids = self._sorted[table]
-        wanted = (generation.astype(np.uint64) << np.uint64(32)) | (iid & np.uint64(0xFFFFFFFF))
+            iids = np.array([k & _UINT64 for k, _ in items], dtype=np.uint64)
+            # an iid has 64 bits and a generation more: the key searched is the generation
+            # and the iid's rank among the distinct iids (both fit 32 bits)
+            distinct = np.unique(iids)
+            keys = (np.array([k >> 64 for k, _ in items], dtype=np.uint64) << np.uint64(32)) \
+                | np.searchsorted(distinct, iids).astype(np.uint64)
+            self._sorted[table] = (keys, distinct, np.array(
+                [self.text_id(v) for _, v in items] + [0], dtype=np.int64))
+        keys, distinct, ids = self._sorted[table]
+        iid = iid.astype(np.uint64)
+        rank = np.searchsorted(distinct, iid)
+        found = rank < len(distinct)
+        found[found] = distinct[rank[found]] == iid[found]
+        wanted = (generation.astype(np.uint64) << np.uint64(32)) | rank.astype(np.uint64)
         at = np.searchsorted(keys, wanted)
-        known = at < len(keys)
+        known = found & (at < len(keys))
         known[known] = keys[at[known]] == wanted[known]
         at[~known] = len(keys)
         return ids[at], known

@@ -4,8 +4,8 @@
 One XSpace holds the planes of one host: ``/host:CPU`` (a line per thread), one plane per
 device (``/device:GPU:N`` streams and derived rows, ``/device:TPU:N`` XLA ops and modules),
 ``/host:metadata`` (HLO module names) and ``Task Environment``. See :mod:`.build` for the
-mapping; the wire format is decoded by the protobuf runtime from the field table in
-:mod:`.proto` (no tensorflow or jax needed).
+mapping; the wire format is decoded by :mod:`traceconv.formats.protowire` from the field
+table in :mod:`.proto` (no tensorflow, jax or protobuf runtime needed).
 
 Detection: :func:`traceconv.formats.export_sniffing.xplane` (light: no reader imported).
 """
@@ -37,23 +37,19 @@ def __getattr__(name: str) -> Any:
 
 def read(source: Source) -> Trace:
     """Read an ``.xplane.pb`` into processes, tracks, flows, XLA op nodes and memory blocks."""
+    from ..protowire import wire_errors
     from .build import SpaceBuilder
-    from .damage import locate
     from .proto import XSpace
 
     data = source.read_bytes()
-    try:
-        space = XSpace.FromString(data)
-    except Exception:  # the runtime raises DecodeError (or RuntimeError) without a place
-        damage = locate(data)
-        where = f"byte {damage.offset:,}" if damage else None
-        why = (f"not a valid XSpace protobuf: {damage.reason} (at {damage.path})" if damage
-               else "not a valid XSpace protobuf")
-        raise InputError(why, file=source.name, location=where) from None
-    if not space.planes:
-        raise InputError("not an XSpace: no planes", file=source.name)
-    trace = TraceBuilder(Metadata(source_format="xplane", framework=_framework(space)))
-    SpaceBuilder(space, trace).build()
+    # (lines, events and stats are decoded as the builder reaches them: damage found
+    # there is located the same way, and no half-built trace is returned)
+    with wire_errors(source.name, "XSpace protobuf", XSpace, data):
+        space = XSpace.decode(data)
+        if not space.planes:
+            raise InputError("not an XSpace: no planes", file=source.name)
+        trace = TraceBuilder(Metadata(source_format="xplane", framework=_framework(space)))
+        SpaceBuilder(space, trace).build()
     return trace
 
 

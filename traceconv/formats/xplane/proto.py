@@ -2,15 +2,15 @@
 
 Transcribed field numbers only (no generated code): maps (``event_metadata``,
 ``stat_metadata``) are written on the wire as repeated ``{key = 1, value = 2}`` entries, so
-they are declared that way. The protobuf runtime's C parser decodes a whole file in
-milliseconds; see :mod:`.decode` for why the events are then read from these messages.
+they are declared that way. Decoded by :mod:`traceconv.formats.protowire` (lines, events and
+stats when the reader reaches them).
 """
 
 from __future__ import annotations
 
-from .._proto import message_classes
+from ..protowire import Field, message_classes
 
-_CLASSES = message_classes("xprof", {
+MESSAGES: dict[str, list[Field]] = {
     "XStat": [("metadata_id", 1, "int64"), ("double_value", 2, "double"),
               ("uint64_value", 3, "uint64"), ("int64_value", 4, "int64"),
               ("str_value", 5, "string"), ("bytes_value", 6, "bytes"),
@@ -33,7 +33,8 @@ _CLASSES = message_classes("xprof", {
                ("stats", 6, "repeated XStat")],
     "XSpace": [("planes", 1, "repeated XPlane"), ("errors", 2, "repeated string"),
                ("warnings", 3, "repeated string"), ("hostnames", 4, "repeated string")],
-})
+}
+_CLASSES = message_classes("xprof", MESSAGES)
 XSpace = _CLASSES["XSpace"]
 XPlane = _CLASSES["XPlane"]
 XStat = _CLASSES["XStat"]

@@ -1,7 +1,7 @@
 """Protobuf wire format decoded for many messages at once, with numpy (the reader's hot path).
 
-:mod:`.wire` encodes and reads one varint at a time; a million packets read that way cost
-several seconds of Python. Here every step works on all messages of a block together: one
+:mod:`.scalar` reads one field at a time; a million packets read that way cost several
+seconds of Python. Here every step works on all messages of a block together: one
 round reads the next field of every message that has one left, so a block of packets takes
 as many rounds as its longest packet has fields (a dozen), not one round per packet.
 
@@ -22,19 +22,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .wire import FIXED64, LENGTH, VARINT
+from .scalar import FIXED32, FIXED64, LENGTH, VARINT, WireError
 
-FIXED32 = 5
 PAD = 16   # zero bytes after the data: a gather of 10 varint bytes never leaves the buffer
 _BYTES8 = np.arange(8, dtype=np.int64)
-
-
-class WireError(ValueError):
-    """Bytes that are not protobuf wire format; ``offset`` is where in the buffer."""
-
-    def __init__(self, message: str, offset: int) -> None:
-        super().__init__(message)
-        self.offset = offset
 
 
 def padded(data: bytes | bytearray | memoryview) -> np.ndarray:
