@@ -219,6 +219,54 @@ BUILTINS: tuple[FormatInfo, ...] = (
         sniffer="traceconv.formats.export_sniffing:trtexec"),
 )
 
+@dataclass(frozen=True)
+class SeedSample:
+    """A small input of one reader's format, from the project's own files: what the
+    hostile-input matrix (``tests/test_hostile_matrix.py``) and the fuzzer
+    (``benchmarks/fuzz``) make their variants of.
+
+    ``syntax`` is the container the variants edit: ``json``, ``text``, ``csv``, ``svg``,
+    ``protobuf``, ``pickle`` or ``sqlite``.
+
+    >>> seed_samples("chrome")[0].path
+    'tests/data/seeds/chrome.pt.trace.json'
+    """
+
+    path: str      # relative to the project root (the seeds are not installed)
+    syntax: str
+
+
+# One or more seeds per built-in reader (tests/data/seeds/, cut from the bundled samples: see
+# PROVENANCE.md there). A new reader adds its row here: a test fails while one lacks it.
+SEED_SAMPLES: dict[str, tuple[SeedSample, ...]] = {
+    name: tuple(SeedSample(f"tests/data/seeds/{file}", syntax) for file in files)
+    for name, syntax, files in (
+        ("chrome", "json", ("chrome.pt.trace.json",)),
+        ("perfetto", "protobuf", ("perfetto.pftrace", "perfetto_traceconv.pftrace")),
+        ("megengine", "json", ("megengine_profile.json",)),
+        ("megengine-meminfo", "json", ("StaticMemoryInfo.json",)),
+        ("megengine-memflow-svg", "svg", ("memory_flow.svg",)),
+        ("paddle-report", "text", ("paddle_report.txt",)),
+        ("paddle-profile", "protobuf", ("paddle.profile",)),
+        ("paddle-pb", "protobuf", ("paddle.paddle_trace.pb",)),
+        ("paddle-summary", "text", ("paddle_summary.txt",)),
+        ("migraphx", "text", ("migraphx_perf.txt",)),
+        ("torch-memory", "json", ("memory_timeline.raw.json",)),
+        ("torch-snapshot", "pickle", ("snapshot.pickle",)),
+        ("torch-et", "json", ("torch_et.json",)),
+        ("nsys", "sqlite", ("nsys.sqlite",)),
+        ("rpd", "sqlite", ("matmul.rpd",)),
+        ("nsys-stats", "csv", ("nvtx_pushpop_trace.csv",)),
+        ("xplane", "protobuf", ("jax_cpu.xplane.pb",)),
+        ("trtexec", "json", ("resnet.engine.profile.json",)),
+    )}
+
+
+def seed_samples(name: str) -> tuple[SeedSample, ...]:
+    """The seeds of the reader called ``name`` (or an alias); empty when it has none."""
+    return SEED_SAMPLES.get(get(name).name, ())
+
+
 _FORMATS: dict[str, FormatInfo] = {}
 _ALIASES: dict[str, str] = {}
 _state = "empty"   # "empty" -> "loading" (plugins) -> "ready"

@@ -49,11 +49,15 @@ def read(source: Source) -> Trace:
         stream = _decompressed(raw, source) if source.head.startswith(XZ_MAGIC) else raw
         text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
         rows = csv.reader(text)
-        header = next(rows, None)
-        if header is None or not all(n in header for n in _NEEDED):
-            raise InputError("not an nsys stats NVTX trace: the header lacks "
-                             f"{', '.join(_NEEDED)}", file=source.name, location="line 1")
-        _read_rows(trace, header, rows, source.name)
+        try:
+            header = next(rows, None)
+            if header is None or not all(n in header for n in _NEEDED):
+                raise InputError("not an nsys stats NVTX trace: the header lacks "
+                                 f"{', '.join(_NEEDED)}", file=source.name, location="line 1")
+            _read_rows(trace, header, rows, source.name)
+        except csv.Error as exc:   # a field past the csv module's limit (128 KiB), a NUL...
+            raise InputError(f"not CSV as nsys stats writes it: {exc}", file=source.name,
+                             location=f"line {rows.line_num}") from None
     return trace
 
 
