@@ -236,29 +236,32 @@ class SeedSample:
     syntax: str
 
 
-# One or more seeds per built-in reader (tests/data/seeds/, cut from the bundled samples: see
-# PROVENANCE.md there). A new reader adds its row here: a test fails while one lacks it.
+# One or more seeds per built-in reader: small files of the project (cut from the bundled
+# samples into tests/data/seeds/: see PROVENANCE.md there). A new reader adds its row here; a
+# test fails while one lacks it.
+_SEEDS = "tests/data/seeds/"
 SEED_SAMPLES: dict[str, tuple[SeedSample, ...]] = {
-    name: tuple(SeedSample(f"tests/data/seeds/{file}", syntax) for file in files)
-    for name, syntax, files in (
-        ("chrome", "json", ("chrome.pt.trace.json",)),
-        ("perfetto", "protobuf", ("perfetto.pftrace", "perfetto_traceconv.pftrace")),
-        ("megengine", "json", ("megengine_profile.json",)),
-        ("megengine-meminfo", "json", ("StaticMemoryInfo.json",)),
-        ("megengine-memflow-svg", "svg", ("memory_flow.svg",)),
-        ("paddle-report", "text", ("paddle_report.txt",)),
-        ("paddle-profile", "protobuf", ("paddle.profile",)),
-        ("paddle-pb", "protobuf", ("paddle.paddle_trace.pb",)),
-        ("paddle-summary", "text", ("paddle_summary.txt",)),
-        ("migraphx", "text", ("migraphx_perf.txt",)),
-        ("torch-memory", "json", ("memory_timeline.raw.json",)),
-        ("torch-snapshot", "pickle", ("snapshot.pickle",)),
-        ("torch-et", "json", ("torch_et.json",)),
-        ("nsys", "sqlite", ("nsys.sqlite",)),
-        ("rpd", "sqlite", ("matmul.rpd",)),
-        ("nsys-stats", "csv", ("nvtx_pushpop_trace.csv",)),
-        ("xplane", "protobuf", ("jax_cpu.xplane.pb",)),
-        ("trtexec", "json", ("resnet.engine.profile.json",)),
+    name: tuple(SeedSample(path, syntax) for path in paths)
+    for name, syntax, paths in (
+        ("chrome", "json", (_SEEDS + "chrome.pt.trace.json",)),
+        ("perfetto", "protobuf", (_SEEDS + "perfetto.pftrace",
+                                  _SEEDS + "perfetto_traceconv.pftrace")),
+        ("megengine", "json", (_SEEDS + "megengine_profile.json",)),
+        ("megengine-meminfo", "json", (_SEEDS + "StaticMemoryInfo.json",)),
+        ("megengine-memflow-svg", "svg", (_SEEDS + "memory_flow.svg",)),
+        ("paddle-report", "text", ("samples/paddle/report_gpu_before.txt",)),
+        ("paddle-profile", "protobuf", (_SEEDS + "paddle.profile",)),
+        ("paddle-pb", "protobuf", (_SEEDS + "paddle.paddle_trace.pb",)),
+        ("paddle-summary", "text", ("tests/data/paddle/gpu_summary.txt",)),
+        ("migraphx", "text", ("samples/migraphx/perf_simple_graph_rocm4.txt",)),
+        ("torch-memory", "json", (_SEEDS + "memory_timeline.raw.json",)),
+        ("torch-snapshot", "pickle", (_SEEDS + "snapshot.pickle",)),
+        ("torch-et", "json", (_SEEDS + "torch_et.json",)),
+        ("nsys", "sqlite", (_SEEDS + "nsys.sqlite",)),
+        ("rpd", "sqlite", (_SEEDS + "matmul.rpd",)),
+        ("nsys-stats", "csv", (_SEEDS + "nvtx_pushpop_trace.csv",)),
+        ("xplane", "protobuf", (_SEEDS + "jax_cpu.xplane.pb",)),
+        ("trtexec", "json", (_SEEDS + "resnet.engine.profile.json",)),
     )}
 
 
