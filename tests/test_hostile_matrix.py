@@ -46,14 +46,15 @@ from traceconv.cli import app
 FULL = os.environ.get("TRACECONV_MATRIX", "") == "full"
 CAMPAIGN = int(os.environ.get("TRACECONV_MATRIX_CAMPAIGN", "0"))
 # variants per seed and family: fast suite / full run
-PER_CELL = {"edge-numbers": (3, 40), "encodings": (3, 24), "depth": (2, 9),
-            "amplification": (2, 6), "cut": (3, 48), "special": (3, 6)}
+PER_CELL = {"edge-numbers": (2, 40), "encodings": (2, 24), "depth": (2, 9),
+            "amplification": (2, 6), "cut": (2, 48), "special": (3, 6)}
 CPU_SECONDS = 20          # one command; more is a hang
 MEMORY_HEADROOM = 3 << 30  # address space one command may add to this process
 SCALES = (1, 2, 4, 8)
 GROWTH_LIMIT = 2.3        # memory per doubling of the input
-INPUT_MULTIPLE = 50       # peak memory / input bytes at 8x
-SCALE_BASE = (24 << 10, 256 << 10)   # bytes at 1x, at least: fast suite / full run
+INPUT_MULTIPLE = 50       # peak memory / input bytes at 8x, beyond fixed costs:
+FIXED_BYTES = 16 << 20    # read buffers and tables that do not grow with the input
+SCALE_BASE = (16 << 10, 256 << 10)   # bytes at 1x, at least: fast suite / full run
 
 SEEDS = families.registry_seeds()
 READERS = sorted({info.name for info in registry.all_formats() if info.reads})
@@ -274,8 +275,9 @@ def _peak_bytes(path: Path, reader: str) -> int:
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda s: f"{s.reader}-{s.name}")
 def test_memory_grows_linearly_with_the_input(seed, tmp_path):
     """The seed repeated 1x-8x (see ``families.scaled``): the reader's peak of traced memory
-    grows at most 2.3x per doubling and stays under 50x the input at 8x. The 1x input is
-    the seed repeated to a base size, so fixed costs do not hide the growth."""
+    grows at most 2.3x per doubling and stays under 50x the input at 8x (plus 16 MiB of
+    fixed costs: a read buffer, tables). The 1x input is the seed repeated to a base size,
+    so fixed costs do not hide the growth."""
     base = SCALE_BASE[FULL]
     unit = Seed(seed.reader, seed.syntax, seed.name,
                 families.scaled(seed, max(1, math.ceil(base / len(seed.data)))))
@@ -290,4 +292,4 @@ def test_memory_grows_linearly_with_the_input(seed, tmp_path):
     growth = [b / a for a, b in zip(peaks, peaks[1:], strict=False)]
     table = ", ".join(f"{s >> 10} KiB: {p >> 10} KiB" for s, p in zip(sizes, peaks, strict=True))
     assert max(growth) <= GROWTH_LIMIT, f"growth per doubling {growth} ({table})"
-    assert peaks[-1] <= INPUT_MULTIPLE * sizes[-1], table
+    assert peaks[-1] <= INPUT_MULTIPLE * sizes[-1] + FIXED_BYTES, table
