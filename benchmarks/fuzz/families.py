@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import gzip
 import io
 import json
@@ -655,13 +656,13 @@ def as_mutator(family: str, kind: str) -> Mutator:
     return mutator
 
 
-def add_mutators() -> None:
-    """Every kind of :data:`.mutators.MUTATORS` (and ``sqlite``) draws the families too."""
-    MUTATORS.setdefault("sqlite", [(byte_edit, 2)])
-    for kind, weighted in MUTATORS.items():
-        have = {m.__name__ for m, _ in weighted}
-        weighted.extend((as_mutator(family, kind), 1) for family in FUZZED
-                        if applies(family, kind) and family.replace("-", "_") not in have)
+@functools.cache
+def family_mutators(kind: str) -> list[tuple[Mutator, int]]:
+    """The families as weighted mutators of ``kind`` (one each), those of
+    :data:`.mutators.MUTATORS` already has left out."""
+    have = {m.__name__ for m, _ in MUTATORS.get(kind, [])}
+    return [(as_mutator(family, kind), 1) for family in FUZZED
+            if applies(family, kind) and family.replace("-", "_") not in have]
 
 
 if __name__ == "__main__":   # python -m benchmarks.fuzz.families: list the cells

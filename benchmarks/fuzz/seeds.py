@@ -23,13 +23,17 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from . import hostile  # noqa: F401 - adds the mutators of issue 23's classes
-from .families import add_mutators
-from .mutators import mutate, parse_wire, write_wire
+from .families import family_mutators
+from .mutators import MUTATORS, mutate, parse_wire, write_wire
 
-add_mutators()   # the hostile families of the matrix (issue 33) join the campaign
+MUTATORS.setdefault("sqlite", list(MUTATORS["bytes"]))   # (and the families, when on)
+# A campaign's switch (set before its workers fork): the hostile families of the matrix
+# (issue 33) among the mutators, and each reader's registry seeds in its pool
+FAMILIES_ON = False
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_DIRS = (ROOT / "samples", ROOT / "tests" / "data")
+SEED_SAMPLES_DIR = ROOT / "tests" / "data" / "seeds"
 # the syntax of each reader's seed in the registry (SEED_SAMPLES) is how its input is built,
 # for the mutators; a CSV is edited as text; a reader with no seed is fuzzed with byte edits
 MUTATOR_KINDS = {"csv": "text"}
@@ -92,7 +96,8 @@ def mutant(seeds: dict[str, list[bytes]], target: str, campaign_seed: int,
     """
     rng = random.Random(f"{campaign_seed}:{target}:{index}")
     pool = seeds[target]
-    return mutate(KINDS[target], rng.choice(pool), rng, pool)
+    kind = KINDS[target]
+    return mutate(kind, rng.choice(pool), rng, pool, family_mutators(kind) if FAMILIES_ON else ())
 
 
 # -- shrinking ----------------------------------------------------------------------------
@@ -197,6 +202,8 @@ def collect_seeds(folder: Path) -> dict[str, list[bytes]]:
             # (.input: a fuzz finding kept as a test, not a seed)
             if not path.is_file() or path.suffix in (".md", ".py", ".input"):
                 continue
+            if SEED_SAMPLES_DIR in path.parents:   # the registry's: with FAMILIES_ON, below
+                continue
             try:
                 name = registry.detect(Source(path)).name
             except Exception:  # noqa: BLE001 - not an input of any reader
@@ -211,7 +218,7 @@ def collect_seeds(folder: Path) -> dict[str, list[bytes]]:
             data = _smallest_readable(name, raw, folder)
             if data is not None:
                 seeds[name][hashlib.sha1(data).hexdigest()] = data
-    for name in KINDS:   # each reader's registry seeds, whole (they are small already)
+    for name in KINDS if FAMILIES_ON else ():   # each reader's registry seeds, whole
         for sample in [] if name.startswith("check:") else registry.seed_samples(name):
             data = (ROOT / sample.path).read_bytes()
             seeds[name][hashlib.sha1(data).hexdigest()] = data

@@ -84,7 +84,8 @@ def _read_rows(trace: Trace, header: list[str], rows: Iterator[list[str]], name:
         ends.append(max(e, s))
         keys.append(p << 32 | t & 0xFFFFFFFF)
         names.append(row[text])
-        args.append({key: int(row[i]) for i, key in extras if i < len(row) and row[i].isdigit()}
+        args.append({key: int(row[i]) for i, key in extras
+                     if i < len(row) and row[i].isdigit() and len(row[i]) <= 18}
                     or None)
     trace.diagnostics.add("nsys_stats.malformed_row", "report rows whose start, end, PID or "
                           "TID is not a number or out of range (not read)", kind="dropped",

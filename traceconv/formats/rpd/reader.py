@@ -330,6 +330,7 @@ def _read_monitor(db: Database, trace: Trace, places: Places) -> None:
             "from rocpd_monitor order by start, id", "rocpd_monitor"):
         try:
             number = float(value)
+            device = to_int64(device, "deviceId")   # (a REAL cell may be infinite)
         except (TypeError, ValueError):
             bad += 1
             continue
@@ -337,7 +338,7 @@ def _read_monitor(db: Database, trace: Trace, places: Places) -> None:
             bad += 1
             continue
         stop = stop if isinstance(stop, int) and stop >= start else start
-        series.setdefault((str(kind), int(device), str(monitor)), []).append(
+        series.setdefault((str(kind), device, str(monitor)), []).append(
             (start, stop, number))
     for (kind, device, monitor), samples in sorted(series.items()):
         process = places.device(device) if kind == "gpu" else places.process(device)
