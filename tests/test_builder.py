@@ -142,6 +142,28 @@ def test_memory_freed_before_allocation_is_the_same_rule():
     assert trace.diagnostics.count("model.negative_length") == 1
 
 
+def test_owner_links_to_nodes_the_graph_lacks_are_left_out_and_counted():
+    """Four blocks by hand: one whose links name real nodes, one naming an op of another
+    name, one naming a tensor as its op, one naming nodes of no graph; 3 lose a link."""
+    from traceconv.model.graph import add_op, add_tensor
+
+    builder = TraceBuilder()
+    conv = add_op(builder.graph, 1, "conv")
+    x = add_tensor(builder.graph, 1, "x")
+    kept = MemoryBlock(0, 8, owner_op=conv, owner_name="conv", owner_tensor=x)
+    renamed = MemoryBlock(8, 8, owner_op=conv, owner_name="gemm")
+    swapped = MemoryBlock(16, 8, owner_op=x, owner_tensor=conv)
+    absent = MemoryBlock(24, 8, owner_op="op/9", owner_name="relu", owner_tensor="tensor/9")
+    for block in (kept, renamed, swapped, absent):
+        builder.add_memory_block(block)
+    trace = builder.build()
+    links = [(b.owner_op, b.owner_tensor, b.owner_name) for b in trace.memory]
+    assert links == [(conv, x, "conv"), (None, None, "gemm"), (None, None, None),
+                     (None, None, "relu")]
+    assert trace.diagnostics.count("model.unknown_owner") == 3
+    assert validate(trace) == []
+
+
 def test_a_plain_trace_is_built_when_a_reader_hands_one_over():
     trace = Trace()
     track = trace.add_track("t", process=trace.add_process("p"))

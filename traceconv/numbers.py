@@ -63,7 +63,7 @@ def to_int64(value: object, what: str = "value") -> int:
         number = value
     else:
         try:
-            number = int(value) if isinstance(value, str) and value.strip().lstrip("+-")\
+            number = int_text(value, what) if isinstance(value, str) and value.strip().lstrip("+-")\
                 .isdigit() else round(finite(value, what))
         except OverflowError:
             raise NumberError(f"{what} is out of the int64 range: {_show(value)}") from None

@@ -219,6 +219,57 @@ BUILTINS: tuple[FormatInfo, ...] = (
         sniffer="traceconv.formats.export_sniffing:trtexec"),
 )
 
+@dataclass(frozen=True)
+class SeedSample:
+    """A small input of one reader's format, from the project's own files: what the
+    hostile-input matrix (``tests/test_hostile_matrix.py``) and the fuzzer
+    (``benchmarks/fuzz``) make their variants of.
+
+    ``syntax`` is the container the variants edit: ``json``, ``text``, ``csv``, ``svg``,
+    ``protobuf``, ``pickle`` or ``sqlite``.
+
+    >>> seed_samples("chrome")[0].path
+    'tests/data/seeds/chrome.pt.trace.json'
+    """
+
+    path: str      # relative to the project root (the seeds are not installed)
+    syntax: str
+
+
+# One or more seeds per built-in reader: small files of the project (cut from the bundled
+# samples into tests/data/seeds/: see PROVENANCE.md there). A new reader adds its row here; a
+# test fails while one lacks it.
+_SEEDS = "tests/data/seeds/"
+SEED_SAMPLES: dict[str, tuple[SeedSample, ...]] = {
+    name: tuple(SeedSample(path, syntax) for path in paths)
+    for name, syntax, paths in (
+        ("chrome", "json", (_SEEDS + "chrome.pt.trace.json",)),
+        ("perfetto", "protobuf", (_SEEDS + "perfetto.pftrace",
+                                  _SEEDS + "perfetto_traceconv.pftrace")),
+        ("megengine", "json", (_SEEDS + "megengine_profile.json",)),
+        ("megengine-meminfo", "json", (_SEEDS + "StaticMemoryInfo.json",)),
+        ("megengine-memflow-svg", "svg", (_SEEDS + "memory_flow.svg",)),
+        ("paddle-report", "text", ("samples/paddle/report_gpu_before.txt",)),
+        ("paddle-profile", "protobuf", (_SEEDS + "paddle.profile",)),
+        ("paddle-pb", "protobuf", (_SEEDS + "paddle.paddle_trace.pb",)),
+        ("paddle-summary", "text", ("tests/data/paddle/gpu_summary.txt",)),
+        ("migraphx", "text", ("samples/migraphx/perf_simple_graph_rocm4.txt",)),
+        ("torch-memory", "json", (_SEEDS + "memory_timeline.raw.json",)),
+        ("torch-snapshot", "pickle", (_SEEDS + "snapshot.pickle",)),
+        ("torch-et", "json", (_SEEDS + "torch_et.json",)),
+        ("nsys", "sqlite", (_SEEDS + "nsys.sqlite",)),
+        ("rpd", "sqlite", (_SEEDS + "matmul.rpd",)),
+        ("nsys-stats", "csv", (_SEEDS + "nvtx_pushpop_trace.csv",)),
+        ("xplane", "protobuf", (_SEEDS + "jax_cpu.xplane.pb",)),
+        ("trtexec", "json", (_SEEDS + "resnet.engine.profile.json",)),
+    )}
+
+
+def seed_samples(name: str) -> tuple[SeedSample, ...]:
+    """The seeds of the reader called ``name`` (or an alias); empty when it has none."""
+    return SEED_SAMPLES.get(get(name).name, ())
+
+
 _FORMATS: dict[str, FormatInfo] = {}
 _ALIASES: dict[str, str] = {}
 _state = "empty"   # "empty" -> "loading" (plugins) -> "ready"

@@ -42,6 +42,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="folder for reproducers and figures.json")
     parser.add_argument("--special", type=int, metavar="N",
                         help="first run N inputs of each special-file and signal scenario")
+    parser.add_argument("--no-families", dest="families", action="store_false",
+                        help="leave out the hostile families of the matrix "
+                             "(benchmarks/fuzz/families.py) and the registry's seeds")
     parser.add_argument("--validate", action="store_true",
                         help="also count a read whose model breaks an invariant "
                              "(traceconv.validate) as a crash")
@@ -60,7 +63,8 @@ def main() -> None:
     figures = run_campaign(per_target=args.per_target, seconds=args.seconds, seed=args.seed,
                            timeout=args.timeout, memory_limit=args.memory << 20, out=args.out,
                            targets=args.targets, writers_every=max(args.writers_every, 1),
-                           jobs=max(args.jobs, 1), log=lambda line: print(line, flush=True))
+                           jobs=max(args.jobs, 1), families=args.families,
+                           log=lambda line: print(line, flush=True))
     total = sum(figures.inputs.values())
     print(f"{total:,} inputs in {figures.wall_seconds:,.0f} s "
           f"({total / max(figures.wall_seconds, 1e-9):,.0f} inputs/s, {args.jobs} job(s))")

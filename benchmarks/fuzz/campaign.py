@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
 
+from . import seeds as seeds_module
 from .seeds import collect_seeds, mutant
 from .worker import Outcome, preload_writers, scratch_folder, serve
 
@@ -285,14 +286,25 @@ def run_campaign(*, per_target: int | None = None, seconds: float | None = None,
                  seed: int = 0, timeout: float = 10.0, memory_limit: int = 2 << 30,
                  out: Path | None = None, targets: list[str] | None = None,
                  writers_every: int = 1, jobs: int = 1, minimise_budget: int = 300,
-                 log=None) -> Figures:  # type: ignore[no-untyped-def]
+                 families: bool = True, log=None) -> Figures:  # type: ignore[no-untyped-def]
     """Fuzz each target with mutants ``0 .. per_target-1``, or for ``seconds``.
 
     The inputs are a function of ``seed`` and their numbers, so a ``per_target`` run is the
     same on every machine and with any ``jobs``. Writers run on every ``writers_every``-th
     input that reads. Reproducers (minimised), the slowest input per target and
-    ``figures.json`` go to ``out`` when given.
+    ``figures.json`` go to ``out`` when given. With ``families``, the hostile families of
+    :mod:`.families` are among the mutators and the registry's seeds in the pools.
     """
+    saved, seeds_module.FAMILIES_ON = seeds_module.FAMILIES_ON, families
+    try:
+        return _run(per_target, seconds, seed, timeout, memory_limit, out, targets,
+                    writers_every, jobs, minimise_budget, log)
+    finally:
+        seeds_module.FAMILIES_ON = saved
+
+
+def _run(per_target, seconds, seed, timeout, memory_limit, out, targets,  # type: ignore[no-untyped-def]
+         writers_every, jobs, minimise_budget, log) -> Figures:
     folder = Path(scratch_folder())
     try:
         seeds = collect_seeds(folder)

@@ -332,8 +332,10 @@ MUTATORS: dict[str, list[tuple[Mutator, int]]] = {
 }
 
 
-def mutate(kind: str, data: bytes, rng: random.Random, pool: list[bytes]) -> tuple[str, bytes]:
-    """One mutant of ``data``; returns the mutator's name too."""
-    choices = MUTATORS[kind]
+def mutate(kind: str, data: bytes, rng: random.Random, pool: list[bytes],
+           extra: list[tuple[Mutator, int]] | tuple = ()) -> tuple[str, bytes]:
+    """One mutant of ``data`` (by a mutator of ``kind``, or of ``extra``); returns the
+    mutator's name too."""
+    choices = MUTATORS[kind] + list(extra)
     mutator = rng.choices([m for m, _ in choices], [w for _, w in choices])[0]
     return mutator.__name__, mutator(data, rng, pool)

@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from . import families
+
 LIMIT = 2.3   # the most a doubling of the input may multiply the time by
 
 
@@ -63,21 +65,40 @@ def deep_nesting(n: int) -> tuple[str, bytes]:
     return "t.json", json.dumps({"traceEvents": events}).encode()
 
 
+SEED_UNITS = 250   # units per copy of a registry seed (--base 2000: 8 copies at 1x)
+
+
+def _seed_family(seed: families.Seed) -> Callable[[int], tuple[str, bytes]]:
+    """A reader's registry seed repeated ``ceil(n / SEED_UNITS)`` times in its own syntax
+    (:func:`.families.scaled`)."""
+    def family(n: int) -> tuple[str, bytes]:
+        return seed.name, families.scaled(seed, -(-n // SEED_UNITS))
+    return family
+
+
 FAMILIES: dict[str, Callable[[int], tuple[str, bytes]]] = {
     "flows over threads": flows_over_threads, "one slice per thread": slice_per_thread,
     "ET parent chain": et_parent_chain, "distinct arg names": many_arg_names,
     "nesting": deep_nesting,
+    # every registered reader, from the seed the registry names for it
+    **{f"{seed.reader} seed ({seed.name})": _seed_family(seed)
+       for seed in families.registry_seeds()},
 }
+# family -> the format its inputs are read as (the others: detected)
+READER_OF = {f"{seed.reader} seed ({seed.name})": seed.reader
+             for seed in families.registry_seeds()}
 
 
-def _steps(path: str) -> dict[str, Callable[[], object]]:
+def _steps(path: str, format: str | None = None) -> dict[str, Callable[[], object]]:
     """What is timed on one input: the read, each writer, each analysis command."""
     import traceconv
     from traceconv import registry
 
-    trace = traceconv.load(path)
-    steps: dict[str, Callable[[], object]] = {"read": lambda: traceconv.load(path)}
-    steps["info"] = lambda: _command("info", "--json", path)
+    trace = traceconv.load(path, format=format)
+    steps: dict[str, Callable[[], object]] = {
+        "read": lambda: traceconv.load(path, format=format)}
+    forced = ("--format", format) if format else ()
+    steps["info"] = lambda: _command("info", "--json", path, *forced)
     for writer in (f.name for f in registry.all_formats() if f.writes):
         steps[f"-> {writer}"] = (lambda w=writer: registry.get(w).load().write(
             trace, io.BytesIO()))
@@ -123,7 +144,7 @@ def measure(base: int, sizes: tuple[int, ...] = (1, 2, 4, 8), families: list[str
                 name, data = FAMILIES[family](base * scale)
                 path = os.path.join(folder, name)
                 Path(path).write_bytes(data)
-                for step, run in _steps(path).items():
+                for step, run in _steps(path, READER_OF.get(family)).items():
                     try:
                         seconds = min(_cpu(run) for _ in range(repeat))
                     except Exception as exc:  # noqa: BLE001 - a refusal is a result too

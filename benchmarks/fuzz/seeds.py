@@ -23,18 +23,28 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from . import hostile  # noqa: F401 - adds the mutators of issue 23's classes
-from .mutators import mutate, parse_wire, write_wire
+from .families import family_mutators
+from .mutators import MUTATORS, mutate, parse_wire, write_wire
+
+MUTATORS.setdefault("sqlite", list(MUTATORS["bytes"]))   # (and the families, when on)
+# A campaign's switch (set before its workers fork): the hostile families of the matrix
+# (issue 33) among the mutators, and each reader's registry seeds in its pool
+FAMILIES_ON = False
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_DIRS = (ROOT / "samples", ROOT / "tests" / "data")
-# how each reader's input is built, for the mutators; a reader the registry gains later
-# without an entry here is fuzzed with byte edits ("bytes")
-KNOWN_KINDS = {"chrome": "json", "megengine": "json", "megengine-meminfo": "json",
-               "torch-memory": "json", "paddle-report": "text", "paddle-summary": "text",
-               "migraphx": "text", "paddle-profile": "protobuf", "paddle-pb": "protobuf",
-               "megengine-memflow-svg": "svg", "torch-et": "json", "torch-snapshot": "pickle",
-               "perfetto": "protobuf", "xplane": "protobuf", "trtexec": "json",
-               "nsys-stats": "text"}
+SEED_SAMPLES_DIR = ROOT / "tests" / "data" / "seeds"
+# the syntax of each reader's seed in the registry (SEED_SAMPLES) is how its input is built,
+# for the mutators; a CSV is edited as text; a reader with no seed is fuzzed with byte edits
+MUTATOR_KINDS = {"csv": "text"}
+
+
+def _kind(name: str) -> str:
+    from traceconv import registry
+
+    seeds = registry.seed_samples(name)
+    syntax = seeds[0].syntax if seeds else "bytes"
+    return MUTATOR_KINDS.get(syntax, syntax)
 
 
 def registry_targets() -> dict[str, str]:
@@ -45,9 +55,9 @@ def registry_targets() -> dict[str, str]:
     targets = {}
     for info in registry.all_formats():
         if info.reads:
-            targets[info.name] = KNOWN_KINDS.get(info.name, "bytes")
+            targets[info.name] = _kind(info.name)
         if info.checks:
-            targets[f"check:{info.name}"] = KNOWN_KINDS.get(info.name, "bytes")
+            targets[f"check:{info.name}"] = _kind(info.name)
     return targets
 
 
@@ -65,8 +75,15 @@ WHOLE_SEED_BYTES = 400 << 10   # a file no cut of which reads is a seed whole up
 
 
 def file_name(target: str) -> str:
-    """The name a mutant of ``target`` is written under."""
-    return FILE_NAMES.get(target, "t.json" if KINDS[target] == "json" else "t.txt")
+    """The name a mutant of ``target`` is written under: as its registry seed is named."""
+    from traceconv import registry
+
+    if target in FILE_NAMES:
+        return FILE_NAMES[target]
+    seeds = [] if target.startswith("check:") else registry.seed_samples(target)
+    if seeds:
+        return Path(seeds[0].path).name
+    return "t.json" if KINDS[target] == "json" else "t.txt"
 
 
 def mutant(seeds: dict[str, list[bytes]], target: str, campaign_seed: int,
@@ -79,7 +96,8 @@ def mutant(seeds: dict[str, list[bytes]], target: str, campaign_seed: int,
     """
     rng = random.Random(f"{campaign_seed}:{target}:{index}")
     pool = seeds[target]
-    return mutate(KINDS[target], rng.choice(pool), rng, pool)
+    kind = KINDS[target]
+    return mutate(kind, rng.choice(pool), rng, pool, family_mutators(kind) if FAMILIES_ON else ())
 
 
 # -- shrinking ----------------------------------------------------------------------------
@@ -184,6 +202,8 @@ def collect_seeds(folder: Path) -> dict[str, list[bytes]]:
             # (.input: a fuzz finding kept as a test, not a seed)
             if not path.is_file() or path.suffix in (".md", ".py", ".input"):
                 continue
+            if SEED_SAMPLES_DIR in path.parents:   # the registry's: with FAMILIES_ON, below
+                continue
             try:
                 name = registry.detect(Source(path)).name
             except Exception:  # noqa: BLE001 - not an input of any reader
@@ -198,6 +218,10 @@ def collect_seeds(folder: Path) -> dict[str, list[bytes]]:
             data = _smallest_readable(name, raw, folder)
             if data is not None:
                 seeds[name][hashlib.sha1(data).hexdigest()] = data
+    for name in KINDS if FAMILIES_ON else ():   # each reader's registry seeds, whole
+        for sample in [] if name.startswith("check:") else registry.seed_samples(name):
+            data = (ROOT / sample.path).read_bytes()
+            seeds[name][hashlib.sha1(data).hexdigest()] = data
     seeds["check:chrome"] = dict(seeds["chrome"])
     pftraces = _written_pftraces(list(seeds["chrome"].values()), folder)
     seeds["check:perfetto"] = {hashlib.sha1(d).hexdigest(): d for d in pftraces}

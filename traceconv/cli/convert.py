@@ -78,9 +78,7 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
         # before any reading: never over an input, never binary bytes onto a terminal
         refuse_replacing_inputs([target], inputs)
         refuse_binary_to_terminal(registry.for_output(target, to), target)
-        trace = load_all(inputs, format, align, max_bytes=max_bytes)
-        echo_digest(trace, inputs)
-        echo_alignment(trace)
+        trace = loaded = load_all(inputs, format, align, max_bytes=max_bytes)
         if any(x is not None for x in (window, only, exclude, tracks)):
             from ..analysis.trim import TrimOptions, trim_with
 
@@ -96,5 +94,8 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
 
             trace = with_device_counters(trace)
         save(trace, target, format=to)
+        # (after the write: a refusal to write is then the run's only line on stderr)
+        echo_digest(loaded, inputs)
+        echo_alignment(loaded)
         if target != "-":
             click.echo(f"wrote {target}", err=True)

@@ -22,6 +22,8 @@ diagnostic code each, checked a column at a time (numpy, no loop per event):
 ``model.unknown_track``           events on a track that does not exist: moved to one
                                   "(unknown track)" track
 ``model.unknown_slice_ref``       flows naming a slice row that does not exist: left out
+``model.unknown_owner``           a memory block's owner op or tensor that is no such node
+                                  of the op graph: the link left out, the owner's name kept
 ``model.name_cut``                names and categories longer than :data:`NAME_LIMIT`
                                   characters: cut there
 ================================  ==========================================================
@@ -51,6 +53,7 @@ import numpy as np
 
 from .columns import Args, FlowTable
 from .entities import ProcessKind, TrackKind
+from .graph import OP, TENSOR
 from .repairs import (
     TIME_MAX,
     TIME_MIN,
@@ -151,6 +154,7 @@ class TraceBuilder(Trace):
         meta.source_file = meta.source_file or source_file
         _unknown_tracks(self)
         _unknown_slice_refs(self)
+        _unknown_owners(self)
         _cut_names(self)
         self.shorten_overflowing_slices()
         moved = self.__dict__.pop("_moved_times", 0)
@@ -241,6 +245,29 @@ def _unknown_slice_refs(builder: TraceBuilder) -> None:
         extend_typed(getattr(kept, column), flows.numpy(column)[keep])
     builder.flows = kept
     builder.diagnostics.add("model.unknown_slice_ref", count=dropped, example=example)
+
+
+def _unknown_owners(builder: TraceBuilder) -> None:
+    """A memory block's ``owner_op`` that is not an op node (of its ``owner_name``) and an
+    ``owner_tensor`` that is not a tensor node are left out (a ``.pftrace`` carries blocks
+    but not the graph their links name)."""
+    blocks = [*builder.memory, *builder.reservations]
+    if not any(b.owner_op is not None or b.owner_tensor is not None for b in blocks):
+        return
+    nodes = dict(builder.graph.nodes(data=True)) if builder.has_graph else {}
+    dropped, example = 0, None
+    for block in blocks:
+        op, tensor = block.owner_op, block.owner_tensor
+        if op is not None:
+            data = nodes.get(op) or {}
+            if data.get("kind") != OP or block.owner_name not in (None, data.get("name")):
+                block.owner_op = None
+        if tensor is not None and (nodes.get(tensor) or {}).get("kind") != TENSOR:
+            block.owner_tensor = None
+        if (op, tensor) != (block.owner_op, block.owner_tensor):
+            dropped += 1
+            example = example or f"memory block {block.name!r}: {op or tensor}"
+    builder.diagnostics.add("model.unknown_owner", count=dropped, example=example)
 
 
 def _cut_names(builder: TraceBuilder) -> None:

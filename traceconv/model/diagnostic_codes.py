@@ -261,6 +261,9 @@ CODES: tuple[CodeInfo, ...] = (
           "to one '(unknown track)' track"),
     _Code("model.unknown_slice_ref", "dropped", "flows whose source or target is not a slice "
           "row: left out"),
+    _Code("model.unknown_owner", "dropped", "memory blocks whose owner op or tensor is not "
+          "such a node of the op graph (a .pftrace carries no graph): the link left out, "
+          "the owner's name kept", "info"),
     _Code("model.name_cut", "repaired", "names or categories longer than 65,536 characters: "
           "cut there"),
     _Code("model.share_beyond_range", "repaired", "statistics rows whose share of their "

@@ -17,7 +17,7 @@ An export is recognised by its content (SQLite with nsys's tables), whatever its
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import numpy as np
 
@@ -33,6 +33,8 @@ from .memory import read_memory
 from .places import Places
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from .schema import NsysExport
 
 _NAMING_TABLES = {"StringIds", "ThreadNames", "PROCESSES", "TARGET_INFO_GPU",
@@ -102,24 +104,39 @@ def _export(db: Database) -> NsysExport:
                             "TARGET_INFO_GPU"):
             values = {k: v for k, v in zip(columns, row, strict=True) if v is not None}
             if isinstance(values.get("id"), int):
-                gpus.append(GpuInfo.model_validate(_as_declared(values)))
+                gpus.append(GpuInfo.model_validate(_as_declared(GpuInfo, values)))
     start = None
     if db.has("TARGET_INFO_SESSION_START_TIME", "utcEpochNs"):
         rows = db.query("select * from TARGET_INFO_SESSION_START_TIME limit 1",
                         "TARGET_INFO_SESSION_START_TIME")
         names = db.columns["TARGET_INFO_SESSION_START_TIME"]
         if rows:
-            start = SessionStart.model_validate(
-                {k: v for k, v in zip(names, rows[0], strict=True) if v is not None})
+            start = SessionStart.model_validate(_as_declared(
+                SessionStart, {k: v for k, v in zip(names, rows[0], strict=True)
+                               if v is not None}))
     return NsysExport(export=export, gpus=gpus, session_start=start)
 
 
-def _as_declared(values: dict[str, Any]) -> dict[str, Any]:
-    """TARGET_INFO_GPU values as the types :class:`GpuInfo` declares (texts stay texts,
-    numbers stay numbers; a number where a text belongs becomes its text)."""
-    text_fields = {"name", "busLocation", "chipName", "uuid"}
-    return {k: str(v) if k in text_fields else v for k, v in values.items()
-            if k in text_fields or isinstance(v, int)}
+def _as_declared(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` as the types ``model`` declares: a text field takes any cell as text (a
+    number as its digits, a blob as UTF-8 with replacement); an integer field takes only
+    an integer (another cell leaves the field unset). A column the model lacks is left out.
+
+    >>> from traceconv.formats.nsys.schema import SessionStart
+    >>> _as_declared(SessionStart, {"utcTime": b"\\xff", "utcEpochNs": 1.5, "x": 1})
+    {'utcTime': '\\ufffd'}
+    """
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            continue
+        if str in (field.annotation, *get_args(field.annotation)):
+            out[key] = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(
+                value)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            out[key] = value
+    return out
 
 
 def _version(export: NsysExport) -> str:

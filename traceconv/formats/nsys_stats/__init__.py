@@ -45,14 +45,14 @@ def read(source: Source) -> Trace:
     with source.open() as stream:   # (xz, as any compressed input, is the input layer's)
         text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
         rows = csv.reader(text)
-        header = next(rows, None)
-        if header is None or not all(n in header for n in _NEEDED):
-            raise InputError("not an nsys stats NVTX trace: the header lacks "
-                             f"{', '.join(_NEEDED)}", file=source.name, location="line 1")
         try:
+            header = next(rows, None)
+            if header is None or not all(n in header for n in _NEEDED):
+                raise InputError("not an nsys stats NVTX trace: the header lacks "
+                                 f"{', '.join(_NEEDED)}", file=source.name, location="line 1")
             _read_rows(trace, header, rows, source.name)
-        except csv.Error as exc:   # a field past csv's 128 KiB (a name of megabytes)
-            raise InputError(f"not a readable CSV report: {exc}", file=source.name,
+        except csv.Error as exc:   # a field past the csv module's limit (128 KiB), a NUL...
+            raise InputError(f"not CSV as nsys stats writes it: {exc}", file=source.name,
                              location=f"line {rows.line_num}") from None
     return trace
 
@@ -80,7 +80,8 @@ def _read_rows(trace: TraceBuilder, header: list[str], rows: Iterator[list[str]]
         ends.append(trace.time(e))     # the builder's rules)
         keys.append(p << 32 | t & 0xFFFFFFFF)
         names.append(row[text])
-        args.append({key: int(row[i]) for i, key in extras if i < len(row) and row[i].isdigit()}
+        args.append({key: int(row[i]) for i, key in extras
+                     if i < len(row) and row[i].isdigit() and len(row[i]) <= 18}
                     or None)
     trace.diagnostics.add("nsys_stats.malformed_row", count=bad)
     processes: dict[int, int] = {}

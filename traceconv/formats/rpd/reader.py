@@ -30,6 +30,7 @@ from ...model.args import Args
 from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
 from ...model.slice_index import SliceIndex, enclosing_rows
+from ...numbers import to_int64
 from .._bulk import add_flows, intern_texts, map_keys
 from .._sqlite import Database
 
@@ -319,6 +320,7 @@ def _read_monitor(db: Database, trace: Trace, places: Places) -> None:
             "from rocpd_monitor order by start, id", "rocpd_monitor"):
         try:
             number = float(value)
+            device = to_int64(device, "deviceId")   # (a REAL cell may be infinite)
         except (TypeError, ValueError):
             bad += 1
             continue
@@ -326,7 +328,7 @@ def _read_monitor(db: Database, trace: Trace, places: Places) -> None:
             bad += 1
             continue
         stop = stop if isinstance(stop, int) and stop >= start else start
-        series.setdefault((str(kind), int(device), str(monitor)), []).append(
+        series.setdefault((str(kind), device, str(monitor)), []).append(
             (start, stop, number))
     for (kind, device, monitor), samples in sorted(series.items()):
         process = places.device(device) if kind == "gpu" else places.process(device)

@@ -182,7 +182,9 @@ class Decoder:
                         if pos + size > end:
                             raise PickleError("pickle data was truncated inside a string",
                                               here)
-                    text = buf[pos:pos + size].decode("utf-8", "surrogatepass")
+                    # (a lone surrogate, which pickle keeps, is no text a writer can
+                    # encode: replaced, as bytes that are not UTF-8 at all are)
+                    text = buf[pos:pos + size].decode("utf-8", "replace")
                     pos += size
                     if size <= INTERNED:
                         text = strings.setdefault(text, text)
