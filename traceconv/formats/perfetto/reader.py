@@ -107,7 +107,7 @@ class _Interned:
 
     def __init__(self) -> None:
         self.entries: dict[str, dict[int, str]] = {t: {} for t in _INTERNED_TABLES.values()}
-        self._sorted: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._sorted: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.texts: list[str] = [""]
         self._ids: dict[str, int] = {"": 0}
 

@@ -95,7 +95,8 @@ class _Source:
     __slots__ = ("data", "_buf")
 
     def __init__(self, data: bytes) -> None:
-        self.data, self._buf = data, None
+        self.data = data
+        self._buf: Any = None   # (the padded buffer, made when first asked)
 
     @property
     def buf(self) -> Any:
@@ -200,6 +201,7 @@ class Message:
             raise WireError(f"messages nested more than {cls._max_depth} deep", pos)
         specs, data = cls._specs, source.data
         values: dict[str, Any] = {}
+        value: Any   # (an int, bytes or text, as the field's spec says)
         while pos < end:
             field_at = pos
             key = data[pos]
