@@ -290,7 +290,7 @@ def test_paddle_calls_past_int64_diff_and_json(tmp_path: Path, calls: str):
     ([[1, 4, 64, 1]], "torch_memory.size_out_of_range"),             # a free of +64 bytes
     ([[1, 4, -64, 1]], "torch_memory.unmatched_free"),               # a free of nothing
     ([[1, 2, 2**62, 1], [2, 2, 2**62, 1]], "torch_memory.size_out_of_range"),
-    ([[2**63 + 5, 2, 64, 1]], "torch_memory.time_out_of_range"),
+    ([[2**63 + 5, 2, 64, 1]], "model.time_beyond_range"),          # (moved to the edge)
 ])
 def test_memory_timeline_rows_out_of_range_are_dropped_and_counted(tmp_path: Path, rows, code):
     path = tmp_path / "m.raw.json"
@@ -305,12 +305,13 @@ def test_memory_timeline_rows_out_of_range_are_dropped_and_counted(tmp_path: Pat
             assert "no memory" in str(exc)
 
 
-def test_totals_whose_time_passes_int64_are_dropped_and_counted(tmp_path: Path):
+def test_totals_whose_time_passes_int64_move_to_the_edge_and_are_counted(tmp_path: Path):
     path = tmp_path / "m.json"
     path.write_text("[[1, 9223372036854775807], [[0,64,0,0,0,0,0,0,0], [0,128,0,0,0,0,0,0,0]]]")
     trace = traceconv.load(path, format="torch-memory")
     assert {d["code"]: d["count"] for d in trace.diagnostics.as_list()}[
-        "torch_memory.time_out_of_range"] == 1
+        "model.time_beyond_range"] == 1   # (the builder's one rule: 2**63 - 1 µs as ns)
+    assert max(b.alloc_ns for b in trace.memory) == 35 * 10**17
 
 
 # -- 10. errors outside the handler ----------------------------------------------------------

@@ -47,14 +47,15 @@ def test_totals_running_backwards_never_free_before_they_allocate(tmp_path: Path
     assert _counts(trace)["torch_memory.time_backwards"] == 1
 
 
-def test_whole_numbers_past_64_bits_are_dropped_and_counted_not_refused(tmp_path: Path):
-    # a size of 10**30 bytes and a time of 2**64 + 1 ns (JSON readers make floats of both)
+def test_whole_numbers_past_64_bits_are_counted_not_refused(tmp_path: Path):
+    # a size of 10**30 bytes (dropped) and a time of 2**64 + 1 ns (moved to the range's
+    # edge: the builder's rule); JSON readers make floats of both
     trace = _read(tmp_path, [[0, 2, 10**30, 4], [2**64 + 1, 2, 64, 4], [10, 2, 64, 4]])
     assert traceconv.validate(trace) == []
-    assert len(trace.memory) == 1
+    assert len(trace.memory) == 2
     counts = _counts(trace)
     assert (counts["torch_memory.size_out_of_range"],
-            counts["torch_memory.time_out_of_range"]) == (1, 1)
+            counts["model.time_beyond_range"], counts["torch_memory.time_backwards"]) == (1, 1, 1)
     totals = _read(tmp_path, [[0, 1], [ZEROS, [0, 0, 0, 0, 0, 10**23, 0, 0, 0]]], "m.json")
     assert len(totals.memory) == 0
     assert _counts(totals)["torch_memory.size_out_of_range"] == 1

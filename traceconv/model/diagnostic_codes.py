@@ -477,8 +477,6 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("torch_memory.size_out_of_range", "dropped", "allocations or frees of a size "
           "outside 1 byte .. 1 PiB (negative, zero, or past the room of the logical heap): "
           "ignored"),
-    _Code("torch_memory.time_out_of_range", "dropped", "rows whose time is beyond int64 "
-          "nanoseconds: ignored"),
     _Code("torch_memory.reconstructed", "guessed",
           "the export has no tensor ids or addresses: blocks pair allocations with frees of"
           " the same category and size, at logical offsets"),

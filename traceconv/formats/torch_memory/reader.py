@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -12,7 +13,6 @@ from ...io import Source
 from ...model import Metadata, Trace
 from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
-from ...numbers import INT64_MAX, INT64_MIN
 from .reconstruct import Reconstruction
 from .schema import CATEGORIES, Action, MemoryTimeline, RawMemoryTimeline
 
@@ -31,14 +31,14 @@ def read_timeline(source: Source, *, device: str = "") -> Trace:
     builder = Reconstruction(device=device, pool=POOL)
     if raw:
         rows = _validate(RawMemoryTimeline, document, source).root
-        _replay_events(rows, builder)
+        _replay_events(rows, builder, trace.time)
         trace.metadata.attributes["export"] = "memory_timeline raw events"
     else:
         times, sizes = _validate(MemoryTimeline, document, source).root
         if len(times) != len(sizes):
             raise InputError(f"{len(times)} times but {len(sizes)} size rows", file=source.name,
                              location="$[1]")
-        replay_totals(times, sizes, builder)
+        replay_totals(times, sizes, builder, trace.time)
         trace.metadata.attributes["export"] = "memory_timeline per-category totals"
     for block in builder.finish():
         trace.add_memory_block(block)
@@ -47,7 +47,6 @@ def read_timeline(source: Source, *, device: str = "") -> Trace:
     diags.add("torch_memory.split", count=builder.split)
     diags.add("torch_memory.unmatched_free", count=builder.unmatched)
     diags.add("torch_memory.size_out_of_range", count=builder.out_of_range)
-    diags.add("torch_memory.time_out_of_range", count=builder.bad_times)
     diags.add("torch_memory.time_backwards", count=builder.backwards)
     diags.add("torch_memory.negative_total", count=builder.negative_totals)
     add_live_bytes_counters(trace, process_name="PyTorch memory timeline", by_category=True)
@@ -70,15 +69,14 @@ def _validate(model: Any, document: Any, source: Source) -> Any:
             from None
 
 
-def _replay_events(rows: list[tuple[int, Action, int, int]], builder: Reconstruction) -> None:
-    """Raw rows: creates and destroys carry one tensor's bytes each."""
+def _replay_events(rows: list[tuple[int, Action, int, int]], builder: Reconstruction,
+                   time: Callable[[int], int] = int) -> None:
+    """Raw rows: creates and destroys carry one tensor's bytes each. ``time`` is the trace
+    builder's (a time beyond the range moves to its edge, counted there)."""
     leaving: tuple[int, str] | None = None   # (bytes, category) of a version change
     for t_row, action, nbytes, category in rows:
         name = CATEGORIES[category]
-        if not INT64_MIN <= t_row <= INT64_MAX:
-            builder.bad_times += 1
-            continue
-        t = t_row if action is Action.PREEXISTING else builder.in_order(t_row)
+        t = time(t_row) if action is Action.PREEXISTING else builder.in_order(time(t_row))
         if action is Action.PREEXISTING:
             builder.create(None, nbytes, name)
         elif action is Action.CREATE:
@@ -94,14 +92,13 @@ def _replay_events(rows: list[tuple[int, Action, int, int]], builder: Reconstruc
             builder.create(t, nbytes, name)
 
 
-def replay_totals(times: list[int], sizes: list[list[int]], builder: Reconstruction) -> None:
-    """Cumulative rows: each change of a category's total is one allocation or free."""
+def replay_totals(times: list[int], sizes: list[list[int]], builder: Reconstruction,
+                  time: Callable[[int], int] = int) -> None:
+    """Cumulative rows: each change of a category's total is one allocation or free.
+    ``time`` is the trace builder's (a time beyond the range moves to its edge)."""
     previous = [0] * len(CATEGORIES)
     for t_us, row in zip(times, sizes, strict=True):
-        if not INT64_MIN <= t_us * 1_000 <= INT64_MAX:
-            builder.bad_times += 1
-            continue
-        t = builder.in_order(t_us * 1_000)
+        t = builder.in_order(time(t_us * 1_000))
         totals = [max(total, 0) for total in row[1:]]
         builder.negative_totals += sum(total < 0 for total in row[1:])
         changes = [(now - before, CATEGORIES[i])

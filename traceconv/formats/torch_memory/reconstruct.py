@@ -107,7 +107,6 @@ class Reconstruction:
         self.unmatched = 0   # bytes freed that no live block of the category could cover
         self.split = 0       # frees that took part of a block
         self.out_of_range = 0   # creates and frees of a size outside 1 .. MAX_BLOCK, dropped
-        self.bad_times = 0      # rows at a time beyond int64 ns (the reader drops them)
         self.backwards = 0      # rows earlier than the one before (read at its time)
         self.negative_totals = 0   # category totals below zero (read as 0)
         self._latest: int | None = None
