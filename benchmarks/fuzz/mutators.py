@@ -18,7 +18,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from traceconv.formats.perfetto.wire import read_varint, varint
+from traceconv.formats.perfetto.wire import varint
+from traceconv.formats.protowire.scalar import read_varint
 
 Mutator = Callable[[bytes, random.Random, list[bytes]], bytes]
 

@@ -95,15 +95,13 @@ def paddle_profile(head: bytes, source: Source | None) -> float:
 
 
 def _varint(data: bytes, pos: int) -> tuple[int | None, int]:
-    value = shift = 0
-    while pos < len(data) and shift < 64:
-        byte = data[pos]
-        value |= (byte & 0x7F) << shift
-        pos += 1
-        if not byte & 0x80:
-            return value, pos
-        shift += 7
-    return None, pos
+    """:func:`read_varint`, None for bytes that are no varint (a sniffer never raises)."""
+    from .protowire.scalar import WireError, read_varint  # (only for binary heads)
+
+    try:
+        return read_varint(data, pos)
+    except WireError:
+        return None, pos
 
 
 _MEMORY_TIMELINE_HEAD = re.compile(rb"^\s*\[\s*\[\s*-?\d")   # a list of lists of numbers
@@ -204,27 +202,9 @@ def perfetto(head: bytes, source: Source | None) -> float:
 
 def _top_fields(message: bytes) -> set[int] | None:
     """The field numbers of ``message``'s top level, or None when it is not wire format."""
-    numbers: set[int] = set()
-    pos = 0
-    while pos < len(message):
-        key, pos = _varint(message, pos)
-        if not key:
-            return None
-        wire = key & 7
-        if wire == 0:
-            value, pos = _varint(message, pos)
-            if value is None:
-                return None
-        elif wire == 2:
-            size, pos = _varint(message, pos)
-            if size is None or pos + size > len(message):
-                return None
-            pos += size
-        elif wire in (1, 5):
-            pos += 8 if wire == 1 else 4
-            if pos > len(message):
-                return None
-        else:
-            return None
-        numbers.add(key >> 3)
-    return numbers
+    from .protowire.scalar import WireError, iter_fields  # (only for binary heads)
+
+    try:
+        return {number for number, _, _, _ in iter_fields(message)}
+    except WireError:
+        return None

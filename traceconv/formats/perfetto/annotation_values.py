@@ -19,9 +19,9 @@ from typing import Any
 
 import orjson
 
+from ..protowire.scalar import read_varint
 from .dotted_names import NestedGroup, expanded
 from .model_attribute import NESTED_MARK, SPELLED_DICT, SPELLED_LIST, SPELLED_MARK, SPELLED_NULL
-from .wire import read_varint
 
 # DebugAnnotation fields.
 NAME_IID, BOOL, UINT, INT, DOUBLE, STRING, POINTER, NESTED, JSON, NAME = range(1, 11)

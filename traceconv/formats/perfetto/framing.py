@@ -28,7 +28,8 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
 from ..protowire.columns import padded, varints
-from .wire import read_varint, varint_sizes
+from ..protowire.scalar import read_varint
+from .wire import varint_sizes
 
 PADDING = 1 << 20   # a cut packet longer than this past the block's end: framed in Python
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .wire import read_varint
+from ..protowire.scalar import WireError, read_varint, skip_value
 
 _TRACK_EVENT = 11          # TracePacket.track_event
 _DEBUG_ANNOTATIONS = 4     # TrackEvent.debug_annotations
@@ -27,22 +27,11 @@ def _fields(data: bytes) -> list[tuple[int, int, int, int]]:
     pos, size = 0, len(data)
     while pos < size:
         start = pos
-        key, pos = read_varint(data, pos)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            _, pos = read_varint(data, pos)
-        elif wire == 1:
-            pos += 8
-        elif wire == 2:
-            length, pos = read_varint(data, pos)
-            pos += length
-        elif wire == 5:
-            pos += 4
-        else:
-            raise ValueError(f"wire type {wire}")
-        if pos > size or not number:
-            raise ValueError("truncated field")
-        out.append((number, wire, start, pos))
+        key, pos = read_varint(data, pos, size)
+        if key < 8:
+            raise WireError("field number 0", start)
+        pos = skip_value(data, key & 7, pos, size, start)
+        out.append((key >> 3, key & 7, start, pos))
     return out
 
 

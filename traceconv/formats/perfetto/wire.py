@@ -45,24 +45,6 @@ def varint(value: int) -> bytes:
     return bytes(out)
 
 
-def read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    """The varint at ``pos`` and the position after it; ValueError if cut or over 64 bits.
-
-    >>> read_varint(b"\\xac\\x02", 0)
-    (300, 2)
-    """
-    value = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise ValueError("truncated varint")
-        byte = data[pos]
-        value |= (byte & 0x7F) << shift
-        pos += 1
-        shift += 7
-        if not byte & 0x80:
-            return value, pos
-
-
 def tag(field: int, wire_type: int) -> bytes:
     """The key of field ``field``.
 
