@@ -119,3 +119,27 @@ def test_diff_output_loads_in_trace_processor_aligned_at_step_starts(
     stats = trace_processor.query("select count(*) as n from stats where severity = 'error' "
                                   "and value > 0")
     assert stats[0].n == 0
+
+
+@pytest.mark.parametrize(("gate", "said"), [
+    ("kernal:+1%", "did you mean 'kernel'?"),
+    ("totl:+5%", "did you mean 'total'?"),
+    ("gloo:broadcst:+50%", "no row of either trace is 'gloo:broadcst'"),
+    ("communication:+5%", "neither trace has communication rows"),   # (one GPU, no NCCL)
+])
+def test_a_gate_that_matches_nothing_is_a_usage_error_with_a_suggestion(gate, said):
+    """A gate that could never fire must not pass (issue 36): exit 2, one line, nothing on
+    standard output, whatever the traces' change."""
+    result = CliRunner().invoke(app, ["diff", str(RESNET), str(RESNET), "--fail-if", gate])
+    assert result.exit_code == 2, result.output
+    assert said in result.output and result.stdout.count("\n") <= 1
+
+
+def test_a_gate_on_a_name_present_in_either_trace_is_evaluated(step2_vs_step3):
+    a, b = step2_vs_step3
+    name = next(e["name"] for e in json.loads(gzip.open(RESNET).read())["traceEvents"]
+                if e.get("cat") == "cpu_op" and e.get("name", "").startswith("aten::"))
+    result = CliRunner().invoke(app, ["diff", str(a), str(b), "--json", "--fail-if",
+                                      f"{name}:+1000%"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["verdict"]["checks"][0]["rows"] >= 1

@@ -5,14 +5,20 @@ A gate is ``SUBJECT:+LIMIT`` where LIMIT is a share (``+5%``, of A's value) or a
 kind (``cpu``, ``kernel``, ``memcpy``, ``communication``, ``idle``: the rows of that kind
 summed), or an op / kernel name or op class (``aten::conv2d``, ``convolution``: the rows
 whose name or class is that). B regresses when its value exceeds A's by more than LIMIT.
+
+A gate whose subject matches no row of either trace could never fire (``kernal:+1%``
+would pass while B is twice as slow), so it is a usage error naming the closest real
+subjects, before any verdict.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from dataclasses import dataclass
 
+from ..errors import UsageError
 from .op_class import op_class
 from .timeline_diff import TimelineDiff
 
@@ -63,6 +69,46 @@ def _values(result: TimelineDiff, subject: str) -> tuple[int, int, int]:
     return sum(r.a_ns for r in rows), sum(r.b_ns for r in rows), len(rows)
 
 
+def subjects(result: TimelineDiff) -> list[str]:
+    """Every subject a gate can name in ``result``: ``total``, the kinds with rows, and the
+    rows' names and op classes (sorted, each once).
+
+    >>> from traceconv.analysis.timeline_diff import DeltaRow
+    >>> subjects(TimelineDiff(9, 9, 1, 1, False, [DeltaRow("aten::mm", "cpu", 5, 6)]))
+    ['aten::mm', 'cpu', 'matmul', 'total']
+    """
+    found = {"total"}
+    for row in result.rows:
+        found.add(row.kind)
+        if row.kind != "idle":
+            found.add(row.name)
+            found.add(op_class(row.name))
+    return sorted(found)
+
+
+def refuse_unmatched(result: TimelineDiff, gates: list[Gate]) -> None:
+    """Raise :class:`UsageError` (exit 2) for the first gate whose subject matches no row
+    of either trace, with the closest real subjects as suggestions.
+
+    >>> from traceconv.analysis.timeline_diff import DeltaRow
+    >>> d = TimelineDiff(9, 9, 1, 1, False, [DeltaRow("gemm", "kernel", 5, 6)])
+    >>> refuse_unmatched(d, [parse_gate("kernal:+1%")])
+    Traceback (most recent call last):
+    traceconv.errors.UsageError: --fail-if 'kernal:+1%': no row of either trace is 'kernal' (did you mean 'kernel'?); subjects are total, a kind, an op or kernel name, or an op class
+    """
+    known = None
+    for gate in gates:
+        if _values(result, gate.subject)[2]:
+            continue
+        known = known or subjects(result)
+        close = difflib.get_close_matches(gate.subject, known, n=3, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+        what = (f"neither trace has {gate.subject} rows" if gate.subject in KINDS
+                else f"no row of either trace is {gate.subject[:80]!r}")
+        raise UsageError(f"--fail-if {gate.text[:100]!r}: {what}{hint}; subjects are total, "
+                         "a kind, an op or kernel name, or an op class")
+
+
 def evaluate(result: TimelineDiff, gates: list[Gate]) -> dict:
     """The verdict: each gate's numbers and whether B regressed; ``regressed`` when any did.
 
@@ -72,6 +118,7 @@ def evaluate(result: TimelineDiff, gates: list[Gate]) -> dict:
     >>> v["regressed"], [(c["subject"], c["regressed"]) for c in v["checks"]]
     (True, [('total', True), ('gemm', False)])
     """
+    refuse_unmatched(result, gates)
     checks = []
     for gate in gates:
         a, b, matched = _values(result, gate.subject)
