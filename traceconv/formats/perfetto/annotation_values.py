@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from ..protowire.scalar import read_varint
+from ..protowire.scalar import LENGTH, iter_fields
 from .dotted_names import NestedGroup, expanded
 from .model_attribute import NESTED_MARK, SPELLED_DICT, SPELLED_LIST, SPELLED_MARK, SPELLED_NULL
 
@@ -29,8 +29,6 @@ DICT, ARRAY, PROTO_TYPE_IID, PROTO_VALUE, PROTO_TYPE, STRING_IID = 11, 12, 13, 1
 SCALARS = frozenset({BOOL, UINT, INT, DOUBLE, STRING, POINTER, STRING_IID})
 COMPOSITE = frozenset({NESTED, JSON, DICT, ARRAY, PROTO_VALUE})
 _DOUBLE = struct.Struct("<d").unpack_from
-_FIXED64 = struct.Struct("<Q").unpack_from
-_FIXED32 = struct.Struct("<I").unpack_from
 StringLookup = Callable[[int], str]
 # A null, [] and {} spelled as text by traceconv's writer, marked by field SPELLED_MARK
 # (:mod:`.annotations`): the mark's value -> what it stands for.
@@ -48,32 +46,13 @@ def text(data: bytes | memoryview) -> str:
 
 
 def _fields(data: bytes) -> list[tuple[int, int, Any]]:
-    """(number, wire type, value) of each field: an int, or the payload bytes."""
-    out: list[tuple[int, int, Any]] = []
-    pos, end = 0, len(data)
-    while pos < end:
-        key, pos = read_varint(data, pos)
-        number, wire = key >> 3, key & 7
-        value: Any
-        if wire == 0:
-            value, pos = read_varint(data, pos)
-        elif wire == 2:
-            size, pos = read_varint(data, pos)
-            if pos + size > end:
-                raise ValueError("a field runs past the end of its annotation")
-            value, pos = data[pos:pos + size], pos + size
-        elif wire == 1:
-            if pos + 8 > end:
-                raise ValueError("a fixed64 runs past the end of its annotation")
-            value, pos = _FIXED64(data, pos)[0], pos + 8
-        elif wire == 5:
-            if pos + 4 > end:
-                raise ValueError("a fixed32 runs past the end of its annotation")
-            value, pos = _FIXED32(data, pos)[0], pos + 4
-        else:
-            raise ValueError(f"unsupported wire type {wire}")
-        out.append((number, wire, value))
-    return out
+    """(number, wire type, value) of each field: an int, or the payload bytes.
+
+    >>> _fields(b"\\x08\\x96\\x01\\x12\\x02hi")
+    [(1, 0, 150), (2, 2, b'hi')]
+    """
+    return [(number, wire, data[value:after] if wire == LENGTH else value)
+            for number, wire, value, after in iter_fields(data)]
 
 
 def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup
