@@ -6,7 +6,7 @@ from typing import TypedDict
 
 from ...model import OpStat, Trace
 from ...model.breakdown import add_aggregate_breakdown, set_self_times
-from ...numbers import int_text, located, scaled_int, to_int64
+from ...numbers import located, saturated_int, scaled_int, to_int64
 from .._paddle import FRAMEWORK
 from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable
 
@@ -97,7 +97,7 @@ def _add_table(trace: Trace, table: SummaryTable, number_: int) -> list[int]:
     extra_common: dict = {"table": table.title, "table_index": number_}
     if section == "memory":
         extra_common["place"] = table.title.partition(" - ")[2] or None
-        extra_common.update({k.lower().replace(" ", "_"): int_text(v, k)
+        extra_common.update({k.lower().replace(" ", "_"): saturated_int(v)
                              if v.lstrip("-").isdigit() else v
                              for k, v in table.notes.items()})
     if section == "device":
@@ -120,7 +120,7 @@ def _add_table(trace: Trace, table: SummaryTable, number_: int) -> list[int]:
 def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
     cells = row.cells
     calls = cells.get("Calls", "")
-    stat = OpStat(row.name, calls=int_text(calls, "Calls") if calls.isdigit() else 0,
+    stat = OpStat(row.name, calls=saturated_int(calls) if calls.isdigit() else 0,
                   section=section, extra=extra)
     cpu = compound(cells[CPU_COMPOUND], scale) if CPU_COMPOUND in cells else None
     gpu = compound(cells[GPU_COMPOUND], scale) if GPU_COMPOUND in cells else None
