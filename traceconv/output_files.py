@@ -338,6 +338,13 @@ class Scratch:
         """Where the scratch file ``name`` is (it may not exist yet)."""
         return os.path.join(self.folder, name)
 
+    def copy(self, source: str, name: str, chunk: int = 1 << 20) -> str:
+        """Copy the file ``source`` into the scratch file ``name``; return its path."""
+        with open(source, "rb") as src:
+            while data := src.read(chunk):
+                self.append(name, data)
+        return self.path(name)
+
     def append(self, name: str, data: bytes | bytearray) -> None:
         """Add ``data`` at the end of the scratch file ``name`` (created if missing)."""
         path = self.path(name)
@@ -352,9 +359,10 @@ class Scratch:
 
 
 @contextlib.contextmanager
-def scratch_folder(near: str | os.PathLike[str]) -> Iterator[Scratch]:
-    """A :class:`Scratch` folder inside ``near`` (hidden: ``.traceconv-*``), removed with
-    everything in it when the block ends, however it ends.
+def scratch_folder(near: str | os.PathLike[str] | None = None) -> Iterator[Scratch]:
+    """A :class:`Scratch` folder inside ``near`` (hidden: ``.traceconv-*``; default: the
+    system's temporary folder), removed with everything in it when the block ends,
+    however it ends.
 
     >>> import tempfile
     >>> with scratch_folder(tempfile.mkdtemp()) as scratch:
@@ -362,7 +370,7 @@ def scratch_folder(near: str | os.PathLike[str]) -> Iterator[Scratch]:
     ...     open(scratch.path("0.part"), "rb").read()
     b'abc'
     """
-    where = os.fspath(near)
+    where = tempfile.gettempdir() if near is None else os.fspath(near)
     try:
         folder = tempfile.mkdtemp(prefix=_TEMP_PREFIX, dir=where)
     except OSError as exc:

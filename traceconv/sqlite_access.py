@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sqlite3
-import tempfile
 from collections.abc import Iterator
 from urllib.parse import quote
 
@@ -193,15 +191,12 @@ def with_log_replayed(path: str, log: str, limit: int, name: str) -> Iterator[st
         from .io import too_large
 
         raise too_large(name, limit)
-    folder = tempfile.mkdtemp(prefix="traceconv-")
-    try:
-        copy = os.path.join(folder, "db.sqlite")
-        for source, target in ((path, copy), (log, copy + log[len(path):])):
-            with open(source, "rb") as src, open(target, "wb") as out:
-                shutil.copyfileobj(src, out, _COPY_CHUNK)
+    from .output_files import scratch_folder
+
+    with scratch_folder() as scratch:
+        copy = scratch.copy(path, "db.sqlite", _COPY_CHUNK)
+        scratch.copy(log, "db.sqlite" + log[len(path):], _COPY_CHUNK)
         yield copy
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def computed_columns(connection: sqlite3.Connection, table: str) -> tuple[list[str], list[str]]:
