@@ -17,8 +17,8 @@ def digest(trace: Trace, inputs: tuple[str, ...]) -> str | None:
 
     >>> from traceconv.model import Trace
     >>> trace = Trace()
-    >>> trace.diagnostics.add("x.cut", "row cut off", kind="dropped", count=2)
-    >>> trace.diagnostics.add("x.nest", "nesting", kind="guessed", count=5)
+    >>> trace.diagnostics.add("chrome.missing_timestamp", count=2)       # (dropped)
+    >>> trace.diagnostics.add("xplane.unknown_device_line", count=5)     # (guessed)
     >>> digest(trace, ("a.txt",))
     'traceconv: a.txt: 2 dropped, 5 guessed (traceconv info a.txt --json lists them)'
     """

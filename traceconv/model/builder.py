@@ -54,6 +54,7 @@ import numpy as np
 from .columns import Args, FlowTable
 from .entities import ProcessKind, TrackKind
 from .graph import OP, TENSOR
+from .lazy_graph import is_unfilled
 from .repairs import (
     TIME_MAX,
     TIME_MIN,
@@ -252,9 +253,11 @@ def _unknown_owners(builder: TraceBuilder) -> None:
     ``owner_tensor`` that is not a tensor node are left out (a ``.pftrace`` carries blocks
     but not the graph their links name)."""
     blocks = [*builder.memory, *builder.reservations]
-    if not any(b.owner_op is not None or b.owner_tensor is not None for b in blocks):
-        return
-    nodes = dict(builder.graph.nodes(data=True)) if builder.has_graph else {}
+    graph = builder._graph
+    if is_unfilled(graph) or not any(
+            b.owner_op is not None or b.owner_tensor is not None for b in blocks):
+        return   # (a lazy graph is the reader's own, made on first use: not made for this)
+    nodes = dict(graph.nodes(data=True)) if graph is not None else {}
     dropped, example = 0, None
     for block in blocks:
         op, tensor = block.owner_op, block.owner_tensor

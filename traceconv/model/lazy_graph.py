@@ -79,3 +79,13 @@ class LazyDiGraph(nx.DiGraph):
     def __reduce_ex__(self, protocol: Any) -> Any:   # pickle and copy: the filled graph
         self.fill_now()
         return self.__reduce_ex__(protocol)
+
+
+def is_unfilled(graph: object) -> bool:
+    """Whether ``graph`` is a :class:`LazyDiGraph` nobody has looked into yet (asking does
+    not fill it).
+
+    >>> is_unfilled(LazyDiGraph(lambda g: None)), is_unfilled(nx.DiGraph())
+    (True, False)
+    """
+    return "_fill" in getattr(graph, "__dict__", {})
