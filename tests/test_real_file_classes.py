@@ -240,6 +240,64 @@ def test_migraphx_column_tables_keep_their_times(tmp_path, path, pipes, gap, wid
     assert timed(trace) == timed(original)
 
 
+# The layout of some driver branches (ROCm/AMDMIGraphX#1207): every cell left-aligned and
+# padded to a fixed width, GEMM-only columns left empty on other rows.
+WIDE_COLUMNS = (("Time(ms)", 13), ("Percentage", 13), ("(b, m, n, k)", 32),
+                ("Flops(TFlops/s)", 17), ("Throughput(GB/s)", 0))
+
+
+def as_wide_columns(text: str, width: int, filled: st.DataObject) -> str:
+    """The perf lines of a report in that layout; ``filled`` draws which GEMM cells hold a
+    value on each row."""
+    out, started = [], False
+    for line in text.splitlines():
+        m = PERF_LINE.match(line)
+        if not m or " = " not in line:
+            started = started and bool(line.strip())
+            out.append(line)
+            continue
+        if not started:
+            out.append("Instructions".ljust(width)
+                       + "".join(name.ljust(w) for name, w in WIDE_COLUMNS))
+            started = True
+        extra = filled.draw(st.tuples(st.sampled_from(["", "(1, 128, 10, 128)"]),
+                                      st.sampled_from(["", "0.004"]),
+                                      st.sampled_from(["", "0.000000", "12.5"])))
+        cells = [m[2], m[3], *extra]
+        out.append(m[1].ljust(width) + "".join(
+            c.ljust(w) for c, (_, w) in zip(cells, WIDE_COLUMNS, strict=True)).rstrip())
+    return "\n".join(out) + "\n"
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=FIXTURE)
+@given(st.sampled_from(PERF_REPORTS), st.integers(0, 60), st.data())
+def test_migraphx_wide_column_tables_keep_their_times(tmp_path, path, pad, filled):
+    """Times come from the Time(ms) column to the ns (0.000693 ms is 693 ns), whichever
+    GEMM cells are empty; the expected durations are the report's own numbers."""
+    text = Source(path).read_text()
+    width = max(len(m[1]) for m in map(PERF_LINE.match, text.splitlines()) if m) + 1 + pad
+    variant = tmp_path / "perf_wide.txt"
+    variant.write_text(as_wide_columns(text, width, filled))
+    trace = traceconv.load(variant)
+    assert trace.metadata.source_format == "migraphx"
+    assert timed(trace) == timed(traceconv.load(path))
+    assert trace.diagnostics.count("migraphx.unparsed_line") == 0
+
+
+def test_a_wide_column_row_that_fits_no_column_is_counted_not_guessed(tmp_path):
+    rows = ["Instructions".ljust(40) + "Time(ms)".ljust(13) + "Percentage".ljust(13)
+            + "Throughput(GB/s)",
+            "@0 = check_context -> float_type, {}, {}".ljust(40) + "0.000693".ljust(13)
+            + "0.00398".ljust(13) + "0.000000",
+            "@1 = a_name_longer_than_its_column -> float_type, {}, {}0.000561".ljust(53)
+            + "0.00322"]
+    path = tmp_path / "perf_unfit.txt"
+    path.write_text("\n".join(rows) + "\n")
+    trace = traceconv.load(path, format="migraphx")
+    assert [(s.name, s.dur) for s in trace.iter_slices()][:1] == [("check_context", 693)]
+    assert trace.diagnostics.count("migraphx.unparsed_line") == 1
+
+
 def indented(text: str, prefix: str, blank: bool) -> str:
     return "\n".join(prefix + line if line.strip() or blank else line
                      for line in text.splitlines())

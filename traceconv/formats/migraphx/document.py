@@ -400,7 +400,7 @@ def parse_document(text: str | Iterable[str]) -> Document:
     """
     parser = _Parser()
     lines = text.splitlines() if isinstance(text, str) else text
-    for number, line, wrapped in logical_lines(rows_as_lines(lines)):
+    for number, line, wrapped in logical_lines(rows_as_lines(lines, parser.doc.unparsed)):
         parser.doc.wrapped.extend(wrapped)
         parser.feed_text(number, line.rstrip())
     return parser.doc
