@@ -137,7 +137,7 @@ def test_a_gate_that_matches_nothing_is_a_usage_error_with_a_suggestion(gate, sa
 
 def test_a_gate_on_a_name_present_in_either_trace_is_evaluated(step2_vs_step3):
     a, b = step2_vs_step3
-    name = next(e["name"] for e in json.loads(gzip.open(RESNET).read())["traceEvents"]
+    name = next(e["name"] for e in json.loads(gzip.decompress(RESNET.read_bytes()))["traceEvents"]
                 if e.get("cat") == "cpu_op" and e.get("name", "").startswith("aten::"))
     result = CliRunner().invoke(app, ["diff", str(a), str(b), "--json", "--fail-if",
                                       f"{name}:+1000%"])
