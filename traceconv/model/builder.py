@@ -53,8 +53,6 @@ import numpy as np
 
 from .columns import Args, FlowTable
 from .entities import ProcessKind, TrackKind
-from .graph import OP, TENSOR
-from .lazy_graph import is_unfilled
 from .repairs import (
     TIME_MAX,
     TIME_MIN,
@@ -253,9 +251,13 @@ def _unknown_owners(builder: TraceBuilder) -> None:
     ``owner_tensor`` that is not a tensor node are left out (a ``.pftrace`` carries blocks
     but not the graph their links name)."""
     blocks = [*builder.memory, *builder.reservations]
+    if not any(b.owner_op is not None or b.owner_tensor is not None for b in blocks):
+        return
+    from .graph import OP, TENSOR  # (networkx: not imported by reads without a graph)
+    from .lazy_graph import is_unfilled
+
     graph = builder._graph
-    if is_unfilled(graph) or not any(
-            b.owner_op is not None or b.owner_tensor is not None for b in blocks):
+    if is_unfilled(graph):
         return   # (a lazy graph is the reader's own, made on first use: not made for this)
     nodes = dict(graph.nodes(data=True)) if graph is not None else {}
     dropped, example = 0, None
