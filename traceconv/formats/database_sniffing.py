@@ -17,6 +17,7 @@ opened read-only to list its tables.
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -68,6 +69,21 @@ def rpd(head: bytes, source: Source | None) -> float:
     if b"rocpd_op" in head and b"rocpd_api" in head:
         return 0.95
     if source is not None and {"rocpd_op", "rocpd_api"} <= table_names(source):
+        return 0.9
+    return 0.0
+
+
+def rocprof_v1_database(head: bytes, source: Source | None) -> float:
+    """An SQLite database with rocprof v1's ``KERN`` table (``results.db``).
+
+    >>> rocprof_v1_database(b'SQLite format 3\\x00...CREATE TABLE KERN ("Index" INTEGER', None)
+    0.95
+    """
+    if not is_sqlite(head):
+        return 0.0
+    if re.search(rb'CREATE TABLE "?KERN"? \(', head):
+        return 0.95
+    if source is not None and "KERN" in table_names(source):
         return 0.9
     return 0.0
 

@@ -457,6 +457,29 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("rpd.table_not_read", "dropped", "rows of tables this reader does not read"),
     _Code("rpd.unknown_op_type", "note",
           "GPU ops of a type this reader does not know (category gpu_op)"),
+    # rocprof
+    _Code("rocprof.counter_without_dispatch", "dropped",
+          "counter collection rows whose dispatch id is in none of the kernel traces given "
+          "with them (not read)"),
+    _Code("rocprof.empty_event", "note",
+          "empty events of a v1 results.json (rocprof writes one before the first)"),
+    _Code("rocprof.event_not_read", "dropped",
+          "results.json events of a phase this reader does not read"),
+    _Code("rocprof.flow_not_read", "dropped",
+          "flow events (s/t/f) of a v1 results.json, not read"),
+    _Code("rocprof.malformed_row", "dropped",
+          "rows or events whose start or end is not an integer (not read)"),
+    _Code("rocprof.metadata_event", "note",
+          "metadata (M) events of a v1 results.json: process names and order, not needed "
+          "for the tracks read"),
+    _Code("rocprof.quoted_text", "repaired",
+          "texts of a results.db stored with the CSV's double quotes around them (read "
+          "without)"),
+    _Code("rocprof.table_not_read", "dropped",
+          "rows of results.db tables without BeginNs/EndNs (not read)"),
+    _Code("rocprof.work_without_call", "note",
+          "dispatches and copies whose correlation id matches no call of the API trace "
+          "given with them (no flow; a trimmed trace or files of two runs)"),
     # sqlite (the one way databases are opened: traceconv/sqlite_access.py)
     _Code("sqlite.generated_column_ignored", "dropped",
           "virtual generated columns of the database (computed at every read, a memory and "

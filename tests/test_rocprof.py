@@ -1,0 +1,258 @@
+"""rocprof v1/v2 (results.csv/.json/.db, stats CSV) and rocprofv3 CSV files.
+
+Every expected value is computed here from the files themselves with the standard ``csv``,
+``json`` and ``sqlite3`` modules, never from the reader.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import traceconv
+from tests.cli_errors import one_error_line, run
+from tests.conftest import DATA, SHARED
+
+HERE = DATA / "rocprof"
+V1 = HERE / "llamacpp_results"
+ROUND5 = SHARED.parent / "corpus" / "round5" / "rocprof" / "joursbleu_llamacpp_results"
+DOCS = HERE / "ROCm__rocprofiler-sdk__docs_"
+DECODE = HERE / "jimw567__rocprof-unified-viewer__decode_"
+
+Dispatch = tuple[str, int, int]
+
+
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def csv_dispatches(path: Path) -> Counter[Dispatch]:
+    return Counter((r["KernelName"], int(r["BeginNs"]), int(r["EndNs"])) for r in csv_rows(path))
+
+
+def json_dispatches(path: Path) -> Counter[Dispatch]:
+    events = json.loads(path.read_text())["traceEvents"]
+    return Counter((e["args"]["KernelName"], int(e["args"]["BeginNs"]), int(e["args"]["EndNs"]))
+                   for e in events if e.get("ph") == "X")
+
+
+def db_dispatches(path: Path) -> Counter[Dispatch]:
+    """(rocprof stored each name with the CSV's double quotes around it)"""
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        return Counter((name.removeprefix('"').removesuffix('"'), begin, end) for name, begin, end
+                       in db.execute('select "KernelName", "BeginNs", "EndNs" from KERN'))
+
+
+def slices(trace: traceconv.Trace) -> Counter[Dispatch]:
+    return Counter((s.name, s.start, s.start + s.dur) for s in trace.iter_slices())
+
+
+def per_track(trace: traceconv.Trace) -> Counter[tuple[str, str]]:
+    return Counter((trace.processes[trace.tracks[s.track].process].name,
+                    trace.tracks[s.track].name) for s in trace.iter_slices())
+
+
+def check_v1_run(stem: Path, dispatches: int) -> None:
+    """The same dispatches from the CSV, the JSON and the database, as each file states."""
+    expected = csv_dispatches(stem.with_suffix(".csv"))
+    assert sum(expected.values()) == dispatches
+    assert json_dispatches(stem.with_suffix(".json")) == expected
+    assert db_dispatches(stem.with_suffix(".db")) == expected
+    queues = Counter((f"GPU {r['gpu-id']}", f"queue {r['queue-id']}")
+                     for r in csv_rows(stem.with_suffix(".csv")))
+    for suffix in (".csv", ".json", ".db"):
+        trace = traceconv.load(stem.with_suffix(suffix))
+        assert trace.metadata.source_format == "rocprof"
+        assert slices(trace) == expected, suffix
+        assert per_track(trace) == queues, suffix
+
+
+def test_v1_csv_json_and_db_give_the_same_dispatches():
+    check_v1_run(V1, 64)
+
+
+def test_v1_shared_run_gives_1963_dispatches_from_each_file():
+    if not ROUND5.with_suffix(".csv").is_file():
+        pytest.skip("../shared/corpus/round5 is not beside this checkout")
+    check_v1_run(ROUND5, 1963)
+
+
+def test_v1_dispatch_keeps_the_other_columns_as_args():
+    row = csv_rows(V1.with_suffix(".csv"))[0]
+    for suffix in (".csv", ".json", ".db"):
+        args = traceconv.load(V1.with_suffix(suffix)).slice(0).args
+        assert args["DispatchNs"] == int(row["DispatchNs"]), suffix
+        assert args["CompleteNs"] == int(row["CompleteNs"]), suffix
+        assert args["obj"] == row["obj"] and args["grd"] == int(row["grd"]), suffix
+
+
+def test_v1_json_counts_what_it_does_not_read():
+    events = json.loads(V1.with_suffix(".json").read_text())["traceEvents"]
+    codes = {d.code: d.count for d in traceconv.load(V1.with_suffix(".json")).diagnostics}
+    assert codes["rocprof.empty_event"] == sum(1 for e in events if not e)
+    assert codes["rocprof.metadata_event"] == sum(1 for e in events if e.get("ph") == "M")
+
+
+@pytest.mark.parametrize("path", [V1.with_suffix(".stats.csv"),
+                                  Path(f"{DOCS}hip_api_stats.csv")], ids=["v1", "v3"])
+def test_stats_rows(path: Path):
+    rows = csv_rows(path)
+    stats = traceconv.load(path).stats
+    assert [(s.name, s.calls, s.total_ns) for s in stats] == [
+        (r["Name"], int(r["Calls"]), int(r["TotalDurationNs"])) for r in rows]
+    assert [s.ratio for s in stats] == [float(r["Percentage"]) for r in rows]
+
+
+def test_stats_sections_come_from_the_file_name():
+    assert {s.section for s in traceconv.load(V1.with_suffix(".stats.csv")).stats} == {"kernel"}
+    assert {s.section for s in traceconv.load(Path(f"{DOCS}hip_api_stats.csv")).stats} == {
+        "hip_api"}
+
+
+@pytest.mark.parametrize("path", [Path(f"{DOCS}kernel_trace.csv"), Path(f"{DECODE}kernel_trace.csv"),
+                                  HERE / "csc-training__hip-programming__kernel_trace.csv"],
+                         ids=["docs", "new-layout", "old-layout"])
+def test_v3_kernel_trace(path: Path):
+    rows = csv_rows(path)
+    trace = traceconv.load(path)
+    assert slices(trace) == Counter((r["Kernel_Name"], int(r["Start_Timestamp"]),
+                                     int(r["End_Timestamp"])) for r in rows)
+    agent = {r["Agent_Id"]: r["Agent_Id"].removeprefix("Agent ") for r in rows}
+    assert per_track(trace) == Counter((f"agent {agent[r['Agent_Id']]}", f"queue {r['Queue_Id']}")
+                                       for r in rows)
+
+
+@pytest.mark.parametrize("path", [Path(f"{DECODE}hip_api_trace.csv"),
+                                  HERE / "ROCm__rocm-systems__docs_rccl_trace.csv"],
+                         ids=["hip", "rccl"])
+def test_v3_api_trace_on_threads(path: Path):
+    rows = csv_rows(path)
+    trace = traceconv.load(path)
+    threads = Counter((int(r["Process_Id"]), int(r["Thread_Id"])) for r in rows)
+    got = Counter((trace.processes[trace.tracks[s.track].process].pid, trace.tracks[s.track].tid)
+                  for s in trace.iter_slices())
+    assert got == threads
+    assert Counter(s.name for s in trace.iter_slices()) == Counter(r["Function"] for r in rows)
+
+
+def test_v3_memory_copies():
+    path = Path(f"{DOCS}memory_copy_trace.csv")
+    rows = csv_rows(path)
+    trace = traceconv.load(path)
+    assert slices(trace) == Counter((r["Direction"], int(r["Start_Timestamp"]),
+                                     int(r["End_Timestamp"])) for r in rows)
+
+
+def test_v3_counters_without_times_are_statistics():
+    path = Path(f"{DOCS}counter_collection.csv")
+    rows = csv_rows(path)
+    stats = traceconv.load(path).stats
+    assert len(stats) == len({r["Dispatch_Id"] for r in rows})
+    by_dispatch = {s.extra["Dispatch_Id"]: s.extra for s in stats}
+    for r in rows:
+        assert by_dispatch[r["Dispatch_Id"]][r["Counter_Name"]] == float(r["Counter_Value"])
+
+
+def test_v3_counters_with_times_are_dispatches_with_their_values():
+    path = Path(f"{DECODE}stall_counter_collection.csv")
+    rows = csv_rows(path)
+    trace = traceconv.load(path)
+    assert len(trace.slices) == len({r["Dispatch_Id"] for r in rows})
+    by_dispatch = {s.args["Dispatch_Id"]: s.args for s in trace.iter_slices()}
+    for r in rows:
+        assert by_dispatch[int(r["Dispatch_Id"])][r["Counter_Name"]] == float(r["Counter_Value"])
+
+
+def test_v3_run_given_together_has_launch_flows():
+    kernels, calls = csv_rows(Path(f"{DECODE}kernel_trace.csv")), csv_rows(
+        Path(f"{DECODE}hip_api_trace.csv"))
+    trace = traceconv.combine([traceconv.load(f"{DECODE}kernel_trace.csv"),
+                               traceconv.load(f"{DECODE}hip_api_trace.csv")])
+    assert len(trace.slices) == len(kernels) + len(calls)
+    launched = {r["Correlation_Id"] for r in calls}
+    linked = [r for r in kernels if r["Correlation_Id"] in launched]
+    assert len(trace.flows) == len(linked) > 0
+    for flow in trace.iter_flows():
+        call, dispatch = trace.slice(flow.source), trace.slice(flow.target)
+        assert call.args["Correlation_Id"] == dispatch.args["Correlation_Id"]
+    codes = {d.code: d.count for d in trace.diagnostics}
+    assert codes["rocprof.work_without_call"] == len(kernels) - len(linked)
+
+
+def test_v3_files_of_another_run_read_with_the_gap_counted():
+    docs_kernels = csv_rows(Path(f"{DOCS}kernel_trace.csv"))
+    trace = traceconv.combine([traceconv.load(f"{DOCS}kernel_trace.csv"),
+                               traceconv.load(HERE / "ROCm__rocm-systems__docs_rccl_trace.csv")])
+    rccl = {r["Correlation_Id"] for r in csv_rows(HERE / "ROCm__rocm-systems__docs_rccl_trace.csv")}
+    unmatched = sum(1 for r in docs_kernels if r["Correlation_Id"] not in rccl)
+    codes = {d.code: d.count for d in trace.diagnostics}
+    assert codes["rocprof.work_without_call"] == unmatched == len(docs_kernels) - len(trace.flows)
+
+
+@pytest.mark.parametrize("name", ["llamacpp_results.csv", "llamacpp_results.json",
+                                  "llamacpp_results.db", "llamacpp_results.stats.csv",
+                                  "ROCm__rocprofiler-sdk__docs_kernel_trace.csv"])
+def test_detected_by_content_without_a_name(tmp_path: Path, name: str):
+    plain = tmp_path / "output"
+    shutil.copy(HERE / name, plain)
+    assert traceconv.load(plain).metadata.source_format == "rocprof"
+
+
+def test_the_chrome_reader_no_longer_takes_the_v1_json():
+    from traceconv import registry
+    from traceconv.io import Source
+
+    assert registry.detect(Source(V1.with_suffix(".json"))).name == "rocprof"
+
+
+@pytest.mark.parametrize(("name", "column"), [("llamacpp_results.csv", "EndNs"),
+                                              ("ROCm__rocprofiler-sdk__docs_kernel_trace.csv",
+                                               "Queue_Id")])
+def test_missing_column_is_one_located_line(tmp_path: Path, name: str, column: str):
+    rows = list(csv.reader((HERE / name).open(newline="")))
+    at = rows[0].index(column)
+    cut = tmp_path / name
+    with cut.open("w", newline="") as f:
+        csv.writer(f).writerows([row[:at] + row[at + 1:] for row in rows])
+    one_error_line(run("info", str(cut)), str(cut), repr(column))
+
+
+def test_info_json_counts_and_pftrace(tmp_path: Path):
+    result = run("info", "--json", str(V1.with_suffix(".db")))
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.stdout)
+    assert (info["format"], info["slices"], info["processes"]) == ("rocprof", 64, 1)
+    out = tmp_path / "run.pftrace"
+    assert run("convert", f"{DECODE}kernel_trace.csv", f"{DECODE}hip_api_trace.csv",
+               "-o", str(out)).exit_code == 0
+    back = traceconv.load(out)
+    assert len(back.slices) == (len(csv_rows(Path(f"{DECODE}kernel_trace.csv")))
+                                + len(csv_rows(Path(f"{DECODE}hip_api_trace.csv"))))
+    summary = run("summary", str(V1.with_suffix(".csv")))
+    assert summary.exit_code == 0 and "kernel" in summary.stdout
+
+
+_NAMES = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1,
+                 max_size=20)
+
+
+@settings(max_examples=40, derandomize=True, deadline=None)
+@given(st.lists(st.tuples(_NAMES, st.integers(0, 3), st.integers(0, 2**62),
+                          st.integers(0, 10**9)), min_size=1, max_size=12))
+def test_v1_csv_of_any_names_and_times(tmp_path_factory, rows):
+    path = tmp_path_factory.mktemp("v1") / "results.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f, quoting=csv.QUOTE_NONNUMERIC)
+        out.writerow(["Index", "KernelName", "gpu-id", "queue-id", "BeginNs", "EndNs"])
+        for index, (name, queue, start, dur) in enumerate(rows):
+            out.writerow([index, name, 2, queue, start, start + dur])
+    assert slices(traceconv.load(path)) == csv_dispatches(path)
