@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 
 import traceconv
 from tests.cli_errors import one_error_line, run
-from tests.conftest import DATA, SHARED
+from tests.conftest import DATA, SAMPLES, SHARED
 
 HERE = DATA / "rocprof"
-V1 = HERE / "llamacpp_results"
+V1 = SAMPLES / "rocprof" / "llamacpp_results"
 ROUND5 = SHARED.parent / "corpus" / "round5" / "rocprof" / "joursbleu_llamacpp_results"
 DOCS = HERE / "ROCm__rocprofiler-sdk__docs_"
-DECODE = HERE / "jimw567__rocprof-unified-viewer__decode_"
+DECODE = SAMPLES / "rocprof" / "jimw567__rocprof-unified-viewer__decode_"
 
 Dispatch = tuple[str, int, int]
 
@@ -163,7 +163,7 @@ def test_v3_counters_without_times_are_statistics():
 
 
 def test_v3_counters_with_times_are_dispatches_with_their_values():
-    path = Path(f"{DECODE}stall_counter_collection.csv")
+    path = HERE / "jimw567__rocprof-unified-viewer__decode_stall_counter_collection.csv"
     rows = csv_rows(path)
     trace = traceconv.load(path)
     assert len(trace.slices) == len({r["Dispatch_Id"] for r in rows})
@@ -198,12 +198,12 @@ def test_v3_files_of_another_run_read_with_the_gap_counted():
     assert codes["rocprof.work_without_call"] == unmatched == len(docs_kernels) - len(trace.flows)
 
 
-@pytest.mark.parametrize("name", ["llamacpp_results.csv", "llamacpp_results.json",
-                                  "llamacpp_results.db", "llamacpp_results.stats.csv",
-                                  "ROCm__rocprofiler-sdk__docs_kernel_trace.csv"])
-def test_detected_by_content_without_a_name(tmp_path: Path, name: str):
+@pytest.mark.parametrize("path", [V1.with_suffix(".csv"), V1.with_suffix(".json"),
+                                  V1.with_suffix(".db"), V1.with_suffix(".stats.csv"),
+                                  Path(f"{DOCS}kernel_trace.csv")], ids=lambda p: p.name)
+def test_detected_by_content_without_a_name(tmp_path: Path, path: Path):
     plain = tmp_path / "output"
-    shutil.copy(HERE / name, plain)
+    shutil.copy(path, plain)
     assert traceconv.load(plain).metadata.source_format == "rocprof"
 
 
@@ -214,13 +214,14 @@ def test_the_chrome_reader_no_longer_takes_the_v1_json():
     assert registry.detect(Source(V1.with_suffix(".json"))).name == "rocprof"
 
 
-@pytest.mark.parametrize(("name", "column"), [("llamacpp_results.csv", "EndNs"),
-                                              ("ROCm__rocprofiler-sdk__docs_kernel_trace.csv",
-                                               "Queue_Id")])
-def test_missing_column_is_one_located_line(tmp_path: Path, name: str, column: str):
-    rows = list(csv.reader((HERE / name).open(newline="")))
+@pytest.mark.parametrize(("path", "column"), [(V1.with_suffix(".csv"), "EndNs"),
+                                              (Path(f"{DOCS}kernel_trace.csv"), "Queue_Id")],
+                         ids=["v1", "v3"])
+def test_missing_column_is_one_located_line(tmp_path: Path, path: Path, column: str):
+    with path.open(newline="") as f:
+        rows = list(csv.reader(f))
     at = rows[0].index(column)
-    cut = tmp_path / name
+    cut = tmp_path / path.name
     with cut.open("w", newline="") as f:
         csv.writer(f).writerows([row[:at] + row[at + 1:] for row in rows])
     one_error_line(run("info", str(cut)), str(cut), repr(column))
@@ -256,3 +257,14 @@ def test_v1_csv_of_any_names_and_times(tmp_path_factory, rows):
         for index, (name, queue, start, dur) in enumerate(rows):
             out.writerow([index, name, 2, queue, start, start + dur])
     assert slices(traceconv.load(path)) == csv_dispatches(path)
+
+
+def test_the_commands_of_the_rocprof_page_run():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "rocprof.md").read_text()
+    commands = [line.removeprefix("$ traceconv ").split() for line in page.splitlines()
+                if line.startswith("$ traceconv ")]
+    assert len(commands) == 3
+    root = Path(__file__).resolve().parent.parent
+    for args in commands:
+        result = run(*(str(root / a) if a.startswith("samples/") else a for a in args))
+        assert result.exit_code == 0, result.output

@@ -472,7 +472,7 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("rocprof.metadata_event", "note",
           "metadata (M) events of a v1 results.json: process names and order, not needed "
           "for the tracks read"),
-    _Code("rocprof.quoted_text", "repaired",
+    _Code("rocprof.quoted_text", "note",
           "texts of a results.db stored with the CSV's double quotes around them (read "
           "without)"),
     _Code("rocprof.table_not_read", "dropped",
