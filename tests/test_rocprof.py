@@ -7,6 +7,7 @@ Every expected value is computed here from the files themselves with the standar
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import shutil
 import sqlite3
@@ -257,6 +258,58 @@ def test_v1_csv_of_any_names_and_times(tmp_path_factory, rows):
         for index, (name, queue, start, dur) in enumerate(rows):
             out.writerow([index, name, 2, queue, start, start + dur])
     assert slices(traceconv.load(path)) == csv_dispatches(path)
+
+
+V3_JSON = HERE / "tracelens_908_cut.rocprofv3.json.gz"
+V3_JSON_FULL = SHARED / "rocprof" / "AMD-AGI__TraceLens__908_results.rocprofv3.json.gz"
+
+
+def check_v3_json(path: Path, dispatches: int) -> None:
+    process = json.loads(gzip.decompress(path.read_bytes()))["rocprofiler-sdk-tool"][0]
+    names = {k["kernel_id"]: k["kernel_name"] for k in process["kernel_symbols"]}
+    nodes = {a["id"]["handle"]: a["logical_node_id"] for a in process["agents"]}
+    records = process["buffer_records"]["kernel_dispatch"]
+    assert len(records) == dispatches
+    trace = traceconv.load(path)
+    assert slices(trace) == Counter((names[r["dispatch_info"]["kernel_id"]], r["start_timestamp"],
+                                     r["end_timestamp"]) for r in records)
+    assert per_track(trace) == Counter(
+        (f"agent {nodes[r['dispatch_info']['agent_id']['handle']]}",
+         f"queue {r['dispatch_info']['queue_id']['handle']}") for r in records)
+
+
+def test_v3_json_dispatches():
+    check_v3_json(V3_JSON, 300)
+
+
+def test_v3_json_full_sample():
+    if not V3_JSON_FULL.is_file():
+        pytest.skip("../shared/samples is not beside this checkout")
+    check_v3_json(V3_JSON_FULL, 43915)
+
+
+def test_v3_json_api_records_are_calls_with_flows(tmp_path: Path):
+    """No public file holds API records: the real file's first dispatch, plus a HIP call of
+    the same record shape (kind and operation index its string table) that launched it."""
+    document = json.loads(gzip.decompress(V3_JSON.read_bytes()))
+    process = document["rocprofiler-sdk-tool"][0]
+    dispatch = process["buffer_records"]["kernel_dispatch"][0]
+    kinds = process["strings"]["buffer_records"]
+    hip = next(i for i, k in enumerate(kinds) if k["kind"] == "HIP_RUNTIME_API")
+    launch = kinds[hip]["operations"].index("hipLaunchKernel")
+    process["buffer_records"]["kernel_dispatch"] = [dispatch]
+    process["buffer_records"]["hip_api"] = [{
+        "size": 48, "kind": hip, "operation": launch, "thread_id": dispatch["thread_id"],
+        "correlation_id": dispatch["correlation_id"],
+        "start_timestamp": dispatch["start_timestamp"] - 900,
+        "end_timestamp": dispatch["start_timestamp"] - 100}]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    trace = traceconv.load(path)
+    call = next(s for s in trace.iter_slices() if s.name == "hipLaunchKernel")
+    assert trace.processes[trace.tracks[call.track].process].pid == process["metadata"]["pid"]
+    assert [(f.source, f.target) for f in trace.iter_flows()] == [
+        (call.index, next(s.index for s in trace.iter_slices() if s.name != "hipLaunchKernel"))]
 
 
 def test_the_commands_of_the_rocprof_page_run():

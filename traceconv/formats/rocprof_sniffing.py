@@ -38,6 +38,7 @@ CSV_KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 # rocprof v1's JSON: an empty first event, then numbers as strings
 _V1_JSON_OPENING = re.compile(rb'\A\s*\{\s*"traceEvents"\s*:\s*\[\s*\{\s*\}')
 _STRING_TIME = re.compile(rb'"ts"\s*:\s*"\d')
+_V3_JSON_OPENING = re.compile(rb'\A\s*\{\s*"rocprofiler-sdk-tool"\s*:\s*\[')
 
 
 def header_names(head: bytes) -> list[str]:
@@ -66,9 +67,15 @@ def csv_kind(names: list[str]) -> str | None:
 
 def kind(head: bytes, source: Source | None) -> str | None:
     """Which rocprof output ``head`` begins: a :data:`CSV_KINDS` key, ``v1-json``,
-    ``v1-database``, or None."""
+    ``v1-database``, ``v3-json``, or None.
+
+    >>> kind(b'{"rocprofiler-sdk-tool":[{"metadata":{"node":{', None)
+    'v3-json'
+    """
     if rocprof_v1_database(head, source):
         return "v1-database"
+    if _V3_JSON_OPENING.match(head):
+        return "v3-json"
     if _V1_JSON_OPENING.match(head) and _STRING_TIME.search(head):
         return "v1-json"
     return csv_kind(header_names(head))

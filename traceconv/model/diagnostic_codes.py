@@ -475,6 +475,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("rocprof.quoted_text", "note",
           "texts of a results.db stored with the CSV's double quotes around them (read "
           "without)"),
+    _Code("rocprof.record_not_read", "dropped",
+          "rocprofv3 JSON records of a kind this reader does not read (memory copies and "
+          "allocations, scratch memory, PC samples, counter records...)"),
     _Code("rocprof.table_not_read", "dropped",
           "rows of results.db tables without BeginNs/EndNs (not read)"),
     _Code("rocprof.work_without_call", "note",

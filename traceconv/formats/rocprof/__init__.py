@@ -1,5 +1,6 @@
 """AMD rocprof outputs: rocprof v1/v2 ``results.csv``, ``results.json``, ``results.db`` and
-``*.stats.csv`` (:mod:`.v1`, :mod:`.stats`), and rocprofv3's CSV files (:mod:`.v3`).
+``*.stats.csv`` (:mod:`.v1`, :mod:`.stats`), and rocprofv3's CSV files (:mod:`.v3`) and
+JSON (:mod:`.v3_json`).
 
 =========================  =============================================================
 file                       becomes
@@ -12,6 +13,7 @@ v3 ``kernel_trace``        a slice per dispatch on a track per queue of a proces
 v3 ``*_api_trace``         a slice per call on its thread (HIP, HSA, marker, RCCL domains)
 v3 ``memory_copy_trace``   a slice per copy on a track per direction of the target agent
 v3 ``counter_collection``  counter values as args of their dispatch
+v3 JSON                    its dispatch and API records, as the CSV files (:mod:`.v3_json`)
 =========================  =============================================================
 
 Which file it is comes from its content (the CSV header's columns, the JSON's opening, the
@@ -56,6 +58,15 @@ def read(source: Source) -> Trace:
         raise InputError("not a rocprof output: expected a kernel trace, API trace, copy "
                          "trace, counter or statistics CSV, results.json or results.db",
                          file=source.name, location="line 1")
+    if kind == "v3-json":
+        from .v3 import build_run
+        from .v3_json import load_parts
+
+        parts, skipped = load_parts(source)
+        built = build_run(parts, "JSON")
+        for record, count in skipped.items():
+            built.diagnostics.add("rocprof.record_not_read", count=count, example=record)
+        return built
     if kind.startswith("v3-"):
         from .v3 import build_run, load_part
 

@@ -50,10 +50,11 @@ def load_part(source: Source, kind: str) -> Part:
     return Part(kind, table)
 
 
-def build_run(parts: list[Part]) -> TraceBuilder:
-    """One trace from the CSV files of one run."""
+def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
+    """One trace from the tables of one run (CSV files, or a JSON file's records)."""
     kinds = ", ".join(sorted({p.kind.removeprefix("v3-") for p in parts}))
-    trace = TraceBuilder(Metadata(source_format="rocprof", source_version=f"rocprofv3 CSV ({kinds})",
+    trace = TraceBuilder(Metadata(source_format="rocprof",
+                                  source_version=f"rocprofv3 {written_as} ({kinds})",
                                   clock="HSA system timestamps (ns)"))
     places, diagnostics = Places(trace), trace.diagnostics
     calls: dict[int, int] = {}
