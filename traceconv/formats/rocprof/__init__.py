@@ -50,7 +50,12 @@ def sniff(head: bytes, source: Source | None) -> float:
 
 
 def read(source: Source) -> Trace:
-    """Read one rocprof output; see :func:`.run_set.combine_runs` for several."""
+    """Read one rocprof output; see :func:`.run_set.combine_runs` for several.
+
+    >>> trace = read(Source("samples/rocprof/llamacpp_results.db"))
+    >>> len(trace.slices), trace.metadata.source_version
+    (64, 'v1 results.db')
+    """
     from ...model.builder import TraceBuilder
 
     kind = rocprof_sniffing.kind(source.head, source)

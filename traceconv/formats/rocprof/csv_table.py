@@ -44,7 +44,12 @@ class Table:
 
 def read_table(source: Source) -> Table:
     """The whole CSV of ``source``; text that the ``csv`` module refuses is an error with
-    its line."""
+    its line.
+
+    >>> table = read_table(Source("tests/data/rocprof/ROCm__rocprofiler-sdk__docs_memory_copy_trace.csv"))
+    >>> table.header[:2], len(table.rows)
+    (['Kind', 'Direction'], 2)
+    """
     with source.open() as stream:
         text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline="")
         reader = csv.reader(text)

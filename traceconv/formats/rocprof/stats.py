@@ -28,7 +28,13 @@ def section_of(file: str) -> str:
 
 def read_stats(trace: TraceBuilder, source: Source) -> None:
     """Each row as a statistic (times rounded to the ns); a row whose name, calls or total
-    is not read is counted."""
+    is not read is counted.
+
+    >>> trace = TraceBuilder()
+    >>> read_stats(trace, Source("samples/rocprof/llamacpp_results.stats.csv"))
+    >>> len(trace.stats), trace.stats[0].calls, trace.stats[0].avg_ns
+    (20, 442, 1353098)
+    """
     table = read_table(source)
     at = table.require("Name", "Calls", "TotalDurationNs")
     optional = {field: table.header.index(c) for c, field in _OPTIONAL_NS.items()

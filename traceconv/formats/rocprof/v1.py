@@ -31,7 +31,12 @@ _NAMES = ("KernelName", "Name", "Function", "Message", "name")
 
 
 def read_csv(trace: TraceBuilder, source: Source) -> None:
-    """``results.csv``: one dispatch a row."""
+    """``results.csv``: one dispatch a row.
+
+    >>> trace = TraceBuilder(); read_csv(trace, Source("samples/rocprof/llamacpp_results.csv"))
+    >>> len(trace.slices), trace.processes[0].name, trace.slice(0).name
+    (64, 'GPU 2', '__amd_rocclr_fillBufferAligned.kd')
+    """
     table = read_table(source)
     table.require(*REQUIRED)
     _, bad = add_dispatches(trace, Places(trace), table.records(), V1)
@@ -40,7 +45,12 @@ def read_csv(trace: TraceBuilder, source: Source) -> None:
 
 def read_database(trace: TraceBuilder, source: Source) -> None:
     """``results.db``: ``KERN`` as dispatches; a table of other records with ``BeginNs`` and
-    ``EndNs`` (HIP, COPY, OPS, rocTX) as slices by the ids it has; the rest counted."""
+    ``EndNs`` (HIP, COPY, OPS, rocTX) as slices by the ids it has; the rest counted.
+
+    >>> trace = TraceBuilder(); read_database(trace, Source("samples/rocprof/llamacpp_results.db"))
+    >>> len(trace.slices), trace.slice(0).name
+    (64, '__amd_rocclr_fillBufferAligned.kd')
+    """
     places = Places(trace)
     with open_database(source) as db:
         for table, columns in db.columns.items():
@@ -103,7 +113,12 @@ def _add_records(trace: TraceBuilder, places: Places, records: Any, category: st
 def read_json(trace: TraceBuilder, source: Source) -> None:
     """``results.json``: its ``X`` events with a ``KernelName`` as dispatches, other ``X``
     events as slices on their thread; the empty first event, flows and other phases
-    counted."""
+    counted.
+
+    >>> trace = TraceBuilder(); read_json(trace, Source("samples/rocprof/llamacpp_results.json"))
+    >>> len(trace.slices), trace.slice(0).start   # (BeginNs, not the µs ts)
+    (64, 769537350099688)
+    """
     try:
         document = orjson.loads(source.read_bytes())
     except orjson.JSONDecodeError as exc:

@@ -44,14 +44,27 @@ class Part:
 
 def load_part(source: Source, kind: str) -> Part:
     """The table of ``source``, with the columns its kind needs (an error names the first
-    one missing)."""
+    one missing).
+
+    >>> part = load_part(Source("tests/data/rocprof/ROCm__rocm-systems__docs_rccl_trace.csv"),
+    ...                  "v3-api")
+    >>> len(part.table.rows), part.table.rows[0][1]
+    (21, 'ncclGetVersion')
+    """
     table = read_table(source)
     table.require(*REQUIRED[kind])
     return Part(kind, table)
 
 
 def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
-    """One trace from the tables of one run (CSV files, or a JSON file's records)."""
+    """One trace from the tables of one run (CSV files, or a JSON file's records).
+
+    >>> run = "samples/rocprof/jimw567__rocprof-unified-viewer__decode_"
+    >>> trace = build_run([load_part(Source(run + "kernel_trace.csv"), "v3-kernels"),
+    ...                    load_part(Source(run + "hip_api_trace.csv"), "v3-api")])
+    >>> len(trace.slices), len(trace.flows)
+    (1064, 27)
+    """
     kinds = ", ".join(sorted({p.kind.removeprefix("v3-") for p in parts}))
     trace = TraceBuilder(Metadata(source_format="rocprof",
                                   source_version=f"rocprofv3 {written_as} ({kinds})",

@@ -35,7 +35,12 @@ _API_COLUMNS = (*REQUIRED["v3-api"], "Process_Id", "Correlation_Id")
 
 def load_parts(source: Source) -> tuple[list[Part], dict[str, int]]:
     """The kernel and API tables of every process document; ``{record kind: count}`` of the
-    records not read."""
+    records not read.
+
+    >>> parts, skipped = load_parts(Source("tests/data/rocprof/tracelens_908_cut.rocprofv3.json.gz"))
+    >>> [(p.kind, len(p.table.rows)) for p in parts], skipped
+    ([('v3-kernels', 300)], {})
+    """
     try:
         document = orjson.loads(source.read_bytes())
     except orjson.JSONDecodeError as exc:
