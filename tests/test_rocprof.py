@@ -173,6 +173,27 @@ def test_v3_counters_with_times_are_dispatches_with_their_values():
         assert by_dispatch[int(r["Dispatch_Id"])][r["Counter_Name"]] == float(r["Counter_Value"])
 
 
+def test_v3_counters_given_with_their_kernel_trace_are_args_of_the_dispatches():
+    counters = csv_rows(Path(f"{DOCS}counter_collection.csv"))
+    trace = traceconv.combine([traceconv.load(f"{DOCS}kernel_trace.csv"),
+                               traceconv.load(f"{DOCS}counter_collection.csv")])
+    assert len(trace.slices) == len(csv_rows(Path(f"{DOCS}kernel_trace.csv")))
+    assert not trace.stats
+    by_dispatch = {(s.args["Dispatch_Id"], s.name): s.args for s in trace.iter_slices()}
+    for r in counters:
+        key = (int(r["Dispatch_Id"]), r["Kernel_Name"])
+        assert by_dispatch[key][r["Counter_Name"]] == float(r["Counter_Value"])
+
+
+def test_v3_counters_of_another_run_are_counted_not_joined():
+    stall = HERE / "jimw567__rocprof-unified-viewer__decode_stall_counter_collection.csv"
+    kernels = {(r["Dispatch_Id"], r["Kernel_Name"]) for r in csv_rows(Path(f"{DECODE}kernel_trace.csv"))}
+    dispatches = {(r["Dispatch_Id"], r["Kernel_Name"]) for r in csv_rows(stall)}
+    trace = traceconv.combine([traceconv.load(f"{DECODE}kernel_trace.csv"), traceconv.load(stall)])
+    codes = {d.code: d.count for d in trace.diagnostics}
+    assert codes["rocprof.counter_without_dispatch"] == len(dispatches - kernels) > 0
+
+
 def test_v3_run_given_together_has_launch_flows():
     kernels, calls = csv_rows(Path(f"{DECODE}kernel_trace.csv")), csv_rows(
         Path(f"{DECODE}hip_api_trace.csv"))

@@ -76,7 +76,7 @@ def kind(head: bytes, source: Source | None) -> str | None:
         return "v1-database"
     if _V3_JSON_OPENING.match(head):
         return "v3-json"
-    if _V1_JSON_OPENING.match(head) and _STRING_TIME.search(head):
+    if _STRING_TIME.search(head) and (_V1_JSON_OPENING.match(head) or b'"BeginNs"' in head):
         return "v1-json"
     return csv_kind(header_names(head))
 

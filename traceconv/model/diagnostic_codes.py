@@ -459,8 +459,8 @@ CODES: tuple[CodeInfo, ...] = (
           "GPU ops of a type this reader does not know (category gpu_op)"),
     # rocprof
     _Code("rocprof.counter_without_dispatch", "dropped",
-          "counter collection rows whose dispatch id is in none of the kernel traces given "
-          "with them (not read)"),
+          "dispatches of a counter collection file that are in none of the kernel traces "
+          "given with it (same dispatch id and kernel): their counters not read"),
     _Code("rocprof.empty_event", "note",
           "empty events of a v1 results.json (rocprof writes one before the first)"),
     _Code("rocprof.event_not_read", "dropped",

@@ -31,7 +31,8 @@ class Places:
         if name not in self._devices:
             self._devices[name] = self.trace.add_process(
                 name, kind=ProcessKind.DEVICE,
-                sort_index=_DEVICE_SORT + (number if number is not None else len(self._devices)))
+                sort_index=_DEVICE_SORT + (number if number is not None and 0 <= number < 2**20
+                                           else len(self._devices)))
         return self._devices[name]
 
     def queue(self, device: str, number: int | None, queue: object) -> int:

@@ -78,8 +78,7 @@ def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
     for part in parts:
         if part.kind == "v3-kernels":
             records: list[dict[str, object]] = [
-                {**r, **counters.pop(str(r.get("Dispatch_Id", "")), {})}
-                for r in part.table.records()]
+                {**r, **counters.pop(_dispatch_key(r), {})} for r in part.table.records()]
             rows, bad = add_dispatches(trace, places, records, V3)
             works.append((rows, records))
             diagnostics.add("rocprof.malformed_row", count=bad, example=part.file)
@@ -90,7 +89,7 @@ def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
             diagnostics.add("rocprof.malformed_row", count=rows.count(-1), example=part.file)
     if any(p.kind == "v3-kernels" for p in parts):
         diagnostics.add("rocprof.counter_without_dispatch", count=len(counters),
-                        example=next(iter(counters), None))
+                        example=" ".join(next(iter(counters), ())) or None)
     else:
         _add_counter_dispatches(trace, places, [p.table for p in parts
                                                 if p.kind == "v3-counters"])
@@ -143,15 +142,25 @@ def _add_copies(trace: TraceBuilder, places: Places, records: list[dict[str, obj
     return rows
 
 
-def _counters_by_dispatch(tables: list[Table]) -> dict[str, dict[str, object]]:
-    """``{dispatch id: {counter name: value, ...}}`` of counter collection files (long
-    format: one row per dispatch and counter)."""
-    found: dict[str, dict[str, object]] = defaultdict(dict)
+def _counters_by_dispatch(tables: list[Table]) -> dict[tuple[str, str], dict[str, object]]:
+    """``{(dispatch id, kernel): {counter name: value, ...}}`` of counter collection files
+    (long format: one row per dispatch and counter)."""
+    found: dict[tuple[str, str], dict[str, object]] = defaultdict(dict)
     for table in tables:
         for record in table.records():
-            found[str(record.get("Dispatch_Id"))][str(record.get("Counter_Name"))] = \
+            found[_dispatch_key(record)][str(record.get("Counter_Name"))] = \
                 counter_value(str(record.get("Counter_Value")))
     return dict(found)
+
+
+def _dispatch_key(record: dict[str, object]) -> tuple[str, str]:
+    """A dispatch's id and kernel name: counters join a dispatch of the same kernel only
+    (files of another run given together have the same ids for other kernels).
+
+    >>> _dispatch_key({"Dispatch_Id": "7", "Kernel_Name": "k", "Queue_Id": "1"})
+    ('7', 'k')
+    """
+    return str(record.get("Dispatch_Id")), str(record.get("Kernel_Name"))
 
 
 def _add_counter_dispatches(trace: TraceBuilder, places: Places, tables: list[Table]) -> None:
