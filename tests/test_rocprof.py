@@ -333,6 +333,63 @@ def test_v3_json_api_records_are_calls_with_flows(tmp_path: Path):
         (call.index, next(s.index for s in trace.iter_slices() if s.name != "hipLaunchKernel"))]
 
 
+@pytest.fixture
+def rocpd_run(tmp_path: Path) -> Path:
+    from tests.rocpd_database import build
+
+    path = tmp_path / "1234_results.db"
+    build(path, Path(f"{DECODE}kernel_trace.csv"), Path(f"{DECODE}hip_api_trace.csv"))
+    return path
+
+
+def test_rocpd_database_as_plain_sql_reads_it(rocpd_run: Path):
+    from tests.rocpd_database import UUID
+
+    with sqlite3.connect(rocpd_run) as db:
+        kernels = Counter(db.execute(
+            f'select s.display_name, k.start, k."end" from "rocpd_kernel_dispatch{UUID}" k '
+            f'join "rocpd_info_kernel_symbol{UUID}" s on s.id = k.kernel_id'))
+        regions = Counter(db.execute(
+            f'select n.string, r.start, r."end" from "rocpd_region{UUID}" r '
+            f'join "rocpd_string{UUID}" n on n.id = r.name_id'))
+        queues = Counter(db.execute(
+            f'select a.logical_index, k.queue_id from "rocpd_kernel_dispatch{UUID}" k '
+            f'join "rocpd_info_agent{UUID}" a on a.id = k.agent_id'))
+        # (docs/rocprof.md: queues, allocations, samples, counters... are counted, not read)
+        unread = sum(db.execute(f'select count(*) from "{t}{UUID}"').fetchone()[0]
+                     for t in ("rocpd_info_queue", "rocpd_memory_allocate"))
+        (flows,), = db.execute(
+            f'select count(*) from "rocpd_kernel_dispatch{UUID}" k '
+            f'join "rocpd_event{UUID}" e on e.id = k.event_id where e.correlation_id in '
+            f'(select e2.correlation_id from "rocpd_region{UUID}" r '
+            f'join "rocpd_event{UUID}" e2 on e2.id = r.event_id)')
+    trace = traceconv.load(rocpd_run)
+    assert trace.metadata.source_version == "rocprofv3 rocpd database (api, kernels)"
+    assert slices(trace) == kernels + regions
+    device = Counter((trace.processes[trace.tracks[s.track].process].name,
+                      trace.tracks[s.track].name) for s in trace.iter_slices() if s.category == "kernel")
+    assert device == Counter({(f"agent {a}", f"queue {q}"): n for (a, q), n in queues.items()})
+    assert len(trace.flows) == flows > 0
+    assert {d.code: d.count for d in trace.diagnostics}["rocprof.table_not_read"] == unread
+
+
+def test_rocpd_database_reads_as_its_csv_files(rocpd_run: Path):
+    from_csv = traceconv.combine([traceconv.load(f"{DECODE}kernel_trace.csv"),
+                                  traceconv.load(f"{DECODE}hip_api_trace.csv")])
+    from_db = traceconv.load(rocpd_run)
+    assert slices(from_db) == slices(from_csv)
+    assert len(from_db.flows) == len(from_csv.flows)
+
+
+def test_rocpd_database_of_a_newer_schema_is_one_line(tmp_path: Path):
+    from tests.rocpd_database import build
+
+    path = tmp_path / "results.db"
+    build(path, Path(f"{DECODE}kernel_trace.csv"), Path(f"{DECODE}hip_api_trace.csv"),
+          version="4")
+    one_error_line(run("info", str(path)), str(path), "schema version 4")
+
+
 def test_the_commands_of_the_rocprof_page_run():
     page = (Path(__file__).resolve().parent.parent / "docs" / "rocprof.md").read_text()
     commands = [line.removeprefix("$ traceconv ").split() for line in page.splitlines()

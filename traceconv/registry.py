@@ -220,7 +220,7 @@ BUILTINS: tuple[FormatInfo, ...] = (
     FormatInfo(
         "rocprof", "AMD rocprof v1/v2 results.csv/.json/.db and *stats.csv, rocprofv3 CSV "
         "(kernel, API, memory copy, counter traces; one run's files together read as one "
-        "trace with launch flows) and JSON", "traceconv.formats.rocprof",
+        "trace with launch flows), JSON and rocpd SQLite databases", "traceconv.formats.rocprof",
         (".csv", ".db", ".json"), reads=True, aliases=("rocprofv3", "rocprofiler"),
         sniffer="traceconv.formats.rocprof_sniffing:rocprof"),
 )
@@ -274,7 +274,8 @@ SEED_SAMPLES: dict[str, tuple[SeedSample, ...]] = {
                       SeedSample(_SEEDS + "rocprof_results.stats.csv", "csv"),
                       SeedSample(_SEEDS + "rocprofv3_kernel_trace.csv", "csv"),
                       SeedSample(_SEEDS + "rocprofv3_hip_api_trace.csv", "csv"),
-                      SeedSample(_SEEDS + "rocprofv3_results.json", "json"))}
+                      SeedSample(_SEEDS + "rocprofv3_results.json", "json"),
+                      SeedSample(_SEEDS + "rocprofv3_results.db", "sqlite"))}
 
 
 def seed_samples(name: str) -> tuple[SeedSample, ...]:

@@ -20,7 +20,7 @@ import csv
 import re
 from typing import TYPE_CHECKING
 
-from .database_sniffing import rocprof_v1_database
+from .database_sniffing import rocpd, rocprof_v1_database
 
 if TYPE_CHECKING:
     from ..io import Source
@@ -67,13 +67,15 @@ def csv_kind(names: list[str]) -> str | None:
 
 def kind(head: bytes, source: Source | None) -> str | None:
     """Which rocprof output ``head`` begins: a :data:`CSV_KINDS` key, ``v1-json``,
-    ``v1-database``, ``v3-json``, or None.
+    ``v1-database``, ``v3-json``, ``v3-database`` (``rocpd``), or None.
 
     >>> kind(b'{"rocprofiler-sdk-tool":[{"metadata":{"node":{', None)
     'v3-json'
     """
     if rocprof_v1_database(head, source):
         return "v1-database"
+    if rocpd(head, source):
+        return "v3-database"
     if _V3_JSON_OPENING.match(head):
         return "v3-json"
     if _STRING_TIME.search(head) and (_V1_JSON_OPENING.match(head) or b'"BeginNs"' in head):

@@ -479,7 +479,8 @@ CODES: tuple[CodeInfo, ...] = (
           "rocprofv3 JSON records of a kind this reader does not read (memory copies and "
           "allocations, scratch memory, PC samples, counter records...)"),
     _Code("rocprof.table_not_read", "dropped",
-          "rows of results.db tables without BeginNs/EndNs (not read)"),
+          "rows of database tables this reader does not read (results.db tables without "
+          "BeginNs/EndNs; rocpd allocations, samples, counters...)"),
     _Code("rocprof.work_without_call", "note",
           "dispatches and copies whose correlation id matches no call of the API trace "
           "given with them (no flow; a trimmed trace or files of two runs)"),

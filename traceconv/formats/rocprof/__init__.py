@@ -1,6 +1,6 @@
 """AMD rocprof outputs: rocprof v1/v2 ``results.csv``, ``results.json``, ``results.db`` and
 ``*.stats.csv`` (:mod:`.v1`, :mod:`.stats`), and rocprofv3's CSV files (:mod:`.v3`) and
-JSON (:mod:`.v3_json`).
+JSON (:mod:`.v3_json`) and ``rocpd`` databases (:mod:`.rocpd`).
 
 =========================  =============================================================
 file                       becomes
@@ -14,6 +14,7 @@ v3 ``*_api_trace``         a slice per call on its thread (HIP, HSA, marker, RCC
 v3 ``memory_copy_trace``   a slice per copy on a track per direction of the target agent
 v3 ``counter_collection``  counter values as args of their dispatch
 v3 JSON                    its dispatch and API records, as the CSV files (:mod:`.v3_json`)
+v3 ``rocpd`` database      its dispatches, regions and copies, as the CSV files (:mod:`.rocpd`)
 =========================  =============================================================
 
 Which file it is comes from its content (the CSV header's columns, the JSON's opening, the
@@ -63,14 +64,17 @@ def read(source: Source) -> Trace:
         raise InputError("not a rocprof output: expected a kernel trace, API trace, copy "
                          "trace, counter or statistics CSV, results.json or results.db",
                          file=source.name, location="line 1")
-    if kind == "v3-json":
+    if kind in ("v3-json", "v3-database"):
+        from . import rocpd, v3_json
         from .v3 import build_run
-        from .v3_json import load_parts
 
-        parts, skipped = load_parts(source)
-        built = build_run(parts, "JSON")
-        for record, count in skipped.items():
-            built.diagnostics.add("rocprof.record_not_read", count=count, example=record)
+        load, written_as, code = ((v3_json.load_parts, "JSON", "rocprof.record_not_read")
+                                  if kind == "v3-json" else
+                                  (rocpd.load_parts, "rocpd database", "rocprof.table_not_read"))
+        parts, skipped = load(source)
+        built = build_run(parts, written_as)
+        for what, count in skipped.items():
+            built.diagnostics.add(code, count=count, example=what)
         return built
     if kind.startswith("v3-"):
         from .v3 import build_run, load_part
