@@ -37,6 +37,9 @@ _TABLES = {
         '"grid_size_z" INTEGER, "event_id" INTEGER'),
     "rocpd_memory_allocate": ('"id" INTEGER PRIMARY KEY, "type" TEXT, "start" BIGINT, '
                               '"end" BIGINT, "address" INTEGER, "size" INTEGER'),
+    "rocpd_info_pmc": '"id" INTEGER PRIMARY KEY, "nid" INTEGER, "pid" INTEGER, "name" TEXT',
+    "rocpd_pmc_event": ('"id" INTEGER PRIMARY KEY, "event_id" INTEGER, "pmc_id" INTEGER, '
+                        '"value" REAL'),
 }
 
 
@@ -45,8 +48,10 @@ def rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def build(path: Path, kernel_trace: Path, hip_trace: Path, *, version: str = "3") -> None:
-    """A rocpd database at ``path`` holding the rows of the two CSV files (one process)."""
+def build(path: Path, kernel_trace: Path, hip_trace: Path | None = None, *,
+          counters: Path | None = None, version: str = "3") -> None:
+    """A rocpd database at ``path`` holding the rows of the CSV files of one process run: a
+    kernel trace, and its HIP API trace or counter collection."""
     db = sqlite3.connect(path)
     for table, columns in _TABLES.items():
         db.execute(f'CREATE TABLE "{table}{UUID}" ({columns})')
@@ -65,11 +70,12 @@ def build(path: Path, kernel_trace: Path, hip_trace: Path, *, version: str = "3"
         return int(cursor.lastrowid or 0)
 
     insert("rocpd_metadata", 1, "schema_version", version)
-    calls, kernels = rows(hip_trace), rows(kernel_trace)
-    pid = int(calls[0]["Process_Id"])
+    calls, kernels = rows(hip_trace) if hip_trace else [], rows(kernel_trace)
+    samples = rows(counters) if counters else []
+    pid = int((calls or samples)[0]["Process_Id"])
     process = insert("rocpd_info_process", None, 1, pid)
     threads: dict[str, int] = {}
-    for tid in sorted({r["Thread_Id"] for r in calls + kernels}):
+    for tid in sorted({r["Thread_Id"] for r in calls + kernels + samples}):
         threads[tid] = insert("rocpd_info_thread", None, 1, process, int(tid))
     agents = {a: insert("rocpd_info_agent", None, 1, process, "GPU", int(a.split()[-1]) + 1,
                         int(a.split()[-1]), 0)
@@ -85,14 +91,23 @@ def build(path: Path, kernel_trace: Path, hip_trace: Path, *, version: str = "3"
         event = insert("rocpd_event", None, string(r["Domain"]), int(r["Correlation_Id"]))
         insert("rocpd_region", None, 1, process, threads[r["Thread_Id"]],
                int(r["Start_Timestamp"]), int(r["End_Timestamp"]), string(r["Function"]), event)
+    events: dict[str, int] = {}
     for r in kernels:
         event = insert("rocpd_event", None, string("KERNEL_DISPATCH"), int(r["Correlation_Id"]))
+        events[r["Dispatch_Id"]] = event
         insert("rocpd_kernel_dispatch", None, 1, process, threads[r["Thread_Id"]],
                agents[r["Agent_Id"]], symbols[r["Kernel_Id"]], int(r["Dispatch_Id"]),
-               queues[r["Queue_Id"]], int(r["Stream_Id"]), int(r["Start_Timestamp"]),
-               int(r["End_Timestamp"]), int(r["Scratch_Size"]), int(r["LDS_Block_Size"]),
+               queues[r["Queue_Id"]], int(r.get("Stream_Id", 0)), int(r["Start_Timestamp"]),
+               int(r["End_Timestamp"]), int(r.get("Scratch_Size", r.get("Private_Segment_Size"))),
+               int(r.get("LDS_Block_Size", r.get("Group_Segment_Size"))),
                *(int(r[f"Workgroup_Size_{a}"]) for a in "XYZ"),
                *(int(r[f"Grid_Size_{a}"]) for a in "XYZ"), event)
+    pmcs: dict[str, int] = {}
+    for r in samples:
+        if r["Counter_Name"] not in pmcs:
+            pmcs[r["Counter_Name"]] = insert("rocpd_info_pmc", None, 1, process, r["Counter_Name"])
+        insert("rocpd_pmc_event", None, events[r["Dispatch_Id"]], pmcs[r["Counter_Name"]],
+               float(r["Counter_Value"]))
     insert("rocpd_memory_allocate", None, "ALLOC", int(kernels[0]["Start_Timestamp"]),
            int(kernels[0]["Start_Timestamp"]), 4096, 1 << 20)
     db.commit()

@@ -381,6 +381,24 @@ def test_rocpd_database_reads_as_its_csv_files(rocpd_run: Path):
     assert len(from_db.flows) == len(from_csv.flows)
 
 
+def test_rocpd_counters_are_args_of_their_dispatch(tmp_path: Path):
+    from tests.rocpd_database import UUID, build
+
+    path = tmp_path / "results.db"
+    build(path, Path(f"{DOCS}kernel_trace.csv"), counters=Path(f"{DOCS}counter_collection.csv"))
+    with sqlite3.connect(path) as db:
+        values = list(db.execute(
+            f'select k.dispatch_id, c.name, pe.value from "rocpd_pmc_event{UUID}" pe '
+            f'join "rocpd_kernel_dispatch{UUID}" k on k.event_id = pe.event_id '
+            f'join "rocpd_info_pmc{UUID}" c on c.id = pe.pmc_id'))
+    trace = traceconv.load(path)
+    by_dispatch = {s.args["Dispatch_Id"]: s.args for s in trace.iter_slices()}
+    assert len(values) == len(csv_rows(Path(f"{DOCS}counter_collection.csv")))
+    for dispatch, counter, value in values:
+        assert by_dispatch[dispatch][counter] == value
+    assert "rocprof.counter_without_dispatch" not in {d.code for d in trace.diagnostics}
+
+
 def test_rocpd_database_of_a_newer_schema_is_one_line(tmp_path: Path):
     from tests.rocpd_database import build
 

@@ -15,9 +15,11 @@ table                          becomes
 ``rocpd_region``               a call on its thread (name and category from
                                ``rocpd_string`` through ``rocpd_event``)
 ``rocpd_memory_copy``          a copy (its name, e.g. ``MEMORY_COPY_HOST_TO_DEVICE``)
+``rocpd_pmc_event``            counter values (named by ``rocpd_info_pmc``) as args of
+                               the dispatch of the same event
 ``rocpd_memory_allocate``,     counted (``rocprof.table_not_read``)
 ``rocpd_sample``,
-``rocpd_pmc_event``, ...
+``rocpd_arg``, queues ...
 =============================  =======================================================
 """
 
@@ -36,7 +38,8 @@ SCHEMA_VERSION = 3
 _NAME = re.compile(r"(rocpd_[a-z_]+?)(_[0-9a-fA-F][0-9a-fA-F_-]{7,})?$")
 _READ = {"rocpd_kernel_dispatch", "rocpd_region", "rocpd_memory_copy", "rocpd_string",
          "rocpd_info_agent", "rocpd_info_kernel_symbol", "rocpd_info_thread",
-         "rocpd_info_process", "rocpd_event", "rocpd_metadata"}
+         "rocpd_info_process", "rocpd_event", "rocpd_metadata", "rocpd_pmc_event",
+         "rocpd_info_pmc"}
 
 
 class Query:
@@ -44,9 +47,10 @@ class Query:
     expressions (in that order) over it and the tables it joins ``(kind, alias, on)``."""
 
     def __init__(self, columns: tuple[str, ...], table: str, alias: str, select: str,
-                 joins: tuple[tuple[str, str, str], ...]) -> None:
+                 joins: tuple[tuple[str, str, str], ...], timed: bool = True) -> None:
         self.columns, self.table, self.alias, self.select, self.joins = (
             columns, table, alias, select, joins)
+        self.timed = timed   # the table has its own start and end
 
     def sql(self, tables: dict[str, str]) -> str:
         """The query over the run's ``tables``.
@@ -95,6 +99,15 @@ QUERIES = {
          ("rocpd_info_agent", "sa", "sa.id = m.src_agent_id"),
          ("rocpd_info_agent", "da", "da.id = m.dst_agent_id"),
          ("rocpd_event", "e", "e.id = m.event_id"))),
+    "v3-counters": Query(
+        ("Dispatch_Id", "Agent_Id", "Kernel_Name", "Counter_Name", "Counter_Value"),
+        "rocpd_pmc_event", "pe",
+        "k.dispatch_id, a.logical_index, coalesce(s.display_name, s.kernel_name), c.name, "
+        "pe.value",
+        (("rocpd_kernel_dispatch", "k", "k.event_id = pe.event_id"),
+         ("rocpd_info_agent", "a", "a.id = k.agent_id"),
+         ("rocpd_info_kernel_symbol", "s", "s.id = k.kernel_id"),
+         ("rocpd_info_pmc", "c", "c.id = pe.pmc_id")), timed=False),
 }
 
 
@@ -143,7 +156,7 @@ def _parts(db: Database, tables: dict[str, str], file: str) -> list[Part]:
         if query.table not in tables:
             continue
         name = tables[query.table]
-        if not db.has(name, "start", "end"):
+        if query.timed and not db.has(name, "start", "end"):
             raise InputError("a rocpd layout with times in rocpd_timestamp (before ROCm 7), "
                              "not read", file=file, location=name)
         missing = [j for j, _, _ in query.joins if j not in tables]
