@@ -35,8 +35,9 @@ _TABLES = {
         '"group_segment_size" INTEGER, "workgroup_size_x" INTEGER, "workgroup_size_y" INTEGER, '
         '"workgroup_size_z" INTEGER, "grid_size_x" INTEGER, "grid_size_y" INTEGER, '
         '"grid_size_z" INTEGER, "event_id" INTEGER'),
-    "rocpd_memory_allocate": ('"id" INTEGER PRIMARY KEY, "type" TEXT, "start" BIGINT, '
-                              '"end" BIGINT, "address" INTEGER, "size" INTEGER'),
+    "rocpd_memory_allocate": ('"id" INTEGER PRIMARY KEY, "agent_id" INTEGER, "type" TEXT, '
+                              '"level" TEXT, "start" BIGINT, "end" BIGINT, "address" INTEGER, '
+                              '"size" INTEGER'),
     "rocpd_info_pmc": '"id" INTEGER PRIMARY KEY, "nid" INTEGER, "pid" INTEGER, "name" TEXT',
     "rocpd_pmc_event": ('"id" INTEGER PRIMARY KEY, "event_id" INTEGER, "pmc_id" INTEGER, '
                         '"value" REAL'),
@@ -108,7 +109,15 @@ def build(path: Path, kernel_trace: Path, hip_trace: Path | None = None, *,
             pmcs[r["Counter_Name"]] = insert("rocpd_info_pmc", None, 1, process, r["Counter_Name"])
         insert("rocpd_pmc_event", None, events[r["Dispatch_Id"]], pmcs[r["Counter_Name"]],
                float(r["Counter_Value"]))
-    insert("rocpd_memory_allocate", None, "ALLOC", int(kernels[0]["Start_Timestamp"]),
-           int(kernels[0]["Start_Timestamp"]), 4096, 1 << 20)
+    # (made up: no public file records allocations) 1 MiB held over the first dispatch,
+    # and a free of an address allocated before the trace
+    agent = next(iter(agents.values()))
+    first = kernels[0]
+    insert("rocpd_memory_allocate", None, agent, "ALLOC", "REAL", int(first["Start_Timestamp"]) - 2000,
+           int(first["Start_Timestamp"]) - 1000, 0x7F0000000000, 1 << 20)
+    insert("rocpd_memory_allocate", None, agent, "FREE", "REAL", int(first["End_Timestamp"]) + 1000,
+           int(first["End_Timestamp"]) + 1500, 0x7F0000000000, 0)
+    insert("rocpd_memory_allocate", None, agent, "FREE", "REAL", int(first["End_Timestamp"]) + 2000,
+           int(first["End_Timestamp"]) + 2500, 0x7F0000100000, 0)
     db.commit()
     db.close()

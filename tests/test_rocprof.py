@@ -357,20 +357,29 @@ def test_rocpd_database_as_plain_sql_reads_it(rocpd_run: Path):
             f'join "rocpd_info_agent{UUID}" a on a.id = k.agent_id'))
         # (docs/rocprof.md: queues, allocations, samples, counters... are counted, not read)
         unread = sum(db.execute(f'select count(*) from "{t}{UUID}"').fetchone()[0]
-                     for t in ("rocpd_info_queue", "rocpd_memory_allocate"))
+                     for t in ("rocpd_info_queue",))
+        allocations = list(db.execute(
+            f'select type, address, size, start, "end" from "rocpd_memory_allocate{UUID}" '
+            f'order by start'))
         (flows,), = db.execute(
             f'select count(*) from "rocpd_kernel_dispatch{UUID}" k '
             f'join "rocpd_event{UUID}" e on e.id = k.event_id where e.correlation_id in '
             f'(select e2.correlation_id from "rocpd_region{UUID}" r '
             f'join "rocpd_event{UUID}" e2 on e2.id = r.event_id)')
     trace = traceconv.load(rocpd_run)
-    assert trace.metadata.source_version == "rocprofv3 rocpd database (api, kernels)"
+    assert trace.metadata.source_version == "rocprofv3 rocpd database (allocations, api, kernels)"
     assert slices(trace) == kernels + regions
     device = Counter((trace.processes[trace.tracks[s.track].process].name,
                       trace.tracks[s.track].name) for s in trace.iter_slices() if s.category == "kernel")
     assert device == Counter({(f"agent {a}", f"queue {q}"): n for (a, q), n in queues.items()})
     assert len(trace.flows) == flows > 0
-    assert {d.code: d.count for d in trace.diagnostics}["rocprof.table_not_read"] == unread
+    codes = {d.code: d.count for d in trace.diagnostics}
+    assert codes["rocprof.table_not_read"] == unread
+    opened = {a[1]: a for a in allocations if a[0] == "ALLOC"}
+    freed = {a[1]: a for a in allocations if a[0] == "FREE"}
+    assert [(b.address, b.size, b.alloc_ns, b.free_ns) for b in trace.memory] == [
+        (address, a[2], a[4], freed[address][3]) for address, a in opened.items()]
+    assert codes["rocprof.free_without_allocation"] == len(freed.keys() - opened.keys()) == 1
 
 
 def test_rocpd_database_reads_as_its_csv_files(rocpd_run: Path):

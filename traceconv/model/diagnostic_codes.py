@@ -458,6 +458,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("rpd.unknown_op_type", "note",
           "GPU ops of a type this reader does not know (category gpu_op)"),
     # rocprof
+    _Code("rocprof.allocation_not_read", "dropped",
+          "memory allocation records other than ALLOC/FREE (REALLOC, RECLAIM), without an "
+          "address or a start, or beyond int64: no memory block"),
     _Code("rocprof.counter_without_dispatch", "dropped",
           "dispatches of a counter collection file that are in none of the kernel traces "
           "given with it (same dispatch id and kernel): their counters not read"),
@@ -467,6 +470,9 @@ CODES: tuple[CodeInfo, ...] = (
           "results.json events of a phase this reader does not read"),
     _Code("rocprof.flow_not_read", "dropped",
           "flow events (s/t/f) of a v1 results.json, not read"),
+    _Code("rocprof.free_without_allocation", "note",
+          "FREE records whose agent and address no earlier ALLOC opened (allocated before "
+          "the trace)"),
     _Code("rocprof.malformed_row", "dropped",
           "rows or events whose start or end is not an integer (not read)"),
     _Code("rocprof.metadata_event", "note",

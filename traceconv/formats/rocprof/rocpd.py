@@ -1,7 +1,7 @@
 """rocprofv3's ``rocpd`` SQLite database (``*_results.db``, the default output since ROCm 7),
-schema version 3 as ROCm/rocprofiler-sdk publishes it: its dispatches, API regions and
-memory copies put into the same tables as the CSV files (:mod:`.v3`), so they read the same
-way (flows by correlation id included).
+schema version 3 as ROCm/rocprofiler-sdk publishes it: its dispatches, API regions, memory
+copies, allocations and PMC values put into the same tables as the CSV files (:mod:`.v3`),
+so they read the same way (flows by correlation id included).
 
 Table names end with the run's uuid (``rocpd_region_<uuid>``); a database merged from
 several processes holds one set per uuid, each read. Its plain-named views are not read
@@ -17,9 +17,10 @@ table                          becomes
 ``rocpd_memory_copy``          a copy (its name, e.g. ``MEMORY_COPY_HOST_TO_DEVICE``)
 ``rocpd_pmc_event``            counter values (named by ``rocpd_info_pmc``) as args of
                                the dispatch of the same event
-``rocpd_memory_allocate``,     counted (``rocprof.table_not_read``)
-``rocpd_sample``,
-``rocpd_arg``, queues ...
+``rocpd_memory_allocate``      memory blocks (``ALLOC`` paired with the next ``FREE`` of
+                               its agent and address), live-bytes counters
+``rocpd_sample``, ``rocpd_arg``  counted (``rocprof.table_not_read``)
+queues, streams ...
 =============================  =======================================================
 """
 
@@ -30,6 +31,7 @@ import re
 from ...errors import InputError
 from ...io import Source
 from .._sqlite import Database, open_database
+from .allocations import COLUMNS as ALLOCATION_COLUMNS
 from .csv_table import Table
 from .v3 import Part
 
@@ -39,7 +41,7 @@ _NAME = re.compile(r"(rocpd_[a-z_]+?)(_[0-9a-fA-F][0-9a-fA-F_-]{7,})?$")
 _READ = {"rocpd_kernel_dispatch", "rocpd_region", "rocpd_memory_copy", "rocpd_string",
          "rocpd_info_agent", "rocpd_info_kernel_symbol", "rocpd_info_thread",
          "rocpd_info_process", "rocpd_event", "rocpd_metadata", "rocpd_pmc_event",
-         "rocpd_info_pmc"}
+         "rocpd_info_pmc", "rocpd_memory_allocate"}
 
 
 class Query:
@@ -99,6 +101,10 @@ QUERIES = {
          ("rocpd_info_agent", "sa", "sa.id = m.src_agent_id"),
          ("rocpd_info_agent", "da", "da.id = m.dst_agent_id"),
          ("rocpd_event", "e", "e.id = m.event_id"))),
+    "v3-allocations": Query(
+        ALLOCATION_COLUMNS, "rocpd_memory_allocate", "ma",
+        'ma.type, a.logical_index, ma.address, ma.size, ma.level, ma.start, ma."end"',
+        (("rocpd_info_agent", "a", "a.id = ma.agent_id"),)),
     "v3-counters": Query(
         ("Dispatch_Id", "Agent_Id", "Kernel_Name", "Counter_Name", "Counter_Value"),
         "rocpd_pmc_event", "pe",

@@ -12,6 +12,7 @@ from ...io import Source
 from ...model import Metadata, OpStat
 from ...model.activity import Activity
 from ...model.builder import TraceBuilder
+from .allocations import add_allocations
 from .csv_table import Table, read_table
 from .dispatches import V3, add_dispatches, device_name
 from .places import Places
@@ -95,6 +96,8 @@ def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
                                                 if p.kind == "v3-counters"])
     if calls:
         _add_flows(trace, calls, works)
+    add_allocations(trace, [r for p in parts if p.kind == "v3-allocations"
+                            for r in p.table.records()])
     return trace
 
 
