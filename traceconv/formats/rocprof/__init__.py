@@ -62,7 +62,8 @@ def read(source: Source) -> Trace:
     kind = rocprof_sniffing.kind(source.head, source)
     if kind is None:
         raise InputError("not a rocprof output: expected a kernel trace, API trace, copy "
-                         "trace, counter or statistics CSV, results.json or results.db",
+                         "trace, counter or statistics CSV, a results.json or results.db, "
+                         "rocprofv3 JSON or a rocpd database",
                          file=source.name, location="line 1")
     if kind in ("v3-json", "v3-database"):
         from . import rocpd, v3_json

@@ -12,6 +12,7 @@ from ...io import Source
 from ...model import Metadata, OpStat
 from ...model.activity import Activity
 from ...model.builder import TraceBuilder
+from . import CLOCK
 from .allocations import add_allocations
 from .csv_table import Table, read_table
 from .dispatches import V3, add_dispatches, device_name
@@ -69,7 +70,7 @@ def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
     kinds = ", ".join(sorted({p.kind.removeprefix("v3-") for p in parts}))
     trace = TraceBuilder(Metadata(source_format="rocprof",
                                   source_version=f"rocprofv3 {written_as} ({kinds})",
-                                  clock="HSA system timestamps (ns)"))
+                                  clock=CLOCK))
     places, diagnostics = Places(trace), trace.diagnostics
     calls: dict[int, int] = {}
     for part in (p for p in parts if p.kind == "v3-api"):
