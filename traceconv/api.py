@@ -156,7 +156,8 @@ def combine(traces: Sequence[Trace], *, align: Mode = "auto") -> Trace:
 
     A PyTorch execution trace given beside its Kineto trace is linked to it, not merged as
     a rank (see :mod:`traceconv.analysis.link_et`); the trtexec exports of one engine are
-    read as one trace (:mod:`traceconv.formats.trtexec.engine_set`); all other inputs (ranks,
+    read as one trace (:mod:`traceconv.formats.trtexec.engine_set`), and so are rocprofv3's
+    CSV files of one run (:mod:`traceconv.formats.rocprof.run_set`); all other inputs (ranks,
     runs) are merged with :func:`traceconv.analysis.merge.merge` (``align``: its clock alignment).
 
     >>> traceconv.combine([traceconv.load("run.pt.trace.json.gz"),      # doctest: +SKIP
@@ -165,10 +166,11 @@ def combine(traces: Sequence[Trace], *, align: Mode = "auto") -> Trace:
     """
     from .analysis.link_et import link_execution_trace, pair_execution_traces
     from .analysis.merge import merge
+    from .formats.rocprof.run_set import combine_runs
     from .formats.trtexec.engine_set import combine_engine_sets
 
     linked = []
-    for timeline, ets in pair_execution_traces(combine_engine_sets(traces)):
+    for timeline, ets in pair_execution_traces(combine_runs(combine_engine_sets(traces))):
         for et in ets:
             timeline = link_execution_trace(timeline, et)
         linked.append(timeline)

@@ -217,6 +217,12 @@ BUILTINS: tuple[FormatInfo, ...] = (
         (".graph.json", ".profile.json", ".timing.json", ".times.json", ".layers.json",
          ".metadata.json", ".json"), reads=True, aliases=("tensorrt", "trex"),
         sniffer="traceconv.formats.export_sniffing:trtexec"),
+    FormatInfo(
+        "rocprof", "AMD rocprof v1/v2 results.csv/.json/.db and *stats.csv, rocprofv3 CSV "
+        "(kernel, API, memory copy, counter traces; one run's files together read as one "
+        "trace with launch flows), JSON and rocpd SQLite databases", "traceconv.formats.rocprof",
+        (".csv", ".db", ".json"), reads=True, aliases=("rocprofv3", "rocprofiler"),
+        sniffer="traceconv.formats.rocprof_sniffing:rocprof"),
 )
 
 @dataclass(frozen=True)
@@ -262,7 +268,14 @@ SEED_SAMPLES: dict[str, tuple[SeedSample, ...]] = {
         ("nsys-stats", "csv", (_SEEDS + "nvtx_pushpop_trace.csv",)),
         ("xplane", "protobuf", (_SEEDS + "jax_cpu.xplane.pb",)),
         ("trtexec", "json", (_SEEDS + "resnet.engine.profile.json",)),
-    )}
+    )} | {"rocprof": (SeedSample(_SEEDS + "rocprof_results.csv", "csv"),
+                      SeedSample(_SEEDS + "rocprof_results.json", "json"),
+                      SeedSample(_SEEDS + "rocprof_results.db", "sqlite"),
+                      SeedSample(_SEEDS + "rocprof_results.stats.csv", "csv"),
+                      SeedSample(_SEEDS + "rocprofv3_kernel_trace.csv", "csv"),
+                      SeedSample(_SEEDS + "rocprofv3_hip_api_trace.csv", "csv"),
+                      SeedSample(_SEEDS + "rocprofv3_results.json", "json"),
+                      SeedSample(_SEEDS + "rocprofv3_results.db", "sqlite"))}
 
 
 def seed_samples(name: str) -> tuple[SeedSample, ...]:

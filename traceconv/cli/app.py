@@ -103,9 +103,9 @@ def app() -> None:
     """Convert deep-learning profiler traces through one graph-aware model.
 
     Reads PyTorch (Kineto, snapshots, memory timelines, execution traces), Nsight Systems,
-    XPlane, rocprof .rpd, TensorRT trtexec, MegEngine, Paddle, MIGraphX and Perfetto, writes
-    Perfetto protobuf (open at https://ui.perfetto.dev), Chrome JSON, memory-flow SVG and
-    summary tables. `traceconv IN --to FORMAT` is short for `traceconv convert IN --to FORMAT`.
+    XPlane, rocprof (v1-v3 CSV, JSON, results.db) and .rpd, TensorRT trtexec, MegEngine,
+    Paddle, MIGraphX and Perfetto, writes Perfetto protobuf (open at
+    https://ui.perfetto.dev), Chrome JSON, memory-flow SVG and summary tables. `traceconv IN --to FORMAT` is short for `traceconv convert IN --to FORMAT`.
     """
 
 

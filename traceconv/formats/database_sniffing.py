@@ -17,6 +17,8 @@ opened read-only to list its tables.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -68,6 +70,39 @@ def rpd(head: bytes, source: Source | None) -> float:
     if b"rocpd_op" in head and b"rocpd_api" in head:
         return 0.95
     if source is not None and {"rocpd_op", "rocpd_api"} <= table_names(source):
+        return 0.9
+    return 0.0
+
+
+def rocprof_v1_database(head: bytes, source: Source | None) -> float:
+    """An SQLite database with rocprof v1's ``KERN`` table (``results.db``).
+
+    >>> rocprof_v1_database(b'SQLite format 3\\x00...CREATE TABLE KERN ("Index" INTEGER', None)
+    0.95
+    """
+    return _tables_say(head, source, rb'CREATE TABLE "?KERN"? \(', lambda t: t == "KERN")
+
+
+def rocpd(head: bytes, source: Source | None) -> float:
+    """An SQLite database with rocprofv3's ``rocpd_kernel_dispatch``/``rocpd_region`` tables
+    (their names end with a uuid); not rocmProfileData's ``rocpd_op``/``rocpd_api``.
+
+    >>> rocpd(b'SQLite format 3\\x00...CREATE TABLE `rocpd_region_0a1b2c3d` (', None)
+    0.95
+    """
+    return _tables_say(head, source, rb"rocpd_(kernel_dispatch|region|memory_copy|info_agent)",
+                       lambda t: t.startswith(("rocpd_kernel_dispatch", "rocpd_region")))
+
+
+def _tables_say(head: bytes, source: Source | None, in_head: bytes,
+                table: Callable[[str], bool]) -> float:
+    """0.95 when ``in_head`` (a pattern) is in an SQLite head, 0.9 when the file has a table
+    that ``table`` accepts, else 0."""
+    if not is_sqlite(head):
+        return 0.0
+    if re.search(in_head, head):
+        return 0.95
+    if source is not None and any(table(t) for t in table_names(source)):
         return 0.9
     return 0.0
 

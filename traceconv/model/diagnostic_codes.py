@@ -457,6 +457,39 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("rpd.table_not_read", "dropped", "rows of tables this reader does not read"),
     _Code("rpd.unknown_op_type", "note",
           "GPU ops of a type this reader does not know (category gpu_op)"),
+    # rocprof
+    _Code("rocprof.allocation_not_read", "dropped",
+          "memory allocation records other than ALLOC/FREE (REALLOC, RECLAIM), without an "
+          "address or a start, or beyond int64: no memory block"),
+    _Code("rocprof.counter_without_dispatch", "dropped",
+          "dispatches of a counter collection file that are in none of the kernel traces "
+          "given with it (same dispatch id and kernel): their counters not read"),
+    _Code("rocprof.empty_event", "note",
+          "empty events of a v1 results.json (rocprof writes one before the first)"),
+    _Code("rocprof.event_not_read", "dropped",
+          "results.json events of a phase this reader does not read"),
+    _Code("rocprof.flow_not_read", "dropped",
+          "flow events (s/t/f) of a v1 results.json, not read"),
+    _Code("rocprof.free_without_allocation", "note",
+          "FREE records whose agent and address no earlier ALLOC opened (allocated before "
+          "the trace)"),
+    _Code("rocprof.malformed_row", "dropped",
+          "rows or events whose start or end is not an integer (not read)"),
+    _Code("rocprof.metadata_event", "note",
+          "metadata (M) events of a v1 results.json: process names and order, not needed "
+          "for the tracks read"),
+    _Code("rocprof.quoted_text", "note",
+          "texts of a results.db stored with the CSV's double quotes around them (read "
+          "without)"),
+    _Code("rocprof.record_not_read", "dropped",
+          "rocprofv3 JSON records of a kind this reader does not read (memory copies and "
+          "allocations, scratch memory, PC samples, counter records...)"),
+    _Code("rocprof.table_not_read", "dropped",
+          "rows of database tables this reader does not read (results.db tables without "
+          "BeginNs/EndNs; rocpd allocations, samples, counters...)"),
+    _Code("rocprof.work_without_call", "note",
+          "dispatches and copies whose correlation id matches no call of the API trace "
+          "given with them (no flow; a trimmed trace or files of two runs)"),
     # sqlite (the one way databases are opened: traceconv/sqlite_access.py)
     _Code("sqlite.generated_column_ignored", "dropped",
           "virtual generated columns of the database (computed at every read, a memory and "

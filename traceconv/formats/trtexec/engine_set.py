@@ -10,10 +10,10 @@ are not changed.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 
 from ...model import Trace
+from ..file_sets import by_name_unless_one_of_each, combine_sets
 from . import PARTS
 from .build import build_engine
 from .parts import Part
@@ -26,39 +26,15 @@ def combine_engine_sets(traces: Sequence[Trace]) -> list[Trace]:
     >>> combine_engine_sets([])
     []
     """
-    parts = {id(t): PARTS.get(t) for t in traces}
-    found = [p for p in parts.values() if p is not None]
-    if len(found) < 2:
-        return list(traces)
-    groups = _groups(found)
-    out: list[Trace] = []
-    done: set[str] = set()
-    for trace in traces:
-        part = parts[id(trace)]
-        if part is None:
-            out.append(trace)
-            continue
-        key = next(k for k, members in groups.items() if part in members)
-        if key in done:
-            continue
-        done.add(key)
-        members = groups[key]
-        out.append(trace if len(members) == 1 else _combine(key, members))
-    return out
+    return combine_sets(traces, PARTS.get, _groups, _combine)
 
 
-def _groups(parts: list[Part]) -> dict[str, list[Part]]:
-    by_engine: dict[str, list[Part]] = defaultdict(list)
-    for part in parts:
-        by_engine[part.engine].append(part)
-    kinds = [p.kind for p in parts]
-    if len(by_engine) > 1 and len(set(kinds)) == len(kinds):
-        # unrelated names but one file of each kind: the user gave one engine's exports
-        return {" + ".join(sorted(by_engine)): list(parts)}
-    return dict(by_engine)
+def _groups(parts: list[Part]) -> list[list[Part]]:
+    return by_name_unless_one_of_each(parts, lambda p: p.engine, lambda p: p.kind)
 
 
-def _combine(engine: str, members: list[Part]) -> Trace:
+def _combine(members: list[Part]) -> Trace:
+    engine = " + ".join(sorted({p.engine for p in members}))
     kinds = [p.kind for p in members]
     repeated = sorted({k for k in kinds if kinds.count(k) > 1})
     trace = build_engine(engine, _first_of_each_kind(members))

@@ -1,0 +1,214 @@
+"""rocprofv3 CSV files (``--output-format csv``), one or several of one run, into one trace:
+dispatches on agent queues, API calls on their threads, copies on their agent, counter
+values as args of their dispatch, and a flow from each call to the work of its
+correlation id."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ...io import Source
+from ...model import Metadata, OpStat
+from ...model.activity import Activity
+from ...model.builder import TraceBuilder
+from . import CLOCK
+from .allocations import add_allocations
+from .csv_table import Table, read_table
+from .dispatches import V3, add_dispatches, device_name
+from .places import Places
+from .values import arg_value, integer
+
+_TIMES = ("Start_Timestamp", "End_Timestamp")
+REQUIRED = {
+    "v3-kernels": ("Agent_Id", "Queue_Id", "Kernel_Name", *_TIMES),
+    "v3-api": ("Domain", "Function", "Thread_Id", *_TIMES),
+    "v3-copies": ("Direction", "Source_Agent_Id", "Destination_Agent_Id", *_TIMES),
+    "v3-counters": ("Dispatch_Id", "Agent_Id", "Kernel_Name", "Counter_Name", "Counter_Value"),
+}
+_DOMAINS = (("MARKER", "user_annotation", Activity.ANNOTATION), ("HSA", "hsa_api", 0),
+            ("RCCL", "rccl", 0), ("", "hip_runtime", 0))
+_COUNTER = ("Counter_Name", "Counter_Value")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One rocprofv3 CSV of a run: its kind (a ``v3-`` kind of
+    :data:`traceconv.formats.rocprof_sniffing.CSV_KINDS`) and its table."""
+
+    kind: str
+    table: Table
+
+    @property
+    def file(self) -> str:
+        return self.table.file
+
+
+def load_part(source: Source, kind: str) -> Part:
+    """The table of ``source``, with the columns its kind needs (an error names the first
+    one missing).
+
+    >>> part = load_part(Source("tests/data/rocprof/ROCm__rocm-systems__docs_rccl_trace.csv"),
+    ...                  "v3-api")
+    >>> len(part.table.rows), part.table.rows[0][1]
+    (21, 'ncclGetVersion')
+    """
+    table = read_table(source)
+    table.require(*REQUIRED[kind])
+    return Part(kind, table)
+
+
+def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
+    """One trace from the tables of one run (CSV files, or a JSON file's records).
+
+    >>> run = "samples/rocprof/jimw567__rocprof-unified-viewer__decode_"
+    >>> trace = build_run([load_part(Source(run + "kernel_trace.csv"), "v3-kernels"),
+    ...                    load_part(Source(run + "hip_api_trace.csv"), "v3-api")])
+    >>> len(trace.slices), len(trace.flows)
+    (1064, 27)
+    """
+    kinds = ", ".join(sorted({p.kind.removeprefix("v3-") for p in parts}))
+    trace = TraceBuilder(Metadata(source_format="rocprof",
+                                  source_version=f"rocprofv3 {written_as} ({kinds})",
+                                  clock=CLOCK))
+    places, diagnostics = Places(trace), trace.diagnostics
+    calls: dict[int, int] = {}
+    for part in (p for p in parts if p.kind == "v3-api"):
+        calls.update(_add_calls(trace, places, part.table))
+    counters = _counters_by_dispatch([p.table for p in parts if p.kind == "v3-counters"])
+    works: list[tuple[list[int], list[dict[str, object]]]] = []
+    for part in parts:
+        if part.kind == "v3-kernels":
+            records: list[dict[str, object]] = [
+                {**r, **counters.pop(_dispatch_key(r), {})} for r in part.table.records()]
+            rows, bad = add_dispatches(trace, places, records, V3)
+            works.append((rows, records))
+            diagnostics.add("rocprof.malformed_row", count=bad, example=part.file)
+        elif part.kind == "v3-copies":
+            copies = part.table.records()
+            rows = _add_copies(trace, places, copies)
+            works.append((rows, copies))
+            diagnostics.add("rocprof.malformed_row", count=rows.count(-1), example=part.file)
+    if any(p.kind == "v3-kernels" for p in parts):
+        diagnostics.add("rocprof.counter_without_dispatch", count=len(counters),
+                        example=" ".join(next(iter(counters), ())) or None)
+    else:
+        _add_counter_dispatches(trace, places, [p.table for p in parts
+                                                if p.kind == "v3-counters"])
+    if calls:
+        _add_flows(trace, calls, works)
+    add_allocations(trace, [r for p in parts if p.kind == "v3-allocations"
+                            for r in p.table.records()])
+    return trace
+
+
+def _add_calls(trace: TraceBuilder, places: Places, table: Table) -> dict[int, int]:
+    """A slice per API call on its thread; ``{correlation id: slice row}``."""
+    calls: dict[int, int] = {}
+    bad = 0
+    for record in table.records():
+        start, end = integer(record.get(_TIMES[0])), integer(record.get(_TIMES[1]))
+        if start is None or end is None:
+            bad += 1
+            continue
+        domain = str(record.get("Domain", ""))
+        category, activity = next((c, a) for word, c, a in _DOMAINS if word in domain)
+        track = places.thread(integer(record.get("Process_Id")), integer(record.get("Thread_Id")))
+        args = {k: arg_value(v) for k, v in record.items()
+                if k not in (*_TIMES, "Function", "Process_Id", "Thread_Id") and v != ""}
+        row = trace.add_interval(track, start, end, str(record.get("Function", "")), category,
+                                 args or None, activity)
+        correlation = integer(record.get("Correlation_Id"))
+        if correlation is not None:
+            calls.setdefault(correlation, row)
+    trace.diagnostics.add("rocprof.malformed_row", count=bad, example=table.file)
+    return calls
+
+
+def _add_copies(trace: TraceBuilder, places: Places, records: list[dict[str, object]]
+                ) -> list[int]:
+    """A slice per copy on a track per direction of the device end of the copy (the source
+    of a device-to-host copy, else the destination); the slice rows, -1 where not read."""
+    rows: list[int] = []
+    for record in records:
+        start, end = integer(record.get(_TIMES[0])), integer(record.get(_TIMES[1]))
+        if start is None or end is None:
+            rows.append(-1)
+            continue
+        direction = str(record.get("Direction", ""))
+        end_agent = ("Source_Agent_Id" if "DEVICE_TO_HOST" in direction
+                     else "Destination_Agent_Id")
+        device, number = device_name(V3, record.get(end_agent, ""))
+        track = places.device_track(device, number, f"copies {direction}".strip())
+        args = {k: arg_value(v) for k, v in record.items() if k not in _TIMES and v != ""}
+        rows.append(trace.add_interval(track, start, end, direction, "gpu_memcpy", args,
+                                       Activity.MEMCPY))
+    return rows
+
+
+def _counters_by_dispatch(tables: list[Table]) -> dict[tuple[str, str], dict[str, object]]:
+    """``{(dispatch id, kernel): {counter name: value, ...}}`` of counter collection files
+    (long format: one row per dispatch and counter)."""
+    found: dict[tuple[str, str], dict[str, object]] = defaultdict(dict)
+    for table in tables:
+        for record in table.records():
+            found[_dispatch_key(record)][str(record.get("Counter_Name"))] = \
+                counter_value(str(record.get("Counter_Value")))
+    return dict(found)
+
+
+def _dispatch_key(record: dict[str, object]) -> tuple[str, str]:
+    """A dispatch's id and kernel name: counters join a dispatch of the same kernel only
+    (files of another run given together have the same ids for other kernels).
+
+    >>> _dispatch_key({"Dispatch_Id": "7", "Kernel_Name": "k", "Queue_Id": "1"})
+    ('7', 'k')
+    """
+    return str(record.get("Dispatch_Id")), str(record.get("Kernel_Name"))
+
+
+def _add_counter_dispatches(trace: TraceBuilder, places: Places, tables: list[Table]) -> None:
+    """Counter files without their kernel trace: a dispatch slice per dispatch id when the
+    file has times, else a statistic row per dispatch (section ``counters``)."""
+    for table in tables:
+        first: dict[str, dict[str, object]] = {}
+        for record in table.records():
+            fields: dict[str, object] = {k: v for k, v in record.items() if k not in _COUNTER}
+            kept = first.setdefault(str(record.get("Dispatch_Id")), fields)
+            kept[str(record.get("Counter_Name"))] = counter_value(str(record.get("Counter_Value")))
+        if all(t in table.header for t in _TIMES):
+            _, bad = add_dispatches(trace, places, list(first.values()), V3)
+            trace.diagnostics.add("rocprof.malformed_row", count=bad, example=table.file)
+            continue
+        for record in first.values():
+            trace.add_stat(OpStat(str(record.get("Kernel_Name", "")), calls=1, section="counters",
+                                  type="dispatch", extra=dict(record)))
+
+
+def counter_value(text: str) -> float | str:
+    """A counter's value as a number, or its text when it is none.
+
+    >>> counter_value("3564.000000"), counter_value("n/a")
+    (3564.0, 'n/a')
+    """
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _add_flows(trace: TraceBuilder, calls: dict[int, int],
+               works: list[tuple[list[int], list[dict[str, object]]]]) -> None:
+    """A flow from each call to the dispatches and copies of its correlation id; those with
+    no call in the API trace are counted."""
+    orphans = 0
+    for rows, records in works:
+        for row, record in zip(rows, records, strict=True):
+            if row < 0:
+                continue
+            call = calls.get(integer(record.get("Correlation_Id")) or -1)
+            if call is None:
+                orphans += 1
+            else:
+                trace.add_flow(call, row, "ac2g", "correlation")
+    trace.diagnostics.add("rocprof.work_without_call", count=orphans)

@@ -1,0 +1,109 @@
+"""rocprofv3 ``--output-format json`` (``{"rocprofiler-sdk-tool": [{...}, ...]}``, one
+document per profiled process): its buffer records put into the same tables as the CSV
+files (:mod:`.v3`), so they read the same way.
+
+=====================================  ===============================================
+record                                 becomes
+=====================================  ===============================================
+``kernel_dispatch``                    a dispatch (agent by its ``logical_node_id``,
+                                       queue handle, name from ``kernel_symbols``)
+``hip_api``, ``hsa_api``,              a call on its thread of the document's ``pid``
+``marker_api``, ``rccl_api``           (name from ``strings.buffer_records``)
+other buffer and callback records      counted (``rocprof.record_not_read``)
+=====================================  ===============================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ...errors import InputError
+from ...io import Source
+from .csv_table import Table
+from .v3 import REQUIRED, Part
+
+TOOL = "rocprofiler-sdk-tool"
+API_RECORDS = ("hip_api", "hsa_api", "marker_api", "rccl_api")
+_KERNEL_COLUMNS = (*REQUIRED["v3-kernels"], "Correlation_Id", "Dispatch_Id", "Kernel_Id",
+                   "Thread_Id", "Private_Segment_Size", "Group_Segment_Size",
+                   "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z",
+                   "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z")
+_API_COLUMNS = (*REQUIRED["v3-api"], "Process_Id", "Correlation_Id")
+
+
+def load_parts(source: Source) -> tuple[list[Part], dict[str, int]]:
+    """The kernel and API tables of every process document; ``{record kind: count}`` of the
+    records not read.
+
+    >>> parts, skipped = load_parts(Source("tests/data/rocprof/tracelens_908_cut.rocprofv3.json.gz"))
+    >>> [(p.kind, len(p.table.rows)) for p in parts], skipped
+    ([('v3-kernels', 300)], {})
+    """
+    try:
+        document = orjson.loads(source.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"not JSON: {exc}", file=source.name) from None
+    processes = document.get(TOOL) if isinstance(document, dict) else None
+    if not isinstance(processes, list):
+        raise InputError(f"no {TOOL!r} list", file=source.name, location="$")
+    kernels: list[list[str]] = []
+    calls: list[list[str]] = []
+    skipped: dict[str, int] = {}
+    for at, process in enumerate(processes):
+        where = f"$.{TOOL}[{at}]"
+        if not isinstance(process, dict):
+            raise InputError("a process document that is not an object", file=source.name,
+                             location=where)
+        try:
+            kernels += _kernel_rows(process)
+            calls += _call_rows(process)
+        except (KeyError, TypeError, IndexError, AttributeError) as exc:
+            raise InputError(f"a record without its field {exc}", file=source.name,
+                             location=where) from None
+        for group in ("buffer_records", "callback_records"):
+            for kind, records in (process.get(group) or {}).items():
+                if kind != "kernel_dispatch" and kind not in API_RECORDS and records:
+                    skipped[kind] = skipped.get(kind, 0) + len(records)
+    parts = [Part("v3-kernels", Table(source.name, list(_KERNEL_COLUMNS), kernels)),
+             Part("v3-api", Table(source.name, list(_API_COLUMNS), calls))]
+    return [p for p in parts if p.table.rows], skipped
+
+
+def _kernel_rows(process: dict[str, Any]) -> list[list[str]]:
+    agents = {a["id"]["handle"]: a.get("logical_node_id", a["id"]["handle"])
+              for a in process.get("agents") or ()}
+    names = {k["kernel_id"]: k.get("kernel_name", "") for k in process.get("kernel_symbols") or ()}
+    rows = []
+    for record in (process.get("buffer_records") or {}).get("kernel_dispatch") or ():
+        info = record["dispatch_info"]
+        agent = info["agent_id"]["handle"]
+        group, grid = info.get("workgroup_size") or {}, info.get("grid_size") or {}
+        rows.append([str(v) for v in (
+            agents.get(agent, agent), info["queue_id"]["handle"],
+            names.get(info["kernel_id"], f"kernel {info['kernel_id']}"),
+            record["start_timestamp"], record["end_timestamp"],
+            record["correlation_id"]["internal"], info.get("dispatch_id", ""), info["kernel_id"],
+            record.get("thread_id", ""), info.get("private_segment_size", ""),
+            info.get("group_segment_size", ""), *(group.get(a, "") for a in "xyz"),
+            *(grid.get(a, "") for a in "xyz"))])
+    return rows
+
+
+def _call_rows(process: dict[str, Any]) -> list[list[str]]:
+    kinds = (process.get("strings") or {}).get("buffer_records") or []
+    pid = (process.get("metadata") or {}).get("pid", "")
+    rows = []
+    for name in API_RECORDS:
+        for record in (process.get("buffer_records") or {}).get(name) or ():
+            kind, operation = record["kind"], record["operation"]
+            domain = kinds[kind] if 0 <= kind < len(kinds) else {}
+            operations = domain.get("operations") or []
+            function = (operations[operation] if 0 <= operation < len(operations)
+                        else f"operation {operation}")
+            rows.append([str(v) for v in (
+                domain.get("kind", name.upper()), function, record["thread_id"],
+                record["start_timestamp"], record["end_timestamp"], pid,
+                record["correlation_id"]["internal"])])
+    return rows

@@ -1,0 +1,48 @@
+"""rocprof's cell texts as numbers: every output writes integers, some quoted ("42"), some
+in hex ("0x709f0b65d740"), agents as "Agent 1" in newer CSVs."""
+
+from __future__ import annotations
+
+import re
+
+_INTEGER = re.compile(r"\s*[-+]?\d+\s*\Z")
+_AGENT = re.compile(r"(?:Agent\s*)?(\d+)\Z", re.IGNORECASE)
+
+
+def integer(value: object) -> int | None:
+    """``value`` as an int when it is one (an int, or decimal digits), else None.
+
+    >>> integer("769537350099688"), integer(7), integer("0x10"), integer(" 12 ")
+    (769537350099688, 7, None, 12)
+    >>> integer(True), integer(2.5)
+    (None, None)
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and _INTEGER.match(value):
+        return int(value)
+    return None
+
+
+def arg_value(value: object) -> object:
+    """A cell kept as an argument: an integer as an int (within int64), else as it is.
+
+    >>> arg_value("256"), arg_value("0x0"), arg_value(2**70) == str(2**70)
+    (256, '0x0', True)
+    """
+    number = integer(value)
+    if number is None:
+        return value
+    return number if -2**63 <= number < 2**63 else str(number)
+
+
+def agent_number(value: object) -> int | None:
+    """The number of an agent id: ``4``, ``"4"`` or ``"Agent 4"``.
+
+    >>> agent_number("Agent 1"), agent_number("2"), agent_number("GPU")
+    (1, 2, None)
+    """
+    match = _AGENT.match(str(value).strip())
+    return int(match.group(1)) if match else None
