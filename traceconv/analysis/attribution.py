@@ -9,8 +9,9 @@ window exactly, so differences between two runs add up to the change of the wind
 
 from __future__ import annotations
 
+import bisect
 import heapq
-from collections import defaultdict
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,8 +24,81 @@ IDLE = ("(idle: nothing running)", "idle")
 _WINDOW, _HOST, _DEVICE = 0, 1, 2
 
 
+@dataclass(frozen=True)
+class StepTimes:
+    """Each step's time cut into pieces: ``ns[k, s]`` is what ``keys[k]`` (name, kind) had
+    in step ``steps[s]`` (the marker's number; 0 for a trace without step markers, whose
+    whole span is its one step). The columns add up to the steps' windows."""
+
+    keys: list[tuple[str, str]]
+    ns: np.ndarray
+    steps: list[int]
+
+    @property
+    def per_step(self) -> np.ndarray:
+        """Each step's total (ns), in step order."""
+        return self.ns.sum(axis=0)
+
+
+def attribute_steps(trace: Trace) -> StepTimes:
+    """Who had the time in each step: device work is charged to the step whose host window
+    launched it (the device may run behind the host), host work and idle time to the step
+    whose host window they fall in.
+
+    >>> from traceconv.model import ProcessKind
+    >>> t = Trace(); h = t.add_process("host"); g = t.add_process("GPU", kind=ProcessKind.DEVICE)
+    >>> main = t.add_track("main", process=h); s = t.add_track("stream", process=g)
+    >>> _ = t.add_slice(main, 0, 100, "ProfilerStep#1", "user_annotation")
+    >>> _ = t.add_slice(main, 100, 50, "ProfilerStep#2", "user_annotation")
+    >>> launch = t.add_slice(main, 90, 5, "cudaLaunchKernel", "cuda_runtime")
+    >>> kernel = t.add_slice(s, 95, 30, "gemm", "kernel"); _ = t.add_flow(launch, kernel)
+    >>> st = attribute_steps(t); st.steps, st.per_step.tolist()
+    ([1, 2], [125, 25])
+    >>> dict(zip(st.keys, st.ns.tolist()))[("gemm", "kernel")]   # launched in step 1
+    [30, 0]
+    """
+    from .steps import step_windows
+
+    tl = Timeline(trace)
+    names = trace.strings.strings
+    windows = tl.steps
+    marked = step_windows(tl)
+    # a step's host window starts where its marker does; a trace without markers is one step
+    step_starts = np.array([w.host_start for w in marked] or [0], np.int64)
+    host = HostSegments(tl)
+    device = tl.device_work()
+    device = device[np.isin(tl.activity[device], np.array(DEVICE_WORK, np.int8))]
+    launch = tl.launch_of[device]
+    launched_in = np.where(launch >= 0, np.maximum(np.searchsorted(
+        step_starts, tl.start[np.maximum(launch, 0)], side="right") - 1, 0), -1)
+    # items: (start, end, class, key, step or -1: the step of the time); (name, kind) keys
+    # interned once per distinct (name, activity), not once per slice
+    rows = np.concatenate([host.row, device])
+    codes, inverse = np.unique(tl.name[rows].astype(np.int64) * 256
+                               + tl.activity[rows].astype(np.int64), return_inverse=True)
+    key_ids: dict[tuple[str, str], int] = {IDLE: 0}
+    code_key = np.array([key_ids.setdefault((names[c // 256], _kind(c % 256)), len(key_ids))
+                         for c in codes.tolist()], np.int64)
+    keys = list(key_ids)
+    row_key = code_key[inverse].tolist()
+    n_host = len(host.row)
+    items: list[tuple[int, int, int, int, int]] = []
+    items += [(s, e, _WINDOW, 0, -1) for s, e in zip(windows.start.tolist(),
+                                                     windows.end.tolist(), strict=True)]
+    items += list(zip(host.start.tolist(), host.end.tolist(), [_HOST] * n_host,
+                      row_key[:n_host], [-1] * n_host, strict=True))
+    items += list(zip(tl.start[device].tolist(), tl.end[device].tolist(), [_DEVICE] * len(device),
+                      row_key[n_host:], launched_in.tolist(), strict=True))
+    totals = _sweep(items, len(keys), step_starts.tolist())
+    used = [k for k in range(len(keys)) if any(totals[k])]
+    ns = np.array([totals[k] for k in used], np.int64).reshape(len(used), len(step_starts))
+    return StepTimes([keys[k] for k in used], ns,
+                     [w.number for w in marked] if marked else [0])
+
+
 def attribute_time(trace: Trace) -> tuple[dict[tuple[str, str], int], int, int]:
-    """((name, kind) → ns, window ns, step count) for ``trace``.
+    """((name, kind) → ns, window ns, step count) for ``trace``: :func:`attribute_steps`
+    summed over the steps.
 
     >>> from traceconv.model import ProcessKind
     >>> t = Trace(); h = t.add_process("host"); g = t.add_process("GPU", kind=ProcessKind.DEVICE)
@@ -36,41 +110,23 @@ def attribute_time(trace: Trace) -> tuple[dict[tuple[str, str], int], int, int]:
     >>> sorted(times.items()), window, steps
     ([(('ProfilerStep#1', 'cpu'), 30), (('aten::mm', 'cpu'), 20), (('gemm', 'kernel'), 50)], 100, 1)
     """
-    tl = Timeline(trace)
-    names = trace.strings.strings
-    windows = tl.steps
-    host = HostSegments(tl)
-    device = tl.device_work()
-    device = device[np.isin(tl.activity[device], np.array(DEVICE_WORK, np.int8))]
-    # items: (start, end, class, key) with keys interned as small ints
-    keys: list[tuple[str, str]] = [IDLE]
-    key_ids: dict[tuple[str, str], int] = {IDLE: 0}
-
-    def key_of(row: int) -> int:
-        key = (names[tl.name[row]], _kind(tl.activity[row]))
-        found = key_ids.get(key)
-        if found is None:
-            found = key_ids[key] = len(keys)
-            keys.append(key)
-        return found
-
-    items: list[tuple[int, int, int, int]] = []
-    items += [(s, e, _WINDOW, 0) for s, e in zip(windows.start.tolist(), windows.end.tolist(),
-                                                 strict=True)]
-    items += [(int(s), int(e), _HOST, key_of(int(r))) for s, e, r in zip(
-        host.start.tolist(), host.end.tolist(), host.row.tolist(), strict=True)]
-    items += [(int(tl.start[r]), int(tl.end[r]), _DEVICE, key_of(int(r))) for r in device.tolist()]
-    totals = _sweep(items, len(keys))
-    times = {keys[k]: ns for k, ns in enumerate(totals) if ns}
-    steps = tl.step_count
-    return times, windows.total, steps
+    st = attribute_steps(trace)
+    times = {key: int(ns) for key, ns in zip(st.keys, st.ns.sum(axis=1).tolist(), strict=True)}
+    return times, int(st.ns.sum()), Timeline(trace).step_count
 
 
-def _sweep(items: list[tuple[int, int, int, int]], nkeys: int) -> list[int]:
-    """Charge each stretch inside a window to the highest class running, latest start first."""
-    events = sorted([(s, 1, i) for i, (s, _e, _c, _k) in enumerate(items)]
-                    + [(e, 0, i) for i, (_s, e, _c, _k) in enumerate(items)])
-    totals = [0] * nkeys
+def _sweep(items: list[tuple[int, int, int, int, int]], nkeys: int,
+           step_starts: list[int]) -> list[list[int]]:
+    """Charge each stretch inside a window to the highest class running, latest start first,
+    and to its step: the item's own when it has one, else the step of the stretch's time."""
+    bounds = np.array([(it[0], it[1]) for it in items], np.int64).reshape(-1, 2)
+    index = np.arange(len(items))
+    times = np.concatenate([bounds[:, 0], bounds[:, 1]])
+    starting = np.repeat([1, 0], len(items))
+    order = np.lexsort((np.concatenate([index, index]), starting, times))
+    events = zip(times[order].tolist(), starting[order].tolist(),
+                 np.concatenate([index, index])[order].tolist(), strict=True)
+    totals = [[0] * len(step_starts) for _ in range(nkeys)]
     active: list[tuple[int, int, int]] = []   # (-class, -start, item)
     ended: set[int] = set()
     open_windows = 0
@@ -80,10 +136,12 @@ def _sweep(items: list[tuple[int, int, int, int]], nkeys: int) -> list[int]:
             while active and active[0][2] in ended:
                 heapq.heappop(active)
             winner = active[0][2] if active else None
-            key = items[winner][3] if winner is not None else 0
-            totals[key] += time - previous
+            key, step = (items[winner][3], items[winner][4]) if winner is not None else (0, -1)
+            if step < 0:
+                step = max(bisect.bisect_right(step_starts, previous) - 1, 0)
+            totals[key][step] += time - previous
         previous = time
-        start, _end, cls, _key = items[index]
+        start, _end, cls, _key, _step = items[index]
         if is_start:
             if cls == _WINDOW:
                 open_windows += 1
@@ -94,11 +152,3 @@ def _sweep(items: list[tuple[int, int, int, int]], nkeys: int) -> list[int]:
         else:
             ended.add(index)
     return totals
-
-
-def by_class(times: dict[tuple[str, str], int], classify) -> dict[tuple[str, str], int]:
-    """The same times with names mapped through ``classify`` (kinds kept apart)."""
-    out: dict[tuple[str, str], int] = defaultdict(int)
-    for (name, kind), ns in times.items():
-        out[(name if kind == "idle" else classify(name), kind)] += ns
-    return dict(out)
