@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -71,8 +72,7 @@ def attribute_steps(trace: Trace) -> StepTimes:
     launch = tl.launch_of[device]
     launched_in = np.where(launch >= 0, np.maximum(np.searchsorted(
         step_starts, tl.start[np.maximum(launch, 0)], side="right") - 1, 0), -1)
-    # items: (start, end, class, key, step or -1: the step of the time); (name, kind) keys
-    # interned once per distinct (name, activity), not once per slice
+    # (name, kind) keys interned once per distinct (name, activity), not once per slice
     rows = np.concatenate([host.row, device])
     codes, inverse = np.unique(tl.name[rows].astype(np.int64) * 256
                                + tl.activity[rows].astype(np.int64), return_inverse=True)
@@ -80,19 +80,20 @@ def attribute_steps(trace: Trace) -> StepTimes:
     code_key = np.array([key_ids.setdefault((names[c // 256], _kind(c % 256)), len(key_ids))
                          for c in codes.tolist()], np.int64)
     keys = list(key_ids)
-    row_key = code_key[inverse].tolist()
-    n_host = len(host.row)
-    items: list[tuple[int, int, int, int, int]] = []
-    items += [(s, e, _WINDOW, 0, -1) for s, e in zip(windows.start.tolist(),
-                                                     windows.end.tolist(), strict=True)]
-    items += list(zip(host.start.tolist(), host.end.tolist(), [_HOST] * n_host,
-                      row_key[:n_host], [-1] * n_host, strict=True))
-    items += list(zip(tl.start[device].tolist(), tl.end[device].tolist(), [_DEVICE] * len(device),
-                      row_key[n_host:], launched_in.tolist(), strict=True))
-    totals = _sweep(items, len(keys), step_starts.tolist())
-    used = [k for k in range(len(keys)) if any(totals[k])]
-    ns = np.array([totals[k] for k in used], np.int64).reshape(len(used), len(step_starts))
-    return StepTimes([keys[k] for k in used], ns,
+    n_host, n_windows = len(host.row), len(windows.start)
+    # items: windows, host pieces, device work; step -1: the step of the time charged
+    items = _Items(
+        np.concatenate([windows.start, host.start, tl.start[device]]).astype(np.int64),
+        np.concatenate([windows.end, host.end, tl.end[device]]).astype(np.int64),
+        np.repeat(np.array([_WINDOW, _HOST, _DEVICE], np.int64),
+                  [n_windows, n_host, len(device)]),
+        np.concatenate([np.zeros(n_windows, np.int64), code_key[inverse]]),
+        np.concatenate([np.full(n_windows + n_host, -1, np.int64), launched_in]))
+    totals = _paint(items, len(keys), step_starts)
+    if totals is None:   # (overlap too deep to paint in bounded memory)
+        totals = _sweep(items, len(keys), step_starts)
+    used = np.flatnonzero(totals.any(axis=1))
+    return StepTimes([keys[k] for k in used.tolist()], totals[used],
                      [w.number for w in marked] if marked else [0])
 
 
@@ -115,18 +116,74 @@ def attribute_time(trace: Trace) -> tuple[dict[tuple[str, str], int], int, int]:
     return times, int(st.ns.sum()), Timeline(trace).step_count
 
 
-def _sweep(items: list[tuple[int, int, int, int, int]], nkeys: int,
-           step_starts: list[int]) -> list[list[int]]:
+class _Items(NamedTuple):
+    """What is charged (columns): windows, host pieces and device work with their
+    class, key and step (-1: the step of the time)."""
+
+    start: np.ndarray
+    end: np.ndarray
+    cls: np.ndarray
+    key: np.ndarray
+    step: np.ndarray
+
+
+_PAINT_LIMIT = 64   # segments painted per item, on average, before the sweep takes over
+
+
+def _paint(items: _Items, nkeys: int, step_starts: np.ndarray) -> np.ndarray | None:
+    """(keys × steps) ns: the time cut at every start and end, each piece charged to the
+    work item running over it that ranks highest (class, then the latest start, then the
+    first listed: :func:`_sweep`'s order), vectorised; None when the items overlap so much
+    that painting would hold more than ``_PAINT_LIMIT`` pieces an item.
+
+    >>> items = _Items(np.array([0, 0, 5]), np.array([20, 10, 15]), np.array([0, 1, 2]),
+    ...                np.array([0, 1, 2]), np.array([-1, -1, 0]))
+    >>> _paint(items, 3, np.array([0, 12])).tolist()   # idle, host 0-5, device 5-15
+    [[0, 5], [5, 0], [10, 0]]
+    """
+    work = np.flatnonzero(items.cls != _WINDOW)
+    cuts = np.unique(np.concatenate([items.start, items.end]))
+    lo = np.searchsorted(cuts, items.start[work])
+    cover = np.maximum(np.searchsorted(cuts, items.end[work]) - lo, 0)
+    painted = int(cover.sum())
+    if painted > _PAINT_LIMIT * (len(items.start) + 1):
+        return None
+    order = np.lexsort((-work, items.start[work], items.cls[work]))   # lowest rank first
+    rank = np.empty(len(work), np.int64)
+    rank[order] = np.arange(len(work))
+    first = np.cumsum(cover) - cover
+    piece = np.repeat(lo - first, cover) + np.arange(painted)
+    best = np.full(max(len(cuts) - 1, 0), -1, np.int64)
+    np.maximum.at(best, piece, np.repeat(rank, cover))
+    begin, length = cuts[:-1], np.diff(cuts)
+    windows = np.flatnonzero(items.cls == _WINDOW)
+    w_start, w_end = items.start[windows], items.end[windows]
+    at = np.searchsorted(w_start, begin, side="right") - 1
+    inside = (at >= 0) & (begin < w_end[np.maximum(at, 0)]) if len(windows) else \
+        np.zeros(len(begin), bool)
+    winner = work[order[np.maximum(best, 0)]] if len(work) else np.zeros(len(best), np.int64)
+    key = np.where(best >= 0, items.key[winner] if len(work) else 0, 0)
+    step = np.where(best >= 0, items.step[winner] if len(work) else -1, -1)
+    by_time = np.maximum(np.searchsorted(step_starts, begin, side="right") - 1, 0)
+    step = np.where(step >= 0, step, by_time)
+    totals = np.zeros(nkeys * len(step_starts), np.int64)
+    np.add.at(totals, (key * len(step_starts) + step)[inside], length[inside])
+    return totals.reshape(nkeys, len(step_starts))
+
+
+def _sweep(items: _Items, nkeys: int, step_starts: np.ndarray) -> np.ndarray:
     """Charge each stretch inside a window to the highest class running, latest start first,
-    and to its step: the item's own when it has one, else the step of the stretch's time."""
-    bounds = np.array([(it[0], it[1]) for it in items], np.int64).reshape(-1, 2)
-    index = np.arange(len(items))
-    times = np.concatenate([bounds[:, 0], bounds[:, 1]])
-    starting = np.repeat([1, 0], len(items))
+    and to its step: the item's own when it has one, else the step of the stretch's time
+    (one event at a time, in bounded memory)."""
+    index = np.arange(len(items.start))
+    times = np.concatenate([items.start, items.end])
+    starting = np.repeat([1, 0], len(index))
     order = np.lexsort((np.concatenate([index, index]), starting, times))
     events = zip(times[order].tolist(), starting[order].tolist(),
                  np.concatenate([index, index])[order].tolist(), strict=True)
-    totals = [[0] * len(step_starts) for _ in range(nkeys)]
+    rows = list(zip(*(column.tolist() for column in items), strict=True))
+    starts = step_starts.tolist()
+    totals = [[0] * len(starts) for _ in range(nkeys)]
     active: list[tuple[int, int, int]] = []   # (-class, -start, item)
     ended: set[int] = set()
     open_windows = 0
@@ -136,12 +193,12 @@ def _sweep(items: list[tuple[int, int, int, int, int]], nkeys: int,
             while active and active[0][2] in ended:
                 heapq.heappop(active)
             winner = active[0][2] if active else None
-            key, step = (items[winner][3], items[winner][4]) if winner is not None else (0, -1)
+            key, step = (rows[winner][3], rows[winner][4]) if winner is not None else (0, -1)
             if step < 0:
-                step = max(bisect.bisect_right(step_starts, previous) - 1, 0)
+                step = max(bisect.bisect_right(starts, previous) - 1, 0)
             totals[key][step] += time - previous
         previous = time
-        start, _end, cls, _key, _step = items[index]
+        start, _end, cls, _key, _step = rows[index]
         if is_start:
             if cls == _WINDOW:
                 open_windows += 1
@@ -151,4 +208,4 @@ def _sweep(items: list[tuple[int, int, int, int, int]], nkeys: int,
             open_windows -= 1
         else:
             ended.add(index)
-    return totals
+    return np.array(totals, np.int64).reshape(nkeys, len(starts))
