@@ -39,9 +39,13 @@ def parse_step_list(spec: str) -> list[tuple[int | None, int | None]]:
     from .steps import parse_steps
 
     parts = [p for p in spec.split(",") if p.strip()]
-    if not parts:
-        raise ValueError(f"{spec!r}: expected step numbers, e.g. 3:50 or 2,4,6:9")
-    return [parse_steps(p) for p in parts]
+    try:
+        if parts:
+            return [parse_steps(p) for p in parts]
+    except ValueError:
+        pass
+    raise ValueError(f"{spec!r}: expected N, A:B, A: or :B (step numbers, both ends "
+                     "included) or a list of them: 3:50 or 2,4,6:9")
 
 
 def select(times: StepTimes, spec: str) -> StepTimes:
