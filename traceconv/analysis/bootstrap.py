@@ -55,8 +55,8 @@ def median_change(a: np.ndarray, b: np.ndarray, seed: int = SEED) -> Changes:
     >>> a = np.array([[10, 11, 9, 10, 12, 10]]); b = a * 2
     >>> c = median_change(a, b); c.change.tolist(), c.low.tolist(), c.high.tolist()
     ([10.0], [8.5], [13.0])
-    >>> c = median_change(np.array([[5]]), np.array([[7]])); (c.low[0], c.high[0])
-    (2.0, 2.0)
+    >>> c = median_change(np.array([[5]]), np.array([[7]])); c.low.tolist(), c.high.tolist()
+    ([2.0], [2.0])
     """
     if a.shape[0] != b.shape[0] or not a.shape[1] or not b.shape[1]:
         raise ValueError("both sides need the same rows and at least one sample")
