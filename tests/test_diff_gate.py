@@ -239,3 +239,45 @@ def test_random_halves_of_one_run_pass_and_stretched_halves_fire(large_steps):
     point = sum(evaluate(compare(a, b), [parse_gate("total:+3%", False)])["regressed"]
                 for a, b in halves)
     assert point >= 2
+
+
+# -- across profilers and platforms (issue 36, item 4) ----------------------------------------
+
+ROCM = DATA / "torch" / "tracelens_mi300_resnet_act_checkpoint.json.gz"   # Kineto on MI300
+CUDA = Path(__file__).parent.parent / "samples" / "torch" / "resnet18_train_cuda.pt.trace.json.gz"
+NSYS = Path(__file__).parent.parent / "samples" / "nsys" / "mfu_2xh100_nccl_nsys2026.2.sqlite.gz"
+
+
+def _rows(*args) -> dict[tuple[str, str], dict]:
+    result = _run(*args, "--json", "--by-name")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    return {(r["name"], r["kind"]): r for r in data["rows"]} | {("", "names"): data["names"]}
+
+
+def test_cuda_and_rocm_runs_meet_on_normalised_names():
+    names = {e["name"] for path in (CUDA, ROCM) for e in _events(path)["traceEvents"]
+             if e.get("cat") == "cuda_runtime"}
+    assert {"cudaLaunchKernel", "hipLaunchKernel"} <= names
+    normalised = _rows(CUDA, ROCM)                      # auto: the platforms differ
+    raw = _rows(CUDA, ROCM, "--names", "raw")
+    assert normalised[("", "names")] == "normalised" and raw[("", "names")] == "as recorded"
+    launch = normalised[("gpuLaunchKernel", "cpu")]
+    assert launch["a_ns"] == raw[("cudaLaunchKernel", "cpu")]["a_ns"] > 0
+    assert launch["b_ns"] == raw[("hipLaunchKernel", "cpu")]["b_ns"] > 0
+    assert normalised[("Memset", "memcpy")]["a_ns"] == raw[("Memset (Device)", "memcpy")]["a_ns"]
+    gated = _run(CUDA, ROCM, "--json", "--fail-if", "runtime:+10000%", "--fail-if",
+                 "cudaLaunchKernel:+10000%", "--fail-if", "memset:+10000%")
+    checks = json.loads(gated.stdout)["verdict"]["checks"]
+    assert [(c["rows_a"] > 0, c["rows_b"] > 0) for c in checks] == [(True, True)] * 3
+
+
+def test_kineto_and_nsight_systems_kernels_meet_without_template_arguments():
+    kernel = "at::native::vectorized_elementwise_kernel"
+    # the two profilers spell the template arguments differently
+    assert any(e.get("cat") == "kernel" and "vectorized_elementwise_kernel<2," in e["name"]
+               for e in _events(CUDA)["traceEvents"])
+    rows = _rows(CUDA, NSYS)
+    assert rows[("", "names")] == "normalised"
+    assert rows[(kernel, "kernel")]["a_ns"] > 0 and rows[(kernel, "kernel")]["b_ns"] > 0
+    assert not any("<" in name for name, kind in rows if kind == "kernel")

@@ -3,8 +3,9 @@
 A gate is ``SUBJECT:+LIMIT`` where LIMIT is a share (``+5%``, of A's median) or a time
 (``+2ms``, ``+300us``, ``+1500ns``, ``+0.5s``). SUBJECT is ``total`` (the step time), a
 kind (``cpu``, ``kernel``, ``memcpy``, ``communication``, ``idle``: the rows of that kind
-summed per step), or an op / kernel name or op class (``aten::conv2d``, ``convolution``:
-the rows whose name or class is that). The subject's time in each step is a sample; the
+summed per step), an activity (``memset``, ``collective``, ``runtime``, ``host_op``: the
+rows doing that, whichever profiler recorded them), or an op / kernel name or op class
+(``aten::conv2d``, ``convolution``: the rows whose name, normalised name or class is that). The subject's time in each step is a sample; the
 change is the change of the medians with its 95 % interval (:mod:`.bootstrap`).
 
 A gate (``--fail-if``) fires when the change is past LIMIT with confidence: the interval's
@@ -22,15 +23,24 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import UsageError
+from .names import is_memset, is_runtime, normalised
 from .op_class import op_class
 from .timeline_diff import TimelineDiff, changes_of
 
 KINDS = ("cpu", "kernel", "memcpy", "communication", "idle")
+# activities across profilers: which rows of a kind do that
+ACTIVITIES: dict[str, Callable[[str, str], bool]] = {
+    "memset": lambda name, kind: kind == "memcpy" and is_memset(name),
+    "collective": lambda name, kind: kind == "communication",
+    "runtime": lambda name, kind: kind == "cpu" and is_runtime(name),
+    "host_op": lambda name, kind: kind == "cpu" and not is_runtime(name),
+}
 _LIMIT = re.compile(r"^\s*\+?\s*(?P<value>\d+(?:\.\d*)?|\.\d+)\s*(?P<unit>%|ns|us|µs|ms|s)\s*$")
 _UNIT_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
@@ -72,21 +82,26 @@ def _matched(result: TimelineDiff, subject: str) -> np.ndarray:
         return np.ones(len(result.rows), bool)
     if subject in KINDS:
         return np.array([r.kind == subject for r in result.rows], bool)
-    return np.array([r.kind != "idle" and (r.name == subject or op_class(r.name) == subject)
+    activity = ACTIVITIES.get(subject.replace(" ", "_"))
+    if activity is not None:
+        return np.array([activity(r.name, r.kind) for r in result.rows], bool)
+    return np.array([r.kind != "idle" and (r.name in (subject, normalised(subject, r.kind))
+                                           or op_class(r.name) == subject)
                      for r in result.rows], bool)
 
 
 def subjects(result: TimelineDiff) -> list[str]:
-    """Every subject a gate can name in ``result``: ``total``, the kinds with rows, and the
-    rows' names and op classes (sorted, each once).
+    """Every subject a gate can name in ``result``: ``total``, the kinds and activities
+    with rows, and the rows' names and op classes (sorted, each once).
 
     >>> from traceconv.analysis.timeline_diff import DeltaRow
     >>> subjects(TimelineDiff(9, 9, 1, 1, False, [DeltaRow("aten::mm", "cpu", 5, 6)]))
-    ['aten::mm', 'cpu', 'matmul', 'total']
+    ['aten::mm', 'cpu', 'host_op', 'matmul', 'total']
     """
     found = {"total"}
     for row in result.rows:
         found.add(row.kind)
+        found.update(name for name, does in ACTIVITIES.items() if does(row.name, row.kind))
         if row.kind != "idle":
             found.add(row.name)
             found.add(op_class(row.name))
@@ -101,7 +116,7 @@ def refuse_unmatched(result: TimelineDiff, gates: list[Gate]) -> None:
     >>> d = TimelineDiff(9, 9, 1, 1, False, [DeltaRow("gemm", "kernel", 5, 6)])
     >>> refuse_unmatched(d, [parse_gate("kernal:+1%")])
     Traceback (most recent call last):
-    traceconv.errors.UsageError: --fail-if 'kernal:+1%': no row of either trace is 'kernal' (did you mean 'kernel'?); subjects are total, a kind, an op or kernel name, or an op class
+    traceconv.errors.UsageError: --fail-if 'kernal:+1%': no row of either trace is 'kernal' (did you mean 'kernel'?); subjects are total, a kind, an activity, an op or kernel name, or an op class
     """
     known = None
     for gate in gates:
@@ -110,10 +125,11 @@ def refuse_unmatched(result: TimelineDiff, gates: list[Gate]) -> None:
         known = known or subjects(result)
         close = difflib.get_close_matches(gate.subject, known, n=3, cutoff=0.6)
         hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
-        what = (f"neither trace has {gate.subject} rows" if gate.subject in KINDS
+        what = (f"neither trace has {gate.subject} rows"
+                if gate.subject in KINDS or gate.subject.replace(" ", "_") in ACTIVITIES
                 else f"no row of either trace is {gate.subject[:80]!r}")
         raise UsageError(f"--fail-if {gate.text[:100]!r}: {what}{hint}; subjects are total, "
-                         "a kind, an op or kernel name, or an op class")
+                         "a kind, an activity, an op or kernel name, or an op class")
 
 
 def evaluate(result: TimelineDiff, gates: list[Gate]) -> dict:

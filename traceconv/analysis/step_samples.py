@@ -66,15 +66,16 @@ def select(times: StepTimes, spec: str) -> StepTimes:
     return StepTimes(times.keys, times.ns[:, keep], [times.steps[i] for i in keep])
 
 
-def by_class(times: StepTimes, classify: Callable[[str], str]) -> StepTimes:
-    """The same steps with names mapped through ``classify`` (kinds kept apart; idle kept).
+def renamed(times: StepTimes, rename: Callable[[str, str], str]) -> StepTimes:
+    """The same steps with each (name, kind) named ``rename(name, kind)`` (kinds kept
+    apart; idle kept); rows that meet are summed.
 
     >>> t = StepTimes([("aten::mm", "cpu"), ("mm", "cpu")], np.array([[1, 2], [3, 4]]), [1, 2])
-    >>> c = by_class(t, lambda name: name.split("::")[-1]); c.keys, c.ns.tolist()
+    >>> c = renamed(t, lambda name, kind: name.split("::")[-1]); c.keys, c.ns.tolist()
     ([('mm', 'cpu')], [[4, 6]])
     """
-    classed = [key if key[1] == "idle" else (classify(key[0]), key[1]) for key in times.keys]
-    index = {key: i for i, key in enumerate(dict.fromkeys(classed))}
+    named = [key if key[1] == "idle" else (rename(*key), key[1]) for key in times.keys]
+    index = {key: i for i, key in enumerate(dict.fromkeys(named))}
     ns = np.zeros((len(index), len(times.steps)), np.int64)
-    np.add.at(ns, [index[k] for k in classed], times.ns)
+    np.add.at(ns, [index[k] for k in named], times.ns)
     return StepTimes(list(index), ns, times.steps)

@@ -17,8 +17,9 @@ from ..model import Trace
 from .activity import Activity, Timeline
 from .attribution import IDLE, StepTimes, attribute_steps
 from .bootstrap import CONFIDENCE, RESAMPLES, SEED, median_change
+from .names import normalised, platform
 from .op_class import op_class
-from .step_samples import by_class
+from .step_samples import renamed
 
 
 @dataclass
@@ -102,6 +103,7 @@ class TimelineDiff:
     samples_b: np.ndarray = field(default_factory=lambda: np.zeros((0, 1), np.int64),
                                   repr=False)
     total: Change | None = None
+    normalised_names: bool = False
 
     @property
     def total_delta_ns(self) -> int:
@@ -135,7 +137,8 @@ class TimelineDiff:
                 "steps_a": self.steps_a, "steps_b": self.steps_b,
                 "samples_a": self.steps_a, "samples_b": self.steps_b,
                 "confidence": CONFIDENCE, "resamples": RESAMPLES, "seed": SEED,
-                "names": "op class" if self.by_op_class else "as recorded",
+                "names": "op class" if self.by_op_class else
+                "normalised" if self.normalised_names else "as recorded",
                 "total": None if self.total is None else self.total.as_dict(),
                 "kinds": {k: c.as_dict() for k, c in self.kinds().items()},
                 "rows": [r.as_dict() for r in self.rows]}
@@ -169,8 +172,29 @@ def diff_mode(a: Trace, b: Trace, prefer_timeline: bool = False) -> str:
         "timelines or two reports")
 
 
-def timeline_diff(a: Trace, b: Trace, by_op_class: bool | None = None) -> TimelineDiff:
-    """The attributing diff of two timelines (``by_op_class``: default when frameworks differ).
+def normalise_by_default(a: StepTimes, b: StepTimes, sources_a: set[str],
+                         sources_b: set[str]) -> bool:
+    """Names are normalised (:mod:`.names`) when the two sides were recorded differently:
+    other profilers or frameworks (``sources``: their format and framework names), or a
+    CUDA run against a ROCm one.
+
+    >>> cuda = StepTimes([("cudaLaunchKernel", "cpu")], np.array([[1]]), [1])
+    >>> rocm = StepTimes([("hipLaunchKernel", "cpu")], np.array([[1]]), [1])
+    >>> normalise_by_default(cuda, rocm, {"chrome PyTorch"}, {"chrome PyTorch"})
+    True
+    >>> normalise_by_default(cuda, cuda, {"chrome PyTorch"}, {"nsys"})
+    True
+    """
+    if sources_a != sources_b:
+        return True
+    return platform([n for n, _ in a.keys]) != platform([n for n, _ in b.keys])
+
+
+def timeline_diff(a: Trace, b: Trace, by_op_class: bool | None = None,
+                  normalise: bool | None = None) -> TimelineDiff:
+    """The attributing diff of two timelines (``by_op_class``: default when frameworks
+    differ; ``normalise``: names in one spelling, default when the runs were recorded
+    differently, :func:`normalise_by_default`).
 
     >>> def run(conv_ns):
     ...     t = Trace(); h = t.add_process("host"); main = t.add_track("main", process=h)
@@ -185,10 +209,19 @@ def timeline_diff(a: Trace, b: Trace, by_op_class: bool | None = None) -> Timeli
         raise TraceconvError("both inputs must be timelines")
     if by_op_class is None:
         by_op_class = (a.metadata.framework or "") != (b.metadata.framework or "")
-    return compare(attribute_steps(a), attribute_steps(b), by_op_class)
+    steps_a, steps_b = attribute_steps(a), attribute_steps(b)
+    if normalise is None:
+        normalise = normalise_by_default(steps_a, steps_b, {source_of(a)}, {source_of(b)})
+    return compare(steps_a, steps_b, by_op_class, normalise)
 
 
-def compare(a: StepTimes, b: StepTimes, by_op_class: bool = False) -> TimelineDiff:
+def source_of(trace: Trace) -> str:
+    """The format and framework a trace came from, as one label."""
+    return f"{trace.metadata.source_format or ''} {trace.metadata.framework or ''}".strip()
+
+
+def compare(a: StepTimes, b: StepTimes, by_op_class: bool = False,
+            normalise: bool = False) -> TimelineDiff:
     """The diff of two sides' steps: each row's summed time and median change with its
     interval, and the step total's.
 
@@ -197,8 +230,10 @@ def compare(a: StepTimes, b: StepTimes, by_op_class: bool = False) -> TimelineDi
     >>> d = compare(a, b); [(r.name, r.delta_ns) for r in d.rows], d.total.change_ns
     ([('mm', 30), ('add', 3), ('(idle: nothing running)', 0)], 11.0)
     """
+    if normalise:
+        a, b = renamed(a, normalised), renamed(b, normalised)
     if by_op_class:
-        a, b = by_class(a, op_class), by_class(b, op_class)
+        a, b = (renamed(side, lambda name, _kind: op_class(name)) for side in (a, b))
     keys = list(dict.fromkeys([*a.keys, *b.keys, IDLE]))   # idle: always a row
     matrices = []
     for side in (a, b):
@@ -217,4 +252,4 @@ def compare(a: StepTimes, b: StepTimes, by_op_class: bool = False) -> TimelineDi
                        matrices[1].sum(axis=0, keepdims=True))[0]
     return TimelineDiff(int(matrices[0].sum()), int(matrices[1].sum()), len(a.steps),
                         len(b.steps), by_op_class, [rows[i] for i in order],
-                        matrices[0][order], matrices[1][order], total)
+                        matrices[0][order], matrices[1][order], total, normalise)

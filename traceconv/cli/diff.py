@@ -120,6 +120,11 @@ def _inputs(before: str, after: str | None, format: str | None):
 @click.option("--by-class/--by-name", "by_class", default=None,
               help="Timelines: compare op classes (conv2d = aten::convolution = ...) or "
                    "names as recorded (default: classes when the frameworks differ).")
+@click.option("--names", type=click.Choice(["auto", "normalised", "raw"]), default="auto",
+              show_default=True,
+              help="Timelines: kernels without template arguments, copies, memsets and "
+                   "runtime calls in one spelling across CUDA/ROCm and profilers "
+                   "(auto: when the two sides were recorded differently), or as recorded.")
 @click.option("--timeline", "prefer_timeline", is_flag=True,
               help="Compare the timelines even when both inputs also carry statistics.")
 @click.option("-o", "--output", metavar="DIFF.pftrace",
@@ -143,7 +148,7 @@ def _inputs(before: str, after: str | None, format: str | None):
 @wide_option
 def diff_command(inputs: tuple[str, ...], as_json: bool, sort: str, section: str | None,
                  top: int, by_class: bool | None, prefer_timeline: bool,
-                 format: str | None, output: str | None = None,
+                 format: str | None, output: str | None = None, names: str = "auto",
                  fail_if: tuple[str, ...] = (), fail_if_any: tuple[str, ...] = (),
                  steps: str | None = None, steps_a: str | None = None,
                  steps_b: str | None = None, report: str | None = None,
@@ -182,12 +187,12 @@ def diff_command(inputs: tuple[str, ...], as_json: bool, sort: str, section: str
         sides = split_sides(inputs)
         files = (expand(sides[0]), expand(sides[1])) if sides[1] else None
         if files is None or len(files[0]) == len(files[1]) == 1:
-            compared = _compare_two(sides, files, format, by_class, prefer_timeline, output,
-                                    bool(gates), steps, steps_a, steps_b)
+            compared = _compare_two(sides, files, format, (by_class, names), prefer_timeline,
+                                    output, bool(gates), steps, steps_a, steps_b)
         else:
             if output:
                 raise UsageError("-o draws one trace a side; give one trace each for it")
-            compared = _compare_sides(files, format, by_class, steps or steps_a,
+            compared = _compare_sides(files, format, (by_class, names), steps or steps_a,
                                       steps or steps_b)
         label_a, label_b, result = compared[:3]
         if isinstance(result, list):
@@ -229,13 +234,13 @@ def diff_command(inputs: tuple[str, ...], as_json: bool, sort: str, section: str
     console.print(_table(shown, title, console.width))
 
 
-def _compare_two(sides, files, format, by_class, prefer_timeline, output, gated, steps,
+def _compare_two(sides, files, format, naming, prefer_timeline, output, gated, steps,
                  steps_a, steps_b):
     """One trace a side (or one file's two runs): statistics rows, or the timeline diff
     (and the ``-o`` trace); ``(label A, label B, rows or TimelineDiff, extra JSON)``."""
     from ..analysis.attribution import attribute_steps
     from ..analysis.diff import diff
-    from ..analysis.timeline_diff import compare, diff_mode
+    from ..analysis.timeline_diff import diff_mode, source_of
 
     before, after = sides[0][0], (files[1][0] if files else None)
     if output:
@@ -247,11 +252,10 @@ def _compare_two(sides, files, format, by_class, prefer_timeline, output, gated,
         raise TraceconvError("-o, --fail-if and --steps-a/-b need two timelines")
     if mode != "timeline":
         return label_a, label_b, diff(a, b), {}
-    if by_class is None:
-        by_class = (a.metadata.framework or "") != (b.metadata.framework or "")
     times = [_chosen(attribute_steps(t), spec, flag)
              for t, spec, flag in ((a, steps_a, "--steps-a"), (b, steps_b, "--steps-b"))]
-    result = compare(*times, by_class)
+    result = _compared(times, naming, [{a.metadata.framework or ""}, {b.metadata.framework or ""}],
+                       [{source_of(a)}, {source_of(b)}])
     if output:
         from ..analysis.diff_trace import diff_trace
         from ..api import save
@@ -261,10 +265,8 @@ def _compare_two(sides, files, format, by_class, prefer_timeline, output, gated,
     return label_a, label_b, result, {}
 
 
-def _compare_sides(files, format, by_class, steps_a, steps_b):
+def _compare_sides(files, format, naming, steps_a, steps_b):
     """Several traces on a side (runs, a folder): their steps are the samples."""
-    from ..analysis.timeline_diff import compare
-
     side_a, side_b = (read_side(paths, format, _load) for paths in files)
     for side in (side_a, side_b):
         if side.left_out:
@@ -272,14 +274,27 @@ def _compare_sides(files, format, by_class, steps_a, steps_b):
                        f"step markers beside traces with them: "
                        f"{', '.join(side.left_out[:3])}{', ...' if len(side.left_out) > 3 else ''}",
                        err=True)
-    if by_class is None:
-        by_class = side_a.frameworks != side_b.frameworks
     times = [_chosen(side.times, spec, flag) for side, spec, flag in (
         (side_a, steps_a, "--steps-a"), (side_b, steps_b, "--steps-b"))]
     labels = [_side_label(paths, side.traces) for paths, side in zip(files, (side_a, side_b), strict=True)]
     extra = {"traces_a": side_a.traces, "traces_b": side_b.traces,
              "left_out_a": side_a.left_out, "left_out_b": side_b.left_out}
-    return labels[0], labels[1], compare(*times, by_class), extra
+    result = _compared(times, naming, [side_a.frameworks, side_b.frameworks],
+                       [side_a.sources, side_b.sources])
+    return labels[0], labels[1], result, extra
+
+
+def _compared(times, naming, frameworks, sources):
+    """The diff of the two sides' steps, with ``--by-class`` and ``--names`` (``auto``:
+    op classes when the frameworks differ; normalised names when the sources differ)."""
+    from ..analysis.timeline_diff import compare, normalise_by_default
+
+    by_class, names = naming
+    if by_class is None:
+        by_class = frameworks[0] != frameworks[1]
+    normalise = names == "normalised" or (
+        names == "auto" and normalise_by_default(*times, *sources))
+    return compare(*times, by_class, normalise)
 
 
 def _chosen(times, spec: str | None, flag: str):
@@ -321,7 +336,8 @@ def _print_timeline(console: Console, result, label_a: str, label_b: str, top: i
     def interval(change) -> str:
         return f"{_change(change.low_ns, scale) or '0'} … {_change(change.high_ns, scale) or '0'}"
 
-    names = "op classes" if result.by_op_class else "names"
+    names = "op classes" if result.by_op_class else \
+        "normalised names" if result.normalised_names else "names"
     console.print(f"{plain(label_a)} → {plain(label_b)}: steps {result.steps_a} → {result.steps_b}, "
                   f"window {num(result.window_a_ns)} → {num(result.window_b_ns)} {unit}, "
                   f"Δ {_change(result.total_delta_ns, scale) or '0'} {unit} (by {names}; "

@@ -56,11 +56,12 @@ def expand(specs: list[str]) -> list[str]:
 @dataclass
 class Side:
     """One side's steps (:class:`~traceconv.analysis.attribution.StepTimes`), the
-    frameworks it came from and the traces left out (no step markers beside traces that
+    frameworks and sources (format and framework) it came from and the traces left out (no step markers beside traces that
     have them: a ``split`` folder's piece before the first step)."""
 
     times: StepTimes | None = None
     frameworks: set[str] = field(default_factory=set)
+    sources: set[str] = field(default_factory=set)
     traces: int = 0
     left_out: list[str] = field(default_factory=list)
 
@@ -71,7 +72,7 @@ def read_side(paths: list[str], format: str | None, load) -> Side:
     from ..analysis.activity import Timeline
     from ..analysis.attribution import attribute_steps
     from ..analysis.step_samples import join
-    from ..analysis.timeline_diff import is_timeline
+    from ..analysis.timeline_diff import is_timeline, source_of
 
     parts, marked = [], []
     side = Side()
@@ -81,6 +82,7 @@ def read_side(paths: list[str], format: str | None, load) -> Side:
             raise TraceconvError("not a timeline: steps as samples need measured slices "
                                  "(diff two reports one against one)", file=path)
         side.frameworks.add(trace.metadata.framework or "")
+        side.sources.add(source_of(trace))
         parts.append(attribute_steps(trace))
         marked.append(Timeline(trace).has_step_markers)
     if any(marked):
