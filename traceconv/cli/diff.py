@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from ..analysis.attribution import StepTimes
     from ..analysis.diff import OpDelta
+    from ..analysis.timeline_diff import TimelineDiff
 
 _RUN_SUFFIX = re.compile(r"^(?P<path>.+)@(?P<run>\d+)$")
 
@@ -234,8 +236,14 @@ def diff_command(inputs: tuple[str, ...], as_json: bool, sort: str, section: str
     console.print(_table(shown, title, console.width))
 
 
-def _compare_two(sides, files, format, naming, prefer_timeline, output, gated, steps,
-                 steps_a, steps_b):
+Compared = tuple[str, str, "list[OpDelta] | TimelineDiff", dict]
+Naming = tuple["bool | None", str]   # --by-class/--by-name, --names
+
+
+def _compare_two(sides: tuple[list[str], list[str]], files: tuple[list[str], list[str]] | None,
+                 format: str | None, naming: Naming, prefer_timeline: bool,
+                 output: str | None, gated: bool, steps: str | None, steps_a: str | None,
+                 steps_b: str | None) -> Compared:
     """One trace a side (or one file's two runs): statistics rows, or the timeline diff
     (and the ``-o`` trace); ``(label A, label B, rows or TimelineDiff, extra JSON)``."""
     from ..analysis.attribution import attribute_steps
@@ -265,7 +273,8 @@ def _compare_two(sides, files, format, naming, prefer_timeline, output, gated, s
     return label_a, label_b, result, {}
 
 
-def _compare_sides(files, format, naming, steps_a, steps_b):
+def _compare_sides(files: tuple[list[str], list[str]], format: str | None, naming: Naming,
+                   steps_a: str | None, steps_b: str | None) -> Compared:
     """Several traces on a side (runs, a folder): their steps are the samples."""
     side_a, side_b = (read_side(paths, format, _load) for paths in files)
     for side in (side_a, side_b):
@@ -284,7 +293,8 @@ def _compare_sides(files, format, naming, steps_a, steps_b):
     return labels[0], labels[1], result, extra
 
 
-def _compared(times, naming, frameworks, sources):
+def _compared(times: list[StepTimes], naming: Naming, frameworks: list[set[str]],
+              sources: list[set[str]]) -> TimelineDiff:
     """The diff of the two sides' steps, with ``--by-class`` and ``--names`` (``auto``:
     op classes when the frameworks differ; normalised names when the sources differ)."""
     from ..analysis.timeline_diff import compare, normalise_by_default
@@ -293,11 +303,11 @@ def _compared(times, naming, frameworks, sources):
     if by_class is None:
         by_class = frameworks[0] != frameworks[1]
     normalise = names == "normalised" or (
-        names == "auto" and normalise_by_default(*times, *sources))
-    return compare(*times, by_class, normalise)
+        names == "auto" and normalise_by_default(times[0], times[1], sources[0], sources[1]))
+    return compare(times[0], times[1], by_class, normalise)
 
 
-def _chosen(times, spec: str | None, flag: str):
+def _chosen(times: StepTimes, spec: str | None, flag: str) -> StepTimes:
     """The steps of ``spec`` (a usage error naming the steps there are when none match)."""
     from ..analysis.step_samples import select
 

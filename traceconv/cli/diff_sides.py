@@ -4,7 +4,7 @@ folder of traces (``split`` pieces), read into step samples one trace at a time.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import TraceconvError, UsageError
@@ -59,11 +59,11 @@ class Side:
     frameworks and sources (format and framework) it came from and the traces left out (no step markers beside traces that
     have them: a ``split`` folder's piece before the first step)."""
 
-    times: StepTimes | None = None
-    frameworks: set[str] = field(default_factory=set)
-    sources: set[str] = field(default_factory=set)
-    traces: int = 0
-    left_out: list[str] = field(default_factory=list)
+    times: StepTimes
+    frameworks: set[str]
+    sources: set[str]
+    traces: int
+    left_out: list[str]
 
 
 def read_side(paths: list[str], format: str | None, load) -> Side:
@@ -75,18 +75,17 @@ def read_side(paths: list[str], format: str | None, load) -> Side:
     from ..analysis.timeline_diff import is_timeline, source_of
 
     parts, marked = [], []
-    side = Side()
+    frameworks: set[str] = set()
+    sources: set[str] = set()
     for path in paths:
         trace = load(path, format)
         if not is_timeline(trace):
             raise TraceconvError("not a timeline: steps as samples need measured slices "
                                  "(diff two reports one against one)", file=path)
-        side.frameworks.add(trace.metadata.framework or "")
-        side.sources.add(source_of(trace))
+        frameworks.add(trace.metadata.framework or "")
+        sources.add(source_of(trace))
         parts.append(attribute_steps(trace))
         marked.append(Timeline(trace).has_step_markers)
-    if any(marked):
-        side.left_out = [p for p, m in zip(paths, marked, strict=True) if not m]
-        parts = [part for part, m in zip(parts, marked, strict=True) if m]
-    side.times, side.traces = join(parts), len(parts)
-    return side
+    left_out = [p for p, m in zip(paths, marked, strict=True) if not m] if any(marked) else []
+    parts = [part for part, m in zip(parts, marked, strict=True) if m or not any(marked)]
+    return Side(join(parts), frameworks, sources, len(parts), left_out)
