@@ -140,6 +140,18 @@ def test_exit_status_1_for_unreadable_input(tmp_path):
     (tmp_path / "bad.json").write_text("{ not json")
     result = _run(CNN, tmp_path / "bad.json", "--fail-if", "total:+3%")
     assert result.exit_code == 1 and "bad.json" in result.output
+    report = Path(__file__).parent.parent / "samples" / "paddle" / "report_gpu_before.txt"
+    several = _run(CNN, CNN, "vs", report, "--fail-if", "total:+3%")
+    assert several.exit_code == 1 and "report_gpu_before.txt: not a timeline" in several.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert _run(CNN, empty).exit_code == 1
+
+
+def test_one_drawn_diff_needs_one_trace_a_side(tmp_path):
+    result = _run(CNN, CNN, "vs", CNN, "-o", tmp_path / "d.pftrace")
+    assert result.exit_code == 2 and "-o draws one trace a side" in result.output
+    assert not (tmp_path / "d.pftrace").exists()
 
 
 @settings(max_examples=40, derandomize=True, deadline=None)
