@@ -43,8 +43,8 @@ class StepTimes:
 
 def attribute_steps(trace: Trace) -> StepTimes:
     """Who had the time in each step: device work is charged to the step whose host window
-    launched it (the device may run behind the host), host work and idle time to the step
-    whose host window they fall in.
+    launched it (the device may run behind the host), host work, idle time and device work
+    whose launch the trace lacks to the step whose host window they fall in.
 
     >>> from traceconv.model import ProcessKind
     >>> t = Trace(); h = t.add_process("host"); g = t.add_process("GPU", kind=ProcessKind.DEVICE)
