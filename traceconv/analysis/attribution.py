@@ -9,8 +9,10 @@ window exactly, so differences between two runs add up to the change of the wind
 
 from __future__ import annotations
 
+import bisect
 import heapq
-from collections import defaultdict
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -23,8 +25,81 @@ IDLE = ("(idle: nothing running)", "idle")
 _WINDOW, _HOST, _DEVICE = 0, 1, 2
 
 
+@dataclass(frozen=True)
+class StepTimes:
+    """Each step's time cut into pieces: ``ns[k, s]`` is what ``keys[k]`` (name, kind) had
+    in step ``steps[s]`` (the marker's number; 0 for a trace without step markers, whose
+    whole span is its one step). The columns add up to the steps' windows."""
+
+    keys: list[tuple[str, str]]
+    ns: np.ndarray
+    steps: list[int]
+
+    @property
+    def per_step(self) -> np.ndarray:
+        """Each step's total (ns), in step order."""
+        return self.ns.sum(axis=0)
+
+
+def attribute_steps(trace: Trace) -> StepTimes:
+    """Who had the time in each step: device work is charged to the step whose host window
+    launched it (the device may run behind the host), host work, idle time and device work
+    whose launch the trace lacks to the step whose host window they fall in.
+
+    >>> from traceconv.model import ProcessKind
+    >>> t = Trace(); h = t.add_process("host"); g = t.add_process("GPU", kind=ProcessKind.DEVICE)
+    >>> main = t.add_track("main", process=h); s = t.add_track("stream", process=g)
+    >>> _ = t.add_slice(main, 0, 100, "ProfilerStep#1", "user_annotation")
+    >>> _ = t.add_slice(main, 100, 50, "ProfilerStep#2", "user_annotation")
+    >>> launch = t.add_slice(main, 90, 5, "cudaLaunchKernel", "cuda_runtime")
+    >>> kernel = t.add_slice(s, 95, 30, "gemm", "kernel"); _ = t.add_flow(launch, kernel)
+    >>> st = attribute_steps(t); st.steps, st.per_step.tolist()
+    ([1, 2], [125, 25])
+    >>> dict(zip(st.keys, st.ns.tolist()))[("gemm", "kernel")]   # launched in step 1
+    [30, 0]
+    """
+    from .steps import step_windows
+
+    tl = Timeline(trace)
+    names = trace.strings.strings
+    windows = tl.steps
+    marked = step_windows(tl)
+    # a step's host window starts where its marker does; a trace without markers is one step
+    step_starts = np.array([w.host_start for w in marked] or [0], np.int64)
+    host = HostSegments(tl)
+    device = tl.device_work()
+    device = device[np.isin(tl.activity[device], np.array(DEVICE_WORK, np.int8))]
+    launch = tl.launch_of[device]
+    launched_in = np.where(launch >= 0, np.maximum(np.searchsorted(
+        step_starts, tl.start[np.maximum(launch, 0)], side="right") - 1, 0), -1)
+    # (name, kind) keys interned once per distinct (name, activity), not once per slice
+    rows = np.concatenate([host.row, device])
+    codes, inverse = np.unique(tl.name[rows].astype(np.int64) * 256
+                               + tl.activity[rows].astype(np.int64), return_inverse=True)
+    key_ids: dict[tuple[str, str], int] = {IDLE: 0}
+    code_key = np.array([key_ids.setdefault((names[c // 256], _kind(c % 256)), len(key_ids))
+                         for c in codes.tolist()], np.int64)
+    keys = list(key_ids)
+    n_host, n_windows = len(host.row), len(windows.start)
+    # items: windows, host pieces, device work; step -1: the step of the time charged
+    items = _Items(
+        np.concatenate([windows.start, host.start, tl.start[device]]).astype(np.int64),
+        np.concatenate([windows.end, host.end, tl.end[device]]).astype(np.int64),
+        np.repeat(np.array([_WINDOW, _HOST, _DEVICE], np.int64),
+                  [n_windows, n_host, len(device)]),
+        np.concatenate([np.zeros(n_windows, np.int64), code_key[inverse]]),
+        np.concatenate([np.full(n_windows + n_host, -1, np.int64), launched_in]))
+    totals = _paint(items, len(keys), step_starts)
+    if totals is None:   # (overlap too deep to paint in bounded memory)
+        totals = _sweep(items, len(keys), step_starts)
+    used = np.flatnonzero(totals.any(axis=1))
+    return StepTimes([keys[k] for k in used.tolist()], totals[used],
+                     [w.number for w in marked] if marked else [0])
+
+
 def attribute_time(trace: Trace) -> tuple[dict[tuple[str, str], int], int, int]:
-    """((name, kind) → ns, window ns, step count) for ``trace``.
+    """((name, kind) → ns, window ns, step count) for ``trace``: :func:`attribute_steps`
+    summed over the steps.
 
     >>> from traceconv.model import ProcessKind
     >>> t = Trace(); h = t.add_process("host"); g = t.add_process("GPU", kind=ProcessKind.DEVICE)
@@ -36,41 +111,79 @@ def attribute_time(trace: Trace) -> tuple[dict[tuple[str, str], int], int, int]:
     >>> sorted(times.items()), window, steps
     ([(('ProfilerStep#1', 'cpu'), 30), (('aten::mm', 'cpu'), 20), (('gemm', 'kernel'), 50)], 100, 1)
     """
-    tl = Timeline(trace)
-    names = trace.strings.strings
-    windows = tl.steps
-    host = HostSegments(tl)
-    device = tl.device_work()
-    device = device[np.isin(tl.activity[device], np.array(DEVICE_WORK, np.int8))]
-    # items: (start, end, class, key) with keys interned as small ints
-    keys: list[tuple[str, str]] = [IDLE]
-    key_ids: dict[tuple[str, str], int] = {IDLE: 0}
-
-    def key_of(row: int) -> int:
-        key = (names[tl.name[row]], _kind(tl.activity[row]))
-        found = key_ids.get(key)
-        if found is None:
-            found = key_ids[key] = len(keys)
-            keys.append(key)
-        return found
-
-    items: list[tuple[int, int, int, int]] = []
-    items += [(s, e, _WINDOW, 0) for s, e in zip(windows.start.tolist(), windows.end.tolist(),
-                                                 strict=True)]
-    items += [(int(s), int(e), _HOST, key_of(int(r))) for s, e, r in zip(
-        host.start.tolist(), host.end.tolist(), host.row.tolist(), strict=True)]
-    items += [(int(tl.start[r]), int(tl.end[r]), _DEVICE, key_of(int(r))) for r in device.tolist()]
-    totals = _sweep(items, len(keys))
-    times = {keys[k]: ns for k, ns in enumerate(totals) if ns}
-    steps = tl.step_count
-    return times, windows.total, steps
+    st = attribute_steps(trace)
+    times = {key: int(ns) for key, ns in zip(st.keys, st.ns.sum(axis=1).tolist(), strict=True)}
+    return times, int(st.ns.sum()), Timeline(trace).step_count
 
 
-def _sweep(items: list[tuple[int, int, int, int]], nkeys: int) -> list[int]:
-    """Charge each stretch inside a window to the highest class running, latest start first."""
-    events = sorted([(s, 1, i) for i, (s, _e, _c, _k) in enumerate(items)]
-                    + [(e, 0, i) for i, (_s, e, _c, _k) in enumerate(items)])
-    totals = [0] * nkeys
+class _Items(NamedTuple):
+    """What is charged (columns): windows, host pieces and device work with their
+    class, key and step (-1: the step of the time)."""
+
+    start: np.ndarray
+    end: np.ndarray
+    cls: np.ndarray
+    key: np.ndarray
+    step: np.ndarray
+
+
+_PAINT_LIMIT = 64   # segments painted per item, on average, before the sweep takes over
+
+
+def _paint(items: _Items, nkeys: int, step_starts: np.ndarray) -> np.ndarray | None:
+    """(keys × steps) ns: the time cut at every start and end, each piece charged to the
+    work item running over it that ranks highest (class, then the latest start, then the
+    first listed: :func:`_sweep`'s order), vectorised; None when the items overlap so much
+    that painting would hold more than ``_PAINT_LIMIT`` pieces an item.
+
+    >>> items = _Items(np.array([0, 0, 5]), np.array([20, 10, 15]), np.array([0, 1, 2]),
+    ...                np.array([0, 1, 2]), np.array([-1, -1, 0]))
+    >>> _paint(items, 3, np.array([0, 12])).tolist()   # idle, host 0-5, device 5-15
+    [[0, 5], [5, 0], [10, 0]]
+    """
+    work = np.flatnonzero(items.cls != _WINDOW)
+    cuts = np.unique(np.concatenate([items.start, items.end]))
+    lo = np.searchsorted(cuts, items.start[work])
+    cover = np.maximum(np.searchsorted(cuts, items.end[work]) - lo, 0)
+    painted = int(cover.sum())
+    if painted > _PAINT_LIMIT * (len(items.start) + 1):
+        return None
+    order = np.lexsort((-work, items.start[work], items.cls[work]))   # lowest rank first
+    rank = np.empty(len(work), np.int64)
+    rank[order] = np.arange(len(work))
+    first = np.cumsum(cover) - cover
+    piece = np.repeat(lo - first, cover) + np.arange(painted)
+    best = np.full(max(len(cuts) - 1, 0), -1, np.int64)
+    np.maximum.at(best, piece, np.repeat(rank, cover))
+    begin, length = cuts[:-1], np.diff(cuts)
+    windows = np.flatnonzero(items.cls == _WINDOW)
+    w_start, w_end = items.start[windows], items.end[windows]
+    at = np.searchsorted(w_start, begin, side="right") - 1
+    inside = (at >= 0) & (begin < w_end[np.maximum(at, 0)]) if len(windows) else \
+        np.zeros(len(begin), bool)
+    winner = work[order[np.maximum(best, 0)]] if len(work) else np.zeros(len(best), np.int64)
+    key = np.where(best >= 0, items.key[winner] if len(work) else 0, 0)
+    step = np.where(best >= 0, items.step[winner] if len(work) else -1, -1)
+    by_time = np.maximum(np.searchsorted(step_starts, begin, side="right") - 1, 0)
+    step = np.where(step >= 0, step, by_time)
+    totals = np.zeros(nkeys * len(step_starts), np.int64)
+    np.add.at(totals, (key * len(step_starts) + step)[inside], length[inside])
+    return totals.reshape(nkeys, len(step_starts))
+
+
+def _sweep(items: _Items, nkeys: int, step_starts: np.ndarray) -> np.ndarray:
+    """Charge each stretch inside a window to the highest class running, latest start first,
+    and to its step: the item's own when it has one, else the step of the stretch's time
+    (one event at a time, in bounded memory)."""
+    index = np.arange(len(items.start))
+    times = np.concatenate([items.start, items.end])
+    starting = np.repeat([1, 0], len(index))
+    order = np.lexsort((np.concatenate([index, index]), starting, times))
+    events = zip(times[order].tolist(), starting[order].tolist(),
+                 np.concatenate([index, index])[order].tolist(), strict=True)
+    rows = list(zip(*(column.tolist() for column in items), strict=True))
+    starts = step_starts.tolist()
+    totals = [[0] * len(starts) for _ in range(nkeys)]
     active: list[tuple[int, int, int]] = []   # (-class, -start, item)
     ended: set[int] = set()
     open_windows = 0
@@ -80,10 +193,12 @@ def _sweep(items: list[tuple[int, int, int, int]], nkeys: int) -> list[int]:
             while active and active[0][2] in ended:
                 heapq.heappop(active)
             winner = active[0][2] if active else None
-            key = items[winner][3] if winner is not None else 0
-            totals[key] += time - previous
+            key, step = (rows[winner][3], rows[winner][4]) if winner is not None else (0, -1)
+            if step < 0:
+                step = max(bisect.bisect_right(starts, previous) - 1, 0)
+            totals[key][step] += time - previous
         previous = time
-        start, _end, cls, _key = items[index]
+        start, _end, cls, _key, _step = rows[index]
         if is_start:
             if cls == _WINDOW:
                 open_windows += 1
@@ -93,12 +208,4 @@ def _sweep(items: list[tuple[int, int, int, int]], nkeys: int) -> list[int]:
             open_windows -= 1
         else:
             ended.add(index)
-    return totals
-
-
-def by_class(times: dict[tuple[str, str], int], classify) -> dict[tuple[str, str], int]:
-    """The same times with names mapped through ``classify`` (kinds kept apart)."""
-    out: dict[tuple[str, str], int] = defaultdict(int)
-    for (name, kind), ns in times.items():
-        out[(name if kind == "idle" else classify(name), kind)] += ns
-    return dict(out)
+    return np.array(totals, np.int64).reshape(nkeys, len(starts))

@@ -10,19 +10,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..errors import TraceconvError
 from ..model import Trace
 from .activity import Activity, Timeline
-from .attribution import IDLE, attribute_time, by_class
+from .attribution import IDLE, StepTimes, attribute_steps
+from .bootstrap import CONFIDENCE, RESAMPLES, SEED, median_change
+from .names import normalised, platform
 from .op_class import op_class
+from .step_samples import renamed
 
 
 @dataclass
 class DeltaRow:
+    """One (name, kind): its time summed over the steps of each side, and the change of its
+    median step time with the interval (``change``; None before :func:`compare` fills it)."""
+
     name: str
     kind: str
     a_ns: int
     b_ns: int
+    change: Change | None = None
 
     @property
     def delta_ns(self) -> int:
@@ -30,12 +39,58 @@ class DeltaRow:
 
     def as_dict(self) -> dict:
         return {"name": self.name, "kind": self.kind, "a_ns": self.a_ns, "b_ns": self.b_ns,
-                "delta_ns": self.delta_ns}
+                "delta_ns": self.delta_ns,
+                **(self.change.as_dict() if self.change is not None else {})}
+
+
+@dataclass(frozen=True)
+class Change:
+    """The median step time of each side, its change and the change's 95 % interval (ns)."""
+
+    median_a_ns: float
+    median_b_ns: float
+    low_ns: float
+    high_ns: float
+
+    @property
+    def change_ns(self) -> float:
+        return self.median_b_ns - self.median_a_ns
+
+    @property
+    def beyond_noise(self) -> bool:
+        """True when no change (0) is outside the interval."""
+        return self.low_ns > 0 or self.high_ns < 0
+
+    def pct(self, ns: float) -> float | None:
+        """``ns`` as a share of A's median (%), None when A's median is 0."""
+        return round(100 * ns / self.median_a_ns, 4) if self.median_a_ns else None
+
+    def as_dict(self) -> dict:
+        low, high = self.pct(self.low_ns), self.pct(self.high_ns)
+        return {"median_a_ns": round(self.median_a_ns), "median_b_ns": round(self.median_b_ns),
+                "median_change_ns": round(self.change_ns),
+                "median_change_pct": self.pct(self.change_ns),
+                "ci_ns": [round(self.low_ns), round(self.high_ns)],
+                "ci_pct": None if low is None else [low, high]}
+
+
+def changes_of(a: np.ndarray, b: np.ndarray) -> list[Change]:
+    """One :class:`Change` per row of ``a`` and ``b`` (rows × samples).
+
+    >>> changes_of(np.array([[4, 6]]), np.array([[5]]))
+    [Change(median_a_ns=5.0, median_b_ns=5.0, low_ns=-1.0, high_ns=1.0)]
+    """
+    found = median_change(a, b)
+    return [Change(*values) for values in zip(
+        found.median_a.tolist(), found.median_b.tolist(), found.low.tolist(),
+        found.high.tolist(), strict=True)]
 
 
 @dataclass
 class TimelineDiff:
-    """Window totals, steps and the rows (largest change first; they sum to the total)."""
+    """Window totals, samples (steps) a side and the rows (largest change first; they sum
+    to the total). ``samples_a``/``samples_b``: each row's time in each step (rows ×
+    steps, in row order); ``total``: the change of the step time."""
 
     window_a_ns: int
     window_b_ns: int
@@ -43,6 +98,12 @@ class TimelineDiff:
     steps_b: int
     by_op_class: bool
     rows: list[DeltaRow] = field(default_factory=list)
+    samples_a: np.ndarray = field(default_factory=lambda: np.zeros((0, 1), np.int64),
+                                  repr=False)
+    samples_b: np.ndarray = field(default_factory=lambda: np.zeros((0, 1), np.int64),
+                                  repr=False)
+    total: Change | None = None
+    normalised_names: bool = False
 
     @property
     def total_delta_ns(self) -> int:
@@ -60,11 +121,26 @@ class TimelineDiff:
                 f"{self.window_b_ns / 1e6:,.3f} ms (Δ {self.total_delta_ns / 1e6:+,.3f} ms), "
                 f"{len(self.rows):,} rows{top}>")
 
+    def kinds(self) -> dict[str, Change]:
+        """The change of each kind's step time (its rows summed per step), by kind."""
+        names = sorted({r.kind for r in self.rows})
+        if not names:
+            return {}
+        kind_of = np.array([names.index(r.kind) for r in self.rows])
+        summed = [np.stack([m[kind_of == k].sum(axis=0) for k in range(len(names))])
+                  for m in (self.samples_a, self.samples_b)]
+        return dict(zip(names, changes_of(*summed), strict=True))
+
     def as_dict(self) -> dict:
         return {"kind": "timeline", "total_delta_ns": self.total_delta_ns,
                 "window_a_ns": self.window_a_ns, "window_b_ns": self.window_b_ns,
                 "steps_a": self.steps_a, "steps_b": self.steps_b,
-                "names": "op class" if self.by_op_class else "as recorded",
+                "samples_a": self.steps_a, "samples_b": self.steps_b,
+                "confidence": CONFIDENCE, "resamples": RESAMPLES, "seed": SEED,
+                "names": "op class" if self.by_op_class else
+                "normalised" if self.normalised_names else "as recorded",
+                "total": None if self.total is None else self.total.as_dict(),
+                "kinds": {k: c.as_dict() for k, c in self.kinds().items()},
                 "rows": [r.as_dict() for r in self.rows]}
 
 
@@ -96,10 +172,30 @@ def diff_mode(a: Trace, b: Trace, prefer_timeline: bool = False) -> str:
         "timelines or two reports")
 
 
-def timeline_diff(a: Trace, b: Trace, by_op_class: bool | None = None) -> TimelineDiff:
-    """The attributing diff of two timelines (``by_op_class``: default when frameworks differ).
+def normalise_by_default(a: StepTimes, b: StepTimes, sources_a: set[str],
+                         sources_b: set[str]) -> bool:
+    """Names are normalised (:mod:`.names`) when the two sides were recorded differently:
+    other profilers or frameworks (``sources``: their format and framework names), or a
+    CUDA run against a ROCm one.
 
-    >>> from traceconv.model import ProcessKind
+    >>> cuda = StepTimes([("cudaLaunchKernel", "cpu")], np.array([[1]]), [1])
+    >>> rocm = StepTimes([("hipLaunchKernel", "cpu")], np.array([[1]]), [1])
+    >>> normalise_by_default(cuda, rocm, {"chrome PyTorch"}, {"chrome PyTorch"})
+    True
+    >>> normalise_by_default(cuda, cuda, {"chrome PyTorch"}, {"nsys"})
+    True
+    """
+    if sources_a != sources_b:
+        return True
+    return platform([n for n, _ in a.keys]) != platform([n for n, _ in b.keys])
+
+
+def timeline_diff(a: Trace, b: Trace, by_op_class: bool | None = None,
+                  normalise: bool | None = None) -> TimelineDiff:
+    """The attributing diff of two timelines (``by_op_class``: default when frameworks
+    differ; ``normalise``: names in one spelling, default when the runs were recorded
+    differently, :func:`normalise_by_default`).
+
     >>> def run(conv_ns):
     ...     t = Trace(); h = t.add_process("host"); main = t.add_track("main", process=h)
     ...     _ = t.add_slice(main, 0, conv_ns + 10, "step", "cpu_op")
@@ -113,12 +209,47 @@ def timeline_diff(a: Trace, b: Trace, by_op_class: bool | None = None) -> Timeli
         raise TraceconvError("both inputs must be timelines")
     if by_op_class is None:
         by_op_class = (a.metadata.framework or "") != (b.metadata.framework or "")
-    times_a, window_a, steps_a = attribute_time(a)
-    times_b, window_b, steps_b = attribute_time(b)
+    steps_a, steps_b = attribute_steps(a), attribute_steps(b)
+    if normalise is None:
+        normalise = normalise_by_default(steps_a, steps_b, {source_of(a)}, {source_of(b)})
+    return compare(steps_a, steps_b, by_op_class, normalise)
+
+
+def source_of(trace: Trace) -> str:
+    """The format and framework a trace came from, as one label."""
+    return f"{trace.metadata.source_format or ''} {trace.metadata.framework or ''}".strip()
+
+
+def compare(a: StepTimes, b: StepTimes, by_op_class: bool = False,
+            normalise: bool = False) -> TimelineDiff:
+    """The diff of two sides' steps: each row's summed time and median change with its
+    interval, and the step total's.
+
+    >>> a = StepTimes([("mm", "cpu")], np.array([[10, 12, 11]]), [1, 2, 3])
+    >>> b = StepTimes([("mm", "cpu"), ("add", "cpu")], np.array([[20, 22, 21], [1, 1, 1]]), [1, 2, 3])
+    >>> d = compare(a, b); [(r.name, r.delta_ns) for r in d.rows], d.total.change_ns
+    ([('mm', 30), ('add', 3), ('(idle: nothing running)', 0)], 11.0)
+    """
+    if normalise:
+        a, b = renamed(a, normalised), renamed(b, normalised)
     if by_op_class:
-        times_a, times_b = by_class(times_a, op_class), by_class(times_b, op_class)
-    keys = dict.fromkeys([*times_a, *times_b, IDLE])
-    rows = [DeltaRow(name, kind, times_a.get((name, kind), 0), times_b.get((name, kind), 0))
-            for name, kind in keys]
-    rows.sort(key=lambda r: (-abs(r.delta_ns), -(r.a_ns + r.b_ns), r.name))
-    return TimelineDiff(window_a, window_b, steps_a, steps_b, by_op_class, rows)
+        a, b = (renamed(side, lambda name, _kind: op_class(name)) for side in (a, b))
+    keys = list(dict.fromkeys([*a.keys, *b.keys, IDLE]))   # idle: always a row
+    matrices = []
+    for side in (a, b):
+        place = {key: i for i, key in enumerate(side.keys)}
+        matrix = np.zeros((len(keys), len(side.steps)), np.int64)
+        found = [i for i, key in enumerate(keys) if key in place]
+        matrix[found] = side.ns[[place[keys[i]] for i in found]]
+        matrices.append(matrix)
+    sums = [m.sum(axis=1).tolist() for m in matrices]
+    changes = changes_of(*matrices) if keys else []
+    rows = [DeltaRow(name, kind, sa, sb, change) for (name, kind), sa, sb, change in zip(
+        keys, *sums, changes, strict=True)]
+    order = sorted(range(len(rows)), key=lambda i: (-abs(rows[i].delta_ns),
+                                                    -(rows[i].a_ns + rows[i].b_ns), rows[i].name))
+    total = changes_of(matrices[0].sum(axis=0, keepdims=True),
+                       matrices[1].sum(axis=0, keepdims=True))[0]
+    return TimelineDiff(int(matrices[0].sum()), int(matrices[1].sum()), len(a.steps),
+                        len(b.steps), by_op_class, [rows[i] for i in order],
+                        matrices[0][order], matrices[1][order], total, normalise)

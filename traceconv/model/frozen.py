@@ -125,15 +125,21 @@ def deep_freeze(value: Any) -> Any:
         return _frozen_leaf(value)
     if kind is dict and _MUTABLE.isdisjoint(map(type, value.values())):
         return FrozenDict(value)   # (the common case: a flat dict of numbers and strings)
+    if kind is list and _MUTABLE.isdisjoint(map(type, value)):
+        return FrozenList(value)   # (a flat list: a profiler's shapes, types, strides)
     stack: list[tuple[Any, Any, list[Any]]] = [(value, _entries(value), [])]
     while True:
         node, entries, built = stack[-1]
         for key, child in entries:
-            if type(child) in _CONTAINERS:
+            kind = type(child)
+            if kind is list and _MUTABLE.isdisjoint(map(type, child)):
+                built.append((key, FrozenList(child)))   # (a shape in a list of shapes)
+            elif kind in _CONTAINERS:
                 built.append(key)   # (its frozen value replaces it when the child is done)
                 stack.append((child, _entries(child), []))
                 break
-            built.append((key, _frozen_leaf(child)))
+            else:
+                built.append((key, _frozen_leaf(child)))
         else:
             stack.pop()
             kind = type(node)
