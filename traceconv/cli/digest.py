@@ -6,10 +6,13 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..presentation.tables import elided
+
 if TYPE_CHECKING:
     from ..model import Trace
 
 _KINDS = ("dropped", "guessed", "repaired")
+WIDTH = 100   # (the line stays one line in a terminal and in CI logs)
 
 
 def digest(trace: Trace, inputs: tuple[str, ...]) -> str | None:
@@ -21,6 +24,9 @@ def digest(trace: Trace, inputs: tuple[str, ...]) -> str | None:
     >>> trace.diagnostics.add("xplane.unknown_device_line", count=5)     # (guessed)
     >>> digest(trace, ("a.txt",))
     'traceconv: a.txt: 2 dropped, 5 guessed (traceconv info a.txt --json lists them)'
+
+    The line fits :data:`WIDTH` columns: past it the command is given without the names,
+    then the names are elided in the middle.
     """
     totals = dict.fromkeys(_KINDS, 0)
     for item in trace.diagnostics:
@@ -29,8 +35,13 @@ def digest(trace: Trace, inputs: tuple[str, ...]) -> str | None:
     parts = [f"{count:,} {kind}" for kind, count in totals.items() if count]
     if not parts:
         return None
-    names = " ".join(inputs)
-    return f"traceconv: {names}: {', '.join(parts)} (traceconv info {names} --json lists them)"
+    names, counts = " ".join(inputs), ", ".join(parts)
+    line = f"traceconv: {names}: {counts} (traceconv info {names} --json lists them)"
+    if len(line) <= WIDTH:
+        return line
+    tail = f": {counts} (info --json lists them)"
+    room = max(WIDTH - len("traceconv: ") - len(tail), 12)
+    return f"traceconv: {elided(names, room)}{tail}"
 
 
 def echo_digest(trace: Trace, inputs: tuple[str, ...]) -> None:

@@ -110,3 +110,16 @@ def _natural(table: Table) -> int:
     from rich.console import Console
 
     return Console(file=io.StringIO(), width=WIDE).measure(table).maximum
+
+
+def elided(text: str, width: int) -> str:
+    """``text`` cut in the middle to ``width`` characters (its start and its end kept: a
+    file's folder and its name).
+
+    >>> elided("runs/2026-11-29/rank0/trace.json", 20)
+    'runs/2026…trace.json'
+    """
+    if len(text) <= width:
+        return text
+    keep = width - 1
+    return f"{text[:keep // 2]}…{text[len(text) - (keep - keep // 2):]}"
