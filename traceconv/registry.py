@@ -407,6 +407,12 @@ def detect(source: Source, can: Capability = "reads") -> FormatInfo:
         scored = [(score, f) for f in group if (score := _sniff_score(f, source)) > 0]
         if scored:
             return max(scored, key=lambda pair: pair[0])[1]
+    from .formats.foreign import database_tables, describe
+
+    foreign = describe(source.head, filename) or database_tables(
+        source.head, None if source.is_stdin or source.compressed else source.path)
+    if foreign:
+        raise FormatError(f"not a format traceconv reads: {foreign}", file=source.name)
     raise FormatError("cannot tell the format from the name or the content; "
                       "name it with --format (see `traceconv formats`)", file=source.name)
 
