@@ -23,7 +23,7 @@ from typing import Any
 
 from ..model import MemoryBlock, Trace
 from ..model.clock import is_logical
-from ..model.memory import live_bytes
+from ..model.memory import LiveBytes, live_bytes
 from .allocation_sites import site_of
 
 SCHEMA = 1
@@ -82,6 +82,7 @@ def _device_report(trace: Trace, device: str, ooms: list[tuple[int, dict[str, An
     else:
         at = live_bytes(blocks, start=start).peak[0] if blocks else start
         moment = {"kind": "peak" if timed else "dump", "time": at if timed else None}
+    moment["since_start"] = at - start if timed or ooms else None
     live = [b for b in blocks if _live_at(b, at, start)]
     live_segments = [s for s in segments if _live_at(s, at, start)]
     allocated = sum(b.size for b in live)
@@ -214,3 +215,19 @@ def _base_name(line: str) -> str:
     """``/m/net.py:3 f`` as ``net.py:3 f`` (how sites are written)."""
     return line.replace("\\", "/").rsplit("/", 1)[-1] if "/" in line.split(" ", 1)[0] \
         else line
+
+
+def device_curves(trace: Trace, device: str) -> tuple[LiveBytes, LiveBytes]:
+    """Allocated and reserved bytes of ``device`` over time (both from the same start).
+
+    >>> trace = Trace()
+    >>> _ = trace.add_memory_block(MemoryBlock(0, 100, 0, 10, device="cuda:0"))
+    >>> allocated, reserved = device_curves(trace, "cuda:0")
+    >>> allocated.bytes.tolist(), len(reserved.times)
+    ([100, 0], 0)
+    """
+    blocks = [b for b in trace.memory if b.device == device]
+    segments = [s for s in trace.reservations if s.device == device]
+    start = min((t for b in blocks + segments for t in (b.alloc_ns, b.free_ns)
+                 if t is not None), default=0)
+    return live_bytes(blocks, start=start), live_bytes(segments, start=start)
