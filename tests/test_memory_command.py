@@ -19,12 +19,13 @@ from tests.conftest import ROOT, SAMPLES, SHARED
 from traceconv.analysis.memory_moment import memory_report
 from traceconv.formats.torch_snapshot.unpickle import PlainUnpickler
 
-BUNDLED = [SAMPLES / "torch" / "resnet18_train_snapshot.pickle.gz"]
+BUNDLED = [SAMPLES / "torch" / "resnet18_train_snapshot.pickle.gz",
+           SAMPLES / "torch" / "flexgen_opt_oom_snapshot.pickle.gz"]
 CORPUS = SHARED.parent / "corpus"
 SHARED_SNAPSHOTS = sorted([*CORPUS.glob("round[45]/snapshot/*.pickle"),
                            *CORPUS.glob("torch/round3/snapshot/*.pickle"),
                            *SHARED.glob("torch/**/*snapshot*.pickle")])
-OOM_SNAPSHOT = CORPUS / "round5" / "snapshot" / "yiyi_llm_inference_oom_snapshot.pickle"
+OOM_SNAPSHOT = BUNDLED[1]   # the corpus' round5 yiyi_llm_inference_oom_snapshot, gzipped
 ACTIVE = ("active_allocated", "active_pending_free")
 
 
@@ -143,8 +144,6 @@ def test_shared_snapshots_are_there():
 def test_oom_snapshot_dumped_without_history_is_its_dump_state():
     """The OOM snapshot in the corpus (torch 2.0) holds no ``oom`` entry, only the state:
     the answer is that state, whole, not a peak or an OOM it cannot show."""
-    if not OOM_SNAPSHOT.is_file():
-        pytest.skip("../shared/corpus/round5 is not beside this checkout")
     document = plain_document(OOM_SNAPSHOT)
     (device,) = memory_report(traceconv.load(OOM_SNAPSHOT))["devices"]
     blocks = [b for s in document["segments"] for b in s["blocks"] if b["state"] in ACTIVE]

@@ -98,7 +98,7 @@ def _print_device(console: Console, name: str, device: dict[str, Any], unit: str
                       f"{site['share']:.1%}")
     if len(shown) < len(device["sites"]):
         rest = device["sites"][len(shown):]
-        sites.add_row(f"({len(rest):,} more sites)", f"{sum(s['bytes'] for s in rest):,}",
+        sites.add_row(f"({len(rest):,} more site{'s' if len(rest) > 1 else ''})", f"{sum(s['bytes'] for s in rest):,}",
                       f"{sum(s['blocks'] for s in rest):,}", "")
     console.print(sites)
     for key, count in device["unknown"].items():
@@ -118,7 +118,7 @@ def _when(moment: dict[str, Any], unit: str) -> str:
 def _bytes(value: int | None) -> str:
     from ..units import format_bytes
 
-    return "unknown" if value is None else f"{value:,} bytes ({format_bytes(value)})"
+    return "unknown" if value is None else f"{value:,} bytes ({format_bytes(value, 4)})"
 
 
 def _print_timeline(console: Console, trace: Trace, device: str) -> None:
