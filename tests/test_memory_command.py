@@ -277,3 +277,30 @@ def test_cli_bad_input_is_one_line(tmp_path):
     assert result.returncode == 1
     assert len(result.stderr.strip().splitlines()) == 1
     assert "bad.pickle" in result.stderr
+
+
+def replayed_allocated(path: Path) -> int:
+    blocks, segments = replay(plain_document(path), 0)
+    times = [t for b in blocks + segments for t in b[:2] if t is not None]
+    return live_at(blocks, first_peak(blocks, segments), min(times, default=0))
+
+
+@pytest.mark.parametrize("pair", [
+    BUNDLED,
+    [CORPUS / "round5" / "snapshot" / f"yiyi_llm_inference_{name}_snapshot.pickle"
+     for name in ("log1_1.3b", "1.3b")]], ids=["bundled", "flexgen-commits"])
+def test_two_snapshots_change_by_site(pair):
+    """``memory A B``: the site changes sum exactly to the change of the replayed peaks."""
+    if not all(p.is_file() for p in pair):
+        pytest.skip("../shared/corpus/round5 is not beside this checkout")
+    result = run_cli("memory", *map(str, pair), "--json")
+    assert result.returncode == 0, result.stderr
+    (device,) = json.loads(result.stdout)["devices"]
+    change = replayed_allocated(pair[1]) - replayed_allocated(pair[0])
+    assert device["change_bytes"] == change
+    assert sum(s["change_bytes"] for s in device["sites"]) == change
+    for site in device["sites"]:
+        assert site["change_bytes"] == site["after_bytes"] - site["before_bytes"] != 0
+        assert site["status"] == ("new" if not site["before_bytes"] else "gone"
+                                  if not site["after_bytes"] else "grown"
+                                  if site["change_bytes"] > 0 else "shrunk")

@@ -51,6 +51,15 @@ def memory(inputs: tuple[str, ...], as_json: bool, depth: int, top: int,
             raise UsageError("memory takes one snapshot, or two to compare")
         traces = [load_all((path,), format) for path in inputs]
         reports = [memory_report(trace, depth) for trace in traces]
+    if len(reports) == 2:
+        from ..analysis.memory_diff import memory_diff
+
+        change = memory_diff(*reports)
+        if as_json:
+            click.echo(orjson.dumps(change, option=orjson.OPT_INDENT_2).decode())
+        else:
+            _print_change(inputs, change, top)
+        return
     if as_json:
         click.echo(orjson.dumps(reports[0], option=orjson.OPT_INDENT_2).decode())
         return
@@ -137,3 +146,31 @@ def _print_timeline(console: Console, trace: Trace, device: str) -> None:
     for label, values in zip(("allocated", "reserved"), peaks, strict=True):
         if values:
             console.print(f"{label:>9} {sparkline(values, top)}")
+
+
+def _print_change(inputs: tuple[str, ...], change: dict[str, Any], top: int) -> None:
+    """Per device: allocated before and after, and the sites that changed."""
+    from rich.table import Table
+
+    from ..presentation.tables import console_for
+
+    console = console_for()
+    for device in change["devices"]:
+        before, after = (side["allocated_bytes"] if side else 0
+                         for side in (device["before"], device["after"]))
+        console.print(f"[bold]{plain(device['device'] or '(no device)')}[/bold]: allocated "
+                      f"{before:,} -> {after:,} bytes ({device['change_bytes']:+,}) from "
+                      f"{plain(inputs[0])} to {plain(inputs[1])}")
+        table = Table(title="sites that changed", title_justify="left")
+        for column in ("site", "status", "before", "after", "change"):
+            table.add_column(column, justify="left" if column in ("site", "status")
+                             else "right", overflow="fold")
+        shown = device["sites"][:top] if top else device["sites"]
+        for site in shown:
+            table.add_row(plain(site["site"]), site["status"], f"{site['before_bytes']:,}",
+                          f"{site['after_bytes']:,}", f"{site['change_bytes']:+,}")
+        rest = device["sites"][len(shown):]
+        if rest:
+            table.add_row(f"({len(rest):,} more site{'s' if len(rest) > 1 else ''})", "", "",
+                          "", f"{sum(s['change_bytes'] for s in rest):+,}")
+        console.print(table)
