@@ -304,3 +304,39 @@ def test_two_snapshots_change_by_site(pair):
         assert site["status"] == ("new" if not site["before_bytes"] else "gone"
                                   if not site["after_bytes"] else "grown"
                                   if site["change_bytes"] > 0 else "shrunk")
+
+
+@pytest.mark.parametrize("name", ["streams_graph_nccl_cuda.pt.trace.json.gz",
+                                  "cnn_step5.pt.trace.json"])
+def test_kineto_memory_events_peak(name):
+    """A Kineto trace with ``profile_memory``: per device, allocated at the first peak is the
+    highest level of its ``[memory]`` events replayed in time order (a free of a block
+    allocated before the trace counts from the start)."""
+    path = SAMPLES / "torch" / name
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("name") == "[memory]"]
+    expected = {}
+    for kind, index in {(e["args"]["Device Type"], e["args"]["Device Id"]) for e in events}:
+        mine = sorted((e for e in events if (e["args"]["Device Type"], e["args"]["Device Id"])
+                       == (kind, index)), key=lambda e: e["ts"])
+        live: set[int] = set()
+        level = 0   # before the first event: the blocks freed but never seen allocated
+        for e in mine:
+            if e["args"]["Bytes"] > 0:
+                live.add(e["args"]["Addr"])
+            elif e["args"]["Addr"] in live:
+                live.discard(e["args"]["Addr"])
+            else:
+                level -= e["args"]["Bytes"]
+        levels = {}
+        for e in mine:
+            level += e["args"]["Bytes"]
+            levels[e["ts"]] = level   # the level after every change at that time
+        expected["CPU" if kind == 0 else f"CUDA:{index}"] = max(levels.values())
+    report = memory_report(traceconv.load(path))
+    got = {d["device"]: d["allocated_bytes"] for d in report["devices"]}
+    assert got == expected
+    for device in report["devices"]:
+        assert device["reserved_bytes"] is None   # no segments in a Kineto trace
+        assert sum(s["bytes"] for s in device["sites"]) == device["allocated_bytes"]
