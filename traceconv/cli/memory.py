@@ -140,7 +140,8 @@ def _print_timeline(console: Console, trace: Trace, device: str) -> None:
     if len(curves[0].times) < 2:
         return   # no history: nothing moves
     start, end = min(times), max(times)
-    peaks = [bucket_peaks(c.times, c.bytes, start, end, SPARK_WIDTH) if len(c.times) else []
+    width = max(8, min(SPARK_WIDTH, console.width - 10))   # (after the 10-column label)
+    peaks = [bucket_peaks(c.times, c.bytes, start, end, width) if len(c.times) else []
              for c in curves]
     top = max((max(p) for p in peaks if p), default=0)
     for label, values in zip(("allocated", "reserved"), peaks, strict=True):
