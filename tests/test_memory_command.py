@@ -156,9 +156,10 @@ def test_oom_snapshot_dumped_without_history_is_its_dump_state():
 
 
 def with_oom(document: dict, position: int, size: int | None) -> dict:
-    """``document`` with an ``oom`` entry as torch writes it before entry ``position``."""
+    """``document`` with an ``oom`` entry as torch writes it before entry ``position``
+    (torch's memory_snapshot.cpp: ``device_free`` in place of ``addr``)."""
     entries = list(document["device_traces"][0])
-    oom = {"action": "oom", "addr": 0, "stream": 0, "device_free": 123_456_768,
+    oom = {"action": "oom", "stream": 0, "device_free": 123_456_768,
            "time_us": entries[position]["time_us"], "frames": []}
     if size is not None:
         oom["size"] = size
@@ -340,3 +341,40 @@ def test_kineto_memory_events_peak(name):
     for device in report["devices"]:
         assert device["reserved_bytes"] is None   # no segments in a Kineto trace
         assert sum(s["bytes"] for s in device["sites"]) == device["allocated_bytes"]
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> dict:
+    """A snapshot document: random allocs and frees over a few addresses inside two segments
+    (some frees of blocks never seen allocated, as after a wrapped ring buffer), some
+    entries at the same time, and what stays allocated in the dump-time table."""
+    entries, live, time = [], set(), 1_000
+    segments = [(1 << 30, 1 << 20), (2 << 30, 2 << 20)]
+    for _ in range(draw(st.integers(1, 40))):
+        addr = draw(st.sampled_from([base + k * 4096 for base, _ in segments
+                                     for k in range(6)]))
+        size = draw(st.integers(1, 4096))
+        time += draw(st.sampled_from([0, 1, 7]))
+        if addr in live or draw(st.integers(0, 4)) == 0:   # (else a free of an unseen block)
+            live.discard(addr)
+            entries += [{"action": a, "addr": addr, "size": size, "stream": 0, "time_us": time}
+                        for a in ("free_requested", "free_completed")]
+        else:
+            live.add(addr)
+            entries.append({"action": "alloc", "addr": addr, "size": size, "stream": 0,
+                            "time_us": time, "frames": [
+                                {"name": "f", "filename": "/m/net.py", "line": addr % 97}]})
+    table = [{"device": 0, "address": base, "total_size": total, "stream": 0,
+              "segment_type": "large", "blocks": [
+                  {"address": a, "size": 4096, "requested_size": 4096,
+                   "state": "active_allocated"} for a in sorted(live) if base <= a < base + total]}
+             for base, total in segments]
+    return {"segments": table, "device_traces": [entries]}
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(histories())
+def test_any_history_equals_the_replay(tmp_path_factory, document):
+    path = tmp_path_factory.mktemp("history") / "snapshot.pickle"
+    path.write_bytes(pickle.dumps(document, protocol=4))
+    check_against_replay(path)
