@@ -393,3 +393,17 @@ def test_segments_that_disagree_are_counted(tmp_path):
     assert device["reserved_bytes"] == live_at(segments, at, min(times))
     assert device["unknown"].get("live_blocks_outside_live_segments", 0) + device[
         "unknown"].get("reserved_below_allocated", 0) >= 1
+
+
+def test_an_oom_naming_no_device_is_the_one_device():
+    """An OOM instant without a device (a trace written before the reader named it) belongs
+    to the trace's one device."""
+    trace = traceconv.Trace()
+    for address, start, end in ((0, 0, 50), (4096, 10, None), (8192, 30, 40)):
+        trace.add_memory_block(traceconv.MemoryBlock(address, 1000, start, end,
+                                                     device="cuda:0"))
+    track = trace.add_track("allocator events", process=trace.add_process("allocator"))
+    trace.add_instant(track, 20, "out of memory", "oom", {"requested bytes": 5000})
+    (device,) = memory_report(trace)["devices"]
+    assert (device["device"], device["moment"]["kind"], device["moment"]["time"],
+            device["allocated_bytes"]) == ("cuda:0", "oom", 20, 2000)

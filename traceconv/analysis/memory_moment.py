@@ -47,20 +47,22 @@ def memory_report(trace: Trace, depth: int = 1) -> dict[str, Any]:
     >>> device["sites"]
     [{'site': 'net.py:3 f', 'bytes': 150, 'blocks': 2, 'share': 1.0}]
     """
-    ooms = _oom_events(trace)
-    devices = sorted({b.device for b in trace.memory} | {s.device for s in trace.reservations}
-                     | set(ooms))
+    places = {b.device for b in trace.memory} | {s.device for s in trace.reservations}
+    ooms = _oom_events(trace, next(iter(places)) if len(places) == 1 else "")
+    devices = sorted(places | set(ooms))
     return {"schema": SCHEMA, "time_unit": "entry" if is_logical(trace.metadata.clock)
             else "ns", "devices": [_device_report(trace, device, ooms.get(device, []), depth)
                                    for device in devices]}
 
 
-def _oom_events(trace: Trace) -> dict[str, list[tuple[int, dict[str, Any]]]]:
-    """The out-of-memory instants by device, in time order."""
+def _oom_events(trace: Trace, only_device: str) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+    """The out-of-memory instants by device, in time order (one that names no device:
+    ``only_device``, the trace's one device if it has one)."""
     events: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
     for instant in trace.iter_instants():
         if instant.category == "oom" and instant.args:
-            events[str(instant.args.get("device", ""))].append((instant.ts, instant.args))
+            device = str(instant.args.get("device") or only_device)
+            events[device].append((instant.ts, instant.args))
     for found in events.values():
         found.sort(key=lambda event: event[0])
     return events
