@@ -150,6 +150,8 @@ def test_oom_snapshot_dumped_without_history_is_its_dump_state():
     assert device["moment"] == {"kind": "dump", "time": None, "since_start": None}
     assert device["allocated_bytes"] == sum(b["requested_size"] for b in blocks)
     assert device["reserved_bytes"] == sum(s["total_size"] for s in document["segments"])
+    assert device["allocated_rounded_bytes"] == sum(
+        s["allocated_size"] for s in document["segments"])
     # every block has its stack (torch 2.0 keeps it in the block's history)
     assert device["sites"][0]["site"] == "pytorch_backend.py:190 allocate"
     assert "live_blocks_without_stack" not in device["unknown"]

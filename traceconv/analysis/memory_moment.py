@@ -101,9 +101,20 @@ def _device_report(trace: Trace, device: str, ooms: list[tuple[int, dict[str, An
     if request is not None and pools:
         moment["largest_free_fits_request"] = (
             max(p["largest_free_bytes"] for p in pools) >= _rounded(request))
-    return {"device": device, "allocated_bytes": allocated, "reserved_bytes": reserved,
+    return {"device": device, "allocated_bytes": allocated,
+            "allocated_rounded_bytes": _rounded_at_dump(live_segments, moment),
+            "reserved_bytes": reserved,
             "fragmentation_bytes": fragmentation, "moment": moment, "pools": pools,
             "sites": _sites(live, allocated, depth), "unknown": unknown}
+
+
+def _rounded_at_dump(segments: list[MemoryBlock], moment: dict[str, Any]) -> int | None:
+    """torch's own allocated bytes (its blocks' rounded sizes), which a snapshot states for
+    its dump-time state only: None at any other moment or when a segment does not say."""
+    sizes = [(s.args or {}).get("allocated_size") for s in segments]
+    if moment["kind"] != "dump" or not sizes or not all(type(n) is int for n in sizes):
+        return None
+    return sum(n for n in sizes if n is not None)
 
 
 def _live_at(block: MemoryBlock, at: int, start: int) -> bool:

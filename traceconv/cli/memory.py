@@ -85,6 +85,8 @@ def _print_device(console: Console, name: str, device: dict[str, Any], unit: str
         rows.add_row("requested", _bytes(moment["requested_bytes"]))
         rows.add_row("device free", _bytes(moment["device_free_bytes"]))
     rows.add_row("allocated", _bytes(device["allocated_bytes"]))
+    if device["allocated_rounded_bytes"] is not None:
+        rows.add_row("  rounded", _bytes(device["allocated_rounded_bytes"]))
     rows.add_row("reserved", _bytes(device["reserved_bytes"]))
     rows.add_row("fragmentation", _bytes(device["fragmentation_bytes"]))
     console.print(rows)

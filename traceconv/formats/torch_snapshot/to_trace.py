@@ -200,7 +200,10 @@ class SnapshotBuilder:
                                       device=device, name=f"segment {address:#x}",
                                       category="segment")
                 self.trace.add_reservation(segment)
+            rounded = seg.get("allocated_size")   # (torch's own sum of its block sizes)
             segment.args.update({"stream": stream,
+                                 "allocated_size": rounded if type(rounded) is int
+                                 and 0 <= rounded < 1 << 63 else None,
                                  "segment_type": text_of(seg.get("segment_type", "")),
                                  "pool": text_of(seg.get("segment_pool_id", ""))})
             # torch < 2.1 wrote no block addresses: the blocks tile their segment in order
