@@ -244,6 +244,9 @@ TABLE_COMMANDS = {
     "diff-report": ["diff", PADDLE_A, PADDLE_B],
     "check": ["check", str(CNN)],
     "formats": ["formats"],
+    "memory": ["memory", str(SAMPLES / "torch/resnet18_train_snapshot.pickle.gz"), "--depth", "3"],
+    "memory-change": ["memory", str(SAMPLES / "torch/resnet18_train_snapshot.pickle.gz"),
+                      str(SAMPLES / "torch/flexgen_opt_oom_snapshot.pickle.gz")],
 }
 
 

@@ -43,6 +43,7 @@ _EXPORTS = {
     "align": ".align", "Alignment": ".align", "RankAlignment": ".align",
     # memory
     "live_bytes": "..model.memory", "LiveBytes": "..model.memory",
+    "memory_report": ".memory_moment", "memory_diff": ".memory_diff",
     # transformations (each returns a new trace)
     "merge": ".merge", "trim": ".trim", "link_execution_trace": ".link_et",
     # the shared vocabulary
@@ -61,6 +62,8 @@ if TYPE_CHECKING:
     from .diff import OpDelta, OpTotals, diff
     from .idle import DeviceIdle, device_idle
     from .link_et import link_execution_trace
+    from .memory_diff import memory_diff
+    from .memory_moment import memory_report
     from .merge import merge
     from .op_summary import OpRow, op_summary, sort_rows
     from .stragglers import Straggler, stragglers
@@ -73,7 +76,8 @@ __all__ = [
     "InputError", "LiveBytes", "OpDelta", "OpRow", "OpTotals", "PathEntry", "RULES",
     "RankAlignment", "Row", "Skipped", "Straggler", "Summary", "SummaryOptions", "Timeline",
     "TimelineDiff", "TraceconvError", "advise", "align", "critical_path", "device_idle",
-    "diff", "link_execution_trace", "live_bytes", "merge", "op_summary", "slice_activity",
+    "diff", "link_execution_trace", "live_bytes", "memory_diff", "memory_report", "merge",
+    "op_summary", "slice_activity",
     "sort_rows", "stragglers", "summarize", "timeline_diff", "trim",
 ]
 

@@ -173,8 +173,9 @@ class SnapshotBuilder:
              stream: int) -> None:
         track = self._allocator_track(device)
         self.trace.add_instant(track, ns or 0, "out of memory", "oom", {
-            "requested bytes": size,
-            "device free bytes": entry.get("device_free"), "stream": stream})
+            "requested bytes": size if "size" in entry else None,   # (unknown: not 0)
+            "device free bytes": entry.get("device_free"), "stream": stream,
+            "device": device})
 
     def _state_at_dump(self, device: str, open_blocks: dict[int, MemoryBlock],
                        open_segments: dict[int, MemoryBlock]) -> None:
@@ -199,14 +200,21 @@ class SnapshotBuilder:
                                       device=device, name=f"segment {address:#x}",
                                       category="segment")
                 self.trace.add_reservation(segment)
+            rounded = seg.get("allocated_size")   # (torch's own sum of its block sizes)
             segment.args.update({"stream": stream,
+                                 "allocated_size": rounded if type(rounded) is int
+                                 and 0 <= rounded < 1 << 63 else None,
                                  "segment_type": text_of(seg.get("segment_type", "")),
                                  "pool": text_of(seg.get("segment_pool_id", ""))})
+            # torch < 2.1 wrote no block addresses: the blocks tile their segment in order
+            next_address = address
             for number, b in enumerate(self._list("blocks", seg, f"$.segments[{index}]")):
                 try:
                     if not isinstance(b, dict):
                         raise _Malformed
-                    addr, block_size = _int(b.get("address", 0)), _size(b.get("size", 0))
+                    block_size = _size(b.get("size", 0))
+                    addr = _int(b.get("address", next_address))
+                    next_address = addr + block_size
                     # requested_size: what the history's alloc entries record as size
                     size = _size(b.get("requested_size", block_size))
                 except _Malformed:
@@ -214,7 +222,7 @@ class SnapshotBuilder:
                     continue
                 if b.get("state") in ALLOCATED_STATES and addr not in open_blocks:
                     self.skipped["alloc_before_history"] += 1
-                    stack, site = self.stacks(b.get("frames"))
+                    stack, site = self.stacks(b.get("frames") or _legacy_frames(b))
                     block = MemoryBlock(addr, size, None, None, device=device,
                                         name=site, category="allocation",
                                         args={"stream": stream, "site": site,
@@ -298,6 +306,18 @@ class SnapshotBuilder:
             if key.startswith("action:"):
                 diags.add("torch_snapshot.unknown_action", count=count,
                           example=key.removeprefix("action:"))
+
+
+def _legacy_frames(block: dict[str, Any]) -> Any:
+    """The stack of a torch < 2.1 block: its latest ``history`` entry's frames (None if
+    there is none).
+
+    >>> _legacy_frames({"history": [{"frames": [1]}, {"frames": [2]}]})
+    [2]
+    """
+    history = block.get("history")
+    last = history[-1] if isinstance(history, list) and history else None
+    return last.get("frames") if isinstance(last, dict) else None
 
 
 class _Malformed(Exception):

@@ -1,0 +1,246 @@
+"""The out-of-memory answer: what held a device's memory at the moment that matters.
+
+The moment is the allocator's out-of-memory event when the trace has one, else the first
+moment of the peak of allocated bytes. At it, per device:
+
+* *allocated*: the sizes of the blocks live then (a block is live from its allocation to
+  its free; a snapshot's block to ``free_completed``, so blocks pending free count);
+* *reserved*: the sizes of the segments (reservations) live then; *fragmentation* is
+  reserved minus allocated;
+* the largest free gap inside the live segments of each pool, against the failed request;
+* the allocation sites of the live blocks, summing exactly to the allocated bytes.
+
+What the trace cannot tell is stated, counted, instead of guessed: blocks allocated before
+the recorded history, frees of blocks the history never saw allocated (the ring buffer
+wrapped: an earlier peak may be lost), blocks without a stack, an OOM event without a size.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter, defaultdict
+from typing import Any
+
+from ..model import MemoryBlock, Trace
+from ..model.clock import is_logical
+from ..model.memory import LiveBytes, live_bytes
+from .allocation_sites import site_of
+
+SCHEMA = 1
+NO_STACK = "<no stack recorded>"   # (what the snapshot reader names a stackless block)
+ROUNDING = 512   # the CUDA caching allocator hands out multiples of 512 bytes
+
+
+def memory_report(trace: Trace, depth: int = 1) -> dict[str, Any]:
+    """The ``traceconv memory --json`` object of ``trace``: one entry per device.
+
+    ``depth`` > 1 names each site by its first ``depth`` user frames (caller chain).
+
+    >>> trace = Trace()
+    >>> for address, size, start, end in ((0, 100, 0, 10), (512, 50, 5, None)):
+    ...     _ = trace.add_memory_block(MemoryBlock(address, size, start, end,
+    ...         device="cuda:0", name="net.py:3 f"))
+    >>> _ = trace.add_reservation(MemoryBlock(0, 2048, 0, None, device="cuda:0"))
+    >>> device = memory_report(trace)["devices"][0]
+    >>> device["moment"]["time"], device["allocated_bytes"], device["fragmentation_bytes"]
+    (5, 150, 1898)
+    >>> device["sites"]
+    [{'site': 'net.py:3 f', 'bytes': 150, 'blocks': 2, 'share': 1.0}]
+    """
+    places = {b.device for b in trace.memory} | {s.device for s in trace.reservations}
+    ooms = _oom_events(trace, next(iter(places)) if len(places) == 1 else "")
+    devices = sorted(places | set(ooms))
+    return {"schema": SCHEMA, "time_unit": "entry" if is_logical(trace.metadata.clock)
+            else "ns", "devices": [_device_report(trace, device, ooms.get(device, []), depth)
+                                   for device in devices]}
+
+
+def _oom_events(trace: Trace, only_device: str) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+    """The out-of-memory instants by device, in time order (one that names no device:
+    ``only_device``, the trace's one device if it has one)."""
+    events: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+    for instant in trace.iter_instants():
+        if instant.category == "oom" and instant.args:
+            device = str(instant.args.get("device") or only_device)
+            events[device].append((instant.ts, instant.args))
+    for found in events.values():
+        found.sort(key=lambda event: event[0])
+    return events
+
+
+def _device_report(trace: Trace, device: str, ooms: list[tuple[int, dict[str, Any]]],
+                   depth: int) -> dict[str, Any]:
+    blocks = [b for b in trace.memory if b.device == device]
+    segments = [s for s in trace.reservations if s.device == device]
+    start = min((t for b in blocks + segments for t in (b.alloc_ns, b.free_ns)
+                 if t is not None), default=0)
+    timed = any(b.alloc_ns is not None or b.free_ns is not None for b in blocks + segments)
+    if ooms:
+        at, args = ooms[0]
+        moment: dict[str, Any] = {
+            "kind": "oom", "time": at, "requested_bytes": _whole(args.get("requested bytes")),
+            "device_free_bytes": _whole(args.get("device free bytes")),
+            "oom_events": len(ooms)}
+    else:
+        at = live_bytes(blocks, start=start).peak[0] if blocks else start
+        moment = {"kind": "peak" if timed else "dump", "time": at if timed else None}
+    moment["since_start"] = at - start if timed or ooms else None
+    live = [b for b in blocks if _live_at(b, at, start)]
+    live_segments = [s for s in segments if _live_at(s, at, start)]
+    allocated = sum(b.size for b in live)
+    reserved = sum(s.size for s in live_segments) if segments else None
+    unknown = _unknowns(blocks, live, moment)
+    fragmentation = None
+    if reserved is not None:
+        if reserved >= allocated:
+            fragmentation = reserved - allocated
+        else:   # the segments disagree with the blocks: no number is right
+            unknown["reserved_below_allocated"] = 1
+    pools = _free_gaps(live, live_segments, unknown)
+    request = moment.get("requested_bytes")
+    if request is not None and pools:
+        moment["largest_free_fits_request"] = (
+            max(p["largest_free_bytes"] for p in pools) >= _rounded(request))
+    return {"device": device, "allocated_bytes": allocated,
+            "allocated_rounded_bytes": _rounded_at_dump(live_segments, moment),
+            "reserved_bytes": reserved,
+            "fragmentation_bytes": fragmentation, "moment": moment, "pools": pools,
+            "sites": _sites(live, allocated, depth), "unknown": unknown}
+
+
+def _rounded_at_dump(segments: list[MemoryBlock], moment: dict[str, Any]) -> int | None:
+    """torch's own allocated bytes (its blocks' rounded sizes), which a snapshot states for
+    its dump-time state only: None at any other moment or when a segment does not say."""
+    sizes = [(s.args or {}).get("allocated_size") for s in segments]
+    if moment["kind"] != "dump" or not sizes or not all(type(n) is int for n in sizes):
+        return None
+    return sum(n for n in sizes if n is not None)
+
+
+def _live_at(block: MemoryBlock, at: int, start: int) -> bool:
+    """Whether ``block`` is live at ``at`` (no alloc time: since ``start``; no free time:
+    to the end; freed at ``at``: not live, as frees at an instant apply first)."""
+    begin = start if block.alloc_ns is None else block.alloc_ns
+    return begin <= at and (block.free_ns is None or block.free_ns > at)
+
+
+def _whole(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def _rounded(size: int) -> int:
+    """``size`` as the allocator rounds it (a multiple of 512, at least 512).
+
+    >>> _rounded(1), _rounded(512), _rounded(513)
+    (512, 512, 1024)
+    """
+    return max(ROUNDING, -(-size // ROUNDING) * ROUNDING)
+
+
+def _unknowns(blocks: list[MemoryBlock], live: list[MemoryBlock],
+              moment: dict[str, Any]) -> dict[str, int]:
+    """What the trace could not tell, counted (only the counts that are not zero)."""
+    counts = {
+        # freed in the history, allocated before it: the history lost its start, and with it
+        # maybe a higher peak
+        "frees_of_blocks_allocated_before_history": sum(
+            b.alloc_ns is None and b.free_ns is not None for b in blocks),
+        "live_blocks_allocated_before_history": sum(b.alloc_ns is None for b in live),
+        "live_blocks_without_stack": sum(site_of(b) == NO_STACK for b in live),
+        "oom_requested_bytes_unknown": int(moment["kind"] == "oom"
+                                           and moment["requested_bytes"] is None),
+    }
+    return {key: count for key, count in counts.items() if count}
+
+
+def _free_gaps(live: list[MemoryBlock], segments: list[MemoryBlock],
+               unknown: dict[str, int]) -> list[dict[str, Any]]:
+    """Per pool (segment type and stream): live segments, their bytes and the largest free
+    gap between the live blocks inside one of them (block sizes rounded as the allocator
+    does; it may hand out more, so the gap is an upper bound)."""
+    ordered = sorted(segments, key=lambda s: s.address)
+    starts = [s.address for s in ordered]
+    inside: dict[int, list[MemoryBlock]] = defaultdict(list)
+    outside = 0
+    for block in live:
+        k = bisect.bisect_right(starts, block.address) - 1
+        if k >= 0 and block.address < ordered[k].address + ordered[k].size:
+            inside[k].append(block)
+        else:
+            outside += 1
+    if outside and segments:
+        unknown["live_blocks_outside_live_segments"] = outside
+    pools: dict[tuple[str, str], dict[str, Any]] = {}
+    for k, segment in enumerate(ordered):
+        args = segment.args or {}
+        key = (str(args.get("segment_type") or "unknown"), str(args.get("stream", "unknown")))
+        pool = pools.setdefault(key, {"pool": key[0], "stream": key[1], "segments": 0,
+                                      "reserved_bytes": 0, "largest_free_bytes": 0})
+        pool["segments"] += 1
+        pool["reserved_bytes"] += segment.size
+        pool["largest_free_bytes"] = max(pool["largest_free_bytes"],
+                                         _largest_gap(segment, inside.get(k, [])))
+    return [pools[key] for key in sorted(pools)]
+
+
+def _largest_gap(segment: MemoryBlock, blocks: list[MemoryBlock]) -> int:
+    """The largest free run of ``segment`` between ``blocks`` (which lie inside it)."""
+    largest, cursor = 0, segment.address
+    for block in sorted(blocks, key=lambda b: b.address):
+        largest = max(largest, block.address - cursor)
+        taken = (block.args or {}).get("block_size") or _rounded(block.size)
+        cursor = max(cursor, block.address + taken)
+    return max(largest, segment.address + segment.size - cursor)
+
+
+def _sites(live: list[MemoryBlock], allocated: int, depth: int) -> list[dict[str, Any]]:
+    """The live blocks by site, biggest first: bytes, blocks and share of ``allocated``."""
+    size: Counter[str] = Counter()
+    count: Counter[str] = Counter()
+    for block in live:
+        site = _site_path(block, depth)
+        size[site] += block.size
+        count[site] += 1
+    rows = sorted(size, key=lambda s: (-size[s], s))
+    return [{"site": s, "bytes": size[s], "blocks": count[s],
+             "share": round(size[s] / allocated, 4) if allocated else 0.0} for s in rows]
+
+
+def _site_path(block: MemoryBlock, depth: int) -> str:
+    """The block's site and, up to ``depth`` frames in all, the Python frames calling it.
+
+    >>> stack = "c10::alloc()\\n/m/net.py:3 f\\n_PyEval\\n/m/net.py:9 g\\n/m/run.py:1 main"
+    >>> _site_path(MemoryBlock(0, 8, args={"site": "net.py:3 f", "stack": stack}), 2)
+    'net.py:3 f < net.py:9 g'
+    """
+    site = site_of(block)
+    stack = (block.args or {}).get("stack")
+    if depth <= 1 or not stack:
+        return site
+    frames = [_base_name(line) for line in str(stack).split("\n") if ".py:" in line]
+    if site not in frames:
+        return site
+    first = frames.index(site)
+    return " < ".join(frames[first:first + depth])
+
+
+def _base_name(line: str) -> str:
+    """``/m/net.py:3 f`` as ``net.py:3 f`` (how sites are written)."""
+    return line.replace("\\", "/").rsplit("/", 1)[-1] if "/" in line.split(" ", 1)[0] \
+        else line
+
+
+def device_curves(trace: Trace, device: str) -> tuple[LiveBytes, LiveBytes]:
+    """Allocated and reserved bytes of ``device`` over time (both from the same start).
+
+    >>> trace = Trace()
+    >>> _ = trace.add_memory_block(MemoryBlock(0, 100, 0, 10, device="cuda:0"))
+    >>> allocated, reserved = device_curves(trace, "cuda:0")
+    >>> allocated.bytes.tolist(), len(reserved.times)
+    ([100, 0], 0)
+    """
+    blocks = [b for b in trace.memory if b.device == device]
+    segments = [s for s in trace.reservations if s.device == device]
+    start = min((t for b in blocks + segments for t in (b.alloc_ns, b.free_ns)
+                 if t is not None), default=0)
+    return live_bytes(blocks, start=start), live_bytes(segments, start=start)

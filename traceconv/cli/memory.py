@@ -1,0 +1,179 @@
+"""``traceconv memory SNAP [--json] [--depth N]``: what held the memory when it ran out."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..terminal import plain
+from .app import app, handled_errors
+from .loading import load_all
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..model import Trace
+
+SPARK_WIDTH = 60
+MOMENTS = {"oom": "the out-of-memory event", "peak": "the first peak of allocated bytes",
+           "dump": "the snapshot's state (no history recorded)"}
+
+
+@app.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="SNAP [SNAP]")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema 1).")
+@click.option("--depth", type=click.IntRange(1), default=1, show_default=True,
+              help="Name sites by this many user frames (the site and its callers).")
+@click.option("--top", type=click.IntRange(0), default=10, show_default=True,
+              help="Sites shown in the terminal (0: all; --json always has all).")
+@click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
+def memory(inputs: tuple[str, ...], as_json: bool, depth: int, top: int,
+           format: str | None) -> None:
+    """What held each device's memory at the out-of-memory event (else at the peak).
+
+    Allocated, reserved and fragmentation bytes at that moment, the largest free block
+    of each pool, and the allocation sites of the live blocks (they sum to allocated).
+    Two inputs: how the peak changed, by site.
+
+    \b
+      traceconv memory oom_snapshot.pickle
+      traceconv memory snapshot.pickle --depth 3 --json
+      traceconv memory before.pickle after.pickle
+    """
+    import orjson
+
+    from ..analysis.memory_moment import memory_report
+    from ..errors import UsageError
+
+    with handled_errors():
+        if len(inputs) > 2:
+            raise UsageError("memory takes one snapshot, or two to compare")
+        traces = [load_all((path,), format) for path in inputs]
+        reports = [memory_report(trace, depth) for trace in traces]
+    if len(reports) == 2:
+        from ..analysis.memory_diff import memory_diff
+
+        change = memory_diff(*reports)
+        if as_json:
+            click.echo(orjson.dumps(change, option=orjson.OPT_INDENT_2).decode())
+        else:
+            _print_change(inputs, change, top)
+        return
+    if as_json:
+        click.echo(orjson.dumps(reports[0], option=orjson.OPT_INDENT_2).decode())
+        return
+    from ..presentation.tables import console_for
+
+    console = console_for()
+    for device in reports[0]["devices"]:
+        _print_device(console, inputs[0], device, reports[0]["time_unit"], top)
+        _print_timeline(console, traces[0], device["device"])
+
+
+def _print_device(console: Console, name: str, device: dict[str, Any], unit: str,
+                  top: int) -> None:
+    from rich.table import Table
+
+    from ..units import format_bytes
+
+    moment = device["moment"]
+    console.print(f"[bold]{plain(name)}[/bold] {plain(device['device'] or '(no device)')}")
+    rows = Table(show_header=False, box=None, pad_edge=False)
+    rows.add_row("moment", f"{MOMENTS[moment['kind']]}{_when(moment, unit)}")
+    if moment["kind"] == "oom":
+        rows.add_row("requested", _bytes(moment["requested_bytes"]))
+        rows.add_row("device free", _bytes(moment["device_free_bytes"]))
+    rows.add_row("allocated", _bytes(device["allocated_bytes"]))
+    if device["allocated_rounded_bytes"] is not None:
+        rows.add_row("  rounded", _bytes(device["allocated_rounded_bytes"]))
+    rows.add_row("reserved", _bytes(device["reserved_bytes"]))
+    rows.add_row("fragmentation", _bytes(device["fragmentation_bytes"]))
+    console.print(rows)
+    if device["pools"]:
+        pools = Table(title="pools (largest free block: an upper bound)", title_justify="left")
+        for column in ("pool", "stream", "segments", "reserved", "largest free"):
+            pools.add_column(column, justify="left" if column == "pool" else "right")
+        for pool in device["pools"]:
+            pools.add_row(plain(pool["pool"]), plain(pool["stream"]), f"{pool['segments']:,}",
+                          format_bytes(pool["reserved_bytes"]),
+                          format_bytes(pool["largest_free_bytes"]))
+        console.print(pools)
+    sites = Table(title="sites live at that moment", title_justify="left")
+    for column in ("site", "bytes", "blocks", "share"):
+        sites.add_column(column, justify="left" if column == "site" else "right",
+                         overflow="fold")
+    shown = device["sites"][:top] if top else device["sites"]
+    for site in shown:
+        sites.add_row(plain(site["site"]), f"{site['bytes']:,}", f"{site['blocks']:,}",
+                      f"{site['share']:.1%}")
+    if len(shown) < len(device["sites"]):
+        rest = device["sites"][len(shown):]
+        sites.add_row(f"({len(rest):,} more site{'s' if len(rest) > 1 else ''})", f"{sum(s['bytes'] for s in rest):,}",
+                      f"{sum(s['blocks'] for s in rest):,}", "")
+    console.print(sites)
+    for key, count in device["unknown"].items():
+        console.print(f"unknown: {key.replace('_', ' ')}: {count:,}")
+
+
+def _when(moment: dict[str, Any], unit: str) -> str:
+    from ..units import format_duration
+
+    since = moment["since_start"]
+    if since is None:
+        return ""
+    return f", entry {since:,}" if unit == "entry" else \
+        f", {format_duration(since)} after the first event"
+
+
+def _bytes(value: int | None) -> str:
+    from ..units import format_bytes
+
+    return "unknown" if value is None else f"{value:,} bytes ({format_bytes(value, 4)})"
+
+
+def _print_timeline(console: Console, trace: Trace, device: str) -> None:
+    """Allocated and reserved over time as sparklines on one scale."""
+    from ..analysis.memory_moment import device_curves
+    from ..presentation.sparkline import bucket_peaks, sparkline
+
+    curves = device_curves(trace, device)
+    times = [int(c.times[i]) for c in curves if len(c.times) for i in (0, -1)]
+    if len(curves[0].times) < 2:
+        return   # no history: nothing moves
+    start, end = min(times), max(times)
+    width = max(8, min(SPARK_WIDTH, console.width - 10))   # (after the 10-column label)
+    peaks = [bucket_peaks(c.times, c.bytes, start, end, width) if len(c.times) else []
+             for c in curves]
+    top = max((max(p) for p in peaks if p), default=0)
+    for label, values in zip(("allocated", "reserved"), peaks, strict=True):
+        if values:
+            console.print(f"{label:>9} {sparkline(values, top)}")
+
+
+def _print_change(inputs: tuple[str, ...], change: dict[str, Any], top: int) -> None:
+    """Per device: allocated before and after, and the sites that changed."""
+    from rich.table import Table
+
+    from ..presentation.tables import console_for
+
+    console = console_for()
+    for device in change["devices"]:
+        before, after = (side["allocated_bytes"] if side else 0
+                         for side in (device["before"], device["after"]))
+        console.print(f"[bold]{plain(device['device'] or '(no device)')}[/bold]: allocated "
+                      f"{before:,} -> {after:,} bytes ({device['change_bytes']:+,}) from "
+                      f"{plain(inputs[0])} to {plain(inputs[1])}")
+        table = Table(title="sites that changed", title_justify="left")
+        for column in ("site", "status", "before", "after", "change"):
+            table.add_column(column, justify="left" if column in ("site", "status")
+                             else "right", overflow="fold")
+        shown = device["sites"][:top] if top else device["sites"]
+        for site in shown:
+            table.add_row(plain(site["site"]), site["status"], f"{site['before_bytes']:,}",
+                          f"{site['after_bytes']:,}", f"{site['change_bytes']:+,}")
+        rest = device["sites"][len(shown):]
+        if rest:
+            table.add_row(f"({len(rest):,} more site{'s' if len(rest) > 1 else ''})", "", "",
+                          "", f"{sum(s['change_bytes'] for s in rest):+,}")
+        console.print(table)
