@@ -402,7 +402,17 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.event_without_timestamp", "dropped",
           "track events without a packet timestamp (legacy delta timestamps): left out"),
     _Code("perfetto.not_modelled.{packet}", "note",
-          "packets of a kind the model does not hold (only TrackEvent timelines are): skipped"),
+          "packets of a kind the model does not hold (TrackEvent timelines, ftrace bundles and "
+          "the process tree are): skipped"),
+    _Code("perfetto.ftrace_not_modelled.{event}", "note",
+          "ftrace events of a kind the model does not hold (a system trace's atrace print "
+          "lines, sched_switch, cpu_frequency and cpu_idle are): skipped"),
+    _Code("perfetto.ftrace_print_not_atrace", "dropped",
+          "ftrace print events whose text is no atrace line (B|pid|name, E, C|pid|name|value,"
+          " S/F|pid|name|cookie, I|pid|name): left out"),
+    _Code("perfetto.sched_not_ended", "repaired",
+          "threads still running on a CPU when the trace ends: their CPU slice ends at the "
+          "last ftrace timestamp"),
     _Code("perfetto.unknown_name_iid", "dropped",
           "event name iids never interned on their sequence: the events have no name"),
     _Code("perfetto.model_attribute_unreadable", "note",

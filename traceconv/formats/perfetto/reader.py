@@ -70,6 +70,7 @@ from .arg_store import OBJECT, TEXT, ArgValues
 from .byte_ranges import distinct_ranges
 from .dotted_names import DottedNames, NestedGroup
 from .framing import frame_block, whole_packet
+from .ftrace import FTRACE_EVENTS, PROCESS_TREE, SystemPackets
 from .packet_defaults import PacketDefaults
 from .track_tree import TrackMap, build_tracks, merge_descriptor
 from .wire import FIXED64, LENGTH, VARINT
@@ -83,6 +84,7 @@ CLOCK_SNAPSHOT, CLEARED_OLD, CLOCK_ID, DEFAULTS, DESCRIPTOR, ATTRIBUTES = 6, 41,
 HEADER_FIELDS = np.array([3, TIMESTAMP, SEQUENCE_ID, INTERNED, FLAGS, CLEARED_OLD, 42, CLOCK_ID,
                           DEFAULTS, 79, 87, 98])
 STATEFUL = (DESCRIPTOR, CLOCK_SNAPSHOT, ATTRIBUTES)
+SYSTEM = (FTRACE_EVENTS, PROCESS_TREE)   # a system trace's packets (see .system_model)
 CLEARED, NEEDS = 1, 2
 # TrackEvent fields and types.
 CATEGORY_IIDS, ANNOTATIONS, LEGACY, TYPE, NAME_IID_FIELD, TRACK_UUID = 3, 4, 6, 9, 10, 11
@@ -95,6 +97,7 @@ COMPLETE = 9   # (not a TrackEvent type: a legacy 'X' event, with its duration)
 _LEGACY_PHASES = {ord("B"): BEGIN, ord("E"): END, ord("X"): COMPLETE, ord("I"): INSTANT,
                   ord("i"): INSTANT, ord("n"): INSTANT}
 _PACKET_FIELDS = {f.number: f.name for f in TracePacket.DESCRIPTOR.fields}
+_PACKET_FIELDS.setdefault(76, "frame_timeline_event")   # (newer than the protos installed)
 VALUE_FIELDS = np.array(sorted(SCALARS | COMPOSITE))
 _UINT64 = (1 << 64) - 1
 _INTERNED_TABLES = {1: "event_categories", 2: "event_names", 3: "debug_annotation_names",
@@ -218,6 +221,7 @@ class PftraceReader:
         self.dotted = DottedNames()   # (from the model attribute)
         self.nested_objects: list[int] = []   # object indexes of marked groups
         self.group_names: set[str] = set()    # and the names they came under
+        self.system = SystemPackets()
 
     # -- reading --------------------------------------------------------------------------
 
@@ -300,7 +304,7 @@ class PftraceReader:
         # the stateful packets, in file order
         interned = fields.where(INTERNED, LENGTH)
         defaults = fields.where(DEFAULTS, LENGTH)
-        stateful = np.flatnonzero(np.isin(content.field, STATEFUL))
+        stateful = np.flatnonzero(np.isin(content.field, STATEFUL + SYSTEM))
         todo = sorted([(int(m), 0, int(o), int(n)) for m, o, n in zip(
             interned.msg, interned.offset, interned.length, strict=True)]
             + [(int(m), 1, int(o), int(n)) for m, o, n in zip(
@@ -316,10 +320,12 @@ class PftraceReader:
                     self._intern(int(generation[packet]), payload)
                 elif what == 1:
                     self._defaults(int(generation[packet]), first + packet, payload)
+                elif kind[packet] in SYSTEM:
+                    self.system.add(int(kind[packet]), payload)
                 else:
                     self._stateful(int(kind[packet]), payload, int(sequence[packet]),
                                    first + packet)
-            except DecodeError:
+            except (DecodeError, WireError):
                 self.diagnostics.add("perfetto.packet_decode",
                                      example=f"byte offset {consumed + offset}")
         events = np.flatnonzero(kind == TRACK_EVENT)
@@ -364,7 +370,7 @@ class PftraceReader:
         return ids[inverse.ravel()], clears > 0
 
     def _count_unmodelled(self, kind: np.ndarray) -> None:
-        modelled = {0, -1, TRACK_EVENT, *STATEFUL}
+        modelled = {0, -1, TRACK_EVENT, *STATEFUL, *SYSTEM}
         found, counts = np.unique(kind, return_counts=True)
         for number, count in zip(found.tolist(), counts.tolist(), strict=True):
             if number in modelled:
@@ -777,6 +783,7 @@ class PftraceReader:
 
     def finish(self) -> Trace:
         from .model_events import build_events
+        from .system_model import build_system
 
         trace = self.trace
         model = None
@@ -801,6 +808,10 @@ class PftraceReader:
             if len(events) else set()
         tracks: TrackMap = build_tracks(trace, self.descriptors, used, model)
         build_events(self, tracks, shift, model)
+        build_system(trace, self.system)
+        if model is None and not trace.processes and self.packets:
+            raise InputError("nothing in this Perfetto trace could be modelled: it holds "
+                             + _packet_kinds(trace), file=self.name)
         return trace
 
     def clock_offsets(self) -> dict[int, list[tuple[int, int]]]:
@@ -812,6 +823,14 @@ class PftraceReader:
             for clock, reading in snapshot.items():
                 out.setdefault(clock, []).append((reading, snapshot[self.trace_clock]))
         return out
+
+
+def _packet_kinds(trace: Trace) -> str:
+    """The packet kinds counted as not modelled, with their counts, for the refusal."""
+    prefix = "perfetto.not_modelled."
+    kinds = [f"{d.count:,} {d.code.removeprefix(prefix)}" for d in trace.diagnostics
+             if d.code.startswith(prefix)]
+    return ", ".join(kinds) or "no packet with data"
 
 
 def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:

@@ -1,0 +1,132 @@
+"""The packets of a Perfetto system trace: ftrace event bundles and the process tree,
+decoded from field tables (numbers from Perfetto's ``ftrace_event_bundle.proto``,
+``ftrace_event.proto``, ``ftrace/{ftrace,sched,power}.proto`` and ``process_tree.proto``).
+
+:class:`SystemPackets` keeps, in file order, what the model takes from them (see
+:mod:`.system_model`): atrace lines written to ftrace ``print``, ``sched_switch``,
+``cpu_frequency`` and ``cpu_idle`` events, processes and threads; every other ftrace
+event kind is counted by its name.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import FtraceEvent
+
+from ..protowire import iter_fields, message_classes
+from .annotation_values import text as utf8_text
+from .atrace import AtraceLine, parse
+
+FTRACE_EVENTS, PROCESS_TREE = 1, 2   # TracePacket fields
+# FtraceEventBundle: cpu 1, event 2, compact_sched 4; FtraceEvent: timestamp 1, pid 2, then
+# one field per event kind
+BUNDLE_CPU, BUNDLE_EVENT, BUNDLE_COMPACT_SCHED = 1, 2, 4
+EVENT_TIMESTAMP, EVENT_PID = 1, 2
+PRINT, SCHED_SWITCH, CPU_FREQUENCY, CPU_IDLE = 3, 4, 11, 13
+_EVENT_NAMES = {f.number: f.name for f in FtraceEvent.DESCRIPTOR.fields}
+
+_MESSAGES = message_classes("perfetto_system", {
+    "Print": [("buf", 2, "bytes")],
+    "SchedSwitch": [("prev_comm", 1, "string"), ("prev_pid", 2, "int32"),
+                    ("prev_state", 4, "int64"), ("next_comm", 5, "string"),
+                    ("next_pid", 6, "int32")],
+    "CpuState": [("state", 1, "uint32"), ("cpu_id", 2, "uint32")],   # frequency and idle
+    "Process": [("pid", 1, "int32"), ("ppid", 2, "int32"), ("cmdline", 3, "repeated string")],
+    "Thread": [("tid", 1, "int32"), ("name", 2, "string"), ("tgid", 3, "int32")],
+    "ProcessTree": [("processes", 1, "repeated Process"), ("threads", 2, "repeated Thread")],
+})
+
+
+class FtraceRecord(NamedTuple):
+    """One modelled ftrace event: ``what`` is the event's FtraceEvent field number and
+    ``data`` its decoded form (an :class:`~.atrace.AtraceLine` or None for ``print``)."""
+
+    ts: int
+    cpu: int
+    tid: int
+    what: int
+    data: object
+
+
+@dataclass
+class SystemPackets:
+    """What a system trace's packets hold for the model, gathered packet by packet."""
+
+    records: list[FtraceRecord] = field(default_factory=list)
+    processes: dict[int, tuple[int, str]] = field(default_factory=dict)   # pid -> ppid, name
+    threads: dict[int, tuple[int, str]] = field(default_factory=dict)     # tid -> tgid, name
+    unmodelled: Counter[str] = field(default_factory=Counter)   # ftrace event kinds
+    not_atrace: int = 0             # print buffers that are no atrace line
+    not_atrace_example: str = ""
+
+    def add(self, kind: int, payload: bytes) -> None:
+        """Take one packet's payload (TracePacket field ``kind``).
+
+        >>> found = SystemPackets()
+        >>> found.add(PROCESS_TREE, b"\\x0a\\x08\\x08\\x07\\x10\\x01\\x1a\\x02sh")
+        >>> found.processes
+        {7: (1, 'sh')}
+        """
+        if kind == FTRACE_EVENTS:
+            self._bundle(payload)
+        else:
+            tree = _MESSAGES["ProcessTree"].decode(payload)
+            for process in tree.processes:
+                name = process.cmdline[0] if process.cmdline else ""
+                self.processes[process.pid] = (process.ppid, _text(name))
+            for thread in tree.threads:
+                tgid = thread.tgid if thread.has("tgid") else thread.tid
+                self.threads[thread.tid] = (tgid, _text(thread.name))
+
+    def _bundle(self, payload: bytes) -> None:
+        cpu = 0
+        events = []
+        for number, wire, value, after in iter_fields(payload):
+            if number == BUNDLE_CPU and wire == 0:
+                cpu = value
+            elif number == BUNDLE_EVENT and wire == 2:
+                events.append((value, after))
+            elif number == BUNDLE_COMPACT_SCHED and wire == 2:
+                self.unmodelled["compact_sched"] += 1
+        for start, end in events:
+            self._event(payload, start, end, cpu)
+
+    def _event(self, payload: bytes, start: int, end: int, cpu: int) -> None:
+        ts = tid = 0
+        kind, body = 0, (0, 0)
+        for number, wire, value, after in iter_fields(payload, start, end):
+            if number == EVENT_TIMESTAMP and wire == 0:
+                ts = value
+            elif number == EVENT_PID and wire == 0:
+                tid = value
+            elif wire == 2:
+                kind, body = number, (value, after)
+        data: object
+        raw = payload[body[0]:body[1]]
+        if kind == PRINT:
+            text = utf8_text(_MESSAGES["Print"].decode(raw).buf)
+            data = parse(text)
+            if data is None:
+                self.not_atrace += 1
+                self.not_atrace_example = self.not_atrace_example or text[:80]
+                return
+        elif kind == SCHED_SWITCH:
+            data = _MESSAGES["SchedSwitch"].decode(raw)
+        elif kind in (CPU_FREQUENCY, CPU_IDLE):
+            data = _MESSAGES["CpuState"].decode(raw)
+        else:
+            self.unmodelled[_EVENT_NAMES.get(kind, f"field {kind}")] += 1
+            return
+        self.records.append(FtraceRecord(ts, cpu, tid, kind, data))
+
+    def atrace(self) -> list[tuple[FtraceRecord, AtraceLine]]:
+        """The atrace lines, each with its event."""
+        return [(r, r.data) for r in self.records
+                if r.what == PRINT and isinstance(r.data, AtraceLine)]
+
+
+def _text(value: str | bytes) -> str:
+    return utf8_text(value) if isinstance(value, bytes) else value
