@@ -1,0 +1,264 @@
+"""Perfetto system traces (issue 34, part 2): ftrace bundles and the process tree, no
+TrackEvent.
+
+Expected values come from outside the reader: the real trace_processor (wasm) on the same
+bytes, a walk of the raw packets with the ``perfetto`` package's generated classes, and the
+bookkeeping of the generator that built the synthetic traces.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace as ProtoTrace
+from perfetto.trace_builder.proto_builder import TraceProtoBuilder
+
+import traceconv
+from tests.conftest import SHARED
+from traceconv.cli import app
+from traceconv.errors import InputError
+from traceconv.model import TrackKind
+
+ANDROID = SHARED.parent / "corpus" / "round4" / "perfetto" / "nowinandroid_trace.perfetto-trace"
+THREAD_SLICES = ("select s.name, s.dur from slice s join thread_track t on s.track_id = t.id"
+                 " where s.dur >= 0")
+
+
+def _android() -> Path:
+    if not ANDROID.is_file():
+        pytest.skip("../shared/corpus is not beside this checkout")
+    return ANDROID
+
+
+def _thread_slices(trace: traceconv.Trace) -> list[tuple[str, int]]:
+    return sorted((s.name, s.dur) for s in trace.iter_slices()
+                  if trace.tracks[s.track].kind == TrackKind.THREAD)
+
+
+# -- a synthetic Linux system trace ------------------------------------------------------------
+
+class SystemTrace:
+    """A system trace built packet by packet, keeping what it wrote (the expected values)."""
+
+    def __init__(self) -> None:
+        self.builder = TraceProtoBuilder()
+        self.atrace_slices: list[tuple[str, int]] = []
+        self.counter_values = 0
+
+    def process_tree(self, processes: dict[int, str], threads: dict[int, tuple[int, str]]
+                     ) -> None:
+        tree = self.builder.add_packet()
+        tree.timestamp = 1
+        for pid, cmdline in processes.items():
+            process = tree.process_tree.processes.add()
+            process.pid, process.ppid = pid, 1
+            process.cmdline.extend([cmdline, "--flag"])
+        for tid, (tgid, name) in threads.items():
+            thread = tree.process_tree.threads.add()
+            thread.tid, thread.tgid, thread.name = tid, tgid, name
+
+    def bundle(self, cpu: int, events: list[tuple[int, int, str, object]]) -> None:
+        """``events``: (timestamp, pid, kind, body) with kind ``print`` (the text),
+        ``switch`` ((prev_pid, prev_comm, next_pid, next_comm)), ``freq`` or ``idle``
+        (the state)."""
+        packet = self.builder.add_packet()
+        packet.ftrace_events.cpu = cpu
+        for ts, pid, kind, body in events:
+            event = packet.ftrace_events.event.add()
+            event.timestamp, event.pid = ts, pid
+            if kind == "print":
+                event.print.buf = f"{body}\n"
+            elif kind == "switch":
+                prev_pid, prev_comm, next_pid, next_comm = body  # type: ignore[misc]
+                switch = event.sched_switch
+                switch.prev_pid, switch.prev_comm, switch.prev_state = prev_pid, prev_comm, 1
+                switch.next_pid, switch.next_comm = next_pid, next_comm
+            elif kind == "freq":
+                event.cpu_frequency.cpu_id, event.cpu_frequency.state = cpu, body
+            else:
+                event.cpu_idle.cpu_id, event.cpu_idle.state = cpu, body
+
+    def write(self, path: Path) -> Path:
+        path.write_bytes(self.builder.serialize())
+        return path
+
+
+# cpu, timestamp, pid, event, what it says (sched_switch: prev pid and comm, next pid and comm)
+LINUX_EVENTS = """
+0 1000    0 switch 0 swapper/0 101 pt_main
+0 1100  101 print  B|100|train_step
+0 1200  101 print  B|100|forward
+0 1300  101 print  C|100|queue_depth|3
+0 1400  101 print  E|100
+0 1450  101 print  S|100|prefetch|7
+0 1500  101 print  E|100
+0 1600  101 switch 101 pt_main 102 pt_autograd
+0 1700  102 print  B|100|backward
+0 1800  102 print  E|100
+0 1900  102 switch 102 pt_autograd 0 swapper/0
+0 1950    0 freq   1800000
+0 2000    0 idle   1
+0 2100    0 idle   4294967295
+1 1050    0 switch 0 swapper/1 201 worker
+1 1250  201 print  B|200|read_batch
+1 1350  201 print  C|200|bytes_read|4096
+1 1650  201 print  E|200
+1 1700  201 print  F|100|prefetch|7
+1 2050  201 switch 201 worker 0 swapper/1
+1 2060    0 freq   2400000
+"""
+
+
+def _body(kind: str, text: str) -> object:
+    if kind == "switch":
+        prev_pid, prev_comm, next_pid, next_comm = text.split()
+        return int(prev_pid), prev_comm, int(next_pid), next_comm
+    return text if kind == "print" else int(text)
+
+
+def linux_trace() -> SystemTrace:
+    """A data loader and a trainer on two CPUs: scheduling, nested atrace slices, counters,
+    an async slice, CPU frequency and idle states."""
+    made = SystemTrace()
+    made.process_tree({100: "/usr/bin/python3", 200: "loader"},
+                      {101: (100, "pt_main"), 102: (100, "pt_autograd"), 201: (200, "worker")})
+    events = [line.split(maxsplit=4) for line in LINUX_EVENTS.strip().splitlines()]
+    for cpu in ("0", "1"):
+        made.bundle(int(cpu), [(int(ts), int(pid), kind, _body(kind, body))
+                               for on, ts, pid, kind, body in events if on == cpu])
+    made.atrace_slices = sorted([("train_step", 400), ("forward", 200), ("backward", 100),
+                                 ("read_batch", 400)])
+    made.counter_values = 2 + 2 + 2   # queue_depth, bytes_read; 2 freq; 2 idle on CPU 0
+    return made
+
+
+def test_linux_trace_by_hand(tmp_path: Path):
+    made = linux_trace()
+    trace = traceconv.load(made.write(tmp_path / "linux.pftrace"))
+    assert _thread_slices(trace) == made.atrace_slices
+    processes = {p.pid: p.name for p in trace.processes if p.pid is not None}
+    assert processes == {100: "/usr/bin/python3", 200: "loader"}
+    threads = {t.tid: t.name for t in trace.tracks if t.kind == TrackKind.THREAD}
+    assert threads == {101: "pt_main", 102: "pt_autograd", 201: "worker"}
+    cpu = sorted((trace.tracks[s.track].name, s.name, s.start, s.dur)
+                 for s in trace.iter_slices() if s.category == "sched")
+    assert cpu == [("CPU 0", "pt_autograd", 1_600, 300), ("CPU 0", "pt_main", 1_000, 600),
+                   ("CPU 1", "worker", 1_050, 1_000)]
+    assert len(trace.counters) == made.counter_values
+    prefetch = [s for s in trace.iter_slices() if s.name == "prefetch"]
+    assert [(s.start, s.dur) for s in prefetch] == [(1_450, 250)]
+    assert trace.tracks[prefetch[0].track].kind == TrackKind.ASYNC
+
+
+@pytest.mark.integration
+def test_linux_trace_equals_trace_processor(tmp_path: Path, trace_processor):
+    path = linux_trace().write(tmp_path / "linux.pftrace")
+    tp = trace_processor
+    tp.load(path.read_bytes())
+    trace = traceconv.load(path)
+    assert sorted((r.name, r.dur) for r in tp.query(THREAD_SLICES)) == _thread_slices(trace)
+    sched = sorted((r.cpu, r.ts, r.dur) for r in tp.query(
+        "select cpu, ts, dur from sched where utid != 0"))
+    ours = sorted((int(trace.tracks[s.track].name.split()[1]), s.start, s.dur)
+                  for s in trace.iter_slices() if s.category == "sched")
+    assert ours == sched
+    values = sorted(r.value for r in tp.query("select value from counter"))
+    assert sorted(trace.counters.value) == values
+    named = {r.pid: r.name for r in tp.query("select pid, name from process where name is not null")}
+    assert named == {p.pid: p.name for p in trace.processes if p.pid is not None}
+    threads = {r.tid: r.name for r in tp.query("select tid, name from thread where name is not null and tid != 0")}
+    assert threads == {t.tid: t.name for t in trace.tracks if t.kind == TrackKind.THREAD}
+
+
+# nested B/E lines on a few threads, written in time order per CPU bundle
+_LINES = st.lists(st.tuples(st.sampled_from([11, 12, 13]), st.booleans(),
+                            st.integers(1, 500)), min_size=1, max_size=40)
+
+
+@pytest.mark.integration
+@settings(max_examples=15)
+@given(lines=_LINES)
+def test_random_atrace_equals_trace_processor(tmp_path_factory, trace_processor, lines):
+    made = SystemTrace()
+    made.process_tree({10: "app"}, {tid: (10, f"t{tid}") for tid in (11, 12, 13)})
+    ts, events = 1_000, []
+    for k, (tid, begin, gap) in enumerate(lines):
+        ts += gap
+        events.append((ts, tid, "print", f"B|10|s{k}" if begin else "E|10"))
+    made.bundle(0, events)
+    path = made.write(tmp_path_factory.mktemp("atrace") / "random.pftrace")
+    trace_processor.load(path.read_bytes())
+    trace = traceconv.load(path)
+    expected = sorted((r.name, r.dur) for r in trace_processor.query(THREAD_SLICES))
+    # a slice never ended: trace_processor's dur is -1, the model's ends at the last event
+    open_names = {r.name for r in trace_processor.query("select name from slice where dur < 0")}
+    assert trace.diagnostics.count("perfetto.slice_not_ended") == len(open_names)
+    assert [s for s in _thread_slices(trace) if s[0] not in open_names] == expected
+
+
+# -- the Android trace ---------------------------------------------------------------------------
+
+def test_android_trace_against_a_raw_walk():
+    path = _android()
+    packets = ProtoTrace.FromString(path.read_bytes()).packet
+    lines = Counter(e.print.buf[:1] for p in packets if p.HasField("ftrace_events")
+                    for e in p.ftrace_events.event if e.HasField("print"))
+    trace = traceconv.load(path)
+    on_threads = _thread_slices(trace)
+    assert len(on_threads) == lines["B"] == 3_122
+    assert len(trace.slices) == lines["B"] + lines["S"]
+    # the frame timeline (FrameTimelineEvent) is not modelled: counted by packet kind
+    assert trace.diagnostics.count("perfetto.not_modelled.frame_timeline_event") == 7_475
+
+
+@pytest.mark.integration
+def test_android_trace_equals_trace_processor(trace_processor):
+    path = _android()
+    trace_processor.load(path.read_bytes())
+    trace = traceconv.load(path)
+    expected = sorted((r.name, r.dur) for r in trace_processor.query(THREAD_SLICES))
+    assert len(expected) == 3_122 and _thread_slices(trace) == expected
+    threads = {r.tid for r in trace_processor.query(
+        "select distinct tid from thread join thread_track using (utid)")}
+    assert threads == {t.tid for t in trace.tracks if t.kind == TrackKind.THREAD}
+
+
+# -- nothing to model ----------------------------------------------------------------------------
+
+def _config_only(path: Path) -> Path:
+    builder = TraceProtoBuilder()
+    for _ in range(2):
+        builder.add_packet().trace_config.duration_ms = 1000
+    builder.add_packet().system_info.utsname.sysname = "Linux"
+    path.write_bytes(builder.serialize())
+    return path
+
+
+def test_config_only_file_is_refused_naming_its_packets(tmp_path: Path):
+    path = _config_only(tmp_path / "config.perfetto-trace")
+    with pytest.raises(InputError, match="2 trace_config, 1 system_info"):
+        traceconv.load(path)
+    result = CliRunner().invoke(app, ["info", str(path)])
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and "trace_config" in lines[0]
+
+
+def test_what_is_not_modelled_is_counted(tmp_path: Path):
+    made = SystemTrace()
+    made.bundle(0, [(10, 5, "print", "B|5|kept"), (20, 5, "print", "just text"),
+                    (30, 5, "print", "E|5"), (40, 5, "print", "E|5")])
+    packet = made.builder.add_packet()
+    waking = packet.ftrace_events.event.add()
+    waking.timestamp, waking.pid = 50, 5
+    waking.sched_waking.pid = 6
+    trace = traceconv.load(made.write(tmp_path / "rest.pftrace"))
+    assert _thread_slices(trace) == [("kept", 20)]
+    assert trace.diagnostics.count("perfetto.ftrace_print_not_atrace") == 1
+    assert trace.diagnostics.count("perfetto.end_without_begin") == 1
+    assert trace.diagnostics.count("perfetto.ftrace_not_modelled.sched_waking") == 1
