@@ -175,6 +175,40 @@ def test_linux_trace_equals_trace_processor(tmp_path: Path, trace_processor):
     assert threads == {t.tid: t.name for t in trace.tracks if t.kind == TrackKind.THREAD}
 
 
+def compact_trace(path: Path) -> Path:
+    """sched_switch in the compact form (columns, delta timestamps, interned names) on
+    CPU 2: python (pid 300) from 5,000 to 5,400, idle, then a worker from 5,900 to 6,200,
+    idle. The first switch states no thread switched out: it opens no slice."""
+    made = SystemTrace()
+    compact = made.builder.add_packet().ftrace_events
+    compact.cpu = 2
+    sched = compact.compact_sched
+    sched.intern_table.extend(["swapper/2", "python", "worker"])
+    sched.switch_timestamp.extend([5_000, 400, 500, 300])
+    sched.switch_next_pid.extend([300, 0, 301, 0])
+    sched.switch_next_comm_index.extend([1, 0, 2, 0])
+    sched.switch_prev_state.extend([0, 1, 0, 1])
+    sched.switch_next_prio.extend([120] * 4)
+    return made.write(path)
+
+
+def test_compact_sched_by_hand(tmp_path: Path):
+    trace = traceconv.load(compact_trace(tmp_path / "compact.pftrace"))
+    assert sorted((trace.tracks[s.track].name, s.name, s.start, s.dur)
+                  for s in trace.iter_slices()) == [("CPU 2", "worker", 5_900, 300)]
+    assert trace.diagnostics.count("perfetto.sched_first_compact_switch") == 1
+
+
+@pytest.mark.integration
+def test_compact_sched_equals_trace_processor(tmp_path: Path, trace_processor):
+    path = compact_trace(tmp_path / "compact.pftrace")
+    trace_processor.load(path.read_bytes())
+    expected = sorted((r.name, r.ts, r.dur) for r in trace_processor.query(
+        "select t.name, s.ts, s.dur from sched s join thread t using (utid) where utid != 0"))
+    trace = traceconv.load(path)
+    assert sorted((s.name, s.start, s.dur) for s in trace.iter_slices()) == expected
+
+
 # nested B/E lines on a few threads, written in time order per CPU bundle
 _LINES = st.lists(st.tuples(st.sampled_from([11, 12, 13]), st.booleans(),
                             st.integers(1, 500)), min_size=1, max_size=40)

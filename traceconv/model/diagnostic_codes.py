@@ -413,6 +413,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.sched_not_ended", "repaired",
           "threads still running on a CPU when the trace ends: their CPU slice ends at the "
           "last ftrace timestamp"),
+    _Code("perfetto.sched_first_compact_switch", "dropped",
+          "threads switched in by a CPU's first sched_switch in the compact form, which does "
+          "not state the thread switched out: no CPU slice, as trace_processor makes none"),
     _Code("perfetto.unknown_name_iid", "dropped",
           "event name iids never interned on their sequence: the events have no name"),
     _Code("perfetto.model_attribute_unreadable", "note",

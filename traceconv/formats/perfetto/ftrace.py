@@ -1,6 +1,8 @@
 """The packets of a Perfetto system trace: ftrace event bundles and the process tree,
 decoded from field tables (numbers from Perfetto's ``ftrace_event_bundle.proto``,
 ``ftrace_event.proto``, ``ftrace/{ftrace,sched,power}.proto`` and ``process_tree.proto``).
+A bundle's ``compact_sched`` (sched_switch as columns, the default of recent Perfetto
+configs) gives the same switches as the full events.
 
 :class:`SystemPackets` keeps, in file order, what the model takes from them (see
 :mod:`.system_model`): atrace lines written to ftrace ``print``, ``sched_switch``,
@@ -37,7 +39,22 @@ _MESSAGES = message_classes("perfetto_system", {
     "Process": [("pid", 1, "int32"), ("ppid", 2, "int32"), ("cmdline", 3, "repeated string")],
     "Thread": [("tid", 1, "int32"), ("name", 2, "string"), ("tgid", 3, "int32")],
     "ProcessTree": [("processes", 1, "repeated Process"), ("threads", 2, "repeated Thread")],
+    # sched_switch and sched_waking as columns, timestamps as deltas, names interned
+    "CompactSched": [("intern_table", 5, "repeated string"),
+                     ("switch_timestamp", 1, "repeated uint64"),
+                     ("switch_next_pid", 3, "repeated int32"),
+                     ("switch_next_comm_index", 6, "repeated uint32"),
+                     ("waking_timestamp", 7, "repeated uint64")],
 })
+
+
+class Switch(NamedTuple):
+    """A sched_switch (the compact form does not state the previous thread: -1, "")."""
+
+    prev_pid: int
+    prev_comm: str
+    next_pid: int
+    next_comm: str
 
 
 class FtraceRecord(NamedTuple):
@@ -90,7 +107,7 @@ class SystemPackets:
             elif number == BUNDLE_EVENT and wire == 2:
                 events.append((value, after))
             elif number == BUNDLE_COMPACT_SCHED and wire == 2:
-                self.unmodelled["compact_sched"] += 1
+                self._compact_sched(payload[value:after], cpu)
         for start, end in events:
             self._event(payload, start, end, cpu)
 
@@ -114,13 +131,31 @@ class SystemPackets:
                 self.not_atrace_example = self.not_atrace_example or text[:80]
                 return
         elif kind == SCHED_SWITCH:
-            data = _MESSAGES["SchedSwitch"].decode(raw)
+            switch = _MESSAGES["SchedSwitch"].decode(raw)
+            data = Switch(switch.prev_pid, _text(switch.prev_comm), switch.next_pid,
+                          _text(switch.next_comm))
         elif kind in (CPU_FREQUENCY, CPU_IDLE):
             data = _MESSAGES["CpuState"].decode(raw)
         else:
             self.unmodelled[_EVENT_NAMES.get(kind, f"field {kind}")] += 1
             return
         self.records.append(FtraceRecord(ts, cpu, tid, kind, data))
+
+    def _compact_sched(self, payload: bytes, cpu: int) -> None:
+        compact = _MESSAGES["CompactSched"].decode(payload)
+        names = [_text(name) for name in compact.intern_table]
+        stamps, pids = compact.switch_timestamp, compact.switch_next_pid
+        comms = compact.switch_next_comm_index
+        complete = min(len(stamps), len(pids), len(comms))
+        ts = 0
+        for delta, pid, comm in zip(stamps[:complete], pids[:complete], comms[:complete],
+                                    strict=True):
+            ts += delta
+            name = names[comm] if comm < len(names) else ""
+            self.records.append(FtraceRecord(ts, cpu, 0, SCHED_SWITCH,
+                                             Switch(-1, "", pid, name)))
+        self.unmodelled["compact_sched_incomplete"] += len(stamps) - complete
+        self.unmodelled["sched_waking"] += len(compact.waking_timestamp)
 
     def atrace(self) -> list[tuple[FtraceRecord, AtraceLine]]:
         """The atrace lines, each with its event."""

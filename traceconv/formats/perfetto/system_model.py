@@ -11,7 +11,9 @@
   process of its own;
 * ``sched_switch`` events make one track per CPU ("CPU 3") whose slices are the threads that
   ran there, named by the thread (switched-in ``next_comm``), idle (pid 0) left out; the
-  thread running when the trace ends ends at the last ftrace timestamp (counted);
+  thread running when the trace ends ends at the last ftrace timestamp (counted;
+  trace_processor leaves its end open); in the compact form (which does not state the
+  thread switched out) a CPU's first switch opens no slice, as in trace_processor (counted);
 * ``cpu_frequency`` (kHz) and ``cpu_idle`` (the state as the kernel writes it) events are
   values of one counter track per CPU.
 
@@ -89,8 +91,9 @@ def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
     for record in records:
         if record.what == SCHED_SWITCH:
             switch: Any = record.data
-            tracks.comm.setdefault(switch.prev_pid, switch.prev_comm)
             tracks.comm.setdefault(switch.next_pid, switch.next_comm)
+            if switch.prev_comm:   # (the compact form does not state it)
+                tracks.comm.setdefault(switch.prev_pid, switch.prev_comm)
     for pid in packets.processes:
         tracks.of_pid(pid)
     for tid in packets.threads:
@@ -151,8 +154,9 @@ def _async_track(tracks: _Tracks, line: AtraceLine) -> int:
 
 
 def _sched(trace: TraceBuilder, tracks: _Tracks, records: list[Any], last: int) -> None:
-    running: dict[int, tuple[int, str, int]] = {}   # cpu -> tid, name, since
+    running: dict[int, tuple[int, str, int] | None] = {}   # cpu -> tid, name, since
     slices: list[tuple[int, int, int, str, int]] = []
+    first_compact = 0
     for record in records:
         if record.what != SCHED_SWITCH:
             continue
@@ -161,10 +165,16 @@ def _sched(trace: TraceBuilder, tracks: _Tracks, records: list[Any], last: int) 
         if previous is not None:
             tid, name, since = previous
             slices.append((record.cpu, since, record.ts, name, tid))
-        running[record.cpu] = (switch.next_pid, switch.next_comm, record.ts)
-    not_ended = [(cpu, since, last, name, tid) for cpu, (tid, name, since) in running.items()
-                 if tid]
+        if switch.prev_pid < 0 and record.cpu not in running:
+            # a CPU's first switch in the compact form: trace_processor opens no slice
+            running[record.cpu] = None
+            first_compact += int(switch.next_pid != 0)
+        else:
+            running[record.cpu] = (switch.next_pid, switch.next_comm, record.ts)
+    not_ended = [(cpu, state[2], last, state[1], state[0]) for cpu, state in running.items()
+                 if state is not None and state[0]]
     trace.diagnostics.add("perfetto.sched_not_ended", count=len(not_ended))
+    trace.diagnostics.add("perfetto.sched_first_compact_switch", count=first_compact)
     for cpu, start, end, name, tid in sorted(slices + not_ended):
         if tid == 0:   # (the idle task: trace_processor's sched table keeps it as utid 0)
             continue
