@@ -25,8 +25,7 @@ from traceconv.errors import InputError
 from traceconv.model import TrackKind
 
 ANDROID = SHARED.parent / "corpus" / "round4" / "perfetto" / "nowinandroid_trace.perfetto-trace"
-THREAD_SLICES = ("select s.name, s.dur from slice s join thread_track t on s.track_id = t.id"
-                 " where s.dur >= 0")
+THREAD_SLICES = "select s.name, s.ts, s.dur from slice s join thread_track t on s.track_id = t.id"
 
 
 def _android() -> Path:
@@ -38,6 +37,19 @@ def _android() -> Path:
 def _thread_slices(trace: traceconv.Trace) -> list[tuple[str, int]]:
     return sorted((s.name, s.dur) for s in trace.iter_slices()
                   if trace.tracks[s.track].kind == TrackKind.THREAD)
+
+
+def assert_thread_slices_equal(trace_processor, trace: traceconv.Trace) -> int:
+    """The thread slices of ``trace`` are trace_processor's: the same names and starts, the
+    same durations where trace_processor's ended (a slice never ended has its duration -1
+    there; the model's ends at the last event, counted). Returns how many there are."""
+    expected = sorted((r.name, r.ts, r.dur) for r in trace_processor.query(THREAD_SLICES))
+    ours = sorted((s.name, s.start, s.dur) for s in trace.iter_slices()
+                  if trace.tracks[s.track].kind == TrackKind.THREAD)
+    assert [(name, ts) for name, ts, _ in ours] == [(name, ts) for name, ts, _ in expected]
+    ended = [k for k, row in enumerate(expected) if row[2] >= 0]
+    assert [ours[k] for k in ended] == [expected[k] for k in ended]
+    return len(expected)
 
 
 # -- a synthetic Linux system trace ------------------------------------------------------------
@@ -161,7 +173,7 @@ def test_linux_trace_equals_trace_processor(tmp_path: Path, trace_processor):
     tp = trace_processor
     tp.load(path.read_bytes())
     trace = traceconv.load(path)
-    assert sorted((r.name, r.dur) for r in tp.query(THREAD_SLICES)) == _thread_slices(trace)
+    assert assert_thread_slices_equal(tp, trace) == 4
     sched = sorted((r.cpu, r.ts, r.dur) for r in tp.query(
         "select cpu, ts, dur from sched where utid != 0"))
     ours = sorted((int(trace.tracks[s.track].name.split()[1]), s.start, s.dur)
@@ -228,14 +240,34 @@ def test_random_atrace_equals_trace_processor(tmp_path_factory, trace_processor,
     path = made.write(tmp_path_factory.mktemp("atrace") / "random.pftrace")
     trace_processor.load(path.read_bytes())
     trace = traceconv.load(path)
-    expected = sorted((r.name, r.dur) for r in trace_processor.query(THREAD_SLICES))
-    # a slice never ended: trace_processor's dur is -1, the model's ends at the last event
-    open_names = {r.name for r in trace_processor.query("select name from slice where dur < 0")}
-    assert trace.diagnostics.count("perfetto.slice_not_ended") == len(open_names)
-    assert [s for s in _thread_slices(trace) if s[0] not in open_names] == expected
+    assert_thread_slices_equal(trace_processor, trace)
+    never_ended = trace_processor.query("select count(*) n from slice where dur < 0")[0].n
+    assert trace.diagnostics.count("perfetto.slice_not_ended") == never_ended
 
 
 # -- the Android trace ---------------------------------------------------------------------------
+
+ANDROID_CUT = Path(__file__).resolve().parent.parent / "samples" / "perfetto" / \
+    "nowinandroid_cut.perfetto-trace"
+
+
+def test_android_cut_against_a_raw_walk():
+    packets = ProtoTrace.FromString(ANDROID_CUT.read_bytes()).packet
+    lines = Counter(e.print.buf[:1] for p in packets if p.HasField("ftrace_events")
+                    for e in p.ftrace_events.event if e.HasField("print"))
+    trace = traceconv.load(ANDROID_CUT)
+    assert len(_thread_slices(trace)) == lines["B"] == 216
+    # 2 B lines whose E was cut off, and the S line: never ended; 2 E lines whose B was cut
+    assert trace.diagnostics.count("perfetto.slice_not_ended") == 3
+    assert trace.diagnostics.count("perfetto.end_without_begin") == 2
+    assert [p.pid for p in trace.processes] == [9305]
+
+
+@pytest.mark.integration
+def test_android_cut_equals_trace_processor(trace_processor):
+    trace_processor.load(ANDROID_CUT.read_bytes())
+    assert assert_thread_slices_equal(trace_processor, traceconv.load(ANDROID_CUT)) == 216
+
 
 def test_android_trace_against_a_raw_walk():
     path = _android()
@@ -255,8 +287,7 @@ def test_android_trace_equals_trace_processor(trace_processor):
     path = _android()
     trace_processor.load(path.read_bytes())
     trace = traceconv.load(path)
-    expected = sorted((r.name, r.dur) for r in trace_processor.query(THREAD_SLICES))
-    assert len(expected) == 3_122 and _thread_slices(trace) == expected
+    assert assert_thread_slices_equal(trace_processor, trace) == 3_122
     threads = {r.tid for r in trace_processor.query(
         "select distinct tid from thread join thread_track using (utid)")}
     assert threads == {t.tid for t in trace.tracks if t.kind == TrackKind.THREAD}
