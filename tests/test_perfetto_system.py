@@ -39,13 +39,27 @@ def _thread_slices(trace: traceconv.Trace) -> list[tuple[str, int]]:
                   if trace.tracks[s.track].kind == TrackKind.THREAD)
 
 
-def assert_thread_slices_equal(trace_processor, trace: traceconv.Trace) -> int:
-    """The thread slices of ``trace`` are trace_processor's: the same names and starts, the
-    same durations where trace_processor's ended (a slice never ended has its duration -1
-    there; the model's ends at the last event, counted). Returns how many there are."""
-    expected = sorted((r.name, r.ts, r.dur) for r in trace_processor.query(THREAD_SLICES))
+def assert_flows_equal(trace_processor, trace: traceconv.Trace) -> int:
+    """The same flows, each named by the slices it links; returns how many."""
+    expected = sorted((r.a, r.b) for r in trace_processor.query(
+        "select so.name a, si.name b from flow f join slice so on f.slice_out = so.id"
+        " join slice si on f.slice_in = si.id"))
+    ours = sorted((trace.slice(f.source).name, trace.slice(f.target).name)
+                  for f in trace.iter_flows())
+    assert ours == expected
+    return len(expected)
+
+
+def assert_thread_slices_equal(trace_processor, trace: traceconv.Trace,
+                               only_threads: bool = True) -> int:
+    """The thread slices (or all slices) of ``trace`` are trace_processor's: the same names
+    and starts, the same durations where trace_processor's ended (a slice never ended has
+    its duration -1 there; the model's ends at the last event, counted). Returns how many
+    there are."""
+    query = THREAD_SLICES if only_threads else "select name, ts, dur from slice"
+    expected = sorted((r.name, r.ts, r.dur) for r in trace_processor.query(query))
     ours = sorted((s.name, s.start, s.dur) for s in trace.iter_slices()
-                  if trace.tracks[s.track].kind == TrackKind.THREAD)
+                  if trace.tracks[s.track].kind == TrackKind.THREAD or not only_threads)
     assert [(name, ts) for name, ts, _ in ours] == [(name, ts) for name, ts, _ in expected]
     ended = [k for k, row in enumerate(expected) if row[2] >= 0]
     assert [ours[k] for k in ended] == [expected[k] for k in ended]
@@ -260,13 +274,18 @@ def test_android_cut_against_a_raw_walk():
     # 2 B lines whose E was cut off, and the S line: never ended; 2 E lines whose B was cut
     assert trace.diagnostics.count("perfetto.slice_not_ended") == 3
     assert trace.diagnostics.count("perfetto.end_without_begin") == 2
-    assert [p.pid for p in trace.processes] == [9305]
+    frame_pids = {pid for kind in _frame_starts(ANDROID_CUT).values() for pid in kind}
+    assert {p.pid for p in trace.processes} == {9305} | frame_pids
 
 
 @pytest.mark.integration
 def test_android_cut_equals_trace_processor(trace_processor):
     trace_processor.load(ANDROID_CUT.read_bytes())
-    assert assert_thread_slices_equal(trace_processor, traceconv.load(ANDROID_CUT)) == 216
+    trace = traceconv.load(ANDROID_CUT)
+    assert assert_thread_slices_equal(trace_processor, trace) == 216
+    assert assert_thread_slices_equal(trace_processor, trace, only_threads=False) == len(
+        trace.slices)
+    assert assert_flows_equal(trace_processor, trace) == len(trace.flows) > 0
 
 
 def test_android_trace_against_a_raw_walk():
@@ -277,9 +296,37 @@ def test_android_trace_against_a_raw_walk():
     trace = traceconv.load(path)
     on_threads = _thread_slices(trace)
     assert len(on_threads) == lines["B"] == 3_122
-    assert len(trace.slices) == lines["B"] + lines["S"]
-    # the frame timeline (FrameTimelineEvent) is not modelled: counted by packet kind
-    assert trace.diagnostics.count("perfetto.not_modelled.frame_timeline_event") == 7_475
+    # FrameTimeline: one slice per start packet (each ends at the FrameEnd of its cookie),
+    # but expected surface frames repeating a token of their process
+    starts = _frame_starts(path)
+    repeated = sum(n - len(set(tokens)) for n, tokens in (
+        (len(t), t) for t in starts["expected surface"].values()))
+    assert trace.diagnostics.count("perfetto.frame_timeline_token_repeated") == repeated == 117
+    assert len(trace.slices) == lines["B"] + lines["S"] + sum(
+        len(tokens) for kind in starts.values() for tokens in kind.values()) - repeated
+    assert len(trace.flows) == sum(len(t) for t in starts["actual surface"].values()) == 1_068
+
+
+def _frame_starts(path: Path) -> dict[str, dict[int, list[int]]]:
+    """Per FrameTimeline start kind, per pid, the tokens, walking the raw wire (the
+    ``perfetto`` package's classes predate FrameTimelineEvent, TracePacket field 76)."""
+    from traceconv.formats.protowire import iter_fields
+
+    kinds = {1: "expected display", 2: "actual display", 3: "expected surface",
+             4: "actual surface"}
+    pid_field = {1: 3, 2: 3, 3: 4, 4: 4}
+    found: dict[str, dict[int, list[int]]] = {kind: {} for kind in kinds.values()}
+    data = path.read_bytes()
+    for _, _, start, end in iter_fields(data):
+        for number, _, value, after in iter_fields(data, start, end):
+            if number != 76:
+                continue
+            for kind, _, body, body_end in iter_fields(data, value, after):
+                if kind in kinds:
+                    message = {n: v for n, _, v, _ in iter_fields(data, body, body_end)}
+                    found[kinds[kind]].setdefault(message[pid_field[kind]], []).append(
+                        message[2])
+    return found
 
 
 @pytest.mark.integration
@@ -288,6 +335,10 @@ def test_android_trace_equals_trace_processor(trace_processor):
     trace_processor.load(path.read_bytes())
     trace = traceconv.load(path)
     assert assert_thread_slices_equal(trace_processor, trace) == 3_122
+    assert assert_thread_slices_equal(trace_processor, trace, only_threads=False) == 6_744
+    assert assert_flows_equal(trace_processor, trace) == 1_068
+    processes = {r.pid for r in trace_processor.query("select pid from process where pid != 0")}
+    assert processes == {p.pid for p in trace.processes} and len(processes) == 5
     threads = {r.tid for r in trace_processor.query(
         "select distinct tid from thread join thread_track using (utid)")}
     assert threads == {t.tid for t in trace.tracks if t.kind == TrackKind.THREAD}

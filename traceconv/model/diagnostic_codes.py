@@ -416,6 +416,12 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.sched_first_compact_switch", "dropped",
           "threads switched in by a CPU's first sched_switch in the compact form, which does "
           "not state the thread switched out: no CPU slice, as trace_processor makes none"),
+    _Code("perfetto.frame_timeline_token_repeated", "dropped",
+          "expected surface frames (FrameTimeline) whose token an earlier one of their process "
+          "had (layers of one app share it): left out, as trace_processor leaves them out"),
+    _Code("perfetto.frame_without_display_frame", "note",
+          "actual surface frames (FrameTimeline) whose display frame token names no actual "
+          "display frame of the trace: no flow"),
     _Code("perfetto.unknown_name_iid", "dropped",
           "event name iids never interned on their sequence: the events have no name"),
     _Code("perfetto.model_attribute_unreadable", "note",

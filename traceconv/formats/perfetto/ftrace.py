@@ -1,4 +1,5 @@
-"""The packets of a Perfetto system trace: ftrace event bundles and the process tree,
+"""The packets of a Perfetto system trace: ftrace event bundles, the process tree and
+Android's FrameTimeline (:mod:`.frame_timeline`),
 decoded from field tables (numbers from Perfetto's ``ftrace_event_bundle.proto``,
 ``ftrace_event.proto``, ``ftrace/{ftrace,sched,power}.proto`` and ``process_tree.proto``).
 A bundle's ``compact_sched`` (sched_switch as columns, the default of recent Perfetto
@@ -21,6 +22,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import FtraceEvent
 from ..protowire import iter_fields, message_classes
 from .annotation_values import text as utf8_text
 from .atrace import AtraceLine, parse
+from .frame_timeline import FRAME_TIMELINE_EVENT, FrameEvent, decode
 
 FTRACE_EVENTS, PROCESS_TREE = 1, 2   # TracePacket fields
 # FtraceEventBundle: cpu 1, event 2, compact_sched 4; FtraceEvent: timestamp 1, pid 2, then
@@ -78,9 +80,11 @@ class SystemPackets:
     unmodelled: Counter[str] = field(default_factory=Counter)   # ftrace event kinds
     not_atrace: int = 0             # print buffers that are no atrace line
     not_atrace_example: str = ""
+    frames: list[FrameEvent] = field(default_factory=list)   # FrameTimeline, file order
 
-    def add(self, kind: int, payload: bytes) -> None:
-        """Take one packet's payload (TracePacket field ``kind``).
+    def add(self, kind: int, payload: bytes, ts: int = 0, clock: int = 0) -> None:
+        """Take one packet's payload (TracePacket field ``kind``; the packet's timestamp
+        and its clock, 0 when it names none, are the FrameTimeline's times).
 
         >>> found = SystemPackets()
         >>> found.add(PROCESS_TREE, b"\\x0a\\x08\\x08\\x07\\x10\\x01\\x1a\\x02sh")
@@ -89,6 +93,10 @@ class SystemPackets:
         """
         if kind == FTRACE_EVENTS:
             self._bundle(payload)
+        elif kind == FRAME_TIMELINE_EVENT:
+            frame = decode(payload, ts, clock)
+            if frame is not None:
+                self.frames.append(frame)
         else:
             tree = _MESSAGES["ProcessTree"].decode(payload)
             for process in tree.processes:

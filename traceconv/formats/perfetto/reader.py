@@ -69,6 +69,7 @@ from .annotation_values import text as utf8_text
 from .arg_store import OBJECT, TEXT, ArgValues
 from .byte_ranges import distinct_ranges
 from .dotted_names import DottedNames, NestedGroup
+from .frame_timeline import FRAME_TIMELINE_EVENT
 from .framing import frame_block, whole_packet
 from .ftrace import FTRACE_EVENTS, PROCESS_TREE, SystemPackets
 from .packet_defaults import PacketDefaults
@@ -84,7 +85,7 @@ CLOCK_SNAPSHOT, CLEARED_OLD, CLOCK_ID, DEFAULTS, DESCRIPTOR, ATTRIBUTES = 6, 41,
 HEADER_FIELDS = np.array([3, TIMESTAMP, SEQUENCE_ID, INTERNED, FLAGS, CLEARED_OLD, 42, CLOCK_ID,
                           DEFAULTS, 79, 87, 98])
 STATEFUL = (DESCRIPTOR, CLOCK_SNAPSHOT, ATTRIBUTES)
-SYSTEM = (FTRACE_EVENTS, PROCESS_TREE)   # a system trace's packets (see .system_model)
+SYSTEM = (FTRACE_EVENTS, PROCESS_TREE, FRAME_TIMELINE_EVENT)   # (see .system_model)
 CLEARED, NEEDS = 1, 2
 # TrackEvent fields and types.
 CATEGORY_IIDS, ANNOTATIONS, LEGACY, TYPE, NAME_IID_FIELD, TRACK_UUID = 3, 4, 6, 9, 10, 11
@@ -97,7 +98,6 @@ COMPLETE = 9   # (not a TrackEvent type: a legacy 'X' event, with its duration)
 _LEGACY_PHASES = {ord("B"): BEGIN, ord("E"): END, ord("X"): COMPLETE, ord("I"): INSTANT,
                   ord("i"): INSTANT, ord("n"): INSTANT}
 _PACKET_FIELDS = {f.number: f.name for f in TracePacket.DESCRIPTOR.fields}
-_PACKET_FIELDS.setdefault(76, "frame_timeline_event")   # (newer than the protos installed)
 VALUE_FIELDS = np.array(sorted(SCALARS | COMPOSITE))
 _UINT64 = (1 << 64) - 1
 _INTERNED_TABLES = {1: "event_categories", 2: "event_names", 3: "debug_annotation_names",
@@ -311,6 +311,8 @@ class PftraceReader:
                 defaults.msg, defaults.offset, defaults.length, strict=True)]
             + [(int(content.msg[r]), 2, int(content.offset[r]), int(content.length[r]))
                for r in stateful.tolist()])
+        packet_ts = fields.last_per_message(TIMESTAMP, VARINT, count)[0]
+        packet_clock = fields.last_per_message(CLOCK_ID, VARINT, count)[0]
         for packet, what, offset, length in todo:
             if skipped[packet]:
                 continue
@@ -321,7 +323,8 @@ class PftraceReader:
                 elif what == 1:
                     self._defaults(int(generation[packet]), first + packet, payload)
                 elif kind[packet] in SYSTEM:
-                    self.system.add(int(kind[packet]), payload)
+                    self.system.add(int(kind[packet]), payload, int(packet_ts[packet]),
+                                    int(packet_clock[packet]))
                 else:
                     self._stateful(int(kind[packet]), payload, int(sequence[packet]),
                                    first + packet)
@@ -808,11 +811,29 @@ class PftraceReader:
             if len(events) else set()
         tracks: TrackMap = build_tracks(trace, self.descriptors, used, model)
         build_events(self, tracks, shift, model)
+        self._frames_on_trace_clock()
         build_system(trace, self.system)
         if model is None and not trace.processes and self.packets:
             raise InputError("nothing in this Perfetto trace could be modelled: it holds "
                              + _packet_kinds(trace), file=self.name)
         return trace
+
+    def _frames_on_trace_clock(self) -> None:
+        """The FrameTimeline's packet times on the trace clock (through the snapshots, as
+        track events' are); those that cannot be placed are left out, counted."""
+        from .model_events import to_trace_clock
+
+        frames = self.system.frames
+        fits = [f for f in frames if f.ts < 1 << 63 and f.clock < 64]
+        self.diagnostics.add("perfetto.timestamp_beyond_int64",
+                             count=sum(f.ts >= 1 << 63 for f in frames))
+        self.diagnostics.add("perfetto.clock_without_snapshot",
+                             count=sum(f.ts < 1 << 63 and f.clock >= 64 for f in frames))
+        ts = np.array([f.ts for f in fits], dtype=np.int64)
+        clock = np.array([f.clock or self.trace_clock for f in fits], dtype=np.int64)
+        placed = to_trace_clock(self, ts, clock).tolist()
+        self.system.frames = [f._replace(ts=t) for f, t, ok in zip(fits, ts.tolist(), placed,
+                                                                   strict=True) if ok]
 
     def clock_offsets(self) -> dict[int, list[tuple[int, int]]]:
         """Per clock: (its reading, the trace clock's reading) at each snapshot with both."""

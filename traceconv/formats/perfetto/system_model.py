@@ -29,12 +29,13 @@ from typing import Any
 from ...model import Diagnostics, ProcessKind, Trace, TrackKind
 from ...model.builder import TraceBuilder
 from .atrace import ASYNC_BEGIN, ASYNC_END, BEGIN, COUNTER, END, INSTANT, AtraceLine
+from .frame_timeline import build_frames
 from .ftrace import CPU_FREQUENCY, CPU_IDLE, SCHED_SWITCH, SystemPackets
 
 _CPU_COUNTERS = {CPU_FREQUENCY: ("frequency", "kHz"), CPU_IDLE: ("idle state", None)}
 
 
-class _Tracks:
+class SystemTracks:
     """Processes and tracks of the system trace, made when first needed."""
 
     def __init__(self, trace: Trace, packets: SystemPackets) -> None:
@@ -83,7 +84,7 @@ class _Tracks:
 
 def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
     """Add the processes, threads, slices and counters of ``packets`` to ``trace``."""
-    tracks = _Tracks(trace, packets)
+    tracks = SystemTracks(trace, packets)
     records = sorted(packets.records, key=lambda r: r.ts)   # (stable: ties in file order)
     for record, line in packets.atrace():
         if line.tgid:
@@ -98,14 +99,16 @@ def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
         tracks.of_pid(pid)
     for tid in packets.threads:
         tracks.of_tid(tid)
-    last = records[-1].ts if records else 0
+    frames = sorted(packets.frames, key=lambda f: f.ts)
+    last = max(records[-1].ts if records else 0, frames[-1].ts if frames else 0)
     _atrace(trace, tracks, records, last)
     _sched(trace, tracks, records, last)
     _cpu_counters(trace, tracks, records)
+    build_frames(trace, tracks, frames, last)
     _count_rest(trace.diagnostics, packets)
 
 
-def _atrace(trace: TraceBuilder, tracks: _Tracks, records: list[Any], last: int) -> None:
+def _atrace(trace: TraceBuilder, tracks: SystemTracks, records: list[Any], last: int) -> None:
     stacks: dict[int, list[tuple[int, str]]] = defaultdict(list)
     started: dict[tuple[int, str, float], list[int]] = defaultdict(list)
     slices: list[tuple[int, int, int, str]] = []
@@ -149,11 +152,11 @@ def _atrace(trace: TraceBuilder, tracks: _Tracks, records: list[Any], last: int)
         trace.add_interval(track, start, end, name)
 
 
-def _async_track(tracks: _Tracks, line: AtraceLine) -> int:
+def _async_track(tracks: SystemTracks, line: AtraceLine) -> int:
     return tracks.named_track(tracks.of_pid(line.tgid), line.name, TrackKind.ASYNC)
 
 
-def _sched(trace: TraceBuilder, tracks: _Tracks, records: list[Any], last: int) -> None:
+def _sched(trace: TraceBuilder, tracks: SystemTracks, records: list[Any], last: int) -> None:
     running: dict[int, tuple[int, str, int] | None] = {}   # cpu -> tid, name, since
     slices: list[tuple[int, int, int, str, int]] = []
     first_compact = 0
@@ -182,7 +185,7 @@ def _sched(trace: TraceBuilder, tracks: _Tracks, records: list[Any], last: int) 
         trace.add_interval(track, start, end, name or f"Thread {tid}", "sched", {"tid": tid})
 
 
-def _cpu_counters(trace: TraceBuilder, tracks: _Tracks, records: list[Any]) -> None:
+def _cpu_counters(trace: TraceBuilder, tracks: SystemTracks, records: list[Any]) -> None:
     for record in records:
         if record.what in _CPU_COUNTERS:
             what, unit = _CPU_COUNTERS[record.what]
