@@ -88,6 +88,13 @@ class SystemTrace:
             thread = tree.process_tree.threads.add()
             thread.tid, thread.tgid, thread.name = tid, tgid, name
 
+    def memory(self, ts: int, pid: int, rss_kb: int, anon_kb: int, oom_score_adj: int) -> None:
+        stats = self.builder.add_packet()
+        stats.timestamp = ts
+        process = stats.process_stats.processes.add()
+        process.pid, process.vm_rss_kb, process.rss_anon_kb = pid, rss_kb, anon_kb
+        process.oom_score_adj = oom_score_adj
+
     def bundle(self, cpu: int, events: list[tuple[int, int, str, object]]) -> None:
         """``events``: (timestamp, pid, kind, body) with kind ``print`` (the text),
         ``switch`` ((prev_pid, prev_comm, next_pid, next_comm)), ``freq`` or ``idle``
@@ -157,9 +164,11 @@ def linux_trace() -> SystemTrace:
     for cpu in ("0", "1"):
         made.bundle(int(cpu), [(int(ts), int(pid), kind, _body(kind, body))
                                for on, ts, pid, kind, body in events if on == cpu])
+    made.memory(1_000, 100, rss_kb=2_048, anon_kb=1_024, oom_score_adj=0)
+    made.memory(2_000, 100, rss_kb=4_096, anon_kb=3_072, oom_score_adj=-100)
     made.atrace_slices = sorted([("train_step", 400), ("forward", 200), ("backward", 100),
                                  ("read_batch", 400)])
-    made.counter_values = 2 + 2 + 2   # queue_depth, bytes_read; 2 freq; 2 idle on CPU 0
+    made.counter_values = 2 + 2 + 2 + 6   # queue_depth, bytes_read; freq; idle; memory
     return made
 
 
@@ -176,6 +185,9 @@ def test_linux_trace_by_hand(tmp_path: Path):
     assert cpu == [("CPU 0", "pt_autograd", 1_600, 300), ("CPU 0", "pt_main", 1_000, 600),
                    ("CPU 1", "worker", 1_050, 1_000)]
     assert len(trace.counters) == made.counter_values
+    rss = [t.id for t in trace.tracks if t.name == "mem.rss"]
+    assert [(c.ts, c.value) for c in trace.iter_counter_samples() if c.track in rss] == [
+        (1_000, 2_048 * 1024), (2_000, 4_096 * 1024)]
     prefetch = [s for s in trace.iter_slices() if s.name == "prefetch"]
     assert [(s.start, s.dur) for s in prefetch] == [(1_450, 250)]
     assert trace.tracks[prefetch[0].track].kind == TrackKind.ASYNC
@@ -193,8 +205,13 @@ def test_linux_trace_equals_trace_processor(tmp_path: Path, trace_processor):
     ours = sorted((int(trace.tracks[s.track].name.split()[1]), s.start, s.dur)
                   for s in trace.iter_slices() if s.category == "sched")
     assert ours == sched
-    values = sorted(r.value for r in tp.query("select value from counter"))
-    assert sorted(trace.counters.value) == values
+    values = sorted((r.name, r.ts, r.value) for r in tp.query(
+        "select t.name, c.ts, c.value from counter c join track t on c.track_id = t.id"))
+    ours = sorted((trace.tracks[c.track].name, c.ts, c.value) for c in trace.iter_counter_samples())
+    # (trace_processor names the CPU counter tracks by kind: cpufreq, cpuidle)
+    assert [v for v in ours if not v[0].startswith("CPU")] == [
+        v for v in values if not v[0].startswith("cpu")]
+    assert sorted(v[1:] for v in ours) == sorted(v[1:] for v in values)
     named = {r.pid: r.name for r in tp.query("select pid, name from process where name is not null")}
     assert named == {p.pid: p.name for p in trace.processes if p.pid is not None}
     threads = {r.tid: r.name for r in tp.query("select tid, name from thread where name is not null and tid != 0")}

@@ -24,7 +24,7 @@ from .annotation_values import text as utf8_text
 from .atrace import AtraceLine, parse
 from .frame_timeline import FRAME_TIMELINE_EVENT, FrameEvent, decode
 
-FTRACE_EVENTS, PROCESS_TREE = 1, 2   # TracePacket fields
+FTRACE_EVENTS, PROCESS_TREE, PROCESS_STATS = 1, 2, 9   # TracePacket fields
 # FtraceEventBundle: cpu 1, event 2, compact_sched 4; FtraceEvent: timestamp 1, pid 2, then
 # one field per event kind
 BUNDLE_CPU, BUNDLE_EVENT, BUNDLE_COMPACT_SCHED = 1, 2, 4
@@ -41,6 +41,12 @@ _MESSAGES = message_classes("perfetto_system", {
     "Process": [("pid", 1, "int32"), ("ppid", 2, "int32"), ("cmdline", 3, "repeated string")],
     "Thread": [("tid", 1, "int32"), ("name", 2, "string"), ("tgid", 3, "int32")],
     "ProcessTree": [("processes", 1, "repeated Process"), ("threads", 2, "repeated Thread")],
+    "ProcessMemory": [("pid", 1, "int32"), ("vm_size_kb", 2, "uint64"),
+                      ("vm_rss_kb", 3, "uint64"), ("rss_anon_kb", 4, "uint64"),
+                      ("rss_file_kb", 5, "uint64"), ("rss_shmem_kb", 6, "uint64"),
+                      ("vm_swap_kb", 7, "uint64"), ("vm_locked_kb", 8, "uint64"),
+                      ("vm_hwm_kb", 9, "uint64"), ("oom_score_adj", 10, "int64")],
+    "ProcessStats": [("processes", 1, "repeated ProcessMemory")],
     # sched_switch and sched_waking as columns, timestamps as deltas, names interned
     "CompactSched": [("intern_table", 5, "repeated string"),
                      ("switch_timestamp", 1, "repeated uint64"),
@@ -48,6 +54,23 @@ _MESSAGES = message_classes("perfetto_system", {
                      ("switch_next_comm_index", 6, "repeated uint32"),
                      ("waking_timestamp", 7, "repeated uint64")],
 })
+
+
+# process_stats fields as trace_processor names its counters (kB values: bytes)
+PROCESS_COUNTERS = {"vm_size_kb": "mem.virt", "vm_rss_kb": "mem.rss",
+                    "rss_anon_kb": "mem.rss.anon", "rss_file_kb": "mem.rss.file",
+                    "rss_shmem_kb": "mem.rss.shmem", "vm_swap_kb": "mem.swap",
+                    "vm_locked_kb": "mem.locked", "vm_hwm_kb": "mem.rss.watermark",
+                    "oom_score_adj": "oom_score_adj"}
+
+
+class ProcessCounter(NamedTuple):
+    """One value of a process_stats counter (bytes, or the OOM score adjustment)."""
+
+    ts: int
+    pid: int
+    name: str
+    value: float
 
 
 class Switch(NamedTuple):
@@ -81,6 +104,7 @@ class SystemPackets:
     not_atrace: int = 0             # print buffers that are no atrace line
     not_atrace_example: str = ""
     frames: list[FrameEvent] = field(default_factory=list)   # FrameTimeline, file order
+    process_counters: list[ProcessCounter] = field(default_factory=list)
 
     def add(self, kind: int, payload: bytes, ts: int = 0, clock: int = 0) -> None:
         """Take one packet's payload (TracePacket field ``kind``; the packet's timestamp
@@ -93,6 +117,8 @@ class SystemPackets:
         """
         if kind == FTRACE_EVENTS:
             self._bundle(payload)
+        elif kind == PROCESS_STATS:
+            self._process_stats(payload, ts)
         elif kind == FRAME_TIMELINE_EVENT:
             frame = decode(payload, ts, clock)
             if frame is not None:
@@ -105,6 +131,15 @@ class SystemPackets:
             for thread in tree.threads:
                 tgid = thread.tgid if thread.has("tgid") else thread.tid
                 self.threads[thread.tid] = (tgid, _text(thread.name))
+
+    def _process_stats(self, payload: bytes, ts: int) -> None:
+        for process in _MESSAGES["ProcessStats"].decode(payload).processes:
+            for field_name, name in PROCESS_COUNTERS.items():
+                if process.has(field_name):
+                    value = getattr(process, field_name)
+                    scale = 1 if field_name == "oom_score_adj" else 1024
+                    self.process_counters.append(ProcessCounter(ts, process.pid, name,
+                                                                float(value * scale)))
 
     def _bundle(self, payload: bytes) -> None:
         cpu = 0

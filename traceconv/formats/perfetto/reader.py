@@ -71,7 +71,7 @@ from .byte_ranges import distinct_ranges
 from .dotted_names import DottedNames, NestedGroup
 from .frame_timeline import FRAME_TIMELINE_EVENT
 from .framing import frame_block, whole_packet
-from .ftrace import FTRACE_EVENTS, PROCESS_TREE, SystemPackets
+from .ftrace import FTRACE_EVENTS, PROCESS_STATS, PROCESS_TREE, SystemPackets
 from .packet_defaults import PacketDefaults
 from .track_tree import TrackMap, build_tracks, merge_descriptor
 from .wire import FIXED64, LENGTH, VARINT
@@ -85,7 +85,7 @@ CLOCK_SNAPSHOT, CLEARED_OLD, CLOCK_ID, DEFAULTS, DESCRIPTOR, ATTRIBUTES = 6, 41,
 HEADER_FIELDS = np.array([3, TIMESTAMP, SEQUENCE_ID, INTERNED, FLAGS, CLEARED_OLD, 42, CLOCK_ID,
                           DEFAULTS, 79, 87, 98])
 STATEFUL = (DESCRIPTOR, CLOCK_SNAPSHOT, ATTRIBUTES)
-SYSTEM = (FTRACE_EVENTS, PROCESS_TREE, FRAME_TIMELINE_EVENT)   # (see .system_model)
+SYSTEM = (FTRACE_EVENTS, PROCESS_TREE, PROCESS_STATS, FRAME_TIMELINE_EVENT)   # (.system_model)
 CLEARED, NEEDS = 1, 2
 # TrackEvent fields and types.
 CATEGORY_IIDS, ANNOTATIONS, LEGACY, TYPE, NAME_IID_FIELD, TRACK_UUID = 3, 4, 6, 9, 10, 11

@@ -15,7 +15,10 @@
   trace_processor leaves its end open); in the compact form (which does not state the
   thread switched out) a CPU's first switch opens no slice, as in trace_processor (counted);
 * ``cpu_frequency`` (kHz) and ``cpu_idle`` (the state as the kernel writes it) events are
-  values of one counter track per CPU.
+  values of one counter track per CPU;
+* ``process_stats`` samples are counter tracks of their process, named as trace_processor
+  names them (``mem.rss``, ``mem.virt``, ... in bytes; ``oom_score_adj``);
+* FrameTimeline packets: see :mod:`.frame_timeline`.
 
 Timestamps are taken as the file states them (ftrace's clock is the trace's clock, BOOTTIME,
 on Android and Linux).
@@ -105,6 +108,11 @@ def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
     _sched(trace, tracks, records, last)
     _cpu_counters(trace, tracks, records)
     build_frames(trace, tracks, frames, last)
+    for counter in packets.process_counters:
+        unit = None if counter.name == "oom_score_adj" else "bytes"
+        track = tracks.named_track(tracks.of_pid(counter.pid), counter.name, TrackKind.COUNTER,
+                                   unit)
+        trace.add_counter(track, counter.ts, counter.value)
     _count_rest(trace.diagnostics, packets)
 
 
