@@ -276,6 +276,37 @@ def test_random_atrace_equals_trace_processor(tmp_path_factory, trace_processor,
     assert trace.diagnostics.count("perfetto.slice_not_ended") == never_ended
 
 
+# sched_switch events on two CPUs: (cpu, thread switched in (0: idle), gap before it)
+_SWITCHES = st.lists(st.tuples(st.sampled_from([0, 1]), st.sampled_from([0, 21, 22, 23]),
+                               st.integers(1, 300)), min_size=1, max_size=30)
+
+
+@pytest.mark.integration
+@settings(max_examples=15)
+@given(switches=_SWITCHES)
+def test_random_sched_equals_trace_processor(tmp_path_factory, trace_processor, switches):
+    made = SystemTrace()
+    made.process_tree({20: "job"}, {tid: (20, f"w{tid}") for tid in (21, 22, 23)})
+    running = {0: 0, 1: 0}
+    ts, per_cpu = 1_000, {0: [], 1: []}
+    for cpu, tid, gap in switches:
+        ts += gap
+        previous = running[cpu]
+        per_cpu[cpu].append((ts, previous, "switch", (previous, f"w{previous}", tid, f"w{tid}")))
+        running[cpu] = tid
+    for cpu, events in per_cpu.items():
+        made.bundle(cpu, events)
+    path = made.write(tmp_path_factory.mktemp("sched") / "random.pftrace")
+    trace_processor.load(path.read_bytes())
+    rows = trace_processor.query("select cpu, ts, dur from sched where utid != 0")
+    trace = traceconv.load(path)
+    ours = {(int(trace.tracks[s.track].name.split()[1]), s.start): s.dur
+            for s in trace.iter_slices() if s.category == "sched"}
+    assert sorted(ours) == sorted((r.cpu, r.ts) for r in rows)
+    assert all(ours[(r.cpu, r.ts)] == r.dur for r in rows if r.dur >= 0)
+    assert trace.diagnostics.count("perfetto.sched_not_ended") == sum(r.dur < 0 for r in rows)
+
+
 # -- the Android trace ---------------------------------------------------------------------------
 
 ANDROID_CUT = Path(__file__).resolve().parent.parent / "samples" / "perfetto" / \
