@@ -252,17 +252,28 @@ def test_compact_sched_equals_trace_processor(tmp_path: Path, trace_processor):
     assert sorted((s.name, s.start, s.dur) for s in trace.iter_slices()) == expected
 
 
-# nested B/E lines on a few threads, written in time order per CPU bundle
-_LINES = st.lists(st.tuples(st.sampled_from([11, 12, 13]), st.booleans(),
-                            st.integers(1, 500)), min_size=1, max_size=40)
+def _steps(who: list[int], what: st.SearchStrategy) -> st.SearchStrategy:
+    """Lists of (who, what, the gap in ns before it)."""
+    return st.lists(st.tuples(st.sampled_from(who), what, st.integers(1, 400)),
+                    min_size=1, max_size=40)
+
+
+def _app(pid: int, tids: tuple[int, ...], prefix: str) -> SystemTrace:
+    """A system trace whose process tree holds one process and its threads."""
+    made = SystemTrace()
+    made.process_tree({pid: "app"}, {tid: (pid, f"{prefix}{tid}") for tid in tids})
+    return made
+
+
+# nested B/E lines (thread, begin or end, gap), written in time order in one bundle
+_LINES = _steps([11, 12, 13], st.booleans())
 
 
 @pytest.mark.integration
 @settings(max_examples=15)
 @given(lines=_LINES)
 def test_random_atrace_equals_trace_processor(tmp_path_factory, trace_processor, lines):
-    made = SystemTrace()
-    made.process_tree({10: "app"}, {tid: (10, f"t{tid}") for tid in (11, 12, 13)})
+    made = _app(10, (11, 12, 13), "t")
     ts, events = 1_000, []
     for k, (tid, begin, gap) in enumerate(lines):
         ts += gap
@@ -277,16 +288,14 @@ def test_random_atrace_equals_trace_processor(tmp_path_factory, trace_processor,
 
 
 # sched_switch events on two CPUs: (cpu, thread switched in (0: idle), gap before it)
-_SWITCHES = st.lists(st.tuples(st.sampled_from([0, 1]), st.sampled_from([0, 21, 22, 23]),
-                               st.integers(1, 300)), min_size=1, max_size=30)
+_SWITCHES = _steps([0, 1], st.sampled_from([0, 21, 22, 23]))
 
 
 @pytest.mark.integration
 @settings(max_examples=15)
 @given(switches=_SWITCHES)
 def test_random_sched_equals_trace_processor(tmp_path_factory, trace_processor, switches):
-    made = SystemTrace()
-    made.process_tree({20: "job"}, {tid: (20, f"w{tid}") for tid in (21, 22, 23)})
+    made = _app(20, (21, 22, 23), "w")
     running = {0: 0, 1: 0}
     ts, per_cpu = 1_000, {0: [], 1: []}
     for cpu, tid, gap in switches:
