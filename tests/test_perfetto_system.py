@@ -430,8 +430,10 @@ def test_what_is_not_modelled_is_counted(tmp_path: Path):
     waking = packet.ftrace_events.event.add()
     waking.timestamp, waking.pid = 50, 5
     waking.sched_waking.pid = 6
+    packet.ftrace_events.ftrace_clock = 2   # FTRACE_CLOCK_GLOBAL
     trace = traceconv.load(made.write(tmp_path / "rest.pftrace"))
     assert _thread_slices(trace) == [("kept", 20)]
     assert trace.diagnostics.count("perfetto.ftrace_print_not_atrace") == 1
     assert trace.diagnostics.count("perfetto.end_without_begin") == 1
     assert trace.diagnostics.count("perfetto.ftrace_not_modelled.sched_waking") == 1
+    assert trace.diagnostics.count("perfetto.ftrace_clock_not_boot") == 1

@@ -27,7 +27,7 @@ from .frame_timeline import FRAME_TIMELINE_EVENT, FrameEvent, decode
 FTRACE_EVENTS, PROCESS_TREE, PROCESS_STATS = 1, 2, 9   # TracePacket fields
 # FtraceEventBundle: cpu 1, event 2, compact_sched 4; FtraceEvent: timestamp 1, pid 2, then
 # one field per event kind
-BUNDLE_CPU, BUNDLE_EVENT, BUNDLE_COMPACT_SCHED = 1, 2, 4
+BUNDLE_CPU, BUNDLE_EVENT, BUNDLE_COMPACT_SCHED, BUNDLE_CLOCK = 1, 2, 4, 5
 EVENT_TIMESTAMP, EVENT_PID = 1, 2
 PRINT, SCHED_SWITCH, CPU_FREQUENCY, CPU_IDLE = 3, 4, 11, 13
 _EVENT_NAMES = {f.number: f.name for f in FtraceEvent.DESCRIPTOR.fields}
@@ -103,6 +103,7 @@ class SystemPackets:
     unmodelled: Counter[str] = field(default_factory=Counter)   # ftrace event kinds
     not_atrace: int = 0             # print buffers that are no atrace line
     not_atrace_example: str = ""
+    other_clock: int = 0   # bundles whose ftrace clock is not the boot clock
     frames: list[FrameEvent] = field(default_factory=list)   # FrameTimeline, file order
     process_counters: list[ProcessCounter] = field(default_factory=list)
 
@@ -151,6 +152,8 @@ class SystemPackets:
                 events.append((value, after))
             elif number == BUNDLE_COMPACT_SCHED and wire == 2:
                 self._compact_sched(payload[value:after], cpu)
+            elif number == BUNDLE_CLOCK and wire == 0 and value > 1:   # (global, local, raw)
+                self.other_clock += 1
         for start, end in events:
             self._event(payload, start, end, cpu)
 

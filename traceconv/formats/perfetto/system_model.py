@@ -206,5 +206,6 @@ def _cpu_counters(trace: TraceBuilder, tracks: SystemTracks, records: list[Any])
 def _count_rest(diagnostics: Diagnostics, packets: SystemPackets) -> None:
     for kind, count in sorted(packets.unmodelled.items()):
         diagnostics.add(f"perfetto.ftrace_not_modelled.{kind}", count=count)
+    diagnostics.add("perfetto.ftrace_clock_not_boot", count=packets.other_clock)
     diagnostics.add("perfetto.ftrace_print_not_atrace", count=packets.not_atrace,
                     example=packets.not_atrace_example or None)
