@@ -422,6 +422,21 @@ def test_config_only_file_is_refused_naming_its_packets(tmp_path: Path):
     assert len(lines) == 1 and str(path) in lines[0] and "trace_config" in lines[0]
 
 
+QML_JULIA = Path(__file__).resolve().parent / "data" / "perfetto" / "qmljulia_trace.pftrace"
+
+
+def test_real_file_without_events_is_refused():
+    """A real trace of config, stats and service packets only (trace_processor loads no
+    slice and no counter): one line naming them, exit 1 (it read as an empty trace)."""
+    kinds = Counter(p.WhichOneof("data") for p in ProtoTrace.FromString(
+        QML_JULIA.read_bytes()).packet)
+    result = CliRunner().invoke(app, ["info", str(QML_JULIA)])
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(QML_JULIA) in lines[0]
+    assert all(f"{n} {kind}" in lines[0] for kind, n in kinds.items() if kind), (kinds, lines)
+
+
 def test_what_is_not_modelled_is_counted(tmp_path: Path):
     made = SystemTrace()
     made.bundle(0, [(10, 5, "print", "B|5|kept"), (20, 5, "print", "just text"),

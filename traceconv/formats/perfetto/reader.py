@@ -222,6 +222,7 @@ class PftraceReader:
         self.nested_objects: list[int] = []   # object indexes of marked groups
         self.group_names: set[str] = set()    # and the names they came under
         self.system = SystemPackets()
+        self.packet_kinds: dict[str, int] = {}   # packets per data field name, as met
 
     # -- reading --------------------------------------------------------------------------
 
@@ -376,10 +377,11 @@ class PftraceReader:
         modelled = {0, -1, TRACK_EVENT, *STATEFUL, *SYSTEM}
         found, counts = np.unique(kind, return_counts=True)
         for number, count in zip(found.tolist(), counts.tolist(), strict=True):
-            if number in modelled:
-                continue
             name = _PACKET_FIELDS.get(number, f"field {number}")
-            self.diagnostics.add(f"perfetto.not_modelled.{name}", count=count)
+            if number > 0:
+                self.packet_kinds[name] = self.packet_kinds.get(name, 0) + count
+            if number not in modelled:
+                self.diagnostics.add(f"perfetto.not_modelled.{name}", count=count)
 
     def _intern(self, generation: int, payload: bytes) -> None:
         interned = InternedData.FromString(payload)
@@ -814,8 +816,9 @@ class PftraceReader:
         self._frames_on_trace_clock()
         build_system(trace, self.system)
         if model is None and not trace.processes and self.packets:
+            held = ", ".join(f"{n:,} {kind}" for kind, n in self.packet_kinds.items())
             raise InputError("nothing in this Perfetto trace could be modelled: it holds "
-                             + _packet_kinds(trace), file=self.name)
+                             + (held or "no packet with data"), file=self.name)
         return trace
 
     def _frames_on_trace_clock(self) -> None:
@@ -844,14 +847,6 @@ class PftraceReader:
             for clock, reading in snapshot.items():
                 out.setdefault(clock, []).append((reading, snapshot[self.trace_clock]))
         return out
-
-
-def _packet_kinds(trace: Trace) -> str:
-    """The packet kinds counted as not modelled, with their counts, for the refusal."""
-    prefix = "perfetto.not_modelled."
-    kinds = [f"{d.count:,} {d.code.removeprefix(prefix)}" for d in trace.diagnostics
-             if d.code.startswith(prefix)]
-    return ", ".join(kinds) or "no packet with data"
 
 
 def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:
