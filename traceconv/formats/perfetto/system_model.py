@@ -86,7 +86,19 @@ class SystemTracks:
 
 
 def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
-    """Add the processes, threads, slices and counters of ``packets`` to ``trace``."""
+    """Add the processes, threads, slices and counters of ``packets`` to ``trace``.
+
+    >>> from traceconv.formats.perfetto.ftrace import PRINT, FtraceRecord
+    >>> from traceconv.formats.perfetto.atrace import parse
+    >>> lines = [(10, "B|7|step"), (15, "B|7|load"), (25, "E|7"), (40, "E|7")]
+    >>> trace = TraceBuilder()
+    >>> build_system(trace, SystemPackets([FtraceRecord(ts, 0, 8, PRINT, parse(text))
+    ...                                    for ts, text in lines]))
+    >>> [(s.name, s.start, s.dur, trace.tracks[s.track].name) for s in trace.iter_slices()]
+    [('step', 10, 30, 'Thread 8'), ('load', 15, 10, 'Thread 8')]
+    >>> [(p.pid, p.name) for p in trace.processes]
+    [(7, 'Process 7')]
+    """
     tracks = SystemTracks(trace, packets)
     records = sorted(packets.records, key=lambda r: r.ts)   # (stable: ties in file order)
     for record, line in packets.atrace():
