@@ -422,6 +422,20 @@ def test_config_only_file_is_refused_naming_its_packets(tmp_path: Path):
     assert len(lines) == 1 and str(path) in lines[0] and "trace_config" in lines[0]
 
 
+def test_a_damaged_bundle_is_left_out_and_counted(tmp_path: Path):
+    """Bundles are decoded a block at a time; one whose event runs past its end is left
+    out (counted), the others of its block kept."""
+    made = SystemTrace()
+    made.bundle(0, [(10, 5, "print", "B|5|kept"), (30, 5, "print", "E|5")])
+    bundle = b"\x08\x01\x12\x09\x08\x01"   # cpu 1, an event of 9 bytes holding 2
+    packet = b"\x0a" + bytes([len(bundle)]) + bundle   # TracePacket.ftrace_events
+    path = made.write(tmp_path / "damaged.pftrace")
+    path.write_bytes(path.read_bytes() + b"\x0a" + bytes([len(packet)]) + packet)
+    trace = traceconv.load(path)
+    assert _thread_slices(trace) == [("kept", 20)]
+    assert trace.diagnostics.count("perfetto.packet_decode") == 1
+
+
 QML_JULIA = Path(__file__).resolve().parent / "data" / "perfetto" / "qmljulia_trace.pftrace"
 
 

@@ -17,27 +17,26 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import numpy as np
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import FtraceEvent
 
-from ..protowire import iter_fields, message_classes
+from ..protowire import message_classes
+from ..protowire.columns import WireError
 from .annotation_values import text as utf8_text
-from .atrace import AtraceLine, parse
+from .atrace import AtraceLine
 from .frame_timeline import FRAME_TIMELINE_EVENT, FrameEvent, decode
+from .ftrace_columns import (
+    PRINT,
+    SCHED_SWITCH,
+    Bundles,
+    Switch,
+    decode_bundles,
+)
 
 FTRACE_EVENTS, PROCESS_TREE, PROCESS_STATS = 1, 2, 9   # TracePacket fields
-# FtraceEventBundle: cpu 1, event 2, compact_sched 4; FtraceEvent: timestamp 1, pid 2, then
-# one field per event kind
-BUNDLE_CPU, BUNDLE_EVENT, BUNDLE_COMPACT_SCHED, BUNDLE_CLOCK = 1, 2, 4, 5
-EVENT_TIMESTAMP, EVENT_PID = 1, 2
-PRINT, SCHED_SWITCH, CPU_FREQUENCY, CPU_IDLE = 3, 4, 11, 13
 _EVENT_NAMES = {f.number: f.name for f in FtraceEvent.DESCRIPTOR.fields}
 
 _MESSAGES = message_classes("perfetto_system", {
-    "Print": [("buf", 2, "bytes")],
-    "SchedSwitch": [("prev_comm", 1, "string"), ("prev_pid", 2, "int32"),
-                    ("prev_state", 4, "int64"), ("next_comm", 5, "string"),
-                    ("next_pid", 6, "int32")],
-    "CpuState": [("state", 1, "uint32"), ("cpu_id", 2, "uint32")],   # frequency and idle
     "Process": [("pid", 1, "int32"), ("ppid", 2, "int32"), ("cmdline", 3, "repeated string")],
     "Thread": [("tid", 1, "int32"), ("name", 2, "string"), ("tgid", 3, "int32")],
     "ProcessTree": [("processes", 1, "repeated Process"), ("threads", 2, "repeated Thread")],
@@ -73,15 +72,6 @@ class ProcessCounter(NamedTuple):
     value: float
 
 
-class Switch(NamedTuple):
-    """A sched_switch (the compact form does not state the previous thread: -1, "")."""
-
-    prev_pid: int
-    prev_comm: str
-    next_pid: int
-    next_comm: str
-
-
 class FtraceRecord(NamedTuple):
     """One modelled ftrace event: ``what`` is the event's FtraceEvent field number and
     ``data`` its decoded form (an :class:`~.atrace.AtraceLine` or None for ``print``)."""
@@ -108,23 +98,22 @@ class SystemPackets:
     process_counters: list[ProcessCounter] = field(default_factory=list)
 
     def add(self, kind: int, payload: bytes, ts: int = 0, clock: int = 0) -> None:
-        """Take one packet's payload (TracePacket field ``kind``; the packet's timestamp
-        and its clock, 0 when it names none, are the FrameTimeline's times).
+        """Take one packet's payload (TracePacket field ``kind``, not an ftrace bundle: see
+        :meth:`add_bundles`; the packet's timestamp and its clock, 0 when it names none,
+        are the FrameTimeline's and the process stats' times).
 
         >>> found = SystemPackets()
         >>> found.add(PROCESS_TREE, b"\\x0a\\x08\\x08\\x07\\x10\\x01\\x1a\\x02sh")
         >>> found.processes
         {7: (1, 'sh')}
         """
-        if kind == FTRACE_EVENTS:
-            self._bundle(payload)
-        elif kind == PROCESS_STATS:
+        if kind == PROCESS_STATS:
             self._process_stats(payload, ts)
         elif kind == FRAME_TIMELINE_EVENT:
             frame = decode(payload, ts, clock)
             if frame is not None:
                 self.frames.append(frame)
-        else:
+        elif kind == PROCESS_TREE:
             tree = _MESSAGES["ProcessTree"].decode(payload)
             for process in tree.processes:
                 name = process.cmdline[0] if process.cmdline else ""
@@ -142,50 +131,40 @@ class SystemPackets:
                     self.process_counters.append(ProcessCounter(ts, process.pid, name,
                                                                 float(value * scale)))
 
-    def _bundle(self, payload: bytes) -> None:
-        cpu = 0
-        events = []
-        for number, wire, value, after in iter_fields(payload):
-            if number == BUNDLE_CPU and wire == 0:
-                cpu = value
-            elif number == BUNDLE_EVENT and wire == 2:
-                events.append((value, after))
-            elif number == BUNDLE_COMPACT_SCHED and wire == 2:
-                self._compact_sched(payload[value:after], cpu)
-            elif number == BUNDLE_CLOCK and wire == 0 and value > 1:   # (global, local, raw)
-                self.other_clock += 1
-        for start, end in events:
-            self._event(payload, start, end, cpu)
+    def add_bundles(self, data: bytes, buf: np.ndarray, starts: np.ndarray,
+                    ends: np.ndarray) -> int:
+        """Take the ftrace bundles ``data[starts[i]:ends[i]]`` (``buf``: ``data`` padded),
+        all at once; returns how many did not decode (those are left out).
 
-    def _event(self, payload: bytes, start: int, end: int, cpu: int) -> None:
-        ts = tid = 0
-        kind, body = 0, (0, 0)
-        for number, wire, value, after in iter_fields(payload, start, end):
-            if number == EVENT_TIMESTAMP and wire == 0:
-                ts = value
-            elif number == EVENT_PID and wire == 0:
-                tid = value
-            elif wire == 2:
-                kind, body = number, (value, after)
-        data: object
-        raw = payload[body[0]:body[1]]
-        if kind == PRINT:
-            text = utf8_text(_MESSAGES["Print"].decode(raw).buf)
-            data = parse(text)
-            if data is None:
-                self.not_atrace += 1
-                self.not_atrace_example = self.not_atrace_example or text[:80]
-                return
-        elif kind == SCHED_SWITCH:
-            switch = _MESSAGES["SchedSwitch"].decode(raw)
-            data = Switch(switch.prev_pid, _text(switch.prev_comm), switch.next_pid,
-                          _text(switch.next_comm))
-        elif kind in (CPU_FREQUENCY, CPU_IDLE):
-            data = _MESSAGES["CpuState"].decode(raw)
-        else:
-            self.unmodelled[_EVENT_NAMES.get(kind, f"field {kind}")] += 1
-            return
-        self.records.append(FtraceRecord(ts, cpu, tid, kind, data))
+        >>> event = b"\\x08\\x64\\x10\\x07\\x1a\\x0a\\x12\\x08B|7|step"
+        >>> bundle = b"\\x08\\x03\\x12" + bytes([len(event)]) + event
+        >>> from traceconv.formats.protowire.columns import padded
+        >>> found = SystemPackets()
+        >>> found.add_bundles(bundle, padded(bundle), np.array([0]), np.array([len(bundle)]))
+        0
+        >>> found.records[0][:4]
+        (100, 3, 7, 3)
+        """
+        try:
+            found = decode_bundles(data, buf, starts, ends)
+        except WireError:   # one by one: only the damaged ones are left out
+            if len(starts) == 1:
+                return 1
+            return sum(self.add_bundles(data, buf, starts[k:k + 1], ends[k:k + 1])
+                       for k in range(len(starts)))
+        self._keep(data, found)
+        return 0
+
+    def _keep(self, data: bytes, found: Bundles) -> None:
+        self.records += [FtraceRecord(*event) for event in found.events]
+        for offset, end, cpu in found.compact:
+            self._compact_sched(data[offset:end], cpu)
+        for number, count in found.unmodelled.items():
+            self.unmodelled[_EVENT_NAMES.get(number, f"field {number}")] += count
+        self.not_atrace += len(found.not_atrace)
+        if found.not_atrace and not self.not_atrace_example:
+            self.not_atrace_example = found.not_atrace[0][:80]
+        self.other_clock += found.other_clock
 
     def _compact_sched(self, payload: bytes, cpu: int) -> None:
         compact = _MESSAGES["CompactSched"].decode(payload)

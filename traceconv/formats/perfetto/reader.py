@@ -312,6 +312,7 @@ class PftraceReader:
                 defaults.msg, defaults.offset, defaults.length, strict=True)]
             + [(int(content.msg[r]), 2, int(content.offset[r]), int(content.length[r]))
                for r in stateful.tolist()])
+        bundles: list[tuple[int, int]] = []   # ftrace bundles, decoded together below
         packet_ts = fields.last_per_message(TIMESTAMP, VARINT, count)[0]
         packet_clock = fields.last_per_message(CLOCK_ID, VARINT, count)[0]
         for packet, what, offset, length in todo:
@@ -323,6 +324,8 @@ class PftraceReader:
                     self._intern(int(generation[packet]), payload)
                 elif what == 1:
                     self._defaults(int(generation[packet]), first + packet, payload)
+                elif kind[packet] == FTRACE_EVENTS:
+                    bundles.append((offset, offset + length))
                 elif kind[packet] in SYSTEM:
                     self.system.add(int(kind[packet]), payload, int(packet_ts[packet]),
                                     int(packet_clock[packet]))
@@ -332,6 +335,11 @@ class PftraceReader:
             except (DecodeError, WireError):
                 self.diagnostics.add("perfetto.packet_decode",
                                      example=f"byte offset {consumed + offset}")
+        if bundles:
+            span = np.array(bundles, dtype=np.int64)
+            damaged = self.system.add_bundles(data, buf, span[:, 0], span[:, 1])
+            self.diagnostics.add("perfetto.packet_decode", count=damaged,
+                                 example="an ftrace bundle" if damaged else None)
         events = np.flatnonzero(kind == TRACK_EVENT)
         if len(events):
             ts, has_ts = fields.last_per_message(TIMESTAMP, VARINT, count)

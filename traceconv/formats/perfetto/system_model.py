@@ -33,7 +33,8 @@ from ...model import Diagnostics, ProcessKind, Trace, TrackKind
 from ...model.builder import TraceBuilder
 from .atrace import ASYNC_BEGIN, ASYNC_END, BEGIN, COUNTER, END, INSTANT, AtraceLine
 from .frame_timeline import build_frames
-from .ftrace import CPU_FREQUENCY, CPU_IDLE, SCHED_SWITCH, SystemPackets
+from .ftrace import SystemPackets
+from .ftrace_columns import CPU_FREQUENCY, CPU_IDLE, SCHED_SWITCH
 
 _CPU_COUNTERS = {CPU_FREQUENCY: ("frequency", "kHz"), CPU_IDLE: ("idle state", None)}
 
