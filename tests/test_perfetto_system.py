@@ -95,6 +95,16 @@ class SystemTrace:
         process.pid, process.vm_rss_kb, process.rss_anon_kb = pid, rss_kb, anon_kb
         process.oom_score_adj = oom_score_adj
 
+    def system(self, ts: int, mem_total_kb: int, free_pages: int, user_ns: int) -> None:
+        stats = self.builder.add_packet()
+        stats.timestamp = ts
+        meminfo = stats.sys_stats.meminfo.add()
+        meminfo.key, meminfo.value = 1, mem_total_kb   # MEMINFO_MEM_TOTAL
+        vmstat = stats.sys_stats.vmstat.add()
+        vmstat.key, vmstat.value = 1, free_pages       # VMSTAT_NR_FREE_PAGES
+        times = stats.sys_stats.cpu_stat.add()
+        times.cpu_id, times.user_ns = 0, user_ns
+
     def bundle(self, cpu: int, events: list[tuple[int, int, str, object]]) -> None:
         """``events``: (timestamp, pid, kind, body) with kind ``print`` (the text),
         ``switch`` ((prev_pid, prev_comm, next_pid, next_comm)), ``freq`` or ``idle``
@@ -166,9 +176,12 @@ def linux_trace() -> SystemTrace:
                                for on, ts, pid, kind, body in events if on == cpu])
     made.memory(1_000, 100, rss_kb=2_048, anon_kb=1_024, oom_score_adj=0)
     made.memory(2_000, 100, rss_kb=4_096, anon_kb=3_072, oom_score_adj=-100)
+    made.system(1_500, mem_total_kb=16_000_000, free_pages=1_000, user_ns=5_000)
+    made.system(2_500, mem_total_kb=16_000_000, free_pages=900, user_ns=9_000)
     made.atrace_slices = sorted([("train_step", 400), ("forward", 200), ("backward", 100),
                                  ("read_batch", 400)])
-    made.counter_values = 2 + 2 + 2 + 6   # queue_depth, bytes_read; freq; idle; memory
+    # queue_depth, bytes_read; freq; idle; process memory; meminfo, vmstat, 8 CPU times
+    made.counter_values = 2 + 2 + 2 + 6 + 2 * (1 + 1 + 8)
     return made
 
 
@@ -188,6 +201,9 @@ def test_linux_trace_by_hand(tmp_path: Path):
     rss = [t.id for t in trace.tracks if t.name == "mem.rss"]
     assert [(c.ts, c.value) for c in trace.iter_counter_samples() if c.track in rss] == [
         (1_000, 2_048 * 1024), (2_000, 4_096 * 1024)]
+    user = [t.id for t in trace.tracks if t.name == "CPU 0 user_ns"]
+    assert [(c.ts, c.value) for c in trace.iter_counter_samples() if c.track in user] == [
+        (1_500, 5_000), (2_500, 9_000)]
     prefetch = [s for s in trace.iter_slices() if s.name == "prefetch"]
     assert [(s.start, s.dur) for s in prefetch] == [(1_450, 250)]
     assert trace.tracks[prefetch[0].track].kind == TrackKind.ASYNC
@@ -460,9 +476,11 @@ def test_what_is_not_modelled_is_counted(tmp_path: Path):
     waking.timestamp, waking.pid = 50, 5
     waking.sched_waking.pid = 6
     packet.ftrace_events.ftrace_clock = 2   # FTRACE_CLOCK_GLOBAL
+    made.builder.add_packet().sys_stats.num_forks = 12
     trace = traceconv.load(made.write(tmp_path / "rest.pftrace"))
     assert _thread_slices(trace) == [("kept", 20)]
     assert trace.diagnostics.count("perfetto.ftrace_print_not_atrace") == 1
     assert trace.diagnostics.count("perfetto.end_without_begin") == 1
     assert trace.diagnostics.count("perfetto.ftrace_not_modelled.sched_waking") == 1
     assert trace.diagnostics.count("perfetto.ftrace_clock_not_boot") == 1
+    assert trace.diagnostics.count("perfetto.sys_stats_not_modelled.num_forks") == 1

@@ -407,6 +407,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.ftrace_not_modelled.{event}", "note",
           "ftrace events of a kind the model does not hold (a system trace's atrace print "
           "lines, sched_switch, cpu_frequency and cpu_idle are): skipped"),
+    _Code("perfetto.sys_stats_not_modelled.{field}", "note",
+          "sys_stats values of a kind the model does not hold (meminfo, vmstat and CPU times"
+          " are): skipped"),
     _Code("perfetto.ftrace_clock_not_boot", "note",
           "ftrace bundles recorded on another kernel clock (global, local, mono_raw) than the "
           "boot clock: their times are kept as written, not moved onto the trace clock"),

@@ -32,6 +32,7 @@ from .ftrace_columns import (
     Switch,
     decode_bundles,
 )
+from .sys_stats import SYS_STATS, SysCounter, other_fields, sys_counters
 
 FTRACE_EVENTS, PROCESS_TREE, PROCESS_STATS = 1, 2, 9   # TracePacket fields
 _EVENT_NAMES = {f.number: f.name for f in FtraceEvent.DESCRIPTOR.fields}
@@ -96,6 +97,8 @@ class SystemPackets:
     other_clock: int = 0   # bundles whose ftrace clock is not the boot clock
     frames: list[FrameEvent] = field(default_factory=list)   # FrameTimeline, file order
     process_counters: list[ProcessCounter] = field(default_factory=list)
+    system_counters: list[SysCounter] = field(default_factory=list)
+    unmodelled_stats: Counter[str] = field(default_factory=Counter)   # sys_stats fields
 
     def add(self, kind: int, payload: bytes, ts: int = 0, clock: int = 0) -> None:
         """Take one packet's payload (TracePacket field ``kind``, not an ftrace bundle: see
@@ -107,7 +110,10 @@ class SystemPackets:
         >>> found.processes
         {7: (1, 'sh')}
         """
-        if kind == PROCESS_STATS:
+        if kind == SYS_STATS:
+            self.system_counters += sys_counters(payload, ts)
+            self.unmodelled_stats.update(other_fields(payload))
+        elif kind == PROCESS_STATS:
             self._process_stats(payload, ts)
         elif kind == FRAME_TIMELINE_EVENT:
             frame = decode(payload, ts, clock)

@@ -73,6 +73,7 @@ from .frame_timeline import FRAME_TIMELINE_EVENT
 from .framing import frame_block, whole_packet
 from .ftrace import FTRACE_EVENTS, PROCESS_STATS, PROCESS_TREE, SystemPackets
 from .packet_defaults import PacketDefaults
+from .sys_stats import SYS_STATS
 from .track_tree import TrackMap, build_tracks, merge_descriptor
 from .wire import FIXED64, LENGTH, VARINT
 
@@ -85,7 +86,8 @@ CLOCK_SNAPSHOT, CLEARED_OLD, CLOCK_ID, DEFAULTS, DESCRIPTOR, ATTRIBUTES = 6, 41,
 HEADER_FIELDS = np.array([3, TIMESTAMP, SEQUENCE_ID, INTERNED, FLAGS, CLEARED_OLD, 42, CLOCK_ID,
                           DEFAULTS, 79, 87, 98])
 STATEFUL = (DESCRIPTOR, CLOCK_SNAPSHOT, ATTRIBUTES)
-SYSTEM = (FTRACE_EVENTS, PROCESS_TREE, PROCESS_STATS, FRAME_TIMELINE_EVENT)   # (.system_model)
+SYSTEM = (FTRACE_EVENTS, PROCESS_TREE, PROCESS_STATS, SYS_STATS,   # (see .system_model)
+          FRAME_TIMELINE_EVENT)
 CLEARED, NEEDS = 1, 2
 # TrackEvent fields and types.
 CATEGORY_IIDS, ANNOTATIONS, LEGACY, TYPE, NAME_IID_FIELD, TRACK_UUID = 3, 4, 6, 9, 10, 11

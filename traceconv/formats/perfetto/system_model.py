@@ -18,6 +18,8 @@
   values of one counter track per CPU;
 * ``process_stats`` samples are counter tracks of their process, named as trace_processor
   names them (``mem.rss``, ``mem.virt``, ... in bytes; ``oom_score_adj``);
+* ``sys_stats`` values (:mod:`.sys_stats`): meminfo and vmstat counters in a "System"
+  group, CPU times as counters per CPU in the "CPUs" group;
 * FrameTimeline packets: see :mod:`.frame_timeline`.
 
 Timestamps are taken as the file states them (ftrace's clock is the trace's clock, BOOTTIME,
@@ -49,7 +51,7 @@ class SystemTracks:
                                         if p.pid is not None and p.kind == ProcessKind.HOST}
         self.thread: dict[int, int] = {}
         self.named: dict[tuple[int, str, TrackKind], int] = {}   # per process, by name
-        self.cpus: int | None = None
+        self.groups: dict[str, int] = {}   # synthetic groups: "CPUs", "System"
         self.tgid: dict[int, int] = {}     # tid -> tgid its atrace lines name
         self.comm: dict[int, str] = {}     # tid -> name sched_switch gives
 
@@ -80,10 +82,11 @@ class SystemTracks:
                                                            unit=unit)
         return found
 
-    def cpu_group(self) -> int:
-        if self.cpus is None:
-            self.cpus = self.trace.add_process("CPUs", kind=ProcessKind.SYNTHETIC)
-        return self.cpus
+    def group(self, name: str) -> int:
+        found = self.groups.get(name)
+        if found is None:
+            found = self.groups[name] = self.trace.add_process(name, kind=ProcessKind.SYNTHETIC)
+        return found
 
 
 def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
@@ -126,6 +129,14 @@ def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
         track = tracks.named_track(tracks.of_pid(counter.pid), counter.name, TrackKind.COUNTER,
                                    unit)
         trace.add_counter(track, counter.ts, counter.value)
+    for value in packets.system_counters:
+        if value.cpu is None:
+            track = tracks.named_track(tracks.group("System"), value.name, TrackKind.COUNTER,
+                                       value.unit)
+        else:
+            track = tracks.named_track(tracks.group("CPUs"), f"CPU {value.cpu} {value.name}",
+                                       TrackKind.COUNTER, value.unit)
+        trace.add_counter(track, value.ts, value.value)
     _count_rest(trace.diagnostics, packets)
 
 
@@ -202,7 +213,7 @@ def _sched(trace: TraceBuilder, tracks: SystemTracks, records: list[Any], last: 
     for cpu, start, end, name, tid in sorted(slices + not_ended):
         if tid == 0:   # (the idle task: trace_processor's sched table keeps it as utid 0)
             continue
-        track = tracks.named_track(tracks.cpu_group(), f"CPU {cpu}", TrackKind.SYNTHETIC)
+        track = tracks.named_track(tracks.group("CPUs"), f"CPU {cpu}", TrackKind.SYNTHETIC)
         trace.add_interval(track, start, end, name or f"Thread {tid}", "sched", {"tid": tid})
 
 
@@ -211,7 +222,7 @@ def _cpu_counters(trace: TraceBuilder, tracks: SystemTracks, records: list[Any])
         if record.what in _CPU_COUNTERS:
             what, unit = _CPU_COUNTERS[record.what]
             state = record.data
-            track = tracks.named_track(tracks.cpu_group(), f"CPU {state.cpu_id} {what}",
+            track = tracks.named_track(tracks.group("CPUs"), f"CPU {state.cpu_id} {what}",
                                        TrackKind.COUNTER, unit)
             trace.add_counter(track, record.ts, float(state.state))
 
@@ -219,6 +230,8 @@ def _cpu_counters(trace: TraceBuilder, tracks: SystemTracks, records: list[Any])
 def _count_rest(diagnostics: Diagnostics, packets: SystemPackets) -> None:
     for kind, count in sorted(packets.unmodelled.items()):
         diagnostics.add(f"perfetto.ftrace_not_modelled.{kind}", count=count)
+    for name, count in sorted(packets.unmodelled_stats.items()):
+        diagnostics.add(f"perfetto.sys_stats_not_modelled.{name}", count=count)
     diagnostics.add("perfetto.ftrace_clock_not_boot", count=packets.other_clock)
     diagnostics.add("perfetto.ftrace_print_not_atrace", count=packets.not_atrace,
                     example=packets.not_atrace_example or None)
