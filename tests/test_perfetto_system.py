@@ -477,6 +477,8 @@ def test_what_is_not_modelled_is_counted(tmp_path: Path):
     waking.sched_waking.pid = 6
     packet.ftrace_events.ftrace_clock = 2   # FTRACE_CLOCK_GLOBAL
     made.builder.add_packet().sys_stats.num_forks = 12
+    process = made.builder.add_packet().process_stats.processes.add()
+    process.pid, process.vm_rss_kb, process.chrome_private_footprint_kb = 5, 64, 32
     trace = traceconv.load(made.write(tmp_path / "rest.pftrace"))
     assert _thread_slices(trace) == [("kept", 20)]
     assert trace.diagnostics.count("perfetto.ftrace_print_not_atrace") == 1
@@ -484,3 +486,5 @@ def test_what_is_not_modelled_is_counted(tmp_path: Path):
     assert trace.diagnostics.count("perfetto.ftrace_not_modelled.sched_waking") == 1
     assert trace.diagnostics.count("perfetto.ftrace_clock_not_boot") == 1
     assert trace.diagnostics.count("perfetto.sys_stats_not_modelled.num_forks") == 1
+    assert trace.diagnostics.count(
+        "perfetto.sys_stats_not_modelled.process_chrome_private_footprint_kb") == 1

@@ -409,7 +409,8 @@ CODES: tuple[CodeInfo, ...] = (
           "lines, sched_switch, cpu_frequency and cpu_idle are): skipped"),
     _Code("perfetto.sys_stats_not_modelled.{field}", "note",
           "sys_stats values of a kind the model does not hold (meminfo, vmstat and CPU times"
-          " are): skipped"),
+          " are), and process_stats values other than memory and oom_score_adj ('process_"
+          "fds', ...): skipped"),
     _Code("perfetto.ftrace_clock_not_boot", "note",
           "ftrace bundles recorded on another kernel clock (global, local, mono_raw) than the "
           "boot clock: their times are kept as written, not moved onto the trace clock"),

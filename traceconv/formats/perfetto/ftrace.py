@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
-from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import FtraceEvent
+from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import FtraceEvent, ProcessStats
 
-from ..protowire import message_classes
+from ..protowire import iter_fields, message_classes
 from ..protowire.columns import WireError
 from .annotation_values import text as utf8_text
 from .atrace import AtraceLine
@@ -36,6 +36,7 @@ from .sys_stats import SYS_STATS, SysCounter, other_fields, sys_counters
 
 FTRACE_EVENTS, PROCESS_TREE, PROCESS_STATS = 1, 2, 9   # TracePacket fields
 _EVENT_NAMES = {f.number: f.name for f in FtraceEvent.DESCRIPTOR.fields}
+_PROCESS_FIELDS = {f.number: f.name for f in ProcessStats.Process.DESCRIPTOR.fields}
 
 _MESSAGES = message_classes("perfetto_system", {
     "Process": [("pid", 1, "int32"), ("ppid", 2, "int32"), ("cmdline", 3, "repeated string")],
@@ -129,6 +130,11 @@ class SystemPackets:
                 self.threads[thread.tid] = (tgid, _text(thread.name))
 
     def _process_stats(self, payload: bytes, ts: int) -> None:
+        for number, wire, start, end in iter_fields(payload):   # what is not modelled
+            if number == 1 and wire == 2:
+                self.unmodelled_stats.update(
+                    f"process_{_PROCESS_FIELDS.get(inner, inner)}"
+                    for inner, _, _, _ in iter_fields(payload, start, end) if inner > 10)
         for process in _MESSAGES["ProcessStats"].decode(payload).processes:
             for field_name, name in PROCESS_COUNTERS.items():
                 if process.has(field_name):
