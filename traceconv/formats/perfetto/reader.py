@@ -387,8 +387,9 @@ class PftraceReader:
         modelled = {0, -1, TRACK_EVENT, *STATEFUL, *SYSTEM}
         found, counts = np.unique(kind, return_counts=True)
         for number, count in zip(found.tolist(), counts.tolist(), strict=True):
-            name = _PACKET_FIELDS.get(number, f"field {number}")
-            if number > 0:
+            name = _PACKET_FIELDS.get(number, f"field {number}") if number >= 0 else \
+                "skipped for want of incremental state"
+            if number:
                 self.packet_kinds[name] = self.packet_kinds.get(name, 0) + count
             if number not in modelled:
                 self.diagnostics.add(f"perfetto.not_modelled.{name}", count=count)
