@@ -388,7 +388,7 @@ class PftraceReader:
         found, counts = np.unique(kind, return_counts=True)
         for number, count in zip(found.tolist(), counts.tolist(), strict=True):
             name = _PACKET_FIELDS.get(number, f"field {number}") if number >= 0 else \
-                "skipped for want of incremental state"
+                "packets needing incremental state never set"
             if number:
                 self.packet_kinds[name] = self.packet_kinds.get(name, 0) + count
             if number not in modelled:
