@@ -251,7 +251,8 @@ SEED_SAMPLES: dict[str, tuple[SeedSample, ...]] = {
     for name, syntax, paths in (
         ("chrome", "json", (_SEEDS + "chrome.pt.trace.json",)),
         ("perfetto", "protobuf", (_SEEDS + "perfetto.pftrace",
-                                  _SEEDS + "perfetto_traceconv.pftrace")),
+                                  _SEEDS + "perfetto_traceconv.pftrace",
+                                  _SEEDS + "perfetto_system.perfetto-trace")),
         ("megengine", "json", (_SEEDS + "megengine_profile.json",)),
         ("megengine-meminfo", "json", (_SEEDS + "StaticMemoryInfo.json",)),
         ("megengine-memflow-svg", "svg", (_SEEDS + "memory_flow.svg",)),

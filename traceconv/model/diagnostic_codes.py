@@ -402,7 +402,33 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.event_without_timestamp", "dropped",
           "track events without a packet timestamp (legacy delta timestamps): left out"),
     _Code("perfetto.not_modelled.{packet}", "note",
-          "packets of a kind the model does not hold (only TrackEvent timelines are): skipped"),
+          "packets of a kind the model does not hold (TrackEvent timelines, ftrace bundles and "
+          "the process tree are): skipped"),
+    _Code("perfetto.ftrace_not_modelled.{event}", "note",
+          "ftrace events of a kind the model does not hold (a system trace's atrace print "
+          "lines, sched_switch, cpu_frequency and cpu_idle are): skipped"),
+    _Code("perfetto.sys_stats_not_modelled.{field}", "note",
+          "sys_stats values of a kind the model does not hold (meminfo, vmstat and CPU times"
+          " are), and process_stats values other than memory and oom_score_adj ('process_"
+          "fds', ...): skipped"),
+    _Code("perfetto.ftrace_clock_not_boot", "note",
+          "ftrace bundles recorded on another kernel clock (global, local, mono_raw) than the "
+          "boot clock: their times are kept as written, not moved onto the trace clock"),
+    _Code("perfetto.ftrace_print_not_atrace", "dropped",
+          "ftrace print events whose text is no atrace line (B|pid|name, E, C|pid|name|value,"
+          " S/F|pid|name|cookie, I|pid|name): left out"),
+    _Code("perfetto.sched_not_ended", "repaired",
+          "threads still running on a CPU when the trace ends: their CPU slice ends at the "
+          "last ftrace timestamp"),
+    _Code("perfetto.sched_first_compact_switch", "dropped",
+          "threads switched in by a CPU's first sched_switch in the compact form, which does "
+          "not state the thread switched out: no CPU slice, as trace_processor makes none"),
+    _Code("perfetto.frame_timeline_token_repeated", "dropped",
+          "expected surface frames (FrameTimeline) whose token an earlier one of their process "
+          "had (layers of one app share it): left out, as trace_processor leaves them out"),
+    _Code("perfetto.frame_without_display_frame", "note",
+          "actual surface frames (FrameTimeline) whose display frame token names no actual "
+          "display frame of the trace: no flow"),
     _Code("perfetto.unknown_name_iid", "dropped",
           "event name iids never interned on their sequence: the events have no name"),
     _Code("perfetto.model_attribute_unreadable", "note",

@@ -38,7 +38,7 @@ def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
                     example=f"{int(raw[~keep][0])}" if (~keep).any() else None)
     ts = raw.astype(np.int64)
     del raw
-    keep &= _to_trace_clock(reader, ts, _column(events.clock, np.int64))
+    keep &= to_trace_clock(reader, ts, _column(events.clock, np.int64))
     events.release("ts", "clock", "packet")   # (each column goes once used: see release)
     ts -= shift
     uuid = _column(events.track, np.uint64)
@@ -62,7 +62,7 @@ def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
     _flows(reader, slice_of, ts, keep, model)
 
 
-def _to_trace_clock(reader: PftraceReader, ts: np.ndarray, clock: np.ndarray) -> np.ndarray:
+def to_trace_clock(reader: PftraceReader, ts: np.ndarray, clock: np.ndarray) -> np.ndarray:
     """Move timestamps on other clocks onto the trace clock (in place) through the nearest
     earlier ClockSnapshot; returns which events could be placed."""
     placed = np.ones(len(ts), dtype=bool)

@@ -69,8 +69,11 @@ from .annotation_values import text as utf8_text
 from .arg_store import OBJECT, TEXT, ArgValues
 from .byte_ranges import distinct_ranges
 from .dotted_names import DottedNames, NestedGroup
+from .frame_timeline import FRAME_TIMELINE_EVENT
 from .framing import frame_block, whole_packet
+from .ftrace import FTRACE_EVENTS, PROCESS_STATS, PROCESS_TREE, SystemPackets
 from .packet_defaults import PacketDefaults
+from .sys_stats import SYS_STATS
 from .track_tree import TrackMap, build_tracks, merge_descriptor
 from .wire import FIXED64, LENGTH, VARINT
 
@@ -83,6 +86,8 @@ CLOCK_SNAPSHOT, CLEARED_OLD, CLOCK_ID, DEFAULTS, DESCRIPTOR, ATTRIBUTES = 6, 41,
 HEADER_FIELDS = np.array([3, TIMESTAMP, SEQUENCE_ID, INTERNED, FLAGS, CLEARED_OLD, 42, CLOCK_ID,
                           DEFAULTS, 79, 87, 98])
 STATEFUL = (DESCRIPTOR, CLOCK_SNAPSHOT, ATTRIBUTES)
+SYSTEM = (FTRACE_EVENTS, PROCESS_TREE, PROCESS_STATS, SYS_STATS,   # (see .system_model)
+          FRAME_TIMELINE_EVENT)
 CLEARED, NEEDS = 1, 2
 # TrackEvent fields and types.
 CATEGORY_IIDS, ANNOTATIONS, LEGACY, TYPE, NAME_IID_FIELD, TRACK_UUID = 3, 4, 6, 9, 10, 11
@@ -218,6 +223,8 @@ class PftraceReader:
         self.dotted = DottedNames()   # (from the model attribute)
         self.nested_objects: list[int] = []   # object indexes of marked groups
         self.group_names: set[str] = set()    # and the names they came under
+        self.system = SystemPackets()
+        self.packet_kinds: dict[str, int] = {}   # packets per data field name, as met
 
     # -- reading --------------------------------------------------------------------------
 
@@ -300,13 +307,16 @@ class PftraceReader:
         # the stateful packets, in file order
         interned = fields.where(INTERNED, LENGTH)
         defaults = fields.where(DEFAULTS, LENGTH)
-        stateful = np.flatnonzero(np.isin(content.field, STATEFUL))
+        stateful = np.flatnonzero(np.isin(content.field, STATEFUL + SYSTEM))
         todo = sorted([(int(m), 0, int(o), int(n)) for m, o, n in zip(
             interned.msg, interned.offset, interned.length, strict=True)]
             + [(int(m), 1, int(o), int(n)) for m, o, n in zip(
                 defaults.msg, defaults.offset, defaults.length, strict=True)]
             + [(int(content.msg[r]), 2, int(content.offset[r]), int(content.length[r]))
                for r in stateful.tolist()])
+        bundles: list[tuple[int, int]] = []   # ftrace bundles, decoded together below
+        packet_ts = fields.last_per_message(TIMESTAMP, VARINT, count)[0]
+        packet_clock = fields.last_per_message(CLOCK_ID, VARINT, count)[0]
         for packet, what, offset, length in todo:
             if skipped[packet]:
                 continue
@@ -316,12 +326,22 @@ class PftraceReader:
                     self._intern(int(generation[packet]), payload)
                 elif what == 1:
                     self._defaults(int(generation[packet]), first + packet, payload)
+                elif kind[packet] == FTRACE_EVENTS:
+                    bundles.append((offset, offset + length))
+                elif kind[packet] in SYSTEM:
+                    self.system.add(int(kind[packet]), payload, int(packet_ts[packet]),
+                                    int(packet_clock[packet]))
                 else:
                     self._stateful(int(kind[packet]), payload, int(sequence[packet]),
                                    first + packet)
-            except DecodeError:
+            except (DecodeError, WireError):
                 self.diagnostics.add("perfetto.packet_decode",
                                      example=f"byte offset {consumed + offset}")
+        if bundles:
+            span = np.array(bundles, dtype=np.int64)
+            damaged = self.system.add_bundles(data, buf, span[:, 0], span[:, 1])
+            self.diagnostics.add("perfetto.packet_decode", count=damaged,
+                                 example="an ftrace bundle" if damaged else None)
         events = np.flatnonzero(kind == TRACK_EVENT)
         if len(events):
             ts, has_ts = fields.last_per_message(TIMESTAMP, VARINT, count)
@@ -364,13 +384,15 @@ class PftraceReader:
         return ids[inverse.ravel()], clears > 0
 
     def _count_unmodelled(self, kind: np.ndarray) -> None:
-        modelled = {0, -1, TRACK_EVENT, *STATEFUL}
+        modelled = {0, -1, TRACK_EVENT, *STATEFUL, *SYSTEM}
         found, counts = np.unique(kind, return_counts=True)
         for number, count in zip(found.tolist(), counts.tolist(), strict=True):
-            if number in modelled:
-                continue
-            name = _PACKET_FIELDS.get(number, f"field {number}")
-            self.diagnostics.add(f"perfetto.not_modelled.{name}", count=count)
+            name = _PACKET_FIELDS.get(number, f"field {number}") if number >= 0 else \
+                "packets needing incremental state never set"
+            if number:
+                self.packet_kinds[name] = self.packet_kinds.get(name, 0) + count
+            if number not in modelled:
+                self.diagnostics.add(f"perfetto.not_modelled.{name}", count=count)
 
     def _intern(self, generation: int, payload: bytes) -> None:
         interned = InternedData.FromString(payload)
@@ -777,6 +799,7 @@ class PftraceReader:
 
     def finish(self) -> Trace:
         from .model_events import build_events
+        from .system_model import build_system
 
         trace = self.trace
         model = None
@@ -801,7 +824,30 @@ class PftraceReader:
             if len(events) else set()
         tracks: TrackMap = build_tracks(trace, self.descriptors, used, model)
         build_events(self, tracks, shift, model)
+        self._frames_on_trace_clock()
+        build_system(trace, self.system)
+        if model is None and not trace.processes and self.packets:
+            held = ", ".join(f"{n:,} {kind}" for kind, n in self.packet_kinds.items())
+            raise InputError("nothing in this Perfetto trace could be modelled: it holds "
+                             + (held or "no packet with data"), file=self.name)
         return trace
+
+    def _frames_on_trace_clock(self) -> None:
+        """The FrameTimeline's packet times on the trace clock (through the snapshots, as
+        track events' are); those that cannot be placed are left out, counted."""
+        from .model_events import to_trace_clock
+
+        frames = self.system.frames
+        fits = [f for f in frames if f.ts < 1 << 63 and f.clock < 64]
+        self.diagnostics.add("perfetto.timestamp_beyond_int64",
+                             count=sum(f.ts >= 1 << 63 for f in frames))
+        self.diagnostics.add("perfetto.clock_without_snapshot",
+                             count=sum(f.ts < 1 << 63 and f.clock >= 64 for f in frames))
+        ts = np.array([f.ts for f in fits], dtype=np.int64)
+        clock = np.array([f.clock or self.trace_clock for f in fits], dtype=np.int64)
+        placed = to_trace_clock(self, ts, clock).tolist()
+        self.system.frames = [f._replace(ts=t) for f, t, ok in zip(fits, ts.tolist(), placed,
+                                                                   strict=True) if ok]
 
     def clock_offsets(self) -> dict[int, list[tuple[int, int]]]:
         """Per clock: (its reading, the trace clock's reading) at each snapshot with both."""

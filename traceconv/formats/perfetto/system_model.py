@@ -1,0 +1,237 @@
+"""A system trace's packets (:mod:`.ftrace`) as the model, the way trace_processor reads them.
+
+* the process tree's processes (named by the first word of the command line) and threads
+  (tid, tgid, name) are the model's processes and thread tracks; a process the track
+  descriptors already declared under the same pid is the same process;
+* atrace ``B``/``E`` lines are slices on the writing thread's track (one stack per
+  thread, as trace_processor keeps it), ``C`` lines values of a counter track of the
+  process, ``S``/``F`` lines async slices (paired by process, name and cookie) on a track
+  of the process named by the slice, ``I`` lines instants on the thread's track; a thread
+  whose process the tree does not give belongs to the tgid its atrace lines name, else is a
+  process of its own;
+* ``sched_switch`` events make one track per CPU ("CPU 3") whose slices are the threads that
+  ran there, named by the thread (switched-in ``next_comm``), idle (pid 0) left out; the
+  thread running when the trace ends ends at the last ftrace timestamp (counted;
+  trace_processor leaves its end open); in the compact form (which does not state the
+  thread switched out) a CPU's first switch opens no slice, as in trace_processor (counted);
+* ``cpu_frequency`` (kHz) and ``cpu_idle`` (the state as the kernel writes it) events are
+  values of one counter track per CPU;
+* ``process_stats`` samples are counter tracks of their process, named as trace_processor
+  names them (``mem.rss``, ``mem.virt``, ... in bytes; ``oom_score_adj``);
+* ``sys_stats`` values (:mod:`.sys_stats`): meminfo and vmstat counters in a "System"
+  group, CPU times as counters per CPU in the "CPUs" group;
+* FrameTimeline packets: see :mod:`.frame_timeline`.
+
+Timestamps are taken as the file states them (ftrace's clock is the trace's clock, BOOTTIME,
+on Android and Linux).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from ...model import Diagnostics, ProcessKind, Trace, TrackKind
+from ...model.builder import TraceBuilder
+from .atrace import ASYNC_BEGIN, ASYNC_END, BEGIN, COUNTER, END, INSTANT, AtraceLine
+from .frame_timeline import build_frames
+from .ftrace import SystemPackets
+from .ftrace_columns import CPU_FREQUENCY, CPU_IDLE, SCHED_SWITCH
+
+_CPU_COUNTERS = {CPU_FREQUENCY: ("frequency", "kHz"), CPU_IDLE: ("idle state", None)}
+
+
+class SystemTracks:
+    """Processes and tracks of the system trace, made when first needed."""
+
+    def __init__(self, trace: Trace, packets: SystemPackets) -> None:
+        self.trace = trace
+        self.packets = packets
+        self.process: dict[int, int] = {p.pid: p.id for p in trace.processes
+                                        if p.pid is not None and p.kind == ProcessKind.HOST}
+        self.thread: dict[int, int] = {}
+        self.named: dict[tuple[int, str, TrackKind], int] = {}   # per process, by name
+        self.groups: dict[str, int] = {}   # synthetic groups: "CPUs", "System"
+        self.tgid: dict[int, int] = {}     # tid -> tgid its atrace lines name
+        self.comm: dict[int, str] = {}     # tid -> name sched_switch gives
+
+    def of_pid(self, pid: int) -> int:
+        found = self.process.get(pid)
+        if found is None:
+            name = self.packets.processes.get(pid, (0, ""))[1] or f"Process {pid}"
+            found = self.process[pid] = self.trace.add_process(name, pid=pid)
+        return found
+
+    def of_tid(self, tid: int) -> int:
+        found = self.thread.get(tid)
+        if found is None:
+            tgid, name = self.packets.threads.get(tid, (0, ""))
+            if not tgid:
+                tgid = tid if tid in self.packets.processes else self.tgid.get(tid, tid)
+            name = name or self.comm.get(tid, "") or f"Thread {tid}"
+            found = self.thread[tid] = self.trace.add_track(name, process=self.of_pid(tgid),
+                                                            tid=tid)
+        return found
+
+    def named_track(self, process: int, name: str, kind: TrackKind,
+                    unit: str | None = None) -> int:
+        key = (process, name, kind)
+        found = self.named.get(key)
+        if found is None:
+            found = self.named[key] = self.trace.add_track(name, process=process, kind=kind,
+                                                           unit=unit)
+        return found
+
+    def group(self, name: str) -> int:
+        found = self.groups.get(name)
+        if found is None:
+            found = self.groups[name] = self.trace.add_process(name, kind=ProcessKind.SYNTHETIC)
+        return found
+
+
+def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
+    """Add the processes, threads, slices and counters of ``packets`` to ``trace``.
+
+    >>> from traceconv.formats.perfetto.ftrace import PRINT, FtraceRecord
+    >>> from traceconv.formats.perfetto.atrace import parse
+    >>> lines = [(10, "B|7|step"), (15, "B|7|load"), (25, "E|7"), (40, "E|7")]
+    >>> trace = TraceBuilder()
+    >>> build_system(trace, SystemPackets([FtraceRecord(ts, 0, 8, PRINT, parse(text))
+    ...                                    for ts, text in lines]))
+    >>> [(s.name, s.start, s.dur, trace.tracks[s.track].name) for s in trace.iter_slices()]
+    [('step', 10, 30, 'Thread 8'), ('load', 15, 10, 'Thread 8')]
+    >>> [(p.pid, p.name) for p in trace.processes]
+    [(7, 'Process 7')]
+    """
+    tracks = SystemTracks(trace, packets)
+    records = sorted(packets.records, key=lambda r: r.ts)   # (stable: ties in file order)
+    for record, line in packets.atrace():
+        if line.tgid:
+            tracks.tgid.setdefault(record.tid, line.tgid)
+    for record in records:
+        if record.what == SCHED_SWITCH:
+            switch: Any = record.data
+            tracks.comm.setdefault(switch.next_pid, switch.next_comm)
+            if switch.prev_comm:   # (the compact form does not state it)
+                tracks.comm.setdefault(switch.prev_pid, switch.prev_comm)
+    for pid in packets.processes:
+        tracks.of_pid(pid)
+    for tid in packets.threads:
+        tracks.of_tid(tid)
+    frames = sorted(packets.frames, key=lambda f: f.ts)
+    last = max(records[-1].ts if records else 0, frames[-1].ts if frames else 0)
+    _atrace(trace, tracks, records, last)
+    _sched(trace, tracks, records, last)
+    _cpu_counters(trace, tracks, records)
+    build_frames(trace, tracks, frames, last)
+    for counter in packets.process_counters:
+        unit = None if counter.name == "oom_score_adj" else "bytes"
+        track = tracks.named_track(tracks.of_pid(counter.pid), counter.name, TrackKind.COUNTER,
+                                   unit)
+        trace.add_counter(track, counter.ts, counter.value)
+    for value in packets.system_counters:
+        if value.cpu is None:
+            track = tracks.named_track(tracks.group("System"), value.name, TrackKind.COUNTER,
+                                       value.unit)
+        else:
+            track = tracks.named_track(tracks.group("CPUs"), f"CPU {value.cpu} {value.name}",
+                                       TrackKind.COUNTER, value.unit)
+        trace.add_counter(track, value.ts, value.value)
+    _count_rest(trace.diagnostics, packets)
+
+
+def _atrace(trace: TraceBuilder, tracks: SystemTracks, records: list[Any], last: int) -> None:
+    stacks: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    started: dict[tuple[int, str, float], list[int]] = defaultdict(list)
+    slices: list[tuple[int, int, int, str]] = []
+    unmatched = 0
+    for record in records:
+        line = record.data
+        if not isinstance(line, AtraceLine):
+            continue
+        if line.phase == BEGIN:
+            stacks[record.tid].append((record.ts, line.name))
+        elif line.phase == END:
+            if stacks[record.tid]:
+                start, name = stacks[record.tid].pop()
+                slices.append((tracks.of_tid(record.tid), start, record.ts, name))
+            else:
+                unmatched += 1
+        elif line.phase == COUNTER:
+            counter = tracks.named_track(tracks.of_pid(line.tgid), line.name, TrackKind.COUNTER)
+            trace.add_counter(counter, record.ts, line.value)
+        elif line.phase == ASYNC_BEGIN:
+            started[(line.tgid, line.name, line.value)].append(record.ts)
+        elif line.phase == ASYNC_END:
+            opened = started[(line.tgid, line.name, line.value)]
+            if opened:
+                slices.append((_async_track(tracks, line), opened.pop(), record.ts, line.name))
+            else:
+                unmatched += 1
+        elif line.phase == INSTANT:
+            trace.add_instant(tracks.of_tid(record.tid), record.ts, line.name)
+    not_ended = 0
+    for tid, stack in stacks.items():
+        not_ended += len(stack)
+        slices += [(tracks.of_tid(tid), start, last, name) for start, name in stack]
+    for (tgid, name, cookie), opened in started.items():
+        not_ended += len(opened)
+        line = AtraceLine(ASYNC_BEGIN, tgid, name, cookie)
+        slices += [(_async_track(tracks, line), start, last, name) for start in opened]
+    trace.diagnostics.add("perfetto.end_without_begin", count=unmatched)
+    trace.diagnostics.add("perfetto.slice_not_ended", count=not_ended)
+    for track, start, end, name in sorted(slices, key=lambda s: (s[0], s[1], -s[2])):
+        trace.add_interval(track, start, end, name)
+
+
+def _async_track(tracks: SystemTracks, line: AtraceLine) -> int:
+    return tracks.named_track(tracks.of_pid(line.tgid), line.name, TrackKind.ASYNC)
+
+
+def _sched(trace: TraceBuilder, tracks: SystemTracks, records: list[Any], last: int) -> None:
+    running: dict[int, tuple[int, str, int] | None] = {}   # cpu -> tid, name, since
+    slices: list[tuple[int, int, int, str, int]] = []
+    first_compact = 0
+    for record in records:
+        if record.what != SCHED_SWITCH:
+            continue
+        switch = record.data
+        previous = running.get(record.cpu)
+        if previous is not None:
+            tid, name, since = previous
+            slices.append((record.cpu, since, record.ts, name, tid))
+        if switch.prev_pid < 0 and record.cpu not in running:
+            # a CPU's first switch in the compact form: trace_processor opens no slice
+            running[record.cpu] = None
+            first_compact += int(switch.next_pid != 0)
+        else:
+            running[record.cpu] = (switch.next_pid, switch.next_comm, record.ts)
+    not_ended = [(cpu, state[2], last, state[1], state[0]) for cpu, state in running.items()
+                 if state is not None and state[0]]
+    trace.diagnostics.add("perfetto.sched_not_ended", count=len(not_ended))
+    trace.diagnostics.add("perfetto.sched_first_compact_switch", count=first_compact)
+    for cpu, start, end, name, tid in sorted(slices + not_ended):
+        if tid == 0:   # (the idle task: trace_processor's sched table keeps it as utid 0)
+            continue
+        track = tracks.named_track(tracks.group("CPUs"), f"CPU {cpu}", TrackKind.SYNTHETIC)
+        trace.add_interval(track, start, end, name or f"Thread {tid}", "sched", {"tid": tid})
+
+
+def _cpu_counters(trace: TraceBuilder, tracks: SystemTracks, records: list[Any]) -> None:
+    for record in records:
+        if record.what in _CPU_COUNTERS:
+            what, unit = _CPU_COUNTERS[record.what]
+            state = record.data
+            track = tracks.named_track(tracks.group("CPUs"), f"CPU {state.cpu_id} {what}",
+                                       TrackKind.COUNTER, unit)
+            trace.add_counter(track, record.ts, float(state.state))
+
+
+def _count_rest(diagnostics: Diagnostics, packets: SystemPackets) -> None:
+    for kind, count in sorted(packets.unmodelled.items()):
+        diagnostics.add(f"perfetto.ftrace_not_modelled.{kind}", count=count)
+    for name, count in sorted(packets.unmodelled_stats.items()):
+        diagnostics.add(f"perfetto.sys_stats_not_modelled.{name}", count=count)
+    diagnostics.add("perfetto.ftrace_clock_not_boot", count=packets.other_clock)
+    diagnostics.add("perfetto.ftrace_print_not_atrace", count=packets.not_atrace,
+                    example=packets.not_atrace_example or None)
