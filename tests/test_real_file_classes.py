@@ -285,11 +285,11 @@ def test_migraphx_wide_column_tables_keep_their_times(tmp_path, path, pad, fille
 
 
 def test_a_wide_column_row_that_fits_no_column_is_counted_not_guessed(tmp_path):
-    rows = ["Instructions".ljust(40) + "Time(ms)".ljust(13) + "Percentage".ljust(13)
+    rows = ["Instructions".ljust(44) + "Time(ms)".ljust(13) + "Percentage".ljust(13)
             + "Throughput(GB/s)",
-            "@0 = check_context -> float_type, {}, {}".ljust(40) + "0.000693".ljust(13)
+            "@0 = check_context -> float_type, {}, {}".ljust(44) + "0.000693".ljust(13)
             + "0.00398".ljust(13) + "0.000000",
-            "@1 = a_name_longer_than_its_column -> float_type, {}, {}0.000561".ljust(53)
+            "@1 = a_name_longer_than_its_column -> float_type, {}, {}0.000561".ljust(57)
             + "0.00322"]
     path = tmp_path / "perf_unfit.txt"
     path.write_text("\n".join(rows) + "\n")

@@ -54,7 +54,14 @@ def read_database(trace: TraceBuilder, source: Source) -> None:
     places = Places(trace)
     with open_database(source) as db:
         for table, columns in db.columns.items():
-            rows = db.iterate(f'select * from "{table.replace(chr(34), chr(34) * 2)}"', table)
+            if not columns:   # (every column generated: nothing the file itself holds)
+                trace.diagnostics.add("rocprof.table_not_read", count=1, example=table)
+                continue
+            # (the columns read, named: a generated column the access layer skips is
+            # not in them, and `select *` would still hand it over as a NULL)
+            named = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
+            rows = db.iterate(f'select {named} from "{table.replace(chr(34), chr(34) * 2)}"',
+                              table)
             unquoted = Unquoted()
             records = (unquoted.record(columns, row) for row in rows)
             if table == "KERN":
