@@ -197,19 +197,6 @@ def _graph_records(trace: Trace) -> list[OpRecord]:
     return records
 
 
-def _self_times(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Duration minus directly nested children, for slices of one track sorted by start."""
-    self_ns = ends - starts
-    stack: list[int] = []
-    for i in range(len(starts)):
-        while stack and ends[stack[-1]] <= starts[i]:
-            stack.pop()
-        if stack and ends[i] <= ends[stack[-1]]:
-            self_ns[stack[-1]] -= ends[i] - starts[i]
-        stack.append(i)
-    return self_ns
-
-
 def _slice_records(trace: Trace) -> list[OpRecord]:
     """One record per (name, kind) of :func:`~traceconv.analysis.op_summary.op_summary`:
     host self time for host rows, device self time for device work (never for ranges)."""
