@@ -6,6 +6,8 @@ import re
 
 import numpy as np
 
+from ....model import Trace
+from ....model.graph import OP
 from ...activity import Activity
 from ..context import Context
 from ..finding import Finding
@@ -14,7 +16,7 @@ from . import pct
 
 MATRIX_SHARE = 0.10   # GEMM/conv kernels must be at least this share of kernel time
 MATRIX_KERNEL = re.compile(r"gemm|conv|xmma|cutlass|cublas|nvjet|wgrad|dgrad|fprop|"
-                           r"matmul|mlir_dot|\bdot\b|implicit", re.IGNORECASE)
+                           r"mat(?:rix)?_?mul|mlir_dot|\bdot\b|implicit", re.IGNORECASE)
 LOW_PRECISION = re.compile(r"bf16|bfloat16|fp16|f16|half|h884|h1688|h16816|hmma|_h_|e4m3|"
                            r"e5m2|fp8|int8|\bi8\b|float16", re.IGNORECASE)
 _ARG_KEYS = ("Input type", "dtype", "dtypes", "Input Type")
@@ -46,16 +48,47 @@ def _low_precision_anywhere(ctx: Context, kernel_names: list[str]) -> str | None
     return None
 
 
+def op_types(trace: Trace) -> dict[int, str]:
+    """Slice row → the type of the graph op it executed (the graph's ``type`` and
+    ``slices`` attributes), for the rows whose op states a type.
+
+    >>> from traceconv.model import Trace
+    >>> from traceconv.model.graph import add_op
+    >>> t = Trace(); _ = add_op(t.graph, 1, "conv1.weight", "ImmutableTensor", slices=[4, 5])
+    >>> op_types(t)
+    {4: 'ImmutableTensor', 5: 'ImmutableTensor'}
+    """
+    found: dict[int, str] = {}
+    for _, attrs in trace.graph.nodes(data=True):
+        kind = attrs.get("type")
+        if attrs.get("kind") == OP and kind and isinstance(attrs.get("slices"), list):
+            found.update(dict.fromkeys(attrs["slices"], str(kind)))
+    return found
+
+
+def _what_each_kernel_is(ctx: Context, kernels: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Per kernel row, an index into a list of texts that say what it computes: the type of
+    the graph op it executed where the trace has one (MegEngine names a kernel after its
+    op's output, ``conv1.weight``, a parameter tensor), else the kernel's name."""
+    types = op_types(ctx.trace) if ctx.trace.graph.number_of_nodes() else {}
+    strings = ctx.trace.strings.strings
+    names = ctx.timeline.name[kernels].tolist()
+    texts = [types.get(row) or strings[name] for row, name in zip(
+        kernels.tolist(), names, strict=True)]
+    unique, inverse = np.unique(np.array(texts, dtype=object), return_inverse=True) \
+        if texts else (np.zeros(0, object), np.zeros(0, np.int64))
+    return inverse, [str(text) for text in unique.tolist()]
+
+
 def _no_mixed_precision(ctx: Context) -> list[Finding]:
     tensor_cores = _tensor_core_gpu(ctx)
     if tensor_cores is False:
         return []
     tl = ctx.timeline
     kernels = tl.rows(Activity.KERNEL)
-    # judge each distinct kernel name once: a long run repeats a few hundred names
-    name_ids, inverse = np.unique(tl.name[kernels], return_inverse=True)
+    # judge each distinct kernel (or op type) once: a long run repeats a few hundred names
+    inverse, unique = _what_each_kernel_is(ctx, kernels)
     strings = ctx.trace.strings.strings
-    unique = [strings[i] for i in name_ids.tolist()]
     if _low_precision_anywhere(ctx, unique) is not None:
         return []
     is_matrix = np.array([bool(MATRIX_KERNEL.search(n)) for n in unique], dtype=bool)
@@ -65,7 +98,7 @@ def _no_mixed_precision(ctx: Context) -> list[Finding]:
     share = matrix_ns / total if total else 0.0
     if share < MATRIX_SHARE:
         return []
-    matrix_names = [n for n, m in zip(unique, is_matrix, strict=True) if m]
+    matrix_names = list(dict.fromkeys(strings[i] for i in tl.name[kernels[matrix]].tolist()))
     tf32 = any("tf32" in n.lower() for n in matrix_names)
     return [Finding(
         "no-mixed-precision", "medium" if tensor_cores else "info",
