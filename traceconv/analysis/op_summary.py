@@ -375,7 +375,7 @@ def op_summary(trace: Trace, *, group_by_input_shape: bool = False) -> list[OpRo
         args = s.args[row]
         if args and isinstance(args.get("flops"), int | float):
             out.flops = (out.flops or 0) + int(args["flops"])
-        if memory is not None:
+        if memory is not None and usage is not None:
             inside_children = memory.usage([a for a, _ in kids], [b for _, b in kids])
             out.self_memory_bytes = (out.self_memory_bytes or 0) + int(
                 usage[row] - inside_children.sum())

@@ -1,0 +1,247 @@
+"""Analyses that no input can make wrong in kind (issue 38, items 4-6): no negative self or
+total time, kernels are kernels on every reader, and advice names matrix kernels by what
+they compute. Expected values come from plain interval unions written here, ``sqlite3`` on
+Nsight Systems exports, a protobuf walk of XPlane files and ``json`` on MegEngine profiles.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import traceconv
+from tests.conftest import ROOT, SHARED, bundled_files
+from tests.test_xplane import _fields
+from traceconv import registry
+from traceconv.analysis.activity import slice_activity
+from traceconv.analysis.advise import advise
+from traceconv.analysis.op_summary import op_summary
+from traceconv.analysis.summary import SummaryOptions, summarize
+from traceconv.errors import TraceconvError
+from traceconv.model import ProcessKind, Trace
+from traceconv.model.activity import Activity
+
+H100_NSYS = SHARED / "nsys" / "GindaChen__nsys-ai__h100_2gpu_1s.sqlite"
+TF_GPU_XPLANE = SHARED / "xplane" / "openxla__xprof__34.83.195.179_6003.xplane.pb"
+MEGENGINE = ROOT / "samples" / "megengine" / "convnet_lar_embed_profile.json"
+TIMES = ("self_host_ns", "host_total_ns", "self_device_ns", "device_total_ns")
+
+
+def _union_ns(spans: list[tuple[int, int]]) -> int:
+    """Nanoseconds covered by ``spans`` (overlaps once): a plain sweep."""
+    covered, reach = 0, None
+    for lo, hi in sorted(spans):
+        if reach is None or lo > reach:
+            covered, reach = covered + hi - lo, hi
+        elif hi > reach:
+            covered, reach = covered + hi - reach, hi
+    return covered
+
+
+# -- every reader's samples ------------------------------------------------------------------
+
+def _every_sample() -> list[Path]:
+    seeds = [ROOT / seed.path for seeds in registry.SEED_SAMPLES.values() for seed in seeds]
+    bundled = [p for p in bundled_files(ROOT / "samples")
+               if p.suffix != ".md" and "broken" not in p.parts]
+    return sorted(set(seeds) | set(bundled))
+
+
+@cache
+def _load(path: Path) -> Trace | None:
+    try:
+        return traceconv.load(path)
+    except TraceconvError:   # (a file that needs its companions, read by its own tests)
+        return None
+
+
+@pytest.mark.parametrize("path", _every_sample(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_negative_time_in_any_summary(path):
+    trace = _load(path)
+    if trace is None:
+        pytest.skip("not readable alone")
+    for row in op_summary(trace):
+        for column in TIMES:
+            value = getattr(row, column)
+            assert value is None or value >= 0, (row.name, column, value)
+        if row.self_host_ns is not None:
+            assert row.self_host_ns <= row.host_total_ns, row.name
+    result = summarize(trace, SummaryOptions(top=0))
+    for row in (*result.device_rows, *result.host_rows):
+        assert row.time >= 0, (row.name, row.time)
+
+
+@pytest.mark.parametrize("path", _every_sample(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_kernel_rows_are_never_steps_or_ranges(path):
+    trace = _load(path)
+    if trace is None:
+        pytest.skip("not readable alone")
+    activity = slice_activity(trace)
+    kind = activity & 0x0F
+    not_work = (activity & Activity.STEP != 0) | np.isin(
+        kind, [Activity.ANNOTATION, Activity.DEVICE_ANNOTATION, Activity.DEVICE_SYNC])
+    names = trace.strings.strings
+    marks = {names[i] for i in np.unique(trace.slices.numpy("name")[not_work]).tolist()}
+    work = {names[i] for i in np.unique(trace.slices.numpy("name")[~not_work]).tolist()}
+    kernels = {row.name for row in op_summary(trace) if row.kind == "kernel"}
+    assert not kernels & (marks - work)
+
+
+# -- self time: the duration less the time its children cover --------------------------------
+
+@st.composite
+def _parents_with_overlapping_children(draw):
+    """Per thread, one parent and children inside it that may overlap each other partially,
+    but none inside another (so each is a direct child)."""
+    threads = []
+    for _ in range(draw(st.integers(1, 3))):
+        length = draw(st.integers(10, 10_000))
+        spans = draw(st.lists(st.tuples(st.integers(0, length), st.integers(0, length)),
+                              max_size=8))
+        children: list[tuple[int, int]] = []
+        for a, b in spans:
+            lo, hi = min(a, b), max(a, b)
+            if lo == hi or any(c <= lo and hi <= d or lo <= c and d <= hi
+                               for c, d in children):
+                continue
+            children.append((lo, hi))
+        threads.append((length, children))
+    return threads
+
+
+@given(_parents_with_overlapping_children())
+def test_self_time_is_duration_less_the_union_of_children(threads):
+    trace = Trace()
+    process = trace.add_process("python")
+    expected = 0
+    for number, (length, children) in enumerate(threads):
+        track = trace.add_track(f"thread {number}", process=process, tid=number + 1)
+        trace.add_slice(track, 0, length, "parent", "cpu_op")
+        for lo, hi in children:
+            trace.add_slice(track, lo, hi - lo, "child", "cpu_op")
+        expected += length - _union_ns(children)
+    rows = {row.name: row for row in op_summary(trace)}
+    assert rows["parent"].self_host_ns == expected
+    assert rows["parent"].host_total_ns == sum(length for length, _ in threads)
+    if "child" in rows:
+        child = rows["child"]
+        assert child.self_host_ns == child.host_total_ns == sum(
+            hi - lo for _, children in threads for lo, hi in children)
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 1000), st.integers(0, 1000)),
+                max_size=40))
+def test_any_slices_give_self_time_between_zero_and_the_duration(slices):
+    trace = Trace()
+    process = trace.add_process("python")
+    tracks = [trace.add_track(f"t{i}", process=process, tid=i + 1) for i in range(4)]
+    for track, start, dur in slices:
+        trace.add_slice(tracks[track], start, dur, f"op{dur % 5}", "cpu_op")
+    for row in op_summary(trace):
+        assert 0 <= row.self_host_ns <= row.host_total_ns
+
+
+# -- the Nsight Systems export where aten::mm had -54.849 ms of self time --------------------
+
+def _nsys_self_time(path: Path, name: str) -> int:
+    """Self time of the NVTX ranges called ``name`` (text ``name, op_id = N``): each
+    range's duration less the union of what else ran on its thread inside it (ranges,
+    runtime calls, CUPTI overhead)."""
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        ranges = db.execute(
+            "SELECT globalTid, start, end, coalesce(text, value) FROM NVTX_EVENTS "
+            "LEFT JOIN StringIds ON textId = id WHERE end IS NOT NULL").fetchall()
+        calls = db.execute("SELECT globalTid, start, end FROM CUPTI_ACTIVITY_KIND_RUNTIME "
+                           "UNION ALL SELECT globalTid, start, end "
+                           "FROM CUPTI_ACTIVITY_KIND_OVERHEAD").fetchall()
+    by_thread: dict[int, list[tuple[int, int]]] = {}
+    for tid, start, end, *_ in [*ranges, *calls]:
+        by_thread.setdefault(tid, []).append((start, end))
+    total = 0
+    for tid, start, end, text in ranges:
+        if text.split(",")[0] == name:
+            inside = [(a, b) for a, b in by_thread[tid]
+                      if start <= a and b <= end and (a, b) != (start, end)]
+            total += end - start - _union_ns(inside)
+    return total
+
+
+def test_nsys_self_time_of_mm_is_what_its_thread_did_outside_its_children(shared_samples):
+    trace = traceconv.load(H100_NSYS)
+    rows = op_summary(trace)
+    mm = next(row for row in rows if row.name == "aten::mm" and row.kind == "op")
+    assert mm.self_host_ns == _nsys_self_time(H100_NSYS, "aten::mm")   # was -54,849,205
+    assert all(getattr(row, c) is None or getattr(row, c) >= 0 for row in rows for c in TIMES)
+
+
+# -- kernels of a TensorFlow GPU XPlane: its "Steps" rows are no kernels ---------------------
+
+def _xplane_kernel_ns(data: bytes) -> int:
+    """Duration of the events on ``Stream #N`` lines of ``/device:GPU`` planes that are not
+    copies (no ``memcpy_details`` / ``memset_details`` stat): a walk of the wire format."""
+    total = 0
+    for number, plane in _fields(data):
+        if number != 1:
+            continue
+        fields = list(_fields(plane))
+        name = next((v.decode() for n, v in fields if n == 2), "")
+        stats = {}
+        for entry in (v for n, v in fields if n == 5):   # stat_metadata map: id → name
+            parts = dict(_fields(entry))
+            stats[parts.get(1)] = dict(_fields(parts.get(2, b""))).get(2, b"").decode()
+        if not name.startswith("/device:GPU"):
+            continue
+        for line in (v for n, v in fields if n == 3):
+            parts = list(_fields(line))
+            line_name = next((v.decode() for n, v in parts if n in (11, 2) and v), "")
+            if not line_name.startswith("Stream #"):
+                continue
+            for event in (v for n, v in parts if n == 4):
+                event_fields = list(_fields(event))
+                named = {stats.get(dict(_fields(v)).get(1)) for n, v in event_fields if n == 4}
+                if not named & {"memcpy_details", "memset_details"}:
+                    total += sum(v for n, v in event_fields if n == 3)   # duration_ps
+    return total // 1000
+
+
+def test_xplane_kernel_total_is_the_files(shared_samples):
+    trace = traceconv.load(TF_GPU_XPLANE)
+    kernels = [row for row in op_summary(trace) if row.kind == "kernel"]
+    expected = _xplane_kernel_ns(TF_GPU_XPLANE.read_bytes())
+    assert expected == 29_690_748                                   # xprof: 29.69 ms
+    assert sum(row.self_device_ns for row in kernels) == expected   # was 70.87 ms
+    assert "0" not in {row.name for row in kernels}    # the two step markers, 41.18 ms
+
+
+def test_a_step_drawn_on_a_device_line_is_a_range():
+    trace = Trace()
+    gpu = trace.add_track("Steps", process=trace.add_process("GPU 0", kind=ProcessKind.DEVICE))
+    trace.add_slice(gpu, 0, 100, "0", "step", activity=Activity.OTHER | Activity.STEP)
+    trace.add_slice(gpu, 10, 20, "gemm", "kernel", activity=Activity.KERNEL)
+    assert {(r.name, r.kind) for r in op_summary(trace)} == {("0", "gpu_annotation"),
+                                                              ("gemm", "kernel")}
+
+
+# -- MegEngine: matrix kernels are the ops that multiply matrices ---------------------------
+
+def test_megengine_matrix_kernels_are_convolutions_and_matmuls():
+    document = json.loads(MEGENGINE.read_text())
+    operators = document["graph_exec"]["operator"]
+    matrix = {i for i, op in operators.items()
+              if op["type"] in ("ConvolutionForward", "MatrixMul")}   # by hand, from the file
+    expected_ns = sum(round(span["end"] * 1e9) - round(span["start"] * 1e9)
+                      for i in matrix for span in document["profiler"]["device"][i].values())
+    findings = {f.rule: f for f in advise(traceconv.load(MEGENGINE)).findings}
+    finding = findings["no-mixed-precision"]
+    listed = finding.where["kernels"]
+    assert sorted(listed) == sorted(operators[i]["name"] for i in matrix)
+    assert not any(operators[i]["type"] in ("ImmutableTensor", "Elemwise")
+                   and operators[i]["name"] in listed for i in operators)
+    assert abs(finding.evidence["matrix_kernel_ns"] - expected_ns) <= len(matrix)   # rounding
