@@ -115,7 +115,8 @@ def _no_mixed_precision(ctx: Context) -> list[Finding]:
 
 RULES = (
     Rule("no-mixed-precision", ("kernels",), _no_mixed_precision,
-         "GEMM/conv kernel share of kernel time when no kernel name, op input dtype or graph "
+         "GEMM/conv kernel share of kernel time (a kernel judged by the type of the graph op "
+         "it executed, else by its name) when no kernel name, op input dtype or graph "
          "tensor shows fp16/bf16/fp8, on a GPU with tensor cores (compute capability ≥ 7)",
          f"matrix kernels ≥ {MATRIX_SHARE:.0%} of kernel time (info when the GPU is unknown)",
          "PyTorch AMP recipe; NVIDIA mixed-precision training guide"),
