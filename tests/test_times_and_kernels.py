@@ -19,8 +19,9 @@ import traceconv
 from tests.conftest import ROOT, SHARED, bundled_files
 from tests.test_xplane import _fields
 from traceconv import registry
-from traceconv.analysis.activity import slice_activity
+from traceconv.analysis.activity import Timeline, slice_activity
 from traceconv.analysis.advise import advise
+from traceconv.analysis.idle import device_idle
 from traceconv.analysis.op_summary import op_summary
 from traceconv.analysis.summary import SummaryOptions, summarize
 from traceconv.model import ProcessKind, Trace
@@ -164,41 +165,62 @@ def test_nsys_self_time_of_mm_is_what_its_thread_did_outside_its_children(shared
 
 # -- kernels of a TensorFlow GPU XPlane: its "Steps" rows are no kernels ---------------------
 
-def _xplane_kernel_ns(data: bytes) -> int:
-    """Duration of the events on ``Stream #N`` lines of ``/device:GPU`` planes that are not
-    copies (no ``memcpy_details`` / ``memset_details`` stat): a walk of the wire format."""
-    total = 0
+def _gpu_events(data: bytes) -> dict[str, list[tuple[str, int, int, bool]]]:
+    """Per ``/device:GPU`` plane, its events as (line, start ps, end ps, is a copy: a
+    ``memcpy_details`` / ``memset_details`` stat): a walk of the wire format."""
+    planes: dict[str, list[tuple[str, int, int, bool]]] = {}
     for number, plane in _fields(data):
         if number != 1:
             continue
         fields = list(_fields(plane))
         name = next((v.decode() for n, v in fields if n == 2), "")
+        if not name.startswith("/device:GPU"):
+            continue
         stats = {}
         for entry in (v for n, v in fields if n == 5):   # stat_metadata map: id → name
             parts = dict(_fields(entry))
             stats[parts.get(1)] = dict(_fields(parts.get(2, b""))).get(2, b"").decode()
-        if not name.startswith("/device:GPU"):
-            continue
+        events = planes.setdefault(name, [])
         for line in (v for n, v in fields if n == 3):
             parts = list(_fields(line))
             line_name = next((v.decode() for n, v in parts if n in (11, 2) and v), "")
-            if not line_name.startswith("Stream #"):
-                continue
+            base_ps = next((v for n, v in parts if n == 3), 0) * 1000
             for event in (v for n, v in parts if n == 4):
-                event_fields = list(_fields(event))
-                named = {stats.get(dict(_fields(v)).get(1)) for n, v in event_fields if n == 4}
-                if not named & {"memcpy_details", "memset_details"}:
-                    total += sum(v for n, v in event_fields if n == 3)   # duration_ps
-    return total // 1000
+                f = list(_fields(event))
+                start = base_ps + next((v for n, v in f if n == 2), 0)
+                end = start + next((v for n, v in f if n == 3), 0)
+                named = {stats.get(dict(_fields(v)).get(1)) for n, v in f if n == 4}
+                events.append((line_name, start, end,
+                               bool(named & {"memcpy_details", "memset_details"})))
+    return planes
 
 
 def test_xplane_kernel_total_is_the_files(shared_samples):
     trace = traceconv.load(TF_GPU_XPLANE)
     kernels = [row for row in op_summary(trace) if row.kind == "kernel"]
-    expected = _xplane_kernel_ns(TF_GPU_XPLANE.read_bytes())
+    planes = _gpu_events(TF_GPU_XPLANE.read_bytes())
+    expected = sum(end - start for events in planes.values()
+                   for line, start, end, copy in events
+                   if line.startswith("Stream #") and not copy) // 1000
     assert expected == 29_690_748                                   # xprof: 29.69 ms
     assert sum(row.self_device_ns for row in kernels) == expected   # was 70.87 ms
     assert "0" not in {row.name for row in kernels}    # the two step markers, 41.18 ms
+
+
+def test_xplane_idle_is_each_gpus_own_steps(shared_samples):
+    planes = _gpu_events(TF_GPU_XPLANE.read_bytes())
+    expected = {}
+    for plane, events in planes.items():
+        steps = [(a, b) for line, a, b, _ in events if line == "Steps"]
+        if steps:
+            work = [(max(a, s0), min(b, s1)) for line, a, b, _ in events
+                    if line.startswith("Stream #") for s0, s1 in steps if min(b, s1) > max(a, s0)]
+            window = _union_ns(steps)
+            expected[plane] = (window - _union_ns(work)) / window
+    assert sorted(round(v, 2) for v in expected.values()) == [0.25, 0.30]   # the file: 25-30 %
+    idle = {d.device: d for d in device_idle(Timeline(traceconv.load(TF_GPU_XPLANE)))}
+    for plane, share in expected.items():
+        assert idle[plane].idle_share == pytest.approx(share, abs=1e-6)   # was 63.9 %
 
 
 def test_a_step_drawn_on_a_device_line_is_a_range():

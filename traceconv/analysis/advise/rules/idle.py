@@ -38,10 +38,12 @@ def _gpu_idle(ctx: Context) -> list[Finding]:
         main = max(causes, key=causes.__getitem__)
         findings.append(Finding(
             "gpu-idle", severity,
-            f"{device.device} idle {pct(device.idle_share)} of the profiled steps "
-            f"(mostly {main})",
+            f"{device.device} idle {pct(device.idle_share)} of the profiled steps, "
+            + (f"{pct(device.span_idle_share)} from its first work to its last"
+               if device.span_ns else "no work inside them") + f" (mostly {main})",
             {"window_ns": device.window_ns, "busy_ns": device.busy_ns,
              "idle_ns": device.idle_ns, "idle_share": round(device.idle_share, 4),
+             "span_ns": device.span_ns, "span_idle_share": round(device.span_idle_share, 4),
              "host_wait_ns": device.host_wait_ns, "kernel_wait_ns": device.kernel_wait_ns,
              "other_ns": device.other_ns, "steps": ctx.timeline.step_count,
              "step_markers": ctx.timeline.has_step_markers},
@@ -84,8 +86,10 @@ def _launch_bound(ctx: Context) -> list[Finding]:
 
 RULES = (
     Rule("gpu-idle", ("device work",), _gpu_idle,
-         "share of the step windows (all work when no step markers) in which no kernel, "
-         "copy or collective runs on the device; idle split host wait / kernel wait / other",
+         "share of the step windows (a device's own step markers where it has them; all "
+         "work when no step markers) in which no kernel, copy or collective runs on the "
+         "device, and apart the share of its work span (first work to last, per window); "
+         "idle split host wait / kernel wait / other",
          f"idle ≥ {IDLE_MEDIUM:.0%} medium, ≥ {IDLE_HIGH:.0%} high",
          "HTA idle time breakdown (host wait, kernel wait, other)"),
     Rule("launch-bound", ("kernels", "launch links"), _launch_bound,
