@@ -8,7 +8,8 @@ import numpy as np
 
 from ....model import Trace
 from ....model.graph import OP
-from ...activity import Activity
+from ....model.groups import grouped
+from ...activity import Activity, Timeline
 from ..context import Context
 from ..finding import Finding
 from ..rule import Rule
@@ -80,6 +81,12 @@ def _what_each_kernel_is(ctx: Context, kernels: np.ndarray) -> tuple[np.ndarray,
     return inverse, [str(text) for text in unique.tolist()]
 
 
+def _stream_time(tl: Timeline, rows: np.ndarray) -> int:
+    """Time of ``rows`` summed over streams, each stream's counted once where its rows
+    nest (a MegEngine opr's device slice holds its own ``kernel`` part)."""
+    return sum(tl.union(rows[positions]).total for _, positions in grouped(tl.track[rows]))
+
+
 def _no_mixed_precision(ctx: Context) -> list[Finding]:
     tensor_cores = _tensor_core_gpu(ctx)
     if tensor_cores is False:
@@ -93,8 +100,8 @@ def _no_mixed_precision(ctx: Context) -> list[Finding]:
         return []
     is_matrix = np.array([bool(MATRIX_KERNEL.search(n)) for n in unique], dtype=bool)
     matrix = is_matrix[inverse] if len(kernels) else np.zeros(0, bool)
-    total = int(tl.dur[kernels].sum())
-    matrix_ns = int(tl.dur[kernels[matrix]].sum()) if len(kernels) else 0
+    total = _stream_time(tl, kernels)
+    matrix_ns = _stream_time(tl, kernels[matrix]) if len(kernels) else 0
     share = matrix_ns / total if total else 0.0
     if share < MATRIX_SHARE:
         return []
