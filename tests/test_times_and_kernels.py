@@ -272,3 +272,22 @@ def test_graph_replay_idle_apart_from_set_up():
     assert round(expected, 4) == 0.0024
     assert device.span_idle_share == pytest.approx(expected, abs=1e-5)
     assert device.idle_share > 0.4   # the window (no step markers: all the work) holds set-up
+
+
+def test_megengine_summary_has_no_negative_time_when_no_kernel_ran(tmp_path):
+    """MegEngine writes host ``kern`` -1 when no kernel ran; a waiting time of -2.7 s came
+    of it (``--top-end-key kern``). An end before the start is a zero-length run."""
+    document = json.loads((ROOT / "tests" / "data" / "seeds" / "megengine_profile.json")
+                          .read_text())
+    for spans in document["profiler"]["host"].values():
+        for span in spans.values():
+            span["kern"] = -1
+    first = next(iter(document["profiler"]["device"].values()))
+    for span in first.values():
+        span["end"] = span["start"] - 0.001
+    path = tmp_path / "profile.json"
+    path.write_text(json.dumps(document))
+    trace = traceconv.load(path)
+    for key in ("end", "kern"):
+        result = summarize(trace, SummaryOptions(top=0, top_end_key=key))
+        assert all(row.time >= 0 for row in (*result.device_rows, *result.host_rows)), key
