@@ -64,9 +64,10 @@ def test_every_sample_summarises_without_negative_time_or_marks_as_kernels(path)
             assert value is None or value >= 0, (row.name, column, value)
         if row.self_host_ns is not None:
             assert row.self_host_ns <= row.host_total_ns, row.name
-    result = summarize(trace, SummaryOptions(top=0))
-    for summary_row in (*result.device_rows, *result.host_rows):
-        assert summary_row.time >= 0, (summary_row.name, summary_row.time)
+    for key in ("end", "kern"):
+        result = summarize(trace, SummaryOptions(top=0, top_end_key=key))
+        for summary_row in (*result.device_rows, *result.host_rows):
+            assert summary_row.time >= 0, (summary_row.name, key, summary_row.time)
     # no kernel row is a step marker, an annotation or a range (by the reader's activity)
     activity = slice_activity(trace)
     not_work = (activity & Activity.STEP != 0) | np.isin(activity & 0x0F, [
