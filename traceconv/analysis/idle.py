@@ -1,6 +1,9 @@
 """Device idle time inside the profiled steps, split by cause (after HTA's idle breakdown).
 
-A device is idle when none of its streams runs a kernel, copy, memset or collective. Each
+A device is idle when none of its streams runs a kernel, copy, memset or collective. The
+window is the step windows (a device that marks its own steps, as XPlane's per-GPU
+``Steps`` row, gets its own), and apart from it the **work span**: per window, from the
+device's first work to its last (host set-up before a graph replay is not in it). Each
 idle gap is charged to the work that ends it, using the launch link (host launch → device
 work) of that work:
 
@@ -19,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model.groups import grouped
-from .activity import Intervals, Timeline, clip
+from .activity import Activity, Intervals, Timeline, clip
 
 # Gaps between already-queued kernels up to this long are launch latency (HTA uses a small
 # "consecutive kernel delay" for the same split).
@@ -33,6 +36,7 @@ class DeviceIdle:
     device: str
     window_ns: int
     busy_ns: int
+    span_ns: int = 0   # per step window, its first work's start to its last work's end
     host_wait_ns: int = 0
     kernel_wait_ns: int = 0
     other_ns: int = 0
@@ -46,10 +50,17 @@ class DeviceIdle:
     def idle_share(self) -> float:
         return self.idle_ns / self.window_ns if self.window_ns else 0.0
 
+    @property
+    def span_idle_share(self) -> float:
+        """Idle share of the work span alone (set-up before the first work and the tail
+        after the last are not in it)."""
+        return (self.span_ns - self.busy_ns) / self.span_ns if self.span_ns else 0.0
+
     def as_dict(self, origin: int = 0) -> dict:
         """The JSON object (gap starts in ns since ``origin``)."""
         return {"name": self.device, "window_ns": self.window_ns, "busy_ns": self.busy_ns,
                 "idle_ns": self.idle_ns, "idle_share": round(self.idle_share, 4),
+                "span_ns": self.span_ns, "span_idle_share": round(self.span_idle_share, 4),
                 "host_wait_ns": self.host_wait_ns, "kernel_wait_ns": self.kernel_wait_ns,
                 "other_ns": self.other_ns,
                 "longest_gaps": [{"start_ns": s - origin, "dur_ns": d, "cause": c}
@@ -92,8 +103,18 @@ def device_idle(timeline: Timeline, keep_gaps: int = 5) -> list[DeviceIdle]:
     result = []
     for process in timeline.device_processes():
         name = timeline.trace.processes[process].name
-        result.append(_idle_of(timeline, name, timeline.device_busy(process), keep_gaps))
+        result.append(_idle_of(timeline, name, timeline.device_busy(process), keep_gaps,
+                               _windows_of(timeline, process)))
     return result
+
+
+def _windows_of(timeline: Timeline, process: int) -> Intervals:
+    """The step windows of one device: the steps it marks itself (XPlane's per-GPU ``Steps``
+    row), else the trace's (:attr:`Timeline.steps`). Two GPUs' steps added together are no
+    window of either."""
+    rows = timeline.rows(Activity.STEP)
+    own = rows[timeline.on_device[rows] & (timeline.process[rows] == process)]
+    return timeline.union(own) if len(own) else timeline.steps
 
 
 def stream_idle(timeline: Timeline, keep_gaps: int = 3) -> list[DeviceIdle]:
@@ -113,19 +134,22 @@ def stream_idle(timeline: Timeline, keep_gaps: int = 3) -> list[DeviceIdle]:
         info = timeline.trace.tracks[track]
         name = f"{timeline.trace.processes[info.process].name} / {info.name}"
         busy = timeline.union(rows[positions])
-        result.append(_idle_of(timeline, name, busy, keep_gaps))
+        result.append(_idle_of(timeline, name, busy, keep_gaps,
+                               _windows_of(timeline, info.process)))
     return result
 
 
-def _idle_of(timeline: Timeline, name: str, busy_all: Intervals, keep_gaps: int) -> DeviceIdle:
-    """Idle time between ``busy_all`` intervals inside the step windows, by cause."""
-    windows = timeline.steps
+def _idle_of(timeline: Timeline, name: str, busy_all: Intervals, keep_gaps: int,
+             windows: Intervals) -> DeviceIdle:
+    """Idle time between ``busy_all`` intervals inside the step ``windows``, by cause."""
     busy = clip(busy_all, windows)
     item = DeviceIdle(name, windows.total, busy.total)
     starts, ends, causes = [], [], []
     for w0, w1 in zip(windows.start.tolist(), windows.end.tolist(), strict=True):
         inside = (busy.start >= w0) & (busy.end <= w1)
         b = Intervals(busy.start[inside], busy.end[inside], busy.first[inside])
+        if len(b.start):   # (a window's work span: its first work's start to last's end)
+            item.span_ns += int(b.end[-1] - b.start[0])
         gap_start = np.r_[w0, b.end]
         gap_end = np.r_[b.start, w1]
         next_row = np.r_[b.first, -1]

@@ -12,17 +12,20 @@ What torch computes, and what this does on the trace (never changing it):
 - **Nesting** is per thread, on the slices as recorded (not on the lanes a viewer draws):
   sorted by (start, -end), an event is the child of the innermost open event that ends at or
   after its own end; a partial overlap is no nesting.
-- **Self host time** = duration - the children's durations. **Host total** = duration.
+- **Self host time** = duration - the time covered by its children (their union, clipped
+  to the event: children that overlap each other, as an overhead event moved onto the main
+  thread does, count once), so never negative. **Host total** = duration.
 - **Device time of an op**: the device events whose ``External id`` names it (torch's link
   from a kernel to the op that was innermost when it was launched), else the op around its
   launch (the flow's source). **Self device time** = those events' time; **device total** =
   self device time + the children's device totals.
-- **Annotations** (user ranges, steps such as ``ProfilerStep#N``, ranges on a device
-  stream) are ranges: they have totals, never self device time.
+- **Annotations** (user ranges, steps such as ``ProfilerStep#N``, ranges and step markers
+  on a device stream) are ranges: they have totals, never self device time; a device row
+  is a kernel only when the model says kernel.
 - **Duplicate nesting** (an op whose only child has its own name, as autocast redispatch
   makes) counts once: the child's children and device events go to the parent.
 - **Self memory**: the bytes of the ``[memory]`` records (any thread) inside an event's time
-  range, minus those inside its children's.
+  range, minus those inside the union of its children's.
 - **Rows** group events by (name, kind), and by input shapes when asked.
 """
 
@@ -45,8 +48,9 @@ FILTERED_NAMES = frozenset({
     "profiler::_record_function_enter_new", "profiler::_record_function_exit",
     "aten::is_leaf", "aten::output_nr", "aten::_version"})
 SKIPPED_KINDS = (Activity.PYTHON, Activity.PROFILER)   # not in torch's table
-DEVICE_KINDS = {Activity.DEVICE_ANNOTATION: "gpu_annotation", Activity.DEVICE_SYNC: "sync",
-                Activity.MEMCPY: "memcpy", Activity.MEMSET: "memset"}   # else "kernel"
+DEVICE_KINDS = {Activity.KERNEL: "kernel", Activity.AGGREGATE: "kernel",  # (trtexec layers)
+                Activity.DEVICE_SYNC: "sync", Activity.MEMCPY: "memcpy",
+                Activity.MEMSET: "memset"}   # else a range: "gpu_annotation"
 # [memory] "Device Type" values (c10::DeviceType) of host and of device memory
 HOST_MEMORY_TYPES = frozenset({0, 4, 5})           # CPU, MKLDNN, IDEEP
 DEVICE_MEMORY_TYPES = frozenset({1, 6, 20})        # CUDA, HIP, PrivateUse1
@@ -79,7 +83,16 @@ class OpRow:
 
 
 def _device_kind(activity: int) -> str:
-    return DEVICE_KINDS.get(activity & KIND_BITS, "kernel")   # type: ignore[call-overload]
+    """What a device event is; a step marker or any other range drawn on a device line
+    (XPlane's ``Steps`` row) is never a kernel.
+
+    >>> _device_kind(Activity.KERNEL | Activity.COMMUNICATION), _device_kind(
+    ...     Activity.OTHER | Activity.STEP)
+    ('kernel', 'gpu_annotation')
+    """
+    if activity & Activity.STEP:
+        return "gpu_annotation"
+    return DEVICE_KINDS.get(activity & KIND_BITS, "gpu_annotation")   # type: ignore[call-overload]
 
 
 def _host_kind(activity: int) -> str:
@@ -116,19 +129,26 @@ class _Events:
         self.parent = self._nest(self._overhead_on_main_thread(trace, track))
 
     def _overhead_on_main_thread(self, trace: Trace, track: np.ndarray) -> np.ndarray:
-        """Tracks with Kineto's own overhead events moved to the main thread (tid = pid).
+        """Tracks with Kineto's own overhead events moved to their process's main thread
+        (tid = pid).
 
         Kineto writes them on a pseudo thread, but they happen inside the op that ran out of
         trace buffer, and torch nests them there (its time is not that op's self time).
         """
         if not len(self.overhead):
             return track
-        main = next((t.id for t in trace.tracks if t.tid is not None and t.tid
-                     == trace.processes[t.process].pid), None)
-        if main is None:
+        main = {t.process: t.id for t in reversed(trace.tracks) if t.tid is not None
+                and t.tid == trace.processes[t.process].pid}
+        if not main:
             return track
+        # Kineto's pseudo process (pid -1) has no main thread: the first process's; a
+        # process with one (Nsight Systems' overhead rows) keeps its own, since another
+        # process's op is not the one it interrupted
+        first = min(main.values())
+        process_of = [t.process for t in trace.tracks]
         track = track.copy()
-        track[self.overhead] = main
+        track[self.overhead] = [main.get(process_of[t], first)
+                                for t in track[self.overhead].tolist()]
         h = self.host
         self.host = h[timeline_order(track[h], self.start[h], -self.end[h])]
         return track
@@ -208,8 +228,23 @@ def _merge_duplicates(events: _Events, children: dict[int, list[int]],
     return merged
 
 
-def _memory_usage(trace: Trace, events: _Events) -> np.ndarray | None:
-    """Bytes of the ``[memory]`` records inside each slice's [start, end] (None if none)."""
+class _MemoryRecords:
+    """The ``[memory]`` records of a trace: bytes allocated (or freed) inside a time range."""
+
+    def __init__(self, times: np.ndarray, sizes: np.ndarray) -> None:
+        order = np.argsort(times, kind="stable")
+        self.times = times[order]
+        self.cumulative = np.concatenate(([0], np.cumsum(sizes[order])))
+
+    def usage(self, starts: np.ndarray | list, ends: np.ndarray | list) -> np.ndarray:
+        """Bytes of the records at ``start`` ≤ time ≤ ``end``, for each range."""
+        lo = np.searchsorted(self.times, starts, "left")
+        hi = np.searchsorted(self.times, ends, "right")
+        return self.cumulative[hi] - self.cumulative[lo]
+
+
+def _memory_records(trace: Trace) -> _MemoryRecords | None:
+    """The trace's ``[memory]`` records of host or device memory (None if none)."""
     name_id = trace.strings.find("[memory]")
     if name_id is None:
         return None
@@ -217,21 +252,34 @@ def _memory_usage(trace: Trace, events: _Events) -> np.ndarray | None:
     rows = np.flatnonzero(i.numpy("name") == name_id)
     if not len(rows):
         return None
-    times = i.numpy("ts")[rows]
     sizes = np.zeros(len(rows), dtype=np.int64)
     for k, row in enumerate(rows.tolist()):
         args = i.args[row] or {}
         size, kind = args.get("Bytes"), args.get("Device Type")
         if isinstance(size, int) and kind in HOST_MEMORY_TYPES | DEVICE_MEMORY_TYPES:
             sizes[k] = size
-    order = np.argsort(times, kind="stable")
-    times, cumulative = times[order], np.concatenate(([0], np.cumsum(sizes[order])))
-    usage = np.zeros(len(events.start), dtype=np.int64)
-    h = events.host
-    lo = np.searchsorted(times, events.start[h], "left")
-    hi = np.searchsorted(times, events.end[h], "right")
-    usage[h] = cumulative[hi] - cumulative[lo]
-    return usage
+    return _MemoryRecords(i.numpy("ts")[rows], sizes)
+
+
+def covered(start: int, end: int, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The union of ``spans`` clipped to [start, end], as disjoint sorted intervals.
+
+    A parent's self time is its duration minus the time these cover: children that
+    overlap each other (or run past their parent) must not be taken out twice.
+
+    >>> covered(0, 100, [(10, 40), (30, 50), (90, 130), (60, 60)])
+    [(10, 50), (60, 60), (90, 100)]
+    """
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        lo, hi = max(lo, start), min(hi, end)
+        if hi < lo:
+            continue
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return merged
 
 
 def _shapes(args: dict | None) -> str:
@@ -275,7 +323,8 @@ def op_summary(trace: Trace, *, group_by_input_shape: bool = False) -> list[OpRo
     start, end, names = events.start, events.end, events.names
     s = trace.slices
     has_device = bool(len(events.device))
-    usage = _memory_usage(trace, events)
+    memory = _memory_records(trace)
+    usage = memory.usage(start, end) if memory is not None else None
     device_rows = set(events.device.tolist())
 
     own_device = {row: int(sum(end[k] - start[k] for k in ks)) for row, ks in kernels.items()}
@@ -315,9 +364,9 @@ def op_summary(trace: Trace, *, group_by_input_shape: bool = False) -> list[OpRo
         kind = _host_kind(activity)
         out = row_of(row, kind)
         out.calls += 1
-        kids = children.get(row, [])
-        out.self_host_ns = (out.self_host_ns or 0) + duration - int(
-            sum(end[k] - start[k] for k in kids))
+        kids = covered(int(start[row]), int(end[row]), [
+            (int(start[k]), int(end[k])) for k in children[row]]) if row in children else []
+        out.self_host_ns = (out.self_host_ns or 0) + duration - sum(b - a for a, b in kids)
         out.host_total_ns = (out.host_total_ns or 0) + duration
         if has_device:
             self_device = 0 if kind == "annotation" else own_device.get(row, 0)
@@ -326,9 +375,10 @@ def op_summary(trace: Trace, *, group_by_input_shape: bool = False) -> list[OpRo
         args = s.args[row]
         if args and isinstance(args.get("flops"), int | float):
             out.flops = (out.flops or 0) + int(args["flops"])
-        if usage is not None:
+        if memory is not None and usage is not None:
+            inside_children = memory.usage([a for a, _ in kids], [b for _, b in kids])
             out.self_memory_bytes = (out.self_memory_bytes or 0) + int(
-                usage[row] - sum(usage[k] for k in kids))
+                usage[row] - inside_children.sum())
     return list(rows.values())
 
 

@@ -181,12 +181,18 @@ def _graph_records(trace: Trace) -> list[OpRecord]:
         for place in ("device", "host"):
             seconds = list((data.get("source_seconds") or {}).get(place, {}).values())
             spans = list(op_spans(data, place).values())
+            # (an end before the start is a zero-length run, as the builder makes its
+            # slice; a kernel time before the start says no kernel ran, MegEngine's -1: no
+            # waiting time then. Never a negative time.)
             if seconds:
-                times[(place, "end")] = max(end - start for start, _kern, end in seconds)
-                times[(place, "kern")] = max(kern - start for start, kern, _end in seconds)
+                times[(place, "end")] = max(0.0, *(end - start for start, _k, end in seconds))
+                waited = [kern - start for start, kern, _end in seconds if kern >= start]
+                if waited:
+                    times[(place, "kern")] = max(waited)
             elif spans:
                 times[(place, "end")] = max(s.dur_ns for s in spans) / 1e9
-                waits = [s.kernel_ns - s.start_ns for s in spans if s.kernel_ns is not None]
+                waits = [s.kernel_ns - s.start_ns for s in spans
+                         if s.kernel_ns is not None and s.kernel_ns >= s.start_ns]
                 if waits:
                     times[(place, "kern")] = max(waits) / 1e9
         dtypes = tuple(graph.nodes[src].get("dtype") or "" for src in graph.predecessors(node))
@@ -195,19 +201,6 @@ def _graph_records(trace: Trace) -> list[OpRecord]:
             data.get("computation"), data.get("memory"), data.get("in_shapes"),
             data.get("out_shapes"), data.get("in_layouts"), dtypes))
     return records
-
-
-def _self_times(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Duration minus directly nested children, for slices of one track sorted by start."""
-    self_ns = ends - starts
-    stack: list[int] = []
-    for i in range(len(starts)):
-        while stack and ends[stack[-1]] <= starts[i]:
-            stack.pop()
-        if stack and ends[i] <= ends[stack[-1]]:
-            self_ns[stack[-1]] -= ends[i] - starts[i]
-        stack.append(i)
-    return self_ns
 
 
 def _slice_records(trace: Trace) -> list[OpRecord]:

@@ -8,5 +8,6 @@ from .common import COMMON
 MEGENGINE_VOCABULARY = Vocabulary.union("megengine", COMMON, Vocabulary(
     "megengine",
     kernel={"kernel"},                          # "Kernel" lanes; a static profile's kernel part
+    device_sync={"wait"},                       # ... and its wait for another comp node
     memcpy={"hosttodevice", "devicetohost"},    # copy lanes of the Chrome profile
 ))

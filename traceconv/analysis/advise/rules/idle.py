@@ -29,19 +29,27 @@ _ADVICE = {
 
 def _gpu_idle(ctx: Context) -> list[Finding]:
     findings = []
+    steps = ctx.timeline.has_step_markers
     for device in ctx.idle:
-        severity = grade(device.idle_share, IDLE_MEDIUM, IDLE_HIGH)
+        # Without step markers the window is the whole recording, set-up before the first
+        # kernel included (a graph replay's host preparation): graded on the work span.
+        share = device.idle_share if steps else device.span_idle_share
+        severity = grade(share, IDLE_MEDIUM, IDLE_HIGH)
         if severity is None:
             continue
         causes = {"host wait": device.host_wait_ns, "kernel wait": device.kernel_wait_ns,
                   "other": device.other_ns}
         main = max(causes, key=causes.__getitem__)
+        span = (f"{pct(device.span_idle_share)} from its first work to its last"
+                if device.span_ns else "no work in them")
+        title = (f"{device.device} idle {pct(device.idle_share)} of the profiled steps, {span}"
+                 if steps else f"{device.device} idle {span} "
+                 f"({pct(device.idle_share)} of the whole recording)")
         findings.append(Finding(
-            "gpu-idle", severity,
-            f"{device.device} idle {pct(device.idle_share)} of the profiled steps "
-            f"(mostly {main})",
+            "gpu-idle", severity, f"{title} (mostly {main})",
             {"window_ns": device.window_ns, "busy_ns": device.busy_ns,
              "idle_ns": device.idle_ns, "idle_share": round(device.idle_share, 4),
+             "span_ns": device.span_ns, "span_idle_share": round(device.span_idle_share, 4),
              "host_wait_ns": device.host_wait_ns, "kernel_wait_ns": device.kernel_wait_ns,
              "other_ns": device.other_ns, "steps": ctx.timeline.step_count,
              "step_markers": ctx.timeline.has_step_markers},
@@ -84,8 +92,10 @@ def _launch_bound(ctx: Context) -> list[Finding]:
 
 RULES = (
     Rule("gpu-idle", ("device work",), _gpu_idle,
-         "share of the step windows (all work when no step markers) in which no kernel, "
-         "copy or collective runs on the device; idle split host wait / kernel wait / other",
+         "share of the step windows (a device's own step markers where it has them) in "
+         "which no kernel, copy or collective runs on the device, and apart the share of "
+         "its work span (first work to last, per window; graded on it when there are no "
+         "step markers); idle split host wait / kernel wait / other",
          f"idle ≥ {IDLE_MEDIUM:.0%} medium, ≥ {IDLE_HIGH:.0%} high",
          "HTA idle time breakdown (host wait, kernel wait, other)"),
     Rule("launch-bound", ("kernels", "launch links"), _launch_bound,

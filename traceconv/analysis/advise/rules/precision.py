@@ -6,7 +6,10 @@ import re
 
 import numpy as np
 
-from ...activity import Activity
+from ....model import Trace
+from ....model.graph import OP
+from ....model.groups import grouped
+from ...activity import Activity, Timeline
 from ..context import Context
 from ..finding import Finding
 from ..rule import Rule
@@ -14,7 +17,7 @@ from . import pct
 
 MATRIX_SHARE = 0.10   # GEMM/conv kernels must be at least this share of kernel time
 MATRIX_KERNEL = re.compile(r"gemm|conv|xmma|cutlass|cublas|nvjet|wgrad|dgrad|fprop|"
-                           r"matmul|mlir_dot|\bdot\b|implicit", re.IGNORECASE)
+                           r"mat(?:rix)?_?mul|mlir_dot|\bdot\b|implicit", re.IGNORECASE)
 LOW_PRECISION = re.compile(r"bf16|bfloat16|fp16|f16|half|h884|h1688|h16816|hmma|_h_|e4m3|"
                            r"e5m2|fp8|int8|\bi8\b|float16", re.IGNORECASE)
 _ARG_KEYS = ("Input type", "dtype", "dtypes", "Input Type")
@@ -46,26 +49,63 @@ def _low_precision_anywhere(ctx: Context, kernel_names: list[str]) -> str | None
     return None
 
 
+def op_types(trace: Trace) -> dict[int, str]:
+    """Slice row → the type of the graph op it executed (the graph's ``type`` and
+    ``slices`` attributes), for the rows whose op states a type.
+
+    >>> from traceconv.model import Trace
+    >>> from traceconv.model.graph import add_op
+    >>> t = Trace(); _ = add_op(t.graph, 1, "conv1.weight", "ImmutableTensor", slices=[4, 5])
+    >>> op_types(t)
+    {4: 'ImmutableTensor', 5: 'ImmutableTensor'}
+    """
+    found: dict[int, str] = {}
+    for _, attrs in trace.graph.nodes(data=True):
+        kind = attrs.get("type")
+        if attrs.get("kind") == OP and kind and isinstance(attrs.get("slices"), list):
+            found.update(dict.fromkeys(attrs["slices"], str(kind)))
+    return found
+
+
+def _what_each_kernel_is(ctx: Context, kernels: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Per kernel row, an index into a list of texts that say what it computes: the type of
+    the graph op it executed where the trace has one (MegEngine names a kernel after its
+    op's output, ``conv1.weight``, a parameter tensor), else the kernel's name."""
+    types = op_types(ctx.trace) if ctx.trace.graph.number_of_nodes() else {}
+    strings = ctx.trace.strings.strings
+    names = ctx.timeline.name[kernels].tolist()
+    texts = [types.get(row) or strings[name] for row, name in zip(
+        kernels.tolist(), names, strict=True)]
+    unique, inverse = np.unique(np.array(texts, dtype=object), return_inverse=True) \
+        if texts else (np.zeros(0, object), np.zeros(0, np.int64))
+    return inverse, [str(text) for text in unique.tolist()]
+
+
+def _stream_time(tl: Timeline, rows: np.ndarray) -> int:
+    """Time of ``rows`` summed over streams, each stream's counted once where its rows
+    nest (a MegEngine opr's device slice holds its own ``kernel`` part)."""
+    return sum(tl.union(rows[positions]).total for _, positions in grouped(tl.track[rows]))
+
+
 def _no_mixed_precision(ctx: Context) -> list[Finding]:
     tensor_cores = _tensor_core_gpu(ctx)
     if tensor_cores is False:
         return []
     tl = ctx.timeline
     kernels = tl.rows(Activity.KERNEL)
-    # judge each distinct kernel name once: a long run repeats a few hundred names
-    name_ids, inverse = np.unique(tl.name[kernels], return_inverse=True)
+    # judge each distinct kernel (or op type) once: a long run repeats a few hundred names
+    inverse, unique = _what_each_kernel_is(ctx, kernels)
     strings = ctx.trace.strings.strings
-    unique = [strings[i] for i in name_ids.tolist()]
     if _low_precision_anywhere(ctx, unique) is not None:
         return []
     is_matrix = np.array([bool(MATRIX_KERNEL.search(n)) for n in unique], dtype=bool)
     matrix = is_matrix[inverse] if len(kernels) else np.zeros(0, bool)
-    total = int(tl.dur[kernels].sum())
-    matrix_ns = int(tl.dur[kernels[matrix]].sum()) if len(kernels) else 0
+    total = _stream_time(tl, kernels)
+    matrix_ns = _stream_time(tl, kernels[matrix]) if len(kernels) else 0
     share = matrix_ns / total if total else 0.0
     if share < MATRIX_SHARE:
         return []
-    matrix_names = [n for n, m in zip(unique, is_matrix, strict=True) if m]
+    matrix_names = list(dict.fromkeys(strings[i] for i in tl.name[kernels[matrix]].tolist()))
     tf32 = any("tf32" in n.lower() for n in matrix_names)
     return [Finding(
         "no-mixed-precision", "medium" if tensor_cores else "info",
@@ -82,7 +122,8 @@ def _no_mixed_precision(ctx: Context) -> list[Finding]:
 
 RULES = (
     Rule("no-mixed-precision", ("kernels",), _no_mixed_precision,
-         "GEMM/conv kernel share of kernel time when no kernel name, op input dtype or graph "
+         "GEMM/conv kernel share of kernel time (a kernel judged by the type of the graph op "
+         "it executed, else by its name) when no kernel name, op input dtype or graph "
          "tensor shows fp16/bf16/fp8, on a GPU with tensor cores (compute capability ≥ 7)",
          f"matrix kernels ≥ {MATRIX_SHARE:.0%} of kernel time (info when the GPU is unknown)",
          "PyTorch AMP recipe; NVIDIA mixed-precision training guide"),
