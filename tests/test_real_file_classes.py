@@ -11,6 +11,7 @@ import io
 import json
 import pickle
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -203,10 +204,9 @@ PERF_REPORTS = [ROOT / "samples" / "migraphx" / "perf_simple_graph_rocm4.txt",
                 *sorted((DATA / "migraphx").glob("synthetic_resnet_perf_dialect_*.txt.gz"))]
 
 
-def as_columns(text: str, pipes: bool, gap: int, width: int) -> str:
-    """The perf lines of a report as a column table: header ``Instructions … Time(ms)
-    Percentage``, each instruction padded to ``width`` (a longer one pushes the numbers
-    right), the numbers ``gap`` spaces apart or in ``|`` cells."""
+def as_table(text: str, header: str, row: Callable[[re.Match[str]], str]) -> str:
+    """The perf lines of a report as a column table: ``header`` before the first row of
+    each run of perf lines, each perf line given by ``row`` (other lines as they are)."""
     out, started = [], False
     for line in text.splitlines():
         m = PERF_LINE.match(line)
@@ -215,13 +215,21 @@ def as_columns(text: str, pipes: bool, gap: int, width: int) -> str:
             out.append(line)
             continue
         if not started:
-            cells = ["Instructions".ljust(width), "Time(ms)", "Percentage"]
-            out.append("| " + " | ".join(cells) + " |" if pipes else (" " * gap).join(cells))
+            out.append(header)
             started = True
-        cells = [m[1].ljust(width), m[2], m[3] + "%"]
-        out.append("| " + " | ".join(cells) + " |" if pipes
-                   else m[1].ljust(width) + " " * gap + (" " * gap).join(cells[1:]))
+        out.append(row(m))
     return "\n".join(out) + "\n"
+
+
+def as_columns(text: str, pipes: bool, gap: int, width: int) -> str:
+    """Header ``Instructions … Time(ms) Percentage``, each instruction padded to ``width``
+    (a longer one pushes the numbers right), the numbers ``gap`` spaces apart or in ``|``
+    cells."""
+    def joined(cells: list[str]) -> str:
+        return "| " + " | ".join(cells) + " |" if pipes else (" " * gap).join(cells)
+
+    return as_table(text, joined(["Instructions".ljust(width), "Time(ms)", "Percentage"]),
+                    lambda m: joined([m[1].ljust(width), m[2], m[3] + "%"]))
 
 
 def timed(trace: traceconv.Trace) -> list[tuple[str, int]]:
@@ -249,24 +257,16 @@ WIDE_COLUMNS = (("Time(ms)", 13), ("Percentage", 13), ("(b, m, n, k)", 32),
 def as_wide_columns(text: str, width: int, filled: st.DataObject) -> str:
     """The perf lines of a report in that layout; ``filled`` draws which GEMM cells hold a
     value on each row."""
-    out, started = [], False
-    for line in text.splitlines():
-        m = PERF_LINE.match(line)
-        if not m or " = " not in line:
-            started = started and bool(line.strip())
-            out.append(line)
-            continue
-        if not started:
-            out.append("Instructions".ljust(width)
-                       + "".join(name.ljust(w) for name, w in WIDE_COLUMNS))
-            started = True
+    def row(m: re.Match[str]) -> str:
         extra = filled.draw(st.tuples(st.sampled_from(["", "(1, 128, 10, 128)"]),
                                       st.sampled_from(["", "0.004"]),
                                       st.sampled_from(["", "0.000000", "12.5"])))
         cells = [m[2], m[3], *extra]
-        out.append(m[1].ljust(width) + "".join(
-            c.ljust(w) for c, (_, w) in zip(cells, WIDE_COLUMNS, strict=True)).rstrip())
-    return "\n".join(out) + "\n"
+        return m[1].ljust(width) + "".join(
+            c.ljust(w) for c, (_, w) in zip(cells, WIDE_COLUMNS, strict=True)).rstrip()
+
+    return as_table(text, "Instructions".ljust(width)
+                    + "".join(name.ljust(w) for name, w in WIDE_COLUMNS), row)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=FIXTURE)
