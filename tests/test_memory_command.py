@@ -409,3 +409,33 @@ def test_an_oom_naming_no_device_is_the_one_device():
     (device,) = memory_report(trace)["devices"]
     assert (device["device"], device["moment"]["kind"], device["moment"]["time"],
             device["allocated_bytes"]) == ("cuda:0", "oom", 20, 2000)
+
+
+def _replayed(path: Path) -> tuple[int, int]:
+    """(allocated, reserved) of ``path``'s device 0 at its moment, by the hand replay."""
+    blocks, segments = replay(plain_document(path), 0)
+    times = [t for b in blocks + segments for t in b[:2] if t is not None]
+    start, at = min(times, default=0), first_peak(blocks, segments)
+    return live_at(blocks, at, start), live_at(segments, at, start)
+
+
+def test_ranks_side_by_side_equal_each_ranks_replay():
+    """The bundled snapshots as the ranks of one job: a row per rank with its replayed
+    bytes, the most allocated first, and the sites whose bytes differ between them."""
+    result = run_cli("memory", "--ranks", "--json", *(str(p) for p in BUNDLED))
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    expected = sorted(((str(p), *_replayed(p)) for p in BUNDLED), key=lambda row: -row[1])
+    assert [(r["rank"], r["allocated_bytes"], r["reserved_bytes"]) for r in data["ranks"]] \
+        == expected
+    held = {name: sum(s["bytes"][name] for s in data["differing_sites"])
+            for name, _, _ in expected}
+    assert all(held[name] <= allocated for name, allocated, _ in expected)
+    top = data["differing_sites"][0]   # (the OOM triage's one site holds all of FlexGen's)
+    assert top["site"] == "pytorch_backend.py:190 allocate"
+    assert max(top["bytes"].values()) == 11_840_159_744
+
+
+def test_more_than_two_inputs_without_ranks_is_a_usage_error():
+    result = run_cli("memory", *(str(p) for p in BUNDLED * 2))
+    assert result.returncode == 2 and "--ranks" in result.stderr

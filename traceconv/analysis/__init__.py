@@ -44,6 +44,7 @@ _EXPORTS = {
     # memory
     "live_bytes": "..model.memory", "LiveBytes": "..model.memory",
     "memory_report": ".memory_moment", "memory_diff": ".memory_diff",
+    "memory_ranks": ".memory_ranks",
     # transformations (each returns a new trace)
     "merge": ".merge", "trim": ".trim", "link_execution_trace": ".link_et",
     # the shared vocabulary
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from .link_et import link_execution_trace
     from .memory_diff import memory_diff
     from .memory_moment import memory_report
+    from .memory_ranks import memory_ranks
     from .merge import merge
     from .op_summary import OpRow, op_summary, sort_rows
     from .stragglers import Straggler, stragglers
@@ -76,7 +78,8 @@ __all__ = [
     "InputError", "LiveBytes", "OpDelta", "OpRow", "OpTotals", "PathEntry", "RULES",
     "RankAlignment", "Row", "Skipped", "Straggler", "Summary", "SummaryOptions", "Timeline",
     "TimelineDiff", "TraceconvError", "advise", "align", "critical_path", "device_idle",
-    "diff", "link_execution_trace", "live_bytes", "memory_diff", "memory_report", "merge",
+    "diff", "link_execution_trace", "live_bytes", "memory_diff", "memory_ranks", "memory_report",
+    "merge",
     "op_summary", "slice_activity",
     "sort_rows", "stragglers", "summarize", "timeline_diff", "trim",
 ]

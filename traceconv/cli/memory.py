@@ -28,18 +28,23 @@ MOMENTS = {"oom": "the out-of-memory event", "peak": "the first peak of allocate
 @click.option("--top", type=click.IntRange(0), default=10, show_default=True,
               help="Sites shown in the terminal (0: all; --json always has all).")
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
+@click.option("--ranks", is_flag=True,
+              help="The inputs are the ranks of one job: one row per rank and device, the "
+                   "rank that ran out (else the most allocated) first, and the sites whose "
+                   "bytes differ between ranks.")
 def memory(inputs: tuple[str, ...], as_json: bool, depth: int, top: int,
-           format: str | None) -> None:
+           format: str | None, ranks: bool = False) -> None:
     """What held each device's memory at the out-of-memory event (else at the peak).
 
     Allocated, reserved and fragmentation bytes at that moment, the largest free block
     of each pool, and the allocation sites of the live blocks (they sum to allocated).
-    Two inputs: how the peak changed, by site.
+    Two inputs: how the peak changed, by site (or, with --ranks, any number of ranks).
 
     \b
       traceconv memory oom_snapshot.pickle
       traceconv memory snapshot.pickle --depth 3 --json
       traceconv memory before.pickle after.pickle
+      traceconv memory --ranks rank*.pickle
     """
     import orjson
 
@@ -47,10 +52,20 @@ def memory(inputs: tuple[str, ...], as_json: bool, depth: int, top: int,
     from ..errors import UsageError
 
     with handled_errors():
-        if len(inputs) > 2:
-            raise UsageError("memory takes one snapshot, or two to compare")
+        if len(inputs) > 2 and not ranks:
+            raise UsageError("memory takes one snapshot, or two to compare (--ranks for "
+                             "the ranks of one job)")
         traces = [load_all((path,), format) for path in inputs]
         reports = [memory_report(trace, depth) for trace in traces]
+    if ranks:
+        from ..analysis.memory_ranks import memory_ranks
+
+        side_by_side = memory_ranks(reports, list(inputs))
+        if as_json:
+            click.echo(orjson.dumps(side_by_side, option=orjson.OPT_INDENT_2).decode())
+        else:
+            _print_ranks(side_by_side, top)
+        return
     if len(reports) == 2:
         from ..analysis.memory_diff import memory_diff
 
@@ -177,3 +192,43 @@ def _print_change(inputs: tuple[str, ...], change: dict[str, Any], top: int) -> 
             table.add_row(f"({len(rest):,} more site{'s' if len(rest) > 1 else ''})", "", "",
                           "", f"{sum(s['change_bytes'] for s in rest):+,}")
         console.print(table)
+
+
+def _print_ranks(side_by_side: dict[str, Any], top: int) -> None:
+    """One row per rank and device, then the sites whose bytes differ between ranks (a
+    rank is shown by its file name, elided in the middle: the table fits 80 columns)."""
+    import os
+
+    from rich.table import Table
+
+    from ..presentation.tables import console_for, elided
+    from ..units import format_bytes
+
+    def size(value: int | None) -> str:
+        return "unknown" if value is None else format_bytes(value, 4)
+
+    def rank(path: str) -> str:
+        return plain(elided(os.path.basename(path), 18))
+
+    console = console_for()
+    table = Table(title="ranks, the one closest to its limit first", title_justify="left")
+    for column in ("rank", "device", "moment", "allocated", "reserved", "fragmented"):
+        table.add_column(column, justify="left" if column in ("rank", "device", "moment")
+                         else "right", no_wrap=True)
+    for row in side_by_side["ranks"]:
+        table.add_row(rank(row["rank"]), plain(row["device"] or "(no device)"),
+                      row["moment"] or "", size(row["allocated_bytes"]),
+                      size(row["reserved_bytes"]), size(row["fragmentation_bytes"]))
+    console.print(table)
+    differing = side_by_side["differing_sites"]
+    shown = differing[:top] if top else differing
+    if not shown:
+        console.print("every site holds the same bytes on every rank")
+        return
+    sites = Table(title="sites whose bytes differ between ranks", title_justify="left")
+    sites.add_column("site", overflow="fold")
+    for name in shown[0]["bytes"]:
+        sites.add_column(rank(name), justify="right", no_wrap=True)
+    for site in shown:
+        sites.add_row(plain(site["site"]), *(size(b) for b in site["bytes"].values()))
+    console.print(sites)
