@@ -30,12 +30,12 @@ import os
 import resource
 import signal
 import stat
-import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from traced_peak import traced_peak
 
 import traceconv
 from benchmarks.fuzz import families
@@ -267,12 +267,7 @@ def test_families_are_deterministic():
 # -- memory grows linearly with the input ---------------------------------------------------
 
 def _peak_bytes(path: Path, reader: str) -> int:
-    tracemalloc.start()
-    try:
-        traceconv.load(path, format=reader)
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    return traced_peak(lambda: traceconv.load(path, format=reader))[1]
 
 
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda s: f"{s.reader}-{s.name}")

@@ -31,6 +31,7 @@ import pytest
 from cli_errors import one_error_line, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from traced_peak import traced_peak
 
 import traceconv
 from traceconv import io as tio
@@ -329,12 +330,7 @@ def _computing(path: Path, expression: str) -> None:
 def test_generated_columns_are_never_computed(sample: Path, expression: str, tmp_path: Path):
     path = plain_copy(sample, tmp_path)
     _computing(path, expression)
-    tracemalloc.start()
-    try:
-        trace = traceconv.load(path)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    trace, peak = traced_peak(lambda: traceconv.load(path))
     assert trace.diagnostics.count("sqlite.generated_column_ignored") == 1
     assert peak < 50 * path.stat().st_size + (64 << 20)
 

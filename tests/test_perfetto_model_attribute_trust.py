@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace as PbTrace
+from traced_peak import traced_peak
 
 import traceconv
 from traceconv.formats.perfetto import writer
@@ -155,12 +156,7 @@ def edits(draw: st.DrawFn) -> tuple[tuple[Any, ...], Any]:
 def check_read(data: bytes) -> Trace:
     """Read ``data`` and require a model that holds together or the note, within memory
     bounded by the file's size times a constant."""
-    tracemalloc.start()
-    try:
-        trace = read(data)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    trace, peak = traced_peak(lambda: read(data))
     assert peak < BASELINE_PEAK + 200 * len(data)
     if not notes(trace):
         assert traceconv.validate(trace) == []

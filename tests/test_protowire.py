@@ -5,10 +5,10 @@ fields and wire types; and the XPlane reader on it (int64 edges, memory per empt
 
 from __future__ import annotations
 
+import functools
 import gc
 import itertools
 import math
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from google.protobuf.message import DecodeError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from protobuf_runtime import runtime_classes
+from traced_peak import traced_peak
 
 import traceconv
 from traceconv.formats.protowire import (
@@ -312,12 +313,7 @@ def test_xplane_of_empty_events_reads_in_memory_linear_in_its_size(tmp_path: Pat
         if not peaks:   # the modules a read imports are not the file's cost
             traceconv.load(path)
         gc.collect()
-        tracemalloc.start()
-        try:
-            trace = traceconv.load(path)
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+        trace, peak = traced_peak(functools.partial(traceconv.load, path))
         assert len(trace.slices) == events
         assert peak <= 50 * len(wire), (events, peak / len(wire))
         peaks.append(peak / len(wire))

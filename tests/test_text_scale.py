@@ -9,11 +9,11 @@ the 50 MB row and the RSS figures is ``benchmarks/bench_text.py``.
 from __future__ import annotations
 
 import pickle
-import tracemalloc
 from pathlib import Path
 
 import networkx as nx
 import pytest
+from traced_peak import traced_peak
 
 import traceconv
 from benchmarks import text_logs
@@ -45,12 +45,7 @@ BYTES_PER_BYTE = {"migraphx": 14, "paddle-report": 30, "paddle-summary": 25}
 
 
 def peak_while_reading(path: Path, format: str) -> int:
-    tracemalloc.start()
-    try:
-        traceconv.load(path, format=format)
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    return traced_peak(lambda: traceconv.load(path, format=format))[1]
 
 
 @pytest.mark.parametrize("family", FAMILIES)
