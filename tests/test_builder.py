@@ -7,6 +7,7 @@ of times beyond the range), never from the builder's own results.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import subprocess
@@ -271,6 +272,46 @@ def test_a_loaded_trace_refuses_every_change_and_stays_the_same():
     with pytest.raises(ValueError, match="read-only"):   # numpy's own word for it
         trace.slices.numpy("start")[0] = 0
     assert _fingerprint(trace) == before
+
+
+@pytest.mark.parametrize("through", ["json", "pftrace"])
+@pytest.mark.parametrize("path", ["row", "iteration", "values", "held", "get_many", "copy"])
+def test_argument_values_are_read_only_whichever_way_they_are_reached(tmp_path, through, path):
+    # the column freezes its lists lazily (a reader never asked for its args pays
+    # nothing): each way of reaching a value, taken first on a fresh trace, must hand out
+    # a read-only value or a copy, and a copy of the column shares no list with the trace
+    if through == "pftrace":
+        traceconv.load(KINETO).save(tmp_path / "k.pftrace")
+    trace = traceconv.load(KINETO if through == "json" else tmp_path / "k.pftrace")
+    column = trace.slices.args
+    reference = traceconv.load(KINETO if through == "json" else tmp_path / "k.pftrace")
+    rows = [i for i, a in enumerate(reference.slices.args)
+            if a and any(isinstance(v, list) for v in a.values())]
+    key = next(k for k, v in reference.slices.args[rows[0]].items() if isinstance(v, list))
+    if path == "row":
+        reached = [column[rows[0]][key]]
+    elif path == "iteration":
+        reached = [a[key] for a in column if a and isinstance(a.get(key), list)]
+    elif path == "values":
+        reached = [v for v in column.values if isinstance(v, list)]
+    elif path == "held":
+        reached = [v for v in column.held()[2] if isinstance(v, list)]
+    elif path == "get_many":
+        reached = column.get_many(np.array(rows), key)
+    else:
+        copied = column.copy()
+        for value in (v for v in copied.values if isinstance(v, list)):
+            with contextlib.suppress(FrozenTraceError):
+                value.append("changed")
+        reached = []
+    assert path == "copy" or reached
+    for value in reached:   # read-only, or a copy (rows kept as JSON text decode anew)
+        with contextlib.suppress(FrozenTraceError):
+            value.append("changed")
+    assert list(column) == list(reference.slices.args)
+    if through == "pftrace" and path != "copy":   # values held decoded: read-only
+        with pytest.raises(FrozenTraceError):
+            reached[0].append("changed")
 
 
 def _change_nested(value):

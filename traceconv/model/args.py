@@ -33,6 +33,7 @@ from .frozen import (
     FrozenArray,
     FrozenList,
     FrozenTraceError,
+    deep_freeze,
     deep_freeze_in_place,
     frozen_array,
     frozen_list,
@@ -229,7 +230,7 @@ class ArgsColumn(Sequence[Args]):
     """
 
     __slots__ = ("_ids", "_in_row_order", "_key_set", "_start", "_text_bounds", "_texts",
-                 "_values", "key_sets")
+                 "_unfrozen_inside", "_values", "key_sets")
 
     def __init__(self, rows: Iterable[Args] = ()) -> None:
         self._ids: dict[tuple[Any, ...], int] = {}
@@ -242,6 +243,9 @@ class ArgsColumn(Sequence[Args]):
         self._texts = _Texts()
         self._text_bounds = array("q", [0])   # where JSON text i starts; one more: the end
         self._in_row_order = True   # key sets numbered in the order of their first row
+        # frozen, but the lists and dicts among the values not yet: they are frozen when
+        # first handed out (see freeze)
+        self._unfrozen_inside = False
         self.extend(rows)
 
     # -- the flat layout (writers encode from it) --------------------------------------
@@ -262,6 +266,14 @@ class ArgsColumn(Sequence[Args]):
     def values(self) -> list[Any]:
         """Every row's values, one after another (a row may have left unused ones)."""
         self._settle()
+        return self._handed_out()
+
+    def _handed_out(self) -> list[Any]:
+        """The values, each list and dict among them read-only once the column is frozen."""
+        if self._unfrozen_inside:
+            values = list(self._values)
+            deep_freeze_in_place(values)
+            self._values, self._unfrozen_inside = FrozenList(values), False
         return self._values
 
     def _settle(self) -> None:
@@ -279,7 +291,8 @@ class ArgsColumn(Sequence[Args]):
         if not self._in_row_order:
             self._number_in_row_order()
         if frozen:
-            deep_freeze_in_place(self._values, held)
+            if not self._unfrozen_inside:
+                deep_freeze_in_place(self._values, held)
             self._values, self.key_sets = FrozenList(self._values), FrozenList(self.key_sets)
 
     def _number_in_row_order(self) -> None:
@@ -459,20 +472,30 @@ class ArgsColumn(Sequence[Args]):
 
     def freeze(self) -> None:
         """Refuse new rows and changed rows from now on (reading may still settle the
-        layout in place: the rows it gives do not change)."""
+        layout in place: the rows it gives do not change). A list or dict among the values
+        is handed out read-only: a row's own as a read-only copy, the flat layout (values,
+        held, columns, iteration) made read-only in place when first asked for, so that a
+        reader that is never asked for its args pays nothing (a million rows of shapes).
+
+        >>> column = ArgsColumn([{"dims": [2, 3]}]); column.freeze()
+        >>> column[0]["dims"].append(4)
+        Traceback (most recent call last):
+        ...
+        traceconv.model.frozen.FrozenTraceError: this trace is frozen (read-only): build a new one (Trace.copy(), traceconv.model.copying)
+        """
         self._key_set, self._start = frozen_array(self._key_set), frozen_array(self._start)
         if isinstance(self._values, FrozenList):
             return
-        deep_freeze_in_place(self._values)
         self._values = frozen_list(self._values)
         self.key_sets = frozen_list(self.key_sets)
+        self._unfrozen_inside = True
 
     def copy(self) -> ArgsColumn:
         """A column with the same rows that grows and changes on its own."""
         new = ArgsColumn()
         new._ids, new.key_sets = dict(self._ids), list(self.key_sets)
         new._key_set, new._start = array("i", self._key_set), array("q", self._start)
-        new._values = list(self._values)
+        new._values = list(self._handed_out())   # (never a list the frozen one holds)
         new._texts, new._text_bounds = self._texts.copy(), array("q", self._text_bounds)
         new._in_row_order = self._in_row_order
         return new
@@ -498,7 +521,7 @@ class ArgsColumn(Sequence[Args]):
         return (np.frombuffer(self._key_set, dtype=np.int32) if len(self) else
                 np.zeros(0, dtype=np.int32),
                 np.frombuffer(self._start, dtype=np.int64) if len(self) else
-                np.zeros(0, dtype=np.int64), self._values)
+                np.zeros(0, dtype=np.int64), self._handed_out())
 
     def json_rows(self, rows: np.ndarray) -> tuple[np.ndarray, bytes, np.ndarray]:
         """The rows held as JSON text among ``rows``, decoding nothing: their positions in
@@ -583,7 +606,7 @@ class ArgsColumn(Sequence[Args]):
             return [[] for _ in keys]
         key_sets = np.frombuffer(self._key_set, dtype=np.int32)[rows]
         starts = np.frombuffer(self._start, dtype=np.int64)[rows]
-        values = self._values
+        values = self._handed_out()
         columns = []
         for key, default in zip(keys, defaults, strict=True):
             at = self._positions(key)[np.maximum(key_sets, -1)]  # (a JSON row reads as absent)
@@ -681,13 +704,16 @@ class ArgsColumn(Sequence[Args]):
                 self._texts.cut(bounds[first], bounds[first + 1] - 1))
             return decoded
         keys = self.key_sets[key_set]
-        return dict(zip(keys, self._values[first:first + len(keys)], strict=True))
+        values = self._values[first:first + len(keys)]
+        if self._unfrozen_inside:   # (one row: read-only copies, the column left as it is)
+            values = map(deep_freeze, values)
+        return dict(zip(keys, values, strict=True))
 
     def __iter__(self) -> Iterator[Args]:
         if len(self._text_bounds) > 1:   # JSON rows: decoded a row at a time
             yield from (self[row] for row in range(len(self)))
             return
-        key_sets, values = self.key_sets, self._values
+        key_sets, values = self.key_sets, self._handed_out()
         for key_set, first in zip(self._key_set, self._start, strict=True):
             if key_set == _NONE:
                 yield None

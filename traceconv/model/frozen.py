@@ -174,14 +174,23 @@ _MUTABLE = frozenset({dict, list, tuple, set, bytearray, FrozenDict, FrozenList}
 def deep_freeze_in_place(values: list[Any], first: int = 0) -> None:
     """Replace each mutable entry of ``values`` (from ``first`` on) by its
     :func:`deep_freeze` (one pass that skips the numbers and strings most entries are).
+    An object held at several places is frozen once and the frozen one shared: readers
+    share equal decoded values (a profiler repeats the same shapes a million times), so
+    freezing stays proportional to the distinct values, in time and in memory.
 
-    >>> values = [1, [2], "x"]; deep_freeze_in_place(values); type(values[1]).__name__
-    'FrozenList'
+    >>> shape = [2]; values = [1, shape, "x", shape]; deep_freeze_in_place(values)
+    >>> type(values[1]).__name__, values[1] is values[3]
+    ('FrozenList', True)
     """
     mutable = _MUTABLE
+    frozen: dict[int, tuple[Any, Any]] = {}   # id -> (the original, kept alive; its twin)
     for index in [i for i, kind in enumerate(map(type, values[first:]), first)
                   if kind in mutable]:
-        values[index] = deep_freeze(values[index])
+        value = values[index]
+        held = frozen.get(id(value))
+        if held is None:
+            held = frozen[id(value)] = (value, deep_freeze(value))
+        values[index] = held[1]
 
 
 _TWINS: dict[type, type] = {}
@@ -262,9 +271,22 @@ def freeze_records(records: list[Any]) -> None:
             continue
         for name in fields:
             value = getattr(record, name)
-            if type(value) in mutable:
-                setter(record, name, deep_freeze(value))
+            kind = type(value)
+            if kind in mutable:
+                # (most records' args are empty: one shared read-only empty serves them all)
+                setter(record, name, deep_freeze(value) if value else _empty(kind))
         setter(record, "__class__", twin)
+
+
+_EMPTIES: dict[type, Any] = {}
+
+
+def _empty(kind: type) -> Any:
+    """The read-only empty value of a container type (made once per type)."""
+    empty = _EMPTIES.get(kind)
+    if empty is None:
+        empty = _EMPTIES[kind] = deep_freeze(kind())
+    return empty
 
 
 _FIELDS_WITH_CONTAINERS: dict[type, tuple[str, ...]] = {}
