@@ -704,7 +704,7 @@ class ArgsColumn(Sequence[Args]):
                 self._texts.cut(bounds[first], bounds[first + 1] - 1))
             return decoded
         keys = self.key_sets[key_set]
-        values = self._values[first:first + len(keys)]
+        values: Iterable[Any] = self._values[first:first + len(keys)]
         if self._unfrozen_inside:   # (one row: read-only copies, the column left as it is)
             values = map(deep_freeze, values)
         return dict(zip(keys, values, strict=True))
