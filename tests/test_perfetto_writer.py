@@ -23,7 +23,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
 import traceconv
 from traceconv.cli import app
 from traceconv.formats.perfetto import write
-from traceconv.formats.perfetto.descriptors import SYNTHETIC_ID_BASE
+from traceconv.formats.perfetto.descriptors import SYNTHETIC_ID_BASE, SYNTHETIC_PID_BASE
 from traceconv.formats.perfetto.validate import validate_bytes
 from traceconv.model import ProcessKind, Trace, TrackKind
 
@@ -121,8 +121,9 @@ def test_descriptors_processes_threads_streams_counters():
     d = Decoded(trace)
     host, gpu = d.by_name["python train.py"], d.by_name["GPU 0"]
     assert host.process.pid == 4242
-    # a device has no pid: a named track group, never a made-up pid shown as the GPU's
-    assert not gpu.HasField("process") and gpu.name == "GPU 0"
+    # a device is a process with a made-up pid (beyond any real one), its streams threads:
+    # the Perfetto UI draws a collapsed process as its threads' busy share
+    assert gpu.process.pid >= SYNTHETIC_PID_BASE and gpu.process.process_name == "GPU 0"
     main, loader = d.by_name["MainThread"], d.by_name["DataLoader"]
     assert (main.thread.pid, main.thread.tid, main.parent_uuid) == (4242, 4242, host.uuid)
     assert loader.thread.tid >= SYNTHETIC_ID_BASE          # the model had no tid
@@ -132,9 +133,9 @@ def test_descriptors_processes_threads_streams_counters():
     assert root.process_ordering == root.PROCESS_ORDERING_EXPLICIT
     assert host.sibling_order_rank == 0 and not gpu.HasField("sibling_order_rank")
     stream = d.by_name["stream 7"]
-    assert stream.parent_uuid == gpu.uuid and not stream.HasField("thread")
+    assert stream.parent_uuid == gpu.uuid and stream.thread.pid == gpu.process.pid
+    assert SYNTHETIC_ID_BASE <= stream.thread.tid < SYNTHETIC_PID_BASE   # never the pid
     assert stream.description == "CUDA stream 7 on device 0"
-    assert stream.sibling_merge_behavior == stream.SIBLING_MERGE_BEHAVIOR_NONE
     assert d.by_name["allocated"].counter.unit == CounterDescriptor.UNIT_SIZE_BYTES
     assert d.by_name["queue wait"].counter.unit == CounterDescriptor.UNIT_TIME_NS
     assert d.by_name["utilization"].counter.unit_name == "%"

@@ -1,12 +1,16 @@
 """TrackDescriptors: one per process and track of the model, with stable uuids and pids.
 
 * host processes keep their pid; device and synthetic processes ("GPU 0") and host
-  processes without a usable pid become top-level named tracks instead (a ProcessDescriptor
-  needs a pid, and Perfetto shows it in the process name: a made-up number such as
-  "GPU 0 1073741825" would read as real), named with their labels: "GPU 0 (NVIDIA H100)";
+  processes without a usable pid get a made-up one above Linux's pid_max (1.5 * 2^30 + id), and
+  their streams and other top-level tracks become ThreadDescriptors (made-up tids in the
+  same range): the Perfetto UI draws a collapsed process as the busy share of its
+  threads' slices, and nothing for a group of named tracks, so a GPU would open as a blank
+  row (Kineto's own JSON shows its streams the same way: a device "process" with stream
+  "threads"). A process of counters only ("Memory") stays a top-level named track, named
+  with its labels, as a made-up pid would show beside a row that has nothing to summarise;
 * threads of real processes become ThreadDescriptors (synthetic tid when the model has none
-  or a clash); threads of the others are named tracks;
-* device streams, lanes, async and synthetic tracks become named tracks in their process
+  or a clash);
+* lanes, async tracks of host processes and counters become named tracks in their process
   (a lane's parent is its home track); counter tracks get a CounterDescriptor unit;
 * ``sort_index`` becomes ``sibling_order_rank`` with ``child_ordering = EXPLICIT`` on the
   parent (for processes: ``process_ordering = EXPLICIT`` on the root descriptor, uuid 0),
@@ -22,6 +26,9 @@ from ...model import Process, ProcessKind, Trace, Track, TrackKind
 from .wire import bytes_field, string_field, uint_field
 
 SYNTHETIC_ID_BASE = 1 << 30   # above pid_max on Linux (at most 2^22)
+# made-up pids apart from made-up tids: a thread whose tid is its pid is the process's
+# main thread for trace_processor
+SYNTHETIC_PID_BASE = SYNTHETIC_ID_BASE + (1 << 29)
 INT32_MAX = (1 << 31) - 1
 
 # TrackDescriptor fields.
@@ -53,13 +60,17 @@ def assign_ids(trace: Trace) -> TrackIds:
 
     >>> trace = Trace(); gpu = trace.add_process("GPU 0", kind=ProcessKind.DEVICE, pid=0)
     >>> host = trace.add_process("python", pid=7)
-    >>> assign_ids(trace).pid
-    [None, 7]
+    >>> memory = trace.add_process("Memory", kind=ProcessKind.SYNTHETIC)
+    >>> stream = trace.add_track("stream 7", process=gpu, kind=TrackKind.STREAM, tid=7)
+    >>> used = trace.add_track("bytes", process=memory, kind=TrackKind.COUNTER)
+    >>> ids = assign_ids(trace); ids.pid, ids.tid
+    ([1610612736, 7, None], [1073741824, None])
     """
     meta = trace.metadata
     # 16 bits of salt above 2^24 ids: 6-byte varints on every event (uuids < 2^41)
     salt = zlib.crc32(repr((meta.source_file, meta.rank)).encode()) & 0xFFFF
     base = (salt + 1) << 25
+    with_threads = {t.process for t in trace.tracks if is_thread(trace, t)}
     used_pids: set[int] = set()
     pids: list[int | None] = []
     for process in trace.processes:
@@ -70,7 +81,7 @@ def assign_ids(trace: Trace) -> TrackIds:
                 pids.append(pid)
                 continue
             trace.diagnostics.add("perfetto.pid_replaced", example=f"{process.name!r} pid {pid}")
-        pids.append(None)
+        pids.append(SYNTHETIC_PID_BASE + process.id if process.id in with_threads else None)
     used_tids: set[tuple[int, int]] = set()
     tids: list[int | None] = []
     for track in trace.tracks:
@@ -78,7 +89,7 @@ def assign_ids(trace: Trace) -> TrackIds:
         if pid is None or not is_thread(trace, track):
             tids.append(None)
             continue
-        tid = track.tid
+        tid = track.tid if trace.processes[track.process].kind is ProcessKind.HOST else None
         if tid is None or not 0 < tid <= INT32_MAX or (pid, tid) in used_tids:
             tid = SYNTHETIC_ID_BASE + track.id
         used_tids.add((pid, tid))
@@ -90,9 +101,11 @@ def assign_ids(trace: Trace) -> TrackIds:
 
 
 def is_thread(trace: Trace, track: Track) -> bool:
-    """Host threads become ThreadDescriptors; everything else is a named track."""
-    return (track.kind is TrackKind.THREAD
-            and trace.processes[track.process].kind is ProcessKind.HOST)
+    """Whether ``track`` becomes a ThreadDescriptor: a host thread, or a top-level track of
+    slices in a device or synthetic process (a stream); else it is a named track."""
+    if trace.processes[track.process].kind is ProcessKind.HOST:
+        return track.kind is TrackKind.THREAD
+    return track.parent is None and track.kind is not TrackKind.COUNTER
 
 
 def descriptor_payloads(trace: Trace, ids: TrackIds) -> list[bytes]:
