@@ -313,9 +313,14 @@ CODES: tuple[CodeInfo, ...] = (
           "GPU work whose correlation id matches no API call of its process (no flow; a "
           "time-window cut of the export leaves some)"),
     # nsys_stats
-    _Code("nsys_stats.malformed_row", "dropped",
-          "report rows whose start, end, PID or TID is not a number or out of range (not "
+    _Code("nsys_stats.line_outside_table", "dropped",
+          "lines of a summary report that are neither a table's row nor nsys's prose (not "
           "read)"),
+    _Code("nsys_stats.malformed_row", "dropped",
+          "report rows that do not fit their header: a start, end, PID, TID, count or time "
+          "that is not a number or out of range, or another number of fields (not read)"),
+    _Code("nsys_stats.report_skipped", "note",
+          "reports nsys skipped for lack of data (SKIPPED: ... does not contain ...)"),
     # paddle
     _Code("paddle.deivce_typo", "repaired",
           "device process names spelt 'Deivce' by the writer, corrected"),
