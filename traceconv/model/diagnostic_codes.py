@@ -428,6 +428,12 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.sched_first_compact_switch", "dropped",
           "threads switched in by a CPU's first sched_switch in the compact form, which does "
           "not state the thread switched out: no CPU slice, as trace_processor makes none"),
+    _Code("perfetto.thread_state_not_ended", "repaired",
+          "thread states still open when the trace ends: they end at the last ftrace "
+          "timestamp (trace_processor leaves them open)"),
+    _Code("perfetto.thread_state_compact_switch", "dropped",
+          "sched_switch events in the compact form, which does not state the thread switched "
+          "out nor its state: no thread state made from them"),
     _Code("perfetto.frame_timeline_token_repeated", "dropped",
           "expected surface frames (FrameTimeline) whose token an earlier one of their process "
           "had (layers of one app share it): left out, as trace_processor leaves them out"),

@@ -7,8 +7,8 @@ configs) gives the same switches as the full events.
 
 :class:`SystemPackets` keeps, in file order, what the model takes from them (see
 :mod:`.system_model`): atrace lines written to ftrace ``print``, ``sched_switch``,
-``cpu_frequency`` and ``cpu_idle`` events, processes and threads; every other ftrace
-event kind is counted by its name.
+``sched_waking``, ``cpu_frequency`` and ``cpu_idle`` events, processes and threads; every
+other ftrace event kind is counted by its name.
 """
 
 from __future__ import annotations
