@@ -21,7 +21,9 @@
   names them (``mem.rss``, ``mem.virt``, ... in bytes; ``oom_score_adj``);
 * ``sys_stats`` values (:mod:`.sys_stats`): meminfo and vmstat counters in a "System"
   group, CPU times as counters per CPU in the "CPUs" group;
-* FrameTimeline packets: see :mod:`.frame_timeline`.
+* FrameTimeline packets: see :mod:`.frame_timeline`;
+* log lines (:mod:`.android_log`) are instants (category ``log``, the tag and priority as
+  args) on the writing thread's track, its process the pid the line names.
 
 Timestamps are taken as the file states them (ftrace's clock is the trace's clock, BOOTTIME,
 on Android and Linux).
@@ -120,6 +122,9 @@ def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
     for record, line in packets.atrace():
         if line.tgid:
             tracks.tgid.setdefault(record.tid, line.tgid)
+    for log in packets.logs:
+        if log.pid:
+            tracks.tgid.setdefault(log.tid, log.pid)
     for record in records:
         if record.what == SCHED_SWITCH:
             switch: Any = record.data
@@ -150,6 +155,9 @@ def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
             track = tracks.named_track(tracks.group("CPUs"), f"CPU {value.cpu} {value.name}",
                                        TrackKind.COUNTER, value.unit)
         trace.add_counter(track, value.ts, value.value)
+    for log in sorted(packets.logs, key=lambda log: log.ts):
+        trace.add_instant(tracks.of_tid(log.tid), log.ts, log.message, "log",
+                          {"tag": log.tag, "prio": log.prio})
     _count_rest(trace.diagnostics, packets)
 
 
