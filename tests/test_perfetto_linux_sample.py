@@ -1,6 +1,6 @@
 """The stored synthetic Linux system trace (``tests/data/perfetto/linux_system.pftrace``, written
 by ``make_linux_system.py`` beside it from a fixed seed): scheduling on four CPUs with thread
-states, atrace slices and counters, CPU frequency and idle, process and system stats.
+states, atrace slices and counters, CPU frequency and idle, process and system stats, log lines.
 
 Expected values: a walk of the raw packets with the ``perfetto`` package's classes, and the
 real trace_processor on the same bytes.
@@ -59,6 +59,10 @@ def test_counts_against_a_raw_walk():
     assert len(trace.counters) == (lines["C"] + kinds["cpu_frequency"] + kinds["cpu_idle"]
                                    + stats_values)
     assert not [c.code for c in trace.diagnostics if "not_modelled" in c.code]
+    logs = [e for p in packets for e in p.android_log.events]
+    assert sorted((i.ts, i.name) for i in trace.iter_instants() if i.category == "log") == sorted(
+        (e.timestamp - 1_790_000_000_000_000_000 + 1_000_000, e.message) for e in logs)
+    assert len(logs) == 6
 
 
 @pytest.mark.integration
@@ -75,3 +79,8 @@ def test_equals_trace_processor(trace_processor):
     assert assert_states_equal(trace_processor, trace) == 64
     values = sorted((r.ts, r.value) for r in trace_processor.query("select ts, value from counter"))
     assert sorted((c.ts, c.value) for c in trace.iter_counter_samples()) == values
+    logs = sorted((r.ts, r.tid, r.msg) for r in trace_processor.query(
+        "select l.ts, t.tid, l.msg from android_logs l join thread t on l.utid = t.utid"))
+    assert sorted((i.ts, trace.tracks[i.track].tid, i.name) for i in trace.iter_instants()
+                  if i.category == "log") == logs
+    assert len(logs) == 6

@@ -1,7 +1,8 @@
 """Write ``linux_system.pftrace``: a synthetic Linux system trace of a training job, what no
 real sample shows (a trainer and a data loader on four CPUs): sched_switch with each thread's
 state and sched_waking, atrace ``B``/``E``/``C`` lines, cpu_frequency, cpu_idle,
-process_stats and sys_stats. Built with the ``perfetto`` package's trace builder from a fixed
+process_stats, sys_stats and log lines (on the realtime clock, tied to the boot clock by a
+ClockSnapshot). Built with the ``perfetto`` package's trace builder from a fixed
 seed, so running it again writes the same bytes::
 
     python tests/data/perfetto/make_linux_system.py   # from the repository root
@@ -22,6 +23,8 @@ THREADS = {101: (100, "pt_main"), 102: (100, "pt_autograd"), 103: (100, "pt_nccl
 STEPS = 160
 STATES = (0, 1, 1, 2, 0x800)   # runnable, sleeping (more often), uninterruptible, preempted
 SLICE_NAMES = ("forward", "backward", "read_batch", "collate", "allreduce")
+LOG_LINES = 6
+REALTIME_AT_START = 1_790_000_000_000_000_000   # the wall clock when the boot clock reads 1 ms
 FILE = Path(__file__).with_name("linux_system.pftrace")
 
 
@@ -95,6 +98,20 @@ def build() -> bytes:
         system.timestamp = 1_500_000 + k * 2_000_000
         meminfo = system.sys_stats.meminfo.add()
         meminfo.key, meminfo.value = 2, rng.randint(1_000_000, 8_000_000)   # MEMINFO_MEM_FREE
+    snapshot = builder.add_packet()
+    snapshot.timestamp = 1_000_000
+    for clock_id, reading in ((6, 1_000_000), (1, REALTIME_AT_START)):   # BOOTTIME, REALTIME
+        clock = snapshot.clock_snapshot.clocks.add()
+        clock.clock_id, clock.timestamp = clock_id, reading
+    logs = builder.add_packet()
+    logs.timestamp = ts
+    for k in range(LOG_LINES):
+        line = logs.android_log.events.add()
+        line.tid = rng.choice(list(THREADS))
+        line.pid = THREADS[line.tid][0]
+        line.timestamp = REALTIME_AT_START + rng.randint(0, ts - 1_000_000)
+        line.prio, line.tag = rng.choice((3, 4, 5, 6)), "train"
+        line.message = f"step {k} loss {rng.uniform(0.5, 2.0):.3f}"
     return builder.serialize()
 
 
