@@ -15,8 +15,6 @@ from hypothesis import strategies as st
 import traceconv
 from tests.test_perfetto_system import _app, linux_trace
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
 THREAD_STATES = ("select t.tid, s.ts, s.dur, s.state from thread_state s "
                  "join thread t on s.utid = t.utid")
 
@@ -57,15 +55,20 @@ def loader_trace(path: Path) -> Path:
     return made.write(path)
 
 
-def test_thread_states_by_hand_and_against_trace_processor(tmp_path: Path, trace_processor):
-    path = loader_trace(tmp_path / "loader.pftrace")
-    trace = traceconv.load(path)
+def test_thread_states_by_hand(tmp_path: Path):
+    trace = traceconv.load(loader_trace(tmp_path / "loader.pftrace"))
     assert states(trace) == [(101, 1_000, 200, "Running"), (101, 1_200, 200, "S"),
                              (101, 1_400, 100, "R"), (101, 1_500, 100, "Running"),
                              (101, 1_600, 0, "D"), (102, 1_100, 100, "R"),
                              (102, 1_200, 100, "Running"), (102, 1_300, 300, "R+")]
+    assert trace.diagnostics.count("perfetto.thread_state_not_ended") == 2
+
+
+@pytest.mark.integration
+def test_thread_states_equal_trace_processor(tmp_path: Path, trace_processor):
+    path = loader_trace(tmp_path / "loader.pftrace")
     trace_processor.load(path.read_bytes())
-    assert assert_states_equal(trace_processor, trace) == 8
+    assert assert_states_equal(trace_processor, traceconv.load(path)) == 8
 
 
 # (cpu, what: a switch to that thread (0: idle) with the state the one switched out is left
@@ -75,6 +78,8 @@ _EVENTS = st.lists(st.tuples(st.sampled_from([0, 1]), st.sampled_from([0, 31, 32
                    min_size=1, max_size=40)
 
 
+@pytest.mark.integration
+@pytest.mark.slow
 @settings(max_examples=20, phases=(Phase.explicit, Phase.generate))   # (no shrinking: each
 # example loads the wasm trace_processor)
 @given(events=_EVENTS)
@@ -101,6 +106,7 @@ def test_random_switches_and_wakeups_equal_trace_processor(tmp_path_factory, tra
     assert_states_equal(trace_processor, traceconv.load(path))
 
 
+@pytest.mark.integration
 def test_linux_trace_states_equal_trace_processor(tmp_path: Path, trace_processor):
     """The synthetic Linux trace of tests/test_perfetto_system.py: two CPUs, atrace slices."""
     path = linux_trace().write(tmp_path / "linux.pftrace")
