@@ -107,8 +107,8 @@ class SystemTrace:
 
     def bundle(self, cpu: int, events: list[tuple[int, int, str, object]]) -> None:
         """``events``: (timestamp, pid, kind, body) with kind ``print`` (the text),
-        ``switch`` ((prev_pid, prev_comm, next_pid, next_comm)), ``freq`` or ``idle``
-        (the state)."""
+        ``switch`` ((prev_pid, prev_comm, next_pid, next_comm[, prev_state]), the state 1
+        when not given), ``waking`` (the pid woken), ``freq`` or ``idle`` (the state)."""
         packet = self.builder.add_packet()
         packet.ftrace_events.cpu = cpu
         for ts, pid, kind, body in events:
@@ -117,10 +117,13 @@ class SystemTrace:
             if kind == "print":
                 event.print.buf = f"{body}\n"
             elif kind == "switch":
-                prev_pid, prev_comm, next_pid, next_comm = body  # type: ignore[misc]
+                prev_pid, prev_comm, next_pid, next_comm, *state = body  # type: ignore[misc]
                 switch = event.sched_switch
-                switch.prev_pid, switch.prev_comm, switch.prev_state = prev_pid, prev_comm, 1
+                switch.prev_pid, switch.prev_comm = prev_pid, prev_comm
+                switch.prev_state = state[0] if state else 1
                 switch.next_pid, switch.next_comm = next_pid, next_comm
+            elif kind == "waking":
+                event.sched_waking.pid, event.sched_waking.target_cpu = body, cpu
             elif kind == "freq":
                 event.cpu_frequency.cpu_id, event.cpu_frequency.state = cpu, body
             else:
@@ -474,7 +477,7 @@ def test_what_is_not_modelled_is_counted(tmp_path: Path):
     packet = made.builder.add_packet()
     waking = packet.ftrace_events.event.add()
     waking.timestamp, waking.pid = 50, 5
-    waking.sched_waking.pid = 6
+    waking.sched_wakeup.pid = 6
     packet.ftrace_events.ftrace_clock = 2   # FTRACE_CLOCK_GLOBAL
     made.builder.add_packet().sys_stats.num_forks = 12
     process = made.builder.add_packet().process_stats.processes.add()
@@ -483,7 +486,7 @@ def test_what_is_not_modelled_is_counted(tmp_path: Path):
     assert _thread_slices(trace) == [("kept", 20)]
     assert trace.diagnostics.count("perfetto.ftrace_print_not_atrace") == 1
     assert trace.diagnostics.count("perfetto.end_without_begin") == 1
-    assert trace.diagnostics.count("perfetto.ftrace_not_modelled.sched_waking") == 1
+    assert trace.diagnostics.count("perfetto.ftrace_not_modelled.sched_wakeup") == 1
     assert trace.diagnostics.count("perfetto.ftrace_clock_not_boot") == 1
     assert trace.diagnostics.count("perfetto.sys_stats_not_modelled.num_forks") == 1
     assert trace.diagnostics.count(

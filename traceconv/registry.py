@@ -202,8 +202,10 @@ BUILTINS: tuple[FormatInfo, ...] = (
         reads=True, aliases=("rocmprofiledata", "rocpd"),
         sniffer="traceconv.formats.database_sniffing:rpd"),
     FormatInfo(
-        "nsys-stats", "nsys stats CSV report of NVTX ranges (nvtx_pushpop_trace; .csv or "
-        ".csv.xz)", "traceconv.formats.nsys_stats", (".csv.xz", ".csv"), reads=True,
+        "nsys-stats", "nsys stats --format csv reports: NVTX ranges (nvtx_pushpop_trace; .csv or "
+        ".csv.xz) and summaries as statistics (cuda_gpu_kern_sum, cuda_api_sum, "
+        "cuda_gpu_mem_time_sum, nvtx_sum; gpukernsum ...)", "traceconv.formats.nsys_stats",
+        (".csv.xz", ".csv"), reads=True,
         aliases=("nvtx-pushpop-csv",), sniffer="traceconv.formats.database_sniffing:nsys_stats"),
     FormatInfo(
         "xplane", "XPlane XSpace protobuf (jax.profiler, tf.profiler, torch_xla; the *.xplane.pb "
@@ -266,7 +268,8 @@ SEED_SAMPLES: dict[str, tuple[SeedSample, ...]] = {
         ("torch-et", "json", (_SEEDS + "torch_et.json",)),
         ("nsys", "sqlite", (_SEEDS + "nsys.sqlite",)),
         ("rpd", "sqlite", (_SEEDS + "matmul.rpd",)),
-        ("nsys-stats", "csv", (_SEEDS + "nvtx_pushpop_trace.csv",)),
+        ("nsys-stats", "csv", (_SEEDS + "nvtx_pushpop_trace.csv",
+                               "tests/data/nsys_stats/nvtx_sum_stdout.csv")),
         ("xplane", "protobuf", (_SEEDS + "jax_cpu.xplane.pb",)),
         ("trtexec", "json", (_SEEDS + "resnet.engine.profile.json",)),
     )} | {"rocprof": (SeedSample(_SEEDS + "rocprof_results.csv", "csv"),

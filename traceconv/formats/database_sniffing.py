@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 SQLITE_MAGIC = b"SQLite format 3\x00"
 XZ_MAGIC = b"\xfd7zXZ\x00"
 _NSYS_MARKERS = (b"CUPTI_ACTIVITY_KIND_", b"NVTX_EVENTS", b"TARGET_INFO_SESSION_START_TIME")
-_NVTX_REPORT = ("Start (ns)", "End (ns)", "Name", "PID", "TID", "RangeStack")
 
 
 def is_sqlite(head: bytes) -> bool:
@@ -108,7 +107,8 @@ def _tables_say(head: bytes, source: Source | None, in_head: bytes,
 
 
 def nsys_stats(head: bytes, source: Source | None) -> float:
-    """A CSV (plain or xz) whose header names the ``nvtx_pushpop_trace`` report's columns.
+    """A CSV (plain or xz) of ``nsys stats``: the ``nvtx_pushpop_trace`` report or a summary
+    report (:mod:`.nsys_stats_header`).
 
     >>> nsys_stats(b"Start (ns),End (ns),Duration (ns),DurChild (ns),DurNonChild (ns),Name,"
     ...            b"PID,TID,Lvl,NumChild,RangeId,ParentId,RangeStack,NameTree\\n", None)
@@ -123,6 +123,7 @@ def nsys_stats(head: bytes, source: Source | None) -> float:
             head = lzma.LZMADecompressor().decompress(head, max_length=4096)
         except lzma.LZMAError:
             return 0.0
-    first = head.split(b"\n", 1)[0].lstrip(b"\xef\xbb\xbf")
-    names = first.decode("utf-8", "replace").strip().split(",")
-    return 0.95 if all(n in names for n in _NVTX_REPORT) else 0.0
+    # (imported only when a .csv is told apart)
+    from .nsys_stats_header import sniff_text
+
+    return sniff_text(head)

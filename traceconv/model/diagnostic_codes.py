@@ -313,9 +313,14 @@ CODES: tuple[CodeInfo, ...] = (
           "GPU work whose correlation id matches no API call of its process (no flow; a "
           "time-window cut of the export leaves some)"),
     # nsys_stats
-    _Code("nsys_stats.malformed_row", "dropped",
-          "report rows whose start, end, PID or TID is not a number or out of range (not "
+    _Code("nsys_stats.line_outside_table", "dropped",
+          "lines of a summary report that are neither a table's row nor nsys's prose (not "
           "read)"),
+    _Code("nsys_stats.malformed_row", "dropped",
+          "report rows that do not fit their header: a start, end, PID, TID, count or time "
+          "that is not a number or out of range, or another number of fields (not read)"),
+    _Code("nsys_stats.report_skipped", "note",
+          "reports nsys skipped for lack of data (SKIPPED: ... does not contain ...)"),
     # paddle
     _Code("paddle.deivce_typo", "repaired",
           "device process names spelt 'Deivce' by the writer, corrected"),
@@ -423,6 +428,12 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.sched_first_compact_switch", "dropped",
           "threads switched in by a CPU's first sched_switch in the compact form, which does "
           "not state the thread switched out: no CPU slice, as trace_processor makes none"),
+    _Code("perfetto.thread_state_not_ended", "repaired",
+          "thread states still open when the trace ends: they end at the last ftrace "
+          "timestamp (trace_processor leaves them open)"),
+    _Code("perfetto.thread_state_compact_switch", "dropped",
+          "sched_switch events in the compact form, which does not state the thread switched "
+          "out nor its state: no thread state made from them"),
     _Code("perfetto.frame_timeline_token_repeated", "dropped",
           "expected surface frames (FrameTimeline) whose token an earlier one of their process "
           "had (layers of one app share it): left out, as trace_processor leaves them out"),

@@ -1,8 +1,10 @@
-"""``nsys stats`` CSV reports of NVTX ranges (``nsys stats -r nvtx_pushpop_trace --format
-csv``, also as written by nsys-jax, often ``.csv.xz``).
+"""``nsys stats --format csv`` reports: the trace of NVTX ranges (``nsys stats -r
+nvtx_pushpop_trace``, also as written by nsys-jax, often ``.csv.xz``) and the summary reports
+(:mod:`.summaries`: kernels, CUDA API, memory operations, NVTX ranges), with or without the
+lines of prose nsys writes before a table (:mod:`..nsys_stats_header`).
 
-One slice per range on a track per (PID, TID), named as the report names it; the report's
-range id, parent id and level are args. Columns are found by their header names. An
+NVTX trace: one slice per range on a track per (PID, TID), named as the report names it; the
+report's range id, parent id and level are args. Columns are found by their header names. An
 xz-compressed report is decompressed as it is read by the input layer (:mod:`traceconv.io`),
 within the input size limit, as any compressed input is.
 
@@ -18,6 +20,8 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,33 +32,70 @@ from ...model.args import Args
 from ...model.builder import TraceBuilder
 from .. import database_sniffing
 from .._bulk import intern_texts, map_keys
+from ..nsys_stats_header import TRACE, is_prose, kind_of, report_named
+from . import summaries
 
 _NEEDED = ("Start (ns)", "End (ns)", "Name", "PID", "TID")
 _ARGS = {"RangeId": "range id", "ParentId": "parent id", "Lvl": "level"}
 
 
 def sniff(head: bytes, source: Source | None) -> float:
-    """The NVTX trace report's header (see :func:`.database_sniffing.nsys_stats`)."""
+    """An nsys stats report's header (see :func:`.database_sniffing.nsys_stats`)."""
     return database_sniffing.nsys_stats(head, source)
 
 
 def read(source: Source) -> Trace:
-    """Read an ``nvtx_pushpop_trace`` report (plain or xz, gz as any input)."""
-    trace = TraceBuilder(Metadata(source_format="nsys-stats", source_version="nvtx_pushpop_trace",
-                           clock="nsys session time (ns since the session started)"))
+    """Read an nsys stats CSV report (plain or xz, gz as any input).
+
+    >>> trace = read(Source("tests/data/nsys_stats/cuda_api_sum.csv"))
+    >>> len(trace.stats), trace.stats[0].name, trace.metadata.source_version
+    (11, 'cuMemcpyHtoD_v2', 'cuda_api_sum')
+    """
     with source.open() as stream:   # (xz, as any compressed input, is the input layer's)
         text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
         rows = csv.reader(text)
         try:
-            header = next(rows, None)
-            if header is None or not all(n in header for n in _NEEDED):
-                raise InputError("not an nsys stats NVTX trace: the header lacks "
-                                 f"{', '.join(_NEEDED)}", file=source.name, location="line 1")
-            _read_rows(trace, header, rows, source.name)
+            header, kind, report = _first_header(rows, source.name)
+            if kind == TRACE:
+                trace = TraceBuilder(Metadata(
+                    source_format="nsys-stats", source_version="nvtx_pushpop_trace",
+                    clock="nsys session time (ns since the session started)"))
+                _read_rows(trace, header, rows, source.name)
+                return trace
+            first = summaries.table_of(header, kind, report)
+            if first is None:
+                raise InputError("an nsys stats summary whose header names no row (Name, "
+                                 "Range or Operation)", file=source.name,
+                                 location=f"line {rows.line_num}")
+            trace = TraceBuilder(Metadata(source_format="nsys-stats", clock="none (statistics)"))
+            reports = summaries.read_tables(trace, first, rows)
+            trace.metadata.source_version = ", ".join(dict.fromkeys(reports))
         except csv.Error as exc:   # a field past the csv module's limit (128 KiB), a NUL...
             raise InputError(f"not CSV as nsys stats writes it: {exc}", file=source.name,
                              location=f"line {rows.line_num}") from None
     return trace
+
+
+def _first_header(rows: Any, name: str) -> tuple[list[str], str, str | None]:
+    """The first header (after nsys's lines of prose), its report kind and the report's name
+    where a line or the file name states it; InputError when there is none."""
+    report, skipped = report_named(Path(name).name), ""
+    for row in rows:
+        line = ",".join(row)
+        if is_prose(line):
+            report = report_named(line) or report
+            skipped = skipped or (line if line.startswith("SKIPPED:") else "")
+            continue
+        kind = kind_of(row)
+        if kind is None:
+            break
+        return row, kind, report
+    if skipped:
+        raise InputError(f"the nsys stats report holds no table: {skipped[:160]}", file=name,
+                         location=f"line {rows.line_num}")
+    raise InputError("not an nsys stats report: no header names the NVTX trace's columns "
+                     f"({', '.join(_NEEDED)}) or a summary's (Total Time ...)", file=name,
+                     location=f"line {rows.line_num}")
 
 
 def _read_rows(trace: TraceBuilder, header: list[str], rows: Iterator[list[str]], name: str) -> None:

@@ -1,5 +1,5 @@
-"""The packets of a Perfetto system trace: ftrace event bundles, the process tree and
-Android's FrameTimeline (:mod:`.frame_timeline`),
+"""The packets of a Perfetto system trace: ftrace event bundles, the process tree,
+Android's FrameTimeline (:mod:`.frame_timeline`) and log lines (:mod:`.android_log`),
 decoded from field tables (numbers from Perfetto's ``ftrace_event_bundle.proto``,
 ``ftrace_event.proto``, ``ftrace/{ftrace,sched,power}.proto`` and ``process_tree.proto``).
 A bundle's ``compact_sched`` (sched_switch as columns, the default of recent Perfetto
@@ -7,8 +7,8 @@ configs) gives the same switches as the full events.
 
 :class:`SystemPackets` keeps, in file order, what the model takes from them (see
 :mod:`.system_model`): atrace lines written to ftrace ``print``, ``sched_switch``,
-``cpu_frequency`` and ``cpu_idle`` events, processes and threads; every other ftrace
-event kind is counted by its name.
+``sched_waking``, ``cpu_frequency`` and ``cpu_idle`` events, processes and threads; every
+other ftrace event kind is counted by its name.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import FtraceEvent, Proce
 
 from ..protowire import iter_fields, message_classes
 from ..protowire.columns import WireError
+from .android_log import ANDROID_LOG, LogLine, log_lines
 from .annotation_values import text as utf8_text
 from .atrace import AtraceLine
 from .frame_timeline import FRAME_TIMELINE_EVENT, FrameEvent, decode
@@ -100,6 +101,7 @@ class SystemPackets:
     process_counters: list[ProcessCounter] = field(default_factory=list)
     system_counters: list[SysCounter] = field(default_factory=list)
     unmodelled_stats: Counter[str] = field(default_factory=Counter)   # sys_stats fields
+    logs: list[LogLine] = field(default_factory=list)   # android_log lines, file order
 
     def add(self, kind: int, payload: bytes, ts: int = 0, clock: int = 0) -> None:
         """Take one packet's payload (TracePacket field ``kind``, not an ftrace bundle: see
@@ -111,7 +113,9 @@ class SystemPackets:
         >>> found.processes
         {7: (1, 'sh')}
         """
-        if kind == SYS_STATS:
+        if kind == ANDROID_LOG:
+            self.logs += log_lines(payload)
+        elif kind == SYS_STATS:
             self.system_counters += sys_counters(payload, ts)
             self.unmodelled_stats.update(other_fields(payload))
         elif kind == PROCESS_STATS:

@@ -20,18 +20,27 @@ from .atrace import parse
 # 1, pid 2, then one field per event kind
 BUNDLE_CPU, BUNDLE_EVENT, BUNDLE_COMPACT_SCHED, BUNDLE_CLOCK = 1, 2, 4, 5
 EVENT_TIMESTAMP, EVENT_PID = 1, 2
-PRINT, SCHED_SWITCH, CPU_FREQUENCY, CPU_IDLE = 3, 4, 11, 13
+PRINT, SCHED_SWITCH, CPU_FREQUENCY, CPU_IDLE, SCHED_WAKING = 3, 4, 11, 13, 20
 _HEADER = np.array([EVENT_TIMESTAMP, EVENT_PID])
 _UINT32 = np.uint64(0xFFFFFFFF)
 
 
 class Switch(NamedTuple):
-    """A sched_switch (the compact form does not state the previous thread: -1, "")."""
+    """A sched_switch (the compact form does not state the previous thread: -1, ""; its
+    state, the kernel's task state bits, is -1 where not read)."""
 
     prev_pid: int
     prev_comm: str
     next_pid: int
     next_comm: str
+    prev_state: int = -1
+
+
+class Waking(NamedTuple):
+    """A sched_waking: the thread made runnable."""
+
+    pid: int
+    comm: str
 
 
 class CpuState(NamedTuple):
@@ -90,7 +99,8 @@ def decode_bundles(data: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.nd
     body_end[bodies.msg[lengths]] = (bodies.offset + bodies.length)[lengths]
     decoded: dict[int, object] = {}
     for what, read in ((PRINT, _prints), (SCHED_SWITCH, _switches),
-                       (CPU_FREQUENCY, _cpu_states), (CPU_IDLE, _cpu_states)):
+                       (CPU_FREQUENCY, _cpu_states), (CPU_IDLE, _cpu_states),
+                       (SCHED_WAKING, _wakings)):
         rows = np.flatnonzero(kind == what)
         if len(rows):
             body = decode_fields(buf, body_start[rows], body_end[rows])
@@ -122,11 +132,19 @@ def _prints(data: bytes, fields: Fields, count: int) -> list[object]:
 
 
 def _switches(data: bytes, fields: Fields, count: int) -> list[object]:
-    """(prev_pid, prev_comm, next_pid, next_comm) of each sched_switch (fields 2, 1, 6, 5)."""
+    """(prev_pid, prev_comm, next_pid, next_comm, prev_state) of each sched_switch (fields
+    2, 1, 6, 5, 4)."""
     prev_pid = as_int64(fields.last_per_message(2, VARINT, count)[0]).tolist()
     next_pid = as_int64(fields.last_per_message(6, VARINT, count)[0]).tolist()
+    state = as_int64(fields.last_per_message(4, VARINT, count)[0]).tolist()
     return [Switch(*row) for row in zip(prev_pid, _texts(data, fields, 1, count), next_pid,
-                                        _texts(data, fields, 5, count), strict=True)]
+                                        _texts(data, fields, 5, count), state, strict=True)]
+
+
+def _wakings(data: bytes, fields: Fields, count: int) -> list[object]:
+    """(pid, comm) of each sched_waking (fields 2, 1)."""
+    pid = as_int64(fields.last_per_message(2, VARINT, count)[0]).tolist()
+    return [Waking(*row) for row in zip(pid, _texts(data, fields, 1, count), strict=True)]
 
 
 def _cpu_states(data: bytes, fields: Fields, count: int) -> list[object]:

@@ -53,6 +53,7 @@ from ..protowire.columns import (
     padded,
 )
 from . import model_attribute
+from .android_log import ANDROID_LOG
 from .annotation_bytes import name_and_number
 from .annotation_values import (
     COMPOSITE,
@@ -87,7 +88,7 @@ HEADER_FIELDS = np.array([3, TIMESTAMP, SEQUENCE_ID, INTERNED, FLAGS, CLEARED_OL
                           DEFAULTS, 79, 87, 98])
 STATEFUL = (DESCRIPTOR, CLOCK_SNAPSHOT, ATTRIBUTES)
 SYSTEM = (FTRACE_EVENTS, PROCESS_TREE, PROCESS_STATS, SYS_STATS,   # (see .system_model)
-          FRAME_TIMELINE_EVENT)
+          FRAME_TIMELINE_EVENT, ANDROID_LOG)
 CLEARED, NEEDS = 1, 2
 # TrackEvent fields and types.
 CATEGORY_IIDS, ANNOTATIONS, LEGACY, TYPE, NAME_IID_FIELD, TRACK_UUID = 3, 4, 6, 9, 10, 11
@@ -824,7 +825,8 @@ class PftraceReader:
             if len(events) else set()
         tracks: TrackMap = build_tracks(trace, self.descriptors, used, model)
         build_events(self, tracks, shift, model)
-        self._frames_on_trace_clock()
+        self.system.frames = self._on_trace_clock(self.system.frames)
+        self.system.logs = self._on_trace_clock(self.system.logs)
         build_system(trace, self.system)
         if model is None and not trace.processes and self.packets:
             held = ", ".join(f"{n:,} {kind}" for kind, n in self.packet_kinds.items())
@@ -832,22 +834,22 @@ class PftraceReader:
                              + (held or "no packet with data"), file=self.name)
         return trace
 
-    def _frames_on_trace_clock(self) -> None:
-        """The FrameTimeline's packet times on the trace clock (through the snapshots, as
-        track events' are); those that cannot be placed are left out, counted."""
+    def _on_trace_clock(self, items: list[Any]) -> list[Any]:
+        """FrameTimeline packets or log lines (``ts`` and ``clock`` fields) with their times on
+        the trace clock (through the snapshots, as track events' are); those that cannot be
+        placed are left out, counted."""
         from .model_events import to_trace_clock
 
-        frames = self.system.frames
-        fits = [f for f in frames if f.ts < 1 << 63 and f.clock < 64]
+        fits = [item for item in items if item.ts < 1 << 63 and item.clock < 64]
         self.diagnostics.add("perfetto.timestamp_beyond_int64",
-                             count=sum(f.ts >= 1 << 63 for f in frames))
+                             count=sum(item.ts >= 1 << 63 for item in items))
         self.diagnostics.add("perfetto.clock_without_snapshot",
-                             count=sum(f.ts < 1 << 63 and f.clock >= 64 for f in frames))
-        ts = np.array([f.ts for f in fits], dtype=np.int64)
-        clock = np.array([f.clock or self.trace_clock for f in fits], dtype=np.int64)
+                             count=sum(item.ts < 1 << 63 and item.clock >= 64 for item in items))
+        ts = np.array([item.ts for item in fits], dtype=np.int64)
+        clock = np.array([item.clock or self.trace_clock for item in fits], dtype=np.int64)
         placed = to_trace_clock(self, ts, clock).tolist()
-        self.system.frames = [f._replace(ts=t) for f, t, ok in zip(fits, ts.tolist(), placed,
-                                                                   strict=True) if ok]
+        return [item._replace(ts=t) for item, t, ok in zip(fits, ts.tolist(), placed,
+                                                            strict=True) if ok]
 
     def clock_offsets(self) -> dict[int, list[tuple[int, int]]]:
         """Per clock: (its reading, the trace clock's reading) at each snapshot with both."""

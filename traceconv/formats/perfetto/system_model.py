@@ -14,13 +14,16 @@
   thread running when the trace ends ends at the last ftrace timestamp (counted;
   trace_processor leaves its end open); in the compact form (which does not state the
   thread switched out) a CPU's first switch opens no slice, as in trace_processor (counted);
+* ``sched_switch`` and ``sched_waking`` also give each thread's states (:mod:`.thread_states`);
 * ``cpu_frequency`` (kHz) and ``cpu_idle`` (the state as the kernel writes it) events are
   values of one counter track per CPU;
 * ``process_stats`` samples are counter tracks of their process, named as trace_processor
   names them (``mem.rss``, ``mem.virt``, ... in bytes; ``oom_score_adj``);
 * ``sys_stats`` values (:mod:`.sys_stats`): meminfo and vmstat counters in a "System"
   group, CPU times as counters per CPU in the "CPUs" group;
-* FrameTimeline packets: see :mod:`.frame_timeline`.
+* FrameTimeline packets: see :mod:`.frame_timeline`;
+* log lines (:mod:`.android_log`) are instants (category ``log``, the tag and priority as
+  args) on the writing thread's track, its process the pid the line names.
 
 Timestamps are taken as the file states them (ftrace's clock is the trace's clock, BOOTTIME,
 on Android and Linux).
@@ -37,6 +40,7 @@ from .atrace import ASYNC_BEGIN, ASYNC_END, BEGIN, COUNTER, END, INSTANT, Atrace
 from .frame_timeline import build_frames
 from .ftrace import SystemPackets
 from .ftrace_columns import CPU_FREQUENCY, CPU_IDLE, SCHED_SWITCH
+from .thread_states import build_thread_states
 
 _CPU_COUNTERS = {CPU_FREQUENCY: ("frequency", "kHz"), CPU_IDLE: ("idle state", None)}
 
@@ -54,6 +58,7 @@ class SystemTracks:
         self.groups: dict[str, int] = {}   # synthetic groups: "CPUs", "System"
         self.tgid: dict[int, int] = {}     # tid -> tgid its atrace lines name
         self.comm: dict[int, str] = {}     # tid -> name sched_switch gives
+        self.states: dict[int, int] = {}   # tid -> its thread state track
 
     def of_pid(self, pid: int) -> int:
         found = self.process.get(pid)
@@ -71,6 +76,15 @@ class SystemTracks:
             name = name or self.comm.get(tid, "") or f"Thread {tid}"
             found = self.thread[tid] = self.trace.add_track(name, process=self.of_pid(tgid),
                                                             tid=tid)
+        return found
+
+    def state_of(self, tid: int) -> int:
+        """The track of the states of thread ``tid`` (:mod:`.thread_states`)."""
+        found = self.states.get(tid)
+        if found is None:
+            thread = self.trace.tracks[self.of_tid(tid)]
+            found = self.states[tid] = self.trace.add_track(
+                f"{thread.name} {tid} state", process=thread.process, kind=TrackKind.SYNTHETIC)
         return found
 
     def named_track(self, process: int, name: str, kind: TrackKind,
@@ -108,6 +122,9 @@ def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
     for record, line in packets.atrace():
         if line.tgid:
             tracks.tgid.setdefault(record.tid, line.tgid)
+    for log in packets.logs:
+        if log.pid:
+            tracks.tgid.setdefault(log.tid, log.pid)
     for record in records:
         if record.what == SCHED_SWITCH:
             switch: Any = record.data
@@ -122,6 +139,7 @@ def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
     last = max(records[-1].ts if records else 0, frames[-1].ts if frames else 0)
     _atrace(trace, tracks, records, last)
     _sched(trace, tracks, records, last)
+    build_thread_states(trace, tracks.state_of, records, last)
     _cpu_counters(trace, tracks, records)
     build_frames(trace, tracks, frames, last)
     for counter in packets.process_counters:
@@ -137,6 +155,9 @@ def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
             track = tracks.named_track(tracks.group("CPUs"), f"CPU {value.cpu} {value.name}",
                                        TrackKind.COUNTER, value.unit)
         trace.add_counter(track, value.ts, value.value)
+    for log in sorted(packets.logs, key=lambda log: log.ts):
+        trace.add_instant(tracks.of_tid(log.tid), log.ts, log.message, "log",
+                          {"tag": log.tag, "prio": log.prio})
     _count_rest(trace.diagnostics, packets)
 
 

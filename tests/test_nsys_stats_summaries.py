@@ -1,0 +1,177 @@
+"""``nsys stats --format csv`` summary reports as stat rows (issue 34, part 4).
+
+The inputs are real outputs (``tests/data/nsys_stats/PROVENANCE.md``); the expected values are a
+plain ``csv`` read of the same files: the lines after nsys's prose, each field as printed,
+times rounded to the ns with ``round``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import traceconv
+from traceconv.cli import app
+
+DATA = Path(__file__).resolve().parent / "data" / "nsys_stats"
+# file -> (section, the column of the calls, the column of the names, time on the device)
+REPORTS = {
+    "cuda_gpu_kern_sum.csv": ("kernels", "Instances", "Name", True),
+    "cuda_api_sum.csv": ("api", "Num Calls", "Name", False),
+    "cuda_gpu_mem_time_sum.csv": ("memops", "Count", "Operation", True),
+    "nvtx_sum_stdout.csv": ("nvtx", "Instances", "Range", False),
+}
+
+
+def table(text: str) -> list[list[str]]:
+    """The header and the rows: every line from the first that starts with "Time"."""
+    lines = text.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith("Time"))
+    return list(csv.reader(lines[start:]))
+
+
+def expected(text: str, calls: str, name: str, scale: int = 1) -> list[tuple]:
+    header, *rows = table(text)
+    at = {column: k for k, column in enumerate(header)}
+    total = next(c for c in header if c.startswith("Total Time"))
+    avg = next(c for c in header if c.startswith(("Avg", "Average")))
+    low = next(c for c in header if c.startswith(("Min", "Minimum")))
+    high = next(c for c in header if c.startswith(("Max", "Maximum")))
+    return [(r[at[name]], int(r[at[calls]]), round(float(r[at[total]]) * scale),
+             round(float(r[at[avg]]) * scale), round(float(r[at[low]]) * scale),
+             round(float(r[at[high]]) * scale), float(r[at["Time (%)" if "Time (%)" in at
+                                                            else "Time(%)"]]))
+            for r in rows if len(r) == len(header)]
+
+
+def ours(trace: traceconv.Trace) -> list[tuple]:
+    return [(s.name, s.calls, s.total_ns, s.avg_ns, s.min_ns, s.max_ns, s.ratio)
+            for s in trace.stats]
+
+
+@pytest.mark.parametrize("file", sorted(REPORTS))
+def test_real_report_equals_a_plain_csv_read(file: str):
+    section, calls, name, on_device = REPORTS[file]
+    path = DATA / file
+    trace = traceconv.load(path)
+    assert trace.metadata.source_format == "nsys-stats"
+    assert ours(trace) == expected(path.read_text(), calls, name)
+    assert {s.section for s in trace.stats} == {section}
+    assert all((s.device_ns if on_device else s.cpu_ns) == s.total_ns for s in trace.stats)
+
+
+def test_median_stddev_and_style_kept_as_extras():
+    trace = traceconv.load(DATA / "nvtx_sum_stdout.csv")
+    header, first, *_ = table((DATA / "nvtx_sum_stdout.csv").read_text())
+    row = dict(zip(header, first, strict=True))
+    assert trace.stats[0].extra == {"median_ns": round(float(row["Med (ns)"])),
+                                    "stddev_ns": round(float(row["StdDev (ns)"])),
+                                    "Style": row["Style"], "report": "nvtx_sum"}
+
+
+def test_cut_last_row_is_counted():
+    text = (DATA / "nvtx_sum_stdout.csv").read_text()
+    header, *rows = table(text)
+    cut = [r for r in rows if len(r) != len(header)]
+    assert len(cut) == 1
+    trace = traceconv.load(DATA / "nvtx_sum_stdout.csv")
+    assert len(trace.stats) == len(rows) - 1 == 35
+    assert trace.diagnostics.count("nsys_stats.malformed_row") == 1
+
+
+def test_report_named_by_the_prose_or_the_file():
+    assert traceconv.load(DATA / "cuda_gpu_mem_time_sum.csv").metadata.source_version == \
+        "cuda_gpu_mem_time_sum"
+    assert traceconv.load(DATA / "cuda_api_sum.csv").metadata.source_version == "cuda_api_sum"
+
+
+def test_several_reports_on_standard_output(tmp_path: Path):
+    """nsys stats without -o: the reports one after another, each after its prose."""
+    parts, wanted = [], []
+    for file, (_, calls, name, _) in REPORTS.items():
+        text = (DATA / file).read_text()
+        header, *rows = table(text)
+        report = file.removesuffix(".csv").removesuffix("_stdout")
+        parts.append(f"\nProcessing [r.sqlite] with [/opt/nsys/reports/{report}.py]... \n\n"
+                     + "\n".join(",".join(f'"{c}"' if "," in c else c for c in r)
+                                 for r in [header, *rows]) + "\n")
+        wanted += [(row[0], report) for row in expected(text, calls, name)]
+    path = tmp_path / "stats.csv"
+    path.write_text("".join(parts))
+    trace = traceconv.load(path)
+    assert [(s.name, s.extra["report"]) for s in trace.stats] == wanted
+    assert trace.metadata.source_version == ", ".join(
+        f.removesuffix(".csv").removesuffix("_stdout") for f in REPORTS)
+
+
+def test_old_report_names_and_units(tmp_path: Path):
+    """The pre-2022 spelling (gpukernsum: Time(%), Average, Minimum, Maximum, no median or
+    std dev) with the times in µs reads as the same statistics."""
+    text = (DATA / "cuda_gpu_kern_sum.csv").read_text()
+    header, *rows = table(text)
+    keep = ["Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Min (ns)", "Max (ns)", "Name"]
+    old = ["Time(%)", "Total Time (us)", "Instances", "Average", "Minimum", "Maximum", "Name"]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(old)
+    for row in rows:
+        values = dict(zip(header, row, strict=True))
+        writer.writerow([f"{float(values[c]) / 1000:.4f}" if "(ns)" in c else values[c]
+                         for c in keep])
+    path = tmp_path / "report_gpukernsum.csv"
+    path.write_text(out.getvalue())
+    trace = traceconv.load(path)
+    assert trace.metadata.source_version == "gpukernsum"
+    assert ours(trace) == expected(out.getvalue(), "Instances", "Name", scale=1000)
+    assert [s.total_ns for s in trace.stats] == [int(r[1]) for r in rows]
+
+
+def test_report_nsys_skipped_is_one_line_exit_1():
+    result = CliRunner().invoke(app, ["info", str(DATA / "kern_sum_skipped.csv")])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "kern_sum_skipped.csv" in lines[0] and "SKIPPED" in lines[0]
+
+
+def test_a_header_without_a_name_column_is_refused(tmp_path: Path):
+    path = tmp_path / "cut_header.csv"
+    path.write_text("Time (%),Total Time (ns),Instances,Avg (ns)\n100.0,10,1,10.0\n")
+    result = CliRunner().invoke(app, ["info", str(path), "--format", "nsys-stats"])
+    assert result.exit_code == 1
+    assert len(result.output.strip().splitlines()) == 1 and "cut_header.csv" in result.output
+
+
+def test_a_row_with_a_word_for_a_number_is_counted(tmp_path: Path):
+    path = tmp_path / "api.csv"
+    path.write_text("Time (%),Total Time (ns),Num Calls,Avg (ns),Name\n"
+                    "60.0,600,3,200.0,cudaMalloc\n40.0,lots,2,200.0,cudaFree\n")
+    trace = traceconv.load(path)
+    assert [s.name for s in trace.stats] == ["cudaMalloc"]
+    assert trace.diagnostics.count("nsys_stats.malformed_row") == 1
+
+
+_ROWS = st.lists(st.tuples(st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1,
+                                   max_size=12).filter(lambda s: s.strip() == s),
+                           st.integers(0, 10**6), st.integers(0, 2**40),
+                           st.decimals(0, 10**9, places=1)),
+                 min_size=1, max_size=15)
+
+
+@settings(max_examples=40, derandomize=True, deadline=None)
+@given(rows=_ROWS)
+def test_any_kernel_summary_reads_as_written(tmp_path_factory, rows):
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Name"])
+    writer.writerows([("1.0", total, calls, avg, name) for name, calls, total, avg in rows])
+    path = tmp_path_factory.mktemp("kern") / "cuda_gpu_kern_sum.csv"
+    path.write_text(out.getvalue())
+    trace = traceconv.load(path)
+    assert [(s.name, s.calls, s.total_ns, s.avg_ns) for s in trace.stats] == [
+        (name, calls, total, round(avg)) for name, calls, total, avg in rows]
