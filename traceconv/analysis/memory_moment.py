@@ -24,9 +24,11 @@ from typing import Any
 from ..model import MemoryBlock, Trace
 from ..model.clock import is_logical
 from ..model.memory import LiveBytes, live_bytes
-from .allocation_sites import site_of
+from .allocation_sites import UNNAMED, site_of
 
 SCHEMA = 1
+MOMENTS = {"oom": "the out-of-memory event", "peak": "the first peak of allocated bytes",
+           "dump": "the snapshot's state (no history recorded)"}   # by ``moment["kind"]``
 NO_STACK = "<no stack recorded>"   # (what the snapshot reader names a stackless block)
 ROUNDING = 512   # the CUDA caching allocator hands out multiples of 512 bytes
 
@@ -204,6 +206,17 @@ def _sites(live: list[MemoryBlock], allocated: int, depth: int) -> list[dict[str
     rows = sorted(size, key=lambda s: (-size[s], s))
     return [{"site": s, "bytes": size[s], "blocks": count[s],
              "share": round(size[s] / allocated, 4) if allocated else 0.0} for s in rows]
+
+
+def names_sites(sites: list[dict[str, Any]]) -> bool:
+    """Whether the source named where its blocks came from (some formats record only
+    sizes and addresses: every block's site is then ``(unnamed)``, and a table of sites
+    would say nothing).
+
+    >>> names_sites([{"site": "(unnamed)"}]), names_sites([{"site": "net.py:3 f"}])
+    (False, True)
+    """
+    return any(site["site"] != UNNAMED for site in sites)
 
 
 def _site_path(block: MemoryBlock, depth: int) -> str:
