@@ -3,7 +3,8 @@ tests/test_memory_command.py): allocated at the first peak equals a replay writt
 each file's plain data (JSON, SQL, protobuf wire), summing allocations and frees by hand.
 
 No real Nsight Systems export with ``CUDA_GPU_MEMORY_USAGE_EVENTS`` rows is at hand (the
-bundled and shared ones were captured without ``--cuda-memory-usage``): nsys is left out here.
+bundled and shared ones were captured without ``--cuda-memory-usage``): nsys is checked on
+rows generated into a copy of a real export, in the table's own columns.
 """
 
 from __future__ import annotations
@@ -11,13 +12,17 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import shutil
 import sqlite3
 import struct
 from collections import defaultdict
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import traceconv
 from tests.conftest import SAMPLES
@@ -28,19 +33,22 @@ from traceconv.cli import app
 RAW_TIMELINE = SAMPLES / "torch" / "cnn_memory_timeline.raw.json.gz"
 RPD = SAMPLES / "rpd" / "matmul_result.rpd"
 XPLANE = SAMPLES / "xplane" / "jax_rocm_mi300_conv.xplane.pb.gz"
+MEGENGINE = SAMPLES / "megengine" / "convnet_lar_embed_profile.json"
+NSYS = SAMPLES / "nsys" / "mock_rtx3080_nsys2026.1.sqlite"
 
 
 def peak_of(changes: list[tuple[int, int]], before: int = 0) -> int:
-    """The highest level of ``before`` plus the byte ``changes`` (time, delta), each time's
-    changes applied together."""
+    """The highest level of ``before`` plus the byte ``changes`` (time, delta) after each
+    time's changes, applied together (the first moment is the first time: a block freed
+    then, allocated before the file began, is not live at any moment)."""
     by_time: dict[int, int] = defaultdict(int)
     for at, delta in changes:
         by_time[at] += delta
-    level, best = before, before
+    level, levels = before, []
     for at in sorted(by_time):
         level += by_time[at]
-        best = max(best, level)
-    return best
+        levels.append(level)
+    return max(levels, default=before)
 
 
 def paired_peak(events: list[tuple[int, int, bool, int]]) -> int:
@@ -74,6 +82,16 @@ def test_memory_timeline_raw_export():
         [(at, size) for at, _, size, _ in rows])}
 
 
+def test_memory_timeline_totals_export(data):
+    """``export_memory_timeline`` totals ([times], [bytes per category at each time]): the
+    level at a time is the sum of its last row."""
+    path = data / "torch_memory" / "memory_timeline.json.gz"
+    with gzip.open(path) as f:
+        times, sizes = json.load(f)
+    at_time = {t: sum(row) for t, row in zip(times, sizes, strict=True)}
+    assert allocated_by_device(path) == {"": max(at_time.values())}
+
+
 def test_rocm_profiler_database():
     """rpd: hipMalloc calls (ptr, size in the args text) allocate at their end, hipFree
     calls free their ptr at their start."""
@@ -92,6 +110,61 @@ def test_rocm_profiler_database():
             events.append((start, pointer, False, 0))
     assert len(events) == 5
     assert allocated_by_device(RPD) == {"hip": paired_peak(events)}
+
+
+def megengine_chunks(document: dict) -> list[list]:
+    """``[start s, end s, size]`` of each non-empty memory chunk of a static profile, as
+    MegEngine's plan says: a weight (``PERSISTENT_DEVICE_VALUE``) lives throughout; another
+    chunk from the device start of the first opr (in ``comp_seq``) writing a var planned
+    into it to the device end of the last opr reading one (else writing one); an output
+    chunk that overlaps the chunk of one of its opr's inputs starts when that input's ends
+    (written over it in place)."""
+    graph, device = document["graph_exec"], document["profiler"]["device"]
+    order = {opr: i for i, opr in enumerate(graph["comp_seq"])}
+    producer, readers = {}, defaultdict(list)
+    for opr, node in graph["operator"].items():
+        if opr in order:
+            producer.update(dict.fromkeys(node["output"], opr))
+            for var in node["input"]:
+                readers[var].append(opr)
+    members = defaultdict(list)
+    for var, node in graph["var"].items():
+        if node.get("mem_plan"):
+            members[node["mem_plan"]["mem_chunk_id"]].append(var)
+    chunks: dict[str, list] = {}
+    for key, chunk in graph["mem_chunk"].items():
+        owner = graph["var"][chunk["owner_var"]]
+        if chunk["size"] <= 0:
+            continue
+        place = [None, None, chunk["size"], chunk["dev_ptr"]]
+        if "PERSISTENT_DEVICE_VALUE" not in owner["flag"]:
+            held = members.get(key) or [chunk["owner_var"]]
+            writers = [producer[v] for v in held if v in producer]
+            last = max([r for v in held for r in readers[v]] or writers, key=order.__getitem__)
+            place[:2] = (device[min(writers, key=order.__getitem__)][owner["comp_node"]]["start"],
+                         device[last][owner["comp_node"]]["end"])
+        chunks[key] = place
+    for key, chunk in chunks.items():
+        opr = producer.get(graph["mem_chunk"][key]["owner_var"])
+        if opr is None or chunk[0] is None:
+            continue
+        for var in graph["operator"][opr]["input"]:
+            plan = graph["var"].get(var, {}).get("mem_plan")
+            source = chunks.get(plan["mem_chunk_id"]) if plan else None
+            if (source is not None and source is not chunk and source[1] is not None
+                    and source[3] < chunk[3] + chunk[2] and chunk[3] < source[3] + source[2]
+                    and chunk[0] < source[1] <= chunk[1]):
+                chunk[0] = source[1]
+                break
+    return [chunk[:3] for chunk in chunks.values()]
+
+
+def test_megengine_memory_chunks():
+    with open(MEGENGINE) as f:
+        chunks = megengine_chunks(json.load(f))
+    start = min(t for c in chunks for t in c[:2] if t is not None)
+    (device,) = allocated_by_device(MEGENGINE).items()
+    assert device[1] == live_at(chunks, first_peak(chunks, []), start)
 
 
 def wire_fields(data: bytes) -> dict[int, list]:
@@ -175,6 +248,35 @@ def test_xplane_memory_profile():
     expected = {name: paired_peak([e[1:] for e in events if e[0] == name])
                 for name in allocators}
     assert allocated_by_device(XPLANE) == expected
+
+
+MEMORY_ROWS = st.lists(st.tuples(
+    st.integers(0, 50), st.integers(0, 1), st.sampled_from([0x7000, 0x9000, 0xB000]),
+    st.integers(1, 1 << 20), st.integers(0, 1)), min_size=1, max_size=30)
+
+
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(MEMORY_ROWS)
+def test_nsys_cuda_memory_usage(tmp_path_factory, rows):
+    """Nsight Systems: (start, deviceId, address, bytes, memoryOperationType 0 allocates /
+    1 frees) rows, paired per device and address in time order (a free of an address never
+    allocated in the capture was live from its start; a second alloc of a live address
+    leaves the first block unfreed)."""
+    path = tmp_path_factory.mktemp("nsys") / "memory.sqlite"
+    shutil.copyfile(NSYS, path)
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INT, globalPid INT, "
+                   "deviceId INT, contextId INT, address INT, pc INT, bytes INT, memKind INT, "
+                   "memoryOperationType INT, name INT, correlationId INT)")
+        db.executemany("INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS (start, deviceId, address, "
+                       "bytes, memoryOperationType) VALUES (?, ?, ?, ?, ?)", rows)
+        db.commit()
+    expected = {f"cuda:{device}": paired_peak([(at, address, op == 0, size)
+                                               for at, d, address, size, op in rows
+                                               if d == device])
+                for device in {row[1] for row in rows}}
+    assert allocated_by_device(path) == expected
 
 
 def run_traceconv(*args: str) -> str:

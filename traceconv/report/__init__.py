@@ -1,8 +1,9 @@
 """``traceconv report``: one self-contained HTML page about a trace.
 
 Sections: run metadata, step-time breakdown (compute / memcpy / communication / host / idle),
-top ops and kernels, ``advise`` findings, live memory and the memory-flow picture, and the
-critical path. Plots are inline SVG; the page has no script and loads nothing from the
+top ops and kernels, ``advise`` findings, the memory pane (per device: allocated and reserved
+over time, the moment that matters and the sites live then: :mod:`.memory_pane`) and the
+memory-flow picture, and the critical path. Plots are inline SVG; the page has no script and loads nothing from the
 network. Each section says so when the trace lacks what it needs.
 """
 
