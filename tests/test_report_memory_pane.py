@@ -72,10 +72,25 @@ def test_a_format_without_sites_says_so():
     assert "(unnamed)" not in html and "Sites live at that moment" not in html
 
 
+def test_the_most_allocated_devices_first():
+    """XPlane: eight BFC allocators; the pane shows the six with the most allocated at their
+    peaks (replayed off the wire) and says how many more there are."""
+    from tests.test_memory_sources import XPLANE, paired_peak, xplane_memory_events
+
+    events = xplane_memory_events(XPLANE)
+    peaks = {name: paired_peak([e[1:] for e in events if e[0] == name])
+             for name in {e[0] for e in events}}
+    html = memory_pane(traceconv.load(XPLANE))
+    shown = re.findall(r"<h3>([^<]*)</h3>", html)
+    assert len(peaks) == 8 and len(shown) == 6 and "2 more devices" in html
+    assert [peaks[name] for name in shown] == sorted(peaks.values(), reverse=True)[:6]
+
+
 def test_a_dump_without_history_has_numbers_but_no_plot():
     html = memory_pane(traceconv.load(BUNDLED[1]))
     assert "the snapshot&#x27;s state (no history recorded)" in html
-    assert "<svg" not in html and at_that_moment(html, "allocated") > 0
+    assert "<svg" not in html and "No allocation history" in html
+    assert at_that_moment(html, "allocated") > 0
 
 
 @pytest.mark.integration

@@ -3,8 +3,8 @@
 Sections: run metadata, step-time breakdown (compute / memcpy / communication / host / idle),
 top ops and kernels, ``advise`` findings, the memory pane (per device: allocated and reserved
 over time, the moment that matters and the sites live then: :mod:`.memory_pane`) and the
-memory-flow picture, and the critical path. Plots are inline SVG; the page has no script and loads nothing from the
-network. Each section says so when the trace lacks what it needs.
+memory-flow picture, and the critical path. Plots are inline SVG; the page has no script
+and loads nothing from the network. Each section says so when the trace lacks what it needs.
 """
 
 from __future__ import annotations

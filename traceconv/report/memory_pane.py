@@ -27,7 +27,8 @@ PLOT_POINTS = 720   # one per horizontal unit of the plot: more would only weigh
 
 
 def memory_pane(trace: Trace) -> str:
-    """The pane's HTML for every device of ``trace`` (the busiest :data:`MAX_DEVICES`).
+    """The pane's HTML for every device of ``trace``: at most :data:`MAX_DEVICES`, those
+that ran out of memory first, then the most allocated.
 
     >>> import traceconv
     >>> html = memory_pane(traceconv.load("samples/torch/resnet18_train_snapshot.pickle.gz"))
@@ -35,7 +36,8 @@ def memory_pane(trace: Trace) -> str:
     (True, True)
     """
     report = memory_report(trace)
-    devices = sorted(report["devices"], key=lambda d: -d["allocated_bytes"])
+    devices = sorted(report["devices"], key=lambda d: (d["moment"]["kind"] != "oom",
+                                                        -d["allocated_bytes"]))
     shown = devices[:MAX_DEVICES]
     more = (f'<p class="muted">{len(devices) - len(shown)} more devices: '
             "<code>traceconv memory</code> lists all.</p>" if len(devices) > len(shown) else "")
@@ -61,7 +63,7 @@ def _plot(trace: Trace, device: dict[str, Any], unit: str, label: str) -> str:
     """Allocated and reserved over time, the moment marked (no plot without a history)."""
     allocated, reserved = device_curves(trace, device["device"])
     if len(allocated.times) < 2:
-        return ""
+        return '<p class="muted">No allocation history: nothing to plot over time.</p>'
     curves = [(name, curve) for name, curve in (("allocated", allocated),
                                                 ("reserved", reserved)) if len(curve.times)]
     start = min(int(c.times[0]) for _, c in curves)
