@@ -288,13 +288,17 @@ def run_traceconv(*args: str) -> str:
 def test_a_format_without_sites_says_so():
     """rpd records sizes and pointers, not who allocated: the answer says so instead of a
     table of one ``(unnamed)`` row."""
+    (device,) = memory_report(traceconv.load(RPD))["devices"]
+    assert device["sites_recorded"] is False and device["sites"][0]["site"] == "(unnamed)"
     out = run_traceconv("memory", str(RPD))
     assert "does not record where blocks were allocated (5 live blocks)" in out
     assert "(unnamed)" not in out and "sites live at that moment" not in out
 
 
 def test_a_format_with_sites_shows_them():
-    out = run_traceconv("memory", str(SAMPLES / "torch" / "cnn_step5.pt.trace.json"))
+    path = SAMPLES / "torch" / "cnn_step5.pt.trace.json"
+    assert all(d["sites_recorded"] for d in memory_report(traceconv.load(path))["devices"])
+    out = run_traceconv("memory", str(path))
     assert "sites live at that moment" in out and "aten::empty" in out
 
 

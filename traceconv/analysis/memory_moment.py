@@ -107,7 +107,9 @@ def _device_report(trace: Trace, device: str, ooms: list[tuple[int, dict[str, An
             "allocated_rounded_bytes": _rounded_at_dump(live_segments, moment),
             "reserved_bytes": reserved,
             "fragmentation_bytes": fragmentation, "moment": moment, "pools": pools,
-            "sites": _sites(live, allocated, depth), "unknown": unknown}
+            "sites": _sites(live, allocated, depth), "unknown": unknown,
+            # (some formats record only sizes and addresses: every site is "(unnamed)")
+            "sites_recorded": any(site_of(b) != UNNAMED for b in blocks)}
 
 
 def _rounded_at_dump(segments: list[MemoryBlock], moment: dict[str, Any]) -> int | None:
@@ -206,17 +208,6 @@ def _sites(live: list[MemoryBlock], allocated: int, depth: int) -> list[dict[str
     rows = sorted(size, key=lambda s: (-size[s], s))
     return [{"site": s, "bytes": size[s], "blocks": count[s],
              "share": round(size[s] / allocated, 4) if allocated else 0.0} for s in rows]
-
-
-def names_sites(sites: list[dict[str, Any]]) -> bool:
-    """Whether the source named where its blocks came from (some formats record only
-    sizes and addresses: every block's site is then ``(unnamed)``, and a table of sites
-    would say nothing).
-
-    >>> names_sites([{"site": "(unnamed)"}]), names_sites([{"site": "net.py:3 f"}])
-    (False, True)
-    """
-    return any(site["site"] != UNNAMED for site in sites)
 
 
 def _site_path(block: MemoryBlock, depth: int) -> str:

@@ -88,7 +88,7 @@ def _print_device(console: Console, name: str, device: dict[str, Any], unit: str
                   top: int) -> None:
     from rich.table import Table
 
-    from ..analysis.memory_moment import MOMENTS, names_sites
+    from ..analysis.memory_moment import MOMENTS
     from ..units import format_bytes
 
     moment = device["moment"]
@@ -113,7 +113,7 @@ def _print_device(console: Console, name: str, device: dict[str, Any], unit: str
                           format_bytes(pool["reserved_bytes"]),
                           format_bytes(pool["largest_free_bytes"]))
         console.print(pools)
-    if device["sites"] and not names_sites(device["sites"]):
+    if device["sites"] and not device["sites_recorded"]:
         console.print(f"sites: this format does not record where blocks were allocated "
                       f"({sum(s['blocks'] for s in device['sites']):,} live blocks)")
     else:

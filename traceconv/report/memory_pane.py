@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.memory_moment import MOMENTS, device_curves, memory_report, names_sites
+from ..analysis.memory_moment import MOMENTS, device_curves, memory_report
 from ..model import Trace
 from ..model.memory import LiveBytes
 from ..presentation.sparkline import bucket_peaks
@@ -119,7 +119,7 @@ def _sites(device: dict[str, Any]) -> str:
     found = device["sites"]
     if not found:
         return '<p class="muted">No block is live at that moment.</p>'
-    if not names_sites(found):
+    if not device["sites_recorded"]:
         return ('<p class="muted">This format does not record where blocks were allocated '
                 f"({sum(s['blocks'] for s in found):,} live blocks): no sites.</p>")
     rows = [(s["site"], f"{s['bytes']:,}", f"{s['blocks']:,}", f"{s['share']:.1%}")
