@@ -295,6 +295,18 @@ def test_a_format_without_sites_says_so():
     assert "(unnamed)" not in out and "sites live at that moment" not in out
 
 
+def test_a_change_without_sites_says_so(data):
+    after = data / "xplane" / "jax_rocm_te_fused_attn.xplane.pb.gz"
+    before_bytes, after_bytes = (
+        paired_peak([e[1:] for e in xplane_memory_events(path) if e[0] == "GPU_0_bfc"])
+        for path in (XPLANE, after))
+    out = run_traceconv("memory", str(XPLANE), str(after))
+    assert f"GPU_0_bfc: allocated {before_bytes:,} -> {after_bytes:,} bytes" in out.replace(
+        "\n", " ")
+    assert "sites: neither format records where blocks were allocated" in out
+    assert "(unnamed)" not in out
+
+
 def test_a_format_with_sites_shows_them():
     path = SAMPLES / "torch" / "cnn_step5.pt.trace.json"
     assert all(d["sites_recorded"] for d in memory_report(traceconv.load(path))["devices"])

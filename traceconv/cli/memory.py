@@ -188,6 +188,9 @@ def _print_change(inputs: tuple[str, ...], change: dict[str, Any], top: int) -> 
         console.print(f"[bold]{plain(device['device'] or '(no device)')}[/bold]: allocated "
                       f"{before:,} -> {after:,} bytes ({device['change_bytes']:+,}) from "
                       f"{plain(inputs[0])} to {plain(inputs[1])}")
+        if device["sites"] and not device["sites_recorded"]:
+            console.print("sites: neither format records where blocks were allocated")
+            continue
         table = Table(title="sites that changed", title_justify="left")
         for column in ("site", "status", "before", "after", "change"):
             table.add_column(column, justify="left" if column in ("site", "status")
