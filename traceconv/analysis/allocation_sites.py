@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from ..model import MemoryBlock
 from ..model.memory import live_bytes
 
+UNNAMED = "(unnamed)"   # the site of a block that names no origin at all
+
 
 @dataclass(frozen=True)
 class AllocationSite:
@@ -41,7 +43,7 @@ def site_of(block: MemoryBlock) -> str:
     'conv1:o0'
     """
     site = block.args.get("site") if block.args else None
-    return str(site or block.owner_name or block.name or "(unnamed)")
+    return str(site or block.owner_name or block.name or UNNAMED)
 
 
 def top_allocation_sites(blocks: Iterable[MemoryBlock], top: int = 10) -> list[AllocationSite]:

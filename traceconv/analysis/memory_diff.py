@@ -46,8 +46,10 @@ def _device_diff(old: dict[str, Any] | None, new: dict[str, Any] | None,
         sites.append({"site": site, "status": status, "before_bytes": a, "after_bytes": b,
                       "change_bytes": b - a})
     sites.sort(key=lambda s: (-abs(s["change_bytes"]), s["site"]))
+    recorded = any(side.get("sites_recorded", True) for side in (old, new) if side)
     return {"device": name, "before": _side(old), "after": _side(new),
-            "change_bytes": sum(now.values()) - sum(was.values()), "sites": sites}
+            "change_bytes": sum(now.values()) - sum(was.values()), "sites": sites,
+            "sites_recorded": recorded}
 
 
 def _side(device: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -24,9 +24,11 @@ from typing import Any
 from ..model import MemoryBlock, Trace
 from ..model.clock import is_logical
 from ..model.memory import LiveBytes, live_bytes
-from .allocation_sites import site_of
+from .allocation_sites import UNNAMED, site_of
 
 SCHEMA = 1
+MOMENTS = {"oom": "the out-of-memory event", "peak": "the first peak of allocated bytes",
+           "dump": "the snapshot's state (no history recorded)"}   # by ``moment["kind"]``
 NO_STACK = "<no stack recorded>"   # (what the snapshot reader names a stackless block)
 ROUNDING = 512   # the CUDA caching allocator hands out multiples of 512 bytes
 
@@ -105,7 +107,9 @@ def _device_report(trace: Trace, device: str, ooms: list[tuple[int, dict[str, An
             "allocated_rounded_bytes": _rounded_at_dump(live_segments, moment),
             "reserved_bytes": reserved,
             "fragmentation_bytes": fragmentation, "moment": moment, "pools": pools,
-            "sites": _sites(live, allocated, depth), "unknown": unknown}
+            "sites": _sites(live, allocated, depth), "unknown": unknown,
+            # (some formats record only sizes and addresses: every site is "(unnamed)")
+            "sites_recorded": any(site_of(b) != UNNAMED for b in blocks)}
 
 
 def _rounded_at_dump(segments: list[MemoryBlock], moment: dict[str, Any]) -> int | None:

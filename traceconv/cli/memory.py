@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from ..model import Trace
 
 SPARK_WIDTH = 60
-MOMENTS = {"oom": "the out-of-memory event", "peak": "the first peak of allocated bytes",
-           "dump": "the snapshot's state (no history recorded)"}
 
 
 @app.command()
@@ -90,6 +88,7 @@ def _print_device(console: Console, name: str, device: dict[str, Any], unit: str
                   top: int) -> None:
     from rich.table import Table
 
+    from ..analysis.memory_moment import MOMENTS
     from ..units import format_bytes
 
     moment = device["moment"]
@@ -114,21 +113,31 @@ def _print_device(console: Console, name: str, device: dict[str, Any], unit: str
                           format_bytes(pool["reserved_bytes"]),
                           format_bytes(pool["largest_free_bytes"]))
         console.print(pools)
+    if device["sites"] and not device["sites_recorded"]:
+        console.print(f"sites: this format does not record where blocks were allocated "
+                      f"({sum(s['blocks'] for s in device['sites']):,} live blocks)")
+    else:
+        _print_sites(console, device["sites"], top)
+    for key, count in device["unknown"].items():
+        console.print(f"unknown: {key.replace('_', ' ')}: {count:,}")
+
+
+def _print_sites(console: Console, found: list[dict[str, Any]], top: int) -> None:
+    from rich.table import Table
+
     sites = Table(title="sites live at that moment", title_justify="left")
     for column in ("site", "bytes", "blocks", "share"):
         sites.add_column(column, justify="left" if column == "site" else "right",
                          overflow="fold")
-    shown = device["sites"][:top] if top else device["sites"]
+    shown = found[:top] if top else found
     for site in shown:
         sites.add_row(plain(site["site"]), f"{site['bytes']:,}", f"{site['blocks']:,}",
                       f"{site['share']:.1%}")
-    if len(shown) < len(device["sites"]):
-        rest = device["sites"][len(shown):]
+    if len(shown) < len(found):
+        rest = found[len(shown):]
         sites.add_row(f"({len(rest):,} more site{'s' if len(rest) > 1 else ''})", f"{sum(s['bytes'] for s in rest):,}",
                       f"{sum(s['blocks'] for s in rest):,}", "")
     console.print(sites)
-    for key, count in device["unknown"].items():
-        console.print(f"unknown: {key.replace('_', ' ')}: {count:,}")
 
 
 def _when(moment: dict[str, Any], unit: str) -> str:
@@ -179,6 +188,9 @@ def _print_change(inputs: tuple[str, ...], change: dict[str, Any], top: int) -> 
         console.print(f"[bold]{plain(device['device'] or '(no device)')}[/bold]: allocated "
                       f"{before:,} -> {after:,} bytes ({device['change_bytes']:+,}) from "
                       f"{plain(inputs[0])} to {plain(inputs[1])}")
+        if device["sites"] and not device["sites_recorded"]:
+            console.print("sites: neither format records where blocks were allocated")
+            continue
         table = Table(title="sites that changed", title_justify="left")
         for column in ("site", "status", "before", "after", "change"):
             table.add_column(column, justify="left" if column in ("site", "status")

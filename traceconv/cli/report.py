@@ -17,7 +17,8 @@ from .loading import load_all
 def report_command(inputs: tuple[str, ...], output: str, title: str | None,
                    format: str | None) -> None:
     """Write one self-contained HTML page: run metadata, step-time breakdown, top ops and
-    kernels, advice, live memory and the memory-flow picture, the critical path.
+    kernels, advice, memory (per device: allocated and reserved over time, the OOM or peak
+    moment and the sites live then; the memory-flow picture), the critical path.
 
     Plots are inline SVG; the page runs no script and loads nothing from the network.
 

@@ -1,9 +1,10 @@
 """``traceconv report``: one self-contained HTML page about a trace.
 
 Sections: run metadata, step-time breakdown (compute / memcpy / communication / host / idle),
-top ops and kernels, ``advise`` findings, live memory and the memory-flow picture, and the
-critical path. Plots are inline SVG; the page has no script and loads nothing from the
-network. Each section says so when the trace lacks what it needs.
+top ops and kernels, ``advise`` findings, the memory pane (per device: allocated and reserved
+over time, the moment that matters and the sites live then: :mod:`.memory_pane`) and the
+memory-flow picture, and the critical path. Plots are inline SVG; the page has no script
+and loads nothing from the network. Each section says so when the trace lacks what it needs.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from html import escape
 from ..model import Trace
 from ..units import format_bytes
 from .page import page, table
-from .svg import ms, path_strip, stacked_bar, step_curves
+from .svg import ms, path_strip, stacked_bar
 
 # the step-time breakdown's names for the attribution kinds
 _BREAKDOWN = (("kernel", "compute"), ("memcpy", "memcpy"), ("communication", "communication"),
@@ -161,21 +162,13 @@ def _advice(trace: Trace) -> str:
 
 
 def _memory(trace: Trace) -> str:
-    if not trace.memory:
+    if not trace.memory and not trace.reservations:
         return '<p class="muted">No memory blocks in this trace.</p>'
-    from ..model.memory import live_bytes
+    from .memory_pane import memory_pane
 
-    groups = defaultdict(list)
-    for block in trace.memory:
-        groups[block.device or "memory"].append(block)
-    known = [t for b in trace.memory for t in (b.alloc_ns, b.free_ns) if t is not None]
-    origin = min(known, default=0)
-    series = []
-    for device, blocks in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:6]:
-        curve = live_bytes(blocks, start=origin)
-        series.append((device, curve.times.tolist(), curve.bytes.astype(float).tolist()))
-    return (f"<p>Live bytes of {len(trace.memory):,} memory blocks per device.</p>"
-            + step_curves(series, origin) + _memflow(trace))
+    return (f"<p>{len(trace.memory):,} memory blocks: allocated bytes (the blocks live) and "
+            "reserved bytes (the allocator's segments, where the trace has them) per "
+            "device.</p>" + memory_pane(trace) + _memflow(trace))
 
 
 def _memflow(trace: Trace) -> str:

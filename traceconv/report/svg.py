@@ -6,7 +6,7 @@ browser shows the exact number on hover.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
 
 from ..units import format_bytes
@@ -51,13 +51,15 @@ def stacked_bar(parts: Sequence[tuple[str, int]], width: int = 720, height: int 
 
 
 def step_curves(series: Sequence[tuple[str, Sequence[int], Sequence[float]]], origin: int,
-                width: int = 720, height: int = 220) -> str:
-    """Step functions (``name, times ns, values bytes``) on shared axes: x = ms since
-    ``origin``, y = bytes, the peak of each marked.
+                width: int = 720, height: int = 220, mark: tuple[int, str] | None = None,
+                x_label: Callable[[float], str] = ms) -> str:
+    """Step functions (``name, times ns, values bytes``) on shared axes: x = time since
+    ``origin`` (written by ``x_label``, ms by default), y = bytes, the peak of each marked;
+    ``mark`` = (time, label) draws a dashed vertical line there (a moment that matters).
 
-    >>> svg = step_curves([("cuda:0", [0, 10, 20], [0.0, 2048.0, 0.0])], 0)
-    >>> "peak 2 KiB" in svg and svg.count("<path") == 1
-    True
+    >>> svg = step_curves([("cuda:0", [0, 10, 20], [0.0, 2048.0, 0.0])], 0, mark=(10, "OOM"))
+    >>> "peak 2 KiB" in svg, svg.count("<path"), "stroke-dasharray" in svg
+    (True, 1, True)
     """
     left, bottom, top, right = 70, 30, 10, 10
     t_max = max((t[-1] for _, t, _ in series if len(t)), default=origin + 1) - origin or 1
@@ -78,7 +80,14 @@ def step_curves(series: Sequence[tuple[str, Sequence[int], Sequence[float]]], or
                      f'{format_bytes(v_max * frac)}</text>')
         anchor = {0.0: "start", 0.5: "middle", 1.0: "end"}[frac]
         parts.append(f'<text x="{px(origin + round(t_max * frac)):.1f}" y="{height - 8}" '
-                     f'text-anchor="{anchor}">{ms(t_max * frac)}</text>')
+                     f'text-anchor="{anchor}">{x_label(t_max * frac)}</text>')
+    if mark is not None:
+        x = px(mark[0])
+        parts.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_h}" '
+                     'stroke="#d62728" stroke-width="1.5" stroke-dasharray="5,3">'
+                     f'<title>{escape(mark[1])}</title></line>'
+                     f'<text x="{x + 4:.1f}" y="{top + plot_h - 6}" fill="#d62728">'
+                     f'{escape(mark[1])}</text>')
     for i, (name, times, values) in enumerate(series):
         if not len(times):
             continue
@@ -93,7 +102,7 @@ def step_curves(series: Sequence[tuple[str, Sequence[int], Sequence[float]]], or
                      f'<title>{escape(name)}</title></path>')
         parts.append(f'<circle cx="{px(times[peak]):.1f}" cy="{py(values[peak]):.1f}" r="3" '
                      f'fill="{color}"><title>{escape(name)} peak {format_bytes(values[peak])} at '
-                     f'{ms(times[peak] - origin)}</title></circle>')
+                     f'{x_label(times[peak] - origin)}</title></circle>')
         parts.append(f'<text x="{left + 8}" y="{top + 14 + 14 * i}" fill="{color}">'
                      f'{escape(name)}: peak {format_bytes(values[peak])}</text>')
     return (f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" '
