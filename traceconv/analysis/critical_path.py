@@ -50,6 +50,7 @@ class PathEntry:
     row: int | None = None      # slice row, for highlighting
     op: str | None = None       # op-graph node, in graph mode
     waited: int | None = None   # a wait: the slice row of the work waited on
+    rank: int | None = None     # a path across ranks: the rank this link ran on
 
     @property
     def end_ns(self) -> int:
@@ -80,11 +81,13 @@ class CriticalPath:
                 f"{self.span_ns / 1e6:,.3f} ms trace, {len(self.path):,} links>")
 
     def as_dict(self) -> dict:
-        """The ``--json`` form; ``start_ns`` counts from the trace's first event."""
+        """The ``--json`` form; ``start_ns`` counts from the trace's first event (a path
+        across ranks: each entry's ``rank`` too)."""
         return {"mode": self.mode, "length_ns": self.length_ns, "span_ns": self.span_ns,
                 "breakdown": self.breakdown,
                 "path": [{"name": e.name, "kind": e.kind, "start_ns": e.start_ns - self.origin_ns,
-                          "dur_ns": e.dur_ns} for e in self.path]}
+                          "dur_ns": e.dur_ns} | ({} if e.rank is None else {"rank": e.rank})
+                         for e in self.path]}
 
 
 # -- timeline ---------------------------------------------------------------------------------
@@ -275,9 +278,15 @@ def work_span_ns(trace: Trace) -> int:
     >>> work_span_ns(t), t.span_ns
     (5, 90)
     """
+    bounds = work_bounds(trace)
+    return bounds[1] - bounds[0] if bounds else 0
+
+
+def work_bounds(trace: Trace) -> tuple[int, int] | None:
+    """(first start, last end) of the slices of work (see :func:`work_span_ns`)."""
     activity = slice_activity(trace)
     work = np.flatnonzero((activity != Activity.AGGREGATE) & (activity != Activity.PROFILER))
     if not len(work):
-        return 0
+        return None
     start = trace.slices.numpy("start")[work]
-    return int((start + trace.slices.numpy("dur")[work]).max() - start.min())
+    return int(start.min()), int((start + trace.slices.numpy("dur")[work]).max())

@@ -322,10 +322,11 @@ class Walk:
         assert last_host is not None
         return "host", last_host, int(host.end[last_host])
 
-    def run(self) -> list[Link]:
-        """The path, latest link first."""
+    def run(self, state: tuple[str, int, int] | None = None) -> list[Link]:
+        """The path, latest link first: from ``state`` (place, index, cursor) when given,
+        else from :meth:`start`."""
         tl, host = self.tl, self.host
-        state = self.start()
+        state = state or self.start()
         links: list[Link] = []
         seen: set[tuple[str, int, int]] = set()
         while state is not None and state not in seen:
