@@ -72,6 +72,7 @@ class JobPath(CriticalPath):
 
     def as_dict(self) -> dict:
         data = super().as_dict()
+        data["origin_ns"] = self.origin_ns   # what start_ns counts from, on rank 0's clock
         data["crossings"] = [asdict(c) | {"at_ns": c.at_ns - self.origin_ns}
                              for c in self.crossings]
         data["ranks"] = [asdict(r) | {"waited_for": [

@@ -6,9 +6,10 @@ its autograd thread and the gloo thread work, a launch queued while the host sat
 Each moment of such a gap is one of three things:
 
 - **wait**: some other thread of the same program, or one of its devices, is busy at that
-  moment. The moment is named after that work: ``waiting on thread T: op``, where *op* is
-  the outermost slice of T running then. When several are busy, the one that goes on
-  longest wins (one name covers as much of the gap as it can; then the next);
+  moment. The moment is named after that work: ``waiting on thread T: op``. Of all the
+  slices running then (any thread but the waiting one, any device), *op* is the one that
+  goes on longest — of those ending together, the outermost — so that one name covers as
+  much of the gap as it can; from its end, the next;
 - **untraced host time** (``host (untraced)``): nothing else is busy and the path goes on on
   the same host thread it left: that thread ran code the profiler did not record (Python
   between ops);
@@ -46,11 +47,12 @@ class Gap:
 
 
 class _Busy:
-    """The work of one program: outermost host slices of every thread and device work,
-    sorted by start, with a running maximum of ends to find what covers a moment."""
+    """The work of one program: host slices of every thread and device work, sorted by
+    start, with a running maximum of ends to find what covers a moment (of slices reaching
+    equally far, the one that started first: the outermost)."""
 
     def __init__(self, tl: Timeline, rows: np.ndarray) -> None:
-        rows = rows[np.argsort(tl.start[rows], kind="stable")]
+        rows = rows[np.lexsort((-tl.dur[rows], tl.start[rows]))]
         self.rows = rows
         self.start = tl.start[rows]
         self.end = tl.end[rows]
@@ -86,13 +88,13 @@ class GapFiller:
         trace = tl.trace
         host = ~tl.on_device & np.isin(tl.activity, HOST_WORK)
         work = tl.device_work()
-        outer = tl.outermost(np.flatnonzero(host))
+
         # one program per input of a merged trace (its process range), else the whole trace
         self.program = np.zeros(len(trace.processes) + 1, np.int64)
         for index, entry in enumerate(trace.metadata.attributes.get("inputs") or ()):
             lo, hi = entry["processes"]
             self.program[lo:hi] = index
-        rows = np.r_[outer, work].astype(np.int64)
+        rows = np.r_[np.flatnonzero(host), work].astype(np.int64)
         programs = self.program[tl.process[rows]] if len(rows) else rows
         self.busy = {int(p): _Busy(tl, rows[programs == p]) for p in np.unique(programs)}
         self.names = trace.strings.strings
