@@ -46,16 +46,14 @@ def busiest_host_thread_ns(events: list[dict]) -> int:
     for e in events:
         if e.get("cat") not in DEVICE and e.get("cat") != "overhead":
             spans.setdefault((e["pid"], e["tid"]), []).append((e["start"], e["end"]))
-    best = 0
-    for items in spans.values():
-        total, reach = 0, None
+    def union(items: list[tuple[int, int]]) -> int:
+        total, reach = 0, min(s for s, _ in items)
         for s, e in sorted(items):
-            if reach is None or s >= reach:
-                total, reach = total + e - s, e
-            elif e > reach:
-                total, reach = total + e - reach, e
-        best = max(best, total)
-    return best
+            total += max(0, e - max(s, reach))
+            reach = max(reach, e)
+        return total
+
+    return max(map(union, spans.values()), default=0)
 
 
 def job_json(paths: list[Path]) -> dict:
