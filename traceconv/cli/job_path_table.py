@@ -7,7 +7,8 @@ from ..presentation.tables import console_for
 
 
 def print_ranks(job, wide: bool = False) -> None:
-    """The crossings, then one row per rank (times in ms over the job's path)."""
+    """The crossings, then one row per rank over the job's path: waiting at collectives
+    and for whom, busy, idle, outside its trace (these four add up to the length)."""
     from rich.table import Table
 
     console = console_for(wide, highlight=False)
@@ -17,8 +18,7 @@ def print_ranks(job, wide: bool = False) -> None:
         for c in job.crossings:
             console.print(f"  at {(c.at_ns - job.origin_ns) / ms:,.3f} ms rank {c.from_rank} → "
                           f"{c.to_rank} ({c.via})")
-    console.print("per rank over the path (ms): waiting at collectives (for whom), busy, idle, "
-                  "outside its trace; lower bound = its busiest thread; ± = clock error")
+    console.print("per rank over the path, ms (lower bound: its busiest thread; ±: clocks):")
     table = Table()
     for column in ("rank", "lower bound", "waiting", "for rank: ms", "busy", "idle",
                    "outside", "±µs"):
