@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from traceconv.cli import app
 
@@ -169,3 +171,73 @@ def test_dlrm_eight_ranks_path_crosses_at_a_collective_to_the_last_arriver():
         starts = [k["start"] for k in kernels]
         assert starts[crossing["from_rank"]] == at == max(starts)
         assert crossing["to_rank"] != crossing["from_rank"]
+
+
+# -- a bulk-synchronous job as a property: the path is known by hand ------------------------
+
+def bulk_synchronous(work: list[list[int]], transfer: int = 50):
+    """Ranks (one list of compute times each, one per step) that compute, then all-reduce;
+    an all_reduce ends for every rank ``transfer`` ns after the last rank arrived."""
+    from traceconv.model import Trace
+
+    traces = [Trace() for _ in work]
+    threads = [t.add_track("main", process=t.add_process("python", pid=1)) for t in traces]
+    end = 0
+    steps = []
+    for step in range(len(work[0])):
+        arrivals = [end + w[step] for w in work]
+        last = max(arrivals)
+        for t, thread, arrive in zip(traces, threads, arrivals, strict=True):
+            t.add_slice(thread, end, arrive - end, f"step{step}", "cpu_op")
+            t.add_slice(thread, arrive, last + transfer - arrive, "gloo:all_reduce",
+                        "user_annotation")
+        steps.append((end, arrivals.index(last), last))
+        end = last + transfer
+    return traces, steps, end
+
+
+def check_bulk_synchronous(work: list[list[int]]) -> None:
+    """The path is, step by step, the compute of the rank that arrived last, then the
+    all_reduce from its arrival; it crosses to that rank at each step where it changes."""
+    from traceconv.analysis.job_path import job_critical_path
+
+    traces, steps, end = bulk_synchronous(work)
+    job = job_critical_path(traces, "none")
+    expected = []
+    for step, (begin, last, arrival) in enumerate(steps):
+        expected.append((last, f"step{step}", begin, arrival))
+        expected.append((last, "gloo:all_reduce", arrival, arrival + 50))
+    got = [(e.rank, e.name, e.start_ns, e.end_ns) for e in job.path]
+    assert [g[1:] for g in got] == [x[1:] for x in expected]
+    assert [g[0] for g in got if g[1] != "gloo:all_reduce"] == [x[0] for x in expected
+                                                                if x[1] != "gloo:all_reduce"]
+    assert job.length_ns == end and job.breakdown["idle"] == 0
+    # the walk starts on rank 0 (all ranks end together; the first wins), and each step's
+    # all_reduce is walked on the rank it goes back from: it crosses where the rank changes
+    lasts = [last for _, last, _ in steps] + [0]
+    assert len(job.crossings) == sum(1 for a, b in pairwise(lasts) if a != b)
+    for share in job.ranks:
+        waited = sum(max(0, arrival - (begin + work[share.rank][step]))
+                     for step, (begin, _, arrival) in enumerate(steps))
+        assert share.collective_wait_ns == waited
+        assert share.collective_wait_ns + share.busy_ns + share.idle_ns \
+            + share.unrecorded_ns == end
+
+
+@given(st.integers(2, 4).flatmap(lambda ranks: st.lists(
+    st.lists(st.integers(1, 10_000), min_size=ranks, max_size=ranks, unique=True),
+    min_size=1, max_size=8)))
+def test_bulk_synchronous_job_path_is_known_by_hand(by_step):
+    check_bulk_synchronous([list(r) for r in zip(*by_step, strict=True)])
+
+
+def test_long_bulk_synchronous_job_walks_in_batches():
+    """600 steps: anyone last in the first 300, then rank 1 in the last 300 (600 links on it
+    before its first crossing: more than the walk's first batches; seeded)."""
+    import random
+
+    rng = random.Random(38)
+    slow = [[rng.randrange(1, 5_000), rng.randrange(9_000, 10_000), rng.randrange(1, 5_000)]
+            for _ in range(300)]
+    by_step = [rng.sample(range(1, 10_000), 3) for _ in range(300)] + slow
+    check_bulk_synchronous([list(r) for r in zip(*by_step, strict=True)])

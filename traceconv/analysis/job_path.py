@@ -36,12 +36,14 @@ from .critical_path import (
     with_gaps_named,
     work_bounds,
 )
-from .critical_walk import Walk
+from .critical_walk import Link, Walk
 from .path_gaps import GapFiller
 
 State = tuple[str, int, int]
 # per collective instance: its calls as (aligned start, rank, row), first arrival first
 Arrivals = dict[tuple, list[tuple[int, int, int]]]
+# a crossing found in a rank's entries: (entry index, arrival in its clock, last rank, row)
+Hop = tuple[int, int, int, int]
 
 
 @dataclass
@@ -108,16 +110,38 @@ class _Rank:
         bounds = work_bounds(trace)
         self.bounds = None if bounds is None else (bounds[0] + offset, bounds[1] + offset)
 
-    def entries(self, state: State | None) -> list[PathEntry]:
-        """The path from ``state`` back to the rank's start (rank clock, time order), its
-        gaps named up to the state's cursor."""
-        entries = walked_entries(self.tl, self.walk.run(state))
+    def entries(self, state: State | None, links: list[Link] | None = None
+                ) -> list[PathEntry]:
+        """The path from ``state`` back (``links``: its walk so far, else all of it), in the
+        rank's clock and time order, its gaps named up to the state's cursor."""
+        walked = self.walk.run(state) if links is None else links
+        entries = walked_entries(self.tl, walked)
         if state is None or not entries:
             return with_gaps_named(self.gaps, entries)
         place, index, cursor = state
         row = index if place == "device" else int(self.walk.host.row[index])
         until = PathEntry("", "cpu", cursor, 0, row)
         return with_gaps_named(self.gaps, [*entries, until])[:-1]
+
+    def segment(self, state: State | None, me: int, arrivals: Arrivals
+                ) -> tuple[list[PathEntry], Hop | None]:
+        """The path from ``state`` back to its latest crossing to another rank (and that
+        crossing), else to the rank's start. The walk goes back in batches that double, so
+        a crossing near the state costs a short walk, not the rank's whole path: only the
+        earliest entries of a batch can still change (the next link may cut them or fill
+        the gap before them), so they are looked at with the next batch."""
+        links: list[Link] = []
+        batch = 256
+        for link in self.walk.links(state):
+            links.append(link)
+            if len(links) == batch:
+                entries = self.entries(state, links)
+                hop = _crossing(self, me, entries, arrivals, first=2)
+                if hop is not None:
+                    return entries, hop
+                batch *= 2
+        entries = self.entries(state, links)
+        return entries, _crossing(self, me, entries, arrivals)
 
     def state_at_call(self, row: int) -> State | None:
         """The walk's state at the start of collective call ``row``."""
@@ -194,11 +218,11 @@ def _walk_job(ranks: list[_Rank], arrivals: Arrivals
     ends = [(r.own[-1].end_ns + r.offset if r.own else 0, i) for i, r in enumerate(ranks)]
     current = min(ends, key=lambda e: (-e[0], e[1]))[1]
     entries = ranks[current].own
+    hop = _crossing(ranks[current], current, entries, arrivals)
     pieces: list[tuple[int, list[PathEntry]]] = []
     crossings: list[Crossing] = []
     while entries:
         rank = ranks[current]
-        hop = _crossing(rank, current, entries, arrivals)
         if hop is None:
             pieces.append((current, entries))
             # the walk reached the start of this rank's trace: where another rank's began
@@ -212,6 +236,7 @@ def _walk_job(ranks: list[_Rank], arrivals: Arrivals
             crossings.append(Crossing(at, first[1], current, "trace start"))
             current = first[1]
             entries = _until(ranks[current].own, at - ranks[current].offset)
+            hop = _crossing(ranks[current], current, entries, arrivals)
             continue
         index, local, target, row = hop
         first_entry = entries[index]
@@ -221,7 +246,12 @@ def _walk_job(ranks: list[_Rank], arrivals: Arrivals
                                       first_entry.waited if first_entry.kind == "wait"
                                       else first_entry.row]])))
         current = target
-        entries = ranks[target].entries(ranks[target].state_at_call(row))
+        state = ranks[target].state_at_call(row)
+        if state is None:   # a call the host pieces do not hold: its rank's own path then
+            entries = _until(ranks[target].own, local + rank.offset - ranks[target].offset)
+            hop = _crossing(ranks[target], target, entries, arrivals)
+        else:
+            entries, hop = ranks[target].segment(state, target, arrivals)
     pieces.reverse()
     crossings.reverse()
     return pieces, crossings
@@ -243,12 +273,12 @@ def _until(entries: list[PathEntry], end: int) -> list[PathEntry]:
     return kept
 
 
-def _crossing(rank: _Rank, me: int, entries: list[PathEntry],
-              arrivals: Arrivals
-              ) -> tuple[int, int, int, int] | None:
-    """The latest link of ``entries`` inside which another rank arrived last at a collective
-    ``me`` was in: (entry index, arrival in my clock, that rank, its call's row)."""
-    for index in range(len(entries) - 1, -1, -1):
+def _crossing(rank: _Rank, me: int, entries: list[PathEntry], arrivals: Arrivals,
+              first: int = 0) -> Hop | None:
+    """The latest link of ``entries`` (from index ``first`` on) inside which another rank
+    arrived last at a collective ``me`` was in: (entry index, arrival in my clock, that
+    rank, its call's row)."""
+    for index in range(len(entries) - 1, first - 1, -1):
         entry = entries[index]
         row = entry.waited if entry.kind == "wait" else entry.row
         instance = rank.instance_of.get(row) if row is not None else None
