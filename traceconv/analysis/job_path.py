@@ -177,7 +177,7 @@ def job_critical_path(traces: Sequence[Trace], mode: Mode = "auto",
     alignment = align(traces, mode, labels or [f"rank {i}" for i in ids])
     offsets = alignment.offsets
     ranks = [_Rank(t, offsets[i]) for i, t in enumerate(traces)]
-    arrivals: Arrivals = {}   # instance -> [(aligned start, rank)]
+    arrivals: Arrivals = {}
     for instance, calls in match([r.calls for r in ranks]).items():
         if len(calls) < 2:
             continue
@@ -190,9 +190,8 @@ def job_critical_path(traces: Sequence[Trace], mode: Mode = "auto",
                       waited=e.waited, rank=ids[i]) for i, entries in pieces for e in entries]
     crossings = [Crossing(c.at_ns, ids[c.from_rank], ids[c.to_rank], c.via) for c in crossings]
     origins = [(t.time_range or (0, 0))[0] + offsets[i] for i, t in enumerate(traces)]
-    job = JobPath("timeline", path, 0, min(origins, default=0), breakdown(path),
-                  crossings=crossings, alignment=alignment)
-    job.span_ns = _job_span(traces, offsets)
+    job = JobPath("timeline", path, _job_span(traces, offsets), min(origins, default=0),
+                  breakdown(path), crossings=crossings, alignment=alignment)
     if path:
         window = (path[0].start_ns, path[-1].end_ns)
         job.ranks = [_share(i, r, alignment, arrivals, window) for i, r in enumerate(ranks)]
