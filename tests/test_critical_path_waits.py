@@ -135,6 +135,7 @@ slices = st.lists(st.tuples(st.sampled_from(["helper", "gpu", "main"]),
                             st.integers(0, 200), st.integers(1, 80)), max_size=12)
 
 
+@pytest.mark.slow
 @given(slices, st.integers(5, 100), st.integers(1, 150), st.booleans())
 def test_gap_pieces_tile_the_gap_and_say_the_truth(items, lo, length, same_thread):
     """Any gap [lo, hi) between two links: its pieces tile it exactly; a wait's slice runs

@@ -117,6 +117,7 @@ def collective_waits(per_rank: list[list[dict]], window: tuple[int, int]
     return totals
 
 
+@pytest.mark.slow
 def test_ddp_four_ranks_hand_checked_collective_and_exact_sums():
     """The first all_reduce of the DDP job (raw JSON, µs): rank 0 enters at 22,124.937,
     rank 3 at 24,263.817, rank 2 at 24,803.029, rank 1 last at 25,497.033 — so rank 0
@@ -224,6 +225,7 @@ def check_bulk_synchronous(work: list[list[int]]) -> None:
             + share.unrecorded_ns == end
 
 
+@pytest.mark.slow
 @given(st.integers(2, 4).flatmap(lambda ranks: st.lists(
     st.lists(st.integers(1, 10_000), min_size=ranks, max_size=ranks, unique=True),
     min_size=1, max_size=8)))
@@ -231,6 +233,7 @@ def test_bulk_synchronous_job_path_is_known_by_hand(by_step):
     check_bulk_synchronous([list(r) for r in zip(*by_step, strict=True)])
 
 
+@pytest.mark.slow
 def test_long_bulk_synchronous_job_walks_in_batches():
     """600 steps: anyone last in the first 300, then rank 1 in the last 300 (600 links on it
     before its first crossing: more than the walk's first batches; seeded)."""

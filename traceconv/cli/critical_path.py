@@ -100,7 +100,8 @@ def _print(result, top: int, wide: bool = False) -> None:
     length = result.length_ns or 1
     ranks = f" across {len(result.ranks)} ranks" if getattr(result, "ranks", None) else ""
     console.print(f"critical path ({result.mode}{ranks}): {result.length_ns / 1e6:,.3f} ms of a "
-                  f"{result.span_ns / 1e6:,.3f} ms trace, {len(result.path)} links")
+                  f"{result.span_ns / 1e6:,.3f} ms {'job' if ranks else 'trace'}, "
+                  f"{len(result.path)} links")
     console.print("  " + ", ".join(f"{kind} {ns / 1e6:,.3f} ms ({100 * ns / length:.1f}%)"
                                     for kind, ns in result.breakdown.items() if ns))
     totals: dict[tuple[int | None, str, str], list[int]] = defaultdict(lambda: [0, 0])
