@@ -21,6 +21,7 @@ from traceconv.cli import app
 ROOT = Path(__file__).parent.parent
 SHARED = Path(os.environ.get("TRACECONV_SHARED", ROOT.parent / "shared"))
 DDP = [ROOT / "samples" / "torch" / f"ddp_gloo_rank{r}.pt.trace.json.gz" for r in range(4)]
+DATA = ROOT / "tests" / "data" / "torch"
 DLRM = sorted((SHARED / "corpus" / "torch" / "round3" / "kineto" / "dlrm_8rank").glob(
     "worker*.json"))
 # not work: the profiler's own window, device-side copies of host ranges
@@ -84,36 +85,47 @@ def check_job(data: dict, ranks: list[int], lower_bounds: list[int]) -> None:
     assert [r["lower_bound_ns"] for r in data["ranks"]] == lower_bounds
 
 
-def collective_waits(per_rank: list[list[dict]], window: tuple[int, int]
-                     ) -> list[dict[int, int]]:
+def collective_waits(per_rank: list[list[dict]], window: tuple[int, int],
+                     offsets: list[int] | None = None, errors: list[int] | None = None
+                     ) -> list[tuple[dict[int, int], int]]:
     """Referee of the per-rank waits from the raw events: the n-th call of each gloo
-    collective on every rank is one instance; every rank but the last to start waits from
-    its start to the last start; overlapping waits count once, each moment for the first
-    wait that covers it; clipped to the path's window."""
+    collective (point-to-point send/recv aside) on every rank is one instance; every rank
+    but the last to start waits from its start to the last start; overlapping waits count
+    once, each moment for the first wait that covers it; clipped to the path's window.
+    Per rank: {last rank: ns}, and the ns of waits whose last rank led the runner-up by no
+    more than the two ranks' ``errors`` (times shifted by ``offsets``)."""
     lo, hi = window
+    offsets = offsets or [0] * len(per_rank)
+    errors = errors or [0] * len(per_rank)
     instances: dict[tuple[str, int], list[tuple[int, int]]] = {}
     for rank, events in enumerate(per_rank):
         calls = sorted((e for e in events if e["name"].startswith("gloo:")
+                        and e["name"] not in ("gloo:send", "gloo:recv")
                         and e.get("cat") not in DEVICE), key=lambda e: (e["start"], e["end"]))
         seen: dict[str, int] = {}
         for call in calls:
             n = seen[call["name"]] = seen.get(call["name"], -1) + 1
-            instances.setdefault((call["name"], n), []).append((call["start"], rank))
-    waits: list[list[tuple[int, int, int]]] = [[] for _ in per_rank]
+            instances.setdefault((call["name"], n), []).append(
+                (call["start"] + offsets[rank], rank))
+    waits: list[list[tuple[int, int, int, bool]]] = [[] for _ in per_rank]
     for arrivals in instances.values():
-        last_start, last = max(arrivals)
+        if len(arrivals) < 2:
+            continue
+        (runner_up, second), (last_start, last) = sorted(arrivals)[-2:]
+        unsure = last_start - runner_up <= errors[last] + errors[second]
         for start, rank in arrivals:
             if rank != last:
-                waits[rank].append((max(start, lo), min(last_start, hi), last))
-    totals: list[dict[int, int]] = []
+                waits[rank].append((max(start, lo), min(last_start, hi), last, unsure))
+    totals: list[tuple[dict[int, int], int]] = []
     for items in waits:
-        reach, whom = lo, {}
-        for start, end, last in sorted(items):
+        reach, whom, uncertain = lo, {}, 0
+        for start, end, last, unsure in sorted(items):
             start = max(start, reach)
             if end > start:
                 whom[last] = whom.get(last, 0) + end - start
+                uncertain += (end - start) if unsure else 0
                 reach = end
-        totals.append(whom)
+        totals.append((whom, uncertain))
     return totals
 
 
@@ -135,11 +147,33 @@ def test_ddp_four_ranks_hand_checked_collective_and_exact_sums():
     assert data["alignment"]["applied"] is False   # one host, one clock: no shift
     lo = data["origin_ns"] + data["path"][0]["start_ns"]
     expected = collective_waits(events, (lo, lo + data["length_ns"]))
-    for share, whom in zip(data["ranks"], expected, strict=True):
+    for share, (whom, _) in zip(data["ranks"], expected, strict=True):
         assert {w["rank"]: w["ns"] for w in share["waited_for"]} == whom
     # rank 1 arrived last at every all_reduce: no rank ever waited for rank 0
     assert all(w["rank"] != 0 for share in data["ranks"] for w in share["waited_for"])
     assert {w["rank"] for w in data["ranks"][0]["waited_for"]} == {1, 3}
+
+
+def test_waits_within_the_clock_error_are_uncertain():
+    """The 4 CPU ranks of gen_distributed.py were shifted by up to 2.9 ms to align and
+    still disagree by up to 7.6 ms: a wait whose last rank led the runner-up by no more
+    than the two ranks' residual skew counts as uncertain. Per rank, the waits and the
+    uncertain part equal the referee's, given the alignment's shifts and residuals."""
+    paths = [DATA / f"rank-{r}.pt.trace.json" for r in range(4)]
+    events = [raw(p)[1] for p in paths]
+    data = job_json(paths)
+    alignment = data["alignment"]
+    assert alignment["applied"] is True
+    offsets = [r["offset_ns"] for r in alignment["ranks"]]
+    errors = [r["residual_max_ns"] for r in alignment["ranks"]]
+    lo = data["origin_ns"] + data["path"][0]["start_ns"]
+    expected = collective_waits(events, (lo, lo + data["length_ns"]), offsets, errors)
+    for share, (whom, uncertain) in zip(data["ranks"], expected, strict=True):
+        assert {w["rank"]: w["ns"] for w in share["waited_for"]} == whom
+        assert share["uncertain_ns"] == uncertain
+        assert share["error_bound_ns"] == errors[share["rank"]]
+    assert any(r["uncertain_ns"] for r in data["ranks"])
+    check_job(data, [0, 1, 2, 3], [busiest_host_thread_ns(ev) for ev in events])
 
 
 def test_highlight_takes_one_rank():
