@@ -63,17 +63,12 @@ class _Busy:
         firsts = np.flatnonzero(np.r_[True, reach[1:] != reach[:-1]]) if len(rows) else rows
         self.reacher = np.repeat(firsts, np.diff(np.r_[firsts, len(rows)]))
 
-    def covering(self, ts: int, skip_track: int | None) -> int | None:
-        """Position of the work running at ``ts`` that ends last (not on ``skip_track``)."""
+    def covering(self, ts: int) -> int | None:
+        """Position of the work running at ``ts`` that ends last."""
         i = int(np.searchsorted(self.start, ts, "right")) - 1
         if i < 0 or self.reach[i] <= ts:
             return None
-        best = int(self.reacher[i])
-        if skip_track is None or self.track[best] != skip_track:
-            return best
-        # the one reaching furthest is on the waiting thread itself: look at the others
-        live = np.flatnonzero((self.end[: i + 1] > ts) & (self.track[: i + 1] != skip_track))
-        return int(live[np.argmax(self.end[live])]) if len(live) else None
+        return int(self.reacher[i])
 
     def next_start(self, ts: int) -> int | None:
         i = int(np.searchsorted(self.start, ts, "right"))
@@ -88,17 +83,26 @@ class GapFiller:
         trace = tl.trace
         host = ~tl.on_device & np.isin(tl.activity, HOST_WORK)
         work = tl.device_work()
-
         # one program per input of a merged trace (its process range), else the whole trace
         self.program = np.zeros(len(trace.processes) + 1, np.int64)
         for index, entry in enumerate(trace.metadata.attributes.get("inputs") or ()):
             lo, hi = entry["processes"]
             self.program[lo:hi] = index
-        rows = np.r_[np.flatnonzero(host), work].astype(np.int64)
-        programs = self.program[tl.process[rows]] if len(rows) else rows
-        self.busy = {int(p): _Busy(tl, rows[programs == p]) for p in np.unique(programs)}
+        self.rows = np.r_[np.flatnonzero(host), work].astype(np.int64)
+        self.programs = self.program[tl.process[self.rows]] if len(self.rows) else self.rows
+        self._busy: dict[tuple[int, int | None], _Busy] = {}
         self.names = trace.strings.strings
         self._labels: dict[int, str] = {}
+
+    def busy(self, program: int, waiting: int | None) -> _Busy:
+        """The work of ``program`` but the ``waiting`` thread's (one per pair, kept)."""
+        key = (program, waiting)
+        if key not in self._busy:
+            mine = self.programs == program
+            if waiting is not None:
+                mine &= self.tl.track[self.rows] != waiting
+            self._busy[key] = _Busy(self.tl, self.rows[mine])
+        return self._busy[key]
 
     def _label(self, track: int) -> str:
         if track not in self._labels:
@@ -125,22 +129,21 @@ class GapFiller:
         anchor = after if after is not None else before
         if anchor is None:
             return [Gap("idle", lo, hi)]
-        busy = self.busy.get(int(self.program[tl.process[anchor]]))
         waiting = None if after is None or tl.on_device[after] else int(tl.track[after])
+        busy = self.busy(int(self.program[tl.process[anchor]]), waiting)
         same_thread = (before is not None and after is not None and waiting is not None
                        and int(tl.track[before]) == waiting)
         free = ("untraced", UNTRACED) if same_thread else ("idle", "")
         pieces: list[Gap] = []
         cursor = lo
         while cursor < hi:
-            found = busy.covering(cursor, waiting) if busy is not None else None
+            found = busy.covering(cursor)
             if found is None:
-                following = busy.next_start(cursor) if busy is not None else None
+                following = busy.next_start(cursor)
                 stop = hi if following is None else min(hi, following)
                 pieces.append(Gap(free[0], cursor, stop, free[1]))
                 cursor = stop
                 continue
-            assert busy is not None
             row = int(busy.rows[found])
             stop = min(hi, int(busy.end[found]))
             name = f"waiting on {self._label(int(busy.track[found]))}: {self.names[tl.name[row]]}"
