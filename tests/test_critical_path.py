@@ -87,7 +87,8 @@ def test_cli_json_contract_and_highlight_output(tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert {"length_ns", "span_ns", "path", "breakdown"} <= set(data)
-    assert set(data["breakdown"]) == {"cpu", "kernel", "memcpy", "communication", "idle"}
+    assert set(data["breakdown"]) == {"cpu", "kernel", "memcpy", "communication", "wait",
+                                      "untraced", "idle"}
     assert all(set(p) == {"name", "kind", "start_ns", "dur_ns"} for p in data["path"])
     starts = [p["start_ns"] for p in data["path"]]
     assert starts == sorted(starts) and starts[0] >= 0

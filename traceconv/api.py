@@ -164,8 +164,24 @@ def combine(traces: Sequence[Trace], *, align: Mode = "auto") -> Trace:
     ...                    traceconv.load("run_et.json.gz")]).op_count
     1996
     """
-    from .analysis.link_et import link_execution_trace, pair_execution_traces
     from .analysis.merge import merge
+
+    linked = rank_traces(traces)
+    combined = linked[0] if len(linked) == 1 else merge(linked, align=align)
+    remember_inputs(combined, [path for trace in traces for path in inputs_of(trace)])
+    return combined
+
+
+def rank_traces(traces: Sequence[Trace]) -> list[Trace]:
+    """The inputs as one trace per rank (or run), before :func:`combine` merges them: an
+    execution trace linked to its Kineto trace, the exports of one trtexec engine or the
+    CSV files of one rocprofv3 run as one trace each.
+
+    >>> from traceconv.api import rank_traces
+    >>> len(rank_traces([traceconv.load("rank-0.json"), traceconv.load("rank-1.json")]))  # doctest: +SKIP
+    2
+    """
+    from .analysis.link_et import link_execution_trace, pair_execution_traces
     from .formats.rocprof.run_set import combine_runs
     from .formats.trtexec.engine_set import combine_engine_sets
 
@@ -174,9 +190,7 @@ def combine(traces: Sequence[Trace], *, align: Mode = "auto") -> Trace:
         for et in ets:
             timeline = link_execution_trace(timeline, et)
         linked.append(timeline)
-    combined = linked[0] if len(linked) == 1 else merge(linked, align=align)
-    remember_inputs(combined, [path for trace in traces for path in inputs_of(trace)])
-    return combined
+    return linked
 
 
 def list_formats() -> list[registry.FormatInfo]:

@@ -34,6 +34,7 @@ _EXPORTS = {
     "RULES": ".advise",
     "critical_path": ".critical_path", "CriticalPath": ".critical_path",
     "PathEntry": ".critical_path",
+    "job_critical_path": ".job_path", "JobPath": ".job_path",
     "device_idle": ".idle", "DeviceIdle": ".idle",
     # comparing traces and ranks
     "diff": ".diff", "OpDelta": ".diff", "OpTotals": ".diff",
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
     from .critical_path import CriticalPath, PathEntry, critical_path
     from .diff import OpDelta, OpTotals, diff
     from .idle import DeviceIdle, device_idle
+    from .job_path import JobPath, job_critical_path
     from .link_et import link_execution_trace
     from .memory_diff import memory_diff
     from .memory_moment import memory_report
@@ -75,10 +77,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Activity", "Advice", "Alignment", "CriticalPath", "DeltaRow", "DeviceIdle", "Finding",
-    "InputError", "LiveBytes", "OpDelta", "OpRow", "OpTotals", "PathEntry", "RULES",
+    "InputError", "JobPath", "LiveBytes", "OpDelta", "OpRow", "OpTotals", "PathEntry", "RULES",
     "RankAlignment", "Row", "Skipped", "Straggler", "Summary", "SummaryOptions", "Timeline",
     "TimelineDiff", "TraceconvError", "advise", "align", "critical_path", "device_idle",
-    "diff", "link_execution_trace", "live_bytes", "memory_diff", "memory_ranks", "memory_report",
+    "diff", "job_critical_path", "link_execution_trace", "live_bytes", "memory_diff", "memory_ranks", "memory_report",
     "merge",
     "op_summary", "slice_activity",
     "sort_rows", "stragglers", "summarize", "timeline_diff", "trim",

@@ -53,6 +53,7 @@ class Call:
     start: int
     end: int
     name: str                   # the slice name as recorded
+    row: int = -1               # the slice row in the trace searched
 
 
 def _operation(name: str, args: dict | None, device: bool) -> str | None:
@@ -95,7 +96,7 @@ def find_calls(trace: Trace, processes: range | None = None) -> dict[
                                              if t.process in processes}
     rows = zip(*(s.numpy(c).tolist() for c in ("track", "start", "dur", "name")), s.args,
                strict=True)
-    for track, start, dur, name_id, args in rows:
+    for row, (track, start, dur, name_id, args) in enumerate(rows):
         if wanted is not None and track not in wanted:
             continue
         device = track in device_tracks
@@ -109,7 +110,7 @@ def find_calls(trace: Trace, processes: range | None = None) -> dict[
         seq = _first(args, SEQ_ARGS)
         key = ("device" if device else "host", "" if group is None else str(group), op)
         calls.setdefault(key, []).append(Call(key, seq if isinstance(seq, int) else None,
-                                              start, start + dur, names[name_id]))
+                                              start, start + dur, names[name_id], row))
     for series in calls.values():
         series.sort(key=lambda c: (c.start, c.end))
     return calls

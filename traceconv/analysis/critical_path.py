@@ -5,12 +5,15 @@ Two ways, chosen by what the trace holds:
 - **timeline** (any trace with slices, as HTA's critical-path analysis does): walk back in
   time from the end of the run (:mod:`.critical_walk`): program order per thread (the
   innermost op at each moment: parents' self time counts as theirs), launch → kernel, stream
-  order, synchronisations that really block, cross-thread hand-offs. Gaps are idle time.
+  order, synchronisations that really block, cross-thread hand-offs. What lies between two
+  links is a wait on another thread or device, untraced host time or idle
+  (:mod:`.path_gaps`).
 - **graph** (op graphs with data dependencies: MegEngine, MIGraphX, Paddle protobuf, ...):
   the longest chain producer op → tensor → consumer op, weighted by each op's measured time.
 
 The result is a list of path entries in time order whose durations plus the idle gaps add up
-to ``length_ns`` exactly.
+to ``length_ns`` exactly. ``span_ns`` is the time from the first to the last slice of work
+(instants and the profiler's own window do not count).
 """
 
 from __future__ import annotations
@@ -20,13 +23,17 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Literal
 
+import numpy as np
+
 from ..model import Trace
 from ..model.graph import OP, TENSOR, op_spans
-from .activity import Activity, Timeline
-from .critical_walk import Walk
+from .activity import Activity, Timeline, slice_activity
+from .critical_walk import Link, Walk
+from .path_gaps import GapFiller
 
-Kind = Literal["cpu", "kernel", "memcpy", "communication", "idle"]
-KINDS: tuple[Kind, ...] = ("cpu", "kernel", "memcpy", "communication", "idle")
+Kind = Literal["cpu", "kernel", "memcpy", "communication", "wait", "untraced", "idle"]
+KINDS: tuple[Kind, ...] = ("cpu", "kernel", "memcpy", "communication", "wait", "untraced",
+                           "idle")
 
 _KIND_OF = {Activity.KERNEL: "kernel", Activity.MEMCPY: "memcpy", Activity.MEMSET: "memcpy",
             Activity.COMMUNICATION: "communication"}
@@ -42,6 +49,8 @@ class PathEntry:
     dur_ns: int
     row: int | None = None      # slice row, for highlighting
     op: str | None = None       # op-graph node, in graph mode
+    waited: int | None = None   # a wait: the slice row of the work waited on
+    rank: int | None = None     # a path across ranks: the rank this link ran on
 
     @property
     def end_ns(self) -> int:
@@ -72,11 +81,13 @@ class CriticalPath:
                 f"{self.span_ns / 1e6:,.3f} ms trace, {len(self.path):,} links>")
 
     def as_dict(self) -> dict:
-        """The ``--json`` form; ``start_ns`` counts from the trace's first event."""
+        """The ``--json`` form; ``start_ns`` counts from the trace's first event (a path
+        across ranks: each entry's ``rank`` too)."""
         return {"mode": self.mode, "length_ns": self.length_ns, "span_ns": self.span_ns,
                 "breakdown": self.breakdown,
                 "path": [{"name": e.name, "kind": e.kind, "start_ns": e.start_ns - self.origin_ns,
-                          "dur_ns": e.dur_ns} for e in self.path]}
+                          "dur_ns": e.dur_ns} | ({} if e.rank is None else {"rank": e.rank})
+                         for e in self.path]}
 
 
 # -- timeline ---------------------------------------------------------------------------------
@@ -90,11 +101,29 @@ def _kind(activity: int) -> Kind:
 def timeline_path(trace: Trace) -> list[PathEntry]:
     """The critical path through a timeline (see :mod:`.critical_walk`), in time order."""
     tl = Timeline(trace)
-    names = trace.strings.strings
-    links = Walk(tl).run()
+    return with_gaps_named(GapFiller(tl), walked_entries(tl, Walk(tl).run()))
+
+
+def walked_entries(tl: Timeline, links: list[Link]) -> list[PathEntry]:
+    """The links of a walk (latest first) as path entries in time order."""
+    names = tl.trace.strings.strings
     path = [PathEntry(names[tl.name[link.row]], _kind(tl.activity[link.row]), link.start_ns,
                       link.end_ns - link.start_ns, link.row) for link in reversed(links)]
     return _in_time_order(path)
+
+
+def with_gaps_named(gaps: GapFiller, path: list[PathEntry]) -> list[PathEntry]:
+    """``path`` with its waits and untraced host time as entries (idle stays a gap)."""
+    out: list[PathEntry] = []
+    for previous, entry in zip([None, *path], path, strict=False):
+        if previous is not None and entry.start_ns > previous.end_ns:
+            for piece in gaps.classify(previous.end_ns, entry.start_ns, previous.row, entry.row):
+                if piece.kind != "idle":
+                    out.append(PathEntry(piece.name, piece.kind,  # type: ignore[arg-type]
+                                         piece.start_ns, piece.end_ns - piece.start_ns,
+                                         waited=piece.row))
+        out.append(entry)
+    return out
 
 
 def _in_time_order(path: list[PathEntry]) -> list[PathEntry]:
@@ -217,19 +246,47 @@ def critical_path(trace: Trace, mode: str = "auto") -> CriticalPath:
     >>> kernel = t.add_slice(s, 60, 100, "gemm", "kernel"); _ = t.add_flow(launch, kernel)
     >>> cp = critical_path(t)
     >>> [(e.name, e.kind, e.start_ns, e.dur_ns) for e in cp.path], cp.length_ns, cp.breakdown
-    ([('aten::mm', 'cpu', 0, 40), ('cudaLaunchKernel', 'cpu', 40, 10), ('gemm', 'kernel', 60, 100)], 160, {'cpu': 50, 'kernel': 100, 'memcpy': 0, 'communication': 0, 'idle': 10})
+    ([('aten::mm', 'cpu', 0, 40), ('cudaLaunchKernel', 'cpu', 40, 10), ('gemm', 'kernel', 60, 100)], 160, {'cpu': 50, 'kernel': 100, 'memcpy': 0, 'communication': 0, 'wait': 0, 'untraced': 0, 'idle': 10})
     """
     if mode not in ("auto", "graph", "timeline"):
         raise ValueError(f"unknown critical-path mode {mode!r} (auto, graph, timeline)")
     use_graph = mode == "graph" or (mode == "auto" and has_dependency_graph(trace))
     path = graph_path(trace) if use_graph else timeline_path(trace)
     bounds = trace.time_range
-    result = CriticalPath("graph" if use_graph else "timeline", path, trace.span_ns,
+    result = CriticalPath("graph" if use_graph else "timeline", path, work_span_ns(trace),
                           bounds[0] if bounds else 0)
-    breakdown: dict[str, int] = dict.fromkeys(KINDS, 0)
-    for previous, entry in zip([None, *path], path, strict=False):
-        breakdown[entry.kind] += entry.dur_ns
-        if previous is not None:
-            breakdown["idle"] += entry.start_ns - previous.end_ns
-    result.breakdown = breakdown
+    result.breakdown = breakdown(path)
     return result
+
+
+def breakdown(path: list[PathEntry]) -> dict[str, int]:
+    """Time per kind along ``path`` (time order); the gaps between entries are idle."""
+    totals: dict[str, int] = dict.fromkeys(KINDS, 0)
+    for previous, entry in zip([None, *path], path, strict=False):
+        totals[entry.kind] += entry.dur_ns
+        if previous is not None:
+            totals["idle"] += entry.start_ns - previous.end_ns
+    return totals
+
+
+def work_span_ns(trace: Trace) -> int:
+    """From the first slice's start to the last slice's end, over slices of work: instants,
+    counters, the profiler's own window and rows of statistics tables do not count.
+
+    >>> t = Trace(); a = t.add_track("main", process=t.add_process("p"))
+    >>> _ = t.add_slice(a, 10, 5, "op", "cpu_op"); _ = t.add_instant(a, 100, "mark")
+    >>> work_span_ns(t), t.span_ns
+    (5, 90)
+    """
+    bounds = work_bounds(trace)
+    return bounds[1] - bounds[0] if bounds else 0
+
+
+def work_bounds(trace: Trace) -> tuple[int, int] | None:
+    """(first start, last end) of the slices of work (see :func:`work_span_ns`)."""
+    activity = slice_activity(trace)
+    work = np.flatnonzero((activity != Activity.AGGREGATE) & (activity != Activity.PROFILER))
+    if not len(work):
+        return None
+    start = trace.slices.numpy("start")[work]
+    return int(start.min()), int((start + trace.slices.numpy("dur")[work]).max())

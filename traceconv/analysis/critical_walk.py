@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -322,30 +323,33 @@ class Walk:
         assert last_host is not None
         return "host", last_host, int(host.end[last_host])
 
-    def run(self) -> list[Link]:
-        """The path, latest link first."""
+    def run(self, state: tuple[str, int, int] | None = None) -> list[Link]:
+        """The path, latest link first: from ``state`` (place, index, cursor) when given,
+        else from :meth:`start`."""
+        return list(self.links(state))
+
+    def links(self, state: tuple[str, int, int] | None = None) -> Iterator[Link]:
+        """The links of :meth:`run` one by one, latest first (a caller may stop early)."""
         tl, host = self.tl, self.host
-        state = self.start()
-        links: list[Link] = []
+        state = state or self.start()
         seen: set[tuple[str, int, int]] = set()
         while state is not None and state not in seen:
             seen.add(state)
             place, index, cursor = state
             if place == "device":
-                links.append(Link(index, int(tl.start[index]), cursor))
+                yield Link(index, int(tl.start[index]), cursor)
                 state = self.device_release(index)
                 continue
             row, start = int(host.row[index]), int(host.start[index])
             waited = self.waited_device_work(row, start, cursor)
             if waited is not None:
-                links.append(Link(row, int(tl.end[waited]), cursor))
+                yield Link(row, int(tl.end[waited]), cursor)
                 state = ("device", waited, int(tl.end[waited]))
                 continue
             partner = self.partner_release(index, cursor)
             if partner is not None:
-                links.append(Link(row, int(host.end[partner]), cursor))
+                yield Link(row, int(host.end[partner]), cursor)
                 state = ("host", partner, int(host.end[partner]))
                 continue
-            links.append(Link(row, start, cursor))
+            yield Link(row, start, cursor)
             state = self.host_release(index)
-        return links

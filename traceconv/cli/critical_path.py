@@ -10,7 +10,8 @@ from ..output_names import output_name
 from ..presentation.tables import console_for
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
-from .loading import load_all
+from .job_path_table import print_ranks
+from .loading import load_all, load_each
 from .options import wide_option
 
 
@@ -37,23 +38,40 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
     collectives, syncs) that sets the length of the run, split by kind, with idle gaps.
 
     Op graphs (MegEngine, MIGraphX, Paddle protobuf) give the longest producer → consumer
-    chain; timelines the chain HTA-style. --highlight writes the path into a Perfetto trace.
+    chain; timelines the chain HTA-style; gaps are waits on another thread or device,
+    untraced host time or idle. --highlight writes the path into a Perfetto trace.
+    Several ranks (one trace each): the job's path, crossing ranks at collectives to the
+    rank that arrived last, and per rank its waits at collectives and whom for.
 
     \b
       traceconv critical-path trace.pt.trace.json.gz
       traceconv critical-path trace.pt.trace.json.gz --json
       traceconv critical-path trace.pt.trace.json.gz --highlight -o path.pftrace
+      traceconv critical-path rank*.pt.trace.json.gz --json
     """
     import orjson
 
     from ..analysis.critical_path import critical_path
-    from ..api import save
+    from ..analysis.job_path import job_critical_path
+    from ..api import rank_traces, save
+    from ..errors import UsageError
     from ..outputs import refuse_replacing_inputs
 
     with handled_errors():
         if highlight:
             refuse_replacing_inputs([output or _highlight_name(inputs)], inputs)
-        trace = with_steps(load_all(inputs, format), steps, inputs[0])
+        ranks = rank_traces(load_each(inputs, format)) if len(inputs) > 1 else None
+        if ranks is not None and len(ranks) > 1:
+            if highlight:
+                raise UsageError("--highlight draws the path of one trace; give one rank")
+            job = job_critical_path([with_steps(r, steps, inputs[0]) for r in ranks])
+            if as_json:
+                click.echo(orjson.dumps(job.as_dict(), option=orjson.OPT_INDENT_2).decode())
+            else:
+                _print(job, top, wide)
+                print_ranks(job, wide)
+            return
+        trace = with_steps(ranks[0] if ranks else load_all(inputs, format), steps, inputs[0])
         result = critical_path(trace, mode)
         target = None
         if highlight:
@@ -80,22 +98,26 @@ def _print(result, top: int, wide: bool = False) -> None:
 
     console = console_for(wide, highlight=False)
     length = result.length_ns or 1
-    console.print(f"critical path ({result.mode}): {result.length_ns / 1e6:,.3f} ms of a "
-                  f"{result.span_ns / 1e6:,.3f} ms trace, {len(result.path)} links")
+    ranks = f" across {len(result.ranks)} ranks" if getattr(result, "ranks", None) else ""
+    console.print(f"critical path ({result.mode}{ranks}): {result.length_ns / 1e6:,.3f} ms of a "
+                  f"{result.span_ns / 1e6:,.3f} ms {'job' if ranks else 'trace'}, "
+                  f"{len(result.path)} links")
     console.print("  " + ", ".join(f"{kind} {ns / 1e6:,.3f} ms ({100 * ns / length:.1f}%)"
                                     for kind, ns in result.breakdown.items() if ns))
-    totals: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    totals: dict[tuple[int | None, str, str], list[int]] = defaultdict(lambda: [0, 0])
     for entry in result.path:
-        item = totals[(entry.name, entry.kind)]
+        item = totals[(entry.rank, entry.name, entry.kind)]
         item[0] += entry.dur_ns
         item[1] += 1
     console.print(f"largest contributors (top {top}):")
     table = Table()
-    for column, justify in (("name", "left"), ("kind", "left"), ("on path ms", "right"),
-                            ("%", "right"), ("links", "right")):
+    with_rank = bool(ranks)
+    for column, justify in ((("rank", "right"),) if with_rank else ()) + (
+            ("name", "left"), ("kind", "left"), ("on path ms", "right"), ("%", "right"),
+            ("links", "right")):
         table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
     ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]
-    for (name, kind), (ns, count) in ranked:
-        table.add_row(plain(name), plain(kind), f"{ns / 1e6:,.3f}", f"{100 * ns / length:.1f}",
-                      f"{count:,}")
+    for (rank, name, kind), (ns, count) in ranked:
+        table.add_row(*([str(rank)] if with_rank else []), plain(name), plain(kind),
+                      f"{ns / 1e6:,.3f}", f"{100 * ns / length:.1f}", f"{count:,}")
     console.print(table)

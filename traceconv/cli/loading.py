@@ -18,7 +18,17 @@ def load_all(inputs: tuple[str, ...], format: str | None, align: Mode = "auto", 
     """Load every input (with a progress bar on a terminal) and combine them into one trace:
     ranks are merged, clocks aligned on shared collectives as ``align`` says; an execution
     trace is linked to its Kineto trace (:func:`~traceconv.api.combine`)."""
-    from ..api import check_inputs, combine, load, merge_warnings
+    from ..api import combine
+
+    traces = load_each(inputs, format, max_bytes=max_bytes)
+    return traces[0] if len(traces) == 1 else combine(traces, align=align)
+
+
+def load_each(inputs: tuple[str, ...], format: str | None, *,
+              max_bytes: int = DEFAULT_MAX_BYTES) -> list[Trace]:
+    """Load every input (with a progress bar on a terminal), each on its own; warnings
+    about inputs that do not belong together on stderr."""
+    from ..api import check_inputs, load, merge_warnings
     from .progress import reading
 
     for warning in check_inputs(inputs):
@@ -28,7 +38,7 @@ def load_all(inputs: tuple[str, ...], format: str | None, align: Mode = "auto", 
                   for i, path in enumerate(inputs)]
     for warning in merge_warnings(traces):
         click.echo(f"traceconv: warning: {warning}", err=True)
-    return traces[0] if len(traces) == 1 else combine(traces, align=align)
+    return traces
 
 
 def echo_alignment(trace: Trace) -> None:

@@ -21,6 +21,9 @@ from .svg import ms, path_strip, stacked_bar
 # the step-time breakdown's names for the attribution kinds
 _BREAKDOWN = (("kernel", "compute"), ("memcpy", "memcpy"), ("communication", "communication"),
               ("cpu", "host"), ("idle", "idle"))
+# the critical path's kinds add waits on other threads and untraced host time
+_PATH_BREAKDOWN = (*_BREAKDOWN[:-1], ("wait", "wait"), ("untraced", "host (untraced)"),
+                   _BREAKDOWN[-1])
 
 
 def render_report(trace: Trace, title: str | None = None) -> str:
@@ -191,7 +194,7 @@ def _critical_path(trace: Trace, top: int = 12) -> str:
     if not result.path:
         return '<p class="muted">No critical path (no timed work).</p>'
     length = result.length_ns or 1
-    parts = [(label, result.breakdown.get(kind, 0)) for kind, label in _BREAKDOWN]
+    parts = [(label, result.breakdown.get(kind, 0)) for kind, label in _PATH_BREAKDOWN]
     totals: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for e in result.path:
         totals[(e.name, e.kind)][0] += e.dur_ns
