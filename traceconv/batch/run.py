@@ -63,19 +63,14 @@ class _InProcess(Pool):
 
 
 class _Processes(Pool):
-    """A process pool; a task whose process died runs once more in a fresh pool."""
+    """A process pool started once for the run. A process that dies breaks the pool for
+    every task it held, so each of those is run once more alone, in a process of its own:
+    only the task that dies there too is reported."""
 
     def __init__(self, job: Job, jobs: int) -> None:
         self.job, self.jobs = job, jobs
-        self.pool = self._start()
+        self.pool = _process_pool(jobs)
         self.futures: dict[Any, Task] = {}
-
-    def _start(self) -> Any:
-        from concurrent.futures import ProcessPoolExecutor
-        from multiprocessing import get_context
-
-        # spawn, not fork: the parent may hold a progress-bar thread and large objects
-        return ProcessPoolExecutor(self.jobs, mp_context=get_context("spawn"))
 
     def submit(self, task: Task) -> None:
         self.futures[self.pool.submit(self.job, task)] = task
@@ -84,27 +79,35 @@ class _Processes(Pool):
         from concurrent.futures import as_completed
         from concurrent.futures.process import BrokenProcessPool
 
-        tries: dict[str, int] = {}   # by output: one each
-        while self.futures:
-            died = []
-            for future in as_completed(list(self.futures)):
-                task = self.futures.pop(future)
-                try:
-                    yield future.result()
-                except BrokenProcessPool as exc:
-                    tries[task.output] = tries.get(task.output, 0) + 1
-                    if tries[task.output] > RETRIES:
-                        yield lost(task, str(exc) or "a worker process ended")
-                    else:
-                        died.append(task)
-            if died:   # the pool is broken for every task it held: a fresh one
-                self.pool.shutdown(wait=True, cancel_futures=True)
-                self.pool = self._start()
-                for task in died:
-                    self.submit(task)
+        died = []
+        for future in as_completed(list(self.futures)):
+            task = self.futures.pop(future)
+            try:
+                yield future.result()
+            except BrokenProcessPool:
+                died.append(task)
+        for task in died:
+            yield self._alone(task)
+
+    def _alone(self, task: Task) -> Any:
+        from concurrent.futures.process import BrokenProcessPool
+
+        with _process_pool(1) as alone:
+            try:
+                return alone.submit(self.job, task).result()
+            except BrokenProcessPool as exc:
+                return lost(task, str(exc) or "its process ended")
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _process_pool(workers: int) -> Any:
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    # spawn, not fork: the parent may hold a progress-bar thread and large objects
+    return ProcessPoolExecutor(workers, mp_context=get_context("spawn"))
 
 
 class _Dask(Pool):
