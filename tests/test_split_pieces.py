@@ -175,4 +175,5 @@ def test_cli_target_size(tmp_path):
                                  "--target-size", "200kB"])
     assert result.exit_code == 0, result.output
     manifest = json.loads((tmp_path / "manifest.json").read_text())
-    assert f"wrote {len(manifest['pieces'])} pieces and manifest.json" in result.output
+    assert f"wrote {len(manifest['pieces'])} pieces, overview.pftrace and manifest.json" \
+        in result.output

@@ -51,9 +51,12 @@ Examples:
 @click.option("--address", metavar="ADDRESS",
               help="An existing dask scheduler (tcp://host:8786) or ray cluster; its workers "
                    "must see DIR.")
+@click.option("--overview/--no-overview", "overview", default=True, show_default=True,
+              help="Also write DIR/overview.pftrace: the whole run in one small trace "
+                   "(`traceconv overview`), with a track naming the piece of each part.")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest (JSON).")
 def split(input: str, by: str, outdir: str, clip: bool, target_size: str | None, to: str,
-          then: str | None, engine: str, jobs: int, address: str | None,
+          then: str | None, engine: str, jobs: int, address: str | None, overview: bool,
           as_json: bool) -> None:
     """Cut a Chrome/Kineto JSON trace of any size into complete traces, in bounded memory.
 
@@ -75,7 +78,8 @@ def split(input: str, by: str, outdir: str, clip: bool, target_size: str | None,
         except UnitError as exc:
             raise UsageError(f"--target-size: {exc}") from None
         manifest = run_split(input, outdir, by, clip=clip, to=to, then=then, engine=engine,
-                             jobs=jobs, address=address, target_size=size)
+                             jobs=jobs, address=address, target_size=size,
+                             overview=overview)
     if as_json:
         import orjson
 
@@ -84,7 +88,8 @@ def split(input: str, by: str, outdir: str, clip: bool, target_size: str | None,
     cuts = manifest["cuts"]
     empty = f" ({manifest['empty_windows']} empty windows not written)" \
         if manifest["empty_windows"] else ""
-    click.echo(f"wrote {len(manifest['pieces'])} pieces{empty} and manifest.json to "
+    also = ", overview.pftrace" if "overview" in manifest else ""
+    click.echo(f"wrote {len(manifest['pieces'])} pieces{empty}{also} and manifest.json to "
                f"{os.path.normpath(outdir)}: {cuts['slices']} slices and {cuts['flows']} flows "
                f"cut, {cuts['memory_blocks_carried']} memory blocks carried")
     failed = manifest.get("converted", {}).get("failed", [])

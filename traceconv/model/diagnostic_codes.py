@@ -316,6 +316,13 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("nsys_stats.malformed_row", "dropped",
           "report rows whose start, end, PID or TID is not a number or out of range (not "
           "read)"),
+    # overview (traceconv overview, split's overview.pftrace)
+    _Code("overview.hidden_slices", "note",
+          "slices the overview does not show (it shows the longest of each track and the "
+          "collectives; each track's hidden slices per time bucket are a counter track)"),
+    _Code("overview.slices_out_of_order", "guessed",
+          "slices that start before an earlier slice of their track in the file: the "
+          "utilisation counts only their time past what the track had covered"),
     # paddle
     _Code("paddle.deivce_typo", "repaired",
           "device process names spelt 'Deivce' by the writer, corrected"),

@@ -28,7 +28,7 @@ import math
 import os
 import sys
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ from ..io import Source, reading
 from ..numbers import shown
 from ..output_files import atomic_output, output_folder, remove_output, scratch_folder
 from .events import as_pairs, decode_pairs, dump_events, hashable
+from .overview import BUCKETS, TOP, Overview
 from .route import Router, Spill
 from .sizes import ByteHistogram, auto_target, group_windows, merged
 from .windows import Launches, Survey, Window, rank_windows, step_windows, time_windows
@@ -48,15 +49,17 @@ from .windows import Launches, Survey, Window, rank_windows, step_windows, time_
 if TYPE_CHECKING:
     from ..batch import Pool
     from ..batch.jobs import BatchResult
+    from ..model.trace import Trace
 
 MANIFEST = "manifest.json"
+OVERVIEW = "overview.pftrace"
 BY_CHOICES = ("step", "time=DUR", "rank")
 
 
 def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str = "step", *,
           clip: bool = False, to: str = "chrome", then: str | None = None,
           engine: str = "local", jobs: int = 1, address: str | None = None,
-          target_size: int | None = None) -> dict[str, Any]:
+          target_size: int | None = None, overview: bool = True) -> dict[str, Any]:
     """Split the trace at ``path`` into ``outdir``; return the manifest (also written to
     ``outdir/manifest.json``).
 
@@ -69,7 +72,8 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
     ``address`` of an existing cluster), each as soon as it is written, byte for byte what
     converting the piece alone gives; ``to="perfetto"`` does the same and removes the JSON
     pieces. Windows without an event of their own are not written (counted in the
-    manifest's ``empty_windows``).
+    manifest's ``empty_windows``). ``overview``: also write ``overview.pftrace``
+    (:func:`make_overview`, made during the routing pass), naming the piece of each part.
     """
     if to not in ("chrome", "json") and then is not None and then != to:
         raise TraceconvError(f"--to {to} and --then {then}: give one of them")
@@ -109,7 +113,8 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
             survey.launch_ids, survey.launch_ts = array("q"), array("d")
             router = Router(windows, survey, spill, clip=clip, launches=launches,
                             stops=by == "step" and not survey.steps)
-            _read(source_path, router.route)
+            summary = Overview(survey) if overview else None
+            _read(source_path, router.route if summary is None else _both(router, summary))
             router.finish()
             remove_output(manifest_path, inputs=inputs)   # it would describe other pieces
             written = _converting(pool, folder, convert_to) \
@@ -117,12 +122,64 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
             pieces = _write_pieces(source_path, folder, survey, windows, spill, router, by,
                                    written)
         manifest = _manifest(source_path, by, clip, survey, windows, pieces, router)
+        if summary is not None:
+            _write_overview(summary, survey, os.path.join(folder, OVERVIEW), inputs,
+                            manifest["pieces"])
+            manifest["overview"] = OVERVIEW
         if pool is not None and convert_to is not None:
             _record(manifest, folder, pool.results(), convert_to, engine,
                     keep_json=to in ("chrome", "json"), source=inputs)
     with atomic_output(manifest_path, inputs=inputs) as out:
         out.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
     return manifest
+
+
+def make_overview(path: str | os.PathLike[str], output: str | os.PathLike[str], *,
+                  top: int = TOP, buckets: int = BUCKETS) -> Trace:
+    """Write the overview of the Chrome/Kineto JSON trace at ``path`` to ``output``
+    (:mod:`.overview`: utilisation and hidden-slice counters per track, the ``top``
+    longest slices of each track, collectives, steps, memory high-water marks) in two
+    streaming passes; return it.
+
+    >>> import tempfile, os
+    >>> out = os.path.join(tempfile.mkdtemp(), "ov.pftrace")
+    >>> ov = make_overview("samples/torch/cnn_step5.pt.trace.json", out, top=5)
+    >>> sorted(t.name for t in ov.tracks if t.name.startswith("step"))
+    ['steps']
+    >>> ov.diagnostics.count("overview.hidden_slices") > 0
+    True
+    """
+    if top < 0 or buckets < 1:
+        raise UsageError(f"--top {top} --buckets {buckets}: give a top of 0 or more and at "
+                         "least one bucket")
+    source_path = os.fspath(path)
+    if source_path == "-":
+        raise TraceconvError("overview reads its input twice: give a file, not standard input")
+    inputs = outputs.Files([source_path])
+    outputs.refuse_replacing_inputs([os.fspath(output)], inputs)
+    survey = survey_trace(source_path)
+    summary = Overview(survey, top=top, buckets=buckets)
+    _read(source_path, summary.take)
+    return _write_overview(summary, survey, os.fspath(output), inputs, ())
+
+
+def _both(router: Router, summary: Overview) -> Callable[[list[Any]], None]:
+    def take(chunk: list[Any]) -> None:
+        router.route(chunk)
+        summary.take(chunk)
+
+    return take
+
+
+def _write_overview(summary: Overview, survey: Survey, output: str, inputs: outputs.Files,
+                    pieces: Sequence[dict[str, Any]]) -> Trace:
+    from ..api import save
+
+    steps = step_windows(survey, "") if survey.steps else []
+    trace = summary.build(steps, pieces)
+    outputs.refuse_replacing_inputs([output], inputs)
+    save(trace, output)   # (the format by its extension: .pftrace, .json, ...)
+    return trace
 
 
 def _grouped(windows: list[Window], survey: Survey, sizes: ByteHistogram,

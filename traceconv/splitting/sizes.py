@@ -30,9 +30,12 @@ class ByteHistogram:
     """Bytes of event text by start time.
 
     >>> h = ByteHistogram()
-    >>> h.add(np.array([0.0, 10.0, 20.0, 1e6]), np.array([5, 5, 5, 7]))
+    >>> h.add(np.array([0.0, 10.0, 20.0, 30.0]), np.array([5, 5, 5, 7]))
     >>> h.between(-math.inf, 15.0), h.between(15.0, math.inf), h.total
     (10, 12, 22)
+    >>> h.add(np.array([-1e6]), np.array([1]))   # the range doubles until it takes it in
+    >>> h.between(-math.inf, -10.0), h.between(-10.0, math.inf), h.width > 15
+    (1, 22, True)
     """
 
     def __init__(self) -> None:
