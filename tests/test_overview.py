@@ -185,3 +185,13 @@ def test_cli_overview_and_bad_input(tmp_path):
     result = runner.invoke(app, ["overview", str(bad), "-o", str(tmp_path / "b.pftrace")])
     assert result.exit_code == 1
     assert len(result.output.strip().splitlines()) == 1 and "bad.json" in result.output
+
+
+@pytest.mark.slow
+def test_the_overview_names_the_converted_pieces_that_stay(tmp_path):
+    manifest = split(CNN, tmp_path, by="step", to="perfetto", target_size=0)
+    trace = traceconv.load(tmp_path / "overview.pftrace")
+    track = next(t.id for t in trace.tracks if t.name == "pieces")
+    named = [s.args["piece"] for s in trace.iter_slices(track=track)]
+    assert named == [p["file"] for p in manifest["pieces"]]
+    assert all(name.endswith(".pftrace") and (tmp_path / name).exists() for name in named)

@@ -122,13 +122,13 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
             pieces = _write_pieces(source_path, folder, survey, windows, spill, router, by,
                                    written)
         manifest = _manifest(source_path, by, clip, survey, windows, pieces, router)
-        if summary is not None:
-            _write_overview(summary, survey, os.path.join(folder, OVERVIEW), inputs,
-                            manifest["pieces"])
-            manifest["overview"] = OVERVIEW
         if pool is not None and convert_to is not None:
             _record(manifest, folder, pool.results(), convert_to, engine,
                     keep_json=to in ("chrome", "json"), source=inputs)
+    if summary is not None:   # (after the conversions: it names the files that stay)
+        _write_overview(summary, survey, os.path.join(folder, OVERVIEW), inputs,
+                        manifest["pieces"])
+        manifest["overview"] = OVERVIEW
     with atomic_output(manifest_path, inputs=inputs) as out:
         out.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
     return manifest

@@ -286,8 +286,11 @@ class Overview:
             for p in pieces:
                 start = p["start"] if _number(p.get("start")) else self.first
                 stop = p["end"] if _number(p.get("end")) else end
+                args = {"piece": p["file"], "events": p["events"]}
+                if "converted" in p:
+                    args["converted"] = p["converted"]
                 trace.add_interval(track, round(start * unit), round(stop * unit), p["label"],
-                                   "piece", args={"piece": p["file"], "events": p["events"]})
+                                   "piece", args=args)
 
 
 def _union(lows: np.ndarray, highs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
