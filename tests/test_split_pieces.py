@@ -177,3 +177,36 @@ def test_cli_target_size(tmp_path):
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert f"wrote {len(manifest['pieces'])} pieces, overview.pftrace and manifest.json" \
         in result.output
+
+
+class Recorder:
+    """A pool that notes, at each submit, what is on disk (and converts in-process)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder, self.tasks, self.seen = folder, [], []
+
+    def submit(self, task: Task) -> None:
+        self.seen.append((Path(task.path).exists(),
+                          sorted(p.name for p in self.folder.glob("*.json"))))
+        self.tasks.append(task)
+
+    def results(self):
+        return map(convert_one, self.tasks)
+
+
+def test_each_piece_goes_to_the_workers_as_soon_as_it_is_written(tmp_path, monkeypatch):
+    import contextlib
+
+    import traceconv.batch
+
+    recorder = Recorder(tmp_path)
+    monkeypatch.setattr(traceconv.batch, "open_pool",
+                        lambda *a, **k: contextlib.nullcontext(recorder))
+    manifest = split(CNN, tmp_path, by="step", then="perfetto", target_size=0)
+    files = [p["file"] for p in manifest["pieces"]]
+    # the k-th piece is submitted complete, when only the pieces before it (and no
+    # manifest) are on disk
+    assert [exists for exists, _ in recorder.seen] == [True] * len(files)
+    assert [names for _, names in recorder.seen] == [sorted(files[:k + 1])
+                                                     for k in range(len(files))]
+    assert all(p["converted"].endswith(".pftrace") for p in manifest["pieces"])
