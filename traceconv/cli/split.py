@@ -35,9 +35,9 @@ Examples:
               help="Group consecutive steps or windows into pieces of about SIZE (200MB, "
                    "1GiB; one step larger than SIZE is a piece of its own; 0: one piece "
                    "per step). Default: one piece per step or window, except with --then "
-                   "or --to perfetto, where a piece is a quarter of the input's events "
-                   "per worker (input bytes / (4 x -j)), at least 32 MB. Not with --by "
-                   "rank.")
+                   "or --to perfetto: the input's event bytes / (4 x -j), about four "
+                   "pieces per worker, at least 32 MB. --by rank: one piece per rank "
+                   "always.")
 @click.option("--to", "to", default="chrome", show_default=True, metavar="FORMAT",
               help="Format of the pieces: chrome (JSON, the input's own) or perfetto "
                    "(each JSON piece converted, then removed).")
