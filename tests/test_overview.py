@@ -195,3 +195,14 @@ def test_the_overview_names_the_converted_pieces_that_stay(tmp_path):
     named = [s.args["piece"] for s in trace.iter_slices(track=track)]
     assert named == [p["file"] for p in manifest["pieces"]]
     assert all(name.endswith(".pftrace") and (tmp_path / name).exists() for name in named)
+
+
+@pytest.mark.integration
+def test_the_overview_loads_in_trace_processor(tmp_path, trace_processor):
+    out = tmp_path / "ov.pftrace"
+    made = make_overview(CNN, out, top=TOP, buckets=BUCKETS)
+    trace_processor.load(out.read_bytes())
+    assert trace_processor.bad_stats() == []
+    slices = trace_processor.query("select count(*) n from slice")[0].n
+    samples = trace_processor.query("select count(*) n from counter")[0].n
+    assert (slices, samples) == (len(made.slices), len(made.counters))
