@@ -206,3 +206,16 @@ def test_the_overview_loads_in_trace_processor(tmp_path, trace_processor):
     slices = trace_processor.query("select count(*) n from slice")[0].n
     samples = trace_processor.query("select count(*) n from counter")[0].n
     assert (slices, samples) == (len(made.slices), len(made.counters))
+
+
+def test_hostile_times_are_left_out_of_the_overview(tmp_path):
+    events_in = [{"ph": "X", "name": "ok", "ts": 10, "dur": 5, "pid": 1, "tid": 1},
+                 {"ph": "X", "name": "huge", "ts": 10**400, "dur": 5, "pid": 1, "tid": 1},
+                 {"ph": "X", "name": "text", "ts": "10", "dur": 5, "pid": 1, "tid": 1},
+                 {"ph": "X", "name": "negative", "ts": 12, "dur": -3, "pid": 1, "tid": 1},
+                 {"ph": "i", "name": "[memory]", "ts": 11, "pid": 1, "tid": 1,
+                  "args": {"Total Allocated": 10**400, "Device Id": 0}}]
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps({"traceEvents": events_in}))
+    made = make_overview(path, tmp_path / "ov.pftrace", top=5, buckets=10)
+    assert [s.name for s in made.iter_slices() if s.category != "piece"] == ["ok"]

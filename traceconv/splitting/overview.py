@@ -59,7 +59,6 @@ class _Track:
     committed_to: float = -math.inf     # where the time added to ``busy`` ends
     top: list[tuple[float, float, str, str]] = field(default_factory=list)  # (dur, ts, name, cat)
     collectives: list[tuple[float, float, str, str]] = field(default_factory=list)
-    collectives_hidden: int = 0
 
 
 class Overview:
@@ -75,10 +74,10 @@ class Overview:
 
     def __init__(self, survey: Survey, *, top: int = TOP, buckets: int = BUCKETS) -> None:
         self.survey, self.top_n = survey, top
-        first, last = survey.first_ts, survey.last_ts
-        if not math.isfinite(first) or not math.isfinite(last - first):
+        first, last = _float(survey.first_ts), _float(survey.last_ts)
+        if not math.isfinite(last - first):   # (no event, or a time past a float)
             first, last = 0.0, 1.0
-        self.first = first
+        self.first, self.last = first, last
         self.buckets = max(1, buckets)
         self.width = max(last - first, 1e-9) / self.buckets
         self.tracks: dict[tuple[Any, ...], _Track] = {}
@@ -97,28 +96,25 @@ class Overview:
         for h, text in as_pairs(chunk):
             ph = h.ph
             if ph == "X":
-                ts, dur = h.ts, h.dur
-                if not (_number(ts) and _number(dur)) or dur < 0:
+                ts, dur = _float(h.ts), _float(h.dur)
+                if not dur >= 0 or not math.isfinite(ts + dur):   # (NaN fails both)
                     continue
-                columns = found.get(hashable(h.pid, h.tid))
+                key = hashable(h.pid, h.tid)
+                columns = found.get(key)
                 if columns is None:
-                    columns = found[hashable(h.pid, h.tid)] = ([], [], [], [])
+                    columns = found[key] = ([], [], [], [])
                 columns[0].append(ts)
                 columns[1].append(dur)
                 columns[2].append(h.name)
                 columns[3].append(h.cat)
             elif h.name == "[memory]" and ph in ("i", "I"):
                 self._memory(whole(text))
-        for key, (ts, dur, names, cats) in found.items():
-            self._slices(key, np.array(ts, np.float64), np.array(dur, np.float64), names, cats)
+        for key, columns in found.items():
+            self._slices(key, np.array(columns[0], np.float64),
+                         np.array(columns[1], np.float64), columns[2], columns[3])
 
     def _slices(self, key: tuple[Any, ...], ts: np.ndarray, dur: np.ndarray,
                 names: list[Any], cats: list[Any]) -> None:
-        keep = np.isfinite(ts) & np.isfinite(dur)
-        if not keep.all():
-            ts, dur = ts[keep], dur[keep]
-            names = [n for n, k in zip(names, keep, strict=True) if k]
-            cats = [c for c, k in zip(cats, keep, strict=True) if k]
         track = self.tracks.get(key)
         if track is None:
             track = self.tracks[key] = _Track(np.zeros(self.buckets), np.zeros(self.buckets,
@@ -130,10 +126,8 @@ class Overview:
         for d, t, n, c in zip(dur.tolist(), ts.tolist(), names, cats, strict=True):
             name, cat = _text(n), _text(c)
             if self._is_collective(name):
-                if len(track.collectives) < MAX_COLLECTIVES:
+                if len(track.collectives) < MAX_COLLECTIVES:   # (past it: hidden, counted)
                     track.collectives.append((d, t, name, cat))
-                else:
-                    track.collectives_hidden += 1
             else:
                 rows.append((d, t, name, cat))
         # the longest first; of equal ones, the earliest
@@ -186,18 +180,17 @@ class Overview:
 
     def _memory(self, e: dict[str, Any]) -> None:
         args = e.get("args")
-        ts = e.get("ts")
-        if not isinstance(args, dict) or not _number(ts):
+        if not isinstance(args, dict):
             return
-        total = args.get("Total Allocated")
-        if not _number(total):
+        ts, total = _float(e.get("ts")), _float(args.get("Total Allocated"))
+        if not math.isfinite(ts) or not math.isfinite(total):
             return
         device = hashable(args.get("Device Type"), args.get("Device Id"))
         high = self.memory.get(device)
         if high is None:
             high = self.memory[device] = np.zeros(self.buckets)
-        at = int(self._bucket(np.array([float(ts)]))[0])
-        high[at] = max(high[at], float(total))
+        at = int(self._bucket(np.array([ts]))[0])
+        high[at] = max(high[at], total)
 
     # -- what the overview shows ----------------------------------------------------------
 
@@ -274,7 +267,7 @@ class Overview:
     def _steps(self, trace: TraceBuilder, run: int, windows: Sequence[Window],
                pieces: Sequence[dict[str, Any]]) -> None:
         """The steps, and the piece holding each part of the run."""
-        unit, end = self.survey.unit_ns, self.survey.last_ts
+        unit, end = self.survey.unit_ns, self.last
         if windows:
             steps = trace.add_track("steps", process=run)
             for w in windows:
@@ -324,6 +317,20 @@ def _names(metadata: list[dict[str, Any]]) -> tuple[dict[Any, str], dict[tuple[A
 
 def _number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _float(value: Any) -> float:
+    """A number as a float; NaN for anything else (a bool, a text, an int past a float).
+
+    >>> _float(3), _float(True), _float(10**400)
+    (3.0, nan, nan)
+    """
+    if not _number(value):
+        return math.nan
+    try:
+        return float(value)
+    except OverflowError:
+        return math.nan
 
 
 def _text(value: Any) -> str:
