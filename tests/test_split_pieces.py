@@ -210,3 +210,26 @@ def test_each_piece_goes_to_the_workers_as_soon_as_it_is_written(tmp_path, monke
     assert [names for _, names in recorder.seen] == [sorted(files[:k + 1])
                                                      for k in range(len(files))]
     assert all(p["converted"].endswith(".pftrace") for p in manifest["pieces"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("always", [False, True])
+def test_a_dask_worker_that_dies_is_retried_once_then_named(tmp_path, always):
+    pytest.importorskip("dask.distributed")
+    outdir = tmp_path / "out"
+    manifest = split(CNN, outdir, by="step", overview=False)
+    files = [str(outdir / p["file"]) for p in manifest["pieces"]][1:3]   # step2, step3
+    if always:
+        os.rename(files[1], files[1].replace("step3", "step3-always"))
+        files[1] = files[1].replace("step3", "step3-always")
+    with open_pool(dies_on_step3, "dask", jobs=1) as pool:
+        for task in plan(files, str(outdir), "perfetto"):
+            pool.submit(task)
+        results = {Path(r.file).name: r for r in pool.results()}
+    failed = {name: r.error for name, r in results.items() if r.status != "ok"}
+    assert len(results) == 2
+    if always:
+        assert list(failed) == ["cnn_step5-2-step3-always.json"]
+        assert "\n" not in failed["cnn_step5-2-step3-always.json"]
+    else:
+        assert failed == {}
