@@ -233,3 +233,29 @@ def test_a_dask_worker_that_dies_is_retried_once_then_named(tmp_path, always):
         assert "\n" not in failed["cnn_step5-2-step3-always.json"]
     else:
         assert failed == {}
+
+
+def test_a_full_disk_is_one_line_and_leaves_no_manifest(tmp_path, monkeypatch):
+    import errno
+
+    from traceconv.splitting import route
+
+    copy_to = route.Spill.copy_to
+    calls = []
+
+    def fills_up(self, slot, out, first):
+        calls.append(slot)
+        if len(calls) == 5:   # the third piece: its carried copies, then its events
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return copy_to(self, slot, out, first)
+
+    monkeypatch.setattr(route.Spill, "copy_to", fills_up)
+    result = CliRunner().invoke(app, ["split", str(CNN), "-o", str(tmp_path)])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("traceconv: error:"), result.output
+    assert not (tmp_path / "manifest.json").exists()
+    # the pieces written before it are whole JSON; the third was never left behind
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["cnn_step5-0-before.json", "cnn_step5-1-step2.json"]
+    assert all(events_of(tmp_path / name) for name in names)
