@@ -43,6 +43,7 @@ BUCKETS = 2000
 TOP = 100
 MAX_COLLECTIVES = 10_000   # per track
 HELD = 1 << 16             # disjoint covered intervals held per track before the earliest go
+NAMES_HELD = 1 << 16       # slice names remembered as collective or not
 COLLECTIVE = re.compile(r"nccl|rccl|gloo|c10d::|all_?reduce|all_?gather|reduce_?scatter|"
                         r"all_?to_?all|broadcast", re.IGNORECASE)
 
@@ -175,6 +176,8 @@ class Overview:
     def _is_collective(self, name: str) -> bool:
         known = self._collective.get(name)
         if known is None:
+            if len(self._collective) >= NAMES_HELD:   # (a trace of unique names)
+                self._collective.clear()
             known = self._collective[name] = COLLECTIVE.search(name) is not None
         return known
 
