@@ -106,7 +106,7 @@ def expected_carried(events: list[dict], bounds: list[float]) -> Counter[int]:
 @pytest.fixture(scope="module")
 def cnn_steps(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("cnn_steps")
-    split(CNN, out, by="step", then="perfetto")
+    split(CNN, out, by="step", then="perfetto", target_size=0)   # one piece per step
     return out
 
 
@@ -179,7 +179,8 @@ def test_then_perfetto_is_converting_each_piece_alone(cnn_steps, tmp_path):
 @pytest.mark.parametrize("engine, module", [("dask", "dask.distributed"), ("ray", "ray")])
 def test_then_perfetto_on_a_cluster_gives_the_same_bytes(cnn_steps, tmp_path, engine, module):
     pytest.importorskip(module)
-    manifest = split(CNN, tmp_path, by="step", then="perfetto", engine=engine, jobs=1)
+    manifest = split(CNN, tmp_path, by="step", then="perfetto", engine=engine, jobs=1,
+                     target_size=0)
     assert manifest["converted"] == {"to": "perfetto", "engine": engine, "failed": []}
     for piece in manifest["pieces"]:
         assert (tmp_path / piece["converted"]).read_bytes() \

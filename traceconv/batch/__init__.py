@@ -9,6 +9,6 @@ of workers: a local process pool, or a dask / ray cluster when those are install
 from __future__ import annotations
 
 from .jobs import BatchResult, Task, plan
-from .run import ENGINES, run_batch
+from .run import ENGINES, Pool, open_pool, run_batch
 
-__all__ = ["ENGINES", "BatchResult", "Task", "plan", "run_batch"]
+__all__ = ["ENGINES", "BatchResult", "Pool", "Task", "open_pool", "plan", "run_batch"]

@@ -12,13 +12,15 @@ from __future__ import annotations
 from .app import app, main
 
 COMMAND_MODULES = ("advise", "batch", "check", "convert", "critical_path", "diff",
-                   "formats_cmd", "info", "memflow", "memory", "report", "split", "summary",
+                   "formats_cmd", "info", "memflow", "memory", "overview", "report", "split",
+                   "summary",
                    "perfetto_forms")
 # command name -> its module, so that running one command imports that module alone (a
 # command missing here still works: the group then loads every module of COMMAND_MODULES)
 COMMANDS = {"advise": "advise", "batch": "batch", "check": "check", "convert": "convert",
             "critical-path": "critical_path", "diff": "diff", "formats": "formats_cmd",
-            "info": "info", "memflow": "memflow", "memory": "memory", "report": "report", "split": "split",
+            "info": "info", "memflow": "memflow", "memory": "memory", "overview": "overview",
+            "report": "report", "split": "split",
             "summary": "summary", "json": "perfetto_forms", "text": "perfetto_forms",
             **dict.fromkeys(("systrace", "profile", "bundle", "firefox", "java_heap_profile",
                              "hprof", "symbolize", "deobfuscate", "decompress_packets",

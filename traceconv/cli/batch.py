@@ -92,7 +92,8 @@ def batch(inputs: tuple[str, ...], outdir: str, to: str, engine: str, jobs: int,
         traces: dict[str, Trace] = {}
         running = run_batch(job, tasks, engine, jobs, address, connect_timeout=connect_timeout)
         for item in _progress(running, len(tasks)):
-            result, trace = item if merge else (item, None)
+            # (a task whose worker died is a plain result, even with --merge)
+            result, trace = item if isinstance(item, tuple) else (item, None)
             results.append(result)
             if trace is not None:
                 traces[result.file] = trace

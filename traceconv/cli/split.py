@@ -14,6 +14,7 @@ Examples:
   traceconv split big.json --by time=500ms -o windows --clip
   traceconv split merged.json --by rank -o ranks
   traceconv split big.json --by step -o steps --then perfetto --engine dask -j 2
+  traceconv split big.json --by step -o pieces --target-size 200MB
   traceconv split big.json --by step -o steps --to perfetto --engine dask --address tcp://sched:8786
 """
 
@@ -30,6 +31,13 @@ Examples:
               help="Slices crossing a cut end at it, and continue from the start of each "
                    "later piece they overlap (marked \"Continued from\"); default: kept whole "
                    "in the window where they start. Either way they are counted.")
+@click.option("--target-size", "target_size", metavar="SIZE",
+              help="Group consecutive steps or windows into pieces of about SIZE (200MB, "
+                   "1GiB; one step larger than SIZE is a piece of its own; 0: one piece "
+                   "per step). Default: one piece per step or window, except with --then "
+                   "or --to perfetto: the input's event bytes / (4 x -j), about four "
+                   "pieces per worker, at least 32 MB. --by rank: one piece per rank "
+                   "always.")
 @click.option("--to", "to", default="chrome", show_default=True, metavar="FORMAT",
               help="Format of the pieces: chrome (JSON, the input's own) or perfetto "
                    "(each JSON piece converted, then removed).")
@@ -43,28 +51,45 @@ Examples:
 @click.option("--address", metavar="ADDRESS",
               help="An existing dask scheduler (tcp://host:8786) or ray cluster; its workers "
                    "must see DIR.")
+@click.option("--overview/--no-overview", "overview", default=True, show_default=True,
+              help="Also write DIR/overview.pftrace: the whole run in one small trace "
+                   "(`traceconv overview`), with a track naming the piece of each part.")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest (JSON).")
-def split(input: str, by: str, outdir: str, clip: bool, to: str, then: str | None,
-          engine: str, jobs: int, address: str | None, as_json: bool) -> None:
+def split(input: str, by: str, outdir: str, clip: bool, target_size: str | None, to: str,
+          then: str | None, engine: str, jobs: int, address: str | None, overview: bool,
+          as_json: bool) -> None:
     """Cut a Chrome/Kineto JSON trace of any size into complete traces, in bounded memory.
 
     Two streaming passes (one finds the steps, one routes every event to its piece through
     temporary files), so memory does not grow with the input. Every piece repeats the
     envelope and the process/thread names; slices and flows crossing a cut, and memory
-    blocks alive across one, are counted in DIR/manifest.json.
+    blocks alive across one, are counted in DIR/manifest.json. A window without events
+    of its own is not written (counted as empty_windows). With a conversion, each piece
+    goes to the workers as soon as it is written; a piece whose worker dies is run once
+    more, then reported.
     """
+    from ..errors import UsageError
     from ..splitting import split as run_split
+    from ..units import UnitError, parse_bytes
 
     with handled_errors():
+        try:
+            size = parse_bytes(target_size) if target_size is not None else None
+        except UnitError as exc:
+            raise UsageError(f"--target-size: {exc}") from None
         manifest = run_split(input, outdir, by, clip=clip, to=to, then=then, engine=engine,
-                             jobs=jobs, address=address)
+                             jobs=jobs, address=address, target_size=size,
+                             overview=overview)
     if as_json:
         import orjson
 
         click.echo(orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode())
         return
     cuts = manifest["cuts"]
-    click.echo(f"wrote {len(manifest['pieces'])} pieces and manifest.json to "
+    empty = f" ({manifest['empty_windows']} empty windows not written)" \
+        if manifest["empty_windows"] else ""
+    also = ", overview.pftrace" if "overview" in manifest else ""
+    click.echo(f"wrote {len(manifest['pieces'])} pieces{empty}{also} and manifest.json to "
                f"{os.path.normpath(outdir)}: {cuts['slices']} slices and {cuts['flows']} flows "
                f"cut, {cuts['memory_blocks_carried']} memory blocks carried")
     failed = manifest.get("converted", {}).get("failed", [])

@@ -321,6 +321,13 @@ CODES: tuple[CodeInfo, ...] = (
           "that is not a number or out of range, or another number of fields (not read)"),
     _Code("nsys_stats.report_skipped", "note",
           "reports nsys skipped for lack of data (SKIPPED: ... does not contain ...)"),
+    # overview (traceconv overview, split's overview.pftrace)
+    _Code("overview.hidden_slices", "note",
+          "slices the overview does not show (it shows the longest of each track and the "
+          "collectives; each track's hidden slices per time bucket are a counter track)"),
+    _Code("overview.slices_out_of_order", "guessed",
+          "slices that start before an earlier slice of their track in the file: the "
+          "utilisation counts only their time past what the track had covered"),
     # paddle
     _Code("paddle.deivce_typo", "repaired",
           "device process names spelt 'Deivce' by the writer, corrected"),

@@ -28,9 +28,11 @@ import math
 import os
 import sys
 from array import array
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import orjson
 
 from .. import outputs, registry
@@ -38,31 +40,49 @@ from ..errors import InputError, TraceconvError, UsageError
 from ..io import Source, reading
 from ..numbers import shown
 from ..output_files import atomic_output, output_folder, remove_output, scratch_folder
-from .events import decode_pairs, dump_events, hashable
+from .events import as_pairs, decode_pairs, dump_events, hashable
+from .overview import BUCKETS, TOP, Overview
 from .route import Router, Spill
+from .sizes import ByteHistogram, auto_target, group_windows, merged
 from .windows import Launches, Survey, Window, rank_windows, step_windows, time_windows
 
+if TYPE_CHECKING:
+    from ..batch import Pool
+    from ..batch.jobs import BatchResult
+    from ..model.trace import Trace
+
 MANIFEST = "manifest.json"
+OVERVIEW = "overview.pftrace"
 BY_CHOICES = ("step", "time=DUR", "rank")
 
 
 def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str = "step", *,
           clip: bool = False, to: str = "chrome", then: str | None = None,
-          engine: str = "local", jobs: int = 1, address: str | None = None) -> dict[str, Any]:
+          engine: str = "local", jobs: int = 1, address: str | None = None,
+          target_size: int | None = None, overview: bool = True) -> dict[str, Any]:
     """Split the trace at ``path`` into ``outdir``; return the manifest (also written to
     ``outdir/manifest.json``).
 
     ``by``: ``"step"``, ``"time=DUR"`` (``time=50ms``) or ``"rank"``. ``clip``: slices
-    crossing a cut end at it instead of being kept whole. ``then="perfetto"``: each piece
-    is then converted to ``.pftrace`` through the batch engines (``engine``: local, dask or
-    ray; ``jobs``; ``address`` of an existing cluster), byte for byte what converting the
-    piece alone gives; ``to="perfetto"`` does the same and removes the JSON pieces.
+    crossing a cut end at it instead of being kept whole. ``target_size``: consecutive
+    steps or windows grouped into pieces of about that many bytes (``0``: one piece per
+    window; ``None``: the same, except with a conversion, where it is
+    :func:`~.sizes.auto_target`). ``then="perfetto"``: each piece is then converted to
+    ``.pftrace`` through the batch engines (``engine``: local, dask or ray; ``jobs``;
+    ``address`` of an existing cluster), each as soon as it is written, byte for byte what
+    converting the piece alone gives; ``to="perfetto"`` does the same and removes the JSON
+    pieces. Windows without an event of their own are not written (counted in the
+    manifest's ``empty_windows``). ``overview``: also write ``overview.pftrace``
+    (:func:`make_overview`, made during the routing pass), naming the piece of each part.
     """
     if to not in ("chrome", "json") and then is not None and then != to:
         raise TraceconvError(f"--to {to} and --then {then}: give one of them")
     for name in (to, then):
         if name is not None:
             registry.get(name)   # an unknown format is refused before any work
+    if target_size is not None and target_size < 0:
+        raise UsageError(f"--target-size {target_size}: give a size of 0 or more")
+    convert_to = then if to in ("chrome", "json") else to
     source_path = os.fspath(path)
     folder = os.fspath(outdir)
     if source_path == "-":
@@ -71,31 +91,112 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
     manifest_path = outputs.ChosenPath(os.path.join(folder, MANIFEST))
     inputs = outputs.Files([source_path])
     outputs.refuse_replacing_inputs([manifest_path], inputs)   # (before reading it twice)
-    survey = survey_trace(source_path)
+    if target_size is None and convert_to is not None:
+        target_size = -1   # chosen from the input's size once it is known
+    sizes = ByteHistogram() if target_size and by != "rank" else None
+    survey = survey_trace(source_path, sizes)
     windows = _windows(survey, by, source_path)
-    with scratch_folder(folder) as scratch:
-        spill = Spill(scratch, len(windows))
-        launches = Launches(survey.launch_ids, survey.launch_ts, windows) \
-            if by == "step" else None
-        survey.launch_ids, survey.launch_ts = array("q"), array("d")
-        router = Router(windows, survey, spill, clip=clip, launches=launches,
-                        stops=by == "step" and not survey.steps)
-        _read(source_path, router.route)
-        router.finish()
-        remove_output(manifest_path, inputs=inputs)   # it would describe other pieces
-        pieces = _write_pieces(source_path, folder, survey, windows, spill, router, by)
-    manifest = _manifest(source_path, by, clip, survey, windows, pieces, router)
-    if to not in ("chrome", "json"):
-        _convert(manifest, folder, to, engine, jobs, address, keep_json=False, source=inputs)
-    elif then is not None:
-        _convert(manifest, folder, then, engine, jobs, address, keep_json=True, source=inputs)
+    if sizes is not None and target_size is not None:
+        target = auto_target(sizes.total, jobs) if target_size == -1 else target_size
+        windows = _grouped(windows, survey, sizes, target)
+    with ExitStack() as stack:
+        pool = None
+        if convert_to is not None:   # workers ready before the first piece is written
+            from ..batch import open_pool
+            from ..batch.jobs import convert_one
+
+            pool = stack.enter_context(open_pool(convert_one, engine, jobs, address))
+        with scratch_folder(folder) as scratch:
+            spill = Spill(scratch, len(windows))
+            launches = Launches(survey.launch_ids, survey.launch_ts, windows) \
+                if by == "step" else None
+            survey.launch_ids, survey.launch_ts = array("q"), array("d")
+            router = Router(windows, survey, spill, clip=clip, launches=launches,
+                            stops=by == "step" and not survey.steps)
+            summary = Overview(survey) if overview else None
+            _read(source_path, router.route if summary is None else _both(router, summary))
+            router.finish()
+            remove_output(manifest_path, inputs=inputs)   # it would describe other pieces
+            written = _converting(pool, folder, convert_to) \
+                if pool is not None and convert_to is not None else None
+            pieces = _write_pieces(source_path, folder, survey, windows, spill, router, by,
+                                   written)
+        manifest = _manifest(source_path, by, clip, survey, windows, pieces, router)
+        if pool is not None and convert_to is not None:
+            _record(manifest, folder, pool.results(), convert_to, engine,
+                    keep_json=to in ("chrome", "json"), source=inputs)
+    if summary is not None:   # (after the conversions: it names the files that stay)
+        _write_overview(summary, survey, os.path.join(folder, OVERVIEW), inputs,
+                        manifest["pieces"])
+        manifest["overview"] = OVERVIEW
     with atomic_output(manifest_path, inputs=inputs) as out:
         out.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
     return manifest
 
 
-def survey_trace(path: str) -> Survey:
-    """The first pass: envelope, metadata events, span, steps and ranks of the trace."""
+def make_overview(path: str | os.PathLike[str], output: str | os.PathLike[str], *,
+                  top: int = TOP, buckets: int = BUCKETS) -> Trace:
+    """Write the overview of the Chrome/Kineto JSON trace at ``path`` to ``output``
+    (:mod:`.overview`: utilisation and hidden-slice counters per track, the ``top``
+    longest slices of each track, collectives, steps, memory high-water marks) in two
+    streaming passes; return it.
+
+    >>> import tempfile, os
+    >>> out = os.path.join(tempfile.mkdtemp(), "ov.pftrace")
+    >>> ov = make_overview("samples/torch/cnn_step5.pt.trace.json", out, top=5)
+    >>> sorted(t.name for t in ov.tracks if t.name.startswith("step"))
+    ['steps']
+    >>> ov.diagnostics.count("overview.hidden_slices") > 0
+    True
+    """
+    if top < 0 or buckets < 1:
+        raise UsageError(f"--top {top} --buckets {buckets}: give a top of 0 or more and at "
+                         "least one bucket")
+    source_path = os.fspath(path)
+    if source_path == "-":
+        raise TraceconvError("overview reads its input twice: give a file, not standard input")
+    inputs = outputs.Files([source_path])
+    outputs.refuse_replacing_inputs([os.fspath(output)], inputs)
+    survey = survey_trace(source_path)
+    summary = Overview(survey, top=top, buckets=buckets)
+    _read(source_path, summary.take)
+    return _write_overview(summary, survey, os.fspath(output), inputs, ())
+
+
+def _both(router: Router, summary: Overview) -> Callable[[list[Any]], None]:
+    def take(chunk: list[Any]) -> None:
+        router.route(chunk)
+        summary.take(chunk)
+
+    return take
+
+
+def _write_overview(summary: Overview, survey: Survey, output: str, inputs: outputs.Files,
+                    pieces: Sequence[dict[str, Any]]) -> Trace:
+    from ..api import save
+
+    steps = step_windows(survey, "") if survey.steps else []
+    trace = summary.build(steps, pieces)
+    outputs.refuse_replacing_inputs([output], inputs)
+    save(trace, output)   # (the format by its extension: .pftrace, .json, ...)
+    return trace
+
+
+def _grouped(windows: list[Window], survey: Survey, sizes: ByteHistogram,
+             target: int) -> list[Window]:
+    """The windows grouped into runs of about ``target`` bytes (MegEngine's per-thread
+    step ends thinned to the ends of the groups)."""
+    groups = group_windows(windows, [sizes.between(w.start, w.end) for w in windows], target)
+    if survey.stops and not survey.steps:
+        ends = [last for _, last in groups]
+        survey.stops = {thread: [times[i] for i in ends if i < len(times)]
+                        for thread, times in survey.stops.items()}
+    return merged(windows, groups)
+
+
+def survey_trace(path: str, sizes: ByteHistogram | None = None) -> Survey:
+    """The first pass: envelope, metadata events, span, steps and ranks of the trace (and,
+    given ``sizes``, the bytes of event text by time)."""
     from ..formats.chrome.flavours import detect
 
     survey = Survey()
@@ -103,8 +204,25 @@ def survey_trace(path: str) -> Survey:
     def first(envelope: dict[str, Any], chunk: list[Any]) -> None:
         survey.unit_ns = detect(envelope, chunk).time_unit_ns(chunk)
 
-    survey.envelope = _read(path, survey.take, first)
+    def take(chunk: list[Any]) -> None:
+        survey.take(chunk)
+        if sizes is not None:
+            pairs = as_pairs(chunk)
+            sizes.add(np.array([_time(h.ts) for h, _ in pairs], dtype=np.float64),
+                      np.array([len(text) + 2 for _, text in pairs], dtype=np.int64))
+
+    survey.envelope = _read(path, take, first)
     return survey
+
+
+def _time(ts: Any) -> float:
+    """An event's start as a float; NaN when it has none (or one past a float's range)."""
+    if isinstance(ts, int | float) and not isinstance(ts, bool):
+        try:
+            return float(ts)
+        except OverflowError:
+            pass
+    return math.nan
 
 
 def _read(path: str, take: Callable[[list[Any]], None],
@@ -153,16 +271,19 @@ def _windows(survey: Survey, by: str, path: str) -> list[Window]:
 
 
 def _write_pieces(path: str, folder: str, survey: Survey, windows: list[Window],
-                  spill: Spill, router: Router, by: str) -> list[dict[str, Any]]:
-    """Write each window's piece; return one manifest entry per piece written."""
+                  spill: Spill, router: Router, by: str,
+                  written: Callable[[str], None] | None) -> list[dict[str, Any]]:
+    """Write the piece of each window with events of its own (``written`` is told each
+    piece's path once it is complete); return one manifest entry per piece written."""
     stem = outputs.stem(path)
     digits = len(str(len(windows) - 1))
     envelope = {k: v for k, v in survey.envelope.items() if k != "traceEvents"}
     pieces = []
     for window in windows:
-        events = spill.events[window.index]
-        if window.label == "other" and not events:
-            continue
+        own = spill.events[window.index]
+        if not own:
+            continue   # an empty window (its carried copies describe nothing of its own)
+        carried = spill.count + window.index
         metadata = _metadata_for(window, survey)
         name = f"{stem}-{window.index:0{digits}d}-{window.label}.json"
         head = dict(envelope, traceconvSplit={
@@ -173,10 +294,15 @@ def _write_pieces(path: str, folder: str, survey: Survey, windows: list[Window],
             out.write(dump_events([head])[:-1] + b',\n"traceEvents":[\n')
             if metadata:
                 out.write(dump_events(metadata))
-            spill.copy_to(window.index, out, first=not metadata)
+            first = spill.copy_to(carried, out, first=not metadata)
+            spill.copy_to(window.index, out, first)
             out.write(b"\n]}\n")
+        if written is not None:
+            written(target)
         pieces.append({"file": name, "index": window.index, "label": window.label,
-                       **_bounds(window, survey), "events": events + len(metadata),
+                       **_bounds(window, survey),
+                       "events": own + spill.events[carried] + len(metadata),
+                       "bytes": os.path.getsize(target),
                        "slices_cut_at_end": router.cut_out[window.index],
                        "flows_out": router.flows_out[window.index],
                        "flows_in": router.flows_in[window.index],
@@ -213,6 +339,8 @@ def _manifest(path: str, by: str, clip: bool, survey: Survey, windows: list[Wind
     return {
         "source": os.path.basename(path), "by": by, "clip": clip,
         "events": survey.events, "time_unit_ns": survey.unit_ns,
+        "windows": len(windows),
+        "empty_windows": len(windows) - len(pieces),   # not written: no event of their own
         "pieces": pieces,
         "cuts": {"slices": sum(router.slices_cut.values()),
                  "slices_by_name": dict(sorted(router.slices_cut.items())),
@@ -226,17 +354,25 @@ def _manifest(path: str, by: str, clip: bool, survey: Survey, windows: list[Wind
     }
 
 
-def _convert(manifest: dict[str, Any], folder: str, fmt: str, engine: str, jobs: int,
-             address: str | None, keep_json: bool, source: outputs.Files) -> None:
-    """Convert every piece through the batch engines; record each output (or failure)."""
-    from ..batch import plan, run_batch
-    from ..batch.jobs import convert_one
+def _converting(pool: Pool, folder: str, fmt: str) -> Callable[[str], None]:
+    """What hands each piece, once written, to the workers."""
+    from ..batch import plan
 
-    inputs = [os.path.join(folder, p["file"]) for p in manifest["pieces"]]
-    tasks = plan(inputs, folder, fmt)
-    by_input = {r.file: r for r in run_batch(convert_one, tasks, engine, jobs, address)}
+    def submit(piece: str) -> None:
+        for task in plan([piece], folder, fmt):
+            pool.submit(task)
+
+    return submit
+
+
+def _record(manifest: dict[str, Any], folder: str, results: Iterable[BatchResult],
+            fmt: str, engine: str, keep_json: bool, source: outputs.Files) -> None:
+    """Record each piece's output (or failure); without ``keep_json`` the converted JSON
+    pieces are removed."""
+    by_input = {r.file: r for r in results}
     failed = []
-    for piece, path in zip(manifest["pieces"], inputs, strict=True):
+    for piece in manifest["pieces"]:
+        path = os.path.join(folder, piece["file"])
         result = by_input[path]
         if result.status == "ok":
             piece["converted"] = os.path.basename(result.output or "")

@@ -54,45 +54,66 @@ class Spill:
 
     def __init__(self, scratch: Scratch, count: int) -> None:
         self.scratch = scratch
-        self.paths = [scratch.path(f"{i}.part") for i in range(count)]
+        # slot w: window w's own events; slot count + w: the copies carried into it (a
+        # piece of several windows takes only its first window's carried copies)
+        self.count = count
+        self.paths = [scratch.path(f"{i}.part") for i in range(2 * count)]
         self.buffers: dict[int, bytearray] = {}
         self.held = 0
-        self.events = [0] * count
+        self.events = [0] * (2 * count)
+        self.sizes = [0] * (2 * count)   # bytes of event text per slot
 
-    def add(self, window: int, texts: list[Any]) -> None:
-        """Queue events (their JSON texts) for ``window``."""
+    def add(self, window: int, texts: list[Any], *, carried: bool = False) -> None:
+        """Queue events (their JSON texts) for ``window`` (``carried``: copies of blocks
+        allocated before it)."""
+        slot = window + self.count if carried else window
         text = b",".join(texts)
-        buffer = self.buffers.setdefault(window, bytearray())
+        buffer = self.buffers.setdefault(slot, bytearray())
         buffer += b",\n"   # every piece of text starts with a separator; the first is dropped
         buffer += text
         self.held += len(text) + 2
-        self.events[window] += len(texts)
+        self.events[slot] += len(texts)
+        self.sizes[slot] += len(text) + 2
         if len(buffer) >= _PER_WINDOW:
-            self._write(window)
+            self._write(slot)
         if self.held >= BUFFERED:
             self.flush()
 
-    def _write(self, window: int) -> None:
-        buffer = self.buffers.pop(window)
-        self.scratch.append(f"{window}.part", buffer)
+    def _write(self, slot: int) -> None:
+        buffer = self.buffers.pop(slot)
+        self.scratch.append(f"{slot}.part", buffer)
         self.held -= len(buffer)
 
     def flush(self) -> None:
         for window in list(self.buffers):
             self._write(window)
 
-    def copy_to(self, window: int, out: BinaryIO, first: bool) -> None:
-        """Append the window's events to ``out``; ``first``: nothing was written before them
-        (drop the leading separator)."""
-        if not os.path.exists(self.paths[window]):
-            return   # a window with no event of its own
-        with open(self.paths[window], "rb") as source:
+    def copy_to(self, slot: int, out: BinaryIO, first: bool) -> bool:
+        """Append the slot's events to ``out``; ``first``: nothing was written before them
+        (drop the leading separator). Return whether ``out`` is still without an event.
+
+        >>> import io, tempfile
+        >>> from traceconv.output_files import scratch_folder
+        >>> with scratch_folder(tempfile.mkdtemp()) as scratch:
+        ...     spill, out = Spill(scratch, 2), io.BytesIO()
+        ...     spill.add(1, [b'{"a":1}']); spill.add(1, [b'{"b":2}'], carried=True)
+        ...     spill.flush()
+        ...     first = spill.copy_to(0, out, True)
+        ...     first = spill.copy_to(3, out, first)
+        ...     first = spill.copy_to(1, out, first)
+        >>> out.getvalue(), first
+        (b'{"b":2},\\n{"a":1}', False)
+        """
+        if not os.path.exists(self.paths[slot]):
+            return first   # a window with no event of its own
+        with open(self.paths[slot], "rb") as source:
             block = source.read(1 << 22)
             if first:
                 block = block[2:]
             while block:
                 out.write(block)
                 block = source.read(1 << 22)
+        return False
 
 
 class Router:
@@ -315,7 +336,7 @@ class Router:
         for window in range(first, stop):
             copy = dict(allocation, ts=self.windows[window].start, args=args)
             self.carried_in[window] += 1
-            self.spill.add(window, [dump_events([copy])])
+            self.spill.add(window, [dump_events([copy])], carried=True)
 
     def finish(self) -> None:
         """Blocks never freed are alive in every later window."""

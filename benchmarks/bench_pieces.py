@@ -1,0 +1,94 @@
+"""Benchmark: the distributed path against one process on one core, and the overview.
+
+Each command runs as a fresh ``python -m traceconv`` process; wall time, and CPU time of
+the process and everything it started and waited for (the dask scheduler and workers
+included: ``RUSAGE_CHILDREN``), median of ``--runs`` runs:
+
+* ``convert (taskset -c 0)``: ``traceconv TRACE -o whole.pftrace`` pinned to one core;
+* ``split --then perfetto --engine dask -j 2``: split by step, pieces of the size ``--then``
+  chooses, each converted on a 2-worker ``LocalCluster`` as soon as it is written (the
+  overview is left out: it is measured on its own);
+* the same with ``--target-size 0`` (one piece per step: the old behaviour), once;
+* ``split --by step`` alone, and ``overview``: the overview's time against the split's.
+
+    python benchmarks/bench_pieces.py /tmp/bench/cpu500.json --runs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def timed(command: list[str]) -> dict:
+    """Wall and CPU seconds of one command (its descendants' CPU included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    began = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    wall = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        raise SystemExit(f"{' '.join(command)}: {done.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall": wall, "cpu": cpu, "out": done.stdout.strip().splitlines()[-1:]}
+
+
+def median(command: list[str], runs: int, clean: Path | None = None) -> dict:
+    results = []
+    for _ in range(runs):
+        if clean is not None:
+            shutil.rmtree(clean, ignore_errors=True)
+        results.append(timed(command))
+    return {"wall": statistics.median(r["wall"] for r in results),
+            "cpu": statistics.median(r["cpu"] for r in results),
+            "runs": [round(r["wall"], 1) for r in results], "out": results[-1]["out"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("trace")
+    parser.add_argument("--runs", type=int, default=2)
+    args = parser.parse_args()
+    tc = [sys.executable, "-m", "traceconv"]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        rows = {
+            "convert (taskset -c 0)": median(["taskset", "-c", "0", *tc, args.trace, "-o",
+                                              str(out / "whole.pftrace")], args.runs),
+            "split --then perfetto, dask -j 2": median(
+                [*tc, "split", args.trace, "--by", "step", "-o", str(out / "d"), "--then",
+                 "perfetto", "--engine", "dask", "-j", "2", "--no-overview"], args.runs,
+                out / "d"),
+            "... --target-size 0 (per step)": median(
+                [*tc, "split", args.trace, "--by", "step", "-o", str(out / "s"), "--then",
+                 "perfetto", "--engine", "dask", "-j", "2", "--no-overview",
+                 "--target-size", "0"], 1, out / "s"),
+            "split --by step": median([*tc, "split", args.trace, "--by", "step", "-o",
+                                       str(out / "p"), "--no-overview"], args.runs, out / "p"),
+            "overview": median([*tc, "overview", args.trace, "-o", str(out / "ov.pftrace")],
+                               args.runs),
+        }
+        size = (out / "ov.pftrace").stat().st_size
+    base = rows["convert (taskset -c 0)"]
+    print(f"{'command':36} {'wall s':>7} {'cpu s':>7} {'wall x':>7} {'cpu x':>6}  runs")
+    for name, r in rows.items():
+        print(f"{name:36} {r['wall']:7.1f} {r['cpu']:7.1f} {r['wall'] / base['wall']:7.2f} "
+              f"{r['cpu'] / base['cpu']:6.2f}  {r['runs']} {json.dumps(r['out'])}")
+    print(f"overview: {size / 1e6:.1f} MB, "
+          f"{rows['overview']['wall'] / rows['split --by step']['wall']:.2f}x split's wall time")
+
+
+if __name__ == "__main__":
+    main()
