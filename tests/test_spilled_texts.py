@@ -58,6 +58,16 @@ def test_spilled_conversion_is_byte_for_byte_the_in_memory_one(tmp_path, source,
     assert sorted(os.listdir(tmp_path)) == [f"disk{suffix}", f"memory{suffix}"]  # no scratch
 
 
+@pytest.mark.parametrize("options", [
+    ["samples/torch/ddp_gloo_rank1.pt.trace.json.gz"],   # two ranks merged (columns copied)
+    ["--window", "1ms:20ms", "--only", "nccl|gloo", "--device-counters"]])
+def test_merged_and_trimmed_conversions_are_the_same_too(tmp_path, options):
+    first = "samples/torch/ddp_gloo_rank0.pt.trace.json.gz"
+    paths = [str(ROOT / o) if o.startswith("samples/") else o for o in options]
+    in_memory = _convert(first, tmp_path / "memory.pftrace", *paths, "--no-spill-args")
+    assert _convert(first, tmp_path / "disk.pftrace", *paths, "--spill-args") == in_memory
+
+
 def test_args_read_back_from_disk_are_the_files_args(tmp_path):
     path = ROOT / CNN
     written = [e.get("args") for e in _events(path)
