@@ -50,8 +50,8 @@ def default_output(inputs: tuple[str, ...], to: str) -> str:
                    "device and copy direction.")
 @click.option("--spill-args/--no-spill-args", "spill_args", default=None,
               help="Keep the events' argument texts in a scratch file beside the output "
-                   "while converting, not in memory (the same output, about half the "
-                   "peak memory of a Kineto trace). Default: on when the inputs hold "
+                   "while converting, not in memory (the same output, about 40 % less "
+                   "peak memory for a Kineto trace). Default: on when the inputs hold "
                    f"{SPILL_ABOVE >> 30} GiB or more (a .gz counted at {GZIP_GUESS}x its "
                    "size).")
 @ALIGN_OPTION
