@@ -129,3 +129,27 @@ def test_store_gives_the_bytes_it_was_given(pieces, cuts, span):
         finally:
             spilled_texts.READ_SPAN = old
             store.close()
+
+
+@pytest.mark.slow
+@given(first=st.lists(st.binary(max_size=30), max_size=5),
+       later=st.lists(st.tuples(st.booleans(), st.binary(max_size=30)), max_size=8))
+def test_a_copy_and_its_original_grow_apart(first, later):
+    with scratch_folder() as scratch:
+        original = SpilledTexts(scratch, "texts")
+        for piece in first:
+            original.add(piece)
+        copy = original.copy()
+        expected = {id(original): b"".join(first), id(copy): b"".join(first)}
+        for to_copy, piece in later:   # (either may grow; the other does not see it)
+            store = copy if to_copy else original
+            store.add(piece)
+            expected[id(store)] += piece
+        for store in (original, copy):
+            whole = expected[id(store)]
+            assert store.size == len(whole)
+            assert store.cut(0, len(whole)) == whole
+            middle = len(whole) // 3
+            assert store.cut_many(np.array([middle, 0]), np.array([len(whole), middle])) == \
+                [whole[middle:], whole[:middle]]
+            store.close()

@@ -36,10 +36,18 @@ class SpilledTexts:
     """Bytes appended to one scratch file, addressed as one run of bytes from 0 (the
     interface of the model's in-memory store, see ``ArgsColumn.keep_texts_in``)."""
 
-    def __init__(self, scratch: Scratch, name: str) -> None:
+    size: int   # bytes held (those of the store it copied included)
+
+    def __init__(self, scratch: Scratch, name: str, base: SpilledTexts | None = None,
+                 stores: list[SpilledTexts] | None = None) -> None:
         self._scratch, self._name = scratch, name
-        self.size = 0
+        # a copy reads its first bytes from the store it copied (as they were then), and
+        # keeps what is added to it in a file of its own: both can grow apart
+        self._base, self._base_size = base, 0 if base is None else base.size
+        self.size = self._base_size
         self._reader: int | None = None
+        self._stores = [] if stores is None else stores
+        self._stores.append(self)
 
     def add(self, piece: bytes | bytearray) -> None:
         if piece:
@@ -50,9 +58,20 @@ class SpilledTexts:
         """The bytes from ``start`` to ``end``."""
         if end <= start:
             return b""
+        below = self._base_size
+        if start < below:
+            assert self._base is not None
+            if end <= below:
+                return self._base.cut(start, end)
+            return self._base.cut(start, below) + self.cut(below, end)
         if self._reader is None:
             self._reader = os.open(self._scratch.path(self._name), os.O_RDONLY | os.O_CLOEXEC)
-        return os.pread(self._reader, end - start, start)
+        data = os.pread(self._reader, end - start, start - below)
+        if 0 < len(data) < end - start:   # (one read gives at most about 2 GB)
+            data += self.cut(start + len(data), end)
+        elif len(data) < end - start:
+            raise OSError(f"the scratch file {self._name} ends before byte {end - below}")
+        return data
 
     def parts(self, start: int, end: int) -> list[bytes]:
         return [self.cut(start, end)]
@@ -76,8 +95,8 @@ class SpilledTexts:
         return found
 
     def copy(self) -> SpilledTexts:
-        """The same bytes (shared: a column copied after reading only reads them)."""
-        return self
+        """A store with the same bytes that grows on its own (nothing is copied)."""
+        return SpilledTexts(self._scratch, f"args-{next(_NUMBER)}.json", self, self._stores)
 
     def close(self) -> None:
         if self._reader is not None:
@@ -111,6 +130,4 @@ def text_store() -> SpilledTexts | None:
     if active is None:
         return None
     scratch, stores = active
-    store = SpilledTexts(scratch, f"args-{next(_NUMBER)}.json")
-    stores.append(store)
-    return store
+    return SpilledTexts(scratch, f"args-{next(_NUMBER)}.json", stores=stores)
