@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from typing import TYPE_CHECKING
 
 import click
@@ -15,6 +17,10 @@ from .options import ALIGN_OPTION, ByteSize, max_bytes_option, trim_options
 
 if TYPE_CHECKING:
     from ..analysis.align import Mode
+    from ..model import Trace
+
+SPILL_ABOVE = 1 << 30   # input bytes from which --spill-args is the default
+GZIP_GUESS = 8          # how much larger a .gz trace is once decompressed (about)
 
 # the names other command modules (and their tests) import from here
 __all__ = ["ALIGN_OPTION", "ByteSize", "convert", "default_output", "echo_alignment",
@@ -42,6 +48,12 @@ def default_output(inputs: tuple[str, ...], to: str) -> str:
 @click.option("--device-counters", is_flag=True,
               help="Add counter tracks: launch queue per stream, memcpy bandwidth (GB/s) per "
                    "device and copy direction.")
+@click.option("--spill-args/--no-spill-args", "spill_args", default=None,
+              help="Keep the events' argument texts in a scratch file beside the output "
+                   "while converting, not in memory (the same output, about 40 % less "
+                   "peak memory for a Kineto trace). Default: on when the inputs hold "
+                   f"{SPILL_ABOVE >> 30} GiB or more (a .gz counted at {GZIP_GUESS}x its "
+                   "size).")
 @ALIGN_OPTION
 @trim_options
 @max_bytes_option
@@ -49,7 +61,8 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
             format: str | None, flows: tuple[str, ...] = (), align: Mode = "auto",
             window: tuple[int | None, int | None] | None = None, only: str | None = None,
             exclude: str | None = None, tracks: str | None = None,
-            max_bytes: int = DEFAULT_MAX_BYTES, device_counters: bool = False) -> None:
+            max_bytes: int = DEFAULT_MAX_BYTES, device_counters: bool = False,
+            spill_args: bool | None = None) -> None:
     """Convert traces to another format; several inputs (one per rank) are merged.
 
     \b
@@ -65,7 +78,7 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
     an -o that names an input is refused. Perfetto (binary) is not written to a terminal.
     """
     from .. import registry
-    from ..api import check_inputs, save
+    from ..api import check_inputs
     from ..errors import FormatError
     from ..output_names import refuse_binary_to_terminal
     from ..outputs import refuse_replacing_inputs
@@ -78,24 +91,65 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
         # before any reading: never over an input, never binary bytes onto a terminal
         refuse_replacing_inputs([target], inputs)
         refuse_binary_to_terminal(registry.for_output(target, to), target)
-        trace = loaded = load_all(inputs, format, align, max_bytes=max_bytes)
-        if any(x is not None for x in (window, only, exclude, tracks)):
-            from ..analysis.trim import TrimOptions, trim_with
-
-            trimming = TrimOptions(window, only, exclude, tracks)
-            if trimming.active:
-                trace = trim_with(trace, trimming)
-        if "dataflow" in flows:
-            from ..analysis.dataflow import with_dataflow_flows
-
-            trace = with_dataflow_flows(trace)
-        if device_counters:
-            from ..analysis.device_counters import with_device_counters
-
-            trace = with_device_counters(trace)
-        save(trace, target, format=to)
-        # (after the write: a refusal to write is then the run's only line on stderr)
-        echo_digest(loaded, inputs)
-        echo_alignment(loaded)
+        with _args_storage(inputs, target, spill_args):
+            loaded = _converted(inputs, target, to, format, align, max_bytes, window, only,
+                                exclude, tracks, flows, device_counters)
+            # (after the write: a refusal to write is then the run's only line on stderr)
+            echo_digest(loaded, inputs)
+            echo_alignment(loaded)
         if target != "-":
             click.echo(f"wrote {target}", err=True)
+
+
+def _converted(inputs: tuple[str, ...], target: str, to: str | None, format: str | None,
+               align: Mode, max_bytes: int, window: tuple[int | None, int | None] | None,
+               only: str | None, exclude: str | None, tracks: str | None,
+               flows: tuple[str, ...], device_counters: bool) -> Trace:
+    """Read ``inputs``, apply the options, write ``target``; return the trace as read."""
+    from ..api import save
+
+    trace = loaded = load_all(inputs, format, align, max_bytes=max_bytes)
+    if any(x is not None for x in (window, only, exclude, tracks)):
+        from ..analysis.trim import TrimOptions, trim_with
+
+        trimming = TrimOptions(window, only, exclude, tracks)
+        if trimming.active:
+            trace = trim_with(trace, trimming)
+    if "dataflow" in flows:
+        from ..analysis.dataflow import with_dataflow_flows
+
+        trace = with_dataflow_flows(trace)
+    if device_counters:
+        from ..analysis.device_counters import with_device_counters
+
+        trace = with_device_counters(trace)
+    save(trace, target, format=to)
+    return loaded
+
+
+def spills(inputs: tuple[str, ...], asked: bool | None) -> bool:
+    """Whether the argument texts go to disk: as asked, else for inputs of
+    :data:`SPILL_ABOVE` bytes or more (a ``.gz`` counted at :data:`GZIP_GUESS` times its size;
+    standard input never).
+
+    >>> spills(("samples/torch/cnn_step5.pt.trace.json",), None), spills(("-",), True)
+    (False, True)
+    """
+    if asked is not None:
+        return asked
+    total = 0
+    for name in inputs:
+        if name != "-" and os.path.isfile(name):
+            total += os.path.getsize(name) * (GZIP_GUESS if name.endswith(".gz") else 1)
+    return total >= SPILL_ABOVE
+
+
+def _args_storage(inputs: tuple[str, ...], target: str,
+                  asked: bool | None) -> contextlib.AbstractContextManager[object]:
+    """The block in which the readers keep argument texts on disk (beside ``target``), or
+    one that changes nothing."""
+    if not spills(inputs, asked):
+        return contextlib.nullcontext()
+    from ..spilled_texts import texts_on_disk
+
+    return texts_on_disk(None if target == "-" else os.path.dirname(os.path.abspath(target)))

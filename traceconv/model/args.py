@@ -438,6 +438,21 @@ class ArgsColumn(Sequence[Args]):
         self._values.extend(values)
         self._in_row_order = False   # (key sets were numbered in their order, not the rows')
 
+    def keep_texts_in(self, store: Any) -> None:
+        """Hold the JSON texts of the rows added from now on in ``store`` instead of in
+        memory: an object with the methods of the in-memory store (``add``, ``cut``,
+        ``parts``, ``cut_many``, ``copy``), such as
+        :class:`traceconv.spilled_texts.SpilledTexts` (a scratch file). Only a column that
+        holds no text yet can move.
+
+        >>> column = ArgsColumn(); column.keep_texts_in(_Texts())
+        >>> column.extend_json(b'{"a": 1},', [8]); column[0]
+        {'a': 1}
+        """
+        if len(self._text_bounds) != 1:
+            raise ValueError("the column holds texts already")
+        self._texts = store
+
     def extend_json(self, texts: bytes | bytearray, sizes: Sequence[int] | np.ndarray) -> None:
         """Add rows given as JSON object texts: in ``texts`` those of the rows with args,
         each followed by a comma (as ``b",".join(texts) + b","`` makes them), and

@@ -27,6 +27,7 @@ from ...model.activity import fill_activity
 from ...model.builder import TraceBuilder
 from ...model.slice_index import SliceIndex
 from ...numbers import to_int64
+from ...spilled_texts import text_store
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, codes_of, ends_enclosing, link_flows
 from .record_keys import RecordKeys
@@ -157,6 +158,10 @@ class ChromeReader:
         self._async_tracks: dict[int, bool] = {}
         self.flow_points = FlowPoints()
         self._dropped: dict[str, list] = defaultdict(lambda: [0, None])
+        for table in (self.trace.slices, self.trace.instants):
+            store = text_store()   # the args' texts on disk (a big trace: --spill-args)
+            if store is not None:
+                table.args.keep_texts_in(store)
 
     # -- tracks -----------------------------------------------------------------------
 
