@@ -66,7 +66,7 @@ def _table(rows: list[OpDelta], title: str, width: int) -> Table:
     for r in rows:
         a, b, d = r.a, r.b, r.delta
         cells.append([
-            plain(r.section), plain(_short(r.name)), "-" if a is None else f"{a.calls:,}",
+            r.section, _short(r.name), "-" if a is None else f"{a.calls:,}",
             "-" if b is None else f"{b.calls:,}", _change(d["calls"], fmt="{:+,.0f}"),
             _ms(None if a is None else a.total_ns), _ms(None if b is None else b.total_ns),
             _change(d["total_ns"], 1e6), _change(d["cpu_ns"], 1e6), _change(d["device_ns"], 1e6),
@@ -335,8 +335,6 @@ def _print_verdict(console: Console, verdict: dict) -> None:
 
 
 def _print_timeline(console: Console, result, label_a: str, label_b: str, top: int) -> None:
-    from rich.table import Table
-
     # µs for short runs (a perf report's mean iteration), ms otherwise
     scale, unit = (1e3, "µs") if max(result.window_a_ns, result.window_b_ns) < 1e7 else (1e6, "ms")
 
@@ -359,13 +357,12 @@ def _print_timeline(console: Console, result, label_a: str, label_b: str, top: i
                       f"Δ {_change(total.change_ns, scale) or '0'} {unit}, 95% interval "
                       f"{interval(total)} {unit} ({result.steps_a} → {result.steps_b} samples)")
     shares = total.beyond_noise
-    table = Table()
-    columns = [("name", "left"), ("kind", "left"), (f"A {unit}", "right"), (f"B {unit}", "right"),
-               (f"Δ {unit}", "right")]
-    columns += [(f"Δ median {unit}/step", "right"), ("95% interval", "right")] if sampled else []
-    columns += [("share of Δ", "right")] if shares else []
-    for column, justify in columns:
-        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    columns = [Column("name"), Column("kind", drop=1), Column(f"A {unit}", True, drop=3),
+               Column(f"B {unit}", True, drop=3), Column(f"Δ {unit}", True)]
+    columns += [Column(f"Δ median {unit}/step", True, drop=4),
+                Column("95% interval", True, drop=2)] if sampled else []
+    columns += [Column("share of Δ", True, drop=2)] if shares else []
+    cells = []
     rows = result.rows
     shown = rows if top <= 0 or len(rows) <= top else rows[:top - 1]
     delta = result.total_delta_ns
@@ -375,15 +372,15 @@ def _print_timeline(console: Console, result, label_a: str, label_b: str, top: i
 
     for r in shown:
         extra = [_change(r.change.change_ns, scale), interval(r.change)] if sampled else []
-        table.add_row(plain(r.name), plain(r.kind), num(r.a_ns), num(r.b_ns),
-                      _change(r.delta_ns, scale), *extra, *share(r.delta_ns))
+        cells.append([r.name, r.kind, num(r.a_ns), num(r.b_ns), _change(r.delta_ns, scale),
+                      *extra, *share(r.delta_ns)])
     rest = rows[len(shown):]
     if rest:
         moved = sum(r.delta_ns for r in rest)
-        table.add_row(f"({len(rest)} more rows)", "", num(sum(r.a_ns for r in rest)),
+        cells.append([f"({len(rest)} more rows)", "", num(sum(r.a_ns for r in rest)),
                       num(sum(r.b_ns for r in rest)), _change(moved, scale),
-                      *(["", ""] if sampled else []), *share(moved))
-    console.print(table)
+                      *(["", ""] if sampled else []), *share(moved)])
+    console.print(fitted_table(columns, cells, console.width))
     if not shares:
         console.print("(share of Δ left out: the change of the step time is inside its 95% "
                       "interval, so its shares would divide by noise)")

@@ -198,6 +198,19 @@ def _plain(table: Table, width: int = 200) -> str:
     return "\n".join(line.rstrip() for line in console.file.getvalue().splitlines())
 
 
+NAME_MIN = 16   # a heading's file name is not elided below this
+
+
+def heading_name(name: str, rest: str, width: int) -> str:
+    """``name`` elided in the middle so that a heading ``name + rest`` fits ``width`` (a
+    file's path before what the command says of it), never under :data:`NAME_MIN`.
+
+    >>> heading_name("tests/data/rocprof/kernel_trace_of_a_long_run.csv", ": rocprof", 40)
+    'tests/data/rocp…_a_long_run.csv'
+    """
+    return elided(name, max(width - len(rest), NAME_MIN))
+
+
 def elided(text: str, width: int) -> str:
     """``text`` cut in the middle to ``width`` characters (its start and its end kept: a
     file's folder and its name).
