@@ -156,35 +156,59 @@ def _compact_width(widths: list[int]) -> int:
 def _narrowed(columns: list[Column], text: list[list[str]], natural: list[int],
               keep: list[int], width: int) -> dict[int, int]:
     """Column widths within ``width``: the widest text column gives one character at a
-    time, down to the width at which its names stay distinct (and :data:`TEXT_MIN`)."""
+    time, as long as its names stay distinct (and not below :data:`TEXT_MIN`)."""
     widths = {i: natural[i] for i in keep}
-    floors = {i: max(_distinct_width([r[i] for r in text], natural[i]), _header_floor(c),
-                     min(TEXT_MIN, natural[i]))
-              for i, c in enumerate(columns) if i in keep and not c.number}
+    lines = {i: {line for r in text for line in r[i].split("\n")}
+             for i in keep if not columns[i].number}
+    floors = {i: max(_header_floor(columns[i]), min(TEXT_MIN, natural[i])) for i in lines}
     excess = _compact_width(list(widths.values())) - width
     while excess > 0:
-        wide = [i for i in floors if widths[i] > floors[i]]
+        wide = [i for i in lines if widths[i] > floors[i]]
         if not wide:
             break
         widest = max(wide, key=lambda i: (widths[i], -i))
+        if _head(lines[widest], widths[widest] - 1) is None:
+            floors[widest] = widths[widest]   # narrower, two names would read the same
+            continue
         widths[widest] -= 1
         excess -= 1
     return widths
 
 
-def _distinct_width(cells: list[str], natural: int) -> int:
-    """The narrowest width (from :data:`TEXT_MIN`) at which eliding keeps distinct cells
-    distinct: two kernel names that differ in the middle keep more of both ends."""
-    lines = {line for cell in cells for line in cell.split("\n")}
-    for width in range(min(TEXT_MIN, natural), natural):
-        if len({elided(line, width) for line in lines}) == len(lines):
-            return width
-    return natural
+def _head(lines: set[str], width: int) -> int | None:
+    """How many leading characters to keep when ``lines`` are elided to ``width`` (the rest
+    from their ends) so that distinct lines stay distinct: the middle cut if it does, else
+    the cut nearest the middle that does (names that differ near their start or end keep
+    more of it); None when no cut does.
+
+    >>> _head({"gemm_nn_tile128_cublas", "gemm_nt_tile128_cublas"}, 10)
+    7
+    """
+    long = [line for line in lines if len(line) > width]
+    if not long:
+        return (width - 1) // 2
+    middle = (width - 1) // 2
+    for shift in range(width):
+        for head in (middle - shift, middle + shift):
+            if 0 <= head <= width - 1 and len(
+                    {_cut(line, width, head) for line in lines}) == len(lines):
+                return head
+    return None
+
+
+def _cut(line: str, width: int, head: int) -> str:
+    """``line`` elided to ``width`` keeping ``head`` characters of its start."""
+    if len(line) <= width:
+        return line
+    tail = width - 1 - head
+    return f"{line[:head]}…{line[len(line) - tail:] if tail else ''}"
 
 
 def _elided_distinct(cells: list[str], width: int) -> list[str]:
-    """Every line of every cell elided in the middle to ``width``."""
-    return ["\n".join(elided(line, width) for line in cell.split("\n")) for cell in cells]
+    """Every line of every cell elided to ``width``, cut where the lines stay distinct."""
+    head = _head({line for cell in cells for line in cell.split("\n")}, width)
+    head = (width - 1) // 2 if head is None else head
+    return ["\n".join(_cut(line, width, head) for line in cell.split("\n")) for cell in cells]
 
 
 def _plain(table: Table, width: int = 200) -> str:
