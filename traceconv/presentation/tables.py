@@ -217,9 +217,9 @@ def _plain(table: Table, width: int = 200) -> str:
 
     from rich.console import Console
 
-    console = Console(file=io.StringIO(), width=width, color_system=None, emoji=False)
-    console.print(table)
-    return "\n".join(line.rstrip() for line in console.file.getvalue().splitlines())
+    out = io.StringIO()
+    Console(file=out, width=width, color_system=None, emoji=False).print(table)
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
 
 
 NAME_MIN = 16   # a heading's file name is not elided below this
