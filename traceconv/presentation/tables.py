@@ -155,15 +155,24 @@ def _compact_width(widths: list[int]) -> int:
 
 def _narrowed(columns: list[Column], text: list[list[str]], natural: list[int],
               keep: list[int], width: int) -> dict[int, int]:
-    """Column widths within ``width``: the widest text column gives one character at a
-    time, as long as its names stay distinct (and not below :data:`TEXT_MIN`)."""
-    widths = {i: natural[i] for i in keep}
+    """Column widths within ``width``, one character at a time: the widest text column down
+    to :data:`TEXT_COMFORT`, then headers go on several lines (the one with the most header
+    beyond its cells first), then text columns further, as long as their names stay distinct
+    (and not below :data:`TEXT_MIN`)."""
+    widths = {i: max(natural[i], len(columns[i].header)) for i in keep}
     lines = {i: {line for r in text for line in r[i].split("\n")}
              for i in keep if not columns[i].number}
     floors = {i: max(_header_floor(columns[i]), min(TEXT_MIN, natural[i])) for i in lines}
     excess = _compact_width(list(widths.values())) - width
     while excess > 0:
-        wide = [i for i in lines if widths[i] > floors[i]]
+        wide = [i for i in lines if widths[i] > max(floors[i], TEXT_COMFORT)]
+        headers = [i for i in keep if widths[i] > natural[i]]
+        if not wide and headers:
+            longest = max(headers, key=lambda i: (widths[i] - natural[i], -i))
+            widths[longest] -= 1
+            excess -= 1
+            continue
+        wide = wide or [i for i in lines if widths[i] > floors[i]]
         if not wide:
             break
         widest = max(wide, key=lambda i: (widths[i], -i))
