@@ -17,7 +17,7 @@ import click
 
 from ..errors import TraceconvError, UsageError
 from ..outputs import refuse_replacing_inputs
-from ..presentation.tables import Column, console_for, fitted_table
+from ..presentation.tables import Column, console_for, fitted_table, heading_name
 from ..terminal import plain
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
@@ -230,10 +230,20 @@ def diff_command(inputs: tuple[str, ...], as_json: bool, sort: str, section: str
                                 option=orjson.OPT_INDENT_2).decode())
         return
     shown = rows if top <= 0 else rows[:top]
-    title = f"{plain(label_a)} → {plain(label_b)}: {len(rows)} ops, by |Δ {sort}|"
+    title = f"{_sides(label_a, label_b, console.width)}: {len(rows)} ops, by |Δ {sort}|"
     if len(shown) < len(rows):
         title += f" (top {len(shown)})"
     console.print(_table(shown, title, console.width))
+
+
+def _sides(label_a: str, label_b: str, width: int) -> str:
+    """``A → B`` for a heading, each name elided in the middle to half of ``width``.
+
+    >>> _sides("runs/2026-11-29/before/rank0.pt.trace.json", "after.json", 40)
+    'runs/202…race.json → after.json'
+    """
+    room = (width - len(" → ")) // 2
+    return " → ".join(plain(heading_name(label, "", room)) for label in (label_a, label_b))
 
 
 Compared = tuple[str, str, "list[OpDelta] | TimelineDiff", dict]
@@ -346,7 +356,8 @@ def _print_timeline(console: Console, result, label_a: str, label_b: str, top: i
 
     names = "op classes" if result.by_op_class else \
         "normalised names" if result.normalised_names else "names"
-    console.print(f"{plain(label_a)} → {plain(label_b)}: steps {result.steps_a} → {result.steps_b}, "
+    console.print(f"{_sides(label_a, label_b, console.width)}: steps {result.steps_a} → "
+                  f"{result.steps_b}, "
                   f"window {num(result.window_a_ns)} → {num(result.window_b_ns)} {unit}, "
                   f"Δ {_change(result.total_delta_ns, scale) or '0'} {unit} (by {names}; "
                   "rows add up to Δ)")
