@@ -1,12 +1,12 @@
-"""Every command's output at 80 columns, on every bundled sample a reader reads: no line over
-80 columns and no broken word or number.
+"""Every command's output at 80 columns, on every bundled file a reader reads (``samples/``
+and ``tests/data/``): no line over 80 columns and no broken word or number.
 
 The oracle is the same command drawn at its natural width (``COLUMNS=10000``, as ``--wide``,
 which ``memory`` does not take): every
 token at 80 columns must be a whole token of that rendering, or visibly elided (it holds
 "…"), or a word broken at its own hyphen (prose). A cell folded over two lines (``devic`` /
 ``e``), a number cut (``7.33e`` / ``-05``) or a name wrapped in pieces is not a token of the
-wide rendering, so it fails. Traces are read once per file (the commands run in-process).
+wide rendering, so it fails. Each file is read once per test (the commands run in-process).
 """
 
 from __future__ import annotations
@@ -46,41 +46,36 @@ def _cached_load(path, format=None, **_options):
     return _read(str(path), format)
 
 
-def _readable() -> list[Path]:
-    """The bundled files a reader reads (hostile inputs and seeds are not samples)."""
-    files = []
-    for path in bundled_files(SAMPLES) + bundled_files(DATA):
-        if {"hostile", "seeds"} & set(path.parts) or path.suffix in (".md", ".py"):
-            continue
-        try:
-            _read(str(path), None)
-        except (TraceconvError, OSError, ValueError):
-            continue
-        files.append(path)
-    return files
+@pytest.fixture
+def read_once(monkeypatch):
+    """Every command of a test reads each file once (the commands run in-process)."""
+    monkeypatch.setattr(api, "load", _cached_load)
+    yield _read
+    _read.cache_clear()
 
 
-def _commands(path: Path) -> Iterator[list[str]]:
-    trace = _read(str(path), None)
+def _bundled() -> list[Path]:
+    """The bundled inputs (hostile inputs and seeds are not samples; notes are not inputs)."""
+    return [path for path in bundled_files(SAMPLES) + bundled_files(DATA)
+            if not {"hostile", "seeds"} & set(path.parts) and path.suffix not in (".md", ".py")]
+
+
+def _readable(path: Path, read) -> object:
+    try:
+        return read(str(path), None)
+    except (TraceconvError, OSError, ValueError):
+        pytest.skip("no reader reads it")
+
+
+def _commands(path: Path, trace) -> Iterator[list[str]]:
     yield ["summary", str(path)]
     yield ["info", str(path)]
     yield ["critical-path", str(path)]
     yield ["advise", str(path)]
-    if getattr(trace, "memory", None):
+    if trace.memory:
         yield ["memory", str(path)]
     if path.name.endswith((".json", ".json.gz", ".pftrace", ".perfetto-trace")):
         yield ["check", str(path)]
-
-
-def _pairs(files: list[Path]) -> Iterator[list[str]]:
-    """``diff`` of the first two files of each folder that hold the same format."""
-    by_folder: dict[tuple[Path, str], list[Path]] = {}
-    for path in files:
-        fmt = _read(str(path), None).metadata.source_format
-        by_folder.setdefault((path.parent, fmt), []).append(path)
-    for paths in by_folder.values():
-        if len(paths) >= 2:
-            yield ["diff", str(paths[0]), str(paths[1])]
 
 
 def _tokens(text: str) -> list[str]:
@@ -116,26 +111,46 @@ def _run(args: list[str], columns: int) -> str:
     return result.stdout
 
 
-def _cases() -> Iterator[list[str]]:
-    files = _readable()
-    for path in files:
-        yield from _commands(path)
-    yield from _pairs(files)
+def _failures(args: list[str]) -> list[str]:
+    narrow = _run(args, WIDTH)
+    wide = _run(args, 10_000)
+    long_lines = [line for line in narrow.splitlines() if len(line) > WIDTH]
+    broken = broken_tokens(narrow, wide)
+    if not long_lines and not broken:
+        return []
+    shown = " ".join(str(Path(a).relative_to(ROOT)) if "/" in a else a for a in args)
+    return [f"{shown}: {len(long_lines)} lines over {WIDTH}, broken {broken[:5]}"]
 
 
-def test_every_command_on_every_sample_reads_at_80_columns(monkeypatch):
-    monkeypatch.setattr(api, "load", _cached_load)   # (absolute paths: the longest names)
-    failures = []
-    for args in _cases():
-        narrow = _run(args, WIDTH)
-        wide = _run(args, 10_000)
-        long_lines = [line for line in narrow.splitlines() if len(line) > WIDTH]
-        broken = broken_tokens(narrow, wide)
-        if long_lines or broken:
-            shown = " ".join(str(Path(a).relative_to(ROOT)) if "/" in a else a for a in args)
-            failures.append(f"{shown}: {len(long_lines)} lines over {WIDTH}, broken "
-                            f"{broken[:5]}")
+@pytest.mark.parametrize("path", _bundled(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_command_reads_at_80_columns(path: Path, read_once):
+    # (absolute paths: the longest names a heading can hold)
+    trace = _readable(path, read_once)
+    failures = [line for args in _commands(path, trace) for line in _failures(args)]
     assert not failures, "\n".join(failures)
+
+
+def _folders() -> list[Path]:
+    folders: dict[Path, int] = {}
+    for path in _bundled():
+        folders[path.parent] = folders.get(path.parent, 0) + 1
+    return sorted(folder for folder, count in folders.items() if count > 1)
+
+
+@pytest.mark.parametrize("folder", _folders(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_diff_of_two_samples_of_a_folder_reads_at_80_columns(folder: Path, read_once):
+    """``diff`` of the first two files of the folder that one format reads."""
+    by_format: dict[str, list[Path]] = {}
+    for path in (p for p in _bundled() if p.parent == folder):
+        try:
+            fmt = read_once(str(path), None).metadata.source_format
+        except (TraceconvError, OSError, ValueError):
+            continue
+        by_format.setdefault(fmt, []).append(path)
+        if len(by_format[fmt]) == 2:
+            assert not _failures(["diff", *map(str, by_format[fmt])])
+            return
+    pytest.skip("no two files of one format")
 
 
 def test_the_progress_bar_fits_80_columns_with_a_long_name_and_every_figure():
