@@ -90,7 +90,9 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
 
     text = [[printable_cell(cell) for cell in cells] for cells in rows]
     natural = [_natural_width(c, [r[i] for r in text]) for i, c in enumerate(columns)]
-    plain_table = sum(natural) + 3 * len(columns) + 1   # (rich's box: "│ " ... " │")
+    # (rich's box: "│ " ... " │"; drawn as is, no cell wraps and headers take one line)
+    plain_table = sum(max(n, len(c.header)) for n, c in zip(natural, columns, strict=True)) \
+        + 3 * len(columns) + 1
     keep = list(range(len(columns)))
     compact = plain_table > width
     widths = dict(enumerate(natural))
