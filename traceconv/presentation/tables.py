@@ -3,8 +3,9 @@
 Every table a command prints goes through :func:`console_for` (rich tables) or
 :func:`table_width` (text rendered elsewhere), so one rule decides: ``COLUMNS`` when set,
 else the terminal's width, else 80 columns (output to a pipe or file); ``--wide`` draws at
-the tables' natural width. Inside that width rich wraps long cells (``overflow="fold"``)
-or cuts them with "…" (``no_wrap`` columns).
+the tables' natural width. Inside that width :func:`fitted_table` draws every table: it
+hides the least needed columns (and says so), elides names in the middle while they stay
+distinct, and never wraps a cell, so that no word or number is ever cut in two.
 """
 
 from __future__ import annotations
