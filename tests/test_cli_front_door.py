@@ -264,8 +264,10 @@ def test_wide_draws_the_natural_width():
     wide = run("summary", str(CUDA), "--wide", env={"COLUMNS": "80"})
     assert max(map(len, narrow.stdout.splitlines())) <= 80
     assert max(map(len, wide.stdout.splitlines())) > 120
-    # narrow: names give way, numbers keep one decimal (the README's 45.377ms and 160.404us)
-    assert "45.4ms" in narrow.stdout and "160.4us" in narrow.stdout
+    # narrow: columns are hidden (and said so), names elided; numbers stay whole (the
+    # README's 45.377ms and 160.404us)
+    assert "columns hidden at 80 columns: --wide shows them" in narrow.stdout
+    assert "45.377ms" in narrow.stdout and "160.404us" in narrow.stdout
     assert "45.377ms" in wide.stdout and "160.404us" in wide.stdout
 
 

@@ -119,14 +119,15 @@ def test_nothing_read_is_an_error_and_the_digest_is_one_line(tmp_path):
     cut.write_text(HEADER + "\nrelu 4 2.0 0.4 0.6 0.5 0.16\nsoftmax 4 1.0 0.2\n")
     result = CliRunner().invoke(app, ["convert", str(cut), "-o", str(tmp_path / "c.pftrace")])
     assert result.exit_code == 0
-    digest = [line for line in result.output.splitlines() if "dropped" in line]
-    full = f"traceconv: {cut}: 1 dropped (traceconv info {cut} --json lists them)"
+    digest = [line for line in result.output.splitlines() if "left out" in line]
+    counts = "1 left out (paddle_report.cut_row)"
+    full = f"traceconv: {cut}: {counts} (traceconv info {cut} --json lists them)"
     if len(full) <= 100:
         assert digest == [full]
-    else:   # (a long temporary path: elided in the middle, the line within 100 columns)
+    else:   # (a long temporary path: the command shortened, the line within 100 columns)
         (line,) = digest
         assert len(line) <= 100 and line.startswith("traceconv: ")
-        assert line.endswith("cut.txt: 1 dropped (info --json lists them)")
+        assert line.endswith(f"cut.txt: {counts} (info --json)")
 
 
 def test_p4_new_profiler_summary_rows_without_title_rules_or_header():

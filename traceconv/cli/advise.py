@@ -6,7 +6,7 @@ import textwrap
 
 import click
 
-from ..presentation.tables import console_for
+from ..presentation.tables import console_for, heading_name
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
 from .options import wide_option
@@ -81,15 +81,18 @@ def _print(result, inputs: tuple[str, ...], wide: bool = False) -> None:
     console = console_for(wide, highlight=False)
     fill = min(console.width, 96)   # advice reads best in lines of at most 96
     if not result.findings:
-        console.print(f"no findings for {', '.join(inputs)} "
-                      f"({len(result.passed)} rules passed, {len(result.skipped)} not applicable)")
+        counts = f" ({len(result.passed)} rules passed, {len(result.skipped)} not applicable)"
+        names = heading_name(", ".join(inputs), "no findings for " + counts, fill)
+        console.print(f"no findings for {escape(names)}{counts}")
     for finding in result.findings:
         where = f" ({escape(finding.trace)})" if finding.trace else ""
         console.print(f"[{_STYLE[finding.severity]}]{finding.severity.upper():6}[/] "
                       f"[bold]{finding.rule}[/]{where}: {escape(finding.title)}")
         console.print(Text(textwrap.fill(finding.advice, fill, initial_indent=" " * 7,
-                                         subsequent_indent=" " * 7), style="dim"))
+                                         subsequent_indent=" " * 7, break_on_hyphens=False),
+                           style="dim"))
     if result.skipped:
         skipped = ", ".join(sorted({s.rule for s in result.skipped}))
+        # (rule ids are not broken at their hyphens: memcpy-heavy stays one word)
         console.print(Text(textwrap.fill(f"not applicable: {skipped} (--json says what each "
-                                         "lacks)", fill), style="dim"))
+                                         "lacks)", fill, break_on_hyphens=False), style="dim"))

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..terminal import plain
-
 if TYPE_CHECKING:
     from rich.table import Table
 
@@ -21,15 +19,12 @@ def sites_data(trace: Trace, top: int = 10) -> list[dict[str, Any]]:
     return [s.as_dict() for s in top_allocation_sites(trace.memory, top)]
 
 
-def sites_table(rows: list[dict[str, Any]]) -> Table:
-    """``rows`` of :func:`sites_data` as a rich table."""
-    from rich.table import Table
+def sites_table(rows: list[dict[str, Any]], width: int) -> Table:
+    """``rows`` of :func:`sites_data` as a table within ``width`` columns."""
+    from ..presentation.tables import Column, fitted_table
 
-    table = Table(title="top allocation sites (by peak live bytes)", title_justify="left")
-    for column in ("site", "peak bytes", "blocks", "bytes allocated"):
-        table.add_column(column, justify="left" if column == "site" else "right",
-                         overflow="fold")
-    for row in rows:
-        table.add_row(plain(row["site"]), f"{row['peak_bytes']:,}", f"{row['blocks']:,}",
-                      f"{row['bytes']:,}")
-    return table
+    columns = [Column("site"), Column("peak bytes", True), Column("blocks", True, drop=2),
+               Column("bytes allocated", True, drop=1)]
+    return fitted_table(columns, [[row["site"], f"{row['peak_bytes']:,}", f"{row['blocks']:,}",
+                                   f"{row['bytes']:,}"] for row in rows], width,
+                        title="top allocation sites (by peak live bytes)", title_justify="left")

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import click
 
 from ..io import DEFAULT_MAX_BYTES
-from ..presentation.tables import console_for
+from ..presentation.diagnostics_list import diagnostics_view
+from ..presentation.tables import console_for, heading_name
 from ..terminal import plain
 from .app import app, handled_errors
 from .options import max_bytes_option, wide_option
@@ -89,7 +90,9 @@ def _print(name: str, report: CheckReport, wide: bool = False) -> None:
     console = console_for(wide)
     errors = sum(row["count"] for row in report.errors)
     verdict = "[green]OK[/green]" if report.ok else f"[red]{errors:,} errors[/red]"
-    console.print(f"[bold]{plain(name)}[/bold]: {report.format}, {verdict}")
+    what = f": {report.format}, {'OK' if report.ok else f'{errors:,} errors'}"
+    console.print(f"[bold]{plain(heading_name(name, what, console.width))}[/bold]: "
+                  f"{report.format}, {verdict}")
     counts = Table(show_header=False, box=None, pad_edge=False)
     for key, value in report.counts.items():
         counts.add_row(key, f"{value:,}")
@@ -98,10 +101,4 @@ def _print(name: str, report: CheckReport, wide: bool = False) -> None:
                                ("warnings", report.warnings, "yellow")):
         if not rows:
             continue
-        table = Table(title=title, title_justify="left", title_style=style)
-        for column in ("count", "code", "message", "example"):
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            table.add_row(f"{row['count']:,}", plain(row["code"]), plain(row["message"]),
-                          plain(row["example"] or ""))
-        console.print(table)
+        console.print(diagnostics_view(rows, title, console.width, style))

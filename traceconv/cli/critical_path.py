@@ -7,7 +7,7 @@ from collections import defaultdict
 import click
 
 from ..output_names import output_name
-from ..presentation.tables import console_for
+from ..presentation.tables import Column, console_for, fitted_table
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
 from .job_path_table import print_ranks
@@ -92,10 +92,6 @@ def _highlight_name(inputs: tuple[str, ...]) -> str:
 
 
 def _print(result, top: int, wide: bool = False) -> None:
-    from rich.table import Table
-
-    from ..terminal import plain
-
     console = console_for(wide, highlight=False)
     length = result.length_ns or 1
     ranks = f" across {len(result.ranks)} ranks" if getattr(result, "ranks", None) else ""
@@ -110,14 +106,11 @@ def _print(result, top: int, wide: bool = False) -> None:
         item[0] += entry.dur_ns
         item[1] += 1
     console.print(f"largest contributors (top {top}):")
-    table = Table()
-    with_rank = bool(ranks)
-    for column, justify in ((("rank", "right"),) if with_rank else ()) + (
-            ("name", "left"), ("kind", "left"), ("on path ms", "right"), ("%", "right"),
-            ("links", "right")):
-        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
     ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]
-    for (rank, name, kind), (ns, count) in ranked:
-        table.add_row(*([str(rank)] if with_rank else []), plain(name), plain(kind),
-                      f"{ns / 1e6:,.3f}", f"{100 * ns / length:.1f}", f"{count:,}")
-    console.print(table)
+    with_rank = bool(ranks)
+    columns = ([Column("rank", True)] if with_rank else []) + [
+        Column("name"), Column("kind", drop=1), Column("on path ms", True), Column("%", True),
+        Column("links", True, drop=2)]
+    console.print(fitted_table(columns, [([str(rank)] if with_rank else []) + [
+        name, kind, f"{ns / 1e6:,.3f}", f"{100 * ns / length:.1f}", f"{count:,}"]
+        for (rank, name, kind), (ns, count) in ranked], console.width))

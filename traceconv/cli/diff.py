@@ -17,7 +17,7 @@ import click
 
 from ..errors import TraceconvError, UsageError
 from ..outputs import refuse_replacing_inputs
-from ..presentation.tables import Column, console_for, fitted_table
+from ..presentation.tables import Column, console_for, fitted_table, heading_name
 from ..terminal import plain
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
@@ -66,7 +66,7 @@ def _table(rows: list[OpDelta], title: str, width: int) -> Table:
     for r in rows:
         a, b, d = r.a, r.b, r.delta
         cells.append([
-            plain(r.section), plain(_short(r.name)), "-" if a is None else f"{a.calls:,}",
+            r.section, _short(r.name), "-" if a is None else f"{a.calls:,}",
             "-" if b is None else f"{b.calls:,}", _change(d["calls"], fmt="{:+,.0f}"),
             _ms(None if a is None else a.total_ns), _ms(None if b is None else b.total_ns),
             _change(d["total_ns"], 1e6), _change(d["cpu_ns"], 1e6), _change(d["device_ns"], 1e6),
@@ -230,10 +230,20 @@ def diff_command(inputs: tuple[str, ...], as_json: bool, sort: str, section: str
                                 option=orjson.OPT_INDENT_2).decode())
         return
     shown = rows if top <= 0 else rows[:top]
-    title = f"{plain(label_a)} → {plain(label_b)}: {len(rows)} ops, by |Δ {sort}|"
+    title = f"{_sides(label_a, label_b, console.width)}: {len(rows)} ops, by |Δ {sort}|"
     if len(shown) < len(rows):
         title += f" (top {len(shown)})"
     console.print(_table(shown, title, console.width))
+
+
+def _sides(label_a: str, label_b: str, width: int) -> str:
+    """``A → B`` for a heading, each name elided in the middle to half of ``width``.
+
+    >>> _sides("runs/2026-11-29/before/rank0.pt.trace.json", "after.json", 40)
+    'runs/202…race.json → after.json'
+    """
+    room = (width - len(" → ")) // 2
+    return " → ".join(plain(heading_name(label, "", room)) for label in (label_a, label_b))
 
 
 Compared = tuple[str, str, "list[OpDelta] | TimelineDiff", dict]
@@ -335,8 +345,6 @@ def _print_verdict(console: Console, verdict: dict) -> None:
 
 
 def _print_timeline(console: Console, result, label_a: str, label_b: str, top: int) -> None:
-    from rich.table import Table
-
     # µs for short runs (a perf report's mean iteration), ms otherwise
     scale, unit = (1e3, "µs") if max(result.window_a_ns, result.window_b_ns) < 1e7 else (1e6, "ms")
 
@@ -348,7 +356,8 @@ def _print_timeline(console: Console, result, label_a: str, label_b: str, top: i
 
     names = "op classes" if result.by_op_class else \
         "normalised names" if result.normalised_names else "names"
-    console.print(f"{plain(label_a)} → {plain(label_b)}: steps {result.steps_a} → {result.steps_b}, "
+    console.print(f"{_sides(label_a, label_b, console.width)}: steps {result.steps_a} → "
+                  f"{result.steps_b}, "
                   f"window {num(result.window_a_ns)} → {num(result.window_b_ns)} {unit}, "
                   f"Δ {_change(result.total_delta_ns, scale) or '0'} {unit} (by {names}; "
                   "rows add up to Δ)")
@@ -359,13 +368,12 @@ def _print_timeline(console: Console, result, label_a: str, label_b: str, top: i
                       f"Δ {_change(total.change_ns, scale) or '0'} {unit}, 95% interval "
                       f"{interval(total)} {unit} ({result.steps_a} → {result.steps_b} samples)")
     shares = total.beyond_noise
-    table = Table()
-    columns = [("name", "left"), ("kind", "left"), (f"A {unit}", "right"), (f"B {unit}", "right"),
-               (f"Δ {unit}", "right")]
-    columns += [(f"Δ median {unit}/step", "right"), ("95% interval", "right")] if sampled else []
-    columns += [("share of Δ", "right")] if shares else []
-    for column, justify in columns:
-        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    columns = [Column("name"), Column("kind", drop=1), Column(f"A {unit}", True, drop=3),
+               Column(f"B {unit}", True, drop=3), Column(f"Δ {unit}", True)]
+    columns += [Column(f"Δ median {unit}/step", True, drop=4),
+                Column("95% interval", True, drop=2)] if sampled else []
+    columns += [Column("share of Δ", True, drop=2)] if shares else []
+    cells = []
     rows = result.rows
     shown = rows if top <= 0 or len(rows) <= top else rows[:top - 1]
     delta = result.total_delta_ns
@@ -375,15 +383,15 @@ def _print_timeline(console: Console, result, label_a: str, label_b: str, top: i
 
     for r in shown:
         extra = [_change(r.change.change_ns, scale), interval(r.change)] if sampled else []
-        table.add_row(plain(r.name), plain(r.kind), num(r.a_ns), num(r.b_ns),
-                      _change(r.delta_ns, scale), *extra, *share(r.delta_ns))
+        cells.append([r.name, r.kind, num(r.a_ns), num(r.b_ns), _change(r.delta_ns, scale),
+                      *extra, *share(r.delta_ns)])
     rest = rows[len(shown):]
     if rest:
         moved = sum(r.delta_ns for r in rest)
-        table.add_row(f"({len(rest)} more rows)", "", num(sum(r.a_ns for r in rest)),
+        cells.append([f"({len(rest)} more rows)", "", num(sum(r.a_ns for r in rest)),
                       num(sum(r.b_ns for r in rest)), _change(moved, scale),
-                      *(["", ""] if sampled else []), *share(moved))
-    console.print(table)
+                      *(["", ""] if sampled else []), *share(moved)])
+    console.print(fitted_table(columns, cells, console.width))
     if not shares:
         console.print("(share of Δ left out: the change of the step time is inside its 95% "
                       "interval, so its shares would divide by noise)")

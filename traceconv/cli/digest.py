@@ -1,4 +1,10 @@
-"""The one line on stderr that says a read was not whole: dropped / guessed / repaired counts."""
+"""The one line on stderr after a read: what the outputs lack (the ``dropped`` codes, by name),
+then how many values were repaired and guessed; nothing when the read was whole.
+
+It speaks of what the user lost. Repairs keep every event (a slice moved to an overlap lane
+is still drawn) and guesses fill a gap (a free with no allocation starts at the trace start),
+so they are counted after the loss and never called "dropped".
+"""
 
 from __future__ import annotations
 
@@ -11,37 +17,66 @@ from ..presentation.tables import elided
 if TYPE_CHECKING:
     from ..model import Trace
 
-_KINDS = ("dropped", "guessed", "repaired")
 WIDTH = 100   # (the line stays one line in a terminal and in CI logs)
+NAME_MIN = 16  # an input name is not elided below this to make room for codes
 
 
 def digest(trace: Trace, inputs: tuple[str, ...]) -> str | None:
-    """One line for stderr when the readers dropped, guessed or repaired anything, else None.
+    """One line for stderr when a reader left something out, repaired or guessed, else None.
 
     >>> from traceconv.model import Trace
     >>> trace = Trace()
-    >>> trace.diagnostics.add("chrome.missing_timestamp", count=2)       # (dropped)
-    >>> trace.diagnostics.add("xplane.unknown_device_line", count=5)     # (guessed)
+    >>> trace.diagnostics.add("chrome.missing_phase", count=2)       # (dropped)
     >>> digest(trace, ("a.txt",))
-    'traceconv: a.txt: 2 dropped, 5 guessed (traceconv info a.txt --json lists them)'
+    'traceconv: a.txt: 2 left out (chrome.missing_phase) (traceconv info a.txt --json lists them)'
+    >>> trace.diagnostics.add("xplane.unknown_device_line", count=5)     # (guessed)
+    >>> digest(trace, ("a.txt",))[len("traceconv: a.txt: "):]
+    '2 left out (chrome.missing_phase); 5 guessed (info --json)'
+    >>> digest(Trace(), ("a.txt",)) is None
+    True
 
     The line fits :data:`WIDTH` columns: past it the command is given without the names,
-    then the names are elided in the middle.
+    then the smaller codes give way to "+N codes" (all of them to "N codes" at last) until
+    the names, elided in the middle, keep :data:`NAME_MIN` characters.
     """
-    totals = dict.fromkeys(_KINDS, 0)
-    for item in trace.diagnostics:
-        if item.kind in totals:
-            totals[item.kind] += item.count
-    parts = [f"{count:,} {kind}" for kind, count in totals.items() if count]
-    if not parts:
+    lost = sorted(((item.count, item.code) for item in trace.diagnostics
+                   if item.kind == "dropped"), key=lambda pair: (-pair[0], pair[1]))
+    changed = {kind: sum(item.count for item in trace.diagnostics if item.kind == kind)
+               for kind in ("repaired", "guessed")}
+    if not lost and not any(changed.values()):
         return None
-    names, counts = " ".join(inputs), ", ".join(parts)
-    line = f"traceconv: {names}: {counts} (traceconv info {names} --json lists them)"
-    if len(line) <= WIDTH:
-        return line
-    tail = f": {counts} (info --json lists them)"
-    room = max(WIDTH - len("traceconv: ") - len(tail), 12)
-    return f"traceconv: {elided(names, room)}{tail}"
+    names = " ".join(inputs)
+    for counts in [_counts(lost, shown, changed) for shown in range(len(lost), -1, -1)]:
+        for line in (f"traceconv: {names}: {counts} (traceconv info {names} --json lists them)",
+                     f"traceconv: {names}: {counts} (info --json)"):
+            if len(line) <= WIDTH:
+                return line
+        tail = f": {counts} (info --json)"
+        room = WIDTH - len("traceconv: ") - len(tail)
+        if room >= NAME_MIN:
+            break
+    return f"traceconv: {elided(names, max(room, NAME_MIN))}{tail}"
+
+
+def _counts(lost: list[tuple[int, str]], shown: int, changed: dict[str, int]) -> str:
+    """The counts of the line, the first ``shown`` codes of ``lost`` by name.
+
+    >>> _counts([(9, "a.x"), (2, "a.y"), (1, "a.z")], 1, {})
+    '12 left out (a.x 9, +2 codes)'
+    >>> _counts([(9, "a.x"), (2, "a.y")], 0, {"repaired": 1, "guessed": 0})
+    '11 left out (2 codes); 1 repaired'
+    >>> _counts([], 0, {"repaired": 3, "guessed": 1})
+    'nothing left out; 3 repaired, 1 guessed'
+    """
+    kept = ", ".join(f"{count:,} {kind}" for kind, count in changed.items() if count)
+    if not lost:
+        return f"nothing left out; {kept}"
+    codes = [code if len(lost) == 1 else f"{code} {count:,}" for count, code in lost[:shown]]
+    if shown < len(lost):
+        more = len(lost) - shown
+        codes.append(f"{'+' if shown else ''}{more} code{'s' if more > 1 else ''}")
+    text = f"{sum(count for count, _ in lost):,} left out ({', '.join(codes)})"
+    return f"{text}; {kept}" if kept else text
 
 
 def echo_digest(trace: Trace, inputs: tuple[str, ...]) -> None:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import click
 
 from ..io import DEFAULT_MAX_BYTES
-from ..presentation.tables import console_for
+from ..presentation.diagnostics_list import diagnostics_view
+from ..presentation.tables import console_for, heading_name
 from ..terminal import plain
 from .allocation_sites import sites_data, sites_table
 from .app import app, handled_errors
@@ -71,8 +72,9 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
     echo_digest(trace, inputs)
     console = console_for(wide)
     framework = data["source"]["framework"]
-    console.print(f"[bold]{plain(', '.join(inputs))}[/bold]: {plain(data['format'])}"
-                  + (f" ({plain(framework)})" if framework else ""))
+    what = f": {data['format']}" + (f" ({framework})" if framework else "")
+    names = heading_name(", ".join(inputs), what, console.width)
+    console.print(f"[bold]{plain(names)}[/bold]{plain(what)}")
     counts = Table(show_header=False, box=None, pad_edge=False)
     for key in ("processes", "tracks", "slices", "instants", "counter_samples", "flows", "ops",
                 "tensors", "memory_blocks", "stat_rows"):
@@ -82,18 +84,9 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
     if "alignment" in data:
         console.print(alignment_table(data["alignment"]))
     if data.get("allocation_sites"):
-        console.print(sites_table(data["allocation_sites"]))
+        console.print(sites_table(data["allocation_sites"], console.width))
     if data["diagnostics"]:
-        diags = Table(title="diagnostics", title_justify="left")
-        diags.add_column("count", justify="right")
-        diags.add_column("kind")
-        diags.add_column("code", no_wrap=True)
-        diags.add_column("message", overflow="fold", ratio=3)
-        diags.add_column("example", overflow="fold", ratio=1)
-        for d in data["diagnostics"]:
-            diags.add_row(f"{d['count']:,}", d["kind"], plain(d["code"]), plain(d["message"]),
-                          plain(d["example"] or ""))
-        console.print(diags)
+        console.print(diagnostics_view(data["diagnostics"], "diagnostics", console.width))
 
 
 def alignment_table(alignment: dict) -> Table:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..presentation.tables import heading_name
 from ..terminal import plain
 from .app import app, handled_errors
 from .loading import load_all
@@ -92,7 +93,9 @@ def _print_device(console: Console, name: str, device: dict[str, Any], unit: str
     from ..units import format_bytes
 
     moment = device["moment"]
-    console.print(f"[bold]{plain(name)}[/bold] {plain(device['device'] or '(no device)')}")
+    where = f" {device['device'] or '(no device)'}"
+    console.print(f"[bold]{plain(heading_name(name, where, console.width))}[/bold]"
+                  f"{plain(where)}")
     rows = Table(show_header=False, box=None, pad_edge=False)
     rows.add_row("moment", f"{MOMENTS[moment['kind']]}{_when(moment, unit)}")
     if moment["kind"] == "oom":

@@ -49,8 +49,8 @@ ALIGN_OPTION = click.option(
 
 wide_option = click.option(
     "--wide", is_flag=True,
-    help="Draw tables at their full width (default: fit the terminal, or COLUMNS; long "
-         "cells wrap or are cut with …).")
+    help="Draw tables at their full width (default: fit the terminal, or COLUMNS: the "
+         "least needed columns hidden, long names elided in the middle with …).")
 
 
 def _window(_ctx: click.Context, _param: click.Parameter,

@@ -16,10 +16,15 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..io import Progress as ProgressCallback
+from ..presentation.tables import elided
 from ..terminal import plain
 from ..units import format_bytes
 
 MIN_BYTES = 16 << 20
+# "reading " + the size read ("12.3/45.6 GB") + the detail ("→ 1.234 GiB, 12,345,678 events")
+# + the spaces between: what the file name leaves to the others (the bar and time apart)
+OTHER_COLUMNS = 8 + 12 + 30 + 3
+LABEL_MIN = 12
 PerFile = Callable[[int], ProgressCallback | None]
 
 
@@ -86,14 +91,22 @@ class ReadMeter:
             TextColumn,
             TimeElapsedColumn,
         )
+        from rich.table import Column
 
-        # few columns, so that the line fits 80 columns with the decompressed size and events
-        columns = (TextColumn("reading {task.description}"), BarColumn(bar_width=16),
-                   DownloadColumn(), TextColumn("{task.fields[detail]}"), TimeElapsedColumn())
-        self.bar = Progress(*columns, transient=True,
-                            console=self.console or Console(stderr=True))
+        # few columns, none wrapping: the line fits 80 columns with the decompressed size
+        # and events, the file name elided in the middle to the room they leave
+        console = self.console or Console(stderr=True)
+        roomy = console.width >= 100   # (narrower: a shorter bar and no elapsed time)
+        bar = 16 if roomy else 8
+        columns = (TextColumn("reading {task.description}", table_column=Column(no_wrap=True)),
+                   BarColumn(bar_width=bar), DownloadColumn(table_column=Column(no_wrap=True)),
+                   TextColumn("{task.fields[detail]}", table_column=Column(no_wrap=True)),
+                   *([TimeElapsedColumn()] if roomy else []))
+        self.bar = Progress(*columns, transient=True, console=console)
         first = "<stdin>" if self.paths[0] == "-" else os.path.basename(self.paths[0])
-        label = plain(first) + (f" (+{len(self.paths) - 1})" if len(self.paths) > 1 else "")
+        more = f" (+{len(self.paths) - 1})" if len(self.paths) > 1 else ""
+        room = console.width - OTHER_COLUMNS - bar - len(more) - (8 if roomy else 0)
+        label = plain(elided(first, max(room, LABEL_MIN))) + more
         self.task = self.bar.add_task(label, total=sum(self.sizes) or None, detail="")
         self.bar.start()
 

@@ -135,4 +135,5 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             if rows:
                 print_stragglers(rows, (trace.time_range or (0, 0))[0], wide)
             if trace.memory and not print_only:
-                console_for(wide).print(sites_table(sites_data(trace, top or 10)))
+                console = console_for(wide)
+                console.print(sites_table(sites_data(trace, top or 10), console.width))

@@ -92,9 +92,11 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("chrome.empty_event", "note", "empty {} events (Paddle writes one at the end)"),
     _Code("chrome.end_without_begin", "dropped", "E/e events with no open B/b on their track"),
     _Code("chrome.event_not_object", "dropped", "traceEvents items that are not objects"),
-    _Code("chrome.flow_dangling", "dropped",
-          "flow events whose other end is missing (a start with no finish or a finish with "
-          "no start)"),
+    # a one-ended flow links nothing: no viewer draws it, and its slice is kept (a note, not
+    # a loss: Kineto writes an ac2g 'f' on runtime calls that launch nothing)
+    _Code("chrome.flow_dangling", "note",
+          "flow events whose other end is not in the file (a start with no finish or a finish "
+          "with no start): an arrow needs both ends, so none is drawn; the slice is kept"),
     _Code("chrome.flow_unbound", "dropped",
           "flow events with no slice to bind to (no slice at that time on that thread)"),
     _Code("chrome.malformed_event", "dropped", "events with fields of the wrong type"),

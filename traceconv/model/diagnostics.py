@@ -55,9 +55,9 @@ class Diagnostics:
     (:mod:`traceconv.model.diagnostic_codes`), and a code that is not there raises.
 
     >>> diags = Diagnostics()
-    >>> diags.add("chrome.flow_dangling", count=2)
-    >>> diags.add("chrome.flow_dangling", example="id 7")
-    >>> item = diags["chrome.flow_dangling"]
+    >>> diags.add("chrome.flow_unbound", count=2)
+    >>> diags.add("chrome.flow_unbound", example="id 7")
+    >>> item = diags["chrome.flow_unbound"]
     >>> item.count, item.kind, item.severity, item.example
     (3, 'dropped', 'warning', 'id 7')
     >>> diags.add("chrome.made_up")
@@ -117,11 +117,11 @@ class Diagnostics:
         code as its example.
 
         >>> diags = Diagnostics()
-        >>> diags.add_carried("chrome.flow_dangling", count=4, example="id 9")
+        >>> diags.add_carried("chrome.flow_unbound", count=4, example="id 9")
         >>> diags.add_carried("chrome.from_the_future", count=2)
         >>> diags.add_carried("merge.clocks", count="many")
         >>> [(d.code, d.kind, d.count, d.example) for d in diags]
-        [('chrome.flow_dangling', 'dropped', 4, 'id 9'), ('input.unknown_diagnostic', 'note', 3, 'chrome.from_the_future')]
+        [('chrome.flow_unbound', 'dropped', 4, 'id 9'), ('input.unknown_diagnostic', 'note', 3, 'chrome.from_the_future')]
         """
         whole = count if isinstance(count, int) and not isinstance(count, bool) \
             and 0 < count <= _COUNT_LIMIT else None
@@ -162,10 +162,10 @@ class Diagnostics:
 
         >>> diags = Diagnostics(); repr(diags)
         '<Diagnostics: none>'
-        >>> diags.add("chrome.flow_dangling", count=3)
+        >>> diags.add("chrome.flow_unbound", count=3)
         >>> diags.add("kineto.flows_from_correlation")
         >>> diags
-        <Diagnostics: 2 codes, 4 items: chrome.flow_dangling ×3 (dropped), kineto.flows_from_correlation ×1 (guessed)>
+        <Diagnostics: 2 codes, 4 items: chrome.flow_unbound ×3 (dropped), kineto.flows_from_correlation ×1 (guessed)>
         """
         if not self._items:
             return "<Diagnostics: none>"

@@ -3,14 +3,16 @@
 Every table a command prints goes through :func:`console_for` (rich tables) or
 :func:`table_width` (text rendered elsewhere), so one rule decides: ``COLUMNS`` when set,
 else the terminal's width, else 80 columns (output to a pipe or file); ``--wide`` draws at
-the tables' natural width. Inside that width rich wraps long cells (``overflow="fold"``)
-or cuts them with "…" (``no_wrap`` columns).
+the tables' natural width. Inside that width :func:`fitted_table` draws every table: it
+hides the least needed columns (and says so), elides names in the middle while they stay
+distinct, and never wraps a cell, so that no word or number is ever cut in two.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,68 +50,201 @@ def console_for(wide: bool = False, **options: Any) -> Console:
 
 @dataclass(frozen=True)
 class Column:
-    """One column of a :func:`fitted_table`: numbers never wrap; in a narrow terminal the
-    columns with the highest ``drop`` go first (0: always kept), text wraps in its cell."""
+    """One column of a :func:`fitted_table`. ``number``: right-aligned and never cut.
+    ``drop``: in a narrow terminal the columns with the highest ``drop`` are hidden first
+    (0: always kept). Text is elided in the middle (one cut per line of a cell), never
+    wrapped, so that every token on screen is whole or visibly elided."""
 
     header: str
     number: bool = False
     drop: int = 0
+    style: str = ""
 
 
-TEXT_MIN = 12   # a text column is not squeezed below this to make room
+TEXT_MIN = 8        # a text column is not narrowed below this (nor below its header words)
+TEXT_COMFORT = 24   # hide columns before a text column must go under this
 
 
 def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
                  **options: Any) -> Table:
-    """A rich table of ``rows`` that fits ``width``: drawn as is when it fits; else with
-    light rules, then without the least needed columns (the caption says which, and that
-    ``--wide`` shows them). Text cells wrap; numbers stay whole.
+    """A rich table of ``rows`` (plain text, drawn as text: no markup) that fits ``width``:
+    as is when it fits; else with light rules, hiding the columns with the highest ``drop``
+    until the text columns keep :data:`TEXT_COMFORT` characters (a caption says which, and
+    that ``--wide`` shows them), then eliding text in the middle, the widest column first,
+    each column only as far as its names stay distinct. Numbers stay whole.
 
     >>> cols = [Column("op"), Column("total ms", number=True), Column("calls", True, drop=1)]
-    >>> table = fitted_table(cols, [["aten::convolution_backward", "12.500", "6"]], 30)
-    >>> [c.header for c in table.columns], table.caption
-    (['op', 'total ms'], '1 more column with --wide: calls')
+    >>> rows = [["sm80_xmma_gemm_f32f32_tilesize128x128", "12.500", "6"],
+    ...         ["sm80_xmma_gemm_f32f32_tilesize64x64", "3.000", "2"]]
+    >>> print(_plain(fitted_table(cols, rows, 32)))
+                               total
+    op                            ms
+    ────────────────────────────────
+    sm80_xmma_g…esize128x128  12.500
+    sm80_xmma_g…ilesize64x64   3.000
+    1 column hidden at 32 columns:
+    --wide shows it (calls)
     """
     from rich import box
+    from rich.table import Table
+    from rich.text import Text
 
-    def build(keep: list[int], compact: bool, probe: bool = False) -> Table:
-        from rich.table import Table
-
-        table = Table(**options) if not compact else Table(
-            **{**options, "box": box.SIMPLE_HEAD, "collapse_padding": True})
-        for i in keep:
-            column = columns[i]
-            table.add_column(column.header, justify="right" if column.number else "left",
-                             no_wrap=column.number, overflow="fold", min_width=None)
-        for cells in rows:
-            table.add_row(*(cells[i][:TEXT_MIN] if probe and not columns[i].number
-                            else cells[i] for i in keep))
-        return table
-
+    text = [[printable_cell(cell) for cell in cells] for cells in rows]
+    natural = [_natural_width(c, [r[i] for r in text]) for i, c in enumerate(columns)]
+    # (rich's box: "│ " ... " │"; drawn as is, no cell wraps and headers take one line)
+    plain_table = sum(max(n, len(c.header)) for n, c in zip(natural, columns, strict=True)) \
+        + 3 * len(columns) + 1
     keep = list(range(len(columns)))
-    if _natural(build(keep, False)) <= width:
-        return build(keep, False)
-    droppable = sorted((i for i, c in enumerate(columns) if c.drop), key=lambda i: -columns[i].drop)
-    dropped: list[int] = []
-    while _natural(build(keep, True, probe=True)) > width and droppable:
-        dropped.append(droppable.pop(0))
-        keep.remove(dropped[-1])
-    table = build(keep, True)
-    if dropped:
-        names = ", ".join(columns[i].header for i in sorted(dropped))
-        plural = "s" if len(dropped) > 1 else ""
-        table.caption = f"{len(dropped)} more column{plural} with --wide: {names}"
+    compact = plain_table > width
+    widths = dict(enumerate(natural))
+    hidden: list[int] = []
+    if compact:
+        droppable = sorted((i for i, c in enumerate(columns) if c.drop),
+                           key=lambda i: (-columns[i].drop, -i))
+        floors = {i: natural[i] if c.number else min(natural[i], max(
+            TEXT_COMFORT, _header_floor(c))) for i, c in enumerate(columns)}
+        while _compact_width([floors[i] for i in keep]) > width and droppable:
+            hidden.append(droppable.pop(0))
+            keep.remove(hidden[-1])
+        widths = _narrowed(columns, text, natural, keep, width)
+        while _compact_width([widths[i] for i in keep]) > width and droppable:
+            hidden.append(droppable.pop(0))   # names that stay distinct only when wide
+            keep.remove(hidden[-1])
+            widths = _narrowed(columns, text, natural, keep, width)
+    table = Table(**({**options, "box": box.SIMPLE_HEAD, "pad_edge": False,
+                      "show_edge": False, "collapse_padding": True} if compact else options))
+    for i in keep:
+        column = columns[i]
+        # (no_wrap holds for the header too: it is broken at its spaces here instead)
+        header = textwrap.fill(column.header, widths[i], break_long_words=False) \
+            if compact else column.header
+        table.add_column(header, justify="right" if column.number else "left",
+                         no_wrap=True, overflow="ellipsis", style=column.style or None,
+                         width=widths[i] if compact else None)
+    elided_columns = {i: _elided_distinct([r[i] for r in text], widths[i]) for i in keep}
+    for j in range(len(text)):
+        table.add_row(*(Text(elided_columns[i][j]) for i in keep))
+    if hidden:
+        names = ", ".join(columns[i].header for i in sorted(hidden))
+        count = f"{len(hidden)} column{'s' if len(hidden) > 1 else ''}"
+        them = "them" if len(hidden) > 1 else "it"
+        table.caption = f"{count} hidden at {width} columns: --wide shows {them} ({names})"
         table.caption_justify = "left"
     return table
 
 
-def _natural(table: Table) -> int:
-    """The width ``table`` takes when nothing limits it."""
+def printable_cell(cell: str) -> str:
+    """A cell's text with control characters escaped (see :mod:`traceconv.terminal`)."""
+    from ..terminal import printable
+
+    return "\n".join(printable(line) for line in str(cell).split("\n"))
+
+
+def _natural_width(column: Column, cells: list[str]) -> int:
+    """The widest line of the column's cells (or its header's longest word)."""
+    lines = (len(line) for cell in cells for line in cell.split("\n"))
+    return max(max(lines, default=0), _header_floor(column))
+
+
+def _header_floor(column: Column) -> int:
+    """Headers wrap at their spaces: a column is never narrower than its longest word."""
+    return max(len(word) for word in column.header.split() or [""])
+
+
+def _compact_width(widths: list[int]) -> int:
+    """The width of a compact table (two spaces between columns, no edges)."""
+    return sum(widths) + 2 * max(len(widths) - 1, 0)
+
+
+def _narrowed(columns: list[Column], text: list[list[str]], natural: list[int],
+              keep: list[int], width: int) -> dict[int, int]:
+    """Column widths within ``width``, one character at a time: the widest text column down
+    to :data:`TEXT_COMFORT`, then headers go on several lines (the one with the most header
+    beyond its cells first), then text columns further, as long as their names stay distinct
+    (and not below :data:`TEXT_MIN`)."""
+    widths = {i: max(natural[i], len(columns[i].header)) for i in keep}
+    lines = {i: {line for r in text for line in r[i].split("\n")}
+             for i in keep if not columns[i].number}
+    floors = {i: max(_header_floor(columns[i]), min(TEXT_MIN, natural[i])) for i in lines}
+    excess = _compact_width(list(widths.values())) - width
+    while excess > 0:
+        wide = [i for i in lines if widths[i] > max(floors[i], TEXT_COMFORT)]
+        headers = [i for i in keep if widths[i] > natural[i]]
+        if not wide and headers:
+            longest = max(headers, key=lambda i: (widths[i] - natural[i], -i))
+            widths[longest] -= 1
+            excess -= 1
+            continue
+        wide = wide or [i for i in lines if widths[i] > floors[i]]
+        if not wide:
+            break
+        widest = max(wide, key=lambda i: (widths[i], -i))
+        if _head(lines[widest], widths[widest] - 1) is None:
+            floors[widest] = widths[widest]   # narrower, two names would read the same
+            continue
+        widths[widest] -= 1
+        excess -= 1
+    return widths
+
+
+def _head(lines: set[str], width: int) -> int | None:
+    """How many leading characters to keep when ``lines`` are elided to ``width`` (the rest
+    from their ends) so that distinct lines stay distinct: the middle cut if it does, else
+    the cut nearest the middle that does (names that differ near their start or end keep
+    more of it); None when no cut does.
+
+    >>> _head({"gemm_nn_tile128_cublas", "gemm_nt_tile128_cublas"}, 10)
+    7
+    """
+    long = [line for line in lines if len(line) > width]
+    if not long:
+        return (width - 1) // 2
+    middle = (width - 1) // 2
+    for shift in range(width):
+        for head in (middle - shift, middle + shift):
+            if 0 <= head <= width - 1 and len(
+                    {_cut(line, width, head) for line in lines}) == len(lines):
+                return head
+    return None
+
+
+def _cut(line: str, width: int, head: int) -> str:
+    """``line`` elided to ``width`` keeping ``head`` characters of its start."""
+    if len(line) <= width:
+        return line
+    tail = width - 1 - head
+    return f"{line[:head]}…{line[len(line) - tail:] if tail else ''}"
+
+
+def _elided_distinct(cells: list[str], width: int) -> list[str]:
+    """Every line of every cell elided to ``width``, cut where the lines stay distinct."""
+    head = _head({line for cell in cells for line in cell.split("\n")}, width)
+    head = (width - 1) // 2 if head is None else head
+    return ["\n".join(_cut(line, width, head) for line in cell.split("\n")) for cell in cells]
+
+
+def _plain(table: Table, width: int = 200) -> str:
+    """``table`` drawn as plain text, trailing spaces trimmed (for examples and tests)."""
     import io
 
     from rich.console import Console
 
-    return Console(file=io.StringIO(), width=WIDE).measure(table).maximum
+    out = io.StringIO()
+    Console(file=out, width=width, color_system=None, emoji=False).print(table)
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
+
+
+NAME_MIN = 16   # a heading's file name is not elided below this
+
+
+def heading_name(name: str, rest: str, width: int) -> str:
+    """``name`` elided in the middle so that a heading ``name + rest`` fits ``width`` (a
+    file's path before what the command says of it), never under :data:`NAME_MIN`.
+
+    >>> heading_name("tests/data/rocprof/kernel_trace_of_a_long_run.csv", ": rocprof", 40)
+    'tests/data/rocp…_a_long_run.csv'
+    """
+    return elided(name, max(width - len(rest), NAME_MIN))
 
 
 def elided(text: str, width: int) -> str:

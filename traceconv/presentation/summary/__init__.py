@@ -21,8 +21,8 @@ from rich.table import Table
 from ...analysis.op_summary import op_summary, sort_rows
 from ...analysis.summary import Place, Row, Summary, SummaryOptions, summarize, view_of
 from ...model import Trace
-from ...terminal import printable
-from .ops import ops_dict, render_ops
+from ..tables import Column, fitted_table
+from .ops import NO_DEVICE_TIME, ops_dict, render_ops
 
 PREFIXES = ("", "K", "M", "G", "T", "P")
 WRITE_OPTIONS = SummaryOptions   # the names write()'s **options may use
@@ -103,30 +103,35 @@ def _time_cell(seconds: float, total: float | None) -> str:
     return f"{seconds:.3}{ratio}"
 
 
-def rows_table(summary: Summary, place: Place) -> Table:
-    """The rich table of one place's rows."""
+# in a narrow terminal the columns with the highest number are hidden first
+ROW_COLUMNS = ("#", 2), ("self time", 0), ("cumulative", 3), ("operator", 0), \
+    ("computation", 5), ("FLOPS", 4), ("memory", 6), ("bandwidth", 7), ("in_shapes", 8), \
+    ("out_shapes", 8)
+
+
+def rows_table(summary: Summary, place: Place, width: int) -> Table:
+    """The table of one place's rows, fitted to ``width`` (:func:`fitted_table`)."""
     total = summary.total(place)
-    table = Table(title=f"{place} self time per operator", title_justify="left",
-                  show_lines=True)
-    for header in ("#", f"{place} self time", "cumulative", "operator", "computation",
-                   "FLOPS", "memory", "bandwidth", "in_shapes", "out_shapes"):
-        right = header in ("#", "computation", "FLOPS", "memory", "bandwidth")
-        table.add_column(header, justify="right" if right else "left", overflow="fold")
+    columns = [Column(f"{place} {header}" if header == "self time" else header,
+                      number=header not in ("operator", "in_shapes", "out_shapes"), drop=drop)
+               for header, drop in ROW_COLUMNS]
+    cells = []
     for i, row in enumerate(summary.rows(place)):
-        name, kind = printable(row.name), printable(row.type)
+        name, kind = row.name, row.type
         if row.id is not None:
-            operator = f"{name}\n{kind}\n{printable(row.id)}"
+            operator = f"{name}\n{kind}\n{row.id}"
         elif row.name == row.type:  # an aggregate of several operators
             operator = f"{kind}\n{row.count} ops"
         else:  # a slice name from a plain timeline, with its category
             operator = f"{name}\n{kind}" if row.type else name
-        table.add_row(str(i), _time_cell(row.time, total), _time_cell(row.cumulative, total),
+        cells.append([str(i), _time_cell(row.time, total), _time_cell(row.cumulative, total),
                       operator, number_with_unit(row.computation, "FLO", 1000),
                       number_with_unit(row.flops, "FLOPS", 1000),
                       number_with_unit(row.memory, "B", 1024, binary=True),
                       number_with_unit(row.bandwidth, "B/s", 1024, binary=True),
-                      shapes_cell(row.in_shapes, row.in_layouts), shapes_cell(row.out_shapes))
-    return table
+                      shapes_cell(row.in_shapes, row.in_layouts), shapes_cell(row.out_shapes)])
+    return fitted_table(columns, cells, width, title=f"{place} self time per operator",
+                        title_justify="left", show_lines=True)
 
 
 def totals_table(summary: Summary) -> Table:
@@ -145,17 +150,20 @@ def render_text(summary: Summary, *, show_host: bool = False, print_only: str | 
     console = Console(file=buffer, width=width or 160, force_terminal=False,
                       color_system=None, markup=False, emoji=False, highlight=False)
     blocks = {"summary": lambda: totals_table(summary),
-              "device": lambda: rows_table(summary, "device"),
-              "host": lambda: rows_table(summary, "host")}
+              "device": lambda: rows_table(summary, "device", console.width),
+              "host": lambda: rows_table(summary, "host", console.width)}
     if print_only:
         wanted = [print_only]
-    elif summary.total_device_time is None:  # a host-only trace: its host table is the news
+    elif not summary.total_device_time:  # a host-only trace: its host table is the news
         wanted = ["summary", "host"]
     else:
         wanted = ["summary", "device"] + (["host"] if show_host else [])
     for name in wanted:
         console.print(blocks[name]())
+        if name == "summary" and wanted[1:] == ["host"]:
+            console.print(NO_DEVICE_TIME)
     return buffer.getvalue()
+
 
 
 def summary_data(trace: Trace, options: SummaryOptions | None = None, *,
@@ -215,7 +223,9 @@ def render(trace: Trace, options: SummaryOptions | None = None, *, top: int | No
     (long names cut, long cells wrapped; default 160)."""
     if view_of(trace) == "timeline":
         rows = op_summary(trace, group_by_input_shape=group_by_input_shape)
-        return render_ops(rows, sort_rows(rows, sort_by, 20 if top is None else top), width)
+        return render_ops(rows, sort_rows(rows, sort_by, 20 if top is None else top), width,
+                          sorted_by_host=sort_by is None
+                          and not any(r.self_device_ns for r in rows))
     result = summarize(trace, replace(options or SummaryOptions(), top=_top(trace, top)))
     left = 0
     if top is None and trace.metadata.framework != "MegEngine":

@@ -13,12 +13,9 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.table import Table
 
 from ...analysis.op_summary import OpRow
-from ...terminal import printable
-
-NAME_WIDTH = 55   # torch's default name column width
+from ..tables import Column, fitted_table
 
 
 def format_ns(ns: int | None, decimals: int = 3) -> str:
@@ -73,40 +70,19 @@ def ops_dict(all_rows: list[OpRow], shown: list[OpRow]) -> dict[str, Any]:
             "self_device_ns_total": self_device_total(all_rows)}
 
 
-def _cut(name: str, width: int = NAME_WIDTH) -> str:
-    """``name`` cut to ``width`` characters as torch cuts it (``...`` at the end)."""
-    return name if len(name) <= width else name[:max(width - 3, 1)] + "..."
+# in a narrow terminal the columns with the highest number are hidden first; the name and
+# the self times stay
+COLUMN_DROP = {"Name": 0, "Kind": 1, "Self host": 0, "Host total": 4, "Self device": 0,
+               "Device total": 3, "Calls": 2, "FLOPs": 5, "Self mem": 5, "Input shapes": 7}
 
 
-MIN_NAME_WIDTH = 12   # a narrower terminal cuts the table rather than every name
+NO_DEVICE_TIME = "no device time: sorted by self host time"   # (said under the totals)
 
 
-def _ops_table(columns: list[str], rows: list[list[str]], name_width: int,
-               narrow: bool = False) -> Table:
-    """The table; ``narrow``: headers on two lines and one blank between columns."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=narrow)
-    for column in columns:
-        table.add_column(column.replace(" ", "\n", 1) if narrow else column,
-                         justify="left" if column in ("Name", "Kind", "Input shapes")
-                         else "right", no_wrap=column != "Input shapes")
-    for cells in rows:
-        table.add_row(_cut(cells[0], name_width), *cells[1:])
-    return table
-
-
-def _needed(columns: list[str], rows: list[list[str]], name_width: int, narrow: bool,
-            shapes: bool) -> int:
-    """The width the table takes with names cut at ``name_width`` (input shapes, the
-    last column, wrap: they count for 20 columns at most)."""
-    fixed = len(columns) - shapes
-    unbounded = Console(file=io.StringIO(), width=10_000, markup=False, emoji=False)
-    needed = unbounded.measure(_ops_table(columns[:fixed], [c[:fixed] for c in rows],
-                                          name_width, narrow)).maximum
-    return needed + (3 + min(20, max(len(c[-1]) for c in rows)) if shapes else 0)
-
-
-def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = None) -> str:
-    """The text table of ``shown`` rows and the self-time totals of ``all_rows``."""
+def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = None,
+               sorted_by_host: bool = False) -> str:
+    """The text table of ``shown`` rows and the self-time totals of ``all_rows``;
+    ``sorted_by_host``: the default order fell back to host time (no device time)."""
     has_device = any(r.self_device_ns is not None for r in all_rows)
     has_flops = any(r.flops is not None for r in shown)
     has_memory = any(r.self_memory_bytes is not None for r in shown)
@@ -116,38 +92,32 @@ def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = No
     columns += ["Calls"] + (["FLOPs"] if has_flops else []) + (
         ["Self mem"] if has_memory else []) + (["Input shapes"] if has_shapes else [])
 
-    def cells_of(r: OpRow, decimals: int) -> list[str]:
-        cells = [printable(r.name), printable(r.kind), format_ns(r.self_host_ns, decimals),
-                 format_ns(r.host_total_ns, decimals)]
+    def cells_of(r: OpRow) -> list[str]:
+        cells = [r.name, r.kind, format_ns(r.self_host_ns), format_ns(r.host_total_ns)]
         if has_device:
-            cells += [format_ns(r.self_device_ns, decimals),
-                      format_ns(r.device_total_ns, decimals)]
+            cells += [format_ns(r.self_device_ns), format_ns(r.device_total_ns)]
         cells.append(str(r.calls))
         if has_flops:
             cells.append("" if r.flops is None else f"{r.flops:,}")
         if has_memory:
-            cells.append(format_bytes(r.self_memory_bytes, min(decimals, 2)))
+            cells.append(format_bytes(r.self_memory_bytes))
         if has_shapes:
-            cells.append(printable(r.input_shapes or ""))
+            cells.append(r.input_shapes or "")
         return cells
 
     buffer = io.StringIO()
     # markup off: op names are data ("[/x]" is a name, not a closing tag)
     console = Console(file=buffer, width=width or 160, force_terminal=False, color_system=None,
                       markup=False, emoji=False, highlight=False)
-    # in a narrow terminal the names give way (cut shorter), then the headers go on two
-    # lines, then times lose decimals (15.1ms); only a terminal too narrow even for that
-    # cuts numbers
-    longest = min(NAME_WIDTH, max((len(printable(r.name)) for r in shown), default=0))
-    for narrow, decimals in ((False, 3), (True, 3), (True, 1)):
-        rows = [cells_of(r, decimals) for r in shown]
-        excess = _needed(columns, rows, NAME_WIDTH, narrow, has_shapes) - console.width
-        name_width = max(MIN_NAME_WIDTH, longest - max(excess, 0))
-        if longest - excess >= MIN_NAME_WIDTH:
-            break
-    table = _ops_table(columns, rows, name_width, narrow)
+    table = fitted_table([Column(c, number=c not in ("Name", "Kind", "Input shapes"),
+                                 drop=COLUMN_DROP[c]) for c in columns],
+                         [cells_of(r) for r in shown], console.width, box=box.SIMPLE_HEAD,
+                         pad_edge=False, show_edge=False)
     console.print(table)
     console.print(f"Self host time total: {format_ns(_total(all_rows, 'self_host_ns'))}")
     if has_device:
         console.print(f"Self device time total: {format_ns(self_device_total(all_rows))}")
+    if sorted_by_host:
+        console.print(NO_DEVICE_TIME)
     return buffer.getvalue()
+

@@ -1,0 +1,72 @@
+"""The one table renderer (traceconv.presentation.tables.fitted_table): within the width,
+numbers whole, names elided in the middle and still distinct, hidden columns named."""
+
+from __future__ import annotations
+
+import io
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+
+from traceconv.presentation.tables import Column, fitted_table
+
+NAME_CHARACTERS = st.characters(min_codepoint=0x21, max_codepoint=0x7e)   # printable, no space
+
+
+def draw(table, width: int) -> list[str]:
+    out = io.StringIO()
+    Console(file=out, width=width, color_system=None).print(table)
+    return [line.rstrip() for line in out.getvalue().splitlines()]
+
+
+def body(lines: list[str], rows: int) -> list[list[str]]:
+    """The cells of the first ``rows`` lines under the header rule, box lines left out."""
+    rule = next(i for i, line in enumerate(lines) if set(line) <= set("─━┡╇┩"))
+    return [line.replace("│", " ").split() for line in lines[rule + 1:rule + 1 + rows]]
+
+
+def test_kernel_names_that_differ_in_the_middle_stay_distinct_at_80_columns():
+    # the issue's four rows that all read "sm80_xmma_gemm_f32..." when cut at the end
+    names = [f"sm80_xmma_gemm_f32f32_f32f32_f32_{layout}_n_tilesize{tile}_stage3_warpsize2x2x1"
+             f"_ffma_aligna4_alignc4_execute_kernel__5x_cublas"
+             for layout in ("nn", "nt", "tn", "tt") for tile in ("128x128x8", "64x64x8")]
+    rows = [[name, f"{i * 1.5:.3f}ms", str(i)] for i, name in enumerate(names)]
+    columns = [Column("Name"), Column("Self device", True), Column("Calls", True, drop=1)]
+    lines = draw(fitted_table(columns, rows, 80), 80)
+    cells = body(lines, len(rows))
+    assert len({c[0] for c in cells}) == len(names) and all("…" in c[0] for c in cells)
+    assert max(map(len, lines)) <= 80 and "..." not in "".join(lines)
+    assert [c[1] for c in cells] == [r[1] for r in rows]
+
+
+def test_the_columns_hidden_are_named_with_the_way_to_see_them():
+    columns = [Column("op"), Column("total ms", True), Column("calls", True, drop=2),
+               Column("input shapes", drop=3)]
+    rows = [["aten::convolution_backward", "12.500", "6", "[[32, 64, 56, 56], [64, 64, 3, 3]]"]]
+    lines = draw(fitted_table(columns, rows, 30), 30)
+    said = " ".join(lines)
+    assert "2 columns hidden at 30 columns: --wide shows them (calls, input shapes)" in said
+    assert body(lines, 1) == [["aten::conv…on_backward", "12.500"]]
+
+
+def test_a_table_that_fits_is_drawn_whole():
+    table = fitted_table([Column("op"), Column("ms", True)], [["aten::mm", "1.000"]], 80)
+    assert "aten::mm" in " ".join(draw(table, 80)) and table.caption is None
+
+
+@settings(max_examples=25, derandomize=True, deadline=None)
+@given(names=st.lists(st.text(NAME_CHARACTERS, min_size=1, max_size=70), min_size=1,
+                      max_size=8, unique=True),
+       numbers=st.lists(st.floats(0, 1e12, allow_nan=False), min_size=8, max_size=8),
+       width=st.integers(40, 120))
+def test_any_names_fit_any_width_with_numbers_whole(names, numbers, width):
+    rows = [[name, f"{number:,.3f}", f"{number:.3e}"]
+            for name, number in zip(names, numbers[:len(names)], strict=True)]
+    columns = [Column("name"), Column("time ms", True), Column("flops", True, drop=1)]
+    lines = draw(fitted_table(columns, rows, width), width)
+    assert max(map(len, lines)) <= width
+    cells = body(lines, len(rows))
+    assert len({c[0] for c in cells}) == len(names)   # distinct names stay distinct
+    for shown, row in zip(cells, rows, strict=True):
+        assert row[1] in shown   # the number whole, never cut or wrapped

@@ -1,0 +1,76 @@
+"""The one stderr line of ``convert``: what the user lost first, repairs never called dropped.
+
+Expected counts come from plain ``json`` / ``sqlite3`` reads of the files, not from traceconv.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sqlite3
+from collections import defaultdict
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import SAMPLES
+from traceconv import load
+from traceconv.cli.app import app
+from traceconv.cli.digest import WIDTH
+
+RESNET = SAMPLES / "torch" / "resnet18_train_cuda.pt.trace.json.gz"
+
+
+def _stderr_line(path, tmp_path) -> str:
+    result = CliRunner().invoke(app, ["convert", str(path), "-o", str(tmp_path / "x.pftrace")])
+    assert result.exit_code == 0, result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("traceconv: ")]
+    return line
+
+
+def test_one_ended_flows_are_a_note_and_the_healthy_conversion_says_nothing_was_left_out(
+        tmp_path):
+    # hand count: flow ids (per category) whose events hold only a start or only a finish
+    events = json.loads(gzip.decompress(RESNET.read_bytes()))["traceEvents"]
+    phases: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for event in events:
+        if event.get("ph") in ("s", "t", "f"):
+            phases[(event["cat"], event["id"])].add(event["ph"])
+    one_ended = sum(1 for seen in phases.values() if seen in ({"s"}, {"f"}))
+    assert one_ended == 1_005   # (the issue's "1,005 dropped")
+    trace = load(RESNET)
+    assert trace.diagnostics.count("chrome.flow_dangling") == one_ended
+    assert trace.diagnostics["chrome.flow_dangling"].kind == "note"
+    assert not [item for item in trace.diagnostics if item.kind == "dropped"]
+    line = _stderr_line(RESNET, tmp_path)
+    assert "nothing left out" in line and "dropped" not in line and len(line) <= WIDTH
+
+
+@pytest.mark.shared
+def test_unread_nsys_tables_are_named_as_what_was_left_out(shared_samples, tmp_path):
+    path = shared_samples / "nsys" / "NVIDIA__Fuser__ee4fcf3_report1_H200_nsys2025.1.1.sqlite"
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        rows = sum(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                   for table in ("SCHED_EVENTS", "DIAGNOSTIC_EVENT"))
+    assert rows == 11_646   # (the issue's H200 Fuser export)
+    line = _stderr_line(path, tmp_path)
+    assert f": {rows:,} left out (nsys.table_not_read) (" in line and len(line) <= WIDTH
+
+
+def test_a_long_name_and_many_codes_still_fit_one_line():
+    from traceconv.cli.digest import digest
+    from traceconv.model import Trace
+
+    trace = Trace()
+    for code, count in (("chrome.missing_phase", 7), ("chrome.missing_timestamp", 3),
+                        ("chrome.malformed_event", 2), ("chrome.counter_not_numeric", 1)):
+        trace.diagnostics.add(code, count=count)
+    trace.diagnostics.add("nesting.overlap_moved", count=40)
+    name = "runs/" + "very-long-folder-name/" * 6 + "rank0.pt.trace.json"
+    line = digest(trace, (name,))
+    assert line is not None and len(line) <= WIDTH
+    assert "13 left out (" in line and "40 repaired" in line and line.count("…") == 1
+    assert "(4 codes)" in line   # (every code gave way before the name went under 16)
+    shorter = digest(trace, ("r0.json",))
+    assert shorter is not None and len(shorter) <= WIDTH
+    assert "(chrome.missing_phase 7, " in shorter   # the largest loss keeps its name
