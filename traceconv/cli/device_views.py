@@ -11,8 +11,8 @@ from ..errors import TraceconvError
 
 STEPS_OPTION = click.option(
     "--steps", metavar="A:B",
-    help="Only steps A to B (ProfilerStep#N numbers, both included; N, A: and :B work too), "
-         "device work running behind the host included.")
+    help="Only steps A to B (ProfilerStep#N numbers, both included; N, A: and :B work too): "
+         "host work by its time, device work by the step that launched it (wherever it ran).")
 
 
 def with_steps(trace, spec: str | None, path: str | None = None):
@@ -22,9 +22,16 @@ def with_steps(trace, spec: str | None, path: str | None = None):
     from ..analysis.steps import select_steps
 
     try:
-        return select_steps(trace, spec)
+        cut = select_steps(trace, spec)
     except ValueError as exc:
         raise TraceconvError(str(exc), file=path) from None
+    other = cut.diagnostics.count("steps.device.other_steps")
+    unowned = cut.diagnostics.count("steps.device.unowned")
+    if other or unowned:   # said, not only counted: these numbers are not in the tables
+        click.echo(f"--steps {spec}: device work left out: {other:,} launched in other steps, "
+                   f"{unowned:,} launched outside every step or with no known launch",
+                   err=True)
+    return cut
 
 
 def device_views(options: dict[str, Any]) -> bool:

@@ -1,0 +1,160 @@
+"""``--steps`` by launch: each step holds the device work launched inside its host range.
+
+The referee reads the Kineto JSON itself (``json`` with exact decimals): a step is a host
+``ProfilerStep#N`` range; a kernel, copy or memset belongs to the step whose range holds the
+start of the runtime call with the same ``correlation`` id, wherever it ran; host events
+count by their own time, cut to the step. Compared per name (calls and total ns) with what
+:func:`traceconv.analysis.steps.select_steps` keeps, on every step of every Kineto trace
+with step markers.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections import Counter
+from decimal import ROUND_HALF_EVEN, Decimal
+from pathlib import Path
+
+import pytest
+
+import traceconv
+from tests.conftest import DATA, SAMPLES, SHARED
+from traceconv.analysis.activity import Timeline
+from traceconv.analysis.steps import select_steps
+
+# categories as Kineto writes them (lower-cased: the 2021 format wrote "Kernel", "Runtime"...)
+DEVICE_WORK = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"}
+DEVICE = DEVICE_WORK | {"gpu_user_annotation"}
+LAUNCHES = {"cuda_runtime", "cuda_driver", "runtime"}
+HOST = {"cpu_op", "operator", "user_annotation"} | LAUNCHES
+STEP = re.compile(r"^ProfilerStep#(\d+)$")
+# the GPU runs behind the host here: step 16's host range holds step 15's kernels
+LAGGING = DATA / "torch" / "tracelens_mi300_resnet_act_checkpoint.json.gz"
+
+
+def _events(path: Path) -> list[dict]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        data = json.load(f, parse_float=Decimal)
+    events = data["traceEvents"] if isinstance(data, dict) else data
+    kept = [e for e in events if isinstance(e, dict) and e.get("ph") == "X"]
+    for e in kept:
+        e["cat"] = str(e.get("cat")).lower()
+    return kept
+
+
+def _ns(us) -> int:
+    return int((Decimal(us) * 1000).to_integral_value(ROUND_HALF_EVEN))
+
+
+def _steps(events: list[dict]) -> dict[int, tuple[int, int]]:
+    """Step number → host range [start, end) in ns."""
+    found = {}
+    for e in events:
+        m = STEP.match(str(e.get("name")))
+        if m and e.get("cat") not in DEVICE:
+            found[int(m[1])] = (_ns(e["ts"]), _ns(e["ts"]) + _ns(e["dur"]))
+    return found
+
+
+def referee(events: list[dict], number: int) -> tuple[Counter, Counter]:
+    """(device per name, host per name) of step ``number``: name → [calls, ns] as Counters
+    of (name, "calls") and (name, "ns")."""
+    lo, hi = _steps(events)[number]
+    launch_at = {e["args"]["correlation"]: _ns(e["ts"]) for e in events
+                 if e.get("cat") in LAUNCHES and "correlation" in e.get("args", {})}
+    device, host = Counter(), Counter()
+    for e in events:
+        cat, name, start, dur = e.get("cat"), e["name"], _ns(e["ts"]), _ns(e["dur"])
+        if cat in DEVICE_WORK:
+            at = launch_at.get(e.get("args", {}).get("correlation"))
+            if at is not None and lo <= at < hi:
+                device[name, "calls"] += 1
+                device[name, "ns"] += dur
+        elif cat in HOST and (start < hi and start + dur > lo
+                              or dur == 0 and lo <= start <= hi):
+            host[name, "calls"] += 1
+            host[name, "ns"] += min(start + dur, hi) - max(start, lo)
+    return device, host
+
+
+def model_side(trace, number: int) -> tuple[Counter, Counter]:
+    """The same two tables from the trace ``select_steps`` cuts to step ``number``."""
+    tl = Timeline(select_steps(trace, str(number)))
+    strings = tl.trace.strings.strings
+    category = tl.trace.slices.numpy("category")
+    device, host = Counter(), Counter()
+    for row in tl.device_work().tolist():
+        name = strings[tl.name[row]]
+        device[name, "calls"] += 1
+        device[name, "ns"] += int(tl.dur[row])
+    for row in (~tl.on_device).nonzero()[0].tolist():
+        if strings[category[row]].lower() in HOST:
+            name = strings[tl.name[row]]
+            host[name, "calls"] += 1
+            host[name, "ns"] += int(tl.dur[row])
+    return device, host
+
+
+def _kineto_with_steps(folder: Path) -> list[Path]:
+    """Kineto JSON files under ``folder`` with host step markers (execution traces left
+    out: they hold no timeline)."""
+    found = []
+    for path in sorted(folder.rglob("*.json*")):
+        if path.suffix not in (".json", ".gz") or "_et" in path.name:
+            continue
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rb") as f:
+            head = f.read()
+        if b'"ProfilerStep#' in head and b'"traceEvents"' in head:
+            found.append(path)
+    return found
+
+
+def _check_every_step(path: Path) -> int:
+    events = _events(path)
+    trace = traceconv.load(path)
+    for number in sorted(_steps(events)):
+        want_device, want_host = referee(events, number)
+        got_device, got_host = model_side(trace, number)
+        assert got_device == want_device, (path.name, number)
+        assert got_host == want_host, (path.name, number)
+    return len(_steps(events))
+
+
+def test_lagging_step_holds_only_its_launches():
+    """Step 16 of the bundled MI300 trace (a hand count of its JSON): 895 device items, 22.94 ms launched inside it."""
+    device, _ = referee(_events(LAGGING), 16)
+    assert sum(v for (_, what), v in device.items() if what == "calls") == 895
+    assert sum(v for (_, what), v in device.items() if what == "ns") == 22_935_406
+    assert _check_every_step(LAGGING) >= 2
+
+
+def test_the_rest_is_counted_apart():
+    """Device work of other steps and work launched outside every step is counted."""
+    cut = select_steps(traceconv.load(LAGGING), "16")
+    events = _events(LAGGING)
+    work = [e for e in events if e.get("cat") in DEVICE_WORK]
+    device, _ = referee(events, 16)
+    kept = sum(v for (_, what), v in device.items() if what == "calls")
+    dropped = (cut.diagnostics.count("steps.device.other_steps")
+               + cut.diagnostics.count("steps.device.unowned"))
+    assert kept + dropped == len(work)
+    assert cut.diagnostics.count("steps.device.unowned") > 0
+
+
+@pytest.mark.parametrize("path", _kineto_with_steps(SAMPLES / "torch")
+                         + _kineto_with_steps(DATA / "torch"), ids=lambda p: p.name)
+def test_every_bundled_step_against_the_raw_json(path):
+    assert _check_every_step(path) >= 1
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+@pytest.mark.parametrize("path", _kineto_with_steps(SHARED.parent / "corpus")
+                         + _kineto_with_steps(SHARED / "torch") if SHARED.is_dir() else [],
+                         ids=lambda p: p.name)
+def test_every_corpus_step_against_the_raw_json(path):
+    assert _check_every_step(path) >= 1
