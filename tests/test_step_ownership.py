@@ -151,8 +151,13 @@ def test_lagging_step_holds_only_its_launches():
 
 
 def test_the_rest_is_counted_apart():
-    """Device work of other steps and work launched outside every step is counted."""
-    cut = select_steps(traceconv.load(LAGGING), "16")
+    """Device work of other steps and work launched outside every step is counted, and
+    so are the host slices outside the step."""
+    trace = traceconv.load(LAGGING)
+    cut = select_steps(trace, "16")
+    host_before = int((~Timeline(trace).on_device).sum())
+    host_after = int((~Timeline(cut).on_device).sum())
+    assert host_after + cut.diagnostics.count("steps.host.outside") == host_before
     events = _events(LAGGING)
     work = [e for e in events if e.get("cat") in DEVICE_WORK]
     device, _ = referee(events)[16]

@@ -207,10 +207,10 @@ def select_steps(trace: Trace, spec: str) -> Trace:
     host_hi = max(windows[i].host_end for i in chosen)
     lo_ns = min(host_lo, int(tl.start[owned].min())) if owned.any() else host_lo
     hi_ns = max(host_hi, int(tl.end[owned].max())) if owned.any() else host_hi
-    # host work by its own time, cut to the host range; device marks by time (trim cuts them)
+    # host work by its own time, cut to the host range; device marks by time (the trim
+    # below keeps, cuts or counts them, as instants, counters and memory blocks)
     host = ~tl.on_device & _overlapping(tl.start, tl.end, host_lo, host_hi)
-    marks = tl.on_device & ~work & _overlapping(tl.start, tl.end, lo_ns, hi_ns)
-    keep = owned | host | marks
+    keep = owned | host | (tl.on_device & ~work)
     rows = np.flatnonzero(keep)
     cut = host[rows]
     start = np.where(cut, np.maximum(tl.start[rows], host_lo), tl.start[rows])
