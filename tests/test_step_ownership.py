@@ -19,11 +19,13 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import traceconv
 from tests.conftest import DATA, SAMPLES, SHARED
 from traceconv.analysis.activity import Timeline
 from traceconv.analysis.steps import select_steps
+from traceconv.cli import app
 
 # categories as Kineto writes them (lower-cased: the 2021 format wrote "Kernel", "Runtime"...;
 # MTIA writes its device work as mtia_ccp_events, its launches as mtia_runtime)
@@ -180,3 +182,18 @@ def test_every_bundled_step_against_the_raw_json(path):
                          ids=lambda p: p.name)
 def test_every_corpus_step_against_the_raw_json(path):
     assert _check_every_step(path) >= 1
+
+
+def test_summary_steps_says_what_it_left_out():
+    """``summary --steps 16``: the device total is the referee's, and the work left out is
+    said on stderr."""
+    tables = referee(_events(LAGGING))
+    device = tables[16][0]
+    other = sum(v for n, (d, _) in tables.items() if n != 16
+                for (_, what), v in d.items() if what == "calls")
+    result = CliRunner().invoke(app, ["summary", str(LAGGING), "--steps", "16", "--json",
+                                      "--print-only", "summary"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["self_device_ns_total"] == sum(
+        v for (_, what), v in device.items() if what == "ns")
+    assert f"device work left out: {other:,} launched in other steps" in result.stderr
