@@ -66,3 +66,16 @@ def test_default_keeps_the_wider_definition():
     path = "samples/torch/gpt_compile_bf16_cuda.pt.trace.json.gz"
     wider = launch_stats(Timeline(traceconv.load(ROOT / path))).as_dict()["launches"]
     assert wider > RESULTS[path]["launches"]
+
+
+def test_summary_as_hta_prints_htas_count():
+    """The command line: ``summary --launch-stats --as hta`` heads its table with HTA's count."""
+    from click.testing import CliRunner
+
+    from traceconv.cli import app
+
+    path = "samples/torch/gpt_compile_bf16_cuda.pt.trace.json.gz"
+    result = CliRunner().invoke(app, ["summary", str(ROOT / path), "-t", "1",
+                                      "--launch-stats", "--as", "hta"])
+    assert result.exit_code == 0, result.output
+    assert f"launches as HTA counts them: {RESULTS[path]['launches']} " in result.stdout

@@ -90,9 +90,9 @@ def _launch_table(stats: dict[str, Any]):
 
     hta = stats.get("definition") == "hta"
     if hta:
-        title = (f"kernel launches as HTA counts them: {stats['launches']:,} "
-                 f"({stats['short_kernels']:,} short kernels, "
-                 f"{stats['runtime_outliers']['count']:,} runtime calls > 50 µs, "
+        title = (f"launches as HTA counts them: {stats['launches']:,} "
+                 f"({stats['short_kernels']:,} short, "
+                 f"{stats['runtime_outliers']['count']:,} calls > 50 µs, "
                  f"{stats['long_delay']['count']:,} wait > 100 µs)")
     else:
         title = (f"kernel launches: {stats['launches']:,} "
