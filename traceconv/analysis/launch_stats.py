@@ -5,10 +5,16 @@ collective): the **CPU duration** of the runtime call, the **GPU duration** of t
 and the **launch delay** = start of the work − end of its runtime call, clipped at 0 (a work
 item that starts before its call returns has no delay), as HTA defines it. Distributions use
 nearest-rank percentiles, so every number is a measured duration in exact ns.
+
+That is traceconv's wider definition: every launch the trace links (runtime or driver API,
+graph launches, HIP). :func:`hta_launch_stats` is HTA's own (0.5.0): only the calls in
+:data:`HTA_LAUNCHES`, times in whole µs as HTA rounds them, the work launched in the last
+step left out, linear percentiles.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,3 +98,86 @@ def launch_stats(tl: Timeline) -> LaunchStats:
     launch = tl.launch_of[work]
     return LaunchStats(work, tl.dur[launch], tl.dur[work],
                        np.maximum(tl.start[work] - tl.end[launch], 0), tl.names(work))
+
+
+# What HTA counts as a launch (hta/analyzers/cuda_kernel_analysis.py): these runtime calls by
+# name, with the two memory calls (its include_memory_events=True); not the driver API
+# (cuLaunchKernel), graph launches or HIP (hipLaunchKernel: HTA finds no launch on AMD)
+HTA_LAUNCHES = frozenset({"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync",
+                          "cudaMemsetAsync", "runFunction - job_prep_and_submit_for_execution"})
+HTA_RUNTIME_CUTOFF_US = 50   # its runtime_cutoff and launch_delay_cutoff defaults
+HTA_DELAY_CUTOFF_US = 100
+
+
+def hta_distribution(values: np.ndarray) -> dict[str, float]:
+    """count, min, median, p90, p95, p99, max and mean as HTA's data frame gives them
+    (numpy's default linear interpolation between ranks).
+
+    >>> hta_distribution(np.array([1.0, 2.0, 3.0, 4.0]))["median"], hta_distribution(np.array([]))
+    (2.5, {'count': 0})
+    """
+    if not len(values):
+        return {"count": 0}
+    out = {"count": len(values), "min": float(values.min())}
+    out.update({"median" if p == 50 else f"p{p}": float(np.percentile(values, p))
+                for p in PERCENTILES})
+    out.update({"max": float(values.max()), "mean": float(values.mean())})
+    return out
+
+
+def hta_launch_stats(tl: Timeline) -> dict:
+    """``launch_stats`` as HTA's ``get_cuda_kernel_launch_stats`` counts it (µs).
+
+    HTA reads start times rounded up and end times rounded down to the µs (a work item
+    shorter than a µs can last -1 µs), and, when the trace has two step markers or more,
+    drops the work launched at or after the start of the last one.
+
+    >>> from traceconv.model import Trace, ProcessKind
+    >>> t = Trace(); h = t.add_process("host"); g = t.add_process("GPU", kind=ProcessKind.DEVICE)
+    >>> main = t.add_track("main", process=h); s = t.add_track("stream 7", process=g)
+    >>> for name, start in (("cudaLaunchKernel", 0), ("cuLaunchKernel", 20_000)):
+    ...     la = t.add_slice(main, start, 10_500, name, "cuda_runtime")
+    ...     _ = t.add_flow(la, t.add_slice(s, start + 150_200, 5_000, "gemm", "kernel"))
+    >>> st = hta_launch_stats(Timeline(t)); st["launches"], st["delay_us"]["max"]
+    (1, 141.0)
+    """
+    work = np.flatnonzero((tl.launch_of >= 0) & tl.on_device
+                          & np.isin(tl.activity, np.array(DEVICE_WORK, np.int8)))
+    launch = tl.launch_of[work]
+    strings = tl.trace.strings.strings
+    named = np.fromiter((s in HTA_LAUNCHES for s in strings), bool, len(strings))
+    chosen = named[tl.name[launch]] if len(launch) else np.zeros(0, bool)
+    start_us = -(-tl.start // 1000)   # HTA: ceil(ts), floor(ts + dur), in µs
+    end_us = tl.end // 1000
+    last = _hta_last_step_start(tl, start_us)
+    if last is not None:
+        chosen &= start_us[launch] < last
+    work, launch = work[chosen], launch[chosen]
+    cpu = (end_us[launch] - start_us[launch]).astype(np.float64)
+    gpu = (end_us[work] - start_us[work]).astype(np.float64)
+    delay = np.maximum(start_us[work] - end_us[launch], 0).astype(np.float64)
+    return {
+        "definition": "hta",
+        "launches": len(work),
+        "cpu_us": hta_distribution(cpu),
+        "gpu_us": hta_distribution(gpu),
+        "delay_us": hta_distribution(delay),
+        "short_kernels": int(((cpu <= HTA_RUNTIME_CUTOFF_US) & (gpu < cpu)).sum()),
+        "runtime_outliers": {"threshold_us": HTA_RUNTIME_CUTOFF_US,
+                             "count": int((cpu > HTA_RUNTIME_CUTOFF_US).sum())},
+        "long_delay": {"threshold_us": HTA_DELAY_CUTOFF_US,
+                       "count": int((delay > HTA_DELAY_CUTOFF_US).sum())},
+    }
+
+
+def _hta_last_step_start(tl: Timeline, start_us: np.ndarray) -> float | None:
+    """Where HTA stops counting launches: the start (µs) of the last host step marker when
+    the trace names two steps or more (any name holding ``ProfilerStep``); None: no cut.
+    With such names on the device only, HTA keeps nothing (-inf)."""
+    strings = tl.trace.strings.strings
+    step_names = {i for i, s in enumerate(strings) if "ProfilerStep" in s}
+    used = step_names & set(np.unique(tl.name).tolist())
+    if len(used) < 2:
+        return None
+    rows = np.flatnonzero(np.isin(tl.name, list(used)) & ~tl.on_device)
+    return float(start_us[rows].max()) if len(rows) else -math.inf

@@ -142,10 +142,39 @@ def parse_steps(spec: str) -> tuple[int | None, int | None]:
                          "both ends included)") from None
 
 
+def launch_owner(tl: Timeline, windows: list[StepWindow]) -> np.ndarray:
+    """Per slice row, the index in ``windows`` of the step whose host range holds the
+    slice's launch (the runtime call linked to it); -1 for a slice launched outside every
+    step, with no known launch, or not launched at all (host work).
+
+    >>> from traceconv.model import Trace, ProcessKind
+    >>> from traceconv.analysis.activity import Timeline
+    >>> t = Trace(); h = t.add_process("host"); g = t.add_process("GPU", kind=ProcessKind.DEVICE)
+    >>> main = t.add_track("main", process=h); s = t.add_track("stream 7", process=g)
+    >>> for n, at in ((1, 0), (2, 100)): _ = t.add_slice(main, at, 100, f"ProfilerStep#{n}")
+    >>> launch = t.add_slice(main, 90, 5, "cudaLaunchKernel", "cuda_runtime")
+    >>> _ = t.add_flow(launch, t.add_slice(s, 150, 40, "gemm", "kernel"))
+    >>> tl = Timeline(t); launch_owner(tl, step_windows(tl)).tolist()
+    [-1, -1, -1, 0]
+    """
+    owner = np.full(len(tl.start), -1, np.int64)
+    launched = np.flatnonzero(tl.launch_of >= 0)
+    at = tl.start[tl.launch_of[launched]]
+    for i, w in enumerate(windows):
+        owner[launched[(at >= w.host_start) & (at < w.host_end)]] = i
+    return owner
+
+
 def select_steps(trace: Trace, spec: str) -> Trace:
-    """A new trace cut to steps ``spec`` (numbers of ``ProfilerStep#N``, both ends included),
-    from the first chosen step's start to the last one's end on the device; the input is
-    not changed.
+    """A new trace holding steps ``spec`` (numbers of ``ProfilerStep#N``, both ends
+    included); the input is not changed.
+
+    Host work is kept by its own time (cut to the chosen steps' host range); device work
+    by its launch: a kernel, copy or collective belongs to the step whose host range holds
+    the runtime call that launched it, wherever it ran (the device may run behind the
+    host). Device work launched in other steps, outside every step or with no known launch
+    is left out and counted (``steps.device.*``); device marks, instants, counters and
+    memory blocks are kept by time, over the host range and the chosen device work.
 
     >>> import traceconv
     >>> from traceconv.analysis.activity import Timeline
@@ -155,19 +184,53 @@ def select_steps(trace: Trace, spec: str) -> Trace:
     >>> cut = select_steps(t, "3"); [w.number for w in step_windows(Timeline(cut))]
     [3]
     """
+    from ..model import Trace as NewTrace
+    from ..model.copying import Keep, copy_into
     from .activity import Timeline
     from .trim import trim
 
     lo, hi = parse_steps(spec)
-    windows = step_windows(Timeline(trace))
+    tl = Timeline(trace)
+    windows = step_windows(tl)
     if not windows:
         raise ValueError("--steps: the trace has no step markers (ProfilerStep#N)")
-    chosen = [w for w in windows if (lo is None or w.number >= lo) and (hi is None or w.number <= hi)]
+    chosen = [i for i, w in enumerate(windows)
+              if (lo is None or w.number >= lo) and (hi is None or w.number <= hi)]
     if not chosen:
         numbers = ", ".join(str(w.number) for w in windows)
         raise ValueError(f"--steps {spec}: no such step (the trace has steps {numbers})")
-    bounds = trace.time_range
+    work = np.zeros(len(tl.start), bool)
+    work[tl.device_work()] = True
+    owner = launch_owner(tl, windows)
+    owned = work & np.isin(owner, chosen)
+    host_lo = min(windows[i].host_start for i in chosen)
+    host_hi = max(windows[i].host_end for i in chosen)
+    lo_ns = min(host_lo, int(tl.start[owned].min())) if owned.any() else host_lo
+    hi_ns = max(host_hi, int(tl.end[owned].max())) if owned.any() else host_hi
+    # host work by its own time, cut to the host range; device marks by time (the trim
+    # below keeps, cuts or counts them, as instants, counters and memory blocks)
+    host = ~tl.on_device & _overlapping(tl.start, tl.end, host_lo, host_hi)
+    keep = owned | host | (tl.on_device & ~work)
+    rows = np.flatnonzero(keep)
+    cut = host[rows]
+    start = np.where(cut, np.maximum(tl.start[rows], host_lo), tl.start[rows])
+    end = np.where(cut, np.minimum(tl.end[rows], host_hi), tl.end[rows])
+    out = NewTrace(trace.metadata.copy())
+    copy_into(out, trace, Keep(slices=keep, slice_times=(start, end - start)),
+              diagnostics=False)
+    out.diagnostics.add("steps.device.other_steps",
+                        count=int(np.count_nonzero(work & (owner >= 0) & ~owned)))
+    out.diagnostics.add("steps.device.unowned", count=int(np.count_nonzero(work & (owner < 0))))
+    out.diagnostics.add("steps.host.outside", count=int(np.count_nonzero(~tl.on_device & ~host)))
+    bounds = out.time_range
     origin = bounds[0] if bounds else 0
-    start = min(w.start for w in chosen) - origin
-    end = max(w.end for w in chosen) - origin
-    return trim(trace, window=(start, end))
+    return trim(out, window=(lo_ns - origin, hi_ns - origin))
+
+
+def _overlapping(start: np.ndarray, end: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """Which [start, end) overlap [lo, hi); a zero-length one counts inside, ends included.
+
+    >>> _overlapping(np.array([0, 5, 10, 10]), np.array([5, 9, 12, 10]), 5, 10).tolist()
+    [False, True, False, True]
+    """
+    return ((start < hi) & (end > lo)) | ((start == end) & (start >= lo) & (start <= hi))

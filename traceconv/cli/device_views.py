@@ -11,8 +11,8 @@ from ..errors import TraceconvError
 
 STEPS_OPTION = click.option(
     "--steps", metavar="A:B",
-    help="Only steps A to B (ProfilerStep#N numbers, both included; N, A: and :B work too), "
-         "device work running behind the host included.")
+    help="Only steps A to B (ProfilerStep#N numbers, both included; N, A: and :B work too): "
+         "host work by its time, device work by the step that launched it (wherever it ran).")
 
 
 def with_steps(trace, spec: str | None, path: str | None = None):
@@ -22,9 +22,16 @@ def with_steps(trace, spec: str | None, path: str | None = None):
     from ..analysis.steps import select_steps
 
     try:
-        return select_steps(trace, spec)
+        cut = select_steps(trace, spec)
     except ValueError as exc:
         raise TraceconvError(str(exc), file=path) from None
+    other = cut.diagnostics.count("steps.device.other_steps")
+    unowned = cut.diagnostics.count("steps.device.unowned")
+    if other or unowned:   # said, not only counted: these numbers are not in the tables
+        click.echo(f"--steps {spec}: device work left out: {other:,} launched in other steps, "
+                   f"{unowned:,} launched outside every step or with no known launch",
+                   err=True)
+    return cut
 
 
 def device_views(options: dict[str, Any]) -> bool:
@@ -34,16 +41,20 @@ def device_views(options: dict[str, Any]) -> bool:
 
 
 def device_data(trace, *, launch_stats: bool = False, streams: bool = False,
-                by_annotation: bool = False, sequences: int = 0) -> dict[str, Any]:
-    """The JSON objects of the device views asked for."""
+                by_annotation: bool = False, sequences: int = 0,
+                definition: str = "traceconv") -> dict[str, Any]:
+    """The JSON objects of the device views asked for (``definition``: whose definition of
+    a launch ``--launch-stats`` uses, traceconv's or HTA's)."""
     from ..analysis.activity import Timeline
 
     tl = Timeline(trace)
     data: dict[str, Any] = {}
     if launch_stats:
+        from ..analysis.launch_stats import hta_launch_stats
         from ..analysis.launch_stats import launch_stats as compute
 
-        data["launch_stats"] = compute(tl).as_dict()
+        data["launch_stats"] = (hta_launch_stats(tl) if definition == "hta"
+                                else compute(tl).as_dict())
     if streams:
         from ..analysis.idle import stream_idle
 
@@ -73,6 +84,33 @@ def _us(ns: int | None) -> str:
     return "-" if ns is None else f"{ns / 1e3:,.1f}"
 
 
+def _launch_table(stats: dict[str, Any]):
+    """``--launch-stats`` as a table in µs: traceconv's (ns values) or HTA's (µs values)."""
+    from rich.table import Table
+
+    hta = stats.get("definition") == "hta"
+    if hta:
+        title = (f"launches as HTA counts them: {stats['launches']:,} "
+                 f"({stats['short_kernels']:,} short, "
+                 f"{stats['runtime_outliers']['count']:,} calls > 50 µs, "
+                 f"{stats['long_delay']['count']:,} wait > 100 µs)")
+    else:
+        title = (f"kernel launches: {stats['launches']:,} "
+                 f"({stats['shorter_than_launch']:,} run shorter than their launch "
+                 f"call, {stats['long_delay']['count']:,} wait > 100 µs)")
+    table = Table(title=title, title_justify="left")
+    for column in ("µs", "count", "min", "median", "p90", "p95", "p99", "max", "mean"):
+        table.add_column(column, justify="left" if column == "µs" else "right")
+    unit = "us" if hta else "ns"
+    for key, label in (("cpu", "CPU (runtime call)"), ("gpu", "GPU (kernel)"),
+                       ("delay", "launch delay")):
+        d = stats[f"{key}_{unit}"]
+        cells = [d.get(k) for k in ("min", "median", "p90", "p95", "p99", "max", "mean")]
+        table.add_row(label, f"{d.get('count', 0):,}", *(
+            ("-" if v is None else f"{v:,.1f}") if hta else _us(v) for v in cells))
+    return table
+
+
 def print_device_views(data: dict[str, Any], wide: bool = False) -> None:
     """The device views as short tables, at the terminal's width (``wide``: unbounded)."""
     from rich.table import Table
@@ -83,18 +121,7 @@ def print_device_views(data: dict[str, Any], wide: bool = False) -> None:
     console = console_for(wide, highlight=False)
     stats = data.get("launch_stats")
     if stats is not None:
-        table = Table(title=f"kernel launches: {stats['launches']:,} "
-                            f"({stats['shorter_than_launch']:,} run shorter than their launch "
-                            f"call, {stats['long_delay']['count']:,} wait > 100 µs)",
-                      title_justify="left")
-        for column in ("µs", "count", "min", "median", "p90", "p95", "p99", "max", "mean"):
-            table.add_column(column, justify="left" if column == "µs" else "right")
-        for key, label in (("cpu_ns", "CPU (runtime call)"), ("gpu_ns", "GPU (kernel)"),
-                           ("delay_ns", "launch delay")):
-            d = stats[key]
-            table.add_row(label, f"{d.get('count', 0):,}", *(_us(d.get(k)) for k in (
-                "min", "median", "p90", "p95", "p99", "max", "mean")))
-        console.print(table)
+        console.print(_launch_table(stats))
     for key, title, columns in (
             ("stream_idle", "idle per stream (over the steps)",
              (("name", "name"), ("busy ms", "busy_ns"), ("idle ms", "idle_ns"),

@@ -58,6 +58,10 @@ if TYPE_CHECKING:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--launch-stats", is_flag=True, help="Kernel launch statistics: CPU and GPU "
               "duration, launch delay (kernel start - end of its runtime call, clipped at 0).")
+@click.option("--as", "definition", type=click.Choice(["traceconv", "hta"]),
+              default="traceconv", show_default=True,
+              help="--launch-stats by whose definition: traceconv's (every linked launch, "
+                   "exact ns) or HTA's get_cuda_kernel_launch_stats (its launch calls, µs).")
 @click.option("--streams", is_flag=True, help="Idle time per stream, split by cause.")
 @click.option("--by-annotation", is_flag=True, help="GPU time per user annotation.")
 @click.option("--sequences", type=int, default=0, metavar="N",
@@ -75,7 +79,8 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             format: str | None, align: Mode = "auto",
             max_bytes: int = DEFAULT_MAX_BYTES, launch_stats: bool = False,
             streams: bool = False, by_annotation: bool = False, sequences: int = 0,
-            steps: str | None = None, wide: bool = False) -> None:
+            steps: str | None = None, wide: bool = False,
+            definition: str = "traceconv") -> None:
     """Per-operator time, calls, FLOPs and memory.
 
     On a timeline (PyTorch / Kineto, Chrome JSON, Perfetto...) the numbers of torch.profiler's
@@ -104,7 +109,8 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
                            inputs[0])
         views: dict[str, Any] = {"launch_stats": launch_stats, "streams": streams,
                                  "by_annotation": by_annotation, "sequences": sequences}
-        extra = device_data(trace, **views) if device_views(views) else {}
+        extra = (device_data(trace, **views, definition=definition)
+                 if device_views(views) else {})
         options = SummaryOptions(
             3, types, aggregate_by, aggregate,  # type: ignore[arg-type]
             opr_name, input_dtype, order_by, min_time, max_time,

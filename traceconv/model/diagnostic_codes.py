@@ -545,6 +545,12 @@ CODES: tuple[CodeInfo, ...] = (
           "rows (often the newest) are missing", severity="error"),
     _Code("sqlite.log_read", "note",
           "a write-ahead log or rollback journal beside the database was read with it"),
+    # steps (--steps: device work by the step that launched it)
+    _Code("steps.device.other_steps", "dropped",
+          "device work launched in steps that --steps did not choose (wherever it ran)"),
+    _Code("steps.device.unowned", "dropped",
+          "device work launched outside every step or with no known launch: in no step"),
+    _Code("steps.host.outside", "dropped", "host slices outside the chosen steps' host range"),
     # torch_et
     _Code("torch_et.malformed", "dropped",
           "nodes, parent ids, argument lists or attribute entries of the wrong type (a node"
