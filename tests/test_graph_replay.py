@@ -106,6 +106,8 @@ def test_summary_by_annotation_counts_replayed_kernels_under_their_capture():
                                       str(BUNDLED[1]), "--by-annotation", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
+    ops = data["graph_replay"].pop("ops")
+    assert {r["op"]: r["kernels"] for r in ops} == Counter(launch["op"] for launch in launches)
     assert data["graph_replay"] == {
         "graph_launches": 1, "replayed_kernels": 421, "mapped": 421, "unmatched": 0,
         "mapped_by_node_id": 0, "mapped_share": 1.0, "phase": {"decode": 421}}
@@ -120,6 +122,7 @@ def test_text_summary_says_how_many_kernels_were_mapped():
     assert result.exit_code == 0, result.output
     assert "graph replay: 421 of 421 replayed kernels (1 graph launch)" in result.output
     assert "decode: 421" in result.output
+    assert "vllm::moe_forward" in result.output        # the op that captured the MoE kernels
 
 
 def test_a_replay_without_its_capture_counts_every_kernel_unmatched():

@@ -319,3 +319,25 @@ def captured_annotations(tl: Timeline, rows: np.ndarray) -> dict[int, str]:
         if isinstance(label, str):
             out[row] = label
     return out
+
+
+def by_captured_op(trace: Trace, top: int = 20) -> list[dict]:
+    """GPU time of the replayed kernels per op that captured them (:func:`with_mapping`'s
+    ``captured_op``), largest first; kernels captured outside every op are ``(no op)``.
+
+    >>> from traceconv.model import ProcessKind
+    >>> t = Trace(); s = t.add_track("stream", process=t.add_process("GPU", kind=ProcessKind.DEVICE))
+    >>> for dur, op in ((5, "aten::mm"), (7, "aten::mm"), (3, None)):
+    ...     _ = t.add_slice(s, 0, dur, "k", "kernel", {"captured_op": op, "captured_launch": 0})
+    >>> [(r["op"], r["kernels"], r["gpu_ns"]) for r in by_captured_op(t)]
+    [('aten::mm', 2, 12), ('(no op)', 1, 3)]
+    """
+    totals: dict[str, list[int]] = {}
+    for row in trace.iter_slices():
+        args = row.args or {}
+        if "captured_launch" in args:
+            item = totals.setdefault(args.get("captured_op") or "(no op)", [0, 0])
+            item[0] += 1
+            item[1] += row.dur
+    ranked = sorted(totals.items(), key=lambda kv: (-kv[1][1], kv[0]))[:top]
+    return [{"op": op, "kernels": n, "gpu_ns": ns} for op, (n, ns) in ranked]

@@ -7,11 +7,13 @@ from typing import Any
 
 
 def with_capture(replay, capture) -> tuple[Any, dict[str, Any]]:
-    """The replay annotated from ``capture``, and the mapping's counts (``--json``)."""
-    from ..analysis.graph_replay import map_replay, with_mapping
+    """The replay annotated from ``capture``, and the mapping's counts with the GPU time per
+    captured op (``--json``)."""
+    from ..analysis.graph_replay import by_captured_op, map_replay, with_mapping
 
     mapping = map_replay(replay, capture)
-    return with_mapping(replay, mapping), mapping.as_dict()
+    annotated = with_mapping(replay, mapping)
+    return annotated, {**mapping.as_dict(), "ops": by_captured_op(annotated)}
 
 
 def replay_line(counts: dict[str, Any]) -> str:

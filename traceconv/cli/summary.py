@@ -143,6 +143,7 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             click.echo(text, nl=False)
             if replay:
                 click.echo(replay_line(replay))
+                print_device_views({"captured_ops": replay["ops"]}, wide)
             if extra:
                 print_device_views(extra, wide)
             rows = stragglers(trace) if len(inputs) > 1 else []
