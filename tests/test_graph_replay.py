@@ -20,8 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import traceconv
-from traceconv.analysis.graph_replay import align_in_order, annotate_replay
+from traceconv.analysis.graph_replay import align_in_order, annotate_replay, map_replay
 from traceconv.cli import app
+from traceconv.model import ProcessKind, Trace
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data" / "graph_replay"
@@ -110,7 +111,8 @@ def test_summary_by_annotation_counts_replayed_kernels_under_their_capture():
     assert {r["op"]: r["kernels"] for r in ops} == Counter(launch["op"] for launch in launches)
     assert data["graph_replay"] == {
         "graph_launches": 1, "replayed_kernels": 421, "mapped": 421, "unmatched": 0,
-        "mapped_by_node_id": 0, "mapped_share": 1.0, "phase": {"decode": 421}}
+        "mapped_by_node_id": 0, "mapped_share": 1.0, "other_graph_work": 0,
+        "phase": {"decode": 421}}
     rows = {r["annotation"]: r["kernels"] for r in data["annotations"]}
     for annotation, count in Counter(launch["annotation"] for launch in launches).items():
         assert rows[annotation] == count
@@ -130,6 +132,40 @@ def test_a_replay_without_its_capture_counts_every_kernel_unmatched():
     alone = annotate_replay(replay, replay)       # no capture window in a replay
     assert alone.diagnostics.count("graph_replay.unmatched") == 421
     assert not any("captured_op" in s.args for s in alone.iter_slices())
+
+
+def _capture_of_two_graphs() -> Trace:
+    """Two capture windows on one thread (batch 1 and batch 8), each under its own op."""
+    t = Trace()
+    main = t.add_track("main", process=t.add_process("host"))
+    for at, op, kernels in ((0, "batch1", ("gemm_s", "norm")), (100, "batch8", ("gemm_l", "norm"))):
+        t.add_slice(main, at, 1, "cudaStreamBeginCapture", "cuda_runtime")
+        t.add_slice(main, at + 2, 50, op, "cpu_op")
+        for i, kernel in enumerate(kernels):
+            t.add_slice(main, at + 10 + 10 * i, 2, "cudaLaunchKernel", "cuda_runtime",
+                        {"kernel": kernel})
+        t.add_slice(main, at + 60, 1, "cudaStreamEndCapture", "cuda_runtime")
+    return t
+
+
+def test_each_replay_goes_to_the_capture_window_it_matches():
+    replay = Trace()
+    main = replay.add_track("main", process=replay.add_process("host"))
+    stream = replay.add_track("stream 7", process=replay.add_process(
+        "GPU 0", kind=ProcessKind.DEVICE))
+    expected = {}
+    for at, kernels, op in ((0, ("gemm_l", "norm"), "batch8"), (100, ("gemm_s", "norm"), "batch1"),
+                            (200, ("gemm_l", "norm"), "batch8")):
+        launch = replay.add_slice(main, at, 5, "cudaGraphLaunch", "cuda_runtime")
+        for i, kernel in enumerate(kernels):
+            row = replay.add_slice(stream, at + 10 + 10 * i, 5, kernel, "kernel")
+            replay.add_flow(launch, row)
+            expected[row] = op
+        replay.add_flow(launch, replay.add_slice(stream, at + 40, 2, "Memcpy DtoD", "gpu_memcpy"))
+    mapping = map_replay(replay, _capture_of_two_graphs())
+    assert (mapping.graph_launches, mapping.replayed, mapping.mapped, mapping.other_work) == \
+        (3, 6, 6, 3)
+    assert {row: c.op for row, c in mapping.pairs.items()} == expected
 
 
 NAMES = st.lists(st.sampled_from("abcde"), max_size=30)

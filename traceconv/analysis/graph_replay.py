@@ -51,6 +51,7 @@ class ReplayMapping:
     mapped: int = 0
     by_node_id: int = 0
     graph_launches: int = 0
+    other_work: int = 0           # copies and memsets the graph launches ran (not mapped)
     phase: dict[str, int] = field(default_factory=dict)   # replayed kernels per phase
     pairs: dict[int, CapturedLaunch] = field(default_factory=dict)   # kernel row → launch
 
@@ -64,6 +65,7 @@ class ReplayMapping:
         return {"graph_launches": self.graph_launches, "replayed_kernels": self.replayed,
                 "mapped": self.mapped, "unmatched": self.unmatched,
                 "mapped_by_node_id": self.by_node_id, "mapped_share": round(share, 4),
+                "other_graph_work": self.other_work,
                 "phase": dict(sorted(self.phase.items()))}
 
 
@@ -168,7 +170,8 @@ def _stack_rows(tl: Timeline) -> np.ndarray:
 
 
 def replayed_kernels(tl: Timeline) -> dict[int, np.ndarray]:
-    """Per graph launch row, the device work it launched, in time order.
+    """Per graph launch row, the kernels it launched, in time order (copies and memsets of
+    the graph are :func:`replayed_other_work`).
 
     >>> from traceconv.model import ProcessKind
     >>> t = Trace(); main = t.add_track("main", process=t.add_process("host"))
@@ -178,8 +181,19 @@ def replayed_kernels(tl: Timeline) -> dict[int, np.ndarray]:
     >>> {k: v.tolist() for k, v in replayed_kernels(Timeline(t)).items()}
     {0: [2, 1]}
     """
+    return _graph_work(tl, (Activity.KERNEL,))
+
+
+def replayed_other_work(tl: Timeline) -> int:
+    """How many copies, memsets and collectives graph launches ran (not mapped: a capture
+    names kernels only)."""
+    other = tuple(a for a in DEVICE_WORK if a != Activity.KERNEL)
+    return sum(len(rows) for rows in _graph_work(tl, other).values())
+
+
+def _graph_work(tl: Timeline, kinds: tuple[Activity, ...]) -> dict[int, np.ndarray]:
     work = np.flatnonzero((tl.launch_of >= 0) & tl.on_device
-                          & np.isin(tl.activity, np.array(DEVICE_WORK, np.int8)))
+                          & np.isin(tl.activity, np.array(kinds, np.int8)))
     out: dict[int, np.ndarray] = {}
     launchers = np.unique(tl.launch_of[work])
     for launch, name in zip(launchers.tolist(), tl.names(launchers), strict=True):
@@ -213,23 +227,28 @@ def map_replay(replay: Trace, capture: Trace) -> ReplayMapping:
     """
     graphs = captured_graphs(capture)
     tl = Timeline(replay)
-    result = ReplayMapping()
+    result = ReplayMapping(other_work=replayed_other_work(tl))
     notes = tl.rows(Activity.ANNOTATION)
     notes = notes[~tl.on_device[notes]]
+    # a graph replayed many times shows the same kernels each time: match each sequence once
+    seen: dict[tuple, list[CapturedLaunch | None]] = {}
     for launch, kernels in replayed_kernels(tl).items():
         result.graph_launches += 1
         result.replayed += len(kernels)
         phase = _phase_around(tl, notes, launch) or "unmarked"
         result.phase[phase] = result.phase.get(phase, 0) + len(kernels)
-        best: dict[int, CapturedLaunch] = {}
-        for graph in graphs:
-            pairs = _pair(replay, tl, kernels, graph)
-            if len(pairs) > len(best):
-                best = pairs
-        result.mapped += len(best)
-        result.by_node_id += sum(1 for row, c in best.items() if c.node_id is not None
-                                 and _node_id(replay, row) == c.node_id)
-        result.pairs.update(best)
+        names = tl.names(kernels)
+        ids = [_node_id(replay, row) for row in kernels.tolist()]
+        key = (tuple(names), tuple(map(repr, ids)))
+        if key not in seen:
+            seen[key] = max((_pair(names, ids, graph) for graph in graphs),
+                            key=lambda found: len(found) - found.count(None),
+                            default=[None] * len(names))
+        for row, node, found in zip(kernels.tolist(), ids, seen[key], strict=True):
+            if found is not None:
+                result.pairs[row] = found
+                result.mapped += 1
+                result.by_node_id += found.node_id is not None and found.node_id == node
     return result
 
 
@@ -237,25 +256,27 @@ def _node_id(trace: Trace, row: int) -> object | None:
     return (trace.slices.args[row] or {}).get(NODE_ID)
 
 
-def _pair(replay: Trace, tl: Timeline, kernels: np.ndarray,
-          graph: list[CapturedLaunch]) -> dict[int, CapturedLaunch]:
-    """Kernel row → captured launch: by node id where both sides have one, the rest by
-    name in order."""
+def _pair(names: list[str], ids: list[object | None],
+          graph: list[CapturedLaunch]) -> list[CapturedLaunch | None]:
+    """The captured launch of each replayed kernel (None: unmatched): by node id where both
+    sides have one and the names agree, the rest by name in order.
+
+    >>> graph = [CapturedLaunch(i, k, None, (), None, None) for i, k in enumerate("abc")]
+    >>> [c.position if c else None for c in _pair(list("axc"), [None] * 3, graph)]
+    [0, None, 2]
+    """
     by_id = {c.node_id: c for c in graph if c.node_id is not None}
-    pairs: dict[int, CapturedLaunch] = {}
-    if by_id:
-        for row in kernels.tolist():
-            found = by_id.get(_node_id(replay, row))
-            if found is not None and found.kernel == tl.names(np.array([row]))[0]:
-                pairs[row] = found
-    rest = [int(r) for r in kernels if int(r) not in pairs]
-    taken = {c.position for c in pairs.values()}
+    out: list[CapturedLaunch | None] = [
+        found if (found := by_id.get(node)) is not None and found.kernel == name else None
+        for name, node in zip(names, ids, strict=True)] if by_id else [None] * len(names)
+    taken = {c.position for c in out if c is not None}
     free = [c for c in graph if c.position not in taken]
-    matched = align_in_order(tl.names(np.array(rest, np.int64)), [c.kernel for c in free])
-    for row, index in zip(rest, matched, strict=True):
+    rest = [i for i, c in enumerate(out) if c is None]
+    matched = align_in_order([names[i] for i in rest], [c.kernel for c in free])
+    for i, index in zip(rest, matched, strict=True):
         if index >= 0:
-            pairs[row] = free[index]
-    return pairs
+            out[i] = free[index]
+    return out
 
 
 def _phase_around(tl: Timeline, notes: np.ndarray, launch: int) -> str | None:
