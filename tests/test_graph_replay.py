@@ -186,3 +186,20 @@ def test_one_extra_captured_launch_leaves_every_replayed_kernel_matched(names, a
     captured = names[:at] + [extra] + names[at:]
     matched = align_in_order(names, captured)
     assert -1 not in matched
+
+
+def test_critical_path_names_the_op_that_captured_each_replayed_kernel():
+    _, launches = referee(*BUNDLED)
+    ops_of: dict[str, set] = {}
+    for launch in launches:
+        ops_of.setdefault(launch["kernel"], set()).add(launch["op"])
+    result = CliRunner().invoke(app, ["critical-path", str(BUNDLED[0]), "--graph-capture",
+                                      str(BUNDLED[1]), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    captured = [e for e in data["path"] if "captured_op" in e]
+    assert captured and all(e["kind"] == "kernel" for e in captured)
+    assert all(e["captured_op"] in ops_of[e["name"]] for e in captured)
+    assert sum(row["links"] for row in data["captured_ops"]) == len(captured) <= 421
+    assert sum(row["on_path_ns"] for row in data["captured_ops"]) == \
+        sum(e["dur_ns"] for e in captured)

@@ -12,7 +12,7 @@ from ..presentation.tables import console_for, table_width
 from .allocation_sites import sites_data, sites_table
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, device_data, device_views, print_device_views, with_steps
-from .graph_capture import replay_line, with_capture
+from .graph_capture import GRAPH_CAPTURE_OPTION, replay_line, with_capture
 from .loading import load_all
 from .options import AGGREGATES, ALIGN_OPTION, max_bytes_option, wide_option
 from .stragglers import print_stragglers
@@ -63,9 +63,7 @@ if TYPE_CHECKING:
 @click.option("--by-annotation", is_flag=True, help="GPU time per user annotation.")
 @click.option("--sequences", type=int, default=0, metavar="N",
               help="The most frequent kernel sequences of N kernels.")
-@click.option("--graph-capture", metavar="CAPTURE", help="The profile taken while the "
-              "replayed CUDA/HIP graphs were captured: their kernels go back to the ops, "
-              "modules and annotations that captured them.")
+@GRAPH_CAPTURE_OPTION
 @STEPS_OPTION
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 @ALIGN_OPTION
