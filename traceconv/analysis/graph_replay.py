@@ -14,6 +14,7 @@ which ``summary --by-annotation`` reads.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
@@ -141,14 +142,16 @@ def captured_graphs(capture: Trace) -> list[list[CapturedLaunch]]:
         inside = launches[(tl.track[launches] == track) & (tl.start[launches] >= tl.start[begin])
                           & (tl.start[launches] <= until)]
         inside = inside[np.argsort(tl.start[inside], kind="stable")]
+        # the frames that can hold a launch of this window (not every frame of the trace)
+        near = frames[(tl.track[frames] == track) & (tl.start[frames] <= until)
+                      & (tl.end[frames] >= tl.start[begin])]
         graph: list[CapturedLaunch] = []
         for row in inside.tolist():
             args = capture.slices.args[row] or {}
             kernel = args.get("kernel")
             if not isinstance(kernel, str):
                 continue   # a copy or a memset recorded into the graph: no kernel name
-            stack = frames[(tl.track[frames] == track) & (tl.start[frames] <= tl.start[row])
-                           & (tl.end[frames] >= tl.end[row])]
+            stack = near[(tl.start[near] <= tl.start[row]) & (tl.end[near] >= tl.end[row])]
             stack = stack[np.lexsort((-tl.dur[stack], tl.start[stack]))]
             ops = [names[tl.name[s]] for s in stack if tl.activity[s] == Activity.HOST_OP]
             notes = [names[tl.name[s]] for s in stack if tl.activity[s] == Activity.ANNOTATION]
@@ -226,6 +229,7 @@ def map_replay(replay: Trace, capture: Trace) -> ReplayMapping:
     (3, 2, 1, {'decode': 3}, 'aten::mm')
     """
     graphs = captured_graphs(capture)
+    kernel_counts = [Counter(c.kernel for c in graph) for graph in graphs]
     tl = Timeline(replay)
     result = ReplayMapping(other_work=replayed_other_work(tl))
     notes = tl.rows(Activity.ANNOTATION)
@@ -241,9 +245,7 @@ def map_replay(replay: Trace, capture: Trace) -> ReplayMapping:
         ids = [_node_id(replay, row) for row in kernels.tolist()]
         key = (tuple(names), tuple(map(repr, ids)))
         if key not in seen:
-            seen[key] = max((_pair(names, ids, graph) for graph in graphs),
-                            key=lambda found: len(found) - found.count(None),
-                            default=[None] * len(names))
+            seen[key] = _best_pairing(names, ids, graphs, kernel_counts)
         for row, node, found in zip(kernels.tolist(), ids, seen[key], strict=True):
             if found is not None:
                 result.pairs[row] = found
@@ -254,6 +256,33 @@ def map_replay(replay: Trace, capture: Trace) -> ReplayMapping:
 
 def _node_id(trace: Trace, row: int) -> object | None:
     return (trace.slices.args[row] or {}).get(NODE_ID)
+
+
+def _best_pairing(names: list[str], ids: list[object | None], graphs: list[list[CapturedLaunch]],
+                  kernel_counts: list[Counter]) -> list[CapturedLaunch | None]:
+    """The pairing with the capture window that matches most kernels. Windows are tried
+    from the most promising (the kernels both sides have, counted by name: a bound on what
+    any in-order matching finds), and no further once none left can beat the best.
+
+    >>> graphs = [[CapturedLaunch(i, k, None, (), None, None) for i, k in enumerate(g)]
+    ...           for g in ("xy", "abc")]
+    >>> [c.kernel if c else None for c in _best_pairing(list("abd"), [None] * 3, graphs,
+    ...                                                  [Counter(g) for g in ("xy", "abc")])]
+    ['a', 'b', None]
+    """
+    wanted = Counter(names)
+    bounds = sorted(((sum(min(n, have[name]) for name, n in wanted.items()), i)
+                     for i, have in enumerate(kernel_counts)), key=lambda b: (-b[0], b[1]))
+    best: list[CapturedLaunch | None] = [None] * len(names)
+    found = 0
+    for bound, index in bounds:
+        if bound <= found:
+            break
+        pairing = _pair(names, ids, graphs[index])
+        matched = len(pairing) - pairing.count(None)
+        if matched > found:
+            best, found = pairing, matched
+    return best
 
 
 def _pair(names: list[str], ids: list[object | None],
