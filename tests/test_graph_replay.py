@@ -203,3 +203,12 @@ def test_critical_path_names_the_op_that_captured_each_replayed_kernel():
     assert sum(row["links"] for row in data["captured_ops"]) == len(captured) <= 421
     assert sum(row["on_path_ns"] for row in data["captured_ops"]) == \
         sum(e["dur_ns"] for e in captured)
+
+
+@pytest.mark.parametrize("command", ["summary", "critical-path"])
+def test_a_missing_capture_is_one_line_naming_it(command, tmp_path):
+    missing = tmp_path / "capture.json"
+    result = CliRunner().invoke(app, [command, str(BUNDLED[0]), "--graph-capture", str(missing)])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"traceconv: error: {missing}: No such file or directory"]
