@@ -48,6 +48,8 @@ _EXPORTS = {
     "memory_ranks": ".memory_ranks",
     # transformations (each returns a new trace)
     "merge": ".merge", "trim": ".trim", "link_execution_trace": ".link_et",
+    "annotate_replay": ".graph_replay", "map_replay": ".graph_replay",
+    "ReplayMapping": ".graph_replay",
     # the shared vocabulary
     "Activity": ".activity", "Timeline": ".activity", "slice_activity": ".activity",
     # errors an analysis raises (besides ValueError for a bad argument)
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
     from .align import Alignment, RankAlignment, align
     from .critical_path import CriticalPath, PathEntry, critical_path
     from .diff import OpDelta, OpTotals, diff
+    from .graph_replay import ReplayMapping, annotate_replay, map_replay
     from .idle import DeviceIdle, device_idle
     from .job_path import JobPath, job_critical_path
     from .link_et import link_execution_trace
@@ -78,9 +81,10 @@ if TYPE_CHECKING:
 __all__ = [
     "Activity", "Advice", "Alignment", "CriticalPath", "DeltaRow", "DeviceIdle", "Finding",
     "InputError", "JobPath", "LiveBytes", "OpDelta", "OpRow", "OpTotals", "PathEntry", "RULES",
-    "RankAlignment", "Row", "Skipped", "Straggler", "Summary", "SummaryOptions", "Timeline",
-    "TimelineDiff", "TraceconvError", "advise", "align", "critical_path", "device_idle",
-    "diff", "job_critical_path", "link_execution_trace", "live_bytes", "memory_diff", "memory_ranks", "memory_report",
+    "RankAlignment", "ReplayMapping", "Row", "Skipped", "Straggler", "Summary", "SummaryOptions",
+    "Timeline", "TimelineDiff", "TraceconvError", "advise", "align", "annotate_replay",
+    "critical_path", "device_idle", "diff", "job_critical_path", "link_execution_trace",
+    "live_bytes", "map_replay", "memory_diff", "memory_ranks", "memory_report",
     "merge",
     "op_summary", "slice_activity",
     "sort_rows", "stragglers", "summarize", "timeline_diff", "trim",

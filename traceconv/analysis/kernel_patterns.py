@@ -9,12 +9,14 @@ import numpy as np
 
 from ..model.groups import grouped
 from .activity import DEVICE_WORK, Activity, Timeline
+from .graph_replay import captured_annotations
 
 
 def by_annotation(tl: Timeline, top: int = 20) -> list[dict]:
     """GPU time of the device work launched inside each user annotation (the innermost one
     around its launch call on the launching thread), largest first; work launched outside
-    every annotation is the row ``(no annotation)``.
+    every annotation is the row ``(no annotation)``. A replayed graph's kernel annotated by
+    :func:`~.graph_replay.annotate_replay` counts under the annotation that captured it.
 
     >>> from traceconv.model import Trace, ProcessKind
     >>> t = Trace(); h = t.add_process("host"); g = t.add_process("GPU", kind=ProcessKind.DEVICE)
@@ -37,12 +39,13 @@ def by_annotation(tl: Timeline, top: int = 20) -> list[dict]:
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     kernels: dict[str, Counter] = defaultdict(Counter)
     names = tl.trace.strings.strings
+    captured = captured_annotations(tl, work)
     for row in work.tolist():
         launch = int(tl.launch_of[row])
         at = int(tl.start[launch])
-        label = "(no annotation)"
+        label = captured.get(row, "(no annotation)")
         candidates = per_track.get(int(tl.track[launch]))
-        if candidates is not None:
+        if candidates is not None and row not in captured:
             upto = candidates[: int(np.searchsorted(tl.start[candidates], at, "right"))]
             inside = upto[tl.end[upto] > at]
             if len(inside):

@@ -6,7 +6,7 @@ invariants (:func:`traceconv.validate`) and each input to what it was: a new
 transformation is one line here to be covered by those checks.
 
 >>> [t.name for t in TRANSFORMATIONS]
-['merge', 'align', 'trim', 'combine', 'nesting', 'highlight', 'dataflow', 'copy']
+['merge', 'align', 'trim', 'combine', 'nesting', 'highlight', 'dataflow', 'copy', 'graph_replay']
 """
 
 from __future__ import annotations
@@ -75,6 +75,12 @@ def _copy(traces: Sequence[Trace]) -> Trace:
     return traces[0].copy().freeze()
 
 
+def _graph_replay(traces: Sequence[Trace]) -> Trace:
+    from .graph_replay import annotate_replay
+
+    return annotate_replay(traces[0], traces[1])
+
+
 TRANSFORMATIONS: tuple[Transformation, ...] = (
     Transformation("merge", 2, _merge),
     Transformation("align", 2, _align),
@@ -84,4 +90,5 @@ TRANSFORMATIONS: tuple[Transformation, ...] = (
     Transformation("highlight", 1, _highlight),
     Transformation("dataflow", 1, _dataflow),
     Transformation("copy", 1, _copy),
+    Transformation("graph_replay", 2, _graph_replay),
 )

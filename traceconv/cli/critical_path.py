@@ -10,6 +10,7 @@ from ..output_names import output_name
 from ..presentation.tables import Column, console_for, fitted_table
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
+from .graph_capture import GRAPH_CAPTURE_OPTION, path_captured_ops, with_capture
 from .job_path_table import print_ranks
 from .loading import load_all, load_each
 from .options import wide_option
@@ -29,11 +30,13 @@ from .options import wide_option
 @click.option("--top", type=int, default=10, show_default=True,
               help="Rows of the table of largest contributors.")
 @STEPS_OPTION
+@GRAPH_CAPTURE_OPTION
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 @wide_option
 def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: bool,
                           output: str | None, mode: str, top: int, format: str | None,
-                          steps: str | None = None, wide: bool = False) -> None:
+                          steps: str | None = None, wide: bool = False,
+                          graph_capture: str | None = None) -> None:
     """The critical path: the chain of dependent work (host ops, launches, kernels, copies,
     collectives, syncs) that sets the length of the run, split by kind, with idle gaps.
 
@@ -48,6 +51,7 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
       traceconv critical-path trace.pt.trace.json.gz --json
       traceconv critical-path trace.pt.trace.json.gz --highlight -o path.pftrace
       traceconv critical-path rank*.pt.trace.json.gz --json
+      traceconv critical-path replay.json --graph-capture capture.json
     """
     import orjson
 
@@ -71,7 +75,10 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
                 _print(job, top, wide)
                 print_ranks(job, wide)
             return
-        trace = with_steps(ranks[0] if ranks else load_all(inputs, format), steps, inputs[0])
+        trace = ranks[0] if ranks else load_all(inputs, format)
+        if graph_capture:
+            trace, _ = with_capture(trace, load_all((graph_capture,), None, "none"))
+        trace = with_steps(trace, steps, inputs[0])
         result = critical_path(trace, mode)
         target = None
         if highlight:
@@ -79,10 +86,19 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
 
             target = output or _highlight_name(inputs)
             save(draw(trace, result), target, format="perfetto" if not output else None)
+    captured = path_captured_ops(trace, result.path) if graph_capture else None
     if as_json:
-        click.echo(orjson.dumps(result.as_dict(), option=orjson.OPT_INDENT_2).decode())
+        data = result.as_dict()
+        if captured is not None:
+            data["captured_ops"] = captured.totals
+            for item, op in zip(data["path"], captured.per_entry, strict=True):
+                if op is not None:
+                    item["captured_op"] = op
+        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
     else:
         _print(result, top, wide)
+        if captured is not None:
+            click.echo(captured.line(top))
     if target and target != "-":
         click.echo(f"wrote {target}", err=True)
 

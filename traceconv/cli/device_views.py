@@ -129,6 +129,8 @@ def print_device_views(data: dict[str, Any], wide: bool = False) -> None:
               ("other ms", "other_ns"))),
             ("annotations", "GPU time per annotation",
              (("annotation", "annotation"), ("kernels", "kernels"), ("GPU ms", "gpu_ns"))),
+            ("captured_ops", "GPU time per op that captured the replayed kernels",
+             (("op", "op"), ("kernels", "kernels"), ("GPU ms", "gpu_ns"))),
             ("kernel_sequences", "most frequent kernel sequences",
              (("sequence", "sequence"), ("count", "count"), ("GPU ms", "gpu_ns")))):
         rows = data.get(key)

@@ -12,6 +12,7 @@ from ..presentation.tables import console_for, table_width
 from .allocation_sites import sites_data, sites_table
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, device_data, device_views, print_device_views, with_steps
+from .graph_capture import GRAPH_CAPTURE_OPTION, replay_line, with_capture
 from .loading import load_all
 from .options import AGGREGATES, ALIGN_OPTION, max_bytes_option, wide_option
 from .stragglers import print_stragglers
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
 @click.option("--by-annotation", is_flag=True, help="GPU time per user annotation.")
 @click.option("--sequences", type=int, default=0, metavar="N",
               help="The most frequent kernel sequences of N kernels.")
+@GRAPH_CAPTURE_OPTION
 @STEPS_OPTION
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 @ALIGN_OPTION
@@ -80,7 +82,7 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             max_bytes: int = DEFAULT_MAX_BYTES, launch_stats: bool = False,
             streams: bool = False, by_annotation: bool = False, sequences: int = 0,
             steps: str | None = None, wide: bool = False,
-            definition: str = "traceconv") -> None:
+            definition: str = "traceconv", graph_capture: str | None = None) -> None:
     """Per-operator time, calls, FLOPs and memory.
 
     On a timeline (PyTorch / Kineto, Chrome JSON, Perfetto...) the numbers of torch.profiler's
@@ -96,6 +98,7 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
       traceconv summary model.pt.trace.json --group-by-input-shape --json
       traceconv summary profile.json --aggregate-by type --aggregate sum -t 0
       traceconv summary rank0.json rank1.json    (adds the straggler table of the ranks)
+      traceconv summary replay.json --graph-capture capture.json --by-annotation
     """
     import orjson
 
@@ -105,8 +108,12 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
     from ..presentation.summary import render, summary_data
 
     with handled_errors():
-        trace = with_steps(load_all(inputs, format, align, max_bytes=max_bytes), steps,
-                           inputs[0])
+        trace = load_all(inputs, format, align, max_bytes=max_bytes)
+        replay: dict[str, Any] = {}
+        if graph_capture:   # (before --steps: the mapping follows the graph launch's flows)
+            trace, replay = with_capture(trace, load_all((graph_capture,), None, "none",
+                                                         max_bytes=max_bytes))
+        trace = with_steps(trace, steps, inputs[0])
         views: dict[str, Any] = {"launch_stats": launch_stats, "streams": streams,
                                  "by_annotation": by_annotation, "sequences": sequences}
         extra = (device_data(trace, **views, definition=definition)
@@ -132,9 +139,14 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             if print_only == "summary":   # the totals only, as the text block prints them
                 data = {key: value for key, value in data.items() if "total" in key}
             data.update(extra)
+            if replay:
+                data["graph_replay"] = replay
             click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
         else:
             click.echo(text, nl=False)
+            if replay:
+                click.echo(replay_line(replay))
+                print_device_views({"captured_ops": replay["ops"]}, wide)
             if extra:
                 print_device_views(extra, wide)
             rows = stragglers(trace) if len(inputs) > 1 else []

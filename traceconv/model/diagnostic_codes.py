@@ -77,6 +77,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("analysis.device_counters", "note",
           "counter tracks derived from the device work (launch queue per stream, memcpy "
           "bandwidth per direction)"),
+    # analysis: kernels of replayed CUDA/HIP graphs mapped back to their capture
+    _Code("graph_replay.unmatched", "note",
+          "replayed graph kernels that no captured launch matches in order (no op above them)"),
     # breakdown
     _Code("breakdown.children_scaled", "repaired",
           "children add up to more than their parent; drawn scaled down"),
