@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import traceconv
+from tests.tp_wasm.layout import LINUX_PID_MAX, processes
 from traceconv.analysis.align import align
 from traceconv.analysis.collectives import find_calls
 from traceconv.analysis.merge import merge
@@ -151,12 +152,9 @@ def test_perfetto_shows_each_rank_labelled(tmp_path: Path, samples: Path, trace_
     paths = [str(samples / "torch" / name) for name in RANKS]
     assert CliRunner().invoke(app, [*paths, "-o", str(out)]).exit_code == 0
     trace_processor.load(out.read_bytes())
-    rows = trace_processor.query(
-        "select p.name, group_concat(a.display_value, '|') as labels from process p "
-        "join args a using (arg_set_id) where a.key glob 'chrome.process_label*' "
-        "group by p.upid")
-    assert not [r for r in rows if "GPU" in r.name]   # a device has no pid: a track group
-    groups = {r.name for r in trace_processor.query("select name from track")}
-    # named with the labels that are not in its name already
-    assert {f"rank {r}: GPU 0 (world size 4, NVIDIA H100 80GB HBM3, backend gloo)"
-            for r in range(4)} <= groups
+    shown = {name: (pid, set(labels)) for pid, name, labels in processes(trace_processor)}
+    for rank in range(4):
+        pid, labels = shown[f"rank {rank}: GPU 0"]
+        assert pid > LINUX_PID_MAX   # a device has no pid of its own: a made-up one
+        assert {f"rank {rank}", "world size 4", "NVIDIA H100 80GB HBM3", "backend gloo"} <= labels
+        assert shown[f"rank {rank}: python3 (pid {1180 + rank})"][0] == 1180 + rank

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 import traceconv
 from tests.conftest import DATA
+from tests.tp_wasm.layout import LINUX_PID_MAX, processes
 from traceconv.cli import app
 from traceconv.formats.perfetto import write
 
@@ -42,17 +43,15 @@ def test_pytorch_view_in_trace_processor(trace_processor):
     path = TORCH / "ddp_gloo_rank0.pt.trace.json.gz"
     envelope = raw(path)
     trace_processor.load(pftrace(traceconv.load(path)))
-    processes = trace_processor.query("select pid, name from process where pid > 0")
-    assert [(p.pid, p.name) for p in processes] == [(1180, "python3 (pid 1180)")]
+    shown = {name: (pid, labels) for pid, name, labels in processes(trace_processor)}
     model, info = envelope["deviceProperties"][0]["name"], envelope["distributedInfo"]
     rank = [f"rank {info['rank']}", f"world size {info['world_size']}",
             f"backend {info['backend']}"]
-    labels = [r.display_value for r in trace_processor.query(
-        "select display_value from args where key like 'chrome.process_label%' order by key")]
-    assert labels == ["CPU", *rank]
-    groups = {r.name for r in trace_processor.query("select name from track")}
-    assert f"GPU 0 ({model}, {', '.join(rank)})" in groups
-    assert f"Spans ({', '.join(rank)})" in groups
+    assert shown["python3 (pid 1180)"] == (1180, ["CPU", *rank])
+    # the device and the span groups are processes too, with made-up pids beyond any real one
+    assert [pid for pid, _ in shown.values() if pid <= LINUX_PID_MAX] == [1180]
+    assert shown["GPU 0"][1] == [model, *rank]
+    assert shown["Spans"][1] == rank
 
 
 @pytest.mark.integration

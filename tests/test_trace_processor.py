@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import traceconv
 from tests.test_perfetto_writer import sample_trace
+from tests.tp_wasm.layout import LINUX_PID_MAX, processes
 from traceconv.formats.chrome.checker import check_chrome, check_chrome_events
 from traceconv.formats.perfetto import write
 from traceconv.io import Source
@@ -53,22 +54,21 @@ def test_hand_built_trace(trace_processor):
     assert [(f.src, f.dst) for f in flows] == [("cudaLaunchKernel", "sgemm_128x64_nn")]
     units = {r.name: r.unit for r in tp.query("select name, unit from counter_track")}
     assert units["allocated"] == "bytes"
-    processes = {r.pid: r.name for r in tp.query("select pid, name from process where pid > 0")}
-    assert processes[4242] == "python train.py"
-    assert "GPU 0" not in processes.values()   # a device is a named track group, no pid
-    groups = {r.name for r in tp.query("select name from track where name is not null")}
-    assert "GPU 0" in groups
+    pids = {name: pid for pid, name, _ in processes(tp)}
+    assert pids["python train.py"] == 4242
+    assert pids["GPU 0"] > LINUX_PID_MAX   # a device is a process row, with a made-up pid
     threads = {r.name for r in tp.query("select name from thread where name is not null")}
-    assert {"MainThread", "DataLoader"} <= threads
+    assert {"MainThread", "DataLoader", "stream 7"} <= threads
     args = {r.key: r.display_value for r in tp.query(
         "select a.key, a.display_value from slice s join args a using(arg_set_id) "
         "where s.name = 'aten::matmul'")}
     assert args["debug.dtype"] == "float32"
     assert args["debug.Input Dims[1][1]"] == "256"
     assert args["debug.Comms Id"] == str(2**64 - 5)
-    kernel = tp.query("select t.name from slice s join track t on s.track_id = t.id "
-                      "where s.name = 'sgemm_128x64_nn'")[0]
-    assert kernel.name == "stream 7"
+    kernel = tp.query("select th.name as stream, p.name as device from slice s "
+                      "join thread_track tt on s.track_id = tt.id join thread th using (utid) "
+                      "join process p using (upid) where s.name = 'sgemm_128x64_nn'")
+    assert [(k.stream, k.device) for k in kernel] == [("stream 7", "GPU 0")]
 
 
 def test_overlapping_and_deep_slices_all_arrive(trace_processor):

@@ -479,7 +479,8 @@ CODES: tuple[CodeInfo, ...] = (
           "instants on a counter track: not written (a counter track holds values only; "
           "Perfetto would drop or misdraw them)"),
     _Code("perfetto.pid_replaced", "repaired",
-          "a process pid was out of range or used twice; it is drawn as a named track group"),
+          "a process pid was out of range or used twice; it gets a made-up one above pid_max "
+          "(a process without threads becomes a named track group)"),
     _Code("perfetto.slice_on_counter_track", "dropped",
           "slices on a counter track (instants too, when a .pftrace is read): left out (a "
           "counter track holds values only; Perfetto would drop or misdraw them)"),
