@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from ..analysis.attribution import StepTimes
 
 SEPARATOR = "vs"
-_SKIPPED_NAMES = ("manifest.json",)   # split's list of its pieces, not a trace
+# split's list of its pieces, and its overview of the whole run: neither is a piece
+_SKIPPED_NAMES = ("manifest.json", "overview.pftrace")
 
 
 def split_sides(inputs: tuple[str, ...]) -> tuple[list[str], list[str]]:
@@ -38,7 +39,7 @@ def split_sides(inputs: tuple[str, ...]) -> tuple[list[str], list[str]]:
 
 def expand(specs: list[str]) -> list[str]:
     """Each folder replaced by the files in it (by name; hidden files and a ``split``
-    manifest left out); files and ``FILE@N`` kept."""
+    manifest and overview left out); files and ``FILE@N`` kept."""
     files: list[str] = []
     for spec in specs:
         if not os.path.isdir(spec):
