@@ -28,6 +28,7 @@ def outputs(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
+@pytest.mark.slow
 def test_local_and_dask_write_identical_files(tmp_path: Path, inputs: list[str]):
     runs = {}
     for name, options in (("serial", ["-j", "1"]), ("pool", ["-j", "2"]),

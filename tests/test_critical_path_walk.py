@@ -124,6 +124,7 @@ def test_gpt_compile_launch_after_kernel_is_no_dead_end():
     assert end == max(device_end, host_end)
 
 
+@pytest.mark.shared
 @pytest.mark.skipif(not NCCL_A100.exists(), reason="needs ../shared")
 def test_a100_nccl_watchdog_poller_is_never_the_path():
     """Issue #27: the NCCL watchdog thread polls cudaEventQuery until the end of the trace;

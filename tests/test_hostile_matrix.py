@@ -270,6 +270,7 @@ def _peak_bytes(path: Path, reader: str) -> int:
     return traced_peak(lambda: traceconv.load(path, format=reader))[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda s: f"{s.reader}-{s.name}")
 def test_memory_grows_linearly_with_the_input(seed, tmp_path):
     """The seed repeated 1x-8x (see ``families.scaled``): the reader's peak of traced memory

@@ -321,6 +321,7 @@ def _computing(path: Path, expression: str) -> None:
         c.execute("vacuum")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample", sqlite_samples(smallest=True), ids=lambda p: p.name)
 @pytest.mark.parametrize("expression", [
     "printf('%.*c', 50000000, 'x')",          # 50 MB per string: a memory bomb

@@ -135,6 +135,7 @@ def test_shared_snapshot_equals_the_replay(path):
     check_against_replay(path)
 
 
+@pytest.mark.shared
 def test_shared_snapshots_are_there():
     if not SHARED.is_dir():
         pytest.skip("../shared is not beside this checkout")
@@ -169,6 +170,7 @@ def with_oom(document: dict, position: int, size: int | None) -> dict:
     return {**document, "device_traces": [entries]}
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, derandomize=True)
 @given(st.floats(0.05, 0.95))
 def test_the_moment_is_the_oom_event(tmp_path_factory, where):
@@ -217,6 +219,7 @@ def test_a_wrapped_history_counts_what_it_lost(tmp_path):
     check_against_replay(target)
 
 
+@pytest.mark.slow
 def test_without_times_the_moment_is_an_entry_index(tmp_path):
     document = plain_document(BUNDLED[0])
     timeless = {**document, "device_traces": [

@@ -33,6 +33,7 @@ def test_owner_op_is_a_graph_node_named_owner_name(path: Path):
         assert block.owner_name == node["name"], block
 
 
+@pytest.mark.slow
 def test_samples_with_owners_cover_every_kind_of_reader():
     # readers with an op graph (MegEngine, MIGraphX, Paddle's protobuf) fill both fields;
     # those without (Kineto, Paddle's legacy profile) fill owner_name only

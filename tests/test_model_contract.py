@@ -66,6 +66,7 @@ def _load(path: Path) -> Trace | None:
         return None
 
 
+@pytest.mark.slow
 def test_every_reader_has_a_bundled_sample_it_reads() -> None:
     readers = {f.name for f in registry.all_formats() if f.reads and f.origin == "built-in"}
     read = {name for path, name in _detected().items() if _load(path) is not None}

@@ -269,6 +269,7 @@ def as_wide_columns(text: str, width: int, filled: st.DataObject) -> str:
                     + "".join(name.ljust(w) for name, w in WIDE_COLUMNS), row)
 
 
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None, suppress_health_check=FIXTURE)
 @given(st.sampled_from(PERF_REPORTS), st.integers(0, 60), st.data())
 def test_migraphx_wide_column_tables_keep_their_times(tmp_path, path, pad, filled):

@@ -200,6 +200,7 @@ def test_pftrace_pieces_load_in_trace_processor(cnn_steps, trace_processor):
     assert total >= len([e for e in raw(CNN)["traceEvents"] if e.get("ph") == "X"])
 
 
+@pytest.mark.slow
 def test_device_work_goes_to_the_step_that_launched_it(tmp_path):
     """A kernel launched in step N belongs to step N's piece even when it runs after step
     N+1 starts; the end of its launch flow goes with it, so no launch flow is cut."""
@@ -395,6 +396,7 @@ def _copies(source: dict, times: int, path: Path) -> int:
     return path.stat().st_size
 
 
+@pytest.mark.slow
 def test_memory_stays_bounded_as_the_input_grows(tmp_path, monkeypatch):
     """Peak Python allocations while splitting 4× and 16× the sample: the larger input
     (14 MB) must not need more than the smaller one plus a margin, and far less than its
