@@ -104,6 +104,7 @@ def _fingerprint(trace: Trace) -> tuple:
             trace.diagnostics.as_list(), dict(trace.metadata.attributes))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transformation", TRANSFORMATIONS, ids=lambda t: t.name)
 def test_transformation_output_is_valid_and_inputs_unchanged(transformation) -> None:
     for inputs in _inputs(transformation.inputs):
@@ -142,6 +143,7 @@ def test_merge_keeps_each_inputs_op_graph_and_owners(tmp_path: Path) -> None:
     assert validate(merged) == []
 
 
+@pytest.mark.slow
 def test_merge_keeps_allocator_segments() -> None:
     one = traceconv.load(SNAPSHOT)
     assert one.reservations   # the segments of the snapshot
