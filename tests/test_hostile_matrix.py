@@ -216,6 +216,7 @@ def short_fifo_wait(monkeypatch):
     monkeypatch.delenv("TRACECONV_DEBUG", raising=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("reader", "family"), list(_cells()))
 def test_hostile_family_keeps_the_contract(reader, family, tmp_path, short_fifo_wait):
     count = PER_CELL[family][FULL]
