@@ -117,6 +117,7 @@ def test_kineto_gpu_trace_flows_and_device_namespacing(data: Path):
     assert trace.diagnostics.count("chrome.flow_dangling") == 3
 
 
+@pytest.mark.slow
 def test_kineto_2021_legacy_names(data: Path):
     trace = traceconv.load(data / "torch" / "kineto2021_resnet50.pt.trace.json.gz")
     cats = Counter(s.category for s in trace.iter_slices())

@@ -91,6 +91,7 @@ def check_invariants(result, busiest_ns: int) -> None:
 GPU_SAMPLES = sorted(p for p in TORCH.glob("*.pt.trace.json.gz"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", GPU_SAMPLES + _corpus(), ids=lambda p: p.name)
 def test_invariants_on_every_gpu_trace(path):
     events = _events(path)

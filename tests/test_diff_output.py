@@ -56,6 +56,7 @@ def step2_vs_step3(tmp_path_factory):
     return paths
 
 
+@pytest.mark.slow
 def test_fail_if_exits_3_past_the_limit_and_0_below(step2_vs_step3):
     a, b = step2_vs_step3
     steps = _raw_steps()

@@ -179,6 +179,7 @@ def test_every_reader_reads_each_compression_as_the_plain_file(reader: str, kind
         plain, format=reader).counts()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(COMPRESSORS))
 @pytest.mark.parametrize("reader", ["chrome", "nsys-stats", "migraphx", "torch-snapshot"])
 def test_a_compression_bomb_stops_at_the_byte_limit(kind: str, reader: str, tmp_path: Path):
@@ -249,6 +250,7 @@ def _delete_half(c: sqlite3.Connection, table: str) -> None:
     c.execute(f'delete from "{table}" where rowid % 2 = 0')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample", sqlite_samples(), ids=lambda p: p.name)
 def test_a_write_ahead_log_beside_a_database_is_read(sample: Path, tmp_path: Path):
     # the truth: the same change committed into the file itself

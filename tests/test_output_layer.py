@@ -521,6 +521,7 @@ def test_a_full_standard_output_is_one_line(writing_to_a_failing_stdout, case: s
     assert stderr == "traceconv: error: <stdout>: cannot write: No space left on device\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["convert-chrome", "text"])
 def test_a_closed_standard_output_ends_quietly(writing_to_a_failing_stdout, case: str):
     # as other Unix tools do under `| head`: exit 1, nothing on stderr
