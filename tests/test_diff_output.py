@@ -122,6 +122,7 @@ def test_diff_output_loads_in_trace_processor_aligned_at_step_starts(
     assert stats[0].n == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("gate", "said"), [
     ("kernal:+1%", "did you mean 'kernel'?"),
     ("totl:+5%", "did you mean 'total'?"),

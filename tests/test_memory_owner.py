@@ -22,6 +22,7 @@ MEMORY_SAMPLES = sorted(
     p for p in bundled_files(SAMPLES) if p.suffix != ".md" and p.name not in NOT_TRACES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", MEMORY_SAMPLES, ids=lambda p: str(p.relative_to(SAMPLES)))
 def test_owner_op_is_a_graph_node_named_owner_name(path: Path):
     trace = traceconv.load(path)

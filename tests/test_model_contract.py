@@ -73,6 +73,7 @@ def test_every_reader_has_a_bundled_sample_it_reads() -> None:
     assert readers - read == set()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", sorted(_detected()), ids=lambda p: str(p.relative_to(ROOT)))
 def test_reader_output_is_frozen_and_valid(path: Path) -> None:
     trace = _load(path)

@@ -194,6 +194,7 @@ def _bundled() -> list[Path]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", _bundled(), ids=lambda p: p.name)
 def test_own_pftrace_reads_back_to_the_json_model(path: Path):
     try:

@@ -179,6 +179,7 @@ def test_execution_traces_of_every_schema_are_detected(path):
     assert trace.diagnostics.count("torch_et.structure_nodes") == roots
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, suppress_health_check=FIXTURE)
 @given(st.sampled_from(ET_FILES), st.sets(st.sampled_from(ET_TOP_KEYS)),
        st.sets(st.sampled_from(ET_NODE_KEYS), max_size=6))

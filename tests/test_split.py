@@ -241,6 +241,7 @@ def test_device_work_goes_to_the_step_that_launched_it(tmp_path):
     assert sum(len(t.slices) for t in loaded) == len(traceconv.load(MI300).slices)
 
 
+@pytest.mark.slow
 def test_launches_past_the_limit_are_counted(tmp_path, monkeypatch):
     """The launch table is bounded: past it, device work is placed by its own start."""
     from traceconv.splitting import windows
@@ -306,6 +307,7 @@ def test_megengine_steps_end_at_each_threads_stop_step(tmp_path):
         assert sum(len(getattr(t, part)) for t in loaded) == len(getattr(whole_trace, part))
 
 
+@pytest.mark.slow
 def test_time_windows_clipped(tmp_path):
     whole = raw(RESNET)["traceEvents"]
     manifest = split(RESNET, tmp_path, by="time=20ms", clip=True)
