@@ -80,6 +80,33 @@ def trace_processor():
     processor.close()
 
 
+SHARED_ROOT = ROOT.parent / "shared"
+# A test that asks for one of these fixtures gets the marker (pyproject.toml's markers): the
+# default run deselects "slow", "shared" and "integration"; .ci/run runs them after it.
+MARKER_OF_FIXTURE = {"shared_samples": "shared", "trace_processor": "integration"}
+
+
+def reads_shared(item: pytest.Item) -> bool:
+    """Whether the test is parametrized over a file of ``../shared``."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    values = [part for value in params.values()
+              for part in (value if isinstance(value, (list, tuple)) else [value])]
+    return any(isinstance(value, Path) and value.is_relative_to(SHARED_ROOT)
+               for value in values)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark tests by the fixtures they use and the files they read, so that no test that
+    needs ``../shared`` or a real client has to be marked by hand."""
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        for name in {MARKER_OF_FIXTURE[f] for f in fixtures if f in MARKER_OF_FIXTURE}:
+            item.add_marker(name)
+        if reads_shared(item):
+            item.add_marker("shared")
+
+
 # Property tests are deterministic in CI (same examples every run, no example database);
 # HYPOTHESIS_PROFILE=long explores many more, randomly, for local runs.
 settings.register_profile("ci", derandomize=True, database=None, deadline=None,

@@ -212,6 +212,7 @@ def test_cli_text_and_errors(tmp_path):
     assert runner.invoke(app, ["advise", "--list-rules"]).output.count("\n") == len(RULES)
 
 
+@pytest.mark.slow
 def test_fragmentation_of_an_allocator_snapshot_from_its_segments():
     """Snapshots have no running totals: reserved = live segments, allocated = live blocks.
     Reference: a plain replay of the snapshot's own history, backwards from its dump state."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import traceconv
 import traceconv.formats.chrome  # noqa: F401 - the package must not hide list_formats()
 from traceconv.model.memory import live_bytes
@@ -29,6 +31,7 @@ def test_api_tour(tmp_path: Path):
     assert traceconv.load(tmp_path / "cnn.json.gz", format="json").counts()["flows"] == 48
 
 
+@pytest.mark.slow
 def test_api_tour_pytorch_snapshot_and_execution_trace():
     torch_samples = CNN.parent
     snap = traceconv.load(torch_samples / "resnet18_train_snapshot.pickle.gz")

@@ -28,6 +28,7 @@ def outputs(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
+@pytest.mark.slow
 def test_local_and_dask_write_identical_files(tmp_path: Path, inputs: list[str]):
     runs = {}
     for name, options in (("serial", ["-j", "1"]), ("pool", ["-j", "2"]),
@@ -48,6 +49,7 @@ def test_same_bytes_as_convert(tmp_path: Path, inputs: list[str]):
     assert (tmp_path / "b" / "ddp_gloo_rank0.pftrace").read_bytes() == single.read_bytes()
 
 
+@pytest.mark.slow
 def test_a_bad_file_is_reported_and_the_rest_go_on(tmp_path: Path, inputs: list[str]):
     bad = tmp_path / "broken.json"
     bad.write_bytes(b'{"traceEvents": [{"ph": "X", "ts": ]}')
@@ -63,6 +65,7 @@ def test_a_bad_file_is_reported_and_the_rest_go_on(tmp_path: Path, inputs: list[
     assert len(errors) == 1 and "broken.json" in errors[0] and "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_merge_writes_the_aligned_trace_convert_would(tmp_path: Path, inputs: list[str]):
     ranks = inputs[:4]
     result = run(*ranks, "-o", str(tmp_path / "m"), "--to", "perfetto", "--merge", "-j", "2")

@@ -44,6 +44,7 @@ def _inside(value: int) -> int:
 
 # -- the rules -------------------------------------------------------------------------
 
+@pytest.mark.slow
 @settings(derandomize=True, max_examples=200, deadline=None)
 @given(st.lists(st.tuples(times, times), min_size=1, max_size=20), st.booleans())
 def test_intervals_at_any_edge_come_out_in_range_and_counted(pairs, columnar):

@@ -39,6 +39,7 @@ ALL_CHROME = sorted({*(p for pattern in CHROME_PATTERNS for p in DATA.glob(patte
                      *SAMPLES.glob("torch/*.pt.trace.json")})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ALL_CHROME, ids=lambda p: p.name)
 def test_every_event_is_modelled_or_counted(path: Path):
     """X/B-E/i/C/s-f/M events of the file all land somewhere; the rest are diagnostics."""
@@ -116,6 +117,7 @@ def test_kineto_gpu_trace_flows_and_device_namespacing(data: Path):
     assert trace.diagnostics.count("chrome.flow_dangling") == 3
 
 
+@pytest.mark.slow
 def test_kineto_2021_legacy_names(data: Path):
     trace = traceconv.load(data / "torch" / "kineto2021_resnet50.pt.trace.json.gz")
     cats = Counter(s.category for s in trace.iter_slices())
@@ -228,6 +230,7 @@ events_strategy = st.lists(st.dictionaries(st.sampled_from(["ph", "name", "args"
                                            json_values, max_size=4), max_size=30)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(events=events_strategy, chunk=st.integers(4, 300), indent=st.booleans(),
        wrapped=st.booleans())

@@ -90,6 +90,7 @@ def _both(path: Path, monkeypatch: pytest.MonkeyPatch
     return fast, plain, pieces
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
 def test_records_read_what_the_event_loop_reads(path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:

@@ -120,6 +120,7 @@ def test_errors_on_long_lines_count_characters_like_orjson(opener):
     assert (err.value.line, err.value.column) == (whole.value.lineno, whole.value.colno)
 
 
+@pytest.mark.slow
 @STREAMS
 def test_large_object_missing_its_closing_brace_is_an_error(tmp_path: Path, opener):
     """Small or large, an object cut short is not valid JSON: exit 1 with the place."""

@@ -20,6 +20,8 @@ from traceconv.formats.chrome.writer import write_chrome
 from traceconv.model import Trace
 from traceconv.model.nesting import nested_view
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_FILES = sorted(p for folder in (ROOT / "samples", ROOT / "tests" / "data")
                       for p in bundled_files(folder) if p.suffix not in (".md", ".txt")

@@ -102,6 +102,7 @@ def test_missing_file_and_usage_errors(tmp_path: Path):
     assert result.exit_code == 1 and "--to" in result.stderr
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.dictionaries(
     st.sampled_from(["ph", "ts", "dur", "pid", "tid", "name", "cat", "id", "s", "bp", "args"]),

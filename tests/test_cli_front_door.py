@@ -176,6 +176,7 @@ def test_no_protobuf_onto_a_terminal(args: list[str]):
     assert len(lines) == 1 and "binary" in lines[0] and "-o out.pftrace" in lines[0]
 
 
+@pytest.mark.slow
 def test_binary_to_a_pipe_and_text_to_a_terminal_still_work():
     piped = subprocess.run([*TRACECONV, "-", "--to", "perfetto"], stdin=CNN.open("rb"),
                            capture_output=True, check=False)
@@ -203,6 +204,7 @@ def test_info_imports_only_what_it_runs():
     assert not sorted(n for n in names if n in NOT_FOR_INFO or n.split(".")[0] in NOT_FOR_INFO)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [None, *sorted(COMMANDS)])
 def test_help_imports_no_numpy(command: str | None):
     names = imported(*([command] if command else []), "--help")
@@ -250,6 +252,7 @@ TABLE_COMMANDS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [80, 60])
 @pytest.mark.parametrize("name", sorted(TABLE_COMMANDS))
 def test_every_table_fits_the_terminal(name: str, width: int):
@@ -330,6 +333,7 @@ def _bar_text(paths: list[str], read) -> str:
     return shown.getvalue()
 
 
+@pytest.mark.slow
 def test_progress_of_a_small_gz_that_expands(tmp_path: Path):
     data = _big_trace(400_000)   # ~23 MB of JSON, ~1.5 MB gzipped: under the plain-file mark
     path = tmp_path / "big.json.gz"
@@ -340,6 +344,7 @@ def test_progress_of_a_small_gz_that_expands(tmp_path: Path):
     assert "400,000 events" in shown   # the last figure the reader gave: all of them
 
 
+@pytest.mark.slow
 def test_progress_of_standard_input(monkeypatch: pytest.MonkeyPatch):
     data = _big_trace(400_000)
 

@@ -91,6 +91,7 @@ def check_invariants(result, busiest_ns: int) -> None:
 GPU_SAMPLES = sorted(p for p in TORCH.glob("*.pt.trace.json.gz"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", GPU_SAMPLES + _corpus(), ids=lambda p: p.name)
 def test_invariants_on_every_gpu_trace(path):
     events = _events(path)
@@ -124,6 +125,7 @@ def test_gpt_compile_launch_after_kernel_is_no_dead_end():
     assert end == max(device_end, host_end)
 
 
+@pytest.mark.shared
 @pytest.mark.skipif(not NCCL_A100.exists(), reason="needs ../shared")
 def test_a100_nccl_watchdog_poller_is_never_the_path():
     """Issue #27: the NCCL watchdog thread polls cudaEventQuery until the end of the trace;

@@ -202,6 +202,7 @@ SAMPLES = sorted(p for p in (ROOT / "samples").rglob("*")
                  if p.is_file() and p.suffix not in (".md",) and "broken" not in p.name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
 def test_reads_record_only_registered_codes(path: Path) -> None:
     trace = traceconv.load(path)

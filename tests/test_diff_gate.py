@@ -26,6 +26,8 @@ from traceconv.analysis.fail_if import evaluate, parse_gate
 from traceconv.analysis.timeline_diff import compare
 from traceconv.cli import app
 
+pytestmark = pytest.mark.slow
+
 DATA = Path(__file__).parent / "data"
 RESNET50 = DATA / "torch" / "kineto2021_resnet50.pt.trace.json.gz"   # 6 steps, one GPU
 CNN = Path(__file__).parent.parent / "samples" / "torch" / "cnn_step5.pt.trace.json"

@@ -57,6 +57,7 @@ def step2_vs_step3(tmp_path_factory):
     return paths
 
 
+@pytest.mark.slow
 def test_fail_if_exits_3_past_the_limit_and_0_below(step2_vs_step3):
     a, b = step2_vs_step3
     steps = _raw_steps()
@@ -121,6 +122,7 @@ def test_diff_output_loads_in_trace_processor_aligned_at_step_starts(
     assert stats[0].n == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("gate", "said"), [
     ("kernal:+1%", "did you mean 'kernel'?"),
     ("totl:+5%", "did you mean 'total'?"),

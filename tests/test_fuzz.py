@@ -11,10 +11,14 @@ from __future__ import annotations
 import random
 import signal
 
+import pytest
+
 from benchmarks.fuzz import campaign, worker
 from benchmarks.fuzz.campaign import run_campaign
 from benchmarks.fuzz.mutators import mutate, parse_wire, write_wire
 from benchmarks.fuzz.seeds import KINDS, collect_seeds, mutant
+
+pytestmark = pytest.mark.slow
 
 PER_TARGET = 200   # x 12 targets: ~20 s idle, well under 2 minutes on a loaded CI machine
 

@@ -24,6 +24,8 @@ import traceconv
 from benchmarks.fuzz import worker
 from traceconv.errors import InputError
 
+pytestmark = pytest.mark.slow
+
 FOUND = Path(__file__).parent / "data" / "hostile" / "fuzz_round3"
 INPUTS = sorted(FOUND.glob("*.input"))
 

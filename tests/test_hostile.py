@@ -489,6 +489,7 @@ def test_paddle_report_number_errors_name_the_line(tmp_path: Path, line_start, n
                    f"{path}:{at + 1}: ", "is out of the int64 range: 1e+308")
 
 
+@pytest.mark.slow
 def test_paddle_nesting_subset_search_is_bounded():
     # A collapsed merged table is nested by finding the rows whose totals make up the
     # excess over Total time; every row walks every reachable sum, so a hostile table

@@ -216,6 +216,7 @@ def short_fifo_wait(monkeypatch):
     monkeypatch.delenv("TRACECONV_DEBUG", raising=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("reader", "family"), list(_cells()))
 def test_hostile_family_keeps_the_contract(reader, family, tmp_path, short_fifo_wait):
     count = PER_CELL[family][FULL]
@@ -270,6 +271,7 @@ def _peak_bytes(path: Path, reader: str) -> int:
     return traced_peak(lambda: traceconv.load(path, format=reader))[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda s: f"{s.reader}-{s.name}")
 def test_memory_grows_linearly_with_the_input(seed, tmp_path):
     """The seed repeated 1x-8x (see ``families.scaled``): the reader's peak of traced memory

@@ -185,6 +185,7 @@ main()
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM",
                                   "SIGXCPU", "SIGVTALRM"])
 def test_terminating_signals_remove_the_partial_output(name: str, small: Path, tmp_path: Path):
@@ -388,6 +389,7 @@ def _counts(trace) -> tuple:
     return c["slices"], c["stat_rows"], c["memory_blocks"], c["counter_samples"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", sorted(TEXT_SAMPLES))
 @pytest.mark.parametrize("dress", sorted(DRESSES))
 def test_a_text_input_in_another_dress_reads_the_same(tmp_path: Path, fmt: str, dress: str):

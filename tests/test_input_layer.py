@@ -158,6 +158,7 @@ COMPRESSORS = {"gz": lambda d: gzip.compress(d, 1), "xz": lambda d: lzma.compres
                "bz2": lambda d: bz2.compress(d, 1)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reader", READERS)
 @pytest.mark.parametrize("kind", sorted(COMPRESSORS))
 def test_every_reader_reads_each_compression_as_the_plain_file(reader: str, kind: str,
@@ -178,6 +179,7 @@ def test_every_reader_reads_each_compression_as_the_plain_file(reader: str, kind
         plain, format=reader).counts()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(COMPRESSORS))
 @pytest.mark.parametrize("reader", ["chrome", "nsys-stats", "migraphx", "torch-snapshot"])
 def test_a_compression_bomb_stops_at_the_byte_limit(kind: str, reader: str, tmp_path: Path):
@@ -188,6 +190,7 @@ def test_a_compression_bomb_stops_at_the_byte_limit(kind: str, reader: str, tmp_
         traceconv.load(path, format=reader, max_bytes=1 << 20)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reader", READERS)
 @pytest.mark.parametrize("kind", sorted(COMPRESSORS))
 def test_a_cut_compressed_stream_is_one_line_for_every_reader(kind: str, reader: str,
@@ -247,6 +250,7 @@ def _delete_half(c: sqlite3.Connection, table: str) -> None:
     c.execute(f'delete from "{table}" where rowid % 2 = 0')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample", sqlite_samples(), ids=lambda p: p.name)
 def test_a_write_ahead_log_beside_a_database_is_read(sample: Path, tmp_path: Path):
     # the truth: the same change committed into the file itself
@@ -321,6 +325,7 @@ def _computing(path: Path, expression: str) -> None:
         c.execute("vacuum")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample", sqlite_samples(smallest=True), ids=lambda p: p.name)
 @pytest.mark.parametrize("expression", [
     "printf('%.*c', 50000000, 'x')",          # 50 MB per string: a memory bomb
@@ -353,6 +358,7 @@ def test_a_view_in_place_of_a_table_is_never_run(sample: Path, tmp_path: Path):
         assert trace.counts()["slices"] >= 0
 
 
+@pytest.mark.slow
 def test_a_query_past_the_step_budget_is_one_line(tmp_path: Path):
     path = tmp_path / "t.sqlite"
     with sqlite3.connect(path) as c:
@@ -398,6 +404,7 @@ def _text_samples() -> list[tuple[str, Path]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("reader", "sample"), _text_samples(), ids=lambda v: str(v))
 @pytest.mark.parametrize("digits", [20, 400, 5000])
 def test_numbers_of_thousands_of_digits_read_or_end_in_one_line(
@@ -466,6 +473,7 @@ def test_text_lines_are_cut_at_the_bound_and_counted(lines, tmp_path_factory):
     assert cut == sum(1 for n, _ in lines if n > limit)
 
 
+@pytest.mark.slow
 def test_a_line_of_200_mb_in_a_gzipped_report_is_cut_in_bounded_memory(tmp_path: Path):
     sample = smallest_sample("migraphx")
     lines = Source(sample).read_text().split("\n")
@@ -484,6 +492,7 @@ def test_a_line_of_200_mb_in_a_gzipped_report_is_cut_in_bounded_memory(tmp_path:
 
 # -- 7. the allocator snapshot's stack-text bomb ----------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name_kib", [64, 1024])
 @pytest.mark.parametrize("frames", [300, 8000])
 @pytest.mark.parametrize("packed", [False, True])
@@ -584,6 +593,7 @@ def test_database_reads_grow_linearly(sample: Path, tmp_path: Path):
     assert peaks[1] <= 2.3 * peaks[0] and peaks[2] <= 2.3 * peaks[1], peaks
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("digits", [20, 39, 400, 5000])
 @pytest.mark.parametrize("option", ["--by time={}ms", "--window 0ms:{}us", "--window {}ms:",
                                     "--max-bytes {}", "--by time=0.{}ms"])

@@ -46,6 +46,7 @@ def reference_pairing(path: Path) -> tuple[int, int, int]:
     return paired, orphan_frees, open_allocs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name.split(".")[0])
 def test_blocks_pair_like_the_allocator(path):
     paired, orphan_frees, open_allocs = reference_pairing(path)
@@ -121,6 +122,7 @@ def _read_blocks(tmp_path_factory, events: list[dict]) -> traceconv.Trace:
     return traceconv.load(path, format="chrome")
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(ROWS)
 def test_pairing_matches_the_allocator_bookkeeping(tmp_path_factory, rows):
@@ -136,6 +138,7 @@ def test_pairing_matches_the_allocator_bookkeeping(tmp_path_factory, rows):
         b[3] is None for b in expected)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(ROWS, st.integers(0, 30))
 def test_one_malformed_event_leaves_the_pairing_of_the_others(tmp_path_factory, rows, ts):

@@ -26,6 +26,7 @@ def _nearest_rank(values: list[int], p: int) -> int:
     return ordered[max(k, 1) - 1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["resnet18_train_cuda.pt.trace.json.gz",
                                   "streams_graph_nccl_cuda.pt.trace.json.gz",
                                   "gpt_compile_bf16_cuda.pt.trace.json.gz"])

@@ -3,6 +3,7 @@ by then less the sizes freed by then."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ SIZE = st.integers(1, 9) | st.integers(-(1 << 63), (1 << 63) - 1)   # (and beyon
 blocks = st.lists(st.builds(MemoryBlock, st.integers(0, 4), SIZE, TIME, TIME), max_size=25)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(blocks, TIME, TIME)
 def test_levels_are_allocated_less_freed_at_each_change(blocks, start, end):

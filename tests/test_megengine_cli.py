@@ -67,6 +67,7 @@ MEGENGINE_INPUTS = sorted(p.name for p in (Path(__file__).parent / "data/megengi
                           if p.is_file()) + ["convnet_static_mem_info/StaticMemoryInfo.json"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MEGENGINE_INPUTS)
 @pytest.mark.parametrize("suffix", [".pftrace", ".json"])
 def test_every_input_converts_and_passes_check(data, tmp_path, name, suffix):

@@ -92,6 +92,7 @@ def check_confluence_rows(table, rows, key: str, total: float) -> None:
             assert (cell["opr type"], int(cell["opr count"])) == (r["type"], r["count"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("run", _manifest(), ids=lambda r: r["file"].split("/")[-1][:-4])
 def test_summary_equals_profile_analyze(data, run):
     golden: Golden = parse(read_text(data / "megengine" / run["file"]))

@@ -74,6 +74,7 @@ def screenshot(svg, png, tmp_path, width: int, height: int) -> np.ndarray:
     return decode_png(png.read_bytes())
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_chromium_shows_the_blocks(data, tmp_path):
     trace = traceconv.load(data / RAW, format="torch_memory")

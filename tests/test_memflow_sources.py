@@ -46,6 +46,7 @@ def load(relative: str, format: str) -> traceconv.Trace:
     return traceconv.load(HERE / relative, format=format)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("relative", "format", "blocks"), SOURCES,
                          ids=["/".join(Path(s[0]).parts[-2:]) for s in SOURCES])
 def test_every_source_draws_all_its_blocks(relative, format, blocks):

@@ -171,6 +171,7 @@ def test_op_type_and_owner_come_from_the_graph():
     assert "owner op: conv1 (ConvolutionForward)" in title(first)
 
 
+@pytest.mark.slow
 def test_28k_blocks_render_fast_and_stay_small():
     rng = np.random.default_rng(7)
     trace = Trace()

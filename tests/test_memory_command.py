@@ -125,6 +125,7 @@ def check_against_replay(path: Path) -> None:
         assert got["fragmentation_bytes"] == got["reserved_bytes"] - got["allocated_bytes"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
 def test_bundled_snapshot_equals_the_replay(path):
     check_against_replay(path)
@@ -135,6 +136,7 @@ def test_shared_snapshot_equals_the_replay(path):
     check_against_replay(path)
 
 
+@pytest.mark.shared
 def test_shared_snapshots_are_there():
     if not SHARED.is_dir():
         pytest.skip("../shared is not beside this checkout")
@@ -169,6 +171,7 @@ def with_oom(document: dict, position: int, size: int | None) -> dict:
     return {**document, "device_traces": [entries]}
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, derandomize=True)
 @given(st.floats(0.05, 0.95))
 def test_the_moment_is_the_oom_event(tmp_path_factory, where):
@@ -191,6 +194,7 @@ def test_the_moment_is_the_oom_event(tmp_path_factory, where):
     assert device["moment"]["largest_free_fits_request"] is False
 
 
+@pytest.mark.slow
 def test_an_oom_without_size_says_it_is_unknown(tmp_path):
     document = plain_document(BUNDLED[0])
     target = tmp_path / "oom.pickle"
@@ -201,6 +205,7 @@ def test_an_oom_without_size_says_it_is_unknown(tmp_path):
     assert "largest_free_fits_request" not in device["moment"]
 
 
+@pytest.mark.slow
 def test_a_wrapped_history_counts_what_it_lost(tmp_path):
     """Dropping the first half of the entries (a ring buffer that wrapped): frees of blocks
     never seen allocated are counted, and the numbers still equal the replay."""
@@ -217,6 +222,7 @@ def test_a_wrapped_history_counts_what_it_lost(tmp_path):
     check_against_replay(target)
 
 
+@pytest.mark.slow
 def test_without_times_the_moment_is_an_entry_index(tmp_path):
     document = plain_document(BUNDLED[0])
     timeless = {**document, "device_traces": [
@@ -228,6 +234,7 @@ def test_without_times_the_moment_is_an_entry_index(tmp_path):
     check_against_replay(target)
 
 
+@pytest.mark.slow
 def test_three_devices_each_their_own(tmp_path):
     """Segments and histories on three devices: one answer per device, each its replay."""
     document = plain_document(BUNDLED[0])
@@ -419,6 +426,7 @@ def _replayed(path: Path) -> tuple[int, int]:
     return live_at(blocks, at, start), live_at(segments, at, start)
 
 
+@pytest.mark.slow
 def test_ranks_side_by_side_equal_each_ranks_replay():
     """The bundled snapshots as the ranks of one job: a row per rank with its replayed
     bytes, the most allocated first, and the sites whose bytes differ between them."""

@@ -22,6 +22,7 @@ MEMORY_SAMPLES = sorted(
     p for p in bundled_files(SAMPLES) if p.suffix != ".md" and p.name not in NOT_TRACES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", MEMORY_SAMPLES, ids=lambda p: str(p.relative_to(SAMPLES)))
 def test_owner_op_is_a_graph_node_named_owner_name(path: Path):
     trace = traceconv.load(path)
@@ -33,6 +34,7 @@ def test_owner_op_is_a_graph_node_named_owner_name(path: Path):
         assert block.owner_name == node["name"], block
 
 
+@pytest.mark.slow
 def test_samples_with_owners_cover_every_kind_of_reader():
     # readers with an op graph (MegEngine, MIGraphX, Paddle's protobuf) fill both fields;
     # those without (Kineto, Paddle's legacy profile) fill owner_name only

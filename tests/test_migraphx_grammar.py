@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -99,6 +100,7 @@ def test_tuple_shapes_split_at_type_tokens(subs):
         (dtype, lens, strides) for _, dtype, lens, strides in subs]
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(NAMES, OP, ATTRS, st.lists(NAMES, max_size=5), st.lists(WORD, max_size=3),
        static_shapes(), st.one_of(st.none(), st.integers(0, 3)),

@@ -66,12 +66,14 @@ def _load(path: Path) -> Trace | None:
         return None
 
 
+@pytest.mark.slow
 def test_every_reader_has_a_bundled_sample_it_reads() -> None:
     readers = {f.name for f in registry.all_formats() if f.reads and f.origin == "built-in"}
     read = {name for path, name in _detected().items() if _load(path) is not None}
     assert readers - read == set()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", sorted(_detected()), ids=lambda p: str(p.relative_to(ROOT)))
 def test_reader_output_is_frozen_and_valid(path: Path) -> None:
     trace = _load(path)
@@ -103,6 +105,7 @@ def _fingerprint(trace: Trace) -> tuple:
             trace.diagnostics.as_list(), dict(trace.metadata.attributes))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transformation", TRANSFORMATIONS, ids=lambda t: t.name)
 def test_transformation_output_is_valid_and_inputs_unchanged(transformation) -> None:
     for inputs in _inputs(transformation.inputs):
@@ -141,6 +144,7 @@ def test_merge_keeps_each_inputs_op_graph_and_owners(tmp_path: Path) -> None:
     assert validate(merged) == []
 
 
+@pytest.mark.slow
 def test_merge_keeps_allocator_segments() -> None:
     one = traceconv.load(SNAPSHOT)
     assert one.reservations   # the segments of the snapshot

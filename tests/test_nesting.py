@@ -108,6 +108,7 @@ def test_nest_pass_reports_positions():
     assert nest_pass([0, 0, 1, 1], [0, 5, 0, 5], [10, 15, 10, 8]) == ([1], [])
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 40), st.integers(0, 25)),
                 max_size=60), st.integers(0, 4), st.sampled_from([0, 1, 10_000]))
@@ -133,6 +134,7 @@ def test_overlaps_that_depend_on_each_other_are_settled_in_order():
         [0, 0, 0], starts.tolist(), ends.tolist())[0]
 
 
+@pytest.mark.slow
 def test_a_million_overlapping_slices():
     """Every other slice moves (timing is for benchmarks/, not tests: ~0.5 s here)."""
     trace, main = _thread_trace()

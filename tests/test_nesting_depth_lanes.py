@@ -9,6 +9,7 @@ that track's lanes 1, 2, ... where it nests under what that lane holds already.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -90,6 +91,7 @@ _ROWS = st.lists(st.tuples(st.integers(0, 1), st.integers(0, 60), st.integers(0,
                  max_size=80)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(_ROWS, st.integers(0, 3), st.integers(0, 40))
 def test_lanes_are_those_of_a_plain_first_fit(rows, max_depth, chain):

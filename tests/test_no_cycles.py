@@ -26,6 +26,7 @@ ONE_PER_READER = ["torch/cnn_step5.pt.trace.json", "torch/streams_graph_nccl_cud
                   "paddle/legacy_gpu_synthetic.profile"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ONE_PER_READER)
 def test_reading_leaves_no_garbage_cycle(name: str) -> None:
     path = SAMPLES / name

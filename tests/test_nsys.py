@@ -229,6 +229,7 @@ def test_device_memory_usage_events_become_blocks(tmp_path: Path):
         (0x5000, None, 400), (0x7000, 100, 300), (0x9000, 150, None)]
 
 
+@pytest.mark.slow
 def test_summary_and_advise_read_the_export():
     result = CliRunner().invoke(app, ["summary", str(NCCL), "--json"])
     assert result.exit_code == 0, result.output

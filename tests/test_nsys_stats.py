@@ -50,6 +50,7 @@ def test_shared_reports(shared_samples: Path):
         check(path)
 
 
+@pytest.mark.slow
 def test_plain_csv_and_detection_by_content(tmp_path: Path):
     plain = tmp_path / "report"   # no extension
     plain.write_bytes(lzma.decompress(PAX.read_bytes()))

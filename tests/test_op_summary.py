@@ -102,6 +102,7 @@ def test_summary_does_not_change_the_trace():
     assert before == after
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CUDA_TRACES,
                          ids=lambda p: p.name.split(".")[0])
 def test_json_contract_on_every_cuda_trace(path):

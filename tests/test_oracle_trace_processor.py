@@ -165,6 +165,7 @@ def test_corpus_traces_agree_with_trace_processor(trace_processor, path):
     assert_agrees(trace_processor, path)
 
 
+@pytest.mark.shared
 def test_corpus_is_there_when_shared_is():
     if not SHARED.is_dir():
         pytest.skip("../shared is not beside this checkout")

@@ -174,6 +174,7 @@ def _chosen_cases() -> dict[str, tuple[list[str], list[str]]]:
 CHOSEN = _chosen_cases()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", PLANTED)
 @pytest.mark.parametrize("case", sorted(CHOSEN))
 def test_a_chosen_name_is_never_written_through(work: Path, case: str, kind: str):
@@ -446,6 +447,7 @@ def past_the_file_size_limit(tmp_path_factory) -> tuple[Path, dict[str, list]]:
     return work, json.loads(done.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", WRITING)
 def test_a_failing_write_is_one_line_and_leaves_nothing(past_the_file_size_limit, case: str):
     work, results = past_the_file_size_limit
@@ -511,6 +513,7 @@ def writing_to_a_failing_stdout(tmp_path_factory) -> dict[str, list]:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(STDOUT_CASES))
 def test_a_full_standard_output_is_one_line(writing_to_a_failing_stdout, case: str):
     exit_code, stderr = writing_to_a_failing_stdout[f"full-{case}"]
@@ -518,6 +521,7 @@ def test_a_full_standard_output_is_one_line(writing_to_a_failing_stdout, case: s
     assert stderr == "traceconv: error: <stdout>: cannot write: No space left on device\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["convert-chrome", "text"])
 def test_a_closed_standard_output_ends_quietly(writing_to_a_failing_stdout, case: str):
     # as other Unix tools do under `| head`: exit 1, nothing on stderr

@@ -47,6 +47,7 @@ def test_loads_in_trace_processor(trace_processor, path, tmp_path):
     assert trace_processor.query("select count(*) as n from slice")[0].n == events
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".pftrace", ".json"])
 @pytest.mark.parametrize("path", INPUTS, ids=lambda p: str(p.relative_to(DATA)))
 def test_every_conversion_passes_check(path, suffix, tmp_path):

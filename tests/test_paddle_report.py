@@ -270,6 +270,7 @@ def test_random_lines_truncation_and_collapse_never_raise(cut, chop, inserts, co
         assert rows == 79 and not parser.diagnostics.count("paddle_report.unreadable_row")
 
 
+@pytest.mark.slow
 def test_report_after_megabytes_of_log_output(tmp_path):
     noise = "".join(f"I1122 09:32:54.{i:06d} 13408 executor.cc:187] step {i}\n"
                     for i in range(20_000))                     # ~1.2 MB of glog lines

@@ -92,6 +92,7 @@ def _same(rows: list[tuple], expected: list[tuple]) -> bool:
     return [r[:3] for r in rows] == [r[:3] for r in expected]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", PADDLE_VARIANTS, ids=str)
 @pytest.mark.parametrize("path", PADDLE, ids=lambda p: p.name)
 def test_paddle_variant_reads_the_same_rows(path, variant):
@@ -124,6 +125,7 @@ def test_paddle_one_or_two_rows_alone(path, keep):
     assert _same(rows, expected[-len(first):]) and len(rows) == len(first)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(data=st.data())
 @pytest.mark.parametrize("path", PADDLE, ids=lambda p: p.name)
@@ -196,6 +198,7 @@ def test_migraphx_pristine_instructions_match_an_independent_count(path):
     assert instructions == len(printed) - len(doc.wrapped) + glued_returns
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", MIGRAPHX_VARIANTS, ids=str)
 @pytest.mark.parametrize("path", MIGRAPHX, ids=lambda p: p.name)
 def test_migraphx_variant_reads_the_same(path, variant):
@@ -203,6 +206,7 @@ def test_migraphx_variant_reads_the_same(path, variant):
     assert migraphx_key(MIGRAPHX_VARIANTS[variant](text)) == migraphx_key(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", MIGRAPHX, ids=lambda p: p.name)
 def test_migraphx_two_runs_in_one_file_stay_apart(path):
     text = read_text(path)
@@ -230,6 +234,7 @@ def test_migraphx_one_or_two_timed_lines_alone_are_detected_and_read(path, keep)
     assert run.report is not None and len(run.report.lines) == min(keep, len(timed))
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(data=st.data())
 @pytest.mark.parametrize("path", MIGRAPHX, ids=lambda p: p.name)

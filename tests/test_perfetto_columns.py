@@ -23,6 +23,8 @@ from traceconv.formats.perfetto.wire import pack_rows, varint
 from traceconv.model import Trace, arg_groups
 from traceconv.model.args import ArgsColumn
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_FILES = sorted(p for folder in (ROOT / "samples", ROOT / "tests" / "data")
                       for p in folder.rglob("*") if p.is_file() and p.suffix != ".md")

@@ -69,6 +69,7 @@ def test_perfetto_only_modes_say_where_to_go(mode: str, tmp_path: Path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_a_file_named_json_is_still_an_input(tmp_path: Path):
     shutil.copy(ROCPROF, tmp_path / "json")
     done = run("info", "./json", "--json", cwd=tmp_path)

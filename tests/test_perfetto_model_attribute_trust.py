@@ -169,6 +169,7 @@ BASELINE_PEAK = tracemalloc.get_traced_memory()[1]
 tracemalloc.stop()
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, derandomize=True, database=None)
 @given(edits())
 def test_any_value_of_the_attribute_replaced_reads_or_is_ignored(edit: tuple[Any, Any]) -> None:

@@ -5,6 +5,7 @@ group, and the write order computed from the lane repair's sort or afresh."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +31,7 @@ uint64s = st.integers(0, 2**64 - 1)
 small = st.integers(0, 127)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.data(), st.integers(1, 40))
 def test_pack_rows_matches_plain_python(data, rows):

@@ -175,6 +175,7 @@ _VALUES = st.recursive(st.integers(-3, 3) | st.sampled_from(["s", None, 0.5]),
                        | st.lists(inner, max_size=2), max_leaves=6)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, derandomize=True, database=None)
 @given(st.lists(st.dictionaries(_NAMES, _VALUES, max_size=5), min_size=1, max_size=4))
 def test_dotted_names_that_collide_come_back_as_written(rows: list[dict[str, object]]) -> None:

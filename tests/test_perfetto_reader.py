@@ -194,6 +194,7 @@ def _bundled() -> list[Path]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", _bundled(), ids=lambda p: p.name)
 def test_own_pftrace_reads_back_to_the_json_model(path: Path):
     try:
@@ -216,6 +217,7 @@ ANSWERS = [ROOT / "samples" / "torch" / name for name in (
     "resnet18_train_cuda.pt.trace.json.gz")]   # (all three have memory for memflow)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ANSWERS, ids=lambda p: p.name)
 def test_analyses_answer_the_same_on_the_pftrace(path: Path, tmp_path: Path):
     import orjson

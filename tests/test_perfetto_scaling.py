@@ -101,6 +101,7 @@ def repeated_defaults(count: int) -> bytes:
     return trace.SerializeToString()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("make", "sizes", "expect"), [
     (dotted_names, (250, 500, 1000), "slices"),
     (one_process_per_thread, (500, 1000, 2000), "instants"),

@@ -364,6 +364,7 @@ def test_android_cut_equals_trace_processor(trace_processor):
     assert assert_flows_equal(trace_processor, trace) == len(trace.flows) > 0
 
 
+@pytest.mark.shared
 def test_android_trace_against_a_raw_walk():
     path = _android()
     packets = ProtoTrace.FromString(path.read_bytes()).packet
@@ -405,6 +406,7 @@ def _frame_starts(path: Path) -> dict[str, dict[int, list[int]]]:
     return found
 
 
+@pytest.mark.shared
 @pytest.mark.integration
 def test_android_trace_equals_trace_processor(trace_processor):
     path = _android()

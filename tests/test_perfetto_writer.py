@@ -296,6 +296,7 @@ def test_save_gz_through_the_api(tmp_path):
     assert validate_bytes(data).counts["slices"] == 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_tracks", [1, 3])
 def test_many_events_across_chunks(n_tracks):
     trace = Trace()

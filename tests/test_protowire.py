@@ -135,6 +135,7 @@ def _plain(value: Any) -> Any:
     return ("nan",) if isinstance(value, float) and math.isnan(value) else value
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
@@ -296,6 +297,7 @@ def test_xplane_times_at_int64_edges_read(tmp_path: Path, line_timestamp: int) -
             assert (first.start, first.dur) == (start, end - start)
 
 
+@pytest.mark.slow
 def test_xplane_of_empty_events_reads_in_memory_linear_in_its_size(tmp_path: Path) -> None:
     """Each empty ``XEvent`` is 2 bytes on the wire (``22 00``); reading many must cost at
     most 50x the file in memory (the protobuf runtime's tree took 68x), and the same per

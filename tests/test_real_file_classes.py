@@ -179,6 +179,7 @@ def test_execution_traces_of_every_schema_are_detected(path):
     assert trace.diagnostics.count("torch_et.structure_nodes") == roots
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, suppress_health_check=FIXTURE)
 @given(st.sampled_from(ET_FILES), st.sets(st.sampled_from(ET_TOP_KEYS)),
        st.sets(st.sampled_from(ET_NODE_KEYS), max_size=6))
@@ -269,6 +270,7 @@ def as_wide_columns(text: str, width: int, filled: st.DataObject) -> str:
                     + "".join(name.ljust(w) for name, w in WIDE_COLUMNS), row)
 
 
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None, suppress_health_check=FIXTURE)
 @given(st.sampled_from(PERF_REPORTS), st.integers(0, 60), st.data())
 def test_migraphx_wide_column_tables_keep_their_times(tmp_path, path, pad, filled):

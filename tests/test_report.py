@@ -63,6 +63,7 @@ def test_cli_writes_the_page_or_fails_cleanly(tmp_path):
     assert bad.exit_code == 1 and not (tmp_path / "x.html").exists()
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_chromium_renders_it_without_console_errors(tmp_path):
     page = tmp_path / "report.html"

@@ -81,6 +81,7 @@ def test_v1_csv_json_and_db_give_the_same_dispatches():
     check_v1_run(V1, 64)
 
 
+@pytest.mark.shared
 def test_v1_shared_run_gives_1963_dispatches_from_each_file():
     if not ROUND5.with_suffix(".csv").is_file():
         pytest.skip("../shared/corpus/round5 is not beside this checkout")
@@ -303,6 +304,7 @@ def test_v3_json_dispatches():
     check_v3_json(V3_JSON, 300)
 
 
+@pytest.mark.shared
 def test_v3_json_full_sample():
     if not V3_JSON_FULL.is_file():
         pytest.skip("../shared/samples is not beside this checkout")

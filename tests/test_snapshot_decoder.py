@@ -67,6 +67,7 @@ def test_real_sample_decodes_to_the_same_document(raw, reference):
     assert decoder.stats.shared_hits > 0.9 * frames_lists
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", [2, 3, 4, 5])
 def test_every_protocol_gives_the_same_model(tmp_path, reference, protocol):
     path = tmp_path / f"snapshot_p{protocol}.pickle"
@@ -82,6 +83,7 @@ def test_every_protocol_gives_the_same_model(tmp_path, reference, protocol):
     assert len(streamed.memory) == 1524 and len(streamed.reservations) == 45
 
 
+@pytest.mark.slow
 def test_repeated_history_shares_stacks(reference):
     """A long recording repeats its stacks: each is decoded once, then shared."""
     entries = reference["device_traces"][0]

@@ -201,6 +201,7 @@ def test_pftrace_pieces_load_in_trace_processor(cnn_steps, trace_processor):
     assert total >= len([e for e in raw(CNN)["traceEvents"] if e.get("ph") == "X"])
 
 
+@pytest.mark.slow
 def test_device_work_goes_to_the_step_that_launched_it(tmp_path):
     """A kernel launched in step N belongs to step N's piece even when it runs after step
     N+1 starts; the end of its launch flow goes with it, so no launch flow is cut."""
@@ -241,6 +242,7 @@ def test_device_work_goes_to_the_step_that_launched_it(tmp_path):
     assert sum(len(t.slices) for t in loaded) == len(traceconv.load(MI300).slices)
 
 
+@pytest.mark.slow
 def test_launches_past_the_limit_are_counted(tmp_path, monkeypatch):
     """The launch table is bounded: past it, device work is placed by its own start."""
     from traceconv.splitting import windows
@@ -306,6 +308,7 @@ def test_megengine_steps_end_at_each_threads_stop_step(tmp_path):
         assert sum(len(getattr(t, part)) for t in loaded) == len(getattr(whole_trace, part))
 
 
+@pytest.mark.slow
 def test_time_windows_clipped(tmp_path):
     whole = raw(RESNET)["traceEvents"]
     manifest = split(RESNET, tmp_path, by="time=20ms", clip=True)
@@ -396,6 +399,7 @@ def _copies(source: dict, times: int, path: Path) -> int:
     return path.stat().st_size
 
 
+@pytest.mark.slow
 def test_memory_stays_bounded_as_the_input_grows(tmp_path, monkeypatch):
     """Peak Python allocations while splitting 4× and 16× the sample: the larger input
     (14 MB) must not need more than the smaller one plus a margin, and far less than its

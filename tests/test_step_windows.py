@@ -28,6 +28,7 @@ def _ns(us: float) -> int:
     return round(us * 1000)
 
 
+@pytest.mark.shared
 @pytest.mark.skipif(not LAGGING.exists(), reason="needs ../shared")
 def test_device_windows_follow_launch_correlation_when_the_gpu_lags():
     """MI300 ResNet with activation checkpointing: the device work of each step starts 30-35

@@ -48,6 +48,7 @@ def peak_while_reading(path: Path, format: str) -> int:
     return traced_peak(lambda: traceconv.load(path, format=format))[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", FAMILIES)
 def test_memory_grows_linearly_with_the_log(family, tmp_path):
     generate, format = FAMILIES[family]

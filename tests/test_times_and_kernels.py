@@ -54,6 +54,7 @@ def _every_sample() -> list[Path]:
     return sorted(set(seeds) | set(bundled))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", _every_sample(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_sample_summarises_without_negative_time_or_marks_as_kernels(path):
     trace = traceconv.load(path)
@@ -257,6 +258,7 @@ def test_megengine_matrix_kernels_are_convolutions_and_matmuls():
     assert finding.evidence["kernel_ns"] == every_ns          # 9.615 ms (was 11.129 ms)
 
 
+@pytest.mark.shared
 def test_graph_replay_idle_apart_from_set_up():
     """vLLM decode by CUDA-graph replay: 8.4 ms of host set-up before the first kernel is
     idle of the window, not of the work span (TraceLens: 0.24 % idle)."""

@@ -140,6 +140,7 @@ def test_inputs_are_not_changed():
     assert all("host_ns" not in d for _, d in et.graph.nodes(data=True))
 
 
+@pytest.mark.slow
 def test_cli_links_not_merges(tmp_path):
     run = [sys.executable, "-m", "traceconv"]
     alone = json.loads(subprocess.run([*run, "info", KINETO, "--json"], check=True,

@@ -273,6 +273,7 @@ def test_categories_steps_and_kinds():
     assert trace.metadata.clock_base_ns == 1_741_722_099_081_044_120
 
 
+@pytest.mark.shared
 @pytest.mark.skipif(not SHARED_FILES, reason="../shared/samples is not beside this checkout")
 def test_tensorflow_gpu_steps_memory_and_memflow(tmp_path):
     path = SHARED / "openxla__xprof__34.83.195.179_6003.xplane.pb"
@@ -306,6 +307,7 @@ def test_damaged_file_is_one_located_line(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.shared
 @pytest.mark.skipif(not BROKEN.exists(), reason="../shared/samples is not beside this checkout")
 def test_the_mangled_sample_is_one_located_line():
     done = _cli("info", str(BROKEN))
@@ -352,6 +354,7 @@ def test_writers_leave_the_trace_unchanged():
     assert trace.counts() == before
 
 
+@pytest.mark.shared
 def test_sample_is_copied_verbatim():
     if not SHARED_FILES:
         pytest.skip("../shared/samples is not beside this checkout")
