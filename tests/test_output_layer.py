@@ -341,7 +341,10 @@ def test_an_interrupted_resplit_leaves_no_manifest(work: Path, monkeypatch, stop
                                                    failure: str, to: str):
     import traceconv.splitting as splitting
 
-    assert run("split", INPUT, "--by", "step", "-o", "out", "--to", to).exit_code == 0
+    # one piece per step (--target-size 0), so that the run can stop between pieces
+    one_per_step = ("--target-size", "0")
+    assert run("split", INPUT, "--by", "step", "-o", "out", "--to", to,
+               *one_per_step).exit_code == 0
     assert (work / "out" / "manifest.json").exists()
     real = splitting.atomic_output
     written = []
@@ -356,7 +359,7 @@ def test_an_interrupted_resplit_leaves_no_manifest(work: Path, monkeypatch, stop
         return real(path, **kwargs)
 
     monkeypatch.setattr(splitting, "atomic_output", failing)
-    result = run("split", INPUT, "--by", "step", "-o", "out", "--to", to)
+    result = run("split", INPUT, "--by", "step", "-o", "out", "--to", to, *one_per_step)
     assert result.exit_code == (130 if failure == "interrupt" else 1), result.output
     assert not (work / "out" / "manifest.json").exists()
     assert leftovers(work) == []

@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from .tables import Column, elided, fitted_table
+from .tables import Column, elided, fitted_table, printable_cell
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -42,11 +42,12 @@ def diagnostics_view(rows: list[dict[str, Any]], title: str, width: int,
         return fitted_table([Column(h, number=h == "count") for h in headers], cells, width,
                             title=title, title_justify="left", title_style=style or None)
     lines = [title]
-    for row, cell in zip(rows, cells, strict=True):
-        lines.append(" ".join(part for part in (cell[0], row.get("kind"), row["code"]) if part))
-        lines += _wrapped(row["message"], width)
+    for row, cell in zip(rows, cells, strict=True):   # (file text shown escaped, as in cells)
+        lines.append(" ".join(printable_cell(part) for part in (cell[0], row.get("kind"),
+                                                              row["code"]) if part))
+        lines += _wrapped(printable_cell(row["message"]), width)
         if row["example"]:
-            lines += _wrapped(f"example: {row['example']}", width)
+            lines += _wrapped(f"example: {printable_cell(row['example'])}", width)
     return Text("\n".join(lines), style=style)
 
 
