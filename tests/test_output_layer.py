@@ -164,10 +164,12 @@ def _chosen_cases() -> dict[str, tuple[list[str], list[str]]]:
                               ["run_critical_path.pftrace"])
     pieces = [f"out/run-{i}-step{i + 1}.json" for i in range(3)]
     cases["split"] = (["split", INPUT, "--by", "step", "-o", "out"],
-                      [*pieces, "out/manifest.json"])
-    cases["split-perfetto"] = (["split", INPUT, "--by", "step", "-o", "out", "--to", "perfetto"],
+                      [*pieces, "out/overview.pftrace", "out/manifest.json"])
+    # (one piece per step: --to perfetto would group these small steps into one piece)
+    cases["split-perfetto"] = (["split", INPUT, "--by", "step", "-o", "out", "--to", "perfetto",
+                                "--target-size", "0"],
                                [*pieces, *(p.replace(".json", ".pftrace") for p in pieces),
-                                "out/manifest.json"])
+                                "out/overview.pftrace", "out/manifest.json"])
     return cases
 
 

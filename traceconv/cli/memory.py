@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..presentation.tables import heading_name
+from ..presentation.tables import Column, fitted_table, heading_name
 from ..terminal import plain
 from .app import app, handled_errors
 from .loading import load_all
@@ -126,21 +126,18 @@ def _print_device(console: Console, name: str, device: dict[str, Any], unit: str
 
 
 def _print_sites(console: Console, found: list[dict[str, Any]], top: int) -> None:
-    from rich.table import Table
-
-    sites = Table(title="sites live at that moment", title_justify="left")
-    for column in ("site", "bytes", "blocks", "share"):
-        sites.add_column(column, justify="left" if column == "site" else "right",
-                         overflow="fold")
     shown = found[:top] if top else found
-    for site in shown:
-        sites.add_row(plain(site["site"]), f"{site['bytes']:,}", f"{site['blocks']:,}",
-                      f"{site['share']:.1%}")
+    rows = [[site["site"], f"{site['bytes']:,}", f"{site['blocks']:,}", f"{site['share']:.1%}"]
+            for site in shown]
     if len(shown) < len(found):
         rest = found[len(shown):]
-        sites.add_row(f"({len(rest):,} more site{'s' if len(rest) > 1 else ''})", f"{sum(s['bytes'] for s in rest):,}",
-                      f"{sum(s['blocks'] for s in rest):,}", "")
-    console.print(sites)
+        rows.append([f"({len(rest):,} more site{'s' if len(rest) > 1 else ''})",
+                     f"{sum(s['bytes'] for s in rest):,}", f"{sum(s['blocks'] for s in rest):,}",
+                     ""])
+    columns = [Column("site"), Column("bytes", True), Column("blocks", True, drop=1),
+               Column("share", True)]
+    console.print(fitted_table(columns, rows, console.width, title="sites live at that moment",
+                               title_justify="left"))
 
 
 def _when(moment: dict[str, Any], unit: str) -> str:
@@ -180,7 +177,6 @@ def _print_timeline(console: Console, trace: Trace, device: str) -> None:
 
 def _print_change(inputs: tuple[str, ...], change: dict[str, Any], top: int) -> None:
     """Per device: allocated before and after, and the sites that changed."""
-    from rich.table import Table
 
     from ..presentation.tables import console_for
 
@@ -194,19 +190,17 @@ def _print_change(inputs: tuple[str, ...], change: dict[str, Any], top: int) -> 
         if device["sites"] and not device["sites_recorded"]:
             console.print("sites: neither format records where blocks were allocated")
             continue
-        table = Table(title="sites that changed", title_justify="left")
-        for column in ("site", "status", "before", "after", "change"):
-            table.add_column(column, justify="left" if column in ("site", "status")
-                             else "right", overflow="fold")
         shown = device["sites"][:top] if top else device["sites"]
-        for site in shown:
-            table.add_row(plain(site["site"]), site["status"], f"{site['before_bytes']:,}",
-                          f"{site['after_bytes']:,}", f"{site['change_bytes']:+,}")
+        rows = [[site["site"], site["status"], f"{site['before_bytes']:,}",
+                 f"{site['after_bytes']:,}", f"{site['change_bytes']:+,}"] for site in shown]
         rest = device["sites"][len(shown):]
         if rest:
-            table.add_row(f"({len(rest):,} more site{'s' if len(rest) > 1 else ''})", "", "",
-                          "", f"{sum(s['change_bytes'] for s in rest):+,}")
-        console.print(table)
+            rows.append([f"({len(rest):,} more site{'s' if len(rest) > 1 else ''})", "", "",
+                         "", f"{sum(s['change_bytes'] for s in rest):+,}"])
+        columns = [Column("site"), Column("status", drop=1), Column("before", True, drop=2),
+                   Column("after", True, drop=2), Column("change", True)]
+        console.print(fitted_table(columns, rows, console.width, title="sites that changed",
+                                   title_justify="left"))
 
 
 def _print_ranks(side_by_side: dict[str, Any], top: int) -> None:

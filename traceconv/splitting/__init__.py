@@ -126,8 +126,8 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
             _record(manifest, folder, pool.results(), convert_to, engine,
                     keep_json=to in ("chrome", "json"), source=inputs)
     if summary is not None:   # (after the conversions: it names the files that stay)
-        _write_overview(summary, survey, os.path.join(folder, OVERVIEW), inputs,
-                        manifest["pieces"])
+        _write_overview(summary, survey, outputs.ChosenPath(os.path.join(folder, OVERVIEW)),
+                        inputs, manifest["pieces"])   # (a name traceconv chose: no links)
         manifest["overview"] = OVERVIEW
     with atomic_output(manifest_path, inputs=inputs) as out:
         out.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
