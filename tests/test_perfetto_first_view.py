@@ -156,8 +156,8 @@ def test_device_rows_show_their_work_before_anything_is_expanded(name, tmp_path)
     blank = [r["title"] for r in devices if activity(pixels, r) < 0.002]
     assert not blank, f"collapsed device rows draw nothing: {blank}"
     kept = IMAGES / f"first_view_{name}.png"
-    if not kept.exists():   # (a new conversion: its first screenshot becomes the reference)
-        shutil.copy(tmp_path / f"{name}.png", kept)
+    assert kept.exists(), f"no reference screenshot: look at {tmp_path / f'{name}.png'}, " \
+                          f"then keep it as {kept}"
     reference = decode_png(kept.read_bytes())[:, :, :3]
     for row in devices:   # the same rows busy, in about the same share of the width
         now, then = activity(pixels, row), activity(reference, row)
