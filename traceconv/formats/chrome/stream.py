@@ -96,19 +96,26 @@ def json_loads(data: bytes | bytearray | memoryview) -> Any:
     """
     try:
         return _DECODE(data)
-    except UnicodeDecodeError:   # located here: orjson puts it at the text's start
-        text = bytes(data)
-        try:
-            text.decode()
-        except UnicodeDecodeError as exc:
-            before = text[:exc.start].decode()
-            raise orjson.JSONDecodeError("not valid UTF-8", before, len(before)) from None
-        raise orjson.JSONDecodeError("not valid UTF-8", "", 0) from None
-    except msgspec.DecodeError as exc:
+    # msgspec < 0.23 raises UnicodeDecodeError for bad UTF-8, later versions DecodeError;
+    # orjson puts bad UTF-8 at the text's start, so it is located here either way
+    except (UnicodeDecodeError, msgspec.DecodeError) as exc:
+        _raise_if_not_utf8(data)
         orjson.loads(data)   # raises the located error
         raise orjson.JSONDecodeError(str(exc), "", 0) from None
     except RecursionError:   # nested deeper than the decoder's stack (about 1,000 levels)
         raise _depth_error(data) from None
+
+
+def _raise_if_not_utf8(data: bytes | bytearray | memoryview) -> None:
+    """Raise orjson's error at the first byte of ``data`` that is not UTF-8."""
+    text = bytes(data)
+    if text.isascii():
+        return
+    try:
+        text.decode()
+    except UnicodeDecodeError as exc:
+        before = text[:exc.start].decode()
+        raise orjson.JSONDecodeError("not valid UTF-8", before, len(before)) from None
 
 
 def _depth_error(data: bytes | bytearray | memoryview) -> orjson.JSONDecodeError:
