@@ -14,17 +14,24 @@ import json
 from typing import Any
 
 import msgspec
+import numpy as np
 import orjson
 
 from ..formats.chrome.stream import json_loads
 
 
-class Correlation(msgspec.Struct, gc=False):
-    """Of an event's arguments, only the launch correlation id (Kineto's ``correlation``,
-    Paddle's ``correlation id``); the rest is skipped."""
+class Arguments(msgspec.Struct, gc=False):
+    """Of an event's arguments, only what routing reads: the launch correlation id
+    (Kineto's ``correlation``, Paddle's ``correlation id``) and a ``[memory]`` event's
+    block (size, address, device, the allocator's total); the rest is skipped."""
 
     correlation: Any = None
     correlation_id: Any = msgspec.field(default=None, name="correlation id")
+    size: Any = msgspec.field(default=None, name="Bytes")
+    address: Any = msgspec.field(default=None, name="Addr")
+    device_type: Any = msgspec.field(default=None, name="Device Type")
+    device_id: Any = msgspec.field(default=None, name="Device Id")
+    total_allocated: Any = msgspec.field(default=None, name="Total Allocated")
 
 
 class Head(msgspec.Struct, gc=False):
@@ -39,7 +46,7 @@ class Head(msgspec.Struct, gc=False):
     tid: Any = None
     id: Any = None
     id2: Any = None
-    args: Correlation | None = None
+    args: Arguments | None = None
 
     @property
     def correlation(self) -> int | None:
@@ -95,7 +102,8 @@ def as_pairs(chunk: list[Any]) -> list[Pair]:
 
 def _head(e: dict[str, Any]) -> Head:
     args = e.get("args")
-    found = Correlation(args.get("correlation"), args.get("correlation id")) \
+    found = Arguments(**{f: args.get(name) for f, name in zip(
+        Arguments.__struct_fields__, Arguments.__struct_encode_fields__, strict=True)}) \
         if isinstance(args, dict) else None
     return Head(**{k: e.get(k) for k in Head.__struct_fields__ if k != "args"}, args=found)
 
@@ -121,10 +129,42 @@ def dump_events(events: list[Any]) -> bytes:
         return json.dumps(events, separators=(",", ":"), ensure_ascii=False).encode()[1:-1]
 
 
+EXACT = float(1 << 52)   # below this, a double holds every integer and the sum of two exactly
+
+
+def exact_times(values: list[Any]) -> np.ndarray | None:
+    """``values`` (times or durations as written) as doubles, NaN where absent, when every
+    one is None, an int or a float that a double holds exactly (so that comparing and
+    adding them in numpy gives what Python gives); None otherwise (the caller then decides
+    event by event).
+
+    >>> exact_times([1, None, 2.5]).tolist()
+    [1.0, nan, 2.5]
+    >>> exact_times([1, True]), exact_times([1, "2"]), exact_times([1 << 60])
+    (None, None, None)
+    """
+    if not set(map(type, values)) <= _EXACT_TYPES:
+        return None
+    try:
+        column = np.array(values, dtype=np.float64)
+    except OverflowError:   # an int past a double's range
+        return None
+    with np.errstate(invalid="ignore"):
+        if len(column) and np.nanmax(np.abs(column), initial=0.0) >= EXACT:
+            return None
+    return column
+
+
+_EXACT_TYPES = frozenset({int, float, type(None)})
+
+
 def hashable(*values: Any) -> tuple[Any, ...]:
     """``values`` as a dict key: a list or an object (a hostile id, pid, ...) by its text.
 
     >>> hashable(1, "a", {"local": 2})
     (1, 'a', "{'local': 2}")
     """
-    return tuple(repr(v) if isinstance(v, dict | list) else v for v in values)
+    for value in values:
+        if isinstance(value, dict | list):
+            return tuple(repr(v) if isinstance(v, dict | list) else v for v in values)
+    return values   # (the common case, once per event: no copy)

@@ -33,11 +33,12 @@ import bisect
 import math
 import os
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
-from .events import Head, Pair, as_pairs, dump_events, hashable, int64, whole
+from .events import Head, Pair, as_pairs, dump_events, exact_times, hashable, int64, whole
 from .windows import DEVICE_WORK, Launches, Survey, Window, reference_stops
 
 if TYPE_CHECKING:
@@ -130,6 +131,8 @@ class Router:
         self.launches = launches if launches is not None and len(launches) else None
         self.by_rank = windows[0].rank is not None
         self.starts = [w.start for w in windows]
+        self._start_column = np.array(self.starts, dtype=np.float64)
+        self._end_column = np.array([w.end for w in windows], dtype=np.float64)
         self.rank_window = {w.rank: w.index for w in windows if w.rank is not None}
         # (by step or time, processes named "rank N: ..." have no window of their own)
         self.window_of_pid = {pid: self.rank_window[rank] for pid, rank in
@@ -137,7 +140,7 @@ class Router:
         self.other = len(windows) - 1 if windows[-1].label == "other" else None
         self.open_slices: dict[tuple[Any, ...], list[tuple[int, Any]]] = {}
         self.open_flows: dict[tuple[Any, ...], int] = {}
-        self.alive: dict[tuple[Any, ...], tuple[int, dict[str, Any]]] = {}
+        self.alive: dict[tuple[Any, ...], tuple[int, Any, bytes]] = {}
         self.early_frees: dict[tuple[Any, ...], tuple[Any, int]] = {}
         self.slices_cut: Counter[str] = Counter()
         self.cut_out = [0] * len(windows)    # slices crossing each window's end
@@ -170,8 +173,9 @@ class Router:
     def route(self, chunk: list[Any]) -> None:
         """Route one chunk of events to their windows' spill files."""
         groups: dict[int, list[Any]] = {}
-        place = self.place
         pairs = as_pairs(chunk)
+        heads = [h for h, _ in pairs]
+        placed, crossing = self._placed(heads)
         launched = self._launch_windows(pairs) if self.launches is not None else {}
         for i, (h, text) in enumerate(pairs):
             ph = h.ph
@@ -181,20 +185,21 @@ class Router:
             if window >= 0:
                 if ph in _FLOW_PHASES:
                     self._flow(h, window)
-                elif window != place(h):
+                elif window != placed(i, h):
                     self.by_launch += 1
             elif ph == "X":
-                window = place(h)
-                text = self._slice_end(h, text, window)
+                window = placed(i, h)
+                if crossing is None or crossing[i]:
+                    text = self._slice_end(h, text, window)
             elif ph == "B" or ph == "E":
                 window, text = self._duration_event(h, text)
             elif ph in _FLOW_PHASES:
-                window = place(h)
+                window = placed(i, h)
                 self._flow(h, window)
             else:
-                window = place(h)
+                window = placed(i, h)
                 if h.name == "[memory]":
-                    self._memory(whole(text), window)
+                    self._memory(h, text, window)
             group = groups.get(window)
             if group is None:
                 groups[window] = [text]
@@ -202,6 +207,34 @@ class Router:
                 group.append(text)
         for window, group in groups.items():
             self.spill.add(window, group)
+
+    def _placed(self, heads: list[Head]) -> tuple[Callable[[int, Head], int],
+                                                  np.ndarray | None]:
+        """:meth:`place` for the events of a chunk, as ``placed(i, head)``, and which ``X``
+        slices may cross their window's end (None: any may). Both come from numpy columns
+        when windows are times and a double holds every time exactly; else :meth:`place`
+        decides event by event and every slice is checked."""
+        ts = None if self.by_rank or self.stops is not None else exact_times(
+            [h.ts for h in heads])
+        dur = None if ts is None else exact_times(
+            [h.dur if h.ph == "X" else None for h in heads])
+        if ts is None or dur is None:
+            place = self.place
+            return lambda _, h: place(h), None
+        windows = np.searchsorted(self._start_column, ts, "right") - 1
+        np.maximum(windows, 0, out=windows)
+        crossing = ts + dur > self._end_column[windows]   # (NaN: False, not a number)
+        windows[np.isnan(ts)] = -1
+        column = windows.tolist()
+
+        def placed(i: int, _: Head) -> int:
+            window = column[i]
+            if window < 0:   # no time: the first piece keeps it
+                self.untimed += 1
+                return 0
+            return window   # type: ignore[no-any-return]
+
+        return placed, crossing
 
     def _launch_windows(self, pairs: list[Pair]) -> dict[int, int]:
         """Position in ``pairs`` → the window of its launch, for device work and the ends
@@ -299,49 +332,51 @@ class Router:
             if ph == "t":   # the next step's cut is counted from here
                 self.open_flows[key] = window
 
-    def _memory(self, e: dict[str, Any], window: int) -> None:
+    def _memory(self, h: Head, text: Any, window: int) -> None:
         """Pair allocations and frees by address in time order (Kineto writes a thread at a
-        time, so a free on another thread may come before its allocation in the file)."""
-        args = e.get("args")
-        ts = e.get("ts")
-        if not isinstance(args, dict) or not isinstance(ts, int | float):
+        time, so a free on another thread may come before its allocation in the file). An
+        allocation is kept as its text, decoded only when it is carried."""
+        args, ts = h.args, h.ts
+        if args is None or not isinstance(ts, int | float):
             return
-        size = args.get("Bytes")
+        size = args.size
         if not isinstance(size, int) or isinstance(size, bool) or size == 0:
             return
-        key = hashable(args.get("Device Type"), args.get("Device Id"), args.get("Addr"))
+        key = hashable(args.device_type, args.device_id, args.address)
         if size > 0:
             freed = self.early_frees.pop(key, None)
             if freed is not None and freed[0] >= ts:
-                self._carry(e, window + 1, freed[1] + 1)
+                self._carry(text, window + 1, freed[1] + 1)
             else:
-                self.alive[key] = (window, e)
+                self.alive[key] = (window, ts, bytes(text))   # (a Raw holds its whole chunk)
             return
         allocated = self.alive.get(key)
-        if allocated is not None and allocated[1]["ts"] <= ts:
+        if allocated is not None and allocated[1] <= ts:
             del self.alive[key]
-            self._carry(allocated[1], allocated[0] + 1, window + 1)
+            self._carry(allocated[2], allocated[0] + 1, window + 1)
         else:
             self.early_frees[key] = (ts, window)
 
-    def _carry(self, allocation: dict[str, Any], first: int, stop: int) -> None:
-        """Repeat ``allocation`` at the start of windows ``first .. stop-1``, marked as
-        pre-existing; the allocator totals of another time are left out."""
+    def _carry(self, allocation: Any, first: int, stop: int) -> None:
+        """Repeat the allocation event (its text) at the start of windows ``first ..
+        stop-1``, marked as pre-existing; the allocator totals of another time are left
+        out."""
         if first >= stop:
             return
         self.blocks_carried += 1
-        args = {k: v for k, v in allocation["args"].items() if k not in _TOTALS}
+        e = whole(allocation)
+        args = {k: v for k, v in e["args"].items() if k not in _TOTALS}
         args["Pre-existing"] = True
-        args["Allocated at"] = allocation.get("ts")
+        args["Allocated at"] = e.get("ts")
         for window in range(first, stop):
-            copy = dict(allocation, ts=self.windows[window].start, args=args)
+            copy = dict(e, ts=self.windows[window].start, args=args)
             self.carried_in[window] += 1
             self.spill.add(window, [dump_events([copy])], carried=True)
 
     def finish(self) -> None:
         """Blocks never freed are alive in every later window."""
         if not self.by_rank:
-            for window, allocation in self.alive.values():
+            for window, _, allocation in self.alive.values():
                 self._carry(allocation, window + 1, len(self.windows))
         self.alive.clear()
         self.early_frees.clear()

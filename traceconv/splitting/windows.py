@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..numbers import NumberError, int_text
-from .events import as_pairs, hashable, whole
+from .events import Head, Pair, as_pairs, exact_times, hashable, whole
 
 # Host step markers: PyTorch's ProfilerStep#N and Paddle's ProfileStep#N, which Paddle's
 # Chrome export follows with the duration ("ProfileStep#3[12.170 ms]"); the device copy of
@@ -73,17 +73,74 @@ class Survey:
     markers_out_of_range: int = 0
 
     def take(self, chunk: list[Any]) -> None:
-        """Note one chunk of events."""
+        """Note one chunk of events: the times a column at a time when a double holds them
+        all exactly (:func:`~.events.exact_times`), else event by event."""
         self.events += len(chunk)
+        pairs = as_pairs(chunk)
+        heads = [h for h, _ in pairs]
+        phases = [h.ph for h in heads]
+        ts = exact_times([h.ts for h in heads])
+        dur = exact_times([h.dur if h.ph == "X" else None for h in heads])
+        if ts is None or dur is None:
+            self._take_each(pairs)
+            return
+        for i, ph in enumerate(phases):
+            if ph == "M":
+                self._metadata(whole(pairs[i][1]))
+                ts[i] = math.nan
+        timed = np.flatnonzero(~np.isnan(ts))
+        if not len(timed):
+            return
+        # the first of equal values wins, as in min() and max() event by event
+        first = timed[np.argmin(ts[timed])]
+        self.first_ts = min(self.first_ts, heads[first].ts)
+        at = timed[np.argmax(ts[timed] + np.nan_to_num(dur[timed]))]
+        h = heads[at]
+        self.last_ts = max(self.last_ts, h.ts + h.dur if phases[at] == "X" and h.dur is not None
+                           else h.ts)
+        marks = self._marks
+        for i in timed.tolist():
+            ph = phases[i]
+            if ph == "X" or ph == "i":
+                marks(heads[i], ph)
+
+    def _metadata(self, e: Any) -> None:
+        self.metadata.append(e)
+        if e.get("name") == "process_name":
+            self._note_rank(e)
+
+    def _marks(self, h: Head, ph: str) -> None:
+        """What one timed event tells of steps, step ends and launches."""
+        ts = h.ts
+        if ph == "i":
+            if h.name == "StopStep":
+                self.stops.setdefault(hashable(h.pid, h.tid), []).append(ts)
+            return
+        if h.cat in _DEVICE_CATEGORIES:
+            return
+        name = h.name
+        if isinstance(name, str) and name.startswith("Profile"):
+            match = STEP_MARKER.match(name)
+            number = self._number(match.group(1)) if match else None
+            if number is not None:
+                self.steps.append((ts, number))
+        elif h.args is not None:
+            correlation = h.correlation
+            if correlation is None or not _finite(ts):
+                return
+            if len(self.launch_ids) < MAX_LAUNCHES:
+                self.launch_ids.append(correlation)
+                self.launch_ts.append(ts)
+            else:
+                self.launches_over_limit += 1
+
+    def _take_each(self, pairs: list[Pair]) -> None:
+        """:meth:`take` event by event (times a double cannot hold exactly, or not numbers)."""
         first, last = self.first_ts, self.last_ts
-        steps, metadata = self.steps, self.metadata
-        for h, text in as_pairs(chunk):
+        for h, text in pairs:
             ph = h.ph
             if ph == "M":
-                e = whole(text)
-                metadata.append(e)
-                if e.get("name") == "process_name":
-                    self._note_rank(e)
+                self._metadata(whole(text))
                 continue
             ts = h.ts
             if not isinstance(ts, int | float) or isinstance(ts, bool):
@@ -91,25 +148,8 @@ class Survey:
             first = min(first, ts)
             dur = h.dur if ph == "X" else None
             last = max(last, ts + dur if isinstance(dur, int | float) else ts)
-            if ph == "i" and h.name == "StopStep":
-                self.stops.setdefault(hashable(h.pid, h.tid), []).append(ts)
-            if ph != "X" or h.cat in _DEVICE_CATEGORIES:
-                continue
-            name = h.name
-            if isinstance(name, str) and name.startswith("Profile"):
-                match = STEP_MARKER.match(name)
-                number = self._number(match.group(1)) if match else None
-                if number is not None:
-                    steps.append((ts, number))
-            elif h.args is not None:
-                correlation = h.correlation
-                if correlation is None or not _finite(ts):
-                    continue
-                if len(self.launch_ids) < MAX_LAUNCHES:
-                    self.launch_ids.append(correlation)
-                    self.launch_ts.append(ts)
-                else:
-                    self.launches_over_limit += 1
+            if ph == "X" or ph == "i":
+                self._marks(h, ph)
         self.first_ts, self.last_ts = first, last
 
     def _note_rank(self, e: dict[str, Any]) -> None:
