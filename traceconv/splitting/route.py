@@ -7,7 +7,7 @@ of each ``[memory]`` block not yet freed. Events are written out a chunk at a ti
 memory held is one chunk of events, those open items and the write buffers (bounded by
 :data:`BUFFERED`), whatever the size of the input.
 
-Rules (the manifest and the README say the same):
+Rules (the manifest and docs/big-traces.md say the same):
 
 * a slice (``X``, or a ``B``/``E`` pair) belongs to the window where it starts; one that
   ends past its window's end is kept whole there (or, with ``clip``, shortened to end at
