@@ -95,9 +95,8 @@ class Overview:
     def take(self, chunk: list[Any]) -> None:
         """Note one chunk of events: its slices a thread at a time, in numpy columns."""
         heads = [h for h, _ in as_pairs(chunk)]
-        for h in heads:
-            if h.name == "[memory]" and h.ph in ("i", "I"):
-                self._memory(h)
+        self._memory([h for h in heads if h.name == "[memory]" and h.ph in ("i", "I")
+                      and h.args is not None])
         slices = [h for h in heads if h.ph == "X"]
         ts, dur = _floats([h.ts for h in slices]), _floats([h.dur for h in slices])
         with np.errstate(invalid="ignore"):
@@ -184,19 +183,20 @@ class Overview:
             known = self._collective[name] = COLLECTIVE.search(name) is not None
         return known
 
-    def _memory(self, h: Head) -> None:
-        args = h.args
-        if args is None:
-            return
-        ts, total = _float(h.ts), _float(args.total_allocated)
-        if not math.isfinite(ts) or not math.isfinite(total):
-            return
-        device = hashable(args.device_type, args.device_id)
-        high = self.memory.get(device)
-        if high is None:
-            high = self.memory[device] = np.zeros(self.buckets)
-        at = int(self._bucket(np.array([ts]))[0])
-        high[at] = max(high[at], total)
+    def _memory(self, events: list[Head]) -> None:
+        """Per device and bucket, the largest allocator total of the ``[memory]`` events."""
+        ts = _floats([h.ts for h in events])
+        total = _floats([h.args.total_allocated for h in events])  # type: ignore[union-attr]
+        kept = np.flatnonzero(np.isfinite(ts) & np.isfinite(total))
+        devices: dict[tuple[Any, ...], int] = {}   # in order of first event, as tracks are made
+        codes = np.array([devices.setdefault(hashable(a.device_type, a.device_id), len(devices))
+                          for a in (events[i].args for i in kept.tolist())], dtype=np.int64)
+        for code, device in enumerate(devices):
+            rows = kept[codes == code]
+            high = self.memory.get(device)
+            if high is None:
+                high = self.memory[device] = np.zeros(self.buckets)
+            np.maximum.at(high, self._bucket(ts[rows]), total[rows])
 
     # -- what the overview shows ----------------------------------------------------------
 

@@ -98,45 +98,44 @@ class Survey:
         h = heads[at]
         self.last_ts = max(self.last_ts, h.ts + h.dur if phases[at] == "X" and h.dur is not None
                            else h.ts)
-        marks = self._marks
-        for i in timed.tolist():
-            ph = phases[i]
-            if ph == "X" or ph == "i":
-                marks(heads[i], ph)
+        self._marks([heads[i] for i in timed.tolist() if phases[i] == "X" or phases[i] == "i"])
 
     def _metadata(self, e: Any) -> None:
         self.metadata.append(e)
         if e.get("name") == "process_name":
             self._note_rank(e)
 
-    def _marks(self, h: Head, ph: str) -> None:
-        """What one timed event tells of steps, step ends and launches."""
-        ts = h.ts
-        if ph == "i":
-            if h.name == "StopStep":
-                self.stops.setdefault(hashable(h.pid, h.tid), []).append(ts)
-            return
-        if h.cat in _DEVICE_CATEGORIES:
-            return
-        name = h.name
-        if isinstance(name, str) and name.startswith("Profile"):
-            match = STEP_MARKER.match(name)
-            number = self._number(match.group(1)) if match else None
-            if number is not None:
-                self.steps.append((ts, number))
-        elif h.args is not None:
-            correlation = h.correlation
-            if correlation is None or not _finite(ts):
-                return
-            if len(self.launch_ids) < MAX_LAUNCHES:
-                self.launch_ids.append(correlation)
-                self.launch_ts.append(ts)
-            else:
-                self.launches_over_limit += 1
+    def _marks(self, heads: list[Head]) -> None:
+        """What timed ``X`` and ``i`` events tell of steps, step ends and launches."""
+        launch_ids, launch_ts = self.launch_ids, self.launch_ts
+        for h in heads:
+            ts = h.ts
+            if h.ph == "i":
+                if h.name == "StopStep":
+                    self.stops.setdefault(hashable(h.pid, h.tid), []).append(ts)
+                continue
+            if h.cat in _DEVICE_CATEGORIES:
+                continue
+            name = h.name
+            if isinstance(name, str) and name.startswith("Profile"):
+                match = STEP_MARKER.match(name)
+                number = self._number(match.group(1)) if match else None
+                if number is not None:
+                    self.steps.append((ts, number))
+            elif h.args is not None:
+                correlation = h.correlation
+                if correlation is None or not _finite(ts):
+                    continue
+                if len(launch_ids) < MAX_LAUNCHES:
+                    launch_ids.append(correlation)
+                    launch_ts.append(ts)
+                else:
+                    self.launches_over_limit += 1
 
     def _take_each(self, pairs: list[Pair]) -> None:
         """:meth:`take` event by event (times a double cannot hold exactly, or not numbers)."""
         first, last = self.first_ts, self.last_ts
+        marked = []
         for h, text in pairs:
             ph = h.ph
             if ph == "M":
@@ -149,8 +148,9 @@ class Survey:
             dur = h.dur if ph == "X" else None
             last = max(last, ts + dur if isinstance(dur, int | float) else ts)
             if ph == "X" or ph == "i":
-                self._marks(h, ph)
+                marked.append(h)
         self.first_ts, self.last_ts = first, last
+        self._marks(marked)
 
     def _note_rank(self, e: dict[str, Any]) -> None:
         args = e.get("args")
