@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from traceconv.splitting import overview, route, split, windows
+from traceconv.splitting import events, overview, split
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +31,7 @@ IDS = st.one_of(st.integers(1, 3), st.sampled_from(["7", {"local": 1}]))
 
 
 @st.composite
-def events(draw: st.DrawFn) -> dict:
+def trace_events(draw: st.DrawFn) -> dict:
     kind = draw(st.sampled_from(["op", "step", "launch", "kernel", "memory", "B", "E", "s",
                                  "f", "i"]))
     e: dict = {"ts": draw(TIMES), "pid": draw(IDS), "tid": draw(IDS)}
@@ -53,7 +53,7 @@ def events(draw: st.DrawFn) -> dict:
 
 STEPS = [{"ph": "X", "name": f"ProfilerStep#{n}", "cat": "cpu_op", "ts": ts, "dur": 100,
           "pid": 1, "tid": 1} for n, ts in ((1, 0), (2, 600))]
-TRACES = st.lists(events(), min_size=1, max_size=60).map(lambda es: [*STEPS, *es])
+TRACES = st.lists(trace_events(), min_size=1, max_size=60).map(lambda es: [*STEPS, *es])
 
 
 def _outputs(path: Path, out: Path, by: str) -> dict[str, bytes]:
@@ -62,7 +62,7 @@ def _outputs(path: Path, out: Path, by: str) -> dict[str, bytes]:
 
 
 def _one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    for module in (windows, route, overview):
+    for module in (events, overview):
         monkeypatch.setattr(module, "exact_times", lambda values: None)
 
 
@@ -90,7 +90,7 @@ def test_the_column_way_is_taken_on_a_real_trace(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """(else the test above would compare the event-by-event way with itself)"""
     taken: list[bool] = []
-    for module in (windows, route, overview):
+    for module in (events, overview):
         real = module.exact_times
         monkeypatch.setattr(module, "exact_times", lambda values, real=real: taken.append(
             real(values) is not None) or real(values))

@@ -158,6 +158,21 @@ def exact_times(values: list[Any]) -> np.ndarray | None:
 _EXACT_TYPES = frozenset({int, float, type(None)})
 
 
+def time_columns(heads: list[Head]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The starts and (of ``X`` slices; NaN for the others) durations of ``heads`` as
+    :func:`exact_times` columns, or None when a double cannot hold them all exactly.
+
+    >>> ts, dur = time_columns([Head(ph="X", ts=5, dur=2), Head(ph="i", ts=7, dur=9)])
+    >>> ts.tolist(), dur.tolist()
+    ([5.0, 7.0], [2.0, nan])
+    """
+    ts = exact_times([h.ts for h in heads])
+    if ts is None:
+        return None
+    dur = exact_times([h.dur if h.ph == "X" else None for h in heads])
+    return None if dur is None else (ts, dur)
+
+
 def hashable(*values: Any) -> tuple[Any, ...]:
     """``values`` as a dict key: a list or an object (a hostile id, pid, ...) by its text.
 

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
-from .events import Head, Pair, as_pairs, dump_events, exact_times, hashable, int64, whole
+from .events import Head, Pair, as_pairs, dump_events, hashable, int64, time_columns, whole
 from .windows import DEVICE_WORK, Launches, Survey, Window, reference_stops
 
 if TYPE_CHECKING:
@@ -214,13 +214,11 @@ class Router:
         slices may cross their window's end (None: any may). Both come from numpy columns
         when windows are times and a double holds every time exactly; else :meth:`place`
         decides event by event and every slice is checked."""
-        ts = None if self.by_rank or self.stops is not None else exact_times(
-            [h.ts for h in heads])
-        dur = None if ts is None else exact_times(
-            [h.dur if h.ph == "X" else None for h in heads])
-        if ts is None or dur is None:
+        columns = None if self.by_rank or self.stops is not None else time_columns(heads)
+        if columns is None:
             place = self.place
             return lambda _, h: place(h), None
+        ts, dur = columns
         windows = np.searchsorted(self._start_column, ts, "right") - 1
         np.maximum(windows, 0, out=windows)
         crossing = ts + dur > self._end_column[windows]   # (NaN: False, not a number)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..numbers import NumberError, int_text
-from .events import Head, Pair, as_pairs, exact_times, hashable, whole
+from .events import Head, Pair, as_pairs, hashable, time_columns, whole
 
 # Host step markers: PyTorch's ProfilerStep#N and Paddle's ProfileStep#N, which Paddle's
 # Chrome export follows with the duration ("ProfileStep#3[12.170 ms]"); the device copy of
@@ -74,16 +74,16 @@ class Survey:
 
     def take(self, chunk: list[Any]) -> None:
         """Note one chunk of events: the times a column at a time when a double holds them
-        all exactly (:func:`~.events.exact_times`), else event by event."""
+        all exactly (:func:`~.events.time_columns`), else event by event."""
         self.events += len(chunk)
         pairs = as_pairs(chunk)
         heads = [h for h, _ in pairs]
         phases = [h.ph for h in heads]
-        ts = exact_times([h.ts for h in heads])
-        dur = exact_times([h.dur if h.ph == "X" else None for h in heads])
-        if ts is None or dur is None:
+        columns = time_columns(heads)
+        if columns is None:
             self._take_each(pairs)
             return
+        ts, dur = columns
         for i, ph in enumerate(phases):
             if ph == "M":
                 self._metadata(whole(pairs[i][1]))
