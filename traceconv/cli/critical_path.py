@@ -7,7 +7,7 @@ from collections import defaultdict
 import click
 
 from ..output_names import output_name
-from ..presentation.tables import Column, console_for, fitted_table
+from ..presentation.tables import Column, console_for, fitted_table, packed
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
 from .graph_capture import GRAPH_CAPTURE_OPTION, path_captured_ops, with_capture
@@ -114,8 +114,8 @@ def _print(result, top: int, wide: bool = False) -> None:
     console.print(f"critical path ({result.mode}{ranks}): {result.length_ns / 1e6:,.3f} ms of a "
                   f"{result.span_ns / 1e6:,.3f} ms {'job' if ranks else 'trace'}, "
                   f"{len(result.path)} links")
-    console.print("  " + ", ".join(f"{kind} {ns / 1e6:,.3f} ms ({100 * ns / length:.1f}%)"
-                                    for kind, ns in result.breakdown.items() if ns))
+    console.print(packed([f"{kind} {ns / 1e6:,.3f} ms ({100 * ns / length:.1f}%)"
+                          for kind, ns in result.breakdown.items() if ns], console.width))
     totals: dict[tuple[int | None, str, str], list[int]] = defaultdict(lambda: [0, 0])
     for entry in result.path:
         item = totals[(entry.rank, entry.name, entry.kind)]

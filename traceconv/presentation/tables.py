@@ -247,6 +247,29 @@ def heading_name(name: str, rest: str, width: int) -> str:
     return elided(name, max(width - len(rest), NAME_MIN))
 
 
+def packed(items: list[str], width: int, indent: str = "  ") -> str:
+    """``items`` joined by ", " into lines of at most ``width`` characters, each line
+    starting with ``indent`` and breaking only between items (a label stays with its
+    number); an item longer than a line has a line of its own.
+
+    >>> print(packed(["cpu 9.507 ms (16.0%)", "kernel 4.109 ms (6.9%)", "wait 0.170 ms"], 40))
+      cpu 9.507 ms (16.0%),
+      kernel 4.109 ms (6.9%), wait 0.170 ms
+    """
+    lines: list[str] = []
+    line = ""
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else "")
+        if line and len(indent) + len(line) + 1 + len(piece) > width:
+            lines.append(indent + line)
+            line = piece
+        else:
+            line = f"{line} {piece}" if line else piece
+    if line:
+        lines.append(indent + line)
+    return "\n".join(lines)
+
+
 def elided(text: str, width: int) -> str:
     """``text`` cut in the middle to ``width`` characters (its start and its end kept: a
     file's folder and its name).
