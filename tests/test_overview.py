@@ -126,6 +126,24 @@ def test_longest_slices_of_each_track_and_hidden_counts(cnn_overview):
         assert hidden.sum() == len(slices) - len(shown)
 
 
+@pytest.mark.parametrize("top", [0, 1, 7])
+def test_the_longest_slices_whatever_the_top(tmp_path, top):
+    """Each track shows its ``top`` longest slices, of equal ones the earliest (a plain
+    sort of the file's slices by (-dur, ts)), whatever ``top`` is."""
+    evs = events(CNN)
+    names = thread_names(evs)
+    made = make_overview(CNN, tmp_path / "ov.pftrace", top=top, buckets=20)
+    by_thread = defaultdict(list)
+    for e in evs:
+        if e.get("ph") == "X" and not COLLECTIVE.search(e["name"]):
+            by_thread[(e["pid"], e["tid"])].append(e)
+    for thread, slices in by_thread.items():
+        expected = sorted(slices, key=lambda e: (-e["dur"], e["ts"]))[:top]
+        shown = shown_slices(made, names[thread]) if top else []
+        assert sorted((s.dur, s.start) for s in shown) == sorted(
+            (round(e["dur"] * 1000), round(e["ts"] * 1000)) for e in expected)
+
+
 def test_events_out_of_order_give_the_same_overview(tmp_path, cnn_overview):
     document = json.loads(CNN.read_text())
     random.Random(3).shuffle(document["traceEvents"])

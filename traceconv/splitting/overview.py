@@ -130,8 +130,9 @@ class Overview:
             track.collectives.append((float(dur[i]), float(ts[i]), texts[i], _text(cats[i])))
         others = np.flatnonzero(~collective)
         if len(others) > self.top_n:   # only those as long as the top_n-th can be shown
-            tie = np.partition(dur[others], len(others) - self.top_n)[len(others) - self.top_n]
-            others = others[dur[others] >= tie]
+            cut = len(others) - self.top_n
+            others = others[dur[others] >= np.partition(dur[others], cut)[cut]] \
+                if self.top_n else others[:0]
         rows = [(float(dur[i]), float(ts[i]), texts[i], _text(cats[i])) for i in others.tolist()]
         # the longest first; of equal ones, the earliest
         track.top = heapq.nsmallest(self.top_n, track.top + rows, key=lambda r: (-r[0], r[1]))
