@@ -67,13 +67,30 @@ def event_order(trace: Trace, timeline: Timeline | None = None
     tie[ends] -= slot
     tie[others] = n
     del close_before, slot
-    codes = np.empty(len(ts), dtype=np.int64)
-    np.multiply(order, 4, out=codes[begins])
-    codes[begins] += BEGIN
-    np.multiply(order, 4, out=codes[ends])
-    codes[ends] += END
-    codes[2 * n:2 * n + len(instant_ts)] = np.arange(INSTANT, 4 * len(instant_ts), 4)
-    codes[2 * n + len(instant_ts):] = np.arange(COUNTER, 4 * len(counter_ts), 4)
     write_order = np.lexsort((tie, ts))   # measured faster here than timeline_order
-    sorted_ts = np.take(ts, write_order, out=tie)
-    return sorted_ts, np.take(codes, write_order, out=ts)
+    sorted_ts = np.take(ts, write_order, out=tie, mode="clip")   # (mode "raise" buffers out)
+    # the codes follow from each event's place in the concatenation, so they are made
+    # after the sort, into the unsorted times' memory, a block at a time: one array of
+    # the trace's size fewer at the sort's peak
+    return sorted_ts, _codes(write_order, order, len(instant_ts), out=ts)
+
+
+def _codes(places: np.ndarray, order: np.ndarray, instants: int, out: np.ndarray,
+           block: int = 1 << 18) -> np.ndarray:
+    """The code of the event at each place of the concatenation [BEGINs, ENDs, instants,
+    counters] (slices in timeline ``order``), written into ``out``.
+
+    >>> _codes(np.array([3, 0, 4, 2, 1]), np.array([1, 0]), 1, np.empty(5, np.int64)).tolist()
+    [1, 4, 2, 5, 0]
+    """
+    n = len(order)
+    firsts = np.array([0, n, 2 * n, 2 * n + instants], dtype=np.int64)   # kind = segment
+    for lo in range(0, len(places), block):
+        place = places[lo:lo + block]
+        kind = np.searchsorted(firsts, place, "right") - 1
+        row = place - firsts[kind]
+        of_slice = kind <= END
+        row[of_slice] = order[row[of_slice]]
+        np.multiply(row, 4, out=out[lo:lo + block])
+        out[lo:lo + block] += kind
+    return out
