@@ -143,6 +143,7 @@ FAST_TRACK = 4096   # slices on a track from which numpy decides instead of the 
 _ROUNDS = 8   # rounds of deciding overlaps from those decided (then: settle, or walk)
 _UNSURE_LIMIT = 1024   # overlaps that depend only on each other, settled one by one
 _NEVER = np.iinfo(np.int64).max
+_QUERY_BLOCK = 1 << 16   # range-minimum queries answered at once
 _UNLIMITED = 1 << 62   # a depth no trace reaches: misfits() then finds only overlaps
 
 
@@ -224,7 +225,11 @@ def _fast_pass(starts: np.ndarray, ends: np.ndarray, max_depth: int) -> np.ndarr
         else:
             settled.append(i)
     kept[settled] = True
-    if len(starts) and _depths(starts[kept], ends[kept]).max() > max_depth:
+    if kept.all():   # (the usual case: no copies of the columns)
+        too_deep = len(starts) and _depths(starts, ends).max() > max_depth
+    else:
+        too_deep = _depths(starts[kept], ends[kept]).max() > max_depth
+    if too_deep:
         return None
     return np.flatnonzero(dropped)
 
@@ -257,8 +262,10 @@ def _range_min(values: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.nd
         return found
     # floor(log2(length)), exactly (frexp is exact below 2^53); the queries grouped by it
     level = (np.frexp(length[queried])[1] - 1).astype(np.uint8)
+    del length   # (what the table's levels need is held; the rest goes before they grow)
     by_level = queried[np.argsort(level, kind="stable")]   # a radix sort on uint8
     cuts = np.cumsum(np.bincount(level)).tolist()
+    del queried, level
     # table[p]: the least of values[p : p + 2^k], level after level in two buffers
     table = np.asarray(values, dtype=np.int64)
     spares = [np.empty(len(table), dtype=np.int64), np.empty(len(table), dtype=np.int64)]
@@ -268,8 +275,9 @@ def _range_min(values: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.nd
             half = 1 << (k - 1)
             size -= half
             table = np.minimum(table[:size], table[half:half + size], out=spares[k % 2][:size])
-        at = by_level[lo:hi]
-        found[at] = np.minimum(table[first[at]], table[last[at] - (1 << k)])
+        for block in range(lo, hi, _QUERY_BLOCK):   # (the lookups' temporaries stay small)
+            at = by_level[block:min(hi, block + _QUERY_BLOCK)]
+            found[at] = np.minimum(table[first[at]], table[last[at] - (1 << k)])
     return found
 
 
@@ -282,10 +290,15 @@ def _depths(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     [0, 1, 2, 1]
     """
     n = len(starts)
-    position = np.arange(n, dtype=np.int64)
-    span_end = np.maximum(np.searchsorted(starts, ends, "left"), position + 1)
-    return np.cumsum(np.bincount(position + 1, minlength=n + 1)
-                     - np.bincount(span_end, minlength=n + 1))[:n]
+    span_end = np.searchsorted(starts, ends, "left")
+    np.maximum(span_end, np.arange(1, n + 1, dtype=np.int64), out=span_end)
+    # each slice opens at its position + 1 and closes at its span's end: the running sum
+    # of (1 opened - closed) per position, in one array
+    change = np.bincount(span_end, minlength=n + 1)
+    del span_end
+    np.subtract(1, change, out=change)
+    change[0] -= 1
+    return np.cumsum(change, out=change)[:n]
 
 
 def _track_changes(tracks: list[int]) -> list[int]:

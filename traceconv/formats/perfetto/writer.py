@@ -98,7 +98,9 @@ def write(trace: Trace, out: BinaryIO, *, workers: int = 1) -> Diagnostics:
     out.write(b"".join(frame(p) for p in _header_packets(view, ids, offset)))
     with paused_gc():
         encoder = _EventEncoder(view, ids, offset, timeline)
+        del timeline   # (the events are in the encoder's order: the sort's columns go)
         _write_events(encoder, out, _worker_count(workers))
+        del encoder    # (its per-event arrays go before the model attribute is made)
     model = model_attribute.encode(trace, ids.base)   # what Perfetto has no words for
     out.write(frame(bytes_field(TRACE_ATTRIBUTES, _attribute(model_attribute.ATTRIBUTE, model))
                     + uint_field(SEQUENCE_ID, SEQ_DESCRIPTORS)))
