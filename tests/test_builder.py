@@ -121,6 +121,20 @@ def test_names_past_the_bound_are_cut(length):
     assert trace.diagnostics.count("model.name_cut") == (2 if length > 65_536 else 0)
 
 
+
+def test_an_op_named_past_the_bound_is_cut_as_its_slices_are():
+    """(fuzz: a paddle-pb op of a 400 KB name) the op keeps the name of its slices."""
+    from traceconv.model.graph import OP
+
+    long = "conv2d/" + "x" * 70_000
+    builder = TraceBuilder()
+    track = builder.add_track("t", process=builder.add_process("p"))
+    builder.add_slice(track, 0, 5, long)
+    builder.graph.add_node("op/1", kind=OP, name=long, type=long, slices=[0])
+    trace = builder.build()
+    assert traceconv.validate(trace) == []
+    assert trace.graph.nodes["op/1"]["name"] == trace.slice(0).name == long[:65_536]
+
 @pytest.mark.parametrize("ratio", [-5.0, 0.0, 42.5, 100.0, 100.01, 250.0, float("inf"),
                                    float("nan")])
 def test_shares_stay_within_0_and_100(ratio):

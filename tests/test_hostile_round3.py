@@ -264,6 +264,25 @@ def test_an_infinite_counter_value_is_a_number_in_the_output(tmp_path: Path):
     assert "model.counter_value_not_finite" in codes
 
 
+
+def test_an_argument_integer_of_more_digits_than_python_converts_reads_as_infinity(
+        tmp_path: Path):
+    """(fuzz) a Kineto correlation of 5,000 digits: the args are kept as text and decoded
+    when the launches are joined, where msgspec refused it past the reading."""
+    huge = b"7" * 5000
+    source = tmp_path / "huge.json"
+    source.write_bytes(
+        b'{"schemaVersion": 1, "traceEvents": ['
+        b'{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1, "dur": 2, '
+        b'"pid": 1, "tid": 1, "args": {"correlation": ' + huge + b'}},'
+        b'{"ph": "X", "cat": "kernel", "name": "k", "ts": 5, "dur": 2, "pid": 0, "tid": 7, '
+        b'"args": {"correlation": -' + huge + b', "name": "' + huge + b'"}}]}')
+    trace = traceconv.load(source)
+    assert traceconv.validate(trace) == []
+    values = [(s.args["correlation"], s.args.get("name")) for s in trace.iter_slices()]
+    assert values == [(float("inf"), None), (float("-inf"), huge.decode())]   # texts stay
+    assert run(str(source), "-o", str(tmp_path / "out.pftrace")).exit_code == 0
+
 REPORT_ROWS = """Event                     Calls       Total       Min.        Max.        Ave.
   conv2d                  {calls}  60.5        0.2         0.6         0.3
   relu                    10          1.5         0.1         0.2         0.15

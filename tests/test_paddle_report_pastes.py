@@ -146,3 +146,17 @@ def test_p4_new_profiler_summary_rows_without_title_rules_or_header():
                     ("conv2d compute", "operator", 10, 1_000_000, 3_000_000, 1),
                     ("relu dygraph", "operator", 5, 500_000, 0, 0)]
     assert trace.diagnostics.count("paddle_summary.untitled_rows") == 1
+
+
+def test_a_line_wider_than_any_wrap_is_read_alone_and_a_wrapped_row_still_joins():
+    """(fuzz: 1 MB of rows indented by 2,000 spaces took 20 s) pieces of a hard-wrapped
+    paste are short; a long line is never held to be joined with the next ones."""
+    row = "relu                           4           2.0         0.4         0.6         0.5"
+    wrapped = [HEADER, row[:60], row[60:] + "         0.16"]
+    _, trace, events = rows("\n".join(wrapped))
+    assert [(s.name, s.calls) for s in events] == [("relu", 4)]
+    assert trace.diagnostics.count("paddle_report.wrapped_line") == 1
+    wide = [HEADER, " " * 600 + row[:60], row[60:] + "         0.16"]
+    _, trace, events = rows("\n".join(wide))
+    assert "paddle_report.wrapped_line" not in trace.diagnostics
+    assert all(s.calls != 4 for s in events)   # the cut row is not made whole

@@ -565,3 +565,40 @@ def test_debug_annotations_without_any_value(tmp_path: Path):
     packet.track_event.debug_annotations.add().name = "empty"
     trace = _load(builder, tmp_path)
     assert [(i.name, i.args) for i in trace.iter_instants()] == [("mark", {"empty": None})]
+
+
+def test_names_that_are_not_utf8_are_repaired_and_counted(tmp_path: Path):
+    """The protobuf decoder hands a string field of invalid UTF-8 over as bytes: interned
+    event and argument names (the fuzzer's two crash classes: a Chrome write, the dotted-name
+    check) and a thread's name become text with U+FFFD, counted, and every writer works."""
+    trace = traceconv.load(ROOT / "samples" / "torch" / "cnn_step5.pt.trace.json")
+    out = io.BytesIO()
+    write(trace, out)
+    data = out.getvalue()
+    spoiled = {b"aten::conv2d": b"aten\xff:conv2d", b"Input Dims": b"Input\xfeDims"}
+    for good, bad in spoiled.items():
+        assert data.count(good) == 1 and len(good) == len(bad)   # each interned once
+        data = data.replace(good, bad)
+    # a file of another producer (no model attribute): the thread's name from its descriptor
+    builder = TraceProtoBuilder()
+    packet = builder.add_packet()
+    packet.track_descriptor.uuid = 9
+    packet.track_descriptor.thread.pid, packet.track_descriptor.thread.tid = 4, 5
+    packet.track_descriptor.thread.thread_name = "workerQ"
+    packet = builder.add_packet()
+    packet.trusted_packet_sequence_id, packet.timestamp = 7, 10
+    packet.track_event.type, packet.track_event.track_uuid = TrackEvent.TYPE_INSTANT, 9
+    packet.track_event.name = "tick"
+    foreign = builder.serialize().replace(b"workerQ", b"worker\xff")
+    for name, content in (("spoiled.pftrace", data), ("foreign.pftrace", foreign)):
+        (tmp_path / name).write_bytes(content)
+    read, other = (traceconv.load(tmp_path / n) for n in ("spoiled.pftrace", "foreign.pftrace"))
+    assert traceconv.validate(read) == [] and traceconv.validate(other) == []
+    names = {s.name for s in read.iter_slices()}
+    assert "aten\ufffd:conv2d" in names and "aten::conv2d" not in names
+    assert any("Input\ufffdDims" in (s.args or {}) for s in read.iter_slices())
+    assert read.diagnostics.count("perfetto.invalid_utf8") == 2   # one per distinct text
+    assert "worker\ufffd" in {t.name for t in other.tracks}
+    assert other.diagnostics.count("perfetto.invalid_utf8") == 1
+    for fmt, suffix in (("chrome", "json"), ("perfetto", "pftrace")):
+        traceconv.convert(tmp_path / "spoiled.pftrace", tmp_path / f"again.{suffix}", to=fmt)

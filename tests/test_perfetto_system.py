@@ -237,6 +237,23 @@ def test_linux_trace_equals_trace_processor(tmp_path: Path, trace_processor):
     assert threads == {t.tid: t.name for t in trace.tracks if t.kind == TrackKind.THREAD}
 
 
+def test_times_past_int64_move_to_the_edge_and_are_counted(tmp_path: Path):
+    """(fuzz) ftrace timestamps are uint64: a CPU frequency, an idle state and an atrace
+    mark at 2^64 - 1 are kept at the model's last time and counted, not an OverflowError."""
+    made = SystemTrace()
+    made.process_tree({100: "python3"}, {101: (100, "main")})
+    late = 2**64 - 1
+    made.bundle(0, [(1_000, 0, "freq", 1_800_000), (late, 0, "freq", 2_400_000),
+                    (late, 0, "idle", 1), (2_000, 101, "print", "B|100|step"),
+                    (late, 101, "print", "E|100")])
+    trace = traceconv.load(made.write(tmp_path / "late.pftrace"))
+    assert traceconv.validate(trace) == []
+    edge = 35 * 10**17   # the model's last time (model.time_beyond_range)
+    assert sorted(trace.counters.numpy("ts").tolist()) == [1_000, edge, edge]
+    assert [(s.name, s.start, s.end) for s in trace.iter_slices()
+            if s.name == "step"] == [("step", 2_000, edge)]
+    assert trace.diagnostics.count("model.time_beyond_range") == 3
+
 def compact_trace(path: Path) -> Path:
     """sched_switch in the compact form (columns, delta timestamps, interned names) on
     CPU 2: python (pid 300) from 5,000 to 5,400, idle, then a worker from 5,900 to 6,200,

@@ -10,13 +10,13 @@ hook that makes it ±infinity.
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
-
-_OUT_OF_RANGE = "Number out of range"
 
 
 def lenient(type_: Any = Any) -> Callable[[bytes | bytearray | memoryview], Any]:
@@ -33,11 +33,40 @@ def lenient(type_: Any = Any) -> Callable[[bytes | bytearray | memoryview], Any]
         try:
             return strict(text)
         except msgspec.ValidationError as exc:
-            if not str(exc).startswith(_OUT_OF_RANGE):
-                raise
-            return again(text)
+            if str(exc).startswith(_OUT_OF_RANGE):
+                return again(text)
+            if str(exc).startswith(_TOO_MANY_DIGITS):
+                return again(_huge_integers_as_infinity(text))
+            raise
 
     return decode
+
+
+_OUT_OF_RANGE = "Number out of range"
+_TOO_MANY_DIGITS = "Integer value out of range"   # (more digits than Python converts)
+
+
+@functools.lru_cache(maxsize=4)
+def _huge_integer(digits: int) -> re.Pattern[bytes]:
+    """A JSON string, or an integer of more than ``digits`` digits (its sign captured)."""
+    return re.compile(rb'"(?:[^"\\]|\\.)*"|(-?)\d{%d,}' % (digits + 1), re.DOTALL)
+
+
+def _huge_integers_as_infinity(text: bytes | bytearray | memoryview) -> bytes:
+    """``text`` with each integer of more digits than Python converts to an int
+    (``sys.get_int_max_str_digits()``: 4,300 unless set) written as ±infinity, as
+    ``JSON.parse`` reads it; strings are left as they are.
+
+    >>> _huge_integers_as_infinity(b'[' + b'9' * 4301 + b', "' + b'9' * 4301 + b'", -1]')[:8]
+    b'[1e999, '
+    >>> lenient()(b'{"a": -' + b'1' * 5000 + b', "b": 2}')
+    {'a': -inf, 'b': 2}
+    """
+    def number(match: re.Match[bytes]) -> bytes:
+        found = match.group(0)
+        return found if found[:1] == b'"' else match.group(1) + b"1e999"
+
+    return _huge_integer(sys.get_int_max_str_digits() or sys.maxsize).sub(number, bytes(text))
 
 
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)

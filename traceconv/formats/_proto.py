@@ -38,3 +38,17 @@ class Utf8Repair:
         repaired = value.decode("utf-8", errors="replace")
         self.diagnostics.add(self.code, example=repaired[:80])
         return repaired
+
+    def decode(self, data: bytes | memoryview) -> str:
+        """Raw string bytes as text, repaired and counted as above when not UTF-8.
+
+        >>> from traceconv.model import Diagnostics
+        >>> text = Utf8Repair(Diagnostics(), "demo")
+        >>> text.decode(b"ok"), text.decode(memoryview(b"\\xffx"))
+        ('ok', '\ufffdx')
+        """
+        raw = bytes(data)
+        try:
+            return raw.decode()
+        except UnicodeDecodeError:
+            return self(raw)  # type: ignore[no-any-return]

@@ -105,6 +105,22 @@ class TraceBuilder(Trace):
         self.__dict__["_moved_times"] += 1
         return TIME_MIN if value < TIME_MIN else TIME_MAX
 
+    def add_instant(self, track: int, ts: int, name: str, category: str = "",
+                    args: Args = None) -> int:
+        """:meth:`Trace.add_instant <traceconv.model.Trace.add_instant>` at a time of any
+        size (:meth:`time`)."""
+        return super().add_instant(track, self.time(ts), name, category, args)
+
+    def add_counter(self, track: int, ts: int, value: float) -> int:
+        """:meth:`Trace.add_counter <traceconv.model.Trace.add_counter>` at a time of any
+        size (:meth:`time`).
+
+        >>> b = TraceBuilder(); t = b.add_track("c", process=b.add_process("p"))
+        >>> _ = b.add_counter(t, 2**64, 1.0); b.build().counters.numpy("ts").tolist() == [TIME_MAX]
+        True
+        """
+        return super().add_counter(track, self.time(ts), value)
+
     def add_interval(self, track: int, start: int, end: int, name: str, category: str = "",
                      args: Args = None, activity: int = 0) -> int:
         """Add a slice from ``start`` to ``end`` (ns, ints of any size) and return its row;
@@ -291,6 +307,22 @@ def _cut_names(builder: TraceBuilder) -> None:
             ids.setdefault(short, index)
             cut += 1
     builder.diagnostics.add("model.name_cut", count=cut, example=f"{cut} names")
+    _cut_op_names(builder)
+
+
+def _cut_op_names(builder: TraceBuilder) -> None:
+    """An op node's ``name`` and ``type`` are cut as its slices' names are (an op is
+    known by a slice of its name: the ``op_slices`` invariant)."""
+    from .lazy_graph import is_unfilled
+
+    graph = builder._graph
+    if graph is None or is_unfilled(graph):
+        return   # (a lazy graph cuts nothing: its names are the reader's, made on use)
+    for _, data in graph.nodes(data=True):
+        for key in ("name", "type"):
+            value = data.get(key)
+            if isinstance(value, str) and len(value) > NAME_LIMIT:
+                data[key] = value[:NAME_LIMIT]
 
 
 def _clamp_shares(builder: TraceBuilder) -> None:

@@ -9,7 +9,8 @@ on any input. Each invariant has a stable code:
 ``ids``                     process and track ids are their positions; a track's process, a
                             lane's home track exist
 ``track``                   every slice, instant and counter sample is on an existing track
-``string``                  every name and category id resolves in the string table
+``string``                  every name and category id resolves in the string table; the
+                            table's strings and the process and track names are text
 ``duration``                no slice has a negative duration
 ``slice_end``               no slice ends (start + duration) past int64
 ``flow``                    both ends of every flow are existing slice rows
@@ -140,6 +141,13 @@ def _string(trace: Trace) -> Iterator[Problem]:
             ids = table.numpy(column)
             yield _problem("string", f"{what} whose {column} id is not in the string table",
                            (ids < 0) | (ids >= strings), lambda i, w=what: f"{w} row {i}")
+    # (a reader that hands over undecoded bytes breaks every text writer: JSON, tables)
+    for what, texts in (("strings", trace.strings.strings),
+                        ("process names", [p.name for p in trace.processes]),
+                        ("track names", [t.name for t in trace.tracks])):
+        yield _problem("string", f"{what} that are not text",
+                       [i for i, text in enumerate(texts) if type(text) is not str],
+                       lambda i, w=what: f"{w} {i}")
 
 
 def _times(trace: Trace) -> Iterator[Problem]:
@@ -189,8 +197,8 @@ def _op_slices(trace: Trace, graph: Any) -> Problem:
         if not all(isinstance(r, int) and 0 <= r < rows for r in listed):
             bad.append(f"{node}: rows {listed[:3]}")
         elif not {name(r) for r in listed} & {data.get("name"), data.get("type")}:
-            bad.append(f"{node} ({data.get('name')!r}): rows {listed[:3]} are "
-                       f"{[name(r) for r in listed[:3]]}")
+            bad.append(f"{node} ({str(data.get('name'))[:80]!r}): rows {listed[:3]} are "
+                       f"{[str(name(r))[:80] for r in listed[:3]]}")
     return _problem("op_slices", "op nodes none of whose slices is named as the op, or "
                     "whose slices are not rows", bad)
 

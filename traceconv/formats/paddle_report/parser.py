@@ -67,6 +67,9 @@ _PRINTED_ONCE = {1, 2, 3, 4, 5, 7, 10, 12, 13}
 _HEADER_REST = re.compile(r"[A-Za-z()\s]*\(MB\)\s*")   # "s   Size(MB)" after a wrap
 _DASHES = re.compile(r"\s*-+\s*")
 _MAX_PIECES = 4       # a 180-column row wrapped at 60 columns is 3 pieces
+_PIECE_WIDTH = 512    # a line longer than this is no paste's wrapped piece (each join
+                      # tries the row patterns on the joined text: held long lines made a
+                      # 1 MB input take 20 s)
 _PIECE_START = re.compile(r"^\s*(?:-{3,}|Event\b|Place|Total|Computation|Framework|GpuMemcpy|"
                           r"Note!|Sorted|Time|Elapsed|Accumulated)")
 
@@ -121,8 +124,8 @@ class ReportParser:
     def _rejoin(self, held: list[tuple[int, str]], line: str) -> bool:
         """Join the held pieces (a suffix of them) and ``line`` when together they make a
         line the report prints; the pieces before the joined ones are read alone."""
-        if not line.strip() or self._understood(line):   # a line of its own
-            return False
+        if not line.strip() or len(line) > _PIECE_WIDTH or self._understood(line):
+            return False   # a line of its own
         for start in range(len(held)):
             pieces = [text for _, text in held[start:]] + [line]
             for joined in ("".join(pieces), " ".join(p.strip() for p in pieces)):
@@ -152,6 +155,8 @@ class ReportParser:
     def _may_be_piece(self, line: str) -> bool:
         """Lines worth holding for the next one: in a table anything, elsewhere the start
         of a report line or of a row."""
+        if len(line) > _PIECE_WIDTH:
+            return False
         return self._table is not None or self._memory is not None or \
             _PIECE_START.match(line) is not None or is_cut_row(line)
 

@@ -44,6 +44,7 @@ from ...io import Source
 from ...model import Metadata, Trace
 from ...model.builder import TraceBuilder
 from ...model.typed_arrays import extend_typed
+from .._proto import Utf8Repair
 from ..protowire.columns import (
     Fields,
     WireError,
@@ -66,7 +67,6 @@ from .annotation_values import (
     STRING_IID,
     decode_annotation,
 )
-from .annotation_values import text as utf8_text
 from .arg_store import OBJECT, TEXT, ArgValues
 from .byte_ranges import distinct_ranges
 from .dotted_names import DottedNames, NestedGroup
@@ -206,6 +206,7 @@ class PftraceReader:
         self.name = name
         self.trace = TraceBuilder(Metadata(source_format="perfetto", clock="perfetto trace clock"))
         self.diagnostics = self.trace.diagnostics
+        self.text = Utf8Repair(self.diagnostics, "perfetto")   # names and texts: str, counted
         self.interned = _Interned()
         self.generations: dict[tuple[int, int], int] = {}   # (sequence, clears) -> id
         self.cleared: dict[int, int] = {}                    # sequence -> clears so far
@@ -400,10 +401,8 @@ class PftraceReader:
         add = self.interned.add
         for number, table in _INTERNED_TABLES.items():
             for entry in getattr(interned, table):
-                if number == 29:
-                    add(table, generation, entry.iid, utf8_text(entry.str))
-                else:
-                    add(table, generation, entry.iid, entry.name)
+                add(table, generation, entry.iid,
+                    self.text(entry.str if number == 29 else entry.name))
 
     def _defaults(self, generation: int, packet: int, payload: bytes) -> None:
         defaults = TracePacketDefaults.FromString(payload)
@@ -519,7 +518,7 @@ class PftraceReader:
         intern = self.trace.strings.intern
         for msg, offset, length in zip(inline.msg.tolist(), inline.offset.tolist(),
                                        inline.length.tolist(), strict=True):
-            out[msg] = intern(utf8_text(data[offset:offset + length]))
+            out[msg] = intern(self.text.decode(data[offset:offset + length]))
         return out
 
     def _categories(self, data: bytes, fields: Fields, generation: np.ndarray, count: int
@@ -541,7 +540,7 @@ class PftraceReader:
             names.setdefault(msg, []).append(texts[text_id])
         for msg, offset, length in zip(inline.msg.tolist(), inline.offset.tolist(),
                                        inline.length.tolist(), strict=True):
-            names.setdefault(msg, []).append(utf8_text(data[offset:offset + length]))
+            names.setdefault(msg, []).append(self.text.decode(data[offset:offset + length]))
         intern = self.trace.strings.intern
         for msg, parts in names.items():
             out[msg] = intern(",".join(parts))
@@ -669,7 +668,7 @@ class PftraceReader:
         inline = fields.where(NAME, LENGTH)
         for msg, offset, length in zip(inline.msg.tolist(), inline.offset.tolist(),
                                        inline.length.tolist(), strict=True):
-            names[msg] = self.interned.text_id(utf8_text(data[offset:offset + length]))
+            names[msg] = self.interned.text_id(self.text.decode(data[offset:offset + length]))
         # the last value field of each annotation says how to read it (as protobuf merges)
         valued = fields.where_in(VALUE_FIELDS)
         kind = np.zeros(count, dtype=np.uint8)
@@ -705,8 +704,8 @@ class PftraceReader:
         objects.extend(values)
         return np.arange(first, len(objects), dtype=np.uint64)
 
-    @staticmethod
-    def _inline_strings(data: bytes, offsets: np.ndarray, lengths: np.ndarray) -> list[str]:
+    def _inline_strings(self, data: bytes, offsets: np.ndarray, lengths: np.ndarray
+                        ) -> list[str]:
         """Inline string values; a text repeated within the block is one object."""
         seen: dict[bytes, str] = {}
         out = []
@@ -715,7 +714,7 @@ class PftraceReader:
             if raw in seen:
                 out.append(seen[raw])
             else:
-                out.append(seen.setdefault(raw, utf8_text(raw)))
+                out.append(seen.setdefault(raw, self.text.decode(raw)))
         return out
 
     def _composites(self, data: bytes, starts: np.ndarray, ends: np.ndarray, generation: int

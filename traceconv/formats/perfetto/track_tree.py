@@ -26,6 +26,7 @@ from typing import Any
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TrackDescriptor
 
 from ...model import ProcessKind, Trace, TrackKind
+from .._proto import Utf8Repair
 
 DEVICE_WORDS = re.compile(r"\b(GPU|QUEUE|stream|device|CUDA|HIP|XPU|TPU|NPU)\b", re.IGNORECASE)
 UNITS = {1: "ns", 2: "count", 3: "bytes"}   # CounterDescriptor.Unit
@@ -61,6 +62,7 @@ def merge_descriptor(known: TrackDescriptor | None, new: TrackDescriptor) -> Tra
 class _Builder:
     def __init__(self, trace: Trace, descriptors: dict[int, TrackDescriptor]) -> None:
         self.trace = trace
+        self.text = Utf8Repair(trace.diagnostics, "perfetto")   # names: str, counted
         self.descriptors = descriptors
         self.host: dict[int, int] = {}      # pid -> process id
         self.device: dict[Any, int] = {}    # host process id or group uuid -> device process
@@ -74,11 +76,20 @@ class _Builder:
             if desc.HasField("process"):
                 self.of_pid.setdefault(desc.process.pid, []).append(desc)
 
+    def _own_name(self, desc: TrackDescriptor) -> str:
+        text = self.text
+        return text(desc.name) or text(desc.static_name) or text(desc.atrace_name)
+
+    def _process_name(self, desc: TrackDescriptor) -> str:
+        process, text = desc.process, self.text
+        return text(process.process_name) or (text(process.cmdline[0]) if process.cmdline
+                                              else "")
+
     def process_of_pid(self, pid: int) -> int:
         found = self.host.get(pid)
         if found is None:
             declared = self.of_pid.get(pid, [])
-            name = (_process_name(declared[0]) if declared else "") or f"Process {pid}"
+            name = (self._process_name(declared[0]) if declared else "") or f"Process {pid}"
             found = self.host[pid] = self.trace.add_process(name, pid=pid, labels=[
                 label for d in declared for label in d.process.process_labels])
         return found
@@ -109,13 +120,15 @@ class _Builder:
             key = (thread.pid, thread.tid)
             if key in self.threads:
                 return self.threads[key]
-            name = _text(thread.thread_name) or _own_name(desc) or f"Thread {thread.tid}"
+            name = self.text(thread.thread_name) or self._own_name(desc) \
+                or f"Thread {thread.tid}"
             track = self.threads[key] = trace.add_track(name, process=process, tid=thread.tid)
             return track
         owner = next((d for d in chain if d.HasField("process") or d.HasField("thread")), None)
-        name = _own_name(desc) or (_process_name(desc) if desc.HasField("process") else "") \
+        name = self._own_name(desc) \
+            or (self._process_name(desc) if desc.HasField("process") else "") \
             or f"track {uuid}"
-        names = [_own_name(d) for d in chain if not (d.HasField("process")
+        names = [self._own_name(d) for d in chain if not (d.HasField("process")
                                                     or d.HasField("thread"))]
         device = any(DEVICE_WORDS.search(n) for n in names if n)
         if owner is not None:
@@ -126,7 +139,7 @@ class _Builder:
         else:
             top = chain[-1]
             if top.uuid not in self.groups:
-                group = _own_name(top) or f"track {top.uuid}"
+                group = self._own_name(top) or f"track {top.uuid}"
                 self.groups[top.uuid] = trace.add_process(
                     group, kind=ProcessKind.DEVICE if device else ProcessKind.SYNTHETIC)
             process = self.groups[top.uuid]
@@ -141,22 +154,6 @@ class _Builder:
             name = f"{self.trace.processes[host].name} (GPU)"
             found = self.device[host] = self.trace.add_process(name, kind=ProcessKind.DEVICE)
         return found
-
-
-def _text(value: str | bytes) -> str:
-    """A name field as text: protobuf hands a string that is not valid UTF-8 over as bytes
-    (shown with U+FFFD, as trace_processor shows it)."""
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-
-
-def _own_name(desc: TrackDescriptor) -> str:
-    return _text(desc.name) or _text(desc.static_name) or _text(desc.atrace_name)
-
-
-def _process_name(desc: TrackDescriptor) -> str:
-    process = desc.process
-    return _text(process.process_name) or (_text(process.cmdline[0]) if process.cmdline
-                                           else "")
 
 
 def build_tracks(trace: Trace, descriptors: dict[int, TrackDescriptor], used: Iterable[int],
