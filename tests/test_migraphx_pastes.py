@@ -113,3 +113,18 @@ def test_cut_inside_a_dynamic_dimension_is_a_truncated_instruction():
     doc = parse_document("seq = @param:seq -> dynamic, int64_type, {[ 1, 4")
     (ins,) = doc.runs[0].listings[0].instructions
     assert ins.truncated and ins.parameter == "seq"
+
+
+def test_a_line_that_never_closes_joins_at_most_256_lines(tmp_path):
+    """(fuzz: a line of 20,000 open brackets took every later line as its continuation, each
+    join testing the patterns on the whole text so far: 10 s for 1 MB) a wrapped print is
+    joined over at most 256 lines; the lines after it are read as lines of their own."""
+    text = "\n".join([TIMED, "@5 = add" + "(" * 20_000, *[f"piece {k}" for k in range(400)],
+                      TIMED.replace("@12", "@13")]) + "\n"
+    doc = parse_document(text)
+    assert len(doc.wrapped) == 256
+    assert len(doc.unparsed) >= 400 - 256   # counted, not joined
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    trace = traceconv.load(path, format="migraphx")
+    assert [s.dur for s in trace.iter_slices() if s.name == "mlir_dot"] == [750_000] * 2

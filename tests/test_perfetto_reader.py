@@ -450,12 +450,13 @@ def test_other_clocks_move_onto_the_trace_clock(tmp_path: Path):
     assert trace.diagnostics.count("perfetto.clock_without_snapshot") == 1
 
 
-def test_sequence_defaults_give_the_track(tmp_path: Path):
+@pytest.mark.parametrize("uuid", [100, 2**63, 2**64 - 1])   # (fuzz: past int64)
+def test_sequence_defaults_give_the_track(tmp_path: Path, uuid: int):
     builder = TraceProtoBuilder()
-    _thread(builder)
+    _thread(builder, uuid)
     first = _event(builder, 10, TrackEvent.TYPE_SLICE_BEGIN, "a", track=None,
                    flags=TracePacket.SEQ_INCREMENTAL_STATE_CLEARED)
-    first.trace_packet_defaults.track_event_defaults.track_uuid = 100
+    first.trace_packet_defaults.track_event_defaults.track_uuid = uuid
     _event(builder, 20, TrackEvent.TYPE_SLICE_END, track=None)
     trace = _load(builder, tmp_path)
     (only,) = trace.iter_slices()

@@ -127,6 +127,13 @@ def _summary_prefix(text: str) -> bool:
                     rf"(?:{_SEP}(?:{NUM})?)?\s*$", text.strip()) is not None
 
 
+# A wrapped print is at most this many lines and characters: each join tests the patterns
+# on the whole text so far, and a line of 20,000 open brackets that every later line
+# joined made a 1 MB input take 10 s (what is not joined is read as lines of its own).
+_MAX_JOINED = 256
+_MAX_LOGICAL = 1 << 16
+
+
 def logical_lines(lines: Iterable[str]) -> Iterator[tuple[int, str, list[int]]]:
     """(first line number, the joined text, numbers of the lines joined to it) per line.
 
@@ -136,12 +143,13 @@ def logical_lines(lines: Iterable[str]) -> Iterator[tuple[int, str, list[int]]]:
     held: tuple[int, str, list[int]] | None = None
     for number, raw in enumerate(lines, 1):
         line = clean(raw)
-        if held is not None:
+        if held is not None and len(held[2]) < _MAX_JOINED and len(held[1]) < _MAX_LOGICAL:
             joined = join(held[1], line)
             if joined is not None:
                 held[2].append(number)
                 held = (held[0], joined, held[2])
                 continue
+        if held is not None:
             yield held
         held = (number, line, [])
     if held is not None:

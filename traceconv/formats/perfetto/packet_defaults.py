@@ -17,6 +17,9 @@ quadratic).
 ([0, 5, 5, 6, 0], [0, 0, 0, 64, 0])
 >>> defaults.end_block(); defaults.of(np.array([9]), np.array([0]))[0].tolist()
 [6]
+>>> defaults.add(generation=0, packet=10, track=2**64 - 1, clock=None)   # a uint64 uuid
+>>> defaults.of(np.array([11]), np.array([0]))[0].tolist() == [2**64 - 1]
+True
 """
 
 from __future__ import annotations
@@ -43,9 +46,11 @@ class PacketDefaults:
             return np.zeros(count, dtype=np.uint64), np.zeros(count, dtype=np.uint64)
         carried = [(g, -1, *self._last[g]) for g in np.unique(generation).tolist()
                    if g in self._last]
-        entries = np.array(carried + self._block, dtype=np.int64).reshape(-1, 4)
-        tracks = np.r_[entries[:, 2].astype(np.uint64), np.uint64(0)]
-        clocks = np.r_[entries[:, 3].astype(np.uint64), np.uint64(0)]
+        given = carried + self._block
+        # (generation, packet) as int64; uuids and clock ids are uint64 (2^63 and above too)
+        entries = np.array([entry[:2] for entry in given], dtype=np.int64).reshape(-1, 2)
+        tracks = np.array([entry[2] for entry in given] + [0], dtype=np.uint64)
+        clocks = np.array([entry[3] for entry in given] + [0], dtype=np.uint64)
         gens, rank = np.unique(np.r_[entries[:, 0], generation], return_inverse=True)
         low = min(int(packet.min(initial=0)), int(entries[:, 1].min(initial=0)))
         span = max(int(packet.max(initial=0)), int(entries[:, 1].max(initial=0))) - low + 2
