@@ -283,6 +283,21 @@ def test_an_argument_integer_of_more_digits_than_python_converts_reads_as_infini
     assert values == [(float("inf"), None), (float("-inf"), huge.decode())]   # texts stay
     assert run(str(source), "-o", str(tmp_path / "out.pftrace")).exit_code == 0
 
+
+@pytest.mark.parametrize("command", ["summary", "info", "critical-path"])
+def test_json_totals_past_2_64_are_written_exactly(tmp_path: Path, command: str):
+    """(fuzz) ten host slices of 3e18 ns: their total passes 2^64, which orjson refuses;
+    every --json output writes it as its digits."""
+    source = tmp_path / "long.json"
+    source.write_bytes(orjson.dumps({"traceEvents": [
+        {"ph": "X", "name": f"op{k}", "cat": "cpu_op", "ts": 0, "dur": 3 * 10**15,
+         "pid": 1, "tid": k} for k in range(10)]}))
+    result = run(command, str(source), "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)   # (Python's json reads integers of any size)
+    if command == "summary":
+        assert data["self_host_ns_total"] == 10 * 3 * 10**18 > 2**64
+
 REPORT_ROWS = """Event                     Calls       Total       Min.        Max.        Ave.
   conv2d                  {calls}  60.5        0.2         0.6         0.3
   relu                    10          1.5         0.1         0.2         0.15

@@ -433,6 +433,21 @@ def test_trace_eval_inside_a_perf_run_times_the_same_ops():
     assert trace.tracks[eval_row.track].name.startswith("trace eval")
 
 
+
+def test_a_trace_eval_record_of_another_kernel_is_not_that_ops_run():
+    """(fuzz) ``@6`` listed as one kernel and evaluated as another (a spliced or cut paste):
+    the record is counted unmatched, not given to the op (whose slices carry its name)."""
+    listing = ("@6 = gpu::code_object[code_object=1,symbol_name=mlir_dot,global=2,local=2,]"
+               "(x) -> float_type, {4}, {1}\n")
+    record = listing.replace("mlir_dot", "softmax_kernel")
+    trace = migraphx.build(parse_document(
+        listing + f"Run instruction: {record}Time: 0.01ms, 0.02ms\n"))
+    assert traceconv.validate(trace) == []
+    assert trace.graph.nodes["op/main/@6"]["slices"] == []
+    assert trace.diagnostics.count("migraphx.eval_unmatched") == 1
+    assert [s.name for s in trace.iter_slices() if s.category != "migraphx.eval"] == [
+        "softmax_kernel"]
+
 def test_detailed_summary_groups_are_recomputed():
     """6.2 --detailed: group<type(input lens)>, lens:strides when not packed."""
     text = "\n".join([

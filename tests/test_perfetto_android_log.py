@@ -66,6 +66,19 @@ def test_without_a_snapshot_no_line_is_placed(tmp_path: Path):
     assert trace.diagnostics.count("perfetto.clock_without_snapshot") == 3
 
 
+
+def test_a_line_that_is_not_utf8_is_repaired_and_counted(tmp_path: Path):
+    """(fuzz) a message and a tag of invalid UTF-8 were kept as bytes: the model's string
+    table must hold text (the validator's string invariant)."""
+    path = log_trace(tmp_path / "logs.pftrace")
+    data = path.read_bytes()
+    assert data.count(b"batch ready") == 1 and data.count(b"loader") == 2
+    path.write_bytes(data.replace(b"batch ready", b"batch\xffready").replace(b"loader", b"lo\xfeder"))
+    trace = traceconv.load(path)
+    assert traceconv.validate(trace) == []
+    assert lines(trace)[0][2:4] == ("batch\ufffdready", "lo\ufffdder")
+    assert trace.diagnostics.count("perfetto.invalid_utf8") == 3   # the message, two tags
+
 @pytest.mark.integration
 @pytest.mark.parametrize("snapshot", [True, False])
 def test_log_lines_equal_trace_processor(tmp_path: Path, trace_processor, snapshot: bool):

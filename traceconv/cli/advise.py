@@ -6,6 +6,7 @@ import textwrap
 
 import click
 
+from ..presentation.json_text import json_text
 from ..presentation.tables import console_for, heading_name
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
@@ -44,7 +45,6 @@ def advise_command(inputs: tuple[str, ...], as_json: bool, rules: tuple[str, ...
       traceconv advise trace.json --rule gpu-idle --rule sync-copy
       traceconv advise trace.json --device-memory 16GiB
     """
-    import orjson
 
     from ..analysis.advise import RULES, advise
     from ..api import load
@@ -61,7 +61,7 @@ def advise_command(inputs: tuple[str, ...], as_json: bool, rules: tuple[str, ...
         result = advise(traces if len(traces) > 1 else traces[0], rules=rules or None,
                         **options)
     if as_json:
-        click.echo(orjson.dumps(result.as_dict(), option=orjson.OPT_INDENT_2).decode())
+        click.echo(json_text(result.as_dict()).decode())
         return
     _print(result, inputs, wide)
 

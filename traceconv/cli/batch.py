@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..presentation.json_text import json_text
 from ..presentation.tables import console_for
 from .app import app, handled_errors
 from .options import ALIGN_OPTION, trim_options, wide_option
@@ -71,7 +72,6 @@ def batch(inputs: tuple[str, ...], outdir: str, to: str, engine: str, jobs: int,
     whatever the engine. Trimming options apply to each input (with --merge: to the merged
     trace, the window relative to its earliest timestamp, as convert does).
     """
-    import orjson
 
     from .. import registry
     from ..analysis.trim import TrimOptions
@@ -103,9 +103,8 @@ def batch(inputs: tuple[str, ...], outdir: str, to: str, engine: str, jobs: int,
             results.append(_write_merged(tasks, traces, outdir, to, align, trimming))
     failed = sum(r.status != "ok" for r in results)
     if as_json:
-        click.echo(orjson.dumps({"engine": engine, "jobs": jobs, "failed": failed,
-                                 "results": [r.as_dict() for r in results]},
-                                option=orjson.OPT_INDENT_2).decode())
+        click.echo(json_text({"engine": engine, "jobs": jobs, "failed": failed,
+                                 "results": [r.as_dict() for r in results]}).decode())
     else:
         console_for(wide).print(_table(results))
     for r in results:

@@ -10,6 +10,7 @@ import click
 
 from ..io import DEFAULT_MAX_BYTES
 from ..presentation.diagnostics_list import diagnostics_view
+from ..presentation.json_text import json_text
 from ..presentation.tables import console_for, heading_name
 from ..terminal import plain
 from .app import app, handled_errors
@@ -46,7 +47,6 @@ def check(trace: str, as_json: bool, format: str | None, model: bool,
       traceconv check perf_report.txt                   (a MIGraphX report cut short fails)
       traceconv check --model profile.json
     """
-    import orjson
 
     from ..api import check as check_trace
 
@@ -56,14 +56,13 @@ def check(trace: str, as_json: bool, format: str | None, model: bool,
     with handled_errors():
         report = check_trace(trace, format, max_bytes=max_bytes)
     if as_json:
-        click.echo(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode())
+        click.echo(json_text(report.as_dict()).decode())
     else:
         _print(trace, report, wide)
     sys.exit(0 if report.ok else 1)
 
 
 def _check_model(path: str, as_json: bool, format: str | None, max_bytes: int) -> None:
-    import orjson
 
     from ..api import load
     from ..model.validate import validate
@@ -72,10 +71,9 @@ def _check_model(path: str, as_json: bool, format: str | None, max_bytes: int) -
         trace = load(path, format=format, max_bytes=max_bytes)
         problems = validate(trace)
     if as_json:
-        click.echo(orjson.dumps({"file": path, "format": trace.metadata.source_format,
+        click.echo(json_text({"file": path, "format": trace.metadata.source_format,
                                  "ok": not problems,
-                                 "problems": [p.as_dict() for p in problems]},
-                                option=orjson.OPT_INDENT_2).decode())
+                                 "problems": [p.as_dict() for p in problems]}).decode())
     else:
         verdict = "model OK" if not problems else f"{len(problems)} broken invariants"
         click.echo(f"{plain(path)}: {trace.metadata.source_format}, {verdict}")

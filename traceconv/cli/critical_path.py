@@ -7,6 +7,7 @@ from collections import defaultdict
 import click
 
 from ..output_names import output_name
+from ..presentation.json_text import json_text
 from ..presentation.tables import Column, console_for, fitted_table, packed
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
@@ -53,7 +54,6 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
       traceconv critical-path rank*.pt.trace.json.gz --json
       traceconv critical-path replay.json --graph-capture capture.json
     """
-    import orjson
 
     from ..analysis.critical_path import critical_path
     from ..analysis.job_path import job_critical_path
@@ -70,7 +70,7 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
                 raise UsageError("--highlight draws the path of one trace; give one rank")
             job = job_critical_path([with_steps(r, steps, inputs[0]) for r in ranks])
             if as_json:
-                click.echo(orjson.dumps(job.as_dict(), option=orjson.OPT_INDENT_2).decode())
+                click.echo(json_text(job.as_dict()).decode())
             else:
                 _print(job, top, wide)
                 print_ranks(job, wide)
@@ -94,7 +94,7 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
             for item, op in zip(data["path"], captured.per_entry, strict=True):
                 if op is not None:
                     item["captured_op"] = op
-        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        click.echo(json_text(data).decode())
     else:
         _print(result, top, wide)
         if captured is not None:

@@ -17,6 +17,7 @@ import click
 
 from ..errors import TraceconvError, UsageError
 from ..outputs import refuse_replacing_inputs
+from ..presentation.json_text import json_text
 from ..presentation.tables import Column, console_for, fitted_table, heading_name
 from ..terminal import plain
 from .app import app, handled_errors
@@ -175,7 +176,6 @@ def diff_command(inputs: tuple[str, ...], as_json: bool, sort: str, section: str
       traceconv diff before_report.txt after_report.txt --sort calls
       traceconv diff two_windows.log                    (window 1 against window 2)
     """
-    import orjson
 
     from ..analysis.fail_if import evaluate, parse_gate
 
@@ -209,7 +209,7 @@ def diff_command(inputs: tuple[str, ...], as_json: bool, sort: str, section: str
         if output == "-":
             pass
         elif as_json:
-            click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+            click.echo(json_text(data).decode())
         elif report:
             from ..presentation.gate_reports import REPORTS
 
@@ -225,9 +225,8 @@ def diff_command(inputs: tuple[str, ...], as_json: bool, sort: str, section: str
             sys.exit(3)
         return
     if as_json:
-        click.echo(orjson.dumps({"a": label_a, "b": label_b, "kind": "statistics", "sort": sort,
-                                 "rows": [r.as_dict() for r in rows]},
-                                option=orjson.OPT_INDENT_2).decode())
+        click.echo(json_text({"a": label_a, "b": label_b, "kind": "statistics", "sort": sort,
+                                 "rows": [r.as_dict() for r in rows]}).decode())
         return
     shown = rows if top <= 0 else rows[:top]
     title = f"{_sides(label_a, label_b, console.width)}: {len(rows)} ops, by |Δ {sort}|"

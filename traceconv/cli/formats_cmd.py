@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from ..presentation.json_text import json_text
 from ..presentation.tables import console_for
 from .app import app
 from .options import wide_option
@@ -42,11 +43,10 @@ def formats_command(as_json: bool, wide: bool = False) -> None:
       traceconv info trace.json --format chrome:kineto
       traceconv formats --json
     """
-    import orjson
 
     data = formats_dict()
     if as_json:
-        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        click.echo(json_text(data).decode())
         return
     from rich.table import Table
 

@@ -8,6 +8,7 @@ import click
 
 from ..io import DEFAULT_MAX_BYTES
 from ..presentation.diagnostics_list import diagnostics_view
+from ..presentation.json_text import json_text
 from ..presentation.tables import console_for, heading_name
 from ..terminal import plain
 from .allocation_sites import sites_data, sites_table
@@ -60,14 +61,13 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
       traceconv info trace.json --json                  (for scripts)
       traceconv info rank0.json rank1.json --align collectives
     """
-    import orjson
     from rich.table import Table
 
     with handled_errors():
         trace = load_all(inputs, format, align, max_bytes=max_bytes)
         data = info_dict(trace)
     if as_json:   # the object holds the diagnostics themselves
-        click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+        click.echo(json_text(data).decode())
         return
     echo_digest(trace, inputs)
     console = console_for(wide)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..presentation.json_text import json_text
 from ..presentation.tables import Column, fitted_table, heading_name
 from ..terminal import plain
 from .app import app, handled_errors
@@ -45,7 +46,6 @@ def memory(inputs: tuple[str, ...], as_json: bool, depth: int, top: int,
       traceconv memory before.pickle after.pickle
       traceconv memory --ranks rank*.pickle
     """
-    import orjson
 
     from ..analysis.memory_moment import memory_report
     from ..errors import UsageError
@@ -61,7 +61,7 @@ def memory(inputs: tuple[str, ...], as_json: bool, depth: int, top: int,
 
         side_by_side = memory_ranks(reports, list(inputs))
         if as_json:
-            click.echo(orjson.dumps(side_by_side, option=orjson.OPT_INDENT_2).decode())
+            click.echo(json_text(side_by_side).decode())
         else:
             _print_ranks(side_by_side, top)
         return
@@ -70,12 +70,12 @@ def memory(inputs: tuple[str, ...], as_json: bool, depth: int, top: int,
 
         change = memory_diff(*reports)
         if as_json:
-            click.echo(orjson.dumps(change, option=orjson.OPT_INDENT_2).decode())
+            click.echo(json_text(change).decode())
         else:
             _print_change(inputs, change, top)
         return
     if as_json:
-        click.echo(orjson.dumps(reports[0], option=orjson.OPT_INDENT_2).decode())
+        click.echo(json_text(reports[0]).decode())
         return
     from ..presentation.tables import console_for
 

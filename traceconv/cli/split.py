@@ -6,6 +6,7 @@ import os
 
 import click
 
+from ..presentation.json_text import json_text
 from .app import app, handled_errors
 
 EPILOG = """\b
@@ -81,9 +82,8 @@ def split(input: str, by: str, outdir: str, clip: bool, target_size: str | None,
                              jobs=jobs, address=address, target_size=size,
                              overview=overview)
     if as_json:
-        import orjson
 
-        click.echo(orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode())
+        click.echo(json_text(manifest).decode())
         return
     cuts = manifest["cuts"]
     empty = f" ({manifest['empty_windows']} empty windows not written)" \

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..io import DEFAULT_MAX_BYTES
+from ..presentation.json_text import json_text
 from ..presentation.tables import console_for, table_width
 from .allocation_sites import sites_data, sites_table
 from .app import app, handled_errors
@@ -100,7 +101,6 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
       traceconv summary rank0.json rank1.json    (adds the straggler table of the ranks)
       traceconv summary replay.json --graph-capture capture.json --by-annotation
     """
-    import orjson
 
     from ..analysis.stragglers import stragglers
     from ..analysis.summary import SummaryOptions
@@ -141,7 +141,7 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             data.update(extra)
             if replay:
                 data["graph_replay"] = replay
-            click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+            click.echo(json_text(data).decode())
         else:
             click.echo(text, nl=False)
             if replay:

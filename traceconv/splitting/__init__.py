@@ -33,13 +33,13 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import orjson
 
 from .. import outputs, registry
 from ..errors import InputError, TraceconvError, UsageError
 from ..io import Source, reading
 from ..numbers import shown
 from ..output_files import atomic_output, output_folder, remove_output, scratch_folder
+from ..presentation.json_text import json_text
 from .events import as_pairs, decode_pairs, dump_events, hashable
 from .overview import BUCKETS, TOP, Overview
 from .route import Router, Spill
@@ -130,7 +130,7 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
                         inputs, manifest["pieces"])   # (a name traceconv chose: no links)
         manifest["overview"] = OVERVIEW
     with atomic_output(manifest_path, inputs=inputs) as out:
-        out.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
+        out.write(json_text(manifest) + b"\n")
     return manifest
 
 

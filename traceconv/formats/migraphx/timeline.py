@@ -156,8 +156,9 @@ def _eval_record(trace: Trace, track: int, record: EvalRecord, by_name: dict, la
                         "migraphx.eval", args)
         return cursor + dur
     node = by_name.get(ins.name)
-    if node is not None and node.instruction.op != ins.op:
-        node = None   # the same name for another operator: not that instruction's run
+    if node is not None and (node.instruction.op != ins.op
+                             or slice_name(node.instruction) != slice_name(ins)):
+        node = None   # the same name for another operator or kernel: not that one's run
     row = trace.add_slice(track, cursor, dur, slice_name(ins), category(ins),
                           slice_args(ins, node.module if node else "") | args)
     if node is None:

@@ -36,6 +36,7 @@ from typing import Any
 
 from ...model import Diagnostics, ProcessKind, Trace, TrackKind
 from ...model.builder import TraceBuilder
+from .._proto import Utf8Repair
 from .atrace import ASYNC_BEGIN, ASYNC_END, BEGIN, COUNTER, END, INSTANT, AtraceLine
 from .frame_timeline import build_frames
 from .ftrace import SystemPackets
@@ -155,9 +156,10 @@ def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
             track = tracks.named_track(tracks.group("CPUs"), f"CPU {value.cpu} {value.name}",
                                        TrackKind.COUNTER, value.unit)
         trace.add_counter(track, value.ts, value.value)
+    text = Utf8Repair(trace.diagnostics, "perfetto")   # (a log's strings may not be UTF-8)
     for log in sorted(packets.logs, key=lambda log: log.ts):
-        trace.add_instant(tracks.of_tid(log.tid), log.ts, log.message, "log",
-                          {"tag": log.tag, "prio": log.prio})
+        trace.add_instant(tracks.of_tid(log.tid), log.ts, text(log.message), "log",
+                          {"tag": text(log.tag), "prio": log.prio})
     _count_rest(trace.diagnostics, packets)
 
 

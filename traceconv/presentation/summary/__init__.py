@@ -14,13 +14,13 @@ import math
 from dataclasses import replace
 from typing import Any, BinaryIO
 
-import orjson
 from rich.console import Console
 from rich.table import Table
 
 from ...analysis.op_summary import op_summary, sort_rows
 from ...analysis.summary import Place, Row, Summary, SummaryOptions, summarize, view_of
 from ...model import Trace
+from ..json_text import json_text
 from ..tables import Column, fitted_table
 from .ops import NO_DEVICE_TIME, ops_dict, render_ops
 
@@ -248,7 +248,7 @@ def write(trace: Trace, out: BinaryIO, *, json: bool = False, show_host: bool | 
         data = summary_data(trace, SummaryOptions(**options), top=top, sort_by=sort_by,
                             group_by_input_shape=group_by_input_shape,
                             show_host=show_host is not False, print_only=print_only)
-        out.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+        out.write(json_text(data) + b"\n")
     else:
         out.write(render(trace, SummaryOptions(**options), top=top, sort_by=sort_by,
                          group_by_input_shape=group_by_input_shape, show_host=bool(show_host),
