@@ -254,6 +254,27 @@ def test_times_past_int64_move_to_the_edge_and_are_counted(tmp_path: Path):
             if s.name == "step"] == [("step", 2_000, edge)]
     assert trace.diagnostics.count("model.time_beyond_range") == 3
 
+
+def test_names_and_prints_that_are_not_utf8_are_repaired_and_counted(tmp_path: Path):
+    """A process name, a sched_switch comm and an atrace print with bytes that are not
+    UTF-8: shown with U+FFFD and each counted (they were repaired silently before)."""
+    path = linux_trace().write(tmp_path / "linux.pftrace")
+    data = path.read_bytes()
+    spoiled = {b"loader": b"lo\xffder", b"pt_autograd": b"pt_auto\xferad",
+               b"read_batch": b"read\xc3batch"}
+    counts = {good: data.count(good) for good in spoiled}
+    for good, bad in spoiled.items():
+        assert len(good) == len(bad)
+        data = data.replace(good, bad)
+    path.write_bytes(data)
+    trace = traceconv.load(path)
+    assert traceconv.validate(trace) == []
+    names = {p.name for p in trace.processes} | {t.name for t in trace.tracks} \
+        | {s.name for s in trace.iter_slices()}
+    assert {"lo\ufffdder", "pt_auto\ufffdrad", "read\ufffdbatch"} <= names
+    assert not {"loader", "pt_autograd", "read_batch"} & names
+    assert trace.diagnostics.count("perfetto.invalid_utf8") == sum(counts.values())
+
 def compact_trace(path: Path) -> Path:
     """sched_switch in the compact form (columns, delta timestamps, interned names) on
     CPU 2: python (pid 300) from 5,000 to 5,400, idle, then a worker from 5,900 to 6,200,

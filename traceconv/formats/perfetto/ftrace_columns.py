@@ -60,6 +60,7 @@ class Bundles:
     unmodelled: Counter[int] = field(default_factory=Counter)   # event field -> count
     not_atrace: list[str] = field(default_factory=list)
     other_clock: int = 0
+    not_utf8: int = 0   # texts (comm names, print buffers) repaired: U+FFFD for bad bytes
 
 
 def decode_bundles(data: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray
@@ -104,7 +105,8 @@ def decode_bundles(data: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.nd
         rows = np.flatnonzero(kind == what)
         if len(rows):
             body = decode_fields(buf, body_start[rows], body_end[rows])
-            decoded.update(zip(rows.tolist(), read(data, body, len(rows)), strict=True))
+            decoded.update(zip(rows.tolist(), read(data, body, len(rows), found),
+                               strict=True))
     kept = found.events
     for row in range(total):
         value = decoded.get(row)
@@ -117,37 +119,48 @@ def decode_bundles(data: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.nd
     return found
 
 
-def _texts(data: bytes, fields: Fields, number: int, count: int) -> list[str]:
-    """The last string field ``number`` of each message ("" where none)."""
+def _texts(data: bytes, fields: Fields, number: int, count: int, found: Bundles) -> list[str]:
+    """The last string field ``number`` of each message ("" where none); bytes that are
+    not UTF-8 are shown as U+FFFD and counted in ``found``."""
     rows = fields.where(number, LENGTH)
     start = np.zeros(count, dtype=np.int64)
     end = np.zeros(count, dtype=np.int64)
     start[rows.msg], end[rows.msg] = rows.offset, rows.offset + rows.length
-    return [utf8_text(data[a:b]) for a, b in zip(start.tolist(), end.tolist(), strict=True)]
+    texts = []
+    for a, b in zip(start.tolist(), end.tolist(), strict=True):
+        raw = data[a:b]
+        try:
+            texts.append(raw.decode())
+        except UnicodeDecodeError:
+            texts.append(utf8_text(raw))
+            found.not_utf8 += 1
+    return texts
 
 
-def _prints(data: bytes, fields: Fields, count: int) -> list[object]:
+def _prints(data: bytes, fields: Fields, count: int, found: Bundles) -> list[object]:
     """Each print's atrace line, or its text when it is none (PrintFtraceEvent.buf: 2)."""
-    return [parse(text) or text for text in _texts(data, fields, 2, count)]
+    return [parse(text) or text for text in _texts(data, fields, 2, count, found)]
 
 
-def _switches(data: bytes, fields: Fields, count: int) -> list[object]:
+def _switches(data: bytes, fields: Fields, count: int, found: Bundles) -> list[object]:
     """(prev_pid, prev_comm, next_pid, next_comm, prev_state) of each sched_switch (fields
     2, 1, 6, 5, 4)."""
     prev_pid = as_int64(fields.last_per_message(2, VARINT, count)[0]).tolist()
     next_pid = as_int64(fields.last_per_message(6, VARINT, count)[0]).tolist()
     state = as_int64(fields.last_per_message(4, VARINT, count)[0]).tolist()
-    return [Switch(*row) for row in zip(prev_pid, _texts(data, fields, 1, count), next_pid,
-                                        _texts(data, fields, 5, count), state, strict=True)]
+    return [Switch(*row) for row in zip(prev_pid, _texts(data, fields, 1, count, found),
+                                        next_pid, _texts(data, fields, 5, count, found), state,
+                                        strict=True)]
 
 
-def _wakings(data: bytes, fields: Fields, count: int) -> list[object]:
+def _wakings(data: bytes, fields: Fields, count: int, found: Bundles) -> list[object]:
     """(pid, comm) of each sched_waking (fields 2, 1)."""
     pid = as_int64(fields.last_per_message(2, VARINT, count)[0]).tolist()
-    return [Waking(*row) for row in zip(pid, _texts(data, fields, 1, count), strict=True)]
+    return [Waking(*row) for row in zip(pid, _texts(data, fields, 1, count, found),
+                                        strict=True)]
 
 
-def _cpu_states(data: bytes, fields: Fields, count: int) -> list[object]:
+def _cpu_states(data: bytes, fields: Fields, count: int, _: Bundles) -> list[object]:
     """(state, cpu_id) of each cpu_frequency / cpu_idle event (uint32 fields 1, 2)."""
     state = (fields.last_per_message(1, VARINT, count)[0] & _UINT32).tolist()
     cpu_id = (fields.last_per_message(2, VARINT, count)[0] & _UINT32).tolist()
