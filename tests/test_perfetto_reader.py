@@ -603,3 +603,20 @@ def test_names_that_are_not_utf8_are_repaired_and_counted(tmp_path: Path):
     assert other.diagnostics.count("perfetto.invalid_utf8") == 1
     for fmt, suffix in (("chrome", "json"), ("perfetto", "pftrace")):
         traceconv.convert(tmp_path / "spoiled.pftrace", tmp_path / f"again.{suffix}", to=fmt)
+
+
+
+def test_strings_inside_list_and_dict_arguments_are_counted_too(tmp_path: Path):
+    """Inline strings of composite annotations (a list of input types) that are not UTF-8
+    are repaired and counted, as interned names are (they were repaired silently)."""
+    trace = traceconv.load(ROOT / "samples" / "torch" / "cnn_step5.pt.trace.json")
+    out = io.BytesIO()
+    write(trace, out)
+    path = tmp_path / "spoiled.pftrace"
+    path.write_bytes(out.getvalue().replace(b"float", b"fl\xffat"))
+    read = traceconv.load(path)
+    types = [s.args["Input type"] for s in read.iter_slices()
+             if s.args and "Input type" in s.args]
+    assert types and all("float" not in t for t in types)
+    assert "fl\ufffdat" in types[0]
+    assert read.diagnostics.count("perfetto.invalid_utf8") > 0

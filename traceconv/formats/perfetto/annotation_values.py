@@ -55,10 +55,12 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
             for number, wire, value, after in iter_fields(data)]
 
 
-def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup
+def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup,
+                      texts: Callable[[bytes | memoryview], str] = text
                       ) -> tuple[str | None, Any]:
     """(name, value) of one ``DebugAnnotation``; the name is None when it has none (an
-    array element). ``strings``/``names`` look interned string values / names up. A null,
+    array element). ``strings``/``names`` look interned string values / names up, ``texts``
+    makes inline strings text (the reader's counts the ones that are not UTF-8). A null,
     [] or {} that traceconv's writer spelled as text (:data:`SPELLED_MARK`) reads back so.
 
     >>> decode_annotation(b"\\x52\\x01a\\x62\\x02\\x20\\x01\\x62\\x02\\x20\\x02", str, str)
@@ -74,24 +76,24 @@ def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup
         if number == NAME_IID and wire == 0:
             name = names(raw)
         elif number == NAME and wire == 2:
-            name = text(raw)
+            name = texts(raw)
         elif number == DICT and wire == 2:
-            key, item = decode_annotation(raw, strings, names)
+            key, item = decode_annotation(raw, strings, names, texts)
             entries = [] if entries is None else entries
             entries.append((key or "", item))
         elif number == ARRAY and wire == 2:
             items = [] if items is None else items
-            items.append(decode_annotation(raw, strings, names)[1])
+            items.append(decode_annotation(raw, strings, names, texts)[1])
         elif number == NESTED and wire == 2:
-            value = _nested(raw)
+            value = _nested(raw, texts)
         elif number == JSON and wire == 2:
-            value = _json(raw)
+            value = _json(raw, texts)
         elif number == PROTO_TYPE and wire == 2:
-            proto_type = text(raw)
+            proto_type = texts(raw)
         elif number == PROTO_VALUE and wire == 2:
             value = f"<proto {proto_type or '?'}: {len(raw)} bytes>"
         elif number in SCALARS:
-            value = scalar(number, raw, strings)
+            value = scalar(number, raw, strings, texts)
         elif number == SPELLED_MARK and wire == 0:
             spelled = raw
     if entries is not None:   # (a dict the writer made of dotted names: flat, marked)
@@ -104,14 +106,15 @@ def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup
     return name, value
 
 
-def scalar(number: int, raw: Any, strings: StringLookup) -> Any:
+def scalar(number: int, raw: Any, strings: StringLookup,
+           texts: Callable[[bytes | memoryview], str] = text) -> Any:
     """One scalar value field as a Python value.
 
     >>> scalar(INT, 2**64 - 1, str), scalar(POINTER, 255, str), scalar(BOOL, 1, str)
     (-1, '0xff', True)
     """
     if number == STRING:
-        return text(raw) if isinstance(raw, bytes | memoryview) else str(raw)
+        return texts(raw) if isinstance(raw, bytes | memoryview) else str(raw)
     if not isinstance(raw, int):   # a number field written with the bytes wire type
         raise ValueError(f"annotation field {number} is not a number")
     if number == INT:
@@ -127,14 +130,14 @@ def scalar(number: int, raw: Any, strings: StringLookup) -> Any:
     return strings(raw)   # STRING_IID
 
 
-def _json(raw: bytes) -> Any:
+def _json(raw: bytes, texts: Callable[[bytes | memoryview], str]) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return text(raw)
+        return texts(raw)
 
 
-def _nested(data: bytes) -> Any:
+def _nested(data: bytes, texts: Callable[[bytes | memoryview], str]) -> Any:
     """The legacy ``NestedValue``: a dict, an array or a scalar."""
     kind = 0
     keys: list[str] = []
@@ -144,9 +147,9 @@ def _nested(data: bytes) -> Any:
         if number == 1:
             kind = raw
         elif number == 2:
-            keys.append(text(raw))
+            keys.append(texts(raw))
         elif number in (3, 4):
-            values.append(_nested(raw))
+            values.append(_nested(raw, texts))
         elif number == 5:
             scalar_value = raw - (1 << 64) if raw >= 1 << 63 else raw
         elif number == 6:
@@ -154,7 +157,7 @@ def _nested(data: bytes) -> Any:
         elif number == 7:
             scalar_value = bool(raw)
         elif number == 8:
-            scalar_value = text(raw)
+            scalar_value = texts(raw)
     if kind == 1:
         return dict(zip(keys, values, strict=False))
     if kind == 2:

@@ -734,7 +734,8 @@ class PftraceReader:
                     index = cache.get(text)
                     if index is None:
                         try:
-                            name, value = decode_annotation(text, strings, names)
+                            name, value = decode_annotation(text, strings, names,
+                                                            self.text.decode)
                         except ValueError:   # a damaged nested value: no value, counted
                             self.diagnostics.add("perfetto.annotation_decode")
                             value = None
