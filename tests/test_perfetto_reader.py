@@ -576,7 +576,8 @@ def test_names_that_are_not_utf8_are_repaired_and_counted(tmp_path: Path):
     out = io.BytesIO()
     write(trace, out)
     data = out.getvalue()
-    spoiled = {b"aten::conv2d": b"aten\xff:conv2d", b"Input Dims": b"Input\xfeDims"}
+    spoiled = {b"aten::conv2d": b"aten\xff:conv2d", b"Input Dims": b"Input\xfeDims",
+               b"converter": b"conve\xffter"}   # (a trace attribute's key)
     for good, bad in spoiled.items():
         assert data.count(good) == 1 and len(good) == len(bad)   # each interned once
         data = data.replace(good, bad)
@@ -598,7 +599,8 @@ def test_names_that_are_not_utf8_are_repaired_and_counted(tmp_path: Path):
     names = {s.name for s in read.iter_slices()}
     assert "aten\ufffd:conv2d" in names and "aten::conv2d" not in names
     assert any("Input\ufffdDims" in (s.args or {}) for s in read.iter_slices())
-    assert read.diagnostics.count("perfetto.invalid_utf8") == 2   # one per distinct text
+    assert "conve\ufffdter" in read.metadata.attributes["trace_attributes"]
+    assert read.diagnostics.count("perfetto.invalid_utf8") == 3   # one per distinct text
     assert "worker\ufffd" in {t.name for t in other.tracks}
     assert other.diagnostics.count("perfetto.invalid_utf8") == 1
     for fmt, suffix in (("chrome", "json"), ("perfetto", "pftrace")):

@@ -437,9 +437,9 @@ class PftraceReader:
                 self.trace_clock = snapshot.primary_trace_clock
         else:
             for attribute in TraceAttributes.FromString(payload).attribute:
-                self.attributes[attribute.key] = (attribute.long_value
-                                                  if attribute.HasField("long_value")
-                                                  else attribute.string_value)
+                self.attributes[self.text(attribute.key)] = (
+                    attribute.long_value if attribute.HasField("long_value")
+                    else self.text(attribute.string_value))
 
     # -- track events ---------------------------------------------------------------------
 
