@@ -81,3 +81,27 @@ def test_traced_timeline_reads(data):
     trace = traceconv.load(data / "megengine/infer_traced_chrome_timeline.json")
     assert trace.metadata.attributes["flavour"] == "megengine"
     assert len(trace.slices) == 230
+
+
+def test_an_op_seen_only_dispatched_makes_no_op_node(data, tmp_path):
+    """(fuzz) the interpreter's ``OpDispatch`` slices join the op named by ``__name__``;
+    one whose op has no slice of its own name makes no node (op_slices: an op is known by
+    a slice of its name). The real trace keeps every op and all its slices."""
+    import gzip
+
+    import orjson
+
+    events = orjson.loads(gzip.decompress((data / TRAIN).read_bytes()))
+    ops = [e for e in events["traceEvents"]
+           if isinstance(e.get("args"), dict) and "__id__" in e["args"]]
+    lone = next(e["args"]["__id__"] for e in ops if e["name"] == "OpDispatch")
+    kept = [e for e in events["traceEvents"]
+            if not (isinstance(e.get("args"), dict) and e["args"].get("__id__") == lone
+                    and e["name"] != "OpDispatch")]
+    path = tmp_path / "dispatched.json"
+    path.write_bytes(orjson.dumps(dict(events, traceEvents=kept)))
+    whole, cut = traceconv.load(data / TRAIN), traceconv.load(path)
+    assert traceconv.validate(cut) == []
+    assert f"op/{lone}" in whole.graph and f"op/{lone}" not in cut.graph
+    op_count = sum(1 for _, kind in whole.graph.nodes(data="kind") if kind == "op")
+    assert sum(1 for _, kind in cut.graph.nodes(data="kind") if kind == "op") == op_count - 1

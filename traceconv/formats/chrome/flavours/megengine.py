@@ -105,6 +105,11 @@ def _op_graph(trace: Trace) -> int:
         if args and ("__id__" in args or "id" in args):
             rows_by_track.setdefault(track, []).append(row)
     names = trace.strings.strings
+    # an op is known by a slice of its own name; the interpreter's "OpDispatch" slices of
+    # an op join it but do not make one (an op seen only dispatched is no node: op_slices)
+    named = {op_node(args["__id__"]) for rows in rows_by_track.values() for row in rows
+             if "__id__" in (args := s.args[row] or {})
+             and str(args.get("__name__", names[s.name[row]])) == names[s.name[row]]}
     for track, rows in rows_by_track.items():
         device = trace.tracks[track].process in device_procs
         rows.sort(key=lambda r: (s.start[r], -s.dur[r]))
@@ -115,6 +120,8 @@ def _op_graph(trace: Trace) -> int:
                 open_ops.pop()
             if "__id__" in args:
                 node = op_node(args["__id__"])
+                if node not in named:
+                    continue
                 if node not in graph:
                     # the interpreter's slice is "OpDispatch"; __name__ is the op's own name
                     op_name = str(args.get("__name__", name))
