@@ -256,6 +256,6 @@ def _count_rest(diagnostics: Diagnostics, packets: SystemPackets) -> None:
     for name, count in sorted(packets.unmodelled_stats.items()):
         diagnostics.add(f"perfetto.sys_stats_not_modelled.{name}", count=count)
     diagnostics.add("perfetto.ftrace_clock_not_boot", count=packets.other_clock)
-    diagnostics.add("perfetto.invalid_utf8", count=packets.not_utf8)
+    Utf8Repair(diagnostics, "perfetto").count(packets.not_utf8)
     diagnostics.add("perfetto.ftrace_print_not_atrace", count=packets.not_atrace,
                     example=packets.not_atrace_example or None)
