@@ -39,10 +39,6 @@ class Utf8Repair:
         self.diagnostics.add(self.code, example=repaired[:80])
         return repaired
 
-    def count(self, repaired: int) -> None:
-        """Count ``repaired`` values that a decoder of its own repaired (U+FFFD)."""
-        self.diagnostics.add(self.code, count=repaired)
-
     def decode(self, data: bytes | memoryview) -> str:
         """Raw string bytes as text, repaired and counted as above when not UTF-8.
 

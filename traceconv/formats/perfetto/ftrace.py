@@ -20,10 +20,11 @@ from typing import NamedTuple
 import numpy as np
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import FtraceEvent, ProcessStats
 
+from ...model import Diagnostics
+from .._proto import Utf8Repair
 from ..protowire import iter_fields, message_classes
 from ..protowire.columns import WireError
 from .android_log import ANDROID_LOG, LogLine, log_lines
-from .annotation_values import text as utf8_text
 from .atrace import AtraceLine
 from .frame_timeline import FRAME_TIMELINE_EVENT, FrameEvent, decode
 from .ftrace_columns import (
@@ -102,7 +103,8 @@ class SystemPackets:
     system_counters: list[SysCounter] = field(default_factory=list)
     unmodelled_stats: Counter[str] = field(default_factory=Counter)   # sys_stats fields
     logs: list[LogLine] = field(default_factory=list)   # android_log lines, file order
-    not_utf8: int = 0   # names and texts repaired: U+FFFD for bytes that are not UTF-8
+    # names and texts as text, those that are not UTF-8 repaired and counted (the reader's)
+    text: Utf8Repair = field(default_factory=lambda: Utf8Repair(Diagnostics(), "perfetto"))
 
     def add(self, kind: int, payload: bytes, ts: int = 0, clock: int = 0) -> None:
         """Take one packet's payload (TracePacket field ``kind``, not an ftrace bundle: see
@@ -129,10 +131,10 @@ class SystemPackets:
             tree = _MESSAGES["ProcessTree"].decode(payload)
             for process in tree.processes:
                 name = process.cmdline[0] if process.cmdline else ""
-                self.processes[process.pid] = (process.ppid, self._text(name))
+                self.processes[process.pid] = (process.ppid, self.text(name))
             for thread in tree.threads:
                 tgid = thread.tgid if thread.has("tgid") else thread.tid
-                self.threads[thread.tid] = (tgid, self._text(thread.name))
+                self.threads[thread.tid] = (tgid, self.text(thread.name))
 
     def _process_stats(self, payload: bytes, ts: int) -> None:
         for number, wire, start, end in iter_fields(payload):   # what is not modelled
@@ -163,7 +165,7 @@ class SystemPackets:
         (100, 3, 7, 3)
         """
         try:
-            found = decode_bundles(data, buf, starts, ends)
+            found = decode_bundles(data, buf, starts, ends, self.text.decode)
         except WireError:   # one by one: only the damaged ones are left out
             if len(starts) == 1:
                 return 1
@@ -179,14 +181,13 @@ class SystemPackets:
         for number, count in found.unmodelled.items():
             self.unmodelled[_EVENT_NAMES.get(number, f"field {number}")] += count
         self.not_atrace += len(found.not_atrace)
-        self.not_utf8 += found.not_utf8
         if found.not_atrace and not self.not_atrace_example:
             self.not_atrace_example = found.not_atrace[0][:80]
         self.other_clock += found.other_clock
 
     def _compact_sched(self, payload: bytes, cpu: int) -> None:
         compact = _MESSAGES["CompactSched"].decode(payload)
-        names = [self._text(name) for name in compact.intern_table]
+        names = [self.text(name) for name in compact.intern_table]
         stamps, pids = compact.switch_timestamp, compact.switch_next_pid
         comms = compact.switch_next_comm_index
         complete = min(len(stamps), len(pids), len(comms))
@@ -199,14 +200,6 @@ class SystemPackets:
                                              Switch(-1, "", pid, name)))
         self.unmodelled["compact_sched_incomplete"] += len(stamps) - complete
         self.unmodelled["sched_waking"] += len(compact.waking_timestamp)
-
-    def _text(self, value: str | bytes) -> str:
-        """A decoded name as text (the decoder hands a string that is not UTF-8 over as
-        bytes): shown with U+FFFD and counted."""
-        if isinstance(value, bytes):
-            self.not_utf8 += 1
-            return utf8_text(value)
-        return value
 
     def atrace(self) -> list[tuple[FtraceRecord, AtraceLine]]:
         """The atrace lines, each with its event."""

@@ -7,14 +7,16 @@ line or make a record), not once per field.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
 from ..protowire.columns import LENGTH, VARINT, Fields, as_int64, decode_fields
-from .annotation_values import text as utf8_text
 from .atrace import parse
+
+Text = Callable[[bytes], str]   # raw string bytes -> text
 
 # FtraceEventBundle: cpu 1, event 2, compact_sched 4, ftrace_clock 5; FtraceEvent: timestamp
 # 1, pid 2, then one field per event kind
@@ -60,18 +62,19 @@ class Bundles:
     unmodelled: Counter[int] = field(default_factory=Counter)   # event field -> count
     not_atrace: list[str] = field(default_factory=list)
     other_clock: int = 0
-    not_utf8: int = 0   # texts (comm names, print buffers) repaired: U+FFFD for bad bytes
 
 
-def decode_bundles(data: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray
-                   ) -> Bundles:
-    """The bundles ``data[starts[i]:ends[i]]`` (``buf``: ``data`` padded); raises
+def decode_bundles(data: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                   text: Text) -> Bundles:
+    """The bundles ``data[starts[i]:ends[i]]`` (``buf``: ``data`` padded); ``text`` makes
+    the string fields text (the reader's counts those that are not UTF-8); raises
     :class:`~..protowire.columns.WireError` on bytes that are not wire format.
 
     >>> from traceconv.formats.protowire.columns import padded
     >>> event = b"\\x08\\x64\\x10\\x07\\x1a\\x0a\\x12\\x08B|7|step"   # ts 100, pid 7, print
     >>> bundle = b"\\x08\\x03\\x12" + bytes([len(event)]) + event      # cpu 3
-    >>> decode_bundles(bundle, padded(bundle), np.array([0]), np.array([len(bundle)])).events
+    >>> decode_bundles(bundle, padded(bundle), np.array([0]), np.array([len(bundle)]),
+    ...                bytes.decode).events
     [(100, 3, 7, 3, AtraceLine(phase='B', tgid=7, name='step', value=0.0))]
     """
     found = Bundles()
@@ -105,7 +108,7 @@ def decode_bundles(data: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.nd
         rows = np.flatnonzero(kind == what)
         if len(rows):
             body = decode_fields(buf, body_start[rows], body_end[rows])
-            decoded.update(zip(rows.tolist(), read(data, body, len(rows), found),
+            decoded.update(zip(rows.tolist(), read(data, body, len(rows), text),
                                strict=True))
     kept = found.events
     for row in range(total):
@@ -119,48 +122,40 @@ def decode_bundles(data: bytes, buf: np.ndarray, starts: np.ndarray, ends: np.nd
     return found
 
 
-def _texts(data: bytes, fields: Fields, number: int, count: int, found: Bundles) -> list[str]:
-    """The last string field ``number`` of each message ("" where none); bytes that are
-    not UTF-8 are shown as U+FFFD and counted in ``found``."""
+def _texts(data: bytes, fields: Fields, number: int, count: int, text: Text) -> list[str]:
+    """The last string field ``number`` of each message ("" where none), made text by
+    ``text``."""
     rows = fields.where(number, LENGTH)
     start = np.zeros(count, dtype=np.int64)
     end = np.zeros(count, dtype=np.int64)
     start[rows.msg], end[rows.msg] = rows.offset, rows.offset + rows.length
-    texts = []
-    for a, b in zip(start.tolist(), end.tolist(), strict=True):
-        raw = data[a:b]
-        try:
-            texts.append(raw.decode())
-        except UnicodeDecodeError:
-            texts.append(utf8_text(raw))
-            found.not_utf8 += 1
-    return texts
+    return [text(data[a:b]) for a, b in zip(start.tolist(), end.tolist(), strict=True)]
 
 
-def _prints(data: bytes, fields: Fields, count: int, found: Bundles) -> list[object]:
+def _prints(data: bytes, fields: Fields, count: int, text: Text) -> list[object]:
     """Each print's atrace line, or its text when it is none (PrintFtraceEvent.buf: 2)."""
-    return [parse(text) or text for text in _texts(data, fields, 2, count, found)]
+    return [parse(text) or text for text in _texts(data, fields, 2, count, text)]
 
 
-def _switches(data: bytes, fields: Fields, count: int, found: Bundles) -> list[object]:
+def _switches(data: bytes, fields: Fields, count: int, text: Text) -> list[object]:
     """(prev_pid, prev_comm, next_pid, next_comm, prev_state) of each sched_switch (fields
     2, 1, 6, 5, 4)."""
     prev_pid = as_int64(fields.last_per_message(2, VARINT, count)[0]).tolist()
     next_pid = as_int64(fields.last_per_message(6, VARINT, count)[0]).tolist()
     state = as_int64(fields.last_per_message(4, VARINT, count)[0]).tolist()
-    return [Switch(*row) for row in zip(prev_pid, _texts(data, fields, 1, count, found),
-                                        next_pid, _texts(data, fields, 5, count, found), state,
+    return [Switch(*row) for row in zip(prev_pid, _texts(data, fields, 1, count, text),
+                                        next_pid, _texts(data, fields, 5, count, text), state,
                                         strict=True)]
 
 
-def _wakings(data: bytes, fields: Fields, count: int, found: Bundles) -> list[object]:
+def _wakings(data: bytes, fields: Fields, count: int, text: Text) -> list[object]:
     """(pid, comm) of each sched_waking (fields 2, 1)."""
     pid = as_int64(fields.last_per_message(2, VARINT, count)[0]).tolist()
-    return [Waking(*row) for row in zip(pid, _texts(data, fields, 1, count, found),
+    return [Waking(*row) for row in zip(pid, _texts(data, fields, 1, count, text),
                                         strict=True)]
 
 
-def _cpu_states(data: bytes, fields: Fields, count: int, _: Bundles) -> list[object]:
+def _cpu_states(data: bytes, fields: Fields, count: int, _: Text) -> list[object]:
     """(state, cpu_id) of each cpu_frequency / cpu_idle event (uint32 fields 1, 2)."""
     state = (fields.last_per_message(1, VARINT, count)[0] & _UINT32).tolist()
     cpu_id = (fields.last_per_message(2, VARINT, count)[0] & _UINT32).tolist()

@@ -225,7 +225,7 @@ class PftraceReader:
         self.dotted = DottedNames()   # (from the model attribute)
         self.nested_objects: list[int] = []   # object indexes of marked groups
         self.group_names: set[str] = set()    # and the names they came under
-        self.system = SystemPackets()
+        self.system = SystemPackets(text=self.text)
         self.packet_kinds: dict[str, int] = {}   # packets per data field name, as met
 
     # -- reading --------------------------------------------------------------------------

@@ -36,7 +36,6 @@ from typing import Any
 
 from ...model import Diagnostics, ProcessKind, Trace, TrackKind
 from ...model.builder import TraceBuilder
-from .._proto import Utf8Repair
 from .atrace import ASYNC_BEGIN, ASYNC_END, BEGIN, COUNTER, END, INSTANT, AtraceLine
 from .frame_timeline import build_frames
 from .ftrace import SystemPackets
@@ -156,7 +155,7 @@ def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
             track = tracks.named_track(tracks.group("CPUs"), f"CPU {value.cpu} {value.name}",
                                        TrackKind.COUNTER, value.unit)
         trace.add_counter(track, value.ts, value.value)
-    text = Utf8Repair(trace.diagnostics, "perfetto")   # (a log's strings may not be UTF-8)
+    text = packets.text   # (a log's strings may not be UTF-8 either)
     for log in sorted(packets.logs, key=lambda log: log.ts):
         trace.add_instant(tracks.of_tid(log.tid), log.ts, text(log.message), "log",
                           {"tag": text(log.tag), "prio": log.prio})
@@ -256,6 +255,5 @@ def _count_rest(diagnostics: Diagnostics, packets: SystemPackets) -> None:
     for name, count in sorted(packets.unmodelled_stats.items()):
         diagnostics.add(f"perfetto.sys_stats_not_modelled.{name}", count=count)
     diagnostics.add("perfetto.ftrace_clock_not_boot", count=packets.other_clock)
-    Utf8Repair(diagnostics, "perfetto").count(packets.not_utf8)
     diagnostics.add("perfetto.ftrace_print_not_atrace", count=packets.not_atrace,
                     example=packets.not_atrace_example or None)
