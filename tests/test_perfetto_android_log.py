@@ -89,3 +89,16 @@ def test_log_lines_equal_trace_processor(tmp_path: Path, trace_processor, snapsh
         "join thread t on l.utid = t.utid"))
     assert lines(traceconv.load(path)) == expected
     assert len(expected) == (3 if snapshot else 0)
+
+
+def test_a_structured_line_that_is_not_utf8_is_repaired_and_counted(tmp_path: Path):
+    """An argument's name or string value of invalid UTF-8 read as Python's bytes text
+    (``file="b'a\\xffbin'"``) inside the message: it is repaired like the other strings."""
+    path = log_trace(tmp_path / "logs.pftrace")
+    data = path.read_bytes()
+    assert data.count(b"a.bin") == 1 and data.count(b"\x04file") == 1
+    path.write_bytes(data.replace(b"a.bin", b"a\xffbin").replace(b"\x04file", b"\x04fi\xfee"))
+    trace = traceconv.load(path)
+    assert traceconv.validate(trace) == []
+    assert lines(trace)[1][2] == 'x=3 fi\ufffde="a\ufffdbin"'
+    assert trace.diagnostics.count("perfetto.invalid_utf8") == 2

@@ -10,6 +10,7 @@ the ClockSnapshots (a trace without one places no line, as trace_processor place
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..protowire import message_classes
@@ -39,21 +40,23 @@ class LogLine(NamedTuple):
     clock: int = REALTIME
 
 
-def log_lines(payload: bytes) -> list[LogLine]:
-    """The lines of one AndroidLogPacket.
+def log_lines(payload: bytes, text: Callable[[Any], Any] = str) -> list[LogLine]:
+    """The lines of one AndroidLogPacket; ``text`` makes each string field text (the
+    reader's :class:`~traceconv.formats._proto.Utf8Repair`: the decoder hands a string
+    that is not UTF-8 over as bytes), the arguments' names and values included.
 
     >>> event = b"\\x10\\x07\\x18\\x08\\x28\\x64\\x32\\x03app\\x38\\x04\\x42\\x02hi"
     >>> log_lines(b"\\x0a" + bytes([len(event)]) + event)
     [LogLine(ts=100, pid=7, tid=8, prio=4, tag='app', message='hi', clock=1)]
     """
     return [LogLine(event.timestamp if event.has("timestamp") else 0, event.pid, event.tid,
-                    event.prio, event.tag, event.message if event.has("message")
-                    else " ".join(f"{arg.name}={_value(arg)}" for arg in event.args))
+                    event.prio, text(event.tag), text(event.message) if event.has("message")
+                    else " ".join(f"{text(arg.name)}={_value(arg, text)}" for arg in event.args))
             for event in _MESSAGES["AndroidLogPacket"].decode(payload).events]
 
 
-def _value(arg: Any) -> object:
+def _value(arg: Any, text: Callable[[Any], Any]) -> object:
     """An argument's value as trace_processor writes it (a string in double quotes)."""
     if arg.has("string_value"):
-        return f'"{arg.string_value}"'
+        return f'"{text(arg.string_value)}"'
     return next((getattr(arg, name) for name in _VALUES if arg.has(name)), "")

@@ -117,7 +117,7 @@ class SystemPackets:
         {7: (1, 'sh')}
         """
         if kind == ANDROID_LOG:
-            self.logs += log_lines(payload)
+            self.logs += log_lines(payload, self.text)
         elif kind == SYS_STATS:
             self.system_counters += sys_counters(payload, ts)
             self.unmodelled_stats.update(other_fields(payload))

@@ -155,10 +155,9 @@ def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
             track = tracks.named_track(tracks.group("CPUs"), f"CPU {value.cpu} {value.name}",
                                        TrackKind.COUNTER, value.unit)
         trace.add_counter(track, value.ts, value.value)
-    text = packets.text   # (a log's strings may not be UTF-8 either)
-    for log in sorted(packets.logs, key=lambda log: log.ts):
-        trace.add_instant(tracks.of_tid(log.tid), log.ts, text(log.message), "log",
-                          {"tag": text(log.tag), "prio": log.prio})
+    for log in sorted(packets.logs, key=lambda log: log.ts):   # (their strings are text)
+        trace.add_instant(tracks.of_tid(log.tid), log.ts, log.message, "log",
+                          {"tag": log.tag, "prio": log.prio})
     _count_rest(trace.diagnostics, packets)
 
 
