@@ -222,16 +222,15 @@ def test_a_dask_worker_that_dies_is_retried_once_then_named(tmp_path, always):
     if always:
         os.rename(files[1], files[1].replace("step3", "step3-always"))
         files[1] = files[1].replace("step3", "step3-always")
-    results = {}
+    files.append(str(outdir / manifest["pieces"][3]["file"]))   # step4, after step3
     with open_pool(dies_on_step3, "dask", jobs=1) as pool:
-        # one piece after the other: a healthy piece in flight on the worker that a piece
-        # kills is lost with it (Dask counts it among the worker's suspects), so running
-        # both at once made which pieces fail depend on timing
+        # all at once: the healthy pieces wait at the scheduler while step3 kills the
+        # worker (a worker holds only the task it runs), so none is lost with it
         for task in plan(files, str(outdir), "perfetto"):
             pool.submit(task)
-            results.update((Path(r.file).name, r) for r in pool.results())
+        results = {Path(r.file).name: r for r in pool.results()}
     failed = {name: r.error for name, r in results.items() if r.status != "ok"}
-    assert len(results) == 2
+    assert len(results) == 3
     if always:
         assert list(failed) == ["cnn_step5-2-step3-always.json"]
         assert "\n" not in failed["cnn_step5-2-step3-always.json"]

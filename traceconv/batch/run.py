@@ -193,8 +193,11 @@ def _dask(job: Job, jobs: int, address: str | None, timeout: float) -> Iterator[
     if address is None:
         # ":0": any free port for the scheduler's HTTP server (None still takes 8787 and
         # warns on stderr when another cluster holds it); a task whose worker dies is
-        # rescheduled once, then reported (the scheduler's default is three times)
-        with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES}):
+        # rescheduled once, then reported (the scheduler's default is three times); a
+        # worker holds only the task it runs (saturation 1.0: the others wait at the
+        # scheduler), so a task that kills its worker takes no healthy one with it
+        with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES,
+                              "distributed.scheduler.worker-saturation": 1.0}):
             cluster = LocalCluster(n_workers=max(jobs, 1), threads_per_worker=1,
                                    processes=True, dashboard_address=":0",
                                    silence_logs=logging.ERROR)
