@@ -54,6 +54,11 @@ def default_output(inputs: tuple[str, ...], to: str) -> str:
                    "peak memory for a Kineto trace). Default: on when the inputs hold "
                    f"{SPILL_ABOVE >> 30} GiB or more (a .gz counted at {GZIP_GUESS}x its "
                    "size).")
+@click.option("--memory-check/--no-memory-check", "memory_check", default=True,
+              help="Before reading JSON inputs, estimate the memory converting them whole "
+                   "needs (about 0.7x the JSON with --spill-args) and refuse, saying what "
+                   "to run instead (overview, split), when this machine (or its container) "
+                   "has less available. Default: on.")
 @ALIGN_OPTION
 @trim_options
 @max_bytes_option
@@ -62,7 +67,7 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
             window: tuple[int | None, int | None] | None = None, only: str | None = None,
             exclude: str | None = None, tracks: str | None = None,
             max_bytes: int = DEFAULT_MAX_BYTES, device_counters: bool = False,
-            spill_args: bool | None = None) -> None:
+            spill_args: bool | None = None, memory_check: bool = True) -> None:
     """Convert traces to another format; several inputs (one per rank) are merged.
 
     \b
@@ -76,6 +81,8 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
 
     The default output never replaces an input: `x.json --to chrome` writes x.chrome.json;
     an -o that names an input is refused. Perfetto (binary) is not written to a terminal.
+    A JSON input that would not fit in the memory available is refused before it is read,
+    saying what to run instead (`overview`, `split`); --no-memory-check tries anyway.
     """
     from .. import registry
     from ..api import check_inputs
@@ -91,6 +98,10 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
         # before any reading: never over an input, never binary bytes onto a terminal
         refuse_replacing_inputs([target], inputs)
         refuse_binary_to_terminal(registry.for_output(target, to), target)
+        if memory_check:
+            from .memory_check import refuse_what_cannot_fit
+
+            refuse_what_cannot_fit(inputs, spills(inputs, spill_args), GZIP_GUESS)
         with _args_storage(inputs, target, spill_args):
             loaded = _converted(inputs, target, to, format, align, max_bytes, window, only,
                                 exclude, tracks, flows, device_counters)

@@ -1,0 +1,73 @@
+"""A JSON trace too big to convert whole on this machine is refused before it is read,
+with what to run instead (``traceconv/cli/memory_check.py``).
+
+Expected values: the estimate's factors are the peaks measured in ``benchmarks/README.md``
+("Bigger inputs"); the available memory is made up by hand (files in the kernel's formats).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import traceconv.cli.memory_check as memory_check
+from tests.test_cli import CNN, run
+from traceconv.cli.memory_check import available_memory, needed_memory
+
+MiB = 1 << 20
+
+
+@pytest.fixture
+def little_memory(monkeypatch):
+    """A machine with 1 MiB available."""
+    monkeypatch.setattr(memory_check, "available_memory", lambda: MiB)
+
+
+def test_a_trace_that_cannot_fit_is_refused_in_one_line(tmp_path: Path, little_memory):
+    out = tmp_path / "cnn.pftrace"
+    result = run(str(CNN), "-o", str(out))
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"traceconv: error: {CNN}: ")
+    needed = int(CNN.stat().st_size * 1.25) + 100 * MiB   # the in-memory factor: < 1 GiB
+    assert f"needs about {needed / MiB:.0f} MiB of memory and 1 MiB is available" in lines[0]
+    for advice in (f"traceconv overview {CNN}", f"traceconv split {CNN}", "--no-memory-check"):
+        assert advice in lines[0]
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_no_memory_check_tries_anyway(tmp_path: Path, little_memory):
+    out = tmp_path / "cnn.pftrace"
+    result = run(str(CNN), "-o", str(out), "--no-memory-check")
+    assert result.exit_code == 0, result.stderr
+    assert out.stat().st_size > 0
+
+
+def test_inputs_whose_peak_is_not_measured_are_not_checked(tmp_path: Path, little_memory):
+    pftrace = tmp_path / "cnn.pftrace"
+    assert run(str(CNN), "-o", str(pftrace), "--no-memory-check").exit_code == 0
+    assert run(str(pftrace), "-o", str(tmp_path / "again.json")).exit_code == 0
+    assert needed_memory((str(pftrace),), False, 8) is None
+
+
+def test_spilled_arguments_and_gzip_change_the_estimate(tmp_path: Path):
+    size = CNN.stat().st_size
+    assert needed_memory((str(CNN),), True, 8) == int(size * 0.7) + 100 * MiB
+    gz = tmp_path / "cnn.json.gz"
+    gz.write_bytes(b"x" * 1000)
+    assert needed_memory((str(gz),), True, 8) == int(8000 * 0.7) + 100 * MiB
+
+
+@pytest.mark.parametrize("meminfo, limit, current, expected", [
+    ("MemTotal: 16 kB\nMemAvailable: 8 kB\n", "max\n", "0\n", 8 * 1024),   # no cgroup limit
+    ("MemAvailable: 8 kB\n", "10000\n", "4000\n", 6000),                   # the container's
+    ("MemAvailable: 1 kB\n", "10000\n", "4000\n", 1024),                   # the machine's
+    ("MemAvailable: x kB\n", "1000\n", "4000\n", 0),                       # over its limit
+    (None, None, None, None),                                             # neither known
+])
+def test_available_memory(tmp_path: Path, meminfo, limit, current, expected):
+    for name, text in (("meminfo", meminfo), ("memory.max", limit), ("memory.current", current)):
+        if text is not None:
+            (tmp_path / name).write_text(text)
+    assert available_memory(tmp_path / "meminfo", tmp_path) == expected
