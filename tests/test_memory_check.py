@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import traceconv.cli.memory_check as memory_check
+import traceconv
+import traceconv.memory_check as memory_check
 from tests.test_cli import CNN, run
-from traceconv.cli.memory_check import available_memory, needed_memory
+from traceconv.memory_check import available_memory, needed_memory
 
 MiB = 1 << 20
 
@@ -30,9 +31,10 @@ def test_a_trace_that_cannot_fit_is_refused_in_one_line(tmp_path: Path, little_m
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"traceconv: error: {CNN}: ")
-    needed = int(CNN.stat().st_size * 1.25) + 100 * MiB   # the in-memory factor: < 1 GiB
+    needed = int(CNN.stat().st_size * 0.85) + 100 * MiB   # the in-memory factor: < 1 GiB
     assert f"needs about {needed / MiB:.0f} MiB of memory and 1 MiB is available" in lines[0]
-    for advice in (f"traceconv overview {CNN}", f"traceconv split {CNN}", "--no-memory-check"):
+    for advice in (f"traceconv overview {CNN}", f"traceconv split {CNN}",
+                   "TRACECONV_MEMORY_CHECK=off"):
         assert advice in lines[0]
     assert not out.exists() and not list(tmp_path.iterdir())
 
@@ -44,19 +46,36 @@ def test_no_memory_check_tries_anyway(tmp_path: Path, little_memory):
     assert out.stat().st_size > 0
 
 
+def test_every_command_that_reads_whole_is_checked(tmp_path: Path, little_memory, monkeypatch):
+    for command in (["info"], ["summary"], ["advise"]):
+        result = run(*command, str(CNN))
+        assert result.exit_code == 1, command
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "needs about" in lines[0], command
+        assert lines[0].endswith("TRACECONV_MEMORY_CHECK=off in the environment"), command
+    monkeypatch.setenv("TRACECONV_MEMORY_CHECK", "off")
+    assert run("info", str(CNN)).exit_code == 0
+
+
+def test_the_api_refuses_too(little_memory):
+    with pytest.raises(traceconv.InputError, match="needs about .* of memory"):
+        traceconv.load(CNN)
+    assert traceconv.load(CNN, memory_check=False).counts()["slices"] > 0
+
+
 def test_inputs_whose_peak_is_not_measured_are_not_checked(tmp_path: Path, little_memory):
     pftrace = tmp_path / "cnn.pftrace"
     assert run(str(CNN), "-o", str(pftrace), "--no-memory-check").exit_code == 0
     assert run(str(pftrace), "-o", str(tmp_path / "again.json")).exit_code == 0
-    assert needed_memory((str(pftrace),), False, 8) is None
+    assert needed_memory(str(pftrace), "perfetto", False) is None
 
 
 def test_spilled_arguments_and_gzip_change_the_estimate(tmp_path: Path):
     size = CNN.stat().st_size
-    assert needed_memory((str(CNN),), True, 8) == int(size * 0.7) + 100 * MiB
+    assert needed_memory(str(CNN), "chrome", True) == int(size * 0.65) + 100 * MiB
     gz = tmp_path / "cnn.json.gz"
     gz.write_bytes(b"x" * 1000)
-    assert needed_memory((str(gz),), True, 8) == int(8000 * 0.7) + 100 * MiB
+    assert needed_memory(str(gz), "chrome", True) == int(8000 * 0.65) + 100 * MiB
 
 
 @pytest.mark.parametrize("meminfo, limit, current, expected", [

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..io import DEFAULT_MAX_BYTES
+from ..memory_check import GZIP_GUESS
 from ..output_names import output_name
 from .app import app, handled_errors
 from .digest import echo_digest
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from ..model import Trace
 
 SPILL_ABOVE = 1 << 30   # input bytes from which --spill-args is the default
-GZIP_GUESS = 8          # how much larger a .gz trace is once decompressed (about)
 
 # the names other command modules (and their tests) import from here
 __all__ = ["ALIGN_OPTION", "ByteSize", "convert", "default_output", "echo_alignment",
@@ -55,10 +55,11 @@ def default_output(inputs: tuple[str, ...], to: str) -> str:
                    f"{SPILL_ABOVE >> 30} GiB or more (a .gz counted at {GZIP_GUESS}x its "
                    "size).")
 @click.option("--memory-check/--no-memory-check", "memory_check", default=True,
-              help="Before reading JSON inputs, estimate the memory converting them whole "
-                   "needs (about 0.7x the JSON with --spill-args) and refuse, saying what "
+              help="Before reading a JSON input, estimate the memory converting it whole "
+                   "needs (about 0.65x the JSON with --spill-args, 0.85x without) and refuse, saying what "
                    "to run instead (overview, split), when this machine (or its container) "
-                   "has less available. Default: on.")
+                   "has less available (TRACECONV_MEMORY_CHECK=off: for every command). "
+                   "Default: on.")
 @ALIGN_OPTION
 @trim_options
 @max_bytes_option
@@ -98,13 +99,9 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
         # before any reading: never over an input, never binary bytes onto a terminal
         refuse_replacing_inputs([target], inputs)
         refuse_binary_to_terminal(registry.for_output(target, to), target)
-        if memory_check:
-            from .memory_check import refuse_what_cannot_fit
-
-            refuse_what_cannot_fit(inputs, spills(inputs, spill_args), GZIP_GUESS)
         with _args_storage(inputs, target, spill_args):
-            loaded = _converted(inputs, target, to, format, align, max_bytes, window, only,
-                                exclude, tracks, flows, device_counters)
+            loaded = _converted(inputs, target, to, format, align, max_bytes, memory_check,
+                                window, only, exclude, tracks, flows, device_counters)
             # (after the write: a refusal to write is then the run's only line on stderr)
             echo_digest(loaded, inputs)
             echo_alignment(loaded)
@@ -113,13 +110,15 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
 
 
 def _converted(inputs: tuple[str, ...], target: str, to: str | None, format: str | None,
-               align: Mode, max_bytes: int, window: tuple[int | None, int | None] | None,
+               align: Mode, max_bytes: int, memory_check: bool,
+               window: tuple[int | None, int | None] | None,
                only: str | None, exclude: str | None, tracks: str | None,
                flows: tuple[str, ...], device_counters: bool) -> Trace:
     """Read ``inputs``, apply the options, write ``target``; return the trace as read."""
     from ..api import save
 
-    trace = loaded = load_all(inputs, format, align, max_bytes=max_bytes)
+    trace = loaded = load_all(inputs, format, align, max_bytes=max_bytes,
+                              memory_check=memory_check)
     if any(x is not None for x in (window, only, exclude, tracks)):
         from ..analysis.trim import TrimOptions, trim_with
 

@@ -1,0 +1,103 @@
+"""Before a big trace is read whole: will it fit in the memory left here?
+
+Reading a trace whole holds it in memory; a trace of more than the machine has would be read
+for minutes and then killed (out of memory), leaving nothing but ``Killed``. For the formats
+whose peak is measured, the peak is close to proportional to the input's size
+(``benchmarks/README.md``, "Bigger inputs": Chrome JSON converted whole with the argument
+texts on disk, 10 M Kineto events, 2.67 GB, peak at 1.91 GB and 30 M, 8.0 GB, at 6.07 GB;
+with them in memory, 1 M events, 353 MB, at 412 MB), so :func:`traceconv.load` compares that estimate
+with the memory available before it reads, and the refusal says what to do instead:
+``overview`` and ``split`` read any size in bounded memory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .errors import InputError
+from .units import format_bytes
+
+# peak bytes per input byte read and converted whole, per format: (argument texts on disk,
+# in memory), above the interpreter's own; a little under the measured 0.68-0.75 and 0.88,
+# so that a trace that would just fit is not refused
+PEAK_PER_BYTE = {"chrome": (0.65, 0.85)}
+BASE_BYTES = 100 << 20   # the interpreter and the libraries
+GZIP_GUESS = 8           # how much larger a .gz trace is once decompressed (about)
+BYPASS = "TRACECONV_MEMORY_CHECK=off"   # in the environment: no check
+
+
+def available_memory(meminfo: Path = Path("/proc/meminfo"),
+                     cgroup: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """Bytes this process can still take: the kernel's ``MemAvailable``, lowered to what a
+    cgroup v2 limit (a container's) leaves; None where neither is known (not Linux).
+
+    >>> import tempfile; folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "meminfo").write_text("MemTotal: 8000 kB\\nMemAvailable: 4000 kB\\n")
+    >>> _ = (folder / "memory.max").write_text("3072000\\n")
+    >>> _ = (folder / "memory.current").write_text("1024000\\n")
+    >>> available_memory(folder / "meminfo", folder), available_memory(folder / "none", folder / "x")
+    (2048000, None)
+    """
+    found: list[int] = []
+    try:
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                found.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        limit = (cgroup / "memory.max").read_text().strip()
+        if limit != "max":
+            found.append(max(int(limit) - int((cgroup / "memory.current").read_text()), 0))
+    except (OSError, ValueError):
+        pass
+    return min(found) if found else None
+
+
+def needed_memory(path: str, format_name: str, spilled: bool) -> int | None:
+    """The estimated peak of reading and converting the file ``path`` of ``format_name``
+    whole (``spilled``: argument texts on disk; a ``.gz`` counted at :data:`GZIP_GUESS` times
+    its size); None when the format's peak is not measured or ``path`` is no file.
+
+    >>> needed_memory("samples/torch/cnn_step5.pt.trace.json", "chrome", False) > 100 << 20
+    True
+    >>> needed_memory("samples/torch/cnn_step5.pt.trace.json", "nsys", False) is None
+    True
+    """
+    factors = PEAK_PER_BYTE.get(format_name)
+    if factors is None or not os.path.isfile(path):
+        return None
+    size = os.path.getsize(path) * (GZIP_GUESS if path.endswith(".gz") else 1)
+    return int(size * factors[0 if spilled else 1]) + BASE_BYTES
+
+
+def refuse_what_cannot_fit(path: str, format_name: str, spilled: bool,
+                           available: int | None = None) -> None:
+    """Raise :class:`InputError` (one line: what is needed, what is left, what to run
+    instead, how to try anyway) when reading ``path`` whole would need more memory than is
+    available; nothing when :data:`BYPASS` is set in the environment.
+
+    >>> cnn = "samples/torch/cnn_step5.pt.trace.json"
+    >>> refuse_what_cannot_fit(cnn, "chrome", False, available=1 << 40)
+    >>> try:
+    ...     refuse_what_cannot_fit(cnn, "chrome", False, available=1 << 20)
+    ... except InputError as refused:
+    ...     print(refused.message[:66])
+    converting it whole needs about 101 MiB of memory and 1 MiB is ava
+    """
+    if os.environ.get(BYPASS.split("=")[0]) == "off":
+        return
+    needed = needed_memory(path, format_name, spilled)
+    if needed is None:
+        return
+    if available is None:
+        available = available_memory()
+    if available is None or needed <= available:
+        return
+    raise InputError(
+        f"converting it whole needs about {format_bytes(needed)} of memory and "
+        f"{format_bytes(available)} is available: see the whole run with `traceconv overview "
+        f"{path} -o overview.pftrace` and cut it into pieces that fit with `traceconv split "
+        f"{path} -o DIR --to perfetto` (both in bounded memory), or try anyway with "
+        f"{BYPASS} in the environment", file=path)
