@@ -335,13 +335,27 @@ def nested_view_timeline(trace: Trace, max_depth: int = MAX_DEPTH) -> tuple[Trac
     >>> timeline.order.tolist(), timeline.tracks.tolist()
     ([0, 1], [0, 1])
     """
+    view = track_view(trace)
+    return view, _repaired_timeline(view, max_depth)
+
+
+def track_view(trace: Trace) -> Trace:
+    """A view of ``trace`` that owns its track list, the track columns of its slices and
+    instants (copied, 4 bytes per event) and an empty diagnostics list, and shares
+    everything else: what a writer repairs (:func:`nested_view`) or places window by
+    window (:mod:`.nesting_windows`) without changing ``trace``.
+
+    >>> trace = Trace(); _ = trace.add_process("python", pid=1)
+    >>> view = track_view(trace); view.tracks is trace.tracks, view.strings is trace.strings
+    (False, True)
+    """
     view = trace.derived()
     view.metadata = dataclasses.replace(trace.metadata, diagnostics=Diagnostics())
     view.tracks = list(trace.tracks)
     view.slices, view.instants = copy.copy(trace.slices), copy.copy(trace.instants)
     view.slices.track = array("i", trace.slices.track)
     view.instants.track = array("i", trace.instants.track)
-    return view, _repaired_timeline(view, max_depth)
+    return view
 
 
 def repair_nesting(trace: Trace, max_depth: int = MAX_DEPTH) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...model import Trace
-from ...model.nesting import Timeline, trace_timeline
+from ...model.nesting import Timeline, clamped_ends, slice_timeline, trace_timeline
 
 BEGIN, END, INSTANT, COUNTER = 0, 1, 2, 3  # event codes: row * 4 + kind
 
@@ -52,7 +52,7 @@ def event_order(trace: Trace, timeline: Timeline | None = None
 
     # big arrays are filled in place, and the sorted results written over the keys:
     # fresh memory costs more here than the arithmetic (page faults)
-    instant_ts, counter_ts = trace.instants.numpy("ts"), trace.counters.numpy("ts")
+    instant_ts, counter_ts = trace.instants.numpy_view("ts"), trace.counters.numpy_view("ts")
     ts = np.concatenate([sorted_start, sorted_end, instant_ts, counter_ts])
     begins, ends, others = slice(0, n), slice(n, 2 * n), slice(2 * n, len(ts))
     # ties at one timestamp, in one sort key: the slot on the track's stack sequence, then
@@ -94,3 +94,52 @@ def _codes(places: np.ndarray, order: np.ndarray, instants: int, out: np.ndarray
         np.multiply(row, 4, out=out[lo:lo + block])
         out[lo:lo + block] += kind
     return out
+
+
+def window_event_order(trace: Trace, rows: np.ndarray, with_begin: np.ndarray,
+                       with_end: np.ndarray, instant_rows: np.ndarray,
+                       counter_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`event_order` for one time window of a trace written window by window: the
+    slices ``rows`` (each with its BEGIN, ``with_begin``, or its END, ``with_end``, in the
+    window), the instants and counter samples in it, as (timestamps, codes).
+
+    Events that tie are ordered as in :func:`event_order`: every slice with an event at a
+    timestamp of the window has a row here, and their order on their track among these rows
+    is their order among all the track's slices.
+
+    >>> trace = Trace(); p = trace.add_process("p", pid=1)
+    >>> t = trace.add_track("main", process=p, tid=1)
+    >>> outer, inner = trace.add_slice(t, 0, 10, "outer"), trace.add_slice(t, 0, 10, "inner")
+    >>> both, none = np.array([True, True]), np.array([False, False])
+    >>> ts, codes = window_event_order(trace, np.array([0, 1]), none, both, np.zeros(0, int),
+    ...                                np.zeros(0, int))   # a window holding their ENDs
+    >>> ts.tolist(), [(int(c) >> 2, ("B", "E")[int(c) & 3]) for c in codes]
+    ([10, 10], [(1, 'E'), (0, 'E')])
+    """
+    slices = trace.slices
+    start = slices.numpy_view("start")[rows]
+    timeline = slice_timeline(slices.numpy_view("track")[rows], start,
+                              clamped_ends(start, slices.numpy_view("dur")[rows]))
+    order, sorted_track = timeline.order, timeline.tracks
+    n = len(order)
+    slot = np.arange(1, n + 1, dtype=np.int64)
+    close_before = np.empty(n, dtype=np.int64)
+    bounds = np.flatnonzero(np.diff(sorted_track)) + 1
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, n], strict=True):
+        close_before[lo:hi] = np.searchsorted(timeline.starts[lo:hi], timeline.ends[lo:hi],
+                                              "left") + lo
+    np.maximum(close_before, slot, out=close_before)
+    begins, ends = with_begin[order], with_end[order]
+    others = len(instant_rows) + len(counter_rows)
+    rank = 2 * n + 2   # the ranks of event_order: END n - position, others n, BEGIN 2n + 1
+    ts = np.concatenate([timeline.starts[begins], timeline.ends[ends],
+                         trace.instants.numpy_view("ts")[instant_rows],
+                         trace.counters.numpy_view("ts")[counter_rows]])
+    tie = np.concatenate([slot[begins] * rank + 2 * n + 1,
+                          (close_before[ends] + 1) * rank + n + 1 - slot[ends],
+                          np.full(others, n, dtype=np.int64)])
+    codes = np.concatenate([rows[order[begins]] * 4 + BEGIN, rows[order[ends]] * 4 + END,
+                            np.asarray(instant_rows, dtype=np.int64) * 4 + INSTANT,
+                            np.asarray(counter_rows, dtype=np.int64) * 4 + COUNTER])
+    write_order = np.lexsort((tie, ts))
+    return ts[write_order], codes[write_order]

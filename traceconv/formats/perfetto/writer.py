@@ -33,20 +33,23 @@ import numpy as np
 
 from ...gcpause import paused_gc
 from ...model import Diagnostics, Trace, TrackKind
-from ...model.nesting import Timeline, nested_view_timeline
+from ...model.nesting import Timeline, clamped_ends, nested_view_timeline, track_view
+from ...model.nesting_windows import WindowedNesting
 from ...version import __version__
 from . import model_attribute
 from .annotation_columns import ColumnEncoder
 from .annotations import ArgEncoder
 from .descriptors import TrackIds, assign_ids, descriptor_payloads
 from .flow_fields import FlowFields
-from .ordering import BEGIN, COUNTER, END, INSTANT, event_order
+from .ordering import BEGIN, COUNTER, END, INSTANT, event_order, window_event_order
 from .wire import (
+    LENGTH,
     Part,
     bytes_field,
     pack_rows,
     part_sizes,
     string_field,
+    tag,
     uint_field,
     varint,
     varint_size_column,
@@ -55,6 +58,7 @@ from .wire import (
 SEQ_DESCRIPTORS, SEQ_EVENTS = 1, 2
 CHUNK_EVENTS = 1 << 16        # events between argument-name interning packets
 CHUNK_SEQUENCE = 1 << 19      # events per packet sequence (each has its own interning)
+WINDOW_SLICES = 1 << 18       # above: a trace is written window by window, of about this many
 BOOTTIME, REALTIME = 6, 1
 # TracePacket fields.
 TIMESTAMP, CLOCK_SNAPSHOT, SEQUENCE_ID, TRACK_EVENT, INTERNED_DATA, SEQUENCE_FLAGS = (
@@ -77,14 +81,17 @@ def frame(packet: bytes) -> bytes:
     return b"\x0a" + varint(len(packet)) + packet
 
 
-def write(trace: Trace, out: BinaryIO, *, workers: int = 1) -> Diagnostics:
+def write(trace: Trace, out: BinaryIO, *, workers: int = 1,
+          window_slices: int = WINDOW_SLICES) -> Diagnostics:
     """Write ``trace`` as a Perfetto TrackEvent protobuf trace to the binary stream ``out``;
     returns what the writer repaired or left out (``trace`` itself is not changed).
 
     Partially overlapping and too-deep slices are written on lane tracks of a view
     (:func:`~traceconv.model.nesting.nested_view`), so every slice arrives. Option
     ``workers`` (int, default 1): forked processes that encode the event sequences in
-    parallel (Linux; it trades memory for time, see :func:`_worker_count`).
+    parallel (Linux; it trades memory for time, see :func:`_worker_count`). A trace of more
+    than ``window_slices`` slices is written window by window (:func:`_write_windows`):
+    the same trace, in a fraction of the memory (``workers`` is then 1).
 
     >>> import io; buf = io.BytesIO()
     >>> trace = Trace(); p = trace.add_process("python", pid=7)
@@ -92,6 +99,8 @@ def write(trace: Trace, out: BinaryIO, *, workers: int = 1) -> Diagnostics:
     >>> len(write(trace, buf)), buf.getvalue()[:1]
     (0, b'\\n')
     """
+    if len(trace.slices) > window_slices:
+        return _write_windows(trace, out, window_slices)
     view, timeline = nested_view_timeline(trace)
     ids = assign_ids(view)
     offset = _time_offset(view)
@@ -101,10 +110,87 @@ def write(trace: Trace, out: BinaryIO, *, workers: int = 1) -> Diagnostics:
         del timeline   # (the events are in the encoder's order: the sort's columns go)
         _write_events(encoder, out, _worker_count(workers))
         del encoder    # (its per-event arrays go before the model attribute is made)
-    model = model_attribute.encode(trace, ids.base)   # what Perfetto has no words for
-    out.write(frame(bytes_field(TRACE_ATTRIBUTES, _attribute(model_attribute.ATTRIBUTE, model))
-                    + uint_field(SEQUENCE_ID, SEQ_DESCRIPTORS)))
+    _write_model(trace, ids, out)
     return view.diagnostics
+
+
+def _write_model(trace: Trace, ids: TrackIds, out: BinaryIO) -> None:
+    """The trace attribute that says what Perfetto has no words for: its text is written
+    in the pieces it is made in, not joined (it grows with the memory blocks)."""
+    text = model_attribute.encode(trace, ids.base)
+    size = sum(map(len, text))
+    key = string_field(1, model_attribute.ATTRIBUTE)
+    value = b"\x1a" + varint(size)   # (string field 3: the text)
+    entry = b"\x0a" + varint(len(key) + len(value) + size)   # TraceAttributes.attribute
+    attributes = tag(TRACE_ATTRIBUTES, LENGTH)
+    body = len(entry) + len(key) + len(value) + size
+    tail = uint_field(SEQUENCE_ID, SEQ_DESCRIPTORS)
+    packet = len(attributes) + len(varint(body)) + body + len(tail)
+    out.write(b"\x0a" + varint(packet) + attributes + varint(body) + entry + key + value)
+    for piece in text:
+        out.write(piece)
+    out.write(tail)
+
+
+def _write_windows(trace: Trace, out: BinaryIO, window_slices: int) -> Diagnostics:
+    """:func:`write`, one time window of about ``window_slices`` slice starts after the
+    other: the nesting repair places each window's slices and instants carrying only the
+    slices still open (:class:`~traceconv.model.nesting_windows.WindowedNesting`), then each
+    window's events (BEGINs of the slices starting in it, ENDs of those ending in it,
+    instants, counter samples) are put in order (:func:`~.ordering.window_event_order`)
+    and encoded as sequences of their own. Per slice, only its two window numbers are held
+    (8 bytes); the rest is one window's."""
+    view = track_view(trace)
+    slices = view.slices
+    starts = slices.numpy_view("start")
+    cuts = _window_cuts(starts, window_slices)
+    begin_window = np.searchsorted(cuts, starts, "right").astype(np.int32)
+    instant_window = np.searchsorted(cuts, view.instants.numpy_view("ts"),
+                                     "right").astype(np.int32)
+    nesting = WindowedNesting(view)
+    with paused_gc():
+        for k in range(len(cuts) + 1):
+            nesting.place(np.flatnonzero(begin_window == k), np.flatnonzero(instant_window == k),
+                          until=int(cuts[k]) if k < len(cuts) else None)
+    ids = assign_ids(view)
+    offset = _time_offset(view)
+    out.write(b"".join(frame(p) for p in _header_packets(view, ids, offset)))
+    end_window = np.searchsorted(cuts, clamped_ends(starts, slices.numpy_view("dur")),
+                                 "right").astype(np.int32)
+    counter_window = np.searchsorted(cuts, view.counters.numpy_view("ts"),
+                                     "right").astype(np.int32)
+    sequence = SEQ_EVENTS
+    with paused_gc():
+        encoder = _EventEncoder(view, ids, offset, whole=False)
+        for k in range(len(cuts) + 1):
+            begins, ends = begin_window == k, end_window == k
+            rows = np.flatnonzero(begins | ends)
+            encoder.use(*window_event_order(view, rows, begins[rows], ends[rows],
+                                            np.flatnonzero(instant_window == k),
+                                            np.flatnonzero(counter_window == k)))
+            del begins, ends, rows
+            for lo, hi in encoder.chunks(CHUNK_SEQUENCE):
+                for piece in encoder.pieces(lo, hi, sequence):
+                    out.write(piece)
+                sequence += 1
+        del encoder
+    _write_model(trace, ids, out)
+    return view.diagnostics
+
+
+def _window_cuts(starts: np.ndarray, window_slices: int) -> np.ndarray:
+    """Times that cut the slice starts into windows of about ``window_slices`` each
+    (quantiles of a sample; equal starts stay in one window).
+
+    >>> _window_cuts(np.arange(10), 4).tolist(), _window_cuts(np.zeros(10, np.int64), 4).tolist()
+    ([3, 6], [])
+    """
+    windows = -(-len(starts) // max(window_slices, 1))
+    if windows <= 1:
+        return np.zeros(0, dtype=np.int64)
+    sample = np.sort(starts[::max(1, len(starts) // (64 * windows))])
+    cuts = sample[(np.arange(1, windows) * len(sample)) // windows]
+    return np.unique(cuts[cuts > sample[0]])
 
 
 def _worker_count(requested: object) -> int:
@@ -187,11 +273,6 @@ def _attributes(trace: Trace, offset: int) -> bytes:
     return b"".join(entries)
 
 
-def _attribute(key: str, text: str) -> bytes:
-    """TraceAttributes with one string attribute."""
-    return bytes_field(1, string_field(1, key) + string_field(3, text))
-
-
 def _framed(fields: list[Part], rest: list[list[bytes]], stamps: np.ndarray,
             tail: bytes) -> list[list[bytes]]:
     """One framed TracePacket per row: timestamp, ``tail`` (sequence id and flags), then
@@ -239,7 +320,7 @@ class _EventEncoder:
     """What every chunk of events needs, computed once; worker processes inherit it."""
 
     def __init__(self, trace: Trace, ids: TrackIds, offset: int,
-                 timeline: Timeline | None = None) -> None:
+                 timeline: Timeline | None = None, *, whole: bool = True) -> None:
         self.trace = trace
         counter = [t.kind is TrackKind.COUNTER for t in trace.tracks]
         # TrackEvent type and track_uuid; slices and instants only on slice tracks,
@@ -249,24 +330,30 @@ class _EventEncoder:
             (COUNTER, TYPE_COUNTER))}
         self.uuid = np.array(ids.track_uuid, dtype=np.uint64)
         self.is_counter = np.array(counter, dtype=bool)
-        self.columns = {kind: table.numpy("track") for kind, table in (
+        self.columns = {kind: table.numpy_view("track") for kind, table in (
             (BEGIN, trace.slices), (INSTANT, trace.instants), (COUNTER, trace.counters))}
-        self.ts, self.codes = event_order(trace, timeline)
-        if self._count_misplaced():
-            self.ts, self.codes = self._written(self.ts, self.codes)
-        self.ts += offset
+        self.offset = offset
+        self.misplaced = self._count_misplaced()
+        self.ts = self.codes = np.zeros(0, dtype=np.int64)
+        if whole:   # (else the events come window by window: use())
+            self.use(*event_order(trace, timeline))
         self.flows = self._flow_fields()
-        values = trace.counters.numpy("value")
+        values = trace.counters.numpy_view("value")
         self.counter_values = values
         self.counter_integral = (np.isfinite(values) & (values == np.round(values))
                                  & (np.abs(values) < 2**62))
-        self.names = {kind: table.numpy("name") for kind, table in (
+        self.names = {kind: table.numpy_view("name") for kind, table in (
             (BEGIN, trace.slices), (INSTANT, trace.instants))}
-        self.categories = {kind: table.numpy("category") for kind, table in (
+        self.categories = {kind: table.numpy_view("category") for kind, table in (
             (BEGIN, trace.slices), (INSTANT, trace.instants))}
         args = self.arg_encoder = ArgEncoder()   # one for both tables: iids fixed per file
         self.args = {BEGIN: ColumnEncoder(trace.slices.args, args),
                      INSTANT: ColumnEncoder(trace.instants.args, args)}
+
+    def use(self, ts: np.ndarray, codes: np.ndarray) -> None:
+        """Encode the events ``codes`` at times ``ts`` (write order) from now on."""
+        self.ts, self.codes = self._written(ts, codes) if self.misplaced else (ts, codes)
+        self.ts += self.offset
 
     def _written(self, ts: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The events that can be written: slices and instants on slice tracks, counter
@@ -363,11 +450,12 @@ class _EventEncoder:
         if not len(is_counter):
             return 0
         wrong = {
-            "perfetto.slice_on_counter_track": int(is_counter[trace.slices.numpy("track")].sum()),
+            "perfetto.slice_on_counter_track":
+                int(is_counter[trace.slices.numpy_view("track")].sum()),
             "perfetto.instant_on_counter_track":
-                int(is_counter[trace.instants.numpy("track")].sum()),
+                int(is_counter[trace.instants.numpy_view("track")].sum()),
             "perfetto.counter_on_slice_track":
-                int((~is_counter[trace.counters.numpy("track")]).sum()),
+                int((~is_counter[trace.counters.numpy_view("track")]).sum()),
         }
         for code, count in wrong.items():
             trace.diagnostics.add(code, count=count)
@@ -383,8 +471,8 @@ class _EventEncoder:
         used = {}
         for column in ("name", "category"):   # string ids, so marks instead of a sort
             marked = np.zeros(len(strings), dtype=bool)
-            marked[trace.slices.numpy(column)[begins]] = True
-            marked[trace.instants.numpy(column)[instants]] = True
+            marked[trace.slices.numpy_view(column)[begins]] = True
+            marked[trace.instants.numpy_view(column)[instants]] = True
             used[column] = np.flatnonzero(marked)
         entries = [(2, [(i, strings[i]) for i in used["name"].tolist() if i]),
                    (1, [(i, strings[i]) for i in used["category"].tolist() if i])]
@@ -399,7 +487,7 @@ class _EventEncoder:
         """flow_ids on the source slice's BEGIN, terminating_flow_ids on the target's: per
         slice row, its fields in flow order (all computed with numpy)."""
         trace = self.trace
-        source, target = trace.flows.numpy("source"), trace.flows.numpy("target")
+        source, target = trace.flows.numpy_view("source"), trace.flows.numpy_view("target")
         n = len(trace.slices)
         linked = (source >= 0) & (source < n) & (target >= 0) & (target < n) & (source != target)
         tracks = self.columns[BEGIN]
@@ -408,7 +496,7 @@ class _EventEncoder:
         kept = np.flatnonzero(linked)
         dropped = len(source) - len(kept)
         source, target = source[kept], target[kept]
-        starts = trace.slices.numpy("start")
+        starts = trace.slices.numpy_view("start")
         # trace_processor takes the earliest event as the source; a flow that runs
         # backwards in time cannot terminate before it starts, so it stays open
         forward = starts[target] > starts[source]

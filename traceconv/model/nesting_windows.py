@@ -1,0 +1,168 @@
+"""The nesting repair window by window: :func:`~.nesting.repair_nesting`'s placement of a
+trace's slices and instants, given in time windows one after the other, carrying only the
+slices still open at each window's end.
+
+Where a slice goes depends only on the slices placed before it that are still open when it
+starts (a stack walk per home track, lane after lane, in (start, longest first) order). So
+the walk over one window, started from the slices carried open into it on each lane, places
+every slice of the window where the walk over the whole trace places it, and an instant
+sees the same open slices. What differs is only the order in which lanes are made (window
+by window here, lane number by lane number there), so their track ids, and the example a
+diagnostic keeps (the first in a window, not in the whole walk).
+
+>>> from traceconv.model import Trace
+>>> trace = Trace()
+>>> main = trace.add_track("MainThread", process=trace.add_process("python", pid=1))
+>>> _ = trace.add_slice(main, 0, 100, "step"), trace.add_slice(main, 150, 100, "late")
+>>> _ = trace.add_slice(main, 120, 100, "step 2")
+>>> nesting = WindowedNesting(trace)
+>>> nesting.place(np.array([0]), np.zeros(0, np.int64), until=110)   # [0, 110)
+>>> nesting.place(np.array([1, 2]), np.zeros(0, np.int64), until=None)
+>>> [trace.tracks[trace.slice(row).track].name for row in range(3)]
+['MainThread', 'MainThread (overlap lane 1)', 'MainThread']
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import Trace
+from .groups import grouped, grouped_pairs
+from .nesting import MAX_DEPTH, _count, _LaneFinder, clamped_ends, misfits
+from .timeline_order import timeline_order
+
+
+class _Open:
+    """Slices carried open into the next window: rows, home tracks, lane numbers, starts,
+    ends (one array each, rows ascending)."""
+
+    def __init__(self, rows: np.ndarray, homes: np.ndarray, lanes: np.ndarray,
+                 starts: np.ndarray, ends: np.ndarray) -> None:
+        order = np.argsort(rows, kind="stable")
+        self.rows, self.homes, self.lanes = rows[order], homes[order], lanes[order]
+        self.starts, self.ends = starts[order], ends[order]
+
+    @classmethod
+    def none(cls) -> _Open:
+        empty = np.zeros(0, dtype=np.int64)
+        return cls(empty, empty, empty, empty, empty)
+
+    def on_lane(self, lane: int) -> np.ndarray:
+        return np.flatnonzero(self.lanes == lane)
+
+
+class WindowedNesting:
+    """Places ``trace``'s slices and instants on their home track or a lane of it, as
+    :func:`~.nesting.repair_nesting` does on the whole trace, window by window: each
+    :meth:`place` takes the slices starting in the next window (every earlier slice placed
+    before) and the instants in it, rewrites their track in ``trace`` (a view a writer
+    owns: :func:`~.nesting.nested_view`) and counts what moved in its diagnostics."""
+
+    def __init__(self, trace: Trace, max_depth: int = MAX_DEPTH) -> None:
+        self.trace, self.max_depth = trace, max_depth
+        self.lanes = _LaneFinder(trace)
+        self.open = _Open.none()
+
+    def place(self, rows: np.ndarray, instant_rows: np.ndarray, until: int | None) -> None:
+        """Place the slices ``rows`` (ascending) and the instants ``instant_rows`` of one
+        window; ``until``: where the next window starts (None: this is the last)."""
+        slices = self.trace.slices
+        starts = slices.numpy_view("start")[rows]
+        ends = clamped_ends(starts, slices.numpy_view("dur")[rows])
+        current = slices.numpy_view("track")[rows].astype(np.int64)
+        homes = self.lanes.home_of[current]
+        lane_of, refused = self._lane_numbers(homes, starts, ends)
+        final = homes.copy()
+        for (number, home), group in grouped_pairs(lane_of, homes):
+            if number:
+                final[group] = self.lanes.lane(home, number)
+        for (code, limit), positions in zip(
+                (("nesting.overlap_moved", ""),
+                 ("nesting.too_deep_moved", f" (depth limit {self.max_depth})")),
+                refused, strict=True):
+            _count(self.trace, code, rows[positions[final[positions] != current[positions]]]
+                   .tolist(), limit)
+        changed = np.flatnonzero(final != current)
+        np.frombuffer(slices.track, dtype=np.int32)[rows[changed]] = final[changed]
+        self._place_instants(instant_rows, rows, homes, lane_of, starts, ends)
+        if until is not None:
+            self._carry(rows, homes, lane_of, starts, ends, until)
+
+    def _lane_numbers(self, homes: np.ndarray, starts: np.ndarray, ends: np.ndarray
+                      ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """The lane number of each slice (0: its home track), lane after lane: the walk of
+        a lane over the slices still open on it and those the lanes before it refused; and
+        those its home refused for overlapping, then for depth (in walk order)."""
+        lane_of = np.full(len(homes), -1, dtype=np.int64)
+        pending = np.arange(len(homes), dtype=np.int64)
+        carried = self.open
+        refused_home: tuple[np.ndarray, np.ndarray] = (pending[:0], pending[:0])
+        lane = 0
+        while len(pending):
+            context = carried.on_lane(lane)
+            # the carried slices start before every slice of the window: first on their home
+            home = np.r_[carried.homes[context], homes[pending]]
+            start = np.r_[carried.starts[context], starts[pending]]
+            end = np.r_[carried.ends[context], ends[pending]]
+            order = timeline_order(home, start, start - end)
+            overlapping, too_deep = misfits(home[order], start[order], end[order],
+                                            self.max_depth)
+            refused = order[np.array(sorted(overlapping + too_deep), dtype=np.int64)]
+            refused = refused[refused >= len(context)] - len(context)   # (carried ones fit)
+            if lane == 0:
+                walked = [order[np.array(found, dtype=np.int64)] - len(context)
+                          for found in (overlapping, too_deep)]
+                refused_home = (walked[0][walked[0] >= 0], walked[1][walked[1] >= 0])
+            kept = np.ones(len(pending), dtype=bool)
+            kept[refused] = False
+            lane_of[pending[kept]] = lane
+            pending = pending[~kept]
+            lane += 1
+        return lane_of, refused_home
+
+    def _place_instants(self, instant_rows: np.ndarray, rows: np.ndarray, homes: np.ndarray,
+                        lane_of: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
+        """Each instant on the first lane of its home where at most ``max_depth`` slices
+        are open at it (an instant is a zero-length slice to trace_processor)."""
+        if not len(instant_rows):
+            return
+        instants = self.trace.instants
+        current = instants.numpy_view("track")[instant_rows].astype(np.int64)
+        home_of_instant = self.lanes.home_of[current]
+        final = home_of_instant.copy()
+        ts = instants.numpy_view("ts")[instant_rows]
+        carried = self.open
+        moved = []
+        for home, group in grouped(home_of_instant):
+            candidates, lane = group, 0
+            while len(candidates):
+                on_lane = (homes == home) & (lane_of == lane)
+                context = (carried.homes == home) & (carried.lanes == lane)
+                lane_starts = np.sort(np.r_[carried.starts[context], starts[on_lane]])
+                lane_ends = np.sort(np.r_[carried.ends[context], ends[on_lane]])
+                # open at an instant: started before it and not ended before it
+                open_count = (np.searchsorted(lane_starts, ts[candidates], "left")
+                              - np.searchsorted(lane_ends, ts[candidates], "left"))
+                fits = open_count <= self.max_depth
+                if lane:
+                    final[candidates[fits]] = self.lanes.lane(home, lane)
+                    moved += candidates[fits].tolist()
+                candidates = candidates[~fits]
+                lane += 1
+        if moved:
+            first = int(ts[min(moved)])
+            self.trace.diagnostics.add("nesting.instant_too_deep_moved", count=len(moved),
+                                       example=f"at {first} ns (depth limit {self.max_depth})")
+        changed = np.flatnonzero(final != current)
+        np.frombuffer(instants.track, dtype=np.int32)[instant_rows[changed]] = final[changed]
+
+    def _carry(self, rows: np.ndarray, homes: np.ndarray, lane_of: np.ndarray,
+               starts: np.ndarray, ends: np.ndarray, until: int) -> None:
+        """Keep the slices open at ``until`` (an instant there sees those that end at it)."""
+        carried = self.open
+        old, new = carried.ends >= until, ends >= until
+        self.open = _Open(np.r_[carried.rows[old], rows[new]],
+                          np.r_[carried.homes[old], homes[new]],
+                          np.r_[carried.lanes[old], lane_of[new]],
+                          np.r_[carried.starts[old], starts[new]],
+                          np.r_[carried.ends[old], ends[new]])
