@@ -33,7 +33,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--writers-every", type=int, default=8, metavar="N",
-                        help="run the 7 writers on every N-th input (default 8; 1: all)")
+                        help="run the 7 writers (and the Perfetto one window by window) on every "
+                             "N-th input (default 8; 1: all)")
     parser.add_argument("--timeout", type=float, default=10.0,
                         help="seconds an input may take before it counts as a hang")
     parser.add_argument("--memory", type=int, default=2048, help="MiB per worker (RLIMIT_AS)")

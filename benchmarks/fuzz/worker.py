@@ -37,6 +37,9 @@ READ_LIMIT = 64 << 20        # --max-bytes for fuzz inputs: mutants are small
 CHROME_PIECE = 1024
 # every writer the registry has; (a writer that cannot express the trace refuses cleanly)
 WRITERS = ("chrome", "perfetto", "summary", "summary-json", "graphml", "dot", "svg")
+# and the writers' options whose paths no small input takes: the Perfetto writer window by
+# window (from 2^18 slices on by default) in windows of 4 slices
+WRITE_RUNS = (*((name, {}) for name in WRITERS), ("perfetto", {"window_slices": 4}))
 
 
 @dataclass
@@ -91,9 +94,9 @@ def run_target(target: str, path: str, write: bool = True) -> Outcome:
             return Outcome("crash", f"read: invalid {target} model: {problems[0].invariant}",
                            "\n".join(map(str, problems)))
         stage = "write"
-        for writer in WRITERS if write else ():
+        for writer, options in WRITE_RUNS if write else ():
             try:
-                registry.get(writer).load().write(trace, io.BytesIO())
+                registry.get(writer).load().write(trace, io.BytesIO(), **options)
             except TraceconvError:
                 continue   # e.g. "no memory data to draw": a clean refusal
         return Outcome("ok")

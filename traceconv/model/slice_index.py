@@ -20,12 +20,13 @@ class SliceIndex:
     def __init__(self, trace: Trace, category: str | None = None,
                  rows: np.ndarray | None = None) -> None:
         s = trace.slices
-        track, start, dur = s.numpy("track"), s.numpy("start"), s.numpy("dur")
+        # (views: the index keeps sorted copies, not these; no slice is added meanwhile)
+        track, start, dur = s.numpy_view("track"), s.numpy_view("start"), s.numpy_view("dur")
         if rows is None:
             rows = np.arange(len(track))
         if category is not None:
             wanted = trace.strings.find(category)
-            rows = rows[s.numpy("category")[rows] == (-1 if wanted is None else wanted)]
+            rows = rows[s.numpy_view("category")[rows] == (-1 if wanted is None else wanted)]
         if len(rows) != len(track):
             track, start, dur = track[rows], start[rows], dur[rows]
         sort = timeline_order(track, start, -dur)

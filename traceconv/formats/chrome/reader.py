@@ -505,8 +505,8 @@ class ChromeReader:
         self._match_spans()
         self._name_tracks()
         self._apply_time_base()
-        self.context.slice_index = SliceIndex(self.trace)  # slices and times are final now
-        link_flows(self.trace, self.flow_points, self._flow_tracks, self.context.slice_index)
+        # (slices and times are final now; the index goes before the flavour's steps)
+        link_flows(self.trace, self.flow_points, self._flow_tracks, SliceIndex(self.trace))
         self.flavour.finalize(self.trace, self.context)
         if self.flavour.vocabulary is not None:
             fill_activity(self.trace, self.flavour.vocabulary)

@@ -20,6 +20,10 @@ arguments) is packed with numpy (:func:`~.wire.pack_rows`), and text or list arg
 
 Timestamps are the model's integer ns on the default clock (BOOTTIME); a trace with
 negative times is shifted to start at 0 (recorded in diagnostics and trace attributes).
+
+A trace of more than :data:`WINDOW_SLICES` slices is written window by window
+(:func:`_write_windows`): the same packets in the same layout, except that each time window's
+events make sequences of their own, and only one window's event arrays are alive at a time.
 """
 
 from __future__ import annotations

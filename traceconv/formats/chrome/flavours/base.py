@@ -7,7 +7,6 @@ from typing import Any
 
 from ....model import Trace
 from ....model.activity import Vocabulary
-from ....model.slice_index import SliceIndex
 
 
 @dataclass
@@ -20,8 +19,6 @@ class ReadContext:
     process_meta: dict[Any, dict[str, Any]] = field(default_factory=dict)
     # raw (pid, tid) -> {"name": ..., "sort_index": ...}
     thread_meta: dict[tuple[Any, Any], dict[str, Any]] = field(default_factory=dict)
-    # slices sorted per track, for binding points in time to slices (set in finish())
-    slice_index: SliceIndex | None = None
 
 
 class Flavour:

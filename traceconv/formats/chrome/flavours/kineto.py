@@ -11,7 +11,6 @@ import numpy as np
 from ....keys import first_places
 from ....model import ProcessKind, Trace
 from ....model.args import ArgsColumn
-from ....model.slice_index import SliceIndex
 from ....model.typed_arrays import extend_typed
 from ....vocabularies.kineto import KINETO_VOCABULARY, LAUNCH_CATEGORIES
 from ...device_properties import device_infos
@@ -108,7 +107,7 @@ class Kineto(Flavour):
             " (2021 legacy names)" if self.legacy else "")
         _label_processes(trace, envelope)
         _join_launches(trace)
-        memory_blocks(trace, context.slice_index or SliceIndex(trace))
+        memory_blocks(trace)
 
 
 def _label_processes(trace: Trace, envelope: dict[str, Any]) -> None:

@@ -49,7 +49,7 @@ class MemoryEvents:
     malformed: int          # events left out: a list or an object where a key must be
 
 
-def memory_blocks(trace: Trace, index: SliceIndex) -> None:
+def memory_blocks(trace: Trace) -> None:
     """Pair the [memory] alloc (+Bytes) and free (-Bytes) instants of ``trace`` per
     (device type, device id, address) in timestamp order into its memory blocks, and add
     the live-bytes counters made of them."""
@@ -62,7 +62,7 @@ def memory_blocks(trace: Trace, index: SliceIndex) -> None:
     freeing, freed_at = _pair_frees(events.by_key, events.same_key, alloc)
     # (blocks of int64 columns are vouched for: sizes of -2**63, which negated do not fit,
     # made the sizes an object array)
-    trace.add_memory_blocks(_blocks(trace, index, events, alloc, freeing, freed_at),
+    trace.add_memory_blocks(_blocks(trace, events, alloc, freeing, freed_at),
                             vouched=object not in (events.sizes.dtype, events.addresses.dtype))
     found = {"kineto.malformed_memory_event": events.malformed,
              "kineto.free_without_alloc": int((~alloc & ~freeing).sum()),
@@ -169,7 +169,7 @@ def _pair_frees(by_key: np.ndarray, same_key: np.ndarray,
     return freeing, freed_at
 
 
-def _blocks(trace: Trace, index: SliceIndex, events: MemoryEvents, alloc: np.ndarray,
+def _blocks(trace: Trace, events: MemoryEvents, alloc: np.ndarray,
             freeing: np.ndarray, freed_at: np.ndarray) -> list[MemoryBlock]:
     """The blocks in the time order of their first event: per alloc one (open at the end
     when no free closes it), per free that closes no alloc one allocated before the trace.
@@ -183,7 +183,7 @@ def _blocks(trace: Trace, index: SliceIndex, events: MemoryEvents, alloc: np.nda
     free_ns = np.where(alloc, times[np.maximum(freed_at, 0)], times)[kept].astype(object)
     free_ns[allocs & (freed_at[kept] < 0)] = None
     owners = np.full(len(alloc), None, dtype=object)
-    owners[alloc] = _owner_names(trace, index, trace.instants.numpy("track")[events.rows[alloc]],
+    owners[alloc] = _owner_names(trace, trace.instants.numpy("track")[events.rows[alloc]],
                                  times[alloc])
     return list(map(MemoryBlock, events.addresses[kept].tolist(), sizes.tolist(),
                     alloc_ns.tolist(), free_ns.tolist(), events.devices[kept].tolist(),
@@ -191,13 +191,15 @@ def _blocks(trace: Trace, index: SliceIndex, events: MemoryEvents, alloc: np.nda
                     map(CATEGORIES.__getitem__, allocs.tolist())))
 
 
-def _owner_names(trace: Trace, index: SliceIndex, tracks: np.ndarray,
-                 times: np.ndarray) -> np.ndarray:
+def _owner_names(trace: Trace, tracks: np.ndarray, times: np.ndarray) -> np.ndarray:
     """Per (track, time) of an alloc, the name of the innermost ``cpu_op`` around it (else
     of any slice there; None: no slice)."""
     owner = enclosing_rows(SliceIndex(trace, "cpu_op"), tracks, times)
     missing = np.flatnonzero(owner < 0)
-    if len(missing):   # (only these need the index of every slice)
+    if len(missing):   # (only these need the other slices: of their threads, for a moment)
+        on_their_threads = np.isin(trace.slices.numpy_view("track"), np.unique(tracks[missing]))
+        index = SliceIndex(trace, rows=np.flatnonzero(on_their_threads))
+        del on_their_threads
         owner[missing] = enclosing_rows(index, tracks[missing], times[missing])
     owned = owner >= 0
     found = np.full(len(owner), None, dtype=object)
