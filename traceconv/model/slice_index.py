@@ -31,9 +31,11 @@ class SliceIndex:
             track, start, dur = track[rows], start[rows], dur[rows]
         sort = timeline_order(track, start, -dur)
         self.order = rows[sort]
-        track, start, dur = track[sort], start[sort], dur[sort]
-        self.start = start
-        self.end = start + dur
+        del rows
+        self.start = start[sort]
+        self.end = self.start + dur[sort]
+        track = track[sort]
+        del sort, start, dur
         # bounds[t]:bounds[t + 1] is track t's run in sorted order
         self.bounds = np.searchsorted(track, np.arange(len(trace.tracks) + 1))
 

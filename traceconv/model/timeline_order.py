@@ -34,7 +34,9 @@ def timeline_order(track: np.ndarray, start: np.ndarray, tie: np.ndarray) -> np.
     key += start
     key -= low
     order = np.argsort(key, kind="stable")
-    sorted_key, sorted_tie = key[order], tie[order]
+    sorted_key = key[order]
+    del key   # (the keys in order are what the rest needs: one array fewer at the peak)
+    sorted_tie = tie[order]
     same = sorted_key[1:] == sorted_key[:-1]
     disorder = np.flatnonzero(same & (sorted_tie[1:] < sorted_tie[:-1]))
     if len(disorder):   # sort again the runs of equal keys that hold a disorder

@@ -197,9 +197,9 @@ def _owner_names(trace: Trace, tracks: np.ndarray, times: np.ndarray) -> np.ndar
     owner = enclosing_rows(SliceIndex(trace, "cpu_op"), tracks, times)
     missing = np.flatnonzero(owner < 0)
     if len(missing):   # (only these need the other slices: of their threads, for a moment)
-        on_their_threads = np.isin(trace.slices.numpy_view("track"), np.unique(tracks[missing]))
-        index = SliceIndex(trace, rows=np.flatnonzero(on_their_threads))
-        del on_their_threads
+        theirs = np.zeros(len(trace.tracks), dtype=bool)
+        theirs[tracks[missing]] = True
+        index = SliceIndex(trace, rows=np.flatnonzero(theirs[trace.slices.numpy_view("track")]))
         owner[missing] = enclosing_rows(index, tracks[missing], times[missing])
     owned = owner >= 0
     found = np.full(len(owner), None, dtype=object)
