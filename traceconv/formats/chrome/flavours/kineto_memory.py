@@ -185,10 +185,22 @@ def _blocks(trace: Trace, events: MemoryEvents, alloc: np.ndarray,
     owners = np.full(len(alloc), None, dtype=object)
     owners[alloc] = _owner_names(trace, trace.instants.numpy("track")[events.rows[alloc]],
                                  times[alloc])
-    return list(map(MemoryBlock, events.addresses[kept].tolist(), sizes.tolist(),
-                    alloc_ns.tolist(), free_ns.tolist(), events.devices[kept].tolist(),
+    return list(map(MemoryBlock, _shared(events.addresses[kept].tolist()),
+                    _shared(sizes.tolist()), alloc_ns.tolist(), free_ns.tolist(),
+                    events.devices[kept].tolist(),
                     repeat(""), repeat(""), repeat(None), owners[kept].tolist(), repeat(None),
                     map(CATEGORIES.__getitem__, allocs.tolist())))
+
+
+def _shared(values: list[Any]) -> list[Any]:
+    """``values`` with equal numbers as one object: the allocator reuses addresses and
+    sizes, and a block's numbers are most of its memory (a Python int is 28-36 bytes).
+
+    >>> a, b = _shared([10**12 + 1, 10**12 + 1]); a is b
+    True
+    """
+    one: dict[Any, Any] = {}
+    return [one.setdefault(value, value) for value in values]
 
 
 def _owner_names(trace: Trace, tracks: np.ndarray, times: np.ndarray) -> np.ndarray:
