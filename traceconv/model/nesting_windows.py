@@ -132,11 +132,19 @@ class WindowedNesting:
         final = home_of_instant.copy()
         ts = instants.numpy_view("ts")[instant_rows]
         carried = self.open
+        # a home with at most max_depth slices here (open or in the window) holds them all
+        tracks = len(self.lanes.home_of)
+        crowded = (np.bincount(homes, minlength=tracks)
+                   + np.bincount(carried.homes, minlength=tracks)) > self.max_depth
+        of_home = {home: at for home, at in grouped(homes) if crowded[home]}
         moved = []
         for home, group in grouped(home_of_instant):
+            if not crowded[home]:
+                continue
             candidates, lane = group, 0
+            on_home = of_home.get(home, rows[:0])
             while len(candidates):
-                on_lane = (homes == home) & (lane_of == lane)
+                on_lane = on_home[lane_of[on_home] == lane]
                 context = (carried.homes == home) & (carried.lanes == lane)
                 lane_starts = np.sort(np.r_[carried.starts[context], starts[on_lane]])
                 lane_ends = np.sort(np.r_[carried.ends[context], ends[on_lane]])
