@@ -505,9 +505,12 @@ class ChromeReader:
         self._match_spans()
         self._name_tracks()
         self._apply_time_base()
-        # (slices and times are final now; the index goes before the flavour's steps)
-        link_flows(self.trace, self.flow_points, self._flow_tracks, SliceIndex(self.trace))
+        # slices and times are final now: the index binds flows, then a flavour's first step
+        # may use it and let it go (context.take_slice_index)
+        self.context.slice_index = SliceIndex(self.trace)
+        link_flows(self.trace, self.flow_points, self._flow_tracks, self.context.slice_index)
         self.flavour.finalize(self.trace, self.context)
+        self.context.slice_index = None
         if self.flavour.vocabulary is not None:
             fill_activity(self.trace, self.flavour.vocabulary)
         self._report()

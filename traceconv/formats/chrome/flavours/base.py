@@ -7,6 +7,7 @@ from typing import Any
 
 from ....model import Trace
 from ....model.activity import Vocabulary
+from ....model.slice_index import SliceIndex
 
 
 @dataclass
@@ -19,6 +20,15 @@ class ReadContext:
     process_meta: dict[Any, dict[str, Any]] = field(default_factory=dict)
     # raw (pid, tid) -> {"name": ..., "sort_index": ...}
     thread_meta: dict[tuple[Any, Any], dict[str, Any]] = field(default_factory=dict)
+    # every slice sorted per track, for binding points in time to slices (set in finish();
+    # dropped after the flavour's finalize, or sooner by take_slice_index)
+    slice_index: SliceIndex | None = None
+
+    def take_slice_index(self) -> SliceIndex | None:
+        """The slice index, which the context then no longer holds: its ~24 bytes per slice
+        go as soon as the taker is done with it."""
+        index, self.slice_index = self.slice_index, None
+        return index
 
 
 class Flavour:

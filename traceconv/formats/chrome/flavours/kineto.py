@@ -107,7 +107,7 @@ class Kineto(Flavour):
             " (2021 legacy names)" if self.legacy else "")
         _label_processes(trace, envelope)
         _join_launches(trace)
-        memory_blocks(trace)
+        memory_blocks(trace, context.take_slice_index)
 
 
 def _label_processes(trace: Trace, envelope: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ float, a text, a number beyond int64) is read value by value.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import compress, repeat
 from typing import Any
@@ -49,10 +50,13 @@ class MemoryEvents:
     malformed: int          # events left out: a list or an object where a key must be
 
 
-def memory_blocks(trace: Trace) -> None:
+def memory_blocks(trace: Trace,
+                  take_index: Callable[[], SliceIndex | None] = lambda: None) -> None:
     """Pair the [memory] alloc (+Bytes) and free (-Bytes) instants of ``trace`` per
     (device type, device id, address) in timestamp order into its memory blocks, and add
-    the live-bytes counters made of them."""
+    the live-bytes counters made of them. ``take_index`` hands over the reader's index of
+    every slice, if it has one (only the owner search holds it, so it goes once the owners
+    are found)."""
     name_id = trace.strings.find("[memory]")
     if name_id is None:
         return
@@ -60,15 +64,20 @@ def memory_blocks(trace: Trace) -> None:
     events = _int_events(trace, rows) or _any_events(trace, rows)
     alloc = events.sizes > 0
     freeing, freed_at = _pair_frees(events.by_key, events.same_key, alloc)
+    at = events.rows[alloc]
+    owners = _owner_names(trace, trace.instants.numpy_view("track")[at],
+                          trace.instants.numpy_view("ts")[at], take_index())
+    blocks = _blocks(trace, events, alloc, freeing, freed_at, owners)
     # (blocks of int64 columns are vouched for: sizes of -2**63, which negated do not fit,
     # made the sizes an object array)
-    trace.add_memory_blocks(_blocks(trace, events, alloc, freeing, freed_at),
+    trace.add_memory_blocks(blocks,
                             vouched=object not in (events.sizes.dtype, events.addresses.dtype))
     found = {"kineto.malformed_memory_event": events.malformed,
              "kineto.free_without_alloc": int((~alloc & ~freeing).sum()),
              "kineto.alloc_without_free": int(alloc.sum() - freeing.sum())}
     for code, count in found.items():
         trace.diagnostics.add(code, count=count)
+    del events, alloc, freeing, freed_at, owners, blocks   # (the counters need memory now)
     add_live_bytes_counters(trace)
 
 
@@ -169,11 +178,12 @@ def _pair_frees(by_key: np.ndarray, same_key: np.ndarray,
     return freeing, freed_at
 
 
-def _blocks(trace: Trace, events: MemoryEvents, alloc: np.ndarray,
-            freeing: np.ndarray, freed_at: np.ndarray) -> list[MemoryBlock]:
+def _blocks(trace: Trace, events: MemoryEvents, alloc: np.ndarray, freeing: np.ndarray,
+            freed_at: np.ndarray, owner_names: np.ndarray) -> list[MemoryBlock]:
     """The blocks in the time order of their first event: per alloc one (open at the end
-    when no free closes it), per free that closes no alloc one allocated before the trace.
-    Made a column at a time, then the blocks at once (positional: no keyword parsing)."""
+    when no free closes it, owned by ``owner_names``, one per alloc), per free that closes
+    no alloc one allocated before the trace. Made a column at a time, then the blocks at
+    once (positional: no keyword parsing)."""
     times = trace.instants.numpy("ts")[events.rows]
     kept = np.flatnonzero(alloc | ~freeing)
     allocs = alloc[kept]
@@ -183,8 +193,7 @@ def _blocks(trace: Trace, events: MemoryEvents, alloc: np.ndarray,
     free_ns = np.where(alloc, times[np.maximum(freed_at, 0)], times)[kept].astype(object)
     free_ns[allocs & (freed_at[kept] < 0)] = None
     owners = np.full(len(alloc), None, dtype=object)
-    owners[alloc] = _owner_names(trace, trace.instants.numpy("track")[events.rows[alloc]],
-                                 times[alloc])
+    owners[alloc] = owner_names
     return list(map(MemoryBlock, _shared(events.addresses[kept].tolist()),
                     _shared(sizes.tolist()), alloc_ns.tolist(), free_ns.tolist(),
                     events.devices[kept].tolist(),
@@ -203,15 +212,19 @@ def _shared(values: list[Any]) -> list[Any]:
     return [one.setdefault(value, value) for value in values]
 
 
-def _owner_names(trace: Trace, tracks: np.ndarray, times: np.ndarray) -> np.ndarray:
+def _owner_names(trace: Trace, tracks: np.ndarray, times: np.ndarray,
+                 index: SliceIndex | None) -> np.ndarray:
     """Per (track, time) of an alloc, the name of the innermost ``cpu_op`` around it (else
-    of any slice there; None: no slice)."""
+    of any slice there, found in ``index`` or, without one, in an index of those threads'
+    slices made for the moment; None: no slice)."""
     owner = enclosing_rows(SliceIndex(trace, "cpu_op"), tracks, times)
     missing = np.flatnonzero(owner < 0)
-    if len(missing):   # (only these need the other slices: of their threads, for a moment)
-        theirs = np.zeros(len(trace.tracks), dtype=bool)
-        theirs[tracks[missing]] = True
-        index = SliceIndex(trace, rows=np.flatnonzero(theirs[trace.slices.numpy_view("track")]))
+    if len(missing):   # (only these need the other slices)
+        if index is None:
+            theirs = np.zeros(len(trace.tracks), dtype=bool)
+            theirs[tracks[missing]] = True
+            index = SliceIndex(trace, rows=np.flatnonzero(
+                theirs[trace.slices.numpy_view("track")]))
         owner[missing] = enclosing_rows(index, tracks[missing], times[missing])
     owned = owner >= 0
     found = np.full(len(owner), None, dtype=object)
