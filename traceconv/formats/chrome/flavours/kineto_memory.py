@@ -23,6 +23,7 @@ import numpy as np
 
 from ....keys import first_places
 from ....model import MemoryBlock, Trace
+from ....model.frozen import FrozenDict
 from ....model.memory import add_live_bytes_counters
 from ....model.slice_index import SliceIndex, enclosing_rows
 from .base import hashable
@@ -34,6 +35,7 @@ ARGS = ("Bytes", "Addr", "Device Type", "Device Id")
 DEFAULTS = (None, None, None, -1)   # (None: an event without it has no usable number)
 CATEGORIES = ("allocated before trace", "allocation")   # by whether the event allocates
 _INT64_MIN = np.iinfo(np.int64).min
+NO_ARGS: FrozenDict[str, Any] = FrozenDict()   # every block's: one read-only empty dict, not one each
 
 
 @dataclass
@@ -198,7 +200,8 @@ def _blocks(trace: Trace, events: MemoryEvents, alloc: np.ndarray, freeing: np.n
                     _shared(sizes.tolist()), alloc_ns.tolist(), free_ns.tolist(),
                     events.devices[kept].tolist(),
                     repeat(""), repeat(""), repeat(None), owners[kept].tolist(), repeat(None),
-                    map(CATEGORIES.__getitem__, allocs.tolist())))
+                    map(CATEGORIES.__getitem__, allocs.tolist()), repeat(None), repeat(None),
+                    repeat(NO_ARGS)))
 
 
 def _shared(values: list[Any]) -> list[Any]:
