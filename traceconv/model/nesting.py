@@ -384,13 +384,13 @@ def _repaired_timeline(trace: Trace, max_depth: int) -> Timeline:
     if not len(trace.slices):
         return trace_timeline(trace)
     with paused_gc():
-        lanes = _LaneFinder(trace)
+        lanes = LaneFinder(trace)
         timeline = _repair(trace, max_depth, lanes)
         _repair_instants(trace, max_depth, lanes, timeline)
     return timeline
 
 
-def _repair(trace: Trace, max_depth: int, lanes: _LaneFinder) -> Timeline:
+def _repair(trace: Trace, max_depth: int, lanes: LaneFinder) -> Timeline:
     slices = trace.slices
     current = slices.numpy("track")
     # slices already on our lanes take part as if on their home track again, so that a
@@ -421,7 +421,7 @@ def _repair(trace: Trace, max_depth: int, lanes: _LaneFinder) -> Timeline:
                                    ("nesting.too_deep_moved", too_deep,
                                     f" (depth limit {max_depth})")):
         rows = order[np.array(positions, dtype=np.int64)]
-        _count(trace, code, rows[final[rows] != current[rows]].tolist(), limit)
+        count_moved(trace, code, rows[final[rows] != current[rows]].tolist(), limit)
     changed = np.flatnonzero(final != current)
     np.frombuffer(slices.track, dtype=np.int32)[changed] = final[changed]
     return timeline.regrouped(final)
@@ -450,7 +450,7 @@ def _place_nested(pending: np.ndarray, tracks: np.ndarray, starts: np.ndarray,
 
 
 def _move_to_lanes(final: np.ndarray, order: np.ndarray, tracks: np.ndarray,
-                   placed: list[tuple[np.ndarray, np.ndarray]], lanes: _LaneFinder) -> None:
+                   placed: list[tuple[np.ndarray, np.ndarray]], lanes: LaneFinder) -> None:
     """Move the slices at the walk positions of ``placed`` to their lanes, creating the
     lanes by lane number, then home track (the order the rounds reach them in)."""
     if not placed:
@@ -484,7 +484,7 @@ def track_depths(tracks: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np
                      - np.bincount(span_end, minlength=n + 1))[:n]
 
 
-def _repair_instants(trace: Trace, max_depth: int, lanes: _LaneFinder,
+def _repair_instants(trace: Trace, max_depth: int, lanes: LaneFinder,
                      timeline: Timeline) -> None:
     """Instants are zero-length slices to trace_processor: one inside more than
     ``max_depth`` open slices is dropped too, so it goes to the first lane where it fits
@@ -528,7 +528,7 @@ def _repair_instants(trace: Trace, max_depth: int, lanes: _LaneFinder,
         column[row] = int(final[row])
 
 
-class _LaneFinder:
+class LaneFinder:
     """Finds or creates lane ``n`` of a home track, and knows the lanes made earlier."""
 
     def __init__(self, trace: Trace) -> None:
@@ -555,7 +555,9 @@ class _LaneFinder:
         return found
 
 
-def _count(trace: Trace, code: str, rows: list[int], limit: str) -> None:
+def count_moved(trace: Trace, code: str, rows: list[int], limit: str) -> None:
+    """Count the slice ``rows`` moved for ``code`` in ``trace``'s diagnostics, the first
+    as the example (``limit``: said after it)."""
     if rows:
         first = trace.slice(rows[0])
         trace.diagnostics.add(code, count=len(rows),

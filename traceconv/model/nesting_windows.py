@@ -28,7 +28,7 @@ import numpy as np
 
 from . import Trace
 from .groups import grouped, grouped_pairs
-from .nesting import MAX_DEPTH, _count, _LaneFinder, clamped_ends, misfits
+from .nesting import MAX_DEPTH, LaneFinder, clamped_ends, count_moved, misfits
 from .timeline_order import timeline_order
 
 
@@ -56,11 +56,11 @@ class WindowedNesting:
     :func:`~.nesting.repair_nesting` does on the whole trace, window by window: each
     :meth:`place` takes the slices starting in the next window (every earlier slice placed
     before) and the instants in it, rewrites their track in ``trace`` (a view a writer
-    owns: :func:`~.nesting.nested_view`) and counts what moved in its diagnostics."""
+    owns: :func:`~.nesting.track_view`) and counts what moved in its diagnostics."""
 
     def __init__(self, trace: Trace, max_depth: int = MAX_DEPTH) -> None:
         self.trace, self.max_depth = trace, max_depth
-        self.lanes = _LaneFinder(trace)
+        self.lanes = LaneFinder(trace)
         self.open = _Open.none()
 
     def place(self, rows: np.ndarray, instant_rows: np.ndarray, until: int | None) -> None:
@@ -80,8 +80,8 @@ class WindowedNesting:
                 (("nesting.overlap_moved", ""),
                  ("nesting.too_deep_moved", f" (depth limit {self.max_depth})")),
                 refused, strict=True):
-            _count(self.trace, code, rows[positions[final[positions] != current[positions]]]
-                   .tolist(), limit)
+            moved = positions[final[positions] != current[positions]]
+            count_moved(self.trace, code, rows[moved].tolist(), limit)
         changed = np.flatnonzero(final != current)
         np.frombuffer(slices.track, dtype=np.int32)[rows[changed]] = final[changed]
         self._place_instants(instant_rows, rows, homes, lane_of, starts, ends)
