@@ -4,8 +4,8 @@ Reading a trace whole holds it in memory; a trace of more than the machine has w
 for minutes and then killed (out of memory), leaving nothing but ``Killed``. For the formats
 whose peak is measured, the peak is close to proportional to the input's size
 (``benchmarks/README.md``, "Writing window by window": Chrome JSON converted whole with the
-argument texts on disk, 10 M Kineto events, 2.67 GB, peak at 1.47-1.51 GB and 30 M, 8.0 GB,
-at 4.23 GB; with them in memory, 1 M events, 353 MB, at 415 MB), so :func:`traceconv.load`
+argument texts on disk, 10 M Kineto events, 2.67 GB, peak at 1.29 GB and 30 M, 8.0 GB, at
+3.42 GB; with them in memory, 1 M events, 353 MB, at 415 MB), so :func:`traceconv.load`
 compares that estimate
 with the memory available before it reads, and the refusal says what to do instead:
 ``overview`` and ``split`` read any size in bounded memory.
@@ -20,9 +20,9 @@ from .errors import InputError
 from .units import format_bytes
 
 # peak bytes per input byte read and converted whole, per format: (argument texts on disk,
-# in memory), above the interpreter's own; a little under the measured 0.51-0.53 and 0.88,
+# in memory), above the interpreter's own; a little under the measured 0.41-0.44 and 0.88,
 # so that a trace that would just fit is not refused
-PEAK_PER_BYTE = {"chrome": (0.5, 0.85)}
+PEAK_PER_BYTE = {"chrome": (0.4, 0.85)}
 BASE_BYTES = 100 << 20   # the interpreter and the libraries
 GZIP_GUESS = 8           # how much larger a .gz trace is once decompressed (about)
 BYPASS = "TRACECONV_MEMORY_CHECK=off"   # in the environment: no check
