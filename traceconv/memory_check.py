@@ -85,7 +85,7 @@ def refuse_what_cannot_fit(path: str, format_name: str, spilled: bool,
     ...     refuse_what_cannot_fit(cnn, "chrome", False, available=1 << 20)
     ... except InputError as refused:
     ...     print(refused.message[:66])
-    converting it whole needs about 101 MiB of memory and 1 MiB is ava
+    holding it whole needs about 101 MiB of memory and 1 MiB is availa
     """
     if os.environ.get(BYPASS.split("=")[0]) == "off":
         return
@@ -97,7 +97,7 @@ def refuse_what_cannot_fit(path: str, format_name: str, spilled: bool,
     if available is None or needed <= available:
         return
     raise InputError(
-        f"converting it whole needs about {format_bytes(needed)} of memory and "
+        f"holding it whole needs about {format_bytes(needed)} of memory and "
         f"{format_bytes(available)} is available: see the whole run with `traceconv overview "
         f"{path} -o overview.pftrace` and cut it into pieces that fit with `traceconv split "
         f"{path} -o DIR --to perfetto` (both in bounded memory), or try anyway with "
