@@ -67,15 +67,25 @@ def test_without_a_snapshot_no_line_is_placed(tmp_path: Path):
 
 
 
+def with_bytes_replaced(path: Path, replacements: dict[bytes, tuple[bytes, int]]
+                        ) -> traceconv.Trace:
+    """The log trace at ``path`` with each of its byte strings (found the given number of
+    times) replaced, read and held to the model's invariants."""
+    data = path.read_bytes()
+    for old, (new, times) in replacements.items():
+        assert data.count(old) == times
+        data = data.replace(old, new)
+    path.write_bytes(data)
+    trace = traceconv.load(path)
+    assert traceconv.validate(trace) == []
+    return trace
+
+
 def test_a_line_that_is_not_utf8_is_repaired_and_counted(tmp_path: Path):
     """(fuzz) a message and a tag of invalid UTF-8 were kept as bytes: the model's string
     table must hold text (the validator's string invariant)."""
-    path = log_trace(tmp_path / "logs.pftrace")
-    data = path.read_bytes()
-    assert data.count(b"batch ready") == 1 and data.count(b"loader") == 2
-    path.write_bytes(data.replace(b"batch ready", b"batch\xffready").replace(b"loader", b"lo\xfeder"))
-    trace = traceconv.load(path)
-    assert traceconv.validate(trace) == []
+    trace = with_bytes_replaced(log_trace(tmp_path / "logs.pftrace"), {
+        b"batch ready": (b"batch\xffready", 1), b"loader": (b"lo\xfeder", 2)})
     assert lines(trace)[0][2:4] == ("batch\ufffdready", "lo\ufffdder")
     assert trace.diagnostics.count("perfetto.invalid_utf8") == 3   # the message, two tags
 
@@ -94,11 +104,7 @@ def test_log_lines_equal_trace_processor(tmp_path: Path, trace_processor, snapsh
 def test_a_structured_line_that_is_not_utf8_is_repaired_and_counted(tmp_path: Path):
     """An argument's name or string value of invalid UTF-8 read as Python's bytes text
     (``file="b'a\\xffbin'"``) inside the message: it is repaired like the other strings."""
-    path = log_trace(tmp_path / "logs.pftrace")
-    data = path.read_bytes()
-    assert data.count(b"a.bin") == 1 and data.count(b"\x04file") == 1
-    path.write_bytes(data.replace(b"a.bin", b"a\xffbin").replace(b"\x04file", b"\x04fi\xfee"))
-    trace = traceconv.load(path)
-    assert traceconv.validate(trace) == []
+    trace = with_bytes_replaced(log_trace(tmp_path / "logs.pftrace"), {
+        b"a.bin": (b"a\xffbin", 1), b"\x04file": (b"\x04fi\xfee", 1)})
     assert lines(trace)[1][2] == 'x=3 fi\ufffde="a\ufffdbin"'
     assert trace.diagnostics.count("perfetto.invalid_utf8") == 2

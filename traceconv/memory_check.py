@@ -69,8 +69,18 @@ def needed_memory(path: str, format_name: str, spilled: bool) -> int | None:
     factors = PEAK_PER_BYTE.get(format_name)
     if factors is None or not os.path.isfile(path):
         return None
-    size = os.path.getsize(path) * (GZIP_GUESS if path.endswith(".gz") else 1)
-    return int(size * factors[0 if spilled else 1]) + BASE_BYTES
+    return int(expanded_size(path) * factors[0 if spilled else 1]) + BASE_BYTES
+
+
+def expanded_size(path: str) -> int:
+    """The bytes the file ``path`` holds once read (a ``.gz`` counted at :data:`GZIP_GUESS`
+    times its size).
+
+    >>> gz = "samples/torch/resnet18_train_cuda.pt.trace.json.gz"
+    >>> expanded_size(gz) == GZIP_GUESS * os.path.getsize(gz)
+    True
+    """
+    return os.path.getsize(path) * (GZIP_GUESS if path.endswith(".gz") else 1)
 
 
 def refuse_what_cannot_fit(path: str, format_name: str, spilled: bool,

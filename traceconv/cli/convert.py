@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..io import DEFAULT_MAX_BYTES
-from ..memory_check import GZIP_GUESS
+from ..memory_check import GZIP_GUESS, expanded_size
 from ..output_names import output_name
 from .app import app, handled_errors
 from .digest import echo_digest
@@ -150,7 +150,7 @@ def spills(inputs: tuple[str, ...], asked: bool | None) -> bool:
     total = 0
     for name in inputs:
         if name != "-" and os.path.isfile(name):
-            total += os.path.getsize(name) * (GZIP_GUESS if name.endswith(".gz") else 1)
+            total += expanded_size(name)
     return total >= SPILL_ABOVE
 
 

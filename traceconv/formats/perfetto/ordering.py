@@ -38,17 +38,10 @@ def event_order(trace: Trace, timeline: Timeline | None = None
     """
     if timeline is None:
         timeline = trace_timeline(trace)
-    order, sorted_track = timeline.order, timeline.tracks
+    order = timeline.order
     sorted_start, sorted_end = timeline.starts, timeline.ends
     n = len(order)
-    slot = np.arange(1, n + 1, dtype=np.int64)   # each BEGIN's slot: its position + 1
-    # first later slice of the same track starting at or after each slice's end
-    close_before = np.empty(n, dtype=np.int64)
-    bounds = np.flatnonzero(np.diff(sorted_track)) + 1
-    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, n], strict=True):
-        close_before[lo:hi] = np.searchsorted(sorted_start[lo:hi], sorted_end[lo:hi], "left")
-        close_before[lo:hi] += lo
-    np.maximum(close_before, slot, out=close_before)
+    slot, close_before = _slots(timeline)
 
     # big arrays are filled in place, and the sorted results written over the keys:
     # fresh memory costs more here than the arithmetic (page faults)
@@ -73,6 +66,28 @@ def event_order(trace: Trace, timeline: Timeline | None = None
     # after the sort, into the unsorted times' memory, a block at a time: one array of
     # the trace's size fewer at the sort's peak
     return sorted_ts, _codes(write_order, order, len(instant_ts), out=ts)
+
+
+def _slots(timeline: Timeline) -> tuple[np.ndarray, np.ndarray]:
+    """Per slice of ``timeline``: its BEGIN's slot (its position + 1), and the slot its END
+    comes right before: that of the first later slice of its track starting at or after its
+    end (never before its own BEGIN).
+
+    >>> from traceconv.model.nesting import slice_timeline
+    >>> t = slice_timeline(np.array([0, 0, 0]), np.array([0, 2, 9]), np.array([9, 4, 9]))
+    >>> [v.tolist() for v in _slots(t)]
+    [[1, 2, 3], [2, 2, 3]]
+    """
+    n = len(timeline.order)
+    slot = np.arange(1, n + 1, dtype=np.int64)
+    close_before = np.empty(n, dtype=np.int64)
+    bounds = np.flatnonzero(np.diff(timeline.tracks)) + 1
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, n], strict=True):
+        close_before[lo:hi] = np.searchsorted(timeline.starts[lo:hi], timeline.ends[lo:hi],
+                                              "left")
+        close_before[lo:hi] += lo
+    np.maximum(close_before, slot, out=close_before)
+    return slot, close_before
 
 
 def _codes(places: np.ndarray, order: np.ndarray, instants: int, out: np.ndarray,
@@ -120,15 +135,9 @@ def window_event_order(trace: Trace, rows: np.ndarray, with_begin: np.ndarray,
     start = slices.numpy_view("start")[rows]
     timeline = slice_timeline(slices.numpy_view("track")[rows], start,
                               clamped_ends(start, slices.numpy_view("dur")[rows]))
-    order, sorted_track = timeline.order, timeline.tracks
+    order = timeline.order
     n = len(order)
-    slot = np.arange(1, n + 1, dtype=np.int64)
-    close_before = np.empty(n, dtype=np.int64)
-    bounds = np.flatnonzero(np.diff(sorted_track)) + 1
-    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, n], strict=True):
-        close_before[lo:hi] = np.searchsorted(timeline.starts[lo:hi], timeline.ends[lo:hi],
-                                              "left") + lo
-    np.maximum(close_before, slot, out=close_before)
+    slot, close_before = _slots(timeline)
     begins, ends = with_begin[order], with_end[order]
     others = len(instant_rows) + len(counter_rows)
     rank = 2 * n + 2   # the ranks of event_order: END n - position, others n, BEGIN 2n + 1

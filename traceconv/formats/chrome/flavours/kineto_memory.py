@@ -52,8 +52,7 @@ class MemoryEvents:
     malformed: int          # events left out: a list or an object where a key must be
 
 
-def memory_blocks(trace: Trace,
-                  take_index: Callable[[], SliceIndex | None] = lambda: None) -> None:
+def memory_blocks(trace: Trace, take_index: Callable[[], SliceIndex | None]) -> None:
     """Pair the [memory] alloc (+Bytes) and free (-Bytes) instants of ``trace`` per
     (device type, device id, address) in timestamp order into its memory blocks, and add
     the live-bytes counters made of them. ``take_index`` hands over the reader's index of
@@ -68,7 +67,8 @@ def memory_blocks(trace: Trace,
     freeing, freed_at = _pair_frees(events.by_key, events.same_key, alloc)
     at = events.rows[alloc]
     owners = _owner_names(trace, trace.instants.numpy_view("track")[at],
-                          trace.instants.numpy_view("ts")[at], take_index())
+                          trace.instants.numpy_view("ts")[at],
+                          take_index() or SliceIndex(trace))
     blocks = _blocks(trace, events, alloc, freeing, freed_at, owners)
     # (blocks of int64 columns are vouched for: sizes of -2**63, which negated do not fit,
     # made the sizes an object array)
@@ -216,18 +216,12 @@ def _shared(values: list[Any]) -> list[Any]:
 
 
 def _owner_names(trace: Trace, tracks: np.ndarray, times: np.ndarray,
-                 index: SliceIndex | None) -> np.ndarray:
+                 index: SliceIndex) -> np.ndarray:
     """Per (track, time) of an alloc, the name of the innermost ``cpu_op`` around it (else
-    of any slice there, found in ``index`` or, without one, in an index of those threads'
-    slices made for the moment; None: no slice)."""
+    of any slice there, found in ``index`` of every slice; None: no slice)."""
     owner = enclosing_rows(SliceIndex(trace, "cpu_op"), tracks, times)
     missing = np.flatnonzero(owner < 0)
     if len(missing):   # (only these need the other slices)
-        if index is None:
-            theirs = np.zeros(len(trace.tracks), dtype=bool)
-            theirs[tracks[missing]] = True
-            index = SliceIndex(trace, rows=np.flatnonzero(
-                theirs[trace.slices.numpy_view("track")]))
         owner[missing] = enclosing_rows(index, tracks[missing], times[missing])
     owned = owner >= 0
     found = np.full(len(owner), None, dtype=object)
