@@ -62,7 +62,7 @@ from .wire import (
 SEQ_DESCRIPTORS, SEQ_EVENTS = 1, 2
 CHUNK_EVENTS = 1 << 16        # events between argument-name interning packets
 CHUNK_SEQUENCE = 1 << 19      # events per packet sequence (each has its own interning)
-WINDOW_SLICES = 1 << 18       # above: a trace is written window by window, of about this many
+WINDOW_SLICES = 1 << 17       # above: a trace is written window by window, of about this many
 BOOTTIME, REALTIME = 6, 1
 # TracePacket fields.
 TIMESTAMP, CLOCK_SNAPSHOT, SEQUENCE_ID, TRACK_EVENT, INTERNED_DATA, SEQUENCE_FLAGS = (
