@@ -138,6 +138,17 @@ def test_pairing_matches_the_allocator_bookkeeping(tmp_path_factory, rows):
         b[3] is None for b in expected)
 
 
+def test_memory_events_without_any_slice_pair_and_have_no_owner(tmp_path_factory):
+    """A trace (a time window cut out of a bigger one) of [memory] events and no slice: they
+    pair as the allocator's bookkeeping does, and no block has an owner."""
+    events = _memory_events([(0, 64, 1, (1, 0), 0), (5, 64, -1, (1, 0), 1),
+                             (7, 128, -1, (1, 0), 0), (9, 512, 2, (0, -1), 2)])
+    trace = _read_blocks(tmp_path_factory, events)
+    assert [(b.address, b.size, b.alloc_ns, b.free_ns) for b in trace.memory] == \
+        _allocator_blocks(events)
+    assert {b.owner_name for b in trace.memory} == {None}
+
+
 @pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(ROWS, st.integers(0, 30))

@@ -33,7 +33,7 @@ class Info(ctypes.Structure):   # glibc's struct mallinfo2: ten size_t fields
                 "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
 mallinfo2 = ctypes.CDLL(None).mallinfo2
 mallinfo2.restype = Info
-block = np.ones(16 << 20, dtype=np.uint8)
+block = np.ones(4 << 20, dtype=np.uint8)
 print(mallinfo2().hblkhd)   # bytes in blocks that glibc mapped of their own
 """
 SETUP = "from traceconv.cli.process_setup import set_up_process; set_up_process()"
@@ -54,6 +54,6 @@ def test_no_blas_threads_after_numpy_import():
 
 @pytest.mark.skipif(not hasattr(ctypes.CDLL(None), "mallinfo2"), reason="glibc 2.33+ only")
 def test_large_blocks_come_from_the_heap():
-    # by default glibc maps a first block of 16 MB of its own and unmaps it when freed,
+    # by default glibc maps a first block of 4 MB of its own and unmaps it when freed,
     # so the next is faulted in again; from the heap, it is reused
-    assert run(MAPPED, SETUP) < 16 << 20 <= run(MAPPED, "")
+    assert run(MAPPED, SETUP) < 4 << 20 <= run(MAPPED, "")

@@ -90,8 +90,7 @@ class AllocatorLog:
             block = MemoryBlock(addr, increase, alloc_ns=ts, device=place, pool=pool,
                                 name=owner or "", owner_op=owner_node,
                                 owner_name=owner)
-            self.open[key] = block
-            trace.add_memory_block(block)
+            self.open[key] = trace.memory[trace.add_memory_block(block)]
         elif kind not in FREE_KINDS:
             self.unknown += 1
         elif key in self.open:

@@ -204,12 +204,16 @@ class Vocabulary:
         name_bits = np.zeros(len(strings), np.int32)
         present = np.flatnonzero(np.bincount(name, minlength=len(strings)))
         name_bits[present] = self.name_bits_of([strings[i] for i in present.tolist()])
-        key = (cat_code[category] << (len(_NAMED) + 1)) | (name_bits[name] << 1) | device
         table = np.zeros(len(codes) << (len(_NAMED) + 1), np.int8)
         for bits, code in codes.items():
             for k in range(code << (len(_NAMED) + 1), (code + 1) << (len(_NAMED) + 1)):
                 table[k] = decide(bits, (k >> 1) & ((1 << len(_NAMED)) - 1), bool(k & 1))
-        return table[key]
+        found = np.empty(len(name), np.int8)
+        for lo in range(0, len(name), _ROWS):   # (a block at a time: its keys only)
+            part = slice(lo, lo + _ROWS)
+            found[part] = table[(cat_code[category[part]] << (len(_NAMED) + 1))
+                                | (name_bits[name[part]] << 1) | device[part]]
+        return found
 
     @classmethod
     def union(cls, name: str, *vocabularies: Vocabulary) -> Vocabulary:
@@ -232,6 +236,7 @@ class Vocabulary:
 _SETS = ("aggregate", "profiler", "device_annotation", "device_sync", "memset", "memcpy",
          "kernel", "runtime", "python", "overhead", "annotation", "step", "dataloader")
 _NAMED = ("step", "dataloader", "communication", "sync", "launch", "memcpy", "memset")
+_ROWS = 1 << 16   # slices classified together (their composite keys are alive at once)
 _C = {name: 1 << i for i, name in enumerate(_SETS)}
 _N = {name: 1 << i for i, name in enumerate(_NAMED)}
 

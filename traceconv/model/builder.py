@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from .block_table import BlockTable
 from .columns import Args, FlowTable
 from .entities import ProcessKind, TrackKind
 from .repairs import (
@@ -266,9 +267,10 @@ def _unknown_owners(builder: TraceBuilder) -> None:
     """A memory block's ``owner_op`` that is not an op node (of its ``owner_name``) and an
     ``owner_tensor`` that is not a tensor node are left out (a ``.pftrace`` carries blocks
     but not the graph their links name)."""
-    blocks = [*builder.memory, *builder.reservations]
-    if not any(b.owner_op is not None or b.owner_tensor is not None for b in blocks):
+    if not any(_any_set(table, name) for table in (builder.memory, builder.reservations)
+               for name in ("owner_op", "owner_tensor")):
         return
+    blocks = [*builder.memory, *builder.reservations]
     from .graph import OP, TENSOR  # (networkx: not imported by reads without a graph)
     from .lazy_graph import is_unfilled
 
@@ -289,6 +291,12 @@ def _unknown_owners(builder: TraceBuilder) -> None:
             dropped += 1
             example = example or f"memory block {block.name!r}: {op or tensor}"
     builder.diagnostics.add("model.unknown_owner", count=dropped, example=example)
+
+
+def _any_set(table: BlockTable, name: str) -> bool:
+    """Whether a block of ``table`` has field ``name`` set (not None)."""
+    values, codes = table.coded(name)
+    return any(values[code] is not None for code in np.unique(codes).tolist())
 
 
 def _cut_names(builder: TraceBuilder) -> None:

@@ -246,6 +246,25 @@ def freeze_record(record: T) -> T:
     return record
 
 
+def seal_records(records: list[Any]) -> None:
+    """Make slotted dataclass records read-only in place, their containers left as they
+    are: records handed over to a table that holds their fields from now on, where a change
+    to the record itself would be lost (the table's rows are changed instead).
+
+    >>> from traceconv.model.entities import Process
+    >>> group = Process(0, "a", labels=[]); seal_records([group]); group.labels.append("x")
+    >>> group.name = "b"
+    Traceback (most recent call last):
+    ...
+    traceconv.model.frozen.FrozenTraceError: this trace is frozen (read-only): build a new one (Trace.copy(), traceconv.model.copying)
+    """
+    setter = object.__setattr__
+    for record in records:
+        cls = type(record)
+        if cls not in _FROZEN_TWINS:
+            setter(record, "__class__", _TWINS.get(cls) or _frozen_twin(cls))
+
+
 def freeze_records(records: list[Any]) -> None:
     """:func:`freeze_record` for many records (a memory log of 10^5 blocks: the fields
     that may hold a container are looked at, the others not).

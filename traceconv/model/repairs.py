@@ -51,12 +51,13 @@ def clamp_times(trace: Trace) -> int:
             ts = np.frombuffer(table.ts, np.int64)
             moved += int(((ts < TIME_MIN) | (ts > TIME_MAX)).sum())
             np.clip(ts, TIME_MIN, TIME_MAX, out=ts)
-    for block in trace.memory:
+    for blocks in (trace.memory, trace.reservations):
         for name in ("alloc_ns", "free_ns"):
-            value = getattr(block, name)
-            if value is not None and not TIME_MIN <= value <= TIME_MAX:
-                setattr(block, name, min(max(value, TIME_MIN), TIME_MAX))
-                moved += 1
+            if len(blocks):
+                times = blocks.writable(name)
+                beyond = blocks.known(name) & ((times < TIME_MIN) | (times > TIME_MAX))
+                moved += int(beyond.sum())
+                times[beyond] = np.clip(times[beyond], TIME_MIN, TIME_MAX)
     trace.diagnostics.add("model.time_beyond_range", count=moved,
                           example=f"{moved} events" if moved else None)
     return moved
@@ -138,17 +139,23 @@ def repair_lengths(trace: Trace) -> int:
                                  f"{dur[negative[0]]}")
             dur[negative] = 0
             backwards += len(negative)
-    for block in [*trace.memory, *trace.reservations]:
-        if block.size < 0:
-            size_example = size_example or f"memory block {block.name!r}: size {block.size}"
-            block.size = 0
-            sizes += 1
-        if block.alloc_ns is not None and block.free_ns is not None \
-                and block.free_ns < block.alloc_ns:
-            backwards_example = (backwards_example
-                                 or f"memory block {block.name!r}: freed before its allocation")
-            block.free_ns = block.alloc_ns
-            backwards += 1
+    for blocks in (trace.memory, trace.reservations):
+        if not len(blocks):
+            continue
+        size = blocks.writable("size")
+        negative = np.flatnonzero(size < 0)
+        if len(negative):
+            first = blocks[int(negative[0])]
+            size_example = size_example or f"memory block {first.name!r}: size {first.size}"
+            size[negative] = 0
+            sizes += len(negative)
+        alloc, free = blocks.writable("alloc_ns"), blocks.writable("free_ns")
+        early = np.flatnonzero(blocks.known("alloc_ns") & blocks.known("free_ns") & (free < alloc))
+        if len(early):
+            backwards_example = backwards_example or (
+                f"memory block {blocks[int(early[0])].name!r}: freed before its allocation")
+            free[early] = alloc[early]
+            backwards += len(early)
     trace.diagnostics.add("model.end_before_start", count=backwards, example=backwards_example)
     trace.diagnostics.add("model.negative_length", count=sizes, example=size_example)
     return backwards + sizes

@@ -10,6 +10,7 @@ from .groups import grouped
 from .timeline_order import timeline_order
 
 MAX_WALK = 256  # how far back to look for an enclosing slice before giving up
+_POINTS = 1 << 15   # points looked up together (their search arrays are alive at once)
 
 
 class SliceIndex:
@@ -22,15 +23,14 @@ class SliceIndex:
         s = trace.slices
         # (views: the index keeps sorted copies, not these; no slice is added meanwhile)
         track, start, dur = s.numpy_view("track"), s.numpy_view("start"), s.numpy_view("dur")
-        if rows is None:
-            rows = np.arange(len(track))
         if category is not None:
             wanted = trace.strings.find(category)
-            rows = rows[s.numpy_view("category")[rows] == (-1 if wanted is None else wanted)]
-        if len(rows) != len(track):
+            found = s.numpy_view("category") == (-1 if wanted is None else wanted)
+            rows = np.flatnonzero(found) if rows is None else rows[found[rows]]
+        if rows is not None:
             track, start, dur = track[rows], start[rows], dur[rows]
         sort = timeline_order(track, start, -dur)
-        self.order = rows[sort]
+        self.order = sort if rows is None else rows[sort]   # (every slice: no row column)
         del rows
         self.start = start[sort]
         self.end = self.start + dur[sort]
@@ -102,22 +102,26 @@ def enclosing_rows(index: SliceIndex, tracks: np.ndarray, times: np.ndarray) -> 
     [0, -1]
     """
     found = np.full(len(times), -1, dtype=np.int64)
-    for track, where in grouped(tracks):   # (one sort: points over many tracks stay linear)
+    for track, points in grouped(tracks):   # (one sort: points over many tracks stay linear)
         lo, hi = index._segment(track)
         if hi == lo:
             continue
-        starts, ends, ts = index.start[lo:hi], index.end[lo:hi], times[where]
-        candidate = np.searchsorted(starts, ts, "right") - 1
-        # only the points still searching are carried to the next step back; a point that
-        # no earlier slice reaches (between top-level ops) has none to find: no walk
-        keep = candidate >= 0
-        keep[keep] = np.maximum.accumulate(ends)[candidate[keep]] >= ts[keep]
-        where, ts, candidate = where[keep], ts[keep], candidate[keep]
-        for _ in range(MAX_WALK):
-            if not len(where):
-                break
-            inside = ends[candidate] >= ts
-            found[where[inside]] = index.order[lo + candidate[inside]]
-            keep = ~inside & (candidate > 0)
-            where, ts, candidate = where[keep], ts[keep], candidate[keep] - 1
+        starts, ends = index.start[lo:hi], index.end[lo:hi]
+        reach = np.maximum.accumulate(ends)   # (how far any slice up to here reaches)
+        for first in range(0, len(points), _POINTS):   # (a block at a time: bounded arrays)
+            where = points[first:first + _POINTS]
+            ts = times[where]
+            candidate = np.searchsorted(starts, ts, "right") - 1
+            # only the points still searching are carried to the next step back; a point
+            # that no earlier slice reaches (between top-level ops) has none to find: no walk
+            keep = candidate >= 0
+            keep[keep] = reach[candidate[keep]] >= ts[keep]
+            where, ts, candidate = where[keep], ts[keep], candidate[keep]
+            for _ in range(MAX_WALK):
+                if not len(where):
+                    break
+                inside = ends[candidate] >= ts
+                found[where[inside]] = index.order[lo + candidate[inside]]
+                keep = ~inside & (candidate > 0)
+                where, ts, candidate = where[keep], ts[keep], candidate[keep] - 1
     return found

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import compress, repeat
-from operator import is_not
 from os import PathLike
 from typing import TYPE_CHECKING, Any, Literal, Union
 
 import numpy as np
 
 from ..implementations import implementation
-from ..numbers import INT64_MAX, INT64_MIN, to_int64
+from ..numbers import INT64_MAX
+from .block_table import BlockTable
 from .columns import (
     Args,
     CounterSample,
@@ -109,6 +108,9 @@ class Metadata:
                        devices=list(self.devices), diagnostics=self.diagnostics.copy())
 
 
+_BLOCK = 1 << 20   # rows summed together where a column's sum is only looked at
+
+
 class Trace:
     """A profiler trace in traceconv's graph-aware model.
 
@@ -134,11 +136,11 @@ class Trace:
         self.counters = CounterTable()
         self.flows = FlowTable()
         self._graph: nx.DiGraph | None = None   # made on first use (see graph)
-        self.memory: list[MemoryBlock] = []
+        self.memory = BlockTable()
         # Address ranges an allocator reserved from the device (CUDA caching-allocator
         # segments, arenas, pools); the blocks of :attr:`memory` live inside them, so the
         # two are kept apart: reserved and allocated bytes are different questions.
-        self.reservations: list[MemoryBlock] = []
+        self.reservations = BlockTable()
         self.stats: list[OpStat] = []
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -167,7 +169,9 @@ class Trace:
         for table in (self.slices, self.instants, self.counters, self.flows):
             table.freeze()
         self.strings.freeze()
-        for name in ("processes", "tracks", "memory", "reservations", "stats"):
+        self.memory.freeze()
+        self.reservations.freeze()
+        for name in ("processes", "tracks", "stats"):
             records = frozen_list(getattr(self, name))
             freeze_records(records)
             setattr(self, name, records)
@@ -325,23 +329,16 @@ class Trace:
     def add_memory_block(self, block: MemoryBlock) -> int:
         """Add ``block``; its address and size must fit int64 (``NumberError`` otherwise:
         the memory analyses and the writers hold them in int64 arrays)."""
-        _check_int64(block)
         self.memory.append(block)
         return len(self.memory) - 1
 
-    def add_memory_blocks(self, blocks: list[MemoryBlock], *, vouched: bool = False) -> None:
-        """:meth:`add_memory_block` for many blocks (none added when one does not fit).
-        ``vouched``: the caller made every address, size and time from int64 numbers
-        (a reader that paired 10^5 blocks in numpy), so they are not checked again."""
-        if not vouched and not _all_int64(blocks):
-            for block in blocks:
-                _check_int64(block)   # raises, naming the first that does not fit
+    def add_memory_blocks(self, blocks: Iterable[MemoryBlock]) -> None:
+        """:meth:`add_memory_block` for many blocks (none added when one does not fit)."""
         self.memory.extend(blocks)
 
     def add_reservation(self, block: MemoryBlock) -> int:
         """Add an address range reserved by an allocator (see :attr:`reservations`); its
         numbers must fit int64 as a block's do."""
-        _check_int64(block)
         self.reservations.append(block)
         return len(self.reservations) - 1
 
@@ -415,9 +412,14 @@ class Trace:
         for table, ts, dur in ((self.slices, "start", "dur"), (self.instants, "ts", None),
                                (self.counters, "ts", None)):
             if len(table):
-                starts = table.numpy(ts)
+                starts = table.numpy_view(ts)
                 lows.append(int(starts.min()))
-                highs.append(int((starts + table.numpy(dur)).max() if dur else starts.max()))
+                if dur is None:
+                    highs.append(int(starts.max()))
+                    continue
+                durations = table.numpy_view(dur)   # (ends a block at a time: no copy of all)
+                highs.append(max(int((starts[lo:lo + _BLOCK] + durations[lo:lo + _BLOCK]).max())
+                                 for lo in range(0, len(starts), _BLOCK)))
         return (min(lows), max(highs)) if lows else None
 
     @property
@@ -522,30 +524,3 @@ def _freeze_graph_all(graph: nx.DiGraph) -> None:
     graph.__dict__["_fill"] = fill_then_freeze
 
 
-def _all_int64(blocks: list[MemoryBlock]) -> bool:
-    """Whether every block's address, size and times (or None for a time) are int64 ints,
-    checked a column at a time."""
-    times = [b.alloc_ns for b in blocks] + [b.free_ns for b in blocks]
-    for column in ([b.address for b in blocks], [b.size for b in blocks],
-                   list(compress(times, map(is_not, times, repeat(None))))):
-        if not set(map(type, column)) <= {int}:
-            return False
-        try:
-            np.array(column, dtype=np.int64)
-        except OverflowError:
-            return False
-    return True
-
-
-def _check_int64(block: MemoryBlock) -> None:
-    address, size, alloc, free = block.address, block.size, block.alloc_ns, block.free_ns
-    if (type(address) is int and type(size) is int and INT64_MIN <= address <= INT64_MAX
-            and INT64_MIN <= size <= INT64_MAX and (alloc is None or type(alloc) is int
-                                                    and INT64_MIN <= alloc <= INT64_MAX)
-            and (free is None or type(free) is int and INT64_MIN <= free <= INT64_MAX)):
-        return   # (the common case, without a loop)
-    for value, what in ((block.address, "address"), (block.size, "size"),
-                        (block.alloc_ns, "time"), (block.free_ns, "time")):
-        if not (type(value) is int and INT64_MIN <= value <= INT64_MAX or value is None
-                and what == "time"):
-            to_int64(value, f"memory block {what}")

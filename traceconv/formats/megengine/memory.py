@@ -104,8 +104,7 @@ def add_memory_blocks(trace: Trace, doc: StaticProfile, offsets: dict[str, int],
             continue
         block = _block(trace, run, chunk, address, members.get(chunk.id) or [chunk.owner_var],
                        doc)
-        blocks[chunk.id] = block
-        trace.add_memory_block(block)
+        blocks[chunk.id] = trace.memory[trace.add_memory_block(block)]
     derived = _dynamic_blocks(trace, run, doc, members)
     diag.add("megengine.dynamic_var_memory", count=derived)
     diag.add("megengine.in_place_output", count=_settle_in_place(run, doc, blocks))

@@ -7,6 +7,7 @@ edge of the window and blocks that never free run to its right edge.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -103,7 +104,7 @@ class Selection:
         return len(self.blocks)
 
 
-def known_times(blocks: list[MemoryBlock]) -> list[int]:
+def known_times(blocks: Sequence[MemoryBlock]) -> list[int]:
     return [t for b in blocks for t in (b.alloc_ns, b.free_ns) if t is not None]
 
 
@@ -147,7 +148,7 @@ def select_reserved(trace: Trace, options: MemflowOptions, blocks: Selection) ->
     return reserved
 
 
-def _pick(blocks: list[MemoryBlock], options: MemflowOptions, window: tuple[int, int],
+def _pick(blocks: Sequence[MemoryBlock], options: MemflowOptions, window: tuple[int, int],
           origin: int, spaces: dict[tuple[str, str], int]) -> Selection:
     """The blocks that ``options`` keep inside ``window``, as columns (``spaces`` grows)."""
     lo, hi = window

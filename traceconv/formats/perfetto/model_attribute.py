@@ -18,13 +18,15 @@ the memory blocks (which Perfetto shows only as the live-bytes counters made of 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
-from operator import attrgetter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from copy import copy
 from typing import Any
 
+import numpy as np
 import orjson
 
 from ...model import MemoryBlock, Trace
+from ...model.block_table import BlockTable
 from ...model.trace import DeviceInfo
 from .dotted_names import DottedNames, expanded
 from .model_attribute_check import problem
@@ -72,29 +74,28 @@ def _described(trace: Trace, base: int) -> dict[str, Any]:
 _BLOCK_LISTS = ("memory", "reservations")   # the attribute's last keys, written field by field
 
 
-def encode(trace: Trace, base: int) -> list[bytes]:
-    """:func:`describe` as JSON text in pieces (an integer beyond 64 bits, which a fuzzed
-    input can give a pid or a rank, as its decimal text). The memory blocks are made into
-    text one field at a time, so a trace of 10^7 blocks never holds all their fields as
-    lists, nor the text more than once.
+def encode(trace: Trace, base: int) -> Iterator[bytes]:
+    """:func:`describe` as JSON text, in pieces made as they are asked for (an integer
+    beyond 64 bits, which a fuzzed input can give a pid or a rank, as its decimal text).
+    The memory blocks are made into text :data:`_CHUNK` values at a time, so a trace of
+    10^7 blocks never holds a field as a list, nor more than a piece of the text (the
+    writer asks twice: once for the size, once to write).
 
     >>> from traceconv.model import Trace
     >>> t = Trace(); _ = t.add_process("p", pid=2**70)
     >>> decode(b"".join(encode(t, 0)).decode(), flow_ids=0)[0]["processes"][0][2]
     '1180591620717411303424'
     """
-    parts = [b"{"]
+    yield b"{"
     for key, value in _described(trace, base).items():
-        parts += [_json(key), b":", _json(value), b","]
-    for key in _BLOCK_LISTS:
-        parts += [_json(key), b":{"]
-        for name, column in _block_fields(getattr(trace, key)):
-            parts += [_json(name), b":", _json(column), b","]
-        if parts[-1] == b",":
-            parts.pop()
-        parts.append(b"},")
-    parts[-1] = b"}}"
-    return parts
+        yield _json(key) + b":" + _json(value) + b","
+    for n, key in enumerate(_BLOCK_LISTS):
+        yield _json(key) + b":{"
+        table = _table(getattr(trace, key))
+        for k, name in enumerate(_BLOCK_FIELDS):
+            yield (b"," if k else b"") + _json(name) + b":"
+            yield from _field_text(table, name)
+        yield b"}," if n + 1 < len(_BLOCK_LISTS) else b"}}"
 
 
 def _json(value: Any) -> bytes:
@@ -224,31 +225,79 @@ _REPEATED = ("device", "pool", "name", "owner_op", "owner_name", "owner_tensor",
              "shape", "dtype")   # few distinct values: kept once, and an index per block
 
 
-def _blocks(blocks: list[MemoryBlock]) -> dict[str, Any]:
+_CHUNK = 1 << 16   # a field's values made into text together
+
+
+def _blocks(blocks: Sequence[MemoryBlock]) -> dict[str, Any]:
     """Memory blocks as one list per field (JSON-safe: shapes as lists, args that JSON
-    cannot hold left out); a field of few distinct values as [values, index per block]."""
-    return dict(_block_fields(blocks))
+    cannot hold left out); a field of few distinct values as [values, index per block].
 
-
-def _block_fields(blocks: list[MemoryBlock]) -> Iterator[tuple[str, list[Any]]]:
-    """:func:`_blocks` one field after the other, in the order of :data:`_BLOCK_FIELDS`
-    (each list made when it is asked for).
-
-    >>> tuple(name for name, _ in _block_fields([])) == _BLOCK_FIELDS
-    True
+    >>> _blocks([MemoryBlock(64, 128, 5, None, device="cpu")])["device"]
+    [['cpu'], [0]]
     """
-    for name in _BLOCK_FIELDS:
-        column = list(map(attrgetter(name), blocks))
-        if name == "args":
-            column = [_jsonable(a) if a else {} for a in column] if any(column) else \
-                [{}] * len(column)   # (a trace of 10^5 blocks without args: no loop)
-        elif name in _REPEATED:
-            distinct = {value: k for k, value in enumerate(dict.fromkeys(column))}
-            values = [None if v is None else list(v) for v in distinct] if name == "shape" \
-                else list(distinct)
-            column = [values, list(map(distinct.__getitem__, column))
-                      if len(distinct) > 1 else [0] * len(blocks)]   # (one value: no map)
-        yield name, column
+    table = _table(blocks)
+    return {name: orjson.loads(b"".join(_field_text(table, name))) for name in _BLOCK_FIELDS}
+
+
+def _table(blocks: Sequence[MemoryBlock]) -> BlockTable:
+    """``blocks`` as a table (copies of records: the table would seal the caller's own)."""
+    return blocks if isinstance(blocks, BlockTable) else BlockTable(map(copy, blocks))
+
+
+def _field_text(table: BlockTable, name: str) -> Iterator[bytes]:
+    """Field ``name`` of :func:`_blocks` as JSON text in pieces, a chunk of values each."""
+    count = len(table)
+    if name in _REPEATED:
+        shown, ranks = _repeated(table, name)
+        yield b"[" + _json(shown) + b","
+        yield from _list_text(count, lambda lo, hi: ranks[lo:hi].tolist())
+        yield b"]"
+    elif name == "args":
+        held = table.column("args")
+        made = (lambda lo, hi: [_jsonable(a) if a else {} for a in held[lo:hi]]) \
+            if any(held) else (lambda lo, hi: [{}] * (hi - lo))   # (10^5 blocks, no args: no loop)
+        yield from _list_text(count, made)
+    else:
+        numbers = table.numbers(name)
+        known = table.known(name) if name in ("alloc_ns", "free_ns") else None
+
+        def made(lo: int, hi: int) -> list[Any]:
+            values = numbers[lo:hi].tolist()
+            if known is None or known[lo:hi].all():
+                return values   # type: ignore[no-any-return]
+            return [v if k else None for v, k in zip(values, known[lo:hi].tolist(), strict=True)]
+
+        yield from _list_text(count, made)
+
+
+def _list_text(count: int, made: Callable[[int, int], list[Any]]) -> Iterator[bytes]:
+    """The JSON text of a list of ``count`` values, :data:`_CHUNK` at a time
+    (``made(lo, hi)``: values lo to hi).
+
+    >>> b"".join(_list_text(5, lambda lo, hi: list(range(lo, hi))))
+    b'[0,1,2,3,4]'
+    """
+    if not count:
+        yield b"[]"
+        return
+    for lo in range(0, count, _CHUNK):
+        text = _json(made(lo, min(lo + _CHUNK, count)))
+        yield (b"[" if lo == 0 else b",") + text[1:-1]
+    yield b"]"
+
+
+def _repeated(table: BlockTable, name: str) -> tuple[list[Any], np.ndarray]:
+    """Field ``name`` of the blocks as (its distinct values in the order they first come,
+    per block the number of its value)."""
+    values, codes = table.coded(name)
+    distinct, first, number = np.unique(codes, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    shown = [values[code] for code in distinct[order].tolist()]
+    if name == "shape":
+        shown = [None if v is None else list(v) for v in shown]
+    return shown, rank[number.reshape(-1)]
 
 
 def memory_blocks(columns: dict[str, Any] | None) -> list[MemoryBlock]:

@@ -63,6 +63,7 @@ SEQ_DESCRIPTORS, SEQ_EVENTS = 1, 2
 CHUNK_EVENTS = 1 << 16        # events between argument-name interning packets
 CHUNK_SEQUENCE = 1 << 19      # events per packet sequence (each has its own interning)
 WINDOW_SLICES = 1 << 17       # above: a trace is written window by window, of about this many
+WINDOW_BLOCK = 1 << 20        # times given their window number together (int64 temporaries)
 BOOTTIME, REALTIME = 6, 1
 # TracePacket fields.
 TIMESTAMP, CLOCK_SNAPSHOT, SEQUENCE_ID, TRACK_EVENT, INTERNED_DATA, SEQUENCE_FLAGS = (
@@ -119,10 +120,10 @@ def write(trace: Trace, out: BinaryIO, *, workers: int = 1,
 
 
 def _write_model(trace: Trace, ids: TrackIds, out: BinaryIO) -> None:
-    """The trace attribute that says what Perfetto has no words for: its text is written
-    in the pieces it is made in, not joined (it grows with the memory blocks)."""
-    text = model_attribute.encode(trace, ids.base)
-    size = sum(map(len, text))
+    """The trace attribute that says what Perfetto has no words for: its text grows with
+    the memory blocks, so it is made twice, a piece at a time, instead of held: once for
+    its size (the packet's length comes first), once to write."""
+    size = sum(map(len, model_attribute.encode(trace, ids.base)))
     key = string_field(1, model_attribute.ATTRIBUTE)
     value = b"\x1a" + varint(size)   # (string field 3: the text)
     entry = b"\x0a" + varint(len(key) + len(value) + size)   # TraceAttributes.attribute
@@ -131,7 +132,7 @@ def _write_model(trace: Trace, ids: TrackIds, out: BinaryIO) -> None:
     tail = uint_field(SEQUENCE_ID, SEQ_DESCRIPTORS)
     packet = len(attributes) + len(varint(body)) + body + len(tail)
     out.write(b"\x0a" + varint(packet) + attributes + varint(body) + entry + key + value)
-    for piece in text:
+    for piece in model_attribute.encode(trace, ids.base):
         out.write(piece)
     out.write(tail)
 
@@ -148,9 +149,8 @@ def _write_windows(trace: Trace, out: BinaryIO, window_slices: int) -> Diagnosti
     slices = view.slices
     starts = slices.numpy_view("start")
     cuts = _window_cuts(starts, window_slices)
-    begin_window = np.searchsorted(cuts, starts, "right").astype(np.int32)
-    instant_window = np.searchsorted(cuts, view.instants.numpy_view("ts"),
-                                     "right").astype(np.int32)
+    begin_window = _window_of(cuts, starts)
+    instant_window = _window_of(cuts, view.instants.numpy_view("ts"))
     nesting = WindowedNesting(view)
     with paused_gc():
         for k in range(len(cuts) + 1):
@@ -159,10 +159,8 @@ def _write_windows(trace: Trace, out: BinaryIO, window_slices: int) -> Diagnosti
     ids = assign_ids(view)
     offset = _time_offset(view)
     out.write(b"".join(frame(p) for p in _header_packets(view, ids, offset)))
-    end_window = np.searchsorted(cuts, clamped_ends(starts, slices.numpy_view("dur")),
-                                 "right").astype(np.int32)
-    counter_window = np.searchsorted(cuts, view.counters.numpy_view("ts"),
-                                     "right").astype(np.int32)
+    end_window = _window_of(cuts, starts, slices.numpy_view("dur"))
+    counter_window = _window_of(cuts, view.counters.numpy_view("ts"))
     sequence = SEQ_EVENTS
     with paused_gc():
         encoder = _EventEncoder(view, ids, offset, whole=False)
@@ -195,6 +193,25 @@ def _window_cuts(starts: np.ndarray, window_slices: int) -> np.ndarray:
     sample = np.sort(starts[::max(1, len(starts) // (64 * windows))])
     cuts = sample[(np.arange(1, windows) * len(sample)) // windows]
     return np.unique(cuts[cuts > sample[0]])
+
+
+def _window_of(cuts: np.ndarray, times: np.ndarray, dur: np.ndarray | None = None
+               ) -> np.ndarray:
+    """Per time (per slice end, ``times + dur``, when ``dur`` is given), the number of its
+    window, as int32, made a block at a time (a trace of 10^7 slices: no int64 arrays of
+    them all).
+
+    >>> _window_of(np.array([10, 20]), np.array([5, 10, 25])).tolist()
+    [0, 1, 2]
+    >>> _window_of(np.array([10, 20]), np.array([5, 10]), np.array([5, 10])).tolist()
+    [1, 2]
+    """
+    found = np.empty(len(times), dtype=np.int32)
+    for lo in range(0, len(times), WINDOW_BLOCK):
+        part = slice(lo, lo + WINDOW_BLOCK)
+        at = times[part] if dur is None else clamped_ends(times[part], dur[part])
+        found[part] = np.searchsorted(cuts, at, "right")
+    return found
 
 
 def _worker_count(requested: object) -> int:

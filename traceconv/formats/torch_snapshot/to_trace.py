@@ -138,15 +138,15 @@ class SnapshotBuilder:
                 segment = MemoryBlock(addr, size, ns, None, device=device,
                                       name=f"segment {addr:#x}", category="segment",
                                       args={"stream": stream})
-                self.trace.add_reservation(segment)
-                open_segments[addr] = segment
+                open_segments[addr] = self.trace.reservations[
+                    self.trace.add_reservation(segment)]
             elif action in SEGMENT_CLOSE:
                 closed: MemoryBlock | None = open_segments.pop(addr, None)
                 if closed is None:
                     self.skipped["segment_free_before_history"] += 1
                     closed = MemoryBlock(addr, size, None, None, device=device,
                                          name=f"segment {addr:#x}", category="segment")
-                    self.trace.add_reservation(closed)
+                    closed = self.trace.reservations[self.trace.add_reservation(closed)]
                 closed.free_ns = ns
             elif action == "oom":
                 self._oom(device, entry, ns, size, stream)
@@ -165,9 +165,8 @@ class SnapshotBuilder:
         block = MemoryBlock(addr, size, None, None, device=device, name=site,
                             category="allocation",
                             args={"stream": stream, "site": site, "stack": stack})
-        self.trace.add_memory_block(block)
-        open_blocks[addr] = block
-        return block
+        found = open_blocks[addr] = self.trace.memory[self.trace.add_memory_block(block)]
+        return found
 
     def _oom(self, device: str, entry: dict[str, Any], ns: int | None, size: int,
              stream: int) -> None:
@@ -199,7 +198,7 @@ class SnapshotBuilder:
                 segment = MemoryBlock(address, total, None, None,
                                       device=device, name=f"segment {address:#x}",
                                       category="segment")
-                self.trace.add_reservation(segment)
+                segment = self.trace.reservations[self.trace.add_reservation(segment)]
             rounded = seg.get("allocated_size")   # (torch's own sum of its block sizes)
             segment.args.update({"stream": stream,
                                  "allocated_size": rounded if type(rounded) is int

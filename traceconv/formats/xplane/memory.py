@@ -90,8 +90,7 @@ class MemoryLog:
                                                "step_id", "id") if k in args})
                 if isinstance(shape, str):
                     block.args["tensor_shape"] = shape
-                open_blocks[key] = block
-                trace.add_memory_block(block)
+                open_blocks[key] = trace.memory[trace.add_memory_block(block)]
             elif key in open_blocks:
                 open_blocks.pop(key).free_ns = ts
             else:

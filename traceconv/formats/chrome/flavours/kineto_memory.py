@@ -16,14 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import compress, repeat
+from itertools import compress
 from typing import Any
 
 import numpy as np
 
 from ....keys import first_places
-from ....model import MemoryBlock, Trace
-from ....model.frozen import FrozenDict
+from ....model import Trace
 from ....model.memory import add_live_bytes_counters
 from ....model.slice_index import SliceIndex, enclosing_rows
 from .base import hashable
@@ -35,7 +34,6 @@ ARGS = ("Bytes", "Addr", "Device Type", "Device Id")
 DEFAULTS = (None, None, None, -1)   # (None: an event without it has no usable number)
 CATEGORIES = ("allocated before trace", "allocation")   # by whether the event allocates
 _INT64_MIN = np.iinfo(np.int64).min
-NO_ARGS: FrozenDict[str, Any] = FrozenDict()   # every block's: one read-only empty dict, not one each
 
 
 @dataclass
@@ -46,7 +44,8 @@ class MemoryEvents:
     rows: np.ndarray        # instant rows
     sizes: np.ndarray       # Bytes: > 0 allocates, else frees
     addresses: np.ndarray
-    devices: np.ndarray     # object: the device's name
+    device_names: list[str]
+    device_of: np.ndarray   # per event: the number of its device's name
     by_key: np.ndarray      # the events grouped by (device, address), in time order in each
     same_key: np.ndarray    # per by_key[1:]: same (device, address) as the event before it
     malformed: int          # events left out: a list or an object where a key must be
@@ -56,30 +55,25 @@ def memory_blocks(trace: Trace, take_index: Callable[[], SliceIndex | None]) -> 
     """Pair the [memory] alloc (+Bytes) and free (-Bytes) instants of ``trace`` per
     (device type, device id, address) in timestamp order into its memory blocks, and add
     the live-bytes counters made of them. ``take_index`` hands over the reader's index of
-    every slice, if it has one (only the owner search holds it, so it goes once the owners
-    are found)."""
+    every slice, if it has one. The owners are looked up first, for every [memory] event,
+    so that the slice indexes are gone before the events are read."""
     name_id = trace.strings.find("[memory]")
     if name_id is None:
         return
-    rows = np.flatnonzero(trace.instants.numpy("name") == name_id)
+    rows = np.flatnonzero(trace.instants.numpy_view("name") == name_id)
+    owner = _owners(trace, rows, take_index)
     events = _int_events(trace, rows) or _any_events(trace, rows)
     alloc = events.sizes > 0
     freeing, freed_at = _pair_frees(events.by_key, events.same_key, alloc)
-    at = events.rows[alloc]
-    owners = _owner_names(trace, trace.instants.numpy_view("track")[at],
-                          trace.instants.numpy_view("ts")[at],
-                          take_index() or SliceIndex(trace))
-    blocks = _blocks(trace, events, alloc, freeing, freed_at, owners)
-    # (blocks of int64 columns are vouched for: sizes of -2**63, which negated do not fit,
-    # made the sizes an object array)
-    trace.add_memory_blocks(blocks,
-                            vouched=object not in (events.sizes.dtype, events.addresses.dtype))
+    owners = _names(trace, owner[np.searchsorted(rows, events.rows[alloc])])
+    del owner
+    trace.memory.extend_columns(*_block_columns(trace, events, alloc, freeing, freed_at, owners))
     found = {"kineto.malformed_memory_event": events.malformed,
              "kineto.free_without_alloc": int((~alloc & ~freeing).sum()),
              "kineto.alloc_without_free": int(alloc.sum() - freeing.sum())}
     for code, count in found.items():
         trace.diagnostics.add(code, count=count)
-    del events, alloc, freeing, freed_at, owners, blocks   # (the counters need memory now)
+    del events, alloc, freeing, freed_at, owners   # (the counters need memory now)
     add_live_bytes_counters(trace)
 
 
@@ -90,17 +84,19 @@ def _int_events(trace: Trace, rows: np.ndarray) -> MemoryEvents | None:
     if found is None or not found[1].all():   # (a Device Type absent: named as value by value)
         return None
     numbers = found[0]
-    order = np.argsort(trace.instants.numpy("ts")[rows], kind="stable")
-    sizes, addresses, kinds, indices = numbers[:, order]
+    del found   # (each column is put in time order on its own: one copy alive at a time)
+    names, code = _devices(numbers[2], numbers[3])
+    order = np.argsort(trace.instants.numpy_view("ts")[rows], kind="stable")
+    sizes, addresses, code = numbers[0][order], numbers[1][order], code[order]
+    del numbers
     if len(sizes) and sizes.min() == _INT64_MIN:   # a free of -2**63 bytes: a size beyond int64
-        sizes = sizes.astype(object)               # (that add_memory_blocks refuses)
-    names, code = _devices(kinds, indices)
+        sizes = sizes.astype(object)               # (that the memory table refuses)
     # (stable: time order within a key; one device, the usual case: one sort, of addresses)
     by_key = np.argsort(addresses, kind="stable") if len(names) == 1 else \
         np.lexsort((addresses, code))
     after, before = by_key[1:], by_key[:-1]
     same_key = (code[after] == code[before]) & (addresses[after] == addresses[before])
-    return MemoryEvents(rows[order], sizes, addresses, names[code], by_key, same_key, 0)
+    return MemoryEvents(rows[order], sizes, addresses, names.tolist(), code, by_key, same_key, 0)
 
 
 def _devices(kinds: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -144,8 +140,10 @@ def _any_events(trace: Trace, rows: np.ndarray) -> MemoryEvents:
     good = first >= 0
     events, first = np.flatnonzero(picked)[good], first[good]
     by_key = np.lexsort((np.arange(len(first)), first))   # each address's events in time order
+    named = [device for device in compress(devices, good) if device is not None]   # (all)
+    names = {name: k for k, name in enumerate(dict.fromkeys(named))}
     return MemoryEvents(rows[events], _objects(sizes)[events], _objects(addresses)[events],
-                        _objects(devices)[good], by_key,
+                        list(names), np.array([names[d] for d in named], dtype=np.int64), by_key,
                         first[by_key[1:]] == first[by_key[:-1]], int((~good).sum()))
 
 
@@ -180,54 +178,48 @@ def _pair_frees(by_key: np.ndarray, same_key: np.ndarray,
     return freeing, freed_at
 
 
-def _blocks(trace: Trace, events: MemoryEvents, alloc: np.ndarray, freeing: np.ndarray,
-            freed_at: np.ndarray, owner_names: np.ndarray) -> list[MemoryBlock]:
-    """The blocks in the time order of their first event: per alloc one (open at the end
-    when no free closes it, owned by ``owner_names``, one per alloc), per free that closes
-    no alloc one allocated before the trace. Made a column at a time, then the blocks at
-    once (positional: no keyword parsing)."""
-    times = trace.instants.numpy("ts")[events.rows]
+def _block_columns(trace: Trace, events: MemoryEvents, alloc: np.ndarray, freeing: np.ndarray,
+                   freed_at: np.ndarray, owners: tuple[list[str | None], np.ndarray]
+                   ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The blocks as columns, in the time order of their first event: per alloc one (open
+    at the end when no free closes it, owned by ``owners``: names and per alloc its
+    number), per free that closes no alloc one allocated before the trace."""
+    times = trace.instants.numpy_view("ts")[events.rows]
     kept = np.flatnonzero(alloc | ~freeing)
     allocs = alloc[kept]
     sizes = np.where(alloc, events.sizes, -events.sizes)[kept]
-    alloc_ns = times[kept].astype(object)
-    alloc_ns[~allocs] = None
-    free_ns = np.where(alloc, times[np.maximum(freed_at, 0)], times)[kept].astype(object)
-    free_ns[allocs & (freed_at[kept] < 0)] = None
-    owners = np.full(len(alloc), None, dtype=object)
-    owners[alloc] = owner_names
-    return list(map(MemoryBlock, _shared(events.addresses[kept].tolist()),
-                    _shared(sizes.tolist()), alloc_ns.tolist(), free_ns.tolist(),
-                    events.devices[kept].tolist(),
-                    repeat(""), repeat(""), repeat(None), owners[kept].tolist(), repeat(None),
-                    map(CATEGORIES.__getitem__, allocs.tolist()), repeat(None), repeat(None),
-                    repeat(NO_ARGS)))
+    free_ns = np.where(alloc, times[np.maximum(freed_at, 0)], times)[kept]
+    owner_names, owner_of_alloc = owners
+    owner = np.full(len(alloc), len(owner_names), dtype=np.int64)   # (None: not an alloc)
+    owner[alloc] = owner_of_alloc
+    numbers = {"address": events.addresses[kept], "size": sizes,
+               "alloc_ns": np.ma.array(times[kept], mask=~allocs),
+               "free_ns": np.ma.array(free_ns, mask=allocs & (freed_at[kept] < 0))}
+    return numbers, {"device": (events.device_names, events.device_of[kept]),
+                     "owner_name": ([*owner_names, None], owner[kept]),
+                     "category": (list(CATEGORIES), allocs.astype(np.int64))}
 
 
-def _shared(values: list[Any]) -> list[Any]:
-    """``values`` with equal numbers as one object: the allocator reuses addresses and
-    sizes, and a block's numbers are most of its memory (a Python int is 28-36 bytes).
-
-    >>> a, b = _shared([10**12 + 1, 10**12 + 1]); a is b
-    True
-    """
-    one: dict[Any, Any] = {}
-    return [one.setdefault(value, value) for value in values]
-
-
-def _owner_names(trace: Trace, tracks: np.ndarray, times: np.ndarray,
-                 index: SliceIndex) -> np.ndarray:
-    """Per (track, time) of an alloc, the name of the innermost ``cpu_op`` around it (else
-    of any slice there, found in ``index`` of every slice; None: no slice)."""
+def _owners(trace: Trace, rows: np.ndarray,
+            take_index: Callable[[], SliceIndex | None]) -> np.ndarray:
+    """Per instant of ``rows``, the innermost ``cpu_op`` around it on its thread, else the
+    innermost slice there (found in the index ``take_index`` hands over); -1: none."""
+    tracks = trace.instants.numpy_view("track")[rows]
+    times = trace.instants.numpy_view("ts")[rows]
+    around = enclosing_rows(take_index() or SliceIndex(trace), tracks, times)
     owner = enclosing_rows(SliceIndex(trace, "cpu_op"), tracks, times)
-    missing = np.flatnonzero(owner < 0)
-    if len(missing):   # (only these need the other slices)
-        owner[missing] = enclosing_rows(index, tracks[missing], times[missing])
+    return np.where(owner >= 0, owner, around)
+
+
+def _names(trace: Trace, owner: np.ndarray) -> tuple[list[str | None], np.ndarray]:
+    """The names of slice rows ``owner`` (-1: None) as (the distinct names, per row its
+    number in them)."""
     owned = owner >= 0
-    found = np.full(len(owner), None, dtype=object)
-    found[owned] = list(map(trace.strings.strings.__getitem__,
-                            trace.slices.numpy("name")[owner[owned]].tolist()))
-    return found
+    name_ids = np.full(len(owner), -1, dtype=np.int64)
+    name_ids[owned] = trace.slices.numpy_view("name")[owner[owned]]
+    distinct, number = np.unique(name_ids, return_inverse=True)
+    strings = trace.strings.strings
+    return [None if i < 0 else strings[i] for i in distinct.tolist()], number
 
 
 def _device_names(kinds: list[tuple[Any, Any]]) -> list[str | None]:

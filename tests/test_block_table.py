@@ -1,0 +1,103 @@
+"""Memory blocks held as columns behave as the list of records they replace: generated
+blocks of every field kind go in as records and as columns, and come back equal, field by
+field, through views, copies, pickles and the model's repairs."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from traceconv.model import MemoryBlock, Trace
+from traceconv.model.block_table import FIELDS, BlockTable
+from traceconv.model.frozen import FrozenTraceError
+from traceconv.numbers import NumberError
+
+INT64 = st.integers(-(1 << 63), (1 << 63) - 1)
+TEXT = st.sampled_from(["", "cuda:0", "CPU", "aten::mm", "é"])
+blocks = st.builds(
+    MemoryBlock, INT64, INT64, st.none() | INT64, st.none() | INT64, TEXT, TEXT, TEXT,
+    st.none() | TEXT, st.none() | TEXT, st.none() | TEXT, TEXT,
+    st.none() | st.lists(st.integers(0, 9), max_size=3).map(tuple), st.none() | TEXT,
+    st.dictionaries(st.sampled_from(["a", "b"]), st.integers() | st.lists(st.integers())))
+
+
+def _fields(block: MemoryBlock) -> tuple:
+    return tuple(getattr(block, name) for name in FIELDS)
+
+
+@settings(max_examples=200)
+@given(st.lists(blocks, max_size=20))
+def test_a_table_gives_back_every_field_of_every_block(given_blocks):
+    expected = [_fields(b) for b in given_blocks]
+    table = BlockTable(copy.copy(b) for b in given_blocks)
+    assert [_fields(b) for b in table] == expected
+    assert list(table) == given_blocks and table == given_blocks
+    assert len(table) == len(given_blocks) and bool(table) == bool(given_blocks)
+    for name in FIELDS:   # a column at once, as the writers and analyses read it
+        assert table.column(name) == [row[FIELDS.index(name)] for row in expected]
+    table.freeze()
+    assert [_fields(b) for b in pickle.loads(pickle.dumps(table))] == expected
+    assert [_fields(b) for b in table] == expected   # (frozen: the same values)
+
+
+@settings(max_examples=200)
+@given(st.lists(blocks, min_size=1, max_size=20), st.data())
+def test_setting_a_field_of_a_view_changes_that_row_only(given_blocks, data):
+    table = BlockTable(copy.copy(b) for b in given_blocks)
+    row = data.draw(st.integers(0, len(given_blocks) - 1))
+    name = data.draw(st.sampled_from(FIELDS))
+    value = data.draw({"address": INT64, "size": INT64, "alloc_ns": st.none() | INT64,
+                       "free_ns": st.none() | INT64, "shape": st.none() | st.just((2, 3)),
+                       "args": st.just({"x": 1})}.get(name, st.none() | TEXT))
+    setattr(table[row], name, value)
+    expected = [dataclasses.replace(b, **{name: value}) if k == row else b
+                for k, b in enumerate(given_blocks)]
+    assert list(table) == expected
+
+
+def test_columns_and_records_make_the_same_blocks():
+    records = BlockTable([MemoryBlock(8, 4, 1, 5, device="CPU", owner_name="mm",
+                                      category="allocation"),
+                          MemoryBlock(16, 4, None, 7, device="CPU", category="before")])
+    columns = BlockTable()
+    columns.extend_columns(
+        {"address": np.array([8, 16]), "size": np.array([4, 4]),
+         "alloc_ns": np.ma.array([1, 0], mask=[False, True]), "free_ns": np.array([5, 7])},
+        {"device": "CPU", "owner_name": (["mm", None], np.array([0, 1])),
+         "category": (["before", "allocation"], np.array([1, 0]))})
+    assert columns == records
+
+
+def test_a_number_beyond_int64_is_refused_and_nothing_is_added():
+    table = BlockTable([MemoryBlock(0, 1)])
+    with pytest.raises(NumberError, match="memory block size is out of the int64 range"):
+        table.extend([MemoryBlock(0, 2), MemoryBlock(0, 1 << 64)])
+    with pytest.raises(NumberError, match="memory block address"):
+        table.extend_columns({"address": np.array([1 << 63, 0], dtype=object),
+                              "size": np.array([1, 1])}, {})
+    assert len(table) == 1
+
+
+def test_a_block_handed_to_a_trace_is_changed_through_the_trace_only():
+    """A reader that kept the record it added and set its free time lost that change
+    silently once blocks became columns: the record is read-only now, the view is not."""
+    trace = Trace()
+    block = MemoryBlock(64, 8, 1, None)
+    view = trace.memory[trace.add_memory_block(block)]
+    with pytest.raises(FrozenTraceError):
+        block.free_ns = 9
+    view.free_ns = 9
+    assert trace.memory[0].free_ns == 9
+    assert dataclasses.replace(view, size=1) == MemoryBlock(64, 1, 1, 9)
+    assert type(copy.deepcopy(view)) is MemoryBlock
+    trace.freeze()
+    with pytest.raises(FrozenTraceError):
+        trace.memory[0].size = 1
+    with pytest.raises(FrozenTraceError):
+        trace.memory.append(MemoryBlock(0, 1))

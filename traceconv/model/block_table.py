@@ -1,0 +1,409 @@
+"""Memory blocks held as columns: :attr:`Trace.memory` and :attr:`Trace.reservations`.
+
+A profile of a long run holds millions of allocations. As records, each took about 250
+bytes (the record and its two times as Python ints), over a third of a Kineto trace's
+model; as columns it takes about 60. A :class:`BlockTable` is a sequence of
+:class:`~traceconv.model.MemoryBlock`: its items are views of one row (a ``MemoryBlock``
+in every way: fields, ``==``, ``repr``, ``dataclasses.replace``, pickling as a plain
+record). While the trace is built, setting a view's field changes its row (a reader that
+pairs a free with an earlier alloc sets that block's ``free_ns``); once it is frozen, the
+views refuse changes as frozen records do.
+
+Addresses, sizes and times are int64 columns (a time may be None); the text-like fields
+(device, names, owner links, category, shape, dtype) are codes into the table's distinct
+values; args are kept only for the blocks that have some. Readers that pair 10^6 blocks in
+numpy add them as columns (:meth:`BlockTable.extend_columns`), with no record made.
+
+>>> table = BlockTable([MemoryBlock(64, 128, 5, None, device="cuda:0")])
+>>> block = table[0]; block.free_ns = 9; table[0]
+MemoryBlock(address=64, size=128, alloc_ns=5, free_ns=9, device='cuda:0', pool='', name='', owner_op=None, owner_name=None, owner_tensor=None, category='', shape=None, dtype=None, args={})
+>>> table.freeze(); table[0].size = 1
+Traceback (most recent call last):
+...
+traceconv.model.frozen.FrozenTraceError: this trace is frozen (read-only): build a new one (Trace.copy(), traceconv.model.copying)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import repeat
+from typing import Any, overload
+
+import numpy as np
+
+from ..numbers import INT64_MAX, INT64_MIN, to_int64
+from .entities import MemoryBlock
+from .frozen import (
+    FrozenDict,
+    FrozenTraceError,
+    deep_freeze,
+    deep_freeze_in_place,
+    frozen_array,
+    seal_records,
+)
+from .typed_arrays import extend_typed
+
+FIELDS = tuple(field.name for field in dataclasses.fields(MemoryBlock))
+NUMBERS = ("address", "size", "alloc_ns", "free_ns")   # int64 columns
+TIMES = ("alloc_ns", "free_ns")                         # ... that may be None
+CODED = tuple(name for name in FIELDS if name not in NUMBERS and name != "args")
+_NO_ARGS: FrozenDict[str, Any] = FrozenDict()
+
+
+class BlockTable(Sequence[MemoryBlock]):
+    """Memory blocks as columns (see the module text); ``blocks``: the first ones."""
+
+    def __init__(self, blocks: Iterable[MemoryBlock] = ()) -> None:
+        self._numbers = {name: array("q") for name in NUMBERS}
+        self._known = {name: array("b") for name in TIMES}     # 1: the time is not None
+        self._codes = {name: array("i") for name in CODED}
+        self._values: list[Any] = []             # the coded fields' distinct values
+        self._code_of: dict[tuple[type, Any], int] = {}
+        self._args: dict[int, Any] = {}          # row -> args, for rows that have some
+        self._frozen = False
+        self.extend(blocks)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._numbers["address"])
+
+    @overload
+    def __getitem__(self, index: int) -> MemoryBlock: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[MemoryBlock]: ...
+
+    def __getitem__(self, index: int | slice) -> MemoryBlock | list[MemoryBlock]:
+        if isinstance(index, slice):
+            return [_view(self, row) for row in range(*index.indices(len(self)))]
+        row = index.__index__()
+        if row < 0:
+            row += len(self)
+        if not 0 <= row < len(self):
+            raise IndexError("memory block index out of range")
+        return _view(self, row)
+
+    def __iter__(self) -> Iterator[MemoryBlock]:
+        return map(_view, repeat(self), range(len(self)))
+
+    def __add__(self, other: Iterable[MemoryBlock]) -> list[MemoryBlock]:
+        return [*self, *other]
+
+    def __radd__(self, other: Iterable[MemoryBlock]) -> list[MemoryBlock]:
+        return [*other, *self]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None   # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"BlockTable({list(self)!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _unpickled, (self.__dict__,)
+
+    @property
+    def frozen(self) -> bool:
+        return self._frozen
+
+    def get(self, row: int, name: str) -> Any:
+        """Field ``name`` of row ``row``."""
+        if name in self._codes:
+            return self._values[self._codes[name][row]]
+        if name == "args":
+            args = self._args.get(row)
+            if args is None:   # (a changeable empty dict while the table is built)
+                args = _NO_ARGS if self._frozen else self._args.setdefault(row, {})
+            return args
+        if name in self._known and not self._known[name][row]:
+            return None
+        return self._numbers[name][row]
+
+    def numbers(self, name: str) -> np.ndarray:
+        """Int64 column ``name`` (``address``, ``size``, ``alloc_ns``, ``free_ns``; a time
+        that is None reads as 0: see :meth:`known`), read-only.
+
+        >>> BlockTable([MemoryBlock(0, 8, None, 4)]).numbers("free_ns").tolist()
+        [4]
+        """
+        return _read_only(self._numbers[name], np.int64)
+
+    def known(self, name: str) -> np.ndarray:
+        """Per block, whether its time ``name`` (``alloc_ns`` or ``free_ns``) is not None.
+
+        >>> BlockTable([MemoryBlock(0, 8, None, 4)]).known("alloc_ns").tolist()
+        [False]
+        """
+        return _read_only(self._known[name], np.int8).astype(bool)
+
+    def coded(self, name: str) -> tuple[list[Any], np.ndarray]:
+        """Coded field ``name`` as (the table's distinct values, per block its value's
+        number in them): ``values[codes[k]]`` is block k's.
+
+        >>> values, codes = BlockTable([MemoryBlock(0, 8, device="a")]).coded("device")
+        >>> values[codes[0]]
+        'a'
+        """
+        return self._values, _read_only(self._codes[name], np.int32)
+
+    def column(self, name: str) -> list[Any]:
+        """Field ``name`` of every block, as a list.
+
+        >>> BlockTable([MemoryBlock(0, 8, None, 4)]).column("alloc_ns")
+        [None]
+        """
+        if name in self._codes:
+            values = self._values
+            return [values[code] for code in self._codes[name]]
+        if name == "args":   # (read-only empties: reading makes no dict per block)
+            return [self._args.get(row, _NO_ARGS) for row in range(len(self))]
+        values = self._numbers[name].tolist()
+        if name in self._known:
+            known = self._known[name]
+            return [value if known[k] else None for k, value in enumerate(values)]
+        return values
+
+    # -- building -----------------------------------------------------------------------
+
+    def append(self, block: MemoryBlock) -> None:
+        """Add ``block``: its address, size and times must fit int64 (``NumberError``
+        otherwise: the memory analyses and the writers hold them in int64 arrays); a float
+        or numeric text is stored as the int it names. The table holds its fields from now
+        on, so ``block`` becomes read-only (its ``args`` dict is the table's, and stays
+        changeable while the trace is built): change ``table[i]`` instead."""
+        self._refuse_if_frozen()
+        numbers = [_int64(getattr(block, name), name) for name in NUMBERS]
+        for name, value in zip(NUMBERS, numbers, strict=True):
+            self._numbers[name].append(0 if value is None else value)
+            if name in self._known:
+                self._known[name].append(value is not None)
+        for name in CODED:
+            self._codes[name].append(self._code(getattr(block, name)))
+        self._keep_args(len(self) - 1, block.args)
+        _hand_over([block])
+
+    def extend(self, blocks: Iterable[MemoryBlock]) -> None:
+        """:meth:`append` each of ``blocks`` (none added when one does not fit)."""
+        blocks = list(blocks)
+        checked = [[_int64(getattr(b, name), name) for b in blocks] for name in NUMBERS]
+        self._refuse_if_frozen()
+        first = len(self)
+        for name, values in zip(NUMBERS, checked, strict=True):
+            if name in self._known:
+                known = [value is not None for value in values]
+                self._known[name].extend(known)
+            self._numbers[name].extend([0 if value is None else value for value in values])
+        for name in CODED:
+            self._codes[name].extend(map(self._code, (getattr(b, name) for b in blocks)))
+        for row, block in enumerate(blocks, first):
+            self._keep_args(row, block.args)
+        _hand_over(blocks)
+
+    def extend_columns(self, numbers: dict[str, np.ndarray], coded: dict[str, Any]) -> None:
+        """Add blocks given as columns: ``numbers`` maps ``address``, ``size``, ``alloc_ns``
+        and ``free_ns`` to int64 arrays (a time column may be a masked array: masked is
+        None); ``coded`` maps other fields to one value for every block or to
+        (values, codes per block). Fields not given take the record's default.
+
+        >>> table = BlockTable()
+        >>> table.extend_columns({"address": np.array([8, 16]), "size": np.array([4, 4]),
+        ...     "alloc_ns": np.array([1, 2]),
+        ...     "free_ns": np.ma.array([5, 0], mask=[False, True])},
+        ...     {"device": "CPU", "owner_name": (["mm", None], np.array([0, 1]))})
+        >>> [(b.free_ns, b.owner_name, b.device) for b in table]
+        [(5, 'mm', 'CPU'), (None, None, 'CPU')]
+        """
+        self._refuse_if_frozen()
+        count = len(numbers["address"])
+        checked = {}   # (all converted before any is added: none added when one does not fit)
+        for name in NUMBERS:
+            values = numbers.get(name)
+            if values is None:
+                values = np.ma.masked_all(count, np.int64)
+            checked[name] = _int64_column(np.ma.getdata(values), np.ma.getmaskarray(values), name)
+        for name, (values, mask) in checked.items():
+            extend_typed(self._numbers[name], values)
+            if name in self._known:
+                extend_typed(self._known[name], ~mask)
+        defaults = {f.name: f.default for f in dataclasses.fields(MemoryBlock) if f.name in CODED}
+        for name in CODED:
+            given = coded.get(name, defaults[name])
+            if isinstance(given, tuple) and len(given) == 2 and isinstance(given[1], np.ndarray):
+                values, codes = given
+                mine = np.array([self._code(v) for v in values], dtype=np.int32)
+                extend_typed(self._codes[name], mine[codes])
+            else:
+                extend_typed(self._codes[name], np.full(count, self._code(given), np.int32))
+
+    def set(self, row: int, name: str, value: Any) -> None:
+        """Set field ``name`` of row ``row`` (what setting a view's field does)."""
+        self._refuse_if_frozen()
+        if name in self._codes:
+            self._codes[name][row] = self._code(value)
+        elif name == "args":
+            self._args[row] = value
+        else:
+            number = _int64(value, name)
+            if name in self._known:
+                self._known[name][row] = number is not None
+            self._numbers[name][row] = 0 if number is None else number
+
+    def writable(self, name: str) -> np.ndarray:
+        """Int64 column ``name`` (or, for ``alloc_ns_known``/``free_ns_known``, the int8
+        known flags) as a numpy array that writes through: for the model's repairs, which
+        clamp times and sizes a column at a time while the trace is built."""
+        self._refuse_if_frozen()
+        if name.endswith("_known"):
+            column = self._known[name.removesuffix("_known")]
+            return np.frombuffer(column, np.int8) if len(column) else np.zeros(0, np.int8)
+        column = self._numbers[name]
+        return np.frombuffer(column, np.int64) if len(column) else np.zeros(0, np.int64)
+
+    def freeze(self) -> None:
+        """Refuse changes from now on (the args and values too)."""
+        if self._frozen:
+            return
+        for columns in (self._numbers, self._known, self._codes):
+            for name, column in columns.items():
+                columns[name] = frozen_array(column)
+        deep_freeze_in_place(self._values)
+        self._args = {row: deep_freeze(args) for row, args in self._args.items() if args}
+        self._frozen = True
+
+    def _keep_args(self, row: int, args: Any) -> None:
+        # (an empty dict too while the table is built: its reader may fill it later)
+        if args or type(args) is dict:
+            self._args[row] = args
+
+    def _refuse_if_frozen(self) -> None:
+        if self._frozen:
+            raise FrozenTraceError
+
+    def _code(self, value: Any) -> int:
+        """The number of ``value`` in the distinct values (a new one when unseen)."""
+        try:
+            key = (type(value), value)
+            code = self._code_of.get(key)
+        except TypeError:   # (a list: not shared, kept as given)
+            self._values.append(value)
+            return len(self._values) - 1
+        if code is None:
+            code = self._code_of[key] = len(self._values)
+            self._values.append(value)
+        return code
+
+
+def _hand_over(blocks: list[MemoryBlock]) -> None:
+    """Blocks added to a table are read-only from now on: a change would reach the record,
+    not the table (change ``trace.memory[i]`` instead). Views stay as they are."""
+    seal_records([block for block in blocks if type(block) is not BlockView])
+
+
+def _unpickled(state: dict[str, Any]) -> BlockTable:
+    table = BlockTable.__new__(BlockTable)
+    table.__dict__.update(state)
+    return table
+
+
+def _read_only(column: array, dtype: Any) -> np.ndarray:  # type: ignore[type-arg]
+    if not len(column):
+        return np.zeros(0, dtype=dtype)
+    view = np.frombuffer(column, dtype=dtype)
+    view.flags.writeable = False
+    return view
+
+
+def _int64_column(values: np.ndarray, mask: np.ndarray, name: str
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` (masked: None) of int64 field ``name`` as int64, checked as
+    :func:`_int64` checks one (an object array: value by value)."""
+    if values.dtype.kind == "i":   # (signed integers fit; any other kind is checked)
+        return values.astype(np.int64, copy=False), mask
+    values = values.astype(object)
+    checked = [None if hidden else _int64(value, name)
+               for value, hidden in zip(values.tolist(), mask.tolist(), strict=True)]
+    mask = np.array([value is None for value in checked], dtype=bool)
+    return np.array([0 if value is None else value for value in checked], np.int64), mask
+
+
+def _int64(value: Any, name: str) -> int | None:
+    """``value`` of int64 field ``name`` (None: a time that is not known)."""
+    if type(value) is int and INT64_MIN <= value <= INT64_MAX:
+        return value
+    if value is None and name in TIMES:
+        return None
+    return to_int64(value, f"memory block {'time' if name in TIMES else name}")
+
+
+class BlockView(MemoryBlock):
+    """One row of a :class:`BlockTable`, read and set through the table."""
+
+    __slots__ = ("_table", "_row")
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        return MemoryBlock(*args, **kwargs)   # (dataclasses.replace: a plain record)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MemoryBlock):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in FIELDS)
+
+    __hash__ = None   # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(_record(self))
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        return MemoryBlock, tuple(getattr(self, name) for name in FIELDS)
+
+    def __copy__(self) -> MemoryBlock:
+        return _record(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> MemoryBlock:
+        import copy
+        return MemoryBlock(*(copy.deepcopy(getattr(self, name), memo) for name in FIELDS))
+
+
+def _record(view: MemoryBlock) -> MemoryBlock:
+    return MemoryBlock(*(getattr(view, name) for name in FIELDS))
+
+
+def _field(name: str) -> property:
+    """The view's property for field ``name``: read straight from the column (a loop over
+    10^6 blocks reads millions of fields), set through :meth:`BlockTable.set`."""
+    if name in CODED:
+        def read(view: Any) -> Any:
+            table = view._table
+            return table._values[table._codes[name][view._row]]
+    elif name in TIMES:
+        def read(view: Any) -> Any:
+            table = view._table
+            return table._numbers[name][view._row] if table._known[name][view._row] else None
+    elif name in NUMBERS:
+        def read(view: Any) -> Any:
+            return view._table._numbers[name][view._row]
+    else:
+        def read(view: Any) -> Any:
+            return view._table.get(view._row, name)
+
+    def write(view: Any, value: Any) -> None:
+        view._table.set(view._row, name, value)
+
+    return property(read, write, doc=f"The block's {name}.")
+
+
+for _name in FIELDS:
+    setattr(BlockView, _name, _field(_name))
+
+
+def _view(table: BlockTable, row: int) -> MemoryBlock:
+    view = object.__new__(BlockView)
+    object.__setattr__(view, "_table", table)
+    object.__setattr__(view, "_row", row)
+    return view
