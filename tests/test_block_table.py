@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import pickle
+from unittest.mock import patch
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from traceconv.formats.perfetto import model_attribute
 from traceconv.model import MemoryBlock, Trace
 from traceconv.model.block_table import FIELDS, BlockTable
 from traceconv.model.frozen import FrozenTraceError
@@ -101,3 +104,25 @@ def test_a_block_handed_to_a_trace_is_changed_through_the_trace_only():
         trace.memory[0].size = 1
     with pytest.raises(FrozenTraceError):
         trace.memory.append(MemoryBlock(0, 1))
+
+
+@settings(max_examples=100)
+@given(st.lists(blocks.map(lambda b: dataclasses.replace(b, args={})), max_size=12),
+       st.integers(1, 5))
+def test_the_model_attribute_made_in_chunks_is_the_fields_json(given_blocks, chunk):
+    """The writer makes the blocks' text a chunk of values at a time (twice: for its length,
+    then to write); at any chunk size it is the JSON of each field, and reads back."""
+    trace = Trace()
+    trace.add_memory_blocks(copy.copy(b) for b in given_blocks)
+    whole = b"".join(model_attribute.encode(trace, 0))
+    with patch.object(model_attribute, "_CHUNK", chunk):
+        assert b"".join(model_attribute.encode(trace, 0)) == whole
+    memory = json.loads(whole)["memory"]
+    for name in FIELDS:
+        column = [getattr(b, name) for b in given_blocks]
+        if name in model_attribute._REPEATED:   # [distinct values in first-seen order, index]
+            values = list(dict.fromkeys(column))
+            column = [[None if v is None else list(v) for v in values] if name == "shape"
+                      else values, [values.index(v) for v in column]]
+        assert memory[name] == column
+    assert model_attribute.memory_blocks(memory) == given_blocks

@@ -72,10 +72,10 @@ def test_inputs_whose_peak_is_not_measured_are_not_checked(tmp_path: Path, littl
 
 def test_spilled_arguments_and_gzip_change_the_estimate(tmp_path: Path):
     size = CNN.stat().st_size
-    assert needed_memory(str(CNN), "chrome", True) == int(size * 0.4) + 100 * MiB
+    assert needed_memory(str(CNN), "chrome", True) == int(size * 0.33) + 100 * MiB
     gz = tmp_path / "cnn.json.gz"
     gz.write_bytes(b"x" * 1000)
-    assert needed_memory(str(gz), "chrome", True) == int(8000 * 0.4) + 100 * MiB
+    assert needed_memory(str(gz), "chrome", True) == int(8000 * 0.33) + 100 * MiB
 
 
 @pytest.mark.parametrize("meminfo, limit, current, expected", [

@@ -56,7 +56,7 @@ def default_output(inputs: tuple[str, ...], to: str) -> str:
                    "size).")
 @click.option("--memory-check/--no-memory-check", "memory_check", default=True,
               help="Before reading a JSON input, estimate the memory converting it whole "
-                   "needs (about 0.4x the JSON with --spill-args, 0.85x without) and "
+                   "needs (about a third of the JSON with --spill-args, 0.85x without) and "
                    "refuse, saying what to run instead (overview, split), when this "
                    "machine (or its container) has less available "
                    "(TRACECONV_MEMORY_CHECK=off: for every command). Default: on.")

@@ -2,7 +2,7 @@
 
 A profile of a long run holds millions of allocations. As records, each took about 250
 bytes (the record and its two times as Python ints), over a third of a Kineto trace's
-model; as columns it takes about 60. A :class:`BlockTable` is a sequence of
+model; as columns it takes 70. A :class:`BlockTable` is a sequence of
 :class:`~traceconv.model.MemoryBlock`: its items are views of one row (a ``MemoryBlock``
 in every way: fields, ``==``, ``repr``, ``dataclasses.replace``, pickling as a plain
 record). While the trace is built, setting a view's field changes its row (a reader that
@@ -88,6 +88,14 @@ class BlockTable(Sequence[MemoryBlock]):
 
     def __iter__(self) -> Iterator[MemoryBlock]:
         return map(_view, repeat(self), range(len(self)))
+
+    def rows(self, rows: Iterable[int]) -> list[MemoryBlock]:
+        """The blocks of ``rows`` (row numbers in range, e.g. a numpy selection's).
+
+        >>> [b.size for b in BlockTable([MemoryBlock(0, 8), MemoryBlock(8, 4)]).rows([1])]
+        [4]
+        """
+        return list(map(_view, repeat(self), map(int, rows)))
 
     def __add__(self, other: Iterable[MemoryBlock]) -> list[MemoryBlock]:
         return [*self, *other]

@@ -7,14 +7,14 @@ edge of the window and blocks that never free run to its right edge.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from ...errors import FormatError
 from ...model import MemoryBlock, Trace
+from ...model.block_table import BlockTable
 
 ColorBy = Literal["lifetime", "op-type", "category", "owner"]
 COLOR_BY: tuple[str, ...] = ("lifetime", "op-type", "category", "owner")
@@ -69,7 +69,8 @@ def checked_options(trace: Trace, **options: object) -> MemflowOptions:
                           "see `traceconv info`", file=trace.metadata.source_file)
     for field_name in ("device", "pool"):
         value = options.get(field_name)
-        known = sorted({getattr(b, field_name) for b in trace.memory})
+        values, codes = trace.memory.coded(field_name)
+        known = sorted({values[code] for code in np.unique(codes).tolist()})
         if isinstance(value, str) and value not in known:
             same = [k for k in known if isinstance(k, str) and k.casefold() == value.casefold()]
             if len(same) == 1:
@@ -104,14 +105,21 @@ class Selection:
         return len(self.blocks)
 
 
-def known_times(blocks: Sequence[MemoryBlock]) -> list[int]:
-    return [t for b in blocks for t in (b.alloc_ns, b.free_ns) if t is not None]
+def known_times(blocks: BlockTable) -> np.ndarray:
+    """The alloc and free times of ``blocks`` that are known.
+
+    >>> known_times(BlockTable([MemoryBlock(0, 8, None, 4), MemoryBlock(0, 8, 2, 6)])).tolist()
+    [2, 4, 6]
+    """
+    return np.concatenate([blocks.numbers(name)[blocks.known(name)]
+                           for name in ("alloc_ns", "free_ns")])
 
 
 def time_origin(trace: Trace) -> int:
     """The time the picture's axis shows as 0: the first block event or trace event."""
-    span = trace.time_range
-    return min(known_times(trace.memory) + ([span[0]] if span else []), default=0)
+    span, times = trace.time_range, known_times(trace.memory)
+    return min([*([int(times.min())] if len(times) else []), *([span[0]] if span else [])],
+               default=0)
 
 
 def select(trace: Trace, options: MemflowOptions) -> Selection:
@@ -124,9 +132,11 @@ def select(trace: Trace, options: MemflowOptions) -> Selection:
     >>> len(s), s.window, s.left_out
     (1, (0, 15), {'smaller than the minimum size': 1, 'outside the time window': 1})
     """
-    times = known_times(trace.memory) or known_times(trace.reservations)
-    lo = options.start if options.start is not None else min(times, default=0)
-    hi = options.end if options.end is not None else max(times, default=lo + 1)
+    times = known_times(trace.memory)
+    if not len(times):
+        times = known_times(trace.reservations)
+    lo = options.start if options.start is not None else int(times.min()) if len(times) else 0
+    hi = options.end if options.end is not None else int(times.max()) if len(times) else lo + 1
     if hi <= lo:
         hi = lo + 1
     return _pick(trace.memory, options, (lo, hi), time_origin(trace), {})
@@ -148,34 +158,44 @@ def select_reserved(trace: Trace, options: MemflowOptions, blocks: Selection) ->
     return reserved
 
 
-def _pick(blocks: Sequence[MemoryBlock], options: MemflowOptions, window: tuple[int, int],
+def _pick(blocks: BlockTable, options: MemflowOptions, window: tuple[int, int],
           origin: int, spaces: dict[tuple[str, str], int]) -> Selection:
-    """The blocks that ``options`` keep inside ``window``, as columns (``spaces`` grows)."""
+    """The blocks that ``options`` keep inside ``window``, as columns (``spaces`` grows),
+    decided a column at a time; each block left out is counted under the first reason
+    that applies, the reasons in the order their first block comes."""
     lo, hi = window
-    left_out: dict[str, int] = {}
-
-    def drop(reason: str) -> None:
-        left_out[reason] = left_out.get(reason, 0) + 1
-
-    kept: list[MemoryBlock] = []
-    for b in blocks:
-        if options.device is not None and b.device != options.device:
-            drop(f"not on device {options.device}")
-        elif options.pool is not None and b.pool != options.pool:
-            drop(f"not in pool {options.pool}")
-        elif b.size < options.min_size:
-            drop("smaller than the minimum size")
-        elif (b.alloc_ns is not None and b.alloc_ns > hi) or (
-                b.free_ns is not None and b.free_ns < lo):
-            drop("outside the time window")
-        else:
-            kept.append(b)
-    space = [spaces.setdefault((b.device, b.pool), len(spaces)) for b in kept]
-    start = [lo if b.alloc_ns is None else max(b.alloc_ns, lo) for b in kept]
-    end = [hi if b.free_ns is None else min(b.free_ns, hi) for b in kept]
+    values, device = blocks.coded("device")
+    pool = blocks.coded("pool")[1]
+    size = blocks.numbers("size")
+    alloc, alloc_known = blocks.numbers("alloc_ns"), blocks.known("alloc_ns")
+    free, free_known = blocks.numbers("free_ns"), blocks.known("free_ns")
+    undecided = np.ones(len(blocks), dtype=bool)
+    reasons: list[tuple[str, np.ndarray]] = []
+    for reason, out in (
+            (f"not on device {options.device}", None if options.device is None
+             else ~_is(values, device, options.device)),
+            (f"not in pool {options.pool}", None if options.pool is None
+             else ~_is(values, pool, options.pool)),
+            ("smaller than the minimum size", size < options.min_size),
+            ("outside the time window", (alloc_known & (alloc > hi)) | (free_known & (free < lo)))):
+        if out is not None:
+            reasons.append((reason, undecided & out))
+            undecided &= ~out
+    firsts = sorted((int(np.argmax(out)), reason, int(out.sum()))
+                    for reason, out in reasons if out.any())
+    left_out = {reason: count for _, reason, count in firsts}
+    kept = np.flatnonzero(undecided)
+    pairs = [(values[d], values[p]) for d, p in zip(device[kept].tolist(), pool[kept].tolist(),
+                                                    strict=True)]
+    space = [spaces.setdefault(pair, len(spaces)) for pair in pairs]
     return Selection(
-        kept, list(spaces), np.asarray(space, np.int64),
-        np.asarray([b.address for b in kept], np.int64),
-        np.asarray([b.size for b in kept], np.int64),
-        np.asarray(start, np.int64), np.asarray(end, np.int64),
+        blocks.rows(kept.tolist()), list(spaces),
+        np.asarray(space, np.int64), blocks.numbers("address")[kept], size[kept],
+        np.where(alloc_known[kept], np.maximum(alloc[kept], lo), lo),
+        np.where(free_known[kept], np.minimum(free[kept], hi), hi),
         (lo, hi), origin, len(blocks), left_out)
+
+
+def _is(values: list[Any], codes: np.ndarray, wanted: str) -> np.ndarray:
+    """Per code, whether its value is ``wanted``."""
+    return np.isin(codes, [code for code, value in enumerate(values) if value == wanted])
