@@ -30,3 +30,20 @@ def test_levels_are_allocated_less_freed_at_each_change(blocks, start, end):
     curve = live_bytes(blocks, start=start, end=end)
     assert curve.times.tolist() == changes
     assert [int(x) for x in curve.bytes.tolist()] == expected
+
+
+def test_blocks_without_a_category_share_one_uncategorised_track():
+    """A category of None and one of "" both read as "uncategorised": one track holds the
+    levels of both (counted by hand: 8 bytes from 1, 16 from 2, 8 after 5, 0 after 6)."""
+    from traceconv.model import Trace
+    from traceconv.model.memory import add_live_bytes_counters
+
+    trace = Trace()
+    trace.add_memory_blocks([MemoryBlock(0, 8, 1, 5, device="d", category=""),
+                             MemoryBlock(8, 8, 2, 6, device="d", category=None)])
+    tracks = add_live_bytes_counters(trace, by_category=True)
+    names = {trace.tracks[t].name: t for t in tracks}
+    assert sorted(names) == ["d live bytes", "d uncategorised live bytes"]
+    samples = [(c.ts, c.value) for c in trace.iter_counter_samples()
+               if c.track == names["d uncategorised live bytes"]]
+    assert samples == [(1, 8), (2, 16), (5, 8), (6, 0)]

@@ -43,7 +43,7 @@ from .frozen import (
     frozen_array,
     seal_records,
 )
-from .typed_arrays import extend_typed
+from .typed_arrays import extend_typed, read_only_view
 
 FIELDS = tuple(field.name for field in dataclasses.fields(MemoryBlock))
 NUMBERS = ("address", "size", "alloc_ns", "free_ns")   # int64 columns
@@ -120,18 +120,12 @@ class BlockTable(Sequence[MemoryBlock]):
     def frozen(self) -> bool:
         return self._frozen
 
-    def get(self, row: int, name: str) -> Any:
-        """Field ``name`` of row ``row``."""
-        if name in self._codes:
-            return self._values[self._codes[name][row]]
-        if name == "args":
-            args = self._args.get(row)
-            if args is None:   # (a changeable empty dict while the table is built)
-                args = _NO_ARGS if self._frozen else self._args.setdefault(row, {})
-            return args
-        if name in self._known and not self._known[name][row]:
-            return None
-        return self._numbers[name][row]
+    def _args_at(self, row: int) -> Any:
+        """Row ``row``'s args (a changeable empty dict, kept, while the table is built)."""
+        args = self._args.get(row)
+        if args is None:
+            args = _NO_ARGS if self._frozen else self._args.setdefault(row, {})
+        return args
 
     def numbers(self, name: str) -> np.ndarray:
         """Int64 column ``name`` (``address``, ``size``, ``alloc_ns``, ``free_ns``; a time
@@ -140,7 +134,7 @@ class BlockTable(Sequence[MemoryBlock]):
         >>> BlockTable([MemoryBlock(0, 8, None, 4)]).numbers("free_ns").tolist()
         [4]
         """
-        return _read_only(self._numbers[name], np.int64)
+        return read_only_view(self._numbers[name])
 
     def known(self, name: str) -> np.ndarray:
         """Per block, whether its time ``name`` (``alloc_ns`` or ``free_ns``) is not None.
@@ -148,7 +142,7 @@ class BlockTable(Sequence[MemoryBlock]):
         >>> BlockTable([MemoryBlock(0, 8, None, 4)]).known("alloc_ns").tolist()
         [False]
         """
-        return _read_only(self._known[name], np.int8).astype(bool)
+        return read_only_view(self._known[name]).astype(bool)
 
     def coded(self, name: str) -> tuple[list[Any], np.ndarray]:
         """Coded field ``name`` as (the table's distinct values, per block its value's
@@ -158,7 +152,7 @@ class BlockTable(Sequence[MemoryBlock]):
         >>> values[codes[0]]
         'a'
         """
-        return self._values, _read_only(self._codes[name], np.int32)
+        return self._values, read_only_view(self._codes[name])
 
     def column(self, name: str) -> list[Any]:
         """Field ``name`` of every block, as a list.
@@ -185,30 +179,16 @@ class BlockTable(Sequence[MemoryBlock]):
         or numeric text is stored as the int it names. The table holds its fields from now
         on, so ``block`` becomes read-only (its ``args`` dict is the table's, and stays
         changeable while the trace is built): change ``table[i]`` instead."""
-        self._refuse_if_frozen()
-        numbers = [_int64(getattr(block, name), name) for name in NUMBERS]
-        for name, value in zip(NUMBERS, numbers, strict=True):
-            self._numbers[name].append(0 if value is None else value)
-            if name in self._known:
-                self._known[name].append(value is not None)
-        for name in CODED:
-            self._codes[name].append(self._code(getattr(block, name)))
-        self._keep_args(len(self) - 1, block.args)
-        _hand_over([block])
+        self.extend([block])
 
     def extend(self, blocks: Iterable[MemoryBlock]) -> None:
         """:meth:`append` each of ``blocks`` (none added when one does not fit)."""
         blocks = list(blocks)
-        checked = [[_int64(getattr(b, name), name) for b in blocks] for name in NUMBERS]
-        self._refuse_if_frozen()
-        first = len(self)
-        for name, values in zip(NUMBERS, checked, strict=True):
-            if name in self._known:
-                known = [value is not None for value in values]
-                self._known[name].extend(known)
-            self._numbers[name].extend([0 if value is None else value for value in values])
-        for name in CODED:
-            self._codes[name].extend(map(self._code, (getattr(b, name) for b in blocks)))
+        first, count = len(self), len(blocks)
+        self.extend_columns(
+            {name: np.fromiter((getattr(b, name) for b in blocks), object, count)
+             for name in NUMBERS},
+            {name: ([getattr(b, name) for b in blocks], np.arange(count)) for name in CODED})
         for row, block in enumerate(blocks, first):
             self._keep_args(row, block.args)
         _hand_over(blocks)
@@ -263,13 +243,9 @@ class BlockTable(Sequence[MemoryBlock]):
             self._numbers[name][row] = 0 if number is None else number
 
     def writable(self, name: str) -> np.ndarray:
-        """Int64 column ``name`` (or, for ``alloc_ns_known``/``free_ns_known``, the int8
-        known flags) as a numpy array that writes through: for the model's repairs, which
-        clamp times and sizes a column at a time while the trace is built."""
+        """Int64 column ``name`` as a numpy array that writes through: for the model's
+        repairs, which clamp times and sizes a column at a time while the trace is built."""
         self._refuse_if_frozen()
-        if name.endswith("_known"):
-            column = self._known[name.removesuffix("_known")]
-            return np.frombuffer(column, np.int8) if len(column) else np.zeros(0, np.int8)
         column = self._numbers[name]
         return np.frombuffer(column, np.int64) if len(column) else np.zeros(0, np.int64)
 
@@ -317,14 +293,6 @@ def _unpickled(state: dict[str, Any]) -> BlockTable:
     table = BlockTable.__new__(BlockTable)
     table.__dict__.update(state)
     return table
-
-
-def _read_only(column: array, dtype: Any) -> np.ndarray:  # type: ignore[type-arg]
-    if not len(column):
-        return np.zeros(0, dtype=dtype)
-    view = np.frombuffer(column, dtype=dtype)
-    view.flags.writeable = False
-    return view
 
 
 def _int64_column(values: np.ndarray, mask: np.ndarray, name: str
@@ -398,7 +366,7 @@ def _field(name: str) -> property:
             return view._table._numbers[name][view._row]
     else:
         def read(view: Any) -> Any:
-            return view._table.get(view._row, name)
+            return view._table._args_at(view._row)
 
     def write(view: Any, value: Any) -> None:
         view._table.set(view._row, name, value)

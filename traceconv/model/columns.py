@@ -16,7 +16,7 @@ import numpy as np
 
 from .args import Args, ArgsColumn
 from .frozen import FrozenTraceError, frozen_array
-from .typed_arrays import extend_typed
+from .typed_arrays import extend_typed, read_only_view
 
 
 class Slice(NamedTuple):
@@ -123,12 +123,7 @@ class _Table:
         >>> view = table.numpy_view("ts"); view.tolist(), view.flags.writeable
         ([5], False)
         """
-        data = getattr(self, column)
-        if not len(data):
-            return np.zeros(0, dtype=data.typecode)
-        view = np.frombuffer(data, dtype=data.typecode)
-        view.flags.writeable = False
-        return view
+        return read_only_view(getattr(self, column))
 
 
 class _EventTable(_Table):

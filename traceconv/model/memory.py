@@ -154,21 +154,24 @@ def add_live_bytes_counters(trace: Trace, process_name: str = "Memory",
 def _groups(values: list[Any], keys: list[np.ndarray], by_category: bool
             ) -> dict[tuple[str, ...], np.ndarray | None]:
     """The blocks of each (device, pool) and, ``by_category``, of each (device, pool,
-    category), in the order each place first comes (None: every block); ``keys`` are
+    category), each in the order its first block comes (None: every block); ``keys`` are
     codes into ``values`` per block."""
-    places = np.stack(keys[:2], axis=1)
-    distinct, first = np.unique(places, axis=0, return_index=True)
-    groups: dict[tuple[str, ...], np.ndarray | None] = {}
-    if len(distinct) == 1:   # (one device, one pool: the usual case)
-        groups[(values[distinct[0][0]], values[distinct[0][1]])] = None
-    else:
-        for device, pool in distinct[np.argsort(first)].tolist():
-            rows = np.flatnonzero((keys[0] == device) & (keys[1] == pool))
-            groups[(values[device], values[pool])] = rows
+    groups = _rows_by(values, keys[:2])
     if by_category:
-        whole = np.stack(keys, axis=1)
-        distinct, first = np.unique(whole, axis=0, return_index=True)
-        for device, pool, category in distinct[np.argsort(first)].tolist():
-            rows = np.flatnonzero((keys[0] == device) & (keys[1] == pool) & (keys[2] == category))
-            groups[(values[device], values[pool], values[category] or "uncategorised")] = rows
+        for (device, pool, category), rows in _rows_by(values, keys).items():
+            key = (device, pool, category or "uncategorised")   # (None and "" are one)
+            found = groups.get(key)
+            groups[key] = rows if found is None or rows is None else np.union1d(found, rows)
     return groups
+
+
+def _rows_by(values: list[Any], keys: list[np.ndarray]) -> dict[tuple[Any, ...], np.ndarray | None]:
+    """The rows of each distinct combination of ``keys`` (codes into ``values``), in the
+    order its first row comes; None: one combination, every row."""
+    distinct, first, which = np.unique(np.stack(keys, axis=1), axis=0, return_index=True,
+                                       return_inverse=True)
+    named = [tuple(values[code] for code in combination) for combination in distinct.tolist()]
+    if len(named) == 1:   # (one device, one pool: the usual case)
+        return {named[0]: None}
+    which = which.reshape(-1)
+    return {named[k]: np.flatnonzero(which == k) for k in np.argsort(first).tolist()}

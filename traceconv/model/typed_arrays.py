@@ -20,3 +20,17 @@ def extend_typed(column: array[Any], values: Any) -> None:
     array('i', [1, 2])
     """
     column.frombytes(np.ascontiguousarray(values, dtype=column.typecode).data.cast("B"))
+
+
+def read_only_view(column: array[Any]) -> np.ndarray:
+    """``column`` as a read-only numpy array sharing its memory (the column cannot grow
+    while the view is alive).
+
+    >>> view = read_only_view(array("q", [5])); view.tolist(), view.flags.writeable
+    ([5], False)
+    """
+    if not len(column):
+        return np.zeros(0, dtype=column.typecode)
+    view = np.frombuffer(column, dtype=column.typecode)
+    view.flags.writeable = False
+    return view
