@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from traceconv.formats.perfetto import model_attribute
 from traceconv.model import MemoryBlock, Trace
 from traceconv.model.block_table import FIELDS, BlockTable
+from traceconv.model.copying import Keep, copy_into
 from traceconv.model.frozen import FrozenTraceError
 from traceconv.numbers import NumberError
 
@@ -125,4 +126,47 @@ def test_the_model_attribute_made_in_chunks_is_the_fields_json(given_blocks, chu
             column = [[None if v is None else list(v) for v in values] if name == "shape"
                       else values, [values.index(v) for v in column]]
         assert memory[name] == column
-    assert model_attribute.memory_blocks(memory) == given_blocks
+    table = BlockTable()
+    model_attribute.add_blocks(table, memory)
+    assert list(table) == given_blocks
+
+
+@settings(max_examples=150)
+@given(st.lists(blocks, max_size=12), st.data())
+def test_copying_blocks_moves_their_times_and_renames_their_owners_block_by_block(
+        given_blocks, data):
+    """copy_into copies blocks as columns; each copy is what the rule says of its record:
+    known times shifted (clamped at the ends of int64, and counted), owners prefixed,
+    devices renamed, args equal but not shared, the unkept blocks left out."""
+    shift = data.draw(st.sampled_from([0, 7, -(1 << 62), 1 << 62]))
+    kept = data.draw(st.lists(st.booleans(), min_size=len(given_blocks),
+                              max_size=len(given_blocks)))
+    src = Trace()
+    src.add_memory_blocks(copy.copy(b) for b in given_blocks)
+    src.freeze()
+    out = Trace()
+    moved = copy_into(out, src, Keep(memory=np.array(kept, bool)), shift_ns=shift,
+                      node_prefix="r1/", device=lambda d: f"dev {d}")
+
+    clamped = 0
+
+    def time(value):
+        nonlocal clamped
+        if value is None:
+            return None
+        if not -(1 << 63) <= value + shift < 1 << 63:
+            clamped += 1
+            return (1 << 63) - 1 if shift > 0 else -(1 << 63)
+        return value + shift
+
+    expected = [MemoryBlock(
+        b.address, b.size, time(b.alloc_ns), time(b.free_ns), f"dev {b.device}", b.pool,
+        b.name, None if b.owner_op is None else "r1/" + b.owner_op, b.owner_name,
+        None if b.owner_tensor is None else "r1/" + b.owner_tensor, b.category, b.shape,
+        b.dtype, b.args) for b, keep in zip(given_blocks, kept, strict=True) if keep]
+    assert list(out.memory) == expected
+    assert moved.times_clamped == clamped
+    for copied in out.memory:
+        if copied.args:
+            copied.args["new"] = 1   # (the result's own: the source is unchanged)
+    assert list(src.memory) == given_blocks

@@ -8,12 +8,16 @@ trace's peak (total bytes allocated over time would rank a small, hot loop first
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
+from copy import copy
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from ..model import MemoryBlock
-from ..model.memory import live_bytes
+from ..model.block_table import BlockTable
+from ..model.memory import live_bytes_by_group
 
 UNNAMED = "(unnamed)"   # the site of a block that names no origin at all
 
@@ -42,8 +46,33 @@ def site_of(block: MemoryBlock) -> str:
     >>> site_of(MemoryBlock(0, 8, name="conv1:o0"))
     'conv1:o0'
     """
-    site = block.args.get("site") if block.args else None
-    return str(site or block.owner_name or block.name or UNNAMED)
+    return _site(block.args.get("site") if block.args else None, block.owner_name, block.name)
+
+
+def _site(recorded: Any, owner_name: str | None, name: str) -> str:
+    return str(recorded or owner_name or name or UNNAMED)
+
+
+def block_sites(blocks: BlockTable) -> tuple[list[str], np.ndarray]:
+    """:func:`site_of` every block, from the table's columns: (the distinct sites, per block
+    the number of its site).
+
+    >>> sites, numbers = block_sites(BlockTable([MemoryBlock(0, 8, name="a"),
+    ...     MemoryBlock(8, 8, owner_name="mm"), MemoryBlock(16, 8, args={"site": "a"})]))
+    >>> [sites[n] for n in numbers.tolist()]
+    ['a', 'mm', 'a']
+    """
+    values, owners = blocks.coded("owner_name")
+    pairs, of_block = np.unique(np.stack([owners, blocks.coded("name")[1]]), axis=1,
+                                return_inverse=True)
+    named = [_site(None, values[owner], values[name]) for owner, name in pairs.T.tolist()]
+    of_block = of_block.reshape(-1)
+    for row, args in blocks.held_args():   # (a recorded site comes first)
+        if args.get("site"):
+            of_block[row] = len(named)
+            named.append(_site(args["site"], None, ""))
+    sites, number = np.unique(np.array(named, dtype=object), return_inverse=True)
+    return sites.tolist(), number.reshape(-1)[of_block] if len(of_block) else of_block
 
 
 def top_allocation_sites(blocks: Iterable[MemoryBlock], top: int = 10) -> list[AllocationSite]:
@@ -54,15 +83,14 @@ def top_allocation_sites(blocks: Iterable[MemoryBlock], top: int = 10) -> list[A
     >>> [(s.site, s.peak_bytes, s.blocks, s.bytes) for s in top_allocation_sites(blocks)]
     [('a', 200, 2, 200), ('b', 150, 1, 150)]
     """
-    groups: dict[str, list[MemoryBlock]] = defaultdict(list)
-    all_blocks = list(blocks)
-    for block in all_blocks:
-        groups[site_of(block)].append(block)
-    start = min((t for b in all_blocks for t in (b.alloc_ns, b.free_ns) if t is not None),
-                default=0)
-    sites = []
-    for site, mine in groups.items():
-        peak_ns, peak = live_bytes(mine, start=start).peak
-        sites.append(AllocationSite(site, peak, peak_ns, len(mine), sum(b.size for b in mine)))
+    table = blocks if isinstance(blocks, BlockTable) else BlockTable(map(copy, blocks))
+    names, of_block = block_sites(table)
+    sizes = table.numbers("size")
+    order = np.argsort(of_block, kind="stable")
+    bounds = np.searchsorted(of_block[order], np.arange(len(names) + 1))
+    sites = [AllocationSite(site, peak, peak_ns, hi - lo, sum(sizes[order[lo:hi]].tolist()))
+             for site, (peak_ns, peak), lo, hi in zip(
+                 names, (lb.peak for lb in live_bytes_by_group(table, of_block)),
+                 bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
     sites.sort(key=lambda s: (-s.peak_bytes, s.site))
     return sites[:top] if top else sites

@@ -21,10 +21,13 @@ import bisect
 from collections import Counter, defaultdict
 from typing import Any
 
+import numpy as np
+
 from ..model import MemoryBlock, Trace
+from ..model.block_table import BlockTable
 from ..model.clock import is_logical
 from ..model.memory import LiveBytes, live_bytes
-from .allocation_sites import UNNAMED, site_of
+from .allocation_sites import UNNAMED, block_sites, site_of
 
 SCHEMA = 1
 MOMENTS = {"oom": "the out-of-memory event", "peak": "the first peak of allocated bytes",
@@ -49,12 +52,34 @@ def memory_report(trace: Trace, depth: int = 1) -> dict[str, Any]:
     >>> device["sites"]
     [{'site': 'net.py:3 f', 'bytes': 150, 'blocks': 2, 'share': 1.0}]
     """
-    places = {b.device for b in trace.memory} | {s.device for s in trace.reservations}
+    places = set(_devices(trace.memory)) | set(_devices(trace.reservations))
     ooms = _oom_events(trace, next(iter(places)) if len(places) == 1 else "")
     devices = sorted(places | set(ooms))
+    sites = block_sites(trace.memory)
     return {"schema": SCHEMA, "time_unit": "entry" if is_logical(trace.metadata.clock)
-            else "ns", "devices": [_device_report(trace, device, ooms.get(device, []), depth)
-                                   for device in devices]}
+            else "ns", "devices": [_device_report(trace, device, ooms.get(device, []), depth,
+                                                  sites) for device in devices]}
+
+
+def _devices(table: BlockTable) -> list[str]:
+    """The device names the blocks of ``table`` name (read from its column)."""
+    values, codes = table.coded("device")
+    return [values[code] for code in np.unique(codes).tolist()]
+
+
+def _on_device(table: BlockTable, device: str) -> np.ndarray:
+    """The numbers of the blocks of ``table`` on ``device``."""
+    values, codes = table.coded("device")
+    return np.flatnonzero(np.isin(codes, [k for k, v in enumerate(values) if v == device]))
+
+
+def _history_start(trace: Trace, blocks: np.ndarray, segments: np.ndarray) -> int | None:
+    """The earliest known time of these blocks and segments (None: no time is known)."""
+    times = [table.numbers(name)[rows][table.known(name)[rows]]
+             for table, rows in ((trace.memory, blocks), (trace.reservations, segments))
+             for name in ("alloc_ns", "free_ns")]
+    known = np.concatenate(times)
+    return int(known.min()) if len(known) else None
 
 
 def _oom_events(trace: Trace, only_device: str) -> dict[str, list[tuple[int, dict[str, Any]]]]:
@@ -71,12 +96,12 @@ def _oom_events(trace: Trace, only_device: str) -> dict[str, list[tuple[int, dic
 
 
 def _device_report(trace: Trace, device: str, ooms: list[tuple[int, dict[str, Any]]],
-                   depth: int) -> dict[str, Any]:
-    blocks = [b for b in trace.memory if b.device == device]
-    segments = [s for s in trace.reservations if s.device == device]
-    start = min((t for b in blocks + segments for t in (b.alloc_ns, b.free_ns)
-                 if t is not None), default=0)
-    timed = any(b.alloc_ns is not None or b.free_ns is not None for b in blocks + segments)
+                   depth: int, sites: tuple[list[str], np.ndarray]) -> dict[str, Any]:
+    memory, rows = trace.memory, _on_device(trace.memory, device)
+    segment_rows = _on_device(trace.reservations, device)
+    segments = trace.reservations.rows(segment_rows)
+    first = _history_start(trace, rows, segment_rows)
+    start, timed = (0, False) if first is None else (first, True)
     if ooms:
         at, args = ooms[0]
         moment: dict[str, Any] = {
@@ -84,14 +109,16 @@ def _device_report(trace: Trace, device: str, ooms: list[tuple[int, dict[str, An
             "device_free_bytes": _whole(args.get("device free bytes")),
             "oom_events": len(ooms)}
     else:
-        at = live_bytes(blocks, start=start).peak[0] if blocks else start
+        at = live_bytes(memory, start=start, rows=rows).peak[0] if len(rows) else start
         moment = {"kind": "peak" if timed else "dump", "time": at if timed else None}
     moment["since_start"] = at - start if timed or ooms else None
-    live = [b for b in blocks if _live_at(b, at, start)]
+    alloc_known, free_known = memory.known("alloc_ns")[rows], memory.known("free_ns")[rows]
+    begins = np.where(alloc_known, memory.numbers("alloc_ns")[rows], start)
+    live = memory.rows(rows[(begins <= at) & (~free_known | (memory.numbers("free_ns")[rows] > at))])
     live_segments = [s for s in segments if _live_at(s, at, start)]
     allocated = sum(b.size for b in live)
     reserved = sum(s.size for s in live_segments) if segments else None
-    unknown = _unknowns(blocks, live, moment)
+    unknown = _unknowns(int(np.count_nonzero(~alloc_known & free_known)), live, moment)
     fragmentation = None
     if reserved is not None:
         if reserved >= allocated:
@@ -103,13 +130,15 @@ def _device_report(trace: Trace, device: str, ooms: list[tuple[int, dict[str, An
     if request is not None and pools:
         moment["largest_free_fits_request"] = (
             max(p["largest_free_bytes"] for p in pools) >= _rounded(request))
+    names, of_block = sites
     return {"device": device, "allocated_bytes": allocated,
             "allocated_rounded_bytes": _rounded_at_dump(live_segments, moment),
             "reserved_bytes": reserved,
             "fragmentation_bytes": fragmentation, "moment": moment, "pools": pools,
             "sites": _sites(live, allocated, depth), "unknown": unknown,
             # (some formats record only sizes and addresses: every site is "(unnamed)")
-            "sites_recorded": any(site_of(b) != UNNAMED for b in blocks)}
+            "sites_recorded": any(names[k] != UNNAMED
+                                  for k in np.unique(of_block[rows]).tolist())}
 
 
 def _rounded_at_dump(segments: list[MemoryBlock], moment: dict[str, Any]) -> int | None:
@@ -141,14 +170,13 @@ def _rounded(size: int) -> int:
     return max(ROUNDING, -(-size // ROUNDING) * ROUNDING)
 
 
-def _unknowns(blocks: list[MemoryBlock], live: list[MemoryBlock],
+def _unknowns(freed_before_history: int, live: list[MemoryBlock],
               moment: dict[str, Any]) -> dict[str, int]:
     """What the trace could not tell, counted (only the counts that are not zero)."""
     counts = {
         # freed in the history, allocated before it: the history lost its start, and with it
         # maybe a higher peak
-        "frees_of_blocks_allocated_before_history": sum(
-            b.alloc_ns is None and b.free_ns is not None for b in blocks),
+        "frees_of_blocks_allocated_before_history": freed_before_history,
         "live_blocks_allocated_before_history": sum(b.alloc_ns is None for b in live),
         "live_blocks_without_stack": sum(site_of(b) == NO_STACK for b in live),
         "oom_requested_bytes_unknown": int(moment["kind"] == "oom"
@@ -243,8 +271,7 @@ def device_curves(trace: Trace, device: str) -> tuple[LiveBytes, LiveBytes]:
     >>> allocated.bytes.tolist(), len(reserved.times)
     ([100, 0], 0)
     """
-    blocks = [b for b in trace.memory if b.device == device]
-    segments = [s for s in trace.reservations if s.device == device]
-    start = min((t for b in blocks + segments for t in (b.alloc_ns, b.free_ns)
-                 if t is not None), default=0)
-    return live_bytes(blocks, start=start), live_bytes(segments, start=start)
+    rows, segments = _on_device(trace.memory, device), _on_device(trace.reservations, device)
+    start = _history_start(trace, rows, segments) or 0
+    return (live_bytes(trace.memory, start=start, rows=rows),
+            live_bytes(trace.reservations, start=start, rows=segments))

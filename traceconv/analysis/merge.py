@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..model import MemoryBlock, Metadata, OpStat, Process, Trace
+from ..model import Metadata, OpStat, Process, Trace
 from ..model.copying import copy_into
 from .align import Alignment, Mode
 from .align import align as align_ranks
@@ -106,14 +106,14 @@ def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None, *,
                            sort_index=index * len(order) + order[p.id - first],
                            labels=[*group, *(x for x in p.labels if x not in group)])
 
-        def on_device(b: MemoryBlock, label: str = label) -> MemoryBlock:
-            return replace(b, device=f"{label}: {b.device}" if b.device else label)
+        def on_device(device: str, label: str = label) -> str:
+            return f"{label}: {device}" if device else label
 
         def from_input(s: OpStat, label: str = label) -> OpStat:
             return replace(s, extra={**s.extra, "input": label})
 
         copy_into(out, trace, shift_ns=shift, node_prefix=f"{label}/", process=labelled,
-                  memory=on_device, stat=from_input)
+                  device=on_device, stat=from_input)
     return out.freeze()
 
 

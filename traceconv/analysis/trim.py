@@ -214,8 +214,9 @@ def trim_with(trace: Trace, options: TrimOptions) -> Trace:
         _count(out_diag, f"trim.window.{what}", on & ~inside)
         masks[what] = inside
     # memory blocks alive during the window
-    alive = np.array([(b.alloc_ns is None or b.alloc_ns <= w1)
-                      and (b.free_ns is None or b.free_ns >= w0) for b in trace.memory], bool)
+    memory = trace.memory
+    alive = ((~memory.known("alloc_ns") | (memory.numbers("alloc_ns") <= w1))
+             & (~memory.known("free_ns") | (memory.numbers("free_ns") >= w0)))
     out_diag.add("trim.window.memory_blocks", count=int(np.count_nonzero(~alive)))
     _count(out_diag, "trim.tracks", ~keep_track)
     out = Trace(replace(trace.metadata.copy(), diagnostics=out_diag))

@@ -127,6 +127,14 @@ class BlockTable(Sequence[MemoryBlock]):
             args = _NO_ARGS if self._frozen else self._args.setdefault(row, {})
         return args
 
+    def held_args(self) -> Iterator[tuple[int, Any]]:
+        """(row, args) of the blocks whose args are not empty, in row order.
+
+        >>> list(BlockTable([MemoryBlock(0, 8), MemoryBlock(8, 4, args={"a": 1})]).held_args())
+        [(1, {'a': 1})]
+        """
+        return ((row, self._args[row]) for row in sorted(self._args) if self._args[row])
+
     def numbers(self, name: str) -> np.ndarray:
         """Int64 column ``name`` (``address``, ``size``, ``alloc_ns``, ``free_ns``; a time
         that is None reads as 0: see :meth:`known`), read-only.
@@ -184,20 +192,21 @@ class BlockTable(Sequence[MemoryBlock]):
     def extend(self, blocks: Iterable[MemoryBlock]) -> None:
         """:meth:`append` each of ``blocks`` (none added when one does not fit)."""
         blocks = list(blocks)
-        first, count = len(self), len(blocks)
+        count = len(blocks)
         self.extend_columns(
             {name: np.fromiter((getattr(b, name) for b in blocks), object, count)
              for name in NUMBERS},
-            {name: ([getattr(b, name) for b in blocks], np.arange(count)) for name in CODED})
-        for row, block in enumerate(blocks, first):
-            self._keep_args(row, block.args)
+            {name: ([getattr(b, name) for b in blocks], np.arange(count)) for name in CODED},
+            [b.args for b in blocks])
         _hand_over(blocks)
 
-    def extend_columns(self, numbers: dict[str, np.ndarray], coded: dict[str, Any]) -> None:
+    def extend_columns(self, numbers: dict[str, np.ndarray], coded: dict[str, Any],
+                       args: Sequence[Any] | None = None) -> None:
         """Add blocks given as columns: ``numbers`` maps ``address``, ``size``, ``alloc_ns``
         and ``free_ns`` to int64 arrays (a time column may be a masked array: masked is
         None); ``coded`` maps other fields to one value for every block or to
-        (values, codes per block). Fields not given take the record's default.
+        (values, codes per block); ``args``, when given, holds each block's args dict (the
+        table keeps them, not copies). Fields not given take the record's default.
 
         >>> table = BlockTable()
         >>> table.extend_columns({"address": np.array([8, 16]), "size": np.array([4, 4]),
@@ -208,7 +217,7 @@ class BlockTable(Sequence[MemoryBlock]):
         [(5, 'mm', 'CPU'), (None, None, 'CPU')]
         """
         self._refuse_if_frozen()
-        count = len(numbers["address"])
+        first, count = len(self), len(numbers["address"])
         checked = {}   # (all converted before any is added: none added when one does not fit)
         for name in NUMBERS:
             values = numbers.get(name)
@@ -228,6 +237,8 @@ class BlockTable(Sequence[MemoryBlock]):
                 extend_typed(self._codes[name], mine[codes])
             else:
                 extend_typed(self._codes[name], np.full(count, self._code(given), np.int32))
+        for row, held in enumerate(args or (), first):
+            self._keep_args(row, held)
 
     def set(self, row: int, name: str, value: Any) -> None:
         """Set field ``name`` of row ``row`` (what setting a view's field does)."""

@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..numbers import INT64_MAX, INT64_MIN
+from .block_table import CODED, NUMBERS, TIMES, BlockTable
 from .columns import _EventTable, _Table
-from .entities import MemoryBlock, OpStat, Process
+from .entities import OpStat, Process
 from .graph import NODE_ID_ATTRS, NODE_LIST_GRAPH_ATTRS, SPAN_ATTRS, OpSpan
 from .typed_arrays import extend_typed
 
@@ -74,7 +75,7 @@ class Renumbering:
 
 def copy_into(out: Trace, src: Trace, keep: Keep | None = None, *, shift_ns: int = 0,
               node_prefix: str = "", process: Callable[[Process], Process] | None = None,
-              memory: Callable[[MemoryBlock], MemoryBlock] | None = None,
+              device: Callable[[str], str] | None = None,
               stat: Callable[[OpStat], OpStat] | None = None,
               diagnostics: bool = True) -> Renumbering:
     """Append ``src`` (what ``keep`` selects) to ``out``, renumbering every reference.
@@ -82,9 +83,9 @@ def copy_into(out: Trace, src: Trace, keep: Keep | None = None, *, shift_ns: int
     ``shift_ns`` moves every time (slices, instants, counters, memory blocks, op spans);
     a time the shift would carry past int64 stops at its end and is counted as
     ``model.shift_clamped``. ``node_prefix`` is put before every graph node id.
-    ``process``, ``memory`` and ``stat`` may rewrite each copied process (after its id is
-    renumbered), memory block or reservation (after its times and owners are), and
-    statistics row. ``diagnostics``: also add ``src``'s diagnostics to ``out``'s.
+    ``process`` and ``stat`` may rewrite each copied process (after its id is renumbered)
+    and statistics row, ``device`` each device name of the memory blocks and reservations.
+    ``diagnostics``: also add ``src``'s diagnostics to ``out``'s.
     """
     keep = keep or Keep()
     strings = _strings(out, src)
@@ -101,11 +102,10 @@ def copy_into(out: Trace, src: Trace, keep: Keep | None = None, *, shift_ns: int
     _copy_table(src.instants, out.instants, keep.instants, tracks, strings, shifted)
     _copy_table(src.counters, out.counters, keep.counters, tracks, strings, shifted)
     dropped = _copy_flows(src, out, slices, strings)
-    blocks = src.memory if keep.memory is None else [
-        b for b, kept in zip(src.memory, keep.memory.tolist(), strict=True) if kept]
-    for source, target in ((blocks, out.memory), (src.reservations, out.reservations)):
-        copied = [_block(b, shift_ns, node_prefix, clamped) for b in source]
-        target.extend(copied if memory is None else map(memory, copied))
+    changed = {"owner_op": _prefixed(node_prefix), "owner_tensor": _prefixed(node_prefix),
+               "device": device or _same}
+    _copy_blocks(src.memory, out.memory, keep.memory, shifted, changed)
+    _copy_blocks(src.reservations, out.reservations, None, shifted, changed)
     first_stat = len(out.stats)
     out.stats.extend((stat or _same)(replace(
         s, parent=None if s.parent is None else s.parent + first_stat,
@@ -229,13 +229,39 @@ def _span(span: OpSpan, shift_ns: int, clamped: list[int]) -> OpSpan:
                   span.end_ns if end is None else end, kernel)
 
 
-def _block(block: MemoryBlock, shift_ns: int, prefix: str, clamped: list[int]) -> MemoryBlock:
-    return replace(
-        block, alloc_ns=_moved(block.alloc_ns, shift_ns, clamped),
-        free_ns=_moved(block.free_ns, shift_ns, clamped),
-        owner_op=None if block.owner_op is None else prefix + block.owner_op,
-        owner_tensor=None if block.owner_tensor is None else prefix + block.owner_tensor,
-        shape=block.shape, args=dict(block.args))
+def _copy_blocks(src: BlockTable, out: BlockTable, mask: np.ndarray | None,
+                 shifted: Callable[[np.ndarray], np.ndarray],
+                 changed: dict[str, Callable[[Any], Any]]) -> None:
+    """Append the kept blocks of ``src`` to ``out`` column by column: times shifted (those
+    not known stay so), the coded fields named in ``changed`` rewritten value by value
+    (text values only: None stays None), args copied."""
+    rows = np.arange(len(src)) if mask is None else np.flatnonzero(mask)
+    numbers: dict[str, np.ndarray] = {}
+    for name in NUMBERS:
+        values = src.numbers(name)[rows]
+        if name in TIMES:
+            known = src.known(name)[rows]
+            values[known] = shifted(values[known])
+            values = np.ma.array(values, mask=~known)
+        numbers[name] = values
+    coded = {}
+    distinct, _ = src.coded(CODED[0])
+    for name in CODED:
+        used, codes = np.unique(src.coded(name)[1][rows], return_inverse=True)
+        change = changed.get(name, _same)
+        coded[name] = ([change(v) if type(v) is str else v
+                        for v in map(distinct.__getitem__, used.tolist())], codes.reshape(-1))
+    position = np.full(len(src), -1, dtype=np.int64)
+    position[rows] = np.arange(len(rows))
+    args: list[Any] = [None] * len(rows)
+    for row, held in src.held_args():
+        if position[row] >= 0:
+            args[position[row]] = dict(held)
+    out.extend_columns(numbers, coded, args)
+
+
+def _prefixed(prefix: str) -> Callable[[str], str]:
+    return lambda value: prefix + value
 
 
 def _copy_graph(out: Trace, src: Trace, slices: np.ndarray, shift_ns: int, prefix: str,

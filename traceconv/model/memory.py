@@ -32,8 +32,8 @@ _SAFE = 1 << 53   # beyond: the levels are summed as Python ints (exact, no wrap
 
 
 def live_bytes(blocks: Iterable[MemoryBlock], start: int | None = None,
-               end: int | None = None) -> LiveBytes:
-    """Live bytes over time for ``blocks``.
+               end: int | None = None, rows: np.ndarray | None = None) -> LiveBytes:
+    """Live bytes over time for ``blocks`` (``rows``: only the blocks of these numbers).
 
     Blocks with no alloc time count from ``start`` (default: the earliest known time); blocks
     with no free time stay live to the end. Frees at the same instant as allocs apply first.
@@ -41,8 +41,31 @@ def live_bytes(blocks: Iterable[MemoryBlock], start: int | None = None,
     >>> lb = live_bytes([MemoryBlock(0, 10, 0, 5), MemoryBlock(16, 4, 5, None)])
     >>> lb.times.tolist(), lb.bytes.tolist(), lb.peak
     ([0, 5], [10, 4], (0, 10))
+    >>> live_bytes([MemoryBlock(0, 10, 0, 5), MemoryBlock(16, 4, 5, None)], rows=[1]).peak
+    (5, 4)
     """
-    return _live_bytes(_columns(blocks), start=start, end=end)
+    columns = _columns(blocks)
+    return _live_bytes(columns if rows is None else columns.rows(np.asarray(rows, np.int64)),
+                       start=start, end=end)
+
+
+def live_bytes_by_group(blocks: Iterable[MemoryBlock], groups: np.ndarray,
+                        start: int | None = None) -> list[LiveBytes]:
+    """:func:`live_bytes` of each group of ``blocks`` (``groups``: per block, the number of
+    its group, 0 to n-1); blocks with no alloc time count from ``start`` (default: the
+    earliest known time of them all). A :class:`BlockTable` is read by its columns.
+
+    >>> blocks = [MemoryBlock(0, 10, 0, 5), MemoryBlock(16, 4, 5, None), MemoryBlock(32, 2)]
+    >>> [lb.peak for lb in live_bytes_by_group(blocks, np.array([0, 1, 0]))]
+    [(0, 12), (5, 4)]
+    """
+    columns = _columns(blocks)
+    if start is None:
+        start = _earliest(columns)
+    order = np.argsort(groups, kind="stable")
+    bounds = np.searchsorted(groups[order], np.arange(int(groups.max(initial=-1)) + 2))
+    return [_live_bytes(columns.rows(order[lo:hi]), start, None)
+            for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
 
 
 @dataclass(frozen=True)

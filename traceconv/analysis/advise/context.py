@@ -15,13 +15,36 @@ from typing import Any
 import numpy as np
 
 from ...model import OpStat, Trace
-from ...model.memory import LiveBytes, live_bytes
+from ...model.block_table import BlockTable
+from ...model.memory import LiveBytes
+from ...numbers import INT64_MAX, INT64_MIN
 from ..activity import Activity, Timeline
 from ..idle import DeviceIdle, device_idle
+from ..memory_moment import device_curves
 
 _PAGEABLE = re.compile(r"pageable", re.IGNORECASE)
 _MEMORY_KIND = re.compile(r"pageable|pinned|managed", re.IGNORECASE)
 _HOST_DEVICE = re.compile(r"^cpu", re.IGNORECASE)
+_TOTALS = ("Total Reserved", "Total Allocated", "Device Type")   # Kineto's [memory] args
+
+
+def _is_int64(value: Any) -> bool:
+    """A byte count the allocator could have given (an int of int64, not a bool)."""
+    return type(value) is int and INT64_MIN <= value <= INT64_MAX
+
+
+def device_block_rows(table: BlockTable) -> np.ndarray:
+    """The numbers of the blocks of ``table`` not on a host device (whose memory has no
+    caching allocator).
+
+    >>> from traceconv.model import MemoryBlock
+    >>> device_block_rows(BlockTable([MemoryBlock(0, 8, device="CPU"),
+    ...                               MemoryBlock(0, 8, device="cuda:0")])).tolist()
+    [1]
+    """
+    values, codes = table.coded("device")
+    host = [k for k in np.unique(codes).tolist() if _HOST_DEVICE.match(values[k] or "")]
+    return np.flatnonzero(~np.isin(codes, host))
 
 
 def _totals_of_reservations(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -39,11 +62,7 @@ def _totals_of_reservations(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.nd
     devices = dict.fromkeys(r.device for r in trace.reservations
                             if not _HOST_DEVICE.match(r.device or ""))
     for device in devices:
-        segments = [r for r in trace.reservations if r.device == device]
-        blocks = [b for b in trace.memory if b.device == device]
-        known = [t for b in segments + blocks for t in (b.alloc_ns, b.free_ns) if t is not None]
-        start = min(known, default=0)
-        held, used = live_bytes(segments, start), live_bytes(blocks, start)
+        used, held = device_curves(trace, device)
         times = np.union1d(held.times, used.times)
         samples.append((times, _level_at(held, times), _level_at(used, times)))
     if not samples:
@@ -107,20 +126,16 @@ class Context:
         (:attr:`Trace.reservations`, e.g. an allocator snapshot) gives the live bytes of
         its reservations and of its memory blocks, per device, at every change of either.
         """
-        times, reserved, allocated = [], [], []
-        for instant in self.trace.iter_instants():
-            args = instant.args
-            if not args or "Total Reserved" not in args or "Total Allocated" not in args:
-                continue
-            if args.get("Device Type") == 0:   # host memory has no caching allocator
-                continue
-            times.append(instant.ts)
-            reserved.append(args["Total Reserved"])
-            allocated.append(args["Total Allocated"])
-        if not times and self.trace.reservations:
+        instants = self.trace.instants
+        reserved, allocated, device = instants.args.get_columns(
+            np.arange(len(instants)), _TOTALS, (None, None, None))
+        rows = [row for row, (r, a, d) in enumerate(zip(reserved, allocated, device, strict=True))
+                if _is_int64(r) and _is_int64(a) and d != 0]   # (device 0: host, no cache)
+        if not rows and self.trace.reservations:
             return _totals_of_reservations(self.trace)
-        return (np.asarray(times, np.int64), np.asarray(reserved, np.int64),
-                np.asarray(allocated, np.int64))
+        return (instants.numpy_view("ts")[rows].copy(),
+                np.array([reserved[row] for row in rows], np.int64),
+                np.array([allocated[row] for row in rows], np.int64))
 
     @cached_property
     def device_capacity(self) -> int | None:

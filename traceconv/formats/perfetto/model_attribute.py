@@ -26,7 +26,7 @@ import numpy as np
 import orjson
 
 from ...model import MemoryBlock, Trace
-from ...model.block_table import BlockTable
+from ...model.block_table import NUMBERS, BlockTable
 from ...model.trace import DeviceInfo
 from .dotted_names import DottedNames, expanded
 from .model_attribute_check import problem
@@ -300,24 +300,38 @@ def _repeated(table: BlockTable, name: str) -> tuple[list[Any], np.ndarray]:
     return shown, rank[number.reshape(-1)]
 
 
-def memory_blocks(columns: dict[str, Any] | None) -> list[MemoryBlock]:
-    """The blocks of :func:`_blocks`, back.
+def add_blocks(table: BlockTable, columns: dict[str, Any] | None) -> None:
+    """Add the blocks of :func:`_blocks` (as :mod:`.model_attribute_check` passed them)
+    to ``table``, column by column: no record per block.
 
-    >>> memory_blocks(_blocks([MemoryBlock(64, 128, 5, None, shape=(2, 3))]))
+    >>> table = BlockTable()
+    >>> add_blocks(table, _blocks([MemoryBlock(64, 128, 5, None, shape=(2, 3))]))
+    >>> list(table)
     [MemoryBlock(address=64, size=128, alloc_ns=5, free_ns=None, device='', pool='', name='', owner_op=None, owner_name=None, owner_tensor=None, category='', shape=(2, 3), dtype=None, args={})]
     """
     if not columns:
-        return []
-    fields: list[list[Any]] = []
-    for name in _BLOCK_FIELDS:
-        column = columns.get(name, [])
-        if name in _REPEATED:
-            values, index = column
-            if name == "shape":
-                values = [None if v is None else tuple(v) for v in values]
-            column = list(map(values.__getitem__, index))
-        fields.append(column)
-    return list(map(MemoryBlock, *fields))
+        return
+    coded = {}
+    for name in _REPEATED:
+        values, index = columns[name]
+        if name == "shape":
+            values = [None if v is None else tuple(v) for v in values]
+        coded[name] = (values, np.array(index, dtype=np.int64))
+    table.extend_columns({name: _int64s(columns[name]) for name in NUMBERS}, coded,
+                         [args or None for args in columns["args"]])
+
+
+def _int64s(values: list[int | None]) -> np.ndarray:
+    """A checked column of int64 numbers (None: masked) as an array.
+
+    >>> _int64s([3, None]).tolist(), _int64s([]).dtype.name
+    ([3, None], 'int64')
+    """
+    if None not in values:
+        return np.array(values, dtype=np.int64)
+    mask = np.fromiter((value is None for value in values), bool, len(values))
+    return np.ma.array([0 if value is None else value for value in values], np.int64,
+                       mask=mask)
 
 
 def device_infos(saved: Any) -> list[DeviceInfo]:

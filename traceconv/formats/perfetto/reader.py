@@ -880,9 +880,8 @@ def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:
     for found in model.get("diagnostics") or []:   # what the first reader repaired or dropped
         trace.diagnostics.add_carried(found.get("code"), count=found.get("count"),
                                       example=found.get("example"))
-    trace.add_memory_blocks(model_attribute.memory_blocks(model.get("memory")))
-    for block in model_attribute.memory_blocks(model.get("reservations")):
-        trace.add_reservation(block)
+    model_attribute.add_blocks(trace.memory, model.get("memory"))
+    model_attribute.add_blocks(trace.reservations, model.get("reservations"))
 
 
 def read(source: Source) -> Trace:

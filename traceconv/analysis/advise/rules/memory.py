@@ -3,10 +3,8 @@ but unused."""
 
 from __future__ import annotations
 
-import re
-
 from ....model.memory import live_bytes
-from ..context import Context
+from ..context import Context, device_block_rows
 from ..finding import Finding
 from ..rule import Rule
 from . import grade, pct
@@ -15,7 +13,6 @@ PEAK_MEDIUM, PEAK_HIGH = 0.80, 0.90       # peak / capacity
 FRAGMENTED = 0.35                         # 1 - peak allocated / peak reserved
 MIN_WASTE = 256 * 2**20                   # ... and at least this many bytes held unused
 GIB = 2**30
-_HOST_DEVICE = re.compile(r"^cpu", re.IGNORECASE)
 
 
 def _peak(ctx: Context) -> tuple[int, int, str]:
@@ -24,8 +21,8 @@ def _peak(ctx: Context) -> tuple[int, int, str]:
     if len(times):
         i = int(reserved.argmax())
         return int(reserved[i]), int(times[i]), "allocator reserved bytes"
-    blocks = [b for b in ctx.trace.memory if not _HOST_DEVICE.match(b.device or "")]
-    when, peak = live_bytes(blocks).peak
+    memory = ctx.trace.memory
+    when, peak = live_bytes(memory, rows=device_block_rows(memory)).peak
     return peak, when, "live bytes of memory blocks"
 
 
