@@ -59,14 +59,15 @@ def _model(trace: traceconv.Trace) -> dict:
     }
 
 
+def _written(trace: traceconv.Trace, fmt: str) -> bytes:
+    out = io.BytesIO()
+    traceconv.registry.get(fmt).load().write(trace, out)
+    return out.getvalue()
+
+
 def _outputs(trace: traceconv.Trace) -> tuple[bytes, object]:
     """The .pftrace bytes and the Chrome JSON's value (json: ints of any size)."""
-    written = []
-    for fmt in ("perfetto", "chrome"):
-        out = io.BytesIO()
-        traceconv.registry.get(fmt).load().write(trace, out)
-        written.append(out.getvalue())
-    return written[0], json.loads(written[1])
+    return _written(trace, "perfetto"), json.loads(_written(trace, "chrome"))
 
 
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch
@@ -192,19 +193,25 @@ def test_numbers_beyond_a_double_read_as_infinity_on_both_paths(
     """msgspec and orjson refuse 1e400; JSON.parse and Python's json read it as infinity, and
     so does traceconv, whether the args stay text (the record path decodes them when a
     writer asks) or are decoded at once (the loop, and a record piece handed back to it by
-    a ``[memory]`` slice)."""
+    a ``[memory]`` slice). An integer of more digits than Python makes an int of is a
+    number JSON.parse reads as infinity too, beside a 1e400 or not (a fuzz input held both:
+    the second decode stopped at the one the first had not named)."""
     events = []
+    huge = b"9" * 5000
     for i in range(3000):
         name = b"[memory]" if i == 1500 else b"op%d" % (i % 5)
         events.append(b'{"ph": "X", "name": "%s", "ts": %d, "dur": 1, "pid": 1, "tid": 1, '
-                      b'"args": {"big": 1e400, "neg": -1%s.5, "n": %d}}' % (name, i * 2,
-                                                                          b"9" * 400, i))
+                      b'"args": {"big": 1e400, "neg": -1%s.5, "n": %d, "huge": %s}}' % (
+                          name, i * 2, b"9" * 400, i, huge if i % 7 else b"0"))
     text = b'{"traceEvents": [' + b",\n".join(events) + b"]}"
     path = tmp_path / "huge.json"
     path.write_bytes(text)
-    reference = json.loads(text)["traceEvents"]   # Python's json: the independent reading
+    # Python's json, the independent reading (its ints made floats: as JSON.parse reads them)
+    reference = json.loads(text, parse_int=float)["traceEvents"]
     assert {e["args"]["big"] for e in reference} == {float("inf")}
     assert {e["args"]["neg"] for e in reference} == {float("-inf")}
+    expected_huge = [e["args"]["huge"] for e in reference if e["name"] != "[memory]"]
+    assert set(expected_huge) == {float("inf"), 0.0}
     fast, plain, pieces = _both(path, monkeypatch)
     assert sum(pieces) > 10
     assert _model(fast) == _model(plain)
@@ -212,10 +219,14 @@ def test_numbers_beyond_a_double_read_as_infinity_on_both_paths(
     assert len(slices) == 2999   # the [memory] slice is read as an instant
     assert {slices.args[r]["big"] for r in range(len(slices))} == {float("inf")}
     assert {slices.args[r]["neg"] for r in range(len(slices))} == {float("-inf")}
-    assert _outputs(fast)[0] == _outputs(plain)[0]   # the same .pftrace bytes
+    assert [slices.args[r]["huge"] for r in range(len(slices))] == expected_huge
+    assert _written(fast, "perfetto") == _written(plain, "perfetto")
     for trace in (fast, plain):   # every writer takes them
-        for fmt in ("chrome", "summary", "summary-json"):
-            traceconv.registry.get(fmt).load().write(trace, io.BytesIO())
+        for fmt in ("summary", "summary-json"):
+            _written(trace, fmt)
+        # (the 5000 digits as they were written: JSON.parse, not Python's json, reads them)
+        written = json.loads(_written(trace, "chrome"), parse_int=float)["traceEvents"]
+        assert [e["args"]["huge"] for e in written if e.get("ph") == "X"] == expected_huge
 
 
 @pytest.mark.parametrize("name", ["kineto_args_1e400.json", "kineto_memory_args_1e400.json"])

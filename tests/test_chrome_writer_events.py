@@ -5,6 +5,7 @@ arguments (compared with the model itself, through the JSON of a dict per row)."
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import numpy as np
@@ -29,14 +30,15 @@ SAMPLE_FILES = sorted(p for folder in (ROOT / "samples", ROOT / "tests" / "data"
 
 
 def as_json(value: object) -> object:
-    """A value as it reads back from JSON (what a dict per event would have given)."""
-    return orjson.loads(dumps(value))
+    """A value as it reads back from JSON (what a dict per event would have given), read
+    as the standard library reads it (as JSON.parse: 1e999 is infinity)."""
+    return json.loads(dumps(value))
 
 
 def assert_written_as_model(trace: Trace) -> None:
     out = io.BytesIO()
     write_chrome(trace, out)
-    written = orjson.loads(out.getvalue())
+    written = json.loads(out.getvalue())
     view = nested_view(trace)   # what the writer writes (lanes for overlapping slices)
     base = written["baseTimeNanoseconds"]
     events = written["traceEvents"]
@@ -125,6 +127,16 @@ def test_value_texts_and_microseconds_match_orjson():
     assert value_texts([2**65, 1]) == [b"36893488147419103232", b"1"]
     ns = np.array([0, 1, 999, -1_000_001, 2**53 - 1, 2**62], dtype=np.int64)
     assert microseconds(ns) == [orjson.dumps(int(v) / 1000) for v in ns]
+
+
+def test_infinities_and_big_ints_are_written_as_json_parse_reads_them():
+    """orjson writes ±infinity as null: a value lost. They are written as ±1e999, which
+    JSON.parse (the Chrome viewer's reader) and Python's json read as ±infinity, at any
+    depth and in every column shape (plain, mixed, nested)."""
+    inf = float("inf")
+    for column in ([inf, -inf, 1.5], [inf, None, "x"], [[inf, {"a": -inf}], 2**70, None]):
+        assert [json.loads(t) for t in value_texts(column)] == column
+        assert json.loads(dumps({"x": column})) == {"x": column}
 
 
 @pytest.mark.parametrize("fmt", ["chrome", "perfetto"])

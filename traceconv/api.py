@@ -37,8 +37,8 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
     the reader's keyword parameters; any other name is refused. An input holding
     more than ``max_bytes`` (after decompression; 16 GiB by default) is refused with an
     :class:`~traceconv.errors.InputError` rather than exhausting memory, and so is one whose
-    measured peak (Chrome JSON: about 0.4x its size with argument texts on disk, 0.85x
-    without, and 100 MiB) exceeds the memory available, unless ``memory_check`` is False or the
+    measured peak (Chrome JSON: about a third of its size with argument texts on disk,
+    0.85x without, and 100 MiB) exceeds the memory available, unless ``memory_check`` is False or the
     environment says ``TRACECONV_MEMORY_CHECK=off`` (:mod:`traceconv.memory_check`).
 
     >>> trace = traceconv.load("samples/torch/cnn_step5.pt.trace.json")   # doctest: +SKIP

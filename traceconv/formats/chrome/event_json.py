@@ -5,13 +5,15 @@ The writer builds each event from pieces: constant text, the JSON of names and p
 ``orjson.dumps`` of a whole column of numbers cut at its commas, one dump per distinct
 string, and a template per argument key set (``,"args":{"k1":`` v1 ``,"k2":`` v2 ``}``).
 Every value is the text ``orjson.dumps`` gives it in a dict, so reading the file back
-gives the same events as dumping one dict per event would.
+gives the same events as dumping one dict per event would; except where orjson has no
+text that ``JSON.parse`` reads back as the value (±infinity, which it writes as null; an
+int over 64 bits): there :func:`dumps` spells it.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+import math
+from collections.abc import Iterator, Mapping
 from itertools import compress, repeat
 from typing import Any
 
@@ -34,21 +36,46 @@ def _fallback(value: Any) -> Any:
 
 
 def dumps(value: Any) -> bytes:
-    """The JSON text of ``value``; an int over 64 bits in it (valid JSON) goes through the
-    standard library, anything not JSON as its ``str``; a value nested too deep for both
-    as a marker text.
+    """The JSON text of ``value``, as ``JSON.parse`` (the Chrome viewer's reader) reads it
+    back: an int over 64 bits in it as its digits, ±infinity as ±1e999 (orjson would write
+    them null), NaN as null (JSON has no NaN), anything not JSON as its ``str``; a value
+    nested too deep to write as a marker text.
 
     >>> dumps({"a": [1, 2.5, None]}), dumps(2**70), dumps({1, 2}) in (b'"{1, 2}"', b'"{2, 1}"')
     (b'{"a":[1,2.5,null]}', b'1180591620717411303424', True)
+    >>> dumps([float("inf"), -float("inf"), float("nan"), 2**64])
+    b'[1e999,-1e999,null,18446744073709551616]'
     """
     try:
-        return orjson.dumps(value, default=_fallback, option=_OPTIONS)
-    except TypeError:
-        try:
-            return json.dumps(value, default=_fallback, separators=(",", ":"),
-                              ensure_ascii=False).encode()
-        except RecursionError:   # nested past orjson's 254 levels and Python's limit too
-            return orjson.dumps(f"<{type(value).__name__} nested too deep to write>")
+        text = orjson.dumps(value, default=_fallback, option=_OPTIONS)
+        if b"null" not in text:   # (what orjson writes of a non-finite float)
+            return text
+    except TypeError:   # an int over 64 bits
+        pass
+    try:
+        return orjson.dumps(_spelled(value), default=_fallback, option=_OPTIONS)
+    except (TypeError, RecursionError):   # nested past orjson's 254 levels
+        return orjson.dumps(f"<{type(value).__name__} nested too deep to write>")
+
+
+_INFINITY, _MINUS_INFINITY = orjson.Fragment(b"1e999"), orjson.Fragment(b"-1e999")
+
+
+def _spelled(value: Any) -> Any:
+    """``value`` with its non-finite floats and ints over 64 bits (at any depth) as the
+    JSON text :func:`dumps` writes of them."""
+    if isinstance(value, float):
+        if math.isfinite(value) or value != value:
+            return value   # (NaN: orjson writes null)
+        return _INFINITY if value > 0 else _MINUS_INFINITY
+    if isinstance(value, int) and not isinstance(value, bool) \
+            and not -(1 << 63) <= value < 1 << 64:
+        return orjson.Fragment(str(value).encode())
+    if isinstance(value, list | tuple):
+        return [_spelled(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _spelled(item) for key, item in value.items()}
+    return value
 
 
 def value_texts(values: list[Any], prefix: bytes = b"",
@@ -68,9 +95,12 @@ def value_texts(values: list[Any], prefix: bytes = b"",
     kinds = set(map(type, values))
     if kinds <= _PLAIN:
         try:
-            return split_prefixed(orjson.dumps(values)[1:-1], b",", prefix)
+            blob = orjson.dumps(values)
         except TypeError:   # an int over 64 bits
             pass
+        else:
+            texts = split_prefixed(blob[1:-1], b",", prefix)
+            return _spelled_texts(values, texts, prefix) if b"null" in blob else texts
     elif kinds == {str}:
         cache = {} if strings is None else strings
         found = list(map(cache.get, values))
@@ -80,9 +110,21 @@ def value_texts(values: list[Any], prefix: bytes = b"",
                     found[i] = cache[values[i]] = prefix + orjson.dumps(values[i])
         return found  # type: ignore[return-value]  # every None was filled
     try:
-        return json_texts(values, option=_OPTIONS, default=_fallback, prefix=prefix)
+        texts = json_texts(values, option=_OPTIONS, default=_fallback, prefix=prefix)
     except TypeError:   # an int over 64 bits somewhere in the column
         return [prefix + dumps(value) for value in values]
+    return _spelled_texts(values, texts, prefix)
+
+
+def _spelled_texts(values: list[Any], texts: list[bytes], prefix: bytes) -> list[bytes]:
+    """``texts`` with those that hold a null made again by :func:`dumps` (the null may be
+    a non-finite float orjson could not write).
+
+    >>> value_texts([1.5, float("-inf"), None, [float("inf")]], b":")
+    [b':1.5', b':-1e999', b':null', b':[1e999]']
+    """
+    return [prefix + dumps(value) if b"null" in text else text
+            for value, text in zip(values, texts, strict=True)]
 
 
 def microseconds(ns: np.ndarray, prefix: bytes = b"") -> list[bytes]:
