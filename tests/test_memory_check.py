@@ -17,6 +17,7 @@ from tests.test_cli import CNN, run
 from traceconv.memory_check import available_memory, needed_memory
 
 MiB = 1 << 20
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -63,11 +64,25 @@ def test_the_api_refuses_too(little_memory):
     assert traceconv.load(CNN, memory_check=False).counts()["slices"] > 0
 
 
-def test_inputs_whose_peak_is_not_measured_are_not_checked(tmp_path: Path, little_memory):
+def test_a_pftrace_that_cannot_fit_is_refused_with_perfettos_own_reader_named(
+        tmp_path: Path, little_memory):
+    """A .pftrace reads at about 3x its size (its args are values, never text): refused
+    in one line that names Perfetto's trace_processor_shell, not split (which reads JSON)."""
     pftrace = tmp_path / "cnn.pftrace"
     assert run(str(CNN), "-o", str(pftrace), "--no-memory-check").exit_code == 0
-    assert run(str(pftrace), "-o", str(tmp_path / "again.json")).exit_code == 0
-    assert needed_memory(str(pftrace), "perfetto", False) is None
+    result = run("info", str(pftrace))
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    needed = 3 * pftrace.stat().st_size + 100 * MiB
+    assert len(lines) == 1 and f"needs about {needed / MiB:.0f} MiB" in lines[0]
+    assert "trace_processor_shell" in lines[0] and "split" not in lines[0]
+    assert needed_memory(str(pftrace), "perfetto", False) == needed
+
+
+def test_inputs_whose_peak_is_not_measured_are_not_checked(tmp_path: Path, little_memory):
+    snapshot = ROOT / "samples" / "torch" / "resnet18_train_snapshot.pickle.gz"
+    assert run("info", str(snapshot)).exit_code == 0
+    assert needed_memory(str(snapshot), "torch-snapshot", False) is None
 
 
 def test_spilled_arguments_and_gzip_change_the_estimate(tmp_path: Path):

@@ -3,12 +3,12 @@
 Reading a trace whole holds it in memory; a trace of more than the machine has would be read
 for minutes and then killed (out of memory), leaving nothing but ``Killed``. For the formats
 whose peak is measured, the peak is close to proportional to the input's size
-(``benchmarks/README.md``, "Writing window by window": Chrome JSON converted whole with the
-argument texts on disk, 10 M Kineto events, 2.67 GB, peak at 1.29 GB and 30 M, 8.0 GB, at
-3.42 GB; with them in memory, 1 M events, 353 MB, at 415 MB), so :func:`traceconv.load`
-compares that estimate
-with the memory available before it reads, and the refusal says what to do instead:
-``overview`` and ``split`` read any size in bounded memory.
+(``benchmarks/README.md``: Chrome JSON converted whole with the argument texts on disk, 10 M
+Kineto events, 2.67 GB, peak at 0.92 GB and 30 M, 8.0 GB, at 2.58 GB; with them in memory,
+1 M events, 353 MB, at 352 MB; a .pftrace of 10 M events, 1.53 GB, read at 4.8 GB), so
+:func:`traceconv.load` compares that estimate with the memory available before it reads,
+and the refusal says what to do instead (:data:`INSTEAD`: for Chrome JSON, ``overview`` and
+``split`` read any size in bounded memory).
 """
 
 from __future__ import annotations
@@ -20,10 +20,19 @@ from .errors import InputError
 from .units import format_bytes
 
 # peak bytes per input byte read and converted whole, per format: (argument texts on disk,
-# in memory), above the interpreter's own; a little under the measured 0.32-0.35 (10 M and
-# 30 M Kineto events) and 0.87-0.89 (1 M CPU, 0.7 M H100), so that a trace that would just
-# fit is not refused
-PEAK_PER_BYTE = {"chrome": (0.33, 0.85)}
+# in memory), above the interpreter's own; a little under the measured, so that a trace
+# that would just fit is not refused: Chrome JSON 0.32-0.35 (10 M and 30 M Kineto events)
+# and 0.87-0.89 (1 M CPU, 0.7 M H100); a .pftrace (its args are never text) 3.1 (10 M
+# Kineto events written by traceconv), 3.5 (1 M) and 7.0 (the H100 trace)
+PEAK_PER_BYTE = {"chrome": (0.33, 0.85), "perfetto": (3.0, 3.0)}
+# what to run instead, per format (a .pftrace: Perfetto's own reader of any size)
+INSTEAD = {
+    "chrome": "see the whole run with `traceconv overview {path} -o overview.pftrace` and "
+              "cut it into pieces that fit with `traceconv split {path} -o DIR --to "
+              "perfetto` (both in bounded memory)",
+    "perfetto": "open it with Perfetto's trace_processor_shell (`--httpd` serves it to the "
+                "Perfetto UI), which holds a trace in less",
+}
 BASE_BYTES = 100 << 20   # the interpreter and the libraries
 GZIP_GUESS = 8           # how much larger a .gz trace is once decompressed (about)
 BYPASS = "TRACECONV_MEMORY_CHECK=off"   # in the environment: no check
@@ -65,6 +74,9 @@ def needed_memory(path: str, format_name: str, spilled: bool) -> int | None:
     >>> needed_memory("samples/torch/cnn_step5.pt.trace.json", "chrome", False) > 100 << 20
     True
     >>> needed_memory("samples/torch/cnn_step5.pt.trace.json", "nsys", False) is None
+    True
+    >>> needed_memory("samples/perfetto/rocprofv3_hip_taylor.pftrace", "perfetto", True) \\
+    ...     == 3 * 138424 + (100 << 20)
     True
     """
     factors = PEAK_PER_BYTE.get(format_name)
@@ -109,7 +121,5 @@ def refuse_what_cannot_fit(path: str, format_name: str, spilled: bool,
         return
     raise InputError(
         f"holding it whole needs about {format_bytes(needed)} of memory and "
-        f"{format_bytes(available)} is available: see the whole run with `traceconv overview "
-        f"{path} -o overview.pftrace` and cut it into pieces that fit with `traceconv split "
-        f"{path} -o DIR --to perfetto` (both in bounded memory), or try anyway with "
-        f"{BYPASS} in the environment", file=path)
+        f"{format_bytes(available)} is available: {INSTEAD[format_name].format(path=path)}, "
+        f"or try anyway with {BYPASS} in the environment", file=path)
