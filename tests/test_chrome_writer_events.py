@@ -129,14 +129,27 @@ def test_value_texts_and_microseconds_match_orjson():
     assert microseconds(ns) == [orjson.dumps(int(v) / 1000) for v in ns]
 
 
-def test_infinities_and_big_ints_are_written_as_json_parse_reads_them():
-    """orjson writes ±infinity as null: a value lost. They are written as ±1e999, which
-    JSON.parse (the Chrome viewer's reader) and Python's json read as ±infinity, at any
-    depth and in every column shape (plain, mixed, nested)."""
+def test_infinities_are_written_as_text_the_real_trace_processor_keeps(trace_processor):
+    """orjson writes ±infinity as null (the value lost), and 1e999 makes Perfetto's JSON
+    importer drop every argument of the event. Written as the texts "Infinity" and
+    "-Infinity", at any depth and in every column shape, the real trace_processor shows
+    them and the event's other arguments."""
     inf = float("inf")
-    for column in ([inf, -inf, 1.5], [inf, None, "x"], [[inf, {"a": -inf}], 2**70, None]):
-        assert [json.loads(t) for t in value_texts(column)] == column
-        assert json.loads(dumps({"x": column})) == {"x": column}
+    for column, expected in (
+            ([inf, -inf, 1.5], ["Infinity", "-Infinity", 1.5]),
+            ([inf, None, "x"], ["Infinity", None, "x"]),
+            ([[inf, {"a": -inf}], 2**70, None], [["Infinity", {"a": "-Infinity"}], 2**70, None])):
+        assert json.loads(b"[" + b",".join(value_texts(column)) + b"]") == expected
+        assert json.loads(dumps(column)) == expected
+    trace = Trace()
+    track = trace.add_track("main", process=trace.add_process("p", pid=1), tid=1)
+    trace.add_slice(track, 0, 10, "a", args={"big": inf, "small": -inf, "n": 1})
+    out = io.BytesIO()
+    write_chrome(trace, out)
+    trace_processor.load(out.getvalue())
+    found = {(row.key, row.display_value) for row in trace_processor.query(
+        "select a.key, a.display_value from slice s join args a using(arg_set_id)")}
+    assert found == {("args.big", "Infinity"), ("args.small", "-Infinity"), ("args.n", "1")}
 
 
 @pytest.mark.parametrize("fmt", ["chrome", "perfetto"])
