@@ -120,3 +120,31 @@ def test_check_cli_on_chrome_json(data):
     result = json.loads(run.stdout)
     assert result["format"] == "chrome" and result["counts"]["slices"] == 409
     assert [(e["code"], e["count"]) for e in result["errors"]] == [("overlapping_slice", 2)]
+
+
+def test_args_beyond_a_double_are_what_the_real_trace_processor_drops(trace_processor, data):
+    """A number beyond a double (1e400) is valid JSON (JSON.parse reads infinity); the
+    real importer keeps its event but drops that event's args from that number on,
+    silently (no stat). check reads the file (it called it invalid JSON) and counts those
+    events: a minimised fuzz input, checked against what trace_processor keeps."""
+    path = data / "hostile" / "kineto_args_1e400.json"
+    text = path.read_bytes()
+    events = json.loads(text)["traceEvents"]   # Python's json: the independent reading
+    report = check_chrome(Source(path))
+    kept: dict[int, set[str]] = {}   # per slice start (ns): the top-level arg names kept
+    trace_processor.load(text)
+    for row in trace_processor.query("select s.ts, a.key from slice s join args a "
+                                     "using(arg_set_id) where a.key like 'args.%'"):
+        kept.setdefault(row.ts, set()).add(row.key[5:].split("[")[0])
+    beyond = 0
+    for e in events:
+        if e.get("ph") != "X" or not e.get("args"):
+            continue
+        names = list(e["args"])
+        first = next((k for k, name in enumerate(names)
+                      if "Infinity" in json.dumps(e["args"][name])), len(names))
+        beyond += first < len(names)
+        shown = {name for name in names if json.dumps(e["args"][name]) not in ("[]", "{}")}
+        assert kept.get(round(e["ts"] * 1000), set()) == shown & set(names[:first])
+    assert beyond == 1
+    assert {e["code"]: e["count"] for e in report.errors}["args_beyond_double"] == beyond

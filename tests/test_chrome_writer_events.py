@@ -131,7 +131,7 @@ def test_value_texts_and_microseconds_match_orjson():
 
 def test_infinities_are_written_as_text_the_real_trace_processor_keeps(trace_processor):
     """orjson writes ±infinity as null (the value lost), and 1e999 makes Perfetto's JSON
-    importer drop every argument of the event. Written as the texts "Infinity" and
+    importer drop the event's arguments from that one on. Written as the texts "Infinity" and
     "-Infinity", at any depth and in every column shape, the real trace_processor shows
     them and the event's other arguments."""
     inf = float("inf")

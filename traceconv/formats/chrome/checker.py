@@ -5,7 +5,9 @@ Rules (the importer's behaviour, perfetto.md §3.2):
 * errors (data is lost): events that are not objects or lack ``ph``/``ts``; an ``X`` or
   ``B``/``E`` slice that partially overlaps an open slice on its thread (dropped as
   ``slice_drop_overlapping_complete_event``); an ``E`` with no open ``B``; slices deeper
-  than 512; counter (``C``) values that are not numbers or numeric strings;
+  than 512; counter (``C``) values that are not numbers or numeric strings; args holding
+  a number beyond a double (``1e400``: valid JSON, infinity to ``JSON.parse``), which the
+  importer drops from that one on (``args_beyond_double``);
 * warnings (shown differently than meant): phases the importer ignores (legacy async
   ``S/T/p/F``, object ``N/O/D``, memory dumps ``V/v``, ``c``, ``(``/``)``) or does not
   know; events without ``pid`` (put on pid 0); flow ``s``/``f`` events that bind to no
@@ -26,12 +28,14 @@ import math
 from collections import defaultdict
 from typing import Any
 
+import msgspec
 import numpy as np
 import orjson
 
 from ...errors import InputError
 from ...gcpause import paused_gc
 from ...io import Source
+from ...json_decode import lenient
 from ...model.check_report import CheckReport
 
 MAX_DEPTH = 512
@@ -47,27 +51,57 @@ _RANK = {"E": 0, "X": 1, "B": 2}
 
 def parse_events(data: bytes, name: str) -> list[Any]:
     """The event list of a JSON trace: an object with ``traceEvents`` or a bare array (a
-    missing closing ``]`` is tolerated, as the format allows).
+    missing closing ``]`` is tolerated, as the format allows; a number beyond a double is
+    infinity, as ``JSON.parse`` reads it).
 
-    >>> parse_events(b'[{"ph": "X"},', "t.json")
-    [{'ph': 'X'}]
+    >>> parse_events(b'[{"ph": "X"},', "t.json"), parse_events(b'[{"ts": 1e400}]', "t.json")
+    ([{'ph': 'X'}], [{'ts': inf}])
     """
+    return _parsed(data, name)[0]
+
+
+_LENIENT = lenient()
+
+
+def _parsed(data: bytes, name: str) -> tuple[list[Any], bool]:
+    """:func:`parse_events`, and whether a number beyond a double was met (only then do
+    the events need a walk for it: orjson refuses such a number, so a file it reads has
+    none)."""
     try:
-        document = orjson.loads(data)
+        return _events_of(orjson.loads(data), name), False
     except orjson.JSONDecodeError as exc:
-        stripped = data.rstrip().rstrip(b",")
-        if not stripped.lstrip().startswith(b"["):
-            raise InputError(f"invalid JSON: {exc}", file=name) from None
+        error = exc
+    stripped = data.rstrip().rstrip(b",")
+    for text in (data, stripped + b"]") if stripped.lstrip().startswith(b"[") else (data,):
         try:
-            document = orjson.loads(stripped + b"]")
-        except orjson.JSONDecodeError:
-            raise InputError(f"invalid JSON: {exc}", file=name) from None
+            return _events_of(_LENIENT(text), name), True
+        except msgspec.DecodeError:
+            continue
+    raise InputError(f"invalid JSON: {error}", file=name)
+
+
+def _events_of(document: Any, name: str) -> list[Any]:
     if isinstance(document, dict):
         document = document.get("traceEvents", [])
     if not isinstance(document, list):
         raise InputError("expected a JSON array of events or an object with traceEvents",
                          file=name, location="$.traceEvents")
     return document
+
+
+def _holds_infinity(value: Any) -> bool:
+    """Whether a non-finite number is in ``value``, at any depth.
+
+    >>> _holds_infinity({"a": [1, {"b": float("-inf")}]}), _holds_infinity({"a": "inf"})
+    (True, False)
+    """
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(map(_holds_infinity, value.values()))
+    if isinstance(value, list):
+        return any(map(_holds_infinity, value))
+    return False
 
 
 _NS_LIMIT = 1 << 62
@@ -307,9 +341,24 @@ class _Checker:
 
 def check_chrome(source: Source) -> CheckReport:
     """Check a Chrome JSON trace (gzip or not) and return the report."""
-    events = parse_events(source.read_bytes(), source.name)
+    events, beyond_double = _parsed(source.read_bytes(), source.name)
     with paused_gc():
-        return _Checker().run(events)
+        report = _Checker().run(events)
+    if beyond_double:
+        _check_infinite_args(report, events)
+    return report
+
+
+def _check_infinite_args(report: CheckReport, events: list[Any]) -> None:
+    """Events whose args hold a number beyond a double (``1e400``): Perfetto's importer
+    (trace_processor v52) keeps the event and drops its args from that number on,
+    silently."""
+    dropped = [k for k, e in enumerate(events) if isinstance(e, dict)
+               and isinstance(e.get("args"), dict) and _holds_infinity(e["args"])]
+    if dropped:
+        report.error("args_beyond_double", "an event's args hold a number beyond a double "
+                     "(JSON.parse reads infinity): Perfetto drops its args from that one on",
+                     count=len(dropped), example=f"$.traceEvents[{dropped[0]}].args")
 
 
 def check_chrome_events(events: list[Any]) -> CheckReport:

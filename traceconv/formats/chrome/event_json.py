@@ -41,8 +41,9 @@ def dumps(value: Any) -> bytes:
     anything not JSON as its ``str``; a value nested too deep to write as a marker text.
 
     Why text for infinity: orjson writes it null (the value lost), and ``1e999``, which
-    ``JSON.parse`` reads as infinity, makes Perfetto's JSON importer drop every argument
-    of the event (trace_processor v52: no error, no stat); the text shows in both.
+    ``JSON.parse`` reads as infinity, makes Perfetto's JSON importer drop the event's
+    arguments from that one on (trace_processor v52: no error, no stat); the text shows
+    in both.
 
     >>> dumps({"a": [1, 2.5, None]}), dumps(2**70), dumps({1, 2}) in (b'"{1, 2}"', b'"{2, 1}"')
     (b'{"a":[1,2.5,null]}', b'1180591620717411303424', True)
