@@ -10,7 +10,9 @@ import sys
 import orjson
 import pytest
 
+import traceconv
 from traceconv.errors import InputError
+from traceconv.formats.chrome import stream
 from traceconv.formats.chrome.checker import check_chrome, check_chrome_events, parse_events
 from traceconv.io import Source
 
@@ -148,3 +150,18 @@ def test_args_beyond_a_double_are_what_the_real_trace_processor_drops(trace_proc
         assert kept.get(round(e["ts"] * 1000), set()) == shown & set(names[:first])
     assert beyond == 1
     assert {e["code"]: e["count"] for e in report.errors}["args_beyond_double"] == beyond
+
+
+def test_traceconvs_own_chrome_output_holds_no_number_perfetto_stops_at(data, tmp_path,
+                                                                      monkeypatch):
+    """Converting that file to Chrome JSON writes the infinity as text: the args texts
+    copied as the source wrote them (read in 1 KiB pieces, all but the first keep their
+    args as text) are decoded and written again where they hold one."""
+    monkeypatch.setattr(stream, "CHUNK", 1024)
+    out = tmp_path / "out.json"
+    traceconv.save(traceconv.load(data / "hostile" / "kineto_args_1e400.json"), out)
+    report = check_chrome(Source(out))
+    assert "args_beyond_double" not in {e["code"] for e in report.errors}
+    written = [e for e in json.loads(out.read_bytes())["traceEvents"]
+               if e.get("name") == "aten::as_strided" and "Input Strides" in e.get("args", {})]
+    assert [e["args"]["Input Strides"] for e in written][:1] == ["Infinity"]

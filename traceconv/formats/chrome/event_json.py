@@ -13,6 +13,7 @@ spells it.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping
 from itertools import compress, repeat
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from ...json_decode import lenient
 from ...model.arg_groups import key_groups
 from ...model.args import ArgsColumn
 from ..json_texts import json_texts, split_prefixed
@@ -153,6 +155,27 @@ def key_text(key: Any) -> bytes:
     return dumps({key: None})[1:-5]
 
 
+# a JSON number that may be beyond a double: an exponent of 3 digits or more, or 309
+# digits in a row (a few more match, harmlessly: they are only decoded and written again)
+_MAYBE_BEYOND_DOUBLE = re.compile(rb"[0-9][eE]\+?[0-9]{3}|[0-9]{309}")
+_DECODE_ARGS = lenient()
+
+
+def _importable(texts: list[bytes]) -> list[bytes]:
+    """Args texts as the source wrote them, except those holding a number beyond a double
+    (``1e400``), where Perfetto's importer would drop the rest of the event's args: those
+    are decoded (the number is infinity, as ``JSON.parse`` reads it) and written as
+    :func:`dumps` writes them. One scan of all the texts finds whether any needs it.
+
+    >>> _importable([b'{"a": 1}', b'{"b": 1e400, "c": 2}'])
+    [b'{"a": 1}', b'{"b":"Infinity","c":2}']
+    """
+    if not _MAYBE_BEYOND_DOUBLE.search(b"\0".join(texts)):
+        return texts
+    return [dumps(_DECODE_ARGS(text)) if _MAYBE_BEYOND_DOUBLE.search(text) else text
+            for text in texts]
+
+
 class ArgsText:
     """The end of the events of rows of an args column: ``,"args":{...}}``, or just ``}``
     for rows without args or with empty args (as a writer that skips falsy args does).
@@ -173,6 +196,7 @@ class ArgsText:
         if sum(map(len, self.strings.values())) > _CACHE_LIMIT:
             self.strings.clear()
         held, texts, empty = self.column.json_texts(rows)
+        texts = _importable(texts)
         others = np.arange(len(rows))
         if len(held):
             others = np.delete(others, held)
