@@ -19,6 +19,7 @@ once, a kind at a time, at the end.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from ...model.typed_arrays import extend_typed
 # Kinds: the DebugAnnotation value field the value came from, where its 64 bits are the
 # value; TEXT: an interned text id; OBJECT: an index into ``objects``; NONE: no value.
 NONE, BOOL, UINT, INT, DOUBLE, POINTER, TEXT, OBJECT = 0, 2, 3, 4, 5, 7, 17, 255
+CHUNK = 1 << 16   # values made into Python objects together
 
 
 class ArgValues:
@@ -48,23 +50,39 @@ class ArgValues:
 
     def python(self, positions: np.ndarray, texts: list[str]) -> list[Any]:
         """The values at ``positions`` as Python values (``texts``: the interned texts
-        that TEXT values number), a list in that order."""
-        return self.objects_at(positions, texts).tolist()  # type: ignore[no-any-return]
+        that TEXT values number), a list in that order, made :data:`CHUNK` at a time (no
+        object array of them all beside the list)."""
+        made = self._maker(positions, texts)
+        out: list[Any] = [None] * len(positions)
+        for lo in range(0, len(positions), CHUNK):
+            hi = min(lo + CHUNK, len(positions))
+            out[lo:hi] = made(lo, hi).tolist()
+        return out
 
     def objects_at(self, positions: np.ndarray, texts: list[str]) -> np.ndarray:
         """:meth:`python` as an object array."""
+        return self._maker(positions, texts)(0, len(positions))
+
+    def _maker(self, positions: np.ndarray, texts: list[str]
+               ) -> Callable[[int, int], np.ndarray]:
+        """``made(lo, hi)``: the values at ``positions[lo:hi]`` as an object array. Every
+        value is an int first, then the few of other kinds go in their places; equal ints
+        of one call are one object (a million events repeat their sizes, streams and flags
+        within a few thousand events), made by numpy in C."""
         kind = np.frombuffer(self.kind, dtype=np.uint8)[positions]
         bits = np.frombuffer(self.bits, dtype=np.uint64)[positions]
-        # every value as an int first, then the few of other kinds in their places; equal
-        # ints are one object (a million events repeat their sizes, streams and flags: 4 M
-        # int values, 1 M distinct), made by numpy in C
-        distinct, which = np.unique(bits.view(np.int64), return_inverse=True)
-        out = distinct.astype(object)[which.reshape(-1)]
-        for number in np.flatnonzero(np.bincount(kind, minlength=256)).tolist():
-            if number != INT:
-                at = np.flatnonzero(kind == number)
-                out[at] = self._made(number, bits[at], texts)
-        return out
+        others = np.flatnonzero(kind != INT)
+
+        def made(lo: int, hi: int) -> np.ndarray:
+            distinct, which = np.unique(bits[lo:hi].view(np.int64), return_inverse=True)
+            out = distinct.astype(object)[which.reshape(-1)]
+            at = others[np.searchsorted(others, lo):np.searchsorted(others, hi)]
+            for number in np.unique(kind[at]).tolist():
+                mine = at[kind[at] == number]
+                out[mine - lo] = self._made(number, bits[mine], texts)
+            return out
+
+        return made
 
     def _made(self, number: int, bits: np.ndarray, texts: list[str]) -> np.ndarray:
         """Values of one kind, as an object array (so that lists among them stay items;
