@@ -27,6 +27,20 @@ def _column(values: Any, dtype: Any) -> np.ndarray:
     return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
 
 
+def _of_kind(values: Any, dtype: Any, kind: np.ndarray, code: int, rows: np.ndarray
+             ) -> np.ndarray:
+    """The values of events ``rows``, all of type ``code``, from a column that holds one
+    value per event of that type, in event order.
+
+    >>> from array import array
+    >>> _of_kind(array("q", [5, 7]), np.int64, np.array([COUNTER, BEGIN, COUNTER]),
+    ...          COUNTER, np.array([2])).tolist()
+    [7]
+    """
+    number = np.cumsum(kind == code) - 1   # per event: its place among those of its type
+    return _column(values, dtype)[number[rows]]
+
+
 def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
                  model: dict[str, Any] | None) -> None:
     """Fill ``reader.trace`` from ``reader.events``."""
@@ -55,7 +69,7 @@ def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
                     count=int((keep & (kind != COUNTER) & on_counter).sum()))
     timeline = np.flatnonzero(keep & (kind != COUNTER) & ~on_counter)
     reader.dotted = DottedNames(model["dotted"] if model else (), groups=reader.group_names)
-    _counters(reader, tracks, counter_rows, uuid, track, ts)
+    _counters(reader, tracks, counter_rows, kind, uuid, track, ts)
     del uuid, on_counter, counter_rows
     events.release("track", "value")
     slice_of = _slices(reader, timeline, kind, ts, place, track, model)
@@ -122,9 +136,9 @@ def _accumulate(reader: PftraceReader, ts: np.ndarray, rows: np.ndarray,
     return placed & fits
 
 
-def _counters(reader: PftraceReader, tracks: TrackMap, rows: np.ndarray, uuid: np.ndarray,
-              track: np.ndarray, ts: np.ndarray) -> None:
-    values = _column(reader.events.value, np.float64)[rows].copy()
+def _counters(reader: PftraceReader, tracks: TrackMap, rows: np.ndarray, kind: np.ndarray,
+              uuid: np.ndarray, track: np.ndarray, ts: np.ndarray) -> None:
+    values = _of_kind(reader.events.value, np.float64, kind, COUNTER, rows)
     multiplier = np.ones(len(rows))
     for key, counter in tracks.counters.items():
         on = uuid[rows] == np.uint64(key)
@@ -157,7 +171,7 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     starts_at = np.r_[begin_event, complete]
     start = ts[starts_at]
     end = np.r_[np.where(end_event >= 0, ts[np.maximum(end_event, 0)], last),
-                ts[complete] + _column(events.duration, np.int64)[complete]]
+                ts[complete] + _of_kind(events.duration, np.int64, kind, COMPLETE, complete)]
     events.release("duration")
     dur = np.maximum(end - start, 0)
     slice_track = track[starts_at]

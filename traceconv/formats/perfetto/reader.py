@@ -174,8 +174,9 @@ class _Events:
         self.type = array("b")
         self.name = array("i")
         self.category = array("i")
-        self.duration = array("q")      # legacy complete events
-        self.value = array("d")         # counter values
+        # (of only the events that have one: few do)
+        self.duration = array("q")      # per legacy complete event, in event order
+        self.value = array("d")         # per counter event, in event order
         # args: per event its key set (-1: none) and where its values start in values
         self.arg_set = array("i")
         self.arg_start = array("q")
@@ -477,8 +478,8 @@ class PftraceReader:
                                     (events.track, track[keep]), (events.type, kind[keep]),
                                     (events.name, names[keep]), (events.category,
                                                                  categories[keep]),
-                                    (events.duration, duration[keep]),
-                                    (events.value, values[keep])):
+                                    (events.duration, duration[keep][kind[keep] == COMPLETE]),
+                                    (events.value, values[keep][kind[keep] == COUNTER])):
             extend_typed(column, values_kept)
         self._args(data, buf, fields, generation, count, keep, consumed)
         self._flows(fields, renumber)
@@ -790,7 +791,6 @@ class PftraceReader:
                                                                np.full(values.rows, COUNTER)),
                                  (events.name, np.zeros(values.rows, np.int64)),
                                  (events.category, np.zeros(values.rows, np.int64)),
-                                 (events.duration, np.zeros(values.rows, np.int64)),
                                  (events.value, numbers)):
                 extend_typed(column, kept)
             extend_typed(events.arg_set, np.full(values.rows, -1, dtype=np.int32))
