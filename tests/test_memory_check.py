@@ -73,7 +73,7 @@ def test_a_pftrace_that_cannot_fit_is_refused_with_perfettos_own_reader_named(
     result = run("info", str(pftrace))
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
-    needed = int(2.9 * pftrace.stat().st_size) + 100 * MiB
+    needed = int(2.8 * pftrace.stat().st_size) + 100 * MiB
     assert len(lines) == 1 and f"needs about {needed / MiB:.0f} MiB" in lines[0]
     assert "trace_processor_shell" in lines[0] and "split" not in lines[0]
     assert needed_memory(str(pftrace), "perfetto", False) == needed

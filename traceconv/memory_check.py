@@ -5,7 +5,7 @@ for minutes and then killed (out of memory), leaving nothing but ``Killed``. For
 whose peak is measured, the peak is close to proportional to the input's size
 (``benchmarks/README.md``: Chrome JSON converted whole with the argument texts on disk, 10 M
 Kineto events, 2.67 GB, peak at 0.92 GB and 30 M, 8.0 GB, at 2.58 GB; with them in memory,
-1 M events, 353 MB, at 352 MB; a .pftrace of 10 M events, 1.53 GB, read at 4.6 GB), so
+1 M events, 353 MB, at 352 MB; a .pftrace of 10 M events, 1.53 GB, read at 4.5 GB), so
 :func:`traceconv.load` compares that estimate with the memory available before it reads,
 and the refusal says what to do instead (:data:`INSTEAD`: for Chrome JSON, ``overview`` and
 ``split`` read any size in bounded memory).
@@ -22,9 +22,9 @@ from .units import format_bytes
 # peak bytes per input byte read and converted whole, per format: (argument texts on disk,
 # in memory), above the interpreter's own; a little under the measured, so that a trace
 # that would just fit is not refused: Chrome JSON 0.32-0.35 (10 M and 30 M Kineto events)
-# and 0.87-0.89 (1 M CPU, 0.7 M H100); a .pftrace (its args are never text) 3.0 (10 M
-# Kineto events written by traceconv), 3.2 (1 M) and 6.8 (the H100 trace)
-PEAK_PER_BYTE = {"chrome": (0.33, 0.85), "perfetto": (2.9, 2.9)}
+# and 0.87-0.89 (1 M CPU, 0.7 M H100); a .pftrace (its args are never text) 2.9 (10 M
+# Kineto events written by traceconv), 3.2 (1 M) and 6.9 (the H100 trace)
+PEAK_PER_BYTE = {"chrome": (0.33, 0.85), "perfetto": (2.8, 2.8)}
 # what to run instead, per format (a .pftrace: Perfetto's own reader of any size)
 INSTEAD = {
     "chrome": "see the whole run with `traceconv overview {path} -o overview.pftrace` and "
@@ -76,7 +76,7 @@ def needed_memory(path: str, format_name: str, spilled: bool) -> int | None:
     >>> needed_memory("samples/torch/cnn_step5.pt.trace.json", "nsys", False) is None
     True
     >>> needed_memory("samples/perfetto/rocprofv3_hip_taylor.pftrace", "perfetto", True) \\
-    ...     == int(2.9 * 138424) + (100 << 20)
+    ...     == int(2.8 * 138424) + (100 << 20)
     True
     """
     factors = PEAK_PER_BYTE.get(format_name)
