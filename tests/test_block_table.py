@@ -20,6 +20,7 @@ from traceconv.model import MemoryBlock, Trace
 from traceconv.model.block_table import FIELDS, BlockTable
 from traceconv.model.copying import Keep, copy_into
 from traceconv.model.frozen import FrozenTraceError
+from traceconv.model.validate import validate
 from traceconv.numbers import NumberError
 
 INT64 = st.integers(-(1 << 63), (1 << 63) - 1)
@@ -166,6 +167,8 @@ def test_copying_blocks_moves_their_times_and_renames_their_owners_block_by_bloc
         b.dtype, b.args) for b, keep in zip(given_blocks, kept, strict=True) if keep]
     assert list(out.memory) == expected
     assert moved.times_clamped == clamped
+    if not validate(src):   # (a valid source copies to a valid result: the one validator)
+        assert validate(out) == []
     for copied in out.memory:
         if copied.args:
             copied.args["new"] = 1   # (the result's own: the source is unchanged)

@@ -48,6 +48,15 @@ def finite(value: object, what: str = "value") -> float:
     return number
 
 
+def int64(value: object) -> int | None:
+    """``value`` when it is an int inside int64 (an id numpy can hold), else None.
+
+    >>> int64(7), int64(2**63), int64(True), int64("7")
+    (7, None, None, None)
+    """
+    return value if type(value) is int and -(1 << 63) <= value < 1 << 63 else None
+
+
 def to_int64(value: object, what: str = "value") -> int:
     """``value`` (int, integral float or numeric text) as an int within int64.
 

@@ -52,7 +52,7 @@ def memory_report(trace: Trace, depth: int = 1) -> dict[str, Any]:
     >>> device["sites"]
     [{'site': 'net.py:3 f', 'bytes': 150, 'blocks': 2, 'share': 1.0}]
     """
-    places = set(_devices(trace.memory)) | set(_devices(trace.reservations))
+    places = set(trace.memory.distinct("device")) | set(trace.reservations.distinct("device"))
     ooms = _oom_events(trace, next(iter(places)) if len(places) == 1 else "")
     devices = sorted(places | set(ooms))
     sites = block_sites(trace.memory)
@@ -61,16 +61,9 @@ def memory_report(trace: Trace, depth: int = 1) -> dict[str, Any]:
                                                   sites) for device in devices]}
 
 
-def _devices(table: BlockTable) -> list[str]:
-    """The device names the blocks of ``table`` name (read from its column)."""
-    values, codes = table.coded("device")
-    return [values[code] for code in np.unique(codes).tolist()]
-
-
 def _on_device(table: BlockTable, device: str) -> np.ndarray:
     """The numbers of the blocks of ``table`` on ``device``."""
-    values, codes = table.coded("device")
-    return np.flatnonzero(np.isin(codes, [k for k, v in enumerate(values) if v == device]))
+    return table.rows_where("device", lambda name: name == device)
 
 
 def _history_start(trace: Trace, blocks: np.ndarray, segments: np.ndarray) -> int | None:

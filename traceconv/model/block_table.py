@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import repeat
 from typing import Any, overload
 
@@ -161,6 +161,28 @@ class BlockTable(Sequence[MemoryBlock]):
         'a'
         """
         return self._values, read_only_view(self._codes[name])
+
+    def distinct(self, name: str) -> list[Any]:
+        """The values coded field ``name`` takes, in the order of their codes.
+
+        >>> BlockTable([MemoryBlock(0, 8, device="b"), MemoryBlock(8, 8, device="a")]
+        ...            ).distinct("device")
+        ['b', 'a']
+        """
+        values, codes = self.coded(name)
+        return [values[code] for code in np.unique(codes).tolist()]
+
+    def rows_where(self, name: str, test: Callable[[Any], bool]) -> np.ndarray:
+        """The numbers of the blocks whose coded field ``name`` passes ``test`` (asked once
+        per distinct value).
+
+        >>> table = BlockTable([MemoryBlock(0, 8, device="cpu"), MemoryBlock(8, 8, device="cuda:0")])
+        >>> table.rows_where("device", lambda d: d.startswith("cuda")).tolist()
+        [1]
+        """
+        values, codes = self.coded(name)
+        passing = [code for code in np.unique(codes).tolist() if test(values[code])]
+        return np.flatnonzero(np.isin(codes, passing))
 
     def column(self, name: str) -> list[Any]:
         """Field ``name`` of every block, as a list.

@@ -18,6 +18,7 @@ import numpy as np
 import orjson
 
 from ..formats.chrome.stream import json_loads
+from ..numbers import int64
 
 
 class Arguments(msgspec.Struct, gc=False):
@@ -55,15 +56,6 @@ class Head(msgspec.Struct, gc=False):
         if args is None:
             return None
         return int64(args.correlation if args.correlation is not None else args.correlation_id)
-
-
-def int64(value: Any) -> int | None:
-    """``value`` when it is an int inside int64 (an id numpy can hold), else None.
-
-    >>> int64(7), int64(2**63), int64(True), int64("7")
-    (7, None, None, None)
-    """
-    return value if type(value) is int and -(1 << 63) <= value < 1 << 63 else None
 
 
 Pair = tuple[Head, Any]   # (head, the element's JSON text: bytes or msgspec.Raw)

@@ -36,7 +36,8 @@ import numpy as np
 from ..model import Metadata, ProcessKind, TrackKind
 from ..model.builder import TraceBuilder
 from ..model.trace import Trace
-from .events import Head, as_pairs, exact_times, hashable, int64
+from ..numbers import int64
+from .events import Head, as_pairs, exact_times, hashable
 from .windows import Survey, Window
 
 BUCKETS = 2000

@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
-from .events import Head, Pair, as_pairs, dump_events, hashable, int64, time_columns, whole
+from ..numbers import int64
+from .events import Head, Pair, as_pairs, dump_events, hashable, time_columns, whole
 from .windows import DEVICE_WORK, Launches, Survey, Window, reference_stops
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ import numpy as np
 from ...model import OpStat, Trace
 from ...model.block_table import BlockTable
 from ...model.memory import LiveBytes
-from ...numbers import INT64_MAX, INT64_MIN
+from ...numbers import int64
 from ..activity import Activity, Timeline
 from ..idle import DeviceIdle, device_idle
 from ..memory_moment import device_curves
@@ -26,11 +26,6 @@ _PAGEABLE = re.compile(r"pageable", re.IGNORECASE)
 _MEMORY_KIND = re.compile(r"pageable|pinned|managed", re.IGNORECASE)
 _HOST_DEVICE = re.compile(r"^cpu", re.IGNORECASE)
 _TOTALS = ("Total Reserved", "Total Allocated", "Device Type")   # Kineto's [memory] args
-
-
-def _is_int64(value: Any) -> bool:
-    """A byte count the allocator could have given (an int of int64, not a bool)."""
-    return type(value) is int and INT64_MIN <= value <= INT64_MAX
 
 
 def device_block_rows(table: BlockTable) -> np.ndarray:
@@ -42,9 +37,7 @@ def device_block_rows(table: BlockTable) -> np.ndarray:
     ...                               MemoryBlock(0, 8, device="cuda:0")])).tolist()
     [1]
     """
-    values, codes = table.coded("device")
-    host = [k for k in np.unique(codes).tolist() if _HOST_DEVICE.match(values[k] or "")]
-    return np.flatnonzero(~np.isin(codes, host))
+    return table.rows_where("device", lambda device: not _HOST_DEVICE.match(device or ""))
 
 
 def _totals_of_reservations(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -130,7 +123,7 @@ class Context:
         reserved, allocated, device = instants.args.get_columns(
             np.arange(len(instants)), _TOTALS, (None, None, None))
         rows = [row for row, (r, a, d) in enumerate(zip(reserved, allocated, device, strict=True))
-                if _is_int64(r) and _is_int64(a) and d != 0]   # (device 0: host, no cache)
+                if int64(r) is not None and int64(a) is not None and d != 0]   # (device 0: host, no cache)
         if not rows and self.trace.reservations:
             return _totals_of_reservations(self.trace)
         return (instants.numpy_view("ts")[rows].copy(),
