@@ -70,3 +70,25 @@ def test_any_names_fit_any_width_with_numbers_whole(names, numbers, width):
     assert len({c[0] for c in cells}) == len(names)   # distinct names stay distinct
     for shown, row in zip(cells, rows, strict=True):
         assert row[1] in shown   # the number whole, never cut or wrapped
+
+
+def test_names_far_longer_than_the_terminal_take_steps_bounded_by_its_width(monkeypatch):
+    """A fuzzed XPlane file (seed 8484) named its ops with tens of thousands of nested
+    brackets: the table narrowed them one character a step from their full length, each
+    step trying every cut (19 s for 72 ops). Narrowing now starts at the table's width."""
+    from traceconv.presentation import tables
+
+    calls = []
+    real_head = tables._head
+    monkeypatch.setattr(tables, "_head", lambda lines, width: calls.append(width)
+                        or real_head(lines, width))
+    names = ["(" * depth + "op" + ")" * depth for depth in range(20_000, 20_020)]
+    names += [f"{'x' * 30_000}_{i}" for i in range(5)]   # distinct only at their ends
+    rows = [[name, f"{i}.000", str(i)] for i, name in enumerate(names)]
+    columns = [Column("Name"), Column("Self ms", True), Column("Calls", True, drop=1)]
+    lines = draw(fitted_table(columns, rows, 80), 80)
+    assert max(map(len, lines)) <= 80
+    cells = body(lines, len(rows))
+    assert [c[-1] for c in cells] == [r[1] for r in rows]   # numbers whole
+    assert len({c[0] for c in cells[-5:]}) == 5   # the names that a cut tells apart, apart
+    assert len(calls) <= 4 * 80   # (it was one per character of the longest name: 40,000)

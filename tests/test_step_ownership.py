@@ -37,6 +37,9 @@ STEP = re.compile(r"^ProfilerStep#(\d+)$")
 pytestmark = pytest.mark.slow   # each trace is cut once per step
 MOST_STEPS = 20
 BIG_TRACE = 200_000
+# the 200-step trace's generator run longer: the same class, and the slowest file of the
+# suite to load (34 s) for the three steps a trace this big is checked at
+LONGER_RUN_OF_A_CHECKED_TRACE = frozenset({"large_cpu_500steps.pt.trace.json.gz"})
 # the GPU runs behind the host here: step 16's host range holds step 15's kernels
 LAGGING = DATA / "torch" / "tracelens_mi300_resnet_act_checkpoint.json.gz"
 
@@ -192,6 +195,8 @@ def test_every_bundled_step_against_the_raw_json(path):
 def test_every_corpus_step_against_the_raw_json(path):
     if not _has_steps(path):
         pytest.skip("not a Kineto trace with step markers")
+    if path.name in LONGER_RUN_OF_A_CHECKED_TRACE:
+        pytest.skip("the 200-step trace of the same generator is checked")
     assert _check_every_step(path) >= 1
 
 

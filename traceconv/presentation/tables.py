@@ -111,6 +111,8 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
             hidden.append(droppable.pop(0))   # names that stay distinct only when wide
             keep.remove(hidden[-1])
             widths = _narrowed(columns, text, natural, keep, width)
+        if _compact_width([widths[i] for i in keep]) > width:   # names no cut tells apart
+            widths = _narrowed(columns, text, natural, keep, width, distinct=False)
     table = Table(**({**options, "box": box.SIMPLE_HEAD, "pad_edge": False,
                       "show_edge": False, "collapse_padding": True} if compact else options))
     for i in keep:
@@ -157,14 +159,17 @@ def _compact_width(widths: list[int]) -> int:
 
 
 def _narrowed(columns: list[Column], text: list[list[str]], natural: list[int],
-              keep: list[int], width: int) -> dict[int, int]:
+              keep: list[int], width: int, distinct: bool = True) -> dict[int, int]:
     """Column widths within ``width``, one character at a time: the widest text column down
     to :data:`TEXT_COMFORT`, then headers go on several lines (the one with the most header
     beyond its cells first), then text columns further, as long as their names stay distinct
-    (and not below :data:`TEXT_MIN`)."""
-    widths = {i: max(natural[i], len(columns[i].header)) for i in keep}
+    (``distinct=False``: even when they do not) and not below :data:`TEXT_MIN`."""
     lines = {i: {line for r in text for line in r[i].split("\n")}
              for i in keep if not columns[i].number}
+    # a text column starts no wider than the table may be (narrowing is one character a
+    # step: a name of 100,000 characters would take as many steps)
+    widths = {i: min(max(natural[i], len(columns[i].header)), width) if i in lines
+              else max(natural[i], len(columns[i].header)) for i in keep}
     floors = {i: max(_header_floor(columns[i]), min(TEXT_MIN, natural[i])) for i in lines}
     excess = _compact_width(list(widths.values())) - width
     while excess > 0:
@@ -179,7 +184,7 @@ def _narrowed(columns: list[Column], text: list[list[str]], natural: list[int],
         if not wide:
             break
         widest = max(wide, key=lambda i: (widths[i], -i))
-        if _head(lines[widest], widths[widest] - 1) is None:
+        if distinct and _head(lines[widest], widths[widest] - 1) is None:
             floors[widest] = widths[widest]   # narrower, two names would read the same
             continue
         widths[widest] -= 1
