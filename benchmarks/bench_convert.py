@@ -72,7 +72,7 @@ extra = dict(events=events, bytes=len(data))
 """
 # The conversions and reads run the command line as a user runs it (``traceconv IN -o OUT``,
 # ``traceconv info IN --json``), in its process: with the settings it makes for itself
-# (traceconv/cli/process_setup.py), which a script importing traceconv makes or not.
+# (traceconv/process_setup.py), which a script importing traceconv makes or not.
 COMMAND = """
 import contextlib, io, os
 from traceconv.cli import main

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from traceconv.splitting import events, overview, split
+from traceconv.splitting import events, split
 
 pytestmark = pytest.mark.slow
 
@@ -62,8 +62,8 @@ def _outputs(path: Path, out: Path, by: str) -> dict[str, bytes]:
 
 
 def _one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    for module in (events, overview):
-        monkeypatch.setattr(module, "exact_times", lambda values: None)
+    # (the overview's and the sizes' floats go through events.exact_times too)
+    monkeypatch.setattr(events, "exact_times", lambda values: None)
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -90,10 +90,9 @@ def test_the_column_way_is_taken_on_a_real_trace(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """(else the test above would compare the event-by-event way with itself)"""
     taken: list[bool] = []
-    for module in (events, overview):
-        real = module.exact_times
-        monkeypatch.setattr(module, "exact_times", lambda values, real=real: taken.append(
-            real(values) is not None) or real(values))
+    real = events.exact_times
+    monkeypatch.setattr(events, "exact_times", lambda values: taken.append(
+        real(values) is not None) or real(values))
     split(str(Path(__file__).resolve().parent.parent / "samples" / "torch"
               / "cnn_step5.pt.trace.json"), str(tmp_path / "out"), by="step")
     assert taken and all(taken)

@@ -12,9 +12,9 @@ from contextlib import contextmanager
 import click
 
 from ..errors import TraceconvError
+from ..process_setup import set_up_process
 from ..terminal import printable
 from ..version import __version__
-from .process_setup import set_up_process
 
 EPILOG = """\b
 Examples:

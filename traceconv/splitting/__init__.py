@@ -40,7 +40,7 @@ from ..io import Source, reading
 from ..numbers import shown
 from ..output_files import atomic_output, output_folder, remove_output, scratch_folder
 from ..presentation.json_text import json_text
-from .events import as_pairs, decode_pairs, dump_events, hashable
+from .events import as_pairs, decode_pairs, dump_events, floats, hashable
 from .overview import BUCKETS, TOP, Overview
 from .route import Router, Spill
 from .sizes import ByteHistogram, auto_target, group_windows, merged
@@ -208,21 +208,12 @@ def survey_trace(path: str, sizes: ByteHistogram | None = None) -> Survey:
         survey.take(chunk)
         if sizes is not None:
             pairs = as_pairs(chunk)
-            sizes.add(np.array([_time(h.ts) for h, _ in pairs], dtype=np.float64),
-                      np.array([len(text) + 2 for _, text in pairs], dtype=np.int64))
+            texts = [text for _, text in pairs]
+            sizes.add(floats([h.ts for h, _ in pairs]),
+                      np.fromiter(map(len, texts), np.int64, len(texts)) + 2)
 
     survey.envelope = _read(path, take, first)
     return survey
-
-
-def _time(ts: Any) -> float:
-    """An event's start as a float; NaN when it has none (or one past a float's range)."""
-    if isinstance(ts, int | float) and not isinstance(ts, bool):
-        try:
-            return float(ts)
-        except OverflowError:
-            pass
-    return math.nan
 
 
 def _read(path: str, take: Callable[[list[Any]], None],

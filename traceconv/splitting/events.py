@@ -11,7 +11,8 @@ event, a metadata event) is decoded whole.
 from __future__ import annotations
 
 import json
-from typing import Any
+import math
+from typing import Any, TypeGuard
 
 import msgspec
 import numpy as np
@@ -148,6 +149,35 @@ def exact_times(values: list[Any]) -> np.ndarray | None:
 
 
 _EXACT_TYPES = frozenset({int, float, type(None)})
+
+
+def is_number(value: Any) -> TypeGuard[int | float]:
+    """An int or a float (not a bool)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def as_float(value: Any) -> float:
+    """A number as a float; NaN for anything else (a bool, a text, an int past a float).
+
+    >>> as_float(3), as_float(True), as_float(10**400)
+    (3.0, nan, nan)
+    """
+    if not is_number(value):
+        return math.nan
+    try:
+        return float(value)
+    except OverflowError:
+        return math.nan
+
+
+def floats(values: list[Any]) -> np.ndarray:
+    """:func:`as_float` of each value, at numpy speed when a double holds them all exactly.
+
+    >>> floats([1, None, 2.5]).tolist(), floats([True, 10**400, 3]).tolist()
+    ([1.0, nan, 2.5], [nan, nan, 3.0])
+    """
+    column = exact_times(values)
+    return column if column is not None else np.array(list(map(as_float, values)), np.float64)
 
 
 def time_columns(heads: list[Head]) -> tuple[np.ndarray, np.ndarray] | None:

@@ -29,7 +29,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from ..model import Metadata, ProcessKind, TrackKind
 from ..model.builder import TraceBuilder
 from ..model.trace import Trace
 from ..numbers import int64
-from .events import Head, as_pairs, exact_times, hashable
+from .events import Head, as_float, as_pairs, floats, hashable, is_number
 from .windows import Survey, Window
 
 BUCKETS = 2000
@@ -77,7 +77,7 @@ class Overview:
 
     def __init__(self, survey: Survey, *, top: int = TOP, buckets: int = BUCKETS) -> None:
         self.survey, self.top_n = survey, top
-        first, last = _float(survey.first_ts), _float(survey.last_ts)
+        first, last = as_float(survey.first_ts), as_float(survey.last_ts)
         if not math.isfinite(last - first):   # (no event, or a time past a float)
             first, last = 0.0, 1.0
         self.first, self.last = first, last
@@ -99,7 +99,7 @@ class Overview:
         self._memory([h for h in heads if h.name == "[memory]" and h.ph in ("i", "I")
                       and h.args is not None])
         slices = [h for h in heads if h.ph == "X"]
-        ts, dur = _floats([h.ts for h in slices]), _floats([h.dur for h in slices])
+        ts, dur = floats([h.ts for h in slices]), floats([h.dur for h in slices])
         with np.errstate(invalid="ignore"):
             kept = np.flatnonzero((dur >= 0) & np.isfinite(ts + dur))   # (NaN fails both)
         pids, tids = [slices[i].pid for i in kept], [slices[i].tid for i in kept]
@@ -187,8 +187,8 @@ class Overview:
 
     def _memory(self, events: list[Head]) -> None:
         """Per device and bucket, the largest allocator total of the ``[memory]`` events."""
-        ts = _floats([h.ts for h in events])
-        total = _floats([h.args.total_allocated for h in events])  # type: ignore[union-attr]
+        ts = floats([h.ts for h in events])
+        total = floats([h.args.total_allocated for h in events])  # type: ignore[union-attr]
         kept = np.flatnonzero(np.isfinite(ts) & np.isfinite(total))
         devices: dict[tuple[Any, ...], int] = {}   # in order of first event, as tracks are made
         codes = np.array([devices.setdefault(hashable(a.device_type, a.device_id), len(devices))
@@ -288,8 +288,8 @@ class Overview:
         if pieces:
             track = trace.add_track("pieces", process=run)
             for p in pieces:
-                start = p["start"] if _number(p.get("start")) else self.first
-                stop = p["end"] if _number(p.get("end")) else end
+                start = p["start"] if is_number(p.get("start")) else self.first
+                stop = p["end"] if is_number(p.get("end")) else end
                 args = {"piece": p["file"], "events": p["events"]}
                 if "converted" in p:
                     args["converted"] = p["converted"]
@@ -324,34 +324,6 @@ def _names(metadata: list[dict[str, Any]]) -> tuple[dict[Any, str], dict[tuple[A
         elif e.get("name") == "thread_name":
             threads[hashable(e.get("pid"), e.get("tid"))] = name
     return processes, threads
-
-
-def _number(value: Any) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _float(value: Any) -> float:
-    """A number as a float; NaN for anything else (a bool, a text, an int past a float).
-
-    >>> _float(3), _float(True), _float(10**400)
-    (3.0, nan, nan)
-    """
-    if not _number(value):
-        return math.nan
-    try:
-        return float(value)
-    except OverflowError:
-        return math.nan
-
-
-def _floats(values: list[Any]) -> np.ndarray:
-    """:func:`_float` of each value, at numpy speed when a double holds them all exactly.
-
-    >>> _floats([1, None, 2.5]).tolist(), _floats([True, 10**400, 3]).tolist()
-    ([1.0, nan, 2.5], [nan, nan, 3.0])
-    """
-    column = exact_times(values)
-    return column if column is not None else np.array([_float(v) for v in values], np.float64)
 
 
 def _text(value: Any) -> str:
