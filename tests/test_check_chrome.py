@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import orjson
 import pytest
 
@@ -165,3 +166,69 @@ def test_traceconvs_own_chrome_output_holds_no_number_perfetto_stops_at(data, tm
     written = [e for e in json.loads(out.read_bytes())["traceEvents"]
                if e.get("name") == "aten::as_strided" and "Input Strides" in e.get("args", {})]
     assert [e["args"]["Input Strides"] for e in written][:1] == ["Infinity"]
+
+
+BEYOND_INT64 = [2**63, 2**64 - 1, 2**64, -2**63 - 1, 2**70]
+WITHIN_INT64 = [2**63 - 1, -2**63, 10**18]
+
+
+def _int_args_trace() -> bytes:
+    """A Chrome trace written by hand: one slice per integer (beside an ordinary arg and
+    a text of digits), one with the integer nested in a list, after 2 kB of others."""
+    events = [b'{"ph":"X","name":"filler","ts":%d,"dur":1,"pid":1,"tid":2,"args":{"k":%d}}'
+              % (k, k) for k in range(40)]
+    events += [b'{"ph":"X","name":"s%d","ts":%d,"dur":1,"pid":1,"tid":1,'
+               b'"args":{"v":%d,"n":1,"t":"18446744073709551616"}}' % (k, 10 * k, v)
+               for k, v in enumerate(BEYOND_INT64 + WITHIN_INT64)]
+    events.append(b'{"ph":"X","name":"nested","ts":500,"dur":1,"pid":1,"tid":1,'
+                  b'"args":{"v":[1,%d]}}' % 2**64)
+    return b'{"traceEvents":[' + b",".join(events) + b"]}"
+
+
+def test_args_ints_beyond_int64_are_what_the_real_trace_processor_shows_wrong(
+        trace_processor, tmp_path):
+    """trace_processor (v52) reads an integer beyond int64 as a real that is not it
+    (2**64 - 1 as -1.0, 2**64 as 0.0), with no stat; check warns of each event holding
+    one (orjson reads those past 2**64 as floats: check reads such a file again)."""
+    text = _int_args_trace()
+    path = tmp_path / "ints.json"
+    path.write_bytes(text)
+    trace_processor.load(text)
+    shown = {(row.name, row.key): row.display_value for row in trace_processor.query(
+        "select s.name, a.key, a.display_value from slice s join args a using(arg_set_id)")}
+    written = {e["name"]: e["args"]["v"] for e in json.loads(text)["traceEvents"]
+               if e["name"] != "filler"}
+    wrong = {name for name, v in written.items() if isinstance(v, int)
+             and shown[(name, "args.v")] != str(v)}
+    wrong |= {"nested"} if shown[("nested", "args.v[1]")] != str(2**64) else set()
+    assert wrong == {f"s{k}" for k in range(len(BEYOND_INT64))} | {"nested"}
+    assert all(shown[(name, "args.t")] == "18446744073709551616"
+               for name in written if name != "nested")   # (digits in a string: shown)
+    warnings = {w["code"]: w for w in check_chrome(Source(path)).warnings}
+    assert warnings["args_int_beyond_int64"]["count"] == len(wrong)
+
+
+@pytest.mark.parametrize("held_as_text", [False, True])
+def test_traceconvs_own_chrome_output_shows_ints_beyond_int64_as_written(
+        trace_processor, tmp_path, held_as_text, monkeypatch):
+    """Written as the text of their digits, at any depth and whether the reader kept the
+    args as values or as the source's JSON text (read in 1 KiB pieces: the pieces after
+    the first keep their args as text), the real trace_processor shows each one exactly."""
+    source = tmp_path / "ints.json"
+    source.write_bytes(_int_args_trace())
+    if held_as_text:
+        monkeypatch.setattr(stream, "CHUNK", 1024)
+    out = tmp_path / "out.json"
+    trace = traceconv.load(source, format="chrome")
+    held = trace.slices.args.json_texts(np.arange(len(trace.slices)))[0]
+    assert (len(held) > 0) == held_as_text
+    traceconv.save(trace, out)
+    written = out.read_bytes()
+    trace_processor.load(written)
+    shown = {(row.name, row.key): row.display_value for row in trace_processor.query(
+        "select s.name, a.key, a.display_value from slice s join args a using(arg_set_id)")}
+    for k, value in enumerate(BEYOND_INT64 + WITHIN_INT64):
+        assert shown[(f"s{k}", "args.v")] == str(value)
+    assert shown[("nested", "args.v[1]")] == str(2**64)
+    report = check_chrome(Source(out))
+    assert "args_int_beyond_int64" not in {w["code"] for w in report.warnings}

@@ -67,7 +67,8 @@ def assert_written_as_model(trace: Trace) -> None:
         value = view.counters.value[row]
         assert event["ts"] == (view.counters.ts[row] - base) / 1000
         assert event["name"] == view.tracks[view.counters.track[row]].name
-        assert event["args"] == as_json({"value": int(value) if value.is_integer() else value})
+        integral = value.is_integer() and -2**63 <= value < 2**63   # (as an int64)
+        assert event["args"] == as_json({"value": int(value) if integral else value})
     starts, ends = by_phase.get("s", []), by_phase.get("f", [])
     assert len(starts) == len(ends) == len(view.flows)
     for row, (begin, end) in enumerate(zip(starts, ends, strict=True)):
@@ -122,9 +123,11 @@ def test_any_arguments_read_back(rows, data):
 
 
 def test_value_texts_and_microseconds_match_orjson():
-    column = [1, -2**63, 2**64 - 1, 2.5, float("nan"), True, None]
+    column = [1, -2**63, 2**63 - 1, 2.5, float("nan"), True, None]
     assert value_texts(column) == [orjson.dumps(v) for v in column]
-    assert value_texts([2**65, 1]) == [b"36893488147419103232", b"1"]
+    # (beyond int64, which Perfetto's importer shows wrong: the text of the digits)
+    assert value_texts([2**65, 2**64 - 1, 1]) == [
+        b'"36893488147419103232"', b'"18446744073709551615"', b"1"]
     ns = np.array([0, 1, 999, -1_000_001, 2**53 - 1, 2**62], dtype=np.int64)
     assert microseconds(ns) == [orjson.dumps(int(v) / 1000) for v in ns]
 
@@ -138,7 +141,8 @@ def test_infinities_are_written_as_text_the_real_trace_processor_keeps(trace_pro
     for column, expected in (
             ([inf, -inf, 1.5], ["Infinity", "-Infinity", 1.5]),
             ([inf, None, "x"], ["Infinity", None, "x"]),
-            ([[inf, {"a": -inf}], 2**70, None], [["Infinity", {"a": "-Infinity"}], 2**70, None])):
+            ([[inf, {"a": -inf}], 2**70, None],
+             [["Infinity", {"a": "-Infinity"}], str(2**70), None])):
         assert json.loads(b"[" + b",".join(value_texts(column)) + b"]") == expected
         assert json.loads(dumps(column)) == expected
     trace = Trace()

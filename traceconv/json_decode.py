@@ -93,3 +93,22 @@ def too_deep(data: bytes | bytearray | memoryview, limit: int) -> tuple[int, int
         elif bracket in (b"]", b"}"):
             depth -= 1
     return None
+
+
+def any_value(value: Any, test: Callable[[Any], bool]) -> bool:
+    """Whether ``test`` holds for ``value`` or for a value nested in it (in lists and
+    objects, at any depth: walked without recursion).
+
+    >>> any_value({"a": [1, {"b": 2**64}]}, lambda v: type(v) is int and v >= 2**63)
+    True
+    """
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif test(item):
+            return True
+    return False

@@ -12,7 +12,8 @@ Rules (the importer's behaviour, perfetto.md §3.2):
   ``S/T/p/F``, object ``N/O/D``, memory dumps ``V/v``, ``c``, ``(``/``)``) or does not
   know; events without ``pid`` (put on pid 0); flow ``s``/``f`` events that bind to no
   slice or have no partner; ``M`` events that give one process or thread several names;
-  ``B`` slices never ended.
+  ``B`` slices never ended; args holding an integer beyond int64, which the importer shows
+  as a wrong real (``args_int_beyond_int64``).
 
 Unescaped control characters, the other classic reason Perfetto rejects a JSON trace,
 cannot survive parsing: orjson refuses such a file, which is reported as ``invalid_json``.
@@ -25,6 +26,7 @@ cannot survive parsing: orjson refuses such a file, which is reported as ``inval
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -35,8 +37,9 @@ import orjson
 from ...errors import InputError
 from ...gcpause import paused_gc
 from ...io import Source
-from ...json_decode import lenient
+from ...json_decode import any_value, lenient
 from ...model.check_report import CheckReport
+from .event_json import beyond_int64
 
 MAX_DEPTH = 512
 HANDLED = set("BEXiIRCbenstfM")
@@ -64,13 +67,18 @@ _LENIENT = lenient()
 
 
 def _parsed(data: bytes, name: str) -> tuple[list[Any], bool]:
-    """:func:`parse_events`, and whether a number beyond a double was met (only then do
-    the events need a walk for it: orjson refuses such a number, so a file it reads has
-    none)."""
+    """:func:`parse_events`, and whether the events need a walk for numbers the importer
+    cannot show: a number beyond a double (orjson refuses it, so a file it reads has none)
+    or an integer beyond int64 (orjson reads those past 2**64 as floats: a file whose text
+    may hold one is read again with exact integers)."""
     try:
-        return _events_of(orjson.loads(data), name), False
+        document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        error = exc
+        error: orjson.JSONDecodeError | None = exc
+    else:
+        if not _may_hold_int_beyond_int64(data):
+            return _events_of(document, name), False
+        error, document = None, None
     stripped = data.rstrip().rstrip(b",")
     for text in (data, stripped + b"]") if stripped.lstrip().startswith(b"[") else (data,):
         try:
@@ -78,6 +86,27 @@ def _parsed(data: bytes, name: str) -> tuple[list[Any], bool]:
         except msgspec.DecodeError:
             continue
     raise InputError(f"invalid JSON: {error}", file=name)
+
+
+# an integer token (not a fraction or an exponent) of 20 digits or more, or of 19 from
+# 9.2e18 up; numbers inside strings match too (the walk then finds strings)
+_LONG_INTEGER = re.compile(rb"(?<![\w.+\-])(-?)([0-9]{20,}|9[2-9][0-9]{17})(?![\w.])")
+
+
+def _may_hold_int_beyond_int64(data: bytes) -> bool:
+    """Whether the text of ``data`` holds an integer token beyond int64 (a 20-digit one
+    always is: JSON has no leading zeros).
+
+    >>> _may_hold_int_beyond_int64(b'{"a": 9223372036854775807, "b": 1.92233720368547758070}')
+    False
+    >>> _may_hold_int_beyond_int64(b'[-9223372036854775809]')
+    True
+    """
+    for match in _LONG_INTEGER.finditer(data):
+        sign, digits = match.groups()
+        if len(digits) > 19 or int(digits) >= (1 << 63) + (1 if sign else 0):
+            return True
+    return False
 
 
 def _events_of(document: Any, name: str) -> list[Any]:
@@ -89,19 +118,13 @@ def _events_of(document: Any, name: str) -> list[Any]:
     return document
 
 
-def _holds_infinity(value: Any) -> bool:
-    """Whether a non-finite number is in ``value``, at any depth.
+def _infinite(value: Any) -> bool:
+    """A non-finite float.
 
-    >>> _holds_infinity({"a": [1, {"b": float("-inf")}]}), _holds_infinity({"a": "inf"})
-    (True, False)
+    >>> _infinite(float("-inf")), _infinite("inf"), _infinite(1.5)
+    (True, False, False)
     """
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, dict):
-        return any(map(_holds_infinity, value.values()))
-    if isinstance(value, list):
-        return any(map(_holds_infinity, value))
-    return False
+    return isinstance(value, float) and not math.isfinite(value)
 
 
 _NS_LIMIT = 1 << 62
@@ -341,24 +364,31 @@ class _Checker:
 
 def check_chrome(source: Source) -> CheckReport:
     """Check a Chrome JSON trace (gzip or not) and return the report."""
-    events, beyond_double = _parsed(source.read_bytes(), source.name)
+    events, walk = _parsed(source.read_bytes(), source.name)
     with paused_gc():
         report = _Checker().run(events)
-    if beyond_double:
-        _check_infinite_args(report, events)
+    if walk:
+        _check_arg_numbers(report, events)
     return report
 
 
-def _check_infinite_args(report: CheckReport, events: list[Any]) -> None:
+def _check_arg_numbers(report: CheckReport, events: list[Any]) -> None:
     """Events whose args hold a number beyond a double (``1e400``): Perfetto's importer
     (trace_processor v52) keeps the event and drops its args from that number on,
-    silently."""
-    dropped = [k for k, e in enumerate(events) if isinstance(e, dict)
-               and isinstance(e.get("args"), dict) and _holds_infinity(e["args"])]
+    silently; or an integer beyond int64, which it shows as a wrong real (2**64 - 1 as
+    -1.0)."""
+    held = [(k, e["args"]) for k, e in enumerate(events)
+            if isinstance(e, dict) and isinstance(e.get("args"), dict)]
+    dropped = [k for k, args in held if any_value(args, _infinite)]
     if dropped:
         report.error("args_beyond_double", "an event's args hold a number beyond a double "
                      "(JSON.parse reads infinity): Perfetto drops its args from that one on",
                      count=len(dropped), example=f"$.traceEvents[{dropped[0]}].args")
+    wrong = [k for k, args in held if any_value(args, beyond_int64)]
+    if wrong:
+        report.warning("args_int_beyond_int64", "an event's args hold an integer beyond "
+                       "int64: Perfetto shows it as a wrong number", count=len(wrong),
+                       example=f"$.traceEvents[{wrong[0]}].args")
 
 
 def check_chrome_events(events: list[Any]) -> CheckReport:

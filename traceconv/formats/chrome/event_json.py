@@ -5,14 +5,15 @@ The writer builds each event from pieces: constant text, the JSON of names and p
 ``orjson.dumps`` of a whole column of numbers cut at its commas, one dump per distinct
 string, and a template per argument key set (``,"args":{"k1":`` v1 ``,"k2":`` v2 ``}``).
 Every value is the text ``orjson.dumps`` gives it in a dict, so reading the file back
-gives the same events as dumping one dict per event would; except for what orjson
-cannot write or writes as null (an int over 64 bits; ±infinity): there :func:`dumps`
-spells it.
+gives the same events as dumping one dict per event would; except for what Perfetto's
+JSON importer would show wrong (±infinity, which orjson writes as null; an int beyond
+int64, which the importer shows as a wrong real): there :func:`dumps` spells it as text.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping
 from itertools import compress, repeat
 from typing import Any
@@ -21,7 +22,7 @@ import msgspec
 import numpy as np
 import orjson
 
-from ...json_decode import lenient
+from ...json_decode import any_value, lenient
 from ...model.arg_groups import key_groups
 from ...model.args import ArgsColumn
 from ..json_texts import json_texts, split_prefixed
@@ -32,29 +33,37 @@ _PLAIN = frozenset((int, float, bool, type(None)))   # whose JSON text holds no 
 _CACHE_LIMIT = 1 << 18   # distinct string values kept encoded
 
 
+# where an int beyond int64 may be in orjson's text: 19 digits in a row (floats are
+# written with 17 at most); each text found is made again by dumps, which decides
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+INT64_MIN, INT64_END = -(1 << 63), 1 << 63
+
+
 def _fallback(value: Any) -> Any:
     """orjson cannot serialise it (an int over 64 bits, a set, an object): use its text."""
     return str(value)
 
 
 def dumps(value: Any) -> bytes:
-    """The JSON text of ``value``: an int over 64 bits in it as its digits, ±infinity
-    (which JSON cannot hold) as the text ``"Infinity"`` / ``"-Infinity"``, NaN as null,
-    anything not JSON as its ``str``; a value nested too deep to write as a marker text.
+    """The JSON text of ``value``: ±infinity (which JSON cannot hold) as the text
+    ``"Infinity"`` / ``"-Infinity"``, an int beyond int64 as the text of its digits, NaN as
+    null, anything not JSON as its ``str``; a value nested too deep to write as a marker
+    text.
 
-    Why text for infinity: orjson writes it null (the value lost), and ``1e999``, which
+    Why text: orjson writes infinity as null (the value lost), and ``1e999``, which
     ``JSON.parse`` reads as infinity, makes Perfetto's JSON importer drop the event's
-    arguments from that one on (trace_processor v52: no error, no stat); the text shows
-    in both.
+    arguments from that one on; an int beyond int64 it shows as a wrong real (2**64 - 1 as
+    -1.0, 2**64 as 0.0: trace_processor v52, no error, no stat). The texts show as written.
 
-    >>> dumps({"a": [1, 2.5, None]}), dumps(2**70), dumps({1, 2}) in (b'"{1, 2}"', b'"{2, 1}"')
-    (b'{"a":[1,2.5,null]}', b'1180591620717411303424', True)
-    >>> dumps([float("inf"), -float("inf"), float("nan"), 2**64])
-    b'["Infinity","-Infinity",null,18446744073709551616]'
+    >>> dumps({"a": [1, 2.5, None]}), dumps(2**63 - 1), dumps({1, 2}) in (b'"{1, 2}"', b'"{2, 1}"')
+    (b'{"a":[1,2.5,null]}', b'9223372036854775807', True)
+    >>> dumps([float("inf"), -float("inf"), float("nan"), 2**64 - 1, -2**63 - 1, 2**70])
+    b'["Infinity","-Infinity",null,"18446744073709551615","-9223372036854775809","1180591620717411303424"]'
     """
     try:
         text = orjson.dumps(value, default=_fallback, option=_OPTIONS)
-        if b"null" not in text:   # (what orjson writes of a non-finite float)
+        # (null: what orjson writes of a non-finite float)
+        if b"null" not in text and _LONG_DIGITS.search(text) is None:
             return text
     except TypeError:   # an int over 64 bits
         pass
@@ -67,15 +76,15 @@ def dumps(value: Any) -> bytes:
 
 
 def _spelled(value: Any) -> Any:
-    """``value`` with its non-finite floats and ints over 64 bits (at any depth) as the
-    JSON text :func:`dumps` writes of them."""
+    """``value`` with its non-finite floats and ints beyond int64 (at any depth) as the
+    texts :func:`dumps` writes of them."""
     if isinstance(value, float):
         if math.isfinite(value) or value != value:
             return value   # (NaN: orjson writes null)
         return "Infinity" if value > 0 else "-Infinity"
     if isinstance(value, int) and not isinstance(value, bool) \
-            and not -(1 << 63) <= value < 1 << 64:
-        return orjson.Fragment(str(value).encode())
+            and not INT64_MIN <= value < INT64_END:
+        return str(value)
     if isinstance(value, list | tuple):
         return [_spelled(item) for item in value]
     if isinstance(value, Mapping):
@@ -105,7 +114,8 @@ def value_texts(values: list[Any], prefix: bytes = b"",
             pass
         else:
             texts = split_prefixed(blob[1:-1], b",", prefix)
-            return _spelled_texts(values, texts, prefix) if b"null" in blob else texts
+            return _spelled_texts(values, texts, prefix) \
+                if b"null" in blob or _LONG_DIGITS.search(blob) else texts
     elif kinds == {str}:
         cache = {} if strings is None else strings
         found = list(map(cache.get, values))
@@ -122,13 +132,13 @@ def value_texts(values: list[Any], prefix: bytes = b"",
 
 
 def _spelled_texts(values: list[Any], texts: list[bytes], prefix: bytes) -> list[bytes]:
-    """``texts`` with those that hold a null made again by :func:`dumps` (the null may be
-    a non-finite float orjson could not write).
+    """``texts`` with those that hold a null or 19 digits in a row made again by
+    :func:`dumps` (a non-finite float orjson wrote as null, an int beyond int64).
 
-    >>> value_texts([1.5, float("-inf"), None, [float("inf")]], b":")
-    [b':1.5', b':"-Infinity"', b':null', b':["Infinity"]']
+    >>> value_texts([1.5, float("-inf"), None, [float("inf")], 2**64 - 1, 10**18], b":")
+    [b':1.5', b':"-Infinity"', b':null', b':["Infinity"]', b':"18446744073709551615"', b':1000000000000000000']
     """
-    return [prefix + dumps(value) if b"null" in text else text
+    return [prefix + dumps(value) if b"null" in text or _LONG_DIGITS.search(text) else text
             for value, text in zip(values, texts, strict=True)]
 
 
@@ -155,28 +165,30 @@ def key_text(key: Any) -> bytes:
     return dumps({key: None})[1:-5]
 
 
-# Where a number beyond a double may be, in a text whose digits are all 0 and whose
-# exponents are all e: an exponent of three digits or more, or 309 digits in a row. Text
-# matches too (an address 0x7f3e180): each text found is then decoded to be sure.
+# Where a number beyond a double or an int beyond int64 may be, in a text whose digits
+# are all 0 and whose exponents are all e: an exponent of three digits or more, or 19
+# digits in a row. Text matches too (an address 0x7f3e180): each text found is then
+# decoded to be sure.
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789E", b"000000000e")
-_MAYBE_BEYOND_DOUBLE = (b"e000", b"e+000", b"0" * 309)
+_MAYBE_UNSHOWABLE = (b"e000", b"e+000", b"0" * 19)
 _STRICT_ARGS = msgspec.json.Decoder().decode
 _DECODE_ARGS = lenient()
 
 
 def _importable(texts: list[bytes]) -> list[bytes]:
     """Args texts as the source wrote them, except those holding a number beyond a double
-    (``1e400``), where Perfetto's importer would drop the rest of the event's args: those
-    are decoded (the number is infinity, as ``JSON.parse`` reads it) and written as
-    :func:`dumps` writes them. Found by C-level scans of all the texts at once (a
-    translation and three finds), then a strict decode of each text a scan pointed at.
+    (``1e400``), where Perfetto's importer would drop the rest of the event's args, or an
+    int beyond int64, which it would show wrong: those are decoded (the number is
+    infinity, as ``JSON.parse`` reads it) and written as :func:`dumps` writes them. Found
+    by C-level scans of all the texts at once (a translation and three finds), then a
+    strict decode of each text a scan pointed at.
 
-    >>> _importable([b'{"a": "0x7f3e180"}', b'{"b": 1.5E+400, "c": 2}'])
-    [b'{"a": "0x7f3e180"}', b'{"b":"Infinity","c":2}']
+    >>> _importable([b'{"a": "0x7f3e180"}', b'{"b": 1.5E+400, "c": 2}', b'{"d": 18446744073709551615}'])
+    [b'{"a": "0x7f3e180"}', b'{"b":"Infinity","c":2}', b'{"d":"18446744073709551615"}']
     """
     blob = b"\0".join(texts).translate(_DIGITS_AS_ZERO)
     found = []
-    for needle in _MAYBE_BEYOND_DOUBLE:
+    for needle in _MAYBE_UNSHOWABLE:
         at = blob.find(needle)
         while at >= 0:   # (one position per text is enough: on to the next text)
             found.append(at)
@@ -188,10 +200,22 @@ def _importable(texts: list[bytes]) -> list[bytes]:
     out = list(texts)
     for k in np.unique(np.searchsorted(ends, found, "right")).tolist():
         try:
-            _STRICT_ARGS(texts[k])
+            value = _STRICT_ARGS(texts[k])
         except msgspec.ValidationError:   # (a number beyond a double, or too many digits)
             out[k] = dumps(_DECODE_ARGS(texts[k]))
+            continue
+        if any_value(value, beyond_int64):
+            out[k] = dumps(value)
     return out
+
+
+def beyond_int64(value: Any) -> bool:
+    """An int (not a bool) that int64 cannot hold.
+
+    >>> beyond_int64(2**63), beyond_int64(-2**63), beyond_int64(True), beyond_int64(1e30)
+    (True, False, False, False)
+    """
+    return type(value) is int and not INT64_MIN <= value < INT64_END
 
 
 class ArgsText:

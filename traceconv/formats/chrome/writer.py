@@ -163,15 +163,20 @@ def _in_row_order(events: list[bytes], positions: list[np.ndarray]) -> list[byte
     return list(map(events.__getitem__, place_of.tolist()))
 
 
+_INT64_EDGE = float(1 << 63)
+
+
 def _counter_events(trace: Trace, ids: _Ids, base: int) -> Iterator[bytes]:
-    """``C`` events named after their track, an integral value as an int."""
+    """``C`` events named after their track, an integral value within int64 as an int
+    (one past it stays a number: a float)."""
     c = trace.counters
     heads = [b'{"ph":"C","name":%s,"pid":%d,"ts":' % (orjson.dumps(t.name), ids.pid[t.process])
              for t in trace.tracks]
     times = c.numpy("ts") - base
     for lo in range(0, len(c), BATCH):
         hi = min(lo + BATCH, len(c))
-        values = [int(v) if v.is_integer() else v for v in c.value[lo:hi]]
+        values = [int(v) if v.is_integer() and -_INT64_EDGE <= v < _INT64_EDGE else v
+                  for v in c.value[lo:hi]]
         yield b",".join(map(b"".join, zip(
             map(heads.__getitem__, c.track[lo:hi]), microseconds(times[lo:hi]),
             repeat(b',"args":{"value":'), value_texts(values), repeat(b"}}"))))
