@@ -417,3 +417,43 @@ def test_memory_stays_bounded_as_the_input_grows(tmp_path, monkeypatch):
         sizes[times] = size
     assert peaks[16] < sizes[16] / 2
     assert peaks[16] < 1.5 * peaks[4]
+
+
+@pytest.mark.parametrize("chunk", [None, 256])
+def test_phases_and_categories_that_are_lists_or_objects_are_routed_by_time(
+        tmp_path, monkeypatch, chunk):
+    """A phase or category written as a list or an object (no producer does; a hostile
+    file) made split and overview stop with an internal error (unhashable, looked up in a
+    set of phases). Such an event is one of an unknown phase: routed by its time, kept in
+    its piece, where the reader drops it as the reader of the whole file does. (With
+    256-byte chunks the later pieces are typed records; the first is plain values.)"""
+    from traceconv.formats.chrome import stream
+
+    if chunk:
+        monkeypatch.setattr(stream, "CHUNK", chunk)
+    events = [{"ph": "X", "name": f"ProfilerStep#{k}", "ts": 100 * k, "dur": 90, "pid": 1,
+               "tid": 1, "cat": "cpu_op"} for k in (1, 2)]
+    events += [{"ph": ["X"], "name": "a", "ts": 150, "dur": 1, "pid": 1, "tid": 1},
+               {"ph": {"p": "i"}, "name": "b", "ts": 250, "pid": 1, "tid": 1},
+               {"ph": "X", "name": "c", "ts": 160, "dur": 1, "pid": 1, "tid": 1,
+                "cat": ["kernel"], "args": {"correlation": 1}},
+               {"ph": "i", "name": "d", "ts": 260, "pid": 1, "tid": 1, "cat": {"c": 1}}]
+    source = tmp_path / "hostile.json"
+    source.write_text(json.dumps({"traceEvents": events}))
+    manifest = split(source, tmp_path / "out", by="step")
+    pieces = {p["label"]: json.loads((tmp_path / "out" / p["file"]).read_text())
+              for p in manifest["pieces"]}
+    names = {label: sorted(e["name"] for e in piece["traceEvents"])
+             for label, piece in pieces.items()}
+    assert names == {"step1": ["ProfilerStep#1", "a", "c"],
+                     "step2": ["ProfilerStep#2", "b", "d"]}
+    dropped = Counter()
+    for label in pieces:
+        dropped.update({d["code"]: d["count"] for d in traceconv.load(
+            tmp_path / "out" / next(p["file"] for p in manifest["pieces"]
+                                   if p["label"] == label)).diagnostics.as_list()
+            if d["code"].startswith("chrome.unsupported_phase")})
+    whole = {d["code"]: d["count"] for d in traceconv.load(source).diagnostics.as_list()
+             if d["code"].startswith("chrome.unsupported_phase")}
+    assert dropped == whole and sum(whole.values()) == 2
+    assert (tmp_path / "out" / "overview.pftrace").stat().st_size > 0

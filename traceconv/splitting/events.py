@@ -75,7 +75,28 @@ def decode_pairs(piece: bytes | bytearray) -> list[Pair] | None:
         heads = _heads(piece)
     except msgspec.ValidationError:
         return None
+    _texts_for_objects(heads)
     return list(zip(heads, _texts(piece), strict=True))
+
+
+_TEXT_OR_NONE = frozenset({str, type(None)})
+
+
+def _texts_for_objects(heads: list[Head]) -> None:
+    """A phase or category that is a list or an object (a hostile file) as its text: the
+    rules compare them with strings, some as members of a set, which an unhashable value
+    cannot be looked up in. (Checked a column at a time: texts are the rule.)
+
+    >>> heads = [Head(ph=["X"], cat={"a": 1}), Head(ph="X", cat="cpu_op")]
+    >>> _texts_for_objects(heads); [(h.ph, h.cat) for h in heads]
+    [("['X']", "{'a': 1}"), ('X', 'cpu_op')]
+    """
+    for field in ("ph", "cat"):
+        values = [getattr(h, field) for h in heads]
+        if not set(map(type, values)) <= _TEXT_OR_NONE:
+            for h, value in zip(heads, values, strict=True):
+                if isinstance(value, list | dict):
+                    setattr(h, field, repr(value))
 
 
 def as_pairs(chunk: list[Any]) -> list[Pair]:
@@ -90,6 +111,7 @@ def as_pairs(chunk: list[Any]) -> list[Pair]:
     for e in chunk:
         head = _head(e) if isinstance(e, dict) else Head()
         pairs.append((head, dump_events([e])))
+    _texts_for_objects([head for head, _ in pairs])
     return pairs
 
 

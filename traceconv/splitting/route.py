@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 BUFFERED = 32 << 20      # bytes of event text held before every buffer is written out
 _PER_WINDOW = 1 << 20    # ... or one window's buffer reaches this
 _FLOW_PHASES = frozenset({"s", "t", "f"})
+_ROUTED_ALONE = frozenset({"M", "B", "E", *_FLOW_PHASES})   # (and [memory] events)
 _TOTALS = frozenset({"Total Allocated", "Total Reserved"})
 
 
@@ -172,53 +173,81 @@ class Router:
         return max(0, bisect.bisect_right(self.starts, ts) - 1)
 
     def route(self, chunk: list[Any]) -> None:
-        """Route one chunk of events to their windows' spill files."""
-        groups: dict[int, list[Any]] = {}
+        """Route one chunk of events to their windows' spill files: the events the rules
+        below leave as they are (a slice within its window, an instant, a counter) by
+        their window column at once, the others one by one in file order."""
         pairs = as_pairs(chunk)
         heads = [h for h, _ in pairs]
-        placed, crossing = self._placed(heads)
+        texts = [text for _, text in pairs]
+        placed, crossing, column = self._placed(heads)
         launched = self._launch_windows(pairs) if self.launches is not None else {}
-        for i, (h, text) in enumerate(pairs):
-            ph = h.ph
-            if ph == "M":
-                continue   # written at the head of every piece
-            window = launched.get(i, -1) if launched else -1
-            if window >= 0:
-                if ph in _FLOW_PHASES:
-                    self._flow(h, window)
-                elif window != placed(i, h):
-                    self.by_launch += 1
-            elif ph == "X":
-                window = placed(i, h)
-                if crossing is None or crossing[i]:
-                    text = self._slice_end(h, text, window)
-            elif ph == "B" or ph == "E":
-                window, text = self._duration_event(h, text)
-            elif ph in _FLOW_PHASES:
-                window = placed(i, h)
+        if column is None:
+            targets = np.zeros(len(heads), dtype=np.int64)
+            one_by_one: list[int] = list(range(len(heads)))
+        else:
+            targets = column.copy()
+            alone = {i for i, h in enumerate(heads)
+                     if h.ph in _ROUTED_ALONE or h.name == "[memory]"}
+            alone.update(launched)
+            if crossing is not None:
+                alone.update(np.flatnonzero(crossing).tolist())
+            one_by_one = sorted(alone)
+            rest = np.ones(len(heads), dtype=bool)
+            rest[one_by_one] = False
+            untimed = rest & (targets < 0)
+            if untimed.any():   # no time: the first piece keeps it
+                self.untimed += int(np.count_nonzero(untimed))
+                targets[untimed] = 0
+        for i in one_by_one:
+            targets[i], texts[i] = self._route_one(i, heads[i], texts[i], placed, crossing,
+                                                   launched)
+        order = np.argsort(targets, kind="stable")   # (file order within a window)
+        ranked = targets[order]
+        starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]]).tolist()
+        for lo, hi in zip(starts, [*starts[1:], len(order)], strict=True):
+            window = int(ranked[lo])
+            if window >= 0:   # (-1: an M event, written at the head of every piece)
+                self.spill.add(window, [texts[k] for k in order[lo:hi].tolist()])
+
+    def _route_one(self, i: int, h: Head, text: Any, placed: Callable[[int, Head], int],
+                   crossing: np.ndarray | None, launched: dict[int, int]) -> tuple[int, Any]:
+        """The window of an event the rules look at (and its text, shortened when it is
+        clipped); -1 for an ``M`` event."""
+        ph = h.ph
+        if ph == "M":
+            return -1, text
+        window = launched.get(i, -1) if launched else -1
+        if window >= 0:
+            if ph in _FLOW_PHASES:
                 self._flow(h, window)
-            else:
-                window = placed(i, h)
-                if h.name == "[memory]":
-                    self._memory(h, text, window)
-            group = groups.get(window)
-            if group is None:
-                groups[window] = [text]
-            else:
-                group.append(text)
-        for window, group in groups.items():
-            self.spill.add(window, group)
+            elif window != placed(i, h):
+                self.by_launch += 1
+        elif ph == "X":
+            window = placed(i, h)
+            if crossing is None or crossing[i]:
+                text = self._slice_end(h, text, window)
+        elif ph == "B" or ph == "E":
+            window, text = self._duration_event(h, text)
+        elif ph in _FLOW_PHASES:
+            window = placed(i, h)
+            self._flow(h, window)
+        else:
+            window = placed(i, h)
+            if h.name == "[memory]":
+                self._memory(h, text, window)
+        return window, text
 
     def _placed(self, heads: list[Head]) -> tuple[Callable[[int, Head], int],
-                                                  np.ndarray | None]:
-        """:meth:`place` for the events of a chunk, as ``placed(i, head)``, and which ``X``
-        slices may cross their window's end (None: any may). Both come from numpy columns
-        when windows are times and a double holds every time exactly; else :meth:`place`
+                                                  np.ndarray | None, np.ndarray | None]:
+        """:meth:`place` for the events of a chunk, as ``placed(i, head)``, which ``X``
+        slices may cross their window's end (None: any may), and the window column (-1:
+        no time; None: decided event by event). All three come from numpy columns when
+        windows are times and a double holds every time exactly; else :meth:`place`
         decides event by event and every slice is checked."""
         columns = None if self.by_rank or self.stops is not None else time_columns(heads)
         if columns is None:
             place = self.place
-            return lambda _, h: place(h), None
+            return lambda _, h: place(h), None, None
         ts, dur = columns
         windows = np.searchsorted(self._start_column, ts, "right") - 1
         np.maximum(windows, 0, out=windows)
@@ -233,7 +262,7 @@ class Router:
                 return 0
             return window   # type: ignore[no-any-return]
 
-        return placed, crossing
+        return placed, crossing, windows
 
     def _launch_windows(self, pairs: list[Pair]) -> dict[int, int]:
         """Position in ``pairs`` → the window of its launch, for device work and the ends
