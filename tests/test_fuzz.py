@@ -104,12 +104,12 @@ def test_the_classes_of_issue_23_are_generated(tmp_path):
                  for i in range(6)]
     assert any(len(a) < 4 * len(seeds["torch-snapshot"][0]) + (2 << 20) for a in amplified)
     assert hostile.semantic_json(json_seed, rng, []) != json_seed
-    # targets come from the registry: every reader and every checker
+    # targets come from the registry: every reader and every checker; and split
     from traceconv import registry
 
     names = {f.name for f in registry.all_formats() if f.reads}
     names |= {f"check:{f.name}" for f in registry.all_formats() if f.checks}
-    assert set(KINDS) == names
+    assert set(KINDS) == names | {"split:chrome"}
 
 
 def test_special_files_and_signals_keep_their_contract():

@@ -457,3 +457,27 @@ def test_phases_and_categories_that_are_lists_or_objects_are_routed_by_time(
              if d["code"].startswith("chrome.unsupported_phase")}
     assert dropped == whole and sum(whole.values()) == 2
     assert (tmp_path / "out" / "overview.pftrace").stat().st_size > 0
+
+
+FUZZED = sorted((ROOT / "tests" / "data" / "hostile" / "split").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", FUZZED, ids=lambda p: p.stem)
+@pytest.mark.parametrize("by, clip", [("time=10ms", True), ("step", False)])
+def test_fuzzed_inputs_split_or_end_in_one_line(tmp_path, path, by, clip):
+    """The split target's first campaigns (seeds 777, 778): times past a double (an int of
+    400 digits, 1e308 + 1e308 as an end, a window start that overflows once in ns), bytes
+    that are not UTF-8 in a part the routing fields skip, and a piece of the event array
+    with no event stopped split with an internal error. Such a time is no time for the span and the windows (as the reader drops the
+    event), one past a double once in ns is held at the edge the model counts, and an
+    event that is not JSON is the file's error, located."""
+    result = CliRunner().invoke(app, ["split", str(path), "--by", by, "-o",
+                                      str(tmp_path / "out"), *(["--clip"] if clip else [])])
+    assert result.exit_code in (0, 1), result.output
+    if result.exit_code:
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and str(path) in lines[0] and "internal error" not in lines[0]
+    else:
+        manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+        assert len(manifest["pieces"]) + manifest["empty_windows"] == manifest["windows"]
+        assert (tmp_path / "out" / "overview.pftrace").exists()

@@ -39,7 +39,8 @@ def main() -> None:
                         help="seconds an input may take before it counts as a hang")
     parser.add_argument("--memory", type=int, default=2048, help="MiB per worker (RLIMIT_AS)")
     parser.add_argument("--target", action="append", dest="targets",
-                        help="a reader format or check:perfetto / check:chrome (repeatable)")
+                        help="a reader format, check:perfetto / check:chrome, or split:chrome "
+                             "(repeatable)")
     parser.add_argument("--out", type=Path, help="folder for reproducers and figures.json")
     parser.add_argument("--special", type=int, metavar="N",
                         help="first run N inputs of each special-file and signal scenario")

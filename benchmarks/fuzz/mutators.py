@@ -145,8 +145,15 @@ def _numeric_neighbour(value: Any, rng: random.Random) -> Any:
         return copy.deepcopy(rng.choice(HOSTILE_VALUES))
     if isinstance(value, float) and not math.isfinite(value):
         return 0
-    return rng.choice([value * 1000, -value, value + 1, value - 1, value * 1e300 if value
-                       else 1e300, int(value) << 40, str(value)])
+    # (made once chosen: a product with an int past a double, or the text of one past
+    # Python's digit limit, would raise while the others were made)
+    edit = rng.choice([lambda: value * 1000, lambda: -value, lambda: value + 1,
+                       lambda: value - 1, lambda: value * 1e300 if value else 1e300,
+                       lambda: int(value) << 40, lambda: str(value)])
+    try:
+        return edit()
+    except (OverflowError, ValueError):
+        return 1e300
 
 
 _LINE_SPLIT = re.compile(rb"(?<=\n)")

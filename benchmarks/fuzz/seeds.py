@@ -61,13 +61,16 @@ def registry_targets() -> dict[str, str]:
     return targets
 
 
-KINDS = registry_targets()
+# commands that read an input their own way, past the readers: split (with the overview it
+# writes) streams Chrome JSON through a decoder of its own
+COMMAND_TARGETS = {"split:chrome": "json"}
+KINDS = registry_targets() | COMMAND_TARGETS
 # the file name a mutant gets: some readers look at it (StaticMemoryInfo.json, ...)
 FILE_NAMES = {"megengine-meminfo": "StaticMemoryInfo.json",
               "megengine-memflow-svg": "memory_flow.svg", "paddle-pb": "t.paddle_trace.pb",
               "paddle-profile": "t.profile", "torch-memory": "t.raw.json",
               "torch-snapshot": "t.pickle",
-              "check:perfetto": "t.pftrace"}
+              "check:perfetto": "t.pftrace", "split:chrome": "t.json"}
 SMALL, LARGE = 24, 150    # items kept per list or mapping (JSON) / repeated field (protobuf)
 TEXT_BYTES = (8 << 10, 24 << 10)   # bytes kept per text seed, small then large
 SEED_BYTES = 64 << 10     # a small cut above this keeps fewer items still, while it reads
@@ -80,7 +83,7 @@ def file_name(target: str) -> str:
 
     if target in FILE_NAMES:
         return FILE_NAMES[target]
-    seeds = [] if target.startswith("check:") else registry.seed_samples(target)
+    seeds = [] if ":" in target else registry.seed_samples(target)   # (a reader: no colon)
     if seeds:
         return Path(seeds[0].path).name
     return "t.json" if KINDS[target] == "json" else "t.txt"
@@ -219,10 +222,11 @@ def collect_seeds(folder: Path) -> dict[str, list[bytes]]:
             if data is not None:
                 seeds[name][hashlib.sha1(data).hexdigest()] = data
     for name in KINDS if FAMILIES_ON else ():   # each reader's registry seeds, whole
-        for sample in [] if name.startswith("check:") else registry.seed_samples(name):
+        for sample in [] if ":" in name else registry.seed_samples(name):
             data = (ROOT / sample.path).read_bytes()
             seeds[name][hashlib.sha1(data).hexdigest()] = data
     seeds["check:chrome"] = dict(seeds["chrome"])
+    seeds["split:chrome"] = dict(seeds["chrome"])
     pftraces = _written_pftraces(list(seeds["chrome"].values()), folder)
     seeds["check:perfetto"] = {hashlib.sha1(d).hexdigest(): d for d in pftraces}
     return {target: list(by_hash.values()) for target, by_hash in seeds.items() if by_hash}

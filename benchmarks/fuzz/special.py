@@ -251,12 +251,12 @@ def run_special(seeds: dict[str, list[bytes]], per_scenario: int, seed: int = 0,
     failure signature -> first traceback)."""
     outcomes: Counter = Counter()
     failures: dict[str, str] = {}
-    readers = sorted(t for t in seeds if not t.startswith("check:"))
+    readers = sorted(t for t in seeds if not t.startswith(("check:", "split:")))
     for scenario in scenarios:
         for k in range(per_scenario):
             rng = random.Random(f"{seed}:{scenario}:{k}")
             target = rng.choice(readers if scenario.startswith(("output", "signal"))
-                                else sorted(seeds))
+                                else sorted(t for t in seeds if not t.startswith("split:")))
             data = rng.choice(seeds[target])
             with tempfile.TemporaryDirectory(prefix="traceconv-special-") as name:
                 folder = Path(name)

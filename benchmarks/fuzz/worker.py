@@ -88,6 +88,8 @@ def run_target(target: str, path: str, write: bool = True) -> Outcome:
         if target.startswith("check:"):
             traceconv.check(path, target.split(":", 1)[1], max_bytes=READ_LIMIT)
             return Outcome("ok")
+        if target.startswith("split:"):
+            return _split(path)
         trace = traceconv.load(path, format=target, max_bytes=READ_LIMIT)
         problems = traceconv.validate(trace) if VALIDATE else []
         if problems:   # a reader that read the input must make a valid model of it
@@ -111,6 +113,27 @@ def run_target(target: str, path: str, write: bool = True) -> Outcome:
         return Outcome("crash", f"{stage}: MemoryError (over the worker's memory limit)")
     except Exception as exc:  # noqa: BLE001 - every other kind is what the fuzzer looks for
         return Outcome("crash", f"{stage}: {_signature(exc)}", traceback.format_exc())
+
+
+def _split(path: str) -> Outcome:
+    """``split`` by time, clipped, then by step (both with the overview; a refusal, such
+    as a trace without step markers, is a clean error)."""
+    import shutil
+
+    from traceconv.errors import TraceconvError
+    from traceconv.splitting import split
+
+    refused = []
+    for k, (by, clip) in enumerate((("time=10ms", True), ("step", False))):
+        folder = os.path.join(os.path.dirname(path), f"split{k}")
+        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            split(path, folder, by=by, clip=clip)
+        except TraceconvError as exc:
+            if not exc.file:
+                return Outcome("crash", f"unlocated error: {exc.message[:60]}", str(exc))
+            refused.append(str(exc)[:150])
+    return Outcome("error", detail=" / ".join(refused)) if len(refused) == 2 else Outcome("ok")
 
 
 class Runner:

@@ -40,7 +40,7 @@ from ..io import Source, reading
 from ..numbers import shown
 from ..output_files import atomic_output, output_folder, remove_output, scratch_folder
 from ..presentation.json_text import json_text
-from .events import as_pairs, decode_pairs, dump_events, floats, hashable
+from .events import as_pairs, decode_pairs, dump_events, floats, hashable, ns_time
 from .overview import BUCKETS, TOP, Overview
 from .route import Router, Spill
 from .sizes import ByteHistogram, auto_target, group_windows, merged
@@ -319,7 +319,7 @@ def _bounds(window: Window, survey: Survey) -> dict[str, Any]:
         return value if math.isfinite(value) else None
 
     def ns(value: float) -> int | None:
-        return round(value * survey.unit_ns) if math.isfinite(value) else None
+        return ns_time(value, survey.unit_ns) if math.isfinite(value) else None
 
     return {"start": finite(window.start), "end": finite(window.end),
             "start_ns": ns(window.start), "end_ns": ns(window.end)}

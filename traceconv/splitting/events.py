@@ -18,7 +18,7 @@ import msgspec
 import numpy as np
 import orjson
 
-from ..formats.chrome.stream import json_loads
+from ..formats.chrome.stream import DocumentError, json_loads
 from ..numbers import int64
 
 
@@ -124,12 +124,17 @@ def _head(e: dict[str, Any]) -> Head:
 
 
 def whole(text: Any) -> Any:
-    """The decoded event (integers of any size kept).
+    """The decoded event (integers of any size kept); an event that is not JSON (bytes
+    that are not UTF-8 in a part the routing fields skipped) is a :class:`DocumentError`,
+    which names the file where it is caught.
 
     >>> whole(b'{"id": 123456789012345678901234567890}')
     {'id': 123456789012345678901234567890}
     """
-    return json_loads(bytes(text))
+    try:
+        return json_loads(bytes(text))
+    except ValueError as exc:   # (orjson's JSONDecodeError)
+        raise DocumentError(f"an event is not valid JSON: {exc}") from None
 
 
 def dump_events(events: list[Any]) -> bytes:
@@ -190,6 +195,45 @@ def as_float(value: Any) -> float:
         return float(value)
     except OverflowError:
         return math.nan
+
+
+def time_of(value: Any) -> Any:
+    """A start or an end as written, when it is a number a double can hold; else None (a
+    text, a bool, an int of 400 digits: no time for the windows and the span).
+
+    >>> time_of(1.5), time_of(10**400), time_of(True)
+    (1.5, None, None)
+    """
+    return value if math.isfinite(as_float(value)) else None
+
+
+def end_of(ts: Any, dur: Any) -> Any:
+    """``ts + dur`` as written, when both and the sum are numbers a double can hold; else
+    None (the event's end is not a time).
+
+    >>> end_of(1, 2.5), end_of(1e308, 1e308), end_of(1.0, 10**400), end_of(1, None)
+    (3.5, None, None, None)
+    """
+    if time_of(ts) is None or time_of(dur) is None:
+        return None
+    return time_of(ts + dur)
+
+
+EDGE_NS = 1 << 62
+
+
+def ns_time(value: float, unit: int) -> int:
+    """A finite time in file units as integer ns; one past a double once in ns held at
+    ±2^62, beyond the model's time range, so that the builder's one rule moves it to the
+    edge and counts it.
+
+    >>> ns_time(1.5, 1000), ns_time(1e307, 1000) == EDGE_NS
+    (1500, True)
+    """
+    scaled = value * unit
+    if math.isfinite(scaled):
+        return round(scaled)
+    return EDGE_NS if scaled > 0 else -EDGE_NS
 
 
 def floats(values: list[Any]) -> np.ndarray:

@@ -37,7 +37,7 @@ from ..model import Metadata, ProcessKind, TrackKind
 from ..model.builder import TraceBuilder
 from ..model.trace import Trace
 from ..numbers import int64
-from .events import Head, as_float, as_pairs, floats, hashable, is_number
+from .events import Head, as_float, as_pairs, floats, hashable, is_number, ns_time
 from .windows import Survey, Window
 
 BUCKETS = 2000
@@ -100,7 +100,7 @@ class Overview:
                       and h.args is not None])
         slices = [h for h in heads if h.ph == "X"]
         ts, dur = floats([h.ts for h in slices]), floats([h.dur for h in slices])
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):
             kept = np.flatnonzero((dur >= 0) & np.isfinite(ts + dur))   # (NaN fails both)
         pids, tids = [slices[i].pid for i in kept], [slices[i].tid for i in kept]
         plain = not {*map(type, pids), *map(type, tids)} & {dict, list}
@@ -241,8 +241,8 @@ class Overview:
             for dur, ts, slice_name, cat in sorted(self.tracks[key].top
                                                    + self.tracks[key].collectives,
                                                    key=lambda r: r[1]):
-                start = round(ts * unit)
-                trace.add_interval(thread, start, start + round(dur * unit), slice_name, cat)
+                start = ns_time(ts, unit)
+                trace.add_interval(thread, start, start + ns_time(dur, unit), slice_name, cat)
             times = self._times()
             busy = trace.add_track(f"{name}: utilisation", process=ids[pid],
                                    kind=TrackKind.COUNTER, unit="%")
@@ -269,8 +269,9 @@ class Overview:
         return trace.build()
 
     def _times(self) -> np.ndarray:
-        starts = np.round((self.first + self.width * np.arange(self.buckets))
-                          * self.survey.unit_ns)
+        with np.errstate(over="ignore"):   # (past a double in ns: infinity, clipped below)
+            starts = np.round((self.first + self.width * np.arange(self.buckets))
+                              * self.survey.unit_ns)
         # past int64 the cast would be undefined: held at ±2^62, beyond the builder's time
         # range, so that its one rule moves them to the edge and counts them
         return np.clip(starts, -EDGE, EDGE).astype(np.int64)
@@ -284,7 +285,8 @@ class Overview:
             for w in windows:
                 start, stop = max(w.start, self.first), min(w.end, end)
                 if stop >= start:
-                    trace.add_interval(steps, round(start * unit), round(stop * unit), w.label)
+                    trace.add_interval(steps, ns_time(start, unit), ns_time(stop, unit),
+                                       w.label)
         if pieces:
             track = trace.add_track("pieces", process=run)
             for p in pieces:
@@ -293,8 +295,8 @@ class Overview:
                 args = {"piece": p["file"], "events": p["events"]}
                 if "converted" in p:
                     args["converted"] = p["converted"]
-                trace.add_interval(track, round(start * unit), round(stop * unit), p["label"],
-                                   "piece", args=args)
+                trace.add_interval(track, ns_time(start, unit), ns_time(stop, unit),
+                                   p["label"], "piece", args=args)
 
 
 def _union(lows: np.ndarray, highs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 
 from ..numbers import int64
-from .events import Head, Pair, as_pairs, dump_events, hashable, time_columns, whole
+from .events import Head, Pair, as_pairs, dump_events, end_of, hashable, time_columns, whole
 from .windows import DEVICE_WORK, Launches, Survey, Window, reference_stops
 
 if TYPE_CHECKING:
@@ -177,6 +177,8 @@ class Router:
         below leave as they are (a slice within its window, an instant, a counter) by
         their window column at once, the others one by one in file order."""
         pairs = as_pairs(chunk)
+        if not pairs:
+            return
         heads = [h for h, _ in pairs]
         texts = [text for _, text in pairs]
         placed, crossing, column = self._placed(heads)
@@ -306,14 +308,13 @@ class Router:
         self.cut_out[window] += 1
 
     def _slice_end(self, h: Head, text: Any, window: int) -> Any:
-        dur, ts = h.dur, h.ts
-        if isinstance(dur, int | float) and isinstance(ts, int | float) \
-                and self._crosses(window, h, ts + dur):
+        end = end_of(h.ts, h.dur)
+        if end is not None and self._crosses(window, h, end):
             self._cut(h.name, window)
             if self.clip:
                 e = whole(text)
-                self._continue(e, window, h, ts + dur)
-                return dump_events([dict(e, dur=self._end(window, h) - ts)])
+                self._continue(e, window, h, end)
+                return dump_events([dict(e, dur=self._end(window, h) - h.ts)])
         return text
 
     def _continue(self, e: dict[str, Any], window: int, h: Head, end: float) -> None:

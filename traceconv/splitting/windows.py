@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..numbers import NumberError, int_text
-from .events import Head, Pair, as_pairs, hashable, time_columns, whole
+from .events import Head, Pair, as_pairs, end_of, hashable, time_columns, time_of, whole
 
 # Host step markers: PyTorch's ProfilerStep#N and Paddle's ProfileStep#N, which Paddle's
 # Chrome export follows with the duration ("ProfileStep#3[12.170 ms]"); the device copy of
@@ -141,12 +141,12 @@ class Survey:
             if ph == "M":
                 self._metadata(whole(text))
                 continue
-            ts = h.ts
-            if not isinstance(ts, int | float) or isinstance(ts, bool):
+            ts = time_of(h.ts)
+            if ts is None:
                 continue
             first = min(first, ts)
-            dur = h.dur if ph == "X" else None
-            last = max(last, ts + dur if isinstance(dur, int | float) else ts)
+            end = end_of(ts, h.dur) if ph == "X" else None
+            last = max(last, ts if end is None else end)
             if ph == "X" or ph == "i":
                 marked.append(h)
         self.first_ts, self.last_ts = first, last
