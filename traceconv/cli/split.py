@@ -86,14 +86,24 @@ def split(input: str, by: str, outdir: str, clip: bool, target_size: str | None,
         click.echo(json_text(manifest).decode())
         return
     cuts = manifest["cuts"]
-    empty = f" ({manifest['empty_windows']} empty windows not written)" \
+    empty = f" ({_counted(manifest['empty_windows'], 'empty window')} not written)" \
         if manifest["empty_windows"] else ""
     also = ", overview.pftrace" if "overview" in manifest else ""
-    click.echo(f"wrote {len(manifest['pieces'])} pieces{empty}{also} and manifest.json to "
-               f"{os.path.normpath(outdir)}: {cuts['slices']} slices and {cuts['flows']} flows "
-               f"cut, {cuts['memory_blocks_carried']} memory blocks carried")
+    click.echo(f"wrote {_counted(len(manifest['pieces']), 'piece')}{empty}{also} and "
+               f"manifest.json to {os.path.normpath(outdir)}: "
+               f"{_counted(cuts['slices'], 'slice')} and {_counted(cuts['flows'], 'flow')} "
+               f"cut, {_counted(cuts['memory_blocks_carried'], 'memory block')} carried")
     failed = manifest.get("converted", {}).get("failed", [])
     for line in failed:
         click.echo(f"traceconv: error: {line}", err=True)
     if failed:
         raise SystemExit(1)
+
+
+def _counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless one.
+
+    >>> _counted(1, "piece"), _counted(0, "flow"), _counted(28, "memory block")
+    ('1 piece', '0 flows', '28 memory blocks')
+    """
+    return f"{count} {noun}{'' if count == 1 else 's'}"
