@@ -57,6 +57,15 @@ def int64(value: object) -> int | None:
     return value if type(value) is int and -(1 << 63) <= value < 1 << 63 else None
 
 
+def beyond_int64(value: object) -> bool:
+    """An int (not a bool) that int64 cannot hold.
+
+    >>> beyond_int64(2**63), beyond_int64(-2**63), beyond_int64(True), beyond_int64(1e30)
+    (True, False, False, False)
+    """
+    return type(value) is int and int64(value) is None
+
+
 def to_int64(value: object, what: str = "value") -> int:
     """``value`` (int, integral float or numeric text) as an int within int64.
 

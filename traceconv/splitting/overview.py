@@ -37,13 +37,12 @@ from ..model import Metadata, ProcessKind, TrackKind
 from ..model.builder import TraceBuilder
 from ..model.trace import Trace
 from ..numbers import int64
-from .events import Head, as_float, as_pairs, floats, hashable, is_number, ns_time
+from .events import EDGE_NS, Head, as_float, as_pairs, floats, hashable, is_number, ns_time
 from .windows import Survey, Window
 
 BUCKETS = 2000
 TOP = 100
 MAX_COLLECTIVES = 10_000   # per track
-EDGE = float(1 << 62)
 HELD = 1 << 16             # disjoint covered intervals held per track before the earliest go
 NAMES_HELD = 1 << 16       # slice names remembered as collective or not
 COLLECTIVE = re.compile(r"nccl|rccl|gloo|c10d::|all_?reduce|all_?gather|reduce_?scatter|"
@@ -274,7 +273,7 @@ class Overview:
                               * self.survey.unit_ns)
         # past int64 the cast would be undefined: held at ±2^62, beyond the builder's time
         # range, so that its one rule moves them to the edge and counts them
-        return np.clip(starts, -EDGE, EDGE).astype(np.int64)
+        return np.clip(starts, -EDGE_NS, EDGE_NS).astype(np.int64)
 
     def _steps(self, trace: TraceBuilder, run: int, windows: Sequence[Window],
                pieces: Sequence[dict[str, Any]]) -> None:

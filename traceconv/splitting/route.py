@@ -39,7 +39,17 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 
 from ..numbers import int64
-from .events import Head, Pair, as_pairs, dump_events, end_of, hashable, time_columns, whole
+from .events import (
+    Head,
+    Pair,
+    as_pairs,
+    dump_events,
+    end_of,
+    hashable,
+    is_number,
+    time_columns,
+    whole,
+)
 from .windows import DEVICE_WORK, Launches, Survey, Window, reference_stops
 
 if TYPE_CHECKING:
@@ -164,7 +174,7 @@ class Router:
                 return self.other if self.other is not None else 0
             return found
         ts = h.ts
-        if not isinstance(ts, int | float) or isinstance(ts, bool):
+        if not is_number(ts):
             self.untimed += 1   # no time: the first piece keeps it
             return 0
         if self.stops is not None:   # a StopStep at ts closes the step it ends

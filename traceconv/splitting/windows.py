@@ -124,7 +124,7 @@ class Survey:
                     self.steps.append((ts, number))
             elif h.args is not None:
                 correlation = h.correlation
-                if correlation is None or not _finite(ts):
+                if correlation is None:   # (ts: finite, as every time taken here)
                     continue
                 if len(launch_ids) < MAX_LAUNCHES:
                     launch_ids.append(correlation)
@@ -173,14 +173,6 @@ class Survey:
         except NumberError:
             self.markers_out_of_range += 1
             return None
-
-
-def _finite(value: int | float) -> bool:
-    """A finite time (an int past a float's range is not)."""
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
 
 
 def step_windows(survey: Survey, source: str) -> list[Window]:

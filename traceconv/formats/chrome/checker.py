@@ -39,7 +39,7 @@ from ...gcpause import paused_gc
 from ...io import Source
 from ...json_decode import any_value, lenient
 from ...model.check_report import CheckReport
-from .event_json import beyond_int64
+from ...numbers import beyond_int64
 
 MAX_DEPTH = 512
 HANDLED = set("BEXiIRCbenstfM")
@@ -104,7 +104,7 @@ def _may_hold_int_beyond_int64(data: bytes) -> bool:
     """
     for match in _LONG_INTEGER.finditer(data):
         sign, digits = match.groups()
-        if len(digits) > 19 or int(digits) >= (1 << 63) + (1 if sign else 0):
+        if len(digits) > 19 or beyond_int64(int(sign + digits)):
             return True
     return False
 

@@ -25,6 +25,7 @@ import orjson
 from ...json_decode import any_value, lenient
 from ...model.arg_groups import key_groups
 from ...model.args import ArgsColumn
+from ...numbers import beyond_int64
 from ..json_texts import json_texts, split_prefixed
 
 _OPTIONS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
@@ -36,7 +37,6 @@ _CACHE_LIMIT = 1 << 18   # distinct string values kept encoded
 # where an int beyond int64 may be in orjson's text: 19 digits in a row (floats are
 # written with 17 at most); each text found is made again by dumps, which decides
 _LONG_DIGITS = re.compile(rb"[0-9]{19}")
-INT64_MIN, INT64_END = -(1 << 63), 1 << 63
 
 
 def _fallback(value: Any) -> Any:
@@ -82,8 +82,7 @@ def _spelled(value: Any) -> Any:
         if math.isfinite(value) or value != value:
             return value   # (NaN: orjson writes null)
         return "Infinity" if value > 0 else "-Infinity"
-    if isinstance(value, int) and not isinstance(value, bool) \
-            and not INT64_MIN <= value < INT64_END:
+    if beyond_int64(value):
         return str(value)
     if isinstance(value, list | tuple):
         return [_spelled(item) for item in value]
@@ -207,15 +206,6 @@ def _importable(texts: list[bytes]) -> list[bytes]:
         if any_value(value, beyond_int64):
             out[k] = dumps(value)
     return out
-
-
-def beyond_int64(value: Any) -> bool:
-    """An int (not a bool) that int64 cannot hold.
-
-    >>> beyond_int64(2**63), beyond_int64(-2**63), beyond_int64(True), beyond_int64(1e30)
-    (True, False, False, False)
-    """
-    return type(value) is int and not INT64_MIN <= value < INT64_END
 
 
 class ArgsText:

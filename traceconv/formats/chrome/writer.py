@@ -18,6 +18,7 @@ from ...gcpause import paused_gc
 from ...model import Diagnostics, ProcessKind, Trace, TrackKind
 from ...model.columns import InstantTable, SliceTable
 from ...model.nesting import clamped_durations, nested_view
+from ...numbers import INT64_MIN
 from ...version import __version__
 from .event_json import ArgsText, dumps, microseconds, value_texts
 
@@ -163,7 +164,7 @@ def _in_row_order(events: list[bytes], positions: list[np.ndarray]) -> list[byte
     return list(map(events.__getitem__, place_of.tolist()))
 
 
-_INT64_EDGE = float(1 << 63)
+_INT64_EDGE = -float(INT64_MIN)
 
 
 def _counter_events(trace: Trace, ids: _Ids, base: int) -> Iterator[bytes]:
