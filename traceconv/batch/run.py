@@ -165,8 +165,9 @@ class _Ray(Pool):
     def __init__(self, job: Job, tuned: bool) -> None:
         import ray
 
-        # (ray makes remote functions of functions only: not of a partial)
-        self.remote = ray.remote(num_cpus=1, max_retries=RETRIES)(
+        # (ray makes remote functions of functions only: not of a partial; its stubs type the
+        # remote call by the one function's arity, and this holds either of two)
+        self.remote: Any = ray.remote(num_cpus=1, max_retries=RETRIES)(
             _in_tuned_process if tuned else job)
         self.first = (job,) if tuned else ()
         self.pending: dict[Any, Task] = {}
