@@ -66,6 +66,22 @@ def test_the_timer_turns_a_stuck_input_into_a_located_hang(tmp_path, monkeypatch
     assert "in stuck" in outcome.detail
 
 
+def test_a_warning_fails_the_input_where_it_was_raised(tmp_path, monkeypatch):
+    """numpy's overflow warning is a stray line on the user's stderr: the input that makes
+    it is a crash class named by the line, however the read ended."""
+    import numpy as np
+
+    def overflowing(target, path, write=True):
+        np.float64(1e308) * 10   # (numpy warns "overflow encountered")
+        return worker.Outcome("error")
+
+    monkeypatch.setattr(worker, "run_target", overflowing)
+    outcome = worker.Runner(str(tmp_path), timeout=5).run("migraphx", b"x")
+    assert outcome.status == "crash" and outcome.data == b"x"
+    assert outcome.signature.startswith("RuntimeWarning at ")
+    assert "test_fuzz.py" in outcome.signature and "overflow" in outcome.detail
+
+
 def test_a_worker_stuck_in_native_code_is_killed_and_restarted(monkeypatch):
     def spin(conn, *settings):   # stands for native code: deaf to the CPU timer
         signal.signal(signal.SIGPROF, signal.SIG_IGN)

@@ -24,9 +24,12 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from types import FrameType
+from typing import Any
 
 from .seeds import file_name, mutant
 
@@ -40,6 +43,68 @@ WRITERS = ("chrome", "perfetto", "summary", "summary-json", "graphml", "dot", "s
 # and the writers' options whose paths no small input takes: the Perfetto writer window by
 # window (from 2^18 slices on by default) in windows of 4 slices
 WRITE_RUNS = (*((name, {}) for name in WRITERS), ("perfetto", {"window_slices": 4}))
+
+
+def _analyses() -> tuple[tuple[str, Callable[[Any], list[Any] | None]], ...]:
+    """Every analysis the command line offers, over one model (the model is frozen: one
+    that tried to change it fails), and the transformations, whose results must be valid
+    models. Each returns the problems of a model it made (None: it made none)."""
+    import traceconv
+    from traceconv import analysis
+    from traceconv.analysis.steps import select_steps, step_windows
+    from traceconv.cli.device_views import device_data
+    from traceconv.model.validate import validate
+    from traceconv.report import render_report
+
+    def middle_half(trace: Any) -> list[Any]:
+        bounds = trace.time_range
+        if not bounds:
+            return []
+        quarter = (bounds[1] - bounds[0]) // 4
+        return validate(analysis.trim(trace, window=(bounds[0] + quarter,
+                                                     bounds[1] - quarter)))
+
+    def nothing(result: Any) -> None:
+        return None
+
+    def device_views(trace: Any) -> None:
+        for definition in ("traceconv", "hta"):
+            device_data(trace, launch_stats=True, streams=True, by_annotation=True,
+                        sequences=3, definition=definition)
+
+    def memory(trace: Any) -> None:   # (traceconv memory, --diff and ranks)
+        report = analysis.memory_report(trace)
+        analysis.memory_diff(report, report)
+        analysis.memory_ranks([report, report], ["a", "b"])
+
+    def first_steps(trace: Any) -> list[Any]:   # (--steps N:M: the two lowest numbers)
+        numbers = sorted(w.number for w in step_windows(analysis.Timeline(trace)))
+        if not numbers:
+            return []
+        return validate(select_steps(trace, f"{numbers[0]}:{numbers[min(1, len(numbers) - 1)]}"))
+
+    return (
+        ("analyse: summary", lambda t: nothing(analysis.summarize(t))),
+        ("analyse: op_summary", lambda t: nothing(analysis.op_summary(t))),
+        ("analyse: advise", lambda t: nothing(analysis.advise(t))),
+        ("analyse: critical_path", lambda t: nothing(analysis.critical_path(t))),
+        ("analyse: critical_path graph", lambda t: nothing(
+            analysis.critical_path(t, "graph") if t.has_graph else None)),
+        ("analyse: device views", device_views),
+        ("analyse: device_idle",
+         lambda t: nothing(analysis.device_idle(analysis.Timeline(t)))),
+        ("analyse: stragglers", lambda t: nothing(analysis.stragglers(t))),
+        ("analyse: memory", memory),
+        ("analyse: diff", lambda t: nothing(analysis.diff(t, t))),
+        ("analyse: timeline_diff", lambda t: nothing(analysis.timeline_diff(t, t))),
+        ("analyse: align", lambda t: nothing(analysis.align([t, t]))),
+        ("analyse: job_critical_path",
+         lambda t: nothing(analysis.job_critical_path([t, t]))),
+        ("analyse: report", lambda t: nothing(render_report(t))),
+        ("transform: trim", middle_half),
+        ("transform: merge", lambda t: validate(traceconv.merge([t, t]))),
+        ("transform: steps", first_steps),
+    )
 
 
 @dataclass
@@ -101,6 +166,15 @@ def run_target(target: str, path: str, write: bool = True) -> Outcome:
                 registry.get(writer).load().write(trace, io.BytesIO(), **options)
             except TraceconvError:
                 continue   # e.g. "no memory data to draw": a clean refusal
+        if write:
+            for stage, analyse in _analyses():
+                try:
+                    problems = analyse(trace)
+                except TraceconvError:
+                    continue   # e.g. "no device work to walk": a clean refusal
+                if problems:   # a transformation must make a valid model
+                    return Outcome("crash", f"{stage}: invalid result: {problems[0].invariant}",
+                                   "\n".join(map(str, problems)))
         return Outcome("ok")
     except TraceconvError as exc:
         if stage == "read" and not exc.file:
@@ -136,6 +210,14 @@ def _split(path: str) -> Outcome:
     return Outcome("error", detail=" / ".join(refused)) if len(refused) == 2 else Outcome("ok")
 
 
+def _warned(warning: warnings.WarningMessage) -> Outcome:
+    """A warning (numpy's overflow, a deprecation) is a stray line on the user's stderr:
+    the input fails as a crash would, named by the line that warned."""
+    where = warning.filename.rsplit("/traceconv/", 1)[-1]
+    return Outcome("crash", f"{warning.category.__name__} at {where}:{warning.lineno}",
+                   f"{where}:{warning.lineno}: {warning.message}")
+
+
 class Runner:
     """Runs one input at a time under the timer, in the worker's scratch folder."""
 
@@ -150,11 +232,15 @@ class Runner:
         began = time.process_time()
         signal.setitimer(signal.ITIMER_PROF, self.timeout)
         try:
-            outcome = run_target(target, path, write)
+            with warnings.catch_warnings(record=True) as warned:
+                warnings.simplefilter("always")
+                outcome = run_target(target, path, write)
         except Hang:   # the timer fired between run_target's own handlers
             outcome = Outcome("hang", "hang", traceback.format_exc())
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
+        if warned and outcome.status in ("ok", "error"):
+            outcome = _warned(warned[0])
         outcome.seconds, outcome.size = time.process_time() - began, len(data)
         if outcome.status in ("crash", "hang"):
             outcome.data = data

@@ -155,13 +155,15 @@ class Walk:
         self.main = self._main_thread()
 
     def _main_thread(self) -> int | None:
-        """The host track holding the steps, else the one busy the longest."""
+        """The host track holding the steps, else the one busy the longest (a track
+        with some host work either way: steps of no length leave a track none)."""
         tl = self.tl
         steps = tl.rows(Activity.STEP)
         steps = steps[~tl.on_device[steps]]
-        if len(steps):
-            weight = np.bincount(tl.track[steps], weights=tl.dur[steps])
-            return int(weight.argmax())
+        weight = np.bincount(tl.track[steps], weights=tl.dur[steps])
+        holding = [t for t in np.flatnonzero(weight).tolist() if t in self.host.bounds]
+        if holding:
+            return max(holding, key=lambda t: (weight[t], -t))
         busy = self.host.busy_ns()
         return max(busy, key=lambda t: (busy[t], -t)) if busy else None
 

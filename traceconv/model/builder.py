@@ -26,6 +26,8 @@ diagnostic code each, checked a column at a time (numpy, no loop per event):
                                   of the op graph: the link left out, the owner's name kept
 ``model.name_cut``                names and categories longer than :data:`NAME_LIMIT`
                                   characters: cut there
+``model.device_number_beyond``    a device's memory size or compute capability that is
+                                  negative or past int64: not known (None)
 ================================  ==========================================================
 
 ``build()`` then freezes the trace all the way down (:meth:`Trace.freeze`) and returns it
@@ -47,10 +49,12 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from ..numbers import int64
 from .block_table import BlockTable
 from .columns import Args, FlowTable
 from .entities import ProcessKind, TrackKind
@@ -66,6 +70,7 @@ from .trace import Metadata, Trace
 from .typed_arrays import extend_typed
 
 VALIDATE_ENV = "TRACECONV_VALIDATE_BUILD"
+_DEVICE_COUNTS = ("memory_bytes", "compute_major", "compute_minor")
 NAME_LIMIT = 1 << 16   # characters of one name or category (a kernel's template name: ~3 K)
 
 
@@ -172,6 +177,7 @@ class TraceBuilder(Trace):
         _unknown_slice_refs(self)
         _unknown_owners(self)
         _cut_names(self)
+        _device_numbers(self)
         self.shorten_overflowing_slices()
         moved = self.__dict__.pop("_moved_times", 0)
         if moved:
@@ -316,6 +322,25 @@ def _cut_names(builder: TraceBuilder) -> None:
             cut += 1
     builder.diagnostics.add("model.name_cut", count=cut, example=f"{cut} names")
     _cut_op_names(builder)
+
+
+def _device_numbers(builder: TraceBuilder) -> None:
+    """A device's memory size and compute capability are counts: one that is negative or
+    past int64 (a damaged ``deviceProperties``) is not known."""
+    meta, unknown, example = builder.metadata, 0, None
+    devices = []
+    for device in meta.devices:
+        wrong = {name: None for name in _DEVICE_COUNTS
+                 if (value := getattr(device, name)) is not None
+                 and (int64(value) is None or value < 0)}
+        if wrong:
+            unknown += len(wrong)
+            example = example or f"device {device.id}: {', '.join(wrong)}"
+            device = replace(device, **wrong)
+        devices.append(device)
+    if unknown:
+        meta.devices = devices
+        builder.diagnostics.add("model.device_number_beyond", count=unknown, example=example)
 
 
 def _cut_op_names(builder: TraceBuilder) -> None:

@@ -272,12 +272,25 @@ def _copy_graph(out: Trace, src: Trace, slices: np.ndarray, shift_ns: int, prefi
     for node, attrs in src.graph.nodes(data=True):
         copied = {key: _attr(key, value, slices, shift_ns, prefix, clamped)
                   for key, value in attrs.items()}
+        kept = copied.get("slices")
+        if kept and len(kept) < len(attrs["slices"]) and not _names_the_op(src, attrs, slices):
+            # the op's own slice was left out and only others (its kernels) are left: an
+            # op's slices always include one named as the op (model.validate, op_slices)
+            copied["slices"] = []
         graph.add_node(prefix + node, **copied)
     graph.add_edges_from((prefix + a, prefix + b, dict(data))
                          for a, b, data in src.graph.edges(data=True))
     for key, value in src.graph.graph.items():
         graph.graph[key] = ([prefix + n for n in value] if key in NODE_LIST_GRAPH_ATTRS
                             else _one_level(value))
+
+
+def _names_the_op(src: Trace, attrs: dict[str, Any], slices: np.ndarray) -> bool:
+    """Whether a kept row of the op's ``slices`` is named as the op (or its type)."""
+    names, strings = src.slices.name, src.strings.strings
+    wanted = {attrs.get("name"), attrs.get("type")}
+    return any(slices[row] >= 0 and 0 <= names[row] < len(strings)
+               and strings[names[row]] in wanted for row in attrs["slices"])
 
 
 def _attr(key: str, value: Any, slices: np.ndarray, shift_ns: int, prefix: str,

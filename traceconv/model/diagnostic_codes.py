@@ -277,6 +277,8 @@ CODES: tuple[CodeInfo, ...] = (
           "to that edge, so that the difference of any two times fits int64"),
     _Code("model.shift_clamped", "repaired",
           "times that a clock shift would have moved past int64: stopped at its end"),
+    _Code("model.device_number_beyond", "dropped", "device memory sizes or compute "
+          "capabilities that are negative or past int64: not known"),
     _Code("model.slice_end_beyond_int64", "repaired",
           "slices whose end (start + duration) passes int64: shortened to end there"),
     # nesting

@@ -89,7 +89,8 @@ class Overview:
         self._collective: dict[str, bool] = {}
 
     def _bucket(self, ts: np.ndarray) -> np.ndarray:
-        at = np.floor((ts - self.first) / self.width)
+        with np.errstate(over="ignore"):   # (a finite time far past the span: the last bucket)
+            at = np.floor((ts - self.first) / self.width)
         return np.clip(at, 0, self.buckets - 1).astype(np.int64)
 
     def take(self, chunk: list[Any]) -> None:

@@ -1,0 +1,95 @@
+"""What the fuzz campaigns found once they ran the analyses too, one minimised input per class.
+
+The fuzzer's worker runs every analysis the command line offers over each model a mutant
+reads into (summary, advice, critical path, idle time, stragglers, memory, a diff of the
+trace with itself, the HTML report) and the transformations, whose results must be valid
+models (``benchmarks/fuzz/worker.py``, ``_analyses``). Each input here goes through that
+same contract: an analysis answers or refuses with a ``TraceconvError``; nothing else.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import traceconv
+from benchmarks.fuzz import worker
+from traceconv import analysis
+from traceconv.report import render_report
+
+FOUND = Path(__file__).parent / "data" / "hostile" / "fuzz_analyses"
+INPUTS = sorted(FOUND.glob("*.input"))
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=[p.stem for p in INPUTS])
+def test_a_fuzz_finding_keeps_the_contract(path: Path, tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(worker, "VALIDATE", True)
+    target = path.name.split("__")[0]
+    outcome = worker.Runner(str(tmp_path), timeout=10).run(target, path.read_bytes())
+    assert outcome.status in ("ok", "error"), (outcome.signature, outcome.detail)
+
+
+def test_steps_of_no_length_leave_the_walk_on_the_busy_host_thread():
+    """The one step left was moved to the time edge with no length: the main thread is then
+    the host thread with work (four ops on one thread), not the step's empty track."""
+    trace = traceconv.load(FOUND / "chrome__keyerror_critical_walk_start.input",
+                           format="chrome")
+    path = analysis.critical_path(trace)
+    names = {entry.name for entry in path.path}
+    assert {"aten::mm", "aten::transpose"} <= names
+
+
+def test_a_deep_envelope_copies(tmp_path: Path):
+    """Found by trim: the envelope (kept in the metadata's attributes) nested 800 deep (the
+    reader takes 900 levels) was copied by recursion, which runs out before that."""
+    depth = 800
+    path = tmp_path / "deep.json"
+    path.write_text('{"deep": ' + "[" * depth + "]" * depth + ', "traceEvents": ['
+                    '{"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 0, "dur": 10}]}')
+    trace = traceconv.load(path)
+    copied = trace.copy()
+    value, levels = copied.metadata.attributes["deep"], 1
+    while value:
+        value, levels = value[0], levels + 1
+    assert levels == depth
+    copied.metadata.attributes["added"] = 1   # the copy's mapping is its own
+    assert "added" not in trace.metadata.attributes
+
+
+def test_trim_leaves_no_op_naming_only_its_kernels():
+    """An XLA op's slices are its own slice and the kernels it ran; a window that keeps a
+    kernel but not the op's slice leaves the op no slices (a valid model), and the kernel
+    slice stays in the trace."""
+    trace = traceconv.load(FOUND / "xplane__trim_op_slices.input", format="xplane")
+    op = trace.graph.nodes["op/2"]
+    own = {op["name"], op["type"]}
+    names = [trace.strings.strings[trace.slices.name[row]] for row in op["slices"]]
+    assert own & set(names)
+    bounds = trace.time_range
+    quarter = (bounds[1] - bounds[0]) // 4
+    window = (bounds[0] + quarter, bounds[1] - quarter)
+    starts = {row: int(trace.slices.start[row]) for row in op["slices"]}
+    inside = [row for row in op["slices"] if window[0] <= starts[row] < window[1]]
+    assert inside and all(trace.strings.strings[trace.slices.name[row]] not in own
+                          for row in inside)
+    out = analysis.trim(trace, window=window)
+    assert traceconv.validate(out) == []
+    assert out.graph.nodes["op/2"]["slices"] == []
+    kept = {trace.strings.strings[trace.slices.name[row]] for row in inside}
+    assert kept <= {s.name for s in out.iter_slices()}
+
+
+def test_device_numbers_past_int64_or_negative_are_not_known(tmp_path: Path):
+    """Found by the HTML report, which printed a device's memory of 10^400 bytes: the builder
+    takes a device's sizes as counts (int64, not negative), once for every reader."""
+    path = tmp_path / "devices.json"
+    path.write_text('{"deviceProperties": [{"id": 0, "name": "A100", "totalGlobalMem": 1'
+                    + "0" * 400 + ', "computeMajor": -8, "computeMinor": 0}], "traceEvents": ['
+                    '{"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 0, "dur": 10}]}')
+    trace = traceconv.load(path)
+    (device,) = trace.metadata.devices
+    assert (device.name, device.memory_bytes, device.compute_major, device.compute_minor) == (
+        "A100", None, None, 0)
+    assert trace.diagnostics.count("model.device_number_beyond") == 2
+    assert "A100" in render_report(trace)
