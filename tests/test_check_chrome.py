@@ -172,25 +172,29 @@ BEYOND_INT64 = [2**63, 2**64 - 1, 2**64, -2**63 - 1, 2**70]
 WITHIN_INT64 = [2**63 - 1, -2**63, 10**18]
 
 
-def _int_args_trace() -> bytes:
+def _int_args_trace(beyond: list[int], nested: int, digits: str) -> bytes:
     """A Chrome trace written by hand: one slice per integer (beside an ordinary arg and
-    a text of digits), one with the integer nested in a list, after 2 kB of others."""
+    a text of digits), one with an integer nested in a list, after 2 kB of others."""
     events = [b'{"ph":"X","name":"filler","ts":%d,"dur":1,"pid":1,"tid":2,"args":{"k":%d}}'
               % (k, k) for k in range(40)]
     events += [b'{"ph":"X","name":"s%d","ts":%d,"dur":1,"pid":1,"tid":1,'
-               b'"args":{"v":%d,"n":1,"t":"18446744073709551616"}}' % (k, 10 * k, v)
-               for k, v in enumerate(BEYOND_INT64 + WITHIN_INT64)]
+               b'"args":{"v":%d,"n":1,"t":"%s"}}' % (k, 10 * k, v, digits.encode())
+               for k, v in enumerate(beyond + WITHIN_INT64)]
     events.append(b'{"ph":"X","name":"nested","ts":500,"dur":1,"pid":1,"tid":1,'
-                  b'"args":{"v":[1,%d]}}' % 2**64)
+                  b'"args":{"v":[1,%d]}}' % nested)
     return b'{"traceEvents":[' + b",".join(events) + b"]}"
 
 
+@pytest.mark.parametrize(("beyond", "nested", "digits"), [
+    (BEYOND_INT64, 2**64, "18446744073709551616"),
+    # only integers orjson holds exactly (NCCL's uint64 ids): no second read
+    ([2**63, 2**64 - 1], 2**63 + 5, "9223372036854775808")], ids=["past-uint64", "uint64"])
 def test_args_ints_beyond_int64_are_what_the_real_trace_processor_shows_wrong(
-        trace_processor, tmp_path):
+        trace_processor, tmp_path, beyond, nested, digits):
     """trace_processor (v52) reads an integer beyond int64 as a real that is not it
     (2**64 - 1 as -1.0, 2**64 as 0.0), with no stat; check warns of each event holding
     one (orjson reads those past 2**64 as floats: check reads such a file again)."""
-    text = _int_args_trace()
+    text = _int_args_trace(beyond, nested, digits)
     path = tmp_path / "ints.json"
     path.write_bytes(text)
     trace_processor.load(text)
@@ -200,9 +204,9 @@ def test_args_ints_beyond_int64_are_what_the_real_trace_processor_shows_wrong(
                if e["name"] != "filler"}
     wrong = {name for name, v in written.items() if isinstance(v, int)
              and shown[(name, "args.v")] != str(v)}
-    wrong |= {"nested"} if shown[("nested", "args.v[1]")] != str(2**64) else set()
-    assert wrong == {f"s{k}" for k in range(len(BEYOND_INT64))} | {"nested"}
-    assert all(shown[(name, "args.t")] == "18446744073709551616"
+    wrong |= {"nested"} if shown[("nested", "args.v[1]")] != str(nested) else set()
+    assert wrong == {f"s{k}" for k in range(len(beyond))} | {"nested"}
+    assert all(shown[(name, "args.t")] == digits
                for name in written if name != "nested")   # (digits in a string: shown)
     warnings = {w["code"]: w for w in check_chrome(Source(path)).warnings}
     assert warnings["args_int_beyond_int64"]["count"] == len(wrong)
@@ -215,7 +219,7 @@ def test_traceconvs_own_chrome_output_shows_ints_beyond_int64_as_written(
     args as values or as the source's JSON text (read in 1 KiB pieces: the pieces after
     the first keep their args as text), the real trace_processor shows each one exactly."""
     source = tmp_path / "ints.json"
-    source.write_bytes(_int_args_trace())
+    source.write_bytes(_int_args_trace(BEYOND_INT64, 2**64, "18446744073709551616"))
     if held_as_text:
         monkeypatch.setattr(stream, "CHUNK", 1024)
     out = tmp_path / "out.json"

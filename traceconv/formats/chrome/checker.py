@@ -69,15 +69,16 @@ _LENIENT = lenient()
 def _parsed(data: bytes, name: str) -> tuple[list[Any], bool]:
     """:func:`parse_events`, and whether the events need a walk for numbers the importer
     cannot show: a number beyond a double (orjson refuses it, so a file it reads has none)
-    or an integer beyond int64 (orjson reads those past 2**64 as floats: a file whose text
-    may hold one is read again with exact integers)."""
+    or an integer beyond int64 (orjson holds those up to 2**64 exactly and reads the others
+    as floats: a file whose text holds one of those is read again with exact integers)."""
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         error: orjson.JSONDecodeError | None = exc
     else:
-        if not _may_hold_int_beyond_int64(data):
-            return _events_of(document, name), False
+        beyond = _integers_beyond_int64(data)
+        if not beyond or all(_ORJSON_EXACT[0] <= n < _ORJSON_EXACT[1] for n in beyond):
+            return _events_of(document, name), bool(beyond)
         error, document = None, None
     stripped = data.rstrip().rstrip(b",")
     for text in (data, stripped + b"]") if stripped.lstrip().startswith(b"[") else (data,):
@@ -90,23 +91,21 @@ def _parsed(data: bytes, name: str) -> tuple[list[Any], bool]:
 
 # an integer token (not a fraction or an exponent) of 20 digits or more, or of 19 from
 # 9.2e18 up; numbers inside strings match too (the walk then finds strings)
+_ORJSON_EXACT = (-(1 << 63), 1 << 64)   # the integers orjson reads as integers
 _LONG_INTEGER = re.compile(rb"(?<![\w.+\-])(-?)([0-9]{20,}|9[2-9][0-9]{17})(?![\w.])")
 
 
-def _may_hold_int_beyond_int64(data: bytes) -> bool:
-    """Whether the text of ``data`` holds an integer token beyond int64 (a 20-digit one
-    always is: JSON has no leading zeros).
+def _integers_beyond_int64(data: bytes) -> list[int]:
+    """The integer tokens of the text of ``data`` beyond int64 (a 20-digit one always is:
+    JSON has no leading zeros); tokens inside strings too (the walk then finds strings).
 
-    >>> _may_hold_int_beyond_int64(b'{"a": 9223372036854775807, "b": 1.92233720368547758070}')
-    False
-    >>> _may_hold_int_beyond_int64(b'[-9223372036854775809]')
-    True
+    >>> _integers_beyond_int64(b'{"a": 9223372036854775807, "b": 1.92233720368547758070}')
+    []
+    >>> _integers_beyond_int64(b'[-9223372036854775809, "18446744073709551616"]')
+    [-9223372036854775809, 18446744073709551616]
     """
-    for match in _LONG_INTEGER.finditer(data):
-        sign, digits = match.groups()
-        if len(digits) > 19 or beyond_int64(int(sign + digits)):
-            return True
-    return False
+    numbers = (int(sign + digits) for sign, digits in _LONG_INTEGER.findall(data))
+    return [n for n in numbers if beyond_int64(n)]
 
 
 def _events_of(document: Any, name: str) -> list[Any]:
