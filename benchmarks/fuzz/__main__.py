@@ -3,8 +3,9 @@
     nice -n 19 python -m benchmarks.fuzz --seconds 3600 --jobs 1 --out fuzz-out   # long run
     python -m benchmarks.fuzz --per-target 40 --writers-every 1 --seed 0        # the test's run
 
-Readers see every input; the writers run on one input in ``--writers-every`` (the inputs whose
-number is a multiple of it) that read. Prints one line per new crash or hang class and the
+Readers see every input; the writers, then the analyses and transformations, run on one
+input in ``--writers-every`` (the inputs whose number is a multiple of it) that read; an
+input that makes a warning (numpy's overflow) fails as a crash does. Prints one line per new crash or hang class and the
 figures at the end; with ``--out``, minimised reproducers (``*.input`` + ``*.txt`` with the
 traceback and the input's number), the slowest input of each target (``slowest/``) and
 ``figures.json``. Exit status 1 when a crash or hang class was found.
@@ -33,8 +34,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--writers-every", type=int, default=8, metavar="N",
-                        help="run the 7 writers (and the Perfetto one window by window) on every "
-                             "N-th input (default 8; 1: all)")
+                        help="run the 7 writers (and the Perfetto one window by window), then "
+                             "the analyses and transformations, on every N-th input "
+                             "(default 8; 1: all)")
     parser.add_argument("--timeout", type=float, default=10.0,
                         help="seconds an input may take before it counts as a hang")
     parser.add_argument("--memory", type=int, default=2048, help="MiB per worker (RLIMIT_AS)")

@@ -2,7 +2,8 @@
 
 Each input is written to a file named like the real thing, read by one reader (format forced,
 so each reader sees every mutant of its seeds) and, for one input in ``writers_every``, the
-trace goes through every writer into memory. The outcome is ``ok``, ``error`` (a handled,
+trace goes through every writer into memory, then every analysis and transformation
+(:func:`_analyses`). The outcome is ``ok``, ``error`` (a handled,
 located error: the contract), ``crash`` (anything else: an exception kind the code did not
 expect, or an error with no location) or ``hang``.
 
@@ -16,6 +17,7 @@ it. Times reported are CPU seconds too.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import resource
@@ -28,6 +30,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -45,6 +48,7 @@ WRITERS = ("chrome", "perfetto", "summary", "summary-json", "graphml", "dot", "s
 WRITE_RUNS = (*((name, {}) for name in WRITERS), ("perfetto", {"window_slices": 4}))
 
 
+@functools.cache
 def _analyses() -> tuple[tuple[str, Callable[[Any], list[Any] | None]], ...]:
     """Every analysis the command line offers, over one model (the model is frozen: one
     that tried to change it fails), and the transformations, whose results must be valid
@@ -66,6 +70,14 @@ def _analyses() -> tuple[tuple[str, Callable[[Any], list[Any] | None]], ...]:
 
     def nothing(result: Any) -> None:
         return None
+
+    def with_a_real_run(trace: Any) -> list[Any]:   # (two different runs: diff, a job)
+        real = _real_run()
+        for a, b in ((trace, real), (real, trace)):
+            analysis.diff(a, b)
+            analysis.timeline_diff(a, b)
+        analysis.job_critical_path([trace, real])
+        return validate(traceconv.merge([trace, real]))
 
     def device_views(trace: Any) -> None:
         for definition in ("traceconv", "hta"):
@@ -104,7 +116,17 @@ def _analyses() -> tuple[tuple[str, Callable[[Any], list[Any] | None]], ...]:
         ("transform: trim", middle_half),
         ("transform: merge", lambda t: validate(traceconv.merge([t, t]))),
         ("transform: steps", first_steps),
+        ("compare: with a real run", with_a_real_run),
     )
+
+
+@functools.cache
+def _real_run() -> Any:
+    """The other side of a comparison: a real CUDA run with streams, NCCL and steps."""
+    import traceconv
+
+    return traceconv.load(Path(__file__).parents[2] / "samples" / "torch" /
+                          "streams_graph_nccl_cuda.pt.trace.json.gz")
 
 
 @dataclass
