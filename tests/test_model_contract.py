@@ -22,7 +22,7 @@ from traceconv.analysis.merge import merge
 from traceconv.analysis.transformations import TRANSFORMATIONS
 from traceconv.errors import TraceconvError
 from traceconv.io import Source
-from traceconv.model import MemoryBlock, OpStat, Trace, add_op, add_tensor
+from traceconv.model import DeviceInfo, MemoryBlock, OpStat, Trace, add_op, add_tensor
 from traceconv.model.copying import copy_into
 from traceconv.model.diagnostics import Diagnostic
 from traceconv.model.frozen import FrozenTraceError
@@ -247,6 +247,8 @@ def _valid() -> Trace:
                                    owner_tensor=x))
     t.add_stat(OpStat("conv"))
     t.add_stat(OpStat("conv.inner", parent=0))
+    t.metadata.devices = [DeviceInfo(0, "A100", memory_bytes=80 << 30, compute_major=8,
+                                     compute_minor=0)]
     return t
 
 
@@ -263,6 +265,7 @@ PLANTED = {
     "graph_ref": lambda t: t.graph.nodes["tensor/9"].update(owner="op/77"),
     "owner": lambda t: setattr(t.memory[0], "owner_op", "op/2"),
     "memory": lambda t: setattr(t.memory[0], "free_ns", -5),
+    "device": lambda t: t.metadata.devices.__setitem__(0, DeviceInfo(0, "A100", 2**64)),
     "stat_parent": lambda t: setattr(t.stats[0], "parent", 1),
     "activity": lambda t: t.slices.activity.__setitem__(0, -1),
     # (add refuses an unregistered code: planted behind its back)

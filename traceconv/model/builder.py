@@ -54,7 +54,6 @@ from typing import Any
 
 import numpy as np
 
-from ..numbers import int64
 from .block_table import BlockTable
 from .columns import Args, FlowTable
 from .entities import ProcessKind, TrackKind
@@ -70,7 +69,6 @@ from .trace import Metadata, Trace
 from .typed_arrays import extend_typed
 
 VALIDATE_ENV = "TRACECONV_VALIDATE_BUILD"
-_DEVICE_COUNTS = ("memory_bytes", "compute_major", "compute_minor")
 NAME_LIMIT = 1 << 16   # characters of one name or category (a kernel's template name: ~3 K)
 
 
@@ -330,9 +328,7 @@ def _device_numbers(builder: TraceBuilder) -> None:
     meta, unknown, example = builder.metadata, 0, None
     devices = []
     for device in meta.devices:
-        wrong = {name: None for name in _DEVICE_COUNTS
-                 if (value := getattr(device, name)) is not None
-                 and (int64(value) is None or value < 0)}
+        wrong = dict.fromkeys(device.counts_out_of_range())
         if wrong:
             unknown += len(wrong)
             example = example or f"device {device.id}: {', '.join(wrong)}"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 import numpy as np
 
 from ..implementations import implementation
-from ..numbers import INT64_MAX
+from ..numbers import INT64_MAX, int64
 from .block_table import BlockTable
 from .columns import (
     Args,
@@ -56,6 +56,17 @@ class DeviceInfo:
     memory_bytes: int | None = None      # total device memory
     compute_major: int | None = None     # compute capability (CUDA) / gfx major (ROCm)
     compute_minor: int | None = None
+
+    def counts_out_of_range(self) -> tuple[str, ...]:
+        """The count fields (memory size, compute capability) that are negative or past
+        int64: the builder makes them not known, the validator refuses them.
+
+        >>> DeviceInfo(0, "A100", memory_bytes=2**70, compute_major=-1).counts_out_of_range()
+        ('memory_bytes', 'compute_major')
+        """
+        return tuple(name for name in ("memory_bytes", "compute_major", "compute_minor")
+                     if (value := getattr(self, name)) is not None
+                     and (int64(value) is None or value < 0))
 
 
 @dataclass

@@ -23,6 +23,8 @@ on any input. Each invariant has a stable code:
                             its ``owner_tensor`` a tensor node
 ``memory``                  a memory block's size is not negative; it is not freed before it is
                             allocated
+``device``                  a device's memory size and compute capability, when known, are
+                            int64 counts (not negative)
 ``stat_parent``             a statistics row's ``parent`` is an earlier row
 ``activity``                every slice's activity is a kind with roles
                             (:mod:`traceconv.model.activity`)
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
 
 
 INVARIANTS = ("ids", "track", "string", "duration", "slice_end", "flow", "graph_kind",
-              "graph_edge", "op_slices", "graph_ref", "owner", "memory", "stat_parent",
+              "graph_edge", "op_slices", "graph_ref", "owner", "memory", "device", "stat_parent",
               "activity", "diagnostic")
 
 
@@ -245,6 +247,13 @@ def _memory(trace: Trace) -> Iterator[Problem]:
                     and b.free_ns < b.alloc_ns])
 
 
+def _device(trace: Trace) -> Iterator[Problem]:
+    yield _problem("device", "device numbers (memory size, compute capability) that are "
+                   "negative or past int64",
+                   [f"device {d.id}: {name}" for d in trace.metadata.devices
+                    for name in d.counts_out_of_range()])
+
+
 def _stats(trace: Trace) -> Iterator[Problem]:
     yield _problem("stat_parent", "statistics rows whose parent is not an earlier row",
                    [f"row {i}" for i, s in enumerate(trace.stats)
@@ -265,5 +274,5 @@ def _diagnostic(trace: Trace) -> Iterator[Problem]:
 
 
 _CHEAP_CHECKS = (_ids, _track, _string, _times, _flow)
-_CHECKS = (_ids, _track, _string, _times, _flow, _graph, _owner, _memory, _stats, _activity,
-           _diagnostic)
+_CHECKS = (_ids, _track, _string, _times, _flow, _graph, _owner, _memory, _device, _stats,
+           _activity, _diagnostic)
