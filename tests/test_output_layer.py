@@ -29,6 +29,7 @@ from traceconv import output_files, registry, special_files
 from traceconv.cli import app
 from traceconv.errors import OutputError
 from traceconv.outputs import ChosenPath
+from traceconv.splitting.route import Spill
 
 ROOT = Path(__file__).resolve().parent.parent
 WRITERS = sorted(f.name for f in registry.all_formats() if f.writes)
@@ -319,8 +320,15 @@ def _recording(monkeypatch) -> list[tuple[str, str]]:
         events.append(("remove", os.path.basename(path)))
         return real_remove(path, **kwargs)
 
+    real_publish = Spill.publish
+
+    def publish(self, window, target, inputs):   # (a piece is moved into place)
+        events.append(("write", os.path.basename(target)))
+        return real_publish(self, window, target, inputs)
+
     monkeypatch.setattr(splitting, "atomic_output", write)
     monkeypatch.setattr(splitting, "remove_output", remove)
+    monkeypatch.setattr(Spill, "publish", publish)
     return events
 
 
@@ -341,26 +349,23 @@ def test_a_resplit_removes_the_old_manifest_first_and_writes_the_new_one_last(
 @pytest.mark.parametrize("to", ["chrome", "perfetto"])
 def test_an_interrupted_resplit_leaves_no_manifest(work: Path, monkeypatch, stop_at: int,
                                                    failure: str, to: str):
-    import traceconv.splitting as splitting
-
     # one piece per step (--target-size 0), so that the run can stop between pieces
     one_per_step = ("--target-size", "0")
     assert run("split", INPUT, "--by", "step", "-o", "out", "--to", to,
                *one_per_step).exit_code == 0
     assert (work / "out" / "manifest.json").exists()
-    real = splitting.atomic_output
+    real = Spill.publish
     written = []
 
-    def failing(path, **kwargs):
-        if path.endswith(".json") and not path.endswith("manifest.json"):
-            written.append(path)
-            if len(written) > stop_at:
-                if failure == "interrupt":
-                    raise KeyboardInterrupt
-                raise OutputError("cannot write: No space left on device", file=path)
-        return real(path, **kwargs)
+    def failing(self, window, target, inputs):   # (a piece is moved into place)
+        written.append(target)
+        if len(written) > stop_at:
+            if failure == "interrupt":
+                raise KeyboardInterrupt
+            raise OutputError("cannot write: No space left on device", file=target)
+        return real(self, window, target, inputs)
 
-    monkeypatch.setattr(splitting, "atomic_output", failing)
+    monkeypatch.setattr(Spill, "publish", failing)
     result = run("split", INPUT, "--by", "step", "-o", "out", "--to", to, *one_per_step)
     assert result.exit_code == (130 if failure == "interrupt" else 1), result.output
     assert not (work / "out" / "manifest.json").exists()

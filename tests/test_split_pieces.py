@@ -238,27 +238,37 @@ def test_a_dask_worker_that_dies_is_retried_once_then_named(tmp_path, always):
         assert failed == {}
 
 
-def test_a_full_disk_is_one_line_and_leaves_no_manifest(tmp_path, monkeypatch):
+@pytest.mark.parametrize("full_at", ["routing", "third piece"])
+def test_a_full_disk_is_one_line_and_leaves_no_manifest(tmp_path, monkeypatch, full_at):
+    """The disk fills while events are routed (no piece appears) or while the third piece
+    is ended (the two before it are in place, whole; the third never appears)."""
     import errno
+    import io
 
-    from traceconv.splitting import route
+    from traceconv import output_files
 
-    copy_to = route.Spill.copy_to
-    calls = []
+    ends = []
 
-    def fills_up(self, slot, out, first):
-        calls.append(slot)
-        if len(calls) == 5:   # the third piece: its carried copies, then its events
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return copy_to(self, slot, out, first)
+    class Disk(io.FileIO):   # a scratch file on a disk that fills up
+        def write(self, data):
+            end = bytes(data).endswith(b"\n]}\n")
+            if full_at == "routing" or end and len(ends) == 2:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            ends.extend([self.name] if end else [])
+            return super().write(data)
 
-    monkeypatch.setattr(route.Spill, "copy_to", fills_up)
+    # (the output layer's own handling runs: only the write to its scratch file fails)
+    monkeypatch.setattr(output_files, "open", lambda fd, mode, buffering: Disk(fd, "a"),
+                        raising=False)
     result = CliRunner().invoke(app, ["split", str(CNN), "-o", str(tmp_path)])
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("traceconv: error:"), result.output
+    assert "No space left" in lines[0] or "no space" in lines[0].lower()
     assert not (tmp_path / "manifest.json").exists()
-    # the pieces written before it are whole JSON; the third was never left behind
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["cnn_step5-0-before.json", "cnn_step5-1-step2.json"]
-    assert all(events_of(tmp_path / name) for name in names)
+    if full_at == "routing":
+        assert names == []
+    else:   # the pieces in place before it are whole JSON; the third was never left behind
+        assert names == ["cnn_step5-0-before.json", "cnn_step5-1-step2.json"]
+        assert all(events_of(tmp_path / name) for name in names)

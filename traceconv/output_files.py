@@ -345,6 +345,32 @@ class Scratch:
                 self.append(name, data)
         return self.path(name)
 
+    def publish(self, name: str, target: ChosenPath, *,
+                inputs: Iterable[str | os.PathLike[str]] | Files) -> None:
+        """Move the finished scratch file ``name`` to ``target``, a name traceconv chose in
+        the folder that holds this scratch folder: one rename, so it appears complete or not
+        at all, with the permissions :func:`atomic_output` gives (a link there is replaced,
+        never followed; an input is never replaced).
+
+        >>> import tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> with scratch_folder(folder) as scratch:
+        ...     scratch.append("piece", b"[]")
+        ...     scratch.publish("piece", ChosenPath(os.path.join(folder, "p.json")), inputs=[])
+        >>> open(os.path.join(folder, "p.json"), "rb").read()
+        b'[]'
+        """
+        target_path = os.fspath(target)
+        refuse_replacing_inputs([target_path], inputs)
+        if _is_folder(target_path, follow=False):
+            raise OutputError("is a directory", file=target_path)
+        folder = os.path.dirname(os.path.abspath(target_path))
+        try:
+            os.chmod(self.path(name), _mode_for(target_path))
+            os.replace(self.path(name), target_path)
+        except OSError as exc:
+            raise _output_error(exc, target_path, folder) from None
+
     def append(self, name: str, data: bytes | bytearray) -> None:
         """Add ``data`` at the end of the scratch file ``name`` (created if missing)."""
         path = self.path(name)

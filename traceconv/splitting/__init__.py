@@ -30,6 +30,7 @@ import sys
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -107,7 +108,8 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
 
             pool = stack.enter_context(open_pool(convert_one, engine, jobs, address))
         with scratch_folder(folder) as scratch:
-            spill = Spill(scratch, len(windows))
+            spill = Spill(scratch, len(windows),
+                          partial(_piece_head, source_path, by, survey, windows))
             launches = Launches(survey.launch_ids, survey.launch_ts, windows) \
                 if by == "step" else None
             survey.launch_ids, survey.launch_ts = array("q"), array("d")
@@ -119,7 +121,7 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
             remove_output(manifest_path, inputs=inputs)   # it would describe other pieces
             written = _converting(pool, folder, convert_to) \
                 if pool is not None and convert_to is not None else None
-            pieces = _write_pieces(source_path, folder, survey, windows, spill, router, by,
+            pieces = _write_pieces(source_path, folder, survey, windows, spill, router,
                                    written)
         manifest = _manifest(source_path, by, clip, survey, windows, pieces, router)
         if pool is not None and convert_to is not None:
@@ -261,38 +263,41 @@ def _windows(survey: Survey, by: str, path: str) -> list[Window]:
     raise UsageError(f"--by {shown(by)}: use one of {', '.join(BY_CHOICES)}")
 
 
+def _piece_head(path: str, by: str, survey: Survey, windows: list[Window],
+                index: int) -> tuple[bytes, bool]:
+    """The start of the piece of window ``index``: its envelope (with ``traceconvSplit``)
+    and metadata events; and whether it holds events."""
+    window = windows[index]
+    envelope = {k: v for k, v in survey.envelope.items() if k != "traceEvents"}
+    head = dict(envelope, traceconvSplit={
+        "source": os.path.basename(path), "by": by, "piece": window.index,
+        "label": window.label, **_bounds(window, survey)})
+    metadata = _metadata_for(window, survey)
+    return (dump_events([head])[:-1] + b',\n"traceEvents":[\n'
+            + (dump_events(metadata) if metadata else b"")), bool(metadata)
+
+
 def _write_pieces(path: str, folder: str, survey: Survey, windows: list[Window],
-                  spill: Spill, router: Router, by: str,
+                  spill: Spill, router: Router,
                   written: Callable[[str], None] | None) -> list[dict[str, Any]]:
-    """Write the piece of each window with events of its own (``written`` is told each
-    piece's path once it is complete); return one manifest entry per piece written."""
+    """Publish the piece of each window with events of its own (``written`` is told each
+    piece's path once it is in place); return one manifest entry per piece."""
     stem = outputs.stem(path)
     digits = len(str(len(windows) - 1))
-    envelope = {k: v for k, v in survey.envelope.items() if k != "traceEvents"}
     pieces = []
     for window in windows:
         own = spill.events[window.index]
         if not own:
             continue   # an empty window (its carried copies describe nothing of its own)
-        carried = spill.count + window.index
-        metadata = _metadata_for(window, survey)
         name = f"{stem}-{window.index:0{digits}d}-{window.label}.json"
-        head = dict(envelope, traceconvSplit={
-            "source": os.path.basename(path), "by": by, "piece": window.index,
-            "label": window.label, **_bounds(window, survey)})
         target = outputs.ChosenPath(os.path.join(folder, name))
-        with atomic_output(target, inputs=[path]) as out:
-            out.write(dump_events([head])[:-1] + b',\n"traceEvents":[\n')
-            if metadata:
-                out.write(dump_events(metadata))
-            first = spill.copy_to(carried, out, first=not metadata)
-            spill.copy_to(window.index, out, first)
-            out.write(b"\n]}\n")
+        spill.publish(window.index, target, inputs=[path])
         if written is not None:
             written(target)
         pieces.append({"file": name, "index": window.index, "label": window.label,
                        **_bounds(window, survey),
-                       "events": own + spill.events[carried] + len(metadata),
+                       "events": own + spill.carried[window.index]
+                       + len(_metadata_for(window, survey)),
                        "bytes": os.path.getsize(target),
                        "slices_cut_at_end": router.cut_out[window.index],
                        "flows_out": router.flows_out[window.index],

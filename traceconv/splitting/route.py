@@ -31,10 +31,9 @@ from __future__ import annotations
 
 import bisect
 import math
-import os
 from collections import Counter
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, BinaryIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -54,6 +53,7 @@ from .windows import DEVICE_WORK, Launches, Survey, Window, reference_stops
 
 if TYPE_CHECKING:
     from ..output_files import Scratch
+    from ..outputs import ChosenPath
 
 BUFFERED = 32 << 20      # bytes of event text held before every buffer is written out
 _PER_WINDOW = 1 << 20    # ... or one window's buffer reaches this
@@ -63,70 +63,74 @@ _TOTALS = frozenset({"Total Allocated", "Total Reserved"})
 
 
 class Spill:
-    """Per-window temporary files in a scratch folder, written through bounded buffers."""
+    """Each window's piece in the making, a file in a scratch folder: its head (the
+    envelope and metadata events, from ``head(window)``), then its events as they are
+    routed, written through bounded buffers; :meth:`publish` ends it and moves it into
+    place. Carried copies of memory blocks go into the same file as the window's own
+    events (a piece's events are in no particular order: readers sort them by time)."""
 
-    def __init__(self, scratch: Scratch, count: int) -> None:
-        self.scratch = scratch
-        # slot w: window w's own events; slot count + w: the copies carried into it (a
-        # piece of several windows takes only its first window's carried copies)
-        self.count = count
-        self.paths = [scratch.path(f"{i}.part") for i in range(2 * count)]
+    def __init__(self, scratch: Scratch, count: int,
+                 head: Callable[[int], tuple[bytes, bool]]) -> None:
+        self.scratch, self.head = scratch, head
         self.buffers: dict[int, bytearray] = {}
         self.held = 0
-        self.events = [0] * (2 * count)
-        self.sizes = [0] * (2 * count)   # bytes of event text per slot
+        self.events = [0] * count    # each window's own events
+        self.carried = [0] * count   # the copies carried into it
+        self.begun = [False] * count   # its file has its head
+        self.bare = [True] * count     # ... and no event after the head yet
 
     def add(self, window: int, texts: list[Any], *, carried: bool = False) -> None:
         """Queue events (their JSON texts) for ``window`` (``carried``: copies of blocks
         allocated before it)."""
-        slot = window + self.count if carried else window
-        text = b",".join(texts)
-        buffer = self.buffers.setdefault(slot, bytearray())
-        buffer += b",\n"   # every piece of text starts with a separator; the first is dropped
-        buffer += text
-        self.held += len(text) + 2
-        self.events[slot] += len(texts)
-        self.sizes[slot] += len(text) + 2
+        buffer = self.buffers.get(window)
+        if buffer is None:
+            buffer = self.buffers[window] = bytearray()
+            if not self.begun[window]:
+                head, holds_events = self.head(window)
+                buffer += head
+                self.begun[window], self.bare[window] = True, not holds_events
+        held = len(buffer)
+        if not self.bare[window]:
+            buffer += b",\n"
+        self.bare[window] = False
+        buffer += b",".join(texts)
+        self.held += len(buffer) - held
+        if carried:
+            self.carried[window] += len(texts)
+        else:
+            self.events[window] += len(texts)
         if len(buffer) >= _PER_WINDOW:
-            self._write(slot)
+            self._write(window)
         if self.held >= BUFFERED:
             self.flush()
 
-    def _write(self, slot: int) -> None:
-        buffer = self.buffers.pop(slot)
-        self.scratch.append(f"{slot}.part", buffer)
+    def _write(self, window: int) -> None:
+        buffer = self.buffers.pop(window)
+        self.scratch.append(f"{window}.json", buffer)
         self.held -= len(buffer)
 
     def flush(self) -> None:
         for window in list(self.buffers):
             self._write(window)
 
-    def copy_to(self, slot: int, out: BinaryIO, first: bool) -> bool:
-        """Append the slot's events to ``out``; ``first``: nothing was written before them
-        (drop the leading separator). Return whether ``out`` is still without an event.
+    def publish(self, window: int, target: ChosenPath, inputs: Sequence[str]) -> None:
+        """End ``window``'s piece and move it to ``target`` (it appears whole or not at
+        all).
 
-        >>> import io, tempfile
+        >>> import os, tempfile
         >>> from traceconv.output_files import scratch_folder
-        >>> with scratch_folder(tempfile.mkdtemp()) as scratch:
-        ...     spill, out = Spill(scratch, 2), io.BytesIO()
+        >>> from traceconv.outputs import ChosenPath
+        >>> folder = tempfile.mkdtemp(); target = ChosenPath(os.path.join(folder, "p.json"))
+        >>> with scratch_folder(folder) as scratch:
+        ...     spill = Spill(scratch, 2, lambda w: (b'{"traceEvents":[\\n', False))
         ...     spill.add(1, [b'{"a":1}']); spill.add(1, [b'{"b":2}'], carried=True)
-        ...     spill.flush()
-        ...     first = spill.copy_to(0, out, True)
-        ...     first = spill.copy_to(3, out, first)
-        ...     first = spill.copy_to(1, out, first)
-        >>> out.getvalue(), first
-        (b'{"b":2},\\n{"a":1}', False)
+        ...     spill.publish(1, target, inputs=[])
+        >>> open(target, "rb").read(), spill.events, spill.carried
+        (b'{"traceEvents":[\\n{"a":1},\\n{"b":2}\\n]}\\n', [0, 1], [0, 1])
         """
-        if not os.path.exists(self.paths[slot]):
-            return first   # a window with no event of its own
-        with open(self.paths[slot], "rb") as source:
-            block = source.read(1 << 22)
-            if first:
-                block = block[2:]
-            while block:
-                out.write(block)
-                block = source.read(1 << 22)
-        return False
+        self.buffers.setdefault(window, bytearray()).extend(b"\n]}\n")
+        self._write(window)
+        self.scratch.publish(f"{window}.json", target, inputs=inputs)
 
 
 class Router:
