@@ -58,7 +58,7 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
     from ..analysis.critical_path import critical_path
     from ..analysis.job_path import job_critical_path
     from ..api import rank_traces, save
-    from ..errors import UsageError
+    from ..errors import FormatError, UsageError
     from ..outputs import refuse_replacing_inputs
 
     with handled_errors():
@@ -80,6 +80,9 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
             trace, _ = with_capture(trace, load_all((graph_capture,), None, "none"))
         trace = with_steps(trace, steps, inputs[0])
         result = critical_path(trace, mode)
+        if not result.path and not as_json:   # (an empty table would say nothing)
+            raise FormatError("no critical path: this trace holds no host or device work to "
+                              "walk (see `traceconv info`)", file=inputs[0])
         target = None
         if highlight:
             from ..analysis.highlight import highlight as draw

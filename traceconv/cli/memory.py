@@ -77,6 +77,12 @@ def memory(inputs: tuple[str, ...], as_json: bool, depth: int, top: int,
     if as_json:
         click.echo(json_text(reports[0]).decode())
         return
+    if not reports[0]["devices"]:   # (a table would say nothing: say why)
+        from ..errors import FormatError
+        from ..formats.memflow_svg.selection import NO_BLOCKS
+
+        with handled_errors():
+            raise FormatError(NO_BLOCKS, file=inputs[0])
     from ..presentation.tables import console_for
 
     console = console_for()

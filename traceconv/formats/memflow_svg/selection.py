@@ -19,6 +19,9 @@ from ...model.block_table import BlockTable
 ColorBy = Literal["lifetime", "op-type", "category", "owner"]
 COLOR_BY: tuple[str, ...] = ("lifetime", "op-type", "category", "owner")
 
+NO_BLOCKS = ("no memory blocks in this trace (its reader found no allocations); see "
+             "`traceconv info`")
+
 
 @dataclass(frozen=True)
 class MemflowOptions:
@@ -65,8 +68,7 @@ def checked_options(trace: Trace, **options: object) -> MemflowOptions:
     traceconv.errors.FormatError: no memory blocks on device 'cuda:1' (the trace has: 'CUDA:0')
     """
     if not trace.memory:
-        raise FormatError("no memory blocks in this trace (its reader found no allocations); "
-                          "see `traceconv info`", file=trace.metadata.source_file)
+        raise FormatError(NO_BLOCKS, file=trace.metadata.source_file)
     for field_name in ("device", "pool"):
         value = options.get(field_name)
         values, codes = trace.memory.coded(field_name)
