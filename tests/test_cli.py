@@ -132,3 +132,19 @@ def test_chrome_round_trip_keeps_every_event(tmp_path: Path):
     again = orjson.loads(run("info", str(out), "--json").stdout)
     for key in ("slices", "instants", "counter_samples", "flows", "memory_blocks", "span_ns"):
         assert again[key] == first[key], key
+
+
+@pytest.mark.parametrize(("command", "why", "empty"), [
+    ("memory", "no memory blocks in this trace (its reader found no allocations); see "
+               "`traceconv info`", ("devices", [])),
+    ("critical-path", "no critical path: this trace holds no host or device work to walk "
+                      "(see `traceconv info`)", ("path", []))])
+def test_nothing_to_show_is_one_line_not_an_empty_table(command, why, empty):
+    """A summary table holds per-op statistics only: a command with nothing to show says
+    why (as memflow does), naming the file; --json still gives the empty object."""
+    table = "samples/paddle/summary_small_2.6.2.txt"
+    result = CliRunner().invoke(app, [command, table])
+    assert result.exit_code == 1
+    assert result.output.strip() == f"traceconv: error: {table}: {why}"
+    as_json = CliRunner().invoke(app, [command, table, "--json"])
+    assert as_json.exit_code == 0 and orjson.loads(as_json.output)[empty[0]] == empty[1]

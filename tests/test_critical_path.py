@@ -123,16 +123,3 @@ def test_execution_trace_linked_to_kineto_gives_resnet18s_main_path():
     assert counts["aten::conv2d"] == counts["aten::batch_norm"] == 17
     assert counts["aten::relu_"] == 17 and counts["aten::max_pool2d"] == 1
     assert counts["aten::add_"] == 8
-
-
-def test_a_trace_with_no_work_to_walk_is_one_line_not_an_empty_table():
-    from traceconv.cli import app
-
-    table = "samples/paddle/summary_small_2.6.2.txt"   # per-op statistics, no timeline
-    result = CliRunner().invoke(app, ["critical-path", table])
-    assert result.exit_code == 1
-    assert result.output.strip() == (f"traceconv: error: {table}: no critical path: this "
-                                     "trace holds no host or device work to walk (see "
-                                     "`traceconv info`)")
-    as_json = CliRunner().invoke(app, ["critical-path", table, "--json"])
-    assert as_json.exit_code == 0 and json.loads(as_json.output)["path"] == []

@@ -447,20 +447,3 @@ def test_ranks_side_by_side_equal_each_ranks_replay():
 def test_more_than_two_inputs_without_ranks_is_a_usage_error():
     result = run_cli("memory", *(str(p) for p in BUNDLED * 2))
     assert result.returncode == 2 and "--ranks" in result.stderr
-
-
-def test_a_trace_without_memory_is_one_line_not_an_empty_report():
-    """A summary table holds no allocations: the report would print nothing, so it says
-    why (as memflow does), naming the file; --json still gives the empty object."""
-    from click.testing import CliRunner
-
-    from traceconv.cli import app
-
-    table = str(SAMPLES / "paddle" / "summary_small_2.6.2.txt")
-    result = CliRunner().invoke(app, ["memory", table])
-    assert result.exit_code == 1
-    assert result.output.strip() == (f"traceconv: error: {table}: no memory blocks in this "
-                                     "trace (its reader found no allocations); see "
-                                     "`traceconv info`")
-    as_json = CliRunner().invoke(app, ["memory", table, "--json"])
-    assert as_json.exit_code == 0 and json.loads(as_json.output)["devices"] == []
