@@ -148,3 +148,16 @@ def test_nothing_to_show_is_one_line_not_an_empty_table(command, why, empty):
     assert result.output.strip() == f"traceconv: error: {table}: {why}"
     as_json = CliRunner().invoke(app, [command, table, "--json"])
     assert as_json.exit_code == 0 and orjson.loads(as_json.output)[empty[0]] == empty[1]
+
+
+def test_device_views_with_no_rows_say_so():
+    """No device work (a summary table): each view asked for is one line saying what is
+    missing, not a table of headers."""
+    result = CliRunner().invoke(app, ["summary", "samples/paddle/summary_small_2.6.2.txt",
+                                      "--streams", "--by-annotation", "--sequences", "3"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "idle per stream (over the steps): no device stream in this trace" in lines
+    assert "GPU time per annotation: no kernel runs under an annotation" in lines
+    assert "most frequent kernel sequences: no kernel sequence repeats" in lines
+    assert not any(line.startswith("┃ name") for line in lines)

@@ -122,19 +122,25 @@ def print_device_views(data: dict[str, Any], wide: bool = False) -> None:
     stats = data.get("launch_stats")
     if stats is not None:
         console.print(_launch_table(stats))
-    for key, title, columns in (
+    for key, title, columns, empty in (
             ("stream_idle", "idle per stream (over the steps)",
              (("name", "name"), ("busy ms", "busy_ns"), ("idle ms", "idle_ns"),
               ("host wait ms", "host_wait_ns"), ("kernel wait ms", "kernel_wait_ns"),
-              ("other ms", "other_ns"))),
+              ("other ms", "other_ns")), "no device stream in this trace"),
             ("annotations", "GPU time per annotation",
-             (("annotation", "annotation"), ("kernels", "kernels"), ("GPU ms", "gpu_ns"))),
+             (("annotation", "annotation"), ("kernels", "kernels"), ("GPU ms", "gpu_ns")),
+             "no kernel runs under an annotation"),
             ("captured_ops", "GPU time per op that captured the replayed kernels",
-             (("op", "op"), ("kernels", "kernels"), ("GPU ms", "gpu_ns"))),
+             (("op", "op"), ("kernels", "kernels"), ("GPU ms", "gpu_ns")),
+             "no replayed kernel was matched to a capturing op"),
             ("kernel_sequences", "most frequent kernel sequences",
-             (("sequence", "sequence"), ("count", "count"), ("GPU ms", "gpu_ns")))):
+             (("sequence", "sequence"), ("count", "count"), ("GPU ms", "gpu_ns")),
+             "no kernel sequence repeats")):
         rows = data.get(key)
         if rows is None:
+            continue
+        if not rows:   # (an empty table would say nothing: say why)
+            console.print(f"{title}: {empty}")
             continue
         table = Table(title=title, title_justify="left")
         for label, _ in columns:
