@@ -93,3 +93,13 @@ def test_device_numbers_past_int64_or_negative_are_not_known(tmp_path: Path):
         "A100", None, None, 0)
     assert trace.diagnostics.count("model.device_number_beyond") == 2
     assert "A100" in render_report(trace)
+
+
+def test_a_begin_end_pair_longer_than_int64_is_the_builders_to_keep():
+    """Found by seed 4247 (a reader class, not an analysis one): a B at -9.2e18 ns and its
+    E at 4 ms are both within int64, their difference is not. The pair is an interval for
+    the builder, whose time rule moves the B to -1e18 (counted)."""
+    trace = traceconv.load(FOUND / "chrome__overflow_begin_end_length.input", format="chrome")
+    (pair,) = [s for s in trace.iter_slices() if s.name == "get_execution_strategy"]
+    assert (pair.start, pair.start + pair.dur) == (-10**18, 4_173_586)
+    assert trace.diagnostics.count("model.time_beyond_range") == 1

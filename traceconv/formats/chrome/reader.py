@@ -546,12 +546,13 @@ class ChromeReader:
                 args = begin[5]
                 if ev[5]:  # E args are merged into B args (the spec: E wins)
                     args = {**(args or {}), **ev[5]}
-                trace.add_slice(t, begin[0], ev[0] - begin[0], begin[3] or ev[3] or "",
-                                begin[4] or ev[4] or "", args)
+                # (from two times: their difference may pass int64, the builder's to keep)
+                trace.add_interval(t, begin[0], ev[0], begin[3] or ev[3] or "",
+                                   begin[4] or ev[4] or "", args)
             for begin in stack:
                 unclosed += 1
-                trace.add_slice(t, begin[0], max(last_ts - begin[0], 0), begin[3] or "",
-                                begin[4] or "", {**(begin[5] or {}), "unfinished": True})
+                trace.add_interval(t, begin[0], max(last_ts, begin[0]), begin[3] or "",
+                                   begin[4] or "", {**(begin[5] or {}), "unfinished": True})
         trace.diagnostics.add("chrome.end_without_begin", count=unmatched_end)
         trace.diagnostics.add("chrome.begin_without_end", count=unclosed)
         self._spans.clear()

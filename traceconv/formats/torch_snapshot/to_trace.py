@@ -260,7 +260,7 @@ class SnapshotBuilder:
             elif open_at.get(key) and open_at[key][-1] <= ns:
                 start = open_at[key].pop()
                 track = self._annotation_track(f"cuda:{key[0]}")
-                self.trace.add_slice(track, start, ns - start, key[1], "user_annotation")
+                self.trace.add_interval(track, start, ns, key[1], "user_annotation")
             else:
                 self.skipped["annotation_unpaired"] += 1
         self.skipped["annotation_unpaired"] += sum(len(v) for v in open_at.values())
