@@ -103,3 +103,11 @@ def test_a_begin_end_pair_longer_than_int64_is_the_builders_to_keep():
     (pair,) = [s for s in trace.iter_slices() if s.name == "get_execution_strategy"]
     assert (pair.start, pair.start + pair.dur) == (-10**18, 4_173_586)
     assert trace.diagnostics.count("model.time_beyond_range") == 1
+
+
+def test_a_rocprof_cell_of_digits_and_a_control_character_is_no_number():
+    """Found by seed 4248: the integer pattern's ``\\s`` took "\\x1d" (a character Python
+    calls space) after the digits, and ``int()`` refused it. The row is malformed, counted."""
+    trace = traceconv.load(FOUND / "rocprof__control_character_after_digits.input",
+                           format="rocprof")
+    assert trace.diagnostics.count("rocprof.malformed_row") == 1

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-_INTEGER = re.compile(r"\s*[-+]?\d+\s*\Z")
+# ASCII: int() takes these spaces and digits, not every character str.isspace() names
+# (a control character such as "\x1d" is "space" to the regex, not to int)
+_INTEGER = re.compile(r"\s*[-+]?\d+\s*\Z", re.ASCII)
 _AGENT = re.compile(r"(?:Agent\s*)?(\d+)\Z", re.IGNORECASE)
 
 
@@ -14,8 +16,8 @@ def integer(value: object) -> int | None:
 
     >>> integer("769537350099688"), integer(7), integer("0x10"), integer(" 12 ")
     (769537350099688, 7, None, 12)
-    >>> integer(True), integer(2.5)
-    (None, None)
+    >>> integer(True), integer(2.5), integer("12\\x1d")
+    (None, None, None)
     """
     if isinstance(value, bool):
         return None
