@@ -232,6 +232,19 @@ def _split(path: str) -> Outcome:
     return Outcome("error", detail=" / ".join(refused)) if len(refused) == 2 else Outcome("ok")
 
 
+def replay(path: str | os.PathLike[str], folder: str) -> Outcome:
+    """Run a saved finding (``<target>__<class>.input``) again under the campaign's
+    contract: the model check on, 10 CPU seconds (past which an input is a hang)."""
+    global VALIDATE
+    saved, VALIDATE = VALIDATE, True
+    try:
+        target = os.path.basename(path).split("__")[0]
+        with open(path, "rb") as source:
+            return Runner(folder, timeout=10).run(target, source.read())
+    finally:
+        VALIDATE = saved
+
+
 def _warned(warning: warnings.WarningMessage) -> Outcome:
     """A warning (numpy's overflow, a deprecation) is a stray line on the user's stderr:
     the input fails as a crash would, named by the line that warned."""
