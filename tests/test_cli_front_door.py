@@ -217,10 +217,10 @@ def test_option_choices_match_the_analyses():
     from traceconv.analysis.align import MODES
     from traceconv.analysis.summary import AGGREGATES
     from traceconv.cli import options
-    from traceconv.formats.memflow_svg import COLOR_BY
+    from traceconv.formats.memflow_svg import COLOR_BY, HEIGHT_RANGE, WIDTH_RANGE
 
-    assert (options.ALIGN_MODES, options.AGGREGATES, options.COLOR_BY) == (
-        MODES, AGGREGATES, COLOR_BY)
+    assert (options.ALIGN_MODES, options.AGGREGATES, options.COLOR_BY, options.PICTURE_WIDTH,
+            options.PICTURE_HEIGHT) == (MODES, AGGREGATES, COLOR_BY, WIDTH_RANGE, HEIGHT_RANGE)
 
 
 def test_the_command_table_names_every_command():

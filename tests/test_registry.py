@@ -256,8 +256,10 @@ def test_memflow_validation_lives_in_the_api(tmp_path: Path):
     with pytest.raises(FormatError, match=r"no memory blocks on device 'cuda:7' \(the trace "
                                           r"has: 'CPU'"):
         trace.memflow_svg(tmp_path / "m.svg", device="cuda:7")
-    with pytest.raises(FormatError, match="400 x 300"):
-        trace.memflow_svg(tmp_path / "m.svg", width=10)
+    for side in ({"width": 10}, {"width": 10**26}, {"height": 100_001}):
+        # (a side of 10^26 pixels had the address axis's break line drawn forever)
+        with pytest.raises(FormatError, match="400 to 100,000 pixels across and 300 to "):
+            trace.memflow_svg(tmp_path / "m.svg", **side)
     assert not (tmp_path / "m.svg").exists()
 
 

@@ -10,7 +10,7 @@ import click
 from ..output_names import output_name
 from .app import app, handled_errors
 from .loading import load_all
-from .options import COLOR_BY
+from .options import COLOR_BY, PICTURE_HEIGHT, PICTURE_WIDTH
 
 
 @app.command()
@@ -29,8 +29,10 @@ from .options import COLOR_BY
               help="Hide smaller blocks: 512, 4KiB, 1MiB (binary), 1MB (decimal).")
 @click.option("--color-by", type=click.Choice(COLOR_BY), default="lifetime", show_default=True,
               help="What the colours mean.")
-@click.option("--width", type=click.IntRange(400), default=1600, show_default=True)
-@click.option("--height", type=click.IntRange(300), default=900, show_default=True)
+@click.option("--width", type=click.IntRange(*PICTURE_WIDTH), default=1600, show_default=True,
+              help="Picture width in pixels.")
+@click.option("--height", type=click.IntRange(*PICTURE_HEIGHT), default=900, show_default=True,
+              help="Picture height in pixels.")
 @click.option("--max-rects", type=click.IntRange(100), default=20_000, show_default=True,
               help="Above this many rectangles, blocks under a pixel are merged into cells.")
 def memflow(inputs: tuple[str, ...], output: str | None, format: str | None,

@@ -19,6 +19,7 @@ from ..units import format_bytes
 ALIGN_MODES = ("none", "auto", "collectives")                 # analysis.align.MODES
 AGGREGATES = ("sum", "mean", "max", "min")                     # analysis.summary.AGGREGATES
 COLOR_BY = ("lifetime", "op-type", "category", "owner")        # formats.memflow_svg.COLOR_BY
+PICTURE_WIDTH, PICTURE_HEIGHT = (400, 100_000), (300, 100_000)  # memflow_svg.WIDTH_RANGE, ...
 
 
 class ByteSize(click.ParamType):

@@ -19,9 +19,10 @@ from typing import Any, BinaryIO
 
 from ...model import Trace
 from .draw import render, svg_text
-from .selection import COLOR_BY, MemflowOptions, checked_options
+from .selection import COLOR_BY, HEIGHT_RANGE, WIDTH_RANGE, MemflowOptions, checked_options
 
-__all__ = ["COLOR_BY", "MemflowOptions", "render", "svg_text", "write"]
+__all__ = ["COLOR_BY", "HEIGHT_RANGE", "WIDTH_RANGE", "MemflowOptions", "render", "svg_text",
+           "write"]
 
 WRITE_OPTIONS = MemflowOptions   # the names write()'s **options may use
 

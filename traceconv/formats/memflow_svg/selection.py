@@ -18,6 +18,9 @@ from ...model.block_table import BlockTable
 
 ColorBy = Literal["lifetime", "op-type", "category", "owner"]
 COLOR_BY: tuple[str, ...] = ("lifetime", "op-type", "category", "owner")
+# The picture's sides in pixels, least and most: every axis, tick row and break line is
+# drawn across them, so a side of 10^26 pixels would never finish drawing.
+WIDTH_RANGE, HEIGHT_RANGE = (400, 100_000), (300, 100_000)
 
 NO_BLOCKS = ("no memory blocks in this trace (its reader found no allocations); see "
              "`traceconv info`")
@@ -47,8 +50,11 @@ class MemflowOptions:
     def __post_init__(self) -> None:
         if self.color_by not in COLOR_BY:
             raise ValueError(f"color_by must be one of {', '.join(COLOR_BY)}")
-        if self.width < 400 or self.height < 300:
-            raise ValueError("the picture needs at least 400 x 300 pixels")
+        if not (WIDTH_RANGE[0] <= self.width <= WIDTH_RANGE[1]
+                and HEIGHT_RANGE[0] <= self.height <= HEIGHT_RANGE[1]):
+            raise ValueError(f"the picture needs {WIDTH_RANGE[0]} to {WIDTH_RANGE[1]:,} pixels "
+                             f"across and {HEIGHT_RANGE[0]} to {HEIGHT_RANGE[1]:,} down, not "
+                             f"{self.width} x {self.height}")
         if self.start is not None and self.end is not None and self.end <= self.start:
             raise ValueError("the time window ends before it starts")
 
