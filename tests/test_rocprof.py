@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import traceconv
 from tests.cli_errors import one_error_line, run
 from tests.conftest import DATA, SAMPLES, SHARED
+from traceconv.analysis.summary import summarize
 
 HERE = DATA / "rocprof"
 V1 = SAMPLES / "rocprof" / "llamacpp_results"
@@ -428,3 +429,86 @@ def test_the_commands_of_the_rocprof_page_run():
     for args in commands:
         result = run(*(str(root / a) if a.startswith("samples/") else a for a in args))
         assert result.exit_code == 0, result.output
+
+
+# -- real files of other runs (tests/data/rocprof/PROVENANCE.md) ---------------------------
+
+KOKKOS_STATS = HERE / "dalg24__kokkos__results.stats.csv"
+HIP_PROGRAMMING = HERE / "shashankparsi__HIP_Programming__"
+
+
+def right_split_rows(path: Path, numbers: int) -> list[list[str]]:
+    """Data rows split at their last ``numbers`` commas: a name with unquoted commas stays
+    whole (the fields after it are numbers)."""
+    lines = path.read_text().splitlines()[1:]
+    return [line.rsplit(",", numbers) for line in lines if line]
+
+
+def test_an_unquoted_name_with_commas_is_joined_back():
+    """Older rocprof v1 did not quote kernel names: a Kokkos template name's commas split
+    the row. Every row is read, whole, and the repair counted."""
+    rows = right_split_rows(KOKKOS_STATS, 4)
+    trace = traceconv.load(KOKKOS_STATS)
+    assert [(s.name, s.calls, s.total_ns) for s in trace.stats] == [
+        (name.strip('"'), int(calls), int(total)) for name, calls, total, _, _ in rows]
+    with KOKKOS_STATS.open(newline="") as f:
+        split = sum(1 for row in list(csv.reader(f))[1:] if len(row) > 5)
+    assert split == 5
+    assert trace.diagnostics.count("rocprof.name_rejoined") == split
+    assert not trace.diagnostics.count("rocprof.malformed_row")
+
+
+@pytest.mark.parametrize(("suffix", "section", "place"), [
+    ("results.stats.csv", "kernel", "device_ns"),
+    ("results.hip_stats.csv", "hip_api", "cpu_ns"),
+    ("results.copy_stats.csv", "memory_copy", "device_ns")])
+def test_v1_statistics_files_say_where_their_time_went(suffix: str, section: str, place: str):
+    """rocprof v1 ``--stats`` writes kernels, HIP API calls and copies to three files: API
+    time is the host's, the others the device's."""
+    path = Path(f"{HIP_PROGRAMMING}{suffix}")
+    rows = csv_rows(path)
+    stats = traceconv.load(path).stats
+    assert {s.section for s in stats} == {section}
+    assert [getattr(s, place) for s in stats] == [int(r["TotalDurationNs"]) for r in rows]
+    other = "cpu_ns" if place == "device_ns" else "device_ns"
+    assert {getattr(s, other) for s in stats} == {None}
+    total = sum(int(r["TotalDurationNs"]) for r in rows) / 1e9
+    result = summarize(traceconv.load(path))
+    assert result.total("device" if place == "device_ns" else "host") == pytest.approx(total)
+
+
+def test_statistics_are_drawn_for_a_viewer(tmp_path: Path):
+    """A statistics file converts to a trace that shows each row (an aggregate breakdown,
+    one lane per file's section), not to an empty one."""
+    rows = right_split_rows(KOKKOS_STATS, 4)
+    out = tmp_path / "stats.pftrace"
+    traceconv.convert(KOKKOS_STATS, out)
+    back = traceconv.load(out)
+    assert sorted(s.dur for s in back.iter_slices()) == sorted(int(r[2]) for r in rows)
+    assert {back.tracks[s.track].name for s in back.iter_slices()} == {"kernel"}
+
+
+def test_a_counter_collection_without_times_is_read():
+    """``rocprof --pmc`` alone writes the v1 layout without BeginNs/EndNs: each dispatch is
+    a statistic row carrying its counters."""
+    path = Path(f"{HIP_PROGRAMMING}output_vec_add_gpu.csv")
+    rows = csv_rows(path)
+    stats = traceconv.load(path).stats
+    assert [(s.name, s.calls, s.section) for s in stats] == [
+        (r["KernelName"], 1, "counters") for r in rows]
+    assert [(s.extra["GPUBusy"], s.extra["Wavefronts"]) for s in stats] == [
+        (r["GPUBusy"], r["Wavefronts"]) for r in rows]
+
+
+def test_a_rocprofv2_api_trace_is_read():
+    """rocprofv2's file plugin writes API calls without process or thread, a blank line
+    after the header and ``Correlation_ID``: every call is a slice on one host thread,
+    its correlation id kept."""
+    path = HERE / "anghostcici__saltfish__hip_api_trace_hiptrace.csv"
+    rows = csv_rows(path)
+    trace = traceconv.load(path)
+    assert slices(trace) == Counter((r["Function"], int(r["Start_Timestamp"]),
+                                     int(r["End_Timestamp"])) for r in rows if r["Function"])
+    assert len({s.track for s in trace.iter_slices()}) == 1
+    assert sorted(s.args["Correlation_Id"] for s in trace.iter_slices()) == sorted(
+        int(r["Correlation_ID"]) for r in rows if r["Function"])

@@ -526,10 +526,14 @@ CODES: tuple[CodeInfo, ...] = (
           "FREE records whose agent and address no earlier ALLOC opened (allocated before "
           "the trace)"),
     _Code("rocprof.malformed_row", "dropped",
-          "rows or events whose start or end is not an integer (not read)"),
+          "rows or events whose start or end is not an integer, statistic rows whose calls "
+          "or total is not a number (not read)"),
     _Code("rocprof.metadata_event", "note",
           "metadata (M) events of a v1 results.json: process names and order, not needed "
           "for the tracks read"),
+    _Code("rocprof.name_rejoined", "repaired",
+          "CSV rows with more cells than the header (rocprof v1 did not quote a kernel name "
+          "with commas): the name's cells joined back with their commas"),
     _Code("rocprof.quoted_text", "note",
           "texts of a results.db stored with the CSV's double quotes around them (read "
           "without)"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ...model import OpStat
 from ...model.activity import Activity
 from ...model.builder import TraceBuilder
 from .places import Places
@@ -70,3 +71,18 @@ def add_dispatches(trace: TraceBuilder, places: Places, records: Iterable[Mappin
         rows.append(trace.add_interval(track, start, end, str(record.get(columns.name, "")),
                                        "kernel", args or None, Activity.KERNEL))
     return rows, rows.count(-1)
+
+
+def add_counter_rows(trace: TraceBuilder, records: Iterable[Mapping[str, object]],
+                     name: str) -> None:
+    """Dispatches without times (a counter collection alone): one statistic row each, in
+    section ``counters``, its columns (counters included) as the row's extra values.
+
+    >>> t = TraceBuilder(); add_counter_rows(t, [{"KernelName": "k", "GPUBusy": "100"}],
+    ...                                      "KernelName")
+    >>> t.stats[0].name, t.stats[0].calls, t.stats[0].extra
+    ('k', 1, {'KernelName': 'k', 'GPUBusy': '100'})
+    """
+    for record in records:
+        trace.add_stat(OpStat(str(record.get(name, "")), calls=1, section="counters",
+                              type="dispatch", extra=dict(record)))

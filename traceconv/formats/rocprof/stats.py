@@ -1,6 +1,9 @@
-"""rocprof's statistics CSVs (v1 ``results.stats.csv``; rocprofv3 ``kernel_stats.csv``,
-``hip_api_stats.csv``, ``memory_copy_stats.csv`` ...): one :class:`OpStat` a row, in a
-section named after the file (``kernel``, ``hip_api``...)."""
+"""rocprof's statistics CSVs (v1 ``results.stats.csv``, ``results.hip_stats.csv``,
+``results.copy_stats.csv``; rocprofv3 ``kernel_stats.csv``, ``hip_api_stats.csv``,
+``memory_copy_stats.csv`` ...): one :class:`OpStat` a row, in a section named after the
+file (``kernel``, ``hip_api``...), its time the host's for API calls and the device's for
+kernels and copies; drawn as an aggregate breakdown (one lane per section) so that a
+viewer shows them too."""
 
 from __future__ import annotations
 
@@ -8,12 +11,18 @@ import re
 
 from ...io import Source
 from ...model import OpStat
+from ...model.breakdown import add_aggregate_breakdown
 from ...model.builder import TraceBuilder
 from .csv_table import read_table
 
+BREAKDOWN_PROCESS = "rocprof statistics: aggregate breakdown (not a timeline)"
 _OPTIONAL_NS = {"AverageNs": "avg_ns", "MinNs": "min_ns", "MaxNs": "max_ns"}
 _SECTION = re.compile(r"(kernel|domain|(?:hip|hsa|marker|rccl|rocdecode|rocjpeg)_api|"
-                      r"memory_copy|memory_allocation|scratch_memory)_stats\.csv$")
+                      r"memory_copy|memory_allocation|scratch_memory|hip|hsa|copy)_stats\.csv$")
+_V1_SECTIONS = {"hip": "hip_api", "hsa": "hsa_api", "copy": "memory_copy"}
+# where a section's time was spent: the device's for kernels and copies, the host's for
+# API calls (the others, such as rocprofv3's per-domain totals, are not said)
+_PLACES = {"kernel": "device_ns", "memory_copy": "device_ns"}
 
 
 def section_of(file: str) -> str:
@@ -21,26 +30,32 @@ def section_of(file: str) -> str:
 
     >>> section_of("run/1234_hip_api_stats.csv"), section_of("results.stats.csv")
     ('hip_api', 'kernel')
+    >>> section_of("results.hip_stats.csv"), section_of("results.copy_stats.csv")
+    ('hip_api', 'memory_copy')
     """
     match = _SECTION.search(file.lower())
-    return match.group(1) if match else "kernel"
+    return _V1_SECTIONS.get(match.group(1), match.group(1)) if match else "kernel"
 
 
 def read_stats(trace: TraceBuilder, source: Source) -> None:
-    """Each row as a statistic (times rounded to the ns); a row whose name, calls or total
-    is not read is counted.
+    """Each row as a statistic (times rounded to the ns), drawn as an aggregate breakdown;
+    a row whose calls or total is not a number is counted.
 
     >>> trace = TraceBuilder()
     >>> read_stats(trace, Source("samples/rocprof/llamacpp_results.stats.csv"))
-    >>> len(trace.stats), trace.stats[0].calls, trace.stats[0].avg_ns
-    (20, 442, 1353098)
+    >>> len(trace.stats), trace.stats[0].calls, trace.stats[0].avg_ns, trace.stats[0].device_ns
+    (20, 442, 1353098, 598069423)
+    >>> len(trace.slices), trace.processes[0].name
+    (20, 'rocprof statistics: aggregate breakdown (not a timeline)')
     """
     table = read_table(source)
+    table.count_repairs(trace.diagnostics)
     at = table.require("Name", "Calls", "TotalDurationNs")
     optional = {field: table.header.index(c) for c, field in _OPTIONAL_NS.items()
                 if c in table.header}
     share = table.header.index("Percentage") if "Percentage" in table.header else None
     section, bad = section_of(source.name), 0
+    place = _PLACES.get(section, "cpu_ns" if section.endswith("_api") else None)
     for row in table.rows:
         try:
             calls, total = int(row[at["Calls"]]), _ns(row[at["TotalDurationNs"]])
@@ -52,8 +67,12 @@ def read_stats(trace: TraceBuilder, source: Source) -> None:
         extra = {c: row[i] for i, c in enumerate(table.header)
                  if c not in _OPTIONAL_NS and c not in at and c != "Percentage" and i < len(row)}
         trace.add_stat(OpStat(row[at["Name"]], calls=calls, total_ns=total, ratio=ratio,
-                              section=section, type=section, extra=extra, **times))
+                              section=section, type=section, extra=extra,
+                              **({place: total} if place else {}), **times))
     trace.diagnostics.add("rocprof.malformed_row", count=bad, example=source.name)
+    if trace.stats:
+        add_aggregate_breakdown(trace, range(len(trace.stats)), BREAKDOWN_PROCESS,
+                                lambda stat: stat.section)
 
 
 def _ns(text: str) -> int:

@@ -19,11 +19,12 @@ from ...io import Source
 from ...model.builder import TraceBuilder
 from .._sqlite import open_database
 from .csv_table import read_table
-from .dispatches import V1, add_dispatches
+from .dispatches import V1, add_counter_rows, add_dispatches
 from .places import Places
 from .values import arg_value, integer
 
-REQUIRED = ("KernelName", "gpu-id", "queue-id", "BeginNs", "EndNs")
+PLACING = ("KernelName", "gpu-id", "queue-id")
+REQUIRED = (*PLACING, "BeginNs", "EndNs")
 # other tables of results.db and other events of results.json: the category of their rows
 _CATEGORIES = {"HIP": "hip_runtime", "HSA": "hsa_api", "COPY": "gpu_memcpy", "OPS": "gpu_op",
                "rocTX": "user_annotation"}
@@ -31,13 +32,19 @@ _NAMES = ("KernelName", "Name", "Function", "Message", "name")
 
 
 def read_csv(trace: TraceBuilder, source: Source) -> None:
-    """``results.csv``: one dispatch a row.
+    """``results.csv``: one dispatch a row; without times (``rocprof --pmc`` alone writes
+    counters only), one statistic row a dispatch with its counters (section ``counters``).
 
     >>> trace = TraceBuilder(); read_csv(trace, Source("samples/rocprof/llamacpp_results.csv"))
     >>> len(trace.slices), trace.processes[0].name, trace.slice(0).name
     (64, 'GPU 2', '__amd_rocclr_fillBufferAligned.kd')
     """
     table = read_table(source)
+    table.count_repairs(trace.diagnostics)
+    if "BeginNs" not in table.header and "EndNs" not in table.header:
+        table.require(*PLACING)
+        add_counter_rows(trace, table.records(), "KernelName")
+        return
     table.require(*REQUIRED)
     _, bad = add_dispatches(trace, Places(trace), table.records(), V1)
     trace.diagnostics.add("rocprof.malformed_row", count=bad, example=source.name)

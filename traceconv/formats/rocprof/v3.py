@@ -9,20 +9,20 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ...io import Source
-from ...model import Metadata, OpStat
+from ...model import Metadata
 from ...model.activity import Activity
 from ...model.builder import TraceBuilder
 from . import CLOCK
 from .allocations import add_allocations
 from .csv_table import Table, read_table
-from .dispatches import V3, add_dispatches, device_name
+from .dispatches import V3, add_counter_rows, add_dispatches, device_name
 from .places import Places
 from .values import arg_value, integer
 
 _TIMES = ("Start_Timestamp", "End_Timestamp")
 REQUIRED = {
     "v3-kernels": ("Agent_Id", "Queue_Id", "Kernel_Name", *_TIMES),
-    "v3-api": ("Domain", "Function", "Thread_Id", *_TIMES),
+    "v3-api": ("Domain", "Function", *_TIMES),   # (rocprofv2's: no process, no thread)
     "v3-copies": ("Direction", "Source_Agent_Id", "Destination_Agent_Id", *_TIMES),
     "v3-counters": ("Dispatch_Id", "Agent_Id", "Kernel_Name", "Counter_Name", "Counter_Value"),
 }
@@ -72,6 +72,8 @@ def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
                                   source_version=f"rocprofv3 {written_as} ({kinds})",
                                   clock=CLOCK))
     places, diagnostics = Places(trace), trace.diagnostics
+    for part in parts:
+        part.table.count_repairs(diagnostics)
     calls: dict[int, int] = {}
     for part in (p for p in parts if p.kind == "v3-api"):
         calls.update(_add_calls(trace, places, part.table))
@@ -180,9 +182,7 @@ def _add_counter_dispatches(trace: TraceBuilder, places: Places, tables: list[Ta
             _, bad = add_dispatches(trace, places, list(first.values()), V3)
             trace.diagnostics.add("rocprof.malformed_row", count=bad, example=table.file)
             continue
-        for record in first.values():
-            trace.add_stat(OpStat(str(record.get("Kernel_Name", "")), calls=1, section="counters",
-                                  type="dispatch", extra=dict(record)))
+        add_counter_rows(trace, first.values(), "Kernel_Name")
 
 
 def counter_value(text: str) -> float | str:

@@ -30,7 +30,8 @@ _KERNEL_COLUMNS = (*REQUIRED["v3-kernels"], "Correlation_Id", "Dispatch_Id", "Ke
                    "Thread_Id", "Private_Segment_Size", "Group_Segment_Size",
                    "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z",
                    "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z")
-_API_COLUMNS = (*REQUIRED["v3-api"], "Process_Id", "Correlation_Id")
+_API_COLUMNS = ("Domain", "Function", "Thread_Id", "Start_Timestamp", "End_Timestamp",
+                "Process_Id", "Correlation_Id")
 
 
 def load_parts(source: Source) -> tuple[list[Part], dict[str, int]]:
