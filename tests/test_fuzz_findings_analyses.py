@@ -109,3 +109,13 @@ def test_a_rocprof_cell_of_digits_and_a_control_character_is_no_number():
     trace = traceconv.load(FOUND / "rocprof__control_character_after_digits.input",
                            format="rocprof")
     assert trace.diagnostics.count("rocprof.malformed_row") == 1
+
+
+def test_a_statistic_past_int64_is_drawn_within_the_time_range():
+    """A rocprof statistic of 99,999,999,999,999,990,798 ns: its breakdown slice ends at
+    the model's time edge, and the statistic is clamped by the builder, counted."""
+    from traceconv.model.repairs import TIME_MAX
+
+    trace = traceconv.load(FOUND / "rocprof__stats_total_beyond_int64.input", format="rocprof")
+    assert [(s.start, s.dur) for s in trace.iter_slices()] == [(0, TIME_MAX)]
+    assert trace.diagnostics.count("model.statistic_beyond_range") >= 1

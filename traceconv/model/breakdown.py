@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from . import OpStat, ProcessKind, Trace, TrackKind
 from .activity import Activity
+from .repairs import TIME_MAX
 
 BREAKDOWN_CATEGORY = "aggregate"
 BREAKDOWN_CLOCK = ("synthetic: aggregate breakdown (slices laid side by side by total time, "
@@ -64,9 +65,9 @@ def add_aggregate_breakdown(trace: Trace, rows: Sequence[int], process_name: str
                                 description="aggregate breakdown, not a timeline")
         cursor = 0
         for row in tops:
-            dur = max(trace.stats[row].total_ns, 0)
+            dur = _length(trace.stats[row].total_ns)
             _place(trace, track, row, cursor, dur, children)
-            cursor += dur
+            cursor = min(cursor + dur, TIME_MAX)   # (a slice past the edge: build's rule)
     return process
 
 
@@ -81,7 +82,7 @@ def _place(trace: Trace, track: int, row: int, start: int, dur: int,
         trace.add_slice(track, start, dur, stat.name, BREAKDOWN_CATEGORY,
                         _stat_args(row, stat), Activity.AGGREGATE)
         kids = children.get(row, ())
-        totals = [max(trace.stats[k].total_ns, 0) for k in kids]
+        totals = [_length(trace.stats[k].total_ns) for k in kids]
         needed = sum(totals)
         if needed > dur:
             # Printed numbers are rounded: an excess within 1% is rounding, not a finding.
@@ -93,6 +94,16 @@ def _place(trace: Trace, track: int, row: int, start: int, dur: int,
             placed.append((kid, cursor, kid_dur))
             cursor += kid_dur
         pending.extend(reversed(placed))   # (the first child is drawn next, as before)
+
+
+def _length(total_ns: int) -> int:
+    """A row's total as a slice length: none below 0, none beyond the model's time range
+    (a statistic is read as printed, of any size; the builder clamps it later).
+
+    >>> _length(-5), _length(10**30) == TIME_MAX
+    (0, True)
+    """
+    return min(max(total_ns, 0), TIME_MAX)
 
 
 def set_self_times(trace: Trace, rows: Sequence[int]) -> None:
