@@ -244,3 +244,14 @@ def test_fragmentation_of_an_allocator_snapshot_from_its_segments():
     assert frag.severity == "medium"          # 42% of 1.45 GiB held unused
     (high,) = fired(SNAPSHOT, "memory-peak", device_memory=int(reserved / 0.95))
     assert high.severity == "high" and high.evidence["peak_bytes"] == reserved
+
+
+def test_a_run_without_steps_is_called_the_run():
+    """Advice measures a trace without step markers over all its work, and says so: "of
+    the run", not "of the steps" (a real CPU profile of one forward and backward pass)."""
+    path = TORCH / "adamm1909_unsloth_cpu_mac.pt.trace.json"
+    text = path.read_text()
+    assert "ProfilerStep" not in text
+    titles = [f.title for f in advise(traceconv.load(path)).findings]
+    assert titles and all("of the steps" not in t for t in titles)
+    assert any(t.endswith("of the run") for t in titles)

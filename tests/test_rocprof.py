@@ -512,3 +512,67 @@ def test_a_rocprofv2_api_trace_is_read():
     assert len({s.track for s in trace.iter_slices()}) == 1
     assert sorted(s.args["Correlation_Id"] for s in trace.iter_slices()) == sorted(
         int(r["Correlation_ID"]) for r in rows if r["Function"])
+
+
+def test_v1_json_places_work_by_its_process():
+    """A newer rocprof v1 results.json (MI300A) names its Chrome processes "CPU HIP API",
+    "COPY" and "GPU4", and its kernel has no KernelName: copies and the kernel are device
+    work on the GPU, the calls host work on their thread, each with its exact ns times."""
+    path = Path(f"{HIP_PROGRAMMING}results.json")
+    events = json.loads(path.read_text())["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M"}
+    work = [e for e in events if e.get("ph") == "X"]
+    trace = traceconv.load(path)
+    device = {p.id for p in trace.processes if p.kind.value == "device"}
+    placed = Counter((s.name, s.start, s.start + s.dur,
+                      trace.tracks[s.track].process in device) for s in trace.iter_slices())
+    assert placed == Counter((e["name"], int(e["args"]["BeginNs"]), int(e["args"]["EndNs"]),
+                              names[int(e["pid"])] != "CPU HIP API") for e in work)
+    kinds = {s.name: s.category for s in trace.iter_slices()}
+    assert kinds["vector_add(float*, float*, float*, int)"] == "kernel"
+    assert {kinds["CopyHostToDevice"], kinds["CopyDeviceToHost"]} == {"gpu_memcpy"}
+
+
+def test_v1_json_flows_join_a_call_to_its_work():
+    """Its ``s``/``t`` DataFlow events: each joins the call around the ``s`` time on its
+    lane to the work starting at the ``t`` time on its lane (times in µs, as written)."""
+    path = Path(f"{HIP_PROGRAMMING}results.json")
+    events = json.loads(path.read_text())["traceEvents"]
+    lanes: dict[tuple[str, str], list[dict]] = {}
+    for e in events:
+        if e.get("ph") == "X":
+            lanes.setdefault((str(e["pid"]), str(e["tid"])), []).append(e)
+
+    def bound(flow: dict, start_only: bool) -> str:
+        lane = lanes[(str(flow["pid"]), str(flow["tid"]))]
+        for e in lane:
+            ts, dur = int(e["ts"]), int(e["dur"])
+            if (ts == flow["ts"]) if start_only else (ts <= flow["ts"] <= ts + dur):
+                return e["name"]
+        raise AssertionError(flow)
+
+    ends = {(f["id"], f["ph"]): f for f in events if f.get("ph") in ("s", "t")}
+    expected = Counter((bound(ends[(i, "s")], False), bound(ends[(i, "t")], True))
+                       for i, ph in ends if ph == "s")
+    trace = traceconv.load(path)
+    assert Counter((trace.slice(f.source).name, trace.slice(f.target).name)
+                   for f in trace.iter_flows()) == expected
+    assert len(expected) == 3 and sum(expected.values()) == 4
+    assert not trace.diagnostics.count("rocprof.flow_not_read")
+
+
+def test_statistics_given_with_their_trace_count_nothing_twice():
+    """A run's kernel trace and its statistics given together: the summary's kernels are
+    the trace's dispatches (the statistics' drawing is no call of its own), and the merged
+    trace spans the run (the drawing starts where the run does, not at time 0)."""
+    from traceconv.analysis.op_summary import op_summary
+    from traceconv.api import combine
+
+    rows = csv_rows(V1.with_suffix(".csv"))
+    merged = combine([traceconv.load(V1.with_suffix(".csv")),
+                      traceconv.load(V1.with_suffix(".stats.csv"))])
+    calls = Counter(r["KernelName"] for r in rows)
+    summary = {row.name: row.calls for row in op_summary(merged)}
+    assert summary == dict(calls)
+    first = min(int(r["BeginNs"]) for r in rows)
+    assert merged.time_range is not None and merged.time_range[0] == first

@@ -217,6 +217,12 @@ class Timeline:
     def has_step_markers(self) -> bool:
         return self.has(Activity.STEP)
 
+    @property
+    def steps_word(self) -> str:
+        """What :attr:`steps` is called in a sentence: ``the steps``, or ``the run`` when
+        the trace marks none (its one window is all the work)."""
+        return "the steps" if self.has_step_markers else "the run"
+
     def device_processes(self) -> list[int]:
         """Processes (devices) that ran device work."""
         rows = self.device_work()

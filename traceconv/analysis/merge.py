@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..model import Metadata, OpStat, Process, Trace
+from ..model.breakdown import only_breakdown
 from ..model.copying import copy_into
 from .align import Alignment, Mode
 from .align import align as align_ranks
@@ -79,6 +80,7 @@ def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None, *,
     labels = unique_labels(list(labels) if labels else [_label(t, i)
                                                         for i, t in enumerate(traces)])
     alignment = align_ranks(traces, align, labels)
+    shifts = _breakdowns_beside_timelines(traces, alignment.offsets)
     formats = dict.fromkeys(t.metadata.source_format for t in traces)
     clocks = {t.metadata.clock for t in traces}
     out = Trace(Metadata(source_format="+".join(f for f in formats if f), clock=" / ".join(clocks),
@@ -95,8 +97,7 @@ def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None, *,
     _report(out, alignment)
     if not alignment.applied and (len(clocks) > 1 or "unix epoch" not in clocks):
         out.diagnostics.add("merge.clocks")
-    for index, (trace, label, shift) in enumerate(
-            zip(traces, labels, alignment.offsets, strict=True)):
+    for index, (trace, label, shift) in enumerate(zip(traces, labels, shifts, strict=True)):
         group = rank_labels(trace)
         order = {p.id: n for n, p in enumerate(sorted(trace.processes, key=_process_order))}
 
@@ -115,6 +116,28 @@ def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None, *,
         copy_into(out, trace, shift_ns=shift, node_prefix=f"{label}/", process=labelled,
                   device=on_device, stat=from_input)
     return out.freeze()
+
+
+def _breakdowns_beside_timelines(traces: Sequence[Trace], offsets: Sequence[int]) -> list[int]:
+    """Each input's shift: its alignment offset; for a statistics table drawn as an
+    aggregate breakdown (from time 0) beside inputs with a timeline, the timelines' start,
+    so that the merged trace spans the run, not the time since 0 (an HSA or Unix clock).
+
+    >>> from traceconv.model import OpStat
+    >>> from traceconv.model.breakdown import add_aggregate_breakdown
+    >>> run = Trace(); _ = run.add_slice(run.add_track("t", process=run.add_process("p")), 700, 5, "k")
+    >>> stats = Trace(); _ = add_aggregate_breakdown(stats, [stats.add_stat(OpStat("k", total_ns=5))], "s")
+    >>> _breakdowns_beside_timelines([run, stats], [0, 0])
+    [0, 700]
+    """
+    drawn = [only_breakdown(t) for t in traces]
+    starts = [t.time_range[0] + offset for t, offset, breakdown
+              in zip(traces, offsets, drawn, strict=True)
+              if not breakdown and t.time_range is not None]
+    if not starts:
+        return list(offsets)
+    return [offset + (min(starts) if breakdown else 0)
+            for offset, breakdown in zip(offsets, drawn, strict=True)]
 
 
 def _report(out: Trace, alignment: Alignment) -> None:

@@ -116,6 +116,8 @@ class _Events:
         skip_names = {i for i, text in enumerate(strings) if text in FILTERED_NAMES}
         kept = ~np.isin(name, list(skip_names)) & ~np.isin(kind, SKIPPED_KINDS)
         device = on_device[track] if len(track) else np.zeros(0, dtype=bool)
+        # a statistics table drawn beside a timeline (merged inputs) is no call of its own
+        kept &= device | (kind != Activity.AGGREGATE)
         self.trace = trace
         self.host = np.flatnonzero(kept & ~device)
         self.device = np.flatnonzero(kept & device)

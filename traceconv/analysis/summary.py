@@ -32,7 +32,7 @@ from typing import Literal
 import numpy as np
 
 from ..model import OpStat, Trace
-from ..model.breakdown import BREAKDOWN_CATEGORY
+from ..model.breakdown import only_breakdown
 from ..model.graph import OP, op_spans
 from .op_summary import RANGE_KINDS, op_summary
 
@@ -144,7 +144,7 @@ def op_records(trace: Trace) -> list[OpRecord]:
     records = _graph_records(trace)
     if records:
         return records
-    if len(trace.slices) and not _only_breakdown(trace):
+    if len(trace.slices) and not only_breakdown(trace):
         return _slice_records(trace)
     return _stat_records(trace)
 
@@ -160,15 +160,9 @@ def view_of(trace: Trace) -> Literal["graph", "timeline", "stats"]:
     """
     if _graph_records(trace):
         return "graph"
-    if len(trace.slices) and not _only_breakdown(trace):
+    if len(trace.slices) and not only_breakdown(trace):
         return "timeline"
     return "stats"
-
-
-def _only_breakdown(trace: Trace) -> bool:
-    """True when every slice is an aggregate breakdown drawn from ``trace.stats``."""
-    category = trace.strings.find(BREAKDOWN_CATEGORY)
-    return category is not None and bool(np.all(trace.slices.numpy("category") == category))
 
 
 def _graph_records(trace: Trace) -> list[OpRecord]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from . import OpStat, ProcessKind, Trace, TrackKind
 from .activity import Activity
 from .repairs import TIME_MAX
@@ -94,6 +96,19 @@ def _place(trace: Trace, track: int, row: int, start: int, dur: int,
             placed.append((kid, cursor, kid_dur))
             cursor += kid_dur
         pending.extend(reversed(placed))   # (the first child is drawn next, as before)
+
+
+def only_breakdown(trace: Trace) -> bool:
+    """True when ``trace`` has slices and every one is an aggregate breakdown drawn from
+    its statistics (no timeline of its own).
+
+    >>> t = Trace(); _ = add_aggregate_breakdown(t, [t.add_stat(OpStat("op", total_ns=9))], "x")
+    >>> only_breakdown(t), only_breakdown(Trace())
+    (True, False)
+    """
+    category = trace.strings.find(BREAKDOWN_CATEGORY)
+    return (category is not None and len(trace.slices) > 0
+            and bool(np.all(trace.slices.numpy("category") == category)))
 
 
 def _length(total_ns: int) -> int:

@@ -521,7 +521,8 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("rocprof.event_not_read", "dropped",
           "results.json events of a phase this reader does not read"),
     _Code("rocprof.flow_not_read", "dropped",
-          "flow events (s/t/f) of a v1 results.json, not read"),
+          "flow events (s/t/f) of a v1 results.json that bind to no slice, or whose other "
+          "end does not (no flow)"),
     _Code("rocprof.free_without_allocation", "note",
           "FREE records whose agent and address no earlier ALLOC opened (allocated before "
           "the trace)"),
@@ -529,8 +530,8 @@ CODES: tuple[CodeInfo, ...] = (
           "rows or events whose start or end is not an integer, statistic rows whose calls "
           "or total is not a number (not read)"),
     _Code("rocprof.metadata_event", "note",
-          "metadata (M) events of a v1 results.json: process names and order, not needed "
-          "for the tracks read"),
+          "metadata (M) events of a v1 results.json: process names, which tell its GPU "
+          "and COPY events from calls (not events of their own)"),
     _Code("rocprof.name_rejoined", "repaired",
           "CSV rows with more cells than the header (rocprof v1 did not quote a kernel name "
           "with commas): the name's cells joined back with their commas"),

@@ -9,17 +9,20 @@ event, and rounds times to microseconds; a dispatch's exact times are its args
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
 
 from ...errors import InputError
 from ...io import Source
+from ...model.activity import Activity
 from ...model.builder import TraceBuilder
 from .._sqlite import open_database
 from .csv_table import read_table
-from .dispatches import V1, add_counter_rows, add_dispatches
+from .dispatches import V1, add_counter_rows, add_dispatches, device_name
 from .places import Places
 from .values import arg_value, integer
 
@@ -78,7 +81,8 @@ def read_database(trace: TraceBuilder, source: Source) -> None:
                                      location="KERN")
                 _, bad = add_dispatches(trace, places, records, V1)
             elif {"BeginNs", "EndNs"} <= set(columns):
-                bad = _add_records(trace, places, records, _CATEGORIES.get(table, table))
+                bad = _add_records(trace, places, records,
+                                   _CATEGORIES.get(table, table)).count(-1)
             else:
                 trace.diagnostics.add("rocprof.table_not_read", count=db.count(table),
                                       example=table)
@@ -107,27 +111,36 @@ class Unquoted:
         return out
 
 
-def _add_records(trace: TraceBuilder, places: Places, records: Any, category: str) -> int:
-    """Slices on the thread (``pid``/``tid``) of records that are no dispatch; how many had
-    no integer times."""
-    bad = 0
+def _add_records(trace: TraceBuilder, places: Places, records: Any, category: str) -> list[int]:
+    """Slices of records that are no dispatch: a copy (category ``gpu_memcpy``) with a
+    ``dev-id`` on its device's copies track, the others on their thread (``pid``/``tid``);
+    the slice row of each record, -1 for one without integer times."""
+    rows = []
     for record in records:
         start, end = integer(record.get("BeginNs")), integer(record.get("EndNs"))
         if start is None or end is None:
-            bad += 1
+            rows.append(-1)
             continue
         name = next((str(record[k]) for k in _NAMES if record.get(k) not in (None, "")), category)
-        track = places.thread(integer(record.get("pid")), integer(record.get("tid")))
+        device = record.get("dev-id") if category == "gpu_memcpy" else None
+        if device not in (None, ""):
+            gpu, number = device_name(V1, device)
+            track = places.device_track(gpu, number, "copies")
+        else:
+            track = places.thread(integer(record.get("pid")), integer(record.get("tid")))
         args = {k: arg_value(v) for k, v in record.items()
                 if k not in ("BeginNs", "EndNs") and v not in (None, "")}
-        trace.add_interval(track, start, end, name, category, args or None)
-    return bad
+        activity = Activity.MEMCPY if category == "gpu_memcpy" else 0
+        rows.append(trace.add_interval(track, start, end, name, category, args or None,
+                                       activity))
+    return rows
 
 
 def read_json(trace: TraceBuilder, source: Source) -> None:
-    """``results.json``: its ``X`` events with a ``KernelName`` as dispatches, other ``X``
-    events as slices on their thread; the empty first event, flows and other phases
-    counted.
+    """``results.json``: its ``X`` events as dispatches (those with a ``KernelName``, or
+    in a ``GPU<n>`` process), copies (in the ``COPY`` process) and calls on their thread
+    (the rest), and its ``s``/``t`` flows from a call to the work it started; the empty first
+    event, the metadata events and the flow ends that bind to no slice counted.
 
     >>> trace = TraceBuilder(); read_json(trace, Source("samples/rocprof/llamacpp_results.json"))
     >>> len(trace.slices), trace.slice(0).start   # (BeginNs, not the µs ts)
@@ -140,33 +153,104 @@ def read_json(trace: TraceBuilder, source: Source) -> None:
     events = document.get("traceEvents") if isinstance(document, dict) else None
     if not isinstance(events, list):
         raise InputError("no traceEvents list", file=source.name, location="$")
-    places = Places(trace)
-    kernels: list[Mapping[str, object]] = []
-    others: list[Mapping[str, object]] = []
-    skipped: dict[str, int] = {}
     for at, event in enumerate(events):
         if not isinstance(event, dict):
             raise InputError("an event that is not an object", file=source.name,
                              location=f"$.traceEvents[{at}]")
+    process_names = {str(e.get("pid")): str((e.get("args") or {}).get("name", ""))
+                     for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
+                     and isinstance(e.get("args"), dict)}
+    places = Places(trace)
+    lanes = _JsonLanes()
+    bad, skipped = 0, Counter[str]()
+    for event in events:
         phase = event.get("ph")
-        if phase == "X":
-            args = event.get("args")
-            record = {**(args if isinstance(args, dict) else {}), **_json_times(event)}
-            if "KernelName" in record:
-                kernels.append(record)
-            else:   # (a call or a copy: named and placed by the event itself)
-                others.append({"Name": event.get("name"), "pid": event.get("pid"),
-                               "tid": event.get("tid"), **record})
-        else:
+        if phase != "X":
             code = ("rocprof.empty_event" if not event else "rocprof.metadata_event"
-                    if phase == "M" else "rocprof.flow_not_read" if phase in ("s", "t", "f")
-                    else "rocprof.event_not_read")
-            skipped[code] = skipped.get(code, 0) + 1
-    _, bad = add_dispatches(trace, places, kernels, V1)
-    bad += _add_records(trace, places, others, "rocprof")
+                    if phase == "M" else "rocprof.event_not_read")
+            if phase not in _FLOW_PHASES:
+                skipped[code] += 1
+            continue
+        row = _add_json_slice(trace, places, event, process_names.get(str(event.get("pid")), ""))
+        if row is None:
+            bad += 1
+        else:
+            lanes.add(event, trace, row)
+    flows, unbound = lanes.flows(e for e in events if e.get("ph") in _FLOW_PHASES)
+    for source_row, target_row in flows:
+        trace.add_flow(source_row, target_row, "DataFlow", "dep")
     trace.diagnostics.add("rocprof.malformed_row", count=bad, example=source.name)
+    trace.diagnostics.add("rocprof.flow_not_read", count=unbound)
     for code, count in skipped.items():
         trace.diagnostics.add(code, count=count)
+
+
+_FLOW_PHASES = ("s", "t", "f")
+_GPU_PROCESS = re.compile(r"GPU\s*(\d+)\Z")
+
+
+def _add_json_slice(trace: TraceBuilder, places: Places, event: Mapping[str, Any],
+                    process: str) -> int | None:
+    """One ``X`` event of a results.json as a slice (its row; None without integer times):
+    a dispatch when it names a ``KernelName`` or sits in a ``GPU<n>`` process, a copy on
+    its device when in the ``COPY`` process, else a call on its thread (args ``pid``/``tid``,
+    which the Chrome ``pid`` only groups)."""
+    args = event.get("args")
+    record = {**(args if isinstance(args, dict) else {}), **_json_times(event)}
+    gpu = _GPU_PROCESS.match(process)
+    if "KernelName" not in record and gpu is not None:
+        record = {"KernelName": record.pop("Name", event.get("name")),
+                  "gpu-id": record.pop("dev-id", gpu.group(1)), **record}
+    if "KernelName" in record:
+        rows, _ = add_dispatches(trace, places, [record], V1)
+        return rows[0] if rows[0] >= 0 else None
+    category = next((c for word, c in _CATEGORIES.items() if word.lower() in process.lower()),
+                    "rocprof")
+    record = {"Name": event.get("name"), "pid": event.get("pid"), "tid": event.get("tid"),
+              **record}
+    rows = _add_records(trace, places, [record], category)
+    return rows[0] if rows[0] >= 0 else None
+
+
+class _JsonLanes:
+    """The slices of each Chrome (pid, tid) lane of a results.json, to bind its flow
+    events as Chrome does: ``s`` to the slice around its time, ``t``/``f`` to the slice that
+    starts at it (else the one around it); times in the file's µs."""
+
+    def __init__(self) -> None:
+        self.lanes: dict[tuple[str, str], list[tuple[int, int, int]]] = defaultdict(list)
+
+    def add(self, event: Mapping[str, Any], trace: TraceBuilder, row: int) -> None:
+        start, dur = trace.slices.start[row], trace.slices.dur[row]
+        lane = (str(event.get("pid")), str(event.get("tid")))
+        self.lanes[lane].append((start // 1000, -(-(start + dur) // 1000), row))
+
+    def flows(self, events: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[int, int]], int]:
+        """(source row, target row) per flow id whose ends both bind; how many flow
+        events did not make a flow."""
+        ends: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+        unbound = 0
+        for event in events:
+            ts = integer(event.get("ts"))
+            lane = self.lanes.get((str(event.get("pid")), str(event.get("tid"))), [])
+            row = None if ts is None else self._bound(lane, ts, event.get("ph") == "s")
+            key = (str(event.get("cat")), str(event.get("id")))
+            side = "source" if event.get("ph") == "s" else "target"
+            if row is None or side in ends[key]:
+                unbound += 1
+                continue
+            ends[key][side] = row
+        pairs = [(e["source"], e["target"]) for e in ends.values() if len(e) == 2]
+        unbound += sum(len(e) for e in ends.values() if len(e) == 1)
+        return pairs, unbound
+
+    @staticmethod
+    def _bound(lane: list[tuple[int, int, int]], ts: int, source: bool) -> int | None:
+        if not source:
+            starting = next((row for start, _, row in lane if start == ts), None)
+            if starting is not None:
+                return starting
+        return next((row for start, end, row in lane if start <= ts <= end), None)
 
 
 def _json_times(event: Mapping[str, Any]) -> dict[str, object]:

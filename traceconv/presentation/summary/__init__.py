@@ -87,13 +87,14 @@ def row_dict(row: Row, place: Place) -> dict[str, Any]:
 
 
 def summary_dict(summary: Summary, show_host: bool = True) -> dict[str, Any]:
-    """The ``summary --json`` object."""
+    """The ``summary --json`` object; its host rows when asked, or when there is no device
+    time (as the text shows a host-only trace's host table)."""
     out: dict[str, Any] = {
         "total_device_time": summary.total_device_time,
         "total_host_time": summary.total_host_time,
         "rows": [row_dict(r, "device") for r in summary.device_rows],
     }
-    if show_host:
+    if show_host or not summary.total_device_time:
         out["host_rows"] = [row_dict(r, "host") for r in summary.host_rows]
     return out
 

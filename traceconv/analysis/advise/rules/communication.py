@@ -34,7 +34,7 @@ def _exposed_communication(ctx: Context) -> list[Finding]:
     names = tl.names(comm)
     return [Finding(
         "exposed-communication", severity,
-        f"communication not overlapped with compute: {ms(exposed)} ({pct(share)} of the steps)",
+        f"communication not overlapped with compute: {ms(exposed)} ({pct(share)} of {tl.steps_word})",
         {"communication_ns": comm_time.total, "overlapped_ns": overlapped,
          "exposed_ns": exposed, "share": round(share, 4),
          "overlap_share": round(overlapped / comm_time.total, 4) if comm_time.total else 0.0,

@@ -37,7 +37,7 @@ def _sync_copy(ctx: Context) -> list[Finding]:
     return [Finding(
         "sync-copy", severity,
         f"{int(blocking.sum())} copies block the host for {ms(blocked_ns)} "
-        f"({pct(share)} of the steps)",
+        f"({pct(share)} of {tl.steps_word})",
         {"blocking_copies": int(blocking.sum()), "host_blocked_ns": blocked_ns,
          "window_ns": window, "share": round(share, 4),
          "copy_device_ns": int(tl.dur[rows].sum())},
@@ -63,7 +63,7 @@ def _pageable_copy(ctx: Context) -> list[Finding]:
     return [Finding(
         "pageable-copy", "medium",
         f"{len(rows)} copies from/to pageable host memory take {ms(device_ns)} "
-        f"({pct(share)} of the steps)",
+        f"({pct(share)} of {tl.steps_word})",
         {"copies": int(len(rows)), "bytes": nbytes, "device_ns": device_ns,
          "share": round(share, 4),
          "bandwidth_gb_s": round(nbytes / device_ns, 3) if device_ns else None},

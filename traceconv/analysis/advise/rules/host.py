@@ -57,7 +57,7 @@ def _host_gaps(ctx: Context) -> list[Finding]:
         return []
     return [Finding(
         "framework-overhead", severity,
-        f"no host thread runs an op or runtime call for {pct(share)} of the steps",
+        f"no host thread runs an op or runtime call for {pct(share)} of {tl.steps_word}",
         {"window_ns": window, "host_busy_ns": covered, "gap_ns": window - covered,
          "gap_share": round(share, 4)},
         {"process": ctx.trace.processes[process].name},
@@ -98,7 +98,7 @@ def _host_bound_op(ctx: Context) -> list[Finding]:
         name = tl.names(rows[:1])[0]
         findings.append(Finding(
             "host-bound-op", "high" if share >= 2 * HOST_OP_SHARE else "medium",
-            f"{name} takes {pct(share)} of the steps on the host "
+            f"{name} takes {pct(share)} of {tl.steps_word} on the host "
             f"({ms(span.total)}); the device is busy {pct(device_share)} of it",
             {"host_ns": span.total, "calls": len(rows), "share": round(share, 4),
              "device_busy_ns": during, "device_busy_share": round(device_share, 4),
@@ -121,7 +121,7 @@ def _dataloader_bound(ctx: Context) -> list[Finding]:
         return []
     return [Finding(
         "dataloader-bound", severity,
-        f"data loading takes {pct(share)} of the steps ({ms(loader.total)})",
+        f"data loading takes {pct(share)} of {tl.steps_word} ({ms(loader.total)})",
         {"loader_ns": loader.total, "window_ns": window, "share": round(share, 4),
          "calls": int(len(loader.start))},
         {"names": sorted(set(tl.names(tl.rows(Activity.DATALOADER))))},
