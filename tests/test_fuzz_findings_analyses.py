@@ -111,11 +111,16 @@ def test_a_rocprof_cell_of_digits_and_a_control_character_is_no_number():
     assert trace.diagnostics.count("rocprof.malformed_row") == 1
 
 
-def test_a_statistic_past_int64_is_drawn_within_the_time_range():
-    """A rocprof statistic of 99,999,999,999,999,990,798 ns: its breakdown slice ends at
-    the model's time edge, and the statistic is clamped by the builder, counted."""
-    from traceconv.model.repairs import TIME_MAX
+@pytest.mark.parametrize("name", ["rocprof__stats_total_beyond_int64",
+                                  "rocprof__stats_total_past_a_double"])
+def test_a_statistic_past_int64_is_drawn_within_the_time_range(name: str):
+    """A rocprof statistic of 10^20 ns, and one of 10^400: its breakdown slice ends at the
+    model's time edge, its args hold the clamped numbers, and the statistic is clamped by
+    the builder, counted."""
+    from traceconv.model.repairs import STAT_LIMIT, TIME_MAX
 
-    trace = traceconv.load(FOUND / "rocprof__stats_total_beyond_int64.input", format="rocprof")
-    assert [(s.start, s.dur) for s in trace.iter_slices()] == [(0, TIME_MAX)]
+    trace = traceconv.load(FOUND / f"{name}.input", format="rocprof")
+    drawn = list(trace.iter_slices())
+    assert [(s.start, s.dur) for s in drawn] == [(0, TIME_MAX)]
+    assert drawn[0].args["total_ms"] == STAT_LIMIT / 1e6 == trace.stats[0].total_ns / 1e6
     assert trace.diagnostics.count("model.statistic_beyond_range") >= 1

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import OpStat, ProcessKind, Trace, TrackKind
 from .activity import Activity
-from .repairs import TIME_MAX
+from .repairs import STAT_LIMIT, TIME_MAX
 
 BREAKDOWN_CATEGORY = "aggregate"
 BREAKDOWN_CLOCK = ("synthetic: aggregate breakdown (slices laid side by side by total time, "
@@ -23,12 +23,19 @@ BREAKDOWN_CLOCK = ("synthetic: aggregate breakdown (slices laid side by side by 
 
 
 def _stat_args(row: int, stat: OpStat) -> dict:
-    args: dict = {"stat_row": row, "calls": stat.calls, "total_ms": stat.total_ns / 1e6}
+    """A row's numbers as its slice's args, each within the range the builder brings the
+    statistic itself into (a reader hands them over as printed, of any size).
+
+    >>> _stat_args(0, OpStat("op", calls=10**40, total_ns=10**400))["total_ms"] == STAT_LIMIT / 1e6
+    True
+    """
+    args: dict = {"stat_row": row, "calls": _within(stat.calls),
+                  "total_ms": _within(stat.total_ns) / 1e6}
     for key, value in (("min_ms", stat.min_ns), ("max_ms", stat.max_ns),
                        ("avg_ms", stat.avg_ns), ("cpu_ms", stat.cpu_ns),
                        ("device_ms", stat.device_ns)):
         if value is not None:
-            args[key] = value / 1e6
+            args[key] = _within(value) / 1e6
     if stat.ratio is not None:
         args["ratio_pct"] = stat.ratio
     return args
@@ -96,6 +103,10 @@ def _place(trace: Trace, track: int, row: int, start: int, dur: int,
             placed.append((kid, cursor, kid_dur))
             cursor += kid_dur
         pending.extend(reversed(placed))   # (the first child is drawn next, as before)
+
+
+def _within(value: int) -> int:
+    return min(max(value, -STAT_LIMIT), STAT_LIMIT)
 
 
 def only_breakdown(trace: Trace) -> bool:
