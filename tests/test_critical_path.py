@@ -123,3 +123,18 @@ def test_execution_trace_linked_to_kineto_gives_resnet18s_main_path():
     assert counts["aten::conv2d"] == counts["aten::batch_norm"] == 17
     assert counts["aten::relu_"] == 17 and counts["aten::max_pool2d"] == 1
     assert counts["aten::add_"] == 8
+
+
+def test_profiler_overhead_is_its_own_piece_of_the_path():
+    """A real A100 trace whose first ``aten::mm`` ran out of trace buffer: Kineto's
+    "Activity Buffer Request" (pid -1, inside that op's time) is on the path as itself, for
+    its whole length, and no piece of the op overlaps it (torch nests it the same way)."""
+    path = ROOT / "tests" / "data" / "torch" / "jeremymorlier_a100_mm_overhead.pt.trace.json"
+    data = json.loads(path.read_text())
+    overhead = next(e for e in data["traceEvents"] if e.get("cat") == "overhead")
+    lo = data.get("baseTimeNanoseconds", 0) + round(overhead["ts"] * 1000)
+    hi = lo + round(overhead["dur"] * 1000)
+    on_path = critical_path(traceconv.load(path)).path
+    requests = [e for e in on_path if e.name == "Activity Buffer Request"]
+    assert [(e.start_ns, e.end_ns) for e in requests] == [(lo, hi)]
+    assert not [e for e in on_path if e.name == "aten::mm" and e.start_ns < hi and lo < e.end_ns]

@@ -44,11 +44,16 @@ def raw(path: Path) -> tuple[dict, list[dict]]:
 
 
 def busiest_host_thread_ns(events: list[dict]) -> int:
-    """A rank's lower bound: its busiest host thread's busy time (the union of its events)."""
+    """A rank's lower bound: its busiest host thread's busy time (the union of its events).
+    Kineto's own work (``overhead``, on its pseudo process -1) keeps the main thread (tid =
+    pid) busy: it runs inside the op that ran out of trace buffer, as torch nests it."""
+    main = next(((e["pid"], e["tid"]) for e in events if e["pid"] == e["tid"]), None)
     spans: dict[tuple, list[tuple[int, int]]] = {}
     for e in events:
-        if e.get("cat") not in DEVICE and e.get("cat") != "overhead":
-            spans.setdefault((e["pid"], e["tid"]), []).append((e["start"], e["end"]))
+        if e.get("cat") not in DEVICE:
+            thread = main if e.get("cat") == "overhead" and e["pid"] == -1 and main else (
+                e["pid"], e["tid"])
+            spans.setdefault(thread, []).append((e["start"], e["end"]))
     def union(items: list[tuple[int, int]]) -> int:
         total, reach = 0, min(s for s, _ in items)
         for s, e in sorted(items):

@@ -576,3 +576,13 @@ def test_statistics_given_with_their_trace_count_nothing_twice():
     assert summary == dict(calls)
     first = min(int(r["BeginNs"]) for r in rows)
     assert merged.time_range is not None and merged.time_range[0] == first
+
+
+def test_counters_without_times_are_refused_a_timeline(tmp_path: Path):
+    """Dispatch counters without times are statistic rows only: a timeline of them would
+    be empty, so the conversion says so in one line, naming what the file holds."""
+    path = Path(f"{HIP_PROGRAMMING}output_vec_add_gpu.csv")
+    out = tmp_path / "c.pftrace"
+    one_error_line(run(str(path), "-o", str(out)), "nothing to put on a timeline",
+                   "(1 statistic row)")
+    assert not out.exists()

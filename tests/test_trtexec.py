@@ -220,3 +220,17 @@ def test_loads_in_trace_processor(trace_processor, tmp_path):
     assert trace_processor.bad_stats() == []
     assert trace_processor.query("select count(*) as n from slice")[0].n == len(trace.slices)
     assert trace_processor.query("select count(*) as n from flow")[0].n == len(trace.flows)
+
+
+def test_a_layer_list_alone_is_refused_a_timeline(tmp_path: Path):
+    """An engine's layer information (``--exportLayerInfo``) has no times: converting it
+    alone to a timeline says so in one line, naming its ops, instead of writing an empty
+    trace (``summary``, ``dot`` and ``graphml`` show it)."""
+    from tests.cli_errors import one_error_line, run
+
+    graph = Path(__file__).parent / "data" / "trtexec" / "mobilenet_qat_titanrtx.engine.graph.json.gz"
+    layers = len(json.loads(gzip.decompress(graph.read_bytes()))["Layers"])
+    out = tmp_path / "g.pftrace"
+    one_error_line(run(str(graph), "--format", "trtexec", "-o", str(out)),
+                   "nothing to put on a timeline", f"({layers:,} ops)")
+    assert not out.exists()

@@ -133,16 +133,26 @@ TIMELINE_FORMATS = frozenset({"perfetto", "chrome", "svg"})
 
 
 def _refuse_timeless(trace: Trace, output_format: str) -> None:
-    """A trace whose source has no clock at all (an execution trace: op order, no times)
-    and nothing timed in it makes an empty timeline: say so instead of writing one."""
+    """A trace with ops or statistics but nothing timed makes an empty timeline: say so
+    instead of writing one (an execution trace: op order, no clock; a layer list without
+    timings; statistics that no reader drew)."""
     counts = trace.counts()
     timed = counts["slices"] + counts["instants"] + counts["counter_samples"] + len(trace.memory)
+    if output_format not in TIMELINE_FORMATS or timed:
+        return
     clock = trace.metadata.clock or ""
-    if output_format in TIMELINE_FORMATS and not timed and clock.startswith("none"):
+    if clock.startswith("none"):
         raise InputError(f"nothing to put on a timeline: the input has no times "
                          f"{clock.removeprefix('none ')}; give it beside its timed trace (traceconv TRACE ET "
                          f"--to {output_format}) or write summary, dot or graphml",
                          file=trace.metadata.source_file or "<trace>")
+    held = ", ".join(f"{n:,} {what}{'s' * (n != 1)}" for n, what in (
+        (trace.op_count, "op"), (len(trace.stats), "statistic row")) if n)
+    if not held:   # (an input whose every event was dropped: its diagnostics say why)
+        return
+    raise InputError(f"nothing to put on a timeline: the input holds no timed event ({held}); "
+                     "see it with `traceconv info` or `traceconv summary`, or write summary, "
+                     "dot or graphml", file=trace.metadata.source_file or "<trace>")
 
 
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str | None = None,

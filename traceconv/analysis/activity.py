@@ -112,6 +112,33 @@ def clip(intervals: Intervals, windows: Intervals) -> Intervals:
     return Intervals(np.concatenate(starts), np.concatenate(ends), np.concatenate(rows))
 
 
+def overhead_on_main_threads(trace: Trace, track: np.ndarray, overhead: np.ndarray
+                             ) -> np.ndarray:
+    """``track`` (a slice track column) with the ``overhead`` rows, Kineto's own work
+    (trace buffer requests), moved to their process's main thread (tid = pid).
+
+    Kineto writes them on a pseudo thread, but they happen inside the op that ran out of
+    trace buffer, and torch nests them there (their time is not that op's self time).
+    Kineto's pseudo process (pid -1) has no main thread: the first process's is taken; a
+    process with one (Nsight Systems' overhead rows) keeps its own, since another process's
+    op is not the one it interrupted.
+
+    >>> t = Trace(); py = t.add_process("python", pid=7); pseudo = t.add_process("", pid=-1)
+    >>> main = t.add_track("main", process=py, tid=7); other = t.add_track("0", process=pseudo, tid=0)
+    >>> overhead_on_main_threads(t, np.array([main, other]), np.array([1])).tolist()
+    [0, 0]
+    """
+    main = {t.process: t.id for t in reversed(trace.tracks) if t.tid is not None
+            and t.tid == trace.processes[t.process].pid}
+    if not len(overhead) or not main:
+        return track
+    first = min(main.values())
+    process_of = [t.process for t in trace.tracks]
+    moved = track.copy()
+    moved[overhead] = [main.get(process_of[t], first) for t in track[overhead].tolist()]
+    return moved
+
+
 class Timeline:
     """A trace's slices as numpy columns plus their :class:`Activity`, launch links and steps.
 
@@ -148,6 +175,13 @@ class Timeline:
         self.activity = primary(stated)
         self.roles = stated & ~np.int8(KIND_BITS)
         self.launch_of = self._launches()
+
+    @cached_property
+    def host_track(self) -> np.ndarray:
+        """:attr:`track`, with Kineto's overhead events on the thread of the op they
+        interrupted (:func:`overhead_on_main_threads`)."""
+        overhead = np.flatnonzero((self.activity == Activity.OVERHEAD) & ~self.on_device)
+        return overhead_on_main_threads(self.trace, self.track, overhead)
 
     def _launches(self) -> np.ndarray:
         """For every slice, the row of the host slice that launched it (-1: none)."""

@@ -13,10 +13,12 @@ from ..model.timeline_order import timeline_order
 from .activity import Activity, Timeline
 
 # Python frames, user ranges and steps count too: the host is busy in them (their self time
-# is interpreter and framework work between ops)
+# is interpreter and framework work between ops); so does the profiler's own work, on the
+# thread of the op it interrupted (Timeline.host_track)
 HOST_WORK = np.array([Activity.HOST_OP, Activity.LAUNCH, Activity.SYNC, Activity.RUNTIME,
                       Activity.DATALOADER, Activity.COMMUNICATION, Activity.OTHER,
-                      Activity.PYTHON, Activity.ANNOTATION, Activity.STEP], np.int8)
+                      Activity.PYTHON, Activity.ANNOTATION, Activity.STEP,
+                      Activity.OVERHEAD], np.int8)
 
 
 class HostSegments:
@@ -32,9 +34,10 @@ class HostSegments:
 
     def __init__(self, tl: Timeline) -> None:
         rows = np.flatnonzero(np.isin(tl.activity, HOST_WORK) & ~tl.on_device)
-        rows = rows[timeline_order(tl.track[rows], tl.start[rows], -tl.dur[rows])]
+        track_of = tl.host_track
+        rows = rows[timeline_order(track_of[rows], tl.start[rows], -tl.dur[rows])]
         starts, ends, owners, tracks = [], [], [], []
-        for track, positions in grouped(tl.track[rows]):   # (one sort, not a scan per track)
+        for track, positions in grouped(track_of[rows]):   # (one sort, not a scan per track)
             mine = rows[positions]
             s, e, r = flatten(tl.start[mine].tolist(), tl.end[mine].tolist(), mine.tolist())
             starts += s

@@ -40,7 +40,7 @@ import numpy as np
 from ..model import ProcessKind, Trace
 from ..model.activity import KIND_BITS, RUNTIME_CALLS, Activity, kind_of
 from ..model.timeline_order import timeline_order
-from .activity import slice_activity
+from .activity import overhead_on_main_threads, slice_activity
 
 # Bookkeeping events torch drops before building its table.
 FILTERED_NAMES = frozenset({
@@ -128,32 +128,11 @@ class _Events:
         self.names, self.name_ids = names, name
         # Kineto's own work (trace buffer requests)
         self.overhead = self.host[kind[self.host] == Activity.OVERHEAD]
-        self.parent = self._nest(self._overhead_on_main_thread(trace, track))
-
-    def _overhead_on_main_thread(self, trace: Trace, track: np.ndarray) -> np.ndarray:
-        """Tracks with Kineto's own overhead events moved to their process's main thread
-        (tid = pid).
-
-        Kineto writes them on a pseudo thread, but they happen inside the op that ran out of
-        trace buffer, and torch nests them there (its time is not that op's self time).
-        """
-        if not len(self.overhead):
-            return track
-        main = {t.process: t.id for t in reversed(trace.tracks) if t.tid is not None
-                and t.tid == trace.processes[t.process].pid}
-        if not main:
-            return track
-        # Kineto's pseudo process (pid -1) has no main thread: the first process's; a
-        # process with one (Nsight Systems' overhead rows) keeps its own, since another
-        # process's op is not the one it interrupted
-        first = min(main.values())
-        process_of = [t.process for t in trace.tracks]
-        track = track.copy()
-        track[self.overhead] = [main.get(process_of[t], first)
-                                for t in track[self.overhead].tolist()]
-        h = self.host
-        self.host = h[timeline_order(track[h], self.start[h], -self.end[h])]
-        return track
+        if len(self.overhead):   # (on the thread of the op they interrupted, as torch has them)
+            track = overhead_on_main_threads(trace, track, self.overhead)
+            h = self.host
+            self.host = h[timeline_order(track[h], self.start[h], -self.end[h])]
+        self.parent = self._nest(track)
 
     def _nest(self, track: np.ndarray) -> dict[int, int]:
         """Slice row → parent slice row, per thread (torch's stack walk)."""
