@@ -586,3 +586,19 @@ def test_counters_without_times_are_refused_a_timeline(tmp_path: Path):
     one_error_line(run(str(path), "-o", str(out)), "nothing to put on a timeline",
                    "(1 statistic row)")
     assert not out.exists()
+
+
+def test_a_runs_statistics_files_given_together_all_count():
+    """rocprof v1 ``--stats`` writes kernels, HIP API calls and copies to three files; given
+    together, the summary holds each file's rows: device time is the kernels' and copies'
+    totals, host time the API calls'."""
+    from traceconv.api import combine
+
+    suffixes = ("results.stats.csv", "results.hip_stats.csv", "results.copy_stats.csv")
+    totals = {s: sum(int(r["TotalDurationNs"]) for r in csv_rows(Path(f"{HIP_PROGRAMMING}{s}")))
+              for s in suffixes}
+    merged = combine([traceconv.load(Path(f"{HIP_PROGRAMMING}{s}")) for s in suffixes])
+    result = summarize(merged)
+    assert result.total("device") == pytest.approx(
+        (totals["results.stats.csv"] + totals["results.copy_stats.csv"]) / 1e9)
+    assert result.total("host") == pytest.approx(totals["results.hip_stats.csv"] / 1e9)

@@ -212,14 +212,27 @@ def _slice_records(trace: Trace) -> list[OpRecord]:
 
 
 def _stat_records(trace: Trace) -> list[OpRecord]:
-    """One record per row of the first section of ``trace.stats`` (a stats reader lists its
-    per-operator table first; overheads, memory tables or a recomputed copy would count the
-    same time twice), with self times: nested rows' times are taken out of their parent's.
+    """One record per row of the first section of each input's statistics (a stats reader
+    lists its per-operator table first; overheads, memory tables or a recomputed copy would
+    count the same time twice; inputs given together, such as rocprof's or ``nsys stats``'
+    kernel and API tables of one run, each count), with self times: nested rows' times are
+    taken out of their parent's.
+
+    >>> from traceconv.model import OpStat
+    >>> t = Trace()
+    >>> for name, section, source in (("k", "kernel", "a"), ("k", "again", "a"),
+    ...                               ("hipMemcpy", "hip_api", "b")):
+    ...     _ = t.add_stat(OpStat(name, total_ns=5, section=section, extra={"input": source}))
+    >>> [r.name for r in _stat_records(t)]
+    ['k', 'hipMemcpy']
     """
     if not trace.stats:
         return []
-    section = trace.stats[0].section
-    rows = [i for i, stat in enumerate(trace.stats) if stat.section == section]
+    first: dict[object, str] = {}
+    for stat in trace.stats:   # (merged inputs carry their label; one input has none)
+        first.setdefault(stat.extra.get("input"), stat.section)
+    rows = [i for i, stat in enumerate(trace.stats)
+            if stat.section == first[stat.extra.get("input")]]
     nested_cpu: dict[int, int] = defaultdict(int)
     nested_device: dict[int, int] = defaultdict(int)
     for i in rows:
