@@ -145,11 +145,24 @@ def _overhead_stats(ctx: Context) -> bool:
     return any(s.name.lower() == "framework overhead" for s in ctx.stats("overhead"))
 
 
+_LAID_OUT = ("synthetic", "none", "logical")
+
+
+def _timestamps(ctx: Context) -> bool:
+    """Whether the trace's events sit at the times they happened (its clock is a clock)."""
+    clock = (ctx.trace.metadata.clock or "").lower()
+    return not clock.startswith(_LAID_OUT) and "laid back to back" not in clock
+
+
 CONCEPTS: dict[str, Callable[[Context], bool]] = {
     "device work": lambda c: bool(len(c.timeline.device_work())),
     "kernels": lambda c: c.timeline.has(Activity.KERNEL),
     "launch links": lambda c: bool((c.timeline.launch_of >= 0).any()),
     "host ops": lambda c: c.timeline.has(Activity.HOST_OP),
+    # host ops at the times they ran (not laid back to back by a reader: MIGraphX, MegEngine
+    # graphs, logical clocks), so that gaps between them and overlap with the device mean
+    # something
+    "timed host ops": lambda c: c.timeline.has(Activity.HOST_OP) and _timestamps(c),
     "step markers": lambda c: c.timeline.has_step_markers,
     "device copies": lambda c: c.timeline.has(Activity.MEMCPY, Activity.MEMSET),
     "copy memory kinds": lambda c: bool(len(c.copy_memory_kinds["stated"])),

@@ -130,14 +130,14 @@ def _dataloader_bound(ctx: Context) -> list[Finding]:
 
 
 RULES = (
-    Rule("framework-overhead", (("framework overhead statistics", "host ops"),),
+    Rule("framework-overhead", (("framework overhead statistics", "timed host ops"),),
          _framework_overhead,
          "Paddle's Framework overhead ratio; timelines: step time in which no host thread of "
          "the main process runs an op, launch, sync or runtime call",
          f"Paddle ≥ {OVERHEAD_MEDIUM:.0f}% medium, ≥ {OVERHEAD_HIGH:.0f}% high; host gaps "
          f"≥ {GAP_MEDIUM:.0%} medium, ≥ {GAP_HIGH:.0%} high",
          "Paddle profiler Overhead Summary; PyTorch profiler (CPU gaps between ops)"),
-    Rule("host-bound-op", ("host ops",), _host_bound_op,
+    Rule("host-bound-op", ("timed host ops", "device work"), _host_bound_op,
          "one top-level host op's share of step time, and how busy the device is meanwhile",
          f"op ≥ {HOST_OP_SHARE:.0%} of steps with device busy < {HOST_OP_DEVICE_SHARE:.0%} "
          "of it (high at ≥ 50%)",
