@@ -149,3 +149,15 @@ def test_truncated_noisy_or_collapsed_text_never_raises(cut, junk, collapse):
     parser = SummaryParser()
     doc = parser.parse_text(text)
     assert sum(len(t.rows) for t in doc.tables) <= 157 + len(junk)
+
+
+def test_tables_pasted_in_markdown_end_at_their_code_fence():
+    """Paddle's profiler guide (a Markdown page) pastes real summary tables of three runs;
+    three of them (Operator, Kernel, Memory) end at the closing code fence, without a line
+    of dashes. Every row is read, none counted unreadable. The 109 rows by hand: Model
+    Summary 3 x 6, Overview 13, Device 3, Distribution 4, Operator 43, Kernel 13, Memory
+    Manipulation 5, UserDefined 1, Perf Summary 3 x 3."""
+    page = Path(__file__).parent / "data" / "paddle" / "paddlepaddle_docs_profiling_model.md"
+    trace = traceconv.load(page)
+    assert len(trace.stats) == 109
+    assert not trace.diagnostics.count("paddle_summary.unreadable_row")

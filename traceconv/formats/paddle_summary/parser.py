@@ -24,6 +24,8 @@ PERF_TITLE = re.compile(r"^=+\s*Perf Summary\s*=+\s*$")
 PERF_RATIO = re.compile(r"^\s*Reader Ratio:\s*([-+\d.eE]+|nan)%\s*$")
 PERF_UNITS = re.compile(r"^\s*Time Unit:\s*(\S+?),\s*IPS Unit:\s*(.+?)\s*$")
 PERF_ROW = re.compile(r"^\s*\|(.*)\|\s*$")
+# a Markdown code fence: a table pasted into a page may end at it, with no closing dashes
+FENCE = re.compile(r"^\s*(?:```|~~~)")
 STEP_INFO = re.compile(
     r"^\s*reader_cost:\s*(?P<reader>\S+)\s*(?P<unit>\w+)\s+batch_cost:\s*(?P<batch>\S+)\s*\w+"
     r"(?:\s+ips:\s*(?P<ips>\S+)\s*(?P<ips_unit>\S+))?\s*$")
@@ -116,6 +118,8 @@ class SummaryParser:
             self.doc.perf.append(self._perf)
         elif self._perf is not None and self._perf_line(line):
             pass
+        elif FENCE.match(line):
+            self._table, self._state = None, "none"
         elif SEPARATOR.match(line) and line.strip():
             self._separator()
         elif m := TITLE.match(line):
