@@ -602,3 +602,19 @@ def test_a_runs_statistics_files_given_together_all_count():
     assert result.total("device") == pytest.approx(
         (totals["results.stats.csv"] + totals["results.copy_stats.csv"]) / 1e9)
     assert result.total("host") == pytest.approx(totals["results.hip_stats.csv"] / 1e9)
+
+
+def test_statistics_rows_keep_their_calls():
+    """A statistics row's calls are in ``summary`` (text and JSON) and order it with
+    ``--order-by calls``; ``--sort-by``, which orders a timeline's table, is refused in one
+    line instead of being ignored."""
+    path = Path(f"{HIP_PROGRAMMING}results.hip_stats.csv")
+    rows = csv_rows(path)
+    result = run("summary", str(path), "--json", "-t", "0", "--order-by", "calls")
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.stdout)["host_rows"]
+    assert {r["name"]: r["calls"] for r in shown} == {r["Name"]: int(r["Calls"]) for r in rows}
+    calls = [r["calls"] for r in shown]
+    assert calls == sorted(calls, reverse=True)
+    result = run("summary", str(path), "--sort-by", "calls")
+    assert result.exit_code == 2 and "--order-by" in result.stderr

@@ -39,7 +39,8 @@ from .op_summary import RANGE_KINDS, op_summary
 Place = Literal["device", "host"]
 EndKey = Literal["end", "kern"]
 AGGREGATES = ("sum", "mean", "max", "min")
-SORT_COLUMNS = ("time", "memory", "computation", "flops", "bandwidth", "opr_id", "count")
+SORT_COLUMNS = ("time", "memory", "computation", "flops", "bandwidth", "opr_id", "count",
+                "calls")
 
 
 @dataclass(slots=True)
@@ -56,6 +57,7 @@ class OpRecord:
     out_shapes: list[list[int]] | None = None
     in_layouts: list[list[int] | None] | None = None
     input_dtypes: tuple[str, ...] = ()
+    calls: int | None = None   # a statistics row's calls (a graph's op runs once)
 
 
 @dataclass(slots=True)
@@ -73,6 +75,7 @@ class Row:
     out_shapes: list[list[int]] | None = None
     in_layouts: list[list[int] | None] | None = None
     cumulative: float = 0.0
+    calls: int | None = None
 
     @property
     def flops(self) -> float | None:
@@ -249,7 +252,8 @@ def _stat_records(trace: Trace) -> list[OpRecord]:
             times[("device", "end")] = max(device - nested_device[i], 0) / 1e9
         if stat.cpu_ns is not None:
             times[("host", "end")] = max(stat.cpu_ns - nested_cpu[i], 0) / 1e9
-        records.append(OpRecord(stat.name, stat.type or stat.section, str(i), times))
+        records.append(OpRecord(stat.name, stat.type or stat.section, str(i), times,
+                                calls=stat.calls))
     return records
 
 
@@ -289,8 +293,10 @@ def _group(rows: list[Row], by: str | None, how: str) -> list[Row]:
         time = float(getattr(np, how)([m.time for m in members]))
         computation = _aggregate([m.computation for m in members], how)
         memory = _aggregate([m.memory for m in members], how)
+        calls = [m.calls for m in members if m.calls is not None]
         # profile_analyze turns a zero (or N/A) computation into N/A, but keeps memory 0.
-        out.append(Row(time, key, key, None, len(members), computation or None, memory))
+        out.append(Row(time, key, key, None, len(members), computation or None, memory,
+                       calls=sum(calls) if calls else None))
     return out
 
 
@@ -316,7 +322,8 @@ def select(records: Iterable[OpRecord], place: Place, options: SummaryOptions) -
         if time < options.min_time or time > options.max_time:
             continue
         rows.append(Row(time, rec.name, rec.type, rec.id, 1, rec.computation or None,
-                        rec.memory, rec.in_shapes, rec.out_shapes, rec.in_layouts))
+                        rec.memory, rec.in_shapes, rec.out_shapes, rec.in_layouts,
+                        calls=rec.calls))
     how = options.aggregate or ("sum" if options.aggregate_by else None)
     if how is not None:
         rows = _group(rows, options.aggregate_by, how)

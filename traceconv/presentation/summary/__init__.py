@@ -19,6 +19,7 @@ from rich.table import Table
 
 from ...analysis.op_summary import op_summary, sort_rows
 from ...analysis.summary import Place, Row, Summary, SummaryOptions, summarize, view_of
+from ...errors import UsageError
 from ...model import Trace
 from ..json_text import json_text
 from ..tables import Column, fitted_table
@@ -83,6 +84,8 @@ def row_dict(row: Row, place: Place) -> dict[str, Any]:
     }
     if row.count != 1 or row.id is None:
         out["count"] = row.count
+    if row.calls is not None:
+        out["calls"] = row.calls
     return out
 
 
@@ -108,16 +111,20 @@ def _time_cell(seconds: float, total: float | None) -> str:
 ROW_COLUMNS = ("#", 2), ("self time", 0), ("cumulative", 3), ("operator", 0), \
     ("computation", 5), ("FLOPS", 4), ("memory", 6), ("bandwidth", 7), ("in_shapes", 8), \
     ("out_shapes", 8)
+CALLS_COLUMN = ("calls", 1)   # after the operator, for rows that state their calls
 
 
 def rows_table(summary: Summary, place: Place, width: int) -> Table:
     """The table of one place's rows, fitted to ``width`` (:func:`fitted_table`)."""
     total = summary.total(place)
+    rows = summary.rows(place)
+    with_calls = any(row.calls is not None for row in rows)
+    layout = [*ROW_COLUMNS[:4], CALLS_COLUMN, *ROW_COLUMNS[4:]] if with_calls else ROW_COLUMNS
     columns = [Column(f"{place} {header}" if header == "self time" else header,
                       number=header not in ("operator", "in_shapes", "out_shapes"), drop=drop)
-               for header, drop in ROW_COLUMNS]
+               for header, drop in layout]
     cells = []
-    for i, row in enumerate(summary.rows(place)):
+    for i, row in enumerate(rows):
         name, kind = row.name, row.type
         if row.id is not None:
             operator = f"{name}\n{kind}\n{row.id}"
@@ -125,8 +132,9 @@ def rows_table(summary: Summary, place: Place, width: int) -> Table:
             operator = f"{kind}\n{row.count} ops"
         else:  # a slice name from a plain timeline, with its category
             operator = f"{name}\n{kind}" if row.type else name
+        calls = ["" if row.calls is None else f"{row.calls:,}"] if with_calls else []
         cells.append([str(i), _time_cell(row.time, total), _time_cell(row.cumulative, total),
-                      operator, number_with_unit(row.computation, "FLO", 1000),
+                      operator, *calls, number_with_unit(row.computation, "FLO", 1000),
                       number_with_unit(row.flops, "FLOPS", 1000),
                       number_with_unit(row.memory, "B", 1024, binary=True),
                       number_with_unit(row.bandwidth, "B/s", 1024, binary=True),
@@ -181,7 +189,7 @@ def summary_data(trace: Trace, options: SummaryOptions | None = None, *,
     >>> summary_data(t)["ops"][0]["self_host_ns"]
     3000
     """
-    view = view_of(trace)
+    view = _view_for(trace, sort_by)
     rows = op_summary(trace, group_by_input_shape=group_by_input_shape) \
         if view != "stats" else []
     if view == "timeline":
@@ -191,6 +199,17 @@ def summary_data(trace: Trace, options: SummaryOptions | None = None, *,
     if rows:
         data["ops"] = [r.as_dict() for r in sort_rows(rows, sort_by)]
     return _with_allocation_sites(trace, data)
+
+
+def _view_for(trace: Trace, sort_by: str | None) -> str:
+    """:func:`view_of` ``trace``; ``sort_by`` (torch's key_averages columns) orders a
+    timeline's table only, so on another view it is refused instead of ignored."""
+    view = view_of(trace)
+    if sort_by is not None and view != "timeline":
+        what = "a statistics table" if view == "stats" else "an op graph"
+        raise UsageError(f"--sort-by {sort_by}: sorts a timeline's per-op table, and this is "
+                         f"{what}: order it with --order-by (time, calls, count, memory, ...)")
+    return view
 
 
 def _with_allocation_sites(trace: Trace, data: dict[str, Any]) -> dict[str, Any]:
@@ -222,7 +241,7 @@ def render(trace: Trace, options: SummaryOptions | None = None, *, top: int | No
     MegEngine profile, 20 of another op graph such as a MIGraphX log, then how many more,
     unless ``top``), the statistics of a stats-only trace; drawn within ``width`` columns
     (long names cut, long cells wrapped; default 160)."""
-    if view_of(trace) == "timeline":
+    if _view_for(trace, sort_by) == "timeline":
         rows = op_summary(trace, group_by_input_shape=group_by_input_shape)
         return render_ops(rows, sort_rows(rows, sort_by, 20 if top is None else top), width,
                           sorted_by_host=sort_by is None
