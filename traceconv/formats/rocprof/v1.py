@@ -9,6 +9,7 @@ event, and rounds times to microseconds; a dispatch's exact times are its args
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
@@ -214,8 +215,11 @@ def _add_json_slice(trace: TraceBuilder, places: Places, event: Mapping[str, Any
 
 class _JsonLanes:
     """The slices of each Chrome (pid, tid) lane of a results.json, to bind its flow
-    events as Chrome does: ``s`` to the slice around its time, ``t``/``f`` to the slice that
-    starts at it (else the one around it); times in the file's µs."""
+    events as Chrome does: ``s`` to the innermost slice around its time, ``t``/``f`` to the
+    slice that starts at it (else the one around it); times in the file's µs. Each binding
+    is a binary search and a bounded look back (a hostile file cannot make it quadratic)."""
+
+    LOOK_BACK = 64   # slices before the time that may still be open at it
 
     def __init__(self) -> None:
         self.lanes: dict[tuple[str, str], list[tuple[int, int, int]]] = defaultdict(list)
@@ -228,6 +232,8 @@ class _JsonLanes:
     def flows(self, events: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[int, int]], int]:
         """(source row, target row) per flow id whose ends both bind; how many flow
         events did not make a flow."""
+        for lane in self.lanes.values():
+            lane.sort()
         ends: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
         unbound = 0
         for event in events:
@@ -244,13 +250,24 @@ class _JsonLanes:
         unbound += sum(len(e) for e in ends.values() if len(e) == 1)
         return pairs, unbound
 
-    @staticmethod
-    def _bound(lane: list[tuple[int, int, int]], ts: int, source: bool) -> int | None:
+    @classmethod
+    def _bound(cls, lane: list[tuple[int, int, int]], ts: int, source: bool) -> int | None:
+        """The row a flow event at ``ts`` binds to in ``lane`` (sorted by start).
+
+        >>> lane = [(0, 100, 7), (10, 20, 8)]   # (start, end, row): 8 nested in 7
+        >>> [_JsonLanes._bound(lane, ts, source) for ts, source in
+        ...  ((15, True), (10, False), (50, True), (200, True))]
+        [8, 8, 7, None]
+        """
         if not source:
-            starting = next((row for start, _, row in lane if start == ts), None)
-            if starting is not None:
-                return starting
-        return next((row for start, end, row in lane if start <= ts <= end), None)
+            at = bisect.bisect_left(lane, (ts, -2**63, -1))
+            if at < len(lane) and lane[at][0] == ts:
+                return lane[at][2]
+        last = bisect.bisect_right(lane, (ts, 2**63, 2**63)) - 1
+        for start, end, row in reversed(lane[max(0, last - cls.LOOK_BACK + 1):last + 1]):
+            if start <= ts <= end:
+                return row
+        return None
 
 
 def _json_times(event: Mapping[str, Any]) -> dict[str, object]:
