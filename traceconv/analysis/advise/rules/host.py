@@ -57,13 +57,24 @@ def _host_gaps(ctx: Context) -> list[Finding]:
         return []
     return [Finding(
         "framework-overhead", severity,
-        f"no host thread runs an op or runtime call for {pct(share)} of {tl.steps_word}",
+        f"no thread of {_process_label(ctx.trace.processes[process].name)} (the process "
+        f"with the most host work) runs an op or runtime call for {pct(share)} of "
+        f"{tl.steps_word}",
         {"window_ns": window, "host_busy_ns": covered, "gap_ns": window - covered,
          "gap_share": round(share, 4)},
         {"process": ctx.trace.processes[process].name},
         "Time between ops is Python and framework overhead: profile with_stack to see the "
         "Python frames, move per-step bookkeeping out of the loop, use torch.compile or "
         "CUDA graphs to cut per-op dispatch.")]
+
+
+def _process_label(name: str) -> str:
+    """A process named by its pid alone reads as ``process 61863``.
+
+    >>> _process_label("61863"), _process_label("python")
+    ('process 61863', 'python')
+    """
+    return f"process {name}" if name.isdigit() else name
 
 
 def _framework_overhead(ctx: Context) -> list[Finding]:
