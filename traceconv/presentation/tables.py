@@ -70,7 +70,8 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
     """A rich table of ``rows`` (plain text, drawn as text: no markup) that fits ``width``:
     as is when it fits; else with light rules, hiding the columns with the highest ``drop``
     until the text columns keep :data:`TEXT_COMFORT` characters (a caption says which, and
-    that ``--wide`` shows them), then eliding text in the middle, the widest column first,
+    that ``--wide`` shows them; columns with nothing in them, every cell ``N/A``, first),
+    then eliding text in the middle, the widest column first,
     each column only as far as its names stay distinct. Numbers stay whole.
 
     >>> cols = [Column("op"), Column("total ms", number=True), Column("calls", True, drop=1)]
@@ -99,8 +100,10 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
     widths = dict(enumerate(natural))
     hidden: list[int] = []
     if compact:
+        # a column with nothing in it (every cell N/A) goes before any that says something
+        blank = {i for i in range(len(columns)) if all(r[i] in ("", "N/A") for r in text)}
         droppable = sorted((i for i, c in enumerate(columns) if c.drop),
-                           key=lambda i: (-columns[i].drop, -i))
+                           key=lambda i: (i not in blank, -columns[i].drop, -i))
         floors = {i: natural[i] if c.number else min(natural[i], max(
             TEXT_COMFORT, _header_floor(c))) for i, c in enumerate(columns)}
         while _compact_width([floors[i] for i in keep]) > width and droppable:

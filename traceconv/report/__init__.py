@@ -71,8 +71,8 @@ def _metadata(trace: Trace) -> str:
     diagnostics = list(trace.diagnostics)
     details = ""
     if diagnostics:
-        rows.append(("diagnostics", f"{len(diagnostics)} kinds of repaired / dropped / guessed "
-                                    "things (below)"))
+        kinds = "1 kind" if len(diagnostics) == 1 else f"{len(diagnostics)} kinds"
+        rows.append(("diagnostics", f"{kinds} of repaired / dropped / guessed things (below)"))
         details = ("<details><summary>diagnostics</summary>" + table(
             ["code", "kind", "count", "what"],
             [(d.code, d.kind, d.count, d.message) for d in diagnostics],

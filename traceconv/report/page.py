@@ -45,16 +45,19 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]],
 
     >>> table(["op", "ms"], [["a<b", "1.0"]], [False, True])
     '<table><tr><th>op</th><th class="n">ms</th></tr><tr><td class="name">a&lt;b</td><td class="n">1.0</td></tr></table>'
+    >>> table(["", ""], [["span", "1 ms"]])   # a table of fields: no empty header row
+    '<table><tr><td class="name">span</td><td class="name">1 ms</td></tr></table>'
     """
     numeric = numeric or [False] * len(headers)
     head = "".join(f'<th class="n">{escape(h)}</th>' if n else f"<th>{escape(h)}</th>"
                    for h, n in zip(headers, numeric, strict=True))
+    header_row = f"<tr>{head}</tr>" if any(headers) else ""   # (no blank strip above rows)
     body = []
     for row in rows:
         cells = "".join(f'<td class="n">{escape(str(c))}</td>' if n else _name_cell(str(c))
                         for c, n in zip(row, numeric, strict=True))
         body.append(f"<tr>{cells}</tr>")
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+    return f"<table>{header_row}{''.join(body)}</table>"
 
 
 def _name_cell(text: str) -> str:
