@@ -30,6 +30,8 @@ from ..model.memory import LiveBytes, live_bytes
 from .allocation_sites import UNNAMED, block_sites, site_of
 
 SCHEMA = 1
+# what ``since_start`` counts from (the device's own history, not the trace's first event)
+SINCE_START = "after the device's first memory event"
 MOMENTS = {"oom": "the out-of-memory event", "peak": "the first peak of allocated bytes",
            "dump": "the snapshot's state (no history recorded)"}   # by ``moment["kind"]``
 NO_STACK = "<no stack recorded>"   # (what the snapshot reader names a stackless block)

@@ -147,13 +147,14 @@ def _print_sites(console: Console, found: list[dict[str, Any]], top: int) -> Non
 
 
 def _when(moment: dict[str, Any], unit: str) -> str:
+    from ..analysis.memory_moment import SINCE_START
     from ..units import format_duration
 
     since = moment["since_start"]
     if since is None:
         return ""
     return f", entry {since:,}" if unit == "entry" else \
-        f", {format_duration(since)} after the first event"
+        f", {format_duration(since)} {SINCE_START}"
 
 
 def _bytes(value: int | None) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.memory_moment import MOMENTS, device_curves, memory_report
+from ..analysis.memory_moment import MOMENTS, SINCE_START, device_curves, memory_report
 from ..model import Trace
 from ..model.memory import LiveBytes
 from ..presentation.sparkline import bucket_peaks
@@ -48,7 +48,7 @@ def _device(trace: Trace, device: dict[str, Any], unit: str) -> str:
     moment = device["moment"]
     label = "OOM" if moment["kind"] == "oom" else moment["kind"]
     when = moment["since_start"]
-    at = "" if when is None else f", {_x_label(unit)(when)} after the first event"
+    at = "" if when is None else f", {_x_label(unit)(when)} {SINCE_START}"
     head = (f'<h3>{escape(device["device"] or "(no device)")}</h3>'
             f"<p>The moment that matters: {escape(MOMENTS[moment['kind']])}{escape(at)}.</p>")
     return head + _plot(trace, device, unit, label) + _numbers(device) + _sites(device)
