@@ -75,10 +75,10 @@ class CriticalPath:
         """Length, span and links, not every link (``path`` has them).
 
         >>> CriticalPath("timeline", [], 2_000_000)
-        <CriticalPath timeline: 0.000 ms of a 2.000 ms trace, 0 links>
+        <CriticalPath timeline: 0.000 ms of 2.000 ms of work, 0 links>
         """
-        return (f"<CriticalPath {self.mode}: {self.length_ns / 1e6:,.3f} ms of a "
-                f"{self.span_ns / 1e6:,.3f} ms trace, {len(self.path):,} links>")
+        return (f"<CriticalPath {self.mode}: {self.length_ns / 1e6:,.3f} ms of "
+                f"{self.span_ns / 1e6:,.3f} ms of work, {len(self.path):,} links>")
 
     def as_dict(self) -> dict:
         """The ``--json`` form; ``start_ns`` counts from the trace's first event (a path

@@ -114,8 +114,10 @@ def _print(result, top: int, wide: bool = False) -> None:
     console = console_for(wide, highlight=False)
     length = result.length_ns or 1
     ranks = f" across {len(result.ranks)} ranks" if getattr(result, "ranks", None) else ""
-    console.print(f"critical path ({result.mode}{ranks}): {result.length_ns / 1e6:,.3f} ms of a "
-                  f"{result.span_ns / 1e6:,.3f} ms {'job' if ranks else 'trace'}, "
+    # (span_ns: first to last slice of work, not the trace's span: instants and memory
+    # events outside the work do not lengthen it)
+    console.print(f"critical path ({result.mode}{ranks}): {result.length_ns / 1e6:,.3f} ms of "
+                  f"{result.span_ns / 1e6:,.3f} ms of {'the job' if ranks else 'work'}, "
                   f"{len(result.path)} links")
     console.print(packed([f"{kind} {ns / 1e6:,.3f} ms ({100 * ns / length:.1f}%)"
                           for kind, ns in result.breakdown.items() if ns], console.width))

@@ -204,8 +204,9 @@ def _critical_path(trace: Trace, top: int = 12) -> str:
             in ranked]
     strip = path_strip([(e.name, e.kind, e.start_ns, e.dur_ns) for e in result.path],
                        result.path[0].start_ns, length)
-    return (f"<p>{result.mode} critical path: {ms(result.length_ns)} of a "
-            f"{ms(result.span_ns)} trace, {len(result.path):,} links.</p>"
+    return (f"<p>{result.mode} critical path: {ms(result.length_ns)} of "
+            f"{ms(result.span_ns)} of work (its first to its last slice), "
+            f"{len(result.path):,} links.</p>"
             + stacked_bar(parts) + strip
             + table(["name", "kind", "on path", "share", "links"], rows,
                     [False, False, True, True, True]))
