@@ -127,6 +127,7 @@ def _sites(device: dict[str, Any]) -> str:
     rest = found[TOP_SITES:]
     if rest:
         rows.append((f"({len(rest):,} more sites)", f"{sum(s['bytes'] for s in rest):,}",
-                     f"{sum(s['blocks'] for s in rest):,}", ""))
+                     f"{sum(s['blocks'] for s in rest):,}",
+                     f"{sum(s['share'] for s in rest):.1%}"))
     return ("<h4>Sites live at that moment</h4>"
             + table(["site", "bytes", "blocks", "share"], rows, [False, True, True, True]))
