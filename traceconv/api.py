@@ -150,9 +150,12 @@ def _refuse_timeless(trace: Trace, output_format: str) -> None:
         (trace.op_count, "op"), (len(trace.stats), "statistic row")) if n)
     if not held:   # (an input whose every event was dropped: its diagnostics say why)
         return
+    see = ("see it with `traceconv info` or `traceconv summary`"
+           if any(stat.total_ns for stat in trace.stats) else
+           "see it with `traceconv info`" + (", or write dot or graphml (the op graph)"
+                                             if trace.op_count else ""))
     raise InputError(f"nothing to put on a timeline: the input holds no timed event ({held}); "
-                     "see it with `traceconv info` or `traceconv summary`, or write summary, "
-                     "dot or graphml", file=trace.metadata.source_file or "<trace>")
+                     f"{see}", file=trace.metadata.source_file or "<trace>")
 
 
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str | None = None,
