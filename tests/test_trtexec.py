@@ -85,6 +85,9 @@ def test_profile_is_per_layer_statistics(path):
     assert all(s.calls == count for s in trace.stats)
     assert sum(s.total_ns for s in trace.stats) == sum(round(r["timeMs"] * 1e6) for r in layers)
     assert len(trace.slices) == len(layers)   # the aggregate breakdown, one slice per layer
+    # each layer's numbers on its slice, the median too where the profile has one
+    assert [s.args.get("median_ms") for s in trace.iter_slices()] == pytest.approx(
+        [r.get("medianMs") for r in layers], abs=1e-6)
     assert "not a timeline" in trace.metadata.clock
     stem = path.name.removesuffix(".gz").removesuffix(".profile.json")
     if stem in PROVENANCE:

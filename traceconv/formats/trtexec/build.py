@@ -287,6 +287,8 @@ class EngineBuilder:
             trace.add_slice(track, cursor, stat.total_ns, stat.name, BREAKDOWN_CATEGORY, {
                 "stat_row": row, "calls": stat.calls, "total_ms": stat.total_ns / 1e6,
                 "avg_ms": (stat.avg_ns or 0) / 1e6, "ratio_pct": stat.ratio,
+                "median_ms": None if stat.extra.get("median_ns") is None
+                else stat.extra["median_ns"] / 1e6,
                 "layer_type": stat.type or None})
             cursor += stat.total_ns
         if trace.metadata.clock != TIMES_CLOCK:
