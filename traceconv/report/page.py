@@ -15,7 +15,7 @@ padding-bottom:4px}
 table{border-collapse:collapse;margin:6px 0 10px;background:#fff;font-size:13px}
 th,td{border:1px solid #e3e3e3;padding:3px 8px;text-align:left;vertical-align:top}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.name{max-width:520px;overflow-wrap:anywhere}
+td.name{max-width:520px;min-width:8ch;overflow-wrap:anywhere}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(330px,1fr));gap:12px}
 .card{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px 12px;
 margin:0 0 12px}
