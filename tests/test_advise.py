@@ -269,3 +269,14 @@ def test_a_run_without_steps_is_called_the_run():
     titles = [f.title for f in advise(traceconv.load(path)).findings]
     assert titles and all("of the steps" not in t for t in titles)
     assert any(t.endswith("of the run") for t in titles)
+
+
+def test_a_cpu_only_pytorch_run_gets_no_cuda_advice():
+    """The advice for a PyTorch run with no device names no CUDA API (CUDA graphs, pinned
+    memory): a real CPU-only profile's framework-overhead finding says torch.compile."""
+    advice = advise(load(TORCH / "adamm1909_unsloth_cpu_mac.pt.trace.json"))
+    assert advice.findings
+    assert all("CUDA" not in f.advice and "cuda" not in f.advice for f in advice.findings)
+    from traceconv.analysis.advise.frameworks import advice_for, framework_of
+
+    assert "CUDA graphs" in advice_for("framework-overhead", framework_of(load(RESNET)), "")

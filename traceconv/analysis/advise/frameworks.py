@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ...model import Trace
+from ...model import ProcessKind, Trace
 
 _FRAMEWORKS = (("pytorch", re.compile(r"torch|kineto", re.I)),
                ("paddle", re.compile(r"paddle", re.I)),
@@ -26,6 +26,9 @@ _ENGINES = ("onnxruntime", "migraphx", "tensorrt")
 # MegEngine's graph profiler (jit.trace(profiling=True), load_and_run --profile) records a
 # static graph that its executor runs: the advice "trace it as a static graph" is moot
 MEGENGINE_GRAPH = "megengine graph"
+# a PyTorch run with no device: advice that names CUDA (graphs, pinned memory) cannot apply;
+# a rule without words of its own for it takes PyTorch's
+PYTORCH_CPU = "pytorch cpu"
 _REASONS = {
     MEGENGINE_GRAPH: "a MegEngine static-graph profile: the graph executor, not Python, "
                      "dispatches the ops, and the graph is already traced",
@@ -38,6 +41,9 @@ ADVICE: dict[str, dict[str, str | None]] = {
         "pytorch": "Time between ops is Python and framework overhead: profile with_stack to "
                    "see the Python frames, move per-step bookkeeping out of the loop, use "
                    "torch.compile or CUDA graphs (torch.cuda.graphs) to cut per-op dispatch.",
+        PYTORCH_CPU: "Time between ops is Python and framework overhead: profile with_stack "
+                     "to see the Python frames, move per-step bookkeeping out of the loop, "
+                     "use torch.compile to cut per-op dispatch.",
         "paddle": "The framework (scheduling, Python, op dispatch) takes a large part of the "
                   "step: run a static graph (paddle.jit.to_static), larger batches, fewer "
                   "small ops.",
@@ -109,6 +115,9 @@ ADVICE: dict[str, dict[str, str | None]] = {
     "dataloader-bound": {
         "pytorch": "The step waits for the next batch: more DataLoader workers (num_workers), "
                    "persistent_workers, pin_memory, prefetch_factor, or cheaper preprocessing.",
+        PYTORCH_CPU: "The step waits for the next batch: more DataLoader workers "
+                     "(num_workers), persistent_workers, prefetch_factor, or cheaper "
+                     "preprocessing.",
         "paddle": "The step waits for the next batch: more paddle.io.DataLoader workers "
                   "(num_workers), use_shared_memory, or cheaper preprocessing.",
         "megengine": "The step waits for the next batch: more megengine.data.DataLoader "
@@ -180,6 +189,8 @@ def framework_of(trace: Trace) -> str:
     ('megengine', '')
     >>> framework_of(Trace(Metadata(source_format="megengine", framework="MegEngine")))
     'megengine graph'
+    >>> framework_of(Trace(Metadata(framework="PyTorch")))   # no device in it
+    'pytorch cpu'
 
     """
     meta = trace.metadata
@@ -189,7 +200,8 @@ def framework_of(trace: Trace) -> str:
                                      meta.source_format) if x)
     for key, pattern in _FRAMEWORKS:
         if pattern.search(text):
-            return key
+            no_device = not any(p.kind is ProcessKind.DEVICE for p in trace.processes)
+            return PYTORCH_CPU if key == "pytorch" and no_device else key
     return ""
 
 
@@ -203,7 +215,7 @@ def advice_for(rule: str, framework: str, fallback: str) -> str:
     row = ADVICE.get(rule)
     if row is None:
         return fallback
-    # a MegEngine graph profile takes MegEngine's words
+    # a MegEngine graph profile takes MegEngine's words, a CPU-only PyTorch run PyTorch's
     family = framework.split(" ")[0]
     text = row.get(framework, row.get(family, row.get("")))
     return fallback if text is None else text
