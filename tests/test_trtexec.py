@@ -237,3 +237,19 @@ def test_a_layer_list_alone_is_refused_a_timeline(tmp_path: Path):
     one_error_line(run(str(graph), "--format", "trtexec", "-o", str(out)),
                    "nothing to put on a timeline", f"({layers:,} ops)")
     assert not out.exists()
+
+
+def test_layers_whose_times_add_past_int64_are_laid_within_the_time_range(tmp_path: Path):
+    """Three layers of 9e12 ms each: every one fits int64 in ns, their sum does not. The
+    breakdown lays them end to end through the same rule as every other breakdown
+    (``model.breakdown.side_by_side``): no start past the model's time edge, no error."""
+    from traceconv.model.repairs import TIME_MAX
+
+    path = tmp_path / "huge.profile.json"
+    path.write_text(json.dumps([{"count": 1}] + [
+        {"name": f"layer{i}", "timeMs": 9e12, "averageMs": 9e12, "percentage": 33.3}
+        for i in range(3)]))
+    trace = traceconv.load(path, format="trtexec")
+    drawn = list(trace.iter_slices())
+    assert len(drawn) == 3 and all(0 <= s.start <= TIME_MAX for s in drawn)
+    assert all(s.start + s.dur <= TIME_MAX for s in drawn)

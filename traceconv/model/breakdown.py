@@ -9,7 +9,7 @@ process is named as an aggregate breakdown so nobody mistakes it for a timeline.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -72,11 +72,9 @@ def add_aggregate_breakdown(trace: Trace, rows: Sequence[int], process_name: str
     for lane, tops in lanes.items():
         track = trace.add_track(lane, process=process, kind=TrackKind.SYNTHETIC,
                                 description="aggregate breakdown, not a timeline")
-        cursor = 0
-        for row in tops:
-            dur = _length(trace.stats[row].total_ns)
-            _place(trace, track, row, cursor, dur, children)
-            cursor = min(cursor + dur, TIME_MAX)   # (a slice past the edge: build's rule)
+        for row, (start, dur) in zip(tops, side_by_side(trace.stats[r].total_ns for r in tops),
+                                     strict=True):
+            _place(trace, track, row, start, dur, children)
     return process
 
 
@@ -103,6 +101,21 @@ def _place(trace: Trace, track: int, row: int, start: int, dur: int,
             placed.append((kid, cursor, kid_dur))
             cursor += kid_dur
         pending.extend(reversed(placed))   # (the first child is drawn next, as before)
+
+
+def side_by_side(totals: Iterable[int]) -> Iterator[tuple[int, int]]:
+    """``(start, length)`` of slices laid end to end from 0, one per total: each length
+    within the model's time range, no start past its edge (a slice that runs past the edge
+    is the builder's to shorten). Every breakdown lays its rows out through this.
+
+    >>> list(side_by_side([5, -3, 10**30]))[:2], list(side_by_side([10**30]))[0][1] == TIME_MAX
+    ([(0, 5), (5, 0)], True)
+    """
+    cursor = 0
+    for total in totals:
+        length = _length(total)
+        yield cursor, length
+        cursor = min(cursor + length, TIME_MAX)
 
 
 def _within(value: int) -> int:

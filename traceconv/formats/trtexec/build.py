@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ...model import Metadata, OpStat, ProcessKind, Trace, TrackKind
-from ...model.breakdown import BREAKDOWN_CATEGORY, BREAKDOWN_CLOCK
+from ...model.breakdown import BREAKDOWN_CATEGORY, BREAKDOWN_CLOCK, side_by_side
 from ...model.builder import TraceBuilder
 from ...model.graph import add_op, add_tensor
 from ...numbers import located, scaled_int
@@ -281,16 +281,15 @@ class EngineBuilder:
         track = trace.add_track("layers (total time each)", process=process,
                                 kind=TrackKind.STREAM,
                                 description="aggregate breakdown, not a timeline")
-        cursor = 0
-        for row in rows:
+        placed = side_by_side(trace.stats[row].total_ns for row in rows)
+        for row, (start, length) in zip(rows, placed, strict=True):
             stat = trace.stats[row]
-            trace.add_slice(track, cursor, stat.total_ns, stat.name, BREAKDOWN_CATEGORY, {
+            trace.add_slice(track, start, length, stat.name, BREAKDOWN_CATEGORY, {
                 "stat_row": row, "calls": stat.calls, "total_ms": stat.total_ns / 1e6,
                 "avg_ms": (stat.avg_ns or 0) / 1e6, "ratio_pct": stat.ratio,
                 "median_ms": None if stat.extra.get("median_ns") is None
                 else stat.extra["median_ns"] / 1e6,
                 "layer_type": stat.type or None})
-            cursor += stat.total_ns
         if trace.metadata.clock != TIMES_CLOCK:
             trace.metadata.clock = BREAKDOWN_CLOCK
 
