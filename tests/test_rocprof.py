@@ -283,6 +283,34 @@ def test_v1_csv_of_any_names_and_times(tmp_path_factory, rows):
     assert slices(traceconv.load(path)) == csv_dispatches(path)
 
 
+# C++ names as older rocprof wrote them, unquoted: commas, spaces, templates; never a quote
+# or a line end (csv would read those as structure), never empty
+_UNQUOTED = st.text(st.sampled_from("abcXYZ_:<>()*&, 0123456789"), min_size=1,
+                    max_size=40).filter(lambda n: n.strip() == n and n)
+
+
+@settings(max_examples=40, derandomize=True, deadline=None)
+@given(st.lists(st.tuples(_UNQUOTED, st.integers(0, 10**6), st.integers(0, 2**40)),
+                min_size=1, max_size=12))
+def test_unquoted_names_with_commas_are_joined_back_in_any_layout(tmp_path_factory, rows):
+    """The class of the Kokkos file: a name column (first in a statistics file, second in a
+    kernel trace) whose unquoted commas split rows. Every row reads whole, with its numbers,
+    and the repaired rows are counted."""
+    folder = tmp_path_factory.mktemp("unquoted")
+    stats, kernels = folder / "results.stats.csv", folder / "results.csv"
+    stats.write_text('"Name","Calls","TotalDurationNs","AverageNs","Percentage"\n' + "".join(
+        f"{name},{calls},{total},{total // max(calls, 1)},1.0\n" for name, calls, total in rows))
+    kernels.write_text("Index,KernelName,gpu-id,queue-id,BeginNs,EndNs\n" + "".join(
+        f"{i},{name},2,0,{total},{total + calls}\n" for i, (name, calls, total) in enumerate(rows)))
+    split = sum(1 for name, _, _ in rows if "," in name)
+    read = traceconv.load(stats)
+    assert [(s.name, s.calls, s.total_ns) for s in read.stats] == rows
+    assert read.diagnostics.count("rocprof.name_rejoined") == split
+    read = traceconv.load(kernels)
+    assert slices(read) == Counter((name, total, total + calls) for name, calls, total in rows)
+    assert read.diagnostics.count("rocprof.name_rejoined") == split
+
+
 V3_JSON = HERE / "tracelens_908_cut.rocprofv3.json.gz"
 V3_JSON_FULL = SHARED / "rocprof" / "AMD-AGI__TraceLens__908_results.rocprofv3.json.gz"
 
