@@ -118,6 +118,11 @@ class Summary:
     def total(self, place: Place) -> float | None:
         return self.total_device_time if place == "device" else self.total_host_time
 
+    @property
+    def host_only(self) -> bool:
+        """No device time: the host rows are what there is to show (text and JSON alike)."""
+        return not self.total_device_time
+
     def rows(self, place: Place) -> list[Row]:
         return self.device_rows if place == "device" else self.host_rows
 

@@ -97,7 +97,7 @@ def summary_dict(summary: Summary, show_host: bool = True) -> dict[str, Any]:
         "total_host_time": summary.total_host_time,
         "rows": [row_dict(r, "device") for r in summary.device_rows],
     }
-    if show_host or not summary.total_device_time:
+    if show_host or summary.host_only:
         out["host_rows"] = [row_dict(r, "host") for r in summary.host_rows]
     return out
 
@@ -163,7 +163,7 @@ def render_text(summary: Summary, *, show_host: bool = False, print_only: str | 
               "host": lambda: rows_table(summary, "host", console.width)}
     if print_only:
         wanted = [print_only]
-    elif not summary.total_device_time:  # a host-only trace: its host table is the news
+    elif summary.host_only:  # its host table is the news
         wanted = ["summary", "host"]
     else:
         wanted = ["summary", "device"] + (["host"] if show_host else [])
