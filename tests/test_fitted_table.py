@@ -89,6 +89,33 @@ def test_names_far_longer_than_the_terminal_take_steps_bounded_by_its_width(monk
     lines = draw(fitted_table(columns, rows, 80), 80)
     assert max(map(len, lines)) <= 80
     cells = body(lines, len(rows))
-    assert [c[-1] for c in cells] == [r[1] for r in rows]   # numbers whole
+    # numbers whole; Calls kept: hiding it would not tell the bracketed names apart
+    assert [c[-2:] for c in cells] == [r[1:] for r in rows]
     assert len({c[0] for c in cells[-5:]}) == 5   # the names that a cut tells apart, apart
     assert len(calls) <= 4 * 80   # (it was one per character of the longest name: 40,000)
+
+
+def test_an_empty_column_goes_before_a_name_is_cut():
+    """A real rocprof statistics row (tests/data/rocprof/shashankparsi__...results.stats.csv)
+    has no FLOPs: its all-N/A columns are hidden rather than eliding the kernel's name."""
+    name = "vector_add(float*, float*, float*, int)"
+    columns = [Column("#", True, drop=2), Column("device self time", True),
+               Column("cumulative", True, drop=3), Column("operator"),
+               Column("calls", True, drop=1), Column("computation", True, drop=5),
+               Column("FLOPS", True, drop=4)]
+    rows = [["0", "0.00343", "0.00343", name, "1", "N/A", "N/A"]]
+    lines = draw(fitted_table(columns, rows, 80), 80)
+    assert max(map(len, lines)) <= 80
+    assert any(name in line for line in lines)
+    assert "hidden at 80 columns: --wide shows them (computation, FLOPS)" in " ".join(lines)
+
+
+def test_columns_stay_when_hiding_them_would_not_tell_the_names_apart():
+    """Names that differ only past any width the terminal allows: hiding Calls would not
+    make them distinct, so it stays."""
+    names = [f"{'k' * 200}_{i}{'t' * 200}" for i in range(3)]
+    rows = [[name, f"{i}.000", str(i + 1)] for i, name in enumerate(names)]
+    columns = [Column("Name"), Column("Self ms", True), Column("Calls", True, drop=1)]
+    lines = draw(fitted_table(columns, rows, 80), 80)
+    assert [c[-2:] for c in body(lines, len(rows))] == [r[1:] for r in rows]
+    assert "hidden" not in " ".join(lines)

@@ -53,6 +53,25 @@ def test_statistics_report_has_advice_but_no_timeline_sections():
     assert "<h2>Step time</h2>" not in html and "<h2>Critical path</h2>" not in html
 
 
+def test_statistics_report_lists_each_rows_calls():
+    """A statistics file states its calls: the report's op table shows them (the file's
+    own ``Calls`` column, read with ``csv``)."""
+    import csv
+
+    path = ROOT / "tests" / "data" / "rocprof" / "dalg24__kokkos__results.stats.csv"
+    with path.open(newline="") as f:
+        rows = list(csv.reader(f))[1:]
+    # (the file's names hold unquoted commas: the numbers are the last four cells)
+    calls = sorted(int(r[-4]) for r in rows)
+    html = render_report(traceconv.load(path))
+    top = html[html.index("<h2>Top ops and kernels</h2>"):html.index("<h2>Advice</h2>")]
+    headers = re.findall(r"<th[^>]*>([^<]*)</th>", top)
+    column = headers.index("calls")
+    cells = [re.findall(r"<td[^>]*>([^<]*)</td>", row)
+             for row in re.findall(r"<tr>(.*?)</tr>", top)[1:]]
+    assert sorted(int(c[column].replace(",", "")) for c in cells) == calls
+
+
 def test_cli_writes_the_page_or_fails_cleanly(tmp_path):
     out = tmp_path / "report.html"
     result = CliRunner().invoke(app, ["report", str(STREAMS), "-o", str(out)])

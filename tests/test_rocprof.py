@@ -516,6 +516,22 @@ def test_statistics_are_drawn_for_a_viewer(tmp_path: Path):
     assert {back.tracks[s.track].name for s in back.iter_slices()} == {"kernel"}
 
 
+def test_summary_at_80_columns_shows_each_rows_calls(monkeypatch):
+    """Names that no 80-column cut tells apart (Kokkos templates) leave the other columns
+    shown: each row's calls, as the file gives them, and no made-up row number under the
+    kind."""
+    rows = right_split_rows(KOKKOS_STATS, 4)
+    monkeypatch.setenv("COLUMNS", "80")
+    result = run("summary", str(KOKKOS_STATS), "-t", "0")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(map(len, lines)) <= 80
+    assert "calls" in next(line for line in lines if line.startswith("#"))
+    assert not any(line.strip().isdigit() for line in lines)
+    shown = sorted(int(line.split()[-1]) for line in lines if "…" in line or "Unknown" in line)
+    assert shown == sorted(int(calls) for _, calls, *_ in rows)
+
+
 def test_a_counter_collection_without_times_is_read():
     """``rocprof --pmc`` alone writes the v1 layout without BeginNs/EndNs: each dispatch is
     a statistic row carrying its counters."""

@@ -257,7 +257,7 @@ def _stat_records(trace: Trace) -> list[OpRecord]:
             times[("device", "end")] = max(device - nested_device[i], 0) / 1e9
         if stat.cpu_ns is not None:
             times[("host", "end")] = max(stat.cpu_ns - nested_cpu[i], 0) / 1e9
-        records.append(OpRecord(stat.name, stat.type or stat.section, str(i), times,
+        records.append(OpRecord(stat.name, stat.type or stat.section, None, times,
                                 calls=stat.calls))
     return records
 

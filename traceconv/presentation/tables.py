@@ -70,9 +70,12 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
     """A rich table of ``rows`` (plain text, drawn as text: no markup) that fits ``width``:
     as is when it fits; else with light rules, hiding the columns with the highest ``drop``
     until the text columns keep :data:`TEXT_COMFORT` characters (a caption says which, and
-    that ``--wide`` shows them; columns with nothing in them, every cell ``N/A``, first),
+    that ``--wide`` shows them; columns with nothing in them, every cell ``N/A``, first,
+    and before any text is cut),
     then eliding text in the middle, the widest column first,
-    each column only as far as its names stay distinct. Numbers stay whole.
+    each column only as far as its names stay distinct (more columns are hidden for that
+    only when it is enough: names that no width within ``width`` tells apart are cut with
+    the columns kept). Numbers stay whole.
 
     >>> cols = [Column("op"), Column("total ms", number=True), Column("calls", True, drop=1)]
     >>> rows = [["sm80_xmma_gemm_f32f32_tilesize128x128", "12.500", "6"],
@@ -106,10 +109,15 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
                            key=lambda i: (i not in blank, -columns[i].drop, -i))
         floors = {i: natural[i] if c.number else min(natural[i], max(
             TEXT_COMFORT, _header_floor(c))) for i, c in enumerate(columns)}
-        while _compact_width([floors[i] for i in keep]) > width and droppable:
-            hidden.append(droppable.pop(0))
+        while droppable and (_compact_width([floors[i] for i in keep]) > width or (
+                droppable[0] in blank and _compact_width([max(
+                    natural[i], len(columns[i].header)) for i in keep]) > width)):
+            hidden.append(droppable.pop(0))   # (an empty column before any name is cut)
             keep.remove(hidden[-1])
         widths = _narrowed(columns, text, natural, keep, width)
+        if not _told_apart(columns, text, natural, [i for i in keep if i not in droppable],
+                           width):
+            droppable = []   # no column hidden tells the names apart: keep the columns
         while _compact_width([widths[i] for i in keep]) > width and droppable:
             hidden.append(droppable.pop(0))   # names that stay distinct only when wide
             keep.remove(hidden[-1])
@@ -136,6 +144,30 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
         table.caption = f"{count} hidden at {width} columns: --wide shows {them} ({names})"
         table.caption_justify = "left"
     return table
+
+
+def _told_apart(columns: list[Column], text: list[list[str]], natural: list[int],
+                keep: list[int], width: int) -> bool:
+    """Whether the text columns of ``keep`` stay distinct within ``width`` by a cut that
+    keeps at least :data:`TEXT_MIN` characters of their start (names told apart by their
+    last characters alone, such as C++ templates' closing arguments, are not worth a
+    column).
+
+    >>> cols, natural = [Column("op")], [40]
+    >>> _told_apart(cols, [["k" * 30 + "_a" + "z" * 8], ["k" * 30 + "_b" + "z" * 8]], natural, [0], 30)
+    True
+    >>> _told_apart(cols, [["k" * 40 + "_a" + "z" * 22], ["k" * 40 + "_b" + "z" * 22]], [64], [0], 30)
+    False
+    """
+    widths = _narrowed(columns, text, natural, keep, width)
+    if _compact_width(list(widths.values())) > width:
+        return False
+    for i in keep:
+        if not columns[i].number:
+            head = _head({line for r in text for line in r[i].split("\n")}, widths[i])
+            if head is None or head < min(TEXT_MIN, (widths[i] - 1) // 2):
+                return False
+    return True
 
 
 def printable_cell(cell: str) -> str:

@@ -135,13 +135,19 @@ def _profile_summary(trace: Trace, top: int) -> str:
                                ("host", result.host_rows, result.total_host_time)):
         if not rows:
             continue
-        body = table(["name", "type", "ms", "share"],
-                     [(r.name, r.type, f"{r.time * 1e3:,.3f}",
+        with_calls = any(r.calls is not None for r in rows)   # (a graph's ops run once)
+        body = table(["name", "type", *(["calls"] if with_calls else []), "ms", "share"],
+                     [(r.name, r.type, *([_calls(r.calls)] if with_calls else []),
+                       f"{r.time * 1e3:,.3f}",
                        f"{100 * r.time / total:.1f}%" if total else "-") for r in rows],
-                     [False, False, True, True])
+                     [False, False, *([True] if with_calls else []), True, True])
         cards.append(f'<div class="card"><b>{place}</b>, top {len(rows)}{body}</div>')
     return f'<div class="grid">{"".join(cards)}</div>' if cards else (
         '<p class="muted">No per-op times in this trace.</p>')
+
+
+def _calls(calls: int | None) -> str:
+    return "-" if calls is None else f"{calls:,}"
 
 
 def _advice(trace: Trace) -> str:
