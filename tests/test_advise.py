@@ -81,6 +81,16 @@ def test_gpu_idle_matches_an_independent_busy_union():
     assert finding.severity == "high" and ev["idle_share"] > 0.6
 
 
+def test_gpu_idle_without_launch_calls_names_no_cause():
+    """A kernel trace alone (rocprof, no API trace) has no launch calls: the gaps' cause is
+    unknown, so the finding says so instead of advising on queued work."""
+    path = SAMPLES / "rocprof" / "jimw567__rocprof-unified-viewer__decode_kernel_trace.csv"
+    (finding,) = fired(path, "gpu-idle")
+    assert "cause unknown: no launch calls" in finding.title
+    assert "no launch calls" in finding.advice and "queued" not in finding.advice
+    assert finding.evidence["host_wait_ns"] == finding.evidence["kernel_wait_ns"] == 0
+
+
 def test_gpu_idle_quiet_when_the_device_is_busy():
     # MegEngine's training timeline keeps its device busy (a different reader, same concept)
     assert fired(DATA / "megengine" / "train_chrome_timeline.json.gz", "gpu-idle") == []

@@ -175,3 +175,55 @@ def test_any_kernel_summary_reads_as_written(tmp_path_factory, rows):
     trace = traceconv.load(path)
     assert [(s.name, s.calls, s.total_ns, s.avg_ns) for s in trace.stats] == [
         (name, calls, total, round(avg)) for name, calls, total, avg in rows]
+
+
+CONSOLE = DATA / "nanomoe_stats_console_nsys2026.1.txt"
+
+
+def console_tables(text: str) -> dict[str, list[list[str]]]:
+    """Each report's rows of nsys's column layout, read apart: after a ``(report):`` banner,
+    the lines under the dashes, fields split at runs of two or more spaces (no cell of this
+    file holds two spaces)."""
+    import re
+
+    tables: dict[str, list[list[str]]] = {}
+    report, rows = None, None
+    for line in text.splitlines():
+        banner = re.search(r"\((\w+)\):$", line.strip())
+        if banner:
+            report, rows = banner.group(1), None
+        elif report and line.strip().startswith("---"):
+            rows = tables.setdefault(report, [])
+        elif rows is not None and line.strip():
+            rows.append(re.split(r"\s{2,}", line.strip()))
+        elif rows is not None:
+            report, rows = None, None
+    return tables
+
+
+def test_the_console_layout_reads_as_its_csv_would():
+    """``nsys stats`` without ``--format csv`` (what ``nsys profile --stats=true`` prints):
+    every row of its three reports, the shell prompt counted, names nsys cut counted."""
+    tables = console_tables(CONSOLE.read_text())
+    trace = traceconv.load(CONSOLE)
+    assert trace.metadata.source_format == "nsys-stats"
+    assert trace.metadata.source_version == "cuda_api_sum, cuda_gpu_kern_sum, nvtx_sum"
+    got = [(s.extra["report"], s.name, s.calls, s.total_ns, s.ratio) for s in trace.stats]
+    want = [(report, r[-1], int(r[2]), int(r[1]), float(r[0]))
+            for report, rows in tables.items() for r in rows]
+    assert got == want and len(got) == 5 + 17 + 3
+    assert trace.diagnostics.count("nsys_stats.name_cut") == sum(
+        r[-1].endswith("…") for rows in tables.values() for r in rows) == 16
+    assert trace.diagnostics.count("nsys_stats.line_outside_table") == 1   # the prompt
+    # each report counts as a file of its own would: kernels on the device, calls on the host
+    from traceconv.analysis.summary import summarize
+
+    result = summarize(trace)
+    assert result.total("device") == pytest.approx(
+        sum(int(r[1]) for r in tables["cuda_gpu_kern_sum"]) / 1e9)
+
+
+def test_the_console_layout_is_told_apart_without_a_format():
+    result = CliRunner().invoke(app, ["info", str(CONSOLE)])
+    assert result.exit_code == 0, result.output
+    assert "nsys-stats" in result.output

@@ -505,6 +505,28 @@ def test_v1_statistics_files_say_where_their_time_went(suffix: str, section: str
     assert result.total("device" if place == "device_ns" else "host") == pytest.approx(total)
 
 
+JACOBI = HERE / "amd__HPCTrainingExamples__jacobi_1389712_"
+
+
+def test_v3_domain_totals_are_host_and_device_and_never_counted_twice():
+    """rocprofv3's ``domain_stats.csv`` adds up the run's other statistics files (HIP_API is
+    the sum of ``hip_api_stats.csv``): alone, API time is the host's; beside those files it
+    is not counted again."""
+    sums = {part: sum(int(r["TotalDurationNs"]) for r in csv_rows(Path(f"{JACOBI}{part}.csv")))
+            for part in ("kernel_stats", "hip_api_stats")}
+    domains = {r["Name"]: int(r["TotalDurationNs"])
+               for r in csv_rows(Path(f"{JACOBI}domain_stats.csv"))}
+    assert domains == {"HIP_API": sums["hip_api_stats"]}   # (what the file holds)
+    alone = summarize(traceconv.load(Path(f"{JACOBI}domain_stats.csv")))
+    assert alone.total("host") == pytest.approx(domains["HIP_API"] / 1e9)
+    assert alone.total("device") is None
+    run_files = [traceconv.load(Path(f"{JACOBI}{part}.csv"))
+                 for part in ("domain_stats", "hip_api_stats", "kernel_stats")]
+    together = summarize(traceconv.combine(run_files))
+    assert together.total("host") == pytest.approx(sums["hip_api_stats"] / 1e9)
+    assert together.total("device") == pytest.approx(sums["kernel_stats"] / 1e9)
+
+
 def test_statistics_are_drawn_for_a_viewer(tmp_path: Path):
     """A statistics file converts to a trace that shows each row (an aggregate breakdown,
     one lane per file's section), not to an empty one."""

@@ -157,6 +157,17 @@ def test_cli_links_not_merges(tmp_path):
     assert len(timed) == 1996
 
 
+def test_a_summary_of_the_graph_alone_says_it_has_no_times(et_doc):
+    """Alone, an ET has op order and no clock: ``summary`` says so in one line (it printed
+    an empty table) and names the ops it holds; beside its Kineto trace it has times."""
+    from tests.cli_errors import one_error_line, run
+
+    one_error_line(run("summary", ET), "nothing to summarize", "no times",
+                   f"{len(_ops(et_doc)):,} ops", "traceconv summary TRACE ET")
+    both = run("summary", KINETO, ET, "-t", "3")
+    assert both.exit_code == 0 and "aten::" in both.output
+
+
 def test_bad_execution_trace_is_one_line(tmp_path):
     bad = tmp_path / "x_et.json"
     bad.write_text('{"schema": "1.1.1-chakra.0.0.4", "nodes": 3}')

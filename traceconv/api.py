@@ -136,15 +136,13 @@ def _refuse_timeless(trace: Trace, output_format: str) -> None:
     """A trace with ops or statistics but nothing timed makes an empty timeline: say so
     instead of writing one (an execution trace: op order, no clock; a layer list without
     timings; statistics that no reader drew)."""
-    counts = trace.counts()
-    timed = counts["slices"] + counts["instants"] + counts["counter_samples"] + len(trace.memory)
-    if output_format not in TIMELINE_FORMATS or timed:
+    if output_format not in TIMELINE_FORMATS or _timed_events(trace):
         return
     clock = trace.metadata.clock or ""
     if clock.startswith("none"):
         raise InputError(f"nothing to put on a timeline: the input has no times "
                          f"{clock.removeprefix('none ')}; give it beside its timed trace (traceconv TRACE ET "
-                         f"--to {output_format}) or write summary, dot or graphml",
+                         f"--to {output_format}) or write dot or graphml (the op graph)",
                          file=trace.metadata.source_file or "<trace>")
     held = ", ".join(f"{n:,} {what}{'s' * (n != 1)}" for n, what in (
         (trace.op_count, "op"), (len(trace.stats), "statistic row")) if n)
@@ -156,6 +154,28 @@ def _refuse_timeless(trace: Trace, output_format: str) -> None:
                                              if trace.op_count else ""))
     raise InputError(f"nothing to put on a timeline: the input holds no timed event ({held}); "
                      f"{see}", file=trace.metadata.source_file or "<trace>")
+
+
+def _timed_events(trace: Trace) -> int:
+    counts = trace.counts()
+    return counts["slices"] + counts["instants"] + counts["counter_samples"] + len(trace.memory)
+
+
+def refuse_untimed_summary(trace: Trace) -> None:
+    """An input with ops but no clock (an execution trace: op order only) has no time to
+    summarize: say so in one line instead of printing an empty table.
+
+    >>> refuse_untimed_summary(load("samples/torch/resnet18_train_et.json.gz"))
+    Traceback (most recent call last):
+    traceconv.errors.InputError: resnet18_train_et.json.gz: nothing to summarize: ...
+    """
+    clock = trace.metadata.clock or ""
+    if not clock.startswith("none") or trace.stats or _timed_events(trace) or not trace.op_count:
+        return
+    raise InputError(f"nothing to summarize: the input has no times {clock.removeprefix('none ')}"
+                     f"; give it beside its timed trace (traceconv summary TRACE ET) or see its "
+                     f"{trace.op_count:,} ops with `traceconv info`, or write dot or graphml",
+                     file=trace.metadata.source_file or "<trace>")
 
 
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str | None = None,

@@ -111,7 +111,9 @@ def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None, *,
             return f"{label}: {device}" if device else label
 
         def from_input(s: OpStat, label: str = label) -> OpStat:
-            return replace(s, extra={**s.extra, "input": label})
+            part = s.extra.get("input")   # (a report of an output holding several)
+            return replace(s, extra={**s.extra,
+                                     "input": label if part is None else f"{label}: {part}"})
 
         copy_into(out, trace, shift_ns=shift, node_prefix=f"{label}/", process=labelled,
                   device=on_device, stat=from_input)

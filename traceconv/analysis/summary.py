@@ -33,6 +33,7 @@ import numpy as np
 
 from ..model import OpStat, Trace
 from ..model.breakdown import only_breakdown
+from ..model.entities import TOTALS_OF
 from ..model.graph import OP, op_spans
 from .op_summary import RANGE_KINDS, op_summary
 
@@ -223,8 +224,9 @@ def _stat_records(trace: Trace) -> list[OpRecord]:
     """One record per row of the first section of each input's statistics (a stats reader
     lists its per-operator table first; overheads, memory tables or a recomputed copy would
     count the same time twice; inputs given together, such as rocprof's or ``nsys stats``'
-    kernel and API tables of one run, each count), with self times: nested rows' times are
-    taken out of their parent's.
+    kernel and API tables of one run, each count; rows that add up others, such as
+    rocprofv3's per-domain totals, only without them), with self times: nested rows' times
+    are taken out of their parent's.
 
     >>> from traceconv.model import OpStat
     >>> t = Trace()
@@ -241,6 +243,8 @@ def _stat_records(trace: Trace) -> list[OpRecord]:
         first.setdefault(stat.extra.get("input"), stat.section)
     rows = [i for i, stat in enumerate(trace.stats)
             if stat.section == first[stat.extra.get("input")]]
+    if any(TOTALS_OF not in trace.stats[i].extra for i in rows):   # totals beside their rows
+        rows = [i for i in rows if TOTALS_OF not in trace.stats[i].extra]
     nested_cpu: dict[int, int] = defaultdict(int)
     nested_device: dict[int, int] = defaultdict(int)
     for i in rows:

@@ -104,6 +104,7 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
 
     from ..analysis.stragglers import stragglers
     from ..analysis.summary import SummaryOptions
+    from ..api import refuse_untimed_summary
     from ..errors import TraceconvError
     from ..presentation.summary import render, summary_data
 
@@ -114,6 +115,7 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
             trace, replay = with_capture(trace, load_all((graph_capture,), None, "none",
                                                          max_bytes=max_bytes))
         trace = with_steps(trace, steps, inputs[0])
+        refuse_untimed_summary(trace)
         views: dict[str, Any] = {"launch_stats": launch_stats, "streams": streams,
                                  "by_annotation": by_annotation, "sequences": sequences}
         extra = (device_data(trace, **views, definition=definition)

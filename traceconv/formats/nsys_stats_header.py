@@ -1,5 +1,6 @@
-"""What a header line of an ``nsys stats --format csv`` report says, from its column names
-alone (no reader imported: the sniffer and the reader share it).
+"""What a header line of an ``nsys stats`` report says, from its column names alone (no
+reader imported: the sniffer and the reader share it), in either of nsys's layouts:
+``--format csv`` and the default ``column`` (:class:`ColumnRows` gives its rows as the CSV's).
 
 ``nsys stats`` writes one table per report, often after lines of prose (``Generating SQLite
 file ...``, ``Processing [...] with [.../cuda_gpu_kern_sum.py]...``, ``NOTICE: ...``,
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Iterable, Iterator
 
 TRACE = "trace"
 _TRACE_COLUMNS = ("Start (ns)", "End (ns)", "Name", "PID", "TID")
@@ -36,7 +38,7 @@ _REPORTS = ("cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_sum", "cuda_
 _REPORT_NAME = re.compile(rf"(?:^|[/(_])({'|'.join(_REPORTS)})(?:\.py\]|\):|\.csv)")
 _PROSE = ("Generating ", "Processing ", "NOTICE:", "SKIPPED:", "**", "Exporting ", "Using ",
           "Running ", "WARNING:", "It is assumed", "Consider using")
-_HEAD_LINES = 40
+HEAD_LINES = 40
 
 
 def kind_of(cells: list[str]) -> str | None:
@@ -92,6 +94,109 @@ def report_named(text: str) -> str | None:
     return found.group(1) if found else None
 
 
+_RULE = re.compile(r"^\s*-+(?:\s+-+)*\s*$")   # the dashes under a column-layout header
+
+
+def is_rule(line: str) -> bool:
+    """The dashes nsys's column layout draws under a header.
+
+    >>> is_rule(" --------  ---------------  ----"), is_rule("12.5  100")
+    (True, False)
+    """
+    return bool(_RULE.match(line))
+
+
+def spans_of(rule: str) -> list[int]:
+    """Where each column of a column-layout table starts: the starts of the rule's dash
+    runs (a cell reaches to the next column's start: numbers are right-aligned in it).
+
+    >>> spans_of(" --------  -----  ----")
+    [1, 11, 18]
+    """
+    return [m.start() for m in re.finditer(r"-+", rule)]
+
+
+def cells_at(line: str, starts: list[int]) -> list[str]:
+    """The cells of one line of a column-layout table.
+
+    >>> cells_at("     43.2  2613668540  cudaMemcpyAsync", [1, 11, 23])
+    ['43.2', '2613668540', 'cudaMemcpyAsync']
+    """
+    ends = [*starts[1:], len(line)]
+    return [line[start:end].strip() for start, end in zip(starts, ends, strict=True)]
+
+
+class ColumnRows:
+    """``nsys stats``' default output (``--format column``, what ``nsys profile
+    --stats=true`` prints) as the rows its ``--format csv`` gives: each table's header (the
+    line over a rule of dashes) and rows cut at the rule's columns, nsys's prose lines as
+    one cell each; other lines (a shell prompt, a pasted command) are counted in
+    ``outside`` and names nsys cut to fit its column (ending in …) in ``cut_names``.
+
+    >>> rows = ColumnRows(["$ nsys stats r.nsys-rep", " ** CUDA API Summary (cuda_api_sum):",
+    ...     "", " Time (%)  Total Time (ns)  Num Calls  Name", " --------  ---------------  "
+    ...     "---------  ----", "     90.0              900          3  cudaMalloc", ""])
+    >>> list(rows), rows.outside
+    ([[' ** CUDA API Summary (cuda_api_sum):'], [''], ['Time (%)', 'Total Time (ns)', \
+'Num Calls', 'Name'], ['90.0', '900', '3', 'cudaMalloc'], ['']], 1)
+    """
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self.lines = lines
+        self.outside = 0
+        self.cut_names = 0
+        self.line_num = 0
+        self._rows = self._read()
+
+    def __iter__(self) -> Iterator[list[str]]:
+        return self   # (one pass: the header search and the tables share it, as csv's)
+
+    def __next__(self) -> list[str]:
+        return next(self._rows)
+
+    def _read(self) -> Iterator[list[str]]:
+        starts: list[int] | None = None
+        held: str | None = None   # a line that a rule may show to be a header
+        for raw in self.lines:
+            self.line_num += 1
+            line = raw.rstrip("\r\n")
+            if starts is not None and line.strip():
+                cells = cells_at(line, starts)
+                self.cut_names += bool(cells) and cells[-1].endswith("…")
+                yield cells
+                continue
+            starts = None
+            if is_rule(line) and held is not None:
+                starts = spans_of(line)
+                yield cells_at(held, starts)
+                held = None
+                continue
+            if held is not None:
+                yield from self._outside(held)
+            held = line
+        if held is not None:
+            yield from self._outside(held)
+
+    def _outside(self, line: str) -> Iterator[list[str]]:
+        if is_prose(line):
+            yield [line]
+        else:
+            self.outside += 1
+
+
+def is_column_layout(lines: list[str]) -> bool:
+    """Whether ``lines`` hold a column-layout summary: a rule under a known header.
+
+    >>> is_column_layout([" Time (%)  Total Time (ns)  Instances  Name", " --------  ------"
+    ...                   "---------  ---------  ----"])
+    True
+    """
+    for header, rule in zip(lines, lines[1:], strict=False):
+        if is_rule(rule) and kind_of(cells_at(header, spans_of(rule))) not in (None, TRACE):
+            return True
+    return False
+
+
 def sniff_text(head: bytes) -> float:
     """How sure it is that ``head`` is an nsys stats CSV report: a known header after
     nothing but prose, or only prose that names an nsys report (a report nsys skipped).
@@ -106,8 +211,10 @@ def sniff_text(head: bytes) -> float:
     0.9
     """
     lines = head.lstrip(b"\xef\xbb\xbf").decode("utf-8", "replace").splitlines()
+    if is_column_layout(lines[:HEAD_LINES]):
+        return 0.9
     named = False
-    for line in lines[:_HEAD_LINES]:
+    for line in lines[:HEAD_LINES]:
         if is_prose(line):
             named = named or (line.startswith("Processing ") and report_named(line) is not None)
             continue

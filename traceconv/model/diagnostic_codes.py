@@ -323,6 +323,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("nsys_stats.line_outside_table", "dropped",
           "lines of a summary report that are neither a table's row nor nsys's prose (not "
           "read)"),
+    _Code("nsys_stats.name_cut", "note",
+          "names nsys's column layout cut to fit its column (they end in …; its CSV output "
+          "keeps them whole: nsys stats --format csv)"),
     _Code("nsys_stats.malformed_row", "dropped",
           "report rows that do not fit their header: a start, end, PID, TID, count or time "
           "that is not a number or out of range, or another number of fields (not read)"),

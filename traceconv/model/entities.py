@@ -83,6 +83,9 @@ class MemoryBlock:
         return self.address + self.size
 
 
+TOTALS_OF = "totals of"   # OpStat.extra: the rows this one adds up (not counted beside them)
+
+
 @dataclass(slots=True)
 class OpStat:
     """One row of an operator-statistics table (times in integer nanoseconds).
@@ -90,7 +93,9 @@ class OpStat:
     Sources that only print aggregates (Paddle's report, MIGraphX's summary) fill these
     directly; ``traceconv summary`` computes them for any timeline. ``parent`` is the index
     of the enclosing row in :attr:`Trace.stats` for nested reports; ``section`` separates
-    the tables of one report (``events``, ``overhead``, ``memcpy``, ...).
+    the tables of one report (``events``, ``overhead``, ``memcpy``, ...). A row that only
+    adds up other rows of the run (rocprofv3's per-domain totals) says what it totals in
+    ``extra[TOTALS_OF]``: a summary counts it only when those rows are not there.
     """
 
     name: str

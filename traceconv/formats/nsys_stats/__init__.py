@@ -1,4 +1,5 @@
-"""``nsys stats --format csv`` reports: the trace of NVTX ranges (``nsys stats -r
+"""``nsys stats`` reports, in ``--format csv`` or the default column layout (as ``nsys
+profile --stats=true`` prints them; :class:`..nsys_stats_header.ColumnRows`): the trace of NVTX ranges (``nsys stats -r
 nvtx_pushpop_trace``, also as written by nsys-jax, often ``.csv.xz``) and the summary reports
 (:mod:`.summaries`: kernels, CUDA API, memory operations, NVTX ranges), with or without the
 lines of prose nsys writes before a table (:mod:`..nsys_stats_header`).
@@ -20,6 +21,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,15 @@ from ...model.args import Args
 from ...model.builder import TraceBuilder
 from .. import database_sniffing
 from .._bulk import intern_texts, map_keys
-from ..nsys_stats_header import TRACE, is_prose, kind_of, report_named
+from ..nsys_stats_header import (
+    HEAD_LINES,
+    TRACE,
+    ColumnRows,
+    is_column_layout,
+    is_prose,
+    kind_of,
+    report_named,
+)
 from . import summaries
 
 _NEEDED = ("Start (ns)", "End (ns)", "Name", "PID", "TID")
@@ -53,7 +63,9 @@ def read(source: Source) -> Trace:
     """
     with source.open() as stream:   # (xz, as any compressed input, is the input layer's)
         text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
-        rows = csv.reader(text)
+        head = list(islice(text, HEAD_LINES))
+        columns = ColumnRows(chain(head, text)) if is_column_layout(head) else None
+        rows: Any = columns if columns is not None else csv.reader(chain(head, text))
         try:
             header, kind, report = _first_header(rows, source.name)
             if kind == TRACE:
@@ -70,6 +82,9 @@ def read(source: Source) -> Trace:
             trace = TraceBuilder(Metadata(source_format="nsys-stats", clock="none (statistics)"))
             reports = summaries.read_tables(trace, first, rows)
             trace.metadata.source_version = ", ".join(dict.fromkeys(reports))
+            if columns is not None:
+                trace.diagnostics.add("nsys_stats.line_outside_table", count=columns.outside)
+                trace.diagnostics.add("nsys_stats.name_cut", count=columns.cut_names)
         except csv.Error as exc:   # a field past the csv module's limit (128 KiB), a NUL...
             raise InputError(f"not CSV as nsys stats writes it: {exc}", file=source.name,
                              location=f"line {rows.line_num}") from None

@@ -9,8 +9,8 @@ Columns are found by their header names, in either spelling (``Avg (ns)`` or ``A
 without units documented). Times are kept to the nearest ns; the median and the standard
 deviation go to ``extra`` (``median_ns``, ``stddev_ns``) with the report's name and any
 text column (``Style``, ``Category``). One output holding several reports (nsys's stdout)
-gives every table; a row that does not fit its header is counted, as is a report nsys
-skipped (``SKIPPED: ... does not contain ...``).
+gives every table, each counted as if it were a file of its own; a row that does not fit
+its header is counted, as is a report nsys skipped (``SKIPPED: ... does not contain ...``).
 """
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ class Table:
     times: dict[str, tuple[int, int]] = field(default_factory=dict)  # field -> column, ns per
     texts: list[tuple[int, str]] = field(default_factory=list)       # other columns
     report: str | None = None
+    # a report after the first of one output: its rows count as an input of their own, as
+    # when each report is a file (the summary takes each input's first table)
+    part: str | None = None
 
 
 def table_of(header: list[str], kind: str, report: str | None = None) -> Table | None:
@@ -114,6 +117,8 @@ def stat_of(table: Table, row: list[str]) -> OpStat:
     extra |= {column: row[i] for i, column in table.texts}
     if table.report:
         extra["report"] = table.report
+    if table.part:
+        extra["input"] = table.part
     total = times.pop("total_ns", 0)
     where = "device_ns" if table.kind in _ON_DEVICE else "cpu_ns"
     return OpStat(row[table.name], calls=calls, total_ns=total, ratio=share, type=table.kind,
@@ -147,7 +152,8 @@ def read_tables(trace: TraceBuilder, first: Table, rows: Iterator[list[str]]) ->
                 examples.setdefault("skipped", line[:120])
         elif kind is not None and kind != TRACE and (found := table_of(row, kind, report)):
             table, report = found, None
-            reports.append(found.report or kind)
+            found.part = found.report or kind
+            reports.append(found.part)
         elif table is not None and len(row) == table.width:
             try:
                 trace.add_stat(stat_of(table, row))

@@ -13,6 +13,7 @@ from ...io import Source
 from ...model import OpStat
 from ...model.breakdown import add_aggregate_breakdown
 from ...model.builder import TraceBuilder
+from ...model.entities import TOTALS_OF
 from .csv_table import read_table
 
 BREAKDOWN_PROCESS = "rocprof statistics: aggregate breakdown (not a timeline)"
@@ -21,8 +22,23 @@ _SECTION = re.compile(r"(kernel|domain|(?:hip|hsa|marker|rccl|rocdecode|rocjpeg)
                       r"memory_copy|memory_allocation|scratch_memory|hip|hsa|copy)_stats\.csv$")
 _V1_SECTIONS = {"hip": "hip_api", "hsa": "hsa_api", "copy": "memory_copy"}
 # where a section's time was spent: the device's for kernels and copies, the host's for
-# API calls (the others, such as rocprofv3's per-domain totals, are not said)
+# API calls (the others, such as allocations, are not said); rocprofv3's per-domain totals
+# say it row by row (HIP_API, KERNEL_DISPATCH, MEMORY_COPY...)
 _PLACES = {"kernel": "device_ns", "memory_copy": "device_ns"}
+_DOMAIN_PLACES = {"KERNEL_DISPATCH": "device_ns", "MEMORY_COPY": "device_ns"}
+
+
+def place_of(section: str, name: str) -> str | None:
+    """Where a row's time was spent (an OpStat field), or None when the file does not say.
+
+    >>> place_of("hip_api", "hipMemcpy"), place_of("kernel", "k"), place_of("memory_allocation", "x")
+    ('cpu_ns', 'device_ns', None)
+    >>> place_of("domain", "HIP_API"), place_of("domain", "KERNEL_DISPATCH")
+    ('cpu_ns', 'device_ns')
+    """
+    if section == "domain":
+        return _DOMAIN_PLACES.get(name, "cpu_ns" if name.endswith("_API") else None)
+    return _PLACES.get(section, "cpu_ns" if section.endswith("_api") else None)
 
 
 def section_of(file: str) -> str:
@@ -55,7 +71,6 @@ def read_stats(trace: TraceBuilder, source: Source) -> None:
                 if c in table.header}
     share = table.header.index("Percentage") if "Percentage" in table.header else None
     section, bad = section_of(source.name), 0
-    place = _PLACES.get(section, "cpu_ns" if section.endswith("_api") else None)
     for row in table.rows:
         try:
             calls, total = int(row[at["Calls"]]), _ns(row[at["TotalDurationNs"]])
@@ -66,6 +81,9 @@ def read_stats(trace: TraceBuilder, source: Source) -> None:
             continue
         extra = {c: row[i] for i, c in enumerate(table.header)
                  if c not in _OPTIONAL_NS and c not in at and c != "Percentage" and i < len(row)}
+        if section == "domain":   # (the sum of the run's other statistics files)
+            extra[TOTALS_OF] = row[at["Name"]]
+        place = place_of(section, row[at["Name"]])
         trace.add_stat(OpStat(row[at["Name"]], calls=calls, total_ns=total, ratio=ratio,
                               section=section, type=section, extra=extra,
                               **({place: total} if place else {}), **times))

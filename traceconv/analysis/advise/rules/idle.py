@@ -24,6 +24,10 @@ _ADVICE = {
                    "kernels (fusion) or CUDA graphs remove them.",
     "other": "The device waits with work queued: look for cross-stream event waits, "
              "synchronisations and copies that serialise the streams.",
+    "no launch calls": "The trace holds no launch calls, so the gaps cannot be told apart "
+                       "(host too slow, launch latency or synchronisation): profile the "
+                       "host side too (nsys --trace=cuda, rocprofv3 --hip-trace, Kineto's "
+                       "CPU activities) to see what the device waits for.",
 }
 
 
@@ -40,13 +44,16 @@ def _gpu_idle(ctx: Context) -> list[Finding]:
         causes = {"host wait": device.host_wait_ns, "kernel wait": device.kernel_wait_ns,
                   "other": device.other_ns}
         main = max(causes, key=causes.__getitem__)
+        if not (ctx.timeline.launch_of >= 0).any():   # (no launch: nothing tells the causes)
+            main = "no launch calls"
         span = (f"{pct(device.span_idle_share)} from its first work to its last"
                 if device.span_ns else "no work in them")
         title = (f"{device.device} idle {pct(device.idle_share)} of the profiled steps, {span}"
                  if steps else f"{device.device} idle {span} "
                  f"({pct(device.idle_share)} of the whole recording)")
+        why = "cause unknown: no launch calls" if main == "no launch calls" else f"mostly {main}"
         findings.append(Finding(
-            "gpu-idle", severity, f"{title} (mostly {main})",
+            "gpu-idle", severity, f"{title} ({why})",
             {"window_ns": device.window_ns, "busy_ns": device.busy_ns,
              "idle_ns": device.idle_ns, "idle_share": round(device.idle_share, 4),
              "span_ns": device.span_ns, "span_idle_share": round(device.span_idle_share, 4),
