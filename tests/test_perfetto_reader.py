@@ -94,6 +94,28 @@ def test_rocprofv3_against_trace_processor(trace_processor):
     assert values == sorted(trace.counters.value)
 
 
+CHROMIUM = Path(__file__).parent / "data" / "perfetto" / "chromium150_headless_startup_cut.pftrace"
+
+
+@pytest.mark.integration
+def test_chromium_incremental_clock_steps_as_trace_processor_reads_it(trace_processor):
+    """Chromium writes each timestamp as a delta on a sequence's incremental clock, and its
+    track descriptors (and events of kinds not read) are steps of that clock too: every
+    slice starts where trace_processor puts it (before: 2,379 of 4,523 did not)."""
+    tp = trace_processor
+    tp.load(CHROMIUM.read_bytes())
+    trace = traceconv.load(CHROMIUM)
+    theirs = Counter((r.name, r.ts) for r in tp.query(
+        "select s.name, s.ts from slice s join track t on s.track_id = t.id "
+        "where t.type != 'legacy_async_process_slice'"))   # (legacy async: not read, counted)
+    ours = Counter((s.name, s.start) for s in trace.iter_slices())
+    ours.update((i.name, i.ts) for i in trace.iter_instants())   # (slices of no length there)
+    assert ours == theirs and sum(ours.values()) > 4_000
+    assert trace.diagnostics.count("perfetto.event_type") == tp.query(
+        "select count(*) n from slice s join track t on s.track_id = t.id "
+        "where t.type = 'legacy_async_process_slice'")[0].n + 1   # (and one legacy mark)
+
+
 def test_commands_work_on_rocprofv3(tmp_path: Path):
     from click.testing import CliRunner
 

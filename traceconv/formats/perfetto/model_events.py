@@ -86,7 +86,7 @@ def to_trace_clock(reader: PftraceReader, ts: np.ndarray, clock: np.ndarray) -> 
             continue
         rows = np.flatnonzero(clock == clock_id)
         if clock_id in reader.incremental_clocks:
-            placed[rows] &= _accumulate(reader, ts, rows, reader.incremental_clocks[clock_id])
+            placed[rows] &= _accumulate(reader, ts, rows, clock_id)
         pairs = sorted(offsets.get(clock_id, []))
         if not pairs:
             placed[rows] = False
@@ -105,15 +105,40 @@ def to_trace_clock(reader: PftraceReader, ts: np.ndarray, clock: np.ndarray) -> 
 
 
 def _accumulate(reader: PftraceReader, ts: np.ndarray, rows: np.ndarray,
-                bases: list[tuple[int, int, int]]) -> np.ndarray:
-    """Timestamps on an incremental clock (each the delta from the previous one on it, in
-    its units), in place, as readings of that clock in ns: from the latest ClockSnapshot
-    before them, which gives the base. Returns which rows had a snapshot before them."""
-    packets = _column(reader.events.packet, np.int64)[rows]   # rows are in file order
+                clock: int) -> np.ndarray:
+    """Timestamps on an incremental clock (each the delta from the previous packet's on
+    it, in its units: the other packets' too, such as track descriptors), in place, as
+    readings of that clock in ns: from the latest ClockSnapshot before them, which gives
+    the base. Returns which rows had a snapshot before them."""
+    packets = _column(reader.events.packet, np.int64)[rows]
+    other_packets, other_ts = reader.steps.on(clock)
+    bases = reader.incremental_clocks[clock]
+    if not len(other_packets) and (np.diff(packets) > 0).all():   # a packet a row, in order
+        before, fits = _summed(ts, rows, packets, bases)
+    else:
+        # one step per packet, in file order: the events' and the other packets' (an
+        # event's extra counter values are rows of its packet, added after the block)
+        stepped, first, row_step = np.unique(np.r_[packets, other_packets], return_index=True,
+                                             return_inverse=True)
+        readings = np.r_[ts[rows], other_ts][first]
+        all_before, all_fits = _summed(readings, np.arange(len(stepped)), stepped, bases)
+        row_step = row_step.ravel()[:len(rows)]
+        ts[rows] = readings[row_step]
+        before, fits = all_before[row_step], all_fits[row_step]
+    reader.diagnostics.add("perfetto.incremental_clock_before_snapshot",
+                           count=int((~before).sum()))
+    reader.diagnostics.add("perfetto.clock_beyond_int64", count=int((before & ~fits).sum()))
+    return before & fits
+
+
+def _summed(ts: np.ndarray, rows: np.ndarray, packets: np.ndarray,
+            bases: list[tuple[int, int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The running sums of :func:`_accumulate`, in place, over ``rows`` of ``ts`` (in file
+    order, ``packets`` their packet numbers); returns which rows had a snapshot before
+    them and which sums fit int64."""
     starts = np.array([b[0] for b in bases], dtype=np.int64)
     segment = np.searchsorted(starts, packets, "right") - 1
     placed = segment >= 0
-    reader.diagnostics.add("perfetto.incremental_clock_before_snapshot", count=int((~placed).sum()))
     segment = np.maximum(segment, 0)
     base = np.array([b[1] for b in bases], dtype=np.int64)[segment]
     unit = np.array([b[2] for b in bases], dtype=np.int64)[segment]
@@ -125,15 +150,14 @@ def _accumulate(reader: PftraceReader, ts: np.ndarray, rows: np.ndarray,
         delta = ts[rows] * unit   # (int64 suffices: no sum comes near its edges)
         steps = np.cumsum(delta)
         ts[rows] = base + steps - (steps - delta)[head]
-        return placed
+        return placed, np.ones(len(rows), dtype=bool)
     # a hostile file: the same sums in Python's integers, which do not wrap
     delta = ts[rows].astype(object) * unit.astype(object)
     steps = np.cumsum(delta)
     reading = (base.astype(object) + steps - (steps - delta)[head]).tolist()
     fits = np.array([-LIMIT <= r < LIMIT for r in reading], dtype=bool)
-    reader.diagnostics.add("perfetto.clock_beyond_int64", count=int((~fits).sum()))
     ts[rows] = [r if ok else 0 for r, ok in zip(reading, fits.tolist(), strict=True)]
-    return placed & fits
+    return placed, fits
 
 
 def _counters(reader: PftraceReader, tracks: TrackMap, rows: np.ndarray, kind: np.ndarray,

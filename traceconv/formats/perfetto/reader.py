@@ -87,6 +87,10 @@ CLOCK_SNAPSHOT, CLEARED_OLD, CLOCK_ID, DEFAULTS, DESCRIPTOR, ATTRIBUTES = 6, 41,
 HEADER_FIELDS = np.array([3, TIMESTAMP, SEQUENCE_ID, INTERNED, FLAGS, CLEARED_OLD, 42, CLOCK_ID,
                           DEFAULTS, 79, 87, 98])
 STATEFUL = (DESCRIPTOR, CLOCK_SNAPSHOT, ATTRIBUTES)
+# packets trace_processor reads before their timestamp (a clock snapshot, the config, trace
+# stats, sync markers, compressed bundles, descriptors of extensions, service events, remote
+# clock syncs): their timestamp is no step of an incremental clock
+UNTIMED = (CLOCK_SNAPSHOT, 33, 35, 36, 50, 72, 69, 107)
 SYSTEM = (FTRACE_EVENTS, PROCESS_TREE, PROCESS_STATS, SYS_STATS,   # (see .system_model)
           FRAME_TIMELINE_EVENT, ANDROID_LOG)
 CLEARED, NEEDS = 1, 2
@@ -200,6 +204,21 @@ class _Events:
             setattr(self, name, array(getattr(self, name).typecode))
 
 
+class _Steps:
+    """Timestamps of packets other than track events, on sequence-scoped clocks."""
+
+    def __init__(self) -> None:
+        self.packet, self.ts, self.clock = array("q"), array("q"), array("q")
+
+    def on(self, clock: int) -> tuple[np.ndarray, np.ndarray]:
+        """The packets and timestamps on ``clock`` (a clock key), in file order."""
+        keys = np.frombuffer(self.clock, dtype=np.int64) if len(self.clock) else \
+            np.zeros(0, np.int64)
+        rows = np.flatnonzero(keys == clock)
+        return (np.frombuffer(self.packet, dtype=np.int64)[rows] if len(rows) else rows,
+                np.frombuffer(self.ts, dtype=np.int64)[rows] if len(rows) else rows)
+
+
 class PftraceReader:
     """Feed it a stream (:meth:`feed`), then :meth:`finish` gives the trace."""
 
@@ -217,6 +236,9 @@ class PftraceReader:
         self.trace_clock = BOOTTIME
         # incremental (delta) clocks: clock key -> (packet, base reading in ns, ns per unit)
         self.incremental_clocks: dict[int, list[tuple[int, int, int]]] = {}
+        # packets other than track events with a timestamp on a sequence's own clock: on an
+        # incremental one each is a step too (Chrome puts one on each track descriptor)
+        self.steps = _Steps()
         self.attributes: dict[str, Any] = {}
         self.events = _Events()
         self.packets = 0
@@ -345,10 +367,11 @@ class PftraceReader:
             damaged = self.system.add_bundles(data, buf, span[:, 0], span[:, 1])
             self.diagnostics.add("perfetto.packet_decode", count=damaged,
                                  example="an ftrace bundle" if damaged else None)
+        ts, has_ts = fields.last_per_message(TIMESTAMP, VARINT, count)
+        clock, has_clock = fields.last_per_message(CLOCK_ID, VARINT, count)
+        self._steps(first, kind, ts, has_ts, clock, has_clock, sequence, generation)
         events = np.flatnonzero(kind == TRACK_EVENT)
         if len(events):
-            ts, has_ts = fields.last_per_message(TIMESTAMP, VARINT, count)
-            clock, has_clock = fields.last_per_message(CLOCK_ID, VARINT, count)
             rows = fields.where(TRACK_EVENT, LENGTH)
             body = np.zeros(count, dtype=np.int64)
             size = np.zeros(count, dtype=np.int64)
@@ -360,6 +383,24 @@ class PftraceReader:
                                ts[events], np.where(has_clock[events], clock[events], 0),
                                sequence[events], generation[events], consumed)
         self.defaults.end_block()
+
+    def _steps(self, first: int, kind: np.ndarray, ts: np.ndarray, has_ts: np.ndarray,
+               clock: np.ndarray, has_clock: np.ndarray, sequence: np.ndarray,
+               generation: np.ndarray) -> None:
+        """Note the timestamps of packets that are not track events on a sequence's own
+        clock (their own or the sequence's default), which step an incremental clock as
+        the events do (as trace_processor reads them)."""
+        rows = np.flatnonzero(has_ts & (kind != TRACK_EVENT) & (kind >= 0)
+                              & ~np.isin(kind, UNTIMED))
+        if not len(rows):
+            return
+        _, default_clock = self.defaults.of(first + rows, generation[rows])
+        own = np.where(has_clock[rows], clock[rows], default_clock).astype(np.int64)
+        on_sequence = own >= 64
+        rows, own = rows[on_sequence], own[on_sequence]
+        extend_typed(self.steps.packet, first + rows)
+        extend_typed(self.steps.ts, ts[rows].astype(np.int64))
+        extend_typed(self.steps.clock, (sequence[rows] << 32) | own)
 
     def _generations(self, sequence: np.ndarray, cleared: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray]:
@@ -473,6 +514,10 @@ class PftraceReader:
         renumber[keep] = base + np.arange(len(keep))
         events = self.events
         clock_key = np.where(clock >= 64, (sequence << 32) | clock, clock)
+        dropped = np.flatnonzero(unknown & (clock >= 64))   # (still a step of its clock)
+        extend_typed(self.steps.packet, packet[dropped])
+        extend_typed(self.steps.ts, ts[dropped].astype(np.int64))
+        extend_typed(self.steps.clock, clock_key[dropped])
         for column, values_kept in ((events.ts, ts[keep]), (events.clock, clock_key[keep]),
                                     (events.packet, packet[keep]),
                                     (events.track, track[keep]), (events.type, kind[keep]),

@@ -116,18 +116,86 @@ def _decode(payload: bytes) -> TracePacket | None:
 class _Sequence:
     """Incremental state of one trusted packet sequence."""
 
-    __slots__ = ("default_track", "tables", "valid")
+    __slots__ = ("default_clock", "default_track", "tables", "valid")
 
     def __init__(self) -> None:
         self.valid = False
         self.tables: dict[str, set[int]] = {field: set() for field, _ in _INTERNED}
         self.default_track: int | None = None
+        self.default_clock = 0
 
     def clear(self) -> None:
         self.valid = True
         for table in self.tables.values():
             table.clear()
         self.default_track = None
+        self.default_clock = 0
+
+
+# packets trace_processor reads before their timestamp: no step of an incremental clock
+_UNTIMED = frozenset({"clock_snapshot", "trace_config", "trace_stats", "synchronization_marker",
+                      "compressed_packets", "extension_descriptor", "service_event",
+                      "remote_clock_sync"})
+
+
+class _Clocks:
+    """Packet timestamps as trace_processor reads them: on the packet's clock (its own, else
+    its sequence's default, else BOOTTIME), deltas summed on an incremental clock (every
+    timed packet of the sequence a step), moved to BOOTTIME by the last ClockSnapshot. The
+    replay only orders events, so a clock no snapshot names keeps its readings."""
+
+    def __init__(self) -> None:
+        self.offset: dict[int, int] = {}                 # clock key -> ns to add for BOOTTIME
+        self.running: dict[int, list[int]] = {}          # incremental: key -> [reading, unit]
+        self.used: dict[int, int] = {}                   # clock id -> first byte offset
+
+    @staticmethod
+    def key(clock: int, seq_id: int) -> int:
+        return clock if clock < 64 else (seq_id << 32) | clock
+
+    def snapshot(self, packet: TracePacket, seq_id: int) -> None:
+        clocks = packet.clock_snapshot.clocks
+        boot = next((c.timestamp for c in clocks if c.clock_id == BOOTTIME), None)
+        for c in clocks:
+            unit = c.unit_multiplier_ns or 1
+            key = self.key(c.clock_id, seq_id)
+            if c.is_incremental:
+                self.running[key] = [c.timestamp * unit, unit]
+            if boot is not None:
+                self.offset[key] = boot - c.timestamp * unit
+
+    def reading(self, packet: TracePacket, seq: _Sequence, seq_id: int, offset: int) -> int:
+        """The packet's time in ns (its raw timestamp when nothing converts it)."""
+        clock = packet.timestamp_clock_id or seq.default_clock or BOOTTIME
+        if clock != BOOTTIME:
+            self.used.setdefault(clock, offset)
+        key = self.key(clock, seq_id)
+        value = packet.timestamp
+        running = self.running.get(key)
+        if running is not None:
+            running[0] += value * running[1]
+            value = running[0]
+        return value + self.offset.get(key, 0)
+
+
+def _identity(desc: TrackDescriptor) -> bytes:
+    """What makes a descriptor the same track for trace_processor: its parent, process and
+    thread ids and counter settings (a later one may rename it: Chrome names its threads
+    once it knows them).
+
+    >>> a = TrackDescriptor(uuid=1, name="a"); a.thread.pid, a.thread.tid = 5, 6
+    >>> b = TrackDescriptor(uuid=1, name="b"); b.thread.pid, b.thread.tid = 5, 6
+    >>> _identity(a) == _identity(b), _identity(a) == _identity(TrackDescriptor(uuid=1))
+    (True, False)
+    """
+    same = TrackDescriptor(uuid=desc.uuid, parent_uuid=desc.parent_uuid)
+    if desc.HasField("process"):
+        same.process.pid = desc.process.pid
+    if desc.HasField("thread"):
+        same.thread.pid, same.thread.tid = desc.thread.pid, desc.thread.tid
+    if desc.HasField("counter"):
+        same.counter.CopyFrom(desc.counter)
+    return same.SerializeToString(deterministic=True)
 
 
 class PftraceValidator:
@@ -141,7 +209,7 @@ class PftraceValidator:
         self.parents: dict[int, int] = {}
         self.counter_tracks: set[int] = set()
         self.snapshot_clocks: set[int] = {BOOTTIME}
-        self.event_clocks: dict[int, int] = {}   # clock id -> first byte offset using it
+        self.clocks = _Clocks()
         # the replay columns: timestamp, track uuid, event type, index into flow lists
         self.ts = array("q")
         self.track = array("Q")
@@ -176,15 +244,20 @@ class PftraceValidator:
         if packet.HasField("interned_data"):
             self._intern(packet, seq, offset)
         if packet.HasField("trace_packet_defaults"):
-            defaults = packet.trace_packet_defaults.track_event_defaults
+            packet_defaults = packet.trace_packet_defaults
+            defaults = packet_defaults.track_event_defaults
             seq.default_track = defaults.track_uuid if defaults.HasField("track_uuid") else None
+            seq.default_clock = packet_defaults.timestamp_clock_id
         data = packet.WhichOneof("data")
-        if data == "track_event":
-            self._event(packet, seq, seq_id, offset)
-        elif data == "track_descriptor":
-            self._descriptor(packet.track_descriptor, offset)
-        elif data == "clock_snapshot":
+        if data == "clock_snapshot":
             self.snapshot_clocks.update(c.clock_id for c in packet.clock_snapshot.clocks)
+            self.clocks.snapshot(packet, seq_id)
+        elif data == "track_event":
+            self._event(packet, seq, seq_id, offset)
+        elif packet.HasField("timestamp") and data not in _UNTIMED:
+            self.clocks.reading(packet, seq, seq_id, offset)   # (a step of its clock)
+        if data == "track_descriptor":
+            self._descriptor(packet.track_descriptor, offset)
 
     def _intern(self, packet: TracePacket, seq: _Sequence, offset: int) -> None:
         interned = packet.interned_data
@@ -218,9 +291,7 @@ class PftraceValidator:
             report.error("track_event_missing_timestamp", "a track event has no timestamp",
                          example=f"byte offset {offset}")
             return
-        clock = packet.timestamp_clock_id or BOOTTIME
-        if clock != BOOTTIME:
-            self.event_clocks.setdefault(clock, offset)
+        time = self.clocks.reading(packet, seq, seq_id, offset)
         tables = seq.tables
         self._name(event.name, offset)
         name_iid = event.name_iid
@@ -245,7 +316,7 @@ class PftraceValidator:
             report.error("counter_without_value", "a counter event has no value",
                          example=f"byte offset {offset}")
             return
-        if kind not in (BEGIN, END, INSTANT, COUNTER):
+        if kind not in (BEGIN, END, INSTANT, COUNTER):   # (its time was a step all the same)
             report.warning("unsupported_event_type", "a track event with a type other than "
                            "BEGIN/END/INSTANT/COUNTER", example=f"type {kind}")
             return
@@ -254,7 +325,7 @@ class PftraceValidator:
         flow_ids, terminating = event.flow_ids, event.terminating_flow_ids
         if flow_ids or terminating:
             self.flows[len(self.ts)] = (list(flow_ids), list(terminating))
-        self.ts.append(min(packet.timestamp, (1 << 63) - 1))   # (uint64 on the wire)
+        self.ts.append(max(min(time, (1 << 63) - 1), -(1 << 63)))   # (uint64 on the wire)
         self.track.append(track)
         self.type.append(kind)
 
@@ -264,14 +335,15 @@ class PftraceValidator:
             report.error("descriptor_without_uuid", "a TrackDescriptor has no uuid",
                          example=f"byte offset {offset}")
             return
-        encoded = desc.SerializeToString(deterministic=True)
+        identity = _identity(desc)
         known = self.descriptors.get(desc.uuid)
         if known is not None:
-            if known != encoded:
-                report.error("conflicting_descriptor", "a track uuid is declared twice with "
-                             "different content", example=f"uuid {desc.uuid}")
+            if known != identity:
+                report.error("conflicting_descriptor", "a track uuid is declared twice as "
+                             "another track (parent, pid, tid or counter): trace_processor "
+                             "keeps the first", example=f"uuid {desc.uuid}")
             return
-        self.descriptors[desc.uuid] = encoded
+        self.descriptors[desc.uuid] = identity
         for name in (desc.name, desc.static_name, desc.process.process_name,
                      desc.thread.thread_name):
             self._name(name, offset)
@@ -294,7 +366,7 @@ class PftraceValidator:
                               "loads an empty trace", example="0 bytes of packets")
         with paused_gc():
             self._check_tracks()
-            for clock, offset in self.event_clocks.items():
+            for clock, offset in self.clocks.used.items():
                 if clock not in self.snapshot_clocks:
                     self.report.error("clock_without_snapshot", "events use a clock that no "
                                       "ClockSnapshot declares: trace_processor drops them",
