@@ -156,6 +156,24 @@ def test_infinities_are_written_as_text_the_real_trace_processor_keeps(trace_pro
     assert found == {("args.big", "Infinity"), ("args.small", "-Infinity"), ("args.n", "1")}
 
 
+def test_xla_thread_ids_keep_their_threads_apart_in_trace_processor(trace_processor):
+    """XLA names its host threads with 64-bit ids (negative ones too): written as they are,
+    trace_processor's JSON importer folded every thread onto one and dropped the slices
+    that overlapped there. Each thread keeps its own track, and every slice stays."""
+    path = ROOT / "tests" / "data" / "xplane" / "jax_cpu_mlp.xplane.pb.gz"
+    trace = traceconv.load(path)
+    assert any(not 0 <= (t.tid or 0) < 1 << 31 for t in trace.tracks)   # (what the file has)
+    out = io.BytesIO()
+    write_chrome(trace, out)
+    trace_processor.load(out.getvalue())
+    slices = trace_processor.query("select count(*) n from slice")[0].n
+    assert slices == len(trace.slices) + len(trace.instants)
+    threads = trace_processor.query(
+        "select count(distinct utid) n from thread_track tt join slice s on s.track_id = tt.id")
+    assert threads[0].n == len({trace.slices.track[i] for i in range(len(trace.slices))}
+                               | {i.track for i in trace.iter_instants()})
+
+
 @pytest.mark.parametrize("fmt", ["chrome", "perfetto"])
 def test_args_held_as_json_text_write_as_the_same_args_as_values(fmt):
     """Rows a reader kept as JSON text, beside rows held as values, write the same args as

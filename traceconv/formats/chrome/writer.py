@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from itertools import chain, repeat
-from typing import BinaryIO
+from typing import BinaryIO, TypeGuard
 
 import numpy as np
 import orjson
@@ -27,14 +27,25 @@ SYNTHETIC_PID = 1 << 24  # above the usual pid range; Kineto's GPU sort indices 
 _RESERVED = {"traceEvents", "displayTimeUnit", "baseTimeNanoseconds", "traceconv", "flavour"}
 
 
+def _fits(value: object) -> TypeGuard[int]:
+    """An id viewers read as it is: JSON readers take pids and tids as 32-bit numbers
+    (trace_processor folds XLA's 64-bit thread ids onto one thread).
+
+    >>> _fits(4242), _fits(-5363550883688733980), _fits(1 << 31), _fits("7")
+    (True, False, False, False)
+    """
+    return isinstance(value, int) and 0 <= value < 1 << 31
+
+
 class _Ids:
-    """Output pids and tids: the source's when unique, else synthetic ones."""
+    """Output pids and tids: the source's when unique and 32-bit, else synthetic ones (the
+    thread's name keeps saying which it is)."""
 
     def __init__(self, trace: Trace) -> None:
         self.pid: dict[int, int] = {}
         used: set[int] = set()
         for p in trace.processes:
-            if isinstance(p.pid, int) and p.pid not in used:
+            if _fits(p.pid) and p.pid not in used:
                 self.pid[p.id] = p.pid
                 used.add(p.pid)
         spare = max(used | {SYNTHETIC_PID - 1}) + 1
@@ -44,7 +55,7 @@ class _Ids:
         self.tid: dict[int, int] = {}
         taken: set[tuple[int, int]] = set()
         for t in trace.tracks:
-            if isinstance(t.tid, int) and (t.process, t.tid) not in taken:
+            if _fits(t.tid) and (t.process, t.tid) not in taken:
                 self.tid[t.id] = t.tid
                 taken.add((t.process, t.tid))
         spare = SYNTHETIC_PID
