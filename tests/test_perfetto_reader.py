@@ -111,6 +111,11 @@ def test_chromium_incremental_clock_steps_as_trace_processor_reads_it(trace_proc
     ours = Counter((s.name, s.start) for s in trace.iter_slices())
     ours.update((i.name, i.ts) for i in trace.iter_instants())   # (slices of no length there)
     assert ours == theirs and sum(ours.values()) > 4_000
+    # its thread-time counters: values carried by slice events on tracks the sequence's
+    # defaults name, incremental, from 0 again after each clear of the sequence's state
+    values = Counter((r.ts, round(r.value, 6)) for r in tp.query("select ts, value from counter"))
+    assert Counter((c.ts, round(c.value, 6)) for c in trace.iter_counter_samples()) == values
+    assert sum(values.values()) > 8_000
     assert trace.diagnostics.count("perfetto.event_type") == tp.query(
         "select count(*) n from slice s join track t on s.track_id = t.id "
         "where t.type = 'legacy_async_process_slice'")[0].n + 1   # (and one legacy mark)

@@ -462,7 +462,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.model_attribute_unreadable", "note",
           "the traceconv.model attribute does not hold together: read as any Perfetto trace"),
     _Code("perfetto.extra_counter_values", "dropped",
-          "extra counter values whose tracks come from sequence defaults: left out"),
+          "extra counter values that do not pair up with their tracks (another number of "
+          "track uuids than values, in the event or in its sequence's defaults): left out, "
+          "as trace_processor leaves them out"),
     _Code("perfetto.truncated", "dropped",
           "the file ends inside a packet: the rest was not read", CUT),
     _Code("perfetto.packet_decode", "dropped",

@@ -71,7 +71,7 @@ def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
     reader.dotted = DottedNames(model["dotted"] if model else (), groups=reader.group_names)
     _counters(reader, tracks, counter_rows, kind, uuid, track, ts)
     del uuid, on_counter, counter_rows
-    events.release("track", "value")
+    events.release("track", "value", "generation")
     slice_of = _slices(reader, timeline, kind, ts, place, track, model)
     _flows(reader, slice_of, ts, keep, model)
 
@@ -168,9 +168,15 @@ def _counters(reader: PftraceReader, tracks: TrackMap, rows: np.ndarray, kind: n
         on = uuid[rows] == np.uint64(key)
         multiplier[on] = counter.multiplier
         if counter.incremental and on.any():
+            # as trace_processor: summed in the order read (rows are), from 0 again each
+            # time its sequence clears its incremental state
             picked = np.flatnonzero(on)
-            picked = picked[np.argsort(ts[rows][picked], kind="stable")]
-            values[picked] = np.cumsum(values[picked])
+            generation = _of_kind(reader.events.generation, np.int64, kind, COUNTER,
+                                  rows[picked])
+            sums = np.cumsum(values[picked])
+            first = np.r_[True, generation[1:] != generation[:-1]]
+            head = np.maximum.accumulate(np.where(first, np.arange(len(picked)), 0))
+            values[picked] = sums - (sums - values[picked])[head]
     table = reader.trace.counters
     table.track.frombytes(track[rows].astype(np.int32).tobytes())
     table.ts.frombytes(ts[rows].astype(np.int64).tobytes())

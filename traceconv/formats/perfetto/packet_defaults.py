@@ -1,5 +1,5 @@
-"""TracePacketDefaults: the track uuid and clock id that a sequence's packets take when they
-give none, per generation of its incremental state (a clear drops them, as in
+"""TracePacketDefaults: the track uuid, clock id and extra counter tracks that a sequence's
+packets take when they give none, per generation of its incremental state (a clear drops them, as in
 trace_processor), the latest defaults before a packet winning.
 
 Looked up for a block of packets at once, in numpy: the defaults given within the block,
@@ -31,26 +31,47 @@ class PacketDefaults:
     """The defaults of the packets read so far; :meth:`end_block` after each block."""
 
     def __init__(self) -> None:
-        self._last: dict[int, tuple[int, int]] = {}   # generation -> (track, clock)
-        self._block: list[tuple[int, int, int, int]] = []   # (generation, packet, track, clock)
+        # generation -> (track, clock, extras); extras: an index into ``self.extra_tracks``
+        self._last: dict[int, tuple[int, int, int]] = {}
+        self._block: list[tuple[int, int, int, int, int]] = []   # (generation, packet, ...)
+        # the extra counter tracks defaults name (int64 values', double values'): Chrome
+        # gives its thread-time counters so, each event carrying only the values
+        self.extra_tracks: list[tuple[tuple[int, ...], tuple[int, ...]]] = [((), ())]
 
-    def add(self, generation: int, packet: int, track: int | None, clock: int | None) -> None:
-        """Defaults given by packet number ``packet`` of ``generation`` (None: not set)."""
-        self._block.append((generation, packet, track or 0, clock or 0))
+    def add(self, generation: int, packet: int, track: int | None, clock: int | None,
+            extra: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())) -> None:
+        """Defaults given by packet number ``packet`` of ``generation`` (None: not set;
+        ``extra``: the extra counter track uuids, for int64 and for double values)."""
+        index = 0
+        if extra != ((), ()):
+            index = len(self.extra_tracks)
+            self.extra_tracks.append(extra)
+        self._block.append((generation, packet, track or 0, clock or 0, index))
 
     def of(self, packet: np.ndarray, generation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The default track uuid and clock id of each packet (0 where none), for packets
         of the current block (packet numbers at or after its defaults')."""
-        count = len(packet)
+        given, found = self._found(packet, generation)
+        # (uuids and clock ids are uint64: 2^63 and above too)
+        tracks = np.array([entry[2] for entry in given] + [0], dtype=np.uint64)
+        clocks = np.array([entry[3] for entry in given] + [0], dtype=np.uint64)
+        return tracks[found], clocks[found]
+
+    def extras_of(self, packet: np.ndarray, generation: np.ndarray) -> np.ndarray:
+        """Per packet, the index in :attr:`extra_tracks` of its default extra counter
+        tracks (0: none)."""
+        given, found = self._found(packet, generation)
+        return np.array([entry[4] for entry in given] + [0], dtype=np.int64)[found]
+
+    def _found(self, packet: np.ndarray, generation: np.ndarray
+               ) -> tuple[list[tuple[int, int, int, int, int]], np.ndarray]:
+        """The entries in force, and each packet's (``len(entries)``: none)."""
         if not self._block and not self._last:
-            return np.zeros(count, dtype=np.uint64), np.zeros(count, dtype=np.uint64)
+            return [], np.zeros(len(packet), dtype=np.int64)
         carried = [(g, -1, *self._last[g]) for g in np.unique(generation).tolist()
                    if g in self._last]
         given = carried + self._block
-        # (generation, packet) as int64; uuids and clock ids are uint64 (2^63 and above too)
         entries = np.array([entry[:2] for entry in given], dtype=np.int64).reshape(-1, 2)
-        tracks = np.array([entry[2] for entry in given] + [0], dtype=np.uint64)
-        clocks = np.array([entry[3] for entry in given] + [0], dtype=np.uint64)
         gens, rank = np.unique(np.r_[entries[:, 0], generation], return_inverse=True)
         low = min(int(packet.min(initial=0)), int(entries[:, 1].min(initial=0)))
         span = max(int(packet.max(initial=0)), int(entries[:, 1].max(initial=0))) - low + 2
@@ -60,11 +81,10 @@ class PacketDefaults:
         at = np.searchsorted(entry_keys[order], wanted, "right") - 1
         found = order[np.maximum(at, 0)]
         same = (at >= 0) & (entry_keys[found] // span == wanted // span)
-        found = np.where(same, found, len(entries))
-        return tracks[found], clocks[found]
+        return given, np.where(same, found, len(entries))
 
     def end_block(self) -> None:
         """Keep of this block's defaults only the last of each generation."""
-        for generation, _, track, clock in self._block:
-            self._last[generation] = (track, clock)
+        for generation, _, track, clock, extra in self._block:
+            self._last[generation] = (track, clock, extra)
         self._block = []

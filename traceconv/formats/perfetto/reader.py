@@ -181,6 +181,7 @@ class _Events:
         # (of only the events that have one: few do)
         self.duration = array("q")      # per legacy complete event, in event order
         self.value = array("d")         # per counter event, in event order
+        self.generation = array("q")    # ... and its sequence's incremental state then
         # args: per event its key set (-1: none) and where its values start in values
         self.arg_set = array("i")
         self.arg_start = array("q")
@@ -451,7 +452,9 @@ class PftraceReader:
         event = defaults.track_event_defaults
         track = event.track_uuid if event.HasField("track_uuid") else None
         clock = defaults.timestamp_clock_id if defaults.HasField("timestamp_clock_id") else None
-        self.defaults.add(generation, packet, track, clock)
+        self.defaults.add(generation, packet, track, clock,
+                          (tuple(event.extra_counter_track_uuids),
+                           tuple(event.extra_double_counter_track_uuids)))
 
     def _stateful(self, kind: int, payload: bytes, sequence: int, packet: int) -> None:
         if kind == DESCRIPTOR:
@@ -524,11 +527,13 @@ class PftraceReader:
                                     (events.name, names[keep]), (events.category,
                                                                  categories[keep]),
                                     (events.duration, duration[keep][kind[keep] == COMPLETE]),
-                                    (events.value, values[keep][kind[keep] == COUNTER])):
+                                    (events.value, values[keep][kind[keep] == COUNTER]),
+                                    (events.generation,
+                                     generation[keep][kind[keep] == COUNTER])):
             extend_typed(column, values_kept)
         self._args(data, buf, fields, generation, count, keep, consumed)
         self._flows(fields, renumber)
-        self._extra_counters(fields, ts, clock_key, packet)
+        self._extra_counters(fields, ts, clock_key, packet, generation)
 
     def _legacy(self, data: bytes, fields: Fields, kind: np.ndarray, duration: np.ndarray) -> None:
         """Legacy events (TrackEvent.legacy_event): the phase gives the type, and 'X' its
@@ -815,16 +820,23 @@ class PftraceReader:
             self.events.flows.append(flows[flows[:, 0] >= 0])
 
     def _extra_counters(self, fields: Fields, ts: np.ndarray, clock: np.ndarray,
-                        packet: np.ndarray) -> None:
-        """Counter values carried by another event (extra_counter_track_uuids/values)."""
-        for tracks_field, values_field, wire in ((EXTRA_TRACKS, EXTRA_VALUES, VARINT),
-                                                 (EXTRA_DOUBLE_TRACKS, EXTRA_DOUBLE_VALUES,
-                                                  FIXED64)):
+                        packet: np.ndarray, generation: np.ndarray) -> None:
+        """Counter values carried by another event (extra_counter_values), on the tracks
+        it names (extra_counter_track_uuids) or, naming none, its sequence's defaults."""
+        for side, (tracks_field, values_field, wire) in enumerate((
+                (EXTRA_TRACKS, EXTRA_VALUES, VARINT),
+                (EXTRA_DOUBLE_TRACKS, EXTRA_DOUBLE_VALUES, FIXED64))):
             values = in_message_order(fields.where(values_field, wire))
             if not values.rows:
                 continue
             uuids = in_message_order(fields.where(tracks_field, VARINT))
-            if uuids.rows != values.rows or (uuids.msg != values.msg).any():
+            if uuids.rows == 0:
+                tracks = self._default_extra_tracks(values.msg, packet, generation, side)
+            elif uuids.rows == values.rows and (uuids.msg == values.msg).all():
+                tracks = uuids.value
+            else:
+                tracks = None
+            if tracks is None:
                 self.diagnostics.add("perfetto.extra_counter_values", count=values.rows)
                 continue
             numbers = (as_int64(values.value).astype(np.float64) if wire == VARINT
@@ -832,14 +844,32 @@ class PftraceReader:
             events = self.events
             for column, kept in ((events.ts, ts[values.msg]), (events.clock, clock[values.msg]),
                                  (events.packet, packet[values.msg]),
-                                 (events.track, uuids.value), (events.type,
+                                 (events.track, tracks), (events.type,
                                                                np.full(values.rows, COUNTER)),
                                  (events.name, np.zeros(values.rows, np.int64)),
                                  (events.category, np.zeros(values.rows, np.int64)),
-                                 (events.value, numbers)):
+                                 (events.value, numbers),
+                                 (events.generation, generation[values.msg])):
                 extend_typed(column, kept)
             extend_typed(events.arg_set, np.full(values.rows, -1, dtype=np.int32))
             extend_typed(events.arg_start, np.zeros(values.rows, dtype=np.int64))
+
+    def _default_extra_tracks(self, msg: np.ndarray, packet: np.ndarray,
+                              generation: np.ndarray, side: int) -> np.ndarray | None:
+        """The track of each extra value (``msg``: its event, in message order) from its
+        sequence's defaults, the i-th value of an event on the i-th track; None when an
+        event's values and the defaults' tracks do not pair up (trace_processor then
+        drops them too)."""
+        named = self.defaults.extras_of(packet[msg], generation[msg])
+        starts = np.r_[0, np.flatnonzero(msg[1:] != msg[:-1]) + 1]
+        counts = np.diff(np.r_[starts, len(msg)])
+        tracks: list[int] = []
+        for start, count in zip(starts.tolist(), counts.tolist(), strict=True):
+            given = self.defaults.extra_tracks[int(named[start])][side]
+            if len(given) != count:
+                return None
+            tracks.extend(given)
+        return np.array(tracks, dtype=np.uint64)
 
     # -- the model --------------------------------------------------------------------------
 
