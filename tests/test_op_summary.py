@@ -142,3 +142,17 @@ def test_footer_equals_torch_table():
     text = CliRunner().invoke(app, ["summary", str(MOBILENET), "-t", "1"]).output
     assert "Self host time total: 249.417ms" in text
     assert "Self device time total: 7.577ms" in text
+
+
+def test_footer_of_a_trace_without_host_time_says_so():
+    """A kernel trace alone (rocprof, no API trace) has no host time: the footer says N/A
+    instead of ending the line after its colon; the device total is the kernels' sum."""
+    import csv
+
+    path = DATA.parent.parent / "samples" / "rocprof" / (
+        "jimw567__rocprof-unified-viewer__decode_kernel_trace.csv")
+    with path.open(newline="") as f:
+        total = sum(int(r["End_Timestamp"]) - int(r["Start_Timestamp"]) for r in csv.DictReader(f))
+    text = CliRunner().invoke(app, ["summary", str(path)]).output
+    assert "Self host time total: N/A" in text
+    assert f"Self device time total: {total / 1e6:.3f}ms" in text

@@ -161,3 +161,15 @@ def test_tables_pasted_in_markdown_end_at_their_code_fence():
     trace = traceconv.load(page)
     assert len(trace.stats) == 109
     assert not trace.diagnostics.count("paddle_summary.unreadable_row")
+
+
+def test_a_pastes_own_cut_is_counted_as_rows_left_out():
+    """PaddleFleetX's guide cuts its Operator and Kernel tables with a line "...": those
+    lines are the paste's rows left out, counted as such, not as rows that did not read.
+    Rows by hand: Overview 13, Model 6, Operator 12, Kernel 13."""
+    path = DATA / "paddlefleetx_gpt_hybrid_v100_summary.txt"
+    lines = path.read_text().splitlines()
+    trace = traceconv.load(path)
+    assert trace.diagnostics.count("paddle_summary.elided") == lines.count("...") == 2
+    assert not trace.diagnostics.count("paddle_summary.unreadable_row")
+    assert len(trace.stats) == 13 + 6 + 12 + 13

@@ -386,6 +386,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("paddle_summary.foreign_lines", "note", "lines outside any summary table were skipped"),
     _Code("paddle_summary.orphan_indent", "repaired",
           "indented row with no enclosing row (kept at top level)"),
+    _Code("paddle_summary.elided", "dropped",
+          "'...' lines inside a table: the paste left rows out there (its totals count "
+          "them, the rows read do not)"),
     _Code("paddle_summary.unreadable_row", "dropped",
           "rows whose numbers do not parse or whose cells do not match the table's header: "
           "skipped"),

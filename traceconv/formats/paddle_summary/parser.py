@@ -195,6 +195,9 @@ class SummaryParser:
         assert table is not None
         header = table.headers[-1] if table.headers else []
         cells = cells if cells is not None else CELL_GAP.split(line.strip())
+        if line.strip() in ("...", "…"):   # (a paste's own cut: rows left out of the table)
+            self.diagnostics.add("paddle_summary.elided", example=f"line {lineno}")
+            return
         if len(cells) != len(header):
             self.diagnostics.add("paddle_summary.unreadable_row",
                                  example=f"line {lineno}: {line.strip()}")

@@ -114,7 +114,8 @@ def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = No
                          [cells_of(r) for r in shown], console.width, box=box.SIMPLE_HEAD,
                          pad_edge=False, show_edge=False)
     console.print(table)
-    console.print(f"Self host time total: {format_ns(_total(all_rows, 'self_host_ns'))}")
+    console.print(f"Self host time total: "
+                  f"{format_ns(_total(all_rows, 'self_host_ns')) or 'N/A'}")
     if has_device:
         console.print(f"Self device time total: {format_ns(self_device_total(all_rows))}")
     if sorted_by_host:
