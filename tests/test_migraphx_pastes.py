@@ -6,6 +6,7 @@ Expected values are read off each example's text.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -98,15 +99,16 @@ def test_m5_listing_with_a_perf_trailer_but_no_times_keeps_the_trailer():
     assert all(p.kind != ProcessKind.DEVICE for p in trace.processes)
 
 
-def test_untimed_listing_summary_shows_no_device_time(tmp_path):
+def test_untimed_listing_summary_shows_no_time(tmp_path):
+    """A listing's 1 µs placeholders lay the program out; they are no time of the run's,
+    host or device."""
     path = tmp_path / "listing.txt"
     path.write_text("@0 = @param:x -> float_type, {2}, {1}\n@1 = relu(@0) -> float_type, "
                     "{2}, {1}\n@2 = relu(@1) -> float_type, {2}, {1}\n")
     result = CliRunner().invoke(app, ["summary", str(path), "--format", "migraphx", "--json",
                                       "--print-only", "summary"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {"self_host_ns_total": 3000,
-                                         "self_device_ns_total": None}
+    assert json.loads(result.stdout) == {"total_device_time": None, "total_host_time": None}
 
 
 def test_cut_inside_a_dynamic_dimension_is_a_truncated_instruction():
@@ -128,3 +130,22 @@ def test_a_line_that_never_closes_joins_at_most_256_lines(tmp_path):
     path.write_text(text)
     trace = traceconv.load(path, format="migraphx")
     assert [s.dur for s in trace.iter_slices() if s.name == "mlir_dot"] == [750_000] * 2
+
+
+def test_listings_cut_with_their_trailers_are_timed_by_the_trailers_alone():
+    """AMD's UIF guide pastes two perf runs whose listings it elides: the trailers'
+    "Total time" lines are the only times (28.5025 and 12.3644 ms), so they are the host
+    time; the listings' 1 µs placeholders are none, and no critical path is made of them."""
+    import re
+
+    path = Path(__file__).parent / "data" / "migraphx" / "uif_rocm5.4_two_runs_listings_elided.txt"
+    totals = [float(t) for t in re.findall(r"^Total time: ([\d.]+)ms", path.read_text(), re.M)]
+    result = CliRunner().invoke(app, ["summary", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {op["name"]: op for op in json.loads(result.stdout)["ops"]}
+    total = rows["Total time (mean eval + finish)"]
+    assert total["calls"] == len(totals) == 2
+    assert total["host_total_ns"] == round(sum(totals) * 1e6)
+    assert not any(name.startswith(("check_context", "hip::", "load")) for name in rows)
+    path_result = CliRunner().invoke(app, ["critical-path", str(path)])
+    assert path_result.exit_code == 1 and "no critical path" in path_result.output

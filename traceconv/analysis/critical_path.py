@@ -27,7 +27,7 @@ import numpy as np
 
 from ..model import Trace
 from ..model.graph import OP, TENSOR, op_spans
-from .activity import Activity, Timeline, slice_activity
+from .activity import KIND_BITS, Activity, Timeline, slice_activity
 from .critical_walk import Link, Walk
 from .path_gaps import GapFiller
 
@@ -160,7 +160,8 @@ def _op_times(trace: Trace, tl: Timeline) -> dict[str, tuple[int, int, Kind, int
     for node, data in trace.graph.nodes(data=True):
         if data.get("kind") != OP:
             continue
-        rows = [r for r in data.get("slices") or () if 0 <= r < len(tl.start)]
+        rows = [r for r in data.get("slices") or () if 0 <= r < len(tl.start)
+                and tl.activity[r] & KIND_BITS != Activity.AGGREGATE]   # (drawn, not timed)
         if rows:
             device = [r for r in rows if tl.on_device[r]]
             best = max(device or rows, key=lambda r: tl.dur[r])

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 
 from ...model import Diagnostics, ProcessKind, Trace, TrackKind
+from ...model.activity import Activity
+from ...model.breakdown import BREAKDOWN_CATEGORY
 from ...numbers import scaled_int
 from .document import EvalRecord
 from .instruction import Instruction
@@ -86,13 +88,15 @@ def lay_out(trace: Trace, unit: Unit, diagnostics: Diagnostics) -> Layout:
     elif unit.eval_passes:
         pass  # the eval passes below are the primary timing
     else:
+        # (drawn, not timed: the aggregate category keeps them out of every time count)
         track = trace.add_track(UNTIMED_TRACK, process=process, kind=TrackKind.SYNTHETIC)
         for node in nodes:
             start = node.index * UNTIMED_NS
             layout.start[node.index], layout.end[node.index] = start, start + UNTIMED_NS
             layout.rows[node.index].append(trace.add_slice(
-                track, start, UNTIMED_NS, slice_name(node.instruction),
-                category(node.instruction), slice_args(node.instruction, node.module)))
+                track, start, UNTIMED_NS, slice_name(node.instruction), BREAKDOWN_CATEGORY,
+                slice_args(node.instruction, node.module)
+                | {"kind": category(node.instruction), "timed": False}, Activity.AGGREGATE))
     if unit.eval_passes:
         _eval(trace, unit, layout, primary=unit.report is None, diagnostics=diagnostics)
     return layout
@@ -172,7 +176,7 @@ def _eval_record(trace: Trace, track: int, record: EvalRecord, by_name: dict, la
 
 def add_host_totals(trace: Trace, unit: Unit) -> None:
     """End-to-end time and measured host overhead of a perf report as their own slices."""
-    report = unit.report
+    report = unit.report or unit.untimed_report   # (a listing's trailer: its only times)
     if report is None or (report.summary and not report.lines):
         return  # a pasted Summary alone stays stats-only (what `traceconv summary` shows)
     trailer = report.trailer

@@ -158,9 +158,14 @@ def render_text(summary: Summary, *, show_host: bool = False, print_only: str | 
     # markup off: operator names are data ("[/x]" is a name, not a closing tag)
     console = Console(file=buffer, width=width or 160, force_terminal=False,
                       color_system=None, markup=False, emoji=False, highlight=False)
+    def rows_or_none(place: Place) -> Table | str:
+        if summary.rows(place):
+            return rows_table(summary, place, console.width)
+        return f"{place} self time per operator: none (no operator of the input has a time)"
+
     blocks = {"summary": lambda: totals_table(summary),
-              "device": lambda: rows_table(summary, "device", console.width),
-              "host": lambda: rows_table(summary, "host", console.width)}
+              "device": lambda: rows_or_none("device"),
+              "host": lambda: rows_or_none("host")}
     if print_only:
         wanted = [print_only]
     elif summary.host_only:  # its host table is the news
