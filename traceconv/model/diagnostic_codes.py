@@ -468,6 +468,9 @@ CODES: tuple[CodeInfo, ...] = (
           "extra counter values that do not pair up with their tracks (another number of "
           "track uuids than values, in the event or in its sequence's defaults): left out, "
           "as trace_processor leaves them out"),
+    _Code("perfetto.track_parent_not_declared", "dropped",
+          "events on a track whose parent (or an ancestor's parent) no descriptor declares: "
+          "left out, as trace_processor leaves them out"),
     _Code("perfetto.truncated", "dropped",
           "the file ends inside a packet: the rest was not read", CUT),
     _Code("perfetto.packet_decode", "dropped",

@@ -60,6 +60,7 @@ def build_events(reader: PftraceReader, tracks: TrackMap, shift: int,
     model_track = np.array([tracks.track[int(u)] for u in known.tolist()] + [-1], np.int64)
     place = np.minimum(np.searchsorted(known, uuid), len(known))
     track = model_track[place]
+    diagnostics.add("perfetto.track_parent_not_declared", count=int((keep & (track < 0)).sum()))
     keep &= track >= 0
     on_counter = np.isin(uuid, np.array(list(tracks.counters), dtype=np.uint64))
     counter_rows = np.flatnonzero(keep & (kind == COUNTER) & on_counter)

@@ -173,6 +173,10 @@ def build_tracks(trace: Trace, descriptors: dict[int, TrackDescriptor], used: It
         if uuid in mapping.track:
             continue
         if uuid in descriptors:
+            top = builder.chain(uuid)[-1]
+            if top.HasField("parent_uuid") and top.parent_uuid not in descriptors:
+                mapping.track[uuid] = -1   # (trace_processor drops its events: so here)
+                continue
             mapping.track[uuid] = builder.add(uuid)
             continue
         if undeclared is None:
