@@ -59,6 +59,7 @@ def device_data(trace, *, launch_stats: bool = False, streams: bool = False,
         from ..analysis.idle import stream_idle
 
         data["stream_idle"] = [s.as_dict(tl.origin) for s in stream_idle(tl)]
+        data["stream_idle_over"] = tl.steps_word   # (the steps, or the run's work span)
     if by_annotation:
         from ..analysis.kernel_patterns import by_annotation as annotations
 
@@ -113,17 +114,18 @@ def _launch_table(stats: dict[str, Any]):
 
 def print_device_views(data: dict[str, Any], wide: bool = False) -> None:
     """The device views as short tables, at the terminal's width (``wide``: unbounded)."""
-    from rich.table import Table
 
-    from ..presentation.tables import console_for
+    from ..presentation.tables import Column, console_for, fitted_table
     from ..terminal import plain
 
     console = console_for(wide, highlight=False)
     stats = data.get("launch_stats")
     if stats is not None:
         console.print(_launch_table(stats))
+    over = data.get("stream_idle_over", "the steps")
     for key, title, columns, empty in (
-            ("stream_idle", "idle per stream (over the steps)",
+            ("stream_idle", f"idle per stream (over {over}"
+             + (": first work to last)" if over == "the run" else ")"),
              (("name", "name"), ("busy ms", "busy_ns"), ("idle ms", "idle_ns"),
               ("host wait ms", "host_wait_ns"), ("kernel wait ms", "kernel_wait_ns"),
               ("other ms", "other_ns")), "no device stream in this trace"),
@@ -142,20 +144,23 @@ def print_device_views(data: dict[str, Any], wide: bool = False) -> None:
         if not rows:   # (an empty table would say nothing: say why)
             console.print(f"{title}: {empty}")
             continue
-        table = Table(title=title, title_justify="left")
-        for label, _ in columns:
-            table.add_column(label, justify="right" if "ms" in label or label in (
-                "kernels", "count") else "left", overflow="fold")
+        cells = []
         for row in rows:
-            cells = []
+            line = []
             for label, field in columns:
                 value = row[field]
                 if isinstance(value, list):
-                    cells.append(plain(" → ".join(_short(v) for v in value)))
+                    line.append(plain(" → ".join(_short(v) for v in value)))
                 elif label.endswith("ms"):
-                    cells.append(f"{value / 1e6:,.3f}")
+                    line.append(f"{value / 1e6:,.3f}")
                 else:
-                    cells.append(plain(_short(value, 60)) if isinstance(value, str)
-                                 else f"{value:,}")
-            table.add_row(*cells)
-        console.print(table)
+                    line.append(plain(_short(value, 60)) if isinstance(value, str)
+                                else f"{value:,}")
+            cells.append(line)
+        numbers = [label.endswith("ms") or label in ("kernels", "count")
+                   for label, _ in columns]
+        # (the first column names the row; the others, numbers, go last-first when narrow)
+        console.print(fitted_table(
+            [Column(label, number=number, drop=0 if i < 2 else len(columns) - i)
+             for i, ((label, _), number) in enumerate(zip(columns, numbers, strict=True))],
+            cells, console.width, title=title, title_justify="left"))
