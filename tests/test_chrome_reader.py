@@ -324,3 +324,25 @@ def test_launches_join_their_kernels_by_correlation(tmp_path_factory, events):
               for f in trace.iter_flows() if f.name == "correlation"}
     assert joined == expected
     assert trace.diagnostics.count("kineto.flows_from_correlation") == len(expected)
+
+
+def test_a_flow_whose_ends_bind_to_one_slice_is_counted(tmp_path: Path):
+    """Chromium writes a flow from a task to an instant inside it (`Scheduler::RunTask` to
+    its `Scheduler::FinishTask`): both ends bind to the task, the model links slices, so
+    no arrow is left; it was dropped without a word, now it is counted."""
+    import json
+
+    events = [
+        {"ph": "X", "name": "Scheduler::RunTask", "cat": "toplevel", "pid": 1, "tid": 2,
+         "ts": 100, "dur": 21},
+        {"ph": "I", "name": "Scheduler::FinishTask", "cat": "toplevel", "pid": 1, "tid": 2,
+         "ts": 120, "s": "t"},
+        {"ph": "s", "name": "Task", "cat": "gpu", "id": 14, "pid": 1, "tid": 2, "ts": 101},
+        {"ph": "f", "name": "Task", "cat": "gpu", "id": 14, "pid": 1, "tid": 2, "ts": 120,
+         "bp": "e"},
+    ]
+    path = tmp_path / "chrome.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    trace = traceconv.load(path)
+    assert len(trace.flows) == 0
+    assert trace.diagnostics.count("chrome.flow_within_one_slice") == 1

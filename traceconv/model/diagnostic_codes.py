@@ -101,7 +101,11 @@ CODES: tuple[CodeInfo, ...] = (
           "flow events whose other end is not in the file (a start with no finish or a finish "
           "with no start): an arrow needs both ends, so none is drawn; the slice is kept"),
     _Code("chrome.flow_unbound", "dropped",
-          "flow events with no slice to bind to (no slice at that time on that thread)"),
+          "flow events with no thread slice around them (none at that time on that thread; "
+          "an instant or an async slice there is no slice the model links a flow to)"),
+    _Code("chrome.flow_within_one_slice", "dropped",
+          "flows whose two ends bind to one slice (an end on an instant inside the other "
+          "end's slice: the model links slices, so no arrow is left to draw)"),
     _Code("chrome.malformed_event", "dropped", "events with fields of the wrong type"),
     _Code("chrome.memory_event_as_slice", "repaired",
           "[memory] events written as X (torch's python exporter): read as instants"),

@@ -218,11 +218,17 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
     bound = order[rows[order] >= 0]
     phases = points.column("phase")[bound]
     sources, targets = fan_out(chain[bound], phases != _FINISH, phases == _START)
-    # a flow from a slice to itself, or a chain's second between the same slices, adds nothing
+    # a chain's second flow between the same slices adds nothing; a flow from a slice to
+    # itself is one whose end was an instant in it (the model links slices): counted
     used = np.zeros(len(bound), dtype=bool)
     used[sources] = used[targets] = True   # (also the points of a link added already)
     ends = np.stack([chain[bound[sources]], rows[bound[sources]], rows[bound[targets]]])
     keep = np.flatnonzero(ends[1] != ends[2])
+    looped = len(sources) - len(keep)   # (an end on an instant inside the other's slice)
+    if looped:
+        category, flow_id, _, _ = points.describe(int(bound[sources[ends[1] == ends[2]][0]]))
+        trace.diagnostics.add("chrome.flow_within_one_slice", count=looped,
+                              example=f"{category} id {flow_id}")
     if len(keep):
         _, first = np.unique(ends[:, keep], axis=1, return_index=True)
         keep = keep[np.sort(first)]
