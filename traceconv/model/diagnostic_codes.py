@@ -120,7 +120,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("chrome.truncated_array", "repaired",
           "the event array has no closing bracket (allowed by the spec): read up to the end"),
     _Code("chrome.unsupported_phase.{phase}", "dropped",
-          "events of a phase (the code's last part) that Perfetto and traceconv do not model"),
+          "events of a phase (the code's last part) that traceconv does not model (V8's CPU "
+          "profile samples, 'P', trace_processor reads as stack samples; most others it "
+          "ignores too)"),
     _Code("chrome.x_without_dur", "guessed", "X events without dur: duration 0"),
     # dataflow
     _Code("dataflow.flows", "note",

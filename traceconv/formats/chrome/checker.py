@@ -46,7 +46,9 @@ HANDLED = set("BEXiIRCbenstfM")
 IGNORED = {"S": "legacy async", "T": "legacy async step", "p": "legacy async step",
            "F": "legacy async end", "N": "object", "O": "object", "D": "object",
            "V": "memory dump", "v": "memory dump", "c": "clock sync", "(": "context",
-           ")": "context", "P": "sample"}
+           ")": "context"}
+# read by trace_processor into its tables of CPU profile samples, not drawn as slices
+SAMPLES = frozenset("P")
 NEEDS_PID = set("BEXCbensf")
 # The importer's order at one timestamp: E first, then X by decreasing duration, then B.
 _RANK = {"E": 0, "X": 1, "B": 2}
@@ -222,6 +224,9 @@ class _Checker:
         phase = event.get("ph")
         if not isinstance(phase, str) or not phase:
             report.error("missing_ph", "an event has no 'ph': it is dropped", example=where)
+            return
+        if phase in SAMPLES:
+            counts["sample_events"] = counts.get("sample_events", 0) + 1   # (when any)
             return
         if phase not in HANDLED:
             self.phases_ignored[phase] += 1
