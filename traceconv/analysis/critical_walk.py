@@ -21,8 +21,8 @@ asks what released the work running at the cursor:
 
 Polls (``cudaEventQuery``, ``cudaStreamQuery``) are not synchronisations: a watchdog thread
 polling them is never on the path, and the walk starts from the end of the last device work
-or the main thread's last work (the thread with the steps, else the busiest), whichever ends
-later. The cursor only moves back, so a launch that returns after its kernel finished is no
+or the main thread's last work (the thread with the steps, else the busiest that runs ops),
+whichever ends later. The cursor only moves back, so a launch that returns after its kernel finished is no
 dead end: the path takes the launch up to the kernel's start and goes on before it. Every
 piece is cut to end at the cursor, so the path is contiguous in time (gaps are idle).
 """
@@ -155,8 +155,10 @@ class Walk:
         self.main = self._main_thread()
 
     def _main_thread(self) -> int | None:
-        """The host track holding the steps, else the one busy the longest (a track
-        with some host work either way: steps of no length leave a track none)."""
+        """The host track holding the steps, else the one busy the longest of those that
+        run ops (a pool thread idle in its Python ``_worker`` frame for the whole run is
+        not the main thread), else of all (a track with some host work either way: steps
+        of no length leave a track none)."""
         tl = self.tl
         steps = tl.rows(Activity.STEP)
         steps = steps[~tl.on_device[steps]]
@@ -165,6 +167,8 @@ class Walk:
         if holding:
             return max(holding, key=lambda t: (weight[t], -t))
         busy = self.host.busy_ns()
+        working = self.host.busy_ns(tl.activity, _FRAMES)
+        busy = {t: ns for t, ns in busy.items() if working[t]} or busy   # (threads with ops)
         return max(busy, key=lambda t: (busy[t], -t)) if busy else None
 
     # -- what released what -------------------------------------------------------------

@@ -73,9 +73,14 @@ class HostSegments:
             return lo + i
         return self.before(track, ts)
 
-    def busy_ns(self) -> dict[int, int]:
-        """Per host track, the time some slice runs on it (the union of its slices)."""
+    def busy_ns(self, activity: np.ndarray | None = None,
+                frames: frozenset[int] = frozenset()) -> dict[int, int]:
+        """Per host track, the time some slice runs on it (the union of its slices); given
+        the slices' ``activity``, only the time whose innermost slice is no ``frames`` kind
+        (the time a thread runs ops: a Python frame or range around none is no op)."""
         lengths = self.end - self.start
+        if activity is not None and frames:
+            lengths = np.where(np.isin(activity[self.row], list(frames)), 0, lengths)
         return {track: int(lengths[lo:hi].sum()) for track, (lo, hi) in self.bounds.items()}
 
 

@@ -275,9 +275,12 @@ def decide(category: int, name: int, on_device: bool) -> int:
             if category & _C["overhead"] else Activity.ANNOTATION
             if category & _C["annotation"] else Activity.KERNEL if category & _C["kernel"]
             else Activity.HOST_OP)
-    if category & _C["step"] or name & _N["step"]:
+    # (a Python frame's name is its file and function: "sc_dataloader" or
+    # "dataloader.py(631): __next__" is code, not a loading range; the ranges are marked)
+    named = kind != Activity.PYTHON
+    if category & _C["step"] or named and name & _N["step"]:
         return kind | Activity.STEP
-    if category & _C["dataloader"] or name & _N["dataloader"]:
+    if category & _C["dataloader"] or named and name & _N["dataloader"]:
         return kind | Activity.DATALOADER
     if kind in (Activity.HOST_OP, Activity.ANNOTATION) and name & _N["communication"]:
         return kind | Activity.COMMUNICATION
