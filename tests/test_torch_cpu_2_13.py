@@ -69,3 +69,33 @@ def test_the_critical_path_runs_on_the_thread_that_runs_the_ops():
                     and trace.tracks[trace.slices.track[e.row]].tid != main[1])
     assert elsewhere < 0.001 * result.length_ns   # (the pool threads' first µs only)
     assert sum(e.dur_ns for e in result.path if "_worker" in e.name) < 10_000
+
+
+def test_the_graph_path_is_a_chain_of_ops_through_tensors():
+    """An execution trace beside its Kineto trace: the longest producer → consumer chain is
+    made of ops, never of the step range around them (it was the whole path, 73.4 ms);
+    each link feeds the next through a tensor of the ET, and each weighs its Kineto time
+    (by rf_id, from the JSON)."""
+    with gzip.open(HERE / "et_run.et.json.gz") as f:
+        nodes = json.load(f)["nodes"]
+    rf_id = {n["id"]: next(a["value"] for a in n["attrs"] if a["name"] == "rf_id")
+             for n in nodes if any(a["name"] == "rf_id" for a in n["attrs"])}
+
+    def tensors(node: dict, side: str) -> set[tuple]:
+        return {tuple(v[:2]) for v in node.get(side, {}).get("values", [])
+                if isinstance(v, list) and len(v) == 6}
+
+    by_name_rf = {(n["name"], rf_id.get(n["id"])): n for n in nodes}
+    kineto = {e["args"]["Record function id"]: e["dur"] for e in events(
+        HERE / "et_run.pt.trace.json.gz") if "Record function id" in e.get("args", {})}
+    trace = traceconv.combine([traceconv.load(HERE / "et_run.pt.trace.json.gz"),
+                               traceconv.load(HERE / "et_run.et.json.gz")])
+    result = critical_path(trace, "graph")
+    links = [e for e in result.path if e.row is not None]
+    assert len(links) > 5 and not any(e.name.startswith("ProfilerStep") for e in links)
+    chain = [by_name_rf[(e.name, trace.slices.args[e.row]["Record function id"])]
+             for e in links]
+    for a, b in zip(chain, chain[1:]):
+        assert tensors(a, "outputs") & tensors(b, "inputs"), (a["name"], b["name"])
+    assert sum(e.dur_ns for e in links) / 1e3 == pytest.approx(
+        sum(kineto[rf_id[n["id"]]] for n in chain), abs=1e-3 * len(chain))

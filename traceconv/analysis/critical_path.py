@@ -155,13 +155,17 @@ def _in_time_order(path: list[PathEntry]) -> list[PathEntry]:
 
 def _op_times(trace: Trace, tl: Timeline) -> dict[str, tuple[int, int, Kind, int | None]]:
     """(start, dur, kind, slice row) per op node: its longest device slice, else host slice,
-    else its recorded device/host spans (the model's op attribute contract)."""
+    else its recorded device/host spans (the model's op attribute contract); none for a
+    node whose slices are all ranges (steps, annotations: their time is their ops')."""
     times: dict[str, tuple[int, int, Kind, int | None]] = {}
     for node, data in trace.graph.nodes(data=True):
         if data.get("kind") != OP:
             continue
         rows = [r for r in data.get("slices") or () if 0 <= r < len(tl.start)
                 and tl.activity[r] & KIND_BITS != Activity.AGGREGATE]   # (drawn, not timed)
+        if rows and all(tl.activity[r] == Activity.ANNOTATION or tl.roles[r] & Activity.STEP
+                        for r in rows):
+            continue   # a range (a step, a record_function): its ops are the chain's links
         if rows:
             device = [r for r in rows if tl.on_device[r]]
             best = max(device or rows, key=lambda r: tl.dur[r])

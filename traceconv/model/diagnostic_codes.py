@@ -104,8 +104,9 @@ CODES: tuple[CodeInfo, ...] = (
           "flow events with no thread slice around them (none at that time on that thread; "
           "an instant or an async slice there is no slice the model links a flow to)"),
     _Code("chrome.flow_within_one_slice", "dropped",
-          "flows whose two ends bind to one slice (an end on an instant inside the other "
-          "end's slice: the model links slices, so no arrow is left to draw)"),
+          "flows whose two ends bind to one slice (both points inside it, or one on an "
+          "instant in it: the model links two slices, and a slice to itself draws no "
+          "arrow)"),
     _Code("chrome.malformed_event", "dropped", "events with fields of the wrong type"),
     _Code("chrome.memory_event_as_slice", "repaired",
           "[memory] events written as X (torch's python exporter): read as instants"),
