@@ -173,7 +173,8 @@ def test_input_symlink_loop_says_so(tmp_path: Path):
 
 STOPPED_WRITER = """
 import os, signal, sys
-import traceconv.formats.chrome as writer
+signal.signal(signal.{name}, signal.SIG_DFL)   # (as a terminal starts it: not nohup's, not a
+import traceconv.formats.chrome as writer     # background job's ignored SIGHUP / SIGQUIT)
 def stopped(trace, out, **options):
     out.write(b"[" * 4096)
     os.kill(os.getpid(), signal.{name})

@@ -95,7 +95,7 @@ def test_the_graph_path_is_a_chain_of_ops_through_tensors():
     assert len(links) > 5 and not any(e.name.startswith("ProfilerStep") for e in links)
     chain = [by_name_rf[(e.name, trace.slices.args[e.row]["Record function id"])]
              for e in links]
-    for a, b in zip(chain, chain[1:]):
+    for a, b in zip(chain, chain[1:], strict=False):
         assert tensors(a, "outputs") & tensors(b, "inputs"), (a["name"], b["name"])
     assert sum(e.dur_ns for e in links) / 1e3 == pytest.approx(
         sum(kineto[rf_id[n["id"]]] for n in chain), abs=1e-3 * len(chain))
