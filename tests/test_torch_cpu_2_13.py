@@ -99,3 +99,12 @@ def test_the_graph_path_is_a_chain_of_ops_through_tensors():
         assert tensors(a, "outputs") & tensors(b, "inputs"), (a["name"], b["name"])
     assert sum(e.dur_ns for e in links) / 1e3 == pytest.approx(
         sum(kineto[rf_id[n["id"]]] for n in chain), abs=1e-3 * len(chain))
+
+
+def test_the_steps_are_one_row_as_in_key_averages():
+    """torch lists ProfilerStep#1..#5 as one `ProfilerStep*` row: its calls and times."""
+    theirs = next(r for r in json.loads((HERE / "dataloader.key_averages.json").read_text())
+                  if r["name"] == "ProfilerStep*")
+    rows = [r for r in op_summary(traceconv.load(DATALOADER)) if "ProfilerStep" in r.name]
+    assert [(r.name, r.calls) for r in rows] == [("ProfilerStep*", theirs["count"])]
+    assert rows[0].host_total_ns / 1e3 == pytest.approx(theirs["cpu_time_total"], abs=1e-3)

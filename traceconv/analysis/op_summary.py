@@ -31,6 +31,7 @@ What torch computes, and what this does on the trace (never changing it):
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, fields
 from typing import Any
@@ -48,6 +49,7 @@ FILTERED_NAMES = frozenset({
     "profiler::_record_function_enter_new", "profiler::_record_function_exit",
     "aten::is_leaf", "aten::output_nr", "aten::_version"})
 SKIPPED_KINDS = (Activity.PYTHON, Activity.PROFILER)   # not in torch's table
+_STEP_NAME = re.compile(r"ProfilerStep#\d+$")
 DEVICE_KINDS = {Activity.KERNEL: "kernel", Activity.AGGREGATE: "kernel",  # (trtexec layers)
                 Activity.DEVICE_SYNC: "sync", Activity.MEMCPY: "memcpy",
                 Activity.MEMSET: "memset"}   # else a range: "gpu_annotation"
@@ -322,6 +324,8 @@ def op_summary(trace: Trace, *, group_by_input_shape: bool = False) -> list[OpRo
 
     def row_of(slice_row: int, kind: str) -> OpRow:
         name = names[events.name_ids[slice_row]]
+        if _STEP_NAME.match(name):   # (torch's key_averages: one row for the steps)
+            name = "ProfilerStep*"
         shapes = _shapes(s.args[slice_row]) if group_by_input_shape else None
         key = (name, kind, shapes)
         found = rows.get(key)
