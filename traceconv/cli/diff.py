@@ -370,7 +370,7 @@ def _print_timeline(console: Console, result, label_a: str, label_b: str, top: i
     columns = [Column("name"), Column("kind", drop=1), Column(f"A {unit}", True, drop=3),
                Column(f"B {unit}", True, drop=3), Column(f"Δ {unit}", True)]
     columns += [Column(f"Δ median {unit}/step", True, drop=4),
-                Column("95% interval", True, drop=2)] if sampled else []
+                Column(f"95% interval {unit}/step", True, drop=2)] if sampled else []
     columns += [Column("share of Δ", True, drop=2)] if shares else []
     cells = []
     rows = result.rows
