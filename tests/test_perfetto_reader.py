@@ -475,6 +475,29 @@ def test_events_under_an_undeclared_parent_are_left_out_and_counted(tmp_path: Pa
     assert trace.diagnostics.count("perfetto.track_parent_not_declared") == 1
 
 
+def test_an_instant_that_carries_a_flow_is_a_slice_of_no_length(tmp_path: Path):
+    """Chromium posts a task with an instant (`SequenceManager PostTask`) whose flow ends at
+    the task that runs it: trace_processor keeps every instant as a slice of no length and
+    links it (5,834 such flows in a real startup trace, all dropped before). So here: the
+    instant is a zero-length slice, linked; an instant without a flow stays an instant."""
+    builder = TraceProtoBuilder()
+    _thread(builder)
+    cleared = TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
+    post = _event(builder, 1_000, TrackEvent.TYPE_INSTANT, "PostTask", flags=cleared)
+    post.track_event.flow_ids.append(9)
+    _event(builder, 1_500, TrackEvent.TYPE_INSTANT, "mark")
+    run = _event(builder, 2_000, TrackEvent.TYPE_SLICE_BEGIN, "RunTask")
+    run.track_event.terminating_flow_ids.append(9)
+    _event(builder, 3_000, TrackEvent.TYPE_SLICE_END, "")
+    trace = _load(builder, tmp_path)
+    assert sorted((s.name, s.start, s.dur) for s in trace.iter_slices()) == [
+        ("PostTask", 1_000, 0), ("RunTask", 2_000, 1_000)]
+    assert [i.name for i in trace.iter_instants()] == ["mark"]
+    assert [(trace.slice(f.source).name, trace.slice(f.target).name)
+            for f in trace.iter_flows()] == [("PostTask", "RunTask")]
+    assert not trace.diagnostics.count("perfetto.flow_endpoint_not_slice")
+
+
 def test_other_clocks_move_onto_the_trace_clock(tmp_path: Path):
     builder = TraceProtoBuilder()
     _thread(builder)

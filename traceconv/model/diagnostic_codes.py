@@ -415,7 +415,8 @@ CODES: tuple[CodeInfo, ...] = (
           "slices that never end (trace_processor shows them as 'Did not end'): they end at the"
           " trace's last timestamp"),
     _Code("perfetto.flow_endpoint_not_slice", "dropped",
-          "flow ids on an instant, a counter or a left-out event: the model links slices only, "
+          "flow ids on a counter or a left-out event: the model links slices only (an "
+          "instant with a flow is read as a slice of no length, as trace_processor has it), "
           "so these are left out"),
     _Code("perfetto.flow_end_without_start", "dropped",
           "terminating flow ids never started before: no link (trace_processor draws none)"),

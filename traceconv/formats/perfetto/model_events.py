@@ -196,19 +196,24 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     begin_event = order[pairs.begins]
     end_event = np.where(pairs.ends >= 0, order[np.maximum(pairs.ends, 0)], -1)
     complete = rows[kind[rows] == COMPLETE]
+    # an instant that carries a flow is a slice of no length (as trace_processor has every
+    # instant): the model links flows between slices
+    flowing = np.concatenate([p[:, 0] for p in events.flows if len(p)] or [np.zeros(0, int)])
+    point = rows[(kind[rows] == INSTANT) & np.isin(rows, flowing)]
     open_count = int((end_event < 0).sum())
     last = int(ts[rows].max()) if len(rows) else 0
     diagnostics.add("perfetto.slice_not_ended", count=open_count)
-    starts_at = np.r_[begin_event, complete]
+    starts_at = np.r_[begin_event, complete, point]
     start = ts[starts_at]
     end = np.r_[np.where(end_event >= 0, ts[np.maximum(end_event, 0)], last),
-                ts[complete] + _of_kind(events.duration, np.int64, kind, COMPLETE, complete)]
+                ts[complete] + _of_kind(events.duration, np.int64, kind, COMPLETE, complete),
+                ts[point]]
     events.release("duration")
     dur = np.maximum(end - start, 0)
     slice_track = track[starts_at]
     row_order = timeline_order(slice_track, start, -dur)
     chosen = starts_at[row_order]
-    closers = np.r_[end_event, np.full(len(complete), -1)][row_order]
+    closers = np.r_[end_event, np.full(len(complete) + len(point), -1)][row_order]
     names = _column(events.name, np.int32)
     categories = _column(events.category, np.int32)
     columns = {"track": slice_track[row_order], "start": start[row_order],
@@ -223,7 +228,7 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     slice_of[chosen] = np.arange(len(chosen))
     closed = closers >= 0
     slice_of[closers[closed]] = np.flatnonzero(closed)
-    instants = rows[kind[rows] == INSTANT]
+    instants = rows[(kind[rows] == INSTANT) & ~np.isin(rows, point)]
     instants = instants[timeline_order(track[instants], ts[instants], np.zeros(len(instants),
                                                                               np.int64))]
     key_sets, sets, values = _args_of(reader, instants, np.full(len(instants), -1))
