@@ -61,7 +61,7 @@ def test_default_name_of_chrome_to_chrome_steps_aside(trace_json: Path):
     assert trace_json.read_bytes() == before
     written = trace_json.with_name("x.chrome.json")
     assert orjson.loads(written.read_bytes())["traceEvents"]
-    assert result.stderr.strip() == f"wrote {written}"
+    assert result.stderr.strip().splitlines()[-1] == f"wrote {written}"
 
 
 def _same_file_spellings(path: Path) -> dict[str, Path]:

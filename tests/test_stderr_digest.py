@@ -9,6 +9,7 @@ import gzip
 import json
 import sqlite3
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -24,7 +25,9 @@ RESNET = SAMPLES / "torch" / "resnet18_train_cuda.pt.trace.json.gz"
 def _stderr_line(path, tmp_path) -> str:
     result = CliRunner().invoke(app, ["convert", str(path), "-o", str(tmp_path / "x.pftrace")])
     assert result.exit_code == 0, result.output
-    (line,) = [line for line in result.output.splitlines() if line.startswith("traceconv: ")]
+    # (the reader's line: the writer's, "written with ...", is apart)
+    (line,) = [line for line in result.output.splitlines() if line.startswith("traceconv: ")
+               and "written with" not in line]
     return line
 
 
@@ -44,6 +47,27 @@ def test_one_ended_flows_are_a_note_and_the_healthy_conversion_says_nothing_was_
     assert not [item for item in trace.diagnostics if item.kind == "dropped"]
     line = _stderr_line(RESNET, tmp_path)
     assert "nothing left out" in line and "dropped" not in line and len(line) <= WIDTH
+
+
+def test_what_the_writer_repaired_is_said_on_a_line_of_its_own(tmp_path):
+    """A real CPU trace (PyTorch 2.13, with_stack): slices that overlap part of their parent
+    go to an overlap lane in the output. The writer counts them; they were said nowhere.
+    By hand: the output's tracks named `(overlap lane N)` hold as many slices."""
+    path = Path(__file__).parent / "data" / "torch" / "cpu_2.13" / "compile.pt.trace.json.gz"
+    out = tmp_path / "x.pftrace"
+    result = CliRunner().invoke(app, ["convert", str(path), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    (line,) = [line for line in result.output.splitlines() if "written with" in line]
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TrackEvent
+
+    packets = Trace.FromString(out.read_bytes()).packet   # (a wire walk: no reader of ours)
+    lanes = {p.track_descriptor.uuid for p in packets if p.HasField("track_descriptor")
+             and "overlap lane" in (p.track_descriptor.name
+                                    or p.track_descriptor.thread.thread_name)}
+    on_lanes = sum(1 for p in packets if p.HasField("track_event")
+                   and p.track_event.type == TrackEvent.TYPE_SLICE_BEGIN
+                   and p.track_event.track_uuid in lanes)
+    assert on_lanes and line.endswith(f"written with {on_lanes} repaired (nesting.overlap_moved)")
 
 
 @pytest.mark.shared

@@ -12,13 +12,13 @@ from ..io import DEFAULT_MAX_BYTES
 from ..memory_check import GZIP_GUESS, expanded_size
 from ..output_names import output_name
 from .app import app, handled_errors
-from .digest import echo_digest
+from .digest import echo_digest, written_digest
 from .loading import echo_alignment, load_all
 from .options import ALIGN_OPTION, ByteSize, max_bytes_option, trim_options
 
 if TYPE_CHECKING:
     from ..analysis.align import Mode
-    from ..model import Trace
+    from ..model import Diagnostics, Trace
 
 SPILL_ABOVE = 1 << 30   # input bytes from which --spill-args is the default
 
@@ -100,11 +100,15 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
         refuse_replacing_inputs([target], inputs)
         refuse_binary_to_terminal(registry.for_output(target, to), target)
         with _args_storage(inputs, target, spill_args):
-            loaded = _converted(inputs, target, to, format, align, max_bytes, memory_check,
-                                window, only, exclude, tracks, flows, device_counters)
+            loaded, written = _converted(inputs, target, to, format, align, max_bytes,
+                                         memory_check, window, only, exclude, tracks, flows,
+                                         device_counters)
             # (after the write: a refusal to write is then the run's only line on stderr)
             echo_digest(loaded, inputs)
             echo_alignment(loaded)
+            line = written_digest(written, target)
+            if line is not None:
+                click.echo(line, err=True)
         if target != "-":
             click.echo(f"wrote {target}", err=True)
 
@@ -113,8 +117,9 @@ def _converted(inputs: tuple[str, ...], target: str, to: str | None, format: str
                align: Mode, max_bytes: int, memory_check: bool,
                window: tuple[int | None, int | None] | None,
                only: str | None, exclude: str | None, tracks: str | None,
-               flows: tuple[str, ...], device_counters: bool) -> Trace:
-    """Read ``inputs``, apply the options, write ``target``; return the trace as read."""
+               flows: tuple[str, ...], device_counters: bool) -> tuple[Trace, Diagnostics]:
+    """Read ``inputs``, apply the options, write ``target``; return the trace as read and
+    what the writer counted (slices moved to overlap lanes...)."""
     from ..api import save
 
     trace = loaded = load_all(inputs, format, align, max_bytes=max_bytes,
@@ -133,8 +138,7 @@ def _converted(inputs: tuple[str, ...], target: str, to: str | None, format: str
         from ..analysis.device_counters import with_device_counters
 
         trace = with_device_counters(trace)
-    save(trace, target, format=to)
-    return loaded
+    return loaded, save(trace, target, format=to)
 
 
 def spills(inputs: tuple[str, ...], asked: bool | None) -> bool:

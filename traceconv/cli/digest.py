@@ -15,7 +15,7 @@ import click
 from ..presentation.tables import elided
 
 if TYPE_CHECKING:
-    from ..model import Trace
+    from ..model import Diagnostics, Trace
 
 WIDTH = 100   # (the line stays one line in a terminal and in CI logs)
 NAME_MIN = 16  # an input name is not elided below this to make room for codes
@@ -77,6 +77,27 @@ def _counts(lost: list[tuple[int, str]], shown: int, changed: dict[str, int]) ->
         codes.append(f"{'+' if shown else ''}{more} code{'s' if more > 1 else ''}")
     text = f"{sum(count for count, _ in lost):,} left out ({', '.join(codes)})"
     return f"{text}; {kept}" if kept else text
+
+
+def written_digest(written: Diagnostics, target: str) -> str | None:
+    """One line for stderr when the writer left something out, repaired or guessed (slices
+    moved to an overlap lane, times shifted where Perfetto shows them), each by its code:
+    what the reader counted is in the input's ``info --json``, this is not.
+
+    >>> from traceconv.model import Diagnostics
+    >>> written = Diagnostics(); written.add("nesting.overlap_moved", count=21)
+    >>> written_digest(written, "out.pftrace")
+    'traceconv: out.pftrace: written with 21 repaired (nesting.overlap_moved)'
+    >>> written_digest(Diagnostics(), "out.pftrace") is None
+    True
+    """
+    items = sorted((item for item in written if item.kind != "note"),
+                   key=lambda item: (-item.count, item.code))
+    if not items:
+        return None
+    said = ", ".join(f"{item.count:,} {'left out' if item.kind == 'dropped' else item.kind} "
+                     f"({item.code})" for item in items)
+    return f"traceconv: {elided(target, max(WIDTH - len(said) - 30, NAME_MIN))}: written with {said}"
 
 
 def echo_digest(trace: Trace, inputs: tuple[str, ...]) -> None:
