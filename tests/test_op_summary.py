@@ -156,3 +156,15 @@ def test_footer_of_a_trace_without_host_time_says_so():
     text = CliRunner().invoke(app, ["summary", str(path)]).output
     assert "Self host time total: N/A" in text
     assert f"Self device time total: {total / 1e6:.3f}ms" in text
+
+
+def test_a_profile_recorded_with_flops_but_holding_none_says_so(tmp_path):
+    """PyTorch 2.13 on the CPU writes `with_flops: 1` in the header and no per-op flops (its
+    key_averages computes them): the summary says why the column is missing."""
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"with_flops": 1, "traceEvents": [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0,
+         "dur": 5, "args": {"Input Dims": [[4, 4], [4, 4]]}}]}))
+    text = CliRunner().invoke(app, ["summary", str(path)], env={"COLUMNS": "80"}).output
+    assert "no FLOPs: the profile was recorded with_flops" in " ".join(text.split())
+    assert max(map(len, text.splitlines())) <= 80

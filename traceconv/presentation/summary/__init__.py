@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 from dataclasses import replace
 from typing import Any, BinaryIO
 
@@ -235,6 +236,10 @@ def _top(trace: Trace, top: int | None) -> int:
 
 
 TEXT_ROWS = 20   # rows of a text table when -t is not given (--json has every row)
+# (PyTorch 2.13 on the CPU writes with_flops in the header and no per-op "flops" arg: its
+# key_averages() computes them from the shapes, which traceconv does not redo)
+NO_FLOPS = ("no FLOPs: the profile was recorded with_flops, but its ops carry none "
+            "(PyTorch's key_averages() computes them itself)")
 
 
 def render(trace: Trace, options: SummaryOptions | None = None, *, top: int | None = None,
@@ -248,9 +253,12 @@ def render(trace: Trace, options: SummaryOptions | None = None, *, top: int | No
     (long names cut, long cells wrapped; default 160)."""
     if _view_for(trace, sort_by) == "timeline":
         rows = op_summary(trace, group_by_input_shape=group_by_input_shape)
-        return render_ops(rows, sort_rows(rows, sort_by, 20 if top is None else top), width,
+        text = render_ops(rows, sort_rows(rows, sort_by, 20 if top is None else top), width,
                           sorted_by_host=sort_by is None
                           and not any(r.self_device_ns for r in rows))
+        if trace.metadata.attributes.get("with_flops") and not any(r.flops for r in rows):
+            text += textwrap.fill(NO_FLOPS, width or 160) + "\n"
+        return text
     result = summarize(trace, replace(options or SummaryOptions(), top=_top(trace, top)))
     left = 0
     if top is None and trace.metadata.framework != "MegEngine":
