@@ -38,12 +38,14 @@ _REASONS = {
 
 ADVICE: dict[str, dict[str, str | None]] = {
     "framework-overhead": {
-        "pytorch": "Time between ops is Python and framework overhead: profile with_stack to "
-                   "see the Python frames, move per-step bookkeeping out of the loop, use "
-                   "torch.compile or CUDA graphs (torch.cuda.graphs) to cut per-op dispatch.",
-        PYTORCH_CPU: "Time between ops is Python and framework overhead: profile with_stack "
-                     "to see the Python frames, move per-step bookkeeping out of the loop, "
-                     "use torch.compile to cut per-op dispatch.",
+        "pytorch": "Time between ops is Python and framework overhead: look at the Python "
+                   "frames between ops (profile with_stack=True if the trace has none), move "
+                   "per-step bookkeeping out of the loop, use torch.compile or CUDA graphs "
+                   "(torch.cuda.graphs) to cut per-op dispatch.",
+        PYTORCH_CPU: "Time between ops is Python and framework overhead: look at the Python "
+                     "frames between ops (profile with_stack=True if the trace has none), "
+                     "move per-step bookkeeping out of the loop, use torch.compile to cut "
+                     "per-op dispatch.",
         "paddle": "The framework (scheduling, Python, op dispatch) takes a large part of the "
                   "step: run a static graph (paddle.jit.to_static), larger batches, fewer "
                   "small ops.",
