@@ -245,3 +245,24 @@ def test_traceconvs_own_chrome_output_shows_ints_beyond_int64_as_written(
     assert shown[("nested", "args.v[1]")] == str(2**64)
     report = check_chrome(Source(out))
     assert "args_int_beyond_int64" not in {w["code"] for w in report.warnings}
+
+
+def test_a_flow_whose_target_began_first_is_counted_by_the_writer():
+    """A task posted from inside a long running slice to one that began earlier (Chromium's
+    HandlePostMessage → a worker's FunctionCall): its 'f' cannot sit where the arrow reads
+    right in every viewer; the writer says how many such flows it wrote."""
+    import io
+
+    from traceconv.formats.chrome.writer import write_chrome
+    from traceconv.model import Trace
+
+    trace = Trace()
+    process = trace.add_process("p", pid=1)
+    main, worker = (trace.add_track(n, process=process, tid=t) for n, t in (("m", 1), ("w", 2)))
+    call = trace.add_slice(worker, 0, 1_000_000, "FunctionCall")
+    post = trace.add_slice(main, 500_000, 10_000, "HandlePostMessage")
+    later = trace.add_slice(worker, 2_000_000, 10_000, "RunTask")
+    trace.add_flow(post, call, "task")
+    trace.add_flow(post, later, "task")
+    written = write_chrome(trace, io.BytesIO())
+    assert written.count("chrome.flow_backwards") == 1

@@ -97,6 +97,10 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("chrome.event_not_object", "dropped", "traceEvents items that are not objects"),
     # a one-ended flow links nothing: no viewer draws it, and its slice is kept (a note, not
     # a loss: Kineto writes an ac2g 'f' on runtime calls that launch nothing)
+    _Code("chrome.flow_backwards", "note",
+          "flows written whose target starts before their source: the 'f' sits at the "
+          "source's start inside the target, where a viewer binds it to the innermost slice "
+          "open then (one nested in the target, or the arrow drawn from the earlier slice)"),
     _Code("chrome.flow_dangling", "note",
           "flow events whose other end is not in the file (a start with no finish or a finish "
           "with no start): an arrow needs both ends, so none is drawn; the slice is kept"),

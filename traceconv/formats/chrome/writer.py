@@ -260,6 +260,17 @@ def _device_categories(trace: Trace) -> list[str]:
     return sorted({strings[c] for c in np.unique(s.numpy("category")[on_device]).tolist()})
 
 
+def _count_backwards(view: Trace) -> None:
+    """Count the flows whose target starts before their source: their ``f`` is placed at
+    the source's start inside the target, where a viewer binds it to the innermost slice
+    open then (one nested in the target, or the arrow runs from the earlier slice)."""
+    starts = view.slices.numpy_view("start")
+    source, target = view.flows.numpy_view("source"), view.flows.numpy_view("target")
+    view.diagnostics.add("chrome.flow_backwards",
+                         count=int((starts[target] < starts[source]).sum()) if len(source)
+                         else 0)
+
+
 def write_chrome(trace: Trace, out: BinaryIO) -> Diagnostics:
     """Write ``trace`` to ``out`` as Chrome JSON (object form), batch by batch; returns what
     the writer repaired (slices moved to lane tracks; ``trace`` itself is not changed).
@@ -271,6 +282,7 @@ def write_chrome(trace: Trace, out: BinaryIO) -> Diagnostics:
     """
     view = nested_view(trace)
     base = _base(view)
+    _count_backwards(view)
     header = dumps(_header(trace, view, base))
     out.write(header[:-1] + b',"traceEvents":[\n')
     first = True
