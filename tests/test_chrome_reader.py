@@ -100,8 +100,14 @@ def test_kineto_memory_pairs(samples: Path):
     owned = [b for b in trace.memory if b.alloc_ns is not None]
     assert all(b.owner_name for b in owned)
     assert sum(b.owner_name == "aten::empty" for b in owned) == 87
-    (counter,) = [t for t in trace.tracks if t.kind is TrackKind.COUNTER]
-    assert counter.unit == "bytes" and counter.name == "CPU live bytes"
+    counters = {t.name: t for t in trace.tracks if t.kind is TrackKind.COUNTER}
+    assert set(counters) == {"CPU live bytes", "CPU allocated (allocator)"}
+    assert {t.unit for t in counters.values()} == {"bytes"}
+    # (the allocator's own totals, as each event states them: CPU's reserved is 0, no cache)
+    allocator = counters["CPU allocated (allocator)"].id
+    stated = [c.value for c in trace.iter_counter_samples() if c.track == allocator]
+    assert stated == [e["args"]["Total Allocated"]
+                      for e in sorted(events, key=lambda e: e["ts"])]
 
 
 def test_kineto_gpu_trace_flows_and_device_namespacing(data: Path):

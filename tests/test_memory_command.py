@@ -348,7 +348,9 @@ def test_kineto_memory_events_peak(name):
     got = {d["device"]: d["allocated_bytes"] for d in report["devices"]}
     assert got == expected
     for device in report["devices"]:
-        assert device["reserved_bytes"] is None   # no segments in a Kineto trace
+        # no segments in a Kineto trace: reserved is the caching allocator's own total
+        # where it states one (CUDA), none for the CPU (it keeps no cache: 0)
+        assert (device["reserved_bytes"] is None) == (device["device"] == "CPU")
         assert sum(s["bytes"] for s in device["sites"]) == device["allocated_bytes"]
 
 
@@ -447,3 +449,26 @@ def test_ranks_side_by_side_equal_each_ranks_replay():
 def test_more_than_two_inputs_without_ranks_is_a_usage_error():
     result = run_cli("memory", *(str(p) for p in BUNDLED * 2))
     assert result.returncode == 2 and "--ranks" in result.stderr
+
+
+KINETO_CUDA = SAMPLES / "torch" / "resnet18_train_cuda.pt.trace.json.gz"
+
+
+def test_a_kineto_peak_states_the_allocators_own_totals():
+    """Kineto's [memory] events carry the caching allocator's totals: at the peak, its
+    `Total Allocated` (blocks held from before the trace included) and `Total Reserved`, as
+    the last event of the device at or before that moment states them (read from the JSON)."""
+    trace = traceconv.load(KINETO_CUDA)
+    (cuda,) = [d for d in memory_report(trace)["devices"] if d["device"] == "CUDA:0"]
+    with gzip.open(KINETO_CUDA) as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("name") == "[memory]"
+                  and e["args"].get("Device Type") == 1]
+    origin = trace.metadata.attributes.get("baseTimeNanoseconds", 0)
+    at = cuda["moment"]["time"]
+    # (the model's times are ns; the file's µs with three decimals, after its base)
+    stated = max((e for e in events if round(e["ts"] * 1000) + origin <= at),
+                 key=lambda e: e["ts"])["args"]
+    assert cuda["allocated_by_allocator_bytes"] == stated["Total Allocated"]
+    assert cuda["reserved_bytes"] == stated["Total Reserved"]
+    assert cuda["fragmentation_bytes"] == stated["Total Reserved"] - stated["Total Allocated"]
+    assert cuda["allocated_bytes"] < stated["Total Allocated"]   # (some held from before)

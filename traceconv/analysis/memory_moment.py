@@ -7,6 +7,9 @@ moment of the peak of allocated bytes. At it, per device:
   its free; a snapshot's block to ``free_completed``, so blocks pending free count);
 * *reserved*: the sizes of the segments (reservations) live then; *fragmentation* is
   reserved minus allocated;
+* where the allocator's own totals are stated (Kineto's ``Total Allocated`` and ``Total
+  Reserved``, counters of the model), *allocated by the allocator* at the moment (blocks
+  allocated before the trace began included) and, without segments, *reserved* from it;
 * the largest free gap inside the live segments of each pool, against the failed request;
 * the allocation sites of the live blocks, summing exactly to the allocated bytes.
 
@@ -26,7 +29,7 @@ import numpy as np
 from ..model import MemoryBlock, Trace
 from ..model.block_table import BlockTable
 from ..model.clock import is_logical
-from ..model.memory import LiveBytes, live_bytes
+from ..model.memory import ALLOCATOR_TOTALS, LiveBytes, allocator_total, live_bytes
 from .allocation_sites import UNNAMED, block_sites, site_of
 
 SCHEMA = 1
@@ -114,10 +117,17 @@ def _device_report(trace: Trace, device: str, ooms: list[tuple[int, dict[str, An
     allocated = sum(b.size for b in live)
     reserved = sum(s.size for s in live_segments) if segments else None
     unknown = _unknowns(int(np.count_nonzero(~alloc_known & free_known)), live, moment)
+    # the allocator's own totals, where its events state them (Kineto): they count blocks
+    # allocated before the trace began, which no event of it shows
+    stated = {kind: allocator_total(trace, device, kind, at) for kind in ALLOCATOR_TOTALS}
+    by_allocator, reserved_by_allocator = stated.values()
+    held = allocated
+    if reserved is None and reserved_by_allocator:   # (a CPU allocator states 0: no cache)
+        reserved, held = reserved_by_allocator, max(allocated, by_allocator or 0)
     fragmentation = None
     if reserved is not None:
-        if reserved >= allocated:
-            fragmentation = reserved - allocated
+        if reserved >= held:
+            fragmentation = reserved - held
         else:   # the segments disagree with the blocks: no number is right
             unknown["reserved_below_allocated"] = 1
     pools = _free_gaps(live, live_segments, unknown)
@@ -127,6 +137,7 @@ def _device_report(trace: Trace, device: str, ooms: list[tuple[int, dict[str, An
             max(p["largest_free_bytes"] for p in pools) >= _rounded(request))
     names, of_block = sites
     return {"device": device, "allocated_bytes": allocated,
+            "allocated_by_allocator_bytes": by_allocator,
             "allocated_rounded_bytes": _rounded_at_dump(live_segments, moment),
             "reserved_bytes": reserved,
             "fragmentation_bytes": fragmentation, "moment": moment, "pools": pools,

@@ -108,6 +108,11 @@ def _print_device(console: Console, name: str, device: dict[str, Any], unit: str
         rows.add_row("requested", _bytes(moment["requested_bytes"]))
         rows.add_row("device free", _bytes(moment["device_free_bytes"]))
     rows.add_row("allocated", _bytes(device["allocated_bytes"]))
+    stated = device.get("allocated_by_allocator_bytes")
+    if stated is not None and stated != device["allocated_bytes"]:
+        before = stated - device["allocated_bytes"]
+        rows.add_row("  allocator's", f"{_bytes(stated)}, by its own total"
+                     + (f" ({before:,} bytes held from before the trace)" if before > 0 else ""))
     if device["allocated_rounded_bytes"] is not None:
         rows.add_row("  rounded", _bytes(device["allocated_rounded_bytes"]))
     rows.add_row("reserved", _bytes(device["reserved_bytes"]))

@@ -142,6 +142,7 @@ def add_live_bytes_counters(trace: Trace, process_name: str = "Memory",
     memory = trace.memory
     if not memory:
         return []
+    processes = _DeviceProcesses(trace, process_name)
     values, device_codes = memory.coded("device")
     pool_codes = memory.coded("pool")[1]
     keys = [device_codes, pool_codes]
@@ -151,27 +152,96 @@ def add_live_bytes_counters(trace: Trace, process_name: str = "Memory",
     # One start for every group, so blocks that predate the trace line up across tracks.
     columns = _columns(memory)
     start = _earliest(columns)
-    by_name = {p.name: p.id for p in trace.processes}
     # Idempotent: a trace read back from traceconv's own output already has these tracks.
     existing = {t.name for t in trace.tracks if t.kind is TrackKind.COUNTER}
-    fallback: int | None = None
     new_tracks = []
     for (device, pool, *category), rows in groups.items():
         label = " ".join(x for x in (device, pool, *category) if x) or "memory"
         if f"{label} live bytes" in existing:
             continue
-        process = by_name.get(device)
-        if process is None:
-            if fallback is None:
-                fallback = trace.add_process(process_name, kind=ProcessKind.SYNTHETIC)
-            process = fallback
-        track = trace.add_track(f"{label} live bytes", process=process, kind=TrackKind.COUNTER,
-                                unit="bytes", description="bytes held by live memory blocks")
+        track = trace.add_track(f"{label} live bytes", process=processes.of(device),
+                                kind=TrackKind.COUNTER, unit="bytes",
+                                description="bytes held by live memory blocks")
         curve = _live_bytes(columns if rows is None else columns.rows(rows), start=start,
                             end=None)
         trace.add_counter_series(track, curve.times, curve.bytes)
         new_tracks.append(track)
     return new_tracks
+
+
+class _DeviceProcesses:
+    """The process a device's memory counters go under: the one named as the device, else
+    one synthetic process named ``fallback`` (made when first needed)."""
+
+    def __init__(self, trace: Trace, fallback: str) -> None:
+        self.trace, self.fallback = trace, fallback
+        self.by_name = {p.name: p.id for p in trace.processes}
+        self.made: int | None = None
+
+    def of(self, device: Any) -> int:
+        process = self.by_name.get(device)
+        if process is None:
+            if self.made is None:   # (the fallback made before, for the live bytes: that one)
+                self.made = self.by_name.get(self.fallback)
+            if self.made is None:
+                self.made = self.trace.add_process(self.fallback, kind=ProcessKind.SYNTHETIC)
+            process = self.made
+        return process
+
+
+# the counters of an allocator's own totals (``{device} {kind}``): its stated figures, blocks
+# allocated before a trace began included (what live bytes, made of the blocks, cannot know)
+ALLOCATOR_TOTALS = ("allocated (allocator)", "reserved (allocator)")
+
+
+def add_allocator_counters(trace: Trace, device: str, times: np.ndarray,
+                           totals: dict[str, np.ndarray], process_name: str = "Memory") -> None:
+    """Add a device's allocator totals (``ALLOCATOR_TOTALS`` kind → values at ``times``,
+    NaN where an event does not state it) as counter tracks beside its live bytes.
+
+    >>> t = Trace()
+    >>> add_allocator_counters(t, "CPU", np.array([5, 9]), {"reserved (allocator)": np.array([2e6, np.nan])})
+    >>> [(tr.name, len(t.counters)) for tr in t.tracks]
+    [('CPU reserved (allocator)', 1)]
+    """
+    processes = _DeviceProcesses(trace, process_name)
+    # (idempotent, as the live bytes: traceconv's own output read back has these tracks)
+    existing = {t.name for t in trace.tracks if t.kind is TrackKind.COUNTER}
+    for kind, values in totals.items():
+        stated = ~np.isnan(values)
+        if f"{device} {kind}" in existing:
+            continue
+        if stated.any() and values[stated].any():   # (all 0: no cache, as CPU's reserved)
+            track = trace.add_track(f"{device} {kind}", process=processes.of(device),
+                                    kind=TrackKind.COUNTER, unit="bytes",
+                                    description="the allocator's own total, as its events "
+                                    "state it (blocks held before the trace began included)")
+            trace.add_counter_series(track, times[stated], values[stated])
+
+
+def allocator_total(trace: Trace, device: str, kind: str, at: int) -> int | None:
+    """The allocator's ``kind`` total of ``device`` (``ALLOCATOR_TOTALS``) as last stated
+    at or before ``at`` (None: the trace states none).
+
+    >>> t = Trace()
+    >>> add_allocator_counters(t, "CPU", np.array([5, 9]), {"reserved (allocator)": np.array([2e6, 3e6])})
+    >>> allocator_total(t, "CPU", "reserved (allocator)", 7), allocator_total(t, "CPU", "reserved (allocator)", 1)
+    (2000000, None)
+    """
+    name = f"{device} {kind}"
+    tracks = [i for i, t in enumerate(trace.tracks) if t.kind is TrackKind.COUNTER
+              and t.name == name]
+    if not tracks:
+        return None
+    counters = trace.counters
+    rows = np.flatnonzero(np.isin(counters.numpy_view("track"), tracks))
+    times = counters.numpy_view("ts")[rows]
+    before = rows[times <= at]
+    if not len(before):
+        return None
+    stamps = counters.numpy_view("ts")[before]
+    last = before[np.flatnonzero(stamps == stamps.max())[-1]]   # (the latest: the last stated)
+    return int(counters.numpy_view("value")[last])
 
 
 def _groups(values: list[Any], keys: list[np.ndarray], by_category: bool

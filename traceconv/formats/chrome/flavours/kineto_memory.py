@@ -23,7 +23,7 @@ import numpy as np
 
 from ....keys import first_places
 from ....model import Trace
-from ....model.memory import add_live_bytes_counters
+from ....model.memory import ALLOCATOR_TOTALS, add_allocator_counters, add_live_bytes_counters
 from ....model.slice_index import SliceIndex, enclosing_rows
 from .base import hashable
 
@@ -73,8 +73,38 @@ def memory_blocks(trace: Trace, take_index: Callable[[], SliceIndex | None]) -> 
              "kineto.alloc_without_free": int(alloc.sum() - freeing.sum())}
     for code, count in found.items():
         trace.diagnostics.add(code, count=count)
+    totals = _allocator_totals(trace, events)
     del events, alloc, freeing, freed_at, owners   # (the counters need memory now)
     add_live_bytes_counters(trace)
+    for device, (times, values) in totals.items():
+        add_allocator_counters(trace, device, times, values)
+
+
+_TOTALS = {"Total Allocated": ALLOCATOR_TOTALS[0], "Total Reserved": ALLOCATOR_TOTALS[1]}
+
+
+def _allocator_totals(trace: Trace, events: MemoryEvents
+                      ) -> dict[str, tuple[np.ndarray, dict[str, np.ndarray]]]:
+    """Per device, the times of its events and the caching allocator's totals each states
+    (``Total Allocated``, ``Total Reserved``; NaN where one is missing or no number)."""
+    columns = trace.instants.args.int_columns(events.rows, tuple(_TOTALS), (None, None))
+    if columns is not None:   # (the usual case: integers, read as columns)
+        numbers, known = columns
+        values = np.where(known & (numbers >= 0), numbers, np.nan)
+    else:   # (a float, a text, a list somewhere: value by value)
+        values = np.full((len(_TOTALS), len(events.rows)), np.nan)
+        args = trace.instants.args
+        for k, row in enumerate(events.rows.tolist()):
+            found = args[row] or {}
+            for j, key in enumerate(_TOTALS):
+                value = found.get(key)
+                if type(value) is int and 0 <= value < 1 << 62:
+                    values[j, k] = value
+    times = trace.instants.numpy_view("ts")[events.rows]
+    return {device: (times[mine], {kind: values[j, mine]
+                                   for j, kind in enumerate(_TOTALS.values())})
+            for code, device in enumerate(events.device_names)
+            if len(mine := np.flatnonzero(events.device_of == code))}
 
 
 def _int_events(trace: Trace, rows: np.ndarray) -> MemoryEvents | None:
