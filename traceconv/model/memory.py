@@ -244,6 +244,43 @@ def allocator_total(trace: Trace, device: str, kind: str, at: int) -> int | None
     return int(counters.numpy_view("value")[last])
 
 
+def allocator_series(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(times, reserved, allocated) of the devices' caching allocators, as their totals'
+    counter tracks (``ALLOCATOR_TOTALS``) state them, device after device; each time one
+    of a device's two totals changes, with the other as last stated (a host allocator,
+    which reserves nothing, has no reserved track: none of its times).
+
+    >>> t = Trace()
+    >>> add_allocator_counters(t, "CUDA:0", np.array([5, 9]), {
+    ...     "allocated (allocator)": np.array([1e6, 2e6]), "reserved (allocator)": np.array([4e6, 4e6])})
+    >>> [a.tolist() for a in allocator_series(t)]
+    [[5, 9], [4000000, 4000000], [1000000, 2000000]]
+    """
+    tracks: dict[str, dict[str, int]] = {}
+    for track in trace.tracks:
+        for kind in ALLOCATOR_TOTALS:
+            if track.kind is TrackKind.COUNTER and track.name.endswith(f" {kind}"):
+                tracks.setdefault(track.name[:-len(kind) - 1], {})[kind] = track.id
+    counters = trace.counters
+    track_of, stamps, values = (counters.numpy_view(c) for c in ("track", "ts", "value"))
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for found in tracks.values():
+        if len(found) < len(ALLOCATOR_TOTALS):
+            continue
+        series = []
+        for kind in (ALLOCATOR_TOTALS[1], ALLOCATOR_TOTALS[0]):   # (reserved, allocated)
+            rows = np.flatnonzero(track_of == found[kind])
+            rows = rows[np.argsort(stamps[rows], kind="stable")]
+            series.append((stamps[rows], values[rows]))
+        times = np.unique(np.concatenate([t for t, _ in series]))
+        times = times[times >= max(t[0] for t, _ in series)]   # (both stated by then)
+        parts.append((times, *(v[np.searchsorted(t, times, "right") - 1].astype(np.int64)
+                               for t, v in series)))
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return tuple(np.concatenate(column) for column in zip(*parts, strict=True))  # type: ignore[return-value]
+
+
 def _groups(values: list[Any], keys: list[np.ndarray], by_category: bool
             ) -> dict[tuple[str, ...], np.ndarray | None]:
     """The blocks of each (device, pool) and, ``by_category``, of each (device, pool,

@@ -16,8 +16,7 @@ import numpy as np
 
 from ...model import OpStat, Trace
 from ...model.block_table import BlockTable
-from ...model.memory import LiveBytes
-from ...numbers import int64
+from ...model.memory import LiveBytes, allocator_series
 from ..activity import Activity, Timeline
 from ..idle import DeviceIdle, device_idle
 from ..memory_moment import device_curves
@@ -25,7 +24,6 @@ from ..memory_moment import device_curves
 _PAGEABLE = re.compile(r"pageable", re.IGNORECASE)
 _MEMORY_KIND = re.compile(r"pageable|pinned|managed", re.IGNORECASE)
 _HOST_DEVICE = re.compile(r"^cpu", re.IGNORECASE)
-_TOTALS = ("Total Reserved", "Total Allocated", "Device Type")   # Kineto's [memory] args
 
 
 def device_block_rows(table: BlockTable) -> np.ndarray:
@@ -113,22 +111,16 @@ class Context:
     def allocator_totals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(times, reserved bytes, allocated bytes) of the device caching allocator.
 
-        The allocator's running totals on allocation events (Kineto's ``[memory]``
-        instants carry ``Total Reserved`` / ``Total Allocated``), for devices other than
-        the CPU; without them, a trace that has the allocator's segments
+        The allocator's running totals (the counter tracks a reader made of them: Kineto's
+        ``[memory]`` events state ``Total Reserved`` / ``Total Allocated``; a host allocator
+        reserves nothing); without them, a trace that has the allocator's segments
         (:attr:`Trace.reservations`, e.g. an allocator snapshot) gives the live bytes of
         its reservations and of its memory blocks, per device, at every change of either.
         """
-        instants = self.trace.instants
-        reserved, allocated, device = instants.args.get_columns(
-            np.arange(len(instants)), _TOTALS, (None, None, None))
-        rows = [row for row, (r, a, d) in enumerate(zip(reserved, allocated, device, strict=True))
-                if int64(r) is not None and int64(a) is not None and d != 0]   # (device 0: host, no cache)
-        if not rows and self.trace.reservations:
+        found = allocator_series(self.trace)
+        if not len(found[0]) and self.trace.reservations:
             return _totals_of_reservations(self.trace)
-        return (instants.numpy_view("ts")[rows].copy(),
-                np.array([reserved[row] for row in rows], np.int64),
-                np.array([allocated[row] for row in rows], np.int64))
+        return found
 
     @cached_property
     def device_capacity(self) -> int | None:
