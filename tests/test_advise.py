@@ -205,6 +205,11 @@ def test_memory_rules_from_allocator_totals():
     assert fired(GPT, "memory-peak") == []                 # 1.5 GB of an 80 GB H100
     (peak,) = fired(GPT, "memory-peak", device_memory=int(reserved / 0.85))
     assert peak.severity == "medium" and peak.evidence["peak_bytes"] == reserved
+    # the peak's moment: the first event, in time, that states it (not the first in the file)
+    first = min(e["ts"] for e in events if e.get("name") == "[memory]"
+                and e["args"].get("Device Type") == 1 and e["args"]["Total Reserved"] == reserved)
+    origin = min(e["ts"] for e in events if e.get("ph") in ("X", "i") and "ts" in e)
+    assert peak.where["peak_ns"] == pytest.approx((first - origin) * 1000, abs=1)
 
 
 def test_missing_concepts_are_reported_not_guessed():
