@@ -215,7 +215,9 @@ def test_memory_rules_from_allocator_totals():
 def test_missing_concepts_are_reported_not_guessed():
     result = advise(load(PADDLE_BEFORE))
     reasons = {s.rule: s.reason for s in result.skipped}
-    assert reasons["gpu-idle"] == "not applicable: missing device work"
+    # (a Paddle report: statistics, not a timeline, which the reason says)
+    assert reasons["gpu-idle"] == ("not applicable: missing device work (the input holds "
+                                   "statistics, not a timeline)")
     assert reasons["memory-peak"].startswith("not applicable: missing ")
     ran = {f.rule for f in result.findings} | set(result.passed)
     assert ran | set(reasons) == {r.id for r in RULES} and not ran & set(reasons)
@@ -295,3 +297,18 @@ def test_a_cpu_only_pytorch_run_gets_no_cuda_advice():
     from traceconv.analysis.advise.frameworks import advice_for, framework_of
 
     assert "CUDA graphs" in advice_for("framework-overhead", framework_of(load(RESNET)), "")
+
+
+def test_rules_that_need_a_timeline_say_the_input_is_statistics():
+    """nsys stats and rocprof statistics list kernels: advise must not call them missing
+    without saying why (summary lists them): the input holds statistics, not a timeline."""
+    from traceconv.analysis.advise import STATISTICS_ONLY
+
+    for path in (DATA / "nsys_stats" / "nanomoe_stats_console_nsys2026.1.txt",
+                 DATA / "rocprof" / "amd__HPCTrainingExamples__jacobi_1389712_kernel_stats.csv"):
+        result = advise(load(path))
+        assert result.skipped and all(s.reason.endswith(STATISTICS_ONLY) for s in result.skipped)
+        text = CliRunner().invoke(app, ["advise", str(path)]).output
+        assert "the input holds statistics, not a timeline" in " ".join(text.split())
+    assert not any(s.reason.endswith(STATISTICS_ONLY)
+                   for s in advise(load(RESNET)).skipped)

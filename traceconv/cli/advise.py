@@ -93,6 +93,11 @@ def _print(result, inputs: tuple[str, ...], wide: bool = False) -> None:
                            style="dim"))
     if result.skipped:
         skipped = ", ".join(sorted({s.rule for s in result.skipped}))
+        from ..analysis.advise import STATISTICS_ONLY
+
+        statistics = any(s.reason.endswith(STATISTICS_ONLY) for s in result.skipped)
+        why = "the input holds statistics, not a timeline" if statistics else \
+            "--json says what each lacks"
         # (rule ids are not broken at their hyphens: memcpy-heavy stays one word)
-        console.print(Text(textwrap.fill(f"not applicable: {skipped} (--json says what each "
-                                         "lacks)", fill, break_on_hyphens=False), style="dim"))
+        console.print(Text(textwrap.fill(f"not applicable: {skipped} ({why})", fill,
+                                         break_on_hyphens=False), style="dim"))

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...model import Trace
+from ...model.breakdown import only_breakdown
 from .context import Context
 from .finding import SEVERITIES, Advice, Finding, Skipped
 from .frameworks import advice_for, framework_of, not_applicable
@@ -19,6 +20,11 @@ from .registry import RULES, rule
 from .rule import Rule
 
 __all__ = ["Advice", "Finding", "RULES", "Rule", "Skipped", "advise", "rule"]
+
+
+# a rule's missing concepts, when the input is a statistics table: the table has kernels and
+# calls, but no timeline for a rule to find them in
+STATISTICS_ONLY = " (the input holds statistics, not a timeline)"
 
 
 def advise(traces: Trace | Sequence[Trace], *, rules: Iterable[str] | None = None,
@@ -47,8 +53,11 @@ def advise(traces: Trace | Sequence[Trace], *, rules: Iterable[str] | None = Non
                 continue
             absent = candidate.missing(ctx)
             if absent:
+                # (a statistics table has kernels and calls, but no timeline to find them in)
+                kind = STATISTICS_ONLY if trace.stats and (
+                    not len(trace.slices) or only_breakdown(trace)) else ""
                 advice.skipped.append(Skipped(candidate.id, "not applicable: missing "
-                                              + ", ".join(absent), label))
+                                              + ", ".join(absent) + kind, label))
                 continue
             found = candidate.check(ctx)
             for finding in found:
