@@ -8,6 +8,7 @@ so they are counted after the loss and never called "dropped".
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING
 
 import click
@@ -80,24 +81,35 @@ def _counts(lost: list[tuple[int, str]], shown: int, changed: dict[str, int]) ->
 
 
 def written_digest(written: Diagnostics, target: str) -> str | None:
-    """One line for stderr when the writer left something out, repaired or guessed (slices
-    moved to an overlap lane, times shifted where Perfetto shows them), each by its code:
-    what the reader counted is in the input's ``info --json``, this is not.
+    """A line for stderr when the writer left something out, repaired or guessed (slices
+    moved to an overlap lane, times shifted where Perfetto shows them), by code, and each
+    code in its own words below: what the reader counted is in the input's ``info --json``,
+    this is not.
 
     >>> from traceconv.model import Diagnostics
     >>> written = Diagnostics(); written.add("nesting.overlap_moved", count=21)
-    >>> written_digest(written, "out.pftrace")
-    'traceconv: out.pftrace: written with 21 repaired (nesting.overlap_moved)'
+    >>> print(written_digest(written, "out.pftrace"))
+    traceconv: out.pftrace: written with 21 repaired (nesting.overlap_moved)
+      nesting.overlap_moved: slices that partially overlap the slice enclosing them
+        were moved to an overlap lane track
     >>> written_digest(Diagnostics(), "out.pftrace") is None
     True
     """
+    from ..model.diagnostic_codes import lookup
+
     items = sorted((item for item in written if item.kind != "note"),
                    key=lambda item: (-item.count, item.code))
     if not items:
         return None
+
     said = ", ".join(f"{item.count:,} {'left out' if item.kind == 'dropped' else item.kind} "
                      f"({item.code})" for item in items)
-    return f"traceconv: {elided(target, max(WIDTH - len(said) - 30, NAME_MIN))}: written with {said}"
+    line = f"traceconv: {elided(target, max(WIDTH - len(said) - 30, NAME_MIN))}: written with {said}"
+    # (each code in its own words, indented below: no command lists what a writer did)
+    words = [textwrap.fill(f"{item.code}: {info.text}", 80, initial_indent="  ",
+                           subsequent_indent="    ") for item in items
+             if (info := lookup(item.code)) is not None]
+    return "\n".join([line, *words])
 
 
 def echo_digest(trace: Trace, inputs: tuple[str, ...]) -> None:
