@@ -81,13 +81,19 @@ def _print(result, inputs: tuple[str, ...], wide: bool = False) -> None:
     console = console_for(wide, highlight=False)
     fill = min(console.width, 96)   # advice reads best in lines of at most 96
     if not result.findings:
-        counts = f" ({len(result.passed)} rules passed, {len(result.skipped)} not applicable)"
+        passed = len(result.passed)
+        counts = f" ({passed} rule{'s' * (passed != 1)} passed, {len(result.skipped)} not " \
+            "applicable)"
         names = heading_name(", ".join(inputs), "no findings for " + counts, fill)
         console.print(f"no findings for {escape(names)}{counts}")
     for finding in result.findings:
         where = f" ({escape(finding.trace)})" if finding.trace else ""
-        console.print(f"[{_STYLE[finding.severity]}]{finding.severity.upper():6}[/] "
-                      f"[bold]{finding.rule}[/]{where}: {escape(finding.title)}")
+        # (a headline that wraps goes on under its rule, as the advice below it)
+        head = textwrap.fill(f"{finding.severity.upper():6} {finding.rule}{where}: "
+                             f"{finding.title}", fill, subsequent_indent=" " * 7,
+                             break_on_hyphens=False)
+        severity, rest = head[:6], head[6:]
+        console.print(f"[{_STYLE[finding.severity]}]{severity}[/]{escape(rest)}")
         console.print(Text(textwrap.fill(finding.advice, fill, initial_indent=" " * 7,
                                          subsequent_indent=" " * 7, break_on_hyphens=False),
                            style="dim"))

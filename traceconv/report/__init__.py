@@ -155,7 +155,8 @@ def _advice(trace: Trace) -> str:
 
     result = advise(trace)
     if not result.findings:
-        return (f'<p>No findings: {len(result.passed)} rules passed, '
+        passed = len(result.passed)
+        return (f'<p>No findings: {passed} rule{"s" * (passed != 1)} passed, '
                 f'{len(result.skipped)} not applicable.</p>')
     items = []
     for f in result.findings:

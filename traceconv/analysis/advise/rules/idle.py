@@ -84,7 +84,7 @@ def _launch_bound(ctx: Context) -> list[Finding]:
     top = most_common(names, 5)
     return [Finding(
         "launch-bound", "high" if idle >= IDLE_HIGH else "medium",
-        f"launch-bound: {pct(short_share)} of {len(kernels):,} kernels run shorter than "
+        f"{pct(short_share)} of {len(kernels):,} kernels run shorter than "
         f"their launch call",
         {"kernels": len(kernels), "shorter_than_launch": int(short.sum()),
          "short_share": round(short_share, 4), "started_at_once_share": round(immediate_share, 4),
