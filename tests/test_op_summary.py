@@ -168,3 +168,25 @@ def test_a_profile_recorded_with_flops_but_holding_none_says_so(tmp_path):
     text = CliRunner().invoke(app, ["summary", str(path)], env={"COLUMNS": "80"}).output
     assert "no FLOPs: the profile was recorded with_flops" in " ".join(text.split())
     assert max(map(len, text.splitlines())) <= 80
+
+
+def test_nested_scopes_of_one_name_are_calls_each_outside_pytorch(tmp_path):
+    """torch's key_averages counts an op and its only child of the same name once; a
+    browser's nested `ScopedBlockingCall` scopes are two calls (Chromium: 4,717 counted of
+    5,331 before)."""
+    events = [{"ph": "X", "name": "ScopedBlockingCall", "cat": "base", "pid": 1, "tid": 1,
+               "ts": 0, "dur": 10},
+              {"ph": "X", "name": "ScopedBlockingCall", "cat": "base", "pid": 1, "tid": 1,
+               "ts": 2, "dur": 5}]
+    path = tmp_path / "chrome.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    (row,) = op_summary(traceconv.load(path))
+    assert row.calls == 2 and row.host_total_ns == 15_000 and row.self_host_ns == 10_000
+    for e in events:
+        e["cat"] = "cpu_op"
+    kineto = tmp_path / "kineto.json"
+    kineto.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
+    trace = traceconv.load(kineto)
+    assert trace.metadata.framework == "PyTorch"
+    (row,) = op_summary(trace)
+    assert row.calls == 1

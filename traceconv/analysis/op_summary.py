@@ -302,7 +302,10 @@ def op_summary(trace: Trace, *, group_by_input_shape: bool = False) -> list[OpRo
         interrupted = events.parent.get(row)
         if interrupted is not None:
             kernels[row] = list(kernels.get(interrupted, ()))
-    merged = _merge_duplicates(events, children, kernels)
+    # (torch's key_averages counts an op and its only child of the same name once; other
+    # producers' nested scopes of one name are calls each: a browser's, XLA's)
+    merged = _merge_duplicates(events, children, kernels) \
+        if trace.metadata.framework == "PyTorch" else set()
     start, end, names = events.start, events.end, events.names
     s = trace.slices
     has_device = bool(len(events.device))
