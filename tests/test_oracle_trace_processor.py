@@ -17,8 +17,9 @@ one of these, each asserted exactly:
   from its start: hand-counted from the raw events.
 * traceconv's own additions, counted in its diagnostics: launch → kernel flows joined by
   correlation id (``kineto.flows_from_correlation``, a sampled trace without flow events),
-  and the live-bytes counters it derives from ``[memory]`` instants (tracks named
-  ``… live bytes``; the JSON has no counter for them).
+  and the counters it makes of ``[memory]`` instants: live bytes (tracks named ``… live
+  bytes``) and the allocator's totals each event states (``… (allocator)``); the JSON has
+  no counter for either.
 
 The files: every bundled Chrome/Kineto sample (``samples/torch``, ``tests/data/torch``),
 and every Chrome JSON in ``../shared/corpus/torch`` (skipped without ``../shared``; its
@@ -146,8 +147,10 @@ def assert_agrees(tp, path: Path) -> None:
     assert ours.counts["flows"] - original.counts["flows"] == fan_out + joined
     if fan_out:
         assert original.stats["flow_end_without_start"] >= fan_out
-    # counters: the same values, plus the live bytes traceconv derives from [memory]
-    derived = {name: n for name, n in ours.counters.items() if name.endswith("live bytes")}
+    # counters: the same values, plus the live bytes and the allocator's totals traceconv
+    # makes of the [memory] instants
+    derived = {name: n for name, n in ours.counters.items()
+               if name.endswith(("live bytes", "(allocator)"))}
     assert {k: v for k, v in ours.counters.items() if k not in derived} == original.counters
     assert sum(derived.values()) == sum(trace.counters.numpy("track") >= 0) - sum(
         original.counters.values())
