@@ -108,3 +108,25 @@ def test_the_steps_are_one_row_as_in_key_averages():
     rows = [r for r in op_summary(traceconv.load(DATALOADER)) if "ProfilerStep" in r.name]
     assert [(r.name, r.calls) for r in rows] == [("ProfilerStep*", theirs["count"])]
     assert rows[0].host_total_ns / 1e3 == pytest.approx(theirs["cpu_time_total"], abs=1e-3)
+
+
+def test_a_profile_taken_without_the_et_observer_says_so(tmp_path):
+    """The same run with every Kineto record function id 0 (what a profile taken without
+    the ExecutionTraceObserver holds): nothing links, and the note says why, instead of
+    leaving a user to hunt for a difference of names."""
+    with gzip.open(HERE / "et_run.pt.trace.json.gz") as f:
+        document = json.load(f)
+    zeroed = 0
+    for event in document["traceEvents"]:
+        if "Record function id" in event.get("args", {}):
+            event["args"]["Record function id"] = 0
+            zeroed += 1
+    kineto = tmp_path / "no_observer.pt.trace.json"
+    kineto.write_text(json.dumps(document))
+    linked = traceconv.combine([traceconv.load(kineto),
+                                traceconv.load(HERE / "et_run.et.json.gz")])
+    assert linked.diagnostics.count("link_et.record_function_ids_zero") == zeroed > 0
+    assert not linked.diagnostics.count("link_et.linked_ops")
+    real = traceconv.combine([traceconv.load(HERE / "et_run.pt.trace.json.gz"),
+                              traceconv.load(HERE / "et_run.et.json.gz")])
+    assert not real.diagnostics.count("link_et.record_function_ids_zero")

@@ -81,11 +81,12 @@ def _link(trace: Trace) -> None:
                              if data.get("kind") == OP and data.get("rf_id") is not None}
     op_of_slice: dict[int, str] = {}
     clashes: list[str] = []
-    unmatched_rf = 0
+    unmatched_rf = zero_rf = 0
     for s in trace.iter_slices():
         rf = s.args.get(RF_ARG) if s.args else None
         if rf is None:
             continue
+        zero_rf += rf == 0
         node = by_rf.get(rf)
         if node is None:
             unmatched_rf += 1
@@ -114,6 +115,9 @@ def _link(trace: Trace) -> None:
             ancestor = up.get("parent")
     _device_spans(trace)
     _report(trace, len(by_rf), len(op_of_slice), clashes, unmatched_rf)
+    if not op_of_slice and zero_rf and zero_rf == unmatched_rf + len(clashes):
+        # (every id 0: the profiler ran without the observer, nothing to link by)
+        trace.diagnostics.add("link_et.record_function_ids_zero", count=zero_rf)
 
 
 def _device_spans(trace: Trace) -> None:

@@ -171,6 +171,11 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("link_et.name_mismatch", "dropped",
           "record function ids found in both traces under different names (not linked: are "
           "the two from the same run?)"),
+    _Code("link_et.record_function_ids_zero", "note",
+          "Kineto slices whose record function id is 0, all of them: the profile was taken "
+          "without the ExecutionTraceObserver attached to it (torch.profiler.profile("
+          "execution_trace_observer=...)), so no op of the execution trace can be linked; "
+          "not a difference of names"),
     _Code("link_et.slices_not_in_et", "note",
           "Kineto slices with a record function id the execution trace does not hold"),
     _Code("link_et.unlinked_ops", "dropped",
