@@ -98,3 +98,12 @@ def test_a_long_name_and_many_codes_still_fit_one_line():
     shorter = digest(trace, ("r0.json",))
     assert shorter is not None and len(shorter) <= WIDTH
     assert "(chrome.missing_phase 7, " in shorter   # the largest loss keeps its name
+
+
+def test_the_line_fits_a_narrow_terminal(monkeypatch, tmp_path):
+    """COLUMNS narrower than the line's 100: the line fits it (a log keeps the 100)."""
+    path = Path(__file__).parent / "data" / "nsys_stats" / "nanomoe_stats_console_nsys2026.1.txt"
+    monkeypatch.setenv("COLUMNS", "60")
+    result = CliRunner().invoke(app, ["info", str(path)])
+    (line,) = [line for line in result.output.splitlines() if line.startswith("traceconv: ")]
+    assert len(line) <= 60 and "left out" in line

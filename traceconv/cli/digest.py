@@ -8,6 +8,7 @@ so they are counted after the loss and never called "dropped".
 
 from __future__ import annotations
 
+import os
 import textwrap
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,7 @@ from ..presentation.tables import elided
 if TYPE_CHECKING:
     from ..model import Diagnostics, Trace
 
-WIDTH = 100   # (the line stays one line in a terminal and in CI logs)
+WIDTH = 100   # (the line stays one line in CI logs; a narrower terminal narrows it)
 NAME_MIN = 16  # an input name is not elided below this to make room for codes
 
 
@@ -36,7 +37,7 @@ def digest(trace: Trace, inputs: tuple[str, ...]) -> str | None:
     >>> digest(Trace(), ("a.txt",)) is None
     True
 
-    The line fits :data:`WIDTH` columns: past it the command is given without the names,
+    The line fits :func:`line_width` columns: past it the command is given without the names,
     then the smaller codes give way to "+N codes" (all of them to "N codes" at last) until
     the names, elided in the middle, keep :data:`NAME_MIN` characters.
     """
@@ -47,16 +48,29 @@ def digest(trace: Trace, inputs: tuple[str, ...]) -> str | None:
     if not lost and not any(changed.values()):
         return None
     names = " ".join(inputs)
+    width = line_width()
     for counts in [_counts(lost, shown, changed) for shown in range(len(lost), -1, -1)]:
         for line in (f"traceconv: {names}: {counts} (traceconv info {names} --json lists them)",
                      f"traceconv: {names}: {counts} (info --json)"):
-            if len(line) <= WIDTH:
+            if len(line) <= width:
                 return line
         tail = f": {counts} (info --json)"
-        room = WIDTH - len("traceconv: ") - len(tail)
+        room = width - len("traceconv: ") - len(tail)
         if room >= NAME_MIN:
             break
     return f"traceconv: {elided(names, max(room, NAME_MIN))}{tail}"
+
+
+def line_width() -> int:
+    """:data:`WIDTH`, or the terminal's width when narrower (``COLUMNS``, else standard
+    error's terminal; a log or a pipe keeps :data:`WIDTH`)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return min(WIDTH, int(columns))
+    try:
+        return min(WIDTH, os.get_terminal_size(2).columns)
+    except OSError:   # (not a terminal)
+        return WIDTH
 
 
 def _counts(lost: list[tuple[int, str]], shown: int, changed: dict[str, int]) -> str:
@@ -104,7 +118,8 @@ def written_digest(written: Diagnostics, target: str) -> str | None:
 
     said = ", ".join(f"{item.count:,} {'left out' if item.kind == 'dropped' else item.kind} "
                      f"({item.code})" for item in items)
-    line = f"traceconv: {elided(target, max(WIDTH - len(said) - 30, NAME_MIN))}: written with {said}"
+    room = max(line_width() - len(said) - len("traceconv: : written with "), NAME_MIN)
+    line = f"traceconv: {elided(target, room)}: written with {said}"
     # (each code in its own words, indented below: no command lists what a writer did)
     words = [textwrap.fill(f"{item.code}: {info.text}", 80, initial_indent="  ",
                            subsequent_indent="    ") for item in items
