@@ -227,3 +227,32 @@ def test_the_console_layout_is_told_apart_without_a_format():
     result = CliRunner().invoke(app, ["info", str(CONSOLE)])
     assert result.exit_code == 0, result.output
     assert "nsys-stats" in result.output
+
+
+def _column_layout(header: list[str], rows: list[list[str]], numbers: int) -> str:
+    """A table drawn as nsys's column layout draws it: each column as wide as its widest
+    cell, numbers right-aligned, text left-aligned, two spaces apart, a rule of dashes."""
+    widths = [max(len(c) for c in column) for column in zip(header, *rows, strict=True)]
+
+    def line(cells: list[str], centred: bool = False) -> str:
+        return " " + "  ".join(c.center(w) if centred else c.rjust(w) if k < numbers
+                               else c.ljust(w) for k, (c, w) in enumerate(zip(cells, widths,
+                                                                              strict=True)))
+    return "\n".join([line(header, centred=True), " " + "  ".join("-" * w for w in widths),
+                      *map(line, rows)]) + "\n"
+
+
+@settings(max_examples=40, derandomize=True, deadline=None)
+@given(rows=_ROWS)
+def test_any_kernel_summary_in_the_column_layout_reads_as_written(tmp_path_factory, rows):
+    """The same rows nsys would print without --format csv: names with single spaces,
+    commas and brackets, any number width; every row as written."""
+    text = "Processing [r.sqlite] with [/opt/nsys/reports/cuda_gpu_kern_sum.py]... \n\n" \
+        + _column_layout(["Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Name"],
+                         [["1.0", str(total), str(calls), str(avg), name]
+                          for name, calls, total, avg in rows], numbers=4)
+    path = tmp_path_factory.mktemp("kern") / "stats.txt"
+    path.write_text(text)
+    trace = traceconv.load(path)
+    assert [(s.name, s.calls, s.total_ns, s.avg_ns) for s in trace.stats] == [
+        (name, calls, total, round(avg)) for name, calls, total, avg in rows]

@@ -44,6 +44,7 @@ from ...gcpause import paused_gc
 from ...io import Source
 from ...model.check_report import CheckReport
 from .nested_args import without_nested_annotations
+from .reader import UNTIMED
 
 MAX_DEPTH = 512          # trace_processor's SliceTracker::kMaxDepth
 MAX_TRACK_NESTING = 100
@@ -132,10 +133,8 @@ class _Sequence:
         self.default_clock = 0
 
 
-# packets trace_processor reads before their timestamp: no step of an incremental clock
-_UNTIMED = frozenset({"clock_snapshot", "trace_config", "trace_stats", "synchronization_marker",
-                      "compressed_packets", "extension_descriptor", "service_event",
-                      "remote_clock_sync"})
+# packets trace_processor reads before their timestamp (the reader's list): no clock step
+_UNTIMED = frozenset(TracePacket.DESCRIPTOR.fields_by_number[number].name for number in UNTIMED)
 
 
 class _Clocks:
