@@ -50,3 +50,16 @@ def test_generic_texts_name_no_framework_api():
     for rule, row in ADVICE.items():
         generic = row[""]
         assert generic and not TORCH_API.search(generic) and not PADDLE_API.search(generic), rule
+
+
+def test_gpu_idle_cause_picks_the_words():
+    """The rule names the cause it found (not a title parsed back); the cause picks the
+    framework's text: on the ResNet-18 run the gaps add up mostly to host wait."""
+    trace = traceconv.load(ROOT / "samples" / "torch" / "resnet18_train_cuda.pt.trace.json.gz")
+    idle = next(f for f in advise(trace).findings if f.rule == "gpu-idle")
+    causes = {"host wait": "host_wait_ns", "kernel wait": "kernel_wait_ns", "other": "other_ns"}
+    assert idle.cause == max(causes, key=lambda c: idle.evidence[causes[c]]) == "host wait"
+    assert idle.advice == ADVICE["gpu-idle:host wait"]["pytorch"]
+    assert idle.as_dict()["cause"] == "host wait"
+    assert "cause" not in next(f for f in advise(trace).findings
+                               if f.rule != "gpu-idle").as_dict()

@@ -18,6 +18,7 @@ import traceconv
 from tests.conftest import ROOT, SAMPLES, SHARED
 from traceconv.analysis.memory_moment import memory_report
 from traceconv.formats.torch_snapshot.unpickle import PlainUnpickler
+from traceconv.report.memory_pane import memory_pane
 
 BUNDLED = [SAMPLES / "torch" / "resnet18_train_snapshot.pickle.gz",
            SAMPLES / "torch" / "flexgen_opt_oom_snapshot.pickle.gz"]
@@ -472,3 +473,7 @@ def test_a_kineto_peak_states_the_allocators_own_totals():
     assert cuda["reserved_bytes"] == stated["Total Reserved"]
     assert cuda["fragmentation_bytes"] == stated["Total Reserved"] - stated["Total Allocated"]
     assert cuda["allocated_bytes"] < stated["Total Allocated"]   # (some held from before)
+    # the report's pane says it too, with the bytes held from before the trace
+    held = stated["Total Allocated"] - cuda["allocated_bytes"]
+    assert (f"{stated['Total Allocated']:,} B" in memory_pane(trace)
+            and f"({held:,} B held from before the trace)" in memory_pane(trace))

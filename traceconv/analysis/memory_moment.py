@@ -147,6 +147,20 @@ def _device_report(trace: Trace, device: str, ooms: list[tuple[int, dict[str, An
                                   for k in np.unique(of_block[rows]).tolist())}
 
 
+def allocator_stated(device: dict[str, Any]) -> tuple[int, int] | None:
+    """Of one device of :func:`memory_report`: the allocator's own allocated total and the
+    bytes it held from before the trace (0 or less: none), when it differs from the
+    blocks' sum; else None (nothing to add).
+
+    >>> allocator_stated({"allocated_bytes": 100, "allocated_by_allocator_bytes": 150})
+    (150, 50)
+    """
+    stated = device.get("allocated_by_allocator_bytes")
+    if stated is None or stated == device["allocated_bytes"]:
+        return None
+    return stated, stated - device["allocated_bytes"]
+
+
 def _rounded_at_dump(segments: list[MemoryBlock], moment: dict[str, Any]) -> int | None:
     """torch's own allocated bytes (its blocks' rounded sizes), which a snapshot states for
     its dump-time state only: None at any other moment or when a segment does not say."""

@@ -95,7 +95,7 @@ def _print_device(console: Console, name: str, device: dict[str, Any], unit: str
                   top: int) -> None:
     from rich.table import Table
 
-    from ..analysis.memory_moment import MOMENTS
+    from ..analysis.memory_moment import MOMENTS, allocator_stated
     from ..units import format_bytes
 
     moment = device["moment"]
@@ -108,9 +108,8 @@ def _print_device(console: Console, name: str, device: dict[str, Any], unit: str
         rows.add_row("requested", _bytes(moment["requested_bytes"]))
         rows.add_row("device free", _bytes(moment["device_free_bytes"]))
     rows.add_row("allocated", _bytes(device["allocated_bytes"]))
-    stated = device.get("allocated_by_allocator_bytes")
-    if stated is not None and stated != device["allocated_bytes"]:
-        before = stated - device["allocated_bytes"]
+    if (by_allocator := allocator_stated(device)) is not None:
+        stated, before = by_allocator
         rows.add_row("  allocator's", f"{_bytes(stated)}, by its own total"
                      + (f" ({before:,} bytes held from before the trace)" if before > 0 else ""))
     if device["allocated_rounded_bytes"] is not None:

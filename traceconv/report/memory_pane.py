@@ -13,7 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.memory_moment import MOMENTS, SINCE_START, device_curves, memory_report
+from ..analysis.memory_moment import (
+    MOMENTS,
+    SINCE_START,
+    allocator_stated,
+    device_curves,
+    memory_report,
+)
 from ..model import Trace
 from ..model.memory import LiveBytes
 from ..presentation.sparkline import bucket_peaks
@@ -100,6 +106,10 @@ def _numbers(device: dict[str, Any]) -> str:
             rows.append(("largest free block fits the request",
                          "yes" if moment["largest_free_fits_request"] else "no"))
     rows.append(("allocated", _bytes(device["allocated_bytes"])))
+    if (by_allocator := allocator_stated(device)) is not None:
+        stated, before = by_allocator
+        rows.append(("allocated, by the allocator's own total", _bytes(stated) + (
+            f" ({before:,} B held from before the trace)" if before > 0 else "")))
     if device["allocated_rounded_bytes"] is not None:
         rows.append(("allocated, rounded by the allocator",
                      _bytes(device["allocated_rounded_bytes"])))

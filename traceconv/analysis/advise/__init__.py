@@ -63,9 +63,7 @@ def advise(traces: Trace | Sequence[Trace], *, rules: Iterable[str] | None = Non
             for finding in found:
                 finding.trace = label
                 # the words of the advice follow the framework the trace came from
-                key = finding.rule
-                if key == "gpu-idle":
-                    key = f"gpu-idle:{finding.title.rsplit('mostly ', 1)[-1].rstrip(')')}"
+                key = finding.rule if finding.cause is None else f"{finding.rule}:{finding.cause}"
                 finding.advice = advice_for(key, framework, finding.advice)
             advice.findings.extend(found)
             if not found:

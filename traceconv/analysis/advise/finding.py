@@ -9,10 +9,12 @@ SEVERITIES = ("high", "medium", "info")
 
 
 def _labelled(item: Finding | Skipped) -> dict[str, Any]:
-    """The item's fields; ``trace`` only when several inputs were advised."""
+    """The item's fields; ``trace`` only when several inputs were advised, ``cause`` only
+    when the rule tells causes apart."""
     data = asdict(item)
-    if item.trace is None:
-        del data["trace"]
+    for optional in ("trace", "cause"):
+        if data.get(optional, "") is None:
+            del data[optional]
     return data
 
 
@@ -32,6 +34,7 @@ class Finding:
     where: dict[str, Any]
     advice: str
     trace: str | None = None   # which input (several may be advised at once)
+    cause: str | None = None   # which of the rule's causes: picks the advice's words
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:

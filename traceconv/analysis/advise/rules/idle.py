@@ -63,7 +63,7 @@ def _gpu_idle(ctx: Context) -> list[Finding]:
             {"device": device.device,
              "longest_gaps": [{"start_ns": ctx.timeline.since_start(s), "dur_ns": d, "cause": c}
                               for s, d, c in device.longest_gaps]},
-            _ADVICE[main]))
+            _ADVICE[main], cause=main))
     return findings
 
 
