@@ -256,3 +256,24 @@ def test_any_kernel_summary_in_the_column_layout_reads_as_written(tmp_path_facto
     trace = traceconv.load(path)
     assert [(s.name, s.calls, s.total_ns, s.avg_ns) for s in trace.stats] == [
         (name, calls, total, round(avg)) for name, calls, total, avg in rows]
+
+
+@pytest.mark.integration
+def test_the_console_layout_converts_to_a_breakdown(trace_processor, tmp_path: Path):
+    """Converted, the rows are drawn as any statistics no reader drew: the real trace_processor
+    finds one slice per row, one lane per report's kind, each as long as its report's total
+    (from the console text read apart), on a process that says it is not a timeline."""
+    tables = console_tables(CONSOLE.read_text())
+    out = tmp_path / "stats.pftrace"
+    traceconv.convert(CONSOLE, out)
+    trace_processor.load(out.read_bytes())
+    assert trace_processor.bad_stats() == []
+    lanes = trace_processor.query(
+        "select thread.name lane, count(*) n, sum(s.dur) total from slice s join thread_track "
+        "tt on s.track_id = tt.id join thread using (utid) group by lane")
+    section = {"cuda_gpu_kern_sum": "kernels", "cuda_api_sum": "api", "nvtx_sum": "nvtx"}
+    assert {(r.lane, r.n, r.total) for r in lanes} == {
+        (section[report], len(rows), sum(int(r[1]) for r in rows))
+        for report, rows in tables.items()}
+    names = {r.name for r in trace_processor.query("select name from process where name is not null")}
+    assert "nsys-stats statistics: aggregate breakdown (not a timeline)" in names

@@ -104,7 +104,7 @@ def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
     target = os.fspath(path)   # (a ChosenPath stays one)
     info = registry.for_output(target, format)
     refuse_binary_to_terminal(info, target)
-    _refuse_timeless(trace, info.name)
+    trace = _timeline_of(trace, info.name)
     _refuse_invalid(trace)
     module = info.load()
     writer = module.write
@@ -132,14 +132,32 @@ def _refuse_invalid(trace: Trace) -> None:
 TIMELINE_FORMATS = frozenset({"perfetto", "chrome", "svg"})
 
 
-def _refuse_timeless(trace: Trace, output_format: str) -> None:
-    """A trace with ops or statistics but nothing timed makes an empty timeline: say so
-    instead of writing one (an execution trace: op order, no clock; a layer list without
-    timings; statistics that no reader drew)."""
+def _timeline_of(trace: Trace, output_format: str) -> Trace:
+    """What a timeline format draws of ``trace``: the trace itself when it has timed
+    events; statistics that no reader drew, as an aggregate breakdown (a new trace: the rows
+    of counted calls, when they hold time, one lane per section, each as long as its total,
+    on a process that says it is not a timeline), whichever reader they came from; else an
+    error, since an empty timeline would say nothing (an execution trace: op order, no
+    clock; a layer list without timings; averages or counter values without calls).
+
+    >>> drawn = _timeline_of(load("tests/data/nsys_stats/cuda_api_sum.csv"), "perfetto")
+    >>> len(drawn.slices), drawn.processes[0].name
+    (11, 'nsys-stats statistics: aggregate breakdown (not a timeline)')
+    """
     if output_format not in TIMELINE_FORMATS or _timed_events(trace):
-        return
+        return trace
+    counted = [k for k, stat in enumerate(trace.stats) if stat.calls]
+    if any(trace.stats[k].total_ns for k in counted):
+        from .model.breakdown import add_aggregate_breakdown
+
+        out = trace.copy()
+        add_aggregate_breakdown(
+            out, counted,
+            f"{trace.metadata.source_format or 'input'} statistics: aggregate breakdown "
+            "(not a timeline)", lambda stat: stat.section or stat.type or "statistics")
+        return out.freeze()
     clock = trace.metadata.clock or ""
-    if clock.startswith("none"):
+    if clock.startswith("none") and trace.op_count:
         raise InputError(f"nothing to put on a timeline: the input has no times "
                          f"{clock.removeprefix('none ')}; give it beside its timed trace (traceconv TRACE ET "
                          f"--to {output_format}) or write dot or graphml (the op graph)",
@@ -147,13 +165,11 @@ def _refuse_timeless(trace: Trace, output_format: str) -> None:
     held = ", ".join(f"{n:,} {what}{'s' * (n != 1)}" for n, what in (
         (trace.op_count, "op"), (len(trace.stats), "statistic row")) if n)
     if not held:   # (an input whose every event was dropped: its diagnostics say why)
-        return
-    see = ("see it with `traceconv info` or `traceconv summary`"
-           if any(stat.total_ns for stat in trace.stats) else
-           "see it with `traceconv info`" + (", or write dot or graphml (the op graph)"
-                                             if trace.op_count else ""))
+        return trace
     raise InputError(f"nothing to put on a timeline: the input holds no timed event ({held}); "
-                     f"{see}", file=trace.metadata.source_file or "<trace>")
+                     "see it with `traceconv info`" + (", or write dot or graphml (the op graph)"
+                                                       if trace.op_count else ""),
+                     file=trace.metadata.source_file or "<trace>")
 
 
 def _timed_events(trace: Trace) -> int:

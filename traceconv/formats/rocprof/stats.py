@@ -2,8 +2,8 @@
 ``results.copy_stats.csv``; rocprofv3 ``kernel_stats.csv``, ``hip_api_stats.csv``,
 ``memory_copy_stats.csv`` ...): one :class:`OpStat` a row, in a section named after the
 file (``kernel``, ``hip_api``...), its time the host's for API calls and the device's for
-kernels and copies; drawn as an aggregate breakdown (one lane per section) so that a
-viewer shows them too."""
+kernels and copies. Written to a timeline format, they are drawn as any statistics are
+(an aggregate breakdown, one lane per section: :func:`traceconv.api.save`)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,10 @@ import re
 
 from ...io import Source
 from ...model import OpStat
-from ...model.breakdown import add_aggregate_breakdown
 from ...model.builder import TraceBuilder
 from ...model.entities import TOTALS_OF
 from .csv_table import read_table
 
-BREAKDOWN_PROCESS = "rocprof statistics: aggregate breakdown (not a timeline)"
 _OPTIONAL_NS = {"AverageNs": "avg_ns", "MinNs": "min_ns", "MaxNs": "max_ns"}
 _SECTION = re.compile(r"(kernel|domain|(?:hip|hsa|marker|rccl|rocdecode|rocjpeg)_api|"
                       r"memory_copy|memory_allocation|scratch_memory|hip|hsa|copy)_stats\.csv$")
@@ -54,15 +52,13 @@ def section_of(file: str) -> str:
 
 
 def read_stats(trace: TraceBuilder, source: Source) -> None:
-    """Each row as a statistic (times rounded to the ns), drawn as an aggregate breakdown;
-    a row whose calls or total is not a number is counted.
+    """Each row as a statistic (times rounded to the ns); a row whose calls or total is not
+    a number is counted.
 
     >>> trace = TraceBuilder()
     >>> read_stats(trace, Source("samples/rocprof/llamacpp_results.stats.csv"))
     >>> len(trace.stats), trace.stats[0].calls, trace.stats[0].avg_ns, trace.stats[0].device_ns
     (20, 442, 1353098, 598069423)
-    >>> len(trace.slices), trace.processes[0].name
-    (20, 'rocprof statistics: aggregate breakdown (not a timeline)')
     """
     table = read_table(source)
     table.count_repairs(trace.diagnostics)
@@ -88,9 +84,6 @@ def read_stats(trace: TraceBuilder, source: Source) -> None:
                               section=section, type=section, extra=extra,
                               **({place: total} if place else {}), **times))
     trace.diagnostics.add("rocprof.malformed_row", count=bad, example=source.name)
-    if trace.stats:
-        add_aggregate_breakdown(trace, range(len(trace.stats)), BREAKDOWN_PROCESS,
-                                lambda stat: stat.section)
 
 
 def _ns(text: str) -> int:
