@@ -352,3 +352,45 @@ def test_a_flow_whose_ends_bind_to_one_slice_is_counted(tmp_path: Path):
     trace = traceconv.load(path)
     assert len(trace.flows) == 0
     assert trace.diagnostics.count("chrome.flow_within_one_slice") == 1
+
+
+@pytest.mark.parametrize("before", [70_000, 3_000_000])
+def test_trace_events_after_a_long_top_level_key(tmp_path: Path, before: int):
+    """viztracer writes ``file_info`` (the traced source files) among its top-level keys,
+    and traceconv's Chrome writer keeps a producer's keys before ``traceEvents``: a key
+    longer than the 64 KiB that formats are told apart by must not make the file unknown.
+    The same events are read as from the file without it (counted with plain json)."""
+    original = SAMPLES / "torch" / "cnn_step5.pt.trace.json"
+    doc = json.loads(original.read_text())
+    padded = tmp_path / "padded.json"
+    padded.write_text(json.dumps({"file_info": {"files": {"x.py": ["#" * before]}}, **doc}))
+    trace = traceconv.load(padded)
+    assert trace.metadata.source_format == "chrome"
+    assert trace.counts() == traceconv.load(original).counts()
+    assert len(trace.slices) == sum(e.get("ph") == "X" for e in doc["traceEvents"])
+    # and traceconv's own output of it reads back (the key is kept before the events)
+    out = tmp_path / "out.json"
+    traceconv.convert(padded, out, to="chrome")
+    assert out.read_bytes().index(b'"traceEvents"') > before
+    assert traceconv.load(out).counts()["slices"] == trace.counts()["slices"]
+
+
+def test_a_flow_from_an_instant_is_counted_once(tmp_path: Path):
+    """A flow whose start sits on a thread instant (no slice there: Chromium's
+    ``PostTask``) is one loss, counted as unbound; its finish, bound to a slice, is not a
+    second one "whose other end is not in the file". A finish with no start is."""
+    events = [
+        {"ph": "i", "name": "PostTask", "pid": 1, "tid": 1, "ts": 5, "s": "t"},
+        {"ph": "s", "id": 7, "cat": "toplevel.flow", "name": "f", "pid": 1, "tid": 1, "ts": 5},
+        {"ph": "X", "name": "RunTask", "pid": 1, "tid": 2, "ts": 10, "dur": 5},
+        {"ph": "f", "id": 7, "cat": "toplevel.flow", "name": "f", "pid": 1, "tid": 2,
+         "ts": 11, "bp": "e"},
+        {"ph": "f", "id": 8, "cat": "toplevel.flow", "name": "f", "pid": 1, "tid": 2,
+         "ts": 12, "bp": "e"},
+    ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    diags = traceconv.load(path).diagnostics
+    assert diags.count("chrome.flow_unbound") == 1       # id 7's start
+    assert diags.count("chrome.flow_dangling") == 1      # id 8: a finish alone
+    assert "id 8" in diags["chrome.flow_dangling"].example

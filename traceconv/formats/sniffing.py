@@ -16,20 +16,51 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ..errors import TraceconvError
+
 if TYPE_CHECKING:
     from ..io import Source
 
 _NO_TRACE_EVENTS = 4096   # how far into a JSON head "traceEvents" rules a format out
+_HEAD = 64 * 1024          # (io.HEAD_BYTES: a head this long may not be the whole input)
+
+
+_FURTHER = 256 << 20   # how far a JSON object is searched for "traceEvents" past its head
 
 
 def chrome(head: bytes, source: Source | None) -> float:
-    """Chrome JSON starts with ``[`` or an object holding ``"traceEvents"`` and ``"ph"``."""
+    """Chrome JSON starts with ``[`` or an object holding ``"traceEvents"`` and ``"ph"``.
+    The key may come after top-level keys longer than the head (viztracer's ``file_info``
+    holds the traced source files): a full head without it is searched on, up to
+    :data:`_FURTHER` bytes."""
     text = head.lstrip()
     if text.startswith(b"{"):
-        return 0.9 if b'"traceEvents"' in text else 0.0
+        key = b'"traceEvents"'
+        found = key in text or source is not None and len(head) >= _HEAD \
+            and _found_further(source, key, len(head))
+        return 0.9 if found else 0.0
     if text.startswith(b"["):
         return 0.6 if b'"ph"' in text[:4096] else 0.1
     return 0.0
+
+
+def _found_further(source: Source, key: bytes, start: int) -> bool:
+    """Whether ``key`` occurs in the content after its first ``start`` bytes (searched a
+    MiB at a time, up to :data:`_FURTHER`)."""
+    step, overlap, seen = 1 << 20, len(key) - 1, b""
+    try:
+        with source.open() as stream:
+            stream.read(start - overlap)
+            for _ in range(_FURTHER // step):
+                block = stream.read(step)
+                if not block:
+                    return False
+                if key in seen + block:
+                    return True
+                seen = block[-overlap:]
+    except (OSError, EOFError, ValueError, TraceconvError):
+        return False   # (the reader, not the sniffer, says what is wrong with the input)
+    return False
 
 
 def megengine_profile(head: bytes, source: Source | None) -> float:

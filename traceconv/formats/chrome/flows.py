@@ -239,7 +239,11 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
     extend_typed(flows.target, rows[bound[targets]])
     extend_typed(flows.category, categories)
     extend_typed(flows.name, names)
-    _report(trace, points, order[rows[order] < 0], bound[~used])
+    unbound = order[rows[order] < 0]
+    # an end left alone because its chain's other end bound to nothing is that flow's loss,
+    # counted once as unbound: not a flow whose other end is missing from the file
+    alone = bound[~used]
+    _report(trace, points, unbound, alone[~np.isin(chain[alone], chain[unbound])])
 
 
 def fan_out(chain: np.ndarray, starts: np.ndarray, opens: np.ndarray
