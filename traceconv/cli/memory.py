@@ -56,6 +56,12 @@ def memory(inputs: tuple[str, ...], as_json: bool, depth: int, top: int,
                              "the ranks of one job)")
         traces = [load_all((path,), format) for path in inputs]
         reports = [memory_report(trace, depth) for trace in traces]
+        for path, report in zip(inputs, reports, strict=True):
+            if not report["devices"]:   # (a table or a comparison would say nothing: say why)
+                from ..errors import FormatError
+                from ..formats.memflow_svg.selection import NO_BLOCKS
+
+                raise FormatError(NO_BLOCKS, file=path)
     if ranks:
         from ..analysis.memory_ranks import memory_ranks
 
@@ -77,12 +83,6 @@ def memory(inputs: tuple[str, ...], as_json: bool, depth: int, top: int,
     if as_json:
         click.echo(json_text(reports[0]).decode())
         return
-    if not reports[0]["devices"]:   # (a table would say nothing: say why)
-        from ..errors import FormatError
-        from ..formats.memflow_svg.selection import NO_BLOCKS
-
-        with handled_errors():
-            raise FormatError(NO_BLOCKS, file=inputs[0])
     from ..presentation.tables import console_for
 
     console = console_for()
