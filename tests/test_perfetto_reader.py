@@ -688,3 +688,32 @@ def test_strings_inside_list_and_dict_arguments_are_counted_too(tmp_path: Path):
     assert types and all("float" not in t for t in types)
     assert "fl\ufffdat" in types[0]
     assert read.diagnostics.count("perfetto.invalid_utf8") > 0
+
+
+RETROBUS = Path(__file__).parent / "data" / "perfetto" / "retrobus0.3.1_interned.pftrace"
+
+
+def test_interned_strings_are_text_not_a_repair():
+    """An interned string is a ``bytes`` field (``InternedString.str``): plain UTF-8 there is
+    read as text, not counted as repaired (retrobus-perfetto interns every name and string
+    argument). The names are those of the packets, read with the protobuf classes."""
+    trace = traceconv.load(RETROBUS)
+    assert trace.diagnostics.count("perfetto.invalid_utf8") == 0
+    interned = {e.name for p in raw_packets(RETROBUS)
+                for e in p.interned_data.event_names}
+    assert {s.name for s in trace.iter_slices()} <= interned
+    events = [p.track_event for p in raw_packets(RETROBUS) if p.HasField("track_event")]
+    begins = sum(e.type == e.TYPE_SLICE_BEGIN for e in events)
+    flowing = sum(e.type == e.TYPE_INSTANT and bool(e.flow_ids or e.terminating_flow_ids)
+                  for e in events)   # (an instant carrying a flow is a slice of no length)
+    assert (len(trace.slices), len(trace.instants)) == (begins + flowing, 40)
+
+
+@pytest.mark.integration
+def test_interned_string_arguments_as_trace_processor_reads_them(trace_processor):
+    trace_processor.load(RETROBUS.read_bytes())
+    theirs = Counter(r.v for r in trace_processor.query(
+        "select display_value v from args where key = 'debug.mode'"))
+    ours = Counter(s.args["mode"] for s in traceconv.load(RETROBUS).iter_slices()
+                   if s.args and "mode" in s.args)
+    assert ours == theirs == Counter({"IM2": 40})

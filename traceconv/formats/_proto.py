@@ -23,8 +23,8 @@ class Utf8Repair:
     >>> from traceconv.model import Diagnostics
     >>> diagnostics = Diagnostics()
     >>> text = Utf8Repair(diagnostics, "demo")
-    >>> text("conv2d"), text(b"inner\\xff"), text(7)
-    ('conv2d', 'inner\ufffd', 7)
+    >>> text("conv2d"), text(b"inner\\xff"), text(b"alpha"), text(7)
+    ('conv2d', 'inner\ufffd', 'alpha', 7)
     >>> [(d["code"], d["count"]) for d in diagnostics.as_list()]
     [('demo.invalid_utf8', 1)]
     """
@@ -35,7 +35,10 @@ class Utf8Repair:
     def __call__(self, value):  # type: ignore[no-untyped-def]
         if type(value) is not bytes:
             return value
-        repaired = value.decode("utf-8", errors="replace")
+        try:   # (a ``bytes`` field, an interned string's, is text when it decodes)
+            return value.decode()
+        except UnicodeDecodeError:
+            repaired = value.decode("utf-8", errors="replace")
         self.diagnostics.add(self.code, example=repaired[:80])
         return repaired
 
