@@ -63,10 +63,14 @@ def assert_written_as_model(trace: Trace) -> None:
             assert event.get("args") == (as_json(args) if args else None)
     counters = by_phase.get("C", [])
     assert len(counters) == len(view.counters)
+    keys = {(e["pid"], e["name"]) for e in counters}
+    assert len(keys) == len(set(view.counters.track))   # one name a track, in its process
     for row, event in enumerate(counters):
         value = view.counters.value[row]
         assert event["ts"] == (view.counters.ts[row] - base) / 1000
-        assert event["name"] == view.tracks[view.counters.track[row]].name
+        track = view.tracks[view.counters.track[row]]
+        # (counters sharing a name in a process are told apart by their thread)
+        assert event["name"] == track.name or event["name"].startswith(f"{track.name} (")
         integral = value.is_integer() and -2**63 <= value < 2**63   # (as an int64)
         assert event["args"] == as_json({"value": int(value) if integral else value})
     starts, ends = by_phase.get("s", []), by_phase.get("f", [])

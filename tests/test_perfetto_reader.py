@@ -717,3 +717,23 @@ def test_interned_string_arguments_as_trace_processor_reads_them(trace_processor
     ours = Counter(s.args["mode"] for s in traceconv.load(RETROBUS).iter_slices()
                    if s.args and "mode" in s.args)
     assert ours == theirs == Counter({"IM2": 40})
+
+
+@pytest.mark.integration
+def test_per_thread_counters_stay_apart_in_chrome_json(trace_processor, tmp_path: Path):
+    """Chrome's thread-time counters: one track per thread, each named ``thread_time`` in
+    its process. Written as Chrome JSON (``C`` events have no thread), each keeps a name of
+    its own, so trace_processor loads as many counter tracks, each with the same values, as
+    it loads from the original; the unit (ns) comes from the counter's built-in type."""
+    tp = trace_processor
+    tp.load(CHROMIUM.read_bytes())
+    query = ("select t.id, count(*) n, sum(c.value) total from counter c "
+             "join counter_track t on c.track_id = t.id group by t.id")
+    original = sorted((r.n, r.total) for r in tp.query(query))
+    out = tmp_path / "out.json"
+    traceconv.convert(CHROMIUM, out, to="chrome")
+    tp.load(out.read_bytes())
+    assert sorted((r.n, r.total) for r in tp.query(query)) == original
+    assert len(original) == 14   # (in the input: 14 thread-time tracks hold values)
+    trace = traceconv.load(CHROMIUM)
+    assert {t.unit for t in trace.tracks if t.name == "thread_time"} == {"ns"}

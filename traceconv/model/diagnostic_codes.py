@@ -101,6 +101,10 @@ CODES: tuple[CodeInfo, ...] = (
           "flows written whose target starts before their source: the 'f' sits at the "
           "source's start inside the target, where a viewer binds it to the innermost slice "
           "open then (one nested in the target, or the arrow drawn from the earlier slice)"),
+    _Code("chrome.counter_renamed", "repaired",
+          "counter tracks written under their thread's name too ('thread_time (Main)'): "
+          "a viewer keys a C event by process and name, and would merge the counters of "
+          "several threads that share a name"),
     _Code("chrome.flow_dangling", "note",
           "flow events whose other end is not in the file (a start with no finish or a finish "
           "with no start): an arrow needs both ends, so none is drawn; the slice is kept"),

@@ -30,6 +30,8 @@ from .._proto import Utf8Repair
 
 DEVICE_WORDS = re.compile(r"\b(GPU|QUEUE|stream|device|CUDA|HIP|XPU|TPU|NPU)\b", re.IGNORECASE)
 UNITS = {1: "ns", 2: "count", 3: "bytes"}   # CounterDescriptor.Unit
+# CounterDescriptor.type (BuiltinCounterType: thread time, instruction count) implies its unit
+BUILTIN_UNITS = {1: "ns", 2: "count"}
 
 
 @dataclass
@@ -112,7 +114,8 @@ class _Builder:
         if counter:
             c = desc.counter
             self.map.counters[uuid] = Counter(float(c.unit_multiplier or 1), c.is_incremental)
-        unit = (UNITS.get(desc.counter.unit) or desc.counter.unit_name or None) if counter else None
+        unit = (UNITS.get(desc.counter.unit) or desc.counter.unit_name
+                or BUILTIN_UNITS.get(desc.counter.type) or None) if counter else None
         kind = TrackKind.COUNTER if counter else None
         if desc.HasField("thread") and not counter:
             thread = desc.thread
@@ -145,7 +148,10 @@ class _Builder:
             process = self.groups[top.uuid]
         if kind is None:
             kind = TrackKind.STREAM if device else TrackKind.SYNTHETIC
-        return trace.add_track(name, process=process, kind=kind, unit=unit,
+        # (a counter of a thread, its CPU time: the thread it counts is part of what it is)
+        tid = owner.thread.tid if counter and owner is not None and owner.HasField("thread") \
+            else None
+        return trace.add_track(name, process=process, kind=kind, unit=unit, tid=tid,
                                description=desc.description or None)
 
     def _device_beside(self, host: int) -> int:
