@@ -684,3 +684,17 @@ def test_statistics_rows_keep_their_calls():
     assert calls == sorted(calls, reverse=True)
     result = run("summary", str(path), "--sort-by", "calls")
     assert result.exit_code == 2 and "--order-by" in result.stderr
+
+
+def test_one_runs_files_are_advised_as_one_trace():
+    """``advise`` on a run's kernel and HIP traces judges one trace, as ``info`` reads them:
+    the HIP file's launch calls (counted with csv) are there to tell idle gaps apart, so
+    gpu-idle does not say the trace has none."""
+    files = [Path(f"{DECODE}kernel_trace.csv"), Path(f"{DECODE}hip_api_trace.csv")]
+    launches = sum(r["Function"] == "hipLaunchKernel" for r in csv_rows(files[1]))
+    result = run("advise", "--json", *map(str, files))
+    assert result.exit_code == 0, result.output
+    findings = json.loads(result.stdout)["findings"]
+    assert launches and all("trace" not in f for f in findings)   # (one trace: no labels)
+    idle = next(f for f in findings if f["rule"] == "gpu-idle")
+    assert idle["cause"] != "no launch calls"

@@ -36,8 +36,10 @@ def advise_command(inputs: tuple[str, ...], as_json: bool, rules: tuple[str, ...
     """Advice from the profile: idle GPU, launch-bound loops, blocking or pageable copies,
     no mixed precision, framework overhead, exposed communication, memory peaks, ...
 
-    Each input is advised on its own. Rules whose inputs a trace lacks are listed as
-    skipped with the reason (in --json), never guessed.
+    Each input is advised on its own, except the files of one run, which are one trace
+    (a rocprofv3 run's CSVs, an execution trace beside its Kineto trace, a trtexec engine's
+    exports). Rules whose inputs a trace lacks are listed as skipped with the reason (in
+    --json), never guessed.
 
     \b
       traceconv advise resnet.pt.trace.json.gz
@@ -47,7 +49,7 @@ def advise_command(inputs: tuple[str, ...], as_json: bool, rules: tuple[str, ...
     """
 
     from ..analysis.advise import RULES, advise
-    from ..api import load
+    from ..api import load, rank_traces
     from ..errors import TraceconvError
     from ..units import parse_bytes
 
@@ -57,7 +59,9 @@ def advise_command(inputs: tuple[str, ...], as_json: bool, rules: tuple[str, ...
         if unknown:
             raise TraceconvError(f"unknown rule {unknown[0]!r} (known: {', '.join(sorted(known))})")
         options = {"device_memory": parse_bytes(device_memory)} if device_memory else {}
-        traces = [with_steps(load(path, format=format), steps, path) for path in inputs]
+        # (one trace a rank or run: the CSVs of one rocprofv3 run, an ET beside its trace)
+        traces = [with_steps(trace, steps, trace.metadata.source_file) for trace in
+                  rank_traces([load(path, format=format) for path in inputs])]
         result = advise(traces if len(traces) > 1 else traces[0], rules=rules or None,
                         **options)
     if as_json:
