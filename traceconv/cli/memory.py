@@ -57,7 +57,8 @@ def memory(inputs: tuple[str, ...], as_json: bool, depth: int, top: int,
         traces = [load_all((path,), format) for path in inputs]
         reports = [memory_report(trace, depth) for trace in traces]
         for path, report in zip(inputs, reports, strict=True):
-            if not report["devices"]:   # (a table or a comparison would say nothing: say why)
+            # (a table or a comparison would say nothing: say why; --json is the empty object)
+            if not report["devices"] and not as_json:
                 from ..errors import FormatError
                 from ..formats.memflow_svg.selection import NO_BLOCKS
 
