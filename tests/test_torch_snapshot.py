@@ -18,6 +18,7 @@ import traceconv
 from traceconv.analysis.allocation_sites import top_allocation_sites
 from traceconv.errors import InputError
 from traceconv.formats.torch_snapshot.unpickle import PlainUnpickler
+from traceconv.report import render_report
 
 SNAPSHOT = "samples/torch/resnet18_train_snapshot.pickle.gz"
 
@@ -170,3 +171,46 @@ def test_info_and_summary_list_the_sites(trace):
         sites = json.loads(result.output)["allocation_sites"]
         assert [(s["site"], s["peak_bytes"]) for s in sites] == [
             (s.site, s.peak_bytes) for s in expected]
+
+
+def test_a_snapshot_without_times_is_measured_in_entries(tmp_path):
+    """A snapshot taken without ``time_us`` (torch_npu, torch < 2.1) orders its entries
+    without timing them: ``info``, the report and the memory-flow legend count entries, and
+    never print a duration (4 entries: the span from the first to the last is 3)."""
+    doc = {"segments": [], "device_traces": [[
+        {"action": "alloc", "addr": 4096, "size": 512, "stream": 0, "frames": []},
+        {"action": "alloc", "addr": 8192, "size": 256, "stream": 0, "frames": []},
+        {"action": "free_completed", "addr": 8192, "size": 256, "stream": 0},
+        {"action": "free_completed", "addr": 4096, "size": 512, "stream": 0}]]}
+    path = tmp_path / "untimed.pickle"
+    path.write_bytes(pickle.dumps(doc, protocol=4))
+    info = subprocess.run([sys.executable, "-m", "traceconv", "info", str(path)],
+                          capture_output=True, text=True, check=True).stdout
+    assert "span             3 entries" in info and " ms" not in info
+    assert "3 entries" in render_report(traceconv.load(path))
+    svg = tmp_path / "m.svg"
+    subprocess.run([sys.executable, "-m", "traceconv", "memflow", str(path), "-o", str(svg),
+                    "--color-by", "lifetime"], capture_output=True, check=True)
+    legend = svg.read_text()
+    assert "≤ 10 entries" in legend and "≤ 10 ns" not in legend
+
+
+def test_the_reports_plot_marks_the_peak_at_its_own_entry(tmp_path):
+    """A history longer than the plot's 720 points is drawn as bucket peaks: the peak's
+    circle names the entry where it begins, as the pane's text does, and the curve reaches
+    the last entry (a hand-built history: the one 1 MiB block lives at entries 1,003-1,004)."""
+    entries = []
+    for k in range(2000):
+        size = 1 << 20 if k == 1003 else 512
+        if k == 1004:
+            entries.append({"action": "free_completed", "addr": 1 << 30, "size": 1 << 20,
+                            "stream": 0})
+            continue
+        entries.append({"action": "alloc", "addr": (1 << 30) if k == 1003 else 4096 * (k + 1),
+                        "size": size, "stream": 0, "frames": []})
+    path = tmp_path / "long.pickle"
+    path.write_bytes(pickle.dumps({"segments": [], "device_traces": [entries]}, protocol=4))
+    html = render_report(traceconv.load(path))
+    assert "entry 1,003 after the device" in html
+    # 1,002 blocks of 512 B and the 1 MiB one: 1.49 MiB
+    assert "allocated peak 1.49 MiB at entry 1,003</title>" in html

@@ -79,7 +79,10 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
     for key in ("processes", "tracks", "slices", "instants", "counter_samples", "flows", "ops",
                 "tensors", "memory_blocks", "stat_rows"):
         counts.add_row(key, f"{data[key]:,}")
-    counts.add_row("span", f"{data['span_ns'] / 1e6:,.3f} ms")
+    from ..model.clock import logical_span
+
+    counts.add_row("span", logical_span(data["span_ns"], trace.metadata.clock)
+                   or f"{data['span_ns'] / 1e6:,.3f} ms")
     console.print(counts)
     if "alignment" in data:
         console.print(alignment_table(data["alignment"]))

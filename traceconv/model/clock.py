@@ -15,3 +15,15 @@ LOGICAL_ENTRY_CLOCK = "logical (allocator trace entry index: no time_us, 1 ns = 
 def is_logical(clock: str | None) -> bool:
     """Whether ``clock`` numbers events in order instead of timing them."""
     return bool(clock) and clock.startswith(LOGICAL_PREFIX)  # type: ignore[union-attr]
+
+
+def logical_span(span_ns: int, clock: str | None) -> str | None:
+    """How long a trace on a logical clock is, in its own steps (None on a clock of time:
+    the caller writes a duration).
+
+    >>> logical_span(9700, LOGICAL_ENTRY_CLOCK), logical_span(9700, "unix epoch")
+    ('9,700 entries', None)
+    """
+    if not is_logical(clock):
+        return None
+    return f"{span_ns:,} {'entries' if clock == LOGICAL_ENTRY_CLOCK else 'steps'}"

@@ -14,6 +14,7 @@ from collections import defaultdict
 from html import escape
 
 from ..model import Trace
+from ..model.clock import logical_span
 from ..units import format_bytes
 from .page import page, table
 from .svg import ms, path_strip, stacked_bar
@@ -47,8 +48,12 @@ def render_report(trace: Trace, title: str | None = None) -> str:
     if timeline or trace.graph.number_of_nodes():
         sections.append(("Critical path", _critical_path(trace)))
     subtitle = " · ".join(x for x in (meta.framework, meta.source_format, meta.source_version,
-                                      ms(trace.span_ns)) if x)
+                                      _span(trace)) if x)
     return page(title or f"traceconv report: {meta.source_file or 'trace'}", subtitle, sections)
+
+
+def _span(trace: Trace) -> str:
+    return logical_span(trace.span_ns, trace.metadata.clock) or ms(trace.span_ns)
 
 
 def _metadata(trace: Trace) -> str:
@@ -56,7 +61,7 @@ def _metadata(trace: Trace) -> str:
     rows: list[tuple[str, object]] = [
         ("file", meta.source_file or "-"), ("format", meta.source_format or "-"),
         ("version", meta.source_version or "-"), ("framework", meta.framework or "-"),
-        ("clock", meta.clock), ("span", ms(trace.span_ns))]
+        ("clock", meta.clock), ("span", _span(trace))]
     if meta.rank is not None:
         rows.append(("rank", meta.rank))
     for device in meta.devices:

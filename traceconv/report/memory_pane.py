@@ -22,7 +22,6 @@ from ..analysis.memory_moment import (
 )
 from ..model import Trace
 from ..model.memory import LiveBytes
-from ..presentation.sparkline import bucket_peaks
 from ..units import format_bytes
 from .page import table
 from .svg import ms, step_curves
@@ -82,18 +81,29 @@ def _plot(trace: Trace, device: dict[str, Any], unit: str, label: str) -> str:
 
 def _envelope(curve: LiveBytes, start: int, end: int) -> tuple[list[int], list[float]]:
     """The curve's points, or beyond :data:`PLOT_POINTS` the highest level of each of as
-    many time buckets (so the peak stays on the plot).
+    many time buckets, placed where that level begins in the bucket (so the peak stays on
+    the plot, at its own time: the one the pane's text names), and the curve's last level
+    at ``end``.
 
     >>> curve = LiveBytes(np.arange(2000), np.arange(2000) % 7)
     >>> times, levels = _envelope(curve, 0, 1999)
-    >>> len(times), max(levels)
-    (720, 6.0)
+    >>> len(times), max(levels), times[levels.index(6.0)], times[-1]
+    (721, 6.0, 6, 1999)
     """
     if len(curve.times) <= PLOT_POINTS:
         return curve.times.tolist(), curve.bytes.astype(float).tolist()
-    peaks = bucket_peaks(curve.times, curve.bytes, start, end, PLOT_POINTS)
-    edges = np.linspace(start, end, PLOT_POINTS + 1)[:-1]
-    return [int(t) for t in edges], [float(p) for p in peaks]
+    edges = np.linspace(start, end, PLOT_POINTS + 1)
+    times, levels = curve.times, curve.bytes
+    at = np.searchsorted(times, edges, side="right")
+    out_t, out_v = [], []
+    for k in range(PLOT_POINTS):
+        first = max(int(at[k]) - 1, 0)
+        peak = first + int(np.argmax(levels[first:max(int(at[k + 1]), first + 1)]))
+        out_t.append(max(int(times[peak]), int(edges[k])))
+        out_v.append(float(levels[peak]))
+    out_t.append(end)
+    out_v.append(float(levels[-1]))
+    return out_t, out_v
 
 
 def _numbers(device: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ sequential palette, short-lived blocks light and long-lived ones dark.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import networkx as nx
@@ -55,10 +56,12 @@ class Coloring:
 
 
 def color_blocks(blocks: list[MemoryBlock], color_by: str, graph: nx.DiGraph,
-                 max_entries: int = len(CATEGORICAL) + 1) -> Coloring:
+                 max_entries: int = len(CATEGORICAL) + 1,
+                 duration: Callable[[int], str] = format_duration) -> Coloring:
     """Colour ``blocks`` by ``lifetime``, ``op-type``, ``category`` or ``owner``.
 
     Categorical colourings name at most ``max_entries - 1`` keys; the rest share "others".
+    ``duration`` writes a lifetime's bound (on a logical clock: a number of entries).
 
     >>> blocks = [MemoryBlock(0, 10, 0, 5, category="weight"),
     ...           MemoryBlock(0, 30, 0, 5, category="activation")]
@@ -67,7 +70,7 @@ def color_blocks(blocks: list[MemoryBlock], color_by: str, graph: nx.DiGraph,
     ([('activation', 30), ('weight', 10)], [1, 0])
     """
     if color_by == "lifetime":
-        return _by_lifetime(blocks)
+        return _by_lifetime(blocks, duration)
     key = {"category": lambda b: b.category or "uncategorised",
            "op-type": lambda b: _op_type(graph, b.owner_op),
            "owner": lambda b: b.owner_name or "no owner op"}[color_by]
@@ -109,7 +112,7 @@ def _categorical(blocks: list[MemoryBlock], keys: list[str], title: str,
     return Coloring(title, entries, np.asarray([index[k] for k in keys], np.int64))
 
 
-def _by_lifetime(blocks: list[MemoryBlock]) -> Coloring:
+def _by_lifetime(blocks: list[MemoryBlock], duration: Callable[[int], str]) -> Coloring:
     """Decade buckets of free − alloc; open-ended blocks get their own two entries."""
     keys: list[tuple[int, str]] = []
     for b in blocks:
@@ -125,9 +128,9 @@ def _by_lifetime(blocks: list[MemoryBlock]) -> Coloring:
             decade = min(len(str(life - 1)), len(SEQUENTIAL))   # 10**decade >= life
             bound = 10 ** decade
             if decade == len(SEQUENTIAL):
-                label = f"> {format_duration(bound // 10)}"
+                label = f"> {duration(bound // 10)}"
             else:
-                label = f"≤ {format_duration(bound)}"
+                label = f"≤ {duration(bound)}"
             keys.append((decade, label))
     present = sorted(set(keys))
     palette = {0: "#d0d0d0", 100: BEFORE_START, 101: NEVER_FREED}

@@ -94,7 +94,7 @@ class Clock:
     logical: bool = False   # times are sequence numbers (a logical clock): no durations
 
     def at(self, t: int) -> str:
-        return f"entry {t}" if self.logical else format_duration(t - self.origin)
+        return f"entry {t:,}" if self.logical else format_duration(t - self.origin)
 
 
 def render(trace: Trace, options: MemflowOptions) -> svgwrite.Drawing:
@@ -114,7 +114,8 @@ def render(trace: Trace, options: MemflowOptions) -> svgwrite.Drawing:
              else Clock(sel.origin, *time_unit_for(hi - lo)))
     times = TimeAxis(lo, hi, frame.left, frame.right)
     axis, reserved_axis = _shared_axis(sel, reserved, frame)
-    coloring = color_blocks(sel.blocks, options.color_by, trace.graph, frame.legend_rows)
+    coloring = color_blocks(sel.blocks, options.color_by, trace.graph, frame.legend_rows,
+                            (lambda n: f"{n:,} entries") if clock.logical else format_duration)
 
     drawing = svgwrite.Drawing(size=(options.width, options.height), debug=False)
     drawing.viewbox(0, 0, options.width, options.height)   # scales when embedded
