@@ -148,8 +148,22 @@ def test_a_failure_outside_reading_is_one_line_too(capsys):
         assert "internal error" not in err[0]
 
 
-def test_a_folder_given_as_input_is_one_line(tmp_path: Path):
-    one_error_line(run("info", "--format", "chrome", str(tmp_path)), str(tmp_path))
+@pytest.mark.parametrize("command", [
+    ("info",), ("info", "--format", "chrome"), ("summary",), ("advise",), ("memory",),
+    ("check",), ("critical-path",), ("convert", "--to", "chrome"),
+    ("report", "-o", "{out}/report.html"), ("memflow", "-o", "{out}/memory.svg")],
+    ids=lambda c: " ".join(c[:1] + c[1:2]))
+def test_a_folder_given_as_input_is_one_line_saying_which_files_to_give(
+        command: tuple[str, ...], tmp_path: Path):
+    """A run folder (rocprofv3 writes one) is not read, by any command: the line says so
+    and names the files to give (docs/rocprof.md), not just the system's "Is a directory"."""
+    run_folder = tmp_path / "host"
+    run_folder.mkdir()
+    (run_folder / "1_kernel_trace.csv").write_text("")
+    options = [a.format(out=tmp_path) for a in command[1:]]
+    line = one_error_line(run(command[0], *options, str(run_folder)), f"{run_folder}: ",
+                          "a folder, which is not read", f"{run_folder}/*_trace.csv")
+    assert "Is a directory" not in line
 
 
 # -- 2. compressed inputs ---------------------------------------------------------------------

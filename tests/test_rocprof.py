@@ -317,7 +317,8 @@ V3_JSON_FULL = SHARED / "rocprof" / "AMD-AGI__TraceLens__908_results.rocprofv3.j
 
 def check_v3_json(path: Path, dispatches: int) -> None:
     process = json.loads(gzip.decompress(path.read_bytes()))["rocprofiler-sdk-tool"][0]
-    names = {k["kernel_id"]: k["kernel_name"] for k in process["kernel_symbols"]}
+    # (the name rocprofv3 gives a kernel in its CSV and rocpd: the JSON's formatted one)
+    names = {k["kernel_id"]: k["formatted_kernel_name"] for k in process["kernel_symbols"]}
     nodes = {a["id"]["handle"]: a["logical_node_id"] for a in process["agents"]}
     records = process["buffer_records"]["kernel_dispatch"]
     assert len(records) == dispatches
@@ -364,12 +365,163 @@ def test_v3_json_api_records_are_calls_with_flows(tmp_path: Path):
         (call.index, next(s.index for s in trace.iter_slices() if s.name != "hipLaunchKernel"))]
 
 
+VCOPY = HERE / "ROCm__rocm-systems__vcopy_MI300A_ps_file_"
+
+
+def test_v3_json_names_kernels_and_devices_as_the_csv_of_its_run(tmp_path: Path):
+    """One vcopy run written as rocprofv3 JSON and as a kernel trace CSV (and stored as a
+    rocpd database with the JSON's agents): the same dispatches under the same names, on
+    the same device, which the JSON and rocpd also say what it is."""
+    from tests.rocpd_database import build
+
+    document = json.loads(gzip.decompress(Path(f"{VCOPY}results.json.gz").read_bytes()))
+    process = document["rocprofiler-sdk-tool"][0]
+    formatted = {k["kernel_id"]: k["formatted_kernel_name"] for k in process["kernel_symbols"]}
+    rows = csv_rows(Path(f"{VCOPY}kernel_trace.csv"))
+    expected = Counter((r["Kernel_Name"], int(r["Start_Timestamp"]), int(r["End_Timestamp"]))
+                       for r in rows)
+    assert {r["Kernel_Name"] for r in rows} == {formatted[int(r["Kernel_Id"])] for r in rows} == {
+        "vecCopy(double*, double*, double*, int, int)"}
+    gpu = next(a for a in process["agents"] if a["type"] == 2)
+    rocpd = tmp_path / "vcopy_results.db"
+    build(rocpd, Path(f"{VCOPY}kernel_trace.csv"), agents=process["agents"])
+    from_csv = traceconv.load(f"{VCOPY}kernel_trace.csv")
+    for trace in (from_csv, traceconv.load(f"{VCOPY}results.json.gz"), traceconv.load(rocpd)):
+        assert slices(trace) == expected
+        assert per_track(trace) == Counter((f"agent {r['Agent_Id'].removeprefix('Agent ')}",
+                                            f"queue {r['Queue_Id']}") for r in rows)
+        device = next(p for p in trace.processes if p.kind.value == "device")
+        assert device.name == f"agent {gpu['logical_node_id']}"
+        if trace is not from_csv:   # (a kernel trace CSV does not say what an agent is)
+            assert device.labels == [gpu["product_name"], gpu["name"]] == [
+                "AMD Instinct MI300X", "gfx942"]
+
+
+HSA = HERE / "ROCm__rocprofiler-sdk__docs_hsa_trace.csv"
+
+
+def test_hsa_calls_are_runtime_calls_in_every_layout(tmp_path: Path):
+    """HSA API calls are runtime calls (the layer below HIP), whichever file holds them: the
+    CSV, a JSON's hsa_api records, a rocpd database's regions."""
+    from tests.rocpd_database import build
+    from traceconv.analysis.activity import slice_activity
+    from traceconv.model.activity import Activity
+
+    rows = csv_rows(HSA)
+    # a JSON with the CSV's calls as hsa_api records (kind and operation index its string
+    # table), beside the real file's first dispatch
+    document = json.loads(gzip.decompress(V3_JSON.read_bytes()))
+    process = document["rocprofiler-sdk-tool"][0]
+    kinds = process["strings"]["buffer_records"]
+    process["buffer_records"]["kernel_dispatch"] = process["buffer_records"]["kernel_dispatch"][:1]
+    records = []
+    for r in rows:
+        kind = next(i for i, k in enumerate(kinds) if k["kind"] == r["Domain"])
+        records.append({"size": 48, "kind": kind,
+                        "operation": kinds[kind]["operations"].index(r["Function"]),
+                        "thread_id": int(r["Thread_Id"]),
+                        "correlation_id": {"internal": int(r["Correlation_Id"]), "external": 0},
+                        "start_timestamp": int(r["Start_Timestamp"]),
+                        "end_timestamp": int(r["End_Timestamp"])})
+    process["buffer_records"]["hsa_api"] = records
+    as_json = tmp_path / "hsa_results.json"
+    as_json.write_text(json.dumps(document))
+    as_rocpd = tmp_path / "hsa_results.db"
+    build(as_rocpd, Path(f"{DOCS}kernel_trace.csv"), HSA)
+    calls = Counter((r["Function"], int(r["Start_Timestamp"]), int(r["End_Timestamp"]))
+                    for r in rows)
+    for path in (HSA, as_json, as_rocpd):
+        trace = traceconv.load(path)
+        activity = slice_activity(trace)
+        found = Counter((s.name, s.start, s.start + s.dur) for s in trace.iter_slices()
+                        if Activity(activity[s.index]) is Activity.RUNTIME)
+        assert found == calls, path.name
+    summary = run("summary", "--json", str(HSA))
+    assert {r["kind"] for r in json.loads(summary.stdout)["ops"]} == {"runtime"}
+    advice = run("advise", "--json", str(HSA))
+    assert "framework-overhead" not in {f["rule"] for f in json.loads(advice.stdout)["findings"]}
+
+
+MEMORY = (Path(f"{DOCS}memory_allocation_trace.csv"), Path(f"{DOCS}scratch_memory_trace.csv"))
+
+
+def hand_paired(rows: list[dict[str, str]]) -> list[tuple[int, int, int, int | None]]:
+    """(address, size, allocated at, freed at) by hand: rocprofv3's rows in time order, a free
+    ends the open allocation of its address (scratch memory, which has none: of its queue);
+    a block is live from its allocation's end to its free's start."""
+    blocks, open_at = [], {}
+    for r in sorted(rows, key=lambda r: int(r["Start_Timestamp"])):
+        scratch = r["Kind"] == "SCRATCH_MEMORY"
+        key = ("queue", r["Queue_Id"]) if scratch else ("address", int(r["Address"], 16))
+        if r["Operation"].endswith(("_ALLOCATE", "_ALLOC")):
+            open_at[key] = len(blocks)
+            blocks.append([0 if scratch else key[1], int(r["Allocation_Size"]),
+                           int(r["End_Timestamp"]), None])
+        else:
+            blocks[open_at.pop(key)][3] = int(r["Start_Timestamp"])
+    return [tuple(b) for b in blocks]
+
+
+def live_peak_and_end(blocks: list[tuple[int, int, int, int | None]]) -> tuple[int, int]:
+    """The most bytes live at once, and the bytes live at the end (frees before allocations
+    at the same time)."""
+    steps = sorted([(a, 1, size) for _, size, a, _ in blocks]
+                   + [(f, 0, -size) for _, size, _, f in blocks if f is not None])
+    live = peak = 0
+    for _, _, change in steps:
+        live += change
+        peak = max(peak, live)
+    return peak, live
+
+
+@pytest.mark.parametrize(("path", "device", "pool", "peak"),
+                         [(MEMORY[0], "agent 0", "REAL", 2 * 1024),
+                          (MEMORY[1], "agent 1", "SCRATCH", 1_131_626_496)],
+                         ids=["memory-allocation", "scratch-memory"])
+def test_v3_memory_allocation_and_scratch_memory_are_blocks(path: Path, device: str, pool: str,
+                                                            peak: int):
+    rows = csv_rows(path)
+    expected = hand_paired(rows)
+    assert live_peak_and_end(expected) == (peak, 0)
+    trace = traceconv.load(path)
+    assert [(b.address, b.size, b.alloc_ns, b.free_ns) for b in trace.memory] == expected
+    assert {(b.device, b.pool) for b in trace.memory} == {(device, pool)}
+    track = next(t for t in trace.tracks if t.name == f"{device} {pool} live bytes")
+    values = [c.value for c in sorted(trace.iter_counter_samples(), key=lambda c: c.ts)
+              if c.track == track.id]
+    assert (max(values), values[-1]) == (peak, 0)
+    assert not trace.diagnostics.count("rocprof.free_without_allocation")
+    result = run("memory", "--json", str(path))
+    assert result.exit_code == 0, result.output
+
+
+def test_a_run_folder_with_allocation_files_reads_as_one_trace(tmp_path: Path):
+    """rocprofv3 --runtime-trace writes memory allocation and scratch memory traces beside
+    the kernel and HIP API traces of the run: given together, one trace."""
+    names = {f"{DECODE}kernel_trace.csv": "1_kernel_trace.csv",
+             f"{DECODE}hip_api_trace.csv": "1_hip_api_trace.csv",
+             str(MEMORY[0]): "1_memory_allocation_trace.csv",
+             str(MEMORY[1]): "1_scratch_memory_trace.csv"}
+    for origin, name in names.items():
+        shutil.copy(origin, tmp_path / name)
+    result = run("info", "--json", *(str(tmp_path / n) for n in names.values()))
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.stdout)
+    kernels, calls = csv_rows(Path(f"{DECODE}kernel_trace.csv")), csv_rows(
+        Path(f"{DECODE}hip_api_trace.csv"))
+    launched = {r["Correlation_Id"] for r in calls}
+    blocks = sum(len(hand_paired(csv_rows(p))) for p in MEMORY)
+    assert (info["slices"], info["flows"], info["memory_blocks"]) == (
+        len(kernels) + len(calls), sum(r["Correlation_Id"] in launched for r in kernels), blocks)
+
+
 @pytest.fixture
 def rocpd_run(tmp_path: Path) -> Path:
     from tests.rocpd_database import build
 
     path = tmp_path / "1234_results.db"
-    build(path, Path(f"{DECODE}kernel_trace.csv"), Path(f"{DECODE}hip_api_trace.csv"))
+    build(path, Path(f"{DECODE}kernel_trace.csv"), Path(f"{DECODE}hip_api_trace.csv"),
+          allocations=MEMORY)
     return path
 
 
@@ -386,19 +538,20 @@ def test_rocpd_database_as_plain_sql_reads_it(rocpd_run: Path):
         queues = Counter(db.execute(
             f'select a.logical_index, k.queue_id from "rocpd_kernel_dispatch{UUID}" k '
             f'join "rocpd_info_agent{UUID}" a on a.id = k.agent_id'))
-        # (docs/rocprof.md: queues, allocations, samples, counters... are counted, not read)
+        # (docs/rocprof.md: queues, samples, args... are counted, not read)
         unread = sum(db.execute(f'select count(*) from "{t}{UUID}"').fetchone()[0]
                      for t in ("rocpd_info_queue",))
         allocations = list(db.execute(
-            f'select type, address, size, start, "end" from "rocpd_memory_allocate{UUID}" '
-            f'order by start'))
+            f'select level, type, address, queue_id, size, start, "end" '
+            f'from "rocpd_memory_allocate{UUID}" order by start'))
         (flows,), = db.execute(
             f'select count(*) from "rocpd_kernel_dispatch{UUID}" k '
             f'join "rocpd_event{UUID}" e on e.id = k.event_id where e.correlation_id in '
             f'(select e2.correlation_id from "rocpd_region{UUID}" r '
             f'join "rocpd_event{UUID}" e2 on e2.id = r.event_id)')
     trace = traceconv.load(rocpd_run)
-    assert trace.metadata.source_version == "rocprofv3 rocpd database (allocations, api, kernels)"
+    assert trace.metadata.source_version == (
+        "rocprofv3 rocpd database (agents, allocations, api, kernels)")
     assert slices(trace) == kernels + regions
     device = Counter((trace.processes[trace.tracks[s.track].process].name,
                       trace.tracks[s.track].name) for s in trace.iter_slices() if s.category == "kernel")
@@ -406,11 +559,23 @@ def test_rocpd_database_as_plain_sql_reads_it(rocpd_run: Path):
     assert len(trace.flows) == flows > 0
     codes = {d.code: d.count for d in trace.diagnostics}
     assert codes["rocprof.table_not_read"] == unread
-    opened = {a[1]: a for a in allocations if a[0] == "ALLOC"}
-    freed = {a[1]: a for a in allocations if a[0] == "FREE"}
-    assert [(b.address, b.size, b.alloc_ns, b.free_ns) for b in trace.memory] == [
-        (address, a[2], a[4], freed[address][3]) for address, a in opened.items()]
-    assert codes["rocprof.free_without_allocation"] == len(freed.keys() - opened.keys()) == 1
+    # rocpd's own words: a FREE ends the ALLOC of its level and address, scratch memory
+    # (address 0) the ALLOC of its queue; a FREE has no agent
+    blocks: list[list] = []
+    open_at: dict[tuple, int] = {}
+    orphans = 0
+    for level, kind, address, queue, size, start, end in allocations:
+        key = (level, queue if level == "SCRATCH" else address)
+        if kind == "ALLOC":
+            open_at[key] = len(blocks)
+            blocks.append([address, size, end, None])
+        elif key in open_at:
+            blocks[open_at.pop(key)][3] = start
+        else:
+            orphans += 1
+    assert [[b.address, b.size, b.alloc_ns, b.free_ns] for b in trace.memory] == blocks
+    assert len(blocks) == 10
+    assert codes["rocprof.free_without_allocation"] == orphans == 1
 
 
 def test_rocpd_database_reads_as_its_csv_files(rocpd_run: Path):
@@ -419,6 +584,10 @@ def test_rocpd_database_reads_as_its_csv_files(rocpd_run: Path):
     from_db = traceconv.load(rocpd_run)
     assert slices(from_db) == slices(from_csv)
     assert len(from_db.flows) == len(from_csv.flows)
+    memory = [traceconv.load(p) for p in MEMORY]
+    assert sorted((b.address, b.size, b.alloc_ns, b.free_ns, b.device, b.pool)
+                  for t in memory for b in t.memory) == sorted(
+        (b.address, b.size, b.alloc_ns, b.free_ns, b.device, b.pool) for b in from_db.memory)
 
 
 def test_rocpd_counters_are_args_of_their_dispatch(tmp_path: Path):

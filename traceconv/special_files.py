@@ -67,9 +67,20 @@ def read_bounded(stream: BinaryIO, limit: int, too_large: InputError) -> bytes:
 
 def open_input(path: str, name: str) -> BinaryIO:
     """``path`` opened for reading; a FIFO waits for its writer at most
-    :data:`FIFO_WAIT_SECONDS` (an ``InputError`` then), instead of blocking forever."""
+    :data:`FIFO_WAIT_SECONDS` (an ``InputError`` then), instead of blocking forever. A
+    folder is refused in one line that says which files to give instead (every command
+    reads its inputs here).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     open_input(folder, "run")
+    Traceback (most recent call last):
+    traceconv.errors.InputError: run: a folder, which is not read: give the files in it (a rocprofv3 run's CSV files: run/*_trace.csv)
+    """
     try:
         mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError(_folder_refused(name), file=name)
         if not stat.S_ISFIFO(mode):
             return open(path, "rb")  # noqa: SIM115 - returned to the caller
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -84,6 +95,18 @@ def open_input(path: str, name: str) -> BinaryIO:
                          file=name)
     os.set_blocking(fd, True)
     return open(fd, "rb")  # noqa: SIM115 - returned to the caller
+
+
+def _folder_refused(name: str) -> str:
+    """Why a folder given as an input is not read, and what to give instead: profilers
+    write a run as a folder of files (rocprofv3: one CSV per kind), and the files of one
+    run given together are one trace.
+
+    >>> _folder_refused("out/host/")
+    "a folder, which is not read: give the files in it (a rocprofv3 run's CSV files: out/host/*_trace.csv)"
+    """
+    return (f"a folder, which is not read: give the files in it (a rocprofv3 run's CSV "
+            f"files: {os.path.join(name, '*_trace.csv')})")
 
 
 def reason(exc: OSError) -> str:

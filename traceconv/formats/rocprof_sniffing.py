@@ -34,6 +34,8 @@ CSV_KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "v3-copies": (frozenset({"Direction", "Source_Agent_Id", "Destination_Agent_Id"}),
                   frozenset()),
     "v3-counters": (frozenset({"Counter_Name", "Counter_Value"}), frozenset()),
+    "v3-allocations": (frozenset({"Operation", "Address", "Allocation_Size"}), frozenset()),
+    "v3-scratch": (frozenset({"Operation", "Queue_Id", "Alloc_Flags"}), frozenset()),
 }
 # rocprof v1's JSON: an empty first event, then numbers as strings
 _V1_JSON_OPENING = re.compile(rb'\A\s*\{\s*"traceEvents"\s*:\s*\[\s*\{\s*\}')

@@ -543,8 +543,9 @@ CODES: tuple[CodeInfo, ...] = (
           "GPU ops of a type this reader does not know (category gpu_op)"),
     # rocprof
     _Code("rocprof.allocation_not_read", "dropped",
-          "memory allocation records other than ALLOC/FREE (REALLOC, RECLAIM), without an "
-          "address or a start, or beyond int64: no memory block"),
+          "memory allocation and scratch memory records other than ALLOC/FREE (REALLOC, "
+          "ASYNC_RECLAIM), without an address (scratch memory: a queue) or a start, "
+          "allocations without a size or beyond int64, and their frees: no memory block"),
     _Code("rocprof.counter_without_dispatch", "dropped",
           "dispatches of a counter collection file that are in none of the kernel traces "
           "given with it (same dispatch id and kernel): their counters not read"),
@@ -556,8 +557,8 @@ CODES: tuple[CodeInfo, ...] = (
           "flow events (s/t/f) of a v1 results.json that bind to no slice, or whose other "
           "end does not (no flow)"),
     _Code("rocprof.free_without_allocation", "note",
-          "FREE records whose agent and address no earlier ALLOC opened (allocated before "
-          "the trace)"),
+          "FREE records whose address (scratch memory: queue) no earlier ALLOC of their "
+          "level opened (allocated before the trace)"),
     _Code("rocprof.malformed_row", "dropped",
           "rows or events whose start or end is not an integer, statistic rows whose calls "
           "or total is not a number (not read)"),
@@ -575,7 +576,7 @@ CODES: tuple[CodeInfo, ...] = (
           "allocations, scratch memory, PC samples, counter records...)"),
     _Code("rocprof.table_not_read", "dropped",
           "rows of database tables this reader does not read (results.db tables without "
-          "BeginNs/EndNs; rocpd allocations, samples, counters...)"),
+          "BeginNs/EndNs; rocpd samples, queues, arguments...)"),
     _Code("rocprof.work_without_call", "note",
           "dispatches and copies whose correlation id matches no call of the API trace "
           "given with them (no flow; a trimmed trace or files of two runs)"),

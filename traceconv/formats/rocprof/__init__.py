@@ -12,6 +12,8 @@ v1 ``results.db`` HIP...   slices on their thread (tables with ``BeginNs``/``End
 v3 ``kernel_trace``        a slice per dispatch on a track per queue of a process per agent
 v3 ``*_api_trace``         a slice per call on its thread (HIP, HSA, marker, RCCL domains)
 v3 ``memory_copy_trace``   a slice per copy on a track per direction of the target agent
+v3 ``memory_allocation``,  memory blocks (an ``ALLOC`` paired with the next ``FREE`` of its
+``scratch_memory_trace``   address, scratch memory: of its queue), live-bytes counters
 v3 ``counter_collection``  counter values as args of their dispatch
 v3 JSON                    its dispatch and API records, as the CSV files (:mod:`.v3_json`)
 v3 ``rocpd`` database      its dispatches, regions and copies, as the CSV files (:mod:`.rocpd`)
@@ -57,13 +59,15 @@ def read(source: Source) -> Trace:
     >>> len(trace.slices), trace.metadata.source_version
     (64, 'v1 results.db')
     """
+    from ...model.activity import fill_activity
     from ...model.builder import TraceBuilder
+    from ...vocabularies.rocprof import ROCPROF_VOCABULARY
 
     kind = rocprof_sniffing.kind(source.head, source)
     if kind is None:
-        raise InputError("not a rocprof output: expected a kernel trace, API trace, copy "
-                         "trace, counter or statistics CSV, a results.json or results.db, "
-                         "rocprofv3 JSON or a rocpd database",
+        raise InputError("not a rocprof output: expected a kernel, API, copy, memory "
+                         "allocation or scratch memory trace, a counter or statistics CSV, "
+                         "a results.json or results.db, rocprofv3 JSON or a rocpd database",
                          file=source.name, location="line 1")
     if kind in ("v3-json", "v3-database"):
         from . import rocpd, v3_json
@@ -95,4 +99,5 @@ def read(source: Source) -> Trace:
 
         {"v1-kernels": v1.read_csv, "v1-json": v1.read_json,
          "v1-database": v1.read_database}[kind](trace, source)
+    fill_activity(trace, ROCPROF_VOCABULARY)   # (rocprofv3's: in build_run)
     return trace

@@ -10,17 +10,22 @@ _DEVICE_SORT = 1 << 30   # devices below the host processes
 
 
 class Places:
-    """Processes and tracks of one trace, by the ids rocprof gives them.
+    """Processes and tracks of one trace, by the ids rocprof gives them; ``labels`` are
+    what a device is, by its number (``["AMD Instinct MI300X", "gfx942"]``), where the
+    file says.
 
-    >>> t = Trace(); places = Places(t)
+    >>> t = Trace(); places = Places(t, {2: ["AMD Instinct MI300X", "gfx942"]})
     >>> q = places.queue("GPU 2", 2, "0"); q == places.queue("GPU 2", 2, "0")
     True
-    >>> t.processes[0].name, t.tracks[q].name, t.tracks[places.thread(7, 8)].name
-    ('GPU 2', 'queue 0', 'thread 8')
+    >>> t.processes[0].name, t.processes[0].labels, t.tracks[q].name
+    ('GPU 2', ['AMD Instinct MI300X', 'gfx942'], 'queue 0')
+    >>> t.tracks[places.thread(7, 8)].name
+    'thread 8'
     """
 
-    def __init__(self, trace: Trace) -> None:
+    def __init__(self, trace: Trace, labels: dict[int, list[str]] | None = None) -> None:
         self.trace = trace
+        self._labels = labels or {}
         self._devices: dict[str, int] = {}
         self._queues: dict[tuple[str, str], int] = {}
         self._hosts: dict[int | None, int] = {}
@@ -32,7 +37,8 @@ class Places:
             self._devices[name] = self.trace.add_process(
                 name, kind=ProcessKind.DEVICE,
                 sort_index=_DEVICE_SORT + (number if number is not None and 0 <= number < 2**20
-                                           else len(self._devices)))
+                                           else len(self._devices)),
+                labels=self._labels.get(number, []) if number is not None else [])
         return self._devices[name]
 
     def queue(self, device: str, number: int | None, queue: object) -> int:

@@ -12,13 +12,15 @@ table                          becomes
 =============================  =======================================================
 ``rocpd_kernel_dispatch``      a dispatch (agent by ``logical_index``, queue id, name
                                from ``rocpd_info_kernel_symbol``)
+``rocpd_info_agent``           product and name as labels of the device's process
 ``rocpd_region``               a call on its thread (name and category from
                                ``rocpd_string`` through ``rocpd_event``)
 ``rocpd_memory_copy``          a copy (its name, e.g. ``MEMORY_COPY_HOST_TO_DEVICE``)
 ``rocpd_pmc_event``            counter values (named by ``rocpd_info_pmc``) as args of
                                the dispatch of the same event
 ``rocpd_memory_allocate``      memory blocks (``ALLOC`` paired with the next ``FREE`` of
-                               its agent and address), live-bytes counters
+                               its level and address, scratch memory: of its queue),
+                               live-bytes counters (:mod:`.allocations`)
 ``rocpd_sample``, ``rocpd_arg``  counted (``rocprof.table_not_read``)
 queues, streams ...
 =============================  =======================================================
@@ -33,7 +35,7 @@ from ...io import Source
 from .._sqlite import Database, open_database
 from .allocations import COLUMNS as ALLOCATION_COLUMNS
 from .csv_table import Table
-from .v3 import Part
+from .v3 import AGENT_COLUMNS, Part
 
 SCHEMA_VERSION = 3
 # a table kind, then the run's uuid (hex digits in groups joined by "_")
@@ -103,8 +105,11 @@ QUERIES = {
          ("rocpd_event", "e", "e.id = m.event_id"))),
     "v3-allocations": Query(
         ALLOCATION_COLUMNS, "rocpd_memory_allocate", "ma",
-        'ma.type, a.logical_index, ma.address, ma.size, ma.level, ma.start, ma."end"',
+        'ma.type, a.logical_index, ma.address, ma.size, ma.level, ma.queue_id, ma.start, '
+        'ma."end"',
         (("rocpd_info_agent", "a", "a.id = ma.agent_id"),)),
+    "v3-agents": Query(AGENT_COLUMNS, "rocpd_info_agent", "a",
+                       "a.logical_index, a.name, a.product_name", (), timed=False),
     "v3-counters": Query(
         ("Dispatch_Id", "Agent_Id", "Kernel_Name", "Counter_Name", "Counter_Value"),
         "rocpd_pmc_event", "pe",

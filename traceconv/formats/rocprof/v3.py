@@ -1,7 +1,9 @@
 """rocprofv3 CSV files (``--output-format csv``), one or several of one run, into one trace:
 dispatches on agent queues, API calls on their threads, copies on their agent, counter
-values as args of their dispatch, and a flow from each call to the work of its
-correlation id."""
+values as args of their dispatch, memory allocations and scratch memory as memory blocks
+(:mod:`.allocations`), and a flow from each call to the work of its correlation id. The
+JSON and rocpd readers put their records into the same tables, so every layout is read
+by this one code, activities included (:mod:`traceconv.vocabularies.rocprof`)."""
 
 from __future__ import annotations
 
@@ -10,14 +12,15 @@ from dataclasses import dataclass
 
 from ...io import Source
 from ...model import Metadata
-from ...model.activity import Activity
+from ...model.activity import Activity, fill_activity
 from ...model.builder import TraceBuilder
+from ...vocabularies.rocprof import ROCPROF_VOCABULARY
 from . import CLOCK
 from .allocations import add_allocations
 from .csv_table import Table, read_table
 from .dispatches import V3, add_counter_rows, add_dispatches, device_name
 from .places import Places
-from .values import arg_value, integer
+from .values import agent_number, arg_value, integer
 
 _TIMES = ("Start_Timestamp", "End_Timestamp")
 REQUIRED = {
@@ -25,16 +28,26 @@ REQUIRED = {
     "v3-api": ("Domain", "Function", *_TIMES),   # (rocprofv2's: no process, no thread)
     "v3-copies": ("Direction", "Source_Agent_Id", "Destination_Agent_Id", *_TIMES),
     "v3-counters": ("Dispatch_Id", "Agent_Id", "Kernel_Name", "Counter_Name", "Counter_Value"),
+    "v3-allocations": ("Operation", "Agent_Id", "Address", "Allocation_Size", *_TIMES),
+    # (some rocprofv3 versions write no Allocation_Size here: the blocks are counted, not read)
+    "v3-scratch": ("Operation", "Agent_Id", "Queue_Id", *_TIMES),
 }
-_DOMAINS = (("MARKER", "user_annotation", Activity.ANNOTATION), ("HSA", "hsa_api", 0),
-            ("RCCL", "rccl", 0), ("", "hip_runtime", 0))
+# a call's category by the first word in its domain (HIP_RUNTIME_API, HSA_CORE_API...); the
+# activity of each category is the vocabulary's (traceconv.vocabularies.rocprof)
+_DOMAINS = (("MARKER", "user_annotation"), ("HSA", "hsa_api"), ("RCCL", "rccl"),
+            ("", "hip_runtime"))
 _COUNTER = ("Counter_Name", "Counter_Value")
+# what each agent is, where a file says (the JSON's agents, rocpd's rocpd_info_agent): the
+# process of a device keeps its name ("agent 2", as every layout names it) and gets these
+# as labels
+AGENT_COLUMNS = ("Agent_Id", "Name", "Product_Name")
 
 
 @dataclass(frozen=True)
 class Part:
     """One rocprofv3 CSV of a run: its kind (a ``v3-`` kind of
-    :data:`traceconv.formats.rocprof_sniffing.CSV_KINDS`) and its table."""
+    :data:`traceconv.formats.rocprof_sniffing.CSV_KINDS`, or ``v3-agents``: what the
+    agents of a JSON or rocpd database are, :data:`AGENT_COLUMNS`) and its table."""
 
     kind: str
     table: Table
@@ -71,7 +84,8 @@ def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
     trace = TraceBuilder(Metadata(source_format="rocprof",
                                   source_version=f"rocprofv3 {written_as} ({kinds})",
                                   clock=CLOCK))
-    places, diagnostics = Places(trace), trace.diagnostics
+    places = Places(trace, _agent_labels([p.table for p in parts if p.kind == "v3-agents"]))
+    diagnostics = trace.diagnostics
     for part in parts:
         part.table.count_repairs(diagnostics)
     calls: dict[int, int] = {}
@@ -99,9 +113,27 @@ def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
                                                 if p.kind == "v3-counters"])
     if calls:
         _add_flows(trace, calls, works)
-    add_allocations(trace, [r for p in parts if p.kind == "v3-allocations"
+    add_allocations(trace, [r for p in parts if p.kind in ("v3-allocations", "v3-scratch")
                             for r in p.table.records()])
+    fill_activity(trace, ROCPROF_VOCABULARY)
     return trace
+
+
+def _agent_labels(tables: list[Table]) -> dict[int, list[str]]:
+    """``{agent number: [product name, name]}`` (each once, empty ones left out).
+
+    >>> _agent_labels([Table("r.json", list(AGENT_COLUMNS),
+    ...                      [["2", "gfx942", "AMD Instinct MI300X"], ["0", "", ""]])])
+    {2: ['AMD Instinct MI300X', 'gfx942']}
+    """
+    found: dict[int, list[str]] = {}
+    for table in tables:
+        for record in table.records():
+            number = agent_number(record.get("Agent_Id", ""))
+            words = [str(record.get(c) or "") for c in ("Product_Name", "Name")]
+            if number is not None and any(words):
+                found[number] = list(dict.fromkeys(w for w in words if w))
+    return found
 
 
 def _add_calls(trace: TraceBuilder, places: Places, table: Table) -> dict[int, int]:
@@ -114,12 +146,12 @@ def _add_calls(trace: TraceBuilder, places: Places, table: Table) -> dict[int, i
             bad += 1
             continue
         domain = str(record.get("Domain", ""))
-        category, activity = next((c, a) for word, c, a in _DOMAINS if word in domain)
+        category = next(c for word, c in _DOMAINS if word in domain)
         track = places.thread(integer(record.get("Process_Id")), integer(record.get("Thread_Id")))
         args = {k: arg_value(v) for k, v in record.items()
                 if k not in (*_TIMES, "Function", "Process_Id", "Thread_Id") and v != ""}
         row = trace.add_interval(track, start, end, str(record.get("Function", "")), category,
-                                 args or None, activity)
+                                 args or None)
         correlation = integer(record.get("Correlation_Id"))
         if correlation is not None:
             calls.setdefault(correlation, row)

@@ -6,7 +6,10 @@ files (:mod:`.v3`), so they read the same way.
 record                                 becomes
 =====================================  ===============================================
 ``kernel_dispatch``                    a dispatch (agent by its ``logical_node_id``,
-                                       queue handle, name from ``kernel_symbols``)
+                                       queue handle, name from ``kernel_symbols``: the
+                                       one the CSV and rocpd give, :func:`kernel_name`)
+``agents``                             their product and name as labels of the
+                                       device's process (``agent 2``)
 ``hip_api``, ``hsa_api``,              a call on its thread of the document's ``pid``
 ``marker_api``, ``rccl_api``           (name from ``strings.buffer_records``)
 other buffer and callback records      counted (``rocprof.record_not_read``)
@@ -22,7 +25,7 @@ import orjson
 from ...errors import InputError
 from ...io import Source
 from .csv_table import Table
-from .v3 import REQUIRED, Part
+from .v3 import AGENT_COLUMNS, REQUIRED, Part
 
 TOOL = "rocprofiler-sdk-tool"
 API_RECORDS = ("hip_api", "hsa_api", "marker_api", "rccl_api")
@@ -35,12 +38,12 @@ _API_COLUMNS = ("Domain", "Function", "Thread_Id", "Start_Timestamp", "End_Times
 
 
 def load_parts(source: Source) -> tuple[list[Part], dict[str, int]]:
-    """The kernel and API tables of every process document; ``{record kind: count}`` of the
-    records not read.
+    """The kernel and API tables of every process document, with its agents; ``{record
+    kind: count}`` of the records not read.
 
     >>> parts, skipped = load_parts(Source("tests/data/rocprof/tracelens_908_cut.rocprofv3.json.gz"))
     >>> [(p.kind, len(p.table.rows)) for p in parts], skipped
-    ([('v3-kernels', 300)], {})
+    ([('v3-kernels', 300), ('v3-agents', 10)], {})
     """
     try:
         document = orjson.loads(source.read_bytes())
@@ -51,6 +54,7 @@ def load_parts(source: Source) -> tuple[list[Part], dict[str, int]]:
         raise InputError(f"no {TOOL!r} list", file=source.name, location="$")
     kernels: list[list[str]] = []
     calls: list[list[str]] = []
+    agents: list[list[str]] = []
     skipped: dict[str, int] = {}
     for at, process in enumerate(processes):
         where = f"$.{TOOL}[{at}]"
@@ -60,6 +64,8 @@ def load_parts(source: Source) -> tuple[list[Part], dict[str, int]]:
         try:
             kernels += _kernel_rows(process)
             calls += _call_rows(process)
+            agents += [[str(a.get("logical_node_id", a["id"]["handle"])), str(a.get("name", "")),
+                        str(a.get("product_name", ""))] for a in process.get("agents") or ()]
         except (KeyError, TypeError, IndexError, AttributeError) as exc:
             raise InputError(f"a record without its field {exc}", file=source.name,
                              location=where) from None
@@ -69,13 +75,16 @@ def load_parts(source: Source) -> tuple[list[Part], dict[str, int]]:
                     skipped[kind] = skipped.get(kind, 0) + len(records)
     parts = [Part("v3-kernels", Table(source.name, list(_KERNEL_COLUMNS), kernels)),
              Part("v3-api", Table(source.name, list(_API_COLUMNS), calls))]
-    return [p for p in parts if p.table.rows], skipped
+    parts = [p for p in parts if p.table.rows]
+    if parts:   # (what the agents are matters only to the records read)
+        parts.append(Part("v3-agents", Table(source.name, list(AGENT_COLUMNS), agents)))
+    return parts, skipped
 
 
 def _kernel_rows(process: dict[str, Any]) -> list[list[str]]:
     agents = {a["id"]["handle"]: a.get("logical_node_id", a["id"]["handle"])
               for a in process.get("agents") or ()}
-    names = {k["kernel_id"]: k.get("kernel_name", "") for k in process.get("kernel_symbols") or ()}
+    names = {k["kernel_id"]: kernel_name(k) for k in process.get("kernel_symbols") or ()}
     rows = []
     for record in (process.get("buffer_records") or {}).get("kernel_dispatch") or ():
         info = record["dispatch_info"]
@@ -90,6 +99,23 @@ def _kernel_rows(process: dict[str, Any]) -> list[list[str]]:
             info.get("group_segment_size", ""), *(group.get(a, "") for a in "xyz"),
             *(grid.get(a, "") for a in "xyz"))])
     return rows
+
+
+def kernel_name(symbol: dict[str, Any]) -> str:
+    """A kernel's name as rocprofv3 writes it in the CSV's ``Kernel_Name`` and rocpd's
+    ``display_name``: ``formatted_kernel_name`` (demangled, without ``.kd``; shortened under
+    ``--truncate-kernels``). A symbol without it falls back on ``demangled_kernel_name``,
+    then on the symbol itself (``kernel_name``). (``truncated_kernel_name``, written with
+    the other two, drops the arguments: never the name.)
+
+    >>> kernel_name({"kernel_name": "_Z7vecCopyPdS_S_ii.kd",
+    ...              "formatted_kernel_name": "vecCopy(double*, double*, double*, int, int)"})
+    'vecCopy(double*, double*, double*, int, int)'
+    >>> kernel_name({"kernel_name": "_Z1fv.kd"})
+    '_Z1fv.kd'
+    """
+    return next((str(symbol[k]) for k in ("formatted_kernel_name", "demangled_kernel_name",
+                                          "kernel_name") if symbol.get(k)), "")
 
 
 def _call_rows(process: dict[str, Any]) -> list[list[str]]:

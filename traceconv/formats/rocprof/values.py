@@ -9,6 +9,7 @@ import re
 # (a control character such as "\x1d" is "space" to the regex, not to int)
 _INTEGER = re.compile(r"\s*[-+]?\d+\s*\Z", re.ASCII)
 _AGENT = re.compile(r"(?:Agent\s*)?(\d+)\Z", re.IGNORECASE)
+_HEX = re.compile(r"\s*0x([0-9a-f]+)\s*\Z", re.ASCII | re.IGNORECASE)
 
 
 def integer(value: object) -> int | None:
@@ -26,6 +27,19 @@ def integer(value: object) -> int | None:
     if isinstance(value, str) and _INTEGER.match(value):
         return int(value)
     return None
+
+
+def address(value: object) -> int | None:
+    """An address as an int: decimal (rocpd stores integers) or hex, as rocprofv3's CSV and
+    ``rocpd convert`` write it (``0x00007ffb26354000``, ``0x00007FFB26354000``).
+
+    >>> address("0x00007ffb26354000"), address("0x00007FFB26354000"), address(4096)
+    (140716654542848, 140716654542848, 4096)
+    >>> address(""), address("0x"), address("0xg1")
+    (None, None, None)
+    """
+    match = _HEX.match(value) if isinstance(value, str) else None
+    return int(match.group(1), 16) if match else integer(value)
 
 
 def arg_value(value: object) -> object:

@@ -1,0 +1,28 @@
+"""The activities of rocprof slices, by the categories its reader gives them.
+
+Every rocprof output (v1 CSV, JSON and database; rocprofv3 CSV, JSON and ``rocpd``) is
+read into the same categories: ``kernel`` dispatches, ``gpu_memcpy`` copies, ``hip_runtime``
+and ``hsa_api`` calls (both runtime APIs: the HSA runtime is the layer below HIP), and
+``user_annotation`` (roctx) ranges. HSA's ``hsa_signal_wait_*`` calls block the host until
+a signal (a dispatch or copy completing) changes, as a synchronize does.
+
+>>> from traceconv.model.activity import Activity
+>>> Activity(ROCPROF_VOCABULARY.classify("hsa_api", "hsa_agent_get_info", False)).name
+'RUNTIME'
+>>> Activity(ROCPROF_VOCABULARY.classify("hsa_api", "hsa_signal_wait_scacquire", False)).name
+'SYNC'
+"""
+
+from __future__ import annotations
+
+from ..model.activity import Vocabulary
+from .common import COMMON
+
+ROCPROF_VOCABULARY = Vocabulary.union("rocprof", COMMON, Vocabulary(
+    "rocprof",
+    kernel={"kernel"},
+    memcpy={"gpu_memcpy"},
+    runtime={"hip_runtime", "hsa_api"},
+    annotation={"user_annotation"},
+    sync_names=("signal_wait",),
+))
