@@ -394,3 +394,28 @@ def test_a_flow_from_an_instant_is_counted_once(tmp_path: Path):
     assert diags.count("chrome.flow_unbound") == 1       # id 7's start
     assert diags.count("chrome.flow_dangling") == 1      # id 8: a finish alone
     assert "id 8" in diags["chrome.flow_dangling"].example
+
+
+JAX = DATA / "chrome" / "jax0.10.2_cpu_perfetto_trace.json.gz"
+
+
+@pytest.mark.parametrize(("to", "code"), [("chrome", "chrome.id_replaced"),
+                                          ("perfetto", "perfetto.tid_replaced")])
+def test_thread_ids_past_32_bits_are_replaced_and_said(tmp_path: Path, to: str, code: str):
+    """XLA's thread ids reach past 2^31, which viewers read as 32-bit numbers: both writers
+    give such threads made-up ids and say so (2 threads of the JAX trace, counted with plain
+    json), and the threads keep their names and slices."""
+    with gzip.open(JAX) as f:
+        events = json.load(f)["traceEvents"]
+    wide = {e["tid"] for e in events if isinstance(e.get("tid"), int) and e["tid"] >= 1 << 31}
+    assert len(wide) == 2
+    out = tmp_path / ("out.json" if to == "chrome" else "out.pftrace")
+    written = traceconv.save(traceconv.load(JAX), out)
+    assert written.count(code) == len(wide)
+    back = traceconv.load(out)
+    # (the 3 partially overlapping 'train' steps sit on an overlap lane of their thread)
+    assert Counter(back.tracks[s.track].name.split(" (overlap lane")[0]
+                   for s in back.iter_slices()) == Counter(
+        next(m["args"]["name"] for m in events if m.get("ph") == "M"
+             and m["name"] == "thread_name" and m["tid"] == e["tid"] and m["pid"] == e["pid"])
+        for e in events if e.get("ph") == "X")

@@ -105,6 +105,9 @@ CODES: tuple[CodeInfo, ...] = (
           "counter tracks written under their thread's name too ('thread_time (Main)'): "
           "a viewer keys a C event by process and name, and would merge the counters of "
           "several threads that share a name"),
+    _Code("chrome.id_replaced", "repaired",
+          "pids or tids out of a viewer's 32-bit range (XLA's thread ids) or used twice: "
+          "written as made-up ones from 16,777,216 on (the thread's name still says which)"),
     _Code("chrome.flow_dangling", "note",
           "flow events whose other end is not in the file (a start with no finish or a finish "
           "with no start): an arrow needs both ends, so none is drawn; the slice is kept"),
@@ -515,6 +518,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.pid_replaced", "repaired",
           "a process pid was out of range or used twice; it gets a made-up one above pid_max "
           "(a process without threads becomes a named track group)"),
+    _Code("perfetto.tid_replaced", "repaired",
+          "a thread's tid was out of a viewer's 32-bit range (XLA's thread ids) or used twice "
+          "in its process; it gets a made-up one (traceconv reads the original back)"),
     _Code("perfetto.slice_on_counter_track", "dropped",
           "slices on a counter track (instants too, when a .pftrace is read): left out (a "
           "counter track holds values only; Perfetto would drop or misdraw them)"),

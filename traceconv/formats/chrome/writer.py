@@ -50,8 +50,11 @@ class _Ids:
                 self.pid[p.id] = p.pid
                 used.add(p.pid)
         spare = max(used | {SYNTHETIC_PID - 1}) + 1
+        replaced = []
         for p in trace.processes:
             if p.id not in self.pid:
+                if p.pid is not None:
+                    replaced.append(f"{p.name!r} pid {p.pid}")
                 self.pid[p.id], spare = spare, spare + 1
         self.tid: dict[int, int] = {}
         taken: set[tuple[int, int]] = set()
@@ -62,10 +65,14 @@ class _Ids:
         spare = SYNTHETIC_PID
         for t in trace.tracks:
             if t.id not in self.tid:
+                if t.tid is not None:
+                    replaced.append(f"{t.name!r} tid {t.tid}")
                 while (t.process, spare) in taken:
                     spare += 1
                 self.tid[t.id] = spare
                 taken.add((t.process, spare))
+        trace.diagnostics.add("chrome.id_replaced", count=len(replaced),
+                              example=replaced[0] if replaced else None)
 
 
 def _base(trace: Trace) -> int:

@@ -91,6 +91,9 @@ def assign_ids(trace: Trace) -> TrackIds:
             continue
         tid = track.tid if trace.processes[track.process].kind is ProcessKind.HOST else None
         if tid is None or not 0 < tid <= INT32_MAX or (pid, tid) in used_tids:
+            if tid is not None:   # (the model attribute keeps it: traceconv reads it back)
+                trace.diagnostics.add("perfetto.tid_replaced",
+                                      example=f"{track.name!r} tid {tid}")
             tid = SYNTHETIC_ID_BASE + track.id
         used_tids.add((pid, tid))
         tids.append(tid)
