@@ -28,6 +28,9 @@ def _run(path: Path):
                                                           "profile is the *.xplane.pb"),
     ("model.onnx", b"\x08\x07" + bytes(64), "an ONNX model: it holds a model, not a profile"),
     ("traces.zip", b"PK\x03\x04" + bytes(64), "a zip archive: unpack it"),
+    # (catapult's trivial_systrace.html starts so: the doctype in capitals)
+    ("trace.html", b"<!DOCTYPE HTML>\n<!--\nCopyright", "an HTML page (a systrace or "
+                                                          "Catapult trace-viewer report?)"),
 ])
 def test_a_known_foreign_file_is_named(tmp_path: Path, name: str, data: bytes, said: str):
     path = tmp_path / name

@@ -43,12 +43,24 @@ _BY_NAME = (
 )
 
 
+_HTML = (b"<!doctype html", b"<html")
+_HTML_PAGE = ("an HTML page (a systrace or Catapult trace-viewer report?)",
+              "traceconv reads the trace, not a page: open it in the Perfetto UI, which "
+              "reads systrace HTML, or record a Perfetto or Chrome JSON trace instead")
+
+
 def describe(head: bytes, filename: str) -> str | None:
     """``what it is: what to do`` for a known foreign file, else None (``filename`` is the
-    lower-case name without a compression suffix)."""
+    lower-case name without a compression suffix).
+
+    >>> describe(b"<!DOCTYPE html><html><head>", "trace.html").split(":")[0]
+    'an HTML page (a systrace or Catapult trace-viewer report?)'
+    """
     for magic, what, advice in _BY_MAGIC:
         if head.startswith(magic):
             return f"{what}: {advice}"
+    if head.lstrip()[:16].lower().startswith(_HTML):
+        return "{}: {}".format(*_HTML_PAGE)
     for pattern, what, advice in _BY_NAME:
         if fnmatch.fnmatchcase(filename, pattern):
             return f"{what}: {advice}"

@@ -92,7 +92,8 @@ CODES: tuple[CodeInfo, ...] = (
           "B/b events never closed: ended at the last timestamp of the trace "
           "(args.unfinished=true)"),
     _Code("chrome.counter_not_numeric", "dropped", "counter values that are not numbers"),
-    _Code("chrome.empty_event", "note", "empty {} events (Paddle writes one at the end)"),
+    _Code("chrome.empty_event", "note",
+          "empty {} events (Paddle, XLA and TensorFlow write one at the end)"),
     _Code("chrome.end_without_begin", "dropped", "E/e events with no open B/b on their track"),
     _Code("chrome.event_not_object", "dropped", "traceEvents items that are not objects"),
     # a one-ended flow links nothing: no viewer draws it, and its slice is kept (a note, not
