@@ -102,3 +102,21 @@ def test_json_reads_standard_input_without_in(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     events = orjson.loads(done.stdout)["traceEvents"]
     assert sum(e["ph"] == "X" for e in events) == 867
+
+
+def test_text_shows_fields_the_schema_does_not_know():
+    """Chrome writes TrackEvent extensions (field 1067, ...) that the ``perfetto`` package's
+    schema lacks: ``text`` prints each by its number, as many as the protobuf library finds
+    unknown in the real Chromium cut, instead of leaving them out."""
+    from google.protobuf.unknown_fields import UnknownFieldSet
+
+    chromium = ROOT / "tests" / "data" / "perfetto" / "chromium150_headless_startup_cut.pftrace"
+    packets = ProtoTrace.FromString(chromium.read_bytes()).packet
+    unknown = Counter(field.field_number for p in packets if p.HasField("track_event")
+                      for field in UnknownFieldSet(p.track_event))
+    assert unknown   # (the cut holds some)
+    text = CliRunner().invoke(app, ["text", str(chromium)]).stdout
+    shown = Counter(line.split()[0].rstrip(":") for line in text.splitlines()
+                    if line.startswith("    ") and not line.startswith("     ")
+                    and line.split()[0].rstrip(":").isdigit())
+    assert {str(n): c for n, c in unknown.items()} == shown

@@ -1,5 +1,6 @@
 """A ``.pftrace`` as protobuf text format, packet by packet, as Perfetto's ``traceconv text``
-prints it: one ``packet { ... }`` block per ``Trace.packet``, fields indented by two.
+prints it: one ``packet { ... }`` block per ``Trace.packet``, fields indented by two; a field
+the schema does not know is printed by its number.
 
 >>> import io
 >>> out = io.BytesIO(); write_packets([(0, b"\\x40\\x05\\x50\\x01")], out, "t.pftrace")
@@ -34,7 +35,10 @@ def write_packets(packets: Iterable[tuple[int, bytes]], out: BinaryIO, name: str
         except DecodeError:
             raise InputError("not a Perfetto trace: a packet does not decode as TracePacket",
                              file=name, location=f"byte offset {offset}") from None
-        body = text_format.MessageToString(packet, indent=2, as_utf8=True)
+        # (fields this Perfetto schema does not know, Chrome's TrackEvent extensions among
+        # them, as their numbers: what the bytes hold is shown, not left out)
+        body = text_format.MessageToString(packet, indent=2, as_utf8=True,
+                                           print_unknown_fields=True)
         out.write(b"packet {\n" + body.encode() + b"}\n")
 
 
