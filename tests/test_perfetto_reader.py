@@ -459,6 +459,27 @@ def test_legacy_complete_event(tmp_path: Path):
     assert [(s.name, s.start, s.dur) for s in trace.iter_slices()] == [("X event", 1_000, 5_000)]
 
 
+@pytest.mark.integration
+def test_legacy_mark_is_an_instant_as_trace_processor_has_it(tmp_path: Path, trace_processor):
+    """Chrome writes its page-load milestones (navigationStart, firstContentfulPaint) as
+    legacy 'R' marks: an instant each, where and as trace_processor has them (a slice of
+    no length on the thread)."""
+    builder = TraceProtoBuilder()
+    _thread(builder)
+    for ts, name in ((1_000, "navigationStart"), (4_000, "firstContentfulPaint")):
+        packet = _event(builder, ts, 0, name, flags=TracePacket.SEQ_INCREMENTAL_STATE_CLEARED)
+        packet.track_event.legacy_event.phase = ord("R")
+    path = tmp_path / "marks.pftrace"
+    path.write_bytes(builder.serialize())
+    trace_processor.load(path.read_bytes())
+    theirs = [(r.name, r.ts, r.dur) for r in trace_processor.query(
+        "select name, ts, dur from slice order by ts")]
+    trace = traceconv.load(path)
+    assert [(i.name, i.ts, 0) for i in trace.iter_instants()] == theirs == [
+        ("navigationStart", 1_000, 0), ("firstContentfulPaint", 4_000, 0)]
+    assert trace.diagnostics.count("perfetto.event_type") == 0
+
+
 def test_events_under_an_undeclared_parent_are_left_out_and_counted(tmp_path: Path):
     """A track whose parent uuid no descriptor declares: trace_processor cannot place it
     and drops its events (Chromium writes 30 such in a startup trace); so here, counted."""

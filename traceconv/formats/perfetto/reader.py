@@ -102,8 +102,10 @@ FLOW_OLD, TERMINATING_OLD, DOUBLE_VALUE, EXTRA_DOUBLE_TRACKS, EXTRA_DOUBLE_VALUE
 FLOW, TERMINATING = 47, 48
 BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
 COMPLETE = 9   # (not a TrackEvent type: a legacy 'X' event, with its duration)
+# ('R': a mark, Chrome's navigationStart and paint timings: an instant, as trace_processor
+# shows it)
 _LEGACY_PHASES = {ord("B"): BEGIN, ord("E"): END, ord("X"): COMPLETE, ord("I"): INSTANT,
-                  ord("i"): INSTANT, ord("n"): INSTANT}
+                  ord("i"): INSTANT, ord("n"): INSTANT, ord("R"): INSTANT}
 _PACKET_FIELDS = {f.number: f.name for f in TracePacket.DESCRIPTOR.fields}
 VALUE_FIELDS = np.array(sorted(SCALARS | COMPOSITE))
 _UINT64 = (1 << 64) - 1
