@@ -480,6 +480,32 @@ def test_legacy_mark_is_an_instant_as_trace_processor_has_it(tmp_path: Path, tra
     assert trace.diagnostics.count("perfetto.event_type") == 0
 
 
+@pytest.mark.integration
+@pytest.mark.parametrize("order", [(0, 1, 0, 2), (1, 0, 2, 0), (1, 0), (2, 1), (0, 0)])
+def test_a_process_declared_again_keeps_the_name_trace_processor_shows(
+        tmp_path: Path, trace_processor, order: tuple[int, ...]):
+    """Chrome declares a process several times: with its command line as the name, and
+    as a Chrome process of a type ("Renderer", later "WebUI Top Renderer"), in any order.
+    The name is the one trace_processor shows for every order: the first declared (the
+    order of a real Chromium recording among them)."""
+    names = ["/usr/lib/chromium/chromium --type=renderer", "Renderer", "WebUI Top Renderer"]
+    builder = TraceProtoBuilder()
+    for which in order:
+        packet = builder.add_packet()
+        packet.trusted_packet_sequence_id = 1
+        desc = packet.track_descriptor
+        desc.uuid, desc.process.pid, desc.process.process_name = 9, 4242, names[which]
+        if which:
+            desc.chrome_process.process_type = 2 if which == 1 else 42
+    _event(builder, 1_000, TrackEvent.TYPE_INSTANT, "x", track=9,
+           flags=TracePacket.SEQ_INCREMENTAL_STATE_CLEARED)
+    path = tmp_path / "named.pftrace"
+    path.write_bytes(builder.serialize())
+    trace_processor.load(path.read_bytes())
+    (theirs,) = [r.name for r in trace_processor.query("select name from process where pid = 4242")]
+    assert [p.name for p in traceconv.load(path).processes if p.pid == 4242] == [theirs]
+
+
 def test_events_under_an_undeclared_parent_are_left_out_and_counted(tmp_path: Path):
     """A track whose parent uuid no descriptor declares: trace_processor cannot place it
     and drops its events (Chromium writes 30 such in a startup trace); so here, counted."""

@@ -58,6 +58,10 @@ def merge_descriptor(known: TrackDescriptor | None, new: TrackDescriptor) -> Tra
     merged = TrackDescriptor()
     merged.CopyFrom(known)
     merged.MergeFrom(new)
+    # a process keeps the first name it was declared with, as trace_processor names it
+    # (Chrome declares a renderer "Renderer", then again with its command line as the name)
+    if known.process.process_name:
+        merged.process.process_name = known.process.process_name
     return merged
 
 
