@@ -646,12 +646,14 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("torch_snapshot.no_time", "guessed",
           "entries without time_us: placed at the previous entry's time"),
     _Code("torch_snapshot.realloc", "repaired",
-          "allocs at an address still in use (a free was lost): the older block is closed "
+          "allocs, segment allocs or maps at an address still in use (a free or unmap was "
+          "lost): the older block, or the part of the older segment they cover, is closed "
           "there"),
     _Code("torch_snapshot.segment_before_history", "guessed",
-          "segments reserved before the recorded history (reserve time unknown)"),
+          "dump-time segments reserved, in whole or in part, before the recorded history "
+          "(reserve time unknown)"),
     _Code("torch_snapshot.segment_free_before_history", "guessed",
-          "segment frees whose reserve is older than the recorded history"),
+          "segment frees and unmaps of memory reserved before the recorded history"),
     _Code("torch_snapshot.unknown_action", "dropped",
           "trace entries with an action traceconv does not know"),
     # trim

@@ -529,9 +529,12 @@ def _draw_legend(drawing: svgwrite.Drawing, sel: Selection, axis: AddressAxis,
     if len(reserved):
         group.add(drawing.rect((x, y - 9), (12, 12), fill=RESERVED_FILL, stroke=RESERVED_STROKE))
         group.add(drawing.text("reserved (allocator segments)", insert=(x + 18, y + 1)))
-        group.add(drawing.text(f"{len(reserved):,} ranges · "
-                               f"{format_bytes(int(reserved.size.sum()))} in all",
-                               insert=(x + 18, y + 12), class_="small"))
+        # the most reserved at once: a segment that grows or shrinks is a range per size,
+        # so the ranges' sum would count it again at each change
+        lo, hi = reserved.window
+        peak = _clip(live_bytes(reserved.blocks, start=lo, end=hi), lo).bytes.max(initial=0)
+        group.add(drawing.text(f"{len(reserved):,} ranges · {format_bytes(int(peak))} "
+                               "at the peak", insert=(x + 18, y + 12), class_="small"))
         y += LEGEND_ROW
     blocks_merged, cells = merged
     if cells:

@@ -3,15 +3,17 @@
 ``device_traces[d]`` is the allocator's history for device ``d``, oldest first; its actions:
 
 * ``segment_alloc`` / ``segment_free`` (``segment_map`` / ``segment_unmap`` for expandable
-  segments): memory reserved from / returned to the driver -> :attr:`Trace.reservations`;
+  segments, which map and unmap pieces of one address range): memory reserved from /
+  returned to the driver -> :attr:`Trace.reservations`, as ranges that never overlap (see
+  :mod:`.segments`);
 * ``alloc``, then ``free_requested`` (the tensor died) and ``free_completed`` (the block is
   reusable, after the streams that used it are done) -> one :class:`MemoryBlock`, freed at
   ``free_completed``, with ``free_requested_ns`` in its args;
 * ``oom`` -> an instant; ``snapshot`` markers carry nothing to draw.
 
-``segments`` is the state at dump time: segments and allocated blocks that the history
-never saw (it keeps only the last ``max_entries``) become reservations / blocks alive since
-before the recording.
+``segments`` is the state at dump time: the parts of segments and the allocated blocks that
+the history never saw (it keeps only the last ``max_entries``) become reservations / blocks
+alive since before the recording.
 """
 
 from __future__ import annotations
@@ -26,10 +28,9 @@ from ...model.memory import live_bytes
 from ...numbers import to_int64
 from .expansion import Budget, short_text, text_size
 from .frames import StackTable, text_of
+from .segments import CLOSE, OPEN, DumpSegment, SegmentEvent, SegmentReplay
 
 US = 1_000   # ns per µs
-SEGMENT_OPEN = ("segment_alloc", "segment_map")
-SEGMENT_CLOSE = ("segment_free", "segment_unmap")
 IGNORED = ("snapshot",)
 ALLOCATED_STATES = ("active_allocated", "active_pending_free")
 
@@ -88,7 +89,7 @@ class SnapshotBuilder:
 
     def _replay(self, device: str, entries: Any) -> None:
         open_blocks: dict[int, MemoryBlock] = {}
-        open_segments: dict[int, MemoryBlock] = {}
+        segment_events: list[SegmentEvent] = []
         last_ns: int | None = None
         where = f"$.device_traces[{device.split(':')[1]}]"
         if not isinstance(entries, list):
@@ -134,20 +135,8 @@ class SnapshotBuilder:
                     self.skipped["free_before_history"] += 1
                     found = self._before_history(device, entry, addr, size, stream, {})
                 found.free_ns = ns
-            elif action in SEGMENT_OPEN:
-                segment = MemoryBlock(addr, size, ns, None, device=device,
-                                      name=f"segment {addr:#x}", category="segment",
-                                      args={"stream": stream})
-                open_segments[addr] = self.trace.reservations[
-                    self.trace.add_reservation(segment)]
-            elif action in SEGMENT_CLOSE:
-                closed: MemoryBlock | None = open_segments.pop(addr, None)
-                if closed is None:
-                    self.skipped["segment_free_before_history"] += 1
-                    closed = MemoryBlock(addr, size, None, None, device=device,
-                                         name=f"segment {addr:#x}", category="segment")
-                    closed = self.trace.reservations[self.trace.add_reservation(closed)]
-                closed.free_ns = ns
+            elif action in OPEN or action in CLOSE:
+                segment_events.append(SegmentEvent(ns, action, addr, size, stream))
             elif action == "oom":
                 self._oom(device, entry, ns, size, stream)
             elif action in IGNORED:
@@ -156,7 +145,7 @@ class SnapshotBuilder:
                 self.skipped[f"action:{text_of(action)}"] += 1
         requested_only = sum("free_requested_ns" in b.args for b in open_blocks.values())
         self.skipped["free_never_completed"] += requested_only
-        self._state_at_dump(device, open_blocks, open_segments)
+        self._state_at_dump(device, open_blocks, segment_events)
 
     def _before_history(self, device: str, entry: dict[str, Any], addr: int, size: int,
                         stream: int, open_blocks: dict[int, MemoryBlock]) -> MemoryBlock:
@@ -177,9 +166,11 @@ class SnapshotBuilder:
             "device": device})
 
     def _state_at_dump(self, device: str, open_blocks: dict[int, MemoryBlock],
-                       open_segments: dict[int, MemoryBlock]) -> None:
-        """Segments and allocated blocks alive at dump time that the history never saw."""
+                       segment_events: list[SegmentEvent]) -> None:
+        """Allocated blocks alive at dump time that the history never saw; the reservations,
+        from the segment events and the dump-time segments."""
         device_index = int(device.split(":")[1])
+        dump: list[DumpSegment] = []
         for index, seg in enumerate(self._list("segments", self.document)):
             try:
                 if not isinstance(seg, dict):
@@ -192,19 +183,12 @@ class SnapshotBuilder:
                 if device_index == 0:   # (counted once, not once per device)
                     self._malformed(f"$.segments[{index}]")
                 continue
-            segment = open_segments.get(address)
-            if segment is None:
-                self.skipped["segment_before_history"] += 1
-                segment = MemoryBlock(address, total, None, None,
-                                      device=device, name=f"segment {address:#x}",
-                                      category="segment")
-                segment = self.trace.reservations[self.trace.add_reservation(segment)]
             rounded = seg.get("allocated_size")   # (torch's own sum of its block sizes)
-            segment.args.update({"stream": stream,
-                                 "allocated_size": rounded if type(rounded) is int
-                                 and 0 <= rounded < 1 << 63 else None,
-                                 "segment_type": text_of(seg.get("segment_type", "")),
-                                 "pool": text_of(seg.get("segment_pool_id", ""))})
+            dump.append(DumpSegment(address, total, seg.get("is_expandable") is True, stream, {
+                "stream": stream, "allocated_size": rounded if type(rounded) is int
+                and 0 <= rounded < 1 << 63 else None,
+                "segment_type": text_of(seg.get("segment_type", "")),
+                "pool": text_of(seg.get("segment_pool_id", ""))}))
             # torch < 2.1 wrote no block addresses: the blocks tile their segment in order
             next_address = address
             for number, b in enumerate(self._list("blocks", seg, f"$.segments[{index}]")):
@@ -227,6 +211,11 @@ class SnapshotBuilder:
                                         args={"stream": stream, "site": site,
                                               "stack": stack, "block_size": block_size})
                     self.trace.add_memory_block(block)
+        replay = SegmentReplay(self.trace, device)
+        replay.run(segment_events, dump)
+        self.skipped["segment_before_history"] += replay.before_history
+        self.skipped["segment_free_before_history"] += replay.freed_before_history
+        self.skipped["realloc"] += replay.lost_closes
 
     # -- what goes on the timeline --------------------------------------------------------
 
