@@ -234,3 +234,26 @@ def test_an_expandable_segment_mapped_in_the_history_has_its_pool_throughout(tmp
             for r in trace.reservations] == [(PAGE, 1000, 2000, "small"),
                                              (2 * PAGE, 2000, None, "small")]
     assert "torch_snapshot.segment_before_history" not in {d.code for d in trace.diagnostics}
+
+
+def test_a_segment_freed_before_the_dump_takes_its_pool_from_its_size():
+    """No dump-time segment names the pool of a cudaMalloc segment freed before the dump:
+    its size does (torch's small pool takes whole 2 MiB segments, its large pool 10 MiB or
+    more). Counted from the file's own entries: the segments freed again, by size."""
+    name = "snapshot_with_empty_cache"
+    opened: dict[int, int] = {}
+    sizes = []   # of each segment freed in the history (allocated in it or before)
+    for entry in _document(name)["device_traces"][0]:
+        if entry["action"] == "segment_alloc":
+            opened[entry["addr"]] = entry["size"]
+        elif entry["action"] == "segment_free":
+            sizes.append(opened.pop(entry["addr"], entry["size"]))
+    trace = traceconv.load(DATA / f"{name}.pkl.gz")
+    assert all(r.args.get("segment_type") in ("small", "large") for r in trace.reservations)
+    told = trace.diagnostics.count("torch_snapshot.pool_from_size")
+    assert told == len(sizes) == 54 and sum(s == PAGE for s in sizes) == 36
+    small = [r for r in trace.reservations if r.free_ns is not None
+             and r.args["segment_type"] == "small"]
+    assert all(r.size == PAGE for r in small) and len(small) == 36
+    pools = {p["pool"]: p for d in memory_report(trace)["devices"] for p in d["pools"]}
+    assert "unknown" not in pools

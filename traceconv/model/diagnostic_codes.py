@@ -645,6 +645,9 @@ CODES: tuple[CodeInfo, ...] = (
           "frames that are not a list of objects (no stack)"),
     _Code("torch_snapshot.no_time", "guessed",
           "entries without time_us: placed at the previous entry's time"),
+    _Code("torch_snapshot.pool_from_size", "guessed",
+          "cudaMalloc segments freed before the dump (so no dump-time segment names their "
+          "pool): small pool when 2 MiB (its segment size), else large"),
     _Code("torch_snapshot.realloc", "repaired",
           "allocs, segment allocs or maps at an address still in use (a free or unmap was "
           "lost): the older block, or the part of the older segment they cover, is closed "

@@ -136,6 +136,9 @@ class _Ranges:
         return self.items[k] if k >= 0 and self.items[k].end == end else None
 
 
+SMALL_SEGMENT = 2 << 20   # bytes of every segment of torch's small pool
+
+
 class SegmentReplay:
     """The reservations of ``device`` from its segment events and dump-time segments (see
     the module docstring); ``before_history`` / ``freed_before_history``: how many dump-time
@@ -165,7 +168,8 @@ class SegmentReplay:
         self.early: set[tuple[str, int]] = set()
         self._parent: list[int] = []   # segment numbers, joined (union-find) as ranges join
         self.lost_closes = 0
-        self._segment_of: list[tuple[MemoryBlock, int]] = []
+        self._segment_of: list[tuple[MemoryBlock, int, bool]] = []
+        self.pools_from_size = 0   # cudaMalloc segments no dump names: pool told by size
         self._open = _Ranges()
 
     def run(self, events: list[SegmentEvent], dump: list[DumpSegment]) -> None:
@@ -256,7 +260,7 @@ class SegmentReplay:
                                 device=self.device, name=f"segment {item.start:#x}",
                                 category="segment", args={"stream": item.stream})
             held.block = self.trace.reservations[self.trace.add_reservation(block)]
-            self._segment_of.append((held.block, held.segment))
+            self._segment_of.append((held.block, held.segment, item.expandable))
         return held.block
 
     def _name_pools(self, dump: list[DumpSegment]) -> None:
@@ -285,10 +289,16 @@ class SegmentReplay:
                 if key in segment.args} | {"stream": segment.stream})
         for item in self._open.items:
             self._block(item)
-        for block, number in self._segment_of:
+        for block, number, expandable in self._segment_of:
             pool = pools.get(self._root(number))
             if pool and "segment_type" not in block.args:
                 block.args.update(pool)
+            elif not pool and not expandable and "segment_type" not in block.args:
+                # freed before the dump: torch's small pool takes whole 2 MiB segments
+                # (kSmallBuffer), its large pool 10 MiB or more (rounded to 2 MiB, at least
+                # kLargeBuffer for smaller requests), so the size tells the pool
+                block.args["segment_type"] = "small" if block.size == SMALL_SEGMENT else "large"
+                self.pools_from_size += 1
 
     @property
     def before_history(self) -> int:

@@ -216,6 +216,7 @@ class SnapshotBuilder:
         self.skipped["segment_before_history"] += replay.before_history
         self.skipped["segment_free_before_history"] += replay.freed_before_history
         self.skipped["realloc"] += replay.lost_closes
+        self.skipped["pool_from_size"] += replay.pools_from_size
 
     # -- what goes on the timeline --------------------------------------------------------
 
@@ -284,7 +285,8 @@ class SnapshotBuilder:
         diags, n = self.trace.diagnostics, self.skipped
         n["malformed_frames"] += self.stacks.malformed
         notes = ("alloc_before_history", "free_before_history", "segment_before_history",
-                 "segment_free_before_history", "realloc", "free_never_completed", "no_time",
+                 "segment_free_before_history", "pool_from_size", "realloc",
+                 "free_never_completed", "no_time",
                  "annotation_without_time", "annotation_unpaired", "malformed_frames", "malformed")
         for key in notes:   # kinds and texts: traceconv/model/diagnostic_codes.py
             if n[key]:
