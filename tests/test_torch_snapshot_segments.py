@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import pickle
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -257,3 +258,21 @@ def test_a_segment_freed_before_the_dump_takes_its_pool_from_its_size():
     assert all(r.size == PAGE for r in small) and len(small) == 36
     pools = {p["pool"]: p for d in memory_report(trace)["devices"] for p in d["pools"]}
     assert "unknown" not in pools
+
+
+def test_device_backend_frames_are_the_framework_not_a_site():
+    """Ascend's torch_npu plugs into torch: its frames (``torch_npu/utils/_module.py``
+    around ``module.to``) are the framework's, so a block's site is the first frame of
+    neither package, as a plain walk of each alloc's frames finds it."""
+    name = "snapshot_1768383987920985470"
+    wanted: Counter[str] = Counter()
+    for entry in _document(name)["device_traces"][0]:
+        if entry["action"] == "alloc" and entry.get("frames"):
+            user = [f for f in entry["frames"] if "site-packages/torch" not in f["filename"]]
+            if user:
+                f = user[0]
+                wanted[f"{f['filename'].rsplit('/', 1)[-1]}:{f['line']} {f['name']}"] += 1
+    trace = traceconv.load(DATA / f"{name}.pkl.gz")
+    got = Counter(b.name for b in trace.memory if b.name in wanted)
+    assert not [b.name for b in trace.memory if b.name.startswith("_module.py")]
+    assert got["memory_leaks_demo.py:26 main"] == wanted["memory_leaks_demo.py:26 main"] > 0

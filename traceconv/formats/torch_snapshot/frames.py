@@ -12,9 +12,12 @@ from typing import Any
 
 from .expansion import Budget, short_text
 
-# Files of the installed torch package are the framework, not the user's model code (a
-# virtual environment may itself live under a folder called torch, so match the package).
-FRAMEWORK = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
+# Files of the installed torch package, and of the device backends that plug into it
+# (Ascend's torch_npu, torch_xla, Cambricon's torch_mlu, Intel's and Habana's extensions),
+# are the framework, not the user's model code (a virtual environment may itself live under
+# a folder called torch, so match the package).
+FRAMEWORK = re.compile(r"[/\\](?:site|dist)-packages[/\\](?:torch|torch_npu|torch_xla|torch_mlu|"
+                       r"intel_extension_for_pytorch|habana_frameworks)[/\\]")
 NO_STACK = "<no stack recorded>"
 # Without Python frames (the autograd engine's threads), the backward node or the aten op
 # found in the C++ frames names the site.
