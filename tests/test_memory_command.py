@@ -491,3 +491,14 @@ def test_an_input_without_memory_is_one_error_in_every_mode(extra: tuple[str, ..
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "llamacpp_results.stats.csv" in lines[0]
         assert "no memory blocks" in lines[0]
+
+
+def test_a_snapshot_against_itself_changes_no_site():
+    """The same snapshot twice: allocated unchanged (+0), and one line saying no site
+    changed, not a table of headers."""
+    snapshot = str(SAMPLES / "torch" / "resnet18_train_snapshot.pickle.gz")
+    result = run_cli("memory", snapshot, snapshot)
+    assert result.returncode == 0, result.stderr
+    assert "(+0) from" in result.stdout
+    assert "sites that changed: none (every site holds the same bytes)" in result.stdout
+    assert "┃" not in result.stdout

@@ -202,6 +202,9 @@ def _print_change(inputs: tuple[str, ...], change: dict[str, Any], top: int) -> 
         if device["sites"] and not device["sites_recorded"]:
             console.print("sites: neither format records where blocks were allocated")
             continue
+        if not device["sites"]:   # (a table of headers would say the same, less clearly)
+            console.print("sites that changed: none (every site holds the same bytes)")
+            continue
         shown = device["sites"][:top] if top else device["sites"]
         rows = [[site["site"], site["status"], f"{site['before_bytes']:,}",
                  f"{site['after_bytes']:,}", f"{site['change_bytes']:+,}"] for site in shown]
