@@ -83,6 +83,9 @@ class FormatInfo:
     origin: str = "built-in"          # or the distribution of the plugin that added it
     # "module:function" of a light sniff (no reader imported to detect); None: the module's
     sniffer: str | None = None
+    # "module:function" of a sniff that reads past the head, tried only when no format's
+    # sniff claims the head (it costs a read of the input)
+    deep_sniffer: str | None = None
     binary: bool = False              # writes bytes that are not text (never to a terminal)
 
     @property
@@ -102,6 +105,15 @@ class FormatInfo:
                 importlib.import_module(module), function or "sniff")
             return found
         return getattr(self.load(), "sniff", None)
+
+    def deep_sniff_function(self) -> Callable[[bytes, Source], float] | None:
+        """The sniff that reads past the head (:attr:`deep_sniffer`), if any."""
+        if not self.deep_sniffer:
+            return None
+        module, _, function = self.deep_sniffer.partition(":")
+        found: Callable[[bytes, Source], float] = getattr(importlib.import_module(module),
+                                                          function)
+        return found
 
     def flavours(self) -> dict[str, str]:
         """The reader's flavours (name -> description); empty for an unflavoured format."""
@@ -123,7 +135,8 @@ BUILTINS: tuple[FormatInfo, ...] = (
         "and timeline.py, any catapult/Perfetto-style JSON", "traceconv.formats.chrome",
         (".json", ".trace.json"), reads=True, writes=True, aliases=("json",), checks=True,
         flavoured=True,
-        sniffer="traceconv.formats.sniffing:chrome"),
+        sniffer="traceconv.formats.sniffing:chrome",
+        deep_sniffer="traceconv.formats.sniffing:chrome_beyond_head"),
     FormatInfo(
         "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
         (".pftrace", ".perfetto-trace", ".perfetto", ".pb"), reads=True, writes=True,
@@ -411,6 +424,10 @@ def detect(source: Source, can: Capability = "reads") -> FormatInfo:
         scored = [(score, f) for f in group if (score := _sniff_score(f, source)) > 0]
         if scored:
             return max(scored, key=lambda pair: pair[0])[1]
+    deep = [(score, f) for f in able if (sniff := f.deep_sniff_function()) is not None
+            and (score := float(sniff(source.head, source))) > 0]
+    if deep:
+        return max(deep, key=lambda pair: pair[0])[1]
     from .formats.foreign import database_tables, describe
 
     foreign = describe(source.head, filename) or database_tables(

@@ -29,19 +29,26 @@ _FURTHER = 256 << 20   # how far a JSON object is searched for "traceEvents" pas
 
 
 def chrome(head: bytes, source: Source | None) -> float:
-    """Chrome JSON starts with ``[`` or an object holding ``"traceEvents"`` and ``"ph"``.
-    The key may come after top-level keys longer than the head (viztracer's ``file_info``
-    holds the traced source files): a full head without it is searched on, up to
-    :data:`_FURTHER` bytes."""
+    """Chrome JSON starts with ``[`` or an object holding ``"traceEvents"`` and ``"ph"``."""
     text = head.lstrip()
     if text.startswith(b"{"):
-        key = b'"traceEvents"'
-        found = key in text or source is not None and len(head) >= _HEAD \
-            and _found_further(source, key, len(head))
-        return 0.9 if found else 0.0
+        return 0.9 if b'"traceEvents"' in text else 0.0
     if text.startswith(b"["):
         return 0.6 if b'"ph"' in text[:4096] else 0.1
     return 0.0
+
+
+def chrome_beyond_head(head: bytes, source: Source | None) -> float:
+    """An object whose ``"traceEvents"`` comes after top-level keys longer than the head
+    (viztracer's ``file_info`` holds the traced source files), searched for up to
+    :data:`_FURTHER` bytes: tried when no format claims the head.
+
+    >>> chrome_beyond_head(b'{"file_info": "', None)
+    0.0
+    """
+    if source is None or len(head) < _HEAD or not head.lstrip().startswith(b"{"):
+        return 0.0
+    return 0.9 if _found_further(source, b'"traceEvents"', len(head)) else 0.0
 
 
 def _found_further(source: Source, key: bytes, start: int) -> bool:
