@@ -64,7 +64,7 @@ def test_kineto_reader_states_every_activity() -> None:
     assert kinds["PYTHON"] == raw["python_function"]
     assert kinds["KERNEL"] == raw["kernel"]
     assert kinds["MEMSET"] == raw["gpu_memset"]
-    assert kinds["DEVICE_ANNOTATION"] == raw["gpu_user_annotation"]
+    assert kinds["RANGE"] == raw["gpu_user_annotation"]   # (a device annotation)
     assert kinds["PROFILER"] == raw["Trace"]
     assert kinds["LAUNCH"] + kinds["SYNC"] + kinds["RUNTIME"] == (
         raw["cuda_runtime"] + raw["cuda_driver"])

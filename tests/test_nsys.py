@@ -282,3 +282,8 @@ def test_nvtx_marks_start_end_ranges_colours_payloads_categories(tmp_path: Path)
     assert track.name == "NVTX start/end ranges" and track.kind.value == "async"
     assert trace.processes[track.process].pid == tid >> 24 & 0xFFFFFF
     assert trace.diagnostics["nsys.nvtx_unfinished_range"].count == 1
+    # ranges that may cross threads are no thread's work: no self time
+    rows = {r.name: r for r in traceconv.analysis.op_summary(trace)}
+    assert [(rows[n].kind, rows[n].calls, rows[n].self_host_ns, rows[n].host_total_ns)
+            for n in ("load batch", "prefetch")] == [("async", 1, None, 7_000),
+                                                     ("async", 1, None, 2_000)]

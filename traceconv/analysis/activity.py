@@ -14,24 +14,30 @@ from functools import cached_property
 
 import numpy as np
 
-from ..model import ProcessKind, Trace
-from ..model.activity import DEVICE_WORK, KIND_BITS, Activity, kind_of, primary
+from ..model import ProcessKind, Trace, TrackKind
+from ..model.activity import DEVICE_WORK, KIND_BITS, NOT_WORK, Activity, kind_of, primary
 from ..model.timeline_order import timeline_order
 
-__all__ = ["DEVICE_WORK", "Activity", "Intervals", "Timeline", "clip", "kind_of",
+__all__ = ["DEVICE_WORK", "NOT_WORK", "Activity", "Intervals", "Timeline", "clip", "kind_of",
            "merge_intervals", "overlap_ns", "primary", "slice_activity"]
 
 
 def slice_activity(trace: Trace) -> np.ndarray:
     """Every slice's activity value (kind | roles, int8) as its reader stated it; rows left
     :attr:`~Activity.UNKNOWN` (a trace built by hand, a producer traceconv does not know)
-    are classified by the general vocabulary. The trace is not changed.
+    are classified by the general vocabulary. A slice on an async track (Chrome's ``b``/``e``,
+    a Perfetto track of no thread, Nsight's NVTX start/end ranges) is a
+    :attr:`~Activity.RANGE` whatever its name says: an object's lifetime or a logical
+    operation, which no thread runs, so no analysis counts it as host or device time. The
+    trace is not changed.
 
-    >>> t = Trace(); main = t.add_track("main", process=t.add_process("python"))
+    >>> t = Trace(); p = t.add_process("python"); main = t.add_track("main", process=p)
     >>> _ = t.add_slice(main, 0, 10, "cudaStreamSynchronize", "cuda_runtime")
     >>> _ = t.add_slice(main, 0, 10, "mine", activity=Activity.ANNOTATION)
+    >>> spans = t.add_track("MESSAGEPORT", process=p, kind=TrackKind.ASYNC)
+    >>> _ = t.add_slice(spans, 0, 10, "MESSAGEPORT", "node.async_hooks")
     >>> [Activity(a).name for a in slice_activity(t)]
-    ['SYNC', 'ANNOTATION']
+    ['SYNC', 'ANNOTATION', 'RANGE']
     """
     s = trace.slices
     column = np.zeros(len(s), np.int8)
@@ -42,6 +48,9 @@ def slice_activity(trace: Trace) -> np.ndarray:
         from ..vocabularies.generic import GENERIC_VOCABULARY
 
         column[unknown] = GENERIC_VOCABULARY.classify_rows(trace, unknown)
+    spans = np.array([t.kind is TrackKind.ASYNC for t in trace.tracks] + [False], bool)
+    if spans.any() and len(column):
+        column[spans[s.numpy("track")]] = Activity.RANGE
     return column
 
 
@@ -234,8 +243,7 @@ class Timeline:
         rows = self.rows(Activity.STEP)
         if len(rows):
             return self.union(rows)
-        work = np.flatnonzero((self.activity != Activity.AGGREGATE)
-                              & (self.activity != Activity.PROFILER))
+        work = np.flatnonzero(~np.isin(self.activity, NOT_WORK))
         if not len(work):
             return Intervals(*(np.zeros(0, np.int64),) * 3)
         lo, hi = int(self.start[work].min()), int(self.end[work].max())

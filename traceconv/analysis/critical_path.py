@@ -13,7 +13,7 @@ Two ways, chosen by what the trace holds:
 
 The result is a list of path entries in time order whose durations plus the idle gaps add up
 to ``length_ns`` exactly. ``span_ns`` is the time from the first to the last slice of work
-(instants and the profiler's own window do not count).
+(instants, the profiler's own window and ranges such as async spans do not count).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 
 from ..model import Trace
 from ..model.graph import OP, TENSOR, op_spans
-from .activity import KIND_BITS, Activity, Timeline, slice_activity
+from .activity import KIND_BITS, NOT_WORK, Activity, Timeline, primary, slice_activity
 from .critical_walk import Link, Walk
 from .path_gaps import GapFiller
 
@@ -276,7 +276,8 @@ def breakdown(path: list[PathEntry]) -> dict[str, int]:
 
 def work_span_ns(trace: Trace) -> int:
     """From the first slice's start to the last slice's end, over slices of work: instants,
-    counters, the profiler's own window and rows of statistics tables do not count.
+    counters, the profiler's own window, rows of statistics tables and ranges (device
+    annotations, async spans) do not count.
 
     >>> t = Trace(); a = t.add_track("main", process=t.add_process("p"))
     >>> _ = t.add_slice(a, 10, 5, "op", "cpu_op"); _ = t.add_instant(a, 100, "mark")
@@ -289,8 +290,7 @@ def work_span_ns(trace: Trace) -> int:
 
 def work_bounds(trace: Trace) -> tuple[int, int] | None:
     """(first start, last end) of the slices of work (see :func:`work_span_ns`)."""
-    activity = slice_activity(trace)
-    work = np.flatnonzero((activity != Activity.AGGREGATE) & (activity != Activity.PROFILER))
+    work = np.flatnonzero(~np.isin(primary(slice_activity(trace)), NOT_WORK))
     if not len(work):
         return None
     start = trace.slices.numpy("start")[work]

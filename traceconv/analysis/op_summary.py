@@ -22,6 +22,9 @@ What torch computes, and what this does on the trace (never changing it):
 - **Annotations** (user ranges, steps such as ``ProfilerStep#N``, ranges and step markers
   on a device stream) are ranges: they have totals, never self device time; a device row
   is a kernel only when the model says kernel.
+- **Async spans** (slices on an async track: Chrome's ``b``/``e``, an object's lifetime or
+  a logical operation) are rows of kind ``async``: calls and host total (how long they were
+  open), no self time of any kind, since no thread runs them; they nest with nothing.
 - **Duplicate nesting** (an op whose only child has its own name, as autocast redispatch
   makes) counts once: the child's children and device events go to the parent.
 - **Self memory**: the bytes of the ``[memory]`` records (any thread) inside an event's time
@@ -56,7 +59,7 @@ DEVICE_KINDS = {Activity.KERNEL: "kernel", Activity.AGGREGATE: "kernel",  # (trt
 # [memory] "Device Type" values (c10::DeviceType) of host and of device memory
 HOST_MEMORY_TYPES = frozenset({0, 4, 5})           # CPU, MKLDNN, IDEEP
 DEVICE_MEMORY_TYPES = frozenset({1, 6, 20})        # CUDA, HIP, PrivateUse1
-RANGE_KINDS = frozenset({"gpu_annotation", "sync"})
+RANGE_KINDS = frozenset({"gpu_annotation", "sync", "async"})
 SORT_KEYS = ("self_device_ns", "device_total_ns", "self_host_ns", "host_total_ns", "calls",
              "flops", "self_memory_bytes", "name")
 
@@ -66,7 +69,7 @@ class OpRow:
     """One row of the table: every event of one name and kind (and input shapes)."""
 
     name: str
-    kind: str            # op, annotation, runtime, kernel, memcpy, memset, gpu_annotation, sync
+    kind: str    # op, annotation, runtime, async, kernel, memcpy, memset, gpu_annotation, sync
     calls: int = 0
     self_host_ns: int | None = None
     host_total_ns: int | None = None
@@ -121,8 +124,11 @@ class _Events:
         # a statistics table drawn beside a timeline (merged inputs) is no call of its own
         kept &= device | (kind != Activity.AGGREGATE)
         self.trace = trace
-        self.host = np.flatnonzero(kept & ~device)
+        # async spans (an object's lifetime, a logical operation): no thread runs them
+        spans = kind == Activity.RANGE
+        self.host = np.flatnonzero(kept & ~device & ~spans)
         self.device = np.flatnonzero(kept & device)
+        self.spans = np.flatnonzero(kept & ~device & spans)
         # host events in (track, start, -end) order: parents before their children
         h = self.host
         self.host = h[timeline_order(track[h], start[h], -(start[h] + dur[h]))]
@@ -336,11 +342,17 @@ def op_summary(trace: Trace, *, group_by_input_shape: bool = False) -> list[OpRo
             found = rows[key] = OpRow(name, kind, input_shapes=shapes)
         return found
 
-    for row in np.sort(np.concatenate((events.host, events.device))).tolist():
+    spans = set(events.spans.tolist())
+    for row in np.sort(np.concatenate((events.host, events.device, events.spans))).tolist():
         if row in merged:
             continue
         duration = int(end[row] - start[row])
         activity = int(events.activity[row])
+        if row in spans:   # a range: how long it was open, no one's self time
+            out = row_of(row, "async")
+            out.calls += 1
+            out.host_total_ns = (out.host_total_ns or 0) + duration
+            continue
         if row in device_rows:
             kind = _device_kind(activity)
             out = row_of(row, kind)

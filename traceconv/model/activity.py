@@ -9,7 +9,8 @@ by the general vocabulary when an analysis asks
 (:func:`traceconv.analysis.activity.slice_activity`, the one accessor).
 
 A value is a *kind* (what the record is: host op, Python frame, annotation, runtime call,
-kernel, copy...; the low four bits) plus *roles* (what it is for: a training step, data
+kernel, copy, a range that is no work such as an async span...; the low four bits) plus
+*roles* (what it is for: a training step, data
 loading, communication; one bit each). :func:`primary` folds them into the one word the
 advice and critical-path analyses use; :func:`kind_of` keeps the record's kind (the
 operator table of ``torch.profiler`` needs it: a Python frame inside the data loader is
@@ -51,7 +52,10 @@ class Activity(IntEnum):
     KERNEL = 7           # compute (on a device; on the host for CPU kernels)
     MEMCPY = 8           # device copy
     MEMSET = 9           # device memset
-    DEVICE_ANNOTATION = 10   # a range drawn on a device stream (not work)
+    RANGE = 10           # a range that is no work: drawn on a device stream (a device
+    #                      annotation), or an async span (an object's lifetime, a logical
+    #                      operation: no thread runs it; see analysis.activity.slice_activity)
+    DEVICE_ANNOTATION = 10   # (the same kind: a range drawn on a device stream)
     DEVICE_SYNC = 11     # a device-side sync / event marker (not work)
     OVERHEAD = 12        # the profiler's own overhead
     AGGREGATE = 13       # drawn from a statistics table, not a timeline
@@ -65,6 +69,8 @@ class Activity(IntEnum):
 
 ROLES = (Activity.STEP, Activity.DATALOADER, Activity.COMMUNICATION)   # in precedence order
 DEVICE_WORK = (Activity.KERNEL, Activity.MEMCPY, Activity.MEMSET, Activity.COMMUNICATION)
+# what marks time but is nobody's work: a statistics table's rows, the profiler's window, ranges
+NOT_WORK = (Activity.AGGREGATE, Activity.PROFILER, Activity.RANGE)
 RUNTIME_CALLS = (Activity.LAUNCH, Activity.SYNC, Activity.RUNTIME)
 
 
@@ -79,15 +85,16 @@ def kind_of(values: np.ndarray) -> np.ndarray:
 
 def primary(values: np.ndarray | int) -> np.ndarray:
     """One activity per value: its first role (step, data loading, communication), else its
-    kind. This is the vocabulary of ``advise`` and ``critical-path``. Marks drawn on a device
-    (annotations, syncs) are not work: they keep their kind whatever their role.
+    kind. This is the vocabulary of ``advise`` and ``critical-path``. Ranges (a device
+    annotation, an async span) and device syncs are not work: they keep their kind whatever
+    their role.
 
     >>> [Activity(a).name for a in primary(np.array([1, 1 | 64, 2 | 32 | 64, 10 | 16], np.int8))]
-    ['HOST_OP', 'COMMUNICATION', 'DATALOADER', 'DEVICE_ANNOTATION']
+    ['HOST_OP', 'COMMUNICATION', 'DATALOADER', 'RANGE']
     """
     values = np.asarray(values, dtype=np.int8)
     out = values & KIND_BITS
-    work = (out != Activity.DEVICE_ANNOTATION) & (out != Activity.DEVICE_SYNC)
+    work = (out != Activity.RANGE) & (out != Activity.DEVICE_SYNC)
     for role in reversed(ROLES):
         out = np.where(work & (values & role != 0), np.int8(role), out)
     return out.astype(np.int8)

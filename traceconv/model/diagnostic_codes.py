@@ -88,6 +88,9 @@ CODES: tuple[CodeInfo, ...] = (
           "dropped (the first array is read)"),
     _Code("chrome.args_not_object", "repaired",
           "args that are not objects: kept under the key 'args'"),
+    _Code("chrome.async_without_id", "guessed",
+          "b/e/n events with neither id nor id2: matched on one track per (process, "
+          "category, name) (trace_processor drops them)"),
     _Code("chrome.begin_without_end", "repaired",
           "B/b events never closed: ended at the last timestamp of the trace "
           "(args.unfinished=true)"),

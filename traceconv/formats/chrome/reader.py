@@ -28,6 +28,7 @@ from ...model.builder import TraceBuilder
 from ...model.slice_index import SliceIndex
 from ...numbers import to_int64
 from ...spilled_texts import text_store
+from .async_tracks import AsyncTracks
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, codes_of, ends_enclosing, link_flows
 from .record_keys import RecordKeys
@@ -130,6 +131,11 @@ def _object_texts(records: Sequence[Slice | Instant]) -> tuple[bytes, np.ndarray
     return joined, sizes
 
 
+def _same(a: str, b: str) -> bool:
+    """Two names (or categories) an end matches a begin by: equal, or one not given."""
+    return a == b or not a or not b
+
+
 def _normal_id(value: Any) -> Any:
     """Kineto writes some tids as strings ("25738") and others as ints: make them agree."""
     if isinstance(value, str) and _NUMERIC_ID.fullmatch(value):
@@ -155,7 +161,7 @@ class ChromeReader:
         self._counter_tracks: dict[tuple, int] = {}
         self._special_tracks: dict[tuple, int] = {}
         self._spans: dict[tuple, list] = defaultdict(list)  # B/E and b/e, matched in finish()
-        self._async_tracks: dict[int, bool] = {}
+        self._async = AsyncTracks()
         self.flow_points = FlowPoints()
         self._dropped: dict[str, list] = defaultdict(lambda: [0, None])
         for table in (self.trace.slices, self.trace.instants):
@@ -295,7 +301,7 @@ class ChromeReader:
                 elif ph == "C":
                     self._counter(e)
                 elif ph in ("b", "e", "n"):
-                    self._async(e, ph)
+                    self._add_async(e, ph)
                 elif ph == "M":
                     self._metadata(e)
                 elif not e:
@@ -453,22 +459,11 @@ class ChromeReader:
                     series, process=process, kind=TrackKind.COUNTER)
             self.trace.add_counter(t, ts, value)
 
-    def _async(self, e: dict, ph: str) -> None:
-        pid = _normal_id(e.get("pid"))
-        cat = _text(e.get("cat"))
-        scope_id = e.get("id2") or e.get("id")
-        if isinstance(scope_id, dict):
-            scope_id = tuple(sorted(scope_id.items()))
-        process = self._process(False, pid)
-        name = _text(e.get("name"))
-        t = self._named_track(("async", process, cat, name), name, process, TrackKind.ASYNC)
-        self._async_tracks[t] = True
-        ts = _ns(e["ts"], self.unit)
-        if ph == "n":
-            self.trace.add_instant(t, ts, name, cat, self._args(e))
-        else:
-            self._spans[("async", t, cat, scope_id)].append(
-                (ts, self._next_seq(), "B" if ph == "b" else "E", name, cat, self._args(e), e))
+    def _add_async(self, e: dict, ph: str) -> None:
+        # (placed in finish(): a track's objects follow each other in time)
+        self._async.add(_ns(e["ts"], self.unit), ph, _text(e.get("name")), _text(e.get("cat")),
+                        e, self._process(False, _normal_id(e.get("pid"))), self._args(e),
+                        self._next_seq())
 
     def _metadata(self, e: dict) -> None:
         kind = e.get("name")
@@ -502,8 +497,10 @@ class ChromeReader:
 
     def finish(self) -> Trace:
         """Match begin/end pairs, name tracks, bind flows and apply the time base."""
+        self._place_async()
         self._match_spans()
         self._name_tracks()
+        self._written_async_threads()
         self._apply_time_base()
         # slices and times are final now: the index binds flows, then a flavour's first step
         # may use it and let it go (context.take_slice_index)
@@ -526,33 +523,60 @@ class ChromeReader:
         return [t for device in (True, False)
                 if (t := self._canonical.get((device, *place))) is not None]
 
+    def _place_async(self) -> None:
+        """The async events on their objects' tracks (:mod:`.async_tracks`): instants now,
+        begins and ends to be matched."""
+        made: dict[tuple, int] = {}
+        for e, where in self._async.in_time_order():
+            t = made.get(where)
+            if t is None:
+                t = made[where] = self.trace.add_track(where[0][1], process=e.process,
+                                                       kind=TrackKind.ASYNC)
+            if e.phase == "n":
+                self.trace.add_instant(t, e.ts, e.name, e.category, e.args)
+            else:
+                self._spans[("async", t)].append(
+                    (e.ts, e.seq, "B" if e.phase == "b" else "E", e.name, e.category, e.args))
+        self.trace.diagnostics.add("chrome.async_without_id", count=self._async.without_id)
+        self._async = AsyncTracks()
+
     def _match_spans(self) -> None:
-        """Pair B with E (and b with e) per track in time order; E closes the latest B."""
+        """Pair B with E (and b with e) per track in time order; E closes the latest B, e the
+        latest b of its name and category (trace_processor's rule: an object's track holds
+        several names)."""
         trace = self.trace
         unmatched_end = unclosed = 0
         last_ts = max((ev[0] for events in self._spans.values() for ev in events), default=0)
-        for key, events in self._spans.items():
-            t = key[1]
+        for (kind, t), events in self._spans.items():
             events.sort(key=lambda ev: (ev[0], ev[1]))
             stack: list[tuple] = []
+            pairs: list[tuple] = []   # (begin, end time, name, category, args)
             for ev in events:
                 if ev[2] == "B":
                     stack.append(ev)
                     continue
-                if not stack:
+                at = len(stack) - 1
+                if kind == "async":   # (the latest begin of its name and category)
+                    while at >= 0 and not (_same(stack[at][3], ev[3])
+                                           and _same(stack[at][4], ev[4])):
+                        at -= 1
+                if at < 0:
                     unmatched_end += 1
                     continue
-                begin = stack.pop()
+                begin = stack.pop(at)
                 args = begin[5]
                 if ev[5]:  # E args are merged into B args (the spec: E wins)
                     args = {**(args or {}), **ev[5]}
+                pairs.append((begin, ev[0], ev[3], ev[4], args))
+            unclosed += len(stack)
+            pairs += [(begin, max(last_ts, begin[0]), "", "",
+                       {**(begin[5] or {}), "unfinished": True}) for begin in stack]
+            # in begin order: of two slices with the same times, the one begun first is
+            # the parent, as a viewer nests them
+            for begin, end, name, category, args in sorted(pairs, key=lambda p: p[0][:2]):
                 # (from two times: their difference may pass int64, the builder's to keep)
-                trace.add_interval(t, begin[0], ev[0], begin[3] or ev[3] or "",
-                                   begin[4] or ev[4] or "", args)
-            for begin in stack:
-                unclosed += 1
-                trace.add_interval(t, begin[0], max(last_ts, begin[0]), begin[3] or "",
-                                   begin[4] or "", {**(begin[5] or {}), "unfinished": True})
+                trace.add_interval(t, begin[0], end, begin[3] or name or "",
+                                   begin[4] or category or "", args)
         trace.diagnostics.add("chrome.end_without_begin", count=unmatched_end)
         trace.diagnostics.add("chrome.begin_without_end", count=unclosed)
         self._spans.clear()
@@ -573,6 +597,18 @@ class ChromeReader:
             t = trace.tracks[track_id]
             t.name = flavour.name_thread(pid, tid, device, meta)
             t.sort_index = meta.get("sort_index")
+
+    def _written_async_threads(self) -> None:
+        """A file traceconv wrote lists the threads that hold an async track's spans (its
+        writer draws them as threads: flows bind there): they are async tracks again."""
+        written = self.context.envelope.get("traceconv")
+        listed = written.get("async_threads") if isinstance(written, dict) else None
+        for place in listed if isinstance(listed, list) else ():
+            if isinstance(place, list) and len(place) == 2:
+                for device in (False, True):
+                    found = self._canonical.get((device, *place))
+                    if found is not None:
+                        self.trace.tracks[found].kind = TrackKind.ASYNC
 
     def _apply_time_base(self) -> None:
         """Add the envelope's base (Kineto's baseTimeNanoseconds) and name the clock."""

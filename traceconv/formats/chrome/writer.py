@@ -109,9 +109,8 @@ def _metadata_events(trace: Trace, ids: _Ids) -> Iterator[dict]:
                    "args": {"sort_index": sort}}
 
 
-def _events(trace: Trace, base: int) -> Iterator[bytes]:
+def _events(trace: Trace, ids: _Ids, base: int) -> Iterator[bytes]:
     """The events as JSON text, in batches (events separated by commas)."""
-    ids = _Ids(trace)
     metadata = list(_metadata_events(trace, ids))
     if metadata:
         yield dumps(metadata)[1:-1]
@@ -270,7 +269,7 @@ def _flow_events(trace: Trace, place: list[bytes], base: int) -> Iterator[bytes]
         yield b",".join(chain.from_iterable(zip(*pairs, strict=True)))
 
 
-def _header(trace: Trace, view: Trace, base: int) -> dict:
+def _header(trace: Trace, view: Trace, ids: _Ids, base: int) -> dict:
     """The top-level keys: the source's, and traceconv's record of the trace's diagnostics
     and, apart, the writer's (``view`` is what was written)."""
     meta = trace.metadata
@@ -282,6 +281,7 @@ def _header(trace: Trace, view: Trace, base: int) -> dict:
                       "source_file": meta.source_file, "framework": meta.framework,
                       "rank": meta.rank, "clock": meta.clock,
                       "device_categories": _device_categories(view),
+                      "async_threads": _async_threads(view, ids),
                       "diagnostics": meta.diagnostics.as_list(),
                       "writer_diagnostics": view.diagnostics.as_list()},
     })
@@ -297,6 +297,17 @@ def _device_categories(trace: Trace) -> list[str]:
     s, strings = trace.slices, trace.strings.strings
     on_device = np.isin(s.numpy("track"), device)
     return sorted({strings[c] for c in np.unique(s.numpy("category")[on_device]).tolist()})
+
+
+def _async_threads(trace: Trace, ids: _Ids) -> list[list[int]]:
+    """``[pid, tid]`` of the threads that hold an async track's spans (or those of a lane of
+    one). They are written as ``X`` slices of threads, where a flow event can bind to them
+    (it binds to thread slices only: an Android frame timeline's flows link its async
+    spans); reading the file back, the list makes them async tracks again, no thread's
+    work."""
+    kinds = [t.kind for t in trace.tracks]
+    return [[ids.pid[t.process], ids.tid[t.id]] for t in trace.tracks
+            if TrackKind.ASYNC in (t.kind, None if t.parent is None else kinds[t.parent])]
 
 
 def _count_backwards(view: Trace) -> None:
@@ -321,12 +332,13 @@ def write_chrome(trace: Trace, out: BinaryIO) -> Diagnostics:
     """
     view = nested_view(trace)
     base = _base(view)
+    ids = _Ids(view)
     _count_backwards(view)
-    header = dumps(_header(trace, view, base))
+    header = dumps(_header(trace, view, ids, base))
     out.write(header[:-1] + b',"traceEvents":[\n')
     first = True
     with paused_gc():   # millions of short-lived objects, no cycles (args may decode here)
-        for text in _events(view, base):
+        for text in _events(view, ids, base):
             if text:
                 if not first:
                     out.write(b",\n")   # (apart: joining would copy the batch)

@@ -2,12 +2,13 @@
 
 * a ProcessDescriptor is a host process (its pid, its name or its command line);
 * a ThreadDescriptor is a thread track in its pid's process;
-* a named track belongs to the process of its nearest ancestor with a process or thread;
-  one whose name (or an ancestor's) says GPU, queue or stream goes to a device process
-  beside that host process ("./a.out (GPU)"), as a stream track;
+* a named track belongs to the process of its nearest ancestor with a process or thread,
+  as an async track (what runs on it is no thread's work: Chrome's async operations);
+  one whose name (or an ancestor's) says GPU, queue, stream or copy goes to a device
+  process beside that host process ("./a.out (GPU)"), as a stream track;
 * a named track with no such ancestor is a group of its own, headed by its topmost
-  ancestor (a device when that says GPU, else a synthetic group), as traceconv's writer
-  makes of a device;
+  ancestor (a device when that says GPU, else a synthetic group of async tracks), as
+  traceconv's writer makes of a device;
 * a CounterDescriptor makes a counter track (unit, multiplier, incremental values);
 * events on a uuid no descriptor declares go to "undeclared tracks" (counted).
 
@@ -28,7 +29,10 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TrackDescriptor
 from ...model import ProcessKind, Trace, TrackKind
 from .._proto import Utf8Repair
 
-DEVICE_WORDS = re.compile(r"\b(GPU|QUEUE|stream|device|CUDA|HIP|XPU|TPU|NPU)\b", re.IGNORECASE)
+# (a copy track is a device's copy engine: rocprofv3's "COPY to AGENT [1] THREAD [0] (CPU)"
+# holds device-to-host copies, no thread's work)
+DEVICE_WORDS = re.compile(r"\b(GPU|QUEUE|stream|device|CUDA|HIP|XPU|TPU|NPU|COPY)\b",
+                          re.IGNORECASE)
 UNITS = {1: "ns", 2: "count", 3: "bytes"}   # CounterDescriptor.Unit
 # CounterDescriptor.type (BuiltinCounterType: thread time, instruction count) implies its unit
 BUILTIN_UNITS = {1: "ns", 2: "count"}
@@ -150,8 +154,8 @@ class _Builder:
                 self.groups[top.uuid] = trace.add_process(
                     group, kind=ProcessKind.DEVICE if device else ProcessKind.SYNTHETIC)
             process = self.groups[top.uuid]
-        if kind is None:
-            kind = TrackKind.STREAM if device else TrackKind.SYNTHETIC
+        if kind is None:   # (a track of no thread holds async slices, as Perfetto has them)
+            kind = TrackKind.STREAM if device else TrackKind.ASYNC
         # (a counter of a thread, its CPU time: the thread it counts is part of what it is)
         tid = owner.thread.tid if counter and owner is not None and owner.HasField("thread") \
             else None
