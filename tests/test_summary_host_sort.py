@@ -30,7 +30,8 @@ def test_a_cpu_only_paddle_summary_is_its_host_table_sorted_by_host_time():
     text = _summary(CPU_SUMMARY)
     assert "total device time  0 s" in text and NO_DEVICE_TIME in text
     assert "host self time per operator" in text and "device self time" not in text
-    first_lines = re.findall(r"^│\s+\d+ │\s+([\d.e-]+)\s+│", text, re.M)
+    # (a row's first line: its number, then the host self time)
+    first_lines = re.findall(r"^\s*\d+\s+([\d.e-]+)\s+[\d.e-]+\s", text, re.M)
     times = [float(value) for value in first_lines]
     assert len(times) >= 5 and times == sorted(times, reverse=True) and times[0] > 0
 

@@ -1,12 +1,13 @@
 """Every command's output at 80 columns, on every bundled file a reader reads (``samples/``
 and ``tests/data/``): no line over 80 columns and no broken word or number.
 
-The oracle is the same command drawn at its natural width (``COLUMNS=10000``, as ``--wide``,
-which ``memory`` does not take): every
-token at 80 columns must be a whole token of that rendering, or visibly elided (it holds
-"…"), or a word broken at its own hyphen (prose). A cell folded over two lines (``devic`` /
-``e``), a number cut (``7.33e`` / ``-05``) or a name wrapped in pieces is not a token of the
-wide rendering, so it fails. Each file is read once per test (the commands run in-process).
+The oracle is the same command drawn at its natural width (``COLUMNS=10000``, as
+``--wide``): every token at 80 columns must be a whole token of that rendering, or a name
+visibly elided (it holds "…"), or a word broken at its own hyphen (prose). A cell folded over
+two lines (``devic`` / ``e``), a number cut (``7.33e`` / ``-05``) or a name wrapped in pieces
+is not a token of the wide rendering, so it fails; nor is a number elided (``10,78…`` reads
+as another number: numbers are never cut, columns are hidden instead). Each file is read
+once per test (the commands run in-process).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ _SEPARATORS = re.compile(r"[\s\u2500-\u257f]+")   # spaces and box-drawing chara
 _NARROW_ONLY = {"column", "columns", "hidden", "at", "--wide", "shows", "them", "it",
                 *map(str, range(1, 21)), str(WIDTH)}
 _PUNCTUATION = "(),:"
+# a number and an ellipsis ("1,085…", "…785.0"): a number cut, unless the number is whole
+# in the wide rendering (a name cut just after its number: "thread 1276…")
+_CUT_NUMBER = re.compile(r"[-+]?[\d,.]*\d[\d,.]*…|…[\d,.]*\d[\d,.%]*")
 
 _real_load = api.load
 
@@ -69,6 +73,9 @@ def _readable(path: Path, read) -> object:
 
 def _commands(path: Path, trace) -> Iterator[list[str]]:
     yield ["summary", str(path)]
+    if len(trace.slices) and any(p.kind.name == "DEVICE" for p in trace.processes):
+        yield ["summary", str(path), "--launch-stats", "--streams", "--by-annotation",
+               "--sequences", "3"]
     yield ["info", str(path)]
     yield ["critical-path", str(path)]
     yield ["advise", str(path)]
@@ -86,15 +93,16 @@ def _tokens(text: str) -> list[str]:
 def broken_tokens(narrow: str, wide: str) -> list[str]:
     """The tokens of ``narrow`` that are not whole tokens of ``wide`` (see the module).
 
-    >>> broken_tokens("devic\\ne 7.33e\\n-05 conv…relu launch-\\nbound",
-    ...               "device 7.33e-05 conv_bias_relu launch-bound")
-    ['devic', 'e', '7.33e', '-05']
+    >>> broken_tokens("devic\\ne 7.33e\\n-05 conv…relu launch-\\nbound 10,78… thread 1276…",
+    ...               "device 7.33e-05 conv_bias_relu launch-bound 10,785.0 thread 1276 (pt)")
+    ['devic', 'e', '7.33e', '-05', '10,78…']
     """
     known = set(_tokens(wide)) | _NARROW_ONLY
     tokens = _tokens(narrow)
     broken = []
     for i, token in enumerate(tokens):
-        if token in known or "…" in token:
+        if token in known or ("…" in token and (not _CUT_NUMBER.fullmatch(token)
+                                                or token.replace("…", "") in known)):
             continue
         if token.endswith("-") and i + 1 < len(tokens) and token + tokens[i + 1] in known:
             continue

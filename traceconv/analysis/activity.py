@@ -16,10 +16,12 @@ import numpy as np
 
 from ..model import ProcessKind, Trace, TrackKind
 from ..model.activity import DEVICE_WORK, KIND_BITS, NOT_WORK, Activity, kind_of, primary
+from ..model.groups import grouped
 from ..model.timeline_order import timeline_order
 
 __all__ = ["DEVICE_WORK", "NOT_WORK", "Activity", "Intervals", "Timeline", "clip", "kind_of",
-           "merge_intervals", "overlap_ns", "primary", "slice_activity"]
+           "main_threads", "merge_intervals", "overhead_on_main_threads", "overlap_ns", "primary",
+           "slice_activity"]
 
 
 def slice_activity(trace: Trace) -> np.ndarray:
@@ -121,30 +123,85 @@ def clip(intervals: Intervals, windows: Intervals) -> Intervals:
     return Intervals(np.concatenate(starts), np.concatenate(ends), np.concatenate(rows))
 
 
-def overhead_on_main_threads(trace: Trace, track: np.ndarray, overhead: np.ndarray
-                             ) -> np.ndarray:
-    """``track`` (a slice track column) with the ``overhead`` rows, Kineto's own work
-    (trace buffer requests), moved to their process's main thread (tid = pid).
+# what the profiler or a statistics table drew, not work a thread ran
+_NOT_THREAD_WORK = np.array([Activity.OVERHEAD, Activity.PROFILER, Activity.AGGREGATE], np.int8)
 
-    Kineto writes them on a pseudo thread, but they happen inside the op that ran out of
-    trace buffer, and torch nests them there (their time is not that op's self time).
-    Kineto's pseudo process (pid -1) has no main thread: the first process's is taken; a
-    process with one (Nsight Systems' overhead rows) keeps its own, since another process's
-    op is not the one it interrupted.
+
+def main_threads(trace: Trace, activity: np.ndarray) -> dict[int, int]:
+    """Each host process's main thread (process id → track id), given every slice's
+    ``activity`` value (:func:`slice_activity`: kind | roles); key ``-1`` is the trace's.
+
+    The main thread is where torch puts a Kineto event that has no op to hang on (its
+    profiler overhead): the thread that stopped the profiler, the one that drove it. A
+    trace does not name that thread, so it is the host thread holding the most step time
+    (``ProfilerStep#N``: the profiler's own ``step()``), else the one whose tid is the
+    process id (the OS's main thread; a Kineto trace may number its threads otherwise),
+    else the one busy longest (the union of its slices). Only threads with work of their
+    own count: a track of nothing but profiler overhead (Kineto's pid -1) is no main
+    thread. The trace's main thread is the first of its processes' by the same order.
 
     >>> t = Trace(); py = t.add_process("python", pid=7); pseudo = t.add_process("", pid=-1)
-    >>> main = t.add_track("main", process=py, tid=7); other = t.add_track("0", process=pseudo, tid=0)
-    >>> overhead_on_main_threads(t, np.array([main, other]), np.array([1])).tolist()
+    >>> worker = t.add_track("41", process=py, tid=41); main = t.add_track("9", process=py, tid=9)
+    >>> other = t.add_track("0", process=pseudo, tid=0)
+    >>> _ = t.add_slice(worker, 0, 5, "aten::add", "cpu_op")
+    >>> _ = t.add_slice(main, 0, 50, "aten::mm", "cpu_op")
+    >>> _ = t.add_slice(other, 10, 5, "Activity Buffer Request", "overhead")
+    >>> main_threads(t, slice_activity(t))
+    {0: 1, -1: 1}
+    """
+    s = trace.slices
+    track, start, dur = s.numpy("track"), s.numpy("start"), s.numpy("dur")
+    host_track = np.array([trace.processes[t.process].kind is not ProcessKind.DEVICE
+                           for t in trace.tracks] + [False], dtype=bool)
+    rows = np.flatnonzero(host_track[np.minimum(track, len(trace.tracks))]
+                          & ~np.isin(activity & KIND_BITS, _NOT_THREAD_WORK))
+    step = np.zeros(len(trace.tracks) + 1, np.int64)
+    marked = rows[(activity[rows] & Activity.STEP) != 0]
+    np.add.at(step, np.minimum(track[marked], len(trace.tracks)), dur[marked])
+    best: dict[int, tuple] = {}
+    for t, positions in grouped(track[rows]):
+        if t >= len(trace.tracks):
+            continue   # (a slice on no known track)
+        mine = rows[positions]
+        entity = trace.tracks[t]
+        own_tid = entity.tid is not None and entity.tid == trace.processes[entity.process].pid
+        busy = merge_intervals(start[mine], start[mine] + dur[mine], mine).total
+        rank = (int(step[t]), own_tid, busy, -t)
+        for key in (entity.process, -1):
+            if key not in best or rank > best[key]:
+                best[key] = rank
+    return {key: -rank[-1] for key, rank in best.items()}
+
+
+def overhead_on_main_threads(trace: Trace, activity: np.ndarray, track: np.ndarray,
+                             overhead: np.ndarray) -> np.ndarray:
+    """``track`` (a slice track column) with the ``overhead`` rows, the profiler's own work
+    (Kineto's trace buffer requests, CUPTI's instrumentation), moved to their process's
+    main thread (:func:`main_threads`; ``activity`` as it takes it).
+
+    Kineto writes them on a pseudo thread, but they happen inside the op that ran out of
+    trace buffer, and torch nests them there: a Kineto event with no op of its own goes to
+    the thread that stopped the profiler (``setKinetoTID`` in torch's
+    ``profiler_kineto.cpp``), so its time is not that op's self time. Kineto's pseudo
+    process (pid -1) has no main thread: the trace's is taken; a process with one (Nsight
+    Systems' overhead rows) keeps its own, since another process's op is not the one it
+    interrupted.
+
+    >>> t = Trace(); py = t.add_process("python", pid=7); pseudo = t.add_process("", pid=-1)
+    >>> main = t.add_track("1234", process=py, tid=1234); other = t.add_track("0", process=pseudo, tid=0)
+    >>> _ = t.add_slice(main, 0, 100, "cudaDeviceSynchronize", "cuda_runtime")
+    >>> _ = t.add_slice(other, 10, 5, "Resource", "overhead")
+    >>> overhead_on_main_threads(t, slice_activity(t), np.array([main, other]), np.array([1])).tolist()
     [0, 0]
     """
-    main = {t.process: t.id for t in reversed(trace.tracks) if t.tid is not None
-            and t.tid == trace.processes[t.process].pid}
-    if not len(overhead) or not main:
+    if not len(overhead):
         return track
-    first = min(main.values())
+    main = main_threads(trace, activity)
+    if not main:
+        return track
     process_of = [t.process for t in trace.tracks]
     moved = track.copy()
-    moved[overhead] = [main.get(process_of[t], first) for t in track[overhead].tolist()]
+    moved[overhead] = [main.get(process_of[t], main[-1]) for t in track[overhead].tolist()]
     return moved
 
 
@@ -180,7 +237,7 @@ class Timeline:
         self.on_device = device_process[self.process] if len(self.track) else np.zeros(0, bool)
         # one activity per slice: its role (step, data loading, communication), else its
         # kind; the roles apart too (a step's range drawn on a device is a device mark)
-        stated = slice_activity(trace)
+        self.stated = stated = slice_activity(trace)
         self.activity = primary(stated)
         self.roles = stated & ~np.int8(KIND_BITS)
         self.launch_of = self._launches()
@@ -190,7 +247,7 @@ class Timeline:
         """:attr:`track`, with Kineto's overhead events on the thread of the op they
         interrupted (:func:`overhead_on_main_threads`)."""
         overhead = np.flatnonzero((self.activity == Activity.OVERHEAD) & ~self.on_device)
-        return overhead_on_main_threads(self.trace, self.track, overhead)
+        return overhead_on_main_threads(self.trace, self.stated, self.track, overhead)
 
     def _launches(self) -> np.ndarray:
         """For every slice, the row of the host slice that launched it (-1: none)."""

@@ -65,12 +65,24 @@ def frequent_sequences(tl: Timeline, length: int = 3, top: int = 10) -> list[dic
     """The kernel sequences of ``length`` that repeat most on any stream (consecutive work in
     stream order), with how often and their GPU time, ranked by total GPU time.
 
+    Occurrences of one sequence never overlap: each stream is read left to right and an
+    occurrence counts only when it starts after the last one counted ended (``str.count``'s
+    rule), so a kernel counts once in a row and no row has more GPU time than its streams
+    ran. HTA's frequent kernel sequences count each kernel once too (all the kernels of each
+    top-level op of a name, one pattern per op). One kernel can still be in two rows
+    (``a b a b a``: ``a b a`` and ``b a b``), so rows do not add up.
+
     >>> from traceconv.model import Trace, ProcessKind
     >>> t = Trace(); s = t.add_track("stream 7", process=t.add_process("GPU", kind=ProcessKind.DEVICE))
     >>> for i, name in enumerate("abcabcax"):
     ...     _ = t.add_slice(s, 10 * i, 5, name, "kernel")
     >>> [(r["sequence"], r["count"], r["gpu_ns"]) for r in frequent_sequences(Timeline(t), 3, 2)]
     [(['a', 'b', 'c'], 2, 30), (['b', 'c', 'a'], 2, 30)]
+    >>> u = Trace(); s = u.add_track("stream 7", process=u.add_process("GPU", kind=ProcessKind.DEVICE))
+    >>> for i, name in enumerate("aaaa"):
+    ...     _ = u.add_slice(s, 10 * i, 5, name, "kernel")
+    >>> [(r["sequence"], r["count"], r["gpu_ns"]) for r in frequent_sequences(Timeline(u), 2)]
+    [(['a', 'a'], 2, 20)]
     """
     rows = tl.device_work()
     counts: Counter = Counter()
@@ -79,8 +91,12 @@ def frequent_sequences(tl: Timeline, length: int = 3, top: int = 10) -> list[dic
         mine = rows[positions]
         mine = mine[np.argsort(tl.start[mine], kind="stable")]
         ids, durs = tl.name[mine].tolist(), tl.dur[mine].tolist()
+        free: dict[tuple, int] = {}   # sequence → the first position after its last count
         for i in range(len(ids) - length + 1):
             key = tuple(ids[i:i + length])
+            if i < free.get(key, 0):
+                continue   # (overlaps the occurrence counted last)
+            free[key] = i + length
             counts[key] += 1
             gpu[key] += sum(durs[i:i + length])
     names = tl.trace.strings.strings

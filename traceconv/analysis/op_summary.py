@@ -69,7 +69,7 @@ class OpRow:
     """One row of the table: every event of one name and kind (and input shapes)."""
 
     name: str
-    kind: str    # op, annotation, runtime, async, kernel, memcpy, memset, gpu_annotation, sync
+    kind: str   # op, annotation, runtime, overhead, async, kernel, memcpy, memset, gpu_annotation, sync
     calls: int = 0
     self_host_ns: int | None = None
     host_total_ns: int | None = None
@@ -101,8 +101,16 @@ def _device_kind(activity: int) -> str:
 
 
 def _host_kind(activity: int) -> str:
+    """What a host event is; the profiler's own work (Kineto's buffer requests, CUPTI's
+    instrumentation) is no framework op.
+
+    >>> _host_kind(Activity.OVERHEAD), _host_kind(Activity.SYNC), _host_kind(Activity.HOST_OP)
+    ('overhead', 'runtime', 'op')
+    """
     if activity & Activity.STEP or (activity & KIND_BITS) == Activity.ANNOTATION:
         return "annotation"
+    if (activity & KIND_BITS) == Activity.OVERHEAD:
+        return "overhead"
     return "runtime" if (activity & KIND_BITS) in RUNTIME_CALLS else "op"
 
 
@@ -137,7 +145,7 @@ class _Events:
         # Kineto's own work (trace buffer requests)
         self.overhead = self.host[kind[self.host] == Activity.OVERHEAD]
         if len(self.overhead):   # (on the thread of the op they interrupted, as torch has them)
-            track = overhead_on_main_threads(trace, track, self.overhead)
+            track = overhead_on_main_threads(trace, self.activity, track, self.overhead)
             h = self.host
             self.host = h[timeline_order(track[h], self.start[h], -self.end[h])]
         self.parent = self._nest(track)

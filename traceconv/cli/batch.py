@@ -106,7 +106,8 @@ def batch(inputs: tuple[str, ...], outdir: str, to: str, engine: str, jobs: int,
         click.echo(json_text({"engine": engine, "jobs": jobs, "failed": failed,
                                  "results": [r.as_dict() for r in results]}).decode())
     else:
-        console_for(wide).print(_table(results))
+        console = console_for(wide)
+        console.print(_table(results, console.width))
     for r in results:
         if r.status != "ok":
             click.echo(f"traceconv: error: {r.error}", err=True)
@@ -171,16 +172,15 @@ def _progress(items: Iterator[Any], total: int) -> Iterator[Any]:
             bar.advance(task)
 
 
-def _table(results: list[BatchResult]) -> Table:
-    from rich.table import Table
+def _table(results: list[BatchResult], width: int) -> Table:
+    from ..presentation.tables import Column, fitted_table
 
-    table = Table(show_footer=False)
-    for column in ("file", "events", "seconds", "status"):
-        table.add_column(column, justify="right" if column in ("events", "seconds") else "left",
-                         overflow="fold")
-    for r in results:
-        table.add_row(r.file, f"{r.events:,}", f"{r.seconds:.2f}",
-                      "ok" if r.status == "ok" else "[red]failed[/red]")
+    columns = [Column("file"), Column("events", True), Column("seconds", True, drop=1),
+               Column("status")]
+    cells = [[r.file, f"{r.events:,}", f"{r.seconds:.2f}", r.status] for r in results]
     failed = sum(r.status != "ok" for r in results)
-    table.caption = f"{len(results) - failed} ok, {failed} failed"
+    table = fitted_table(columns, cells, width)
+    hidden = f"\n{table.caption}" if table.caption else ""   # (the columns hidden, if any)
+    table.caption = f"{len(results) - failed} ok, {failed} failed{hidden}"
+    table.caption_justify = "left"
     return table

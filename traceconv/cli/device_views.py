@@ -3,11 +3,14 @@ of ``summary`` (``--launch-stats``, ``--streams``, ``--by-annotation``, ``--sequ
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import TraceconvError
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 STEPS_OPTION = click.option(
     "--steps", metavar="A:B",
@@ -85,31 +88,39 @@ def _us(ns: int | None) -> str:
     return "-" if ns is None else f"{ns / 1e3:,.1f}"
 
 
-def _launch_table(stats: dict[str, Any]):
-    """``--launch-stats`` as a table in µs: traceconv's (ns values) or HTA's (µs values)."""
-    from rich.table import Table
+# the statistics of --launch-stats; in a narrow terminal p95, min, mean, then p99 are hidden
+_LAUNCH_COLUMNS = (("count", 0), ("min", 3), ("median", 0), ("p90", 0), ("p95", 4), ("p99", 1),
+                   ("max", 0), ("mean", 2))
+
+
+def _launch_table(stats: dict[str, Any], width: int) -> tuple[str, Table]:
+    """``--launch-stats``: a line of counts, and a table in µs of traceconv's (ns values) or
+    HTA's (µs values) statistics, fitted to ``width``
+    (:func:`~traceconv.presentation.tables.fitted_table`: numbers whole, columns hidden when
+    narrow). The line is no title: a title wraps at the table's width, which is narrower."""
+    from ..presentation.tables import Column, fitted_table
 
     hta = stats.get("definition") == "hta"
     if hta:
-        title = (f"launches as HTA counts them: {stats['launches']:,} "
-                 f"({stats['short_kernels']:,} short, "
-                 f"{stats['runtime_outliers']['count']:,} calls > 50 µs, "
-                 f"{stats['long_delay']['count']:,} wait > 100 µs)")
+        line = (f"launches as HTA counts them: {stats['launches']:,} "
+                f"({stats['short_kernels']:,} short, "
+                f"{stats['runtime_outliers']['count']:,} calls > 50 µs, "
+                f"{stats['long_delay']['count']:,} wait > 100 µs)")
     else:
-        title = (f"kernel launches: {stats['launches']:,} "
-                 f"({stats['shorter_than_launch']:,} run shorter than their launch "
-                 f"call, {stats['long_delay']['count']:,} wait > 100 µs)")
-    table = Table(title=title, title_justify="left")
-    for column in ("µs", "count", "min", "median", "p90", "p95", "p99", "max", "mean"):
-        table.add_column(column, justify="left" if column == "µs" else "right")
+        line = (f"kernel launches: {stats['launches']:,} "
+                f"({stats['shorter_than_launch']:,} shorter than their launch call, "
+                f"{stats['long_delay']['count']:,} wait > 100 µs)")
     unit = "us" if hta else "ns"
+    rows = []
     for key, label in (("cpu", "CPU (runtime call)"), ("gpu", "GPU (kernel)"),
                        ("delay", "launch delay")):
         d = stats[f"{key}_{unit}"]
-        cells = [d.get(k) for k in ("min", "median", "p90", "p95", "p99", "max", "mean")]
-        table.add_row(label, f"{d.get('count', 0):,}", *(
-            ("-" if v is None else f"{v:,.1f}") if hta else _us(v) for v in cells))
-    return table
+        cells = [d.get(k) for k, _ in _LAUNCH_COLUMNS[1:]]
+        rows.append([label, f"{d.get('count', 0):,}", *(
+            ("-" if v is None else f"{v:,.1f}") if hta else _us(v) for v in cells)])
+    columns = [Column("µs"), *(Column(name, number=True, drop=drop)
+                               for name, drop in _LAUNCH_COLUMNS)]
+    return line, fitted_table(columns, rows, width)
 
 
 def print_device_views(data: dict[str, Any], wide: bool = False) -> None:
@@ -121,7 +132,9 @@ def print_device_views(data: dict[str, Any], wide: bool = False) -> None:
     console = console_for(wide, highlight=False)
     stats = data.get("launch_stats")
     if stats is not None:
-        console.print(_launch_table(stats))
+        counts, table = _launch_table(stats, console.width)
+        console.print(counts)
+        console.print(table)
     over = data.get("stream_idle_over", "the steps")
     for key, title, columns, empty in (
             ("stream_idle", f"idle per stream (over {over}"

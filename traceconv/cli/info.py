@@ -9,7 +9,7 @@ import click
 from ..io import DEFAULT_MAX_BYTES
 from ..presentation.diagnostics_list import diagnostics_view
 from ..presentation.json_text import json_text
-from ..presentation.tables import console_for, heading_name
+from ..presentation.tables import Column, console_for, fitted_table, heading_name
 from ..terminal import plain
 from .allocation_sites import sites_data, sites_table
 from .app import app, handled_errors
@@ -85,23 +85,22 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
                    or f"{data['span_ns'] / 1e6:,.3f} ms")
     console.print(counts)
     if "alignment" in data:
-        console.print(alignment_table(data["alignment"]))
+        console.print(alignment_table(data["alignment"], console.width))
     if data.get("allocation_sites"):
         console.print(sites_table(data["allocation_sites"], console.width))
     if data["diagnostics"]:
         console.print(diagnostics_view(data["diagnostics"], "diagnostics", console.width))
 
 
-def alignment_table(alignment: dict) -> Table:
+def alignment_table(alignment: dict, width: int) -> Table:
     """Per rank: the clock shift applied and the skew left on the shared collectives."""
-    from rich.table import Table
-
-    table = Table(title=f"clock alignment: {alignment['reason']}", title_justify="left")
-    for column in ("input", "shift", "collectives", "residual median", "residual max"):
-        table.add_column(column, justify="left" if column == "input" else "right")
+    cells = []
     for r in alignment["ranks"]:
         shift = r["offset_ns"] if alignment["applied"] else 0
-        table.add_row(r["label"], f"{shift / 1e9:+,.6f} s", str(r["matched"]),
+        cells.append([r["label"], f"{shift / 1e9:+,.6f} s", f"{r['matched']:,}",
                       f"{r['residual_median_ns'] / 1e3:,.1f} µs",
-                      f"{r['residual_max_ns'] / 1e3:,.1f} µs")
-    return table
+                      f"{r['residual_max_ns'] / 1e3:,.1f} µs"])
+    columns = [Column("input"), Column("shift", True), Column("collectives", True, drop=1),
+               Column("residual median", True, drop=2), Column("residual max", True)]
+    return fitted_table(columns, cells, width, title=f"clock alignment: {alignment['reason']}",
+                        title_justify="left")

@@ -3,14 +3,12 @@ each rank's time over it (waiting at collectives and for whom, busy, idle)."""
 
 from __future__ import annotations
 
-from ..presentation.tables import console_for
+from ..presentation.tables import Column, console_for, fitted_table, packed
 
 
 def print_ranks(job, wide: bool = False) -> None:
     """The crossings, then one row per rank over the job's path: waiting at collectives
     and for whom, busy, idle, outside its trace (these four add up to the length)."""
-    from rich.table import Table
-
     console = console_for(wide, highlight=False)
     ms = 1e6
     if job.crossings:
@@ -19,16 +17,17 @@ def print_ranks(job, wide: bool = False) -> None:
             console.print(f"  at {(c.at_ns - job.origin_ns) / ms:,.3f} ms rank {c.from_rank} → "
                           f"{c.to_rank} ({c.via})")
     console.print("per rank over the path, ms (lower bound: its busiest thread; ±: clocks):")
-    table = Table()
-    for column in ("rank", "lower bound", "waiting", "for rank: ms", "busy", "idle",
-                   "outside", "±µs"):
-        table.add_column(column, justify="left" if column == "for rank: ms" else "right",
-                         overflow="fold")
+    rows = []
     for r in job.ranks:
-        whom = ", ".join(f"{k}: {v / ms:,.3f}" for k, v in
-                         sorted(r.waited_for.items(), key=lambda kv: -kv[1]))
-        table.add_row(str(r.rank), f"{r.lower_bound_ns / ms:,.3f}",
-                      f"{r.collective_wait_ns / ms:,.3f}", whom or "-", f"{r.busy_ns / ms:,.3f}",
-                      f"{r.idle_ns / ms:,.3f}", f"{r.unrecorded_ns / ms:,.3f}",
-                      f"{r.error_bound_ns / 1e3:,.0f}")
-    console.print(table)
+        # (numbers, never cut: a long list goes on several lines instead)
+        whom = packed([f"{k}: {v / ms:,.3f}" for k, v in
+                       sorted(r.waited_for.items(), key=lambda kv: -kv[1])], 24, indent="")
+        rows.append([str(r.rank), f"{r.lower_bound_ns / ms:,.3f}",
+                     f"{r.collective_wait_ns / ms:,.3f}", whom or "-", f"{r.busy_ns / ms:,.3f}",
+                     f"{r.idle_ns / ms:,.3f}", f"{r.unrecorded_ns / ms:,.3f}",
+                     f"{r.error_bound_ns / 1e3:,.0f}"])
+    columns = [Column("rank", True), Column("lower bound", True, drop=2),
+               Column("waiting", True), Column("for rank: ms", True), Column("busy", True),
+               Column("idle", True), Column("outside", True, drop=1), Column("±µs", True, drop=3)]
+    console.print(fitted_table(columns, rows, console.width,
+                               show_lines=any("\n" in row[3] for row in rows)))

@@ -11,6 +11,7 @@ from ..presentation.tables import Column, fitted_table, heading_name
 from ..terminal import plain
 from .app import app, handled_errors
 from .loading import load_all
+from .options import wide_option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,8 +33,9 @@ SPARK_WIDTH = 60
               help="The inputs are the ranks of one job: one row per rank and device, the "
                    "rank that ran out (else the most allocated) first, and the sites whose "
                    "bytes differ between ranks.")
+@wide_option
 def memory(inputs: tuple[str, ...], as_json: bool, depth: int, top: int,
-           format: str | None, ranks: bool = False) -> None:
+           format: str | None, ranks: bool = False, wide: bool = False) -> None:
     """What held each device's memory at the out-of-memory event (else at the peak).
 
     Allocated, reserved and fragmentation bytes at that moment, the largest free block
@@ -70,7 +72,7 @@ def memory(inputs: tuple[str, ...], as_json: bool, depth: int, top: int,
         if as_json:
             click.echo(json_text(side_by_side).decode())
         else:
-            _print_ranks(side_by_side, top)
+            _print_ranks(side_by_side, top, wide)
         return
     if len(reports) == 2:
         from ..analysis.memory_diff import memory_diff
@@ -79,14 +81,14 @@ def memory(inputs: tuple[str, ...], as_json: bool, depth: int, top: int,
         if as_json:
             click.echo(json_text(change).decode())
         else:
-            _print_change(inputs, change, top)
+            _print_change(inputs, change, top, wide)
         return
     if as_json:
         click.echo(json_text(reports[0]).decode())
         return
     from ..presentation.tables import console_for
 
-    console = console_for()
+    console = console_for(wide)
     for device in reports[0]["devices"]:
         _print_device(console, inputs[0], device, reports[0]["time_unit"], top)
         _print_timeline(console, traces[0], device["device"])
@@ -119,14 +121,13 @@ def _print_device(console: Console, name: str, device: dict[str, Any], unit: str
     rows.add_row("fragmentation", _bytes(device["fragmentation_bytes"]))
     console.print(rows)
     if device["pools"]:
-        pools = Table(title="pools (largest free block: an upper bound)", title_justify="left")
-        for column in ("pool", "stream", "segments", "reserved", "largest free"):
-            pools.add_column(column, justify="left" if column == "pool" else "right")
-        for pool in device["pools"]:
-            pools.add_row(plain(pool["pool"]), plain(pool["stream"]), f"{pool['segments']:,}",
-                          format_bytes(pool["reserved_bytes"]),
-                          format_bytes(pool["largest_free_bytes"]))
-        console.print(pools)
+        columns = [Column("pool"), Column("stream", True, drop=2), Column("segments", True, drop=1),
+                   Column("reserved", True), Column("largest free", True)]
+        cells = [[pool["pool"], pool["stream"], f"{pool['segments']:,}",
+                  format_bytes(pool["reserved_bytes"]), format_bytes(pool["largest_free_bytes"])]
+                 for pool in device["pools"]]
+        console.print(fitted_table(columns, cells, console.width, title="pools (largest free "
+                                   "block: an upper bound)", title_justify="left"))
     if device["sites"] and not device["sites_recorded"]:
         console.print(f"sites: this format does not record where blocks were allocated "
                       f"({sum(s['blocks'] for s in device['sites']):,} live blocks)")
@@ -187,12 +188,13 @@ def _print_timeline(console: Console, trace: Trace, device: str) -> None:
             console.print(f"{label:>9} {sparkline(values, top)}")
 
 
-def _print_change(inputs: tuple[str, ...], change: dict[str, Any], top: int) -> None:
+def _print_change(inputs: tuple[str, ...], change: dict[str, Any], top: int,
+                  wide: bool = False) -> None:
     """Per device: allocated before and after, and the sites that changed."""
 
     from ..presentation.tables import console_for
 
-    console = console_for()
+    console = console_for(wide)
     for device in change["devices"]:
         before, after = (side["allocated_bytes"] if side else 0
                          for side in (device["before"], device["after"]))
@@ -218,12 +220,10 @@ def _print_change(inputs: tuple[str, ...], change: dict[str, Any], top: int) -> 
                                    title_justify="left"))
 
 
-def _print_ranks(side_by_side: dict[str, Any], top: int) -> None:
+def _print_ranks(side_by_side: dict[str, Any], top: int, wide: bool = False) -> None:
     """One row per rank and device, then the sites whose bytes differ between ranks (a
-    rank is shown by its file name, elided in the middle: the table fits 80 columns)."""
+    rank is shown by its file name; names are elided and columns hidden as every table)."""
     import os
-
-    from rich.table import Table
 
     from ..presentation.tables import console_for, elided
     from ..units import format_bytes
@@ -231,28 +231,25 @@ def _print_ranks(side_by_side: dict[str, Any], top: int) -> None:
     def size(value: int | None) -> str:
         return "unknown" if value is None else format_bytes(value, 4)
 
-    def rank(path: str) -> str:
-        return plain(elided(os.path.basename(path), 18))
-
-    console = console_for()
-    table = Table(title="ranks, the one closest to its limit first", title_justify="left")
-    for column in ("rank", "device", "moment", "allocated", "reserved", "fragmented"):
-        table.add_column(column, justify="left" if column in ("rank", "device", "moment")
-                         else "right", no_wrap=True)
-    for row in side_by_side["ranks"]:
-        table.add_row(rank(row["rank"]), plain(row["device"] or "(no device)"),
-                      row["moment"] or "", size(row["allocated_bytes"]),
-                      size(row["reserved_bytes"]), size(row["fragmentation_bytes"]))
-    console.print(table)
+    console = console_for(wide)
+    columns = [Column("rank"), Column("device"), Column("moment", drop=1),
+               Column("allocated", True), Column("reserved", True),
+               Column("fragmented", True, drop=2)]
+    cells = [[os.path.basename(row["rank"]), row["device"] or "(no device)", row["moment"] or "",
+              size(row["allocated_bytes"]), size(row["reserved_bytes"]),
+              size(row["fragmentation_bytes"])] for row in side_by_side["ranks"]]
+    console.print(fitted_table(columns, cells, console.width, title="ranks, the one closest "
+                               "to its limit first", title_justify="left"))
     differing = side_by_side["differing_sites"]
     shown = differing[:top] if top else differing
     if not shown:
         console.print("every site holds the same bytes on every rank")
         return
-    sites = Table(title="sites whose bytes differ between ranks", title_justify="left")
-    sites.add_column("site", overflow="fold")
-    for name in shown[0]["bytes"]:
-        sites.add_column(rank(name), justify="right", no_wrap=True)
-    for site in shown:
-        sites.add_row(plain(site["site"]), *(size(b) for b in site["bytes"].values()))
-    console.print(sites)
+    names = list(shown[0]["bytes"])
+    # (a rank's file name heads a column of numbers: elided, as a header is never cut; the
+    # ranks after the first two are hidden first when narrow, the last first)
+    columns = [Column("site"), *(Column(elided(os.path.basename(name), 18), True,
+                                        drop=max(i - 1, 0)) for i, name in enumerate(names))]
+    cells = [[site["site"], *(size(b) for b in site["bytes"].values())] for site in shown]
+    console.print(fitted_table(columns, cells, console.width, title="sites whose bytes differ "
+                               "between ranks", title_justify="left"))

@@ -67,15 +67,17 @@ TEXT_COMFORT = 24   # hide columns before a text column must go under this
 
 def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
                  **options: Any) -> Table:
-    """A rich table of ``rows`` (plain text, drawn as text: no markup) that fits ``width``:
-    as is when it fits; else with light rules, hiding the columns with the highest ``drop``
+    """A rich table of ``rows`` (plain text, drawn as text: no markup) that fits ``width``,
+    drawn in one style whatever the width (light rules: a rule under the headers, no box):
+    as is when it fits; else hiding the columns with the highest ``drop``
     until the text columns keep :data:`TEXT_COMFORT` characters (a caption says which, and
     that ``--wide`` shows them; columns with nothing in them, every cell ``N/A``, first,
     and before any text is cut),
     then eliding text in the middle, the widest column first,
     each column only as far as its names stay distinct (more columns are hidden for that
     only when it is enough: names that no width within ``width`` tells apart are cut with
-    the columns kept). Numbers stay whole.
+    the columns kept). Numbers stay whole: a number column is never narrower than its
+    widest cell.
 
     >>> cols = [Column("op"), Column("total ms", number=True), Column("calls", True, drop=1)]
     >>> rows = [["sm80_xmma_gemm_f32f32_tilesize128x128", "12.500", "6"],
@@ -88,6 +90,11 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
     sm80_xmma_g…ilesize64x64   3.000
     1 column hidden at 32 columns:
     --wide shows it (calls)
+    >>> print(_plain(fitted_table(cols, rows, 80)))
+    op                                     total ms  calls
+    ──────────────────────────────────────────────────────
+    sm80_xmma_gemm_f32f32_tilesize128x128    12.500      6
+    sm80_xmma_gemm_f32f32_tilesize64x64       3.000      2
     """
     from rich import box
     from rich.table import Table
@@ -95,11 +102,10 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
 
     text = [[printable_cell(cell) for cell in cells] for cells in rows]
     natural = [_natural_width(c, [r[i] for r in text]) for i, c in enumerate(columns)]
-    # (rich's box: "│ " ... " │"; drawn as is, no cell wraps and headers take one line)
-    plain_table = sum(max(n, len(c.header)) for n, c in zip(natural, columns, strict=True)) \
-        + 3 * len(columns) + 1
     keep = list(range(len(columns)))
-    compact = plain_table > width
+    # (drawn as is, no cell wraps and headers take one line)
+    compact = _compact_width([max(n, len(c.header))
+                              for n, c in zip(natural, columns, strict=True)]) > width
     widths = dict(enumerate(natural))
     hidden: list[int] = []
     if compact:
@@ -124,8 +130,8 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
             widths = _narrowed(columns, text, natural, keep, width)
         if _compact_width([widths[i] for i in keep]) > width:   # names no cut tells apart
             widths = _narrowed(columns, text, natural, keep, width, distinct=False)
-    table = Table(**({**options, "box": box.SIMPLE_HEAD, "pad_edge": False,
-                      "show_edge": False, "collapse_padding": True} if compact else options))
+    table = Table(**{**options, "box": box.SIMPLE_HEAD, "pad_edge": False, "show_edge": False,
+                     "collapse_padding": True})
     for i in keep:
         column = columns[i]
         # (no_wrap holds for the header too: it is broken at its spaces here instead)
@@ -134,7 +140,8 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
         table.add_column(header, justify="right" if column.number else "left",
                          no_wrap=True, overflow="ellipsis", style=column.style or None,
                          width=widths[i] if compact else None)
-    elided_columns = {i: _elided_distinct([r[i] for r in text], widths[i]) for i in keep}
+    elided_columns = {i: _elided_distinct([r[i] for r in text], widths[i]) if not
+                      columns[i].number else [r[i] for r in text] for i in keep}
     for j in range(len(text)):
         table.add_row(*(Text(elided_columns[i][j]) for i in keep))
     if hidden:
@@ -248,12 +255,29 @@ def _head(lines: set[str], width: int) -> int | None:
     return None
 
 
+def _in_number(line: str, at: int) -> bool:
+    """Whether a cut before ``line[at]`` falls inside a number (digits, with their "," and
+    "." between them)."""
+    return 0 < at < len(line) and all(c.isdigit() or c in ",." for c in line[at - 1:at + 1])
+
+
 def _cut(line: str, width: int, head: int) -> str:
-    """``line`` elided to ``width`` keeping ``head`` characters of its start."""
+    """``line`` elided to ``width`` keeping ``head`` characters of its start, and never a
+    part of a number in a name: a cut inside one takes the whole number out (``thread
+    3132278`` cut to ``thread 31322…`` would read as another thread).
+
+    >>> _cut("waiting on thread 3132278 (python3): sync", 30, 23), _cut("gemm_128x64_nn", 9, 4)
+    ('waiting on thread …: sync', 'gemm…_nn')
+    """
     if len(line) <= width:
         return line
     tail = width - 1 - head
-    return f"{line[:head]}…{line[len(line) - tail:] if tail else ''}"
+    end, start = head, len(line) - tail
+    while _in_number(line, end):
+        end -= 1
+    while tail and _in_number(line, start):
+        start += 1
+    return f"{line[:end]}…{line[start:] if tail else ''}"
 
 
 def _elided_distinct(cells: list[str], width: int) -> list[str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from rich import box
 from rich.console import Console
 
 from ...analysis.op_summary import OpRow
@@ -111,8 +110,7 @@ def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = No
                       markup=False, emoji=False, highlight=False)
     table = fitted_table([Column(c, number=c not in ("Name", "Kind", "Input shapes"),
                                  drop=COLUMN_DROP[c]) for c in columns],
-                         [cells_of(r) for r in shown], console.width, box=box.SIMPLE_HEAD,
-                         pad_edge=False, show_edge=False)
+                         [cells_of(r) for r in shown], console.width)
     console.print(table)
     console.print(f"Self host time total: "
                   f"{format_ns(_total(all_rows, 'self_host_ns')) or 'N/A'}")
