@@ -125,3 +125,24 @@ def test_a_statistic_past_int64_is_drawn_within_the_time_range(name: str, tmp_pa
     assert [(s.start, s.dur) for s in drawn] == [(0, TIME_MAX)]
     assert drawn[0].args["total_ms"] == STAT_LIMIT / 1e6 == trace.stats[0].total_ns / 1e6
     assert trace.diagnostics.count("model.statistic_beyond_range") >= 1
+
+
+def test_reserved_ranges_summing_past_int64_are_drawn():
+    """Found by seed 4257: a snapshot's segment of 2^63 - 2^31 bytes beside others, all
+    alive at once: the memory-flow legend's "most reserved at once" summed past int64 and
+    its clip cast the levels back to int64. The peak is the plain sum of the seven ranges."""
+    import io
+    import re
+
+    from traceconv.formats.memflow_svg import write
+    from traceconv.units import format_bytes
+
+    trace = traceconv.load(FOUND / "torch-snapshot__reserved_sizes_past_int64.input",
+                           format="torch-snapshot")
+    assert all(r.free_ns is None for r in trace.reservations)   # (all alive at the end)
+    peak = sum(r.size for r in trace.reservations)
+    assert peak > 2**63 - 1
+    out = io.BytesIO()
+    write(trace, out)
+    assert re.findall(r"7 ranges · ([^<]*) at the peak", out.getvalue().decode()) == [
+        format_bytes(peak)]
