@@ -287,3 +287,7 @@ def test_nvtx_marks_start_end_ranges_colours_payloads_categories(tmp_path: Path)
     assert [(rows[n].kind, rows[n].calls, rows[n].self_host_ns, rows[n].host_total_ns)
             for n in ("load batch", "prefetch")] == [("async", 1, None, 7_000),
                                                      ("async", 1, None, 2_000)]
+    # the range with no end is kept (its row in the table: start 4,000), ended at the last timestamp
+    never = [s for s in trace.iter_slices() if s.name == "never ended"]
+    assert [(s.start, s.end, s.args) for s in never] == [
+        (4_000, trace.time_range[1], {"unfinished": True})]

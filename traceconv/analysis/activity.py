@@ -3,8 +3,10 @@
 Readers state each slice's :class:`~traceconv.model.activity.Activity` at read time, from
 their own vendor's words (:mod:`traceconv.model.activity`); :func:`slice_activity` is the
 one way analyses read it (rows a reader left unknown are classified by the general
-vocabulary). :class:`Timeline` adds launch links (the model's flows, host slice → device
-slice) and steps (the step role: ``ProfilerStep#N``, Paddle's ``ProfileStep``).
+vocabulary), and :func:`timed_durations` the one way they read how long a slice ran (a
+slice whose end is not in the input ran for a time nobody measured: none is counted).
+:class:`Timeline` adds launch links (the model's flows, host slice → device slice) and
+steps (the step role: ``ProfilerStep#N``, Paddle's ``ProfileStep``).
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ import numpy as np
 from ..model import ProcessKind, Trace, TrackKind
 from ..model.activity import DEVICE_WORK, KIND_BITS, NOT_WORK, Activity, kind_of, primary
 from ..model.groups import grouped
+from ..model.repairs import not_ended_rows
 from ..model.timeline_order import timeline_order
 
 __all__ = ["DEVICE_WORK", "NOT_WORK", "Activity", "Intervals", "Timeline", "clip", "kind_of",
-           "main_threads", "merge_intervals", "overhead_on_main_threads", "overlap_ns", "primary",
-           "slice_activity"]
+           "main_threads", "merge_intervals", "not_ended", "overhead_on_main_threads",
+           "overlap_ns", "primary", "slice_activity", "timed_durations"]
 
 
 def slice_activity(trace: Trace) -> np.ndarray:
@@ -54,6 +57,39 @@ def slice_activity(trace: Trace) -> np.ndarray:
     if spans.any() and len(column):
         column[spans[s.numpy("track")]] = Activity.RANGE
     return column
+
+
+def not_ended(trace: Trace) -> np.ndarray:
+    """Per slice, whether its end is not in the input (a ``B`` never closed, a BEGIN
+    without its END: the builder ended it at the trace's last timestamp and marked it
+    ``args.unfinished``, :func:`~traceconv.model.repairs.end_not_ended`).
+
+    >>> t = Trace(); main = t.add_track("main", process=t.add_process("python"))
+    >>> _ = t.add_slice(main, 0, 10, "op"); _ = t.add_slice(main, 5, 95, "open", args={"unfinished": True})
+    >>> not_ended(t).tolist()
+    [False, True]
+    """
+    mask = np.zeros(len(trace.slices), dtype=bool)
+    mask[not_ended_rows(trace)] = True
+    return mask
+
+
+def timed_durations(trace: Trace, never_ended: np.ndarray | None = None) -> np.ndarray:
+    """Every slice's duration as analyses count time: the model's, except a slice whose end
+    is not in the input (:func:`not_ended`, or ``never_ended`` when the caller has it),
+    whose length the builder made up: 0, a call at its start that takes no time (on no
+    critical path, in no self time, no step window, no busy time).
+
+    >>> t = Trace(); main = t.add_track("main", process=t.add_process("python"))
+    >>> _ = t.add_slice(main, 0, 10, "op"); _ = t.add_slice(main, 5, 95, "open", args={"unfinished": True})
+    >>> timed_durations(t).tolist()
+    [10, 0]
+    """
+    dur = trace.slices.numpy("dur")
+    mask = not_ended(trace) if never_ended is None else never_ended
+    if mask.any():
+        dur = np.where(mask, 0, dur)
+    return dur
 
 
 @dataclass(frozen=True)
@@ -150,7 +186,7 @@ def main_threads(trace: Trace, activity: np.ndarray) -> dict[int, int]:
     {0: 1, -1: 1}
     """
     s = trace.slices
-    track, start, dur = s.numpy("track"), s.numpy("start"), s.numpy("dur")
+    track, start, dur = s.numpy("track"), s.numpy("start"), timed_durations(trace)
     host_track = np.array([trace.processes[t.process].kind is not ProcessKind.DEVICE
                            for t in trace.tracks] + [False], dtype=bool)
     rows = np.flatnonzero(host_track[np.minimum(track, len(trace.tracks))]
@@ -208,7 +244,9 @@ def overhead_on_main_threads(trace: Trace, activity: np.ndarray, track: np.ndarr
 class Timeline:
     """A trace's slices as numpy columns plus their :class:`Activity`, launch links and steps.
 
-    Built once per analysis; reads the trace, never changes it.
+    Built once per analysis; reads the trace, never changes it. ``dur`` and ``end`` are
+    the times analyses count (:func:`timed_durations`: a slice never ended in the input,
+    ``not_ended``, takes none).
 
     >>> t = Trace(); host = t.add_process("python"); gpu = t.add_process(
     ...     "GPU 0", kind=ProcessKind.DEVICE)
@@ -226,7 +264,8 @@ class Timeline:
         s = trace.slices
         self.track = s.numpy("track")
         self.start = s.numpy("start")
-        self.dur = s.numpy("dur")
+        self.not_ended = not_ended(trace)
+        self.dur = timed_durations(trace, self.not_ended)
         self.end = self.start + self.dur
         self.name = s.numpy("name")
         device_process = np.array([p.kind is ProcessKind.DEVICE for p in trace.processes]

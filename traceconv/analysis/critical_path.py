@@ -13,7 +13,9 @@ Two ways, chosen by what the trace holds:
 
 The result is a list of path entries in time order whose durations plus the idle gaps add up
 to ``length_ns`` exactly. ``span_ns`` is the time from the first to the last slice of work
-(instants, the profiler's own window and ranges such as async spans do not count).
+(instants, the profiler's own window and ranges such as async spans do not count). A slice
+whose end is not in the input is no work of a known length: the path never runs through it
+(:func:`~traceconv.analysis.activity.timed_durations`), and ``not_timed`` counts them.
 """
 
 from __future__ import annotations
@@ -27,7 +29,16 @@ import numpy as np
 
 from ..model import Trace
 from ..model.graph import OP, TENSOR, op_spans
-from .activity import KIND_BITS, NOT_WORK, Activity, Timeline, primary, slice_activity
+from .activity import (
+    KIND_BITS,
+    NOT_WORK,
+    Activity,
+    Timeline,
+    not_ended,
+    primary,
+    slice_activity,
+    timed_durations,
+)
 from .critical_walk import Link, Walk
 from .path_gaps import GapFiller
 
@@ -66,6 +77,7 @@ class CriticalPath:
     span_ns: int
     origin_ns: int = 0
     breakdown: dict[str, int] = field(default_factory=dict)
+    not_timed: int = 0   # slices never ended in the input: no work, on no path
 
     @property
     def length_ns(self) -> int:
@@ -82,12 +94,13 @@ class CriticalPath:
 
     def as_dict(self) -> dict:
         """The ``--json`` form; ``start_ns`` counts from the trace's first event (a path
-        across ranks: each entry's ``rank`` too)."""
+        across ranks: each entry's ``rank`` too; ``not_timed`` when slices never ended)."""
         return {"mode": self.mode, "length_ns": self.length_ns, "span_ns": self.span_ns,
                 "breakdown": self.breakdown,
                 "path": [{"name": e.name, "kind": e.kind, "start_ns": e.start_ns - self.origin_ns,
                           "dur_ns": e.dur_ns} | ({} if e.rank is None else {"rank": e.rank})
-                         for e in self.path]}
+                         for e in self.path]} | (
+            {"not_timed": self.not_timed} if self.not_timed else {})
 
 
 # -- timeline ---------------------------------------------------------------------------------
@@ -259,7 +272,8 @@ def critical_path(trace: Trace, mode: str = "auto") -> CriticalPath:
     path = graph_path(trace) if use_graph else timeline_path(trace)
     bounds = trace.time_range
     result = CriticalPath("graph" if use_graph else "timeline", path, work_span_ns(trace),
-                          bounds[0] if bounds else 0)
+                          bounds[0] if bounds else 0,
+                          not_timed=int(not_ended(trace).sum()))
     result.breakdown = breakdown(path)
     return result
 
@@ -289,9 +303,16 @@ def work_span_ns(trace: Trace) -> int:
 
 
 def work_bounds(trace: Trace) -> tuple[int, int] | None:
-    """(first start, last end) of the slices of work (see :func:`work_span_ns`)."""
+    """(first start, last end) of the slices of work (see :func:`work_span_ns`; a slice
+    never ended in the input adds its start, not the end the builder gave it).
+
+    >>> t = Trace(); a = t.add_track("main", process=t.add_process("p"))
+    >>> _ = t.add_slice(a, 10, 5, "op"); _ = t.add_slice(a, 12, 88, "open", args={"unfinished": True})
+    >>> work_bounds(t)
+    (10, 15)
+    """
     work = np.flatnonzero(~np.isin(primary(slice_activity(trace)), NOT_WORK))
     if not len(work):
         return None
     start = trace.slices.numpy("start")[work]
-    return int(start.min()), int((start + trace.slices.numpy("dur")[work]).max())
+    return int(start.min()), int((start + timed_durations(trace)[work]).max())

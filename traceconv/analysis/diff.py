@@ -16,6 +16,7 @@ import numpy as np
 
 from ..model import ProcessKind, Trace
 from ..model.timeline_order import timeline_order
+from .activity import timed_durations
 
 MEMCPY_NAME = re.compile(r"memcpy|memset|MemoryCopy|TensorCopy", re.IGNORECASE)
 _THREAD_PREFIX = re.compile(r"(^|/)thread\d+::")
@@ -90,14 +91,21 @@ def op_totals(trace: Trace) -> dict[tuple[str, str], OpTotals]:
 def _slice_totals(trace: Trace) -> dict[tuple[str, str], OpTotals]:
     """Per slice name (and host/device side): calls and summed durations, vectorised; the
     ratio is a share of the section's top-level time (slices not nested in another one on
-    their track), so nested slices do not count twice."""
+    their track), so nested slices do not count twice. A slice never ended in the input is
+    a call of no time (:func:`~traceconv.analysis.activity.timed_durations`).
+
+    >>> t = Trace(); main = t.add_track("main", process=t.add_process("p"))
+    >>> _ = t.add_slice(main, 0, 10, "op"); _ = t.add_slice(main, 20, 80, "op", args={"unfinished": True})
+    >>> totals = _slice_totals(t)[("events", "op")]; totals.calls, totals.total_ns
+    (2, 10)
+    """
     s = trace.slices
     totals: dict[tuple[str, str], OpTotals] = defaultdict(OpTotals)
     if not len(s):
         return {}
     device_process = np.array([p.kind is ProcessKind.DEVICE for p in trace.processes])
     on_device = device_process[np.array([t.process for t in trace.tracks])][s.numpy("track")]
-    names, durs = s.numpy("name"), s.numpy("dur")
+    names, durs = s.numpy("name"), timed_durations(trace)
     keys, inverse = np.unique(names * 2 + on_device, return_inverse=True)
     calls = np.bincount(inverse)
     summed = np.bincount(inverse, weights=durs)

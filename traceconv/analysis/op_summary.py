@@ -30,6 +30,12 @@ What torch computes, and what this does on the trace (never changing it):
 - **Self memory**: the bytes of the ``[memory]`` records (any thread) inside an event's time
   range, minus those inside the union of its children's.
 - **Rows** group events by (name, kind), and by input shapes when asked.
+- **A slice whose end is not in the input** (a ``B`` never closed, a BEGIN without END:
+  the builder ended it at the trace's last timestamp) is a call of no known length: it
+  counts in ``calls`` and in ``not_timed``, never in a time (its children's times are
+  theirs, its own is none; :func:`~traceconv.analysis.activity.timed_durations`). It
+  still encloses what ran inside it, so device time its children launched is in its
+  device total.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ import numpy as np
 from ..model import ProcessKind, Trace
 from ..model.activity import KIND_BITS, RUNTIME_CALLS, Activity, kind_of
 from ..model.timeline_order import timeline_order
-from .activity import overhead_on_main_threads, slice_activity
+from .activity import not_ended, overhead_on_main_threads, slice_activity, timed_durations
 
 # Bookkeeping events torch drops before building its table.
 FILTERED_NAMES = frozenset({
@@ -78,12 +84,16 @@ class OpRow:
     flops: int | None = None
     self_memory_bytes: int | None = None
     input_shapes: str | None = None
+    not_timed: int = 0   # calls whose end is not in the input: in calls, in no time
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON object of the row (``input_shapes`` only when grouped by them)."""
+        """The JSON object of the row (``input_shapes`` only when grouped by them,
+        ``not_timed`` only when some call was not timed)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         if out["input_shapes"] is None:
             del out["input_shapes"]
+        if not out["not_timed"]:
+            del out["not_timed"]
         return out
 
 
@@ -121,7 +131,12 @@ class _Events:
         s, strings = trace.slices, trace.strings.strings
         device_processes = {p.id for p in trace.processes if p.kind == ProcessKind.DEVICE}
         on_device = np.array([t.process in device_processes for t in trace.tracks], dtype=bool)
-        track, start, dur = s.numpy("track"), s.numpy("start"), s.numpy("dur")
+        track, start = s.numpy("track"), s.numpy("start")
+        self.not_ended = not_ended(trace)
+        self.end = start + timed_durations(trace, self.not_ended)
+        # nesting by the slices' extent in the model: a slice never ended still encloses
+        # what began inside it (its made-up end is the trace's last timestamp)
+        extent = start + s.numpy("dur") if self.not_ended.any() else self.end
         name = s.numpy("name")
         names = np.array(strings, dtype=object)
         self.activity = slice_activity(trace)
@@ -139,15 +154,15 @@ class _Events:
         self.spans = np.flatnonzero(kept & ~device & spans)
         # host events in (track, start, -end) order: parents before their children
         h = self.host
-        self.host = h[timeline_order(track[h], start[h], -(start[h] + dur[h]))]
-        self.start, self.end = start, start + dur
+        self.host = h[timeline_order(track[h], start[h], -extent[h])]
+        self.start, self.extent = start, extent
         self.names, self.name_ids = names, name
         # Kineto's own work (trace buffer requests)
         self.overhead = self.host[kind[self.host] == Activity.OVERHEAD]
         if len(self.overhead):   # (on the thread of the op they interrupted, as torch has them)
             track = overhead_on_main_threads(trace, self.activity, track, self.overhead)
             h = self.host
-            self.host = h[timeline_order(track[h], self.start[h], -self.end[h])]
+            self.host = h[timeline_order(track[h], self.start[h], -extent[h])]
         self.parent = self._nest(track)
 
     def _nest(self, track: np.ndarray) -> dict[int, int]:
@@ -155,7 +170,7 @@ class _Events:
         parent: dict[int, int] = {}
         stack: list[int] = []
         current_track = -1
-        start, end = self.start, self.end
+        start, end = self.start, self.extent
         for row in self.host.tolist():
             if track[row] != current_track:
                 current_track, stack = track[row], []
@@ -321,6 +336,7 @@ def op_summary(trace: Trace, *, group_by_input_shape: bool = False) -> list[OpRo
     merged = _merge_duplicates(events, children, kernels) \
         if trace.metadata.framework == "PyTorch" else set()
     start, end, names = events.start, events.end, events.names
+    not_timed = set(np.flatnonzero(events.not_ended).tolist())   # (a set: a loop per row)
     s = trace.slices
     has_device = bool(len(events.device))
     memory = _memory_records(trace)
@@ -359,12 +375,14 @@ def op_summary(trace: Trace, *, group_by_input_shape: bool = False) -> list[OpRo
         if row in spans:   # a range: how long it was open, no one's self time
             out = row_of(row, "async")
             out.calls += 1
+            out.not_timed += row in not_timed
             out.host_total_ns = (out.host_total_ns or 0) + duration
             continue
         if row in device_rows:
             kind = _device_kind(activity)
             out = row_of(row, kind)
             out.calls += 1
+            out.not_timed += row in not_timed
             work = 0 if kind in RANGE_KINDS else duration
             out.self_device_ns = (out.self_device_ns or 0) + work
             out.device_total_ns = (out.device_total_ns or 0) + duration
@@ -372,6 +390,7 @@ def op_summary(trace: Trace, *, group_by_input_shape: bool = False) -> list[OpRo
         kind = _host_kind(activity)
         out = row_of(row, kind)
         out.calls += 1
+        out.not_timed += row in not_timed
         kids = covered(int(start[row]), int(end[row]), [
             (int(start[k]), int(end[k])) for k in children[row]]) if row in children else []
         out.self_host_ns = (out.self_host_ns or 0) + duration - sum(b - a for a, b in kids)

@@ -121,6 +121,10 @@ def _print(result, top: int, wide: bool = False) -> None:
                   f"{len(result.path)} links")
     console.print(packed([f"{kind} {ns / 1e6:,.3f} ms ({100 * ns / length:.1f}%)"
                           for kind, ns in result.breakdown.items() if ns], console.width))
+    untimed = getattr(result, "not_timed", 0)
+    if untimed:
+        console.print(f"  {untimed:,} slice{'s' * (untimed != 1)} never ended in the input: "
+                      "not on the path (no known length)")
     totals: dict[tuple[int | None, str, str], list[int]] = defaultdict(lambda: [0, 0])
     for entry in result.path:
         item = totals[(entry.rank, entry.name, entry.kind)]

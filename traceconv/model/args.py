@@ -608,6 +608,42 @@ class ArgsColumn(Sequence[Args]):
         """
         return self.get_columns(rows, (key,), (default,))[0]
 
+    def rows_where_true(self, key: str) -> np.ndarray:
+        """The rows whose args hold ``key`` with the value ``true`` (ascending), decoding
+        no JSON row whose text does not hold the key as written (``"key"``: a key spelt
+        with ``\\u`` escapes, which no writer makes of a plain ASCII key, is not seen).
+
+        >>> column = ArgsColumn([{"done": True}, None, {"done": 1}])
+        >>> column.extend_json(b'{"x": "done"},{"done": true},', [13, 14])
+        >>> column.rows_where_true("done").tolist()
+        [0, 4]
+        """
+        key_sets = np.frombuffer(self._key_set, dtype=np.int32) if len(self) else \
+            np.zeros(0, dtype=np.int32)
+        at = self._positions(key)[np.maximum(key_sets, -1)]   # (a JSON row reads as absent)
+        rows = np.sort(np.concatenate([np.flatnonzero(at >= 0), self._json_rows_holding(key)]))
+        values = self.get_many(rows, key)
+        return rows[np.fromiter((v is True for v in values), bool, len(rows))]
+
+    def _json_rows_holding(self, key: str) -> np.ndarray:
+        """The JSON rows whose text holds ``key`` in quotes (as a key or as a value)."""
+        if len(self._text_bounds) == 1:
+            return np.zeros(0, dtype=np.int64)
+        needle, found = msgspec.json.encode(key), []
+        for piece, offset in zip(self._texts.pieces, self._texts.starts, strict=False):
+            at = piece.find(needle)
+            while at >= 0:
+                found.append(offset + at)
+                at = piece.find(needle, at + 1)
+        if not found:
+            return np.zeros(0, dtype=np.int64)
+        texts = np.searchsorted(np.frombuffer(self._text_bounds, dtype=np.int64), found,
+                                "right") - 1
+        json_rows = np.flatnonzero(np.frombuffer(self._key_set, dtype=np.int32) == _JSON)
+        # (a text whose row was set() since is no row's: only the rows still held as JSON)
+        held = np.isin(np.frombuffer(self._start, dtype=np.int64)[json_rows], texts)
+        return json_rows[held]
+
     def get_columns(self, rows: np.ndarray, keys: tuple[str, ...],
                     defaults: tuple[Any, ...]) -> list[list[Any]]:
         """:meth:`get_many` for several keys at once: one list per key (JSON rows are

@@ -28,6 +28,10 @@ diagnostic code each, checked a column at a time (numpy, no loop per event):
                                   characters: cut there
 ``model.device_number_beyond``    a device's memory size or compute capability that is
                                   negative or past int64: not known (None)
+the reader's own code             a slice whose end is not in the input, handed over with
+                                  :meth:`~TraceBuilder.not_ended`: ends at the trace's last
+                                  timestamp, ``args.unfinished = true``
+                                  (:func:`~traceconv.model.repairs.end_not_ended`)
 ================================  ==========================================================
 
 ``build()`` then freezes the trace all the way down (:meth:`Trace.freeze`) and returns it
@@ -63,6 +67,7 @@ from .repairs import (
     clamp_counter_values,
     clamp_stats,
     clamp_times,
+    end_not_ended,
     repair_lengths,
 )
 from .trace import Metadata, Trace
@@ -161,6 +166,29 @@ class TraceBuilder(Trace):
         self.__dict__["_moved_times"] += moved
         return np.clip(values, TIME_MIN, TIME_MAX)
 
+    # -- slices whose end is not in the input -------------------------------------------
+
+    def not_ended(self, rows: int | Sequence[int] | np.ndarray, code: str) -> None:
+        """Hand over slices ``rows`` whose end is not in the input (added with no length):
+        :meth:`build` ends them by one rule for every reader
+        (:func:`~traceconv.model.repairs.end_not_ended`: at the trace's last timestamp,
+        ``args.unfinished = true``) and counts them under ``code``, the reader's own.
+
+        >>> b = TraceBuilder(); t = b.add_track("t", process=b.add_process("p"))
+        >>> b.not_ended(b.add_interval(t, 10, 10, "open"), "chrome.begin_without_end")
+        >>> _ = b.add_interval(t, 20, 70, "closed"); s = b.build().slice(0)
+        >>> s.end, s.args
+        (70, {'unfinished': True})
+        """
+        pending = self.__dict__.setdefault("_not_ended", {})
+        pending.setdefault(code, []).append(np.atleast_1d(np.asarray(rows, dtype=np.int64)))
+
+    def end_not_ended(self) -> None:
+        """End the slices handed over so far now, not at :meth:`build` (for a reader that
+        needs their ends before it hands the trace over: one that binds flows to slices
+        by time). Every event must be in: the end is the last timestamp so far."""
+        end_not_ended(self, self.__dict__.pop("_not_ended", {}))
+
     # -- handing over --------------------------------------------------------------------
 
     def build(self, *, source_format: str | None = None,
@@ -186,6 +214,7 @@ class TraceBuilder(Trace):
         clamp_stats(self)
         _clamp_shares(self)
         clamp_counter_values(self)
+        self.end_not_ended()   # (last: the last timestamp is that of the repaired times)
         self.__class__ = Trace   # type: ignore[assignment]  # (the same object: what a reader keyed by it still finds)
         trace = self.freeze()
         if os.environ.get(VALIDATE_ENV):

@@ -92,8 +92,8 @@ CODES: tuple[CodeInfo, ...] = (
           "b/e/n events with neither id nor id2: matched on one track per (process, "
           "category, name) (trace_processor drops them)"),
     _Code("chrome.begin_without_end", "repaired",
-          "B/b events never closed: ended at the last timestamp of the trace "
-          "(args.unfinished=true)"),
+          "B/b events never closed: they end at the trace's last timestamp "
+          "(args.unfinished=true); analyses count them as calls and do not time them"),
     _Code("chrome.counter_not_numeric", "dropped", "counter values that are not numbers"),
     _Code("chrome.empty_event", "note",
           "empty {} events (Paddle, XLA and TensorFlow write one at the end)"),
@@ -335,8 +335,10 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("nsys.nvtx_names", "note",
           "NVTX rows that name a thread, domain or category (read as names, not events)"),
     _Code("nsys.nvtx_other_event_type", "dropped", "NVTX rows of other event types (not read)"),
-    _Code("nsys.nvtx_unfinished_range", "dropped",
-          "NVTX ranges without an end (still open when the capture stopped): dropped"),
+    _Code("nsys.nvtx_unfinished_range", "repaired",
+          "NVTX ranges without an end (still open when the capture stopped): they end at the "
+          "trace's last timestamp (args.unfinished=true); analyses count them as calls and "
+          "do not time them"),
     _Code("nsys.sync_device_from_context", "repaired",
           "synchronisations placed on the GPU of their CUDA context (CUPTI records them "
           "with device 0)"),
@@ -433,7 +435,8 @@ CODES: tuple[CodeInfo, ...] = (
           "them out"),
     _Code("perfetto.slice_not_ended", "repaired",
           "slices that never end (trace_processor shows them as 'Did not end'): they end at the"
-          " trace's last timestamp"),
+          " trace's last timestamp (args.unfinished=true); analyses count them as calls and "
+          "do not time them"),
     _Code("perfetto.flow_endpoint_not_slice", "dropped",
           "flow ids on a counter or a left-out event: the model links slices only (an "
           "instant with a flow is read as a slice of no length, as trace_processor has it), "
@@ -472,13 +475,14 @@ CODES: tuple[CodeInfo, ...] = (
           " S/F|pid|name|cookie, I|pid|name): left out"),
     _Code("perfetto.sched_not_ended", "repaired",
           "threads still running on a CPU when the trace ends: their CPU slice ends at the "
-          "last ftrace timestamp"),
+          "trace's last timestamp (args.unfinished=true); analyses do not time it"),
     _Code("perfetto.sched_first_compact_switch", "dropped",
           "threads switched in by a CPU's first sched_switch in the compact form, which does "
           "not state the thread switched out: no CPU slice, as trace_processor makes none"),
     _Code("perfetto.thread_state_not_ended", "repaired",
-          "thread states still open when the trace ends: they end at the last ftrace "
-          "timestamp (trace_processor leaves them open)"),
+          "thread states still open when the trace ends: they end at the trace's last "
+          "timestamp (args.unfinished=true; trace_processor leaves them open); analyses do "
+          "not time them"),
     _Code("perfetto.thread_state_compact_switch", "dropped",
           "sched_switch events in the compact form, which does not state the thread switched "
           "out nor its state: no thread state made from them"),

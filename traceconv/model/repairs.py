@@ -159,3 +159,57 @@ def repair_lengths(trace: Trace) -> int:
     trace.diagnostics.add("model.end_before_start", count=backwards, example=backwards_example)
     trace.diagnostics.add("model.negative_length", count=sizes, example=size_example)
     return backwards + sizes
+
+
+NOT_ENDED = "unfinished"   # the arg that marks a slice whose end is not in the input
+
+
+def end_not_ended(trace: Trace, rows_by_code: dict[str, list[np.ndarray]]) -> int:
+    """One rule for slices whose end is not in the input (a ``B`` never closed, a
+    TrackEvent BEGIN without its END, an NVTX range still open when the capture stopped),
+    whichever reader found them: each ends at the trace's last timestamp (the latest time
+    of every other event, and no earlier than its own start), carries
+    ``args.unfinished = true`` (:data:`NOT_ENDED`) and is counted under the code its reader
+    gave (``rows_by_code``). Analyses count such a slice as a call and never time it
+    (:func:`not_ended_rows`). Returns how many slices it ended. Only for a trace being
+    built, as :func:`clamp_times`.
+
+    >>> t = Trace(); k = t.add_track("t", process=t.add_process("p"))
+    >>> _ = t.add_slice(k, 0, 30, "closed"); _ = t.add_instant(k, 50, "last")
+    >>> open_row = t.add_slice(k, 10, 0, "open", args={"a": 1})
+    >>> end_not_ended(t, {"chrome.begin_without_end": [np.array([open_row])]})
+    1
+    >>> s = t.slice(open_row); s.end, s.args, t.diagnostics.count("chrome.begin_without_end")
+    (50, {'a': 1, 'unfinished': True}, 1)
+    """
+    rows = {code: found for code, parts in rows_by_code.items()
+            if len(found := np.unique(np.concatenate(parts)))}
+    if not rows:
+        return 0
+    every = np.concatenate(list(rows.values()))
+    slices = trace.slices
+    start = np.frombuffer(slices.start, np.int64)
+    dur = np.frombuffer(slices.dur, np.int64)
+    dur[every] = 0   # (whatever length the reader gave: only their starts are in the input)
+    last = trace.time_range[1]   # type: ignore[index]  # (these slices are events)
+    dur[every] = last - start[every]
+    names = trace.strings.strings
+    for code, mine in rows.items():
+        first = int(mine[0])
+        trace.diagnostics.add(code, count=len(mine), example=(
+            f"{names[slices.name[first]]!r} from {start[first]} ns: ended at {last} ns"))
+        for row in mine.tolist():
+            slices.set_args(row, {**(slices.args[row] or {}), NOT_ENDED: True})
+    return len(every)
+
+
+def not_ended_rows(trace: Trace) -> np.ndarray:
+    """The slice rows whose end is not in the input (marked by :func:`end_not_ended`, or
+    so marked in a file traceconv wrote): their length is not known.
+
+    >>> t = Trace(); k = t.add_track("t", process=t.add_process("p"))
+    >>> _ = t.add_slice(k, 0, 5, "done"); _ = t.add_slice(k, 2, 9, "open", args={NOT_ENDED: True})
+    >>> not_ended_rows(t).tolist()
+    [1]
+    """
+    return trace.slices.args.rows_where_true(NOT_ENDED)

@@ -502,6 +502,9 @@ class ChromeReader:
         self._name_tracks()
         self._written_async_threads()
         self._apply_time_base()
+        # (every event is in, on its final clock: the ends of the B never closed now, for
+        # the flows bound to slices by time below)
+        self.trace.end_not_ended()
         # slices and times are final now: the index binds flows, then a flavour's first step
         # may use it and let it go (context.take_slice_index)
         self.context.slice_index = SliceIndex(self.trace)
@@ -543,10 +546,11 @@ class ChromeReader:
     def _match_spans(self) -> None:
         """Pair B with E (and b with e) per track in time order; E closes the latest B, e the
         latest b of its name and category (trace_processor's rule: an object's track holds
-        several names)."""
+        several names); a B (or b) never closed is the builder's to end
+        (:meth:`TraceBuilder.not_ended`)."""
         trace = self.trace
-        unmatched_end = unclosed = 0
-        last_ts = max((ev[0] for events in self._spans.values() for ev in events), default=0)
+        unmatched_end = 0
+        unclosed: list[int] = []
         for (kind, t), events in self._spans.items():
             events.sort(key=lambda ev: (ev[0], ev[1]))
             stack: list[tuple] = []
@@ -568,17 +572,18 @@ class ChromeReader:
                 if ev[5]:  # E args are merged into B args (the spec: E wins)
                     args = {**(args or {}), **ev[5]}
                 pairs.append((begin, ev[0], ev[3], ev[4], args))
-            unclosed += len(stack)
-            pairs += [(begin, max(last_ts, begin[0]), "", "",
-                       {**(begin[5] or {}), "unfinished": True}) for begin in stack]
+            pairs += [(begin, None, "", "", begin[5]) for begin in stack]   # (no end)
             # in begin order: of two slices with the same times, the one begun first is
             # the parent, as a viewer nests them
             for begin, end, name, category, args in sorted(pairs, key=lambda p: p[0][:2]):
                 # (from two times: their difference may pass int64, the builder's to keep)
-                trace.add_interval(t, begin[0], end, begin[3] or name or "",
-                                   begin[4] or category or "", args)
+                row = trace.add_interval(t, begin[0], begin[0] if end is None else end,
+                                         begin[3] or name or "", begin[4] or category or "",
+                                         args)
+                if end is None:
+                    unclosed.append(row)
         trace.diagnostics.add("chrome.end_without_begin", count=unmatched_end)
-        trace.diagnostics.add("chrome.begin_without_end", count=unclosed)
+        trace.not_ended(unclosed, "chrome.begin_without_end")
         self._spans.clear()
 
     def _name_tracks(self) -> None:

@@ -4,7 +4,10 @@ track, marks as instants; domains, categories, colours and payloads as args.
 ``NVTX_EVENTS`` holds metadata rows too (thread names, domain and category names); those
 name things and are not events. PyTorch's ``emit_nvtx`` writes each op as
 ``aten::mm, seq = 12, op_id = 34, sizes = [...]``: the op name becomes the slice name and the
-rest its args, so that ``summary`` groups by op as it does for a Kineto trace.
+rest its args, so that ``summary`` groups by op as it does for a Kineto trace. A range
+still open when the capture stopped (no end in the export) is kept: the builder ends it at
+the trace's last timestamp, marked ``unfinished``
+(:meth:`~traceconv.model.builder.TraceBuilder.not_ended`).
 """
 
 from __future__ import annotations
@@ -77,19 +80,18 @@ def read_nvtx(ctx: Context) -> None:
     names, args = _split_ops(texts)
     _add_extras(db, rows, args, domains, categories)
     name_ids = intern_texts(trace, names)
-    kind, end = rows["eventType"], rows["end"]
-    ranges = np.isin(kind, PUSH_POP + START_END)
-    unfinished = ranges & (end < 0)
-    if unfinished.any():
-        trace.diagnostics.add("nsys.nvtx_unfinished_range", count=int(unfinished.sum()))
+    kind, start = rows["eventType"], rows["start"]
+    # a range still open when the capture stopped (no end): the builder's rule ends it
+    unfinished = rows["end"] < 0
+    end = np.where(unfinished, start, rows["end"])
     for picked, tracks in (
-            (np.isin(kind, PUSH_POP) & ~unfinished, lambda r: ctx.places.threads(
-                rows["globalTid"][r])),
-            (np.isin(kind, START_END) & ~unfinished, lambda r: _range_tracks(ctx, rows, r))):
+            (np.isin(kind, PUSH_POP), lambda r: ctx.places.threads(rows["globalTid"][r])),
+            (np.isin(kind, START_END), lambda r: _range_tracks(ctx, rows, r))):
         where = np.flatnonzero(picked)
         if len(where):
-            ctx.add_slices(tracks(where), rows["start"][where], end[where], name_ids[where],
-                           "nvtx", [args[i] for i in where.tolist()], NVTX)
+            made = ctx.add_slices(tracks(where), start[where], end[where], name_ids[where],
+                                  "nvtx", [args[i] for i in where.tolist()], NVTX)
+            trace.not_ended(made[unfinished[where]], "nsys.nvtx_unfinished_range")
     marks = np.flatnonzero(np.isin(kind, MARKS))
     if len(marks):
         category = trace.strings.intern("nvtx")

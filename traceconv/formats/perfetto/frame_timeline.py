@@ -68,8 +68,7 @@ def decode(payload: bytes, ts: int, clock: int) -> FrameEvent | None:
     return found
 
 
-def build_frames(trace: TraceBuilder, tracks: SystemTracks, frames: list[FrameEvent],
-                 last: int) -> None:
+def build_frames(trace: TraceBuilder, tracks: SystemTracks, frames: list[FrameEvent]) -> None:
     """Add the frames' slices and flows to ``trace`` (``frames`` in time order)."""
     open_frames: dict[int, tuple[FrameEvent, int]] = {}   # cookie -> start, track
     expected_tokens: set[tuple[int, int]] = set()   # (pid, token)
@@ -94,9 +93,11 @@ def build_frames(trace: TraceBuilder, tracks: SystemTracks, frames: list[FrameEv
         track = tracks.named_track(tracks.of_pid(data.pid), "Expected Timeline" if expected
                                    else "Actual Timeline", TrackKind.ASYNC)
         open_frames[data.cookie] = (frame, track)
-    rows += [(start[0], _add(trace, start, last)) for start in open_frames.values()]
+    # (never ended: no end in the input, the builder's rule)
+    not_ended = [(start[0], _add(trace, start, start[0].ts)) for start in open_frames.values()]
+    trace.not_ended([row for _, row in not_ended], "perfetto.slice_not_ended")
+    rows += not_ended
     trace.diagnostics.add("perfetto.end_without_begin", count=unmatched)
-    trace.diagnostics.add("perfetto.slice_not_ended", count=len(open_frames))
     trace.diagnostics.add("perfetto.frame_timeline_token_repeated", count=len(duplicates))
     _link(trace, rows)
 

@@ -200,18 +200,20 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     # instant): the model links flows between slices
     flowing = np.concatenate([p[:, 0] for p in events.flows if len(p)] or [np.zeros(0, int)])
     point = rows[(kind[rows] == INSTANT) & np.isin(rows, flowing)]
-    open_count = int((end_event < 0).sum())
-    last = int(ts[rows].max()) if len(rows) else 0
-    diagnostics.add("perfetto.slice_not_ended", count=open_count)
     starts_at = np.r_[begin_event, complete, point]
     start = ts[starts_at]
-    end = np.r_[np.where(end_event >= 0, ts[np.maximum(end_event, 0)], last),
+    # a BEGIN never ended: no length here, the builder's rule ends it (not_ended below)
+    not_ended = np.r_[end_event < 0, np.zeros(len(complete) + len(point), dtype=bool)]
+    end = np.r_[ts[np.where(end_event >= 0, end_event, begin_event)],
                 ts[complete] + _of_kind(events.duration, np.int64, kind, COMPLETE, complete),
                 ts[point]]
     events.release("duration")
     dur = np.maximum(end - start, 0)
     slice_track = track[starts_at]
-    row_order = timeline_order(slice_track, start, -dur)
+    # (a slice never ended outlasts every other that starts with it: first among them)
+    row_order = timeline_order(slice_track, start,
+                               np.where(not_ended, np.iinfo(np.int64).min, -dur))
+    not_ended = not_ended[row_order]
     chosen = starts_at[row_order]
     closers = np.r_[end_event, np.full(len(complete) + len(point), -1)][row_order]
     names = _column(events.name, np.int32)
@@ -224,6 +226,7 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     key_sets, sets, values = _args_of(reader, chosen, closers)
     trace.slices.extend_sets(key_sets, sets, values, **columns)
     del values, columns
+    trace.not_ended(np.flatnonzero(not_ended), "perfetto.slice_not_ended")
     slice_of = np.full(len(kind), -1, dtype=np.int64)
     slice_of[chosen] = np.arange(len(chosen))
     closed = closers >= 0

@@ -11,9 +11,12 @@
   process of its own;
 * ``sched_switch`` events make one track per CPU ("CPU 3") whose slices are the threads that
   ran there, named by the thread (switched-in ``next_comm``), idle (pid 0) left out; the
-  thread running when the trace ends ends at the last ftrace timestamp (counted;
-  trace_processor leaves its end open); in the compact form (which does not state the
-  thread switched out) a CPU's first switch opens no slice, as in trace_processor (counted);
+  thread running when the trace ends has no end in the input (trace_processor leaves it
+  open): the builder ends it at the trace's last timestamp, marked ``unfinished``
+  (:meth:`~traceconv.model.builder.TraceBuilder.not_ended`, counted), as every slice
+  never ended here (atrace ``B`` and ``S`` lines, frames); in the compact form (which does
+  not state the thread switched out) a CPU's first switch opens no slice, as in
+  trace_processor (counted);
 * ``sched_switch`` and ``sched_waking`` also give each thread's states (:mod:`.thread_states`);
 * ``cpu_frequency`` (kHz) and ``cpu_idle`` (the state as the kernel writes it) events are
   values of one counter track per CPU;
@@ -136,12 +139,11 @@ def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
     for tid in packets.threads:
         tracks.of_tid(tid)
     frames = sorted(packets.frames, key=lambda f: f.ts)
-    last = max(records[-1].ts if records else 0, frames[-1].ts if frames else 0)
-    _atrace(trace, tracks, records, last)
-    _sched(trace, tracks, records, last)
-    build_thread_states(trace, tracks.state_of, records, last)
+    _atrace(trace, tracks, records)
+    _sched(trace, tracks, records)
+    build_thread_states(trace, tracks.state_of, records)
     _cpu_counters(trace, tracks, records)
-    build_frames(trace, tracks, frames, last)
+    build_frames(trace, tracks, frames)
     for counter in packets.process_counters:
         unit = None if counter.name == "oom_score_adj" else "bytes"
         track = tracks.named_track(tracks.of_pid(counter.pid), counter.name, TrackKind.COUNTER,
@@ -161,10 +163,10 @@ def build_system(trace: TraceBuilder, packets: SystemPackets) -> None:
     _count_rest(trace.diagnostics, packets)
 
 
-def _atrace(trace: TraceBuilder, tracks: SystemTracks, records: list[Any], last: int) -> None:
+def _atrace(trace: TraceBuilder, tracks: SystemTracks, records: list[Any]) -> None:
     stacks: dict[int, list[tuple[int, str]]] = defaultdict(list)
     started: dict[tuple[int, str, float], list[int]] = defaultdict(list)
-    slices: list[tuple[int, int, int, str]] = []
+    slices: list[tuple[int, int, int | None, str]] = []
     unmatched = 0
     for record in records:
         line = record.data
@@ -191,27 +193,38 @@ def _atrace(trace: TraceBuilder, tracks: SystemTracks, records: list[Any], last:
                 unmatched += 1
         elif line.phase == INSTANT:
             trace.add_instant(tracks.of_tid(record.tid), record.ts, line.name)
-    not_ended = 0
-    for tid, stack in stacks.items():
-        not_ended += len(stack)
-        slices += [(tracks.of_tid(tid), start, last, name) for start, name in stack]
+    for tid, stack in stacks.items():   # (never ended: no end, the builder's rule)
+        slices += [(tracks.of_tid(tid), start, None, name) for start, name in stack]
     for (tgid, name, cookie), opened in started.items():
-        not_ended += len(opened)
         line = AtraceLine(ASYNC_BEGIN, tgid, name, cookie)
-        slices += [(_async_track(tracks, line), start, last, name) for start in opened]
+        slices += [(_async_track(tracks, line), start, None, name) for start in opened]
     trace.diagnostics.add("perfetto.end_without_begin", count=unmatched)
-    trace.diagnostics.add("perfetto.slice_not_ended", count=not_ended)
-    for track, start, end, name in sorted(slices, key=lambda s: (s[0], s[1], -s[2])):
-        trace.add_interval(track, start, end, name)
+    not_ended: list[int] = []
+    for track, start, end, name in sorted(slices, key=_longest_first):
+        row = trace.add_interval(track, start, start if end is None else end, name)
+        if end is None:
+            not_ended.append(row)
+    trace.not_ended(not_ended, "perfetto.slice_not_ended")
+
+
+def _longest_first(item: tuple[int, int, int | None, Any]) -> tuple[int, int, bool, int]:
+    """The order of slices (track, start, end, ...): by track and start, then the longest
+    first; a slice never ended (end None) outlasts those that did.
+
+    >>> sorted([(0, 5, 9, "a"), (0, 5, None, "b"), (0, 5, 20, "c")], key=_longest_first)
+    [(0, 5, None, 'b'), (0, 5, 20, 'c'), (0, 5, 9, 'a')]
+    """
+    track, start, end = item[:3]
+    return track, start, end is not None, -(end or 0)
 
 
 def _async_track(tracks: SystemTracks, line: AtraceLine) -> int:
     return tracks.named_track(tracks.of_pid(line.tgid), line.name, TrackKind.ASYNC)
 
 
-def _sched(trace: TraceBuilder, tracks: SystemTracks, records: list[Any], last: int) -> None:
+def _sched(trace: TraceBuilder, tracks: SystemTracks, records: list[Any]) -> None:
     running: dict[int, tuple[int, str, int] | None] = {}   # cpu -> tid, name, since
-    slices: list[tuple[int, int, int, str, int]] = []
+    slices: list[tuple[int, int, int | None, str, int]] = []
     first_compact = 0
     for record in records:
         if record.what != SCHED_SWITCH:
@@ -227,15 +240,21 @@ def _sched(trace: TraceBuilder, tracks: SystemTracks, records: list[Any], last: 
             first_compact += int(switch.next_pid != 0)
         else:
             running[record.cpu] = (switch.next_pid, switch.next_comm, record.ts)
-    not_ended = [(cpu, state[2], last, state[1], state[0]) for cpu, state in running.items()
-                 if state is not None and state[0]]
-    trace.diagnostics.add("perfetto.sched_not_ended", count=len(not_ended))
+    # (a thread still running: no end, the builder's rule)
+    slices += [(cpu, state[2], None, state[1], state[0]) for cpu, state in running.items()
+               if state is not None and state[0]]
     trace.diagnostics.add("perfetto.sched_first_compact_switch", count=first_compact)
-    for cpu, start, end, name, tid in sorted(slices + not_ended):
+    open_rows: list[int] = []
+    for cpu, start, end, name, tid in sorted(slices, key=lambda s: (
+            s[0], s[1], s[2] is None, s[2] or 0)):
         if tid == 0:   # (the idle task: trace_processor's sched table keeps it as utid 0)
             continue
         track = tracks.named_track(tracks.group("CPUs"), f"CPU {cpu}", TrackKind.SYNTHETIC)
-        trace.add_interval(track, start, end, name or f"Thread {tid}", "sched", {"tid": tid})
+        row = trace.add_interval(track, start, start if end is None else end,
+                                 name or f"Thread {tid}", "sched", {"tid": tid})
+        if end is None:
+            open_rows.append(row)
+    trace.not_ended(open_rows, "perfetto.sched_not_ended")
 
 
 def _cpu_counters(trace: TraceBuilder, tracks: SystemTracks, records: list[Any]) -> None:

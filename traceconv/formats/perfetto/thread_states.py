@@ -8,8 +8,10 @@ trace_processor names the state.
 * a wakeup (``sched_waking``) of a thread that is neither running nor runnable makes it ``R``
   (the waker's tid an arg) until it is switched in;
 * a state replaced at the time it began leaves nothing (a thread switched out and back in at
-  once stays ``Running``); the idle thread (tid 0) has no states; a state still open when the trace ends ends at the
-  last event (counted: trace_processor leaves it open); the compact form of sched_switch,
+  once stays ``Running``); the idle thread (tid 0) has no states; a state still open
+  when the trace ends has no end in the input (trace_processor leaves it open): the
+  builder ends it, marked ``unfinished``
+  (:meth:`~traceconv.model.builder.TraceBuilder.not_ended`, counted); the compact form of sched_switch,
   which does not state the thread switched out, gives no states (counted).
 """
 
@@ -48,8 +50,7 @@ class _Open:
         self.since, self.name, self.args = since, name, args
 
 
-def build_thread_states(trace: TraceBuilder, track_of: Any, records: list[Any],
-                        last: int) -> None:
+def build_thread_states(trace: TraceBuilder, track_of: Any, records: list[Any]) -> None:
     """Add the states of the threads that ``records`` (sorted by time) switch or wake;
     ``track_of(tid)`` gives a thread's state track.
 
@@ -62,12 +63,13 @@ def build_thread_states(trace: TraceBuilder, track_of: Any, records: list[Any],
     >>> build_thread_states(trace, lambda tid: track, [
     ...     FtraceRecord(10, 0, 0, SCHED_SWITCH, Switch(0, "swapper", 7, "t7", 0)),
     ...     FtraceRecord(30, 0, 7, SCHED_SWITCH, Switch(7, "t7", 0, "swapper", 1)),
-    ...     FtraceRecord(45, 1, 9, SCHED_WAKING, Waking(7, "t7"))], 60)
-    >>> [(s.name, s.start, s.dur) for s in trace.iter_slices()]
+    ...     FtraceRecord(45, 1, 9, SCHED_WAKING, Waking(7, "t7"))])
+    >>> _ = trace.add_instant(track, 60, "the last event")
+    >>> [(s.name, s.start, s.dur) for s in trace.build().iter_slices()]
     [('Running', 10, 20), ('S', 30, 15), ('R', 45, 15)]
     """
     current: dict[int, _Open] = {}
-    states: list[tuple[int, int, int, str, dict[str, int] | None]] = []
+    states: list[tuple[int, int, int | None, str, dict[str, int] | None]] = []
     compact = 0
 
     def enter(tid: int, ts: int, name: str, args: dict[str, int] | None) -> None:
@@ -91,8 +93,13 @@ def build_thread_states(trace: TraceBuilder, track_of: Any, records: list[Any],
             was = current.get(woken)
             if woken and (was is None or not was.name.startswith("R")):   # (R, R+, Running)
                 enter(woken, record.ts, "R", {"waker tid": record.tid})
-    trace.diagnostics.add("perfetto.thread_state_not_ended", count=len(current))
     trace.diagnostics.add("perfetto.thread_state_compact_switch", count=compact)
-    states += [(tid, was.since, last, was.name, was.args) for tid, was in current.items()]
+    # (still open: no end in the input, the builder's rule)
+    states += [(tid, was.since, None, was.name, was.args) for tid, was in current.items()]
+    not_ended: list[int] = []
     for tid, start, end, name, args in sorted(states, key=lambda s: (s[0], s[1])):
-        trace.add_interval(track_of(tid), start, end, name, "thread_state", args)
+        row = trace.add_interval(track_of(tid), start, start if end is None else end, name,
+                                 "thread_state", args)
+        if end is None:
+            not_ended.append(row)
+    trace.not_ended(not_ended, "perfetto.thread_state_not_ended")

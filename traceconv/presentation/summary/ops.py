@@ -3,7 +3,8 @@
 JSON: ``{"ops": [{"name", "kind", "calls", "self_host_ns", "host_total_ns",
 "self_device_ns", "device_total_ns", "flops", "self_memory_bytes"}...],
 "self_host_ns_total", "self_device_ns_total"}`` (absent values ``null``; ``input_shapes``
-in each op when grouped by them).
+in each op when grouped by them; ``not_timed``, in an op and beside the totals, when some
+calls never ended in the input: counted as calls, in no time).
 """
 
 from __future__ import annotations
@@ -64,9 +65,25 @@ def self_device_total(rows: list[OpRow]) -> int | None:
 
 def ops_dict(all_rows: list[OpRow], shown: list[OpRow]) -> dict[str, Any]:
     """The JSON object: ``shown`` rows, totals over ``all_rows``."""
-    return {"ops": [r.as_dict() for r in shown],
-            "self_host_ns_total": _total(all_rows, "self_host_ns"),
-            "self_device_ns_total": self_device_total(all_rows)}
+    out = {"ops": [r.as_dict() for r in shown],
+           "self_host_ns_total": _total(all_rows, "self_host_ns"),
+           "self_device_ns_total": self_device_total(all_rows)}
+    untimed = sum(r.not_timed for r in all_rows)
+    return out | {"not_timed": untimed} if untimed else out
+
+
+def not_timed_line(rows: list[OpRow]) -> str | None:
+    """The note under the totals when some calls never ended in the input, else None.
+
+    >>> not_timed_line([OpRow("Run Message Loop", "op", 1, 0, 0, not_timed=1)])
+    '1 slice never ended in the input: counted as a call, not timed'
+    """
+    untimed = sum(r.not_timed for r in rows)
+    if not untimed:
+        return None
+    many = untimed != 1
+    return (f"{untimed:,} slice{'s' * many} never ended in the input: counted as "
+            f"{'calls' if many else 'a call'}, not timed")
 
 
 # in a narrow terminal the columns with the highest number are hidden first; the name and
@@ -118,5 +135,7 @@ def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = No
         console.print(f"Self device time total: {format_ns(self_device_total(all_rows))}")
     if sorted_by_host:
         console.print(NO_DEVICE_TIME)
+    if (note := not_timed_line(all_rows)) is not None:
+        console.print(note)
     return buffer.getvalue()
 
