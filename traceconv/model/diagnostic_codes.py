@@ -527,8 +527,9 @@ CODES: tuple[CodeInfo, ...] = (
           "a process pid was out of range or used twice; it gets a made-up one above pid_max "
           "(a process without threads becomes a named track group)"),
     _Code("perfetto.tid_replaced", "repaired",
-          "a thread's tid was out of a viewer's 32-bit range (XLA's thread ids) or used twice "
-          "in its process; it gets a made-up one (traceconv reads the original back)"),
+          "a thread's tid was 0 (the idle thread to a Perfetto viewer: Kineto's thread 0), "
+          "past a viewer's 32 bits (XLA's thread ids) or used twice in its process; it gets "
+          "a made-up one, its name kept (traceconv reads the original back)"),
     _Code("perfetto.slice_on_counter_track", "dropped",
           "slices on a counter track (instants too, when a .pftrace is read): left out (a "
           "counter track holds values only; Perfetto would drop or misdraw them)"),
