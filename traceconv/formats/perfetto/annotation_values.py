@@ -30,8 +30,9 @@ SCALARS = frozenset({BOOL, UINT, INT, DOUBLE, STRING, POINTER, STRING_IID})
 COMPOSITE = frozenset({NESTED, JSON, DICT, ARRAY, PROTO_VALUE})
 _DOUBLE = struct.Struct("<d").unpack_from
 StringLookup = Callable[[int], str]
-# A null, [] and {} spelled as text by traceconv's writer, marked by field SPELLED_MARK
-# (:mod:`.annotations`): the mark's value -> what it stands for.
+# A null, [] and {} that traceconv's writer marked by field SPELLED_MARK (:mod:`.annotations`;
+# older files also spell them as text, which the mark overrides): the mark's value -> what
+# it stands for.
 SPELLED: dict[int, Callable[[], Any]] = {SPELLED_NULL: lambda: None, SPELLED_LIST: list,
                                          SPELLED_DICT: dict}
 
@@ -61,7 +62,7 @@ def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup,
     """(name, value) of one ``DebugAnnotation``; the name is None when it has none (an
     array element). ``strings``/``names`` look interned string values / names up, ``texts``
     makes inline strings text (the reader's counts the ones that are not UTF-8). A null,
-    [] or {} that traceconv's writer spelled as text (:data:`SPELLED_MARK`) reads back so.
+    [] or {} that traceconv's writer marked (:data:`SPELLED_MARK`) reads back so.
 
     >>> decode_annotation(b"\\x52\\x01a\\x62\\x02\\x20\\x01\\x62\\x02\\x20\\x02", str, str)
     ('a', [1, 2])

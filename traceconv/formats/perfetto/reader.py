@@ -16,9 +16,11 @@ unless a ClockSnapshot names another) through the ClockSnapshots; on an incremen
 
 At the end, events are replayed in trace_processor's order (by timestamp, ties in file
 order): BEGIN/END pairs per track become slices, flow ids become links, counter values
-take their track's multiplier (and running sum, for incremental counters). Events with a
-timestamp at or above 2^63 (negative as int64, as rocprofv3 writes a few) are dropped, as
-trace_processor drops them, and counted. Every kind of packet not modelled (ftrace,
+take their track's multiplier (and running sum, for incremental counters), and typed
+TrackEvent fields become args in front of the debug annotations (:mod:`.typed_fields`:
+their bytes are kept while the blocks are read, and decoded once the trace's extension
+descriptors are all known). Events with a timestamp at or above 2^63 (negative as int64,
+as rocprofv3 writes a few) are dropped, as trace_processor drops them, and counted. Every kind of packet not modelled (ftrace,
 system info, profiles, ...) is counted in the diagnostics under its field name.
 """
 
@@ -76,6 +78,7 @@ from .ftrace import FTRACE_EVENTS, PROCESS_STATS, PROCESS_TREE, SystemPackets
 from .packet_defaults import PacketDefaults
 from .sys_stats import SYS_STATS
 from .track_tree import TrackMap, build_tracks, merge_descriptor
+from .typed_fields import READ, Collected, Decoder, Interned, Schema, extension_files, merge
 from .wire import FIXED64, LENGTH, VARINT
 
 READ_BYTES = 4 << 20   # (a block's temporaries take about ten times its size)
@@ -84,9 +87,10 @@ INT64_LIMIT = np.uint64(1 << 63)
 # TracePacket fields that describe the packet rather than carry its data.
 TIMESTAMP, SEQUENCE_ID, TRACK_EVENT, INTERNED, FLAGS = 8, 10, 11, 12, 13
 CLOCK_SNAPSHOT, CLEARED_OLD, CLOCK_ID, DEFAULTS, DESCRIPTOR, ATTRIBUTES = 6, 41, 58, 59, 60, 126
+EXTENSION_DESCRIPTOR = 72
 HEADER_FIELDS = np.array([3, TIMESTAMP, SEQUENCE_ID, INTERNED, FLAGS, CLEARED_OLD, 42, CLOCK_ID,
                           DEFAULTS, 79, 87, 98])
-STATEFUL = (DESCRIPTOR, CLOCK_SNAPSHOT, ATTRIBUTES)
+STATEFUL = (DESCRIPTOR, CLOCK_SNAPSHOT, ATTRIBUTES, EXTENSION_DESCRIPTOR)
 # packets trace_processor reads before their timestamp (a clock snapshot, the config, trace
 # stats, sync markers, compressed bundles, descriptors of extensions, service events, remote
 # clock syncs): their timestamp is no step of an incremental clock
@@ -250,6 +254,11 @@ class PftraceReader:
         self.nested_objects: list[int] = []   # object indexes of marked groups
         self.group_names: set[str] = set()    # and the names they came under
         self.system = SystemPackets(text=self.text)
+        # typed TrackEvent fields (:mod:`.typed_fields`): decoded at the end, when the
+        # trace's extension descriptors (Chrome writes them last) are all known
+        self.typed = Collected()
+        self.typed_interned = Interned()
+        self.extension_files: list[Any] = []
         self.packet_kinds: dict[str, int] = {}   # packets per data field name, as met
 
     # -- reading --------------------------------------------------------------------------
@@ -446,6 +455,7 @@ class PftraceReader:
             for entry in getattr(interned, table):
                 add(table, generation, entry.iid,
                     self.text(entry.str if number == 29 else entry.name))
+        self.typed_interned.add(generation, interned, self.text)
 
     def _defaults(self, generation: int, packet: int, payload: bytes) -> None:
         defaults = TracePacketDefaults.FromString(payload)
@@ -462,6 +472,8 @@ class PftraceReader:
             if desc.HasField("uuid"):
                 self.descriptors[desc.uuid] = merge_descriptor(
                     self.descriptors.get(desc.uuid), desc)
+        elif kind == EXTENSION_DESCRIPTOR:
+            self.extension_files.extend(extension_files(payload))
         elif kind == CLOCK_SNAPSHOT:
             snapshot = ClockSnapshot.FromString(payload)
             clocks = {}
@@ -532,6 +544,9 @@ class PftraceReader:
                                      generation[keep][kind[keep] == COUNTER])):
             extend_typed(column, values_kept)
         self._args(data, buf, fields, generation, count, keep, consumed)
+        typed = fields.where_not_in(READ)   # (most events have none: one pass, no Python)
+        if typed.rows:
+            self.typed.add(data, typed, renumber, generation)
         self._flows(fields, renumber)
         self._extra_counters(fields, ts, clock_key, packet, generation)
 
@@ -652,8 +667,11 @@ class PftraceReader:
         return ids
 
     def _key_set_id(self, names: list[int]) -> int:
-        events, texts = self.events, self.interned.texts
-        keys = tuple(texts[i] for i in names if i >= 0)
+        texts = self.interned.texts
+        return self._key_set_of(tuple(texts[i] for i in names if i >= 0))
+
+    def _key_set_of(self, keys: tuple[str, ...]) -> int:
+        events = self.events
         found = events.key_set_ids.get(keys)
         if found is None:
             found = events.key_set_ids[keys] = len(events.key_sets)
@@ -899,6 +917,7 @@ class PftraceReader:
         used = set(np.unique(np.frombuffer(events.track, dtype=np.uint64)).tolist()) \
             if len(events) else set()
         tracks: TrackMap = build_tracks(trace, self.descriptors, used, model)
+        self._typed_args()
         build_events(self, tracks, shift, model)
         self.system.frames = self._on_trace_clock(self.system.frames)
         self.system.logs = self._on_trace_clock(self.system.logs)
@@ -908,6 +927,22 @@ class PftraceReader:
             raise InputError("nothing in this Perfetto trace could be modelled: it holds "
                              + (held or "no packet with data"), file=self.name)
         return trace
+
+    def _typed_args(self) -> None:
+        """The events' typed fields as args in front of their debug annotations (see
+        :mod:`.typed_fields`); the fields that give none are counted."""
+        if not len(self.typed):
+            return
+        decoder = Decoder(Schema.of(self.extension_files), self.typed_interned,
+                          self.text.decode, lambda data, generation: decode_annotation(
+                              data, self._string_lookup(generation),
+                              self._name_lookup(generation), self.text.decode))
+        not_counter = np.frombuffer(self.events.type, dtype=np.int8) != COUNTER
+        unread = merge(self.typed, decoder, self.events, self._key_set_of, not_counter)
+        if unread:
+            shown = [f"{label} ({n:,})" for label, n in unread.most_common(4)]
+            self.diagnostics.add("perfetto.typed_field_not_read", count=sum(unread.values()),
+                                 example=", ".join(shown) + (", ..." if len(unread) > 4 else ""))
 
     def _on_trace_clock(self, items: list[Any]) -> list[Any]:
         """FrameTimeline packets or log lines (``ts`` and ``clock`` fields) with their times on
