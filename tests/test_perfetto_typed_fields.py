@@ -219,10 +219,17 @@ def _event_with(builder: TraceProtoBuilder, ts: int, name: str, extra: bytes = b
     builder.add_packet().MergeFromString(raw)
 
 
+def _proto_annotation(event: TrackEvent) -> None:
+    annotation = event.debug_annotations.add()
+    annotation.name, annotation.proto_type_name = "odd", "demo.Unknown"
+    annotation.proto_value = b"\x08\x01"
+
+
 def test_fields_that_give_no_args_are_counted(tmp_path: Path):
     """An extension that no descriptor describes, a callstack (trace_processor keeps it
-    in a table of its own) and an iid that was never interned give no arg: each is
-    counted, by name, never dropped silently. Three fields written, three counted."""
+    in a table of its own), an iid that was never interned and a proto value of a type
+    no descriptor describes give no arg: each is counted, by name, never dropped
+    silently. Four written, four counted."""
     builder = TraceProtoBuilder()
     thread = builder.add_packet()
     thread.track_descriptor.uuid = 9
@@ -231,15 +238,39 @@ def test_fields_that_give_no_args_are_counted(tmp_path: Path):
     _event_with(builder, 20, "stacked",
                 setup=lambda e: setattr(e.callstack.frames.add(), "function_name", "f"))
     _event_with(builder, 30, "located", setup=lambda e: setattr(e, "source_location_iid", 9))
+    _event_with(builder, 40, "odd", setup=_proto_annotation)
     path = tmp_path / "t.pftrace"
     path.write_bytes(builder.serialize())
     trace = traceconv.load(path)
     found = {d["code"]: d for d in trace.diagnostics.as_list()}["perfetto.typed_field_not_read"]
-    assert found["count"] == 3 and found["kind"] == "note"
-    for label in ("extension 1991", "callstack", "source_location_iid 9"):
+    assert found["count"] == 4 and found["kind"] == "note"
+    for label in ("extension 1991", "callstack", "source_location_iid 9", "demo.Unknown"):
         assert label in found["example"]
-    located = next(i for i in trace.iter_instants() if i.name == "located")
-    assert located.args == {"source_location_iid": 9}   # (as trace_processor: the iid)
+    args = {i.name: i.args for i in trace.iter_instants()}
+    assert args["located"] == {"source_location_iid": 9}   # (as trace_processor: the iid)
+    assert args["odd"] == {"odd": "<proto demo.Unknown: 2 bytes>"}
+
+
+@pytest.mark.integration
+def test_proto_value_annotations_show_as_in_the_input(trace_processor, tmp_path: Path):
+    """Chrome writes some debug annotations as a typed message (``proto_value``, its type
+    interned, described by Chrome's extension descriptor): trace_processor shows its
+    fields (``debug.frame_sink_id.frame_sink_id``); the model held the text
+    ``<proto ?: 4 bytes>``. Every debug arg trace_processor shows on the Chromium cut it
+    shows on traceconv's .pftrace of it."""
+    tp = trace_processor
+    query = ("select a.key k, a.display_value v from slice join args a using(arg_set_id) "
+             "where a.key like 'debug.%'")
+    tp.load(CHROMIUM.read_bytes())
+    shown = Counter((r.k, r.v) for r in tp.query(query))
+    out = tmp_path / "chromium.pftrace"
+    traceconv.convert(CHROMIUM, out)
+    tp.load(out.read_bytes())
+    assert shown - Counter((r.k, r.v) for r in tp.query(query)) == Counter()
+    assert shown["debug.frame_sink_id.frame_sink_id", "7"] == 3
+    proto_valued = [a for p in ProtoTrace.FromString(CHROMIUM.read_bytes()).packet
+                    for a in p.track_event.debug_annotations if a.HasField("proto_value")]
+    assert len(proto_valued) == 15
 
 
 JSON_EMPTY = {"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 5,

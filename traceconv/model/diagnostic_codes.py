@@ -501,7 +501,8 @@ CODES: tuple[CodeInfo, ...] = (
           "that no extension descriptor in the trace describes (trace_processor also knows "
           "Chrome's, built in), fields the perfetto package's protos do not know, callstacks"
           " and thread-time fields (trace_processor keeps those in tables of their own), "
-          "iids never interned"),
+          "iids never interned, debug annotations' proto values of a type no descriptor "
+          "describes (kept as their text)"),
     _Code("perfetto.annotation_decode", "dropped",
           "debug annotations whose nested value does not decode: kept without a value"),
     _Code("perfetto.undeclared_track", "guessed",

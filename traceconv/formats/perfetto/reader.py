@@ -68,6 +68,7 @@ from .annotation_values import (
     STRING,
     STRING_IID,
     decode_annotation,
+    holds_proto,
 )
 from .arg_store import OBJECT, TEXT, ArgValues
 from .byte_ranges import distinct_ranges
@@ -109,9 +110,11 @@ COMPLETE = 9   # (not a TrackEvent type: a legacy 'X' event, with its duration)
 _LEGACY_PHASES = {ord("B"): BEGIN, ord("E"): END, ord("X"): COMPLETE, ord("I"): INSTANT,
                   ord("i"): INSTANT, ord("n"): INSTANT}
 _PACKET_FIELDS = {f.number: f.name for f in TracePacket.DESCRIPTOR.fields}
+_PROTO_VALUE_TAG = b"\x72"   # DebugAnnotation.proto_value (14, length-delimited)
 VALUE_FIELDS = np.array(sorted(SCALARS | COMPOSITE))
 _UINT64 = (1 << 64) - 1
 _INTERNED_TABLES = {1: "event_categories", 2: "event_names", 3: "debug_annotation_names",
+                    27: "debug_annotation_value_type_names",
                     29: "debug_annotation_string_values"}
 
 
@@ -197,6 +200,25 @@ class _Events:
     def __len__(self) -> int:
         return len(self.type)
 
+    def positions(self, events: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The key-set numbers of ``events`` (-1 for none) and the places of their values
+        in :attr:`values`, one event after another.
+
+        >>> events = _Events(); events.key_sets.append(("a", "b"))
+        >>> events.arg_set.extend([0, -1, 0]); events.arg_start.extend([4, 0, 0])
+        >>> [column.tolist() for column in events.positions(np.array([2, 1, 0]))]
+        [[0, -1, 0], [0, 1, 4, 5]]
+        """
+        arg_set = np.frombuffer(self.arg_set, dtype=np.int32) if len(self.arg_set) else \
+            np.zeros(0, dtype=np.int32)
+        arg_start = np.frombuffer(self.arg_start, dtype=np.int64) if len(self.arg_start) \
+            else np.zeros(0, dtype=np.int64)
+        widths = np.array([len(k) for k in self.key_sets] + [0], dtype=np.int64)
+        sets = arg_set[events].astype(np.int64)
+        sizes = widths[np.where(sets >= 0, sets, len(self.key_sets))]
+        firsts = np.repeat(arg_start[events] - np.cumsum(sizes) + sizes, sizes)
+        return sets, firsts + np.arange(int(sizes.sum()))
+
     def release(self, *columns: str) -> None:
         """Empty ``columns``, which the model step is done with: their memory is free
         again before the args' values are made (the read's peak). The model step is the
@@ -252,6 +274,8 @@ class PftraceReader:
         self.model_ids: list[int] = []   # interned text id -> the trace's string id
         self.dotted = DottedNames()   # (from the model attribute)
         self.nested_objects: list[int] = []   # object indexes of marked groups
+        # object indexes (and generations) of annotation values holding a proto value
+        self.proto_objects: list[tuple[int, int]] = []
         self.group_names: set[str] = set()    # and the names they came under
         self.system = SystemPackets(text=self.text)
         # typed TrackEvent fields (:mod:`.typed_fields`): decoded at the end, when the
@@ -797,6 +821,7 @@ class PftraceReader:
         found: list[int | None] = list(map(cache.get, texts))
         if None in found:
             strings, names = self._string_lookup(generation), self._name_lookup(generation)
+            types = self._type_lookup(generation)
             objects = self.events.values.objects
             for k, text in enumerate(texts):
                 if found[k] is None:
@@ -804,7 +829,7 @@ class PftraceReader:
                     if index is None:
                         try:
                             name, value = decode_annotation(text, strings, names,
-                                                            self.text.decode)
+                                                            self.text.decode, types)
                         except ValueError:   # a damaged nested value: no value, counted
                             self.diagnostics.add("perfetto.annotation_decode")
                             value = None
@@ -813,6 +838,8 @@ class PftraceReader:
                         if type(value) is NestedGroup:
                             self.nested_objects.append(index)
                             self.group_names.add(name or "")
+                        elif _PROTO_VALUE_TAG in text and holds_proto(value):
+                            self.proto_objects.append((index, generation))
                     found[k] = index
         return np.array(found, dtype=np.uint64)
 
@@ -822,6 +849,10 @@ class PftraceReader:
 
     def _name_lookup(self, generation: int) -> Callable[[int], str]:
         entries = self.interned.entries["debug_annotation_names"]
+        return lambda iid: entries.get(_Interned.key(generation, iid), "")
+
+    def _type_lookup(self, generation: int) -> Callable[[int], str]:
+        entries = self.interned.entries["debug_annotation_value_type_names"]
         return lambda iid: entries.get(_Interned.key(generation, iid), "")
 
     def _flows(self, fields: Fields, renumber: np.ndarray) -> None:
@@ -929,16 +960,35 @@ class PftraceReader:
         return trace
 
     def _typed_args(self) -> None:
-        """The events' typed fields as args in front of their debug annotations (see
-        :mod:`.typed_fields`); the fields that give none are counted."""
-        if not len(self.typed):
+        """The events' typed fields as args in front of their debug annotations, and the
+        messages of proto-value annotations decoded (see :mod:`.typed_fields`); the fields
+        that give nothing are counted."""
+        if not len(self.typed) and not self.proto_objects:
             return
         decoder = Decoder(Schema.of(self.extension_files), self.typed_interned,
                           self.text.decode, lambda data, generation: decode_annotation(
                               data, self._string_lookup(generation),
-                              self._name_lookup(generation), self.text.decode))
+                              self._name_lookup(generation), self.text.decode,
+                              self._type_lookup(generation)))
         not_counter = np.frombuffer(self.events.type, dtype=np.int8) != COUNTER
         unread = merge(self.typed, decoder, self.events, self._key_set_of, not_counter)
+        objects = self.events.values.objects
+        missed: dict[int, list[str]] = {}
+        for index, generation in self.proto_objects:   # (shared by their events: once)
+            labels: list[str] = []
+            objects[index] = decoder.resolved(objects[index], generation, labels)
+            if labels:
+                missed[index] = labels
+        if missed:   # (counted once per event that holds the value)
+            values = self.events.values
+            _, positions = self.events.positions(np.arange(len(self.events)))
+            bits = np.frombuffer(values.bits, dtype=np.uint64)[positions][
+                np.frombuffer(values.kind, dtype=np.uint8)[positions] == OBJECT]
+            held, uses = np.unique(bits[np.isin(bits, np.array(list(missed), np.uint64))],
+                                   return_counts=True)
+            for index, count in zip(held.tolist(), uses.tolist(), strict=True):
+                for label in missed[index]:
+                    unread[label] += count
         if unread:
             shown = [f"{label} ({n:,})" for label, n in unread.most_common(4)]
             self.diagnostics.add("perfetto.typed_field_not_read", count=sum(unread.values()),

@@ -20,9 +20,11 @@ The reader's fast path reads none of this. It keeps, per event with fields it do
 read, those fields' bytes (:class:`Collected`: each distinct fragment once) and at the end
 (an extension descriptor may come last, as Chrome writes it) decodes each distinct
 fragment once per incremental-state generation and adds the args in front of the event's
-debug annotations (:func:`merge`). A field that does not become an arg (an extension that
-no descriptor describes, a field these protos do not know, a callstack, an iid that was
-never interned) is counted: ``perfetto.typed_field_not_read``.
+debug annotations (:func:`merge`). A debug annotation's typed message (``proto_value``)
+is decoded the same way, at the same time (:meth:`Decoder.resolved`). A field that does
+not become an arg (an extension that no descriptor describes, a field these protos do not
+know, a callstack, an iid that was never interned, a proto value of an unknown type) is
+counted: ``perfetto.typed_field_not_read``.
 
 >>> from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TrackEvent
 >>> event = TrackEvent()
@@ -54,6 +56,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import ExtensionDescripto
 from ...model.typed_arrays import extend_typed
 from ..protowire.columns import FieldRows, in_message_order
 from ..protowire.scalar import FIXED32, FIXED64, LENGTH, VARINT, WireError, read_varint
+from .annotation_values import ProtoValue
 from .arg_store import OBJECT
 from .wire import tag, varint
 
@@ -80,6 +83,7 @@ LENGTH_TYPES = frozenset({_T.TYPE_STRING, _T.TYPE_BYTES, _T.TYPE_MESSAGE, _T.TYP
 _WIRE = {_T.TYPE_DOUBLE: FIXED64, _T.TYPE_FIXED64: FIXED64, _T.TYPE_SFIXED64: FIXED64,
          _T.TYPE_FLOAT: FIXED32, _T.TYPE_FIXED32: FIXED32, _T.TYPE_SFIXED32: FIXED32}
 _DOUBLE, _FLOAT = struct.Struct("<d"), struct.Struct("<f")
+_SANITIZED = str.maketrans(".[]", "___")   # (trace_processor's, in annotation names)
 # LogMessage fields (its priorities are numbered as Android's, which trace_processor stores).
 LOG_LOCATION_IID, LOG_BODY_IID, LOG_PRIO = 1, 2, 3
 
@@ -236,6 +240,8 @@ class Interned:
 
 
 Annotation = Callable[[bytes, int], tuple[str | None, Any]]
+# What damaged bytes raise (nested past the recursion limit: RecursionError).
+UNDECODABLE = (WireError, ValueError, RecursionError)
 
 
 class Decoder:
@@ -251,9 +257,11 @@ class Decoder:
         self.text = text
         self.annotation = annotation
         self.mapping_ids: dict[tuple[Any, ...], int] = {}   # numbered in order of first use
-        # the event's generation and args, for the overrides' lookups and keys
+        # the event's generation and args, for the overrides' lookups and keys; whether
+        # messages become dicts (a proto value's) rather than dotted keys (an event's)
         self._generation = 0
         self._args: dict[str, Any] = {}
+        self._nested = False
         self._overrides: dict[str, Callable[[int, int, dict[str, Any]], bool]] = {
             "chrome_mojo_event_info.mojo_interface_method_iid": self._native_symbol,
             "chrome_memory_pressure_notification.creation_location_iid":
@@ -293,9 +301,45 @@ class Decoder:
                     unread.append(f"correlation_id_str_iid {value} (not interned)")
                 else:
                     args["correlation_id"] = found
-        self._generation, self._args = generation, args
+        self._generation, self._args, self._nested = generation, args, False
         self._message(data, TRACK_EVENT, args, "", "", unread, fields)
         return args, unread
+
+    def resolved(self, value: Any, generation: int, unread: list[str]) -> Any:
+        """``value`` (a debug annotation's) with each :class:`.ProtoValue` in it decoded
+        as trace_processor decodes it: its message as a dict (nested messages as dicts,
+        None for one with no field); one whose type no descriptor describes stays its
+        text, counted.
+
+        >>> decoder = Decoder(Schema.of([]), Interned(), bytes.decode, None)
+        >>> location = ProtoValue("perfetto.protos.SourceLocation", b"\\x20\\x07")
+        >>> decoder.resolved({"at": location}, 0, [])
+        {'at': {'line_number': 7}}
+        """
+        if type(value) is ProtoValue:
+            name = value.type_name if value.type_name.startswith(".") else \
+                f".{value.type_name}"
+            if self.schema.fields(name) is None:
+                unread.append(f"proto value of {value.type_name or 'no type'} (no descriptor)")
+                return str(value)
+            inner: dict[str, Any] = {}
+            saved = self._generation, self._args, self._nested
+            self._generation, self._args, self._nested = generation, {}, True
+            try:
+                had = self._message(value.data, name, inner, "", name.rsplit(".", 1)[-1],
+                                    unread)
+            except UNDECODABLE as exc:
+                unread.append(f"proto value of {value.type_name} (undecodable: "
+                              f"{type(exc).__name__})")
+                return str(value)
+            finally:
+                self._generation, self._args, self._nested = saved
+            return inner if had else None
+        if type(value) is dict:
+            return {key: self.resolved(item, generation, unread) for key, item in value.items()}
+        if type(value) is list:
+            return [self.resolved(item, generation, unread) for item in value]
+        return value
 
     # -- by hand ------------------------------------------------------------------------
 
@@ -421,16 +465,23 @@ class Decoder:
         if wire != _wire_of(field):
             unread.append(f"{path} (wire type {wire})")
             return
-        override = self._overrides.get(path)
+        override = None if self._nested else self._overrides.get(path)
         if override is not None and override(value, self._generation, self._args):
             return
         key = prefix + field.name
         if field.type != _T.TYPE_MESSAGE:
             out[key] = self._scalar(field, value, after, data, unread, path)
         elif field.type_name == DEBUG_ANNOTATION and self.annotation is not None:
-            # (trace_processor puts an annotation under its own name, not the field's)
+            # (trace_processor puts an annotation under its own name, not the field's,
+            # with its dots and brackets as "_")
             name, found = self.annotation(data[value:after], self._generation)
-            out[prefix + (name or "")] = found
+            if name is None:
+                unread.append(f"{path} (a debug annotation without a name)")
+            else:
+                out[prefix + name.translate(_SANITIZED)] = self.resolved(
+                    found, self._generation, unread)
+        elif self._nested:
+            out[key] = self._item(field, wire, value, after, data, path, unread)
         elif not self._message(data[value:after], field.type_name, out, key + ".", path,
                                unread):
             out[key] = None   # (a message with no field: trace_processor's null)
@@ -639,8 +690,8 @@ def merge(collected: Collected, decoder: Decoder, events: _Events,
         pair = int(distinct[k])
         try:
             args, missed = decoder.event(fragments[pair >> 32], pair & 0xFFFFFFFF)
-        except (WireError, ValueError) as exc:   # (a damaged field: the whole fragment)
-            args, missed = {}, [f"undecodable ({exc})"]
+        except UNDECODABLE as exc:   # (a damaged field: the whole fragment)
+            args, missed = {}, [f"undecodable ({type(exc).__name__})"]
         decoded[k] = (tuple(args), tuple(args.values()))
         labels[k] = missed
     uses = np.bincount(which, minlength=len(distinct))
