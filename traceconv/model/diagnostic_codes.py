@@ -507,6 +507,13 @@ CODES: tuple[CodeInfo, ...] = (
           "the file ends inside a packet: the rest was not read", CUT),
     _Code("perfetto.packet_decode", "dropped",
           "a packet's part does not decode: left out"),
+    _Code("perfetto.typed_field_not_read", "note",
+          "typed TrackEvent fields that give no args (which: in the example): extensions "
+          "that no extension descriptor in the trace describes (trace_processor also knows "
+          "Chrome's, built in), fields the perfetto package's protos do not know, callstacks"
+          " and thread-time fields (trace_processor keeps those in tables of their own), "
+          "iids never interned, debug annotations' proto values of a type no descriptor "
+          "describes (kept as their text)"),
     _Code("perfetto.annotation_decode", "dropped",
           "debug annotations whose nested value does not decode: kept without a value"),
     _Code("perfetto.undeclared_track", "guessed",

@@ -7,8 +7,10 @@ lists many times).
 
 Mapping: bool, int (int64 and uint64), double, string as themselves; ``pointer_value`` as
 hex text (as trace_processor shows it); ``dict_entries`` as a dict, ``array_values`` as a
-list; ``legacy_json_value`` decoded (its text when it is not JSON); ``proto_value`` as
-``<proto TYPE: N bytes>``; interned strings (``string_value_iid``) looked up.
+list; ``legacy_json_value`` decoded (its text when it is not JSON); ``proto_value`` as a
+:class:`ProtoValue` (its type's descriptor may come later in the trace: the reader decodes
+it at the end, :mod:`.typed_fields`); interned strings (``string_value_iid``) and type
+names looked up.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ SCALARS = frozenset({BOOL, UINT, INT, DOUBLE, STRING, POINTER, STRING_IID})
 COMPOSITE = frozenset({NESTED, JSON, DICT, ARRAY, PROTO_VALUE})
 _DOUBLE = struct.Struct("<d").unpack_from
 StringLookup = Callable[[int], str]
-# A null, [] and {} spelled as text by traceconv's writer, marked by field SPELLED_MARK
-# (:mod:`.annotations`): the mark's value -> what it stands for.
+# A null, [] and {} that traceconv's writer marked by field SPELLED_MARK (:mod:`.annotations`;
+# older files also spell them as text, which the mark overrides): the mark's value -> what
+# it stands for.
 SPELLED: dict[int, Callable[[], Any]] = {SPELLED_NULL: lambda: None, SPELLED_LIST: list,
                                          SPELLED_DICT: dict}
 
@@ -55,13 +58,48 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
             for number, wire, value, after in iter_fields(data)]
 
 
+class ProtoValue:
+    """A ``proto_value`` annotation's message, not decoded yet: its type's full name (as
+    the trace gives it) and bytes. Its text is what is shown of one that cannot be.
+
+    >>> str(ProtoValue("perfetto.protos.FrameSinkId", b"\\x08\\x01"))
+    '<proto perfetto.protos.FrameSinkId: 2 bytes>'
+    """
+
+    __slots__ = ("data", "type_name")
+
+    def __init__(self, type_name: str, data: bytes) -> None:
+        self.type_name, self.data = type_name, data
+
+    def __repr__(self) -> str:
+        return f"<proto {self.type_name or '?'}: {len(self.data)} bytes>"
+
+
+def holds_proto(value: Any) -> bool:
+    """Whether ``value`` is or holds (in its dicts and lists) a :class:`ProtoValue`.
+
+    >>> holds_proto({"a": [1, ProtoValue("T", b"")]}), holds_proto([{"a": 1}])
+    (True, False)
+    """
+    if type(value) is ProtoValue:
+        return True
+    if isinstance(value, dict):
+        return any(map(holds_proto, value.values()))
+    return isinstance(value, list) and any(map(holds_proto, value))
+
+
+def _no_types(iid: int) -> str:
+    return ""
+
+
 def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup,
-                      texts: Callable[[bytes | memoryview], str] = text
-                      ) -> tuple[str | None, Any]:
+                      texts: Callable[[bytes | memoryview], str] = text,
+                      types: StringLookup = _no_types) -> tuple[str | None, Any]:
     """(name, value) of one ``DebugAnnotation``; the name is None when it has none (an
-    array element). ``strings``/``names`` look interned string values / names up, ``texts``
-    makes inline strings text (the reader's counts the ones that are not UTF-8). A null,
-    [] or {} that traceconv's writer spelled as text (:data:`SPELLED_MARK`) reads back so.
+    array element). ``strings``/``names``/``types`` look interned string values / names /
+    proto type names up, ``texts`` makes inline strings text (the reader's counts the ones
+    that are not UTF-8). A null, [] or {} that traceconv's writer marked
+    (:data:`SPELLED_MARK`) reads back so.
 
     >>> decode_annotation(b"\\x52\\x01a\\x62\\x02\\x20\\x01\\x62\\x02\\x20\\x02", str, str)
     ('a', [1, 2])
@@ -71,6 +109,7 @@ def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup,
     entries: list[tuple[str, Any]] | None = None
     items: list[Any] | None = None
     proto_type = ""
+    proto_type_iid = 0
     spelled = -1
     for number, wire, raw in _fields(data):
         if number == NAME_IID and wire == 0:
@@ -78,24 +117,28 @@ def decode_annotation(data: bytes, strings: StringLookup, names: StringLookup,
         elif number == NAME and wire == 2:
             name = texts(raw)
         elif number == DICT and wire == 2:
-            key, item = decode_annotation(raw, strings, names, texts)
+            key, item = decode_annotation(raw, strings, names, texts, types)
             entries = [] if entries is None else entries
             entries.append((key or "", item))
         elif number == ARRAY and wire == 2:
             items = [] if items is None else items
-            items.append(decode_annotation(raw, strings, names, texts)[1])
+            items.append(decode_annotation(raw, strings, names, texts, types)[1])
         elif number == NESTED and wire == 2:
             value = _nested(raw, texts)
         elif number == JSON and wire == 2:
             value = _json(raw, texts)
         elif number == PROTO_TYPE and wire == 2:
             proto_type = texts(raw)
+        elif number == PROTO_TYPE_IID and wire == 0:
+            proto_type_iid = raw
         elif number == PROTO_VALUE and wire == 2:
-            value = f"<proto {proto_type or '?'}: {len(raw)} bytes>"
+            value = ProtoValue("", bytes(raw))
         elif number in SCALARS:
             value = scalar(number, raw, strings, texts)
         elif number == SPELLED_MARK and wire == 0:
             spelled = raw
+    if type(value) is ProtoValue:   # (its type named before or after it)
+        value.type_name = proto_type or (types(proto_type_iid) if proto_type_iid else "")
     if entries is not None:   # (a dict the writer made of dotted names: flat, marked)
         value = NestedGroup(expanded(entries)) if spelled == NESTED_MARK \
             else dict(expanded(entries))

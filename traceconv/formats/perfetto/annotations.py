@@ -3,12 +3,11 @@
 Value mapping: bool → ``bool_value``; int → ``int_value``, or its decimal ``string_value``
 outside int64 (trace_processor shows a ``uint_value`` above int64 as a negative number, and
 Kineto's ``Comms Id`` exceeds 2^63); float → ``double_value``;
-str → ``string_value``; dict → ``dict_entries``; list/tuple → ``array_values``; ``None`` →
-the string ``"null"`` (the sources are JSON, and it is how the Chrome writer spells it);
-empty dicts and lists → ``"{}"``/``"[]"`` (an annotation with no value would vanish); these
-three carry field :data:`SPELLED_MARK`, which trace_processor skips and traceconv's reader
-reads them back by;
-bytes → their UTF-8 text; anything else → ``str(value)``.
+str → ``string_value``; dict → ``dict_entries``; list/tuple → ``array_values``; ``None``,
+empty dicts and lists → no value field, only field :data:`SPELLED_MARK` saying which
+(trace_processor skips the field and shows no arg, as it shows none for a JSON null, ``[]``
+or ``{}`` and for a Perfetto annotation without a value; traceconv's reader reads them
+back by it); bytes → their UTF-8 text; anything else → ``str(value)``.
 
 Names are kept as written: trace_processor turns a ``.`` in an annotation name into ``_``
 (the dot separates the parts of its arg keys), but joins nested dict names with dots, so a
@@ -47,11 +46,11 @@ _INT, _STRING = tag(INT, VARINT), tag(STRING, LENGTH)
 _DOUBLE_TAG = tag(DOUBLE, FIXED64)
 _DICT, _ARRAY = tag(DICT, LENGTH), tag(ARRAY, LENGTH)
 _CACHE_LIMIT = 1 << 18   # distinct repeated values kept encoded, over all names
-# A null, [] and {} are written as their text, marked with a field trace_processor skips
-# (unknown to it) so that traceconv's reader tells them from strings that read so.
-_SPELLED_NULL = string_field(STRING, "null") + tag(SPELLED_MARK, VARINT) + varint(SPELLED_NULL)
-_SPELLED_LIST = string_field(STRING, "[]") + tag(SPELLED_MARK, VARINT) + varint(SPELLED_LIST)
-_SPELLED_DICT = string_field(STRING, "{}") + tag(SPELLED_MARK, VARINT) + varint(SPELLED_DICT)
+# A null, [] and {} are only a field trace_processor skips (unknown to it), saying which:
+# it shows no arg for them, as for the inputs' (see the module docstring).
+_SPELLED_NULL = tag(SPELLED_MARK, VARINT) + varint(SPELLED_NULL)
+_SPELLED_LIST = tag(SPELLED_MARK, VARINT) + varint(SPELLED_LIST)
+_SPELLED_DICT = tag(SPELLED_MARK, VARINT) + varint(SPELLED_DICT)
 _NESTED = tag(SPELLED_MARK, VARINT) + varint(NESTED_MARK)   # a dict made of dotted names
 
 
@@ -60,7 +59,7 @@ def encode_value(value: Any) -> bytes:
     Python's recursion limit as a marker text.
 
     >>> encode_value(3), encode_value(None)
-    (b' \\x03', b'2\\x04null\\xf8\\x7f\\x00')
+    (b' \\x03', b'\\xf8\\x7f\\x00')
     """
     try:
         return _encode(value)

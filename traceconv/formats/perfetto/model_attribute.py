@@ -34,8 +34,8 @@ from .model_attribute_check import time_shift as checked_shift
 
 ATTRIBUTE = "traceconv.model"
 VERSION = 1
-# DebugAnnotation has no null and no empty value: the writer spells a null, [] and {} as
-# text and adds this field (unknown to trace_processor, which skips it) saying which.
+# DebugAnnotation has no null and no empty value: the writer writes this field (unknown to
+# trace_processor, which skips it) instead of a value, saying which of the three it is.
 SPELLED_MARK = 2047
 SPELLED_NULL, SPELLED_LIST, SPELLED_DICT = 0, 1, 2
 # The same field on a dict the writer made of dotted names (``est. a`` → ``est`` → `` a``):

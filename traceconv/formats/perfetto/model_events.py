@@ -241,19 +241,6 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     return slice_of
 
 
-def _positions(reader: PftraceReader, events: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The key-set numbers of ``events`` (-1 for none) and the places of their values in
-    the reader's value store, one event after another."""
-    arg_set = _column(reader.events.arg_set, np.int32)
-    arg_start = _column(reader.events.arg_start, np.int64)
-    key_sets = reader.events.key_sets
-    widths = np.array([len(k) for k in key_sets] + [0], dtype=np.int64)
-    sets = arg_set[events].astype(np.int64)
-    sizes = widths[np.where(sets >= 0, sets, len(key_sets))]
-    firsts = np.repeat(arg_start[events] - np.cumsum(sizes) + sizes, sizes)
-    return sets, firsts + np.arange(int(sizes.sum()))
-
-
 def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
              ) -> tuple[list[tuple[str, ...]], np.ndarray, list[Any]]:
     """The args of events ``chosen`` as key sets, key-set numbers (-1 for none) and the
@@ -263,7 +250,7 @@ def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
     events = reader.events
     texts = reader.interned.texts
     key_sets = events.key_sets
-    sets, positions = _positions(reader, chosen)
+    sets, positions = events.positions(chosen)
     where = np.where(sets >= 0, sets, len(key_sets))
     special = np.array([len(set(k)) != len(k) for k in key_sets] + [False], dtype=bool)[where]
     arg_set = _column(events.arg_set, np.int32)
@@ -288,7 +275,7 @@ def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray
     sizes = widths[where]
     in_special = np.repeat(special, sizes)   # per value: whether its row is remade
     ends = closers[rows[with_end[rows]]]
-    end_sets, end_positions = _positions(reader, ends)
+    end_sets, end_positions = events.positions(ends)
     end_values = iter(events.values.python(end_positions, texts))
     # (each END takes as many values as its key set has keys: the iterator is shared)
     end_args = [list(zip(key_sets[k], end_values, strict=False)) for k in end_sets.tolist()]

@@ -16,9 +16,11 @@ unless a ClockSnapshot names another) through the ClockSnapshots; on an incremen
 
 At the end, events are replayed in trace_processor's order (by timestamp, ties in file
 order): BEGIN/END pairs per track become slices, flow ids become links, counter values
-take their track's multiplier (and running sum, for incremental counters). Events with a
-timestamp at or above 2^63 (negative as int64, as rocprofv3 writes a few) are dropped, as
-trace_processor drops them, and counted. Every kind of packet not modelled (ftrace,
+take their track's multiplier (and running sum, for incremental counters), and typed
+TrackEvent fields become args in front of the debug annotations (:mod:`.typed_fields`:
+their bytes are kept while the blocks are read, and decoded once the trace's extension
+descriptors are all known). Events with a timestamp at or above 2^63 (negative as int64,
+as rocprofv3 writes a few) are dropped, as trace_processor drops them, and counted. Every kind of packet not modelled (ftrace,
 system info, profiles, ...) is counted in the diagnostics under its field name.
 """
 
@@ -66,6 +68,7 @@ from .annotation_values import (
     STRING,
     STRING_IID,
     decode_annotation,
+    holds_proto,
 )
 from .arg_store import OBJECT, TEXT, ArgValues
 from .byte_ranges import distinct_ranges
@@ -76,6 +79,7 @@ from .ftrace import FTRACE_EVENTS, PROCESS_STATS, PROCESS_TREE, SystemPackets
 from .packet_defaults import PacketDefaults
 from .sys_stats import SYS_STATS
 from .track_tree import TrackMap, build_tracks, merge_descriptor
+from .typed_fields import READ, Collected, Decoder, Interned, Schema, extension_files, merge
 from .wire import FIXED64, LENGTH, VARINT
 
 READ_BYTES = 4 << 20   # (a block's temporaries take about ten times its size)
@@ -84,9 +88,10 @@ INT64_LIMIT = np.uint64(1 << 63)
 # TracePacket fields that describe the packet rather than carry its data.
 TIMESTAMP, SEQUENCE_ID, TRACK_EVENT, INTERNED, FLAGS = 8, 10, 11, 12, 13
 CLOCK_SNAPSHOT, CLEARED_OLD, CLOCK_ID, DEFAULTS, DESCRIPTOR, ATTRIBUTES = 6, 41, 58, 59, 60, 126
+EXTENSION_DESCRIPTOR = 72
 HEADER_FIELDS = np.array([3, TIMESTAMP, SEQUENCE_ID, INTERNED, FLAGS, CLEARED_OLD, 42, CLOCK_ID,
                           DEFAULTS, 79, 87, 98])
-STATEFUL = (DESCRIPTOR, CLOCK_SNAPSHOT, ATTRIBUTES)
+STATEFUL = (DESCRIPTOR, CLOCK_SNAPSHOT, ATTRIBUTES, EXTENSION_DESCRIPTOR)
 # packets trace_processor reads before their timestamp (a clock snapshot, the config, trace
 # stats, sync markers, compressed bundles, descriptors of extensions, service events, remote
 # clock syncs): their timestamp is no step of an incremental clock
@@ -107,9 +112,11 @@ COMPLETE = 9   # (not a TrackEvent type: a legacy 'X' event, with its duration)
 _LEGACY_PHASES = {ord("B"): BEGIN, ord("E"): END, ord("X"): COMPLETE, ord("I"): INSTANT,
                   ord("i"): INSTANT, ord("n"): INSTANT, ord("R"): INSTANT}
 _PACKET_FIELDS = {f.number: f.name for f in TracePacket.DESCRIPTOR.fields}
+_PROTO_VALUE_TAG = b"\x72"   # DebugAnnotation.proto_value (14, length-delimited)
 VALUE_FIELDS = np.array(sorted(SCALARS | COMPOSITE))
 _UINT64 = (1 << 64) - 1
 _INTERNED_TABLES = {1: "event_categories", 2: "event_names", 3: "debug_annotation_names",
+                    27: "debug_annotation_value_type_names",
                     29: "debug_annotation_string_values"}
 
 
@@ -195,6 +202,25 @@ class _Events:
     def __len__(self) -> int:
         return len(self.type)
 
+    def positions(self, events: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The key-set numbers of ``events`` (-1 for none) and the places of their values
+        in :attr:`values`, one event after another.
+
+        >>> events = _Events(); events.key_sets.append(("a", "b"))
+        >>> events.arg_set.extend([0, -1, 0]); events.arg_start.extend([4, 0, 0])
+        >>> [column.tolist() for column in events.positions(np.array([2, 1, 0]))]
+        [[0, -1, 0], [0, 1, 4, 5]]
+        """
+        arg_set = np.frombuffer(self.arg_set, dtype=np.int32) if len(self.arg_set) else \
+            np.zeros(0, dtype=np.int32)
+        arg_start = np.frombuffer(self.arg_start, dtype=np.int64) if len(self.arg_start) \
+            else np.zeros(0, dtype=np.int64)
+        widths = np.array([len(k) for k in self.key_sets] + [0], dtype=np.int64)
+        sets = arg_set[events].astype(np.int64)
+        sizes = widths[np.where(sets >= 0, sets, len(self.key_sets))]
+        firsts = np.repeat(arg_start[events] - np.cumsum(sizes) + sizes, sizes)
+        return sets, firsts + np.arange(int(sizes.sum()))
+
     def release(self, *columns: str) -> None:
         """Empty ``columns``, which the model step is done with: their memory is free
         again before the args' values are made (the read's peak). The model step is the
@@ -250,8 +276,15 @@ class PftraceReader:
         self.model_ids: list[int] = []   # interned text id -> the trace's string id
         self.dotted = DottedNames()   # (from the model attribute)
         self.nested_objects: list[int] = []   # object indexes of marked groups
+        # object indexes (and generations) of annotation values holding a proto value
+        self.proto_objects: list[tuple[int, int]] = []
         self.group_names: set[str] = set()    # and the names they came under
         self.system = SystemPackets(text=self.text)
+        # typed TrackEvent fields (:mod:`.typed_fields`): decoded at the end, when the
+        # trace's extension descriptors (Chrome writes them last) are all known
+        self.typed = Collected()
+        self.typed_interned = Interned()
+        self.extension_files: list[Any] = []
         self.packet_kinds: dict[str, int] = {}   # packets per data field name, as met
 
     # -- reading --------------------------------------------------------------------------
@@ -448,6 +481,7 @@ class PftraceReader:
             for entry in getattr(interned, table):
                 add(table, generation, entry.iid,
                     self.text(entry.str if number == 29 else entry.name))
+        self.typed_interned.add(generation, interned, self.text)
 
     def _defaults(self, generation: int, packet: int, payload: bytes) -> None:
         defaults = TracePacketDefaults.FromString(payload)
@@ -464,6 +498,8 @@ class PftraceReader:
             if desc.HasField("uuid"):
                 self.descriptors[desc.uuid] = merge_descriptor(
                     self.descriptors.get(desc.uuid), desc)
+        elif kind == EXTENSION_DESCRIPTOR:
+            self.extension_files.extend(extension_files(payload))
         elif kind == CLOCK_SNAPSHOT:
             snapshot = ClockSnapshot.FromString(payload)
             clocks = {}
@@ -534,6 +570,9 @@ class PftraceReader:
                                      generation[keep][kind[keep] == COUNTER])):
             extend_typed(column, values_kept)
         self._args(data, buf, fields, generation, count, keep, consumed)
+        typed = fields.where_not_in(READ)   # (most events have none: one pass, no Python)
+        if typed.rows:
+            self.typed.add(data, typed, renumber, generation)
         self._flows(fields, renumber)
         self._extra_counters(fields, ts, clock_key, packet, generation)
 
@@ -654,8 +693,11 @@ class PftraceReader:
         return ids
 
     def _key_set_id(self, names: list[int]) -> int:
-        events, texts = self.events, self.interned.texts
-        keys = tuple(texts[i] for i in names if i >= 0)
+        texts = self.interned.texts
+        return self._key_set_of(tuple(texts[i] for i in names if i >= 0))
+
+    def _key_set_of(self, keys: tuple[str, ...]) -> int:
+        events = self.events
         found = events.key_set_ids.get(keys)
         if found is None:
             found = events.key_set_ids[keys] = len(events.key_sets)
@@ -781,6 +823,7 @@ class PftraceReader:
         found: list[int | None] = list(map(cache.get, texts))
         if None in found:
             strings, names = self._string_lookup(generation), self._name_lookup(generation)
+            types = self._type_lookup(generation)
             objects = self.events.values.objects
             for k, text in enumerate(texts):
                 if found[k] is None:
@@ -788,7 +831,7 @@ class PftraceReader:
                     if index is None:
                         try:
                             name, value = decode_annotation(text, strings, names,
-                                                            self.text.decode)
+                                                            self.text.decode, types)
                         except ValueError:   # a damaged nested value: no value, counted
                             self.diagnostics.add("perfetto.annotation_decode")
                             value = None
@@ -797,6 +840,8 @@ class PftraceReader:
                         if type(value) is NestedGroup:
                             self.nested_objects.append(index)
                             self.group_names.add(name or "")
+                        elif _PROTO_VALUE_TAG in text and holds_proto(value):
+                            self.proto_objects.append((index, generation))
                     found[k] = index
         return np.array(found, dtype=np.uint64)
 
@@ -806,6 +851,10 @@ class PftraceReader:
 
     def _name_lookup(self, generation: int) -> Callable[[int], str]:
         entries = self.interned.entries["debug_annotation_names"]
+        return lambda iid: entries.get(_Interned.key(generation, iid), "")
+
+    def _type_lookup(self, generation: int) -> Callable[[int], str]:
+        entries = self.interned.entries["debug_annotation_value_type_names"]
         return lambda iid: entries.get(_Interned.key(generation, iid), "")
 
     def _flows(self, fields: Fields, renumber: np.ndarray) -> None:
@@ -901,6 +950,7 @@ class PftraceReader:
         used = set(np.unique(np.frombuffer(events.track, dtype=np.uint64)).tolist()) \
             if len(events) else set()
         tracks: TrackMap = build_tracks(trace, self.descriptors, used, model)
+        self._typed_args()
         build_events(self, tracks, shift, model)
         self.system.frames = self._on_trace_clock(self.system.frames)
         self.system.logs = self._on_trace_clock(self.system.logs)
@@ -910,6 +960,41 @@ class PftraceReader:
             raise InputError("nothing in this Perfetto trace could be modelled: it holds "
                              + (held or "no packet with data"), file=self.name)
         return trace
+
+    def _typed_args(self) -> None:
+        """The events' typed fields as args in front of their debug annotations, and the
+        messages of proto-value annotations decoded (see :mod:`.typed_fields`); the fields
+        that give nothing are counted."""
+        if not len(self.typed) and not self.proto_objects:
+            return
+        decoder = Decoder(Schema.of(self.extension_files), self.typed_interned,
+                          self.text.decode, lambda data, generation: decode_annotation(
+                              data, self._string_lookup(generation),
+                              self._name_lookup(generation), self.text.decode,
+                              self._type_lookup(generation)))
+        not_counter = np.frombuffer(self.events.type, dtype=np.int8) != COUNTER
+        unread = merge(self.typed, decoder, self.events, self._key_set_of, not_counter)
+        objects = self.events.values.objects
+        missed: dict[int, list[str]] = {}
+        for index, generation in self.proto_objects:   # (shared by their events: once)
+            labels: list[str] = []
+            objects[index] = decoder.resolved(objects[index], generation, labels)
+            if labels:
+                missed[index] = labels
+        if missed:   # (counted once per event that holds the value)
+            values = self.events.values
+            _, positions = self.events.positions(np.arange(len(self.events)))
+            bits = np.frombuffer(values.bits, dtype=np.uint64)[positions][
+                np.frombuffer(values.kind, dtype=np.uint8)[positions] == OBJECT]
+            held, uses = np.unique(bits[np.isin(bits, np.array(list(missed), np.uint64))],
+                                   return_counts=True)
+            for index, count in zip(held.tolist(), uses.tolist(), strict=True):
+                for label in missed[index]:
+                    unread[label] += count
+        if unread:
+            shown = [f"{label} ({n:,})" for label, n in unread.most_common(4)]
+            self.diagnostics.add("perfetto.typed_field_not_read", count=sum(unread.values()),
+                                 example=", ".join(shown) + (", ..." if len(unread) > 4 else ""))
 
     def _on_trace_clock(self, items: list[Any]) -> list[Any]:
         """FrameTimeline packets or log lines (``ts`` and ``clock`` fields) with their times on
