@@ -102,8 +102,9 @@ def test_typed_fields_are_the_args_trace_processor_shows(trace_processor, path: 
     names = _annotation_names(path)
     others = {key for item in [*trace.iter_slices(), *trace.iter_instants()]
               for key in item.args or {}} - {key.split("[")[0] for key in keys}
+    # (besides the builder's own mark on a slice whose end is not in the input)
     assert {key for key in others if key not in names and not any(
-        typed.startswith(key + ".") for typed in keys)} == set()
+        typed.startswith(key + ".") for typed in keys)} <= {"unfinished"}
     assert trace.diagnostics.count("perfetto.typed_field_not_read") == 0
 
 
