@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from functools import lru_cache
 
 from ..io import Source
@@ -155,6 +156,25 @@ def link_launches(trace: Trace, code: str) -> None:
 
 SCAN_LIMIT = 256 << 20   # bytes of a text log searched for a report beyond the sniffed head
 LOG_SUFFIXES = (".txt", ".log")
+
+
+def any_line(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[bytes]:
+    """One multi-line bytes regex that finds a line matching any of ``patterns`` (line
+    regexes, each anchored at ``^``), for :func:`text_contains`. Their ``\\s`` becomes a
+    blank that is no line end: across the lines of a head, ``^\\s*`` would span every
+    blank line that follows and try each way to split them (a head of blank lines took
+    minutes).
+
+    >>> found = any_line([re.compile(r"^\\s*Place:\\s*(\\S+)\\s*$")])
+    >>> bool(found.search(b"x\\n  Place: CPU\\n")), bool(found.search(b"\\n" * 20_000))
+    (True, False)
+    """
+    parts = []
+    for pattern in patterns:
+        if re.search(r"\[[^\]]*\\s", pattern.pattern):
+            raise ValueError(f"a \\s inside a character class: {pattern.pattern}")
+        parts.append(b"(?:" + pattern.pattern.replace(r"\s", r"[^\S\n]").encode() + b")")
+    return re.compile(b"|".join(parts), re.MULTILINE)
 
 
 def text_contains(head: bytes, source: Source | None, pattern: re.Pattern[bytes]) -> bool:

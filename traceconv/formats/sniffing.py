@@ -215,8 +215,10 @@ def perfetto(head: bytes, source: Source | None) -> float:
 
     >>> perfetto(b"\\x0a\\x02P\\x01", None), perfetto(b'\\n{"traceEvents": []}', None)
     (0.8, 0.0)
+    >>> perfetto(b"\\n" * 10, None)   # (blank lines: a text, not packets of newlines)
+    0.0
     """
-    if head[:1] != b"\x0a":
+    if head[:1] != b"\x0a" or not head.strip():
         return 0.0
     packets: list[bytes] = []
     pos = 0

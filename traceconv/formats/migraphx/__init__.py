@@ -36,11 +36,13 @@ from .units import Unit, units_of
 
 SCHEMAS = {"migraphx_document": DocumentSchema}
 
+# (line-anchored parts match blanks with [ \t], never \s, and no two runs of blanks touch:
+# \s crosses line ends, and a head of blank lines made the match try every split of them)
 _INSTRUCTION = re.compile(
-    rb"^(?:Run instruction: )?\s*\S+ = (?:@param:|@literal|@return\(|[\w:]+(?:\[|\(|\s->\s)).*?"
+    rb"^(?:Run instruction: )?[ \t]*\S+ = (?:@param:|@literal|@return\(|[\w:]+(?:\[|\(|\s->\s)).*?"
     rb"(?:->\s*(?:\[|dynamic, )?\w+_type, \{|@return\()", re.M)
 _MARKERS = re.compile(rb"Running performance report|MIGraphX Version: |^Run instruction: |"
-                      rb"^\s*\|?\s*Instructions?\s.*\bTime\s*\(\s*ms\s*\)|"   # column layout
+                      rb"^[ \t]*(?:\|[ \t]*)?Instructions?[ \t].*\bTime[ \t]*\([ \t]*ms[ \t]*\)|"
                       rb"^Total instructions time: |^module: \"main\"|"
                       rb"^\S[^\n=]*: ?[-+\d.e]+ ?ms(?: ?/ ?\d+ ?= ?[-+\d.e]+ ?ms)?"
                       rb" ?[,\xef\xbc\x8c] ?[-+\d.e]+ ?%\s*$|"

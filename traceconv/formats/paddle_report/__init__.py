@@ -14,15 +14,14 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
 from ...model.builder import TraceBuilder
-from .._paddle import FRAMEWORK, text_contains
+from .._paddle import FRAMEWORK, any_line, text_contains
 from .parser import SIGNATURE, ReportParser
 from .rows import headerless_columns
 from .schema import ReportLog
 from .to_trace import build_trace
 
 SCHEMAS = {"paddle_report": ReportLog}
-_SIGNATURE_BYTES = re.compile(
-    b"|".join(b"(?:" + pattern.pattern.encode() + b")" for pattern in SIGNATURE), re.MULTILINE)
+_SIGNATURE_BYTES = any_line(SIGNATURE)
 _ROW_SCAN_LINES = 200
 
 
