@@ -624,3 +624,27 @@ def test_command_line_values_of_any_length_are_usage_errors(digits: int, option:
     result = run(*args)
     assert result.exit_code in (0, 2), result.output
     assert "internal error" not in result.output and len(result.output) < 2000
+
+
+@pytest.mark.parametrize("sample", ["samples/torch/cnn_step5.pt.trace.json",
+                                    "samples/perfetto/rocprofv3_hip_taylor.pftrace",
+                                    "samples/rocprof/llamacpp_results.stats.csv"])
+def test_damaged_gzip_is_one_line_naming_the_file(tmp_path, sample):
+    """Bytes flipped inside a gzip stream (zlib's "invalid distance too far back", no
+    OSError) end in one line naming the file, for any reader, as a cut gzip does."""
+    import gzip as gz
+
+    from click.testing import CliRunner
+
+    from traceconv.cli import app
+
+    data = bytearray(gz.compress(Path(sample).read_bytes()))
+    data[200] ^= 0xFF
+    data[201] ^= 0x55
+    path = tmp_path / (Path(sample).name + ".gz")
+    path.write_bytes(bytes(data))
+    result = CliRunner().invoke(app, ["info", str(path)])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"traceconv: error: {path}")
+    assert "cannot read:" in lines[0] and "internal error" not in lines[0]

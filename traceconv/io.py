@@ -129,23 +129,25 @@ class _BoundedReader(io.RawIOBase):
         super().close()
 
 
-class _XzErrors(io.RawIOBase):
-    """An xz stream whose damage raises ``OSError`` (``lzma.LZMAError`` is no ``OSError``),
-    as a damaged gzip or bz2 stream does, so every reader's handling of a cut input holds."""
+class _DamageAsOSError(io.RawIOBase):
+    """A decompressing stream whose damage raises ``OSError``, as a cut gzip or a damaged
+    bz2 stream does, so every reader's handling of a cut input holds: ``lzma.LZMAError``
+    and ``zlib.error`` (gzip's "invalid distance too far back") are no ``OSError``."""
 
-    def __init__(self, stream: _Readable) -> None:
-        self._stream = stream
+    def __init__(self, stream: _Readable, kind: str) -> None:
+        self._stream, self._kind = stream, kind
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:  # type: ignore[override]
         import lzma
+        import zlib
 
         try:
             return self._stream.readinto(buffer) or 0
-        except lzma.LZMAError as exc:
-            raise OSError(f"not a valid xz stream: {exc}") from None
+        except (lzma.LZMAError, zlib.error) as exc:
+            raise OSError(f"not a valid {self._kind} stream: {exc}") from None
 
     def close(self) -> None:
         self._stream.close()
@@ -385,11 +387,11 @@ class Source:
             return raw
         unpacked: _Readable
         if kind == "gzip":
-            unpacked = gzip.GzipFile(fileobj=raw, mode="rb")
+            unpacked = _DamageAsOSError(gzip.GzipFile(fileobj=raw, mode="rb"), "gzip")
         elif kind == "xz":
             import lzma
 
-            unpacked = _XzErrors(lzma.LZMAFile(raw, "rb"))  # noqa: SIM115 - closed with it
+            unpacked = _DamageAsOSError(lzma.LZMAFile(raw, "rb"), "xz")  # noqa: SIM115 - closed with it
         else:
             import bz2
 
