@@ -190,3 +190,16 @@ def test_unlinked_ops_are_counted(tmp_path, et_doc):
     assert diags["link_et.unlinked_ops"].count == 1
     assert diags["link_et.name_mismatch"].count == 1
     assert "host_ns" not in trace.graph.nodes[f"op/{renamed['id']}"]
+
+
+def test_nodes_sharing_an_id_are_counted_not_merged(et_doc, tmp_path):
+    """An id names one op: twenty more nodes given the id of an op already there are left
+    out and counted (they were merged into it silently), and every other op is read."""
+    ops = _ops(et_doc)
+    doc = dict(et_doc)
+    doc["nodes"] = [*et_doc["nodes"], *({**ops[5], "name": f"copy {k}"} for k in range(20))]
+    path = tmp_path / "dup_et.json"
+    path.write_text(json.dumps(doc))
+    trace = traceconv.load(path, format="torch-et")
+    assert trace.diagnostics.count("torch_et.duplicate_id") == 20
+    assert trace.op_count == len(ops) == traceconv.load(ET).op_count

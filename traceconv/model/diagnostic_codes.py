@@ -618,6 +618,9 @@ CODES: tuple[CodeInfo, ...] = (
           "device work launched outside every step or with no known launch: in no step"),
     _Code("steps.host.outside", "dropped", "host slices outside the chosen steps' host range"),
     # torch_et
+    _Code("torch_et.duplicate_id", "dropped",
+          "nodes whose id an earlier node already has: an id names one op (its links and "
+          "its Kineto slice), so the first node keeps it and the later ones are left out"),
     _Code("torch_et.malformed", "dropped",
           "nodes, parent ids, argument lists or attribute entries of the wrong type (a node"
           " without an integer id is skipped; a bad parent, argument list or attribute "

@@ -40,4 +40,5 @@ def read(source: Source) -> Trace:
     if builder.skipped["structure"]:
         trace.diagnostics.add("torch_et.structure_nodes", count=builder.skipped["structure"])
     trace.diagnostics.add("torch_et.malformed", count=builder.skipped["malformed"])
+    trace.diagnostics.add("torch_et.duplicate_id", count=builder.skipped["duplicate_id"])
     return trace

@@ -175,6 +175,8 @@ class GraphBuilder:
                 self.skipped["malformed"] += 1   # (ids are ints: they order the ops)
             elif str(n.get("name", "")).startswith(STRUCTURE_PREFIXES):
                 self.skipped["structure"] += 1
+            elif n["id"] in ops:   # (an id names one op: the first node keeps it)
+                self.skipped["duplicate_id"] += 1
             else:
                 ops[n["id"]] = n
         parents = {i: self._parent(n) for i, n in ops.items()}
