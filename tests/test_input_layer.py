@@ -648,3 +648,23 @@ def test_damaged_gzip_is_one_line_naming_the_file(tmp_path, sample):
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"traceconv: error: {path}")
     assert "cannot read:" in lines[0] and "internal error" not in lines[0]
+
+
+@pytest.mark.parametrize("sample", ["tests/data/nsys_stats/cuda_gpu_kern_sum.csv",
+                                    "tests/data/rocprof/ROCm__rocprofiler-sdk__docs_kernel_trace.csv",
+                                    "samples/rocprof/llamacpp_results.stats.csv"])
+def test_a_header_without_rows_is_nothing_read(tmp_path, sample):
+    """A real report's header line alone: no row, nothing left out. An empty output would
+    say the file was read; whatever the reader, it is one line naming the file, exit 1."""
+    from click.testing import CliRunner
+
+    from traceconv.cli import app
+
+    path = tmp_path / Path(sample).name
+    path.write_text(Path(sample).read_text().splitlines()[0] + "\n")
+    for command in (["info"], ["convert", "-o", str(tmp_path / "out.json")]):
+        result = CliRunner().invoke(app, [*command, str(path)])
+        assert result.exit_code == 1
+        (line,) = result.output.strip().splitlines()
+        assert line.startswith(f"traceconv: error: {path}: nothing read:")
+    assert not (tmp_path / "out.json").exists()

@@ -82,8 +82,25 @@ def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any]) ->
     with paused_gc():   # (freezing makes a dict per memory block and argument value)
         frozen = build(trace, source_format=info.name,
                        source_file=os.path.basename(source.name))
+    _refuse_nothing_read(frozen, source.name, info.name)
     remember_inputs(frozen, [source.path])
     return frozen
+
+
+def _refuse_nothing_read(trace: Trace, name: str, format_name: str) -> None:
+    """An input of which the reader took nothing and left nothing out (a CSV header
+    without rows) is an error, whatever its format: an empty output would say it was read.
+    One whose every event was left out is read: its diagnostics say what and why; one that
+    holds only names or a run's settings (trtexec's metadata beside its exports) too."""
+    counts = trace.counts()
+    if any(counts[key] for key in counts if key != "span_ns") or trace.stats \
+            or trace.op_count or len(trace.reservations) or trace.has_graph \
+            or trace.processes or trace.metadata.attributes:   # (names, a run's settings)
+        return
+    if any(item["kind"] == "dropped" for item in trace.diagnostics.as_list()):
+        return   # (its diagnostics say what was left out, and why)
+    raise InputError(f"nothing read: the {format_name} reader found no event, statistic, op "
+                     "or memory block in it", file=name)
 
 
 def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
