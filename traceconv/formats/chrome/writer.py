@@ -185,17 +185,17 @@ def _in_row_order(events: list[bytes], positions: list[np.ndarray]) -> list[byte
 _INT64_EDGE = -float(INT64_MIN)
 
 
-def counter_names(trace: Trace) -> list[str]:
-    """Per track, the name its ``C`` events carry. A viewer keys a counter by process and
-    name (``C`` events have no thread), so counter tracks that share a name in a process
-    (Chrome's ``thread_time`` of each thread) are told apart by their thread; each such
-    name is counted as ``chrome.counter_renamed`` in ``trace``'s diagnostics.
+def counter_names(trace: Trace) -> tuple[list[str], list[str]]:
+    """Per track, the name its ``C`` events carry, and the names made. A viewer keys a
+    counter by process and name (``C`` events have no thread), so counter tracks that share
+    a name in a process (Chrome's ``thread_time`` of each thread) are told apart by their
+    thread (the writer counts them as ``chrome.counter_renamed``).
 
     >>> t = Trace(); p = t.add_process("renderer", pid=1)
     >>> _ = t.add_track("Main", process=p, tid=5)
     >>> for tid in (5, 6):
     ...     _ = t.add_track("thread_time", process=p, kind=TrackKind.COUNTER, tid=tid)
-    >>> counter_names(t)[1:]
+    >>> counter_names(t)[1]
     ['thread_time (Main)', 'thread_time (tid 6)']
     """
     names = [t.name for t in trace.tracks]
@@ -211,17 +211,18 @@ def counter_names(trace: Trace) -> list[str]:
     for t in renamed:   # (two counters of one thread under one name: the track says which)
         if again[(t.process, names[t.id])] > 1:
             names[t.id] = f"{names[t.id]} #{t.id}"
-    trace.diagnostics.add("chrome.counter_renamed", count=len(renamed),
-                          example=names[renamed[0].id] if renamed else None)
-    return names
+    return names, [names[t.id] for t in renamed]
 
 
 def _counter_events(trace: Trace, ids: _Ids, base: int) -> Iterator[bytes]:
     """``C`` events named after their track (:func:`counter_names`), an integral value
     within int64 as an int (one past it stays a number: a float)."""
     c = trace.counters
+    names, renamed = counter_names(trace)
+    trace.diagnostics.add("chrome.counter_renamed", count=len(renamed),
+                          example=renamed[0] if renamed else None)
     heads = [b'{"ph":"C","name":%s,"pid":%d,"ts":' % (orjson.dumps(name), ids.pid[t.process])
-             for name, t in zip(counter_names(trace), trace.tracks, strict=True)]
+             for name, t in zip(names, trace.tracks, strict=True)]
     times = c.numpy("ts") - base
     for lo in range(0, len(c), BATCH):
         hi = min(lo + BATCH, len(c))
