@@ -784,3 +784,22 @@ def test_per_thread_counters_stay_apart_in_chrome_json(trace_processor, tmp_path
     assert len(original) == 14   # (in the input: 14 thread-time tracks hold values)
     trace = traceconv.load(CHROMIUM)
     assert {t.unit for t in trace.tracks if t.name == "thread_time"} == {"ns"}
+
+
+@pytest.mark.parametrize("size", [2, 3, 20])
+def test_a_file_cut_inside_its_first_packet_is_one_error(tmp_path: Path, size: int):
+    """The first bytes of a real trace (or of any protobuf file, which a Perfetto packet's
+    tag may begin) frame no whole packet: one line naming the file and byte 0, exit 1, not
+    an empty trace with one packet left out (found by a hostile-input round)."""
+    from click.testing import CliRunner
+
+    from traceconv.cli import app
+
+    path = tmp_path / "cut.pftrace"
+    path.write_bytes(RETROBUS.read_bytes()[:size])
+    first = raw_packets(RETROBUS)[0].ByteSize()
+    assert size < first + 2   # (inside the first packet: its tag, its length, its bytes)
+    result = CliRunner().invoke(app, ["convert", str(path), "-o", str(tmp_path / "o.json")])
+    assert result.exit_code == 1 and not (tmp_path / "o.json").exists()
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"traceconv: error: {path}:byte offset 0: ")

@@ -18,6 +18,7 @@ import pytest
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace as PbTrace
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TrackEvent
 
+from traceconv.errors import InputError
 from traceconv.formats.perfetto import reader as reader_module
 from traceconv.formats.perfetto import writer
 from traceconv.model import Trace
@@ -160,7 +161,12 @@ def test_a_packet_larger_than_the_read_block_is_framed_once(
 
 
 def test_a_big_packet_cut_short_is_counted_as_truncated() -> None:
+    """Cut inside a packet longer than a read block: counted after the whole packets
+    before it; with none before it, the file holds no whole packet: one error at byte 0."""
     data = one_big_packet(3 * reader_module.READ_BYTES)
-    trace = read(data[:-10])
+    with pytest.raises(InputError, match="no whole packet") as caught:
+        read(data[:-10])
+    assert caught.value.location == "byte offset 0"
+    small = one_big_packet(1000)
+    trace = read(small + data[:-10])
     assert trace.diagnostics.count("perfetto.truncated") == 1
-    assert trace.counts()["instants"] == 0

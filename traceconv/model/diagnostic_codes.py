@@ -504,7 +504,8 @@ CODES: tuple[CodeInfo, ...] = (
           "events on a track whose parent (or an ancestor's parent) no descriptor declares: "
           "left out, as trace_processor leaves them out"),
     _Code("perfetto.truncated", "dropped",
-          "the file ends inside a packet: the rest was not read", CUT),
+          "the file ends inside a packet: the rest was not read (inside the first: no "
+          "whole packet, an error)", CUT),
     _Code("perfetto.packet_decode", "dropped",
           "a packet's part does not decode: left out"),
     _Code("perfetto.typed_field_not_read", "note",

@@ -955,6 +955,10 @@ class PftraceReader:
         self.system.frames = self._on_trace_clock(self.system.frames)
         self.system.logs = self._on_trace_clock(self.system.logs)
         build_system(trace, self.system)
+        if not self.packets and self.diagnostics.count("perfetto.truncated"):
+            # (a few bytes of any protobuf file frame no whole packet: a cut file, not a trace)
+            raise InputError("not a Perfetto trace, or one cut before its first packet ends: "
+                             "no whole packet in it", file=self.name, location="byte offset 0")
         if model is None and not trace.processes and self.packets:
             held = ", ".join(f"{n:,} {kind}" for kind, n in self.packet_kinds.items())
             raise InputError("nothing in this Perfetto trace could be modelled: it holds "
