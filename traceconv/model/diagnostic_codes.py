@@ -353,11 +353,12 @@ CODES: tuple[CodeInfo, ...] = (
           "lines of a summary report that are neither a table's row nor nsys's prose (not "
           "read)"),
     _Code("nsys_stats.name_cut", "note",
-          "names nsys's column layout cut to fit its column (they end in …; its CSV output "
-          "keeps them whole: nsys stats --format csv)"),
+          "names of rows read that nsys's column layout cut to fit its column (they end in "
+          "…; its CSV output keeps them whole: nsys stats --format csv)"),
     _Code("nsys_stats.malformed_row", "dropped",
           "report rows that do not fit their header: a start, end, PID, TID, count or time "
-          "that is not a number or out of range, or another number of fields (not read)"),
+          "that is not a number or out of range, or another number of fields (not read; "
+          "the example shows the row's cells apart: a | b | c)"),
     _Code("nsys_stats.report_skipped", "note",
           "reports nsys skipped for lack of data (SKIPPED: ... does not contain ...)"),
     # overview (traceconv overview, split's overview.pftrace)

@@ -80,11 +80,11 @@ def read(source: Source) -> Trace:
                                  "Range or Operation)", file=source.name,
                                  location=f"line {rows.line_num}")
             trace = TraceBuilder(Metadata(source_format="nsys-stats", clock="none (statistics)"))
-            reports = summaries.read_tables(trace, first, rows)
-            trace.metadata.source_version = ", ".join(dict.fromkeys(reports))
+            reports = summaries.read_tables(trace, first, rows, column_layout=columns is not None)
+            trace.metadata.source_version = ", ".join(dict.fromkeys(
+                report.split(" #")[0] for report in reports))
             if columns is not None:
                 trace.diagnostics.add("nsys_stats.line_outside_table", count=columns.outside)
-                trace.diagnostics.add("nsys_stats.name_cut", count=columns.cut_names)
         except csv.Error as exc:   # a field past the csv module's limit (128 KiB), a NUL...
             raise InputError(f"not CSV as nsys stats writes it: {exc}", file=source.name,
                              location=f"line {rows.line_num}") from None

@@ -22,6 +22,7 @@ from ...analysis.op_summary import op_summary, sort_rows
 from ...analysis.summary import Place, Row, Summary, SummaryOptions, summarize, view_of
 from ...errors import UsageError
 from ...model import Trace
+from ...model.entities import NOT_WORK_TIMES
 from ..json_text import json_text
 from ..tables import Column, fitted_table
 from .ops import NO_DEVICE_TIME, ops_dict, render_ops
@@ -100,6 +101,9 @@ def summary_dict(summary: Summary, show_host: bool = True) -> dict[str, Any]:
     }
     if show_host or summary.host_only:
         out["host_rows"] = [row_dict(r, "host") for r in summary.host_rows]
+    if summary.not_work:
+        out["not_work_time"] = {what: {"rows": rows, "seconds": seconds}
+                                for what, (rows, seconds) in summary.not_work.items()}
     return out
 
 
@@ -149,7 +153,20 @@ def totals_table(summary: Summary) -> Table:
     for label, value in (("total device time", summary.total_device_time),
                          ("total host time", summary.total_host_time)):
         table.add_row(label, "N/A" if value is None else f"{value:g} s")
+    for what, (rows, seconds) in summary.not_work.items():
+        table.add_row(f"not counted, {what}", f"{seconds:g} s in {rows:,} rows: "
+                      f"{NOT_WORK_TIMES[what]}")
     return table
+
+
+def shown_tables(summary: Summary, show_host: bool = False,
+                 print_only: str | None = None) -> list[str]:
+    """The blocks the text prints, in order (``summary``, ``device``, ``host``)."""
+    if print_only:
+        return [print_only]
+    if summary.host_only:   # its host table is the news
+        return ["summary", "host"]
+    return ["summary", "device"] + (["host"] if show_host else [])
 
 
 def render_text(summary: Summary, *, show_host: bool = False, print_only: str | None = None,
@@ -162,17 +179,14 @@ def render_text(summary: Summary, *, show_host: bool = False, print_only: str | 
     def rows_or_none(place: Place) -> Table | str:
         if summary.rows(place):
             return rows_table(summary, place, console.width)
+        if summary.not_work:
+            return f"{place} self time per operator: none (the input's times are no work)"
         return f"{place} self time per operator: none (no operator of the input has a time)"
 
     blocks = {"summary": lambda: totals_table(summary),
               "device": lambda: rows_or_none("device"),
               "host": lambda: rows_or_none("host")}
-    if print_only:
-        wanted = [print_only]
-    elif summary.host_only:  # its host table is the news
-        wanted = ["summary", "host"]
-    else:
-        wanted = ["summary", "device"] + (["host"] if show_host else [])
+    wanted = shown_tables(summary, show_host, print_only)
     for name in wanted:
         console.print(blocks[name]())
         if name == "summary" and wanted[1:] == ["host"]:
@@ -260,15 +274,22 @@ def render(trace: Trace, options: SummaryOptions | None = None, *, top: int | No
             text += textwrap.fill(NO_FLOPS, width or 160) + "\n"
         return text
     result = summarize(trace, replace(options or SummaryOptions(), top=_top(trace, top)))
-    left = 0
+    left: dict[Place, int] = {}
     if top is None and trace.metadata.framework != "MegEngine":
-        # a screenful: a MIGraphX log has a row per instruction (58,000 rows took 21 s)
-        left = max(len(result.device_rows), len(result.host_rows)) - TEXT_ROWS
+        # a screenful: a MIGraphX log has a row per instruction (58,000 rows took 21 s);
+        # what is left out of the tables printed is said, and where to see it
+        places: list[Place] = [p for p in ("device", "host")
+                               if p in shown_tables(result, show_host, print_only)]
+        left = {p: len(result.rows(p)) - TEXT_ROWS for p in places
+                if len(result.rows(p)) > TEXT_ROWS}
         result = replace(result, device_rows=result.device_rows[:TEXT_ROWS],
                          host_rows=result.host_rows[:TEXT_ROWS])
     text = render_text(result, show_host=show_host, print_only=print_only, width=width)
-    if left > 0:
-        text += f"... {left:,} more rows (-t 0 prints them all; --json holds them all)\n"
+    if left:
+        hidden = ", ".join(f"{n:,} more {place} rows" for place, n in left.items())
+        json = "--json --show-host" if "host" in left and not result.host_only else "--json"
+        text += textwrap.fill(f"... {hidden} (-t 0 prints them all; {json} holds them all)",
+                              width or 160) + "\n"
     return text
 
 
