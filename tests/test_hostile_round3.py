@@ -160,7 +160,7 @@ def test_dev_zero_ends_at_the_size_limit():
                            "chrome", "--max-bytes", "1M"], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 1
-    assert "/dev/zero: content is larger than the 1 MiB limit" in done.stderr
+    assert "/dev/zero:byte 1048576: content is larger than the 1 MiB limit" in done.stderr
 
 
 def test_input_symlink_loop_says_so(tmp_path: Path):

@@ -15,7 +15,7 @@ from . import registry
 from .errors import FormatError, InputError, TraceconvError
 from .gcpause import paused_gc
 from .io import DEFAULT_MAX_BYTES, Progress, Source, reading
-from .memory_check import refuse_what_cannot_fit
+from .memory_check import memory_limit
 from .numbers import NumberError
 from .output_files import atomic_output
 from .output_names import refuse_binary_to_terminal
@@ -55,10 +55,10 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
         info = registry.detect(source)
     if not info.reads:
         raise TraceconvError(f"traceconv cannot read {info.name} files", file=source.name)
-    if memory_check:
+    if memory_check:   # (judged by the input layer on the bytes it reads: Source)
         from .spilled_texts import text_store
 
-        refuse_what_cannot_fit(source.path, info.name, text_store() is not None)
+        source.memory_limit = memory_limit(info.name, text_store() is not None)
     return _read(source, info, options)
 
 
@@ -75,6 +75,8 @@ def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any]) ->
         except RecursionError:   # a reader or a library recursed into a deep value
             raise InputError("nested deeper than traceconv reads (about 1,000 levels)",
                              file=source.name) from None
+        finally:
+            source.close()   # (what a piped input left: the trace holds what it needs)
     for code, count, example in source.notes:   # (the input layer's own findings)
         trace.diagnostics.add(code, count=count, example=example)
     from .model.builder import build

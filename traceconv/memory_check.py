@@ -8,12 +8,15 @@ Kineto events, 2.67 GB, peak at 0.92 GB and 30 M, 8.0 GB, at 2.58 GB; with them 
 1 M events, 353 MB, at 352 MB; a .pftrace of 10 M events, 1.53 GB, read at 4.5 GB), so
 :func:`traceconv.load` compares that estimate with the memory available before it reads,
 and the refusal says what to do instead (:data:`INSTEAD`: for Chrome JSON, ``overview`` and
-``split`` read any size in bounded memory).
+``split`` read any size in bounded memory). The estimate is of the bytes actually read: a
+file's size where it is known, before reading; the decompressed bytes of a compressed input
+and those of standard input, a pipe or a device as they are read (:class:`MemoryLimit`).
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
@@ -66,28 +69,26 @@ def available_memory(meminfo: Path = Path("/proc/meminfo"),
     return min(found) if found else None
 
 
-def needed_memory(path: str, format_name: str, spilled: bool) -> int | None:
-    """The estimated peak of reading and converting the file ``path`` of ``format_name``
-    whole (``spilled``: argument texts on disk; a ``.gz`` counted at :data:`GZIP_GUESS` times
-    its size); None when the format's peak is not measured or ``path`` is no file.
+def needed_memory(size: int, format_name: str, spilled: bool) -> int | None:
+    """The estimated peak of reading and converting ``size`` bytes of content of
+    ``format_name`` whole (``spilled``: argument texts on disk); None when the format's
+    peak is not measured.
 
-    >>> needed_memory("samples/torch/cnn_step5.pt.trace.json", "chrome", False) > 100 << 20
+    >>> needed_memory(138424, "perfetto", True) == int(2.8 * 138424) + (100 << 20)
     True
-    >>> needed_memory("samples/torch/cnn_step5.pt.trace.json", "nsys", False) is None
-    True
-    >>> needed_memory("samples/perfetto/rocprofv3_hip_taylor.pftrace", "perfetto", True) \\
-    ...     == int(2.8 * 138424) + (100 << 20)
+    >>> needed_memory(138424, "nsys", False) is None
     True
     """
     factors = PEAK_PER_BYTE.get(format_name)
-    if factors is None or not os.path.isfile(path):
+    if factors is None:
         return None
-    return int(expanded_size(path) * factors[0 if spilled else 1]) + BASE_BYTES
+    return int(size * factors[0 if spilled else 1]) + BASE_BYTES
 
 
 def expanded_size(path: str) -> int:
-    """The bytes the file ``path`` holds once read (a ``.gz`` counted at :data:`GZIP_GUESS`
-    times its size).
+    """A guess, before reading, of the bytes the file ``path`` holds once read (a ``.gz``
+    counted at :data:`GZIP_GUESS` times its size), to choose how to read it; the memory
+    check itself judges the bytes read (:class:`MemoryLimit`).
 
     >>> gz = "samples/torch/resnet18_train_cuda.pt.trace.json.gz"
     >>> expanded_size(gz) == GZIP_GUESS * os.path.getsize(gz)
@@ -96,30 +97,60 @@ def expanded_size(path: str) -> int:
     return os.path.getsize(path) * (GZIP_GUESS if path.endswith(".gz") else 1)
 
 
-def refuse_what_cannot_fit(path: str, format_name: str, spilled: bool,
-                           available: int | None = None) -> None:
-    """Raise :class:`InputError` (one line: what is needed, what is left, what to run
-    instead, how to try anyway) when reading ``path`` whole would need more memory than is
-    available; nothing when :data:`BYPASS` is set in the environment.
+@dataclass(frozen=True)
+class MemoryLimit:
+    """How much content of one format can be read whole in the memory available: the input
+    layer (:class:`traceconv.io.Source`) refuses a file whose size is known to be over
+    :attr:`content_bytes` before reading it, and any other input (compressed, standard
+    input, a pipe or a device) once the bytes read, decompressed, pass it.
 
-    >>> cnn = "samples/torch/cnn_step5.pt.trace.json"
-    >>> refuse_what_cannot_fit(cnn, "chrome", False, available=1 << 40)
-    >>> try:
-    ...     refuse_what_cannot_fit(cnn, "chrome", False, available=1 << 20)
-    ... except InputError as refused:
-    ...     print(refused.message[:66])
-    holding it whole needs about 101 MiB of memory and 1 MiB is availa
+    >>> limit = MemoryLimit("chrome", False, available=(100 << 20) + 850)
+    >>> limit.content_bytes
+    1000
+    >>> print(limit.refusal("t.json", 4000).message[:66])
+    holding it whole needs about 100 MiB of memory and 100 MiB is avai
     """
-    if os.environ.get(BYPASS.split("=")[0]) == "off":
-        return
-    needed = needed_memory(path, format_name, spilled)
-    if needed is None:
-        return
+
+    format_name: str
+    spilled: bool   # argument texts on disk (see needed_memory)
+    available: int
+
+    @property
+    def content_bytes(self) -> int:
+        """The most bytes of content whose estimated peak fits the memory available."""
+        factor = PEAK_PER_BYTE[self.format_name][0 if self.spilled else 1]
+        return max(int((self.available - BASE_BYTES) / factor), 0)
+
+    def refusal(self, name: str, size: int, passed: bool = False,
+                path: str | None = None) -> InputError:
+        """The one line refusing the input ``name`` (``path`` in the commands it suggests;
+        default ``name``) of ``size`` bytes (``passed``: its content is known only to pass
+        ``size``, where reading stopped): what it needs, what is left, what to run instead
+        and how to try anyway."""
+        needed = needed_memory(size, self.format_name, self.spilled) or 0
+        how_much = (f"more than {format_bytes(needed)} of memory (its content passes "
+                    f"{format_bytes(size)} here)" if passed
+                    else f"about {format_bytes(needed)} of memory")
+        return InputError(
+            f"holding it whole needs {how_much} and {format_bytes(self.available)} "
+            f"is available: {INSTEAD[self.format_name].format(path=path or name)}, or try "
+            f"anyway with {BYPASS} in the environment", file=name)
+
+
+def memory_limit(format_name: str, spilled: bool,
+                 available: int | None = None) -> MemoryLimit | None:
+    """The :class:`MemoryLimit` of reading ``format_name`` whole here (``available``:
+    default the memory this process can still take); None where nothing is checked: with
+    :data:`BYPASS` in the environment, for a format whose peak is not measured, or where the
+    memory available is not known.
+
+    >>> memory_limit("chrome", True, available=1 << 30).content_bytes   # (1 GiB - 100 MiB) / 0.33
+    2936012800
+    >>> memory_limit("nsys", True, available=1 << 30) is None
+    True
+    """
+    if os.environ.get(BYPASS.split("=")[0]) == "off" or format_name not in PEAK_PER_BYTE:
+        return None
     if available is None:
         available = available_memory()
-    if available is None or needed <= available:
-        return
-    raise InputError(
-        f"holding it whole needs about {format_bytes(needed)} of memory and "
-        f"{format_bytes(available)} is available: {INSTEAD[format_name].format(path=path)}, "
-        f"or try anyway with {BYPASS} in the environment", file=path)
+    return None if available is None else MemoryLimit(format_name, spilled, available)
