@@ -116,12 +116,12 @@ CODES: tuple[CodeInfo, ...] = (
           "flow events whose other end is not in the file (a start with no finish or a finish "
           "with no start): an arrow needs both ends, so none is drawn; the slice is kept"),
     _Code("chrome.flow_unbound", "dropped",
-          "flow events with no thread slice around them (none at that time on that thread; "
-          "an instant or an async slice there is no slice the model links a flow to)"),
+          "flow events with no thread slice or thread instant around them (none at that "
+          "time on that thread; an async slice there is no slice the model links a flow "
+          "to)"),
     _Code("chrome.flow_within_one_slice", "dropped",
-          "flows whose two ends bind to one slice (both points inside it, or one on an "
-          "instant in it: the model links two slices, and a slice to itself draws no "
-          "arrow)"),
+          "flows whose two ends bind to one slice (both points inside it: the model links "
+          "two slices, and a slice to itself draws no arrow)"),
     _Code("chrome.malformed_event", "dropped", "events with fields of the wrong type"),
     _Code("chrome.memory_event_as_slice", "repaired",
           "[memory] events written as X (torch's python exporter): read as instants"),
