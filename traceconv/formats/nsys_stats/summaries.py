@@ -9,20 +9,21 @@ Columns are found by their header names, in either spelling (``Avg (ns)`` or ``A
 without units documented). Times are kept to the nearest ns; the median and the standard
 deviation go to ``extra`` (``median_ns``, ``stddev_ns``) with the report's name and any
 text column (``Style``, ``Category``). One output holding several reports (nsys's stdout)
-gives every table, each counted as if it were a file of its own; a row that does not fit
-its header is counted, as is a report nsys skipped (``SKIPPED: ... does not contain ...``).
+gives every table, each counted as if it were a file of its own; a row whose numbers are
+not numbers is counted, as is a report nsys skipped (``SKIPPED: ... does not contain ...``);
+a row of another width than its header is :mod:`..csv_rows`' to leave out and count.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
 from ...model import OpStat
 from ...model.builder import TraceBuilder
-from ..nsys_stats_header import TRACE, is_prose, kind_of, report_named
+from ..csv_rows import CsvRows
+from ..nsys_stats_header import TRACE, ColumnRows, is_prose, kind_of, report_named
 
 _NAMES = ("Name", "Range", "Operation")
 _COUNTS = ("Instances", "Num Calls", "Count", "Operations", "Calls")
@@ -125,14 +126,15 @@ def stat_of(table: Table, row: list[str]) -> OpStat:
                   section=table.kind, extra=extra, **times, **{where: total})
 
 
-def read_tables(trace: TraceBuilder, first: Table, rows: Iterator[list[str]]) -> list[str]:
+def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows) -> list[str]:
     """Every row of the report that starts with ``first``'s header and of the reports that
-    follow it in ``rows``; returns the reports' names (or kinds) in order.
+    follow it in ``rows`` (each table's width set on ``rows``: a row of another width is
+    theirs to leave out); returns the reports' names (or kinds) in order.
 
     >>> trace = TraceBuilder()
     >>> first = table_of(["Time (%)", "Total Time (ns)", "Instances", "Name"], "kernels")
-    >>> read_tables(trace, first, iter([["90.0", "900", "3", "gemm"], ["10.0", "100", "1", "copy"],
-    ...                                 [], ["SKIPPED: r.sqlite does not contain NVTX data."]]))
+    >>> read_tables(trace, first, CsvRows(["90.0,900,3,gemm\\n", "10.0,100,1,copy\\n", "\\n",
+    ...                                    "SKIPPED: r.sqlite does not contain NVTX data.\\n"], "r"))
     ['kernels']
     >>> [(s.name, s.calls, s.device_ns) for s in trace.stats], trace.diagnostics.count(
     ...     "nsys_stats.report_skipped")
@@ -146,23 +148,20 @@ def read_tables(trace: TraceBuilder, first: Table, rows: Iterator[list[str]]) ->
         line = ",".join(row)
         kind = kind_of(row)
         if is_prose(line):
-            table, report = None, report_named(line) or report
+            table, report, rows.width = None, report_named(line) or report, None
             if line.startswith("SKIPPED:"):
                 skipped += 1
                 examples.setdefault("skipped", line[:120])
         elif kind is not None and kind != TRACE and (found := table_of(row, kind, report)):
-            table, report = found, None
+            table, report, rows.width = found, None, found.width
             found.part = found.report or kind
             reports.append(found.part)
-        elif table is not None and len(row) == table.width:
+        elif table is not None:
             try:
                 trace.add_stat(stat_of(table, row))
             except ValueError:
                 bad += 1
                 examples.setdefault("bad", line[:120])
-        elif table is not None:
-            bad += 1
-            examples.setdefault("bad", line[:120])
         else:
             unread += 1
             examples.setdefault("unread", line[:120])
