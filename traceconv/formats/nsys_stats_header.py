@@ -186,6 +186,8 @@ class ColumnRows:
 
     def __init__(self, lines: Iterable[str]) -> None:
         self.lines = lines
+        self.width: int | None = None   # (set by the reader, as on CsvRows: cut at the
+        # rule's columns, every row has its table's width)
         self.outside = 0
         self.line_num = 0
         self._rows = self._read()

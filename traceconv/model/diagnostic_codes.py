@@ -140,6 +140,13 @@ CODES: tuple[CodeInfo, ...] = (
           "profile samples, 'P', trace_processor reads as stack samples; most others it "
           "ignores too)"),
     _Code("chrome.x_without_dur", "guessed", "X events without dur: duration 0"),
+    # csv (every CSV reader's rows: traceconv/formats/csv_rows.py)
+    _Code("csv.row_cut", "dropped",
+          "a last row cut mid-line (no line end and fewer cells than the header, or a "
+          "quoted field never closed): the file was cut there; not read", CUT),
+    _Code("csv.row_width_mismatch", "dropped",
+          "CSV rows with another number of cells than their header (their cells would "
+          "land in the wrong columns): not read (the first one's line in the example)"),
     # dataflow
     _Code("dataflow.flows", "note",
           "flows added from producer to consumer ops of the op graph (--flows dataflow)"),
@@ -357,8 +364,8 @@ CODES: tuple[CodeInfo, ...] = (
           "…; its CSV output keeps them whole: nsys stats --format csv)"),
     _Code("nsys_stats.malformed_row", "dropped",
           "report rows that do not fit their header: a start, end, PID, TID, count or time "
-          "that is not a number or out of range, or another number of fields (not read; "
-          "the example shows the row's cells apart: a | b | c)"),
+          "that is not a number or out of range (not read; the example shows the row's "
+          "cells apart: a | b | c)"),
     _Code("nsys_stats.report_skipped", "note",
           "reports nsys skipped for lack of data (SKIPPED: ... does not contain ...)"),
     # overview (traceconv overview, split's overview.pftrace)

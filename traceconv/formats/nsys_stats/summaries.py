@@ -15,14 +15,14 @@ in bytes in ``extra`` (``total_bytes``...). Rows whose time is no work say so
 (``extra[TIME_IS]``): an OS runtime summary's calls are threads waiting, NVTX ranges enclose
 other rows' calls, sizes are no time. One output holding several reports (nsys's stdout)
 gives every table, each counted as if it were a file of its own (a report printed again,
-for another process, as ``osrt_sum #2``); a row that does not fit its header is counted, as
-is a report nsys skipped (``SKIPPED: ... does not contain ...``).
+for another process, as ``osrt_sum #2``); a row whose numbers are not numbers is counted, as
+is a report nsys skipped (``SKIPPED: ... does not contain ...``); a row of another width
+than its header is :mod:`..csv_rows`' to leave out and count.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
@@ -30,7 +30,15 @@ from ...model import OpStat
 from ...model.builder import TraceBuilder
 from ...model.entities import TIME_IS
 from ...numbers import ungrouped
-from ..nsys_stats_header import TRACE, is_prose, kind_of, kind_of_report, report_named
+from ..csv_rows import CsvRows
+from ..nsys_stats_header import (
+    TRACE,
+    ColumnRows,
+    is_prose,
+    kind_of,
+    kind_of_report,
+    report_named,
+)
 
 _NAMES = ("Name", "Range", "Operation")
 _COUNTS = ("Instances", "Num Calls", "Count", "Operations", "Calls")
@@ -156,17 +164,18 @@ def stat_of(table: Table, row: list[str]) -> OpStat:
                   section=table.section or table.kind, extra=extra, **times, **where)
 
 
-def read_tables(trace: TraceBuilder, first: Table, rows: Iterator[list[str]],
+def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
                 column_layout: bool = False) -> list[str]:
     """Every row of the report that starts with ``first``'s header and of the reports that
-    follow it in ``rows``; returns the reports' names (or kinds) in order. In nsys's
+    follow it in ``rows`` (each table's width set on ``rows``: a row of another width is
+    theirs to leave out); returns the reports' names (or kinds) in order. In nsys's
     ``column_layout`` the names of the rows read that nsys cut to fit (ending in …) are
     counted. A diagnostic's example shows a row's cells apart (``80.8 | 444,988,647 | ...``).
 
     >>> trace = TraceBuilder()
     >>> first = table_of(["Time (%)", "Total Time (ns)", "Instances", "Name"], "kernels")
-    >>> read_tables(trace, first, iter([["90.0", "900", "3", "gemm"], ["10.0", "100", "1", "copy"],
-    ...                                 [], ["SKIPPED: r.sqlite does not contain NVTX data."]]))
+    >>> read_tables(trace, first, CsvRows(["90.0,900,3,gemm\\n", "10.0,100,1,copy\\n", "\\n",
+    ...                                    "SKIPPED: r.sqlite does not contain NVTX data.\\n"], "r"))
     ['kernels']
     >>> [(s.name, s.calls, s.device_ns) for s in trace.stats], trace.diagnostics.count(
     ...     "nsys_stats.report_skipped")
@@ -181,18 +190,18 @@ def read_tables(trace: TraceBuilder, first: Table, rows: Iterator[list[str]],
         line = ",".join(row)
         kind = kind_of(row)
         if is_prose(line):
-            table, report = None, report_named(line) or report
+            table, report, rows.width = None, report_named(line) or report, None
             if line.startswith("SKIPPED:"):
                 skipped += 1
                 examples.setdefault("skipped", line[:120])
         elif kind is not None and kind != TRACE and (found := table_of(row, kind, report)):
-            table, report = found, None
+            table, report, rows.width = found, None, found.width
             label = found.report or found.kind
             printed[label] = times = printed.get(label, 0) + 1
             found.part = label if times == 1 else f"{label} #{times}"
             found.section = None if times == 1 else f"{found.kind} #{times}"
             reports.append(found.part)
-        elif table is not None and len(row) == table.width:
+        elif table is not None:
             try:
                 trace.add_stat(stat_of(table, row))
             except ValueError:
@@ -200,9 +209,6 @@ def read_tables(trace: TraceBuilder, first: Table, rows: Iterator[list[str]],
                 examples.setdefault("bad", " | ".join(row)[:120])
             else:
                 cut += column_layout and row[table.name].endswith("…")
-        elif table is not None:
-            bad += 1
-            examples.setdefault("bad", " | ".join(row)[:120])
         else:
             unread += 1
             examples.setdefault("unread", " | ".join(row)[:120])
