@@ -121,3 +121,42 @@ def test_garbled_output_inside_a_migraphx_run_is_still_lost(tmp_path):
     garbled.write_text(text)
     trace = traceconv.load(garbled)
     assert _lost(trace) == {"migraphx.unparsed_line": 1}
+
+
+def _summary_json(path: Path) -> dict:
+    from traceconv.presentation.summary import summary_data
+    return summary_data(traceconv.load(path))
+
+
+def test_two_reports_in_one_page_are_summarised_run_by_run():
+    path = DATA / "paddle" / "paddle_fluid_profiler_cn_api_two_reports.rst"
+    # each report's Total column, summed with plain Python: 131.601299 and 9.977529 ms
+    totals: list[float] = []
+    for line in path.read_text().splitlines():
+        if "Profiling Report" in line:
+            totals.append(0.0)
+        elif ROW.match(line):
+            totals[-1] += float(line.split()[2])
+    data = _summary_json(path)
+    assert [run["run"] for run in data["runs"]] == [1, 2]
+    assert [run["total_host_time"] for run in data["runs"]] == pytest.approx(
+        [t / 1e3 for t in totals], abs=1e-9)
+    assert "total_host_time" not in data          # no total adds the two runs
+    from traceconv.presentation.summary import render
+    text = render(traceconv.load(path), width=80)
+    assert "run 1 of 2" in text and "run 2 of 2" in text
+    assert "129.406ms" in text and "e-0" not in text   # the report's ms, not 0.129 s
+
+
+def test_a_summary_of_an_elided_page_says_its_totals_are_the_listed_rows():
+    data = _summary_json(DATA / "paddle" / "paddlefleetx_docs_profiler_gpt_v100.md")
+    assert data["totals_note"].startswith("totals cover the listed rows only")
+    # the page's Model Summary: "ProfileStep  3  1705.19 / ...  1397.52 / ..." (ms)
+    assert data["stated_totals_ns"] == {"host": 1_705_190_000, "device": 1_397_520_000}
+    # the two top-level Operator rows, by hand: 458.82 + 253.46 ms GPU
+    assert data["total_device_time"] == pytest.approx(0.71228)
+
+
+def test_a_whole_report_has_no_totals_note():
+    data = _summary_json(DATA / "paddle" / "paddle_inference_config_enable_profile_cn.md")
+    assert "totals_note" not in data

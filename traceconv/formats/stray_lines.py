@@ -22,6 +22,9 @@ from typing import Literal
 from ..model import Diagnostics
 
 Stray = Literal["row", "elided", "foreign"]
+# the codes of rows a table lost (by this rule, or cut off): a total over the rows read
+# is then the listed rows' only
+ROW_LOSSES = ("elided", "cut_row", "unreadable_row", "unparsed_line")
 
 _MARKUP = re.compile(r"^\s*(?:(?:```|~~~).*|(?:</?(?:pre|code|div|details|summary)\b[^>]*>\s*)+"
                      r"|\.\. [\w-]+::.*)$", re.IGNORECASE)
@@ -99,3 +102,14 @@ def count_foreign(diagnostics: Diagnostics, reader: str, count: int,
     """
     diagnostics.add(f"{reader}.foreign_lines", count=count,
                     example=None if first is None else f"line {first[0]}: {first[1].strip()}")
+
+
+def rows_left_out(diagnostics: Diagnostics) -> int:
+    """How many rows the tables of a text lost: elided, cut off or unreadable (dropped).
+
+    >>> found = Diagnostics(); found.add("paddle_summary.elided", count=2)
+    >>> rows_left_out(found)
+    2
+    """
+    return sum(d.count for d in diagnostics
+               if d.kind == "dropped" and d.code.rsplit(".", 1)[-1] in ROW_LOSSES)
