@@ -239,7 +239,8 @@ CODES: tuple[CodeInfo, ...] = (
           "inputs do not share an epoch clock; their times are kept as they are, not "
           "aligned"),
     # migraphx
-    _Code("migraphx.elided", "note", "'...' elision lines in the paste"),
+    _Code("migraphx.elided", "note",
+          "'...' elision lines in the paste, or '#' remarks inside MIGraphX output"),
     _Code("migraphx.eval_unknown_instruction", "note",
           "trace-eval record without a parsable instruction (ROCm 4.1 prints 'Instruction "
           "not part of program')"),
@@ -275,7 +276,9 @@ CODES: tuple[CodeInfo, ...] = (
           "goes"),
     _Code("migraphx.unclosed_attributes", "repaired",
           "code_object attributes without the closing ']' (ROCm 4.2-4.5 print)"),
-    _Code("migraphx.unparsed_line", "dropped", "line not understood as MIGraphX output"),
+    _Code("migraphx.unparsed_line", "dropped",
+          "line inside MIGraphX output shaped like one of its lines (an instruction, a timed "
+          "line, a Summary or trailer line) that could not be read"),
     _Code("migraphx.name_repeated", "repaired",
           "instruction names printed again in their module (a garbled or spliced paste): "
           "kept as <name>#2...; references go to the first"),
@@ -402,8 +405,8 @@ CODES: tuple[CodeInfo, ...] = (
     # paddle_report
     _Code("paddle_report.cut_row", "dropped",
           "dropped row: cut off (fewer cells than the table's columns)", CUT),
-    _Code("paddle_report.foreign_lines", "note",
-          "lines that belong to no report (log output) were skipped"),
+    _Code("paddle_report.elided", "dropped",
+          "'...' lines or '# ...' remarks among a table's rows: the paste left rows out there"),
     _Code("paddle_report.headerless_table", "guessed",
           "Event Summary rows without their header: columns taken from the rows' shape"),
     _Code("paddle_report.nesting_guessed", "guessed",
@@ -414,17 +417,17 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("paddle_report.overhead_without_total", "repaired",
           "overhead split without a 'Total time' line"),
     _Code("paddle_report.unreadable_row", "dropped",
-          "Event Summary line that is not a row (foreign text in a table)"),
+          "line inside an Event Summary table shaped like a row (a name, then its calls where "
+          "the table has them) whose cells do not read"),
     _Code("paddle_report.wrapped_line", "repaired",
           "line hard-wrapped by the paste: the pieces were joined"),
     _Code("paddle_report.unknown_place", "note",
           "a Place: the profiler never printed (times kept, neither host nor device)"),
     # paddle_summary
-    _Code("paddle_summary.foreign_lines", "note", "lines outside any summary table were skipped"),
     _Code("paddle_summary.orphan_indent", "repaired",
           "indented row with no enclosing row (kept at top level)"),
     _Code("paddle_summary.elided", "dropped",
-          "'...' lines inside a table: the paste left rows out there (its totals count "
+          "'...' lines or '# ...' remarks among a table's rows: the paste left rows out there (its totals count "
           "them, the rows read do not)"),
     _Code("paddle_summary.unreadable_row", "dropped",
           "rows whose numbers do not parse or whose cells do not match the table's header: "
@@ -769,6 +772,10 @@ CODES: tuple[CodeInfo, ...] = (
           "device records with no runtime call to link from"),
     _Code("{reader}.launch_flows_guessed", "guessed",
           "runtime→kernel flows matched by annotation and order (no correlation ids)"),
+    _Code("{reader}.foreign_lines", "note",
+          "lines outside the report's tables or not shaped like a row (prose, markup, shell "
+          "commands, other output around a paste): skipped, nothing of the report lost "
+          "(traceconv/formats/stray_lines.py)"),
     _Code("{reader}.invalid_utf8", "repaired",
           "strings that were not valid UTF-8: undecodable bytes shown as U+FFFD"),
 )
