@@ -91,16 +91,21 @@ def count_stray(diagnostics: Diagnostics, reader: str, lineno: int, line: str, *
     return kind
 
 
-def count_foreign(diagnostics: Diagnostics, reader: str, count: int,
+def count_tallied(diagnostics: Diagnostics, reader: str, kind: Stray, count: int,
                   first: tuple[int, str] | None) -> None:
-    """Count ``count`` foreign lines at once (a reader that tallies them as it reads),
-    ``first`` the (line number, text) of the first.
+    """Count ``count`` unread lines of one ``kind`` (``foreign`` or ``elided``) at once, for
+    a reader that tallies them as it reads; ``first`` the (line number, text) of the first.
 
-    >>> found = Diagnostics(); count_foreign(found, "migraphx", 3, (4, "- **Hardware**: HX370"))
+    >>> found = Diagnostics()
+    >>> count_tallied(found, "migraphx", "foreign", 3, (4, "- **Hardware**: HX370"))
     >>> found["migraphx.foreign_lines"].count, found["migraphx.foreign_lines"].example
     (3, 'line 4: - **Hardware**: HX370')
+    >>> count_tallied(found, "migraphx", "elided", 1, (9, "..."))
+    >>> found["migraphx.elided"].kind
+    'dropped'
     """
-    diagnostics.add(f"{reader}.foreign_lines", count=count,
+    code = {"elided": f"{reader}.elided", "foreign": f"{reader}.foreign_lines"}[kind]
+    diagnostics.add(code, count=count,
                     example=None if first is None else f"line {first[0]}: {first[1].strip()}")
 
 

@@ -239,8 +239,6 @@ CODES: tuple[CodeInfo, ...] = (
           "inputs do not share an epoch clock; their times are kept as they are, not "
           "aligned"),
     # migraphx
-    _Code("migraphx.elided", "note",
-          "'...' elision lines in the paste, or '#' remarks inside MIGraphX output"),
     _Code("migraphx.eval_unknown_instruction", "note",
           "trace-eval record without a parsable instruction (ROCm 4.1 prints 'Instruction "
           "not part of program')"),
@@ -405,8 +403,6 @@ CODES: tuple[CodeInfo, ...] = (
     # paddle_report
     _Code("paddle_report.cut_row", "dropped",
           "dropped row: cut off (fewer cells than the table's columns)", CUT),
-    _Code("paddle_report.elided", "dropped",
-          "'...' lines or '# ...' remarks among a table's rows: the paste left rows out there"),
     _Code("paddle_report.headerless_table", "guessed",
           "Event Summary rows without their header: columns taken from the rows' shape"),
     _Code("paddle_report.nesting_guessed", "guessed",
@@ -426,9 +422,6 @@ CODES: tuple[CodeInfo, ...] = (
     # paddle_summary
     _Code("paddle_summary.orphan_indent", "repaired",
           "indented row with no enclosing row (kept at top level)"),
-    _Code("paddle_summary.elided", "dropped",
-          "'...' lines or '# ...' remarks among a table's rows: the paste left rows out there (its totals count "
-          "them, the rows read do not)"),
     _Code("paddle_summary.unreadable_row", "dropped",
           "rows whose numbers do not parse or whose cells do not match the table's header: "
           "skipped"),
@@ -775,6 +768,10 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("{reader}.foreign_lines", "note",
           "lines outside the report's tables or not shaped like a row (prose, markup, shell "
           "commands, other output around a paste): skipped, nothing of the report lost "
+          "(traceconv/formats/stray_lines.py)"),
+    _Code("{reader}.elided", "dropped",
+          "'...' lines or '# ...' remarks among a report's rows: the paste left rows out there "
+          "(the rows read do not hold them; totals the report states do) "
           "(traceconv/formats/stray_lines.py)"),
     _Code("{reader}.invalid_utf8", "repaired",
           "strings that were not valid UTF-8: undecodable bytes shown as U+FFFD"),

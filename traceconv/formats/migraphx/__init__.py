@@ -24,7 +24,7 @@ from ...model.builder import TraceBuilder
 from ...model.lazy_graph import LazyDiGraph
 from ...model.memory import add_live_bytes_counters
 from ...vocabularies.migraphx import MIGRAPHX_VOCABULARY
-from ..stray_lines import count_foreign
+from ..stray_lines import count_tallied
 from ..text_lines import text_lines
 from .document import Document, parse_document
 from .graph import GraphPart, fill_graph, node_counts
@@ -154,8 +154,9 @@ def _note_document(document: Document, trace: Trace) -> None:
         number, text = document.unparsed[0]
         diagnostics.add("migraphx.unparsed_line", count=len(document.unparsed),
                         example=f"line {number}: {text}")
-    count_foreign(diagnostics, "migraphx", document.foreign, document.first_foreign)
-    diagnostics.add("migraphx.elided", count=len(document.elided))
+    count_tallied(diagnostics, "migraphx", "foreign", document.foreign, document.first_foreign)
+    count_tallied(diagnostics, "migraphx", "elided", len(document.elided),
+                  (document.elided[0], "...") if document.elided else None)
     diagnostics.add("migraphx.untitled_summary", count=document.untitled_summary)
     diagnostics.add("migraphx.wrapped_line", count=len(document.wrapped),
                     example=f"line {document.wrapped[0]}"
