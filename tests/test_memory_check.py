@@ -105,3 +105,79 @@ def test_available_memory(tmp_path: Path, meminfo, limit, current, expected):
         if text is not None:
             (tmp_path / name).write_text(text)
     assert available_memory(tmp_path / "meminfo", tmp_path) == expected
+
+
+def _tiny_events_xplane(path: Path, events: int) -> Path:
+    """An XSpace of one host line of ``events`` empty XEvents (``22 00``), by hand."""
+    def varint(value: int) -> bytes:
+        out = bytearray()
+        while value > 0x7F:
+            out.append(value & 0x7F | 0x80)
+            value >>= 7
+        return bytes([*out, value])
+
+    line = b"\x12\x06worker" + b"\x22\x00" * events
+    plane = b"\x12\x09/host:CPU\x1a" + varint(len(line)) + line
+    path.write_bytes(b"\x0a" + varint(len(plane)) + plane)
+    return path
+
+
+def test_a_protobuf_of_tiny_messages_is_refused_by_its_rows(tmp_path: Path, monkeypatch):
+    """200,000 two-byte XEvents: 0.4 MB whose rows take about 20 times more than its bytes
+    (each event a slice: 160 bytes measured per event above 28 per byte). Where the bytes
+    alone would fit, the events are counted and the refusal names the file in one line."""
+    path = _tiny_events_xplane(tmp_path / "tiny.xplane.pb", 200_000)
+    size = path.stat().st_size
+    by_size = int(28 * size) + 100 * MiB
+    needed = by_size + 160 * 200_000             # the events, by construction
+    monkeypatch.setattr(memory_check, "available_memory", lambda: by_size + MiB)
+    result = run("info", str(path))
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"traceconv: error: {path}: ")
+    assert f"needs about {needed / MiB:.0f} MiB of memory" in lines[0]
+    assert "TRACECONV_MEMORY_CHECK=off" in lines[0]
+    assert needed_memory(str(path), "xplane", False) == needed
+    monkeypatch.setattr(memory_check, "available_memory", lambda: needed + MiB)
+    assert run("info", str(path)).exit_code == 0
+
+
+def test_the_rows_are_counted_only_when_the_size_cannot_decide(tmp_path: Path, monkeypatch):
+    """No walk of a file that fits even if every message were two bytes, nor of one whose
+    bytes alone do not fit; a compressed file bounds nothing by its size: counted."""
+    import gzip
+
+    import traceconv.formats.protowire.counting as counting
+
+    walks: list[str] = []
+    real = counting.count_elements
+    monkeypatch.setattr(counting, "count_elements",
+                        lambda cls, data, paths: walks.append(cls.__name__) or real(cls, data, paths))
+    path = _tiny_events_xplane(tmp_path / "tiny.xplane.pb", 1000)
+    size = path.stat().st_size
+    most = int(28 * size) + 100 * MiB + 160 * (size // 2)
+    memory_check.refuse_what_cannot_fit(str(path), "xplane", False, available=most)
+    with pytest.raises(traceconv.InputError):
+        memory_check.refuse_what_cannot_fit(str(path), "xplane", False, available=MiB)
+    assert walks == []
+    gz = tmp_path / "tiny.xplane.pb.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    memory_check.refuse_what_cannot_fit(str(gz), "xplane", False, available=1 << 40)
+    memory_check.refuse_what_cannot_fit(str(path), "xplane", False, available=most - 1)
+    assert walks == ["XSpace", "XSpace"]
+
+
+def test_rows_counted_in_a_real_file_agree_with_the_protobuf_runtime(shared_samples: Path):
+    """The walk's count of a real XPlane's events against the protobuf runtime's decode of
+    the whole file."""
+    from protobuf_runtime import runtime_classes
+
+    from traceconv.formats.protowire.counting import count_elements
+    from traceconv.formats.xplane.proto import MESSAGES, XSpace
+
+    data = (shared_samples / "xplane" / "openxla__xprof__tpu_inference_2.xplane.pb").read_bytes()
+    space = runtime_classes("memcheck_xplane", MESSAGES)["XSpace"].FromString(data)
+    events = sum(len(line.events) for plane in space.planes for line in plane.lines)
+    assert events > 20_000
+    assert count_elements(XSpace, data, ("planes.lines.events",)) == {
+        "planes.lines.events": events}

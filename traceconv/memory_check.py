@@ -9,22 +9,50 @@ Kineto events, 2.67 GB, peak at 0.92 GB and 30 M, 8.0 GB, at 2.58 GB; with them 
 :func:`traceconv.load` compares that estimate with the memory available before it reads,
 and the refusal says what to do instead (:data:`INSTEAD`: for Chrome JSON, ``overview`` and
 ``split`` read any size in bounded memory).
+
+The protobuf inputs that a reader decodes message by message (XPlane, Paddle's) cost per
+message more than per byte: each event becomes a row however few bytes it takes, so a
+file of two-byte events would take a hundred times its size and more. Their estimate adds
+the rows (:data:`PEAK_PER_ELEMENT`), counted in a walk of the file that decodes nothing,
+made only when the bound that needs no count (every message of the fewest bytes, two)
+does not fit.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
+from typing import Literal
 
 from .errors import InputError
+from .io import Source
 from .units import format_bytes
+
+Rows = Literal["counted", "none", "most"]
 
 # peak bytes per input byte read and converted whole, per format: (argument texts on disk,
 # in memory), above the interpreter's own; a little under the measured, so that a trace
 # that would just fit is not refused: Chrome JSON 0.32-0.35 (10 M and 30 M Kineto events)
 # and 0.87-0.89 (1 M CPU, 0.7 M H100); a .pftrace (its args are never text) 2.9 (10 M
-# Kineto events written by traceconv), 3.2 (1 M) and 6.9 (the H100 trace)
-PEAK_PER_BYTE = {"chrome": (0.33, 0.85), "perfetto": (2.8, 2.8)}
+# Kineto events written by traceconv), 3.2 (1 M) and 6.9 (the H100 trace); XPlane 30-36
+# (its stats become args), Paddle's protobuf 3-7 and binary profile 8-16 above their rows
+PEAK_PER_BYTE = {"chrome": (0.33, 0.85), "perfetto": (2.8, 2.8), "xplane": (28, 28),
+                 "paddle-pb": (3, 3), "paddle-profile": (8, 8)}
+# per message format: its top message ("module:class") and, per repeated message field
+# whose elements become rows, the peak bytes per element (the smallest element of each
+# kind read and converted to .pftrace, a million of them; a little under the measured)
+PEAK_PER_ELEMENT: dict[str, tuple[str, dict[str, int]]] = {
+    "xplane": ("traceconv.formats.xplane.proto:XSpace", {"planes.lines.events": 160}),
+    "paddle-profile": ("traceconv.formats.paddle_profile.proto:Profile",
+                       {"events": 240, "mem_events": 640}),
+    "paddle-pb": ("traceconv.formats.paddle_pb.proto:NodeTreesProto", {
+        "thread_trees.host_nodes": 840, "thread_trees.host_nodes.runtime_nodes": 320,
+        "thread_trees.host_nodes.runtime_nodes.device_nodes": 420,
+        "thread_trees.host_nodes.mem_nodes": 600,
+        "thread_trees.host_nodes.op_supplement_nodes": 700}),
+}
+SMALLEST_ELEMENT = 2   # bytes: a field key and a zero length
 # what to run instead, per format (a .pftrace: Perfetto's own reader of any size)
 INSTEAD = {
     "chrome": "see the whole run with `traceconv overview {path} -o overview.pftrace` and "
@@ -33,6 +61,7 @@ INSTEAD = {
     "perfetto": "open it with Perfetto's trace_processor_shell (`--httpd` serves it to the "
                 "Perfetto UI), which holds a trace in less",
 }
+ELSEWHERE = "convert it on a machine with more memory"   # where INSTEAD names nothing
 BASE_BYTES = 100 << 20   # the interpreter and the libraries
 GZIP_GUESS = 8           # how much larger a .gz trace is once decompressed (about)
 BYPASS = "TRACECONV_MEMORY_CHECK=off"   # in the environment: no check
@@ -66,10 +95,14 @@ def available_memory(meminfo: Path = Path("/proc/meminfo"),
     return min(found) if found else None
 
 
-def needed_memory(path: str, format_name: str, spilled: bool) -> int | None:
+def needed_memory(path: str, format_name: str, spilled: bool,
+                  rows: Rows = "counted") -> int | None:
     """The estimated peak of reading and converting the file ``path`` of ``format_name``
     whole (``spilled``: argument texts on disk; a ``.gz`` counted at :data:`GZIP_GUESS` times
-    its size); None when the format's peak is not measured or ``path`` is no file.
+    its size); None when the format's peak is not measured or ``path`` is no file. The rows
+    of a message format (:data:`PEAK_PER_ELEMENT`) are ``counted`` (a walk of the file),
+    left out (``none``) or taken at their ``most`` (every message of :data:`SMALLEST_ELEMENT`
+    bytes; None for a compressed file, whose size bounds nothing).
 
     >>> needed_memory("samples/torch/cnn_step5.pt.trace.json", "chrome", False) > 100 << 20
     True
@@ -78,11 +111,27 @@ def needed_memory(path: str, format_name: str, spilled: bool) -> int | None:
     >>> needed_memory("samples/perfetto/rocprofv3_hip_taylor.pftrace", "perfetto", True) \\
     ...     == int(2.8 * 138424) + (100 << 20)
     True
+    >>> xplane = "samples/xplane/jax_rocm_mi300_conv.xplane.pb.gz"
+    >>> needed_memory(xplane, "xplane", True, "most") is None   # compressed: no bound
+    True
     """
     factors = PEAK_PER_BYTE.get(format_name)
     if factors is None or not os.path.isfile(path):
         return None
-    return int(expanded_size(path) * factors[0 if spilled else 1]) + BASE_BYTES
+    needed = int(expanded_size(path) * factors[0 if spilled else 1]) + BASE_BYTES
+    per_element = PEAK_PER_ELEMENT.get(format_name)
+    if per_element is None or rows == "none":
+        return needed
+    top, costs = per_element
+    if rows == "most":
+        return None if Source(path).compressed else \
+            needed + max(costs.values()) * (os.path.getsize(path) // SMALLEST_ELEMENT)
+    from .formats.protowire.counting import count_elements  # (a message format's: lazy)
+
+    module, _, name = top.partition(":")
+    counts = count_elements(getattr(importlib.import_module(module), name),
+                            Source(path).read_bytes(), tuple(costs))
+    return needed + sum(costs[field] * count for field, count in counts.items())
 
 
 def expanded_size(path: str) -> int:
@@ -112,14 +161,24 @@ def refuse_what_cannot_fit(path: str, format_name: str, spilled: bool,
     """
     if os.environ.get(BYPASS.split("=")[0]) == "off":
         return
-    needed = needed_memory(path, format_name, spilled)
-    if needed is None:
-        return
     if available is None:
         available = available_memory()
-    if available is None or needed <= available:
+    if available is None:
         return
+    # (the estimates that read nothing first: the rows are counted only when neither
+    # decides, so no file's walk is paid where its size alone says whether it fits)
+    needed = needed_memory(path, format_name, spilled, "none")
+    if needed is None:
+        return
+    if needed <= available:
+        most = needed_memory(path, format_name, spilled, "most")
+        if most is not None and most <= available:
+            return
+        needed = needed_memory(path, format_name, spilled)
+        if needed is None or needed <= available:
+            return
     raise InputError(
         f"holding it whole needs about {format_bytes(needed)} of memory and "
-        f"{format_bytes(available)} is available: {INSTEAD[format_name].format(path=path)}, "
+        f"{format_bytes(available)} is available: "
+        f"{INSTEAD.get(format_name, ELSEWHERE).format(path=path)}, "
         f"or try anyway with {BYPASS} in the environment", file=path)
