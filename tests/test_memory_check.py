@@ -7,6 +7,7 @@ Expected values: the estimate's factors are the peaks measured in ``benchmarks/R
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 import traceconv
 import traceconv.memory_check as memory_check
 from tests.test_cli import CNN, run
+from traceconv.formats.xplane import ROW_PEAK
 from traceconv.memory_check import available_memory, needed_memory
 
 MiB = 1 << 20
@@ -137,7 +139,7 @@ def test_a_protobuf_of_tiny_messages_is_refused_by_its_rows(tmp_path: Path, monk
     assert len(lines) == 1 and lines[0].startswith(f"traceconv: error: {path}: ")
     assert f"needs about {needed / MiB:.0f} MiB of memory" in lines[0]
     assert "TRACECONV_MEMORY_CHECK=off" in lines[0]
-    assert needed_memory(str(path), "xplane", False) == needed
+    assert needed_memory(str(path), "xplane", False, ROW_PEAK) == needed
     monkeypatch.setattr(memory_check, "available_memory", lambda: needed + MiB)
     assert run("info", str(path)).exit_code == 0
 
@@ -156,14 +158,16 @@ def test_the_rows_are_counted_only_when_the_size_cannot_decide(tmp_path: Path, m
     path = _tiny_events_xplane(tmp_path / "tiny.xplane.pb", 1000)
     size = path.stat().st_size
     most = int(28 * size) + 100 * MiB + 160 * (size // 2)
-    memory_check.refuse_what_cannot_fit(str(path), "xplane", False, available=most)
+    refuse = functools.partial(memory_check.refuse_what_cannot_fit, format_name="xplane",
+                               spilled=False, row_peak=ROW_PEAK)
+    refuse(str(path), available=most)
     with pytest.raises(traceconv.InputError):
-        memory_check.refuse_what_cannot_fit(str(path), "xplane", False, available=MiB)
+        refuse(str(path), available=MiB)
     assert walks == []
     gz = tmp_path / "tiny.xplane.pb.gz"
     gz.write_bytes(gzip.compress(path.read_bytes()))
-    memory_check.refuse_what_cannot_fit(str(gz), "xplane", False, available=1 << 40)
-    memory_check.refuse_what_cannot_fit(str(path), "xplane", False, available=most - 1)
+    refuse(str(gz), available=1 << 40)
+    refuse(str(path), available=most - 1)
     assert walks == ["XSpace", "XSpace"]
 
 

@@ -58,7 +58,8 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
     if memory_check:
         from .spilled_texts import text_store
 
-        refuse_what_cannot_fit(source.path, info.name, text_store() is not None)
+        refuse_what_cannot_fit(source.path, info.name, text_store() is not None,
+                               row_peak=getattr(info.load(), "ROW_PEAK", None))
     return _read(source, info, options)
 
 

@@ -13,23 +13,33 @@ and the refusal says what to do instead (:data:`INSTEAD`: for Chrome JSON, ``ove
 The protobuf inputs that a reader decodes message by message (XPlane, Paddle's) cost per
 message more than per byte: each event becomes a row however few bytes it takes, so a
 file of two-byte events would take a hundred times its size and more. Their estimate adds
-the rows (:data:`PEAK_PER_ELEMENT`), counted in a walk of the file that decodes nothing,
-made only when the bound that needs no count (every message of the fewest bytes, two)
-does not fit.
+the rows (the reader module's ``ROW_PEAK``, a :class:`RowPeak`), counted in a walk of
+the file that decodes nothing, made only when the bound that needs no count (every
+message of the fewest bytes) does not fit.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from .errors import InputError
 from .io import Source
 from .units import format_bytes
 
 Rows = Literal["counted", "none", "most"]
+
+
+class RowPeak(Protocol):
+    """What the rows of a message format add to the peak (the format's ``ROW_PEAK``:
+    :class:`traceconv.formats.protowire.counting.RowPeak`)."""
+
+    def most(self, size: int) -> int:
+        """At most, for a file of ``size`` bytes (no read)."""
+
+    def counted(self, data: bytes) -> int:
+        """For the file's content ``data``, its rows counted."""
 
 # peak bytes per input byte read and converted whole, per format: (argument texts on disk,
 # in memory), above the interpreter's own; a little under the measured, so that a trace
@@ -39,20 +49,6 @@ Rows = Literal["counted", "none", "most"]
 # (its stats become args), Paddle's protobuf 3-7 and binary profile 8-16 above their rows
 PEAK_PER_BYTE = {"chrome": (0.33, 0.85), "perfetto": (2.8, 2.8), "xplane": (28, 28),
                  "paddle-pb": (3, 3), "paddle-profile": (8, 8)}
-# per message format: its top message ("module:class") and, per repeated message field
-# whose elements become rows, the peak bytes per element (the smallest element of each
-# kind read and converted to .pftrace, a million of them; a little under the measured)
-PEAK_PER_ELEMENT: dict[str, tuple[str, dict[str, int]]] = {
-    "xplane": ("traceconv.formats.xplane.proto:XSpace", {"planes.lines.events": 160}),
-    "paddle-profile": ("traceconv.formats.paddle_profile.proto:Profile",
-                       {"events": 240, "mem_events": 640}),
-    "paddle-pb": ("traceconv.formats.paddle_pb.proto:NodeTreesProto", {
-        "thread_trees.host_nodes": 840, "thread_trees.host_nodes.runtime_nodes": 320,
-        "thread_trees.host_nodes.runtime_nodes.device_nodes": 420,
-        "thread_trees.host_nodes.mem_nodes": 600,
-        "thread_trees.host_nodes.op_supplement_nodes": 700}),
-}
-SMALLEST_ELEMENT = 2   # bytes: a field key and a zero length
 # what to run instead, per format (a .pftrace: Perfetto's own reader of any size)
 INSTEAD = {
     "chrome": "see the whole run with `traceconv overview {path} -o overview.pftrace` and "
@@ -95,14 +91,14 @@ def available_memory(meminfo: Path = Path("/proc/meminfo"),
     return min(found) if found else None
 
 
-def needed_memory(path: str, format_name: str, spilled: bool,
+def needed_memory(path: str, format_name: str, spilled: bool, row_peak: RowPeak | None = None,
                   rows: Rows = "counted") -> int | None:
     """The estimated peak of reading and converting the file ``path`` of ``format_name``
     whole (``spilled``: argument texts on disk; a ``.gz`` counted at :data:`GZIP_GUESS` times
     its size); None when the format's peak is not measured or ``path`` is no file. The rows
-    of a message format (:data:`PEAK_PER_ELEMENT`) are ``counted`` (a walk of the file),
-    left out (``none``) or taken at their ``most`` (every message of :data:`SMALLEST_ELEMENT`
-    bytes; None for a compressed file, whose size bounds nothing).
+    of a message format (its ``row_peak``) are ``counted`` (a walk of the file), left out
+    (``none``) or taken at their ``most`` (None for a compressed file, whose size bounds
+    nothing).
 
     >>> needed_memory("samples/torch/cnn_step5.pt.trace.json", "chrome", False) > 100 << 20
     True
@@ -111,27 +107,21 @@ def needed_memory(path: str, format_name: str, spilled: bool,
     >>> needed_memory("samples/perfetto/rocprofv3_hip_taylor.pftrace", "perfetto", True) \\
     ...     == int(2.8 * 138424) + (100 << 20)
     True
+    >>> from traceconv.formats.xplane import ROW_PEAK
     >>> xplane = "samples/xplane/jax_rocm_mi300_conv.xplane.pb.gz"
-    >>> needed_memory(xplane, "xplane", True, "most") is None   # compressed: no bound
+    >>> needed_memory(xplane, "xplane", True, ROW_PEAK, "most") is None   # compressed
     True
     """
     factors = PEAK_PER_BYTE.get(format_name)
     if factors is None or not os.path.isfile(path):
         return None
     needed = int(expanded_size(path) * factors[0 if spilled else 1]) + BASE_BYTES
-    per_element = PEAK_PER_ELEMENT.get(format_name)
-    if per_element is None or rows == "none":
+    if row_peak is None or rows == "none":
         return needed
-    top, costs = per_element
     if rows == "most":
-        return None if Source(path).compressed else \
-            needed + max(costs.values()) * (os.path.getsize(path) // SMALLEST_ELEMENT)
-    from .formats.protowire.counting import count_elements  # (a message format's: lazy)
-
-    module, _, name = top.partition(":")
-    counts = count_elements(getattr(importlib.import_module(module), name),
-                            Source(path).read_bytes(), tuple(costs))
-    return needed + sum(costs[field] * count for field, count in counts.items())
+        return None if Source(path).compressed else needed + row_peak.most(
+            os.path.getsize(path))
+    return needed + row_peak.counted(Source(path).read_bytes())
 
 
 def expanded_size(path: str) -> int:
@@ -146,10 +136,12 @@ def expanded_size(path: str) -> int:
 
 
 def refuse_what_cannot_fit(path: str, format_name: str, spilled: bool,
-                           available: int | None = None) -> None:
+                           available: int | None = None,
+                           row_peak: RowPeak | None = None) -> None:
     """Raise :class:`InputError` (one line: what is needed, what is left, what to run
     instead, how to try anyway) when reading ``path`` whole would need more memory than is
-    available; nothing when :data:`BYPASS` is set in the environment.
+    available (``row_peak``: what a message format's rows add); nothing when :data:`BYPASS`
+    is set in the environment.
 
     >>> cnn = "samples/torch/cnn_step5.pt.trace.json"
     >>> refuse_what_cannot_fit(cnn, "chrome", False, available=1 << 40)
@@ -167,14 +159,14 @@ def refuse_what_cannot_fit(path: str, format_name: str, spilled: bool,
         return
     # (the estimates that read nothing first: the rows are counted only when neither
     # decides, so no file's walk is paid where its size alone says whether it fits)
-    needed = needed_memory(path, format_name, spilled, "none")
+    needed = needed_memory(path, format_name, spilled, row_peak, "none")
     if needed is None:
         return
     if needed <= available:
-        most = needed_memory(path, format_name, spilled, "most")
+        most = needed_memory(path, format_name, spilled, row_peak, "most")
         if most is not None and most <= available:
             return
-        needed = needed_memory(path, format_name, spilled)
+        needed = needed_memory(path, format_name, spilled, row_peak)
         if needed is None or needed <= available:
             return
     raise InputError(

@@ -83,3 +83,32 @@ def _walk(data: bytes, pos: int, end: int, steps: _Steps, counted: dict[str, int
         if step[1] is not None:
             _walk(data, pos, after, step[1], counted)
         pos = after
+
+
+SMALLEST_ELEMENT = 2   # bytes of a repeated message's element on the wire: key and length
+
+
+class RowPeak:
+    """What a message format's rows add to the peak of reading a file whole: per repeated
+    message field whose elements become rows (paths from ``top``), the peak bytes per
+    element (:mod:`traceconv.memory_check` asks for it).
+
+    >>> from traceconv.formats.protowire import message_classes
+    >>> Tree = message_classes("demo", {"Leaf": [("id", 1, "uint64")],
+    ...                                 "Tree": [("leaves", 1, "repeated Leaf")]})["Tree"]
+    >>> peak = RowPeak(Tree, {"leaves": 100})
+    >>> peak.counted(b"\\x0a\\x00" * 3), peak.most(6)
+    (300, 300)
+    """
+
+    def __init__(self, top: type[Message], per_element: dict[str, int]) -> None:
+        self.top, self.per_element = top, per_element
+
+    def most(self, size: int) -> int:
+        """The bound for ``size`` bytes: every element of the costliest kind and smallest."""
+        return max(self.per_element.values()) * (size // SMALLEST_ELEMENT)
+
+    def counted(self, data: bytes) -> int:
+        """The rows of the message ``data``, counted (:func:`count_elements`)."""
+        counts = count_elements(self.top, data, tuple(self.per_element))
+        return sum(self.per_element[path] * count for path, count in counts.items())
