@@ -54,6 +54,14 @@ def test_the_example_reader_reads_its_sample(spans_csv):
 
 def test_the_example_reader_says_where_a_line_is_wrong(spans_csv, tmp_path):
     bad = tmp_path / "bad.spans.csv"
-    bad.write_text("thread,name,start_us,end_us\nmain,step,0,100\nmain,oops,1\n")
+    bad.write_text("thread,name,start_us,end_us\nmain,step,0,100\nmain,oops,1,x\n")
     with pytest.raises(InputError, match="line 3"):
         traceconv.load(bad)
+
+
+def test_the_example_reader_leaves_out_a_row_of_another_width(spans_csv, tmp_path):
+    short = tmp_path / "short.spans.csv"
+    short.write_text("thread,name,start_us,end_us\nmain,step,0,100\nmain,oops,1\n")
+    trace = traceconv.load(short)
+    assert [s.name for s in trace.iter_slices()] == ["step"]
+    assert trace.diagnostics["csv.row_width_mismatch"].example == "line 3: 3 cells, header 4"

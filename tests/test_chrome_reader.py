@@ -332,12 +332,11 @@ def test_launches_join_their_kernels_by_correlation(tmp_path_factory, events):
     assert trace.diagnostics.count("kineto.flows_from_correlation") == len(expected)
 
 
-def test_a_flow_whose_ends_bind_to_one_slice_is_counted(tmp_path: Path):
+def test_a_flow_to_an_instant_inside_its_task_links_the_two(tmp_path: Path):
     """Chromium writes a flow from a task to an instant inside it (`Scheduler::RunTask` to
-    its `Scheduler::FinishTask`): both ends bind to the task, the model links slices, so
-    no arrow is left; it was dropped without a word, now it is counted."""
-    import json
-
+    its `Scheduler::FinishTask`): trace_processor binds the finish to the instant (a slice
+    of no length there), so the model does too: one flow, task → instant (the real
+    trace_processor on this file: that one flow)."""
     events = [
         {"ph": "X", "name": "Scheduler::RunTask", "cat": "toplevel", "pid": 1, "tid": 2,
          "ts": 100, "dur": 21},
@@ -350,8 +349,12 @@ def test_a_flow_whose_ends_bind_to_one_slice_is_counted(tmp_path: Path):
     path = tmp_path / "chrome.json"
     path.write_text(json.dumps({"traceEvents": events}))
     trace = traceconv.load(path)
-    assert len(trace.flows) == 0
-    assert trace.diagnostics.count("chrome.flow_within_one_slice") == 1
+    [flow] = trace.iter_flows()
+    source, target = trace.slice(flow.source), trace.slice(flow.target)
+    assert (source.name, target.name, target.start, target.dur) == (
+        "Scheduler::RunTask", "Scheduler::FinishTask", 120_000, 0)
+    assert len(trace.instants) == 0 and len(trace.slices) == 2
+    assert not trace.diagnostics.count("chrome.flow_within_one_slice")
 
 
 @pytest.mark.parametrize("before", [70_000, 3_000_000])
@@ -375,12 +378,15 @@ def test_trace_events_after_a_long_top_level_key(tmp_path: Path, before: int):
     assert traceconv.load(out).counts()["slices"] == trace.counts()["slices"]
 
 
-def test_a_flow_from_an_instant_is_counted_once(tmp_path: Path):
+def test_a_flow_from_an_instant_starts_there(tmp_path: Path):
     """A flow whose start sits on a thread instant (no slice there: Chromium's
-    ``PostTask``) is one loss, counted as unbound; its finish, bound to a slice, is not a
-    second one "whose other end is not in the file". A finish with no start is."""
+    ``PostTask``) starts on the instant, a slice of no length, as trace_processor has it
+    (the real one on this file: PostTask → RunTask, and id 8's finish alone refused as
+    ``flow_end_without_start``); the other instant stays an instant. A finish with no
+    start is counted."""
     events = [
         {"ph": "i", "name": "PostTask", "pid": 1, "tid": 1, "ts": 5, "s": "t"},
+        {"ph": "i", "name": "mark", "pid": 1, "tid": 1, "ts": 6, "s": "t", "args": {"n": 1}},
         {"ph": "s", "id": 7, "cat": "toplevel.flow", "name": "f", "pid": 1, "tid": 1, "ts": 5},
         {"ph": "X", "name": "RunTask", "pid": 1, "tid": 2, "ts": 10, "dur": 5},
         {"ph": "f", "id": 7, "cat": "toplevel.flow", "name": "f", "pid": 1, "tid": 2,
@@ -390,8 +396,13 @@ def test_a_flow_from_an_instant_is_counted_once(tmp_path: Path):
     ]
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"traceEvents": events}))
-    diags = traceconv.load(path).diagnostics
-    assert diags.count("chrome.flow_unbound") == 1       # id 7's start
+    trace = traceconv.load(path)
+    [flow] = trace.iter_flows()
+    assert (trace.slice(flow.source).name, trace.slice(flow.source).dur,
+            trace.slice(flow.target).name) == ("PostTask", 0, "RunTask")
+    assert [(i.name, i.args) for i in trace.iter_instants()] == [("mark", {"n": 1})]
+    diags = trace.diagnostics
+    assert diags.count("chrome.flow_unbound") == 0
     assert diags.count("chrome.flow_dangling") == 1      # id 8: a finish alone
     assert "id 8" in diags["chrome.flow_dangling"].example
 

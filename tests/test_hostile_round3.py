@@ -160,7 +160,7 @@ def test_dev_zero_ends_at_the_size_limit():
                            "chrome", "--max-bytes", "1M"], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 1
-    assert "/dev/zero: content is larger than the 1 MiB limit" in done.stderr
+    assert "/dev/zero:byte 1048576: content is larger than the 1 MiB limit" in done.stderr
 
 
 def test_input_symlink_loop_says_so(tmp_path: Path):
@@ -614,7 +614,8 @@ def test_a_cut_gzip_names_the_place(tmp_path: Path):
 def test_an_action_that_is_a_memo_dag_is_counted_by_a_short_name(tmp_path: Path):
     # (fuzz, seed 2300, pickle_amplify) f"action:{action}" wrote out 2**40 items
     entry = {"action": _dag(40, "free_requested"), "addr": 1, "size": 8, "time_us": 1}
-    trace = traceconv.load(_snapshot(tmp_path, {"device_traces": [[entry]]}))
-    [unknown] = [d for d in trace.diagnostics.as_list()
-                 if d["code"] == "torch_snapshot.unknown_action"]
-    assert len(str(unknown["example"])) < 300
+    # (nothing else in it: the input is refused, naming the code and the example)
+    with pytest.raises(traceconv.InputError, match=r"1 left out \(torch_snapshot.unknown_action\)"
+                       ) as refused:
+        traceconv.load(_snapshot(tmp_path, {"device_traces": [[entry]]}))
+    assert len(str(refused.value)) < 400

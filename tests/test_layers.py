@@ -37,7 +37,7 @@ LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
     # shared above the model: the input layer (and its SQLite access), the output layer and the rules that protect
     # inputs, the activity words of every producer
     (2, "core", ("io", "sqlite_access", "plugin_scan", "vocabularies", "output_files",
-                 "outputs", "spilled_texts", "memory_check")),
+                 "outputs", "spilled_texts", "memory_check", "spool")),
     # siblings (one rank): one package per external format / the user-facing analyses
     (3, "formats", ("formats",)),
     (3, "analysis", ("analysis",)),

@@ -9,6 +9,8 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import sys
+from unittest.mock import patch
 
 import networkx as nx
 import pytest
@@ -252,9 +254,8 @@ def test_any_timing_reads_into_one_slice_per_place(pairs, comps):
                           "out_shapes": [[2]], "param": [] if i % 2 else {}}
     doc = {"graph_exec": {"comp_seq": list(ops), "operator": ops, "var": {}, "mem_chunk": {}},
            "profiler": {"device": device, "host": host, "opr_footprint": footprint}}
-    source = Source("-")
-    source._buffered = json.dumps(doc).encode()   # (what reading stdin once leaves)
-    trace = profile.read(source)
+    with patch.object(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(doc).encode()))):
+        trace = profile.read(Source("-"))   # (standard input: read once, kept for each open)
     assert sum(s.category == "opr" for s in trace.iter_slices()) == 2 * len(pairs)
     assert trace.counts()["ops"] == len(pairs)
 

@@ -7,15 +7,15 @@ Expected values: the estimate's factors are the peaks measured in ``benchmarks/R
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import traceconv
 import traceconv.memory_check as memory_check
 from tests.test_cli import CNN, run
-from traceconv.formats.xplane import ROW_PEAK
+from traceconv.cli import app
 from traceconv.memory_check import available_memory, needed_memory
 
 MiB = 1 << 20
@@ -78,21 +78,18 @@ def test_a_pftrace_that_cannot_fit_is_refused_with_perfettos_own_reader_named(
     needed = int(2.8 * pftrace.stat().st_size) + 100 * MiB
     assert len(lines) == 1 and f"needs about {needed / MiB:.0f} MiB" in lines[0]
     assert "trace_processor_shell" in lines[0] and "split" not in lines[0]
-    assert needed_memory(str(pftrace), "perfetto", False) == needed
+    assert needed_memory(pftrace.stat().st_size, "perfetto", False) == needed
 
 
 def test_inputs_whose_peak_is_not_measured_are_not_checked(tmp_path: Path, little_memory):
     snapshot = ROOT / "samples" / "torch" / "resnet18_train_snapshot.pickle.gz"
     assert run("info", str(snapshot)).exit_code == 0
-    assert needed_memory(str(snapshot), "torch-snapshot", False) is None
+    assert needed_memory(snapshot.stat().st_size, "torch-snapshot", False) is None
 
 
-def test_spilled_arguments_and_gzip_change_the_estimate(tmp_path: Path):
+def test_spilled_arguments_change_the_estimate():
     size = CNN.stat().st_size
-    assert needed_memory(str(CNN), "chrome", True) == int(size * 0.33) + 100 * MiB
-    gz = tmp_path / "cnn.json.gz"
-    gz.write_bytes(b"x" * 1000)
-    assert needed_memory(str(gz), "chrome", True) == int(8000 * 0.33) + 100 * MiB
+    assert needed_memory(size, "chrome", True) == int(size * 0.33) + 100 * MiB
 
 
 @pytest.mark.parametrize("meminfo, limit, current, expected", [
@@ -127,48 +124,68 @@ def _tiny_events_xplane(path: Path, events: int) -> Path:
 def test_a_protobuf_of_tiny_messages_is_refused_by_its_rows(tmp_path: Path, monkeypatch):
     """200,000 two-byte XEvents: 0.4 MB whose rows take about 20 times more than its bytes
     (each event a slice: 160 bytes measured per event above 28 per byte). Where the bytes
-    alone would fit, the events are counted and the refusal names the file in one line."""
+    alone would fit, the events are counted and the refusal names the input in one line,
+    given by name, gzipped or on standard input."""
+    import gzip
+
     path = _tiny_events_xplane(tmp_path / "tiny.xplane.pb", 200_000)
     size = path.stat().st_size
     by_size = int(28 * size) + 100 * MiB
     needed = by_size + 160 * 200_000             # the events, by construction
+    monkeypatch.delenv("TRACECONV_MEMORY_CHECK", raising=False)
     monkeypatch.setattr(memory_check, "available_memory", lambda: by_size + MiB)
-    result = run("info", str(path))
-    assert result.exit_code == 1
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"traceconv: error: {path}: ")
-    assert f"needs about {needed / MiB:.0f} MiB of memory" in lines[0]
-    assert "TRACECONV_MEMORY_CHECK=off" in lines[0]
-    assert needed_memory(str(path), "xplane", False, ROW_PEAK) == needed
+    gz = tmp_path / "tiny.xplane.pb.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    for name, piped in ((str(path), None), (str(gz), None), ("-", path.read_bytes())):
+        result = CliRunner().invoke(app, ["info", "--format", "xplane", name], input=piped,
+                                    catch_exceptions=False)
+        assert result.exit_code == 1, name
+        lines = result.stderr.strip().splitlines()
+        shown = "<stdin>" if name == "-" else name
+        assert len(lines) == 1 and lines[0].startswith(f"traceconv: error: {shown}: ")
+        assert f"needs about {needed / MiB:.0f} MiB of memory" in lines[0]
+        assert "TRACECONV_MEMORY_CHECK=off" in lines[0]
     monkeypatch.setattr(memory_check, "available_memory", lambda: needed + MiB)
     assert run("info", str(path)).exit_code == 0
 
 
 def test_the_rows_are_counted_only_when_the_size_cannot_decide(tmp_path: Path, monkeypatch):
-    """No walk of a file that fits even if every message were two bytes, nor of one whose
-    bytes alone do not fit; a compressed file bounds nothing by its size: counted."""
+    """No walk of content that fits even if every message were two bytes, nor of a file
+    whose bytes alone do not fit (refused unread); otherwise one walk, of the bytes the
+    reader reads: a compressed file is decompressed whole once, not again to count."""
     import gzip
 
     import traceconv.formats.protowire.counting as counting
+    from traceconv.io import Source
 
     walks: list[str] = []
-    real = counting.count_elements
-    monkeypatch.setattr(counting, "count_elements",
-                        lambda cls, data, paths: walks.append(cls.__name__) or real(cls, data, paths))
+    real_count = counting.count_elements
+    monkeypatch.setattr(counting, "count_elements", lambda cls, data, paths: walks.append(
+        cls.__name__) or real_count(cls, data, paths))
+    whole_reads: list[int] = []
+    real_read = Source._read
+    monkeypatch.setattr(Source, "_read", lambda self, size: whole_reads.append(size) or
+                        real_read(self, size))
+    monkeypatch.delenv("TRACECONV_MEMORY_CHECK", raising=False)
     path = _tiny_events_xplane(tmp_path / "tiny.xplane.pb", 1000)
-    size = path.stat().st_size
-    most = int(28 * size) + 100 * MiB + 160 * (size // 2)
-    refuse = functools.partial(memory_check.refuse_what_cannot_fit, format_name="xplane",
-                               spilled=False, row_peak=ROW_PEAK)
-    refuse(str(path), available=most)
-    with pytest.raises(traceconv.InputError):
-        refuse(str(path), available=MiB)
-    assert walks == []
     gz = tmp_path / "tiny.xplane.pb.gz"
     gz.write_bytes(gzip.compress(path.read_bytes()))
-    refuse(str(gz), available=1 << 40)
-    refuse(str(path), available=most - 1)
-    assert walks == ["XSpace", "XSpace"]
+    size = path.stat().st_size
+    most = int(28 * size) + 100 * MiB + 160 * (size // 2)
+
+    def load(name: Path, available: int) -> None:
+        monkeypatch.setattr(memory_check, "available_memory", lambda: available)
+        traceconv.load(name, "xplane")
+
+    load(path, most)
+    load(gz, most)
+    with pytest.raises(traceconv.InputError, match="needs about"):
+        load(path, MiB)
+    assert walks == []
+    whole_reads.clear()
+    load(path, most - 1)   # (its 1,000 events fit: 160 bytes less than the bound's 1,012)
+    load(gz, most - 1)
+    assert walks == ["XSpace", "XSpace"] and whole_reads.count(-1) == 2
 
 
 def test_rows_counted_in_a_real_file_agree_with_the_protobuf_runtime(shared_samples: Path):

@@ -125,7 +125,8 @@ def test_a_line_that_never_closes_joins_at_most_256_lines(tmp_path):
                       TIMED.replace("@12", "@13")]) + "\n"
     doc = parse_document(text)
     assert len(doc.wrapped) == 256
-    assert len(doc.unparsed) >= 400 - 256   # counted, not joined
+    # counted, not joined (as foreign lines: "piece k" has no shape of MIGraphX output)
+    assert len(doc.unparsed) + doc.foreign >= 400 - 256
     path = tmp_path / "paste.txt"
     path.write_text(text)
     trace = traceconv.load(path, format="migraphx")

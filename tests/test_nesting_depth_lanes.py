@@ -17,7 +17,7 @@ from traceconv.model import Trace
 from traceconv.model.nesting import LANE_SUFFIX, repair_nesting
 
 
-def _trace(rows: list[tuple[int, int, int]], instants: tuple[int, ...] = ()) -> Trace:
+def two_thread_trace(rows: list[tuple[int, int, int]], instants: tuple[int, ...] = ()) -> Trace:
     trace = Trace()
     process = trace.add_process("python", pid=1)
     homes = [trace.add_track(f"T{i}", process=process, tid=i) for i in range(2)]
@@ -28,7 +28,7 @@ def _trace(rows: list[tuple[int, int, int]], instants: tuple[int, ...] = ()) -> 
     return trace
 
 
-def _placement(trace: Trace) -> list[tuple[str, int]]:
+def placement(trace: Trace) -> list[tuple[str, int]]:
     """(home track name, lane number; 0 = the home itself) of each slice."""
     out = []
     for track in trace.slices.track:
@@ -42,11 +42,12 @@ def _placement(trace: Trace) -> list[tuple[str, int]]:
     return out
 
 
-def _first_fit(rows: list[tuple[int, int, int]], max_depth: int) -> list[tuple[str, int]]:
+def first_fit_reference(rows: list[tuple[int, int, int]], max_depth: int
+                        ) -> list[tuple[str, int]]:
     """The reference: slices by (track, start, longest first), each to the first lane
     (0 = home) whose open slices, after closing those ended by its start, leave it inside
     the innermost and fewer than max_depth + 1 deep."""
-    placement: list[tuple[str, int]] = [("", 0)] * len(rows)
+    found: list[tuple[str, int]] = [("", 0)] * len(rows)
     lanes: dict[tuple[int, int], list[int]] = {}   # (track, lane) -> open ends
     for row in sorted(range(len(rows)), key=lambda r: (rows[r][0], rows[r][1], -rows[r][2], r)):
         track, start, dur = rows[row]
@@ -57,20 +58,20 @@ def _first_fit(rows: list[tuple[int, int, int]], max_depth: int) -> list[tuple[s
                 stack.pop()
             if (not stack or start + dur <= stack[-1]) and len(stack) <= max_depth:
                 stack.append(start + dur)
-                placement[row] = (f"T{track}", lane)
+                found[row] = (f"T{track}", lane)
                 break
             lane += 1
-    return placement
+    return found
 
 
 def test_a_chain_1300_deep_fills_lanes_by_depth():
     rows = [(0, i, 2 * (1300 - i)) for i in range(1300)] + [(1, i, 2 * (600 - i))
                                                            for i in range(600)]
-    trace = _trace(rows)
+    trace = two_thread_trace(rows)
     repair_nesting(trace)
     # hand count: depth d goes to lane d // 512 (0: the home track)
-    assert _placement(trace) == ([("T0", i // 512) for i in range(1300)]
-                                 + [("T1", i // 512) for i in range(600)])
+    assert placement(trace) == ([("T0", i // 512) for i in range(1300)]
+                                + [("T1", i // 512) for i in range(600)])
     # lanes are made round by round: lane 1 of both homes, then lane 2
     assert [t.name for t in trace.tracks[2:]] == [
         "T0 (overlap lane 1)", "T1 (overlap lane 1)", "T0 (overlap lane 2)"]
@@ -79,7 +80,7 @@ def test_a_chain_1300_deep_fills_lanes_by_depth():
 
 def test_instants_inside_a_deep_chain_find_the_lane_with_room():
     rows = [(0, i, 2 * (1100 - i)) for i in range(1100)]
-    trace = _trace(rows, instants=(5, 600, 1099))
+    trace = two_thread_trace(rows, instants=(5, 600, 1099))
     repair_nesting(trace)
     # open slices at ts: the chain members started at or before it (ts + 1 of them at
     # ts < 1100); at most 511 fit over an instant on one track
@@ -97,9 +98,9 @@ _ROWS = st.lists(st.tuples(st.integers(0, 1), st.integers(0, 60), st.integers(0,
 def test_lanes_are_those_of_a_plain_first_fit(rows, max_depth, chain):
     # a chain under everything makes deep stacks that nest properly: the depth shortcut
     rows = rows + [(0, i, 200 - 2 * i) for i in range(chain)]
-    trace = _trace(rows)
+    trace = two_thread_trace(rows)
     repair_nesting(trace, max_depth)
-    assert _placement(trace) == _first_fit(rows, max_depth)
+    assert placement(trace) == first_fit_reference(rows, max_depth)
 
 
 def test_a_deep_chain_is_walked_a_fixed_number_of_times(monkeypatch):
@@ -113,7 +114,7 @@ def test_a_deep_chain_is_walked_a_fixed_number_of_times(monkeypatch):
         return real(tracks, starts, ends, max_depth)
 
     monkeypatch.setattr(nesting, "misfits", counting)
-    trace = _trace([(0, i, 2 * (20_000 - i)) for i in range(20_000)])
+    trace = two_thread_trace([(0, i, 2 * (20_000 - i)) for i in range(20_000)])
     repair_nesting(trace)
     # the home walk and one look at what is left, not one pass per lane (39 lanes)
     assert len(walked) <= 3

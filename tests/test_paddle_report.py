@@ -228,21 +228,33 @@ _junk = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters
 
 
 def _table_lines(text: str) -> int:
-    """Lines inside Event Summary tables, read the simple way: from the header on, a blank
-    line ends the table unless the next line starts like a row (a name, then calls); outside
-    a table, lines with a whole row's shape (a name, calls and five numbers)."""
-    count, inside, blank = 0, False, False
+    """Lines with a row's shape inside Event Summary tables, read the simple way. A table
+    starts at its header, or outside one at a line with a whole row's shape (a name, calls
+    and five numbers); a line has a row's shape when its first whole number after a name
+    (the calls) starts at or right of the header's "Calls" (of that first row's calls),
+    and is no remark (``#``, ``...``). A blank line ends the table unless the next line
+    has a row's shape; a code fence ends it; other lines in it are no rows."""
+    count, column, blank, seen = 0, None, False, 0
     for line in text.splitlines():
-        if not inside and re.match(r"^\s*\S.*\s\d+(\s+[-+\d.e]+){5}\s*$", line):
-            inside, blank, seen = True, False, 0
+        calls = re.match(r"^\s*\S.*?\s(\d+)(?:\s|$)", line)
+        shaped = column is not None and calls is not None and calls.start(1) >= column \
+            and not re.match(r"\s*(?:#|\.\.\.|…)", line)
+        if column is None and (whole := re.match(r"^\s*\S.*\s(\d+)(\s+[-+\d.e]+){5}\s*$", line)):
+            column, blank, seen, shaped = whole.start(1), False, 0, True
         if re.match(r"^\s*Event\s+Calls\s+Total", line):
-            inside, blank, seen = True, False, 0
-        elif inside and not line.strip():
+            column, blank, seen = line.index("Calls"), False, 0
+        elif column is None:
+            continue
+        elif line.lstrip().startswith(("```", "~~~")):
+            column = None
+        elif not line.strip():
             blank = seen > 0
-        elif inside and blank and not re.match(r"^\s*\S.*?\s\d+(\s|$)", line):
-            inside = False
-        elif inside:
+        elif blank and not shaped:
+            column = None
+        elif shaped:
             count, seen, blank = count + 1, seen + 1, False
+        else:
+            blank = False
     return count
 
 
@@ -262,7 +274,8 @@ def test_random_lines_truncation_and_collapse_never_raise(cut, chop, inserts, co
     log = parser.parse_text(text)
     rows = sum(len(r.events) for r in log.reports)
     if not collapse:
-        # every table line is a row or a counted, unreadable one
+        # every table line with a row's shape is a row or a counted, unreadable one (the
+        # others are foreign lines, a note)
         assert rows + parser.diagnostics.count("paddle_report.unreadable_row") + \
             parser.diagnostics.count("paddle_report.cut_row") == \
             _table_lines(text)

@@ -15,7 +15,7 @@ from . import registry
 from .errors import FormatError, InputError, TraceconvError
 from .gcpause import paused_gc
 from .io import DEFAULT_MAX_BYTES, Progress, Source, reading
-from .memory_check import refuse_what_cannot_fit
+from .memory_check import memory_limit
 from .numbers import NumberError
 from .output_files import atomic_output
 from .output_names import refuse_binary_to_terminal
@@ -55,11 +55,11 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
         info = registry.detect(source)
     if not info.reads:
         raise TraceconvError(f"traceconv cannot read {info.name} files", file=source.name)
-    if memory_check:
+    if memory_check:   # (judged by the input layer on the bytes it reads: Source)
         from .spilled_texts import text_store
 
-        refuse_what_cannot_fit(source.path, info.name, text_store() is not None,
-                               row_peak=getattr(info.load(), "ROW_PEAK", None))
+        source.memory_limit = memory_limit(info.name, text_store() is not None,
+                                           row_peak=getattr(info.load(), "ROW_PEAK", None))
     return _read(source, info, options)
 
 
@@ -76,6 +76,8 @@ def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any]) ->
         except RecursionError:   # a reader or a library recursed into a deep value
             raise InputError("nested deeper than traceconv reads (about 1,000 levels)",
                              file=source.name) from None
+        finally:
+            source.close()   # (what a piped input left: the trace holds what it needs)
     for code, count, example in source.notes:   # (the input layer's own findings)
         trace.diagnostics.add(code, count=count, example=example)
     from .model.builder import build
@@ -89,19 +91,33 @@ def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any]) ->
 
 
 def _refuse_nothing_read(trace: Trace, name: str, format_name: str) -> None:
-    """An input of which the reader took nothing and left nothing out (a CSV header
-    without rows) is an error, whatever its format: an empty output would say it was read.
-    One whose every event was left out is read: its diagnostics say what and why; one that
-    holds only names or a run's settings (trtexec's metadata beside its exports) too."""
+    """An input of which the reader took nothing is an error, whatever its format: an empty
+    output would say it was read. When the reader left things out (every row of a table it
+    could not read), the line names the largest of them, with its example, so that it says
+    why; an input that holds only names or a run's settings (trtexec's metadata beside its
+    exports) is read."""
     counts = trace.counts()
     if any(counts[key] for key in counts if key != "span_ns") or trace.stats \
             or trace.op_count or len(trace.reservations) or trace.has_graph \
             or trace.processes or trace.metadata.attributes:   # (names, a run's settings)
         return
-    if any(item["kind"] == "dropped" for item in trace.diagnostics.as_list()):
-        return   # (its diagnostics say what was left out, and why)
+    dropped = [item for item in trace.diagnostics.as_list() if item["kind"] == "dropped"]
+    why = ""
+    if dropped:
+        largest = max(dropped, key=lambda item: item["count"])
+        why = f"; {largest['count']:,} left out ({largest['code']})" + (
+            f", such as: {shown_example(largest['example'])}" if largest["example"] else "")
     raise InputError(f"nothing read: the {format_name} reader found no event, statistic, op "
-                     "or memory block in it", file=name)
+                     f"or memory block in it{why}", file=name)
+
+
+def shown_example(example: str, limit: int = 80) -> str:
+    """A diagnostic's example as one line names it: cut at ``limit`` characters.
+
+    >>> shown_example("90.0 | 1,23,4 | 3 | gemm"), shown_example("x" * 100, 10)
+    ('90.0 | 1,23,4 | 3 | gemm', 'xxxxxxxxx…')
+    """
+    return example if len(example) <= limit else example[:limit - 1] + "…"
 
 
 def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
@@ -164,7 +180,10 @@ def _timeline_of(trace: Trace, output_format: str) -> Trace:
     """
     if output_format not in TIMELINE_FORMATS or _timed_events(trace):
         return trace
-    counted = [k for k, stat in enumerate(trace.stats) if stat.calls]
+    from .model.entities import TIME_IS
+
+    counted = [k for k, stat in enumerate(trace.stats)   # (rows of sizes hold no time)
+               if stat.calls and stat.extra.get(TIME_IS) != "none"]
     if any(trace.stats[k].total_ns for k in counted):
         from .model.breakdown import add_aggregate_breakdown
 
@@ -182,7 +201,7 @@ def _timeline_of(trace: Trace, output_format: str) -> Trace:
                          file=trace.metadata.source_file or "<trace>")
     held = ", ".join(f"{n:,} {what}{'s' * (n != 1)}" for n, what in (
         (trace.op_count, "op"), (len(trace.stats), "statistic row")) if n)
-    if not held:   # (an input whose every event was dropped: its diagnostics say why)
+    if not held:   # (a trace built by hand, empty)
         return trace
     raise InputError(f"nothing to put on a timeline: the input holds no timed event ({held}); "
                      "see it with `traceconv info`" + (", or write dot or graphml (the op graph)"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import errno
 import gzip
 import io
 import os
@@ -14,9 +13,13 @@ import sys
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol, cast
 
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from .memory_check import MemoryLimit
+    from .spool import Spool
 
 GZIP_MAGIC = b"\x1f\x8b"
 # Compressed inputs, recognised by their first bytes whatever the name: each is read through
@@ -33,8 +36,6 @@ DEFAULT_MAX_BYTES = 16 << 30
 # also has ``unpacked(n)`` hears how many bytes a compressed input has expanded to so far,
 # and one with ``events(n)`` how many events a reader has read (see Source.read_events).
 Progress = Callable[[int, int], None]
-STDIN_CHUNK = 1 << 20
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
 def parse_size(text: str) -> int:
@@ -95,32 +96,40 @@ class _CountingReader(io.RawIOBase):
         super().close()
 
 
-class _BoundedReader(io.RawIOBase):
-    """Passes a (decompressing) stream through and fails once it yields more than ``limit``
-    bytes: a small gzip can expand to any size."""
+class _Gate(io.RawIOBase):
+    """Passes content through (decompressed, or of an input whose size is not known
+    before it is read) and refuses it once more than ``limit`` bytes of it went by: a small
+    gzip can expand to any size, ``/dev/zero`` never ends."""
 
-    def __init__(self, stream: _Readable, limit: int, name: str,
+    def __init__(self, stream: _Readable, limit: int, refuse: Callable[[int], InputError],
                  source: BinaryIO | None = None,
                  unpacked: Callable[[int], None] | None = None) -> None:
-        self._stream, self._limit, self._name, self._done = stream, limit, name, 0
+        self._stream, self._limit, self._refuse, self._done = stream, limit, refuse, 0
         self._source = source   # what ``stream`` reads from: closed with it (GzipFile won't)
         self._unpacked = unpacked   # told the decompressed bytes so far (a progress display)
 
     def readable(self) -> bool:
         return True
 
+    def seekable(self) -> bool:
+        return self._stream.seekable()
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self._done = self._stream.seek(offset, whence)
+        return self._done
+
     def tell(self) -> int:
-        """Decompressed bytes passed through (a place for errors; no seeking)."""
+        """Bytes of content passed through (a place for errors)."""
         return self._done
 
     def readinto(self, buffer) -> int:  # type: ignore[override]
-        n = self._stream.readinto(buffer)
-        self._done += n or 0
+        n = self._stream.readinto(buffer) or 0
+        self._done += n
         if self._done > self._limit:
-            raise too_large(self._name, self._limit)
+            raise self._refuse(self._limit)
         if n and self._unpacked is not None:
             self._unpacked(self._done)
-        return n or 0
+        return n
 
     def close(self) -> None:
         self._stream.close()
@@ -204,39 +213,34 @@ def reading(name: str) -> Iterator[None]:
     except OSError as exc:
         if isinstance(exc, BrokenPipeError):
             raise   # (standard output closed: the command line's own exit)
-        from .special_files import reason
+        from .special_files import read_error
 
-        hint = _OS_HINTS.get(exc.errno or 0)
-        raise InputError(f"cannot read: {reason(exc)}" + (f" ({hint})" if hint else ""),
-                         file=name) from None
+        raise read_error(exc, name) from None
 
 
-# what to try when reading fails with these errors
-_OS_HINTS = {
-    errno.ENOSPC: "free space where temporary files go, or point TMPDIR elsewhere",
-    errno.EDQUOT: "free space where temporary files go, or point TMPDIR elsewhere",
-    errno.EACCES: "check the permissions of the file and its folders",
-    errno.EPERM: "check the permissions of the file and its folders",
-    errno.EISDIR: "give a file, not a folder",
-    errno.EIO: "the device failed to read: copy the file elsewhere and try again",
-    errno.EMFILE: "too many open files: raise the limit (ulimit -n)",
-}
+def too_large(name: str, limit: int, location: str | None = None) -> InputError:
+    """The error for an input over the size limit (it says how to raise the limit;
+    ``location``: where reading passed it, when its size was not known before).
 
-
-def too_large(name: str, limit: int) -> InputError:
-    """The error for an input over the size limit (it says how to raise the limit)."""
+    >>> str(too_large("-", 1 << 20, "byte 1048576"))
+    '-:byte 1048576: content is larger than the 1 MiB limit on one input (--max-bytes SIZE or max_bytes= raises it)'
+    """
     from .units import format_bytes
 
     return InputError(f"content is larger than the {format_bytes(limit, 4)} limit on one input "
-                      "(--max-bytes SIZE or max_bytes= raises it)", file=name)
+                      "(--max-bytes SIZE or max_bytes= raises it)", file=name, location=location)
 
 
 class Source:
     """One input file: a display name, its decompressed bytes as a stream, and its head.
 
     ``-`` reads standard input. Gzip, xz and bz2 are recognised by their magic bytes,
-    whatever the name (zstd too, and refused in one line).
-    Reading more than ``max_bytes`` (after decompression) raises :class:`InputError`.
+    whatever the name (zstd too, and refused in one line). Content of more than
+    ``max_bytes``, or of more than :attr:`memory_limit` allows, raises :class:`InputError`:
+    a file whose size says so before it is read; any other input (compressed, standard
+    input, a pipe, a device) once the bytes read, decompressed, pass the limit, naming the
+    byte where they did. An input that yields its bytes once is kept as it is read, in
+    memory up to 64 MiB and in an unnamed scratch file beyond (:mod:`traceconv.spool`).
 
     >>> src = Source("samples/torch/cnn_step5.pt.trace.json")   # doctest: +SKIP
     >>> src.suffix, src.head[:1]                                 # doctest: +SKIP
@@ -249,7 +253,10 @@ class Source:
         self.name = "<stdin>" if self.path == "-" else self.path
         self.progress = progress
         self.max_bytes = max_bytes
-        self._buffered: bytes | None = None   # the content of a non-regular input
+        # how much content fits the memory available, once the format is known (set by
+        # traceconv.load); None: not checked
+        self.memory_limit: MemoryLimit | None = None
+        self._spool: Spool | None = None   # what an input that yields its bytes once yielded
         self._undressed: bytes | None = None  # text decoded from UTF-16/32 or CR line ends
         # what the input layer itself repaired, dropped or noted while opening this input
         # (code, count, example): added to the trace it makes (traceconv.api.load)
@@ -280,45 +287,58 @@ class Source:
         return name
 
     def _raw(self) -> BinaryIO:
-        if self.is_stdin:
-            if self._buffered is None:
-                self._buffer(sys.stdin.buffer)
-            assert self._buffered is not None
-            if self.progress is not None:   # the parse of what was read: a known total
-                counted = _CountingReader(io.BytesIO(self._buffered), len(self._buffered),
-                                          self.progress)
-                return io.BufferedReader(counted, 1 << 20)  # type: ignore[return-value]
-            return io.BytesIO(self._buffered)
-        if self._buffered is not None:
-            return io.BytesIO(self._buffered)
-        from .special_files import open_input  # (lazy: detection imports little)
+        if self._spool is None:
+            if self.is_stdin:
+                self._spool = self._spooled(sys.stdin.buffer, owned=False)
+            else:
+                from .special_files import open_input  # (lazy: detection imports little)
 
-        raw = open_input(self.path, self.name)
-        status = os.fstat(raw.fileno())
-        total = status.st_size
-        if not stat.S_ISREG(status.st_mode) or total == 0:
-            # a pipe, a device, a /proc file: its bytes come once and st_size says nothing
-            with raw:
-                return self._buffer(raw)
-        if total > self.max_bytes:   # compressed or not, the content is at least this big
-            raw.close()
-            raise too_large(self.name, self.max_bytes)
-        if self.progress is not None:
-            raw = io.BufferedReader(_CountingReader(raw, total, self.progress),  # type: ignore[arg-type]
-                                    1 << 20)
-        return raw
+                raw = open_input(self.path, self.name)
+                status = os.fstat(raw.fileno())
+                if stat.S_ISREG(status.st_mode) and status.st_size:
+                    # compressed or not, the content is at least this big: judged unread
+                    if status.st_size > self._content_limit():
+                        raw.close()
+                        raise self._refusal(status.st_size)
+                    return self._counted(raw, status.st_size)
+                # a pipe, a device, a /proc file: its bytes come once and st_size says nothing
+                self._spool = self._spooled(raw, owned=True)
+        return self._counted(self._spool.reader(), 0)
 
-    def _buffer(self, stream: BinaryIO) -> BinaryIO:
-        """Read a stream that yields its bytes once (standard input, a pipe, a device) into
-        memory, at most ``max_bytes`` of it; every later open reads that copy."""
-        from .special_files import read_bounded, reason
+    def _spooled(self, stream: BinaryIO, owned: bool) -> Spool:
+        from .spool import Spool
 
-        try:
-            self._buffered = read_bounded(stream, self.max_bytes,
-                                          too_large(self.name, self.max_bytes))
-        except OSError as exc:
-            raise InputError(f"cannot read: {reason(exc)}", file=self.name) from None
-        return io.BytesIO(self._buffered)
+        return Spool(stream, self.name, self.max_bytes,
+                     lambda at: too_large(self.name, self.max_bytes, f"byte {at}"), owned=owned)
+
+    def _counted(self, raw: BinaryIO, total: int) -> BinaryIO:
+        """``raw``, telling :attr:`progress` the bytes read of ``total`` (0: not known)."""
+        if self.progress is None:
+            return raw
+        return io.BufferedReader(_CountingReader(raw, total, self.progress),  # type: ignore[arg-type,return-value]
+                                 1 << 20)
+
+    def _content_limit(self) -> int:
+        """The most bytes of content this input may hold."""
+        memory = self.memory_limit
+        return self.max_bytes if memory is None else min(self.max_bytes, memory.content_bytes)
+
+    def _refusal(self, size: int, location: str | None = None) -> InputError:
+        """The error for content of ``size`` bytes, over :meth:`_content_limit`
+        (``location``: where reading passed it; else ``size`` is the file's)."""
+        memory = self.memory_limit
+        if memory is None or memory.content_bytes >= self.max_bytes:
+            return too_large(self.name, self.max_bytes, location)
+        refused = memory.refusal(self.name, size, passed=location is not None,
+                                 path=self.path)
+        refused.location = location
+        return refused
+
+    def close(self) -> None:
+        """Let go of what was kept of an input that yields its bytes once (a later open
+        finds it empty); nothing for a file, which each open reads again."""
+        if self._spool is not None:
+            self._spool.close()
 
     def note(self, code: str, *, count: int = 1, example: object = None) -> None:
         """Count ``count`` of the diagnostic ``code`` for this input (see :attr:`notes`).
@@ -355,12 +375,11 @@ class Source:
             return io.BytesIO(self._undressed)
         dressed = self._dressing
         stream = self._decompressed()
-        from .special_files import read_bounded
         if dressed == "utf-8":   # a UTF-8 BOM: skipped, the rest streams as it is
             stream.read(len(codecs.BOM_UTF8))
         elif dressed is not None:
-            with stream:
-                data = read_bounded(stream, self.max_bytes, too_large(self.name, self.max_bytes))
+            with stream:   # (within the limits: see _decompressed)
+                data = stream.read()
             from .text_encoding import undress
 
             self._undressed = undress(data, dressed, self.name)
@@ -383,8 +402,10 @@ class Source:
             raise InputError("zstd-compressed: traceconv reads gzip, xz and bz2 inputs; "
                              "decompress it first (zstd -d FILE)", file=self.name)
         raw = self._raw()
-        if kind is None:
-            return raw
+        if kind is None and self._spool is None:
+            return raw   # (a file, its size judged before reading)
+        if kind is None:   # (a spool's reader, which has readinto)
+            return self._gated(cast(_Readable, raw), "byte")
         unpacked: _Readable
         if kind == "gzip":
             unpacked = _DamageAsOSError(gzip.GzipFile(fileobj=raw, mode="rb"), "gzip")
@@ -396,9 +417,17 @@ class Source:
             import bz2
 
             unpacked = bz2.BZ2File(raw, "rb")
-        bounded = _BoundedReader(unpacked, self.max_bytes, self.name, source=raw,
-                                 unpacked=getattr(self.progress, "unpacked", None))
-        return io.BufferedReader(bounded, 1 << 20)  # type: ignore[return-value]
+        return self._gated(unpacked, "decompressed byte", raw,
+                           getattr(self.progress, "unpacked", None))
+
+    def _gated(self, content: _Readable, place: str, raw: BinaryIO | None = None,
+               unpacked: Callable[[int], None] | None = None) -> BinaryIO:
+        """``content`` (decompressed from ``raw``, closed with it), refused once it passes
+        the limits, at the ``place`` (``decompressed byte``) where it did."""
+        limit = self._content_limit()
+        gate = _Gate(content, limit, lambda at: self._refusal(at, f"{place} {at}"),
+                     source=raw, unpacked=unpacked)
+        return io.BufferedReader(gate, 1 << 20)  # type: ignore[return-value]
 
     @cached_property
     def head(self) -> bytes:
@@ -406,8 +435,13 @@ class Source:
         return self._read(HEAD_BYTES)
 
     def read_bytes(self) -> bytes:
-        """The whole decompressed content."""
-        return self._read(-1)
+        """The whole decompressed content; for a message format, its rows judged on these
+        bytes by :attr:`memory_limit` (:meth:`~traceconv.memory_check.MemoryLimit.refuse_rows`:
+        no second read, nor a second decompression)."""
+        data = self._read(-1)
+        if self.memory_limit is not None:
+            self.memory_limit.refuse_rows(self.name, data, self.path)
+        return data
 
     def _read(self, size: int) -> bytes:
         try:

@@ -8,27 +8,29 @@ Kineto events, 2.67 GB, peak at 0.92 GB and 30 M, 8.0 GB, at 2.58 GB; with them 
 1 M events, 353 MB, at 352 MB; a .pftrace of 10 M events, 1.53 GB, read at 4.5 GB), so
 :func:`traceconv.load` compares that estimate with the memory available before it reads,
 and the refusal says what to do instead (:data:`INSTEAD`: for Chrome JSON, ``overview`` and
-``split`` read any size in bounded memory).
+``split`` read any size in bounded memory). The estimate is of the bytes actually read: a
+file's size where it is known, before reading; the decompressed bytes of a compressed input
+and those of standard input, a pipe or a device as they are read (:class:`MemoryLimit`).
 
 The protobuf inputs that a reader decodes message by message (XPlane, Paddle's) cost per
 message more than per byte: each event becomes a row however few bytes it takes, so a
-file of two-byte events would take a hundred times its size and more. Their estimate adds
-the rows (the reader module's ``ROW_PEAK``, a :class:`RowPeak`), counted in a walk of
-the file that decodes nothing, made only when the bound that needs no count (every
-message of the fewest bytes) does not fit.
+file of two-byte events would take a hundred times its size and more. Their limit adds
+the rows (the reader module's ``ROW_PEAK``, a :class:`RowPeak`, handed over by
+:func:`traceconv.load`): once the content is read, before it is decoded, the bound that
+needs no count (every message of the fewest bytes) and, only where it does not decide, a
+count of the rows in a walk of the bytes read that decodes nothing
+(:meth:`MemoryLimit.refuse_rows`).
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Protocol
 
 from .errors import InputError
-from .io import Source
 from .units import format_bytes
-
-Rows = Literal["counted", "none", "most"]
 
 
 class RowPeak(Protocol):
@@ -36,10 +38,11 @@ class RowPeak(Protocol):
     :class:`traceconv.formats.protowire.counting.RowPeak`)."""
 
     def most(self, size: int) -> int:
-        """At most, for a file of ``size`` bytes (no read)."""
+        """At most, for ``size`` bytes of content (nothing read)."""
 
     def counted(self, data: bytes) -> int:
-        """For the file's content ``data``, its rows counted."""
+        """For the content ``data``, its rows counted."""
+
 
 # peak bytes per input byte read and converted whole, per format: (argument texts on disk,
 # in memory), above the interpreter's own; a little under the measured, so that a trace
@@ -91,42 +94,26 @@ def available_memory(meminfo: Path = Path("/proc/meminfo"),
     return min(found) if found else None
 
 
-def needed_memory(path: str, format_name: str, spilled: bool, row_peak: RowPeak | None = None,
-                  rows: Rows = "counted") -> int | None:
-    """The estimated peak of reading and converting the file ``path`` of ``format_name``
-    whole (``spilled``: argument texts on disk; a ``.gz`` counted at :data:`GZIP_GUESS` times
-    its size); None when the format's peak is not measured or ``path`` is no file. The rows
-    of a message format (its ``row_peak``) are ``counted`` (a walk of the file), left out
-    (``none``) or taken at their ``most`` (None for a compressed file, whose size bounds
-    nothing).
+def needed_memory(size: int, format_name: str, spilled: bool) -> int | None:
+    """The estimated peak of reading and converting ``size`` bytes of content of
+    ``format_name`` whole (``spilled``: argument texts on disk); None when the format's
+    peak is not measured.
 
-    >>> needed_memory("samples/torch/cnn_step5.pt.trace.json", "chrome", False) > 100 << 20
+    >>> needed_memory(138424, "perfetto", True) == int(2.8 * 138424) + (100 << 20)
     True
-    >>> needed_memory("samples/torch/cnn_step5.pt.trace.json", "nsys", False) is None
-    True
-    >>> needed_memory("samples/perfetto/rocprofv3_hip_taylor.pftrace", "perfetto", True) \\
-    ...     == int(2.8 * 138424) + (100 << 20)
-    True
-    >>> from traceconv.formats.xplane import ROW_PEAK
-    >>> xplane = "samples/xplane/jax_rocm_mi300_conv.xplane.pb.gz"
-    >>> needed_memory(xplane, "xplane", True, ROW_PEAK, "most") is None   # compressed
+    >>> needed_memory(138424, "nsys", False) is None
     True
     """
     factors = PEAK_PER_BYTE.get(format_name)
-    if factors is None or not os.path.isfile(path):
+    if factors is None:
         return None
-    needed = int(expanded_size(path) * factors[0 if spilled else 1]) + BASE_BYTES
-    if row_peak is None or rows == "none":
-        return needed
-    if rows == "most":
-        return None if Source(path).compressed else needed + row_peak.most(
-            os.path.getsize(path))
-    return needed + row_peak.counted(Source(path).read_bytes())
+    return int(size * factors[0 if spilled else 1]) + BASE_BYTES
 
 
 def expanded_size(path: str) -> int:
-    """The bytes the file ``path`` holds once read (a ``.gz`` counted at :data:`GZIP_GUESS`
-    times its size).
+    """A guess, before reading, of the bytes the file ``path`` holds once read (a ``.gz``
+    counted at :data:`GZIP_GUESS` times its size), to choose how to read it; the memory
+    check itself judges the bytes read (:class:`MemoryLimit`).
 
     >>> gz = "samples/torch/resnet18_train_cuda.pt.trace.json.gz"
     >>> expanded_size(gz) == GZIP_GUESS * os.path.getsize(gz)
@@ -135,42 +122,87 @@ def expanded_size(path: str) -> int:
     return os.path.getsize(path) * (GZIP_GUESS if path.endswith(".gz") else 1)
 
 
-def refuse_what_cannot_fit(path: str, format_name: str, spilled: bool,
-                           available: int | None = None,
-                           row_peak: RowPeak | None = None) -> None:
-    """Raise :class:`InputError` (one line: what is needed, what is left, what to run
-    instead, how to try anyway) when reading ``path`` whole would need more memory than is
-    available (``row_peak``: what a message format's rows add); nothing when :data:`BYPASS`
-    is set in the environment.
+@dataclass(frozen=True)
+class MemoryLimit:
+    """How much content of one format can be read whole in the memory available: the input
+    layer (:class:`traceconv.io.Source`) refuses a file whose size is known to be over
+    :attr:`content_bytes` before reading it, and any other input (compressed, standard
+    input, a pipe or a device) once the bytes read, decompressed, pass it. The rows of a
+    message format (``row_peak``) are judged once its content is read (:meth:`refuse_rows`).
 
-    >>> cnn = "samples/torch/cnn_step5.pt.trace.json"
-    >>> refuse_what_cannot_fit(cnn, "chrome", False, available=1 << 40)
-    >>> try:
-    ...     refuse_what_cannot_fit(cnn, "chrome", False, available=1 << 20)
-    ... except InputError as refused:
-    ...     print(refused.message[:66])
-    holding it whole needs about 101 MiB of memory and 1 MiB is availa
+    >>> limit = MemoryLimit("chrome", False, available=(100 << 20) + 850)
+    >>> limit.content_bytes
+    1000
+    >>> print(limit.refusal("t.json", 4000).message[:66])
+    holding it whole needs about 100 MiB of memory and 100 MiB is avai
     """
-    if os.environ.get(BYPASS.split("=")[0]) == "off":
-        return
+
+    format_name: str
+    spilled: bool   # argument texts on disk (see needed_memory)
+    available: int
+    row_peak: RowPeak | None = None   # what a message format's rows add
+
+    @property
+    def content_bytes(self) -> int:
+        """The most bytes of content whose estimated peak fits the memory available."""
+        factor = PEAK_PER_BYTE[self.format_name][0 if self.spilled else 1]
+        return max(int((self.available - BASE_BYTES) / factor), 0)
+
+    def refuse_rows(self, name: str, data: bytes, path: str | None = None) -> None:
+        """Raise :meth:`refusal` when the content ``data`` of the input ``name``, read whole
+        and within :attr:`content_bytes`, would not fit with its rows: nothing is counted
+        where even every message of the fewest bytes would fit, the rows are counted in a
+        walk of ``data`` (no decode) only where that bound does not decide.
+
+        >>> from traceconv.formats.xplane import ROW_PEAK
+        >>> events = b"\\x0a\\x0e\\x1a\\x0c" + b"\\x22\\x00" * 6   # one plane, one line, 6 events
+        >>> limit = MemoryLimit("xplane", False, (100 << 20) + 28 * 16 + 160 * 6, ROW_PEAK)
+        >>> limit.refuse_rows("t.xplane.pb", events)   # (its 6 events fit, not 8 at most)
+        >>> MemoryLimit("xplane", False, limit.available - 1, ROW_PEAK).refuse_rows(
+        ...     "t.xplane.pb", events)
+        Traceback (most recent call last):
+        traceconv.errors.InputError: t.xplane.pb: holding it whole needs about 100 MiB of memory and 100 MiB is available: convert it on a machine with more memory, or try anyway with TRACECONV_MEMORY_CHECK=off in the environment
+        """
+        if self.row_peak is None:
+            return
+        needed = needed_memory(len(data), self.format_name, self.spilled) or 0
+        if needed + self.row_peak.most(len(data)) <= self.available:
+            return
+        rows = self.row_peak.counted(data)
+        if needed + rows > self.available:
+            raise self.refusal(name, len(data), path=path, rows=rows)
+
+    def refusal(self, name: str, size: int, passed: bool = False,
+                path: str | None = None, rows: int = 0) -> InputError:
+        """The one line refusing the input ``name`` (``path`` in the commands it suggests;
+        default ``name``) of ``size`` bytes (``passed``: its content is known only to pass
+        ``size``, where reading stopped) whose rows take ``rows`` bytes: what it needs,
+        what is left, what to run instead and how to try anyway."""
+        needed = (needed_memory(size, self.format_name, self.spilled) or 0) + rows
+        how_much = (f"more than {format_bytes(needed)} of memory (its content passes "
+                    f"{format_bytes(size)} here)" if passed
+                    else f"about {format_bytes(needed)} of memory")
+        return InputError(
+            f"holding it whole needs {how_much} and {format_bytes(self.available)} "
+            f"is available: {INSTEAD.get(self.format_name, ELSEWHERE).format(path=path or name)}"
+            f", or try anyway with {BYPASS} in the environment", file=name)
+
+
+def memory_limit(format_name: str, spilled: bool, available: int | None = None,
+                 row_peak: RowPeak | None = None) -> MemoryLimit | None:
+    """The :class:`MemoryLimit` of reading ``format_name`` whole here (``available``:
+    default the memory this process can still take; ``row_peak``: what its rows add, for a
+    message format); None where nothing is checked: with
+    :data:`BYPASS` in the environment, for a format whose peak is not measured, or where the
+    memory available is not known.
+
+    >>> memory_limit("chrome", True, available=1 << 30).content_bytes   # (1 GiB - 100 MiB) / 0.33
+    2936012800
+    >>> memory_limit("nsys", True, available=1 << 30) is None
+    True
+    """
+    if os.environ.get(BYPASS.split("=")[0]) == "off" or format_name not in PEAK_PER_BYTE:
+        return None
     if available is None:
         available = available_memory()
-    if available is None:
-        return
-    # (the estimates that read nothing first: the rows are counted only when neither
-    # decides, so no file's walk is paid where its size alone says whether it fits)
-    needed = needed_memory(path, format_name, spilled, row_peak, "none")
-    if needed is None:
-        return
-    if needed <= available:
-        most = needed_memory(path, format_name, spilled, row_peak, "most")
-        if most is not None and most <= available:
-            return
-        needed = needed_memory(path, format_name, spilled, row_peak)
-        if needed is None or needed <= available:
-            return
-    raise InputError(
-        f"holding it whole needs about {format_bytes(needed)} of memory and "
-        f"{format_bytes(available)} is available: "
-        f"{INSTEAD.get(format_name, ELSEWHERE).format(path=path)}, "
-        f"or try anyway with {BYPASS} in the environment", file=path)
+    return None if available is None else MemoryLimit(format_name, spilled, available, row_peak)

@@ -12,6 +12,7 @@ deep in the model.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -120,6 +121,25 @@ def int_text(text: str, what: str = "number") -> int:
     if not INT64_MIN <= number <= INT64_MAX:
         raise NumberError(f"{what} is out of the int64 range: {_show(text)}")
     return number
+
+
+# digits grouped in threes by commas, as console tables print them (nsys's default layout:
+# ``444,988,647``, ``75,910.7``)
+_GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
+
+
+def ungrouped(text: str) -> str:
+    """Number text without the commas that group its digits in threes (``444,988,647``,
+    as nsys's console tables print numbers); any other text as given, so the conversion
+    that follows refuses what is no number (``1,23`` is not a grouped number).
+
+    >>> ungrouped("444,988,647"), ungrouped(" 75,910.7 "), ungrouped("-1,000")
+    ('444988647', '75910.7', '-1000')
+    >>> ungrouped("1,23"), ungrouped("12,3456"), ungrouped("0.5")
+    ('1,23', '12,3456', '0.5')
+    """
+    stripped = text.strip()
+    return stripped.replace(",", "") if _GROUPED.fullmatch(stripped) else text
 
 
 def saturated_int(text: str) -> int:

@@ -423,3 +423,14 @@ def scratch_file(suffix: str = "") -> Iterator[tuple[str, BinaryIO]]:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(path)
+
+
+def unnamed_scratch_file() -> BinaryIO:
+    """A private temporary file without a name (unbuffered, open for reading and writing):
+    nothing to remove, it is gone when closed or when the process ends, however it ends.
+
+    >>> with unnamed_scratch_file() as scratch:
+    ...     _ = scratch.write(b"ab"); os.pread(scratch.fileno(), 2, 0)
+    b'ab'
+    """
+    return tempfile.TemporaryFile(prefix=_TEMP_PREFIX, buffering=0)  # type: ignore[return-value]  # noqa: SIM115 - returned to the caller

@@ -8,7 +8,7 @@ over it when complete. None of that holds for the rest:
   and outputs wait at most :data:`FIFO_WAIT_SECONDS`, then are refused;
 - a pipe (``<(cat f)``, ``/dev/fd/63``) or a device yields its bytes once, and ``st_size``
   is 0 for it and for a ``/proc`` file (``/dev/zero`` never ends): such an input is read
-  once, into a buffer bounded by ``--max-bytes``;
+  once, as far as a reader asks, and kept for the next open (:mod:`traceconv.spool`);
 - renaming a temporary file over a device, a FIFO or a socket would replace it (as root,
   ``-o /dev/null`` would replace the system's ``/dev/null``): a character device or a FIFO
   given as ``-o`` is written as a stream instead, anything else special is refused
@@ -28,7 +28,6 @@ from .errors import InputError
 # How long a FIFO may stay unopened by its other side before it is refused (an input with
 # no writer, an output with no reader).
 FIFO_WAIT_SECONDS = 30.0
-READ_PIECE = 1 << 20
 
 
 def kind_of(mode: int) -> str:
@@ -43,26 +42,6 @@ def kind_of(mode: int) -> str:
         if test(mode):
             return words
     return "a special file"
-
-
-def read_bounded(stream: BinaryIO, limit: int, too_large: InputError) -> bytes:
-    """Everything ``stream`` yields, read in pieces; ``too_large`` is raised as soon as it
-    passes ``limit`` bytes (``/dev/zero`` ends there, not in memory exhaustion).
-
-    >>> import io
-    >>> read_bounded(io.BytesIO(b"abc"), 3, InputError("too large"))
-    b'abc'
-    >>> read_bounded(io.BytesIO(b"abcd"), 3, InputError("too large"))
-    Traceback (most recent call last):
-    traceconv.errors.InputError: too large
-    """
-    pieces, total = [], 0
-    while piece := stream.read(min(READ_PIECE, limit + 1 - total)):
-        pieces.append(piece)
-        total += len(piece)
-        if total > limit:
-            raise too_large
-    return b"".join(pieces)
 
 
 def open_input(path: str, name: str) -> BinaryIO:
@@ -117,3 +96,26 @@ def reason(exc: OSError) -> str:
     """
     text = exc.strerror or str(exc)
     return f"a symbolic link loop ({text})" if exc.errno == errno.ELOOP else text
+
+
+def read_error(exc: OSError, name: str) -> InputError:
+    """An ``OSError`` met reading the input ``name`` as one line: what failed and, where
+    there is one, what to try.
+
+    >>> str(read_error(OSError(errno.ENOSPC, "No space left on device"), "t.rpd"))
+    't.rpd: cannot read: No space left on device (free space where temporary files go, or point TMPDIR elsewhere)'
+    """
+    hint = _OS_HINTS.get(exc.errno or 0)
+    return InputError(f"cannot read: {reason(exc)}" + (f" ({hint})" if hint else ""), file=name)
+
+
+# what to try when reading fails with these errors
+_OS_HINTS = {
+    errno.ENOSPC: "free space where temporary files go, or point TMPDIR elsewhere",
+    errno.EDQUOT: "free space where temporary files go, or point TMPDIR elsewhere",
+    errno.EACCES: "check the permissions of the file and its folders",
+    errno.EPERM: "check the permissions of the file and its folders",
+    errno.EISDIR: "give a file, not a folder",
+    errno.EIO: "the device failed to read: copy the file elsewhere and try again",
+    errno.EMFILE: "too many open files: raise the limit (ulimit -n)",
+}

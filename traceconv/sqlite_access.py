@@ -16,6 +16,9 @@ read-only, safe for a hostile file, and bounded by the input's size.
   (``SQLITE_LIMIT_LENGTH``), and SQLite's heap a hard limit while it is open. Virtual
   generated columns are not read at all (:func:`computed_columns`; they read as missing,
   counted as ``sqlite.generated_column_ignored``).
+- **Text that is not UTF-8** (one damaged name in a string table) is read with the bytes
+  it cannot decode shown as U+FFFD, each such text counted once (``sqlite.invalid_utf8``),
+  instead of one undecodable value refusing the whole file.
 """
 
 from __future__ import annotations
@@ -89,6 +92,29 @@ class Guarded:
         self.computed: list[str] = []
         self._skipped: set[tuple[str, str]] = set()
         self.view: str | None = None   # the view a refused query read through
+        self.invalid_texts: set[bytes] = set()   # texts that were not UTF-8, each once
+        self.first_invalid: str | None = None
+
+    def decode(self, data: bytes) -> str:
+        """A text value of the database (SQLite's ``text_factory``), its bytes that are
+        not UTF-8 replaced by U+FFFD; each such text counted once, however many rows a
+        query reads it in (a name joined to every call of it).
+
+        >>> with open_sqlite(":memory:", "m.sqlite", input_bytes=0) as db:
+        ...     db.connection.execute("select 'ok', cast(x'61ff' as text)").fetchone()
+        ...     db.connection.execute("select cast(x'61ff' as text)").fetchone()
+        ...     len(db.invalid_texts), db.first_invalid
+        ('ok', 'a\ufffd')
+        ('a\ufffd',)
+        (1, 'a\ufffd')
+        """
+        try:
+            return data.decode()
+        except UnicodeDecodeError:
+            text = data.decode("utf-8", "replace")
+            self.invalid_texts.add(data)
+            self.first_invalid = self.first_invalid or text[:80]
+            return text
 
     def scan(self) -> None:
         """List the tables and columns, then let no query compute a column or a view."""
@@ -154,6 +180,7 @@ def open_sqlite(path: str, name: str, *, input_bytes: int,
             if budget.spent:
                 raise guarded.error(exc) from None
             raise InputError(f"not an SQLite database: {exc}", file=name) from None
+        connection.text_factory = guarded.decode   # (the schema's names stay strict: above)
         yield guarded
     finally:
         connection.close()

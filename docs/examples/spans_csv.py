@@ -7,10 +7,10 @@ int64, an unknown track, a name too long), each counted under its own diagnostic
 
 from __future__ import annotations
 
-import csv
 import io
 
 from traceconv.errors import InputError
+from traceconv.formats.csv_rows import CsvRows
 from traceconv.io import Source
 from traceconv.model import Metadata, ProcessKind
 from traceconv.model.builder import TraceBuilder
@@ -28,20 +28,19 @@ def read(source: Source) -> TraceBuilder:
     trace = TraceBuilder(Metadata(source_format="spans-csv", clock="process-relative"))
     process = trace.add_process("spans", kind=ProcessKind.HOST)
     tracks: dict[str, int] = {}
-    with source.open() as stream:
-        rows = csv.reader(io.TextIOWrapper(stream, encoding="utf-8", errors="replace"))
+    with source.open() as stream:   # (rows of another width, a cut last row: left out)
+        rows = CsvRows(io.TextIOWrapper(stream, encoding="utf-8", errors="replace",
+                                        newline=""), source.name)
         next(rows, None)   # the header
-        for line, row in enumerate(rows, start=2):
-            if len(row) != 4:
-                raise InputError(f"expected 4 fields, found {len(row)}", file=source.name,
-                                 location=f"line {line}")
-            thread, name, start, end = row
+        rows.width = 4     # thread, name, start_us, end_us
+        for thread, name, start, end in filter(None, rows):   # (a blank line: no row)
             try:
                 start_ns, end_ns = int(start) * 1000, int(end) * 1000   # any size: checked
             except ValueError:
                 raise InputError(f"not a whole number of µs: {start!r}, {end!r}",
-                                 file=source.name, location=f"line {line}") from None
+                                 file=source.name, location=f"line {rows.line_num}") from None
             if thread not in tracks:
                 tracks[thread] = trace.add_track(thread, process=process)
             trace.add_interval(tracks[thread], start_ns, end_ns, name, "span")
+    rows.left_out.count(trace.diagnostics)
     return trace

@@ -9,7 +9,9 @@ Two ways, chosen by what the trace holds:
   links is a wait on another thread or device, untraced host time or idle
   (:mod:`.path_gaps`).
 - **graph** (op graphs with data dependencies: MegEngine, MIGraphX, Paddle protobuf, ...):
-  the longest chain producer op → tensor → consumer op, weighted by each op's measured time.
+  the producer → consumer chain that finishes last when each op starts as soon as its inputs
+  are done (measured op times); time between two links in which other ops ran (a program
+  run one instruction at a time) is ``other`` work, not idle.
 
 The result is a list of path entries in time order whose durations plus the idle gaps add up
 to ``length_ns`` exactly. ``span_ns`` is the time from the first to the last slice of work
@@ -20,7 +22,9 @@ whose end is not in the input is no work of a known length: the path never runs 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Literal
@@ -42,9 +46,10 @@ from .activity import (
 from .critical_walk import Link, Walk
 from .path_gaps import GapFiller
 
-Kind = Literal["cpu", "kernel", "memcpy", "communication", "wait", "untraced", "idle"]
+# (``other``: in graph mode, ops off the path that ran between two of its links)
+Kind = Literal["cpu", "kernel", "memcpy", "communication", "wait", "untraced", "other", "idle"]
 KINDS: tuple[Kind, ...] = ("cpu", "kernel", "memcpy", "communication", "wait", "untraced",
-                           "idle")
+                           "other", "idle")
 
 _KIND_OF = {Activity.KERNEL: "kernel", Activity.MEMCPY: "memcpy", Activity.MEMSET: "memcpy",
             Activity.COMMUNICATION: "communication"}
@@ -206,7 +211,23 @@ def has_dependency_graph(trace: Trace) -> bool:
 
 
 def graph_path(trace: Trace) -> list[PathEntry]:
-    """The longest producer → consumer chain of the op graph, by measured op time."""
+    """The critical path through the op graph: the producer → consumer chain that finishes
+    last when each op starts as soon as its inputs are done (each op's measured time), each
+    link the input its successor waited for. Time between two links in which other ops ran
+    (a program run one op at a time) is ``other`` work, off the path; idle is only time in
+    which no op ran.
+
+    >>> import networkx as nx
+    >>> from traceconv.model import ProcessKind
+    >>> t = Trace(); gpu = t.add_process("gpu", kind=ProcessKind.DEVICE)
+    >>> s = t.add_track("stream", process=gpu)
+    >>> for name, start, dur in (("x", 0, 30), ("w", 30, 20), ("dot", 50, 100)):
+    ...     t.graph.add_node(name, kind=OP, name=name, slices=[t.add_slice(s, start, dur, name)])
+    >>> t.graph.add_edges_from([("x", "tx"), ("tx", "dot"), ("w", "tw"), ("tw", "dot")])
+    >>> nx.set_node_attributes(t.graph, {"tx": TENSOR, "tw": TENSOR}, "kind")
+    >>> [(e.name, e.kind, e.start_ns, e.dur_ns) for e in graph_path(t)]
+    [('x', 'kernel', 0, 30), ('other work', 'other', 30, 20), ('dot', 'kernel', 50, 100)]
+    """
     import networkx as nx
 
     tl = Timeline(trace)
@@ -225,6 +246,9 @@ def graph_path(trace: Trace) -> list[PathEntry]:
     ops.add_edges_from((p, c) for c, ps in preds.items() for p in ps)
     if not nx.is_directed_acyclic_graph(ops):
         ops.remove_edges_from(nx.find_cycle(ops))   # a loop (While bodies): cut where found
+    # each op waits for the input that finishes last when only data dependencies hold
+    # (the earliest finish of the chain that leads to it: the critical path method); the
+    # times as laid out say more about the executor's order than about what an op waited for
     best: dict[str, int] = {}
     via: dict[str, str | None] = {}
     for node in nx.topological_sort(ops):
@@ -243,9 +267,39 @@ def graph_path(trace: Trace) -> list[PathEntry]:
     for op in reversed(chain):
         start, dur, kind, row = times.get(op, (0, 0, "cpu", None))
         entries.append(PathEntry(graph.nodes[op].get("name", op), kind, start, dur, row, op))
-    if all(e.row is not None or e.start_ns for e in entries):
+    # (an op of no time, which the path drops, does not keep the timed ones out of order)
+    if all(e.row is not None or e.start_ns or not e.dur_ns for e in entries):
         entries.sort(key=lambda e: e.start_ns)
-    return _in_time_order(entries)
+    return _with_other_work(_in_time_order(entries), times.values())
+
+
+def _with_other_work(path: list[PathEntry],
+                     times: Iterable[tuple[int, int, Kind, int | None]]) -> list[PathEntry]:
+    """``path`` with the time between its links in which other ops ran as ``other`` entries;
+    the rest of a gap (no op ran) stays a gap: idle.
+
+    >>> path = [PathEntry("a", "kernel", 0, 10), PathEntry("c", "kernel", 30, 5)]
+    >>> [(e.kind, e.start_ns, e.dur_ns) for e in _with_other_work(path, [(12, 6, "kernel", None)])]
+    [('kernel', 0, 10), ('other', 12, 6), ('kernel', 30, 5)]
+    """
+    busy: list[tuple[int, int]] = []   # when any op ran: sorted, disjoint
+    for start, end in sorted((start, start + dur) for start, dur, _k, _r in times if dur > 0):
+        if busy and start <= busy[-1][1]:
+            busy[-1] = (busy[-1][0], max(busy[-1][1], end))
+        else:
+            busy.append((start, end))
+    ends = [end for _start, end in busy]
+    out: list[PathEntry] = []
+    for previous, entry in zip([None, *path], path, strict=False):
+        if previous is not None and entry.start_ns > previous.end_ns:
+            index = bisect_right(ends, previous.end_ns)
+            while index < len(busy) and busy[index][0] < entry.start_ns:
+                start = max(busy[index][0], previous.end_ns)
+                end = min(busy[index][1], entry.start_ns)
+                out.append(PathEntry("other work", "other", start, end - start))
+                index += 1
+        out.append(entry)
+    return out
 
 
 # -- both -------------------------------------------------------------------------------------
@@ -264,7 +318,7 @@ def critical_path(trace: Trace, mode: str = "auto") -> CriticalPath:
     >>> kernel = t.add_slice(s, 60, 100, "gemm", "kernel"); _ = t.add_flow(launch, kernel)
     >>> cp = critical_path(t)
     >>> [(e.name, e.kind, e.start_ns, e.dur_ns) for e in cp.path], cp.length_ns, cp.breakdown
-    ([('aten::mm', 'cpu', 0, 40), ('cudaLaunchKernel', 'cpu', 40, 10), ('gemm', 'kernel', 60, 100)], 160, {'cpu': 50, 'kernel': 100, 'memcpy': 0, 'communication': 0, 'wait': 0, 'untraced': 0, 'idle': 10})
+    ([('aten::mm', 'cpu', 0, 40), ('cudaLaunchKernel', 'cpu', 40, 10), ('gemm', 'kernel', 60, 100)], 160, {'cpu': 50, 'kernel': 100, 'memcpy': 0, 'communication': 0, 'wait': 0, 'untraced': 0, 'other': 0, 'idle': 10})
     """
     if mode not in ("auto", "graph", "timeline"):
         raise ValueError(f"unknown critical-path mode {mode!r} (auto, graph, timeline)")

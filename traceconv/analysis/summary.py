@@ -33,7 +33,7 @@ import numpy as np
 
 from ..model import OpStat, Trace
 from ..model.breakdown import only_breakdown
-from ..model.entities import TOTALS_OF
+from ..model.entities import TIME_IS, TOTALS_OF
 from ..model.graph import OP, op_spans
 from .op_summary import RANGE_KINDS, op_summary
 
@@ -115,6 +115,9 @@ class Summary:
     total_host_time: float | None
     device_rows: list[Row]
     host_rows: list[Row]
+    # statistics rows whose time is no work, in no row and no total: what their time is
+    # (model.entities.NOT_WORK_TIMES) -> (rows, seconds)
+    not_work: dict[str, tuple[int, float]] = field(default_factory=dict)
 
     def total(self, place: Place) -> float | None:
         return self.total_device_time if place == "device" else self.total_host_time
@@ -225,8 +228,9 @@ def _stat_records(trace: Trace) -> list[OpRecord]:
     lists its per-operator table first; overheads, memory tables or a recomputed copy would
     count the same time twice; inputs given together, such as rocprof's or ``nsys stats``'
     kernel and API tables of one run, each count; rows that add up others, such as
-    rocprofv3's per-domain totals, only without them), with self times: nested rows' times
-    are taken out of their parent's.
+    rocprofv3's per-domain totals, only without them; rows whose time is no work, such as
+    an OS runtime summary's waits, never: :func:`not_work_time`), with self times: nested
+    rows' times are taken out of their parent's.
 
     >>> from traceconv.model import OpStat
     >>> t = Trace()
@@ -242,7 +246,7 @@ def _stat_records(trace: Trace) -> list[OpRecord]:
     for stat in trace.stats:   # (merged inputs carry their label; one input has none)
         first.setdefault(stat.extra.get("input"), stat.section)
     rows = [i for i, stat in enumerate(trace.stats)
-            if stat.section == first[stat.extra.get("input")]]
+            if stat.section == first[stat.extra.get("input")] and TIME_IS not in stat.extra]
     if any(TOTALS_OF not in trace.stats[i].extra for i in rows):   # totals beside their rows
         rows = [i for i in rows if TOTALS_OF not in trace.stats[i].extra]
     nested_cpu: dict[int, int] = defaultdict(int)
@@ -264,6 +268,27 @@ def _stat_records(trace: Trace) -> list[OpRecord]:
         records.append(OpRecord(stat.name, stat.type or stat.section, None, times,
                                 calls=stat.calls))
     return records
+
+
+def not_work_time(trace: Trace) -> dict[str, tuple[int, float]]:
+    """The statistics rows whose time is no work (``extra[TIME_IS]``: threads waiting,
+    ranges around other rows), which no summary row or total counts: per what their time
+    is, the rows and their summed time in seconds (rows of no time left out).
+
+    >>> from traceconv.model import OpStat
+    >>> t = Trace()
+    >>> _ = t.add_stat(OpStat("futex", total_ns=7 * 10**9, extra={TIME_IS: "waiting"}))
+    >>> _ = t.add_stat(OpStat("cudaMalloc", total_ns=10**9, cpu_ns=10**9))
+    >>> not_work_time(t)
+    {'waiting': (1, 7.0)}
+    """
+    found: dict[str, tuple[int, float]] = {}
+    for stat in trace.stats:
+        what = stat.extra.get(TIME_IS)
+        if what is not None and what != "none":
+            rows, seconds = found.get(what, (0, 0.0))
+            found[what] = (rows + 1, seconds + stat.total_ns / 1e9)
+    return found
 
 
 def _device_ns(stat: OpStat) -> int | None:
@@ -366,4 +391,5 @@ def summarize(trace: Trace, options: SummaryOptions | None = None, **overrides) 
     options = replace(options or SummaryOptions(), **overrides)
     records = op_records(trace)
     return Summary(total_time(records, "device"), total_time(records, "host"),
-                   select(records, "device", options), select(records, "host", options))
+                   select(records, "device", options), select(records, "host", options),
+                   not_work_time(trace))

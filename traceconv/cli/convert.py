@@ -55,11 +55,12 @@ def default_output(inputs: tuple[str, ...], to: str) -> str:
                    f"{SPILL_ABOVE >> 30} GiB or more (a .gz counted at {GZIP_GUESS}x its "
                    "size).")
 @click.option("--memory-check/--no-memory-check", "memory_check", default=True,
-              help="Before reading a JSON input, estimate the memory converting it whole "
-                   "needs (about a third of the JSON with --spill-args, 0.85x without) and "
-                   "refuse, saying what to run instead (overview, split), when this "
-                   "machine (or its container) has less available "
-                   "(TRACECONV_MEMORY_CHECK=off: for every command). Default: on.")
+              help="Estimate the memory converting a JSON input whole needs (about a third "
+                   "of the JSON with --spill-args, 0.85x without) and refuse, saying what to "
+                   "run instead (overview, split), when this machine (or its container) "
+                   "has less available: a file before it is read, a compressed or piped "
+                   "input as its bytes are read (TRACECONV_MEMORY_CHECK=off: for every "
+                   "command). Default: on.")
 @ALIGN_OPTION
 @trim_options
 @max_bytes_option

@@ -33,7 +33,8 @@ def open_database(source: Source) -> Iterator[Database]:
     it is gzipped, standard input or not a regular file; a write-ahead log or journal
     beside a plain file is replayed on a private copy); temporary files are removed after.
 
-    A file that is not an SQLite database raises :class:`InputError` naming it.
+    A file that is not an SQLite database raises :class:`InputError` naming it; text
+    values that are not UTF-8 are read replaced, counted as ``sqlite.invalid_utf8``.
     """
     with contextlib.ExitStack() as stack:
         # (a FIFO, a pipe or a device: SQLite would open it again and block or read part)
@@ -45,6 +46,8 @@ def open_database(source: Source) -> Iterator[Database]:
         guarded = stack.enter_context(open_sqlite(path, source.name, input_bytes=size,
                                                   immutable=log is None))
         yield Database(guarded, source)
+        source.note("sqlite.invalid_utf8", count=len(guarded.invalid_texts),
+                    example=guarded.first_invalid)
 
 
 def _with_log(source: Source, stack: contextlib.ExitStack) -> tuple[str, str | None]:

@@ -13,13 +13,22 @@ names its rows:
 report (new name / before 2022)         kind        counted by, named by
 ======================================  ==========  ===============================
 ``cuda_gpu_kern_sum`` / ``gpukernsum``  ``kernels``  Instances, Name
-``cuda_api_sum`` / ``cudaapisum``       ``api``      Num Calls, Name (``osrt_sum``
-                                                     has the same header)
+``cuda_api_sum`` / ``cudaapisum``       ``api``      Num Calls, Name
+``osrt_sum`` / ``osrtsum``              ``os_runtime``  Num Calls, Name (``cuda_api_sum``'s
+                                                     header: told apart by the report's name)
 ``cuda_gpu_mem_time_sum`` /             ``memops``   Count (Operations), Operation
 ``gpumemtimesum``
 ``cuda_gpu_sum`` / ``gpusum``           ``gpu``      Instances, Operation, Category
 ``nvtx_sum`` / ``nvtxsum``              ``nvtx``     Instances, Range (and Style)
+``cuda_gpu_mem_size_sum`` /             ``memory_sizes``  Count (Operations), Operation;
+``gpumemsizesum``                                    sizes, no time (``Total (MB)``, or
+                                                     ``Total`` in KiB)
 ======================================  ==========  ===============================
+
+A report's name is stated by a line of prose: the script nsys ran (``Processing [...] with
+[.../osrt_sum.py]``), a banner (`` ** OS Runtime Summary (osrt_sum):``), the progress line of
+``nsys profile --stats=true`` (``[4/8] Executing 'osrt_sum' stats report``), or, before 2022,
+a section title (``Operating System Runtime API Statistics:``); or by the file name.
 """
 
 from __future__ import annotations
@@ -30,14 +39,29 @@ from collections.abc import Iterable, Iterator
 
 TRACE = "trace"
 _TRACE_COLUMNS = ("Start (ns)", "End (ns)", "Name", "PID", "TID")
-_REPORTS = ("cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_sum", "cuda_api_sum",
-            "osrt_sum", "nvtx_sum", "nvtx_pushpop_sum", "gpukernsum", "gpumemtimesum", "gpusum",
-            "cudaapisum", "osrtsum", "nvtxsum", "nvtxppsum")
-# a report's name as a script path ends ("/nvtx_sum.py]"), a banner closes ("(nvtx_sum):") or
-# an output file of ``nsys stats -o BASE`` ends ("BASE_nvtx_sum.csv")
-_REPORT_NAME = re.compile(rf"(?:^|[/(_])({'|'.join(_REPORTS)})(?:\.py\]|\):|\.csv)")
+_REPORTS = ("cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
+            "cuda_gpu_sum", "cuda_api_sum", "osrt_sum", "nvtx_sum", "nvtx_pushpop_sum",
+            "gpukernsum", "gpumemtimesum", "gpumemsizesum", "gpusum", "cudaapisum", "osrtsum",
+            "nvtxsum", "nvtxppsum")
+# a report's name as a script path ends ("/nvtx_sum.py]"), a banner closes ("(nvtx_sum):"), a
+# progress line quotes it ("Executing 'nvtx_sum' stats report") or an output file of ``nsys
+# stats -o BASE`` ends ("BASE_nvtx_sum.csv")
+_REPORT_NAME = re.compile(rf"(?:^|[/(_'])({'|'.join(_REPORTS)})(?:\.py\]|\):|\.csv|')")
+# the section titles nsys printed before 2022 in place of the banners, and their reports
+_TITLES = {"Operating System Runtime API Statistics:": "osrtsum",
+           "CUDA API Statistics:": "cudaapisum", "CUDA Kernel Statistics:": "gpukernsum",
+           "CUDA Memory Operation Statistics (by time):": "gpumemtimesum",
+           "CUDA Memory Operation Statistics (by size in KiB):": "gpumemsizesum",
+           "NVTX Push-Pop Range Statistics:": "nvtxppsum"}
 _PROSE = ("Generating ", "Processing ", "NOTICE:", "SKIPPED:", "**", "Exporting ", "Using ",
           "Running ", "WARNING:", "It is assumed", "Consider using")
+# nsys's own framing: a progress line ("[6/8] Executing '...' stats report"), a section title
+# of any report ("... Statistics:", "... Statistics (by size in KiB):")
+_FRAMING = re.compile(r"\[\d+/\d+\] |[A-Z][\w -]* Statistics(?: \([\w ]+\))?:$")
+# the reports whose header is another report's: their name says what their rows are
+_KIND_OF_REPORT = {"osrt_sum": "os_runtime", "osrtsum": "os_runtime"}
+# the total of a table of sizes (cuda_gpu_mem_size_sum: "Total (MB)"; before 2022 "Total", KiB)
+_SIZE_TOTAL = re.compile(r"Total(?: \((?:B|KB|KiB|MB|MiB|GB|GiB)\))?")
 HEAD_LINES = 40
 
 
@@ -51,10 +75,14 @@ def kind_of(cells: list[str]) -> str | None:
     'memops'
     >>> kind_of(["Start (ns)", "End (ns)", "Name", "PID", "TID"]), kind_of(["Name", "Calls"])
     ('trace', None)
+    >>> kind_of("Total (MB),Count,Avg (MB),Operation".split(",")), kind_of(["Total", "Operation"])
+    ('memory_sizes', 'memory_sizes')
     """
     columns = {cell.strip() for cell in cells}
     if all(c in columns for c in _TRACE_COLUMNS):
         return TRACE
+    if "Operation" in columns and any(_SIZE_TOTAL.fullmatch(c) for c in columns):
+        return "memory_sizes"
     if not any(c.startswith("Total Time") for c in columns):
         return None
     if "Range" in columns:
@@ -70,14 +98,27 @@ def kind_of(cells: list[str]) -> str | None:
     return None
 
 
+def kind_of_report(kind: str, report: str | None) -> str:
+    """The kind of a summary whose header says ``kind``, given the report's name: an OS
+    runtime summary has the CUDA API summary's header.
+
+    >>> kind_of_report("api", "osrt_sum"), kind_of_report("api", "cuda_api_sum"), kind_of_report("api", None)
+    ('os_runtime', 'api', 'api')
+    """
+    return _KIND_OF_REPORT.get(report or "", kind)
+
+
 def is_prose(line: str) -> bool:
-    """A line nsys writes around its tables (progress, notices, banners, blank).
+    """A line nsys writes around its tables (progress, notices, banners, section titles,
+    blank).
 
     >>> is_prose(" ** CUDA API Summary (cuda_api_sum):"), is_prose("12.5,100,3,kernel")
     (True, False)
+    >>> is_prose("[6/8] Executing 'cuda_gpu_kern_sum' stats report"), is_prose("CUDA API Statistics:")
+    (True, True)
     """
     text = line.strip()
-    return not text or text.startswith(_PROSE)
+    return not text or text.startswith(_PROSE) or bool(_FRAMING.match(text))
 
 
 def report_named(text: str) -> str | None:
@@ -89,9 +130,11 @@ def report_named(text: str) -> str | None:
     ('gpukernsum', 'cuda_api_sum')
     >>> report_named(" ** NVTX Range Summary (nvtx_sum):"), report_named("Generating r.sqlite")
     ('nvtx_sum', None)
+    >>> report_named("[4/8] Executing 'osrt_sum' stats report"), report_named("CUDA API Statistics:")
+    ('osrt_sum', 'cudaapisum')
     """
     found = _REPORT_NAME.search(text)
-    return found.group(1) if found else None
+    return found.group(1) if found else _TITLES.get(text.strip())
 
 
 _RULE = re.compile(r"^\s*-+(?:\s+-+)*\s*$")   # the dashes under a column-layout header
@@ -131,7 +174,7 @@ class ColumnRows:
     --stats=true`` prints) as the rows its ``--format csv`` gives: each table's header (the
     line over a rule of dashes) and rows cut at the rule's columns, nsys's prose lines as
     one cell each; other lines (a shell prompt, a pasted command) are counted in
-    ``outside`` and names nsys cut to fit its column (ending in …) in ``cut_names``.
+    ``outside``.
 
     >>> rows = ColumnRows(["$ nsys stats r.nsys-rep", " ** CUDA API Summary (cuda_api_sum):",
     ...     "", " Time (%)  Total Time (ns)  Num Calls  Name", " --------  ---------------  "
@@ -143,8 +186,9 @@ class ColumnRows:
 
     def __init__(self, lines: Iterable[str]) -> None:
         self.lines = lines
+        self.width: int | None = None   # (set by the reader, as on CsvRows: cut at the
+        # rule's columns, every row has its table's width)
         self.outside = 0
-        self.cut_names = 0
         self.line_num = 0
         self._rows = self._read()
 
@@ -161,9 +205,7 @@ class ColumnRows:
             self.line_num += 1
             line = raw.rstrip("\r\n")
             if starts is not None and line.strip():
-                cells = cells_at(line, starts)
-                self.cut_names += bool(cells) and cells[-1].endswith("…")
-                yield cells
+                yield cells_at(line, starts)
                 continue
             starts = None
             if is_rule(line) and held is not None:

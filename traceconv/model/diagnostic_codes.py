@@ -116,12 +116,12 @@ CODES: tuple[CodeInfo, ...] = (
           "flow events whose other end is not in the file (a start with no finish or a finish "
           "with no start): an arrow needs both ends, so none is drawn; the slice is kept"),
     _Code("chrome.flow_unbound", "dropped",
-          "flow events with no thread slice around them (none at that time on that thread; "
-          "an instant or an async slice there is no slice the model links a flow to)"),
+          "flow events with no thread slice or thread instant around them (none at that "
+          "time on that thread; an async slice there is no slice the model links a flow "
+          "to)"),
     _Code("chrome.flow_within_one_slice", "dropped",
-          "flows whose two ends bind to one slice (both points inside it, or one on an "
-          "instant in it: the model links two slices, and a slice to itself draws no "
-          "arrow)"),
+          "flows whose two ends bind to one slice (both points inside it: the model links "
+          "two slices, and a slice to itself draws no arrow)"),
     _Code("chrome.malformed_event", "dropped", "events with fields of the wrong type"),
     _Code("chrome.memory_event_as_slice", "repaired",
           "[memory] events written as X (torch's python exporter): read as instants"),
@@ -140,6 +140,13 @@ CODES: tuple[CodeInfo, ...] = (
           "profile samples, 'P', trace_processor reads as stack samples; most others it "
           "ignores too)"),
     _Code("chrome.x_without_dur", "guessed", "X events without dur: duration 0"),
+    # csv (every CSV reader's rows: traceconv/formats/csv_rows.py)
+    _Code("csv.row_cut", "dropped",
+          "a last row cut mid-line (no line end and fewer cells than the header, or a "
+          "quoted field never closed): the file was cut there; not read", CUT),
+    _Code("csv.row_width_mismatch", "dropped",
+          "CSV rows with another number of cells than their header (their cells would "
+          "land in the wrong columns): not read (the first one's line in the example)"),
     # dataflow
     _Code("dataflow.flows", "note",
           "flows added from producer to consumer ops of the op graph (--flows dataflow)"),
@@ -232,7 +239,8 @@ CODES: tuple[CodeInfo, ...] = (
           "inputs do not share an epoch clock; their times are kept as they are, not "
           "aligned"),
     # migraphx
-    _Code("migraphx.elided", "note", "'...' elision lines in the paste"),
+    _Code("migraphx.elided", "note",
+          "'...' elision lines in the paste, or '#' remarks inside MIGraphX output"),
     _Code("migraphx.eval_unknown_instruction", "note",
           "trace-eval record without a parsable instruction (ROCm 4.1 prints 'Instruction "
           "not part of program')"),
@@ -268,7 +276,9 @@ CODES: tuple[CodeInfo, ...] = (
           "goes"),
     _Code("migraphx.unclosed_attributes", "repaired",
           "code_object attributes without the closing ']' (ROCm 4.2-4.5 print)"),
-    _Code("migraphx.unparsed_line", "dropped", "line not understood as MIGraphX output"),
+    _Code("migraphx.unparsed_line", "dropped",
+          "line inside MIGraphX output shaped like one of its lines (an instruction, a timed "
+          "line, a Summary or trailer line) that could not be read"),
     _Code("migraphx.name_repeated", "repaired",
           "instruction names printed again in their module (a garbled or spliced paste): "
           "kept as <name>#2...; references go to the first"),
@@ -353,11 +363,12 @@ CODES: tuple[CodeInfo, ...] = (
           "lines of a summary report that are neither a table's row nor nsys's prose (not "
           "read)"),
     _Code("nsys_stats.name_cut", "note",
-          "names nsys's column layout cut to fit its column (they end in …; its CSV output "
-          "keeps them whole: nsys stats --format csv)"),
+          "names of rows read that nsys's column layout cut to fit its column (they end in "
+          "…; its CSV output keeps them whole: nsys stats --format csv)"),
     _Code("nsys_stats.malformed_row", "dropped",
           "report rows that do not fit their header: a start, end, PID, TID, count or time "
-          "that is not a number or out of range, or another number of fields (not read)"),
+          "that is not a number or out of range (not read; the example shows the row's "
+          "cells apart: a | b | c)"),
     _Code("nsys_stats.report_skipped", "note",
           "reports nsys skipped for lack of data (SKIPPED: ... does not contain ...)"),
     # overview (traceconv overview, split's overview.pftrace)
@@ -394,8 +405,8 @@ CODES: tuple[CodeInfo, ...] = (
     # paddle_report
     _Code("paddle_report.cut_row", "dropped",
           "dropped row: cut off (fewer cells than the table's columns)", CUT),
-    _Code("paddle_report.foreign_lines", "note",
-          "lines that belong to no report (log output) were skipped"),
+    _Code("paddle_report.elided", "dropped",
+          "'...' lines or '# ...' remarks among a table's rows: the paste left rows out there"),
     _Code("paddle_report.headerless_table", "guessed",
           "Event Summary rows without their header: columns taken from the rows' shape"),
     _Code("paddle_report.nesting_guessed", "guessed",
@@ -406,17 +417,17 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("paddle_report.overhead_without_total", "repaired",
           "overhead split without a 'Total time' line"),
     _Code("paddle_report.unreadable_row", "dropped",
-          "Event Summary line that is not a row (foreign text in a table)"),
+          "line inside an Event Summary table shaped like a row (a name, then its calls where "
+          "the table has them) whose cells do not read"),
     _Code("paddle_report.wrapped_line", "repaired",
           "line hard-wrapped by the paste: the pieces were joined"),
     _Code("paddle_report.unknown_place", "note",
           "a Place: the profiler never printed (times kept, neither host nor device)"),
     # paddle_summary
-    _Code("paddle_summary.foreign_lines", "note", "lines outside any summary table were skipped"),
     _Code("paddle_summary.orphan_indent", "repaired",
           "indented row with no enclosing row (kept at top level)"),
     _Code("paddle_summary.elided", "dropped",
-          "'...' lines inside a table: the paste left rows out there (its totals count "
+          "'...' lines or '# ...' remarks among a table's rows: the paste left rows out there (its totals count "
           "them, the rows read do not)"),
     _Code("paddle_summary.unreadable_row", "dropped",
           "rows whose numbers do not parse or whose cells do not match the table's header: "
@@ -761,6 +772,10 @@ CODES: tuple[CodeInfo, ...] = (
           "device records with no runtime call to link from"),
     _Code("{reader}.launch_flows_guessed", "guessed",
           "runtime→kernel flows matched by annotation and order (no correlation ids)"),
+    _Code("{reader}.foreign_lines", "note",
+          "lines outside the report's tables or not shaped like a row (prose, markup, shell "
+          "commands, other output around a paste): skipped, nothing of the report lost "
+          "(traceconv/formats/stray_lines.py)"),
     _Code("{reader}.invalid_utf8", "repaired",
           "strings that were not valid UTF-8: undecodable bytes shown as U+FFFD"),
 )

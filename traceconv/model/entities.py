@@ -84,6 +84,14 @@ class MemoryBlock:
 
 
 TOTALS_OF = "totals of"   # OpStat.extra: the rows this one adds up (not counted beside them)
+# OpStat.extra: what a row's time is when it is nobody's own work, so that no summary adds it
+# to a total of work; the values, and what a summary says of them
+TIME_IS = "time is"
+NOT_WORK_TIMES = {
+    "waiting": "threads blocked in calls, summed over the threads (it may exceed the run)",
+    "enclosing": "ranges around other rows' calls (their time holds those rows')",
+    "none": "no time: the row counts something else (bytes)",
+}
 
 
 @dataclass(slots=True)
@@ -95,7 +103,9 @@ class OpStat:
     of the enclosing row in :attr:`Trace.stats` for nested reports; ``section`` separates
     the tables of one report (``events``, ``overhead``, ``memcpy``, ...). A row that only
     adds up other rows of the run (rocprofv3's per-domain totals) says what it totals in
-    ``extra[TOTALS_OF]``: a summary counts it only when those rows are not there.
+    ``extra[TOTALS_OF]``: a summary counts it only when those rows are not there. A row
+    whose time is no work (an OS runtime table's waits, ranges around other rows) says
+    which in ``extra[TIME_IS]`` (a key of :data:`NOT_WORK_TIMES`): no total counts it.
     """
 
     name: str

@@ -23,7 +23,8 @@ import numpy as np
 
 from ..gcpause import paused_gc
 from . import Diagnostics, Trace, TrackKind
-from .groups import grouped_pairs
+from .first_fit import first_fit_lanes
+from .groups import grouped, grouped_pairs
 from .timeline_order import timeline_order
 
 MAX_DEPTH = 511  # deepest 0-based depth trace_processor keeps (its kMaxDepth is 512 levels)
@@ -404,19 +405,9 @@ def _repair(trace: Trace, max_depth: int, lanes: LaneFinder) -> Timeline:
         return timeline   # the common case
     final = track.copy()
     pending = np.array(sorted(overlapping + too_deep), dtype=np.int64)  # in walk order
-    lane_number = 0
-    placed: list[tuple[np.ndarray, np.ndarray]] = []   # (walk positions, their lane numbers)
-    while len(pending):
-        lane_number += 1
-        pending = _place_nested(pending, tracks, starts, ends, max_depth, placed, lane_number)
-        if not len(pending):
-            break
-        rejected = np.zeros(len(pending), dtype=bool)
-        rejected[sum(misfits(tracks[pending], starts[pending], ends[pending], max_depth),
-                     [])] = True
-        placed.append((pending[~rejected], np.full(int((~rejected).sum()), lane_number)))
-        pending = pending[rejected]
-    _move_to_lanes(final, order, tracks, placed, lanes)
+    numbers = place_on_lanes(tracks[pending], starts[pending], ends[pending], max_depth)
+    for (number, home), group in grouped_pairs(numbers, tracks[pending]):
+        final[order[pending[group]]] = lanes.lane(home, number)
     for code, positions, limit in (("nesting.overlap_moved", overlapping, ""),
                                    ("nesting.too_deep_moved", too_deep,
                                     f" (depth limit {max_depth})")):
@@ -427,38 +418,137 @@ def _repair(trace: Trace, max_depth: int, lanes: LaneFinder) -> Timeline:
     return timeline.regrouped(final)
 
 
-def _place_nested(pending: np.ndarray, tracks: np.ndarray, starts: np.ndarray,
-                  ends: np.ndarray, max_depth: int,
-                  placed: list[tuple[np.ndarray, np.ndarray]], lane_number: int
-                  ) -> np.ndarray:
-    """Place at once the pending slices of every home track whose pending slices nest
-    properly among themselves (added to ``placed``); return the others.
+@dataclasses.dataclass(frozen=True, eq=False)
+class OpenSlices:
+    """Slices placed before those being placed now (all of which start later) and maybe
+    still open: the home track, lane number (0: the home itself), start and end of each,
+    in row order."""
 
-    The rounds of :func:`_repair` would fill lane after lane of such a track from the
-    top down: lane ``lane_number`` takes depths 0 .. ``max_depth``, the next lane the
-    following ``max_depth + 1`` levels, and so on, since each lane's stack only ever
-    holds the slice's own ancestors. Deciding that from each slice's depth makes a chain
-    ``n`` deep cost one pass instead of ``n / (max_depth + 1)`` passes over it.
+    homes: np.ndarray
+    lanes: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+
+    def stacks(self, first_lane: int) -> dict[int, dict[int, list[int]]]:
+        """home -> lane - ``first_lane`` -> the ends of its slices, outermost first, for
+        the lanes from ``first_lane`` on.
+
+        >>> ends = np.array([9, 20, 30])
+        >>> OpenSlices(np.array([0, 0, 0]), np.array([1, 2, 1]), np.array([5, 0, 2]), ends
+        ...            ).stacks(1)
+        {0: {0: [30, 9], 1: [20]}}
+        """
+        at = np.flatnonzero(self.lanes >= first_lane)
+        at = at[np.lexsort((self.starts[at] - self.ends[at], self.starts[at],
+                            self.lanes[at], self.homes[at]))]
+        found: dict[int, dict[int, list[int]]] = {}
+        for home, lane, end in zip(self.homes[at].tolist(), self.lanes[at].tolist(),
+                                   self.ends[at].tolist(), strict=True):
+            found.setdefault(home, {}).setdefault(lane - first_lane, []).append(end)
+        return found
+
+
+_PLACED_SHARE = 2   # a lane's walk that places less than 1 / this of what it walks is the last
+
+
+NOTHING_OPEN = OpenSlices(*np.zeros((4, 0), dtype=np.int64))
+
+
+def place_on_lanes(tracks: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                   max_depth: int, lane: int = 1, open_slices: OpenSlices = NOTHING_OPEN
+                   ) -> np.ndarray:
+    """The lane number of each slice (columns in walk order: by home track, start,
+    longest first) that the lanes before ``lane`` refused: the first lane from ``lane``
+    on where it nests under what that lane holds (``open_slices`` there, then the slices
+    placed before it), as one stack walk per lane would place them.
+
+    One walk over the slices still unplaced per lane is linear while each places at least
+    half of what it walks; once one places less (each slice overlapping the one before
+    needs a lane of its own), the rest are placed one by one in n log n
+    (:func:`~.first_fit.first_fit_lanes`). A home whose unplaced slices nest properly
+    among themselves, with nothing open on the lanes they would take, fills lane after
+    lane from the top of its stack down: there each slice's depth says its lane (a chain
+    n deep would otherwise take n / (max_depth + 1) walks).
+
+    >>> place_on_lanes(np.zeros(4, np.int64), np.array([0, 1, 2, 5]),
+    ...                np.array([10, 11, 12, 6]), max_depth=5).tolist()
+    [1, 2, 3, 1]
     """
+    lane_of = np.zeros(len(tracks), dtype=np.int64)
+    pending = np.arange(len(tracks), dtype=np.int64)
+    while len(pending):
+        pending = _place_nested(pending, tracks, starts, ends, max_depth, lane, open_slices,
+                                lane_of)
+        if not len(pending):
+            break
+        refused = np.zeros(len(pending), dtype=bool)
+        refused[np.r_[misfits_after(tracks[pending], starts[pending], ends[pending],
+                                    max_depth, lane, open_slices)]] = True
+        lane_of[pending[~refused]] = lane
+        walked, pending, lane = len(pending), pending[refused], lane + 1
+        if len(pending) and len(pending) * _PLACED_SHARE > walked:
+            lane_of[pending] = _first_fit(pending, tracks, starts, ends, max_depth, lane,
+                                          open_slices)
+            break
+    return lane_of
+
+
+def misfits_after(tracks: np.ndarray, starts: np.ndarray, ends: np.ndarray, max_depth: int,
+                  lane: int, open_slices: OpenSlices) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`misfits` of slices in walk order on lane ``lane`` of their home tracks, where
+    the slices of ``open_slices`` on that lane came first, as positions (arrays).
+
+    >>> before = OpenSlices(*np.array([[0], [1], [0], [10]]))
+    >>> [a.tolist() for a in misfits_after(np.array([0]), np.array([5]), np.array([15]),
+    ...                                    5, 1, before)]
+    [[0], []]
+    """
+    context = np.flatnonzero(open_slices.lanes == lane)
+    if not len(context):
+        overlapping, too_deep = misfits(tracks, starts, ends, max_depth)
+        return np.array(overlapping, dtype=np.int64), np.array(too_deep, dtype=np.int64)
+    home = np.r_[open_slices.homes[context], tracks]
+    start = np.r_[open_slices.starts[context], starts]
+    end = np.r_[open_slices.ends[context], ends]
+    order = timeline_order(home, start, start - end)
+    found = misfits(home[order], start[order], end[order], max_depth)
+
+    def in_given(positions: list[int]) -> np.ndarray:
+        # (the open slices, first on their lane, fit as they did; the others keep their order)
+        at = order[np.array(positions, dtype=np.int64)] - len(context)
+        return at[at >= 0]
+
+    return in_given(found[0]), in_given(found[1])
+
+
+def _place_nested(pending: np.ndarray, tracks: np.ndarray, starts: np.ndarray,
+                  ends: np.ndarray, max_depth: int, lane: int,
+                  open_slices: OpenSlices, lane_of: np.ndarray) -> np.ndarray:
+    """Set the lane of the ``pending`` slices of every home whose pending slices nest
+    properly among themselves and which has nothing open from lane ``lane`` on (lane
+    ``lane`` takes depths 0 .. ``max_depth``, the next lane the following ``max_depth + 1``
+    levels, and so on: each lane's stack only ever holds the slice's own ancestors);
+    return the others."""
     overlapping, _ = misfits(tracks[pending], starts[pending], ends[pending], _UNLIMITED)
-    nested = ~np.isin(tracks[pending], tracks[pending[overlapping]])
+    busy = np.r_[tracks[pending[overlapping]], open_slices.homes[open_slices.lanes >= lane]]
+    nested = ~np.isin(tracks[pending], busy)
     if nested.any():
         at = pending[nested]
-        placed.append((at, lane_number + track_depths(tracks[at], starts[at], ends[at])
-                       // (max_depth + 1)))
+        lane_of[at] = lane + track_depths(tracks[at], starts[at], ends[at]) // (max_depth + 1)
     return pending[~nested]
 
 
-def _move_to_lanes(final: np.ndarray, order: np.ndarray, tracks: np.ndarray,
-                   placed: list[tuple[np.ndarray, np.ndarray]], lanes: LaneFinder) -> None:
-    """Move the slices at the walk positions of ``placed`` to their lanes, creating the
-    lanes by lane number, then home track (the order the rounds reach them in)."""
-    if not placed:
-        return
-    at = np.concatenate([positions for positions, _ in placed])
-    numbers = np.concatenate([lane for _, lane in placed])
-    for (number, home), group in grouped_pairs(numbers, tracks[at]):
-        final[order[at[group]]] = lanes.lane(home, number)
+def _first_fit(pending: np.ndarray, tracks: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+               max_depth: int, lane: int, open_slices: OpenSlices) -> np.ndarray:
+    """The lanes, from ``lane`` on, of the ``pending`` slices, home by home, one slice at a
+    time (:func:`~.first_fit.first_fit_lanes`)."""
+    carried = open_slices.stacks(lane)
+    numbers = np.empty(len(pending), dtype=np.int64)
+    for home, group in grouped(tracks[pending]):
+        at = pending[group]
+        numbers[group] = first_fit_lanes(starts[at].tolist(), ends[at].tolist(), max_depth,
+                                         carried.get(home))
+    return numbers + lane
 
 
 def track_depths(tracks: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -537,10 +627,18 @@ class LaneFinder:
         self.lanes = {(t.parent, t.name): t.id for t in tracks
                       if t.kind is TrackKind.LANE and t.parent is not None
                       and t.name.startswith(tracks[t.parent].name + _LANE_MARK)}
-        home = np.arange(len(tracks), dtype=np.int64)
+        self._homes = list(range(len(tracks)))   # grows by one per lane made
         for (parent, _), lane in self.lanes.items():
-            home[lane] = parent
-        self.home_of = home
+            self._homes[lane] = parent
+        self._home_array = np.array(self._homes, dtype=np.int64)
+
+    @property
+    def home_of(self) -> np.ndarray:
+        """The home track of each track id (a home track's is itself); made again only
+        after lanes were added (appending to an array per lane is quadratic)."""
+        if len(self._home_array) != len(self._homes):
+            self._home_array = np.array(self._homes, dtype=np.int64)
+        return self._home_array
 
     def lane(self, home_id: int, number: int) -> int:
         home = self.trace.tracks[home_id]
@@ -551,7 +649,7 @@ class LaneFinder:
                 name, process=home.process, kind=TrackKind.LANE, sort_index=home.sort_index,
                 description=f"slices of {home.name!r} that overlap partially or nest too deep",
                 parent=home_id)
-            self.home_of = np.append(self.home_of, home_id)
+            self._homes.append(home_id)
         return found
 
 

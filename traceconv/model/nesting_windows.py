@@ -24,31 +24,41 @@ diagnostic keeps (the first in a window, not in the whole walk).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from . import Trace
 from .groups import grouped, grouped_pairs
-from .nesting import MAX_DEPTH, LaneFinder, clamped_ends, count_moved, misfits
+from .nesting import (
+    MAX_DEPTH,
+    LaneFinder,
+    OpenSlices,
+    clamped_ends,
+    count_moved,
+    misfits_after,
+    place_on_lanes,
+)
 from .timeline_order import timeline_order
 
 
-class _Open:
-    """Slices carried open into the next window: rows, home tracks, lane numbers, starts,
-    ends (one array each, rows ascending)."""
+@dataclasses.dataclass(frozen=True, eq=False)
+class _Open(OpenSlices):
+    """Slices carried open into the next window, with their rows."""
 
-    def __init__(self, rows: np.ndarray, homes: np.ndarray, lanes: np.ndarray,
-                 starts: np.ndarray, ends: np.ndarray) -> None:
+    rows: np.ndarray
+
+    @classmethod
+    def of(cls, rows: np.ndarray, homes: np.ndarray, lanes: np.ndarray, starts: np.ndarray,
+           ends: np.ndarray) -> _Open:
+        """The slices with these columns, in row order (the order of ties in a walk)."""
         order = np.argsort(rows, kind="stable")
-        self.rows, self.homes, self.lanes = rows[order], homes[order], lanes[order]
-        self.starts, self.ends = starts[order], ends[order]
+        return cls(homes[order], lanes[order], starts[order], ends[order], rows[order])
 
     @classmethod
     def none(cls) -> _Open:
         empty = np.zeros(0, dtype=np.int64)
-        return cls(empty, empty, empty, empty, empty)
-
-    def on_lane(self, lane: int) -> np.ndarray:
-        return np.flatnonzero(self.lanes == lane)
+        return cls.of(empty, empty, empty, empty, empty)
 
 
 class WindowedNesting:
@@ -90,35 +100,18 @@ class WindowedNesting:
 
     def _lane_numbers(self, homes: np.ndarray, starts: np.ndarray, ends: np.ndarray
                       ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-        """The lane number of each slice (0: its home track), lane after lane: the walk of
-        a lane over the slices still open on it and those the lanes before it refused; and
-        those its home refused for overlapping, then for depth (in walk order)."""
-        lane_of = np.full(len(homes), -1, dtype=np.int64)
-        pending = np.arange(len(homes), dtype=np.int64)
-        carried = self.open
-        refused_home: tuple[np.ndarray, np.ndarray] = (pending[:0], pending[:0])
-        lane = 0
-        while len(pending):
-            context = carried.on_lane(lane)
-            # the carried slices start before every slice of the window: first on their home
-            home = np.r_[carried.homes[context], homes[pending]]
-            start = np.r_[carried.starts[context], starts[pending]]
-            end = np.r_[carried.ends[context], ends[pending]]
-            order = timeline_order(home, start, start - end)
-            overlapping, too_deep = misfits(home[order], start[order], end[order],
-                                            self.max_depth)
-            refused = order[np.array(sorted(overlapping + too_deep), dtype=np.int64)]
-            refused = refused[refused >= len(context)] - len(context)   # (carried ones fit)
-            if lane == 0:
-                walked = [order[np.array(found, dtype=np.int64)] - len(context)
-                          for found in (overlapping, too_deep)]
-                refused_home = (walked[0][walked[0] >= 0], walked[1][walked[1] >= 0])
-            kept = np.ones(len(pending), dtype=bool)
-            kept[refused] = False
-            lane_of[pending[kept]] = lane
-            pending = pending[~kept]
-            lane += 1
-        return lane_of, refused_home
+        """The lane number of each slice (0: its home track): a walk per home track over
+        the slices still open on it and those of the window, then the lanes for those it
+        refused (:func:`~.nesting.place_on_lanes`, from the slices open on them); and those
+        its home refused for overlapping, then for depth (in walk order)."""
+        order = timeline_order(homes, starts, starts - ends)
+        homes, starts, ends = homes[order], starts[order], ends[order]
+        refused_home = misfits_after(homes, starts, ends, self.max_depth, 0, self.open)
+        refused = np.sort(np.r_[refused_home])
+        lane_of = np.zeros(len(homes), dtype=np.int64)
+        lane_of[order[refused]] = place_on_lanes(homes[refused], starts[refused], ends[refused],
+                                                 self.max_depth, 1, self.open)
+        return lane_of, (order[refused_home[0]], order[refused_home[1]])
 
     def _place_instants(self, instant_rows: np.ndarray, rows: np.ndarray, homes: np.ndarray,
                         lane_of: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
@@ -169,8 +162,8 @@ class WindowedNesting:
         """Keep the slices open at ``until`` (an instant there sees those that end at it)."""
         carried = self.open
         old, new = carried.ends >= until, ends >= until
-        self.open = _Open(np.r_[carried.rows[old], rows[new]],
-                          np.r_[carried.homes[old], homes[new]],
-                          np.r_[carried.lanes[old], lane_of[new]],
-                          np.r_[carried.starts[old], starts[new]],
-                          np.r_[carried.ends[old], ends[new]])
+        self.open = _Open.of(np.r_[carried.rows[old], rows[new]],
+                             np.r_[carried.homes[old], homes[new]],
+                             np.r_[carried.lanes[old], lane_of[new]],
+                             np.r_[carried.starts[old], starts[new]],
+                             np.r_[carried.ends[old], ends[new]])

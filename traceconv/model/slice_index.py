@@ -17,19 +17,43 @@ _POINTS = 1 << 15   # points looked up together (their search arrays are alive a
 class SliceIndex:
     """Per-track slices sorted by (start, -dur) for binding points in time to slices;
     only those of ``category`` (a reader's own word) or of ``rows`` when given. ``order``
-    maps sorted positions to slice rows."""
+    maps sorted positions to slice rows.
+
+    With ``instants``, every instant is there too, as a slice of no length (as
+    trace_processor has them, to bind flows): ``order`` gives ``instant_base`` + its
+    instant row (:func:`~traceconv.model.instant_slices.instants_as_slices` makes the
+    bound ones slices), and :meth:`slices_only` is the index without them.
+
+    >>> from traceconv.model import Trace
+    >>> t = Trace(); th = t.add_track("t", process=t.add_process("p"))
+    >>> _ = t.add_slice(th, 0, 100, "RunTask"); _ = t.add_instant(th, 10, "PostTask")
+    >>> index = SliceIndex(t, instants=True); index.instant_base
+    1
+    >>> index.bind_many(np.array([th, th]), np.array([10, 50]), np.array([True, True])).tolist()
+    [1, 0]
+    >>> index.slices_only().order.tolist()
+    [0]
+    """
 
     def __init__(self, trace: Trace, category: str | None = None,
-                 rows: np.ndarray | None = None) -> None:
+                 rows: np.ndarray | None = None, *, instants: bool = False) -> None:
         s = trace.slices
         # (views: the index keeps sorted copies, not these; no slice is added meanwhile)
         track, start, dur = s.numpy_view("track"), s.numpy_view("start"), s.numpy_view("dur")
+        self.instant_base = len(s)
         if category is not None:
             wanted = trace.strings.find(category)
             found = s.numpy_view("category") == (-1 if wanted is None else wanted)
             rows = np.flatnonzero(found) if rows is None else rows[found[rows]]
         if rows is not None:
             track, start, dur = track[rows], start[rows], dur[rows]
+        if instants and len(trace.instants):
+            points = trace.instants
+            rows = np.r_[np.arange(len(s)) if rows is None else rows,
+                         len(s) + np.arange(len(points))]
+            track = np.r_[track, points.numpy_view("track")]
+            start = np.r_[start, points.numpy_view("ts")]
+            dur = np.r_[dur, np.zeros(len(points), dtype=np.int64)]
         sort = timeline_order(track, start, -dur)
         self.order = sort if rows is None else rows[sort]   # (every slice: no row column)
         del rows
@@ -39,6 +63,17 @@ class SliceIndex:
         del sort, start, dur
         # bounds[t]:bounds[t + 1] is track t's run in sorted order
         self.bounds = np.searchsorted(track, np.arange(len(trace.tracks) + 1))
+
+    def slices_only(self) -> SliceIndex:
+        """This index without the instants it holds (itself when it holds none)."""
+        kept = self.order < self.instant_base
+        if kept.all():
+            return self
+        index = object.__new__(SliceIndex)
+        index.instant_base = self.instant_base
+        index.order, index.start, index.end = self.order[kept], self.start[kept], self.end[kept]
+        index.bounds = np.r_[0, np.cumsum(kept)][self.bounds]
+        return index
 
     def _segment(self, track: int) -> tuple[int, int]:
         return int(self.bounds[track]), int(self.bounds[track + 1])

@@ -22,9 +22,10 @@ from .svg import ms, path_strip, stacked_bar
 # the step-time breakdown's names for the attribution kinds
 _BREAKDOWN = (("kernel", "compute"), ("memcpy", "memcpy"), ("communication", "communication"),
               ("cpu", "host"), ("idle", "idle"))
-# the critical path's kinds add waits on other threads and untraced host time
+# the critical path's kinds add waits on other threads, untraced host time and (graph mode)
+# other ops that ran between two links
 _PATH_BREAKDOWN = (*_BREAKDOWN[:-1], ("wait", "wait"), ("untraced", "host (untraced)"),
-                   _BREAKDOWN[-1])
+                   ("other", "other work"), _BREAKDOWN[-1])
 
 
 def render_report(trace: Trace, title: str | None = None) -> str:

@@ -13,7 +13,8 @@ from ..units import format_bytes
 
 KIND_COLORS = {"compute": "#4e79a7", "kernel": "#4e79a7", "memcpy": "#f28e2b",
                "communication": "#59a14f", "host": "#e15759", "cpu": "#e15759",
-               "idle": "#bab0ac", "wait": "#edc948", "untraced": "#ff9da7",
+               "idle": "#bab0ac", "other": "#b07aa1", "other work": "#b07aa1", "wait": "#edc948",
+               "untraced": "#ff9da7",
                "host (untraced)": "#ff9da7"}
 SERIES_COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1")
 

@@ -12,6 +12,8 @@ of PyTorch, Paddle, MegEngine and MIGraphX traces add these words to their own
 
 from __future__ import annotations
 
+import re
+
 from ..model.activity import Vocabulary
 
 COMMON = Vocabulary(
@@ -26,3 +28,7 @@ COMMON = Vocabulary(
     memcpy_names=("memcpy|HtoD|DtoH|DtoD",),                      # "Memcpy HtoD (Pageable...)"
     memset_names=("memset",),
 )
+
+# a runtime call that returns before its work is done (cudaMemcpyAsync, hipMemcpyAsync,
+# Paddle's GpuMemcpyAsync); a copy call without it (cudaMemcpy, GpuMemcpySync) waits for it
+ASYNC_CALL = re.compile("async", re.IGNORECASE)

@@ -25,4 +25,7 @@ ROCPROF_VOCABULARY = Vocabulary.union("rocprof", COMMON, Vocabulary(
     runtime={"hip_runtime", "hsa_api"},
     annotation={"user_annotation"},
     sync_names=("signal_wait",),
+    # (the copy kinds of its statistics and databases: CopyHostToDevice, MEMORY_COPY_...)
+    memcpy_names=("Copy(?:Host|Device|Peer)To(?:Host|Device|Peer)|MEMORY_COPY",),
+    memset_names=("FillBuffer",),
 ))

@@ -18,6 +18,14 @@ from ...model import OpStat, Trace
 from ...model.block_table import BlockTable
 from ...model.memory import LiveBytes, allocator_series
 from ..activity import Activity, Timeline
+from ..copy_time import (
+    BlockedHostTime,
+    DeviceCopyTime,
+    blocked_host_time,
+    device_copy_time,
+    has_copy_calls,
+    has_step_time,
+)
 from ..idle import DeviceIdle, device_idle
 from ..memory_moment import device_curves
 
@@ -90,6 +98,16 @@ class Context:
     def idle(self) -> list[DeviceIdle]:
         return device_idle(self.timeline)
 
+    @cached_property
+    def device_copies(self) -> list[DeviceCopyTime]:
+        """Copy time on each device (a timeline's copies, else a statistics table's)."""
+        return device_copy_time(self.trace, self.timeline)
+
+    @cached_property
+    def blocked_copies(self) -> BlockedHostTime | None:
+        """Host time blocked in copy calls that waited for their copy."""
+        return blocked_host_time(self.trace, self.timeline)
+
     def has(self, concept: str) -> bool:
         return CONCEPTS[concept](self)
 
@@ -156,9 +174,12 @@ CONCEPTS: dict[str, Callable[[Context], bool]] = {
     # something
     "timed host ops": lambda c: c.timeline.has(Activity.HOST_OP) and _timestamps(c),
     "step markers": lambda c: c.timeline.has_step_markers,
-    "device copies": lambda c: c.timeline.has(Activity.MEMCPY, Activity.MEMSET),
+    # (a timeline's copy slices, else the copy rows of a statistics table with device time)
+    "device copies": lambda c: bool(c.device_copies),
+    "device busy time": lambda c: any(d.busy_ns for d in c.device_copies),
+    "copy calls": lambda c: has_copy_calls(c.trace, c.timeline),
+    "step time": lambda c: has_step_time(c.trace, c.timeline),
     "copy memory kinds": lambda c: bool(len(c.copy_memory_kinds["stated"])),
-    "copy statistics": lambda c: bool(c.stats("memcpy", "memory manipulation")),
     "framework overhead statistics": _overhead_stats,
     "communication": lambda c: c.timeline.has(Activity.COMMUNICATION),
     "data loading": lambda c: c.timeline.has(Activity.DATALOADER),

@@ -11,6 +11,7 @@ import numpy as np
 
 from ...keys import first_codes, first_places
 from ...model import Trace
+from ...model.instant_slices import bound_slices
 from ...model.slice_index import SliceIndex
 from ...model.strings import StringTable
 from ...model.typed_arrays import extend_typed
@@ -204,7 +205,9 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
     runtime call) and a finish on every kernel of the graph, and each kernel is linked to
     the launch, never kernel to kernel. Chains come in the order of their first point in
     the file. ``tracks_of(place)`` lists the tracks a point may sit on (the first that
-    binds wins); ``index`` holds the trace's slices. Points that bind to no slice, and
+    binds wins); ``index`` holds the trace's slices, and its instants as slices of no length
+    when built with them (trace_processor binds flows to instants: an instant a flow ends
+    on is made a slice). Points that bind to no slice, and
     bound points that link nowhere (a start restarted before any finish), are counted in the
     diagnostics; a point on the slice its source is on adds nothing and is no loss. Points are bound all at
     once per track (numpy): a GPU trace has two per kernel launch.
@@ -219,12 +222,12 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
     phases = points.column("phase")[bound]
     sources, targets = fan_out(chain[bound], phases != _FINISH, phases == _START)
     # a chain's second flow between the same slices adds nothing; a flow from a slice to
-    # itself is one whose end was an instant in it (the model links slices): counted
+    # itself (both points inside it) draws no arrow: counted
     used = np.zeros(len(bound), dtype=bool)
     used[sources] = used[targets] = True   # (also the points of a link added already)
     ends = np.stack([chain[bound[sources]], rows[bound[sources]], rows[bound[targets]]])
     keep = np.flatnonzero(ends[1] != ends[2])
-    looped = len(sources) - len(keep)   # (an end on an instant inside the other's slice)
+    looped = len(sources) - len(keep)
     if looped:
         category, flow_id, _, _ = points.describe(int(bound[sources[ends[1] == ends[2]][0]]))
         trace.diagnostics.add("chrome.flow_within_one_slice", count=looped,
@@ -234,9 +237,11 @@ def link_flows(trace: Trace, points: FlowPoints, tracks_of: Callable[[Any], list
         keep = keep[np.sort(first)]
     sources, targets = sources[keep], targets[keep]
     categories, names = points.interned(trace.strings, bound[sources])
+    # (an end on an instant makes it a slice: the model links slices)
+    ends = bound_slices(trace, ends[1:, keep], index.instant_base)
     flows = trace.flows
-    extend_typed(flows.source, rows[bound[sources]])
-    extend_typed(flows.target, rows[bound[targets]])
+    extend_typed(flows.source, ends[0])
+    extend_typed(flows.target, ends[1])
     extend_typed(flows.category, categories)
     extend_typed(flows.name, names)
     unbound = order[rows[order] < 0]

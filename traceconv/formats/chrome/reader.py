@@ -505,10 +505,13 @@ class ChromeReader:
         # (every event is in, on its final clock: the ends of the B never closed now, for
         # the flows bound to slices by time below)
         self.trace.end_not_ended()
-        # slices and times are final now: the index binds flows, then a flavour's first step
-        # may use it and let it go (context.take_slice_index)
-        self.context.slice_index = SliceIndex(self.trace)
-        link_flows(self.trace, self.flow_points, self._flow_tracks, self.context.slice_index)
+        # slices and times are final now: the index binds flows (to instants too, as
+        # trace_processor does), then a flavour's first step may use it without them and
+        # let it go (context.take_slice_index)
+        index = SliceIndex(self.trace, instants=True)
+        link_flows(self.trace, self.flow_points, self._flow_tracks, index)
+        self.context.slice_index = index.slices_only()
+        del index
         self.flavour.finalize(self.trace, self.context)
         self.context.slice_index = None
         if self.flavour.vocabulary is not None:

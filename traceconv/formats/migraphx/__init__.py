@@ -24,6 +24,7 @@ from ...model.builder import TraceBuilder
 from ...model.lazy_graph import LazyDiGraph
 from ...model.memory import add_live_bytes_counters
 from ...vocabularies.migraphx import MIGRAPHX_VOCABULARY
+from ..stray_lines import count_foreign
 from ..text_lines import text_lines
 from .document import Document, parse_document
 from .graph import GraphPart, fill_graph, node_counts
@@ -89,7 +90,8 @@ def build(document: Document, name: str = "<text>", *, consume: bool = False) ->
             if unit.report is not None and unit.report.lines:
                 unit.run.listings.clear()   # counted as migraphx.listing_superseded
     if not units:
-        first = document.unparsed[0][0] if document.unparsed else 1
+        first = min((found[0] for found in (*document.unparsed[:1], document.first_foreign)
+                     if found is not None), default=1)
         raise InputError("no MIGraphX program listing, perf report or trace-eval record found",
                          file=name, location=first)
     _note_document(document, trace)
@@ -152,6 +154,7 @@ def _note_document(document: Document, trace: Trace) -> None:
         number, text = document.unparsed[0]
         diagnostics.add("migraphx.unparsed_line", count=len(document.unparsed),
                         example=f"line {number}: {text}")
+    count_foreign(diagnostics, "migraphx", document.foreign, document.first_foreign)
     diagnostics.add("migraphx.elided", count=len(document.elided))
     diagnostics.add("migraphx.untitled_summary", count=document.untitled_summary)
     diagnostics.add("migraphx.wrapped_line", count=len(document.wrapped),

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ...numbers import NumberError
+from ..stray_lines import is_elision, is_markup, stray_kind
 from .columns import rows_as_lines
 from .instruction import VAR, Instruction, parse_instruction
 from .reflow import _SEP, NUM, PERF_TAIL, SUMMARY_ROW, logical_lines, summary_group
@@ -112,7 +113,8 @@ class Document:
     elided: list[int] = field(default_factory=list)
     wrapped: list[int] = field(default_factory=list)
     untitled_summary: int = 0
-    comments: int = 0
+    foreign: int = 0
+    first_foreign: tuple[int, str] | None = None
 
 
 def _number(text: str, what: str) -> float:
@@ -167,6 +169,10 @@ _CHATTER = re.compile(
 _TIME = re.compile(rf"Time:\s*({NUM})ms(?:{_SEP}({NUM})ms)?")
 _OUTPUT = re.compile(r"(Output has |Output: |Ouput: |Min value: )")
 _MODULE = re.compile(r'module: "([^"]*)"\s*$|Module (\S+):\s*$')
+# What MIGraphX's own lines look like, read or not: an instruction, a timed line, a Summary
+# row, a trailer line.
+_OUTPUT_SHAPED = re.compile(rf"^[^\s=]+ = |:\s*{NUM}\s*ms\b|^(?:Batch size|Rate|Total time|"
+                            r"Percentiles|Total instructions time|Overhead)\b")
 
 
 class _Parser:
@@ -179,6 +185,7 @@ class _Parser:
         self.module: str | None = None
         self.in_summary = False
         self.after_blank = False
+        self.in_output = False   # MIGraphX lines were read since the last markup line
 
     # -- run / block bookkeeping ---------------------------------------------------------
 
@@ -215,29 +222,43 @@ class _Parser:
 
     def feed_line(self, number: int, line: str) -> None:
         stripped = line.strip()
-        if stripped in ("...", "…", "[...]") or stripped.startswith(("... ", "…")):
+        if stripped.startswith((".", "…", "[")) and is_elision(stripped):
             self.doc.elided.append(number)
-            return
+        elif self.read_line(number, stripped):
+            self.in_output = True
+        else:
+            self.stray(number, line)
+
+    def stray(self, number: int, line: str) -> None:
+        """An unread line, by the rule of every text reader (:mod:`..stray_lines`)."""
+        if is_markup(line):   # a pasted block ends: what follows is outside it
+            self.in_output = False
+        kind = stray_kind(line, in_table=self.in_output,
+                          row_shaped=_OUTPUT_SHAPED.search(line.strip()) is not None)
+        if kind == "row":
+            self.doc.unparsed.append((number, line))
+        elif kind == "elided":
+            self.doc.elided.append(number)
+        else:
+            self.doc.foreign += 1
+            self.doc.first_foreign = self.doc.first_foreign or (number, line)
+
+    def read_line(self, number: int, stripped: str) -> bool:
+        """Read one line of MIGraphX output; False when it is not one."""
         if (m := SUMMARY_ROW.match(stripped)) and (self.in_summary or summary_group(m[1])):
             report = self.summary_report(number)
             report.summary.append(SummaryRow(
                 group=m[1], total_ms=float(m[2]), count=int(m[3]) if m[3] else None,
                 avg_ms=float(m[4]) if m[4] else None, percent=float(m[5]),
                 line=number))
-            return
+            return True
         self.in_summary = False
         # Instruction lines are nearly all of a big file and no other line has ' = ' here.
         if " = " in stripped and not stripped.startswith("Run instruction:") and \
                 self.instruction(number, stripped):
-            return
-        for handler in (self.driver, self.trailer, self.eval_line, self.header,
-                        self.instruction):
-            if handler(number, stripped):
-                return
-        if stripped.startswith("#") or stripped.startswith("$ "):
-            self.doc.comments += 1  # provenance notes, shell prompts
-            return
-        self.doc.unparsed.append((number, line))
+            return True
+        return any(handler(number, stripped) for handler in (
+            self.driver, self.trailer, self.eval_line, self.header, self.instruction))
 
     def summary_report(self, number: int) -> PerfReport:
         """The report a Summary row belongs to; rows pasted without their ``Summary:``

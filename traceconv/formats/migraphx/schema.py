@@ -151,7 +151,9 @@ class Document(BaseModel):
     wrapped: list[int] = Field(default_factory=list,
                                description="lines joined to the line they continue")
     untitled_summary: int = Field(0, description="Summary rows pasted without 'Summary:'")
-    comments: int = 0
+    foreign: int = Field(0, description="lines that are no MIGraphX output (prose, markup, "
+                                        "shell commands around a paste)")
+    first_foreign: tuple[int, str] | None = None
 
 
 def plain(value: Any) -> Any:

@@ -18,12 +18,10 @@ within the input size limit, as any compressed input is.
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Iterator
 from itertools import chain, islice
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -34,6 +32,7 @@ from ...model.args import Args
 from ...model.builder import TraceBuilder
 from .. import database_sniffing
 from .._bulk import intern_texts, map_keys
+from ..csv_rows import CsvRows
 from ..nsys_stats_header import (
     HEAD_LINES,
     TRACE,
@@ -64,34 +63,43 @@ def read(source: Source) -> Trace:
     with source.open() as stream:   # (xz, as any compressed input, is the input layer's)
         text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
         head = list(islice(text, HEAD_LINES))
-        columns = ColumnRows(chain(head, text)) if is_column_layout(head) else None
-        rows: Any = columns if columns is not None else csv.reader(chain(head, text))
-        try:
-            header, kind, report = _first_header(rows, source.name)
-            if kind == TRACE:
-                trace = TraceBuilder(Metadata(
-                    source_format="nsys-stats", source_version="nvtx_pushpop_trace",
-                    clock="nsys session time (ns since the session started)"))
-                _read_rows(trace, header, rows, source.name)
-                return trace
+        rows = ColumnRows(chain(head, text)) if is_column_layout(head) else CsvRows(
+            chain(head, text), source.name, written_by="nsys stats", fit=_prose_or_header)
+        header, kind, report = _first_header(rows, source.name)
+        rows.width = len(header)
+        if kind == TRACE:
+            trace = TraceBuilder(Metadata(
+                source_format="nsys-stats", source_version="nvtx_pushpop_trace",
+                clock="nsys session time (ns since the session started)"))
+            _read_rows(trace, header, rows)
+        else:
             first = summaries.table_of(header, kind, report)
             if first is None:
                 raise InputError("an nsys stats summary whose header names no row (Name, "
                                  "Range or Operation)", file=source.name,
                                  location=f"line {rows.line_num}")
             trace = TraceBuilder(Metadata(source_format="nsys-stats", clock="none (statistics)"))
-            reports = summaries.read_tables(trace, first, rows)
-            trace.metadata.source_version = ", ".join(dict.fromkeys(reports))
-            if columns is not None:
-                trace.diagnostics.add("nsys_stats.line_outside_table", count=columns.outside)
-                trace.diagnostics.add("nsys_stats.name_cut", count=columns.cut_names)
-        except csv.Error as exc:   # a field past the csv module's limit (128 KiB), a NUL...
-            raise InputError(f"not CSV as nsys stats writes it: {exc}", file=source.name,
-                             location=f"line {rows.line_num}") from None
+            reports = summaries.read_tables(trace, first, rows,
+                                            column_layout=isinstance(rows, ColumnRows))
+            trace.metadata.source_version = ", ".join(dict.fromkeys(
+                report.split(" #")[0] for report in reports))
+    if isinstance(rows, CsvRows):
+        rows.left_out.count(trace.diagnostics)
+    else:
+        trace.diagnostics.add("nsys_stats.line_outside_table", count=rows.outside)
     return trace
 
 
-def _first_header(rows: Any, name: str) -> tuple[list[str], str, str | None]:
+def _prose_or_header(row: list[str], line: str) -> list[str] | None:
+    """A row of another width than its table's that is read on purpose: nsys's prose
+    after a table, or the header of the next report's table."""
+    kind = kind_of(row)
+    if is_prose(line) or (kind not in (None, TRACE) and summaries.table_of(row, kind)):
+        return row
+    return None
+
+
+def _first_header(rows: ColumnRows | CsvRows, name: str) -> tuple[list[str], str, str | None]:
     """The first header (after nsys's lines of prose), its report kind and the report's name
     where a line or the file name states it; InputError when there is none."""
     report, skipped = report_named(Path(name).name), ""
@@ -113,7 +121,7 @@ def _first_header(rows: Any, name: str) -> tuple[list[str], str, str | None]:
                      location=f"line {rows.line_num}")
 
 
-def _read_rows(trace: TraceBuilder, header: list[str], rows: Iterator[list[str]], name: str) -> None:
+def _read_rows(trace: TraceBuilder, header: list[str], rows: Iterator[list[str]]) -> None:
     at = {column: header.index(column) for column in header}
     start, end, pid, tid = (at[c] for c in ("Start (ns)", "End (ns)", "PID", "TID"))
     text, extras = at["Name"], [(at[c], key) for c, key in _ARGS.items() if c in at]
@@ -137,7 +145,7 @@ def _read_rows(trace: TraceBuilder, header: list[str], rows: Iterator[list[str]]
         keys.append(p << 32 | t & 0xFFFFFFFF)
         names.append(row[text])
         args.append({key: int(row[i]) for i, key in extras
-                     if i < len(row) and row[i].isdigit() and len(row[i]) <= 18}
+                     if row[i].isdigit() and len(row[i]) <= 18}
                     or None)
     trace.diagnostics.add("nsys_stats.malformed_row", count=bad)
     processes: dict[int, int] = {}

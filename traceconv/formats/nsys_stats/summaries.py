@@ -1,39 +1,65 @@
 """``nsys stats --format csv`` summary reports (``cuda_gpu_kern_sum``, ``cuda_api_sum``,
 ``cuda_gpu_mem_time_sum``, ``nvtx_sum`` and their names before 2022, ``gpukernsum``...) as
 statistics: one :class:`~traceconv.model.OpStat` a row, in the section of its kind
-(:func:`..nsys_stats_header.kind_of`: ``kernels``, ``api``, ``memops``, ``gpu``, ``nvtx``).
+(:func:`..nsys_stats_header.kind_of`: ``kernels``, ``api``, ``os_runtime``, ``memops``,
+``gpu``, ``nvtx``, ``memory_sizes``).
 
 Columns are found by their header names, in either spelling (``Avg (ns)`` or ``Average``,
 ``Count`` or ``Operations``); a time's unit is the one its header states (``(ns)``,
 ``(us)``, ``(ms)``, ``(s)``), else the ``Total Time`` column's, else ns (what the reports
 without units documented). Times are kept to the nearest ns; the median and the standard
 deviation go to ``extra`` (``median_ns``, ``stddev_ns``) with the report's name and any
-text column (``Style``, ``Category``). One output holding several reports (nsys's stdout)
-gives every table, each counted as if it were a file of its own; a row that does not fit
-its header is counted, as is a report nsys skipped (``SKIPPED: ... does not contain ...``).
+text column (``Style``, ``Category``). Numbers may be grouped in threes (``444,988,647``, as
+the column layout prints them). A table of sizes (``cuda_gpu_mem_size_sum``) gives its sizes
+in bytes in ``extra`` (``total_bytes``...). Rows whose time is no work say so
+(``extra[TIME_IS]``): an OS runtime summary's calls are threads waiting, NVTX ranges enclose
+other rows' calls, sizes are no time. One output holding several reports (nsys's stdout)
+gives every table, each counted as if it were a file of its own (a report printed again,
+for another process, as ``osrt_sum #2``); a row whose numbers are not numbers is counted, as
+is a report nsys skipped (``SKIPPED: ... does not contain ...``); a row of another width
+than its header is :mod:`..csv_rows`' to leave out and count.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
 from ...model import OpStat
 from ...model.builder import TraceBuilder
-from ..nsys_stats_header import TRACE, is_prose, kind_of, report_named
+from ...model.entities import TIME_IS
+from ...numbers import ungrouped
+from ..csv_rows import CsvRows
+from ..nsys_stats_header import (
+    TRACE,
+    ColumnRows,
+    is_prose,
+    kind_of,
+    kind_of_report,
+    report_named,
+)
 
 _NAMES = ("Name", "Range", "Operation")
 _COUNTS = ("Instances", "Num Calls", "Count", "Operations", "Calls")
 _TIMES = {"Total Time": "total_ns", "Avg": "avg_ns", "Average": "avg_ns", "Min": "min_ns",
           "Minimum": "min_ns", "Max": "max_ns", "Maximum": "max_ns", "Med": "median_ns",
           "Median": "median_ns", "StdDev": "stddev_ns"}
+_SIZES = {"Total": "total_bytes", "Avg": "avg_bytes", "Average": "avg_bytes",
+          "Med": "median_bytes", "Median": "median_bytes", "Min": "min_bytes",
+          "Minimum": "min_bytes", "Max": "max_bytes", "Maximum": "max_bytes",
+          "StdDev": "stddev_bytes"}
 _IN_EXTRA = ("median_ns", "stddev_ns")
 _SHARES = ("Time (%)", "Time(%)")
-_UNIT = re.compile(r"^(.*?)\s*\((ns|us|µs|ms|s)\)$")
+_UNIT = re.compile(r"^(.*?)\s*\((ns|us|µs|ms|s|B|KB|KiB|MB|MiB|GB|GiB)\)$")
 _NS_PER = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+# sizes: decimal MB (nsys's cuda_gpu_mem_size_sum), KiB when no unit is stated (its tables
+# before 2022, "by size in KiB")
+_BYTES_PER = {"B": 1, "KB": 1_000, "KiB": 1_024, "MB": 1_000_000, "MiB": 1 << 20,
+              "GB": 1_000_000_000, "GiB": 1 << 30, None: 1_024}
 _ON_DEVICE = ("kernels", "memops", "gpu")
+# what the time of a kind's rows is, when it is no work (model.entities.NOT_WORK_TIMES)
+_TIME_IS = {"os_runtime": "waiting", "nvtx": "enclosing", "memory_sizes": "none"}
 _INT64 = 2**63 - 1
 
 
@@ -47,11 +73,13 @@ class Table:
     count: int | None
     share: int | None
     times: dict[str, tuple[int, int]] = field(default_factory=dict)  # field -> column, ns per
+    sizes: dict[str, tuple[int, int]] = field(default_factory=dict)  # field -> column, bytes per
     texts: list[tuple[int, str]] = field(default_factory=list)       # other columns
     report: str | None = None
     # a report after the first of one output: its rows count as an input of their own, as
     # when each report is a file (the summary takes each input's first table)
     part: str | None = None
+    section: str | None = None   # a report printed again (for another process): kind #n
 
 
 def table_of(header: list[str], kind: str, report: str | None = None) -> Table | None:
@@ -60,11 +88,16 @@ def table_of(header: list[str], kind: str, report: str | None = None) -> Table |
     >>> t = table_of("Time(%),Total Time (us),Calls,Average,Name".split(","), "kernels")
     >>> t.name, t.count, t.share, t.times
     (4, 2, 0, {'total_ns': (1, 1000), 'avg_ns': (3, 1000)})
+    >>> table_of(["Total (MB)", "Count", "Avg (MB)", "Operation"], "memory_sizes").sizes
+    {'total_bytes': (0, 1000000), 'avg_bytes': (2, 1000000)}
+    >>> table_of(["Time (%)", "Total Time (ns)", "Num Calls", "Name"], "api", "osrtsum").kind
+    'os_runtime'
     """
     cells = [cell.strip() for cell in header]
     name = next((cells.index(c) for c in _NAMES if c in cells), None)
     if name is None:
         return None
+    kind = kind_of_report(kind, report)
     table = Table(kind, len(cells), name, next((cells.index(c) for c in _COUNTS if c in cells),
                                                None),
                   next((cells.index(c) for c in _SHARES if c in cells), None), report=report)
@@ -72,7 +105,9 @@ def table_of(header: list[str], kind: str, report: str | None = None) -> Table |
     for index, cell in enumerate(cells):
         match = _UNIT.match(cell)
         base, unit = (match.group(1), match.group(2)) if match else (cell, None)
-        if base in _TIMES:
+        if kind == "memory_sizes" and base in _SIZES:
+            table.sizes[_SIZES[base]] = (index, _BYTES_PER[unit])
+        elif base in _TIMES:
             units[_TIMES[base]] = unit
             table.times[_TIMES[base]] = (index, 0)
         elif index not in (name, table.count, table.share):
@@ -82,15 +117,16 @@ def table_of(header: list[str], kind: str, report: str | None = None) -> Table |
     return table
 
 
-def nanoseconds(text: str, ns_per: int) -> int:
-    """A time as the report prints it (``22718084.6``, ``1417580893``), in whole ns (to the
-    nearest, ties to even); ValueError when it is no number or past int64.
+def whole(text: str, per: int) -> int:
+    """A number as the report prints it (``22718084.6``, ``1417580893``, ``444,988,647``)
+    times ``per`` (ns or bytes per its unit), to the nearest integer (ties to even);
+    ValueError when it is no number or past int64.
 
-    >>> nanoseconds("22718084.6", 1), nanoseconds("0.5", 1), nanoseconds("1.25", 1000)
-    (22718085, 0, 1250)
+    >>> whole("22718084.6", 1), whole("0.5", 1), whole("1.25", 1000), whole("914,835.267", 10**6)
+    (22718085, 0, 1250, 914835267000)
     """
     try:
-        value = (Decimal(text.strip()) * ns_per).to_integral_value(ROUND_HALF_EVEN)
+        value = (Decimal(ungrouped(text)) * per).to_integral_value(ROUND_HALF_EVEN)
     except InvalidOperation:
         raise ValueError(text) from None
     if not value.is_finite() or abs(value) > _INT64:
@@ -108,31 +144,38 @@ def stat_of(table: Table, row: list[str]) -> OpStat:
            max_ns=None, avg_ns=4838160, cpu_ns=1417580893, device_ns=None, ratio=65.1,
            type='api', section='api', parent=None, depth=0, extra={})
     """
-    times = {f: nanoseconds(row[i], scale) for f, (i, scale) in table.times.items()}
-    calls = int(row[table.count]) if table.count is not None else 0
+    times = {f: whole(row[i], scale) for f, (i, scale) in table.times.items()}
+    calls = int(ungrouped(row[table.count])) if table.count is not None else 0
     if not 0 <= calls <= _INT64:
         raise ValueError(row[table.count])   # type: ignore[index]
-    share = float(row[table.share]) if table.share is not None else None
+    share = float(ungrouped(row[table.share])) if table.share is not None else None
     extra: dict[str, object] = {f: times.pop(f) for f in _IN_EXTRA if f in times}
+    extra |= {f: whole(row[i], per) for f, (i, per) in table.sizes.items()}
     extra |= {column: row[i] for i, column in table.texts}
+    if table.kind in _TIME_IS:
+        extra[TIME_IS] = _TIME_IS[table.kind]
     if table.report:
         extra["report"] = table.report
     if table.part:
         extra["input"] = table.part
     total = times.pop("total_ns", 0)
-    where = "device_ns" if table.kind in _ON_DEVICE else "cpu_ns"
+    where = {} if table.sizes else {"device_ns" if table.kind in _ON_DEVICE else "cpu_ns": total}
     return OpStat(row[table.name], calls=calls, total_ns=total, ratio=share, type=table.kind,
-                  section=table.kind, extra=extra, **times, **{where: total})
+                  section=table.section or table.kind, extra=extra, **times, **where)
 
 
-def read_tables(trace: TraceBuilder, first: Table, rows: Iterator[list[str]]) -> list[str]:
+def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
+                column_layout: bool = False) -> list[str]:
     """Every row of the report that starts with ``first``'s header and of the reports that
-    follow it in ``rows``; returns the reports' names (or kinds) in order.
+    follow it in ``rows`` (each table's width set on ``rows``: a row of another width is
+    theirs to leave out); returns the reports' names (or kinds) in order. In nsys's
+    ``column_layout`` the names of the rows read that nsys cut to fit (ending in …) are
+    counted. A diagnostic's example shows a row's cells apart (``80.8 | 444,988,647 | ...``).
 
     >>> trace = TraceBuilder()
     >>> first = table_of(["Time (%)", "Total Time (ns)", "Instances", "Name"], "kernels")
-    >>> read_tables(trace, first, iter([["90.0", "900", "3", "gemm"], ["10.0", "100", "1", "copy"],
-    ...                                 [], ["SKIPPED: r.sqlite does not contain NVTX data."]]))
+    >>> read_tables(trace, first, CsvRows(["90.0,900,3,gemm\\n", "10.0,100,1,copy\\n", "\\n",
+    ...                                    "SKIPPED: r.sqlite does not contain NVTX data.\\n"], "r"))
     ['kernels']
     >>> [(s.name, s.calls, s.device_ns) for s in trace.stats], trace.diagnostics.count(
     ...     "nsys_stats.report_skipped")
@@ -140,35 +183,39 @@ def read_tables(trace: TraceBuilder, first: Table, rows: Iterator[list[str]]) ->
     """
     table: Table | None = first
     reports, report = [first.report or first.kind], None
-    bad = skipped = unread = 0
+    printed = {reports[0]: 1}   # times each report was printed (once per process: osrt_sum)
+    bad = skipped = unread = cut = 0
     examples: dict[str, str] = {}
     for row in rows:
         line = ",".join(row)
         kind = kind_of(row)
         if is_prose(line):
-            table, report = None, report_named(line) or report
+            table, report, rows.width = None, report_named(line) or report, None
             if line.startswith("SKIPPED:"):
                 skipped += 1
                 examples.setdefault("skipped", line[:120])
         elif kind is not None and kind != TRACE and (found := table_of(row, kind, report)):
-            table, report = found, None
-            found.part = found.report or kind
+            table, report, rows.width = found, None, found.width
+            label = found.report or found.kind
+            printed[label] = times = printed.get(label, 0) + 1
+            found.part = label if times == 1 else f"{label} #{times}"
+            found.section = None if times == 1 else f"{found.kind} #{times}"
             reports.append(found.part)
-        elif table is not None and len(row) == table.width:
+        elif table is not None:
             try:
                 trace.add_stat(stat_of(table, row))
             except ValueError:
                 bad += 1
-                examples.setdefault("bad", line[:120])
-        elif table is not None:
-            bad += 1
-            examples.setdefault("bad", line[:120])
+                examples.setdefault("bad", " | ".join(row)[:120])
+            else:
+                cut += column_layout and row[table.name].endswith("…")
         else:
             unread += 1
-            examples.setdefault("unread", line[:120])
+            examples.setdefault("unread", " | ".join(row)[:120])
     trace.diagnostics.add("nsys_stats.malformed_row", count=bad, example=examples.get("bad"))
     trace.diagnostics.add("nsys_stats.report_skipped", count=skipped,
                           example=examples.get("skipped"))
     trace.diagnostics.add("nsys_stats.line_outside_table", count=unread,
                           example=examples.get("unread"))
+    trace.diagnostics.add("nsys_stats.name_cut", count=cut)
     return reports

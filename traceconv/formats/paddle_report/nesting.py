@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 
-from .rows import CPU, header_columns, match_row, number, split_touching
+from .rows import CPU, ROW_START, header_columns, match_row, number, split_touching
 from .schema import EventRow, ProfilingReport
 
 THREAD_PREFIX = re.compile(r"^thread(\d+)::")
@@ -60,6 +60,11 @@ class EventTable:
         # A paste with collapsed whitespace has no double spaces in the header / first row.
         self.collapsed = "  " not in first_line.strip()
         self.base = len(first_line) - len(first_line.lstrip(" "))
+        # where the calls cells start (None: collapsed, no columns): the header's "Calls",
+        # else the leftmost of the rows read (a name too long for its cell pushes it right)
+        start = ROW_START.match(first_line)
+        self.calls_column = None if self.collapsed else first_line.find("Calls") if header \
+            else start.start("calls") if start else None
         self.header_text = first_line if header else None
         self.last_line: str | None = None   # the text of the last row read
         self.stack: list[int] = []          # indices of the open ancestors, outermost first
@@ -73,6 +78,24 @@ class EventTable:
         its last row."""
         return match_row(line, self.columns) is not None or \
             self._longer_header(line) is not None or self._longer_last_row(line) is not None
+
+    def row_shaped(self, line: str) -> bool:
+        """Whether ``line`` starts like a row of this table: a name, then the calls where
+        the table's rows have them (at or right of its calls column; a collapsed table has
+        none: a number after them, or a name of one word, as event names are), however the
+        rest reads.
+
+        >>> table = EventTable(ProfilingReport(line=1), ("Calls", "Total"),
+        ...                    first_line="Event          Calls    Total", header=True)
+        >>> table.row_shaped("thread0::mul   10       0.3"), table.row_shaped("run_time = 2093")
+        (True, False)
+        """
+        match = ROW_START.match(line)
+        if match is None:
+            return False
+        if self.calls_column is None:
+            return re.match(r"\s+[-+.\d]", match["rest"]) is not None or " " not in match["name"]
+        return match.start("calls") >= self.calls_column
 
     def _longer_header(self, piece: str) -> tuple[str, tuple[str, ...]] | None:
         """The header text and columns when ``piece`` continues a wrapped header."""
@@ -124,6 +147,8 @@ class EventTable:
             return None
         row = self._row(match, line)
         self.last_line = line
+        if self.calls_column is not None:
+            self.calls_column = min(self.calls_column, match.start("calls"))
         indent = max(0, len(match["indent"]) - self.base)
         self.children_ms.append(0.0)
         if self.collapsed:

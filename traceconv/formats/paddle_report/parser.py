@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 
 from ...model import Diagnostics
+from ..stray_lines import count_stray, is_markup
 from .nesting import THREAD_PREFIX, EventTable
 from .places import place_clock
 from .rows import (
@@ -314,14 +315,14 @@ class ReportParser:
             row.line = lineno
             table.report.events.append(row)
             self._stage = _ROWS_STAGE
-        elif is_cut_row(line):
-            self._cut_row(lineno, line)
-        elif table.after_blank:
-            self._end_table()
+        elif is_markup(line) or (table.after_blank and not table.row_shaped(line)):
+            self._end_table()                       # the pasted block or the table ended
             self._line(lineno, line)
         else:
-            self.diagnostics.add("paddle_report.unreadable_row",
-                                 example=f"line {lineno}: {line.strip()}")
+            count_stray(self.diagnostics, "paddle_report", lineno, line, in_table=True,
+                        row_shaped=table.row_shaped(line),
+                        dropped="paddle_report.cut_row" if is_cut_row(line)
+                        else "paddle_report.unreadable_row")
         if self._table is table:
             table.after_blank = False
 
@@ -355,5 +356,5 @@ class ReportParser:
             self._line(lineno, line)
 
     def _foreign(self, lineno: int, line: str) -> None:
-        self.diagnostics.add("paddle_report.foreign_lines",
-                             example=f"line {lineno}: {line.strip()}")
+        count_stray(self.diagnostics, "paddle_report", lineno, line, in_table=False,
+                    row_shaped=False, dropped="paddle_report.unreadable_row")

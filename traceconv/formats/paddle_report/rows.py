@@ -36,6 +36,8 @@ MEMORY_ROW = re.compile(
     rf"^\s*(?P<event>\S.*?)(?<=\S)\s+(?P<ac>\d+)\s+(?P<am>{NUM})\s+(?P<fc>\d+)\s+(?P<fm>{NUM})\s*$")
 # What a row cut short still shows: a name, then only numbers (some with their "(ratio)").
 CUT_ROW = re.compile(r"^\s*\S.*?(?<=\S)\s+\d+(?:\s+[-+\d.eEnaif()*]+)*\s*$")
+# How any row starts: a name, then the calls (the first whole number after it).
+ROW_START = re.compile(r"^\s*(?P<name>\S.*?)(?<=\S)\s+(?P<calls>\d+)(?=\s|$)(?P<rest>.*)$")
 MEMORY_PLACE = re.compile(r"^\s*Place\(")
 
 

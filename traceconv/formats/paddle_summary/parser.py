@@ -13,6 +13,7 @@ import re
 
 from ...model import Diagnostics
 from ...numbers import finite
+from ..stray_lines import count_stray, is_markup
 from .schema import PerfSummary, StepInfo, SummaryDocument, SummaryRow, SummaryTable
 
 TITLE = re.compile(r"^-{2,}\s*(?P<title>[A-Za-z(][^-].*?[^-\s])\s*-{2,}\s*$")
@@ -24,8 +25,6 @@ PERF_TITLE = re.compile(r"^=+\s*Perf Summary\s*=+\s*$")
 PERF_RATIO = re.compile(r"^\s*Reader Ratio:\s*([-+\d.eE]+|nan)%\s*$")
 PERF_UNITS = re.compile(r"^\s*Time Unit:\s*(\S+?),\s*IPS Unit:\s*(.+?)\s*$")
 PERF_ROW = re.compile(r"^\s*\|(.*)\|\s*$")
-# a Markdown code fence: a table pasted into a page may end at it, with no closing dashes
-FENCE = re.compile(r"^\s*(?:```|~~~)")
 STEP_INFO = re.compile(
     r"^\s*reader_cost:\s*(?P<reader>\S+)\s*(?P<unit>\w+)\s+batch_cost:\s*(?P<batch>\S+)\s*\w+"
     r"(?:\s+ips:\s*(?P<ips>\S+)\s*(?P<ips_unit>\S+))?\s*$")
@@ -118,8 +117,9 @@ class SummaryParser:
             self.doc.perf.append(self._perf)
         elif self._perf is not None and self._perf_line(line):
             pass
-        elif FENCE.match(line):
+        elif is_markup(line):   # (a table pasted into a page may end there, undashed)
             self._table, self._state = None, "none"
+            self._foreign(lineno, line)
         elif SEPARATOR.match(line) and line.strip():
             self._separator()
         elif m := TITLE.match(line):
@@ -195,12 +195,9 @@ class SummaryParser:
         assert table is not None
         header = table.headers[-1] if table.headers else []
         cells = cells if cells is not None else CELL_GAP.split(line.strip())
-        if line.strip() in ("...", "…"):   # (a paste's own cut: rows left out of the table)
-            self.diagnostics.add("paddle_summary.elided", example=f"line {lineno}")
-            return
-        if len(cells) != len(header):
-            self.diagnostics.add("paddle_summary.unreadable_row",
-                                 example=f"line {lineno}: {line.strip()}")
+        if len(cells) != len(header):   # (a row is cells two spaces apart)
+            count_stray(self.diagnostics, "paddle_summary", lineno, line, in_table=True,
+                        row_shaped=len(cells) > 1, dropped="paddle_summary.unreadable_row")
             return
         depth = (len(line) - len(line.lstrip(" "))) // 2
         del self._stack[depth:]
@@ -237,5 +234,5 @@ class SummaryParser:
         self._row(lineno, indent + "  ".join(cells), cells=cells)
 
     def _foreign(self, lineno: int, line: str) -> None:
-        self.diagnostics.add("paddle_summary.foreign_lines",
-                             example=f"line {lineno}: {line.strip()}")
+        count_stray(self.diagnostics, "paddle_summary", lineno, line, in_table=False,
+                    row_shaped=False, dropped="paddle_summary.unreadable_row")

@@ -84,6 +84,10 @@ def build_trace(doc: SummaryDocument, trace: Trace) -> Trace:
             add_aggregate_breakdown(
                 trace, rows, f"Paddle summary: {table.title}: aggregate breakdown "
                 "(not a timeline)", lane_of=lambda s: f"Thread: {s.extra.get('thread') or '-'}")
+    step = next((s for s in trace.stats if s.section == "model" and s.parent is None
+                 and s.name == "ProfileStep"), None)
+    if step is not None:   # the run's own totals, whatever rows a paste left out
+        meta.attributes["stated_totals_ns"] = {"host": step.cpu_ns, "device": step.device_ns}
     for perf in doc.perf:
         _add_perf(trace, perf)
     if doc.steps:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...model.instant_slices import instants_as_slices
 from ...model.timeline_order import timeline_order
 from . import model_attribute
 from .arg_store import OBJECT
@@ -196,17 +197,12 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     begin_event = order[pairs.begins]
     end_event = np.where(pairs.ends >= 0, order[np.maximum(pairs.ends, 0)], -1)
     complete = rows[kind[rows] == COMPLETE]
-    # an instant that carries a flow is a slice of no length (as trace_processor has every
-    # instant): the model links flows between slices
-    flowing = np.concatenate([p[:, 0] for p in events.flows if len(p)] or [np.zeros(0, int)])
-    point = rows[(kind[rows] == INSTANT) & np.isin(rows, flowing)]
-    starts_at = np.r_[begin_event, complete, point]
+    starts_at = np.r_[begin_event, complete]
     start = ts[starts_at]
     # a BEGIN never ended: no length here, the builder's rule ends it (not_ended below)
-    not_ended = np.r_[end_event < 0, np.zeros(len(complete) + len(point), dtype=bool)]
+    not_ended = np.r_[end_event < 0, np.zeros(len(complete), dtype=bool)]
     end = np.r_[ts[np.where(end_event >= 0, end_event, begin_event)],
-                ts[complete] + _of_kind(events.duration, np.int64, kind, COMPLETE, complete),
-                ts[point]]
+                ts[complete] + _of_kind(events.duration, np.int64, kind, COMPLETE, complete)]
     events.release("duration")
     dur = np.maximum(end - start, 0)
     slice_track = track[starts_at]
@@ -215,7 +211,7 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
                                np.where(not_ended, np.iinfo(np.int64).min, -dur))
     not_ended = not_ended[row_order]
     chosen = starts_at[row_order]
-    closers = np.r_[end_event, np.full(len(complete) + len(point), -1)][row_order]
+    closers = np.r_[end_event, np.full(len(complete), -1)][row_order]
     names = _column(events.name, np.int32)
     categories = _column(events.category, np.int32)
     columns = {"track": slice_track[row_order], "start": start[row_order],
@@ -231,13 +227,18 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     slice_of[chosen] = np.arange(len(chosen))
     closed = closers >= 0
     slice_of[closers[closed]] = np.flatnonzero(closed)
-    instants = rows[(kind[rows] == INSTANT) & ~np.isin(rows, point)]
+    instants = rows[kind[rows] == INSTANT]
     instants = instants[timeline_order(track[instants], ts[instants], np.zeros(len(instants),
                                                                               np.int64))]
     key_sets, sets, values = _args_of(reader, instants, np.full(len(instants), -1))
+    first = len(trace.instants)
     trace.instants.extend_sets(key_sets, sets, values, track=track[instants],
                                ts=ts[instants], name=names[instants],
                                category=categories[instants])
+    # an instant that carries a flow is a slice of no length (the model links slices)
+    flowing = np.concatenate([p[:, 0] for p in events.flows if len(p)] or [np.zeros(0, int)])
+    point = np.flatnonzero(np.isin(instants, flowing))
+    slice_of[instants[point]] = instants_as_slices(trace, first + point)
     return slice_of
 
 

@@ -1,20 +1,23 @@
 """A rocprof CSV file as its header and rows, with the columns a reader needs checked.
 
-Two spellings of older rocprof versions are read as the newer ones here, once for every
-reader: rocprofv2's ``Correlation_ID`` is rocprofv3's ``Correlation_Id``, and a row longer
-than its header, which rocprof v1 wrote when a kernel name with commas was not quoted
-(``void f<int, 2u>(int*, int),1,5336,...``), has its name's cells joined back into one.
+The rows come from :mod:`..csv_rows` (rows of another width than the header and a cut last
+row left out and counted). Two spellings of older rocprof versions are read as the newer
+ones here, once for every reader: rocprofv2's ``Correlation_ID`` is rocprofv3's
+``Correlation_Id``, and a row longer than its header, which rocprof v1 wrote when a kernel
+name with commas was not quoted (``void f<int, 2u>(int*, int),1,5336,...``), has its name's
+cells joined back into one; a longer row whose cells were quoted (rocprofv3 quotes every
+cell) is no such name, and is left out as any row of another width.
 """
 
 from __future__ import annotations
 
-import csv
 import io
 from dataclasses import dataclass, field
 
 from ...errors import InputError
 from ...io import Source
 from ...model import Diagnostics
+from ..csv_rows import CsvRows, RowsLeftOut
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,7 @@ class Table:
     header: list[str]
     rows: list[list[str]]
     rejoined: int = field(default=0, compare=False)   # rows whose name was joined back
+    left_out: RowsLeftOut = field(default=RowsLeftOut(), compare=False)
 
     def require(self, *columns: str) -> dict[str, int]:
         """The position of each of ``columns``; the first one missing is an error naming
@@ -42,16 +46,17 @@ class Table:
         return {column: self.header.index(column) for column in columns}
 
     def count_repairs(self, diagnostics: Diagnostics) -> None:
-        """Add to ``diagnostics`` how many rows :func:`read_table` repaired."""
+        """Add to ``diagnostics`` how many rows :func:`read_table` repaired or left out."""
         diagnostics.add("rocprof.name_rejoined", count=self.rejoined, example=self.file)
+        self.left_out.count(diagnostics)
 
     def records(self) -> list[dict[str, object]]:
-        """Each row as ``{column: cell}`` (a short row lacks its last columns).
+        """Each row as ``{column: cell}``.
 
-        >>> Table("a.csv", ["x", "y"], [["1", "2"], ["3"]]).records()
-        [{'x': '1', 'y': '2'}, {'x': '3'}]
+        >>> Table("a.csv", ["x", "y"], [["1", "2"], ["3", "4"]]).records()
+        [{'x': '1', 'y': '2'}, {'x': '3', 'y': '4'}]
         """
-        return [dict(zip(self.header, row, strict=False)) for row in self.rows]
+        return [dict(zip(self.header, row, strict=True)) for row in self.rows]
 
 
 # rocprofv2's spelling of a column -> rocprofv3's, which the readers use
@@ -62,8 +67,9 @@ NAME_COLUMNS = ("KernelName", "Kernel_Name", "Name")
 
 def read_table(source: Source) -> Table:
     """The whole CSV of ``source``; text that the ``csv`` module refuses is an error with
-    its line. A row with more cells than the header gets its name's cells joined back
-    (:func:`rejoin`; counted in :attr:`Table.rejoined`).
+    its line. A row with more cells than the header, its name's cells unquoted, gets them
+    joined back (:func:`rejoin`; counted in :attr:`Table.rejoined`); other rows of another
+    width, and a cut last row, are left out (:attr:`Table.left_out`).
 
     >>> table = read_table(Source("tests/data/rocprof/ROCm__rocprofiler-sdk__docs_memory_copy_trace.csv"))
     >>> table.header[:2], len(table.rows)
@@ -71,25 +77,29 @@ def read_table(source: Source) -> Table:
     """
     with source.open() as stream:
         text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline="")
-        reader = csv.reader(text)
-        try:
-            header = next(reader, None)
-            if not header:
-                raise InputError("an empty file: no CSV header", file=source.name,
-                                 location="line 1")
-            rows = [row for row in reader if row]
-        except csv.Error as exc:   # a field past the csv module's limit, a NUL...
-            raise InputError(f"not CSV as rocprof writes it: {exc}", file=source.name,
-                             location=f"line {reader.line_num}") from None
-    header = [_V3_SPELLING.get(name, name) for name in header]
-    name = next((header.index(c) for c in NAME_COLUMNS if c in header), None)
-    rejoined = 0
-    if name is not None:
-        for at, row in enumerate(rows):
-            if len(row) > len(header):
-                rows[at] = rejoin(row, name, len(header))
-                rejoined += 1
-    return Table(source.name, header, rows, rejoined)
+        rows = CsvRows(text, source.name, written_by="rocprof")
+        header = next(rows, None)
+        if not header:
+            raise InputError("an empty file: no CSV header", file=source.name,
+                             location="line 1")
+        header = [_V3_SPELLING.get(name, name) for name in header]
+        rows.width = len(header)
+        name = next((header.index(c) for c in NAME_COLUMNS if c in header), None)
+        rejoined = 0
+
+        def unquoted_name(row: list[str], line: str) -> list[str] | None:
+            nonlocal rejoined
+            if name is None or len(row) < len(header):
+                return None
+            joined = rejoin(row, name, len(header))
+            if joined[name] not in line:   # (its cells were quoted: no name split by commas)
+                return None
+            rejoined += 1
+            return joined
+
+        rows.fit = unquoted_name
+        body = [row for row in rows if row]
+    return Table(source.name, header, body, rejoined, rows.left_out)
 
 
 def rejoin(row: list[str], name: int, columns: int) -> list[str]:

@@ -70,13 +70,13 @@ def read_stats(trace: TraceBuilder, source: Source) -> None:
     for row in table.rows:
         try:
             calls, total = int(row[at["Calls"]]), _ns(row[at["TotalDurationNs"]])
-            times = {field: _ns(row[i]) for field, i in optional.items() if i < len(row)}
-            ratio = float(row[share]) if share is not None and share < len(row) else None
-        except (ValueError, IndexError, OverflowError):
+            times = {field: _ns(row[i]) for field, i in optional.items()}
+            ratio = float(row[share]) if share is not None else None
+        except (ValueError, OverflowError):
             bad += 1
             continue
         extra = {c: row[i] for i, c in enumerate(table.header)
-                 if c not in _OPTIONAL_NS and c not in at and c != "Percentage" and i < len(row)}
+                 if c not in _OPTIONAL_NS and c not in at and c != "Percentage"}
         if section == "domain":   # (the sum of the run's other statistics files)
             extra[TOTALS_OF] = row[at["Name"]]
         place = place_of(section, row[at["Name"]])

@@ -19,12 +19,15 @@ from rich.console import Console
 from rich.table import Table
 
 from ...analysis.op_summary import op_summary, sort_rows
+from ...analysis.runs import runs, select_run
 from ...analysis.summary import Place, Row, Summary, SummaryOptions, summarize, view_of
 from ...errors import UsageError
+from ...formats.stray_lines import rows_left_out
 from ...model import Trace
+from ...model.entities import NOT_WORK_TIMES
 from ..json_text import json_text
 from ..tables import Column, fitted_table
-from .ops import NO_DEVICE_TIME, ops_dict, render_ops
+from .ops import NO_DEVICE_TIME, format_ns, ops_dict, render_ops
 
 PREFIXES = ("", "K", "M", "G", "T", "P")
 WRITE_OPTIONS = SummaryOptions   # the names write()'s **options may use
@@ -100,12 +103,31 @@ def summary_dict(summary: Summary, show_host: bool = True) -> dict[str, Any]:
     }
     if show_host or summary.host_only:
         out["host_rows"] = [row_dict(r, "host") for r in summary.host_rows]
+    if summary.not_work:
+        out["not_work_time"] = {what: {"rows": rows, "seconds": seconds}
+                                for what, (rows, seconds) in summary.not_work.items()}
     return out
 
 
-def _time_cell(seconds: float, total: float | None) -> str:
+def seconds_text(seconds: float, *, as_megengine: bool, total: bool = False) -> str:
+    """A time of these tables: MegEngine's own spelling for a MegEngine profile, whose
+    ``profile_analyze`` they copy (seconds: 3 significant digits in a cell, ``%g`` for a
+    total); elsewhere the time with its unit, as the timeline table writes it
+    (:func:`.ops.format_ns`): a report in ms reads ``0.288us``, not ``2.88e-07``.
+
+    >>> seconds_text(2.88e-07, as_megengine=True), seconds_text(2.88e-07, as_megengine=False)
+    ('2.88e-07', '0.288us')
+    >>> seconds_text(0.131601299, as_megengine=True, total=True)
+    '0.131601 s'
+    """
+    if not as_megengine:
+        return format_ns(round(seconds * 1e9))
+    return f"{seconds:g} s" if total else f"{seconds:.3}"
+
+
+def _time_cell(seconds: float, total: float | None, as_megengine: bool) -> str:
     ratio = f"\n{seconds / total * 100:.1f}%" if total else ""
-    return f"{seconds:.3}{ratio}"
+    return seconds_text(seconds, as_megengine=as_megengine) + ratio
 
 
 # in a narrow terminal the columns with the highest number are hidden first
@@ -115,8 +137,9 @@ ROW_COLUMNS = ("#", 2), ("self time", 0), ("cumulative", 3), ("operator", 0), \
 CALLS_COLUMN = ("calls", 1)   # after the operator, for rows that state their calls
 
 
-def rows_table(summary: Summary, place: Place, width: int) -> Table:
-    """The table of one place's rows, fitted to ``width`` (:func:`fitted_table`)."""
+def rows_table(summary: Summary, place: Place, width: int, as_megengine: bool = True) -> Table:
+    """The table of one place's rows, fitted to ``width`` (:func:`fitted_table`); times as
+    :func:`seconds_text` writes them."""
     total = summary.total(place)
     rows = summary.rows(place)
     with_calls = any(row.calls is not None for row in rows)
@@ -134,7 +157,8 @@ def rows_table(summary: Summary, place: Place, width: int) -> Table:
         else:  # a slice name from a plain timeline, with its category
             operator = f"{name}\n{kind}" if row.type else name
         calls = ["" if row.calls is None else f"{row.calls:,}"] if with_calls else []
-        cells.append([str(i), _time_cell(row.time, total), _time_cell(row.cumulative, total),
+        cells.append([str(i), _time_cell(row.time, total, as_megengine),
+                      _time_cell(row.cumulative, total, as_megengine),
                       operator, *calls, number_with_unit(row.computation, "FLO", 1000),
                       number_with_unit(row.flops, "FLOPS", 1000),
                       number_with_unit(row.memory, "B", 1024, binary=True),
@@ -144,37 +168,75 @@ def rows_table(summary: Summary, place: Place, width: int) -> Table:
                         title_justify="left", show_lines=True)
 
 
-def totals_table(summary: Summary) -> Table:
+def totals_table(summary: Summary, as_megengine: bool = True) -> Table:
     table = Table(show_header=False, box=None, pad_edge=False)
     for label, value in (("total device time", summary.total_device_time),
                          ("total host time", summary.total_host_time)):
-        table.add_row(label, "N/A" if value is None else f"{value:g} s")
+        table.add_row(label, "N/A" if value is None
+                      else seconds_text(value, as_megengine=as_megengine, total=True))
+    for what, (rows, seconds) in summary.not_work.items():
+        table.add_row(f"not counted, {what}",
+                      f"{seconds_text(seconds, as_megengine=as_megengine, total=True)} in "
+                      f"{rows:,} rows: {NOT_WORK_TIMES[what]}")
     return table
 
 
+def shown_tables(summary: Summary, show_host: bool = False,
+                 print_only: str | None = None) -> list[str]:
+    """The blocks the text prints, in order (``summary``, ``device``, ``host``)."""
+    if print_only:
+        return [print_only]
+    if summary.host_only:   # its host table is the news
+        return ["summary", "host"]
+    return ["summary", "device"] + (["host"] if show_host else [])
+
+
+def totals_note(trace: Trace) -> str | None:
+    """What the totals of a statistics table cover when the paste left rows out (elided,
+    cut off), and the run's totals where the file states them; None when nothing is
+    missing.
+
+    >>> t = Trace(); t.diagnostics.add("paddle_summary.elided", count=2)
+    >>> t.metadata.attributes["stated_totals_ns"] = {"host": 1_705_190_000, "device": None}
+    >>> print(textwrap.fill(totals_note(t), 88))
+    totals cover the listed rows only: the paste left rows out at 2 places (info --json
+    lists them); the file states the run's totals: host 1.705s
+    """
+    left_out = rows_left_out(trace.diagnostics)
+    if not left_out:
+        return None
+    note = (f"totals cover the listed rows only: the paste left rows out at {left_out:,} "
+            "places (info --json lists them)")
+    stated = trace.metadata.attributes.get("stated_totals_ns") or {}
+    if known := [f"{place} {format_ns(ns)}" for place, ns in stated.items() if ns is not None]:
+        note += "; the file states the run's totals: " + ", ".join(known)
+    return note
+
+
 def render_text(summary: Summary, *, show_host: bool = False, print_only: str | None = None,
-                width: int | None = None) -> str:
-    """The terminal rendering: totals, the device table, and the host table if asked."""
+                width: int | None = None, as_megengine: bool = True,
+                note: str | None = None) -> str:
+    """The terminal rendering: totals (and ``note`` on what they cover), the device table,
+    and the host table if asked; times as :func:`seconds_text` writes them."""
     buffer = io.StringIO()
     # markup off: operator names are data ("[/x]" is a name, not a closing tag)
     console = Console(file=buffer, width=width or 160, force_terminal=False,
                       color_system=None, markup=False, emoji=False, highlight=False)
     def rows_or_none(place: Place) -> Table | str:
         if summary.rows(place):
-            return rows_table(summary, place, console.width)
+            return rows_table(summary, place, console.width, as_megengine)
+        if summary.not_work:
+            return f"{place} self time per operator: none (the input's times are no work)"
         return f"{place} self time per operator: none (no operator of the input has a time)"
 
-    blocks = {"summary": lambda: totals_table(summary),
+    blocks = {"summary": lambda: totals_table(summary, as_megengine),
               "device": lambda: rows_or_none("device"),
               "host": lambda: rows_or_none("host")}
-    if print_only:
-        wanted = [print_only]
-    elif summary.host_only:  # its host table is the news
-        wanted = ["summary", "host"]
-    else:
-        wanted = ["summary", "device"] + (["host"] if show_host else [])
+    wanted = shown_tables(summary, show_host, print_only)
     for name in wanted:
         console.print(blocks[name]())
+        if name == "summary" and note:
+            console.print(textwrap.fill(note, console.width))
         if name == "summary" and wanted[1:] == ["host"]:
             console.print(NO_DEVICE_TIME)
     return buffer.getvalue()
@@ -196,15 +258,30 @@ def summary_data(trace: Trace, options: SummaryOptions | None = None, *,
     3000
     """
     view = _view_for(trace, sort_by)
+    if view == "stats" and (several := _runs_apart(trace)):
+        return {"runs": [{"run": number, "label": label, **summary_data(
+            run, options, top=top, show_host=show_host, print_only=print_only)}
+            for number, label, run in several]}
     rows = op_summary(trace, group_by_input_shape=group_by_input_shape) \
         if view != "stats" else []
     if view == "timeline":
         return _with_allocation_sites(trace, ops_dict(rows, sort_rows(rows, sort_by, top or 0)))
     result = summarize(trace, replace(options or SummaryOptions(), top=_top(trace, top)))
     data = summary_dict(result, show_host=show_host or print_only == "host")
+    if note := totals_note(trace):
+        data["totals_note"] = note
+        data["stated_totals_ns"] = trace.metadata.attributes.get("stated_totals_ns")
     if rows:
         data["ops"] = [r.as_dict() for r in sort_rows(rows, sort_by)]
     return _with_allocation_sites(trace, data)
+
+
+def _runs_apart(trace: Trace) -> list[tuple[int, str, Trace]]:
+    """Each run of a statistics trace that holds several (two reports in one file, a
+    before/after pair) as a trace of its own, numbered as ``FILE@N`` names them: its rows
+    and totals are that run's, never a sum over runs (empty: one run)."""
+    return [(number, label, select_run(trace, number))
+            for number, label in enumerate(runs(trace), 1)]
 
 
 def _view_for(trace: Trace, sort_by: str | None) -> str:
@@ -259,16 +336,30 @@ def render(trace: Trace, options: SummaryOptions | None = None, *, top: int | No
         if trace.metadata.attributes.get("with_flops") and not any(r.flops for r in rows):
             text += textwrap.fill(NO_FLOPS, width or 160) + "\n"
         return text
+    if several := _runs_apart(trace):
+        return "\n".join(
+            f"run {number} of {len(several)} (FILE@{number} to diff):\n"
+            + render(run, options, top=top, show_host=show_host, print_only=print_only,
+                     width=width) for number, label, run in several)
     result = summarize(trace, replace(options or SummaryOptions(), top=_top(trace, top)))
-    left = 0
+    left: dict[Place, int] = {}
     if top is None and trace.metadata.framework != "MegEngine":
-        # a screenful: a MIGraphX log has a row per instruction (58,000 rows took 21 s)
-        left = max(len(result.device_rows), len(result.host_rows)) - TEXT_ROWS
+        # a screenful: a MIGraphX log has a row per instruction (58,000 rows took 21 s);
+        # what is left out of the tables printed is said, and where to see it
+        places: list[Place] = [p for p in ("device", "host")
+                               if p in shown_tables(result, show_host, print_only)]
+        left = {p: len(result.rows(p)) - TEXT_ROWS for p in places
+                if len(result.rows(p)) > TEXT_ROWS}
         result = replace(result, device_rows=result.device_rows[:TEXT_ROWS],
                          host_rows=result.host_rows[:TEXT_ROWS])
-    text = render_text(result, show_host=show_host, print_only=print_only, width=width)
-    if left > 0:
-        text += f"... {left:,} more rows (-t 0 prints them all; --json holds them all)\n"
+    text = render_text(result, show_host=show_host, print_only=print_only, width=width,
+                       as_megengine=trace.metadata.framework == "MegEngine",
+                       note=totals_note(trace))
+    if left:
+        hidden = ", ".join(f"{n:,} more {place} rows" for place, n in left.items())
+        json = "--json --show-host" if "host" in left and not result.host_only else "--json"
+        text += textwrap.fill(f"... {hidden} (-t 0 prints them all; {json} holds them all)",
+                              width or 160) + "\n"
     return text
 
 

@@ -1,0 +1,162 @@
+"""Real pages that paste a report among prose, markup, commands and a program's own prints:
+only a line inside a table with a row's shape that cannot be read is a row lost; every other
+line the readers skip is a foreign line, a note (traceconv/formats/stray_lines.py).
+
+The expected numbers are counts done here with plain regexes over the files (or by hand,
+as the comments say), never by the readers. The Paddle pages: tests/data/paddle/PROVENANCE.md.
+The MIGraphX notes were saved whole from a stored public-repository index that did not
+expose their repositories (the file id is the provenance; no license stated there):
+``migraphx_hx370_perf_resnet50_fp16.md`` (id 23042409306, "AMD GPU Setup and Benchmarking
+Guide", HX370: ``op --list`` and the trailer of ``migraphx-driver perf resnet50 --batch 64
+--fp16``, 2.12) and ``migraphx_rocm7.0.2_perf_test_notes.md`` (id 60465719608, also
+60433694974: notes on ROCm 7.0.2 around a whole ``migraphx-driver perf --test``, 2.13)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import traceconv
+from traceconv.model import Trace
+
+DATA = Path(__file__).parent / "data"
+PADDLE_PAGES = {   # file: Event Summary rows, counted by hand in the page (= _rows below)
+    "paddle_cpp_backend_least_square_report.md": 12,
+    "paddle_docs_device_guard_profile_all.md": 13 + 11,
+    "paddle_fluid_profiler_cn_api_two_reports.rst": 3 + 3,
+    "paddle_inference_config_enable_profile_cn.md": 10,
+    "paddle_models_textcnn_imdb_place_cuda_2017.md": 1,
+}
+# a row: a name, its calls, then four or more numbers (a "CPU Time (Ratio)" cell is one)
+ROW = re.compile(r"^\s*\S.*?\s+\d+(?:\s+[-+\d.e]+(?:\s*\([-+\d.e]+\))?){4,}\s*$")
+
+
+def _rows(text: str) -> int:
+    return sum(ROW.match(line) is not None for line in text.splitlines())
+
+
+def _lost(trace: Trace) -> dict[str, int]:
+    return {d.code: d.count for d in trace.diagnostics if d.kind == "dropped"}
+
+
+@pytest.mark.parametrize("name", PADDLE_PAGES)
+def test_a_paddle_report_pasted_in_a_page_loses_nothing(name):
+    path = DATA / "paddle" / name
+    trace = traceconv.load(path)
+    assert _rows(path.read_text()) == PADDLE_PAGES[name]
+    assert trace.counts()["slices"] == PADDLE_PAGES[name]
+    assert _lost(trace) == {}                 # fences, </pre></code>, headings, run_time = 2093
+    assert trace.diagnostics.count("paddle_report.foreign_lines") > 0
+
+
+def test_a_program_print_after_the_table_is_foreign_and_a_cut_row_is_still_lost(tmp_path):
+    path = DATA / "paddle" / "paddle_cpp_backend_least_square_report.md"
+    trace = traceconv.load(path)
+    assert trace.diagnostics["paddle_report.foreign_lines"].count == sum(
+        1 for line in path.read_text().splitlines()
+        if line.strip() and not ROW.match(line) and not re.match(   # the report's own lines
+            r"\s*(-{5,}|Place:|Time unit:|Sorted by|Total time:|Computation time|Framework "
+            r"overhead|GpuMemcpy|Event\s+Calls)", line))
+    lines = path.read_text().splitlines()
+    row = next(i for i, line in enumerate(lines) if line.startswith("thread0::elementwise_sub_grad"))
+    lines[row] = lines[row][:60]              # cut mid-way, inside the table: after Total
+    cut = tmp_path / "cut.md"
+    cut.write_text("\n".join(lines) + "\n")
+    trace = traceconv.load(cut)
+    assert _lost(trace) == {"paddle_report.cut_row": 1}
+    assert trace.diagnostics["paddle_report.cut_row"].example.startswith(f"line {row + 1}: ")
+    assert trace.counts()["slices"] == 12 - 1
+
+
+def test_a_remark_among_summary_rows_is_an_elision():
+    path = DATA / "paddle" / "paddlefleetx_docs_profiler_gpt_v100.md"
+    trace = traceconv.load(path)
+    remarks = [n for n, line in enumerate(path.read_text().splitlines(), 1)
+               if line.startswith("# 此处有省略")]
+    assert len(remarks) == 2
+    assert _lost(trace) == {"paddle_summary.elided": 2}
+    assert trace.diagnostics["paddle_summary.elided"].example == f"line {remarks[0]}: # 此处有省略"
+
+
+def _foreign_by_hand(text: str, output: range) -> int:
+    """Non-blank lines outside ``output`` (the lines the driver printed, found by hand)."""
+    return sum(1 for n, line in enumerate(text.splitlines(), 1)
+               if line.strip() and n not in output)
+
+
+def test_migraphx_notes_around_a_driver_run_are_foreign_lines():
+    path = DATA / "migraphx" / "migraphx_rocm7.0.2_perf_test_notes.md"
+    text = path.read_text()
+    lines = text.splitlines()
+    first = next(n for n, line in enumerate(lines, 1) if line.startswith("Running ["))
+    last = next(n for n, line in enumerate(lines, 1) if "] Complete(" in line)
+    trace = traceconv.load(path)
+    assert _lost(trace) == {}
+    assert trace.diagnostics.count("migraphx.foreign_lines") == \
+        _foreign_by_hand(text, range(first, last + 1))
+    assert trace.counts()["ops"] == 5         # @0, #output_0, b, a, @4
+
+
+def test_migraphx_trailer_in_a_setup_guide_is_read_and_the_guide_is_foreign():
+    path = DATA / "migraphx" / "migraphx_hx370_perf_resnet50_fp16.md"
+    text = path.read_text()
+    printed = [n for n, line in enumerate(text.splitlines(), 1) if re.match(
+        r"\[ MIGraphX Version|Batch size:|Rate:|Total time:|Percentiles|Total instructions"
+        r"|Overhead", line)]
+    assert len(printed) == 9                  # two "Complete" lines and the 7-line trailer
+    trace = traceconv.load(path)
+    assert _lost(trace) == {}
+    assert trace.diagnostics.count("migraphx.foreign_lines") == \
+        _foreign_by_hand(text, range(0)) - len(printed)
+    assert trace.metadata.attributes["programs"][0]["trailer"]["total_ms"] == 71.6228
+
+
+def test_garbled_output_inside_a_migraphx_run_is_still_lost(tmp_path):
+    path = DATA / "migraphx" / "migraphx_rocm7.0.2_perf_test_notes.md"
+    text = path.read_text().replace("Total instructions time: 0.0104194ms",
+                                    "Total instructions time: 0.01O4194ms")
+    garbled = tmp_path / "garbled.md"
+    garbled.write_text(text)
+    trace = traceconv.load(garbled)
+    assert _lost(trace) == {"migraphx.unparsed_line": 1}
+
+
+def _summary_json(path: Path) -> dict:
+    from traceconv.presentation.summary import summary_data
+    return summary_data(traceconv.load(path))
+
+
+def test_two_reports_in_one_page_are_summarised_run_by_run():
+    path = DATA / "paddle" / "paddle_fluid_profiler_cn_api_two_reports.rst"
+    # each report's Total column, summed with plain Python: 131.601299 and 9.977529 ms
+    totals: list[float] = []
+    for line in path.read_text().splitlines():
+        if "Profiling Report" in line:
+            totals.append(0.0)
+        elif ROW.match(line):
+            totals[-1] += float(line.split()[2])
+    data = _summary_json(path)
+    assert [run["run"] for run in data["runs"]] == [1, 2]
+    assert [run["total_host_time"] for run in data["runs"]] == pytest.approx(
+        [t / 1e3 for t in totals], abs=1e-9)
+    assert "total_host_time" not in data          # no total adds the two runs
+    from traceconv.presentation.summary import render
+    text = render(traceconv.load(path), width=80)
+    assert "run 1 of 2" in text and "run 2 of 2" in text
+    assert "129.406ms" in text and "e-0" not in text   # the report's ms, not 0.129 s
+
+
+def test_a_summary_of_an_elided_page_says_its_totals_are_the_listed_rows():
+    data = _summary_json(DATA / "paddle" / "paddlefleetx_docs_profiler_gpt_v100.md")
+    assert data["totals_note"].startswith("totals cover the listed rows only")
+    # the page's Model Summary: "ProfileStep  3  1705.19 / ...  1397.52 / ..." (ms)
+    assert data["stated_totals_ns"] == {"host": 1_705_190_000, "device": 1_397_520_000}
+    # the two top-level Operator rows, by hand: 458.82 + 253.46 ms GPU
+    assert data["total_device_time"] == pytest.approx(0.71228)
+
+
+def test_a_whole_report_has_no_totals_note():
+    data = _summary_json(DATA / "paddle" / "paddle_inference_config_enable_profile_cn.md")
+    assert "totals_note" not in data

@@ -1,0 +1,125 @@
+"""The rows of a CSV input, for every CSV reader (rocprof's CSV files, ``nsys stats``
+reports): two rules of what is not a row, once, each counted under one code.
+
+- **A row of another width**: a row whose number of cells differs from its header's is
+  not guessed at (its cells would land in the wrong columns: a process id read as a start
+  time): it is left out, counted as ``csv.row_width_mismatch`` with the line of the first.
+  A reader may take such a row on purpose first (``fit``: rocprof v1's unquoted kernel
+  names with commas joined back, nsys's lines of prose between its tables).
+- **A last row cut**: a file cut mid-line (a copy stopped, a disk full) ends in a row
+  with too few cells and no line end, or inside a quoted field never closed; that row is
+  left out, counted as ``csv.row_cut``. A whole last row without its line end is a row.
+
+Blank lines pass through as empty rows (the readers skip them or end a table there). Text
+the ``csv`` module refuses (a field past its limit, a NUL) is one :class:`InputError`
+naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+
+from ..errors import InputError
+from ..model import Diagnostics
+
+# a row of another width that a reader takes on purpose: (cells, the raw text of the
+# row's last line) -> the row to read, or None (left out)
+Fit = Callable[[list[str], str], "list[str] | None"]
+
+
+@dataclass(frozen=True)
+class RowsLeftOut:
+    """How many rows :class:`CsvRows` left out, and the line of the first of each kind."""
+
+    width_mismatch: int = 0
+    first_mismatch: str | None = None
+    cut: int = 0
+    first_cut: str | None = None
+
+    def count(self, diagnostics: Diagnostics) -> None:
+        """Add these to ``diagnostics`` under their codes.
+
+        >>> from traceconv.model import Diagnostics
+        >>> found = Diagnostics(); RowsLeftOut(2, "line 7: 8 cells, header 7").count(found)
+        >>> found.count("csv.row_width_mismatch"), found.count("csv.row_cut")
+        (2, 0)
+        """
+        diagnostics.add("csv.row_width_mismatch", count=self.width_mismatch,
+                        example=self.first_mismatch)
+        diagnostics.add("csv.row_cut", count=self.cut, example=self.first_cut)
+
+
+class CsvRows:
+    """The rows of ``lines`` (a text opened with ``newline=""``) as lists of cells; once a
+    reader sets :attr:`width` (its header's number of cells; None: any), a row of another
+    width is left out unless ``fit`` takes it, and a cut last row always is
+    (:attr:`left_out`).
+
+    >>> rows = CsvRows(['a,b,c\\n', '1,2,3\\n', '4,5\\n', '6,7,8,9\\n', '10,11'], "t.csv")
+    >>> rows.width = len(next(rows))
+    >>> list(rows), rows.left_out
+    ([['1', '2', '3']], RowsLeftOut(width_mismatch=2, first_mismatch='line 3: 2 cells, \
+header 3', cut=1, first_cut='line 5: 2 cells, header 3, no line end'))
+    >>> rows = CsvRows(['a,b\\n', '1,"open\\n', 'quote'], "t.csv")
+    >>> list(rows), rows.left_out.first_cut
+    ([['a', 'b']], 'line 2: a quoted field never closed')
+    """
+
+    def __init__(self, lines: Iterable[str], file: str, *, written_by: str = "",
+                 fit: Fit | None = None) -> None:
+        self.file, self.written_by, self.fit = file, written_by, fit
+        self.width: int | None = None
+        self.left_out = RowsLeftOut()
+        self._line = ""          # the raw text of the last line read
+        self._at_end = False     # the lines ran out while the csv module read a row
+        self._reader = csv.reader(self._tracked(lines))
+        self._rows = self._read()
+
+    @property
+    def line_num(self) -> int:
+        """The number of lines read so far (the last row's last line)."""
+        return self._reader.line_num
+
+    def _tracked(self, lines: Iterable[str]) -> Iterator[str]:
+        for line in lines:
+            self._line = line
+            yield line
+        self._at_end = True
+
+    def __iter__(self) -> Iterator[list[str]]:
+        return self._rows
+
+    def __next__(self) -> list[str]:
+        return next(self._rows)
+
+    def _read(self) -> Iterator[list[str]]:
+        reader, start = self._reader, 1
+        try:
+            for row in reader:
+                width = self.width
+                # (a whole row ends at its line's end: the csv module reads on only inside a
+                # quoted field, so lines running out under a row mean a quote never closed)
+                if self._at_end:
+                    self._leave_out(start, "a quoted field never closed", cut=True)
+                elif width is None or len(row) == width or not row:
+                    yield row
+                elif len(row) < width and not self._line.endswith(("\n", "\r")):
+                    self._leave_out(start, f"{len(row)} cells, header {width}, no line end",
+                                    cut=True)
+                elif self.fit is not None and (fitted := self.fit(row, self._line)) is not None:
+                    yield fitted
+                else:
+                    self._leave_out(start, f"{len(row)} cells, header {width}", cut=False)
+                start = reader.line_num + 1
+        except csv.Error as exc:
+            raise InputError(f"not CSV as {self.written_by or 'its writer'} writes it: {exc}",
+                             file=self.file, location=f"line {reader.line_num}") from None
+
+    def _leave_out(self, line: int, why: str, *, cut: bool) -> None:
+        was, example = self.left_out, f"line {line}: {why}"
+        self.left_out = (replace(was, cut=was.cut + 1, first_cut=was.first_cut or example)
+                         if cut else
+                         replace(was, width_mismatch=was.width_mismatch + 1,
+                                 first_mismatch=was.first_mismatch or example))
