@@ -10,10 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import traceconv
 import traceconv.memory_check as memory_check
 from tests.test_cli import CNN, run
+from traceconv.cli import app
 from traceconv.memory_check import available_memory, needed_memory
 
 MiB = 1 << 20
@@ -102,3 +104,101 @@ def test_available_memory(tmp_path: Path, meminfo, limit, current, expected):
         if text is not None:
             (tmp_path / name).write_text(text)
     assert available_memory(tmp_path / "meminfo", tmp_path) == expected
+
+
+def _tiny_events_xplane(path: Path, events: int) -> Path:
+    """An XSpace of one host line of ``events`` empty XEvents (``22 00``), by hand."""
+    def varint(value: int) -> bytes:
+        out = bytearray()
+        while value > 0x7F:
+            out.append(value & 0x7F | 0x80)
+            value >>= 7
+        return bytes([*out, value])
+
+    line = b"\x12\x06worker" + b"\x22\x00" * events
+    plane = b"\x12\x09/host:CPU\x1a" + varint(len(line)) + line
+    path.write_bytes(b"\x0a" + varint(len(plane)) + plane)
+    return path
+
+
+def test_a_protobuf_of_tiny_messages_is_refused_by_its_rows(tmp_path: Path, monkeypatch):
+    """200,000 two-byte XEvents: 0.4 MB whose rows take about 20 times more than its bytes
+    (each event a slice: 160 bytes measured per event above 28 per byte). Where the bytes
+    alone would fit, the events are counted and the refusal names the input in one line,
+    given by name, gzipped or on standard input."""
+    import gzip
+
+    path = _tiny_events_xplane(tmp_path / "tiny.xplane.pb", 200_000)
+    size = path.stat().st_size
+    by_size = int(28 * size) + 100 * MiB
+    needed = by_size + 160 * 200_000             # the events, by construction
+    monkeypatch.delenv("TRACECONV_MEMORY_CHECK", raising=False)
+    monkeypatch.setattr(memory_check, "available_memory", lambda: by_size + MiB)
+    gz = tmp_path / "tiny.xplane.pb.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    for name, piped in ((str(path), None), (str(gz), None), ("-", path.read_bytes())):
+        result = CliRunner().invoke(app, ["info", "--format", "xplane", name], input=piped,
+                                    catch_exceptions=False)
+        assert result.exit_code == 1, name
+        lines = result.stderr.strip().splitlines()
+        shown = "<stdin>" if name == "-" else name
+        assert len(lines) == 1 and lines[0].startswith(f"traceconv: error: {shown}: ")
+        assert f"needs about {needed / MiB:.0f} MiB of memory" in lines[0]
+        assert "TRACECONV_MEMORY_CHECK=off" in lines[0]
+    monkeypatch.setattr(memory_check, "available_memory", lambda: needed + MiB)
+    assert run("info", str(path)).exit_code == 0
+
+
+def test_the_rows_are_counted_only_when_the_size_cannot_decide(tmp_path: Path, monkeypatch):
+    """No walk of content that fits even if every message were two bytes, nor of a file
+    whose bytes alone do not fit (refused unread); otherwise one walk, of the bytes the
+    reader reads: a compressed file is decompressed whole once, not again to count."""
+    import gzip
+
+    import traceconv.formats.protowire.counting as counting
+    from traceconv.io import Source
+
+    walks: list[str] = []
+    real_count = counting.count_elements
+    monkeypatch.setattr(counting, "count_elements", lambda cls, data, paths: walks.append(
+        cls.__name__) or real_count(cls, data, paths))
+    whole_reads: list[int] = []
+    real_read = Source._read
+    monkeypatch.setattr(Source, "_read", lambda self, size: whole_reads.append(size) or
+                        real_read(self, size))
+    monkeypatch.delenv("TRACECONV_MEMORY_CHECK", raising=False)
+    path = _tiny_events_xplane(tmp_path / "tiny.xplane.pb", 1000)
+    gz = tmp_path / "tiny.xplane.pb.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    size = path.stat().st_size
+    most = int(28 * size) + 100 * MiB + 160 * (size // 2)
+
+    def load(name: Path, available: int) -> None:
+        monkeypatch.setattr(memory_check, "available_memory", lambda: available)
+        traceconv.load(name, "xplane")
+
+    load(path, most)
+    load(gz, most)
+    with pytest.raises(traceconv.InputError, match="needs about"):
+        load(path, MiB)
+    assert walks == []
+    whole_reads.clear()
+    load(path, most - 1)   # (its 1,000 events fit: 160 bytes less than the bound's 1,012)
+    load(gz, most - 1)
+    assert walks == ["XSpace", "XSpace"] and whole_reads.count(-1) == 2
+
+
+def test_rows_counted_in_a_real_file_agree_with_the_protobuf_runtime(shared_samples: Path):
+    """The walk's count of a real XPlane's events against the protobuf runtime's decode of
+    the whole file."""
+    from protobuf_runtime import runtime_classes
+
+    from traceconv.formats.protowire.counting import count_elements
+    from traceconv.formats.xplane.proto import MESSAGES, XSpace
+
+    data = (shared_samples / "xplane" / "openxla__xprof__tpu_inference_2.xplane.pb").read_bytes()
+    space = runtime_classes("memcheck_xplane", MESSAGES)["XSpace"].FromString(data)
+    events = sum(len(line.events) for plane in space.planes for line in plane.lines)
+    assert events > 20_000
+    assert count_elements(XSpace, data, ("planes.lines.events",)) == {
+        "planes.lines.events": events}

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from google.protobuf.message import DecodeError
 from hypothesis import HealthCheck, given, settings
@@ -359,3 +360,58 @@ def test_perfetto_interned_ids_past_32_bits_do_not_alias(tmp_path: Path, high: i
     trace = traceconv.load(path)
     got = [(i.name, i.category, i.args) for i in trace.iter_instants()]
     assert got == [("name0", "cat0", {"arg0": 0}), ("name1", "cat1", {"arg1": 1})]
+
+
+# -- counting elements, columns and orders without decoding every element ------------------
+
+def _tree(leaves_per_child: list[int]) -> Any:
+    """A runtime Node: two leaves of its own, then one child per entry with that many
+    leaves, each leaf numbered in ``s_uint64`` and ``s_int32`` (negative)."""
+    node = RUNTIME["Node"](id=1)
+    for i in range(2):
+        node.leaves.add(s_uint64=i)
+    for count in leaves_per_child:
+        child = node.children.add(name="c")
+        for i in range(count):
+            child.leaves.add(s_uint64=2**63 + i, s_int32=-i)
+    return node
+
+
+@pytest.mark.parametrize("leaves_per_child", [[], [0], [3, 0, 5], [1] * 40, [300, 2]])
+def test_count_elements_agrees_with_the_runtime(leaves_per_child: list[int]) -> None:
+    from traceconv.formats.protowire.counting import count_elements
+
+    node = _tree(leaves_per_child)
+    wire = node.SerializeToString()
+    decoded = RUNTIME["Node"].FromString(wire)   # the runtime's own lengths
+    expected = {"leaves": len(decoded.leaves), "children": len(decoded.children),
+                "children.leaves": sum(len(c.leaves) for c in decoded.children)}
+    assert count_elements(OURS["Node"], wire, tuple(expected)) == expected
+    assert count_elements(OURS["Node"], wire, ("children.leaves",)) == {
+        "children.leaves": sum(leaves_per_child)}
+
+
+def test_count_elements_stops_at_damage_with_what_it_counted() -> None:
+    from traceconv.formats.protowire.counting import count_elements
+
+    wire = _tree([4, 4]).SerializeToString()
+    whole = RUNTIME["Node"]().SerializeToString()   # (nothing: the count of an empty node)
+    assert count_elements(OURS["Node"], whole, ("children.leaves",)) == {"children.leaves": 0}
+    # the second child runs past the end once a byte is cut: only the first one's leaves
+    assert count_elements(OURS["Node"], wire[:-1], ("children.leaves",)) == {
+        "children.leaves": 4}
+
+
+@pytest.mark.parametrize("count", [3, BATCH_MIN, 5000])   # one by one, and in batches
+def test_fields_and_in_order_agree_with_the_runtime(count: int) -> None:
+    node = _tree([count])
+    wire = node.SerializeToString()
+    leaves = OURS["Node"].decode(wire).children[0].leaves
+    expected = RUNTIME["Node"].FromString(wire).children[0].leaves
+    table = leaves.fields("s_uint64", "s_int32")
+    assert table["s_uint64"].tolist() == [leaf.s_uint64 for leaf in expected]
+    assert table["s_int32"].tolist() == [leaf.s_int32 for leaf in expected]
+    assert leaves.fields("s_double")["s_double"].tolist() == [0.0] * count   # absent
+    order = np.arange(count)[::-1] if count > 3 else np.array([2, 0, 1])
+    assert [leaf.s_uint64 for leaf in leaves.in_order(order)] == [
+        expected[int(i)].s_uint64 for i in order]

@@ -278,3 +278,53 @@ def test_errors_before_work(tmp_path: Path):
     assert ("traceconv: warning: inputs from different frameworks (PyTorch, MegEngine) are "
             "merged onto one clock, which their times need not share (the merged span is "
             "1,795,339,764.") in mixed.output
+
+
+# real Perfetto traces under names only Perfetto's reader takes (rocprofv3's opens with
+# 0a 5b: a packet tag, then a length that is "[" as text)
+PERFETTO_NAMED = sorted(p for folder in (ROOT / "tests" / "data" / "perfetto",
+                                         ROOT / "samples" / "perfetto")
+                        for p in folder.iterdir()
+                        if p.name.endswith((".pftrace", ".perfetto", ".perfetto-trace")))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trace", PERFETTO_NAMED, ids=lambda p: p.name)
+def test_a_cut_perfetto_trace_is_read_as_what_its_name_says(tmp_path: Path, trace: Path):
+    """Cut to 1..64 bytes, a real trace under its Perfetto name is Perfetto's to read: a
+    lone "[" (or nothing) that the content sniff could take for JSON does not overrule the
+    name; any error is one line naming the file, never a JSON one, and byte 0 where the cut
+    falls inside the first packet (its end read here by hand: tag 0a, varint length)."""
+    from traceconv.io import Source
+
+    assert any(p.name.startswith("rocprofv3_") for p in PERFETTO_NAMED)
+    data = trace.read_bytes()
+    assert data[0] == 0x0A
+    length, shift, at = 0, 0, 1
+    while True:
+        length |= (data[at] & 0x7F) << shift
+        at, shift = at + 1, shift + 7
+        if data[at - 1] < 0x80:
+            break
+    first_packet_end = at + length
+    suffix = next(s for s in (".pftrace", ".perfetto-trace", ".perfetto") if trace.name.endswith(s))
+    for size in range(1, 65):
+        path = tmp_path / f"cut{size}{suffix}"
+        path.write_bytes(data[:size])
+        assert registry.detect(Source(str(path))).name == "perfetto", size
+        result = CliRunner().invoke(app, ["info", str(path)])
+        if size < first_packet_end:
+            assert result.exit_code == 1, size
+        if result.exit_code:
+            (line,) = result.output.strip().splitlines()
+            assert line.startswith(f"traceconv: error: {path}:"), (size, line)
+            assert "JSON" not in line, (size, line)
+            if size < first_packet_end:
+                assert line.startswith(f"traceconv: error: {path}:byte offset 0: "), size
+
+
+def test_a_confident_content_match_still_overrules_the_name(tmp_path: Path):
+    """Chrome JSON saved as .pftrace ("ph" near its start) is read as JSON."""
+    path = tmp_path / "misnamed.pftrace"
+    path.write_text('[{"ph": "X", "name": "a", "ts": 1, "dur": 2, "pid": 1, "tid": 1}]')
+    assert registry.detect(traceconv.io.Source(str(path))).name == "chrome"

@@ -58,7 +58,8 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
     if memory_check:   # (judged by the input layer on the bytes it reads: Source)
         from .spilled_texts import text_store
 
-        source.memory_limit = memory_limit(info.name, text_store() is not None)
+        source.memory_limit = memory_limit(info.name, text_store() is not None,
+                                           row_peak=getattr(info.load(), "ROW_PEAK", None))
     return _read(source, info, options)
 
 

@@ -435,8 +435,13 @@ class Source:
         return self._read(HEAD_BYTES)
 
     def read_bytes(self) -> bytes:
-        """The whole decompressed content."""
-        return self._read(-1)
+        """The whole decompressed content; for a message format, its rows judged on these
+        bytes by :attr:`memory_limit` (:meth:`~traceconv.memory_check.MemoryLimit.refuse_rows`:
+        no second read, nor a second decompression)."""
+        data = self._read(-1)
+        if self.memory_limit is not None:
+            self.memory_limit.refuse_rows(self.name, data, self.path)
+        return data
 
     def _read(self, size: int) -> bytes:
         try:

@@ -11,6 +11,15 @@ and the refusal says what to do instead (:data:`INSTEAD`: for Chrome JSON, ``ove
 ``split`` read any size in bounded memory). The estimate is of the bytes actually read: a
 file's size where it is known, before reading; the decompressed bytes of a compressed input
 and those of standard input, a pipe or a device as they are read (:class:`MemoryLimit`).
+
+The protobuf inputs that a reader decodes message by message (XPlane, Paddle's) cost per
+message more than per byte: each event becomes a row however few bytes it takes, so a
+file of two-byte events would take a hundred times its size and more. Their limit adds
+the rows (the reader module's ``ROW_PEAK``, a :class:`RowPeak`, handed over by
+:func:`traceconv.load`): once the content is read, before it is decoded, the bound that
+needs no count (every message of the fewest bytes) and, only where it does not decide, a
+count of the rows in a walk of the bytes read that decodes nothing
+(:meth:`MemoryLimit.refuse_rows`).
 """
 
 from __future__ import annotations
@@ -18,16 +27,31 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from .errors import InputError
 from .units import format_bytes
+
+
+class RowPeak(Protocol):
+    """What the rows of a message format add to the peak (the format's ``ROW_PEAK``:
+    :class:`traceconv.formats.protowire.counting.RowPeak`)."""
+
+    def most(self, size: int) -> int:
+        """At most, for ``size`` bytes of content (nothing read)."""
+
+    def counted(self, data: bytes) -> int:
+        """For the content ``data``, its rows counted."""
+
 
 # peak bytes per input byte read and converted whole, per format: (argument texts on disk,
 # in memory), above the interpreter's own; a little under the measured, so that a trace
 # that would just fit is not refused: Chrome JSON 0.32-0.35 (10 M and 30 M Kineto events)
 # and 0.87-0.89 (1 M CPU, 0.7 M H100); a .pftrace (its args are never text) 2.9 (10 M
-# Kineto events written by traceconv), 3.2 (1 M) and 6.9 (the H100 trace)
-PEAK_PER_BYTE = {"chrome": (0.33, 0.85), "perfetto": (2.8, 2.8)}
+# Kineto events written by traceconv), 3.2 (1 M) and 6.9 (the H100 trace); XPlane 30-36
+# (its stats become args), Paddle's protobuf 3-7 and binary profile 8-16 above their rows
+PEAK_PER_BYTE = {"chrome": (0.33, 0.85), "perfetto": (2.8, 2.8), "xplane": (28, 28),
+                 "paddle-pb": (3, 3), "paddle-profile": (8, 8)}
 # what to run instead, per format (a .pftrace: Perfetto's own reader of any size)
 INSTEAD = {
     "chrome": "see the whole run with `traceconv overview {path} -o overview.pftrace` and "
@@ -36,6 +60,7 @@ INSTEAD = {
     "perfetto": "open it with Perfetto's trace_processor_shell (`--httpd` serves it to the "
                 "Perfetto UI), which holds a trace in less",
 }
+ELSEWHERE = "convert it on a machine with more memory"   # where INSTEAD names nothing
 BASE_BYTES = 100 << 20   # the interpreter and the libraries
 GZIP_GUESS = 8           # how much larger a .gz trace is once decompressed (about)
 BYPASS = "TRACECONV_MEMORY_CHECK=off"   # in the environment: no check
@@ -102,7 +127,8 @@ class MemoryLimit:
     """How much content of one format can be read whole in the memory available: the input
     layer (:class:`traceconv.io.Source`) refuses a file whose size is known to be over
     :attr:`content_bytes` before reading it, and any other input (compressed, standard
-    input, a pipe or a device) once the bytes read, decompressed, pass it.
+    input, a pipe or a device) once the bytes read, decompressed, pass it. The rows of a
+    message format (``row_peak``) are judged once its content is read (:meth:`refuse_rows`).
 
     >>> limit = MemoryLimit("chrome", False, available=(100 << 20) + 850)
     >>> limit.content_bytes
@@ -114,6 +140,7 @@ class MemoryLimit:
     format_name: str
     spilled: bool   # argument texts on disk (see needed_memory)
     available: int
+    row_peak: RowPeak | None = None   # what a message format's rows add
 
     @property
     def content_bytes(self) -> int:
@@ -121,26 +148,51 @@ class MemoryLimit:
         factor = PEAK_PER_BYTE[self.format_name][0 if self.spilled else 1]
         return max(int((self.available - BASE_BYTES) / factor), 0)
 
+    def refuse_rows(self, name: str, data: bytes, path: str | None = None) -> None:
+        """Raise :meth:`refusal` when the content ``data`` of the input ``name``, read whole
+        and within :attr:`content_bytes`, would not fit with its rows: nothing is counted
+        where even every message of the fewest bytes would fit, the rows are counted in a
+        walk of ``data`` (no decode) only where that bound does not decide.
+
+        >>> from traceconv.formats.xplane import ROW_PEAK
+        >>> events = b"\\x0a\\x0e\\x1a\\x0c" + b"\\x22\\x00" * 6   # one plane, one line, 6 events
+        >>> limit = MemoryLimit("xplane", False, (100 << 20) + 28 * 16 + 160 * 6, ROW_PEAK)
+        >>> limit.refuse_rows("t.xplane.pb", events)   # (its 6 events fit, not 8 at most)
+        >>> MemoryLimit("xplane", False, limit.available - 1, ROW_PEAK).refuse_rows(
+        ...     "t.xplane.pb", events)
+        Traceback (most recent call last):
+        traceconv.errors.InputError: t.xplane.pb: holding it whole needs about 100 MiB of memory and 100 MiB is available: convert it on a machine with more memory, or try anyway with TRACECONV_MEMORY_CHECK=off in the environment
+        """
+        if self.row_peak is None:
+            return
+        needed = needed_memory(len(data), self.format_name, self.spilled) or 0
+        if needed + self.row_peak.most(len(data)) <= self.available:
+            return
+        rows = self.row_peak.counted(data)
+        if needed + rows > self.available:
+            raise self.refusal(name, len(data), path=path, rows=rows)
+
     def refusal(self, name: str, size: int, passed: bool = False,
-                path: str | None = None) -> InputError:
+                path: str | None = None, rows: int = 0) -> InputError:
         """The one line refusing the input ``name`` (``path`` in the commands it suggests;
         default ``name``) of ``size`` bytes (``passed``: its content is known only to pass
-        ``size``, where reading stopped): what it needs, what is left, what to run instead
-        and how to try anyway."""
-        needed = needed_memory(size, self.format_name, self.spilled) or 0
+        ``size``, where reading stopped) whose rows take ``rows`` bytes: what it needs,
+        what is left, what to run instead and how to try anyway."""
+        needed = (needed_memory(size, self.format_name, self.spilled) or 0) + rows
         how_much = (f"more than {format_bytes(needed)} of memory (its content passes "
                     f"{format_bytes(size)} here)" if passed
                     else f"about {format_bytes(needed)} of memory")
         return InputError(
             f"holding it whole needs {how_much} and {format_bytes(self.available)} "
-            f"is available: {INSTEAD[self.format_name].format(path=path or name)}, or try "
-            f"anyway with {BYPASS} in the environment", file=name)
+            f"is available: {INSTEAD.get(self.format_name, ELSEWHERE).format(path=path or name)}"
+            f", or try anyway with {BYPASS} in the environment", file=name)
 
 
-def memory_limit(format_name: str, spilled: bool,
-                 available: int | None = None) -> MemoryLimit | None:
+def memory_limit(format_name: str, spilled: bool, available: int | None = None,
+                 row_peak: RowPeak | None = None) -> MemoryLimit | None:
     """The :class:`MemoryLimit` of reading ``format_name`` whole here (``available``:
-    default the memory this process can still take); None where nothing is checked: with
+    default the memory this process can still take; ``row_peak``: what its rows add, for a
+    message format); None where nothing is checked: with
     :data:`BYPASS` in the environment, for a format whose peak is not measured, or where the
     memory available is not known.
 
@@ -153,4 +205,4 @@ def memory_limit(format_name: str, spilled: bool,
         return None
     if available is None:
         available = available_memory()
-    return None if available is None else MemoryLimit(format_name, spilled, available)
+    return None if available is None else MemoryLimit(format_name, spilled, available, row_peak)

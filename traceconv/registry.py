@@ -401,6 +401,11 @@ def _matches(info: FormatInfo, filename: str) -> int:
     return max((len(ext) for ext in info.extensions if filename.endswith(ext)), default=0)
 
 
+# a content score from which another format overrules the one a unique extension names
+# (Chrome JSON with "ph" near its start: 0.6; from a lone "[" or "{": 0.1)
+CONFIDENT = 0.5
+
+
 def _sniff_score(info: FormatInfo, source: Source) -> float:
     sniff = info.sniff_function()
     return float(sniff(source.head, source)) if sniff else 0.0
@@ -409,7 +414,10 @@ def _sniff_score(info: FormatInfo, source: Source) -> float:
 def detect(source: Source, can: Capability = "reads") -> FormatInfo:
     """The format of ``source`` among those that can do ``can``: by extension, then content.
 
-    A unique, specific extension (``.pftrace``) decides alone; shared ones (``.json``,
+    A unique, specific extension (``.pftrace``) decides alone unless another format's
+    content is a confident match (:data:`CONFIDENT`): a weak guess (a JSON array from one
+    ``[``, which a protobuf's second byte can be) or none leaves the file to the reader
+    its name implies, which says where the file breaks. Shared extensions (``.json``,
     ``.txt``) are settled by sniffing the candidates, then all other formats.
     """
     _ensure_loaded()
@@ -418,12 +426,15 @@ def detect(source: Source, can: Capability = "reads") -> FormatInfo:
     by_name = sorted(((m, f) for f in able if (m := _matches(f, filename))),
                      key=lambda pair: -pair[0])
     candidates = [f for _, f in by_name]
-    if len(candidates) == 1 and candidates[0].sniff_function() is None:
-        return candidates[0]
+    named = candidates[0] if len(candidates) == 1 else None   # what the name alone says
+    if named is not None and named.sniff_function() is None:
+        return named
     for group in (candidates, [f for f in able if f not in candidates]):
         scored = [(score, f) for f in group if (score := _sniff_score(f, source)) > 0]
         if scored:
-            return max(scored, key=lambda pair: pair[0])[1]
+            score, best = max(scored, key=lambda pair: pair[0])
+            if named is None or best is named or score >= CONFIDENT:
+                return best
     deep = [(score, f) for f in able if (sniff := f.deep_sniff_function()) is not None
             and (score := float(sniff(source.head, source))) > 0]
     if deep:
@@ -434,6 +445,8 @@ def detect(source: Source, can: Capability = "reads") -> FormatInfo:
         source.head, None if source.is_stdin or source.compressed else source.path)
     if foreign:
         raise FormatError(f"not a format traceconv reads: {foreign}", file=source.name)
+    if named is not None:
+        return named
     raise FormatError("cannot tell the format from the name or the content; "
                       "name it with --format (see `traceconv formats`)", file=source.name)
 

@@ -14,7 +14,7 @@ from ...model.builder import TraceBuilder
 from .._paddle import FRAMEWORK
 from ..protowire import wire_errors
 from ..sniffing import paddle_pb as sniff  # noqa: F401  (this format's sniff, kept light)
-from .proto import NodeTreesProto
+from .proto import ROW_PEAK, NodeTreesProto  # noqa: F401  (ROW_PEAK: for the memory check)
 from .to_trace import build_trace
 
 # field 1 (version, a short "x.y.z" string) then field 2 (span index) or 3 (thread trees)

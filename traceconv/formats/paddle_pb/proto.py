@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..protowire import Field, message_classes
+from ..protowire.counting import RowPeak
 
 # TracerEventTypeProto; 15 was MluRuntime in the 2022 proto and is DygraphKernelLaunch in
 # 3.x, 16 (StaticKernelLaunch) is new in 3.x: the version decides (see event_type_name).
@@ -90,3 +91,10 @@ MESSAGES: dict[str, list[Field]] = {
 }
 _CLASSES = message_classes("paddle.platform", MESSAGES)
 NodeTreesProto = _CLASSES["NodeTreesProto"]
+# the peak bytes per element of the repeated fields whose elements become rows (the
+# smallest element of each kind, a million read and converted to .pftrace; a little under
+# the measured): traceconv.memory_check counts them before a big file is read
+ROW_PEAK = RowPeak(NodeTreesProto, {
+    "thread_trees.host_nodes": 840, "thread_trees.host_nodes.runtime_nodes": 320,
+    "thread_trees.host_nodes.runtime_nodes.device_nodes": 420,
+    "thread_trees.host_nodes.mem_nodes": 600, "thread_trees.host_nodes.op_supplement_nodes": 700})

@@ -18,7 +18,7 @@ from ...model.builder import TraceBuilder
 from .._paddle import FRAMEWORK
 from ..protowire import wire_errors
 from ..sniffing import paddle_profile as sniff  # noqa: F401  (this format's sniff, kept light)
-from .proto import Profile
+from .proto import ROW_PEAK, Profile  # noqa: F401  (ROW_PEAK: for the memory check)
 from .to_trace import build_trace
 
 

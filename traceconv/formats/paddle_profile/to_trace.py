@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
+
 from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
 from ...model.memory import add_live_bytes_counters
@@ -35,7 +37,7 @@ def build_trace(profile, trace: Trace) -> Trace:
     out_of_range = 0
     text = Utf8Repair(trace.diagnostics, "paddle_profile")
     # Sorted by start so every track is in time order and parents precede children.
-    for event in sorted(profile.events, key=lambda e: (e.start_ns, -e.end_ns)):
+    for event in profile.events.in_order(_by_start_then_longest(profile.events)):
         start, end = event.start_ns, event.end_ns
         if end > INT64_MAX or start > INT64_MAX:
             out_of_range += 1
@@ -82,6 +84,21 @@ def build_trace(profile, trace: Trace) -> Trace:
     return trace
 
 
+def _by_start_then_longest(events) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The order of ``events`` by start, the longer first at one start (the enclosing slice
+    before the enclosed), else as written; from their times alone, so that the events are
+    not all decoded at once (a file of tiny events would take 60 times its size).
+
+    >>> from traceconv.formats.paddle_profile.proto import Profile
+    >>> events = Profile.decode(b"\\x0a\\x04\\x10\\x05\\x18\\x06\\x0a\\x04\\x10\\x05\\x18\\x09"
+    ...                         b"\\x0a\\x02\\x10\\x01").events
+    >>> _by_start_then_longest(events).tolist()
+    [2, 1, 0]
+    """
+    times = events.fields("start_ns", "end_ns")
+    return np.lexsort((~times["end_ns"], times["start_ns"]))   # (~: descending, uint64)
+
+
 def device_of(mem) -> str:  # type: ignore[no-untyped-def]
     """``gpu:0`` for a ``MemEvent`` (its place enum and device id)."""
     return f"{PLACES.get(mem.place, f'place{mem.place}')}:{mem.device_id}"
@@ -94,7 +111,8 @@ def _add_memory(trace: Trace, profile) -> None:
         return
     offsets: dict[str, int] = defaultdict(int)
     text = Utf8Repair(trace.diagnostics, "paddle_profile")
-    for mem in sorted(profile.mem_events, key=lambda m: (m.start_ns, m.end_ns)):
+    times = profile.mem_events.fields("start_ns", "end_ns")
+    for mem in profile.mem_events.in_order(np.lexsort((times["end_ns"], times["start_ns"]))):
         if mem.start_ns > INT64_MAX or offsets[device_of(mem)] + mem.bytes > INT64_MAX:
             trace.diagnostics.add("paddle_profile.time_out_of_range")
             continue

@@ -7,6 +7,8 @@
   readers that walk a tree of messages (XPlane, Paddle, Perfetto's stateful packets);
 - :mod:`.columns`: the same wire format for many messages at once with numpy (the Perfetto
   reader's hot path: millions of packets).
+- :mod:`.counting`: how many elements repeated message fields hold, in a walk that decodes
+  nothing (the memory check's count of a file's rows).
 
 Every one raises :class:`WireError` with the byte offset; :func:`wire_errors` turns it into
 the reader's one located line. Formats import this package; the model does not.

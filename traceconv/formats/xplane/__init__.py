@@ -19,6 +19,7 @@ from ...io import Source
 from ...model import Metadata, Trace
 from ...model.builder import TraceBuilder
 from .. import export_sniffing
+from .proto import ROW_PEAK  # noqa: F401  (for the memory check)
 
 
 def sniff(head: bytes, source: Source | None) -> float:
