@@ -13,6 +13,7 @@ import re
 
 from ...model import Diagnostics
 from ...numbers import finite
+from .._paddle import SPACED_NAME
 from .schema import PerfSummary, StepInfo, SummaryDocument, SummaryRow, SummaryTable
 
 TITLE = re.compile(r"^-{2,}\s*(?P<title>[A-Za-z(][^-].*?[^-\s])\s*-{2,}\s*$")
@@ -34,7 +35,7 @@ STEP_INFO = re.compile(
 _CELL = r"(?:[-+]?\d[\d.eE+-]*|-)"
 _GROUP = rf"{_CELL}\s*/\s*{_CELL}\s*/\s*{_CELL}\s*/\s*{_CELL}\s*/\s*{_CELL}"
 UNTITLED_ROW = re.compile(
-    rf"^(?P<indent> *)(?P<name>\S.*?)\s+(?P<calls>\d+|-)\s+(?P<first>{_GROUP})"
+    rf"^(?P<indent> *)(?P<name>{SPACED_NAME})\s+(?P<calls>\d+|-)\s+(?P<first>{_GROUP})"
     rf"(?:\s+(?P<second>{_GROUP}))?(?:\s+(?P<flops>\d+|-))?\s*$")
 UNTITLED_HEADERS = {
     True: ["Name", "Calls", "CPU Total / Avg / Max / Min / Ratio(%)",
