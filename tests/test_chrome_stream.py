@@ -8,6 +8,7 @@ once per bad candidate boundary, hundreds of times the file on these inputs).
 from __future__ import annotations
 
 import io
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,8 +34,7 @@ class Work:
             return loads(data)
 
         def counting_find(cutter: stream._Cutter, buffer: bytearray, minimum: int) -> object:
-            resume = cutter.pos if cutter.separator is None else cutter.separator[1]
-            self.scanned += len(buffer) - resume
+            self.scanned += len(buffer) - cutter.pos
             return find(cutter, buffer, minimum)
 
         monkeypatch.setattr(stream, "json_loads", counting_loads)
@@ -153,3 +153,85 @@ def test_large_array_form_may_omit_its_bracket_but_not_end_mid_event(opener):
     with pytest.raises(DocumentError) as err:
         events_of(b"[" + b",\n".join(events)[:-5], opener)
     assert err.value.line == 5000
+
+
+BLANKS = b" \t\r\n" * (1 << 18)   # 1 MiB of whitespace, all four kinds, lines among them
+BLANK_RUNS = {
+    # runs before the first event, on both sides of each comma, before the ] and after it
+    "object": b'{"traceEvents": [' + BLANKS + x_event(1) + BLANKS + b"," + BLANKS + x_event(2)
+    + BLANKS + b"]" + BLANKS + b"}" + BLANKS,
+    "keys after": b'{"traceEvents": [' + x_event(1) + b"]" + BLANKS + b', "traceName": "t"}',
+    "array": b"[" + BLANKS + x_event(1) + BLANKS + b"," + BLANKS + x_event(2) + BLANKS + b"]"
+    + BLANKS,
+    # tiny elements: bare numbers and strings, one with blanks after it
+    "bare values": b'{"traceEvents": [' + b"1," * 60_000 + b'"a",' * 20_000 + b"2"
+    + BLANKS + b",3]}",
+}
+
+
+class Held:
+    """The most text the reader holds at once: the longest buffer the cutter is given and
+    the longest piece handed to the parser."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.buffer = self.piece = 0
+        loads, find = stream.json_loads, stream._Cutter.find
+
+        def watched_loads(data: bytes | bytearray) -> object:
+            self.piece = max(self.piece, len(data))
+            return loads(data)
+
+        def watched_find(cutter: stream._Cutter, buffer: bytearray, minimum: int) -> object:
+            self.buffer = max(self.buffer, len(buffer))
+            return find(cutter, buffer, minimum)
+
+        monkeypatch.setattr(stream, "json_loads", watched_loads)
+        monkeypatch.setattr(stream._Cutter, "find", watched_find)
+
+
+@pytest.mark.parametrize("name", sorted(BLANK_RUNS))
+def test_runs_of_blanks_and_tiny_values_are_read_in_memory_of_a_few_chunks(name, monkeypatch):
+    """Found by a hostile-input round: 600 MB of spaces inside the event array (600 KB
+    gzipped) were held whole, then copied for the parse (1.29 GB)."""
+    text = BLANK_RUNS[name]
+    envelope = orjson.loads(text)
+    expected = envelope if isinstance(envelope, list) else envelope.pop("traceEvents")
+    held, read = Held(monkeypatch), 0
+    tracemalloc.start()   # (what was made before, the expected values, is not counted)
+    try:
+        doc = read_document(ForwardOnly(text), chunk_size=CHUNK)
+        for chunk in doc.chunks:   # compared as they come, so that they are not all held
+            assert chunk == expected[read:read + len(chunk)]
+            read += len(chunk)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert read == len(expected)
+    assert doc.envelope == ({} if isinstance(envelope, list) else envelope)
+    assert held.buffer <= 4 * CHUNK and held.piece <= 4 * CHUNK
+    assert peak < len(text) // 8, (peak, len(text))
+
+
+@STREAMS
+@pytest.mark.parametrize("text", [
+    b'{"traceEvents": [' + x_event(1) + BLANKS + x_event(2) + b"]}",   # no comma
+    b'{"traceEvents": [' + x_event(1) + b"," + BLANKS + b"," + x_event(2) + b"]}",   # two
+    b'{"traceEvents": [,' + BLANKS + x_event(2) + b"]}",                   # a comma first
+    b'{"traceEvents": [' + x_event(1) + b"]" + BLANKS + b"x}",           # junk after the ]
+    b"[" + x_event(1) + b"]" + BLANKS + b"{}",                             # and after an array
+], ids=["no comma", "two commas", "comma first", "after ]", "after array"])
+def test_a_syntax_error_beyond_a_run_of_blanks_is_located_as_orjson_does(text, opener):
+    with pytest.raises(orjson.JSONDecodeError) as whole:
+        orjson.loads(text)
+    with pytest.raises(DocumentError) as err:
+        events_of(text, opener)
+    assert (err.value.line, err.value.column) == (whole.value.lineno, whole.value.colno)
+
+
+@STREAMS
+def test_a_run_of_blanks_at_the_end_of_an_unclosed_array(opener):
+    """The array form may omit its ``]`` after a run of blanks; the object form may not."""
+    doc = read_document(opener(b"[" + x_event(1) + b"," + BLANKS), chunk_size=CHUNK)
+    assert [e["name"] for chunk in doc.chunks for e in chunk] == ["op1"] and doc.truncated
+    with pytest.raises(DocumentError, match="unexpected end of data"):
+        events_of(b'{"traceEvents": [' + x_event(1) + BLANKS, opener)

@@ -11,7 +11,10 @@ guess fails (or there is none), :class:`_Cutter` finds the next element boundary
 knowing strings and nesting, and resumes where it stopped when more text arrives; a piece
 that still does not parse holds a real syntax error. Every byte is so searched, scanned and
 parsed a bounded number of times: reading is linear for any input (hostile ones included).
-Errors name the line and column in the file (columns count characters, as orjson's do).
+Whitespace between elements is read past as it comes, never held, and a run of tiny elements
+(bare numbers) is cut at its commas: memory follows the chunk size and the largest element,
+not the length of a run. Errors name the line and column in the file (columns count
+characters, as orjson's do).
 """
 
 from __future__ import annotations
@@ -34,13 +37,17 @@ CHUNK = 256 << 10
 ENVELOPE_LIMIT = 64 << 20  # how far to look for "traceEvents" before parsing whole
 _BOUNDARY = re.compile(rb"\}\s*,\s*(?=\{)")
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
-# A string (group 1 is missing when the buffer ends inside it) or a bracket.
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(")?|[\[\]{}]', re.DOTALL)
+# A string (group 1 is missing when the buffer ends inside it), a bracket or a comma.
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(")?|[\[\]{},]', re.DOTALL)
 _STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*(")?', re.DOTALL)
 _SPACE = re.compile(rb"[ \t\r\n]*")
+# The last visible byte and the whitespace after it to the end (each try scans one run of
+# whitespace once: linear, where "whitespace to the end" tried at each blank is quadratic)
+_LAST_VISIBLE = re.compile(rb"[^ \t\r\n][ \t\r\n]*\Z")
 _WS = b" \t\r\n"
 _CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
 _OPEN, _QUOTE, _CLOSE_ARRAY, _COMMA = b"{[", ord('"'), ord("]"), ord(",")
+_BLANK_RUN = -2   # _Cutter.find: the buffer ends in a long run of whitespace between elements
 
 
 class DocumentError(ValueError):
@@ -275,6 +282,14 @@ class _Text:
         while len(self.buffer) < size and self.more():
             pass
 
+    def skip_space(self) -> None:
+        """Read past the whitespace at the buffer's start, however long the run: it is
+        consumed as it arrives, never held."""
+        while True:
+            self.consume(_SPACE.match(self.buffer).end())  # type: ignore[union-attr]
+            if self.buffer or not self.more():
+                return
+
     def consume(self, n: int) -> None:
         """Drop the first ``n`` bytes, keeping count of lines and columns."""
         buffer = self.buffer
@@ -332,17 +347,20 @@ class _Cutter:
     """Finds, exactly, where an element of the event array ends and the next begins (or
     where the array closes), scanning ``buffer`` from an element boundary at 0. It knows
     strings and nesting, and resumes where it stopped when the buffer has grown (inside a
-    string or a run of whitespace too), so no text is scanned twice."""
+    string too), so no text is scanned twice. Between elements it notes where the
+    whitespace that ends the buffer begins, so that a long run of it is read past, not held."""
 
     def __init__(self) -> None:
         self.pos = 0
         self.depth = 0
         self.in_string = False
-        self.separator: tuple[int, int] | None = None  # (element end, whitespace scanned to)
+        self.blank_from: int | None = None  # between elements: the buffer ends in blanks from here
 
     def find(self, buffer: bytearray, minimum: int) -> tuple[int, int] | None:
-        """``(end, next)``: an element ends at ``end >= minimum`` and the next one starts at
-        ``next``; ``(end, -1)``: the array closes at ``buffer[end]``; None: read more.
+        """``(end, next)``: the elements in ``buffer[:end]`` are followed by a comma at ``end
+        >= minimum`` and the next one starts at ``next``; ``(end, -1)``: the array closes at
+        ``buffer[end]``; ``(end, -2)``: whitespace follows them, ``minimum`` bytes or more,
+        to the buffer's end; None: read more.
 
         >>> _Cutter().find(bytearray(b'{"a": "},{"}, {"b": [1]}, {}]'), 1)
         (12, 13)
@@ -350,42 +368,33 @@ class _Cutter:
         (24, 25)
         >>> _Cutter().find(bytearray(b'{"a": 1} ]'), 100), _Cutter().find(bytearray(b'{"a'), 1)
         ((9, -1), None)
+        >>> _Cutter().find(bytearray(b'1, 2, [3]' + b' ' * 8), 5), _Cutter().find(bytearray(b'1, '), 5)
+        ((9, -2), None)
         """
-        while True:
-            if self.in_string:
-                rest = _STRING_REST.match(buffer, self.pos)
-                assert rest is not None  # it matches the empty text
-                self.pos = rest.end()
-                if rest.group(1) is None:
-                    return None
-                self.in_string = False
-            if self.separator is not None:
-                end, scanned = self.separator
-                scanned = _SPACE.match(buffer, scanned).end()  # type: ignore[union-attr]
-                if scanned == len(buffer):
-                    self.separator = (end, scanned)
-                    return None
-                self.separator = None
-                if buffer[scanned] != _COMMA:
-                    self.pos = scanned   # the array's end, or an error for the parse
-                elif end >= minimum:
-                    return end, scanned + 1
-                else:
-                    self.pos = scanned + 1
-            found = self._scan(buffer)
-            if found is not None or (self.separator is None and not self.in_string):
-                return found
+        if self.in_string:
+            rest = _STRING_REST.match(buffer, self.pos)
+            assert rest is not None  # it matches the empty text
+            self.pos = rest.end()
+            if rest.group(1) is None:
+                return None
+            self.in_string = False
+        return self._scan(buffer, minimum)
 
-    def _scan(self, buffer: bytearray) -> tuple[int, int] | None:
-        """Walk tokens from ``pos`` until an element ends (``separator`` is set), the
-        buffer ends (inside a string: ``in_string``), or the array closes."""
-        depth = self.depth
+    def _scan(self, buffer: bytearray, minimum: int) -> tuple[int, int] | None:
+        """Walk tokens from ``pos`` until a comma between elements at ``minimum`` or after,
+        the array's end, or the buffer's end (inside a string: ``in_string``)."""
+        depth, start = self.depth, self.pos
+        tail = start
         for token in _TOKEN.finditer(buffer, self.pos):
-            first = buffer[token.start()]
+            first, tail = buffer[token.start()], token.end()
             if first == _QUOTE:
                 if token.group(1) is None:  # the buffer ends inside this string
                     self.pos, self.depth, self.in_string = token.end(), depth, True
+                    self.blank_from = None
                     return None
+            elif first == _COMMA:
+                if depth == 0 and token.start() >= minimum:
+                    return token.start(), token.end()
             elif first in _OPEN:
                 depth += 1
             elif depth == 0:   # a bracket that closes the array, or nothing (an error)
@@ -394,11 +403,15 @@ class _Cutter:
                 return token.end(), token.end()   # the parse reports the stray brace
             else:
                 depth -= 1
-                if depth == 0:
-                    self.separator = (token.end(), token.end())
-                    self.pos, self.depth = token.end(), 0
-                    return None
         self.pos, self.depth = len(buffer), depth
+        if depth:
+            self.blank_from = None
+        elif (last := _LAST_VISIBLE.search(buffer, tail)) is not None:
+            self.blank_from = last.start() + 1
+        elif self.blank_from is None or tail > start:   # only blanks after the last token
+            self.blank_from = tail
+        if self.blank_from is not None and len(buffer) - self.blank_from >= max(minimum, 1):
+            return self.blank_from, _BLANK_RUN
         return None
 
 
@@ -407,6 +420,7 @@ def _chunks(text: _Text, doc: Document) -> Iterator[list[Any]]:
     ends, the keys that follow it are added to ``doc.envelope``."""
     size = text.chunk_size
     while True:
+        text.skip_space()   # after the [ or a comma
         text.fill(2 * size)   # keep two pieces of text ahead so a boundary is in view
         guess = _BOUNDARY.search(text.buffer, size)
         if guess is not None:
@@ -429,11 +443,33 @@ def _chunks(text: _Text, doc: Document) -> Iterator[list[Any]]:
                 yield _unclosed_array(text, doc)
                 return
         end, following = found
+        if following == _BLANK_RUN:
+            yield _before_blank_run(text, end, doc)
+            if text.buffer[:1] == b"]":
+                _read_trailer(text, 1, doc)
+                return
+            continue
         yield text.parse(0, end, doc)
         if following < 0:
             _read_trailer(text, end + 1, doc)
             return
         text.consume(following)
+
+
+def _before_blank_run(text: _Text, blank: int, doc: Document) -> list[Any]:
+    """The elements before the run of whitespace at ``buffer[blank:]``, the run read past:
+    the buffer then starts where the next element does (the run followed a comma), or at
+    the ``,`` / ``]`` / end of text that follows the last element."""
+    after_comma = text.buffer[blank - 1] == _COMMA and blank > 1   # (a lone , is an error)
+    events = text.parse(0, blank - after_comma, doc)
+    text.consume(blank)
+    text.skip_space()
+    if not after_comma:
+        if text.buffer[:1] == b",":
+            text.consume(1)
+        elif text.buffer[:1] not in (b"]", b""):
+            raise text.error(_located("unexpected character, expected ',' or ']'"), 0, 0)
+    return events
 
 
 def _closing_bracket(buffer: bytearray, doc: Document,
@@ -472,32 +508,36 @@ def _unclosed_array(text: _Text, doc: Document) -> list[Any]:
 
 
 def _read_trailer(text: _Text, start: int, doc: Document) -> None:
-    """After the array's ``]``: nothing for the array form; for the object form, more keys
-    (``"traceName": ...``) and the object's closing ``}``, which must be there."""
-    while text.more():
-        pass
+    """After the array's ``]`` (at ``start``): nothing for the array form; for the object
+    form, more keys (``"traceName": ...``) and the object's closing ``}``, which must be
+    there. Whitespace on either side of them is read past, never held."""
+    text.consume(start)
+    text.skip_space()
     buffer = text.buffer
-    at = _SPACE.match(buffer, start).end()  # type: ignore[union-attr]
     if doc.bare_array:
-        if at < len(buffer):
-            raise text.error(_located("unexpected content after the event array"), at, 0)
+        if buffer:
+            raise text.error(_located("unexpected content after the event array"), 0, 0)
         return
-    if at == len(buffer):
+    if not buffer:
         raise text.end_error("unexpected end of data: the object's closing } is missing")
-    if buffer[at] == _COMMA:   # more keys: parse them as an object, the comma its {
+    if buffer[0] == _COMMA:   # more keys: parse them as an object, the comma its {
+        while text.more():
+            pass
         try:
-            trailer = json_loads(b"{" + buffer[at + 1:])
+            trailer = json_loads(b"{" + buffer[1:])
         except orjson.JSONDecodeError as exc:
-            raise text.error(exc, at, 0) from None
+            raise text.error(exc, 0, 0) from None
         if "traceEvents" in trailer:   # a second array: the first one was read (one rule)
             later = trailer.pop("traceEvents")
             doc.duplicate_events += len(later) if isinstance(later, list) else 1
         doc.envelope.update(trailer)
         return
-    rest = _SPACE.match(buffer, at + 1).end()  # type: ignore[union-attr]
-    if buffer[at] != ord("}") or rest < len(buffer):
-        raise text.error(_located("unexpected content after the event array"),
-                         at if buffer[at] != ord("}") else rest, 0)
+    if buffer[0] != ord("}"):
+        raise text.error(_located("unexpected content after the event array"), 0, 0)
+    text.consume(1)
+    text.skip_space()
+    if text.buffer:
+        raise text.error(_located("unexpected content after the event array"), 0, 0)
 
 
 def _located(message: str) -> orjson.JSONDecodeError:

@@ -14,6 +14,8 @@ import math
 import re
 from functools import lru_cache
 
+from .._paddle import SPACED_NAME
+
 NUM = r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)"
 CPU, GPU = "CPU Time (Ratio)", "GPU Time (Ratio)"
 LAYOUTS = (("Calls", "Total", "Min.", "Max.", "Ave.", "Ratio."),
@@ -33,11 +35,11 @@ _HEADER_WORDS = {name: r"\s+".join(re.escape(word) for word in name.split())
 EVENT_HEADER = re.compile(r"^(?P<indent>\s*)Event\s+Calls\s+Total\b")
 MEMORY_HEADER = re.compile(r"^\s*Event\s+Alloc\s+Calls\s+Size\(MB\)")
 MEMORY_ROW = re.compile(
-    rf"^\s*(?P<event>\S.*?)(?<=\S)\s+(?P<ac>\d+)\s+(?P<am>{NUM})\s+(?P<fc>\d+)\s+(?P<fm>{NUM})\s*$")
+    rf"^\s*(?P<event>{SPACED_NAME})\s+(?P<ac>\d+)\s+(?P<am>{NUM})\s+(?P<fc>\d+)\s+(?P<fm>{NUM})\s*$")
 # What a row cut short still shows: a name, then only numbers (some with their "(ratio)").
-CUT_ROW = re.compile(r"^\s*\S.*?(?<=\S)\s+\d+(?:\s+[-+\d.eEnaif()*]+)*\s*$")
+CUT_ROW = re.compile(rf"^\s*{SPACED_NAME}\s+\d+(?:\s+[-+\d.eEnaif()*]+)*\s*$")
 # How any row starts: a name, then the calls (the first whole number after it).
-ROW_START = re.compile(r"^\s*(?P<name>\S.*?)(?<=\S)\s+(?P<calls>\d+)(?=\s|$)(?P<rest>.*)$")
+ROW_START = re.compile(rf"^\s*(?P<name>{SPACED_NAME})\s+(?P<calls>\d+)(?=\s|$)(?P<rest>.*)$")
 MEMORY_PLACE = re.compile(r"^\s*Place\(")
 
 
@@ -78,10 +80,8 @@ def header_columns(line: str) -> tuple[str, ...] | None:
 def row_pattern(columns: tuple[str, ...], touching: bool) -> re.Pattern[str]:
     """The regex of a row with ``columns``; ``touching``: the name runs into the calls
     digits (a name longer than its ``setw`` cell), split later by Ave. = Total / Calls."""
-    # (?<=\S): a name never ends inside a run of spaces (the match would be the same as
-    # ending before it, and trying every space of every run made long lines slow)
     name = (r"^(?P<indent> *)(?P<name>\S.*?\D)(?=\d+\s)" if touching
-            else r"^(?P<indent> *)(?P<name>\S.*?)(?<=\S)\s+")
+            else rf"^(?P<indent> *)(?P<name>{SPACED_NAME})\s+")
     # A "(ratio)" cell may touch the next one when its value overflows the setw() width.
     cells = "".join(_CELLS[c] + (r"\s*" if c in (CPU, GPU) else r"\s+") for c in columns)
     return re.compile(name + cells.removesuffix(r"\s*").removesuffix(r"\s+") + r"\s*$")

@@ -13,6 +13,7 @@ import re
 
 from ...model import Diagnostics
 from ...numbers import finite
+from .._paddle import SPACED_NAME
 from ..stray_lines import count_stray, is_markup
 from .schema import PerfSummary, StepInfo, SummaryDocument, SummaryRow, SummaryTable
 
@@ -33,7 +34,7 @@ STEP_INFO = re.compile(
 _CELL = r"(?:[-+]?\d[\d.eE+-]*|-)"
 _GROUP = rf"{_CELL}\s*/\s*{_CELL}\s*/\s*{_CELL}\s*/\s*{_CELL}\s*/\s*{_CELL}"
 UNTITLED_ROW = re.compile(
-    rf"^(?P<indent> *)(?P<name>\S.*?)\s+(?P<calls>\d+|-)\s+(?P<first>{_GROUP})"
+    rf"^(?P<indent> *)(?P<name>{SPACED_NAME})\s+(?P<calls>\d+|-)\s+(?P<first>{_GROUP})"
     rf"(?:\s+(?P<second>{_GROUP}))?(?:\s+(?P<flops>\d+|-))?\s*$")
 UNTITLED_HEADERS = {
     True: ["Name", "Calls", "CPU Total / Avg / Max / Min / Ratio(%)",
