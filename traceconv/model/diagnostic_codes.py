@@ -435,8 +435,11 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.incremental_clock_before_snapshot", "dropped",
           "events on an incremental clock before any ClockSnapshot gave it a base: left out"),
     _Code("perfetto.end_without_begin", "dropped",
-          "slice ENDs with no open BEGIN on their track: left out, as trace_processor leaves "
-          "them out"),
+          "slice ENDs with no open BEGIN on their track (a legacy async 'e': none of its name "
+          "and category): left out, as trace_processor leaves them out"),
+    _Code("perfetto.async_without_id", "guessed",
+          "legacy async events (phase b/e/n) with no unscoped_id, global_id or local_id: "
+          "matched on one track per (process, category, name) (trace_processor drops them)"),
     _Code("perfetto.slice_not_ended", "repaired",
           "slices that never end (trace_processor shows them as 'Did not end'): they end at the"
           " trace's last timestamp (args.unfinished=true); analyses count them as calls and "
@@ -458,7 +461,7 @@ CODES: tuple[CodeInfo, ...] = (
           "as trace_processor skips them"),
     _Code("perfetto.event_type", "dropped",
           "track events of another type (or a legacy phase) than slice begin/end, instant, "
-          "counter or complete: left out"),
+          "counter, complete or nestable async (b/e/n): left out"),
     _Code("perfetto.event_without_timestamp", "dropped",
           "track events without a packet timestamp (legacy delta timestamps): left out"),
     _Code("perfetto.not_modelled.{packet}", "note",

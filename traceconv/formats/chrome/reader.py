@@ -28,7 +28,9 @@ from ...model.builder import TraceBuilder
 from ...model.slice_index import SliceIndex
 from ...numbers import to_int64
 from ...spilled_texts import text_store
-from .async_tracks import AsyncTracks
+from ..async_tracks import AsyncTracks
+from ..begin_end import add_paired
+from .async_ids import async_id
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, codes_of, ends_enclosing, link_flows
 from .record_keys import RecordKeys
@@ -131,11 +133,6 @@ def _object_texts(records: Sequence[Slice | Instant]) -> tuple[bytes, np.ndarray
     return joined, sizes
 
 
-def _same(a: str, b: str) -> bool:
-    """Two names (or categories) an end matches a begin by: equal, or one not given."""
-    return a == b or not a or not b
-
-
 def _normal_id(value: Any) -> Any:
     """Kineto writes some tids as strings ("25738") and others as ints: make them agree."""
     if isinstance(value, str) and _NUMERIC_ID.fullmatch(value):
@@ -160,7 +157,7 @@ class ChromeReader:
         self._raw_ids: dict[int, tuple] = {}          # track -> (device, pid, tid)
         self._counter_tracks: dict[tuple, int] = {}
         self._special_tracks: dict[tuple, int] = {}
-        self._spans: dict[tuple, list] = defaultdict(list)  # B/E and b/e, matched in finish()
+        self._spans: dict[int, list[tuple]] = defaultdict(list)  # B/E (Spans), in finish()
         self._async = AsyncTracks()
         self.flow_points = FlowPoints()
         self._dropped: dict[str, list] = defaultdict(lambda: [0, None])
@@ -295,9 +292,9 @@ class ChromeReader:
                 elif ph in ("B", "E"):
                     cat = _text(e.get("cat"))
                     t = track(cat in device_cats, e.get("pid"), e.get("tid"))
-                    self._spans[("thread", t)].append(
-                        (_ns(e["ts"], unit), self._next_seq(), ph, _text(e.get("name")), cat,
-                         self._args(e), e))
+                    self._spans[t].append(   # (a Span's fields, as a tuple: quicker)
+                        (_ns(e["ts"], unit), self._next_seq(), ph == "B",
+                         _text(e.get("name")), cat, self._args(e)))
                 elif ph == "C":
                     self._counter(e)
                 elif ph in ("b", "e", "n"):
@@ -462,8 +459,8 @@ class ChromeReader:
     def _add_async(self, e: dict, ph: str) -> None:
         # (placed in finish(): a track's objects follow each other in time)
         self._async.add(_ns(e["ts"], self.unit), ph, _text(e.get("name")), _text(e.get("cat")),
-                        e, self._process(False, _normal_id(e.get("pid"))), self._args(e),
-                        self._next_seq())
+                        self._process(False, _normal_id(e.get("pid"))), async_id(e),
+                        self._args(e), self._next_seq())
 
     def _metadata(self, e: dict) -> None:
         kind = e.get("name")
@@ -497,8 +494,8 @@ class ChromeReader:
 
     def finish(self) -> Trace:
         """Match begin/end pairs, name tracks, bind flows and apply the time base."""
-        self._place_async()
         self._match_spans()
+        self._place_async()
         self._name_tracks()
         self._written_async_threads()
         self._apply_time_base()
@@ -530,63 +527,25 @@ class ChromeReader:
                 if (t := self._canonical.get((device, *place))) is not None]
 
     def _place_async(self) -> None:
-        """The async events on their objects' tracks (:mod:`.async_tracks`): instants now,
-        begins and ends to be matched."""
-        made: dict[tuple, int] = {}
-        for e, where in self._async.in_time_order():
-            t = made.get(where)
-            if t is None:
-                t = made[where] = self.trace.add_track(where[0][1], process=e.process,
-                                                       kind=TrackKind.ASYNC)
-            if e.phase == "n":
-                self.trace.add_instant(t, e.ts, e.name, e.category, e.args)
-            else:
-                self._spans[("async", t)].append(
-                    (e.ts, e.seq, "B" if e.phase == "b" else "E", e.name, e.category, e.args))
-        self.trace.diagnostics.add("chrome.async_without_id", count=self._async.without_id)
+        """The async events on their objects' tracks, as slices and instants (one rule for
+        every reader: :mod:`traceconv.formats.async_tracks`)."""
+        self._async.add_to(self.trace, without_id="chrome.async_without_id",
+                           end_without_begin="chrome.end_without_begin",
+                           not_ended="chrome.begin_without_end")
         self._async = AsyncTracks()
 
     def _match_spans(self) -> None:
-        """Pair B with E (and b with e) per track in time order; E closes the latest B, e the
-        latest b of its name and category (trace_processor's rule: an object's track holds
-        several names); a B (or b) never closed is the builder's to end
+        """Pair B with E per thread in time order, an E closing the latest B
+        (:mod:`traceconv.formats.begin_end`); a B never closed is the builder's to end
         (:meth:`TraceBuilder.not_ended`)."""
-        trace = self.trace
         unmatched_end = 0
         unclosed: list[int] = []
-        for (kind, t), events in self._spans.items():
-            events.sort(key=lambda ev: (ev[0], ev[1]))
-            stack: list[tuple] = []
-            pairs: list[tuple] = []   # (begin, end time, name, category, args)
-            for ev in events:
-                if ev[2] == "B":
-                    stack.append(ev)
-                    continue
-                at = len(stack) - 1
-                if kind == "async":   # (the latest begin of its name and category)
-                    while at >= 0 and not (_same(stack[at][3], ev[3])
-                                           and _same(stack[at][4], ev[4])):
-                        at -= 1
-                if at < 0:
-                    unmatched_end += 1
-                    continue
-                begin = stack.pop(at)
-                args = begin[5]
-                if ev[5]:  # E args are merged into B args (the spec: E wins)
-                    args = {**(args or {}), **ev[5]}
-                pairs.append((begin, ev[0], ev[3], ev[4], args))
-            pairs += [(begin, None, "", "", begin[5]) for begin in stack]   # (no end)
-            # in begin order: of two slices with the same times, the one begun first is
-            # the parent, as a viewer nests them
-            for begin, end, name, category, args in sorted(pairs, key=lambda p: p[0][:2]):
-                # (from two times: their difference may pass int64, the builder's to keep)
-                row = trace.add_interval(t, begin[0], begin[0] if end is None else end,
-                                         begin[3] or name or "", begin[4] or category or "",
-                                         args)
-                if end is None:
-                    unclosed.append(row)
-        trace.diagnostics.add("chrome.end_without_begin", count=unmatched_end)
-        trace.not_ended(unclosed, "chrome.begin_without_end")
+        for t, spans in self._spans.items():
+            paired = add_paired(self.trace, t, spans, by_name=False)
+            unmatched_end += paired.unmatched_ends
+            unclosed += paired.unclosed
+        self.trace.diagnostics.add("chrome.end_without_begin", count=unmatched_end)
+        self.trace.not_ended(unclosed, "chrome.begin_without_end")
         self._spans.clear()
 
     def _name_tracks(self) -> None:

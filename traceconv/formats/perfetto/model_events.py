@@ -13,6 +13,8 @@ from ...model.timeline_order import timeline_order
 from . import model_attribute
 from .arg_store import OBJECT
 from .dotted_names import DottedNames
+from .event_kinds import ASYNC, BEGIN, COMPLETE, COUNTER, END, INSTANT
+from .legacy_async import add_legacy_async
 from .merged_args import laid_out, merged_rows
 from .slice_matching import link_flows, pair_slices
 from .track_tree import TrackMap
@@ -20,7 +22,6 @@ from .track_tree import TrackMap
 if TYPE_CHECKING:
     from .reader import PftraceReader
 
-BEGIN, END, INSTANT, COUNTER, COMPLETE = 1, 2, 3, 4, 9
 LIMIT = 1 << 63
 
 
@@ -239,7 +240,25 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     flowing = np.concatenate([p[:, 0] for p in events.flows if len(p)] or [np.zeros(0, int)])
     point = np.flatnonzero(np.isin(instants, flowing))
     slice_of[instants[point]] = instants_as_slices(trace, first + point)
+    legacy = rows[np.isin(kind[rows], list(ASYNC))]
+    if len(legacy):
+        slice_events, slice_rows, instant_events, instant_rows = add_legacy_async(
+            trace, legacy, events.async_ids, kind, ts, track, names, categories,
+            _arg_dicts(reader, legacy))
+        slice_of[slice_events] = slice_rows
+        point = np.flatnonzero(np.isin(instant_events, flowing))
+        slice_of[instant_events[point]] = instants_as_slices(trace, instant_rows[point])
     return slice_of
+
+
+def _arg_dicts(reader: PftraceReader, chosen: np.ndarray) -> list[dict | None]:
+    """The args of events ``chosen`` one dict each (None: none), as :func:`_args_of`
+    makes them."""
+    key_sets, sets, values = _args_of(reader, chosen, np.full(len(chosen), -1))
+    taken = iter(values)
+    # (zip takes a key first: it stops at the last key without taking one value more)
+    return [dict(zip(key_sets[k], taken)) if k >= 0 else None  # noqa: B905
+            for k in sets.tolist()]
 
 
 def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray

@@ -1,6 +1,7 @@
 """TracePacketDefaults: the track uuid, clock id and extra counter tracks that a sequence's
 packets take when they give none, per generation of its incremental state (a clear drops them, as in
-trace_processor), the latest defaults before a packet winning.
+trace_processor), the latest defaults before a packet winning; and the thread a sequence's
+legacy events fall back to (:class:`SequenceThreads`).
 
 Looked up for a block of packets at once, in numpy: the defaults given within the block,
 plus the last ones each generation had before it, sorted by (generation, packet); each
@@ -27,13 +28,68 @@ from __future__ import annotations
 import numpy as np
 
 
-class PacketDefaults:
+class LatestBefore:
+    """Values that packets take from the latest packet of their group (a generation of a
+    sequence's incremental state, or a sequence) at or before them that gave some;
+    :meth:`end_block` after each block."""
+
+    def __init__(self) -> None:
+        self._last: dict[int, tuple[int, ...]] = {}    # group -> its last values
+        self._block: list[tuple[int, ...]] = []        # (group, packet, *values)
+
+    def _found(self, packet: np.ndarray, group: np.ndarray
+               ) -> tuple[list[tuple[int, ...]], np.ndarray]:
+        """The entries in force, and each packet's (``len(entries)``: none)."""
+        if not self._block and not self._last:
+            return [], np.zeros(len(packet), dtype=np.int64)
+        carried = [(g, -1, *self._last[g]) for g in np.unique(group).tolist()
+                   if g in self._last]
+        given = carried + self._block
+        entries = np.array([entry[:2] for entry in given], dtype=np.int64).reshape(-1, 2)
+        groups, rank = np.unique(np.r_[entries[:, 0], group], return_inverse=True)
+        low = min(int(packet.min(initial=0)), int(entries[:, 1].min(initial=0)))
+        span = max(int(packet.max(initial=0)), int(entries[:, 1].max(initial=0))) - low + 2
+        keys = rank.ravel().astype(np.int64) * span + (np.r_[entries[:, 1], packet] - low + 1)
+        entry_keys, wanted = keys[:len(entries)], keys[len(entries):]
+        order = np.argsort(entry_keys, kind="stable")   # (a tie: the later entry wins)
+        at = np.searchsorted(entry_keys[order], wanted, "right") - 1
+        found = order[np.maximum(at, 0)]
+        same = (at >= 0) & (entry_keys[found] // span == wanted // span)
+        return given, np.where(same, found, len(entries))
+
+    def end_block(self) -> None:
+        """Keep of this block's entries only the last of each group."""
+        for group, _, *values in self._block:
+            self._last[group] = tuple(values)
+        self._block = []
+
+
+class SequenceThreads(LatestBefore):
+    """The thread of each sequence: the latest thread TrackDescriptor it wrote (kept across
+    clears of its incremental state, as trace_processor keeps a sequence's pid and tid).
+    A legacy event of no track takes it, as in trace_processor.
+
+    >>> threads = SequenceThreads(); threads.add(sequence=3, packet=2, uuid=77)
+    >>> threads.of(np.array([1, 5, 5]), np.array([3, 3, 4])).tolist()
+    [0, 77, 0]
+    """
+
+    def add(self, sequence: int, packet: int, uuid: int) -> None:
+        self._block.append((sequence, packet, uuid))
+
+    def of(self, packet: np.ndarray, sequence: np.ndarray) -> np.ndarray:
+        """The thread track uuid of each packet of the current block (0: none)."""
+        given, found = self._found(packet, sequence)
+        return np.array([entry[2] for entry in given] + [0], dtype=np.uint64)[found]
+
+
+class PacketDefaults(LatestBefore):
     """The defaults of the packets read so far; :meth:`end_block` after each block."""
 
     def __init__(self) -> None:
-        # generation -> (track, clock, extras); extras: an index into ``self.extra_tracks``
-        self._last: dict[int, tuple[int, int, int]] = {}
-        self._block: list[tuple[int, int, int, int, int]] = []   # (generation, packet, ...)
+        # entries: (generation, packet, track, clock, extras); extras: an index into
+        # ``self.extra_tracks``
+        super().__init__()
         # the extra counter tracks defaults name (int64 values', double values'): Chrome
         # gives its thread-time counters so, each event carrying only the values
         self.extra_tracks: list[tuple[tuple[int, ...], tuple[int, ...]]] = [((), ())]
@@ -62,29 +118,3 @@ class PacketDefaults:
         tracks (0: none)."""
         given, found = self._found(packet, generation)
         return np.array([entry[4] for entry in given] + [0], dtype=np.int64)[found]
-
-    def _found(self, packet: np.ndarray, generation: np.ndarray
-               ) -> tuple[list[tuple[int, int, int, int, int]], np.ndarray]:
-        """The entries in force, and each packet's (``len(entries)``: none)."""
-        if not self._block and not self._last:
-            return [], np.zeros(len(packet), dtype=np.int64)
-        carried = [(g, -1, *self._last[g]) for g in np.unique(generation).tolist()
-                   if g in self._last]
-        given = carried + self._block
-        entries = np.array([entry[:2] for entry in given], dtype=np.int64).reshape(-1, 2)
-        gens, rank = np.unique(np.r_[entries[:, 0], generation], return_inverse=True)
-        low = min(int(packet.min(initial=0)), int(entries[:, 1].min(initial=0)))
-        span = max(int(packet.max(initial=0)), int(entries[:, 1].max(initial=0))) - low + 2
-        keys = rank.ravel().astype(np.int64) * span + (np.r_[entries[:, 1], packet] - low + 1)
-        entry_keys, wanted = keys[:len(entries)], keys[len(entries):]
-        order = np.argsort(entry_keys, kind="stable")   # (a tie: the later entry wins)
-        at = np.searchsorted(entry_keys[order], wanted, "right") - 1
-        found = order[np.maximum(at, 0)]
-        same = (at >= 0) & (entry_keys[found] // span == wanted // span)
-        return given, np.where(same, found, len(entries))
-
-    def end_block(self) -> None:
-        """Keep of this block's defaults only the last of each generation."""
-        for generation, _, track, clock, extra in self._block:
-            self._last[generation] = (track, clock, extra)
-        self._block = []

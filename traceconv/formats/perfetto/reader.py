@@ -73,10 +73,12 @@ from .annotation_values import (
 from .arg_store import OBJECT, TEXT, ArgValues
 from .byte_ranges import distinct_ranges
 from .dotted_names import DottedNames, NestedGroup
+from .event_kinds import ASYNC, COMPLETE, COUNTER, KEPT, LEGACY_PHASES, TYPES
 from .frame_timeline import FRAME_TIMELINE_EVENT
 from .framing import frame_block, whole_packet
 from .ftrace import FTRACE_EVENTS, PROCESS_STATS, PROCESS_TREE, SystemPackets
-from .packet_defaults import PacketDefaults
+from .legacy_async import LegacyId, legacy_id
+from .packet_defaults import PacketDefaults, SequenceThreads
 from .sys_stats import SYS_STATS
 from .track_tree import TrackMap, build_tracks, merge_descriptor
 from .typed_fields import READ, Collected, Decoder, Interned, Schema, extension_files, merge
@@ -105,12 +107,6 @@ EXTRA_VALUES, CATEGORIES, NAME_FIELD, COUNTER_VALUE, EXTRA_TRACKS = 12, 22, 23, 
 FLOW_OLD, TERMINATING_OLD, DOUBLE_VALUE, EXTRA_DOUBLE_TRACKS, EXTRA_DOUBLE_VALUES = (
     36, 42, 44, 45, 46)
 FLOW, TERMINATING = 47, 48
-BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
-COMPLETE = 9   # (not a TrackEvent type: a legacy 'X' event, with its duration)
-# ('R': a mark, Chrome's navigationStart and paint timings: an instant, as trace_processor
-# shows it)
-_LEGACY_PHASES = {ord("B"): BEGIN, ord("E"): END, ord("X"): COMPLETE, ord("I"): INSTANT,
-                  ord("i"): INSTANT, ord("n"): INSTANT, ord("R"): INSTANT}
 _PACKET_FIELDS = {f.number: f.name for f in TracePacket.DESCRIPTOR.fields}
 _PROTO_VALUE_TAG = b"\x72"   # DebugAnnotation.proto_value (14, length-delimited)
 VALUE_FIELDS = np.array(sorted(SCALARS | COMPOSITE))
@@ -198,6 +194,7 @@ class _Events:
         self.key_sets: list[tuple[str, ...]] = []
         self.key_set_ids: dict[tuple[str, ...], int] = {}
         self.flows: list[np.ndarray] = []   # (event, id, terminating) triples per block
+        self.async_ids: dict[int, LegacyId] = {}   # per legacy async event (few are)
 
     def __len__(self) -> int:
         return len(self.type)
@@ -260,6 +257,7 @@ class PftraceReader:
         self.generations: dict[tuple[int, int], int] = {}   # (sequence, clears) -> id
         self.cleared: dict[int, int] = {}                    # sequence -> clears so far
         self.defaults = PacketDefaults()
+        self.threads = SequenceThreads()
         self.descriptors: dict[int, TrackDescriptor] = {}
         self.snapshots: list[dict[int, int]] = []
         self.trace_clock = BOOTTIME
@@ -394,7 +392,7 @@ class PftraceReader:
                                     int(packet_clock[packet]))
                 else:
                     self._stateful(int(kind[packet]), payload, int(sequence[packet]),
-                                   first + packet)
+                                   first + packet, bool(valid[packet]))
             except (DecodeError, WireError):
                 self.diagnostics.add("perfetto.packet_decode",
                                      example=f"byte offset {consumed + offset}")
@@ -419,6 +417,7 @@ class PftraceReader:
                                ts[events], np.where(has_clock[events], clock[events], 0),
                                sequence[events], generation[events], consumed)
         self.defaults.end_block()
+        self.threads.end_block()
 
     def _steps(self, first: int, kind: np.ndarray, ts: np.ndarray, has_ts: np.ndarray,
                clock: np.ndarray, has_clock: np.ndarray, sequence: np.ndarray,
@@ -492,12 +491,19 @@ class PftraceReader:
                           (tuple(event.extra_counter_track_uuids),
                            tuple(event.extra_double_counter_track_uuids)))
 
-    def _stateful(self, kind: int, payload: bytes, sequence: int, packet: int) -> None:
+    def _stateful(self, kind: int, payload: bytes, sequence: int, packet: int,
+                  valid: bool) -> None:
+        """A stateful packet (``valid``: its sequence's incremental state is, having been
+        cleared once)."""
         if kind == DESCRIPTOR:
             desc = TrackDescriptor.FromString(payload)
             if desc.HasField("uuid"):
                 self.descriptors[desc.uuid] = merge_descriptor(
                     self.descriptors.get(desc.uuid), desc)
+                # (the sequence's thread: trace_processor notes it only once the state
+                # is valid)
+                if valid and desc.thread.HasField("pid") and desc.thread.HasField("tid"):
+                    self.threads.add(sequence, packet, desc.uuid)
         elif kind == EXTENSION_DESCRIPTOR:
             self.extension_files.extend(extension_files(payload))
         elif kind == CLOCK_SNAPSHOT:
@@ -535,19 +541,26 @@ class PftraceReader:
             raise InputError(f"a TrackEvent is not wire format: {exc}", file=self.name,
                              location=f"byte offset {consumed + exc.offset}") from None
         count = len(body)
-        kind = fields.last_per_message(TYPE, VARINT, count)[0].astype(np.int64)
+        kind, has_type = fields.last_per_message(TYPE, VARINT, count)
+        kind = kind.astype(np.int64)
+        kind[~np.isin(kind, TYPES)] = 0   # (no type of ours: the legacy phase may give one)
         track, has_track = fields.last_per_message(TRACK_UUID, VARINT, count)
         default_track, default_clock = self.defaults.of(packet, generation)
         track = np.where(has_track, track, default_track)
+        # an event of no track (none given, or 0 with a legacy phase: Chrome's async events)
+        # is on its sequence's thread, as trace_processor falls back to it
+        fallback = np.flatnonzero((track == 0) & (~has_track | ~has_type))
+        if len(fallback):
+            track[fallback] = self.threads.of(packet[fallback], sequence[fallback])
         clock = np.where(clock > 0, clock, np.where(default_clock > 0, default_clock,
                                                     self.trace_clock)).astype(np.int64)
         duration = np.zeros(count, dtype=np.int64)
-        self._legacy(data, fields, kind, duration)
+        async_ids = self._legacy(data, fields, kind, duration)
         names = self._names(data, fields, generation, count)
         categories = self._categories(data, fields, generation, count)
         values = self._counter_values(fields, count)
         kind[(kind == COUNTER) & np.isnan(values)] = 0
-        unknown = ~np.isin(kind, [BEGIN, END, INSTANT, COUNTER, COMPLETE])
+        unknown = ~np.isin(kind, KEPT)
         self.diagnostics.add("perfetto.event_type", count=int(unknown.sum()))
         base = len(self.events)
         keep = np.flatnonzero(~unknown)
@@ -570,23 +583,30 @@ class PftraceReader:
                                      generation[keep][kind[keep] == COUNTER])):
             extend_typed(column, values_kept)
         self._args(data, buf, fields, generation, count, keep, consumed)
+        for msg, oid in async_ids.items():
+            events.async_ids[int(renumber[msg])] = oid
         typed = fields.where_not_in(READ)   # (most events have none: one pass, no Python)
         if typed.rows:
             self.typed.add(data, typed, renumber, generation)
         self._flows(fields, renumber)
         self._extra_counters(fields, ts, clock_key, packet, generation)
 
-    def _legacy(self, data: bytes, fields: Fields, kind: np.ndarray, duration: np.ndarray) -> None:
+    def _legacy(self, data: bytes, fields: Fields, kind: np.ndarray, duration: np.ndarray
+                ) -> dict[int, LegacyId]:
         """Legacy events (TrackEvent.legacy_event): the phase gives the type, and 'X' its
-        duration (µs)."""
+        duration (µs); returns the ids of the async ones ('b', 'e', 'n'), by event."""
         legacy = fields.where(LEGACY, LENGTH)
+        ids: dict[int, LegacyId] = {}
         for msg, offset, length in zip(legacy.msg.tolist(), legacy.offset.tolist(),
                                        legacy.length.tolist(), strict=True):
             if kind[msg]:
                 continue
             event = TracePacket().track_event.LegacyEvent.FromString(data[offset:offset + length])
-            kind[msg] = _LEGACY_PHASES.get(event.phase, 0)
+            kind[msg] = LEGACY_PHASES.get(event.phase, 0)
             duration[msg] = event.duration_us * 1000
+            if kind[msg] in ASYNC:
+                ids[msg] = legacy_id(event, self.text)
+        return ids
 
     def _model_strings(self, ids: np.ndarray) -> np.ndarray:
         """Interned text ids as the trace's string ids."""
