@@ -161,6 +161,8 @@ class MessageList(Sequence):  # type: ignore[type-arg]
         >>> spans = Span.decode(b"\\x0a\\x04\\x08\\x07\\x10\\x01\\x0a\\x00").spans
         >>> table = spans.fields("id", "ok"); table["id"].tolist(), table["ok"].tolist()
         ([7, 0], [True, False])
+        >>> len(Span.decode(b"").spans.fields("id", "ok"))   # a list not on the wire
+        0
         """
         import numpy as np
 
@@ -199,7 +201,7 @@ class MessageList(Sequence):  # type: ignore[type-arg]
         return f"<{len(self)} {self._cls.__name__}>"
 
 
-_NO_ELEMENTS = MessageList(_Source(b""), None, array("q"), array("q"), 0)  # type: ignore[arg-type]
+_NO_DATA = _Source(b"")
 BATCH_MIN = 16         # fewer elements are decoded one by one (numpy costs per call)
 BATCH = 4096           # elements decoded together: memory stays bounded on any list
 EAGER_MAX = 1 << 16    # nested elements of a batch decoded with it when no more than this
@@ -551,7 +553,9 @@ def message_classes(package: str, messages: dict[str, list[Field]],
                 sub = subs[name] = classes[kind]
                 specs[number << 3 | LENGTH] = (_MESSAGES if repeated else _MESSAGE, name, None,
                                                0)
-                default = _NO_ELEMENTS if repeated else _Empty(sub)
+                # (an absent list knows its element type: fields() of it is an empty table)
+                default = (MessageList(_NO_DATA, sub, array("q"), array("q"), 0) if repeated
+                           else _Empty(sub))
             else:
                 raise ValueError(f"{package}.{message_name}.{name}: unknown type {kind!r}")
             setattr(cls, name, default)
