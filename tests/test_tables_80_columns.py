@@ -30,10 +30,13 @@ pytestmark = [pytest.mark.slow]
 WIDTH = 80
 _SEPARATORS = re.compile(r"[\s\u2500-\u257f]+")   # spaces and box-drawing characters
 # the renderer's own words, which only a narrow rendering prints ("3 columns hidden at 80
-# columns: --wide shows them (a, b)"), and punctuation that a list or a caption adds
+# columns: --wide shows them (a, b)", "hidden, N/A on every row: a, b"), and punctuation that a list or a caption adds
 _NARROW_ONLY = {"column", "columns", "hidden", "at", "--wide", "shows", "them", "it",
+                "N/A", "on", "every", "row",
                 *map(str, range(1, 21)), str(WIDTH)}
 _PUNCTUATION = "(),:"
+# ("(anonymous namespace)::" is two tokens: its second half is "namespace)::")
+_NAMESPACES = re.compile(r"(?:\w+|<unnamed>|\(anonymous namespace\)|namespace\))::")
 # a number and an ellipsis ("1,085…", "…785.0"): a number cut, unless the number is whole
 # in the wide rendering (a name cut just after its number: "thread 1276…")
 _CUT_NUMBER = re.compile(r"[-+]?[\d,.]*\d[\d,.]*…|…[\d,.]*\d[\d,.%]*")
@@ -93,11 +96,19 @@ def _tokens(text: str) -> list[str]:
 def broken_tokens(narrow: str, wide: str) -> list[str]:
     """The tokens of ``narrow`` that are not whole tokens of ``wide`` (see the module).
 
+    A C++ name shortened by the tables loses its namespaces (``at::native::reduce_kernel<512,``
+    reads ``reduce_kernel<512,``, ``vllm::rotary<c10::Half,`` reads ``rotary<Half,``): a wide
+    token without its namespaces is whole.
+
     >>> broken_tokens("devic\\ne 7.33e\\n-05 conv…relu launch-\\nbound 10,78… thread 1276…",
     ...               "device 7.33e-05 conv_bias_relu launch-bound 10,785.0 thread 1276 (pt)")
     ['devic', 'e', '7.33e', '-05', '10,78…']
+    >>> broken_tokens("reduce_kernel<512, rotary<Half, duce_kernel<512",
+    ...               "at::native::reduce_kernel<512, 1>(int) vllm::rotary<c10::Half, 2>")
+    ['duce_kernel<512']
     """
-    known = set(_tokens(wide)) | _NARROW_ONLY
+    wide_tokens = set(_tokens(wide))
+    known = wide_tokens | {_NAMESPACES.sub("", token) for token in wide_tokens} | _NARROW_ONLY
     tokens = _tokens(narrow)
     broken = []
     for i, token in enumerate(tokens):

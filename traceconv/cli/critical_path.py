@@ -134,7 +134,7 @@ def _print(result, top: int, wide: bool = False) -> None:
     ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]
     with_rank = bool(ranks)
     columns = ([Column("rank", True)] if with_rank else []) + [
-        Column("name"), Column("kind", drop=1), Column("on path ms", True), Column("%", True),
+        Column("name", symbols=True), Column("kind", drop=1), Column("on path ms", True), Column("%", True),
         Column("links", True, drop=2)]
     console.print(fitted_table(columns, [([str(rank)] if with_rank else []) + [
         name, kind, f"{ns / 1e6:,.3f}", f"{100 * ns / length:.1f}", f"{count:,}"]

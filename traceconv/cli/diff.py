@@ -54,7 +54,7 @@ def _short(path: str) -> str:
 
 
 # in a narrow terminal the least needed columns go first (highest number), op and Δ stay
-_STAT_COLUMNS = [Column("section", drop=3), Column("op"), Column("calls A", True, drop=5),
+_STAT_COLUMNS = [Column("section", drop=3), Column("op", symbols=True), Column("calls A", True, drop=5),
                  Column("calls B", True, drop=5), Column("Δ calls", True, drop=2),
                  Column("total A ms", True, drop=1), Column("total B ms", True, drop=1),
                  Column("Δ total ms", True), Column("Δ CPU ms", True, drop=4),
@@ -367,7 +367,7 @@ def _print_timeline(console: Console, result, label_a: str, label_b: str, top: i
                       f"Δ {_change(total.change_ns, scale) or '0'} {unit}, 95% interval "
                       f"{interval(total)} {unit} ({result.steps_a} → {result.steps_b} samples)")
     shares = total.beyond_noise
-    columns = [Column("name"), Column("kind", drop=1), Column(f"A {unit}", True, drop=3),
+    columns = [Column("name", symbols=True), Column("kind", drop=1), Column(f"A {unit}", True, drop=3),
                Column(f"B {unit}", True, drop=3), Column(f"Δ {unit}", True)]
     columns += [Column(f"Δ median {unit}/step", True, drop=4),
                 Column(f"95% interval {unit}/step", True, drop=2)] if sampled else []

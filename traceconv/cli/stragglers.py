@@ -13,7 +13,7 @@ def print_stragglers(rows: list[Straggler], origin_ns: int, wide: bool = False) 
     from ..analysis.stragglers import last_counts
     from ..presentation.tables import Column, console_for, fitted_table
 
-    columns = [Column("start", True), Column("collective"), Column("#", True, drop=1),
+    columns = [Column("start", True), Column("collective", symbols=True), Column("#", True, drop=1),
                Column("last rank"), Column("late by", True), Column("spread", True, drop=2)]
     cells = [[f"{(r.start_ns - origin_ns) / 1e6:,.3f} ms",
               r.collective + (f" [{r.group}]" if r.group else ""), str(r.index), r.last_rank,

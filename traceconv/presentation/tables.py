@@ -53,12 +53,15 @@ class Column:
     """One column of a :func:`fitted_table`. ``number``: right-aligned and never cut.
     ``drop``: in a narrow terminal the columns with the highest ``drop`` are hidden first
     (0: always kept). Text is elided in the middle (one cut per line of a cell), never
-    wrapped, so that every token on screen is whole or visibly elided."""
+    wrapped, so that every token on screen is whole or visibly elided. ``symbols``: each
+    line is a function's name, which a table too wide first shortens to its function name
+    (:func:`~.symbol_names.shortened`: as far as the names stay distinct)."""
 
     header: str
     number: bool = False
     drop: int = 0
     style: str = ""
+    symbols: bool = False   # function names (ops, kernels): shortened first when narrow
 
 
 TEXT_MIN = 8        # a text column is not narrowed below this (nor below its header words)
@@ -69,10 +72,11 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
                  **options: Any) -> Table:
     """A rich table of ``rows`` (plain text, drawn as text: no markup) that fits ``width``,
     drawn in one style whatever the width (light rules: a rule under the headers, no box):
-    as is when it fits; else hiding the columns with the highest ``drop``
+    as is when it fits; else without the columns that say nothing (every cell ``N/A`` or
+    empty: a caption names them), with ``symbols`` columns' names shortened, and hiding the
+    columns with the highest ``drop``
     until the text columns keep :data:`TEXT_COMFORT` characters (a caption says which, and
-    that ``--wide`` shows them; columns with nothing in them, every cell ``N/A``, first,
-    and before any text is cut),
+    that ``--wide`` shows them),
     then eliding text in the middle, the widest column first,
     each column only as far as its names stay distinct (more columns are hidden for that
     only when it is enough: names that no width within ``width`` tells apart are cut with
@@ -106,19 +110,23 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
     # (drawn as is, no cell wraps and headers take one line)
     compact = _compact_width([max(n, len(c.header))
                               for n, c in zip(natural, columns, strict=True)]) > width
+    if compact and any(c.symbols for c in columns):
+        text = _with_short_symbols(columns, text)
+        natural = [_natural_width(c, [r[i] for r in text]) for i, c in enumerate(columns)]
     widths = dict(enumerate(natural))
     hidden: list[int] = []
+    empty: list[int] = []
     if compact:
-        # a column with nothing in it (every cell N/A) goes before any that says something
-        blank = {i for i in range(len(columns)) if all(r[i] in ("", "N/A") for r in text)}
-        droppable = sorted((i for i, c in enumerate(columns) if c.drop),
-                           key=lambda i: (i not in blank, -columns[i].drop, -i))
+        # a column with nothing in it (every cell N/A) takes no width of a narrowed table
+        empty = [i for i, c in enumerate(columns)
+                 if c.drop and text and all(r[i] in ("", "N/A") for r in text)]
+        keep = [i for i in keep if i not in empty]
+        droppable = sorted((i for i in keep if columns[i].drop),
+                           key=lambda i: (-columns[i].drop, -i))
         floors = {i: natural[i] if c.number else min(natural[i], max(
             TEXT_COMFORT, _header_floor(c))) for i, c in enumerate(columns)}
-        while droppable and (_compact_width([floors[i] for i in keep]) > width or (
-                droppable[0] in blank and _compact_width([max(
-                    natural[i], len(columns[i].header)) for i in keep]) > width)):
-            hidden.append(droppable.pop(0))   # (an empty column before any name is cut)
+        while droppable and _compact_width([floors[i] for i in keep]) > width:
+            hidden.append(droppable.pop(0))
             keep.remove(hidden[-1])
         widths = _narrowed(columns, text, natural, keep, width)
         if not _told_apart(columns, text, natural, [i for i in keep if i not in droppable],
@@ -144,13 +152,44 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
                       columns[i].number else [r[i] for r in text] for i in keep}
     for j in range(len(text)):
         table.add_row(*(Text(elided_columns[i][j]) for i in keep))
+    table.caption = "\n".join(_hidden_lines(columns, hidden, empty, width)) or None
+    table.caption_justify = "left"
+    return table
+
+
+def _hidden_lines(columns: list[Column], hidden: list[int], empty: list[int],
+                  width: int) -> list[str]:
+    """The caption's lines on the columns not drawn: those N/A on every row, then those
+    hidden for want of width.
+
+    >>> cols = [Column("op"), Column("FLOPS", drop=1), Column("calls", drop=2)]
+    >>> for line in _hidden_lines(cols, [2], [1], 80): print(line)
+    hidden, N/A on every row: FLOPS
+    1 column hidden at 80 columns: --wide shows it (calls)
+    """
+    lines = []
+    if empty:
+        lines.append("hidden, N/A on every row: "
+                     + ", ".join(columns[i].header for i in sorted(empty)))
     if hidden:
         names = ", ".join(columns[i].header for i in sorted(hidden))
         count = f"{len(hidden)} column{'s' if len(hidden) > 1 else ''}"
         them = "them" if len(hidden) > 1 else "it"
-        table.caption = f"{count} hidden at {width} columns: --wide shows {them} ({names})"
-        table.caption_justify = "left"
-    return table
+        lines.append(f"{count} hidden at {width} columns: --wide shows {them} ({names})")
+    return lines
+
+
+def _with_short_symbols(columns: list[Column], text: list[list[str]]) -> list[list[str]]:
+    """``text`` with every line of its ``symbols`` columns in its short form."""
+    from .symbol_names import shortened
+
+    out = [list(cells) for cells in text]
+    for i, column in enumerate(columns):
+        if column.symbols:
+            short = shortened([line for cells in text for line in cells[i].split("\n")])
+            for cells in out:
+                cells[i] = "\n".join(short[line] for line in cells[i].split("\n"))
+    return out
 
 
 def _told_apart(columns: list[Column], text: list[list[str]], natural: list[int],
@@ -282,9 +321,38 @@ def _cut(line: str, width: int, head: int) -> str:
 
 def _elided_distinct(cells: list[str], width: int) -> list[str]:
     """Every line of every cell elided to ``width``, cut where the lines stay distinct."""
-    head = _head({line for cell in cells for line in cell.split("\n")}, width)
-    head = (width - 1) // 2 if head is None else head
-    return ["\n".join(_cut(line, width, head) for line in cell.split("\n")) for cell in cells]
+    cut = _distinct_cuts({line for cell in cells for line in cell.split("\n")}, width)
+    return ["\n".join(cut[line] for line in cell.split("\n")) for cell in cells]
+
+
+RECUTS = 4   # rounds of re-cutting lines that read the same before one cut for all
+
+
+def _distinct_cuts(lines: set[str], width: int) -> dict[str, str]:
+    """Each line elided to ``width`` in the middle, but lines that would read the same are
+    cut where they differ (:func:`_head` of those lines), so that one pair differing at one
+    place does not move the cut of every line of the column (the start of a name is what
+    names it); lines that no cut tells apart stay cut in the middle, and when re-cut lines
+    meet others again (rare) one cut for every line settles it.
+
+    >>> cut = _distinct_cuts({"gemm_nn_tile128_cublas", "gemm_nt_tile128_cublas",
+    ...                       "softmax_forward_kernel"}, 10)
+    >>> sorted(cut.values())
+    ['gemm_nn…as', 'gemm_nt…as', 'soft…ernel']
+    """
+    middle = (width - 1) // 2
+    cut = {line: _cut(line, width, middle) for line in lines}
+    for _ in range(RECUTS):
+        readings: dict[str, list[str]] = {}
+        for line, shown in cut.items():
+            readings.setdefault(shown, []).append(line)
+        recut = {line: _cut(line, width, head) for same in readings.values() if len(same) > 1
+                 if (head := _head(set(same), width)) is not None for line in same}
+        if all(cut[line] == shown for line, shown in recut.items()):
+            return cut
+        cut.update(recut)
+    head = _head(lines, width)
+    return {line: _cut(line, width, middle if head is None else head) for line in lines}
 
 
 def _plain(table: Table, width: int = 200) -> str:

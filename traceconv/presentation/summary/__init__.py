@@ -125,9 +125,32 @@ def seconds_text(seconds: float, *, as_megengine: bool, total: bool = False) -> 
     return f"{seconds:g} s" if total else f"{seconds:.3}"
 
 
-def _time_cell(seconds: float, total: float | None, as_megengine: bool) -> str:
-    ratio = f"\n{seconds / total * 100:.1f}%" if total else ""
-    return seconds_text(seconds, as_megengine=as_megengine) + ratio
+def seconds_column(values: list[float], *, as_megengine: bool) -> list[str]:
+    """The times of one column in one format, so that they compare at a glance: for a
+    MegEngine profile :func:`seconds_text`'s three significant digits, as fixed-point with
+    the decimals its smallest time needs, or all in exponent form when one of them needs it
+    (``6.55e+02`` above ``56.4`` reads as the smaller); elsewhere each with its unit.
+
+    >>> seconds_column([0.00016, 0.000123, 0.0047512], as_megengine=True)
+    ['0.000160', '0.000123', '0.004751']
+    >>> seconds_column([655.0, 56.4, 2.88e-07], as_megengine=True)
+    ['6.55e+02', '5.64e+01', '2.88e-07']
+    >>> seconds_column([4.537, 0.000342499], as_megengine=False)
+    ['4.537s', '342.499us']
+    """
+    if not as_megengine:
+        return [seconds_text(value, as_megengine=False) for value in values]
+    texts = [seconds_text(value, as_megengine=True) for value in values]
+    if any("e" in text for text in texts):
+        return [f"{value:.2e}" for value in values]
+    decimals = max((len(text.partition(".")[2]) for text in texts), default=0)
+    return [f"{value:.{decimals}f}" for value in values]
+
+
+def _time_cells(values: list[float], total: float | None, as_megengine: bool) -> list[str]:
+    """A time column's cells: the time, and its share of ``total`` under it."""
+    return [text + (f"\n{value / total * 100:.1f}%" if total else "") for text, value in
+            zip(seconds_column(values, as_megengine=as_megengine), values, strict=True)]
 
 
 # in a narrow terminal the columns with the highest number are hidden first
@@ -145,8 +168,11 @@ def rows_table(summary: Summary, place: Place, width: int, as_megengine: bool = 
     with_calls = any(row.calls is not None for row in rows)
     layout = [*ROW_COLUMNS[:4], CALLS_COLUMN, *ROW_COLUMNS[4:]] if with_calls else ROW_COLUMNS
     columns = [Column(f"{place} {header}" if header == "self time" else header,
-                      number=header not in ("operator", "in_shapes", "out_shapes"), drop=drop)
+                      number=header not in ("operator", "in_shapes", "out_shapes"), drop=drop,
+                      symbols=header == "operator")
                for header, drop in layout]
+    times = _time_cells([row.time for row in rows], total, as_megengine)
+    cumulative = _time_cells([row.cumulative for row in rows], total, as_megengine)
     cells = []
     for i, row in enumerate(rows):
         name, kind = row.name, row.type
@@ -157,9 +183,7 @@ def rows_table(summary: Summary, place: Place, width: int, as_megengine: bool = 
         else:  # a slice name from a plain timeline, with its category
             operator = f"{name}\n{kind}" if row.type else name
         calls = ["" if row.calls is None else f"{row.calls:,}"] if with_calls else []
-        cells.append([str(i), _time_cell(row.time, total, as_megengine),
-                      _time_cell(row.cumulative, total, as_megengine),
-                      operator, *calls, number_with_unit(row.computation, "FLO", 1000),
+        cells.append([str(i), times[i], cumulative[i], operator, *calls, number_with_unit(row.computation, "FLO", 1000),
                       number_with_unit(row.flops, "FLOPS", 1000),
                       number_with_unit(row.memory, "B", 1024, binary=True),
                       number_with_unit(row.bandwidth, "B/s", 1024, binary=True),

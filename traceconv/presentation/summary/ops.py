@@ -126,7 +126,7 @@ def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = No
     console = Console(file=buffer, width=width or 160, force_terminal=False, color_system=None,
                       markup=False, emoji=False, highlight=False)
     table = fitted_table([Column(c, number=c not in ("Name", "Kind", "Input shapes"),
-                                 drop=COLUMN_DROP[c]) for c in columns],
+                                 drop=COLUMN_DROP[c], symbols=c == "Name") for c in columns],
                          [cells_of(r) for r in shown], console.width)
     console.print(table)
     console.print(f"Self host time total: "
