@@ -34,7 +34,9 @@ def open_database(source: Source) -> Iterator[Database]:
     beside a plain file is replayed on a private copy); temporary files are removed after.
 
     A file that is not an SQLite database raises :class:`InputError` naming it; text
-    values that are not UTF-8 are read replaced, counted as ``sqlite.invalid_utf8``.
+    values that are not UTF-8 are read replaced, counted as ``sqlite.invalid_utf8``, and
+    rows with a number of the wrong type left out, counted as ``sqlite.malformed_row``
+    (:meth:`Database.numeric_columns`).
     """
     with contextlib.ExitStack() as stack:
         # (a FIFO, a pipe or a device: SQLite would open it again and block or read part)
@@ -45,9 +47,12 @@ def open_database(source: Source) -> Iterator[Database]:
         size = os.path.getsize(path) + (os.path.getsize(log) if log else 0)
         guarded = stack.enter_context(open_sqlite(path, source.name, input_bytes=size,
                                                   immutable=log is None))
-        yield Database(guarded, source)
+        database = Database(guarded, source)
+        yield database
         source.note("sqlite.invalid_utf8", count=len(guarded.invalid_texts),
                     example=guarded.first_invalid)
+        source.note("sqlite.malformed_row", count=database.malformed_rows,
+                    example=database.first_malformed)
 
 
 def _with_log(source: Source, stack: contextlib.ExitStack) -> tuple[str, str | None]:
@@ -91,6 +96,8 @@ class Database:
         self.name = guarded.name
         self._guarded = guarded
         self.columns: dict[str, list[str]] = dict(guarded.tables)
+        self.malformed_rows = 0   # rows numeric_columns left out (a cell of the wrong type)
+        self.first_malformed: str | None = None
         if guarded.computed and source is not None:
             source.note("sqlite.generated_column_ignored", count=len(guarded.computed),
                         example=guarded.computed[0])
@@ -144,29 +151,61 @@ class Database:
         """Columns of ``table`` as numpy arrays, streamed from the cursor (no Python list of
         rows in between): ``{name: (dtype, default)}``, each read by its name with NULL
         (or a missing column) read as ``default``. ``where``/``order`` are SQL clauses.
+        A row with a value that is no number of its column's type (text, a blob, a number
+        beyond 64 bits) is left out and counted (``malformed_rows``), not fatal.
+
+        >>> from traceconv.sqlite_access import open_sqlite
+        >>> with open_sqlite(":memory:", "x", input_bytes=0) as guarded:
+        ...     _ = guarded.connection.executescript(
+        ...         "create table t (a, b); insert into t values (1, 2.5), ('x', 3), (4, 1e300)")
+        ...     db = Database(guarded); db.columns = {"t": ["a", "b"]}
+        ...     rows = db.numeric_columns("t", {"a": ("i8", 0), "b": ("f8", 0.0)})
+        >>> rows["a"].tolist(), rows["b"].tolist(), db.malformed_rows, db.first_malformed
+        ([1, 4], [2.5, 1e+300], 1, "t rowid 2, column a: 'x'")
         """
         dtype = np.dtype([(name, kind) for name, (kind, _) in columns.items()])
         select = ", ".join(self.expression(table, name, default)
                            for name, (_, default) in columns.items())
-        sql = f"select {select} from {_ident(table)}"
-        if where:
-            sql += f" where {where}"
-        if order:
-            sql += f" order by {order}"
+        clauses = (f" where {where}" if where else "") + (f" order by {order}" if order else "")
         try:
-            rows = np.fromiter(self.connection.execute(sql), dtype=dtype)
+            try:
+                rows = np.fromiter(self.connection.execute(
+                    f"select {select} from {_ident(table)}{clauses}"), dtype=dtype)
+            except (OverflowError, TypeError, ValueError):   # text in a number column
+                rows = self._well_typed_rows(
+                    f"select rowid, {select} from {_ident(table)}{clauses}", table, dtype)
         except sqlite3.DatabaseError as exc:
             raise self._guarded.error(exc, table) from None
-        except (OverflowError, TypeError, ValueError) as exc:   # text in a number column
-            raise InputError(f"a value of the wrong type: {exc}", file=self.name,
-                             location=table) from None
         return {name: np.ascontiguousarray(rows[name]) for name in columns}
+
+    def _well_typed_rows(self, sql: str, table: str, dtype: np.dtype) -> np.ndarray:
+        """The rows of ``sql`` (rowid first) that convert to ``dtype``, one at a time (the
+        slow path, taken only when a row does not), the others counted."""
+        kept = []
+        for rowid, *values in self.connection.execute(sql):
+            try:
+                kept.append(np.array(tuple(values), dtype=dtype))
+            except (OverflowError, TypeError, ValueError):
+                self.malformed_rows += 1
+                if self.first_malformed is None:
+                    self.first_malformed = _first_misfit(table, rowid, values, dtype)
+        return np.array(kept, dtype=dtype)
 
     def texts(self, sql: str, where: str) -> dict[int, str]:
         """A small ``id -> text`` table (string tables, enums) as a dict; non-text values
         are rendered as text."""
         return {int(key): value if isinstance(value, str) else str(value)
                 for key, value in self.query(sql, where) if isinstance(key, int)}
+
+
+def _first_misfit(table: str, rowid: int, values: list[Any], dtype: np.dtype) -> str:
+    """Where a row fails to convert: its table, rowid and first column that does not fit."""
+    for name, value in zip(dtype.names or (), values, strict=True):
+        try:
+            np.array(value, dtype=dtype.fields[name][0])  # type: ignore[index]
+        except (OverflowError, TypeError, ValueError):
+            return f"{table} rowid {rowid}, column {name}: {value!r:.60}"
+    return f"{table} rowid {rowid}"
 
 
 def _ident(name: str) -> str:

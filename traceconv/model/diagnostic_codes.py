@@ -115,6 +115,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("chrome.flow_dangling", "note",
           "flow events whose other end is not in the file (a start with no finish or a finish "
           "with no start): an arrow needs both ends, so none is drawn; the slice is kept"),
+    _Code("chrome.flow_on_instant", "dropped",
+          "flow v2 bindings (bind_id with flow_in/flow_out) on instant events (i/I/R): "
+          "not linked, as trace_processor links none (it binds flow v2 on slices only)"),
     _Code("chrome.flow_unbound", "dropped",
           "flow events with no thread slice or thread instant around them (none at that "
           "time on that thread; an async slice there is no slice the model links a flow "
@@ -538,6 +541,10 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.instant_on_counter_track", "dropped",
           "instants on a counter track: not written (a counter track holds values only; "
           "Perfetto would drop or misdraw them)"),
+    _Code("perfetto.nul_replaced", "repaired",
+          "strings (names, categories, argument names and values, track and process names) "
+          "held a NUL character, which trace_processor cuts a string at: each NUL was written"
+          " as '\u2400' (each distinct string counted once)"),
     _Code("perfetto.pid_replaced", "repaired",
           "a process pid was out of range or used twice; it gets a made-up one above pid_max "
           "(a process without threads becomes a named track group)"),
@@ -619,6 +626,10 @@ CODES: tuple[CodeInfo, ...] = (
           "rows (often the newest) are missing", severity="error"),
     _Code("sqlite.log_read", "note",
           "a write-ahead log or rollback journal beside the database was read with it"),
+    _Code("sqlite.malformed_row", "dropped",
+          "rows of a database table with a number column holding something else (text, a "
+          "blob, a number beyond 64 bits): left out (the example names table, rowid and "
+          "column)"),
     # steps (--steps: device work by the step that launched it)
     _Code("steps.device.other_steps", "dropped",
           "device work launched in steps that --steps did not choose (wherever it ran)"),

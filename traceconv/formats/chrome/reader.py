@@ -283,6 +283,9 @@ class ChromeReader:
                     name = e.get("name") or ""
                     if type(name) is not str:
                         name = _text(name)
+                    if "bind_id" in e and (e.get("flow_in") or e.get("flow_out")):
+                        # trace_processor binds flow v2 to slices only: linked by neither
+                        self.drop("chrome.flow_on_instant", base_index + offset)
                     args = e.get("args")
                     add_instant(t, _ns(e["ts"], unit), ids.get(name) or intern(name),
                                 ids.get(cat) or intern(cat),

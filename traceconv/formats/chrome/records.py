@@ -64,6 +64,7 @@ class Instant(Record, tag="i"):
     phase = "i"
     ts: int | float
     s: Literal["t"] | None = None   # thread scope only
+    bind_id: None = None   # a flow v2 binding, counted by the per-event path
 
 
 class _InstantUpper(Instant, tag="I"):   # the old spelling of "i"

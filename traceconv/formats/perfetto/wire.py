@@ -77,16 +77,46 @@ def fixed64_field(field: int, value: int) -> bytes:
     return tag(field, FIXED64) + _FIXED64(value & UINT64_MASK)
 
 
-def utf8(text: str) -> bytes:
-    """UTF-8 bytes of ``text``, replacing what cannot be encoded (lone surrogates).
+# trace_processor keeps a string only up to its first NUL (its string pool holds C
+# strings): a NUL is written as this visible stand-in, and counted (take_nul_replaced)
+NUL_STANDIN = "\u2400"   # '␀', SYMBOL FOR NULL
+_nul_replaced: set[str] = set()   # the texts given a stand-in since take_nul_replaced
 
-    >>> utf8("a\\ud800b")
-    b'a?b'
+
+def utf8(text: str) -> bytes:
+    """UTF-8 bytes of ``text``, replacing what cannot be encoded (lone surrogates) and
+    every NUL (:data:`NUL_STANDIN`, counted for :func:`take_nul_replaced`). Every string
+    the Perfetto writer writes comes through here.
+
+    >>> utf8("a\\ud800b"), utf8("sub\\0tract").decode()
+    (b'a?b', 'sub␀tract')
     """
+    if "\0" in text:
+        _nul_replaced.add(text)
+        text = text.replace("\0", NUL_STANDIN)
     try:
         return text.encode()
     except UnicodeEncodeError:
         return text.encode("utf-8", "replace")
+
+
+def take_nul_replaced() -> set[str]:
+    """The texts :func:`utf8` wrote with a NUL replaced since the last call (each once,
+    however often it was written: per packet sequence, per worker).
+
+    >>> _ = take_nul_replaced(); _ = utf8("a\\0b"), utf8("a\\0b"), utf8("c\\0")
+    >>> sorted(take_nul_replaced()), take_nul_replaced()
+    (['a\\x00b', 'c\\x00'], set())
+    """
+    texts = set(_nul_replaced)
+    _nul_replaced.clear()
+    return texts
+
+
+def add_nul_replaced(texts: set[str]) -> None:
+    """Texts another process (a forked encoder) wrote with a NUL replaced, for the next
+    :func:`take_nul_replaced` of this one."""
+    _nul_replaced.update(texts)
 
 
 def message(*fields: bytes) -> bytes:

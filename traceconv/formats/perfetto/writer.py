@@ -49,11 +49,13 @@ from .ordering import BEGIN, COUNTER, END, INSTANT, event_order, window_event_or
 from .wire import (
     LENGTH,
     Part,
+    add_nul_replaced,
     bytes_field,
     pack_rows,
     part_sizes,
     string_field,
     tag,
+    take_nul_replaced,
     uint_field,
     varint,
     varint_size_column,
@@ -104,8 +106,17 @@ def write(trace: Trace, out: BinaryIO, *, workers: int = 1,
     >>> len(write(trace, buf)), buf.getvalue()[:1]
     (0, b'\\n')
     """
-    if len(trace.slices) > window_slices:
-        return _write_windows(trace, out, window_slices)
+    take_nul_replaced()   # (what an earlier, failed write left is not this one's)
+    diagnostics = (_write_windows(trace, out, window_slices) if len(trace.slices) > window_slices
+                   else _write_whole(trace, out, workers))
+    replaced = take_nul_replaced()
+    diagnostics.add("perfetto.nul_replaced", count=len(replaced),
+                    example=repr(min(replaced)) if replaced else None)
+    return diagnostics
+
+
+def _write_whole(trace: Trace, out: BinaryIO, workers: int) -> Diagnostics:
+    """:func:`write` with all events in memory at once."""
     view, timeline = nested_view_timeline(trace)
     ids = assign_ids(view)
     offset = _time_offset(view)
@@ -227,9 +238,10 @@ def _worker_count(requested: object) -> int:
 _SHARED: _EventEncoder | None = None   # what forked workers encode from
 
 
-def _encode_shared(job: tuple[int, int, int]) -> bytes:
+def _encode_shared(job: tuple[int, int, int]) -> tuple[bytes, set[str]]:
+    """A worker's sequence, and the strings in it written with a NUL replaced."""
     assert _SHARED is not None
-    return _SHARED.encode(*job)
+    return _SHARED.encode(*job), take_nul_replaced()
 
 
 def _write_events(encoder: _EventEncoder, out: BinaryIO, workers: int) -> None:
@@ -248,8 +260,9 @@ def _write_events(encoder: _EventEncoder, out: BinaryIO, workers: int) -> None:
     try:
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
-            for data in pool.map(_encode_shared, jobs):
+            for data, texts in pool.map(_encode_shared, jobs):
                 out.write(data)
+                add_nul_replaced(texts)   # (a worker's own count dies with it)
     finally:
         _SHARED = None
 
