@@ -24,7 +24,9 @@ from .document import validate
 
 PROCESS = "MegEngine device memory"
 RECT = re.compile(rb"<rect\b([^>]*)>")
-ATTR = re.compile(rb'([\w:.-]+)="([^"]*)"')
+# a name starts after a non-name character and is read whole: findall tried each letter
+# of a long word as a name's start, and each shorter name from it
+ATTR = re.compile(rb'(?<![\w:.-])([\w:.-]++)="([^"]*+)"')
 QUANTITY = re.compile(r"(\d+)\s*([a-zA-Z]+)")
 TIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 SIZE_UNITS = {"GB": 1 << 30, "MB": 1 << 20, "KB": 1 << 10, "B": 1}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from ..line_patterns import SPACED_NAME
 from .instruction import VAR, parse_instruction
 
 NUM = r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
@@ -21,7 +22,7 @@ _SEP = r"\s*[,，]\s*"  # the DCU fork pastes carry full-width commas and collap
 # Greedy head: the timing is the last ': <ms>ms, <pct>%' of the line.
 PERF_TAIL = re.compile(rf"^(.*):\s*({NUM})\s*ms{_SEP}({NUM})\s*%\s*$")
 SUMMARY_ROW = re.compile(
-    rf"^(.+?)\s*:\s*({NUM})\s*ms(?:\s*/\s*(\d+)\s*=\s*({NUM})\s*ms)?{_SEP}({NUM})\s*%\s*$")
+    rf"^({SPACED_NAME})\s*:\s*({NUM})\s*ms(?:\s*/\s*(\d+)\s*=\s*({NUM})\s*ms)?{_SEP}({NUM})\s*%\s*$")
 _LOGGER = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \[\w+\] \[[^\]]*\] ?(.*)$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _LINE_START = re.compile(
