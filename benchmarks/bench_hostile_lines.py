@@ -25,8 +25,31 @@ sys.path.insert(0, str(ROOT))
 
 from tests.regex_census import apply, census, heads, hostile_lines  # noqa: E402
 
-TEXT_READERS = {"paddle-report": ".txt", "paddle-summary": ".txt", "migraphx": ".txt",
-                "nsys-stats": ".csv", "megengine-memflow-svg": ".svg"}
+NSYS_HEADER = "Time (%),Total Time (ns),Instances,Avg (ns),Min (ns),Max (ns),Name"
+SVG_HEAD = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:tag="https://megengine.org.cn">\n'
+RECT = ('<rect x="1" y="1" width="1" height="1" tag:type="tensor" tag:name="t" tag:address="0x1" {} '
+        'tag:size="4B " tag:layout="{{{}}}" tag:produced="1ms " tag:erased="2ms ">\n</rect>\n')
+
+
+def _as_lines(lines: list[str]) -> str:
+    return "\n".join(lines) + "\n"
+
+
+def _as_nsys_header(lines: list[str]) -> str:
+    # the runs as header cells (each read for its unit), one line under the 1 M cut
+    return ",".join([NSYS_HEADER, *lines[:14]]) + "\n1,2,3,4,5,6,x\n"
+
+
+def _as_svg(lines: list[str]) -> str:
+    # each run as a rect's layout, and as a word among its attributes
+    return SVG_HEAD + "".join(RECT.format(line.replace("=", ""), line) for line in lines[:40]) \
+        + "</svg>\n"
+
+
+# each text reader, its file's suffix and how the lines are laid out in it
+TEXT_READERS = {"paddle-report": (".txt", _as_lines), "paddle-summary": (".txt", _as_lines),
+                "migraphx": (".txt", _as_lines), "nsys-stats": (".csv", _as_nsys_header),
+                "megengine-memflow-svg": (".svg", _as_svg)}
 # line starts that lead each reader's patterns into a run
 READER_STARTS = ["", "x", "x 1", "a=b", "reader_cost:", "@1 = ", "gpu::x", "Total time:",
                  '<rect a="1" ', "Time (%),"]
@@ -53,9 +76,9 @@ def patterns() -> None:
 def readers() -> None:
     lines = [line for _, line in hostile_lines(READER_STARTS, 64 << 10)]
     with tempfile.TemporaryDirectory() as folder:
-        for name, suffix in TEXT_READERS.items():
+        for name, (suffix, lay_out) in TEXT_READERS.items():
             path = Path(folder) / f"hostile{suffix}"
-            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            path.write_text(lay_out(lines), encoding="utf-8")
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             try:
                 result = subprocess.run(
@@ -66,7 +89,7 @@ def readers() -> None:
                 outcome = "TIMEOUT (120 s)"
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-            print(f"{name:24} {path.stat().st_size >> 20} MB  {cpu:7.1f} s CPU  {outcome}")
+            print(f"{name:24} {path.stat().st_size / 1e6:5.1f} MB  {cpu:7.1f} s CPU  {outcome}")
 
 
 if __name__ == "__main__":

@@ -4,15 +4,17 @@ A backtracking pattern that tries each split of a long run (a lazy name before `
 two stars over the same characters) takes time that grows with the square of the line: at
 64 KiB that is minutes, where a linear pattern takes milliseconds. The census finds the
 patterns itself (module attributes of ``traceconv.formats`` and ``traceconv.vocabularies``,
-also inside tuples, lists and dicts, and the ones built by factories listed here), and
-reads how each is applied from the package's source (``NAME.match(``, ``NAME.search(``,
-...): a pattern applied with ``search`` or ``finditer`` is tried from every start, so a
-run that costs nothing under ``match`` may cost a square there. A pattern whose use the
-source does not name is tried the strictest way, with ``search``.
+also inside tuples, lists and dicts; literals of calls like ``re.match(r"...", x)``; the
+ones built by the factories listed here) and reads how each is applied from the package's
+source (``NAME.match(``, ``NAME.search(``, ...): a pattern applied with ``search`` or
+``finditer`` is tried from every start, so a run that costs nothing under ``match`` may
+cost a square there. A pattern whose use the source does not name is tried the strictest
+way, with ``search``.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import pkgutil
@@ -72,10 +74,24 @@ def _held(value: object, label: str, depth: int = 0) -> Iterator[tuple[str, re.P
             yield from _held(item, f"{label}[{index}]", depth + 1)
 
 
+def _inline(module_name: str, path: Path) -> Iterator[Entry]:
+    """The patterns written in place: ``re.METHOD("literal", ...)`` inside functions."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "re" \
+                and node.func.attr != "compile" and node.args \
+                and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, (str, bytes)):
+            yield Entry(f"{module_name}:{node.lineno}", re.compile(node.args[0].value),
+                        (node.func.attr,))
+
+
 def census() -> list[Entry]:
-    """Every pattern once (the module that defines it names it), with its methods."""
+    """Every pattern once (named by the first module holding it) and each one written in
+    place, with the methods the code applies it by."""
     applied = _applied_methods()
     found: dict[int, Entry] = {}
+    inline: list[Entry] = []
 
     def add(label: str, pattern: re.Pattern, name: str | None) -> None:
         methods = sorted(applied.get(name, ())) if name else []
@@ -87,10 +103,11 @@ def census() -> list[Entry]:
             for name, value in vars(module).items():
                 for label, pattern in _held(value, f"{module_info.name}.{name}"):
                     add(label, pattern, name if isinstance(value, re.Pattern) else None)
+            inline.extend(_inline(module_info.name, Path(module.__file__ or "")))
     for factory in FACTORIES:
         for label, pattern in factory():
             add(label, pattern, None)
-    return sorted(found.values(), key=lambda entry: entry.label)
+    return sorted([*found.values(), *inline], key=lambda entry: entry.label)
 
 
 # What the lines are made of (each repeated to the line's length): runs of blanks, of one
@@ -141,26 +158,28 @@ def _interrupt(*_: object) -> None:
 
 
 def overrunning(entries: list[Entry], size: int, limit_s: float) -> list[str]:
-    """``label on line`` for each pattern still running on a line after ``limit_s``.
+    """``label on line`` for each pattern still running on a line after ``limit_s`` seconds
+    of CPU time.
 
-    The limit is generous (a linear pattern takes a millisecond on 64 KiB, a quadratic one
-    minutes); ``re`` checks for signals while it backtracks, so the alarm stops a runaway.
+    The limit is generous (a linear pattern takes milliseconds on 64 KiB, a quadratic one
+    minutes) and counts the process's own CPU time, not the time a busy machine lets pass;
+    ``re`` checks for signals while it backtracks, so the alarm stops a runaway.
     """
-    signal.signal(signal.SIGALRM, _interrupt)
+    signal.signal(signal.SIGVTALRM, _interrupt)
     found = []
     for entry in entries:
         for description, line in hostile_lines(heads(entry.pattern), size):
             subject = line.encode() if isinstance(entry.pattern.pattern, bytes) else line
-            signal.setitimer(signal.ITIMER_REAL, limit_s)
+            signal.setitimer(signal.ITIMER_VIRTUAL, limit_s)
             try:
                 apply(entry, subject)
             except _TooLong:
                 found.append(f"{entry.label} {entry.methods} on {description}")
                 break
             finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.setitimer(signal.ITIMER_VIRTUAL, 0)
     return found
 
 
-if __name__ == "__main__":   # python -m tests.regex_census SIZE LIMIT_S: one JSON list
+if __name__ == "__main__":   # python -m tests.regex_census SIZE CPU_LIMIT_S: one JSON list
     print(json.dumps(overrunning(census(), int(sys.argv[1]), float(sys.argv[2]))))
