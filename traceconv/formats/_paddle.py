@@ -154,13 +154,6 @@ def link_launches(trace: Trace, code: str) -> None:
     trace.diagnostics.add(f"{code}.kernel_without_launch", count=unmatched)
 
 
-# A name cell of a text table row (words with single spaces inside, then the next cell):
-# it starts and ends on a non-blank. Without the end rule (``\S.*?`` then ``\s+``) the
-# regex tries each blank of a run as the name's end and, for each, every split of the rest
-# of the run, so a line of one word and 64 KiB of blanks took minutes to be turned down.
-SPACED_NAME = r"\S.*?(?<=\S)"
-
-
 SCAN_LIMIT = 256 << 20   # bytes of a text log searched for a report beyond the sniffed head
 LOG_SUFFIXES = (".txt", ".log")
 

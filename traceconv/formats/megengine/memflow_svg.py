@@ -24,7 +24,14 @@ from .document import validate
 
 PROCESS = "MegEngine device memory"
 RECT = re.compile(rb"<rect\b([^>]*)>")
-ATTR = re.compile(rb'([\w:.-]+)="([^"]*)"')
+# a name starts after a non-name character and is read whole: findall tried each letter
+# of a long word as a name's start, and each shorter name from it
+ATTR = re.compile(rb'(?<![\w:.-])([\w:.-]++)="([^"]*+)"')
+# "{10(128),128(1) Float32}": the dims, then the type (the last word). The dims end where
+# no blank and no word could have been the type's instead, so a long run of blanks or of
+# letters is read once, not once per place it could have started the type.
+LAYOUT = re.compile(r"\{(.*?)(?:(?<!\s)\s+|(?<![\w\s]))(\w++)\}")
+DIM = re.compile(r"(?<!\d)(\d++)\(")
 QUANTITY = re.compile(r"(\d+)\s*([a-zA-Z]+)")
 TIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 SIZE_UNITS = {"GB": 1 << 30, "MB": 1 << 20, "KB": 1 << 10, "B": 1}
@@ -77,10 +84,10 @@ def parse_layout(layout: str) -> tuple[tuple[int, ...] | None, str | None]:
     >>> parse_layout("{ Int32}")
     ((), 'Int32')
     """
-    m = re.fullmatch(r"\{(.*?)\s*(\w+)\}", layout.strip())
+    m = LAYOUT.fullmatch(layout.strip())
     if not m:
         return None, None
-    dims = re.findall(r"(\d+)\(", m.group(1))
+    dims = DIM.findall(m.group(1))
     return tuple(int(d) for d in dims), m.group(2)
 
 

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from sys import intern
 
 from ...model.frozen import FrozenDict, FrozenList
+from ..line_patterns import UP_TO_LAST_VISIBLE
 from .brackets import closing, find_top, split_top
 from .shape import Shape, parse_shape
 
-VAR = re.compile(r"\s*([^\s=]+)\s*=\s*(\S.*?)\s*$")
+VAR = re.compile(rf"\s*([^\s=]+)\s*=\s*(\S{UP_TO_LAST_VISIBLE})\s*$")
 _OPNAME = re.compile(r"[^\[({\s,]+")
 _TARGET = re.compile(r",\s*target_id=(\d+)$")
 # One read-only empty dict and list for every instruction printed without attributes,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from ..line_patterns import SPACED_NAME
 from .instruction import VAR, parse_instruction
 
 NUM = r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
@@ -21,7 +22,7 @@ _SEP = r"\s*[,，]\s*"  # the DCU fork pastes carry full-width commas and collap
 # Greedy head: the timing is the last ': <ms>ms, <pct>%' of the line.
 PERF_TAIL = re.compile(rf"^(.*):\s*({NUM})\s*ms{_SEP}({NUM})\s*%\s*$")
 SUMMARY_ROW = re.compile(
-    rf"^(.+?)\s*:\s*({NUM})\s*ms(?:\s*/\s*(\d+)\s*=\s*({NUM})\s*ms)?{_SEP}({NUM})\s*%\s*$")
+    rf"^({SPACED_NAME})\s*:\s*({NUM})\s*ms(?:\s*/\s*(\d+)\s*=\s*({NUM})\s*ms)?{_SEP}({NUM})\s*%\s*$")
 _LOGGER = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \[\w+\] \[[^\]]*\] ?(.*)$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _LINE_START = re.compile(
@@ -33,6 +34,11 @@ _ENV = re.compile(r"\s*[A-Z0-9_]*MIGRAPHX[A-Z0-9_]*=")   # environment dumps: no
 _CONTINUATION = re.compile(r"\s*(?:->|-|>|:|,|，|\{|\[|\}|\]|\)|\w+_type\b|target_id|\d|%|ms\b)")
 _PERF_TAIL_START = re.compile(r"[}\]]\s*:\s*[-+\d.eEnaif]*\s*(?:ms?)?\s*[,，]?\s*[-+\d.eEnaif]*\s*$")
 _NUMBERS = re.compile(r"^[-+\d.eE,\s{}\[\]()naif]+$")
+# A summary row's start, and all of it that a wrap may have left on the first line.
+_SUMMARY_START = re.compile(rf"^[^=]+?:\s*{NUM}")
+_SUMMARY_PREFIX = re.compile(
+    rf"^[^=]+?:\s*{NUM}\s*(?:ms)?(?:\s*/\s*\d*\s*(?:=\s*(?:{NUM}\s*(?:ms)?)?)?)?"
+    rf"(?:{_SEP}(?:{NUM})?)?\s*$")
 _OUTPUT = re.compile(r"\s*(?:Output has |Output: |Ouput: |Min value: )")
 _TRAILER_HEAD = re.compile(r"\s*(?:Total time:|Percentiles|Overhead)")
 
@@ -116,15 +122,14 @@ def join(head: str, piece: str) -> str | None:
     if _TRAILER_HEAD.match(head) and _open(head) > 0:
         return joined
     if not _summary_row(head) and (_summary_row(joined) or (
-            re.match(rf"^[^=]+?:\s*{NUM}", stripped) and _summary_prefix(joined))):
+            _SUMMARY_START.match(stripped) and _summary_prefix(joined))):
         return joined
     return None
 
 
 def _summary_prefix(text: str) -> bool:
     """Text that a Summary row starts with but that stops before its ``pct%``."""
-    return re.match(rf"^[^=]+?:\s*{NUM}\s*(?:ms)?(?:\s*/\s*\d*\s*(?:=\s*(?:{NUM}\s*(?:ms)?)?)?)?"
-                    rf"(?:{_SEP}(?:{NUM})?)?\s*$", text.strip()) is not None
+    return _SUMMARY_PREFIX.match(text.strip()) is not None
 
 
 # A wrapped print is at most this many lines and characters: each join tests the patterns

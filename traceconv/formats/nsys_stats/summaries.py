@@ -31,6 +31,7 @@ from ...model.builder import TraceBuilder
 from ...model.entities import TIME_IS
 from ...numbers import ungrouped
 from ..csv_rows import CsvRows
+from ..line_patterns import UP_TO_LAST_VISIBLE
 from ..nsys_stats_header import (
     TRACE,
     ColumnRows,
@@ -51,7 +52,7 @@ _SIZES = {"Total": "total_bytes", "Avg": "avg_bytes", "Average": "avg_bytes",
           "StdDev": "stddev_bytes"}
 _IN_EXTRA = ("median_ns", "stddev_ns")
 _SHARES = ("Time (%)", "Time(%)")
-_UNIT = re.compile(r"^(.*?)\s*\((ns|us|µs|ms|s|B|KB|KiB|MB|MiB|GB|GiB)\)$")
+_UNIT = re.compile(rf"^({UP_TO_LAST_VISIBLE})\s*\((ns|us|µs|ms|s|B|KB|KiB|MB|MiB|GB|GiB)\)$")
 _NS_PER = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 # sizes: decimal MB (nsys's cuda_gpu_mem_size_sum), KiB when no unit is stated (its tables
 # before 2022, "by size in KiB")

@@ -14,7 +14,7 @@ import math
 import re
 from functools import lru_cache
 
-from .._paddle import SPACED_NAME
+from ..line_patterns import SPACED_NAME
 
 NUM = r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)"
 CPU, GPU = "CPU Time (Ratio)", "GPU Time (Ratio)"
@@ -36,8 +36,11 @@ EVENT_HEADER = re.compile(r"^(?P<indent>\s*)Event\s+Calls\s+Total\b")
 MEMORY_HEADER = re.compile(r"^\s*Event\s+Alloc\s+Calls\s+Size\(MB\)")
 MEMORY_ROW = re.compile(
     rf"^\s*(?P<event>{SPACED_NAME})\s+(?P<ac>\d+)\s+(?P<am>{NUM})\s+(?P<fc>\d+)\s+(?P<fm>{NUM})\s*$")
-# What a row cut short still shows: a name, then only numbers (some with their "(ratio)").
-CUT_ROW = re.compile(rf"^\s*{SPACED_NAME}\s+\d+(?:\s+[-+\d.eEnaif()*]+)*\s*$")
+# What a row cut short still shows: a name, then the calls, then only numbers (some with
+# their "(ratio)"). Read token by token from the right: a pattern letting the name end at
+# each token re-read the rest of the line each time (quadratic on "x 1 1 1 ... y").
+_CUT_CALLS = re.compile(r"\d+")
+_CUT_CELL = re.compile(r"[-+\d.eEnaif()*]+")
 # How any row starts: a name, then the calls (the first whole number after it).
 ROW_START = re.compile(rf"^\s*(?P<name>{SPACED_NAME})\s+(?P<calls>\d+)(?=\s|$)(?P<rest>.*)$")
 MEMORY_PLACE = re.compile(r"^\s*Place\(")
@@ -158,12 +161,20 @@ def headerless_columns(line: str) -> tuple[str, ...] | None:
 
     >>> headerless_columns("relu 4 2.0 0.4 0.6 0.5 0.16")[-1]
     'Ratio.'
+
+    A name that ends in a number leaves the columns unknown: ``x 1 1 1 1 1 1 1 1`` fits
+    any layout, its name taking the numbers the layout leaves over (no real row's name
+    ends in a spaced number).
+
     >>> headerless_columns("step 4 2.0 0.9 0.6 0.5 7") is None   # ave > max, ratio > 1
+    True
+    >>> headerless_columns("x 1 1 1 1 1 1 1 1") is None
     True
     """
     for columns in reversed(LAYOUTS):
         match = match_row(line, columns)
-        if match is not None and _plausible(match):
+        if match is not None and _plausible(match) and \
+                not _NUMERIC_TOKEN.fullmatch(match["name"].rsplit(None, 1)[-1]):
             return columns
     return None
 
@@ -174,7 +185,13 @@ def is_cut_row(line: str) -> bool:
     >>> is_cut_row("conv2d   200   60.5   10.500000 (0.17"), is_cut_row("I1122 started")
     (True, False)
     """
-    return CUT_ROW.match(line) is not None
+    tokens = line.split()
+    for token in reversed(tokens[1:]):   # the first token is (part of) the name
+        if _CUT_CALLS.fullmatch(token):
+            return True
+        if not _CUT_CELL.fullmatch(token):
+            return False
+    return False
 
 
 def is_memory_row(line: str, *, header_seen: bool) -> re.Match[str] | None:

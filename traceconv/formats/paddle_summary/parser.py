@@ -13,7 +13,7 @@ import re
 
 from ...model import Diagnostics
 from ...numbers import finite
-from .._paddle import SPACED_NAME
+from ..line_patterns import SPACED_NAME
 from ..stray_lines import count_stray, is_markup
 from .schema import PerfSummary, StepInfo, SummaryDocument, SummaryRow, SummaryTable
 
@@ -26,9 +26,12 @@ PERF_TITLE = re.compile(r"^=+\s*Perf Summary\s*=+\s*$")
 PERF_RATIO = re.compile(r"^\s*Reader Ratio:\s*([-+\d.eE]+|nan)%\s*$")
 PERF_UNITS = re.compile(r"^\s*Time Unit:\s*(\S+?),\s*IPS Unit:\s*(.+?)\s*$")
 PERF_ROW = re.compile(r"^\s*\|(.*)\|\s*$")
+# A unit may touch its number ("0.5s"): it is bounded, or the number and its unit would
+# split a long word each possible way (quadratic on "reader_cost:" then 64 KiB of letters).
+_STEP_UNIT = r"\w{1,32}"
 STEP_INFO = re.compile(
-    r"^\s*reader_cost:\s*(?P<reader>\S+)\s*(?P<unit>\w+)\s+batch_cost:\s*(?P<batch>\S+)\s*\w+"
-    r"(?:\s+ips:\s*(?P<ips>\S+)\s*(?P<ips_unit>\S+))?\s*$")
+    rf"^\s*reader_cost:\s*(?P<reader>\S+)\s*(?P<unit>{_STEP_UNIT})\s+batch_cost:\s*(?P<batch>\S+)"
+    rf"\s*{_STEP_UNIT}(?:\s+ips:\s*(?P<ips>\S+)\s*(?P<ips_unit>\S{{1,32}}))?\s*$")
 # An Operator/Model/Kernel Summary row, recognised without its title, rules or header:
 # name, calls, one or two "total / avg / max / min / ratio" groups, FLOPs (any spacing).
 _CELL = r"(?:[-+]?\d[\d.eE+-]*|-)"
