@@ -4,13 +4,25 @@ as whole columns."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..model import Trace
 from ..model.typed_arrays import extend_typed
+
+# rows whose Python objects (arg dicts) are made at once: bounds a large table's extra memory
+BATCH = 16384
+
+
+def batches(count: int, size: int = BATCH) -> Iterator[slice]:
+    """The slices that cut ``count`` rows into batches of ``size``.
+
+    >>> list(batches(5, 2))
+    [slice(0, 2, None), slice(2, 4, None), slice(4, 5, None)]
+    """
+    return (slice(first, min(first + size, count)) for first in range(0, count, size))
 
 
 def intern_ids(trace: Trace, ids: np.ndarray, text_of: Callable[[int], str]) -> np.ndarray:
@@ -57,6 +69,16 @@ def rows_of_args(keys: tuple[str, ...], *columns: Sequence[Any] | np.ndarray
     """
     lists = [c.tolist() if isinstance(c, np.ndarray) else list(c) for c in columns]
     return [dict(zip(keys, row, strict=True)) for row in zip(*lists, strict=True)]
+
+
+def args_by_batch(keys: tuple[str, ...], *columns: Sequence[Any] | np.ndarray
+                  ) -> Callable[[slice], list[dict[str, Any]]]:
+    """:func:`rows_of_args` made a batch of rows at a time (see :func:`batches`).
+
+    >>> args_by_batch(("bytes",), np.array([64, 8, 2]))(slice(1, 3))
+    [{'bytes': 8}, {'bytes': 2}]
+    """
+    return lambda part: rows_of_args(keys, *(column[part] for column in columns))
 
 
 def add_flows(trace: Trace, sources: np.ndarray, targets: np.ndarray, category: str,

@@ -17,9 +17,13 @@ naming the file and the line.
 
 from __future__ import annotations
 
+import bisect
 import csv
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import overload
+
+import numpy as np
 
 from ..errors import InputError
 from ..model import Diagnostics
@@ -123,3 +127,99 @@ header 3', cut=1, first_cut='line 5: 2 cells, header 3, no line end'))
                          if cut else
                          replace(was, width_mismatch=was.width_mismatch + 1,
                                  first_mismatch=was.first_mismatch or example))
+
+
+# rows gathered before a batch is packed: bounds the cells held as one str each
+_BATCH = 16384
+
+
+class CellColumns(Sequence[list[str]]):
+    """A table's rows kept column by column in packed batches, so that a large CSV costs
+    about its own size rather than a Python object per cell: a column whose cells of a
+    batch are mostly distinct integers written plainly (``42``, ``-7``: the text that
+    ``str`` gives back) is one int64 array, and any other column keeps each distinct cell
+    once. Rows read back are the same lists of cells that went in.
+
+    >>> table = CellColumns(3)
+    >>> for row in (["1", "k", "2.50"], ["-7", "k", "x"], ["007", "k", ""]):
+    ...     table.append(row)
+    >>> len(table), table[1], list(table)[2]
+    (3, ['-7', 'k', 'x'], ['007', 'k', ''])
+    """
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self._packed: list[list[np.ndarray | list[str]]] = []   # a batch: its columns
+        self._starts: list[int] = []                             # each batch's first row
+        self._pending: list[list[str]] = []                     # rows not packed yet
+        self._count = 0
+
+    def append(self, row: list[str]) -> None:
+        """Add ``row`` (``width`` cells)."""
+        if len(row) != self.width:
+            raise ValueError(f"a row of {len(row)} cells, not {self.width}")
+        self._pending.append(row)
+        self._count += 1
+        if len(self._pending) >= _BATCH:
+            self.pack()
+
+    def pack(self) -> None:
+        """Pack the rows added since the last batch (after the last row: frees them)."""
+        if self._pending:
+            self._starts.append(self._count - len(self._pending))
+            self._packed.append([_packed_column(list(cells))
+                                 for cells in zip(*self._pending, strict=True)])
+            self._pending = []
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _batches(self) -> Iterator[list[list[str]]]:
+        self.pack()
+        for batch in self._packed:
+            yield [_cells(column) for column in batch]
+
+    def __iter__(self) -> Iterator[list[str]]:
+        for columns in self._batches():
+            yield from map(list, zip(*columns, strict=True))
+
+    def column(self, at: int) -> Iterator[str]:
+        """The cells of the column at position ``at``, row by row."""
+        self.pack()
+        for batch in self._packed:
+            yield from _cells(batch[at])
+
+    @overload
+    def __getitem__(self, at: int) -> list[str]: ...
+    @overload
+    def __getitem__(self, at: slice) -> list[list[str]]: ...
+    def __getitem__(self, at: int | slice) -> list[str] | list[list[str]]:
+        if isinstance(at, slice):
+            return [self[i] for i in range(*at.indices(self._count))]
+        if not -self._count <= at < self._count:
+            raise IndexError(at)
+        at %= self._count
+        self.pack()
+        batch = bisect.bisect_right(self._starts, at) - 1
+        within = at - self._starts[batch]
+        return [str(c[within]) if isinstance(c, np.ndarray) else c[within]
+                for c in self._packed[batch]]
+
+
+def _packed_column(cells: list[str]) -> np.ndarray | list[str]:
+    """One column of a batch: its cells with each distinct one kept once, or, when most are
+    distinct (times, ids), an int64 array if every cell is an integer whose text is what
+    ``str`` writes back (``007``, ``+1`` and ``1.0`` are not)."""
+    distinct: dict[str, str] = {}
+    kept = [distinct.setdefault(cell, cell) for cell in cells]
+    if len(distinct) * 4 < len(cells):   # (a few repeated values: one object each already)
+        return kept
+    try:
+        numbers = np.array(cells, dtype=np.int64)
+    except (ValueError, OverflowError):
+        return kept
+    return numbers if list(map(str, numbers.tolist())) == cells else kept
+
+
+def _cells(column: np.ndarray | list[str]) -> list[str]:
+    return list(map(str, column.tolist())) if isinstance(column, np.ndarray) else column

@@ -3,13 +3,14 @@ enums, the places, and the bookkeeping of which tables were read."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ...model.args import Args
 from ...model.builder import TraceBuilder
+from .._bulk import batches
 from .._sqlite import Database
 from .places import Places
 
@@ -38,11 +39,19 @@ class Context:
         return {**fallback, **self.db.texts(f"select id, label from {table}", table)}
 
     def add_slices(self, track: np.ndarray, start: np.ndarray, end: np.ndarray,
-                   name: np.ndarray, category: str, args: Sequence[Args], table: str) -> np.ndarray:
+                   name: np.ndarray, category: str,
+                   args: Sequence[Args] | Callable[[slice], Sequence[Args]],
+                   table: str) -> np.ndarray:
         """Add one slice per row and return their rows (an end before its start, a time
-        beyond the range: the builder's rules)."""
+        beyond the range: the builder's rules). ``args`` may be made a batch of rows at a
+        time (a function of the batch's slice), so that a large table's arg dicts are
+        never all held at once."""
         category_id = self.trace.strings.intern(category)
-        rows = self.trace.add_intervals(track, start, end, name,
-                                        np.full(len(start), category_id, np.int32), args)
+        rows = np.zeros(len(start), np.int64)
+        for part in batches(len(start)):
+            rows[part] = self.trace.add_intervals(
+                track[part], start[part], end[part], name[part],
+                np.full(part.stop - part.start, category_id, np.int32),
+                args(part) if callable(args) else args[part])
         self.read_tables.add(table)
         return rows

@@ -18,9 +18,12 @@ Every device row keeps its ``correlation`` id: :mod:`.flows` links it to its API
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
-from .._bulk import intern_ids, intern_texts, rows_of_args
+from .._bulk import args_by_batch, intern_ids, intern_texts, rows_of_args
 from .context import Context
 from .ids import (
     LAUNCH_TYPES,
@@ -58,9 +61,15 @@ def read_runtime(ctx: Context) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     names = {i: api_name(ctx.text(i)) for i in np.unique(rows["nameId"]).tolist()}
     name_ids = intern_ids(ctx.trace, rows["nameId"], names.__getitem__)
     tracks = ctx.places.threads(rows["globalTid"])
-    args = [{"correlation": c} if r == 0 else {"correlation": c, "return value": r}
-            for c, r in zip(rows["correlationId"].tolist(), rows["returnValue"].tolist(),
-                            strict=True)]
+
+    def args_of(picked: np.ndarray) -> Callable[[slice], list[dict[str, Any]]]:
+        def args(part: slice) -> list[dict[str, Any]]:
+            chosen = picked[part]
+            return [{"correlation": c} if r == 0 else {"correlation": c, "return value": r}
+                    for c, r in zip(rows["correlationId"][chosen].tolist(),
+                                    rows["returnValue"][chosen].tolist(), strict=True)]
+        return args
+
     # driver and runtime calls share the table: two categories, one pass each
     driver = np.isin(rows["nameId"], [i for i, n in names.items()
                                       if api_category(n) == "cuda_driver"])
@@ -70,7 +79,7 @@ def read_runtime(ctx: Context) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         if len(picked):
             out[picked] = ctx.add_slices(
                 tracks[picked], rows["start"][picked], rows["end"][picked], name_ids[picked],
-                category, [args[i] for i in picked.tolist()], RUNTIME)
+                category, args_of(picked), RUNTIME)
     return out, {"globalPid": process_of(rows["globalTid"]),
                  "correlationId": rows["correlationId"]}
 
@@ -89,18 +98,24 @@ def read_kernels(ctx: Context) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     name_ids = intern_ids(ctx.trace, name_column, ctx.text)
     tracks = _streams(ctx, rows)
     launch = ctx.enum("ENUM_CUDA_KERNEL_LAUNCH_TYPE", LAUNCH_TYPES)
-    grid = np.stack([rows["gridX"], rows["gridY"], rows["gridZ"]], axis=1).tolist()
-    block = np.stack([rows["blockX"], rows["blockY"], rows["blockZ"]], axis=1).tolist()
-    args = rows_of_args(
-        ("correlation", "device", "context", "stream", "grid", "block", "registers per thread",
-         "static shared memory", "dynamic shared memory", "local memory per thread",
-         "launch type"),
-        rows["correlationId"], rows["deviceId"], rows["contextId"], rows["streamId"], grid,
-        block, rows["registersPerThread"], rows["staticSharedMemory"],
-        rows["dynamicSharedMemory"], rows["localMemoryPerThread"],
-        [launch.get(k, str(k)) for k in rows["launchType"].tolist()])
-    for i in np.flatnonzero(rows["graphNodeId"] >= 0).tolist():
-        args[i]["graph node"] = int(rows["graphNodeId"][i])
+
+    def args(part: slice) -> list[dict[str, Any]]:
+        grid, block = (np.stack([rows[f"{k}{a}"][part] for a in "XYZ"], axis=1)
+                       for k in ("grid", "block"))
+        made = rows_of_args(
+            ("correlation", "device", "context", "stream", "grid", "block",
+             "registers per thread", "static shared memory", "dynamic shared memory",
+             "local memory per thread", "launch type"),
+            *(rows[c][part] for c in ("correlationId", "deviceId", "contextId", "streamId")),
+            grid.tolist(), block.tolist(),
+            *(rows[c][part] for c in ("registersPerThread", "staticSharedMemory",
+                                      "dynamicSharedMemory", "localMemoryPerThread")),
+            [launch.get(k, str(k)) for k in rows["launchType"][part].tolist()])
+        graph_node = rows["graphNodeId"][part]
+        for i in np.flatnonzero(graph_node >= 0).tolist():
+            made[i]["graph node"] = int(graph_node[i])
+        return made
+
     slices = ctx.add_slices(tracks, rows["start"], rows["end"], name_ids, "kernel", args, KERNEL)
     return slices, _keys(rows)
 
@@ -119,11 +134,11 @@ def read_memcpy(ctx: Context) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     src = [memory.get(k, "?") for k in rows["srcKind"].tolist()]
     dst = [memory.get(k, "?") for k in rows["dstKind"].tolist()]
     names = [f"Memcpy {k} ({s} -> {d})" for k, s, d in zip(kind, src, dst, strict=True)]
-    args = rows_of_args(("correlation", "device", "context", "stream", "bytes", "kind",
-                         "src kind", "dst kind", "memory bandwidth (GB/s)"),
-                        rows["correlationId"], rows["deviceId"], rows["contextId"],
-                        rows["streamId"], rows["bytes"], kind, src, dst,
-                        _bandwidth(rows["bytes"], rows["end"] - rows["start"]))
+    args = args_by_batch(("correlation", "device", "context", "stream", "bytes", "kind",
+                          "src kind", "dst kind", "memory bandwidth (GB/s)"),
+                         rows["correlationId"], rows["deviceId"], rows["contextId"],
+                         rows["streamId"], rows["bytes"], kind, src, dst,
+                         _bandwidth(rows["bytes"], rows["end"] - rows["start"]))
     slices = ctx.add_slices(_streams(ctx, rows), rows["start"], rows["end"],
                             intern_texts(ctx.trace, names), "gpu_memcpy", args, MEMCPY)
     return slices, _keys(rows)
@@ -137,11 +152,11 @@ def read_memset(ctx: Context) -> tuple[np.ndarray, dict[str, np.ndarray]]:
                                            "value": ("i8", 0), "memKind": ("i8", -1)})
     memory = ctx.enum("ENUM_CUDA_MEM_KIND", MEMORY_KINDS)
     kind = [memory.get(k, "?") for k in rows["memKind"].tolist()]
-    args = rows_of_args(("correlation", "device", "context", "stream", "bytes", "value",
-                         "memory kind", "memory bandwidth (GB/s)"),
-                        rows["correlationId"], rows["deviceId"], rows["contextId"],
-                        rows["streamId"], rows["bytes"], rows["value"], kind,
-                        _bandwidth(rows["bytes"], rows["end"] - rows["start"]))
+    args = args_by_batch(("correlation", "device", "context", "stream", "bytes", "value",
+                          "memory kind", "memory bandwidth (GB/s)"),
+                         rows["correlationId"], rows["deviceId"], rows["contextId"],
+                         rows["streamId"], rows["bytes"], rows["value"], kind,
+                         _bandwidth(rows["bytes"], rows["end"] - rows["start"]))
     slices = ctx.add_slices(_streams(ctx, rows), rows["start"], rows["end"],
                             intern_texts(ctx.trace, [f"Memset ({k})" for k in kind]),
                             "gpu_memset", args, MEMSET)
@@ -164,8 +179,9 @@ def read_sync(ctx: Context) -> np.ndarray:
     rows["deviceId"] = device
     types = ctx.enum("ENUM_CUPTI_SYNC_TYPE", SYNC_TYPES)
     names = [types.get(k, f"sync type {k}") for k in rows["syncType"].tolist()]
-    args = rows_of_args(("correlation", "device", "context", "stream"), rows["correlationId"],
-                        rows["deviceId"], rows["contextId"], rows["streamId"])
+    args = args_by_batch(("correlation", "device", "context", "stream"),
+                         rows["correlationId"], rows["deviceId"], rows["contextId"],
+                         rows["streamId"])
     return ctx.add_slices(_streams(ctx, rows), rows["start"], rows["end"],
                           intern_texts(ctx.trace, names), "cuda_sync", args, SYNC)
 

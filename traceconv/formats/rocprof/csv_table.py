@@ -12,21 +12,23 @@ cell) is no such name, and is left out as any row of another width.
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ...errors import InputError
 from ...io import Source
 from ...model import Diagnostics
-from ..csv_rows import CsvRows, RowsLeftOut
+from ..csv_rows import CellColumns, CsvRows, RowsLeftOut
 
 
 @dataclass(frozen=True)
 class Table:
-    """The rows of one CSV, each a list of cells in the header's order."""
+    """The rows of one CSV, each a list of cells in the header's order (a CSV's are
+    :class:`~traceconv.formats.csv_rows.CellColumns`: packed, read back row by row)."""
 
     file: str
     header: list[str]
-    rows: list[list[str]]
+    rows: Sequence[list[str]]
     rejoined: int = field(default=0, compare=False)   # rows whose name was joined back
     left_out: RowsLeftOut = field(default=RowsLeftOut(), compare=False)
 
@@ -50,13 +52,28 @@ class Table:
         diagnostics.add("rocprof.name_rejoined", count=self.rejoined, example=self.file)
         self.left_out.count(diagnostics)
 
-    def records(self) -> list[dict[str, object]]:
-        """Each row as ``{column: cell}``.
+    def records(self) -> Iterator[dict[str, object]]:
+        """Each row as ``{column: cell}``, made as it is read (a large table's dicts are
+        never all held at once).
 
-        >>> Table("a.csv", ["x", "y"], [["1", "2"], ["3", "4"]]).records()
+        >>> list(Table("a.csv", ["x", "y"], [["1", "2"], ["3", "4"]]).records())
         [{'x': '1', 'y': '2'}, {'x': '3', 'y': '4'}]
         """
-        return [dict(zip(self.header, row, strict=True)) for row in self.rows]
+        header = self.header
+        return (dict(zip(header, row, strict=True)) for row in self.rows)
+
+    def column(self, name: str) -> Iterator[object]:
+        """The cells of column ``name`` row by row (None in each row where it is missing).
+
+        >>> list(Table("a.csv", ["x", "y"], [["1", "2"], ["3", "4"]]).column("y"))
+        ['2', '4']
+        """
+        if name not in self.header:
+            return (None for _ in range(len(self.rows)))
+        if isinstance(self.rows, CellColumns):
+            return self.rows.column(self.header.index(name))
+        at = self.header.index(name)
+        return (row[at] for row in self.rows)
 
 
 # rocprofv2's spelling of a column -> rocprofv3's, which the readers use
@@ -98,7 +115,11 @@ def read_table(source: Source) -> Table:
             return joined
 
         rows.fit = unquoted_name
-        body = [row for row in rows if row]
+        body = CellColumns(len(header))
+        for row in rows:
+            if row:
+                body.append(row)
+        body.pack()
     return Table(source.name, header, body, rejoined, rows.left_out)
 
 

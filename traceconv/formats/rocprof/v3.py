@@ -8,6 +8,7 @@ by this one code, activities included (:mod:`traceconv.vocabularies.rocprof`).""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ...io import Source
@@ -92,18 +93,17 @@ def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
     for part in (p for p in parts if p.kind == "v3-api"):
         calls.update(_add_calls(trace, places, part.table))
     counters = _counters_by_dispatch([p.table for p in parts if p.kind == "v3-counters"])
-    works: list[tuple[list[int], list[dict[str, object]]]] = []
+    works: list[tuple[list[int], Table]] = []   # slice rows of the work of each table
     for part in parts:
         if part.kind == "v3-kernels":
-            records: list[dict[str, object]] = [
-                {**r, **counters.pop(_dispatch_key(r), {})} for r in part.table.records()]
+            records = ({**r, **counters.pop(_dispatch_key(r), {})}
+                       for r in part.table.records())
             rows, bad = add_dispatches(trace, places, records, V3)
-            works.append((rows, records))
+            works.append((rows, part.table))
             diagnostics.add("rocprof.malformed_row", count=bad, example=part.file)
         elif part.kind == "v3-copies":
-            copies = part.table.records()
-            rows = _add_copies(trace, places, copies)
-            works.append((rows, copies))
+            rows = _add_copies(trace, places, part.table.records())
+            works.append((rows, part.table))
             diagnostics.add("rocprof.malformed_row", count=rows.count(-1), example=part.file)
     if any(p.kind == "v3-kernels" for p in parts):
         diagnostics.add("rocprof.counter_without_dispatch", count=len(counters),
@@ -159,7 +159,7 @@ def _add_calls(trace: TraceBuilder, places: Places, table: Table) -> dict[int, i
     return calls
 
 
-def _add_copies(trace: TraceBuilder, places: Places, records: list[dict[str, object]]
+def _add_copies(trace: TraceBuilder, places: Places, records: Iterable[dict[str, object]]
                 ) -> list[int]:
     """A slice per copy on a track per direction of the device end of the copy (the source
     of a device-to-host copy, else the destination); the slice rows, -1 where not read."""
@@ -230,15 +230,16 @@ def counter_value(text: str) -> float | str:
 
 
 def _add_flows(trace: TraceBuilder, calls: dict[int, int],
-               works: list[tuple[list[int], list[dict[str, object]]]]) -> None:
-    """A flow from each call to the dispatches and copies of its correlation id; those with
-    no call in the API trace are counted."""
+               works: list[tuple[list[int], Table]]) -> None:
+    """A flow from each call to the dispatches and copies of its correlation id (``works``:
+    the slice row of each row of a table, -1 where not read); those with no call in the API
+    trace are counted."""
     orphans = 0
-    for rows, records in works:
-        for row, record in zip(rows, records, strict=True):
+    for rows, table in works:
+        for row, correlation in zip(rows, table.column("Correlation_Id"), strict=True):
             if row < 0:
                 continue
-            call = calls.get(integer(record.get("Correlation_Id")) or -1)
+            call = calls.get(integer(correlation) or -1)
             if call is None:
                 orphans += 1
             else:
