@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import msgspec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 
@@ -173,3 +174,38 @@ class StaticMemoryInfo(_Model):
     opr: dict[str, MemInfoOpr]
     chunk: dict[str, MemInfoChunk]
 
+
+
+# -- the same, decoded straight into slotted records (300 k chunks: no dict or model each) --
+
+
+class MemInfoOprRecord(msgspec.Struct, gc=False):
+    """:class:`MemInfoOpr`'s fields, for a decoder without a model object per record."""
+
+    id: str
+    name: str
+
+
+class MemInfoChunkRecord(msgspec.Struct, gc=False):
+    """:class:`MemInfoChunk`'s fields (any text for ``type``: the schema names the known)."""
+
+    id: str
+    type: str
+    time_begin: str
+    time_end: str
+    logic_addr_begin: str
+    logic_addr_end: str
+    overwrite_dest_id: str = "-1"
+
+
+class StaticMemoryInfoRecords(msgspec.Struct):
+    """:class:`StaticMemoryInfo` as records; unknown keys are ignored as the models keep them.
+
+    >>> doc = msgspec.json.decode(b'{"opr": {"0": {"id": "0", "name": "mm"}}, "chunk": {}}',
+    ...                           type=StaticMemoryInfoRecords)
+    >>> doc.opr["0"].name
+    'mm'
+    """
+
+    opr: dict[str, MemInfoOprRecord]
+    chunk: dict[str, MemInfoChunkRecord]

@@ -1,0 +1,167 @@
+"""StaticMemoryInfo.json read as columns agrees with the schema read record by record.
+
+The reference is the pydantic path the reader had: the whole document validated by
+:class:`StaticMemoryInfo`, then each chunk's texts turned into int64 numbers with ``int``,
+in document order, its first bad value refused with its JSON path.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from traceconv.errors import InputError, json_path
+from traceconv.formats.megengine import meminfo, schema
+from traceconv.formats.megengine.schema import StaticMemoryInfo
+from traceconv.io import Source
+
+INT64 = (-(1 << 63), (1 << 63) - 1)
+OPRS = {str(i): {"id": str(i), "name": f"op{i}"} for i in range(4)}
+FIELDS = ("time_begin", "time_end", "logic_addr_begin", "logic_addr_end")
+
+
+def _fits(number: int) -> bool:
+    return INT64[0] <= number <= INT64[1]
+
+
+def reference(doc: dict) -> tuple:
+    """("error", JSON path) or ("blocks", rows, static peak), the pydantic way."""
+    try:
+        model = StaticMemoryInfo.model_validate(doc)
+    except ValidationError as exc:
+        return ("error", json_path(exc.errors()[0]["loc"]))
+    rows = []
+    for chunk in model.chunk.values():
+        where = f"$.chunk.{chunk.id}."
+        numbers = {}
+        for name in FIELDS:
+            try:
+                numbers[name] = int(getattr(chunk, name))
+            except ValueError:
+                return ("error", where + name)
+        for name in ("logic_addr_begin", "logic_addr_end", "time_begin", "time_end"):
+            if not _fits(numbers[name]):
+                return ("error", where + name)
+        begin, end = numbers["logic_addr_begin"], numbers["logic_addr_end"]
+        t0, t1 = numbers["time_begin"], numbers["time_end"]
+        if not _fits(end - begin):
+            return ("error", where + "logic_addr_end")
+        weight = chunk.type == "weight_mem"
+        overwrites = chunk.overwrite_dest_id != "-1"
+        if not weight and not _fits((t0 + overwrites) * 1000):
+            return ("error", where + "time_begin")
+        if not weight and not _fits(t1 * 1000):
+            return ("error", where + "time_end")
+        args = {"chunk": chunk.id, "time_begin": t0, "time_end": t1}
+        if not weight and overwrites:
+            args["overwrites"] = chunk.overwrite_dest_id
+        rows.append((begin, end - begin,
+                     None if weight else (t0 + overwrites) * 1000,
+                     None if weight else t1 * 1000,
+                     f"{'weight' if weight else 'chunk'} {chunk.id}",
+                     None if weight else f"op{t0}" if 0 <= t0 < 4 else None,
+                     "weight" if weight else "activation", args))
+    statics = [row[0] + row[1] for row in rows if row[6] != "weight"]
+    return ("blocks", rows, max(statics, default=0))
+
+
+def columns_read(doc: object) -> tuple:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "StaticMemoryInfo.json"
+        path.write_text(json.dumps(doc))
+        try:
+            trace = meminfo.read(Source(path))
+        except InputError as exc:
+            return ("error", exc.location)
+    rows = [(b.address, b.size, b.alloc_ns, b.free_ns, b.name, b.owner_name, b.category,
+             dict(b.args)) for b in trace.memory]
+    return ("blocks", rows, trace.metadata.attributes["megengine.static_peak_bytes"])
+
+
+_numbers = st.one_of(st.integers(-3, 600), st.integers(*INT64),
+                     st.sampled_from([INT64[1], INT64[0], INT64[1] // 1000, 1 << 62,
+                                      -(1 << 62), (1 << 62) // 1000, 1 << 64]))
+_texts = st.one_of(_numbers.map(str), st.sampled_from([" 12", "+7", "1_0", "x", "", "1e3",
+                                                       "\u0661\u0662"]))
+_values = st.one_of(_texts, _texts, _texts, _numbers, st.none())   # non-texts: schema errors
+
+
+@st.composite
+def chunks(draw: st.DrawFn) -> dict:
+    rarely = draw(st.integers(0, 9)) == 0   # a schema error in the id or overwrite_dest_id
+    chunk: dict[str, object] = {
+        "id": draw(st.integers(0, 50).map(str if not rarely else int)),
+        "type": draw(st.sampled_from(["static_mem", "weight_mem", "other"])),
+        **{name: draw(_values if draw(st.booleans()) else _numbers.map(str))
+           for name in FIELDS}}
+    overwrite = draw(st.sampled_from([None, "-1", "3", 3] if rarely else [None, "-1", "3"]))
+    if overwrite is not None:
+        chunk["overwrite_dest_id"] = overwrite
+    if draw(st.integers(0, 30)) == 0:
+        del chunk[draw(st.sampled_from(sorted(chunk)))]
+    return chunk
+
+
+def _well_formed(chunk: dict) -> dict:
+    """``chunk`` with small numeric texts everywhere (most documents should read)."""
+    return {**chunk, **{name: str(abs(hash(name)) % 500) for name in FIELDS},
+            "id": str(chunk.get("id"))}
+
+
+@pytest.mark.slow
+@settings(max_examples=300)
+@given(st.lists(st.tuples(chunks(), st.integers(0, 3)), max_size=40))
+def test_columns_agree_with_the_schema_path(drawn):
+    # three in four chunks made well-formed: the documents both read, and ones with a bad
+    # value at a random place
+    listed = [chunk if keep == 0 else _well_formed(chunk) for chunk, keep in drawn]
+    doc = {"opr": OPRS, "chunk": {str(k): chunk for k, chunk in enumerate(listed)}}
+    assert columns_read(doc) == reference(doc)
+
+
+def test_a_large_document_reads_each_value_as_the_schema_path():
+    # enough chunks for the column path (and a pydantic sample smaller than the whole)
+    doc = {"opr": OPRS, "chunk": {str(k): {
+        "id": str(k), "type": "weight_mem" if k % 3 else "static_mem",
+        "time_begin": str(k % 4), "time_end": str(k % 4 + 1), "logic_addr_begin": str(64 * k),
+        "logic_addr_end": str(64 * k + 32 + k), "overwrite_dest_id": "-1" if k % 5 else "2"}
+        for k in range(500)}}
+    assert columns_read(doc) == reference(doc)
+    doc["chunk"]["400"]["time_end"] = 7   # a number where the schema wants a text
+    assert columns_read(doc) == reference(doc) == ("error", "$.chunk.400.time_end")
+
+
+@pytest.mark.parametrize("begin, end, t0, overwrite", [
+    (INT64[0], INT64[1], 0, "-1"),               # a size beyond int64
+    (-(1 << 62), 1 << 62, 0, "-1"),              # ... just beyond
+    (-(1 << 62), (1 << 62) - 1, 0, "-1"),        # the largest size
+    (0, 8, INT64[1] // 1000, "-1"),              # the latest alloc time
+    (0, 8, INT64[1] // 1000, "3"),               # ... one step later: beyond int64
+    (0, 8, (1 << 62) // 1000 - 1, "3"),          # within the column path's bounds
+])
+def test_numbers_at_the_int64_edges_read_as_the_schema_path(begin, end, t0, overwrite):
+    chunk = {"id": "1", "type": "static_mem", "time_begin": str(t0), "time_end": str(t0 + 1),
+             "logic_addr_begin": str(begin), "logic_addr_end": str(end),
+             "overwrite_dest_id": overwrite}
+    doc = {"opr": OPRS, "chunk": {"1": chunk}}
+    assert columns_read(doc) == reference(doc)
+
+
+@pytest.mark.parametrize("record, model", [
+    (schema.MemInfoOprRecord, schema.MemInfoOpr), (schema.MemInfoChunkRecord, schema.MemInfoChunk),
+    (schema.StaticMemoryInfoRecords, schema.StaticMemoryInfo)])
+def test_records_have_the_schema_fields(record, model):
+    # the decoder's records are the schema's fields, with its defaults (the schema is the
+    # documented contract; a field added there must be added here)
+    fields = msgspec.structs.fields(record)
+    assert [f.name for f in fields] == list(model.model_fields)
+    assert {f.name: f.default for f in fields if f.required is False} == {
+        name: field.default for name, field in model.model_fields.items()
+        if not field.is_required()}
