@@ -32,8 +32,9 @@ def test_info_json_contract():
     assert (info["slices"], info["instants"], info["flows"], info["memory_blocks"]) == (
         2725, 570, 48, 291)
     assert info["span_ns"] > 0
-    assert any(d["code"] == "kineto.alloc_without_free" and d["count"] == 14
-               for d in info["diagnostics"])
+    # (by hand from the [memory] events: 14 allocations alive at the end, none on an
+    # address still open, no free of nothing; a clean read has nothing to report)
+    assert info["diagnostics"] == []
 
 
 def test_convert_default_name_and_gzip(tmp_path: Path):

@@ -53,11 +53,14 @@ def peak_of(changes: list[tuple[int, int]], before: int = 0) -> int:
 
 def paired_peak(events: list[tuple[int, int, bool, int]]) -> int:
     """The peak of (time, address, allocates, size) events paired by address in time order:
-    a free of an address never seen allocated was live from the start."""
+    a free of an address never seen allocated was live from the start; an allocation of a
+    live address ends the block there (its free went unrecorded)."""
     live: dict[int, int] = {}
     changes, before = [], 0
     for at, address, allocates, size in sorted(events, key=lambda e: e[0]):
         if allocates:
+            if address in live:
+                changes.append((at, -live[address]))
             live[address] = size
             changes.append((at, size))
         elif address in live:
@@ -262,7 +265,7 @@ def test_nsys_cuda_memory_usage(tmp_path_factory, rows):
     """Nsight Systems: (start, deviceId, address, bytes, memoryOperationType 0 allocates /
     1 frees) rows, paired per device and address in time order (a free of an address never
     allocated in the capture was live from its start; a second alloc of a live address
-    leaves the first block unfreed)."""
+    ends the first block)."""
     path = tmp_path_factory.mktemp("nsys") / "memory.sqlite"
     shutil.copyfile(NSYS, path)
     with closing(sqlite3.connect(path)) as db:

@@ -94,7 +94,10 @@ def test_frees_of_nothing_are_blocks_from_the_start_and_counted(tmp_path):
 
 def test_memory_nodes_with_no_field_set_are_allocations_of_nothing(tmp_path):
     trace = traceconv.load(_pb(tmp_path, [], empty=25))
-    assert [(b.size, b.alloc_ns, b.free_ns) for b in trace.memory] == [(0, 0, None)] * 25
+    # (all at address 0, time 0: each allocation ends the block before it, its free unrecorded)
+    assert [(b.size, b.alloc_ns, b.free_ns) for b in trace.memory] == \
+        [(0, 0, 0)] * 24 + [(0, 0, None)]
+    assert trace.diagnostics.count("paddle_pb.alloc_without_free") == 24
     assert live_bytes(trace.memory).peak[1] == 0
 
 

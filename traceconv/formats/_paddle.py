@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from ..io import Source
 from ..model import MemoryBlock, Trace, TrackKind
+from ..model.block_pairing import BlockPairing
 from ..vocabularies.paddle import KERNEL_CATEGORY, MEMCPY_CATEGORY, RUNTIME_CATEGORY
 
 FRAMEWORK = "PaddlePaddle"           # as the Chrome-JSON flavours name it
@@ -36,7 +37,8 @@ def leaf_name(path: str) -> str:
 
 class AllocatorLog:
     """Paddle allocator records → memory blocks (alloc/free paired by place and address,
-    allocated and reserved memory apart) and the allocator's own counters.
+    allocated and reserved memory apart, by :class:`BlockPairing`'s rule) and the
+    allocator's own counters.
 
     Feed :meth:`add` in time order, then call :meth:`finish`.
 
@@ -51,13 +53,12 @@ class AllocatorLog:
 
     def __init__(self, trace: Trace, process: int, code: str) -> None:
         self.trace, self.process, self.code = trace, process, code
-        self.open: dict[tuple[str, bool, int], MemoryBlock] = {}
+        self.pairs = BlockPairing(code)   # keyed by (place, reserved, address)
         self.counters: dict[tuple[str, str], int | None] = {}
         # A Chrome file traceconv wrote already holds these series as counter events: they
         # are read as such, and deriving them again would double them on every round trip.
         self.present = {t.name for t in trace.tracks
                         if t.kind == TrackKind.COUNTER and t.process == process}
-        self.orphan_frees = 0
         self.unknown = 0
 
     def counter(self, place: str, what: str) -> int | None:
@@ -88,21 +89,18 @@ class AllocatorLog:
         pool = "reserved" if reserved else "allocated"
         key = (place, reserved, addr)
         if kind in ALLOCATE_KINDS:
-            block = MemoryBlock(addr, increase, alloc_ns=ts, device=place, pool=pool,
-                                name=owner or "", owner_op=owner_node,
-                                owner_name=owner)
-            self.open[key] = trace.memory[trace.add_memory_block(block)]
+            self.pairs.alloc(key, ts, MemoryBlock(
+                addr, increase, alloc_ns=ts, device=place, pool=pool, name=owner or "",
+                owner_op=owner_node, owner_name=owner))
         elif kind not in FREE_KINDS:
             self.unknown += 1
-        elif key in self.open:
-            self.open.pop(key).free_ns = ts
-        else:
-            self.orphan_frees += 1
-            trace.add_memory_block(MemoryBlock(addr, abs(increase), free_ns=ts, device=place,
-                                               pool=pool, name=owner or ""))
+        elif not self.pairs.free(key, ts):
+            self.pairs.allocated_before(MemoryBlock(
+                addr, abs(increase), free_ns=ts, device=place, pool=pool, name=owner or ""))
 
     def finish(self) -> None:
-        self.trace.diagnostics.add(f"{self.code}.free_without_alloc", count=self.orphan_frees)
+        self.trace.add_memory_blocks(self.pairs.blocks)
+        self.pairs.count(self.trace.diagnostics)
         self.trace.diagnostics.add(f"{self.code}.unknown_memory_record", count=self.unknown)
 
 

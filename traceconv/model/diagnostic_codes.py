@@ -162,15 +162,9 @@ CODES: tuple[CodeInfo, ...] = (
           "does not know, or with a count that is not a whole number: counted here, the first "
           "code in the example"),
     # kineto
-    _Code("kineto.alloc_without_free", "note",
-          "allocations with no free in the trace window (alive at its end, or freed "
-          "unrecorded before the address was reused)"),
     _Code("kineto.flows_from_correlation", "guessed",
           "launch → device flows added from matching correlation ids (no ac2g flow event "
           "linked them)"),
-    _Code("kineto.free_without_alloc", "guessed",
-          "memory frees whose allocation happened before the trace window: block starts at "
-          "the trace start"),
     _Code("kineto.malformed_correlation", "dropped",
           "launch or device events whose correlation id is a list or an object (not joined "
           "by it)"),
@@ -333,9 +327,6 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("nsys.address_beyond_int64", "dropped",
           "memory blocks whose address does not fit int64 (not read)"),
     _Code("nsys.empty_table", "note", "tables of the export with no rows"),
-    _Code("nsys.free_without_allocation", "guessed",
-          "device frees whose allocation came before the capture: block starts at the trace"
-          " start"),
     _Code("nsys.memory_operation_unknown", "dropped",
           "memory usage events that are neither an allocation nor a deallocation (not read)"),
     _Code("nsys.metadata_not_read", "note",
@@ -593,9 +584,6 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("rocprof.flow_not_read", "dropped",
           "flow events (s/t/f) of a v1 results.json that bind to no slice, or whose other "
           "end does not (no flow)"),
-    _Code("rocprof.free_without_allocation", "note",
-          "FREE records whose address (scratch memory: queue) no earlier ALLOC of their "
-          "level opened (allocated before the trace)"),
     _Code("rocprof.malformed_row", "dropped",
           "rows or events whose start or end is not an integer, statistic rows whose calls "
           "or total is not a number (not read)"),
@@ -743,8 +731,6 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("xplane.empty_lines", "note", "lines with no events (no track made)"),
     _Code("xplane.flow_single_end", "note",
           "flow stats whose id no other event shares (no arrow to draw)"),
-    _Code("xplane.free_without_alloc", "note",
-          "deallocations of memory allocated before the capture (blocks with unknown start)"),
     _Code("xplane.launch_without_device_event", "note",
           "host events with a correlation_id that no device event shares (the device side "
           "was not captured)"),
@@ -771,8 +757,12 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("{reader}.allocator_counter_present", "note",
           "allocator counters the file already holds (a traceconv output read back): not "
           "derived again"),
-    _Code("{reader}.free_without_alloc", "note",
-          "frees of memory allocated before the trace (blocks with unknown start)"),
+    _Code("{reader}.alloc_without_free", "guessed",
+          "allocations on an address whose block was still open: its free was not recorded, "
+          "so that block ends where the new one starts (traceconv/model/block_pairing.py)"),
+    _Code("{reader}.free_without_alloc", "guessed",
+          "frees with no open block on their address: memory allocated before the trace, a "
+          "block from the trace's start (traceconv/model/block_pairing.py)"),
     _Code("{reader}.unknown_memory_record", "dropped",
           "allocator records of an unknown type (kept as instants)"),
     _Code("{reader}.kernel_without_launch", "note",

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ...model import MemoryBlock
+from ...model.block_pairing import BlockPairing
 from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
 from .dispatches import V3, device_name
@@ -72,11 +73,8 @@ def add_allocations(trace: TraceBuilder, records: Iterable[Mapping[str, object]]
     >>> [(b.address, b.size, b.alloc_ns, b.free_ns, b.device, b.pool) for b in t.memory]
     [(4096, 64, 12, 30, 'agent 1', 'REAL'), (0, 4096, 45, 50, 'agent 1', 'SCRATCH')]
     """
-    # (level, address or queue) -> the open block, None for an ALLOC not read (its FREE
-    # is then not read either, rather than counted as a free of no allocation)
-    open_blocks: dict[tuple[str, int | None], MemoryBlock | None] = {}
-    blocks: list[MemoryBlock] = []
-    unpaired = not_read = 0
+    pairs = BlockPairing("rocprof")
+    not_read = 0
     timed = [(integer(r.get("Start_Timestamp")), r) for r in records]
     for start, record in sorted(((s, r) for s, r in timed if s is not None),
                                 key=lambda pair: pair[0]):
@@ -86,30 +84,43 @@ def add_allocations(trace: TraceBuilder, records: Iterable[Mapping[str, object]]
         key = (level, place)
         if place is None or kind not in ("ALLOC", "FREE"):
             not_read += 1
-        elif kind == "ALLOC":
+            continue
+        at = 0 if scratch else place   # (a scratch buffer: offset 0 of its own pool)
+        if kind == "ALLOC":
             end, size = integer(record.get("End_Timestamp")), integer(record.get("Allocation_Size"))
-            at = 0 if scratch else place   # (a scratch buffer: offset 0 of its own pool)
             if size is None or not (0 <= at < 2**63 and 0 <= size < 2**63):
-                open_blocks[key] = None
+                pairs.alloc(key, trace.time(start), None)
                 not_read += 1
                 continue
-            device, _ = device_name(V3, record.get("Agent_Id", ""))
-            block = MemoryBlock(at, size, trace.time(end if end is not None else start),
-                                None, device=device, pool=level,
-                                category="scratch" if scratch else "allocation",
-                                args={"queue": place} if scratch else {})
-            open_blocks[key] = block
-            blocks.append(block)
-        elif key not in open_blocks:
-            unpaired += 1
-        elif (found := open_blocks.pop(key)) is None:
+            opened = trace.time(end if end is not None else start)
+            pairs.alloc(key, opened, _block(record, level, at, size, place, opened, None))
+        elif not 0 <= at < 2**63:
             not_read += 1
-        else:
-            found.free_ns = trace.time(start)
-    not_read += sum(1 for s, _ in timed if s is None)
+        elif not pairs.free(key, freed := trace.time(start)):
+            pairs.allocated_before(_block(record, level, at, _size(record), place, None, freed))
+    not_read += pairs.unread_frees + sum(1 for s, _ in timed if s is None)
+    blocks = pairs.blocks
     trace.add_memory_blocks(blocks)
-    diagnostics = trace.diagnostics
-    diagnostics.add("rocprof.free_without_allocation", count=unpaired)
-    diagnostics.add("rocprof.allocation_not_read", count=not_read)
+    pairs.count(trace.diagnostics)
+    trace.diagnostics.add("rocprof.allocation_not_read", count=not_read)
     if blocks:
         add_live_bytes_counters(trace)
+
+
+def _block(record: Mapping[str, object], level: str, at: int, size: int, place: int,
+           alloc_ns: int | None, free_ns: int | None) -> MemoryBlock:
+    """A block at ``at`` of ``level`` (scratch memory: of queue ``place``); ``alloc_ns``
+    None: a FREE of memory allocated before the trace."""
+    scratch = level == "SCRATCH"
+    agent = record.get("Agent_Id")
+    return MemoryBlock(at, size, alloc_ns, free_ns,
+                       device=device_name(V3, agent)[0] if agent else "", pool=level,
+                       category="scratch" if scratch else
+                       "allocation" if alloc_ns is not None else "allocated before trace",
+                       args={"queue": place} if scratch else {})
+
+
+def _size(record: Mapping[str, object]) -> int:
+    """A FREE's size: rocprofv3 mostly writes 0 there (unknown), kept as the block's size."""
+    size = integer(record.get("Allocation_Size"))
+    return size if size is not None and 0 <= size < 2**63 else 0

@@ -27,6 +27,7 @@ import numpy as np
 
 from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
 from ...model.args import Args
+from ...model.block_pairing import BlockPairing
 from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
 from ...model.slice_index import SliceIndex, enclosing_rows
@@ -344,11 +345,11 @@ def _read_monitor(db: Database, trace: Trace, places: Places) -> None:
 
 def _memory_blocks(trace: Trace, api_rows: np.ndarray, names: list[str], args: list[Args]
                    ) -> None:
-    """hipMalloc/hipFree calls whose args (ptr, size) were recorded, paired by pointer."""
+    """hipMalloc/hipFree calls whose args (ptr, size) were recorded, paired by pointer by
+    :class:`BlockPairing`'s rule."""
     starts = trace.slices.numpy("start")
     ends = starts + trace.slices.numpy("dur")
-    open_blocks: dict[int, MemoryBlock] = {}
-    blocks: list[MemoryBlock] = []
+    pairs = BlockPairing("rpd")
     unparsed = 0
     rows = [i for i, n in enumerate(names) if n in _ALLOCATE or n in _FREE]
     for i in sorted(rows, key=lambda i: int(starts[api_rows[i]])):
@@ -363,14 +364,18 @@ def _memory_blocks(trace: Trace, api_rows: np.ndarray, names: list[str], args: l
             if size is None:
                 unparsed += 1
                 continue
-            block = MemoryBlock(address, int(size[1], 0), int(ends[api_rows[i]]), None,
-                                device="hip", category="allocation",
-                                args={"call": names[i], "slice": int(api_rows[i])})
-            open_blocks[address] = block
-            blocks.append(block)
-        elif (found := open_blocks.pop(address, None)) is not None:
-            found.free_ns = int(starts[api_rows[i]])
-    blocks = [b for b in blocks if 0 <= b.address < 1 << 63 and 0 <= b.size < 1 << 63]
+            at = int(ends[api_rows[i]])
+            pairs.alloc(address, at, MemoryBlock(
+                address, int(size[1], 0), at, None, device="hip", category="allocation",
+                args={"call": names[i], "slice": int(api_rows[i])}))
+        elif address:   # (hipFree of a null pointer frees nothing)
+            at = int(starts[api_rows[i]])
+            if not pairs.free(address, at):
+                pairs.allocated_before(MemoryBlock(address, 0, None, at, device="hip",
+                                                   category="allocated before trace",
+                                                   args={"call": names[i]}))
+    pairs.count(trace.diagnostics)
+    blocks = [b for b in pairs.blocks if 0 <= b.address < 1 << 63 and 0 <= b.size < 1 << 63]
     _name_owners(trace, blocks)
     trace.add_memory_blocks(blocks)
     trace.diagnostics.add("rpd.allocation_without_args", count=unparsed)
@@ -380,7 +385,9 @@ def _memory_blocks(trace: Trace, api_rows: np.ndarray, names: list[str], args: l
 
 def _name_owners(trace: Trace, blocks: list[MemoryBlock]) -> None:
     """Each block's owner: the innermost autograd op (``cpu_op``) around its allocation call
-    on that thread, else the innermost roctx range there; None when neither."""
+    on that thread, else the innermost roctx range there; None when neither (and for a
+    block allocated before the trace)."""
+    blocks = [b for b in blocks if "slice" in b.args]
     if not blocks:
         return
     calls = np.array([b.args.pop("slice") for b in blocks], dtype=np.int64)

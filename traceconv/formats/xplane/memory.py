@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model import MemoryBlock, Trace, TrackKind
+from ...model.block_pairing import BlockPairing
 
 ALLOCATION, DEALLOCATION = "MemoryAllocation", "MemoryDeallocation"
 MEMORY_EVENTS = frozenset({ALLOCATION, DEALLOCATION})
@@ -57,9 +58,9 @@ class MemoryLog:
 
     def finish(self) -> None:
         trace = self.trace
-        open_blocks: dict[tuple[str, int], MemoryBlock] = {}
+        pairs = BlockPairing("xplane")   # keyed by (allocator, address)
         counters: dict[str, tuple[int, list[int], list[float]]] = {}
-        orphans = unaddressed = 0
+        unaddressed = 0
         for ts, _, name, track, args in sorted(self.records, key=lambda r: r[:2]):
             allocator = allocator_of(args)
             address = args.get("addr")
@@ -90,15 +91,13 @@ class MemoryLog:
                                                "step_id", "id") if k in args})
                 if isinstance(shape, str):
                     block.args["tensor_shape"] = shape
-                open_blocks[key] = trace.memory[trace.add_memory_block(block)]
-            elif key in open_blocks:
-                open_blocks.pop(key).free_ns = ts
-            else:
-                orphans += 1
-                trace.add_memory_block(MemoryBlock(address, size if isinstance(size, int) else 0,
-                                                   free_ns=ts, device=allocator,
-                                                   pool=allocator))
+                pairs.alloc(key, ts, block)
+            elif not pairs.free(key, ts):
+                pairs.allocated_before(MemoryBlock(
+                    address, size if isinstance(size, int) else 0, free_ns=ts,
+                    device=allocator, pool=allocator))
+        trace.add_memory_blocks(pairs.blocks)
         for track, times, values in counters.values():
             trace.add_counter_series(track, times, values)
-        trace.diagnostics.add("xplane.free_without_alloc", count=orphans)
+        pairs.count(trace.diagnostics)
         trace.diagnostics.add("xplane.memory_event_without_address", count=unaddressed)

@@ -2,9 +2,8 @@
 
 Kineto writes its events one thread at a time, and the caching allocator often frees a
 block on another thread than the one that allocated it: in file order a free can come
-before its alloc. Time order is the allocator's order: a free closes the block of the
-address's event just before it when that one is an alloc, and an alloc that another alloc
-of the same address follows was freed unrecorded. A block's owner is the innermost op
+before its alloc. Time order is the allocator's order: the events of an address are paired
+in it by the rule of every allocator log (traceconv/model/block_pairing.py). A block's owner is the innermost op
 (``cpu_op``, else any slice) around the alloc on the allocating thread.
 
 A profile of a long run holds hundreds of thousands of these events, nearly always with
@@ -23,6 +22,7 @@ import numpy as np
 
 from ....keys import first_places
 from ....model import Trace
+from ....model.block_pairing import count_unpaired, pair_grouped
 from ....model.memory import ALLOCATOR_TOTALS, add_allocator_counters, add_live_bytes_counters
 from ....model.slice_index import SliceIndex, enclosing_rows
 from .base import hashable
@@ -64,15 +64,12 @@ def memory_blocks(trace: Trace, take_index: Callable[[], SliceIndex | None]) -> 
     owner = _owners(trace, rows, take_index)
     events = _int_events(trace, rows) or _any_events(trace, rows)
     alloc = events.sizes > 0
-    freeing, freed_at = _pair_frees(events.by_key, events.same_key, alloc)
+    freeing, freed_at = pair_grouped(events.by_key, events.same_key, alloc)
     owners = _names(trace, owner[np.searchsorted(rows, events.rows[alloc])])
     del owner
     trace.memory.extend_columns(*_block_columns(trace, events, alloc, freeing, freed_at, owners))
-    found = {"kineto.malformed_memory_event": events.malformed,
-             "kineto.free_without_alloc": int((~alloc & ~freeing).sum()),
-             "kineto.alloc_without_free": int(alloc.sum() - freeing.sum())}
-    for code, count in found.items():
-        trace.diagnostics.add(code, count=count)
+    trace.diagnostics.add("kineto.malformed_memory_event", count=events.malformed)
+    count_unpaired(trace.diagnostics, "kineto", alloc, freeing, freed_at)
     totals = _allocator_totals(trace, events)
     del events, alloc, freeing, freed_at, owners   # (the counters need memory now)
     add_live_bytes_counters(trace)
@@ -184,28 +181,6 @@ def _objects(values: list[Any]) -> np.ndarray:
     [1, [2, 3], None]
     """
     return np.fromiter(values, dtype=object, count=len(values))
-
-
-def _pair_frees(by_key: np.ndarray, same_key: np.ndarray,
-                alloc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Which frees close the alloc just before them on their address, and per alloc the
-    event that frees it (-1: none), for events ``by_key`` (grouped by address, in time
-    order in each; ``same_key``: per by_key[1:], same address as the event before it)
-    and whether each is an ``alloc``.
-
-    >>> key, alloc = np.array([0, 0, 1, 0, 1]), np.array([True, False, False, False, True])
-    >>> by_key = np.lexsort((np.arange(5), key))
-    >>> freeing, freed_at = _pair_frees(by_key, key[by_key[1:]] == key[by_key[:-1]], alloc)
-    >>> freeing.tolist(), freed_at.tolist()
-    ([False, True, False, False, False], [1, -1, -1, -1, -1])
-    """
-    after, before = by_key[1:], by_key[:-1]
-    closes = ~alloc[after] & alloc[before] & same_key
-    freeing = np.zeros(len(alloc), dtype=bool)
-    freeing[after] = closes
-    freed_at = np.full(len(alloc), -1, dtype=np.int64)
-    freed_at[before[closes]] = after[closes]
-    return freeing, freed_at
 
 
 def _block_columns(trace: Trace, events: MemoryEvents, alloc: np.ndarray, freeing: np.ndarray,
