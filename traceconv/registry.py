@@ -147,7 +147,8 @@ BUILTINS: tuple[FormatInfo, ...] = (
         "load_network_and_run --profile) and graph.json", "traceconv.formats.megengine.profile",
         (".json",),
         reads=True, aliases=("megengine-profile",),
-        sniffer="traceconv.formats.sniffing:megengine_profile"),
+        sniffer="traceconv.formats.sniffing:megengine_profile",
+        deep_sniffer="traceconv.formats.sniffing:megengine_profile_beyond_head"),
     FormatInfo(
         "summary", "per-operator summary table (profile_analyze-like), any trace",
         "traceconv.presentation.summary", (".summary.txt",), writes=True),
@@ -163,7 +164,8 @@ BUILTINS: tuple[FormatInfo, ...] = (
         "megengine-meminfo", "MegEngine StaticMemoryInfo.json (static memory plan, logical "
         "addresses)", "traceconv.formats.megengine.meminfo", ("staticmemoryinfo.json",),
         reads=True,
-        sniffer="traceconv.formats.sniffing:megengine_meminfo"),
+        sniffer="traceconv.formats.sniffing:megengine_meminfo",
+        deep_sniffer="traceconv.formats.sniffing:megengine_meminfo_beyond_head"),
     FormatInfo(
         "megengine-memflow-svg", "MegEngine Profiler memory_flow.svg (tensor rects) as input",
         "traceconv.formats.megengine.memflow_svg", ("memory_flow.svg",), reads=True,
@@ -203,7 +205,8 @@ BUILTINS: tuple[FormatInfo, ...] = (
         "torch-et", "PyTorch execution trace (Chakra schema, ExecutionTraceObserver): op graph; "
         "linked to its Kineto trace when both are given", "traceconv.formats.torch_et",
         ("_et.json", ".et.json", ".json"), reads=True, aliases=("chakra", "execution-trace"),
-        sniffer="traceconv.formats.sniffing:torch_et"),
+        sniffer="traceconv.formats.sniffing:torch_et",
+        deep_sniffer="traceconv.formats.sniffing:torch_et_beyond_head"),
     FormatInfo(
         "nsys", "Nsight Systems SQLite export (nsys export --type sqlite, schema 2.9-3.25): CUDA "
         "API, kernels, copies, NVTX, OS runtime, launch flows", "traceconv.formats.nsys",
