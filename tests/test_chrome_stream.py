@@ -17,7 +17,7 @@ import pytest
 
 import traceconv
 from traceconv.formats.chrome import stream
-from traceconv.formats.chrome.stream import DocumentError, read_document
+from traceconv.formats.chrome.stream import Document, DocumentError, read_document
 
 CHUNK = 4096
 
@@ -235,3 +235,114 @@ def test_a_run_of_blanks_at_the_end_of_an_unclosed_array(opener):
     assert [e["name"] for chunk in doc.chunks for e in chunk] == ["op1"] and doc.truncated
     with pytest.raises(DocumentError, match="unexpected end of data"):
         events_of(b'{"traceEvents": [' + x_event(1) + BLANKS, opener)
+
+
+HELD_PIECES = 16
+LIMIT = CHUNK * HELD_PIECES   # the most the reader holds of one event or key value, here
+FILLERS = [4 * LIMIT, 16 * LIMIT]    # two sizes: the peak must not follow them
+
+
+@pytest.fixture
+def small_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A limit of 64 KiB, so that the fillers beyond it are small and quick to read."""
+    monkeypatch.setattr(stream, "HELD_PIECES", HELD_PIECES)
+
+
+def peak_reading(text: bytes) -> tuple[Document, list, int]:
+    """Read ``text`` (a forward-only stream) chunk by chunk: the document, its events and
+    the peak of traced memory while reading (the input itself not counted)."""
+    events: list = []
+    tracemalloc.start()
+    try:
+        doc = read_document(ForwardOnly(text), chunk_size=CHUNK)
+        for chunk in doc.chunks:
+            events += chunk
+        return doc, events, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("filler", FILLERS)
+@pytest.mark.parametrize("form", ["object", "array"])
+def test_an_event_over_the_limit_is_refused_with_its_path_and_offset(filler, form, small_limit):
+    """Found by a hostile-input round: 600 MB of spaces inside one event were held and
+    copied (1.3 GB). An event larger than the reader holds is refused where it starts."""
+    before = (b'{"traceEvents": [' if form == "object" else b"[") + x_event(1) + b", " + x_event(2) + b","
+    text = before + b'{"ph": "X",' + b" " * filler + b'"ts": 1}]' + (b"}" if form == "object" else b"")
+    with pytest.raises(DocumentError) as err:
+        peak_reading(text)
+    # third element; it starts right after the text written before it
+    assert err.value.path == ("$.traceEvents[2]" if form == "object" else "$[2]")
+    assert err.value.offset == len(before)
+    tracemalloc.start()
+    try:
+        with pytest.raises(DocumentError):
+            events_of(text, ForwardOnly)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * LIMIT, peak
+
+
+HUGE_VALUES = {   # values of a key traceconv does not read, each about ``size`` bytes
+    "string": lambda size: b'"' + b" " * size + b'"',
+    "wide object": lambda size: b"{" + b",".join(b'"k%d": [1, "]"]' % i
+                                                 for i in range(size // 14)) + b"}",
+    "deep array": lambda size: b"[" * (size // 2) + b"]" * (size // 2),
+}
+
+
+@pytest.mark.parametrize("filler", FILLERS)
+@pytest.mark.parametrize("kind", [   # (a bracket at a time: the nested ones take seconds)
+    "string", pytest.param("wide object", marks=pytest.mark.slow),
+    pytest.param("deep array", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_a_huge_value_of_an_unread_key_is_read_past_in_bounded_memory(filler, kind, where, small_limit):
+    """Found by a hostile-input round: a key before ``traceEvents`` (600 MB) was read whole,
+    one after it held to the closing brace. Other keys are kept, the huge one named."""
+    huge = b'"k": ' + HUGE_VALUES[kind](filler)
+    events = b"[" + x_event(1) + b"," + x_event(2) + b"]"
+    if where == "before":
+        text = b'{"schemaVersion": 1, ' + huge + b', "traceEvents": ' + events + b', "a": [2]}'
+    else:
+        text = b'{"schemaVersion": 1, "traceEvents": ' + events + b", " + huge + b', "a": [2]}'
+    doc, read, peak = peak_reading(text)
+    assert [e["name"] for e in read] == ["op1", "op2"]
+    assert doc.envelope == {"schemaVersion": 1, "a": [2]} and doc.skipped_keys == ["k"]
+    assert peak < 4 * LIMIT, peak
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_a_huge_value_of_a_key_traceconv_reads_is_refused_with_its_offset(where, small_limit):
+    value = b'{"x": "' + b"y" * (2 * LIMIT) + b'"}'
+    events = b'"traceEvents": [' + x_event(1) + b"]"
+    head = (b'{"otherData": ' if where == "before" else b"{" + events + b', "otherData": ')
+    text = head + value + (b", " + events + b"}" if where == "before" else b"}")
+    with pytest.raises(DocumentError) as err:
+        events_of(text, ForwardOnly)
+    assert err.value.path == '$["otherData"]' and err.value.offset == len(head)
+
+
+@pytest.mark.parametrize("text", [
+    b'{"a": 1, "traceEvents": {"x": 1}' + b" " * CHUNK + b"}",     # not an array
+    b'{"a" 1, "traceEvents": []' + b" " * CHUNK + b"}",             # no colon
+    b'{"a": 1 "traceEvents": []' + b" " * CHUNK + b"}",             # no comma
+    b'{"a": [1}, "traceEvents": []' + b" " * CHUNK + b"}",          # a bad value
+    b'{1: 1, "traceEvents": []' + b" " * CHUNK + b"}",              # a key not a string
+    b'{"traceEvents": [' + x_event(1) + b"]" + b" " * CHUNK + b', "a": 1 "b": 2}',
+], ids=["not an array", "no colon", "no comma", "bad value", "bad key", "no comma after"])
+def test_a_bad_key_or_value_around_the_events_is_a_located_error(text):
+    with pytest.raises(DocumentError) as err:
+        events_of(text, ForwardOnly)
+    assert err.value.line == 1 and err.value.column is not None
+
+
+def test_a_skipped_key_is_counted_under_its_code(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(stream, "HELD_PIECES", 2)   # 512 KiB at the default piece size
+    path = tmp_path / "t.json"
+    path.write_bytes(b'{"traceEvents": [' + b",".join(x_event(i) for i in range(3000))
+                     + b'], "big": "' + b"x" * (1 << 20) + b'"}')
+    trace = traceconv.load(path)
+    found = {d.code: d for d in trace.diagnostics}
+    assert found["chrome.envelope_value_skipped"].count == 1
+    assert "big" not in trace.metadata.attributes

@@ -86,6 +86,9 @@ CODES: tuple[CodeInfo, ...] = (
     # chrome
     _Code("chrome.duplicate_trace_events", "dropped", 'events of a second "traceEvents" key: '
           "dropped (the first array is read)"),
+    _Code("chrome.envelope_value_skipped", "dropped",
+          "top-level keys that traceconv does not read, with a value over the size it holds "
+          "of one (64 MiB): read past, not kept among the trace's attributes"),
     _Code("chrome.args_not_object", "repaired",
           "args that are not objects: kept under the key 'args'"),
     _Code("chrome.async_without_id", "guessed",

@@ -658,12 +658,17 @@ def _read_events(source: Source, forced: str | None = None) -> ChromeReader:
                                  location="$.traceEvents" if doc.has_events_key and
                                  isinstance(doc.envelope, dict) and doc.envelope else "$")
         except DocumentError as exc:
+            if exc.path is not None:   # well-formed so far, but more than is held of one item
+                raise InputError(str(exc), file=source.name,
+                                 location=f"{exc.path}, byte {exc.offset}") from None
             where = f"{exc.line}:{exc.column}" if exc.line else None
             raise InputError(f"not valid JSON: {exc}", file=source.name, location=where) from None
         except (OSError, EOFError) as exc:   # a cut or corrupt gzip: where it stopped
             raise InputError(f"cannot read: {exc}", file=source.name,
                              location=stopped_at(stream, source.compressed)) from None
     reader.trace.diagnostics.add("chrome.duplicate_trace_events", count=doc.duplicate_events)
+    reader.trace.diagnostics.add("chrome.envelope_value_skipped", count=len(doc.skipped_keys),
+                                 example=", ".join(doc.skipped_keys[:3]) or None)
     if doc.truncated:
         reader.trace.diagnostics.add("chrome.truncated_array")
     return reader

@@ -13,8 +13,10 @@ that still does not parse holds a real syntax error. Every byte is so searched, 
 parsed a bounded number of times: reading is linear for any input (hostile ones included).
 Whitespace between elements is read past as it comes, never held, and a run of tiny elements
 (bare numbers) is cut at its commas: memory follows the chunk size and the largest element,
-not the length of a run. Errors name the line and column in the file (columns count
-characters, as orjson's do).
+not the length of a run. No one event or top-level value is held beyond a bound
+(:data:`HELD_PIECES` pieces): a larger event is refused, a larger value of a key the reader
+does not use read past as it arrives. Errors name the line and column in the file (columns
+count characters, as orjson's do), or the JSON path and byte offset of an item too large.
 """
 
 from __future__ import annotations
@@ -34,9 +36,15 @@ from ...json_decode import lenient, too_deep
 # dicts of one piece are still in the CPU cache when they are read and freed, and the
 # allocator reuses their memory for the next piece.
 CHUNK = 256 << 10
-ENVELOPE_LIMIT = 64 << 20  # how far to look for "traceEvents" before parsing whole
+# One event, or one value of a top-level key, held at most this many pieces' worth (64 MiB
+# at the default piece size): beyond it an event is refused and a key's value read past.
+HELD_PIECES = 256
+# Top-level keys the reader and its flavours read: one of them over the limit is refused,
+# any other is read past (counted) without being held.
+USED_KEYS = frozenset({"traceEvents", "traceconv", "baseTimeNanoseconds", "displayTimeUnit",
+                       "otherData", "deviceProperties", "distributedInfo", "schemaVersion",
+                       "ExtraInfo", "span_index", "span_indx", "metadata"})
 _BOUNDARY = re.compile(rb"\}\s*,\s*(?=\{)")
-_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 # A string (group 1 is missing when the buffer ends inside it), a bracket or a comma.
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(")?|[\[\]{},]', re.DOTALL)
 _STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*(")?', re.DOTALL)
@@ -46,16 +54,19 @@ _SPACE = re.compile(rb"[ \t\r\n]*")
 _LAST_VISIBLE = re.compile(rb"[^ \t\r\n][ \t\r\n]*\Z")
 _WS = b" \t\r\n"
 _CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
-_OPEN, _QUOTE, _CLOSE_ARRAY, _COMMA = b"{[", ord('"'), ord("]"), ord(",")
+_OPEN, _QUOTE, _COMMA = b"{[", ord('"'), ord(",")
+_CLOSE_ARRAY, _CLOSE_OBJECT = ord("]"), ord("}")
 _BLANK_RUN = -2   # _Cutter.find: the buffer ends in a long run of whitespace between elements
 
 
 class DocumentError(ValueError):
     """The document is not valid JSON; ``line``/``column`` locate the problem when known."""
 
-    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+    def __init__(self, message: str, line: int | None = None, column: int | None = None,
+                 path: str | None = None, offset: int | None = None) -> None:
         super().__init__(message)
         self.line, self.column = line, column
+        self.path, self.offset = path, offset   # a JSON path, and its byte in the text
 
 
 @dataclass
@@ -70,6 +81,8 @@ class Document:
     # One rule for a "traceEvents" key given twice, whatever the file's size: the first
     # array is read, the events of every later one are dropped (and counted here).
     duplicate_events: int = 0
+    # Top-level keys whose value was over the limit and read past, not kept (in file order).
+    skipped_keys: list[str] = field(default_factory=list)
     # Set by the reader once it knows the flavour: pieces of event array text → typed
     # records, or None when a piece needs plain values (see records.py).
     records: Callable[[bytes | bytearray], list[Any] | None] | None = None
@@ -205,22 +218,14 @@ def read_document(stream: BinaryIO, chunk_size: int | None = None) -> Document:
         doc = Document(bare_array=True)
         doc.chunks = _chunks(_Text(stream, head, start + 1, chunk_size), doc)
         return doc
-    match = _EVENTS_KEY.search(head)
-    while match is None and len(head) < ENVELOPE_LIMIT:  # a long envelope (log lines, ...)
-        more = stream.read(chunk_size)
-        if not more:
-            break
-        head += more
-        match = _EVENTS_KEY.search(head, max(0, len(head) - len(more) - 64))
-    if head[start:start + 1] != b"{" or match is None:
+    if head[start:start + 1] != b"{":
         return _parse_whole(head + stream.read())
-    prefix = head[start + 1:match.start()].rstrip(_WS).rstrip(b",")
-    try:
-        envelope = json_loads(b"{" + prefix + b"}")
-    except orjson.JSONDecodeError:  # "traceEvents" appeared inside an earlier value
-        return _parse_whole(head + stream.read())
-    doc = Document(envelope=envelope)
-    doc.chunks = _chunks(_Text(stream, head, match.end(), chunk_size), doc)
+    doc = Document()
+    text = _Text(stream, head, start + 1, chunk_size)
+    if _read_members(text, doc, header=True):
+        doc.chunks = _chunks(text, doc)
+    else:   # an object without "traceEvents" (not a trace: the reader says so)
+        doc.has_events_key = False
     return doc
 
 
@@ -263,6 +268,7 @@ class _Text:
 
     def __init__(self, stream: BinaryIO, head: bytes, start: int, chunk_size: int) -> None:
         self.stream, self.chunk_size = stream, chunk_size
+        self.limit = chunk_size * HELD_PIECES   # the most of one event or value held
         self.buffer = bytearray(head)
         self.eof = False
         self.origin = _seekable_offset(stream, len(head))   # where head is in the stream
@@ -350,11 +356,19 @@ class _Cutter:
     string too), so no text is scanned twice. Between elements it notes where the
     whitespace that ends the buffer begins, so that a long run of it is read past, not held."""
 
-    def __init__(self) -> None:
+    def __init__(self, closer: int = _CLOSE_ARRAY) -> None:
+        self.closer = closer   # the bracket that closes the container (an array's ])
         self.pos = 0
         self.depth = 0
         self.in_string = False
         self.blank_from: int | None = None  # between elements: the buffer ends in blanks from here
+        self.element, self.before = 0, 0   # where the last element starts; elements before it
+
+    def drop(self, n: int) -> None:
+        """The first ``n`` scanned bytes of the buffer were consumed: move the marks."""
+        self.pos -= n
+        self.element -= n
+        self.blank_from = None
 
     def find(self, buffer: bytearray, minimum: int) -> tuple[int, int] | None:
         """``(end, next)``: the elements in ``buffer[:end]`` are followed by a comma at ``end
@@ -393,12 +407,14 @@ class _Cutter:
                     self.blank_from = None
                     return None
             elif first == _COMMA:
-                if depth == 0 and token.start() >= minimum:
-                    return token.start(), token.end()
+                if depth == 0:
+                    if token.start() >= minimum:
+                        return token.start(), token.end()
+                    self.element, self.before = token.end(), self.before + 1
             elif first in _OPEN:
                 depth += 1
-            elif depth == 0:   # a bracket that closes the array, or nothing (an error)
-                if first == _CLOSE_ARRAY:
+            elif depth == 0:   # a bracket that closes the container, or nothing (an error)
+                if first == self.closer:
                     return token.start(), -1
                 return token.end(), token.end()   # the parse reports the stray brace
             else:
@@ -418,7 +434,7 @@ class _Cutter:
 def _chunks(text: _Text, doc: Document) -> Iterator[list[Any]]:
     """Yield parsed event lists from the text after the array's ``[``; when the array
     ends, the keys that follow it are added to ``doc.envelope``."""
-    size = text.chunk_size
+    size, index = text.chunk_size, 0
     while True:
         text.skip_space()   # after the [ or a comma
         text.fill(2 * size)   # keep two pieces of text ahead so a boundary is in view
@@ -430,6 +446,7 @@ def _chunks(text: _Text, doc: Document) -> Iterator[list[Any]]:
                 pass  # the cut was inside a string or a nested value (or the text is bad)
             else:
                 text.consume(guess.end())
+                index += len(events)
                 yield events
                 continue
         if text.eof and (closed := _closing_bracket(text.buffer, doc)) is not None:
@@ -439,17 +456,24 @@ def _chunks(text: _Text, doc: Document) -> Iterator[list[Any]]:
             return
         cutter = _Cutter()
         while (found := cutter.find(text.buffer, size)) is None:
+            if len(text.buffer) - cutter.element > text.limit:
+                raise _too_large(text, cutter.element, "an event", _event_path(
+                    doc, index + cutter.before))
             if not text.more():
                 yield _unclosed_array(text, doc)
                 return
         end, following = found
         if following == _BLANK_RUN:
-            yield _before_blank_run(text, end, doc)
+            events = _before_blank_run(text, end, doc)
+            index += len(events)
+            yield events
             if text.buffer[:1] == b"]":
                 _read_trailer(text, 1, doc)
                 return
             continue
-        yield text.parse(0, end, doc)
+        events = text.parse(0, end, doc)
+        index += len(events)
+        yield events
         if following < 0:
             _read_trailer(text, end + 1, doc)
             return
@@ -520,24 +544,143 @@ def _read_trailer(text: _Text, start: int, doc: Document) -> None:
         return
     if not buffer:
         raise text.end_error("unexpected end of data: the object's closing } is missing")
-    if buffer[0] == _COMMA:   # more keys: parse them as an object, the comma its {
-        while text.more():
-            pass
-        try:
-            trailer = json_loads(b"{" + buffer[1:])
-        except orjson.JSONDecodeError as exc:
-            raise text.error(exc, 0, 0) from None
-        if "traceEvents" in trailer:   # a second array: the first one was read (one rule)
-            later = trailer.pop("traceEvents")
-            doc.duplicate_events += len(later) if isinstance(later, list) else 1
-        doc.envelope.update(trailer)
-        return
-    if buffer[0] != ord("}"):
+    if buffer[0] == _COMMA:   # more keys, read as the header's are, then the closing }
+        text.consume(1)
+        _read_members(text, doc, header=False)
+    elif buffer[0] == _CLOSE_OBJECT:
+        _close_object(text)
+    else:
         raise text.error(_located("unexpected content after the event array"), 0, 0)
+
+
+def _close_object(text: _Text) -> None:
+    """Read past the top-level object's ``}`` at the buffer's start: nothing may follow."""
     text.consume(1)
     text.skip_space()
     if text.buffer:
-        raise text.error(_located("unexpected content after the event array"), 0, 0)
+        raise text.error(_located("unexpected content after the top-level object"), 0, 0)
+
+
+def _read_members(text: _Text, doc: Document, header: bool) -> bool:
+    """Read the top-level object's ``"key": value`` members from the buffer's start (after
+    its ``{``, or after the comma that follows the event array) into ``doc.envelope``.
+    In the ``header``, stop after the ``[`` of ``"traceEvents"`` (True); else read to the
+    object's ``}`` (False). No key or value is held beyond ``text.limit``: a larger value
+    of a key the reader does not use is read past (in ``doc.skipped_keys``), of one it
+    uses refused. A later ``"traceEvents"``'s events are counted, not read (one rule).
+
+    >>> import io
+    >>> doc = Document()
+    >>> text = _Text(io.BytesIO(), b'"a": [1], "b": "xxx", "traceEvents": [{}]}', 0, 4)
+    >>> text.limit = 4
+    >>> _read_members(text, doc, header=True), doc.envelope, doc.skipped_keys, bytes(text.buffer)
+    (True, {'a': [1]}, ['b'], b'{}]}')
+    """
+    text.skip_space()
+    if text.buffer[:1] == b"}" and header:   # {}: no keys
+        _close_object(text)
+        return False
+    while True:
+        key = _read_key(text)
+        if key == "traceEvents" and header:
+            if text.buffer[:1] != b"[":
+                raise text.error(_located("traceEvents is not an array"), 0, 0)
+            text.consume(1)
+            return True
+        value = _member_value(text, key, doc)
+        if key == "traceEvents":
+            doc.duplicate_events += len(value) if isinstance(value, list) else 1
+        elif value is not _SKIPPED:
+            doc.envelope[key] = value
+        text.skip_space()
+        if text.buffer[:1] == b",":
+            text.consume(1)
+            continue
+        if text.buffer[:1] == b"}":
+            _close_object(text)
+            return False
+        if not text.buffer:
+            raise text.end_error("unexpected end of data: the object's closing } is missing")
+        raise text.error(_located("unexpected character, expected ',' or '}'"), 0, 0)
+
+
+_SKIPPED = object()   # a value read past, not kept
+
+
+def _read_key(text: _Text) -> str:
+    """The key at the buffer's start (whitespace before it read past) and its ``:``; the
+    buffer then starts at the value."""
+    text.skip_space()
+    if text.buffer[:1] != b'"':
+        if not text.buffer:
+            raise text.end_error("unexpected end of data: a key was expected")
+        raise text.error(_located("a key (a string) was expected"), 0, 0)
+    pos = 1
+    while (rest := _STRING_REST.match(text.buffer, pos)) is not None and rest.group(1) is None:
+        pos = rest.end()   # (before a backslash that ends the buffer: its pair comes next)
+        if pos > text.limit:
+            raise _too_large(text, 0, "a key", "$")
+        if not text.more():
+            raise text.end_error("unexpected end of data inside a key")
+    end = rest.end() if rest is not None else 0
+    try:
+        key: str = json_loads(memoryview(text.buffer)[:end])
+    except orjson.JSONDecodeError as exc:
+        raise text.error(exc, 0, 0) from None
+    text.consume(end)
+    text.skip_space()
+    if text.buffer[:1] != b":":
+        raise text.error(_located(f"':' was expected after the key {key!r}"), 0, 0)
+    text.consume(1)
+    text.skip_space()
+    return key
+
+
+def _member_value(text: _Text, key: str, doc: Document) -> Any:
+    """The value of ``key`` at the buffer's start, parsed and consumed; a value over
+    ``text.limit`` is read past as it arrives (:data:`_SKIPPED`) when the reader does not
+    use ``key``, else refused. A value read past is checked for strings and brackets only."""
+    cutter = _Cutter(closer=_CLOSE_OBJECT)
+    skipped = 0
+
+    def refuse_used() -> None:
+        if key in USED_KEYS:
+            raise _too_large(text, -skipped, "the value of a key traceconv reads",
+                             f"$[{json.dumps(key)}]")
+
+    while (found := cutter.find(text.buffer, 0)) is None:
+        if cutter.pos > text.limit:
+            refuse_used()
+            skipped += cutter.pos
+            text.consume(cutter.pos)
+            cutter.drop(cutter.pos)
+        if not text.more():
+            raise text.end_error("unexpected end of data: the object's closing } is missing")
+    end = found[0]
+    if skipped or end > text.limit:
+        refuse_used()
+        text.consume(end)
+        doc.skipped_keys.append(key)
+        return _SKIPPED
+    try:
+        value = json_loads(memoryview(text.buffer)[:end])
+    except orjson.JSONDecodeError as exc:
+        raise text.error(exc, 0, 0) from None
+    text.consume(end)
+    return value
+
+
+def _event_path(doc: Document, index: int) -> str:
+    """The JSON path of event ``index``."""
+    return f"$[{index}]" if doc.bare_array else f"$.traceEvents[{index}]"
+
+
+def _too_large(text: _Text, start: int, what: str, path: str) -> DocumentError:
+    """``what`` (at ``path``), starting at ``buffer[start]`` (before it when negative), is
+    over the limit."""
+    offset = text.consumed + start
+    return DocumentError(f"{what} is over {text.limit:,} bytes (read in bounded memory, "
+                         f"traceconv holds no more of one)", path=path, offset=offset)
 
 
 def _located(message: str) -> orjson.JSONDecodeError:
