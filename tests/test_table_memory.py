@@ -1,5 +1,6 @@
-"""Large plain tables cost about their own size: a CSV's rows are packed by column
-(:class:`traceconv.formats.csv_rows.CellColumns`), an nsys table's arg dicts are made a
+"""Large plain tables cost about their own size: a CSV's (and a rocpd query's) rows are
+packed by column (:class:`traceconv.formats.csv_rows.CellColumns`), SQLite rows fetched a
+batch at a time into numpy columns, the arg dicts of nsys, rpd and NVTX trace rows made a
 batch at a time. Each test crosses several batches; every expected value is the generated
 input itself, or counted from it with ``csv``/``sqlite3``."""
 
@@ -17,8 +18,12 @@ import pytest
 
 import traceconv
 from tests.conftest import SAMPLES
+from tests.rocpd_database import UUID
+from traceconv.formats._sqlite import open_database
 from traceconv.formats.csv_rows import CellColumns
+from traceconv.formats.nsys_stats import read as read_nvtx
 from traceconv.formats.rocprof.csv_table import read_table
+from traceconv.formats.rocprof.rocpd import load_parts
 from traceconv.formats.rocprof.v3 import build_run, load_part
 from traceconv.io import Source
 
@@ -126,3 +131,146 @@ def test_every_nsys_kernel_keeps_its_own_args_across_batches(tmp_path: Path):
                                      s.args["block"][0], s.args.get("graph node"))
              for s in trace.iter_slices() if s.category == "kernel"}
     assert found == expected
+
+
+@pytest.mark.slow
+def test_numeric_columns_hold_the_columns_once(tmp_path: Path):
+    """Rows fetched a batch at a time into columns made for the table's count: the peak is
+    about the columns themselves (a structured array and a copy of each column: 2-3x)."""
+    path = tmp_path / "numbers.sqlite"
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("create table t (a integer, b real, c integer)")
+        db.execute("insert into t with recursive n(i) as (select 1 union all select i + 1 "
+                   "from n where i < 500000) select i * 7, i / 4.0, case when i % 5 then i end "
+                   "from n")
+        db.commit()
+        expected = list(db.execute("select a, b, coalesce(c, -1) from t order by rowid"))
+    with open_database(Source(str(path))) as database:
+        tracemalloc.start()
+        try:
+            columns = database.numeric_columns(
+                "t", {"a": ("i8", 0), "b": ("f8", 0.0), "c": ("i8", -1)})
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    data = sum(column.nbytes for column in columns.values())
+    assert list(zip(*(columns[k].tolist() for k in "abc"), strict=True)) == expected
+    assert peak < 1.5 * data   # (the columns, and one batch of Python rows)
+
+
+def _grown_rpd(directory: Path, calls: int) -> Path:
+    """The real matmul rpd with ``calls`` more calls, each with its own args text, every
+    third one a kernel launch (``rocpd_kernelapi``) with its own grid."""
+    path = directory / "many.rpd"
+    shutil.copyfile(Path(__file__).parent / "data" / "seeds" / "matmul.rpd", path)
+    with closing(sqlite3.connect(path)) as db:
+        first = db.execute("select max(id) from rocpd_string").fetchone()[0] + 1
+        db.execute(f"""insert into rocpd_string (id, string)
+            with recursive n(i) as (select 0 union all select i + 1 from n where i < {calls - 1})
+            select {first} + i, 'ptr=0x' || i || ' call ' || i from n""")
+        db.execute(f"""insert into rocpd_api (pid, tid, start, "end", apiName_id, args_id)
+            select a.pid, a.tid, a.start + 10 * (s.id - {first}),
+                   a.start + 10 * (s.id - {first}) + 5, a.apiName_id, s.id
+            from rocpd_string s, (select * from rocpd_api where id in
+                (select api_ptr_id from rocpd_kernelapi) limit 1) a
+            where s.id >= {first} order by s.id""")
+        columns = [c for _, c, *_ in db.execute("pragma table_info(rocpd_kernelapi)")]
+        made = ", ".join({"api_ptr_id": "a.id", "gridX": "a.id % 1000"}.get(c, f'k."{c}"')
+                         for c in columns)
+        db.execute(f"""insert into rocpd_kernelapi ({', '.join(columns)})
+            select {made} from rocpd_api a, (select * from rocpd_kernelapi limit 1) k
+            where a.args_id >= {first} and a.id % 3 = 0""")
+        db.commit()
+    return path
+
+
+@pytest.mark.slow
+def test_every_rpd_call_keeps_its_own_args_across_batches(tmp_path: Path):
+    path = _grown_rpd(tmp_path, ROWS)
+    with closing(sqlite3.connect(path)) as db:
+        expected = dict(db.execute(
+            "select s.string, k.gridX from rocpd_api a join rocpd_string s on s.id = a.args_id "
+            "left join rocpd_kernelapi k on k.api_ptr_id = a.id where s.string like '% call %'"))
+    tracemalloc.start()
+    try:
+        trace = traceconv.load(path)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # beyond the model (an args dict and a position per call held 5 times the file; the
+    # string table, every call's own text here, is read whole)
+    assert peak - held < 3.5 * path.stat().st_size
+    found = {s.args["args"]: s.args["grid"][0] if "grid" in s.args else None
+             for s in trace.iter_slices()
+             if s.args and " call " in str(s.args.get("args"))}
+    assert len(expected) == ROWS and found == expected
+
+
+def _grown_rocpd(directory: Path, regions: int) -> Path:
+    """The rocpd seed with ``regions`` more API regions, each with its own times."""
+    path = directory / "many_results.db"
+    shutil.copyfile(Path(__file__).parent / "data" / "seeds" / "rocprofv3_results.db", path)
+    with closing(sqlite3.connect(path)) as db:
+        region = f"rocpd_region{UUID}"
+        columns = [c for _, c, *_ in db.execute(f'pragma table_info("{region}")') if c != "id"]
+        picked = ", ".join(f'"{c}"' for c in columns)
+        moved = ", ".join({"start": "r.start + 1000 * n.i", "end": 'r."end" + 1000 * n.i'}
+                          .get(c, f'r."{c}"') for c in columns)
+        db.execute(f"""insert into "{region}" ({picked})
+            with recursive n(i) as (select 1 union all select i + 1 from n where i < {regions})
+            select {moved} from n, (select * from "{region}" limit 1) r""")
+        db.commit()
+    return path
+
+
+@pytest.mark.slow
+def test_a_large_rocpd_table_is_held_in_about_its_own_size(tmp_path: Path):
+    path = _grown_rocpd(tmp_path, 60_000)
+    with closing(sqlite3.connect(path)) as db:
+        starts = [str(s) for (s,) in db.execute(
+            f'select start from "rocpd_region{UUID}" order by id')]
+    tracemalloc.start()
+    try:
+        parts, _ = load_parts(Source(str(path)))
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    api = next(part.table for part in parts if part.kind == "v3-api")
+    assert list(api.column("Start_Timestamp")) == starts
+    # (SQLite writes such a row in 35 bytes; a list of str per row held 550 bytes a row)
+    assert held < 200 * len(starts)
+
+
+def _nvtx_trace(path: Path, rows: int) -> None:
+    """An NVTX pushpop trace whose ranges each have their own id, name and parent (the
+    first of every 10 none, as nsys writes a range without one)."""
+    header = ["Start (ns)", "End (ns)", "Duration (ns)", "DurChild (ns)", "DurNonChild (ns)",
+              "Name", "PID", "TID", "Lvl", "NumChild", "RangeId", "ParentId", "RangeStack",
+              "NameTree"]
+    with path.open("w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(header)
+        for i in range(rows):
+            writer.writerow([1000 * i, 1000 * i + 500, 500, 0, 500, f"range {i}", 7, 8 + i % 3,
+                             i % 4, 0, i + 1, "" if i % 10 == 0 else i, f":{i + 1}",
+                             f"range {i}"])
+
+
+@pytest.mark.slow
+def test_every_nvtx_range_keeps_its_own_args_in_about_the_reports_size(tmp_path: Path):
+    path = tmp_path / "big.nvtx_pushpop_trace.csv"
+    _nvtx_trace(path, 60_000)
+    with path.open(newline="") as text:
+        expected = {row["Name"]: {"range id": int(row["RangeId"]), "level": int(row["Lvl"]),
+                                  **({"parent id": int(row["ParentId"])}
+                                     if row["ParentId"] else {})}
+                    for row in csv.DictReader(text)}
+    tracemalloc.start()
+    try:
+        trace = read_nvtx(Source(str(path)))
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert {s.name: dict(s.args) for s in trace.iter_slices()} == expected
+    # beyond the model: (Python numbers, names and an args dict per row: 5.7 times the file)
+    assert peak - held < 2 * path.stat().st_size

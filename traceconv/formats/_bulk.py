@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 
 from ..model import Trace
+from ..model.args import Args
+from ..model.builder import TraceBuilder
 from ..model.typed_arrays import extend_typed
 
 # rows whose Python objects (arg dicts) are made at once: bounds a large table's extra memory
@@ -79,6 +81,27 @@ def args_by_batch(keys: tuple[str, ...], *columns: Sequence[Any] | np.ndarray
     [{'bytes': 8}, {'bytes': 2}]
     """
     return lambda part: rows_of_args(keys, *(column[part] for column in columns))
+
+
+def add_intervals_by_batch(trace: TraceBuilder, track: np.ndarray, start: np.ndarray,
+                          end: np.ndarray, name: np.ndarray, category: np.ndarray,
+                          args: Callable[[slice], Sequence[Args]]) -> np.ndarray:
+    """:meth:`TraceBuilder.add_intervals` with ``args`` made a batch of rows at a time (a
+    function of the batch's slice), so that a large table's arg dicts are never all held
+    at once; returns the slices' rows.
+
+    >>> b = TraceBuilder(); t = b.add_track("t", process=b.add_process("p"))
+    >>> rows = add_intervals_by_batch(b, np.array([t, t]), np.array([0, 5]), np.array([4, 9]),
+    ...                               np.zeros(2, np.int32), np.zeros(2, np.int32),
+    ...                               lambda part: [{"i": i} for i in range(*part.indices(2))])
+    >>> rows.tolist(), list(b.build().slices.args)
+    ([0, 1], [{'i': 0}, {'i': 1}])
+    """
+    rows = np.zeros(len(start), np.int64)
+    for part in batches(len(start)):
+        rows[part] = trace.add_intervals(track[part], start[part], end[part], name[part],
+                                         category[part], args(part))
+    return rows
 
 
 def add_flows(trace: Trace, sources: np.ndarray, targets: np.ndarray, category: str,

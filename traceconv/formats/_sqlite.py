@@ -5,8 +5,9 @@ replayed, a step budget, computed columns not read). A gzipped input, standard i
 special file is first decompressed into a private temporary file, bounded by the input size
 limit (``--max-bytes``) as every other input is.
 
-Rows go from the cursor straight into numpy columns (:func:`numeric_columns`), never into
-a list of Python rows first.
+Rows go from the cursor into numpy columns (:func:`numeric_columns`) a batch at a time, into
+columns made once for the table's count of rows: never a list of every row, nor a second
+copy of the columns.
 """
 
 from __future__ import annotations
@@ -148,9 +149,9 @@ class Database:
 
     def numeric_columns(self, table: str, columns: dict[str, tuple[str, object]],
                         where: str = "", order: str = "") -> dict[str, np.ndarray]:
-        """Columns of ``table`` as numpy arrays, streamed from the cursor (no Python list of
-        rows in between): ``{name: (dtype, default)}``, each read by its name with NULL
-        (or a missing column) read as ``default``. ``where``/``order`` are SQL clauses.
+        """Columns of ``table`` as numpy arrays, fetched a batch of rows at a time:
+        ``{name: (dtype, default)}``, each read by its name with NULL (or a missing column)
+        read as ``default``. ``where``/``order`` are SQL clauses.
         A row with a value that is no number of its column's type (text, a blob, a number
         beyond 64 bits) is left out and counted (``malformed_rows``), not fatal.
 
@@ -167,22 +168,27 @@ class Database:
         select = ", ".join(self.expression(table, name, default)
                            for name, (_, default) in columns.items())
         clauses = (f" where {where}" if where else "") + (f" order by {order}" if order else "")
+        source = f"from {_ident(table)}{clauses}"
         try:
+            expected = self.query(f"select count(*) from {_ident(table)}"
+                                  + (f" where {where}" if where else ""), table)[0][0]
+            read = _ColumnsRead(dtype, expected)
             try:
-                rows = np.fromiter(self.connection.execute(
-                    f"select {select} from {_ident(table)}{clauses}"), dtype=dtype)
+                for batch in _batches(self.connection.execute(f"select {select} {source}")):
+                    read.extend(np.fromiter(batch, dtype=dtype, count=len(batch)))
             except (OverflowError, TypeError, ValueError):   # text in a number column
-                rows = self._well_typed_rows(
-                    f"select rowid, {select} from {_ident(table)}{clauses}", table, dtype)
+                read = _ColumnsRead(dtype, expected)
+                for batch in _batches(self.connection.execute(f"select rowid, {select} {source}")):
+                    read.extend(self._well_typed_rows(batch, table, dtype))
         except sqlite3.DatabaseError as exc:
             raise self._guarded.error(exc, table) from None
-        return {name: np.ascontiguousarray(rows[name]) for name in columns}
+        return read.columns()
 
-    def _well_typed_rows(self, sql: str, table: str, dtype: np.dtype) -> np.ndarray:
-        """The rows of ``sql`` (rowid first) that convert to ``dtype``, one at a time (the
-        slow path, taken only when a row does not), the others counted."""
+    def _well_typed_rows(self, rows: list[Any], table: str, dtype: np.dtype) -> np.ndarray:
+        """The ``rows`` (rowid first) that convert to ``dtype``, one at a time (the slow path,
+        taken only when a row does not), the others counted."""
         kept = []
-        for rowid, *values in self.connection.execute(sql):
+        for rowid, *values in rows:
             try:
                 kept.append(np.array(tuple(values), dtype=dtype))
             except (OverflowError, TypeError, ValueError):
@@ -196,6 +202,48 @@ class Database:
         are rendered as text."""
         return {int(key): value if isinstance(value, str) else str(value)
                 for key, value in self.query(sql, where) if isinstance(key, int)}
+
+
+# rows fetched from a cursor at once: bounds the Python rows held beside the columns
+_FETCH = 16384
+
+
+def _batches(cursor: sqlite3.Cursor) -> Iterator[list[Any]]:
+    """The rows of ``cursor`` a batch at a time."""
+    while batch := cursor.fetchmany(_FETCH):
+        yield batch
+
+
+class _ColumnsRead:
+    """Numpy columns filled a batch of rows at a time: room for the ``expected`` rows (the
+    table's count) made once, grown by doubling should more come, cut to the rows read.
+
+    >>> read = _ColumnsRead(np.dtype([("a", "i8"), ("b", "f8")]), expected=1)
+    >>> for batch in ([(1, 2.5)], [(3, 0.5), (4, 1.0)]):
+    ...     read.extend(np.array(batch, dtype=read.dtype))
+    >>> {name: column.tolist() for name, column in read.columns().items()}
+    {'a': [1, 3, 4], 'b': [2.5, 0.5, 1.0]}
+    """
+
+    def __init__(self, dtype: np.dtype, expected: int) -> None:
+        self.dtype = dtype
+        self._columns = {name: np.empty(expected, dtype.fields[name][0])  # type: ignore[index]
+                         for name in dtype.names or ()}
+        self._count = 0
+
+    def extend(self, rows: np.ndarray) -> None:
+        """Add ``rows`` (a structured array of ``dtype``)."""
+        end = self._count + len(rows)
+        for name, column in self._columns.items():
+            if end > len(column):
+                column = self._columns[name] = np.resize(column, max(end, 2 * len(column)))
+            column[self._count:end] = rows[name]
+        self._count = end
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """The columns of the rows added, each its own contiguous array."""
+        return {name: column if len(column) == self._count else column[:self._count].copy()
+                for name, column in self._columns.items()}
 
 
 def _first_misfit(table: str, rowid: int, values: list[Any], dtype: np.dtype) -> str:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...model.args import Args
 from ...model.builder import TraceBuilder
-from .._bulk import batches
+from .._bulk import add_intervals_by_batch
 from .._sqlite import Database
 from .places import Places
 
@@ -47,11 +47,8 @@ class Context:
         time (a function of the batch's slice), so that a large table's arg dicts are
         never all held at once."""
         category_id = self.trace.strings.intern(category)
-        rows = np.zeros(len(start), np.int64)
-        for part in batches(len(start)):
-            rows[part] = self.trace.add_intervals(
-                track[part], start[part], end[part], name[part],
-                np.full(part.stop - part.start, category_id, np.int32),
-                args(part) if callable(args) else args[part])
+        rows = add_intervals_by_batch(
+            self.trace, track, start, end, name, np.full(len(start), category_id, np.int32),
+            args if callable(args) else lambda part: args[part])
         self.read_tables.add(table)
         return rows

@@ -19,6 +19,7 @@ within the input size limit, as any compressed input is.
 from __future__ import annotations
 
 import io
+from array import array
 from collections.abc import Iterator
 from itertools import chain, islice
 from pathlib import Path
@@ -31,7 +32,7 @@ from ...model import Metadata, Trace
 from ...model.args import Args
 from ...model.builder import TraceBuilder
 from .. import database_sniffing
-from .._bulk import intern_texts, map_keys
+from .._bulk import add_intervals_by_batch, map_keys
 from ..csv_rows import CsvRows
 from ..nsys_stats_header import (
     HEAD_LINES,
@@ -122,14 +123,17 @@ def _first_header(rows: ColumnRows | CsvRows, name: str) -> tuple[list[str], str
 
 
 def _read_rows(trace: TraceBuilder, header: list[str], rows: Iterator[list[str]]) -> None:
+    """One slice per row of the NVTX trace; numbers kept in int64 columns as they are read,
+    names interned, args dicts made a batch at a time (a large report costs about its own
+    size)."""
     at = {column: header.index(column) for column in header}
     start, end, pid, tid = (at[c] for c in ("Start (ns)", "End (ns)", "PID", "TID"))
     text, extras = at["Name"], [(at[c], key) for c, key in _ARGS.items() if c in at]
-    starts: list[int] = []
-    ends: list[int] = []
-    keys: list[int] = []
-    names: list[str] = []
-    args: list[Args] = []
+    starts, ends, keys = array("q"), array("q"), array("q")
+    names = array("i")
+    extra_values = [array("q") for _ in extras]   # -1: the cell is no such number
+    category = trace.strings.intern("nvtx")   # (first: the string ids stay as they were)
+    intern = trace.strings.intern
     bad = 0
     for row in rows:
         try:
@@ -143,10 +147,10 @@ def _read_rows(trace: TraceBuilder, header: list[str], rows: Iterator[list[str]]
         starts.append(trace.time(s))   # (times of any size, and an end before its start:
         ends.append(trace.time(e))     # the builder's rules)
         keys.append(p << 32 | t & 0xFFFFFFFF)
-        names.append(row[text])
-        args.append({key: int(row[i]) for i, key in extras
-                     if row[i].isdigit() and len(row[i]) <= 18}
-                    or None)
+        names.append(intern(row[text]))
+        for (i, _), values in zip(extras, extra_values, strict=True):
+            cell = row[i]
+            values.append(int(cell) if cell.isdigit() and len(cell) <= 18 else -1)
     trace.diagnostics.add("nsys_stats.malformed_row", count=bad)
     processes: dict[int, int] = {}
 
@@ -156,8 +160,16 @@ def _read_rows(trace: TraceBuilder, header: list[str], rows: Iterator[list[str]]
             processes[p] = trace.add_process(f"process {p}", pid=p, sort_index=p)
         return trace.add_track(f"thread {t}", process=processes[p], tid=t, sort_index=t)
 
-    category = trace.strings.intern("nvtx")
-    trace.add_intervals(map_keys(np.array(keys, dtype=np.int64), track),
-                        np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
-                        intern_texts(trace, names), np.full(len(starts), category, np.int32),
-                        args)
+    tracks = map_keys(np.frombuffer(keys, dtype=np.int64), track)
+    numbers = [(key, np.frombuffer(values, dtype=np.int64))
+               for (_, key), values in zip(extras, extra_values, strict=True)]
+
+    def args(part: slice) -> list[Args]:
+        cells = [(key, column[part].tolist()) for key, column in numbers]
+        return [{key: values[i] for key, values in cells if values[i] >= 0} or None
+                for i in range(part.stop - part.start)]
+
+    add_intervals_by_batch(trace, tracks, np.frombuffer(starts, dtype=np.int64),
+                           np.frombuffer(ends, dtype=np.int64),
+                           np.frombuffer(names, dtype=np.int32),
+                           np.full(len(starts), category, np.int32), args)

@@ -33,6 +33,7 @@ import re
 from ...errors import InputError
 from ...io import Source
 from .._sqlite import Database, open_database
+from ..csv_rows import CellColumns
 from .allocations import COLUMNS as ALLOCATION_COLUMNS
 from .csv_table import Table
 from .v3 import AGENT_COLUMNS, Part
@@ -173,8 +174,9 @@ def _parts(db: Database, tables: dict[str, str], file: str) -> list[Part]:
         missing = [j for j, _, _ in query.joins if j not in tables]
         if missing:
             raise InputError(f"no {missing[0]} table beside it", file=file, location=name)
-        rows = [[str(v) if v is not None else "" for v in row]
-                for row in db.iterate(query.sql(tables), name)]
+        rows = CellColumns(len(query.columns))   # (packed as a CSV's rows are)
+        for row in db.iterate(query.sql(tables), name):
+            rows.append([str(v) if v is not None else "" for v in row])
         if rows:
             parts.append(Part(kind, Table(file, list(query.columns), rows)))
     return parts

@@ -21,6 +21,8 @@ rocpd_monitor            counter tracks per (device, monitor type)
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -32,7 +34,7 @@ from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
 from ...model.slice_index import SliceIndex, enclosing_rows
 from ...numbers import to_int64
-from .._bulk import add_flows, intern_texts, map_keys
+from .._bulk import BATCH, add_flows, add_intervals_by_batch, intern_texts, map_keys
 from .._sqlite import Database
 
 READ_TABLES = {"rocpd_api", "rocpd_op", "rocpd_api_ops", "rocpd_kernelapi", "rocpd_copyapi",
@@ -132,8 +134,28 @@ def _text_of(strings: dict[int, str], trace: Trace) -> Any:
     return text
 
 
+class _CallArgs:
+    """The args of each API call, made when asked (a batch of rows at a time): the text rpd
+    recorded (``args``), then what the side tables give for the calls they name (``extra``:
+    a dict only for those calls). A UserMarker's text is its name, not an arg."""
+
+    def __init__(self, texts: list[str], markers: np.ndarray) -> None:
+        self.texts, self.markers = texts, markers
+        self.extra: dict[int, dict[str, Any]] = {}
+
+    def add(self, at: int, values: dict[str, Any]) -> None:
+        """Add ``values`` to the args of the call at position ``at``."""
+        self.extra[at] = {**self.extra.get(at, {}), **values}
+
+    def __call__(self, part: slice) -> list[Args]:
+        extra, texts, markers = self.extra, self.texts, self.markers[part].tolist()
+        return [extra.get(i) or None if marker else
+                {"args": texts[i], **extra.get(i, {})} if texts[i] else extra.get(i)
+                for i, marker in zip(range(part.start, part.stop), markers, strict=True)]
+
+
 def _read_api(db: Database, trace: TraceBuilder, strings: dict[int, str], places: Places
-              ) -> tuple[np.ndarray, np.ndarray, list[str], list[Args]]:
+              ) -> tuple[np.ndarray, np.ndarray, list[str], _CallArgs]:
     """API calls; returns their ids, slice rows, names and args (in id order)."""
     rows = db.numeric_columns("rocpd_api", {
         "id": ("i8", 0), "pid": ("i8", 0), "tid": ("i8", 0), "start": ("i8", 0),
@@ -141,49 +163,69 @@ def _read_api(db: Database, trace: TraceBuilder, strings: dict[int, str], places
     text = _text_of(strings, trace)
     api = [text(i) for i in rows["apiName_id"].tolist()]
     arg_texts = [strings.get(i, "") for i in rows["args_id"].tolist()]
-    position = dict(zip(rows["id"].tolist(), range(len(api)), strict=True))
-    args: list[Args] = [{"args": a} if a else None for a in arg_texts]
-    autograd = _autograd(db, position, args)
-    _kernel_args(db, position, args, text)
-    _copy_args(db, position, args)
+    args = _CallArgs(arg_texts, np.fromiter((n == "UserMarker" for n in api), bool, len(api)))
+    autograd = _autograd(db, rows["id"], args)
+    _kernel_args(db, rows["id"], args, text)
+    _copy_args(db, rows["id"], args)
     names, categories = [], []
     for i, (name, arg_text) in enumerate(zip(api, arg_texts, strict=True)):
         if name == "UserMarker":
             names.append(arg_text or name)
             categories.append("cpu_op" if i in autograd else "user_annotation")
-            held = args[i]
-            if held and "args" in held:   # (the marker's text is its name now)
-                args[i] = {k: v for k, v in held.items() if k != "args"} or None
         else:
             names.append(name)
             categories.append("overhead" if _OWN_WORK.search(name) else "hip_runtime")
     tracks = map_keys((rows["pid"] << 32) | (rows["tid"] & 0xFFFFFFFF), places.thread)
-    slice_rows = _add_slices(trace, tracks, rows["start"], rows["end"],
-                             intern_texts(trace, names), intern_texts(trace, categories), args)
+    slice_rows = add_intervals_by_batch(trace, tracks, rows["start"], rows["end"],
+                                        intern_texts(trace, names),
+                                        intern_texts(trace, categories), args)
     return rows["id"], slice_rows, api, args
 
 
-def _autograd(db: Database, position: dict[int, int], args: list[Args]) -> set[int]:
+def _calls_named(db: Database, sql: str, table: str, api_ids: np.ndarray
+                 ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    """The rows of ``sql`` (an ``api_ptr_id`` first) as (the position of their call in the
+    sorted ``api_ids``, the rest of the row), a batch at a time; rows naming no call are
+    left out."""
+    rows = db.iterate(sql, table)
+    while batch := list(islice(rows, BATCH)):
+        ids = [_id_of(row[0]) for row in batch]
+        at = _positions(api_ids, np.array([-1 if i is None else i for i in ids], np.int64))
+        at[[i is None for i in ids]] = -1
+        for i, row in zip(at.tolist(), batch, strict=True):
+            if i >= 0:
+                yield i, row[1:]
+
+
+def _id_of(value: Any) -> int | None:
+    """A cell as an id: an integer, or a REAL that is one (None: no id).
+
+    >>> _id_of(3), _id_of(3.0), _id_of(2.5), _id_of("3"), _id_of(1e300)
+    (3, 3, None, None, None)
+    """
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    return value if isinstance(value, int) else None
+
+
+def _autograd(db: Database, api_ids: np.ndarray, args: _CallArgs) -> set[int]:
     """Autograd op args (``ext_autogradapi``) on their UserMarker calls; returns those rows."""
     if not db.has("ext_autogradapi", "api_ptr_id"):
         return set()
     rows: set[int] = set()
     columns = [c for c in ("seq", "op_id", "sizes", "input_op_ids")
                if db.has("ext_autogradapi", c)]
-    for api_id, *values in db.iterate(
-            f"select api_ptr_id{''.join(', ' + c for c in columns)} from ext_autogradapi",
-            "ext_autogradapi"):
-        i = position.get(api_id)
-        if i is None:
-            continue
+    for i, values in _calls_named(
+            db, f"select api_ptr_id{''.join(', ' + c for c in columns)} from ext_autogradapi",
+            "ext_autogradapi", api_ids):
         rows.add(i)
         extra = {k: v for k, v in zip(columns, values, strict=True) if v not in (None, "")}
         if extra:
-            args[i] = {**(args[i] or {}), **extra}
+            args.add(i, extra)
     return rows
 
 
-def _kernel_args(db: Database, position: dict[int, int], args: list[Args], text: Any) -> None:
+def _kernel_args(db: Database, api_ids: np.ndarray, args: _CallArgs, text: Any) -> None:
     """Launch geometry of kernel launch calls (``rocpd_kernelapi``)."""
     if not db.has("rocpd_kernelapi", "api_ptr_id"):
         return
@@ -191,34 +233,30 @@ def _kernel_args(db: Database, position: dict[int, int], args: list[Args], text:
               "groupSegmentSize", "privateSegmentSize", "kernelName_id")
     values = ", ".join(db.expression("rocpd_kernelapi", c, 0) for c in wanted)
     stream = db.expression("rocpd_kernelapi", "stream", "")
-    for api_id, gx, gy, gz, wx, wy, wz, group, private, name, queue in db.iterate(
-            f"select api_ptr_id, {values}, {stream} from rocpd_kernelapi", "rocpd_kernelapi"):
-        i = position.get(api_id)
-        if i is not None:
-            args[i] = {**(args[i] or {}), "kernel": text(name), "grid": [gx, gy, gz],
-                       "workgroup": [wx, wy, wz], "group segment size": group,
-                       "private segment size": private, "stream": queue}
+    for i, (gx, gy, gz, wx, wy, wz, group, private, name, queue) in _calls_named(
+            db, f"select api_ptr_id, {values}, {stream} from rocpd_kernelapi",
+            "rocpd_kernelapi", api_ids):
+        args.add(i, {"kernel": text(name), "grid": [gx, gy, gz], "workgroup": [wx, wy, wz],
+                     "group segment size": group, "private segment size": private,
+                     "stream": queue})
 
 
-def _copy_args(db: Database, position: dict[int, int], args: list[Args]) -> None:
+def _copy_args(db: Database, api_ids: np.ndarray, args: _CallArgs) -> None:
     """What copy calls asked for (``rocpd_copyapi``)."""
     if not db.has("rocpd_copyapi", "api_ptr_id"):
         return
     wanted = {"size": 0, "kind": -1, "src": "", "dst": "", "srcDevice": -1, "dstDevice": -1,
               "stream": "", "sync": 0, "pinned": 0}
     values = ", ".join(db.expression("rocpd_copyapi", c, d) for c, d in wanted.items())
-    for api_id, size, kind, src, dst, src_device, dst_device, queue, sync, pinned in db.iterate(
-            f"select api_ptr_id, {values} from rocpd_copyapi", "rocpd_copyapi"):
-        i = position.get(api_id)
-        if i is not None:
-            args[i] = {**(args[i] or {}), "bytes": size,
-                       "kind": _COPY_KINDS.get(kind, str(kind)), "src": src, "dst": dst,
-                       "src device": src_device, "dst device": dst_device, "stream": queue,
-                       "sync": bool(sync), "pinned": bool(pinned)}
+    for i, (size, kind, src, dst, src_device, dst_device, queue, sync, pinned) in _calls_named(
+            db, f"select api_ptr_id, {values} from rocpd_copyapi", "rocpd_copyapi", api_ids):
+        args.add(i, {"bytes": size, "kind": _COPY_KINDS.get(kind, str(kind)), "src": src,
+                     "dst": dst, "src device": src_device, "dst device": dst_device,
+                     "stream": queue, "sync": bool(sync), "pinned": bool(pinned)})
 
 
 def _read_ops(db: Database, trace: TraceBuilder, strings: dict[int, str], places: Places,
-              api_ids: np.ndarray, api_args: list[Args]) -> tuple[np.ndarray, np.ndarray]:
+              api_ids: np.ndarray, api_args: _CallArgs) -> tuple[np.ndarray, np.ndarray]:
     """GPU work; returns op ids and slice rows (in id order)."""
     rows = db.numeric_columns("rocpd_op", {
         "id": ("i8", 0), "gpuId": ("i8", 0), "queueId": ("i8", 0), "sequenceId": ("i8", 0),
@@ -232,11 +270,15 @@ def _read_ops(db: Database, trace: TraceBuilder, strings: dict[int, str], places
     unknown = sum(c == "gpu_op" for c in categories)
     trace.diagnostics.add("rpd.unknown_op_type", count=unknown)
     copy_bytes = _copy_bytes_of_ops(db, rows["id"], api_ids, api_args)
-    args: list[Args] = [{"op type": t} if b is None else {"op type": t, **b}
-                        for t, b in zip(types, copy_bytes, strict=True)]
     tracks = map_keys((rows["gpuId"] << 32) | (rows["queueId"] & 0xFFFFFFFF), places.queue)
-    slice_rows = _add_slices(trace, tracks, rows["start"], rows["end"],
-                             intern_texts(trace, names), intern_texts(trace, categories), args)
+
+    def args(part: slice) -> list[Args]:
+        return [{"op type": t} if b is None else {"op type": t, **b}
+                for t, b in zip(types[part], copy_bytes[part], strict=True)]
+
+    slice_rows = add_intervals_by_batch(trace, tracks, rows["start"], rows["end"],
+                                        intern_texts(trace, names),
+                                        intern_texts(trace, categories), args)
     return rows["id"], slice_rows
 
 
@@ -258,7 +300,7 @@ def _api_ops(db: Database) -> dict[str, np.ndarray]:
 
 
 def _copy_bytes_of_ops(db: Database, op_ids: np.ndarray, api_ids: np.ndarray,
-                       api_args: list[Args]) -> list[dict[str, Any] | None]:
+                       api_args: _CallArgs) -> list[dict[str, Any] | None]:
     """Per op, the bytes and kind of the copy call that enqueued it (None for others)."""
     found: list[dict[str, Any] | None] = [None] * len(op_ids)
     links = _api_ops(db)
@@ -266,7 +308,7 @@ def _copy_bytes_of_ops(db: Database, op_ids: np.ndarray, api_ids: np.ndarray,
     op_at = _positions(op_ids, links["op_id"])
     for a, o in zip(api_at.tolist(), op_at.tolist(), strict=True):
         if a >= 0 and o >= 0:
-            call = api_args[a]
+            call = api_args.extra.get(a)
             if call and "bytes" in call:
                 found[o] = {"bytes": call["bytes"], "kind": call["kind"]}
     return found
@@ -282,11 +324,6 @@ def _positions(sorted_ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
         return np.full(len(wanted), -1, np.int64)
     at = np.minimum(np.searchsorted(sorted_ids, wanted), len(sorted_ids) - 1)
     return np.where(sorted_ids[at] == wanted, at, -1)
-
-
-def _add_slices(trace: TraceBuilder, tracks: np.ndarray, start: np.ndarray, end: np.ndarray,
-                names: np.ndarray, categories: np.ndarray, args: list[Args]) -> np.ndarray:
-    return trace.add_intervals(tracks, start, end, names, categories, args)
 
 
 def _read_flows(db: Database, trace: Trace, api_ids: np.ndarray, api_rows: np.ndarray,
@@ -343,7 +380,7 @@ def _read_monitor(db: Database, trace: Trace, places: Places) -> None:
     trace.diagnostics.add("rpd.monitor_series_end", count=len(series))
 
 
-def _memory_blocks(trace: Trace, api_rows: np.ndarray, names: list[str], args: list[Args]
+def _memory_blocks(trace: Trace, api_rows: np.ndarray, names: list[str], args: _CallArgs
                    ) -> None:
     """hipMalloc/hipFree calls whose args (ptr, size) were recorded, paired by pointer by
     :class:`BlockPairing`'s rule."""
@@ -353,8 +390,8 @@ def _memory_blocks(trace: Trace, api_rows: np.ndarray, names: list[str], args: l
     unparsed = 0
     rows = [i for i, n in enumerate(names) if n in _ALLOCATE or n in _FREE]
     for i in sorted(rows, key=lambda i: int(starts[api_rows[i]])):
-        text = (args[i] or {}).get("args", "")
-        pointer = _PTR.search(text) if isinstance(text, str) else None
+        text = args.texts[i]   # (no UserMarker: its text is its name)
+        pointer = _PTR.search(text)
         if pointer is None:
             unparsed += 1
             continue
