@@ -52,7 +52,7 @@ def json_path(parts: Iterable[str | int]) -> str:
     for part in parts:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part.isidentifier() or part.isdigit():
+        elif part.isidentifier() or part.isdecimal():
             out += f".{part}"
         else:
             out += "[" + repr(part) + "]"

@@ -83,7 +83,7 @@ def to_int64(value: object, what: str = "value") -> int:
     else:
         try:
             number = int_text(value, what) if isinstance(value, str) and value.strip().lstrip("+-")\
-                .isdigit() else round(finite(value, what))
+                .isdecimal() else round(finite(value, what))
         except OverflowError:
             raise NumberError(f"{what} is out of the int64 range: {_show(value)}") from None
     if not INT64_MIN <= number <= INT64_MAX:

@@ -1,7 +1,8 @@
 """Settings the command line makes for its own process before any work.
 
 They are the whole process's, so the library leaves them to its caller; the command line
-is its own caller. Both save CPU that converting a large trace would otherwise spend
+is its own caller. A terminal size in the environment that is no size is set aside (rich,
+which draws every table, would fail on ``COLUMNS=²``). The other two save CPU that converting a large trace would otherwise spend
 outside traceconv (measured with ``benchmarks/bench_convert.py``, 2-core machine, 1 M-event
 trace): about 0.07 CPU-s of BLAS threads, 0.15-0.3 CPU-s of page faults.
 """
@@ -56,8 +57,23 @@ def keep_freed_memory() -> bool:
                 and mallopt(M_TRIM_THRESHOLD, KEEP_FREED_BYTES))
 
 
+def drop_unreadable_sizes(environ: MutableMapping[str, str]) -> None:
+    """Remove ``COLUMNS`` and ``LINES`` where they are no whole number above 0 in ASCII
+    digits: the terminal's own size is used instead, as when they are unset (rich reads
+    them with ``str.isdigit``, which ``"²"`` passes and ``int()`` refuses).
+
+    >>> env = {"COLUMNS": "²", "LINES": "40"}; drop_unreadable_sizes(env); env
+    {'LINES': '40'}
+    """
+    for name in ("COLUMNS", "LINES"):
+        value = environ.get(name)
+        if value is not None and not (value.isascii() and value.isdecimal() and int(value)):
+            del environ[name]
+
+
 def set_up_process() -> None:
-    """Both settings, for the command line's process (and the workers it starts, which
+    """The settings, for the command line's process (and the workers it starts, which
     inherit the environment)."""
+    drop_unreadable_sizes(os.environ)
     single_threaded_blas(os.environ)
     keep_freed_memory()

@@ -88,7 +88,7 @@ class Row:
 
     @property
     def opr_id(self) -> int | None:
-        return int(self.id) if self.id is not None and self.id.isdigit() else None
+        return int(self.id) if self.id is not None and self.id.isdecimal() else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,7 +65,7 @@ def line_width() -> int:
     """:data:`WIDTH`, or the terminal's width when narrower (``COLUMNS``, else standard
     error's terminal; a log or a pipe keeps :data:`WIDTH`)."""
     columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
+    if columns.isdecimal() and int(columns) > 0:
         return min(WIDTH, int(columns))
     try:
         return min(WIDTH, os.get_terminal_size(2).columns)

@@ -35,7 +35,7 @@ def table_width(wide: bool = False) -> int:
     if wide:
         return WIDE
     columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
+    if columns.isdecimal() and int(columns) > 0:
         return int(columns)
     return shutil.get_terminal_size((FALLBACK, 24)).columns or FALLBACK
 
@@ -297,7 +297,7 @@ def _head(lines: set[str], width: int) -> int | None:
 def _in_number(line: str, at: int) -> bool:
     """Whether a cut before ``line[at]`` falls inside a number (digits, with their "," and
     "." between them)."""
-    return 0 < at < len(line) and all(c.isdigit() or c in ",." for c in line[at - 1:at + 1])
+    return 0 < at < len(line) and all(c.isdecimal() or c in ",." for c in line[at - 1:at + 1])
 
 
 def _cut(line: str, width: int, head: int) -> str:

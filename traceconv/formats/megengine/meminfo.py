@@ -157,7 +157,7 @@ def read(source: Source) -> Trace:
     opr_names: dict[int, str] = {}
     for key, opr in doc.opr.items():
         opr_id = opr.id
-        if not (opr_id.isascii() and opr_id.isdigit()):
+        if not (opr_id.isascii() and opr_id.isdecimal()):
             raise InputError(f"opr id is not a sequence index: {opr_id!r}", file=source.name,
                              location=f"$.opr.{key}.id")
         try:   # the step is the opr's time: it must fit the model's int64 ns

@@ -56,7 +56,7 @@ class Instruction:
     def module_prefix(self) -> str | None:
         """The module named in the result name (``main`` for ``main:@3``), else None."""
         head, sep, tail = self.name.rpartition(":@")
-        return head if sep and tail.isdigit() else None
+        return head if sep and tail.isdecimal() else None
 
 
 def parse_attributes(text: str) -> dict[str, str]:

@@ -122,7 +122,7 @@ def _perf(trace: Trace, unit: Unit, layout: Layout, diagnostics: Diagnostics) ->
             label = PERF_TRACK if stream == "0" else f"stream {stream}: {PERF_TRACK}"
             tracks[stream] = trace.add_track(label, process=layout.process,
                                              kind=TrackKind.STREAM, tid=int(stream)
-                                             if stream.isdigit() else None)
+                                             if stream.isdecimal() else None)
         args = slice_args(ins, node.module) | {"ms": line.ms, "percent": line.percent}
         layout.rows[node.index].append(trace.add_slice(
             tracks[stream], cursor, dur, slice_name(ins), category(ins), args))

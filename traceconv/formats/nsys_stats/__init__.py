@@ -150,7 +150,7 @@ def _read_rows(trace: TraceBuilder, header: list[str], rows: Iterator[list[str]]
         names.append(intern(row[text]))
         for (i, _), values in zip(extras, extra_values, strict=True):
             cell = row[i]
-            values.append(int(cell) if cell.isdigit() and len(cell) <= 18 else -1)
+            values.append(int(cell) if cell.isdecimal() and len(cell) <= 18 else -1)
     trace.diagnostics.add("nsys_stats.malformed_row", count=bad)
     processes: dict[int, int] = {}
 

@@ -234,7 +234,7 @@ def build_trace(message, trace: Trace) -> Trace:
     meta.clock = "unix epoch"
     extra = {text(item.key): text(item.value) for item in message.extra_info}
     meta.attributes.update({"paddle.span_index": message.span_indx,
-                            **{f"paddle.{k}": v for k, v in extra.items() if not k.isdigit()}})
+                            **{f"paddle.{k}": v for k, v in extra.items() if not k.isdecimal()}})
     if message.device_property:
         meta.attributes["paddle.device_properties"] = [
             {name: text(v) for name, v in prop.set_fields()} for prop in message.device_property]

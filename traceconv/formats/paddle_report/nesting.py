@@ -269,7 +269,7 @@ class EventTable:
         if "/" in name and (parent := self._parent_by_path(row)) is not None:
             return parent
         for index, open_name in reversed(open_names):
-            if (name.startswith(open_name) and name[len(open_name):].isdigit()) or (
+            if (name.startswith(open_name) and name[len(open_name):].isdecimal()) or (
                     name.startswith("Local_") and open_name == "Global_" + name[6:]):
                 return index
         if DEFAULT_STREAM.match(name):   # the standalone executor's "default-0" job

@@ -102,7 +102,7 @@ def _add_table(trace: Trace, table: SummaryTable, number_: int) -> list[int]:
     if section == "memory":
         extra_common["place"] = table.title.partition(" - ")[2] or None
         extra_common.update({k.lower().replace(" ", "_"): saturated_int(v)
-                             if v.lstrip("-").isdigit() else v
+                             if v.lstrip("-").isdecimal() else v
                              for k, v in table.notes.items()})
     if section == "device":
         trace.metadata.attributes["paddle.utilization_pct"] = {
@@ -124,7 +124,7 @@ def _add_table(trace: Trace, table: SummaryTable, number_: int) -> list[int]:
 def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
     cells = row.cells
     calls = cells.get("Calls", "")
-    stat = OpStat(row.name, calls=saturated_int(calls) if calls.isdigit() else 0,
+    stat = OpStat(row.name, calls=saturated_int(calls) if calls.isdecimal() else 0,
                   section=section, extra=extra)
     cpu = compound(cells[CPU_COMPOUND], scale) if CPU_COMPOUND in cells else None
     gpu = compound(cells[GPU_COMPOUND], scale) if GPU_COMPOUND in cells else None

@@ -41,7 +41,7 @@ def parse(text: str) -> AtraceLine | None:
         return None
     tgid = 0
     if len(parts) > 1 and parts[1]:
-        if not parts[1].strip().lstrip("-").isdigit():
+        if not parts[1].strip().lstrip("-").isdecimal():
             return None
         tgid = int(parts[1])
     name = parts[2] if len(parts) > 2 and parts[0] != END else ""

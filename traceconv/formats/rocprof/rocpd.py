@@ -157,7 +157,7 @@ def _check_version(db: Database, tables: dict[str, str]) -> None:
         return
     rows = db.query(f'select "value" from "{metadata}" where "tag" = \'schema_version\'', metadata)
     version = str(rows[0][0]) if rows else ""
-    if version.isdigit() and int(version) > SCHEMA_VERSION:
+    if version.isdecimal() and int(version) > SCHEMA_VERSION:
         raise InputError(f"rocpd schema version {version}; this reader knows version "
                          f"{SCHEMA_VERSION}", file=db.name, location=metadata)
 

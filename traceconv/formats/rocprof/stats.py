@@ -92,4 +92,4 @@ def _ns(text: str) -> int:
     >>> _ns("65624351.500000"), _ns("7")
     (65624352, 7)
     """
-    return int(text) if text.strip().lstrip("-").isdigit() else round(float(text))
+    return int(text) if text.strip().lstrip("-").isdecimal() else round(float(text))

@@ -74,7 +74,7 @@ def _process_label(name: str) -> str:
     >>> _process_label("61863"), _process_label("python")
     ('process 61863', 'python')
     """
-    return f"process {name}" if name.isdigit() else name
+    return f"process {name}" if name.isdecimal() else name
 
 
 def _framework_overhead(ctx: Context) -> list[Finding]:

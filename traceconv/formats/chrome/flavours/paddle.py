@@ -87,7 +87,7 @@ class PaddleProfiler(Flavour):
         extra = envelope.get("ExtraInfo")
         if isinstance(extra, dict):
             meta.attributes.update({f"paddle.{k}": v for k, v in extra.items()
-                                    if not str(k).isdigit()})
+                                    if not str(k).isdecimal()})
         if isinstance(envelope.get("deviceProperties"), list):
             meta.attributes["paddle.device_properties"] = envelope["deviceProperties"]
             meta.devices = device_infos(envelope["deviceProperties"])
@@ -137,7 +137,7 @@ def _int64(value: Any) -> int | None:
     """
     if isinstance(value, bool):
         return None
-    if isinstance(value, str) and value.lstrip("-").isdigit():
+    if isinstance(value, str) and value.lstrip("-").isdecimal():
         value = int(value)
     return value if isinstance(value, int) and -(1 << 63) <= value < (1 << 63) else None
 
