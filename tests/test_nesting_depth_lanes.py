@@ -103,7 +103,8 @@ def test_lanes_are_those_of_a_plain_first_fit(rows, max_depth, chain):
     assert placement(trace) == first_fit_reference(rows, max_depth)
 
 
-def test_a_deep_chain_is_walked_a_fixed_number_of_times(monkeypatch):
+def counting_walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of slices each walk of the nesting repair looks at, as it runs."""
     from traceconv.model import nesting
 
     walked: list[int] = []
@@ -114,6 +115,11 @@ def test_a_deep_chain_is_walked_a_fixed_number_of_times(monkeypatch):
         return real(tracks, starts, ends, max_depth)
 
     monkeypatch.setattr(nesting, "misfits", counting)
+    return walked
+
+
+def test_a_deep_chain_is_walked_a_fixed_number_of_times(monkeypatch):
+    walked = counting_walks(monkeypatch)
     trace = two_thread_trace([(0, i, 2 * (20_000 - i)) for i in range(20_000)])
     repair_nesting(trace)
     # the home walk and one look at what is left, not one pass per lane (39 lanes)

@@ -18,7 +18,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.test_nesting_depth_lanes import first_fit_reference, placement, two_thread_trace
+from tests.test_nesting_depth_lanes import (
+    counting_walks,
+    first_fit_reference,
+    placement,
+    two_thread_trace,
+)
 from tests.test_nesting_windows import placement as placement_by_name
 from tests.test_nesting_windows import windowed
 from traceconv.model import nesting
@@ -75,21 +80,9 @@ def test_first_fit_of_a_staircase_by_hand():
     assert first_fit_lanes([0, 0, 0, 0], [9, 9, 9, 9], max_depth=1) == [0, 0, 1, 1]
 
 
-def _counting_walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    walked: list[int] = []
-    real = nesting.misfits
-
-    def counting(tracks, starts, ends, max_depth=nesting.MAX_DEPTH):
-        walked.append(len(tracks))
-        return real(tracks, starts, ends, max_depth)
-
-    monkeypatch.setattr(nesting, "misfits", counting)
-    return walked
-
-
 @pytest.mark.slow
 def test_a_staircase_is_walked_three_times(monkeypatch):
-    walked = _counting_walks(monkeypatch)
+    walked = counting_walks(monkeypatch)
     n = 20_000
     trace = two_thread_trace([(0, i, n) for i in range(n)])
     repair_nesting(trace)
@@ -103,7 +96,7 @@ def test_a_staircase_is_walked_three_times(monkeypatch):
 
 @pytest.mark.slow
 def test_a_staircase_window_by_window_is_walked_a_few_times_per_window(monkeypatch):
-    walked = _counting_walks(monkeypatch)
+    walked = counting_walks(monkeypatch)
     n, windows = 20_000, 4
     trace = two_thread_trace([(0, i, n) for i in range(n)])
     view = windowed(trace, [n * k // windows for k in range(1, windows)], nesting.MAX_DEPTH)
