@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import traceconv
 from traceconv.model import Trace
-from traceconv.model.diagnostic_codes import CODES, lookup
+from traceconv.model.diagnostic_codes import CODES, RENAMED, lookup
 from traceconv.model.diagnostics import UNKNOWN_CARRIED, Diagnostics
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -322,3 +322,9 @@ def test_a_pftrace_carrying_foreign_diagnostics_reads(case: str, tmp_path: Path,
     assert info is not None and read.diagnostics[code].kind == info.kind
     assert merge([read, read]).diagnostics.count(code) == 2 * count
     traceconv.save(read.copy(), tmp_path / "again.json")
+
+
+def test_a_renamed_code_reads_back_under_a_registered_name():
+    for old, new in RENAMED.items():
+        assert lookup(new) is not None, new
+        assert old not in {c.code for c in CODES}, old

@@ -785,6 +785,12 @@ CODES: tuple[CodeInfo, ...] = (
 )
 
 _EXACT = {c.code: c for c in CODES}   # (a pattern finds itself too)
+# codes an older traceconv wrote that one shared rule now counts under another name, so that
+# a trace it wrote reads back under today's code (:meth:`.Diagnostics.add_carried`)
+RENAMED = {
+    "nsys.free_without_allocation": "nsys.free_without_alloc",     # (model/block_pairing.py)
+    "rocprof.free_without_allocation": "rocprof.free_without_alloc",
+}
 _PLACEHOLDER = re.compile(r"\\\{\w+\\\}")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
-from .diagnostic_codes import DEFAULT_SEVERITY, Kind, Severity, lookup
+from .diagnostic_codes import DEFAULT_SEVERITY, RENAMED, Kind, Severity, lookup
 from .frozen import FrozenTraceError, freeze_records
 
 __all__ = ["DEFAULT_SEVERITY", "UNKNOWN_CARRIED", "Diagnostic", "Diagnostics", "Kind", "Severity"]
@@ -111,7 +111,8 @@ class Diagnostics:
         """Count a finding that a file says an earlier read made (the diagnostics that a
         ``.pftrace`` written by traceconv carries). They are input, trusted no further than
         their code: a code the table registers is counted under it, with the table's kind,
-        severity and text whatever the file says; a code it does not register (a newer
+        severity and text whatever the file says (a code since renamed, under its new name:
+        :data:`.diagnostic_codes.RENAMED`); a code it does not register (a newer
         traceconv's, or made up), one that is not text, or a count that is not a whole
         number from 1 to 2^63-1 is counted under ``input.unknown_diagnostic``, the file's
         code as its example.
@@ -122,7 +123,12 @@ class Diagnostics:
         >>> diags.add_carried("merge.clocks", count="many")
         >>> [(d.code, d.kind, d.count, d.example) for d in diags]
         [('chrome.flow_unbound', 'dropped', 4, 'id 9'), ('input.unknown_diagnostic', 'note', 3, 'chrome.from_the_future')]
+        >>> diags.add_carried("nsys.free_without_allocation", count=2)
+        >>> diags.count("nsys.free_without_alloc")
+        2
         """
+        if isinstance(code, str):
+            code = RENAMED.get(code, code)
         whole = count if isinstance(count, int) and not isinstance(count, bool) \
             and 0 < count <= _COUNT_LIMIT else None
         if whole is not None and isinstance(code, str) and lookup(code) is not None:
