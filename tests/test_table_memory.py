@@ -10,7 +10,6 @@ import csv
 import random
 import shutil
 import sqlite3
-import tracemalloc
 from contextlib import closing
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 import traceconv
 from tests.conftest import SAMPLES
 from tests.rocpd_database import UUID
+from tests.traced_peak import traced_memory
 from traceconv.formats._sqlite import open_database
 from traceconv.formats.csv_rows import CellColumns
 from traceconv.formats.nsys_stats import read as read_nvtx
@@ -76,12 +76,7 @@ def _write_run(directory: Path, rows: int) -> tuple[Path, Path]:
 def test_a_large_kernel_trace_is_held_in_about_its_own_size(tmp_path: Path):
     kernels, _ = _write_run(tmp_path, 60_000)
     size = kernels.stat().st_size
-    tracemalloc.start()
-    try:
-        table = read_table(Source(str(kernels)))
-        held, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    table, held, peak = traced_memory(lambda: read_table(Source(str(kernels))))
     with kernels.open(newline="") as text:
         assert list(table.rows) == list(csv.reader(text))[1:]
     # (a list of str per row held about 6 times the file: 1.2 KB a row of 190 bytes)
@@ -146,13 +141,8 @@ def test_numeric_columns_hold_the_columns_once(tmp_path: Path):
         db.commit()
         expected = list(db.execute("select a, b, coalesce(c, -1) from t order by rowid"))
     with open_database(Source(str(path))) as database:
-        tracemalloc.start()
-        try:
-            columns = database.numeric_columns(
-                "t", {"a": ("i8", 0), "b": ("f8", 0.0), "c": ("i8", -1)})
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
+        columns, _, peak = traced_memory(lambda: database.numeric_columns(
+            "t", {"a": ("i8", 0), "b": ("f8", 0.0), "c": ("i8", -1)}))
     data = sum(column.nbytes for column in columns.values())
     assert list(zip(*(columns[k].tolist() for k in "abc"), strict=True)) == expected
     assert peak < 1.5 * data   # (the columns, and one batch of Python rows)
@@ -191,12 +181,7 @@ def test_every_rpd_call_keeps_its_own_args_across_batches(tmp_path: Path):
         expected = dict(db.execute(
             "select s.string, k.gridX from rocpd_api a join rocpd_string s on s.id = a.args_id "
             "left join rocpd_kernelapi k on k.api_ptr_id = a.id where s.string like '% call %'"))
-    tracemalloc.start()
-    try:
-        trace = traceconv.load(path)
-        held, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    trace, held, peak = traced_memory(lambda: traceconv.load(path))
     # beyond the model (an args dict and a position per call held 5 times the file; the
     # string table, every call's own text here, is read whole)
     assert peak - held < 3.5 * path.stat().st_size
@@ -229,12 +214,7 @@ def test_a_large_rocpd_table_is_held_in_about_its_own_size(tmp_path: Path):
     with closing(sqlite3.connect(path)) as db:
         starts = [str(s) for (s,) in db.execute(
             f'select start from "rocpd_region{UUID}" order by id')]
-    tracemalloc.start()
-    try:
-        parts, _ = load_parts(Source(str(path)))
-        held, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    (parts, _), held, _ = traced_memory(lambda: load_parts(Source(str(path))))
     api = next(part.table for part in parts if part.kind == "v3-api")
     assert list(api.column("Start_Timestamp")) == starts
     # (SQLite writes such a row in 35 bytes; a list of str per row held 550 bytes a row)
@@ -265,12 +245,7 @@ def test_every_nvtx_range_keeps_its_own_args_in_about_the_reports_size(tmp_path:
                                   **({"parent id": int(row["ParentId"])}
                                      if row["ParentId"] else {})}
                     for row in csv.DictReader(text)}
-    tracemalloc.start()
-    try:
-        trace = read_nvtx(Source(str(path)))
-        held, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    trace, held, peak = traced_memory(lambda: read_nvtx(Source(str(path))))
     assert {s.name: dict(s.args) for s in trace.iter_slices()} == expected
     # beyond the model: (Python numbers, names and an args dict per row: 5.7 times the file)
     assert peak - held < 2 * path.stat().st_size

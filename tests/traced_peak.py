@@ -17,9 +17,22 @@ def traced_peak(call: Callable[[], T]) -> tuple[T, int]:
     >>> result, peak >= 1 << 20
     (1048576, True)
     """
+    result, _, peak = traced_memory(call)
+    return result, peak
+
+
+def traced_memory(call: Callable[[], T]) -> tuple[T, int, int]:
+    """``call()``'s result, the bytes Python still held when it returned (what the result
+    keeps) and the most it held at once while it ran.
+
+    >>> kept, held, peak = traced_memory(lambda: (bytearray(1 << 20), len(bytearray(4 << 20))))
+    >>> held >= 1 << 20, peak >= 5 << 20
+    (True, True)
+    """
     tracemalloc.start()
     try:
         result = call()
-        return result, tracemalloc.get_traced_memory()[1]
+        held, peak = tracemalloc.get_traced_memory()
+        return result, held, peak
     finally:
         tracemalloc.stop()

@@ -106,15 +106,15 @@ def _refuse_nothing_read(trace: Trace, name: str, format_name: str) -> None:
     if dropped:
         largest = max(dropped, key=lambda item: item["count"])
         why = f"; {largest['count']:,} left out ({largest['code']})" + (
-            f", such as: {shown_example(largest['example'])}" if largest["example"] else "")
+            f", such as: {_shown_example(largest['example'])}" if largest["example"] else "")
     raise InputError(f"nothing read: the {format_name} reader found no event, statistic, op "
                      f"or memory block in it{why}", file=name)
 
 
-def shown_example(example: str, limit: int = 80) -> str:
+def _shown_example(example: str, limit: int = 80) -> str:
     """A diagnostic's example as one line names it: cut at ``limit`` characters.
 
-    >>> shown_example("90.0 | 1,23,4 | 3 | gemm"), shown_example("x" * 100, 10)
+    >>> _shown_example("90.0 | 1,23,4 | 3 | gemm"), _shown_example("x" * 100, 10)
     ('90.0 | 1,23,4 | 3 | gemm', 'xxxxxxxxx…')
     """
     return example if len(example) <= limit else example[:limit - 1] + "…"
