@@ -3,6 +3,7 @@ bound a read's memory by its input."""
 
 from __future__ import annotations
 
+import gc
 import tracemalloc
 from collections.abc import Callable
 from typing import TypeVar
@@ -29,6 +30,10 @@ def traced_memory(call: Callable[[], T]) -> tuple[T, int, int]:
     >>> held >= 1 << 20, peak >= 5 << 20
     (True, True)
     """
+    # Garbage left by earlier code (a discarded trace's reference cycles) would otherwise be
+    # freed at whatever moment the cyclic collector runs inside ``call``: the peak would
+    # depend on what ran before, not on ``call``.
+    gc.collect()
     tracemalloc.start()
     try:
         result = call()
