@@ -14,9 +14,11 @@ import pytest
 
 import traceconv
 from traceconv.analysis.activity import Timeline, slice_activity
+from traceconv.analysis.critical_path import critical_path
 from traceconv.analysis.op_summary import op_summary
 from traceconv.model import ProcessKind, Trace
 from traceconv.model.activity import Activity, kind_of
+from traceconv.vocabularies.common import COMMON
 
 ROOT = Path(__file__).resolve().parent.parent
 RESNET = ROOT / "samples" / "torch" / "resnet18_train_cuda.pt.trace.json.gz"
@@ -120,3 +122,30 @@ def test_unknown_rows_get_the_general_vocabulary() -> None:
     assert [Activity(v & 15).name for v in values] == ["SYNC", "ANNOTATION"]
     assert values[1] & Activity.COMMUNICATION
     assert not len(t.slices.activity) or not any(t.slices.activity)   # the trace unchanged
+
+
+# What each producer names a collective (NCCL kernels and calls, torch c10d / Gloo /
+# record_param_comms, Paddle's c_ ops, XLA's HLO names) and shape work that merely says
+# "broadcast" (torch, MIGraphX, a Paddle kernel): facts of the producers, listed by hand.
+COLLECTIVES = ["ncclDevKernel_Broadcast_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+               "nccl:all_reduce", "c10d::broadcast_", "gloo:broadcast", "record_param_comms",
+               "c_broadcast", "c_allreduce_sum", "c_reducescatter", "all-reduce.3",
+               "all-gather-start", "reduce-scatter.1", "all-to-all", "collective-permute-done",
+               "hcclAllReduce", "rcclAllGather"]
+NOT_COLLECTIVES = ["aten::broadcast_tensors", "aten::broadcast_to", "multibroadcast",
+                   "broadcast", "void phi::funcs::VectorizedBroadcastKernel<float, float>",
+                   "broadcast_in_dim.7", "aten::all", "reduce_sum", "scatter_add"]
+
+
+@pytest.mark.parametrize("name", COLLECTIVES + NOT_COLLECTIVES)
+def test_a_collective_is_named_as_one(name: str) -> None:
+    is_communication = bool(COMMON.classify("cpu_op", name, False) & Activity.COMMUNICATION)
+    assert is_communication == (name in COLLECTIVES)
+
+
+def test_shape_work_named_broadcast_is_not_communication(data: Path) -> None:
+    """A single-process V100 step with no collective library (its one ``broadcast`` word is
+    ``aten::broadcast_tensors``) has no communication, in the timeline or on the path."""
+    trace = traceconv.load(data / "torch" / "kineto_tb_gpu_metrics_v100.json.gz")
+    assert not Timeline(trace).has(Activity.COMMUNICATION)
+    assert critical_path(trace).breakdown.get("communication", 0) == 0

@@ -27,8 +27,9 @@ from traceconv.splitting import make_overview, split
 ROOT = Path(__file__).resolve().parent.parent
 CNN = ROOT / "samples" / "torch" / "cnn_step5.pt.trace.json"
 DDP = ROOT / "samples" / "torch" / "ddp_gloo_rank0.pt.trace.json.gz"
-COLLECTIVE = re.compile(r"nccl|rccl|gloo|c10d::|all_?reduce|all_?gather|reduce_?scatter|"
-                        r"all_?to_?all|broadcast", re.IGNORECASE)
+COLLECTIVE = re.compile(r"nccl|rccl|gloo|c10d::|hccl|record_param_comms|all[_-]?reduce|"
+                        r"all[_-]?gather|reduce[_-]?scatter|all[_-]?to[_-]?all|c_broadcast",
+                        re.IGNORECASE)
 TOP, BUCKETS = 10, 200
 
 

@@ -37,6 +37,7 @@ from ..model import Metadata, ProcessKind, TrackKind
 from ..model.builder import TraceBuilder
 from ..model.trace import Trace
 from ..numbers import int64
+from ..vocabularies.common import COLLECTIVE_NAMES
 from .events import EDGE_NS, Head, as_float, as_pairs, floats, hashable, is_number, ns_time
 from .windows import Survey, Window
 
@@ -45,8 +46,7 @@ TOP = 100
 MAX_COLLECTIVES = 10_000   # per track
 HELD = 1 << 16             # disjoint covered intervals held per track before the earliest go
 NAMES_HELD = 1 << 16       # slice names remembered as collective or not
-COLLECTIVE = re.compile(r"nccl|rccl|gloo|c10d::|all_?reduce|all_?gather|reduce_?scatter|"
-                        r"all_?to_?all|broadcast", re.IGNORECASE)
+COLLECTIVE = re.compile(COLLECTIVE_NAMES, re.IGNORECASE)   # (the readers' rule)
 
 
 @dataclass(slots=True)

@@ -16,12 +16,19 @@ import re
 
 from ..model.activity import Vocabulary
 
+# Collectives and point-to-point transfers by name: their libraries (NCCL, RCCL, Gloo, HCCL,
+# c10d), torch's ``record_param_comms``, Paddle's ``c_`` ops and XLA's hyphenated HLO names.
+# "broadcast" alone is not one: ``aten::broadcast_tensors``, MIGraphX's ``multibroadcast``
+# and ``VectorizedBroadcastKernel`` are shape work. (One alternation, factored: the pattern
+# runs over every distinct slice name; matched case-insensitively.)
+COLLECTIVE_NAMES = (r"nccl|rccl|c10d::|gloo:|hccl|record_param_comms|sendrecv|"
+                    r"all[_-]?(?:reduce|gather|to[_-]?all)|reduce[_-]?scatter|"
+                    r"collective[_-]permute|\bc_broadcast")
+
 COMMON = Vocabulary(
     "common",
     dataloader_names=(r"dataloader|data_loader|enumerate\(DataLoader\)",),
-    # (one alternation, factored: the pattern runs over every distinct slice name)
-    communication_names=(r"nccl|rccl|c10d::|gloo:|all_?(?:reduce|gather|to_?all)|"
-                         r"reduce_?scatter|broadcast|sendrecv|hccl",),
+    communication_names=(COLLECTIVE_NAMES,),
     # calls that block the host until the device catches up; polls (cudaEventQuery) do not
     sync_names=("Synchroni[sz]e",),                               # cudaStreamSynchronize...
     launch_names=("Launch|Memcpy|Memset|hipExtModuleLaunch",),    # cudaLaunchKernel...
