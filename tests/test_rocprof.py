@@ -122,8 +122,9 @@ def test_stats_sections_come_from_the_file_name():
 
 
 @pytest.mark.parametrize("path", [Path(f"{DOCS}kernel_trace.csv"), Path(f"{DECODE}kernel_trace.csv"),
-                                  HERE / "csc-training__hip-programming__kernel_trace.csv"],
-                         ids=["docs", "new-layout", "old-layout"])
+                                  HERE / "csc-training__hip-programming__kernel_trace.csv",
+                                  HERE / "amd__HPCTrainingExamples__omp_kernel_trace_head.csv"],
+                         ids=["docs", "new-layout", "old-layout", "no-dispatch-id"])
 def test_v3_kernel_trace(path: Path):
     rows = csv_rows(path)
     trace = traceconv.load(path)

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 CSV_KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "v1-kernels": (frozenset({"KernelName", "gpu-id"}), frozenset()),
     "stats": (frozenset({"Name", "Calls", "TotalDurationNs"}), frozenset()),
-    "v3-kernels": (frozenset({"Kernel_Name", "Dispatch_Id"}), frozenset({"Counter_Name"})),
+    # (the earliest rocprofv3 layout has no Dispatch_Id and no Thread_Id)
+    "v3-kernels": (frozenset({"Kernel_Name", "Start_Timestamp"}), frozenset({"Counter_Name"})),
     "v3-api": (frozenset({"Domain", "Function"}), frozenset()),
     "v3-copies": (frozenset({"Direction", "Source_Agent_Id", "Destination_Agent_Id"}),
                   frozenset()),
