@@ -135,6 +135,24 @@ def test_v3_kernel_trace(path: Path):
                                        for r in rows)
 
 
+def test_v3_start_stop_ranges_on_thread_0_are_no_thread_time():
+    """rocprofv3 writes a ``roctxRangeStart``/``Stop`` range on thread 0 (it may start and
+    stop on different threads): an async track of the process, not host time; push/pop
+    ranges and marks stay on their thread."""
+    path = HERE / "ROCm__rocprofiler-sdk__docs_marker_api_trace.csv"
+    rows = csv_rows(path)
+    trace = traceconv.load(path)
+    kinds = {s.name: trace.tracks[s.track].kind.value for s in trace.iter_slices()}
+    assert kinds == {r["Function"]: "async" if r["Thread_Id"] == "0" else "thread"
+                     for r in rows}
+    # host time: the outermost push/pop range on thread 717 (it holds the other)
+    outer = max((r for r in rows if r["Thread_Id"] != "0"),
+                key=lambda r: int(r["End_Timestamp"]) - int(r["Start_Timestamp"]))
+    host_seconds = summarize(trace).total_host_time
+    assert host_seconds == pytest.approx(
+        (int(outer["End_Timestamp"]) - int(outer["Start_Timestamp"])) / 1e9, abs=1e-12)
+
+
 @pytest.mark.parametrize("path", [Path(f"{DECODE}hip_api_trace.csv"),
                                   HERE / "ROCm__rocm-systems__docs_rccl_trace.csv"],
                          ids=["hip", "rccl"])

@@ -30,6 +30,7 @@ class Places:
         self._queues: dict[tuple[str, str], int] = {}
         self._hosts: dict[int | None, int] = {}
         self._threads: dict[tuple[int | None, int | None], int] = {}
+        self._ranges: dict[tuple[int | None, None, str], int] = {}
 
     def device(self, name: str, number: int | None) -> int:
         """The process of the device called ``name`` (``number`` orders them)."""
@@ -64,13 +65,31 @@ class Places:
         """The track of host thread ``tid`` of process ``pid`` (either may be unknown)."""
         key = (pid, tid)
         if key not in self._threads:
-            if pid not in self._hosts:
-                known = pid if pid is not None and -2**31 <= pid < 2**31 else None
-                self._hosts[pid] = self.trace.add_process(
-                    f"process {pid}" if pid is not None else "host", pid=known,
-                    sort_index=known)
             known = tid if tid is not None and 0 <= tid < 2**32 else None
             self._threads[key] = self.trace.add_track(
-                f"thread {tid}" if tid is not None else "thread", process=self._hosts[pid],
+                f"thread {tid}" if tid is not None else "thread", process=self._host(pid),
                 tid=known, sort_index=known)
         return self._threads[key]
+
+    def ranges(self, pid: int | None) -> int:
+        """The track of process ``pid``'s roctx start/stop ranges: rocprofv3 writes them on
+        thread 0, no thread of the process, since a range may start on one thread and stop
+        on another; they may overlap (an async track, as nsys's NVTX start/end ranges).
+
+        >>> t = Trace(); places = Places(t)
+        >>> track = t.tracks[places.ranges(717)]; track.name, track.kind.value
+        ('roctx start/stop ranges', 'async')
+        """
+        key = (pid, None, "ranges")
+        if key not in self._ranges:
+            self._ranges[key] = self.trace.add_track(
+                "roctx start/stop ranges", process=self._host(pid), kind=TrackKind.ASYNC,
+                sort_index=-1)
+        return self._ranges[key]
+
+    def _host(self, pid: int | None) -> int:
+        if pid not in self._hosts:
+            known = pid if pid is not None and -2**31 <= pid < 2**31 else None
+            self._hosts[pid] = self.trace.add_process(
+                f"process {pid}" if pid is not None else "host", pid=known, sort_index=known)
+        return self._hosts[pid]

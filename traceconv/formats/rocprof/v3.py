@@ -147,7 +147,9 @@ def _add_calls(trace: TraceBuilder, places: Places, table: Table) -> dict[int, i
             continue
         domain = str(record.get("Domain", ""))
         category = next(c for word, c in _DOMAINS if word in domain)
-        track = places.thread(integer(record.get("Process_Id")), integer(record.get("Thread_Id")))
+        pid, tid = integer(record.get("Process_Id")), integer(record.get("Thread_Id"))
+        track = (places.ranges(pid) if tid == 0 and category == "user_annotation"
+                 else places.thread(pid, tid))
         args = {k: arg_value(v) for k, v in record.items()
                 if k not in (*_TIMES, "Function", "Process_Id", "Thread_Id") and v != ""}
         row = trace.add_interval(track, start, end, str(record.get("Function", "")), category,
