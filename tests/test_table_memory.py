@@ -26,6 +26,7 @@ from traceconv.formats.rocprof.csv_table import read_table
 from traceconv.formats.rocprof.rocpd import load_parts
 from traceconv.formats.rocprof.v3 import build_run, load_part
 from traceconv.io import Source
+from traceconv.model.frozen import FrozenTraceError
 
 ROWS = 40_000   # more than two batches of every batched path
 KERNEL_HEADER = ["Kind", "Agent_Id", "Queue_Id", "Thread_Id", "Dispatch_Id", "Kernel_Id",
@@ -99,9 +100,10 @@ def test_flows_join_calls_and_kernels_across_batches(tmp_path: Path):
         assert kernel.start == call.start + 100
 
 
-@pytest.mark.slow
-def test_every_nsys_kernel_keeps_its_own_args_across_batches(tmp_path: Path):
-    many = tmp_path / "many.sqlite"
+def _grown_nsys(directory: Path) -> Path:
+    """The mock nsys export with ``ROWS`` more kernels, each with its own correlation id,
+    registers, grid, block and (every third) graph node."""
+    many = directory / "many.sqlite"
     shutil.copyfile(SAMPLES / "nsys" / "mock_rtx3080_nsys2026.1.sqlite", many)
     with closing(sqlite3.connect(many)) as db:
         db.execute(f"""
@@ -117,6 +119,13 @@ def test_every_nsys_kernel_keeps_its_own_args_across_batches(tmp_path: Path):
                 case when i % 3 = 0 then i end
             from n, (select * from CUPTI_ACTIVITY_KIND_KERNEL limit 1) k""")
         db.commit()
+    return many
+
+
+@pytest.mark.slow
+def test_every_nsys_kernel_keeps_its_own_args_across_batches(tmp_path: Path):
+    many = _grown_nsys(tmp_path)
+    with closing(sqlite3.connect(many)) as db:
         expected = {correlation: (registers, grid, block, node)
                     for correlation, registers, grid, block, node in db.execute(
                         "select correlationId, registersPerThread, gridX, blockX, graphNodeId "
@@ -126,6 +135,32 @@ def test_every_nsys_kernel_keeps_its_own_args_across_batches(tmp_path: Path):
                                      s.args["block"][0], s.args.get("graph node"))
              for s in trace.iter_slices() if s.category == "kernel"}
     assert found == expected
+
+
+@pytest.mark.slow
+def test_freezing_the_args_copies_neither_the_column_nor_its_lists(tmp_path: Path):
+    """A loaded trace's args are read-only; handing their values out the first time (what
+    every writer does) freezes them in place: no copy of the values list (8 bytes a value),
+    and the grid and block lists of 40,000 kernels, a list of their own each as the reader
+    made them, become one read-only list per distinct content."""
+    many = _grown_nsys(tmp_path)
+    with closing(sqlite3.connect(many)) as db:
+        (distinct,), = db.execute("select count(*) from (select gridX, gridY, gridZ from "
+                                  "CUPTI_ACTIVITY_KIND_KERNEL union select blockX, blockY, "
+                                  "blockZ from CUPTI_ACTIVITY_KIND_KERNEL)")
+        grids = sorted(db.execute("select gridX, gridY, gridZ from CUPTI_ACTIVITY_KIND_KERNEL"))
+    column = traceconv.load(many).slices.args
+    values, _, peak = traced_memory(lambda: column.values)
+    # (a copy of the list alone is 8 bytes a value; the copy with a read-only twin of each
+    # kernel's two lists, as frozen before, peaked at 51 bytes a value; in place: 4 KB)
+    assert len(values) > 10 * ROWS and peak < len(values)
+    kernels = [args for args in column if args and "grid" in args]
+    assert sorted(tuple(args["grid"]) for args in kernels) == grids
+    assert len({id(args[key]) for args in kernels for key in ("grid", "block")}) == distinct
+    with pytest.raises(FrozenTraceError):
+        values.append(0)
+    with pytest.raises(FrozenTraceError):
+        kernels[0]["grid"].append(0)
 
 
 @pytest.mark.slow
