@@ -2,11 +2,13 @@
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from traceconv.model.args import ArgsColumn
 from traceconv.model.columns import SliceTable
+from traceconv.model.frozen import FrozenTraceError
 
 
 def test_rows_round_trip_with_their_objects_and_key_order() -> None:
@@ -57,3 +59,28 @@ def test_extend_numbers_key_sets_as_append_does(batches):
     assert extended.key_sets == appended.key_sets
     assert list(extended.key_set) == list(appended.key_set)
     assert list(extended) == list(appended)
+
+
+_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-2, 2),
+                    st.sampled_from([0.0, -0.0, 1.0]), st.sampled_from("ab"))
+_VALUES = st.recursive(_LEAVES, lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(st.sampled_from("xy"), inner, max_size=2), max_leaves=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from("abc"), _VALUES, max_size=3), max_size=6))
+def test_freezing_keeps_every_value_and_its_type(rows):
+    """Frozen in place, lists alike made one: each row reads back as it was given, type for
+    type (repr tells 1, True and 1.0, 0.0 and -0.0 apart), the rows given are left as they
+    were, and the values list and every list and dict in it refuse changes."""
+    given_as = repr(rows)
+    column = ArgsColumn(rows)
+    column.freeze()
+    values = column.values
+    assert repr(list(column)) == given_as == repr(rows)
+    with pytest.raises(FrozenTraceError):
+        values.append(0)
+    for value in values:
+        if isinstance(value, list | dict):
+            with pytest.raises(FrozenTraceError):
+                value.clear()

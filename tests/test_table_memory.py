@@ -26,6 +26,7 @@ from traceconv.formats.rocprof.csv_table import read_table
 from traceconv.formats.rocprof.rocpd import load_parts
 from traceconv.formats.rocprof.v3 import build_run, load_part
 from traceconv.io import Source
+from traceconv.model.frozen import FrozenTraceError
 
 ROWS = 40_000   # more than two batches of every batched path
 KERNEL_HEADER = ["Kind", "Agent_Id", "Queue_Id", "Thread_Id", "Dispatch_Id", "Kernel_Id",
@@ -99,9 +100,10 @@ def test_flows_join_calls_and_kernels_across_batches(tmp_path: Path):
         assert kernel.start == call.start + 100
 
 
-@pytest.mark.slow
-def test_every_nsys_kernel_keeps_its_own_args_across_batches(tmp_path: Path):
-    many = tmp_path / "many.sqlite"
+def _grown_nsys(directory: Path) -> Path:
+    """The mock nsys export with ``ROWS`` more kernels, each with its own correlation id,
+    registers, grid, block and (every third) graph node."""
+    many = directory / "many.sqlite"
     shutil.copyfile(SAMPLES / "nsys" / "mock_rtx3080_nsys2026.1.sqlite", many)
     with closing(sqlite3.connect(many)) as db:
         db.execute(f"""
@@ -117,6 +119,13 @@ def test_every_nsys_kernel_keeps_its_own_args_across_batches(tmp_path: Path):
                 case when i % 3 = 0 then i end
             from n, (select * from CUPTI_ACTIVITY_KIND_KERNEL limit 1) k""")
         db.commit()
+    return many
+
+
+@pytest.mark.slow
+def test_every_nsys_kernel_keeps_its_own_args_across_batches(tmp_path: Path):
+    many = _grown_nsys(tmp_path)
+    with closing(sqlite3.connect(many)) as db:
         expected = {correlation: (registers, grid, block, node)
                     for correlation, registers, grid, block, node in db.execute(
                         "select correlationId, registersPerThread, gridX, blockX, graphNodeId "
@@ -126,6 +135,32 @@ def test_every_nsys_kernel_keeps_its_own_args_across_batches(tmp_path: Path):
                                      s.args["block"][0], s.args.get("graph node"))
              for s in trace.iter_slices() if s.category == "kernel"}
     assert found == expected
+
+
+@pytest.mark.slow
+def test_freezing_the_args_copies_neither_the_column_nor_its_lists(tmp_path: Path):
+    """A loaded trace's args are read-only; handing their values out the first time (what
+    every writer does) freezes them in place: no copy of the values list (8 bytes a value),
+    and the grid and block lists of 40,000 kernels, a list of their own each as the reader
+    made them, become one read-only list per distinct content."""
+    many = _grown_nsys(tmp_path)
+    with closing(sqlite3.connect(many)) as db:
+        (distinct,), = db.execute("select count(*) from (select gridX, gridY, gridZ from "
+                                  "CUPTI_ACTIVITY_KIND_KERNEL union select blockX, blockY, "
+                                  "blockZ from CUPTI_ACTIVITY_KIND_KERNEL)")
+        grids = sorted(db.execute("select gridX, gridY, gridZ from CUPTI_ACTIVITY_KIND_KERNEL"))
+    column = traceconv.load(many).slices.args
+    values, _, peak = traced_memory(lambda: column.values)
+    # (a copy of the list alone is 8 bytes a value; the copy with a read-only twin of each
+    # kernel's two lists, as frozen before, peaked at 51 bytes a value; in place: 4 KB)
+    assert len(values) > 10 * ROWS and peak < len(values)
+    kernels = [args for args in column if args and "grid" in args]
+    assert sorted(tuple(args["grid"]) for args in kernels) == grids
+    assert len({id(args[key]) for args in kernels for key in ("grid", "block")}) == distinct
+    with pytest.raises(FrozenTraceError):
+        values.append(0)
+    with pytest.raises(FrozenTraceError):
+        kernels[0]["grid"].append(0)
 
 
 @pytest.mark.slow
@@ -189,6 +224,41 @@ def test_every_rpd_call_keeps_its_own_args_across_batches(tmp_path: Path):
              for s in trace.iter_slices()
              if s.args and " call " in str(s.args.get("args"))}
     assert len(expected) == ROWS and found == expected
+
+
+@pytest.mark.slow
+def test_an_rpd_string_table_is_read_as_far_as_the_trace_names_it(tmp_path: Path):
+    """100,000 strings no row names (20 MB of text) cost nothing; a string that a call or
+    a kernel launch names but the table lacks is still counted (``rpd.missing_string``)."""
+    seed = Path(__file__).parent / "data" / "seeds" / "matmul.rpd"
+    path = tmp_path / "strings.rpd"
+    shutil.copyfile(seed, path)
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("""insert into rocpd_string (string)
+            with recursive n(i) as (select 1 union all select i + 1 from n where i < 100000)
+            select printf('unused %0193d', i) from n""")
+        (called,), = db.execute("select apiName_id from rocpd_api group by apiName_id "
+                                "order by count(*) desc limit 1")
+        (launched,), = db.execute("select kernelName_id from rocpd_kernelapi k join rocpd_api "
+                                  "a on a.id = k.api_ptr_id group by 1 order by count(*) "
+                                  "desc limit 1")
+        db.execute("delete from rocpd_string where id in (?, ?)", (called, launched))
+        db.commit()
+        absent = "not in (select id from rocpd_string)"
+        (missing,), = db.execute(
+            f"select (select count(*) from rocpd_api where apiName_id {absent}) "
+            f"+ (select count(*) from rocpd_op where opType_id {absent}) "
+            f"+ (select count(*) from rocpd_kernelapi k join rocpd_api a "
+            f"on a.id = k.api_ptr_id where k.kernelName_id {absent})")
+        (unused,), = db.execute("select sum(length(string)) from rocpd_string "
+                                "where string like 'unused %'")
+        (calls,), = db.execute("select count(*) from rocpd_api where apiName_id = ?", (called,))
+    traceconv.load(seed)   # (the modules imported: their memory is no part of the read)
+    trace, _, peak = traced_memory(lambda: traceconv.load(path))
+    # (read whole, the table's texts and a dict of them peaked at 42 MB; now: 0.2 MB)
+    assert unused == 100_000 * 200 and peak < unused / 4
+    assert missing >= calls + 1 and trace.diagnostics.count("rpd.missing_string") == missing
+    assert sum(s.name == f"<string {called}>" for s in trace.iter_slices()) == calls
 
 
 def _grown_rocpd(directory: Path, regions: int) -> Path:

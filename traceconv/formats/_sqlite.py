@@ -203,6 +203,33 @@ class Database:
         return {int(key): value if isinstance(value, str) else str(value)
                 for key, value in self.query(sql, where) if isinstance(key, int)}
 
+    def named_texts(self, table: str, id_column: str, text_column: str,
+                    references: Sequence[tuple[str, str, int]]) -> dict[int, str]:
+        """:meth:`texts` of the rows of a string table whose id some row names: in one of
+        ``references`` (table, column, what NULL reads as there, as the reader reads it;
+        a column the database lacks reads as that). Memory follows the strings the trace
+        uses, not the table's size (SQLite picks the rows by id: none is read to be thrown
+        away); a named id the table lacks is simply not there.
+
+        >>> from traceconv.sqlite_access import open_sqlite
+        >>> with open_sqlite(":memory:", "x", input_bytes=0) as guarded:
+        ...     _ = guarded.connection.executescript(
+        ...         "create table s (id integer primary key, string);"
+        ...         "insert into s values (0, 'null'), (1, 'a'), (2, 'b'), (3, 4.5);"
+        ...         "create table t (name_id); insert into t values (3), (null), (9)")
+        ...     db = Database(guarded); db.columns = {"s": ["id", "string"], "t": ["name_id"]}
+        ...     named = db.named_texts("s", "id", "string", [("t", "name_id", 0), ("t", "x", 2)])
+        >>> named
+        {0: 'null', 2: 'b', 3: '4.5'}
+        """
+        named = " union ".join(f"select {self.expression(t, c, default)} from {_ident(t)}"
+                               for t, c, default in references if t in self.columns)
+        if not named:
+            return {}
+        key = _ident(id_column)
+        return self.texts(f"select {key}, {_ident(text_column)} from {_ident(table)} "
+                          f"where {key} in ({named})", table)
+
 
 # rows fetched from a cursor at once: bounds the Python rows held beside the columns
 _FETCH = 16384

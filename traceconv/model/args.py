@@ -36,7 +36,6 @@ from .frozen import (
     deep_freeze,
     deep_freeze_in_place,
     frozen_array,
-    frozen_list,
 )
 from .typed_arrays import extend_typed
 
@@ -51,6 +50,7 @@ _DECODE_RAW = msgspec.json.Decoder(list[dict[str, msgspec.Raw]]).decode
 _DECODE_ANY = lenient()
 _SHARED_FIRST = frozenset(b'[{"')   # arrays, objects and strings: decoded once per text
 _SHARED_LIMIT = 1 << 20
+_extend = list.extend   # (how the column adds to its values, which refuse everyone else)
 
 
 def _values(dicts: list[dict[str, msgspec.Raw]], shared: dict[bytes, Any]) -> list[Any]:
@@ -237,14 +237,16 @@ class ArgsColumn(Sequence[Args]):
         self.key_sets: list[tuple[Any, ...]] = []   # id -> keys, in insertion order
         self._key_set = array("i")   # per row: key-set id, -1 for None, -2 for JSON text
         self._start = array("q")     # per row: its first value in ``values`` (JSON: its text)
-        self._values: list[Any] = []
+        # read-only to whoever it is handed to (writers, API users), so that freezing the
+        # column copies nothing; the column itself adds through list's own extend
+        self._values: FrozenList[Any] = FrozenList()
         # the JSON rows' texts, each followed by ",", in the pieces they came in (never
         # copied into one growing buffer, whose reallocations would double the peak)
         self._texts = _Texts()
         self._text_bounds = array("q", [0])   # where JSON text i starts; one more: the end
         self._in_row_order = True   # key sets numbered in the order of their first row
-        # frozen, but the lists and dicts among the values not yet: they are frozen when
-        # first handed out (see freeze)
+        # frozen, but the lists and dicts among the values not yet: they are frozen in
+        # place when first handed out (see freeze)
         self._unfrozen_inside = False
         self.extend(rows)
 
@@ -269,11 +271,11 @@ class ArgsColumn(Sequence[Args]):
         return self._handed_out()
 
     def _handed_out(self) -> list[Any]:
-        """The values, each list and dict among them read-only once the column is frozen."""
+        """The values, each list and dict among them read-only once the column is frozen
+        (frozen in place: the values list is not copied)."""
         if self._unfrozen_inside:
-            values = list(self._values)
-            deep_freeze_in_place(values)
-            self._values, self._unfrozen_inside = FrozenList(values), False
+            deep_freeze_in_place(self._values)
+            self._unfrozen_inside = False
         return self._values
 
     def _settle(self) -> None:
@@ -283,17 +285,17 @@ class ArgsColumn(Sequence[Args]):
         gives do not change, and the values it decodes are read-only as the others."""
         if len(self._text_bounds) == 1 and self._in_row_order:
             return
-        frozen = isinstance(self._values, FrozenList)
+        frozen = isinstance(self.key_sets, FrozenList)
         held = len(self._values)
         if frozen:
-            self._values, self.key_sets = list(self._values), list(self.key_sets)
+            self.key_sets = list(self.key_sets)
         self._decode_texts()
         if not self._in_row_order:
             self._number_in_row_order()
         if frozen:
             if not self._unfrozen_inside:
                 deep_freeze_in_place(self._values, held)
-            self._values, self.key_sets = FrozenList(self._values), FrozenList(self.key_sets)
+            self.key_sets = FrozenList(self.key_sets)
 
     def _number_in_row_order(self) -> None:
         key_set = np.frombuffer(self._key_set, dtype=np.int32)
@@ -326,7 +328,7 @@ class ArgsColumn(Sequence[Args]):
             np.frombuffer(self._key_set, dtype=np.int32)[batch] = ids  # type: ignore[assignment]
             np.frombuffer(self._start, dtype=np.int64)[batch] = list(
                 accumulate(sizes[:-1], initial=len(self._values)))
-            self._values.extend(_values(dicts, shared))
+            _extend(self._values, _values(dicts, shared))
             if len(shared) > _SHARED_LIMIT:
                 shared.clear()
         self._texts = _Texts()
@@ -377,7 +379,7 @@ class ArgsColumn(Sequence[Args]):
         keys = tuple(args)
         found = self._ids.get(keys)   # inlined lookup: this is the readers' hot path
         self._key_set.append(self._key_set_id(keys) if found is None else found)
-        values.extend(args.values())
+        _extend(values, args.values())
 
     def extend(self, rows: Iterable[Args]) -> None:
         """Add many rows at once (each read now, as :meth:`append` reads one).
@@ -409,7 +411,7 @@ class ArgsColumn(Sequence[Args]):
         values = self._values
         self._start.extend(accumulate(sizes[:-1], initial=len(values)))
         self._key_set.extend(found)  # type: ignore[arg-type]
-        values.extend(chain.from_iterable(map(dict.values, rows)))  # type: ignore[arg-type]
+        _extend(values, chain.from_iterable(map(dict.values, rows)))  # type: ignore[arg-type]
 
     def extend_sets(self, key_sets: Sequence[tuple[Any, ...]], sets: np.ndarray,
                     values: list[Any]) -> None:
@@ -435,7 +437,7 @@ class ArgsColumn(Sequence[Args]):
         sizes = widths[sets]
         extend_typed(self._key_set, ids[sets])
         extend_typed(self._start, len(self._values) + np.cumsum(sizes) - sizes)
-        self._values.extend(values)
+        _extend(self._values, values)
         self._in_row_order = False   # (key sets were numbered in their order, not the rows')
 
     def keep_texts_in(self, store: Any) -> None:
@@ -483,7 +485,7 @@ class ArgsColumn(Sequence[Args]):
             self._key_set[row] = _NONE
             return
         self._key_set[row] = self._key_set_id(tuple(args))
-        self._values.extend(args.values())
+        _extend(self._values, args.values())
 
     def freeze(self) -> None:
         """Refuse new rows and changed rows from now on (reading may still settle the
@@ -491,6 +493,8 @@ class ArgsColumn(Sequence[Args]):
         is handed out read-only: a row's own as a read-only copy, the flat layout (values,
         held, columns, iteration) made read-only in place when first asked for, so that a
         reader that is never asked for its args pays nothing (a million rows of shapes).
+        The values list itself is read-only to all but the column from the start: freezing
+        copies nothing.
 
         >>> column = ArgsColumn([{"dims": [2, 3]}]); column.freeze()
         >>> column[0]["dims"].append(4)
@@ -499,10 +503,9 @@ class ArgsColumn(Sequence[Args]):
         traceconv.model.frozen.FrozenTraceError: this trace is frozen (read-only): build a new one (Trace.copy(), traceconv.model.copying)
         """
         self._key_set, self._start = frozen_array(self._key_set), frozen_array(self._start)
-        if isinstance(self._values, FrozenList):
+        if isinstance(self.key_sets, FrozenList):
             return
-        self._values = frozen_list(self._values)
-        self.key_sets = frozen_list(self.key_sets)
+        self.key_sets = FrozenList(self.key_sets)
         self._unfrozen_inside = True
 
     def copy(self) -> ArgsColumn:
@@ -510,7 +513,7 @@ class ArgsColumn(Sequence[Args]):
         new = ArgsColumn()
         new._ids, new.key_sets = dict(self._ids), list(self.key_sets)
         new._key_set, new._start = array("i", self._key_set), array("q", self._start)
-        new._values = list(self._handed_out())   # (never a list the frozen one holds)
+        new._values = FrozenList(self._handed_out())   # (never a list the frozen one holds)
         new._texts, new._text_bounds = self._texts.copy(), array("q", self._text_bounds)
         new._in_row_order = self._in_row_order
         return new

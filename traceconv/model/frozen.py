@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from array import array
 from functools import partial
+from itertools import compress, count, islice
 from typing import Any, NoReturn, TypeVar
 
 T = TypeVar("T")
@@ -173,24 +174,42 @@ _MUTABLE = frozenset({dict, list, tuple, set, bytearray, FrozenDict, FrozenList}
 
 def deep_freeze_in_place(values: list[Any], first: int = 0) -> None:
     """Replace each mutable entry of ``values`` (from ``first`` on) by its
-    :func:`deep_freeze` (one pass that skips the numbers and strings most entries are).
-    An object held at several places is frozen once and the frozen one shared: readers
-    share equal decoded values (a profiler repeats the same shapes a million times), so
-    freezing stays proportional to the distinct values, in time and in memory.
+    :func:`deep_freeze` (one pass that skips the numbers and strings most entries are);
+    ``values`` may be a :class:`FrozenList` (its owner's: written through ``list``'s own
+    methods), and is not copied. Freezing stays proportional to the distinct values, in
+    time and in memory (a profiler repeats the same shapes a million times, as a list of
+    its own per row): flat lists of ints and strings alike are one frozen list, and an
+    object held at several places is frozen once.
 
-    >>> shape = [2]; values = [1, shape, "x", shape]; deep_freeze_in_place(values)
-    >>> type(values[1]).__name__, values[1] is values[3]
+    >>> shape = [2]; values = FrozenList([1, shape, "x", shape, [2], {"a": [2]}])
+    >>> deep_freeze_in_place(values); type(values[1]).__name__, values[1] is values[4]
     ('FrozenList', True)
+    >>> values = [[1], [True], [1.0]]; deep_freeze_in_place(values); values   # (not alike)
+    [[1], [True], [1.0]]
     """
-    mutable = _MUTABLE
-    frozen: dict[int, tuple[Any, Any]] = {}   # id -> (the original, kept alive; its twin)
-    for index in [i for i, kind in enumerate(map(type, values[first:]), first)
-                  if kind in mutable]:
+    put, mutable = list.__setitem__, _MUTABLE.__contains__
+    alike: dict[tuple[Any, ...], FrozenList[Any]] = {}
+    # id -> its frozen twin. The originals need not be kept alive for their ids to stay
+    # unique: each id looked up is that of an entry still in ``values`` (so alive), and
+    # every such entry was alive, at an address of its own, before the first replacement.
+    frozen: dict[int, Any] = {}
+    for index in compress(count(first), map(mutable, map(type, islice(values, first, None)))):
         value = values[index]
-        held = frozen.get(id(value))
-        if held is None:
-            held = frozen[id(value)] = (value, deep_freeze(value))
-        values[index] = held[1]
+        if type(value) is list and _PLAIN_ITEMS.issuperset(map(type, value)):
+            items = tuple(value)
+            twin = alike.get(items)
+            if twin is None:
+                twin = alike[items] = FrozenList(items)
+        else:
+            twin = frozen.get(id(value))
+            if twin is None:
+                twin = frozen[id(value)] = deep_freeze(value)
+        put(values, index, twin)
+
+
+# Items that equal only items of their own type (unlike a bool, 1 == True, or a float,
+# 0.0 == -0.0): lists of them that compare equal are alike.
+_PLAIN_ITEMS = frozenset({int, str, type(None)})
 
 
 _TWINS: dict[type, type] = {}

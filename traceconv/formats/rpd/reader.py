@@ -50,6 +50,11 @@ _FREE = {"hipFree", "hipFreeAsync"}
 _PTR = re.compile(r"ptr=(0x[0-9a-fA-F]+|\d+)")
 _SIZE = re.compile(r"size=(0x[0-9a-fA-F]+|\d+)")
 _DEVICE_SORT = 1 << 30
+# Every column the reader takes a string id from, with what NULL reads as there: only the
+# strings they name are read, not the whole string table
+_STRING_IDS = (("rocpd_api", "apiName_id", -1), ("rocpd_api", "args_id", -1),
+               ("rocpd_op", "description_id", -1), ("rocpd_op", "opType_id", -1),
+               ("rocpd_kernelapi", "kernelName_id", 0))
 
 
 class Places:
@@ -106,7 +111,7 @@ def read_database(db: Database, trace: TraceBuilder) -> None:
     metadata = _metadata(db)
     trace.metadata.source_version = f"rpd schema {metadata.schema_version or '?'}"
     trace.metadata.attributes.update(metadata.model_dump(exclude_none=True))
-    strings = db.texts("select id, string from rocpd_string", "rocpd_string")
+    strings = db.named_texts("rocpd_string", "id", "string", _STRING_IDS)
     places = Places(trace)
     api_ids, api_rows, api_names, api_args = _read_api(db, trace, strings, places)
     op_ids, op_rows = _read_ops(db, trace, strings, places, api_ids, api_args)
