@@ -506,6 +506,8 @@ class ArgsColumn(Sequence[Args]):
         if isinstance(self.key_sets, FrozenList):
             return
         self.key_sets = FrozenList(self.key_sets)
+        if not isinstance(self._values, FrozenList):   # (a copy or a pickle holds a list)
+            self._values = FrozenList(self._values)
         self._unfrozen_inside = True
 
     def copy(self) -> ArgsColumn:

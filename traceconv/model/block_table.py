@@ -38,6 +38,7 @@ from .entities import MemoryBlock
 from .frozen import (
     FrozenDict,
     FrozenTraceError,
+    FrozenWhenUnpickled,
     deep_freeze,
     deep_freeze_in_place,
     frozen_array,
@@ -52,7 +53,7 @@ CODED = tuple(name for name in FIELDS if name not in NUMBERS and name != "args")
 _NO_ARGS: FrozenDict[str, Any] = FrozenDict()
 
 
-class BlockTable(Sequence[MemoryBlock]):
+class BlockTable(FrozenWhenUnpickled, Sequence[MemoryBlock]):
     """Memory blocks as columns (see the module text); ``blocks``: the first ones."""
 
     def __init__(self, blocks: Iterable[MemoryBlock] = ()) -> None:
@@ -342,7 +343,7 @@ def _hand_over(blocks: list[MemoryBlock]) -> None:
 
 def _unpickled(state: dict[str, Any]) -> BlockTable:
     table = BlockTable.__new__(BlockTable)
-    table.__dict__.update(state)
+    table.__setstate__(dict(state))
     return table
 
 

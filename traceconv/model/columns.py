@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .args import Args, ArgsColumn
-from .frozen import FrozenTraceError, frozen_array
+from .frozen import FrozenTraceError, FrozenWhenUnpickled, frozen_array
 from .typed_arrays import extend_typed, read_only_view
 
 
@@ -61,7 +61,7 @@ class Flow(NamedTuple):
     name: str
 
 
-class _Table:
+class _Table(FrozenWhenUnpickled):
     """Shared machinery: named typed columns and the row count."""
 
     _columns: tuple[tuple[str, str], ...] = ()

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 from .diagnostic_codes import DEFAULT_SEVERITY, RENAMED, Kind, Severity, lookup
-from .frozen import FrozenTraceError, freeze_records
+from .frozen import FrozenTraceError, FrozenWhenUnpickled, freeze_records
 
 __all__ = ["DEFAULT_SEVERITY", "UNKNOWN_CARRIED", "Diagnostic", "Diagnostics", "Kind", "Severity"]
 
@@ -48,7 +48,7 @@ UNKNOWN_CARRIED = "input.unknown_diagnostic"
 _COUNT_LIMIT = 2**63 - 1
 
 
-class Diagnostics:
+class Diagnostics(FrozenWhenUnpickled):
     """An ordered collection of :class:`Diagnostic`, aggregated by code.
 
     A call names the code only: its kind, severity and text are the code table's

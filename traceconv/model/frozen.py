@@ -42,6 +42,35 @@ def _refusing(*names: str) -> dict[str, Any]:
     return dict.fromkeys(names, _refuse)
 
 
+class FrozenWhenUnpickled:
+    """For the model's classes that have a ``_frozen`` flag and a ``freeze()``: an
+    unpickled copy of a frozen one is frozen again. Its read-only parts pickle as plain
+    lists, dicts and arrays (so that :meth:`copy` and ``pickle`` of a part make an editable
+    one), and the flag alone would leave them changeable behind a trace that says it is
+    frozen; a batch worker or a pool must hand over what the reader handed over.
+
+    >>> import pickle
+    >>> from traceconv.model import Trace
+    >>> trace = Trace(); _ = trace.add_process("p"); _ = trace.freeze()
+    >>> type(pickle.loads(pickle.dumps(trace)).processes).__name__
+    'FrozenList'
+    """
+
+    __slots__ = ()
+
+    def __setstate__(self, state: Any) -> None:
+        values, slots = state if isinstance(state, tuple) else (state, None)
+        frozen = False
+        for part in (values, slots):
+            if part:
+                frozen = bool(part.pop("_frozen", False)) or frozen
+                for name, value in part.items():   # (past a __setattr__ that refuses)
+                    object.__setattr__(self, name, value)
+        object.__setattr__(self, "_frozen", False)
+        if frozen:
+            self.freeze()   # type: ignore[attr-defined]
+
+
 class FrozenArray(array):  # type: ignore[type-arg]
     """An ``array.array`` that refuses changes (reads are the C type's own, unchanged)."""
 

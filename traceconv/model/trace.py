@@ -27,6 +27,7 @@ from .diagnostics import Diagnostics
 from .entities import MemoryBlock, OpStat, Process, ProcessKind, Track, TrackKind
 from .frozen import (
     FrozenTraceError,
+    FrozenWhenUnpickled,
     deep_freeze,
     freeze_graph,
     freeze_graph_data,
@@ -70,7 +71,7 @@ class DeviceInfo:
 
 
 @dataclass
-class Metadata:
+class Metadata(FrozenWhenUnpickled):
     """Where a trace came from and what happened to it on the way in.
 
     Readers fill the typed fields (``framework``, ``rank``, ``world_size``, ``devices``)
@@ -125,7 +126,7 @@ class Metadata:
 _BLOCK = 1 << 20   # rows summed together where a column's sum is only looked at
 
 
-class Trace:
+class Trace(FrozenWhenUnpickled):
     """A profiler trace in traceconv's graph-aware model.
 
     Times are integer nanoseconds on one trace clock. Events live in columnar tables
