@@ -147,28 +147,66 @@ def test_tables_of_sizes_are_read_in_bytes():
                 ).extra["total_bytes"] == 914_835_267_000
 
 
+# the OS runtime calls of these outputs in which a thread is blocked, listed by hand from
+# their manual pages (read, ioctl, mmap, pthread_cond_signal... are calls that do work)
+BLOCKING = {"futex", "sem_timedwait", "sem_wait", "poll", "epoll_wait", "clock_nanosleep",
+            "nanosleep", "sleep", "usleep", "waitpid", "pthread_cond_wait",
+            "pthread_cond_timedwait", "pthread_mutex_lock", "pthread_join", "select",
+            "accept4", "pthread_rwlock_rdlock", "pthread_rwlock_wrlock"}
+
+
 def test_os_runtime_waits_and_nvtx_ranges_are_not_host_time():
-    """The OS runtime summary adds up threads blocked in futex, poll... (859,667,129,488 ns
-    in a run far shorter) and NVTX ranges enclose the API calls: the host time is the CUDA
-    API summary's total alone (10,794,695,126 ns; 18,016,239,561 ns), and the summary says
-    what it left out."""
+    """The OS runtime summary's waits add up threads blocked in futex, poll... (far longer
+    than the run) and NVTX ranges enclose the API calls: the host time is the CUDA API
+    summary's total plus the OS calls that do work (ioctl, read, mmap...), and the summary
+    says what it left out. Expected values: a plain split of the text, summed by the hand
+    list above (the API tables' totals: 10,794,695,126 ns; 18,016,239,561 ns)."""
     from traceconv.analysis.summary import summarize
 
-    for path, api, waits, enclosing in (
-            (PLAIN, 10_794_695_126, (54, 859_667_129_488), None),
-            (GROUPED, 18_016_239_561, (31, 171_067_189_688), (2, 444_988_647 + 105_720_847))):
+    for path, api, osrt_at, enclosing in (
+            (PLAIN, 10_794_695_126, 0, None),
+            (GROUPED, 18_016_239_561, 1, (2, 444_988_647 + 105_720_847))):
+        osrt = tables(path)[osrt_at]
+        calls = list(zip(column(osrt, "Name"), map(number, column(osrt, "Total Time (ns)")),
+                         strict=True))
+        waits = [ns for name, ns in calls if name in BLOCKING]
+        work = sum(ns for name, ns in calls if name not in BLOCKING)
         result = summarize(traceconv.load(path), top=0)
-        assert result.total_host_time == pytest.approx(api / 1e9)
-        assert {row.type for row in result.host_rows} == {"api"}
-        assert result.not_work["waiting"][0] == waits[0]
-        assert result.not_work["waiting"][1] == pytest.approx(waits[1] / 1e9)
+        assert result.total_host_time == pytest.approx((api + work) / 1e9)
+        assert {row.type for row in result.host_rows} == {"api", "os_runtime"}
+        assert result.not_work["waiting"][0] == len(waits)
+        assert result.not_work["waiting"][1] == pytest.approx(sum(waits) / 1e9)
         if enclosing:
             assert result.not_work["enclosing"][0] == enclosing[0]
             assert result.not_work["enclosing"][1] == pytest.approx(enclosing[1] / 1e9)
-    osrt = [s for s in traceconv.load(PLAIN).stats if s.type == "os_runtime"]
-    assert osrt[0].name == "futex" and len(osrt) == len(tables(PLAIN)[0][1]) == 54
+    osrt_rows = [s for s in traceconv.load(PLAIN).stats if s.type == "os_runtime"]
+    assert osrt_rows[0].name == "futex" and len(osrt_rows) == len(tables(PLAIN)[0][1]) == 54
     result = CliRunner().invoke(app, ["summary", "--json", str(PLAIN)])
-    assert json.loads(result.output)["not_work_time"]["waiting"]["rows"] == 54
+    assert json.loads(result.output)["not_work_time"]["waiting"]["rows"] == len(
+        [name for name in column(tables(PLAIN)[0], "Name") if name in BLOCKING])
+
+
+def test_an_nvtx_summary_alone_prints_its_ranges():
+    """An output holding only ``nvtx_sum`` has no row of work: its ranges are printed as
+    what they are (enclosing, in no total) instead of an empty table; the expected rows are
+    the CSV's own (plain csv read)."""
+    import csv
+
+    path = DATA / "nvtx_sum_stdout.csv"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("Time (%)"))
+    # (its last line is cut mid-row: left out, counted as csv.row_cut)
+    ranges = [r for r in csv.DictReader(lines[header:]) if r["Range"]]
+    data = json.loads(CliRunner().invoke(app, ["summary", "--json", str(path)]).output)
+    assert data["host_rows"] == []
+    shown = {row["name"]: (row["time"], row["calls"], row["type"])
+             for row in data["not_work_rows"]}
+    assert shown == {r["Range"]: (pytest.approx(int(r["Total Time (ns)"]) / 1e9),
+                                  int(r["Instances"]), "nvtx, enclosing") for r in ranges}
+    text = CliRunner().invoke(app, ["summary", "-t", "0", str(path)],
+                              env={"COLUMNS": "100"}).output
+    assert "no row of work to show" in " ".join(text.split()) and ranges[0]["Range"] in text
+    assert "none (the input's times are no work)" not in text
 
 
 def test_more_rows_counts_the_tables_printed():
@@ -183,11 +221,11 @@ def test_more_rows_counts_the_tables_printed():
     # 26 device rows and 29 API rows, both tables printed
     text = CliRunner().invoke(app, ["summary", "--show-host", "--wide",
                                     str(GROUPED)]).output
-    assert "... 6 more device rows, 9 more host rows (-t 0 prints them all; --json " \
+    assert "... 6 more device rows, 35 more host rows (-t 0 prints them all; --json " \
            "--show-host holds them all)" in text
     data = json.loads(CliRunner().invoke(app, ["summary", "--json", "--show-host",
                                                str(GROUPED)]).output)
-    assert (len(data["rows"]), len(data["host_rows"])) == (26, 29)
+    assert (len(data["rows"]), len(data["host_rows"])) == (26, 29 + 26)
 
 
 def test_one_table_per_process_is_kept_apart():

@@ -159,8 +159,9 @@ def clip(intervals: Intervals, windows: Intervals) -> Intervals:
     return Intervals(np.concatenate(starts), np.concatenate(ends), np.concatenate(rows))
 
 
-# what the profiler or a statistics table drew, not work a thread ran
-_NOT_THREAD_WORK = np.array([Activity.OVERHEAD, Activity.PROFILER, Activity.AGGREGATE], np.int8)
+# what the profiler or a statistics table drew, or a thread blocked: not work a thread ran
+_NOT_THREAD_WORK = np.array([Activity.OVERHEAD, Activity.PROFILER, Activity.AGGREGATE,
+                             Activity.WAIT], np.int8)
 
 
 def main_threads(trace: Trace, activity: np.ndarray) -> dict[int, int]:
@@ -370,6 +371,21 @@ class Timeline:
         """When device ``process`` ran anything (kernels, copies, collectives) on any stream."""
         rows = self.device_work()
         return self.union(rows[self.process[rows] == process])
+
+    def waits(self) -> np.ndarray:
+        """Rows of host threads blocked in a call (:attr:`~Activity.WAIT`: ``futex``,
+        ``poll``...): waiting, not work (the same kind on a device is a sync marker).
+
+        >>> t = Trace(); main = t.add_track("main", process=t.add_process("python"))
+        >>> _ = t.add_slice(main, 0, 90, "poll", "os_runtime")
+        >>> _ = t.add_slice(main, 90, 5, "ioctl", "os_runtime")
+        >>> from ..vocabularies.nsys import NSYS_VOCABULARY
+        >>> from ..model.activity import fill_activity
+        >>> fill_activity(t, NSYS_VOCABULARY); Timeline(t).waits().tolist()
+        [0]
+        """
+        rows = self.rows(Activity.WAIT)
+        return rows[~self.on_device[rows]]
 
     def device_work(self) -> np.ndarray:
         """Rows of work that ran on a device (kernels, copies, memsets, collectives)."""

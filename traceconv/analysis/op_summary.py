@@ -66,6 +66,9 @@ DEVICE_KINDS = {Activity.KERNEL: "kernel", Activity.AGGREGATE: "kernel",  # (trt
 HOST_MEMORY_TYPES = frozenset({0, 4, 5})           # CPU, MKLDNN, IDEEP
 DEVICE_MEMORY_TYPES = frozenset({1, 6, 20})        # CUDA, HIP, PrivateUse1
 RANGE_KINDS = frozenset({"gpu_annotation", "sync", "async"})
+# a host thread blocked in a call (Activity.WAIT: futex, poll...): its self time is time
+# waited, which no total of work adds (model.entities.NOT_WORK_TIMES["waiting"])
+WAIT_KIND = "wait"
 SORT_KEYS = ("self_device_ns", "device_total_ns", "self_host_ns", "host_total_ns", "calls",
              "flops", "self_memory_bytes", "name")
 
@@ -116,7 +119,11 @@ def _host_kind(activity: int) -> str:
 
     >>> _host_kind(Activity.OVERHEAD), _host_kind(Activity.SYNC), _host_kind(Activity.HOST_OP)
     ('overhead', 'runtime', 'op')
+    >>> _host_kind(Activity.WAIT)
+    'wait'
     """
+    if (activity & KIND_BITS) == Activity.WAIT:
+        return WAIT_KIND
     if activity & Activity.STEP or (activity & KIND_BITS) == Activity.ANNOTATION:
         return "annotation"
     if (activity & KIND_BITS) == Activity.OVERHEAD:
@@ -407,6 +414,27 @@ def op_summary(trace: Trace, *, group_by_input_shape: bool = False) -> list[OpRo
             out.self_memory_bytes = (out.self_memory_bytes or 0) + int(
                 usage[row] - inside_children.sum())
     return list(rows.values())
+
+
+def work_rows(rows: list[OpRow]) -> list[OpRow]:
+    """The rows whose self time is work: all but threads blocked in calls (:data:`WAIT_KIND`),
+    the rows every total of work adds.
+
+    >>> [r.name for r in work_rows([OpRow("aten::mm", "op", 1, 5), OpRow("futex", "wait", 1, 9)])]
+    ['aten::mm']
+    """
+    return [r for r in rows if r.kind != WAIT_KIND]
+
+
+def waiting_ns(rows: list[OpRow]) -> tuple[int, int]:
+    """(rows, ns) of the time threads spent blocked in calls (the :data:`WAIT_KIND` rows'
+    self host time), which no total of work counts.
+
+    >>> waiting_ns([OpRow("aten::mm", "op", 1, 5), OpRow("futex", "wait", 2, 9)])
+    (1, 9)
+    """
+    waits = [r for r in rows if r.kind == WAIT_KIND]
+    return len(waits), sum(r.self_host_ns or 0 for r in waits)
 
 
 # torch's sort_by names (key_averages().table(sort_by=...)) and short forms → columns

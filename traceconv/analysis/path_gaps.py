@@ -10,6 +10,9 @@ Each moment of such a gap is one of three things:
   slices running then (any thread but the waiting one, any device), *op* is the one that
   goes on longest — of those ending together, the outermost — so that one name covers as
   much of the gap as it can; from its end, the next;
+  When nothing else is busy but the waiting thread itself is blocked in a call (``futex``,
+  ``poll``: :attr:`~traceconv.model.activity.Activity.WAIT`, no work, so never a link), the
+  moment is that wait: ``blocked in poll``;
 - **untraced host time** (``host (untraced)``): nothing else is busy and the path goes on on
   the same host thread it left: that thread ran code the profiler did not record (Python
   between ops);
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import ProcessKind
+from ..model.groups import grouped
 from .activity import Timeline
 from .host_segments import HOST_WORK
 
@@ -91,6 +95,9 @@ class GapFiller:
         self.rows = np.r_[np.flatnonzero(host), work].astype(np.int64)
         self.programs = self.program[tl.process[self.rows]] if len(self.rows) else self.rows
         self._busy: dict[tuple[int, int | None], _Busy] = {}
+        waits = tl.waits()   # each host thread's own waits
+        self.waits = {track: _Busy(tl, waits[positions])
+                      for track, positions in grouped(tl.track[waits])}
         self.names = trace.strings.strings
         self._labels: dict[int, str] = {}
 
@@ -141,7 +148,8 @@ class GapFiller:
             if found is None:
                 following = busy.next_start(cursor)
                 stop = hi if following is None else min(hi, following)
-                pieces.append(Gap(free[0], cursor, stop, free[1]))
+                blocked, stop = self._own_wait(waiting, cursor, stop)
+                pieces.append(blocked or Gap(free[0], cursor, stop, free[1]))
                 cursor = stop
                 continue
             row = int(busy.rows[found])
@@ -150,6 +158,21 @@ class GapFiller:
             pieces.append(Gap("wait", cursor, stop, name, row))
             cursor = stop
         return _merged(pieces)
+
+
+    def _own_wait(self, track: int | None, lo: int, hi: int) -> tuple[Gap | None, int]:
+        """The wait of host thread ``track`` that covers ``lo`` as a gap piece up to ``hi``
+        at most, and its end; else None and when the thread's next wait starts (``hi`` at
+        the latest)."""
+        own = self.waits.get(track) if track is not None else None
+        if own is None:
+            return None, hi
+        found = own.covering(lo)
+        if found is None:
+            following = own.next_start(lo)
+            return None, hi if following is None else min(hi, following)
+        row, end = int(own.rows[found]), min(hi, int(own.end[found]))
+        return Gap("wait", lo, end, f"blocked in {self.names[self.tl.name[row]]}", row), end
 
 
 def _merged(pieces: list[Gap]) -> list[Gap]:

@@ -35,7 +35,7 @@ from ..model import OpStat, Trace
 from ..model.breakdown import only_breakdown
 from ..model.entities import TIME_IS, TOTALS_OF
 from ..model.graph import OP, op_spans
-from .op_summary import RANGE_KINDS, op_summary
+from .op_summary import RANGE_KINDS, OpRow, op_summary, waiting_ns, work_rows
 
 Place = Literal["device", "host"]
 EndKey = Literal["end", "kern"]
@@ -115,9 +115,12 @@ class Summary:
     total_host_time: float | None
     device_rows: list[Row]
     host_rows: list[Row]
-    # statistics rows whose time is no work, in no row and no total: what their time is
-    # (model.entities.NOT_WORK_TIMES) -> (rows, seconds)
+    # time that is no work, in no row and no total (statistics rows so marked, a timeline's
+    # threads blocked in calls): what it is (model.entities.NOT_WORK_TIMES) -> (rows, seconds)
     not_work: dict[str, tuple[int, float]] = field(default_factory=dict)
+    # those statistics rows themselves (host time, each row's type saying what its time is),
+    # selected as the host rows are: shown when no row of work is (an nvtx_sum alone)
+    not_work_rows: list[Row] = field(default_factory=list)
 
     def total(self, place: Place) -> float | None:
         return self.total_device_time if place == "device" else self.total_host_time
@@ -129,6 +132,11 @@ class Summary:
 
     def rows(self, place: Place) -> list[Row]:
         return self.device_rows if place == "device" else self.host_rows
+
+    def shown_rows(self, place: Place) -> list[Row]:
+        """The rows a table of ``place`` shows: its rows, else for the host the rows whose
+        time is no work (an ``nvtx_sum`` alone: its ranges, not nothing)."""
+        return self.rows(place) or (self.not_work_rows if place == "host" else [])
 
 
 def _ratio(amount: float | None, seconds: float) -> float | None:
@@ -153,12 +161,20 @@ def op_records(trace: Trace) -> list[OpRecord]:
     >>> [(r.name, r.times[("device", "end")]) for r in op_records(t)]
     [('gemm', 4e-06)]
     """
+    return _records_and_not_work(trace)[0]
+
+
+def _records_and_not_work(trace: Trace) -> tuple[list[OpRecord], dict[str, tuple[int, float]]]:
+    """:func:`op_records` and the time no record counts (:attr:`Summary.not_work`): a
+    statistics table's rows of no work, a timeline's threads blocked in calls."""
     records = _graph_records(trace)
     if records:
-        return records
+        return records, not_work_time(trace)
     if len(trace.slices) and not only_breakdown(trace):
-        return _slice_records(trace)
-    return _stat_records(trace)
+        rows = op_summary(trace)
+        waits, waited = waiting_ns(rows)
+        return _slice_records(rows), {"waiting": (waits, waited / 1e9)} if waits else {}
+    return _stat_records(trace), not_work_time(trace)
 
 
 def view_of(trace: Trace) -> Literal["graph", "timeline", "stats"]:
@@ -209,11 +225,12 @@ def _graph_records(trace: Trace) -> list[OpRecord]:
     return records
 
 
-def _slice_records(trace: Trace) -> list[OpRecord]:
-    """One record per (name, kind) of :func:`~traceconv.analysis.op_summary.op_summary`:
-    host self time for host rows, device self time for device work (never for ranges)."""
+def _slice_records(rows: list[OpRow]) -> list[OpRecord]:
+    """One record per (name, kind) row of :func:`~traceconv.analysis.op_summary.op_summary`:
+    host self time for host rows, device self time for device work (never for ranges);
+    threads blocked in calls are no work (:func:`~.op_summary.work_rows`)."""
     records = []
-    for row in op_summary(trace):
+    for row in work_rows(rows):
         if row.self_host_ns is not None:
             records.append(OpRecord(row.name, row.kind,
                                     times={("host", "end"): row.self_host_ns / 1e9}))
@@ -289,6 +306,22 @@ def not_work_time(trace: Trace) -> dict[str, tuple[int, float]]:
             rows, seconds = found.get(what, (0, 0.0))
             found[what] = (rows + 1, seconds + stat.total_ns / 1e9)
     return found
+
+
+def _not_work_records(trace: Trace) -> list[OpRecord]:
+    """One record per statistics row whose time is no work (:func:`not_work_time`), its
+    total as host time and what that time is as its type (``nvtx, enclosing``).
+
+    >>> from traceconv.model import OpStat
+    >>> t = Trace(); _ = t.add_stat(OpStat("step", calls=2, total_ns=10**9, section="nvtx",
+    ...                                    extra={TIME_IS: "enclosing"}))
+    >>> [(r.name, r.type, r.times) for r in _not_work_records(t)]
+    [('step', 'nvtx, enclosing', {('host', 'end'): 1.0})]
+    """
+    return [OpRecord(stat.name, f"{stat.section}, {what}",
+                     times={("host", "end"): stat.total_ns / 1e9}, calls=stat.calls)
+            for stat in trace.stats
+            if (what := stat.extra.get(TIME_IS)) is not None and what != "none"]
 
 
 def _device_ns(stat: OpStat) -> int | None:
@@ -389,7 +422,7 @@ def summarize(trace: Trace, options: SummaryOptions | None = None, **overrides) 
     (4e-06, [('gemm', 3e-06)])
     """
     options = replace(options or SummaryOptions(), **overrides)
-    records = op_records(trace)
+    records, not_work = _records_and_not_work(trace)
     return Summary(total_time(records, "device"), total_time(records, "host"),
                    select(records, "device", options), select(records, "host", options),
-                   not_work_time(trace))
+                   not_work, select(_not_work_records(trace), "host", options))

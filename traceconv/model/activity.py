@@ -18,6 +18,12 @@ still a Python frame).
 
 >>> int(Activity.ANNOTATION | Activity.STEP), Activity(primary(Activity.ANNOTATION | Activity.STEP)).name
 (19, 'STEP')
+
+A host thread blocked in a call (:attr:`Activity.WAIT`: ``futex``, ``poll``,
+``pthread_cond_wait``) is waiting, not working: no analysis counts that time as host work.
+A call that waits for the device (:attr:`Activity.SYNC`: ``cudaStreamSynchronize``) stays a
+runtime call: the critical path follows it to the device work it waited for, and torch's
+``key_averages`` counts its time as CPU time.
 """
 
 from __future__ import annotations
@@ -57,6 +63,9 @@ class Activity(IntEnum):
     #                      operation: no thread runs it; see analysis.activity.slice_activity)
     DEVICE_ANNOTATION = 10   # (the same kind: a range drawn on a device stream)
     DEVICE_SYNC = 11     # a device-side sync / event marker (not work)
+    WAIT = 11            # (the same kind, on a host thread: a call in which the thread is
+    #                      blocked until another thread, a timer or a file wakes it, such as
+    #                      futex, poll, pthread_cond_wait: waiting, not work)
     OVERHEAD = 12        # the profiler's own overhead
     AGGREGATE = 13       # drawn from a statistics table, not a timeline
     PROFILER = 14        # the profiler's own recording window
@@ -69,8 +78,9 @@ class Activity(IntEnum):
 
 ROLES = (Activity.STEP, Activity.DATALOADER, Activity.COMMUNICATION)   # in precedence order
 DEVICE_WORK = (Activity.KERNEL, Activity.MEMCPY, Activity.MEMSET, Activity.COMMUNICATION)
-# what marks time but is nobody's work: a statistics table's rows, the profiler's window, ranges
-NOT_WORK = (Activity.AGGREGATE, Activity.PROFILER, Activity.RANGE)
+# what marks time but is nobody's work: a statistics table's rows, the profiler's window,
+# ranges, a thread blocked in a call (and, the same kind on a device, a sync marker)
+NOT_WORK = (Activity.AGGREGATE, Activity.PROFILER, Activity.RANGE, Activity.WAIT)
 RUNTIME_CALLS = (Activity.LAUNCH, Activity.SYNC, Activity.RUNTIME)
 
 
@@ -141,7 +151,8 @@ class Vocabulary:
     step_names: tuple[str, ...] = ()                # (anchored at both ends)
     dataloader_names: tuple[str, ...] = ()
     communication_names: tuple[str, ...] = ()
-    sync_names: tuple[str, ...] = ()                # runtime calls that wait
+    sync_names: tuple[str, ...] = ()                # runtime calls that wait for the device
+    wait_names: tuple[str, ...] = ()                # runtime calls that block the thread
     launch_names: tuple[str, ...] = ()              # runtime calls that enqueue work
     memcpy_names: tuple[str, ...] = ()              # device work named as a copy
     memset_names: tuple[str, ...] = ()
@@ -242,7 +253,8 @@ class Vocabulary:
 
 _SETS = ("aggregate", "profiler", "device_annotation", "device_sync", "memset", "memcpy",
          "kernel", "runtime", "python", "overhead", "annotation", "step", "dataloader")
-_NAMED = ("step", "dataloader", "communication", "sync", "launch", "memcpy", "memset")
+_NAMED = ("step", "dataloader", "communication", "sync", "launch", "memcpy", "memset",
+          "wait")
 _ROWS = 1 << 16   # slices classified together (their composite keys are alive at once)
 _C = {name: 1 << i for i, name in enumerate(_SETS)}
 _N = {name: 1 << i for i, name in enumerate(_NAMED)}
@@ -275,6 +287,8 @@ def decide(category: int, name: int, on_device: bool) -> int:
             return Activity.KERNEL | Activity.COMMUNICATION
         return Activity.KERNEL
     if category & _C["runtime"]:
+        if name & _N["wait"]:
+            return Activity.WAIT
         if name & _N["sync"]:
             return Activity.SYNC
         return Activity.LAUNCH if name & _N["launch"] else Activity.RUNTIME

@@ -34,6 +34,15 @@ COMMON = Vocabulary(
     launch_names=("Launch|Memcpy|Memset|hipExtModuleLaunch",),    # cudaLaunchKernel...
     memcpy_names=("memcpy|HtoD|DtoH|DtoD",),                      # "Memcpy HtoD (Pageable...)"
     memset_names=("memset",),
+    # OS calls in which a thread is blocked until another thread, a timer, a child process
+    # or a connection wakes it (nsys's OS runtime trace): waiting, not work. Reads, writes,
+    # ioctl and mmap stay work: the thread asked the kernel to do something
+    wait_names=(r"(?<![\w])(?:futex|sem_(?:timed|clock)?wait|p?poll|p?select|epoll_p?wait|"
+                r"(?:clock_)?nanosleep|u?sleep|pause|wait(?:pid|id|3|4)?|sigsuspend|"
+                r"sig(?:timed)?wait(?:info)?|accept4?|pthread_(?:join|barrier_wait|"
+                r"cond_(?:timed|clock)?wait|mutex_(?:timed|clock)?lock|"
+                r"rwlock_(?:timed|clock)?(?:rd|wr)lock))"
+                r"(?![\w])",),
 )
 
 # a runtime call that returns before its work is done (cudaMemcpyAsync, hipMemcpyAsync,

@@ -12,8 +12,8 @@ deviation go to ``extra`` (``median_ns``, ``stddev_ns``) with the report's name 
 text column (``Style``, ``Category``). Numbers may be grouped in threes (``444,988,647``, as
 the column layout prints them). A table of sizes (``cuda_gpu_mem_size_sum``) gives its sizes
 in bytes in ``extra`` (``total_bytes``...). Rows whose time is no work say so
-(``extra[TIME_IS]``): an OS runtime summary's calls are threads waiting, NVTX ranges enclose
-other rows' calls, sizes are no time. One output holding several reports (nsys's stdout)
+(``extra[TIME_IS]``): an OS runtime summary's waits (``futex``, ``poll``: :func:`is_wait`)
+are threads blocked, NVTX ranges enclose other rows' calls, sizes are no time. One output holding several reports (nsys's stdout)
 gives every table, each counted as if it were a file of its own (a report printed again,
 for another process, as ``osrt_sum #2``); a row whose numbers are not numbers is counted, as
 is a report nsys skipped (``SKIPPED: ... does not contain ...``); a row of another width
@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
 from ...model import OpStat
+from ...model.activity import KIND_BITS, Activity
 from ...model.builder import TraceBuilder
 from ...model.entities import TIME_IS
 from ...numbers import ungrouped
+from ...vocabularies.nsys import NSYS_VOCABULARY
 from ..csv_rows import CsvRows
 from ..line_patterns import UP_TO_LAST_VISIBLE
 from ..nsys_stats_header import (
@@ -59,9 +61,22 @@ _NS_PER = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_0
 _BYTES_PER = {"B": 1, "KB": 1_000, "KiB": 1_024, "MB": 1_000_000, "MiB": 1 << 20,
               "GB": 1_000_000_000, "GiB": 1 << 30, None: 1_024}
 _ON_DEVICE = ("kernels", "memops", "gpu")
-# what the time of a kind's rows is, when it is no work (model.entities.NOT_WORK_TIMES)
-_TIME_IS = {"os_runtime": "waiting", "nvtx": "enclosing", "memory_sizes": "none"}
+# what the time of a kind's rows is, when it is no work (model.entities.NOT_WORK_TIMES); an
+# OS runtime row is waiting when its call is a wait by the rule the timeline reader's slices
+# follow (vocabularies.common: futex, poll...), else a call's time as the API's are
+_TIME_IS = {"nvtx": "enclosing", "memory_sizes": "none"}
 _INT64 = 2**63 - 1
+
+
+def is_wait(kind: str, name: str) -> bool:
+    """Whether a row of report ``kind`` is time threads spent blocked in a call: an OS
+    runtime call that the Nsight Systems vocabulary, which its timeline reader's slices
+    follow too, names a wait.
+
+    >>> is_wait("os_runtime", "futex"), is_wait("os_runtime", "ioctl"), is_wait("api", "poll")
+    (True, False, False)
+    """
+    return (NSYS_VOCABULARY.classify(kind, name, False) & KIND_BITS) == Activity.WAIT
 
 
 @dataclass
@@ -155,6 +170,8 @@ def stat_of(table: Table, row: list[str]) -> OpStat:
     extra |= {column: row[i] for i, column in table.texts}
     if table.kind in _TIME_IS:
         extra[TIME_IS] = _TIME_IS[table.kind]
+    elif is_wait(table.kind, row[table.name]):
+        extra[TIME_IS] = "waiting"
     if table.report:
         extra["report"] = table.report
     if table.part:

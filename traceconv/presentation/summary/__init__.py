@@ -106,6 +106,10 @@ def summary_dict(summary: Summary, show_host: bool = True) -> dict[str, Any]:
     if summary.not_work:
         out["not_work_time"] = {what: {"rows": rows, "seconds": seconds}
                                 for what, (rows, seconds) in summary.not_work.items()}
+    if out.get("host_rows") == [] and summary.not_work_rows:   # what the text shows instead
+        out["not_work_rows"] = [{("time" if key == "host_self_time" else key): value
+                                 for key, value in row_dict(r, "host").items()}
+                                for r in summary.not_work_rows]
     return out
 
 
@@ -160,14 +164,20 @@ ROW_COLUMNS = ("#", 2), ("self time", 0), ("cumulative", 3), ("operator", 0), \
 CALLS_COLUMN = ("calls", 1)   # after the operator, for rows that state their calls
 
 
-def rows_table(summary: Summary, place: Place, width: int, as_megengine: bool = True) -> Table:
+NOT_WORK_TITLE = "host time that is no work, in no total (no row of work to show)"
+
+
+def rows_table(summary: Summary, place: Place, width: int, as_megengine: bool = True,
+               *, not_work: bool = False) -> Table:
     """The table of one place's rows, fitted to ``width`` (:func:`fitted_table`); times as
-    :func:`seconds_text` writes them."""
-    total = summary.total(place)
-    rows = summary.rows(place)
+    :func:`seconds_text` writes them. ``not_work``: the statistics rows whose time is no
+    work instead (:attr:`Summary.not_work_rows`), their total time, no share."""
+    total = None if not_work else summary.total(place)
+    rows = summary.not_work_rows if not_work else summary.rows(place)
     with_calls = any(row.calls is not None for row in rows)
     layout = [*ROW_COLUMNS[:4], CALLS_COLUMN, *ROW_COLUMNS[4:]] if with_calls else ROW_COLUMNS
-    columns = [Column(f"{place} {header}" if header == "self time" else header,
+    columns = [Column(("time" if not_work else f"{place} {header}") if header == "self time"
+                      else header,
                       number=header not in ("operator", "in_shapes", "out_shapes"), drop=drop,
                       symbols=header == "operator")
                for header, drop in layout]
@@ -188,7 +198,8 @@ def rows_table(summary: Summary, place: Place, width: int, as_megengine: bool = 
                       number_with_unit(row.memory, "B", 1024, binary=True),
                       number_with_unit(row.bandwidth, "B/s", 1024, binary=True),
                       shapes_cell(row.in_shapes, row.in_layouts), shapes_cell(row.out_shapes)])
-    return fitted_table(columns, cells, width, title=f"{place} self time per operator",
+    return fitted_table(columns, cells, width, title=NOT_WORK_TITLE if not_work
+                        else f"{place} self time per operator",
                         title_justify="left", show_lines=True)
 
 
@@ -249,6 +260,8 @@ def render_text(summary: Summary, *, show_host: bool = False, print_only: str | 
     def rows_or_none(place: Place) -> Table | str:
         if summary.rows(place):
             return rows_table(summary, place, console.width, as_megengine)
+        if place == "host" and summary.not_work_rows:   # (an nvtx_sum alone: its ranges)
+            return rows_table(summary, place, console.width, as_megengine, not_work=True)
         if summary.not_work:
             return f"{place} self time per operator: none (the input's times are no work)"
         return f"{place} self time per operator: none (no operator of the input has a time)"
@@ -261,7 +274,7 @@ def render_text(summary: Summary, *, show_host: bool = False, print_only: str | 
         console.print(blocks[name]())
         if name == "summary" and note:
             console.print(textwrap.fill(note, console.width))
-        if name == "summary" and wanted[1:] == ["host"]:
+        if name == "summary" and wanted[1:] == ["host"] and summary.host_rows:
             console.print(NO_DEVICE_TIME)
     return buffer.getvalue()
 
@@ -372,10 +385,11 @@ def render(trace: Trace, options: SummaryOptions | None = None, *, top: int | No
         # what is left out of the tables printed is said, and where to see it
         places: list[Place] = [p for p in ("device", "host")
                                if p in shown_tables(result, show_host, print_only)]
-        left = {p: len(result.rows(p)) - TEXT_ROWS for p in places
-                if len(result.rows(p)) > TEXT_ROWS}
+        left = {p: len(result.shown_rows(p)) - TEXT_ROWS for p in places
+                if len(result.shown_rows(p)) > TEXT_ROWS}
         result = replace(result, device_rows=result.device_rows[:TEXT_ROWS],
-                         host_rows=result.host_rows[:TEXT_ROWS])
+                         host_rows=result.host_rows[:TEXT_ROWS],
+                         not_work_rows=result.not_work_rows[:TEXT_ROWS])
     text = render_text(result, show_host=show_host, print_only=print_only, width=width,
                        as_megengine=trace.metadata.framework == "MegEngine",
                        note=totals_note(trace))

@@ -4,7 +4,9 @@ JSON: ``{"ops": [{"name", "kind", "calls", "self_host_ns", "host_total_ns",
 "self_device_ns", "device_total_ns", "flops", "self_memory_bytes"}...],
 "self_host_ns_total", "self_device_ns_total"}`` (absent values ``null``; ``input_shapes``
 in each op when grouped by them; ``not_timed``, in an op and beside the totals, when some
-calls never ended in the input: counted as calls, in no time).
+calls never ended in the input: counted as calls, in no time). Rows of kind ``wait``
+(threads blocked in ``futex``, ``poll``...) are in no total: their time is beside the totals
+as ``not_work_time``, ``{"waiting": {"rows", "seconds"}}`` as a statistics table's.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Any
 
 from rich.console import Console
 
-from ...analysis.op_summary import OpRow
+from ...analysis.op_summary import OpRow, waiting_ns, work_rows
+from ...model.entities import NOT_WORK_TIMES
 from ..tables import Column, fitted_table
 
 
@@ -64,10 +67,13 @@ def self_device_total(rows: list[OpRow]) -> int | None:
 
 
 def ops_dict(all_rows: list[OpRow], shown: list[OpRow]) -> dict[str, Any]:
-    """The JSON object: ``shown`` rows, totals over ``all_rows``."""
-    out = {"ops": [r.as_dict() for r in shown],
-           "self_host_ns_total": _total(all_rows, "self_host_ns"),
-           "self_device_ns_total": self_device_total(all_rows)}
+    """The JSON object: ``shown`` rows, totals over ``all_rows`` (waits apart)."""
+    out: dict[str, Any] = {"ops": [r.as_dict() for r in shown],
+                           "self_host_ns_total": _total(work_rows(all_rows), "self_host_ns"),
+                           "self_device_ns_total": self_device_total(all_rows)}
+    waits, waited = waiting_ns(all_rows)
+    if waits:
+        out["not_work_time"] = {"waiting": {"rows": waits, "seconds": waited / 1e9}}
     untimed = sum(r.not_timed for r in all_rows)
     return out | {"not_timed": untimed} if untimed else out
 
@@ -84,6 +90,20 @@ def not_timed_line(rows: list[OpRow]) -> str | None:
     many = untimed != 1
     return (f"{untimed:,} slice{'s' * many} never ended in the input: counted as "
             f"{'calls' if many else 'a call'}, not timed")
+
+
+def waiting_line(rows: list[OpRow]) -> str | None:
+    """The note under the host total when threads were blocked in calls (rows of kind
+    ``wait``, in no total), else None.
+
+    >>> waiting_line([OpRow("poll", "wait", 15, 368_932_982), OpRow("ioctl", "runtime", 1, 5)])
+    'not counted, waiting: 368.933ms in 1 row: threads blocked in calls, summed over the threads (it may exceed the run)'
+    """
+    waits, waited = waiting_ns(rows)
+    if not waits:
+        return None
+    return (f"not counted, waiting: {format_ns(waited)} in {waits:,} "
+            f"row{'s' * (waits != 1)}: {NOT_WORK_TIMES['waiting']}")
 
 
 # in a narrow terminal the columns with the highest number are hidden first; the name and
@@ -130,7 +150,9 @@ def render_ops(all_rows: list[OpRow], shown: list[OpRow], width: int | None = No
                          [cells_of(r) for r in shown], console.width)
     console.print(table)
     console.print(f"Self host time total: "
-                  f"{format_ns(_total(all_rows, 'self_host_ns')) or 'N/A'}")
+                  f"{format_ns(_total(work_rows(all_rows), 'self_host_ns')) or 'N/A'}")
+    if (note := waiting_line(all_rows)) is not None:
+        console.print(note)
     if has_device:
         console.print(f"Self device time total: {format_ns(self_device_total(all_rows))}")
     if sorted_by_host:

@@ -51,7 +51,12 @@ def _host_gaps(ctx: Context) -> list[Finding]:
     rows = host_rows[tl.process[host_rows] == process]
     window = tl.host_steps.total
     covered = clip(tl.union(rows), tl.host_steps).total
-    share = 1 - covered / window if window else 0.0
+    # a thread blocked in a call (futex, poll) is neither working nor between ops: that
+    # time is no gap of overhead, and no busy time either
+    waits = tl.waits()
+    waits = waits[tl.process[waits] == process]
+    waiting = clip(tl.union(np.r_[rows, waits]), tl.host_steps).total - covered
+    share = 1 - (covered + waiting) / window if window else 0.0
     severity = grade(share, GAP_MEDIUM, GAP_HIGH)
     if severity is None:
         return []
@@ -60,8 +65,8 @@ def _host_gaps(ctx: Context) -> list[Finding]:
         f"no thread of {_process_label(ctx.trace.processes[process].name)} (the process "
         f"with the most host work) runs an op or runtime call for {pct(share)} of "
         f"{tl.steps_word}",
-        {"window_ns": window, "host_busy_ns": covered, "gap_ns": window - covered,
-         "gap_share": round(share, 4)},
+        {"window_ns": window, "host_busy_ns": covered, "waiting_ns": waiting,
+         "gap_ns": window - covered - waiting, "gap_share": round(share, 4)},
         {"process": ctx.trace.processes[process].name},
         "Time between ops is Python and framework overhead: profile with_stack to see the "
         "Python frames, move per-step bookkeeping out of the loop, use torch.compile or "
@@ -144,7 +149,8 @@ RULES = (
     Rule("framework-overhead", (("framework overhead statistics", "timed host ops"),),
          _framework_overhead,
          "Paddle's Framework overhead ratio; timelines: step time in which no host thread of "
-         "the main process runs an op, launch, sync or runtime call",
+         "the main process runs an op, launch, sync or runtime call, or waits in one (futex, "
+         "poll: waiting is no overhead)",
          f"Paddle ≥ {OVERHEAD_MEDIUM:.0f}% medium, ≥ {OVERHEAD_HIGH:.0f}% high; host gaps "
          f"≥ {GAP_MEDIUM:.0%} medium, ≥ {GAP_HIGH:.0%} high",
          "Paddle profiler Overhead Summary; PyTorch profiler (CPU gaps between ops)"),
