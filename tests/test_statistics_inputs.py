@@ -125,3 +125,38 @@ def test_advise_names_the_inputs_and_advises_the_timeline(data: Path):
     code, output = _invoke("advise", _timeline(data), *_tables(data), "--rule", "gpu-idle")
     assert code == 0   # (one trace advised: the timeline's rule ran, on it)
     assert ".json + 3 more (1 rule passed, 0 not applicable)" in output
+
+
+def test_batch_merge_joins_statistics_as_convert_does(tmp_path: Path, data: Path):
+    inputs = [_timeline(data), *_tables(data)]
+    assert _invoke(*inputs, "-o", tmp_path / "convert.pftrace")[0] == 0
+    assert _invoke("batch", *inputs, "-o", tmp_path / "b", "--to", "perfetto", "--merge")[0] == 0
+    merged = traceconv.load(tmp_path / "b" / "merged.pftrace")
+    assert len(merged.slices) == _timeline_events(_timeline(data)) + sum(
+        len(_rows(p)) for p in _tables(data))
+    assert (tmp_path / "b" / "merged.pftrace").read_bytes() == \
+        (tmp_path / "convert.pftrace").read_bytes()
+
+
+def test_each_rank_takes_the_statistics_named_like_it(samples: Path, data: Path):
+    llama = samples / "rocprof" / "llamacpp_results"
+    paths = [llama.with_suffix(".csv"), _timeline(data), llama.with_suffix(".stats.csv"),
+             *_tables(data)]
+    ranks = rank_traces([traceconv.load(p) for p in paths])
+    assert [len(r.stats) for r in ranks] == [
+        len(_rows(llama.with_suffix(".stats.csv"))), sum(len(_rows(p)) for p in _tables(data))]
+    code, output = _invoke("critical-path", *paths, "--json")
+    assert code == 0 and len(orjson.loads(output)["ranks"]) == 2
+
+
+def test_nested_rows_keep_their_parent_when_joined():
+    from traceconv.model import Metadata, OpStat, Trace
+
+    first = Trace(Metadata(source_file="a.csv"))
+    first.add_stat(OpStat("x", calls=1, total_ns=5))
+    second = Trace(Metadata(source_file="b.csv"))
+    step = second.add_stat(OpStat("step", calls=1, total_ns=5))
+    second.add_stat(OpStat("conv", calls=1, total_ns=2, parent=step, depth=1))
+    [joined] = join_statistics([first.freeze(), second.freeze()])
+    assert [(s.name, s.parent) for s in joined.stats] == [("x", None), ("step", None),
+                                                          ("conv", 1)]

@@ -4,8 +4,8 @@
 (``results.stats.csv``, ``.hip_stats.csv``, ``.hsa_stats.csv``); ``nsys stats`` exports sit
 beside a run's timeline the same way. Such a table is not a rank: it has no clock to align
 and no timeline to walk. Every command that takes several inputs joins them here, once: the
-statistics join the timeline given with them (the first, when several are given), or each
-other when no input has a timeline; each row keeps the name of its file (``extra["input"]``)
+statistics join the timeline given with them (of several, the one named most like them), or
+each other when no input has a timeline; each row keeps the name of its file (``extra["input"]``)
 and the joined files are listed in ``metadata.attributes["statistics_inputs"]``.
 """
 
@@ -44,9 +44,10 @@ def holds_only_statistics(trace: Trace) -> bool:
 
 
 def join_statistics(traces: Sequence[Trace]) -> list[Trace]:
-    """``traces`` with the inputs that hold only statistics joined to the first input that
-    has a timeline (in its place), or to each other (in the place of the first) when none
-    has; the inputs are not changed.
+    """``traces`` with the inputs that hold only statistics joined to a timeline (in its
+    place): of several, the one whose file name shares the longest start with theirs
+    (``rank1_results.csv`` takes ``rank1_results.stats.csv``; the first on a tie); with
+    none, to each other (in the place of the first). The inputs are not changed.
 
     >>> run = Trace(Metadata(source_file="results.csv"))
     >>> _ = run.add_slice(run.add_track("q", process=run.add_process("gpu")), 0, 5, "k")
@@ -57,14 +58,19 @@ def join_statistics(traces: Sequence[Trace]) -> list[Trace]:
     (1, ['results.hip_stats.csv'], 'results.csv + results.hip_stats.csv')
     """
     statistics = [t for t in traces if holds_only_statistics(t)]
-    if not statistics or len(traces) == 1:
-        return list(traces)
-    others = [t for t in traces if not holds_only_statistics(t)]
-    if not others and len(statistics) == 1:
-        return list(traces)
-    base = others[0] if others else statistics[0]
-    joined = _joined(base, [t for t in statistics if t is not base])
-    return [joined if t is base else t for t in (others or [base])]
+    timelines = [t for t in traces if not holds_only_statistics(t)]
+    if not timelines:
+        return list(traces) if len(statistics) < 2 else [_joined(statistics[0], statistics[1:])]
+    joining: dict[int, list[Trace]] = {id(t): [] for t in timelines}
+    for table in statistics:
+        joining[id(_closest_timeline(table, timelines))].append(table)
+    return [_joined(t, joining[id(t)]) if joining[id(t)] else t for t in timelines]
+
+
+def _closest_timeline(table: Trace, timelines: list[Trace]) -> Trace:
+    """The timeline whose file name starts most like ``table``'s (the first on a tie)."""
+    name = _file_label(table, 0)
+    return max(timelines, key=lambda t: len(os.path.commonprefix([name, _file_label(t, 0)])))
 
 
 def _joined(base: Trace, statistics: list[Trace]) -> Trace:
@@ -81,7 +87,8 @@ def _joined(base: Trace, statistics: list[Trace]) -> Trace:
     meta.attributes[STATISTICS_INPUTS] = [*meta.attributes.get(STATISTICS_INPUTS, ()), *joining]
     stats = [_labelled(s, 0, labels[0]) for s in base.stats] if alone else list(base.stats)
     for trace, label in zip(statistics, labels[1:], strict=True):
-        stats.extend(_labelled(s, len(stats), label) for s in trace.stats)
+        first = len(stats)   # (parents count from the table's first row)
+        stats.extend(_labelled(s, first, label) for s in trace.stats)
         meta.diagnostics.extend(trace.diagnostics)
     own = 0 if alone else len(base.stats)
     meta.diagnostics.add("merge.statistics_joined", count=len(stats) - own,
