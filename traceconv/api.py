@@ -167,23 +167,30 @@ TIMELINE_FORMATS = frozenset({"perfetto", "chrome", "svg"})
 
 
 def _timeline_of(trace: Trace, output_format: str) -> Trace:
-    """What a timeline format draws of ``trace``: the trace itself when it has timed
-    events; statistics that no reader drew, as an aggregate breakdown (a new trace: the rows
-    of counted calls, when they hold time, one lane per section, each as long as its total,
-    on a process that says it is not a timeline), whichever reader they came from; else an
-    error, since an empty timeline would say nothing (an execution trace: op order, no
-    clock; a layer list without timings; averages or counter values without calls).
+    """What a timeline format draws of ``trace``: statistics that no reader drew, as an
+    aggregate breakdown (a new trace: the rows of counted calls, when they hold time, one
+    lane per section, each as long as its total, on a process that says it is not a
+    timeline), whichever reader they came from: alone from 0 when the trace has no timed
+    event, beside the timeline from its start when inputs holding only statistics joined
+    it (:mod:`traceconv.analysis.statistics_inputs`); the trace itself when there is nothing
+    to draw; else an error, since an empty timeline would say nothing (an execution trace:
+    op order, no clock; a layer list without timings; averages or counter values without
+    calls).
 
     >>> drawn = _timeline_of(load("tests/data/nsys_stats/cuda_api_sum.csv"), "perfetto")
     >>> len(drawn.slices), drawn.processes[0].name
     (11, 'nsys-stats statistics: aggregate breakdown (not a timeline)')
     """
-    if output_format not in TIMELINE_FORMATS or _timed_events(trace):
+    from .analysis.statistics_inputs import joined_rows, timed_events
+
+    if output_format not in TIMELINE_FORMATS:
         return trace
+    timed = timed_events(trace)
+    rows = joined_rows(trace) if timed else range(len(trace.stats))
     from .model.entities import TIME_IS
 
-    counted = [k for k, stat in enumerate(trace.stats)   # (rows of sizes hold no time)
-               if stat.calls and stat.extra.get(TIME_IS) != "none"]
+    counted = [k for k in rows   # (rows of sizes hold no time)
+               if trace.stats[k].calls and trace.stats[k].extra.get(TIME_IS) != "none"]
     if any(trace.stats[k].total_ns for k in counted):
         from .model.breakdown import add_aggregate_breakdown
 
@@ -191,8 +198,11 @@ def _timeline_of(trace: Trace, output_format: str) -> Trace:
         add_aggregate_breakdown(
             out, counted,
             f"{trace.metadata.source_format or 'input'} statistics: aggregate breakdown "
-            "(not a timeline)", lambda stat: stat.section or stat.type or "statistics")
+            "(not a timeline)", lambda stat: stat.section or stat.type or "statistics",
+            start=trace.time_range[0] if timed and trace.time_range else None)
         return out.freeze()
+    if timed:
+        return trace
     clock = trace.metadata.clock or ""
     if clock.startswith("none") and trace.op_count:
         raise InputError(f"nothing to put on a timeline: the input has no times "
@@ -209,11 +219,6 @@ def _timeline_of(trace: Trace, output_format: str) -> Trace:
                      file=trace.metadata.source_file or "<trace>")
 
 
-def _timed_events(trace: Trace) -> int:
-    counts = trace.counts()
-    return counts["slices"] + counts["instants"] + counts["counter_samples"] + len(trace.memory)
-
-
 def refuse_untimed_summary(trace: Trace) -> None:
     """An input with ops but no clock (an execution trace: op order only) has no time to
     summarize: say so in one line instead of printing an empty table.
@@ -222,8 +227,10 @@ def refuse_untimed_summary(trace: Trace) -> None:
     Traceback (most recent call last):
     traceconv.errors.InputError: resnet18_train_et.json.gz: nothing to summarize: ...
     """
+    from .analysis.statistics_inputs import timed_events
+
     clock = trace.metadata.clock or ""
-    if not clock.startswith("none") or trace.stats or _timed_events(trace) or not trace.op_count:
+    if not clock.startswith("none") or trace.stats or timed_events(trace) or not trace.op_count:
         return
     raise InputError(f"nothing to summarize: the input has no times {clock.removeprefix('none ')}"
                      f"; give it beside its timed trace (traceconv summary TRACE ET) or see its "
@@ -269,13 +276,16 @@ def combine(traces: Sequence[Trace], *, align: Mode = "auto") -> Trace:
 def rank_traces(traces: Sequence[Trace]) -> list[Trace]:
     """The inputs as one trace per rank (or run), before :func:`combine` merges them: an
     execution trace linked to its Kineto trace, the exports of one trtexec engine or the
-    CSV files of one rocprofv3 run as one trace each.
+    CSV files of one rocprofv3 run as one trace each; inputs that hold only statistics
+    (rocprof's ``--stats`` tables) are no rank: they join the timeline given with them, or
+    each other (:func:`~traceconv.analysis.statistics_inputs.join_statistics`).
 
     >>> from traceconv.api import rank_traces
     >>> len(rank_traces([traceconv.load("rank-0.json"), traceconv.load("rank-1.json")]))  # doctest: +SKIP
     2
     """
     from .analysis.link_et import link_execution_trace, pair_execution_traces
+    from .analysis.statistics_inputs import join_statistics
     from .formats.rocprof.run_set import combine_runs
     from .formats.trtexec.engine_set import combine_engine_sets
 
@@ -284,7 +294,7 @@ def rank_traces(traces: Sequence[Trace]) -> list[Trace]:
         for et in ets:
             timeline = link_execution_trace(timeline, et)
         linked.append(timeline)
-    return linked
+    return join_statistics(linked)
 
 
 def list_formats() -> list[registry.FormatInfo]:

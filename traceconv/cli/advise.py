@@ -7,7 +7,7 @@ import textwrap
 import click
 
 from ..presentation.json_text import json_text
-from ..presentation.tables import console_for, heading_name
+from ..presentation.tables import console_for, inputs_heading
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
 from .options import wide_option
@@ -88,7 +88,7 @@ def _print(result, inputs: tuple[str, ...], wide: bool = False) -> None:
         passed = len(result.passed)
         counts = f" ({passed} rule{'s' * (passed != 1)} passed, {len(result.skipped)} not " \
             "applicable)"
-        names = heading_name(", ".join(inputs), "no findings for " + counts, fill)
+        names = inputs_heading(inputs, "no findings for " + counts, fill)
         console.print(f"no findings for {escape(names)}{counts}")
     for finding in result.findings:
         where = f" ({escape(finding.trace)})" if finding.trace else ""

@@ -120,9 +120,8 @@ def _write_merged(tasks: list[Task], traces: dict[str, Trace], outdir: str, to: 
     """Merge the traces read (in input order) and write OUTDIR/merged.<ext>."""
     import time
 
-    from ..analysis.merge import merge
     from ..analysis.trim import trim_with
-    from ..api import save
+    from ..api import combine, save
     from ..batch.jobs import BatchResult
     from ..errors import TraceconvError
 
@@ -132,7 +131,7 @@ def _write_merged(tasks: list[Task], traces: dict[str, Trace], outdir: str, to: 
     if not loaded:
         return BatchResult("(merged)", None, "failed", error="no input could be read")
     try:
-        trace = merge(loaded, align=align)
+        trace = combine(loaded, align=align)   # (as convert: statistics join, not ranks)
         if trimming.active:
             trace = trim_with(trace, trimming)
         save(trace, output, format=to)

@@ -9,7 +9,7 @@ import click
 from ..io import DEFAULT_MAX_BYTES
 from ..presentation.diagnostics_list import diagnostics_view
 from ..presentation.json_text import json_text
-from ..presentation.tables import Column, console_for, fitted_table, heading_name
+from ..presentation.tables import Column, console_for, fitted_table, inputs_heading
 from ..terminal import plain
 from .allocation_sites import sites_data, sites_table
 from .app import app, handled_errors
@@ -73,7 +73,7 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
     console = console_for(wide)
     framework = data["source"]["framework"]
     what = f": {data['format']}" + (f" ({framework})" if framework else "")
-    names = heading_name(", ".join(inputs), what, console.width)
+    names = inputs_heading(inputs, what, console.width)
     console.print(f"[bold]{plain(names)}[/bold]{plain(what)}")
     counts = Table(show_header=False, box=None, pad_edge=False)
     for key in ("processes", "tracks", "slices", "instants", "counter_samples", "flows", "ops",

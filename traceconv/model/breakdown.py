@@ -42,14 +42,16 @@ def _stat_args(row: int, stat: OpStat) -> dict:
 
 
 def add_aggregate_breakdown(trace: Trace, rows: Sequence[int], process_name: str,
-                            lane_of: Callable[[OpStat], str] | None = None) -> int:
+                            lane_of: Callable[[OpStat], str] | None = None, *,
+                            start: int | None = None) -> int:
     """Add a synthetic process drawing ``trace.stats[rows]`` as nested slices; return its id.
 
     Top-level rows (whose parent is not among ``rows``) are laid end to end from 0 on one
     track per lane (``lane_of``, default one lane); children fill their parent from its
     start. Children that add up to more than their parent are scaled down to fit (counted
     in diagnostics as ``breakdown.children_scaled``). The trace's clock is marked as
-    synthetic.
+    synthetic; with ``start`` (beside a timeline) the rows are laid from there instead and
+    the clock stays the timeline's.
 
     >>> t = Trace()
     >>> a = t.add_stat(OpStat("step", calls=1, total_ns=100))
@@ -68,13 +70,14 @@ def add_aggregate_breakdown(trace: Trace, rows: Sequence[int], process_name: str
         else:
             lanes[lane_of(stat) if lane_of else "all rows"].append(row)
     process = trace.add_process(process_name, kind=ProcessKind.SYNTHETIC)
-    trace.metadata.clock = BREAKDOWN_CLOCK
+    if start is None:
+        trace.metadata.clock = BREAKDOWN_CLOCK
     for lane, tops in lanes.items():
         track = trace.add_track(lane, process=process, kind=TrackKind.SYNTHETIC,
                                 description="aggregate breakdown, not a timeline")
-        for row, (start, dur) in zip(tops, side_by_side(trace.stats[r].total_ns for r in tops),
-                                     strict=True):
-            _place(trace, track, row, start, dur, children)
+        for row, (at, dur) in zip(tops, side_by_side(trace.stats[r].total_ns for r in tops),
+                                  strict=True):
+            _place(trace, track, row, (start or 0) + at, dur, children)
     return process
 
 

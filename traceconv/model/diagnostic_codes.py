@@ -238,6 +238,11 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("merge.clocks", "note",
           "inputs do not share an epoch clock; their times are kept as they are, not "
           "aligned"),
+    _Code("merge.statistics_joined", "note",
+          "statistics rows of inputs that hold only statistics (no clock), joined as "
+          "statistics of the same run to the timeline given with them, or to each other: "
+          "not ranks, no clock aligned; timeline outputs draw them as an aggregate breakdown "
+          "(which files: in the example)"),
     # migraphx
     _Code("migraphx.eval_unknown_instruction", "note",
           "trace-eval record without a parsable instruction (ROCm 4.1 prints 'Instruction "

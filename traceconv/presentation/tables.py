@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -377,6 +378,24 @@ def heading_name(name: str, rest: str, width: int) -> str:
     'tests/data/rocp…_a_long_run.csv'
     """
     return elided(name, max(width - len(rest), NAME_MIN))
+
+
+def inputs_heading(inputs: Sequence[str], rest: str, width: int) -> str:
+    """The inputs of a command as its heading names them before ``rest``: one by its path
+    (:func:`heading_name`), several by their file names, all when they fit, else the first
+    and how many more (a cut in the middle of several names would read as one name).
+
+    >>> files = ["runs/a/results.csv", "runs/a/results.hip_stats.csv"]
+    >>> inputs_heading(files, ": rocprof", 80), inputs_heading(files, ": rocprof", 36)
+    ('results.csv, results.hip_stats.csv', 'results.csv + 1 more')
+    """
+    if len(inputs) == 1:
+        return heading_name(inputs[0], rest, width)
+    names = [os.path.basename(path) or path for path in inputs]
+    if len(", ".join(names)) + len(rest) <= width:
+        return ", ".join(names)
+    more = f" + {len(names) - 1} more"
+    return heading_name(names[0], more + rest, width) + more
 
 
 def packed(items: list[str], width: int, indent: str = "  ") -> str:

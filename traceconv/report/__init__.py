@@ -50,7 +50,19 @@ def render_report(trace: Trace, title: str | None = None) -> str:
         sections.append(("Critical path", _critical_path(trace)))
     subtitle = " · ".join(x for x in (meta.framework, meta.source_format, meta.source_version,
                                       _span(trace)) if x)
-    return page(title or f"traceconv report: {meta.source_file or 'trace'}", subtitle, sections)
+    return page(title or f"traceconv report: {_inputs_named(trace)}", subtitle, sections)
+
+
+def _inputs_named(trace: Trace) -> str:
+    """The file (or the files, several merged) that ``trace`` was read from.
+
+    >>> from traceconv.model import Metadata
+    >>> _inputs_named(Trace(Metadata(attributes={"inputs": [{"label": "rank 0"}, {"label": "b.json"}]})))
+    'rank 0, b.json'
+    """
+    meta = trace.metadata
+    merged = ", ".join(str(part["label"]) for part in meta.attributes.get("inputs", ()))
+    return meta.source_file or merged or "trace"
 
 
 def _span(trace: Trace) -> str:
@@ -104,9 +116,19 @@ def _step_time(trace: Trace) -> str:
 
 
 def _top_ops(trace: Trace, top: int = 15) -> str:
+    """The timeline's per-op table (with the statistics tables given with it), or the
+    statistics' or op graph's."""
+    from ..analysis.statistics_inputs import joined_statistics
     from ..analysis.timeline_diff import is_timeline
 
-    return _key_averages(trace, top) if is_timeline(trace) else _profile_summary(trace, top)
+    if not is_timeline(trace):
+        return _profile_summary(trace, top)
+    statistics = joined_statistics(trace)
+    if statistics is None:
+        return _key_averages(trace, top)
+    files = escape(statistics.metadata.source_file or "")
+    return (f"{_key_averages(trace, top)}<p>Statistics given with the timeline ({files}):</p>"
+            f"{_profile_summary(statistics, top)}")
 
 
 def _key_averages(trace: Trace, top: int) -> str:

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from ...analysis.op_summary import op_summary, sort_rows
 from ...analysis.runs import runs, select_run
+from ...analysis.statistics_inputs import joined_statistics
 from ...analysis.summary import Place, Row, Summary, SummaryOptions, summarize, view_of
 from ...errors import UsageError
 from ...formats.stray_lines import rows_left_out
@@ -276,6 +277,11 @@ def render_text(summary: Summary, *, show_host: bool = False, print_only: str | 
             console.print(textwrap.fill(note, console.width))
         if name == "summary" and wanted[1:] == ["host"] and summary.host_rows:
             console.print(NO_DEVICE_TIME)
+    if summary.host_rows and "host" not in wanted and not (print_only or as_megengine):
+        # (profile_analyze hides its host table too, and says nothing: MegEngine's stays so)
+        console.print(textwrap.fill(
+            f"host self time per operator: {len(summary.host_rows):,} rows not shown "
+            "(--show-host prints them)", console.width))
     return buffer.getvalue()
 
 
@@ -302,7 +308,10 @@ def summary_data(trace: Trace, options: SummaryOptions | None = None, *,
     rows = op_summary(trace, group_by_input_shape=group_by_input_shape) \
         if view != "stats" else []
     if view == "timeline":
-        return _with_allocation_sites(trace, ops_dict(rows, sort_rows(rows, sort_by, top or 0)))
+        data = ops_dict(rows, sort_rows(rows, sort_by, top or 0))
+        if statistics := joined_statistics(trace):
+            data["statistics"] = summary_data(statistics, options, top=top, show_host=True)
+        return _with_allocation_sites(trace, data)
     result = summarize(trace, replace(options or SummaryOptions(), top=_top(trace, top)))
     data = summary_dict(result, show_host=show_host or print_only == "host")
     if note := totals_note(trace):
@@ -372,6 +381,10 @@ def render(trace: Trace, options: SummaryOptions | None = None, *, top: int | No
                           and not any(r.self_device_ns for r in rows))
         if trace.metadata.attributes.get("with_flops") and not any(r.flops for r in rows):
             text += textwrap.fill(NO_FLOPS, width or 160) + "\n"
+        if statistics := joined_statistics(trace):   # (tables given with the timeline)
+            text += textwrap.fill(f"statistics given with the timeline "
+                                  f"({statistics.metadata.source_file}):", width or 160) + "\n"
+            text += render(statistics, options, top=top, show_host=True, width=width)
         return text
     if several := _runs_apart(trace):
         return "\n".join(
