@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from traceconv import registry
+from traceconv.cli import app
 from traceconv.formats import key_claims
 from traceconv.io import HEAD_BYTES, Source
 
@@ -109,6 +111,18 @@ def test_meminfo_whose_opr_map_is_longer_than_the_head(tmp_path: Path) -> None:
     path.write_text(json.dumps({"opr": scaled, "chunk": info["chunk"]}))
     assert path.read_bytes().index(b'"chunk"') > HEAD_BYTES
     assert _detected(path) == "megengine-meminfo"
+
+
+def test_a_file_two_formats_claim_is_named_not_guessed(tmp_path: Path) -> None:
+    """A Chrome trace's and a rocprofv3 JSON's keys past the head: one line, exit 1."""
+    path = tmp_path / "both.json"
+    path.write_text(json.dumps({"traceconv_filler": "x" * (HEAD_BYTES + 4096),
+                                "traceEvents": [], "rocprofiler-sdk-tool": []}))
+    result = CliRunner().invoke(app, ["info", str(path)])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"traceconv: error: {path}: the keys of chrome and of rocprof are both in this file; "
+        "name its format with --format"]
 
 
 def test_graph_json_with_a_long_comp_seq(tmp_path: Path) -> None:
