@@ -137,7 +137,7 @@ def test_graph_json_with_a_long_comp_seq(tmp_path: Path) -> None:
 def test_the_key_scan_is_bounded_and_shared(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """An object of another kind (no key of any format) bigger than the scan's budget:
-    every deep sniff together opens it once and reads no more than head + budget."""
+    detection opens it once for every format's keys and reads no more than head + budget."""
     budget = 3 << 20
     monkeypatch.setattr(key_claims, "FURTHER", budget)
     path = tmp_path / "other.json"
