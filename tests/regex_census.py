@@ -1,15 +1,24 @@
-"""Every compiled regex of the readers, how the code applies it, and hostile lines to try.
+"""Every regex the package compiles or applies, how the code applies it, and hostile lines.
 
 A backtracking pattern that tries each split of a long run (a lazy name before ``\\s*$``,
 two stars over the same characters) takes time that grows with the square of the line: at
 64 KiB that is minutes, where a linear pattern takes milliseconds. The census finds the
-patterns itself (module attributes of ``traceconv.formats`` and ``traceconv.vocabularies``,
-also inside tuples, lists and dicts; literals of calls like ``re.match(r"...", x)``; the
-ones built by the factories listed here) and reads how each is applied from the package's
-source (``NAME.match(``, ``NAME.search(``, ...): a pattern applied with ``search`` or
-``finditer`` is tried from every start, so a run that costs nothing under ``match`` may
-cost a square there. A pattern whose use the source does not name is tried the strictest
-way, with ``search``.
+patterns itself, two ways:
+
+- the patterns held by the modules of ``traceconv`` (module attributes, also inside tuples,
+  lists and dicts), each applied the way the package's source applies its name
+  (``NAME.match(``, ``NAME.search(`` ...);
+- every call of ``re.compile``/``match``/``fullmatch``/``search``/``sub``/``subn``/
+  ``split``/``findall``/``finditer`` in the source of every module (module level or inside
+  functions), its pattern evaluated from the module's constants: literals, names,
+  ``module.NAME``, f-strings, ``+``/``%``/``|`` and ``str``/``bytes`` methods of them.
+
+A call whose pattern is built from run-time values is either one whose patterns a factory
+of :data:`BUILT` builds the way the package does, or one :data:`NOT_EVALUATED` gives a
+reason for; any other fails the census (:func:`unaccounted`). A pattern applied with
+``search`` or ``finditer`` is tried from every start, so a run that costs nothing under
+``match`` may cost a square there; a pattern whose use the source does not name is tried
+the strictest way, with ``search``.
 """
 
 from __future__ import annotations
@@ -17,47 +26,217 @@ from __future__ import annotations
 import ast
 import importlib
 import json
-import pkgutil
+import operator
 import re
 import signal
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import traceconv
-import traceconv.formats
-import traceconv.vocabularies
+from traceconv import json_decode, registry
+from traceconv.formats import key_claims
 from traceconv.formats.paddle_report import rows
+from traceconv.model import activity, diagnostic_codes
 
-PACKAGES = (traceconv.formats, traceconv.vocabularies)
 SCANNING_METHODS = ("search", "findall", "finditer", "sub", "subn", "split")
-_APPLIED = re.compile(r"\b(\w+)\.(match|fullmatch|search|findall|finditer|subn?|split)\(")
-
-
-def _built_patterns() -> Iterator[tuple[str, re.Pattern[str]]]:
-    """Patterns a factory builds at run time: a report's row pattern for the fewest columns
-    and for each whole layout (the ones between differ only in how many cells repeat)."""
-    for columns in {layout[:count] for layout in rows.LAYOUTS for count in (2, len(layout))}:
-        for touching in (False, True):
-            yield f"paddle_report.rows.row_pattern{columns, touching}", \
-                rows.row_pattern(columns, touching)
-
-
-FACTORIES: tuple[Callable[[], Iterator[tuple[str, re.Pattern[str]]]], ...] = (_built_patterns,)
+RE_CALLS = ("compile", "match", "fullmatch", "search", "sub", "subn", "split", "findall",
+            "finditer")
+_FLAGS_AT = {"compile": 1, "sub": 4, "subn": 4, "split": 3}   # (else 2: re.match(p, s, flags))
+# NAME.match( or NAME[key].match( (a pattern of a dict or tuple)
+_APPLIED = re.compile(r"\b(\w+)(?:\[[^]\n]*\])?\."
+                      r"(match|fullmatch|search|findall|finditer|subn?|split)\(")
+PACKAGE_ROOT = Path(traceconv.__file__).parent
 
 
 @dataclass(frozen=True)
 class Entry:
-    label: str                  # where it lives: module.NAME[index]
+    label: str                  # where it lives: module.NAME[index], or module:line
     pattern: re.Pattern[str] | re.Pattern[bytes]
     methods: tuple[str, ...]    # how the code applies it
+
+
+Built = Iterator[tuple[str, re.Pattern[Any]]]
+
+
+def _report_rows() -> Built:
+    """A Paddle report's row pattern for the fewest columns and for each whole layout (the
+    ones between differ only in how many cells repeat)."""
+    for columns in {layout[:count] for layout in rows.LAYOUTS for count in (2, len(layout))}:
+        for touching in (False, True):
+            yield f"row_pattern{columns, touching}", rows.row_pattern(columns, touching)
+
+
+def _vocabulary_names() -> Built:
+    """Every vocabulary's name patterns (its ``*_names`` as one alternation each)."""
+    for module in _modules("traceconv.vocabularies"):
+        for name, value in vars(module).items():
+            if isinstance(value, activity.Vocabulary):
+                for kind, pattern in value._patterns.items():
+                    if pattern is not None:
+                        yield f"{module.__name__}.{name}.{kind}", pattern
+
+
+def _any_claimed_key() -> Built:
+    """The one alternation the key scan looks for: every JSON format's claimed keys."""
+    claims = [claim for info in registry.BUILTINS for claim in info.key_claim_rows()]
+    yield "every claimed key", key_claims._pattern(frozenset().union(*(c.keys for c in claims)))
+
+
+def _huge_integer() -> Built:
+    """The integer pattern for Python's default limit of digits."""
+    yield "4300 digits", json_decode._huge_integer(4300)
+
+
+def _diagnostic_code_patterns() -> Built:
+    """The patterns of the codes with a placeholder (``chrome.unsupported_phase.{phase}``)."""
+    for pattern, code in diagnostic_codes._patterns():
+        yield code.code, pattern
+
+
+# Calls whose pattern is built at run time -> a factory of the patterns it builds, and the
+# methods the code applies them by
+BUILT: dict[str, tuple[Callable[[], Built], tuple[str, ...]]] = {
+    "traceconv.formats.paddle_report.rows:row_pattern": (_report_rows, ("match",)),
+    "traceconv.model.activity:_either": (_vocabulary_names, ("finditer", "search")),
+    "traceconv.model.activity:__post_init__": (_vocabulary_names, ("finditer", "search")),
+    "traceconv.formats.key_claims:_pattern": (_any_claimed_key, ("finditer",)),
+    "traceconv.json_decode:_huge_integer": (_huge_integer, ("sub",)),
+    "traceconv.model.diagnostic_codes:_patterns": (_diagnostic_code_patterns, ("match",)),
+}
+# Calls whose pattern the census leaves out, and why
+NOT_EVALUATED: dict[str, str] = {
+    "traceconv.analysis.summary:_keep": "the user's own --opr-name pattern",
+    "traceconv.analysis.trim:_compile": "the user's own trim pattern",
+    "traceconv.cli.options:_regex": "checks that the user's pattern compiles",
+    "traceconv.analysis.op_class:<module>": "compiles each class's pattern into _CLASSES, a "
+                                            "module attribute (found there)",
+    "traceconv.formats.paddle_report.rows:<module>": "compiles each column's header words "
+                                                     "into _HEADER_WORDS, a module attribute "
+                                                     "(found there)",
+    "traceconv.formats._paddle:any_line": "joins its callers' module patterns into one, a "
+                                          "module attribute of each caller (found there)",
+}
+
+
+def _modules(package: str = "traceconv") -> Iterator[ModuleType]:
+    """Every module of ``package`` (not ``__main__``, which runs the command line)."""
+    folder = PACKAGE_ROOT.parent / package.replace(".", "/")
+    for path in sorted(folder.rglob("*.py")):
+        name = ".".join(path.relative_to(PACKAGE_ROOT.parent).with_suffix("").parts)
+        if not name.endswith("__main__"):
+            yield importlib.import_module(name.removesuffix(".__init__"))
+
+
+class _Unknown(Exception):
+    """A value the census cannot work out from the module's constants."""
+
+
+_OPERATORS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Mod: operator.mod, ast.BitOr: operator.or_}
+
+
+def _value(node: ast.expr | None, names: dict[str, Any]) -> Any:
+    """What ``node`` evaluates to from the module's ``names`` alone (no call but ``str``/
+    ``bytes`` methods and ``re.escape``), or :class:`_Unknown`."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in names:
+        return names[node.id]
+    if isinstance(node, ast.Attribute):
+        return getattr(_value(node.value, names), node.attr)
+    if isinstance(node, ast.Subscript):
+        return _value(node.value, names)[_value(node.slice, names)]
+    if isinstance(node, ast.Tuple):
+        return tuple(_value(item, names) for item in node.elts)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_value(node.left, names), _value(node.right, names))
+    if isinstance(node, ast.JoinedStr):
+        return "".join(_formatted(part, names) for part in node.values)
+    if isinstance(node, ast.Call) and not node.keywords:
+        function = _value(node.func, names)
+        if type(getattr(function, "__self__", None)) in (str, bytes) or function is re.escape:
+            return function(*(_value(arg, names) for arg in node.args))
+    raise _Unknown(ast.dump(node) if node else "no pattern")
+
+
+def _formatted(part: ast.expr, names: dict[str, Any]) -> str:
+    if not isinstance(part, ast.FormattedValue):
+        return str(_value(part, names))
+    value = _value(part.value, names)
+    value = {115: str, 114: repr, 97: ascii}.get(part.conversion, lambda v: v)(value)
+    return format(value, _value(part.format_spec, names) if part.format_spec else "")
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """One ``re.<method>(...)`` call of the package's source."""
+
+    where: str                    # module:function (``<module>`` at module level)
+    line: int
+    method: str
+    assigned_to: str | None       # the name a compiled pattern is stored under
+    pattern: re.Pattern[Any] | None   # None: not evaluated from the module's constants
+
+
+def call_sites() -> list[CallSite]:
+    """Every call of :data:`RE_CALLS` on ``re`` in the package, its pattern evaluated."""
+    sites = []
+    for module in _modules():
+        path = Path(module.__file__ or "")
+        sites.extend(_sites_in(ast.parse(path.read_text(encoding="utf-8")), module, "<module>"))
+    return sites
+
+
+def _sites_in(node: ast.AST, module: ModuleType, function: str,
+              assigned_to: str | None = None) -> Iterator[CallSite]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        function = node.name
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names = [t.id if isinstance(t, ast.Name) else t.attr for t in targets
+                 if isinstance(t, (ast.Name, ast.Attribute))]
+        assigned_to = names[0] if names else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "re" \
+            and node.func.attr in RE_CALLS:
+        yield CallSite(f"{module.__name__}:{function}", node.lineno, node.func.attr,
+                       assigned_to, _evaluated(node, vars(module)))
+    for child in ast.iter_child_nodes(node):
+        yield from _sites_in(child, module, function, assigned_to)
+
+
+def _evaluated(call: ast.Call, names: dict[str, Any]) -> re.Pattern[Any] | None:
+    keywords = {keyword.arg: keyword.value for keyword in call.keywords}
+    flags_at = _FLAGS_AT.get(call.func.attr, 2)   # type: ignore[attr-defined]
+    try:
+        source = _value(call.args[0] if call.args else keywords.get("pattern"), names)
+        flags_node = call.args[flags_at] if len(call.args) > flags_at else keywords.get("flags")
+        flags = _value(flags_node, names) if flags_node is not None else 0
+    except (_Unknown, AttributeError, KeyError, IndexError, TypeError):
+        return None
+    if isinstance(source, re.Pattern):
+        return source
+    return re.compile(source, flags) if isinstance(source, (str, bytes)) else None
+
+
+def unaccounted(sites: list[CallSite]) -> list[str]:
+    """The calls whose pattern is neither evaluated, built by :data:`BUILT` nor given a
+    reason by :data:`NOT_EVALUATED`; and the entries of those two that no longer match a
+    call whose pattern is not evaluated."""
+    open_sites = {site.where for site in sites if site.pattern is None}
+    listed = set(BUILT) | set(NOT_EVALUATED)
+    return sorted([f"{where}: not evaluated, not listed" for where in open_sites - listed]
+                  + [f"{where}: listed, no such call left" for where in listed - open_sites])
 
 
 def _applied_methods() -> dict[str, set[str]]:
     """NAME -> the methods the package's source calls on it (name clashes only add some)."""
     applied: dict[str, set[str]] = {}
-    for source in Path(traceconv.__file__).parent.rglob("*.py"):
+    for source in PACKAGE_ROOT.rglob("*.py"):
         for name, method in _APPLIED.findall(source.read_text(encoding="utf-8")):
             applied.setdefault(name, set()).add(method)
     return applied
@@ -74,40 +253,32 @@ def _held(value: object, label: str, depth: int = 0) -> Iterator[tuple[str, re.P
             yield from _held(item, f"{label}[{index}]", depth + 1)
 
 
-def _inline(module_name: str, path: Path) -> Iterator[Entry]:
-    """The patterns written in place: ``re.METHOD("literal", ...)`` inside functions."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "re" \
-                and node.func.attr != "compile" and node.args \
-                and isinstance(node.args[0], ast.Constant) \
-                and isinstance(node.args[0].value, (str, bytes)):
-            yield Entry(f"{module_name}:{node.lineno}", re.compile(node.args[0].value),
-                        (node.func.attr,))
-
-
 def census() -> list[Entry]:
-    """Every pattern once (named by the first module holding it) and each one written in
-    place, with the methods the code applies it by."""
+    """Every pattern once (named where it is first found), with the methods the code
+    applies it by: those of every name it is held or stored under, and of every call that
+    applies it directly (``search``, the strictest, where the source does not say)."""
     applied = _applied_methods()
-    found: dict[int, Entry] = {}
-    inline: list[Entry] = []
+    found: dict[tuple[object, int], Entry] = {}
 
-    def add(label: str, pattern: re.Pattern, name: str | None) -> None:
-        methods = sorted(applied.get(name, ())) if name else []
-        found.setdefault(id(pattern), Entry(label, pattern, tuple(methods) or ("search",)))
+    def add(label: str, pattern: re.Pattern, methods: set[str]) -> None:
+        key = (pattern.pattern, pattern.flags)
+        known = found.get(key)
+        merged = (methods or {"search"}) | set(known.methods if known else ())
+        found[key] = Entry(known.label if known else label, pattern, tuple(sorted(merged)))
 
-    for package in PACKAGES:
-        for module_info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-            module = importlib.import_module(module_info.name)
-            for name, value in vars(module).items():
-                for label, pattern in _held(value, f"{module_info.name}.{name}"):
-                    add(label, pattern, name if isinstance(value, re.Pattern) else None)
-            inline.extend(_inline(module_info.name, Path(module.__file__ or "")))
-    for factory in FACTORIES:
+    for module in _modules():
+        for name, value in vars(module).items():
+            for label, pattern in _held(value, f"{module.__name__}.{name}"):
+                add(label, pattern, applied.get(name, set()))
+    for site in call_sites():
+        if site.pattern is not None:
+            methods = ({site.method} if site.method != "compile"
+                       else applied.get(site.assigned_to or "", set()))
+            add(f"{site.where}:{site.line}", site.pattern, methods)
+    for where, (factory, methods) in BUILT.items():
         for label, pattern in factory():
-            add(label, pattern, None)
-    return sorted([*found.values(), *inline], key=lambda entry: entry.label)
+            add(f"{where} {label}", pattern, set(methods))
+    return sorted(found.values(), key=lambda entry: entry.label)
 
 
 # What the lines are made of (each repeated to the line's length): runs of blanks, of one

@@ -1,6 +1,7 @@
-"""A JSON object whose identifying keys come after more than the sniffed head (64 KiB) is
-still recognised by the deep sniffs (the registry's ``deep_sniffer`` column), and their one
-shared key scan reads a bounded number of bytes whatever the input's size."""
+"""A JSON file whose identifying keys come after more than the sniffed head (64 KiB) is
+still recognised through the registry's ``key_claims`` column, for every JSON format read:
+one key scan serves them all, and reads a bounded number of bytes whatever the input's size.
+"""
 
 from __future__ import annotations
 
@@ -10,41 +11,93 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from traceconv import registry
-from traceconv.formats import sniffing
+from traceconv.cli import app
+from traceconv.formats import key_claims
 from traceconv.io import HEAD_BYTES, Source
 
 ROOT = Path(__file__).parent.parent
 MEGENGINE = ROOT / "tests" / "data" / "megengine"
+TRTEXEC = ROOT / "samples" / "trtexec"
 SEEDS = ROOT / "tests" / "data" / "seeds"
 
 
 def _load(path: Path) -> Any:
-    return json.loads(gzip.open(path).read() if path.suffix == ".gz" else path.read_bytes())
+    return json.loads(_bytes(path))
 
 
-# every read JSON object format with keys to find, and a real file of it (its format known
-# from where it comes from: see PROVENANCE.md and tests/data/megengine)
-REAL_OBJECTS = [
-    ("chrome", SEEDS / "chrome.pt.trace.json"),
-    ("megengine", MEGENGINE / "resnet50ish_static_profile.json.gz"),
-    ("megengine", MEGENGINE / "convnet_static_mem_info" / "graph.json"),
-    ("megengine-meminfo", MEGENGINE / "resnet50ish_static_mem_info" / "StaticMemoryInfo.json.gz"),
-    ("torch-et", SEEDS / "torch_et.json"),
+def _bytes(path: Path) -> bytes:
+    return gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+
+
+# Real files of every JSON format read, each kind of file a format tells apart: (format,
+# kind, file), the format and kind from where the file comes from (the seeds' registry
+# rows and PROVENANCE.md, the samples' folders and export names)
+REAL_FILES = [
+    ("chrome", "trace", SEEDS / "chrome.pt.trace.json"),
+    ("megengine", "profile", SEEDS / "megengine_profile.json"),
+    ("megengine", "profile", MEGENGINE / "convnet_static_mem_info" / "graph.json"),
+    ("megengine-meminfo", "meminfo", SEEDS / "StaticMemoryInfo.json"),
+    ("torch-et", "trace", SEEDS / "torch_et.json"),
+    ("trtexec", "profile", SEEDS / "resnet.engine.profile.json"),
+    ("trtexec", "graph", TRTEXEC / "resnet_rtx3090_fp32.engine.graph.json.gz"),
+    ("trtexec", "times", TRTEXEC / "resnet_rtx3090_fp32.engine.timing.json.gz"),
+    ("trtexec", "trex-build", TRTEXEC / "resnet_rtx3090_fp32.engine.build.metadata.json.gz"),
+    ("trtexec", "trex-profile",
+     TRTEXEC / "resnet_rtx3090_fp32.engine.profile.metadata.json.gz"),
+    ("trtexec", "trex-device",
+     ROOT / "tests" / "data" / "trtexec" / "resnet_a100_fp16.engine.metadata.json.gz"),
+    ("rocprof", "v1-json", SEEDS / "rocprof_results.json"),
+    ("rocprof", "v1-json",
+     ROOT / "tests" / "data" / "rocprof" / "shashankparsi__HIP_Programming__results.json"),
+    ("rocprof", "v3-json", SEEDS / "rocprofv3_results.json"),
 ]
+# JSON formats known by their opening's shape, not by keys: nothing can come before it
+BY_SHAPE = {"torch-memory": "a list of lists of numbers: [[<number>"}
+# What is put before the first key of the file's first object: a huge first string, a long
+# first array (both more than the head)
+FILLERS = {"string": b'"x' + b"x" * 100_000 + b'"',
+           "array": b"[" + b"0, " * 50_000 + b"0]"}
+
+
+def _padded(real: Path, filler: bytes) -> bytes:
+    data = _bytes(real)
+    first_object = data.index(b"{") + 1
+    return data[:first_object] + b'"traceconv_filler": ' + filler + b", " + data[first_object:]
 
 
 def _detected(path: Path) -> str:
     return registry.detect(Source(str(path))).name
 
 
-@pytest.mark.parametrize(("expected", "real"), REAL_OBJECTS, ids=lambda v: getattr(v, "name", v))
-def test_keys_pushed_past_the_head_are_found(tmp_path: Path, expected: str, real: Path) -> None:
-    pushed = {"a_long_first_key": "x" * (HEAD_BYTES + 4096), **_load(real)}
+def test_every_json_format_read_has_real_files_here() -> None:
+    registry._ensure_loaded()
+    json_readers = {info.name for info in registry._FORMATS.values()
+                    if info.reads and any(ext.endswith(".json") for ext in info.extensions)}
+    assert json_readers == {name for name, _, _ in REAL_FILES} | set(BY_SHAPE)
+    for name in {name for name, _, _ in REAL_FILES}:   # (each kind a format tells apart)
+        kinds = {claim.kind for claim in registry.get(name).key_claim_rows()}
+        assert kinds == {kind for n, kind, _ in REAL_FILES if n == name}
+
+
+@pytest.mark.parametrize("filler", list(FILLERS))
+@pytest.mark.parametrize(("expected", "kind", "real"), REAL_FILES,
+                         ids=lambda v: getattr(v, "name", None))
+def test_keys_pushed_past_the_head_are_found(tmp_path: Path, expected: str, kind: str,
+                                             real: Path, filler: str) -> None:
     path = tmp_path / "pushed.json"   # (a name no format's extension decides)
-    path.write_text(json.dumps(pushed))
+    path.write_bytes(_padded(real, FILLERS[filler]))
+    source = Source(str(path))
+    assert source.head.index(b'"traceconv_filler"') < 8 and len(FILLERS[filler]) > HEAD_BYTES
     assert _detected(path) == expected
+    everyone = {info.name: info.key_claim_rows() for info in registry._FORMATS.values()}
+    found = key_claims.keys_found(source.head, source,
+                                  [claim for rows in everyone.values() for claim in rows])
+    claiming = {name for name, rows in everyone.items() if any(c.holds(found) for c in rows)}
+    assert claiming == {expected}   # (no two formats claim one file)
+    assert key_claims.claimed_kind(source, everyone[expected]) == kind
 
 
 def test_meminfo_whose_opr_map_is_longer_than_the_head(tmp_path: Path) -> None:
@@ -60,6 +113,18 @@ def test_meminfo_whose_opr_map_is_longer_than_the_head(tmp_path: Path) -> None:
     assert _detected(path) == "megengine-meminfo"
 
 
+def test_a_file_two_formats_claim_is_named_not_guessed(tmp_path: Path) -> None:
+    """A Chrome trace's and a rocprofv3 JSON's keys past the head: one line, exit 1."""
+    path = tmp_path / "both.json"
+    path.write_text(json.dumps({"traceconv_filler": "x" * (HEAD_BYTES + 4096),
+                                "traceEvents": [], "rocprofiler-sdk-tool": []}))
+    result = CliRunner().invoke(app, ["info", str(path)])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"traceconv: error: {path}: the keys of chrome and of rocprof are both in this file; "
+        "name its format with --format"]
+
+
 def test_graph_json_with_a_long_comp_seq(tmp_path: Path) -> None:
     graph = _load(MEGENGINE / "convnet_static_mem_info" / "graph.json")
     graph["comp_seq"] = graph["comp_seq"] * 400
@@ -72,9 +137,9 @@ def test_graph_json_with_a_long_comp_seq(tmp_path: Path) -> None:
 def test_the_key_scan_is_bounded_and_shared(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """An object of another kind (no key of any format) bigger than the scan's budget:
-    every deep sniff together opens it once and reads no more than head + budget."""
+    detection opens it once for every format's keys and reads no more than head + budget."""
     budget = 3 << 20
-    monkeypatch.setattr(sniffing, "_FURTHER", budget)
+    monkeypatch.setattr(key_claims, "FURTHER", budget)
     path = tmp_path / "other.json"
     path.write_text(json.dumps({"blob": "y" * (4 * budget)}))
     source = Source(str(path))

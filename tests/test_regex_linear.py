@@ -6,11 +6,16 @@ long line of numbers ending in a word (Paddle report's cut-off row), a value, a 
 blanks and a last word (MIGraphX's ``name = op`` line and its summary rows), a long cell of
 blanks (nsys stats' unit suffix), a long word in an SVG tag (MegEngine's memory flow). Each
 took minutes on one 64 KiB line. The census (``tests/regex_census.py``) finds every
-compiled pattern of ``traceconv.formats`` and ``traceconv.vocabularies`` and applies it the
-way the code does to such lines; a linear pattern takes milliseconds per line, a quadratic
-one minutes, so each call gets an alarm after 5 s of its process's CPU time that names the
-pattern still running (CPU time: the machine may be busy), in a child process whose whole
-run (about 10 s of CPU) is bounded by a generous wall-clock limit against a hang.
+pattern the package compiles or applies (held by a module of ``traceconv``, or passed to a
+``re`` call anywhere in its source, inside functions too, evaluated from the module's
+constants; a pattern built from run-time values is built by the census's factory of it or
+listed with a reason) and applies it the way the code does to such lines; a linear
+pattern takes milliseconds per line, a quadratic one minutes, so each call gets an alarm
+after 5 s of its process's CPU time that names the pattern still running (CPU time: the
+machine may be busy), in a child process whose whole run (about 25 s of CPU for some 260
+patterns) is bounded by a generous wall-clock limit against a hang. The census's wider
+reach found two outside the readers: ``--fail-if``'s limit (blanks around an optional
+``+``) and the tables' C++ qualifier pattern (a long name tried from each of its letters).
 """
 
 from __future__ import annotations
@@ -23,15 +28,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.regex_census import Entry, census, overrunning
+from tests.regex_census import Entry, call_sites, census, overrunning, unaccounted
 
 ROOT = Path(__file__).resolve().parent.parent
+_RE_CALL = re.compile(r"\bre\.(compile|match|fullmatch|search|subn?|split|findall|finditer)\(")
 
 
 @pytest.mark.slow
 def test_no_reader_pattern_grows_faster_than_its_line():
     result = subprocess.run([sys.executable, "-m", "tests.regex_census", "65536", "5"],
-                            cwd=ROOT, capture_output=True, text=True, timeout=300, check=True)
+                            cwd=ROOT, capture_output=True, text=True, timeout=600, check=True)
     assert json.loads(result.stdout) == []
 
 
@@ -41,11 +47,49 @@ def test_the_census_finds_each_pattern_and_its_use():
     assert entries["STEP_INFO"].methods == ("match",)          # parser.py: STEP_INFO.match(
     assert entries["VAR"].methods == ("fullmatch", "match")    # instruction.py, reflow.py
     assert entries["ATTR"].methods == ("findall",)             # memflow_svg.py
-    assert sum("row_pattern" in entry.label for entry in found) == 6   # 3 column sets, 2 ways each
+    assert sum("row_pattern(" in entry.label for entry in found) == 6  # 3 column sets, 2 ways each
+    patterns = {entry.pattern.pattern: entry for entry in found}
+    # in a function, a module constant: migraphx/document.py, re.fullmatch(NUM, text)
+    assert "fullmatch" in patterns[r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+"
+                                   r"(?:[eE][-+]?\d+)?)"].methods
+    # in a function, a literal: nsys_stats_header.py, re.finditer(r"-+", ...)
+    assert patterns["-+"].methods == ("finditer",)
+    # a module-level f-string of a shared piece: nsys_stats/summaries.py's _UNIT
+    assert any(str(p).startswith("^((?:.*\\S)?)\\s*\\((ns|") for p in patterns)
+    # built at run time, by the census's factories: a vocabulary's step names
+    assert any(entry.label.startswith("traceconv.model.activity:")
+               and entry.label.endswith("KINETO_VOCABULARY.step") for entry in found)
+
+
+def test_every_call_of_re_is_evaluated_or_accounted_for():
+    sites = call_sites()
+    assert unaccounted(sites) == []
+    # the AST walk misses no call a plain text search finds (less the doctests' examples)
+    by_text = set()
+    for path in (ROOT / "traceconv").rglob("*.py"):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if _RE_CALL.search(line) and not line.lstrip().startswith((">>>", "...", "#")):
+                module = path.relative_to(ROOT).with_suffix("").as_posix()
+                by_text.add((module.removesuffix("/__init__").replace("/", "."), number))
+    assert {(site.where.split(":")[0], site.line) for site in sites} == by_text
+
+
+# Former patterns that each took time growing with the square of the line, and the line
+# the check stops them on
+FORMER = [
+    # MIGraphX's instruction pattern: a lazy value then blanks to the line's end
+    (Entry("VAR", re.compile(r"\s*([^\s=]+)\s*=\s*(\S.*?)\s*$"), ("fullmatch",)),
+     "'a=b' + spaces + 'y'"),
+    # symbol_names' qualifier (found inside no reader): a name tried from each of its letters
+    (Entry("_QUALIFIER", re.compile(r"(?:(?:[A-Za-z_]\w*|<unnamed>|\(anonymous namespace\))::)+"),
+           ("sub",)), "'' + letter + ''"),
+    # --fail-if's limit: blanks before and after an optional "+", each split of one run tried
+    (Entry("_LIMIT", re.compile(r"^\s*\+?\s*(?P<value>\d+(?:\.\d*)?|\.\d+)\s*(?P<unit>%|ns|s)"
+                                r"\s*$"), ("match",)), "'' + spaces + ''"),
+]
 
 
 @pytest.mark.slow
-def test_the_check_catches_a_quadratic_pattern():
-    # MIGraphX's former instruction pattern: a lazy value then blanks to the line's end
-    former = Entry("former VAR", re.compile(r"\s*([^\s=]+)\s*=\s*(\S.*?)\s*$"), ("fullmatch",))
-    assert overrunning([former], 65536, 1) == ["former VAR ('fullmatch',) on 'a=b' + spaces + 'y'"]
+@pytest.mark.parametrize(("former", "line"), FORMER, ids=[entry.label for entry, _ in FORMER])
+def test_the_check_catches_a_quadratic_pattern(former: Entry, line: str):
+    assert overrunning([former], 65536, 1) == [f"{former.label} {former.methods} on {line}"]

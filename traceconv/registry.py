@@ -36,6 +36,7 @@ from .errors import FormatError
 from .io import Source
 
 if TYPE_CHECKING:
+    from .formats.key_claims import KeyClaim
     from .model import Trace
     from .model.check_report import CheckReport
 
@@ -83,9 +84,9 @@ class FormatInfo:
     origin: str = "built-in"          # or the distribution of the plugin that added it
     # "module:function" of a light sniff (no reader imported to detect); None: the module's
     sniffer: str | None = None
-    # "module:function" of a sniff that reads past the head, tried only when no format's
-    # sniff claims the head (it costs a read of the input)
-    deep_sniffer: str | None = None
+    # "module:attribute" of a JSON format's KeyClaims (formats.key_claims): the keys that
+    # tell its files wherever they come, looked for past the head when no sniff is sure
+    key_claims: str | None = None
     binary: bool = False              # writes bytes that are not text (never to a terminal)
 
     @property
@@ -106,14 +107,13 @@ class FormatInfo:
             return found
         return getattr(self.load(), "sniff", None)
 
-    def deep_sniff_function(self) -> Callable[[bytes, Source], float] | None:
-        """The sniff that reads past the head (:attr:`deep_sniffer`), if any."""
-        if not self.deep_sniffer:
-            return None
-        module, _, function = self.deep_sniffer.partition(":")
-        found: Callable[[bytes, Source], float] = getattr(importlib.import_module(module),
-                                                          function)
-        return found
+    def key_claim_rows(self) -> tuple[KeyClaim, ...]:
+        """The :attr:`key_claims` of this format (none without the column)."""
+        if not self.key_claims:
+            return ()
+        module, _, attribute = self.key_claims.partition(":")
+        claims: tuple[KeyClaim, ...] = getattr(importlib.import_module(module), attribute)
+        return claims
 
     def flavours(self) -> dict[str, str]:
         """The reader's flavours (name -> description); empty for an unflavoured format."""
@@ -136,7 +136,7 @@ BUILTINS: tuple[FormatInfo, ...] = (
         (".json", ".trace.json"), reads=True, writes=True, aliases=("json",), checks=True,
         flavoured=True,
         sniffer="traceconv.formats.sniffing:chrome",
-        deep_sniffer="traceconv.formats.sniffing:chrome_beyond_head"),
+        key_claims="traceconv.formats.sniffing:CHROME_KEYS"),
     FormatInfo(
         "perfetto", "Perfetto TrackEvent protobuf trace", "traceconv.formats.perfetto",
         (".pftrace", ".perfetto-trace", ".perfetto", ".pb"), reads=True, writes=True,
@@ -148,7 +148,7 @@ BUILTINS: tuple[FormatInfo, ...] = (
         (".json",),
         reads=True, aliases=("megengine-profile",),
         sniffer="traceconv.formats.sniffing:megengine_profile",
-        deep_sniffer="traceconv.formats.sniffing:megengine_profile_beyond_head"),
+        key_claims="traceconv.formats.sniffing:MEGENGINE_PROFILE_KEYS"),
     FormatInfo(
         "summary", "per-operator summary table (profile_analyze-like), any trace",
         "traceconv.presentation.summary", (".summary.txt",), writes=True),
@@ -165,7 +165,7 @@ BUILTINS: tuple[FormatInfo, ...] = (
         "addresses)", "traceconv.formats.megengine.meminfo", ("staticmemoryinfo.json",),
         reads=True,
         sniffer="traceconv.formats.sniffing:megengine_meminfo",
-        deep_sniffer="traceconv.formats.sniffing:megengine_meminfo_beyond_head"),
+        key_claims="traceconv.formats.sniffing:MEGENGINE_MEMINFO_KEYS"),
     FormatInfo(
         "megengine-memflow-svg", "MegEngine Profiler memory_flow.svg (tensor rects) as input",
         "traceconv.formats.megengine.memflow_svg", ("memory_flow.svg",), reads=True,
@@ -206,7 +206,7 @@ BUILTINS: tuple[FormatInfo, ...] = (
         "linked to its Kineto trace when both are given", "traceconv.formats.torch_et",
         ("_et.json", ".et.json", ".json"), reads=True, aliases=("chakra", "execution-trace"),
         sniffer="traceconv.formats.sniffing:torch_et",
-        deep_sniffer="traceconv.formats.sniffing:torch_et_beyond_head"),
+        key_claims="traceconv.formats.sniffing:TORCH_ET_KEYS"),
     FormatInfo(
         "nsys", "Nsight Systems SQLite export (nsys export --type sqlite, schema 2.9-3.25): CUDA "
         "API, kernels, copies, NVTX, OS runtime, launch flows", "traceconv.formats.nsys",
@@ -234,13 +234,15 @@ BUILTINS: tuple[FormatInfo, ...] = (
         "read as one trace", "traceconv.formats.trtexec",
         (".graph.json", ".profile.json", ".timing.json", ".times.json", ".layers.json",
          ".metadata.json", ".json"), reads=True, aliases=("tensorrt", "trex"),
-        sniffer="traceconv.formats.export_sniffing:trtexec"),
+        sniffer="traceconv.formats.export_sniffing:trtexec",
+        key_claims="traceconv.formats.export_sniffing:TRTEXEC_KEYS"),
     FormatInfo(
         "rocprof", "AMD rocprof v1/v2 results.csv/.json/.db and *stats.csv, rocprofv3 CSV "
         "(kernel, API, memory copy, counter traces; one run's files together read as one "
         "trace with launch flows), JSON and rocpd SQLite databases", "traceconv.formats.rocprof",
         (".csv", ".db", ".json"), reads=True, aliases=("rocprofv3", "rocprofiler"),
-        sniffer="traceconv.formats.rocprof_sniffing:rocprof"),
+        sniffer="traceconv.formats.rocprof_sniffing:rocprof",
+        key_claims="traceconv.formats.rocprof_sniffing:ROCPROF_KEYS"),
 )
 
 @dataclass(frozen=True)
@@ -432,16 +434,21 @@ def detect(source: Source, can: Capability = "reads") -> FormatInfo:
     named = candidates[0] if len(candidates) == 1 else None   # what the name alone says
     if named is not None and named.sniff_function() is None:
         return named
+    guess = None   # a weak content score: what a lone "[" says, unless keys tell more
     for group in (candidates, [f for f in able if f not in candidates]):
         scored = [(score, f) for f in group if (score := _sniff_score(f, source)) > 0]
         if scored:
             score, best = max(scored, key=lambda pair: pair[0])
-            if named is None or best is named or score >= CONFIDENT:
+            if score >= CONFIDENT:
                 return best
-    deep = [(score, f) for f in able if (sniff := f.deep_sniff_function()) is not None
-            and (score := float(sniff(source.head, source))) > 0]
-    if deep:
-        return max(deep, key=lambda pair: pair[0])[1]
+            if named is None or best is named:
+                guess = best
+                break
+    by_keys = _claimed_by_keys(source, able)
+    if by_keys is not None:
+        return by_keys
+    if guess is not None:
+        return guess
     from .formats.foreign import database_tables, describe
 
     foreign = describe(source.head, filename) or database_tables(
@@ -452,6 +459,21 @@ def detect(source: Source, can: Capability = "reads") -> FormatInfo:
         return named
     raise FormatError("cannot tell the format from the name or the content; "
                       "name it with --format (see `traceconv formats`)", file=source.name)
+
+
+def _claimed_by_keys(source: Source, able: list[FormatInfo]) -> FormatInfo | None:
+    """The one format whose :attr:`~FormatInfo.key_claims` ``source`` holds past its head
+    (one scan for the keys of every format); a file two formats claim is named, not guessed.
+    """
+    from .formats.key_claims import keys_found  # (only when no sniff is sure)
+
+    claims = {info: info.key_claim_rows() for info in able if info.key_claims}
+    found = keys_found(source.head, source, [c for rows in claims.values() for c in rows])
+    claiming = [info for info, rows in claims.items() if any(c.holds(found) for c in rows)]
+    if len(claiming) > 1:
+        raise FormatError("the keys of " + " and of ".join(i.name for i in claiming) + " are "
+                          "both in this file; name its format with --format", file=source.name)
+    return claiming[0] if claiming else None
 
 
 def for_output(path: str, format: str | None) -> FormatInfo:

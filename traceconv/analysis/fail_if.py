@@ -41,7 +41,8 @@ ACTIVITIES: dict[str, Callable[[str, str], bool]] = {
     "runtime": lambda name, kind: kind == "cpu" and is_runtime(name),
     "host_op": lambda name, kind: kind == "cpu" and not is_runtime(name),
 }
-_LIMIT = re.compile(r"^\s*\+?\s*(?P<value>\d+(?:\.\d*)?|\.\d+)\s*(?P<unit>%|ns|us|µs|ms|s)\s*$")
+# (the blanks around an optional "+" in one run each: "\s*\+?\s*" tried each split of one)
+_LIMIT = re.compile(r"^\s*(?:\+\s*)?(?P<value>\d+(?:\.\d*)?|\.\d+)\s*(?P<unit>%|ns|us|µs|ms|s)\s*$")
 _UNIT_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 

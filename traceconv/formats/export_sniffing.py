@@ -17,6 +17,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from .key_claims import KeyClaim
+
 if TYPE_CHECKING:
     from ..io import Source
 
@@ -44,6 +46,16 @@ _TRT_HEADS: dict[TrtKind, re.Pattern[bytes]] = {
     "trex-device": re.compile(rb'\A\s*\[\s*\{\s*"Name"\s*:\s*"[^"]*"\s*,\s*'
                               rb'"ComputeCapability"\s*:'),
 }
+# The keys that tell each export wherever they come (a long first array or string, keys
+# reordered): the registry's ``key_claims``, and the kind when the opening does not tell
+TRTEXEC_KEYS = (
+    KeyClaim("graph", all_of=("Layers", "Bindings")),
+    KeyClaim("profile", all_of=("count", "timeMs", "averageMs", "percentage")),
+    KeyClaim("times", all_of=("startComputeMs", "endComputeMs")),
+    KeyClaim("trex-build", all_of=("model_options", "build_options")),
+    KeyClaim("trex-profile", all_of=("performance_summary", "inference_options")),
+    KeyClaim("trex-device", all_of=("Name", "ComputeCapability", "TotalMemory")),
+)
 # Names trtexec users and trex give the exports: <engine>.graph.json, <engine>.profile.json ...
 TRT_SUFFIXES = (".build.metadata.json", ".profile.metadata.json", ".metadata.json",
                 ".graph.json", ".layers.json", ".layer.json", ".layerinfo.json", ".profile.json",

@@ -21,6 +21,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .database_sniffing import rocpd, rocprof_v1_database
+from .key_claims import KeyClaim
 
 if TYPE_CHECKING:
     from ..io import Source
@@ -42,6 +43,9 @@ CSV_KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 _V1_JSON_OPENING = re.compile(rb'\A\s*\{\s*"traceEvents"\s*:\s*\[\s*\{\s*\}')
 _STRING_TIME = re.compile(rb'"ts"\s*:\s*"\d')
 _V3_JSON_OPENING = re.compile(rb'\A\s*\{\s*"rocprofiler-sdk-tool"\s*:\s*\[')
+# The keys that tell the JSON outputs wherever they come (the registry's ``key_claims``)
+ROCPROF_KEYS = (KeyClaim("v1-json", all_of=("traceEvents", "BeginNs")),
+                KeyClaim("v3-json", all_of=("rocprofiler-sdk-tool",)))
 
 
 def header_names(head: bytes) -> list[str]:

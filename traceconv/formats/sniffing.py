@@ -14,30 +14,35 @@ keeping the sniffers here (the registry's ``sniffer`` column names them) means t
 from __future__ import annotations
 
 import re
-import weakref
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..errors import TraceconvError
+from .key_claims import KeyClaim
 
 if TYPE_CHECKING:
     from ..io import Source
 
 _NO_TRACE_EVENTS = 4096   # how far into a JSON head "traceEvents" rules a format out
-_HEAD = 64 * 1024          # (io.HEAD_BYTES: a head this long may not be the whole input)
-
-
-_FURTHER = 256 << 20   # how far past its head a JSON object is searched for identifying keys
 
 # A MegEngine profile or graph.json holds two of these (its keys are hash-ordered)
-_MEGENGINE_KEYS = frozenset({b'"graph_exec"', b'"profiler"', b'"opr_footprint"', b'"comp_seq"',
-                             b'"opr_internal_pf"', b'"mem_chunk"'})
+_MEGENGINE_KEYS = ("graph_exec", "profiler", "opr_footprint", "comp_seq", "opr_internal_pf",
+                   "mem_chunk")
 # What execution-trace nodes hold, in every published layout: Chakra 1.0.2+ (ctrl_deps,
 # inputs/outputs objects, attrs list) and the flat 1.0.1 one (parent, rf_id, op_schema,
 # input_shapes ... at the node's top level)
-_EXECUTION_TRACE_NODE_NAMES = (b"ctrl_deps", b"attrs", b"rf_id", b"fw_parent", b"fw_tid",
-                               b"seq_id", b"op_schema", b"input_shapes", b"input_types",
-                               b"output_shapes", b"output_types")
+_EXECUTION_TRACE_NODE_NAMES = ("ctrl_deps", "attrs", "rf_id", "fw_parent", "fw_tid", "seq_id",
+                               "op_schema", "input_shapes", "input_types", "output_shapes",
+                               "output_types")
+
+# The keys that tell these formats wherever they come (the registry's ``key_claims``): a
+# Chrome trace's "traceEvents" (a rocprof v1 results.json, Chrome-like, has "BeginNs"); the
+# others are not Chrome traces that happen to name their keys
+CHROME_KEYS = (KeyClaim("trace", all_of=("traceEvents",), none_of=("BeginNs",)),)
+MEGENGINE_PROFILE_KEYS = (KeyClaim("profile", some_of=_MEGENGINE_KEYS, least=2,
+                                   none_of=("traceEvents",)),)
+MEGENGINE_MEMINFO_KEYS = (KeyClaim("meminfo", all_of=("opr", "chunk", "logic_addr_begin"),
+                                   none_of=("traceEvents",)),)
+TORCH_ET_KEYS = (KeyClaim("trace", all_of=("nodes",), some_of=_EXECUTION_TRACE_NODE_NAMES,
+                          least=2, none_of=("traceEvents",)),)
 
 
 def chrome(head: bytes, source: Source | None) -> float:
@@ -48,119 +53,6 @@ def chrome(head: bytes, source: Source | None) -> float:
     if text.startswith(b"["):
         return 0.6 if b'"ph"' in text[:4096] else 0.1
     return 0.0
-
-
-def chrome_beyond_head(head: bytes, source: Source | None) -> float:
-    """An object whose ``"traceEvents"`` comes after top-level keys longer than the head
-    (viztracer's ``file_info`` holds the traced source files): see :func:`keys_beyond_head`.
-
-    >>> chrome_beyond_head(b'{"file_info": "', None)
-    0.0
-    """
-    return 0.9 if claimed("chrome", head, source) else 0.0
-
-
-def megengine_profile_beyond_head(head: bytes, source: Source | None) -> float:
-    """A profile or ``graph.json`` whose second key comes after a long first one (a big
-    ``comp_seq``): see :func:`keys_beyond_head`. (Below Chrome: a Chrome trace may name them.)
-
-    >>> megengine_profile_beyond_head(b'{"comp_seq": [', None)
-    0.0
-    """
-    return 0.85 if claimed("megengine", head, source) else 0.0
-
-
-def megengine_meminfo_beyond_head(head: bytes, source: Source | None) -> float:
-    """A ``StaticMemoryInfo.json`` whose chunks come after an ``opr`` map longer than the
-    head: see :func:`keys_beyond_head`.
-
-    >>> megengine_meminfo_beyond_head(b'{ "opr": { "3": {', None)
-    0.0
-    """
-    return 0.85 if claimed("megengine-meminfo", head, source) else 0.0
-
-
-def torch_et_beyond_head(head: bytes, source: Source | None) -> float:
-    """An execution trace whose ``nodes`` come after a long earlier key: see
-    :func:`keys_beyond_head`.
-
-    >>> torch_et_beyond_head(b'{"schema": "1.1.1-chakra.0.0.4", "nodes": [', None)
-    0.0
-    """
-    return 0.85 if claimed("torch-et", head, source) else 0.0
-
-
-# What the deep sniffs look for: per format, groups of quoted keys of which at least so many
-# must occur (anywhere in the object: one scan serves every format, see keys_beyond_head)
-_DEEP_CLAIMS: dict[str, tuple[tuple[frozenset[bytes], int], ...]] = {
-    "chrome": ((frozenset({b'"traceEvents"'}), 1),),
-    "megengine": ((_MEGENGINE_KEYS, 2),),
-    "megengine-meminfo": ((frozenset({b'"opr"'}), 1),
-                          (frozenset({b'"chunk"'}), 1),
-                          (frozenset({b'"logic_addr_begin"'}), 1)),
-    "torch-et": ((frozenset({b'"nodes"'}), 1),
-                 (frozenset(b'"%s"' % name for name in _EXECUTION_TRACE_NODE_NAMES), 2)),
-}
-_DEEP_KEYS = frozenset().union(*(keys for claim in _DEEP_CLAIMS.values() for keys, _ in claim))
-# (one pattern, not a search per key: a block is walked once, from quote to quote)
-_ANY_DEEP_KEY = re.compile(b"|".join(re.escape(key) for key in sorted(_DEEP_KEYS)))
-
-
-def _satisfied(claim: tuple[tuple[frozenset[bytes], int], ...], found: frozenset[bytes]) -> bool:
-    return all(len(keys & found) >= needed for keys, needed in claim)
-
-
-def claimed(name: str, head: bytes, source: Source | None) -> bool:
-    """Whether the object holds the keys of :data:`_DEEP_CLAIMS` ``name`` (a deep sniff)."""
-    return _satisfied(_DEEP_CLAIMS[name], keys_beyond_head(head, source))
-
-
-# (a weak reference to the last input scanned, the keys found in it)
-_last_scan: tuple[Callable[[], object], frozenset[bytes]] = (lambda: None, frozenset())
-
-
-def keys_beyond_head(head: bytes, source: Source | None) -> frozenset[bytes]:
-    """The identifying keys (of every deep sniff) that a JSON object holds in its head and
-    the :data:`_FURTHER` bytes after it, for an object longer than the head.
-
-    One scan serves every deep sniff of one input (the last input's answer is kept); it
-    reads a MiB at a time, at most ``_HEAD + _FURTHER`` bytes (memory: two MiB blocks),
-    and stops one block after the one where some format's keys are all found (the block
-    after lets a format whose keys include another's find the rest too). Keys are matched
-    as quoted strings anywhere, not parsed: the reader, not the sniff, checks the structure.
-
-    >>> keys_beyond_head(b'{"traceEvents": []}', None)   # (no more than the head)
-    frozenset()
-    """
-    global _last_scan
-    if source is None or len(head) < _HEAD or not head.lstrip().startswith(b"{"):
-        return frozenset()
-    if _last_scan[0]() is source:
-        return _last_scan[1]
-    found = _scan(source)
-    _last_scan = (weakref.ref(source), found)
-    return found
-
-
-def _scan(source: Source) -> frozenset[bytes]:
-    step, overlap = 1 << 20, max(map(len, _DEEP_KEYS)) - 1
-    found: set[bytes] = set()
-    seen, blocks_left = b"", (_HEAD + _FURTHER) // step
-    try:
-        with source.open() as stream:
-            while blocks_left > 0:
-                block = stream.read(step)
-                if not block:
-                    break
-                window, blocks_left = seen + block, blocks_left - 1
-                found.update(match.group() for match in _ANY_DEEP_KEY.finditer(window))
-                if blocks_left > 1 and any(_satisfied(claim, frozenset(found))
-                                           for claim in _DEEP_CLAIMS.values()):
-                    blocks_left = 1
-                seen = block[-overlap:]
-    except (OSError, EOFError, ValueError, TraceconvError):
-        pass   # (the reader, not the sniffer, says what is wrong with the input)
-    return frozenset(found)
 
 
 def megengine_profile(head: bytes, source: Source | None) -> float:
@@ -174,7 +66,7 @@ def megengine_profile(head: bytes, source: Source | None) -> float:
     text = head[:_NO_TRACE_EVENTS]
     if not text.lstrip().startswith(b"{") or b'"traceEvents"' in text:
         return 0.0
-    return 0.95 if sum(key in head for key in _MEGENGINE_KEYS) >= 2 else 0.0
+    return 0.95 if sum(b'"%s"' % key.encode() in head for key in _MEGENGINE_KEYS) >= 2 else 0.0
 
 
 def megengine_meminfo(head: bytes, source: Source | None) -> float:
@@ -259,7 +151,7 @@ def torch_snapshot(head: bytes, source: Source | None) -> float:
 
 _EXECUTION_TRACE_HEAD = re.compile(rb'^\s*\{[^\[]{0,400}"(schema|nodes)"\s*:')
 _EXECUTION_TRACE_NODE_KEYS = re.compile(
-    rb'"(%s)"\s*:' % b"|".join(_EXECUTION_TRACE_NODE_NAMES))
+    rb'"(%s)"\s*:' % "|".join(_EXECUTION_TRACE_NODE_NAMES).encode())
 # the names of the process/thread root nodes
 _EXECUTION_TRACE_ROOT = re.compile(rb'\[pytorch\|profiler\|execution_(?:trace|graph)\|')
 

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 
 ELIDED = "…"
 # "at::native::", "cudnn::engines_precompiled::", "<unnamed>::": where a kernel is, not
-# which one it is
-_QUALIFIER = re.compile(r"(?:(?:[A-Za-z_]\w*|<unnamed>|\(anonymous namespace\))::)+")
+# which one it is. (A name starts a qualifier only where no word character precedes it:
+# tried from inside a long name, the name was re-read from each of its letters.)
+_QUALIFIER = re.compile(r"(?:(?:(?<!\w)[A-Za-z_]\w*|<unnamed>|\(anonymous namespace\))::)+")
 _CLOSERS = {"<": ">", "(": ")", "[": "]"}
 
 

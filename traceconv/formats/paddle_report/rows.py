@@ -30,7 +30,8 @@ _CELLS = {
     "Ave.": rf"(?P<ave>{NUM})",
     "Ratio.": rf"(?P<ratio>{NUM})(?P<star>\*)?",
 }
-_HEADER_WORDS = {name: r"\s+".join(re.escape(word) for word in name.split())
+# Each column's name in a header, after the blanks before it
+_HEADER_WORDS = {name: re.compile("".join(r"\s+" + re.escape(word) for word in name.split()))
                  for name in _CELLS}
 EVENT_HEADER = re.compile(r"^(?P<indent>\s*)Event\s+Calls\s+Total\b")
 MEMORY_HEADER = re.compile(r"^\s*Event\s+Alloc\s+Calls\s+Size\(MB\)")
@@ -68,10 +69,10 @@ def header_columns(line: str) -> tuple[str, ...] | None:
     if match is None:
         return None
     rest = line[match.end():]
-    layout = LAYOUTS[1] if re.match(r"\s+" + _HEADER_WORDS[CPU], rest) else LAYOUTS[0]
+    layout = LAYOUTS[1] if _HEADER_WORDS[CPU].match(rest) else LAYOUTS[0]
     columns = ["Calls", "Total"]
     for name in layout[2:]:
-        step = re.match(r"\s+" + _HEADER_WORDS[name], rest)
+        step = _HEADER_WORDS[name].match(rest)
         if step is None:
             break
         columns.append(name)

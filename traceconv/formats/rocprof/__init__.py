@@ -35,6 +35,7 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
 from .. import rocprof_sniffing
+from ..key_claims import claimed_kind
 
 if TYPE_CHECKING:
     from .v3 import Part
@@ -63,7 +64,8 @@ def read(source: Source) -> Trace:
     from ...model.builder import TraceBuilder
     from ...vocabularies.rocprof import ROCPROF_VOCABULARY
 
-    kind = rocprof_sniffing.kind(source.head, source)
+    kind = (rocprof_sniffing.kind(source.head, source)
+            or claimed_kind(source, rocprof_sniffing.ROCPROF_KEYS))
     if kind is None:
         raise InputError("not a rocprof output: expected a kernel, API, copy, memory "
                          "allocation or scratch memory trace, a counter or statistics CSV, "

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import msgspec
 from pydantic import BaseModel, ValidationError
 
 from ...errors import InputError, json_path
 from ...io import Source
+from ..export_sniffing import TRTEXEC_KEYS, engine_name
 from ..export_sniffing import TrtKind as Kind
-from ..export_sniffing import engine_name
 from ..export_sniffing import trtexec_kind as kind_of
+from ..key_claims import claimed_kind
 from .schema import (
     TIMES_DECODER,
     InferenceRecord,
@@ -36,8 +38,9 @@ class Part:
 
 
 def load_part(source: Source) -> Part:
-    """Validate ``source`` as the export its opening names; a located error otherwise."""
-    kind = kind_of(source.head)
+    """Validate ``source`` as the export its opening (or, past a long first value, its
+    keys) names; a located error otherwise."""
+    kind = kind_of(source.head) or cast(Kind | None, claimed_kind(source, TRTEXEC_KEYS))
     if kind is None:
         raise InputError("not a trtexec export (expected --exportLayerInfo, --exportProfile "
                          "or --exportTimes JSON, or trex's metadata)", file=source.name)

@@ -1,0 +1,120 @@
+"""The keys that tell a JSON format's files apart wherever they come, and the one scan that
+finds them past the sniffed head.
+
+A JSON file's identifying keys may come after more than the 64 KiB head: a viztracer
+trace's ``file_info`` before ``traceEvents``, a MegEngine ``opr`` map before its chunks, a
+huge first string or a long first array before a trtexec export's or rocprofv3's keys. Each
+JSON format states its keys as :class:`KeyClaim` rows (the registry's ``key_claims``
+column names them); detection scans an input once for the keys of every format
+(:func:`keys_found`) and asks each claim whether it holds, and a reader that dispatches on
+its file's opening asks :func:`claimed_kind` when the opening does not tell.
+
+>>> claim = KeyClaim("graph", all_of=("Layers",), none_of=("traceEvents",))
+>>> claim.holds(frozenset({b'"Layers"', b'"Bindings"'}))
+True
+>>> claim.holds(frozenset({b'"Layers"', b'"traceEvents"'}))
+False
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import TraceconvError
+from ..io import HEAD_BYTES
+
+if TYPE_CHECKING:
+    from ..io import Source
+
+FURTHER = 256 << 20   # how far past its head an input is searched for identifying keys
+_BLOCK = 1 << 20
+
+
+@dataclass(frozen=True)
+class KeyClaim:
+    """One kind of a format's JSON file, known by quoted keys anywhere in it: every key of
+    ``all_of``, at least ``least`` of ``some_of``, and none of ``none_of`` (another format's
+    key: it keeps two formats from claiming one file). Keys are matched as quoted strings,
+    not parsed: the reader checks the structure.
+
+    >>> KeyClaim("profile", all_of=("count",), some_of=("timeMs", "averageMs"), least=1
+    ...          ).holds(frozenset({b'"count"', b'"averageMs"'}))
+    True
+    """
+
+    kind: str                       # what the format calls the files this claim tells
+    all_of: tuple[str, ...] = ()
+    some_of: tuple[str, ...] = ()
+    least: int = 0
+    none_of: tuple[str, ...] = ()
+
+    @property
+    def keys(self) -> frozenset[bytes]:
+        """Every key the claim looks at, quoted as the file writes it."""
+        return frozenset(_quoted((*self.all_of, *self.some_of, *self.none_of)))
+
+    def holds(self, found: frozenset[bytes]) -> bool:
+        """Whether a file holding the quoted keys ``found`` is of this claim's kind."""
+        return (found.issuperset(_quoted(self.all_of))
+                and len(found.intersection(_quoted(self.some_of))) >= self.least
+                and found.isdisjoint(_quoted(self.none_of)))
+
+
+def _quoted(keys: Iterable[str]) -> list[bytes]:
+    return [b'"%s"' % key.encode() for key in keys]
+
+
+def keys_found(head: bytes, source: Source | None, claims: Iterable[KeyClaim]
+               ) -> frozenset[bytes]:
+    """The keys of ``claims`` that a JSON object or array longer than its head holds in the
+    head and the :data:`FURTHER` bytes after it; nothing for a shorter input (its head
+    sniffs saw all of it) or for one that is no JSON object or array.
+
+    It reads a MiB at a time (memory: two blocks), at most ``HEAD_BYTES + FURTHER`` bytes,
+    and stops one block after the one where some claim holds (the block after lets a claim
+    whose keys include another's, or rule it out, find the rest too).
+
+    >>> keys_found(b'{"traceEvents": []}', None, [KeyClaim("trace", ("traceEvents",))])
+    frozenset()
+    """
+    claims = tuple(claims)
+    if (source is None or len(head) < HEAD_BYTES or not claims
+            or head.lstrip()[:1] not in (b"{", b"[")):
+        return frozenset()
+    wanted = frozenset().union(*(claim.keys for claim in claims))
+    any_key, overlap = _pattern(wanted), max(map(len, wanted)) - 1
+    found: set[bytes] = set()
+    seen, blocks_left = b"", (HEAD_BYTES + FURTHER) // _BLOCK
+    try:
+        with source.open() as stream:
+            while blocks_left > 0 and (block := stream.read(_BLOCK)):
+                window, blocks_left = seen + block, blocks_left - 1
+                found.update(match.group() for match in any_key.finditer(window))
+                if blocks_left > 1 and any(claim.holds(frozenset(found)) for claim in claims):
+                    blocks_left = 1
+                seen = block[-overlap:]
+    except (OSError, EOFError, ValueError, TraceconvError):
+        pass   # (the reader, not detection, says what is wrong with the input)
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=8)
+def _pattern(keys: frozenset[bytes]) -> re.Pattern[bytes]:
+    """One alternation of every key: a block is walked once, not once per key."""
+    return re.compile(b"|".join(re.escape(key) for key in sorted(keys)))
+
+
+def claimed_kind(source: Source, claims: tuple[KeyClaim, ...]) -> str | None:
+    """The kind of the first of ``claims`` that ``source`` holds past its head, or None:
+    for a reader whose file's opening did not tell its kind.
+
+    >>> from traceconv.io import Source   # (a file no longer than its head: its opening told)
+    >>> print(claimed_kind(Source("tests/data/seeds/torch_et.json"), (KeyClaim("et", ("nodes",)),)))
+    None
+    """
+    found = keys_found(source.head, source, claims)
+    return next((claim.kind for claim in claims if claim.holds(found)), None)
