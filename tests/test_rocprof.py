@@ -894,3 +894,18 @@ def test_one_runs_files_are_advised_as_one_trace():
     assert launches and all("trace" not in f for f in findings)   # (one trace: no labels)
     idle = next(f for f in findings if f["rule"] == "gpu-idle")
     assert idle["cause"] != "no launch calls"
+
+
+def test_v1_counter_cells_are_numbers_as_rocprofv3_writes_them(tmp_path: Path):
+    """rocprof v1 writes a dispatch's counters as ``100.0000000000``: they are numbers in
+    the args (as rocprofv3's ``Counter_Value``), not text; other cells keep their text."""
+    rows = csv_rows(Path(f"{HIP_PROGRAMMING}output_vec_add_gpu.csv"))
+    timed = tmp_path / "results.csv"
+    with timed.open("w", newline="") as f:
+        writer = csv.DictWriter(f, [*rows[0], "BeginNs", "EndNs"])
+        writer.writeheader()
+        writer.writerows({**r, "BeginNs": 1000 * i, "EndNs": 1000 * i + 500}
+                         for i, r in enumerate(rows, 1))
+    args = [s.args for s in traceconv.load(timed).iter_slices()]
+    assert [(a["GPUBusy"], a["Wavefronts"], a["obj"]) for a in args] == [
+        (float(r["GPUBusy"]), float(r["Wavefronts"]), r["obj"]) for r in rows]

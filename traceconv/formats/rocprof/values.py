@@ -9,6 +9,8 @@ import re
 # (a control character such as "\x1d" is "space" to the regex, not to int)
 _INTEGER = re.compile(r"\s*[-+]?\d+\s*\Z", re.ASCII)
 _AGENT = re.compile(r"(?:Agent\s*)?(\d+)\Z", re.IGNORECASE)
+# (digits on both sides of the point and no exponent: what rocprof writes, always finite)
+_DECIMAL = re.compile(r"\s*[-+]?\d{1,300}\.\d{1,300}\s*\Z", re.ASCII)
 _HEX = re.compile(r"\s*0x([0-9a-f]+)\s*\Z", re.ASCII | re.IGNORECASE)
 
 
@@ -43,13 +45,19 @@ def address(value: object) -> int | None:
 
 
 def arg_value(value: object) -> object:
-    """A cell kept as an argument: an integer as an int (within int64), else as it is.
+    """A cell kept as an argument: an integer as an int (within int64), a decimal
+    fraction as a float (rocprof v1 writes its counters so: ``2048.0000000000``, where
+    rocprofv3 writes ``2048``), else as it is.
 
     >>> arg_value("256"), arg_value("0x0"), arg_value(2**70) == str(2**70)
     (256, '0x0', True)
+    >>> arg_value("2048.0000000000"), arg_value("-0.5"), arg_value("1.2.3"), arg_value("nan")
+    (2048.0, -0.5, '1.2.3', 'nan')
     """
     number = integer(value)
     if number is None:
+        if isinstance(value, str) and _DECIMAL.match(value):
+            return float(value)
         return value
     return number if -2**63 <= number < 2**63 else str(number)
 
