@@ -253,6 +253,22 @@ def test_cli_errors_are_one_line(tmp_path):
     assert result.exit_code == 1 and len(result.output.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("command", [["memflow"], ["memory"], ["convert", "--to", "svg"]])
+def test_no_blocks_names_the_input_as_given(tmp_path, command):
+    """``memflow``, ``memory`` and ``--to svg`` name a trace without memory blocks as every
+    input error does: the path as given (memflow named the file alone)."""
+    given = tmp_path / "sub" / "no_memory.json"
+    given.parent.mkdir()
+    given.write_text('{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, '
+                     '"ts": 1, "dur": 2}]}')
+    output = ["-o", str(tmp_path / "out.svg")] if command[0] != "memory" else []
+    result = CliRunner().invoke(app, [*command, str(given), *output])
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"traceconv: error: {given}: no memory blocks in this trace (its reader found no "
+        "allocations); see `traceconv info`")
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--start", "200ms", "--end", "100ms"], "traceconv: error: the time window ends before "
                                              "it starts"),

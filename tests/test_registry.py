@@ -278,7 +278,7 @@ def test_errors_before_work(tmp_path: Path):
     # Kineto times are unix-epoch ns, MegEngine's process-relative: 56 years apart
     assert ("traceconv: warning: inputs from different frameworks (PyTorch, MegEngine) are "
             "merged onto one clock, which their times need not share (the merged span is "
-            "1,795,339,764.") in mixed.output
+            "1,795,339,764 s") in mixed.output
 
 
 # real Perfetto traces under names only Perfetto's reader takes (rocprofv3's opens with

@@ -22,8 +22,14 @@ STREAMS = ROOT / "samples" / "torch" / "streams_graph_nccl_cuda.pt.trace.json.gz
 PADDLE = ROOT / "samples" / "paddle" / "report_gpu_before.txt"
 
 
+MS_PER_UNIT = {"s": 1e3, "ms": 1.0, "µs": 1e-3, "ns": 1e-6}
+DURATION = r"([\d,.]+) (s|ms|µs|ns)\b"
+
+
 def ms_value(html: str, label: str) -> float:
-    return float(re.search(rf"{label}: ([\d,.]+) ms", html)[1].replace(",", ""))
+    """The duration written after ``label:``, in ms (a lone duration has its own unit)."""
+    number, unit = re.search(rf"{label}: {DURATION}", html).groups()
+    return float(number.replace(",", "")) * MS_PER_UNIT[unit]
 
 
 def test_timeline_report_sections_and_numbers():
@@ -40,8 +46,10 @@ def test_timeline_report_sections_and_numbers():
     # the step-time bar charges copies their own time: at least the pageable ones, at most all
     assert pageable <= ms_value(html, "memcpy") <= copies
     parts = [ms_value(html, p) for p in ("compute", "memcpy", "communication", "host", "idle")]
-    window = float(re.search(r"1 step, ([\d,.]+) ms", html)[1])
-    assert abs(sum(parts) - window) < 0.005
+    number, unit = re.search(rf"1 step, {DURATION}", html).groups()
+    window = float(number.replace(",", "")) * MS_PER_UNIT[unit]
+    # each figure has 4 significant digits: off by at most half its 4th digit
+    assert abs(sum(parts) - window) <= 5e-4 * (sum(parts) + window)
     # self-contained: no script, no external resource
     assert "<script" not in html and "src=" not in html and 'href="http' not in html
     assert html.count("<svg") >= 5   # bars, live bytes, memory flow, path strip

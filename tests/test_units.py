@@ -12,7 +12,14 @@ from click.testing import CliRunner
 
 from traceconv.cli.app import app
 from traceconv.io import parse_size
-from traceconv.units import UnitError, format_bytes, format_duration, parse_bytes
+from traceconv.units import (
+    UnitError,
+    column_figures,
+    column_unit,
+    format_bytes,
+    format_duration,
+    parse_bytes,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "torch" / "cnn_step5.pt.trace.json"
@@ -62,3 +69,57 @@ def test_one_byte_formatter() -> None:
              for node in ast.walk(ast.parse(path.read_text()))
              if isinstance(node, ast.FunctionDef) and writer.search(node.name)}
     assert found - FRAMEWORK_FORMATS == {("units.py", "format_bytes")}
+
+
+def test_column_unit_keeps_four_digits_before_the_point() -> None:
+    """A column's unit: the finest of ns, µs, ms in which its largest value has at most four
+    digits before the point (hand-picked edges), never coarser than ms."""
+    assert [column_unit(n)[0] for n in (0, 9_999, 10_000, 9_999_999, 10_000_000, 3e12)] == [
+        "ns", "ns", "µs", "µs", "ms", "ms"]
+    assert column_figures([30, 100, 0]) == ("ns", ["30", "100", "0"])
+    assert column_figures([12_000, 400]) == ("µs", ["12.000", "0.400"])
+
+
+# a number scaled by hand, or a nanosecond value, written in an f-string just before a time
+# unit: a lone duration that does not go through units.format_duration
+_TIME_UNIT = re.compile(r"^\s?(?:s|ms|µs|us|ns)\b")
+_NANOSECONDS = re.compile(r"\bns\b|_ns\b")
+# the torch.profiler table's own time format, digit for digit (see traceconv/units.py)
+FRAMEWORK_TIME_FORMATS = {"presentation/summary/ops.py"}
+
+
+def _lone_durations(source: str) -> list[int]:
+    """Lines of ``source`` whose f-strings put a scaled or nanosecond value before a unit."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.JoinedStr):
+            continue
+        for value, after in zip(node.values, node.values[1:], strict=False):
+            if not (isinstance(value, ast.FormattedValue) and isinstance(after, ast.Constant)
+                    and isinstance(after.value, str) and _TIME_UNIT.match(after.value)):
+                continue
+            scaled = isinstance(value.value, ast.BinOp) and isinstance(
+                value.value.op, (ast.Div, ast.Mult))
+            if scaled or _NANOSECONDS.search(ast.get_source_segment(source, value.value) or ""):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_census_finds_the_old_fixed_units() -> None:
+    """The census below sees the forms it forbids (the ones the code had)."""
+    assert _lone_durations('f"span {ns / 1e6:,.3f} ms"') == [1]
+    assert _lone_durations('f"up to {worst / 1e3:,.1f} µs"') == [1]
+    assert _lone_durations('f"({path.length_ns:,} ns)"') == [1]
+    assert _lone_durations('f"Δ {ms(delta_ns)} ms"') == [1]
+    assert _lone_durations('f"{format_duration(ns)} of work"') == []
+    assert _lone_durations('f"waited {FIFO_WAIT_SECONDS:g} s"') == []
+
+
+def test_one_duration_rule() -> None:
+    """Every lone duration a person reads (headline, sentence, title, SVG label, diagnostic
+    example) is written by units.format_duration: no module scales nanoseconds to a fixed
+    unit itself (that printed a 300 ns trace as "0.000 ms")."""
+    found = {(str(path.relative_to(ROOT / "traceconv")), line)
+             for path in (ROOT / "traceconv").rglob("*.py")
+             for line in _lone_durations(path.read_text())}
+    assert {(path, line) for path, line in found if path not in FRAMEWORK_TIME_FORMATS} == set()

@@ -20,6 +20,7 @@ from .numbers import NumberError
 from .output_files import atomic_output
 from .output_names import refuse_binary_to_terminal
 from .outputs import inputs_of, refuse_replacing_inputs, remember_inputs
+from .units import format_duration
 
 if TYPE_CHECKING:   # the model imports numpy and networkx: not needed to start the CLI
     from .analysis.align import Mode
@@ -385,7 +386,7 @@ def merge_warnings(traces: Sequence[Trace]) -> list[str]:
     ranges = [r for t in traces if (r := t.time_range) is not None]
     span = (max(hi for _, hi in ranges) - min(lo for lo, _ in ranges)) if ranges else 0
     longest = max((hi - lo for lo, hi in ranges), default=0)
-    note = (f" (the merged span is {span / 1e9:,.3f} s, the longest input "
-            f"{longest / 1e9:,.3f} s)" if span > 2 * longest else "")
+    note = (f" (the merged span is {format_duration(span)}, the longest input "
+            f"{format_duration(longest)})" if span > 2 * longest else "")
     return [f"inputs from different frameworks ({', '.join(frameworks)}) are merged onto one "
             f"clock, which their times need not share{note}"]

@@ -185,3 +185,16 @@ def inputs_of(trace: Trace) -> tuple[str, ...]:
         return _READ_FROM.get(trace, ())
     except TypeError:   # not weak-referenceable or not hashable: not one of ours
         return ()
+
+
+def inputs_named(trace: Trace) -> str | None:
+    """How an error about ``trace`` names its input: the paths it was read from as they were
+    given (as the input layer names a file; ``<stdin>`` for standard input), else the file its
+    metadata names.
+
+    >>> from traceconv.model import Metadata, Trace
+    >>> inputs_named(Trace(Metadata(source_file="a.json")))
+    'a.json'
+    """
+    given = dict.fromkeys(STDIN_NAME if path == "-" else path for path in inputs_of(trace))
+    return ", ".join(given) or trace.metadata.source_file

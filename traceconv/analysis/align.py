@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from ..model import Trace
+from ..units import format_duration
 from .collectives import Call, find_calls, is_symmetric
 
 Mode = Literal["none", "auto", "collectives"]
@@ -123,14 +124,14 @@ def align(traces: Sequence[Trace], mode: Mode = "auto", labels: Sequence[str] | 
     worst = max(abs(r.offset_ns) for r in ranks)
     kinds = "symmetric collectives" if symmetric else "collectives (no symmetric ones)"
     if mode == "none":
-        applied, reason = False, f"--align none: ranks disagree by up to {worst / 1e3:,.0f} µs"
+        applied, reason = False, f"--align none: ranks disagree by up to {format_duration(worst)}"
     elif mode == "auto" and worst <= threshold_ns:
-        applied, reason = False, (f"ranks agree within {worst / 1e3:,.0f} µs on {len(usable)} "
-                                  f"{kinds} (threshold {threshold_ns / 1e3:,.0f} µs); "
-                                  "times kept as they are")
+        applied, reason = False, (f"ranks agree within {format_duration(worst)} on "
+                                  f"{len(usable)} {kinds} (threshold "
+                                  f"{format_duration(threshold_ns)}); times kept as they are")
     else:
         applied, reason = True, (f"shifted so that {len(usable)} {kinds} end together "
-                                 f"(largest shift {worst / 1e9:,.6f} s)")
+                                 f"(largest shift {format_duration(worst)})")
     if not applied:
         _residuals(usable, ranks, [0] * len(ranks))
     return Alignment(mode, applied, reason, len(usable), ranks)

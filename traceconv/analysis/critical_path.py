@@ -33,6 +33,7 @@ import numpy as np
 
 from ..model import Trace
 from ..model.graph import OP, TENSOR, op_spans
+from ..units import format_duration
 from .activity import (
     KIND_BITS,
     NOT_WORK,
@@ -92,10 +93,10 @@ class CriticalPath:
         """Length, span and links, not every link (``path`` has them).
 
         >>> CriticalPath("timeline", [], 2_000_000)
-        <CriticalPath timeline: 0.000 ms of 2.000 ms of work, 0 links>
+        <CriticalPath timeline: 0 ns of 2 ms of work, 0 links>
         """
-        return (f"<CriticalPath {self.mode}: {self.length_ns / 1e6:,.3f} ms of "
-                f"{self.span_ns / 1e6:,.3f} ms of work, {len(self.path):,} links>")
+        return (f"<CriticalPath {self.mode}: {format_duration(self.length_ns)} of "
+                f"{format_duration(self.span_ns)} of work, {len(self.path):,} links>")
 
     def as_dict(self) -> dict:
         """The ``--json`` form; ``start_ns`` counts from the trace's first event (a path

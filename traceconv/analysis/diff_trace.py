@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..model import ProcessKind, Trace, TrackKind
 from ..model.copying import copy_into
 from ..model.diagnostics import Diagnostics
+from ..units import format_duration
 from .activity import Timeline
 from .merge import merge
 from .timeline_diff import TimelineDiff
@@ -50,7 +51,7 @@ def diff_trace(a: Trace, b: Trace, result: TimelineDiff, top: int = 200,
         "window_b_ns": result.window_b_ns}
     process = out.add_process(f"Δ {labels[1]} − {labels[0]}", kind=ProcessKind.SYNTHETIC,
                               sort_index=-1)
-    bars = out.add_track(f"per-op Δ (total {result.total_delta_ns / 1e6:+,.3f} ms)",
+    bars = out.add_track(f"per-op Δ (total {format_duration(result.total_delta_ns, signed=True)})",
                          process=process, kind=TrackKind.SYNTHETIC)
     running = out.add_track("cumulative Δ", process=process, kind=TrackKind.COUNTER,
                             unit="ns")
@@ -59,7 +60,7 @@ def diff_trace(a: Trace, b: Trace, result: TimelineDiff, top: int = 200,
     out.add_counter(running, at, 0.0)
     for row in result.rows[:top]:
         dur = max(abs(row.delta_ns), MIN_BAR_NS)
-        out.add_slice(bars, at, dur, f"{row.delta_ns / 1e6:+,.3f} ms {row.name}", "diff",
+        out.add_slice(bars, at, dur, f"{format_duration(row.delta_ns, signed=True)} {row.name}", "diff",
                       {"kind": row.kind, "a_ns": row.a_ns, "b_ns": row.b_ns,
                        "delta_ns": row.delta_ns})
         at += dur
@@ -69,7 +70,7 @@ def diff_trace(a: Trace, b: Trace, result: TimelineDiff, top: int = 200,
     if rest:
         delta = sum(r.delta_ns for r in rest)
         out.add_slice(bars, at, max(abs(delta), MIN_BAR_NS),
-                      f"{delta / 1e6:+,.3f} ms ({len(rest)} more rows)", "diff",
+                      f"{format_duration(delta, signed=True)} ({len(rest)} more rows)", "diff",
                       {"delta_ns": delta, "rows": len(rest)})
         at += max(abs(delta), MIN_BAR_NS)
         out.add_counter(running, at, float(total + delta))

@@ -7,6 +7,7 @@ Analyses never change the trace they are given, so the path goes into a copy
 from __future__ import annotations
 
 from ..model import ProcessKind, Trace, TrackKind
+from ..units import format_duration
 from .critical_path import CriticalPath
 
 PATH_CATEGORY = "critical_path"
@@ -25,7 +26,7 @@ def highlight(trace: Trace, path: CriticalPath) -> Trace:
     """
     new = trace.copy()
     process = new.add_process("Critical path", kind=ProcessKind.SYNTHETIC, sort_index=-1)
-    track = new.add_track(f"critical path ({len(path.path)} links, {path.length_ns:,} ns)",
+    track = new.add_track(f"critical path ({len(path.path)} links, {format_duration(path.length_ns)})",
                           process=process, kind=TrackKind.SYNTHETIC,
                           description=f"{path.mode} critical path; gaps are idle time")
     previous_row: int | None = None

@@ -11,6 +11,7 @@ import numpy as np
 from ..model import Metadata, OpStat, Process, Trace
 from ..model.breakdown import only_breakdown
 from ..model.copying import copy_into
+from ..units import format_duration
 from .align import Alignment, Mode
 from .align import align as align_ranks
 
@@ -147,7 +148,8 @@ def _report(out: Trace, alignment: Alignment) -> None:
     shifted = [r for r in alignment.ranks if alignment.applied and r.offset_ns]
     if shifted:
         out.diagnostics.add("align.shifted", count=len(shifted), example=f"{alignment.reason}: "
-                            + ", ".join(f"{r.label} {r.offset_ns / 1e9:+,.6f} s" for r in shifted))
+                            + ", ".join(f"{r.label} {format_duration(r.offset_ns, signed=True)}"
+                                       for r in shifted))
     else:
         out.diagnostics.add("align.kept", example=alignment.reason)
     if not alignment.collectives:
@@ -158,6 +160,6 @@ def _report(out: Trace, alignment: Alignment) -> None:
             continue
         out.diagnostics.add(
             f"align.residual.{index}",
-            example=f"{r.label}: {r.residual_median_ns / 1e3:,.1f} µs median, "
-                    f"{r.residual_max_ns / 1e3:,.1f} µs max over {r.matched} collectives "
-                    f"(shift {r.offset_ns / 1e9 if alignment.applied else 0:+,.6f} s)")
+            example=f"{r.label}: {format_duration(r.residual_median_ns)} median, "
+                    f"{format_duration(r.residual_max_ns)} max over {r.matched} collectives "
+                    f"(shift {format_duration(r.offset_ns if alignment.applied else 0, signed=True)})")

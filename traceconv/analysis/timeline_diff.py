@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import TraceconvError
 from ..model import Trace
+from ..units import format_duration
 from .activity import Activity, Timeline
 from .attribution import IDLE, StepTimes, attribute_steps
 from .bootstrap import CONFIDENCE, RESAMPLES, SEED, median_change
@@ -113,12 +114,13 @@ class TimelineDiff:
         """The change of the window and the largest row, not every row (``rows`` has them).
 
         >>> TimelineDiff(3_000_000, 2_000_000, 1, 1, False)
-        <TimelineDiff: window 3.000 → 2.000 ms (Δ -1.000 ms), 0 rows>
+        <TimelineDiff: window 3 ms → 2 ms (Δ -1 ms), 0 rows>
         """
-        top = f", largest {self.rows[0].name!r} ({self.rows[0].delta_ns / 1e6:+,.3f} ms)" \
-            if self.rows else ""
-        return (f"<TimelineDiff: window {self.window_a_ns / 1e6:,.3f} → "
-                f"{self.window_b_ns / 1e6:,.3f} ms (Δ {self.total_delta_ns / 1e6:+,.3f} ms), "
+        top = (f", largest {self.rows[0].name!r} "
+               f"({format_duration(self.rows[0].delta_ns, signed=True)})" if self.rows else "")
+        return (f"<TimelineDiff: window {format_duration(self.window_a_ns)} → "
+                f"{format_duration(self.window_b_ns)} "
+                f"(Δ {format_duration(self.total_delta_ns, signed=True)}), "
                 f"{len(self.rows):,} rows{top}>")
 
     def kinds(self) -> dict[str, Change]:

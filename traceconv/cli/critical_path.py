@@ -9,6 +9,7 @@ import click
 from ..output_names import output_name
 from ..presentation.json_text import json_text
 from ..presentation.tables import Column, console_for, fitted_table, packed
+from ..units import column_figures, format_duration
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
 from .graph_capture import GRAPH_CAPTURE_OPTION, path_captured_ops, with_capture
@@ -116,10 +117,10 @@ def _print(result, top: int, wide: bool = False) -> None:
     ranks = f" across {len(result.ranks)} ranks" if getattr(result, "ranks", None) else ""
     # (span_ns: first to last slice of work, not the trace's span: instants and memory
     # events outside the work do not lengthen it)
-    console.print(f"critical path ({result.mode}{ranks}): {result.length_ns / 1e6:,.3f} ms of "
-                  f"{result.span_ns / 1e6:,.3f} ms of {'the job' if ranks else 'work'}, "
+    console.print(f"critical path ({result.mode}{ranks}): {format_duration(result.length_ns)} of "
+                  f"{format_duration(result.span_ns)} of {'the job' if ranks else 'work'}, "
                   f"{len(result.path)} links")
-    console.print(packed([f"{kind} {ns / 1e6:,.3f} ms ({100 * ns / length:.1f}%)"
+    console.print(packed([f"{kind} {format_duration(ns)} ({100 * ns / length:.1f}%)"
                           for kind, ns in result.breakdown.items() if ns], console.width))
     untimed = getattr(result, "not_timed", 0)
     if untimed:
@@ -133,9 +134,11 @@ def _print(result, top: int, wide: bool = False) -> None:
     console.print(f"largest contributors (top {top}):")
     ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]
     with_rank = bool(ranks)
+    unit, on_path = column_figures([ns for _, (ns, _) in ranked])
     columns = ([Column("rank", True)] if with_rank else []) + [
-        Column("name", symbols=True), Column("kind", drop=1), Column("on path ms", True), Column("%", True),
-        Column("links", True, drop=2)]
+        Column("name", symbols=True), Column("kind", drop=1), Column(f"on path {unit}", True),
+        Column("%", True), Column("links", True, drop=2)]
     console.print(fitted_table(columns, [([str(rank)] if with_rank else []) + [
-        name, kind, f"{ns / 1e6:,.3f}", f"{100 * ns / length:.1f}", f"{count:,}"]
-        for (rank, name, kind), (ns, count) in ranked], console.width))
+        name, kind, figure, f"{100 * ns / length:.1f}", f"{count:,}"]
+        for ((rank, name, kind), (ns, count)), figure in zip(ranked, on_path, strict=True)],
+        console.width))

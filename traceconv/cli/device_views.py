@@ -128,6 +128,7 @@ def print_device_views(data: dict[str, Any], wide: bool = False) -> None:
 
     from ..presentation.tables import Column, console_for, fitted_table
     from ..terminal import plain
+    from ..units import column_figures
 
     console = console_for(wide, highlight=False)
     stats = data.get("launch_stats")
@@ -139,17 +140,17 @@ def print_device_views(data: dict[str, Any], wide: bool = False) -> None:
     for key, title, columns, empty in (
             ("stream_idle", f"idle per stream (over {over}"
              + (": first work to last)" if over == "the run" else ")"),
-             (("name", "name"), ("busy ms", "busy_ns"), ("idle ms", "idle_ns"),
-              ("host wait ms", "host_wait_ns"), ("kernel wait ms", "kernel_wait_ns"),
-              ("other ms", "other_ns")), "no device stream in this trace"),
+             (("name", "name"), ("busy", "busy_ns"), ("idle", "idle_ns"),
+              ("host wait", "host_wait_ns"), ("kernel wait", "kernel_wait_ns"),
+              ("other", "other_ns")), "no device stream in this trace"),
             ("annotations", "GPU time per annotation",
-             (("annotation", "annotation"), ("kernels", "kernels"), ("GPU ms", "gpu_ns")),
+             (("annotation", "annotation"), ("kernels", "kernels"), ("GPU", "gpu_ns")),
              "no kernel runs under an annotation"),
             ("captured_ops", "GPU time per op that captured the replayed kernels",
-             (("op", "op"), ("kernels", "kernels"), ("GPU ms", "gpu_ns")),
+             (("op", "op"), ("kernels", "kernels"), ("GPU", "gpu_ns")),
              "no replayed kernel was matched to a capturing op"),
             ("kernel_sequences", "most frequent kernel sequences",
-             (("sequence", "sequence"), ("count", "count"), ("GPU ms", "gpu_ns")),
+             (("sequence", "sequence"), ("count", "count"), ("GPU", "gpu_ns")),
              "no kernel sequence repeats")):
         rows = data.get(key)
         if rows is None:
@@ -157,23 +158,23 @@ def print_device_views(data: dict[str, Any], wide: bool = False) -> None:
         if not rows:   # (an empty table would say nothing: say why)
             console.print(f"{title}: {empty}")
             continue
-        cells = []
-        for row in rows:
-            line = []
-            for label, field in columns:
-                value = row[field]
-                if isinstance(value, list):
-                    line.append(plain(" → ".join(_short(v) for v in value)))
-                elif label.endswith("ms"):
-                    line.append(f"{value / 1e6:,.3f}")
-                else:
-                    line.append(plain(_short(value, 60)) if isinstance(value, str)
-                                else f"{value:,}")
-            cells.append(line)
-        numbers = [label.endswith("ms") or label in ("kernels", "count")
-                   for label, _ in columns]
+        labels, figures = [], []
+        for label, field in columns:
+            values = [row[field] for row in rows]
+            if field.endswith("_ns"):   # a duration column: one unit for its figures
+                unit, texts = column_figures(values)
+                label = f"{label} {unit}"
+            elif isinstance(values[0], list):
+                texts = [plain(" → ".join(_short(v) for v in value)) for value in values]
+            else:
+                texts = [plain(_short(value, 60)) if isinstance(value, str) else f"{value:,}"
+                         for value in values]
+            labels.append(label)
+            figures.append(texts)
+        numbers = [field.endswith("_ns") or field in ("kernels", "count") for _, field in columns]
         # (the first column names the row; the others, numbers, go last-first when narrow)
         console.print(fitted_table(
             [Column(label, number=number, drop=0 if i < 2 else len(columns) - i)
-             for i, ((label, _), number) in enumerate(zip(columns, numbers, strict=True))],
-            cells, console.width, title=title, title_justify="left"))
+             for i, (label, number) in enumerate(zip(labels, numbers, strict=True))],
+            [list(line) for line in zip(*figures, strict=True)], console.width, title=title,
+            title_justify="left"))

@@ -20,6 +20,7 @@ from ..outputs import refuse_replacing_inputs
 from ..presentation.json_text import json_text
 from ..presentation.tables import Column, console_for, fitted_table, heading_name
 from ..terminal import plain
+from ..units import column_unit, format_duration, in_column_unit
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
 from .diff_sides import expand, read_side, split_sides
@@ -37,13 +38,17 @@ if TYPE_CHECKING:
 _RUN_SUFFIX = re.compile(r"^(?P<path>.+)@(?P<run>\d+)$")
 
 
+MS = 1_000_000   # the op-statistics table's columns are in ms
+
+
 def _ms(ns: float | int | None) -> str:
-    return "-" if ns is None else f"{ns / 1e6:,.3f}"
+    return "-" if ns is None else in_column_unit(ns, MS)
 
 
-def _change(delta: float | int | None, scale: float = 1.0, fmt: str = "{:+,.3f}") -> str:
-    """The signed change as printed, blank when it rounds to nothing."""
-    text = "" if not delta else fmt.format(delta / scale)
+def _change(delta: float | int | None, scale: int = 1) -> str:
+    """The signed change as a column prints it (``scale``: its unit in ns, 1 for counts),
+    blank when it rounds to nothing."""
+    text = "" if not delta else in_column_unit(delta, scale, signed=True)
     return "" if not text.strip("+-0.,") else text
 
 
@@ -68,9 +73,9 @@ def _table(rows: list[OpDelta], title: str, width: int) -> Table:
         a, b, d = r.a, r.b, r.delta
         cells.append([
             r.section, _short(r.name), "-" if a is None else f"{a.calls:,}",
-            "-" if b is None else f"{b.calls:,}", _change(d["calls"], fmt="{:+,.0f}"),
+            "-" if b is None else f"{b.calls:,}", _change(d["calls"]),
             _ms(None if a is None else a.total_ns), _ms(None if b is None else b.total_ns),
-            _change(d["total_ns"], 1e6), _change(d["cpu_ns"], 1e6), _change(d["device_ns"], 1e6),
+            _change(d["total_ns"], MS), _change(d["cpu_ns"], MS), _change(d["device_ns"], MS),
             "-" if a is None or a.ratio is None else f"{a.ratio:.2f}",
             "-" if b is None or b.ratio is None else f"{b.ratio:.2f}"])
     return fitted_table(_STAT_COLUMNS, cells, width, title=title, title_justify="left")
@@ -344,11 +349,11 @@ def _print_verdict(console: Console, verdict: dict) -> None:
 
 
 def _print_timeline(console: Console, result, label_a: str, label_b: str, top: int) -> None:
-    # µs for short runs (a perf report's mean iteration), ms otherwise
-    scale, unit = (1e3, "µs") if max(result.window_a_ns, result.window_b_ns) < 1e7 else (1e6, "ms")
+    # the columns' one unit: no row is longer than the longer window
+    unit, scale = column_unit(max(result.window_a_ns, result.window_b_ns))
 
     def num(ns: float) -> str:
-        return f"{ns / scale:,.3f}"
+        return in_column_unit(ns, scale)
 
     def interval(change) -> str:
         return f"{_change(change.low_ns, scale) or '0'} … {_change(change.high_ns, scale) or '0'}"
@@ -357,15 +362,19 @@ def _print_timeline(console: Console, result, label_a: str, label_b: str, top: i
         "normalised names" if result.normalised_names else "names"
     console.print(f"{_sides(label_a, label_b, console.width)}: steps {result.steps_a} → "
                   f"{result.steps_b}, "
-                  f"window {num(result.window_a_ns)} → {num(result.window_b_ns)} {unit}, "
-                  f"Δ {_change(result.total_delta_ns, scale) or '0'} {unit} (by {names}; "
+                  f"window {format_duration(result.window_a_ns)} → "
+                  f"{format_duration(result.window_b_ns)}, "
+                  f"Δ {format_duration(result.total_delta_ns, signed=True)} (by {names}; "
                   "rows add up to Δ)")
     total = result.total
     sampled = result.steps_a > 1 or result.steps_b > 1
     if sampled:
-        console.print(f"median step {num(total.median_a_ns)} → {num(total.median_b_ns)} {unit}, "
-                      f"Δ {_change(total.change_ns, scale) or '0'} {unit}, 95% interval "
-                      f"{interval(total)} {unit} ({result.steps_a} → {result.steps_b} samples)")
+        console.print(f"median step {format_duration(total.median_a_ns)} → "
+                      f"{format_duration(total.median_b_ns)}, "
+                      f"Δ {format_duration(total.change_ns, signed=True)}, 95% interval "
+                      f"{format_duration(total.low_ns, signed=True)} … "
+                      f"{format_duration(total.high_ns, signed=True)} "
+                      f"({result.steps_a} → {result.steps_b} samples)")
     shares = total.beyond_noise
     columns = [Column("name", symbols=True), Column("kind", drop=1), Column(f"A {unit}", True, drop=3),
                Column(f"B {unit}", True, drop=3), Column(f"Δ {unit}", True)]

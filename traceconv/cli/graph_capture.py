@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from ..units import format_duration
+
 GRAPH_CAPTURE_OPTION = click.option(
     "--graph-capture", metavar="CAPTURE",
     help="The profile taken while the replayed CUDA/HIP graphs were captured: their kernels "
@@ -53,9 +55,9 @@ class PathCapturedOps:
         """The text form.
 
         >>> PathCapturedOps([], [{"op": "aten::mm", "links": 2, "on_path_ns": 1500000}]).line(5)
-        'replayed kernels on the path, by the op that captured them: aten::mm 1.500 ms (2)'
+        'replayed kernels on the path, by the op that captured them: aten::mm 1.5 ms (2)'
         """
-        parts = ", ".join(f"{row['op']} {row['on_path_ns'] / 1e6:,.3f} ms ({row['links']:,})"
+        parts = ", ".join(f"{row['op']} {format_duration(row['on_path_ns'])} ({row['links']:,})"
                           for row in self.totals[:top])
         return f"replayed kernels on the path, by the op that captured them: {parts or 'none'}"
 

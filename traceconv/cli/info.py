@@ -79,10 +79,9 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
     for key in ("processes", "tracks", "slices", "instants", "counter_samples", "flows", "ops",
                 "tensors", "memory_blocks", "stat_rows"):
         counts.add_row(key, f"{data[key]:,}")
-    from ..model.clock import logical_span
+    from ..model.clock import span_text
 
-    counts.add_row("span", logical_span(data["span_ns"], trace.metadata.clock)
-                   or f"{data['span_ns'] / 1e6:,.3f} ms")
+    counts.add_row("span", span_text(data["span_ns"], trace.metadata.clock))
     console.print(counts)
     if "alignment" in data:
         console.print(alignment_table(data["alignment"], console.width))
@@ -94,13 +93,18 @@ def info(inputs: tuple[str, ...], as_json: bool, format: str | None,
 
 def alignment_table(alignment: dict, width: int) -> Table:
     """Per rank: the clock shift applied and the skew left on the shared collectives."""
-    cells = []
-    for r in alignment["ranks"]:
-        shift = r["offset_ns"] if alignment["applied"] else 0
-        cells.append([r["label"], f"{shift / 1e9:+,.6f} s", f"{r['matched']:,}",
-                      f"{r['residual_median_ns'] / 1e3:,.1f} µs",
-                      f"{r['residual_max_ns'] / 1e3:,.1f} µs"])
-    columns = [Column("input"), Column("shift", True), Column("collectives", True, drop=1),
-               Column("residual median", True, drop=2), Column("residual max", True)]
+    from ..units import column_figures
+
+    ranks = alignment["ranks"]
+    shift_unit, shifts = column_figures(
+        [r["offset_ns"] if alignment["applied"] else 0 for r in ranks], signed=True)
+    median_unit, medians = column_figures([r["residual_median_ns"] for r in ranks])
+    max_unit, maxima = column_figures([r["residual_max_ns"] for r in ranks])
+    cells = [[r["label"], shift, f"{r['matched']:,}", median, largest]
+             for r, shift, median, largest in zip(ranks, shifts, medians, maxima, strict=True)]
+    columns = [Column("input"), Column(f"shift {shift_unit}", True),
+               Column("collectives", True, drop=1),
+               Column(f"residual median {median_unit}", True, drop=2),
+               Column(f"residual max {max_unit}", True)]
     return fitted_table(columns, cells, width, title=f"clock alignment: {alignment['reason']}",
                         title_justify="left")

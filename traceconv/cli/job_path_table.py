@@ -4,6 +4,7 @@ each rank's time over it (waiting at collectives and for whom, busy, idle)."""
 from __future__ import annotations
 
 from ..presentation.tables import Column, console_for, fitted_table, packed
+from ..units import format_duration
 
 
 def print_ranks(job, wide: bool = False) -> None:
@@ -14,7 +15,7 @@ def print_ranks(job, wide: bool = False) -> None:
     if job.crossings:
         console.print(f"where the path goes from one rank to another ({len(job.crossings)}):")
         for c in job.crossings:
-            console.print(f"  at {(c.at_ns - job.origin_ns) / ms:,.3f} ms rank {c.from_rank} → "
+            console.print(f"  at {format_duration(c.at_ns - job.origin_ns)} rank {c.from_rank} → "
                           f"{c.to_rank} ({c.via})")
     console.print("per rank over the path, ms (lower bound: its busiest thread; ±: clocks):")
     rows = []

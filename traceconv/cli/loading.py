@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..io import DEFAULT_MAX_BYTES
+from ..units import format_duration
 
 if TYPE_CHECKING:
     from ..analysis.align import Mode
@@ -48,5 +49,5 @@ def echo_alignment(trace: Trace) -> None:
     if not alignment:
         return
     worst = max((r["residual_max_ns"] for r in alignment["ranks"]), default=0)
-    residual = f"; residual skew up to {worst / 1e3:,.1f} µs" if alignment["collectives"] else ""
+    residual = f"; residual skew up to {format_duration(worst)}" if alignment["collectives"] else ""
     click.echo(f"traceconv: clocks: {alignment['reason']}{residual}", err=True)

@@ -12,12 +12,17 @@ def print_stragglers(rows: list[Straggler], origin_ns: int, wide: bool = False) 
     """One row per collective (start relative to ``origin_ns``), then who was last how often."""
     from ..analysis.stragglers import last_counts
     from ..presentation.tables import Column, console_for, fitted_table
+    from ..units import column_figures
 
-    columns = [Column("start", True), Column("collective", symbols=True), Column("#", True, drop=1),
-               Column("last rank"), Column("late by", True), Column("spread", True, drop=2)]
-    cells = [[f"{(r.start_ns - origin_ns) / 1e6:,.3f} ms",
-              r.collective + (f" [{r.group}]" if r.group else ""), str(r.index), r.last_rank,
-              f"{r.late_by_ns / 1e3:,.1f} µs", f"{r.spread_ns / 1e3:,.1f} µs"] for r in rows]
+    start_unit, starts = column_figures([r.start_ns - origin_ns for r in rows])
+    late_unit, lates = column_figures([r.late_by_ns for r in rows])
+    spread_unit, spreads = column_figures([r.spread_ns for r in rows])
+    columns = [Column(f"start {start_unit}", True), Column("collective", symbols=True),
+               Column("#", True, drop=1), Column("last rank"), Column(f"late by {late_unit}", True),
+               Column(f"spread {spread_unit}", True, drop=2)]
+    cells = [[start, r.collective + (f" [{r.group}]" if r.group else ""), str(r.index),
+              r.last_rank, late, spread]
+             for r, start, late, spread in zip(rows, starts, lates, spreads, strict=True)]
     console = console_for(wide)
     console.print(fitted_table(columns, cells, console.width,
                                title="stragglers: per collective, the rank that arrived last",

@@ -7,6 +7,8 @@ them (one step per event, 1 ns apart, so that every writer still has integer tim
 
 from __future__ import annotations
 
+from ..units import format_duration
+
 LOGICAL_PREFIX = "logical"
 # A torch allocator snapshot without time_us (torch < ~2.1): entry k of its trace is at k ns
 LOGICAL_ENTRY_CLOCK = "logical (allocator trace entry index: no time_us, 1 ns = 1 entry)"
@@ -17,13 +19,13 @@ def is_logical(clock: str | None) -> bool:
     return bool(clock) and clock.startswith(LOGICAL_PREFIX)  # type: ignore[union-attr]
 
 
-def logical_span(span_ns: int, clock: str | None) -> str | None:
-    """How long a trace on a logical clock is, in its own steps (None on a clock of time:
-    the caller writes a duration).
+def span_text(span_ns: int, clock: str | None) -> str:
+    """How long a trace is, for people: a duration on a clock of time, its own steps on a
+    logical clock.
 
-    >>> logical_span(9700, LOGICAL_ENTRY_CLOCK), logical_span(9700, "unix epoch")
-    ('9,700 entries', None)
+    >>> span_text(9700, LOGICAL_ENTRY_CLOCK), span_text(9700, "unix epoch"), span_text(300, None)
+    ('9,700 entries', '9.7 µs', '300 ns')
     """
     if not is_logical(clock):
-        return None
+        return format_duration(span_ns)
     return f"{span_ns:,} {'entries' if clock == LOGICAL_ENTRY_CLOCK else 'steps'}"

@@ -11,9 +11,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from xml.sax.saxutils import escape, quoteattr
 
+from ..units import format_duration, in_column_unit
+
+MS = 1_000_000   # the Markdown tables' columns are in ms
+
 
 def _ms(ns: float) -> str:
-    return f"{ns / 1e6:+,.3f}"
+    """A signed figure of a ms column."""
+    return in_column_unit(ns, MS, signed=True)
+
+
+def _change(ns: float) -> str:
+    """A signed duration in a sentence."""
+    return format_duration(ns, signed=True)
 
 
 def _pct(value: float | None) -> str:
@@ -28,7 +38,7 @@ def describe_check(check: dict) -> str:
     ...     "b_ns": 8_400_000, "delta_ns": 1_400_000, "delta_pct": 20.0,
     ...     "ci_ns": [900_000, 2_000_000], "ci_pct": [12.857, 28.571], "samples_a": 100,
     ...     "samples_b": 100, "detectable_ns": 710_000, "detectable_pct": 10.14}))
-    total:+3%: median 7.000 → 8.400 ms, Δ +1.400 ms (+20.00%), 95% interval +0.900 … +2.000 ms (+12.86 … +28.57%), 100 → 100 samples; smallest change it fires on +0.710 ms (+10.14%)
+    total:+3%: median 7 ms → 8.4 ms, Δ +1.4 ms (+20.00%), 95% interval +900 µs … +2 ms (+12.86 … +28.57%), 100 → 100 samples; smallest change it fires on +710 µs (+10.14%)
     """
     low, high = check["ci_ns"]
     if check["samples_a"] == check["samples_b"] == 1:
@@ -36,13 +46,13 @@ def describe_check(check: dict) -> str:
     else:
         pct = check["ci_pct"]
         share = "" if pct is None else f" ({pct[0]:+.2f} … {pct[1]:+.2f}%)"
-        spread = (f"95% interval {_ms(low)} … {_ms(high)} ms{share}, "
+        spread = (f"95% interval {_change(low)} … {_change(high)}{share}, "
                   f"{check['samples_a']} → {check['samples_b']} samples")
     mode = "" if check["mode"] == "interval" else " (on the median alone)"
-    return (f"{check['gate']}{mode}: median {check['a_ns'] / 1e6:,.3f} → "
-            f"{check['b_ns'] / 1e6:,.3f} ms, Δ {_ms(check['delta_ns'])} ms"
+    return (f"{check['gate']}{mode}: median {format_duration(check['a_ns'])} → "
+            f"{format_duration(check['b_ns'])}, Δ {_change(check['delta_ns'])}"
             f"{_pct(check['delta_pct'])}, {spread}; smallest change it fires on "
-            f"{_ms(check['detectable_ns'])} ms{_pct(check['detectable_pct'])}")
+            f"{_change(check['detectable_ns'])}{_pct(check['detectable_pct'])}")
 
 
 def _checks(data: dict) -> list[dict]:
@@ -92,26 +102,26 @@ def markdown(data: dict, top: int = 10) -> str:
     ...               "median_change_pct": 50.0, "ci_ns": [1e6, 1e6]}, "rows": []}), end="")
     ### traceconv diff: a → b
     <BLANKLINE>
-    Median step 2.000 → 3.000 ms, Δ +1.000 ms (+50.00%); 1 sample a side: the interval is the point.
+    Median step 2 ms → 3 ms, Δ +1 ms (+50.00%); 1 sample a side: the interval is the point.
     """
     total = data["total"]
     if data["samples_a"] == data["samples_b"] == 1:
         spread = "1 sample a side: the interval is the point"
     else:
         low, high = total["ci_ns"]
-        spread = (f"95% interval {_ms(low)} … {_ms(high)} ms, "
+        spread = (f"95% interval {_change(low)} … {_change(high)}, "
                   f"{data['samples_a']} → {data['samples_b']} samples")
     out = [f"### traceconv diff: {_cell(data['a'])} → {_cell(data['b'])}", "",
-           f"Median step {total['median_a_ns'] / 1e6:,.3f} → {total['median_b_ns'] / 1e6:,.3f} "
-           f"ms, Δ {_ms(total['median_change_ns'])} ms{_pct(total['median_change_pct'])}; "
-           f"{spread}."]
+           f"Median step {format_duration(total['median_a_ns'])} → "
+           f"{format_duration(total['median_b_ns'])}, Δ {_change(total['median_change_ns'])}"
+           f"{_pct(total['median_change_pct'])}; {spread}."]
     checks = _checks(data)
     if checks:
         out += ["", "| gate | verdict | median A ms | median B ms | Δ ms | 95% interval ms | "
                 "smallest change it fires on | samples |", "|---|---|--:|--:|--:|--:|--:|--:|"]
         for c in checks:
             out.append(f"| `{_cell(c['gate'])}` | {'❌ regressed' if c['regressed'] else '✅ ok'} "
-                       f"| {c['a_ns'] / 1e6:,.3f} | {c['b_ns'] / 1e6:,.3f} "
+                       f"| {in_column_unit(c['a_ns'], MS)} | {in_column_unit(c['b_ns'], MS)} "
                        f"| {_ms(c['delta_ns'])}{_pct(c['delta_pct'])} "
                        f"| {_ms(c['ci_ns'][0])} … {_ms(c['ci_ns'][1])} "
                        f"| {_ms(c['detectable_ns'])}{_pct(c['detectable_pct'])} "
@@ -138,7 +148,7 @@ def github(data: dict, top: int = 0) -> str:
     ...     "mode": "median", "a_ns": 1e6, "b_ns": 2e6, "delta_ns": 1e6, "delta_pct": 100.0,
     ...     "ci_ns": [1e6, 1e6], "samples_a": 1, "samples_b": 1, "detectable_ns": 3e4,
     ...     "detectable_pct": 3.0}]}}), end="")
-    ::error title=traceconv diff total%3A+3%25::total:+3%25 (on the median alone): median 1.000 → 2.000 ms, Δ +1.000 ms (+100.00%25), 1 sample a side: the interval is the point; smallest change it fires on +0.030 ms (+3.00%25)
+    ::error title=traceconv diff total%3A+3%25::total:+3%25 (on the median alone): median 1 ms → 2 ms, Δ +1 ms (+100.00%25), 1 sample a side: the interval is the point; smallest change it fires on +30 µs (+3.00%25)
     """
     lines = []
     for check in _checks(data):

@@ -14,10 +14,10 @@ from collections import defaultdict
 from html import escape
 
 from ..model import Trace
-from ..model.clock import logical_span
-from ..units import format_bytes
+from ..model.clock import span_text
+from ..units import column_figures, format_bytes, format_duration
 from .page import page, table
-from .svg import ms, path_strip, stacked_bar
+from .svg import path_strip, stacked_bar
 
 # the step-time breakdown's names for the attribution kinds
 _BREAKDOWN = (("kernel", "compute"), ("memcpy", "memcpy"), ("communication", "communication"),
@@ -66,7 +66,7 @@ def _inputs_named(trace: Trace) -> str:
 
 
 def _span(trace: Trace) -> str:
-    return logical_span(trace.span_ns, trace.metadata.clock) or ms(trace.span_ns)
+    return span_text(trace.span_ns, trace.metadata.clock)
 
 
 def _metadata(trace: Trace) -> str:
@@ -106,13 +106,17 @@ def _step_time(trace: Trace) -> str:
     for (_, kind), ns in times.items():
         by_kind[kind] += ns
     parts = [(label, by_kind.get(kind, 0)) for kind, label in _BREAKDOWN]
-    rows = [(label, ms(ns), f"{100 * ns / window:.1f}%" if window else "-",
-             ms(ns / steps) if steps else "-") for label, ns in parts]
+    total_unit, totals = column_figures([ns for _, ns in parts])
+    step_unit, per_step = column_figures([ns / steps for _, ns in parts] if steps else [])
+    rows = [(label, totals[i], f"{100 * ns / window:.1f}%" if window else "-",
+             per_step[i] if steps else "-") for i, (label, ns) in enumerate(parts)]
     note = ("<p class=\"muted\">Each instant of the steps is charged to the device work "
             "running, else the host op running, else idle (so the parts add up to the steps: "
-            f"{steps} step{'s' if steps != 1 else ''}, {ms(window)}).</p>")
+            f"{steps} step{'s' if steps != 1 else ''}, {format_duration(window)}).</p>")
     return (stacked_bar(parts) + note
-            + table(["part", "total", "share", "per step"], rows, [False, True, True, True]))
+            + table(["part", f"total {total_unit}", "share",
+                     f"per step {step_unit}" if steps else "per step"], rows,
+                    [False, True, True, True]))
 
 
 def _top_ops(trace: Trace, top: int = 15) -> str:
@@ -144,9 +148,12 @@ def _key_averages(trace: Trace, top: int) -> str:
             continue
         # (no share column: an op's self device time is its kernels' time, listed again as
         # the kernels' own rows, as in torch's table)
-        body = table(["name", "kind", "calls", f"self {place} ms", f"{place} total ms"],
-                     [(r.name, r.kind, f"{r.calls:,}", f"{getattr(r, self_key) / 1e6:,.3f}",
-                       f"{(getattr(r, total_key) or 0) / 1e6:,.3f}") for r in ranked],
+        self_unit, selfs = column_figures([getattr(r, self_key) for r in ranked])
+        total_unit, totals = column_figures([getattr(r, total_key) or 0 for r in ranked])
+        body = table(["name", "kind", "calls", f"self {place} {self_unit}",
+                      f"{place} total {total_unit}"],
+                     [(r.name, r.kind, f"{r.calls:,}", own, total)
+                      for r, own, total in zip(ranked, selfs, totals, strict=True)],
                      [False, False, True, True, True])
         cards.append(f'<div class="card"><b>by self {place} time</b>, top {len(ranked)}'
                      f"{body}</div>")
@@ -164,10 +171,11 @@ def _profile_summary(trace: Trace, top: int) -> str:
         if not rows:
             continue
         with_calls = any(r.calls is not None for r in rows)   # (a graph's ops run once)
-        body = table(["name", "type", *(["calls"] if with_calls else []), "ms", "share"],
-                     [(r.name, r.type, *([_calls(r.calls)] if with_calls else []),
-                       f"{r.time * 1e3:,.3f}",
-                       f"{100 * r.time / total:.1f}%" if total else "-") for r in rows],
+        unit, times = column_figures([r.time * 1e9 for r in rows])   # (seconds)
+        body = table(["name", "type", *(["calls"] if with_calls else []), unit, "share"],
+                     [(r.name, r.type, *([_calls(r.calls)] if with_calls else []), time,
+                       f"{100 * r.time / total:.1f}%" if total else "-")
+                      for r, time in zip(rows, times, strict=True)],
                      [False, False, *([True] if with_calls else []), True, True])
         cards.append(f'<div class="card"><b>{place}</b>, top {len(rows)}{body}</div>')
     return f'<div class="grid">{"".join(cards)}</div>' if cards else (
@@ -235,13 +243,14 @@ def _critical_path(trace: Trace, top: int = 12) -> str:
         totals[(e.name, e.kind)][0] += e.dur_ns
         totals[(e.name, e.kind)][1] += 1
     ranked = sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]
-    rows = [(name, kind, ms(ns), f"{100 * ns / length:.1f}%", n) for (name, kind), (ns, n)
-            in ranked]
+    unit, on_path = column_figures([ns for _, (ns, _) in ranked])
+    rows = [(name, kind, figure, f"{100 * ns / length:.1f}%", n)
+            for ((name, kind), (ns, n)), figure in zip(ranked, on_path, strict=True)]
     strip = path_strip([(e.name, e.kind, e.start_ns, e.dur_ns) for e in result.path],
                        result.path[0].start_ns, length)
-    return (f"<p>{result.mode} critical path: {ms(result.length_ns)} of "
-            f"{ms(result.span_ns)} of work (its first to its last slice), "
+    return (f"<p>{result.mode} critical path: {format_duration(result.length_ns)} of "
+            f"{format_duration(result.span_ns)} of work (its first to its last slice), "
             f"{len(result.path):,} links.</p>"
             + stacked_bar(parts) + strip
-            + table(["name", "kind", "on path", "share", "links"], rows,
+            + table(["name", "kind", f"on path {unit}", "share", "links"], rows,
                     [False, False, True, True, True]))

@@ -22,9 +22,9 @@ from ..analysis.memory_moment import (
 )
 from ..model import Trace
 from ..model.memory import LiveBytes
-from ..units import format_bytes
+from ..units import format_bytes, format_duration
 from .page import table
-from .svg import ms, step_curves
+from .svg import step_curves
 
 MAX_DEVICES = 6
 TOP_SITES = 10
@@ -60,8 +60,8 @@ def _device(trace: Trace, device: dict[str, Any], unit: str) -> str:
 
 
 def _x_label(unit: str) -> Any:
-    """How times on the x axis read: ms, or entries of a history without times."""
-    return ms if unit == "ns" else (lambda n: f"entry {n:,.0f}")
+    """How times on the x axis read: durations, or entries of a history without times."""
+    return format_duration if unit == "ns" else (lambda n: f"entry {n:,.0f}")
 
 
 def _plot(trace: Trace, device: dict[str, Any], unit: str, label: str) -> str:

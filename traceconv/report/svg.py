@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from html import escape
 
-from ..units import format_bytes
+from ..units import format_bytes, format_duration
 
 KIND_COLORS = {"compute": "#4e79a7", "kernel": "#4e79a7", "memcpy": "#f28e2b",
                "communication": "#59a14f", "host": "#e15759", "cpu": "#e15759",
@@ -17,15 +17,6 @@ KIND_COLORS = {"compute": "#4e79a7", "kernel": "#4e79a7", "memcpy": "#f28e2b",
                "untraced": "#ff9da7",
                "host (untraced)": "#ff9da7"}
 SERIES_COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1")
-
-
-def ms(ns: float) -> str:
-    """Nanoseconds as milliseconds for labels.
-
-    >>> ms(1_500_000)
-    '1.500 ms'
-    """
-    return f"{ns / 1e6:,.3f} ms"
 
 
 def stacked_bar(parts: Sequence[tuple[str, int]], width: int = 720, height: int = 28) -> str:
@@ -42,7 +33,7 @@ def stacked_bar(parts: Sequence[tuple[str, int]], width: int = 720, height: int 
     for i, (label, ns) in enumerate(parts):
         w = width * ns / total
         color = KIND_COLORS.get(label, SERIES_COLORS[i % len(SERIES_COLORS)])
-        tip = f"{label}: {ms(ns)} ({100 * ns / total:.1f}%)"
+        tip = f"{label}: {format_duration(ns)} ({100 * ns / total:.1f}%)"
         shapes.append(f'<rect x="{x:.2f}" y="0" width="{w:.2f}" height="{height}" '
                       f'fill="{color}"><title>{escape(tip)}</title></rect>')
         legend.append(f'<span><i style="background:{color}"></i>{escape(tip)}</span>')
@@ -54,9 +45,9 @@ def stacked_bar(parts: Sequence[tuple[str, int]], width: int = 720, height: int 
 
 def step_curves(series: Sequence[tuple[str, Sequence[int], Sequence[float]]], origin: int,
                 width: int = 720, height: int = 220, mark: tuple[int, str] | None = None,
-                x_label: Callable[[float], str] = ms) -> str:
+                x_label: Callable[[float], str] = format_duration) -> str:
     """Step functions (``name, times ns, values bytes``) on shared axes: x = time since
-    ``origin`` (written by ``x_label``, ms by default), y = bytes, the peak of each marked;
+    ``origin`` (written by ``x_label``, a duration by default), y = bytes, the peak of each marked;
     ``mark`` = (time, label) draws a dashed vertical line there (a moment that matters).
 
     >>> svg = step_curves([("cuda:0", [0, 10, 20], [0.0, 2048.0, 0.0])], 0, mark=(10, "OOM"))
@@ -125,7 +116,7 @@ def path_strip(entries: Sequence[tuple[str, str, int, int]], origin: int, span: 
         w = max(width * dur / span, 0.3)
         shapes.append(f'<rect x="{x:.2f}" y="0" width="{w:.2f}" height="{height}" '
                       f'fill="{KIND_COLORS.get(kind, "#999")}"><title>{escape(name)} ({kind}, '
-                      f'{ms(dur)})</title></rect>')
+                      f'{format_duration(dur)})</title></rect>')
     return (f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" '
             f'xmlns="http://www.w3.org/2000/svg">{"".join(shapes)}</svg>')
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..numbers import NumberError, int_text
+from ..units import format_duration
 from .events import Head, Pair, as_pairs, end_of, hashable, time_columns, time_of, whole
 
 # Host step markers: PyTorch's ProfilerStep#N and Paddle's ProfileStep#N, which Paddle's
@@ -243,7 +244,7 @@ def time_windows(survey: Survey, duration_ns: int, source: str) -> list[Window]:
     width = duration_ns / survey.unit_ns
     count = max(1, math.floor((survey.last_ts - survey.first_ts) / width) + 1)
     if count > MAX_WINDOWS:
-        raise InputError(f"--by time: {count:,} windows of {duration_ns:,} ns (at most "
+        raise InputError(f"--by time: {count:,} windows of {format_duration(duration_ns)} (at most "
                          f"{MAX_WINDOWS:,}); choose a longer duration", file=source)
     starts = [survey.first_ts + k * width for k in range(count)]
     ends = [*starts[1:], math.inf]

@@ -27,6 +27,7 @@ from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
 from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
+from ...units import format_duration
 from ...vocabularies.megengine import MEGENGINE_VOCABULARY
 from .clock import PROGRAM_STEP_NS, device_offsets, seconds_to_ns
 from .document import load_json, validate
@@ -73,7 +74,7 @@ def read_profile(source: Source) -> Trace:
     offsets = device_offsets(doc)
     trace.metadata.attributes["megengine.device_offset_ns"] = offsets
     trace.diagnostics.add("megengine.device_clock_shifted", count=len(offsets),
-                          example="; ".join(f"{cn} {ns / 1e6:+.3f} ms"
+                          example="; ".join(f"{cn} {format_duration(ns, signed=True)}"
                                             for cn, ns in offsets.items()) or None)
     rows = add_timeline(trace, doc, offsets)
     add_graph(trace, doc, rows, offsets)

@@ -15,6 +15,7 @@ import numpy as np
 from ...errors import FormatError
 from ...model import MemoryBlock, Trace
 from ...model.block_table import BlockTable
+from ...outputs import inputs_named
 
 ColorBy = Literal["lifetime", "op-type", "category", "owner"]
 COLOR_BY: tuple[str, ...] = ("lifetime", "op-type", "category", "owner")
@@ -74,7 +75,7 @@ def checked_options(trace: Trace, **options: object) -> MemflowOptions:
     traceconv.errors.FormatError: no memory blocks on device 'cuda:1' (the trace has: 'CUDA:0')
     """
     if not trace.memory:
-        raise FormatError(NO_BLOCKS, file=trace.metadata.source_file)
+        raise FormatError(NO_BLOCKS, file=inputs_named(trace))
     for field_name in ("device", "pool"):
         value = options.get(field_name)
         values, codes = trace.memory.coded(field_name)

@@ -5,15 +5,6 @@ from __future__ import annotations
 from collections import Counter
 
 
-def ms(ns: float) -> str:
-    """Nanoseconds as milliseconds for titles.
-
-    >>> ms(1_234_567)
-    '1.23 ms'
-    """
-    return f"{ns / 1e6:,.2f} ms"
-
-
 def pct(share: float) -> str:
     """A 0..1 share as a percentage for titles.
 

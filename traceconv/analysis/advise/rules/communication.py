@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....units import format_duration
 from ...activity import Activity, clip, overlap_ns
 from ..context import Context
 from ..finding import Finding
 from ..rule import Rule
-from . import grade, most_common, ms, pct
+from . import grade, most_common, pct
 
 EXPOSED_MEDIUM, EXPOSED_HIGH = 0.10, 0.30   # exposed communication / step time
 
@@ -34,7 +35,7 @@ def _exposed_communication(ctx: Context) -> list[Finding]:
     names = tl.names(comm)
     return [Finding(
         "exposed-communication", severity,
-        f"communication not overlapped with compute: {ms(exposed)} ({pct(share)} of {tl.steps_word})",
+        f"communication not overlapped with compute: {format_duration(exposed)} ({pct(share)} of {tl.steps_word})",
         {"communication_ns": comm_time.total, "overlapped_ns": overlapped,
          "exposed_ns": exposed, "share": round(share, 4),
          "overlap_share": round(overlapped / comm_time.total, 4) if comm_time.total else 0.0,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from ....units import format_duration
 from ..context import Context
 from ..finding import Finding
 from ..rule import Rule
-from . import grade, ms, pct
+from . import grade, pct
 
 SYNC_MEDIUM, SYNC_HIGH = 0.05, 0.20          # host time blocked in copies / step time
 PAGEABLE_MEDIUM = 0.01                       # pageable copy device time / step time
@@ -25,7 +26,7 @@ def _sync_copy(ctx: Context) -> list[Finding]:
         where["first_ns"] = blocked.first_ns
     return [Finding(
         "sync-copy", severity,
-        f"{blocked.copies:,} copies block the host for {ms(blocked.host_blocked_ns)} "
+        f"{blocked.copies:,} copies block the host for {format_duration(blocked.host_blocked_ns)} "
         f"({pct(share)} of {blocked.window_word})",
         {"blocking_copies": blocked.copies, "host_blocked_ns": blocked.host_blocked_ns,
          "window_ns": blocked.window_ns, "share": round(share, 4),
@@ -50,7 +51,7 @@ def _pageable_copy(ctx: Context) -> list[Finding]:
                  if isinstance(a, dict) and isinstance(a.get("bytes", 0), int))
     return [Finding(
         "pageable-copy", "medium",
-        f"{len(rows)} copies from/to pageable host memory take {ms(device_ns)} "
+        f"{len(rows)} copies from/to pageable host memory take {format_duration(device_ns)} "
         f"({pct(share)} of {tl.steps_word})",
         {"copies": int(len(rows)), "bytes": nbytes, "device_ns": device_ns,
          "share": round(share, 4),

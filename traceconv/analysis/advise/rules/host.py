@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....units import format_duration
 from ...activity import Activity, Intervals, clip, merge_intervals, overlap_ns
 from ..context import Context
 from ..finding import Finding
 from ..rule import Rule
-from . import grade, ms, pct
+from . import grade, pct
 
 OVERHEAD_MEDIUM, OVERHEAD_HIGH = 25.0, 50.0   # % of total time (Paddle's ratio)
 GAP_MEDIUM, GAP_HIGH = 0.30, 0.60             # step time in which no host thread runs an op
@@ -115,7 +116,7 @@ def _host_bound_op(ctx: Context) -> list[Finding]:
         findings.append(Finding(
             "host-bound-op", "high" if share >= 2 * HOST_OP_SHARE else "medium",
             f"{name} takes {pct(share)} of {tl.steps_word} on the host "
-            f"({ms(span.total)}); the device is busy {pct(device_share)} of it",
+            f"({format_duration(span.total)}); the device is busy {pct(device_share)} of it",
             {"host_ns": span.total, "calls": len(rows), "share": round(share, 4),
              "device_busy_ns": during, "device_busy_share": round(device_share, 4),
              "window_ns": window},
@@ -137,7 +138,7 @@ def _dataloader_bound(ctx: Context) -> list[Finding]:
         return []
     return [Finding(
         "dataloader-bound", severity,
-        f"data loading takes {pct(share)} of {tl.steps_word} ({ms(loader.total)})",
+        f"data loading takes {pct(share)} of {tl.steps_word} ({format_duration(loader.total)})",
         {"loader_ns": loader.total, "window_ns": window, "share": round(share, 4),
          "calls": int(len(loader.start))},
         {"names": sorted(set(tl.names(tl.rows(Activity.DATALOADER))))},

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....units import format_duration
 from ...activity import Activity
 from ..context import Context
 from ..finding import Finding
 from ..rule import Rule
-from . import grade, most_common, ms, pct
+from . import grade, most_common, pct
 
 IDLE_MEDIUM, IDLE_HIGH = 0.30, 0.60
 SHORT_SHARE = 0.50        # launch-bound: at least half the kernels outlasted by their launch
@@ -94,7 +95,7 @@ def _launch_bound(ctx: Context) -> list[Finding]:
         {"kernels": top},
         "Each kernel costs more to launch than to run and the queue is empty: batch more "
         "work per kernel, fuse (torch.compile), or capture the loop in a CUDA graph "
-        f"(median kernel {ms(np.median(tl.dur[kernels]))}).")]
+        f"(median kernel {format_duration(np.median(tl.dur[kernels]))}).")]
 
 
 RULES = (
