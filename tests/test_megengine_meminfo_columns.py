@@ -11,14 +11,13 @@ import json
 import tempfile
 from pathlib import Path
 
-import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from traceconv.errors import InputError, json_path
-from traceconv.formats.megengine import meminfo, schema
+from traceconv.formats.megengine import meminfo
 from traceconv.formats.megengine.schema import StaticMemoryInfo
 from traceconv.io import Source
 
@@ -152,16 +151,3 @@ def test_numbers_at_the_int64_edges_read_as_the_schema_path(begin, end, t0, over
              "overwrite_dest_id": overwrite}
     doc = {"opr": OPRS, "chunk": {"1": chunk}}
     assert columns_read(doc) == reference(doc)
-
-
-@pytest.mark.parametrize("record, model", [
-    (schema.MemInfoOprRecord, schema.MemInfoOpr), (schema.MemInfoChunkRecord, schema.MemInfoChunk),
-    (schema.StaticMemoryInfoRecords, schema.StaticMemoryInfo)])
-def test_records_have_the_schema_fields(record, model):
-    # the decoder's records are the schema's fields, with its defaults (the schema is the
-    # documented contract; a field added there must be added here)
-    fields = msgspec.structs.fields(record)
-    assert [f.name for f in fields] == list(model.model_fields)
-    assert {f.name: f.default for f in fields if f.required is False} == {
-        name: field.default for name, field in model.model_fields.items()
-        if not field.is_required()}
