@@ -151,3 +151,20 @@ def test_numbers_at_the_int64_edges_read_as_the_schema_path(begin, end, t0, over
              "overwrite_dest_id": overwrite}
     doc = {"opr": OPRS, "chunk": {"1": chunk}}
     assert columns_read(doc) == reference(doc)
+
+
+@pytest.mark.parametrize("more, expected", [
+    ('"more": 1e400', ("error", 1)),            # orjson refuses it (the records skip it)
+    ('"more": 1', "blocks")])                    # an unknown key: the schema keeps it
+def test_an_unknown_key_is_read_as_the_schema_path(more, expected):
+    text = json.dumps({"opr": OPRS, "chunk": {"1": {
+        "id": "1", "type": "static_mem", "time_begin": "0", "time_end": "1",
+        "logic_addr_begin": "0", "logic_addr_end": "64"}}, "more": "MORE"})
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "StaticMemoryInfo.json"
+        path.write_text(text.replace('"more": "MORE"', more))
+        try:
+            got: tuple = ("blocks", [(b.address, b.size) for b in meminfo.read(Source(path)).memory])
+        except InputError as exc:
+            got = ("error", exc.location)
+    assert got == (expected if expected != "blocks" else ("blocks", [(0, 64)]))

@@ -69,13 +69,12 @@ def decode_records(data: bytes, records: type[D], model: type[BaseModel]) -> D |
     """
     try:
         doc = msgspec.json.decode(data, type=records)
-    except msgspec.DecodeError:   # (a ValidationError too)
-        return None
-    if any(map(_past_int64, doc.untyped_values())):
-        return None
-    try:
+        if any(map(_past_int64, doc.untyped_values())):
+            return None
         model.model_validate(_sample(doc))
-    except ValidationError:
+    # (msgspec's ValidationError is a DecodeError; a nesting too deep for the decoder or
+    # these walks is the schema path's to judge, as are the rest)
+    except (msgspec.DecodeError, ValidationError, RecursionError):
         return None
     return doc
 
