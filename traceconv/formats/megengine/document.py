@@ -1,4 +1,5 @@
-"""Parse and validate a MegEngine JSON document into its pydantic model, with located errors."""
+"""Decode a MegEngine JSON document into its records (:func:`decode_records`), or parse and
+validate it into its pydantic model where the records refuse it, with located errors."""
 
 from __future__ import annotations
 

@@ -4,6 +4,10 @@
   :class:`StaticProfile` = ``{"graph_exec": GraphExec, "profiler": Profiler}``;
 * ``StaticMemoryInfo.json`` (``--get-static-mem-info``): :class:`StaticMemoryInfo`.
 
+The readers decode into the msgspec records at the end (``...Record``/``...Records``: the
+same fields, no model object per record); a document the records refuse is read through
+the models (:mod:`.document`).
+
 Ids are strings everywhere (``"134"``, ``"chk135"``). MegEngine's JSON writer prints
 infinities and NaN as the *strings* ``"inf"``/``"nan"``; :data:`Number` accepts both forms.
 Object key order is C++ hash order, which ``profile_analyze`` relies on for ties, so every
