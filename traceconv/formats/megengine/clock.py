@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from ...numbers import scaled_int
-from .schema import StaticProfile
+from .schema import StaticProfileRecords
 
 PROGRAM_STEP_NS = 1_000
 """One opr-sequence step on the synthetic clock of documents without timing (1 µs)."""
@@ -28,14 +28,15 @@ def seconds_to_ns(seconds: float) -> int:
     return scaled_int(seconds, 1e9)
 
 
-def device_offsets(doc: StaticProfile) -> dict[str, int]:
+def device_offsets(doc: StaticProfileRecords) -> dict[str, int]:
     """ns to add to each comp node's times (comp nodes without host-timed oprs: none).
 
-    >>> from traceconv.formats.megengine.schema import StaticProfile
-    >>> doc = StaticProfile.model_validate({
+    >>> import msgspec
+    >>> doc = msgspec.convert({
     ...     "graph_exec": {"comp_seq": ["1"], "operator": {}},
     ...     "profiler": {"device": {"1": {"gpu0": {"start": 0.5, "kern": 0.5, "end": 0.7}}},
-    ...                  "host": {"1": {"main": {"start": 0.75, "kern": -1, "end": 0.8}}}}})
+    ...                  "host": {"1": {"main": {"start": 0.75, "kern": -1, "end": 0.8}}}}},
+    ...     StaticProfileRecords)
     >>> device_offsets(doc)
     {'gpu0': 250000000}
     """

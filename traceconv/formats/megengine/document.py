@@ -1,9 +1,10 @@
-"""Parse and validate a MegEngine JSON document into its pydantic model, with located errors."""
+"""Decode a MegEngine JSON document into its records (:func:`decode_records`), or parse and
+validate it into its pydantic model where the records refuse it, with located errors."""
 
 from __future__ import annotations
 
 from itertools import islice
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import msgspec
 import orjson
@@ -11,11 +12,12 @@ from pydantic import BaseModel, ValidationError
 
 from ...errors import InputError, json_path
 from ...io import Source
+from .schema import DocumentRecords
 
 M = TypeVar("M", bound=BaseModel)
-S = TypeVar("S", bound=msgspec.Struct)
+D = TypeVar("D", bound=DocumentRecords)
 
-# records per mapping field that pydantic validates when the decoder read the document (it
+# items per mapping and list that pydantic validates when the decoder read the document (it
 # checks each record's fields by type): a schema that parted from its records shows at once
 SAMPLE = 16
 
@@ -52,11 +54,36 @@ def validate(model: type[M], value: object, source: Source) -> M:
                          location=json_path(first["loc"])) from None
 
 
-def load_records(source: Source, records: type[S], model: type[BaseModel]) -> S:
-    """``source`` decoded into ``records`` (msgspec structs with ``model``'s fields: no
-    dict or model object per record, for documents of 10^5 records), a sample of each
-    mapping field validated by ``model`` too. A document either refuses is read as
-    :func:`load_json` and :func:`validate` read it, so its error is theirs.
+def decode_records(data: bytes, records: type[D], model: type[BaseModel]) -> D | None:
+    """``data`` decoded into ``records`` (slotted structs with ``model``'s fields: no dict or
+    model object per record, for documents of 10^5 records), a sample of each mapping and
+    list validated by ``model`` too; None when the records refuse the document (their types
+    are no looser than the model's, so the model must read it: :func:`load_records`).
+
+    >>> from traceconv.formats.megengine.schema import StaticMemoryInfo, \\
+    ...     StaticMemoryInfoRecords
+    >>> decode_records(b'{"opr": {}, "chunk": {}}', StaticMemoryInfoRecords, StaticMemoryInfo)
+    StaticMemoryInfoRecords(opr={}, chunk={})
+    >>> print(decode_records(b'{"opr": {}, "chunk": {}, "more": 1}', StaticMemoryInfoRecords,
+    ...                      StaticMemoryInfo))
+    None
+    """
+    try:
+        doc = msgspec.json.decode(data, type=records)
+        if any(map(_past_int64, doc.untyped_values())):
+            return None
+        model.model_validate(_sample(doc))
+    # (msgspec's ValidationError is a DecodeError; a nesting too deep for the decoder or
+    # these walks is the schema path's to judge, as are the rest)
+    except (msgspec.DecodeError, ValidationError, RecursionError):
+        return None
+    return doc
+
+
+def load_records(source: Source, records: type[D], model: type[BaseModel]) -> D:
+    """``source`` read by :func:`decode_records`, else as :func:`load_json` and
+    :func:`validate` read it, so its error is theirs (what is read then is ``model``'s
+    object, which has the records' fields).
 
     >>> from traceconv.formats.megengine.schema import StaticMemoryInfo, \\
     ...     StaticMemoryInfoRecords
@@ -70,20 +97,31 @@ def load_records(source: Source, records: type[S], model: type[BaseModel]) -> S:
     ('$.opr.0.id', 'Input should be a valid string')
     >>> os.unlink(f.name)
     """
-    try:
-        doc = msgspec.json.decode(source.read_bytes(), type=records)
-        model.model_validate({name: _sample(getattr(doc, name))
-                              for name in records.__struct_fields__})
+    doc = decode_records(source.read_bytes(), records, model)
+    if doc is not None:
         return doc
-    except (msgspec.DecodeError, ValidationError):
-        value = load_json(source)
-        validate(model, value, source)
-        return msgspec.convert(value, records)
+    return cast(D, validate(model, load_json(source), source))
+
+
+def _past_int64(value: object) -> bool:
+    """Whether an untyped value holds an int past int64 (orjson reads those past 2^64 as
+    floats; the records refuse them, as their typed ints do)."""
+    if isinstance(value, int):
+        return not -(1 << 63) <= value < 1 << 63
+    if isinstance(value, dict):
+        return any(map(_past_int64, value.values()))
+    if isinstance(value, list):
+        return any(map(_past_int64, value))
+    return False
 
 
 def _sample(value: object) -> object:
-    """The first :data:`SAMPLE` records of a mapping field as plain dicts (else ``value``)."""
-    if not isinstance(value, dict):
-        return value
-    return {key: msgspec.structs.asdict(record) if isinstance(record, msgspec.Struct)
-            else record for key, record in islice(value.items(), SAMPLE)}
+    """``value`` as plain dicts and lists, each mapping and list cut to its first
+    :data:`SAMPLE` items."""
+    if isinstance(value, msgspec.Struct):
+        return {name: _sample(getattr(value, name)) for name in value.__struct_fields__}
+    if isinstance(value, dict):
+        return {key: _sample(item) for key, item in islice(value.items(), SAMPLE)}
+    if isinstance(value, list):
+        return [_sample(item) for item in value[:SAMPLE]]
+    return value

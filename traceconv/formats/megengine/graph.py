@@ -27,7 +27,7 @@ from ...model import Trace
 from ...model.graph import OpSpan, add_op, add_tensor, op_node, tensor_node
 from ...numbers import shape
 from .clock import seconds_to_ns
-from .schema import StaticProfile, Timing, Var
+from .schema import StaticProfileRecords, TimingRecord, VarRecord
 
 
 def shapes_text(shapes: Iterable[Iterable[int]]) -> str:
@@ -39,11 +39,11 @@ def shapes_text(shapes: Iterable[Iterable[int]]) -> str:
     return " ".join("{" + ",".join(map(str, shape)) + "}" for shape in shapes)
 
 
-def _seconds(timings: dict[str, Timing]) -> dict[str, tuple[float, float, float]]:
+def _seconds(timings: dict[str, TimingRecord]) -> dict[str, tuple[float, float, float]]:
     return {place: (t.start, t.kern, t.end) for place, t in timings.items()}
 
 
-def _spans(timings: dict[str, Timing], offsets: dict[str, int]) -> dict[str, OpSpan]:
+def _spans(timings: dict[str, TimingRecord], offsets: dict[str, int]) -> dict[str, OpSpan]:
     """Source seconds as int-ns spans on the trace clock (non-finite timings left out; the
     timeline reader counts them)."""
     spans = {}
@@ -63,7 +63,7 @@ def _waits(spec: dict[str, dict[str, list[str]]] | None) -> list[str]:
             for v in place.get("dev_ready", ())]
 
 
-def var_shape(var_id: str, var: Var) -> tuple[int, ...] | None:
+def var_shape(var_id: str, var: VarRecord) -> tuple[int, ...] | None:
     """The var's shape from its memory plan, else from static shape inference."""
     where = f"$.graph_exec.var.{var_id}"
     if var.mem_plan is not None:
@@ -74,7 +74,7 @@ def var_shape(var_id: str, var: Var) -> tuple[int, ...] | None:
     return None
 
 
-def add_graph(trace: Trace, doc: StaticProfile, rows: dict[str, list[int]],
+def add_graph(trace: Trace, doc: StaticProfileRecords, rows: dict[str, list[int]],
               offsets: dict[str, int] | None = None) -> None:
     """Fill ``trace.graph`` from ``doc.graph_exec`` (slice rows per opr id from the timeline;
     ``offsets``: ns added to each device comp node's times, as for its slices)."""

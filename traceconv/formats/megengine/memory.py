@@ -16,7 +16,7 @@ from ...model import MemoryBlock, Trace
 from ...model.graph import op_node, tensor_node
 from ...numbers import shape
 from .clock import PROGRAM_STEP_NS, seconds_to_ns
-from .schema import MemChunk, StaticProfile, Timing
+from .schema import MemChunkRecord, StaticProfileRecords, TimingRecord
 
 PERSISTENT = "PERSISTENT_DEVICE_VALUE"
 
@@ -28,7 +28,7 @@ def _ns(seconds: float, offset: int) -> int | None:
 class _Execution:
     """Where and when each executed opr ran, and who reads and writes each var."""
 
-    def __init__(self, doc: StaticProfile, offsets: dict[str, int],
+    def __init__(self, doc: StaticProfileRecords, offsets: dict[str, int],
                  program_order: bool) -> None:
         exe = doc.graph_exec
         self.offsets = offsets
@@ -54,12 +54,12 @@ class _Execution:
         place = comp_node if comp_node in places else next(iter(places), None)
         if place is None:
             return None
-        t: Timing = places[place]
+        t: TimingRecord = places[place]
         offset = self.offsets.get(place, 0)
         return _ns(t.start, offset), _ns(t.end, offset)
 
 
-def chunk_vars(doc: StaticProfile) -> dict[str, list[str]]:
+def chunk_vars(doc: StaticProfileRecords) -> dict[str, list[str]]:
     """Chunk id → var ids stored in it (by memory plan, plus alias sources' followers)."""
     members: dict[str, list[str]] = defaultdict(list)
     for var_id, var in doc.graph_exec.var.items():
@@ -68,7 +68,7 @@ def chunk_vars(doc: StaticProfile) -> dict[str, list[str]]:
     return members
 
 
-def add_memory_blocks(trace: Trace, doc: StaticProfile, offsets: dict[str, int],
+def add_memory_blocks(trace: Trace, doc: StaticProfileRecords, offsets: dict[str, int],
                       program_order: bool = False) -> None:
     """Add a :class:`MemoryBlock` per non-empty chunk; count what cannot be placed.
 
@@ -83,7 +83,8 @@ def add_memory_blocks(trace: Trace, doc: StaticProfile, offsets: dict[str, int],
     for key, chunk in doc.graph_exec.mem_chunk.items():
         if chunk.id != key:   # memory plans name the chunk by its key: the key wins
             diag.add("megengine.chunk_id_not_key", example=f"{key} (id {chunk.id})")
-            chunk = chunk.model_copy(update={"id": key})
+            chunk = MemChunkRecord(id=key, size=chunk.size, owner_var=chunk.owner_var,
+                                   dev_ptr=chunk.dev_ptr)
         if chunk.size <= 0:
             diag.add("megengine.empty_chunk", example=chunk.id)
             continue
@@ -110,7 +111,7 @@ def add_memory_blocks(trace: Trace, doc: StaticProfile, offsets: dict[str, int],
     diag.add("megengine.in_place_output", count=_settle_in_place(run, doc, blocks))
 
 
-def _dynamic_blocks(trace: Trace, run: _Execution, doc: StaticProfile,
+def _dynamic_blocks(trace: Trace, run: _Execution, doc: StaticProfileRecords,
                     members: dict[str, list[str]]) -> int:
     """For a profile whose activations were all allocated at run time (``jit.trace``,
     ``load_and_run`` without ``--embed-input``: chunks hold only weights, if any), a block
@@ -130,8 +131,8 @@ def _dynamic_blocks(trace: Trace, run: _Execution, doc: StaticProfile,
                 or not var.prev_dev_ptr or not var.prev_dev_ptr_end
                 or var.prev_dev_ptr_end <= var.prev_dev_ptr or var_id not in run.producer):
             continue
-        chunk = MemChunk(id=f"var{var_id}", size=var.prev_dev_ptr_end - var.prev_dev_ptr,
-                         owner_var=var_id, dev_ptr=var.prev_dev_ptr)
+        chunk = MemChunkRecord(id=f"var{var_id}", size=var.prev_dev_ptr_end - var.prev_dev_ptr,
+                               owner_var=var_id, dev_ptr=var.prev_dev_ptr)
         block = _block(trace, run, chunk, var.prev_dev_ptr, [var_id], doc)
         block.args["derived_from"] = "prev_dev_ptr"
         trace.add_memory_block(block)
@@ -139,7 +140,7 @@ def _dynamic_blocks(trace: Trace, run: _Execution, doc: StaticProfile,
     return count
 
 
-def _settle_in_place(run: _Execution, doc: StaticProfile,
+def _settle_in_place(run: _Execution, doc: StaticProfileRecords,
                      blocks: dict[str, MemoryBlock]) -> int:
     """Start each output block that overlaps an input block of its op when that input ends.
 
@@ -166,8 +167,8 @@ def _settle_in_place(run: _Execution, doc: StaticProfile,
     return moved
 
 
-def _block(trace: Trace, run: _Execution, chunk: MemChunk, address: int,
-           var_ids: list[str], doc: StaticProfile) -> MemoryBlock:
+def _block(trace: Trace, run: _Execution, chunk: MemChunkRecord, address: int,
+           var_ids: list[str], doc: StaticProfileRecords) -> MemoryBlock:
     owner = doc.graph_exec.var[chunk.owner_var]
     plan = owner.mem_plan
     producer = run.producer.get(chunk.owner_var)
@@ -190,7 +191,7 @@ def _block(trace: Trace, run: _Execution, chunk: MemChunk, address: int,
         args={"chunk": chunk.id, "vars": len(var_ids), "producer_type": opr_type})
 
 
-def _lifetime(trace: Trace, run: _Execution, chunk: MemChunk, var_ids: list[str],
+def _lifetime(trace: Trace, run: _Execution, chunk: MemChunkRecord, var_ids: list[str],
               comp_node: str) -> tuple[int | None, int | None]:
     writers = [run.producer[v] for v in var_ids if v in run.producer]
     if not writers:

@@ -4,6 +4,10 @@
   :class:`StaticProfile` = ``{"graph_exec": GraphExec, "profiler": Profiler}``;
 * ``StaticMemoryInfo.json`` (``--get-static-mem-info``): :class:`StaticMemoryInfo`.
 
+The readers decode into the msgspec records at the end (``...Record``/``...Records``: the
+same fields, no model object per record); a document the records refuse is read through
+the models (:mod:`.document`).
+
 Ids are strings everywhere (``"134"``, ``"chk135"``). MegEngine's JSON writer prints
 infinities and NaN as the *strings* ``"inf"``/``"nan"``; :data:`Number` accepts both forms.
 Object key order is C++ hash order, which ``profile_analyze`` relies on for ties, so every
@@ -12,6 +16,7 @@ mapping here keeps the document's order.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -176,17 +181,167 @@ class StaticMemoryInfo(_Model):
 
 
 
-# -- the same, decoded straight into slotted records (300 k chunks: no dict or model each) --
+# -- the same, decoded straight into slotted records (10^5 records: no dict or model each) --
+#
+# Each record has its model's fields and defaults (tests/test_megengine_records.py) and types
+# no looser than the model's: a value the model reads differently (an "inf" text, a float
+# where an int goes, an int orjson reads as a float, an unknown key) is refused, and the
+# document is read through the model instead (document.load_records).
+
+JsonInt = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
+"""An int64 (past 2^64 orjson reads a float, which the model rounds: a record refuses any
+int past int64, and the model reads the document)."""
 
 
-class MemInfoOprRecord(msgspec.Struct, gc=False):
-    """:class:`MemInfoOpr`'s fields, for a decoder without a model object per record."""
+class _Record(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    # gc=False: decoded records hold no cycles, and 10^5 of them tracked slow every collection
+    # (kw_only on a record whose optional field comes first, as in its model)
+    pass
+
+
+class TimingRecord(_Record):
+    """:class:`Timing`'s fields (numbers only: the texts ``"inf"``... go through the model)."""
+
+    start: float
+    kern: float
+    end: float
+
+
+class FootprintRecord(_Record):
+    """:class:`Footprint`'s fields."""
+
+    computation: JsonInt | None = None
+    memory: JsonInt | None = None
+    in_shapes: list[list[JsonInt]] = []
+    out_shapes: list[list[JsonInt]] = []
+    param: dict[str, Any] | list[Any] = {}
+    in_layouts: list[list[JsonInt] | None] | None = None
+
+
+class ProfilerRecords(_Record):
+    """:class:`Profiler`'s fields."""
+
+    device: dict[str, dict[str, TimingRecord]] = {}
+    host: dict[str, dict[str, TimingRecord]] = {}
+    opr_footprint: dict[str, FootprintRecord] = {}
+    opr_internal_pf: dict[str, Any] = {}
+
+
+class OperatorRecord(_Record, kw_only=True):
+    """:class:`Operator`'s fields."""
+
+    node_type: Literal["operator"] = "operator"
+    id: str
+    name: str
+    type: str
+    input: list[str] = []
+    output: list[str] = []
+    extra: dict[str, Any] = {}
+    waiting_spec: dict[str, dict[str, list[str]]] | None = None
+
+
+class LayoutRecord(_Record):
+    """:class:`Layout`'s fields."""
+
+    shape: list[float] = []
+    stride: list[float] = []
+    dtype: str = ""
+
+
+class MemPlanRecord(_Record):
+    """:class:`MemPlan`'s fields."""
+
+    mem_chunk_id: str
+    layout: LayoutRecord
+    offset_byte: JsonInt = 0
+
+
+class InferTagRecord(_Record):
+    """:class:`InferTag`'s fields."""
+
+    node_type: str = "static_infer_tag"
+    infer_type: str = ""
+    inferred_result: list[float] | str | None = None
+    deps: list[dict[str, str]] = []
+
+
+class VarRecord(_Record, kw_only=True):
+    """:class:`Var`'s fields."""
+
+    node_type: Literal["var"] = "var"
+    id: str
+    name: str = ""
+    mem_readonly_fwd_src: str | None = None
+    force_update_src: str | None = None
+    mem_plan: MemPlanRecord | None = None
+    comp_node: str = ""
+    dev_ptr: JsonInt | None = None
+    prev_dev_ptr: JsonInt | None = None
+    prev_dev_ptr_end: JsonInt | None = None
+    flag: list[str] = []
+    static_infer_tags: dict[str, InferTagRecord] = {}
+
+
+class MemChunkRecord(_Record, kw_only=True):
+    """:class:`MemChunk`'s fields."""
+
+    node_type: Literal["mem_chunk"] = "mem_chunk"
+    id: str
+    size: JsonInt
+    owner_var: str
+    dev_ptr: JsonInt | None = None
+
+
+class DocumentRecords(_Record, gc=True):
+    """A whole document's records."""
+
+    def untyped_values(self) -> Iterable[object]:
+        """The values decoded without a type (``dict[str, Any]`` fields...)."""
+        return ()
+
+
+class GraphExecRecords(DocumentRecords):
+    """:class:`GraphExec`'s fields (``graph.json``)."""
+
+    comp_seq: list[str]
+    operator: dict[str, OperatorRecord]
+    var: dict[str, VarRecord] = {}
+    mem_chunk: dict[str, MemChunkRecord] = {}
+
+    def untyped_values(self) -> Iterable[object]:
+        """Each operator's ``extra``."""
+        return (opr.extra for opr in self.operator.values())
+
+
+class StaticProfileRecords(DocumentRecords):
+    """:class:`StaticProfile`'s fields.
+
+    >>> doc = msgspec.json.decode(b'{"graph_exec": {"comp_seq": ["1"], "operator": {}},'
+    ...                           b' "profiler": {"host": {"1": {"main": '
+    ...                           b'{"start": 0.5, "kern": -1, "end": 0.75}}}}}',
+    ...                           type=StaticProfileRecords)
+    >>> doc.profiler.host["1"]["main"].end
+    0.75
+    """
+
+    graph_exec: GraphExecRecords
+    profiler: ProfilerRecords
+
+    def untyped_values(self) -> Iterable[object]:
+        """``extra`` of each operator, ``param`` of each footprint, ``opr_internal_pf``."""
+        yield from self.graph_exec.untyped_values()
+        yield from (footprint.param for footprint in self.profiler.opr_footprint.values())
+        yield self.profiler.opr_internal_pf
+
+
+class MemInfoOprRecord(_Record):
+    """:class:`MemInfoOpr`'s fields."""
 
     id: str
     name: str
 
 
-class MemInfoChunkRecord(msgspec.Struct, gc=False):
+class MemInfoChunkRecord(_Record):
     """:class:`MemInfoChunk`'s fields (any text for ``type``: the schema names the known)."""
 
     id: str
@@ -198,8 +353,8 @@ class MemInfoChunkRecord(msgspec.Struct, gc=False):
     overwrite_dest_id: str = "-1"
 
 
-class StaticMemoryInfoRecords(msgspec.Struct):
-    """:class:`StaticMemoryInfo` as records; unknown keys are ignored as the models keep them.
+class StaticMemoryInfoRecords(DocumentRecords):
+    """:class:`StaticMemoryInfo` as records.
 
     >>> doc = msgspec.json.decode(b'{"opr": {"0": {"id": "0", "name": "mm"}}, "chunk": {}}',
     ...                           type=StaticMemoryInfoRecords)

@@ -20,7 +20,7 @@ one slice per executed opr and the memory blocks.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
@@ -30,10 +30,19 @@ from ...model.memory import add_live_bytes_counters
 from ...units import format_duration
 from ...vocabularies.megengine import MEGENGINE_VOCABULARY
 from .clock import PROGRAM_STEP_NS, device_offsets, seconds_to_ns
-from .document import load_json, validate
+from .document import decode_records, load_json, validate
 from .graph import add_graph, shapes_text
 from .memory import add_memory_blocks
-from .schema import Footprint, GraphExec, Profiler, StaticProfile, Timing
+from .schema import (
+    FootprintRecord,
+    GraphExec,
+    GraphExecRecords,
+    Profiler,
+    ProfilerRecords,
+    StaticProfile,
+    StaticProfileRecords,
+    TimingRecord,
+)
 
 CLOCK_NOTE = ("device times: per comp node, from the first execution after compile; host "
               "times: from the profiler's construction; device tracks are shifted by "
@@ -41,7 +50,7 @@ CLOCK_NOTE = ("device times: per comp node, from the first execution after compi
               "dispatched it (op nodes' device_spans are shifted the same way)")
 
 
-def op_args(opr_type: str, opr_id: str, footprint: Footprint | None,
+def op_args(opr_type: str, opr_id: str, footprint: FootprintRecord | None,
             seconds: float) -> dict[str, Any]:
     """Slice arguments of one opr: type, id, shapes, FLOPs, bytes, FLOPS, bandwidth, params."""
     args: dict[str, Any] = {"type": opr_type, "id": opr_id}
@@ -64,11 +73,9 @@ def op_args(opr_type: str, opr_id: str, footprint: Footprint | None,
 
 def read_profile(source: Source) -> Trace:
     """Read a static profile (or a bare ``graph_exec``) into a :class:`Trace`."""
-    value = load_json(source)
-    if isinstance(value, dict) and "comp_seq" in value and "graph_exec" not in value:
-        doc = StaticProfile(graph_exec=validate(GraphExec, value, source), profiler=Profiler())
+    doc, graph_only = load_profile(source)
+    if graph_only:
         return _read_graph_only(doc)
-    doc = validate(StaticProfile, value, source)
     trace = TraceBuilder(Metadata(framework="MegEngine", clock="process-relative",
                            attributes={"megengine.clocks": CLOCK_NOTE}))
     offsets = device_offsets(doc)
@@ -84,7 +91,27 @@ def read_profile(source: Source) -> Trace:
     return trace
 
 
-def _read_graph_only(doc: StaticProfile) -> Trace:
+def load_profile(source: Source) -> tuple[StaticProfileRecords, bool]:
+    """The document's records (a bare ``graph_exec`` with an empty profiler) and whether it
+    was a bare ``graph_exec``: decoded as records, else read through the schema, whose
+    error names the place (:mod:`.document`)."""
+    data = source.read_bytes()
+    profile = decode_records(data, StaticProfileRecords, StaticProfile)
+    if profile is not None:
+        return profile, False
+    graph = decode_records(data, GraphExecRecords, GraphExec)
+    if graph is not None:
+        return StaticProfileRecords(graph_exec=graph, profiler=ProfilerRecords()), True
+    del data
+    value = load_json(source)
+    # the schema's objects have the records' fields (tests/test_megengine_records.py)
+    if isinstance(value, dict) and "comp_seq" in value and "graph_exec" not in value:
+        doc = StaticProfile(graph_exec=validate(GraphExec, value, source), profiler=Profiler())
+        return cast(StaticProfileRecords, doc), True
+    return cast(StaticProfileRecords, validate(StaticProfile, value, source)), False
+
+
+def _read_graph_only(doc: StaticProfileRecords) -> Trace:
     trace = TraceBuilder(Metadata(framework="MegEngine", source_version="graph_exec only",
                            clock="synthetic (program order)",
                            attributes={"megengine.time_unit": "1 µs = one opr step"}))
@@ -102,7 +129,7 @@ def _read_graph_only(doc: StaticProfile) -> Trace:
     return trace
 
 
-def add_timeline(trace: Trace, doc: StaticProfile,
+def add_timeline(trace: Trace, doc: StaticProfileRecords,
                  offsets: dict[str, int]) -> dict[str, list[int]]:
     """Add host and device slices in execution order; returns opr id → its slice rows.
 
@@ -148,7 +175,7 @@ def add_timeline(trace: Trace, doc: StaticProfile,
     return rows
 
 
-def span_ns(trace: Trace, t: Timing, offset: int = 0) -> tuple[int, int | None, int] | None:
+def span_ns(trace: Trace, t: TimingRecord, offset: int = 0) -> tuple[int, int | None, int] | None:
     """(start, kern or None, end) in ns; None (counted) when start/end are not finite.
 
     ``kern`` is None when no kernel ran (-1) or it is not finite; an end before the start
@@ -162,7 +189,7 @@ def span_ns(trace: Trace, t: Timing, offset: int = 0) -> tuple[int, int | None, 
     return start, kern, end
 
 
-def add_device_slice(trace: Trace, track: int, name: str, t: Timing,
+def add_device_slice(trace: Trace, track: int, name: str, t: TimingRecord,
                      args: dict[str, Any], offset: int) -> int | None:
     """The opr's device slice, with ``wait``/``kernel`` children when it waited."""
     times = span_ns(trace, t, offset)
@@ -176,7 +203,7 @@ def add_device_slice(trace: Trace, track: int, name: str, t: Timing,
     return row
 
 
-def add_host_slice(trace: Trace, track: int, name: str, t: Timing,
+def add_host_slice(trace: Trace, track: int, name: str, t: TimingRecord,
                    args: dict[str, Any]) -> int | None:
     """The opr's host slice; ``kern`` (first kernel launch, -1 = none) goes in the args."""
     times = span_ns(trace, t)
