@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from ..model.activity import Vocabulary
+from ..model.evident_streams import StreamWords
 
 # Collectives and point-to-point transfers by name: their libraries (NCCL, RCCL, Gloo, HCCL,
 # c10d), torch's ``record_param_comms``, Paddle's ``c_`` ops and XLA's hyphenated HLO names.
@@ -48,3 +49,40 @@ COMMON = Vocabulary(
 # a runtime call that returns before its work is done (cudaMemcpyAsync, hipMemcpyAsync,
 # Paddle's GpuMemcpyAsync); a copy call without it (cudaMemcpy, GpuMemcpySync) waits for it
 ASYNC_CALL = re.compile("async", re.IGNORECASE)
+
+
+def kernel_signature(name: str) -> bool:
+    """Whether ``name`` is a signature only device code has: a function named a kernel
+    (``vectorized_elementwise_kernel``, ``ncclDevKernel_...``) followed by its template
+    arguments or parameters, or a templated ``void name<...>(...)`` as CUDA and HIP write a
+    kernel. (String operations, no pattern: a name of thousands of characters costs one pass.)
+
+    >>> [kernel_signature(n) for n in ("void at::native::reduce_kernel<512, 1>(int)",
+    ...  "void (anonymous namespace)::softmax_warp_forward<float, 8>(float*)",
+    ...  "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+    ...  "void Foo::bar(int)", "run_kernel", "cudaLaunchKernel")]
+    [True, True, True, False, False, False]
+    """
+    name = name.replace("(anonymous namespace)::", "")
+    cuts = [i for i in (name.find("<"), name.find("(")) if i > 0]
+    if not cuts:
+        return False
+    cut = min(cuts)
+    function = name[:cut].removeprefix("void ").rsplit("::", 1)[-1]
+    if " " in function or not function:
+        return False
+    templated_void = name.startswith("void ") and name[cut] == "<" and name.endswith(")")
+    return templated_void or "_kernel" in function or "Kernel" in function
+
+
+# What tells a device stream written as a plain thread (traceconv.model.evident_streams):
+# copies and memsets by the names above, kernels by their signatures; host work by a
+# runtime call (``cudaMemcpyAsync``, ``hipMemcpy``, ``cuLaunchKernel``, ``hsa_...``,
+# Paddle's ``GpuMemcpySync``), a framework operator (``aten::``) or a Python frame
+# (``file.py(12): f``), whose names a copy word may be in.
+DEVICE_COPY_NAMES = re.compile("|".join((*COMMON.memcpy_names, *COMMON.memset_names)),
+                               re.IGNORECASE)
+HOST_WORK_NAMES = re.compile(r"^(?:cuda|cu|hip)[A-Z]|^hsa_|Mem(?:cpy|set)(?:Sync|Async)"
+                             r"|^aten::|\.py\(\d+\)")
+DEVICE_STREAM_WORDS = StreamWords(copy=DEVICE_COPY_NAMES.search, kernel=kernel_signature,
+                                  host=HOST_WORK_NAMES.search)

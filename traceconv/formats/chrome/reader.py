@@ -25,9 +25,11 @@ from ...io import Source, stopped_at
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
 from ...model.builder import TraceBuilder
+from ...model.evident_streams import evident_streams
 from ...model.slice_index import SliceIndex
 from ...numbers import to_int64
 from ...spilled_texts import text_store
+from ...vocabularies.common import DEVICE_STREAM_WORDS
 from ..async_tracks import AsyncTracks
 from ..begin_end import add_paired
 from .async_ids import async_id
@@ -499,6 +501,7 @@ class ChromeReader:
         """Match begin/end pairs, name tracks, bind flows and apply the time base."""
         self._match_spans()
         self._place_async()
+        self._guess_device_streams()
         self._name_tracks()
         self._written_async_threads()
         self._apply_time_base()
@@ -550,6 +553,34 @@ class ChromeReader:
         self.trace.diagnostics.add("chrome.end_without_begin", count=unmatched_end)
         self.trace.not_ended(unclosed, "chrome.begin_without_end")
         self._spans.clear()
+
+    def _guess_device_streams(self) -> None:
+        """A thread of no category that is evidently a device stream (one rule for every
+        reader: :func:`~traceconv.model.evident_streams.evident_streams`) becomes a stream
+        of the device of its pid, as if its events had a device category; counted
+        (``chrome.device_track_guessed``), with the thread and the evidence."""
+        guessed = [(found, self._raw_ids[found.track])
+                   for found in evident_streams(self.trace, DEVICE_STREAM_WORDS)
+                   if found.track in self._raw_ids
+                   and (True, *self._raw_ids[found.track][1:]) not in self._canonical]
+        moving = {found.track for found, _ in guessed}
+        tracks, processes = self.trace.tracks, self.trace.processes
+        for _, (_, pid, _) in guessed:   # a process of streams only is the device itself
+            host = self._processes.get((False, pid))
+            if (host is not None and (True, pid) not in self._processes
+                    and all(t.id in moving for t in tracks if t.process == host)):
+                self._processes[(True, pid)] = self._processes.pop((False, pid))
+                processes[host].kind = ProcessKind.DEVICE
+        for found, (_, pid, tid) in guessed:
+            track = tracks[found.track]
+            track.process, track.kind = self._process(True, pid), TrackKind.STREAM
+            del self._canonical[(False, pid, tid)]
+            self._canonical[(True, pid, tid)] = found.track
+            self._raw_ids[found.track] = (True, pid, tid)
+        if guessed:
+            found, (_, pid, tid) = guessed[0]
+            self.trace.diagnostics.add("chrome.device_track_guessed", count=len(guessed),
+                                       example=f"pid {pid} tid {tid}: {found.evidence()}")
 
     def _name_tracks(self) -> None:
         trace, ctx, flavour = self.trace, self.context, self.flavour

@@ -292,12 +292,29 @@ def _header(trace: Trace, view: Trace, ids: _Ids, base: int) -> dict:
 def _device_categories(trace: Trace) -> list[str]:
     """Categories of the slices on device processes. Reading the file back, they say which
     events are device work whatever the producer's own names (Paddle's ``Memcpy``, ...), so
-    a second conversion puts them on the same streams."""
-    device = [i for i, t in enumerate(trace.tracks)
-              if trace.processes[t.process].kind == ProcessKind.DEVICE]
+    a second conversion puts them on the same streams. No category at all is listed only
+    when no host slice lacks one too (a trace whose device streams were guessed has
+    uncategorised threads on both sides: listed, it would put them all on devices).
+
+    >>> t = Trace(); gpu = t.add_process("GPU", kind=ProcessKind.DEVICE)
+    >>> stream = t.add_track("7", process=gpu, kind=TrackKind.STREAM)
+    >>> _ = t.add_slice(stream, 0, 1, "gemm", "kernel"); _ = t.add_slice(stream, 1, 1, "copy")
+    >>> _device_categories(t)
+    ['', 'kernel']
+    >>> _ = t.add_slice(t.add_track("main", process=t.add_process("python")), 0, 1, "step")
+    >>> _device_categories(t)
+    ['kernel']
+    """
+    kinds = [trace.processes[t.process].kind for t in trace.tracks]
+    device, host = (np.array([k is kind for k in kinds], bool)
+                    for kind in (ProcessKind.DEVICE, ProcessKind.HOST))
     s, strings = trace.slices, trace.strings.strings
-    on_device = np.isin(s.numpy("track"), device)
-    return sorted({strings[c] for c in np.unique(s.numpy("category")[on_device]).tolist()})
+    track, category = s.numpy("track"), s.numpy("category")
+    listed = {strings[c] for c in np.unique(category[device[track]]).tolist()}
+    none = trace.strings.find("")
+    if "" in listed and (category[host[track]] == none).any():
+        listed.discard("")
+    return sorted(listed)
 
 
 def _async_threads(trace: Trace, ids: _Ids) -> list[list[int]]:
