@@ -8,6 +8,7 @@ import click
 
 from ..presentation.json_text import json_text
 from ..presentation.tables import console_for, inputs_heading
+from ..terminal import printable
 from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
 from .options import wide_option
@@ -89,16 +90,16 @@ def _print(result, inputs: tuple[str, ...], wide: bool = False) -> None:
         counts = f" ({passed} rule{'s' * (passed != 1)} passed, {len(result.skipped)} not " \
             "applicable)"
         names = inputs_heading(inputs, "no findings for " + counts, fill)
-        console.print(f"no findings for {escape(names)}{counts}")
+        console.print(f"no findings for {escape(printable(names))}{counts}")
     for finding in result.findings:
-        where = f" ({escape(finding.trace)})" if finding.trace else ""
+        where = f" ({printable(finding.trace)})" if finding.trace else ""
         # (a headline that wraps goes on under its rule, as the advice below it)
         head = textwrap.fill(f"{finding.severity.upper():6} {finding.rule}{where}: "
-                             f"{finding.title}", fill, subsequent_indent=" " * 7,
+                             f"{printable(finding.title)}", fill, subsequent_indent=" " * 7,
                              break_on_hyphens=False)
         severity, rest = head[:6], head[6:]
         console.print(f"[{_STYLE[finding.severity]}]{severity}[/]{escape(rest)}")
-        console.print(Text(textwrap.fill(finding.advice, fill, initial_indent=" " * 7,
+        console.print(Text(textwrap.fill(printable(finding.advice), fill, initial_indent=" " * 7,
                                          subsequent_indent=" " * 7, break_on_hyphens=False),
                            style="dim"))
     if result.skipped:

@@ -9,8 +9,8 @@ pull-request comment, or GitHub Actions annotations (``::error`` for a gate that
 from __future__ import annotations
 
 from collections.abc import Callable
-from xml.sax.saxutils import escape, quoteattr
 
+from ..markup import escape
 from ..units import format_duration, in_column_unit
 
 MS = 1_000_000   # the Markdown tables' columns are in ms
@@ -59,6 +59,15 @@ def _checks(data: dict) -> list[dict]:
     return (data.get("verdict") or {}).get("checks", [])
 
 
+def _attribute(text: str) -> str:
+    """An XML attribute value, quoted (:func:`traceconv.markup.escape`).
+
+    >>> _attribute('a "b" <c>')
+    '"a &quot;b&quot; &lt;c&gt;"'
+    """
+    return f'"{escape(text)}"'
+
+
 def junit(data: dict, top: int = 0) -> str:
     """JUnit XML: a test suite for the diff, a test case per gate.
 
@@ -72,15 +81,15 @@ def junit(data: dict, top: int = 0) -> str:
     checks = _checks(data)
     failed = sum(c["regressed"] for c in checks)
     counts = f'tests="{len(checks)}" failures="{failed}"'
-    suite = quoteattr(f"{data['a']} → {data['b']}")
+    suite = _attribute(f"{data['a']} → {data['b']}")
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
              f'<testsuites name="traceconv diff" {counts}>',
              f"  <testsuite name={suite} {counts}>"]
     for check in checks:
-        lines.append(f'    <testcase classname="traceconv.diff" name={quoteattr(check["gate"])}>')
+        lines.append(f'    <testcase classname="traceconv.diff" name={_attribute(check["gate"])}>')
         text = describe_check(check)
         if check["regressed"]:
-            lines.append(f'      <failure message={quoteattr("regressed: " + text)}>'
+            lines.append(f'      <failure message={_attribute("regressed: " + text)}>'
                          f"{escape(text)}</failure>")
         else:
             lines.append(f"      <system-out>{escape(text)}</system-out>")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import io
 from collections import defaultdict
-from html import escape
 
+from ..markup import escape
 from ..model import Trace
 from ..model.clock import span_text
 from ..units import column_figures, format_bytes, format_duration

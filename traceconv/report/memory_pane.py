@@ -8,7 +8,6 @@ The numbers are :func:`traceconv.analysis.memory_moment.memory_report`'s, the on
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 import numpy as np
@@ -20,6 +19,7 @@ from ..analysis.memory_moment import (
     device_curves,
     memory_report,
 )
+from ..markup import escape
 from ..model import Trace
 from ..model.memory import LiveBytes
 from ..units import format_bytes, format_duration

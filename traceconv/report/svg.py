@@ -7,8 +7,8 @@ browser shows the exact number on hover.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from html import escape
 
+from ..markup import escape
 from ..units import format_bytes, format_duration
 
 KIND_COLORS = {"compute": "#4e79a7", "kernel": "#4e79a7", "memcpy": "#f28e2b",

@@ -16,13 +16,13 @@ one rectangle per cell (cells grow until the budget holds) and the legend says h
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 import svgwrite
 from svgwrite.container import Group
 
+from ...markup import xml_safe
 from ...model import MemoryBlock, Trace
 from ...model.clock import is_logical
 from ...model.memory import LiveBytes, live_bytes
@@ -169,19 +169,16 @@ def _draw_reserved(drawing: svgwrite.Drawing, reserved: Selection, axis: Address
     reserved.left_out["reserved ranges beyond the budget"] = len(reserved) - len(order)
 
 
-# Characters XML 1.0 forbids even escaped; names from traces can hold them.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
 def svg_text(trace: Trace, options: MemflowOptions) -> str:
-    """The SVG document text, with characters that XML cannot hold replaced by U+FFFD.
+    """The SVG document text, with characters that XML cannot hold shown by their stand-ins
+    (:func:`traceconv.markup.xml_safe`: names from traces can hold them).
 
     >>> from traceconv.model import MemoryBlock
     >>> t = Trace(); _ = t.add_memory_block(MemoryBlock(0, 64, 0, 9, name="a\x08b"))
-    >>> "a\ufffdb" in svg_text(t, MemflowOptions())
+    >>> "a\u2408b" in svg_text(t, MemflowOptions())
     True
     """
-    return _NOT_XML.sub("\ufffd", render(trace, options).tostring())
+    return xml_safe(render(trace, options).tostring())
 
 
 # -- blocks -------------------------------------------------------------------------------
