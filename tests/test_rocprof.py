@@ -909,3 +909,132 @@ def test_v1_counter_cells_are_numbers_as_rocprofv3_writes_them(tmp_path: Path):
     args = [s.args for s in traceconv.load(timed).iter_slices()]
     assert [(a["GPUBusy"], a["Wavefronts"], a["obj"]) for a in args] == [
         (float(r["GPUBusy"]), float(r["Wavefronts"]), r["obj"]) for r in rows]
+
+
+SALTFISH_STATS = HERE / "anghostcici__saltfish__results.stats_head.csv"
+BARRIER = "<barrier packet>"
+# a kernel, a barrier packet and two collective libraries' kernels (NCCL, MSCCL), by hand
+_DEVICE_ROWS = [("gemm_kernel", 100, 400), (BARRIER, 400, 1400),
+                ("ncclDevKernel_Generic(ncclDevComm*, channelMasks, ncclWork*)", 1400, 1600),
+                ("mscclKernel_Sum_bf16_LL(int, int)", 1600, 1650)]
+
+
+def test_a_barrier_packets_statistics_row_is_device_waiting_not_kernel_time():
+    """rocprof files its AQL barrier packets among the kernels as ``<barrier packet>``: the
+    device waiting for the packets it depends on. In a real ``--stats`` file it was the top
+    "kernel" (142.977 s of 224.562 s); it is counted as device waiting, in no device total."""
+    rows = csv_rows(SALTFISH_STATS)
+    waiting = [int(r["TotalDurationNs"]) for r in rows if r["Name"] == BARRIER]
+    work = sum(int(r["TotalDurationNs"]) for r in rows if r["Name"] != BARRIER)
+    assert waiting == [142_976_988_030]
+    result = run("summary", str(SALTFISH_STATS), "--json")
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.stdout)
+    assert BARRIER not in [r["name"] for r in shown["rows"]]
+    assert shown["total_device_time"] == pytest.approx(work / 1e9)
+    assert shown["not_work_time"] == {"device waiting": {"rows": 1,
+                                                         "seconds": waiting[0] / 1e9}}
+    assert "not counted, device waiting" in run("summary", str(SALTFISH_STATS)).stdout
+
+
+def _v1_csv(path: Path) -> Path:
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["Index", "KernelName", "gpu-id", "queue-id", "BeginNs", "EndNs"])
+        writer.writerows([i, name, 0, 0, start, end]
+                         for i, (name, start, end) in enumerate(_DEVICE_ROWS))
+    return path
+
+
+def _v1_json(path: Path) -> Path:
+    """rocprof v1's JSON puts barrier packets in a process of their own, ``GPU Barriers0``."""
+    names = [{"ph": "M", "pid": 6, "name": "process_name", "args": {"name": "GPU0"}},
+             {"ph": "M", "pid": 518, "name": "process_name", "args": {"name": "GPU Barriers0"}}]
+    events = [{"ph": "X", "name": name, "pid": 518 if name == BARRIER else 6, "tid": 0,
+               "ts": str(start // 1000), "dur": str((end - start) // 1000),
+               "args": {"Name": name, "BeginNs": str(start), "EndNs": str(end)}}
+              for name, start, end in _DEVICE_ROWS]
+    path.write_text(json.dumps({"traceEvents": [{}, *names, *events]}))
+    return path
+
+
+def _v3_csv(path: Path) -> Path:
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["Kind", "Agent_Id", "Queue_Id", "Kernel_Name", "Start_Timestamp",
+                         "End_Timestamp"])
+        writer.writerows(["KERNEL_DISPATCH", 2, 1, name, start, end]
+                         for name, start, end in _DEVICE_ROWS)
+    return path
+
+
+@pytest.mark.parametrize("write", [_v1_csv, _v1_json, _v3_csv], ids=["v1-csv", "v1-json", "v3-csv"])
+def test_barrier_packets_are_device_syncs_and_collectives_communication(tmp_path: Path, write):
+    """In every layout a dispatch named ``<barrier packet>`` is a device sync (no work, on
+    its GPU: the JSON's ``GPU Barriers0`` process is GPU 0's), NCCL's and MSCCL's kernels
+    are communication, the others kernels; the device total is the work's alone."""
+    from traceconv.analysis.activity import slice_activity
+    from traceconv.model.activity import Activity
+
+    suffix = ".json" if write is _v1_json else "_kernel_trace.csv" if write is _v3_csv else ".csv"
+    trace = traceconv.load(write(tmp_path / f"results{suffix}"))
+    activity = slice_activity(trace)
+    found = {s.name: (Activity(activity[i] & 15).name, Activity(activity[i] & 64).name)
+             for i, s in enumerate(trace.iter_slices())}
+    assert found == {"gemm_kernel": ("KERNEL", "UNKNOWN"), BARRIER: ("DEVICE_SYNC", "UNKNOWN"),
+                     _DEVICE_ROWS[2][0]: ("KERNEL", "COMMUNICATION"),
+                     _DEVICE_ROWS[3][0]: ("KERNEL", "COMMUNICATION")}
+    assert {trace.processes[p.process].name for p in trace.tracks} == {
+        "agent 2" if write is _v3_csv else "GPU 0"}
+    work = sum(end - start for name, start, end in _DEVICE_ROWS if name != BARRIER)
+    assert summarize(trace).total("device") == pytest.approx(work / 1e9)
+
+
+AGENT_INFO = HERE / "amd__HPCTrainingExamples__omp_agent_info.csv"
+OMP_KERNELS = HERE / "amd__HPCTrainingExamples__omp_kernel_trace_head.csv"
+
+
+def test_agent_info_labels_the_agents_of_the_run_given_with_it():
+    """rocprofv3's ``agent_info.csv`` says what each agent is; the traces name an agent by
+    its logical node id (rocprofv3's default agent index). Given with the run's kernel
+    trace, it labels that agent's process as the JSON and rocpd layouts do."""
+    from traceconv.api import combine
+
+    agents = {r["Logical_Node_Id"]: [r["Product_Name"], r["Name"]] for r in csv_rows(AGENT_INFO)}
+    used = {r["Agent_Id"] for r in csv_rows(OMP_KERNELS)}
+    assert used == {"4"} and agents["4"] == ["AMD Instinct MI300A", "gfx942"]
+    trace = combine([traceconv.load(OMP_KERNELS), traceconv.load(AGENT_INFO)])
+    assert [(p.name, p.labels) for p in trace.processes] == [
+        (f"agent {n}", agents[n]) for n in sorted(used)]
+    assert len(trace.slices) == len(csv_rows(OMP_KERNELS))
+    alone = traceconv.load(AGENT_INFO)
+    assert sorted((p.name, p.labels) for p in alone.processes) == sorted(
+        (f"agent {n}", list(dict.fromkeys(w for w in words if w))) for n, words in agents.items())
+    assert not len(alone.slices)
+
+
+def test_a_statistics_table_has_no_clock_and_no_span(tmp_path: Path):
+    """A statistics table has totals, no timestamps: ``info`` and ``report`` say it has no
+    clock rather than a clock and a span of 0."""
+    path = Path(f"{HIP_PROGRAMMING}results.hip_stats.csv")
+    info = run("info", str(path))
+    assert info.exit_code == 0, info.output
+    assert "span             none (no clock: statistics)" in info.stdout
+    page = tmp_path / "r.html"
+    assert run("report", str(path), "-o", str(page)).exit_code == 0
+    html = page.read_text()
+    assert "HSA system timestamps" not in html
+    assert '<td class="name">span</td><td class="name">none (no clock: statistics)' in html
+
+
+def test_summary_json_says_how_many_host_rows_it_does_not_show():
+    """``summary`` of kernels, copies and calls prints the device table and says how many
+    host rows ``--show-host`` prints; ``--json`` says the same number."""
+    files = [str(Path(f"{HIP_PROGRAMMING}{s}")) for s in ("results.stats.csv",
+                                                         "results.hip_stats.csv")]
+    calls = len(csv_rows(Path(files[1])))
+    shown = json.loads(run("summary", *files, "--json").stdout)
+    assert shown["host_rows_not_shown"] == calls and "host_rows" not in shown
+    assert f"{calls:,} rows not shown" in run("summary", *files).stdout
+    everything = json.loads(run("summary", *files, "--json", "--show-host").stdout)
+    assert len(everything["host_rows"]) == calls and "host_rows_not_shown" not in everything

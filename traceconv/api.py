@@ -183,6 +183,7 @@ def _timeline_of(trace: Trace, output_format: str) -> Trace:
     (11, 'nsys-stats statistics: aggregate breakdown (not a timeline)')
     """
     from .analysis.statistics_inputs import joined_rows, timed_events
+    from .model.clock import has_no_clock
 
     if output_format not in TIMELINE_FORMATS:
         return trace
@@ -205,7 +206,7 @@ def _timeline_of(trace: Trace, output_format: str) -> Trace:
     if timed:
         return trace
     clock = trace.metadata.clock or ""
-    if clock.startswith("none") and trace.op_count:
+    if has_no_clock(clock) and trace.op_count:
         raise InputError(f"nothing to put on a timeline: the input has no times "
                          f"{clock.removeprefix('none ')}; give it beside its timed trace (traceconv TRACE ET "
                          f"--to {output_format}) or write dot or graphml (the op graph)",
@@ -229,9 +230,10 @@ def refuse_untimed_summary(trace: Trace) -> None:
     traceconv.errors.InputError: resnet18_train_et.json.gz: nothing to summarize: ...
     """
     from .analysis.statistics_inputs import timed_events
+    from .model.clock import has_no_clock
 
     clock = trace.metadata.clock or ""
-    if not clock.startswith("none") or trace.stats or timed_events(trace) or not trace.op_count:
+    if not has_no_clock(clock) or trace.stats or timed_events(trace) or not trace.op_count:
         return
     raise InputError(f"nothing to summarize: the input has no times {clock.removeprefix('none ')}"
                      f"; give it beside its timed trace (traceconv summary TRACE ET) or see its "

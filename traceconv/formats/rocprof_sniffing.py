@@ -38,6 +38,9 @@ CSV_KINDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "v3-counters": (frozenset({"Counter_Name", "Counter_Value"}), frozenset()),
     "v3-allocations": (frozenset({"Operation", "Address", "Allocation_Size"}), frozenset()),
     "v3-scratch": (frozenset({"Operation", "Queue_Id", "Alloc_Flags"}), frozenset()),
+    # (agent_info.csv: what each agent of the run is, no events)
+    "v3-agent-info": (frozenset({"Logical_Node_Id", "Agent_Type", "Product_Name"}),
+                      frozenset()),
 }
 # rocprof v1's JSON: an empty first event, then numbers as strings
 _V1_JSON_OPENING = re.compile(rb'\A\s*\{\s*"traceEvents"\s*:\s*\[\s*\{\s*\}')

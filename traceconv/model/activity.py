@@ -156,6 +156,9 @@ class Vocabulary:
     launch_names: tuple[str, ...] = ()              # runtime calls that enqueue work
     memcpy_names: tuple[str, ...] = ()              # device work named as a copy
     memset_names: tuple[str, ...] = ()
+    # device records that wait for other work whatever their category (rocprof files
+    # barrier packets among the kernel dispatches)
+    device_sync_names: tuple[str, ...] = ()
     _patterns: dict[str, re.Pattern[str] | None] = field(init=False, repr=False,
                                                          compare=False)
 
@@ -200,6 +203,21 @@ class Vocabulary:
     def classify(self, category: str, name: str, on_device: bool) -> int:
         """The activity value (kind | roles) of one slice."""
         return decide(self.category_bits(category), self.name_bits(name), on_device)
+
+    def time_is(self, category: str, name: str, on_device: bool) -> str | None:
+        """What the time of a statistics row is when this vocabulary says it is no work (a
+        key of :data:`~traceconv.model.entities.NOT_WORK_TIMES`, for ``OpStat.extra[TIME_IS]``):
+        a host thread blocked in a call is ``waiting``, a device waiting for other work is
+        ``device waiting``; None for work.
+
+        >>> v = Vocabulary("demo", kernel={"kernel"}, runtime={"os"}, wait_names=("poll",),
+        ...                device_sync_names=("<barrier>",))
+        >>> v.time_is("os", "poll", False), v.time_is("kernel", "<barrier>", True), v.time_is("kernel", "k", True)
+        ('waiting', 'device waiting', None)
+        """
+        if self.classify(category, name, on_device) & KIND_BITS != Activity.WAIT:
+            return None   # (a thread's wait and a device's sync are the one kind)
+        return "device waiting" if on_device else "waiting"
 
     def classify_rows(self, trace: Trace, rows: np.ndarray | None = None) -> np.ndarray:
         """The activity values of slice ``rows`` (all by default), vectorised: the sets and
@@ -254,7 +272,7 @@ class Vocabulary:
 _SETS = ("aggregate", "profiler", "device_annotation", "device_sync", "memset", "memcpy",
          "kernel", "runtime", "python", "overhead", "annotation", "step", "dataloader")
 _NAMED = ("step", "dataloader", "communication", "sync", "launch", "memcpy", "memset",
-          "wait")
+          "wait", "device_sync")
 _ROWS = 1 << 16   # slices classified together (their composite keys are alive at once)
 _C = {name: 1 << i for i, name in enumerate(_SETS)}
 _N = {name: 1 << i for i, name in enumerate(_NAMED)}
@@ -276,7 +294,7 @@ def decide(category: int, name: int, on_device: bool) -> int:
             return Activity.OTHER | Activity.STEP
         if category & _C["device_annotation"]:   # (a step's range drawn on the device too)
             return Activity.DEVICE_ANNOTATION | (Activity.STEP if name & _N["step"] else 0)
-        if category & _C["device_sync"]:
+        if category & _C["device_sync"] or name & _N["device_sync"]:
             return Activity.DEVICE_SYNC
         named = not category & _C["kernel"]   # a kernel category is trusted over the name
         if category & _C["memset"] or named and name & _N["memset"]:

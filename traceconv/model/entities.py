@@ -89,6 +89,7 @@ TOTALS_OF = "totals of"   # OpStat.extra: the rows this one adds up (not counted
 TIME_IS = "time is"
 NOT_WORK_TIMES = {
     "waiting": "threads blocked in calls, summed over the threads (it may exceed the run)",
+    "device waiting": "device queues waiting for the work they depend on (barrier packets)",
     "enclosing": "ranges around other rows' calls (their time holds those rows')",
     "none": "no time: the row counts something else (bytes)",
 }

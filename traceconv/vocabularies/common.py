@@ -17,12 +17,12 @@ import re
 from ..model.activity import Vocabulary
 from ..model.evident_streams import StreamWords
 
-# Collectives and point-to-point transfers by name: their libraries (NCCL, RCCL, Gloo, HCCL,
-# c10d), torch's ``record_param_comms``, Paddle's ``c_`` ops and XLA's hyphenated HLO names.
+# Collectives and point-to-point transfers by name: their libraries (NCCL, RCCL, MSCCL, Gloo,
+# HCCL, c10d), torch's ``record_param_comms``, Paddle's ``c_`` ops and XLA's hyphenated HLO names.
 # "broadcast" alone is not one: ``aten::broadcast_tensors``, MIGraphX's ``multibroadcast``
 # and ``VectorizedBroadcastKernel`` are shape work. (One alternation, factored: the pattern
 # runs over every distinct slice name; matched case-insensitively.)
-COLLECTIVE_NAMES = (r"nccl|rccl|c10d::|gloo:|hccl|record_param_comms|sendrecv|"
+COLLECTIVE_NAMES = (r"nccl|rccl|msccl|c10d::|gloo:|hccl|record_param_comms|sendrecv|"
                     r"all[_-]?(?:reduce|gather|to[_-]?all)|reduce[_-]?scatter|"
                     r"collective[_-]permute|\bc_broadcast")
 

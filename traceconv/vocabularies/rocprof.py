@@ -3,7 +3,9 @@
 Every rocprof output (v1 CSV, JSON and database; rocprofv3 CSV, JSON and ``rocpd``) is
 read into the same categories: ``kernel`` dispatches, ``gpu_memcpy`` copies, ``hip_runtime``
 and ``hsa_api`` calls (both runtime APIs: the HSA runtime is the layer below HIP), and
-``user_annotation`` (roctx) ranges. HSA's ``hsa_signal_wait_*`` calls block the host until
+``user_annotation`` (roctx) ranges. A dispatch named ``<barrier packet>`` (rocprof's name for an
+AQL barrier packet, filed among the kernels) is the device waiting for the packets it
+depends on: a device sync, not work. HSA's ``hsa_signal_wait_*`` calls block the host until
 a signal (a dispatch or copy completing) changes, as a synchronize does.
 
 >>> from traceconv.model.activity import Activity
@@ -11,6 +13,8 @@ a signal (a dispatch or copy completing) changes, as a synchronize does.
 'RUNTIME'
 >>> Activity(ROCPROF_VOCABULARY.classify("hsa_api", "hsa_signal_wait_scacquire", False)).name
 'SYNC'
+>>> Activity(ROCPROF_VOCABULARY.classify("kernel", "<barrier packet>", True)).name
+'DEVICE_SYNC'
 """
 
 from __future__ import annotations
@@ -28,4 +32,5 @@ ROCPROF_VOCABULARY = Vocabulary.union("rocprof", COMMON, Vocabulary(
     # (the copy kinds of its statistics and databases: CopyHostToDevice, MEMORY_COPY_...)
     memcpy_names=("Copy(?:Host|Device|Peer)To(?:Host|Device|Peer)|MEMORY_COPY",),
     memset_names=("FillBuffer",),
+    device_sync_names=("<barrier packet>",),
 ))

@@ -31,6 +31,7 @@ from ...io import Source
 from ...model import Metadata, Trace
 from ...model.args import Args
 from ...model.builder import TraceBuilder
+from ...model.clock import STATISTICS_CLOCK
 from .. import database_sniffing
 from .._bulk import add_intervals_by_batch, map_keys
 from ..csv_rows import CsvRows
@@ -79,7 +80,7 @@ def read(source: Source) -> Trace:
                 raise InputError("an nsys stats summary whose header names no row (Name, "
                                  "Range or Operation)", file=source.name,
                                  location=f"line {rows.line_num}")
-            trace = TraceBuilder(Metadata(source_format="nsys-stats", clock="none (statistics)"))
+            trace = TraceBuilder(Metadata(source_format="nsys-stats", clock=STATISTICS_CLOCK))
             reports = summaries.read_tables(trace, first, rows,
                                             column_layout=isinstance(rows, ColumnRows))
             trace.metadata.source_version = ", ".join(dict.fromkeys(

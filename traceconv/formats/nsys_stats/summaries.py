@@ -12,9 +12,10 @@ deviation go to ``extra`` (``median_ns``, ``stddev_ns``) with the report's name 
 text column (``Style``, ``Category``). Numbers may be grouped in threes (``444,988,647``, as
 the column layout prints them). A table of sizes (``cuda_gpu_mem_size_sum``) gives its sizes
 in bytes in ``extra`` (``total_bytes``...). Rows whose time is no work say so
-(``extra[TIME_IS]``): an OS runtime summary's waits (``futex``, ``poll``: :func:`is_wait`)
-are threads blocked, NVTX ranges enclose other rows' calls, sizes are no time. One output holding several reports (nsys's stdout)
-gives every table, each counted as if it were a file of its own (a report printed again,
+(``extra[TIME_IS]``, by :meth:`Vocabulary.time_is <traceconv.model.activity.Vocabulary.time_is>`
+of the Nsight Systems vocabulary, which the timeline reader's slices follow): an OS runtime
+summary's waits (``futex``, ``poll``) are threads blocked, NVTX ranges enclose other rows'
+calls, sizes are no time. One output holding several reports (nsys's stdout) gives every table, each counted as if it were a file of its own (a report printed again,
 for another process, as ``osrt_sum #2``); a row whose numbers are not numbers is counted, as
 is a report nsys skipped (``SKIPPED: ... does not contain ...``); a row of another width
 than its header is :mod:`..csv_rows`' to leave out and count.
@@ -27,7 +28,6 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
 from ...model import OpStat
-from ...model.activity import KIND_BITS, Activity
 from ...model.builder import TraceBuilder
 from ...model.entities import TIME_IS
 from ...numbers import ungrouped
@@ -66,17 +66,6 @@ _ON_DEVICE = ("kernels", "memops", "gpu")
 # follow (vocabularies.common: futex, poll...), else a call's time as the API's are
 _TIME_IS = {"nvtx": "enclosing", "memory_sizes": "none"}
 _INT64 = 2**63 - 1
-
-
-def is_wait(kind: str, name: str) -> bool:
-    """Whether a row of report ``kind`` is time threads spent blocked in a call: an OS
-    runtime call that the Nsight Systems vocabulary, which its timeline reader's slices
-    follow too, names a wait.
-
-    >>> is_wait("os_runtime", "futex"), is_wait("os_runtime", "ioctl"), is_wait("api", "poll")
-    (True, False, False)
-    """
-    return (NSYS_VOCABULARY.classify(kind, name, False) & KIND_BITS) == Activity.WAIT
 
 
 @dataclass
@@ -170,8 +159,9 @@ def stat_of(table: Table, row: list[str]) -> OpStat:
     extra |= {column: row[i] for i, column in table.texts}
     if table.kind in _TIME_IS:
         extra[TIME_IS] = _TIME_IS[table.kind]
-    elif is_wait(table.kind, row[table.name]):
-        extra[TIME_IS] = "waiting"
+    elif what := NSYS_VOCABULARY.time_is(table.kind, row[table.name],
+                                         table.kind in _ON_DEVICE):
+        extra[TIME_IS] = what
     if table.report:
         extra["report"] = table.report
     if table.part:

@@ -15,6 +15,7 @@ v3 ``memory_copy_trace``   a slice per copy on a track per direction of the targ
 v3 ``memory_allocation``,  memory blocks (an ``ALLOC`` paired with the next ``FREE`` of its
 ``scratch_memory_trace``   address, scratch memory: of its queue), live-bytes counters
 v3 ``counter_collection``  counter values as args of their dispatch
+v3 ``agent_info``         labels of each agent's device process (its product and name)
 v3 JSON                    its dispatch and API records, as the CSV files (:mod:`.v3_json`)
 v3 ``rocpd`` database      its dispatches, regions and copies, as the CSV files (:mod:`.rocpd`)
 =========================  =============================================================
@@ -62,6 +63,7 @@ def read(source: Source) -> Trace:
     """
     from ...model.activity import fill_activity
     from ...model.builder import TraceBuilder
+    from ...model.clock import STATISTICS_CLOCK
     from ...vocabularies.rocprof import ROCPROF_VOCABULARY
 
     kind = (rocprof_sniffing.kind(source.head, source)
@@ -91,7 +93,7 @@ def read(source: Source) -> Trace:
         PARTS[trace] = part
         return trace
     trace = TraceBuilder(Metadata(source_format="rocprof", source_version=_VERSIONS[kind],
-                                  clock=CLOCK))
+                                  clock=STATISTICS_CLOCK if kind == "stats" else CLOCK))
     if kind == "stats":
         from .stats import read_stats
 

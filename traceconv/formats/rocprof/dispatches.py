@@ -1,5 +1,7 @@
 """Kernel dispatches (one record per dispatch, whatever file it comes from) into slices on
-their device's queue tracks; the columns not used for placing and timing stay as args."""
+their device's queue tracks; the columns not used for placing and timing stay as args. What
+each dispatch is (a kernel, a collective's kernel, a barrier packet) is the rocprof
+vocabulary's to say, by its category and name (:mod:`traceconv.vocabularies.rocprof`)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ...model import OpStat
-from ...model.activity import Activity
 from ...model.builder import TraceBuilder
 from .places import Places
 from .values import agent_number, arg_value, integer
@@ -69,7 +70,7 @@ def add_dispatches(trace: TraceBuilder, places: Places, records: Iterable[Mappin
         args = {key: arg_value(value) for key, value in record.items()
                 if key not in placing and value not in ("", None)}
         rows.append(trace.add_interval(track, start, end, str(record.get(columns.name, "")),
-                                       "kernel", args or None, Activity.KERNEL))
+                                       "kernel", args or None))
     return rows, rows.count(-1)
 
 

@@ -23,7 +23,7 @@ from .v3 import Part, build_run
 
 _KIND_NAME = re.compile(r"(?:(?:(?:hip|hsa|marker|rccl|rocdecode|rocjpeg)_api|kernel|rccl|"
                         r"memory_copy|memory_allocation|scratch_memory)_trace|"
-                        r"counter_collection)\.csv$")
+                        r"counter_collection|agent_info)\.csv$")
 
 
 def run_prefix(file: str) -> str:

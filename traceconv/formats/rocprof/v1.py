@@ -187,15 +187,16 @@ def read_json(trace: TraceBuilder, source: Source) -> None:
 
 
 _FLOW_PHASES = ("s", "t", "f")
-_GPU_PROCESS = re.compile(r"GPU\s*(\d+)\Z")
+# (rocprof puts a GPU's barrier packets in a process of their own, "GPU Barriers<n>")
+_GPU_PROCESS = re.compile(r"GPU(?:\s*Barriers)?\s*(\d+)\Z")
 
 
 def _add_json_slice(trace: TraceBuilder, places: Places, event: Mapping[str, Any],
                     process: str) -> int | None:
     """One ``X`` event of a results.json as a slice (its row; None without integer times):
-    a dispatch when it names a ``KernelName`` or sits in a ``GPU<n>`` process, a copy on
-    its device when in the ``COPY`` process, else a call on its thread (args ``pid``/``tid``,
-    which the Chrome ``pid`` only groups)."""
+    a dispatch when it names a ``KernelName`` or sits in a ``GPU<n>`` (or ``GPU Barriers<n>``)
+    process, a copy on its device when in the ``COPY`` process, else a call on its thread
+    (args ``pid``/``tid``, which the Chrome ``pid`` only groups)."""
     args = event.get("args")
     record = {**(args if isinstance(args, dict) else {}), **_json_times(event)}
     gpu = _GPU_PROCESS.match(process)

@@ -32,23 +32,28 @@ REQUIRED = {
     "v3-allocations": ("Operation", "Agent_Id", "Address", "Allocation_Size", *_TIMES),
     # (some rocprofv3 versions write no Allocation_Size here: the blocks are counted, not read)
     "v3-scratch": ("Operation", "Agent_Id", "Queue_Id", *_TIMES),
+    "v3-agent-info": ("Logical_Node_Id", "Name", "Product_Name"),
 }
 # a call's category by the first word in its domain (HIP_RUNTIME_API, HSA_CORE_API...); the
 # activity of each category is the vocabulary's (traceconv.vocabularies.rocprof)
 _DOMAINS = (("MARKER", "user_annotation"), ("HSA", "hsa_api"), ("RCCL", "rccl"),
             ("", "hip_runtime"))
 _COUNTER = ("Counter_Name", "Counter_Value")
-# what each agent is, where a file says (the JSON's agents, rocpd's rocpd_info_agent): the
-# process of a device keeps its name ("agent 2", as every layout names it) and gets these
-# as labels
+# what each agent is, where a file says (the JSON's agents, rocpd's rocpd_info_agent, the
+# run's agent_info.csv): the process of a device keeps its name ("agent 2", as every layout
+# names it) and gets these as labels. The traces' agent ids are the agents' logical node ids
+# (rocprofv3's default agent index), the number agent_info.csv gives as Logical_Node_Id
 AGENT_COLUMNS = ("Agent_Id", "Name", "Product_Name")
+_AGENT_NUMBERS = ("Agent_Id", "Logical_Node_Id")
+_AGENT_KINDS = ("v3-agents", "v3-agent-info")
 
 
 @dataclass(frozen=True)
 class Part:
     """One rocprofv3 CSV of a run: its kind (a ``v3-`` kind of
-    :data:`traceconv.formats.rocprof_sniffing.CSV_KINDS`, or ``v3-agents``: what the
-    agents of a JSON or rocpd database are, :data:`AGENT_COLUMNS`) and its table."""
+    :data:`traceconv.formats.rocprof_sniffing.CSV_KINDS`, ``v3-agent-info`` among them, or
+    ``v3-agents``: what the agents of a JSON or rocpd database are, :data:`AGENT_COLUMNS`)
+    and its table."""
 
     kind: str
     table: Table
@@ -85,7 +90,11 @@ def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
     trace = TraceBuilder(Metadata(source_format="rocprof",
                                   source_version=f"rocprofv3 {written_as} ({kinds})",
                                   clock=CLOCK))
-    places = Places(trace, _agent_labels([p.table for p in parts if p.kind == "v3-agents"]))
+    labels = _agent_labels([p.table for p in parts if p.kind in _AGENT_KINDS])
+    places = Places(trace, labels)
+    if all(p.kind == "v3-agent-info" for p in parts):   # (alone: its agents are what it holds)
+        for number in sorted(labels):
+            places.device(device_name(V3, number)[0], number)
     diagnostics = trace.diagnostics
     for part in parts:
         part.table.count_repairs(diagnostics)
@@ -125,11 +134,15 @@ def _agent_labels(tables: list[Table]) -> dict[int, list[str]]:
     >>> _agent_labels([Table("r.json", list(AGENT_COLUMNS),
     ...                      [["2", "gfx942", "AMD Instinct MI300X"], ["0", "", ""]])])
     {2: ['AMD Instinct MI300X', 'gfx942']}
+    >>> _agent_labels([Table("agent_info.csv", ["Logical_Node_Id", "Name", "Product_Name"],
+    ...                      [["4", "gfx942", "AMD Instinct MI300A"]])])
+    {4: ['AMD Instinct MI300A', 'gfx942']}
     """
     found: dict[int, list[str]] = {}
     for table in tables:
+        column = next((c for c in _AGENT_NUMBERS if c in table.header), _AGENT_NUMBERS[0])
         for record in table.records():
-            number = agent_number(record.get("Agent_Id", ""))
+            number = agent_number(record.get(column, ""))
             words = [str(record.get(c) or "") for c in ("Product_Name", "Name")]
             if number is not None and any(words):
                 found[number] = list(dict.fromkeys(w for w in words if w))

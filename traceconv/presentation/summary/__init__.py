@@ -96,7 +96,14 @@ def row_dict(row: Row, place: Place) -> dict[str, Any]:
 
 def summary_dict(summary: Summary, show_host: bool = True) -> dict[str, Any]:
     """The ``summary --json`` object; its host rows when asked, or when there is no device
-    time (as the text shows a host-only trace's host table)."""
+    time (as the text shows a host-only trace's host table); else how many there are
+    (``host_rows_not_shown``, as the text says it).
+
+    >>> from traceconv.analysis.summary import Row
+    >>> host = Row(0.3, "hipMemcpy", "hip_api", None, 1, None, None)
+    >>> summary_dict(Summary(1.0, 0.3, [], [host]), show_host=False)["host_rows_not_shown"]
+    1
+    """
     out: dict[str, Any] = {
         "total_device_time": summary.total_device_time,
         "total_host_time": summary.total_host_time,
@@ -104,6 +111,8 @@ def summary_dict(summary: Summary, show_host: bool = True) -> dict[str, Any]:
     }
     if show_host or summary.host_only:
         out["host_rows"] = [row_dict(r, "host") for r in summary.host_rows]
+    elif summary.host_rows:   # (--show-host prints them)
+        out["host_rows_not_shown"] = len(summary.host_rows)
     if summary.not_work:
         out["not_work_time"] = {what: {"rows": rows, "seconds": seconds}
                                 for what, (rows, seconds) in summary.not_work.items()}
