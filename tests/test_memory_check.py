@@ -202,3 +202,26 @@ def test_rows_counted_in_a_real_file_agree_with_the_protobuf_runtime(shared_samp
     assert events > 20_000
     assert count_elements(XSpace, data, ("planes.lines.events",)) == {
         "planes.lines.events": events}
+
+
+@pytest.mark.parametrize("name, factor", [
+    ("resnet50ish_static_profile.json", 6.7),   # (the profile grown 50x and 300x: 6.9)
+    ("resnet50ish_static_mem_info/StaticMemoryInfo.json", 5.8),   # (grown: 6.0)
+])
+def test_a_megengine_document_that_cannot_fit_is_refused(tmp_path: Path, little_memory,
+                                                         name: str, factor: float):
+    """MegEngine's JSON documents are decoded whole, at about 6-7 times their size
+    (``benchmarks/megengine_grown.py``): refused before they are read, in one line."""
+    import gzip
+
+    plain = tmp_path / name
+    plain.parent.mkdir(exist_ok=True)
+    plain.write_bytes(gzip.decompress((ROOT / "tests" / "data" / "megengine" /
+                                       f"{name}.gz").read_bytes()))
+    result = run("info", str(plain))
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    needed = int(factor * plain.stat().st_size) + 100 * MiB
+    assert len(lines) == 1 and lines[0].startswith(f"traceconv: error: {plain}: ")
+    assert f"needs about {needed / MiB:.0f} MiB of memory and 1 MiB is available" in lines[0]
+    assert "convert it on a machine with more memory" in lines[0]

@@ -49,9 +49,12 @@ class RowPeak(Protocol):
 # that would just fit is not refused: Chrome JSON 0.32-0.35 (10 M and 30 M Kineto events)
 # and 0.87-0.89 (1 M CPU, 0.7 M H100); a .pftrace (its args are never text) 2.9 (10 M
 # Kineto events written by traceconv), 3.2 (1 M) and 6.9 (the H100 trace); XPlane 30-36
-# (its stats become args), Paddle's protobuf 3-7 and binary profile 8-16 above their rows
+# (its stats become args), Paddle's protobuf 3-7 and binary profile 8-16 above their rows;
+# MegEngine's profile JSON 6.9 (a real one grown 50x and 300x, 66 and 398 MB, spilled or
+# not) and StaticMemoryInfo.json 6.0 (grown 50x and 300x, 6 and 37 MB)
 PEAK_PER_BYTE = {"chrome": (0.33, 0.85), "perfetto": (2.8, 2.8), "xplane": (28, 28),
-                 "paddle-pb": (3, 3), "paddle-profile": (8, 8)}
+                 "paddle-pb": (3, 3), "paddle-profile": (8, 8), "megengine": (6.7, 6.7),
+                 "megengine-meminfo": (5.8, 5.8)}
 # what to run instead, per format (a .pftrace: Perfetto's own reader of any size)
 INSTEAD = {
     "chrome": "see the whole run with `traceconv overview {path} -o overview.pftrace` and "

@@ -210,35 +210,48 @@ def main_threads(trace: Trace, activity: np.ndarray) -> dict[int, int]:
     return {key: -rank[-1] for key, rank in best.items()}
 
 
+# Linux caps pids at 2^22 (PID_MAX_LIMIT): a pid beyond 0..2^22 was made up by a profiler
+# (Kineto's -1) or a writer (traceconv's Chrome JSON: 2^24 + n), never an OS process's
+_PID_MAX_LIMIT = 1 << 22
+
+
 def overhead_on_main_threads(trace: Trace, activity: np.ndarray, track: np.ndarray,
                              overhead: np.ndarray) -> np.ndarray:
-    """``track`` (a slice track column) with the ``overhead`` rows, the profiler's own work
-    (Kineto's trace buffer requests, CUPTI's instrumentation), moved to their process's
-    main thread (:func:`main_threads`; ``activity`` as it takes it).
+    """``track`` (a slice track column) with the ``overhead`` rows, the profiler's own work,
+    on the thread that paid them: the thread the profiler recorded, unless that is in a
+    profiler's pseudo process (no OS pid and no work of its own): then the trace's main
+    thread (:func:`main_threads`; ``activity`` as it takes it).
 
-    Kineto writes them on a pseudo thread, but they happen inside the op that ran out of
-    trace buffer, and torch nests them there: a Kineto event with no op of its own goes to
-    the thread that stopped the profiler (``setKinetoTID`` in torch's
-    ``profiler_kineto.cpp``), so its time is not that op's self time. Kineto's pseudo
-    process (pid -1) has no main thread: the trace's is taken; a process with one (Nsight
-    Systems' overhead rows) keeps its own, since another process's op is not the one it
-    interrupted.
+    Kineto writes its overhead (trace buffer requests, CUPTI's instrumentation) under pid
+    -1, though it happens inside the op that ran out of trace buffer; torch nests it there:
+    a Kineto event with no op of its own goes to the thread that stopped the profiler
+    (``setKinetoTID`` in torch's ``profiler_kineto.cpp``), so its time is not that op's
+    self time. A profiler that names the paying thread (Nsight Systems' ``globalTid``) is
+    taken at its word: its rows stay there, on a helper thread or in a child process with
+    nothing else recorded too, and nest with that thread's own calls.
 
     >>> t = Trace(); py = t.add_process("python", pid=7); pseudo = t.add_process("", pid=-1)
-    >>> main = t.add_track("1234", process=py, tid=1234); other = t.add_track("0", process=pseudo, tid=0)
+    >>> main = t.add_track("1234", process=py, tid=1234); helper = t.add_track("9", process=py, tid=9)
+    >>> other = t.add_track("0", process=pseudo, tid=0)
+    >>> child = t.add_track("8", process=t.add_process("child", pid=8), tid=8)
     >>> _ = t.add_slice(main, 0, 100, "cudaDeviceSynchronize", "cuda_runtime")
-    >>> _ = t.add_slice(other, 10, 5, "Resource", "overhead")
-    >>> overhead_on_main_threads(t, slice_activity(t), np.array([main, other]), np.array([1])).tolist()
-    [0, 0]
+    >>> for track in (other, helper, child):
+    ...     _ = t.add_slice(track, 20, 5, "TLS allocation", "overhead")
+    >>> overhead_on_main_threads(t, slice_activity(t), np.array([main, other, helper, child]),
+    ...                          np.array([1, 2, 3])).tolist()
+    [0, 0, 1, 3]
     """
     if not len(overhead):
         return track
     main = main_threads(trace, activity)
-    if not main:
+    if -1 not in main:
         return track
+    pseudo = [i not in main and (p.pid is None or not 0 <= p.pid <= _PID_MAX_LIMIT)
+              for i, p in enumerate(trace.processes)]
     process_of = [t.process for t in trace.tracks]
     moved = track.copy()
-    moved[overhead] = [main.get(process_of[t], main[-1]) for t in track[overhead].tolist()]
+    moved[overhead] = [main[-1] if pseudo[process_of[t]] else t
+                       for t in track[overhead].tolist()]
     return moved
 
 
@@ -284,8 +297,8 @@ class Timeline:
 
     @cached_property
     def host_track(self) -> np.ndarray:
-        """:attr:`track`, with Kineto's overhead events on the thread of the op they
-        interrupted (:func:`overhead_on_main_threads`)."""
+        """:attr:`track`, with the profiler's overhead rows on the thread that paid them
+        (:func:`overhead_on_main_threads`: Kineto's pseudo process's on the main thread)."""
         overhead = np.flatnonzero((self.activity == Activity.OVERHEAD) & ~self.on_device)
         return overhead_on_main_threads(self.trace, self.stated, self.track, overhead)
 

@@ -14,7 +14,7 @@ from .activity import Activity, Timeline
 
 # Python frames, user ranges and steps count too: the host is busy in them (their self time
 # is interpreter and framework work between ops); so does the profiler's own work, on the
-# thread of the op it interrupted (Timeline.host_track)
+# thread that paid it (Timeline.host_track)
 HOST_WORK = np.array([Activity.HOST_OP, Activity.LAUNCH, Activity.SYNC, Activity.RUNTIME,
                       Activity.DATALOADER, Activity.COMMUNICATION, Activity.OTHER,
                       Activity.PYTHON, Activity.ANNOTATION, Activity.STEP,

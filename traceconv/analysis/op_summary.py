@@ -164,9 +164,9 @@ class _Events:
         self.host = h[timeline_order(track[h], start[h], -extent[h])]
         self.start, self.extent = start, extent
         self.names, self.name_ids = names, name
-        # Kineto's own work (trace buffer requests)
+        # the profiler's own work (Kineto's trace buffer requests, nsys's TLS allocation)
         self.overhead = self.host[kind[self.host] == Activity.OVERHEAD]
-        if len(self.overhead):   # (on the thread of the op they interrupted, as torch has them)
+        if len(self.overhead):   # (on the thread that paid them: Kineto's as torch has them)
             track = overhead_on_main_threads(trace, self.activity, track, self.overhead)
             h = self.host
             self.host = h[timeline_order(track[h], self.start[h], -extent[h])]
