@@ -58,7 +58,7 @@ def test_analyses_name_no_vendor_words(package: str) -> None:
 
 def test_kineto_reader_states_every_activity() -> None:
     trace = traceconv.load(RESNET)
-    column = np.frombuffer(trace.slices.activity, np.int8)
+    column = trace.slices.numpy("activity")
     assert len(column) == len(trace.slices) and (column != Activity.UNKNOWN).all()
     raw = _raw_categories(RESNET)
     kinds = Counter(Activity(k).name for k in kind_of(column).tolist())

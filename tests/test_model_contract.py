@@ -14,6 +14,7 @@ import pickle
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import traceconv
@@ -196,6 +197,7 @@ def test_reading_the_graph_of_a_frozen_trace_changes_nothing() -> None:
     lambda t: t.strings.intern("a new string"),
     lambda t: t.tracks.append(t.tracks[0]),
     lambda t: t.memory.append(MemoryBlock(0, 1)),
+    lambda t: t.memory.coded("device")[0].append("x"),
     lambda t: t.stats.append(OpStat("x")),
     lambda t: t.metadata.attributes.update(x=1),
     lambda t: t.diagnostics.add("merge.clocks"),
@@ -211,6 +213,75 @@ def test_a_frozen_trace_refuses_every_change(change, how: str) -> None:
     with pytest.raises(FrozenTraceError):
         change(trace)
     assert _fingerprint(trace) == before
+
+
+def _writable_view(view: np.ndarray) -> np.ndarray:
+    view.setflags(write=True)
+    return view
+
+
+# Routes to a column's memory: each would write row 0 if the memory let it.
+MEMORY_ROUTES = {
+    "numpy_setflags": lambda table, name: _writable_view(table.numpy(name)),
+    "numpy_view_setflags": lambda table, name: _writable_view(table.numpy_view(name)),
+    "memoryview": lambda table, name: memoryview(getattr(table, name)),
+    "frombuffer": lambda table, name: np.frombuffer(getattr(table, name), np.uint8),
+    "asarray": lambda table, name: np.asarray(getattr(table, name)),
+    "asarray_setflags": lambda table, name: _writable_view(np.asarray(getattr(table, name))),
+}
+
+
+def _frozen_columns(trace: Trace) -> list[tuple[object, str]]:
+    """(table, column) for every non-empty column of every event table."""
+    tables = (trace.slices, trace.instants, trace.counters, trace.flows)
+    return [(table, name) for table in tables for name, _ in table._columns
+            if len(getattr(table, name))]
+
+
+@pytest.mark.parametrize("route", MEMORY_ROUTES)
+@pytest.mark.parametrize("how", ["loaded", "pickled"])
+def test_a_frozen_trace_hands_out_no_writable_memory(route: str, how: str) -> None:
+    """The columns' memory refuses writes by every public route: numpy views cannot be
+    made writeable, and no writable buffer is exported (found by a hostile round)."""
+    trace = traceconv.load(MEGENGINE)
+    if how == "pickled":
+        trace = pickle.loads(pickle.dumps(trace))
+    before = _fingerprint(trace)
+    columns = _frozen_columns(trace)
+    assert len(columns) >= 10   # (slices, counters, flows: the sample has all three)
+    for table, name in columns:
+        with pytest.raises((TypeError, ValueError)):
+            MEMORY_ROUTES[route](table, name)[0] = 1
+    assert _fingerprint(trace) == before
+
+
+@pytest.mark.parametrize("route", [
+    lambda t: _writable_view(t.memory.numbers("size")),
+    lambda t: _writable_view(t.memory.coded("device")[1]),
+    lambda t: _writable_view(t.slices.args.held()[0]),
+    lambda t: _writable_view(t.slices.args.held()[1]),
+    lambda t: memoryview(t.slices.args.key_set),
+    lambda t: _writable_view(np.asarray(t.slices.args.start)),
+], ids=["memory_numbers", "memory_codes", "args_key_set", "args_start",
+        "key_set_memoryview", "start_asarray"])
+@pytest.mark.parametrize("how", ["loaded", "pickled"])
+def test_a_frozen_traces_blocks_and_args_hand_out_no_writable_memory(route, how) -> None:
+    trace = traceconv.load(MEGENGINE)
+    if how == "pickled":
+        trace = pickle.loads(pickle.dumps(trace))
+    before = _fingerprint(trace)
+    assert len(trace.memory) and len(trace.slices.args)
+    with pytest.raises((TypeError, ValueError)):
+        route(trace)[0] = 1
+    assert _fingerprint(trace) == before
+
+
+def test_an_editable_copy_of_a_frozen_column_writes_through() -> None:
+    """The routes above are real: on an editable copy the same writes go through."""
+    trace = traceconv.load(MEGENGINE).copy()
+    memoryview(trace.slices.dur)[0] = 123
+    _writable_view(trace.slices.numpy_view("start"))[0] = 456
+    assert (trace.slice(0).dur, trace.slice(0).start) == (123, 456)
 
 
 def test_a_frozen_trace_pickles_and_copies_to_an_editable_one() -> None:

@@ -47,7 +47,7 @@ def slice_activity(trace: Trace) -> np.ndarray:
     s = trace.slices
     column = np.zeros(len(s), np.int8)
     stated = min(len(s.activity), len(column))
-    column[:stated] = np.frombuffer(s.activity, np.int8, stated)
+    column[:stated] = s.numpy_view("activity")[:stated]
     unknown = np.flatnonzero(column == Activity.UNKNOWN)
     if len(unknown):
         from ..vocabularies.generic import GENERIC_VOCABULARY

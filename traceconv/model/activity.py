@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .entities import ProcessKind
+from .typed_arrays import read_only_view
 
 if TYPE_CHECKING:
     from .trace import Trace
@@ -227,8 +228,8 @@ class Vocabulary:
         if not len(s) or rows is not None and not len(rows):
             return np.zeros(0 if rows is None else len(rows), np.int8)
         strings = trace.strings.strings
-        category = np.frombuffer(s.category, np.int32, len(s))
-        name = np.frombuffer(s.name, np.int32, len(s))
+        category = read_only_view(s.category)[:len(s)]
+        name = read_only_view(s.name)[:len(s)]
         device = on_device_rows(trace)
         if not every:
             category, name, device = category[rows], name[rows], device[rows]
@@ -349,7 +350,7 @@ def fill_activity(trace: Trace, vocabulary: Vocabulary, *, only_unknown: bool = 
     'LAUNCH'
     """
     s = trace.slices
-    column = np.frombuffer(s.activity, dtype=np.int8)
+    column = read_only_view(s.activity)
     rows = np.flatnonzero(column == Activity.UNKNOWN) if only_unknown else np.arange(len(s))
     if len(rows):
         values = np.array(column)   # (a writable copy: the column may be read-only)

@@ -21,6 +21,7 @@ import bisect
 import functools
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from copy import copy
 from itertools import accumulate, chain, compress, repeat
 from operator import is_, is_not
 from typing import Any, overload
@@ -37,7 +38,7 @@ from .frozen import (
     deep_freeze_in_place,
     frozen_array,
 )
-from .typed_arrays import extend_typed
+from .typed_arrays import extend_typed, read_only_view
 
 Args = dict[str, Any] | None
 
@@ -287,15 +288,20 @@ class ArgsColumn(Sequence[Args]):
             return
         frozen = isinstance(self.key_sets, FrozenList)
         held = len(self._values)
-        if frozen:
+        if frozen:   # (settled in editable copies of the two columns, frozen again after)
             self.key_sets = list(self.key_sets)
-        self._decode_texts()
-        if not self._in_row_order:
-            self._number_in_row_order()
-        if frozen:
-            if not self._unfrozen_inside:
-                deep_freeze_in_place(self._values, held)
-            self.key_sets = FrozenList(self.key_sets)
+            self._key_set, self._start = copy(self._key_set), copy(self._start)
+        try:
+            self._decode_texts()
+            if not self._in_row_order:
+                self._number_in_row_order()
+        finally:
+            if frozen:
+                if not self._unfrozen_inside:
+                    deep_freeze_in_place(self._values, held)
+                self.key_sets = FrozenList(self.key_sets)
+                self._key_set = frozen_array(self._key_set)  # type: ignore[assignment]  # (read as an array)
+                self._start = frozen_array(self._start)  # type: ignore[assignment]
 
     def _number_in_row_order(self) -> None:
         key_set = np.frombuffer(self._key_set, dtype=np.int32)
@@ -348,7 +354,7 @@ class ArgsColumn(Sequence[Args]):
         (b'[{"a": 1},{"b": 2}]', b'[{"b": 2},{"a": 1}]')
         """
         bounds = self._text_bounds
-        texts = np.frombuffer(self._start, dtype=np.int64)[rows]
+        texts = read_only_view(self._start)[rows]
         if not len(texts):
             return b"[]"
         if texts[-1] - texts[0] == len(texts) - 1 and (np.diff(texts) == 1).all():   # one run
@@ -502,7 +508,8 @@ class ArgsColumn(Sequence[Args]):
         ...
         traceconv.model.frozen.FrozenTraceError: this trace is frozen (read-only): build a new one (Trace.copy(), traceconv.model.copying)
         """
-        self._key_set, self._start = frozen_array(self._key_set), frozen_array(self._start)
+        self._key_set = frozen_array(self._key_set)  # type: ignore[assignment]  # (an array)
+        self._start = frozen_array(self._start)  # type: ignore[assignment]
         if isinstance(self.key_sets, FrozenList):
             return
         self.key_sets = FrozenList(self.key_sets)
@@ -514,7 +521,7 @@ class ArgsColumn(Sequence[Args]):
         """A column with the same rows that grows and changes on its own."""
         new = ArgsColumn()
         new._ids, new.key_sets = dict(self._ids), list(self.key_sets)
-        new._key_set, new._start = array("i", self._key_set), array("q", self._start)
+        new._key_set, new._start = copy(self._key_set), copy(self._start)
         new._values = FrozenList(self._handed_out())   # (never a list the frozen one holds)
         new._texts, new._text_bounds = self._texts.copy(), array("q", self._text_bounds)
         new._in_row_order = self._in_row_order
@@ -530,8 +537,8 @@ class ArgsColumn(Sequence[Args]):
         """
         new = self.copy()   # (the values and texts are shared out: the rows point into them)
         rows = np.asarray(rows, dtype=np.int64)
-        new._key_set = array("i", np.frombuffer(self._key_set, dtype=np.int32)[rows].tobytes())
-        new._start = array("q", np.frombuffer(self._start, dtype=np.int64)[rows].tobytes())
+        new._key_set = array("i", read_only_view(self._key_set)[rows].tobytes())
+        new._start = array("q", read_only_view(self._start)[rows].tobytes())
         new._in_row_order = False   # (key sets numbered in the order of rows no longer here)
         return new
 
@@ -553,10 +560,7 @@ class ArgsColumn(Sequence[Args]):
         >>> key_set, start, values = column.held(); key_set.tolist(), values
         ([0, -2], [1])
         """
-        return (np.frombuffer(self._key_set, dtype=np.int32) if len(self) else
-                np.zeros(0, dtype=np.int32),
-                np.frombuffer(self._start, dtype=np.int64) if len(self) else
-                np.zeros(0, dtype=np.int64), self._handed_out())
+        return read_only_view(self._key_set), read_only_view(self._start), self._handed_out()
 
     def json_rows(self, rows: np.ndarray) -> tuple[np.ndarray, bytes, np.ndarray]:
         """The rows held as JSON text among ``rows``, decoding nothing: their positions in
@@ -602,10 +606,10 @@ class ArgsColumn(Sequence[Args]):
         ends among the stored texts (without the comma after it), and the runs of those
         stored one after another ((first, last + 1) among them): one cut each, not one per row.
         """
-        key_set = np.frombuffer(self._key_set, dtype=np.int32)[rows] if len(rows) else \
+        key_set = read_only_view(self._key_set)[rows] if len(rows) else \
             np.zeros(0, dtype=np.int32)
         held = key_set == _JSON
-        index = np.frombuffer(self._start, dtype=np.int64)[rows[held]]
+        index = read_only_view(self._start)[rows[held]]
         bounds = np.frombuffer(self._text_bounds, dtype=np.int64)
         breaks = np.flatnonzero(index[1:] != index[:-1] + 1) + 1
         runs = list(zip(np.r_[0, breaks].tolist(), np.r_[breaks, len(index)].tolist(),
@@ -638,7 +642,7 @@ class ArgsColumn(Sequence[Args]):
         >>> column.rows_where_true("done").tolist()
         [0, 4]
         """
-        key_sets = np.frombuffer(self._key_set, dtype=np.int32) if len(self) else \
+        key_sets = read_only_view(self._key_set) if len(self) else \
             np.zeros(0, dtype=np.int32)
         at = self._positions(key)[np.maximum(key_sets, -1)]   # (a JSON row reads as absent)
         rows = np.sort(np.concatenate([np.flatnonzero(at >= 0), self._json_rows_holding(key)]))
@@ -659,9 +663,9 @@ class ArgsColumn(Sequence[Args]):
             return np.zeros(0, dtype=np.int64)
         texts = np.searchsorted(np.frombuffer(self._text_bounds, dtype=np.int64), found,
                                 "right") - 1
-        json_rows = np.flatnonzero(np.frombuffer(self._key_set, dtype=np.int32) == _JSON)
+        json_rows = np.flatnonzero(read_only_view(self._key_set) == _JSON)
         # (a text whose row was set() since is no row's: only the rows still held as JSON)
-        held = np.isin(np.frombuffer(self._start, dtype=np.int64)[json_rows], texts)
+        held = np.isin(read_only_view(self._start)[json_rows], texts)
         return json_rows[held]
 
     def get_columns(self, rows: np.ndarray, keys: tuple[str, ...],
@@ -675,8 +679,8 @@ class ArgsColumn(Sequence[Args]):
         """
         if not len(rows):
             return [[] for _ in keys]
-        key_sets = np.frombuffer(self._key_set, dtype=np.int32)[rows]
-        starts = np.frombuffer(self._start, dtype=np.int64)[rows]
+        key_sets = read_only_view(self._key_set)[rows]
+        starts = read_only_view(self._start)[rows]
         values = self._handed_out()
         columns = []
         for key, default in zip(keys, defaults, strict=True):
@@ -728,7 +732,7 @@ class ArgsColumn(Sequence[Args]):
         >>> values.tolist(), known.tolist()
         ([[0, 9, 0]], [[False, True, False]])
         """
-        held = np.frombuffer(self._key_set, dtype=np.int32)[rows] == _JSON if len(rows) else \
+        held = read_only_view(self._key_set)[rows] == _JSON if len(rows) else \
             np.zeros(0, dtype=bool)
         texts, others = np.flatnonzero(held), np.flatnonzero(~held)
         decode = _int_keys_decoder(keys, defaults)

@@ -42,6 +42,7 @@ from .frozen import (
     deep_freeze,
     deep_freeze_in_place,
     frozen_array,
+    frozen_list,
     seal_records,
 )
 from .typed_arrays import extend_typed, read_only_view
@@ -307,8 +308,9 @@ class BlockTable(FrozenWhenUnpickled, Sequence[MemoryBlock]):
             return
         for columns in (self._numbers, self._known, self._codes):
             for name, column in columns.items():
-                columns[name] = frozen_array(column)
+                columns[name] = frozen_array(column)  # type: ignore[assignment]  # (read as an array)
         deep_freeze_in_place(self._values)
+        self._values = frozen_list(self._values)   # (handed out by coded())
         self._args = {row: deep_freeze(args) for row, args in self._args.items() if args}
         self._frozen = True
 

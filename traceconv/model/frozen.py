@@ -17,9 +17,12 @@ traceconv.model.frozen.FrozenTraceError: this trace is frozen (read-only): build
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from functools import partial
 from itertools import compress, count, islice
 from typing import Any, NoReturn, TypeVar
+
+import numpy as np
 
 T = TypeVar("T")
 K = TypeVar("K")
@@ -71,11 +74,88 @@ class FrozenWhenUnpickled:
             self.freeze()   # type: ignore[attr-defined]
 
 
-class FrozenArray(array):  # type: ignore[type-arg]
-    """An ``array.array`` that refuses changes (reads are the C type's own, unchanged)."""
+class FrozenArray(Sequence[Any]):
+    """A typed column of a frozen trace: read as an ``array.array`` is read (an item, a
+    length, ``typecode``, ``itemsize``, ``tolist``, ``tobytes``, ``==``), held in
+    immutable bytes. It exports no writable memory by any route: ``numpy.asarray`` gives a
+    read-only view that numpy cannot be told to make writeable (its memory is ``bytes``),
+    and it offers no buffer to ``memoryview`` or ``numpy.frombuffer`` (a Python class
+    could only offer array.array's writable one). A slice, a copy and a pickle of it are
+    plain arrays, to edit (``copy.copy``: one copy of the bytes).
 
-    __slots__ = ()
-    locals().update(_refusing(
+    >>> import numpy as np
+    >>> column = FrozenArray("q", [1, 2]); view = np.asarray(column); view.tolist()
+    [1, 2]
+    >>> view.setflags(write=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot set WRITEABLE flag to True of this array
+    >>> column[1:], column == array("q", [1, 2])
+    (array('q', [2]), True)
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, typecode: str, values: Any = ()) -> None:
+        if not (isinstance(values, array) and values.typecode == typecode):
+            values = array(typecode, values)
+        # (a cast memoryview: C-speed items; its owner, the bytes, can never be written)
+        self._items = memoryview(values.tobytes()).cast(typecode)  # type: ignore[call-overload]
+
+    @property
+    def typecode(self) -> str:
+        return self._items.format
+
+    @property
+    def itemsize(self) -> int:
+        return self._items.itemsize
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return array(self._items.format, self._items[index].tobytes())
+        return self._items[index]
+
+    def __iter__(self) -> Any:
+        return iter(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FrozenArray):
+            return self._items == other._items   # (as arrays compare: item by item, by value)
+        return self._items == other if isinstance(other, array) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def tolist(self) -> list[Any]:
+        return self._items.tolist()
+
+    def tobytes(self) -> bytes:
+        return self._items.tobytes()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        view = np.frombuffer(self._items, self._items.format) if len(self._items) else \
+            np.zeros(0, self._items.format)
+        if copy:
+            view = view.copy()
+        return view if dtype is None else view.astype(dtype, copy=False)
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        return array, (self._items.format, bytes(self._items))
+
+    def __copy__(self) -> array:  # type: ignore[type-arg]
+        editable = array(self._items.format)
+        editable.frombytes(self._items.cast("B"))   # (one copy, straight from the bytes)
+        return editable
+
+    def __deepcopy__(self, memo: Any) -> array:  # type: ignore[type-arg]
+        return self.__copy__()
+
+    def __repr__(self) -> str:
+        return f"FrozenArray({self._items.format!r}, {self._items.tolist()!r})"
+
+    locals().update(_refusing(   # (array.array's changes, refused as the trace's others are)
         "append", "extend", "frombytes", "fromlist", "fromunicode", "fromfile", "insert",
         "pop", "remove", "reverse", "byteswap", "__setitem__", "__delitem__", "__iadd__",
         "__imul__"))
@@ -107,7 +187,7 @@ class FrozenDict(dict[K, V]):
         "update"))
 
 
-def frozen_array(column: array) -> FrozenArray:  # type: ignore[type-arg]
+def frozen_array(column: array | FrozenArray) -> FrozenArray:  # type: ignore[type-arg]
     """``column`` as a :class:`FrozenArray` (one copy of its bytes; none when it is one)."""
     return column if isinstance(column, FrozenArray) else FrozenArray(column.typecode, column)
 

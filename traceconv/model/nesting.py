@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from array import array
 
 import numpy as np
 
@@ -354,8 +353,8 @@ def track_view(trace: Trace) -> Trace:
     view.metadata = dataclasses.replace(trace.metadata, diagnostics=Diagnostics())
     view.tracks = list(trace.tracks)
     view.slices, view.instants = copy.copy(trace.slices), copy.copy(trace.instants)
-    view.slices.track = array("i", trace.slices.track)
-    view.instants.track = array("i", trace.instants.track)
+    view.slices.track = copy.copy(trace.slices.track)   # (an editable copy)
+    view.instants.track = copy.copy(trace.instants.track)
     return view
 
 

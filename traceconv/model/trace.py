@@ -36,7 +36,7 @@ from .frozen import (
 )
 from .graph import OP, TENSOR, count_kind
 from .strings import StringTable
-from .typed_arrays import extend_typed
+from .typed_arrays import extend_typed, read_only_view
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -299,7 +299,7 @@ class Trace(FrozenWhenUnpickled):
         chunk = 1 << 20   # rows at a time: no copy of whole columns on huge traces
         for first in range(0, len(s.start), chunk):
             count = min(chunk, len(s.start) - first)
-            start, dur = (np.frombuffer(column, np.int64, count, first * 8)
+            start, dur = (read_only_view(column)[first:first + count]
                           for column in (s.start, s.dur))
             over = np.flatnonzero((dur > 0) & (start > INT64_MAX - dur))
             rows += (over + first).tolist()

@@ -22,15 +22,15 @@ def extend_typed(column: array[Any], values: Any) -> None:
     column.frombytes(np.ascontiguousarray(values, dtype=column.typecode).data.cast("B"))
 
 
-def read_only_view(column: array[Any]) -> np.ndarray:
-    """``column`` as a read-only numpy array sharing its memory (the column cannot grow
-    while the view is alive).
+def read_only_view(column: Any) -> np.ndarray:
+    """``column`` (an ``array.array`` or a frozen trace's
+    :class:`~traceconv.model.frozen.FrozenArray`) as a read-only numpy array sharing its
+    memory (an array cannot grow while the view is alive; a frozen column's view cannot be
+    made writeable).
 
     >>> view = read_only_view(array("q", [5])); view.tolist(), view.flags.writeable
     ([5], False)
     """
-    if not len(column):
-        return np.zeros(0, dtype=column.typecode)
-    view = np.frombuffer(column, dtype=column.typecode)
+    view = np.asarray(column)
     view.flags.writeable = False
     return view

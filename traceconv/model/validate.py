@@ -50,6 +50,7 @@ import numpy as np
 
 from ..numbers import INT64_MAX
 from .graph import OP, TENSOR
+from .typed_arrays import read_only_view
 
 if TYPE_CHECKING:
     from .trace import Trace
@@ -261,7 +262,7 @@ def _stats(trace: Trace) -> Iterator[Problem]:
 
 
 def _activity(trace: Trace) -> Iterator[Problem]:
-    values = np.frombuffer(trace.slices.activity, np.int8)
+    values = read_only_view(trace.slices.activity)
     yield _problem("activity", "slices whose activity is not a kind with roles", values < 0,
                    lambda i: f"slice row {i}")
 
