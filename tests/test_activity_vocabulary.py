@@ -9,7 +9,6 @@ import json
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import traceconv
