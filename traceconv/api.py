@@ -59,8 +59,10 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
     if memory_check:   # (judged by the input layer on the bytes it reads: Source)
         from .spilled_texts import text_store
 
-        source.memory_limit = memory_limit(info.name, text_store() is not None,
+        spilled = text_store() is not None
+        source.memory_limit = memory_limit(info.name, spilled,
                                            row_peak=getattr(info.load(), "ROW_PEAK", None))
+        source.held_limit = memory_limit(info.name, spilled, held_whole=True)
     return _read(source, info, options)
 
 
@@ -91,16 +93,23 @@ def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any]) ->
     return frozen
 
 
+# counts that name or place what was read, and are not read on their own
+_NOT_READ_ALONE = frozenset({"tracks", "span_ns"})
+
+
 def _refuse_nothing_read(trace: Trace, name: str, format_name: str) -> None:
     """An input of which the reader took nothing is an error, whatever its format: an empty
     output would say it was read. When the reader left things out (every row of a table it
     could not read), the line names the largest of them, with its example, so that it says
-    why; an input that holds only names or a run's settings (trtexec's metadata beside its
-    exports) is read."""
+    why. What is read is events, rows, ops, memory blocks or statistics: names (processes,
+    tracks) and a run's settings alone (a Chrome file of metadata events, an execution
+    trace with no node, trtexec's ``[{"count": 0}]``) are not, since an output of them would
+    be empty; only a file that its reader says holds settings to join the traces given
+    beside it (``input.settings_only``: trt-engine-explorer's metadata) is read so."""
     counts = trace.counts()
-    if any(counts[key] for key in counts if key != "span_ns") or trace.stats \
-            or trace.op_count or len(trace.reservations) or trace.has_graph \
-            or trace.processes or trace.metadata.attributes:   # (names, a run's settings)
+    if any(counts[key] for key in counts if key not in _NOT_READ_ALONE) or trace.stats \
+            or len(trace.reservations) or trace.has_graph \
+            or trace.diagnostics.count("input.settings_only"):
         return
     dropped = [item for item in trace.diagnostics.as_list() if item["kind"] == "dropped"]
     why = ""
