@@ -8,6 +8,7 @@ dict each time (a 1 M-event trace converts 2-3x slower with it on).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -350,8 +351,9 @@ def check(path: str | os.PathLike[str], format: str | None = None, *,
 
 
 def check_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
-    """Refuse a missing input before any work is done; warn about an input given twice
-    (it would be merged with itself). Returns the warnings.
+    """Refuse a missing input before any work is done, and one that yields its bytes once
+    (standard input, a FIFO) given twice: the second read would find it spent.
+    Warn about a file given twice (it would be merged with itself). Returns the warnings.
 
     >>> check_inputs(["samples/torch/cnn_step5.pt.trace.json", "./samples/torch/cnn_step5.pt.trace.json"])
     ['./samples/torch/cnn_step5.pt.trace.json is the same file as samples/torch/cnn_step5.pt.trace.json: it is merged with itself']
@@ -359,19 +361,27 @@ def check_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
     Traceback (most recent call last):
     ...
     traceconv.errors.InputError: no/such.json: No such file or directory
+    >>> check_inputs(["-", "x.json", "-"])
+    Traceback (most recent call last):
+    traceconv.errors.InputError: <stdin>: given twice: standard input or a FIFO yields its bytes once, so it can be read once
     """
     seen: dict[str, str] = {}
     found = []
     for path in (os.fspath(p) for p in paths):
         if path == "-":
-            continue
-        try:
-            os.stat(path)
-        except OSError as exc:   # (a symbolic link loop says so, not "No such file")
-            from .special_files import reason
+            real = path
+        else:
+            try:
+                status = os.stat(path)
+            except OSError as exc:   # (a symbolic link loop says so, not "No such file")
+                from .special_files import reason
 
-            raise InputError(reason(exc), file=path) from None
-        real = os.path.realpath(path)
+                raise InputError(reason(exc), file=path) from None
+            real = os.path.realpath(path)
+        if real in seen and (path == "-" or stat.S_ISFIFO(status.st_mode)):
+            raise InputError("given twice: standard input or a FIFO yields its bytes once, so "
+                             "it can be read once",
+                             file="<stdin>" if path == "-" else path)
         if real in seen:
             found.append(f"{path} is the same file as {seen[real]}: it is merged with itself"
                          if path != seen[real] else f"{path} is given twice: it is merged with "

@@ -16,7 +16,8 @@ from collections.abc import Iterable
 import numpy as np
 
 _QUOTE, _BACKSLASH = ord('"'), ord("\\")
-_OPENS, _CLOSES = np.array([ord("{"), ord("[")]), np.array([ord("}"), ord("]")])
+_NESTING = np.zeros(256, np.int32)   # what each byte does to the depth (outside strings)
+_NESTING[[ord("{"), ord("[")]], _NESTING[[ord("}"), ord("]")]] = 1, -1
 # A key followed by its colon further than this (in whitespace) is not seen as a key.
 _COLON_REACH = 64
 
@@ -68,10 +69,10 @@ class KeyDepths:
         data = np.frombuffer(text, np.uint8)
         escapes = self._escapes(data)
         quotes = (data == _QUOTE) & ~escapes
-        in_string = (np.cumsum(quotes, dtype=np.int64) + self._in_string) & 1   # (after each)
-        bracket = np.isin(data, _OPENS).astype(np.int32) - np.isin(data, _CLOSES)
-        bracket[in_string == 1] = 0
-        depth = np.cumsum(bracket, dtype=np.int64) + self._depth   # (after each byte)
+        in_string = (np.cumsum(quotes, dtype=np.int32) + self._in_string) & 1   # (after each)
+        nesting = _NESTING[data]
+        nesting[in_string == 1] = 0
+        depth = np.cumsum(nesting, dtype=np.int32)   # (after each byte, from self._depth)
         cut = len(text) if final else max(len(text) - self._overlap, 0)
         for match in self._key.finditer(text, 0, len(text)):
             start = match.start()
@@ -79,22 +80,24 @@ class KeyDepths:
                 break
             if not (quotes[start] and in_string[start]):   # (an opening quote only)
                 continue
-            before = depth[start - 1] if start else self._depth
+            before = self._depth + (depth[start - 1] if start else 0)
             key = match.group()[:match.group().index(b'"', 1) + 1]
             (self.top if before == self._top_depth else self.deeper).add(key)
         if cut and not final:   # (the state where the pending text begins)
             self._in_string = bool(in_string[cut - 1])
             self._escaped = self._in_string and bool(escapes[cut])
-            self._depth = int(depth[cut - 1])
+            self._depth += int(depth[cut - 1])
         self._pending = text[cut:]
 
     def _escapes(self, data: np.ndarray) -> np.ndarray:
         """Which bytes follow an odd run of backslashes (the run may begin before ``data``:
         :attr:`_escaped` says whether its first byte is escaped)."""
         slashes = data == _BACKSLASH
-        places = np.arange(len(data))
-        last_other = np.maximum.accumulate(np.where(slashes, -1, places))
-        run = np.empty(len(data), np.int64)   # backslashes just before each byte
+        if not self._escaped and not slashes.any():
+            return slashes   # (no backslash: nothing escaped)
+        places = np.arange(len(data), dtype=np.int32)
+        last_other = np.maximum.accumulate(np.where(slashes, np.int32(-1), places))
+        run = np.empty(len(data), np.int32)   # backslashes just before each byte
         run[0] = 0
         run[1:] = places[:-1] - last_other[:-1]
         escaped = (run & 1).astype(bool)
