@@ -167,3 +167,70 @@ def test_the_key_scan_is_bounded_and_shared(tmp_path: Path,
         registry.detect(source)
     assert len(opened) == 1
     assert 0 < sum(read) <= HEAD_BYTES + budget
+
+
+def test_a_key_nested_in_a_value_does_not_claim_the_file(tmp_path: Path) -> None:
+    """A real execution trace whose first key's value (more than the head) holds a
+    ``"traceEvents"`` key: the top-level keys say torch-et (was: read as Chrome, refused)."""
+    trace = _load(SEEDS / "torch_et.json")
+    path = tmp_path / "et.json"
+    path.write_text(json.dumps({"metadata": {"blob": "x" * HEAD_BYTES, "traceEvents": 1},
+                                **trace}))
+    assert path.read_bytes().index(b'"traceEvents"') > HEAD_BYTES
+    assert _detected(path) == "torch-et"
+
+
+def _keys_by_depth(value: Any, keys: set[str]) -> tuple[set[str], set[str]]:
+    """(top-level keys, deeper keys) of ``value`` among ``keys``, by a walk of the parsed
+    value (top level: the root object's keys, or those of objects in a root array)."""
+    top_depth = 1 if isinstance(value, dict) else 2
+    top: set[str] = set()
+    deeper: set[str] = set()
+
+    def walk(item: Any, depth: int) -> None:
+        children = item.items() if isinstance(item, dict) else (
+            enumerate(item) if isinstance(item, list) else ())
+        for key, child in children:
+            if isinstance(item, dict) and key in keys:
+                (top if depth == top_depth else deeper).add(key)
+            walk(child, depth + 1)
+    walk(value, 1)
+    return top, deeper
+
+
+def test_key_depths_agree_with_a_parse_in_any_cut() -> None:
+    """Random documents with keys and look-alike strings (escaped quotes, backslash runs)
+    fed in random pieces: the scan finds what a walk of the parsed value finds."""
+    import random
+
+    from traceconv.formats.key_depths import KeyDepths
+
+    rng = random.Random(14)
+    names = ["traceEvents", "nodes", "a", 'b"c']
+    look_alikes = ['x"traceEvents": y', "\\", 'q\\"nodes\\":', 1, None]
+
+    def value(depth: int) -> Any:
+        roll = rng.random()
+        if depth > 3 or roll < 0.3:
+            return rng.choice(look_alikes)
+        if roll < 0.6:
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        return {rng.choice(names): value(depth + 1) for _ in range(rng.randint(0, 3))}
+
+    for _ in range(500):
+        document = (value(0) if rng.random() < 0.2 else
+                    {rng.choice(names): value(1) for _ in range(3)} if rng.random() < 0.5
+                    else [value(1) for _ in range(3)])
+        if not isinstance(document, (dict, list)):
+            continue
+        text = json.dumps(document, indent=rng.choice([None, 1])).encode()
+        scan = KeyDepths([b'"traceEvents"', b'"nodes"'])
+        at = 0
+        while at < len(text):
+            piece = rng.randint(1, 40)
+            scan.feed(text[at:at + piece])
+            at += piece
+        scan.end()
+        found = ({k.strip(b'"').decode() for k in scan.top},
+                 {k.strip(b'"').decode() for k in scan.deeper})
+        assert found == _keys_by_depth(document, {"traceEvents", "nodes"}), text

@@ -113,12 +113,14 @@ def test_a_real_gzip_is_judged_on_its_content_not_a_guess_from_its_size(memory_f
 # -- inputs that yield their bytes once -------------------------------------------------
 
 def _endless(fifo: Path) -> threading.Thread:
-    """What ``yes > fifo`` does: write ``y`` lines into ``fifo`` until its reader goes."""
+    """A JSON array that never ends, written into ``fifo`` until its reader goes (not
+    ``yes``: a reader refuses its ``y`` at the first byte)."""
     def write() -> None:
         try:
             with open(fifo, "wb") as out:
+                out.write(b"[")
                 while True:
-                    out.write(b"y\n" * 32768)
+                    out.write(b"1,\n" * 32768)
         except BrokenPipeError:
             pass
     thread = threading.Thread(target=write, daemon=True)

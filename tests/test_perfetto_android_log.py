@@ -12,6 +12,7 @@ import pytest
 
 import traceconv
 from tests.test_perfetto_system import _app
+from traceconv.errors import InputError
 
 REALTIME_AT_BOOT_1000 = 5_000_000   # the realtime clock's reading when the boot clock reads 1,000
 
@@ -61,9 +62,14 @@ def test_log_lines_by_hand(tmp_path: Path):
 
 
 def test_without_a_snapshot_no_line_is_placed(tmp_path: Path):
-    trace = traceconv.load(log_trace(tmp_path / "logs.pftrace", snapshot=False))
-    assert lines(trace) == []
-    assert trace.diagnostics.count("perfetto.clock_without_snapshot") == 3
+    """Its 3 log lines all left out (no clock snapshot places them), nothing else in it:
+    nothing read, the line naming what was left out."""
+    path = log_trace(tmp_path / "logs.pftrace", snapshot=False)
+    with pytest.raises(InputError) as caught:
+        traceconv.load(path)
+    assert str(caught.value) == (
+        f"{path}: nothing read: the perfetto reader found no event, statistic, op or memory "
+        "block in it; 3 left out (perfetto.clock_without_snapshot), such as: clock 1")
 
 
 
@@ -97,8 +103,12 @@ def test_log_lines_equal_trace_processor(tmp_path: Path, trace_processor, snapsh
     expected = sorted((r.ts, r.tid, r.msg, r.tag, r.prio) for r in trace_processor.query(
         "select l.ts, t.tid, l.msg, l.tag, l.prio from android_logs l "
         "join thread t on l.utid = t.utid"))
-    assert lines(traceconv.load(path)) == expected
     assert len(expected) == (3 if snapshot else 0)
+    if snapshot:
+        assert lines(traceconv.load(path)) == expected
+    else:   # (trace_processor places none either: nothing read)
+        with pytest.raises(InputError, match="nothing read"):
+            traceconv.load(path)
 
 
 def test_a_structured_line_that_is_not_utf8_is_repaired_and_counted(tmp_path: Path):

@@ -8,6 +8,7 @@ dict each time (a 1 M-event trace converts 2-3x slower with it on).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -59,8 +60,10 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
     if memory_check:   # (judged by the input layer on the bytes it reads: Source)
         from .spilled_texts import text_store
 
-        source.memory_limit = memory_limit(info.name, text_store() is not None,
+        spilled = text_store() is not None
+        source.memory_limit = memory_limit(info.name, spilled,
                                            row_peak=getattr(info.load(), "ROW_PEAK", None))
+        source.held_limit = memory_limit(info.name, spilled, held_whole=True)
     return _read(source, info, options)
 
 
@@ -91,16 +94,23 @@ def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any]) ->
     return frozen
 
 
+# counts that name or place what was read, and are not read on their own
+_NOT_READ_ALONE = frozenset({"tracks", "span_ns"})
+
+
 def _refuse_nothing_read(trace: Trace, name: str, format_name: str) -> None:
     """An input of which the reader took nothing is an error, whatever its format: an empty
     output would say it was read. When the reader left things out (every row of a table it
     could not read), the line names the largest of them, with its example, so that it says
-    why; an input that holds only names or a run's settings (trtexec's metadata beside its
-    exports) is read."""
+    why. What is read is events, rows, ops, memory blocks or statistics: names (processes,
+    tracks) and a run's settings alone (a Chrome file of metadata events, an execution
+    trace with no node, trtexec's ``[{"count": 0}]``) are not, since an output of them would
+    be empty; only a file that its reader says holds settings to join the traces given
+    beside it (``input.settings_only``: trt-engine-explorer's metadata) is read so."""
     counts = trace.counts()
-    if any(counts[key] for key in counts if key != "span_ns") or trace.stats \
-            or trace.op_count or len(trace.reservations) or trace.has_graph \
-            or trace.processes or trace.metadata.attributes:   # (names, a run's settings)
+    if any(counts[key] for key in counts if key not in _NOT_READ_ALONE) or trace.stats \
+            or len(trace.reservations) or trace.has_graph \
+            or trace.diagnostics.count("input.settings_only"):
         return
     dropped = [item for item in trace.diagnostics.as_list() if item["kind"] == "dropped"]
     why = ""
@@ -343,8 +353,9 @@ def check(path: str | os.PathLike[str], format: str | None = None, *,
 
 
 def check_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
-    """Refuse a missing input before any work is done; warn about an input given twice
-    (it would be merged with itself). Returns the warnings.
+    """Refuse a missing input before any work is done, and one that yields its bytes once
+    (standard input, a FIFO) given twice: the second read would find it spent.
+    Warn about a file given twice (it would be merged with itself). Returns the warnings.
 
     >>> check_inputs(["samples/torch/cnn_step5.pt.trace.json", "./samples/torch/cnn_step5.pt.trace.json"])
     ['./samples/torch/cnn_step5.pt.trace.json is the same file as samples/torch/cnn_step5.pt.trace.json: it is merged with itself']
@@ -352,19 +363,27 @@ def check_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
     Traceback (most recent call last):
     ...
     traceconv.errors.InputError: no/such.json: No such file or directory
+    >>> check_inputs(["-", "x.json", "-"])
+    Traceback (most recent call last):
+    traceconv.errors.InputError: <stdin>: given twice: standard input or a FIFO yields its bytes once, so it can be read once
     """
     seen: dict[str, str] = {}
     found = []
     for path in (os.fspath(p) for p in paths):
         if path == "-":
-            continue
-        try:
-            os.stat(path)
-        except OSError as exc:   # (a symbolic link loop says so, not "No such file")
-            from .special_files import reason
+            real = path
+        else:
+            try:
+                status = os.stat(path)
+            except OSError as exc:   # (a symbolic link loop says so, not "No such file")
+                from .special_files import reason
 
-            raise InputError(reason(exc), file=path) from None
-        real = os.path.realpath(path)
+                raise InputError(reason(exc), file=path) from None
+            real = os.path.realpath(path)
+        if real in seen and (path == "-" or stat.S_ISFIFO(status.st_mode)):
+            raise InputError("given twice: standard input or a FIFO yields its bytes once, so "
+                             "it can be read once",
+                             file="<stdin>" if path == "-" else path)
         if real in seen:
             found.append(f"{path} is the same file as {seen[real]}: it is merged with itself"
                          if path != seen[real] else f"{path} is given twice: it is merged with "

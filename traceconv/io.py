@@ -256,6 +256,9 @@ class Source:
         # how much content fits the memory available, once the format is known (set by
         # traceconv.load); None: not checked
         self.memory_limit: MemoryLimit | None = None
+        # the same for content read into memory whole (read_bytes), any format: its bytes
+        # at least must fit (an endless pipe ends in one line, not in the OOM killer)
+        self.held_limit: MemoryLimit | None = None
         self._spool: Spool | None = None   # what an input that yields its bytes once yielded
         self._undressed: bytes | None = None  # text decoded from UTF-16/32 or CR line ends
         # what the input layer itself repaired, dropped or noted while opening this input
@@ -318,15 +321,20 @@ class Source:
         return io.BufferedReader(_CountingReader(raw, total, self.progress),  # type: ignore[arg-type,return-value]
                                  1 << 20)
 
-    def _content_limit(self) -> int:
-        """The most bytes of content this input may hold."""
-        memory = self.memory_limit
+    def _limit(self, whole: bool) -> MemoryLimit | None:
+        """The memory limit of reading the content (``whole``: into memory at once)."""
+        return self.held_limit if whole and self.held_limit is not None else self.memory_limit
+
+    def _content_limit(self, whole: bool = False) -> int:
+        """The most bytes of content this input may hold (``whole``: read into memory)."""
+        memory = self._limit(whole)
         return self.max_bytes if memory is None else min(self.max_bytes, memory.content_bytes)
 
-    def _refusal(self, size: int, location: str | None = None) -> InputError:
+    def _refusal(self, size: int, location: str | None = None,
+                 whole: bool = False) -> InputError:
         """The error for content of ``size`` bytes, over :meth:`_content_limit`
         (``location``: where reading passed it; else ``size`` is the file's)."""
-        memory = self.memory_limit
+        memory = self._limit(whole)
         if memory is None or memory.content_bytes >= self.max_bytes:
             return too_large(self.name, self.max_bytes, location)
         refused = memory.refusal(self.name, size, passed=location is not None,
@@ -367,14 +375,14 @@ class Source:
     def compressed(self) -> bool:
         return self.compression is not None
 
-    def open(self) -> BinaryIO:
+    def open(self, whole: bool = False) -> BinaryIO:
         """A binary stream of the (decompressed) content, as UTF-8 with ``\\n`` line ends
         where the input is text in another dress (:mod:`traceconv.text_encoding`); the
-        caller closes it."""
+        caller closes it. ``whole``: the caller holds all of it (:attr:`held_limit`)."""
         if self._undressed is not None:
             return io.BytesIO(self._undressed)
         dressed = self._dressing
-        stream = self._decompressed()
+        stream = self._decompressed(whole or dressed not in (None, "utf-8"))
         if dressed == "utf-8":   # a UTF-8 BOM: skipped, the rest streams as it is
             stream.read(len(codecs.BOM_UTF8))
         elif dressed is not None:
@@ -396,7 +404,7 @@ class Source:
         except (OSError, EOFError):
             return None   # (a cut gzip: the read itself will say where)
 
-    def _decompressed(self) -> BinaryIO:
+    def _decompressed(self, whole: bool = False) -> BinaryIO:
         kind = self.compression
         if kind == "zstd":
             raise InputError("zstd-compressed: traceconv reads gzip, xz and bz2 inputs; "
@@ -405,7 +413,7 @@ class Source:
         if kind is None and self._spool is None:
             return raw   # (a file, its size judged before reading)
         if kind is None:   # (a spool's reader, which has readinto)
-            return self._gated(cast(_Readable, raw), "byte")
+            return self._gated(cast(_Readable, raw), "byte", whole=whole)
         unpacked: _Readable
         if kind == "gzip":
             unpacked = _DamageAsOSError(gzip.GzipFile(fileobj=raw, mode="rb"), "gzip")
@@ -418,14 +426,16 @@ class Source:
 
             unpacked = bz2.BZ2File(raw, "rb")
         return self._gated(unpacked, "decompressed byte", raw,
-                           getattr(self.progress, "unpacked", None))
+                           getattr(self.progress, "unpacked", None), whole)
 
     def _gated(self, content: _Readable, place: str, raw: BinaryIO | None = None,
-               unpacked: Callable[[int], None] | None = None) -> BinaryIO:
+               unpacked: Callable[[int], None] | None = None,
+               whole: bool = False) -> BinaryIO:
         """``content`` (decompressed from ``raw``, closed with it), refused once it passes
-        the limits, at the ``place`` (``decompressed byte``) where it did."""
-        limit = self._content_limit()
-        gate = _Gate(content, limit, lambda at: self._refusal(at, f"{place} {at}"),
+        the limits (``whole``: of content held whole), at the ``place``
+        (``decompressed byte``) where it did."""
+        limit = self._content_limit(whole)
+        gate = _Gate(content, limit, lambda at: self._refusal(at, f"{place} {at}", whole),
                      source=raw, unpacked=unpacked)
         return io.BufferedReader(gate, 1 << 20)  # type: ignore[return-value]
 
@@ -438,14 +448,14 @@ class Source:
         """The whole decompressed content; for a message format, its rows judged on these
         bytes by :attr:`memory_limit` (:meth:`~traceconv.memory_check.MemoryLimit.refuse_rows`:
         no second read, nor a second decompression)."""
-        data = self._read(-1)
+        data = self._read(-1)   # (an input of unknown size: bounded by held_limit)
         if self.memory_limit is not None:
             self.memory_limit.refuse_rows(self.name, data, self.path)
         return data
 
     def _read(self, size: int) -> bytes:
         try:
-            with self.open() as stream:
+            with self.open(whole=size < 0) as stream:
                 try:
                     return stream.read(size)
                 except (OSError, EOFError) as exc:   # e.g. a gzip cut short

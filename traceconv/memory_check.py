@@ -64,6 +64,9 @@ INSTEAD = {
                 "Perfetto UI), which holds a trace in less",
 }
 ELSEWHERE = "convert it on a machine with more memory"   # where INSTEAD names nothing
+# content of unknown size read whole: the pieces read and the bytes joined from them (300 MB
+# piped into an execution trace's reader: a 627 MB peak)
+HELD_PER_BYTE = 2.0
 BASE_BYTES = 100 << 20   # the interpreter and the libraries
 GZIP_GUESS = 8           # how much larger a .gz trace is once decompressed (about)
 BYPASS = "TRACECONV_MEMORY_CHECK=off"   # in the environment: no check
@@ -144,12 +147,29 @@ class MemoryLimit:
     spilled: bool   # argument texts on disk (see needed_memory)
     available: int
     row_peak: RowPeak | None = None   # what a message format's rows add
+    # the content is held in memory whole (Source.read_bytes), any format, measured or not
+    # (a reader that streams Chrome JSON holds a third of it): HELD_PER_BYTE at least
+    held_whole: bool = False
+
+    @property
+    def factor(self) -> float:
+        """Peak bytes per byte of content."""
+        measured = PEAK_PER_BYTE.get(self.format_name)
+        factor = measured[0 if self.spilled else 1] if measured else 1.0
+        return max(factor, HELD_PER_BYTE) if self.held_whole else factor
 
     @property
     def content_bytes(self) -> int:
-        """The most bytes of content whose estimated peak fits the memory available."""
-        factor = PEAK_PER_BYTE[self.format_name][0 if self.spilled else 1]
-        return max(int((self.available - BASE_BYTES) / factor), 0)
+        """The most bytes of content whose estimated peak fits the memory available.
+
+        >>> MemoryLimit("nsys", True, (100 << 20) + 4096, held_whole=True).content_bytes
+        2048
+        """
+        return max(int((self.available - BASE_BYTES) / self.factor), 0)
+
+    def needed(self, size: int) -> int:
+        """The estimated peak of ``size`` bytes of content."""
+        return int(size * self.factor) + BASE_BYTES
 
     def refuse_rows(self, name: str, data: bytes, path: str | None = None) -> None:
         """Raise :meth:`refusal` when the content ``data`` of the input ``name``, read whole
@@ -168,7 +188,7 @@ class MemoryLimit:
         """
         if self.row_peak is None:
             return
-        needed = needed_memory(len(data), self.format_name, self.spilled) or 0
+        needed = self.needed(len(data))
         if needed + self.row_peak.most(len(data)) <= self.available:
             return
         rows = self.row_peak.counted(data)
@@ -181,7 +201,7 @@ class MemoryLimit:
         default ``name``) of ``size`` bytes (``passed``: its content is known only to pass
         ``size``, where reading stopped) whose rows take ``rows`` bytes: what it needs,
         what is left, what to run instead and how to try anyway."""
-        needed = (needed_memory(size, self.format_name, self.spilled) or 0) + rows
+        needed = self.needed(size) + rows
         how_much = (f"more than {format_bytes(needed)} of memory (its content passes "
                     f"{format_bytes(size)} here)" if passed
                     else f"about {format_bytes(needed)} of memory")
@@ -192,20 +212,26 @@ class MemoryLimit:
 
 
 def memory_limit(format_name: str, spilled: bool, available: int | None = None,
-                 row_peak: RowPeak | None = None) -> MemoryLimit | None:
+                 row_peak: RowPeak | None = None, held_whole: bool = False
+                 ) -> MemoryLimit | None:
     """The :class:`MemoryLimit` of reading ``format_name`` whole here (``available``:
     default the memory this process can still take; ``row_peak``: what its rows add, for a
-    message format); None where nothing is checked: with
-    :data:`BYPASS` in the environment, for a format whose peak is not measured, or where the
-    memory available is not known.
+    message format; ``held_whole``: of its content read into memory whole, any format);
+    None where nothing is checked: with :data:`BYPASS` in the environment, for a format
+    whose peak is not measured (unless ``held_whole``), or where the memory available is
+    not known.
 
     >>> memory_limit("chrome", True, available=1 << 30).content_bytes   # (1 GiB - 100 MiB) / 0.33
     2936012800
     >>> memory_limit("nsys", True, available=1 << 30) is None
     True
+    >>> memory_limit("nsys", True, available=1 << 30, held_whole=True).content_bytes
+    484442112
     """
-    if os.environ.get(BYPASS.split("=")[0]) == "off" or format_name not in PEAK_PER_BYTE:
+    if os.environ.get(BYPASS.split("=")[0]) == "off" or (
+            format_name not in PEAK_PER_BYTE and not held_whole):
         return None
     if available is None:
         available = available_memory()
-    return None if available is None else MemoryLimit(format_name, spilled, available, row_peak)
+    return None if available is None else MemoryLimit(format_name, spilled, available, row_peak,
+                                                      held_whole)

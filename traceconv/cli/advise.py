@@ -50,7 +50,7 @@ def advise_command(inputs: tuple[str, ...], as_json: bool, rules: tuple[str, ...
     """
 
     from ..analysis.advise import RULES, advise
-    from ..api import load, rank_traces
+    from ..api import check_inputs, load, rank_traces
     from ..errors import TraceconvError
     from ..units import parse_bytes
 
@@ -60,6 +60,7 @@ def advise_command(inputs: tuple[str, ...], as_json: bool, rules: tuple[str, ...
         if unknown:
             raise TraceconvError(f"unknown rule {unknown[0]!r} (known: {', '.join(sorted(known))})")
         options = {"device_memory": parse_bytes(device_memory)} if device_memory else {}
+        check_inputs(inputs)   # (a missing or spent input before any is read)
         # (one trace a rank or run: the CSVs of one rocprofv3 run, an ET beside its trace)
         traces = [with_steps(trace, steps, trace.metadata.source_file) for trace in
                   rank_traces([load(path, format=format) for path in inputs])]

@@ -12,7 +12,7 @@ import click
 from ..presentation.json_text import json_text
 from ..presentation.tables import console_for
 from .app import app, handled_errors
-from .options import ALIGN_OPTION, trim_options, wide_option
+from .options import ALIGN_OPTION, OUTPUT_PATH, trim_options, wide_option
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -33,7 +33,7 @@ Examples:
 
 @app.command(epilog=EPILOG)
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@click.option("-o", "--outdir", required=True, metavar="OUTDIR",
+@click.option("-o", "--outdir", type=OUTPUT_PATH, required=True, metavar="OUTDIR",
               help="Directory for the outputs (created if missing); one file per input, "
                    "named after it.")
 @click.option("--to", "to", required=True, metavar="FORMAT",

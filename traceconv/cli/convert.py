@@ -14,7 +14,7 @@ from ..output_names import output_name
 from .app import app, handled_errors
 from .digest import echo_digest, written_digest
 from .loading import echo_alignment, load_all
-from .options import ALIGN_OPTION, ByteSize, max_bytes_option, trim_options
+from .options import ALIGN_OPTION, OUTPUT_PATH, ByteSize, max_bytes_option, trim_options
 
 if TYPE_CHECKING:
     from ..analysis.align import Mode
@@ -38,7 +38,7 @@ def default_output(inputs: tuple[str, ...], to: str) -> str:
 @click.option("--to", "to", metavar="FORMAT",
               help="Output format: perfetto, chrome, ... (`traceconv formats`). "
                    "Default: from the -o extension.")
-@click.option("-o", "--output", metavar="PATH",
+@click.option("-o", "--output", type=OUTPUT_PATH, metavar="PATH",
               help="Output file; `-` is standard output; a .gz name compresses. "
                    "Default: the first input's name with the format's extension.")
 @click.option("--format", "format", metavar="NAME",

@@ -15,7 +15,7 @@ from .device_views import STEPS_OPTION, with_steps
 from .graph_capture import GRAPH_CAPTURE_OPTION, path_captured_ops, with_capture
 from .job_path_table import print_ranks
 from .loading import load_all, load_each
-from .options import wide_option
+from .options import OUTPUT_PATH, wide_option
 
 
 @app.command("critical-path")
@@ -24,7 +24,7 @@ from .options import wide_option
               help='Print {"mode", "length_ns", "span_ns", "breakdown", "path": [...]}.')
 @click.option("--highlight", is_flag=True,
               help="Also write a Perfetto trace with the path as a track and flows.")
-@click.option("-o", "--output", metavar="PATH",
+@click.option("-o", "--output", type=OUTPUT_PATH, metavar="PATH",
               help="Where --highlight writes (default: TRACE_critical_path.pftrace).")
 @click.option("--mode", type=click.Choice(["auto", "graph", "timeline"]), default="auto",
               show_default=True, help="graph: longest op → tensor → op chain; timeline: "

@@ -25,7 +25,7 @@ from .app import app, handled_errors
 from .device_views import STEPS_OPTION, with_steps
 from .diff_sides import expand, read_side, split_sides
 from .loading import load_all
-from .options import wide_option
+from .options import OUTPUT_PATH, wide_option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -135,7 +135,7 @@ def _inputs(before: str, after: str | None, format: str | None):
                    "(auto: when the two sides were recorded differently), or as recorded.")
 @click.option("--timeline", "prefer_timeline", is_flag=True,
               help="Compare the timelines even when both inputs also carry statistics.")
-@click.option("-o", "--output", metavar="DIFF.pftrace",
+@click.option("-o", "--output", type=OUTPUT_PATH, metavar="DIFF.pftrace",
               help="Timelines: also write one viewable trace with A and B aligned at their "
                    "first step and a track of per-op deltas (Perfetto, or by extension).")
 @click.option("--fail-if", "fail_if", multiple=True, metavar="SUBJECT:+LIMIT",
@@ -193,6 +193,10 @@ def diff_command(inputs: tuple[str, ...], as_json: bool, sort: str, section: str
     with handled_errors():
         sides = split_sides(inputs)
         files = (expand(sides[0]), expand(sides[1])) if sides[1] else None
+        if files:   # (standard input on both sides: refused, not read empty the second time)
+            from ..api import check_inputs
+
+            check_inputs([_file_of(spec) for side in files for spec in side])
         if files is None or len(files[0]) == len(files[1]) == 1:
             compared = _compare_two(sides, files, format, (by_class, names), prefer_timeline,
                                     output, bool(gates), steps, steps_a, steps_b)

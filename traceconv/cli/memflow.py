@@ -10,12 +10,12 @@ import click
 from ..output_names import output_name
 from .app import app, handled_errors
 from .loading import load_all
-from .options import COLOR_BY, PICTURE_HEIGHT, PICTURE_WIDTH
+from .options import COLOR_BY, OUTPUT_PATH, PICTURE_HEIGHT, PICTURE_WIDTH
 
 
 @app.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@click.option("-o", "--output", metavar="PATH",
+@click.option("-o", "--output", type=OUTPUT_PATH, metavar="PATH",
               help="SVG to write (`-` for standard output, .svg.gz compresses). "
                    "Default: the first input's name with .svg.")
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")

@@ -36,6 +36,28 @@ class ByteSize(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+class OutputPath(click.ParamType):
+    """``-o PATH``: where a command writes. An empty name is a usage error: taken as no
+    ``-o``, it would write the default output beside the input.
+
+    >>> OutputPath().convert("out.pftrace", None, None)
+    'out.pftrace'
+    >>> OutputPath().convert("", None, None)
+    Traceback (most recent call last):
+    click.exceptions.BadParameter: an empty name: name a file or folder (`-` is standard output where a command writes one file)
+    """
+
+    name = "PATH"
+
+    def convert(self, value, param, ctx) -> str:  # type: ignore[no-untyped-def]
+        if value == "":
+            self.fail("an empty name: name a file or folder (`-` is standard output where a "
+                      "command writes one file)", param, ctx)
+        return str(value)
+
+
+OUTPUT_PATH = OutputPath()
+
 max_bytes_option = click.option(
     "--max-bytes", type=ByteSize(), default=DEFAULT_MAX_BYTES, metavar="SIZE",
     help=f"Refuse an input holding more than SIZE bytes once decompressed (e.g. 500M, 32GiB; "

@@ -7,6 +7,7 @@ import os
 import click
 
 from .app import app, handled_errors
+from .options import OUTPUT_PATH
 
 EPILOG = """\b
 Examples:
@@ -17,7 +18,7 @@ Examples:
 
 @app.command(epilog=EPILOG)
 @click.argument("input", metavar="INPUT")
-@click.option("-o", "--output", required=True, metavar="OUT",
+@click.option("-o", "--output", type=OUTPUT_PATH, required=True, metavar="OUT",
               help="The overview trace (.pftrace: Perfetto; .json: Chrome JSON).")
 @click.option("--top", type=click.IntRange(min=0), default=100, show_default=True,
               metavar="N", help="Longest slices shown per thread or stream.")

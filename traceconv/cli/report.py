@@ -6,11 +6,12 @@ import click
 
 from .app import app, handled_errors
 from .loading import load_all
+from .options import OUTPUT_PATH
 
 
 @app.command("report")
 @click.argument("inputs", nargs=-1, required=True, metavar="TRACE")
-@click.option("-o", "--output", metavar="PATH", required=True,
+@click.option("-o", "--output", type=OUTPUT_PATH, metavar="PATH", required=True,
               help="The HTML file to write (`-` for standard output).")
 @click.option("--title", metavar="TEXT", help="Page title (default: the input's name).")
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")

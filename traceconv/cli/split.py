@@ -8,6 +8,7 @@ import click
 
 from ..presentation.json_text import json_text
 from .app import app, handled_errors
+from .options import OUTPUT_PATH
 
 EPILOG = """\b
 Examples:
@@ -26,7 +27,7 @@ Examples:
               help="Where to cut: at each step marker (PyTorch's ProfilerStep#N, Paddle's "
                    "ProfileStep#N, MegEngine's StopStep; a step's GPU work goes with it), every DUR "
                    "(time=250ms; units ns, us, ms, s), or one piece per rank of a merged trace.")
-@click.option("-o", "--outdir", required=True, metavar="DIR",
+@click.option("-o", "--outdir", type=OUTPUT_PATH, required=True, metavar="DIR",
               help="Directory for the pieces and manifest.json (created if missing).")
 @click.option("--clip", is_flag=True,
               help="Slices crossing a cut end at it, and continue from the start of each "

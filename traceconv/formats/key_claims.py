@@ -9,6 +9,11 @@ column names them); detection scans an input once for the keys of every format
 (:func:`keys_found`) and asks each claim whether it holds, and a reader that dispatches on
 its file's opening asks :func:`claimed_kind` when the opening does not tell.
 
+A claim's keys are keys of the file's top-level object (or of the objects directly in a
+top-level array): the same name nested in a value (an execution trace's metadata holding
+``"traceEvents"``) says nothing about the file. Only the keys a claim names ``inner`` (an
+execution trace's node fields, a Chrome event's args) count wherever they come.
+
 >>> claim = KeyClaim("graph", all_of=("Layers",), none_of=("traceEvents",))
 >>> claim.holds(frozenset({b'"Layers"', b'"Bindings"'}))
 True
@@ -18,8 +23,6 @@ False
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -29,6 +32,7 @@ from ..io import HEAD_BYTES
 
 if TYPE_CHECKING:
     from ..io import Source
+    from .key_depths import KeyDepths
 
 FURTHER = 256 << 20   # how far past its head an input is searched for identifying keys
 _BLOCK = 1 << 20
@@ -36,10 +40,10 @@ _BLOCK = 1 << 20
 
 @dataclass(frozen=True)
 class KeyClaim:
-    """One kind of a format's JSON file, known by quoted keys anywhere in it: every key of
-    ``all_of``, at least ``least`` of ``some_of``, and none of ``none_of`` (another format's
-    key: it keeps two formats from claiming one file). Keys are matched as quoted strings,
-    not parsed: the reader checks the structure.
+    """One kind of a format's JSON file, known by the keys of its top-level object: every
+    key of ``all_of``, at least ``least`` of ``some_of``, and none of ``none_of`` (another
+    format's key: it keeps two formats from claiming one file); a key also in ``inner``
+    counts wherever it is a key (the fields of the items). The reader checks the structure.
 
     >>> KeyClaim("profile", all_of=("count",), some_of=("timeMs", "averageMs"), least=1
     ...          ).holds(frozenset({b'"count"', b'"averageMs"'}))
@@ -51,6 +55,7 @@ class KeyClaim:
     some_of: tuple[str, ...] = ()
     least: int = 0
     none_of: tuple[str, ...] = ()
+    inner: tuple[str, ...] = ()     # keys of the items, found at any depth
 
     @property
     def keys(self) -> frozenset[bytes]:
@@ -71,8 +76,9 @@ def _quoted(keys: Iterable[str]) -> list[bytes]:
 def keys_found(head: bytes, source: Source | None, claims: Iterable[KeyClaim]
                ) -> frozenset[bytes]:
     """The keys of ``claims`` that a JSON object or array longer than its head holds in the
-    head and the :data:`FURTHER` bytes after it; nothing for a shorter input (its head
-    sniffs saw all of it) or for one that is no JSON object or array.
+    head and the :data:`FURTHER` bytes after it, at the top level (or, for a claim's
+    ``inner`` keys, anywhere); nothing for a shorter input (its head sniffs saw all of it)
+    or for one that is no JSON object or array.
 
     It reads a MiB at a time (memory: two blocks), at most ``HEAD_BYTES + FURTHER`` bytes,
     and stops one block after the one where some claim holds (the block after lets a claim
@@ -85,27 +91,27 @@ def keys_found(head: bytes, source: Source | None, claims: Iterable[KeyClaim]
     if (source is None or len(head) < HEAD_BYTES or not claims
             or head.lstrip()[:1] not in (b"{", b"[")):
         return frozenset()
-    wanted = frozenset().union(*(claim.keys for claim in claims))
-    any_key, overlap = _pattern(wanted), max(map(len, wanted)) - 1
-    found: set[bytes] = set()
-    seen, blocks_left = b"", (HEAD_BYTES + FURTHER) // _BLOCK
+    from .key_depths import KeyDepths  # (numpy: only when no head sniff is sure)
+
+    inner = frozenset(_quoted(key for claim in claims for key in claim.inner))
+    scan = KeyDepths(frozenset().union(*(claim.keys for claim in claims)))
+    blocks_left = (HEAD_BYTES + FURTHER) // _BLOCK
     try:
         with source.open() as stream:
             while blocks_left > 0 and (block := stream.read(_BLOCK)):
-                window, blocks_left = seen + block, blocks_left - 1
-                found.update(match.group() for match in any_key.finditer(window))
-                if blocks_left > 1 and any(claim.holds(frozenset(found)) for claim in claims):
+                scan.feed(block)
+                blocks_left -= 1
+                if blocks_left > 1 and any(claim.holds(_found(scan, inner)) for claim in claims):
                     blocks_left = 1
-                seen = block[-overlap:]
     except (OSError, EOFError, ValueError, TraceconvError):
         pass   # (the reader, not detection, says what is wrong with the input)
-    return frozenset(found)
+    scan.end()
+    return _found(scan, inner)
 
 
-@functools.lru_cache(maxsize=8)
-def _pattern(keys: frozenset[bytes]) -> re.Pattern[bytes]:
-    """One alternation of every key: a block is walked once, not once per key."""
-    return re.compile(b"|".join(re.escape(key) for key in sorted(keys)))
+def _found(scan: KeyDepths, inner: frozenset[bytes]) -> frozenset[bytes]:
+    """The top-level keys, and the ``inner`` ones found deeper."""
+    return frozenset(scan.top | (scan.deeper & inner))
 
 
 def claimed_kind(source: Source, claims: tuple[KeyClaim, ...]) -> str | None:

@@ -47,7 +47,7 @@ _V1_JSON_OPENING = re.compile(rb'\A\s*\{\s*"traceEvents"\s*:\s*\[\s*\{\s*\}')
 _STRING_TIME = re.compile(rb'"ts"\s*:\s*"\d')
 _V3_JSON_OPENING = re.compile(rb'\A\s*\{\s*"rocprofiler-sdk-tool"\s*:\s*\[')
 # The keys that tell the JSON outputs wherever they come (the registry's ``key_claims``)
-ROCPROF_KEYS = (KeyClaim("v1-json", all_of=("traceEvents", "BeginNs")),
+ROCPROF_KEYS = (KeyClaim("v1-json", all_of=("traceEvents", "BeginNs"), inner=("BeginNs",)),
                 KeyClaim("v3-json", all_of=("rocprofiler-sdk-tool",)))
 
 

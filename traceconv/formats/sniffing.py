@@ -36,13 +36,15 @@ _EXECUTION_TRACE_NODE_NAMES = ("ctrl_deps", "attrs", "rf_id", "fw_parent", "fw_t
 # The keys that tell these formats wherever they come (the registry's ``key_claims``): a
 # Chrome trace's "traceEvents" (a rocprof v1 results.json, Chrome-like, has "BeginNs"); the
 # others are not Chrome traces that happen to name their keys
-CHROME_KEYS = (KeyClaim("trace", all_of=("traceEvents",), none_of=("BeginNs",)),)
+CHROME_KEYS = (KeyClaim("trace", all_of=("traceEvents",), none_of=("BeginNs",),
+                        inner=("BeginNs",)),)
 MEGENGINE_PROFILE_KEYS = (KeyClaim("profile", some_of=_MEGENGINE_KEYS, least=2,
                                    none_of=("traceEvents",)),)
 MEGENGINE_MEMINFO_KEYS = (KeyClaim("meminfo", all_of=("opr", "chunk", "logic_addr_begin"),
-                                   none_of=("traceEvents",)),)
+                                   none_of=("traceEvents",), inner=("logic_addr_begin",)),)
 TORCH_ET_KEYS = (KeyClaim("trace", all_of=("nodes",), some_of=_EXECUTION_TRACE_NODE_NAMES,
-                          least=2, none_of=("traceEvents",)),)
+                          least=2, none_of=("traceEvents",),
+                          inner=_EXECUTION_TRACE_NODE_NAMES),)
 
 
 def chrome(head: bytes, source: Source | None) -> float:

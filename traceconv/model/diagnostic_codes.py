@@ -164,6 +164,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("input.line_cut", "repaired",
           "lines of a text input longer than 1 M characters: cut there, the rest of the "
           "line not read"),
+    _Code("input.settings_only", "note",
+          "inputs holding a run's settings alone (no event, row, op or memory block), read "
+          "to join the traces given beside them"),
     _Code("input.unknown_diagnostic", "note",
           "diagnostics the file carries (a trace traceconv wrote) under a code this version "
           "does not know, or with a count that is not a whole number: counted here, the first "

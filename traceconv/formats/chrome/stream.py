@@ -219,7 +219,7 @@ def read_document(stream: BinaryIO, chunk_size: int | None = None) -> Document:
         doc.chunks = _chunks(_Text(stream, head, start + 1, chunk_size), doc)
         return doc
     if head[start:start + 1] != b"{":
-        return _parse_whole(head + stream.read())
+        raise _not_a_document(head, start)   # (at its first byte: nothing more is read)
     doc = Document()
     text = _Text(stream, head, start + 1, chunk_size)
     if _read_members(text, doc, header=True):
@@ -227,6 +227,27 @@ def read_document(stream: BinaryIO, chunk_size: int | None = None) -> Document:
     else:   # an object without "traceEvents" (not a trace: the reader says so)
         doc.has_events_key = False
     return doc
+
+
+def _not_a_document(head: bytes, start: int) -> DocumentError:
+    """The error for a long text whose first visible byte, ``head[start]``, opens no object
+    or array, located there: a stream of any length (``/dev/zero``) is refused at its
+    first piece.
+
+    >>> error = _not_a_document(b"\\n  \\x00" + b"\\x00" * 9, 3)
+    >>> str(error), error.line, error.column
+    ('unexpected character, expected a JSON value', 2, 3)
+    >>> str(_not_a_document(b'"text"', 0))
+    'a Chrome trace is a JSON object or array'
+    """
+    line = head.count(b"\n", 0, start) + 1
+    column = _chars(head[head.rfind(b"\n", 0, start) + 1:start]) + 1
+    if head[start] not in b'"-0123456789tfn':   # (no JSON value starts so: orjson says why)
+        try:
+            _loads(head[:start + 1])
+        except DocumentError as exc:
+            return exc
+    return DocumentError("a Chrome trace is a JSON object or array", line, column)
 
 
 def _chars(data: bytes | bytearray) -> int:

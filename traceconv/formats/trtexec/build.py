@@ -131,6 +131,9 @@ class EngineBuilder:
         found = [k for k in by_kind if k.startswith("trex-")]
         self.trace.diagnostics.add("trtexec.trex_metadata", count=len(found),
                                    example=", ".join(found) or None)
+        if found and len(found) == len(by_kind):   # (settings to join the exports' trace)
+            self.trace.diagnostics.add("input.settings_only", count=len(found),
+                                       example=", ".join(found))
 
     # -- layer information: the op graph --------------------------------------------------
 
