@@ -92,10 +92,12 @@ def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
                                   clock=CLOCK))
     labels = _agent_labels([p.table for p in parts if p.kind in _AGENT_KINDS])
     places = Places(trace, labels)
+    diagnostics = trace.diagnostics
     if all(p.kind == "v3-agent-info" for p in parts):   # (alone: its agents are what it holds)
         for number in sorted(labels):
             places.device(device_name(V3, number)[0], number)
-    diagnostics = trace.diagnostics
+        # (a run's settings, read to join its traces: not "nothing read")
+        diagnostics.add("input.settings_only", count=len(parts), example=parts[0].file)
     for part in parts:
         part.table.count_repairs(diagnostics)
     calls: dict[int, int] = {}
