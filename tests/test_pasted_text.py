@@ -146,3 +146,11 @@ def test_two_migraphx_reports_in_one_file_lose_nothing(tmp_path):
     trace = traceconv.load(two)
     assert trace.counts()["ops"] == 2 * len(TIMED.findall(text))
     assert _dropped(trace) == {}
+
+
+def test_a_coloured_report_at_the_end_of_a_long_training_log_is_found(tmp_path):
+    log = tmp_path / "train.log"
+    steps = "".join(f"step {n} loss 0.{n % 97:02d}\n" for n in range(8000))   # past the head
+    log.write_text(steps + DRESSES["ansi_lines"](REPORT.read_text()))
+    trace = traceconv.load(log)
+    assert (trace.counts()["slices"], len(trace.stats)) == (REPORT_EVENTS, REPORT_STATS)

@@ -196,7 +196,9 @@ def text_contains(head: bytes, source: Source | None, pattern: re.Pattern[bytes]
             if not chunk:
                 return False
             block = tail + chunk
-            if pattern.search(unpasted_bytes(block)):
+            # (a log's own lines are plain or coloured: pasted pages are short, and fit the head)
+            if pattern.search(block) or (b"\x1b" in block and
+                                         pattern.search(unpasted_bytes(block))):
                 return True
             tail = block[block.rfind(b"\n") + 1:][-4096:]   # a line cut by the chunk edge
     return False

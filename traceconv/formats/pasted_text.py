@@ -57,10 +57,11 @@ def unpasted(line: str) -> str:
     >>> unpasted("\\x1b[1;32mconv2d\\x1b[0m\\u00a0\\u00a012\\t0.5")
     'conv2d  12      0.5'
     """
-    if "\x1b" in line:
-        line = _ANSI.sub("", line)
-    if not line.isascii():
-        line = line.translate(_SPACES)
+    if line.isascii():
+        if "\x1b" in line:
+            line = _ANSI.sub("", line)
+    else:
+        line = _ANSI.sub("", line).translate(_SPACES)
     return _untab(line) if "\t" in line else line
 
 
@@ -86,20 +87,23 @@ class PastedLines:
     def __iter__(self) -> Iterator[str]:
         raw = iter(self._lines)
         current = self._page(next(raw, None))
+        current_quote = current is not None and _QUOTE.match(current)
         quoted = False
         number = 0
         while current is not None:
             number += 1
             following = self._page(next(raw, None))
+            following_quote = following is not None and _QUOTE.match(following)
             # (a last line of blanks alone is an indented or quoted paste's last line end)
             if following is None and getattr(self._lines, "ended_mid_line", False) and \
                     unpasted(current).strip(" >"):
                 self.cut_line = number
             # a quote is a block: one line that starts with ">" is a wrapped "->" or a prompt
-            quoted = _QUOTE.match(current) is not None and (quoted or (
-                following is not None and _QUOTE.match(following) is not None))
-            yield unpasted(_QUOTE.sub("", current, count=1) if quoted else current)
-            current = following
+            quoted = bool(current_quote) and (quoted or bool(following_quote))
+            if quoted and current_quote:
+                current = current[current_quote.end():]
+            yield unpasted(current)
+            current, current_quote = following, following_quote
 
     def _page(self, line: str | None) -> str | None:
         """``line`` without ANSI escapes and, on an HTML page, without its entities and the
