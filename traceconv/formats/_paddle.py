@@ -16,6 +16,7 @@ from ..io import Source
 from ..model import MemoryBlock, Trace, TrackKind
 from ..model.block_pairing import BlockPairing
 from ..vocabularies.paddle import KERNEL_CATEGORY, MEMCPY_CATEGORY, RUNTIME_CATEGORY
+from .pasted_text import unpasted_bytes
 
 FRAMEWORK = "PaddlePaddle"           # as the Chrome-JSON flavours name it
 INT64_MAX = (1 << 63) - 1   # the model stores int64 ns; uninitialised CUPTI times exceed it
@@ -183,7 +184,7 @@ def text_contains(head: bytes, source: Source | None, pattern: re.Pattern[bytes]
     >>> text_contains(b"loss 0.5\\n", None, re.compile(rb"^loss", re.MULTILINE))
     True
     """
-    if pattern.search(head):
+    if pattern.search(unpasted_bytes(head)):
         return True
     if (source is None or b"\0" in head or len(head) < 1 << 16
             or not source.stem_name.endswith(LOG_SUFFIXES)):
@@ -195,7 +196,9 @@ def text_contains(head: bytes, source: Source | None, pattern: re.Pattern[bytes]
             if not chunk:
                 return False
             block = tail + chunk
-            if pattern.search(block):
+            # (a log's own lines are plain or coloured: pasted pages are short, and fit the head)
+            if pattern.search(block) or (b"\x1b" in block and
+                                         pattern.search(unpasted_bytes(block))):
                 return True
             tail = block[block.rfind(b"\n") + 1:][-4096:]   # a line cut by the chunk edge
     return False

@@ -8,7 +8,14 @@ shaped like a row is foreign to the report: ``{reader}.foreign_lines``, a note, 
 nothing of the report was lost. The markup around a paste (a code fence, an HTML
 ``<pre>``/``</code>`` tag, an rst directive) ends the pasted block, so it closes any open
 table; a remark among a table's rows (``...``, ``# 此处有省略``: "left out here") says
-the author left rows out there: ``{reader}.elided``.
+the author left rows out there: ``{reader}.elided`` (a remark after a blank line starts
+other text, as a second report's header comment does: foreign).
+
+A cut table is rows lost, never a note: the line an input stops inside (no line end: a cut
+file or paste), within a table, is a row lost whatever is left of it (the reader's dropped
+code), and a stop mid-line once a report's tables began, on a line not foreign to them, is
+``{reader}.table_cut`` (dropped: the rows after the cut are gone, how many the input
+cannot say).
 
 The reader says whether a table is open and whether the line has its rows' shape; this
 module decides what that makes the line and counts it.
@@ -24,7 +31,7 @@ from ..model import Diagnostics
 Stray = Literal["row", "elided", "foreign"]
 # the codes of rows a table lost (by this rule, or cut off): a total over the rows read
 # is then the listed rows' only
-ROW_LOSSES = ("elided", "cut_row", "unreadable_row", "unparsed_line")
+ROW_LOSSES = ("elided", "cut_row", "unreadable_row", "unparsed_line", "table_cut")
 
 _MARKUP = re.compile(r"^\s*(?:(?:```|~~~).*|(?:</?(?:pre|code|div|details|summary)\b[^>]*>\s*)+"
                      r"|\.\. [\w-]+::.*)$", re.IGNORECASE)
@@ -51,10 +58,11 @@ def is_elision(line: str) -> bool:
     return _ELISION.match(line) is not None
 
 
-def stray_kind(line: str, *, in_table: bool, row_shaped: bool) -> Stray:
-    """What an unread ``line`` is: a ``row`` lost (inside a table, shaped like its rows),
-    an ``elided`` mark (an elision or a ``#`` remark among a table's rows), else
-    ``foreign`` to the report.
+def stray_kind(line: str, *, in_table: bool, row_shaped: bool, cut: bool = False,
+               after_blank: bool = False) -> Stray:
+    """What an unread ``line`` is: a ``row`` lost (inside a table, shaped like its rows, or
+    ``cut``: the input stopped inside it), an ``elided`` mark (an elision, or a ``#``
+    remark among a table's rows, not ``after_blank``), else ``foreign`` to the report.
 
     >>> stray_kind("```", in_table=True, row_shaped=True)
     'foreign'
@@ -64,16 +72,20 @@ def stray_kind(line: str, *, in_table: bool, row_shaped: bool) -> Stray:
     'elided'
     >>> stray_kind("conv2d  200  60.5", in_table=False, row_shaped=True)
     'foreign'
+    >>> stray_kind("    conv2d/compute", in_table=True, row_shaped=False, cut=True)
+    'row'
+    >>> stray_kind("# provenance: run 2", in_table=True, row_shaped=False, after_blank=True)
+    'foreign'
     """
     if is_markup(line) or not in_table:
         return "foreign"
-    if is_elision(line) or _REMARK.match(line):
+    if is_elision(line) or (_REMARK.match(line) and not after_blank):
         return "elided"
-    return "row" if row_shaped else "foreign"
+    return "row" if row_shaped or cut else "foreign"
 
 
 def count_stray(diagnostics: Diagnostics, reader: str, lineno: int, line: str, *,
-                in_table: bool, row_shaped: bool, dropped: str) -> Stray:
+                in_table: bool, row_shaped: bool, dropped: str, cut: bool = False) -> Stray:
     """Count an unread ``line`` by :func:`stray_kind`: under ``dropped`` (the reader's code
     for a row lost), ``{reader}.elided`` or ``{reader}.foreign_lines``; returns the kind.
 
@@ -84,7 +96,7 @@ def count_stray(diagnostics: Diagnostics, reader: str, lineno: int, line: str, *
     >>> found["paddle_report.foreign_lines"].example
     'line 126: run_time = 2093'
     """
-    kind = stray_kind(line, in_table=in_table, row_shaped=row_shaped)
+    kind = stray_kind(line, in_table=in_table, row_shaped=row_shaped, cut=cut)
     code = {"row": dropped, "elided": f"{reader}.elided",
             "foreign": f"{reader}.foreign_lines"}[kind]
     diagnostics.add(code, example=f"line {lineno}: {line.strip()}")
@@ -107,6 +119,19 @@ def count_tallied(diagnostics: Diagnostics, reader: str, kind: Stray, count: int
     code = {"elided": f"{reader}.elided", "foreign": f"{reader}.foreign_lines"}[kind]
     diagnostics.add(code, count=count,
                     example=None if first is None else f"line {first[0]}: {first[1].strip()}")
+
+
+def count_table_cut(diagnostics: Diagnostics, reader: str, lineno: int, table: str) -> None:
+    """Count that the input stopped mid-line in ``table`` (the title of the last one that
+    began): ``{reader}.table_cut``, the rows after the cut lost.
+
+    >>> found = Diagnostics()
+    >>> count_table_cut(found, "paddle_summary", 48, "Kernel Summary")
+    >>> found["paddle_summary.table_cut"].kind, found["paddle_summary.table_cut"].example
+    ('dropped', 'line 48: the input stops mid-line (in or after the Kernel Summary)')
+    """
+    diagnostics.add(f"{reader}.table_cut",
+                    example=f"line {lineno}: the input stops mid-line (in or after the {table})")
 
 
 def rows_left_out(diagnostics: Diagnostics) -> int:

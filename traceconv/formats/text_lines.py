@@ -36,7 +36,42 @@ def _skip_rest(text: io.TextIOWrapper, source: Source) -> bool:
     return len(piece) == MAX_LINE and piece.endswith("\r")
 
 
-def text_lines(source: Source) -> Iterator[str]:
+class SourceLines:
+    """The lines of ``source`` (see :func:`text_lines`), once; ``ended_mid_line``, once they
+    are read, says whether the input stopped inside its last line (no line end after it)."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.ended_mid_line = False
+
+    def __iter__(self) -> Iterator[str]:
+        source = self.source
+        try:
+            with source.open() as stream:
+                # newline="": lines end where the bytes say (\\n, \\r\\n, \\r), untranslated; the
+                # other breaks str.splitlines knows (\\x0c, \\x85, \\u2028 ...) are split below
+                text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+                try:
+                    split_crlf = False   # a "\r\n" the bound cut between its two characters
+                    while line := text.readline(MAX_LINE):
+                        if split_crlf and line == "\n":
+                            split_crlf = False
+                            continue
+                        split_crlf = len(line) == MAX_LINE and line.endswith("\r")
+                        if len(line) == MAX_LINE and not line.endswith(("\n", "\r")):
+                            split_crlf = _skip_rest(text, source)
+                        # (a line cut at the bound was read to its end by _skip_rest)
+                        self.ended_mid_line = len(line) < MAX_LINE and not line.endswith(
+                            ("\n", "\r"))
+                        yield from line.splitlines()
+                except (OSError, EOFError) as exc:   # e.g. a gzip cut short
+                    raise InputError(f"cannot read: {exc}", file=source.name,
+                                     location=stopped_at(stream, source.compressed)) from None
+        except (OSError, EOFError) as exc:
+            raise InputError(f"cannot read: {exc}", file=source.name) from None
+
+
+def text_lines(source: Source) -> SourceLines:
     """The lines of ``source`` decoded as UTF-8 (undecodable bytes replaced), the same as
     ``source.read_text().splitlines()`` gives (a line past :data:`MAX_LINE` characters is
     cut there, counted as ``input.line_cut``); a read that fails (a cut gzip) raises
@@ -45,26 +80,8 @@ def text_lines(source: Source) -> Iterator[str]:
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "log.txt")
     >>> _ = open(path, "wb").write(b"a\\r\\nb\\x0cc\\rd\\n\\n\\xffe")
-    >>> list(text_lines(Source(path))) == Source(path).read_text().splitlines()
-    True
+    >>> lines = text_lines(Source(path))
+    >>> list(lines) == Source(path).read_text().splitlines(), lines.ended_mid_line
+    (True, True)
     """
-    try:
-        with source.open() as stream:
-            # newline="": lines end where the bytes say (\\n, \\r\\n, \\r), untranslated; the
-            # other breaks str.splitlines knows (\\x0c, \\x85, \\u2028 ...) are split below
-            text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
-            try:
-                split_crlf = False   # a "\r\n" the bound cut between its two characters
-                while line := text.readline(MAX_LINE):
-                    if split_crlf and line == "\n":
-                        split_crlf = False
-                        continue
-                    split_crlf = len(line) == MAX_LINE and line.endswith("\r")
-                    if len(line) == MAX_LINE and not line.endswith(("\n", "\r")):
-                        split_crlf = _skip_rest(text, source)
-                    yield from line.splitlines()
-            except (OSError, EOFError) as exc:   # e.g. a gzip cut short
-                raise InputError(f"cannot read: {exc}", file=source.name,
-                                 location=stopped_at(stream, source.compressed)) from None
-    except (OSError, EOFError) as exc:
-        raise InputError(f"cannot read: {exc}", file=source.name) from None
+    return SourceLines(source)

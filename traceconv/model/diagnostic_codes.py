@@ -792,6 +792,10 @@ CODES: tuple[CodeInfo, ...] = (
           "'...' lines or '# ...' remarks among a report's rows: the paste left rows out there "
           "(the rows read do not hold them; totals the report states do) "
           "(traceconv/formats/stray_lines.py)"),
+    _Code("{reader}.table_cut", "dropped",
+          "the input stops in the middle of a line once the report's tables began (a cut file "
+          "or paste): the rows after the cut are lost, how many the input cannot say; an "
+          "unread cut line is counted as a row lost (traceconv/formats/stray_lines.py)", CUT),
     _Code("{reader}.invalid_utf8", "repaired",
           "strings that were not valid UTF-8: undecodable bytes shown as U+FFFD"),
 )

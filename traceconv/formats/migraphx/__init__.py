@@ -24,6 +24,7 @@ from ...model.builder import TraceBuilder
 from ...model.lazy_graph import LazyDiGraph
 from ...model.memory import add_live_bytes_counters
 from ...vocabularies.migraphx import MIGRAPHX_VOCABULARY
+from ..pasted_text import PastedLines
 from ..stray_lines import count_tallied
 from ..text_lines import text_lines
 from .document import Document, parse_document
@@ -64,7 +65,7 @@ def sniff(head: bytes, source: Source | None = None) -> float:
     """
     # pastes wrap lines: read the head as its reflowed lines
     head = "\n".join(text for _, text, _ in logical_lines(
-        head.decode("utf-8", "replace").splitlines())).encode()
+        PastedLines(head.decode("utf-8", "replace")))).encode()
     instructions = len(_INSTRUCTION.findall(head, 0, len(head)))
     markers = bool(_MARKERS.search(head))
     if instructions >= 3 or (instructions and markers):
@@ -74,7 +75,7 @@ def sniff(head: bytes, source: Source | None = None) -> float:
 
 def read(source: Source) -> Trace:
     """Read a MIGraphX program listing, perf report or trace-eval log into a Trace."""
-    return build(parse_document(text_lines(source)), source.name, consume=True)
+    return build(parse_document(PastedLines(text_lines(source))), source.name, consume=True)
 
 
 def build(document: Document, name: str = "<text>", *, consume: bool = False) -> Trace:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ...numbers import NumberError
+from ..pasted_text import PastedLines
 from ..stray_lines import is_elision, is_markup, stray_kind
 from .columns import rows_as_lines
 from .instruction import VAR, Instruction, parse_instruction
@@ -186,6 +187,7 @@ class _Parser:
         self.in_summary = False
         self.after_blank = False
         self.in_output = False   # MIGraphX lines were read since the last markup line
+        self.cut_lines: set[int] = set()   # the lines of the one the input stopped inside
 
     # -- run / block bookkeeping ---------------------------------------------------------
 
@@ -234,7 +236,8 @@ class _Parser:
         if is_markup(line):   # a pasted block ends: what follows is outside it
             self.in_output = False
         kind = stray_kind(line, in_table=self.in_output,
-                          row_shaped=_OUTPUT_SHAPED.search(line.strip()) is not None)
+                          row_shaped=_OUTPUT_SHAPED.search(line.strip()) is not None,
+                          cut=number in self.cut_lines, after_blank=self.after_blank)
         if kind == "row":
             self.doc.unparsed.append((number, line))
         elif kind == "elided":
@@ -420,8 +423,10 @@ def parse_document(text: str | Iterable[str]) -> Document:
     0.5
     """
     parser = _Parser()
-    lines = text.splitlines() if isinstance(text, str) else text
+    lines = text if isinstance(text, PastedLines) else PastedLines(text)
     for number, line, wrapped in logical_lines(rows_as_lines(lines, parser.doc.unparsed)):
         parser.doc.wrapped.extend(wrapped)
+        if lines.cut_line in (number, *wrapped):
+            parser.cut_lines = {number, *wrapped}
         parser.feed_text(number, line.rstrip())
     return parser.doc

@@ -24,7 +24,6 @@ PERF_TAIL = re.compile(rf"^(.*):\s*({NUM})\s*ms{_SEP}({NUM})\s*%\s*$")
 SUMMARY_ROW = re.compile(
     rf"^({SPACED_NAME})\s*:\s*({NUM})\s*ms(?:\s*/\s*(\d+)\s*=\s*({NUM})\s*ms)?{_SEP}({NUM})\s*%\s*$")
 _LOGGER = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \[\w+\] \[[^\]]*\] ?(.*)$")
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _LINE_START = re.compile(
     r"\s*(?:[^\s=]+ = |Run instruction:|Summary:|Running |Reading: |Pass: |Compiling|"
     r"Allocating|Batch size:|Rate:|Total time:|Total instructions time:|Overhead|"
@@ -44,12 +43,12 @@ _TRAILER_HEAD = re.compile(r"\s*(?:Total time:|Percentiles|Overhead)")
 
 
 def clean(raw: str) -> str:
-    """The text of a physical line: no ANSI colours, no logger prefix, no line ending.
+    """The text of a physical line (as :mod:`..pasted_text` gives it): no logger prefix.
 
-    >>> clean("2026-01-02 03:04:05.678 [info] [driver] @1 = add(x,y)\\r")
+    >>> clean("2026-01-02 03:04:05.678 [info] [driver] @1 = add(x,y)")
     '@1 = add(x,y)'
     """
-    line = _ANSI.sub("", raw).rstrip("\r\n")
+    line = raw
     if m := _LOGGER.match(line):
         line = m[1]
     return line

@@ -15,6 +15,8 @@ from ...io import Source
 from ...model import Metadata, Trace
 from ...model.builder import TraceBuilder
 from .._paddle import FRAMEWORK, any_line, text_contains
+from ..pasted_text import PastedLines
+from ..text_lines import text_lines
 from .parser import SIGNATURE, ReportParser
 from .rows import headerless_columns
 from .schema import ReportLog
@@ -36,14 +38,14 @@ def sniff(head: bytes, source: Source) -> float:
     """
     if text_contains(head, source, _SIGNATURE_BYTES):
         return 0.95
-    lines = head.decode("utf-8", "replace").splitlines()[:_ROW_SCAN_LINES]
+    lines = list(PastedLines(head.decode("utf-8", "replace")))[:_ROW_SCAN_LINES]
     rows = sum(headerless_columns(line) is not None for line in lines)
     return 0.6 if rows and rows * 2 >= sum(bool(line.strip()) for line in lines) else 0.0
 
 
-def parse(text: str, trace: Trace | None = None) -> tuple[ReportLog, Trace]:
-    """Parse ``text`` (a report, a fragment of one, or a whole log) into its typed form and
-    a trace.
+def parse(text: str | PastedLines, trace: Trace | None = None) -> tuple[ReportLog, Trace]:
+    """Parse ``text`` (a report, a fragment of one, or a whole log; a string or its lines)
+    into its typed form and a trace.
 
     >>> log, trace = parse("------------------------->     Profiling Report     <-------"
     ...                    "------------------\\nPlace: CPU\\n")
@@ -51,13 +53,14 @@ def parse(text: str, trace: Trace | None = None) -> tuple[ReportLog, Trace]:
     ('CPU', 0)
     """
     trace = trace or TraceBuilder(Metadata(framework=FRAMEWORK))
-    log = ReportParser(trace.diagnostics).parse_text(text)
+    log = ReportParser(trace.diagnostics).parse_lines(
+        PastedLines(text) if isinstance(text, str) else text)
     return log, build_trace(log, trace)
 
 
 def read(source: Source) -> Trace:
     """Read every report (or fragment of one) of a Paddle log into one stats-only trace."""
-    log, trace = parse(source.read_text())
+    log, trace = parse(PastedLines(text_lines(source)))
     if not any(r.events or r.overhead or r.memcpy for r in log.reports) and \
             not any(m.rows for m in log.memory):
         foreign = trace.diagnostics["paddle_report.foreign_lines"].example \

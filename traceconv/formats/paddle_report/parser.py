@@ -12,10 +12,10 @@ line that belongs earlier in a report than what was already seen (a second heade
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 from ...model import Diagnostics
-from ..stray_lines import count_stray, is_markup
+from ..pasted_text import PastedLines
+from ..stray_lines import count_stray, count_table_cut, is_markup
 from .nesting import THREAD_PREFIX, EventTable
 from .places import place_clock
 from .rows import (
@@ -95,14 +95,16 @@ class ReportParser:
         self._ruled = False                 # the last line was a banner or a section title
         self._group = -1
         self._group_closed = True
+        self._lines = PastedLines("")
 
     def parse_text(self, text: str) -> ReportLog:
-        return self.parse_lines(text.splitlines())
+        return self.parse_lines(PastedLines(text))
 
-    def parse_lines(self, lines: Iterable[str]) -> ReportLog:
+    def parse_lines(self, lines: PastedLines) -> ReportLog:
         held: list[tuple[int, str]] = []   # pieces of a line a paste may have hard-wrapped
-        for lineno, raw in enumerate(lines, 1):
-            line = raw.rstrip("\r\n").expandtabs(8)
+        self._lines = lines   # (its cut_line: the line the input stopped inside, if any)
+        lineno = 0
+        for lineno, line in enumerate(lines, 1):
             if held and self._rejoin(held, line):
                 held = []
                 continue
@@ -117,6 +119,8 @@ class ReportParser:
             self._line(lineno, line)
         for piece in held:
             self._line(*piece)
+        if lines.cut_line:
+            self._count_cut(lines.cut_line)
         self._end_table()
         return self.log
 
@@ -319,12 +323,23 @@ class ReportParser:
             self._end_table()                       # the pasted block or the table ended
             self._line(lineno, line)
         else:
+            cut = lineno == self._lines.cut_line
             count_stray(self.diagnostics, "paddle_report", lineno, line, in_table=True,
-                        row_shaped=table.row_shaped(line),
-                        dropped="paddle_report.cut_row" if is_cut_row(line)
+                        row_shaped=table.row_shaped(line), cut=cut,
+                        dropped="paddle_report.cut_row" if cut or is_cut_row(line)
                         else "paddle_report.unreadable_row")
         if self._table is table:
             table.after_blank = False
+
+    def _count_cut(self, lineno: int) -> None:
+        """The input stopped inside line ``lineno``: within a report, what followed the cut
+        is lost (a last row read whole too: it may be cut inside its padding or its last
+        number, and the rows after it are gone)."""
+        title = "Event Summary table" if self._table is not None else \
+            "Memory Profiling Report" if self._memory is not None else \
+            "Profiling Report header" if self._report is not None else None
+        if title is not None:
+            count_table_cut(self.diagnostics, "paddle_report", lineno, title)
 
     def _cut_row(self, lineno: int, line: str) -> None:
         self.diagnostics.add("paddle_report.cut_row", example=f"line {lineno}: {line.strip()}")
@@ -349,12 +364,16 @@ class ReportParser:
             memory.rows.append(MemoryRow(event=m["event"], alloc_calls=int(m["ac"]),
                                          alloc_mb=number(m["am"]), free_calls=int(m["fc"]),
                                          free_mb=number(m["fm"]), line=lineno))
-        elif (memory.rows or self._memory_header) and is_cut_row(line):
+        elif lineno == self._lines.cut_line or (
+                (memory.rows or self._memory_header) and is_cut_row(line)):
             self._cut_row(lineno, line)
         else:
             self._memory = None
             self._line(lineno, line)
 
     def _foreign(self, lineno: int, line: str) -> None:
-        count_stray(self.diagnostics, "paddle_report", lineno, line, in_table=False,
-                    row_shaped=False, dropped="paddle_report.unreadable_row")
+        # (the line the input stopped inside, within a report, is a line of it cut off)
+        cut = lineno == self._lines.cut_line and self._report is not None
+        count_stray(self.diagnostics, "paddle_report", lineno, line, in_table=cut,
+                    row_shaped=False, cut=cut,
+                    dropped="paddle_report.cut_row" if cut else "paddle_report.unreadable_row")

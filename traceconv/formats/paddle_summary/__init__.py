@@ -16,6 +16,8 @@ from ...io import Source
 from ...model import Metadata, Trace
 from ...model.builder import TraceBuilder
 from .._paddle import FRAMEWORK, text_contains
+from ..pasted_text import PastedLines
+from ..text_lines import text_lines
 from .parser import UNTITLED_ROW, SummaryParser
 from .schema import SummaryDocument
 from .to_trace import build_trace
@@ -37,13 +39,15 @@ def sniff(head: bytes, source: Source) -> float:
     """
     if text_contains(head, source, _SIGNATURE):
         return 0.95
-    lines = head.decode("utf-8", "replace").splitlines()[:200]
+    lines = list(PastedLines(head.decode("utf-8", "replace")))[:200]
     rows = sum(UNTITLED_ROW.match(line) is not None for line in lines)
     return 0.6 if rows and rows * 2 >= sum(bool(line.strip()) for line in lines) else 0.0
 
 
-def parse(text: str, trace: Trace | None = None) -> tuple[SummaryDocument, Trace]:
-    """Parse summary text into its typed form and a stats-only trace.
+def parse(text: str | PastedLines, trace: Trace | None = None
+          ) -> tuple[SummaryDocument, Trace]:
+    """Parse summary text (a string or its lines) into its typed form and a stats-only
+    trace.
 
     >>> doc, trace = parse("=====Perf Summary=====\\nReader Ratio: 64.715%\\n"
     ...                    "|   reader_cost   |     0.00136     |     0.00914     |     0.00003     |")
@@ -51,14 +55,14 @@ def parse(text: str, trace: Trace | None = None) -> tuple[SummaryDocument, Trace
     (64.715, 1360000)
     """
     trace = trace or TraceBuilder(Metadata(framework=FRAMEWORK))
-    doc = SummaryParser(trace.diagnostics).parse_text(text)
+    doc = SummaryParser(trace.diagnostics).parse_lines(
+        PastedLines(text) if isinstance(text, str) else text)
     return doc, build_trace(doc, trace)
 
 
 def read(source: Source) -> Trace:
     """Read ``summary()`` / ``Perf Summary`` text into a stats-only trace."""
-    # the tables are read by column: tabs (an editor's unexpand) go back to their columns
-    doc, trace = parse(source.read_text().expandtabs(8))
+    doc, trace = parse(PastedLines(text_lines(source)))
     if not doc.tables and not doc.perf and not doc.steps:
         raise InputError("no Paddle summary table or Perf Summary found", file=source.name)
     trace.metadata.source_format = "paddle-summary"

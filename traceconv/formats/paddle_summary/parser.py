@@ -10,15 +10,17 @@ optional ``Time unit``/``Peak ... Memory`` lines, separator, header, separator, 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 from ...model import Diagnostics
 from ...numbers import finite
 from ..line_patterns import SPACED_NAME
-from ..stray_lines import count_stray, is_markup
+from ..pasted_text import PastedLines
+from ..stray_lines import count_stray, count_table_cut, is_markup
 from .schema import PerfSummary, StepInfo, SummaryDocument, SummaryRow, SummaryTable
 
 TITLE = re.compile(r"^-{2,}\s*(?P<title>[A-Za-z(][^-].*?[^-\s])\s*-{2,}\s*$")
-SEPARATOR = re.compile(r"^\s*-+(?: {2}-+)* *$")
+SEPARATOR = re.compile(r"^\s*-+(?: {2,}-+)* *$")
 CELL_GAP = re.compile(r" {2,}")
 TIME_UNIT = re.compile(r"^\s*Time unit:\s*(\S+)\s*$")
 NOTE_VALUE = re.compile(r"^\s*(Peak (?:Allocated|Reserved) Memory):\s*(\S+)\s*$")
@@ -48,26 +50,24 @@ THREAD_TITLE = "Thread: "
 FLOPS_MARK = "Flops Profiler"
 
 
-def dedented(lines: list[str]) -> list[str]:
+def dedented(lines: Iterable[str]) -> Iterator[str]:
     """``lines`` with the indent of a pasted table taken off: a title line (``---X
     Summary---``, ``===Perf Summary===``) indented by some prefix (the docs indent their
     examples by two spaces) makes that prefix the block's margin, removed from every line
     that starts with it until a line with less indent or the next title. Indentation
     inside the table (child rows two spaces deeper) is kept.
 
-    >>> dedented(["  ---Operator Summary---", "  Name  Calls", "    child  1", "prose"])
+    >>> list(dedented(["  ---Operator Summary---", "  Name  Calls", "    child  1", "prose"]))
     ['---Operator Summary---', 'Name  Calls', '  child  1', 'prose']
     """
     margin = ""
-    found: list[str] = []
     for line in lines:
         body = line.lstrip(" \t")
         if TITLE.match(body) or PERF_TITLE.match(body):
             margin = line[:len(line) - len(body)]
         elif margin and body and not line.startswith(margin):
             margin = ""   # the block ended: text with less indent than the table
-        found.append(line[len(margin):] if margin and line.startswith(margin) else line)
-    return found
+        yield line[len(margin):] if margin and line.startswith(margin) else line
 
 
 def _float(text: str) -> float | None:
@@ -101,11 +101,28 @@ class SummaryParser:
         self._stack: list[int] = []
         self._base = 0          # indentation of the first untitled row
         self._untitled: SummaryTable | None = None   # the table told from rows alone
+        self._cut = False       # the input stopped inside the line being read
+        self._foreign_line = 0  # the last line counted as foreign
+        self._flops_line = 0    # the last Flops Profiler mark (printed after the tables)
 
     def parse_text(self, text: str) -> SummaryDocument:
-        for lineno, line in enumerate(dedented(text.splitlines()), 1):
-            self._line(lineno, line.rstrip("\r\n"))
+        return self.parse_lines(PastedLines(text))
+
+    def parse_lines(self, lines: PastedLines) -> SummaryDocument:
+        for lineno, line in enumerate(dedented(lines), 1):
+            self._cut = lineno == lines.cut_line
+            self._line(lineno, line)
+        if lines.cut_line and self.doc.tables:
+            self._count_cut(lines.cut_line)
         return self.doc
+
+    def _count_cut(self, lineno: int) -> None:
+        """The input stopped inside line ``lineno``, after a table began: what followed the
+        cut is lost (a last row read whole too: it may be cut inside its padding or last
+        cell), unless the line was foreign to the tables or the mark printed after them."""
+        if lineno not in (self._foreign_line, self._flops_line):
+            count_table_cut(self.diagnostics, "paddle_summary", lineno,
+                            self.doc.tables[-1].title)
 
     def _line(self, lineno: int, line: str) -> None:
         if (m := STEP_INFO.match(line)) and None in (_float(m["reader"]), _float(m["batch"])):
@@ -173,7 +190,7 @@ class SummaryParser:
             self._stack = []
             return
         if FLOPS_MARK in title:
-            self._table, self._state = None, "none"
+            self._table, self._state, self._flops_line = None, "none", lineno
             return
         self._table = SummaryTable(title=title, line=lineno)
         self.doc.tables.append(self._table)
@@ -201,7 +218,8 @@ class SummaryParser:
         cells = cells if cells is not None else CELL_GAP.split(line.strip())
         if len(cells) != len(header):   # (a row is cells two spaces apart)
             count_stray(self.diagnostics, "paddle_summary", lineno, line, in_table=True,
-                        row_shaped=len(cells) > 1, dropped="paddle_summary.unreadable_row")
+                        row_shaped=len(cells) > 1, dropped="paddle_summary.unreadable_row",
+                        cut=self._cut)
             return
         depth = (len(line) - len(line.lstrip(" "))) // 2
         del self._stack[depth:]
@@ -238,5 +256,6 @@ class SummaryParser:
         self._row(lineno, indent + "  ".join(cells), cells=cells)
 
     def _foreign(self, lineno: int, line: str) -> None:
+        self._foreign_line = lineno
         count_stray(self.diagnostics, "paddle_summary", lineno, line, in_table=False,
                     row_shaped=False, dropped="paddle_summary.unreadable_row")
