@@ -152,9 +152,12 @@ def _load(tmp_path, doc_or_text) -> traceconv.Trace:
 
 def test_truncated_json_is_located(tmp_path, data):
     text = json.dumps(_doc(data), indent=1)
+    cut = text[: len(text) // 2]
     with pytest.raises(InputError) as err:
-        _load(tmp_path, text[: len(text) // 2])
-    assert isinstance(err.value.location, int) and err.value.location > 1000
+        _load(tmp_path, cut)
+    # (the data ends after the cut's last line: line:column just past its last character)
+    last_line = cut.rsplit("\n", 1)[-1]
+    assert err.value.location == f"{cut.count(chr(10)) + 1}:{len(last_line) + 1}"
 
 
 def test_missing_graph_exec_is_located(tmp_path, data):

@@ -135,7 +135,7 @@ def test_malformed_exports_are_located(tmp_path, content, location):
 def test_not_json_is_one_clear_error(tmp_path):
     path = tmp_path / "memory_timeline.json"
     path.write_bytes(b"[[1, 2")
-    with pytest.raises(InputError, match="not JSON"):
+    with pytest.raises(InputError, match="not valid JSON"):
         traceconv.load(path, format="torch_memory")
 
 

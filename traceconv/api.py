@@ -20,7 +20,7 @@ from .memory_check import memory_limit
 from .numbers import NumberError
 from .output_files import atomic_output
 from .output_names import refuse_binary_to_terminal
-from .outputs import inputs_of, refuse_replacing_inputs, remember_inputs
+from .outputs import inputs_named, inputs_of, refuse_replacing_inputs, remember_inputs
 from .units import format_duration
 
 if TYPE_CHECKING:   # the model imports numpy and networkx: not needed to start the CLI
@@ -162,6 +162,12 @@ def save(trace: Trace, path: str | os.PathLike[str], format: str | None = None,
     return found if isinstance(found, Diagnostics) else Diagnostics()
 
 
+def _named(trace: Trace) -> str:
+    """How an error about loaded ``trace`` names its input: the path as given, as a read
+    error does (:func:`~traceconv.outputs.inputs_named`), not the file name alone."""
+    return inputs_named(trace) or "<trace>"
+
+
 def _refuse_invalid(trace: Trace) -> None:
     """A trace made invalid by hand (a slice on a track that does not exist, a flow to a
     missing row) is refused with its named problem before anything is written."""
@@ -171,7 +177,7 @@ def _refuse_invalid(trace: Trace) -> None:
         check(trace)
     except InvalidTraceError as exc:
         raise TraceconvError(f"{exc}; nothing written",
-                             file=trace.metadata.source_file or "<trace>") from None
+                             file=_named(trace)) from None
 
 
 TIMELINE_FORMATS = frozenset({"perfetto", "chrome", "svg"})
@@ -220,7 +226,7 @@ def _timeline_of(trace: Trace, output_format: str) -> Trace:
         raise InputError(f"nothing to put on a timeline: the input has no times "
                          f"{clock.removeprefix('none ')}; give it beside its timed trace (traceconv TRACE ET "
                          f"--to {output_format}) or write dot or graphml (the op graph)",
-                         file=trace.metadata.source_file or "<trace>")
+                         file=_named(trace))
     held = ", ".join(f"{n:,} {what}{'s' * (n != 1)}" for n, what in (
         (trace.op_count, "op"), (len(trace.stats), "statistic row")) if n)
     if not held:   # (a trace built by hand, empty)
@@ -228,7 +234,7 @@ def _timeline_of(trace: Trace, output_format: str) -> Trace:
     raise InputError(f"nothing to put on a timeline: the input holds no timed event ({held}); "
                      "see it with `traceconv info`" + (", or write dot or graphml (the op graph)"
                                                        if trace.op_count else ""),
-                     file=trace.metadata.source_file or "<trace>")
+                     file=_named(trace))
 
 
 def refuse_untimed_summary(trace: Trace) -> None:
@@ -237,7 +243,7 @@ def refuse_untimed_summary(trace: Trace) -> None:
 
     >>> refuse_untimed_summary(load("samples/torch/resnet18_train_et.json.gz"))
     Traceback (most recent call last):
-    traceconv.errors.InputError: resnet18_train_et.json.gz: nothing to summarize: ...
+    traceconv.errors.InputError: samples/torch/resnet18_train_et.json.gz: nothing to summarize: ...
     """
     from .analysis.statistics_inputs import timed_events
     from .model.clock import has_no_clock
@@ -248,7 +254,7 @@ def refuse_untimed_summary(trace: Trace) -> None:
     raise InputError(f"nothing to summarize: the input has no times {clock.removeprefix('none ')}"
                      f"; give it beside its timed trace (traceconv summary TRACE ET) or see its "
                      f"{trace.op_count:,} ops with `traceconv info`, or write dot or graphml",
-                     file=trace.metadata.source_file or "<trace>")
+                     file=_named(trace))
 
 
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str | None = None,

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Protocol, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 
 from .errors import InputError
 
@@ -463,6 +463,36 @@ class Source:
                                      location=stopped_at(stream, self.compressed)) from None
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read: {exc}", file=self.name) from None
+
+    def read_json(self) -> Any:
+        """The whole content as one JSON document (a format read whole); text that is not
+        JSON is an :class:`InputError` at its ``line:column``, and a byte that is not UTF-8
+        is named by its offset as well (orjson places it at the start of the text).
+
+        >>> import os, tempfile
+        >>> with tempfile.NamedTemporaryFile("wb", suffix=".json", delete=False) as f:
+        ...     _ = f.write(b'{"nodes": [\\n  "a\\xa2"]}')
+        >>> try:
+        ...     Source(f.name).read_json()
+        ... except InputError as exc:
+        ...     exc.location, exc.message
+        ('2:5', 'not valid JSON: byte 0xa2 at offset 16 is not UTF-8')
+        >>> os.unlink(f.name)
+        """
+        import orjson  # (here: loaded only where a document is read whole)
+
+        from .json_decode import error_at, first_not_utf8
+
+        data = self.read_bytes()
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            error = exc
+        at = first_not_utf8(data)
+        if at is not None:
+            error = error_at(f"byte 0x{data[at]:02x} at offset {at} is not UTF-8", data, at)
+        raise InputError(f"not valid JSON: {error.msg}", file=self.name,
+                         location=f"{error.lineno}:{error.colno}")
 
     def read_text(self) -> str:
         """The whole content decoded as UTF-8 (undecodable bytes replaced)."""

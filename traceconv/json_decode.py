@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
+import orjson
 
 
 def lenient(type_: Any = Any) -> Callable[[bytes | bytearray | memoryview], Any]:
@@ -69,6 +70,34 @@ def _huge_integers_as_infinity(text: bytes | bytearray | memoryview) -> bytes:
         return found if found[:1] == b'"' else match.group(1) + b"1e999"
 
     return _huge_integer(sys.get_int_max_str_digits() or sys.maxsize).sub(number, bytes(text))
+
+
+def first_not_utf8(data: bytes | bytearray | memoryview) -> int | None:
+    """The offset of the first byte of ``data`` that is not UTF-8; None when all are.
+
+    >>> first_not_utf8(b"ab\\xc3\\xa9c"), first_not_utf8(b"ab\\xa2c")
+    (None, 2)
+    """
+    text = bytes(data)
+    if text.isascii():
+        return None
+    try:
+        text.decode()
+    except UnicodeDecodeError as exc:
+        return exc.start
+    return None
+
+
+def error_at(message: str, data: bytes | bytearray | memoryview, at: int
+             ) -> orjson.JSONDecodeError:
+    """orjson's error ``message`` placed at byte ``at`` of UTF-8 ``data`` valid before it
+    (its line and its column in characters, as orjson counts them).
+
+    >>> error = error_at("here", "a\\n\\u00e9x".encode(), 4); error.lineno, error.colno
+    (2, 2)
+    """
+    before = bytes(data[:at]).decode()
+    return orjson.JSONDecodeError(message, before, len(before))
 
 
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)

@@ -142,18 +142,21 @@ def ungrouped(text: str) -> str:
     return stripped.replace(",", "") if _GROUPED.fullmatch(stripped) else text
 
 
-def saturated_int(text: str) -> int:
-    """Digit text (a sign, then digits) as an int, exact up to :data:`MAX_DIGITS` digits
-    and ±2**64 beyond, so that a number of any length meets the range checks every number
-    meets (a statistic past int64 is moved to the edge and counted) instead of ``int()``'s
-    quadratic time or its 4,300-digit refusal; :func:`int_text` refuses instead.
+def saturated_int(text: str, base: int = 10) -> int:
+    """Digit text (a sign, then digits in ``base``) as an int, exact up to
+    :data:`MAX_DIGITS` digits and ±2**64 beyond, so that a number of any length meets the
+    range checks every number meets (a statistic past int64 is moved to the edge and
+    counted, a memory block's address left out and counted) instead of ``int()``'s quadratic
+    time or its 4,300-digit refusal; :func:`int_text` refuses instead.
 
     >>> saturated_int("12"), saturated_int("-7"), saturated_int("9" * 5000) == 2**64
     (12, -7, True)
+    >>> saturated_int("ff", 16), saturated_int("f" * 100_000, 16) == 2**64
+    (255, True)
     """
     body = text.strip().lstrip("+-").lstrip("0")
     if len(body) <= MAX_DIGITS:
-        return int(text)
+        return int(text, base)
     return -(1 << 64) if text.strip().startswith("-") else 1 << 64
 
 

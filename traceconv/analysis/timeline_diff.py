@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import TraceconvError
 from ..model import Trace
+from ..outputs import inputs_named
 from ..units import format_duration
 from .activity import Activity, Timeline
 from .attribution import IDLE, StepTimes, attribute_steps
@@ -164,8 +165,10 @@ def diff_mode(a: Trace, b: Trace, prefer_timeline: bool = False) -> str:
         return "timeline"
     kinds = [("timeline" if is_timeline(t) else "statistics report" if t.stats else "empty", t)
              for t in (a, b)]
-    if any(k == "empty" for k, _ in kinds):
-        raise TraceconvError("one input has neither a timeline nor statistics")
+    for kind, trace in kinds:
+        if kind == "empty":   # (named as the input layer names a file)
+            raise TraceconvError("has neither a timeline nor statistics: nothing to diff",
+                                 file=inputs_named(trace) or "one input")
     described = [f"{k} ({t.metadata.framework or t.metadata.source_format or '?'})"
                  for k, t in kinds]
     raise TraceconvError(

@@ -28,12 +28,12 @@ from __future__ import annotations
 import dataclasses
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import repeat
+from itertools import compress, repeat
 from typing import Any, overload
 
 import numpy as np
 
-from ..numbers import INT64_MAX, INT64_MIN, to_int64
+from ..numbers import INT64_MAX, INT64_MIN, NumberError, to_int64
 from .entities import MemoryBlock
 from .frozen import (
     FrozenDict,
@@ -231,24 +231,31 @@ class BlockTable(FrozenWhenUnpickled, Sequence[MemoryBlock]):
         self._keep_args(row, block.args)
         _hand_over([block])
 
-    def extend(self, blocks: Iterable[MemoryBlock]) -> None:
-        """:meth:`append` each of ``blocks`` (none added when one does not fit)."""
+    def extend(self, blocks: Iterable[MemoryBlock], *,
+               unreadable: dict[int, str] | None = None) -> None:
+        """:meth:`append` each of ``blocks`` (none added when one does not fit; with
+        ``unreadable``, those left out instead: see :meth:`extend_columns`)."""
         blocks = list(blocks)
         count = len(blocks)
         self.extend_columns(
             {name: np.fromiter((getattr(b, name) for b in blocks), object, count)
              for name in NUMBERS},
             {name: ([getattr(b, name) for b in blocks], np.arange(count)) for name in CODED},
-            [b.args for b in blocks])
+            [b.args for b in blocks], unreadable=unreadable)
         _hand_over(blocks)
 
     def extend_columns(self, numbers: dict[str, np.ndarray], coded: dict[str, Any],
-                       args: Sequence[Any] | None = None) -> None:
+                       args: Sequence[Any] | None = None, *,
+                       unreadable: dict[int, str] | None = None) -> None:
         """Add blocks given as columns: ``numbers`` maps ``address``, ``size``, ``alloc_ns``
         and ``free_ns`` to int64 arrays (a time column may be a masked array: masked is
         None); ``coded`` maps other fields to one value for every block or to
         (values, codes per block); ``args``, when given, holds each block's args dict (the
         table keeps them, not copies). Fields not given take the record's default.
+
+        A number that does not fit int64 raises ``NumberError`` (none added); given
+        ``unreadable``, its block is left out instead and ``unreadable`` maps its position
+        in the given columns to why (what the trace builder counts).
 
         >>> table = BlockTable()
         >>> table.extend_columns({"address": np.array([8, 16]), "size": np.array([4, 4]),
@@ -257,6 +264,11 @@ class BlockTable(FrozenWhenUnpickled, Sequence[MemoryBlock]):
         ...     {"device": "CPU", "owner_name": (["mm", None], np.array([0, 1]))})
         >>> [(b.free_ns, b.owner_name, b.device) for b in table]
         [(5, 'mm', 'CPU'), (None, None, 'CPU')]
+        >>> left_out = {}
+        >>> table.extend_columns({"address": np.array(["0x10", 24], object),
+        ...     "size": np.array([4, 2**64], object)}, {}, unreadable=left_out)
+        >>> len(table), left_out
+        (2, {0: "memory block address is not a number: '0x10'", 1: 'memory block size is out of the int64 range: 18446744073709551616'})
         """
         self._refuse_if_frozen()
         first, count = len(self), len(numbers["address"])
@@ -265,7 +277,15 @@ class BlockTable(FrozenWhenUnpickled, Sequence[MemoryBlock]):
             values = numbers.get(name)
             if values is None:
                 values = np.ma.masked_all(count, np.int64)
-            checked[name] = _int64_column(np.ma.getdata(values), np.ma.getmaskarray(values), name)
+            checked[name] = _int64_column(np.ma.getdata(values), np.ma.getmaskarray(values),
+                                          name, unreadable)
+        kept = None
+        if unreadable:
+            kept = np.ones(count, dtype=bool)
+            kept[list(unreadable)] = False
+            checked = {name: (values[kept], mask[kept])
+                       for name, (values, mask) in checked.items()}
+            args = None if args is None else list(compress(args, kept.tolist()))
         for name, (values, mask) in checked.items():
             extend_typed(self._numbers[name], values)
             if name in self._known:
@@ -276,9 +296,10 @@ class BlockTable(FrozenWhenUnpickled, Sequence[MemoryBlock]):
             if isinstance(given, tuple) and len(given) == 2 and isinstance(given[1], np.ndarray):
                 values, codes = given
                 mine = np.array([self._code(v) for v in values], dtype=np.int32)
-                extend_typed(self._codes[name], mine[codes])
+                extend_typed(self._codes[name], mine[codes if kept is None else codes[kept]])
             else:
-                extend_typed(self._codes[name], np.full(count, self._code(given), np.int32))
+                extend_typed(self._codes[name],
+                             np.full(len(checked["address"][0]), self._code(given), np.int32))
         for row, held in enumerate(args or (), first):
             self._keep_args(row, held)
 
@@ -349,15 +370,24 @@ def _unpickled(state: dict[str, Any]) -> BlockTable:
     return table
 
 
-def _int64_column(values: np.ndarray, mask: np.ndarray, name: str
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def _int64_column(values: np.ndarray, mask: np.ndarray, name: str,
+                  unreadable: dict[int, str] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``values`` (masked: None) of int64 field ``name`` as int64, checked as
-    :func:`_int64` checks one (an object array: value by value)."""
+    :func:`_int64` checks one (an object array: value by value); with ``unreadable``, a
+    value that does not fit is noted there by its position (and read as 0) instead of
+    raising."""
     if values.dtype.kind == "i":   # (signed integers fit; any other kind is checked)
         return values.astype(np.int64, copy=False), mask
-    values = values.astype(object)
-    checked = [None if hidden else _int64(value, name)
-               for value, hidden in zip(values.tolist(), mask.tolist(), strict=True)]
+    checked = []
+    for at, (value, hidden) in enumerate(zip(values.astype(object).tolist(), mask.tolist(),
+                                             strict=True)):
+        try:
+            checked.append(None if hidden else _int64(value, name))
+        except NumberError as exc:
+            if unreadable is None:
+                raise
+            unreadable.setdefault(at, str(exc))
+            checked.append(0)
     mask = np.array([value is None for value in checked], dtype=bool)
     return np.array([0 if value is None else value for value in checked], np.int64), mask
 

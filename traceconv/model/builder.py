@@ -24,6 +24,8 @@ diagnostic code each, checked a column at a time (numpy, no loop per event):
 ``model.unknown_slice_ref``       flows naming a slice row that does not exist: left out
 ``model.unknown_owner``           a memory block's owner op or tensor that is no such node
                                   of the op graph: the link left out, the owner's name kept
+``model.memory_block_unreadable``  a memory block whose address, size or a time is no
+                                  number int64 holds (``'0x10'``, 2**64): left out
 ``model.name_cut``                names and categories longer than :data:`NAME_LIMIT`
                                   characters: cut there
 ``model.device_number_beyond``    a device's memory size or compute capability that is
@@ -52,7 +54,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -60,7 +62,7 @@ import numpy as np
 
 from .block_table import BlockTable
 from .columns import Args, FlowTable
-from .entities import ProcessKind, TrackKind
+from .entities import MemoryBlock, ProcessKind, TrackKind
 from .repairs import (
     TIME_MAX,
     TIME_MIN,
@@ -165,6 +167,46 @@ class TraceBuilder(Trace):
             return values
         self.__dict__["_moved_times"] += moved
         return np.clip(values, TIME_MIN, TIME_MAX)
+
+    # -- memory blocks -------------------------------------------------------------------
+
+    def add_memory_blocks(self, blocks: Iterable[MemoryBlock]) -> None:
+        """Add ``blocks``; one whose address, size or a time is no number int64 holds is
+        left out and counted as ``model.memory_block_unreadable`` (the rest are read).
+
+        >>> b = TraceBuilder()
+        >>> b.add_memory_blocks([MemoryBlock(8, 4, 1, 2), MemoryBlock(2**64, 4, 1, 2)])
+        >>> len(b.memory), b.diagnostics.count("model.memory_block_unreadable")
+        (1, 1)
+        """
+        blocks = list(blocks)
+        unreadable: dict[int, str] = {}
+        self.memory.extend(blocks, unreadable=unreadable)
+        if unreadable:   # (the example names the first such block by what the reader kept)
+            first = blocks[min(unreadable)]
+            unreadable[min(unreadable)] += f" ({first.args})" if first.args else ""
+        self._count_unreadable_blocks(unreadable)
+
+    def add_memory_columns(self, numbers: dict[str, np.ndarray], coded: dict[str, Any],
+                           args: Sequence[Any] | None = None) -> None:
+        """Add blocks given as columns (:meth:`BlockTable.extend_columns
+        <traceconv.model.block_table.BlockTable.extend_columns>`) by the rule of
+        :meth:`add_memory_blocks`.
+
+        >>> b = TraceBuilder()
+        >>> b.add_memory_columns({"address": np.array(["0x10", 8], object),
+        ...                       "size": np.array([4, 4])}, {"device": "CPU"})
+        >>> b.memory.numbers("address").tolist(), b.diagnostics["model.memory_block_unreadable"].example
+        ([8], "memory block address is not a number: '0x10'")
+        """
+        unreadable: dict[int, str] = {}
+        self.memory.extend_columns(numbers, coded, args, unreadable=unreadable)
+        self._count_unreadable_blocks(unreadable)
+
+    def _count_unreadable_blocks(self, unreadable: dict[int, str]) -> None:
+        if unreadable:
+            self.diagnostics.add("model.memory_block_unreadable", count=len(unreadable),
+                                 example=unreadable[min(unreadable)])
 
     # -- slices whose end is not in the input -------------------------------------------
 

@@ -182,8 +182,8 @@ CODES: tuple[CodeInfo, ...] = (
           "deviceProperties that are not a list of objects with an id (no GPU model from "
           "them)"),
     _Code("kineto.malformed_memory_event", "dropped",
-          "[memory] events whose Addr, Device Type or Device Id is a list or an object (no "
-          "block)"),
+          "[memory] events with no integer Bytes, no Addr, or a list or an object as Addr, "
+          "Device Type or Device Id (no block)"),
     _Code("kineto.flow_rebound", "repaired",
           "ac2g flows moved to the launch with the device op's correlation id (the flow "
           "event's time fits two launches on that thread)"),
@@ -316,6 +316,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("model.unknown_owner", "dropped", "memory blocks whose owner op or tensor is not "
           "such a node of the op graph (a .pftrace carries no graph): the link left out, "
           "the owner's name kept", "info"),
+    _Code("model.memory_block_unreadable", "dropped", "memory blocks whose address, size or a "
+          "time is no number int64 holds (a text such as '0x10', a number past ±2^63): left "
+          "out, the rest of the trace read"),
     _Code("model.name_cut", "repaired", "names or categories longer than 65,536 characters: "
           "cut there"),
     _Code("model.share_beyond_range", "repaired", "statistics rows whose share of their "
@@ -339,8 +342,6 @@ CODES: tuple[CodeInfo, ...] = (
           "slices nested deeper than the depth limit (in the example) were moved to an "
           "overlap lane track"),
     # nsys
-    _Code("nsys.address_beyond_int64", "dropped",
-          "memory blocks whose address does not fit int64 (not read)"),
     _Code("nsys.empty_table", "note", "tables of the export with no rows"),
     _Code("nsys.memory_operation_unknown", "dropped",
           "memory usage events that are neither an allocation nor a deallocation (not read)"),
@@ -806,6 +807,7 @@ _EXACT = {c.code: c for c in CODES}   # (a pattern finds itself too)
 RENAMED = {
     "nsys.free_without_allocation": "nsys.free_without_alloc",     # (model/block_pairing.py)
     "rocprof.free_without_allocation": "rocprof.free_without_alloc",
+    "nsys.address_beyond_int64": "model.memory_block_unreadable",  # (model/builder.py)
 }
 _PLACEHOLDER = re.compile(r"\\\{\w+\\\}")
 

@@ -351,6 +351,13 @@ class Trace(FrozenWhenUnpickled):
         """:meth:`add_memory_block` for many blocks (none added when one does not fit)."""
         self.memory.extend(blocks)
 
+    def add_memory_columns(self, numbers: dict[str, np.ndarray], coded: dict[str, Any],
+                           args: Sequence[Any] | None = None) -> None:
+        """Add blocks given as columns (:meth:`BlockTable.extend_columns
+        <traceconv.model.block_table.BlockTable.extend_columns>`); their numbers must fit
+        int64 as a block's do (none added when one does not)."""
+        self.memory.extend_columns(numbers, coded, args)
+
     def add_reservation(self, block: MemoryBlock) -> int:
         """Add an address range reserved by an allocator (see :attr:`reservations`); its
         numbers must fit int64 as a block's do."""

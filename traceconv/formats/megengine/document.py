@@ -7,7 +7,6 @@ from itertools import islice
 from typing import TypeVar, cast
 
 import msgspec
-import orjson
 from pydantic import BaseModel, ValidationError
 
 from ...errors import InputError, json_path
@@ -20,27 +19,6 @@ D = TypeVar("D", bound=DocumentRecords)
 # items per mapping and list that pydantic validates when the decoder read the document (it
 # checks each record's fields by type): a schema that parted from its records shows at once
 SAMPLE = 16
-
-
-def load_json(source: Source) -> object:
-    """The decoded JSON value of ``source``; a syntax error names its line.
-
-    >>> from traceconv.io import Source
-    >>> import tempfile, os
-    >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-    ...     _ = f.write('{"a":\\n  [1, 2')
-    >>> try:
-    ...     load_json(Source(f.name))
-    ... except InputError as exc:
-    ...     exc.location
-    2
-    >>> os.unlink(f.name)
-    """
-    try:
-        return orjson.loads(source.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", file=source.name,
-                         location=exc.lineno) from None
 
 
 def validate(model: type[M], value: object, source: Source) -> M:
@@ -81,7 +59,7 @@ def decode_records(data: bytes, records: type[D], model: type[BaseModel]) -> D |
 
 
 def load_records(source: Source, records: type[D], model: type[BaseModel]) -> D:
-    """``source`` read by :func:`decode_records`, else as :func:`load_json` and
+    """``source`` read by :func:`decode_records`, else as :meth:`~traceconv.io.Source.read_json` and
     :func:`validate` read it, so its error is theirs (what is read then is ``model``'s
     object, which has the records' fields).
 
@@ -100,7 +78,7 @@ def load_records(source: Source, records: type[D], model: type[BaseModel]) -> D:
     doc = decode_records(source.read_bytes(), records, model)
     if doc is not None:
         return doc
-    return cast(D, validate(model, load_json(source), source))
+    return cast(D, validate(model, source.read_json(), source))
 
 
 def _past_int64(value: object) -> bool:

@@ -30,7 +30,7 @@ from ...model.memory import add_live_bytes_counters
 from ...units import format_duration
 from ...vocabularies.megengine import MEGENGINE_VOCABULARY
 from .clock import PROGRAM_STEP_NS, device_offsets, seconds_to_ns
-from .document import decode_records, load_json, validate
+from .document import decode_records, validate
 from .graph import add_graph, shapes_text
 from .memory import add_memory_blocks
 from .schema import (
@@ -103,7 +103,7 @@ def load_profile(source: Source) -> tuple[StaticProfileRecords, bool]:
     if graph is not None:
         return StaticProfileRecords(graph_exec=graph, profiler=ProfilerRecords()), True
     del data
-    value = load_json(source)
+    value = source.read_json()
     # the schema's objects have the records' fields (tests/test_megengine_records.py)
     if isinstance(value, dict) and "comp_seq" in value and "graph_exec" not in value:
         doc = StaticProfile(graph_exec=validate(GraphExec, value, source), profiler=Profiler())

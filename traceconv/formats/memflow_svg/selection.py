@@ -87,7 +87,7 @@ def checked_options(trace: Trace, **options: object) -> MemflowOptions:
         if value is not None and value not in known:
             raise FormatError(f"no memory blocks on {field_name} {value!r} (the trace has: "
                               f"{', '.join(repr(k) for k in known)})",
-                              file=trace.metadata.source_file)
+                              file=inputs_named(trace))
     try:
         return MemflowOptions(**options)  # type: ignore[arg-type]
     except ValueError as exc:

@@ -40,10 +40,7 @@ def read_memory(ctx: Context) -> None:
                                                    category="allocated before capture"))
         else:
             other += 1
-    blocks = pairs.blocks
-    fits = [b for b in blocks if b.address < 1 << 63]
-    ctx.trace.diagnostics.add("nsys.address_beyond_int64", count=len(blocks) - len(fits))
-    blocks = fits
+    blocks = pairs.blocks   # (an address past int64 is the builder's to leave out and count)
     ctx.trace.add_memory_blocks(blocks)
     pairs.count(ctx.trace.diagnostics)
     ctx.trace.diagnostics.add("nsys.memory_operation_unknown", count=other)

@@ -15,8 +15,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import orjson
-
 from ...errors import InputError
 from ...io import Source
 from ...model.activity import Activity
@@ -147,10 +145,7 @@ def read_json(trace: TraceBuilder, source: Source) -> None:
     >>> len(trace.slices), trace.slice(0).start   # (BeginNs, not the µs ts)
     (64, 769537350099688)
     """
-    try:
-        document = orjson.loads(source.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc}", file=source.name) from None
+    document = source.read_json()
     events = document.get("traceEvents") if isinstance(document, dict) else None
     if not isinstance(events, list):
         raise InputError("no traceEvents list", file=source.name, location="$")

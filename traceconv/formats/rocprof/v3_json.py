@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from ...errors import InputError
 from ...io import Source
 from .csv_table import Table
@@ -45,10 +43,7 @@ def load_parts(source: Source) -> tuple[list[Part], dict[str, int]]:
     >>> [(p.kind, len(p.table.rows)) for p in parts], skipped
     ([('v3-kernels', 300), ('v3-agents', 10)], {})
     """
-    try:
-        document = orjson.loads(source.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc}", file=source.name) from None
+    document = source.read_json()
     processes = document.get(TOOL) if isinstance(document, dict) else None
     if not isinstance(processes, list):
         raise InputError(f"no {TOOL!r} list", file=source.name, location="$")

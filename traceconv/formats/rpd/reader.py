@@ -33,7 +33,7 @@ from ...model.block_pairing import BlockPairing
 from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
 from ...model.slice_index import SliceIndex, enclosing_rows
-from ...numbers import to_int64
+from ...numbers import saturated_int, to_int64
 from .._bulk import BATCH, add_flows, add_intervals_by_batch, intern_texts, map_keys
 from .._sqlite import Database
 
@@ -400,7 +400,7 @@ def _memory_blocks(trace: Trace, api_rows: np.ndarray, names: list[str], args: _
         if pointer is None:
             unparsed += 1
             continue
-        address = int(pointer[1], 0)
+        address = _number(pointer[1])
         if names[i] in _ALLOCATE:
             size = _SIZE.search(text)
             if size is None:
@@ -408,7 +408,7 @@ def _memory_blocks(trace: Trace, api_rows: np.ndarray, names: list[str], args: _
                 continue
             at = int(ends[api_rows[i]])
             pairs.alloc(address, at, MemoryBlock(
-                address, int(size[1], 0), at, None, device="hip", category="allocation",
+                address, _number(size[1]), at, None, device="hip", category="allocation",
                 args={"call": names[i], "slice": int(api_rows[i])}))
         elif address:   # (hipFree of a null pointer frees nothing)
             at = int(starts[api_rows[i]])
@@ -417,12 +417,22 @@ def _memory_blocks(trace: Trace, api_rows: np.ndarray, names: list[str], args: _
                                                    category="allocated before trace",
                                                    args={"call": names[i]}))
     pairs.count(trace.diagnostics)
-    blocks = [b for b in pairs.blocks if 0 <= b.address < 1 << 63 and 0 <= b.size < 1 << 63]
-    _name_owners(trace, blocks)
-    trace.add_memory_blocks(blocks)
+    _name_owners(trace, pairs.blocks)
+    trace.add_memory_blocks(pairs.blocks)   # (one past int64: the builder's to count)
     trace.diagnostics.add("rpd.allocation_without_args", count=unparsed)
-    if blocks:
+    if len(trace.memory):
         add_live_bytes_counters(trace)
+
+
+def _number(text: str) -> int:
+    """A ``ptr=`` or ``size=`` value (hex with ``0x``, else decimal) as an int, ±2**64 past
+    :data:`~traceconv.numbers.MAX_DIGITS` digits (:func:`~traceconv.numbers.saturated_int`).
+
+    >>> _number("0x7f00"), _number("4096"), _number("9" * 5000) == 2**64
+    (32512, 4096, True)
+    """
+    hexadecimal = text[:2].lower() == "0x"
+    return saturated_int(text[2:] if hexadecimal else text, 16 if hexadecimal else 10)
 
 
 def _name_owners(trace: Trace, blocks: list[MemoryBlock]) -> None:

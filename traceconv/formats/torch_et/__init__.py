@@ -10,8 +10,6 @@ joins the two by record-function id: op nodes then carry host and device time.
 
 from __future__ import annotations
 
-import orjson
-
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
@@ -21,10 +19,7 @@ from ..sniffing import torch_et as sniff  # noqa: F401  (this format's sniff, ke
 
 def read(source: Source) -> Trace:
     """Read an execution trace into an op graph (no timeline: it has no durations)."""
-    try:
-        document = orjson.loads(source.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc}", file=source.name) from None
+    document = source.read_json()
     if not isinstance(document, dict) or not isinstance(document.get("nodes"), list):
         raise InputError("not an execution trace: expected an object with a 'nodes' list",
                          file=source.name, location="$.nodes")

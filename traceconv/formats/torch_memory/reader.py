@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 
 from ...errors import InputError, json_path
@@ -21,10 +20,7 @@ POOL = "timeline"
 
 def read_timeline(source: Source, *, device: str = "") -> Trace:
     """What :func:`traceconv.formats.torch_memory.read` gives."""
-    try:
-        document = orjson.loads(source.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc}", file=source.name) from None
+    document = source.read_json()
     raw = not _is_totals(document)
     trace = TraceBuilder(Metadata(source_format="torch-memory", framework="PyTorch",
                            clock="unix epoch"))

@@ -67,7 +67,7 @@ def memory_blocks(trace: Trace, take_index: Callable[[], SliceIndex | None]) -> 
     freeing, freed_at = pair_grouped(events.by_key, events.same_key, alloc)
     owners = _names(trace, owner[np.searchsorted(rows, events.rows[alloc])])
     del owner
-    trace.memory.extend_columns(*_block_columns(trace, events, alloc, freeing, freed_at, owners))
+    trace.add_memory_columns(*_block_columns(trace, events, alloc, freeing, freed_at, owners))
     trace.diagnostics.add("kineto.malformed_memory_event", count=events.malformed)
     count_unpaired(trace.diagnostics, "kineto", alloc, freeing, freed_at)
     totals = _allocator_totals(trace, events)
@@ -152,8 +152,8 @@ def _device_name(kind: Any, index: Any) -> str:
 
 def _any_events(trace: Trace, rows: np.ndarray) -> MemoryEvents:
     """The events whatever their args hold, read value by value: those without an int
-    Bytes or with no Addr are left out, those with a list or an object where a key must be
-    are counted as malformed."""
+    Bytes, with no Addr, or with a list or an object where a key must be are left out and
+    counted as malformed."""
     i = trace.instants
     rows = rows[np.argsort(i.numpy("ts")[rows], kind="stable")]
     sizes, addresses, *kinds = i.args.get_columns(rows, ARGS, DEFAULTS)
@@ -171,7 +171,8 @@ def _any_events(trace: Trace, rows: np.ndarray) -> MemoryEvents:
     names = {name: k for k, name in enumerate(dict.fromkeys(named))}
     return MemoryEvents(rows[events], _objects(sizes)[events], _objects(addresses)[events],
                         list(names), np.array([names[d] for d in named], dtype=np.int64), by_key,
-                        first[by_key[1:]] == first[by_key[:-1]], int((~good).sum()))
+                        first[by_key[1:]] == first[by_key[:-1]],
+                        picked.count(False) + int((~good).sum()))
 
 
 def _objects(values: list[Any]) -> np.ndarray:
