@@ -19,14 +19,21 @@ _BEFORE = "allocated before capture"   # the category of a free's block that end
 def read_memory(ctx: Context) -> None:
     """One block per allocation (freed by the next deallocation of its address on its
     device), paired as columns by the rule of every allocator log
-    (:func:`~traceconv.model.block_pairing.pair_events`)."""
+    (:func:`~traceconv.model.block_pairing.pair_events`), and the live-bytes counters."""
     db = ctx.db
     if not db.has(MEMORY_USAGE, "start", "address", "bytes", "memoryOperationType"):
         return
-    rows = db.numeric_columns(MEMORY_USAGE, {
-        "start": ("i8", 0), "deviceId": ("i8", 0), "address": ("u8", 0), "bytes": ("i8", 0),
-        "memoryOperationType": ("i8", -1), "memKind": ("i8", -1)}, order="start, rowid")
     ctx.read_tables.add(MEMORY_USAGE)
+    # (the records' columns are gone once the blocks are added: the counters need memory)
+    if _add_blocks(ctx, db.numeric_columns(MEMORY_USAGE, {
+            "start": ("i8", 0), "deviceId": ("i8", 0), "address": ("u8", 0),
+            "bytes": ("i8", 0), "memoryOperationType": ("i8", -1), "memKind": ("i8", -1)},
+            order="start, rowid")):
+        add_live_bytes_counters(ctx.trace)
+
+
+def _add_blocks(ctx: Context, rows: dict[str, np.ndarray]) -> int:
+    """Add the blocks of the records ``rows`` (in time order); how many were added."""
     operation = rows["memoryOperationType"]
     known = (operation == _ALLOCATION) | (operation == _DEALLOCATION)
     diagnostics = ctx.trace.diagnostics
@@ -53,5 +60,4 @@ def read_memory(ctx: Context) -> None:
          "category": renumbered_by_first_use(
              [*(labels.get(k, "allocation") for k in kinds.tolist()), _BEFORE],
              np.where(allocates, kind_of, len(kinds)))})
-    if len(events):
-        add_live_bytes_counters(ctx.trace)
+    return len(events)

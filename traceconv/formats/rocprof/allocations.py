@@ -74,6 +74,13 @@ def add_allocations(trace: TraceBuilder, tables: Sequence[Table]) -> None:
     >>> [(b.address, b.size, b.alloc_ns, b.free_ns, b.device, b.pool) for b in t.memory]
     [(4096, 64, 12, 30, 'agent 1', 'REAL'), (0, 4096, 45, 50, 'agent 1', 'SCRATCH')]
     """
+    if _add_blocks(trace, tables):   # (its records' columns gone: the counters need memory)
+        add_live_bytes_counters(trace)
+
+
+def _add_blocks(trace: TraceBuilder, tables: Sequence[Table]) -> bool:
+    """Add the blocks of the records of ``tables`` (see :func:`add_allocations`); whether
+    there were any."""
     def cells(name: str, parse: Callable[[object], object] = lambda cell: cell) -> list:
         return [parse(cell) for table in tables for cell in table.column(name)]
 
@@ -127,8 +134,7 @@ def add_allocations(trace: TraceBuilder, tables: Sequence[Table]) -> None:
              for queue, allocating in zip(on_queue, block_allocates.tolist(), strict=True))},
         [{"queue": places[row]} if queue else None for row, queue in zip(
             rows, on_queue, strict=True)])
-    if rows:
-        add_live_bytes_counters(trace)
+    return bool(rows)
 
 
 @lru_cache(maxsize=1024)   # (a few agents, named on every record)
