@@ -12,9 +12,12 @@ from collections import defaultdict
 from collections.abc import Sequence
 from functools import lru_cache
 
+import numpy as np
+
 from ..io import Source
-from ..model import MemoryBlock, Trace, TrackKind
-from ..model.block_pairing import BlockPairing
+from ..model import Trace, TrackKind
+from ..model.block_pairing import key_codes, pair_events
+from ..model.block_table import coded_column
 from ..vocabularies.paddle import KERNEL_CATEGORY, MEMCPY_CATEGORY, RUNTIME_CATEGORY
 from .pasted_text import unpasted_bytes
 
@@ -38,8 +41,8 @@ def leaf_name(path: str) -> str:
 
 class AllocatorLog:
     """Paddle allocator records → memory blocks (alloc/free paired by place and address,
-    allocated and reserved memory apart, by :class:`BlockPairing`'s rule) and the
-    allocator's own counters.
+    allocated and reserved memory apart, as columns by the rule of every allocator log:
+    :func:`~traceconv.model.block_pairing.pair_events`) and the allocator's own counters.
 
     Feed :meth:`add` in time order, then call :meth:`finish`.
 
@@ -54,7 +57,9 @@ class AllocatorLog:
 
     def __init__(self, trace: Trace, process: int, code: str) -> None:
         self.trace, self.process, self.code = trace, process, code
-        self.pairs = BlockPairing(code)   # keyed by (place, reserved, address)
+        # per allocation or free: (ts, allocates, place, pool, address, bytes, owner,
+        # owner node), paired by (place, pool, address) at the end
+        self.records: list[tuple] = []
         self.counters: dict[tuple[str, str], int | None] = {}
         # A Chrome file traceconv wrote already holds these series as counter events: they
         # are read as such, and deriving them again would double them on every round trip.
@@ -88,21 +93,39 @@ class AllocatorLog:
                 trace.add_counter(track, ts, value)
         reserved = kind.startswith("Reserved")
         pool = "reserved" if reserved else "allocated"
-        key = (place, reserved, addr)
-        if kind in ALLOCATE_KINDS:
-            self.pairs.alloc(key, ts, MemoryBlock(
-                addr, increase, alloc_ns=ts, device=place, pool=pool, name=owner or "",
-                owner_op=owner_node, owner_name=owner))
-        elif kind not in FREE_KINDS:
+        if kind in ALLOCATE_KINDS or kind in FREE_KINDS:
+            allocates = kind in ALLOCATE_KINDS
+            self.records.append((ts, allocates, place, pool, addr, increase,
+                                 owner, owner_node if allocates else None))
+        else:
             self.unknown += 1
-        elif not self.pairs.free(key, ts):
-            self.pairs.allocated_before(MemoryBlock(
-                addr, abs(increase), free_ns=ts, device=place, pool=pool, name=owner or ""))
 
     def finish(self) -> None:
-        self.trace.add_memory_blocks(self.pairs.blocks)
-        self.pairs.count(self.trace.diagnostics)
-        self.trace.diagnostics.add(f"{self.code}.unknown_memory_record", count=self.unknown)
+        """Pair the records into the trace's memory blocks: an allocation owned by its op,
+        a free that ends nothing a block from the start of ``abs(bytes)``, unowned."""
+        diagnostics = self.trace.diagnostics
+        diagnostics.add(f"{self.code}.unknown_memory_record", count=self.unknown)
+        if not self.records:
+            return
+        ts, allocating, places, pools, addresses, sizes, owners, nodes = zip(
+            *self.records, strict=True)
+        self.records = []
+        paired = pair_events((key_codes(places), key_codes(pools), key_codes(addresses)),
+                             np.array(allocating, dtype=bool))
+        paired.count(diagnostics, self.code)
+        events = paired.block_events()
+        alloc_ns, free_ns = paired.block_times(np.array(ts, dtype=np.int64), events)
+        picked = events.tolist()
+        owned = [owners[k] if allocating[k] else None for k in picked]
+        self.trace.add_memory_columns(
+            {"address": np.array([addresses[k] for k in picked]),
+             "size": np.array([sizes[k] if allocating[k] else abs(sizes[k]) for k in picked]),
+             "alloc_ns": alloc_ns, "free_ns": free_ns},
+            {"device": coded_column([places[k] for k in picked]),
+             "pool": coded_column([pools[k] for k in picked]),
+             "name": coded_column([owners[k] or "" for k in picked]),
+             "owner_op": coded_column([nodes[k] for k in picked]),
+             "owner_name": coded_column(owned)})
 
 
 def _annotations(annotation: str) -> list[str]:

@@ -1,9 +1,9 @@
 """The one rule that pairs a reader's allocation and free records into memory blocks.
 
-Every allocator log (nsys, rocprof, Paddle, XPlane, Kineto) is a stream of allocations and frees
-keyed by where the memory is (device and address, or whatever the reader's key is), in
-time order. A free ends the open block of its key. Two records break the pairing, and
-each is counted rather than lost:
+Every allocator log (nsys, rocprof, rpd, Paddle, XPlane, Kineto) is a stream of allocations
+and frees keyed by where the memory is (device and address, or whatever the reader's key
+is), in time order. A free ends the open block of its key. Two records break the pairing,
+and each is counted rather than lost:
 
 - an allocation on a key whose block is still open: the free between them was not
   recorded, so the open block ends where the new one starts
@@ -11,111 +11,110 @@ each is counted rather than lost:
 - a free with no open block: its memory was allocated before the trace, so it becomes a
   block from the trace's start (``{reader}.free_without_alloc``).
 
-:class:`BlockPairing` applies it record by record; :func:`pair_grouped` to whole arrays of
-events (Kineto's hundreds of thousands), with the same outcome.
+:func:`pair_events` applies it to whole columns of records at once (a log holds millions):
+a reader reads its records as arrays, pairs them here and adds the blocks to the trace as
+columns (:meth:`~traceconv.model.block_table.BlockTable.extend_columns`), with no
+Python object per record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from .block_table import coded_column
 from .diagnostics import Diagnostics
-from .entities import MemoryBlock
 
 
-class BlockPairing:
-    """Allocation and free records → memory blocks, paired per key in the order given
-    (time order). ``blocks`` holds them in the order of their first record.
+@dataclass(frozen=True)
+class Pairing:
+    """What :func:`pair_events` found, per event (in the order given): whether it
+    ``allocates``; for an allocation, the event that ends its block (``freed_at``; -1:
+    open at the end); whether it is a free that ends an open block (``freeing``)."""
 
-    >>> pairs = BlockPairing("nsys")
-    >>> pairs.alloc(("cuda:0", 64), 10, MemoryBlock(64, 8, 10, None))
-    >>> pairs.alloc(("cuda:0", 64), 20, MemoryBlock(64, 16, 20, None))   # 10's free lost
-    >>> pairs.free(("cuda:0", 64), 30)
-    True
-    >>> pairs.free(("cuda:0", 96), 40)   # allocated before the trace
-    False
-    >>> pairs.allocated_before(MemoryBlock(96, 4, None, 40))
-    >>> [(b.address, b.size, b.alloc_ns, b.free_ns) for b in pairs.blocks]
-    [(64, 8, 10, 20), (64, 16, 20, 30), (96, 4, None, 40)]
-    >>> pairs.alloc_without_free, pairs.free_without_alloc
-    (1, 1)
+    allocates: np.ndarray
+    freed_at: np.ndarray
+    freeing: np.ndarray
+
+    def block_events(self) -> np.ndarray:
+        """The events that make a block, in order: each allocation, and each free that
+        ends no open block (memory allocated before the trace)."""
+        return np.flatnonzero(self.allocates | ~self.freeing)
+
+    def block_times(self, times: np.ndarray, events: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """The (alloc_ns, free_ns) of the blocks of ``events`` (of :meth:`block_events`) as
+        masked arrays (masked: None), given each event's time: an allocation's block ends
+        at the time of the event that ends it, a free's block starts before the trace."""
+        allocates = self.allocates[events]
+        ends = self.freed_at[events]
+        free_ns = np.where(allocates, times[np.maximum(ends, 0)], times[events])
+        return (np.ma.array(times[events], mask=~allocates),
+                np.ma.array(free_ns, mask=allocates & (ends < 0)))
+
+    def frees_ending(self, allocations: np.ndarray) -> int:
+        """How many frees end the blocks of the allocation events ``allocations`` (a
+        reader that could not read an allocation cannot read its free either)."""
+        ends = self.freed_at[allocations]
+        return int(np.count_nonzero(~self.allocates[ends[ends >= 0]]))
+
+    def count(self, diagnostics: Diagnostics, reader: str) -> None:
+        """Count the records that broke the pairing under ``reader``'s codes."""
+        ends = self.freed_at[self.freed_at >= 0]
+        diagnostics.add(f"{reader}.alloc_without_free",
+                        count=int(np.count_nonzero(self.allocates[ends])))
+        diagnostics.add(f"{reader}.free_without_alloc",
+                        count=int(np.count_nonzero(~self.allocates & ~self.freeing)))
+
+
+def pair_events(keys: Sequence[np.ndarray], allocates: np.ndarray) -> Pairing:
+    """Pair events given in time order, by the rule of the module text: ``keys`` holds the
+    parts of each event's key as integer arrays (device code, address...), ``allocates``
+    whether each event allocates (else it frees).
+
+    Events 0, 1, 3 share a key: allocation 0 ends at allocation 1 (its free was not
+    recorded), allocation 1 at free 3; free 2 ends nothing (allocated before the trace);
+    allocation 4 stays open.
+
+    >>> device, address = np.array([0, 0, 0, 0, 1]), np.array([8, 8, 16, 8, 8])
+    >>> paired = pair_events([device, address], np.array([True, True, False, False, True]))
+    >>> paired.freed_at.tolist(), paired.freeing.tolist(), paired.block_events().tolist()
+    ([1, 3, -1, -1, -1], [False, False, False, True, False], [0, 1, 2, 4])
+    >>> alloc_ns, free_ns = paired.block_times(np.array([10, 20, 30, 40, 50]),
+    ...                                        paired.block_events())
+    >>> alloc_ns.tolist(), free_ns.tolist()
+    ([10, 20, None, 50], [20, 40, 30, None])
     """
-
-    def __init__(self, reader: str) -> None:
-        self.reader = reader
-        self.blocks: list[MemoryBlock] = []
-        # key -> its open block; None: an allocation the reader could not read
-        self.open: dict[Hashable, MemoryBlock | None] = {}
-        self.alloc_without_free = 0
-        self.free_without_alloc = 0
-        self.unread_frees = 0
-
-    def alloc(self, key: Hashable, ts: int, block: MemoryBlock | None) -> None:
-        """Open ``block`` on ``key`` at ``ts`` (None: an allocation not read, whose free is
-        then not read either); a block still open there ends at ``ts``."""
-        if key in self.open:
-            self.alloc_without_free += 1
-            if (previous := self.open[key]) is not None:
-                previous.free_ns = ts
-        self.open[key] = block
-        if block is not None:
-            self.blocks.append(block)
-
-    def free(self, key: Hashable, ts: int) -> bool:
-        """End the open block of ``key`` at ``ts``; False when none is open: the reader then
-        hands the block of memory allocated before the trace to :meth:`allocated_before`.
-        The free of an allocation not read is not read either (``unread_frees``)."""
-        if key not in self.open:
-            return False
-        block = self.open.pop(key)
-        if block is None:
-            self.unread_frees += 1
-        else:
-            block.free_ns = ts
-        return True
-
-    def allocated_before(self, block: MemoryBlock) -> None:
-        """Add the block of a free with no open block: allocated before the trace."""
-        self.free_without_alloc += 1
-        self.blocks.append(block)
-
-    def count(self, diagnostics: Diagnostics) -> None:
-        """Count the records that broke the pairing under the reader's codes."""
-        diagnostics.add(f"{self.reader}.alloc_without_free", count=self.alloc_without_free)
-        diagnostics.add(f"{self.reader}.free_without_alloc", count=self.free_without_alloc)
-
-
-def pair_grouped(by_key: np.ndarray, same_key: np.ndarray,
-                 alloc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:class:`BlockPairing`'s rule for arrays of events: which events are frees that end an
-    open block, and per allocation the event that ends its block (-1: open at the end),
-    for events ``by_key`` (grouped by key, in time order in each; ``same_key``: per
-    by_key[1:], same key as the event before it) and whether each is an ``alloc``.
-
-    Events 0, 1, 3 share a key: alloc 0 ends at alloc 1 (its free unrecorded), alloc 1 at
-    free 3; free 2 ends nothing (allocated before the trace); alloc 4 stays open.
-
-    >>> key = np.array([0, 0, 1, 0, 2])
-    >>> alloc = np.array([True, True, False, False, True])
-    >>> by_key = np.lexsort((np.arange(5), key))
-    >>> freeing, freed_at = pair_grouped(by_key, key[by_key[1:]] == key[by_key[:-1]], alloc)
-    >>> freeing.tolist(), freed_at.tolist()
-    ([False, False, False, True, False], [1, 3, -1, -1, -1])
-    """
+    count = len(allocates)
+    # (a part equal for every event separates nothing: one device, the usual case, is one
+    # sort of the addresses)
+    parts = [np.asarray(part) for part in keys]
+    parts = [part for part in parts if count and (part != part[0]).any()]
+    if not parts:
+        by_key = np.arange(count)
+    elif len(parts) == 1:
+        by_key = np.argsort(parts[0], kind="stable")
+    else:
+        by_key = np.lexsort(parts[::-1])   # (stable: time order within a key)
     after, before = by_key[1:], by_key[:-1]
-    ends = alloc[before] & same_key   # the next event of an allocation's key ends its block
-    freeing = np.zeros(len(alloc), dtype=bool)
-    freeing[after] = ends & ~alloc[after]
-    freed_at = np.full(len(alloc), -1, dtype=np.int64)
+    same_key = np.ones(len(after), dtype=bool)
+    for part in parts:
+        same_key &= part[after] == part[before]
+    ends = allocates[before] & same_key   # the next event of an allocation's key ends its block
+    freeing = np.zeros(count, dtype=bool)
+    freeing[after] = ends & ~allocates[after]
+    freed_at = np.full(count, -1, dtype=np.int64)
     freed_at[before[ends]] = after[ends]
-    return freeing, freed_at
+    return Pairing(np.asarray(allocates, dtype=bool), freed_at, freeing)
 
 
-def count_unpaired(diagnostics: Diagnostics, reader: str, alloc: np.ndarray,
-                   freeing: np.ndarray, freed_at: np.ndarray) -> None:
-    """Count what :func:`pair_grouped` found under the codes :class:`BlockPairing` uses."""
-    ended_by_alloc = int(alloc[freed_at[freed_at >= 0]].sum())
-    diagnostics.add(f"{reader}.alloc_without_free", count=ended_by_alloc)
-    diagnostics.add(f"{reader}.free_without_alloc", count=int((~alloc & ~freeing).sum()))
+def key_codes(values: Iterable[object]) -> np.ndarray:
+    """Per value (of any hashable kind: names, ints beyond int64), a number that is the same
+    for equal values: a key part for :func:`pair_events`.
+
+    >>> key_codes(["GPU_0_bfc", "cpu", "GPU_0_bfc", 2**70]).tolist()
+    [0, 1, 0, 2]
+    """
+    return coded_column(values)[1]

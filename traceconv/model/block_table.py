@@ -358,6 +358,34 @@ class BlockTable(FrozenWhenUnpickled, Sequence[MemoryBlock]):
         return code
 
 
+def coded_column(values: Iterable[Any]) -> tuple[list[Any], np.ndarray]:
+    """A field's values for :meth:`BlockTable.extend_columns`: (the distinct ones, per
+    value its number in them), numbered in the order of their first use, as adding the
+    blocks one by one numbers them (the order in which a field's values are listed).
+
+    >>> coded_column(["cuda:0", "cpu", "cuda:0"])
+    (['cuda:0', 'cpu'], array([0, 1, 0]))
+    """
+    seen: dict[Any, int] = {}
+    codes = np.fromiter((seen.setdefault(value, len(seen)) for value in values), np.int64)
+    return list(seen), codes
+
+
+def renumbered_by_first_use(values: Sequence[Any], codes: np.ndarray
+                            ) -> tuple[list[Any], np.ndarray]:
+    """(values, codes) of a field, as :func:`coded_column` numbers them: the values used,
+    in the order of their first use in ``codes``.
+
+    >>> renumbered_by_first_use(["a", "b", "c"], np.array([2, 0, 2]))
+    (['c', 'a'], array([0, 1, 0]))
+    """
+    used, first = np.unique(codes, return_index=True)
+    order = used[np.argsort(first)]
+    number = np.zeros(len(values), dtype=np.int64)
+    number[order] = np.arange(len(order))
+    return [values[code] for code in order.tolist()], number[codes]
+
+
 def _hand_over(blocks: list[MemoryBlock]) -> None:
     """Blocks added to a table are read-only from now on: a change would reach the record,
     not the table (change ``trace.memory[i]`` instead). Views stay as they are."""
@@ -378,6 +406,8 @@ def _int64_column(values: np.ndarray, mask: np.ndarray, name: str,
     raising."""
     if values.dtype.kind == "i":   # (signed integers fit; any other kind is checked)
         return values.astype(np.int64, copy=False), mask
+    if values.dtype.kind == "u" and not (values > np.uint64(INT64_MAX)).any():
+        return values.astype(np.int64), mask   # (an unsigned column that fits: at once)
     checked = []
     for at, (value, hidden) in enumerate(zip(values.astype(object).tolist(), mask.tolist(),
                                              strict=True)):

@@ -14,12 +14,16 @@ empty, rocpd stores NULL), so a block's device is its ``ALLOC``'s.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 
-from ...model import MemoryBlock
-from ...model.block_pairing import BlockPairing
+import numpy as np
+
+from ...model.block_pairing import key_codes, pair_events
+from ...model.block_table import coded_column
 from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
+from .csv_table import Table
 from .dispatches import V3, device_name
 from .values import address, integer
 
@@ -54,73 +58,110 @@ def operation(record: Mapping[str, object]) -> tuple[str, str]:
     return name, ""
 
 
-def add_allocations(trace: TraceBuilder, records: Iterable[Mapping[str, object]]) -> None:
+def add_allocations(trace: TraceBuilder, tables: Sequence[Table]) -> None:
     """A block per ``ALLOC`` (from its end), freed at the start of the next ``FREE`` of its
-    level and address (scratch memory: of its queue); frees of no allocation, other
-    operations and blocks without a size or beyond int64 are counted.
+    level and address (scratch memory: of its queue), paired as columns by the rule of
+    every allocator log (:func:`~traceconv.model.block_pairing.pair_events`); frees of
+    no allocation, other operations and blocks without a size or beyond int64 are counted.
 
     >>> t = TraceBuilder()
-    >>> add_allocations(t, [
-    ...     {"Operation": "MEMORY_ALLOCATION_ALLOCATE", "Agent_Id": "Agent 1",
-    ...      "Address": "0x0000000000001000", "Allocation_Size": "64",
-    ...      "Start_Timestamp": "10", "End_Timestamp": "12"},
-    ...     {"Operation": "MEMORY_ALLOCATION_FREE", "Agent_Id": "", "Address": "0x1000",
-    ...      "Allocation_Size": "0", "Start_Timestamp": "30", "End_Timestamp": "31"},
-    ...     {"Operation": "SCRATCH_MEMORY_ALLOC", "Agent_Id": "Agent 1", "Queue_Id": "2",
-    ...      "Allocation_Size": "4096", "Start_Timestamp": "40", "End_Timestamp": "45"},
-    ...     {"Operation": "SCRATCH_MEMORY_FREE", "Agent_Id": "Agent 1", "Queue_Id": "2",
-    ...      "Allocation_Size": "0", "Start_Timestamp": "50", "End_Timestamp": "51"}])
+    >>> add_allocations(t, [Table("m.csv", list(COLUMNS), [
+    ...     ["MEMORY_ALLOCATION_ALLOCATE", "Agent 1", "0x0000000000001000", "64", "", "",
+    ...      "10", "12"],
+    ...     ["MEMORY_ALLOCATION_FREE", "", "0x1000", "0", "", "", "30", "31"],
+    ...     ["SCRATCH_MEMORY_ALLOC", "Agent 1", "", "4096", "", "2", "40", "45"],
+    ...     ["SCRATCH_MEMORY_FREE", "Agent 1", "", "0", "", "2", "50", "51"]])])
     >>> [(b.address, b.size, b.alloc_ns, b.free_ns, b.device, b.pool) for b in t.memory]
     [(4096, 64, 12, 30, 'agent 1', 'REAL'), (0, 4096, 45, 50, 'agent 1', 'SCRATCH')]
     """
-    pairs = BlockPairing("rocprof")
-    not_read = 0
-    timed = [(integer(r.get("Start_Timestamp")), r) for r in records]
-    for start, record in sorted(((s, r) for s, r in timed if s is not None),
-                                key=lambda pair: pair[0]):
-        kind, level = operation(record)
-        scratch = level == "SCRATCH"
-        place = integer(record.get("Queue_Id")) if scratch else address(record.get("Address"))
-        key = (level, place)
-        if place is None or kind not in ("ALLOC", "FREE"):
-            not_read += 1
-            continue
-        at = 0 if scratch else place   # (a scratch buffer: offset 0 of its own pool)
-        if kind == "ALLOC":
-            end, size = integer(record.get("End_Timestamp")), integer(record.get("Allocation_Size"))
-            if size is None or not (0 <= at < 2**63 and 0 <= size < 2**63):
-                pairs.alloc(key, trace.time(start), None)
-                not_read += 1
-                continue
-            opened = trace.time(end if end is not None else start)
-            pairs.alloc(key, opened, _block(record, level, at, size, place, opened, None))
-        elif not 0 <= at < 2**63:
-            not_read += 1
-        elif not pairs.free(key, freed := trace.time(start)):
-            pairs.allocated_before(_block(record, level, at, _size(record), place, None, freed))
-    not_read += pairs.unread_frees + sum(1 for s, _ in timed if s is None)
-    blocks = pairs.blocks
-    trace.add_memory_blocks(blocks)
-    pairs.count(trace.diagnostics)
-    trace.diagnostics.add("rocprof.allocation_not_read", count=not_read)
-    if blocks:
+    if _add_blocks(trace, tables):   # (its records' columns gone: the counters need memory)
         add_live_bytes_counters(trace)
 
 
-def _block(record: Mapping[str, object], level: str, at: int, size: int, place: int,
-           alloc_ns: int | None, free_ns: int | None) -> MemoryBlock:
-    """A block at ``at`` of ``level`` (scratch memory: of queue ``place``); ``alloc_ns``
-    None: a FREE of memory allocated before the trace."""
-    scratch = level == "SCRATCH"
-    agent = record.get("Agent_Id")
-    return MemoryBlock(at, size, alloc_ns, free_ns,
-                       device=device_name(V3, agent)[0] if agent else "", pool=level,
-                       category="scratch" if scratch else
-                       "allocation" if alloc_ns is not None else "allocated before trace",
-                       args={"queue": place} if scratch else {})
+def _add_blocks(trace: TraceBuilder, tables: Sequence[Table]) -> bool:
+    """Add the blocks of the records of ``tables`` (see :func:`add_allocations`); whether
+    there were any."""
+    def cells(name: str, parse: Callable[[object], object] = lambda cell: cell) -> list:
+        return [parse(cell) for table in tables for cell in table.column(name)]
+
+    starts = cells("Start_Timestamp", integer)
+    kinds, levels = _operations(tables)
+    scratch = [level == "SCRATCH" for level in levels]
+    places = [queue if on_queue else at for queue, at, on_queue in zip(
+        cells("Queue_Id", integer), cells("Address", address), scratch, strict=True)]
+    # the records paired: timed, placed ALLOCs and FREEs (a FREE beyond int64 frees nothing)
+    paired_rows = [row for row, (start, kind, place, on_queue) in enumerate(zip(
+        starts, kinds, places, scratch, strict=True))
+        if start is not None and place is not None and (
+            kind == "ALLOC" or kind == "FREE" and (on_queue or _fits(place)))]
+    events = sorted(paired_rows, key=starts.__getitem__)
+    del paired_rows
+    allocates = np.array([kinds[row] == "ALLOC" for row in events], dtype=bool)
+    sizes = cells("Allocation_Size", integer)
+    # an ALLOC whose block the table cannot hold still ends the open block of its place
+    readable = np.array([not allocating or (_fits(sizes[row]) and (
+        scratch[row] or _fits(places[row])))
+        for row, allocating in zip(events, allocates.tolist(), strict=True)], dtype=bool)
+    ends = cells("End_Timestamp", integer)
+    times = _times(trace, [ends[row] if allocating and read and ends[row] is not None
+                           else starts[row] for row, allocating, read in zip(
+                               events, allocates.tolist(), readable.tolist(), strict=True)])
+    del ends
+    paired = pair_events((key_codes([levels[row] for row in events]),
+                          key_codes([places[row] for row in events])), allocates)
+    paired.count(trace.diagnostics, "rocprof")
+    unread = allocates & ~readable
+    trace.diagnostics.add("rocprof.allocation_not_read", count=len(starts) - len(events)
+                          + int(np.count_nonzero(unread)) + paired.frees_ending(unread))
+    blocks = paired.block_events()
+    blocks = blocks[readable[blocks]]
+    rows = [events[k] for k in blocks.tolist()]
+    alloc_ns, free_ns = paired.block_times(times, blocks)
+    on_queue = [scratch[row] for row in rows]
+    block_allocates = paired.allocates[blocks]
+    agents, agent_of = coded_column(  # (a few distinct cells: not held one per record)
+        cell for table in tables for cell in table.column("Agent_Id"))
+    trace.add_memory_columns(
+        {"address": np.array([0 if queue else places[row] for row, queue in zip(
+            rows, on_queue, strict=True)], dtype=np.int64),
+         "size": np.array([size if _fits(size := sizes[row]) else 0 for row in rows],
+                          dtype=np.int64),
+         "alloc_ns": alloc_ns, "free_ns": free_ns},
+        {"device": coded_column(_device(agents[agent]) for agent in agent_of[rows].tolist()),
+         "pool": coded_column(levels[row] for row in rows),
+         "category": coded_column(
+             "scratch" if queue else "allocation" if allocating else "allocated before trace"
+             for queue, allocating in zip(on_queue, block_allocates.tolist(), strict=True))},
+        [{"queue": places[row]} if queue else None for row, queue in zip(
+            rows, on_queue, strict=True)])
+    return bool(rows)
 
 
-def _size(record: Mapping[str, object]) -> int:
-    """A FREE's size: rocprofv3 mostly writes 0 there (unknown), kept as the block's size."""
-    size = integer(record.get("Allocation_Size"))
-    return size if size is not None and 0 <= size < 2**63 else 0
+@lru_cache(maxsize=1024)   # (a few agents, named on every record)
+def _device(agent: object) -> str:
+    """The device a block's agent cell names (an empty cell: none)."""
+    return device_name(V3, agent)[0] if agent else ""
+
+
+def _fits(number: int | None) -> bool:
+    """Whether ``number`` is an address or a size the memory table can hold."""
+    return number is not None and 0 <= number < 1 << 63
+
+
+def _operations(tables: Sequence[Table]) -> tuple[list[str], list[str]]:
+    """Per record, its type and level (:func:`operation`), worked out once per distinct
+    pair of cells."""
+    found: dict[tuple[object, object], tuple[str, str]] = {}
+    pairs = [found.get(cells) or found.setdefault(cells, operation(
+        {"Operation": cells[0], "Level": cells[1]}))
+        for table in tables
+        for cells in zip(table.column("Operation"), table.column("Level"), strict=True)]
+    return [kind for kind, _ in pairs], [level for _, level in pairs]
+
+
+def _times(trace: TraceBuilder, values: list[int]) -> np.ndarray:
+    """``values`` (ints of any size) within the trace's time range (:meth:`TraceBuilder.time`)."""
+    try:
+        return trace.times(np.array(values, dtype=np.int64))
+    except OverflowError:   # (beyond int64: one by one)
+        return np.array([trace.time(value) for value in values], dtype=np.int64)

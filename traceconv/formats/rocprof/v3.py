@@ -124,8 +124,8 @@ def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
                                                 if p.kind == "v3-counters"])
     if calls:
         _add_flows(trace, calls, works)
-    add_allocations(trace, [r for p in parts if p.kind in ("v3-allocations", "v3-scratch")
-                            for r in p.table.records()])
+    add_allocations(trace, [p.table for p in parts
+                            if p.kind in ("v3-allocations", "v3-scratch")])
     fill_activity(trace, ROCPROF_VOCABULARY)
     return trace
 

@@ -27,9 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
+from ...model import ProcessKind, Trace, TrackKind
 from ...model.args import Args
-from ...model.block_pairing import BlockPairing
+from ...model.block_pairing import key_codes, pair_events
+from ...model.block_table import coded_column
 from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
 from ...model.slice_index import SliceIndex, enclosing_rows
@@ -387,12 +388,14 @@ def _read_monitor(db: Database, trace: Trace, places: Places) -> None:
 
 def _memory_blocks(trace: Trace, api_rows: np.ndarray, names: list[str], args: _CallArgs
                    ) -> None:
-    """hipMalloc/hipFree calls whose args (ptr, size) were recorded, paired by pointer by
-    :class:`BlockPairing`'s rule."""
+    """hipMalloc/hipFree calls whose args (ptr, size) were recorded, paired by pointer as
+    columns by the rule of every allocator log
+    (:func:`~traceconv.model.block_pairing.pair_events`)."""
     starts = trace.slices.numpy("start")
     ends = starts + trace.slices.numpy("dur")
-    pairs = BlockPairing("rpd")
     unparsed = 0
+    # per call paired: (its slice, allocates, pointer, size; 0 for a free)
+    calls: list[tuple[int, bool, int, int]] = []
     rows = [i for i, n in enumerate(names) if n in _ALLOCATE or n in _FREE]
     for i in sorted(rows, key=lambda i: int(starts[api_rows[i]])):
         text = args.texts[i]   # (no UserMarker: its text is its name)
@@ -406,22 +409,34 @@ def _memory_blocks(trace: Trace, api_rows: np.ndarray, names: list[str], args: _
             if size is None:
                 unparsed += 1
                 continue
-            at = int(ends[api_rows[i]])
-            pairs.alloc(address, at, MemoryBlock(
-                address, _number(size[1]), at, None, device="hip", category="allocation",
-                args={"call": names[i], "slice": int(api_rows[i])}))
+            calls.append((i, True, address, _number(size[1])))
         elif address:   # (hipFree of a null pointer frees nothing)
-            at = int(starts[api_rows[i]])
-            if not pairs.free(address, at):
-                pairs.allocated_before(MemoryBlock(address, 0, None, at, device="hip",
-                                                   category="allocated before trace",
-                                                   args={"call": names[i]}))
-    pairs.count(trace.diagnostics)
-    _name_owners(trace, pairs.blocks)
-    trace.add_memory_blocks(pairs.blocks)   # (one past int64: the builder's to count)
+            calls.append((i, False, address, 0))
     trace.diagnostics.add("rpd.allocation_without_args", count=unparsed)
-    if len(trace.memory):
-        add_live_bytes_counters(trace)
+    if not calls:
+        return
+    call_of, allocating, addresses, sizes = zip(*calls, strict=True)
+    slices = api_rows[np.array(call_of, dtype=np.int64)]
+    allocates = np.array(allocating, dtype=bool)
+    paired = pair_events((key_codes(addresses),), allocates)
+    paired.count(trace.diagnostics, "rpd")
+    # (an allocation from its call's end, a free at its call's start)
+    times = np.where(allocates, ends[slices], starts[slices])
+    events = paired.block_events()
+    alloc_ns, free_ns = paired.block_times(times, events)
+    block_allocates = allocates[events]
+    picked = events.tolist()
+    # (a number past int64 is the builder's to leave out and count: object columns)
+    trace.add_memory_columns(
+        {"address": np.array([addresses[k] for k in picked], dtype=object),
+         "size": np.array([sizes[k] for k in picked], dtype=object),
+         "alloc_ns": alloc_ns, "free_ns": free_ns},
+        {"device": "hip",
+         "category": (["allocation", "allocated before trace"],
+                      np.where(block_allocates, 0, 1)),
+         "owner_name": _owner_names(trace, np.where(block_allocates, slices[events], -1))},
+        [{"call": names[call_of[k]]} for k in picked])
+    add_live_bytes_counters(trace)
 
 
 def _number(text: str) -> int:
@@ -435,22 +450,20 @@ def _number(text: str) -> int:
     return saturated_int(text[2:] if hexadecimal else text, 16 if hexadecimal else 10)
 
 
-def _name_owners(trace: Trace, blocks: list[MemoryBlock]) -> None:
-    """Each block's owner: the innermost autograd op (``cpu_op``) around its allocation call
-    on that thread, else the innermost roctx range there; None when neither (and for a
-    block allocated before the trace)."""
-    blocks = [b for b in blocks if "slice" in b.args]
-    if not blocks:
-        return
-    calls = np.array([b.args.pop("slice") for b in blocks], dtype=np.int64)
-    tracks, times = trace.slices.numpy("track")[calls], trace.slices.numpy("start")[calls]
-    owner = enclosing_rows(SliceIndex(trace, "cpu_op"), tracks, times)
-    owner = np.where(owner >= 0, owner,
-                     enclosing_rows(SliceIndex(trace, "user_annotation"), tracks, times))
+def _owner_names(trace: Trace, calls: np.ndarray) -> tuple[list[str | None], np.ndarray]:
+    """Per allocation call (a slice row; -1: a block allocated before the trace), its
+    owner: the innermost autograd op (``cpu_op``) around it on that thread, else the
+    innermost roctx range there; None when neither. As (names, per call its number)."""
+    owner = np.full(len(calls), -1, dtype=np.int64)
+    made = calls >= 0
+    tracks = trace.slices.numpy("track")[calls[made]]
+    times = trace.slices.numpy("start")[calls[made]]
+    found = enclosing_rows(SliceIndex(trace, "cpu_op"), tracks, times)
+    owner[made] = np.where(found >= 0, found,
+                           enclosing_rows(SliceIndex(trace, "user_annotation"), tracks, times))
     names = trace.slices.numpy("name")
-    for block, row in zip(blocks, owner.tolist(), strict=True):
-        if row >= 0:
-            block.owner_name = trace.strings[int(names[row])]
+    return coded_column(None if row < 0 else trace.strings[int(names[row])]
+                        for row in owner.tolist())
 
 
 def _account_tables(db: Database, trace: Trace) -> None:

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...model import MemoryBlock, Trace, TrackKind
-from ...model.block_pairing import BlockPairing
+import numpy as np
+
+from ...model import Trace, TrackKind
+from ...model.block_pairing import key_codes, pair_events
+from ...model.block_table import coded_column
 
 ALLOCATION, DEALLOCATION = "MemoryAllocation", "MemoryDeallocation"
 MEMORY_EVENTS = frozenset({ALLOCATION, DEALLOCATION})
@@ -57,9 +60,12 @@ class MemoryLog:
         self.records.append((ts, len(self.records), name, track, args))
 
     def finish(self) -> None:
+        """Pair the records by (allocator, address) in time order into memory blocks, as
+        columns by the rule of every allocator log
+        (:func:`~traceconv.model.block_pairing.pair_events`), and add the counters."""
         trace = self.trace
-        pairs = BlockPairing("xplane")   # keyed by (allocator, address)
         counters: dict[str, tuple[int, list[int], list[float]]] = {}
+        paired_records: list[tuple[int, bool, str, int, dict[str, Any]]] = []
         unaddressed = 0
         for ts, _, name, track, args in sorted(self.records, key=lambda r: r[:2]):
             allocator = allocator_of(args)
@@ -79,25 +85,49 @@ class MemoryLog:
             if not isinstance(address, int) or (allocating and not isinstance(size, int)):
                 unaddressed += 1
                 continue
-            key = (allocator, address)
-            if allocating:
-                assert isinstance(size, int)
-                shape = args.get("tensor_shape", args.get("shape"))
-                block = MemoryBlock(
-                    address, size, alloc_ns=ts, device=allocator, pool=allocator,
-                    name=str(args.get("tf_op") or ""), owner_name=args.get("tf_op") or None,
-                    category=str(args.get("region_type") or ""),
-                    args={k: args[k] for k in ("requested_bytes", "data_type", "tensor_shape",
-                                               "step_id", "id") if k in args})
-                if isinstance(shape, str):
-                    block.args["tensor_shape"] = shape
-                pairs.alloc(key, ts, block)
-            elif not pairs.free(key, ts):
-                pairs.allocated_before(MemoryBlock(
-                    address, size if isinstance(size, int) else 0, free_ns=ts,
-                    device=allocator, pool=allocator))
-        trace.add_memory_blocks(pairs.blocks)
+            paired_records.append((ts, allocating, allocator, address, args))
+        self.records = []
+        if paired_records:
+            _add_blocks(trace, paired_records)
         for track, times, values in counters.values():
             trace.add_counter_series(track, times, values)
-        pairs.count(trace.diagnostics)
         trace.diagnostics.add("xplane.memory_event_without_address", count=unaddressed)
+
+
+_BLOCK_ARGS = ("requested_bytes", "data_type", "tensor_shape", "step_id", "id")
+
+
+def _add_blocks(trace: Trace, records: list[tuple[int, bool, str, int, dict[str, Any]]]
+                ) -> None:
+    """The blocks of ``records`` (ts, allocates, allocator, address, the event's args), in
+    time order: an allocation's named by its op (``tf_op``), a free's that ends nothing
+    from the trace's start, of ``allocation_bytes`` when stated (else 0)."""
+    ts, allocating, allocators, addresses, args = zip(*records, strict=True)
+    paired = pair_events((key_codes(allocators), key_codes(addresses)),
+                         np.array(allocating, dtype=bool))
+    paired.count(trace.diagnostics, "xplane")
+    events = paired.block_events()
+    alloc_ns, free_ns = paired.block_times(np.array(ts, dtype=np.int64), events)
+    picked = events.tolist()
+    # (what a free's block states: its allocator, address and size)
+    held = [args[k] if allocating[k] else {} for k in picked]
+    sizes = [args[k].get("allocation_bytes", args[k].get("requested_bytes")) for k in picked]
+    trace.add_memory_columns(
+        {"address": np.array([addresses[k] for k in picked]),
+         "size": np.array([size if isinstance(size, int) else 0 for size in sizes]),
+         "alloc_ns": alloc_ns, "free_ns": free_ns},
+        {"device": coded_column(allocators[k] for k in picked),
+         "pool": coded_column(allocators[k] for k in picked),
+         "name": coded_column(str(found.get("tf_op") or "") for found in held),
+         "owner_name": coded_column(found.get("tf_op") or None for found in held),
+         "category": coded_column(str(found.get("region_type") or "") for found in held)},
+        [_block_args(found) for found in held])
+
+
+def _block_args(args: dict[str, Any]) -> dict[str, Any]:
+    """What a block keeps of its allocation's args (a tensor shape as text only)."""
+    kept = {key: args[key] for key in _BLOCK_ARGS if key in args}
+    shape = args.get("tensor_shape", args.get("shape"))
+    if isinstance(shape, str):
+        kept["tensor_shape"] = shape
+    return kept

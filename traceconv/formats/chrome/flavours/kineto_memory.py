@@ -22,7 +22,7 @@ import numpy as np
 
 from ....keys import first_places
 from ....model import Trace
-from ....model.block_pairing import count_unpaired, pair_grouped
+from ....model.block_pairing import Pairing, pair_events
 from ....model.memory import ALLOCATOR_TOTALS, add_allocator_counters, add_live_bytes_counters
 from ....model.slice_index import SliceIndex, enclosing_rows
 from .base import hashable
@@ -46,8 +46,7 @@ class MemoryEvents:
     addresses: np.ndarray
     device_names: list[str]
     device_of: np.ndarray   # per event: the number of its device's name
-    by_key: np.ndarray      # the events grouped by (device, address), in time order in each
-    same_key: np.ndarray    # per by_key[1:]: same (device, address) as the event before it
+    keys: tuple[np.ndarray, ...]   # per event, the parts of its key: (device, address)
     malformed: int          # events left out: a list or an object where a key must be
 
 
@@ -64,14 +63,14 @@ def memory_blocks(trace: Trace, take_index: Callable[[], SliceIndex | None]) -> 
     owner = _owners(trace, rows, take_index)
     events = _int_events(trace, rows) or _any_events(trace, rows)
     alloc = events.sizes > 0
-    freeing, freed_at = pair_grouped(events.by_key, events.same_key, alloc)
+    paired = pair_events(events.keys, alloc)
     owners = _names(trace, owner[np.searchsorted(rows, events.rows[alloc])])
     del owner
-    trace.add_memory_columns(*_block_columns(trace, events, alloc, freeing, freed_at, owners))
+    trace.add_memory_columns(*_block_columns(trace, events, paired, owners))
     trace.diagnostics.add("kineto.malformed_memory_event", count=events.malformed)
-    count_unpaired(trace.diagnostics, "kineto", alloc, freeing, freed_at)
+    paired.count(trace.diagnostics, "kineto")
     totals = _allocator_totals(trace, events)
-    del events, alloc, freeing, freed_at, owners   # (the counters need memory now)
+    del events, alloc, paired, owners   # (the counters need memory now)
     add_live_bytes_counters(trace)
     for device, (times, values) in totals.items():
         add_allocator_counters(trace, device, times, values)
@@ -118,12 +117,7 @@ def _int_events(trace: Trace, rows: np.ndarray) -> MemoryEvents | None:
     del numbers
     if len(sizes) and sizes.min() == _INT64_MIN:   # a free of -2**63 bytes: a size beyond int64
         sizes = sizes.astype(object)               # (that the memory table refuses)
-    # (stable: time order within a key; one device, the usual case: one sort, of addresses)
-    by_key = np.argsort(addresses, kind="stable") if len(names) == 1 else \
-        np.lexsort((addresses, code))
-    after, before = by_key[1:], by_key[:-1]
-    same_key = (code[after] == code[before]) & (addresses[after] == addresses[before])
-    return MemoryEvents(rows[order], sizes, addresses, names.tolist(), code, by_key, same_key, 0)
+    return MemoryEvents(rows[order], sizes, addresses, names.tolist(), code, (code, addresses), 0)
 
 
 def _devices(kinds: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -166,13 +160,11 @@ def _any_events(trace: Trace, rows: np.ndarray) -> MemoryEvents:
         first[[k for k, device in enumerate(devices) if device is None]] = -1
     good = first >= 0
     events, first = np.flatnonzero(picked)[good], first[good]
-    by_key = np.lexsort((np.arange(len(first)), first))   # each address's events in time order
     named = [device for device in compress(devices, good) if device is not None]   # (all)
     names = {name: k for k, name in enumerate(dict.fromkeys(named))}
     return MemoryEvents(rows[events], _objects(sizes)[events], _objects(addresses)[events],
-                        list(names), np.array([names[d] for d in named], dtype=np.int64), by_key,
-                        first[by_key[1:]] == first[by_key[:-1]],
-                        picked.count(False) + int((~good).sum()))
+                        list(names), np.array([names[d] for d in named], dtype=np.int64),
+                        (first,), picked.count(False) + int((~good).sum()))
 
 
 def _objects(values: list[Any]) -> np.ndarray:
@@ -184,23 +176,23 @@ def _objects(values: list[Any]) -> np.ndarray:
     return np.fromiter(values, dtype=object, count=len(values))
 
 
-def _block_columns(trace: Trace, events: MemoryEvents, alloc: np.ndarray, freeing: np.ndarray,
-                   freed_at: np.ndarray, owners: tuple[list[str | None], np.ndarray]
+def _block_columns(trace: Trace, events: MemoryEvents, paired: Pairing,
+                   owners: tuple[list[str | None], np.ndarray]
                    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The blocks as columns, in the time order of their first event: per alloc one (open
     at the end when no free closes it, owned by ``owners``: names and per alloc its
     number), per free that closes no alloc one allocated before the trace."""
     times = trace.instants.numpy_view("ts")[events.rows]
-    kept = np.flatnonzero(alloc | ~freeing)
+    alloc = paired.allocates
+    kept = paired.block_events()
     allocs = alloc[kept]
     sizes = np.where(alloc, events.sizes, -events.sizes)[kept]
-    free_ns = np.where(alloc, times[np.maximum(freed_at, 0)], times)[kept]
     owner_names, owner_of_alloc = owners
     owner = np.full(len(alloc), len(owner_names), dtype=np.int64)   # (None: not an alloc)
     owner[alloc] = owner_of_alloc
+    alloc_ns, free_ns = paired.block_times(times, kept)
     numbers = {"address": events.addresses[kept], "size": sizes,
-               "alloc_ns": np.ma.array(times[kept], mask=~allocs),
-               "free_ns": np.ma.array(free_ns, mask=allocs & (freed_at[kept] < 0))}
+               "alloc_ns": alloc_ns, "free_ns": free_ns}
     return numbers, {"device": (events.device_names, events.device_of[kept]),
                      "owner_name": ([*owner_names, None], owner[kept]),
                      "category": (list(CATEGORIES), allocs.astype(np.int64))}
