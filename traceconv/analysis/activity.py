@@ -6,7 +6,8 @@ one way analyses read it (rows a reader left unknown are classified by the gener
 vocabulary), and :func:`timed_durations` the one way they read how long a slice ran (a
 slice whose end is not in the input ran for a time nobody measured: none is counted).
 :class:`Timeline` adds launch links (the model's flows, host slice → device slice) and
-steps (the step role: ``ProfilerStep#N``, Paddle's ``ProfileStep``).
+steps (the step role: ``ProfilerStep#N``, Paddle's ``ProfileStep``), each input of a merged
+trace (a rank) with its own: a rank is measured over the time it was recorded, never the job's.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from ..model.groups import grouped
 from ..model.repairs import not_ended_rows
 from ..model.timeline_order import timeline_order
 
-__all__ = ["DEVICE_WORK", "NOT_WORK", "Activity", "Intervals", "Timeline", "clip", "kind_of",
-           "main_threads", "merge_intervals", "not_ended", "overhead_on_main_threads",
-           "overlap_ns", "primary", "slice_activity", "timed_durations"]
+__all__ = ["DEVICE_WORK", "NOT_WORK", "Activity", "Intervals", "Timeline", "clip",
+           "input_of_process", "kind_of", "main_threads", "merge_intervals", "not_ended",
+           "overhead_on_main_threads", "overlap_ns", "primary", "slice_activity",
+           "timed_durations"]
 
 
 def slice_activity(trace: Trace) -> np.ndarray:
@@ -57,6 +59,24 @@ def slice_activity(trace: Trace) -> np.ndarray:
     if spans.any() and len(column):
         column[spans[s.numpy("track")]] = Activity.RANGE
     return column
+
+
+def input_of_process(trace: Trace) -> np.ndarray:
+    """Per process (and one more entry for tracks with none), the index of the input of a
+    merged trace that it came from (:func:`~traceconv.analysis.merge.merge` records each
+    input's process range); all 0 for a trace read from one input.
+
+    >>> from traceconv.model import Metadata
+    >>> t = Trace(Metadata(attributes={"inputs": [{"processes": [0, 1]}, {"processes": [1, 3]}]}))
+    >>> for name in ("a", "b", "c"): _ = t.add_process(name)
+    >>> input_of_process(t).tolist()
+    [0, 1, 1, 0]
+    """
+    part = np.zeros(len(trace.processes) + 1, np.int64)
+    for index, entry in enumerate(trace.metadata.attributes.get("inputs") or ()):
+        lo, hi = entry["processes"]
+        part[lo:hi] = index
+    return part
 
 
 def not_ended(trace: Trace) -> np.ndarray:
@@ -255,6 +275,14 @@ def overhead_on_main_threads(trace: Trace, activity: np.ndarray, track: np.ndarr
     return moved
 
 
+def _together(parts: list[Intervals]) -> Intervals:
+    """The union of the intervals of ``parts`` (the one part itself)."""
+    if len(parts) == 1:
+        return parts[0]
+    return merge_intervals(*(np.concatenate([getattr(p, f) for p in parts])
+                             for f in ("start", "end", "first")))
+
+
 class Timeline:
     """A trace's slices as numpy columns plus their :class:`Activity`, launch links and steps.
 
@@ -335,25 +363,72 @@ class Timeline:
         return merge_intervals(self.start[rows], self.end[rows], rows)
 
     @cached_property
-    def steps(self) -> Intervals:
-        """The step windows: each step marker's window extended by its device-side window
-        (:mod:`.steps`: the device may run behind the host), else one window over all work."""
-        from .steps import step_windows
+    def process_input(self) -> np.ndarray:
+        """Per process, the input of a merged trace (a rank) it came from
+        (:func:`input_of_process`)."""
+        return input_of_process(self.trace)
 
-        windows = step_windows(self)
-        if windows:
-            return merge_intervals(np.array([w.start for w in windows], np.int64),
-                                   np.array([w.end for w in windows], np.int64),
-                                   np.full(len(windows), -1, np.int64))
-        return self.host_steps
+    def input_of(self, rows: np.ndarray) -> np.ndarray:
+        """The input of a merged trace (a rank) that slice ``rows`` came from."""
+        return self.process_input[self.process[rows]]
+
+    @cached_property
+    def steps(self) -> Intervals:
+        """The step windows of every input together (:meth:`steps_of`)."""
+        return _together(list(self._steps_by_input.values()))
 
     @cached_property
     def host_steps(self) -> Intervals:
-        """The step windows as the host marked them, else one window over all work."""
+        """The step windows as the host marked them, else one window over all work (each
+        input of a merged trace apart: a rank's window is its own), every input together."""
+        return _together([self._host_steps(part) for part in range(self.input_count)])
+
+    @property
+    def input_count(self) -> int:
+        """How many inputs (ranks) were merged into the trace (1: a trace read alone)."""
+        return int(self.process_input.max()) + 1
+
+    def steps_of(self, process: int) -> Intervals:
+        """The step windows of the input (rank) holding ``process``: each of its step
+        markers' windows extended by its device-side window (:mod:`.steps`: the device may
+        run behind the host), else one window over that input's work. In a merged trace a
+        rank is measured over the time it was recorded, never over its peers' steps.
+
+        >>> from traceconv.analysis.merge import merge
+        >>> def rank(at):
+        ...     t = Trace(); main = t.add_track("main", process=t.add_process("python"))
+        ...     _ = t.add_slice(main, at, 100, "ProfilerStep#1", "user_annotation")
+        ...     return t
+        >>> tl = Timeline(merge([rank(0), rank(500)], align="none"))
+        >>> w = tl.steps_of(1); w.start.tolist(), w.end.tolist(), tl.steps.total
+        ([500], [600], 200)
+        """
+        return self._steps_by_input[int(self.process_input[process])]
+
+    @cached_property
+    def _steps_by_input(self) -> dict[int, Intervals]:
+        from .steps import step_windows
+
+        marked = step_windows(self)
+        by_input = {}
+        for part in range(self.input_count):
+            mine = [w for w in marked if w.input == part]
+            by_input[part] = merge_intervals(
+                np.array([w.start for w in mine], np.int64),
+                np.array([w.end for w in mine], np.int64),
+                np.full(len(mine), -1, np.int64)) if mine else self._host_steps(part)
+        return by_input
+
+    def _host_steps(self, part: int) -> Intervals:
+        """Input ``part``'s step windows as its host marked them, else one window over all
+        its work."""
+        mine = (self.process_input[self.process] == part) if self.input_count > 1 else None
         rows = self.rows(Activity.STEP)
+        rows = rows if mine is None else rows[mine[rows]]
         if len(rows):
             return self.union(rows)
-        work = np.flatnonzero(~np.isin(self.activity, NOT_WORK))
+        is_work = ~np.isin(self.activity, NOT_WORK)
+        work = np.flatnonzero(is_work if mine is None else is_work & mine)
         if not len(work):
             return Intervals(*(np.zeros(0, np.int64),) * 3)
         lo, hi = int(self.start[work].min()), int(self.end[work].max())

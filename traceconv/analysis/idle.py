@@ -110,11 +110,11 @@ def device_idle(timeline: Timeline, keep_gaps: int = 5) -> list[DeviceIdle]:
 
 def _windows_of(timeline: Timeline, process: int) -> Intervals:
     """The step windows of one device: the steps it marks itself (XPlane's per-GPU ``Steps``
-    row), else the trace's (:attr:`Timeline.steps`). Two GPUs' steps added together are no
-    window of either."""
+    row), else its rank's (:meth:`Timeline.steps_of`). Two GPUs' steps added together are no
+    window of either, nor is a time when its rank was not recorded."""
     rows = timeline.rows(Activity.STEP)
     own = rows[timeline.on_device[rows] & (timeline.process[rows] == process)]
-    return timeline.union(own) if len(own) else timeline.steps
+    return timeline.union(own) if len(own) else timeline.steps_of(process)
 
 
 def stream_idle(timeline: Timeline, keep_gaps: int = 3) -> list[DeviceIdle]:

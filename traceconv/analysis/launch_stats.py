@@ -129,8 +129,8 @@ def hta_launch_stats(tl: Timeline) -> dict:
     """``launch_stats`` as HTA's ``get_cuda_kernel_launch_stats`` counts it (µs).
 
     HTA reads start times rounded up and end times rounded down to the µs (a work item
-    shorter than a µs can last -1 µs), and, when the trace has two step markers or more,
-    drops the work launched at or after the start of the last one.
+    shorter than a µs can last -1 µs; :func:`hta_microseconds`), and, when the trace has
+    two step markers or more, drops the work launched at or after the start of the last one.
 
     >>> from traceconv.model import Trace, ProcessKind
     >>> t = Trace(); h = t.add_process("host"); g = t.add_process("GPU", kind=ProcessKind.DEVICE)
@@ -147,8 +147,7 @@ def hta_launch_stats(tl: Timeline) -> dict:
     strings = tl.trace.strings.strings
     named = np.fromiter((s in HTA_LAUNCHES for s in strings), bool, len(strings))
     chosen = named[tl.name[launch]] if len(launch) else np.zeros(0, bool)
-    start_us = -(-tl.start // 1000)   # HTA: ceil(ts), floor(ts + dur), in µs
-    end_us = tl.end // 1000
+    start_us, end_us = hta_microseconds(tl)
     last = _hta_last_step_start(tl, start_us)
     if last is not None:
         chosen &= start_us[launch] < last
@@ -168,6 +167,30 @@ def hta_launch_stats(tl: Timeline) -> dict:
         "long_delay": {"threshold_us": HTA_DELAY_CUTOFF_US,
                        "count": int((delay > HTA_DELAY_CUTOFF_US).sum())},
     }
+
+
+def hta_microseconds(tl: Timeline) -> tuple[np.ndarray, np.ndarray]:
+    """Each slice's start and end in whole µs as HTA reads them: ``ceil(ts)`` and
+    ``floor(ts + dur)`` of the file's numbers as doubles (Python's ``json``). Beyond 2**53
+    ns a double does not hold a µs time's ns decimals (1712195495505582.988 reads as
+    ...583.0), so HTA's µs can differ from the exact time's by one; they are worked out on
+    the file's own clock (the model's minus ``clock_base_ns``: only differences and order
+    are used). A merged trace's inputs have clocks of their own: there the exact times are
+    rounded.
+
+    >>> from traceconv.model import Trace
+    >>> t = Trace(); main = t.add_track("main", process=t.add_process("python"))
+    >>> _ = t.add_slice(main, 1712195495505582_001, 2_000, "op")
+    >>> [a.tolist() for a in hta_microseconds(Timeline(t))]   # exact: 1712195495505583, ...584
+    [[1712195495505582], [1712195495505584]]
+    """
+    if tl.input_count > 1:
+        return -(-tl.start // 1000), tl.end // 1000
+    base = tl.trace.metadata.clock_base_ns or 0
+    whole, ns = np.divmod(tl.start - base, 1000)
+    # (whole µs exact as a double, plus the ns fraction: one rounding, as json's float())
+    ts = whole.astype(np.float64) + ns / 1000
+    return np.ceil(ts).astype(np.int64), np.floor(ts + tl.dur / 1000).astype(np.int64)
 
 
 def _hta_last_step_start(tl: Timeline, start_us: np.ndarray) -> float | None:

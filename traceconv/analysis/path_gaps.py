@@ -88,10 +88,7 @@ class GapFiller:
         host = ~tl.on_device & np.isin(tl.activity, HOST_WORK)
         work = tl.device_work()
         # one program per input of a merged trace (its process range), else the whole trace
-        self.program = np.zeros(len(trace.processes) + 1, np.int64)
-        for index, entry in enumerate(trace.metadata.attributes.get("inputs") or ()):
-            lo, hi = entry["processes"]
-            self.program[lo:hi] = index
+        self.program = tl.process_input
         self.rows = np.r_[np.flatnonzero(host), work].astype(np.int64)
         self.programs = self.program[tl.process[self.rows]] if len(self.rows) else self.rows
         self._busy: dict[tuple[int, int | None], _Busy] = {}

@@ -30,7 +30,8 @@ _NUMBER = re.compile(r"(\d+)\s*$")
 @dataclass(frozen=True)
 class StepWindow:
     """One step: its number (from the marker's name; else its position), host and device
-    windows (device None when nothing ran on a device in it)."""
+    windows (device None when nothing ran on a device in it), and the input of a merged
+    trace (the rank) that marked it."""
 
     number: int
     name: str
@@ -38,6 +39,7 @@ class StepWindow:
     host_end: int
     device_start: int | None = None
     device_end: int | None = None
+    input: int = 0
 
     @property
     def start(self) -> int:
@@ -56,7 +58,8 @@ class StepWindow:
 
 
 def step_windows(tl: Timeline) -> list[StepWindow]:
-    """The host step markers in time order, each with its device window.
+    """The host step markers in time order, each with its device window: the work its own
+    input (rank, in a merged trace) launched in it, and its own input's GPU twin.
 
     >>> from traceconv.model import Trace, ProcessKind
     >>> from traceconv.analysis.activity import Timeline
@@ -81,20 +84,22 @@ def step_windows(tl: Timeline) -> list[StepWindow]:
     launched = np.flatnonzero(tl.launch_of >= 0)
     launched = launched[tl.on_device[launched]]
     launch_start = tl.start[tl.launch_of[launched]]
+    launch_input = tl.input_of(launched)
     windows = []
-    for i, (row, name) in enumerate(zip(rows.tolist(), names, strict=True)):
+    for i, (row, name, part) in enumerate(zip(rows.tolist(), names,
+                                              tl.input_of(rows).tolist(), strict=True)):
         found = _NUMBER.search(name)
         number = _number(found[1], i) if found else i
         s, e = int(tl.start[row]), int(tl.end[row])
-        mine = launched[(launch_start >= s) & (launch_start < e)]
-        spans = [twins[name]] if name in twins else []
+        mine = launched[(launch_start >= s) & (launch_start < e) & (launch_input == part)]
+        spans = [twins[part, name]] if (part, name) in twins else []
         if len(mine):
             spans.append((int(tl.start[mine].min()), int(tl.end[mine].max())))
         if spans:
             windows.append(StepWindow(number, name, s, e, min(a for a, _ in spans),
-                                      max(b for _, b in spans)))
+                                      max(b for _, b in spans), part))
         else:
-            windows.append(StepWindow(number, name, s, e))
+            windows.append(StepWindow(number, name, s, e, input=part))
     return windows
 
 
@@ -110,18 +115,20 @@ def _number(digits: str, fallback: int) -> int:
         return fallback
 
 
-def _device_twins(tl: Timeline) -> dict[str, tuple[int, int]]:
-    """Device-side step ranges by name (GPU ``ProfilerStep#N`` user annotations)."""
+def _device_twins(tl: Timeline) -> dict[tuple[int, str], tuple[int, int]]:
+    """Device-side step ranges by input (rank) and name (GPU ``ProfilerStep#N`` user
+    annotations): every rank of a merged trace has its own ``ProfilerStep#12``."""
     from .activity import Activity
 
     # ranges drawn on a device whose reader gave them the step role
     marks = tl.rows(Activity.DEVICE_ANNOTATION)
     marks = marks[tl.on_device[marks] & (tl.roles[marks] & Activity.STEP != 0)]
-    twins: dict[str, tuple[int, int]] = {}
-    for row, name in zip(marks.tolist(), tl.names(marks), strict=True):
+    twins: dict[tuple[int, str], tuple[int, int]] = {}
+    for row, name, part in zip(marks.tolist(), tl.names(marks), tl.input_of(marks).tolist(),
+                               strict=True):
         s, e = int(tl.start[row]), int(tl.end[row])
-        old = twins.get(name)
-        twins[name] = (s, e) if old is None else (min(old[0], s), max(old[1], e))
+        old = twins.get((part, name))
+        twins[part, name] = (s, e) if old is None else (min(old[0], s), max(old[1], e))
     return twins
 
 
@@ -143,9 +150,9 @@ def parse_steps(spec: str) -> tuple[int | None, int | None]:
 
 
 def launch_owner(tl: Timeline, windows: list[StepWindow]) -> np.ndarray:
-    """Per slice row, the index in ``windows`` of the step whose host range holds the
-    slice's launch (the runtime call linked to it); -1 for a slice launched outside every
-    step, with no known launch, or not launched at all (host work).
+    """Per slice row, the index in ``windows`` of the step of its own input (rank) whose
+    host range holds the slice's launch (the runtime call linked to it); -1 for a slice
+    launched outside every step, with no known launch, or not launched at all (host work).
 
     >>> from traceconv.model import Trace, ProcessKind
     >>> from traceconv.analysis.activity import Timeline
@@ -160,8 +167,9 @@ def launch_owner(tl: Timeline, windows: list[StepWindow]) -> np.ndarray:
     owner = np.full(len(tl.start), -1, np.int64)
     launched = np.flatnonzero(tl.launch_of >= 0)
     at = tl.start[tl.launch_of[launched]]
+    part = tl.input_of(launched)
     for i, w in enumerate(windows):
-        owner[launched[(at >= w.host_start) & (at < w.host_end)]] = i
+        owner[launched[(at >= w.host_start) & (at < w.host_end) & (part == w.input)]] = i
     return owner
 
 

@@ -8,7 +8,8 @@ asking, per event, whether a name is a string or a time a number.
 
 The types say exactly what the column path reads as the per-event path would: a piece
 with anything else (another phase, a field of another type, a missing time, a negative
-duration, a flow v2 binding, an instant of process or global scope) fails to decode and is
+duration, a flow v2 binding, an instant of process or global scope, a time with more digits
+than a double holds: :mod:`.exact_times`) fails to decode and is
 read event by event, as plain dicts; the reader does the same with a piece that holds a
 ``[memory]`` slice, which only the per-event path turns into an instant, or arguments that
 are not an object. Arguments stay JSON text (``msgspec.Raw``): most are never looked at
@@ -23,8 +24,10 @@ from typing import Annotated, Any, ClassVar, Literal
 import msgspec
 
 from ...json_decode import lenient
+from .exact_times import EXACT_BELOW
 
 _Duration = Annotated[int, msgspec.Meta(ge=0)] | Annotated[float, msgspec.Meta(ge=0)]
+_Time = int | Annotated[float, msgspec.Meta(gt=-EXACT_BELOW, lt=EXACT_BELOW)]
 
 
 class Record(msgspec.Struct, gc=False, kw_only=True, tag_field="ph"):
@@ -55,14 +58,14 @@ class Record(msgspec.Struct, gc=False, kw_only=True, tag_field="ph"):
 
 class Slice(Record, tag="X"):
     phase = "X"
-    ts: int | float
+    ts: _Time
     dur: _Duration
     bind_id: None = None   # a flow v2 binding (any value) is for the per-event path
 
 
 class Instant(Record, tag="i"):
     phase = "i"
-    ts: int | float
+    ts: _Time
     s: Literal["t"] | None = None   # thread scope only
     bind_id: None = None   # a flow v2 binding, counted by the per-event path
 
@@ -77,7 +80,7 @@ class _Mark(Instant, tag="R"):
 
 class FlowPoint(Record, tag="s"):
     phase = "s"
-    ts: int | float
+    ts: _Time
     id: int | str
     bp: str | None = None
 

@@ -31,6 +31,7 @@ import msgspec
 import orjson
 
 from ...json_decode import error_at, first_not_utf8, lenient, too_deep
+from .exact_times import exact_times
 
 # Small pieces are faster than big ones (1 M events: 5.0 s at 256 KiB, 6.8 s at 8 MiB): the
 # dicts of one piece are still in the CPU cache when they are read and freed, and the
@@ -89,7 +90,8 @@ class Document:
 
     def decode(self, piece: bytes | bytearray) -> list[Any]:
         """One piece of the event array (``[...]`` text): records when the reader takes
-        them and the piece fits, else plain values."""
+        them and the piece fits, else plain values (times a double cannot hold read
+        exactly: :mod:`.exact_times`)."""
         if self.records is not None:
             try:
                 records = self.records(piece)
@@ -98,7 +100,7 @@ class Document:
             if records is not None:
                 return records
         events: list[Any] = json_loads(piece)
-        return events
+        return exact_times(events, piece)
 
 
 _DECODE = lenient()
