@@ -38,7 +38,7 @@ from typing import Any
 
 import traceconv
 from traceconv import json_decode, registry
-from traceconv.formats import key_claims
+from traceconv.formats.key_depths import KeyDepths
 from traceconv.formats.paddle_report import rows
 from traceconv.model import activity, diagnostic_codes
 
@@ -83,7 +83,14 @@ def _vocabulary_names() -> Built:
 def _any_claimed_key() -> Built:
     """The one alternation the key scan looks for: every JSON format's claimed keys."""
     claims = [claim for info in registry.BUILTINS for claim in info.key_claim_rows()]
-    yield "every claimed key", key_claims._pattern(frozenset().union(*(c.keys for c in claims)))
+    yield "every claimed key", KeyDepths(frozenset().union(*(c.keys for c in claims)))._key
+
+
+def _device_copy_names() -> Built:
+    """The union of the shared vocabulary's copy and memset names (a module attribute)."""
+    from traceconv.vocabularies import common
+
+    yield "device copy names", common.DEVICE_COPY_NAMES
 
 
 def _huge_integer() -> Built:
@@ -103,8 +110,9 @@ BUILT: dict[str, tuple[Callable[[], Built], tuple[str, ...]]] = {
     "traceconv.formats.paddle_report.rows:row_pattern": (_report_rows, ("match",)),
     "traceconv.model.activity:_either": (_vocabulary_names, ("finditer", "search")),
     "traceconv.model.activity:__post_init__": (_vocabulary_names, ("finditer", "search")),
-    "traceconv.formats.key_claims:_pattern": (_any_claimed_key, ("finditer",)),
+    "traceconv.formats.key_depths:__init__": (_any_claimed_key, ("finditer",)),
     "traceconv.json_decode:_huge_integer": (_huge_integer, ("sub",)),
+    "traceconv.vocabularies.common:<module>": (_device_copy_names, ("search", "match")),
     "traceconv.model.diagnostic_codes:_patterns": (_diagnostic_code_patterns, ("match",)),
 }
 # Calls whose pattern the census leaves out, and why

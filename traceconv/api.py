@@ -369,7 +369,7 @@ def check_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
     Traceback (most recent call last):
     ...
     traceconv.errors.InputError: no/such.json: No such file or directory
-    >>> check_inputs(["-", "x.json", "-"])
+    >>> check_inputs(["-", "samples/torch/cnn_step5.pt.trace.json", "-"])
     Traceback (most recent call last):
     traceconv.errors.InputError: <stdin>: given twice: standard input or a FIFO yields its bytes once, so it can be read once
     """
