@@ -16,7 +16,10 @@ Rules (the importer's behaviour, perfetto.md §3.2):
   as a wrong real (``args_int_beyond_int64``).
 
 Unescaped control characters, the other classic reason Perfetto rejects a JSON trace,
-cannot survive parsing: orjson refuses such a file, which is reported as ``invalid_json``.
+cannot survive parsing: such a file is refused as not valid JSON, with its line and column.
+
+The file is read as the reader reads it (:mod:`.stream`: a piece of the event array at a
+time), so memory follows the few numbers kept per slice and flow, not the file.
 
 >>> report = check_chrome(Source("trace.json.gz"))    # doctest: +SKIP
 >>> report.ok, report.counts["slices"]                 # doctest: +SKIP
@@ -30,16 +33,16 @@ import re
 from collections import defaultdict
 from typing import Any
 
-import msgspec
 import numpy as np
 import orjson
 
-from ...errors import InputError
 from ...gcpause import paused_gc
 from ...io import Source
-from ...json_decode import any_value, lenient
+from ...json_decode import any_value
 from ...model.check_report import CheckReport
 from ...numbers import beyond_int64
+from .located import located_errors
+from .stream import json_loads, read_document
 
 MAX_DEPTH = 512
 HANDLED = set("BEXiIRCbenstfM")
@@ -54,69 +57,26 @@ NEEDS_PID = set("BEXCbensf")
 _RANK = {"E": 0, "X": 1, "B": 2}
 
 
-def parse_events(data: bytes, name: str) -> list[Any]:
-    """The event list of a JSON trace: an object with ``traceEvents`` or a bare array (a
-    missing closing ``]`` is tolerated, as the format allows; a number beyond a double is
-    infinity, as ``JSON.parse`` reads it).
-
-    >>> parse_events(b'[{"ph": "X"},', "t.json"), parse_events(b'[{"ts": 1e400}]', "t.json")
-    ([{'ph': 'X'}], [{'ts': inf}])
-    """
-    return _parsed(data, name)[0]
+# A number the importer cannot show needs a piece's text to hold an integer token of 19
+# digits or more (int64 ends near 9.2e18) or an exponent of 3 digits (a double ends near
+# 1.8e308); only the events of such a piece are walked. Matches inside strings are
+# harmless: the walk then finds strings.
+_MAYBE_UNSHOWABLE = re.compile(rb"[0-9]{19}|[eE][+\-]?[0-9]{3}")
 
 
-_LENIENT = lenient()
+class _ScreenedPieces:
+    """Decodes the pieces of the event array (as ``Document.records``) and notes whether
+    the piece just decoded may hold a number the importer cannot show."""
 
+    def __init__(self) -> None:
+        self.decoded = 0
+        self.maybe_unshowable = False
 
-def _parsed(data: bytes, name: str) -> tuple[list[Any], bool]:
-    """:func:`parse_events`, and whether the events need a walk for numbers the importer
-    cannot show: a number beyond a double (orjson refuses it, so a file it reads has none)
-    or an integer beyond int64 (orjson holds those up to 2**64 exactly and reads the others
-    as floats: a file whose text holds one of those is read again with exact integers)."""
-    try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        error: orjson.JSONDecodeError | None = exc
-    else:
-        beyond = _integers_beyond_int64(data)
-        if not beyond or all(_ORJSON_EXACT[0] <= n < _ORJSON_EXACT[1] for n in beyond):
-            return _events_of(document, name), bool(beyond)
-        error, document = None, None
-    stripped = data.rstrip().rstrip(b",")
-    for text in (data, stripped + b"]") if stripped.lstrip().startswith(b"[") else (data,):
-        try:
-            return _events_of(_LENIENT(text), name), True
-        except msgspec.DecodeError:
-            continue
-    raise InputError(f"invalid JSON: {error}", file=name)
-
-
-# an integer token (not a fraction or an exponent) of 20 digits or more, or of 19 from
-# 9.2e18 up; numbers inside strings match too (the walk then finds strings)
-_ORJSON_EXACT = (-(1 << 63), 1 << 64)   # the integers orjson reads as integers
-_LONG_INTEGER = re.compile(rb"(?<![\w.+\-])(-?)([0-9]{20,}|9[2-9][0-9]{17})(?![\w.])")
-
-
-def _integers_beyond_int64(data: bytes) -> list[int]:
-    """The integer tokens of the text of ``data`` beyond int64 (a 20-digit one always is:
-    JSON has no leading zeros); tokens inside strings too (the walk then finds strings).
-
-    >>> _integers_beyond_int64(b'{"a": 9223372036854775807, "b": 1.92233720368547758070}')
-    []
-    >>> _integers_beyond_int64(b'[-9223372036854775809, "18446744073709551616"]')
-    [-9223372036854775809, 18446744073709551616]
-    """
-    numbers = (int(sign + digits) for sign, digits in _LONG_INTEGER.findall(data))
-    return [n for n in numbers if beyond_int64(n)]
-
-
-def _events_of(document: Any, name: str) -> list[Any]:
-    if isinstance(document, dict):
-        document = document.get("traceEvents", [])
-    if not isinstance(document, list):
-        raise InputError("expected a JSON array of events or an object with traceEvents",
-                         file=name, location="$.traceEvents")
-    return document
+    def __call__(self, piece: bytes | bytearray) -> list[Any]:
+        events: list[Any] = json_loads(piece)
+        self.decoded += 1
+        self.maybe_unshowable = bool(_MAYBE_UNSHOWABLE.search(piece))
+        return events
 
 
 def _infinite(value: Any) -> bool:
@@ -144,6 +104,15 @@ def _ident(value: Any) -> Any:
         except TypeError:   # nested deeper than orjson writes (254 levels), or not JSON
             return "<a value nested too deep to name>"
     return value
+
+
+def _unshowable(value: Any) -> bool:
+    """A number Perfetto's importer cannot show: non-finite, or an integer beyond int64.
+
+    >>> _unshowable(float("inf")), _unshowable(2**63), _unshowable(2**63 - 1)
+    (True, True, False)
+    """
+    return _infinite(value) or beyond_int64(value)
 
 
 def _ns(value: Any) -> int | None:
@@ -189,11 +158,20 @@ class _Checker:
         self.counts = {"events": 0, "slices": 0, "instants": 0, "counter_values": 0,
                        "flows": 0, "metadata": 0}
         self.phases_ignored: dict[str, int] = defaultdict(int)
+        # "beyond_double" / "beyond_int64": (first event index, events) of args holding one
+        self.unshowable: dict[str, tuple[int, int]] = {}
 
-    def run(self, events: list[Any]) -> CheckReport:
-        report = self.report
-        for index, event in enumerate(events):
+    def feed(self, events: list[Any], start: int, walk_numbers: bool = True) -> None:
+        """Check ``events`` (``$.traceEvents[start:]``); ``walk_numbers``: their args may
+        hold a number the importer cannot show."""
+        for index, event in enumerate(events, start):
             self._event(index, event)
+        if walk_numbers:
+            self._arg_numbers(events, start)
+
+    def finish(self) -> CheckReport:
+        """The report, once every event was fed."""
+        report = self.report
         for phase, count in sorted(self.phases_ignored.items()):
             kind = IGNORED.get(phase)
             if kind:
@@ -212,7 +190,35 @@ class _Checker:
                                example=f"{key}: {sorted(names)}")
         self.counts["tracks"] = len(self.threads)
         report.counts = self.counts
+        self._report_arg_numbers()
         return report
+
+    def _arg_numbers(self, events: list[Any], start: int) -> None:
+        """Note the events whose args hold a number beyond a double or an integer beyond
+        int64 (their first index and how many)."""
+        for index, event in enumerate(events, start):
+            args = event.get("args") if isinstance(event, dict) else None
+            if isinstance(args, dict) and any_value(args, _unshowable):
+                for kind, test in (("beyond_double", _infinite), ("beyond_int64", beyond_int64)):
+                    if any_value(args, test):
+                        first, count = self.unshowable.get(kind, (index, 0))
+                        self.unshowable[kind] = (first, count + 1)
+
+    def _report_arg_numbers(self) -> None:
+        """Perfetto's importer (trace_processor v52) keeps an event whose args hold a number
+        beyond a double (``1e400``) and drops its args from that number on, silently; it
+        shows an integer beyond int64 as a wrong real (2**64 - 1 as -1.0)."""
+        if "beyond_double" in self.unshowable:
+            first, count = self.unshowable["beyond_double"]
+            self.report.error("args_beyond_double", "an event's args hold a number beyond a "
+                              "double (JSON.parse reads infinity): Perfetto drops its args "
+                              "from that one on", count=count,
+                              example=f"$.traceEvents[{first}].args")
+        if "beyond_int64" in self.unshowable:
+            first, count = self.unshowable["beyond_int64"]
+            self.report.warning("args_int_beyond_int64", "an event's args hold an integer "
+                                "beyond int64: Perfetto shows it as a wrong number",
+                                count=count, example=f"$.traceEvents[{first}].args")
 
     def _event(self, index: int, event: Any) -> None:
         report, counts = self.report, self.counts
@@ -367,32 +373,20 @@ class _Checker:
 
 
 def check_chrome(source: Source) -> CheckReport:
-    """Check a Chrome JSON trace (gzip or not) and return the report."""
-    events, walk = _parsed(source.read_bytes(), source.name)
-    with paused_gc():
-        report = _Checker().run(events)
-    if walk:
-        _check_arg_numbers(report, events)
-    return report
-
-
-def _check_arg_numbers(report: CheckReport, events: list[Any]) -> None:
-    """Events whose args hold a number beyond a double (``1e400``): Perfetto's importer
-    (trace_processor v52) keeps the event and drops its args from that number on,
-    silently; or an integer beyond int64, which it shows as a wrong real (2**64 - 1 as
-    -1.0)."""
-    held = [(k, e["args"]) for k, e in enumerate(events)
-            if isinstance(e, dict) and isinstance(e.get("args"), dict)]
-    dropped = [k for k, args in held if any_value(args, _infinite)]
-    if dropped:
-        report.error("args_beyond_double", "an event's args hold a number beyond a double "
-                     "(JSON.parse reads infinity): Perfetto drops its args from that one on",
-                     count=len(dropped), example=f"$.traceEvents[{dropped[0]}].args")
-    wrong = [k for k, args in held if any_value(args, beyond_int64)]
-    if wrong:
-        report.warning("args_int_beyond_int64", "an event's args hold an integer beyond "
-                       "int64: Perfetto shows it as a wrong number", count=len(wrong),
-                       example=f"$.traceEvents[{wrong[0]}].args")
+    """Check a Chrome JSON trace (gzip or not) and return the report. The event array is
+    read a piece at a time (as the reader does): what is held is the little per event that
+    the rules need, never the events themselves."""
+    checker, pieces = _Checker(), _ScreenedPieces()
+    with source.open() as stream, located_errors(source, stream), paused_gc():
+        doc = read_document(stream)
+        doc.records = pieces
+        index = 0
+        for chunk in doc.chunks:
+            decoded, pieces.decoded = pieces.decoded, 0
+            # (a small document is parsed whole, not through ``pieces``: walk it all)
+            checker.feed(chunk, index, walk_numbers=not decoded or pieces.maybe_unshowable)
+            index += len(chunk)
+    return checker.finish()
 
 
 def check_chrome_events(events: list[Any]) -> CheckReport:
@@ -403,5 +397,7 @@ def check_chrome_events(events: list[Any]) -> CheckReport:
     >>> r.counts["slices"], [e["code"] for e in r.errors]
     (1, ['overlapping_slice'])
     """
+    checker = _Checker()
     with paused_gc():
-        return _Checker().run(events)
+        checker.feed(events, 0)
+    return checker.finish()

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
-from ...io import Source, stopped_at
+from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
 from ...model.builder import TraceBuilder
@@ -35,11 +35,12 @@ from ..begin_end import add_paired
 from .async_ids import async_id
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, codes_of, ends_enclosing, link_flows
+from .located import located_errors
 from .record_keys import RecordKeys
 from .records import FlowPoint, Instant, Record, Slice
 from .records import Metadata as MetadataRecord
 from .records import decode as decode_records
-from .stream import DocumentError, read_document
+from .stream import read_document
 
 _NUMERIC_ID = re.compile(r"-?\d+")
 _OBJECT_START = ord("{")
@@ -663,40 +664,30 @@ def read_chrome(source: Source, flavour: str | None = None) -> Trace:
 
 
 def _read_events(source: Source, forced: str | None = None) -> ChromeReader:
-    with source.open() as stream:
-        try:
-            doc = read_document(stream)
-            if not doc.has_events_key:
-                keys = ", ".join(list(doc.envelope)[:5]) or "none"
-                raise InputError(f'a Chrome trace object needs a "traceEvents" array (keys '
-                                 f"here: {keys})", file=source.name, location="$")
-            chunks = iter(doc.chunks)
-            first = next(chunks, [])
-            flavour = by_name(forced) if forced else detect(doc.envelope, first)
-            _trust_written_devices(flavour, doc.envelope)
-            reader = ChromeReader(source.name, doc.envelope, flavour,
-                                  flavour.time_unit_ns(first))
-            reader.read(first, 0)
-            index = len(first)
-            if flavour.takes_records():
-                doc.records = decode_records
-            for chunk in chunks:
-                reader.read(chunk, index)
-                index += len(chunk)
-                source.read_events(index)   # for a progress bar
-            if not index:   # an empty trace is an export that went wrong: say so
-                raise InputError("no trace events (the event array is empty)", file=source.name,
-                                 location="$.traceEvents" if doc.has_events_key and
-                                 isinstance(doc.envelope, dict) and doc.envelope else "$")
-        except DocumentError as exc:
-            if exc.path is not None:   # well-formed so far, but more than is held of one item
-                raise InputError(str(exc), file=source.name,
-                                 location=f"{exc.path}, byte {exc.offset}") from None
-            where = f"{exc.line}:{exc.column}" if exc.line else None
-            raise InputError(f"not valid JSON: {exc}", file=source.name, location=where) from None
-        except (OSError, EOFError) as exc:   # a cut or corrupt gzip: where it stopped
-            raise InputError(f"cannot read: {exc}", file=source.name,
-                             location=stopped_at(stream, source.compressed)) from None
+    with source.open() as stream, located_errors(source, stream):
+        doc = read_document(stream)
+        if not doc.has_events_key:
+            keys = ", ".join(list(doc.envelope)[:5]) or "none"
+            raise InputError(f'a Chrome trace object needs a "traceEvents" array (keys '
+                             f"here: {keys})", file=source.name, location="$")
+        chunks = iter(doc.chunks)
+        first = next(chunks, [])
+        flavour = by_name(forced) if forced else detect(doc.envelope, first)
+        _trust_written_devices(flavour, doc.envelope)
+        reader = ChromeReader(source.name, doc.envelope, flavour,
+                              flavour.time_unit_ns(first))
+        reader.read(first, 0)
+        index = len(first)
+        if flavour.takes_records():
+            doc.records = decode_records
+        for chunk in chunks:
+            reader.read(chunk, index)
+            index += len(chunk)
+            source.read_events(index)   # for a progress bar
+        if not index:   # an empty trace is an export that went wrong: say so
+            raise InputError("no trace events (the event array is empty)", file=source.name,
+                             location="$.traceEvents" if doc.has_events_key and
+                             isinstance(doc.envelope, dict) and doc.envelope else "$")
     reader.trace.diagnostics.add("chrome.duplicate_trace_events", count=doc.duplicate_events)
     reader.trace.diagnostics.add("chrome.envelope_value_skipped", count=len(doc.skipped_keys),
                                  example=", ".join(doc.skipped_keys[:3]) or None)
