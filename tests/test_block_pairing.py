@@ -106,7 +106,7 @@ def test_the_rule_by_hand():
     assert counts == [1, 1]
 
 
-def _nsys(tmp_path: Path, records: list[tuple], name: str = "memory.sqlite") -> Path:
+def nsys_with_memory(tmp_path: Path, records: list[tuple], name: str = "memory.sqlite") -> Path:
     """The mock nsys export plus ``records`` (time, allocates, (device, address), bytes)."""
     path = tmp_path / name
     shutil.copyfile(SAMPLES / "nsys" / "mock_rtx3080_nsys2026.1.sqlite", path)
@@ -129,7 +129,7 @@ def test_an_allocator_log_pairs_as_the_records_do(tmp_path_factory, records: lis
     """Through a reader (nsys), blocks and counts are the reference's; a negative size is
     the model's to repair (0 bytes)."""
     records.sort(key=lambda r: r[0])
-    path = _nsys(tmp_path_factory.mktemp("nsys"), records)
+    path = nsys_with_memory(tmp_path_factory.mktemp("nsys"), records)
     trace = traceconv.load(path)
     blocks, *counts = _reference(records)
     assert [(b.device, b.address, b.size, b.alloc_ns, b.free_ns) for b in trace.memory] == [
@@ -139,7 +139,7 @@ def test_an_allocator_log_pairs_as_the_records_do(tmp_path_factory, records: lis
 
 
 def test_nsys(tmp_path: Path):
-    trace = traceconv.load(_nsys(tmp_path, [(ts, allocates, (0, address), size)
+    trace = traceconv.load(nsys_with_memory(tmp_path, [(ts, allocates, (0, address), size)
                                             for ts, allocates, address, size in RECORDS]))
     assert _blocks(trace) == BLOCKS
     assert _counts(trace, "nsys") == (1, 1)
@@ -237,7 +237,7 @@ def _many_records(count: int) -> list[tuple]:
 
 def _written(tmp_path: Path, reader: str, records: list[tuple], name: str) -> Path:
     if reader == "nsys":
-        return _nsys(tmp_path, records, f"{name}.sqlite")
+        return nsys_with_memory(tmp_path, records, f"{name}.sqlite")
     folder = tmp_path / name
     folder.mkdir()
     return _rocprof_csv(folder, [(ts, allocates, address, size)

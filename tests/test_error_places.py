@@ -25,6 +25,7 @@ import pytest
 import traceconv
 from tests.cli_errors import one_error_line, run
 from tests.conftest import DATA
+from tests.test_block_pairing import nsys_with_memory
 from traceconv.errors import InputError
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -129,16 +130,9 @@ def test_rpd_block_beyond_int64_is_left_out_and_counted(args: str, tmp_path: Pat
 def test_nsys_address_past_int64_is_counted_by_the_same_rule(tmp_path: Path):
     """An address past 2**63 (a REAL cell, read as uint64: 17,000,000,000,000,000,000). Its
     alloc and free pair (one block, left out); 0x7000's block is kept."""
-    path = tmp_path / "memory.sqlite"
-    shutil.copyfile(SAMPLES / "nsys" / "mock_rtx3080_nsys2026.1.sqlite", path)
-    with closing(sqlite3.connect(path)) as db:
-        db.execute("create table CUDA_GPU_MEMORY_USAGE_EVENTS (start int, globalPid int, "
-                   "deviceId int, contextId int, address int, pc int, bytes int, memKind int, "
-                   "memoryOperationType int, name int, correlationId int)")
-        db.executemany("insert into CUDA_GPU_MEMORY_USAGE_EVENTS (start, deviceId, address, "
-                       "bytes, memoryOperationType) values (?, 0, ?, ?, ?)",
-                       [(100, 0x7000, 64, 0), (110, 1.7e19, 32, 0), (120, 1.7e19, 32, 1)])
-        db.commit()
+    path = nsys_with_memory(tmp_path, [(100, True, (0, 0x7000), 64),
+                                       (110, True, (0, 1.7e19), 32),
+                                       (120, False, (0, 1.7e19), 32)])
     trace = traceconv.load(path)
     assert [(b.address, b.size, b.alloc_ns, b.free_ns) for b in trace.memory] == [
         (0x7000, 64, 100, None)]
