@@ -60,7 +60,8 @@ def test_truncated_profile_is_one_line(data, tmp_path):
                      .read_bytes()[:30_000])
     result = CliRunner().invoke(app, ["info", str(path), "--format", "megengine"])
     assert result.exit_code == 1
-    assert result.output.startswith(f"traceconv: error: {path}:1: not valid JSON")
+    assert result.output.startswith(f"traceconv: error: {path}:1:")
+    assert "not valid JSON" in result.output
 
 
 MEGENGINE_INPUTS = sorted(p.name for p in (Path(__file__).parent / "data/megengine").iterdir()

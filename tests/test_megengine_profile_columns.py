@@ -148,8 +148,8 @@ def schema_read(data: bytes, fields: Callable[[object], object] = plain) -> tupl
     """("error", where) or ("read", bare graph_exec?, fields), the orjson + pydantic way."""
     try:
         value = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        return ("error", exc.lineno)
+    except orjson.JSONDecodeError as exc:   # (the input layer names line and column)
+        return ("error", f"{exc.lineno}:{exc.colno}")
     graph_only = isinstance(value, dict) and "comp_seq" in value and "graph_exec" not in value
     try:
         if graph_only:
