@@ -83,7 +83,8 @@ def _memory(ts: int, size: object, address: object) -> dict:
 def test_kineto_memory_events_beyond_int64_leave_out_their_block_only(tmp_path: Path):
     """By hand: 16 allocs and frees 8 (64 bytes, µs 1-2); "0x10" allocs at 3 and frees at 4
     (one block, address no number); 2**64 bytes at 32 (5-6: size past int64); 2**70 as an
-    address (7); Addr null (8: malformed); 48 bytes at 40 (9, open). Kept: 16 and 40."""
+    address (7); Addr null (8: no block, an instant); 48 bytes at 40 (9, open). Kept: 16
+    and 40."""
     events = [{"ph": "X", "name": "aten::empty", "cat": "cpu_op", "pid": 1, "tid": 1,
                "ts": 0, "dur": 100},
               _memory(1, 64, 16), _memory(2, -64, 16), _memory(3, 8, "0x10"),
@@ -95,7 +96,7 @@ def test_kineto_memory_events_beyond_int64_leave_out_their_block_only(tmp_path: 
     assert [(b.address, b.size, b.alloc_ns, b.free_ns) for b in trace.memory] == [
         (16, 64, 1000, 2000), (40, 48, 9000, None)]
     assert trace.diagnostics.count("model.memory_block_unreadable") == 3
-    assert trace.diagnostics.count("kineto.malformed_memory_event") == 1
+    assert trace.diagnostics.count("kineto.memory_event_without_block") == 1
     assert "'0x10'" in trace.diagnostics["model.memory_block_unreadable"].example
 
 

@@ -322,6 +322,16 @@ def _app(pid: int, tids: tuple[int, ...], prefix: str) -> SystemTrace:
     return made
 
 
+def read_as_compared(path: Path) -> traceconv.Trace:
+    """Our trace of a generated ``path``; one of which nothing is read (every line left out)
+    is refused in one line, and compared here as the empty trace it is."""
+    try:
+        return traceconv.load(path)
+    except InputError as exc:
+        assert "nothing read" in str(exc), exc
+        return traceconv.Trace()
+
+
 # nested B/E lines (thread, begin or end, gap), written in time order in one bundle
 _LINES = _steps([11, 12, 13], st.booleans())
 
@@ -338,7 +348,7 @@ def test_random_atrace_equals_trace_processor(tmp_path_factory, trace_processor,
     made.bundle(0, events)
     path = made.write(tmp_path_factory.mktemp("atrace") / "random.pftrace")
     trace_processor.load(path.read_bytes())
-    trace = traceconv.load(path)
+    trace = read_as_compared(path)
     assert_thread_slices_equal(trace_processor, trace)
     never_ended = trace_processor.query("select count(*) n from slice where dur < 0")[0].n
     assert trace.diagnostics.count("perfetto.slice_not_ended") == never_ended
@@ -365,7 +375,7 @@ def test_random_sched_equals_trace_processor(tmp_path_factory, trace_processor, 
     path = made.write(tmp_path_factory.mktemp("sched") / "random.pftrace")
     trace_processor.load(path.read_bytes())
     rows = trace_processor.query("select cpu, ts, dur from sched where utid != 0")
-    trace = traceconv.load(path)
+    trace = read_as_compared(path)
     ours = {(int(trace.tracks[s.track].name.split()[1]), s.start): s.dur
             for s in trace.iter_slices() if s.category == "sched"}
     assert sorted(ours) == sorted((r.cpu, r.ts) for r in rows)

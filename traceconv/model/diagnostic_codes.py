@@ -182,8 +182,11 @@ CODES: tuple[CodeInfo, ...] = (
           "deviceProperties that are not a list of objects with an id (no GPU model from "
           "them)"),
     _Code("kineto.malformed_memory_event", "dropped",
-          "[memory] events with no integer Bytes, no Addr, or a list or an object as Addr, "
-          "Device Type or Device Id (no block)"),
+          "[memory] events whose Addr, Device Type or Device Id is a list or an object (no "
+          "block)"),
+    _Code("kineto.memory_event_without_block", "note",
+          "[memory] events with no Addr or no integer Bytes (older Kineto writes no Addr): "
+          "kept as instants, no memory block made of them"),
     _Code("kineto.flow_rebound", "repaired",
           "ac2g flows moved to the launch with the device op's correlation id (the flow "
           "event's time fits two launches on that thread)"),

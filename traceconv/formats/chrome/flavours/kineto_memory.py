@@ -48,6 +48,7 @@ class MemoryEvents:
     device_of: np.ndarray   # per event: the number of its device's name
     keys: tuple[np.ndarray, ...]   # per event, the parts of its key: (device, address)
     malformed: int          # events left out: a list or an object where a key must be
+    without_block: int = 0  # events with no Addr or no int Bytes: instants, no block
 
 
 def memory_blocks(trace: Trace, take_index: Callable[[], SliceIndex | None]) -> None:
@@ -68,6 +69,7 @@ def memory_blocks(trace: Trace, take_index: Callable[[], SliceIndex | None]) -> 
     del owner
     trace.add_memory_columns(*_block_columns(trace, events, paired, owners))
     trace.diagnostics.add("kineto.malformed_memory_event", count=events.malformed)
+    trace.diagnostics.add("kineto.memory_event_without_block", count=events.without_block)
     paired.count(trace.diagnostics, "kineto")
     totals = _allocator_totals(trace, events)
     del events, alloc, paired, owners   # (the counters need memory now)
@@ -146,8 +148,8 @@ def _device_name(kind: Any, index: Any) -> str:
 
 def _any_events(trace: Trace, rows: np.ndarray) -> MemoryEvents:
     """The events whatever their args hold, read value by value: those without an int
-    Bytes, with no Addr, or with a list or an object where a key must be are left out and
-    counted as malformed."""
+    Bytes or with no Addr make no block (older Kineto writes no Addr: they stay instants,
+    counted apart); those with a list or an object where a key must be are malformed."""
     i = trace.instants
     rows = rows[np.argsort(i.numpy("ts")[rows], kind="stable")]
     sizes, addresses, *kinds = i.args.get_columns(rows, ARGS, DEFAULTS)
@@ -164,7 +166,7 @@ def _any_events(trace: Trace, rows: np.ndarray) -> MemoryEvents:
     names = {name: k for k, name in enumerate(dict.fromkeys(named))}
     return MemoryEvents(rows[events], _objects(sizes)[events], _objects(addresses)[events],
                         list(names), np.array([names[d] for d in named], dtype=np.int64),
-                        (first,), picked.count(False) + int((~good).sum()))
+                        (first,), int((~good).sum()), picked.count(False))
 
 
 def _objects(values: list[Any]) -> np.ndarray:
