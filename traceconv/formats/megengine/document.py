@@ -11,6 +11,8 @@ from pydantic import BaseModel, ValidationError
 
 from ...errors import InputError, json_path
 from ...io import Source
+from ...json_decode import any_value
+from ...numbers import beyond_int64
 from .schema import DocumentRecords
 
 M = TypeVar("M", bound=BaseModel)
@@ -48,7 +50,9 @@ def decode_records(data: bytes, records: type[D], model: type[BaseModel]) -> D |
     """
     try:
         doc = msgspec.json.decode(data, type=records)
-        if any(map(_past_int64, doc.untyped_values())):
+        # (an int past int64 in an untyped value: orjson reads those past 2^64 as floats;
+        # the records refuse them, as their typed ints do)
+        if any(any_value(value, beyond_int64) for value in doc.untyped_values()):
             return None
         model.model_validate(_sample(doc))
     # (msgspec's ValidationError is a DecodeError; a nesting too deep for the decoder or
@@ -79,18 +83,6 @@ def load_records(source: Source, records: type[D], model: type[BaseModel]) -> D:
     if doc is not None:
         return doc
     return cast(D, validate(model, source.read_json(), source))
-
-
-def _past_int64(value: object) -> bool:
-    """Whether an untyped value holds an int past int64 (orjson reads those past 2^64 as
-    floats; the records refuse them, as their typed ints do)."""
-    if isinstance(value, int):
-        return not -(1 << 63) <= value < 1 << 63
-    if isinstance(value, dict):
-        return any(map(_past_int64, value.values()))
-    if isinstance(value, list):
-        return any(map(_past_int64, value))
-    return False
 
 
 def _sample(value: object) -> object:
