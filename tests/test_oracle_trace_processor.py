@@ -114,11 +114,26 @@ def refused_finishes(raw: bytes) -> int:
     return count
 
 
-# Traces whose flow starts the importer binds to no slice (its stat flow_no_enclosing_slice)
-# although each lies inside ops on its own thread (checked by hand with plain json: the
-# first start, 1621401187224533, is inside aten::copy_, aten::to and ProfilerStep#2, and at
-# the start of cudaMemcpyAsync); traceconv binds them. Not understood yet: see the notes.
-TP_UNBOUND_STARTS = {"kineto_tb_gpu_metrics_v100.json.gz"}
+def starts_on_retyped_threads(raw: bytes) -> int:
+    """Hand count from the raw events of the flow starts trace_processor binds to no slice
+    (its stat ``flow_no_enclosing_slice``) because of how a thread is typed. 2021 Kineto wrote
+    its ops with ``"tid": "24572"`` and their flow starts with ``"tid": 24572``:
+    trace_processor keys a thread by the JSON value as written (a string tid is a thread of
+    its own), so a start finds a slice only where its integer thread has one at or before
+    it (it then binds the most recent, even one that has ended: the 2021 ResNet-50 trace's
+    starts go to ``[memory]`` instants); traceconv takes ``"24572"`` as thread 24572, as
+    Chrome's own viewer does (docs/chrome.md), and binds each start to the op holding it."""
+    document = orjson.loads(raw)
+    events = document.get("traceEvents", []) if isinstance(document, dict) else document
+    first: dict[tuple, float] = {}
+    for e in events:
+        if isinstance(e, dict) and e.get("ph") in ("X", "i", "B"):
+            key = (e.get("pid"), e.get("tid"))
+            first[key] = min(first.get(key, float("inf")), float(e["ts"]))
+    return sum(1 for e in events
+               if isinstance(e, dict) and e.get("ph") == "s" and isinstance(e.get("tid"), int)
+               and first.get((e.get("pid"), e["tid"]), float("inf")) > float(e["ts"])
+               and (e.get("pid"), str(e["tid"])) in first)
 
 
 def assert_agrees(tp, path: Path) -> None:
@@ -151,7 +166,8 @@ def assert_agrees(tp, path: Path) -> None:
     # flows: finishes the importer refuses, traceconv's correlation joins
     fan_out = refused_finishes(raw)
     joined = diag.count("kineto.flows_from_correlation")
-    unbound = original.stats.get("flow_no_enclosing_slice", 0) * (path.name in TP_UNBOUND_STARTS)
+    unbound = starts_on_retyped_threads(raw)
+    assert original.stats.get("flow_no_enclosing_slice", 0) >= unbound
     assert ours.counts["flows"] - original.counts["flows"] == fan_out + joined + unbound
     if fan_out:
         assert original.stats["flow_end_without_start"] >= fan_out
