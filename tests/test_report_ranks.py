@@ -18,15 +18,19 @@ all-gather / all-to-all in its name), else host.
 from __future__ import annotations
 
 import re
+import subprocess
 from functools import cache
 from itertools import pairwise
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import traceconv
+from tests.test_memflow_browser import CHROMIUM, decode_png
 from tests.test_rank_windows import DDP, DEVICE_WORK, DLRM, _ns, own_windows, read_rank
 from traceconv.analysis.merge import merge
+from traceconv.report.page import page as report_page
 from traceconv.report.step_time import rank_step_times, step_time_section
 
 PARTS = ("compute", "memcpy", "communication", "host", "idle")
@@ -172,3 +176,30 @@ def test_a_merged_output_read_back_gets_the_same_rows(tmp_path):
     merged = merge([traceconv.load(p) for p in DDP[:2]])
     traceconv.save(merged, out)
     assert rank_step_times(traceconv.load(out)) == rank_step_times(merged)
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+def test_chromium_draws_a_bar_per_rank_at_1280(tmp_path):
+    """The Step time section in the report's page at 1280 px: four bars, each rank's row of
+    pixels holding the compute blue and the communication green; no console error."""
+    section = step_time_section(merge([traceconv.load(p) for p in DDP]))
+    page = tmp_path / "report.html"
+    page.write_text(report_page("4 ranks", "", [("Step time", section)]))
+    png = tmp_path / "report.png"
+    run = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
+         f"--user-data-dir={tmp_path / 'ud'}", f"--screenshot={png}", "--window-size=1280,800",
+         page.as_uri()], capture_output=True, text=True, timeout=120, check=True)
+    assert [line for line in run.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line
+            or "Failed to load resource" in line] == []
+    pixels = decode_png(png.read_bytes())[:, :, :3].astype(int)
+
+    def rows_with(rgb: tuple[int, int, int]) -> np.ndarray:
+        return np.flatnonzero((np.abs(pixels - rgb).sum(axis=2) < 12).sum(axis=1) > 20)
+
+    blue, green = rows_with((0x4E, 0x79, 0xA7)), rows_with((0x59, 0xA1, 0x4F))
+    bars = np.split(blue, np.flatnonzero(np.diff(blue) > 1) + 1)   # runs of pixel rows
+    assert len(bars) == len(DDP) and all(np.isin(bar, green).all() for bar in bars)
