@@ -47,19 +47,28 @@ def _union(spans: list[tuple[int, int]]) -> list[list[int]]:
     return out
 
 
-def _by_hand(path: Path) -> dict[str, tuple[int, int, int]]:
-    """Per ``rank N: GPU g / stream s`` of one rank's file: (window, idle, host wait) in ns,
-    from the raw JSON."""
+def read_rank(path: Path) -> tuple[int, list[dict]]:
+    """One rank's file: its rank and its complete (``X``) events, times as ``Decimal``."""
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt") as f:
         document = json.load(f, parse_float=Decimal)
-    rank = document["distributedInfo"]["rank"]
-    events = [e for e in document["traceEvents"] if e.get("ph") == "X"]
+    return (document["distributedInfo"]["rank"],
+            [e for e in document["traceEvents"] if e.get("ph") == "X"])
+
+
+def device_work(events: list[dict]) -> list[tuple[int, int, int | None, str]]:
+    """(start, end, start of its launch call or None, ``GPU g / stream s``) per device item."""
     launch_at = {e["args"]["correlation"]: _ns(e["ts"]) for e in events
                  if e.get("cat") in LAUNCHES and "correlation" in e.get("args", {})}
-    work = [(_ns(e["ts"]), _ns(e["ts"]) + _ns(e["dur"]), launch_at.get(
+    return [(_ns(e["ts"]), _ns(e["ts"]) + _ns(e["dur"]), launch_at.get(
         e["args"].get("correlation")), f"GPU {e['args']['device']} / stream {e['args']['stream']}")
         for e in events if e.get("cat") in DEVICE_WORK]
+
+
+def own_windows(events: list[dict]) -> list[tuple[int, int]]:
+    """The rank's step windows: each ProfilerStep widened by the device work launched in it
+    (without steps, one window from its first work to its last), overlaps joined."""
+    work = device_work(events)
     windows = []
     for step in (e for e in events if e["name"].startswith("ProfilerStep#")
                  and e.get("cat") == "user_annotation"):
@@ -70,7 +79,15 @@ def _by_hand(path: Path) -> dict[str, tuple[int, int, int]]:
         spans = [(_ns(e["ts"]), _ns(e["ts"]) + _ns(e["dur"])) for e in events
                  if e.get("cat") in WORK]
         windows = [(min(s for s, _ in spans), max(e for _, e in spans))]
-    windows = [tuple(w) for w in _union(windows)]
+    return [(w[0], w[1]) for w in _union(windows)]
+
+
+def _by_hand(path: Path) -> dict[str, tuple[int, int, int]]:
+    """Per ``rank N: GPU g / stream s`` of one rank's file: (window, idle, host wait) in ns,
+    from the raw JSON."""
+    rank, events = read_rank(path)
+    work = device_work(events)
+    windows = own_windows(events)
     window_ns = sum(e - s for s, e in windows)
     result = {}
     for stream in {w[3] for w in work}:

@@ -186,7 +186,8 @@ _NOT_THREAD_WORK = np.array([Activity.OVERHEAD, Activity.PROFILER, Activity.AGGR
 
 def main_threads(trace: Trace, activity: np.ndarray) -> dict[int, int]:
     """Each host process's main thread (process id → track id), given every slice's
-    ``activity`` value (:func:`slice_activity`: kind | roles); key ``-1`` is the trace's.
+    ``activity`` value (:func:`slice_activity`: kind | roles); key ``-1 - k`` is input
+    ``k``'s (the rank's, in a merged trace; ``-1``: the trace's, read alone).
 
     The main thread is where torch puts a Kineto event that has no op to hang on (its
     profiler overhead): the thread that stopped the profiler, the one that drove it. A
@@ -195,7 +196,7 @@ def main_threads(trace: Trace, activity: np.ndarray) -> dict[int, int]:
     process id (the OS's main thread; a Kineto trace may number its threads otherwise),
     else the one busy longest (the union of its slices). Only threads with work of their
     own count: a track of nothing but profiler overhead (Kineto's pid -1) is no main
-    thread. The trace's main thread is the first of its processes' by the same order.
+    thread. An input's main thread is the first of its processes' by the same order.
 
     >>> t = Trace(); py = t.add_process("python", pid=7); pseudo = t.add_process("", pid=-1)
     >>> worker = t.add_track("41", process=py, tid=41); main = t.add_track("9", process=py, tid=9)
@@ -205,6 +206,9 @@ def main_threads(trace: Trace, activity: np.ndarray) -> dict[int, int]:
     >>> _ = t.add_slice(other, 10, 5, "Activity Buffer Request", "overhead")
     >>> main_threads(t, slice_activity(t))
     {0: 1, -1: 1}
+    >>> from traceconv.analysis.merge import merge
+    >>> two = merge([t, t], align="none"); main_threads(two, slice_activity(two))
+    {0: 1, -1: 1, 2: 4, -2: 4}
     """
     s = trace.slices
     track, start, dur = s.numpy("track"), s.numpy("start"), timed_durations(trace)
@@ -215,6 +219,7 @@ def main_threads(trace: Trace, activity: np.ndarray) -> dict[int, int]:
     step = np.zeros(len(trace.tracks) + 1, np.int64)
     marked = rows[(activity[rows] & Activity.STEP) != 0]
     np.add.at(step, np.minimum(track[marked], len(trace.tracks)), dur[marked])
+    part = input_of_process(trace)
     best: dict[int, tuple] = {}
     for t, positions in grouped(track[rows]):
         if t >= len(trace.tracks):
@@ -224,7 +229,7 @@ def main_threads(trace: Trace, activity: np.ndarray) -> dict[int, int]:
         own_tid = entity.tid is not None and entity.tid == trace.processes[entity.process].pid
         busy = merge_intervals(start[mine], start[mine] + dur[mine], mine).total
         rank = (int(step[t]), own_tid, busy, -t)
-        for key in (entity.process, -1):
+        for key in (entity.process, -1 - int(part[entity.process])):
             if key not in best or rank > best[key]:
                 best[key] = rank
     return {key: -rank[-1] for key, rank in best.items()}
@@ -239,8 +244,9 @@ def overhead_on_main_threads(trace: Trace, activity: np.ndarray, track: np.ndarr
                              overhead: np.ndarray) -> np.ndarray:
     """``track`` (a slice track column) with the ``overhead`` rows, the profiler's own work,
     on the thread that paid them: the thread the profiler recorded, unless that is in a
-    profiler's pseudo process (no OS pid and no work of its own): then the trace's main
-    thread (:func:`main_threads`; ``activity`` as it takes it).
+    profiler's pseudo process (no OS pid and no work of its own): then the main thread of
+    its input (:func:`main_threads`; ``activity`` as it takes it): in a merged trace, each
+    rank's pseudo process pays on that rank's main thread, never on another rank's.
 
     Kineto writes its overhead (trace buffer requests, CUPTI's instrumentation) under pid
     -1, though it happens inside the op that ran out of trace buffer; torch nests it there:
@@ -264,13 +270,14 @@ def overhead_on_main_threads(trace: Trace, activity: np.ndarray, track: np.ndarr
     if not len(overhead):
         return track
     main = main_threads(trace, activity)
-    if -1 not in main:
-        return track
-    pseudo = [i not in main and (p.pid is None or not 0 <= p.pid <= _PID_MAX_LIMIT)
-              for i, p in enumerate(trace.processes)]
+    part = input_of_process(trace).tolist()
+    # a pseudo process's rows go to its input's main thread (where that input has one)
+    payer = [main.get(-1 - part[i], -1) if i not in main and (
+        p.pid is None or not 0 <= p.pid <= _PID_MAX_LIMIT) else -1
+        for i, p in enumerate(trace.processes)]
     process_of = [t.process for t in trace.tracks]
     moved = track.copy()
-    moved[overhead] = [main[-1] if pseudo[process_of[t]] else t
+    moved[overhead] = [t if payer[process_of[t]] < 0 else payer[process_of[t]]
                        for t in track[overhead].tolist()]
     return moved
 
@@ -403,7 +410,12 @@ class Timeline:
         >>> w = tl.steps_of(1); w.start.tolist(), w.end.tolist(), tl.steps.total
         ([500], [600], 200)
         """
-        return self._steps_by_input[int(self.process_input[process])]
+        return self.input_steps(int(self.process_input[process]))
+
+    def input_steps(self, index: int) -> Intervals:
+        """The step windows of input (rank) ``index`` of a merged trace (0: a trace read
+        alone), as :meth:`steps_of` gives them for that input's processes."""
+        return self._steps_by_input[index]
 
     @cached_property
     def _steps_by_input(self) -> dict[int, Intervals]:
@@ -412,7 +424,7 @@ class Timeline:
         marked = step_windows(self)
         by_input = {}
         for part in range(self.input_count):
-            mine = [w for w in marked if w.input == part]
+            mine = [w for w in marked if w.input_index == part]
             by_input[part] = merge_intervals(
                 np.array([w.start for w in mine], np.int64),
                 np.array([w.end for w in mine], np.int64),

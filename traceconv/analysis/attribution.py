@@ -20,6 +20,7 @@ from ..model import Trace
 from .activity import DEVICE_WORK, Timeline
 from .critical_path import _kind
 from .host_segments import HostSegments
+from .steps import StepWindow, step_windows
 
 IDLE = ("(idle: nothing running)", "idle")
 _WINDOW, _HOST, _DEVICE = 0, 1, 2
@@ -44,7 +45,8 @@ class StepTimes:
 def attribute_steps(trace: Trace) -> StepTimes:
     """Who had the time in each step: device work is charged to the step whose host window
     launched it (the device may run behind the host), host work, idle time and device work
-    whose launch the trace lacks to the step whose host window they fall in.
+    whose launch the trace lacks to the step whose host window they fall in. The steps of a
+    merged trace are its ranks' (:func:`attribute_ranks`), side by side.
 
     >>> from traceconv.model import ProcessKind
     >>> t = Trace(); h = t.add_process("host"); g = t.add_process("GPU", kind=ProcessKind.DEVICE)
@@ -58,20 +60,32 @@ def attribute_steps(trace: Trace) -> StepTimes:
     >>> dict(zip(st.keys, st.ns.tolist()))[("gemm", "kernel")]   # launched in step 1
     [30, 0]
     """
-    from .steps import step_windows
+    from .step_samples import join
 
+    return join(attribute_ranks(trace))
+
+
+def attribute_ranks(trace: Trace) -> list[StepTimes]:
+    """:func:`attribute_steps` for each input (rank) of a merged trace apart, in input
+    order: a rank's time is cut over its own step windows (:meth:`Timeline.input_steps`)
+    among its own work, never over its peers' (one entry for a trace read alone).
+
+    >>> from traceconv.analysis.merge import merge
+    >>> def rank(at, busy):
+    ...     t = Trace(); main = t.add_track("main", process=t.add_process("python"))
+    ...     _ = t.add_slice(main, at, 100, "ProfilerStep#1", "user_annotation")
+    ...     _ = t.add_slice(main, at, busy, "aten::mm", "cpu_op")
+    ...     return t
+    >>> for r in attribute_ranks(merge([rank(0, 30), rank(50, 80)], align="none")):
+    ...     print(dict(zip(r.keys, r.ns[:, 0].tolist())))
+    {('ProfilerStep#1', 'cpu'): 70, ('aten::mm', 'cpu'): 30}
+    {('ProfilerStep#1', 'cpu'): 20, ('aten::mm', 'cpu'): 80}
+    """
     tl = Timeline(trace)
     names = trace.strings.strings
-    windows = tl.steps
-    marked = step_windows(tl)
-    # a step's host window starts where its marker does; a trace without markers is one step
-    step_starts = np.array([w.host_start for w in marked] or [0], np.int64)
     host = HostSegments(tl)
     device = tl.device_work()
     device = device[np.isin(tl.activity[device], np.array(DEVICE_WORK, np.int8))]
-    launch = tl.launch_of[device]
-    launched_in = np.where(launch >= 0, np.maximum(np.searchsorted(
-        step_starts, tl.start[np.maximum(launch, 0)], side="right") - 1, 0), -1)
     # (name, kind) keys interned once per distinct (name, activity), not once per slice
     rows = np.concatenate([host.row, device])
     codes, inverse = np.unique(tl.name[rows].astype(np.int64) * 256
@@ -79,41 +93,62 @@ def attribute_steps(trace: Trace) -> StepTimes:
     key_ids: dict[tuple[str, str], int] = {IDLE: 0}
     code_key = np.array([key_ids.setdefault((names[c // 256], _kind(c % 256)), len(key_ids))
                          for c in codes.tolist()], np.int64)
-    keys = list(key_ids)
-    n_host, n_windows = len(host.row), len(windows.start)
-    # items: windows, host pieces, device work; step -1: the step of the time charged
-    items = _Items(
-        np.concatenate([windows.start, host.start, tl.start[device]]).astype(np.int64),
-        np.concatenate([windows.end, host.end, tl.end[device]]).astype(np.int64),
-        np.repeat(np.array([_WINDOW, _HOST, _DEVICE], np.int64),
-                  [n_windows, n_host, len(device)]),
-        np.concatenate([np.zeros(n_windows, np.int64), code_key[inverse]]),
-        np.concatenate([np.full(n_windows + n_host, -1, np.int64), launched_in]))
+    work = _Work(tl, host, device, code_key[inverse],
+                 tl.input_of(rows) if tl.input_count > 1 else None)
+    marked = step_windows(tl)
+    return [_attribute_input(work, list(key_ids), part,
+                             [w for w in marked if w.input_index == part])
+            for part in range(tl.input_count)]
+
+
+class _Work(NamedTuple):
+    """Host pieces and device work rows with their keys (host pieces first), and the input
+    each came from (None: a trace read alone)."""
+
+    tl: Timeline
+    host: HostSegments
+    device: np.ndarray
+    key: np.ndarray
+    input_index: np.ndarray | None
+
+    def items(self, part: int, step_starts: np.ndarray) -> _Items:
+        """Input ``part``'s step windows and work to charge; step -1: the step of the time
+        charged (device work: the step its launch is in)."""
+        tl, n_host = self.tl, len(self.host.row)
+        if self.input_index is None:   # (one input: views, no copies)
+            host: slice | np.ndarray = slice(None)
+            device: slice | np.ndarray = slice(None)
+        else:
+            host, device = np.split(self.input_index == part, [n_host])
+        rows = self.device[device]
+        launch = tl.launch_of[rows]
+        launched_in = np.where(launch >= 0, np.maximum(np.searchsorted(
+            step_starts, tl.start[np.maximum(launch, 0)], side="right") - 1, 0), -1)
+        windows = tl.input_steps(part)
+        host_start, host_end = self.host.start[host], self.host.end[host]
+        n_windows, n_mine = len(windows.start), len(host_start)
+        return _Items(
+            np.concatenate([windows.start, host_start, tl.start[rows]]).astype(np.int64),
+            np.concatenate([windows.end, host_end, tl.end[rows]]).astype(np.int64),
+            np.repeat(np.array([_WINDOW, _HOST, _DEVICE], np.int64),
+                      [n_windows, n_mine, len(rows)]),
+            np.concatenate([np.zeros(n_windows, np.int64), self.key[:n_host][host],
+                            self.key[n_host:][device]]),
+            np.concatenate([np.full(n_windows + n_mine, -1, np.int64), launched_in]))
+
+
+def _attribute_input(work: _Work, keys: list[tuple[str, str]], part: int,
+                     marked: list[StepWindow]) -> StepTimes:
+    """Input ``part``'s work charged over its step windows to its ``marked`` steps."""
+    # a step's host window starts where its marker does; an input without markers is one step
+    step_starts = np.array([w.host_start for w in marked] or [0], np.int64)
+    items = work.items(part, step_starts)
     totals = _paint(items, len(keys), step_starts)
     if totals is None:   # (overlap too deep to paint in bounded memory)
         totals = _sweep(items, len(keys), step_starts)
     used = np.flatnonzero(totals.any(axis=1))
     return StepTimes([keys[k] for k in used.tolist()], totals[used],
                      [w.number for w in marked] if marked else [0])
-
-
-def attribute_time(trace: Trace) -> tuple[dict[tuple[str, str], int], int, int]:
-    """((name, kind) → ns, window ns, step count) for ``trace``: :func:`attribute_steps`
-    summed over the steps.
-
-    >>> from traceconv.model import ProcessKind
-    >>> t = Trace(); h = t.add_process("host"); g = t.add_process("GPU", kind=ProcessKind.DEVICE)
-    >>> main = t.add_track("main", process=h); s = t.add_track("stream", process=g)
-    >>> _ = t.add_slice(main, 0, 100, "ProfilerStep#1", "user_annotation")
-    >>> _ = t.add_slice(main, 0, 30, "aten::mm", "cpu_op")
-    >>> _ = t.add_slice(s, 20, 50, "gemm", "kernel")
-    >>> times, window, steps = attribute_time(t)
-    >>> sorted(times.items()), window, steps
-    ([(('ProfilerStep#1', 'cpu'), 30), (('aten::mm', 'cpu'), 20), (('gemm', 'kernel'), 50)], 100, 1)
-    """
-    st = attribute_steps(trace)
-    times = {key: int(ns) for key, ns in zip(st.keys, st.ns.sum(axis=1).tolist(), strict=True)}
-    return times, int(st.ns.sum()), Timeline(trace).step_count
 
 
 class _Items(NamedTuple):

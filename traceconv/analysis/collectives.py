@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..model import ProcessKind, Trace
 
 HOST_PREFIXES = ("gloo:", "mpi:", "ucc:")
@@ -84,22 +86,28 @@ def find_calls(trace: Trace, processes: range | None = None) -> dict[
     >>> [(c.key, c.end) for c in find_calls(t)[("host", "", "allreduce")]]
     [(('host', '', 'allreduce'), 150)]
     """
-    device_tracks = {t.id for t in trace.tracks
-                     if trace.processes[t.process].kind is ProcessKind.DEVICE}
+    on_device = np.array([trace.processes[t.process].kind is ProcessKind.DEVICE
+                          for t in trace.tracks] + [False], bool)
     names = trace.strings.strings
     s = trace.slices
     # which string ids can name a collective at all: one regex per distinct name, not per row
     host_ids = {i for i, n in enumerate(names) if _operation(n, None, False)}
     kernel_ids = {i for i, n in enumerate(names) if n[:4].lower() in ("nccl", "rccl")}
     calls: dict[tuple[str, str, str], list[Call]] = {}
-    wanted = None if processes is None else {t.id for t in trace.tracks
-                                             if t.process in processes}
-    rows = zip(*(s.numpy(c).tolist() for c in ("track", "start", "dur", "name")), s.args,
-               strict=True)
-    for row, (track, start, dur, name_id, args) in enumerate(rows):
-        if wanted is not None and track not in wanted:
-            continue
-        device = track in device_tracks
+    track, name = s.numpy("track"), s.numpy("name")
+    device_row = on_device[np.minimum(track, len(trace.tracks))]
+    # host rows by name alone; a device row's args may name its collective: read only the
+    # rows of the processes asked for (decoding every row's args once per rank was most
+    # of a merged trace's straggler table)
+    candidate = device_row | np.isin(name, np.fromiter(host_ids, np.int64, len(host_ids)))
+    if processes is not None:
+        wanted = [t.id for t in trace.tracks if t.process in processes]
+        candidate &= np.isin(track, np.array(wanted, np.int64))
+    rows = np.flatnonzero(candidate)
+    for row, start, dur, name_id, device in zip(
+            rows.tolist(), s.numpy("start")[rows].tolist(), s.numpy("dur")[rows].tolist(),
+            name[rows].tolist(), device_row[rows].tolist(), strict=True):
+        args = s.args[row]
         if name_id not in (kernel_ids if device else host_ids) and not (
                 device and args and "Collective name" in args):
             continue

@@ -30,8 +30,8 @@ _NUMBER = re.compile(r"(\d+)\s*$")
 @dataclass(frozen=True)
 class StepWindow:
     """One step: its number (from the marker's name; else its position), host and device
-    windows (device None when nothing ran on a device in it), and the input of a merged
-    trace (the rank) that marked it."""
+    windows (device None when nothing ran on a device in it), and the index of the input of
+    a merged trace (the rank) that marked it."""
 
     number: int
     name: str
@@ -39,7 +39,7 @@ class StepWindow:
     host_end: int
     device_start: int | None = None
     device_end: int | None = None
-    input: int = 0
+    input_index: int = 0
 
     @property
     def start(self) -> int:
@@ -99,7 +99,7 @@ def step_windows(tl: Timeline) -> list[StepWindow]:
             windows.append(StepWindow(number, name, s, e, min(a for a, _ in spans),
                                       max(b for _, b in spans), part))
         else:
-            windows.append(StepWindow(number, name, s, e, input=part))
+            windows.append(StepWindow(number, name, s, e, input_index=part))
     return windows
 
 
@@ -169,7 +169,7 @@ def launch_owner(tl: Timeline, windows: list[StepWindow]) -> np.ndarray:
     at = tl.start[tl.launch_of[launched]]
     part = tl.input_of(launched)
     for i, w in enumerate(windows):
-        owner[launched[(at >= w.host_start) & (at < w.host_end) & (part == w.input)]] = i
+        owner[launched[(at >= w.host_start) & (at < w.host_end) & (part == w.input_index)]] = i
     return owner
 
 

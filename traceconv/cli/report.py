@@ -17,8 +17,9 @@ from .options import OUTPUT_PATH
 @click.option("--format", "format", metavar="NAME", help="Input format (skip detection).")
 def report_command(inputs: tuple[str, ...], output: str, title: str | None,
                    format: str | None) -> None:
-    """Write one self-contained HTML page: run metadata, step-time breakdown, top ops and
-    kernels, advice, memory (per device: allocated and reserved over time, the OOM or peak
+    """Write one self-contained HTML page: run metadata, step-time breakdown (several
+    ranks: a row per rank, each over its own steps, and the slowest), top ops and kernels,
+    advice, memory (per device: allocated and reserved over time, the OOM or peak
     moment and the sites live then; the memory-flow picture), the critical path.
 
     Plots are inline SVG; the page runs no script and loads nothing from the network.
@@ -26,6 +27,7 @@ def report_command(inputs: tuple[str, ...], output: str, title: str | None,
     \b
       traceconv report trace.pt.trace.json.gz -o report.html
       traceconv report profile.json -o - > report.html
+      traceconv report rank0.json rank1.json -o job.html      (a row per rank)
     """
     from ..output_files import atomic_output
     from ..outputs import refuse_replacing_inputs

@@ -1,9 +1,9 @@
 """``traceconv report``: one self-contained HTML page about a trace.
 
-Sections: run metadata, step-time breakdown (compute / memcpy / communication / host / idle),
-top ops and kernels, ``advise`` findings, the memory pane (per device: allocated and reserved
-over time, the moment that matters and the sites live then: :mod:`.memory_pane`) and the
-memory-flow picture, and the critical path. Plots are inline SVG; the page has no script
+Sections: run metadata, step-time breakdown (compute / memcpy / communication / host / idle;
+per rank for a merged trace, with the slowest rank: :mod:`.step_time`), top ops and kernels,
+``advise`` findings, the memory pane (per device: allocated and reserved over time, the
+moment that matters and the sites live then: :mod:`.memory_pane`) and the memory-flow picture, and the critical path. Plots are inline SVG; the page has no script
 and loads nothing from the network. Each section says so when the trace lacks what it needs.
 """
 
@@ -17,15 +17,11 @@ from ..model import Trace
 from ..model.clock import span_text
 from ..units import column_figures, format_bytes, format_duration
 from .page import page, table
+from .step_time import BREAKDOWN, step_time_section
 from .svg import path_strip, stacked_bar
 
-# the step-time breakdown's names for the attribution kinds
-_BREAKDOWN = (("kernel", "compute"), ("memcpy", "memcpy"), ("communication", "communication"),
-              ("cpu", "host"), ("idle", "idle"))
-# the critical path's kinds add waits on other threads, untraced host time and (graph mode)
-# other ops that ran between two links
-_PATH_BREAKDOWN = (*_BREAKDOWN[:-1], ("wait", "wait"), ("untraced", "host (untraced)"),
-                   ("other", "other work"), _BREAKDOWN[-1])
+_PATH_BREAKDOWN = (*BREAKDOWN[:-1], ("wait", "wait"), ("untraced", "host (untraced)"),
+                   ("other", "other work"), BREAKDOWN[-1])
 
 
 def render_report(trace: Trace, title: str | None = None) -> str:
@@ -42,7 +38,7 @@ def render_report(trace: Trace, title: str | None = None) -> str:
     timeline = is_timeline(trace)
     sections = [("Run", _metadata(trace))]
     if timeline:
-        sections.append(("Step time", _step_time(trace)))
+        sections.append(("Step time", step_time_section(trace)))
     sections.append(("Top ops and kernels", _top_ops(trace)))
     sections.append(("Advice", _advice(trace)))
     sections.append(("Memory", _memory(trace)))
@@ -96,27 +92,6 @@ def _metadata(trace: Trace) -> str:
             [(d.code, d.kind, d.count, d.message) for d in diagnostics],
             [False, False, True, False]) + "</details>")
     return table(["", ""], rows) + details
-
-
-def _step_time(trace: Trace) -> str:
-    from ..analysis.attribution import attribute_time
-
-    times, window, steps = attribute_time(trace)
-    by_kind: dict[str, int] = defaultdict(int)
-    for (_, kind), ns in times.items():
-        by_kind[kind] += ns
-    parts = [(label, by_kind.get(kind, 0)) for kind, label in _BREAKDOWN]
-    total_unit, totals = column_figures([ns for _, ns in parts])
-    step_unit, per_step = column_figures([ns / steps for _, ns in parts] if steps else [])
-    rows = [(label, totals[i], f"{100 * ns / window:.1f}%" if window else "-",
-             per_step[i] if steps else "-") for i, (label, ns) in enumerate(parts)]
-    note = ("<p class=\"muted\">Each instant of the steps is charged to the device work "
-            "running, else the host op running, else idle (so the parts add up to the steps: "
-            f"{steps} step{'s' if steps != 1 else ''}, {format_duration(window)}).</p>")
-    return (stacked_bar(parts) + note
-            + table(["part", f"total {total_unit}", "share",
-                     f"per step {step_unit}" if steps else "per step"], rows,
-                    [False, True, True, True]))
 
 
 def _top_ops(trace: Trace, top: int = 15) -> str:

@@ -1,4 +1,5 @@
-"""Small inline SVG plots for the HTML report: a stacked bar, a step curve, a path strip.
+"""Small inline SVG plots for the HTML report: a stacked bar, bars per rank, a step curve, a
+path strip.
 
 Hand-written SVG (no plotting library, no script): every shape carries a ``<title>`` so the
 browser shows the exact number on hover.
@@ -41,6 +42,41 @@ def stacked_bar(parts: Sequence[tuple[str, int]], width: int = 720, height: int 
     return (f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" '
             f'xmlns="http://www.w3.org/2000/svg">{"".join(shapes)}</svg>'
             f'<div class="legend">{"".join(legend)}</div>')
+
+
+def rank_bars(ranks: Sequence[tuple[str, Sequence[tuple[str, float]]]], width: int = 720,
+              bar: int = 18, label_width: int = 110) -> str:
+    """One horizontal bar per ``(rank, parts)`` (``parts``: (label, ns)), all on one scale:
+    the longest rank's bar is the full width, so a slow rank's bar sticks out; one legend.
+
+    >>> html = rank_bars([("rank 0", [("compute", 30), ("idle", 10)]), ("rank 1", [("compute", 20)])])
+    >>> html.count("<rect"), html.count("<text"), html.count("<span>")
+    (3, 2, 2)
+    """
+    longest = max((sum(ns for _, ns in parts) for _, parts in ranks), default=0) or 1
+    plot = width - label_width
+    height = (bar + 6) * len(ranks)
+    shapes = []
+    colors: dict[str, str] = {}
+    for row, (rank, parts) in enumerate(ranks):
+        y = row * (bar + 6)
+        shapes.append(f'<text x="{label_width - 6}" y="{y + bar * 0.75:.1f}" '
+                      f'text-anchor="end">{escape(rank)}</text>')
+        x = float(label_width)
+        for i, (label, ns) in enumerate(parts):
+            color = colors.setdefault(label, KIND_COLORS.get(
+                label, SERIES_COLORS[i % len(SERIES_COLORS)]))
+            w = plot * ns / longest
+            if w > 0:
+                shapes.append(f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{bar}" '
+                              f'fill="{color}"><title>{escape(rank)}: {escape(label)} '
+                              f'{format_duration(ns)}</title></rect>')
+            x += w
+    legend = "".join(f'<span><i style="background:{c}"></i>{escape(label)}</span>'
+                     for label, c in colors.items())
+    return (f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" '
+            f'xmlns="http://www.w3.org/2000/svg">{"".join(shapes)}</svg>'
+            f'<div class="legend">{legend}</div>')
 
 
 def step_curves(series: Sequence[tuple[str, Sequence[int], Sequence[float]]], origin: int,
