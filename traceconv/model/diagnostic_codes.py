@@ -591,8 +591,9 @@ CODES: tuple[CodeInfo, ...] = (
     # rocprof
     _Code("rocprof.allocation_not_read", "dropped",
           "memory allocation and scratch memory records other than ALLOC/FREE (REALLOC, "
-          "ASYNC_RECLAIM), without an address (scratch memory: a queue) or a start, "
-          "allocations without a size or beyond int64, and their frees: no memory block"),
+          "ASYNC_RECLAIM), without an address (scratch memory: a queue) or a start: no "
+          "memory block (a block whose address or size is no number int64 holds is the "
+          "builder's: model.memory_block_unreadable)"),
     _Code("rocprof.counter_without_dispatch", "dropped",
           "dispatches of a counter collection file that are in none of the kernel traces "
           "given with it (same dispatch id and kernel): their counters not read"),
