@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
+from ..control_pictures import NUL_PICTURE
+
 Kind = Literal["dropped", "repaired", "guessed", "note"]
 Severity = Literal["info", "warning", "error"]
 
@@ -554,7 +556,7 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.nul_replaced", "repaired",
           "strings (names, categories, argument names and values, track and process names) "
           "held a NUL character, which trace_processor cuts a string at: each NUL was written"
-          " as '\u2400' (each distinct string counted once)"),
+          f" as '{NUL_PICTURE}' (each distinct string counted once)"),
     _Code("perfetto.pid_replaced", "repaired",
           "a process pid was out of range or used twice; it gets a made-up one above pid_max "
           "(a process without threads becomes a named track group)"),
