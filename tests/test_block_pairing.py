@@ -186,6 +186,19 @@ def test_an_allocation_not_read_ends_the_open_block_and_swallows_its_free(tmp_pa
     assert trace.diagnostics.count("rocprof.allocation_not_read") == 0
 
 
+def test_a_scratch_file_without_sizes_reads_no_block(tmp_path: Path):
+    """An older rocprofv3 scratch file has no Allocation_Size column. By hand: an ALLOC on
+    queue 1 at t=10 and its FREE at t=20, both not read (no size stated): nothing read."""
+    path = tmp_path / "run_scratch_memory_trace.csv"
+    path.write_text('"Kind","Operation","Agent_Id","Queue_Id","Thread_Id","Alloc_Flags",'
+                    '"Start_Timestamp","End_Timestamp"\n'
+                    '"SCRATCH_MEMORY","SCRATCH_MEMORY_ALLOC","Agent 1",1,5,1,10,12\n'
+                    '"SCRATCH_MEMORY","SCRATCH_MEMORY_FREE","Agent 1",1,5,1,20,21\n')
+    result = run("info", str(path))
+    assert result.exit_code == 1
+    assert result.stderr.strip().endswith("2 left out (rocprof.allocation_not_read)")
+
+
 def test_rocprof_file_of_frees_only_reads(tmp_path: Path):
     """Memory allocated before the trace and freed in it: blocks from the start, as every
     other allocator log gives (it was "nothing read", exit 1)."""

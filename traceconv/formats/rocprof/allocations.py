@@ -62,8 +62,9 @@ def add_allocations(trace: TraceBuilder, tables: Sequence[Table]) -> None:
     """A block per ``ALLOC`` (from its end), freed at the start of the next ``FREE`` of its
     level and address (scratch memory: of its queue), paired as columns by the rule of
     every allocator log (:func:`~traceconv.model.block_pairing.pair_events`); frees of
-    no allocation and other operations are counted here, blocks whose address or size is
-    no number int64 holds by the builder's rule (``model.memory_block_unreadable``).
+    no allocation, other operations and allocations that state no size are counted here,
+    blocks whose address or size is no number int64 holds by the builder's rule
+    (``model.memory_block_unreadable``).
 
     >>> t = TraceBuilder()
     >>> add_allocations(t, [Table("m.csv", list(COLUMNS), [
@@ -105,22 +106,27 @@ def _add_blocks(trace: TraceBuilder, tables: Sequence[Table]) -> bool:
     paired = pair_events((key_codes([levels[row] for row in events]),
                           key_codes([places[row] for row in events])), allocates)
     paired.count(trace.diagnostics, "rocprof")
-    trace.diagnostics.add("rocprof.allocation_not_read", count=len(starts) - len(events))
+    # a size as stated: a number, else its text (the builder's to judge); None: no size
+    sizes = cells("Allocation_Size", _size)
+    # an ALLOC that states no size (an older scratch file has no such column) ends the open
+    # block of its place, but neither its block nor the free ending it is read
+    unstated = allocates & np.array([sizes[row] is None for row in events], dtype=bool)
+    trace.diagnostics.add("rocprof.allocation_not_read", count=len(starts) - len(events)
+                          + int(np.count_nonzero(unstated)) + paired.frees_ending(unstated))
     blocks = paired.block_events()
+    blocks = blocks[~unstated[blocks]]
     rows = [events[k] for k in blocks.tolist()]
     alloc_ns, free_ns = paired.block_times(times, blocks)
     on_queue = [scratch[row] for row in rows]
-    sizes = cells("Allocation_Size", integer)   # (None: no number, the builder's to count)
     block_allocates = paired.allocates[blocks]
     agents, agent_of = coded_column(  # (a few distinct cells: not held one per record)
         cell for table in tables for cell in table.column("Agent_Id"))
     trace.add_memory_columns(
         {"address": np.array([0 if queue else places[row] for row, queue in zip(
             rows, on_queue, strict=True)], dtype=object),
-         # (a FREE states no size when its cell is empty: the block from the start has 0)
-         "size": np.array([sizes[row] if allocating or sizes[row] is not None else 0
-                           for row, allocating in zip(rows, block_allocates.tolist(),
-                                                      strict=True)], dtype=object),
+         # (a FREE that states no size: the block from the start has 0 bytes)
+         "size": np.array([0 if (size := sizes[row]) is None else size for row in rows],
+                          dtype=object),
          "alloc_ns": alloc_ns, "free_ns": free_ns},
         {"device": coded_column(_device(agents[agent]) for agent in agent_of[rows].tolist()),
          "pool": coded_column(levels[row] for row in rows),
@@ -130,6 +136,19 @@ def _add_blocks(trace: TraceBuilder, tables: Sequence[Table]) -> bool:
         [{"queue": places[row]} if queue else None for row, queue in zip(
             rows, on_queue, strict=True)])
     return bool(rows)
+
+
+def _size(cell: object) -> object:
+    """A size cell as the builder takes it: the integer it states, else its text; None
+    when it states nothing.
+
+    >>> _size("64"), _size(" "), _size(None), _size("0x40"), _size(str(2**64)) == 2**64
+    (64, None, None, '0x40', True)
+    """
+    number = integer(cell)
+    if number is not None:
+        return number
+    return None if cell is None or not str(cell).strip() else cell
 
 
 @lru_cache(maxsize=1024)   # (a few agents, named on every record)
