@@ -176,12 +176,27 @@ def test_rocprof(tmp_path: Path):
 
 def test_an_allocation_not_read_ends_the_open_block_and_swallows_its_free(tmp_path: Path):
     """By hand: 64 bytes at 0x10 from t=10; an allocation there at t=20 whose size is no
-    number ends that block and is not read, nor is the free at t=30 that ends it."""
+    number ends that block; its block (to the free at t=30) is left out by the builder's
+    rule for every reader."""
     trace = traceconv.load(_rocprof_csv(tmp_path, [(10, True, 0x10, 64), (20, True, 0x10, "x"),
                                                    (30, False, 0x10, 0)]))
     assert _blocks(trace) == [(0x10, 64, 10, 20)]
     assert _counts(trace, "rocprof") == (1, 0)
-    assert trace.diagnostics.count("rocprof.allocation_not_read") == 2
+    assert trace.diagnostics.count("model.memory_block_unreadable") == 1
+    assert trace.diagnostics.count("rocprof.allocation_not_read") == 0
+
+
+def test_a_scratch_file_without_sizes_reads_no_block(tmp_path: Path):
+    """An older rocprofv3 scratch file has no Allocation_Size column. By hand: an ALLOC on
+    queue 1 at t=10 and its FREE at t=20, both not read (no size stated): nothing read."""
+    path = tmp_path / "run_scratch_memory_trace.csv"
+    path.write_text('"Kind","Operation","Agent_Id","Queue_Id","Thread_Id","Alloc_Flags",'
+                    '"Start_Timestamp","End_Timestamp"\n'
+                    '"SCRATCH_MEMORY","SCRATCH_MEMORY_ALLOC","Agent 1",1,5,1,10,12\n'
+                    '"SCRATCH_MEMORY","SCRATCH_MEMORY_FREE","Agent 1",1,5,1,20,21\n')
+    result = run("info", str(path))
+    assert result.exit_code == 1
+    assert result.stderr.strip().endswith("2 left out (rocprof.allocation_not_read)")
 
 
 def test_rocprof_file_of_frees_only_reads(tmp_path: Path):

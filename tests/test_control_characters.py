@@ -73,3 +73,18 @@ def test_markup_holds_no_character_xml_cannot(traces: list[Path], tmp_path: Path
     assert "a\u2400b\u2407c" in text   # (a control shown as its control picture)
     if suffix == ".svg":
         ElementTree.fromstring(out.read_bytes())
+
+
+def test_the_perfetto_writer_and_markup_write_a_control_as_its_unicode_picture():
+    """One stand-in in every output: each C0 control is the Unicode character named "SYMBOL
+    FOR" it (the standard's names, read from unicodedata), in a .pftrace string (NUL, the one
+    trace_processor cannot hold) as in SVG/HTML/XML text."""
+    import unicodedata
+
+    from traceconv.formats.perfetto.wire import utf8
+    from traceconv.markup import xml_safe
+
+    names = {"\x00": "NULL", "\x07": "BELL", "\x1b": "ESCAPE", "\x1f": "UNIT SEPARATOR"}
+    for control, name in names.items():
+        assert unicodedata.name(xml_safe(control)) == f"SYMBOL FOR {name}"
+    assert utf8("a\x00b").decode() == xml_safe("a\x00b") == "a\N{SYMBOL FOR NULL}b"

@@ -141,6 +141,64 @@ def test_nsys_address_past_int64_is_counted_by_the_same_rule(tmp_path: Path):
     assert trace.diagnostics.count("nsys.free_without_alloc") == 0
 
 
+def test_rocprof_allocation_beyond_int64_is_counted_by_the_same_rule(tmp_path: Path):
+    """By hand: 64 bytes at 0x1000 (10-12) freed at 70: kept; 64 bytes at 0xffff...0000
+    (past 2^63) and its free: one block, left out; 2**64 bytes at 0x2000: left out; -8
+    bytes at 0x3000 (50-52): kept, 0 bytes (model.negative_length); a free at
+    0xfffe...0000 of nothing: a block from the start, left out."""
+    rows = [("ALLOCATE", 64, 0x1000, 10, 12), ("ALLOCATE", 64, 0xFFFF_FFFF_FFFF_0000, 20, 22),
+            ("FREE", 0, 0xFFFF_FFFF_FFFF_0000, 30, 31), ("ALLOCATE", 2**64, 0x2000, 40, 42),
+            ("ALLOCATE", -8, 0x3000, 50, 52), ("FREE", 0, 0xFFFF_FFFF_FFFE_0000, 60, 61),
+            ("FREE", 0, 0x1000, 70, 71)]
+    path = tmp_path / "run_memory_allocation_trace.csv"
+    path.write_text('"Kind","Operation","Agent_Id","Allocation_Size","Address",'
+                    '"Correlation_Id","Start_Timestamp","End_Timestamp"\n' + "".join(
+                        f'"MEMORY_ALLOCATION","MEMORY_ALLOCATION_{operation}","Agent 1",'
+                        f'{size},"0x{address:016x}",{k},{start},{end}\n'
+                        for k, (operation, size, address, start, end) in enumerate(rows)))
+    trace = traceconv.load(path)
+    assert [(b.address, b.size, b.alloc_ns, b.free_ns) for b in trace.memory] == [
+        (0x1000, 64, 12, 70), (0x3000, 0, 52, None)]
+    counts = {code: trace.diagnostics.count(code) for code in (
+        "model.memory_block_unreadable", "model.negative_length", "rocprof.free_without_alloc",
+        "rocprof.allocation_not_read")}
+    assert counts == {"model.memory_block_unreadable": 3, "model.negative_length": 1,
+                      "rocprof.free_without_alloc": 1, "rocprof.allocation_not_read": 0}
+
+
+def test_migraphx_block_beyond_int64_is_left_out_not_the_program(tmp_path: Path):
+    """@10's scratch range moved past 2^63: that block is left out and counted, the
+    program read (it was refused). By hand from the paste: scratch loads @3 (0-512), @12
+    (0-40), @15 (40-80) kept; @10 and @11 (written in @10's place) own no block."""
+    text = (SAMPLES / "migraphx" / "perf_simple_graph_rocm4.txt").read_text()
+    path = tmp_path / "perf.txt"
+    path.write_text(text.replace("offset=512,end=1024",
+                                 f"offset={2**63},end={2**63 + 512}"))
+    trace = traceconv.load(path, format="migraphx")
+    scratch = [(b.name, b.address, b.size) for b in trace.memory if b.pool == "scratch"]
+    assert scratch == [("@3", 0, 512), ("@12", 0, 40), ("@15", 40, 40)]
+    assert trace.diagnostics.count("model.memory_block_unreadable") == 1
+    blocks = {node: attrs.get("memory_block") for node, attrs in trace.graph.nodes(data=True)}
+    assert blocks["tensor/main/@10"] is None and blocks["tensor/main/@11"] is None
+    assert trace.memory[blocks["tensor/main/@12"]].name == "@12"
+
+
+def test_megengine_chunk_beyond_int64_is_left_out_not_the_profile(tmp_path: Path):
+    """One chunk's dev_ptr past 2^63 (it was refused): that chunk's block alone is left
+    out and counted."""
+    source = SAMPLES / "megengine" / "convnet_lar_embed_profile.json"
+    document = json.loads(source.read_text())
+    chunks = document["graph_exec"]["mem_chunk"]
+    chunk = next(key for key, record in chunks.items() if record.get("dev_ptr"))
+    chunks[chunk]["dev_ptr"] = 2**63 + 5
+    path = tmp_path / source.name
+    path.write_text(json.dumps(document))
+    trace, whole = traceconv.load(path), traceconv.load(source)
+    assert trace.diagnostics.count("model.memory_block_unreadable") == 1
+    assert [b.args.get("chunk") for b in trace.memory] == [
+        b.args.get("chunk") for b in whole.memory if b.args.get("chunk") != chunk]
+
+
 def test_diff_names_the_input_with_nothing_to_compare(tmp_path: Path):
     names_only = tmp_path / "names_only.json"
     names_only.write_text(json.dumps({"traceEvents": [

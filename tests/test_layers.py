@@ -27,10 +27,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "traceconv"
 # layer and lower ranks. A new module needs a line here.
 LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
     # plain helpers that know no trace: numbers, units, text, errors, the terminal's and
-    # markup's escaping, the settings of a process that converts
+    # markup's escaping, the control pictures, the settings of a process that converts
     (0, "base", ("errors", "numbers", "units", "keys", "json_decode", "text_encoding",
-                 "special_files", "gcpause", "terminal", "markup", "version",
-                 "implementations", "process_setup")),
+                 "special_files", "gcpause", "terminal", "markup", "control_pictures",
+                 "version", "implementations", "process_setup")),
     # the trace and the helpers every reader and analysis builds on (nesting, slice index,
     # live bytes, timeline order, aggregate breakdown, the check report)
     (1, "model", ("model",)),

@@ -4,8 +4,8 @@ Names come from the input, and XML 1.0 cannot hold some characters even escaped 
 most C0 controls, lone surrogates, U+FFFE/U+FFFF): one such character makes an SVG or a
 JUnit report unreadable, and a browser shows a NUL in HTML as nothing. Every writer of
 markup escapes its text here, so each shows those characters the same visible way: a C0
-control as its Unicode control picture (NUL as '␀', as the Perfetto writer writes it),
-anything else XML cannot hold as U+FFFD.
+control as its Unicode control picture (NUL as '␀', as the Perfetto writer writes it:
+:mod:`traceconv.control_pictures`), anything else XML cannot hold as U+FFFD.
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ from __future__ import annotations
 import html
 import re
 
+from .control_pictures import control_picture
+
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_CONTROL_PICTURES = 0x2400   # U+2400 '␀' ... U+241F: one picture per C0 control
 
 
 def _stand_in(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return chr(_CONTROL_PICTURES + code) if code < 0x20 else "\ufffd"
+    character = match.group()
+    return control_picture(character) if character < " " else "\ufffd"
 
 
 def xml_safe(text: object) -> str:

@@ -205,20 +205,29 @@ class Vocabulary:
         """The activity value (kind | roles) of one slice."""
         return decide(self.category_bits(category), self.name_bits(name), on_device)
 
-    def time_is(self, category: str, name: str, on_device: bool) -> str | None:
-        """What the time of a statistics row is when this vocabulary says it is no work (a
-        key of :data:`~traceconv.model.entities.NOT_WORK_TIMES`, for ``OpStat.extra[TIME_IS]``):
-        a host thread blocked in a call is ``waiting``, a device waiting for other work is
+    def statistic(self, category: str, name: str, on_device: bool,
+                  section: str) -> tuple[str, str | None]:
+        """The type of a statistics row of ``section`` named ``name`` and what its time is,
+        by the rule that classifies the timeline's slices of that category and name
+        (:meth:`classify`), so that a table and a timeline of one run count alike. Its type
+        is ``communication`` for a collective (NCCL's or RCCL's kernels), else its section;
+        its time, when it is no work, is a key of
+        :data:`~traceconv.model.entities.NOT_WORK_TIMES` (for ``OpStat.extra[TIME_IS]``): a
+        host thread blocked in a call is ``waiting``, a device waiting for other work is
         ``device waiting``; None for work.
 
         >>> v = Vocabulary("demo", kernel={"kernel"}, runtime={"os"}, wait_names=("poll",),
-        ...                device_sync_names=("<barrier>",))
-        >>> v.time_is("os", "poll", False), v.time_is("kernel", "<barrier>", True), v.time_is("kernel", "k", True)
-        ('waiting', 'device waiting', None)
+        ...                device_sync_names=("<barrier>",), communication_names=("nccl",))
+        >>> v.statistic("os", "poll", False, "osrt"), v.statistic("kernel", "<barrier>", True, "kernel")
+        (('osrt', 'waiting'), ('kernel', 'device waiting'))
+        >>> v.statistic("kernel", "ncclDevKernel_Generic", True, "kernel")
+        ('communication', None)
         """
-        if self.classify(category, name, on_device) & KIND_BITS != Activity.WAIT:
-            return None   # (a thread's wait and a device's sync are the one kind)
-        return "device waiting" if on_device else "waiting"
+        activity = self.classify(category, name, on_device)
+        kind = "communication" if activity & Activity.COMMUNICATION else section
+        if activity & KIND_BITS != Activity.WAIT:
+            return kind, None   # (a thread's wait and a device's sync are the one kind)
+        return kind, "device waiting" if on_device else "waiting"
 
     def classify_rows(self, trace: Trace, rows: np.ndarray | None = None) -> np.ndarray:
         """The activity values of slice ``rows`` (all by default), vectorised: the sets and

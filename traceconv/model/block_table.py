@@ -408,9 +408,14 @@ def _int64_column(values: np.ndarray, mask: np.ndarray, name: str,
         return values.astype(np.int64, copy=False), mask
     if values.dtype.kind == "u" and not (values > np.uint64(INT64_MAX)).any():
         return values.astype(np.int64), mask   # (an unsigned column that fits: at once)
+    listed = values.tolist()
+    if values.dtype.kind == "O" and all(type(value) is int for value in listed):
+        try:   # (Python ints, as a reader hands over its cells: at once when all fit)
+            return np.where(mask, 0, np.array(listed, dtype=np.int64)), mask
+        except OverflowError:
+            pass
     checked = []
-    for at, (value, hidden) in enumerate(zip(values.astype(object).tolist(), mask.tolist(),
-                                             strict=True)):
+    for at, (value, hidden) in enumerate(zip(listed, mask.tolist(), strict=True)):
         try:
             checked.append(None if hidden else _int64(value, name))
         except NumberError as exc:

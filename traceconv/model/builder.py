@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from ..numbers import NumberError
 from .block_table import BlockTable
 from .columns import Args, FlowTable
 from .entities import MemoryBlock, ProcessKind, TrackKind
@@ -170,6 +171,24 @@ class TraceBuilder(Trace):
 
     # -- memory blocks -------------------------------------------------------------------
 
+    def add_memory_block(self, block: MemoryBlock) -> int | None:
+        """Add ``block`` and return its index; one whose address, size or a time is no
+        number int64 holds is left out by the rule of :meth:`add_memory_blocks` (None
+        returned: the reader has no row to close later).
+
+        >>> b = TraceBuilder()
+        >>> b.add_memory_block(MemoryBlock(8, 4, 1, 2)), b.add_memory_block(MemoryBlock(2**64, 4))
+        (0, None)
+        >>> len(b.memory), b.diagnostics["model.memory_block_unreadable"].example
+        (1, 'memory block address is out of the int64 range: 18446744073709551616')
+        """
+        try:   # (a row at a time, checked before any field is added: see BlockTable.append)
+            self.memory.append(block)
+        except NumberError as exc:
+            self._count_unreadable_blocks({0: str(exc)}, [block])
+            return None
+        return len(self.memory) - 1
+
     def add_memory_blocks(self, blocks: Iterable[MemoryBlock]) -> None:
         """Add ``blocks``; one whose address, size or a time is no number int64 holds is
         left out and counted as ``model.memory_block_unreadable`` (the rest are read).
@@ -182,10 +201,7 @@ class TraceBuilder(Trace):
         blocks = list(blocks)
         unreadable: dict[int, str] = {}
         self.memory.extend(blocks, unreadable=unreadable)
-        if unreadable:   # (the example names the first such block by what the reader kept)
-            first = blocks[min(unreadable)]
-            unreadable[min(unreadable)] += f" ({first.args})" if first.args else ""
-        self._count_unreadable_blocks(unreadable)
+        self._count_unreadable_blocks(unreadable, blocks)
 
     def add_memory_columns(self, numbers: dict[str, np.ndarray], coded: dict[str, Any],
                            args: Sequence[Any] | None = None) -> None:
@@ -203,10 +219,17 @@ class TraceBuilder(Trace):
         self.memory.extend_columns(numbers, coded, args, unreadable=unreadable)
         self._count_unreadable_blocks(unreadable)
 
-    def _count_unreadable_blocks(self, unreadable: dict[int, str]) -> None:
-        if unreadable:
-            self.diagnostics.add("model.memory_block_unreadable", count=len(unreadable),
-                                 example=unreadable[min(unreadable)])
+    def _count_unreadable_blocks(self, unreadable: dict[int, str],
+                                 blocks: Sequence[MemoryBlock] = ()) -> None:
+        """Count the blocks left out, ``unreadable`` mapping their positions to why; the
+        example names the first by what the reader kept of it (its args, when ``blocks``
+        are the records given)."""
+        if not unreadable:
+            return
+        first = min(unreadable)
+        kept = blocks[first].args if blocks else None
+        self.diagnostics.add("model.memory_block_unreadable", count=len(unreadable),
+                             example=unreadable[first] + (f" ({kept})" if kept else ""))
 
     # -- slices whose end is not in the input -------------------------------------------
 

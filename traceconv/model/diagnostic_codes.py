@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
+from ..control_pictures import NUL_PICTURE
+
 Kind = Literal["dropped", "repaired", "guessed", "note"]
 Severity = Literal["info", "warning", "error"]
 
@@ -554,7 +556,7 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.nul_replaced", "repaired",
           "strings (names, categories, argument names and values, track and process names) "
           "held a NUL character, which trace_processor cuts a string at: each NUL was written"
-          " as '\u2400' (each distinct string counted once)"),
+          f" as '{NUL_PICTURE}' (each distinct string counted once)"),
     _Code("perfetto.pid_replaced", "repaired",
           "a process pid was out of range or used twice; it gets a made-up one above pid_max "
           "(a process without threads becomes a named track group)"),
@@ -591,8 +593,9 @@ CODES: tuple[CodeInfo, ...] = (
     # rocprof
     _Code("rocprof.allocation_not_read", "dropped",
           "memory allocation and scratch memory records other than ALLOC/FREE (REALLOC, "
-          "ASYNC_RECLAIM), without an address (scratch memory: a queue) or a start, "
-          "allocations without a size or beyond int64, and their frees: no memory block"),
+          "ASYNC_RECLAIM), without an address (scratch memory: a queue) or a start: no "
+          "memory block (a block whose address or size is no number int64 holds is the "
+          "builder's: model.memory_block_unreadable)"),
     _Code("rocprof.counter_without_dispatch", "dropped",
           "dispatches of a counter collection file that are in none of the kernel traces "
           "given with it (same dispatch id and kernel): their counters not read"),

@@ -341,9 +341,12 @@ class Trace(FrozenWhenUnpickled):
         intern = self.strings.intern
         return self.flows.append(source, target, intern(category), intern(name))
 
-    def add_memory_block(self, block: MemoryBlock) -> int:
-        """Add ``block``; its address and size must fit int64 (``NumberError`` otherwise:
-        the memory analyses and the writers hold them in int64 arrays)."""
+    def add_memory_block(self, block: MemoryBlock) -> int | None:
+        """Add ``block`` and return its index; its address, size and times must fit int64
+        (``NumberError`` otherwise: the memory analyses and the writers hold them in int64
+        arrays). A trace being read leaves such a block out instead and returns None
+        (:meth:`TraceBuilder.add_memory_block
+        <traceconv.model.builder.TraceBuilder.add_memory_block>`)."""
         self.memory.append(block)
         return len(self.memory) - 1
 

@@ -105,7 +105,9 @@ def add_memory_blocks(trace: Trace, doc: StaticProfileRecords, offsets: dict[str
             continue
         block = _block(trace, run, chunk, address, members.get(chunk.id) or [chunk.owner_var],
                        doc)
-        blocks[chunk.id] = trace.memory[trace.add_memory_block(block)]
+        row = trace.add_memory_block(block)
+        if row is not None:   # (else left out, and counted, by the builder)
+            blocks[chunk.id] = trace.memory[row]
     derived = _dynamic_blocks(trace, run, doc, members)
     diag.add("megengine.dynamic_var_memory", count=derived)
     diag.add("megengine.in_place_output", count=_settle_in_place(run, doc, blocks))

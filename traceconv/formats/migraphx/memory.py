@@ -58,7 +58,9 @@ def add_memory(trace: Trace, program: Program, layout: Layout, prefix: str,
                                       else "input")
         for key, value in common.items():
             setattr(block, key, value)
-        blocks[node.index] = trace.add_memory_block(block)
+        row = trace.add_memory_block(block)
+        if row is not None:   # (else left out, and counted, by the builder)
+            blocks[node.index] = row
     return blocks
 
 

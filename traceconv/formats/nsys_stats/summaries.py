@@ -157,10 +157,9 @@ def stat_of(table: Table, row: list[str]) -> OpStat:
     extra: dict[str, object] = {f: times.pop(f) for f in _IN_EXTRA if f in times}
     extra |= {f: whole(row[i], per) for f, (i, per) in table.sizes.items()}
     extra |= {column: row[i] for i, column in table.texts}
-    if table.kind in _TIME_IS:
-        extra[TIME_IS] = _TIME_IS[table.kind]
-    elif what := NSYS_VOCABULARY.time_is(table.kind, row[table.name],
-                                         table.kind in _ON_DEVICE):
+    kind, what = NSYS_VOCABULARY.statistic(table.kind, row[table.name], table.kind in _ON_DEVICE,
+                                           table.kind)
+    if what := _TIME_IS.get(table.kind, what):
         extra[TIME_IS] = what
     if table.report:
         extra["report"] = table.report
@@ -168,7 +167,7 @@ def stat_of(table: Table, row: list[str]) -> OpStat:
         extra["input"] = table.part
     total = times.pop("total_ns", 0)
     where = {} if table.sizes else {"device_ns" if table.kind in _ON_DEVICE else "cpu_ns": total}
-    return OpStat(row[table.name], calls=calls, total_ns=total, ratio=share, type=table.kind,
+    return OpStat(row[table.name], calls=calls, total_ns=total, ratio=share, type=kind,
                   section=table.section or table.kind, extra=extra, **times, **where)
 
 

@@ -11,6 +11,8 @@ import struct
 
 import numpy as np
 
+from ...control_pictures import NUL_PICTURE
+
 _SMALL = [bytes([v]) for v in range(0x80)]
 _DOUBLE = struct.Struct("<d").pack
 _FIXED64 = struct.Struct("<Q").pack
@@ -77,15 +79,15 @@ def fixed64_field(field: int, value: int) -> bytes:
     return tag(field, FIXED64) + _FIXED64(value & UINT64_MASK)
 
 
-# trace_processor keeps a string only up to its first NUL (its string pool holds C
-# strings): a NUL is written as this visible stand-in, and counted (take_nul_replaced)
-NUL_STANDIN = "\u2400"   # '␀', SYMBOL FOR NULL
+# (trace_processor keeps a string only up to its first NUL, its string pool holding C
+# strings: a NUL is written as its control picture, and counted: take_nul_replaced)
 _nul_replaced: set[str] = set()   # the texts given a stand-in since take_nul_replaced
 
 
 def utf8(text: str) -> bytes:
     """UTF-8 bytes of ``text``, replacing what cannot be encoded (lone surrogates) and
-    every NUL (:data:`NUL_STANDIN`, counted for :func:`take_nul_replaced`). Every string
+    every NUL (by its control picture, :data:`~traceconv.control_pictures.NUL_PICTURE`,
+    counted for :func:`take_nul_replaced`). Every string
     the Perfetto writer writes comes through here.
 
     >>> utf8("a\\ud800b"), utf8("sub\\0tract").decode()
@@ -93,7 +95,7 @@ def utf8(text: str) -> bytes:
     """
     if "\0" in text:
         _nul_replaced.add(text)
-        text = text.replace("\0", NUL_STANDIN)
+        text = text.replace("\0", NUL_PICTURE)
     try:
         return text.encode()
     except UnicodeEncodeError:

@@ -62,7 +62,9 @@ def add_allocations(trace: TraceBuilder, tables: Sequence[Table]) -> None:
     """A block per ``ALLOC`` (from its end), freed at the start of the next ``FREE`` of its
     level and address (scratch memory: of its queue), paired as columns by the rule of
     every allocator log (:func:`~traceconv.model.block_pairing.pair_events`); frees of
-    no allocation, other operations and blocks without a size or beyond int64 are counted.
+    no allocation, other operations and allocations that state no size are counted here,
+    blocks whose address or size is no number int64 holds by the builder's rule
+    (``model.memory_block_unreadable``).
 
     >>> t = TraceBuilder()
     >>> add_allocations(t, [Table("m.csv", list(COLUMNS), [
@@ -89,32 +91,30 @@ def _add_blocks(trace: TraceBuilder, tables: Sequence[Table]) -> bool:
     scratch = [level == "SCRATCH" for level in levels]
     places = [queue if on_queue else at for queue, at, on_queue in zip(
         cells("Queue_Id", integer), cells("Address", address), scratch, strict=True)]
-    # the records paired: timed, placed ALLOCs and FREEs (a FREE beyond int64 frees nothing)
-    paired_rows = [row for row, (start, kind, place, on_queue) in enumerate(zip(
-        starts, kinds, places, scratch, strict=True))
-        if start is not None and place is not None and (
-            kind == "ALLOC" or kind == "FREE" and (on_queue or _fits(place)))]
-    events = sorted(paired_rows, key=starts.__getitem__)
-    del paired_rows
+    # the records paired: timed, placed ALLOCs and FREEs; a number int64 cannot hold is
+    # the builder's to judge (model.memory_block_unreadable), once the records are paired
+    events = sorted((row for row, (start, kind, place) in enumerate(zip(
+        starts, kinds, places, strict=True))
+        if start is not None and place is not None and kind in ("ALLOC", "FREE")),
+        key=starts.__getitem__)
     allocates = np.array([kinds[row] == "ALLOC" for row in events], dtype=bool)
-    sizes = cells("Allocation_Size", integer)
-    # an ALLOC whose block the table cannot hold still ends the open block of its place
-    readable = np.array([not allocating or (_fits(sizes[row]) and (
-        scratch[row] or _fits(places[row])))
-        for row, allocating in zip(events, allocates.tolist(), strict=True)], dtype=bool)
     ends = cells("End_Timestamp", integer)
-    times = _times(trace, [ends[row] if allocating and read and ends[row] is not None
-                           else starts[row] for row, allocating, read in zip(
-                               events, allocates.tolist(), readable.tolist(), strict=True)])
+    times = _times(trace, [ends[row] if allocating and ends[row] is not None else starts[row]
+                           for row, allocating in zip(events, allocates.tolist(),
+                                                      strict=True)])
     del ends
     paired = pair_events((key_codes([levels[row] for row in events]),
                           key_codes([places[row] for row in events])), allocates)
     paired.count(trace.diagnostics, "rocprof")
-    unread = allocates & ~readable
+    # a size as stated: a number, else its text (the builder's to judge); None: no size
+    sizes = cells("Allocation_Size", _size)
+    # an ALLOC that states no size (an older scratch file has no such column) ends the open
+    # block of its place, but neither its block nor the free ending it is read
+    unstated = allocates & np.array([sizes[row] is None for row in events], dtype=bool)
     trace.diagnostics.add("rocprof.allocation_not_read", count=len(starts) - len(events)
-                          + int(np.count_nonzero(unread)) + paired.frees_ending(unread))
+                          + int(np.count_nonzero(unstated)) + paired.frees_ending(unstated))
     blocks = paired.block_events()
-    blocks = blocks[readable[blocks]]
+    blocks = blocks[~unstated[blocks]]
     rows = [events[k] for k in blocks.tolist()]
     alloc_ns, free_ns = paired.block_times(times, blocks)
     on_queue = [scratch[row] for row in rows]
@@ -123,9 +123,10 @@ def _add_blocks(trace: TraceBuilder, tables: Sequence[Table]) -> bool:
         cell for table in tables for cell in table.column("Agent_Id"))
     trace.add_memory_columns(
         {"address": np.array([0 if queue else places[row] for row, queue in zip(
-            rows, on_queue, strict=True)], dtype=np.int64),
-         "size": np.array([size if _fits(size := sizes[row]) else 0 for row in rows],
-                          dtype=np.int64),
+            rows, on_queue, strict=True)], dtype=object),
+         # (a FREE that states no size: the block from the start has 0 bytes)
+         "size": np.array([0 if (size := sizes[row]) is None else size for row in rows],
+                          dtype=object),
          "alloc_ns": alloc_ns, "free_ns": free_ns},
         {"device": coded_column(_device(agents[agent]) for agent in agent_of[rows].tolist()),
          "pool": coded_column(levels[row] for row in rows),
@@ -137,15 +138,23 @@ def _add_blocks(trace: TraceBuilder, tables: Sequence[Table]) -> bool:
     return bool(rows)
 
 
+def _size(cell: object) -> object:
+    """A size cell as the builder takes it: the integer it states, else its text; None
+    when it states nothing.
+
+    >>> _size("64"), _size(" "), _size(None), _size("0x40"), _size(str(2**64)) == 2**64
+    (64, None, None, '0x40', True)
+    """
+    number = integer(cell)
+    if number is not None:
+        return number
+    return None if cell is None or not str(cell).strip() else cell
+
+
 @lru_cache(maxsize=1024)   # (a few agents, named on every record)
 def _device(agent: object) -> str:
     """The device a block's agent cell names (an empty cell: none)."""
     return device_name(V3, agent)[0] if agent else ""
-
-
-def _fits(number: int | None) -> bool:
-    """Whether ``number`` is an address or a size the memory table can hold."""
-    return number is not None and 0 <= number < 1 << 63
 
 
 def _operations(tables: Sequence[Table]) -> tuple[list[str], list[str]]:

@@ -2,9 +2,10 @@
 ``results.copy_stats.csv``; rocprofv3 ``kernel_stats.csv``, ``hip_api_stats.csv``,
 ``memory_copy_stats.csv`` ...): one :class:`OpStat` a row, in a section named after the
 file (``kernel``, ``hip_api``...), its time the host's for API calls and the device's for
-kernels and copies. A row the rocprof vocabulary calls no work (``<barrier packet>``: the
-device waiting for the packets it depends on) says so (``extra[TIME_IS]``), so no total
-counts it, as the timeline's slices of the same name are no work. Written to a timeline format, they are drawn as any statistics are
+kernels and copies. A row is typed by the rule that types the timeline's slices of its
+name (:meth:`~traceconv.model.activity.Vocabulary.statistic`): RCCL's kernels are
+``communication``, and a row of no work (``<barrier packet>``: the device waiting for the
+packets it depends on) says so (``extra[TIME_IS]``), so no total counts it. Written to a timeline format, they are drawn as any statistics are
 (an aggregate breakdown, one lane per section: :func:`traceconv.api.save`)."""
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ _PLACES = {"kernel": "device_ns", "memory_copy": "device_ns"}
 _DOMAIN_PLACES = {"KERNEL_DISPATCH": "device_ns", "MEMORY_COPY": "device_ns"}
 # a section's category in the timelines (traceconv.vocabularies.rocprof), for what its rows are
 _CATEGORIES = {"kernel": "kernel", "memory_copy": "gpu_memcpy", "hip_api": "hip_runtime",
-               "hsa_api": "hsa_api", "marker_api": "user_annotation"}
+               "hsa_api": "hsa_api", "marker_api": "user_annotation", "rccl_api": "rccl"}
 
 
 def place_of(section: str, name: str) -> str | None:
@@ -86,11 +87,14 @@ def read_stats(trace: TraceBuilder, source: Source) -> None:
         if section == "domain":   # (the sum of the run's other statistics files)
             extra[TOTALS_OF] = row[at["Name"]]
         place = place_of(section, row[at["Name"]])
-        if section in _CATEGORIES and (what := ROCPROF_VOCABULARY.time_is(
-                _CATEGORIES[section], row[at["Name"]], place == "device_ns")):
+        kind, what = section, None
+        if section in _CATEGORIES:   # (a section drawn on the timeline too: typed alike)
+            kind, what = ROCPROF_VOCABULARY.statistic(_CATEGORIES[section], row[at["Name"]],
+                                                      place == "device_ns", section)
+        if what:
             extra[TIME_IS] = what
         trace.add_stat(OpStat(row[at["Name"]], calls=calls, total_ns=total, ratio=ratio,
-                              section=section, type=section, extra=extra,
+                              section=section, type=kind, extra=extra,
                               **({place: total} if place else {}), **times))
     trace.diagnostics.add("rocprof.malformed_row", count=bad, example=source.name)
 

@@ -121,7 +121,7 @@ class SnapshotBuilder:
                 block = MemoryBlock(addr, size, ns, None, device=device, name=site,
                                     category="allocation",
                                     args={"stream": stream, "site": site, "stack": stack})
-                open_blocks[addr] = self.trace.memory[self.trace.add_memory_block(block)]
+                open_blocks[addr] = self._added(block)
             elif action == "free_requested":
                 found = open_blocks.get(addr)
                 if found is None:
@@ -154,8 +154,14 @@ class SnapshotBuilder:
         block = MemoryBlock(addr, size, None, None, device=device, name=site,
                             category="allocation",
                             args={"stream": stream, "site": site, "stack": stack})
-        found = open_blocks[addr] = self.trace.memory[self.trace.add_memory_block(block)]
+        found = open_blocks[addr] = self._added(block)
         return found
+
+    def _added(self, block: MemoryBlock) -> MemoryBlock:
+        """``block`` added, as the trace holds it (freed there later); one the builder left
+        out stays this record, whose later changes reach no trace."""
+        row = self.trace.add_memory_block(block)
+        return block if row is None else self.trace.memory[row]
 
     def _oom(self, device: str, entry: dict[str, Any], ns: int | None, size: int,
              stream: int) -> None:
