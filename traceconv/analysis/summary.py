@@ -32,8 +32,8 @@ from typing import Literal
 import numpy as np
 
 from ..model import OpStat, Trace
-from ..model.breakdown import only_breakdown
-from ..model.entities import TIME_IS, TOTALS_OF
+from ..model.breakdown import only_breakdown, self_time
+from ..model.entities import KERNEL_SECTION, TIME_IS, TOTALS_OF
 from ..model.graph import OP, op_spans
 from .op_summary import RANGE_KINDS, OpRow, op_summary, waiting_ns, work_rows
 
@@ -246,8 +246,11 @@ def _stat_records(trace: Trace) -> list[OpRecord]:
     count the same time twice; inputs given together, such as rocprof's or ``nsys stats``'
     kernel and API tables of one run, each count; rows that add up others, such as
     rocprofv3's per-domain totals, only without them; rows whose time is no work, such as
-    an OS runtime summary's waits, never: :func:`not_work_time`), with self times: nested
-    rows' times are taken out of their parent's.
+    an OS runtime summary's waits, never: :func:`not_work_time`; a table of rows with no
+    time at all, such as utilisation or bytes, leads none), with self times: nested rows'
+    times are taken out of their parent's (:func:`~traceconv.model.breakdown.self_time`).
+    Where an input also has per-kernel statistics (:data:`KERNEL_SECTION`), its device
+    time is by kernel, from them, as a timeline's is: the operator rows keep host time.
 
     >>> from traceconv.model import OpStat
     >>> t = Trace()
@@ -256,14 +259,25 @@ def _stat_records(trace: Trace) -> list[OpRecord]:
     ...     _ = t.add_stat(OpStat(name, total_ns=5, section=section, extra={"input": source}))
     >>> [r.name for r in _stat_records(t)]
     ['k', 'hipMemcpy']
+    >>> t = Trace()
+    >>> _ = t.add_stat(OpStat("GPU0", section="device", extra={TIME_IS: "none"}))
+    >>> _ = t.add_stat(OpStat("matmul", cpu_ns=9, device_ns=7, section="operator"))
+    >>> _ = t.add_stat(OpStat("gemm", device_ns=7, section="kernel"))
+    >>> [(r.name, r.times) for r in _stat_records(t)]
+    [('matmul', {('host', 'end'): 9e-09}), ('gemm', {('device', 'end'): 7e-09})]
     """
     if not trace.stats:
         return []
     first: dict[object, str] = {}
+    by_kernel: set[object] = set()
     for stat in trace.stats:   # (merged inputs carry their label; one input has none)
-        first.setdefault(stat.extra.get("input"), stat.section)
-    rows = [i for i, stat in enumerate(trace.stats)
-            if stat.section == first[stat.extra.get("input")] and TIME_IS not in stat.extra]
+        if stat.extra.get(TIME_IS) != "none":
+            first.setdefault(stat.extra.get("input"), stat.section)
+            if stat.section == KERNEL_SECTION:
+                by_kernel.add(stat.extra.get("input"))
+    rows = [i for i, stat in enumerate(trace.stats) if TIME_IS not in stat.extra and (
+        stat.section == first.get(stat.extra.get("input"))
+        or (stat.section == KERNEL_SECTION and stat.extra.get("input") in by_kernel))]
     if any(TOTALS_OF not in trace.stats[i].extra for i in rows):   # totals beside their rows
         rows = [i for i in rows if TOTALS_OF not in trace.stats[i].extra]
     nested_cpu: dict[int, int] = defaultdict(int)
@@ -276,12 +290,17 @@ def _stat_records(trace: Trace) -> list[OpRecord]:
     records = []
     for i in rows:
         stat = trace.stats[i]
+        source = stat.extra.get("input")
         times = {}
         device = _device_ns(stat)
-        if device is not None:
-            times[("device", "end")] = max(device - nested_device[i], 0) / 1e9
-        if stat.cpu_ns is not None:
-            times[("host", "end")] = max(stat.cpu_ns - nested_cpu[i], 0) / 1e9
+        kernels_elsewhere = source in by_kernel and stat.section != KERNEL_SECTION
+        if device is not None and not kernels_elsewhere:
+            own = self_time(stat, device, nested_device[i])
+            if own is not None:
+                times[("device", "end")] = own / 1e9
+        if stat.cpu_ns is not None and (own := self_time(stat, stat.cpu_ns,
+                                                         nested_cpu[i])) is not None:
+            times[("host", "end")] = own / 1e9
         records.append(OpRecord(stat.name, stat.type or stat.section, None, times,
                                 calls=stat.calls))
     return records

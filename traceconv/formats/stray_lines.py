@@ -134,6 +134,21 @@ def count_table_cut(diagnostics: Diagnostics, reader: str, lineno: int, table: s
                     example=f"line {lineno}: the input stops mid-line (in or after the {table})")
 
 
+def open_rows_left_out(open_rows: list[int], depth: int) -> list[int]:
+    """Which rows still open (outermost first, one per depth) may have lost children where
+    a nested table left rows out (an elision, a row lost or cut) at ``depth``: those above
+    it. A mark at the margin (depth 0) says nothing of its depth: then each open row that
+    already lists a child (the last row read, a leaf so far, may be followed by siblings).
+    Such a row's self time is unknown (:data:`~traceconv.model.entities.CHILDREN_LEFT_OUT`).
+
+    >>> open_rows_left_out([3, 4, 9], 2), open_rows_left_out([3, 4, 9], 0)
+    ([3, 4], [3, 4])
+    >>> open_rows_left_out([7], 0), open_rows_left_out([3, 4], 5)
+    ([], [3, 4])
+    """
+    return open_rows[:depth or -1]
+
+
 def rows_left_out(diagnostics: Diagnostics) -> int:
     """How many rows the tables of a text lost: elided, cut off or unreadable (dropped).
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import OpStat, ProcessKind, Trace, TrackKind
 from .activity import Activity
+from .entities import CHILDREN_LEFT_OUT
 from .repairs import STAT_LIMIT, TIME_MAX
 
 BREAKDOWN_CATEGORY = "aggregate"
@@ -149,8 +150,8 @@ def _length(total_ns: int) -> int:
 
 
 def set_self_times(trace: Trace, rows: Sequence[int]) -> None:
-    """Fill ``self_ns`` of nested stats rows: total minus the children's totals (0 at least:
-    printed numbers are rounded).
+    """Fill ``self_ns`` of nested stats rows by :func:`self_time`: total minus the
+    children's totals.
 
     >>> t = Trace()
     >>> a = t.add_stat(OpStat("op", calls=1, total_ns=100))
@@ -165,4 +166,20 @@ def set_self_times(trace: Trace, rows: Sequence[int]) -> None:
             nested[parent] += trace.stats[row].total_ns
     for row in rows:
         stat = trace.stats[row]
-        stat.self_ns = max(stat.total_ns - nested[row], 0)
+        stat.self_ns = self_time(stat, stat.total_ns, nested[row])
+
+
+def self_time(stat: OpStat, total: int, children: int) -> int | None:
+    """A row's own time derived from its listed children: ``total - children`` (0 at
+    least: printed numbers are rounded), unknown (None) when the source listed only some
+    of them (``extra[CHILDREN_LEFT_OUT]``: what a paste left out would be counted as the
+    row's own). The one rule for every time derived from a listing of children.
+
+    >>> self_time(OpStat("op"), 100, 30), self_time(OpStat("op"), 100, 130)
+    (70, 0)
+    >>> self_time(OpStat("op", extra={CHILDREN_LEFT_OUT: True}), 100, 30) is None
+    True
+    """
+    if stat.extra.get(CHILDREN_LEFT_OUT):
+        return None
+    return max(total - children, 0)

@@ -84,6 +84,12 @@ class MemoryBlock:
 
 
 TOTALS_OF = "totals of"   # OpStat.extra: the rows this one adds up (not counted beside them)
+# OpStat.extra: the source listed only some of this row's children (a paste's elision or a
+# cut among them): a time derived from the listed children, its self time, is unknown
+CHILDREN_LEFT_OUT = "children left out"
+# OpStat.section of per-kernel device statistics (Paddle's Kernel Summary, rocprof's kernel
+# stats): a summary takes device time by kernel from it, as from a timeline's kernels
+KERNEL_SECTION = "kernel"
 # OpStat.extra: what a row's time is when it is nobody's own work, so that no summary adds it
 # to a total of work; the values, and what a summary says of them
 TIME_IS = "time is"
@@ -106,7 +112,9 @@ class OpStat:
     adds up other rows of the run (rocprofv3's per-domain totals) says what it totals in
     ``extra[TOTALS_OF]``: a summary counts it only when those rows are not there. A row
     whose time is no work (an OS runtime table's waits, ranges around other rows) says
-    which in ``extra[TIME_IS]`` (a key of :data:`NOT_WORK_TIMES`): no total counts it.
+    which in ``extra[TIME_IS]`` (a key of :data:`NOT_WORK_TIMES`): no total counts it. A
+    row whose children the source listed only in part says so in
+    ``extra[CHILDREN_LEFT_OUT]``: its self time is unknown (:func:`~traceconv.model.breakdown.self_time`).
     """
 
     name: str

@@ -324,10 +324,12 @@ class ReportParser:
             self._line(lineno, line)
         else:
             cut = lineno == self._lines.cut_line
-            count_stray(self.diagnostics, "paddle_report", lineno, line, in_table=True,
-                        row_shaped=table.row_shaped(line), cut=cut,
-                        dropped="paddle_report.cut_row" if cut or is_cut_row(line)
-                        else "paddle_report.unreadable_row")
+            kind = count_stray(self.diagnostics, "paddle_report", lineno, line, in_table=True,
+                               row_shaped=table.row_shaped(line), cut=cut,
+                               dropped="paddle_report.cut_row" if cut or is_cut_row(line)
+                               else "paddle_report.unreadable_row")
+            if kind != "foreign":
+                table.children_left_out(line)
         if self._table is table:
             table.after_blank = False
 
@@ -340,6 +342,8 @@ class ReportParser:
             "Profiling Report header" if self._report is not None else None
         if title is not None:
             count_table_cut(self.diagnostics, "paddle_report", lineno, title)
+        if self._table is not None:
+            self._table.children_left_out("")
 
     def _cut_row(self, lineno: int, line: str) -> None:
         self.diagnostics.add("paddle_report.cut_row", example=f"line {lineno}: {line.strip()}")

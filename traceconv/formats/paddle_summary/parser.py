@@ -16,7 +16,7 @@ from ...model import Diagnostics
 from ...numbers import finite
 from ..line_patterns import SPACED_NAME
 from ..pasted_text import PastedLines
-from ..stray_lines import count_stray, count_table_cut, is_markup
+from ..stray_lines import count_stray, count_table_cut, is_markup, open_rows_left_out
 from .schema import PerfSummary, StepInfo, SummaryDocument, SummaryRow, SummaryTable
 
 TITLE = re.compile(r"^-{2,}\s*(?P<title>[A-Za-z(][^-].*?[^-\s])\s*-{2,}\s*$")
@@ -123,6 +123,8 @@ class SummaryParser:
         if lineno not in (self._foreign_line, self._flops_line):
             count_table_cut(self.diagnostics, "paddle_summary", lineno,
                             self.doc.tables[-1].title)
+            if self._table is self.doc.tables[-1]:
+                self._children_left_out("")
 
     def _line(self, lineno: int, line: str) -> None:
         if (m := STEP_INFO.match(line)) and None in (_float(m["reader"]), _float(m["batch"])):
@@ -217,9 +219,11 @@ class SummaryParser:
         header = table.headers[-1] if table.headers else []
         cells = cells if cells is not None else CELL_GAP.split(line.strip())
         if len(cells) != len(header):   # (a row is cells two spaces apart)
-            count_stray(self.diagnostics, "paddle_summary", lineno, line, in_table=True,
-                        row_shaped=len(cells) > 1, dropped="paddle_summary.unreadable_row",
-                        cut=self._cut)
+            kind = count_stray(self.diagnostics, "paddle_summary", lineno, line,
+                               in_table=True, row_shaped=len(cells) > 1,
+                               dropped="paddle_summary.unreadable_row", cut=self._cut)
+            if kind != "foreign":
+                self._children_left_out(line)
             return
         depth = (len(line) - len(line.lstrip(" "))) // 2
         del self._stack[depth:]
@@ -233,6 +237,14 @@ class SummaryParser:
                                                                          strict=True)),
                                      line=lineno))
         self._stack = self._stack[:depth] + [len(table.rows) - 1]
+
+    def _children_left_out(self, line: str) -> None:
+        """Rows were left out at ``line``: mark the open rows that may have lost children
+        (:func:`~traceconv.formats.stray_lines.open_rows_left_out`)."""
+        assert self._table is not None
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        for row in open_rows_left_out(self._stack, depth):
+            self._table.rows[row].children_left_out = True
 
     def _untitled_row(self, lineno: int, m: re.Match[str]) -> None:
         """A summary row pasted without its table's title, rules or header: two time

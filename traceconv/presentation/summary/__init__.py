@@ -25,7 +25,7 @@ from ...analysis.summary import Place, Row, Summary, SummaryOptions, summarize, 
 from ...errors import UsageError
 from ...formats.stray_lines import rows_left_out
 from ...model import Trace
-from ...model.entities import NOT_WORK_TIMES
+from ...model.entities import CHILDREN_LEFT_OUT, NOT_WORK_TIMES
 from ..json_text import json_text
 from ..tables import Column, fitted_table
 from .ops import NO_DEVICE_TIME, format_ns, ops_dict, render_ops
@@ -255,6 +255,9 @@ def totals_note(trace: Trace) -> str | None:
     stated = trace.metadata.attributes.get("stated_totals_ns") or {}
     if known := [f"{place} {format_ns(ns)}" for place, ns in stated.items() if ns is not None]:
         note += "; the file states the run's totals: " + ", ".join(known)
+    if cut := sum(bool(s.extra.get(CHILDREN_LEFT_OUT)) for s in trace.stats):
+        note += (f"; {cut:,} rows whose children were left out have no self time (it "
+                 "would hold theirs)")
     return note
 
 
