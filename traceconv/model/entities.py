@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -107,10 +108,12 @@ class OpStat:
     ``extra[TOTALS_OF]``: a summary counts it only when those rows are not there. A row
     whose time is no work (an OS runtime table's waits, ranges around other rows) says
     which in ``extra[TIME_IS]`` (a key of :data:`NOT_WORK_TIMES`): no total counts it.
+    ``calls`` is None when the input does not state them (a MIGraphX Summary before ROCm
+    5.3, a table without a calls column): unknown, never 0.
     """
 
     name: str
-    calls: int = 0
+    calls: int | None = 0
     total_ns: int = 0
     self_ns: int | None = None
     min_ns: int | None = None
@@ -124,3 +127,17 @@ class OpStat:
     parent: int | None = None
     depth: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def summed_calls(calls: Iterable[int | None]) -> int | None:
+    """The calls of several statistics rows added up; None (unknown) when any row's are.
+
+    >>> summed_calls([3, 4]), summed_calls([3, None]), summed_calls([])
+    (7, None, 0)
+    """
+    total = 0
+    for count in calls:
+        if count is None:
+            return None
+        total += count
+    return total
