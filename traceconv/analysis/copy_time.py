@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import OpStat, Trace
+from ..model.entities import summed_calls
 from .activity import Activity, Timeline, clip
 
 STATISTICS_DEVICE = "the device"   # (a statistics table names no device)
@@ -39,7 +40,7 @@ class DeviceCopyTime:
     device: str
     copy_ns: int
     busy_ns: int | None
-    copies: int
+    copies: int | None   # None: a row of them states no calls
     names: list[str]
 
     @property
@@ -52,7 +53,7 @@ class DeviceCopyTime:
 class BlockedHostTime:
     """Copy calls that made the host wait, against the step time (``window_ns``)."""
 
-    copies: int
+    copies: int | None   # None: a row of them states no calls
     host_blocked_ns: int
     window_ns: int
     window_word: str               # what the window is in a sentence ("the steps", "3 steps")
@@ -198,7 +199,7 @@ def _report_device_copies(stats: list[OpStat],
     if not copies:
         return None
     section = max(copies, key=lambda k: (_device_ns(stats, copies[k]),
-                                         sum(stats[i].calls for i in copies[k])))
+                                         summed_calls(stats[i].calls for i in copies[k]) or 0))
     rows = copies[section]
     copy_ns = _device_ns(stats, rows)
     # the device's busy time: the table that states the most device time (each row counted
@@ -209,7 +210,8 @@ def _report_device_copies(stats: list[OpStat],
         busy = max(busy, _device_ns(stats, timed) + (0 if table in copies else copy_ns))
     # (a table of copies alone says nothing of the rest of the device's work)
     return DeviceCopyTime(STATISTICS_DEVICE, copy_ns, busy if busy > copy_ns else None,
-                          sum(stats[i].calls for i in rows), sorted({stats[i].name for i in rows}))
+                          summed_calls(stats[i].calls for i in rows),
+                          sorted({stats[i].name for i in rows}))
 
 
 def _rows(report: dict[str, list[int]]) -> list[int]:
@@ -236,7 +238,8 @@ def _report_blocked(stats: list[OpStat], report: dict[str, list[int]]) -> Blocke
     device = [stats[i].device_ns for i in rows]
     names = sorted({stats[i].name for i in rows})
     return BlockedHostTime(
-        sum(stats[i].calls for i in rows), sum(_host_ns(stats[i]) or 0 for i in rows), window,
+        summed_calls(stats[i].calls for i in rows), sum(_host_ns(stats[i]) or 0 for i in rows),
+        window,
         f"{steps} steps" if steps > 1 else "the step", None if None in device else sum(d or 0 for d in device), names, names, None)
 
 

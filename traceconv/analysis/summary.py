@@ -33,8 +33,9 @@ import numpy as np
 
 from ..model import OpStat, Trace
 from ..model.breakdown import only_breakdown, self_time
-from ..model.entities import KERNEL_SECTION, TIME_IS, TOTALS_OF
+from ..model.entities import KERNEL_SECTION, TIME_IS, TOTALS_OF, summed_calls
 from ..model.graph import OP, op_spans
+from ..model.partial_timeline import timeline_is_partial
 from .op_summary import RANGE_KINDS, OpRow, op_summary, waiting_ns, work_rows
 
 Place = Literal["device", "host"]
@@ -167,6 +168,8 @@ def op_records(trace: Trace) -> list[OpRecord]:
 def _records_and_not_work(trace: Trace) -> tuple[list[OpRecord], dict[str, tuple[int, float]]]:
     """:func:`op_records` and the time no record counts (:attr:`Summary.not_work`): a
     statistics table's rows of no work, a timeline's threads blocked in calls."""
+    if timeline_is_partial(trace):
+        return _stat_records(trace), not_work_time(trace)
     records = _graph_records(trace)
     if records:
         return records, not_work_time(trace)
@@ -179,13 +182,16 @@ def _records_and_not_work(trace: Trace) -> tuple[list[OpRecord], dict[str, tuple
 
 def view_of(trace: Trace) -> Literal["graph", "timeline", "stats"]:
     """Which numbers ``summary`` shows: an op graph's timings (MegEngine's profile_analyze),
-    a timeline's per-op totals (torch.profiler's key_averages), or a stats table.
+    a timeline's per-op totals (torch.profiler's key_averages), or a stats table (also
+    when the table measures a run whose timeline is partial: :mod:`traceconv.model.partial_timeline`).
 
     >>> from traceconv.model import Trace
     >>> t = Trace(); _ = t.add_slice(t.add_track("main", process=t.add_process("p")), 0, 5, "op")
     >>> view_of(t), view_of(Trace())
     ('timeline', 'stats')
     """
+    if timeline_is_partial(trace):
+        return "stats"
     if _graph_records(trace):
         return "graph"
     if len(trace.slices) and not only_breakdown(trace):
@@ -379,10 +385,10 @@ def _group(rows: list[Row], by: str | None, how: str) -> list[Row]:
         time = float(getattr(np, how)([m.time for m in members]))
         computation = _aggregate([m.computation for m in members], how)
         memory = _aggregate([m.memory for m in members], how)
-        calls = [m.calls for m in members if m.calls is not None]
         # profile_analyze turns a zero (or N/A) computation into N/A, but keeps memory 0.
+        # (calls unknown for one member are unknown for the group: no partial sum)
         out.append(Row(time, key, key, None, len(members), computation or None, memory,
-                       calls=sum(calls) if calls else None))
+                       calls=summed_calls(m.calls for m in members)))
     return out
 
 

@@ -30,8 +30,9 @@ def _stat_args(row: int, stat: OpStat) -> dict:
     >>> _stat_args(0, OpStat("op", calls=10**40, total_ns=10**400))["total_ms"] == STAT_LIMIT / 1e6
     True
     """
-    args: dict = {"stat_row": row, "calls": _within(stat.calls),
-                  "total_ms": _within(stat.total_ns) / 1e6}
+    args: dict = {"stat_row": row, "total_ms": _within(stat.total_ns) / 1e6}
+    if stat.calls is not None:   # (unknown calls are left out, never written as 0)
+        args["calls"] = _within(stat.calls)
     for key, value in (("min_ms", stat.min_ns), ("max_ms", stat.max_ns),
                        ("avg_ms", stat.avg_ns), ("cpu_ms", stat.cpu_ns),
                        ("device_ms", stat.device_ns)):

@@ -308,6 +308,10 @@ CODES: tuple[CodeInfo, ...] = (
     # model
     _Code("model.counter_value_not_finite", "repaired", "counter samples whose value is "
           "infinite (now the largest finite number of its sign) or NaN (now 0)"),
+    _Code("model.timeline_partial", "note", "timed slices of a run whose statistics table "
+          "covers more than its timeline (a paste elided most of a listing): summaries, "
+          "reports and totals use the table, conversions draw its rows beside the timeline; "
+          "the slices are kept and drawn (traceconv/model/partial_timeline.py)"),
     _Code("model.statistic_beyond_range", "repaired", "statistics (calls, times) beyond "
           "±2^62: moved to that edge, so that sums and differences of two runs fit int64"),
     _Code("model.negative_length", "repaired", "memory blocks with a negative size: made 0 "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -115,10 +116,12 @@ class OpStat:
     which in ``extra[TIME_IS]`` (a key of :data:`NOT_WORK_TIMES`): no total counts it. A
     row whose children the source listed only in part says so in
     ``extra[CHILDREN_LEFT_OUT]``: its self time is unknown (:func:`~traceconv.model.breakdown.self_time`).
+    ``calls`` is None when the input does not state them (a MIGraphX Summary before ROCm
+    5.3, a table without a calls column): unknown, never 0.
     """
 
     name: str
-    calls: int = 0
+    calls: int | None = 0
     total_ns: int = 0
     self_ns: int | None = None
     min_ns: int | None = None
@@ -132,3 +135,17 @@ class OpStat:
     parent: int | None = None
     depth: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def summed_calls(calls: Iterable[int | None]) -> int | None:
+    """The calls of several statistics rows added up; None (unknown) when any row's are.
+
+    >>> summed_calls([3, 4]), summed_calls([3, None]), summed_calls([])
+    (7, None, 0)
+    """
+    total = 0
+    for count in calls:
+        if count is None:
+            return None
+        total += count
+    return total

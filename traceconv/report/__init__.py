@@ -96,11 +96,12 @@ def _metadata(trace: Trace) -> str:
 
 def _top_ops(trace: Trace, top: int = 15) -> str:
     """The timeline's per-op table (with the statistics tables given with it), or the
-    statistics' or op graph's."""
+    statistics' or op graph's (also where the statistics measure a partial timeline)."""
     from ..analysis.statistics_inputs import joined_statistics
     from ..analysis.timeline_diff import is_timeline
+    from ..model.partial_timeline import timeline_is_partial
 
-    if not is_timeline(trace):
+    if not is_timeline(trace) or timeline_is_partial(trace):
         return _profile_summary(trace, top)
     statistics = joined_statistics(trace)
     if statistics is None:

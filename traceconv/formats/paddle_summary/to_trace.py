@@ -136,7 +136,8 @@ def _add_table(trace: Trace, table: SummaryTable, number_: int) -> list[int]:
 def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
     cells = row.cells
     calls = cells.get("Calls", "")
-    stat = OpStat(row.name, calls=saturated_int(calls) if calls.isdecimal() else 0,
+    # (a table without a Calls column, the Device Summary's, states none: unknown, not 0)
+    stat = OpStat(row.name, calls=saturated_int(calls) if calls.isdecimal() else None,
                   section=section, extra=extra)
     cpu = compound(cells[CPU_COMPOUND], scale) if CPU_COMPOUND in cells else None
     gpu = compound(cells[GPU_COMPOUND], scale) if GPU_COMPOUND in cells else None

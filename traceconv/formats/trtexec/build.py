@@ -243,7 +243,8 @@ class EngineBuilder:
     def profile(self, profile: LayerProfile) -> None:
         trace = self.trace
         rows = profile.root
-        count = next((r.count for r in rows if hasattr(r, "count")), 0)
+        # (a profile without its count record states no calls: unknown, not 0)
+        count = next((r.count for r in rows if hasattr(r, "count")), None)
         graph = trace.graph if self.layer_nodes else None
         layer_rows = []
         unmatched = 0
