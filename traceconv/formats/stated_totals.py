@@ -10,7 +10,9 @@ or rows edited after the fact read as a table that looks whole; the stated total
 **Tolerance, from the printed precision.** A printed number stands for any value within half
 a unit of its last digit (``12.71``: 12.705 to 12.715; ``5e-05``: 4.5e-05 to 5.5e-05): a sum
 of printed parts may be off by the sum of their half units, and the stated total by its
-own. A count of calls or rows is exact. A number given as a float, not as printed text, is
+own. A count of calls or rows is exact, and so is a whole the format implies without
+printing it (shares of 1 or 100 %), given as an ``int``. A number given as a float, not as
+printed text, is
 taken at its shortest spelling (``100.0`` for ``100.00``): a wider tolerance, never a
 narrower one.
 
@@ -19,7 +21,10 @@ narrower one.
 * within the tolerance: the report agrees with itself as printed; nothing is recorded
   (rounding alone is no finding);
 * the rows read fall short: ``{reader}.rows_missing`` (dropped): rows were lost, a cut at a
-  line end or a partial paste, or their numbers edited down;
+  line end or a partial paste, or their numbers edited down; unless the input's lost rows
+  are counted already (a cut line, an elision, an unreadable row:
+  :func:`.stray_lines.rows_left_out`), which is then what the shortfall is, never counted
+  twice;
 * the rows read exceed it: ``{reader}.stated_total_differs`` (note): nothing is lost, but the
   report disagrees with itself (numbers edited, rows of another run).
 
@@ -34,8 +39,9 @@ import math
 from collections.abc import Iterable
 
 from ..model import Diagnostics
+from .stray_lines import rows_left_out
 
-Printed = str | float
+Printed = str | float   # (an int stated total: exact)
 
 
 def half_unit(printed: Printed) -> float:
@@ -68,7 +74,8 @@ def compare_total(diagnostics: Diagnostics, reader: str, where: str, stated: Pri
     """Compare the total a report states (``stated``, as printed) with the sum of the rows
     read (``parts``, as printed), within the printed precision (module docstring); record a
     finding under ``{reader}.rows_missing`` or ``{reader}.stated_total_differs`` named by
-    ``where`` (line and table) and ``what``. Returns whether they agree. Non-finite parts
+    ``where`` (line and table) and ``what``; an ``int`` total is exact (a whole the format
+    implies). Returns whether they agree. Non-finite parts
     (``nan``, ``inf``) are left out of the sum; a non-finite total is never compared.
 
     >>> found = Diagnostics()
@@ -85,7 +92,7 @@ def compare_total(diagnostics: Diagnostics, reader: str, where: str, stated: Pri
     if not math.isfinite(total):
         return True
     read = 0.0
-    tolerance = half_unit(stated)
+    tolerance = 0.0 if isinstance(stated, int) else half_unit(stated)
     for part in parts:
         if math.isfinite(value := _value(part)):
             read += value
@@ -132,8 +139,11 @@ def missing_end(diagnostics: Diagnostics, reader: str, where: str, end: str) -> 
 
 
 def _record(diagnostics: Diagnostics, reader: str, where: str, short: bool, text: str) -> None:
-    code = f"{reader}.rows_missing" if short else f"{reader}.stated_total_differs"
-    diagnostics.add(code, example=f"{where}: {text}")
+    missing = f"{reader}.rows_missing"
+    if short and rows_left_out(diagnostics) > diagnostics.count(missing):
+        return   # (the rows lost are counted where they were lost)
+    diagnostics.add(missing if short else f"{reader}.stated_total_differs",
+                    example=f"{where}: {text}")
 
 
 def _spelled(printed: Printed) -> str:

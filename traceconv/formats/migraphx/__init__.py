@@ -32,6 +32,7 @@ from .graph import GraphPart, fill_graph, node_counts
 from .memory import add_memory
 from .reflow import logical_lines
 from .schema import Document as DocumentSchema
+from .stated import compare_stated, missing_ends
 from .stats import add_recomputed, add_summary, recompute
 from .timeline import add_host_totals, lay_out
 from .units import Unit, units_of
@@ -96,6 +97,7 @@ def build(document: Document, name: str = "<text>", *, consume: bool = False) ->
         raise InputError("no MIGraphX program listing, perf report or trace-eval record found",
                          file=name, location=first)
     _note_document(document, trace)
+    missing_ends(document, diagnostics)
     parts = [_build_unit(trace, unit) for unit in units]
     # the op graph is made when first used: info and conversions never use it, and on a
     # large program it is most of the memory (traceconv.model.lazy_graph)
@@ -127,6 +129,7 @@ def _build_unit(trace: Trace, unit: Unit) -> GraphPart:
         add_summary(trace, unit.report, unit.label, {g.name: g.calls for g in groups})
         add_recomputed(trace, groups, unit.label)
         report = unit.report
+        compare_stated(report, diagnostics, unit.label)
         if report.trailer.total_ms is None and (not report.summary or report.lines):
             # (a Summary alone is a fragment someone chose to paste; after timed lines, a
             # Summary with no trailer is a report cut inside its Summary)
@@ -134,6 +137,7 @@ def _build_unit(trace: Trace, unit: Unit) -> GraphPart:
             diagnostics.add("migraphx.report_truncated", example=f"ends {where}")
     if unit.untimed_report is not None:
         add_summary(trace, unit.untimed_report, unit.label, {})
+        compare_stated(unit.untimed_report, diagnostics, unit.label)
     diagnostics.add("migraphx.unresolved_input", count=len(program.unresolved),
                     example=next((f"line {ln}: {nm}" for ln, nm in program.unresolved), None))
     diagnostics.add("migraphx.name_repeated", count=program.repeated)

@@ -35,7 +35,7 @@ GPU_COMPOUND = "GPU Total / Avg / Max / Min / Ratio(%)"
 COUNTED = {"Operator": "Operator Summary", "PythonUserDefined": "UserDefined Summary"}
 # table -> the compound column whose top-level ratios add up to 100 %
 SHARED = {"Operator Summary": CPU_COMPOUND, "Kernel Summary": GPU_COMPOUND}
-WHOLE = "100.00"   # a share printed '{:.2f}'
+WHOLE = 100   # the % the shares of a table add up to (implied, exact)
 # the tables in the order summary() prints them, and the Overview rows that imply each
 ORDER = ("Device Summary", "Overview Summary", "Model Summary", "Distribution Summary",
          "Operator Summary", "Kernel Summary", "Memory Manipulation Summary",
