@@ -34,7 +34,6 @@ from ...numbers import ungrouped
 from ...vocabularies.nsys import NSYS_VOCABULARY
 from ..csv_rows import CsvRows
 from ..line_patterns import UP_TO_LAST_VISIBLE
-from ..stated_totals import compare_total
 from ..nsys_stats_header import (
     TRACE,
     ColumnRows,
@@ -43,6 +42,7 @@ from ..nsys_stats_header import (
     kind_of_report,
     report_named,
 )
+from ..stated_totals import compare_total
 
 _NAMES = ("Name", "Range", "Operation")
 _COUNTS = ("Instances", "Num Calls", "Count", "Operations", "Calls")
