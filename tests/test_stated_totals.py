@@ -90,15 +90,22 @@ def test_a_whole_sample_agrees_with_itself(sample):
     assert _findings(traceconv.load(sample)) == {}
 
 
-def test_a_cut_paste_falls_short_of_its_shares():
-    # the notebook printed the first 3,000 characters: the shares read add up to 92 %
+def test_a_table_cut_at_a_line_end_falls_short_of_its_shares(tmp_path):
+    # the kernel summary without its last 12 rows: its first row's 87.2 % alone
+    cut = _cut_at_line_end(tmp_path, KERNELS, 2)
+    trace = traceconv.load(cut)
+    assert trace.diagnostics["nsys_stats.rows_missing"].example == (
+        "cuda_gpu_kern_sum table: 100 % of the time (Time (%)) stated, the rows read give 87.2")
+    # a paste cut mid-row (the notebook printed its first 3,000 characters, then a line end):
+    # the shares read add up to 92 %, a loss its short last row already counts
+    # (csv.row_width_mismatch), not counted twice
     with NVTX_CUT.open() as text:
         shares = [float(row[0]) for row in csv.reader(text) if row and
                   re.fullmatch(r"[\d.]+", row[0])]
     assert round(sum(shares)) == 92
-    trace = traceconv.load(NVTX_CUT)
-    assert trace.diagnostics["nsys_stats.rows_missing"].example == (
-        "nvtx_sum table: 100 % of the time (Time (%)) stated, the rows read give 92")
+    found = traceconv.load(NVTX_CUT).diagnostics
+    assert (found.count("csv.row_width_mismatch"), found.count("nsys_stats.rows_missing")) == \
+        (1, 0)
 
 
 @pytest.mark.slow

@@ -93,14 +93,16 @@ def compare_total(diagnostics: Diagnostics, reader: str, where: str, stated: Pri
         return True
     read = 0.0
     tolerance = 0.0 if isinstance(stated, int) else half_unit(stated)
+    finest = tolerance or math.inf   # (the sum is shown to the finest printed digit)
     for part in parts:
         if math.isfinite(value := _value(part)):
             read += value
-            tolerance += half_unit(part)
+            tolerance += (half := half_unit(part))
+            finest = min(finest, half or math.inf)
     if abs(read - total) <= tolerance * (1 + 1e-9):
         return True
     _record(diagnostics, reader, where, read < total,
-            f"{_spelled(stated)} {what} stated, the rows read give {read:.{_digits(tolerance)}f}")
+            f"{_spelled(stated)} {what} stated, the rows read give {read:.{_digits(finest)}f}")
     return False
 
 
@@ -150,6 +152,10 @@ def _spelled(printed: Printed) -> str:
     return printed.strip() if isinstance(printed, str) else repr(printed)
 
 
-def _digits(tolerance: float) -> int:
-    """Decimals worth showing of a sum known to within ``tolerance``."""
-    return max(0, min(12, -math.floor(math.log10(tolerance)))) if tolerance > 0 else 6
+def _digits(half: float) -> int:
+    """Decimals of a number printed to within ``half`` (half a unit of its last digit).
+
+    >>> _digits(0.05), _digits(0.005), _digits(0.5), _digits(math.inf)
+    (1, 2, 0, 0)
+    """
+    return max(0, min(12, -math.floor(math.log10(2 * half)))) if math.isfinite(half) else 0

@@ -176,23 +176,26 @@ def stat_of(table: Table, row: list[str]) -> OpStat:
 class TableShares:
     """The ``Time (%)`` cells of the rows read of one table at a time: nsys states that
     they share 100 % (printed to one decimal), compared when the table ends
-    (:mod:`..stated_totals`; a table of no time at all, every share 0, states nothing)."""
+    (:mod:`..stated_totals`; a table of no time at all, every share 0, states nothing, and
+    one whose rows the CSV layer left out, counted there, is not compared again)."""
 
-    def __init__(self, trace: TraceBuilder) -> None:
-        self.trace = trace
+    def __init__(self, trace: TraceBuilder, rows: ColumnRows | CsvRows) -> None:
+        self.trace, self.rows = trace, rows
         self.table: Table | None = None
         self.shares: list[str] = []
+        self.left_out = getattr(rows, "left_out", None)   # (at the table's first row)
 
     def add(self, table: Table, row: list[str]) -> None:
         if table is not self.table:
             self.end()
-            self.table = table
+            self.table, self.left_out = table, getattr(self.rows, "left_out", None)
         if table.share is not None:
             self.shares.append(ungrouped(row[table.share]))
 
     def end(self) -> None:
         table, shares = self.table, self.shares
-        if table is not None and any(float(share) for share in shares):
+        counted = getattr(self.rows, "left_out", None) != self.left_out
+        if table is not None and not counted and any(float(share) for share in shares):
             where = f"{table.section or table.part or table.report or table.kind} table"
             compare_total(self.trace.diagnostics, "nsys_stats", where, 100, shares,
                           what="% of the time (Time (%))")
@@ -217,7 +220,7 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
     ([('gemm', 3, 900), ('copy', 1, 100)], 1)
     """
     table: Table | None = first
-    shares = TableShares(trace)
+    shares = TableShares(trace, rows)
     reports, report = [first.report or first.kind], None
     printed = {reports[0]: 1}   # times each report was printed (once per process: osrt_sum)
     bad = skipped = unread = cut = 0
