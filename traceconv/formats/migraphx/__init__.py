@@ -33,6 +33,7 @@ from .graph import GraphPart, fill_graph, node_counts
 from .memory import add_memory
 from .reflow import logical_lines
 from .schema import Document as DocumentSchema
+from .stated import compare_stated, missing_ends
 from .stats import add_recomputed, add_summary, partial_listing, recompute
 from .timeline import add_host_totals, lay_out, ms_to_ns
 from .units import Unit, units_of
@@ -97,6 +98,7 @@ def build(document: Document, name: str = "<text>", *, consume: bool = False) ->
         raise InputError("no MIGraphX program listing, perf report or trace-eval record found",
                          file=name, location=first)
     _note_document(document, trace)
+    missing_ends(document, diagnostics)
     # (why each report's instruction lines are only part of its program; None: whole)
     elisions = [partial_listing(u.report, document.elided) if u.report is not None else None
                 for u in units]
@@ -136,6 +138,7 @@ def _build_unit(trace: Trace, unit: Unit, *, whole: bool) -> GraphPart:
                     {g.name: g.calls for g in groups} if whole else {})
         add_recomputed(trace, groups, unit.label)
         report = unit.report
+        compare_stated(report, diagnostics, unit.label)
         if report.trailer.total_ms is None and (not report.summary or report.lines):
             # (a Summary alone is a fragment someone chose to paste; after timed lines, a
             # Summary with no trailer is a report cut inside its Summary)
@@ -143,6 +146,7 @@ def _build_unit(trace: Trace, unit: Unit, *, whole: bool) -> GraphPart:
             diagnostics.add("migraphx.report_truncated", example=f"ends {where}")
     if unit.untimed_report is not None:
         add_summary(trace, unit.untimed_report, unit.label, {})
+        compare_stated(unit.untimed_report, diagnostics, unit.label)
     diagnostics.add("migraphx.unresolved_input", count=len(program.unresolved),
                     example=next((f"line {ln}: {nm}" for ln, nm in program.unresolved), None))
     diagnostics.add("migraphx.name_repeated", count=program.repeated)

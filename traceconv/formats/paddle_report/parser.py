@@ -336,7 +336,9 @@ class ReportParser:
     def _count_cut(self, lineno: int) -> None:
         """The input stopped inside line ``lineno``: within a report, what followed the cut
         is lost (a last row read whole too: it may be cut inside its padding or its last
-        number, and the rows after it are gone)."""
+        number, and the rows after it are gone; rows nested under the last top-level row
+        have no stated whole, :mod:`.stated`, so a whole last row without its line end
+        cannot be told from a cut one)."""
         title = "Event Summary table" if self._table is not None else \
             "Memory Profiling Report" if self._memory is not None else \
             "Profiling Report header" if self._report is not None else None
