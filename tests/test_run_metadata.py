@@ -264,3 +264,11 @@ def test_statistics_without_launch_bound_loops_pass():
     assert kernel_ns / kernels >= launch_ns / launches or 1 - kernel_ns / launch_ns < 0.3
     result = advise(traceconv.load(path))
     assert "launch-bound" in result.passed
+
+
+def test_rocprof_gpu_agents_are_the_model_s_devices():
+    path = DATA / "rocprof" / "ROCm__rocm-systems__vcopy_MI300A_ps_file_results.json.gz"
+    agents = json.loads(gzip.decompress(path.read_bytes()))["rocprofiler-sdk-tool"][0]["agents"]
+    gpus = [(a["logical_node_id"], a["product_name"]) for a in agents if a["type"] == 2]
+    assert gpus   # (type 2: a GPU agent in rocprofiler-sdk's enum; the CPUs are type 1)
+    assert [(d.id, d.name) for d in traceconv.load(path).metadata.devices] == gpus
