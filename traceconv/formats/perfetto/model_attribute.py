@@ -18,6 +18,7 @@ the memory blocks (which Perfetto shows only as the live-bytes counters made of 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from copy import copy
 from typing import Any
@@ -28,6 +29,7 @@ import orjson
 from ...model import MemoryBlock, Trace
 from ...model.block_table import NUMBERS, BlockTable
 from ...model.trace import DeviceInfo, StatedRun
+from ...numbers import int64
 from .dotted_names import DottedNames, expanded
 from .model_attribute_check import problem
 from .model_attribute_check import time_shift as checked_shift
@@ -338,7 +340,8 @@ def _int64s(values: list[int | None]) -> np.ndarray:
 def stated_run(saved: Any) -> StatedRun:
     """The run's stated figures the writer kept (a field of another type is not known).
 
-    >>> stated_run({"walltime_ns": 3, "throughput_per_s": 2.5, "latency_min_ns": "x"})
+    >>> stated_run({"walltime_ns": 3, "throughput_per_s": 2.5, "latency_min_ns": "x",
+    ...             "device_ns": 2**64})
     StatedRun(walltime_ns=3, device_ns=None, throughput_per_s=2.5, latency_min_ns=None, latency_max_ns=None, latency_mean_ns=None, latency_median_ns=None)
     """
     if not isinstance(saved, dict):
@@ -346,9 +349,12 @@ def stated_run(saved: Any) -> StatedRun:
     kept: dict[str, Any] = {}
     for name in (f.name for f in dataclasses.fields(StatedRun)):
         value = saved.get(name)
-        wanted = float if name == "throughput_per_s" else int
-        if isinstance(value, wanted | int) and not isinstance(value, bool):
-            kept[name] = wanted(value)
+        if name == "throughput_per_s":
+            if isinstance(value, int | float) and not isinstance(value, bool) \
+                    and math.isfinite(value):
+                kept[name] = float(value)
+        elif int64(value) is not None:
+            kept[name] = value
     return StatedRun(**kept)
 
 
