@@ -215,6 +215,13 @@ class ReportParser:
         self.log.reports.append(self._report)
         return self._report
 
+    def _report_joined_merged(self, report: ProfilingReport) -> bool:
+        """Whether ``report`` was put in the group of a merged report before it."""
+        reports = self.log.reports
+        if len(reports) < 2 or reports[-1] is not report:
+            return False
+        return reports[-2].merged and reports[-2].group == report.group
+
     def _report_for(self, stage: int, lineno: int) -> ProfilingReport:
         """The report a header line at ``stage`` belongs to (a new one when it comes too late
         for the open report)."""
@@ -257,6 +264,11 @@ class ReportParser:
         self._in_explanation = pattern is PE_EXPLANATION
         if pattern is MERGED_NOTE:
             report.merged = True
+            if self._report_joined_merged(report):
+                # (a merged report after a merged one is the next window's, not its
+                # per-thread part: Paddle prints one merged report per window)
+                self._group += 1
+                report.group = self._group
         elif pattern is PLACE:
             report.place = m.group(1)
             if place_clock(report.place, True) is None:
