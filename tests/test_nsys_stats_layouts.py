@@ -14,6 +14,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import traceconv
+from tests.test_nsys_stats_console import number as number_of
+from tests.test_nsys_stats_console import tables
 from traceconv import registry
 from traceconv.cli import app
 from traceconv.io import Source
@@ -24,6 +26,7 @@ INDIAN = DATA / "deepspeed_stats_console_en_IN_grouping.txt"
 README = DATA / "numdiff_readme_stats_console_nsys2023.2.3.md"
 IN_COMMENT = DATA / "matmul_nvtx_stats_console_in_comment.cu"
 SKIPPING = DATA / "assignment2_stats_console_nsys2024.6.2.txt"
+TWO_RUNS = DATA / "vector_add_readme_two_runs_stats_console.md"
 
 
 def detect_format(path: Path) -> str:
@@ -147,3 +150,34 @@ def test_a_table_without_a_header_read_here_names_its_line(tmp_path: Path):
     assert result.output.strip().splitlines() == [
         f"traceconv: error: {path}:line 3: no table of a report traceconv reads: this table's "
         "header names none (Name  Projected Start (ns))"]
+
+
+def test_two_runs_pasted_in_one_file_are_kept_apart(tmp_path: Path):
+    """A README pasting two ``nsys profile --stats=true`` runs (``_v3``, ``_v4``): each row
+    names its run, the summary gives each run's totals (a plain split of each half of the
+    file: the kernel and memory-operation tables' Total Time), never their sum."""
+    text = TWO_RUNS.read_text(encoding="utf-8")
+    second = text.index("Generating '/tmp/nsys-report-a98b.qdstrm'")
+    device = []
+    for number, half in enumerate((text[:second], text[second:])):
+        path = tmp_path / f"run{number}.txt"
+        path.write_text(half, encoding="utf-8")
+        device.append(sum(number_of(row[1]) for header, rows in tables(path)
+                          # (kernels: Instances and Name; memory operations' times)
+                          if {"Instances", "Name"} <= set(header)
+                          or {"Operation", "Total Time (ns)"} <= set(header)
+                          for row in rows))
+    assert device == [1_836_049, 1_835_134]   # (the probe's hand sums agree)
+    trace = traceconv.load(TWO_RUNS)
+    assert list(dict.fromkeys(s.extra["run"] for s in trace.stats)) == [
+        "vector_add_profile_v3", "vector_add_profile_v4"]
+    result = CliRunner().invoke(app, ["summary", "--json", str(TWO_RUNS)])
+    assert result.exit_code == 0, result.output
+    runs = json.loads(result.output)["runs"]
+    assert [(r["label"], round(r["total_device_time"] * 1e9)) for r in runs] == [
+        ("vector_add_profile_v3", device[0]), ("vector_add_profile_v4", device[1])]
+    drawn = tmp_path / "runs.json"
+    assert CliRunner().invoke(app, ["convert", str(TWO_RUNS), "-o", str(drawn)]).exit_code == 0
+    lanes = {e["args"]["name"] for e in json.loads(drawn.read_text())["traceEvents"]
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    assert {"kernels, run 1", "kernels, run 2"} <= lanes

@@ -123,6 +123,28 @@ def is_prose(line: str) -> bool:
     return not text or text.startswith(_PROSE) or bool(_FRAMING.match(text))
 
 
+# the report file of one run, as nsys's prose names it: the progress line of ``nsys profile
+# --stats=true`` ("[1/8] [===100%] vector_add_v3.nsys-rep"), the export ("Generating SQLite
+# file r.sqlite from r.nsys-rep"), each report's script ("Processing [r.sqlite] with ...")
+_RUN_FILE = re.compile(r"^\s*(?:\[1/\d+\] \[[=\s\d%]*\] |Generating SQLite file |Processing \[)"
+                       r"(?:.*[/\\])?([^/\\\]\s]+?)(?:\.nsys-rep|\.qdrep|\.sqlite)\b")
+
+
+def run_named(line: str) -> str | None:
+    """The report file (its name without folder or extension) whose run a line of nsys's
+    prose starts or reads, or None.
+
+    >>> run_named("[1/8] [========================100%] vector_add_profile_v3.nsys-rep")
+    'vector_add_profile_v3'
+    >>> run_named("Processing [/w/r1.sqlite] with [/opt/nsys/reports/osrt_sum.py]... ")
+    'r1'
+    >>> run_named("Generating SQLite file d-rep.sqlite from d-rep.nsys-rep"), run_named("[4/8] x")
+    ('d-rep', None)
+    """
+    found = _RUN_FILE.match(line)
+    return found.group(1) if found else None
+
+
 def report_named(text: str) -> str | None:
     """The report a line of prose or a file name names (``cuda_gpu_kern_sum``...).
 

@@ -25,6 +25,7 @@ from array import array
 from collections.abc import Iterator
 from itertools import chain
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -44,6 +45,7 @@ from ..nsys_stats_header import (
     is_prose,
     kind_of,
     report_named,
+    run_named,
 )
 from . import summaries
 
@@ -68,9 +70,10 @@ def read(source: Source) -> Trace:
         head = _head(text)
         rows = ColumnRows(chain(head, text)) if is_column_layout(head, known=False) else CsvRows(
             chain(head, text), source.name, written_by="nsys stats", fit=_prose_or_header)
-        header, kind, report, skipped = _first_header(rows, source.name)
+        opening = _first_header(rows, source.name)
+        header, kind, skipped = opening.header, opening.kind, opening.skipped
         rows.width = len(header)
-        first = None if kind == TRACE else summaries.table_of(header, kind, report)
+        first = None if kind == TRACE else summaries.table_of(header, kind, opening.report)
         if kind != TRACE and first is None:
             raise InputError("an nsys stats summary whose header names no row (Name, "
                              "Range or Operation)", file=source.name,
@@ -84,6 +87,7 @@ def read(source: Source) -> Trace:
         if first is None:
             _read_rows(trace, header, rows)
         else:
+            first.run = opening.run
             reports = summaries.read_tables(trace, first, rows,
                                             column_layout=isinstance(rows, ColumnRows))
             trace.metadata.source_version = ", ".join(dict.fromkeys(
@@ -117,7 +121,7 @@ def _count_unread(trace: TraceBuilder, rows: ColumnRows) -> None:
             f"line {table.line}: {report}{table.rows} rows under {table.header[:100]}"))
     line = rows.first_outside
     trace.diagnostics.add("nsys_stats.line_outside_table", count=rows.outside,
-                          example=line and f"line {line[0]}: {line[1].strip()[:100]}")
+                          example=line and f"line {line[0]}: {line[1].strip()[:120]}")
 
 
 def _prose_or_header(row: list[str], line: str) -> list[str] | None:
@@ -129,16 +133,25 @@ def _prose_or_header(row: list[str], line: str) -> list[str] | None:
     return None
 
 
-def _first_header(rows: ColumnRows | CsvRows, name: str
-                  ) -> tuple[list[str], str, str | None, list[str]]:
-    """The first header (after nsys's lines of prose), its report kind, the report's name
-    where a line or the file name states it and the lines of the reports nsys skipped
-    before it; InputError when there is none."""
-    report, skipped = report_named(Path(name).name), []
+class _Opening(NamedTuple):
+    """What an output says up to its first header."""
+
+    header: list[str]
+    kind: str                  # the header's report kind
+    report: str | None         # the report's name where a line or the file name states it
+    skipped: list[str]         # the lines of the reports nsys skipped before it
+    run: str | None            # the report file (the run) a line names
+
+
+def _first_header(rows: ColumnRows | CsvRows, name: str) -> _Opening:
+    """The first header (after nsys's lines of prose) and what the prose before it says;
+    InputError when there is none."""
+    report, skipped, run = report_named(Path(name).name), [], None
     for row in rows:
         line = ",".join(row)
         if is_prose(line):
             report = report_named(line) or report
+            run = run_named(line) or run
             if line.startswith("SKIPPED:"):
                 skipped.append(line)
             continue
@@ -148,7 +161,7 @@ def _first_header(rows: ColumnRows | CsvRows, name: str
                              f"a header naming the NVTX trace's columns ({', '.join(_NEEDED)}) "
                              "or a summary's (Total Time ...)", file=name,
                              location=f"line {rows.line_num}")
-        return row, kind, report, skipped
+        return _Opening(row, kind, report, skipped, run)
     if skipped:
         raise InputError(f"the nsys stats report holds no table: {skipped[0][:160]}",
                          file=name, location=f"line {rows.line_num}")
