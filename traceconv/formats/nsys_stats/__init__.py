@@ -47,6 +47,7 @@ from ..nsys_stats_header import (
     report_named,
     run_named,
 )
+from ..stray_lines import count_tallied
 from . import summaries
 
 _NEEDED = ("Start (ns)", "End (ns)", "Name", "PID", "TID")
@@ -114,14 +115,14 @@ def _head(text: io.TextIOBase) -> list[str]:
 
 def _count_unread(trace: TraceBuilder, rows: ColumnRows) -> None:
     """Count what a drawn layout's reading left out: the rows of tables whose header names
-    no report read here, and lines outside every table."""
+    no report read here, and the lines outside every table (a README's text, a source
+    file's code, a shell prompt: foreign to the report by the rule of every text reader,
+    :mod:`..stray_lines`)."""
     for table in rows.unread:
         report = f"{table.report}, " if table.report else ""
         trace.diagnostics.add("nsys_stats.table_not_read", count=table.rows, example=(
             f"line {table.line}: {report}{table.rows} rows under {table.header[:100]}"))
-    line = rows.first_outside
-    trace.diagnostics.add("nsys_stats.line_outside_table", count=rows.outside,
-                          example=line and f"line {line[0]}: {line[1].strip()[:120]}")
+    count_tallied(trace.diagnostics, "nsys_stats", "foreign", rows.outside, rows.first_outside)
 
 
 def _prose_or_header(row: list[str], line: str) -> list[str] | None:
