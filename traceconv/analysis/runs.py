@@ -43,7 +43,7 @@ def select_run(trace: Trace, number: int) -> Trace:
     if not 1 <= number <= len(labels):
         raise ValueError(f"run {number} of {len(labels) or 1}")
     wanted = labels[number - 1]
-    from .trim import trim   # (only here: a conversion asks runs() of every statistics input)
+    from .trim import trim  # (only here: a conversion asks runs() of every statistics input)
 
     # readers that keep runs apart on the timeline name each run's processes after it
     if any(p.name.endswith(f" {wanted}") for p in trace.processes):
