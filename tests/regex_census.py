@@ -83,7 +83,7 @@ def _vocabulary_names() -> Built:
 def _any_claimed_key() -> Built:
     """The one alternation the key scan looks for: every JSON format's claimed keys."""
     claims = [claim for info in registry.BUILTINS for claim in info.key_claim_rows()]
-    yield "every claimed key", KeyDepths(frozenset().union(*(c.keys for c in claims)))._key
+    yield "every claimed key", KeyDepths(frozenset().union(*(c.keys for c in claims)))._keys
 
 
 def _device_copy_names() -> Built:
@@ -110,7 +110,7 @@ BUILT: dict[str, tuple[Callable[[], Built], tuple[str, ...]]] = {
     "traceconv.formats.paddle_report.rows:row_pattern": (_report_rows, ("match",)),
     "traceconv.model.activity:_either": (_vocabulary_names, ("finditer", "search")),
     "traceconv.model.activity:__post_init__": (_vocabulary_names, ("finditer", "search")),
-    "traceconv.formats.key_depths:__init__": (_any_claimed_key, ("finditer",)),
+    "traceconv.formats.key_depths:_compile": (_any_claimed_key, ("finditer",)),
     "traceconv.json_decode:_huge_integer": (_huge_integer, ("sub",)),
     "traceconv.vocabularies.common:<module>": (_device_copy_names, ("search", "match")),
     "traceconv.model.diagnostic_codes:_patterns": (_diagnostic_code_patterns, ("match",)),

@@ -34,9 +34,13 @@ def test_megengine_graph_profile_gets_no_pytorch_advice():
 
 
 def test_paddle_report_gets_paddle_advice():
+    # the report's runs are "thread0::ParallelExecutor::Run": already a static graph, so
+    # Paddle's static-graph words, not "run a static graph (paddle.jit.to_static)"
+    assert "ParallelExecutor::Run" in PADDLE.read_text()
     result = advise(traceconv.load(PADDLE))
     overhead = next(f for f in result.findings if f.rule == "framework-overhead")
-    assert "paddle.jit.to_static" in overhead.advice and not TORCH_API.search(overhead.advice)
+    assert "paddle.static.BuildStrategy" in overhead.advice
+    assert "to_static" not in overhead.advice and not TORCH_API.search(overhead.advice)
 
 
 def test_pytorch_trace_keeps_pytorch_advice():

@@ -180,34 +180,41 @@ def test_a_key_nested_in_a_value_does_not_claim_the_file(tmp_path: Path) -> None
     assert _detected(path) == "torch-et"
 
 
-def _keys_by_depth(value: Any, keys: set[str]) -> tuple[set[str], set[str]]:
-    """(top-level keys, deeper keys) of ``value`` among ``keys``, by a walk of the parsed
-    value (top level: the root object's keys, or those of objects in a root array)."""
+def _keys_by_depth(value: Any, top_keys: set[str], anywhere: set[str]) -> set[str]:
+    """The keys of ``value`` among ``top_keys`` at the top level (the root object's keys, or
+    those of objects in a root array) and among ``anywhere`` at any depth: a walk of the
+    parsed value."""
     top_depth = 1 if isinstance(value, dict) else 2
-    top: set[str] = set()
-    deeper: set[str] = set()
+    found: set[str] = set()
 
     def walk(item: Any, depth: int) -> None:
         children = item.items() if isinstance(item, dict) else (
             enumerate(item) if isinstance(item, list) else ())
         for key, child in children:
-            if isinstance(item, dict) and key in keys:
-                (top if depth == top_depth else deeper).add(key)
+            if isinstance(item, dict) and (key in anywhere or (
+                    key in top_keys and depth == top_depth)):
+                found.add(key)
             walk(child, depth + 1)
     walk(value, 1)
-    return top, deeper
+    return found
 
 
 def test_key_depths_agree_with_a_parse_in_any_cut() -> None:
-    """Random documents with keys and look-alike strings (escaped quotes, backslash runs)
-    fed in random pieces: the scan finds what a walk of the parsed value finds."""
+    """Random documents with keys and look-alike strings (escaped quotes, backslash runs, a
+    key's text inside a string), any whitespace between a key and its colon, a UTF-8 mark,
+    fed in random pieces: the walk finds what a walk of the parsed value finds."""
     import random
 
     from traceconv.formats.key_depths import KeyDepths
 
     rng = random.Random(14)
-    names = ["traceEvents", "nodes", "a", 'b"c']
-    look_alikes = ['x"traceEvents": y', "\\", 'q\\"nodes\\":', 1, None]
+    names = ["traceEvents", "nodes", "attrs", "a", 'b"c']
+    look_alikes = ["traceEvents", "nodes", 'x"traceEvents": y', "\\", '\\"', 'q\\"nodes\\":',
+                   '"attrs":', "{[", 1, None,
+                   "x" * 50 + '\\"traceEvents\\": [' + "\\" * 3 + '"nodes":' + "\\" * 4]
+    colons = [":", ": ", " :", "\n:\n", "\r\n\t :", " " * 70 + ":"]
+    claim = key_claims.KeyClaim("any", some_of=("traceEvents", "nodes", "attrs"),
+                                inner=("attrs",))
 
     def value(depth: int) -> Any:
         roll = rng.random()
@@ -217,20 +224,28 @@ def test_key_depths_agree_with_a_parse_in_any_cut() -> None:
             return [value(depth + 1) for _ in range(rng.randint(0, 3))]
         return {rng.choice(names): value(depth + 1) for _ in range(rng.randint(0, 3))}
 
-    for _ in range(500):
+    checked = 0
+    for _ in range(600):
         document = (value(0) if rng.random() < 0.2 else
                     {rng.choice(names): value(1) for _ in range(3)} if rng.random() < 0.5
                     else [value(1) for _ in range(3)])
         if not isinstance(document, (dict, list)):
             continue
-        text = json.dumps(document, indent=rng.choice([None, 1])).encode()
-        scan = KeyDepths([b'"traceEvents"', b'"nodes"'])
+        text = json.dumps(document, indent=rng.choice([None, 1]),
+                          separators=(",", rng.choice(colons))).encode()
+        if rng.random() < 0.2:
+            text = b"\xef\xbb\xbf" + text
+        scan = KeyDepths(top=[b'"traceEvents"', b'"nodes"'], anywhere=[b'"attrs"'])
         at = 0
         while at < len(text):
             piece = rng.randint(1, 40)
             scan.feed(text[at:at + piece])
             at += piece
         scan.end()
-        found = ({k.strip(b'"').decode() for k in scan.top},
-                 {k.strip(b'"').decode() for k in scan.deeper})
-        assert found == _keys_by_depth(document, {"traceEvents", "nodes"}), text
+        expected = _keys_by_depth(document, {"traceEvents", "nodes"}, {"attrs"})
+        assert {k.strip(b'"').decode() for k in scan.found} == expected, text
+        # (a head's walk, which stops after the last key's text: the same keys)
+        in_head = key_claims.keys_in_head(text, [claim])
+        assert {k.strip(b'"').decode() for k in in_head} == expected, text
+        checked += 1
+    assert checked > 400

@@ -17,7 +17,8 @@ from traceconv.formats.migraphx import document, instruction, schema
 from traceconv.formats.migraphx.document import parse_document
 
 ROOT = Path(__file__).resolve().parent.parent
-TEXTS = sorted((ROOT / "tests" / "data" / "migraphx").glob("*")) + sorted(
+TEXTS = sorted(p for p in (ROOT / "tests" / "data" / "migraphx").glob("*")
+               if p.name != "PROVENANCE.md") + sorted(
     (ROOT / "samples" / "migraphx").glob("*"))
 
 

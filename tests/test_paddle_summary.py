@@ -38,7 +38,8 @@ def test_every_table_of_the_default_summary():
     assert inner.name == "conv2d_grad compute" and trace.stats[inner.parent] is grad
     assert inner.ratio == 98.14 and inner.depth == 1 and "flops" not in inner.extra
     model = {s.name: s for s in section(trace, "model")}
-    assert model["ProfileStep"].total_ns == 101_660_000 and model["Others"].calls == 0
+    # (the file prints "-" in Others' Calls cell: unknown, not 0)
+    assert model["ProfileStep"].total_ns == 101_660_000 and model["Others"].calls is None
     assert trace.stats[model["Backward"].parent] is model["ProfileStep"]
     overview = section(trace, "overview")
     assert [s.name for s in overview][:3] == ["ProfileStep", "UserDefined", "Operator"]

@@ -93,11 +93,12 @@ def test_detecting_a_json_imports_no_reader():
     assert result.returncode == 0, result.stderr
     # (export_sniffing: trtexec's exports are .json too; rocprof_sniffing, with the
     # database_sniffing it asks about results.db: rocprof v1's results.json; stdlib only,
-    # like sniffing and the key claims they state)
+    # like sniffing, the key claims they state and key_depths, the walk that finds them)
     assert result.stdout.split(" ", 1) == ["chrome", "['traceconv.formats', "
                                            "'traceconv.formats.database_sniffing', "
                                            "'traceconv.formats.export_sniffing', "
                                            "'traceconv.formats.key_claims', "
+                                           "'traceconv.formats.key_depths', "
                                            "'traceconv.formats.rocprof_sniffing', "
                                            "'traceconv.formats.sniffing']\n"]
 

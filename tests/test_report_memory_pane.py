@@ -88,7 +88,7 @@ def test_the_most_allocated_devices_first():
 
 def test_a_dump_without_history_has_numbers_but_no_plot():
     html = memory_pane(traceconv.load(BUNDLED[1]))
-    assert "the snapshot&#x27;s state (no history recorded)" in html
+    assert "the state the input records (no allocation times)" in html
     assert "<svg" not in html and "No allocation history" in html
     assert at_that_moment(html, "allocated") > 0
 

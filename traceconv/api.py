@@ -185,14 +185,15 @@ TIMELINE_FORMATS = frozenset({"perfetto", "chrome", "svg"})
 
 def _timeline_of(trace: Trace, output_format: str) -> Trace:
     """What a timeline format draws of ``trace``: statistics that no reader drew, as an
-    aggregate breakdown (a new trace: the rows of counted calls, when they hold time, one
-    lane per section, each as long as its total, on a process that says it is not a
-    timeline), whichever reader they came from: alone from 0 when the trace has no timed
-    event, beside the timeline from its start when inputs holding only statistics joined
-    it (:mod:`traceconv.analysis.statistics_inputs`); the trace itself when there is nothing
-    to draw; else an error, since an empty timeline would say nothing (an execution trace:
-    op order, no clock; a layer list without timings; averages or counter values without
-    calls).
+    aggregate breakdown (a new trace: the rows not stated to have no calls, when they hold
+    time, one lane per section, each as long as its total, on a process that says it is
+    not a timeline), whichever reader they came from: alone from 0 when the trace has no
+    timed event, beside the timeline from its start when inputs holding only statistics
+    joined it (:mod:`traceconv.analysis.statistics_inputs`) or when its own table measures
+    the run better than its partial timeline (:mod:`traceconv.model.partial_timeline`);
+    the trace itself when there is nothing to draw; else an error, since an empty timeline
+    would say nothing (an execution trace: op order, no clock; a layer list without
+    timings; averages or counter values without calls).
 
     >>> drawn = _timeline_of(load("tests/data/nsys_stats/cuda_api_sum.csv"), "perfetto")
     >>> len(drawn.slices), drawn.processes[0].name
@@ -203,12 +204,15 @@ def _timeline_of(trace: Trace, output_format: str) -> Trace:
 
     if output_format not in TIMELINE_FORMATS:
         return trace
-    timed = timed_events(trace)
-    rows = joined_rows(trace) if timed else range(len(trace.stats))
     from .model.entities import TIME_IS
+    from .model.partial_timeline import timeline_is_partial
 
-    counted = [k for k in rows   # (rows of sizes hold no time)
-               if trace.stats[k].calls and trace.stats[k].extra.get(TIME_IS) != "none"]
+    timed = timed_events(trace)
+    # (a timeline's own statistics are drawn where they measure more than it does)
+    rows = joined_rows(trace) if timed and not timeline_is_partial(trace) \
+        else range(len(trace.stats))
+    counted = [k for k in rows   # (rows of sizes hold no time; unknown calls are calls)
+               if trace.stats[k].calls != 0 and trace.stats[k].extra.get(TIME_IS) != "none"]
     if any(trace.stats[k].total_ns for k in counted):
         from .analysis.runs import run_label, runs
         from .model.breakdown import add_aggregate_breakdown

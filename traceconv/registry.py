@@ -424,6 +424,10 @@ def detect(source: Source, can: Capability = "reads") -> FormatInfo:
     ``[``, which a protobuf's second byte can be) or none leaves the file to the reader
     its name implies, which says where the file breaks. Shared extensions (``.json``,
     ``.txt``) are settled by sniffing the candidates, then all other formats.
+
+    A JSON file holding the keys of two formats' claims (the top-level keys each names,
+    :mod:`~traceconv.formats.key_claims`) is refused, whether the keys are in its head or
+    past it: which one it is is the user's to say (``--format``), not the order of its keys.
     """
     _ensure_loaded()
     able = [f for f in _FORMATS.values() if getattr(f, can)]
@@ -440,6 +444,8 @@ def detect(source: Source, can: Capability = "reads") -> FormatInfo:
         if scored:
             score, best = max(scored, key=lambda pair: pair[0])
             if score >= CONFIDENT:
+                if best.key_claims:   # (a JSON format: no other's keys in the head too)
+                    _claimed_by_keys(source, able, in_head=True)
                 return best
             if named is None or best is named:
                 guess = best
@@ -461,14 +467,18 @@ def detect(source: Source, can: Capability = "reads") -> FormatInfo:
                       "name it with --format (see `traceconv formats`)", file=source.name)
 
 
-def _claimed_by_keys(source: Source, able: list[FormatInfo]) -> FormatInfo | None:
+def _claimed_by_keys(source: Source, able: list[FormatInfo], in_head: bool = False
+                     ) -> FormatInfo | None:
     """The one format whose :attr:`~FormatInfo.key_claims` ``source`` holds past its head
-    (one scan for the keys of every format); a file two formats claim is named, not guessed.
+    (one scan for the keys of every format), or in its head (``in_head``: the keys the
+    sniffers saw); a file two formats claim is named, not guessed, wherever the keys are.
     """
-    from .formats.key_claims import keys_found  # (only when no sniff is sure)
+    from .formats.key_claims import keys_found, keys_in_head  # (only for JSON, or no sniff)
 
     claims = {info: info.key_claim_rows() for info in able if info.key_claims}
-    found = keys_found(source.head, source, [c for rows in claims.values() for c in rows])
+    every = [c for rows in claims.values() for c in rows]
+    found = (keys_in_head(source.head, every) if in_head
+             else keys_found(source.head, source, every))
     claiming = [info for info, rows in claims.items() if any(c.holds(found) for c in rows)]
     if len(claiming) > 1:
         raise FormatError("the keys of " + " and of ".join(i.name for i in claiming) + " are "

@@ -47,13 +47,14 @@ from .activity import (
 from .critical_walk import Link, Walk
 from .path_gaps import GapFiller
 
-# (``other``: in graph mode, ops off the path that ran between two of its links)
+# (``other``: work of no other kind, a producer's bookkeeping; in graph mode also ops off
+# the path that ran between two of its links)
 Kind = Literal["cpu", "kernel", "memcpy", "communication", "wait", "untraced", "other", "idle"]
 KINDS: tuple[Kind, ...] = ("cpu", "kernel", "memcpy", "communication", "wait", "untraced",
                            "other", "idle")
 
 _KIND_OF = {Activity.KERNEL: "kernel", Activity.MEMCPY: "memcpy", Activity.MEMSET: "memcpy",
-            Activity.COMMUNICATION: "communication"}
+            Activity.COMMUNICATION: "communication", Activity.OTHER: "other"}
 
 
 @dataclass
@@ -113,7 +114,8 @@ class CriticalPath:
 
 
 def _kind(activity: int) -> Kind:
-    """The path kind of an activity: host work of any sort is ``cpu``."""
+    """The path kind of an activity: host work of any sort is ``cpu``, a producer's
+    bookkeeping (``Activity.OTHER``, on a device too) ``other``."""
     return _KIND_OF.get(Activity(activity), "cpu")  # type: ignore[return-value]
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model import ProcessKind, Trace
+from ..model.entities import summed_calls
 from ..model.timeline_order import timeline_order
 from .activity import timed_durations
 
@@ -26,14 +27,14 @@ _THREAD_PREFIX = re.compile(r"(^|/)thread\d+::")
 class OpTotals:
     """What one trace says about one op (times in ns; ``ratio`` in % of its section)."""
 
-    calls: int = 0
+    calls: int | None = 0   # None: a row of the op states no calls (unknown)
     total_ns: int = 0
     cpu_ns: int | None = None
     device_ns: int | None = None
     ratio: float | None = None
 
-    def add(self, calls: int, total: int, cpu: int | None, device: int | None) -> None:
-        self.calls += calls
+    def add(self, calls: int | None, total: int, cpu: int | None, device: int | None) -> None:
+        self.calls = summed_calls((self.calls, calls))
         self.total_ns += total
         if cpu is not None:
             self.cpu_ns = (self.cpu_ns or 0) + cpu
@@ -174,6 +175,8 @@ def diff(a: Trace, b: Trace, sort: str = "total") -> list[OpDelta]:
         x, y = left.get(key), right.get(key)
         delta = {field_: _sub(getattr(x, field_, None), getattr(y, field_, None))
                  for field_ in ("calls", "total_ns", "cpu_ns", "device_ns", "ratio")}
+        if (x is not None and x.calls is None) or (y is not None and y.calls is None):
+            delta["calls"] = None   # (no change can be told against unknown calls)
         if isinstance(delta["ratio"], float):
             delta["ratio"] = round(delta["ratio"], 6)
         rows.append(OpDelta(key[0], key[1], x, y, delta))

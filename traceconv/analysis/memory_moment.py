@@ -35,10 +35,25 @@ from .allocation_sites import UNNAMED, block_sites, site_of
 SCHEMA = 1
 # what ``since_start`` counts from (the device's own history, not the trace's first event)
 SINCE_START = "after the device's first memory event"
+# (in words that fit every input that has memory: a snapshot, a compiled program's plan)
 MOMENTS = {"oom": "the out-of-memory event", "peak": "the first peak of allocated bytes",
-           "dump": "the snapshot's state (no history recorded)"}   # by ``moment["kind"]``
+           "dump": "the state the input records (no allocation times)"}   # by moment["kind"]
 NO_STACK = "<no stack recorded>"   # (what the snapshot reader names a stackless block)
 ROUNDING = 512   # the CUDA caching allocator hands out multiples of 512 bytes
+# what each count of ``unknown`` says, where its key alone would not
+UNKNOWN_TEXT = {
+    "frees_of_blocks_allocated_before_history": "frees of blocks with no allocation time",
+    "live_blocks_allocated_before_history": "live blocks with no allocation time",
+}
+
+
+def unknown_text(key: str) -> str:
+    """How a count of ``unknown`` is named to a reader.
+
+    >>> unknown_text("live_blocks_without_stack")
+    'live blocks without stack'
+    """
+    return UNKNOWN_TEXT.get(key, key.replace("_", " "))
 
 
 def memory_report(trace: Trace, depth: int = 1) -> dict[str, Any]:

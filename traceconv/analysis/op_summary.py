@@ -61,7 +61,7 @@ SKIPPED_KINDS = (Activity.PYTHON, Activity.PROFILER)   # not in torch's table
 _STEP_NAME = re.compile(r"ProfilerStep#\d+$")
 DEVICE_KINDS = {Activity.KERNEL: "kernel", Activity.AGGREGATE: "kernel",  # (trtexec layers)
                 Activity.DEVICE_SYNC: "sync", Activity.MEMCPY: "memcpy",
-                Activity.MEMSET: "memset"}   # else a range: "gpu_annotation"
+                Activity.MEMSET: "memset", Activity.OTHER: "other"}   # else a range: "gpu_annotation"
 # [memory] "Device Type" values (c10::DeviceType) of host and of device memory
 HOST_MEMORY_TYPES = frozenset({0, 4, 5})           # CPU, MKLDNN, IDEEP
 DEVICE_MEMORY_TYPES = frozenset({1, 6, 20})        # CUDA, HIP, PrivateUse1

@@ -32,9 +32,10 @@ from typing import Literal
 import numpy as np
 
 from ..model import OpStat, Trace
-from ..model.breakdown import only_breakdown
-from ..model.entities import TIME_IS, TOTALS_OF
+from ..model.breakdown import only_breakdown, self_time
+from ..model.entities import KERNEL_SECTION, TIME_IS, TOTALS_OF, summed_calls
 from ..model.graph import OP, op_spans
+from ..model.partial_timeline import timeline_is_partial
 from .op_summary import RANGE_KINDS, OpRow, op_summary, waiting_ns, work_rows
 
 Place = Literal["device", "host"]
@@ -167,6 +168,8 @@ def op_records(trace: Trace) -> list[OpRecord]:
 def _records_and_not_work(trace: Trace) -> tuple[list[OpRecord], dict[str, tuple[int, float]]]:
     """:func:`op_records` and the time no record counts (:attr:`Summary.not_work`): a
     statistics table's rows of no work, a timeline's threads blocked in calls."""
+    if timeline_is_partial(trace):
+        return _stat_records(trace), not_work_time(trace)
     records = _graph_records(trace)
     if records:
         return records, not_work_time(trace)
@@ -179,13 +182,16 @@ def _records_and_not_work(trace: Trace) -> tuple[list[OpRecord], dict[str, tuple
 
 def view_of(trace: Trace) -> Literal["graph", "timeline", "stats"]:
     """Which numbers ``summary`` shows: an op graph's timings (MegEngine's profile_analyze),
-    a timeline's per-op totals (torch.profiler's key_averages), or a stats table.
+    a timeline's per-op totals (torch.profiler's key_averages), or a stats table (also
+    when the table measures a run whose timeline is partial: :mod:`traceconv.model.partial_timeline`).
 
     >>> from traceconv.model import Trace
     >>> t = Trace(); _ = t.add_slice(t.add_track("main", process=t.add_process("p")), 0, 5, "op")
     >>> view_of(t), view_of(Trace())
     ('timeline', 'stats')
     """
+    if timeline_is_partial(trace):
+        return "stats"
     if _graph_records(trace):
         return "graph"
     if len(trace.slices) and not only_breakdown(trace):
@@ -246,8 +252,11 @@ def _stat_records(trace: Trace) -> list[OpRecord]:
     count the same time twice; inputs given together, such as rocprof's or ``nsys stats``'
     kernel and API tables of one run, each count; rows that add up others, such as
     rocprofv3's per-domain totals, only without them; rows whose time is no work, such as
-    an OS runtime summary's waits, never: :func:`not_work_time`), with self times: nested
-    rows' times are taken out of their parent's.
+    an OS runtime summary's waits, never: :func:`not_work_time`; a table of rows with no
+    time at all, such as utilisation or bytes, leads none), with self times: nested rows'
+    times are taken out of their parent's (:func:`~traceconv.model.breakdown.self_time`).
+    Where an input also has per-kernel statistics (:data:`KERNEL_SECTION`), its device
+    time is by kernel, from them, as a timeline's is: the operator rows keep host time.
 
     >>> from traceconv.model import OpStat
     >>> t = Trace()
@@ -256,14 +265,25 @@ def _stat_records(trace: Trace) -> list[OpRecord]:
     ...     _ = t.add_stat(OpStat(name, total_ns=5, section=section, extra={"input": source}))
     >>> [r.name for r in _stat_records(t)]
     ['k', 'hipMemcpy']
+    >>> t = Trace()
+    >>> _ = t.add_stat(OpStat("GPU0", section="device", extra={TIME_IS: "none"}))
+    >>> _ = t.add_stat(OpStat("matmul", cpu_ns=9, device_ns=7, section="operator"))
+    >>> _ = t.add_stat(OpStat("gemm", device_ns=7, section="kernel"))
+    >>> [(r.name, r.times) for r in _stat_records(t)]
+    [('matmul', {('host', 'end'): 9e-09}), ('gemm', {('device', 'end'): 7e-09})]
     """
     if not trace.stats:
         return []
     first: dict[object, str] = {}
+    by_kernel: set[object] = set()
     for stat in trace.stats:   # (merged inputs carry their label; one input has none)
-        first.setdefault(stat.extra.get("input"), stat.section)
-    rows = [i for i, stat in enumerate(trace.stats)
-            if stat.section == first[stat.extra.get("input")] and TIME_IS not in stat.extra]
+        if stat.extra.get(TIME_IS) != "none":
+            first.setdefault(stat.extra.get("input"), stat.section)
+            if stat.section == KERNEL_SECTION:
+                by_kernel.add(stat.extra.get("input"))
+    rows = [i for i, stat in enumerate(trace.stats) if TIME_IS not in stat.extra and (
+        stat.section == first.get(stat.extra.get("input"))
+        or (stat.section == KERNEL_SECTION and stat.extra.get("input") in by_kernel))]
     if any(TOTALS_OF not in trace.stats[i].extra for i in rows):   # totals beside their rows
         rows = [i for i in rows if TOTALS_OF not in trace.stats[i].extra]
     nested_cpu: dict[int, int] = defaultdict(int)
@@ -276,12 +296,17 @@ def _stat_records(trace: Trace) -> list[OpRecord]:
     records = []
     for i in rows:
         stat = trace.stats[i]
+        source = stat.extra.get("input")
         times = {}
         device = _device_ns(stat)
-        if device is not None:
-            times[("device", "end")] = max(device - nested_device[i], 0) / 1e9
-        if stat.cpu_ns is not None:
-            times[("host", "end")] = max(stat.cpu_ns - nested_cpu[i], 0) / 1e9
+        kernels_elsewhere = source in by_kernel and stat.section != KERNEL_SECTION
+        if device is not None and not kernels_elsewhere:
+            own = self_time(stat, device, nested_device[i])
+            if own is not None:
+                times[("device", "end")] = own / 1e9
+        if stat.cpu_ns is not None and (own := self_time(stat, stat.cpu_ns,
+                                                         nested_cpu[i])) is not None:
+            times[("host", "end")] = own / 1e9
         records.append(OpRecord(stat.name, stat.type or stat.section, None, times,
                                 calls=stat.calls))
     return records
@@ -360,10 +385,10 @@ def _group(rows: list[Row], by: str | None, how: str) -> list[Row]:
         time = float(getattr(np, how)([m.time for m in members]))
         computation = _aggregate([m.computation for m in members], how)
         memory = _aggregate([m.memory for m in members], how)
-        calls = [m.calls for m in members if m.calls is not None]
         # profile_analyze turns a zero (or N/A) computation into N/A, but keeps memory 0.
+        # (calls unknown for one member are unknown for the group: no partial sum)
         out.append(Row(time, key, key, None, len(members), computation or None, memory,
-                       calls=sum(calls) if calls else None))
+                       calls=summed_calls(m.calls for m in members)))
     return out
 
 

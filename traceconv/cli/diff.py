@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from ..analysis.attribution import StepTimes
-    from ..analysis.diff import OpDelta
+    from ..analysis.diff import OpDelta, OpTotals
     from ..analysis.timeline_diff import TimelineDiff
 
 _RUN_SUFFIX = re.compile(r"^(?P<path>.+)@(?P<run>\d+)$")
@@ -50,6 +50,13 @@ def _change(delta: float | int | None, scale: int = 1) -> str:
     blank when it rounds to nothing."""
     text = "" if not delta else in_column_unit(delta, scale, signed=True)
     return "" if not text.strip("+-0.,") else text
+
+
+def _calls(totals: OpTotals | None) -> str:
+    """A side's calls: ``-`` for an op it lacks, ``?`` for calls its input does not state."""
+    if totals is None:
+        return "-"
+    return "?" if totals.calls is None else f"{totals.calls:,}"
 
 
 def _short(path: str) -> str:
@@ -72,8 +79,7 @@ def _table(rows: list[OpDelta], title: str, width: int) -> Table:
     for r in rows:
         a, b, d = r.a, r.b, r.delta
         cells.append([
-            r.section, _short(r.name), "-" if a is None else f"{a.calls:,}",
-            "-" if b is None else f"{b.calls:,}", _change(d["calls"]),
+            r.section, _short(r.name), _calls(a), _calls(b), _change(d["calls"]),
             _ms(None if a is None else a.total_ns), _ms(None if b is None else b.total_ns),
             _change(d["total_ns"], MS), _change(d["cpu_ns"], MS), _change(d["device_ns"], MS),
             "-" if a is None or a.ratio is None else f"{a.ratio:.2f}",

@@ -98,7 +98,7 @@ def _print_device(console: Console, name: str, device: dict[str, Any], unit: str
                   top: int) -> None:
     from rich.table import Table
 
-    from ..analysis.memory_moment import MOMENTS, allocator_stated
+    from ..analysis.memory_moment import MOMENTS, allocator_stated, unknown_text
     from ..units import format_bytes
 
     moment = device["moment"]
@@ -134,7 +134,7 @@ def _print_device(console: Console, name: str, device: dict[str, Any], unit: str
     else:
         _print_sites(console, device["sites"], top)
     for key, count in device["unknown"].items():
-        console.print(f"unknown: {key.replace('_', ' ')}: {count:,}")
+        console.print(f"unknown: {unknown_text(key)}: {count:,}")
 
 
 def _print_sites(console: Console, found: list[dict[str, Any]], top: int) -> None:

@@ -18,12 +18,18 @@ objects on it have ended), else a new track. Each track is one row of a viewer, 
 root name, and holds objects one after another. Begins and ends pair on their track by name
 (:mod:`.begin_end`).
 
+The events are held as columns (names and objects as small integer codes) until the build:
+a trace may have hundreds of thousands. Placing them takes a time linear in their number
+(the first track where nothing is open comes from a heap), however many objects stay
+open.
+
 >>> tracks = AsyncTracks()
 >>> for ts, phase, name, oid in ((0, "b", "Timeout", "0x2"), (1, "b", "Timeout_CALLBACK", "0x2"),
 ...                              (2, "e", "Timeout_CALLBACK", "0x2"), (3, "b", "Timeout", "0x3"),
 ...                              (4, "e", "Timeout", "0x2"), (5, "b", "Timeout", "0x4")):
 ...     tracks.add(ts, phase, name, "node", 1, ObjectId("id", oid, {"id": oid}))
->>> [(e.phase, e.name, group, number) for e, (group, number) in tracks.in_time_order()]
+>>> [(tracks.event(i).phase, tracks.event(i).name, group, number)
+...  for i, (group, number) in tracks.in_time_order()]
 [('b', 'Timeout', (None, 'Timeout', None), 0), \
 ('b', 'Timeout_CALLBACK', (None, 'Timeout', None), 0), \
 ('e', 'Timeout_CALLBACK', (None, 'Timeout', None), 0), ('b', 'Timeout', (None, 'Timeout', None), 1), \
@@ -32,15 +38,21 @@ root name, and holds objects one after another. Begins and ends pair on their tr
 
 from __future__ import annotations
 
+import heapq
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from ..model import TrackKind
 from ..model.builder import TraceBuilder
-from .begin_end import Span, add_paired
+from .begin_end import add_paired
 
 LOCAL = "local"      # the id space of ids that name an object within its process
+_PHASES = "ben"      # begin, end, instant: an event's phase is its place here
+_BEGIN, _END, _INSTANT = range(3)
 
 
 class ObjectId(NamedTuple):
@@ -54,10 +66,9 @@ class ObjectId(NamedTuple):
     fields: dict
 
 
-@dataclass(slots=True)
-class AsyncEvent:
+class AsyncEvent(NamedTuple):
     """One begin (``b``), end (``e``) or instant (``n``) as read (``seq``: its place in
-    the file)."""
+    the file; ``key``: its object, (scope, space, [process], id))."""
 
     ts: int
     seq: int
@@ -66,23 +77,90 @@ class AsyncEvent:
     category: str
     args: dict | None
     process: int
-    key: tuple           # the object: (scope, space, [process], id)
-    local: bool          # its id is local to its process
+    key: tuple
 
 
-@dataclass(slots=True)
-class _Track:
-    key: tuple           # the object on the track now
-    open: int = 0        # its begins not yet ended
+class _Codes:
+    """Values (texts, objects' keys) numbered in the order first seen, so that an event
+    holds small integers instead of references to objects of its own."""
+
+    def __init__(self) -> None:
+        self.values: list = []
+        self._codes: dict = {}
+
+    def code(self, value: Any) -> int:
+        found = self._codes.get(value)
+        if found is None:
+            found = self._codes[value] = len(self.values)
+            self.values.append(value)
+        return found
 
 
 @dataclass
-class AsyncTracks:
-    """The async events of a trace, and the track (group, number) of each."""
+class Placement:
+    """Where :meth:`AsyncTracks.placement` put the events: their indices in time order, the
+    track of each (by index), and each track's (group, number), in the order they were
+    first used, with the process of the event that first used it."""
 
-    separate_scopes: bool = False
-    events: list[AsyncEvent] = field(default_factory=list)
-    without_id: int = 0
+    order: np.ndarray
+    track: array
+    tracks: list[tuple[tuple, int]] = field(default_factory=list)
+    process: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _Group:
+    """The tracks of one group: the object each holds now, its begins not yet ended, and
+    (a heap) the numbers of those with none open: a new object takes the lowest."""
+
+    tracks: list[int] = field(default_factory=list)   # each one's place in Placement.tracks
+    holder: list[int] = field(default_factory=list)
+    open: list[int] = field(default_factory=list)
+    free: list[int] = field(default_factory=list)
+    in_free: list[bool] = field(default_factory=list)
+
+    def add_track(self, placed: int) -> int:
+        """A new track (``placed``: its place among all), free; returns its number."""
+        number = len(self.tracks)
+        self.tracks.append(placed)
+        self.holder.append(-1)
+        self.open.append(0)
+        self.in_free.append(False)
+        self.freed(number)
+        return number
+
+    def first_free(self) -> int | None:
+        free, open_, in_free = self.free, self.open, self.in_free
+        while free and open_[free[0]]:   # (taken since it went on the heap)
+            in_free[heapq.heappop(free)] = False
+        return free[0] if free else None
+
+    def freed(self, number: int) -> None:
+        if not self.in_free[number]:
+            self.in_free[number] = True
+            heapq.heappush(self.free, number)
+
+
+class AsyncTracks:
+    """The async events of a trace, held as columns, and the track (group, number) of
+    each."""
+
+    def __init__(self, separate_scopes: bool = False) -> None:
+        self.separate_scopes = separate_scopes
+        self.without_id = 0
+        self._texts = _Codes()
+        self._objects = _Codes()        # keys: (scope, space, [process], id)
+        self._ts = array("q")
+        self._seq = array("q")
+        self._phase = bytearray()
+        self._name = array("l")
+        self._category = array("l")
+        self._process = array("q")
+        self._object = array("l")
+        self._args: list[dict | None] = []
+
+    def __len__(self) -> int:
+        return len(self._ts)
 
     def add(self, ts: int, phase: str, name: str, category: str, process: int,
             oid: ObjectId | None, args: dict | None = None, seq: int | None = None,
@@ -100,34 +178,74 @@ class AsyncTracks:
             key = ((scope, oid.space, process, oid.value) if oid.space == LOCAL
                    else (scope, oid.space, oid.value))
             args = {**oid.fields, **(args or {})}
-        self.events.append(AsyncEvent(ts, len(self.events) if seq is None else seq, phase,
-                                      name, category, args, process, key,
-                                      key[1] in (LOCAL, "none")))
+        self._seq.append(len(self._ts) if seq is None else seq)
+        self._ts.append(ts)
+        self._phase.append(_PHASES.index(phase))
+        self._name.append(self._texts.code(name))
+        self._category.append(self._texts.code(category))
+        self._process.append(process)
+        self._object.append(self._objects.code(key))
+        self._args.append(args)
 
-    def in_time_order(self) -> Iterator[tuple[AsyncEvent, tuple[tuple, int]]]:
-        """Each event in time order (file order at one time) with its track: ``(group,
-        number)``, the group ``(process or None, root name, scope or None)``."""
-        groups: dict[tuple, list[_Track]] = {}
-        root: dict[tuple, str] = {}        # object -> the first name seen for it
-        placed: dict[tuple, tuple[tuple, int]] = {}   # object -> its track now
-        for e in sorted(self.events, key=lambda e: (e.ts, e.seq)):
-            name = root.setdefault(e.key, e.name)
-            group = (e.process if e.local else None, name,
-                     e.key[0] if self.separate_scopes else None)
-            tracks = groups.setdefault(group, [])
-            where = placed.get(e.key)
-            if where is None or tracks[where[1]].key != e.key:   # (its track was taken over)
-                number = next((i for i, t in enumerate(tracks) if t.open == 0), len(tracks))
-                if number == len(tracks):
-                    tracks.append(_Track(e.key))
-                tracks[number].key = e.key
-                where = placed[e.key] = (group, number)
-            track = tracks[where[1]]
-            if e.phase == "b":
-                track.open += 1
-            elif e.phase == "e" and track.open:
-                track.open -= 1
-            yield e, where
+    def event(self, index: int) -> AsyncEvent:
+        """The event added ``index``-th, as read."""
+        texts = self._texts.values
+        return AsyncEvent(self._ts[index], self._seq[index], _PHASES[self._phase[index]],
+                          texts[self._name[index]], texts[self._category[index]],
+                          self._args[index], self._process[index],
+                          self._objects.values[self._object[index]])
+
+    def placement(self) -> Placement:
+        """Each event's track, taking the events in time order (file order at one time).
+        A group is ``(process or None, root name, scope or None)``; its tracks are
+        numbered from 0."""
+        order = np.lexsort((np.frombuffer(self._seq, dtype=np.int64),
+                            np.frombuffer(self._ts, dtype=np.int64)))
+        placed = Placement(order, array("q", bytes(8 * len(self))))
+        keys = self._objects.values
+        group_of = [-1] * len(keys)       # object -> its group (fixed by its first event)
+        number_of = [-1] * len(keys)      # object -> its track's number in the group now
+        group_codes = _Codes()
+        groups: list[_Group] = []
+        texts, names, phases, objects = (self._texts.values, self._name, self._phase,
+                                         self._object)
+        for i in order.tolist():
+            obj = objects[i]
+            g = group_of[obj]
+            if g < 0:
+                key = keys[obj]
+                local = key[1] in (LOCAL, "none")
+                g = group_of[obj] = group_codes.code(
+                    (self._process[i] if local else None, texts[names[i]],
+                     key[0] if self.separate_scopes else None))
+                if g == len(groups):
+                    groups.append(_Group())
+            group = groups[g]
+            number = number_of[obj]
+            if number < 0 or group.holder[number] != obj:   # (its track was taken over)
+                free = group.first_free()
+                number = group.add_track(len(placed.tracks)) if free is None else free
+                if free is None:
+                    placed.tracks.append((group_codes.values[g], number))
+                    placed.process.append(self._process[i])
+                number_of[obj] = number
+                group.holder[number] = obj
+            phase = phases[i]
+            if phase == _BEGIN:
+                group.open[number] += 1
+            elif phase == _END and group.open[number]:
+                group.open[number] -= 1
+                if not group.open[number]:
+                    group.freed(number)
+            placed.track[i] = group.tracks[number]
+        return placed
+
+    def in_time_order(self) -> Iterator[tuple[int, tuple[tuple, int]]]:
+        """Each event (its index) in time order (file order at one time) with its track:
+        ``(group, number)``, as :meth:`placement` places them."""
+        placed = self.placement()
+        for i in placed.order.tolist():
+            yield i, placed.tracks[placed.track[i]]
 
     def add_to(self, trace: TraceBuilder, *, without_id: str, end_without_begin: str,
                not_ended: str) -> dict[int, int]:
@@ -152,23 +270,23 @@ class AsyncTracks:
         >>> b.diagnostics.count("chrome.async_without_id")
         1
         """
-        made: dict[tuple, int] = {}
+        placed = self.placement()
+        made = [trace.add_track(group[1], process=process, kind=TrackKind.ASYNC)
+                for (group, _), process in zip(placed.tracks, placed.process, strict=True)]
+        texts, ts, seq, args = self._texts.values, self._ts, self._seq, self._args
+        phase = np.frombuffer(self._phase, dtype=np.uint8)[placed.order]
         rows: dict[int, int] = {}
-        spans: dict[int, list[Span]] = {}
-        for e, where in self.in_time_order():
-            t = made.get(where)
-            if t is None:
-                t = made[where] = trace.add_track(where[0][1], process=e.process,
-                                                  kind=TrackKind.ASYNC)
-            if e.phase == "n":
-                rows[e.seq] = trace.add_instant(t, e.ts, e.name, e.category, e.args)
-            else:
-                spans.setdefault(t, []).append(
-                    Span(e.ts, e.seq, e.phase == "b", e.name, e.category, e.args))
+        for i in placed.order[phase == _INSTANT].tolist():
+            rows[seq[i]] = trace.add_instant(made[placed.track[i]], ts[i],
+                                             texts[self._name[i]],
+                                             texts[self._category[i]], args[i])
         unclosed: list[int] = []
         unmatched = 0
-        for t, track_spans in spans.items():
-            paired = add_paired(trace, t, track_spans, by_name=True, rows=True)
+        for events in self._spans_per_track(placed, placed.order[phase != _INSTANT]):
+            spans = [(ts[i], seq[i], self._phase[i] == _BEGIN, texts[self._name[i]],
+                      texts[self._category[i]], args[i]) for i in events]
+            paired = add_paired(trace, made[placed.track[events[0]]], spans, by_name=True,
+                                rows=True)
             rows.update(paired.rows or {})
             unclosed += paired.unclosed
             unmatched += paired.unmatched_ends
@@ -176,3 +294,18 @@ class AsyncTracks:
         trace.not_ended(unclosed, not_ended)
         trace.diagnostics.add(without_id, count=self.without_id)
         return rows
+
+    @staticmethod
+    def _spans_per_track(placed: Placement, events: np.ndarray) -> Iterator[list[int]]:
+        """The begins and ends ``events`` (in time order) of each track, in time order, a
+        track after another in the order of their first begin or end."""
+        if not len(events):
+            return
+        track = np.frombuffer(placed.track, dtype=np.int64)[events]
+        _, first, inverse = np.unique(track, return_index=True, return_inverse=True)
+        rank = np.empty(len(first), dtype=np.int64)
+        rank[np.argsort(first)] = np.arange(len(first))   # (first places are distinct)
+        ranks = rank[inverse.ravel()]
+        along = np.argsort(ranks, kind="stable")
+        for run in np.split(events[along], np.flatnonzero(np.diff(ranks[along])) + 1):
+            yield run.tolist()

@@ -50,9 +50,65 @@ class Paired:
     rows: dict[int, int] | None = None
 
 
-def _same(a: str, b: str) -> bool:
-    """Two names (or categories) an end matches a begin by: equal, or one not given."""
-    return a == b or not a or not b
+class _OpenBegins:
+    """The begins not yet ended on a track, in the order they began, looked up as an end
+    names them: the latest whose name and category match the end's (equal, or one of the
+    two not given). Each begin is filed under its name and category, its name, its
+    category, and with all, so that an end looks at the latest of at most four files, not
+    at every begin still open: pairing takes a time linear in the events, however many
+    begins stay open (a closed begin leaves its files when it comes to their top).
+
+    >>> begins = _OpenBegins()
+    >>> for span in [(0, 0, True, "Load", "net"), (1, 1, True, "", "net"),
+    ...              (2, 2, True, "Frame", "")]:
+    ...     begins.push(span)
+    >>> begins.close("Load", "gpu"), begins.close("Load", "net")[0], begins.close("", "")[0]
+    (None, 1, 2)
+    >>> [span[0] for span in begins.still_open()]
+    [0]
+    """
+
+    def __init__(self) -> None:
+        self.begins: list[tuple] = []
+        self.closed = bytearray()
+        self.files: dict[tuple, list[int]] = {}   # (name, category) (None: any) -> places
+
+    def push(self, span: tuple) -> None:
+        place = len(self.begins)
+        self.begins.append(span)
+        self.closed.append(False)
+        name, category = span[3], span[4]
+        for key in ((name, category), (name, None), (None, category), (None, None)):
+            self.files.setdefault(key, []).append(place)
+
+    def close(self, name: str, category: str) -> tuple | None:
+        """The latest open begin that an end of ``name`` and ``category`` closes, closed;
+        None where none does."""
+        names = (name, "") if name else (None,)
+        categories = (category, "") if category else (None,)
+        return self._close_latest_of([(n, c) for n in names for c in categories])
+
+    def close_latest(self) -> tuple | None:
+        """The latest open begin, closed (None: none is open)."""
+        return self._close_latest_of([(None, None)])
+
+    def _close_latest_of(self, keys: list[tuple]) -> tuple | None:
+        latest = -1
+        for key in keys:
+            places = self.files.get(key)
+            while places and self.closed[places[-1]]:
+                places.pop()
+            if places and places[-1] > latest:
+                latest = places[-1]
+        if latest < 0:
+            return None
+        self.closed[latest] = True
+        return self.begins[latest]
+
+    def still_open(self) -> list[tuple]:
+        """The begins never closed, in the order they began."""
+        return [span for span, closed in zip(self.begins, self.closed, strict=True)
+                if not closed]
 
 
 def add_paired(trace: TraceBuilder, track: int, spans: Sequence[tuple], *, by_name: bool,
@@ -63,22 +119,18 @@ def add_paired(trace: TraceBuilder, track: int, spans: Sequence[tuple], *, by_na
     bind to them)."""
     spans = sorted(spans, key=_time)
     found = Paired(rows={} if rows else None)
-    stack: list[tuple] = []
+    open_begins = _OpenBegins()
     pairs: list[tuple[tuple, tuple | None]] = []
     for span in spans:
         if span[2]:   # (begins)
-            stack.append(span)
+            open_begins.push(span)
             continue
-        at = len(stack) - 1
-        if by_name:
-            while at >= 0 and not (_same(stack[at][3], span[3])
-                                   and _same(stack[at][4], span[4])):
-                at -= 1
-        if at < 0:
+        begin = open_begins.close(span[3], span[4]) if by_name else open_begins.close_latest()
+        if begin is None:
             found.unmatched_ends += 1
             continue
-        pairs.append((stack.pop(at), span))
-    pairs += [(begin, None) for begin in stack]
+        pairs.append((begin, span))
+    pairs += [(begin, None) for begin in open_begins.still_open()]
     pairs.sort(key=lambda pair: _time(pair[0]))
     for begin, end in pairs:
         ts, seq, _, name, category, args = begin

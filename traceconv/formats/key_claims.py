@@ -23,17 +23,21 @@ False
 
 from __future__ import annotations
 
+import codecs
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ..errors import TraceconvError
 from ..io import HEAD_BYTES
+from .key_depths import KeyDepths
 
 if TYPE_CHECKING:
     from ..io import Source
-    from .key_depths import KeyDepths
 
+_COLON_AFTER = re.compile(rb"[ \t\r\n]*+:?")
 FURTHER = 256 << 20   # how far past its head an input is searched for identifying keys
 _BLOCK = 1 << 20
 
@@ -73,45 +77,79 @@ def _quoted(keys: Iterable[str]) -> list[bytes]:
     return [b'"%s"' % key.encode() for key in keys]
 
 
+def keys_in_head(head: bytes, claims: Iterable[KeyClaim]) -> frozenset[bytes]:
+    """The keys of ``claims`` that ``head`` holds where the claims count them (the walk of
+    :func:`keys_found`): what a sniffer, and detection, ask of a head (which may stop
+    anywhere: a key whose colon is past it is not seen). Walked once for each set of claims.
+
+    >>> sorted(keys_in_head(b'{"metadata": {"traceEvents": 1}, "nodes": [{"attrs": []}], '
+    ...                     b'"name": "\\"schema\\": 1"}',
+    ...                     [KeyClaim("et", ("nodes", "schema"), ("attrs",), 1, ("traceEvents",),
+    ...                               inner=("attrs",))]))
+    [b'"attrs"', b'"nodes"']
+    """
+    if not _opens_json(head):
+        return frozenset()   # (no walk for a binary head)
+    return _keys_in_head(head, tuple(claims))
+
+
+@lru_cache(maxsize=16)
+def _keys_in_head(head: bytes, claims: tuple[KeyClaim, ...]) -> frozenset[bytes]:
+    scan = _scan_for(claims)
+    # (no key past the last place the text of one is, with its colon: the walk stops there)
+    last = max((head.rfind(key) + len(key) for key in scan.wanted if key in head), default=0)
+    if last:
+        colon = _COLON_AFTER.match(head, last)
+        scan.feed(head[:colon.end() if colon else last])
+    scan.end()
+    return frozenset(scan.found)
+
+
 def keys_found(head: bytes, source: Source | None, claims: Iterable[KeyClaim]
                ) -> frozenset[bytes]:
     """The keys of ``claims`` that a JSON object or array longer than its head holds in the
-    head and the :data:`FURTHER` bytes after it, at the top level (or, for a claim's
-    ``inner`` keys, anywhere); nothing for a shorter input (its head sniffs saw all of it)
+    head and the :data:`FURTHER` bytes after it, where the claims count them (the walk of
+    :func:`keys_in_head`); nothing for a shorter input (its head sniffs saw all of it)
     or for one that is no JSON object or array.
 
     It reads a MiB at a time (memory: two blocks), at most ``HEAD_BYTES + FURTHER`` bytes,
     and stops one block after the one where some claim holds (the block after lets a claim
-    whose keys include another's, or rule it out, find the rest too).
+    whose keys include another's, or rule it out, find the rest too), or once every key is
+    found.
 
     >>> keys_found(b'{"traceEvents": []}', None, [KeyClaim("trace", ("traceEvents",))])
     frozenset()
     """
     claims = tuple(claims)
-    if (source is None or len(head) < HEAD_BYTES or not claims
-            or head.lstrip()[:1] not in (b"{", b"[")):
+    if source is None or len(head) < HEAD_BYTES or not claims or not _opens_json(head):
         return frozenset()
-    from .key_depths import KeyDepths  # (numpy: only when no head sniff is sure)
-
-    inner = frozenset(_quoted(key for claim in claims for key in claim.inner))
-    scan = KeyDepths(frozenset().union(*(claim.keys for claim in claims)))
+    scan = _scan_for(claims)
     blocks_left = (HEAD_BYTES + FURTHER) // _BLOCK
     try:
         with source.open() as stream:
-            while blocks_left > 0 and (block := stream.read(_BLOCK)):
+            while blocks_left > 0 and not scan.done and (block := stream.read(_BLOCK)):
                 scan.feed(block)
                 blocks_left -= 1
-                if blocks_left > 1 and any(claim.holds(_found(scan, inner)) for claim in claims):
+                if blocks_left > 1 and any(claim.holds(frozenset(scan.found))
+                                           for claim in claims):
                     blocks_left = 1
     except (OSError, EOFError, ValueError, TraceconvError):
         pass   # (the reader, not detection, says what is wrong with the input)
     scan.end()
-    return _found(scan, inner)
+    return frozenset(scan.found)
 
 
-def _found(scan: KeyDepths, inner: frozenset[bytes]) -> frozenset[bytes]:
-    """The top-level keys, and the ``inner`` ones found deeper."""
-    return frozenset(scan.top | (scan.deeper & inner))
+def _opens_json(head: bytes) -> bool:
+    """Whether ``head`` opens a JSON object or array (after a UTF-8 mark, whitespace)."""
+    return head.removeprefix(codecs.BOM_UTF8).lstrip()[:1] in (b"{", b"[")
+
+
+def _scan_for(claims: tuple[KeyClaim, ...]) -> KeyDepths:
+    """The walk for the keys of ``claims``: a key some claim names ``inner`` at any depth,
+    the others at the top level."""
+    inner = frozenset(_quoted(key for claim in claims for key in claim.inner))
+    keys = frozenset().union(*(claim.keys for claim in claims))
+    return KeyDepths(top=keys - inner, anywhere=keys & inner)
 
 
 def claimed_kind(source: Source, claims: tuple[KeyClaim, ...]) -> str | None:

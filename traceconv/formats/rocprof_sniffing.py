@@ -21,7 +21,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .database_sniffing import rocpd, rocprof_v1_database
-from .key_claims import KeyClaim
+from .key_claims import KeyClaim, keys_in_head
 
 if TYPE_CHECKING:
     from ..io import Source
@@ -88,7 +88,8 @@ def kind(head: bytes, source: Source | None) -> str | None:
         return "v3-database"
     if _V3_JSON_OPENING.match(head):
         return "v3-json"
-    if _STRING_TIME.search(head) and (_V1_JSON_OPENING.match(head) or b'"BeginNs"' in head):
+    if _STRING_TIME.search(head) and (_V1_JSON_OPENING.match(head) or ROCPROF_KEYS[0].holds(
+            keys_in_head(head, ROCPROF_KEYS))):   # (the v1 JSON's claim)
         return "v1-json"
     return csv_kind(header_names(head))
 

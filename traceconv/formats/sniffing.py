@@ -16,12 +16,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .key_claims import KeyClaim
+from .key_claims import KeyClaim, keys_in_head
 
 if TYPE_CHECKING:
     from ..io import Source
-
-_NO_TRACE_EVENTS = 4096   # how far into a JSON head "traceEvents" rules a format out
 
 # A MegEngine profile or graph.json holds two of these (its keys are hash-ordered)
 _MEGENGINE_KEYS = ("graph_exec", "profiler", "opr_footprint", "comp_seq", "opr_internal_pf",
@@ -38,8 +36,10 @@ _EXECUTION_TRACE_NODE_NAMES = ("ctrl_deps", "attrs", "rf_id", "fw_parent", "fw_t
 # others are not Chrome traces that happen to name their keys
 CHROME_KEYS = (KeyClaim("trace", all_of=("traceEvents",), none_of=("BeginNs",),
                         inner=("BeginNs",)),)
+# (a profile's "profiler" holds the op timings and footprints)
 MEGENGINE_PROFILE_KEYS = (KeyClaim("profile", some_of=_MEGENGINE_KEYS, least=2,
-                                   none_of=("traceEvents",)),)
+                                   none_of=("traceEvents",),
+                                   inner=("opr_internal_pf", "opr_footprint")),)
 MEGENGINE_MEMINFO_KEYS = (KeyClaim("meminfo", all_of=("opr", "chunk", "logic_addr_begin"),
                                    none_of=("traceEvents",), inner=("logic_addr_begin",)),)
 TORCH_ET_KEYS = (KeyClaim("trace", all_of=("nodes",), some_of=_EXECUTION_TRACE_NODE_NAMES,
@@ -47,28 +47,40 @@ TORCH_ET_KEYS = (KeyClaim("trace", all_of=("nodes",), some_of=_EXECUTION_TRACE_N
                           inner=_EXECUTION_TRACE_NODE_NAMES),)
 
 
+def _held(head: bytes, claims: tuple[KeyClaim, ...]) -> bool:
+    """Whether the keys ``head`` holds fit one of ``claims``."""
+    found = keys_in_head(head, claims)
+    return any(claim.holds(found) for claim in claims)
+
+
 def chrome(head: bytes, source: Source | None) -> float:
-    """Chrome JSON starts with ``[`` or an object holding ``"traceEvents"`` and ``"ph"``."""
+    """Chrome JSON starts with ``[`` or an object whose key ``"traceEvents"`` the head holds
+    (at the top level: one nested in a value or a string is another file's).
+
+    >>> chrome(b'{"nodes": [], "metadata": {"traceEvents": 1}, "name": "\\"traceEvents\\":"}',
+    ...        None)
+    0.0
+    """
     text = head.lstrip()
     if text.startswith(b"{"):
-        return 0.9 if b'"traceEvents"' in text else 0.0
+        return 0.9 if b'"traceEvents"' in keys_in_head(head, CHROME_KEYS) else 0.0
     if text.startswith(b"["):
         return 0.6 if b'"ph"' in text[:4096] else 0.1
     return 0.0
 
 
 def megengine_profile(head: bytes, source: Source | None) -> float:
-    """A static profile names ``graph_exec`` and ``profiler`` near the top (hash-ordered keys).
+    """A static profile's top-level keys are ``profiler`` (its op timings and footprints
+    count as its) and ``graph_exec``, a graph.json's ``comp_seq`` and ``mem_chunk`` ...
 
     >>> megengine_profile(b'{ "profiler": { "opr_internal_pf": {}, "host": {', None)
     0.95
     >>> megengine_profile(b'{"traceEvents": [', None)
     0.0
     """
-    text = head[:_NO_TRACE_EVENTS]
-    if not text.lstrip().startswith(b"{") or b'"traceEvents"' in text:
+    if not head.lstrip().startswith(b"{"):
         return 0.0
-    return 0.95 if sum(b'"%s"' % key.encode() in head for key in _MEGENGINE_KEYS) >= 2 else 0.0
+    return 0.95 if _held(head, MEGENGINE_PROFILE_KEYS) else 0.0
 
 
 def megengine_meminfo(head: bytes, source: Source | None) -> float:
@@ -78,9 +90,9 @@ def megengine_meminfo(head: bytes, source: Source | None) -> float:
     ...                   b'{ "logic_addr_begin": "0"', None)
     0.95
     """
-    if not head.lstrip().startswith(b"{") or b'"traceEvents"' in head[:_NO_TRACE_EVENTS]:
+    if not head.lstrip().startswith(b"{"):
         return 0.0
-    return 0.95 if b'"logic_addr_begin"' in head and b'"opr"' in head else 0.0
+    return 0.95 if _held(head, MEGENGINE_MEMINFO_KEYS) else 0.0
 
 
 def megengine_memflow_svg(head: bytes, source: Source | None) -> float:
@@ -151,17 +163,14 @@ def torch_snapshot(head: bytes, source: Source | None) -> float:
     return 0.95 if any(key in head[:4096] for key in SNAPSHOT_KEYS) else 0.0
 
 
-_EXECUTION_TRACE_HEAD = re.compile(rb'^\s*\{[^\[]{0,400}"(schema|nodes)"\s*:')
-_EXECUTION_TRACE_NODE_KEYS = re.compile(
-    rb'"(%s)"\s*:' % "|".join(_EXECUTION_TRACE_NODE_NAMES).encode())
 # the names of the process/thread root nodes
 _EXECUTION_TRACE_ROOT = re.compile(rb'\[pytorch\|profiler\|execution_(?:trace|graph)\|')
 
 
 def torch_et(head: bytes, source: Source | None) -> float:
-    """A JSON object with ``schema`` / ``nodes`` near the start whose nodes carry
-    execution-trace keys of any schema (1.0.1 flat keys through 1.1.1 Chakra), a root node
-    or a Chakra schema string (Chrome JSON has ``traceEvents`` instead).
+    """A JSON object with the top-level key ``nodes`` whose nodes carry execution-trace
+    keys of any schema (1.0.1 flat keys through 1.1.1 Chakra), a root node or a Chakra
+    schema string (Chrome JSON has ``traceEvents`` instead).
 
     >>> torch_et(b'{"schema": "1.1.1-chakra.0.0.4", "pid": 418, "nodes": [', None)
     0.95
@@ -173,11 +182,13 @@ def torch_et(head: bytes, source: Source | None) -> float:
     >>> torch_et(b'{"traceEvents": []}', None)
     0.0
     """
-    if (not _EXECUTION_TRACE_HEAD.match(head) or b'"traceEvents"' in head
-            or b'"nodes"' not in head):
+    if not head.lstrip().startswith(b"{"):
         return 0.0
-    keys = {m.group(1) for m in _EXECUTION_TRACE_NODE_KEYS.finditer(head)}
-    if b"chakra" in head or _EXECUTION_TRACE_ROOT.search(head) or len(keys) >= 2:
+    if _held(head, TORCH_ET_KEYS):
+        return 0.95
+    found = keys_in_head(head, TORCH_ET_KEYS)
+    if b'"nodes"' in found and b'"traceEvents"' not in found and (
+            b"chakra" in head or _EXECUTION_TRACE_ROOT.search(head)):
         return 0.95
     return 0.0
 

@@ -31,7 +31,8 @@ from ..model import Diagnostics
 Stray = Literal["row", "elided", "foreign"]
 # the codes of rows a table lost (by this rule, or cut off): a total over the rows read
 # is then the listed rows' only
-ROW_LOSSES = ("elided", "cut_row", "unreadable_row", "unparsed_line", "table_cut")
+ROW_LOSSES = ("elided", "cut_row", "row_cut", "row_width_mismatch", "unreadable_row",
+              "unparsed_line", "table_cut", "rows_missing")
 
 _MARKUP = re.compile(r"^\s*(?:(?:```|~~~).*|(?:</?(?:pre|code|div|details|summary)\b[^>]*>\s*)+"
                      r"|\.\. [\w-]+::.*)$", re.IGNORECASE)
@@ -132,6 +133,21 @@ def count_table_cut(diagnostics: Diagnostics, reader: str, lineno: int, table: s
     """
     diagnostics.add(f"{reader}.table_cut",
                     example=f"line {lineno}: the input stops mid-line (in or after the {table})")
+
+
+def open_rows_left_out(open_rows: list[int], depth: int) -> list[int]:
+    """Which rows still open (outermost first, one per depth) may have lost children where
+    a nested table left rows out (an elision, a row lost or cut) at ``depth``: those above
+    it. A mark at the margin (depth 0) says nothing of its depth: then each open row that
+    already lists a child (the last row read, a leaf so far, may be followed by siblings).
+    Such a row's self time is unknown (:data:`~traceconv.model.entities.CHILDREN_LEFT_OUT`).
+
+    >>> open_rows_left_out([3, 4, 9], 2), open_rows_left_out([3, 4, 9], 0)
+    ([3, 4], [3, 4])
+    >>> open_rows_left_out([7], 0), open_rows_left_out([3, 4], 5)
+    ([], [3, 4])
+    """
+    return open_rows[:depth or -1]
 
 
 def rows_left_out(diagnostics: Diagnostics) -> int:

@@ -149,6 +149,7 @@ class Vocabulary:
     profiler: AbstractSet[str] = frozenset()
     step: AbstractSet[str] = frozenset()              # categories of step ranges
     dataloader: AbstractSet[str] = frozenset()
+    other: AbstractSet[str] = frozenset()             # known, none of the above (bookkeeping)
     step_names: tuple[str, ...] = ()                # (anchored at both ends)
     dataloader_names: tuple[str, ...] = ()
     communication_names: tuple[str, ...] = ()
@@ -280,7 +281,7 @@ class Vocabulary:
 
 
 _SETS = ("aggregate", "profiler", "device_annotation", "device_sync", "memset", "memcpy",
-         "kernel", "runtime", "python", "overhead", "annotation", "step", "dataloader")
+         "kernel", "runtime", "python", "overhead", "annotation", "step", "dataloader", "other")
 _NAMED = ("step", "dataloader", "communication", "sync", "launch", "memcpy", "memset",
           "wait", "device_sync")
 _ROWS = 1 << 16   # slices classified together (their composite keys are alive at once)
@@ -294,6 +295,8 @@ def decide(category: int, name: int, on_device: bool) -> int:
 
     >>> Activity(decide(_C["annotation"], _N["communication"], False) & KIND_BITS).name
     'ANNOTATION'
+    >>> [Activity(decide(_C["other"], n, True)).name for n in (0, _N["memcpy"])]
+    ['OTHER', 'MEMCPY']
     """
     if category & _C["aggregate"]:
         return Activity.AGGREGATE
@@ -313,7 +316,8 @@ def decide(category: int, name: int, on_device: bool) -> int:
             return Activity.MEMCPY
         if name & _N["communication"]:
             return Activity.KERNEL | Activity.COMMUNICATION
-        return Activity.KERNEL
+        # (a producer's bookkeeping on a device is no kernel; a copy among it stays a copy)
+        return Activity.OTHER if category & _C["other"] else Activity.KERNEL
     if category & _C["runtime"]:
         if name & _N["wait"]:
             return Activity.WAIT
@@ -323,7 +327,7 @@ def decide(category: int, name: int, on_device: bool) -> int:
     kind = (Activity.PYTHON if category & _C["python"] else Activity.OVERHEAD
             if category & _C["overhead"] else Activity.ANNOTATION
             if category & _C["annotation"] else Activity.KERNEL if category & _C["kernel"]
-            else Activity.HOST_OP)
+            else Activity.OTHER if category & _C["other"] else Activity.HOST_OP)
     # (a Python frame's name is its file and function: "sc_dataloader" or
     # "dataloader.py(631): __next__" is code, not a loading range; the ranges are marked)
     named = kind != Activity.PYTHON

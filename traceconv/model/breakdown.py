@@ -15,10 +15,12 @@ import numpy as np
 
 from . import OpStat, ProcessKind, Trace, TrackKind
 from .activity import Activity
+from .clock import AGGREGATE_PREFIX
+from .entities import CHILDREN_LEFT_OUT
 from .repairs import STAT_LIMIT, TIME_MAX
 
 BREAKDOWN_CATEGORY = "aggregate"
-BREAKDOWN_CLOCK = ("synthetic: aggregate breakdown (slices laid side by side by total time, "
+BREAKDOWN_CLOCK = (f"{AGGREGATE_PREFIX} (slices laid side by side by total time, "
                    "children nested inside; not a timeline)")
 
 
@@ -29,8 +31,9 @@ def _stat_args(row: int, stat: OpStat) -> dict:
     >>> _stat_args(0, OpStat("op", calls=10**40, total_ns=10**400))["total_ms"] == STAT_LIMIT / 1e6
     True
     """
-    args: dict = {"stat_row": row, "calls": _within(stat.calls),
-                  "total_ms": _within(stat.total_ns) / 1e6}
+    args: dict = {"stat_row": row, "total_ms": _within(stat.total_ns) / 1e6}
+    if stat.calls is not None:   # (unknown calls are left out, never written as 0)
+        args["calls"] = _within(stat.calls)
     for key, value in (("min_ms", stat.min_ns), ("max_ms", stat.max_ns),
                        ("avg_ms", stat.avg_ns), ("cpu_ms", stat.cpu_ns),
                        ("device_ms", stat.device_ns)):
@@ -149,8 +152,8 @@ def _length(total_ns: int) -> int:
 
 
 def set_self_times(trace: Trace, rows: Sequence[int]) -> None:
-    """Fill ``self_ns`` of nested stats rows: total minus the children's totals (0 at least:
-    printed numbers are rounded).
+    """Fill ``self_ns`` of nested stats rows by :func:`self_time`: total minus the
+    children's totals.
 
     >>> t = Trace()
     >>> a = t.add_stat(OpStat("op", calls=1, total_ns=100))
@@ -165,4 +168,20 @@ def set_self_times(trace: Trace, rows: Sequence[int]) -> None:
             nested[parent] += trace.stats[row].total_ns
     for row in rows:
         stat = trace.stats[row]
-        stat.self_ns = max(stat.total_ns - nested[row], 0)
+        stat.self_ns = self_time(stat, stat.total_ns, nested[row])
+
+
+def self_time(stat: OpStat, total: int, children: int) -> int | None:
+    """A row's own time derived from its listed children: ``total - children`` (0 at
+    least: printed numbers are rounded), unknown (None) when the source listed only some
+    of them (``extra[CHILDREN_LEFT_OUT]``: what a paste left out would be counted as the
+    row's own). The one rule for every time derived from a listing of children.
+
+    >>> self_time(OpStat("op"), 100, 30), self_time(OpStat("op"), 100, 130)
+    (70, 0)
+    >>> self_time(OpStat("op", extra={CHILDREN_LEFT_OUT: True}), 100, 30) is None
+    True
+    """
+    if stat.extra.get(CHILDREN_LEFT_OUT):
+        return None
+    return max(total - children, 0)

@@ -308,6 +308,10 @@ CODES: tuple[CodeInfo, ...] = (
     # model
     _Code("model.counter_value_not_finite", "repaired", "counter samples whose value is "
           "infinite (now the largest finite number of its sign) or NaN (now 0)"),
+    _Code("model.timeline_partial", "note", "timed slices of a run whose statistics table "
+          "covers more than its timeline (a paste elided most of a listing): summaries, "
+          "reports and totals use the table, conversions draw its rows beside the timeline; "
+          "the slices are kept and drawn (traceconv/model/partial_timeline.py)"),
     _Code("model.statistic_beyond_range", "repaired", "statistics (calls, times) beyond "
           "±2^62: moved to that edge, so that sums and differences of two runs fit int64"),
     _Code("model.negative_length", "repaired", "memory blocks with a negative size: made 0 "
@@ -807,6 +811,15 @@ CODES: tuple[CodeInfo, ...] = (
           "the input stops in the middle of a line once the report's tables began (a cut file "
           "or paste): the rows after the cut are lost, how many the input cannot say; an "
           "unread cut line is counted as a row lost (traceconv/formats/stray_lines.py)", CUT),
+    _Code("{reader}.rows_missing", "dropped",
+          "a table whose rows read fall short of what the report states of it (a count, a "
+          "total, shares of 100 %) beyond the printed precision: rows lost (a cut at a line "
+          "end, a partial paste) or edited; both numbers in the example "
+          "(traceconv/formats/stated_totals.py)"),
+    _Code("{reader}.stated_total_differs", "note",
+          "a table whose rows read exceed what the report states of it beyond the printed "
+          "precision: nothing lost, the report disagrees with itself (numbers edited, rows of "
+          "another run); both numbers in the example (traceconv/formats/stated_totals.py)"),
     _Code("{reader}.invalid_utf8", "repaired",
           "strings that were not valid UTF-8: undecodable bytes shown as U+FFFD"),
 )

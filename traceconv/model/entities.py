@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -84,6 +85,12 @@ class MemoryBlock:
 
 
 TOTALS_OF = "totals of"   # OpStat.extra: the rows this one adds up (not counted beside them)
+# OpStat.extra: the source listed only some of this row's children (a paste's elision or a
+# cut among them): a time derived from the listed children, its self time, is unknown
+CHILDREN_LEFT_OUT = "children left out"
+# OpStat.section of per-kernel device statistics (Paddle's Kernel Summary, rocprof's kernel
+# stats): a summary takes device time by kernel from it, as from a timeline's kernels
+KERNEL_SECTION = "kernel"
 # OpStat.extra: what a row's time is when it is nobody's own work, so that no summary adds it
 # to a total of work; the values, and what a summary says of them
 TIME_IS = "time is"
@@ -106,11 +113,15 @@ class OpStat:
     adds up other rows of the run (rocprofv3's per-domain totals) says what it totals in
     ``extra[TOTALS_OF]``: a summary counts it only when those rows are not there. A row
     whose time is no work (an OS runtime table's waits, ranges around other rows) says
-    which in ``extra[TIME_IS]`` (a key of :data:`NOT_WORK_TIMES`): no total counts it.
+    which in ``extra[TIME_IS]`` (a key of :data:`NOT_WORK_TIMES`): no total counts it. A
+    row whose children the source listed only in part says so in
+    ``extra[CHILDREN_LEFT_OUT]``: its self time is unknown (:func:`~traceconv.model.breakdown.self_time`).
+    ``calls`` is None when the input does not state them (a MIGraphX Summary before ROCm
+    5.3, a table without a calls column): unknown, never 0.
     """
 
     name: str
-    calls: int = 0
+    calls: int | None = 0
     total_ns: int = 0
     self_ns: int | None = None
     min_ns: int | None = None
@@ -124,3 +135,17 @@ class OpStat:
     parent: int | None = None
     depth: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def summed_calls(calls: Iterable[int | None]) -> int | None:
+    """The calls of several statistics rows added up; None (unknown) when any row's are.
+
+    >>> summed_calls([3, 4]), summed_calls([3, None]), summed_calls([])
+    (7, None, 0)
+    """
+    total = 0
+    for count in calls:
+        if count is None:
+            return None
+        total += count
+    return total

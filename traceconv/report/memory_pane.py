@@ -18,6 +18,7 @@ from ..analysis.memory_moment import (
     allocator_stated,
     device_curves,
     memory_report,
+    unknown_text,
 )
 from ..markup import escape
 from ..model import Trace
@@ -125,7 +126,7 @@ def _numbers(device: dict[str, Any]) -> str:
                      _bytes(device["allocated_rounded_bytes"])))
     rows += [("reserved", _bytes(device["reserved_bytes"])),
              ("fragmentation (reserved − allocated)", _bytes(device["fragmentation_bytes"]))]
-    rows += [(f"unknown: {key.replace('_', ' ')}", f"{count:,}")
+    rows += [(f"unknown: {unknown_text(key)}", f"{count:,}")
              for key, count in device["unknown"].items()]
     return table(["at that moment", ""], rows, [False, True])
 

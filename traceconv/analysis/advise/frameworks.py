@@ -9,9 +9,11 @@ of firing.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from ...model import ProcessKind, Trace
+from ...vocabularies.paddle import STATIC_GRAPH_NAMES
 
 _FRAMEWORKS = (("pytorch", re.compile(r"torch|kineto", re.I)),
                ("paddle", re.compile(r"paddle", re.I)),
@@ -26,6 +28,9 @@ _ENGINES = ("onnxruntime", "migraphx", "tensorrt")
 # MegEngine's graph profiler (jit.trace(profiling=True), load_and_run --profile) records a
 # static graph that its executor runs: the advice "trace it as a static graph" is moot
 MEGENGINE_GRAPH = "megengine graph"
+# a Paddle run inside a static-graph executor (ParallelExecutor, StandaloneExecutor...): the
+# advice "run a static graph" is moot; a rule without words of its own for it takes Paddle's
+PADDLE_STATIC = "paddle static graph"
 # a PyTorch run with no device: advice that names CUDA (graphs, pinned memory) cannot apply;
 # a rule without words of its own for it takes PyTorch's
 PYTORCH_CPU = "pytorch cpu"
@@ -49,6 +54,10 @@ ADVICE: dict[str, dict[str, str | None]] = {
         "paddle": "The framework (scheduling, Python, op dispatch) takes a large part of the "
                   "step: run a static graph (paddle.jit.to_static), larger batches, fewer "
                   "small ops.",
+        PADDLE_STATIC: "The executor (scheduling, op dispatch) takes a large part of the "
+                       "step of this static-graph run: larger batches, fewer and fused ops "
+                       "(paddle.static.BuildStrategy fuse passes), more executor threads "
+                       "(ExecutionStrategy.num_threads).",
         "megengine": "Time between ops is host-side dispatch: run the step as a traced "
                      "static graph (megengine.jit.trace(symbolic=True), with opt_level=2 "
                      "graph optimisation), larger batches, fewer small ops.",
@@ -65,6 +74,9 @@ ADVICE: dict[str, dict[str, str | None]] = {
                    "small ops (torch.compile) or capture the step in a CUDA graph.",
         "paddle": "The host does not enqueue work fast enough: look at the CPU ops between "
                   "kernels, raise the batch size, run a static graph (paddle.jit.to_static).",
+        PADDLE_STATIC: "The host does not enqueue work fast enough: look at the CPU ops "
+                       "between kernels, raise the batch size, fuse ops "
+                       "(paddle.static.BuildStrategy fuse passes).",
         "megengine": "The host does not enqueue work fast enough: raise the batch size, run "
                      "a traced static graph (megengine.jit.trace(symbolic=True)).",
         "jax": "The host does not enqueue work fast enough: jit larger functions, keep data "
@@ -85,6 +97,9 @@ ADVICE: dict[str, dict[str, str | None]] = {
         "paddle": "Each kernel costs more to launch than to run and the queue is empty: batch "
                   "more work per kernel, run a static graph with operator fusion "
                   "(paddle.jit.to_static).",
+        PADDLE_STATIC: "Each kernel costs more to launch than to run and the queue is "
+                       "empty: batch more work per kernel, fuse ops "
+                       "(paddle.static.BuildStrategy fuse passes).",
         "megengine": "Each kernel costs more to launch than to run and the queue is empty: "
                      "batch more work per kernel, trace the step with graph optimisation "
                      "(megengine.jit.trace(symbolic=True, opt_level=2)).",
@@ -193,6 +208,11 @@ def framework_of(trace: Trace) -> str:
     'megengine graph'
     >>> framework_of(Trace(Metadata(framework="PyTorch")))   # no device in it
     'pytorch cpu'
+    >>> t = Trace(Metadata(framework="PaddlePaddle"))
+    >>> _ = t.add_slice(t.add_track("main", process=t.add_process("p")), 0, 5,
+    ...                 "StandaloneExecutor::run")
+    >>> framework_of(t)
+    'paddle static graph'
 
     """
     meta = trace.metadata
@@ -202,9 +222,25 @@ def framework_of(trace: Trace) -> str:
                                      meta.source_format) if x)
     for key, pattern in _FRAMEWORKS:
         if pattern.search(text):
+            if key == "paddle" and _static_graph(trace):
+                return PADDLE_STATIC
             no_device = not any(p.kind is ProcessKind.DEVICE for p in trace.processes)
             return PYTORCH_CPU if key == "pytorch" and no_device else key
     return ""
+
+
+def _static_graph(trace: Trace) -> bool:
+    """Whether a Paddle trace ran in a static-graph executor: a slice or statistics row
+    named for one (:data:`~traceconv.vocabularies.paddle.STATIC_GRAPH_NAMES`; the trace's
+    distinct strings, not its events, are searched).
+
+    >>> from traceconv.model import OpStat
+    >>> t = Trace(); _ = t.add_stat(OpStat("thread0::ParallelExecutor::Run"))
+    >>> _static_graph(t), _static_graph(Trace())
+    (True, False)
+    """
+    names = itertools.chain((s.name for s in trace.stats), trace.strings.strings)
+    return any(STATIC_GRAPH_NAMES.search(name) for name in names)
 
 
 def advice_for(rule: str, framework: str, fallback: str) -> str:

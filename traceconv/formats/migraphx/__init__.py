@@ -23,6 +23,7 @@ from ...model.activity import fill_activity
 from ...model.builder import TraceBuilder
 from ...model.lazy_graph import LazyDiGraph
 from ...model.memory import add_live_bytes_counters
+from ...model.partial_timeline import mark_partial_timeline
 from ...vocabularies.migraphx import MIGRAPHX_VOCABULARY
 from ..pasted_text import PastedLines
 from ..stray_lines import count_tallied
@@ -32,8 +33,9 @@ from .graph import GraphPart, fill_graph, node_counts
 from .memory import add_memory
 from .reflow import logical_lines
 from .schema import Document as DocumentSchema
-from .stats import add_recomputed, add_summary, recompute
-from .timeline import add_host_totals, lay_out
+from .stated import compare_stated, missing_ends
+from .stats import add_recomputed, add_summary, partial_listing, recompute
+from .timeline import add_host_totals, lay_out, ms_to_ns
 from .units import Unit, units_of
 
 SCHEMAS = {"migraphx_document": DocumentSchema}
@@ -96,7 +98,14 @@ def build(document: Document, name: str = "<text>", *, consume: bool = False) ->
         raise InputError("no MIGraphX program listing, perf report or trace-eval record found",
                          file=name, location=first)
     _note_document(document, trace)
-    parts = [_build_unit(trace, unit) for unit in units]
+    missing_ends(document, diagnostics)
+    # (why each report's instruction lines are only part of its program; None: whole)
+    elisions = [partial_listing(u.report, document.elided) if u.report is not None else None
+                for u in units]
+    parts = [_build_unit(trace, unit, whole=why is None)
+             for unit, why in zip(units, elisions, strict=True)]
+    _note_partial_listings(trace, [(u, why) for u, why in zip(units, elisions, strict=True)
+                                   if why is not None])
     # the op graph is made when first used: info and conversions never use it, and on a
     # large program it is most of the memory (traceconv.model.lazy_graph)
     trace.graph = LazyDiGraph(partial(fill_graph, parts), node_counts(parts))
@@ -115,7 +124,7 @@ def build(document: Document, name: str = "<text>", *, consume: bool = False) ->
     return trace
 
 
-def _build_unit(trace: Trace, unit: Unit) -> GraphPart:
+def _build_unit(trace: Trace, unit: Unit, *, whole: bool) -> GraphPart:
     diagnostics = trace.diagnostics
     program = unit.program
     layout = lay_out(trace, unit, diagnostics)
@@ -124,9 +133,12 @@ def _build_unit(trace: Trace, unit: Unit) -> GraphPart:
     blocks = add_memory(trace, program, layout, prefix, diagnostics)
     if unit.report is not None:
         groups = recompute(unit.report, [n.inputs for n in program.nodes])
-        add_summary(trace, unit.report, unit.label, {g.name: g.calls for g in groups})
+        # (only a whole listing counts the calls a Summary before ROCm 5.3 leaves out)
+        add_summary(trace, unit.report, unit.label,
+                    {g.name: g.calls for g in groups} if whole else {})
         add_recomputed(trace, groups, unit.label)
         report = unit.report
+        compare_stated(report, diagnostics, unit.label)
         if report.trailer.total_ms is None and (not report.summary or report.lines):
             # (a Summary alone is a fragment someone chose to paste; after timed lines, a
             # Summary with no trailer is a report cut inside its Summary)
@@ -134,6 +146,7 @@ def _build_unit(trace: Trace, unit: Unit) -> GraphPart:
             diagnostics.add("migraphx.report_truncated", example=f"ends {where}")
     if unit.untimed_report is not None:
         add_summary(trace, unit.untimed_report, unit.label, {})
+        compare_stated(unit.untimed_report, diagnostics, unit.label)
     diagnostics.add("migraphx.unresolved_input", count=len(program.unresolved),
                     example=next((f"line {ln}: {nm}" for ln, nm in program.unresolved), None))
     diagnostics.add("migraphx.name_repeated", count=program.repeated)
@@ -147,6 +160,24 @@ def _build_unit(trace: Trace, unit: Unit) -> GraphPart:
         if ins.unclosed_attributes:
             diagnostics.add("migraphx.unclosed_attributes", example=f"line {ins.line}: {ins.name}")
     return GraphPart(program, layout, prefix, blocks)
+
+
+def _note_partial_listings(trace: Trace, partial: list[tuple[Unit, str]]) -> None:
+    """Where a paste kept a report's Summary but elided its instruction lines (``partial``:
+    each such unit and why), the Summary measures the run
+    (:mod:`traceconv.model.partial_timeline`); the totals the report states go with it."""
+    if not partial:
+        return
+    reports = [(unit.label, unit.report) for unit, _ in partial if unit.report is not None]
+    mark_partial_timeline(trace, "; ".join(
+        (f"{unit.label}: " if unit.label else "") + why for unit, why in partial),
+        sum(len(report.lines) for _, report in reports))
+    stated = {}
+    for label, report in reports:
+        run = f"{label} " if label else ""
+        stated[f"{run}instructions"] = ms_to_ns(report.trailer.instructions_ms)
+        stated[f"{run}end to end"] = ms_to_ns(report.trailer.total_ms)
+    trace.metadata.attributes["stated_totals_ns"] = stated
 
 
 def _note_document(document: Document, trace: Trace) -> None:

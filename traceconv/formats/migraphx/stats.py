@@ -32,10 +32,12 @@ def add_summary(trace: Trace, report: PerfReport, label: str,
                 counts: dict[str, int]) -> None:
     """The printed Summary as ``section="summary"`` rows.
 
-    Before ROCm 5.3 the Summary prints no counts; ``counts`` (from the lines) fills them.
+    Before ROCm 5.3 the Summary prints no counts; ``counts`` (from a whole listing's lines)
+    fills them, and where it cannot (a Summary alone, a listing the paste elided) they are
+    unknown (None), never 0.
     """
     for row in report.summary:
-        calls = row.count if row.count is not None else counts.get(row.group, 0)
+        calls = row.count if row.count is not None else counts.get(row.group)
         trace.add_stat(OpStat(
             name=row.group, calls=calls, total_ns=ms_to_ns(row.total_ms) or 0,
             avg_ns=ms_to_ns(row.avg_ms if row.avg_ms is not None
@@ -44,6 +46,32 @@ def add_summary(trace: Trace, report: PerfReport, label: str,
             type=row.group.split("<", 1)[0], section="summary",
             extra={"line": row.line, "count_printed": row.count is not None,
                    **({"run": label} if label else {})}))
+
+
+def partial_listing(report: PerfReport, elided: list[int]) -> str | None:
+    """Why ``report``'s per-instruction lines are only part of the program its Summary
+    covers, None when nothing says so: a line that elides rows among them (``...``
+    before the Summary), or Summary counts that add up to more instructions than the
+    lines time.
+
+    >>> from .document import parse_document
+    >>> doc = parse_document("@0 = @literal{1} -> float_type, {1}, {0}: 0.5ms, 50%\\n...\\n"
+    ...                      "Summary:\\n@literal: 3.5ms / 7 = 0.5ms, 100%\\n")
+    >>> partial_listing(doc.runs[0].report, doc.elided)
+    "line 2 elides the instruction lines (1 timed; the Summary's counts add up to 7)"
+    """
+    if not report.lines or not report.summary:
+        return None
+    first, summary = report.lines[0].instruction.line, report.summary[0].line
+    inside = [number for number in elided if first < number < summary]
+    counts = [row.count for row in report.summary]
+    stated = None if None in counts else sum(c for c in counts if c is not None)
+    timed = sum(line.ms is not None for line in report.lines)
+    if not inside and (stated is None or stated <= timed):
+        return None
+    where = f"line {inside[0]} elides" if inside else "the paste left out some of"
+    of_summary = "" if stated is None else f"; the Summary's counts add up to {stated:,}"
+    return f"{where} the instruction lines ({timed:,} timed{of_summary})"
 
 
 def _dims(shape: Shape | None) -> str:

@@ -185,13 +185,17 @@ def add_host_totals(trace: Trace, unit: Unit) -> None:
     name = "migraphx-driver" + (f" {unit.label}" if unit.label else "")
     process = trace.add_process(name, kind=ProcessKind.HOST)
     track = trace.add_track("perf totals (means; no timestamps)", process=process)
+    # Beside timed instructions the means are a summary of the same run, drawn and not
+    # timed (no analysis takes the GPU eval for host work); alone they are its only times.
+    activity = Activity.AGGREGATE if report.lines else Activity.UNKNOWN
     total = ms_to_ns(trailer.total_ms)
     if total is not None:
         trace.add_slice(track, 0, total, "Total time (mean eval + finish)", "migraphx.host",
                         trailer.model_dump(exclude_none=True, exclude={"percentiles_ms"})
-                        | {f"percentile {k}": v for k, v in trailer.percentiles_ms.items()})
+                        | {f"percentile {k}": v for k, v in trailer.percentiles_ms.items()},
+                        activity)
     overhead = ms_to_ns(trailer.overhead_ms)
     if overhead is not None:
         trace.add_slice(track, 0, overhead, "host overhead (dry run)", "migraphx.host",
                         {"overhead_ms": trailer.overhead_ms,
-                         "calculated_overhead_ms": trailer.overhead_calculated_ms})
+                         "calculated_overhead_ms": trailer.overhead_calculated_ms}, activity)

@@ -45,6 +45,7 @@ from ..nsys_stats_header import (
     report_named,
     run_named,
 )
+from ..stated_totals import compare_total
 
 _NAMES = ("Name", "Range", "Operation")
 _COUNTS = ("Instances", "Num Calls", "Count", "Operations", "Calls")
@@ -175,6 +176,35 @@ def stat_of(table: Table, row: list[str]) -> OpStat:
                   section=table.section or table.kind, extra=extra, **times, **where)
 
 
+class TableShares:
+    """The ``Time (%)`` cells of the rows read of one table at a time: nsys states that
+    they share 100 % (printed to one decimal), compared when the table ends
+    (:mod:`..stated_totals`; a table of no time at all, every share 0, states nothing, and
+    one whose rows the CSV layer left out, counted there, is not compared again)."""
+
+    def __init__(self, trace: TraceBuilder, rows: ColumnRows | CsvRows) -> None:
+        self.trace, self.rows = trace, rows
+        self.table: Table | None = None
+        self.shares: list[str] = []
+        self.left_out = getattr(rows, "left_out", None)   # (at the table's first row)
+
+    def add(self, table: Table, row: list[str]) -> None:
+        if table is not self.table:
+            self.end()
+            self.table, self.left_out = table, getattr(self.rows, "left_out", None)
+        if table.share is not None:
+            self.shares.append(ungrouped(row[table.share]))
+
+    def end(self) -> None:
+        table, shares = self.table, self.shares
+        counted = getattr(self.rows, "left_out", None) != self.left_out
+        if table is not None and not counted and any(float(share) for share in shares):
+            where = f"{table.section or table.part or table.report or table.kind} table"
+            compare_total(self.trace.diagnostics, "nsys_stats", where, 100, shares,
+                          what="% of the time (Time (%))")
+        self.table, self.shares = None, []
+
+
 def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
                 column_layout: bool = False) -> list[str]:
     """Every row of the report that starts with ``first``'s header and of the reports that
@@ -193,6 +223,7 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
     ([('gemm', 3, 900), ('copy', 1, 100)], 1)
     """
     table: Table | None = first
+    shares = TableShares(trace, rows)
     reports, report = [first.report or first.kind], None
     # the report files named, one per run (an output may paste several); the tables before
     # the first name are the first named run's
@@ -207,6 +238,7 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
         line = ",".join(row)
         kind = kind_of(row)
         if is_prose(line):
+            shares.end()
             table, report, rows.width = None, report_named(line) or report, None
             if (named := run_named(line)) is not None:
                 if runs == [None]:
@@ -219,6 +251,7 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
                 skipped += 1
                 examples.setdefault("skipped", line[:120])
         elif kind is not None and kind != TRACE and (found := table_of(row, kind, report)):
+            shares.end()
             table, report, rows.width = found, None, found.width
             label = found.report or found.kind
             printed[number, label] = times = printed.get((number, label), 0) + 1
@@ -238,9 +271,11 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
                 examples.setdefault("bad", " | ".join(row)[:120])
             else:
                 cut += column_layout and row[table.name].endswith("…")
+                shares.add(table, row)
         else:
             unread += 1
             examples.setdefault("unread", " | ".join(row)[:120])
+    shares.end()
     # the rows of an output pasting several runs name theirs (analysis.runs keeps them apart)
     several_runs = len({of.run for _, of in read}) > 1
     for stat, of in read:

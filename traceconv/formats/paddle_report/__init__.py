@@ -20,6 +20,7 @@ from ..text_lines import text_lines
 from .parser import SIGNATURE, ReportParser
 from .rows import headerless_columns
 from .schema import ReportLog
+from .stated import compare_stated, missing_ends
 from .to_trace import build_trace
 
 SCHEMAS = {"paddle_report": ReportLog}
@@ -55,6 +56,8 @@ def parse(text: str | PastedLines, trace: Trace | None = None) -> tuple[ReportLo
     trace = trace or TraceBuilder(Metadata(framework=FRAMEWORK))
     log = ReportParser(trace.diagnostics).parse_lines(
         PastedLines(text) if isinstance(text, str) else text)
+    compare_stated(log, trace.diagnostics)
+    missing_ends(log, trace.diagnostics)
     return log, build_trace(log, trace)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 
+from ..stray_lines import open_rows_left_out
 from .rows import CPU, ROW_START, header_columns, match_row, number, split_touching
 from .schema import EventRow, ProfilingReport
 
@@ -70,6 +71,7 @@ class EventTable:
         self.stack: list[int] = []          # indices of the open ancestors, outermost first
         self.indents: list[int] = []        # collapsed tables: leading spaces of each row
         self.children_ms: list[float] = []  # sum of the children's totals, per row
+        self.left_out_at: list[int] = []    # collapsed tables: rows read when rows were lost
         self.guessed = 0
         self.after_blank = False            # the last line was blank (the table may be over)
 
@@ -215,7 +217,24 @@ class EventTable:
                   else [per_thread] * len(rows) if per_thread
                   else self._nested_by_arithmetic())
         for index, (row, indented) in enumerate(zip(rows, nested, strict=True)):
+            self._mark_left_out(self.left_out_at.count(index))
             self._attach(row, index, self._parent_by_name(row, indented))
+        self._mark_left_out(self.left_out_at.count(len(rows)))
+
+    def children_left_out(self, line: str) -> None:
+        """Rows were left out at ``line`` (an elision, a row lost or cut): mark the open
+        rows that may have lost children
+        (:func:`~traceconv.formats.stray_lines.open_rows_left_out`); in a collapsed table,
+        once its nesting is known (a mark there says nothing of its depth)."""
+        if self.collapsed:
+            self.left_out_at.append(len(self.report.events))
+            return
+        indent = len(line) - len(line.lstrip(" "))
+        self._mark_left_out(1, max(0, indent - self.base) // 2 if line.strip() else 0)
+
+    def _mark_left_out(self, marks: int, depth: int = 0) -> None:
+        for row in open_rows_left_out(self.stack, depth) if marks else ():
+            self.report.events[row].children_left_out = True
 
     def _nested_by_arithmetic(self) -> list[bool]:
         """Which rows of a collapsed merged table are not top level: the rows that names

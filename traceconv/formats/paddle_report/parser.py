@@ -324,22 +324,28 @@ class ReportParser:
             self._line(lineno, line)
         else:
             cut = lineno == self._lines.cut_line
-            count_stray(self.diagnostics, "paddle_report", lineno, line, in_table=True,
-                        row_shaped=table.row_shaped(line), cut=cut,
-                        dropped="paddle_report.cut_row" if cut or is_cut_row(line)
-                        else "paddle_report.unreadable_row")
+            kind = count_stray(self.diagnostics, "paddle_report", lineno, line, in_table=True,
+                               row_shaped=table.row_shaped(line), cut=cut,
+                               dropped="paddle_report.cut_row" if cut or is_cut_row(line)
+                               else "paddle_report.unreadable_row")
+            if kind != "foreign":
+                table.children_left_out(line)
         if self._table is table:
             table.after_blank = False
 
     def _count_cut(self, lineno: int) -> None:
         """The input stopped inside line ``lineno``: within a report, what followed the cut
         is lost (a last row read whole too: it may be cut inside its padding or its last
-        number, and the rows after it are gone)."""
+        number, and the rows after it are gone; rows nested under the last top-level row
+        have no stated whole, :mod:`.stated`, so a whole last row without its line end
+        cannot be told from a cut one)."""
         title = "Event Summary table" if self._table is not None else \
             "Memory Profiling Report" if self._memory is not None else \
             "Profiling Report header" if self._report is not None else None
         if title is not None:
             count_table_cut(self.diagnostics, "paddle_report", lineno, title)
+        if self._table is not None:
+            self._table.children_left_out("")
 
     def _cut_row(self, lineno: int, line: str) -> None:
         self.diagnostics.add("paddle_report.cut_row", example=f"line {lineno}: {line.strip()}")

@@ -31,6 +31,8 @@ class EventRow(BaseModel):
     ave_ms: float | None
     ratio: float | None = Field(description="'Ratio.' column: a fraction (0..1), not percent")
     reorder_marked: bool = Field(False, description="ratio printed with a '*' (ext/int_reorder)")
+    children_left_out: bool = Field(
+        False, description="rows were left out (elided, lost, cut) while this row was open")
     line: int | None = Field(None, description="1-based line of the row in the log")
 
 

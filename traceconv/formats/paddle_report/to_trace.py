@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...model import Metadata, OpStat, Trace
 from ...model.breakdown import add_aggregate_breakdown, set_self_times
 from ...model.builder import TraceBuilder
+from ...model.entities import CHILDREN_LEFT_OUT
 from ...numbers import located, scaled_int
 from .._paddle import FRAMEWORK
 from .nesting import THREAD_PREFIX
@@ -156,6 +157,8 @@ def _event_stat(row: EventRow, report: ProfilingReport, parent: int | None,
     extra["ratio_fraction"] = row.ratio
     if row.reorder_marked:
         extra["reorder_marked"] = True
+    if row.children_left_out:
+        extra[CHILDREN_LEFT_OUT] = True
     return OpStat(
         row.name, calls=row.calls, total_ns=total or 0, min_ns=ms_to_ns(row.min_ms),
         max_ns=ms_to_ns(row.max_ms), avg_ns=ms_to_ns(row.ave_ms), cpu_ns=cpu,

@@ -20,6 +20,7 @@ from ..pasted_text import PastedLines
 from ..text_lines import text_lines
 from .parser import UNTITLED_ROW, SummaryParser
 from .schema import SummaryDocument
+from .stated import compare_stated
 from .to_trace import build_trace
 
 SCHEMAS = {"paddle_summary": SummaryDocument}
@@ -55,8 +56,9 @@ def parse(text: str | PastedLines, trace: Trace | None = None
     (64.715, 1360000)
     """
     trace = trace or TraceBuilder(Metadata(framework=FRAMEWORK))
-    doc = SummaryParser(trace.diagnostics).parse_lines(
-        PastedLines(text) if isinstance(text, str) else text)
+    parser = SummaryParser(trace.diagnostics)
+    doc = parser.parse_lines(PastedLines(text) if isinstance(text, str) else text)
+    compare_stated(doc, trace.diagnostics, unnested=parser.unnested)
     return doc, build_trace(doc, trace)
 
 

@@ -16,7 +16,8 @@ from ...model import Diagnostics
 from ...numbers import finite
 from ..line_patterns import SPACED_NAME
 from ..pasted_text import PastedLines
-from ..stray_lines import count_stray, count_table_cut, is_markup
+from ..stated_totals import missing_end
+from ..stray_lines import count_stray, count_table_cut, is_markup, open_rows_left_out
 from .schema import PerfSummary, StepInfo, SummaryDocument, SummaryRow, SummaryTable
 
 TITLE = re.compile(r"^-{2,}\s*(?P<title>[A-Za-z(][^-].*?[^-\s])\s*-{2,}\s*$")
@@ -47,6 +48,9 @@ UNTITLED_HEADERS = {
     False: ["Name", "Calls", "GPU Total / Avg / Max / Min / Ratio(%)"],
 }
 THREAD_TITLE = "Thread: "
+# the tables printed without a rule after their rows (every other one closes with one)
+UNRULED = ("UserDefined Summary", "Memory Summary")
+_OPEN = ("before_header", "expect_header", "header_done", "rows")   # a table before its rule
 FLOPS_MARK = "Flops Profiler"
 
 
@@ -104,6 +108,8 @@ class SummaryParser:
         self._cut = False       # the input stopped inside the line being read
         self._foreign_line = 0  # the last line counted as foreign
         self._flops_line = 0    # the last Flops Profiler mark (printed after the tables)
+        self._row_line = 0      # the last line read as a whole row
+        self.unnested: set[int] = set()   # the title lines of tables whose nesting was lost
 
     def parse_text(self, text: str) -> SummaryDocument:
         return self.parse_lines(PastedLines(text))
@@ -114,15 +120,23 @@ class SummaryParser:
             self._line(lineno, line)
         if lines.cut_line and self.doc.tables:
             self._count_cut(lines.cut_line)
+        elif self._table is not None and self._state in _OPEN and \
+                self._table is not self._untitled and not self._table.title.startswith(UNRULED):
+            missing_end(self.diagnostics, "paddle_summary",
+                        f"line {self._table.line}: {self._table.title}", "its closing rule")
         return self.doc
 
     def _count_cut(self, lineno: int) -> None:
         """The input stopped inside line ``lineno``, after a table began: what followed the
-        cut is lost (a last row read whole too: it may be cut inside its padding or last
-        cell), unless the line was foreign to the tables or the mark printed after them."""
-        if lineno not in (self._foreign_line, self._flops_line):
+        cut is lost, unless the line was foreign to the tables, the mark printed after
+        them, or a row whole by its cells (one cell for each column: a file that lacks only
+        its last line end; a last number cut short is the stated totals' to tell,
+        :mod:`.stated`)."""
+        if lineno not in (self._foreign_line, self._flops_line, self._row_line):
             count_table_cut(self.diagnostics, "paddle_summary", lineno,
                             self.doc.tables[-1].title)
+            if self._table is self.doc.tables[-1]:
+                self._children_left_out("")
 
     def _line(self, lineno: int, line: str) -> None:
         if (m := STEP_INFO.match(line)) and None in (_float(m["reader"]), _float(m["batch"])):
@@ -217,9 +231,11 @@ class SummaryParser:
         header = table.headers[-1] if table.headers else []
         cells = cells if cells is not None else CELL_GAP.split(line.strip())
         if len(cells) != len(header):   # (a row is cells two spaces apart)
-            count_stray(self.diagnostics, "paddle_summary", lineno, line, in_table=True,
-                        row_shaped=len(cells) > 1, dropped="paddle_summary.unreadable_row",
-                        cut=self._cut)
+            kind = count_stray(self.diagnostics, "paddle_summary", lineno, line,
+                               in_table=True, row_shaped=len(cells) > 1,
+                               dropped="paddle_summary.unreadable_row", cut=self._cut)
+            if kind != "foreign":
+                self._children_left_out(line)
             return
         depth = (len(line) - len(line.lstrip(" "))) // 2
         del self._stack[depth:]
@@ -227,12 +243,22 @@ class SummaryParser:
         if depth and parent is None:
             self.diagnostics.add("paddle_summary.orphan_indent",
                                  example=f"line {lineno}: {line.strip()}")
+            self.unnested.add(table.line)
             depth = 0
+        self._row_line = lineno
         table.rows.append(SummaryRow(name=cells[0], depth=depth, parent=parent,
                                      thread=self._thread, cells=dict(zip(header, cells,
                                                                          strict=True)),
                                      line=lineno))
         self._stack = self._stack[:depth] + [len(table.rows) - 1]
+
+    def _children_left_out(self, line: str) -> None:
+        """Rows were left out at ``line``: mark the open rows that may have lost children
+        (:func:`~traceconv.formats.stray_lines.open_rows_left_out`)."""
+        assert self._table is not None
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        for row in open_rows_left_out(self._stack, depth):
+            self._table.rows[row].children_left_out = True
 
     def _untitled_row(self, lineno: int, m: re.Match[str]) -> None:
         """A summary row pasted without its table's title, rules or header: two time

@@ -18,6 +18,8 @@ class SummaryRow(BaseModel):
     thread: str | None = Field(None, description="'All threads merged' or an OS thread id")
     cells: dict[str, str] = Field(description="column header → printed cell")
     line: int
+    children_left_out: bool = Field(
+        False, description="rows were left out (elided, lost, cut) while this row was open")
 
 
 class SummaryTable(BaseModel):

@@ -6,6 +6,7 @@ from typing import TypedDict
 
 from ...model import OpStat, Trace
 from ...model.breakdown import add_aggregate_breakdown, set_self_times
+from ...model.entities import CHILDREN_LEFT_OUT, TIME_IS
 from ...numbers import located, saturated_int, scaled_int, to_int64
 from .._paddle import FRAMEWORK
 from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable
@@ -16,6 +17,12 @@ GPU_COMPOUND = "GPU Total / Avg / Max / Min / Ratio(%)"
 # Tables whose rows nest in time and so make a meaningful aggregate breakdown.
 DRAWN = ("Model Summary", "Operator Summary", "Kernel Summary", "UserDefined Summary",
          "Memory Manipulation Summary")
+# The tables a summary reads first, in this order: the per-operator table (host time by
+# operator), then the per-kernel one (device time by kernel, as a timeline's kernels).
+LEADING = ("Operator Summary", "Kernel Summary")
+# Sections whose rows hold no time: the Device Summary's utilisation percentages (also in
+# metadata), the Memory Summaries' bytes. No summary counts them as work.
+TIMELESS = ("device", "memory")
 
 
 def number(text: str | None) -> float | None:
@@ -72,9 +79,10 @@ def build_trace(doc: SummaryDocument, trace: Trace) -> Trace:
     meta = trace.metadata
     meta.framework = FRAMEWORK
     meta.attributes["paddle.summary_tables"] = [t.title for t in doc.tables]
-    # The per-operator table first: summaries read the first section as the op table.
-    order = sorted(range(len(doc.tables)),
-                   key=lambda i: doc.tables[i].title != "Operator Summary")
+    # summaries read the first section as the op table, and kernel rows as device time
+    order = sorted(range(len(doc.tables)), key=lambda i: (
+        LEADING.index(doc.tables[i].title) if doc.tables[i].title in LEADING
+        else len(LEADING)))
     for number_ in order:
         table = doc.tables[number_]
         rows = _add_table(trace, table, number_)
@@ -113,6 +121,10 @@ def _add_table(trace: Trace, table: SummaryTable, number_: int) -> list[int]:
         path = row.name if row.parent is None else f"{paths[row.parent]}/{row.name}"
         paths.append(path)
         extra = {**extra_common, "thread": row.thread, "path": path}
+        if section in TIMELESS:
+            extra[TIME_IS] = "none"
+        if row.children_left_out:
+            extra[CHILDREN_LEFT_OUT] = True
         with located(row.line):
             stat = _row_stat(row, section, scale, extra)
         stat.parent = None if row.parent is None else first + row.parent
@@ -124,7 +136,8 @@ def _add_table(trace: Trace, table: SummaryTable, number_: int) -> list[int]:
 def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
     cells = row.cells
     calls = cells.get("Calls", "")
-    stat = OpStat(row.name, calls=saturated_int(calls) if calls.isdecimal() else 0,
+    # (a table without a Calls column, the Device Summary's, states none: unknown, not 0)
+    stat = OpStat(row.name, calls=saturated_int(calls) if calls.isdecimal() else None,
                   section=section, extra=extra)
     cpu = compound(cells[CPU_COMPOUND], scale) if CPU_COMPOUND in cells else None
     gpu = compound(cells[GPU_COMPOUND], scale) if GPU_COMPOUND in cells else None

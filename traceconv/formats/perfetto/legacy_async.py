@@ -13,8 +13,9 @@ events over once their times, tracks and args are final.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from array import array
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -22,51 +23,99 @@ from ...model.builder import TraceBuilder
 from ..async_tracks import LOCAL, AsyncTracks, ObjectId
 from .event_kinds import ASYNC, ASYNC_INSTANT
 
-
-class LegacyId(NamedTuple):
-    """A legacy async event's id (None: it has none) and its ``id_scope`` (None: unset)."""
-
-    oid: ObjectId | None
-    id_scope: str | None
+# the fields an id is written in: a local id (in its process), then the two that
+# trace_processor reads as one id space for the whole trace
+ID_FIELDS = ("local_id", "global_id", "unscoped_id")
 
 
-def legacy_id(event: Any, text: Callable[[str], str]) -> LegacyId:
-    """The id of a ``TrackEvent.LegacyEvent`` message (``text``: how its strings are kept).
+class LegacyIds:
+    """The ids of legacy async events, as columns (a trace may have hundreds of thousands):
+    per event (its index), the field that wrote its id (its place in :data:`ID_FIELDS`;
+    -1: none), its value, and its ``id_scope`` (its place in :attr:`scopes`; -1: unset).
 
     >>> from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TrackEvent
-    >>> legacy_id(TrackEvent.LegacyEvent(phase=ord("b"), local_id=1), str)
-    LegacyId(oid=ObjectId(space='local', value=1, fields={'local_id': 1}), id_scope=None)
-    >>> legacy_id(TrackEvent.LegacyEvent(phase=ord("e"), unscoped_id=7, id_scope="gpu"), str)
-    LegacyId(oid=ObjectId(space='global', value=7, fields={'unscoped_id': 7, 'id_scope': 'gpu'}), \
-id_scope='gpu')
+    >>> ids = LegacyIds()
+    >>> ids.add(4, TrackEvent.LegacyEvent(phase=ord("b"), local_id=1), str)
+    >>> ids.add(9, TrackEvent.LegacyEvent(phase=ord("e"), unscoped_id=7, id_scope="gpu"), str)
+    >>> ids.add(12, TrackEvent.LegacyEvent(phase=ord("n")), str)
+    >>> ids.places(np.array([12, 4])).tolist()
+    [2, 0]
+    >>> ids.object_id(0), ids.object_id(1), ids.object_id(2)
+    ((ObjectId(space='local', value=1, fields={'local_id': 1}), None), \
+(ObjectId(space='global', value=7, fields={'unscoped_id': 7, 'id_scope': 'gpu'}), 'gpu'), \
+(None, None))
     """
-    which = event.WhichOneof("id")
-    if which is None:
-        return LegacyId(None, None)
-    value = getattr(event, which)
-    fields: dict[str, Any] = {which: value}
-    scope = None
-    if event.HasField("id_scope"):
-        scope = fields["id_scope"] = text(event.id_scope)
-    return LegacyId(ObjectId(LOCAL if which == "local_id" else "global", value, fields), scope)
+
+    def __init__(self) -> None:
+        self.event = array("q")
+        self.field = array("b")
+        self.value = array("Q")
+        self.scope = array("l")
+        self.scopes: list[str] = []
+        self._scope_codes: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.event)
+
+    def add(self, event: int, message: Any, text: Callable[[str], str]) -> None:
+        """Keep the id of event ``event``, a ``TrackEvent.LegacyEvent`` message (``text``:
+        how its strings are kept)."""
+        which = message.WhichOneof("id")
+        scope = -1
+        if which is not None and message.HasField("id_scope"):   # (no id: no scope read)
+            scope_text = text(message.id_scope)
+            scope = self._scope_codes.setdefault(scope_text, len(self.scopes))
+            if scope == len(self.scopes):
+                self.scopes.append(scope_text)
+        self.event.append(event)
+        self.field.append(-1 if which is None else ID_FIELDS.index(which))
+        self.value.append(0 if which is None else getattr(message, which))
+        self.scope.append(scope)
+
+    def renumber(self, start: int, renumber: np.ndarray) -> None:
+        """The events of the ids kept from the ``start``-th on given as ``renumber`` has
+        them (a reader numbers its events once it knows which it keeps)."""
+        if start < len(self):
+            kept = np.frombuffer(self.event, dtype=np.int64)[start:]
+            self.event[start:] = array("q", renumber[kept].tobytes())
+
+    def places(self, events: np.ndarray) -> np.ndarray:
+        """The place of each event's id here (each of ``events`` has one)."""
+        event = np.frombuffer(self.event, dtype=np.int64)
+        order = np.argsort(event, kind="stable")
+        return order[np.searchsorted(event[order], events)]
+
+    def object_id(self, at: int) -> tuple[ObjectId | None, str | None]:
+        """The id kept ``at``-th (None: the event has none) and its ``id_scope`` (None:
+        unset)."""
+        field, scope = self.field[at], self.scope[at]
+        scope_text = None if scope < 0 else self.scopes[scope]
+        if field < 0:
+            return None, None
+        name, value = ID_FIELDS[field], self.value[at]
+        fields: dict[str, Any] = {name: value}
+        if scope_text is not None:
+            fields["id_scope"] = scope_text
+        return ObjectId(LOCAL if field == 0 else "global", value, fields), scope_text
 
 
-def add_legacy_async(trace: TraceBuilder, events: np.ndarray, ids: dict[int, LegacyId],
+def add_legacy_async(trace: TraceBuilder, events: np.ndarray, ids: LegacyIds,
                      kind: np.ndarray, ts: np.ndarray, track: np.ndarray, name: np.ndarray,
-                     category: np.ndarray, args: list[dict | None]
+                     category: np.ndarray, args: Iterable[dict | None]
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Add the legacy async events ``events`` (their kind, time, track, name and category
-    string ids in the columns given, indexed by event; ``args``: theirs, in order) to
-    ``trace``. Returns the events that made or closed a slice and those slices' rows, then
-    the instants' events and rows."""
+    string ids in the columns given, indexed by event; ``args``: theirs, in order, taken one
+    at a time) to ``trace``. Returns the events that made or closed a slice and those
+    slices' rows, then the instants' events and rows."""
     objects = AsyncTracks(separate_scopes=True)
     strings = trace.strings.strings
-    for event, event_args in zip(events.tolist(), args, strict=True):
-        legacy = ids[event]
+    for event, place, event_args in zip(events.tolist(), ids.places(events).tolist(), args,
+                                        strict=True):
+        oid, id_scope = ids.object_id(place)
         text = strings[category[event]]
         objects.add(int(ts[event]), ASYNC[int(kind[event])], strings[name[event]], text,
-                    trace.tracks[int(track[event])].process, legacy.oid, event_args, event,
-                    None if legacy.id_scope is None else f"{text}:{legacy.id_scope}")
+                    trace.tracks[int(track[event])].process, oid, event_args, event,
+                    None if id_scope is None else f"{text}:{id_scope}")
     rows = objects.add_to(trace, without_id="perfetto.async_without_id",
                           end_without_begin="perfetto.end_without_begin",
                           not_ended="perfetto.slice_not_ended")

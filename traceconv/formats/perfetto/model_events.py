@@ -4,6 +4,7 @@ samples and flows (see :mod:`.reader` for the rules, :mod:`.slice_matching` for 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -251,14 +252,14 @@ def _slices(reader: PftraceReader, rows: np.ndarray, kind: np.ndarray, ts: np.nd
     return slice_of
 
 
-def _arg_dicts(reader: PftraceReader, chosen: np.ndarray) -> list[dict | None]:
+def _arg_dicts(reader: PftraceReader, chosen: np.ndarray) -> Iterator[dict | None]:
     """The args of events ``chosen`` one dict each (None: none), as :func:`_args_of`
-    makes them."""
+    makes them, one at a time (a dict is kept no longer than its event needs it)."""
     key_sets, sets, values = _args_of(reader, chosen, np.full(len(chosen), -1))
     taken = iter(values)
-    # (zip takes a key first: it stops at the last key without taking one value more)
-    return [dict(zip(key_sets[k], taken)) if k >= 0 else None  # noqa: B905
-            for k in sets.tolist()]
+    for k in sets.tolist():
+        # (zip takes a key first: it stops at the last key without taking one value more)
+        yield dict(zip(key_sets[k], taken)) if k >= 0 else None  # noqa: B905
 
 
 def _args_of(reader: PftraceReader, chosen: np.ndarray, closers: np.ndarray

@@ -77,7 +77,7 @@ from .event_kinds import ASYNC, COMPLETE, COUNTER, KEPT, LEGACY_PHASES, TYPES
 from .frame_timeline import FRAME_TIMELINE_EVENT
 from .framing import frame_block, whole_packet
 from .ftrace import FTRACE_EVENTS, PROCESS_STATS, PROCESS_TREE, SystemPackets
-from .legacy_async import LegacyId, legacy_id
+from .legacy_async import LegacyIds
 from .packet_defaults import PacketDefaults, SequenceThreads
 from .sys_stats import SYS_STATS
 from .track_tree import TrackMap, build_tracks, merge_descriptor
@@ -194,7 +194,7 @@ class _Events:
         self.key_sets: list[tuple[str, ...]] = []
         self.key_set_ids: dict[tuple[str, ...], int] = {}
         self.flows: list[np.ndarray] = []   # (event, id, terminating) triples per block
-        self.async_ids: dict[int, LegacyId] = {}   # per legacy async event (few are)
+        self.async_ids = LegacyIds()    # per legacy async event
 
     def __len__(self) -> int:
         return len(self.type)
@@ -555,7 +555,8 @@ class PftraceReader:
         clock = np.where(clock > 0, clock, np.where(default_clock > 0, default_clock,
                                                     self.trace_clock)).astype(np.int64)
         duration = np.zeros(count, dtype=np.int64)
-        async_ids = self._legacy(data, fields, kind, duration)
+        async_start = len(self.events.async_ids)
+        self._legacy(data, fields, kind, duration)
         names = self._names(data, fields, generation, count)
         categories = self._categories(data, fields, generation, count)
         values = self._counter_values(fields, count)
@@ -583,8 +584,7 @@ class PftraceReader:
                                      generation[keep][kind[keep] == COUNTER])):
             extend_typed(column, values_kept)
         self._args(data, buf, fields, generation, count, keep, consumed)
-        for msg, oid in async_ids.items():
-            events.async_ids[int(renumber[msg])] = oid
+        events.async_ids.renumber(async_start, renumber)
         typed = fields.where_not_in(READ)   # (most events have none: one pass, no Python)
         if typed.rows:
             self.typed.add(data, typed, renumber, generation)
@@ -592,11 +592,12 @@ class PftraceReader:
         self._extra_counters(fields, ts, clock_key, packet, generation)
 
     def _legacy(self, data: bytes, fields: Fields, kind: np.ndarray, duration: np.ndarray
-                ) -> dict[int, LegacyId]:
+                ) -> None:
         """Legacy events (TrackEvent.legacy_event): the phase gives the type, and 'X' its
-        duration (µs); returns the ids of the async ones ('b', 'e', 'n'), by event."""
+        duration (µs); the ids of the async ones ('b', 'e', 'n') are kept by their message
+        (renumbered once the events kept are known)."""
         legacy = fields.where(LEGACY, LENGTH)
-        ids: dict[int, LegacyId] = {}
+        ids = self.events.async_ids
         for msg, offset, length in zip(legacy.msg.tolist(), legacy.offset.tolist(),
                                        legacy.length.tolist(), strict=True):
             if kind[msg]:
@@ -605,8 +606,7 @@ class PftraceReader:
             kind[msg] = LEGACY_PHASES.get(event.phase, 0)
             duration[msg] = event.duration_us * 1000
             if kind[msg] in ASYNC:
-                ids[msg] = legacy_id(event, self.text)
-        return ids
+                ids.add(msg, event, self.text)
 
     def _model_strings(self, ids: np.ndarray) -> np.ndarray:
         """Interned text ids as the trace's string ids."""
@@ -1062,6 +1062,7 @@ def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:
     world = saved.get("world_size")
     meta.world_size = world if isinstance(world, int) else None
     meta.devices = model_attribute.device_infos(saved.get("devices"))
+    meta.run = model_attribute.stated_run(saved.get("run"))
     meta.attributes.update(saved.get("attributes") or {})
     for found in model.get("diagnostics") or []:   # what the first reader repaired or dropped
         trace.diagnostics.add_carried(found.get("code"), count=found.get("count"),

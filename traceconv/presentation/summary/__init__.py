@@ -25,7 +25,8 @@ from ...analysis.summary import Place, Row, Summary, SummaryOptions, summarize, 
 from ...errors import UsageError
 from ...formats.stray_lines import rows_left_out
 from ...model import Trace
-from ...model.entities import NOT_WORK_TIMES
+from ...model.entities import CHILDREN_LEFT_OUT, NOT_WORK_TIMES
+from ...model.partial_timeline import partial_timeline_note
 from ..json_text import json_text
 from ..tables import Column, fitted_table
 from .ops import NO_DEVICE_TIME, format_ns, ops_dict, render_ops
@@ -238,8 +239,9 @@ def shown_tables(summary: Summary, show_host: bool = False,
 
 def totals_note(trace: Trace) -> str | None:
     """What the totals of a statistics table cover when the paste left rows out (elided,
-    cut off), and the run's totals where the file states them; None when nothing is
-    missing.
+    cut off), and the run's totals where the file states them; which table they use when
+    the timeline beside it is partial (:mod:`traceconv.model.partial_timeline`); None when
+    nothing is missing.
 
     >>> t = Trace(); t.diagnostics.add("paddle_summary.elided", count=2)
     >>> t.metadata.attributes["stated_totals_ns"] = {"host": 1_705_190_000, "device": None}
@@ -248,14 +250,18 @@ def totals_note(trace: Trace) -> str | None:
     lists them); the file states the run's totals: host 1.705s
     """
     left_out = rows_left_out(trace.diagnostics)
+    partial = partial_timeline_note(trace)
     if not left_out:
-        return None
+        return partial
     note = (f"totals cover the listed rows only: the paste left rows out at {left_out:,} "
             "places (info --json lists them)")
     stated = trace.metadata.attributes.get("stated_totals_ns") or {}
     if known := [f"{place} {format_ns(ns)}" for place, ns in stated.items() if ns is not None]:
         note += "; the file states the run's totals: " + ", ".join(known)
-    return note
+    if cut := sum(bool(s.extra.get(CHILDREN_LEFT_OUT)) for s in trace.stats):
+        note += (f"; {cut:,} rows whose children were left out have no self time (it "
+                 "would hold theirs)")
+    return f"{partial}; {note}" if partial else note
 
 
 def render_text(summary: Summary, *, show_host: bool = False, print_only: str | None = None,

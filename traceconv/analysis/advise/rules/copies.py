@@ -26,7 +26,7 @@ def _sync_copy(ctx: Context) -> list[Finding]:
         where["first_ns"] = blocked.first_ns
     return [Finding(
         "sync-copy", severity,
-        f"{blocked.copies:,} copies block the host for {format_duration(blocked.host_blocked_ns)} "
+        f"{'' if blocked.copies is None else f'{blocked.copies:,} '}copies block the host for {format_duration(blocked.host_blocked_ns)} "
         f"({pct(share)} of {blocked.window_word})",
         {"blocking_copies": blocked.copies, "host_blocked_ns": blocked.host_blocked_ns,
          "window_ns": blocked.window_ns, "share": round(share, 4),
