@@ -6,7 +6,8 @@ timeline links each kernel to its launch.
 A kernel row is a row with device time that the shared vocabulary does not name a copy or
 memset; a launch row is a row with host time named a kernel launch call
 (:data:`~traceconv.vocabularies.common.KERNEL_LAUNCH_CALL`). Rows are grouped by run: a
-table printed again in one file is the next run's (its section ``kernels #2``), and the
+table printed again in one file is the next run's (its section ``kernels #2``), as is a row
+that names another run (``extra["run"]``: several runs pasted in one file), and the
 rows of merged inputs stay with their input (``extra["input"]`` ``rank 1: ...``).
 """
 
@@ -18,13 +19,14 @@ from dataclasses import dataclass
 from ..model import OpStat
 from ..vocabularies.common import KERNEL_LAUNCH_CALL
 from .copy_time import copy_kind, host_ns
+from .runs import run_label
 
 
 @dataclass(frozen=True)
 class StatedLaunches:
     """One run's kernels and kernel-launch calls, as its statistics state them."""
 
-    run: str               # "" for a file's only run, else what tells it apart ("#2")
+    run: str               # "" for a file's only run, else what tells it apart ("#2", "v4")
     kernels: int
     kernel_ns: int         # device time of the kernels
     launches: int
@@ -48,17 +50,21 @@ class StatedLaunches:
 
 def _run_of(stat: OpStat) -> str:
     """What tells the run of ``stat`` apart: its input's label before ``: `` (a merged
-    input) and the ``#N`` of a table printed again.
+    input), the run its row names (:func:`.runs.run_label`: one input pasting several) and
+    the ``#N`` of a table printed again.
 
     >>> _run_of(OpStat("k", section="kernels #2")), _run_of(OpStat("k", section="kernels"))
     ('#2', '')
     >>> _run_of(OpStat("k", section="api", extra={"input": "rank 1: cuda_api_sum"}))
     'rank 1'
+    >>> _run_of(OpStat("k", section="kernels", extra={"run": "vector_add_v4"}))
+    'vector_add_v4'
     """
     label = stat.extra.get("input")
     owner = label.split(": ", 1)[0] if isinstance(label, str) and ": " in label else ""
     repeat = stat.section.rpartition(" #")[2] if " #" in stat.section else ""
-    return " ".join(x for x in (owner, f"#{repeat}" if repeat else "") if x)
+    return " ".join(x for x in (owner, run_label(stat.extra) or "",
+                                f"#{repeat}" if repeat else "") if x)
 
 
 def stated_launches(stats: Sequence[OpStat]) -> list[StatedLaunches]:

@@ -386,6 +386,10 @@ CODES: tuple[CodeInfo, ...] = (
           "report rows that do not fit their header: a start, end, PID, TID, count or time "
           "that is not a number or out of range (not read; the example shows the row's "
           "cells apart: a | b | c)"),
+    _Code("nsys_stats.table_not_read", "dropped",
+          "rows of drawn tables whose header names no report traceconv reads: a report it "
+          "does not read (nvtx_gpu_proj_trace...) or a header a paste damaged (the example "
+          "names the table's line and header; the other tables are read)"),
     _Code("nsys_stats.report_skipped", "note",
           "reports nsys skipped for lack of data (SKIPPED: ... does not contain ...)"),
     # overview (traceconv overview, split's overview.pftrace)
