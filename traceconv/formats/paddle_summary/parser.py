@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 
 from ...model import Diagnostics
 from ...numbers import finite
-from ..line_patterns import SPACED_NAME
+from ..paddle_summary_lines import UNTITLED_ROW
 from ..pasted_text import PastedLines
 from ..stated_totals import missing_end
 from ..stray_lines import count_stray, count_table_cut, is_markup, open_rows_left_out
@@ -35,13 +35,6 @@ _STEP_UNIT = r"\w{1,32}"
 STEP_INFO = re.compile(
     rf"^\s*reader_cost:\s*(?P<reader>\S+)\s*(?P<unit>{_STEP_UNIT})\s+batch_cost:\s*(?P<batch>\S+)"
     rf"\s*{_STEP_UNIT}(?:\s+ips:\s*(?P<ips>\S+)\s*(?P<ips_unit>\S{{1,32}}))?\s*$")
-# An Operator/Model/Kernel Summary row, recognised without its title, rules or header:
-# name, calls, one or two "total / avg / max / min / ratio" groups, FLOPs (any spacing).
-_CELL = r"(?:[-+]?\d[\d.eE+-]*|-)"
-_GROUP = rf"{_CELL}\s*/\s*{_CELL}\s*/\s*{_CELL}\s*/\s*{_CELL}\s*/\s*{_CELL}"
-UNTITLED_ROW = re.compile(
-    rf"^(?P<indent> *)(?P<name>{SPACED_NAME})\s+(?P<calls>\d+|-)\s+(?P<first>{_GROUP})"
-    rf"(?:\s+(?P<second>{_GROUP}))?(?:\s+(?P<flops>\d+|-))?\s*$")
 UNTITLED_HEADERS = {
     True: ["Name", "Calls", "CPU Total / Avg / Max / Min / Ratio(%)",
            "GPU Total / Avg / Max / Min / Ratio(%)"],
