@@ -35,6 +35,7 @@ from ..model.graph import OP
 from ..model.timeline_order import timeline_order
 from ..model.trace import FrameKind as Kind
 from ..model.trace import Selector
+from ..numbers import beyond_int64, int64
 
 if TYPE_CHECKING:
     import pandas
@@ -287,6 +288,14 @@ def _ops(trace: Trace, where: _Filter, args: bool | Collection[str]) -> Table:
 
 
 def _numbers(values: list[Any]) -> Column:
+    """A column of numbers: int64 when every one is an int it holds, the values as they
+    are when an int is beyond it (no double rounds it), else float64.
+
+    >>> _numbers([1, None]).values.tolist(), _numbers([1, 2**70]), _numbers([1, 2.5]).tolist()
+    ([1, 0], [1, 1180591620717411303424], [1.0, 2.5])
+    """
+    if any(beyond_int64(v) for v in values):
+        return values
     if all(isinstance(v, int) and not isinstance(v, bool) for v in values if v is not None):
         return _nullable(values)
     return np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
@@ -301,12 +310,18 @@ def _args_of(trace: Trace, kind: Literal["slices", "instants"],
 
 
 def _first_int(row_args: list[dict[str, Any]], keys: tuple[str, ...]) -> np.ndarray:
+    """Per row, the first of ``keys`` whose value is an int that int64 holds (an id numpy
+    can link; one beyond it stays in the row's args only), else :data:`MISSING`.
+
+    >>> _first_int([{"a": 2**70, "b": 7}, {"a": True}, None], ("a", "b")).tolist()
+    [7, -1, -1]
+    """
     out = np.full(len(row_args), MISSING, dtype=np.int64)
     for n, found in enumerate(row_args):
         for key in keys:
-            value = found.get(key) if found else None
-            if isinstance(value, int) and not isinstance(value, bool):
-                out[n] = value
+            number = int64(found.get(key)) if found else None
+            if number is not None:
+                out[n] = number
                 break
     return out
 

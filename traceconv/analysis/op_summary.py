@@ -27,8 +27,10 @@ What torch computes, and what this does on the trace (never changing it):
   open), no self time of any kind, since no thread runs them; they nest with nothing.
 - **Duplicate nesting** (an op whose only child has its own name, as autocast redispatch
   makes) counts once: the child's children and device events go to the parent.
-- **Self memory**: the bytes of the ``[memory]`` records (any thread) inside an event's time
-  range, minus those inside the union of its children's.
+- **Self memory**: the bytes allocated (+) and freed (-) inside an event's time range (any
+  thread), minus those inside the union of its children's, read from the model's memory
+  blocks of the memory torch counts (host: CPU, MKLDNN, IDEEP; device: CUDA, HIP,
+  PrivateUse1), whose sizes and times the builder checked.
 - **Rows** group events by (name, kind), and by input shapes when asked.
 - **A slice whose end is not in the input** (a ``B`` never closed, a BEGIN without END:
   the builder ended it at the trace's last timestamp) is a call of no known length: it
@@ -50,6 +52,7 @@ import numpy as np
 from ..model import ProcessKind, Trace
 from ..model.activity import KIND_BITS, RUNTIME_CALLS, Activity, kind_of
 from ..model.timeline_order import timeline_order
+from ..vocabularies.kineto import counted_memory
 from .activity import not_ended, overhead_on_main_threads, slice_activity, timed_durations
 
 # Bookkeeping events torch drops before building its table.
@@ -62,9 +65,6 @@ _STEP_NAME = re.compile(r"ProfilerStep#\d+$")
 DEVICE_KINDS = {Activity.KERNEL: "kernel", Activity.AGGREGATE: "kernel",  # (trtexec layers)
                 Activity.DEVICE_SYNC: "sync", Activity.MEMCPY: "memcpy",
                 Activity.MEMSET: "memset", Activity.OTHER: "other"}   # else a range: "gpu_annotation"
-# [memory] "Device Type" values (c10::DeviceType) of host and of device memory
-HOST_MEMORY_TYPES = frozenset({0, 4, 5})           # CPU, MKLDNN, IDEEP
-DEVICE_MEMORY_TYPES = frozenset({1, 6, 20})        # CUDA, HIP, PrivateUse1
 RANGE_KINDS = frozenset({"gpu_annotation", "sync", "async"})
 # a host thread blocked in a call (Activity.WAIT: futex, poll...): its self time is time
 # waited, which no total of work adds (model.entities.NOT_WORK_TIMES["waiting"])
@@ -248,12 +248,13 @@ def _merge_duplicates(events: _Events, children: dict[int, list[int]],
 
 
 class _MemoryRecords:
-    """The ``[memory]`` records of a trace: bytes allocated (or freed) inside a time range."""
+    """Bytes allocated (or freed) inside a time range: ``amounts`` (+ an alloc, - a free)
+    at ``times``."""
 
-    def __init__(self, times: np.ndarray, sizes: np.ndarray) -> None:
+    def __init__(self, times: np.ndarray, amounts: np.ndarray) -> None:
         order = np.argsort(times, kind="stable")
         self.times = times[order]
-        self.cumulative = np.concatenate(([0], np.cumsum(sizes[order])))
+        self.cumulative = np.concatenate(([0], np.cumsum(amounts[order])))
 
     def usage(self, starts: np.ndarray | list, ends: np.ndarray | list) -> np.ndarray:
         """Bytes of the records at ``start`` ≤ time ≤ ``end``, for each range."""
@@ -262,22 +263,36 @@ class _MemoryRecords:
         return self.cumulative[hi] - self.cumulative[lo]
 
 
+_SAFE_SUM = float(1 << 62)   # beyond: the amounts are summed as Python ints (no wrap-around)
+
+
 def _memory_records(trace: Trace) -> _MemoryRecords | None:
-    """The trace's ``[memory]`` records of host or device memory (None if none)."""
-    name_id = trace.strings.find("[memory]")
-    if name_id is None:
+    """The allocs and frees of ``trace``'s memory blocks of the memory torch counts (host
+    or device; None if none), read from the block table: the sizes and times the builder
+    checked (a size no int64 holds is no block: ``model.memory_block_unreadable``).
+
+    >>> from traceconv.model import MemoryBlock
+    >>> t = Trace(); t.memory.extend([MemoryBlock(0, 8, 10, 30, device="CUDA:0"),
+    ...                               MemoryBlock(64, 4, None, 20, device="CPU")])
+    >>> _memory_records(t).usage([0, 15, 25], [15, 25, 40]).tolist()   # (+8, -4, -8)
+    [8, -4, -8]
+    """
+    blocks = trace.memory
+    if not len(blocks):
         return None
-    i = trace.instants
-    rows = np.flatnonzero(i.numpy("name") == name_id)
-    if not len(rows):
+    names, codes = blocks.coded("device")
+    counted = np.array([isinstance(n, str) and counted_memory(n) for n in names] or [False])
+    counted = counted[codes]
+    allocated, freed = counted & blocks.known("alloc_ns"), counted & blocks.known("free_ns")
+    if not allocated.any() and not freed.any():
         return None
-    sizes = np.zeros(len(rows), dtype=np.int64)
-    for k, row in enumerate(rows.tolist()):
-        args = i.args[row] or {}
-        size, kind = args.get("Bytes"), args.get("Device Type")
-        if isinstance(size, int) and kind in HOST_MEMORY_TYPES | DEVICE_MEMORY_TYPES:
-            sizes[k] = size
-    return _MemoryRecords(i.numpy("ts")[rows], sizes)
+    sizes = blocks.numbers("size")
+    amounts = np.concatenate((sizes[allocated], -sizes[freed]))
+    if np.abs(amounts.astype(np.float64)).sum() >= _SAFE_SUM:
+        amounts = amounts.astype(object)
+    times = np.concatenate((blocks.numbers("alloc_ns")[allocated],
+                            blocks.numbers("free_ns")[freed]))
+    return _MemoryRecords(times, amounts)
 
 
 def covered(start: int, end: int, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -17,6 +17,8 @@ diagnostic code each, checked a column at a time (numpy, no loop per event):
 ``model.counter_value_not_finite``  an infinite or NaN counter value: the largest finite
                                   number of its sign, or 0
 ``model.statistic_beyond_range``  statistics beyond ±2^62 move to that edge
+``model.negative_statistic``      a statistics row's count or time below 0: unknown (a
+                                  total: 0)
 ``model.share_beyond_range``      a statistics row's share outside 0-100 % (or not finite):
                                   moved to the nearer edge (NaN: no share)
 ``model.unknown_track``           events on a track that does not exist: moved to one
@@ -72,6 +74,7 @@ from .repairs import (
     clamp_times,
     end_not_ended,
     repair_lengths,
+    unknown_negative_stats,
 )
 from .trace import Metadata, Trace
 from .typed_arrays import extend_typed
@@ -276,6 +279,7 @@ class TraceBuilder(Trace):
                                  example=f"{moved} times as read")
         repair_lengths(self)   # (first: an end before its start is its own rule)
         clamp_times(self)
+        unknown_negative_stats(self)   # (first: a negative value is no edge to move to)
         clamp_stats(self)
         _clamp_shares(self)
         clamp_counter_values(self)

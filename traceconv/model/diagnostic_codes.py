@@ -316,6 +316,8 @@ CODES: tuple[CodeInfo, ...] = (
           "±2^62: moved to that edge, so that sums and differences of two runs fit int64"),
     _Code("model.negative_length", "repaired", "memory blocks with a negative size: made 0 "
           "bytes"),
+    _Code("model.negative_statistic", "dropped", "counts and times below 0 in statistics rows "
+          "(-1 calls, a negative total): no measurement, made unknown (a total: 0)"),
     _Code("model.end_before_start", "repaired", "slices that end before they start, memory "
           "blocks freed before their allocation: made zero-length at their start"),
     _Code("model.unknown_track", "repaired", "events on a track that does not exist: moved "

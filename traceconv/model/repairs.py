@@ -90,6 +90,33 @@ def clamp_stats(trace: Trace) -> int:
     return moved
 
 
+def unknown_negative_stats(trace: Trace) -> int:
+    """A count or time below 0 in a statistics row (``-1`` calls, a negative total) is no
+    measurement: it becomes unknown (None; ``total_ns``, which is never unknown, 0), and is
+    counted as ``model.negative_statistic``, as a negative length is (a slice, a memory
+    block). Returns how many values changed. Only for a trace being built.
+
+    >>> from traceconv.model import OpStat
+    >>> t = Trace(); t.stats.append(OpStat("conv", calls=-1, total_ns=-5, avg_ns=-5, max_ns=3))
+    >>> unknown_negative_stats(t), t.stats[0]
+    (3, OpStat(name='conv', calls=None, total_ns=0, self_ns=None, min_ns=None, max_ns=3, \
+avg_ns=None, cpu_ns=None, device_ns=None, ratio=None, type='', section='events', \
+parent=None, depth=0, extra={}))
+    >>> t.diagnostics["model.negative_statistic"].example
+    'conv: calls -1'
+    """
+    changed, example = 0, None
+    for row in trace.stats:
+        for name in _STAT_FIELDS:
+            value = getattr(row, name)
+            if value is not None and value < 0:
+                setattr(row, name, 0 if name == "total_ns" else None)
+                changed += 1
+                example = example or f"{row.name}: {name} {value}"
+    trace.diagnostics.add("model.negative_statistic", count=changed, example=example)
+    return changed
+
+
 def clamp_counter_values(trace: Trace) -> int:
     """Counter values are finite doubles: ±infinity becomes the largest finite double of its
     sign and NaN becomes 0 (JSON has neither; a writer would print ``null``), counted as

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,7 @@ from ...json_decode import any_value
 from ...model.check_report import CheckReport
 from ...numbers import beyond_int64
 from .located import located_errors
-from .stream import json_loads, read_document
+from .stream import read_document
 
 MAX_DEPTH = 512
 HANDLED = set("BEXiIRCbenstfM")
@@ -65,18 +66,15 @@ _MAYBE_UNSHOWABLE = re.compile(rb"[0-9]{19}|[eE][+\-]?[0-9]{3}")
 
 
 class _ScreenedPieces:
-    """Decodes the pieces of the event array (as ``Document.records``) and notes whether
-    the piece just decoded may hold a number the importer cannot show."""
+    """Screens the pieces of the event array (as ``Document.records``): notes whether the
+    piece about to be decoded may hold a number the importer cannot show, and leaves the
+    decoding to the document (plain values, times exact, as the reader reads them)."""
 
     def __init__(self) -> None:
-        self.decoded = 0
         self.maybe_unshowable = False
 
-    def __call__(self, piece: bytes | bytearray) -> list[Any]:
-        events: list[Any] = json_loads(piece)
-        self.decoded += 1
+    def __call__(self, piece: bytes | bytearray) -> None:
         self.maybe_unshowable = bool(_MAYBE_UNSHOWABLE.search(piece))
-        return events
 
 
 def _infinite(value: Any) -> bool:
@@ -116,21 +114,26 @@ def _unshowable(value: Any) -> bool:
 
 
 def _ns(value: Any) -> int | None:
-    """µs (int or float) to integer ns as the importer computes it, ``llround(us * 1000)``:
-    halves round away from zero (Python's ``round`` would go to even and disagree by 1 ns,
-    enough to turn a child ending with its parent into an overlap). None if not a number,
-    or beyond ±2**62 ns (the importer's int64 then overflows on ``ts + dur``).
+    """µs (int, float, or the exact Decimal of a time a double cannot hold) to integer ns
+    as the importer computes it, ``llround(us * 1000)``: halves round away from zero
+    (Python's ``round`` would go to even and disagree by 1 ns, enough to turn a child
+    ending with its parent into an overlap). None if not a number, or beyond ±2**62 ns (the
+    importer's int64 then overflows on ``ts + dur``).
 
     >>> _ns(4482801341167.555), _ns(-0.0005), _ns(7), _ns("7"), _ns(1e300)
     (4482801341167555, -1, 7000, None, None)
+    >>> _ns(Decimal("1712195495505582.9885")), _ns(Decimal("1E+400"))
+    (1712195495505582989, None)
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
         return None
-    scaled = value * 1000 if isinstance(value, int) else value * 1000.0
+    scaled = value * 1000 if isinstance(value, int | Decimal) else value * 1000.0
     if not -_NS_LIMIT <= scaled <= _NS_LIMIT:   # also NaN
         return None
     if isinstance(scaled, int):
         return scaled
+    if isinstance(scaled, Decimal):
+        return int(scaled.to_integral_value(ROUND_HALF_UP))   # (half away from zero)
     return math.floor(scaled + 0.5) if scaled >= 0 else -math.floor(0.5 - scaled)
 
 
@@ -382,9 +385,7 @@ def check_chrome(source: Source) -> CheckReport:
         doc.records = pieces
         index = 0
         for chunk in doc.chunks:
-            decoded, pieces.decoded = pieces.decoded, 0
-            # (a small document is parsed whole, not through ``pieces``: walk it all)
-            checker.feed(chunk, index, walk_numbers=not decoded or pieces.maybe_unshowable)
+            checker.feed(chunk, index, walk_numbers=pieces.maybe_unshowable)
             index += len(chunk)
     return checker.finish()
 

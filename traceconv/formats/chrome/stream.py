@@ -143,63 +143,11 @@ def _depth_error(data: bytes | bytearray | memoryview) -> orjson.JSONDecodeError
     return orjson.JSONDecodeError(f"nested deeper than {MAX_DEPTH} levels", text, len(text))
 
 
-def _loads(data: bytes | bytearray | memoryview) -> Any:
-    try:
-        return json_loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise DocumentError(exc.msg, exc.lineno, exc.colno) from None
-
-
-def _parse_whole(data: bytes) -> Document:
-    """Parse the complete text: for small files and anything the chunked path cannot handle."""
-    stripped = data.lstrip(_WS)
-    if stripped.startswith(b"[") and not stripped.rstrip(_WS).endswith(b"]"):
-        # The array form may omit its closing bracket (catapult accepts it).
-        body = stripped.rstrip(_WS).rstrip(b",")
-        return Document(chunks=iter([_loads(body + b"]")]), bare_array=True, truncated=True)
-    dropped: list[int] = []
-    value = _loads(data) if data.count(b'"traceEvents"') < 2 else _first_key_wins(data, dropped)
-    if isinstance(value, list):
-        return Document(chunks=iter([value]), bare_array=True)
-    if not isinstance(value, dict):
-        raise DocumentError("a Chrome trace is a JSON object or array")
-    has_events_key = "traceEvents" in value
-    events = value.pop("traceEvents", [])
-    if not isinstance(events, list):
-        raise DocumentError("traceEvents is not an array")
-    return Document(envelope=value, chunks=iter([events]), has_events_key=has_events_key,
-                    duplicate_events=sum(dropped))
-
-
-def _first_key_wins(data: bytes, dropped: list[int]) -> Any:
-    """``data`` parsed with the first of duplicated ``"traceEvents"`` keys kept, as the
-    chunked path reads them (a decoder keeps the last); the events of the others are
-    counted in ``dropped``. Python's decoder: this path is for small documents only.
-
-    >>> dropped = []
-    >>> _first_key_wins(b'{"traceEvents": [1], "traceEvents": [2, 3]}', dropped), dropped
-    ({'traceEvents': [1]}, [2])
-    """
-    def first(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, item in pairs:
-            if key == "traceEvents" and key in out:
-                dropped.append(len(item) if isinstance(item, list) else 1)
-                continue
-            out[key] = item
-        return out
-    try:
-        return json.loads(data, object_pairs_hook=first)
-    except RecursionError:
-        raise DocumentError("nested deeper than traceconv reads") from None
-    except ValueError:
-        return _loads(data)   # (raises the located error)
-
-
 def read_document(stream: BinaryIO, chunk_size: int | None = None) -> Document:
     """Open a Chrome trace from a binary stream; events come in lists of about ``chunk_size``
     bytes worth (default :data:`CHUNK`, read when called: the benchmark's plain path sets it
-    beyond the file size to compare the chunked path with one whole parse).
+    beyond the file size to compare the cut pieces with one piece of the whole array).
+    Every document, of any size, takes this one path.
 
     >>> import io
     >>> doc = read_document(io.BytesIO(b'{"a": 1, "traceEvents": [{"ph": "X"}, {"ph": "i"}]}'))
@@ -207,44 +155,49 @@ def read_document(stream: BinaryIO, chunk_size: int | None = None) -> Document:
     ({'a': 1}, ['X', 'i'])
     """
     chunk_size = chunk_size or CHUNK
-    head = stream.read(chunk_size)
-    if len(head) < chunk_size:  # small document: one parse is simplest and fastest
-        return _parse_whole(head)
-    start = len(head) - len(head.lstrip(_WS))
-    if head[start:start + 1] == b"[":
-        doc = Document(bare_array=True)
-        doc.chunks = _chunks(_Text(stream, head, start + 1, chunk_size), doc)
-        return doc
-    if head[start:start + 1] != b"{":
-        raise _not_a_document(head, start)   # (at its first byte: nothing more is read)
-    doc = Document()
-    text = _Text(stream, head, start + 1, chunk_size)
-    if _read_members(text, doc, header=True):
+    # (one path for every size: a small document is one piece of it, so each event text
+    # is decoded by Document.decode, the one place times are read exactly)
+    text = _Text(stream, stream.read(chunk_size), 0, chunk_size)
+    text.skip_space()
+    first = text.buffer[:1]
+    if first not in (b"[", b"{"):
+        raise _not_a_document(text)   # (at its first visible byte: nothing more is read)
+    text.consume(1)
+    doc = Document(bare_array=first == b"[")
+    if doc.bare_array or _read_members(text, doc, header=True):
         doc.chunks = _chunks(text, doc)
     else:   # an object without "traceEvents" (not a trace: the reader says so)
         doc.has_events_key = False
     return doc
 
 
-def _not_a_document(head: bytes, start: int) -> DocumentError:
-    """The error for a long text whose first visible byte, ``head[start]``, opens no object
-    or array, located there: a stream of any length (``/dev/zero``) is refused at its
-    first piece.
+def _not_a_document(text: _Text) -> DocumentError:
+    """The error for a text whose first visible byte, ``text.buffer[0]``, opens no object
+    or array (or that has none), located there: a stream of any length (``/dev/zero``) is
+    refused at its first piece.
 
-    >>> error = _not_a_document(b"\\n  \\x00" + b"\\x00" * 9, 3)
-    >>> str(error), error.line, error.column
+    >>> import io
+    >>> def refused(data):
+    ...     try:
+    ...         read_document(io.BytesIO(data))
+    ...     except DocumentError as exc:
+    ...         return str(exc), exc.line, exc.column
+    >>> refused(b"\\n  \\x00\\x00")
     ('unexpected character, expected a JSON value', 2, 3)
-    >>> str(_not_a_document(b'"text"', 0))
-    'a Chrome trace is a JSON object or array'
+    >>> refused(b' "text"')
+    ('a Chrome trace is a JSON object or array', 1, 2)
+    >>> refused(b" ")
+    ('unexpected end of data: the text holds no JSON value', 1, 2)
     """
-    line = head.count(b"\n", 0, start) + 1
-    column = _chars(head[head.rfind(b"\n", 0, start) + 1:start]) + 1
-    if head[start] not in b'"-0123456789tfn':   # (no JSON value starts so: orjson says why)
+    if not text.buffer:
+        return text.end_error("unexpected end of data: the text holds no JSON value")
+    if text.buffer[0] not in b'"-0123456789tfn':   # (no JSON value starts so: orjson says why)
         try:
-            _loads(head[:start + 1])
-        except DocumentError as exc:
-            return exc
-    return DocumentError("a Chrome trace is a JSON object or array", line, column)
+            json_loads(text.buffer[:1])
+        except orjson.JSONDecodeError as exc:
+            return text.error(exc, 0, 0)
+    line, column = text.place()
+    return DocumentError("a Chrome trace is a JSON object or array", line, column + 1)
 
 
 def _chars(data: bytes | bytearray) -> int:

@@ -25,11 +25,9 @@ from ....model import Trace
 from ....model.block_pairing import Pairing, pair_events
 from ....model.memory import ALLOCATOR_TOTALS, add_allocator_counters, add_live_bytes_counters
 from ....model.slice_index import SliceIndex, enclosing_rows
+from ....vocabularies.kineto import memory_device_name
 from .base import hashable
 
-# c10::DeviceType values that appear in [memory] events.
-DEVICE_TYPES = {0: "CPU", 1: "CUDA", 6: "HIP", 9: "XLA", 12: "XPU", 13: "MPS", 19: "MTIA",
-                20: "PrivateUse1"}
 ARGS = ("Bytes", "Addr", "Device Type", "Device Id")
 DEFAULTS = (None, None, None, -1)   # (None: an event without it has no usable number)
 CATEGORIES = ("allocated before trace", "allocation")   # by whether the event allocates
@@ -133,17 +131,12 @@ def _devices(kinds: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.nda
     kind_values, kind_of = np.unique(kinds, return_inverse=True)
     index_values, index_of = np.unique(indices, return_inverse=True)
     pairs, pair_of = np.unique(kind_of * len(index_values) + index_of, return_inverse=True)
-    names = [_device_name(kind, index) for kind, index in zip(
+    names = [memory_device_name(kind, index) for kind, index in zip(
         kind_values[pairs // len(index_values)].tolist(),
         index_values[pairs % len(index_values)].tolist(), strict=True)]
     codes = {name: k for k, name in enumerate(dict.fromkeys(names))}
     return (np.array(list(codes), dtype=object),
             np.array(list(map(codes.__getitem__, names)), dtype=np.int64)[pair_of])
-
-
-def _device_name(kind: Any, index: Any) -> str:
-    name = DEVICE_TYPES.get(kind, f"device type {kind}")
-    return name if not isinstance(index, int) or index < 0 else f"{name}:{index}"
 
 
 def _any_events(trace: Trace, rows: np.ndarray) -> MemoryEvents:
@@ -230,7 +223,7 @@ def _device_names(kinds: list[tuple[Any, Any]]) -> list[str | None]:
     ['CUDA:0', 'CPU', None]
     """
     try:   # the usual case: a few distinct pairs of numbers
-        names = {kind: _device_name(*kind) for kind in set(kinds)}
+        names = {kind: memory_device_name(*kind) for kind in set(kinds)}
         return list(map(names.__getitem__, kinds))
     except TypeError:   # a list or an object: name the pairs one by one
         names = {}
@@ -241,7 +234,7 @@ def _device_names(kinds: list[tuple[Any, Any]]) -> list[str | None]:
         except TypeError:   # not hashable
             found.append(None)
             continue
-        found.append(name if name is not None else names.setdefault(kind, _device_name(*kind)))
+        found.append(name if name is not None else names.setdefault(kind, memory_device_name(*kind)))
     return found
 
 
