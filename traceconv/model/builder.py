@@ -24,8 +24,10 @@ diagnostic code each, checked a column at a time (numpy, no loop per event):
 ``model.unknown_slice_ref``       flows naming a slice row that does not exist: left out
 ``model.unknown_owner``           a memory block's owner op or tensor that is no such node
                                   of the op graph: the link left out, the owner's name kept
-``model.memory_block_unreadable``  a memory block whose address, size or a time is no
-                                  number int64 holds (``'0x10'``, 2**64): left out
+``model.memory_block_unreadable``  a memory block or reservation whose address or size
+                                  is no number int64 holds (``'0x10'``, 2**64), or a
+                                  time that is no number: left out (a time past int64 is
+                                  ``model.time_beyond_range``'s)
 ``model.name_cut``                names and categories longer than :data:`NAME_LIMIT`
                                   characters: cut there
 ``model.device_number_beyond``    a device's memory size or compute capability that is
@@ -60,8 +62,8 @@ from typing import Any
 
 import numpy as np
 
-from ..numbers import NumberError
-from .block_table import BlockTable
+from ..numbers import INT64_MAX, NumberError, beyond_int64
+from .block_table import TIMES, BlockTable
 from .columns import Args, FlowTable
 from .entities import MemoryBlock, ProcessKind, TrackKind
 from .repairs import (
@@ -172,9 +174,9 @@ class TraceBuilder(Trace):
     # -- memory blocks -------------------------------------------------------------------
 
     def add_memory_block(self, block: MemoryBlock) -> int | None:
-        """Add ``block`` and return its index; one whose address, size or a time is no
-        number int64 holds is left out by the rule of :meth:`add_memory_blocks` (None
-        returned: the reader has no row to close later).
+        """Add ``block`` and return its index; one whose address or size is no number int64
+        holds is left out by the rule of :meth:`add_memory_blocks` (None returned: the
+        reader has no row to close later).
 
         >>> b = TraceBuilder()
         >>> b.add_memory_block(MemoryBlock(8, 4, 1, 2)), b.add_memory_block(MemoryBlock(2**64, 4))
@@ -182,23 +184,44 @@ class TraceBuilder(Trace):
         >>> len(b.memory), b.diagnostics["model.memory_block_unreadable"].example
         (1, 'memory block address is out of the int64 range: 18446744073709551616')
         """
+        return self._append_block(self.memory, block)
+
+    def add_reservation(self, block: MemoryBlock) -> int | None:
+        """:meth:`Trace.add_reservation <traceconv.model.Trace.add_reservation>` by the rule
+        of :meth:`add_memory_block` (None: left out and counted).
+
+        >>> b = TraceBuilder(); b.add_reservation(MemoryBlock(0, 2**70, 5, None)) is None
+        True
+        >>> len(b.reservations), b.diagnostics.count("model.memory_block_unreadable")
+        (0, 1)
+        """
+        return self._append_block(self.reservations, block)
+
+    def _append_block(self, table: BlockTable, block: MemoryBlock) -> int | None:
+        self._block_times_in_range(block)
         try:   # (a row at a time, checked before any field is added: see BlockTable.append)
-            self.memory.append(block)
+            table.append(block)
         except NumberError as exc:
             self._count_unreadable_blocks({0: str(exc)}, [block])
             return None
-        return len(self.memory) - 1
+        return len(table) - 1
 
     def add_memory_blocks(self, blocks: Iterable[MemoryBlock]) -> None:
-        """Add ``blocks``; one whose address, size or a time is no number int64 holds is
-        left out and counted as ``model.memory_block_unreadable`` (the rest are read).
+        """Add ``blocks``; one whose address or size is no number int64 holds (or a time
+        that is no number) is left out and counted as ``model.memory_block_unreadable``
+        (the rest are read); a time of any size is brought into range as :meth:`time` does.
 
         >>> b = TraceBuilder()
-        >>> b.add_memory_blocks([MemoryBlock(8, 4, 1, 2), MemoryBlock(2**64, 4, 1, 2)])
+        >>> b.add_memory_blocks([MemoryBlock(8, 4, 1, 2), MemoryBlock(2**64, 4, 1, 2),
+        ...                      MemoryBlock(16, 4, 1, 2**64)])
         >>> len(b.memory), b.diagnostics.count("model.memory_block_unreadable")
-        (1, 1)
+        (2, 1)
+        >>> b.build().memory[1].free_ns == TIME_MAX
+        True
         """
         blocks = list(blocks)
+        for block in blocks:
+            self._block_times_in_range(block)
         unreadable: dict[int, str] = {}
         self.memory.extend(blocks, unreadable=unreadable)
         self._count_unreadable_blocks(unreadable, blocks)
@@ -211,13 +234,52 @@ class TraceBuilder(Trace):
 
         >>> b = TraceBuilder()
         >>> b.add_memory_columns({"address": np.array(["0x10", 8], object),
-        ...                       "size": np.array([4, 4])}, {"device": "CPU"})
+        ...                       "size": np.array([4, 4]),
+        ...                       "alloc_ns": np.array([1, 2**70], object)}, {"device": "CPU"})
         >>> b.memory.numbers("address").tolist(), b.diagnostics["model.memory_block_unreadable"].example
         ([8], "memory block address is not a number: '0x10'")
+        >>> b.build().memory[0].alloc_ns == TIME_MAX
+        True
         """
+        numbers = {name: self._column_times_in_range(values) if name in TIMES else values
+                   for name, values in numbers.items()}
         unreadable: dict[int, str] = {}
         self.memory.extend_columns(numbers, coded, args, unreadable=unreadable)
         self._count_unreadable_blocks(unreadable)
+
+    def _block_times_in_range(self, block: MemoryBlock) -> None:
+        """A time of ``block`` past int64 brought into range by :meth:`time`'s rule (one
+        code for every time, a block's too); the block is the builder's from now on."""
+        for name in TIMES:
+            value = getattr(block, name)
+            if beyond_int64(value):
+                setattr(block, name, self.time(value))
+
+    def _column_times_in_range(self, values: np.ndarray) -> np.ndarray:
+        """:meth:`_block_times_in_range` for a time column (only an object or unsigned
+        column can hold a number past int64; a masked time is None, not judged).
+
+        >>> b = TraceBuilder()
+        >>> column = np.ma.array(np.array([2**64, 2**64, 5], object), mask=[True, False, False])
+        >>> b._column_times_in_range(column).tolist() == [None, TIME_MAX, 5]
+        True
+        >>> b._column_times_in_range(np.array([2**64 - 1, 5], np.uint64)).tolist() == [TIME_MAX, 5]
+        True
+        """
+        data, hidden = np.ma.getdata(values), np.ma.getmaskarray(values)
+        if data.dtype.kind == "u" and (data > np.uint64(INT64_MAX)).any():
+            data = data.astype(object)
+        elif data.dtype.kind != "O":
+            return values
+        beyond = [at for at, (value, masked) in enumerate(zip(data.tolist(), hidden.tolist(),
+                                                               strict=True))
+                  if not masked and beyond_int64(value)]
+        if not beyond:
+            return values
+        data = data.copy()   # (the reader's column stays as it gave it)
+        for at in beyond:
+            data[at] = self.time(data[at])
+        return np.ma.array(data, mask=hidden) if np.ma.isMaskedArray(values) else data
 
     def _count_unreadable_blocks(self, unreadable: dict[int, str],
                                  blocks: Sequence[MemoryBlock] = ()) -> None:
