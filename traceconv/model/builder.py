@@ -198,12 +198,14 @@ class TraceBuilder(Trace):
         return self._append_block(self.reservations, block)
 
     def _append_block(self, table: BlockTable, block: MemoryBlock) -> int | None:
-        self._block_times_in_range(block)
         try:   # (a row at a time, checked before any field is added: see BlockTable.append)
             table.append(block)
         except NumberError as exc:
-            self._count_unreadable_blocks({0: str(exc)}, [block])
-            return None
+            try:   # (a time past int64 is the time rule's: the block again, its times at
+                table.append(_times_at_int64_edges(block))   # the edges, is kept)
+            except NumberError:
+                self._count_unreadable_blocks({0: str(exc)}, [block])
+                return None
         return len(table) - 1
 
     def add_memory_blocks(self, blocks: Iterable[MemoryBlock]) -> None:
@@ -219,9 +221,7 @@ class TraceBuilder(Trace):
         >>> b.build().memory[1].free_ns == TIME_MAX
         True
         """
-        blocks = list(blocks)
-        for block in blocks:
-            self._block_times_in_range(block)
+        blocks = [_times_at_int64_edges(block) for block in blocks]
         unreadable: dict[int, str] = {}
         self.memory.extend(blocks, unreadable=unreadable)
         self._count_unreadable_blocks(unreadable, blocks)
@@ -241,45 +241,11 @@ class TraceBuilder(Trace):
         >>> b.build().memory[0].alloc_ns == TIME_MAX
         True
         """
-        numbers = {name: self._column_times_in_range(values) if name in TIMES else values
+        numbers = {name: _time_column_at_int64_edges(values) if name in TIMES else values
                    for name, values in numbers.items()}
         unreadable: dict[int, str] = {}
         self.memory.extend_columns(numbers, coded, args, unreadable=unreadable)
         self._count_unreadable_blocks(unreadable)
-
-    def _block_times_in_range(self, block: MemoryBlock) -> None:
-        """A time of ``block`` past int64 brought into range by :meth:`time`'s rule (one
-        code for every time, a block's too); the block is the builder's from now on."""
-        for name in TIMES:
-            value = getattr(block, name)
-            if beyond_int64(value):
-                setattr(block, name, self.time(value))
-
-    def _column_times_in_range(self, values: np.ndarray) -> np.ndarray:
-        """:meth:`_block_times_in_range` for a time column (only an object or unsigned
-        column can hold a number past int64; a masked time is None, not judged).
-
-        >>> b = TraceBuilder()
-        >>> column = np.ma.array(np.array([2**64, 2**64, 5], object), mask=[True, False, False])
-        >>> b._column_times_in_range(column).tolist() == [None, TIME_MAX, 5]
-        True
-        >>> b._column_times_in_range(np.array([2**64 - 1, 5], np.uint64)).tolist() == [TIME_MAX, 5]
-        True
-        """
-        data, hidden = np.ma.getdata(values), np.ma.getmaskarray(values)
-        if data.dtype.kind == "u" and (data > np.uint64(INT64_MAX)).any():
-            data = data.astype(object)
-        elif data.dtype.kind != "O":
-            return values
-        beyond = [at for at, (value, masked) in enumerate(zip(data.tolist(), hidden.tolist(),
-                                                               strict=True))
-                  if not masked and beyond_int64(value)]
-        if not beyond:
-            return values
-        data = data.copy()   # (the reader's column stays as it gave it)
-        for at in beyond:
-            data[at] = self.time(data[at])
-        return np.ma.array(data, mask=hidden) if np.ma.isMaskedArray(values) else data
 
     def _count_unreadable_blocks(self, unreadable: dict[int, str],
                                  blocks: Sequence[MemoryBlock] = ()) -> None:
@@ -347,6 +313,50 @@ class TraceBuilder(Trace):
         if os.environ.get(VALIDATE_ENV):
             check(trace, full=True)
         return trace
+
+
+def _int64_edge(value: Any) -> Any:
+    """A time past int64 at the nearer int64 edge, where :meth:`TraceBuilder.build`'s time
+    rule moves it into range and counts it (``model.time_beyond_range``), as it does every
+    time; any other value as it is (the block table judges it).
+
+    >>> _int64_edge(2**70) == INT64_MAX, _int64_edge(-2**70) == -INT64_MAX - 1, _int64_edge("x")
+    (True, True, 'x')
+    """
+    if beyond_int64(value):
+        return INT64_MAX if value > 0 else -INT64_MAX - 1
+    return value
+
+
+def _times_at_int64_edges(block: MemoryBlock) -> MemoryBlock:
+    """``block``, or a copy whose times past int64 are at its edges (:func:`_int64_edge`)."""
+    alloc_ns, free_ns = _int64_edge(block.alloc_ns), _int64_edge(block.free_ns)
+    if alloc_ns is block.alloc_ns and free_ns is block.free_ns:
+        return block
+    return replace(block, alloc_ns=alloc_ns, free_ns=free_ns)
+
+
+def _time_column_at_int64_edges(values: np.ndarray) -> np.ndarray:
+    """:func:`_int64_edge` for a time column (only an object or unsigned column can hold a
+    number past int64; a masked time is None, left as it is).
+
+    >>> column = np.ma.array(np.array([2**64, 2**64, 5], object), mask=[True, False, False])
+    >>> _time_column_at_int64_edges(column).tolist() == [None, INT64_MAX, 5]
+    True
+    >>> _time_column_at_int64_edges(np.array([2**64 - 1, 5], np.uint64)).tolist() == [INT64_MAX, 5]
+    True
+    """
+    data = np.ma.getdata(values)
+    if data.dtype.kind == "u" and (data > np.uint64(INT64_MAX)).any():
+        data = data.astype(object)
+    elif data.dtype.kind != "O":
+        return values
+    listed = data.tolist()
+    if not any(map(beyond_int64, listed)):
+        return values
+    data = np.array([_int64_edge(value) for value in listed], dtype=object)
+    return np.ma.array(data, mask=np.ma.getmaskarray(values)) \
+        if np.ma.isMaskedArray(values) else data
 
 
 def build(trace: Trace, *, source_format: str | None = None,
