@@ -271,7 +271,7 @@ Maker = Callable[[Path, str, "int | None"], Path]
 # reader -> its inputs: (maker, {quantity: the second block's ordinary value, as the file
 # states it}); a format of several flavours has one per flavour that adds blocks
 MAKERS: dict[str, list[tuple[Maker, dict[str, int | None]]]] = {
-    "chrome": [(_kineto, {"address": 32, "size": 8}),
+    "chrome": [(_kineto, {"address": 32, "size": 8, "time": 3}),
                (_paddle_chrome, {"address": 150000000000000, "size": 4096})],
     "torch-snapshot": [(_snapshot, {"address": 8192, "size": 256, "time": 30})],
     "megengine-meminfo": [(_meminfo, {"address": 64, "size": 32, "time": 2})],
@@ -286,7 +286,7 @@ MAKERS: dict[str, list[tuple[Maker, dict[str, int | None]]]] = {
 }
 # what a format cannot state past int64, by reader (the rest of the three it can)
 CANNOT_STATE = {
-    "chrome": "time: µs, a float past 2**53 (the reader's time rule: chrome.*)",
+    "chrome": "time, in the Paddle flavour: the same [memory] events' ts (the Kineto case)",
     "paddle-profile": "address: the profile records none (logical offsets)",
     "paddle-pb": "size: increase_bytes is a signed int64 field",
     "nsys": "time: start is an INTEGER column; size: bytes is read as an int64 column, a "
