@@ -1,8 +1,12 @@
 """StaticMemoryInfo.json read as columns agrees with the schema read record by record.
 
 The reference is the pydantic path the reader had: the whole document validated by
-:class:`StaticMemoryInfo`, then each chunk's texts turned into int64 numbers with ``int``,
-in document order, its first bad value refused with its JSON path.
+:class:`StaticMemoryInfo`, then each chunk's texts turned into numbers with ``int``, in
+document order, its first text that is no integer refused with its JSON path; then the
+model's documented rules (docs/adding-a-reader.md), written out here: a chunk whose
+address or size int64 cannot hold is left out and counted, a time outside -1e18 .. 3.5e18
+ns is moved to that edge, a chunk freed before its allocation is made zero-length, a
+negative size is 0 bytes.
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+import traceconv
 from traceconv.errors import InputError, json_path
 from traceconv.formats.megengine import meminfo
 from traceconv.formats.megengine.schema import StaticMemoryInfo
 from traceconv.io import Source
 
 INT64 = (-(1 << 63), (1 << 63) - 1)
+TIME_RANGE = (-10**18, 35 * 10**17)   # the model's times (docs/adding-a-reader.md)
 OPRS = {str(i): {"id": str(i), "name": f"op{i}"} for i in range(4)}
 FIELDS = ("time_begin", "time_end", "logic_addr_begin", "logic_addr_end")
 
@@ -31,13 +37,20 @@ def _fits(number: int) -> bool:
     return INT64[0] <= number <= INT64[1]
 
 
+def _in_time_range(ns: int) -> int:
+    return min(max(ns, TIME_RANGE[0]), TIME_RANGE[1])
+
+
 def reference(doc: dict) -> tuple:
-    """("error", JSON path) or ("blocks", rows, static peak), the pydantic way."""
+    """("error", JSON path) or ("blocks", rows, static peak, chunks left out), the pydantic
+    way and the model's rules."""
     try:
         model = StaticMemoryInfo.model_validate(doc)
     except ValidationError as exc:
         return ("error", json_path(exc.errors()[0]["loc"]))
-    rows = []
+    rows: list[tuple] = []
+    statics: list[int] = []
+    left_out = 0
     for chunk in model.chunk.values():
         where = f"$.chunk.{chunk.id}."
         numbers = {}
@@ -46,30 +59,26 @@ def reference(doc: dict) -> tuple:
                 numbers[name] = int(getattr(chunk, name))
             except ValueError:
                 return ("error", where + name)
-        for name in ("logic_addr_begin", "logic_addr_end", "time_begin", "time_end"):
-            if not _fits(numbers[name]):
-                return ("error", where + name)
         begin, end = numbers["logic_addr_begin"], numbers["logic_addr_end"]
         t0, t1 = numbers["time_begin"], numbers["time_end"]
-        if not _fits(end - begin):
-            return ("error", where + "logic_addr_end")
+        if not (_fits(begin) and _fits(end - begin)):
+            left_out += 1
+            continue
         weight = chunk.type == "weight_mem"
         overwrites = chunk.overwrite_dest_id != "-1"
-        if not weight and not _fits((t0 + overwrites) * 1000):
-            return ("error", where + "time_begin")
-        if not weight and not _fits(t1 * 1000):
-            return ("error", where + "time_end")
         args = {"chunk": chunk.id, "time_begin": t0, "time_end": t1}
         if not weight and overwrites:
             args["overwrites"] = chunk.overwrite_dest_id
-        rows.append((begin, end - begin,
-                     None if weight else (t0 + overwrites) * 1000,
-                     None if weight else t1 * 1000,
+        alloc = _in_time_range((t0 + overwrites) * 1000)
+        free = max(_in_time_range(t1 * 1000), alloc)   # (freed before: zero-length)
+        if not weight:
+            statics.append(end)   # (the plan's peak: as stated, before any repair)
+        rows.append((begin, max(end - begin, 0),   # (a negative size: 0 bytes)
+                     None if weight else alloc, None if weight else free,
                      f"{'weight' if weight else 'chunk'} {chunk.id}",
                      None if weight else f"op{t0}" if 0 <= t0 < 4 else None,
                      "weight" if weight else "activation", args))
-    statics = [row[0] + row[1] for row in rows if row[6] != "weight"]
-    return ("blocks", rows, max(statics, default=0))
+    return ("blocks", rows, max(statics, default=0), left_out)
 
 
 def columns_read(doc: object) -> tuple:
@@ -77,12 +86,13 @@ def columns_read(doc: object) -> tuple:
         path = Path(folder) / "StaticMemoryInfo.json"
         path.write_text(json.dumps(doc))
         try:
-            trace = meminfo.read(Source(path))
+            trace = traceconv.load(path, format="megengine-meminfo")
         except InputError as exc:
             return ("error", exc.location)
     rows = [(b.address, b.size, b.alloc_ns, b.free_ns, b.name, b.owner_name, b.category,
              dict(b.args)) for b in trace.memory]
-    return ("blocks", rows, trace.metadata.attributes["megengine.static_peak_bytes"])
+    return ("blocks", rows, trace.metadata.attributes["megengine.static_peak_bytes"],
+            trace.diagnostics.count("model.memory_block_unreadable"))
 
 
 _numbers = st.one_of(st.integers(-3, 600), st.integers(*INT64),

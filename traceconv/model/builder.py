@@ -26,8 +26,10 @@ diagnostic code each, checked a column at a time (numpy, no loop per event):
 ``model.unknown_slice_ref``       flows naming a slice row that does not exist: left out
 ``model.unknown_owner``           a memory block's owner op or tensor that is no such node
                                   of the op graph: the link left out, the owner's name kept
-``model.memory_block_unreadable``  a memory block whose address, size or a time is no
-                                  number int64 holds (``'0x10'``, 2**64): left out
+``model.memory_block_unreadable``  a memory block or reservation whose address or size
+                                  is no number int64 holds (``'0x10'``, 2**64), or a
+                                  time that is no number: left out (a time past int64 is
+                                  ``model.time_beyond_range``'s)
 ``model.name_cut``                names and categories longer than :data:`NAME_LIMIT`
                                   characters: cut there
 ``model.device_number_beyond``    a device's memory size or compute capability that is
@@ -62,8 +64,8 @@ from typing import Any
 
 import numpy as np
 
-from ..numbers import NumberError
-from .block_table import BlockTable
+from ..numbers import INT64_MAX, NumberError, beyond_int64
+from .block_table import TIMES, BlockTable
 from .columns import Args, FlowTable
 from .entities import MemoryBlock, ProcessKind, TrackKind
 from .repairs import (
@@ -175,9 +177,9 @@ class TraceBuilder(Trace):
     # -- memory blocks -------------------------------------------------------------------
 
     def add_memory_block(self, block: MemoryBlock) -> int | None:
-        """Add ``block`` and return its index; one whose address, size or a time is no
-        number int64 holds is left out by the rule of :meth:`add_memory_blocks` (None
-        returned: the reader has no row to close later).
+        """Add ``block`` and return its index; one whose address or size is no number int64
+        holds is left out by the rule of :meth:`add_memory_blocks` (None returned: the
+        reader has no row to close later).
 
         >>> b = TraceBuilder()
         >>> b.add_memory_block(MemoryBlock(8, 4, 1, 2)), b.add_memory_block(MemoryBlock(2**64, 4))
@@ -185,23 +187,44 @@ class TraceBuilder(Trace):
         >>> len(b.memory), b.diagnostics["model.memory_block_unreadable"].example
         (1, 'memory block address is out of the int64 range: 18446744073709551616')
         """
+        return self._append_block(self.memory, block)
+
+    def add_reservation(self, block: MemoryBlock) -> int | None:
+        """:meth:`Trace.add_reservation <traceconv.model.Trace.add_reservation>` by the rule
+        of :meth:`add_memory_block` (None: left out and counted).
+
+        >>> b = TraceBuilder(); b.add_reservation(MemoryBlock(0, 2**70, 5, None)) is None
+        True
+        >>> len(b.reservations), b.diagnostics.count("model.memory_block_unreadable")
+        (0, 1)
+        """
+        return self._append_block(self.reservations, block)
+
+    def _append_block(self, table: BlockTable, block: MemoryBlock) -> int | None:
         try:   # (a row at a time, checked before any field is added: see BlockTable.append)
-            self.memory.append(block)
+            table.append(block)
         except NumberError as exc:
-            self._count_unreadable_blocks({0: str(exc)}, [block])
-            return None
-        return len(self.memory) - 1
+            try:   # (a time past int64 is the time rule's: the block again, its times at
+                table.append(_times_at_int64_edges(block))   # the edges, is kept)
+            except NumberError:
+                self._count_unreadable_blocks({0: str(exc)}, [block])
+                return None
+        return len(table) - 1
 
     def add_memory_blocks(self, blocks: Iterable[MemoryBlock]) -> None:
-        """Add ``blocks``; one whose address, size or a time is no number int64 holds is
-        left out and counted as ``model.memory_block_unreadable`` (the rest are read).
+        """Add ``blocks``; one whose address or size is no number int64 holds (or a time
+        that is no number) is left out and counted as ``model.memory_block_unreadable``
+        (the rest are read); a time of any size is brought into range as :meth:`time` does.
 
         >>> b = TraceBuilder()
-        >>> b.add_memory_blocks([MemoryBlock(8, 4, 1, 2), MemoryBlock(2**64, 4, 1, 2)])
+        >>> b.add_memory_blocks([MemoryBlock(8, 4, 1, 2), MemoryBlock(2**64, 4, 1, 2),
+        ...                      MemoryBlock(16, 4, 1, 2**64)])
         >>> len(b.memory), b.diagnostics.count("model.memory_block_unreadable")
-        (1, 1)
+        (2, 1)
+        >>> b.build().memory[1].free_ns == TIME_MAX
+        True
         """
-        blocks = list(blocks)
+        blocks = [_times_at_int64_edges(block) for block in blocks]
         unreadable: dict[int, str] = {}
         self.memory.extend(blocks, unreadable=unreadable)
         self._count_unreadable_blocks(unreadable, blocks)
@@ -214,10 +237,15 @@ class TraceBuilder(Trace):
 
         >>> b = TraceBuilder()
         >>> b.add_memory_columns({"address": np.array(["0x10", 8], object),
-        ...                       "size": np.array([4, 4])}, {"device": "CPU"})
+        ...                       "size": np.array([4, 4]),
+        ...                       "alloc_ns": np.array([1, 2**70], object)}, {"device": "CPU"})
         >>> b.memory.numbers("address").tolist(), b.diagnostics["model.memory_block_unreadable"].example
         ([8], "memory block address is not a number: '0x10'")
+        >>> b.build().memory[0].alloc_ns == TIME_MAX
+        True
         """
+        numbers = {name: _time_column_at_int64_edges(values) if name in TIMES else values
+                   for name, values in numbers.items()}
         unreadable: dict[int, str] = {}
         self.memory.extend_columns(numbers, coded, args, unreadable=unreadable)
         self._count_unreadable_blocks(unreadable)
@@ -289,6 +317,50 @@ class TraceBuilder(Trace):
         if os.environ.get(VALIDATE_ENV):
             check(trace, full=True)
         return trace
+
+
+def _int64_edge(value: Any) -> Any:
+    """A time past int64 at the nearer int64 edge, where :meth:`TraceBuilder.build`'s time
+    rule moves it into range and counts it (``model.time_beyond_range``), as it does every
+    time; any other value as it is (the block table judges it).
+
+    >>> _int64_edge(2**70) == INT64_MAX, _int64_edge(-2**70) == -INT64_MAX - 1, _int64_edge("x")
+    (True, True, 'x')
+    """
+    if beyond_int64(value):
+        return INT64_MAX if value > 0 else -INT64_MAX - 1
+    return value
+
+
+def _times_at_int64_edges(block: MemoryBlock) -> MemoryBlock:
+    """``block``, or a copy whose times past int64 are at its edges (:func:`_int64_edge`)."""
+    alloc_ns, free_ns = _int64_edge(block.alloc_ns), _int64_edge(block.free_ns)
+    if alloc_ns is block.alloc_ns and free_ns is block.free_ns:
+        return block
+    return replace(block, alloc_ns=alloc_ns, free_ns=free_ns)
+
+
+def _time_column_at_int64_edges(values: np.ndarray) -> np.ndarray:
+    """:func:`_int64_edge` for a time column (only an object or unsigned column can hold a
+    number past int64; a masked time is None, left as it is).
+
+    >>> column = np.ma.array(np.array([2**64, 2**64, 5], object), mask=[True, False, False])
+    >>> _time_column_at_int64_edges(column).tolist() == [None, INT64_MAX, 5]
+    True
+    >>> _time_column_at_int64_edges(np.array([2**64 - 1, 5], np.uint64)).tolist() == [INT64_MAX, 5]
+    True
+    """
+    data = np.ma.getdata(values)
+    if data.dtype.kind == "u" and (data > np.uint64(INT64_MAX)).any():
+        data = data.astype(object)
+    elif data.dtype.kind != "O":
+        return values
+    listed = data.tolist()
+    if not any(map(beyond_int64, listed)):
+        return values
+    data = np.array([_int64_edge(value) for value in listed], dtype=object)
+    return np.ma.array(data, mask=np.ma.getmaskarray(values)) \
+        if np.ma.isMaskedArray(values) else data
 
 
 def build(trace: Trace, *, source_format: str | None = None,

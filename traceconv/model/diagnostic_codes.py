@@ -327,15 +327,17 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("model.unknown_owner", "dropped", "memory blocks whose owner op or tensor is not "
           "such a node of the op graph (a .pftrace carries no graph): the link left out, "
           "the owner's name kept", "info"),
-    _Code("model.memory_block_unreadable", "dropped", "memory blocks whose address, size or a "
-          "time is no number int64 holds (a text such as '0x10', a number past ±2^63): left "
-          "out, the rest of the trace read"),
+    _Code("model.memory_block_unreadable", "dropped", "memory blocks or reserved ranges whose "
+          "address or size is no number int64 holds (a text such as '0x10', a number past "
+          "±2^63), or whose time is no number: left out, the rest of the trace read (a time "
+          "past int64 is model.time_beyond_range's)"),
     _Code("model.name_cut", "repaired", "names or categories longer than 65,536 characters: "
           "cut there"),
     _Code("model.share_beyond_range", "repaired", "statistics rows whose share of their "
           "section is outside 0-100 %: moved to that edge (NaN: no share)"),
-    _Code("model.time_beyond_range", "repaired", "times before -1e18 or after 3.5e18 ns: moved "
-          "to that edge, so that the difference of any two times fits int64"),
+    _Code("model.time_beyond_range", "repaired", "times before -1e18 or after 3.5e18 ns "
+          "(slices, instants, counters, memory blocks; past int64 too): moved to that edge, "
+          "so that the difference of any two times fits int64"),
     _Code("model.shift_clamped", "repaired",
           "times that a clock shift would have moved past int64: stopped at its end"),
     _Code("model.device_number_beyond", "dropped", "device memory sizes or compute "
@@ -424,7 +426,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("paddle_profile.memory_addresses_guessed", "guessed",
           "memory events carry no address; blocks get logical offsets"),
     _Code("paddle_profile.time_out_of_range", "dropped",
-          "events with timestamps or sizes beyond int64 (uninitialised) were dropped"),
+          "events with timestamps beyond int64 (uninitialised CUPTI times) were dropped (a "
+          "memory event's numbers are the builder's: model.memory_block_unreadable, "
+          "model.time_beyond_range)"),
     # paddle_report
     _Code("paddle_report.cut_row", "dropped",
           "dropped row: cut off (fewer cells than the table's columns)", CUT),
@@ -696,8 +700,9 @@ CODES: tuple[CodeInfo, ...] = (
           "the end)"),
     _Code("torch_snapshot.malformed", "dropped",
           "device traces, entries, segments, blocks or annotations of the wrong shape (not "
-          "an object, a list or text where a number belongs, a number beyond int64, a "
-          "negative size): skipped"),
+          "an object, a list or text where a number belongs, not finite, a negative size, a "
+          "stream or device past int64): skipped (an address, size or time past int64 is "
+          "the builder's: model.memory_block_unreadable, model.time_beyond_range)"),
     _Code("torch_snapshot.malformed_frames", "dropped",
           "frames that are not a list of objects (no stack)"),
     _Code("torch_snapshot.no_time", "guessed",

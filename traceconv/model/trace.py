@@ -386,9 +386,10 @@ class Trace(FrozenWhenUnpickled):
         int64 as a block's do (none added when one does not)."""
         self.memory.extend_columns(numbers, coded, args)
 
-    def add_reservation(self, block: MemoryBlock) -> int:
+    def add_reservation(self, block: MemoryBlock) -> int | None:
         """Add an address range reserved by an allocator (see :attr:`reservations`); its
-        numbers must fit int64 as a block's do."""
+        numbers must fit int64 as a block's do (a trace being read leaves it out instead
+        and returns None, as :meth:`add_memory_block`)."""
         self.reservations.append(block)
         return len(self.reservations) - 1
 

@@ -66,17 +66,21 @@ def _ns(value: int | float, unit: int) -> int:
     1 ns: ``round(ts * 1000)`` can land one ns off (and make a child outlive its parent).
     The whole part and the fraction are converted apart, which recovers the decimals.
 
+    A time past int64 stops at its edge: the trace builder moves it into the time range
+    and counts it (``model.time_beyond_range``), as it does every reader's; what is no
+    number (inf, NaN) raises ``OverflowError``/``ValueError`` (the event is malformed).
+
     >>> _ns(4482738043834.738, 1000), _ns(1695835542481129, 1000), _ns(0.0005, 1000)
     (4482738043834738, 1695835542481129000, 0)
+    >>> _ns(2**70, 1000) == INT64 - 1, _ns(-1e300, 1000) == -INT64
+    (True, True)
     """
     if type(value) is int:
         ns = value * unit
     else:
         whole = int(value)
         ns = whole * unit + round((value - whole) * unit)
-    if not -INT64 <= ns < INT64:  # the event is malformed (the caller counts it)
-        raise OverflowError(f"time {value} is out of range")
-    return ns
+    return min(max(ns, -INT64), INT64 - 1)
 
 
 def _ns_column(values: list[int | float], unit: int, decimals: bool = True) -> np.ndarray | None:
@@ -251,10 +255,14 @@ class ChromeReader:
                         dur = 0
                     ts = e["ts"]
                     if type(ts) is int:  # exact: epoch µs × 1000 is beyond a double's 2^53
-                        add_start(ts * unit)
+                        start = ts * unit
                     else:  # see _ns: whole and fraction apart keep the written decimals
                         whole = int(ts)
-                        add_start(whole * unit + round((ts - whole) * unit))
+                        start = whole * unit + round((ts - whole) * unit)
+                    try:
+                        add_start(start)
+                    except OverflowError:   # past int64: the builder's (see _ns)
+                        add_start(_ns(ts, unit))
                     add_dur(dur * unit if type(dur) is int else round(dur * unit))
                     add_track(t)
                     name = e.get("name") or ""

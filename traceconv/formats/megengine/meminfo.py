@@ -20,7 +20,7 @@ from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
 from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
-from ...numbers import NumberError, to_int64
+from ...numbers import is_digit_limit, saturated_int
 from ...vocabularies.megengine import MEGENGINE_VOCABULARY
 from ..sniffing import megengine_meminfo as sniff  # noqa: F401  (this format's sniff, kept light)
 from .clock import PROGRAM_STEP_NS as STEP_NS
@@ -38,40 +38,32 @@ _STEP_BOUND = (1 << 62) // STEP_NS
 _NUMBERS = ("logic_addr_begin", "logic_addr_end", "time_begin", "time_end")
 
 
-def _int(value: str | int, what: str, source: Source, chunk_id: str) -> int:
-    """``value`` as an int within int64 (the model's addresses, sizes and ns)."""
-    where = f"$.chunk.{chunk_id}.{what}"
+def _int(value: str, what: str, source: Source, chunk_id: str) -> int:
+    """``value`` as an int of any size (the trace builder judges its range as it judges
+    every reader's); an InputError naming its JSON path when it is no integer."""
     try:
-        return to_int64(int(value), what)
-    except NumberError as exc:
-        raise InputError(str(exc), file=source.name, location=where) from None
-    except ValueError:
+        return int(value)
+    except ValueError as exc:
+        if is_digit_limit(exc):   # (more digits than Python reads: far past int64)
+            return saturated_int(value)
         raise InputError(f"{what} is not an integer: {value!r}", file=source.name,
-                         location=where) from None
+                         location=f"$.chunk.{chunk_id}.{what}") from None
 
 
 def chunk_numbers(chunk: MemInfoChunkRecord, source: Source) -> tuple[int, int, int, int]:
     """(address, size, time_begin, time_end) of one chunk (a record that
-    :class:`~.schema.MemInfoChunk` accepts), each checked as the model holds it, and its
-    alloc and free times (static chunks) too; an InputError names the first that does not
-    fit (the column path's reference: it reads chunk by chunk through this when a value is
-    not a plain in-bounds integer).
+    :class:`~.schema.MemInfoChunk` accepts), ints of any size; an InputError names the
+    first that is no integer (the column path's reference: it reads chunk by chunk through
+    this when a value is not a plain in-bounds integer).
 
     >>> from traceconv.io import Source
     >>> chunk_numbers(MemInfoChunkRecord("7", "static_mem", "2", "5", "64", "96"),
     ...               Source("s.json"))
     (64, 32, 2, 5)
     """
-    chunk_id = chunk.id
-    begin = _int(chunk.logic_addr_begin, "logic_addr_begin", source, chunk_id)
-    end = _int(chunk.logic_addr_end, "logic_addr_end", source, chunk_id)
-    t0 = _int(chunk.time_begin, "time_begin", source, chunk_id)
-    t1 = _int(chunk.time_end, "time_end", source, chunk_id)
-    size = _int(end - begin, "logic_addr_end", source, chunk_id)
-    if chunk.type != "weight_mem":
-        _int((t0 + _overwrites(chunk)) * STEP_NS, "time_begin", source, chunk_id)
-        _int(t1 * STEP_NS, "time_end", source, chunk_id)
-    return begin, size, t0, t1
+    begin, end, t0, t1 = (_int(getattr(chunk, name), name, source, chunk.id)
+                          for name in _NUMBERS)
+    return begin, end - begin, t0, t1
 
 
 def _overwrites(chunk: MemInfoChunkRecord) -> bool:
@@ -79,9 +71,10 @@ def _overwrites(chunk: MemInfoChunkRecord) -> bool:
 
 
 def _number_columns(chunks: list[MemInfoChunkRecord], source: Source) -> np.ndarray:
-    """Rows of :func:`chunk_numbers` for every chunk, as an int64 array (4, chunks). Texts
-    that ``int`` reads into bounds where no size or time can overflow are read as columns;
-    otherwise chunk by chunk, which names the first chunk that does not fit."""
+    """Rows of :func:`chunk_numbers` for every chunk (4, chunks): an int64 array when
+    ``int`` reads every text into bounds where no size or time can overflow, else an
+    object array of ints, read chunk by chunk (which names the first text that is no
+    integer)."""
     count = len(chunks)
     try:
         begin, end, t0, t1 = (
@@ -94,7 +87,10 @@ def _number_columns(chunks: list[MemInfoChunkRecord], source: Source) -> np.ndar
         for column, bound in ((begin, _ADDRESS_BOUND), (end, _ADDRESS_BOUND),
                               (t0, _STEP_BOUND), (t1, _STEP_BOUND)))
     if not bounded:
-        return np.array([chunk_numbers(c, source) for c in chunks], np.int64).reshape(-1, 4).T
+        numbers = np.empty((4, count), object)
+        for row, chunk in enumerate(chunks):
+            numbers[:, row] = chunk_numbers(chunk, source)
+        return numbers
     return np.stack([begin, end - begin, t0, t1])
 
 
@@ -109,7 +105,7 @@ class ChunkColumns:
 
 
 def chunk_columns(chunks: list[MemInfoChunkRecord], source: Source) -> ChunkColumns:
-    """The chunks' columns, their numbers checked as :func:`chunk_numbers` checks them."""
+    """The chunks' columns, their numbers read as :func:`chunk_numbers` reads them."""
     count = len(chunks)
     weight = np.fromiter((c.type == "weight_mem" for c in chunks), bool, count)
     overwrites = np.fromiter(map(_overwrites, chunks), bool, count)
@@ -121,7 +117,9 @@ def chunk_columns(chunks: list[MemInfoChunkRecord], source: Source) -> ChunkColu
 def add_chunk_blocks(trace: TraceBuilder, chunks: ChunkColumns,
                      opr_names: dict[int, str]) -> None:
     """Add a memory block per chunk, as columns: its logical addresses, its lifetime on the
-    synthetic clock (static chunks), weight chunks living the whole run."""
+    synthetic clock (static chunks), weight chunks living the whole run. A chunk whose
+    address or size int64 cannot hold is the builder's to leave out (counted), a time past
+    it the builder's to move (counted)."""
     address, size, t0, t1 = chunks.numbers
     weight, count = chunks.weight, len(chunks.ids)
     steps, step_of = np.unique(t0, return_inverse=True)
@@ -134,7 +132,8 @@ def add_chunk_blocks(trace: TraceBuilder, chunks: ChunkColumns,
     for row, target in chunks.overwrites.items():
         args[row]["overwrites"] = target
         overwrites[row] = 1
-    trace.memory.extend_columns(
+    first = len(trace.memory)
+    trace.add_memory_columns(
         {"address": address, "size": size,
          "alloc_ns": np.ma.array((t0 + overwrites) * STEP_NS, mask=weight),
          "free_ns": np.ma.array(t1 * STEP_NS, mask=weight)},
@@ -142,9 +141,17 @@ def add_chunk_blocks(trace: TraceBuilder, chunks: ChunkColumns,
          "owner_name": (owners, np.where(weight, len(steps), step_of.reshape(-1))),
          "category": (["activation", "weight"], weight.astype(np.intp))},
         args)
-    statics = (address + size)[~weight]
-    trace.metadata.attributes["megengine.static_peak_bytes"] = \
-        int(statics.max()) if len(statics) else 0
+    trace.metadata.attributes["megengine.static_peak_bytes"] = _static_peak(trace, first)
+
+
+def _static_peak(trace: TraceBuilder, first: int) -> int:
+    """The end of the highest static (activation) block from row ``first`` on: the plan's
+    static peak (an int: two int64 numbers may pass int64 in their sum)."""
+    blocks = trace.memory
+    static = blocks.rows_where("category", "activation".__eq__)
+    static = static[static >= first]
+    address, size = (blocks.numbers(name)[static].tolist() for name in ("address", "size"))
+    return max((a + s for a, s in zip(address, size, strict=True)), default=0)
 
 
 def read(source: Source) -> Trace:
@@ -160,16 +167,12 @@ def read(source: Source) -> Trace:
         if not (opr_id.isascii() and opr_id.isdecimal()):
             raise InputError(f"opr id is not a sequence index: {opr_id!r}", file=source.name,
                              location=f"$.opr.{key}.id")
-        try:   # the step is the opr's time: it must fit the model's int64 ns
-            to_int64((int(opr_id) + 1) * STEP_NS, "opr id")
-        except NumberError as exc:
-            raise InputError(str(exc), file=source.name, location=f"$.opr.{key}.id") from None
-        opr_names[int(opr_id)] = opr.name
+        opr_names[saturated_int(opr_id)] = opr.name   # (its time: the builder's to judge)
     chunks = chunk_columns(list(doc.chunk.values()), source)
     del doc   # (the records: 300 k chunks hold more than their blocks will)
     for step in sorted(opr_names):
-        trace.add_slice(track, step * STEP_NS, STEP_NS, opr_names[step], "opr",
-                        {"sequence_index": step})
+        trace.add_interval(track, step * STEP_NS, (step + 1) * STEP_NS, opr_names[step],
+                           "opr", {"sequence_index": step})
     add_chunk_blocks(trace, chunks, opr_names)
     add_live_bytes_counters(trace)
     fill_activity(trace, MEGENGINE_VOCABULARY)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ...model import MemoryBlock, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
+from ...model.builder import TraceBuilder
 from ...model.memory import add_live_bytes_counters
 from ...vocabularies.paddle import (
     CPU_CATEGORY,
@@ -25,7 +26,7 @@ from .._proto import Utf8Repair
 from .proto import CUDA_RUNTIME_DEVICE, EVENT_GPU_KERNEL, PLACES
 
 
-def build_trace(profile, trace: Trace) -> Trace:
+def build_trace(profile, trace: TraceBuilder) -> Trace:
     meta = trace.metadata
     meta.clock = "steady clock (epoch-like ns)"
     meta.attributes["paddle.profile_start_ns"] = profile.start_ns
@@ -104,7 +105,7 @@ def device_of(mem) -> str:  # type: ignore[no-untyped-def]
     return f"{PLACES.get(mem.place, f'place{mem.place}')}:{mem.device_id}"
 
 
-def _add_memory(trace: Trace, profile) -> None:
+def _add_memory(trace: TraceBuilder, profile) -> None:
     """``mem_events`` are alloc → free intervals without addresses: each device gets
     logical offsets, one block after the other (the SVG shows sizes and lifetimes)."""
     if not profile.mem_events:
@@ -112,18 +113,18 @@ def _add_memory(trace: Trace, profile) -> None:
     offsets: dict[str, int] = defaultdict(int)
     text = Utf8Repair(trace.diagnostics, "paddle_profile")
     times = profile.mem_events.fields("start_ns", "end_ns")
+    # (numbers as the profile states them: one past int64 is the builder's to judge, a
+    # block left out or a time moved, each counted)
     for mem in profile.mem_events.in_order(np.lexsort((times["end_ns"], times["start_ns"]))):
-        if mem.start_ns > INT64_MAX or offsets[device_of(mem)] + mem.bytes > INT64_MAX:
-            trace.diagnostics.add("paddle_profile.time_out_of_range")
-            continue
         device = device_of(mem)
-        trace.add_memory_block(MemoryBlock(
+        row = trace.add_memory_block(MemoryBlock(
             address=offsets[device], size=mem.bytes, alloc_ns=mem.start_ns,
-            free_ns=mem.end_ns if mem.start_ns <= mem.end_ns <= INT64_MAX else None,
+            free_ns=mem.end_ns if mem.start_ns <= mem.end_ns else None,
             device=device,
             name=text(mem.alloc_in), owner_name=text(mem.alloc_in) or None,
             args={"free_in": text(mem.free_in), "thread": mem.thread_id,
                   "address": "logical offset (the profile records no addresses)"}))
-        offsets[device] += mem.bytes
+        if row is not None:   # (a block left out takes no room)
+            offsets[device] += mem.bytes
     trace.diagnostics.add("paddle_profile.memory_addresses_guessed", count=len(profile.mem_events))
     add_live_bytes_counters(trace)

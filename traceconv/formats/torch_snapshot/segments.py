@@ -259,8 +259,10 @@ class SegmentReplay:
             block = MemoryBlock(item.start, item.end - item.start, ns, None,
                                 device=self.device, name=f"segment {item.start:#x}",
                                 category="segment", args={"stream": item.stream})
-            held.block = self.trace.reservations[self.trace.add_reservation(block)]
-            self._segment_of.append((held.block, held.segment, item.expandable))
+            row = self.trace.add_reservation(block)   # (None: left out by the builder)
+            held.block = block if row is None else self.trace.reservations[row]
+            if row is not None:
+                self._segment_of.append((held.block, held.segment, item.expandable))
         return held.block
 
     def _name_pools(self, dump: list[DumpSegment]) -> None:

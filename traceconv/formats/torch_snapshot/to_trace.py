@@ -101,7 +101,7 @@ class SnapshotBuilder:
                 if not isinstance(entry, dict):
                     raise _Malformed
                 action = entry.get("action")
-                addr, size = _int(entry.get("addr", 0)), _size(entry.get("size", 0))
+                addr, size = _number(entry.get("addr", 0)), _size(entry.get("size", 0))
                 stream = _int(entry.get("stream", 0))
                 if entry.get("device_free") is not None:
                     _int(entry["device_free"])
@@ -112,6 +112,8 @@ class SnapshotBuilder:
             if ns is None:
                 ns = last_ns
                 self.skipped["no_time"] += 1
+            else:   # (in range once: a block's free is set on the trace's row later)
+                ns = self.trace.time(ns)
             last_ns = ns
             if action == "alloc":
                 if addr in open_blocks:   # the history lost a free: close the old block here
@@ -183,7 +185,8 @@ class SnapshotBuilder:
                     raise _Malformed
                 if _int(seg.get("device", 0)) != device_index:
                     continue
-                address, total = _int(seg.get("address", 0)), _size(seg.get("total_size", 0))
+                address = _number(seg.get("address", 0))
+                total = _size(seg.get("total_size", 0))
                 stream = _int(seg.get("stream", 0))
             except _Malformed:
                 if device_index == 0:   # (counted once, not once per device)
@@ -202,7 +205,7 @@ class SnapshotBuilder:
                     if not isinstance(b, dict):
                         raise _Malformed
                     block_size = _size(b.get("size", 0))
-                    addr = _int(b.get("address", next_address))
+                    addr = _number(b.get("address", next_address))
                     next_address = addr + block_size
                     # requested_size: what the history's alloc entries record as size
                     size = _size(b.get("requested_size", block_size))
@@ -320,20 +323,35 @@ class _Malformed(Exception):
     """An item of the snapshot with the wrong shape (the caller counts and skips it)."""
 
 
-def _int(value: Any) -> int:
-    """An integer field: an int (or a whole float) within int64, else :class:`_Malformed`.
+def _number(value: Any) -> int:
+    """An address, size or time: an int (or a whole float) of any size, which the trace
+    builder judges as it judges every reader's (past int64: the block left out, the time
+    moved, each counted); what is no number is :class:`_Malformed`.
 
-    >>> _int(4096), _int(2.0)
-    (4096, 2)
-    >>> _int("12")
+    >>> _number(4096), _number(2.0), _number(2**70) == 2**70
+    (4096, 2, True)
+    >>> _number("12")
     Traceback (most recent call last):
     traceconv.formats.torch_snapshot.to_trace._Malformed
     """
     if type(value) is bool or not isinstance(value, (int, float)):
         raise _Malformed
     try:
-        return to_int64(int(value))
-    except (OverflowError, ValueError):   # inf, nan; NumberError beyond int64
+        return int(value)
+    except (OverflowError, ValueError):   # inf, nan
+        raise _Malformed from None
+
+
+def _int(value: Any) -> int:
+    """A stream or device number: :func:`_number` within int64, else :class:`_Malformed`
+    (an id, no quantity the builder judges).
+
+    >>> _int(7), _int(1.0)
+    (7, 1)
+    """
+    try:
+        return to_int64(_number(value))
+    except ValueError:   # NumberError: beyond int64
         raise _Malformed from None
 
 
@@ -373,7 +391,7 @@ def _json_like(value: Any, max_depth: int = 64) -> bool:
 
 
 def _size(value: Any) -> int:
-    size = _int(value)
+    size = _number(value)
     if size < 0:
         raise _Malformed
     return size
@@ -383,7 +401,4 @@ def _time_ns(entry: dict[str, Any]) -> int | None:
     value = entry.get("time_us")
     if value is None:
         return None
-    try:
-        return to_int64(_int(value) * US)
-    except ValueError:
-        raise _Malformed from None
+    return _number(value) * US

@@ -9,6 +9,7 @@ import numpy as np
 
 from ....model import Trace, TrackKind
 from ....model.slice_index import SliceIndex, enclosing_slices
+from ....numbers import saturated_int
 from ....vocabularies.paddle import (
     CPU_CATEGORY,
     KERNEL_CATEGORY,
@@ -118,28 +119,31 @@ def _memory_blocks(trace: Trace) -> None:
     malformed = 0
     for (ts, row), owner in zip(rows, owners, strict=True):
         args = i.args[row] or {}
-        addr, increase = _int64(args.get("addr")), _int64(args.get("increase_bytes"))
+        addr, increase = _integer(args.get("addr")), _integer(args.get("increase_bytes"))
         if addr is None or increase is None:
             malformed += 1
             continue
         log.add(ts, strings[i.category[row]], str(args.get("place", "")), addr, increase,
-                _int64(args.get("current_allocated")), _int64(args.get("current_reserved")),
+                _integer(args.get("current_allocated")), _integer(args.get("current_reserved")),
                 None if owner is None else trace.slice(owner).name)
     log.finish()
     trace.diagnostics.add("paddle.memory_record_malformed", count=malformed)
 
 
-def _int64(value: Any) -> int | None:
-    """An integer arg (the writer prints ``addr`` as a decimal string), None if it is not one.
+def _integer(value: Any) -> int | None:
+    """An integer arg (the writer prints ``addr`` as a decimal string) of any size, None if
+    it is not one (an address or size past int64 is the trace builder's to judge).
 
-    >>> _int64("140000000000000"), _int64(-64), _int64("x"), _int64(2**70), _int64(True)
-    (140000000000000, -64, None, None, None)
+    >>> _integer("140000000000000"), _integer(-64), _integer("x"), _integer(True)
+    (140000000000000, -64, None, None)
+    >>> _integer(2**70) == _integer(str(2**70)) == 2**70, _integer("9" * 5000) == 2**64
+    (True, True)
     """
     if isinstance(value, bool):
         return None
     if isinstance(value, str) and value.lstrip("-").isdecimal():
-        value = int(value)
-    return value if isinstance(value, int) and -(1 << 63) <= value < (1 << 63) else None
+        value = saturated_int(value)
+    return value if isinstance(value, int) else None
 
 
 _MEMORY_PROCESS = re.compile(r"^memory usage on (?P<trainer>.+?):\w+:\d+$")
