@@ -38,8 +38,8 @@ from typing import Any
 
 import traceconv
 from traceconv import json_decode, registry
+from traceconv.formats import paddle_report_lines as rows
 from traceconv.formats.key_depths import KeyDepths
-from traceconv.formats.paddle_report import rows
 from traceconv.model import activity, diagnostic_codes
 
 SCANNING_METHODS = ("search", "findall", "finditer", "sub", "subn", "split")
@@ -102,7 +102,7 @@ def _diagnostic_code_patterns() -> Built:
 # Calls whose pattern is built at run time -> a factory of the patterns it builds, and the
 # methods the code applies them by
 BUILT: dict[str, tuple[Callable[[], Built], tuple[str, ...]]] = {
-    "traceconv.formats.paddle_report.rows:row_pattern": (_report_rows, ("match",)),
+    "traceconv.formats.paddle_report_lines:row_pattern": (_report_rows, ("match",)),
     "traceconv.model.activity:_either": (_vocabulary_names, ("finditer", "search")),
     "traceconv.model.activity:__post_init__": (_vocabulary_names, ("finditer", "search")),
     "traceconv.formats.key_depths:_compile": (_any_claimed_key, ("finditer",)),
@@ -116,10 +116,10 @@ NOT_EVALUATED: dict[str, str] = {
     "traceconv.cli.options:_regex": "checks that the user's pattern compiles",
     "traceconv.analysis.op_class:<module>": "compiles each class's pattern into _CLASSES, a "
                                             "module attribute (found there)",
-    "traceconv.formats.paddle_report.rows:<module>": "compiles each column's header words "
+    "traceconv.formats.paddle_report_lines:<module>": "compiles each column's header words "
                                                      "into _HEADER_WORDS, a module attribute "
                                                      "(found there)",
-    "traceconv.formats._paddle:any_line": "joins its callers' module patterns into one, a "
+    "traceconv.formats.text_sniffing:any_line": "joins its callers' module patterns into one, a "
                                           "module attribute of each caller (found there)",
 }
 

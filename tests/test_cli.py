@@ -142,7 +142,7 @@ def test_chrome_round_trip_keeps_every_event(tmp_path: Path):
 @pytest.mark.parametrize(("command", "why", "empty"), [
     ("memory", "no memory blocks in this trace (its reader found no allocations); see "
                "`traceconv info`", ("devices", [])),
-    ("critical-path", "no critical path: this trace holds no host or device work to walk "
+    ("critical-path", "no critical path: the input holds statistics, not a timeline "
                       "(see `traceconv info`)", ("path", []))])
 def test_nothing_to_show_is_one_line_not_an_empty_table(command, why, empty):
     """A summary table holds per-op statistics only: a command with nothing to show says

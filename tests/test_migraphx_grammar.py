@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from traceconv.errors import InputError
 from traceconv.formats.migraphx import build
 from traceconv.formats.migraphx.document import parse_document
-from traceconv.formats.migraphx.instruction import parse_attributes, parse_instruction
+from traceconv.formats.migraphx.instruction import parse_instruction
 from traceconv.formats.migraphx.shape import TYPE_SIZES, parse_shape
+from traceconv.formats.migraphx_text.instructions import parse_attributes
 
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
 WORD = st.builds(str.__add__, st.sampled_from(_LOWER), st.text(_LOWER + "0123456789_", max_size=8))

@@ -120,12 +120,12 @@ def test_names_cut_are_counted_only_for_rows_read(tmp_path: Path):
 
 def test_nsys_framing_lines_are_not_dropped():
     """``[6/8] Executing '...' stats report`` and the old section titles are nsys's own
-    lines: nothing of the 2024-25 output is left out, and of the legacy one only the
+    lines: nothing of the 2024-25 output is foreign to it, and of the legacy one only the
     program's 8 lines of output (``PROCESS 1 started``...) that come first."""
-    assert traceconv.load(GROUPED).diagnostics.count("nsys_stats.line_outside_table") == 0
+    assert traceconv.load(GROUPED).diagnostics.count("nsys_stats.foreign_lines") == 0
     program = [line for line in LEGACY.read_text().splitlines()
                if line.startswith(("PROCESS", "MAIN"))]
-    assert traceconv.load(LEGACY).diagnostics.count("nsys_stats.line_outside_table") == len(
+    assert traceconv.load(LEGACY).diagnostics.count("nsys_stats.foreign_lines") == len(
         program) == 8
 
 

@@ -217,7 +217,7 @@ def test_the_console_layout_reads_as_its_csv_would():
     assert got == want and len(got) == 5 + 17 + 3
     assert trace.diagnostics.count("nsys_stats.name_cut") == sum(
         r[-1].endswith("…") for rows in tables.values() for r in rows) == 16
-    assert trace.diagnostics.count("nsys_stats.line_outside_table") == 1   # the prompt
+    assert trace.diagnostics.count("nsys_stats.foreign_lines") == 1   # the prompt
     # each report counts as a file of its own would: kernels on the device, calls on the host
     from traceconv.analysis.summary import summarize
 

@@ -108,16 +108,21 @@ def _cut(tmp_path: Path, sample: Path, sixty_fourths: int) -> Path:
     return cut
 
 
-@pytest.mark.parametrize(("sample", "rows", "sixty_fourths"), [
-    (SUMMARY, SUMMARY_ROWS, 8), (SUMMARY, SUMMARY_ROWS, 18), (SUMMARY, SUMMARY_ROWS, 48),
-    (REPORT, REPORT_STATS, 16), (REPORT, REPORT_STATS, 34), (REPORT, REPORT_STATS, 61),
+# the summary cut at 18/64 stops in the padding after line 89's last cell: a row whole by its
+# cells, so the loss is told by the totals the summary states (the Overview's 544 operator
+# calls, 100 % of the operator time), not by the cut line; the old report's nested rows have
+# no stated whole, so there a whole row cut in its padding (34/64) is still a cut table
+@pytest.mark.parametrize(("sample", "rows", "sixty_fourths", "told_by"), [
+    (SUMMARY, SUMMARY_ROWS, 8, "table_cut"), (SUMMARY, SUMMARY_ROWS, 18, "rows_missing"),
+    (SUMMARY, SUMMARY_ROWS, 48, "table_cut"), (REPORT, REPORT_STATS, 16, "table_cut"),
+    (REPORT, REPORT_STATS, 34, "table_cut"), (REPORT, REPORT_STATS, 61, "table_cut"),
 ])
 def test_a_report_cut_mid_line_counts_its_lost_rows_as_dropped(tmp_path, sample, rows,
-                                                               sixty_fourths):
+                                                               sixty_fourths, told_by):
     trace = traceconv.load(_cut(tmp_path, sample, sixty_fourths))
     assert len(trace.stats) < rows
     reader = trace.metadata.source_format.replace("-", "_")
-    assert trace.diagnostics.count(f"{reader}.table_cut") == 1
+    assert trace.diagnostics.count(f"{reader}.{told_by}") >= 1
     assert rows_left_out(trace.diagnostics) >= 1
 
 

@@ -45,7 +45,7 @@ def test_the_census_finds_each_pattern_and_its_use():
     found = census()
     entries = {entry.label.rsplit(".", 1)[-1]: entry for entry in found}
     assert entries["STEP_INFO"].methods == ("match",)          # parser.py: STEP_INFO.match(
-    assert entries["VAR"].methods == ("fullmatch", "match")    # instruction.py, reflow.py
+    assert entries["VAR"].methods == ("fullmatch", "match")    # instructions.py, reflow.py
     assert entries["ATTR"].methods == ("findall",)             # memflow_svg.py
     assert sum("row_pattern(" in entry.label for entry in found) == 6  # 3 column sets, 2 ways each
     patterns = {entry.pattern.pattern: entry for entry in found}

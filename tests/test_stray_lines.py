@@ -29,6 +29,10 @@ PADDLE_PAGES = {   # file: Event Summary rows, counted by hand in the page (= _r
     "paddle_inference_config_enable_profile_cn.md": 10,
     "paddle_models_textcnn_imdb_place_cuda_2017.md": 1,
 }
+# what a page left out of the reports it pasted: the guide shows two merged reports (its lines
+# 82 and 162, "Note! This Report merge all thread info into one.") without the per-thread
+# report Paddle prints after each (traceconv/formats/paddle_report/stated.py)
+PAGE_LEFT_OUT = {"paddle_docs_device_guard_profile_all.md": {"paddle_report.rows_missing": 2}}
 # a row: a name, its calls, then four or more numbers (a "CPU Time (Ratio)" cell is one)
 ROW = re.compile(r"^\s*\S.*?\s+\d+(?:\s+[-+\d.e]+(?:\s*\([-+\d.e]+\))?){4,}\s*$")
 
@@ -47,7 +51,8 @@ def test_a_paddle_report_pasted_in_a_page_loses_nothing(name):
     trace = traceconv.load(path)
     assert _rows(path.read_text()) == PADDLE_PAGES[name]
     assert trace.counts()["slices"] == PADDLE_PAGES[name]
-    assert _lost(trace) == {}                 # fences, </pre></code>, headings, run_time = 2093
+    # fences, </pre></code>, headings, run_time = 2093: nothing of what the page pasted is lost
+    assert _lost(trace) == PAGE_LEFT_OUT.get(name, {})
     assert trace.diagnostics.count("paddle_report.foreign_lines") > 0
 
 
@@ -76,6 +81,8 @@ def test_a_remark_among_summary_rows_is_an_elision():
     remarks = [n for n, line in enumerate(path.read_text().splitlines(), 1)
                if line.startswith("# 此处有省略")]
     assert len(remarks) == 2
+    # (the Overview's 7440 operator calls, of which the rows hold 726, fall short by what the
+    # elisions left out: counted there, not twice)
     assert _lost(trace) == {"paddle_summary.elided": 2}
     assert trace.diagnostics["paddle_summary.elided"].example == f"line {remarks[0]}: # 此处有省略"
 

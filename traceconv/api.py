@@ -25,7 +25,7 @@ from .units import format_duration
 
 if TYPE_CHECKING:   # the model imports numpy and networkx: not needed to start the CLI
     from .analysis.align import Mode
-    from .model import Diagnostics, Trace
+    from .model import Diagnostics, OpStat, Trace
     from .model.check_report import CheckReport
 
 
@@ -237,13 +237,22 @@ def _timeline_of(trace: Trace, output_format: str) -> Trace:
     counted = [k for k in rows   # (rows of sizes hold no time; unknown calls are calls)
                if trace.stats[k].calls != 0 and trace.stats[k].extra.get(TIME_IS) != "none"]
     if any(trace.stats[k].total_ns for k in counted):
+        from .analysis.runs import run_label, runs
         from .model.breakdown import add_aggregate_breakdown
+
+        # (of an input holding several runs, each run's rows on lanes of their own)
+        numbers = {label: n for n, label in enumerate(runs(trace), 1)}
+
+        def lane(row: OpStat) -> str:
+            section = row.section or row.type or "statistics"
+            number = numbers.get(run_label(row.extra) or "")
+            return section if number is None else f"{section}, run {number}"
 
         out = trace.copy()
         add_aggregate_breakdown(
             out, counted,
             f"{trace.metadata.source_format or 'input'} statistics: aggregate breakdown "
-            "(not a timeline)", lambda stat: stat.section or stat.type or "statistics",
+            "(not a timeline)", lane,
             start=trace.time_range[0] if timed and trace.time_range else None)
         return out.freeze()
     if timed:

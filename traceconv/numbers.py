@@ -125,18 +125,24 @@ def int_text(text: str, what: str = "number") -> int:
 
 # digits grouped in threes by commas, as console tables print them (nsys's default layout:
 # ``444,988,647``, ``75,910.7``)
-_GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
+# digits grouped by commas as locales group them: in threes (en_US: 444,988,647), or the
+# last three and then twos (en_IN: 27,65,96,75,62,725); a comma anywhere else (1,23: a
+# decimal comma) makes no grouped number
+_GROUPED = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d{1,2}(?:,\d{2})+,\d{3})(?:\.\d*)?")
 
 
 def ungrouped(text: str) -> str:
-    """Number text without the commas that group its digits in threes (``444,988,647``,
-    as nsys's console tables print numbers); any other text as given, so the conversion
-    that follows refuses what is no number (``1,23`` is not a grouped number).
+    """Number text without the commas that group its digits (``444,988,647``, as nsys's
+    console tables print numbers, or ``27,65,96,75,62,725`` under an Indian locale); any
+    other text as given, so the conversion that follows refuses what is no number (``1,23``
+    is not a grouped number).
 
     >>> ungrouped("444,988,647"), ungrouped(" 75,910.7 "), ungrouped("-1,000")
     ('444988647', '75910.7', '-1000')
-    >>> ungrouped("1,23"), ungrouped("12,3456"), ungrouped("0.5")
-    ('1,23', '12,3456', '0.5')
+    >>> ungrouped("27,65,96,75,62,725"), ungrouped("19,41,84,748.9"), ungrouped("3,46,812")
+    ('2765967562725', '194184748.9', '346812')
+    >>> ungrouped("1,23"), ungrouped("12,3456"), ungrouped("0.5"), ungrouped("1,23,45")
+    ('1,23', '12,3456', '0.5', '1,23,45')
     """
     stripped = text.strip()
     return stripped.replace(",", "") if _GROUPED.fullmatch(stripped) else text

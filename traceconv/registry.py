@@ -82,7 +82,8 @@ class FormatInfo:
     checks: bool = False              # the module has check(source)
     flavoured: bool = False           # the module has flavours() and read(flavour=...)
     origin: str = "built-in"          # or the distribution of the plugin that added it
-    # "module:function" of a light sniff (no reader imported to detect); None: the module's
+    # "module:function" of a light sniff (no reader imported to detect: every built-in
+    # reader has one, tests/test_light_detection.py); None: the module's (a plugin's)
     sniffer: str | None = None
     # "module:attribute" of a JSON format's KeyClaims (formats.key_claims): the keys that
     # tell its files wherever they come, looked for past the head when no sniff is sure
@@ -172,7 +173,8 @@ BUILTINS: tuple[FormatInfo, ...] = (
         sniffer="traceconv.formats.sniffing:megengine_memflow_svg"),
     FormatInfo(
         "paddle-report", "Paddle old text Profiling Report (fluid profiler; every layout, many "
-        "per log)", "traceconv.formats.paddle_report", (".txt", ".log"), reads=True),
+        "per log)", "traceconv.formats.paddle_report", (".txt", ".log"), reads=True,
+        sniffer="traceconv.formats.text_sniffing:paddle_report"),
     FormatInfo(
         "paddle-profile", "Paddle old binary profile (fluid profiler profile_path, profiler.proto)",
         "traceconv.formats.paddle_profile", (".profile",), reads=True,
@@ -183,11 +185,13 @@ BUILTINS: tuple[FormatInfo, ...] = (
         sniffer="traceconv.formats.sniffing:paddle_pb"),
     FormatInfo(
         "paddle-summary", "Paddle profiler summary() tables and Perf Summary text",
-        "traceconv.formats.paddle_summary", (".txt", ".log"), reads=True),
+        "traceconv.formats.paddle_summary", (".txt", ".log"), reads=True,
+        sniffer="traceconv.formats.text_sniffing:paddle_summary"),
     FormatInfo(
         "migraphx", "AMD MIGraphX program printouts, migraphx-driver perf reports and "
         "MIGRAPHX_TRACE_EVAL logs (text)", "traceconv.formats.migraphx", (".txt", ".log"),
-        reads=True, aliases=("migraphx-driver", "mxr-text")),
+        reads=True, aliases=("migraphx-driver", "mxr-text"),
+        sniffer="traceconv.formats.text_sniffing:migraphx"),
     FormatInfo(
         "svg", "Memory-flow SVG: time x address, one rectangle per memory block, live-bytes peak",
         "traceconv.formats.memflow_svg", (".svg",), writes=True, aliases=("memflow",)),

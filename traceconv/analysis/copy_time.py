@@ -99,12 +99,12 @@ def _timeline_blocked(tl: Timeline) -> BlockedHostTime | None:
 # -- statistics --------------------------------------------------------------------------------
 
 
-def _copy_kind(name: str) -> Activity | None:
+def copy_kind(name: str) -> Activity | None:
     """MEMCPY / MEMSET when the shared vocabulary names ``name`` a device copy or memset.
 
-    >>> _copy_kind("GpuMemcpySync:GPU->CPU").name, _copy_kind("[CUDA memset]").name
+    >>> copy_kind("GpuMemcpySync:GPU->CPU").name, copy_kind("[CUDA memset]").name
     ('MEMCPY', 'MEMSET')
-    >>> _copy_kind("BufferedReader:MemoryCopy") is None
+    >>> copy_kind("BufferedReader:MemoryCopy") is None
     True
     """
     from ..vocabularies.generic import GENERIC_VOCABULARY
@@ -122,7 +122,7 @@ def _waits_for_copy(name: str) -> bool:
     """
     from ..vocabularies.common import ASYNC_CALL
 
-    return _copy_kind(name) is Activity.MEMCPY and not ASYNC_CALL.search(name)
+    return copy_kind(name) is Activity.MEMCPY and not ASYNC_CALL.search(name)
 
 
 def reports_of(stats: list[OpStat]) -> list[dict[str, list[int]]]:
@@ -162,7 +162,7 @@ def _counted(stats: list[OpStat], rows: list[int], chosen: set[int]) -> list[int
 
 
 def _device_copy_rows(stats: list[OpStat], rows: list[int]) -> list[int]:
-    chosen = {i for i in rows if stats[i].device_ns is not None and _copy_kind(stats[i].name)}
+    chosen = {i for i in rows if stats[i].device_ns is not None and copy_kind(stats[i].name)}
     return _counted(stats, rows, chosen)
 
 
@@ -230,20 +230,20 @@ def _report_blocked(stats: list[OpStat], report: dict[str, list[int]]) -> Blocke
         return None
     found = []
     for members in report.values():
-        chosen = {i for i in members if _host_ns(stats[i]) and _waits_for_copy(stats[i].name)}
+        chosen = {i for i in members if host_ns(stats[i]) and _waits_for_copy(stats[i].name)}
         found.append(_counted(stats, members, chosen))
-    rows = max(found, key=lambda r: sum(_host_ns(stats[i]) or 0 for i in r), default=[])
+    rows = max(found, key=lambda r: sum(host_ns(stats[i]) or 0 for i in r), default=[])
     if not rows:
         return None
     device = [stats[i].device_ns for i in rows]
     names = sorted({stats[i].name for i in rows})
     return BlockedHostTime(
-        summed_calls(stats[i].calls for i in rows), sum(_host_ns(stats[i]) or 0 for i in rows),
+        summed_calls(stats[i].calls for i in rows), sum(host_ns(stats[i]) or 0 for i in rows),
         window,
         f"{steps} steps" if steps > 1 else "the step", None if None in device else sum(d or 0 for d in device), names, names, None)
 
 
-def _host_ns(stat: OpStat) -> int | None:
+def host_ns(stat: OpStat) -> int | None:
     """A row's host time: its CPU column, else its total when it states no device time."""
     if stat.cpu_ns is not None:
         return stat.cpu_ns
@@ -296,7 +296,7 @@ def has_copy_calls(trace: Trace, timeline: Timeline) -> bool:
     links, or a statistics table's copy rows with host time."""
     if timeline.has(Activity.MEMCPY):
         return bool((timeline.launch_of >= 0).any())
-    return any(_host_ns(s) is not None and _copy_kind(s.name) is Activity.MEMCPY
+    return any(host_ns(s) is not None and copy_kind(s.name) is Activity.MEMCPY
                for s in trace.stats)
 
 

@@ -90,7 +90,8 @@ def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None, *,
     starts = np.cumsum([0] + [len(t.processes) for t in traces]).tolist()
     out.metadata.attributes["inputs"] = [
         {"label": label, "file": t.metadata.source_file, "format": t.metadata.source_format,
-         "rank": t.metadata.rank, "processes": [starts[i], starts[i + 1]]}
+         "rank": t.metadata.rank, "processes": [starts[i], starts[i + 1]],
+         "devices": [d.name for d in t.metadata.devices if d.name]}
         for i, (t, label) in enumerate(zip(traces, labels, strict=True))]
     if alignment.applied:
         out.metadata.clock = f"{out.metadata.clock}, shifted to rank 0 on collectives"

@@ -7,13 +7,17 @@ import re
 from dataclasses import replace
 
 from ..model import Trace
-from .trim import trim
 
 # where readers label the run of a statistics row: MIGraphX "run", Paddle's "window"
 _RUN_KEYS = ("run", "window")
 
 
-def _label(extra: dict) -> str | None:
+def run_label(extra: dict) -> str | None:
+    """The run a statistics row's ``extra`` names, or None.
+
+    >>> run_label({"window": 0}), run_label({"run": "v4"}), run_label({})
+    ('0', 'v4', None)
+    """
     for key in _RUN_KEYS:
         if extra.get(key) is not None:
             return str(extra[key])
@@ -28,7 +32,7 @@ def runs(trace: Trace) -> list[str]:
     >>> _ = t.add_stat(OpStat("a", extra={"window": 1})); runs(t)
     ['0', '1']
     """
-    labels = dict.fromkeys(label for s in trace.stats if (label := _label(s.extra)) is not None)
+    labels = dict.fromkeys(label for s in trace.stats if (label := run_label(s.extra)) is not None)
     return list(labels) if len(labels) > 1 else []
 
 
@@ -39,12 +43,14 @@ def select_run(trace: Trace, number: int) -> Trace:
     if not 1 <= number <= len(labels):
         raise ValueError(f"run {number} of {len(labels) or 1}")
     wanted = labels[number - 1]
+    from .trim import trim  # (only here: a conversion asks runs() of every statistics input)
+
     # readers that keep runs apart on the timeline name each run's processes after it
     if any(p.name.endswith(f" {wanted}") for p in trace.processes):
         kept = trim(trace, tracks=rf"\b{re.escape(wanted)} / ").derived()
     else:
         kept = trace.derived()
-    rows = [i for i, s in enumerate(trace.stats) if _label(s.extra) == wanted]
+    rows = [i for i, s in enumerate(trace.stats) if run_label(s.extra) == wanted]
     renumber = {old: new for new, old in enumerate(rows)}
     stats = [trace.stats[old] for old in rows]
     kept.stats = [replace(s, parent=None if s.parent is None else renumber.get(s.parent))

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..model import Metadata, OpStat, Trace
+from ..model.breakdown import only_breakdown
 from .merge import unique_labels
 
 STATISTICS_INPUTS = "statistics_inputs"   # metadata attribute: the labels of joined files
@@ -41,6 +42,21 @@ def holds_only_statistics(trace: Trace) -> bool:
     """
     return bool(trace.stats) and not timed_events(trace) and not trace.op_count \
         and not trace.has_graph
+
+
+# what a command that needs a timeline says of an input of statistics (the one phrase)
+NOT_A_TIMELINE = "the input holds statistics, not a timeline"
+
+
+def statistics_not_timeline(trace: Trace) -> bool:
+    """True when ``trace`` holds statistics and no timeline: no slices, or only those drawn
+    of its statistics (a breakdown).
+
+    >>> t = Trace(); _ = t.add_stat(OpStat("hipMemcpy", calls=2, total_ns=9))
+    >>> statistics_not_timeline(t), statistics_not_timeline(Trace())
+    (True, False)
+    """
+    return bool(trace.stats) and (not len(trace.slices) or only_breakdown(trace))
 
 
 def join_statistics(traces: Sequence[Trace]) -> list[Trace]:

@@ -107,10 +107,10 @@ def _print(result, inputs: tuple[str, ...], wide: bool = False) -> None:
     if result.skipped:
         skipped = ", ".join(sorted({s.rule for s in result.skipped}))
         from ..analysis.advise import STATISTICS_ONLY
+        from ..analysis.statistics_inputs import NOT_A_TIMELINE
 
         statistics = any(s.reason.endswith(STATISTICS_ONLY) for s in result.skipped)
-        why = "the input holds statistics, not a timeline" if statistics else \
-            "--json says what each lacks"
+        why = NOT_A_TIMELINE if statistics else "--json says what each lacks"
         # (rule ids are not broken at their hyphens: memcpy-heavy stays one word)
         console.print(Text(textwrap.fill(f"not applicable: {skipped} ({why})", fill,
                                          break_on_hyphens=False), style="dim"))

@@ -82,8 +82,12 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
         trace = with_steps(trace, steps, inputs[0])
         result = critical_path(trace, mode)
         if not result.path and not as_json:   # (an empty table would say nothing)
-            raise FormatError("no critical path: this trace holds no host or device work to "
-                              "walk (see `traceconv info`)", file=inputs[0])
+            from ..analysis.statistics_inputs import NOT_A_TIMELINE, statistics_not_timeline
+
+            why = NOT_A_TIMELINE if statistics_not_timeline(trace) else \
+                "this trace holds no host or device work to walk"
+            raise FormatError(f"no critical path: {why} (see `traceconv info`)",
+                              file=inputs[0])
         target = None
         if highlight:
             from ..analysis.highlight import highlight as draw

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
 
-from ..io import Source
 from ..model import Trace, TrackKind
 from ..model.block_pairing import key_codes, pair_events
 from ..model.block_table import coded_column
 from ..vocabularies.paddle import KERNEL_CATEGORY, MEMCPY_CATEGORY, RUNTIME_CATEGORY
-from .pasted_text import unpasted_bytes
 
 FRAMEWORK = "PaddlePaddle"           # as the Chrome-JSON flavours name it
 INT64_MAX = (1 << 63) - 1   # the model stores int64 ns; uninitialised CUPTI times exceed it
@@ -174,54 +171,3 @@ def link_launches(trace: Trace, code: str) -> None:
             unmatched += 1
     trace.diagnostics.add(f"{code}.launch_flows_guessed", count=len(device) - unmatched)
     trace.diagnostics.add(f"{code}.kernel_without_launch", count=unmatched)
-
-
-SCAN_LIMIT = 256 << 20   # bytes of a text log searched for a report beyond the sniffed head
-LOG_SUFFIXES = (".txt", ".log")
-
-
-def any_line(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[bytes]:
-    """One multi-line bytes regex that finds a line matching any of ``patterns`` (line
-    regexes, each anchored at ``^``), for :func:`text_contains`. Their ``\\s`` becomes a
-    blank that is no line end: across the lines of a head, ``^\\s*`` would span every
-    blank line that follows and try each way to split them (a head of blank lines took
-    minutes).
-
-    >>> found = any_line([re.compile(r"^\\s*Place:\\s*(\\S+)\\s*$")])
-    >>> bool(found.search(b"x\\n  Place: CPU\\n")), bool(found.search(b"\\n" * 20_000))
-    (True, False)
-    """
-    parts = []
-    for pattern in patterns:
-        if re.search(r"\[[^\]]*\\s", pattern.pattern):
-            raise ValueError(f"a \\s inside a character class: {pattern.pattern}")
-        parts.append(b"(?:" + pattern.pattern.replace(r"\s", r"[^\S\n]").encode() + b")")
-    return re.compile(b"|".join(parts), re.MULTILINE)
-
-
-def text_contains(head: bytes, source: Source | None, pattern: re.Pattern[bytes]) -> bool:
-    """Whether the text holds ``pattern`` (a multi-line bytes regex of one line): in the
-    head, else, for a ``.txt``/``.log`` file, further in (training logs print reports at
-    the end, after megabytes of other output).
-
-    >>> text_contains(b"loss 0.5\\n", None, re.compile(rb"^loss", re.MULTILINE))
-    True
-    """
-    if pattern.search(unpasted_bytes(head)):
-        return True
-    if (source is None or b"\0" in head or len(head) < 1 << 16
-            or not source.stem_name.endswith(LOG_SUFFIXES)):
-        return False            # binary, not a log, or the head was the whole file
-    tail = b""
-    with source.open() as stream:
-        for _ in range(SCAN_LIMIT >> 20):
-            chunk = stream.read(1 << 20)
-            if not chunk:
-                return False
-            block = tail + chunk
-            # (a log's own lines are plain or coloured: pasted pages are short, and fit the head)
-            if pattern.search(block) or (b"\x1b" in block and
-                                         pattern.search(unpasted_bytes(block))):
-                return True
-            tail = block[block.rfind(b"\n") + 1:][-4096:]   # a line cut by the chunk edge
-    return False

@@ -36,6 +36,9 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from .ruled_tables import Ruling, is_box_rule, ruling_under
 
 TRACE = "trace"
 _TRACE_COLUMNS = ("Start (ns)", "End (ns)", "Name", "PID", "TID")
@@ -62,7 +65,6 @@ _FRAMING = re.compile(r"\[\d+/\d+\] |[A-Z][\w -]* Statistics(?: \([\w ]+\))?:$")
 _KIND_OF_REPORT = {"osrt_sum": "os_runtime", "osrtsum": "os_runtime"}
 # the total of a table of sizes (cuda_gpu_mem_size_sum: "Total (MB)"; before 2022 "Total", KiB)
 _SIZE_TOTAL = re.compile(r"Total(?: \((?:B|KB|KiB|MB|MiB|GB|GiB)\))?")
-HEAD_LINES = 40
 
 
 def kind_of(cells: list[str]) -> str | None:
@@ -121,6 +123,28 @@ def is_prose(line: str) -> bool:
     return not text or text.startswith(_PROSE) or bool(_FRAMING.match(text))
 
 
+# the report file of one run, as nsys's prose names it: the progress line of ``nsys profile
+# --stats=true`` ("[1/8] [===100%] vector_add_v3.nsys-rep"), the export ("Generating SQLite
+# file r.sqlite from r.nsys-rep"), each report's script ("Processing [r.sqlite] with ...")
+_RUN_FILE = re.compile(r"^\s*(?:\[1/\d+\] \[[=\s\d%]*\] |Generating SQLite file |Processing \[)"
+                       r"(?:.*[/\\])?([^/\\\]\s]+?)(?:\.nsys-rep|\.qdrep|\.sqlite)\b")
+
+
+def run_named(line: str) -> str | None:
+    """The report file (its name without folder or extension) whose run a line of nsys's
+    prose starts or reads, or None.
+
+    >>> run_named("[1/8] [========================100%] vector_add_profile_v3.nsys-rep")
+    'vector_add_profile_v3'
+    >>> run_named("Processing [/w/r1.sqlite] with [/opt/nsys/reports/osrt_sum.py]... ")
+    'r1'
+    >>> run_named("Generating SQLite file d-rep.sqlite from d-rep.nsys-rep"), run_named("[4/8] x")
+    ('d-rep', None)
+    """
+    found = _RUN_FILE.match(line)
+    return found.group(1) if found else None
+
+
 def report_named(text: str) -> str | None:
     """The report a line of prose or a file name names (``cuda_gpu_kern_sum``...).
 
@@ -137,44 +161,24 @@ def report_named(text: str) -> str | None:
     return found.group(1) if found else _TITLES.get(text.strip())
 
 
-_RULE = re.compile(r"^\s*-+(?:\s+-+)*\s*$")   # the dashes under a column-layout header
+@dataclass
+class UnreadTable:
+    """A drawn table whose header names no report traceconv reads: a report it does not
+    read (``nvtx_gpu_proj_trace``) or a header a paste damaged; its rows are not read."""
 
-
-def is_rule(line: str) -> bool:
-    """The dashes nsys's column layout draws under a header.
-
-    >>> is_rule(" --------  ---------------  ----"), is_rule("12.5  100")
-    (True, False)
-    """
-    return bool(_RULE.match(line))
-
-
-def spans_of(rule: str) -> list[int]:
-    """Where each column of a column-layout table starts: the starts of the rule's dash
-    runs (a cell reaches to the next column's start: numbers are right-aligned in it).
-
-    >>> spans_of(" --------  -----  ----")
-    [1, 11, 18]
-    """
-    return [m.start() for m in re.finditer(r"-+", rule)]
-
-
-def cells_at(line: str, starts: list[int]) -> list[str]:
-    """The cells of one line of a column-layout table.
-
-    >>> cells_at("     43.2  2613668540  cudaMemcpyAsync", [1, 11, 23])
-    ['43.2', '2613668540', 'cudaMemcpyAsync']
-    """
-    ends = [*starts[1:], len(line)]
-    return [line[start:end].strip() for start, end in zip(starts, ends, strict=True)]
+    line: int                  # the header's line number
+    header: str
+    report: str | None         # the report a line of prose before it named
+    rows: int = 0
 
 
 class ColumnRows:
-    """``nsys stats``' default output (``--format column``, what ``nsys profile
-    --stats=true`` prints) as the rows its ``--format csv`` gives: each table's header (the
-    line over a rule of dashes) and rows cut at the rule's columns, nsys's prose lines as
-    one cell each; other lines (a shell prompt, a pasted command) are counted in
-    ``outside``.
+    """``nsys stats``' drawn layouts, the default ``--format column`` (what ``nsys profile
+    --stats=true`` prints) and ``--format table`` (boxed), as the rows its ``--format csv``
+    gives: each table's header (the line over a rule, :mod:`..ruled_tables`) and rows cut
+    at the rule's columns, nsys's prose lines as one cell each. A table whose header names
+    no report (:func:`kind_of`) is kept out, in ``unread``; other lines (a shell prompt, a
+    pasted command) are counted in ``outside``.
 
     >>> rows = ColumnRows(["$ nsys stats r.nsys-rep", " ** CUDA API Summary (cuda_api_sum):",
     ...     "", " Time (%)  Total Time (ns)  Num Calls  Name", " --------  ---------------  "
@@ -182,6 +186,13 @@ class ColumnRows:
     >>> list(rows), rows.outside
     ([[' ** CUDA API Summary (cuda_api_sum):'], [''], ['Time (%)', 'Total Time (ns)', \
 'Num Calls', 'Name'], ['90.0', '900', '3', 'cudaMalloc'], ['']], 1)
+    >>> rows = ColumnRows(["+-----+------+", "| Sum | Name |", "+-----+------+", "|   2 | x    |",
+    ...     "+-----+------+", "+-----------------+-----------+------+",
+    ...     "| Total Time (ns) | Num Calls | Name |", "+-----------------+-----------+------+",
+    ...     "|             900 |         3 | gemm |", "+-----------------+-----------+------+"])
+    >>> list(rows), rows.unread
+    ([['Total Time (ns)', 'Num Calls', 'Name'], ['900', '3', 'gemm']], \
+[UnreadTable(line=2, header='| Sum | Name |', report=None, rows=1)])
     """
 
     def __init__(self, lines: Iterable[str]) -> None:
@@ -189,7 +200,10 @@ class ColumnRows:
         self.width: int | None = None   # (set by the reader, as on CsvRows: cut at the
         # rule's columns, every row has its table's width)
         self.outside = 0
+        self.first_outside: tuple[int, str] | None = None   # (line number, text)
         self.line_num = 0
+        self.unread: list[UnreadTable] = []
+        self._named: str | None = None   # the report the last line of prose named
         self._rows = self._read()
 
     def __iter__(self) -> Iterator[list[str]]:
@@ -199,49 +213,91 @@ class ColumnRows:
         return next(self._rows)
 
     def _read(self) -> Iterator[list[str]]:
-        starts: list[int] | None = None
+        ruling: Ruling | None = None
+        unread: UnreadTable | None = None   # the table being passed over
         held: str | None = None   # a line that a rule may show to be a header
         for raw in self.lines:
             self.line_num += 1
             line = raw.rstrip("\r\n")
-            if starts is not None and line.strip():
-                yield cells_at(line, starts)
-                continue
-            starts = None
-            if is_rule(line) and held is not None:
-                starts = spans_of(line)
-                yield cells_at(held, starts)
-                held = None
+            if ruling is not None:
+                cells = ruling.cells(line)
+                if cells is not None:
+                    if unread is None:
+                        yield cells
+                    else:
+                        unread.rows += 1
+                    continue
+                ruling = unread = None
+                if is_box_rule(line):
+                    continue   # (the box's bottom)
+            found = ruling_under(held, line) if held is not None and held.strip() else None
+            if held is not None and found is not None and len(found.starts) > 1:
+                header = found.cells(held) or []
+                ruling = found
+                if kind_of(header) is None:
+                    unread = UnreadTable(self.line_num - 1, held.strip(), self._named)
+                    self.unread.append(unread)
+                else:
+                    yield header
+                held, self._named = None, None
                 continue
             if held is not None:
-                yield from self._outside(held)
+                yield from self._outside(held, self.line_num - 1)
             held = line
         if held is not None:
-            yield from self._outside(held)
+            yield from self._outside(held, self.line_num)
 
-    def _outside(self, line: str) -> Iterator[list[str]]:
+    def _outside(self, line: str, number: int) -> Iterator[list[str]]:
         if is_prose(line):
+            self._named = report_named(line) or _any_report(line) or self._named
             yield [line]
-        else:
+        elif not is_box_rule(line):   # (a box's top rule is drawing, nothing of the report)
             self.outside += 1
+            if self.first_outside is None:
+                self.first_outside = (number, line)
 
 
-def is_column_layout(lines: list[str]) -> bool:
-    """Whether ``lines`` hold a column-layout summary: a rule under a known header.
+# any report's name, read or not, as a banner closes (" ** NVTX GPU Projection Trace
+# (nvtx_gpu_proj_trace):") or the script nsys ran ends ("/nvtx_gpu_proj_trace.py]")
+_ANY_REPORT = re.compile(r"\((\w+)\):\s*$|/(\w+)\.py\]")
+
+
+def _any_report(line: str) -> str | None:
+    """The name of the report, read here or not, a line of prose names.
+
+    >>> _any_report(" ** NVTX GPU Projection Trace (nvtx_gpu_proj_trace):"), _any_report("x")
+    ('nvtx_gpu_proj_trace', None)
+    """
+    found = _ANY_REPORT.search(line)
+    return (found.group(1) or found.group(2)) if found else None
+
+
+def is_column_layout(lines: list[str], *, known: bool = True) -> bool:
+    """Whether ``lines`` hold a summary drawn in columns or boxes: a rule under a known
+    header (or, not ``known``, under any line of two or more columns: the reader's test,
+    so that a drawn table it cannot read is named as one).
 
     >>> is_column_layout([" Time (%)  Total Time (ns)  Instances  Name", " --------  ------"
     ...                   "---------  ---------  ----"])
     True
+    >>> is_column_layout(["| Time (%) | Total Time (ns) | Instances | Name |",
+    ...                   "+----------+-----------------+-----------+------+"])
+    True
     """
     for header, rule in zip(lines, lines[1:], strict=False):
-        if is_rule(rule) and kind_of(cells_at(header, spans_of(rule))) not in (None, TRACE):
+        ruling = ruling_under(header, rule) if header.strip() else None
+        if ruling is None or len(ruling.starts) < 2:
+            continue
+        if not known or kind_of(ruling.cells(header) or []) not in (None, TRACE):
             return True
     return False
 
 
 def sniff_text(head: bytes) -> float:
-    """How sure it is that ``head`` is an nsys stats CSV report: a known header after
-    nothing but prose, or only prose that names an nsys report (a report nsys skipped).
+    """How sure it is that ``head`` (the input layer's head: its first bytes, wherever the
+    tables start in them) is an nsys stats report: a drawn table under a known header
+    anywhere, a CSV header after nothing but prose, or only prose that names an nsys
+    report (a report nsys skipped).
 
     >>> sniff_text(b"Processing [r.sqlite] with [nvtx_sum.py]...\\nTime (%),Total Time (ns),"
     ...            b"Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range\\n")
@@ -251,12 +307,15 @@ def sniff_text(head: bytes) -> float:
     >>> sniff_text(b"Processing [r.sqlite] with [/x/cuda_gpu_kern_sum.py]... \\nSKIPPED: r.sqlite "
     ...            b"does not contain CUDA kernel data.\\n")
     0.9
+    >>> sniff_text(b"# notes\\n" * 200 + b" Time (%)  Total Time (ns)  Num Calls  Name\\n"
+    ...            b" --------  ---------------  ---------  ----\\n")
+    0.9
     """
     lines = head.lstrip(b"\xef\xbb\xbf").decode("utf-8", "replace").splitlines()
-    if is_column_layout(lines[:HEAD_LINES]):
+    if is_column_layout(lines):
         return 0.9
     named = False
-    for line in lines[:HEAD_LINES]:
+    for line in lines:
         if is_prose(line):
             named = named or (line.startswith("Processing ") and report_named(line) is not None)
             continue

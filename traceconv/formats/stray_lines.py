@@ -31,7 +31,8 @@ from ..model import Diagnostics
 Stray = Literal["row", "elided", "foreign"]
 # the codes of rows a table lost (by this rule, or cut off): a total over the rows read
 # is then the listed rows' only
-ROW_LOSSES = ("elided", "cut_row", "unreadable_row", "unparsed_line", "table_cut")
+ROW_LOSSES = ("elided", "cut_row", "row_cut", "row_width_mismatch", "unreadable_row",
+              "unparsed_line", "table_cut", "rows_missing")
 
 _MARKUP = re.compile(r"^\s*(?:(?:```|~~~).*|(?:</?(?:pre|code|div|details|summary)\b[^>]*>\s*)+"
                      r"|\.\. [\w-]+::.*)$", re.IGNORECASE)

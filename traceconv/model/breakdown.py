@@ -15,11 +15,12 @@ import numpy as np
 
 from . import OpStat, ProcessKind, Trace, TrackKind
 from .activity import Activity
+from .clock import AGGREGATE_PREFIX
 from .entities import CHILDREN_LEFT_OUT
 from .repairs import STAT_LIMIT, TIME_MAX
 
 BREAKDOWN_CATEGORY = "aggregate"
-BREAKDOWN_CLOCK = ("synthetic: aggregate breakdown (slices laid side by side by total time, "
+BREAKDOWN_CLOCK = (f"{AGGREGATE_PREFIX} (slices laid side by side by total time, "
                    "children nested inside; not a timeline)")
 
 

@@ -17,6 +17,9 @@ LOGICAL_ENTRY_CLOCK = "logical (allocator trace entry index: no time_us, 1 ns = 
 NO_CLOCK_PREFIX = "none"
 # the clock of an input that holds only statistics (totals per name: no event has a time)
 STATISTICS_CLOCK = "none (statistics)"
+# statistics drawn as slices as long as their totals, side by side (model.breakdown): the
+# span is the totals' sum, not a time that passed
+AGGREGATE_PREFIX = "synthetic: aggregate breakdown"
 
 
 def is_logical(clock: str | None) -> bool:
@@ -37,9 +40,13 @@ def span_text(span_ns: int, clock: str | None) -> str:
     ('9,700 entries', '9.7 µs', '300 ns')
     >>> span_text(0, STATISTICS_CLOCK)
     'none (no clock: statistics)'
+    >>> span_text(7_659_638_200, AGGREGATE_PREFIX + " (...)")
+    '7.66 s of op totals (side by side: not elapsed)'
     """
     if has_no_clock(clock):
         return f"none (no clock: {clock.removeprefix(NO_CLOCK_PREFIX).strip(' ()')})"  # type: ignore[union-attr]
+    if clock and clock.startswith(AGGREGATE_PREFIX):
+        return f"{format_duration(span_ns)} of op totals (side by side: not elapsed)"
     if not is_logical(clock):
         return format_duration(span_ns)
     return f"{span_ns:,} {'entries' if clock == LOGICAL_ENTRY_CLOCK else 'steps'}"

@@ -387,6 +387,10 @@ CODES: tuple[CodeInfo, ...] = (
           "report rows that do not fit their header: a start, end, PID, TID, count or time "
           "that is not a number or out of range (not read; the example shows the row's "
           "cells apart: a | b | c)"),
+    _Code("nsys_stats.table_not_read", "dropped",
+          "rows of drawn tables whose header names no report traceconv reads: a report it "
+          "does not read (nvtx_gpu_proj_trace...) or a header a paste damaged (the example "
+          "names the table's line and header; the other tables are read)"),
     _Code("nsys_stats.report_skipped", "note",
           "reports nsys skipped for lack of data (SKIPPED: ... does not contain ...)"),
     # overview (traceconv overview, split's overview.pftrace)
@@ -808,6 +812,15 @@ CODES: tuple[CodeInfo, ...] = (
           "the input stops in the middle of a line once the report's tables began (a cut file "
           "or paste): the rows after the cut are lost, how many the input cannot say; an "
           "unread cut line is counted as a row lost (traceconv/formats/stray_lines.py)", CUT),
+    _Code("{reader}.rows_missing", "dropped",
+          "a table whose rows read fall short of what the report states of it (a count, a "
+          "total, shares of 100 %) beyond the printed precision: rows lost (a cut at a line "
+          "end, a partial paste) or edited; both numbers in the example "
+          "(traceconv/formats/stated_totals.py)"),
+    _Code("{reader}.stated_total_differs", "note",
+          "a table whose rows read exceed what the report states of it beyond the printed "
+          "precision: nothing lost, the report disagrees with itself (numbers edited, rows of "
+          "another run); both numbers in the example (traceconv/formats/stated_totals.py)"),
     _Code("{reader}.invalid_utf8", "repaired",
           "strings that were not valid UTF-8: undecodable bytes shown as U+FFFD"),
 )

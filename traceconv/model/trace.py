@@ -70,6 +70,30 @@ class DeviceInfo:
                      and (int64(value) is None or value < 0))
 
 
+@dataclass(frozen=True)
+class StatedRun:
+    """Figures the source states about the measured run as a whole (a benchmark's own
+    summary), not derived from its events: what a report shows as the run's length where
+    the events are totals laid side by side (no elapsed time of their own).
+
+    >>> run = StatedRun(walltime_ns=3_000_520_000, throughput_per_s=3580.05)
+    >>> run.stated(), StatedRun().stated()
+    (True, False)
+    """
+
+    walltime_ns: int | None = None        # host wall time of the measured run
+    device_ns: int | None = None          # device compute time of the run
+    throughput_per_s: float | None = None  # inferences (queries) a second
+    latency_min_ns: int | None = None     # one inference's latency
+    latency_max_ns: int | None = None
+    latency_mean_ns: int | None = None
+    latency_median_ns: int | None = None
+
+    def stated(self) -> bool:
+        """Whether the source stated any figure."""
+        return any(value is not None for value in vars(self).values())
+
+
 @dataclass
 class Metadata(FrozenWhenUnpickled):
     """Where a trace came from and what happened to it on the way in.
@@ -86,6 +110,7 @@ class Metadata(FrozenWhenUnpickled):
     rank: int | None = None
     world_size: int | None = None
     devices: list[DeviceInfo] = field(default_factory=list)
+    run: StatedRun = field(default_factory=StatedRun)
     # Epoch nanoseconds of the source's time origin when the source states one (Kineto's
     # baseTimeNanoseconds). Writers use it as the base of relative output timestamps.
     clock_base_ns: int | None = None

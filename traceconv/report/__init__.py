@@ -13,7 +13,7 @@ import io
 from collections import defaultdict
 
 from ..markup import escape
-from ..model import Trace
+from ..model import DeviceInfo, StatedRun, Trace
 from ..model.clock import span_text
 from ..units import column_figures, format_bytes, format_duration
 from .page import page, table
@@ -45,7 +45,7 @@ def render_report(trace: Trace, title: str | None = None) -> str:
     if timeline or trace.graph.number_of_nodes():
         sections.append(("Critical path", _critical_path(trace)))
     subtitle = " · ".join(x for x in (meta.framework, meta.source_format, meta.source_version,
-                                      _span(trace)) if x)
+                                      _length(trace)) if x)
     return page(title or f"traceconv report: {_inputs_named(trace)}", subtitle, sections)
 
 
@@ -65,21 +65,81 @@ def _span(trace: Trace) -> str:
     return span_text(trace.span_ns, trace.metadata.clock)
 
 
+def _length(trace: Trace) -> str:
+    """The headline's length of the run: the wall time the source states, else the span
+    (which says what it is where it is no elapsed time: summed totals, steps, no clock).
+
+    >>> from traceconv.model import Metadata, StatedRun
+    >>> _length(Trace(Metadata(run=StatedRun(walltime_ns=3_000_520_000))))
+    '3.001 s host walltime (stated by the run)'
+    """
+    walltime = trace.metadata.run.walltime_ns
+    if walltime is not None:
+        return f"{format_duration(walltime)} host walltime (stated by the run)"
+    inputs = trace.metadata.attributes.get("inputs") or ()
+    return f"{_span(trace)} across {len(inputs)} inputs" if len(inputs) > 1 else _span(trace)
+
+
+def _stated_rows(run: StatedRun) -> list[tuple[str, object]]:
+    """The figures the source states about its run, as the Run section's rows.
+
+    >>> _stated_rows(StatedRun(throughput_per_s=81.9895, latency_mean_ns=12_195_200,
+    ...                        latency_median_ns=12_168_200))
+    [('throughput (stated)', '81.99 a second'), ('latency (stated)', 'mean 12.2 ms, median 12.17 ms')]
+    """
+    rows: list[tuple[str, object]] = []
+    for label, ns in (("host walltime (stated)", run.walltime_ns),
+                      ("device time (stated)", run.device_ns)):
+        if ns is not None:
+            rows.append((label, format_duration(ns)))
+    if run.throughput_per_s is not None:
+        rows.append(("throughput (stated)", f"{run.throughput_per_s:,.2f} a second"))
+    latency = ", ".join(f"{word} {format_duration(ns)}" for word, ns in (
+        ("mean", run.latency_mean_ns), ("median", run.latency_median_ns),
+        ("min", run.latency_min_ns), ("max", run.latency_max_ns)) if ns is not None)
+    if latency:
+        rows.append(("latency (stated)", latency))
+    return rows
+
+
+def _device_text(device: DeviceInfo) -> str:
+    """A device's name and what the source states of it.
+
+    >>> _device_text(DeviceInfo(0, "NVIDIA GeForce RTX 3090", 25446842368, 8, 6))
+    'NVIDIA GeForce RTX 3090, 23.7 GiB, compute 8.6'
+    >>> _device_text(DeviceInfo(0, "MI300X"))
+    'MI300X'
+    """
+    parts = [device.name or "?"]
+    if device.memory_bytes:
+        parts.append(format_bytes(device.memory_bytes))
+    if device.compute_major is not None:
+        minor = "?" if device.compute_minor is None else device.compute_minor
+        parts.append(f"compute {device.compute_major}.{minor}")
+    return ", ".join(parts)
+
+
+def _inputs_table(inputs: list[dict]) -> str:
+    """A merged trace's inputs: label, file, format and devices of each."""
+    return table(["input", "file", "format", "devices"],
+                 [(part.get("label", "-"), part.get("file") or "-", part.get("format") or "-",
+                   ", ".join(part.get("devices") or ()) or "-") for part in inputs])
+
+
 def _metadata(trace: Trace) -> str:
     meta = trace.metadata
+    inputs = list(meta.attributes.get("inputs") or ())
     rows: list[tuple[str, object]] = [
-        ("file", meta.source_file or "-"), ("format", meta.source_format or "-"),
+        ("file", meta.source_file or (f"{len(inputs)} inputs (below)" if inputs else "-")),
+        ("format", meta.source_format or "-"),
         ("version", meta.source_version or "-"), ("framework", meta.framework or "-"),
-        ("clock", meta.clock), ("span", _span(trace))]
+        ("clock", meta.clock), ("span", _span(trace)), *_stated_rows(meta.run)]
     if meta.rank is not None:
         rows.append(("rank", meta.rank))
     for device in meta.devices:
         if device.name:
-            major, minor = (("?" if n is None else n)
-                            for n in (device.compute_major, device.compute_minor))
-            rows.append((f"device {'' if device.id is None else device.id}",
-                         f"{device.name}, {format_bytes(device.memory_bytes or 0)}, "
-                         f"compute {major}.{minor}"))
+            rows.append((f"device {'' if device.id is None else device.id}".strip(),
+                         _device_text(device)))
     counts = ", ".join(f"{k} {v:,}" for k, v in trace.counts().items() if v and k != "span_ns")
     rows.append(("contents", counts))
     diagnostics = list(trace.diagnostics)
@@ -91,7 +151,7 @@ def _metadata(trace: Trace) -> str:
             ["code", "kind", "count", "what"],
             [(d.code, d.kind, d.count, d.message) for d in diagnostics],
             [False, False, True, False]) + "</details>")
-    return table(["", ""], rows) + details
+    return table(["", ""], rows) + (_inputs_table(inputs) if inputs else "") + details
 
 
 def _top_ops(trace: Trace, top: int = 15) -> str:
@@ -101,14 +161,29 @@ def _top_ops(trace: Trace, top: int = 15) -> str:
     from ..analysis.timeline_diff import is_timeline
     from ..model.partial_timeline import timeline_is_partial
 
+    pooled = _pooled_note(trace)
     if not is_timeline(trace) or timeline_is_partial(trace):
-        return _profile_summary(trace, top)
+        return pooled + _profile_summary(trace, top)
     statistics = joined_statistics(trace)
     if statistics is None:
-        return _key_averages(trace, top)
+        return pooled + _key_averages(trace, top)
     files = escape(statistics.metadata.source_file or "")
-    return (f"{_key_averages(trace, top)}<p>Statistics given with the timeline ({files}):</p>"
-            f"{_profile_summary(statistics, top)}")
+    return (f"{pooled}{_key_averages(trace, top)}<p>Statistics given with the timeline "
+            f"({files}):</p>{_profile_summary(statistics, top)}")
+
+
+def _pooled_note(trace: Trace) -> str:
+    """For several inputs: that the tables are the job's, every input's rows pooled.
+
+    >>> from traceconv.model import Metadata
+    >>> _pooled_note(Trace(Metadata(attributes={"inputs": [{"label": "rank 0"}, {"label": "rank 1"}]})))
+    '<p><b>Job level</b>: rank 0, rank 1 pooled (calls and times summed over the 2 inputs; the Step time above is per input).</p>'
+    """
+    inputs = trace.metadata.attributes.get("inputs") or ()
+    if len(inputs) < 2:
+        return ""
+    return (f"<p><b>Job level</b>: {escape(_inputs_named(trace))} pooled (calls and times "
+            f"summed over the {len(inputs)} inputs; the Step time above is per input).</p>")
 
 
 def _key_averages(trace: Trace, top: int) -> str:

@@ -48,6 +48,11 @@ COMMON = Vocabulary(
                 r"rwlock_(?:timed|clock)?(?:rd|wr)lock))$",),
 )
 
+# a runtime call that launches one kernel (cudaLaunchKernel, cuLaunchKernelEx,
+# cudaLaunchCooperativeKernel, hipModuleLaunchKernel, hipExtModuleLaunchKernel); not a
+# graph launch (cudaGraphLaunch runs many kernels) nor a copy
+KERNEL_LAUNCH_CALL = re.compile(r"^(?:cuda|cu|hip)\w*Launch\w*Kernel")
+
 # a runtime call that returns before its work is done (cudaMemcpyAsync, hipMemcpyAsync,
 # Paddle's GpuMemcpyAsync); a copy call without it (cudaMemcpy, GpuMemcpySync) waits for it
 ASYNC_CALL = re.compile("async", re.IGNORECASE)

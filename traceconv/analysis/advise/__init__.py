@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...model import Trace
-from ...model.breakdown import only_breakdown
+from ..statistics_inputs import NOT_A_TIMELINE, statistics_not_timeline
 from .context import Context
 from .finding import SEVERITIES, Advice, Finding, Skipped
 from .frameworks import advice_for, framework_of, not_applicable
@@ -24,7 +24,7 @@ __all__ = ["Advice", "Finding", "RULES", "Rule", "Skipped", "advise", "rule"]
 
 # a rule's missing concepts, when the input is a statistics table: the table has kernels and
 # calls, but no timeline for a rule to find them in
-STATISTICS_ONLY = " (the input holds statistics, not a timeline)"
+STATISTICS_ONLY = f" ({NOT_A_TIMELINE})"
 
 
 def advise(traces: Trace | Sequence[Trace], *, rules: Iterable[str] | None = None,
@@ -54,8 +54,7 @@ def advise(traces: Trace | Sequence[Trace], *, rules: Iterable[str] | None = Non
             absent = candidate.missing(ctx)
             if absent:
                 # (a statistics table has kernels and calls, but no timeline to find them in)
-                kind = STATISTICS_ONLY if trace.stats and (
-                    not len(trace.slices) or only_breakdown(trace)) else ""
+                kind = STATISTICS_ONLY if statistics_not_timeline(trace) else ""
                 advice.skipped.append(Skipped(candidate.id, "not applicable: missing "
                                               + ", ".join(absent) + kind, label))
                 continue

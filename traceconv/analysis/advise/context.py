@@ -28,6 +28,7 @@ from ..copy_time import (
 )
 from ..idle import DeviceIdle, device_idle
 from ..memory_moment import device_curves
+from ..stated_launches import StatedLaunches, stated_launches
 
 _PAGEABLE = re.compile(r"pageable", re.IGNORECASE)
 _MEMORY_KIND = re.compile(r"pageable|pinned|managed", re.IGNORECASE)
@@ -108,6 +109,14 @@ class Context:
         """Host time blocked in copy calls that waited for their copy."""
         return blocked_host_time(self.trace, self.timeline)
 
+    @cached_property
+    def stated_launches(self) -> list[StatedLaunches]:
+        """Kernels and launch calls per run, as a statistics table states them (none where
+        the trace has a timeline's kernels: those are judged on the timeline)."""
+        if self.timeline.has(Activity.KERNEL):
+            return []
+        return stated_launches(self.trace.stats)
+
     def has(self, concept: str) -> bool:
         return CONCEPTS[concept](self)
 
@@ -168,6 +177,8 @@ CONCEPTS: dict[str, Callable[[Context], bool]] = {
     "device work": lambda c: bool(len(c.timeline.device_work())),
     "kernels": lambda c: c.timeline.has(Activity.KERNEL),
     "launch links": lambda c: bool((c.timeline.launch_of >= 0).any()),
+    # (statistics: a run's kernel rows and kernel-launch call rows, no timeline)
+    "launch statistics": lambda c: bool(c.stated_launches),
     "host ops": lambda c: c.timeline.has(Activity.HOST_OP),
     # host ops at the times they ran (not laid back to back by a reader: MIGraphX, MegEngine
     # graphs, logical clocks), so that gaps between them and overlap with the device mean

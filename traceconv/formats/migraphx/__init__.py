@@ -13,7 +13,6 @@ lifetimes) for ``traceconv memflow``.
 
 from __future__ import annotations
 
-import re
 from functools import partial
 
 from ...errors import InputError
@@ -28,51 +27,17 @@ from ...vocabularies.migraphx import MIGRAPHX_VOCABULARY
 from ..pasted_text import PastedLines
 from ..stray_lines import count_tallied
 from ..text_lines import text_lines
+from ..text_sniffing import migraphx as sniff  # noqa: F401  (this format's sniff, kept light)
 from .document import Document, parse_document
 from .graph import GraphPart, fill_graph, node_counts
 from .memory import add_memory
-from .reflow import logical_lines
 from .schema import Document as DocumentSchema
+from .stated import compare_stated, missing_ends
 from .stats import add_recomputed, add_summary, partial_listing, recompute
 from .timeline import add_host_totals, lay_out, ms_to_ns
 from .units import Unit, units_of
 
 SCHEMAS = {"migraphx_document": DocumentSchema}
-
-# (line-anchored parts match blanks with [ \t], never \s, and no two runs of blanks touch:
-# \s crosses line ends, and a head of blank lines made the match try every split of them)
-_INSTRUCTION = re.compile(
-    rb"^(?:Run instruction: )?[ \t]*\S+ = (?:@param:|@literal|@return\(|[\w:]+(?:\[|\(|\s->\s)).*?"
-    rb"(?:->\s*(?:\[|dynamic, )?\w+_type, \{|@return\()", re.M)
-_MARKERS = re.compile(rb"Running performance report|MIGraphX Version: |^Run instruction: |"
-                      rb"^[ \t]*(?:\|[ \t]*)?Instructions?[ \t].*\bTime[ \t]*\([ \t]*ms[ \t]*\)|"
-                      rb"^Total instructions time: |^module: \"main\"|"
-                      rb"^\S[^\n=]*: ?[-+\d.e]+ ?ms(?: ?/ ?\d+ ?= ?[-+\d.e]+ ?ms)?"
-                      rb" ?[,\xef\xbc\x8c] ?[-+\d.e]+ ?%\s*$|"
-                      rb": ?[-+\d.e]+ ?ms ?[,\xef\xbc\x8c] ?[-+\d.e]+ ?%\s*$", re.M)
-
-
-def sniff(head: bytes, source: Source | None = None) -> float:
-    """How sure we are that ``head`` is MIGraphX text output (0..1).
-
-    Instruction prints end in a MIGraphX shape (``-> float_type, {1, 2}, {2, 1}``); one such
-    line plus a driver/report marker, or three of them, is unmistakable. A pasted Summary
-    (``group: 1.2ms / 3 = 0.4ms, 5%``) or trailer (``Total instructions time:``) alone is too.
-
-    >>> sniff(b"@0 = add(x,y) -> float_type, {2}, {1}\\n" * 3)
-    0.95
-    >>> sniff(b"Event  Calls  Total  Min.\\nMatMul 3 1.5 0.5\\n")
-    0.0
-    """
-    # pastes wrap lines: read the head as its reflowed lines
-    head = "\n".join(text for _, text, _ in logical_lines(
-        PastedLines(head.decode("utf-8", "replace")))).encode()
-    instructions = len(_INSTRUCTION.findall(head, 0, len(head)))
-    markers = bool(_MARKERS.search(head))
-    if instructions >= 3 or (instructions and markers):
-        return 0.95
-    return 0.9 if markers else 0.0
-
 
 def read(source: Source) -> Trace:
     """Read a MIGraphX program listing, perf report or trace-eval log into a Trace."""
@@ -97,6 +62,7 @@ def build(document: Document, name: str = "<text>", *, consume: bool = False) ->
         raise InputError("no MIGraphX program listing, perf report or trace-eval record found",
                          file=name, location=first)
     _note_document(document, trace)
+    missing_ends(document, diagnostics)
     # (why each report's instruction lines are only part of its program; None: whole)
     elisions = [partial_listing(u.report, document.elided) if u.report is not None else None
                 for u in units]
@@ -136,6 +102,7 @@ def _build_unit(trace: Trace, unit: Unit, *, whole: bool) -> GraphPart:
                     {g.name: g.calls for g in groups} if whole else {})
         add_recomputed(trace, groups, unit.label)
         report = unit.report
+        compare_stated(report, diagnostics, unit.label)
         if report.trailer.total_ms is None and (not report.summary or report.lines):
             # (a Summary alone is a fragment someone chose to paste; after timed lines, a
             # Summary with no trailer is a report cut inside its Summary)
@@ -143,6 +110,7 @@ def _build_unit(trace: Trace, unit: Unit, *, whole: bool) -> GraphPart:
             diagnostics.add("migraphx.report_truncated", example=f"ends {where}")
     if unit.untimed_report is not None:
         add_summary(trace, unit.untimed_report, unit.label, {})
+        compare_stated(unit.untimed_report, diagnostics, unit.label)
     diagnostics.add("migraphx.unresolved_input", count=len(program.unresolved),
                     example=next((f"line {ln}: {nm}" for ln, nm in program.unresolved), None))
     diagnostics.add("migraphx.name_repeated", count=program.repeated)

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ...numbers import NumberError
+from ..migraphx_text.instructions import VAR
+from ..migraphx_text.reflow import _SEP, NUM, PERF_TAIL, SUMMARY_ROW, logical_lines, summary_group
 from ..pasted_text import PastedLines
 from ..stray_lines import is_elision, is_markup, stray_kind
 from .columns import rows_as_lines
-from .instruction import VAR, Instruction, parse_instruction
-from .reflow import _SEP, NUM, PERF_TAIL, SUMMARY_ROW, logical_lines, summary_group
+from .instruction import Instruction, parse_instruction
 from .schema import Trailer
 
 _RETURN_GLUE = re.compile(r"(=\s*@return\([^)]*\))(?=\S)")

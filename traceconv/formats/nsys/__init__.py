@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, get_args
 import numpy as np
 
 from ...io import Source
-from ...model import Metadata, Trace
+from ...model import DeviceInfo, Metadata, Trace
 from ...model.builder import TraceBuilder
 from .. import database_sniffing
 from .._sqlite import Database, open_database
@@ -151,6 +151,8 @@ def _describe(trace: Trace, export: NsysExport) -> None:
         attributes["session start (UTC epoch ns)"] = export.session_start.utcEpochNs
     if export.gpus:
         attributes["gpus"] = [g.model_dump(exclude_none=True) for g in export.gpus]
+        trace.metadata.devices = [DeviceInfo(g.id, g.name, g.totalMemory, g.computeMajor,
+                                             g.computeMinor) for g in export.gpus]
     for key in ("EXPORT_PRODUCT_VERSION", "EXPORT_SCHEMA_VERSION", "DERIVED_BY",
                 "DERIVED_WINDOW_NS"):
         if key in export.export:

@@ -1,5 +1,7 @@
-"""``nsys stats`` reports, in ``--format csv`` or the default column layout (as ``nsys
-profile --stats=true`` prints them; :class:`..nsys_stats_header.ColumnRows`): the trace of NVTX ranges (``nsys stats -r
+"""``nsys stats`` reports, in ``--format csv``, the default column layout (as ``nsys
+profile --stats=true`` prints them) or the boxed ``--format table``
+(:class:`..nsys_stats_header.ColumnRows`), wherever in the input's head the output starts:
+the trace of NVTX ranges (``nsys stats -r
 nvtx_pushpop_trace``, also as written by nsys-jax, often ``.csv.xz``) and the summary reports
 (:mod:`.summaries`: kernels, CUDA API, memory operations, NVTX ranges), with or without the
 lines of prose nsys writes before a table (:mod:`..nsys_stats_header`).
@@ -21,13 +23,14 @@ from __future__ import annotations
 import io
 from array import array
 from collections.abc import Iterator
-from itertools import chain, islice
+from itertools import chain
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from ...errors import InputError
-from ...io import Source
+from ...io import HEAD_BYTES, Source
 from ...model import Metadata, Trace
 from ...model.args import Args
 from ...model.builder import TraceBuilder
@@ -36,14 +39,15 @@ from .. import database_sniffing
 from .._bulk import add_intervals_by_batch, map_keys
 from ..csv_rows import CsvRows
 from ..nsys_stats_header import (
-    HEAD_LINES,
     TRACE,
     ColumnRows,
     is_column_layout,
     is_prose,
     kind_of,
     report_named,
+    run_named,
 )
+from ..stray_lines import count_tallied
 from . import summaries
 
 _NEEDED = ("Start (ns)", "End (ns)", "Name", "PID", "TID")
@@ -64,23 +68,27 @@ def read(source: Source) -> Trace:
     """
     with source.open() as stream:   # (xz, as any compressed input, is the input layer's)
         text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
-        head = list(islice(text, HEAD_LINES))
-        rows = ColumnRows(chain(head, text)) if is_column_layout(head) else CsvRows(
+        head = _head(text)
+        rows = ColumnRows(chain(head, text)) if is_column_layout(head, known=False) else CsvRows(
             chain(head, text), source.name, written_by="nsys stats", fit=_prose_or_header)
-        header, kind, report = _first_header(rows, source.name)
+        opening = _first_header(rows, source.name)
+        header, kind, skipped = opening.header, opening.kind, opening.skipped
         rows.width = len(header)
-        if kind == TRACE:
-            trace = TraceBuilder(Metadata(
-                source_format="nsys-stats", source_version="nvtx_pushpop_trace",
-                clock="nsys session time (ns since the session started)"))
+        first = None if kind == TRACE else summaries.table_of(header, kind, opening.report)
+        if kind != TRACE and first is None:
+            raise InputError("an nsys stats summary whose header names no row (Name, "
+                             "Range or Operation)", file=source.name,
+                             location=f"line {rows.line_num}")
+        trace = TraceBuilder(Metadata(
+            source_format="nsys-stats", source_version="nvtx_pushpop_trace",
+            clock="nsys session time (ns since the session started)") if first is None else
+            Metadata(source_format="nsys-stats", clock=STATISTICS_CLOCK))
+        trace.diagnostics.add("nsys_stats.report_skipped", count=len(skipped),
+                              example=skipped[0][:120] if skipped else None)
+        if first is None:
             _read_rows(trace, header, rows)
         else:
-            first = summaries.table_of(header, kind, report)
-            if first is None:
-                raise InputError("an nsys stats summary whose header names no row (Name, "
-                                 "Range or Operation)", file=source.name,
-                                 location=f"line {rows.line_num}")
-            trace = TraceBuilder(Metadata(source_format="nsys-stats", clock=STATISTICS_CLOCK))
+            first.run = opening.run
             reports = summaries.read_tables(trace, first, rows,
                                             column_layout=isinstance(rows, ColumnRows))
             trace.metadata.source_version = ", ".join(dict.fromkeys(
@@ -88,8 +96,33 @@ def read(source: Source) -> Trace:
     if isinstance(rows, CsvRows):
         rows.left_out.count(trace.diagnostics)
     else:
-        trace.diagnostics.add("nsys_stats.line_outside_table", count=rows.outside)
+        _count_unread(trace, rows)
     return trace
+
+
+def _head(text: io.TextIOBase) -> list[str]:
+    """The lines of the input's head, the bytes its format was told by (a report pasted
+    after a page of other text starts anywhere in them)."""
+    head: list[str] = []
+    size = 0
+    for line in text:
+        head.append(line)
+        size += len(line)
+        if size >= HEAD_BYTES:
+            break
+    return head
+
+
+def _count_unread(trace: TraceBuilder, rows: ColumnRows) -> None:
+    """Count what a drawn layout's reading left out: the rows of tables whose header names
+    no report read here, and the lines outside every table (a README's text, a source
+    file's code, a shell prompt: foreign to the report by the rule of every text reader,
+    :mod:`..stray_lines`)."""
+    for table in rows.unread:
+        report = f"{table.report}, " if table.report else ""
+        trace.diagnostics.add("nsys_stats.table_not_read", count=table.rows, example=(
+            f"line {table.line}: {report}{table.rows} rows under {table.header[:100]}"))
+    count_tallied(trace.diagnostics, "nsys_stats", "foreign", rows.outside, rows.first_outside)
 
 
 def _prose_or_header(row: list[str], line: str) -> list[str] | None:
@@ -101,23 +134,43 @@ def _prose_or_header(row: list[str], line: str) -> list[str] | None:
     return None
 
 
-def _first_header(rows: ColumnRows | CsvRows, name: str) -> tuple[list[str], str, str | None]:
-    """The first header (after nsys's lines of prose), its report kind and the report's name
-    where a line or the file name states it; InputError when there is none."""
-    report, skipped = report_named(Path(name).name), ""
+class _Opening(NamedTuple):
+    """What an output says up to its first header."""
+
+    header: list[str]
+    kind: str                  # the header's report kind
+    report: str | None         # the report's name where a line or the file name states it
+    skipped: list[str]         # the lines of the reports nsys skipped before it
+    run: str | None            # the report file (the run) a line names
+
+
+def _first_header(rows: ColumnRows | CsvRows, name: str) -> _Opening:
+    """The first header (after nsys's lines of prose) and what the prose before it says;
+    InputError when there is none."""
+    report, skipped, run = report_named(Path(name).name), [], None
     for row in rows:
         line = ",".join(row)
         if is_prose(line):
             report = report_named(line) or report
-            skipped = skipped or (line if line.startswith("SKIPPED:") else "")
+            run = run_named(line) or run
+            if line.startswith("SKIPPED:"):
+                skipped.append(line)
             continue
         kind = kind_of(row)
         if kind is None:
-            break
-        return row, kind, report
+            raise InputError("not an nsys stats report: this line is neither nsys's prose nor "
+                             f"a header naming the NVTX trace's columns ({', '.join(_NEEDED)}) "
+                             "or a summary's (Total Time ...)", file=name,
+                             location=f"line {rows.line_num}")
+        return _Opening(row, kind, report, skipped, run)
     if skipped:
-        raise InputError(f"the nsys stats report holds no table: {skipped[:160]}", file=name,
-                         location=f"line {rows.line_num}")
+        raise InputError(f"the nsys stats report holds no table: {skipped[0][:160]}",
+                         file=name, location=f"line {rows.line_num}")
+    unread = rows.unread[0] if isinstance(rows, ColumnRows) and rows.unread else None
+    if unread is not None:
+        raise InputError("no table of a report traceconv reads: this table's header names "
+                         f"none ({unread.header[:100]})", file=name,
+                         location=f"line {unread.line}")
     raise InputError("not an nsys stats report: no header names the NVTX trace's columns "
                      f"({', '.join(_NEEDED)}) or a summary's (Total Time ...)", file=name,
                      location=f"line {rows.line_num}")

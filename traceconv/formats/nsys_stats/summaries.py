@@ -16,7 +16,9 @@ in bytes in ``extra`` (``total_bytes``...). Rows whose time is no work say so
 of the Nsight Systems vocabulary, which the timeline reader's slices follow): an OS runtime
 summary's waits (``futex``, ``poll``) are threads blocked, NVTX ranges enclose other rows'
 calls, sizes are no time. One output holding several reports (nsys's stdout) gives every table, each counted as if it were a file of its own (a report printed again,
-for another process, as ``osrt_sum #2``); a row whose numbers are not numbers is counted, as
+for another process, as ``osrt_sum #2``; an output pasting several runs, each run's rows
+naming it in ``extra["run"]``: the report file nsys's prose names, :mod:`traceconv.analysis.runs`
+keeps them apart); a row whose numbers are not numbers is counted, as
 is a report nsys skipped (``SKIPPED: ... does not contain ...``); a row of another width
 than its header is :mod:`..csv_rows`' to leave out and count.
 """
@@ -24,7 +26,7 @@ than its header is :mod:`..csv_rows`' to leave out and count.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
 from ...model import OpStat
@@ -41,7 +43,9 @@ from ..nsys_stats_header import (
     kind_of,
     kind_of_report,
     report_named,
+    run_named,
 )
+from ..stated_totals import compare_total
 
 _NAMES = ("Name", "Range", "Operation")
 _COUNTS = ("Instances", "Num Calls", "Count", "Operations", "Calls")
@@ -85,6 +89,7 @@ class Table:
     # when each report is a file (the summary takes each input's first table)
     part: str | None = None
     section: str | None = None   # a report printed again (for another process): kind #n
+    run: str | None = None       # the report file prose named before it (one run's)
 
 
 def table_of(header: list[str], kind: str, report: str | None = None) -> Table | None:
@@ -171,6 +176,35 @@ def stat_of(table: Table, row: list[str]) -> OpStat:
                   section=table.section or table.kind, extra=extra, **times, **where)
 
 
+class TableShares:
+    """The ``Time (%)`` cells of the rows read of one table at a time: nsys states that
+    they share 100 % (printed to one decimal), compared when the table ends
+    (:mod:`..stated_totals`; a table of no time at all, every share 0, states nothing, and
+    one whose rows the CSV layer left out, counted there, is not compared again)."""
+
+    def __init__(self, trace: TraceBuilder, rows: ColumnRows | CsvRows) -> None:
+        self.trace, self.rows = trace, rows
+        self.table: Table | None = None
+        self.shares: list[str] = []
+        self.left_out = getattr(rows, "left_out", None)   # (at the table's first row)
+
+    def add(self, table: Table, row: list[str]) -> None:
+        if table is not self.table:
+            self.end()
+            self.table, self.left_out = table, getattr(self.rows, "left_out", None)
+        if table.share is not None:
+            self.shares.append(ungrouped(row[table.share]))
+
+    def end(self) -> None:
+        table, shares = self.table, self.shares
+        counted = getattr(self.rows, "left_out", None) != self.left_out
+        if table is not None and not counted and any(float(share) for share in shares):
+            where = f"{table.section or table.part or table.report or table.kind} table"
+            compare_total(self.trace.diagnostics, "nsys_stats", where, 100, shares,
+                          what="% of the time (Time (%))")
+        self.table, self.shares = None, []
+
+
 def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
                 column_layout: bool = False) -> list[str]:
     """Every row of the report that starts with ``first``'s header and of the reports that
@@ -189,36 +223,64 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
     ([('gemm', 3, 900), ('copy', 1, 100)], 1)
     """
     table: Table | None = first
+    shares = TableShares(trace, rows)
     reports, report = [first.report or first.kind], None
-    printed = {reports[0]: 1}   # times each report was printed (once per process: osrt_sum)
+    # the report files named, one per run (an output may paste several); the tables before
+    # the first name are the first named run's
+    runs, opened = [first.run], [first]
+    number = 1   # the run of the tables that follow
+    printed = {(number, reports[0]): 1}   # times each report was printed in a run (osrt_sum:
+    # once per process)
     bad = skipped = unread = cut = 0
+    read: list[tuple[OpStat, Table]] = []   # (each row's run is known once all are read)
     examples: dict[str, str] = {}
     for row in rows:
         line = ",".join(row)
         kind = kind_of(row)
         if is_prose(line):
+            shares.end()
             table, report, rows.width = None, report_named(line) or report, None
+            if (named := run_named(line)) is not None:
+                if runs == [None]:
+                    runs = [named]
+                    for earlier in opened:
+                        earlier.run = named
+                runs += [] if named in runs else [named]
+                number = runs.index(named) + 1
             if line.startswith("SKIPPED:"):
                 skipped += 1
                 examples.setdefault("skipped", line[:120])
         elif kind is not None and kind != TRACE and (found := table_of(row, kind, report)):
+            shares.end()
             table, report, rows.width = found, None, found.width
             label = found.report or found.kind
-            printed[label] = times = printed.get(label, 0) + 1
-            found.part = label if times == 1 else f"{label} #{times}"
-            found.section = None if times == 1 else f"{found.kind} #{times}"
-            reports.append(found.part)
+            printed[number, label] = times = printed.get((number, label), 0) + 1
+            found.run = runs[number - 1]
+            # a report printed again: a section and an input of its own; of a later run: an
+            # input of its own, its section the first run's (a diff of the runs pairs them)
+            again = "" if times == 1 else f" #{times}"
+            found.part = label + again + ("" if number == 1 else f", run {number}")
+            found.section = f"{found.kind}{again}" if again else None
+            reports.append(label + again)
+            opened.append(found)
         elif table is not None:
             try:
-                trace.add_stat(stat_of(table, row))
+                read.append((stat_of(table, row), table))
             except ValueError:
                 bad += 1
                 examples.setdefault("bad", " | ".join(row)[:120])
             else:
                 cut += column_layout and row[table.name].endswith("…")
+                shares.add(table, row)
         else:
             unread += 1
             examples.setdefault("unread", " | ".join(row)[:120])
+    shares.end()
+    # the rows of an output pasting several runs name theirs (analysis.runs keeps them apart)
+    several_runs = len({of.run for _, of in read}) > 1
+    for stat, of in read:
+        trace.add_stat(replace(stat, extra={**stat.extra, "run": of.run}) if several_runs
+                       else stat)
     trace.diagnostics.add("nsys_stats.malformed_row", count=bad, example=examples.get("bad"))
     trace.diagnostics.add("nsys_stats.report_skipped", count=skipped,
                           example=examples.get("skipped"))

@@ -14,33 +14,16 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
 from ...model.builder import TraceBuilder
-from .._paddle import FRAMEWORK, any_line, text_contains
+from .._paddle import FRAMEWORK
 from ..pasted_text import PastedLines
 from ..text_lines import text_lines
-from .parser import SIGNATURE, ReportParser
-from .rows import headerless_columns
+from ..text_sniffing import paddle_report as sniff  # noqa: F401  (this format's sniff, kept light)
+from .parser import ReportParser
 from .schema import ReportLog
+from .stated import compare_stated, missing_ends
 from .to_trace import build_trace
 
 SCHEMAS = {"paddle_report": ReportLog}
-_SIGNATURE_BYTES = any_line(SIGNATURE)
-_ROW_SCAN_LINES = 200
-
-
-def sniff(head: bytes, source: Source) -> float:
-    """Certain when the text holds a line only the report prints (the banner, a section
-    title, the Event Summary or Memory header, an overhead or memcpy line; a training log
-    may print it after megabytes of other output); likely when its first lines hold Event
-    Summary rows whose shape and numbers say so, with no header at all.
-
-    >>> sniff(b"relu 4 2.0 0.4 0.6 0.5 0.16\\nsoftmax 4 1.0 0.2 0.3 0.25 0.08\\n", None)
-    0.6
-    """
-    if text_contains(head, source, _SIGNATURE_BYTES):
-        return 0.95
-    lines = list(PastedLines(head.decode("utf-8", "replace")))[:_ROW_SCAN_LINES]
-    rows = sum(headerless_columns(line) is not None for line in lines)
-    return 0.6 if rows and rows * 2 >= sum(bool(line.strip()) for line in lines) else 0.0
 
 
 def parse(text: str | PastedLines, trace: Trace | None = None) -> tuple[ReportLog, Trace]:
@@ -55,6 +38,8 @@ def parse(text: str | PastedLines, trace: Trace | None = None) -> tuple[ReportLo
     trace = trace or TraceBuilder(Metadata(framework=FRAMEWORK))
     log = ReportParser(trace.diagnostics).parse_lines(
         PastedLines(text) if isinstance(text, str) else text)
+    compare_stated(log, trace.diagnostics)
+    missing_ends(log, trace.diagnostics)
     return log, build_trace(log, trace)
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 import re
 
+from ..paddle_report_lines import CPU, ROW_START, header_columns, match_row, number, split_touching
 from ..stray_lines import open_rows_left_out
-from .rows import CPU, ROW_START, header_columns, match_row, number, split_touching
 from .schema import EventRow, ProfilingReport
 
 THREAD_PREFIX = re.compile(r"^thread(\d+)::")

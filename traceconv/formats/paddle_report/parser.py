@@ -3,7 +3,7 @@ and in whatever fragment of one a user pasted.
 
 The report is printed with ``std::setw`` cells that overflow into each other, names hold
 spaces and ``/``, and pastes often collapse whitespace, so rows are never sliced by column
-position (see :mod:`.rows`). Every recognised line is context, not a precondition: a paste
+position (see :mod:`..paddle_report_lines`). Every recognised line is context, not a precondition: a paste
 may start at ``Total time:``, at a section title, at the table header or at the rows, and a
 line that belongs earlier in a report than what was already seen (a second header, a second
 ``Total time``) starts the next report. Lines between reports are log output, counted.
@@ -14,19 +14,24 @@ from __future__ import annotations
 import re
 
 from ...model import Diagnostics
-from ..pasted_text import PastedLines
-from ..stray_lines import count_stray, count_table_cut, is_markup
-from .nesting import THREAD_PREFIX, EventTable
-from .places import place_clock
-from .rows import (
+from ..paddle_report_lines import (
+    BANNER,
+    MEMCPY,
+    MEMORY_BANNER,
     MEMORY_HEADER,
     NUM,
+    OVERHEAD_SPLIT,
+    SECTION_TITLE,
     header_columns,
     headerless_columns,
     is_cut_row,
     is_memory_row,
     number,
 )
+from ..pasted_text import PastedLines
+from ..stray_lines import count_stray, count_table_cut, is_markup
+from .nesting import THREAD_PREFIX, EventTable
+from .places import place_clock
 from .schema import (
     MemcpyRow,
     MemoryReport,
@@ -36,25 +41,15 @@ from .schema import (
     ReportLog,
 )
 
-__all__ = ["BANNER", "THREAD_PREFIX", "ReportParser", "SIGNATURE"]
+__all__ = ["THREAD_PREFIX", "ReportParser"]
 
-BANNER = re.compile(r"^\s*-{5,}>\s*Profiling Report\s*<-{5,}\s*$")
-MEMORY_BANNER = re.compile(r"^\s*-{5,}>\s*Memory Profiling Report\s*<-{5,}\s*$")
-SECTION_TITLE = re.compile(r"^\s*-{5,}\s*(Overhead|GpuMemCpy|Event) Summary\s*-{5,}\s*$")
 MERGED_NOTE = re.compile(r"^\s*Note! This Report merge all thread info into one\.?\s*$")
 PLACE = re.compile(r"^\s*Place:\s*(\S+(?:\s+\S+)?)\s*$")   # any spelling (places.py)
 TIME_UNIT = re.compile(r"^\s*Time unit:\s*(\S+)\s*$")
 SORTED_BY = re.compile(r"^\s*Sorted by (.+?) in descending order")
 TOTAL_TIME = re.compile(rf"^\s*Total time:\s*({NUM})\s*$")
-OVERHEAD_SPLIT = re.compile(
-    rf"^\s*(Computation time|Framework overhead)\s+Total:\s*({NUM})\s*Ratio:\s*({NUM})%\s*$")
 PE_TIME = re.compile(rf"^\s*(Elapsed|Accumulated) time of events:\s*({NUM})\s*$")
 PE_EXPLANATION = re.compile(r"^\s*The Overhead Summary divides the cost")
-MEMCPY = re.compile(
-    rf"^\s*(GpuMemcpy\w*)\s+Calls:\s*(\d+)\s+Total:\s*({NUM})\s*Ratio:\s*({NUM})%\s*$")
-# Lines that say "a Paddle report" on their own (the sniffer looks for any of them).
-SIGNATURE = (BANNER, MEMORY_BANNER, SECTION_TITLE, OVERHEAD_SPLIT, MEMCPY, MEMORY_HEADER,
-             re.compile(r"^\s*Event\s+Calls\s+Total\s+(?:Min\.|CPU\s+Time)"))
 
 # Where each header line sits in a printed report. A line whose place is before what the
 # open report already showed (or a second one of the lines printed once) starts a new one.
@@ -215,6 +210,13 @@ class ReportParser:
         self.log.reports.append(self._report)
         return self._report
 
+    def _report_joined_merged(self, report: ProfilingReport) -> bool:
+        """Whether ``report`` was put in the group of a merged report before it."""
+        reports = self.log.reports
+        if len(reports) < 2 or reports[-1] is not report:
+            return False
+        return reports[-2].merged and reports[-2].group == report.group
+
     def _report_for(self, stage: int, lineno: int) -> ProfilingReport:
         """The report a header line at ``stage`` belongs to (a new one when it comes too late
         for the open report)."""
@@ -257,6 +259,11 @@ class ReportParser:
         self._in_explanation = pattern is PE_EXPLANATION
         if pattern is MERGED_NOTE:
             report.merged = True
+            if self._report_joined_merged(report):
+                # (a merged report after a merged one is the next window's, not its
+                # per-thread part: Paddle prints one merged report per window)
+                self._group += 1
+                report.group = self._group
         elif pattern is PLACE:
             report.place = m.group(1)
             if place_clock(report.place, True) is None:
@@ -336,7 +343,9 @@ class ReportParser:
     def _count_cut(self, lineno: int) -> None:
         """The input stopped inside line ``lineno``: within a report, what followed the cut
         is lost (a last row read whole too: it may be cut inside its padding or its last
-        number, and the rows after it are gone)."""
+        number, and the rows after it are gone; rows nested under the last top-level row
+        have no stated whole, :mod:`.stated`, so a whole last row without its line end
+        cannot be told from a cut one)."""
         title = "Event Summary table" if self._table is not None else \
             "Memory Profiling Report" if self._memory is not None else \
             "Profiling Report header" if self._report is not None else None

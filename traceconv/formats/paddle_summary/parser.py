@@ -14,8 +14,9 @@ from collections.abc import Iterable, Iterator
 
 from ...model import Diagnostics
 from ...numbers import finite
-from ..line_patterns import SPACED_NAME
+from ..paddle_summary_lines import UNTITLED_ROW
 from ..pasted_text import PastedLines
+from ..stated_totals import missing_end
 from ..stray_lines import count_stray, count_table_cut, is_markup, open_rows_left_out
 from .schema import PerfSummary, StepInfo, SummaryDocument, SummaryRow, SummaryTable
 
@@ -34,19 +35,15 @@ _STEP_UNIT = r"\w{1,32}"
 STEP_INFO = re.compile(
     rf"^\s*reader_cost:\s*(?P<reader>\S+)\s*(?P<unit>{_STEP_UNIT})\s+batch_cost:\s*(?P<batch>\S+)"
     rf"\s*{_STEP_UNIT}(?:\s+ips:\s*(?P<ips>\S+)\s*(?P<ips_unit>\S{{1,32}}))?\s*$")
-# An Operator/Model/Kernel Summary row, recognised without its title, rules or header:
-# name, calls, one or two "total / avg / max / min / ratio" groups, FLOPs (any spacing).
-_CELL = r"(?:[-+]?\d[\d.eE+-]*|-)"
-_GROUP = rf"{_CELL}\s*/\s*{_CELL}\s*/\s*{_CELL}\s*/\s*{_CELL}\s*/\s*{_CELL}"
-UNTITLED_ROW = re.compile(
-    rf"^(?P<indent> *)(?P<name>{SPACED_NAME})\s+(?P<calls>\d+|-)\s+(?P<first>{_GROUP})"
-    rf"(?:\s+(?P<second>{_GROUP}))?(?:\s+(?P<flops>\d+|-))?\s*$")
 UNTITLED_HEADERS = {
     True: ["Name", "Calls", "CPU Total / Avg / Max / Min / Ratio(%)",
            "GPU Total / Avg / Max / Min / Ratio(%)"],
     False: ["Name", "Calls", "GPU Total / Avg / Max / Min / Ratio(%)"],
 }
 THREAD_TITLE = "Thread: "
+# the tables printed without a rule after their rows (every other one closes with one)
+UNRULED = ("UserDefined Summary", "Memory Summary")
+_OPEN = ("before_header", "expect_header", "header_done", "rows")   # a table before its rule
 FLOPS_MARK = "Flops Profiler"
 
 
@@ -104,6 +101,8 @@ class SummaryParser:
         self._cut = False       # the input stopped inside the line being read
         self._foreign_line = 0  # the last line counted as foreign
         self._flops_line = 0    # the last Flops Profiler mark (printed after the tables)
+        self._row_line = 0      # the last line read as a whole row
+        self.unnested: set[int] = set()   # the title lines of tables whose nesting was lost
 
     def parse_text(self, text: str) -> SummaryDocument:
         return self.parse_lines(PastedLines(text))
@@ -114,13 +113,19 @@ class SummaryParser:
             self._line(lineno, line)
         if lines.cut_line and self.doc.tables:
             self._count_cut(lines.cut_line)
+        elif self._table is not None and self._state in _OPEN and \
+                self._table is not self._untitled and not self._table.title.startswith(UNRULED):
+            missing_end(self.diagnostics, "paddle_summary",
+                        f"line {self._table.line}: {self._table.title}", "its closing rule")
         return self.doc
 
     def _count_cut(self, lineno: int) -> None:
         """The input stopped inside line ``lineno``, after a table began: what followed the
-        cut is lost (a last row read whole too: it may be cut inside its padding or last
-        cell), unless the line was foreign to the tables or the mark printed after them."""
-        if lineno not in (self._foreign_line, self._flops_line):
+        cut is lost, unless the line was foreign to the tables, the mark printed after
+        them, or a row whole by its cells (one cell for each column: a file that lacks only
+        its last line end; a last number cut short is the stated totals' to tell,
+        :mod:`.stated`)."""
+        if lineno not in (self._foreign_line, self._flops_line, self._row_line):
             count_table_cut(self.diagnostics, "paddle_summary", lineno,
                             self.doc.tables[-1].title)
             if self._table is self.doc.tables[-1]:
@@ -231,7 +236,9 @@ class SummaryParser:
         if depth and parent is None:
             self.diagnostics.add("paddle_summary.orphan_indent",
                                  example=f"line {lineno}: {line.strip()}")
+            self.unnested.add(table.line)
             depth = 0
+        self._row_line = lineno
         table.rows.append(SummaryRow(name=cells[0], depth=depth, parent=parent,
                                      thread=self._thread, cells=dict(zip(header, cells,
                                                                          strict=True)),

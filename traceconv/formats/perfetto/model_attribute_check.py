@@ -206,6 +206,7 @@ def _metadata(value: Any, where: str) -> None:
         _number_or_text(saved.get(name), f"{where}.{name}")
     if not isinstance(saved.get("devices"), list | None):
         _fail(f"{where}.devices", "a list")
+    _optional(_object)(saved.get("run"), f"{where}.run")
     _optional(_object)(saved.get("attributes"), f"{where}.attributes")
 
 

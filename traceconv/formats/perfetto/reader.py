@@ -1062,6 +1062,7 @@ def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:
     world = saved.get("world_size")
     meta.world_size = world if isinstance(world, int) else None
     meta.devices = model_attribute.device_infos(saved.get("devices"))
+    meta.run = model_attribute.stated_run(saved.get("run"))
     meta.attributes.update(saved.get("attributes") or {})
     for found in model.get("diagnostics") or []:   # what the first reader repaired or dropped
         trace.diagnostics.add_carried(found.get("code"), count=found.get("count"),

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ...io import Source
-from ...model import Metadata
+from ...model import DeviceInfo, Metadata
 from ...model.activity import Activity, fill_activity
 from ...model.builder import TraceBuilder
 from ...vocabularies.rocprof import ROCPROF_VOCABULARY
@@ -91,6 +91,7 @@ def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
                                   source_version=f"rocprofv3 {written_as} ({kinds})",
                                   clock=CLOCK))
     labels = _agent_labels([p.table for p in parts if p.kind in _AGENT_KINDS])
+    trace.metadata.devices = _gpu_agents(labels)
     places = Places(trace, labels)
     diagnostics = trace.diagnostics
     if all(p.kind == "v3-agent-info" for p in parts):   # (alone: its agents are what it holds)
@@ -130,6 +131,17 @@ def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
                             if p.kind in ("v3-allocations", "v3-scratch")])
     fill_activity(trace, ROCPROF_VOCABULARY)
     return trace
+
+
+def _gpu_agents(labels: dict[int, list[str]]) -> list[DeviceInfo]:
+    """The GPU agents as the model's devices: those whose name is a ``gfx`` target (a CPU
+    agent is named for its processor), by their product name.
+
+    >>> _gpu_agents({0: ["AMD EPYC 9654 96-Core Processor"], 2: ["AMD Instinct MI300X", "gfx942"]})
+    [DeviceInfo(id=2, name='AMD Instinct MI300X', memory_bytes=None, compute_major=None, compute_minor=None)]
+    """
+    return [DeviceInfo(number, words[0]) for number, words in sorted(labels.items())
+            if any(word.startswith("gfx") for word in words)]
 
 
 def _agent_labels(tables: list[Table]) -> dict[int, list[str]]:

@@ -30,6 +30,7 @@ from .schema import (
     TrexDevices,
     TrexMetadata,
 )
+from .stated import queried_devices, selected_device, stated_run
 
 TIMES_CLOCK = "ms since trtexec started (--exportTimes)"
 _DTYPES = (("fp32", "float32", 4), ("float", "float32", 4), ("fp16", "float16", 2),
@@ -116,16 +117,20 @@ class EngineBuilder:
 
     def trex_metadata(self, by_kind: dict[Kind, Part]) -> None:
         """trex's files beside the exports: their sections become attributes."""
-        attributes = self.trace.metadata.attributes
+        meta = self.trace.metadata
+        attributes = meta.attributes
         for kind in ("trex-build", "trex-profile"):
             if kind in by_kind:
                 document = by_kind[kind].document
                 assert isinstance(document, TrexMetadata)
                 attributes.update({f"trtexec.{k}": v for k, v in document.root.items()})
+        meta.run = stated_run(attributes.get("trtexec.performance_summary"))
+        meta.devices = selected_device(attributes.get("trtexec.device_information"))
         if "trex-device" in by_kind:
             devices = by_kind["trex-device"].document
             assert isinstance(devices, TrexDevices)
             attributes["trtexec.devices"] = [d.model_dump() for d in devices.root]
+            meta.devices = queried_devices(attributes["trtexec.devices"])
             if self.gpu is not None and devices.root:
                 self.trace.processes[self.gpu].labels.append(devices.root[0].Name)
         found = [k for k in by_kind if k.startswith("trex-")]

@@ -6,6 +6,7 @@ import numpy as np
 
 from ....units import format_duration
 from ...activity import Activity
+from ...stated_launches import StatedLaunches
 from ..context import Context
 from ..finding import Finding
 from ..rule import Rule
@@ -30,6 +31,10 @@ _ADVICE = {
                        "host side too (nsys --trace=cuda, rocprofv3 --hip-trace, Kineto's "
                        "CPU activities) to see what the device waits for.",
 }
+
+# (the words a framework gets come from frameworks.ADVICE; this is the rule's own)
+_LAUNCH_ADVICE = ("Each kernel costs more to launch than to run and the queue is empty: batch "
+                  "more work per kernel, fuse kernels, or capture the loop as a device graph.")
 
 
 def _gpu_idle(ctx: Context) -> list[Finding]:
@@ -69,6 +74,8 @@ def _gpu_idle(ctx: Context) -> list[Finding]:
 
 
 def _launch_bound(ctx: Context) -> list[Finding]:
+    if ctx.stated_launches:
+        return [f for run in ctx.stated_launches if (f := _stated_launch_bound(run))]
     tl = ctx.timeline
     kernels = tl.rows(Activity.KERNEL)
     kernels = kernels[tl.launch_of[kernels] >= 0]
@@ -93,9 +100,32 @@ def _launch_bound(ctx: Context) -> list[Finding]:
          "median_launch_ns": int(np.median(tl.dur[launch])),
          "device_idle_share": round(idle, 4)},
         {"kernels": top},
-        "Each kernel costs more to launch than to run and the queue is empty: batch more "
-        "work per kernel, fuse (torch.compile), or capture the loop in a CUDA graph "
-        f"(median kernel {format_duration(np.median(tl.dur[kernels]))}).")]
+        _LAUNCH_ADVICE)]
+
+
+def _stated_launch_bound(run: StatedLaunches) -> Finding | None:
+    """The rule on statistics: the typical kernel (its average) against the typical launch
+    call, and the least idle share that follows (``StatedLaunches.idle_share``). When each
+    kernel started is not in statistics, so "started at once" is not judged."""
+    linked = min(run.kernels, run.launches)
+    idle = run.idle_share
+    if linked < MIN_KERNELS or run.kernel_avg_ns >= run.launch_avg_ns or idle < IDLE_MEDIUM:
+        return None
+    where: dict[str, object] = {"kernels": list(run.names[:5])}
+    if run.run:
+        where["run"] = run.run
+    return Finding(
+        "launch-bound", "high" if idle >= IDLE_HIGH else "medium",
+        f"{run.kernels:,} kernels average {format_duration(run.kernel_avg_ns)}, shorter than "
+        f"their {run.launches:,} launch calls ({format_duration(run.launch_avg_ns)} each)"
+        f"{f' in run {run.run}' if run.run else ''}; judged from statistics (counts and "
+        "totals: no timeline)",
+        {"kernels": run.kernels, "kernel_ns": run.kernel_ns, "launch_calls": run.launches,
+         "launch_ns": run.launch_ns, "avg_kernel_ns": round(run.kernel_avg_ns),
+         "avg_launch_ns": round(run.launch_avg_ns), "device_idle_share": round(idle, 4),
+         "from": "statistics"},
+        where,
+        _LAUNCH_ADVICE)
 
 
 RULES = (
@@ -106,9 +136,16 @@ RULES = (
          "step markers); idle split host wait / kernel wait / other",
          f"idle ≥ {IDLE_MEDIUM:.0%} medium, ≥ {IDLE_HIGH:.0%} high",
          "HTA idle time breakdown (host wait, kernel wait, other)"),
-    Rule("launch-bound", ("kernels", "launch links"), _launch_bound,
-         "kernels shorter than their launch call, started at once after it (empty queue)",
+    Rule("launch-bound", (("kernels", "launch statistics"), ("launch links", "launch statistics")),
+         _launch_bound,
+         "kernels shorter than their launch call, started at once after it (empty queue); "
+         "statistics (no timeline): the average kernel against the average kernel-launch "
+         "call of the same run, and the device's least idle share while the host launches "
+         "(1 - kernel time / launch-call time)",
          f"≥ {SHORT_SHARE:.0%} of ≥ {MIN_KERNELS} linked kernels shorter than their launch, "
-         f"≥ {IMMEDIATE_SHARE:.0%} starting ≤ 20 µs after it, device idle ≥ {IDLE_MEDIUM:.0%}",
+         f"≥ {IMMEDIATE_SHARE:.0%} starting ≤ 20 µs after it, device idle ≥ {IDLE_MEDIUM:.0%} "
+         f"(≥ {IDLE_HIGH:.0%} high); statistics: ≥ {MIN_KERNELS} kernels and launch calls, "
+         f"average kernel shorter than the average launch, least idle share ≥ "
+         f"{IDLE_MEDIUM:.0%} (≥ {IDLE_HIGH:.0%} high)",
          "HTA CUDA kernel launch statistics; PyTorch profiler recipe"),
 )

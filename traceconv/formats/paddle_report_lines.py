@@ -1,4 +1,6 @@
-"""The row grammar of the old report's tables: columns come from the header, when there is one.
+"""The line grammar of Paddle's old Profiling Report: its banners and titles, and the rows
+of its tables, whose columns come from the header when there is one. (Outside the reader's
+package, and light: detection matches these lines without importing the reader.)
 
 A header names the columns (``Event  Calls  Total  Min.  Max.  Ave.  Ratio.``, with
 ``CPU Time (Ratio)  GPU Time (Ratio)`` after ``Total`` for ``Place: All``); a paste may cut
@@ -14,7 +16,7 @@ import math
 import re
 from functools import lru_cache
 
-from ..line_patterns import SPACED_NAME
+from .line_patterns import SPACED_NAME
 
 NUM = r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)"
 CPU, GPU = "CPU Time (Ratio)", "GPU Time (Ratio)"
@@ -45,6 +47,17 @@ _CUT_CELL = re.compile(r"[-+\d.eEnaif()*]+")
 # How any row starts: a name, then the calls (the first whole number after it).
 ROW_START = re.compile(rf"^\s*(?P<name>{SPACED_NAME})\s+(?P<calls>\d+)(?=\s|$)(?P<rest>.*)$")
 MEMORY_PLACE = re.compile(r"^\s*Place\(")
+
+BANNER = re.compile(r"^\s*-{5,}>\s*Profiling Report\s*<-{5,}\s*$")
+MEMORY_BANNER = re.compile(r"^\s*-{5,}>\s*Memory Profiling Report\s*<-{5,}\s*$")
+SECTION_TITLE = re.compile(r"^\s*-{5,}\s*(Overhead|GpuMemCpy|Event) Summary\s*-{5,}\s*$")
+OVERHEAD_SPLIT = re.compile(
+    rf"^\s*(Computation time|Framework overhead)\s+Total:\s*({NUM})\s*Ratio:\s*({NUM})%\s*$")
+MEMCPY = re.compile(
+    rf"^\s*(GpuMemcpy\w*)\s+Calls:\s*(\d+)\s+Total:\s*({NUM})\s*Ratio:\s*({NUM})%\s*$")
+# Lines that say "a Paddle report" on their own (the sniffer looks for any of them).
+SIGNATURE = (BANNER, MEMORY_BANNER, SECTION_TITLE, OVERHEAD_SPLIT, MEMCPY, MEMORY_HEADER,
+             re.compile(r"^\s*Event\s+Calls\s+Total\s+(?:Min\.|CPU\s+Time)"))
 
 
 def number(text: str) -> float | None:

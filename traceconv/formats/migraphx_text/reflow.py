@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from ..line_patterns import SPACED_NAME
-from .instruction import VAR, parse_instruction
+from .instructions import VAR, instruction_fields
 
 NUM = r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
 _SEP = r"\s*[,，]\s*"  # the DCU fork pastes carry full-width commas and collapsed spacing
@@ -86,10 +86,10 @@ def _incomplete_instruction(text: str) -> bool:
     if _open(body) > 0 or body.endswith(("-", ">", ",", "，", "=", ":", "/", "#")):
         return True
     try:
-        instruction = parse_instruction(body)
+        fields = instruction_fields(body)
     except ValueError:
         return True
-    return instruction.truncated and instruction.op != "@return"
+    return fields.get("truncated", False) and fields["op"] != "@return"
 
 
 def _glue(head: str, piece: str) -> str:

@@ -1,0 +1,185 @@
+"""Real ``nsys stats`` outputs in the layouts and places pastes put them: the boxed
+``--format table``, an Indian locale's digit grouping, a first table far down a README or a
+source file, a table whose header a paste damaged, reports nsys skipped before the first
+table. Expected values come from a plain split of the text (on ``|``, or on two spaces with
+the commas taken out) and from counts by hand, never from traceconv."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from click.testing import CliRunner
+
+import traceconv
+from tests.test_nsys_stats_console import number as number_of
+from tests.test_nsys_stats_console import tables
+from traceconv import registry
+from traceconv.cli import app
+from traceconv.io import Source
+
+DATA = Path(__file__).parent / "data" / "nsys_stats"
+BOXED = DATA / "r1_671b_stats_table_format_nsys2025.1.1.md"
+INDIAN = DATA / "deepspeed_stats_console_en_IN_grouping.txt"
+README = DATA / "numdiff_readme_stats_console_nsys2023.2.3.md"
+IN_COMMENT = DATA / "matmul_nvtx_stats_console_in_comment.cu"
+SKIPPING = DATA / "assignment2_stats_console_nsys2024.6.2.txt"
+TWO_RUNS = DATA / "nsight_deep_dive_two_runs_readme.md"
+
+
+def detect_format(path: Path) -> str:
+    return registry.detect(Source(str(path))).name
+
+
+SECTION = {"cuda_gpu_kern_sum": "kernels", "cuda_api_sum": "api", "nvtx_pushpop_sum": "nvtx",
+           "osrt_sum": "os_runtime"}
+
+
+def boxed_rows(path: Path) -> dict[str, list[list[str]]]:
+    """The rows of each report of a ``--format table`` output: ``|`` lines that are not a
+    header, cells split on ``|``, under the report the last ``Processing`` line names."""
+    found: dict[str, list[list[str]]] = defaultdict(list)
+    report = ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if named := re.search(r"/(\w+)\.py\]", line):
+            report = named.group(1)
+        elif line.startswith("|") and "Time (%)" not in line:
+            found[report].append([c.strip() for c in line.strip().strip("|").split("|")])
+    return found
+
+
+def by_section(trace: traceconv.Trace) -> dict[str, list[tuple[str, int, int]]]:
+    rows: dict[str, list[tuple[str, int, int]]] = defaultdict(list)
+    for stat in trace.stats:
+        rows[stat.section].append((stat.name, stat.calls, stat.total_ns))
+    return rows
+
+
+def test_the_boxed_table_layout_is_told_and_read():
+    """``nsys stats --format table`` (nsys 2025.1.1): found without ``--format``, every
+    row of its four reports read with the numbers its cells state."""
+    assert detect_format(BOXED) == "nsys-stats"
+    want = {SECTION[report]: [(c[-1], int(c[2]), int(c[1])) for c in rows]
+            for report, rows in boxed_rows(BOXED).items()}
+    assert {s: len(r) for s, r in want.items()} == {"kernels": 33, "api": 18, "nvtx": 1,
+                                                  "os_runtime": 13}   # (by hand)
+    got = by_section(traceconv.load(BOXED))
+    # (names nsys cut to its column end in "…" in both)
+    assert got == want
+    assert sum(t for _, _, t in got["kernels"]) == 27_320_569_792
+    assert sum(t for _, _, t in got["api"]) == 10_097_800_162
+
+
+def test_numbers_grouped_by_an_indian_locale_are_read():
+    """nsys under en_IN groups the last three digits, then twos: ``27,65,96,75,62,725``."""
+    rows = [re.split(r"\s{2,}", line.strip())
+            for line in INDIAN.read_text(encoding="utf-8").splitlines()
+            if re.match(r"\s+\d", line)]
+    trace = traceconv.load(INDIAN)
+    assert [(s.name, s.calls, s.total_ns) for s in trace.stats] == [
+        (r[-1], int(r[2].replace(",", "")), int(r[1].replace(",", ""))) for r in rows]
+    assert trace.stats[0].total_ns == 2_765_967_562_725   # (by hand)
+    # (the test file kept each table's top rows: 53.9 + 40.8 = 94.7 % of the NVTX time)
+    assert [d.code for d in trace.diagnostics] == ["nsys_stats.rows_missing"]
+
+
+def test_a_report_far_down_a_readme_is_found_and_read():
+    """The README's own text fills its first 56 lines; its six reports are read, and the
+    ``nvtx_gpu_proj_trace`` table after them is counted as a report not read."""
+    assert detect_format(README) == "nsys-stats"
+    trace = traceconv.load(README)
+    assert Counter(s.section for s in trace.stats) == {
+        "nvtx": 9, "os_runtime": 25, "api": 6, "kernels": 9, "memops": 2, "memory_sizes": 2}
+    device = sum(s.device_ns or 0 for s in trace.stats if s.section in ("kernels", "memops"))
+    assert device == 29_856 + 31_903   # the two tables' Total Time columns, summed by hand
+    unread = trace.diagnostics["nsys_stats.table_not_read"]
+    assert unread.count == 10 and "nvtx_gpu_proj_trace" in unread.example
+
+
+def test_a_table_whose_header_was_damaged_is_counted_and_the_others_read():
+    """The ``.cu`` paste lost the ``nvtx_sum`` header's leading space: its 6 rows are
+    counted where it is, the five tables after it read."""
+    assert detect_format(IN_COMMENT) == "nsys-stats"
+    lines = IN_COMMENT.read_text(encoding="utf-8").splitlines()
+    header_line = next(i for i, line in enumerate(lines, 1) if line.startswith("Time (%)"))
+    trace = traceconv.load(IN_COMMENT)
+    unread = trace.diagnostics["nsys_stats.table_not_read"]
+    assert (unread.count, unread.example.split(":")[0]) == (6, f"line {header_line}")
+    assert Counter(s.section for s in trace.stats) == {
+        "os_runtime": 24, "api": 5, "kernels": 1, "memops": 2, "memory_sizes": 2}
+    assert [s.device_ns for s in trace.stats if s.section == "kernels"] == [1_187_266]
+
+
+def test_reports_skipped_before_the_first_table_are_counted():
+    skipped = sum(line.startswith("SKIPPED:")
+                  for line in SKIPPING.read_text(encoding="utf-8").splitlines())
+    trace = traceconv.load(SKIPPING)
+    assert trace.diagnostics.count("nsys_stats.report_skipped") == skipped == 15
+    assert "NVTX" in trace.diagnostics["nsys_stats.report_skipped"].example   # (line 3's)
+
+
+def test_lines_outside_the_tables_are_foreign_and_name_their_first():
+    result = CliRunner().invoke(app, ["info", "--json", str(README)])
+    assert result.exit_code == 0, result.output
+    found = {d["code"]: d for d in json.loads(result.output)["diagnostics"]}
+    # (the README's own text: foreign to the report, a note, as every text reader counts it)
+    assert (found["nsys_stats.foreign_lines"]["kind"], found["nsys_stats.foreign_lines"][
+        "example"]) == ("note", "line 1: # Numerical Differentiation")
+
+
+def test_a_table_after_many_lines_of_other_text_is_read(tmp_path: Path):
+    """Where a paste starts is no limit within the head the format is told by: 300 lines
+    of notes (about 10 KB) before a column-layout table."""
+    path = tmp_path / "notes.md"
+    path.write_text("a line of notes before the run\n" * 300
+                    + " Time (%)  Total Time (ns)  Num Calls  Name\n"
+                    + " --------  ---------------  ---------  ----------\n"
+                    + "     90.0              900          3  cudaMalloc\n")
+    assert detect_format(path) == "nsys-stats"
+    trace = traceconv.load(path)
+    assert [(s.name, s.calls, s.cpu_ns) for s in trace.stats] == [("cudaMalloc", 3, 900)]
+    assert trace.diagnostics["nsys_stats.foreign_lines"].count == 300
+
+
+def test_a_table_without_a_header_read_here_names_its_line(tmp_path: Path):
+    path = tmp_path / "proj.txt"
+    path.write_text("Generating r.sqlite\n\n Name  Projected Start (ns)\n ----  ----\n"
+                    " fwd           282,734,719\n")
+    result = CliRunner().invoke(app, ["info", "--format", "nsys-stats", str(path)])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"traceconv: error: {path}:line 3: no table of a report traceconv reads: this table's "
+        "header names none (Name  Projected Start (ns))"]
+
+
+def test_two_runs_pasted_in_one_file_are_kept_apart(tmp_path: Path):
+    """A README pasting two ``nsys profile --stats=true`` runs (``_v3``, ``_v4``): each row
+    names its run, the summary gives each run's totals (a plain split of each half of the
+    file: the kernel and memory-operation tables' Total Time), never their sum."""
+    text = TWO_RUNS.read_text(encoding="utf-8")
+    second = text.index("Generating '/tmp/nsys-report-a98b.qdstrm'")
+    device = []
+    for number, half in enumerate((text[:second], text[second:])):
+        path = tmp_path / f"run{number}.txt"
+        path.write_text(half, encoding="utf-8")
+        device.append(sum(number_of(row[1]) for header, rows in tables(path)
+                          # (kernels: Instances and Name; memory operations' times)
+                          if {"Instances", "Name"} <= set(header)
+                          or {"Operation", "Total Time (ns)"} <= set(header)
+                          for row in rows))
+    assert device == [1_836_049, 1_835_134]   # (the probe's hand sums agree)
+    trace = traceconv.load(TWO_RUNS)
+    assert list(dict.fromkeys(s.extra["run"] for s in trace.stats)) == [
+        "vector_add_profile_v3", "vector_add_profile_v4"]
+    result = CliRunner().invoke(app, ["summary", "--json", str(TWO_RUNS)])
+    assert result.exit_code == 0, result.output
+    runs = json.loads(result.output)["runs"]
+    assert [(r["label"], round(r["total_device_time"] * 1e9)) for r in runs] == [
+        ("vector_add_profile_v3", device[0]), ("vector_add_profile_v4", device[1])]
+    drawn = tmp_path / "runs.json"
+    assert CliRunner().invoke(app, ["convert", str(TWO_RUNS), "-o", str(drawn)]).exit_code == 0
+    lanes = {e["args"]["name"] for e in json.loads(drawn.read_text())["traceEvents"]
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    assert {"kernels, run 1", "kernels, run 2"} <= lanes

@@ -1,0 +1,102 @@
+"""Tables drawn in text with a rule under their header, in the two drawings tools print; one
+rule for every text reader that meets them:
+
+* the column layout: a rule of dash runs under the header (`` --------  -----``); a cell
+  reaches from its run's start to the next run's (numbers are right-aligned in it);
+* the box layout: ``+------+-----+`` rules over and under the header and after the last
+  row, cells between ``|`` (``|  42.3 | 1159 | gemm |``), as ``nsys stats --format table``,
+  psql, MySQL and Python's tabulate/prettytable print.
+
+:func:`ruling_under` tells, from a header line and the line under it, how the table's lines
+are cut into cells; a reader decides what the cells mean.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_DASH_RULE = re.compile(r"^\s*-+(?:\s+-+)*\s*$")
+_BOX_RULE = re.compile(r"^\s*\+-+(?:\+-+)*\+?\s*$")
+
+
+def is_dash_rule(line: str) -> bool:
+    """The dashes a column layout draws under a header.
+
+    >>> is_dash_rule(" --------  ---------------  ----"), is_dash_rule("12.5  100")
+    (True, False)
+    """
+    return _DASH_RULE.match(line) is not None
+
+
+def is_box_rule(line: str) -> bool:
+    """A box layout's rule (``+----+----+``; a paste may have cut its last ``+``).
+
+    >>> is_box_rule("+----------+-----+"), is_box_rule("| 42.3 | 1 |"), is_box_rule("+---")
+    (True, False, True)
+    """
+    return _BOX_RULE.match(line) is not None
+
+
+def is_rule(line: str) -> bool:
+    """A rule of either layout.
+
+    >>> is_rule(" ----  --"), is_rule("+---+--+"), is_rule("---x")
+    (True, True, False)
+    """
+    return is_dash_rule(line) or is_box_rule(line)
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """Where the cells of one drawn table are: the columns' starts (the dash runs' starts,
+    or the ``|`` before each cell in the box layout)."""
+
+    starts: tuple[int, ...]
+    boxed: bool
+
+    def cells(self, line: str) -> list[str] | None:
+        """The cells of a line of the table; None when the line is no row of it (blank, or
+        in the box layout not a ``|`` line or another count of cells).
+
+        >>> Ruling((1, 11, 23), boxed=False).cells("     43.2  2613668540  cudaMemcpyAsync")
+        ['43.2', '2613668540', 'cudaMemcpyAsync']
+        >>> box = Ruling((0, 7, 14), boxed=True)
+        >>> box.cells("| 42.3 | 1159 | a|b |"), box.cells("| 42.3 | 1159|  a|b  |"), box.cells("x")
+        (['42.3', '1159', 'a|b'], None, None)
+        """
+        if not line.strip():
+            return None
+        if not self.boxed:
+            ends = [*self.starts[1:], len(line)]
+            return [line[start:end].strip() for start, end in zip(self.starts, ends, strict=True)]
+        text = line.rstrip()
+        if not text.lstrip().startswith("|"):
+            return None
+        if all(at < len(text) and text[at] == "|" for at in self.starts):
+            # the bars where the rule's corners are: a "|" inside a name is the name's
+            ends = [*self.starts[1:], len(text)]
+            return [text[start + 1:end].strip().removesuffix("|").strip()
+                    for start, end in zip(self.starts, ends, strict=True)]
+        cells = [cell.strip() for cell in text.strip().strip("|").split("|")]
+        return cells if len(cells) == len(self.starts) else None
+
+
+def ruling_under(header: str, rule: str) -> Ruling | None:
+    """How the table whose ``header`` line is over ``rule`` is cut (None: ``rule`` is no
+    rule, or a box rule under a line that is not a ``|`` line).
+
+    >>> ruling_under(" Time (%)  Name", " --------  ----")
+    Ruling(starts=(1, 11), boxed=False)
+    >>> ruling_under("| Time (%) | Name |", "+----------+------+")
+    Ruling(starts=(0, 11), boxed=True)
+    >>> ruling_under("Time  Name", "+-----+"), ruling_under("Time  Name", "Time")
+    (None, None)
+    """
+    if is_dash_rule(rule):
+        return Ruling(tuple(m.start() for m in re.finditer(r"-+", rule)), boxed=False)
+    if is_box_rule(rule) and header.lstrip().startswith("|"):
+        corners = [m.start() for m in re.finditer(r"\+", rule)]
+        return Ruling(tuple(corners[:-1] if rule.rstrip().endswith("+") else corners),
+                      boxed=True)
+    return None

@@ -1,0 +1,161 @@
+"""What a report states about its own tables, compared with the rows read: one rule for
+every text and table reader.
+
+Reports state totals of what they list: Paddle's Overview Summary the calls of its operator,
+kernel and user-defined tables, its Model Summary a step that its phases make up, shares that
+add up to 100 %; MIGraphX's ``Summary:`` and ``Total instructions time:`` the instruction
+times; ``nsys stats`` shares of 100 %. A table cut at a line end, a paste that left rows out,
+or rows edited after the fact read as a table that looks whole; the stated total tells.
+
+**Tolerance, from the printed precision.** A printed number stands for any value within half
+a unit of its last digit (``12.71``: 12.705 to 12.715; ``5e-05``: 4.5e-05 to 5.5e-05): a sum
+of printed parts may be off by the sum of their half units, and the stated total by its
+own. A count of calls or rows is exact, and so is a whole the format implies without
+printing it (shares of 1 or 100 %), given as an ``int``. A number given as a float, not as
+printed text, is
+taken at its shortest spelling (``100.0`` for ``100.00``): a wider tolerance, never a
+narrower one.
+
+**Outcome**, one finding per comparison, the numbers in its example:
+
+* within the tolerance: the report agrees with itself as printed; nothing is recorded
+  (rounding alone is no finding);
+* the rows read fall short: ``{reader}.rows_missing`` (dropped): rows were lost, a cut at a
+  line end or a partial paste, or their numbers edited down; unless the input's lost rows
+  are counted already (a cut line, an elision, an unreadable row:
+  :func:`.stray_lines.rows_left_out`), which is then what the shortfall is, never counted
+  twice;
+* the rows read exceed it: ``{reader}.stated_total_differs`` (note): nothing is lost, but the
+  report disagrees with itself (numbers edited, rows of another run).
+
+A table whose format prints a line after its rows (a closing rule) states where it ends: an
+input that stops before that line lost the rows after the last one read
+(:func:`missing_end`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from ..model import Diagnostics
+from .stray_lines import rows_left_out
+
+Printed = str | float   # (an int stated total: exact)
+
+
+def half_unit(printed: Printed) -> float:
+    """Half a unit of the last digit of ``printed``: how far the value it stands for may be
+    from it (0 for a non-finite number, which bounds nothing).
+
+    >>> half_unit("12.71"), half_unit("100"), half_unit("5e-05"), half_unit("1.2E+3")
+    (0.005, 0.5, 5e-06, 50.0)
+    >>> half_unit("444,988,647"), half_unit(0.25), half_unit("nan")
+    (0.5, 0.005, 0.0)
+    """
+    text = (printed if isinstance(printed, str) else repr(printed)).strip().replace(",", "")
+    mantissa, _, exponent = text.lower().partition("e")
+    try:
+        scale = int(exponent) if exponent else 0
+        if not math.isfinite(float(mantissa)):
+            return 0.0
+    except ValueError:
+        return 0.0
+    decimals = len(mantissa.partition(".")[2])
+    return 0.5 * 10.0 ** (scale - decimals)
+
+
+def _value(printed: Printed) -> float:
+    return float(printed.replace(",", "")) if isinstance(printed, str) else float(printed)
+
+
+def compare_total(diagnostics: Diagnostics, reader: str, where: str, stated: Printed,
+                  parts: Iterable[Printed], *, what: str) -> bool:
+    """Compare the total a report states (``stated``, as printed) with the sum of the rows
+    read (``parts``, as printed), within the printed precision (module docstring); record a
+    finding under ``{reader}.rows_missing`` or ``{reader}.stated_total_differs`` named by
+    ``where`` (line and table) and ``what``; an ``int`` total is exact (a whole the format
+    implies). Returns whether they agree. Non-finite parts
+    (``nan``, ``inf``) are left out of the sum; a non-finite total is never compared.
+
+    >>> found = Diagnostics()
+    >>> compare_total(found, "paddle_summary", "line 56: Model Summary", "101.66",
+    ...               ["32.74", "20.83", "36.15", "8.32", "3.63"], what="ms of ProfileStep")
+    True
+    >>> compare_total(found, "paddle_summary", "line 56: Model Summary", "101.66",
+    ...               ["32.74", "20.83", "36.15"], what="ms of ProfileStep")
+    False
+    >>> found["paddle_summary.rows_missing"].example
+    'line 56: Model Summary: 101.66 ms of ProfileStep stated, the rows read give 89.72'
+    """
+    total = _value(stated)
+    if not math.isfinite(total):
+        return True
+    read = 0.0
+    tolerance = 0.0 if isinstance(stated, int) else half_unit(stated)
+    finest = tolerance or math.inf   # (the sum is shown to the finest printed digit)
+    for part in parts:
+        if math.isfinite(value := _value(part)):
+            read += value
+            tolerance += (half := half_unit(part))
+            finest = min(finest, half or math.inf)
+    if abs(read - total) <= tolerance * (1 + 1e-9):
+        return True
+    _record(diagnostics, reader, where, read < total,
+            f"{_spelled(stated)} {what} stated, the rows read give {read:.{_digits(finest)}f}")
+    return False
+
+
+def compare_count(diagnostics: Diagnostics, reader: str, where: str, stated: int, read: int,
+                  *, what: str) -> bool:
+    """Compare a count a report states (calls, rows) with the count of the rows read:
+    exact; a finding as :func:`compare_total` records one.
+
+    >>> found = Diagnostics()
+    >>> compare_count(found, "paddle_summary", "line 20: Operator Summary", 544, 500,
+    ...               what="operator calls (Overview Summary)")
+    False
+    >>> found["paddle_summary.rows_missing"].kind, found["paddle_summary.rows_missing"].example
+    ('dropped', 'line 20: Operator Summary: 544 operator calls (Overview Summary) stated, \
+the rows read give 500')
+    """
+    if stated == read:
+        return True
+    _record(diagnostics, reader, where, read < stated,
+            f"{stated} {what} stated, the rows read give {read}")
+    return False
+
+
+def missing_end(diagnostics: Diagnostics, reader: str, where: str, end: str) -> None:
+    """Count a table whose format states its own ``end`` (a closing rule, a total line)
+    when the input stops before it: the rows after the last one read are lost, as
+    ``{reader}.rows_missing`` (a cut at a line end; one inside a line is
+    ``{reader}.table_cut``, :mod:`.stray_lines`).
+
+    >>> found = Diagnostics()
+    >>> missing_end(found, "paddle_summary", "line 68: Operator Summary", "its closing rule")
+    >>> found["paddle_summary.rows_missing"].example
+    'line 68: Operator Summary: the input ends before its closing rule'
+    """
+    diagnostics.add(f"{reader}.rows_missing", example=f"{where}: the input ends before {end}")
+
+
+def _record(diagnostics: Diagnostics, reader: str, where: str, short: bool, text: str) -> None:
+    missing = f"{reader}.rows_missing"
+    if short and rows_left_out(diagnostics) > diagnostics.count(missing):
+        return   # (the rows lost are counted where they were lost)
+    diagnostics.add(missing if short else f"{reader}.stated_total_differs",
+                    example=f"{where}: {text}")
+
+
+def _spelled(printed: Printed) -> str:
+    return printed.strip() if isinstance(printed, str) else repr(printed)
+
+
+def _digits(half: float) -> int:
+    """Decimals of a number printed to within ``half`` (half a unit of its last digit).
+
+    >>> _digits(0.05), _digits(0.005), _digits(0.5), _digits(math.inf)
+    (1, 2, 0, 0)
+    """
+    return max(0, min(12, -math.floor(math.log10(2 * half)))) if math.isfinite(half) else 0
