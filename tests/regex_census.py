@@ -71,26 +71,21 @@ def _report_rows() -> Built:
 
 
 def _vocabulary_names() -> Built:
-    """Every vocabulary's name patterns (its ``*_names`` as one alternation each)."""
+    """Every vocabulary's name patterns (its ``*_names`` as one alternation each, with
+    and without word edges)."""
     for module in _modules("traceconv.vocabularies"):
         for name, value in vars(module).items():
             if isinstance(value, activity.Vocabulary):
-                for kind, pattern in value._patterns.items():
-                    if pattern is not None:
-                        yield f"{module.__name__}.{name}.{kind}", pattern
+                for edges, patterns in (("", value._patterns), (" near", value._near)):
+                    for kind, pattern in patterns.items():
+                        if pattern is not None:
+                            yield f"{module.__name__}.{name}.{kind}{edges}", pattern
 
 
 def _any_claimed_key() -> Built:
     """The one alternation the key scan looks for: every JSON format's claimed keys."""
     claims = [claim for info in registry.BUILTINS for claim in info.key_claim_rows()]
     yield "every claimed key", KeyDepths(frozenset().union(*(c.keys for c in claims)))._keys
-
-
-def _device_copy_names() -> Built:
-    """The union of the shared vocabulary's copy and memset names (a module attribute)."""
-    from traceconv.vocabularies import common
-
-    yield "device copy names", common.DEVICE_COPY_NAMES
 
 
 def _huge_integer() -> Built:
@@ -112,7 +107,6 @@ BUILT: dict[str, tuple[Callable[[], Built], tuple[str, ...]]] = {
     "traceconv.model.activity:__post_init__": (_vocabulary_names, ("finditer", "search")),
     "traceconv.formats.key_depths:_compile": (_any_claimed_key, ("finditer",)),
     "traceconv.json_decode:_huge_integer": (_huge_integer, ("sub",)),
-    "traceconv.vocabularies.common:<module>": (_device_copy_names, ("search", "match")),
     "traceconv.model.diagnostic_codes:_patterns": (_diagnostic_code_patterns, ("match",)),
 }
 # Calls whose pattern the census leaves out, and why

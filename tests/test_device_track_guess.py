@@ -120,6 +120,25 @@ def test_a_thread_without_all_the_evidence_stays_a_host_thread(tmp_path: Path,
     assert trace.diagnostics.count(CODE) == 0
 
 
+# host symbols with a copy word in them (libc's, a program's): no device names them so
+HOST_COPIES = ("__memcpy_avx_unaligned_erms", "__memset_avx2_unaligned", "memcpy", "memset",
+               "__memmove_avx_unaligned_erms", "memcpy_helper", "__memcpy_chk")
+
+
+def test_a_thread_of_host_copy_symbols_stays_a_host_thread(tmp_path: Path) -> None:
+    """A CPU-only trace (one thread in ``main``, one running libc's copies one after
+    another): nothing in it is a device's, so nothing has device time or copy advice."""
+    events = [{"name": "main", "ph": "X", "ts": 0, "dur": 1000, "pid": 42, "tid": 1}] + [
+        {"name": name, "ph": "X", "ts": 20 * i, "dur": 10, "pid": 42, "tid": 2}
+        for i, name in enumerate(HOST_COPIES)]
+    trace = traceconv.load(_write(tmp_path / "cpu.json", events))
+    assert {(kind, track) for kind, track, _ in _kinds(trace)} == {
+        (ProcessKind.HOST, TrackKind.THREAD)}
+    assert trace.diagnostics.count(CODE) == 0
+    assert all(row.self_device_ns is None for row in op_summary(trace))
+    assert "memcpy-heavy" not in {f.rule for f in advise(trace).findings}
+
+
 def test_host_threads_beside_it_stay_and_a_round_trip_keeps_every_kind(tmp_path: Path) -> None:
     events = [_event(*work, i) for i, work in enumerate(_rounds())]
     host = [{"name": "train", "ph": "X", "ts": 999_000.0, "dur": 30_000_000.0, "pid": 1, "tid": 8},

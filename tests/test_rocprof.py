@@ -1003,14 +1003,30 @@ def test_agent_info_labels_the_agents_of_the_run_given_with_it():
     agents = {r["Logical_Node_Id"]: [r["Product_Name"], r["Name"]] for r in csv_rows(AGENT_INFO)}
     used = {r["Agent_Id"] for r in csv_rows(OMP_KERNELS)}
     assert used == {"4"} and agents["4"] == ["AMD Instinct MI300A", "gfx942"]
-    trace = combine([traceconv.load(OMP_KERNELS), traceconv.load(AGENT_INFO)])
+    trace = combine([traceconv.load(OMP_KERNELS), traceconv.load(AGENT_INFO, joining=True)])
     assert [(p.name, p.labels) for p in trace.processes] == [
         (f"agent {n}", agents[n]) for n in sorted(used)]
     assert len(trace.slices) == len(csv_rows(OMP_KERNELS))
-    alone = traceconv.load(AGENT_INFO)
+    alone = traceconv.load(AGENT_INFO, joining=True)
     assert sorted((p.name, p.labels) for p in alone.processes) == sorted(
         (f"agent {n}", list(dict.fromkeys(w for w in words if w))) for n, words in agents.items())
     assert not len(alone.slices)
+
+
+@pytest.mark.parametrize("command", [("info",), ("summary",), ("advise",), ("report", "-o"),
+                                     ("convert", "-o")], ids=lambda c: c[0])
+def test_agent_info_alone_is_nothing_read(tmp_path: Path, command: tuple[str, ...]):
+    """A run's settings with no trace of the run beside them hold nothing to show: one line
+    that says what to give with them, exit 1, no output (alone, or twice over)."""
+    out = tmp_path / ("out.html" if command[0] == "report" else "out.pftrace")
+    written = (str(out),) if len(command) > 1 else ()
+    another = shutil.copy(AGENT_INFO, tmp_path / "another_agent_info.csv")
+    for inputs in ((str(AGENT_INFO),), (str(AGENT_INFO), str(another))):
+        one_error_line(run(command[0], *inputs, *command[1:], *written), "nothing read",
+                       "give it together with the trace CSV files of its run")
+        assert not out.exists()
+    with_kernels = run(command[0], str(AGENT_INFO), str(OMP_KERNELS), *command[1:], *written)
+    assert with_kernels.exit_code == 0, with_kernels.output
 
 
 def test_a_statistics_table_has_no_clock_and_no_span(tmp_path: Path):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import traceconv
+from traceconv.errors import InputError
 from traceconv.model import ProcessKind
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,7 +139,7 @@ def test_trex_metadata_joins_the_set_as_attributes():
     """trt-engine-explorer's files beside the exports (not trtexec's): attributes only."""
     metadata = [RESNET / f"resnet_rtx3090_fp32.engine.{k}.metadata.json.gz"
                 for k in ("build", "profile")]
-    trace = traceconv.api.combine([traceconv.load(p) for p in SET + metadata])
+    trace = traceconv.api.combine([traceconv.load(p, joining=True) for p in SET + metadata])
     assert trace.op_count == 103 and len(trace.stats) == 103
     summary = _json(metadata[1])["performance_summary"]
     assert trace.metadata.attributes["trtexec.performance_summary"] == summary
@@ -146,9 +147,13 @@ def test_trex_metadata_joins_the_set_as_attributes():
         "build_options"]
     assert trace.diagnostics.count("trtexec.trex_metadata") == 2
     device = DATA / "resnet_a100_fp16.engine.metadata.json.gz"
-    alone = traceconv.load(device)
+    alone = traceconv.load(device, joining=True)
     assert alone.counts()["slices"] == 0
     assert alone.metadata.attributes["trtexec.devices"][0]["Name"] == _json(device)[0]["Name"]
+    # (given with nothing to join: nothing read, the line saying what to give with it)
+    with pytest.raises(InputError, match=r"nothing read: .*give it together with the "
+                                         r"engine's trtexec exports"):
+        traceconv.load(device)
 
 
 def test_exports_of_two_engines_stay_apart():

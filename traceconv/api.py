@@ -31,7 +31,7 @@ if TYPE_CHECKING:   # the model imports numpy and networkx: not needed to start 
 
 def load(path: str | os.PathLike[str], format: str | None = None, *,
          progress: Progress | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
-         memory_check: bool = True, **options: Any) -> Trace:
+         memory_check: bool = True, joining: bool = False, **options: Any) -> Trace:
     """Read any supported profiler output into a :class:`~traceconv.model.Trace`.
 
     The format is detected from the name and content unless ``format`` names it (a name
@@ -42,6 +42,9 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
     measured peak (Chrome JSON: about a third of its size with argument texts on disk,
     0.85x without, and 100 MiB) exceeds the memory available, unless ``memory_check`` is False or the
     environment says ``TRACECONV_MEMORY_CHECK=off`` (:mod:`traceconv.memory_check`).
+    ``joining`` says the input is one of several that :func:`combine` will join: a file of
+    a run's settings alone (rocprofv3's ``agent_info.csv``) is read only so; alone it is
+    nothing read.
 
     >>> trace = traceconv.load("samples/torch/cnn_step5.pt.trace.json")   # doctest: +SKIP
     >>> trace.counts()["slices"]                                          # doctest: +SKIP
@@ -64,10 +67,11 @@ def load(path: str | os.PathLike[str], format: str | None = None, *,
         source.memory_limit = memory_limit(info.name, spilled,
                                            row_peak=getattr(info.load(), "ROW_PEAK", None))
         source.held_limit = memory_limit(info.name, spilled, held_whole=True)
-    return _read(source, info, options)
+    return _read(source, info, options, joining=joining)
 
 
-def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any]) -> Trace:
+def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any], *,
+          joining: bool = False) -> Trace:
     """The frozen trace that ``info``'s reader makes of ``source`` (see :func:`load`)."""
     module = info.load()
     registry.check_options(module.read, options, f"the {info.name} reader",
@@ -89,6 +93,8 @@ def _read(source: Source, info: registry.FormatInfo, options: dict[str, Any]) ->
     with paused_gc():   # (freezing makes a dict per memory block and argument value)
         frozen = build(trace, source_format=info.name,
                        source_file=os.path.basename(source.name))
+    if not joining:
+        _refuse_settings_alone(frozen, source.name)
     _refuse_nothing_read(frozen, source.name, info.name)
     remember_inputs(frozen, [source.path])
     return frozen
@@ -106,11 +112,9 @@ def _refuse_nothing_read(trace: Trace, name: str, format_name: str) -> None:
     tracks) and a run's settings alone (a Chrome file of metadata events, an execution
     trace with no node, trtexec's ``[{"count": 0}]``) are not, since an output of them would
     be empty; only a file that its reader says holds settings to join the traces given
-    beside it (``input.settings_only``: trt-engine-explorer's metadata) is read so."""
-    counts = trace.counts()
-    if any(counts[key] for key in counts if key not in _NOT_READ_ALONE) or trace.stats \
-            or len(trace.reservations) or trace.has_graph \
-            or trace.diagnostics.count("input.settings_only"):
+    beside it (``input.settings_only``: rocprofv3's agent info) is read so, and only while
+    they are joined (:func:`_refuse_settings_alone`)."""
+    if _holds_work(trace) or trace.diagnostics.count("input.settings_only"):
         return
     dropped = [item for item in trace.diagnostics.as_list() if item["kind"] == "dropped"]
     why = ""
@@ -120,6 +124,25 @@ def _refuse_nothing_read(trace: Trace, name: str, format_name: str) -> None:
             f", such as: {_shown_example(largest['example'])}" if largest["example"] else "")
     raise InputError(f"nothing read: the {format_name} reader found no event, statistic, op "
                      f"or memory block in it{why}", file=name)
+
+
+def _holds_work(trace: Trace) -> bool:
+    """Whether ``trace`` holds events, rows, ops, memory blocks or statistics."""
+    counts = trace.counts()
+    return bool(any(counts[key] for key in counts if key not in _NOT_READ_ALONE)
+                or trace.stats or len(trace.reservations) or trace.has_graph)
+
+
+def _refuse_settings_alone(trace: Trace, name: str) -> None:
+    """A run's settings with nothing to join (given alone, or beside nothing of their run)
+    are nothing read: the line says what to give with them (the example of the reader's
+    ``input.settings_only``)."""
+    if _holds_work(trace) or not trace.diagnostics.count("input.settings_only"):
+        return
+    joins = next(item["example"] for item in trace.diagnostics.as_list()
+                 if item["code"] == "input.settings_only")
+    raise InputError(f"nothing read: a run's settings alone, read only to join the traces "
+                     f"given with them: give it together with {joins}", file=name)
 
 
 def _shown_example(example: str, limit: int = 80) -> str:
@@ -325,6 +348,7 @@ def rank_traces(traces: Sequence[Trace]) -> list[Trace]:
     for timeline, ets in pair_execution_traces(combine_runs(combine_engine_sets(traces))):
         for et in ets:
             timeline = link_execution_trace(timeline, et)
+        _refuse_settings_alone(timeline, _named(timeline))   # (settings nothing joined)
         linked.append(timeline)
     return join_statistics(linked)
 

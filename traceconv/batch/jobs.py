@@ -110,7 +110,7 @@ def load_one(task: Task) -> tuple[BatchResult, Trace | None]:
 
     began = time.perf_counter()
     try:
-        trace: Trace | None = load(task.path, format=task.format)
+        trace: Trace | None = load(task.path, format=task.format, joining=True)
         result = BatchResult(task.path, None, "ok", _events(trace))   # type: ignore[arg-type]
     except (TraceconvError, OSError) as exc:
         trace, result = None, BatchResult(task.path, None, "failed", error=str(exc))

@@ -63,7 +63,8 @@ def advise_command(inputs: tuple[str, ...], as_json: bool, rules: tuple[str, ...
         check_inputs(inputs)   # (a missing or spent input before any is read)
         # (one trace a rank or run: the CSVs of one rocprofv3 run, an ET beside its trace)
         traces = [with_steps(trace, steps, trace.metadata.source_file) for trace in
-                  rank_traces([load(path, format=format) for path in inputs])]
+                  rank_traces([load(path, format=format, joining=len(inputs) > 1)
+                              for path in inputs])]
         result = advise(traces if len(traces) > 1 else traces[0], rules=rules or None,
                         **options)
     if as_json:

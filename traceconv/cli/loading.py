@@ -37,7 +37,8 @@ def load_each(inputs: tuple[str, ...], format: str | None, *,
         click.echo(f"traceconv: warning: {warning}", err=True)
     with reading(list(inputs)) as per_file:
         traces = [load(path, format=format, progress=per_file(i), max_bytes=max_bytes,
-                       memory_check=memory_check) for i, path in enumerate(inputs)]
+                       memory_check=memory_check, joining=len(inputs) > 1)
+                  for i, path in enumerate(inputs)]
     for warning in merge_warnings(traces):
         click.echo(f"traceconv: warning: {warning}", err=True)
     return traces

@@ -115,17 +115,40 @@ def _lower(words: Iterable[str]) -> frozenset[str]:
     return frozenset(w.lower() for w in words)
 
 
-def _either(patterns: Iterable[str]) -> re.Pattern[str] | None:
+# Where a word of a name begins or ends: beside a character that is no letter or digit
+# (``_ : - . ( <``, a space, either end), between a letter and a digit, at a capital after
+# a small letter (``ncclDevKernel_AllReduce``) and before the last capital of a run of them
+# that a small letter follows (``HtoDAsync``). (Cases are told apart whatever the flags.)
+WORD_EDGE = (r"(?:(?<![^\W_])|(?![^\W_])|(?-i:(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]))"
+             r"|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_]))")
+
+
+def _either(patterns: Iterable[str], *, whole_words: bool = True) -> re.Pattern[str] | None:
+    """One case-insensitive pattern of ``patterns``, each matching whole words only (a
+    match begins and ends at a :data:`WORD_EDGE`): ``all_reduce`` is in
+    ``nccl:all_reduce`` and ``ncclDevKernel_AllReduce``, never in ``small_reduce_kernel``.
+    (Without ``whole_words``: anywhere, a wider pattern that scans many times faster.)
+
+    >>> words = _either(["all[_-]?reduce", "memcpy"])
+    >>> [bool(words.search(n)) for n in ("ncclDevKernel_AllReduce_Sum_f32", "c_allreduce_sum",
+    ...  "all-reduce.1", "small_reduce_kernel", "cudaMemcpyAsync", "cudaMemcpy2D", "memcpyish")]
+    [True, True, True, False, True, True, False]
+    """
     parts = [p for p in patterns if p]
-    return re.compile("|".join(f"(?:{p})" for p in parts), re.IGNORECASE) if parts else None
+    if not parts:
+        return None
+    either = "|".join(f"(?:{p})" for p in parts)
+    if whole_words:
+        either = f"{WORD_EDGE}(?:{either}){WORD_EDGE}"
+    return re.compile(either, re.IGNORECASE | re.MULTILINE)   # (a name a line: name_bits_of)
 
 
 @dataclass(frozen=True)
 class Vocabulary:
     """One producer's words for the activities: categories (matched case-insensitively) and
-    name patterns (regular expressions, case-insensitive; step names match the whole name,
-    case and all). Vendor knowledge lives in the
-    readers' instances of this class, never in an analysis.
+    name patterns (regular expressions, case-insensitive, matching whole words of a name:
+    see :func:`_either`; step names match the whole name, case and all). Vendor knowledge
+    lives in the readers' instances of this class, never in an analysis.
 
     >>> v = Vocabulary("demo", kernel={"kernel"}, runtime={"cuda_runtime"},
     ...                sync_names=("Synchronize",), launch_names=("Launch",))
@@ -163,15 +186,18 @@ class Vocabulary:
     device_sync_names: tuple[str, ...] = ()
     _patterns: dict[str, re.Pattern[str] | None] = field(init=False, repr=False,
                                                          compare=False)
+    _near: dict[str, re.Pattern[str] | None] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in _SETS:
             object.__setattr__(self, name, _lower(getattr(self, name)))
-        patterns = {name: _either(getattr(self, f"{name}_names")) for name in _NAMED}
-        steps = patterns["step"]
-        if steps is not None:   # a step name is the whole name (a line: see below), as written
-            patterns["step"] = re.compile(f"^(?:{steps.pattern})$", re.MULTILINE)
-        object.__setattr__(self, "_patterns", patterns)
+        for attribute, whole_words in (("_patterns", True), ("_near", False)):
+            patterns = {name: _either(getattr(self, f"{name}_names"), whole_words=whole_words)
+                        for name in _NAMED}
+            steps = patterns["step"]
+            if steps is not None:   # a step name is the whole name (a line), as written
+                patterns["step"] = re.compile(f"^(?:{steps.pattern})$", re.MULTILINE)
+            object.__setattr__(self, attribute, patterns)
 
     def category_bits(self, category: str) -> int:
         """Which of the category sets ``category`` is in (one bit per set of ``_SETS``)."""
@@ -183,10 +209,23 @@ class Vocabulary:
         return sum(1 << i for i, rule in enumerate(_NAMED)
                    if (p := self._patterns[rule]) is not None and p.search(name) is not None)
 
+    def named(self, name: str, *rules: str) -> bool:
+        """Whether ``name`` matches the name patterns of any of ``rules`` (of ``_NAMED``:
+        ``"communication"``, ``"memcpy"``...), by the rule :meth:`classify` follows.
+
+        >>> v = Vocabulary("demo", communication_names=("all[_-]?gather",))
+        >>> [v.named(n, "communication") for n in ("ncclKernel_AllGather_RING_LL_Sum_float",
+        ...                                        "install_gather_hooks")]
+        [True, False]
+        """
+        return any((p := self._patterns[rule]) is not None and p.search(name) is not None
+                   for rule in rules)
+
     def name_bits_of(self, names: list[str]) -> np.ndarray:
-        """:meth:`name_bits` of many names at once: each pattern scans the names joined by
-        line breaks in one pass (name patterns never match a line break), so a trace with
-        thousands of long Python-frame names costs one scan per rule, not one per name."""
+        """:meth:`name_bits` of many names at once: each rule's pattern without its word
+        edges scans the names joined by line breaks in one pass (name patterns never match
+        a line break), and only the names it finds are tried whole, so a trace with
+        thousands of long Python-frame names costs one fast scan per rule, not one per name."""
         bits = np.zeros(len(names), np.int32)
         clean = [n for n in names if "\n" not in n]
         if len(clean) != len(names):   # (a name with a line break: one at a time)
@@ -194,12 +233,12 @@ class Vocabulary:
         text = "\n".join(names)
         starts = np.cumsum([0] + [len(n) + 1 for n in names[:-1]])
         for i, rule in enumerate(_NAMED):
-            pattern = self._patterns[rule]
-            if pattern is None or not names:
+            pattern, near = self._patterns[rule], self._near[rule]
+            if pattern is None or near is None or not names:
                 continue
-            hits = [m.start() for m in pattern.finditer(text)]
-            if hits:
-                bits[np.searchsorted(starts, hits, "right") - 1] |= 1 << i
+            hits = [m.start() for m in near.finditer(text)]
+            found = np.unique(np.searchsorted(starts, hits, "right") - 1).tolist()
+            bits[[k for k in found if pattern.search(names[k])]] |= 1 << i
         return bits
 
     def classify(self, category: str, name: str, on_device: bool) -> int:

@@ -168,7 +168,8 @@ CODES: tuple[CodeInfo, ...] = (
           "line not read"),
     _Code("input.settings_only", "note",
           "inputs holding a run's settings alone (no event, row, op or memory block), read "
-          "to join the traces given beside them"),
+          "to join the traces given with them (which: in the example); given alone, "
+          "nothing read"),
     _Code("input.unknown_diagnostic", "note",
           "diagnostics the file carries (a trace traceconv wrote) under a code this version "
           "does not know, or with a count that is not a whole number: counted here, the first "

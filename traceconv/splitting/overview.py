@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,7 +36,7 @@ from ..model import Metadata, ProcessKind, TrackKind
 from ..model.builder import TraceBuilder
 from ..model.trace import Trace
 from ..numbers import int64
-from ..vocabularies.common import COLLECTIVE_NAMES
+from ..vocabularies.common import COMMON
 from .events import EDGE_NS, Head, as_float, as_pairs, floats, hashable, is_number, ns_time
 from .windows import Survey, Window
 
@@ -46,7 +45,6 @@ TOP = 100
 MAX_COLLECTIVES = 10_000   # per track
 HELD = 1 << 16             # disjoint covered intervals held per track before the earliest go
 NAMES_HELD = 1 << 16       # slice names remembered as collective or not
-COLLECTIVE = re.compile(COLLECTIVE_NAMES, re.IGNORECASE)   # (the readers' rule)
 
 
 @dataclass(slots=True)
@@ -182,7 +180,8 @@ class Overview:
         if known is None:
             if len(self._collective) >= NAMES_HELD:   # (a trace of unique names)
                 self._collective.clear()
-            known = self._collective[name] = COLLECTIVE.search(name) is not None
+            # (the readers' rule)
+            known = self._collective[name] = COMMON.named(name, "communication")
         return known
 
     def _memory(self, events: list[Head]) -> None:

@@ -20,11 +20,12 @@ from ..model.evident_streams import StreamWords
 # Collectives and point-to-point transfers by name: their libraries (NCCL, RCCL, MSCCL, Gloo,
 # HCCL, c10d), torch's ``record_param_comms``, Paddle's ``c_`` ops and XLA's hyphenated HLO names.
 # "broadcast" alone is not one: ``aten::broadcast_tensors``, MIGraphX's ``multibroadcast``
-# and ``VectorizedBroadcastKernel`` are shape work. (One alternation, factored: the pattern
-# runs over every distinct slice name; matched case-insensitively.)
-COLLECTIVE_NAMES = (r"nccl|rccl|msccl|c10d::|gloo:|hccl|record_param_comms|sendrecv|"
-                    r"all[_-]?(?:reduce|gather|to[_-]?all)|reduce[_-]?scatter|"
-                    r"collective[_-]permute|\bc_broadcast")
+# and ``VectorizedBroadcastKernel`` are shape work. An HLO name goes on only as
+# ``-start`` or ``-done``: ``all-reduce-combiner`` is a compiler pass. (One alternation,
+# factored: the pattern runs over every distinct slice name; whole words, any case.)
+COLLECTIVE_NAMES = (r"nccl|rccl|msccl|c10d::|gloo:|hccl|record_param_comms|sendrecv|c_broadcast|"
+                    r"(?:all[_-]?(?:reduce|gather|to[_-]?all)|reduce[_-]?scatter|"
+                    r"collective[_-]permute)(?!-(?!start|done)[a-z])")
 
 COMMON = Vocabulary(
     "common",
@@ -33,17 +34,18 @@ COMMON = Vocabulary(
     # calls that block the host until the device catches up; polls (cudaEventQuery) do not
     sync_names=("Synchroni[sz]e",),                               # cudaStreamSynchronize...
     launch_names=("Launch|Memcpy|Memset|hipExtModuleLaunch",),    # cudaLaunchKernel...
-    memcpy_names=("memcpy|HtoD|DtoH|DtoD",),                      # "Memcpy HtoD (Pageable...)"
+    # a copy or memset, a device's record or a call ("Memcpy HtoD (Pageable...)", cudaMemcpy)
+    memcpy_names=("memcpy|HtoD|DtoH|DtoD",),
     memset_names=("memset",),
     # OS calls in which a thread is blocked until another thread, a timer, a child process
-    # or a connection wakes it (nsys's OS runtime trace): waiting, not work. Reads, writes,
-    # ioctl and mmap stay work: the thread asked the kernel to do something
-    wait_names=(r"(?<![\w])(?:futex|sem_(?:timed|clock)?wait|p?poll|p?select|epoll_p?wait|"
+    # or a connection wakes it (nsys's OS runtime trace; the whole name, as it writes them):
+    # waiting, not work. Reads, writes, ioctl and mmap stay work: the thread asked the
+    # kernel to do something
+    wait_names=(r"^(?:futex|sem_(?:timed|clock)?wait|p?poll|p?select|epoll_p?wait|"
                 r"(?:clock_)?nanosleep|u?sleep|pause|wait(?:pid|id|3|4)?|sigsuspend|"
                 r"sig(?:timed)?wait(?:info)?|accept4?|pthread_(?:join|barrier_wait|"
                 r"cond_(?:timed|clock)?wait|mutex_(?:timed|clock)?lock|"
-                r"rwlock_(?:timed|clock)?(?:rd|wr)lock))"
-                r"(?![\w])",),
+                r"rwlock_(?:timed|clock)?(?:rd|wr)lock))$",),
 )
 
 # a runtime call that launches one kernel (cudaLaunchKernel, cuLaunchKernelEx,
@@ -80,14 +82,27 @@ def kernel_signature(name: str) -> bool:
     return templated_void or "_kernel" in function or "Kernel" in function
 
 
+# A copy or memset as only a device's tracer names one: by its direction (Kineto's
+# "Memcpy HtoD (Pageable -> Device)", CUPTI's "[CUDA memcpy Device-to-Host]", rocprof's
+# "CopyHostToDevice" and "MEMORY_COPY_HOST_TO_DEVICE", "MemcpyD2H", Paddle's
+# "GpuMemcpySync:GPU->CPU") or the memory it fills ("Memset (Device)", "[CUDA memset]",
+# ROCclr's "FillBuffer"). The words alone are no device's: libc's
+# ``__memcpy_avx_unaligned_erms`` and a program's ``memcpy`` run on the host.
+_PLACES = "Host|Device|Peer|Array"
+DEVICE_COPIES = Vocabulary(
+    "device copies",
+    memcpy_names=(rf"(?-i:[HDPA]to[HDPA]|[HD]2[HD]|[CG]PU->[CG]PU)"
+                  rf"|(?:{_PLACES})[_-]?to[_-]?(?:{_PLACES})",),
+    memset_names=(r"memset \(\w+\)|\[CUDA memset\]|FillBuffer",),
+)
+
 # What tells a device stream written as a plain thread (traceconv.model.evident_streams):
-# copies and memsets by the names above, kernels by their signatures; host work by a
-# runtime call (``cudaMemcpyAsync``, ``hipMemcpy``, ``cuLaunchKernel``, ``hsa_...``,
+# copies and memsets by their device names (above), kernels by their signatures; host work
+# by a runtime call (``cudaMemcpyAsync``, ``hipMemcpy``, ``cuLaunchKernel``, ``hsa_...``,
 # Paddle's ``GpuMemcpySync``), a framework operator (``aten::``) or a Python frame
 # (``file.py(12): f``), whose names a copy word may be in.
-DEVICE_COPY_NAMES = re.compile("|".join((*COMMON.memcpy_names, *COMMON.memset_names)),
-                               re.IGNORECASE)
 HOST_WORK_NAMES = re.compile(r"^(?:cuda|cu|hip)[A-Z]|^hsa_|Mem(?:cpy|set)(?:Sync|Async)"
                              r"|^aten::|\.py\(\d+\)")
-DEVICE_STREAM_WORDS = StreamWords(copy=DEVICE_COPY_NAMES.search, kernel=kernel_signature,
-                                  host=HOST_WORK_NAMES.search)
+DEVICE_STREAM_WORDS = StreamWords(
+    copy=lambda name: DEVICE_COPIES.named(name, "memcpy", "memset"),
+    kernel=kernel_signature, host=HOST_WORK_NAMES.search)

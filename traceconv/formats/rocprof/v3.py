@@ -97,8 +97,10 @@ def build_run(parts: list[Part], written_as: str = "CSV") -> TraceBuilder:
     if all(p.kind == "v3-agent-info" for p in parts):   # (alone: its agents are what it holds)
         for number in sorted(labels):
             places.device(device_name(V3, number)[0], number)
-        # (a run's settings, read to join its traces: not "nothing read")
-        diagnostics.add("input.settings_only", count=len(parts), example=parts[0].file)
+        # (a run's settings, read to join its traces: not "nothing read" while joined)
+        diagnostics.add("input.settings_only", count=len(parts),
+                        example="the trace CSV files of its run (kernel_trace.csv, "
+                                "hip_api_trace.csv...)")
     for part in parts:
         part.table.count_repairs(diagnostics)
     calls: dict[int, int] = {}

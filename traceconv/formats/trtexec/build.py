@@ -138,7 +138,8 @@ class EngineBuilder:
                                    example=", ".join(found) or None)
         if found and len(found) == len(by_kind):   # (settings to join the exports' trace)
             self.trace.diagnostics.add("input.settings_only", count=len(found),
-                                       example=", ".join(found))
+                                       example="the engine's trtexec exports (.graph.json, "
+                                               ".profile.json, .timing.json)")
 
     # -- layer information: the op graph --------------------------------------------------
 
