@@ -62,7 +62,6 @@ SQUARE_ON_OWN_PIECES = {
     "traceconv.formats.migraphx.document._RETURN_GLUE",   # 0.015, 0.06, 0.24
     "traceconv.formats.migraphx.document._TRAILER[3][0]",  # 0.06, 0.25, 1.0
     "traceconv.formats.migraphx.reflow._ENV",             # 0.03, 0.12, 0.46
-    "traceconv.formats.migraphx.reflow._PERF_TAIL_START",
     "traceconv.formats.migraphx.reflow._SUMMARY_PREFIX",
     "traceconv.formats.nsys.nvtx._SIZES",
     "traceconv.units._QUANTITY",
@@ -131,11 +130,19 @@ _PAGE_TAIL = Entry("_PAGE_TAIL", re.compile(r"(?<=\S)\s*</(?:code|pre)>(?:\s*</?
                                             re.IGNORECASE), ("sub",))
 
 
+# MIGraphX's cut perf time: five blank runs in a row, each split of one run tried from each
+# bracket (2.6 s on 128 blanks, a power of four or five of the line)
+_PERF_TAIL_START = Entry("_PERF_TAIL_START", re.compile(
+    r"[}\]]\s*:\s*[-+\d.eEnaif]*\s*(?:ms?)?\s*[,，]?\s*[-+\d.eEnaif]*\s*$"), ("search",))
+
+
 @pytest.mark.slow
 def test_the_check_of_own_pieces_catches_a_square_the_runs_miss():
     assert overrunning([_PAGE_TAIL], 65536, 5) == []
     assert growing([_PAGE_TAIL], 32768, 1) == [
         "_PAGE_TAIL ('sub',) on ' ' + '</code>' repeated + 'y'"]
+    assert growing([_PERF_TAIL_START], 32768, 1) == [
+        "_PERF_TAIL_START ('search',) on '} :' + ' ' repeated + 'y'"]
 
 
 @pytest.mark.slow
