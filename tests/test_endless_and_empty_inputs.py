@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import traceconv
+from traceconv import memory_check
 from traceconv.errors import InputError
 from traceconv.formats.chrome import stream as chrome_stream
 from traceconv.io import Source
@@ -72,6 +74,46 @@ def test_content_of_unknown_size_held_whole_is_bounded_by_the_memory_available(
     assert "holding it whole needs more than" in str(caught.value)
     assert zeros.read_so_far <= (524288 + (1 << 20)) * 2   # (a piece or two past it)
     source.close()
+
+
+class _Endless(io.RawIOBase):
+    """``head``, then one piece without end, again and again (``yes LINE``)."""
+
+    def __init__(self, head: bytes, piece: bytes) -> None:
+        self.left, self.piece = head, piece
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        view = memoryview(buffer).cast("B")
+        while len(self.left) < len(view):
+            self.left += self.piece * (len(view) // len(self.piece) + 1)
+        view[:], self.left = self.left[:len(view)], self.left[len(view):]
+        return len(view)
+
+
+# a format's own head, then what repeats in it: (head, piece)
+ENDLESS = {
+    "migraphx": (b"", b"@0 = hip::hip_allocate_memory[shape=float_type, {1}] -> float_type\n"),
+    "paddle-summary": (b"", b"conv2d  12  0.5\n"),
+    "chrome": (b'{"traceEvents":[', b'{"ph":"X","ts":1,"dur":1,"pid":1,"tid":1,"name":"a"},'),
+}
+
+
+@pytest.mark.parametrize("format_name", ENDLESS)
+def test_an_endless_stream_read_by_a_streaming_reader_stops_where_it_passes_what_fits(
+        monkeypatch: pytest.MonkeyPatch, format_name: str) -> None:
+    """(was: read until killed, memory growing) A reader that streams (text lines, Chrome
+    events) keeps what it reads; content of unknown size is judged as content held whole,
+    two bytes per byte read: with 1 MiB left above the interpreter's, refused at 512 KiB."""
+    endless = io.BufferedReader(_Endless(*ENDLESS[format_name]))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(endless))
+    monkeypatch.setattr(memory_check, "available_memory", lambda: BASE_BYTES + (1 << 20))
+    monkeypatch.delenv("TRACECONV_MEMORY_CHECK", raising=False)
+    with pytest.raises(InputError) as caught:
+        traceconv.load("-", format=format_name)
+    assert (caught.value.file, caught.value.location) == ("<stdin>", "byte 524288")
 
 
 # Inputs of names or settings alone, each written by hand: (name, content)

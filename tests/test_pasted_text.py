@@ -51,6 +51,11 @@ DRESSES: dict[str, Callable[[str], str]] = {
     "nbsp": lambda t: t.replace("  ", "\u00a0\u00a0"),
     "ideographic_space": lambda t: t.replace("  ", "\u3000 "),
     "cr_only": lambda t: t.replace("\n", "\r"),
+    # a page break (a printer's form feed) or another break before each line end: no blank
+    # line after each line; a Unicode separator alone ends a line
+    "form_feeds": lambda t: t.replace("\n", "\x0c\n"),
+    "separators_before_crlf": lambda t: t.replace("\n", "\x0b\x1e\x85\r\n"),
+    "paragraph_separators": lambda t: t.replace("\n", "\u2029"),
     "markdown_quote": lambda t: "".join(f"> {line}\n" for line in t.splitlines()),
     # (the last line end gets the indent too: the file ends on blanks, no cut)
     "indented": lambda t: "\n".join(f"    {line}" for line in t.split("\n")),

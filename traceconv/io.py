@@ -256,8 +256,9 @@ class Source:
         # how much content fits the memory available, once the format is known (set by
         # traceconv.load); None: not checked
         self.memory_limit: MemoryLimit | None = None
-        # the same for content read into memory whole (read_bytes), any format: its bytes
-        # at least must fit (an endless pipe ends in one line, not in the OOM killer)
+        # the same for content read into memory whole (read_bytes), any format, and for
+        # content of unknown size however it is read: its bytes at least must fit (an
+        # endless pipe ends in one line, not in the OOM killer)
         self.held_limit: MemoryLimit | None = None
         self._spool: Spool | None = None   # what an input that yields its bytes once yielded
         self._undressed: bytes | None = None  # text decoded from UTF-16/32 or CR line ends
@@ -433,7 +434,11 @@ class Source:
                whole: bool = False) -> BinaryIO:
         """``content`` (decompressed from ``raw``, closed with it), refused once it passes
         the limits (``whole``: of content held whole), at the ``place``
-        (``decompressed byte``) where it did."""
+        (``decompressed byte``) where it did. Content of unknown size (standard input, a
+        pipe, a device) is judged as content held whole, streamed or not: a reader that
+        streams keeps what it read (lines, events) at a cost per byte that only the format's
+        measured peak, if any, knew, and an endless input must end in this one line."""
+        whole = whole or self._spool is not None
         limit = self._content_limit(whole)
         gate = _Gate(content, limit, lambda at: self._refusal(at, f"{place} {at}", whole),
                      source=raw, unpacked=unpacked)

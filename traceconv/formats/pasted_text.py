@@ -7,7 +7,11 @@ an HTML page did to a report's lines is undone here, once, before any reader see
 * a Markdown quote (two or more lines in a row that start with ``>``) loses its ``> ``;
 * NBSP and the other Unicode spaces are spaces, and a tab is a column gap: the next tab
   stop, never less than two spaces (the readers split cells on two or more);
-* line ends of every kind (``\\r``, ``\\r\\n``, ``\\n``) end a line (``str.splitlines``).
+* line ends of every kind (``\\r``, ``\\r\\n``, ``\\n``) end a line, and so do the
+  other breaks ``str.splitlines`` knows (a page break ``\\f``, ``\\v``, ``\\x1c``-``\\x1e``,
+  NEL, U+2028/U+2029), save where they stand right before a line end, of which they are
+  then part (a form feed before each newline is no blank line after each line):
+  :func:`split_lines`, for the lines of a text read whole and as it is read alike.
 
 :class:`PastedLines` also says, once its last line is read, whether the input stopped in
 the middle of that line (no line end: a cut file or paste), which the stray-line rule
@@ -27,8 +31,30 @@ _QUOTE = re.compile(r" {0,3}> ?")
 _HTML_PAGE = re.compile(r"<(?:!doctype|html|body|pre|code|div|p|br|td|span)\b[^<>]*>",
                         re.IGNORECASE)
 _PAGE_HEAD = re.compile(r"^\s*<.*<(?:pre|code)\b[^<>]*>(?=\s*[^<\s])", re.IGNORECASE)
-_PAGE_TAIL = re.compile(r"(?<=\S)\s*</(?:code|pre)>(?:\s*</?\w[^<>]*>)*\s*$", re.IGNORECASE)
+_TAG = re.compile(r"</?\w[^<>]*>")
+_BLOCK_ENDS = ("</code>", "</pre>")
 _TAB_STOP = 8
+
+
+# the breaks str.splitlines knows besides \r and \n
+OTHER_LINE_ENDS = "\f\v\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text``: ``str.splitlines``, but an :data:`OTHER_LINE_ENDS` break
+    right before ``\\n``, ``\\r`` or the text's end belongs to that line end.
+
+    >>> split_lines("conv2d  3\\x0c\\nrelu  1\\x0c\\r\\n\\x0c\\nend\\u2028x\\x0c")
+    ['conv2d  3', 'relu  1', '', 'end', 'x']
+    """
+    lines = text.splitlines()
+    if len(lines) < 2 or not any(mark in text for mark in OTHER_LINE_ENDS):
+        return lines
+    pieces = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if not pieces[-1]:
+        pieces.pop()   # (the text's own last line end)
+    return [line for piece in pieces
+            for line in piece.rstrip(OTHER_LINE_ENDS).splitlines() or [""]]
 
 
 def _untab(line: str) -> str:
@@ -80,7 +106,7 @@ class PastedLines:
     """
 
     def __init__(self, lines: Iterable[str] | str) -> None:
-        self._lines = lines.splitlines() if isinstance(lines, str) else lines
+        self._lines = split_lines(lines) if isinstance(lines, str) else lines
         self.cut_line = 0
         self._html = False
 
@@ -116,10 +142,39 @@ class PastedLines:
             self._html = _HTML_PAGE.search(line) is not None
         if self._html:
             if "<" in line:
-                line = _PAGE_TAIL.sub("", _PAGE_HEAD.sub("", line))
+                line = _without_page_tail(_PAGE_HEAD.sub("", line))
             if "&" in line:
                 line = html.unescape(line)
         return line
+
+
+def _without_page_tail(line: str) -> str:
+    """``line`` without the tags after the text of a ``<pre>``/``<code>`` block: from its
+    first ``</code>`` or ``</pre>`` on, where only tags and blanks follow to the line's end,
+    and some text comes before. One walk from the right, each tag read once (a pattern tried
+    from each ``</code>`` of a line of them read the rest of the line from each: a square).
+
+    >>> _without_page_tail("relu  3</code></pre>  </div>"), _without_page_tail("</code>a</pre>")
+    ('relu  3', '</code>a')
+    """
+    cut = len(line)
+    end = _blanks_before(line, len(line))
+    while end and line[end - 1] == ">":
+        start = line.rfind("<", 0, end)
+        if start < 0 or not _TAG.fullmatch(line, start, end):
+            break
+        before = _blanks_before(line, start)
+        if before and line[start:end].lower() in _BLOCK_ENDS:
+            cut = before
+        end = before
+    return line[:cut]
+
+
+def _blanks_before(line: str, end: int) -> int:
+    """Where the blanks that end ``line[:end]`` start (no copy of the line)."""
+    while end and line[end - 1].isspace():
+        end -= 1
+    return end
 
 
 def unpasted_bytes(data: bytes) -> bytes:

@@ -2,7 +2,7 @@
 
 A reader that goes line by line needs neither the file's text (its size again, as ``str``)
 nor a list of its lines (about twice its size): :func:`text_lines` decodes as it reads and
-splits exactly as ``str.splitlines`` splits the whole text.
+splits exactly as :func:`.pasted_text.split_lines` splits the whole text.
 """
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ from collections.abc import Iterator
 
 from ..errors import InputError
 from ..io import Source, stopped_at
+from .pasted_text import OTHER_LINE_ENDS, split_lines
 
 # the longest line a reader is given (1 M characters): report lines are short (under 10 K)
 # and their regular expressions slow on long ones; a line of gigabytes (a hostile or broken
 # file, one line inside a gzip) is cut here, never held whole
 MAX_LINE = 1 << 20
+_LINE_ENDS = ("\n", "\r", *OTHER_LINE_ENDS)   # (a text may end on any of them)
 
 
 def _skip_rest(text: io.TextIOWrapper, source: Source) -> bool:
@@ -49,7 +51,7 @@ class SourceLines:
         try:
             with source.open() as stream:
                 # newline="": lines end where the bytes say (\\n, \\r\\n, \\r), untranslated; the
-                # other breaks str.splitlines knows (\\x0c, \\x85, \\u2028 ...) are split below
+                # other breaks (\\x0c, \\x85, \\u2028 ...) are split below (split_lines)
                 text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
                 try:
                     split_crlf = False   # a "\r\n" the bound cut between its two characters
@@ -62,8 +64,9 @@ class SourceLines:
                             split_crlf = _skip_rest(text, source)
                         # (a line cut at the bound was read to its end by _skip_rest)
                         self.ended_mid_line = len(line) < MAX_LINE and not line.endswith(
-                            ("\n", "\r"))
-                        yield from line.splitlines()
+                            _LINE_ENDS)
+                        pieces = line.splitlines()   # (one, but for another break in it)
+                        yield from pieces if len(pieces) < 2 else split_lines(line)
                 except (OSError, EOFError) as exc:   # e.g. a gzip cut short
                     raise InputError(f"cannot read: {exc}", file=source.name,
                                      location=stopped_at(stream, source.compressed)) from None
@@ -73,15 +76,15 @@ class SourceLines:
 
 def text_lines(source: Source) -> SourceLines:
     """The lines of ``source`` decoded as UTF-8 (undecodable bytes replaced), the same as
-    ``source.read_text().splitlines()`` gives (a line past :data:`MAX_LINE` characters is
+    ``split_lines(source.read_text())`` gives (a line past :data:`MAX_LINE` characters is
     cut there, counted as ``input.line_cut``); a read that fails (a cut gzip) raises
     :class:`InputError` naming the file, as :meth:`Source.read_text` does.
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "log.txt")
-    >>> _ = open(path, "wb").write(b"a\\r\\nb\\x0cc\\rd\\n\\n\\xffe")
+    >>> _ = open(path, "wb").write(b"a\\r\\nb\\x0cc\\rd\\x0c\\n\\n\\xffe")
     >>> lines = text_lines(Source(path))
-    >>> list(lines) == Source(path).read_text().splitlines(), lines.ended_mid_line
+    >>> list(lines) == split_lines(Source(path).read_text()), lines.ended_mid_line
     (True, True)
     """
     return SourceLines(source)
