@@ -93,11 +93,14 @@ def unpasted(line: str) -> str:
 
 class PastedLines:
     """The lines of a pasted text as its reader should read them (the module docstring says
-    what is undone). Iterate once; ``cut_line``, from when the last line is given, is the
-    number (from 1) of the line the input stopped inside, 0 when it ended on a line end
-    or on blanks
-    (known of lines with an ``ended_mid_line`` attribute, as :func:`.text_lines.text_lines`
-    gives; a ``str`` is taken as whole).
+    what is undone). Iterate once; from when the last line is given, ``last_line`` is its
+    number (from 1) and ``cut_line`` the number of the line the input stopped inside, 0
+    when it ended on a line end (known of lines with an ``ended_mid_line`` attribute, as
+    :func:`.text_lines.text_lines` gives; a ``str`` is taken as whole). A last line of
+    blanks no wider than the paste's margin (the indent all its lines share, or a quote's
+    ``>``) is an indented or quoted paste's last line end; wider, the input stopped inside
+    a row's indentation: cut, and ``cut_in_blanks`` says so (what that loses is the
+    reader's to judge, :func:`.stray_lines.count_input_end`).
 
     >>> list(PastedLines("> Place: CPU\\n>\\n> conv2d\\t3"))
     ['Place: CPU', '', 'conv2d  3']
@@ -108,6 +111,9 @@ class PastedLines:
     def __init__(self, lines: Iterable[str] | str) -> None:
         self._lines = split_lines(lines) if isinstance(lines, str) else lines
         self.cut_line = 0
+        self.cut_in_blanks = False
+        self.last_line = 0
+        self._margin: int | None = None   # the indent every line read so far shares
         self._html = False
 
     def __iter__(self) -> Iterator[str]:
@@ -120,16 +126,25 @@ class PastedLines:
             number += 1
             following = self._page(next(raw, None))
             following_quote = following is not None and _QUOTE.match(following)
-            # (a last line of blanks alone is an indented or quoted paste's last line end)
-            if following is None and getattr(self._lines, "ended_mid_line", False) and \
-                    unpasted(current).strip(" >"):
-                self.cut_line = number
+            if self._margin != 0 and current.strip():
+                indent = len(current) - len(current.lstrip(" >"))
+                self._margin = indent if self._margin is None else min(self._margin, indent)
+            if following is None:
+                self.last_line = number
+                if getattr(self._lines, "ended_mid_line", False):
+                    self._ended_inside(number, current)
             # a quote is a block: one line that starts with ">" is a wrapped "->" or a prompt
             quoted = bool(current_quote) and (quoted or bool(following_quote))
             if quoted and current_quote:
                 current = current[current_quote.end():]
             yield unpasted(current)
             current, current_quote = following, following_quote
+
+    def _ended_inside(self, number: int, last: str) -> None:
+        """Set ``cut_line`` for a ``last`` line that has no line end (see the class)."""
+        blanks = not unpasted(last).strip(" >")
+        if not blanks or len(last.rstrip("\r\n")) > (self._margin or 0):
+            self.cut_line, self.cut_in_blanks = number, blanks
 
     def _page(self, line: str | None) -> str | None:
         """``line`` without ANSI escapes and, on an HTML page, without its entities and the

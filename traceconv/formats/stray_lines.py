@@ -13,9 +13,10 @@ other text, as a second report's header comment does: foreign).
 
 A cut table is rows lost, never a note: the line an input stops inside (no line end: a cut
 file or paste), within a table, is a row lost whatever is left of it (the reader's dropped
-code), and a stop mid-line once a report's tables began, on a line not foreign to them, is
-``{reader}.table_cut`` (dropped: the rows after the cut are gone, how many the input
-cannot say).
+code), and an input that ends inside a table (:func:`count_input_end`: mid-line on a line
+not whole by the table's grammar, inside a row's indentation, or right after a section's
+title) is ``{reader}.table_cut`` (dropped: the rows after the cut are gone, how many the
+input cannot say).
 
 The reader says whether a table is open and whether the line has its rows' shape; this
 module decides what that makes the line and counts it.
@@ -27,6 +28,7 @@ import re
 from typing import Literal
 
 from ..model import Diagnostics
+from .pasted_text import PastedLines
 
 Stray = Literal["row", "elided", "foreign"]
 # the codes of rows a table lost (by this rule, or cut off): a total over the rows read
@@ -122,17 +124,82 @@ def count_tallied(diagnostics: Diagnostics, reader: str, kind: Stray, count: int
                     example=None if first is None else f"line {first[0]}: {first[1].strip()}")
 
 
-def count_table_cut(diagnostics: Diagnostics, reader: str, lineno: int, table: str) -> None:
-    """Count that the input stopped mid-line in ``table`` (the title of the last one that
-    began): ``{reader}.table_cut``, the rows after the cut lost.
+def ended_inside(lines: PastedLines, *, table: str | None, expects_rows: bool,
+                 awaiting_rows: bool, whole: bool) -> str | None:
+    """Where the input ended inside a table, judged alike for every text reader (None if it
+    did not). Once a table began (``table``: the title of the last one that did, None if
+    none), the input ended inside it when
 
-    >>> found = Diagnostics()
-    >>> count_table_cut(found, "paddle_summary", 48, "Kernel Summary")
-    >>> found["paddle_summary.table_cut"].kind, found["paddle_summary.table_cut"].example
-    ('dropped', 'line 48: the input stops mid-line (in or after the Kernel Summary)')
+    * a section title was the last thing read, no row after it (``awaiting_rows``: a title
+      promises a table), whatever the line end;
+    * it stopped inside a line of content (``lines.cut_line``, read to its end) that was not
+      ``whole`` by the table's own grammar (every column present, parseable and padded to
+      the table's width; or a line foreign to the tables);
+    * it stopped inside a row's indentation (``lines.cut_in_blanks``) while the table
+      ``expects_rows`` (not closed by its rule).
+
+    >>> lines = PastedLines(["Kernel Summary", "---", "conv2d  3  0.5", "  "]); _ = list(lines)
+    >>> lines.cut_line, lines.cut_in_blanks = 4, True   # (as a file without its line end)
+    >>> ended_inside(lines, table="Kernel Summary", expects_rows=True, awaiting_rows=False,
+    ...              whole=False)
+    "line 4: the input stops inside a row's indentation (in or after the Kernel Summary)"
+    >>> ended_inside(lines, table="Kernel Summary", expects_rows=False, awaiting_rows=False,
+    ...              whole=False) is None
+    True
     """
-    diagnostics.add(f"{reader}.table_cut",
-                    example=f"line {lineno}: the input stops mid-line (in or after the {table})")
+    if table is None:
+        return None
+    if awaiting_rows:
+        how = "after its title, before any row"
+    elif lines.cut_line and lines.cut_in_blanks and expects_rows:
+        how = "inside a row's indentation"
+    elif lines.cut_line and not lines.cut_in_blanks and not whole:
+        how = "mid-line"
+    else:
+        return None
+    return f"line {lines.cut_line or lines.last_line}: the input stops {how} (in or after " \
+        f"the {table})"
+
+
+def count_input_end(diagnostics: Diagnostics, reader: str, lines: PastedLines, *,
+                    table: str | None, expects_rows: bool, awaiting_rows: bool,
+                    whole: bool) -> bool:
+    """Count an input that :func:`ended_inside` a table as ``{reader}.table_cut`` (the rows
+    after the end are lost, how many the input cannot say); returns whether it did.
+
+    >>> found = Diagnostics(); lines = PastedLines(["Kernel Summary"]); _ = list(lines)
+    >>> count_input_end(found, "paddle_summary", lines, table="Kernel Summary",
+    ...                 expects_rows=True, awaiting_rows=True, whole=True)
+    True
+    >>> found["paddle_summary.table_cut"].example
+    'line 1: the input stops after its title, before any row (in or after the Kernel Summary)'
+    """
+    place = ended_inside(lines, table=table, expects_rows=expects_rows,
+                         awaiting_rows=awaiting_rows, whole=whole)
+    if place is not None:
+        count_table_cut(diagnostics, reader, place)
+    return place is not None
+
+
+def count_table_cut(diagnostics: Diagnostics, reader: str, place: str) -> None:
+    """Count ``{reader}.table_cut`` where the input :func:`ended_inside` a table (``place``).
+
+    >>> found = Diagnostics(); count_table_cut(found, "migraphx", "line 9: the input stops")
+    >>> found["migraphx.table_cut"].kind
+    'dropped'
+    """
+    diagnostics.add(f"{reader}.table_cut", example=place)
+
+
+def padded_whole(line: str, width: int) -> bool:
+    """Whether a row of a table whose cells are padded to their columns' widths (as Paddle
+    prints them) reaches the table's ``width`` (its header's): a row cut in the padding
+    after its last cell has every cell, but not its width, and the rows after it are lost.
+
+    >>> padded_whole("relu    4    2.0     ", 21), padded_whole("relu    4    2.0  ", 21)
+    (True, False)
+    """
+    return len(line) >= width
 
 
 def open_rows_left_out(open_rows: list[int], depth: int) -> list[int]:

@@ -816,9 +816,11 @@ CODES: tuple[CodeInfo, ...] = (
           "(the rows read do not hold them; totals the report states do) "
           "(traceconv/formats/stray_lines.py)"),
     _Code("{reader}.table_cut", "dropped",
-          "the input stops in the middle of a line once the report's tables began (a cut file "
-          "or paste): the rows after the cut are lost, how many the input cannot say; an "
-          "unread cut line is counted as a row lost (traceconv/formats/stray_lines.py)", CUT),
+          "the input ends inside a report's table (a cut file or paste): in the middle of a "
+          "line not whole by the table's grammar (every cell, padded to the table's width), "
+          "inside a row's indentation, or right after a section's title: the rows after the "
+          "cut are lost, how many the input cannot say; an unread cut line is counted as a "
+          "row lost (traceconv/formats/stray_lines.py)", CUT),
     _Code("{reader}.rows_missing", "dropped",
           "a table whose rows read fall short of what the report states of it (a count, a "
           "total, shares of 100 %) beyond the printed precision: rows lost (a cut at a line "

@@ -25,10 +25,10 @@ from ...model.memory import add_live_bytes_counters
 from ...model.partial_timeline import mark_partial_timeline
 from ...vocabularies.migraphx import MIGRAPHX_VOCABULARY
 from ..pasted_text import PastedLines
-from ..stray_lines import count_tallied
+from ..stray_lines import count_table_cut, count_tallied
 from ..text_lines import text_lines
 from ..text_sniffing import migraphx as sniff  # noqa: F401  (this format's sniff, kept light)
-from .document import Document, parse_document
+from .document import Document, PerfReport, parse_document
 from .graph import GraphPart, fill_graph, node_counts
 from .memory import add_memory
 from .schema import Document as DocumentSchema
@@ -70,6 +70,10 @@ def build(document: Document, name: str = "<text>", *, consume: bool = False) ->
              for unit, why in zip(units, elisions, strict=True)]
     _note_partial_listings(trace, [(u, why) for u, why in zip(units, elisions, strict=True)
                                    if why is not None])
+    last = units[-1].report
+    # (one cut, counted once: a last report cut before its trailer is report_truncated)
+    if document.table_cut is not None and (last is None or not _cut_before_trailer(last)):
+        count_table_cut(diagnostics, "migraphx", document.table_cut)
     # the op graph is made when first used: info and conversions never use it, and on a
     # large program it is most of the memory (traceconv.model.lazy_graph)
     trace.graph = LazyDiGraph(partial(fill_graph, parts), node_counts(parts))
@@ -103,10 +107,7 @@ def _build_unit(trace: Trace, unit: Unit, *, whole: bool) -> GraphPart:
         add_recomputed(trace, groups, unit.label)
         report = unit.report
         compare_stated(report, diagnostics, unit.label)
-        if report.trailer.total_ms is None and (not report.summary or report.lines):
-            # (a Summary alone is a fragment someone chose to paste; after timed lines, a
-            # Summary with no trailer is a report cut inside its Summary)
-            where = "inside its Summary" if report.summary else "before its Summary"
+        if where := _cut_before_trailer(report):
             diagnostics.add("migraphx.report_truncated", example=f"ends {where}")
     if unit.untimed_report is not None:
         add_summary(trace, unit.untimed_report, unit.label, {})
@@ -124,6 +125,15 @@ def _build_unit(trace: Trace, unit: Unit, *, whole: bool) -> GraphPart:
         if ins.unclosed_attributes:
             diagnostics.add("migraphx.unclosed_attributes", example=f"line {ins.line}: {ins.name}")
     return GraphPart(program, layout, prefix, blocks)
+
+
+def _cut_before_trailer(report: PerfReport) -> str | None:
+    """Where a perf report without its trailer (Total time ...) was cut, None if it was
+    not: a Summary alone is a fragment someone chose to paste; after timed lines, a Summary
+    with no trailer is a report cut inside its Summary."""
+    if report.trailer.total_ms is None and (not report.summary or report.lines):
+        return "inside its Summary" if report.summary else "before its Summary"
+    return None
 
 
 def _note_partial_listings(trace: Trace, partial: list[tuple[Unit, str]]) -> None:

@@ -16,7 +16,7 @@ from ...numbers import NumberError
 from ..migraphx_text.instructions import VAR
 from ..migraphx_text.reflow import _SEP, NUM, PERF_TAIL, SUMMARY_ROW, logical_lines, summary_group
 from ..pasted_text import PastedLines
-from ..stray_lines import is_elision, is_markup, stray_kind
+from ..stray_lines import ended_inside, is_elision, is_markup, stray_kind
 from .columns import rows_as_lines
 from .instruction import Instruction, parse_instruction
 from .schema import Trailer
@@ -117,6 +117,7 @@ class Document:
     untitled_summary: int = 0
     foreign: int = 0
     first_foreign: tuple[int, str] | None = None
+    table_cut: str | None = None   # where the input ended inside a block (stray_lines)
 
 
 def _number(text: str, what: str) -> float:
@@ -189,6 +190,9 @@ class _Parser:
         self.after_blank = False
         self.in_output = False   # MIGraphX lines were read since the last markup line
         self.cut_lines: set[int] = set()   # the lines of the one the input stopped inside
+        self.titled = False      # no line since the last block's title (a module, Summary:)
+        self.whole_line = 0      # the last line read whole (no instruction cut short in it)
+        self.truncated_line = 0  # the last line not whole by its grammar (printed_short)
 
     # -- run / block bookkeeping ---------------------------------------------------------
 
@@ -225,10 +229,13 @@ class _Parser:
 
     def feed_line(self, number: int, line: str) -> None:
         stripped = line.strip()
+        self.titled = False
         if stripped.startswith((".", "…", "[")) and is_elision(stripped):
             self.doc.elided.append(number)
         elif self.read_line(number, stripped):
             self.in_output = True
+            # (a line of two glued pieces is whole when both are)
+            self.whole_line = number if self.truncated_line != number else 0
         else:
             self.stray(number, line)
 
@@ -246,6 +253,15 @@ class _Parser:
         else:
             self.doc.foreign += 1
             self.doc.first_foreign = self.doc.first_foreign or (number, line)
+
+    def open_block(self) -> str | None:
+        """The title of the block the last line read belongs to, None outside the output."""
+        run = self.run
+        if run is None or run.closed or not self.in_output:
+            return None
+        return "Summary" if self.in_summary else "program listing" if self.listing else \
+            "perf report" if run.report is not None else \
+            "trace-eval records" if run.eval_records else None
 
     def read_line(self, number: int, stripped: str) -> bool:
         """Read one line of MIGraphX output; False when it is not one."""
@@ -304,13 +320,14 @@ class _Parser:
             run = self.current_run(number, fresh=True)
             run.report = PerfReport(line=number)
             self.end_blocks()
+            self.titled = True
         elif line == "Summary:":
             run = self.current_run(number)
             if run.report is not None and (run.report.summary or run.report.trailer.total_ms
                                            is not None):
                 run = self.new_run(number)   # a second report pasted after the first
             run.report = run.report or PerfReport(line=number)
-            self.in_summary = True
+            self.in_summary = self.titled = True
         elif m := _ENV.match(line):
             self.current_run(number).environment[m[1]] = m[2]
         elif _CHATTER.fullmatch(line) or (m := _VERSION.search(line)):
@@ -352,6 +369,8 @@ class _Parser:
                 instruction: Instruction | None = parse_instruction(text, number)
             except ValueError:
                 instruction = None
+            if instruction is None or printed_short(instruction):
+                self.truncated_line = number
             self.current_run(number).eval_records.append(
                 EvalRecord(instruction=instruction, text=text, line=number))
             self.end_blocks()
@@ -365,6 +384,7 @@ class _Parser:
             return True
         if _OUTPUT.match(line) and not self.listing:
             record.output.append(line)
+            self.truncated_line = number   # (a list of values: nothing tells it whole)
             return True
         return False
 
@@ -379,6 +399,7 @@ class _Parser:
         listing.header = "module:" if m[1] is not None else "Module main:"
         self.module = name
         listing.modules.setdefault(name, [])
+        self.titled = True
         return True
 
     def new_listing(self, number: int) -> Listing:
@@ -398,8 +419,15 @@ class _Parser:
             return False
         run = self.current_run(number)
         report = run.report
-        untimed = report is not None and not report.summary and report.trailer.total_ms is None \
-            and (instruction.op == "@return" or (instruction.truncated and bool(report.lines)))
+        # (the timed lines of a report still open: its Summary and trailer not yet printed)
+        timed = report.lines if report is not None and not report.summary and \
+            report.trailer.total_ms is None else None
+        untimed = timed is not None and (instruction.op == "@return" or (instruction.truncated
+                                                                         and bool(timed)))
+        # (among a report's timed lines, a line without its time is printed short too)
+        if printed_short(instruction) or (bool(timed) and not tail
+                                          and instruction.op != "@return"):
+            self.truncated_line = number
         if tail or untimed:
             if report is None or report.summary or report.trailer.total_ms is not None:
                 run = self.current_run(number, fresh=True)
@@ -416,6 +444,25 @@ class _Parser:
         return True
 
 
+def printed_short(instruction: Instruction) -> bool:
+    """Whether an instruction's print may stop before its end (a cut file or paste): it is
+    ``truncated``, its output shape does not close (a shape prints its strides' ``}``, a
+    tuple its ``]`` after its last shape; only ``@return`` prints none, and its inputs
+    instead), or it ends in debug symbols (a list of names: nothing tells it whole).
+
+    >>> printed_short(parse_instruction("@4 = @literal{-1, 784} -> ")), printed_short(
+    ...     parse_instruction("@5 = add(@1,@2) -> float_type, {1, 10}, {10, 1}"))
+    (True, False)
+    >>> printed_short(parse_instruction("@6 = topk(@5) -> [float_type, {2}, {1}, int64_type"))
+    True
+    """
+    if instruction.truncated or instruction.shape is None:
+        return instruction.truncated or instruction.op != "@return" or not instruction.inputs
+    shape = instruction.shape.text.rstrip()
+    return bool(instruction.debug_symbols) or \
+        not shape.endswith("]" if shape.startswith("[") else ("}", "]"))
+
+
 def parse_document(text: str | Iterable[str]) -> Document:
     """Parse a whole MIGraphX text output: a string, or its lines (a file read as it goes).
 
@@ -425,9 +472,13 @@ def parse_document(text: str | Iterable[str]) -> Document:
     """
     parser = _Parser()
     lines = text if isinstance(text, PastedLines) else PastedLines(text)
+    cut_at = 0   # the (first) line number of the logical line the input stopped inside
     for number, line, wrapped in logical_lines(rows_as_lines(lines, parser.doc.unparsed)):
         parser.doc.wrapped.extend(wrapped)
         if lines.cut_line in (number, *wrapped):
-            parser.cut_lines = {number, *wrapped}
+            parser.cut_lines, cut_at = {number, *wrapped}, number
         parser.feed_text(number, line.rstrip())
+    parser.doc.table_cut = ended_inside(
+        lines, table=parser.open_block(), expects_rows=parser.open_block() is not None,
+        awaiting_rows=parser.titled, whole=cut_at != 0 and parser.whole_line == cut_at)
     return parser.doc

@@ -154,6 +154,8 @@ class Document(BaseModel):
     foreign: int = Field(0, description="lines that are no MIGraphX output (prose, markup, "
                                         "shell commands around a paste)")
     first_foreign: tuple[int, str] | None = None
+    table_cut: str | None = Field(None, description="where the input ended inside a block "
+                                                    "(a cut file or paste), if it did")
 
 
 def plain(value: Any) -> Any:

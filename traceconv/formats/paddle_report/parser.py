@@ -29,7 +29,7 @@ from ..paddle_report_lines import (
     number,
 )
 from ..pasted_text import PastedLines
-from ..stray_lines import count_stray, count_table_cut, is_markup
+from ..stray_lines import count_input_end, count_stray, is_markup, padded_whole
 from .nesting import THREAD_PREFIX, EventTable
 from .places import place_clock
 from .schema import (
@@ -88,6 +88,9 @@ class ReportParser:
         self._memory_header = False
         self._in_explanation = False
         self._ruled = False                 # the last line was a banner or a section title
+        self._titled = False                # no row since the last title or header line
+        self._whole_line = 0                # the last line read as a whole row
+        self._memory_width = 0              # the width of the memory report's header
         self._group = -1
         self._group_closed = True
         self._lines = PastedLines("")
@@ -114,8 +117,7 @@ class ReportParser:
             self._line(lineno, line)
         for piece in held:
             self._line(*piece)
-        if lines.cut_line:
-            self._count_cut(lines.cut_line)
+        self._count_end(lines)
         self._end_table()
         return self.log
 
@@ -166,8 +168,10 @@ class ReportParser:
         ruled, self._ruled = self._ruled, False
         if ruled and _DASHES.fullmatch(line):
             return                                  # the rest of a wrapped banner or title
+        if line.strip():
+            self._titled = False
         if BANNER.match(line) or MEMORY_BANNER.match(line) or SECTION_TITLE.match(line):
-            self._ruled = True
+            self._ruled = self._titled = True
         if BANNER.match(line):
             self._start_report(lineno, implicit=False)
         elif MEMORY_BANNER.match(line):
@@ -177,10 +181,12 @@ class ReportParser:
             self._memory = None
             report = self._report_for(_HEADER_STAGE, lineno)
             self._table = EventTable(report, columns, line, header=True)
+            self._titled = True
         elif MEMORY_HEADER.match(line):
             if self._memory is None or self._memory_header or self._memory.rows:
                 self._start_memory(lineno)
-            self._memory_header = True
+            self._memory_header = self._titled = True
+            self._memory_width = len(line)
         elif self._header_line(lineno, line):
             pass
         elif self._table is not None:
@@ -325,6 +331,8 @@ class ReportParser:
         elif (row := table.parse(line)) is not None:
             row.line = lineno
             table.report.events.append(row)
+            if padded_whole(line, 0 if table.collapsed else len(table.header_text or "")):
+                self._whole_line = lineno
             self._stage = _ROWS_STAGE
         elif is_markup(line) or (table.after_blank and not table.row_shaped(line)):
             self._end_table()                       # the pasted block or the table ended
@@ -340,18 +348,18 @@ class ReportParser:
         if self._table is table:
             table.after_blank = False
 
-    def _count_cut(self, lineno: int) -> None:
-        """The input stopped inside line ``lineno``: within a report, what followed the cut
-        is lost (a last row read whole too: it may be cut inside its padding or its last
-        number, and the rows after it are gone; rows nested under the last top-level row
-        have no stated whole, :mod:`.stated`, so a whole last row without its line end
-        cannot be told from a cut one)."""
+    def _count_end(self, lines: PastedLines) -> None:
+        """Count an input that ended inside the report (:func:`.count_input_end`): a row read
+        whole has every cell, padded to its table's header's width (rows nested under the
+        last top-level row have no stated whole, :mod:`.stated`, so the width alone tells a
+        whole last row without its line end from one cut in its padding)."""
         title = "Event Summary table" if self._table is not None else \
             "Memory Profiling Report" if self._memory is not None else \
             "Profiling Report header" if self._report is not None else None
-        if title is not None:
-            count_table_cut(self.diagnostics, "paddle_report", lineno, title)
-        if self._table is not None:
+        if count_input_end(self.diagnostics, "paddle_report", lines, table=title,
+                           expects_rows=True, awaiting_rows=self._titled,
+                           whole=lines.cut_line == self._whole_line) and \
+                self._table is not None:
             self._table.children_left_out("")
 
     def _cut_row(self, lineno: int, line: str) -> None:
@@ -377,6 +385,8 @@ class ReportParser:
             memory.rows.append(MemoryRow(event=m["event"], alloc_calls=int(m["ac"]),
                                          alloc_mb=number(m["am"]), free_calls=int(m["fc"]),
                                          free_mb=number(m["fm"]), line=lineno))
+            if padded_whole(line, self._memory_width):
+                self._whole_line = lineno
         elif lineno == self._lines.cut_line or (
                 (memory.rows or self._memory_header) and is_cut_row(line)):
             self._cut_row(lineno, line)

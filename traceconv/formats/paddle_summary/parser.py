@@ -17,7 +17,13 @@ from ...numbers import finite
 from ..paddle_summary_lines import UNTITLED_ROW
 from ..pasted_text import PastedLines
 from ..stated_totals import missing_end
-from ..stray_lines import count_stray, count_table_cut, is_markup, open_rows_left_out
+from ..stray_lines import (
+    count_input_end,
+    count_stray,
+    is_markup,
+    open_rows_left_out,
+    padded_whole,
+)
 from .schema import PerfSummary, StepInfo, SummaryDocument, SummaryRow, SummaryTable
 
 TITLE = re.compile(r"^-{2,}\s*(?P<title>[A-Za-z(][^-].*?[^-\s])\s*-{2,}\s*$")
@@ -102,6 +108,7 @@ class SummaryParser:
         self._foreign_line = 0  # the last line counted as foreign
         self._flops_line = 0    # the last Flops Profiler mark (printed after the tables)
         self._row_line = 0      # the last line read as a whole row
+        self._rule_width = 0    # the width of the open table's last rule (its rows' width)
         self.unnested: set[int] = set()   # the title lines of tables whose nesting was lost
 
     def parse_text(self, text: str) -> SummaryDocument:
@@ -111,25 +118,31 @@ class SummaryParser:
         for lineno, line in enumerate(dedented(lines), 1):
             self._cut = lineno == lines.cut_line
             self._line(lineno, line)
-        if lines.cut_line and self.doc.tables:
-            self._count_cut(lines.cut_line)
-        elif self._table is not None and self._state in _OPEN and \
+        if not self._count_end(lines) and self._table is not None and self._state in _OPEN and \
                 self._table is not self._untitled and not self._table.title.startswith(UNRULED):
             missing_end(self.diagnostics, "paddle_summary",
                         f"line {self._table.line}: {self._table.title}", "its closing rule")
         return self.doc
 
-    def _count_cut(self, lineno: int) -> None:
-        """The input stopped inside line ``lineno``, after a table began: what followed the
-        cut is lost, unless the line was foreign to the tables, the mark printed after
-        them, or a row whole by its cells (one cell for each column: a file that lacks only
-        its last line end; a last number cut short is the stated totals' to tell,
-        :mod:`.stated`)."""
-        if lineno not in (self._foreign_line, self._flops_line, self._row_line):
-            count_table_cut(self.diagnostics, "paddle_summary", lineno,
-                            self.doc.tables[-1].title)
-            if self._table is self.doc.tables[-1]:
-                self._children_left_out("")
+    def _count_end(self, lines: PastedLines) -> bool:
+        """Count an input that ended inside a table (:func:`.count_input_end`); a line read
+        whole is one foreign to the tables, the mark printed after them, or a row whole by
+        its cells (one cell for each column) and padded to its table's rule's width (a row
+        cut in its last number is short of the totals the summary states, :mod:`.stated`)."""
+        table, perf = self._table, self._perf
+        expects_rows = perf is not None or (table is not None and self._state in _OPEN)
+        title = "Perf Summary" if perf is not None else \
+            self.doc.tables[-1].title if self.doc.tables else None
+        awaiting = not perf.metrics if perf is not None else \
+            expects_rows and table is not None and not table.rows
+        if not count_input_end(
+                self.diagnostics, "paddle_summary", lines, table=title,
+                expects_rows=expects_rows, awaiting_rows=awaiting,
+                whole=lines.cut_line in (self._foreign_line, self._flops_line, self._row_line)):
+            return False
+        if table is not None and perf is None:
+            self._children_left_out("")
+        return True
 
     def _line(self, lineno: int, line: str) -> None:
         if (m := STEP_INFO.match(line)) and None in (_float(m["reader"]), _float(m["batch"])):
@@ -143,12 +156,13 @@ class SummaryParser:
             self._table, self._state = None, "none"
             self._perf = PerfSummary(line=lineno)
             self.doc.perf.append(self._perf)
-        elif self._perf is not None and self._perf_line(line):
+        elif self._perf is not None and self._perf_line(lineno, line):
             pass
         elif is_markup(line):   # (a table pasted into a page may end there, undashed)
             self._table, self._state = None, "none"
             self._foreign(lineno, line)
         elif SEPARATOR.match(line) and line.strip():
+            self._rule_width = len(line)
             self._separator()
         elif m := TITLE.match(line):
             self._title(lineno, m["title"])
@@ -173,7 +187,7 @@ class SummaryParser:
         else:
             self._state = "text"   # Note: blocks and their example drawings
 
-    def _perf_line(self, line: str) -> bool:
+    def _perf_line(self, lineno: int, line: str) -> bool:
         perf = self._perf
         assert perf is not None
         if m := PERF_RATIO.match(line):
@@ -186,6 +200,10 @@ class SummaryParser:
                 perf.metrics[cells[0]] = {key: value for key, text in zip(
                     ("avg", "max", "min"), cells[1:], strict=False)
                     if (value := _float(text)) is not None}
+                if len(perf.metrics[cells[0]]) == len(cells) - 1 == 3:
+                    self._row_line = lineno
+        elif self._cut and line.lstrip().startswith("|"):
+            pass   # a row the input stopped inside: the table is cut (_count_end)
         else:
             self._perf = None
             return False
@@ -238,7 +256,8 @@ class SummaryParser:
                                  example=f"line {lineno}: {line.strip()}")
             self.unnested.add(table.line)
             depth = 0
-        self._row_line = lineno
+        if padded_whole(line, self._rule_width):
+            self._row_line = lineno
         table.rows.append(SummaryRow(name=cells[0], depth=depth, parent=parent,
                                      thread=self._thread, cells=dict(zip(header, cells,
                                                                          strict=True)),
@@ -265,7 +284,7 @@ class SummaryParser:
             table.headers.append(header)
             self.doc.tables.append(table)
             self._state, self._thread, self._stack = "rows", None, []
-            self._base = len(m["indent"])
+            self._base, self._rule_width = len(m["indent"]), 0
             self.diagnostics.add("paddle_summary.untitled_rows", example=f"line {lineno}")
         cells = [m["name"], m["calls"], m["first"]] + ([m["second"]] if two else []) + (
             [m["flops"]] if m["flops"] else [])
