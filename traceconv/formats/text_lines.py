@@ -8,6 +8,7 @@ splits exactly as ``str.splitlines`` splits the whole text.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterator
 
 from ..errors import InputError
@@ -18,30 +19,31 @@ from ..io import Source, stopped_at
 # file, one line inside a gzip) is cut here, never held whole
 MAX_LINE = 1 << 20
 
+# the text read at a time: lines are split a block at a time by str.splitlines, in C (a
+# readline and a splitlines a line cost a large CSV a tenth more time)
+_BLOCK = 1 << 16
+# what str.splitlines ends a line at (a "\r" may be the first half of a "\r\n")
+_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_BREAK = re.compile(f"[{_BREAKS}]")
 
-def _skip_rest(text: io.TextIOWrapper, source: Source) -> bool:
-    """Read past the rest of an over-long line, a piece at a time; count the cut (not a
-    line of exactly :data:`MAX_LINE` characters, whose line end alone is left). Returns
-    whether the bound fell between the two characters of its ``\\r\\n``."""
-    skipped = 0
-    piece = ""
-    while piece := text.readline(MAX_LINE):
-        ended = piece.endswith(("\n", "\r"))
-        skipped += len(piece.rstrip("\r\n")) if ended else len(piece)
-        if ended:
-            break
-    if skipped:
-        source.note("input.line_cut",
-                    example=f"{skipped:,} characters after the first {MAX_LINE:,}")
-    return len(piece) == MAX_LINE and piece.endswith("\r")
+
+def _cut(line: str, source: Source) -> str:
+    """``line`` (with its end, if any) cut at :data:`MAX_LINE` characters, the cut counted."""
+    text = line.rstrip(_BREAKS)
+    if len(text) <= MAX_LINE:
+        return line
+    source.note("input.line_cut",
+                example=f"{len(text) - MAX_LINE:,} characters after the first {MAX_LINE:,}")
+    return text[:MAX_LINE] + line[len(text):]
 
 
 class SourceLines:
     """The lines of ``source`` (see :func:`text_lines`), once; ``ended_mid_line``, once they
     are read, says whether the input stopped inside its last line (no line end after it)."""
 
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, keep_ends: bool = False) -> None:
         self.source = source
+        self.keep_ends = keep_ends
         self.ended_mid_line = False
 
     def __iter__(self) -> Iterator[str]:
@@ -52,30 +54,56 @@ class SourceLines:
                 # other breaks str.splitlines knows (\\x0c, \\x85, \\u2028 ...) are split below
                 text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
                 try:
-                    split_crlf = False   # a "\r\n" the bound cut between its two characters
-                    while line := text.readline(MAX_LINE):
-                        if split_crlf and line == "\n":
-                            split_crlf = False
-                            continue
-                        split_crlf = len(line) == MAX_LINE and line.endswith("\r")
-                        if len(line) == MAX_LINE and not line.endswith(("\n", "\r")):
-                            split_crlf = _skip_rest(text, source)
-                        # (a line cut at the bound was read to its end by _skip_rest)
-                        self.ended_mid_line = len(line) < MAX_LINE and not line.endswith(
-                            ("\n", "\r"))
-                        yield from line.splitlines()
+                    yield from self._lines(text)
                 except (OSError, EOFError) as exc:   # e.g. a gzip cut short
                     raise InputError(f"cannot read: {exc}", file=source.name,
                                      location=stopped_at(stream, source.compressed)) from None
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read: {exc}", file=source.name) from None
 
+    def _lines(self, text: io.TextIOWrapper) -> Iterator[str]:
+        keep_ends, source = self.keep_ends, self.source
+        carry = ""            # the start of a line the block's end cut
+        head = None           # an over-long line's first MAX_LINE characters, its rest skipped
+        skipped = 0
+        while block := text.read(_BLOCK):
+            if head is not None:
+                found = _BREAK.search(block)
+                if found is None:
+                    skipped += len(block)
+                    continue
+                skipped += found.start()
+                source.note("input.line_cut",
+                            example=f"{skipped:,} characters after the first {MAX_LINE:,}")
+                block, head = head + block[found.start():], None
+            block = carry + block
+            lines = block.splitlines(True)
+            last = lines[-1]
+            carry = last if last[-1] not in _BREAKS or last[-1] == "\r" else ""
+            complete = block[:len(block) - len(carry)]
+            if len(carry.rstrip("\r")) > MAX_LINE:
+                if carry.endswith("\r"):   # (a whole line: its "\n" may come next)
+                    carry = _cut(carry, source)
+                else:
+                    head, skipped, carry = carry[:MAX_LINE], len(carry) - MAX_LINE, ""
+            if len(complete) > MAX_LINE and max(map(len, lines)) > MAX_LINE:
+                complete = "".join(_cut(line, source) for line in lines[:len(lines) - bool(carry)
+                                                                        - (head is not None)])
+            yield from complete.splitlines(keep_ends)
+        if head is not None:
+            source.note("input.line_cut",
+                        example=f"{skipped:,} characters after the first {MAX_LINE:,}")
+            carry = head
+        yield from carry.splitlines(keep_ends)
+        self.ended_mid_line = head is None and bool(carry) and carry[-1] not in _BREAKS
 
-def text_lines(source: Source) -> SourceLines:
+
+def text_lines(source: Source, *, keep_ends: bool = False) -> SourceLines:
     """The lines of ``source`` decoded as UTF-8 (undecodable bytes replaced), the same as
-    ``source.read_text().splitlines()`` gives (a line past :data:`MAX_LINE` characters is
-    cut there, counted as ``input.line_cut``); a read that fails (a cut gzip) raises
-    :class:`InputError` naming the file, as :meth:`Source.read_text` does.
+    ``source.read_text().splitlines(keep_ends)`` gives (a line past :data:`MAX_LINE`
+    characters is cut there, counted as ``input.line_cut``); a read that fails (a cut gzip)
+    raises :class:`InputError` naming the file, as :meth:`Source.read_text` does. A CSV
+    reader keeps the line ends (:class:`.csv_rows.CsvRows` tells a cut last row by them).
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "log.txt")
@@ -83,5 +111,7 @@ def text_lines(source: Source) -> SourceLines:
     >>> lines = text_lines(Source(path))
     >>> list(lines) == Source(path).read_text().splitlines(), lines.ended_mid_line
     (True, True)
+    >>> list(text_lines(Source(path), keep_ends=True))[:2]
+    ['a\\r\\n', 'b\\x0c']
     """
-    return SourceLines(source)
+    return SourceLines(source, keep_ends)
