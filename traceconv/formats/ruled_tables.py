@@ -87,8 +87,19 @@ class Ruling:
             ends = [*self.starts[1:], len(text)]
             return [text[start + 1:end].strip().removesuffix("|").strip()
                     for start, end in zip(self.starts, ends, strict=True)]
-        cells = [cell.strip() for cell in text.strip().strip("|").split("|")]
+        cells = bar_cells(text)
         return cells if len(cells) == len(self.starts) else None
+
+
+def bar_cells(line: str) -> list[str]:
+    """The cells of a line drawn between ``|`` bars (a box's row, a Markdown table's, a
+    tool's ``| name | 1.5 |`` perf row): cut at every bar, the outer bars dropped; the one
+    splitter of bar cells for every text reader.
+
+    >>> bar_cells("  | 42.3 | 1159 |  gemm |"), bar_cells("a | b")
+    (['42.3', '1159', 'gemm'], ['a', 'b'])
+    """
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
 def ruling_under(header: str, rule: str) -> Ruling | None:
