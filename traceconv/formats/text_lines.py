@@ -52,7 +52,8 @@ class SourceLines:
             with source.open() as stream:
                 # newline="": lines end where the bytes say (\\n, \\r\\n, \\r), untranslated; the
                 # other breaks str.splitlines knows (\\x0c, \\x85, \\u2028 ...) are split below
-                text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+                text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace",
+                                       newline="")   # (a BOM is no text of a line)
                 try:
                     yield from self._lines(text)
                 except (OSError, EOFError) as exc:   # e.g. a gzip cut short
@@ -99,7 +100,7 @@ class SourceLines:
 
 
 def text_lines(source: Source, *, keep_ends: bool = False) -> SourceLines:
-    """The lines of ``source`` decoded as UTF-8 (undecodable bytes replaced), the same as
+    """The lines of ``source`` decoded as UTF-8 (a BOM dropped, undecodable bytes replaced), as
     ``source.read_text().splitlines(keep_ends)`` gives (a line past :data:`MAX_LINE`
     characters is cut there, counted as ``input.line_cut``); a read that fails (a cut gzip)
     raises :class:`InputError` naming the file, as :meth:`Source.read_text` does. A CSV
