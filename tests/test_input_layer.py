@@ -489,6 +489,31 @@ def test_text_lines_are_cut_at_the_bound_and_counted(lines, tmp_path_factory):
     assert cut == sum(1 for n, _ in lines if n > limit)
 
 
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(lines=st.lists(st.tuples(st.integers(0, 30), st.sampled_from(
+           ["\n", "\r\n", "\u2028", "\x85", "\x0c", ""])), max_size=8),
+       block=st.sampled_from([1, 2, 3, 5, 64]), keep_ends=st.booleans())
+def test_text_lines_split_as_splitlines_across_blocks(lines, block, keep_ends,
+                                                      tmp_path_factory):
+    """Lines cut by the read's blocks (a "\r\n" between two) are split as str.splitlines
+    splits the whole text, their ends kept or not, over-long ones cut at the bound and
+    counted one each."""
+    text = "".join("x" * n + end for n, end in lines)
+    path = tmp_path_factory.mktemp("blocks") / "t.txt"
+    path.write_bytes(text.encode())
+    source = Source(path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(text_lines_module, "_BLOCK", block)
+        patch.setattr(text_lines_module, "MAX_LINE", 12)
+        got = list(text_lines_module.text_lines(source, keep_ends=keep_ends))
+    breaks = "\r\n\u2028\x85\x0c"
+    assert [line.rstrip(breaks) for line in got] == [line[:12] for line in text.splitlines()]
+    assert [line[len(line.rstrip(breaks)):] for line in got] == [
+        line[len(line.rstrip(breaks)):] for line in text.splitlines(keep_ends)]
+    notes = sum(1 for code, _, _ in source.notes if code == "input.line_cut")
+    assert notes == sum(1 for line in text.splitlines() if len(line) > 12)
+
+
 @pytest.mark.slow
 def test_a_line_of_200_mb_in_a_gzipped_report_is_cut_in_bounded_memory(tmp_path: Path):
     sample = smallest_sample("migraphx")

@@ -24,6 +24,7 @@ any other name (a ``**options`` catch-all must name the dataclass that checks it
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import inspect
 import warnings
@@ -89,6 +90,9 @@ class FormatInfo:
     # tell its files wherever they come, looked for past the head when no sniff is sure
     key_claims: str | None = None
     binary: bool = False              # writes bytes that are not text (never to a terminal)
+    # reads text lines: its sniffer is given the head as pasted text reads (pasted_text), its
+    # reader reads pasted_text.pasted_lines (the one normalisation, the one bounded line reader)
+    text: bool = False
 
     @property
     def default_extension(self) -> str:
@@ -173,7 +177,7 @@ BUILTINS: tuple[FormatInfo, ...] = (
         sniffer="traceconv.formats.sniffing:megengine_memflow_svg"),
     FormatInfo(
         "paddle-report", "Paddle old text Profiling Report (fluid profiler; every layout, many "
-        "per log)", "traceconv.formats.paddle_report", (".txt", ".log"), reads=True,
+        "per log)", "traceconv.formats.paddle_report", (".txt", ".log"), reads=True, text=True,
         sniffer="traceconv.formats.text_sniffing:paddle_report"),
     FormatInfo(
         "paddle-profile", "Paddle old binary profile (fluid profiler profile_path, profiler.proto)",
@@ -185,12 +189,12 @@ BUILTINS: tuple[FormatInfo, ...] = (
         sniffer="traceconv.formats.sniffing:paddle_pb"),
     FormatInfo(
         "paddle-summary", "Paddle profiler summary() tables and Perf Summary text",
-        "traceconv.formats.paddle_summary", (".txt", ".log"), reads=True,
+        "traceconv.formats.paddle_summary", (".txt", ".log"), reads=True, text=True,
         sniffer="traceconv.formats.text_sniffing:paddle_summary"),
     FormatInfo(
         "migraphx", "AMD MIGraphX program printouts, migraphx-driver perf reports and "
         "MIGRAPHX_TRACE_EVAL logs (text)", "traceconv.formats.migraphx", (".txt", ".log"),
-        reads=True, aliases=("migraphx-driver", "mxr-text"),
+        reads=True, text=True, aliases=("migraphx-driver", "mxr-text"),
         sniffer="traceconv.formats.text_sniffing:migraphx"),
     FormatInfo(
         "svg", "Memory-flow SVG: time x address, one rectangle per memory block, live-bytes peak",
@@ -225,7 +229,7 @@ BUILTINS: tuple[FormatInfo, ...] = (
         "nsys-stats", "nsys stats --format csv reports: NVTX ranges (nvtx_pushpop_trace; .csv or "
         ".csv.xz) and summaries as statistics (cuda_gpu_kern_sum, cuda_api_sum, "
         "cuda_gpu_mem_time_sum, nvtx_sum; gpukernsum ...)", "traceconv.formats.nsys_stats",
-        (".csv.xz", ".csv"), reads=True,
+        (".csv.xz", ".csv"), reads=True, text=True,
         aliases=("nvtx-pushpop-csv",), sniffer="traceconv.formats.database_sniffing:nsys_stats"),
     FormatInfo(
         "xplane", "XPlane XSpace protobuf (jax.profiler, tf.profiler, torch_xla; the *.xplane.pb "
@@ -417,7 +421,18 @@ CONFIDENT = 0.5
 
 def _sniff_score(info: FormatInfo, source: Source) -> float:
     sniff = info.sniff_function()
-    return float(sniff(source.head, source)) if sniff else 0.0
+    if sniff is None:
+        return 0.0
+    return float(sniff(_pasted_head(source.head) if info.text else source.head, source))
+
+
+@functools.lru_cache(maxsize=1)
+def _pasted_head(head: bytes) -> bytes:
+    """``head`` as a text reader reads it (one undoing per input, whichever text formats
+    are asked)."""
+    from .formats.pasted_text import unpasted_bytes
+
+    return unpasted_bytes(head)
 
 
 def detect(source: Source, can: Capability = "reads") -> FormatInfo:

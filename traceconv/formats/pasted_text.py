@@ -24,9 +24,12 @@ import html
 import re
 from collections.abc import Iterable, Iterator
 
+from ..io import Source
+from .text_lines import split_lines, text_lines
+
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()][\w])")
-_SPACES = dict.fromkeys(map(ord, "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
-                                 "\u2007\u2008\u2009\u200a\u202f\u205f\u3000"), " ")
+# (a regex, not str.translate: a dict's translate costs 30 us a line of non-ASCII text)
+_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 _QUOTE = re.compile(r" {0,3}> ?")
 _HTML_PAGE = re.compile(r"<(?:!doctype|html|body|pre|code|div|p|br|td|span)\b[^<>]*>",
                         re.IGNORECASE)
@@ -34,27 +37,6 @@ _PAGE_HEAD = re.compile(r"^\s*<.*<(?:pre|code)\b[^<>]*>(?=\s*[^<\s])", re.IGNORE
 _TAG = re.compile(r"</?\w[^<>]*>")
 _BLOCK_ENDS = ("</code>", "</pre>")
 _TAB_STOP = 8
-
-
-# the breaks str.splitlines knows besides \r and \n
-OTHER_LINE_ENDS = "\f\v\x1c\x1d\x1e\x85\u2028\u2029"
-
-
-def split_lines(text: str) -> list[str]:
-    """The lines of ``text``: ``str.splitlines``, but an :data:`OTHER_LINE_ENDS` break
-    right before ``\\n``, ``\\r`` or the text's end belongs to that line end.
-
-    >>> split_lines("conv2d  3\\x0c\\nrelu  1\\x0c\\r\\n\\x0c\\nend\\u2028x\\x0c")
-    ['conv2d  3', 'relu  1', '', 'end', 'x']
-    """
-    lines = text.splitlines()
-    if len(lines) < 2 or not any(mark in text for mark in OTHER_LINE_ENDS):
-        return lines
-    pieces = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if not pieces[-1]:
-        pieces.pop()   # (the text's own last line end)
-    return [line for piece in pieces
-            for line in piece.rstrip(OTHER_LINE_ENDS).splitlines() or [""]]
 
 
 def _untab(line: str) -> str:
@@ -83,11 +65,10 @@ def unpasted(line: str) -> str:
     >>> unpasted("\\x1b[1;32mconv2d\\x1b[0m\\u00a0\\u00a012\\t0.5")
     'conv2d  12      0.5'
     """
-    if line.isascii():
-        if "\x1b" in line:
-            line = _ANSI.sub("", line)
-    else:
-        line = _ANSI.sub("", line).translate(_SPACES)
+    if "\x1b" in line:
+        line = _ANSI.sub("", line)
+    if not line.isascii():
+        line = _SPACES.sub(" ", line)
     return _untab(line) if "\t" in line else line
 
 
@@ -192,19 +173,38 @@ def _blanks_before(line: str, end: int) -> int:
     return end
 
 
+def pasted_lines(source: Source) -> PastedLines:
+    """The one way a text reader reads its input: the bounded lines of
+    :func:`.text_lines.text_lines` (no line past ``MAX_LINE``, every Unicode line end) as
+    :class:`PastedLines` gives them. A registry row with ``text=True`` promises it
+    (``tests/test_text_path_census.py`` holds each such reader to it).
+
+    >>> import os, tempfile
+    >>> from traceconv.io import Source
+    >>> path = os.path.join(tempfile.mkdtemp(), "paste.txt")
+    >>> _ = open(path, "wb").write("> Place: CPU\u2028> conv2d\\t3\\r\\n".encode())
+    >>> list(pasted_lines(Source(path)))
+    ['Place: CPU', 'conv2d  3']
+    """
+    return PastedLines(text_lines(source))
+
+
 def unpasted_bytes(data: bytes) -> bytes:
     """The lines of ``data`` (UTF-8) read as :class:`PastedLines` reads them, for a sniffer's
     byte patterns; ``data`` itself when nothing in it needs undoing.
 
     >>> unpasted_bytes(b"\\x1b[36m---Operator Summary---\\x1b[0m\\n")
     b'---Operator Summary---'
+    >>> unpasted_bytes(b"\\xfd7zXZ\\x00\\t<")   # (binary: left as it is)
+    b'\\xfd7zXZ\\x00\\t<'
     """
-    if not any(mark in data for mark in _MARKS) and not data.lstrip(b" ").startswith(b">"):
-        return data
+    if b"\0" in data or (not any(mark in data for mark in _MARKS)
+                          and not data.lstrip(b" ").startswith(b">")):
+        return data   # (a NUL: binary, or compressed, never pasted text)
     return "\n".join(PastedLines(data.decode("utf-8", "replace"))).encode()
 
 
 # the bytes that start what PastedLines undoes (a sniffer scans megabytes of a log: plain
 # substring tests, where one regex of alternatives took 80 ms a megabyte)
-_MARKS = (b"\x1b", b"\t", b"&", b"<", b"\xc2\xa0", b"\xe1\x9a\x80", b"\xe2\x80", b"\xe2\x81\x9f",
+_MARKS = (b"\x1b", b"\t", b"\r", b"\x0b", b"\x0c", b"\xc2\x85", b"&", b"<", b"\xc2\xa0", b"\xe1\x9a\x80", b"\xe2\x80", b"\xe2\x81\x9f",
           b"\xe3\x80\x80", b"\n>", b"\n >", b"\n  >", b"\n   >")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 _DASH_RULE = re.compile(r"^\s*-+(?:\s+-+)*\s*$")
 _BOX_RULE = re.compile(r"^\s*\+-+(?:\+-+)*\+?\s*$")
+_GAP = re.compile(r"  +")   # what parts a table's columns (a name holds single blanks)
 
 
 def is_dash_rule(line: str) -> bool:
@@ -61,6 +62,8 @@ class Ruling:
 
         >>> Ruling((1, 11, 23), boxed=False).cells("     43.2  2613668540  cudaMemcpyAsync")
         ['43.2', '2613668540', 'cudaMemcpyAsync']
+        >>> Ruling((0, 10, 20), boxed=False).cells("1  2222222222  3")   # (tabs untabbed)
+        ['1', '2222222222', '3']
         >>> box = Ruling((0, 7, 14), boxed=True)
         >>> box.cells("| 42.3 | 1159 | a|b |"), box.cells("| 42.3 | 1159|  a|b  |"), box.cells("x")
         (['42.3', '1159', 'a|b'], None, None)
@@ -69,7 +72,13 @@ class Ruling:
             return None
         if not self.boxed:
             ends = [*self.starts[1:], len(line)]
-            return [line[start:end].strip() for start, end in zip(self.starts, ends, strict=True)]
+            cells = [line[start:end].strip() for start, end in zip(self.starts, ends, strict=True)]
+            if any("  " in cell for cell in cells[:-1]):
+                # two values in one column: a table whose gaps were tabs (one tab a gap, each
+                # to its tab stop) keeps no alignment; its gaps still cut its cells
+                by_gaps = _GAP.split(line.strip())
+                return by_gaps if len(by_gaps) == len(cells) else cells
+            return cells
         text = line.rstrip()
         if not text.lstrip().startswith("|"):
             return None
@@ -78,8 +87,19 @@ class Ruling:
             ends = [*self.starts[1:], len(text)]
             return [text[start + 1:end].strip().removesuffix("|").strip()
                     for start, end in zip(self.starts, ends, strict=True)]
-        cells = [cell.strip() for cell in text.strip().strip("|").split("|")]
+        cells = bar_cells(text)
         return cells if len(cells) == len(self.starts) else None
+
+
+def bar_cells(line: str) -> list[str]:
+    """The cells of a line drawn between ``|`` bars (a box's row, a Markdown table's, a
+    tool's ``| name | 1.5 |`` perf row): cut at every bar, the outer bars dropped; the one
+    splitter of bar cells for every text reader.
+
+    >>> bar_cells("  | 42.3 | 1159 |  gemm |"), bar_cells("a | b")
+    (['42.3', '1159', 'gemm'], ['a', 'b'])
+    """
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
 def ruling_under(header: str, rule: str) -> Ruling | None:

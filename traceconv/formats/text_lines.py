@@ -2,48 +2,73 @@
 
 A reader that goes line by line needs neither the file's text (its size again, as ``str``)
 nor a list of its lines (about twice its size): :func:`text_lines` decodes as it reads and
-splits exactly as :func:`.pasted_text.split_lines` splits the whole text.
+splits exactly as :func:`split_lines` splits the whole text: every line end
+``str.splitlines`` knows ends a line, but a break other than ``\r``/``\n`` right before a
+line end is part of it (a form feed before each newline is no blank line after each line).
 """
 
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterator
 
 from ..errors import InputError
 from ..io import Source, stopped_at
-from .pasted_text import OTHER_LINE_ENDS, split_lines
 
 # the longest line a reader is given (1 M characters): report lines are short (under 10 K)
 # and their regular expressions slow on long ones; a line of gigabytes (a hostile or broken
 # file, one line inside a gzip) is cut here, never held whole
 MAX_LINE = 1 << 20
-_LINE_ENDS = ("\n", "\r", *OTHER_LINE_ENDS)   # (a text may end on any of them)
+# the breaks str.splitlines knows besides \r and \n
+OTHER_LINE_ENDS = "\f\v\x1c\x1d\x1e\x85\u2028\u2029"
+_OTHER_END = re.compile(f"[{OTHER_LINE_ENDS}]")
+
+# the text read at a time: lines are split a block at a time by str.splitlines, in C (a
+# readline and a splitlines a line cost a large CSV a tenth more time)
+_BLOCK = 1 << 16
+# what str.splitlines ends a line at (a "\r" may be the first half of a "\r\n")
+_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_BREAK = re.compile(f"[{_BREAKS}]")
 
 
-def _skip_rest(text: io.TextIOWrapper, source: Source) -> bool:
-    """Read past the rest of an over-long line, a piece at a time; count the cut (not a
-    line of exactly :data:`MAX_LINE` characters, whose line end alone is left). Returns
-    whether the bound fell between the two characters of its ``\\r\\n``."""
-    skipped = 0
-    piece = ""
-    while piece := text.readline(MAX_LINE):
-        ended = piece.endswith(("\n", "\r"))
-        skipped += len(piece.rstrip("\r\n")) if ended else len(piece)
-        if ended:
-            break
-    if skipped:
-        source.note("input.line_cut",
-                    example=f"{skipped:,} characters after the first {MAX_LINE:,}")
-    return len(piece) == MAX_LINE and piece.endswith("\r")
+def _cut(line: str, source: Source) -> str:
+    """``line`` (with its end, if any) cut at :data:`MAX_LINE` characters, the cut counted."""
+    text = line.rstrip(_BREAKS)
+    if len(text) <= MAX_LINE:
+        return line
+    source.note("input.line_cut",
+                example=f"{len(text) - MAX_LINE:,} characters after the first {MAX_LINE:,}")
+    return text[:MAX_LINE] + line[len(text):]
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text``: ``str.splitlines``, but the :data:`OTHER_LINE_ENDS` breaks
+    right before ``\\n`` or ``\\r`` belong to that line end (as a form feed before a newline),
+    and so does one at the text's very end.
+
+    >>> split_lines("conv2d  3\\x0c\\nrelu  1\\x0b\\x85\\r\\n\\x0c\\nend\\u2028x\\x0c")
+    ['conv2d  3', 'relu  1', '', 'end', 'x']
+    >>> split_lines("a\\u2029\\u2029"), "a\\n\\n".splitlines()   # (two line ends: two lines)
+    (['a', ''], ['a', ''])
+    """
+    if _OTHER_END.search(text) is None:
+        return text.splitlines()
+    pieces = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    last = pieces.pop()   # (not followed by a line end: "" when the text ends on one)
+    lines = [line for piece in pieces for line in _OTHER_END.split(piece.rstrip(OTHER_LINE_ENDS))]
+    if last:
+        lines += _OTHER_END.split(last[:-1] if last[-1] in OTHER_LINE_ENDS else last)
+    return lines
 
 
 class SourceLines:
     """The lines of ``source`` (see :func:`text_lines`), once; ``ended_mid_line``, once they
     are read, says whether the input stopped inside its last line (no line end after it)."""
 
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, keep_ends: bool = False) -> None:
         self.source = source
+        self.keep_ends = keep_ends
         self.ended_mid_line = False
 
     def __iter__(self) -> Iterator[str]:
@@ -51,34 +76,65 @@ class SourceLines:
         try:
             with source.open() as stream:
                 # newline="": lines end where the bytes say (\\n, \\r\\n, \\r), untranslated; the
-                # other breaks (\\x0c, \\x85, \\u2028 ...) are split below (split_lines)
-                text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+                # other breaks str.splitlines knows (\\x0c, \\x85, \\u2028 ...) are split below
+                text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace",
+                                       newline="")   # (a BOM is no text of a line)
                 try:
-                    split_crlf = False   # a "\r\n" the bound cut between its two characters
-                    while line := text.readline(MAX_LINE):
-                        if split_crlf and line == "\n":
-                            split_crlf = False
-                            continue
-                        split_crlf = len(line) == MAX_LINE and line.endswith("\r")
-                        if len(line) == MAX_LINE and not line.endswith(("\n", "\r")):
-                            split_crlf = _skip_rest(text, source)
-                        # (a line cut at the bound was read to its end by _skip_rest)
-                        self.ended_mid_line = len(line) < MAX_LINE and not line.endswith(
-                            _LINE_ENDS)
-                        pieces = line.splitlines()   # (one, but for another break in it)
-                        yield from pieces if len(pieces) < 2 else split_lines(line)
+                    yield from self._lines(text)
                 except (OSError, EOFError) as exc:   # e.g. a gzip cut short
                     raise InputError(f"cannot read: {exc}", file=source.name,
                                      location=stopped_at(stream, source.compressed)) from None
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read: {exc}", file=source.name) from None
 
+    def _lines(self, text: io.TextIOWrapper) -> Iterator[str]:
+        source = self.source
+        carry = ""            # the start of a line the block's end cut
+        head = None           # an over-long line's first MAX_LINE characters, its rest skipped
+        skipped = 0
+        while block := text.read(_BLOCK):
+            if head is not None:
+                found = _BREAK.search(block)
+                if found is None:
+                    skipped += len(block)
+                    continue
+                skipped += found.start()
+                source.note("input.line_cut",
+                            example=f"{skipped:,} characters after the first {MAX_LINE:,}")
+                block, head = head + block[found.start():], None
+            block = carry + block
+            lines = block.splitlines(True)
+            last = lines[-1]
+            # (a "\r" or another break may be the first half of a line end the next block ends)
+            carry = last if last[-1] != "\n" else ""
+            complete = block[:len(block) - len(carry)]
+            if len(carry.rstrip("\r")) > MAX_LINE:
+                if carry.endswith("\r"):   # (a whole line: its "\n" may come next)
+                    carry = _cut(carry, source)
+                else:
+                    head, skipped, carry = carry[:MAX_LINE], len(carry) - MAX_LINE, ""
+            if len(complete) > MAX_LINE and max(map(len, lines)) > MAX_LINE:
+                complete = "".join(_cut(line, source) for line in lines[:len(lines) - bool(carry)
+                                                                        - (head is not None)])
+            yield from self._split(complete)
+        if head is not None:
+            source.note("input.line_cut",
+                        example=f"{skipped:,} characters after the first {MAX_LINE:,}")
+            carry = head
+        yield from self._split(carry)
+        self.ended_mid_line = head is None and bool(carry) and carry[-1] not in _BREAKS
 
-def text_lines(source: Source) -> SourceLines:
-    """The lines of ``source`` decoded as UTF-8 (undecodable bytes replaced), the same as
-    ``split_lines(source.read_text())`` gives (a line past :data:`MAX_LINE` characters is
-    cut there, counted as ``input.line_cut``); a read that fails (a cut gzip) raises
-    :class:`InputError` naming the file, as :meth:`Source.read_text` does.
+    def _split(self, text: str) -> list[str]:
+        return text.splitlines(True) if self.keep_ends else split_lines(text)
+
+
+def text_lines(source: Source, *, keep_ends: bool = False) -> SourceLines:
+    """The lines of ``source`` decoded as UTF-8 (a BOM dropped, undecodable bytes replaced), the
+    same as ``split_lines(source.read_text())`` gives (``keep_ends``: as
+    ``source.read_text().splitlines(True)``; a line past :data:`MAX_LINE` characters is cut
+    there, counted as ``input.line_cut``); a read that fails (a cut gzip) raises
+    :class:`InputError` naming the file, as :meth:`Source.read_text` does. A CSV reader keeps
+    the line ends (:class:`.csv_rows.CsvRows` tells a cut last row by them).
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "log.txt")
@@ -86,5 +142,7 @@ def text_lines(source: Source) -> SourceLines:
     >>> lines = text_lines(Source(path))
     >>> list(lines) == split_lines(Source(path).read_text()), lines.ended_mid_line
     (True, True)
+    >>> list(text_lines(Source(path), keep_ends=True))[:2]
+    ['a\\r\\n', 'b\\x0c']
     """
-    return SourceLines(source)
+    return SourceLines(source, keep_ends)

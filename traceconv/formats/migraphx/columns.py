@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from ..ruled_tables import bar_cells
+
 # (one run of spaces before the pipe, one after it: two ``\s*`` around an optional
 # ``\|?`` split a long indentation every way, quadratic in its length)
 _HEADER = re.compile(r"^\s*(?:\|\s*)?Instructions?\b(?P<rest>.*\bTime\s*\(\s*ms\s*\).*)$",
@@ -29,10 +31,9 @@ _NUMBER = re.compile(r"^[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[
 def _cells(text: str) -> list[str]:
     """The cells of a header or row tail: ``|``-separated when pipes are there, else
     separated by runs of two or more spaces."""
-    text = text.strip().strip("|").strip()
-    if "|" in text:
-        return [c.strip() for c in text.split("|")]
-    return [c for c in re.split(r"\s{2,}|\t", text) if c]
+    if "|" in text.strip().strip("|"):
+        return bar_cells(text)
+    return [c for c in re.split(r"\s{2,}|\t", text.strip().strip("|").strip()) if c]
 
 
 def rows_as_lines(lines: Iterable[str], unfit: list[tuple[int, str]] | None = None
@@ -113,7 +114,7 @@ def _last_cells(line: str, count: int) -> tuple[str, list[str]] | None:
     if not text:
         return None
     if text.startswith("|"):
-        cells = [c.strip() for c in text.strip("|").split("|")]
+        cells = bar_cells(text)
         head, tail = cells[0], cells[1:]
     else:
         tokens = text.rsplit(None, count)

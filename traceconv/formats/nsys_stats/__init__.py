@@ -20,10 +20,8 @@ within the input size limit, as any compressed input is.
 
 from __future__ import annotations
 
-import io
 from array import array
 from collections.abc import Iterator
-from itertools import chain
 from pathlib import Path
 from typing import NamedTuple
 
@@ -47,7 +45,9 @@ from ..nsys_stats_header import (
     report_named,
     run_named,
 )
+from ..pasted_text import PastedLines, pasted_lines
 from ..stray_lines import count_tallied
+from ..text_lines import text_lines
 from . import summaries
 
 _NEEDED = ("Start (ns)", "End (ns)", "Name", "PID", "TID")
@@ -66,51 +66,50 @@ def read(source: Source) -> Trace:
     >>> len(trace.stats), trace.stats[0].name, trace.metadata.source_version
     (11, 'cuMemcpyHtoD_v2', 'cuda_api_sum')
     """
-    with source.open() as stream:   # (xz, as any compressed input, is the input layer's)
-        text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
-        head = _head(text)
-        rows = ColumnRows(chain(head, text)) if is_column_layout(head, known=False) else CsvRows(
-            chain(head, text), source.name, written_by="nsys stats", fit=_prose_or_header)
-        opening = _first_header(rows, source.name)
-        header, kind, skipped = opening.header, opening.kind, opening.skipped
-        rows.width = len(header)
-        first = None if kind == TRACE else summaries.table_of(header, kind, opening.report)
-        if kind != TRACE and first is None:
-            raise InputError("an nsys stats summary whose header names no row (Name, "
-                             "Range or Operation)", file=source.name,
-                             location=f"line {rows.line_num}")
-        trace = TraceBuilder(Metadata(
-            source_format="nsys-stats", source_version="nvtx_pushpop_trace",
-            clock="nsys session time (ns since the session started)") if first is None else
-            Metadata(source_format="nsys-stats", clock=STATISTICS_CLOCK))
-        trace.diagnostics.add("nsys_stats.report_skipped", count=len(skipped),
-                              example=skipped[0][:120] if skipped else None)
-        if first is None:
-            _read_rows(trace, header, rows)
-        else:
-            first.run = opening.run
-            reports = summaries.read_tables(trace, first, rows,
-                                            column_layout=isinstance(rows, ColumnRows))
-            trace.metadata.source_version = ", ".join(dict.fromkeys(
-                report.split(" #")[0] for report in reports))
+    if is_column_layout(list(PastedLines(_head_text(source))), known=False):
+        # (a drawn table is pasted text: read as every text reader reads it)
+        return _read_report(source, ColumnRows(pasted_lines(source)))
+    # (a CSV's cells are data, quoted by CSV's rules: bounded lines, nothing undone in them)
+    return _read_report(source, CsvRows(text_lines(source, keep_ends=True), source.name,
+                                        written_by="nsys stats", fit=_prose_or_header))
+
+
+def _head_text(source: Source) -> str:
+    """The input's head as text, its format told by it (a report pasted after a page of
+    other text starts anywhere in it); a last line the head's end cut is left out."""
+    head = source.head.decode("utf-8", "replace")
+    return head if len(source.head) < HEAD_BYTES else head[:max(head.rfind("\n"), 0)]
+
+
+def _read_report(source: Source, rows: ColumnRows | CsvRows) -> Trace:
+    """The trace of the report tables ``rows`` hold."""
+    opening = _first_header(rows, source.name)
+    header, kind, skipped = opening.header, opening.kind, opening.skipped
+    rows.width = len(header)
+    first = None if kind == TRACE else summaries.table_of(header, kind, opening.report)
+    if kind != TRACE and first is None:
+        raise InputError("an nsys stats summary whose header names no row (Name, "
+                         "Range or Operation)", file=source.name,
+                         location=f"line {rows.line_num}")
+    trace = TraceBuilder(Metadata(
+        source_format="nsys-stats", source_version="nvtx_pushpop_trace",
+        clock="nsys session time (ns since the session started)") if first is None else
+        Metadata(source_format="nsys-stats", clock=STATISTICS_CLOCK))
+    trace.diagnostics.add("nsys_stats.report_skipped", count=len(skipped),
+                          example=skipped[0][:120] if skipped else None)
+    if first is None:
+        _read_rows(trace, header, rows)
+    else:
+        first.run = opening.run
+        reports = summaries.read_tables(trace, first, rows,
+                                        column_layout=isinstance(rows, ColumnRows))
+        trace.metadata.source_version = ", ".join(dict.fromkeys(
+            report.split(" #")[0] for report in reports))
     if isinstance(rows, CsvRows):
         rows.left_out.count(trace.diagnostics)
     else:
         _count_unread(trace, rows)
     return trace
-
-
-def _head(text: io.TextIOBase) -> list[str]:
-    """The lines of the input's head, the bytes its format was told by (a report pasted
-    after a page of other text starts anywhere in them)."""
-    head: list[str] = []
-    size = 0
-    for line in text:
-        head.append(line)
-        size += len(line)
-        if size >= HEAD_BYTES:
-            break
-    return head
 
 
 def _count_unread(trace: TraceBuilder, rows: ColumnRows) -> None:

@@ -16,6 +16,7 @@ from ...model import Diagnostics
 from ...numbers import finite
 from ..paddle_summary_lines import UNTITLED_ROW
 from ..pasted_text import PastedLines
+from ..ruled_tables import bar_cells
 from ..stated_totals import missing_end
 from ..stray_lines import (
     count_input_end,
@@ -195,7 +196,7 @@ class SummaryParser:
         elif m := PERF_UNITS.match(line):
             perf.time_unit, perf.ips_unit = m.group(1), m.group(2)
         elif m := PERF_ROW.match(line):
-            cells = [c.strip() for c in m.group(1).split("|")]
+            cells = bar_cells(m.group(0))
             if cells and cells[0]:
                 perf.metrics[cells[0]] = {key: value for key, text in zip(
                     ("avg", "max", "min"), cells[1:], strict=False)

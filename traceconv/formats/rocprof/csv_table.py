@@ -11,7 +11,6 @@ cell) is no such name, and is left out as any row of another width.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -19,6 +18,7 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Diagnostics
 from ..csv_rows import CellColumns, CsvRows, RowsLeftOut
+from ..text_lines import text_lines
 
 
 @dataclass(frozen=True)
@@ -92,34 +92,32 @@ def read_table(source: Source) -> Table:
     >>> table.header[:2], len(table.rows)
     (['Kind', 'Direction'], 2)
     """
-    with source.open() as stream:
-        text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline="")
-        rows = CsvRows(text, source.name, written_by="rocprof")
-        header = next(rows, None)
-        if not header:
-            raise InputError("an empty file: no CSV header", file=source.name,
-                             location="line 1")
-        header = [_V3_SPELLING.get(name, name) for name in header]
-        rows.width = len(header)
-        name = next((header.index(c) for c in NAME_COLUMNS if c in header), None)
-        rejoined = 0
+    rows = CsvRows(text_lines(source, keep_ends=True), source.name, written_by="rocprof")
+    header = next(rows, None)
+    if not header:
+        raise InputError("an empty file: no CSV header", file=source.name,
+                         location="line 1")
+    header = [_V3_SPELLING.get(name, name) for name in header]
+    rows.width = len(header)
+    name = next((header.index(c) for c in NAME_COLUMNS if c in header), None)
+    rejoined = 0
 
-        def unquoted_name(row: list[str], line: str) -> list[str] | None:
-            nonlocal rejoined
-            if name is None or len(row) < len(header):
-                return None
-            joined = rejoin(row, name, len(header))
-            if joined[name] not in line:   # (its cells were quoted: no name split by commas)
-                return None
-            rejoined += 1
-            return joined
+    def unquoted_name(row: list[str], line: str) -> list[str] | None:
+        nonlocal rejoined
+        if name is None or len(row) < len(header):
+            return None
+        joined = rejoin(row, name, len(header))
+        if joined[name] not in line:   # (its cells were quoted: no name split by commas)
+            return None
+        rejoined += 1
+        return joined
 
-        rows.fit = unquoted_name
-        body = CellColumns(len(header))
-        for row in rows:
-            if row:
-                body.append(row)
-        body.pack()
+    rows.fit = unquoted_name
+    body = CellColumns(len(header))
+    for row in rows:
+        if row:
+            body.append(row)
+    body.pack()
     return Table(source.name, header, body, rejoined, rows.left_out)
 
 
