@@ -17,6 +17,12 @@ not the length of a run. No one event or top-level value is held beyond a bound
 (:data:`HELD_PIECES` pieces): a larger event is refused, a larger value of a key the reader
 does not use read past as it arrives. Errors name the line and column in the file (columns
 count characters, as orjson's do), or the JSON path and byte offset of an item too large.
+
+Where the pieces are cut never changes what is read or refused, nor where an error is
+named: a separator comma read past at a cut is remembered until what follows it is seen
+(``]`` there is a trailing comma), and an error in a piece, or in a value of the envelope,
+is located in the text put back in its place (a comma, the object around it), so that it
+is the one the whole file has there.
 """
 
 from __future__ import annotations
@@ -58,6 +64,9 @@ _CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a char
 _OPEN, _QUOTE, _COMMA = b"{[", ord('"'), ord(",")
 _CLOSE_ARRAY, _CLOSE_OBJECT = ord("]"), ord("}")
 _BLANK_RUN = -2   # _Cutter.find: the buffer ends in a long run of whitespace between elements
+# A byte's place noted cheaply (bytes consumed before it; line and column where they are
+# counted as the text goes by): worked out only when an error names it.
+Mark = tuple[int, int, int]
 
 
 class DocumentError(ValueError):
@@ -221,6 +230,24 @@ def _seekable_offset(stream: BinaryIO, read: int) -> int | None:
         return None
 
 
+def _error_within(before: bytes, buffer: bytearray, start: int, end: int,
+                  after: bytes) -> orjson.JSONDecodeError | None:
+    """The first error in ``before`` + ``buffer[start:end]`` + ``after``, None if none: the
+    text of a piece put back in its place in the file (what the whole file has there).
+
+    >>> _error_within(b"[", bytearray(b"1,,"), 0, 3, b"0]").colno   # (the second comma)
+    4
+    """
+    piece = bytearray(before)
+    piece += memoryview(buffer)[start:end]
+    piece += after
+    try:
+        json_loads(piece)
+    except orjson.JSONDecodeError as exc:
+        return exc
+    return None
+
+
 def _array(buffer: bytearray, start: int, end: int) -> bytearray:
     """``buffer[start:end]`` in brackets: the text of a JSON array."""
     piece = bytearray(b"[")
@@ -275,15 +302,22 @@ class _Text:
         self.consumed += n
         del buffer[:n]
 
-    def place(self) -> tuple[int, int]:
-        """The line and column (characters before it on its line) of ``buffer[0]``."""
+    def mark(self) -> Mark:
+        """Where ``buffer[0]`` is, noted cheaply: :meth:`place` works it out if an error
+        names it."""
+        return self.consumed, self.line, self.column
+
+    def place(self, mark: Mark | None = None) -> tuple[int, int]:
+        """The line and column (characters before it on its line) of ``buffer[0]``, or of
+        the byte a :meth:`mark` noted."""
+        consumed, line, column = mark or self.mark()
         if self.origin is None:
-            return self.line, self.column
-        stream, line, column = self.stream, 1, 0
+            return line, column
+        stream = self.stream
         resume = stream.tell()
         try:
             stream.seek(self.origin)
-            left = self.consumed
+            left = consumed
             while left and (block := stream.read(min(left, 1 << 20))):
                 line, column = _advance(line, column, block, len(block))
                 left -= len(block)
@@ -312,11 +346,16 @@ class _Text:
         line, column = self.place()
         return DocumentError(message, line, column + 1)
 
-    def parse(self, start: int, end: int, doc: Document) -> list[Any]:
-        """The elements in ``buffer[start:end]`` (the inside of an array)."""
+    def parse(self, start: int, end: int, doc: Document, comma_follows: bool = False) -> list[Any]:
+        """The elements in ``buffer[start:end]`` (the inside of an array); ``comma_follows``:
+        the piece was cut at the comma ``buffer[end]``, so an error is the one the text
+        with that comma has (``1,,`` is a missing value at the second comma, where the
+        piece ``[1,]`` alone would be a trailing comma at the first)."""
         try:
             return doc.decode(_array(self.buffer, start, end))
         except orjson.JSONDecodeError as exc:
+            if comma_follows:
+                exc = _error_within(b"[", self.buffer, start, end + 1, b"0]") or exc
             raise self.error(exc, start, 1) from None
 
 
@@ -406,8 +445,14 @@ def _chunks(text: _Text, doc: Document) -> Iterator[list[Any]]:
     """Yield parsed event lists from the text after the array's ``[``; when the array
     ends, the keys that follow it are added to ``doc.envelope``."""
     size, index = text.chunk_size, 0
+    comma: Mark | None = None   # the separator just read past, if any
     while True:
         text.skip_space()   # after the [ or a comma
+        if text.buffer[:1] == b"]":   # the array ends where a value or nothing was due
+            if comma is not None:
+                raise _trailing_comma(text, comma)
+            _read_trailer(text, 1, doc)
+            return
         text.fill(2 * size)   # keep two pieces of text ahead so a boundary is in view
         guess = _BOUNDARY.search(text.buffer, size)
         if guess is not None:
@@ -416,7 +461,8 @@ def _chunks(text: _Text, doc: Document) -> Iterator[list[Any]]:
             except orjson.JSONDecodeError:
                 pass  # the cut was inside a string or a nested value (or the text is bad)
             else:
-                text.consume(guess.end())
+                text.consume(guess.end())   # (to the next element's {)
+                comma = None
                 index += len(events)
                 yield events
                 continue
@@ -435,36 +481,50 @@ def _chunks(text: _Text, doc: Document) -> Iterator[list[Any]]:
                 return
         end, following = found
         if following == _BLANK_RUN:
-            events = _before_blank_run(text, end, doc)
+            events, comma = _before_blank_run(text, end, doc)
             index += len(events)
             yield events
-            if text.buffer[:1] == b"]":
-                _read_trailer(text, 1, doc)
-                return
             continue
-        events = text.parse(0, end, doc)
+        events = text.parse(0, end, doc, comma_follows=following >= 0)
         index += len(events)
         yield events
         if following < 0:
             _read_trailer(text, end + 1, doc)
             return
-        text.consume(following)
+        comma = _read_past_comma(text, end)
 
 
-def _before_blank_run(text: _Text, blank: int, doc: Document) -> list[Any]:
-    """The elements before the run of whitespace at ``buffer[blank:]``, the run read past:
-    the buffer then starts where the next element does (the run followed a comma), or at
-    the ``,`` / ``]`` / end of text that follows the last element."""
+def _read_past_comma(text: _Text, at: int) -> Mark:
+    """Consume the buffer to past the separator comma at ``buffer[at]``; where it was."""
+    text.consume(at)
+    comma = text.mark()
+    text.consume(1)
+    return comma
+
+
+def _trailing_comma(text: _Text, comma: Mark) -> DocumentError:
+    """The array closes after the separator at ``comma``: the error orjson names there."""
+    line, column = text.place(comma)
+    return DocumentError(_TRAILING_COMMA, line, column + 1)
+
+
+def _before_blank_run(text: _Text, blank: int,
+                      doc: Document) -> tuple[list[Any], Mark | None]:
+    """The elements before the run of whitespace at ``buffer[blank:]``, the run read past,
+    and where the separator comma after them was (None: the array ends there, ``]`` or
+    the end of the text at the buffer's start)."""
     after_comma = text.buffer[blank - 1] == _COMMA and blank > 1   # (a lone , is an error)
-    events = text.parse(0, blank - after_comma, doc)
+    if after_comma:
+        events = text.parse(0, blank - 1, doc, comma_follows=True)
+        return events, _read_past_comma(text, blank - 1)
+    events = text.parse(0, blank, doc)
     text.consume(blank)
     text.skip_space()
-    if not after_comma:
-        if text.buffer[:1] == b",":
-            text.consume(1)
-        elif text.buffer[:1] not in (b"]", b""):
-            raise text.error(_located("unexpected character, expected ',' or ']'"), 0, 0)
-    return events
+    if text.buffer[:1] == b",":
+        return events, _read_past_comma(text, 0)
+    if text.buffer[:1] not in (b"]", b""):
+        raise text.error(_located("unexpected character, expected ',' or ']'"), 0, 0)
+    return events, None
 
 
 def _closing_bracket(buffer: bytearray, doc: Document,
@@ -494,7 +554,9 @@ def _unclosed_array(text: _Text, doc: Document) -> list[Any]:
     """The file ends inside the event array: the array form may omit its ``]`` (catapult
     accepts it); the object form is cut short, which is an error."""
     body = text.buffer.rstrip(_WS)
-    events = text.parse(0, len(body) - body.endswith(b","), doc)
+    # (a last comma is allowed, not one after nothing: the buffer starts where an element does)
+    last_comma = body.endswith(b",") and bool(body[:-1].rstrip(_WS))
+    events = text.parse(0, len(body) - last_comma, doc, comma_follows=last_comma)
     if not doc.bare_array:
         raise text.end_error("unexpected end of data: the traceEvents array and the "
                              "object that holds it are not closed")
@@ -626,6 +688,7 @@ def _member_value(text: _Text, key: str, doc: Document) -> Any:
             text.consume(cutter.pos)
             cutter.drop(cutter.pos)
         if not text.more():
+            _raise_if_wrong_before_the_end(text, skipped)
             raise text.end_error("unexpected end of data: the object's closing } is missing")
     end = found[0]
     if skipped or end > text.limit:
@@ -636,9 +699,27 @@ def _member_value(text: _Text, key: str, doc: Document) -> Any:
     try:
         value = json_loads(memoryview(text.buffer)[:end])
     except orjson.JSONDecodeError as exc:
+        # located as a member's value: the text to the next comma may hold more than the
+        # value (a comma missing), where a cut at a blank after the value holds only it
+        if (in_object := _error_within(_MEMBER, text.buffer, 0, end, b"}")) is not None:
+            raise text.error(in_object, 0, len(_MEMBER)) from None
         raise text.error(exc, 0, 0) from None
     text.consume(end)
     return value
+
+
+_MEMBER = b'{"":'   # (a value's text after it is a member of an object)
+
+
+def _raise_if_wrong_before_the_end(text: _Text, skipped: int) -> None:
+    """The file ends in a member's value (the whole value in the buffer, none of it
+    ``skipped``): a mistake in it before the end is named first (``"a": 1 {``), as when a
+    blank after the value ends it and the next member is read."""
+    if skipped:
+        return
+    mistake = _error_within(_MEMBER, text.buffer, 0, len(text.buffer), b"")
+    if mistake is not None and mistake.pos < len(_MEMBER) + _chars(text.buffer):   # (pos: chars)
+        raise text.error(mistake, 0, len(_MEMBER))
 
 
 def _event_path(doc: Document, index: int) -> str:
@@ -652,6 +733,18 @@ def _too_large(text: _Text, start: int, what: str, path: str) -> DocumentError:
     offset = text.consumed + start
     return DocumentError(f"{what} is over {text.limit:,} bytes (read in bounded memory, "
                          f"traceconv holds no more of one)", path=path, offset=offset)
+
+
+def _message_of(invalid: bytes) -> str:
+    """The message orjson gives for the ``invalid`` JSON text."""
+    try:
+        orjson.loads(invalid)
+    except orjson.JSONDecodeError as exc:
+        return exc.msg
+    raise ValueError(f"{invalid!r} is valid JSON")
+
+
+_TRAILING_COMMA = _message_of(b"[0,]")
 
 
 def _located(message: str) -> orjson.JSONDecodeError:
