@@ -653,7 +653,8 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("sqlite.malformed_row", "dropped",
           "rows of a database table with a number column holding something else (text, a "
           "blob, a number beyond 64 bits): left out (the example names table, rowid and "
-          "column)"),
+          "column); a quantity the builder judges (an nsys memory block's size) is handed "
+          "to it as stated instead (model.memory_block_unreadable)"),
     # steps (--steps: device work by the step that launched it)
     _Code("steps.device.other_steps", "dropped",
           "device work launched in steps that --steps did not choose (wherever it ran)"),
