@@ -134,7 +134,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("chrome.flow_within_one_slice", "dropped",
           "flows whose two ends bind to one slice (both points inside it: the model links "
           "two slices, and a slice to itself draws no arrow)"),
-    _Code("chrome.malformed_event", "dropped", "events with fields of the wrong type"),
+    _Code("chrome.malformed_event", "dropped", "events with fields of the wrong type (a ts "
+          "or dur past int64 is a time, the builder's: model.time_beyond_range, "
+          "model.slice_end_beyond_int64; inf is malformed)"),
     _Code("chrome.memory_event_as_slice", "repaired",
           "[memory] events written as X (torch's python exporter): read as instants"),
     _Code("chrome.metadata_conflict", "repaired",
