@@ -540,6 +540,40 @@ def test_slice_whose_end_passes_int64_is_shortened(tmp_path: Path):
             traceconv.save(trace, tmp_path / f"out.{to}", format=to)
 
 
+# durations past int64 as JSON text (orjson writes neither 10**30 nor 1e400): name -> dur
+_PAST_INT64_DURATIONS = {"uint64": "18446744073709551615", "float": "1e300",
+                         "huge": "1000000000000000000000000000000", "negative": "-1e300",
+                         "infinite": "1e400"}
+
+
+@pytest.mark.parametrize("names", [("uint64", "float"), tuple(_PAST_INT64_DURATIONS)],
+                         ids=["column-path", "per-event-path"])
+def test_a_duration_past_int64_is_a_time(tmp_path: Path, names: tuple[str, ...]):
+    # A duration is a time quantity: past int64 it stops at the edge, and the builder's
+    # rules for a slice's end count it (as a ts past int64 is moved), instead of the event
+    # dropped as chrome.malformed_event. inf (1e400) is no number: still malformed. (uint64
+    # and 1e300 alone decode as typed records, read a column at a time; 10**30 or a negative
+    # duration sends the piece to the per-event path)
+    events = ['{"ph": "X", "name": "ordinary", "pid": 1, "tid": 1, "ts": 1, "dur": 2}'] + [
+        f'{{"ph": "X", "name": "{name}", "pid": 1, "tid": 1, "ts": 3, '
+        f'"dur": {_PAST_INT64_DURATIONS[name]}}}' for name in names]
+    path = tmp_path / "t.json"
+    path.write_text('{"traceEvents": [' + ", ".join(events) + "]}")
+    trace = traceconv.load(path, format="chrome")
+    # by hand: uint64, float, huge end past int64 (shortened there, then moved to the time
+    # range's end, 3.5e18 ns); negative is an end before its start; infinite is malformed
+    past = [name for name in names if name in ("uint64", "float", "huge")]
+    expected = {"model.slice_end_beyond_int64": len(past), "model.time_beyond_range": len(past)}
+    if "negative" in names:
+        expected["model.end_before_start"] = 1
+    if "infinite" in names:
+        expected["chrome.malformed_event"] = 1
+    assert codes_of(trace) == expected
+    ends = {(row := trace.slice(i)).name: row.start + row.dur for i in range(len(trace.slices))}
+    assert ends == {"ordinary": 3000, **{name: 35 * 10**17 for name in past},
+                    **({"negative": 3000} if "negative" in names else {})}
+
+
 def test_snapshot_items_of_the_wrong_shape_are_counted(tmp_path: Path):
     # (fuzz, the new torch-snapshot target: 20 classes in 40 s) AttributeError / TypeError /
     # ValueError / OverflowError in to_trace.py on items that are not objects, text or lists

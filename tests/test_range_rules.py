@@ -194,10 +194,11 @@ def _rocprof(folder: Path, quantity: str, value: int) -> Path:
 
 
 def _nsys(folder: Path, quantity: str, value: int) -> Path:
-    # (past int64: a REAL cell, INTEGER stops there; 1.7e19, which uint64 holds as the
-    # reader reads the column: 2**64 itself is no number of the column, the SQLite layer's
-    # sqlite.malformed_row)
-    second = {"address": 0x8000, "size": 32, **{quantity: 1.7e19 if value == PAST else value}}
+    # (past int64: a REAL cell, INTEGER stops there. An address is a pairing key, read as
+    # uint64: 1.7e19, which uint64 holds (2**64 itself is no key, the SQLite layer's
+    # sqlite.malformed_row); a size is handed over as stated: 2**64 - 1 as a REAL)
+    hostile = 1.7e19 if quantity == "address" else float(PAST)
+    second = {"address": 0x8000, "size": 32, **{quantity: hostile if value == PAST else value}}
     return nsys_with_memory(folder, [(100, True, (0, 0x7000), 64),
                                      (110, True, (0, second["address"]), second["size"])])
 
@@ -278,7 +279,7 @@ MAKERS: dict[str, list[tuple[Maker, dict[str, int | None]]]] = {
     "paddle-profile": [(_paddle_profile, {"size": 32, "time": 3})],
     "paddle-pb": [(_paddle_pb, {"address": 0x8000, "time": 1600})],
     "rocprof": [(_rocprof, {"address": 0x2000, "size": 64, "time": 20})],
-    "nsys": [(_nsys, {"address": 0x8000})],
+    "nsys": [(_nsys, {"address": 0x8000, "size": 32})],
     "rpd": [(_rpd, {"address": 0x7F0000000000, "size": 0x100})],
     "migraphx": [(_migraphx, {"address": 512})],
     "megengine": [(_megengine, {"address": None, "size": None})],
@@ -289,8 +290,7 @@ CANNOT_STATE = {
     "chrome": "time, in the Paddle flavour: the same [memory] events' ts (the Kineto case)",
     "paddle-profile": "address: the profile records none (logical offsets)",
     "paddle-pb": "size: increase_bytes is a signed int64 field",
-    "nsys": "time: start is an INTEGER column; size: bytes is read as an int64 column, a "
-            "REAL past it is a row the SQLite layer leaves out (sqlite.malformed_row)",
+    "nsys": "time: start is an INTEGER column",
     "rpd": "time: start is an INTEGER column",
     "migraphx": "time: instruction order, no number in the file; size: a load's end less its "
                 "offset, which also mismatches its shape's bytes (the reader's own finding, "

@@ -110,3 +110,27 @@ def test_the_line_fits_a_narrow_terminal(monkeypatch, tmp_path):
     result = CliRunner().invoke(app, ["info", str(path)])
     (line,) = [line for line in result.output.splitlines() if line.startswith("traceconv: ")]
     assert len(line) <= 70 and "left out" in line
+
+
+def test_summary_says_under_its_totals_what_the_read_left_out(tmp_path):
+    # hand-made: one op, two events whose pid is an object (chrome.malformed_event) and a
+    # [memory] block at address 2**64 - 1 (the builder's model.memory_block_unreadable):
+    # 3 left out, said under the totals of the text and in the JSON, as info's line counts
+    memory = {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1}
+    events = [{"ph": "X", "name": "aten::empty", "cat": "cpu_op", "pid": 1, "tid": 1,
+               "ts": 0, "dur": 100},
+              {"ph": "X", "name": "aten::mm", "pid": {"a": 1}, "tid": 1, "ts": 10, "dur": 5},
+              {"ph": "X", "name": "aten::mm", "pid": {"b": 1}, "tid": 1, "ts": 20, "dur": 5},
+              {**memory, "ts": 1, "args": {"Bytes": 64, "Addr": 16, "Device Type": 1}},
+              {**memory, "ts": 2, "args": {"Bytes": 8, "Addr": 2**64 - 1, "Device Type": 1}}]
+    path = tmp_path / "k.json"
+    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
+    said = ("totals cover what was read: 3 left out (chrome.malformed_event 2, "
+            "model.memory_block_unreadable 1) (info --json lists them)")
+    text = CliRunner().invoke(app, ["summary", str(path)], env={"COLUMNS": "200"})
+    assert text.exit_code == 0, text.output
+    lines = text.output.splitlines()
+    assert said in lines
+    assert lines.index(said) > next(i for i, line in enumerate(lines) if "total" in line)
+    as_json = CliRunner().invoke(app, ["summary", str(path), "--json"])
+    assert json.loads(as_json.output)["totals_note"] == said

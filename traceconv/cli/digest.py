@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..presentation.left_out import counts_text, dropped
 from ..presentation.tables import elided
 
 if TYPE_CHECKING:
@@ -41,15 +42,14 @@ def digest(trace: Trace, inputs: tuple[str, ...]) -> str | None:
     then the smaller codes give way to "+N codes" (all of them to "N codes" at last) until
     the names, elided in the middle, keep :data:`NAME_MIN` characters.
     """
-    lost = sorted(((item.count, item.code) for item in trace.diagnostics
-                   if item.kind == "dropped"), key=lambda pair: (-pair[0], pair[1]))
+    lost = dropped(trace.diagnostics)
     changed = {kind: sum(item.count for item in trace.diagnostics if item.kind == kind)
                for kind in ("repaired", "guessed")}
     if not lost and not any(changed.values()):
         return None
     names = " ".join(inputs)
     width = line_width()
-    for counts in [_counts(lost, shown, changed) for shown in range(len(lost), -1, -1)]:
+    for counts in [counts_text(lost, shown, changed) for shown in range(len(lost), -1, -1)]:
         for line in (f"traceconv: {names}: {counts} (traceconv info {names} --json lists them)",
                      f"traceconv: {names}: {counts} (info --json)"):
             if len(line) <= width:
@@ -71,27 +71,6 @@ def line_width() -> int:
         return min(WIDTH, os.get_terminal_size(2).columns)
     except OSError:   # (not a terminal)
         return WIDTH
-
-
-def _counts(lost: list[tuple[int, str]], shown: int, changed: dict[str, int]) -> str:
-    """The counts of the line, the first ``shown`` codes of ``lost`` by name.
-
-    >>> _counts([(9, "a.x"), (2, "a.y"), (1, "a.z")], 1, {})
-    '12 left out (a.x 9, +2 codes)'
-    >>> _counts([(9, "a.x"), (2, "a.y")], 0, {"repaired": 1, "guessed": 0})
-    '11 left out (2 codes); 1 repaired'
-    >>> _counts([], 0, {"repaired": 3, "guessed": 1})
-    'nothing left out; 3 repaired, 1 guessed'
-    """
-    kept = ", ".join(f"{count:,} {kind}" for kind, count in changed.items() if count)
-    if not lost:
-        return f"nothing left out; {kept}"
-    codes = [code if len(lost) == 1 else f"{code} {count:,}" for count, code in lost[:shown]]
-    if shown < len(lost):
-        more = len(lost) - shown
-        codes.append(f"{'+' if shown else ''}{more} code{'s' if more > 1 else ''}")
-    text = f"{sum(count for count, _ in lost):,} left out ({', '.join(codes)})"
-    return f"{text}; {kept}" if kept else text
 
 
 def written_digest(written: Diagnostics, target: str) -> str | None:

@@ -26,6 +26,8 @@ from ..io import Source
 from ..sqlite_access import Guarded, log_beside, open_sqlite, with_log_replayed
 
 _COPY_CHUNK = 1 << 20
+# a numeric_columns kind: int64 when every cell fits, else the cells as the file states them
+AS_STATED = "O"
 
 
 @contextlib.contextmanager
@@ -153,7 +155,10 @@ class Database:
         ``{name: (dtype, default)}``, each read by its name with NULL (or a missing column)
         read as ``default``. ``where``/``order`` are SQL clauses.
         A row with a value that is no number of its column's type (text, a blob, a number
-        beyond 64 bits) is left out and counted (``malformed_rows``), not fatal.
+        beyond 64 bits) is left out and counted (``malformed_rows``), not fatal. A column
+        of kind :data:`AS_STATED` is never a reason to leave a row out: it reads as int64
+        when every cell fits, else as the cells the file states (an object column, for the
+        trace builder's rule on that quantity, such as a memory block's size).
 
         >>> from traceconv.sqlite_access import open_sqlite
         >>> with open_sqlite(":memory:", "x", input_bytes=0) as guarded:
@@ -161,9 +166,14 @@ class Database:
         ...         "create table t (a, b); insert into t values (1, 2.5), ('x', 3), (4, 1e300)")
         ...     db = Database(guarded); db.columns = {"t": ["a", "b"]}
         ...     rows = db.numeric_columns("t", {"a": ("i8", 0), "b": ("f8", 0.0)})
+        ...     stated = db.numeric_columns("t", {"a": (AS_STATED, 0)})
         >>> rows["a"].tolist(), rows["b"].tolist(), db.malformed_rows, db.first_malformed
         ([1, 4], [2.5, 1e+300], 1, "t rowid 2, column a: 'x'")
+        >>> stated["a"].tolist(), db.malformed_rows   # ('x' is the caller's to judge)
+        ([1, 'x', 4], 1)
         """
+        fast = np.dtype([(name, "i8" if kind == AS_STATED else kind)
+                         for name, (kind, _) in columns.items()])
         dtype = np.dtype([(name, kind) for name, (kind, _) in columns.items()])
         select = ", ".join(self.expression(table, name, default)
                            for name, (_, default) in columns.items())
@@ -172,10 +182,10 @@ class Database:
         try:
             expected = self.query(f"select count(*) from {_ident(table)}"
                                   + (f" where {where}" if where else ""), table)[0][0]
-            read = _ColumnsRead(dtype, expected)
+            read = _ColumnsRead(fast, expected)
             try:
                 for batch in _batches(self.connection.execute(f"select {select} {source}")):
-                    read.extend(np.fromiter(batch, dtype=dtype, count=len(batch)))
+                    read.extend(np.fromiter(batch, dtype=fast, count=len(batch)))
             except (OverflowError, TypeError, ValueError):   # text in a number column
                 read = _ColumnsRead(dtype, expected)
                 for batch in _batches(self.connection.execute(f"select rowid, {select} {source}")):

@@ -134,7 +134,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("chrome.flow_within_one_slice", "dropped",
           "flows whose two ends bind to one slice (both points inside it: the model links "
           "two slices, and a slice to itself draws no arrow)"),
-    _Code("chrome.malformed_event", "dropped", "events with fields of the wrong type"),
+    _Code("chrome.malformed_event", "dropped", "events with fields of the wrong type (a ts "
+          "or dur past int64 is a time, the builder's: model.time_beyond_range, "
+          "model.slice_end_beyond_int64; inf is malformed)"),
     _Code("chrome.memory_event_as_slice", "repaired",
           "[memory] events written as X (torch's python exporter): read as instants"),
     _Code("chrome.metadata_conflict", "repaired",
@@ -654,7 +656,8 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("sqlite.malformed_row", "dropped",
           "rows of a database table with a number column holding something else (text, a "
           "blob, a number beyond 64 bits): left out (the example names table, rowid and "
-          "column)"),
+          "column); a quantity the builder judges (an nsys memory block's size) is handed "
+          "to it as stated instead (model.memory_block_unreadable)"),
     # steps (--steps: device work by the step that launched it)
     _Code("steps.device.other_steps", "dropped",
           "device work launched in steps that --steps did not choose (wherever it ran)"),

@@ -80,6 +80,23 @@ def _ns(value: int | float, unit: int) -> int:
     else:
         whole = int(value)
         ns = whole * unit + round((value - whole) * unit)
+    return _at_int64_edge(ns)
+
+
+def _duration_ns(value: int | float, unit: int) -> int:
+    """A Chrome duration in integer ns (``round(value * unit)``: a length, no epoch's digits
+    to keep). A duration is a time: past int64 it stops at the edge as :func:`_ns` does (the
+    builder then counts the slice's end, ``model.slice_end_beyond_int64`` and
+    ``model.time_beyond_range``); inf and NaN raise (the event is malformed).
+
+    >>> _duration_ns(2.5, 1000), _duration_ns(1e300, 1000) == INT64 - 1
+    (2500, True)
+    """
+    return _at_int64_edge(value * unit if type(value) is int else round(value * unit))
+
+
+def _at_int64_edge(ns: int) -> int:
+    """``ns``, or the int64 edge it passes."""
     return min(max(ns, -INT64), INT64 - 1)
 
 
@@ -107,10 +124,9 @@ def _ns_column(values: list[int | float], unit: int, decimals: bool = True) -> n
     if None not in ints and all(-limit < v < limit for v in ints):  # type: ignore[operator]
         return np.array(ints, dtype=np.int64) * unit
     try:
-        return np.array([_ns(v, unit) if decimals else
-                         (v * unit if type(v) is int else round(v * unit)) for v in values],
+        return np.array([_ns(v, unit) if decimals else _duration_ns(v, unit) for v in values],
                         dtype=np.int64)
-    except OverflowError:
+    except OverflowError:   # (inf: the per-event path counts it)
         return None
 
 
@@ -263,7 +279,11 @@ class ChromeReader:
                         add_start(start)
                     except OverflowError:   # past int64: the builder's (see _ns)
                         add_start(_ns(ts, unit))
-                    add_dur(dur * unit if type(dur) is int else round(dur * unit))
+                    duration = dur * unit if type(dur) is int else round(dur * unit)
+                    try:
+                        add_dur(duration)
+                    except OverflowError:   # past int64: the builder's (see _duration_ns)
+                        add_dur(_at_int64_edge(duration))
                     add_track(t)
                     name = e.get("name") or ""
                     if type(name) is not str:

@@ -8,6 +8,7 @@ import numpy as np
 from ...model.block_pairing import pair_events
 from ...model.block_table import renumbered_by_first_use
 from ...model.memory import add_live_bytes_counters
+from .._sqlite import AS_STATED
 from .context import Context
 from .ids import MEMORY_KINDS
 
@@ -24,10 +25,11 @@ def read_memory(ctx: Context) -> None:
     if not db.has(MEMORY_USAGE, "start", "address", "bytes", "memoryOperationType"):
         return
     ctx.read_tables.add(MEMORY_USAGE)
-    # (the records' columns are gone once the blocks are added: the counters need memory)
+    # (the records' columns are gone once the blocks are added: the counters need memory;
+    # a size that is no int64, a REAL past it, is the builder's to leave out and count)
     if _add_blocks(ctx, db.numeric_columns(MEMORY_USAGE, {
             "start": ("i8", 0), "deviceId": ("i8", 0), "address": ("u8", 0),
-            "bytes": ("i8", 0), "memoryOperationType": ("i8", -1), "memKind": ("i8", -1)},
+            "bytes": (AS_STATED, 0), "memoryOperationType": ("i8", -1), "memKind": ("i8", -1)},
             order="start, rowid")):
         add_live_bytes_counters(ctx.trace)
 
@@ -49,7 +51,7 @@ def _add_blocks(ctx: Context, rows: dict[str, np.ndarray]) -> int:
     devices, device_of = np.unique(device[events], return_inverse=True)
     kinds, kind_of = np.unique(kind[events], return_inverse=True)
     labels = ctx.enum("ENUM_CUDA_MEM_KIND", MEMORY_KINDS)
-    # (an address past int64 is the builder's to leave out and count)
+    # (an address or size past int64 is the builder's to leave out and count)
     ctx.trace.add_memory_columns(
         {"address": address[events], "size": size[events],
          "alloc_ns": alloc_ns, "free_ns": free_ns},

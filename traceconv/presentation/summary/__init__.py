@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import math
 import textwrap
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any, BinaryIO
 
@@ -23,12 +24,13 @@ from ...analysis.runs import runs, select_run
 from ...analysis.statistics_inputs import joined_statistics
 from ...analysis.summary import Place, Row, Summary, SummaryOptions, summarize, view_of
 from ...errors import UsageError
-from ...formats.stray_lines import rows_left_out
+from ...formats.stray_lines import ROW_LOSSES, rows_left_out
 from ...model import Trace
 from ...model.entities import CHILDREN_LEFT_OUT, NOT_WORK_TIMES
 from ...model.partial_timeline import partial_timeline_note
 from ..json_text import json_text
-from ..tables import Column, fitted_table
+from ..left_out import counts_text, dropped
+from ..tables import Column, fitted_table, printable_cell
 from .ops import NO_DEVICE_TIME, format_ns, ops_dict, render_ops
 
 PREFIXES = ("", "K", "M", "G", "T", "P")
@@ -238,30 +240,50 @@ def shown_tables(summary: Summary, show_host: bool = False,
 
 
 def totals_note(trace: Trace) -> str | None:
-    """What the totals of a statistics table cover when the paste left rows out (elided,
-    cut off), and the run's totals where the file states them; which table they use when
-    the timeline beside it is partial (:mod:`traceconv.model.partial_timeline`); None when
-    nothing is missing.
+    """What the totals cover when the read left something out (what no total holds, by
+    code, as the digest after a read counts it), or when the paste of a statistics table
+    left rows out (elided, cut off), and the run's totals where the file states them;
+    which table they use when the timeline beside it is partial
+    (:mod:`traceconv.model.partial_timeline`); None when nothing is missing.
 
     >>> t = Trace(); t.diagnostics.add("paddle_summary.elided", count=2)
     >>> t.metadata.attributes["stated_totals_ns"] = {"host": 1_705_190_000, "device": None}
     >>> print(textwrap.fill(totals_note(t), 88))
     totals cover the listed rows only: the paste left rows out at 2 places (info --json
     lists them); the file states the run's totals: host 1.705s
+    >>> t = Trace(); t.diagnostics.add("model.memory_block_unreadable", count=1)
+    >>> totals_note(t)
+    'totals cover what was read: 1 left out (model.memory_block_unreadable) (info --json lists them)'
     """
-    left_out = rows_left_out(trace.diagnostics)
-    partial = partial_timeline_note(trace)
-    if not left_out:
-        return partial
-    note = (f"totals cover the listed rows only: the paste left rows out at {left_out:,} "
-            "places (info --json lists them)")
-    stated = trace.metadata.attributes.get("stated_totals_ns") or {}
-    if known := [f"{place} {format_ns(ns)}" for place, ns in stated.items() if ns is not None]:
-        note += "; the file states the run's totals: " + ", ".join(known)
-    if cut := sum(bool(s.extra.get(CHILDREN_LEFT_OUT)) for s in trace.stats):
-        note += (f"; {cut:,} rows whose children were left out have no self time (it "
-                 "would hold theirs)")
-    return f"{partial}; {note}" if partial else note
+    notes = [partial_timeline_note(trace), read_note(trace, besides=ROW_LOSSES)]
+    if left_out := rows_left_out(trace.diagnostics):
+        note = (f"totals cover the listed rows only: the paste left rows out at {left_out:,} "
+                "places (info --json lists them)")
+        stated = trace.metadata.attributes.get("stated_totals_ns") or {}
+        if known := [f"{place} {format_ns(ns)}" for place, ns in stated.items()
+                     if ns is not None]:
+            note += "; the file states the run's totals: " + ", ".join(known)
+        if cut := sum(bool(s.extra.get(CHILDREN_LEFT_OUT)) for s in trace.stats):
+            note += (f"; {cut:,} rows whose children were left out have no self time (it "
+                     "would hold theirs)")
+        notes.append(note)
+    return "; ".join(note for note in notes if note) or None
+
+
+def read_note(trace: Trace, besides: Collection[str] = ()) -> str | None:
+    """What the read of ``trace`` left out, which no total holds, by code (the dropped
+    codes, those whose last part is in ``besides`` aside); None when nothing was.
+
+    >>> t = Trace(); t.diagnostics.add("chrome.malformed_event", count=2)
+    >>> read_note(t)
+    'totals cover what was read: 2 left out (chrome.malformed_event) (info --json lists them)'
+    """
+    lost = dropped(trace.diagnostics, besides)
+    if not lost:
+        return None
+    # (a code may hold the file's text: an unknown phase's, escaped as every cell is)
+    return printable_cell(f"totals cover what was read: "
+                          f"{counts_text(lost, min(len(lost), 3), {})} (info --json lists them)")
 
 
 def render_text(summary: Summary, *, show_host: bool = False, print_only: str | None = None,
@@ -324,6 +346,8 @@ def summary_data(trace: Trace, options: SummaryOptions | None = None, *,
         if view != "stats" else []
     if view == "timeline":
         data = ops_dict(rows, sort_rows(rows, sort_by, top or 0))
+        if note := read_note(trace):
+            data["totals_note"] = note
         if statistics := joined_statistics(trace):
             data["statistics"] = summary_data(statistics, options, top=top, show_host=True)
         return _with_allocation_sites(trace, data)
@@ -396,6 +420,8 @@ def render(trace: Trace, options: SummaryOptions | None = None, *, top: int | No
                           and not any(r.self_device_ns for r in rows))
         if trace.metadata.attributes.get("with_flops") and not any(r.flops for r in rows):
             text += textwrap.fill(NO_FLOPS, width or 160) + "\n"
+        if note := read_note(trace):
+            text += textwrap.fill(note, width or 160) + "\n"
         if statistics := joined_statistics(trace):   # (tables given with the timeline)
             text += textwrap.fill(f"statistics given with the timeline "
                                   f"({statistics.metadata.source_file}):", width or 160) + "\n"
