@@ -105,7 +105,13 @@ def test_a_long_name_and_many_codes_still_fit_one_line():
 def test_the_line_fits_a_narrow_terminal(monkeypatch, tmp_path):
     """COLUMNS narrower than the line's 100: the line fits it (a log keeps the 100; a name
     is never cut below 16 characters)."""
-    path = Path(__file__).parent / "data" / "nsys_stats" / "nanomoe_stats_console_nsys2026.1.txt"
+    # hand-made: one op and two events whose pid is an object (2 chrome.malformed_event),
+    # under a name long enough to need shortening
+    events = [{"ph": "X", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+              {"ph": "X", "name": "aten::mm", "pid": {"a": 1}, "tid": 1, "ts": 10, "dur": 5},
+              {"ph": "X", "name": "aten::mm", "pid": {"b": 1}, "tid": 1, "ts": 20, "dur": 5}]
+    path = tmp_path / f"{'a_long_run_name_' * 6}.json"
+    path.write_text(json.dumps({"traceEvents": events}))
     monkeypatch.setenv("COLUMNS", "70")
     result = CliRunner().invoke(app, ["info", str(path)])
     (line,) = [line for line in result.output.splitlines() if line.startswith("traceconv: ")]
