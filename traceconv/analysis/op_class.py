@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import re
 
-# First match wins: the backward classes come before their forward ones.
+# First match wins: the backward classes come before their forward ones. A backward class
+# is tried from a word's start to its first stem only (a word matches if any stem in it is
+# followed by "backward"/"grad", so if its first one is): each stem of a long word as a
+# start re-read the rest of the word.
 _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.IGNORECASE)) for name, pattern in (
-        ("convolution_backward", r"conv\w*(backward|grad)|wgrad|dgrad"),
+        ("convolution_backward", r"(?<!\w)(?:(?!conv)\w)*+conv\w*(backward|grad)|wgrad|dgrad"),
         ("convolution", r"conv"),
-        ("matmul_backward", r"(matmul|mm|linear|gemm)\w*(backward|grad)"),
+        ("matmul_backward", r"(?<!\w)(?:(?!matmul|mm|linear|gemm)\w)*+(matmul|mm|linear|gemm)"
+                            r"\w*(backward|grad)"),
         ("matmul", r"(^|[^a-z])(mm|addmm|bmm|matmul|linear|gemm|matrixmul|dot|fc|fully_?connected)"
                    r"([^a-z]|$)|gemm|matrix_?mul"),
         ("batch_norm_backward", r"batch_?norm\w*(backward|grad)|bn_bw"),

@@ -32,7 +32,8 @@ ATTR = re.compile(rb'(?<![\w:.-])([\w:.-]++)="([^"]*+)"')
 # letters is read once, not once per place it could have started the type.
 LAYOUT = re.compile(r"\{(.*?)(?:(?<!\s)\s+|(?<![\w\s]))(\w++)\}")
 DIM = re.compile(r"(?<!\d)(\d++)\(")
-QUANTITY = re.compile(r"(\d+)\s*([a-zA-Z]+)")
+# a number is read from its first digit only (each digit of a long run was a start)
+QUANTITY = re.compile(r"(?<!\d)(\d++)\s*+([a-zA-Z]++)")
 TIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 SIZE_UNITS = {"GB": 1 << 30, "MB": 1 << 20, "KB": 1 << 10, "B": 1}
 

@@ -1,0 +1,93 @@
+"""Each pattern rewritten to take time linear in its line (found by the census's lines of
+a pattern's own pieces, ``tests/test_regex_linear.py``) finds exactly what its former,
+quadratic text found: both applied, the way the code applies them, to thousands of random
+lines made of the pattern's own pieces and of real lines (fixed seed).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from importlib import import_module
+from typing import Any
+
+import pytest
+
+# the modules themselves (some share their name with a function their package exports)
+steps, trim, units, memflow_svg, op_class, graph_replay = (
+    import_module(f"traceconv.{name}") for name in (
+        "analysis.steps", "analysis.trim", "units", "formats.megengine.memflow_svg",
+        "analysis.op_class", "analysis.graph_replay"))
+
+LINES_PER_PATTERN = 3000
+
+
+def _result(pattern: re.Pattern[Any], method: str, line: Any) -> object:
+    """What the code reads of ``pattern`` applied to ``line``: each match's span and
+    groups; only whether it matched (``bool search``) or its groups (``groups search``)
+    where the code reads no more."""
+    if method == "findall":
+        return pattern.findall(line)
+    if method == "finditer":
+        return [(m.span(), m.groups()) for m in pattern.finditer(line)]
+    if method == "sub":
+        return pattern.sub("\\1\n", line)
+    found = getattr(pattern, method.split()[-1])(line)
+    if method.startswith("bool "):
+        return found is not None
+    if method.startswith("groups "):
+        return found and found.groups()
+    return found and (found.span(), found.groups())
+
+
+def _lines(pieces: list[str], real: list[str], seed: int) -> list[str]:
+    """Random lines of 0 to 12 pieces (a piece or a real line, each maybe cut short)."""
+    rng = random.Random(seed)
+    chosen = pieces + real
+    lines = []
+    for _ in range(LINES_PER_PATTERN):
+        parts = [rng.choice(chosen) for _ in range(rng.randrange(13))]
+        parts = [p[:rng.randrange(len(p) + 1)] if rng.random() < 0.2 else p for p in parts]
+        lines.append("".join(parts))
+    return lines
+
+
+# (former text, flags, the rewritten pattern, how the code applies it, its pieces, real lines)
+REWRITES = [
+    (r"(\d+)\s*$", 0, steps._NUMBER, "search",
+     ["1", "23", "0", " ", "\t", "\n", "x", "step", "٣", "_"],
+     ["ProfilerStep#12", "train step 7  ", "iteration_3\n", "Step 10 of 20"]),
+    (r"^\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s)\s*$", 0, trim._TIME, "match",
+     ["1", "05", ".", " ", "\t", "ns", "us", "µs", "ms", "s", "m", "\n", "x", "-"],
+     ["250ms", " 1.5 s ", ".5us", "9" * 40 + "ns", "1.ms"]),
+    (r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([a-zµ]*)\s*$", re.IGNORECASE,
+     units._QUANTITY, "match",
+     ["1", "07", ".", "e", "E", "+", "-", " ", "\t", "\n", "k", "KiB", "ms", "µs", "gb", "ſ"],
+     ["1.5GiB", " 250 ms ", "2e3ns", ".5e-1 s", "4K", "1e", "1.e5"]),
+    (r"(\d+)\s*([a-zA-Z]+)", 0, memflow_svg.QUANTITY, "findall",
+     ["1", "240", " ", "\t", "ms", "us", "KB", "B", "x", "-", "٣", "é"],
+     ["240ms 271us 397ns ", "1KB 704B ", "12 MB", "3"]),
+    (r"conv\w*(backward|grad)|wgrad|dgrad", re.IGNORECASE, op_class._CLASSES[0][1],
+     "bool search", ["conv", "CONV", "backward", "grad", "wgrad", "dgrad", "_", "x", " ", ":",
+                     "2d", "co", "gra", "é"],
+     ["aten::convolution_backward", "cudnn::conv2d_grad", "sm80_xmma_wgrad_kernel",
+      "ConvolutionBackwardData", "aten::conv2d"]),
+    (r"(matmul|mm|linear|gemm)\w*(backward|grad)", re.IGNORECASE, op_class._CLASSES[2][1],
+     "bool search", ["matmul", "mm", "linear", "gemm", "ge", "m", "backward", "grad", "_", "x",
+                     " ", ".", "MM"],
+     ["aten::mm", "LinearBackward0", "matmul_grad", "ampere_sgemm_128x64_nn", "addmm_backward"]),
+    (r"context_(\d+).*generation_(\d+)", 0, graph_replay._VLLM_BATCH, "groups search",
+     ["context_", "generation_", "1", "0", "42", "_", "x", " ", "\n", "context", "٣"],
+     ["execute_context_1(128)_generation_0(0)", "execute_context_0(0)_generation_3(3)",
+      "execute_model"]),
+]
+
+
+@pytest.mark.parametrize(("former", "flags", "rewritten", "method", "pieces", "real"), REWRITES,
+                         ids=[str(r[2].pattern) for r in REWRITES])
+def test_a_rewritten_pattern_finds_what_its_former_text_found(
+        former: str, flags: int, rewritten: re.Pattern[str], method: str,
+        pieces: list[str], real: list[str]):
+    old = re.compile(former, flags)
+    for line in _lines(pieces, real, seed=len(former)):
+        assert _result(rewritten, method, line) == _result(old, method, line), line
