@@ -51,11 +51,6 @@ def test_no_reader_pattern_grows_faster_than_its_line():
 # yet: the check fails on any pattern not listed here.
 SQUARE_ON_OWN_PIECES = {
     "traceconv.formats._paddle:any_line:196",             # 0.15, 0.6, 2.4
-    "traceconv.formats.megengine.memflow_svg.RECT",       # 0.16, 0.66, 2.6
-    "traceconv.formats.migraphx.document._ENV",           # 0.1, 0.4, 1.6
-    "traceconv.formats.migraphx.document._RETURN_GLUE",   # 0.015, 0.06, 0.24
-    "traceconv.formats.migraphx.document._TRAILER[3][0]",  # 0.06, 0.25, 1.0
-    "traceconv.formats.migraphx.reflow._ENV",             # 0.03, 0.12, 0.46
     "traceconv.formats.migraphx.reflow._SUMMARY_PREFIX",
     "traceconv.formats.nsys.nvtx._SIZES",
 }

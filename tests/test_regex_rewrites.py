@@ -14,10 +14,14 @@ from typing import Any
 import pytest
 
 # the modules themselves (some share their name with a function their package exports)
-steps, trim, units, memflow_svg, op_class, graph_replay = (
+(steps, trim, units, memflow_svg, op_class, graph_replay, document, reflow) = (
     import_module(f"traceconv.{name}") for name in (
         "analysis.steps", "analysis.trim", "units", "formats.megengine.memflow_svg",
-        "analysis.op_class", "analysis.graph_replay"))
+        "analysis.op_class", "analysis.graph_replay", "formats.migraphx.document",
+        "formats.migraphx_text.reflow"))
+_MIGRAPHX_LINES = ["MIGRAPHX_TRACE_EVAL=1", "export MIGRAPHX_ENABLE_NHWC=1 \\",
+                   "Percentiles (90%, 95%, 99%): (0.5ms, 0.6ms, 0.7ms)",
+                   "@3 = @return(@2)@4 = hip::sync_stream", "Total time: 1.2ms"]
 
 LINES_PER_PATTERN = 3000
 
@@ -80,6 +84,13 @@ REWRITES = [
      ["context_", "generation_", "1", "0", "42", "_", "x", " ", "\n", "context", "٣"],
      ["execute_context_1(128)_generation_0(0)", "execute_context_0(0)_generation_3(3)",
       "execute_model"]),
+    (r"([A-Z0-9_]*MIGRAPHX[A-Z0-9_]*)=(.*?)(?:\\ ?)?$", 0, document._ENV, "match",
+     ["MIGRAPHX", "MIGRAPH", "A", "_", "9", "=", "\\", " ", "x", "\n", "a"], _MIGRAPHX_LINES),
+    (r"\s*[A-Z0-9_]*MIGRAPHX[A-Z0-9_]*=", 0, reflow._ENV, "match",
+     ["MIGRAPHX", "MIGRAPH", "A", "_", "9", "=", " ", "\t", "x"], _MIGRAPHX_LINES),
+    (r"Percentiles \(([^)]*)\):\s*\(([^)]*)\)", 0, document._TRAILER[3][0], "match",
+     ["Percentiles (", "Percentiles", "(", ")", "):", ":", " ", "90%", ",", "0.5ms"],
+     _MIGRAPHX_LINES),
 ]
 
 
@@ -91,3 +102,24 @@ def test_a_rewritten_pattern_finds_what_its_former_text_found(
     old = re.compile(former, flags)
     for line in _lines(pieces, real, seed=len(former)):
         assert _result(rewritten, method, line) == _result(old, method, line), line
+
+
+def test_a_return_glued_to_the_next_line_is_cut_where_the_former_pattern_cut_it():
+    former = re.compile(r"(=\s*@return\([^)]*\))(?=\S)")
+    pieces = ["=", " ", "@return(", "@return", "(", ")", "@2", "x", ",", "\t"]
+    for line in _lines(pieces, _MIGRAPHX_LINES, seed=1):
+        assert document._unglued(line) == former.sub("\\1\n", line), line
+
+
+def test_the_rects_read_are_those_the_former_pattern_found():
+    former = re.compile(rb"<rect\b([^>]*)>")
+    pieces = ["<rect", "<rect ", "<rec", ">", " ", 'tag:type="x"', "<", "/", "a", "\n", "/>"]
+    real = ['<rect x="1" tag:type="weight" tag:size="4KB"/>', "<rect/>", "<rectangle>"]
+    for line in _lines(pieces, real, seed=2):
+        data = line.encode()
+        rewritten = []
+        for found in memflow_svg.RECT.finditer(data):
+            if not found[2]:
+                break
+            rewritten.append((found.span(), found[1]))
+        assert rewritten == [(m.span(), m[1]) for m in former.finditer(data)], line

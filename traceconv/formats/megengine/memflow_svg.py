@@ -23,7 +23,9 @@ from ..sniffing import megengine_memflow_svg as sniff  # noqa: F401  (this forma
 from .document import validate
 
 PROCESS = "MegEngine device memory"
-RECT = re.compile(rb"<rect\b([^>]*)>")
+# a rect's attributes, then its ">" (group 2): a rect that no ">" ends is read to the end
+# once, not again from each "<rect" in it
+RECT = re.compile(rb"<rect\b([^>]*+)(>|\Z)")
 # a name starts after a non-name character and is read whole: findall tried each letter
 # of a long word as a name's start, and each shorter name from it
 ATTR = re.compile(rb'(?<![\w:.-])([\w:.-]++)="([^"]*+)"')
@@ -96,6 +98,8 @@ def read_rects(data: bytes) -> list[dict[str, str]]:
     """The ``tag:`` attributes of every rect that is a tensor (the background has none)."""
     rects = []
     for m in RECT.finditer(data):
+        if not m[2]:
+            break
         attrs = {k.decode(): v.decode("utf-8", "replace") for k, v in ATTR.findall(m.group(1))}
         if attrs.get("tag:type"):
             rects.append({k[4:]: v for k, v in attrs.items() if k.startswith("tag:")})
