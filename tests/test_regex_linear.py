@@ -51,8 +51,6 @@ def test_no_reader_pattern_grows_faster_than_its_line():
 # yet: the check fails on any pattern not listed here.
 SQUARE_ON_OWN_PIECES = {
     "traceconv.formats._paddle:any_line:196",             # 0.15, 0.6, 2.4
-    "traceconv.formats.migraphx.reflow._SUMMARY_PREFIX",
-    "traceconv.formats.nsys.nvtx._SIZES",
 }
 
 

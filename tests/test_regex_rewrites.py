@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 # the modules themselves (some share their name with a function their package exports)
-(steps, trim, units, memflow_svg, op_class, graph_replay, document, reflow) = (
+(steps, trim, units, memflow_svg, op_class, graph_replay, document, reflow, nvtx) = (
     import_module(f"traceconv.{name}") for name in (
         "analysis.steps", "analysis.trim", "units", "formats.megengine.memflow_svg",
         "analysis.op_class", "analysis.graph_replay", "formats.migraphx.document",
-        "formats.migraphx_text.reflow"))
+        "formats.migraphx_text.reflow", "formats.nsys.nvtx"))
 _MIGRAPHX_LINES = ["MIGRAPHX_TRACE_EVAL=1", "export MIGRAPHX_ENABLE_NHWC=1 \\",
                    "Percentiles (90%, 95%, 99%): (0.5ms, 0.6ms, 0.7ms)",
                    "@3 = @return(@2)@4 = hip::sync_stream", "Total time: 1.2ms"]
@@ -91,6 +91,13 @@ REWRITES = [
     (r"Percentiles \(([^)]*)\):\s*\(([^)]*)\)", 0, document._TRAILER[3][0], "match",
      ["Percentiles (", "Percentiles", "(", ")", "):", ":", " ", "90%", ",", "0.5ms"],
      _MIGRAPHX_LINES),
+    (r"^[^=]+?:\s*" + reflow.NUM + r"\s*(?:ms)?(?:\s*/\s*\d*\s*(?:=\s*(?:" + reflow.NUM
+     + r"\s*(?:ms)?)?)?)?(?:\s*[,，]\s*(?:" + reflow.NUM + r")?)?\s*$", 0,
+     reflow._SUMMARY_PREFIX, "bool match",
+     ["gpu::convolution", ":", " ", "\t", "1", "0.5", "e-3", "nan", "ms", "/", "=", ",", "，",
+      "-", "x", "\n"],
+     ["gpu::code_object::mlir_op: 0.119ms / 3 = 0.0397ms, 18%", "hip::copy: 0.01 ms / 2 =",
+      "Summary:", "add_kernel: 1.5ms, "]),
 ]
 
 
@@ -123,3 +130,16 @@ def test_the_rects_read_are_those_the_former_pattern_found():
                 break
             rewritten.append((found.span(), found[1]))
         assert rewritten == [(m.span(), m[1]) for m in former.finditer(data)], line
+
+
+def test_the_sizes_read_are_those_the_former_pattern_searched_for():
+    former = re.compile(r"sizes = (\[.*?\])(?:, \w+ = |$)")
+    pieces = ["sizes = [", "sizes = ", "[", "]", "[]", ", ", "seq = ", "op_id", " = ", "1",
+              "x", "\n", "[[1, 2], [3]]"]
+    real = ["seq = 12, op_id = 40, sizes = [[64, 3, 224, 224], [64]], input_op_ids = [39]",
+            "sizes = [[1], []]"]
+    for line in _lines(pieces, real, seed=3):
+        rewritten = next((m for m in nvtx._SIZES.finditer(line) if m[1] is not None), None)
+        searched = former.search(line)
+        assert (rewritten and (rewritten.span(), rewritten[1])) == \
+            (searched and (searched.span(), searched[1])), line

@@ -38,9 +38,10 @@ _PERF_TAIL_REST = re.compile(r"[-+\d.eEnaif]*(?:(?=[ ms,，]) ?(?:ms?)? ?[,，]?
 _NUMBERS = re.compile(r"^[-+\d.eE,\s{}\[\]()naif]+$")
 # A summary row's start, and all of it that a wrap may have left on the first line.
 _SUMMARY_START = re.compile(rf"^[^=]+?:\s*{NUM}")
+# (each run of blanks read once: blanks in a row, several ways to split them were tried)
 _SUMMARY_PREFIX = re.compile(
-    rf"^[^=]+?:\s*{NUM}\s*(?:ms)?(?:\s*/\s*\d*\s*(?:=\s*(?:{NUM}\s*(?:ms)?)?)?)?"
-    rf"(?:{_SEP}(?:{NUM})?)?\s*$")
+    rf"^[^=]+?:\s*+{NUM}\s*+(?:ms)?(?:\s*+/\s*+\d*+\s*+(?:=\s*+(?:{NUM}\s*+(?:ms)?)?)?)?"
+    rf"(?:\s*+[,，]\s*+(?:{NUM})?)?\s*+$")
 _OUTPUT = re.compile(r"\s*(?:Output has |Output: |Ouput: |Min value: )")
 _TRAILER_HEAD = re.compile(r"\s*(?:Total time:|Percentiles|Overhead)")
 
