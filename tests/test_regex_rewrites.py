@@ -14,11 +14,13 @@ from typing import Any
 import pytest
 
 # the modules themselves (some share their name with a function their package exports)
-(steps, trim, units, memflow_svg, op_class, graph_replay, document, reflow, nvtx) = (
+(steps, trim, units, memflow_svg, op_class, graph_replay, document, reflow, nvtx, common,
+ text_sniffing) = (
     import_module(f"traceconv.{name}") for name in (
         "analysis.steps", "analysis.trim", "units", "formats.megengine.memflow_svg",
         "analysis.op_class", "analysis.graph_replay", "formats.migraphx.document",
-        "formats.migraphx_text.reflow", "formats.nsys.nvtx"))
+        "formats.migraphx_text.reflow", "formats.nsys.nvtx", "vocabularies.common",
+        "formats.text_sniffing"))
 _MIGRAPHX_LINES = ["MIGRAPHX_TRACE_EVAL=1", "export MIGRAPHX_ENABLE_NHWC=1 \\",
                    "Percentiles (90%, 95%, 99%): (0.5ms, 0.6ms, 0.7ms)",
                    "@3 = @return(@2)@4 = hip::sync_stream", "Total time: 1.2ms"]
@@ -102,6 +104,14 @@ REWRITES = [
       "-", "x", "\n"],
      ["gpu::code_object::mlir_op: 0.119ms / 3 = 0.0397ms, 18%", "hip::copy: 0.01 ms / 2 =",
       "Summary:", "add_kernel: 1.5ms, "]),
+    (r"^(?:cuda|cu|hip)\w*Launch\w*Kernel", 0, common.KERNEL_LAUNCH_CALL, "search",
+     ["cuda", "cu", "hip", "Launch", "Kernel", "Module", "Ex", "da", "_", " ", "x", "\n"],
+     ["cudaLaunchKernel", "cuLaunchKernelEx", "cudaLaunchCooperativeKernel",
+      "hipModuleLaunchKernel", "cudaGraphLaunch", "cudaMemcpyAsync"]),
+    # any_line's check of its callers' patterns for a "\\s" inside a class
+    (r"\[[^\]]*\\s", 0, text_sniffing._BLANK_IN_CLASS, "bool search",
+     ["[", "]", "\\s", "\\", "s", "a", "^", "-", "\\S"],
+     [r"^\s*Place:\s*(\S+)\s*$", r"[^\S\n]*", r"[\w\s]+"]),
 ]
 
 
