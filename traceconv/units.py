@@ -40,7 +40,9 @@ _SIZES = {"": 1, "b": 1,
           **{f"{p}ib": 1 << (10 * n) for n, p in enumerate("kmgt", 1)},         # KiB
           **{f"{p}b": 1000 ** n for n, p in enumerate("kmgt", 1)}}              # kB: SI
 _TIMES = {"": 1, "ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
-_QUANTITY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([a-zµ]*)\s*$", re.IGNORECASE)
+# each run of digits read once ("[0-9]*\.?[0-9]+" tried each split of a long run)
+_QUANTITY = re.compile(r"^\s*+((?:[0-9]*+\.)?[0-9]++(?:e[+-]?[0-9]++)?)\s*+([a-zµ]*+)\s*+$",
+                       re.IGNORECASE)
 
 
 class UnitError(TraceconvError, ValueError):

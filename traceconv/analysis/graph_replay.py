@@ -29,7 +29,9 @@ _END_CAPTURE = re.compile(r"^(cuda|hip)StreamEndCapture")
 _MODULE = "nn.Module: "          # PyTorch's module frames (with_stack / with_modules)
 NODE_ID = "graph node id"        # the kernel argument where a profiler names the graph node
 # vLLM names a step's batch "execute_<n>_context_<prefill tokens>_generation_<decode tokens>"
-_VLLM_BATCH = re.compile(r"context_(\d+).*generation_(\d+)")
+# (tried from each line's start to its first "context_<digit>" only: a later one in the
+# line cannot match where the first did not, and each re-read the rest of the line)
+_VLLM_BATCH = re.compile(r"^(?:(?!context_\d).)*+context_(\d++).*generation_(\d+)", re.MULTILINE)
 
 
 @dataclass(frozen=True)

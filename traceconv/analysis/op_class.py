@@ -10,15 +10,27 @@ from __future__ import annotations
 
 import re
 
+
+def _backward(stems: str) -> str:
+    """A word holding one of ``stems`` and, after it, "backward" or "grad". It is tried from
+    the word's start to its first stem only (if any stem in a word is followed by one, its
+    first is): tried from each stem of a long word, it re-read the rest of the word.
+
+    >>> bool(re.search(_backward("conv"), "aten::convolution_backward"))
+    True
+    """
+    return rf"(?<!\w)(?:(?!{stems})\w)*+(?:{stems})\w*(backward|grad)"
+
+
 # First match wins: the backward classes come before their forward ones.
 _CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.IGNORECASE)) for name, pattern in (
-        ("convolution_backward", r"conv\w*(backward|grad)|wgrad|dgrad"),
+        ("convolution_backward", _backward("conv") + "|wgrad|dgrad"),
         ("convolution", r"conv"),
-        ("matmul_backward", r"(matmul|mm|linear|gemm)\w*(backward|grad)"),
+        ("matmul_backward", _backward("matmul|mm|linear|gemm")),
         ("matmul", r"(^|[^a-z])(mm|addmm|bmm|matmul|linear|gemm|matrixmul|dot|fc|fully_?connected)"
                    r"([^a-z]|$)|gemm|matrix_?mul"),
-        ("batch_norm_backward", r"batch_?norm\w*(backward|grad)|bn_bw"),
+        ("batch_norm_backward", _backward("batch_?norm") + "|bn_bw"),
         ("batch_norm", r"batch_?norm|bn_fw"),
         ("layer_norm", r"layer_?norm"),
         ("loss", r"nll_loss|cross_?entropy|softmax_with_cross|loss"),

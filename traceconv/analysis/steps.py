@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from ..model import Trace
     from .activity import Timeline
 
-_NUMBER = re.compile(r"(\d+)\s*$")
+# a name's last number: tried from the start of a run of digits only (each of its digits
+# as a start re-read the run)
+_NUMBER = re.compile(r"(?<!\d)(\d++)\s*+$")
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,8 @@ from ..numbers import MAX_DIGITS, shown
 # -1e18 .. 3.5e18 ns (traceconv.value_bounds), so no window or piece needs more
 LONGEST_NS = 5 * 10**18
 UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
-_TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s)\s*$")
+# the number's digits are read once: "[0-9]*\.?[0-9]+" tried each split of a long run
+_TIME = re.compile(r"^\s*+((?:[0-9]*+\.)?[0-9]++)\s*+(ns|us|µs|ms|s)\s*+$")
 
 
 def parse_time(text: str) -> int:

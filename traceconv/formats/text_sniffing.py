@@ -31,6 +31,11 @@ SCAN_LIMIT = 256 << 20   # bytes of a text log searched for a report beyond the 
 LOG_SUFFIXES = (".txt", ".log")
 
 
+# a "\s" inside a character class, found from the class's last "[" only (tried from each "["
+# of a run of them, it re-read the rest)
+_BLANK_IN_CLASS = re.compile(r"\[[^\][]*\\s")
+
+
 def any_line(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[bytes]:
     """One multi-line bytes regex that finds a line matching any of ``patterns`` (line
     regexes, each anchored at ``^``), for :func:`text_contains`. Their ``\\s`` becomes a
@@ -44,7 +49,7 @@ def any_line(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[bytes]:
     """
     parts = []
     for pattern in patterns:
-        if re.search(r"\[[^\]]*\\s", pattern.pattern):
+        if _BLANK_IN_CLASS.search(pattern.pattern):
             raise ValueError(f"a \\s inside a character class: {pattern.pattern}")
         parts.append(b"(?:" + pattern.pattern.replace(r"\s", r"[^\S\n]").encode() + b")")
     return re.compile(b"|".join(parts), re.MULTILINE)

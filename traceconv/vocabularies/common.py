@@ -50,8 +50,10 @@ COMMON = Vocabulary(
 
 # a runtime call that launches one kernel (cudaLaunchKernel, cuLaunchKernelEx,
 # cudaLaunchCooperativeKernel, hipModuleLaunchKernel, hipExtModuleLaunchKernel); not a
-# graph launch (cudaGraphLaunch runs many kernels) nor a copy
-KERNEL_LAUNCH_CALL = re.compile(r"^(?:cuda|cu|hip)\w*Launch\w*Kernel")
+# graph launch (cudaGraphLaunch runs many kernels) nor a copy. Read from the name's first
+# "Launch" on (if a later one is followed by "Kernel", so is the first): tried from each
+# "Launch" of a long name, it re-read the rest of the name.
+KERNEL_LAUNCH_CALL = re.compile(r"^(?:cuda|cu|hip)(?:(?!Launch)\w)*+Launch\w*Kernel")
 
 # a runtime call that returns before its work is done (cudaMemcpyAsync, hipMemcpyAsync,
 # Paddle's GpuMemcpyAsync); a copy call without it (cudaMemcpy, GpuMemcpySync) waits for it

@@ -23,7 +23,9 @@ from ..sniffing import megengine_memflow_svg as sniff  # noqa: F401  (this forma
 from .document import validate
 
 PROCESS = "MegEngine device memory"
-RECT = re.compile(rb"<rect\b([^>]*)>")
+# a rect's attributes, then its ">" (group 2): a rect that no ">" ends is read to the end
+# once, not again from each "<rect" in it
+RECT = re.compile(rb"<rect\b([^>]*+)(>|\Z)")
 # a name starts after a non-name character and is read whole: findall tried each letter
 # of a long word as a name's start, and each shorter name from it
 ATTR = re.compile(rb'(?<![\w:.-])([\w:.-]++)="([^"]*+)"')
@@ -32,7 +34,8 @@ ATTR = re.compile(rb'(?<![\w:.-])([\w:.-]++)="([^"]*+)"')
 # letters is read once, not once per place it could have started the type.
 LAYOUT = re.compile(r"\{(.*?)(?:(?<!\s)\s+|(?<![\w\s]))(\w++)\}")
 DIM = re.compile(r"(?<!\d)(\d++)\(")
-QUANTITY = re.compile(r"(\d+)\s*([a-zA-Z]+)")
+# a number is read from its first digit only (each digit of a long run was a start)
+QUANTITY = re.compile(r"(?<!\d)(\d++)\s*+([a-zA-Z]++)")
 TIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 SIZE_UNITS = {"GB": 1 << 30, "MB": 1 << 20, "KB": 1 << 10, "B": 1}
 
@@ -95,6 +98,8 @@ def read_rects(data: bytes) -> list[dict[str, str]]:
     """The ``tag:`` attributes of every rect that is a tensor (the background has none)."""
     rects = []
     for m in RECT.finditer(data):
+        if not m[2]:
+            break
         attrs = {k.decode(): v.decode("utf-8", "replace") for k, v in ATTR.findall(m.group(1))}
         if attrs.get("tag:type"):
             rects.append({k[4:]: v for k, v in attrs.items() if k.startswith("tag:")})

@@ -21,7 +21,18 @@ from .columns import rows_as_lines
 from .instruction import Instruction, parse_instruction
 from .schema import Trailer
 
-_RETURN_GLUE = re.compile(r"(=\s*@return\([^)]*\))(?=\S)")
+# "= @return(...)" with the next line glued to it (group 1 when glued). One that is not
+# glued is consumed all the same: tried again from each "=" in it, it re-read the rest.
+_RETURN_GLUE = re.compile(r"=\s*+@return\([^)]*+(\)(?=\S))?")
+
+
+def _unglued(line: str) -> str:
+    """``line`` with a line end after each ``@return(...)`` that the next line was glued to.
+
+    >>> _unglued("@1 = @return(@0)@2 = x")
+    '@1 = @return(@0)\\n@2 = x'
+    """
+    return _RETURN_GLUE.sub(lambda found: found[0] + "\n" if found[1] else found[0], line)
 
 # The classes below hold what the parser found; their fields are those of the typed schema
 # (:mod:`.schema`, which says what each field means), as slotted classes: a perf log has a
@@ -149,7 +160,8 @@ _TRAILER: list[tuple[re.Pattern[str], Callable[[Trailer, re.Match[str]], object]
          {k: (float(v) if v is not None else None) for k, v in
           zip(("total_ms", "min_ms", "max_ms", "mean_ms", "median_ms"), m.groups(),
               strict=True)})),
-    (re.compile(r"Percentiles \(([^)]*)\):\s*\(([^)]*)\)"),
+    # anchored, though applied with match: searched, each "Percentiles (" re-read the line
+    (re.compile(r"^Percentiles \(([^)]*)\):\s*\(([^)]*)\)"),
      lambda t, m: t.percentiles_ms.update(
          {k.strip(): _number(v.strip().removesuffix("ms"), "percentile") for k, v in
           zip(m[1].split(","), m[2].split(","), strict=False)})),
@@ -164,7 +176,9 @@ _TRAILER: list[tuple[re.Pattern[str], Callable[[Trailer, re.Match[str]], object]
 _RUNNING = re.compile(r"Running \[ MIGraphX Version: (\S+) \]: (.*)")
 _COMPLETE = re.compile(rf"\[ MIGraphX Version: (\S+) \] Complete(?:\(({NUM})s\))?: (.*)")
 _VERSION = re.compile(r"MIGraphX Version: (\S+)")
-_ENV = re.compile(r"([A-Z0-9_]*MIGRAPHX[A-Z0-9_]*)=(.*?)(?:\\ ?)?$")
+# the name is read once, after a look for "MIGRAPHX" in it: "[A-Z0-9_]*MIGRAPHX" tried each
+# place in a long name as the word's start, re-reading the rest of the name
+_ENV = re.compile(r"(?=[A-Z0-9_]*?MIGRAPHX)([A-Z0-9_]*+)=(.*?)(?:\\ ?)?$")
 _CHATTER = re.compile(
     r"(Compiling \.\.\.|Allocating params \.\.\.|Quantizing to .*|The program is already "
     r"compiled.*|Unused environment variable: .*|Compilation time: .*|\[\d{4}-\d\d-\d\d "
@@ -223,7 +237,7 @@ class _Parser:
             if self.in_summary and self.run and self.run.report and self.run.report.summary:
                 self.in_summary = False
             return
-        for piece in _RETURN_GLUE.sub("\\1\n", line).split("\n"):
+        for piece in _unglued(line).split("\n"):
             self.feed_line(number, piece)
         self.after_blank = False
 

@@ -29,7 +29,8 @@ _LINE_START = re.compile(
     r"Allocating|Batch size:|Rate:|Total time:|Total instructions time:|Overhead|"
     r"Percentiles|Time:|Output|Ouput|Min value:|module: |Module \S+:\s*$|MIGraphX Version|"
     r"\[ MIGraphX Version|\[\d{4}-\d\d-\d\d |#|\.\.\.|…|\$ )")
-_ENV = re.compile(r"\s*[A-Z0-9_]*MIGRAPHX[A-Z0-9_]*=")   # environment dumps: not instructions
+# environment dumps, not instructions (the name read once, as document._ENV)
+_ENV = re.compile(r"\s*+(?=[A-Z0-9_]*?MIGRAPHX)[A-Z0-9_]*+=")
 _CONTINUATION = re.compile(r"\s*(?:->|-|>|:|,|，|\{|\[|\}|\]|\)|\w+_type\b|target_id|\d|%|ms\b)")
 # what may follow an instruction's last ":" when a wrap cut its perf time ("0.0007m",
 # "0.5ms, 3"), its blanks single: a number, then (a blank, "m", "ms" or a comma first) the next
@@ -37,9 +38,10 @@ _PERF_TAIL_REST = re.compile(r"[-+\d.eEnaif]*(?:(?=[ ms,，]) ?(?:ms?)? ?[,，]?
 _NUMBERS = re.compile(r"^[-+\d.eE,\s{}\[\]()naif]+$")
 # A summary row's start, and all of it that a wrap may have left on the first line.
 _SUMMARY_START = re.compile(rf"^[^=]+?:\s*{NUM}")
+# (each run of blanks read once: blanks in a row, several ways to split them were tried)
 _SUMMARY_PREFIX = re.compile(
-    rf"^[^=]+?:\s*{NUM}\s*(?:ms)?(?:\s*/\s*\d*\s*(?:=\s*(?:{NUM}\s*(?:ms)?)?)?)?"
-    rf"(?:{_SEP}(?:{NUM})?)?\s*$")
+    rf"^[^=]+?:\s*+{NUM}\s*+(?:ms)?(?:\s*+/\s*+\d*+\s*+(?:=\s*+(?:{NUM}\s*+(?:ms)?)?)?)?"
+    rf"(?:\s*+[,，]\s*+(?:{NUM})?)?\s*+$")
 _OUTPUT = re.compile(r"\s*(?:Output has |Output: |Ouput: |Min value: )")
 _TRAILER_HEAD = re.compile(r"\s*(?:Total time:|Percentiles|Overhead)")
 

@@ -32,7 +32,9 @@ DOMAIN_NAMES = (75,)          # NvtxDomainCreate
 NAMING = CATEGORY_NAMES + THREAD_NAMES + DOMAIN_NAMES + (76,)   # 76: NvtxDomainDestroy
 _TORCH_OP = re.compile(r"^(?P<name>[^,]+), (?P<rest>(seq|op_id|sizes|input_op_ids) = .*)$")
 _FIELD = re.compile(r"(seq|op_id) = (\d+)")
-_SIZES = re.compile(r"sizes = (\[.*?\])(?:, \w+ = |$)")
+# the sizes (group 1), up to the next field or the end; where nothing ends them the rest of
+# the line is consumed once (group 1 unset), not read again from each later "sizes = ["
+_SIZES = re.compile(r"sizes = (?:(\[.*?\])(?:, \w+ = |$)|\[.*)")
 _PAYLOADS = ("uint64Value", "int64Value", "doubleValue", "uint32Value", "int32Value",
              "floatValue")
 
@@ -144,7 +146,7 @@ def _split_ops(texts: list[str]) -> tuple[list[str], list[Args]]:
             continue
         rest = match["rest"]
         found: dict[str, object] = {k: int(v) for k, v in _FIELD.findall(rest)}
-        sizes = _SIZES.search(rest)
+        sizes = next((found for found in _SIZES.finditer(rest) if found[1] is not None), None)
         if sizes:
             found["sizes"] = sizes[1]
         names.append(match["name"])
