@@ -14,7 +14,15 @@ from typing import Literal
 
 from ...numbers import NumberError
 from ..migraphx_text.instructions import VAR
-from ..migraphx_text.reflow import _SEP, NUM, PERF_TAIL, SUMMARY_ROW, logical_lines, summary_group
+from ..migraphx_text.reflow import (
+    _SEP,
+    ENV_NAME,
+    NUM,
+    PERF_TAIL,
+    SUMMARY_ROW,
+    logical_lines,
+    summary_group,
+)
 from ..pasted_text import PastedLines
 from ..stray_lines import ended_inside, is_elision, is_markup, stray_kind
 from .columns import rows_as_lines
@@ -176,9 +184,7 @@ _TRAILER: list[tuple[re.Pattern[str], Callable[[Trailer, re.Match[str]], object]
 _RUNNING = re.compile(r"Running \[ MIGraphX Version: (\S+) \]: (.*)")
 _COMPLETE = re.compile(rf"\[ MIGraphX Version: (\S+) \] Complete(?:\(({NUM})s\))?: (.*)")
 _VERSION = re.compile(r"MIGraphX Version: (\S+)")
-# the name is read once, after a look for "MIGRAPHX" in it: "[A-Z0-9_]*MIGRAPHX" tried each
-# place in a long name as the word's start, re-reading the rest of the name
-_ENV = re.compile(r"(?=[A-Z0-9_]*?MIGRAPHX)([A-Z0-9_]*+)=(.*?)(?:\\ ?)?$")
+_ENV = re.compile(rf"({ENV_NAME})=(.*?)(?:\\ ?)?$")
 _CHATTER = re.compile(
     r"(Compiling \.\.\.|Allocating params \.\.\.|Quantizing to .*|The program is already "
     r"compiled.*|Unused environment variable: .*|Compilation time: .*|\[\d{4}-\d\d-\d\d "

@@ -29,8 +29,11 @@ _LINE_START = re.compile(
     r"Allocating|Batch size:|Rate:|Total time:|Total instructions time:|Overhead|"
     r"Percentiles|Time:|Output|Ouput|Min value:|module: |Module \S+:\s*$|MIGraphX Version|"
     r"\[ MIGraphX Version|\[\d{4}-\d\d-\d\d |#|\.\.\.|…|\$ )")
-# environment dumps, not instructions (the name read once, as document._ENV)
-_ENV = re.compile(r"\s*+(?=[A-Z0-9_]*?MIGRAPHX)[A-Z0-9_]*+=")
+# an environment variable's name (MIGRAPHX_...), read once: "[A-Z0-9_]*MIGRAPHX" tried
+# each place in a long name as the word's start, re-reading the rest of the name
+ENV_NAME = r"(?=[A-Z0-9_]*?MIGRAPHX)[A-Z0-9_]*+"
+# environment dumps, not instructions
+_ENV = re.compile(rf"\s*+{ENV_NAME}=")
 _CONTINUATION = re.compile(r"\s*(?:->|-|>|:|,|，|\{|\[|\}|\]|\)|\w+_type\b|target_id|\d|%|ms\b)")
 # what may follow an instruction's last ":" when a wrap cut its perf time ("0.0007m",
 # "0.5ms, 3"), its blanks single: a number, then (a blank, "m", "ms" or a comma first) the next
