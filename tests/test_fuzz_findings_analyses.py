@@ -106,15 +106,16 @@ def test_a_begin_end_pair_longer_than_int64_is_the_builders_to_keep():
 def test_a_rocprof_cell_of_digits_and_a_control_character_is_no_number(tmp_path):
     """Found by seed 4248: the integer pattern's ``\\s`` took "\\x1d" (a character Python
     calls space) after the digits, and ``int()`` refused it. The row is malformed, counted.
-    (The file as found ends inside that row, a cell short: a cut row, left out as such;
-    made whole, its numbers are not read. Either way it is the input's only row: nothing
-    is read, and the line says why.)"""
+    (The file as found ends inside that row, a cell short: a cut row, left out as such.
+    Made whole, the line reader every text input shares ends a line at "\x1d" as
+    ``str.splitlines`` does, so the row is two cut rows, both counted. Either way it is the
+    input's only row: nothing is read, and the line says why.)"""
     found = FOUND / "rocprof__control_character_after_digits.input"
     with pytest.raises(traceconv.InputError, match=r"1 left out \(csv.row_cut\)"):
         traceconv.load(found, format="rocprof")
     whole = tmp_path / found.name
     whole.write_bytes(found.read_bytes() + b',"4"')
-    with pytest.raises(traceconv.InputError, match=r"1 left out \(rocprof.malformed_row\)"):
+    with pytest.raises(traceconv.InputError, match=r"2 left out \(csv.row_cut\)"):
         traceconv.load(whole, format="rocprof")
 
 

@@ -109,7 +109,7 @@ def test_no_metadata_value_in_any_output_is_a_python_repr(tmp_path):
 
 def test_trex_metadata_is_written_as_the_json_it_was():
     summary = json.loads(gzip.decompress(PROFILE_METADATA.read_bytes()))
-    trace = traceconv.load(PROFILE_METADATA)
+    trace = traceconv.load(PROFILE_METADATA, joining=True)
     assert trace.metadata.attributes["trtexec.performance_summary"] == summary[
         "performance_summary"]
     # the key is the section's name, as for every section (docs/trtexec.md)
@@ -119,7 +119,7 @@ def test_trex_metadata_is_written_as_the_json_it_was():
 
 def test_converted_trex_metadata_reads_back_as_objects(tmp_path):
     summary = json.loads(gzip.decompress(PROFILE_METADATA.read_bytes()))
-    trace = traceconv.load(PROFILE_METADATA)
+    trace = traceconv.load(PROFILE_METADATA, joining=True)
     trace.save(tmp_path / "out.json")
     header = json.loads((tmp_path / "out.json").read_text())
     assert header["trtexec.performance_summary"] == summary["performance_summary"]
@@ -131,7 +131,7 @@ def test_converted_trex_metadata_reads_back_as_objects(tmp_path):
 def test_trex_stated_figures_and_device_become_the_model_s():
     summary = json.loads(gzip.decompress(PROFILE_METADATA.read_bytes()))
     perf, device = summary["performance_summary"], summary["device_information"]
-    trace = traceconv.load(PROFILE_METADATA)
+    trace = traceconv.load(PROFILE_METADATA, joining=True)
     run = trace.metadata.run
     assert run.walltime_ns == round(perf["Total Host Walltime"] * 1e9)
     assert run.device_ns == round(perf["Total GPU Compute Time"] * 1e9)
@@ -147,7 +147,7 @@ def test_trex_stated_figures_and_device_become_the_model_s():
 
 
 def test_stated_figures_survive_a_perfetto_round_trip(tmp_path):
-    trace = traceconv.load(PROFILE_METADATA)
+    trace = traceconv.load(PROFILE_METADATA, joining=True)
     trace.save(tmp_path / "out.pftrace")
     again = traceconv.load(tmp_path / "out.pftrace")
     assert again.metadata.run == trace.metadata.run
@@ -174,7 +174,7 @@ def test_report_of_a_trtexec_run_states_its_figures_and_labels_the_sum():
     layer_sum_s = sum(row["timeMs"] for row in profile[1:]) / 1e3
     # (no --exportTimes: the profile's layers are the only times, as in the probe's run)
     untimed = [p for p in ENGINE_SET if ".timing." not in p.name]
-    trace = traceconv.api.combine([traceconv.load(p) for p in untimed])
+    trace = traceconv.api.combine([traceconv.load(p, joining=True) for p in untimed])
     html = render_report(trace)
     headline = re.search(r'<p class="sub">(.*?)</p>', html)
     assert headline is not None

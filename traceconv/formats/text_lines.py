@@ -108,8 +108,8 @@ class SourceLines:
             # (a "\r" or another break may be the first half of a line end the next block ends)
             carry = last if last[-1] != "\n" else ""
             complete = block[:len(block) - len(carry)]
-            if len(carry.rstrip("\r")) > MAX_LINE:
-                if carry.endswith("\r"):   # (a whole line: its "\n" may come next)
+            if len(carry.rstrip(_BREAKS)) > MAX_LINE:
+                if carry[-1] in _BREAKS:   # (a whole line: its "\n" may come next)
                     carry = _cut(carry, source)
                 else:
                     head, skipped, carry = carry[:MAX_LINE], len(carry) - MAX_LINE, ""
