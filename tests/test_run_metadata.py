@@ -149,7 +149,7 @@ def test_trex_stated_figures_and_device_become_the_model_s():
 def test_stated_figures_survive_a_perfetto_round_trip(tmp_path):
     trace = traceconv.load(PROFILE_METADATA, joining=True)
     trace.save(tmp_path / "out.pftrace")
-    again = traceconv.load(tmp_path / "out.pftrace")
+    again = traceconv.load(tmp_path / "out.pftrace", joining=True)
     assert again.metadata.run == trace.metadata.run
     assert again.metadata.devices == trace.metadata.devices
 
