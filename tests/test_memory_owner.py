@@ -25,7 +25,7 @@ MEMORY_SAMPLES = sorted(
 @pytest.mark.slow
 @pytest.mark.parametrize("path", MEMORY_SAMPLES, ids=lambda p: str(p.relative_to(SAMPLES)))
 def test_owner_op_is_a_graph_node_named_owner_name(path: Path):
-    trace = traceconv.load(path)
+    trace = traceconv.load(path, joining=True)   # (a settings sample alone too)
     for block in trace.memory:
         if block.owner_op is None:
             continue
@@ -40,7 +40,7 @@ def test_samples_with_owners_cover_every_kind_of_reader():
     # those without (Kineto, Paddle's legacy profile) fill owner_name only
     with_graph, without = set(), set()
     for path in MEMORY_SAMPLES:
-        trace = traceconv.load(path)
+        trace = traceconv.load(path, joining=True)
         if any(b.owner_op is not None for b in trace.memory):
             with_graph.add(trace.metadata.framework)
         elif any(b.owner_name is not None for b in trace.memory):

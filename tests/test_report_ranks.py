@@ -203,3 +203,22 @@ def test_chromium_draws_a_bar_per_rank_at_1280(tmp_path):
     blue, green = rows_with((0x4E, 0x79, 0xA7)), rows_with((0x59, 0xA1, 0x4F))
     bars = np.split(blue, np.flatnonzero(np.diff(blue) > 1) + 1)   # runs of pixel rows
     assert len(bars) == len(DDP) and all(np.isin(bar, green).all() for bar in bars)
+
+
+def test_a_step_of_bookkeeping_instructions_is_other_work():
+    """Found by the fuzz run: MIGraphX bookkeeping instructions (``@param``, ``load``) are
+    "other" work, which the step-time breakdown had no part for (KeyError). The parts still
+    add up to the step window, and other work is drawn, as the report draws it on the
+    critical path."""
+    from traceconv.report.step_time import rank_step_times
+
+    path = Path(__file__).parent / "data" / "migraphx" / "trace_eval_2019_ouput_typo.txt"
+    trace = traceconv.load(path)
+    (times,) = rank_step_times(trace)
+    parts = dict(times.parts)
+    assert sum(parts.values()) == times.window_ns
+    assert "other work" in parts
+    assert parts["other work"] > 0
+    from traceconv.report import render_report
+
+    assert "Step time" in render_report(trace)

@@ -20,8 +20,8 @@ from .page import page, table
 from .step_time import BREAKDOWN, step_time_section
 from .svg import path_strip, stacked_bar
 
-_PATH_BREAKDOWN = (*BREAKDOWN[:-1], ("wait", "wait"), ("untraced", "host (untraced)"),
-                   ("other", "other work"), BREAKDOWN[-1])
+_PATH_BREAKDOWN = (*BREAKDOWN[:4], ("wait", "wait"), ("untraced", "host (untraced)"),
+                   *BREAKDOWN[4:])
 
 
 def render_report(trace: Trace, title: str | None = None) -> str:

@@ -19,13 +19,14 @@ from .svg import rank_bars, stacked_bar
 
 # the step-time breakdown's names for the attribution kinds
 BREAKDOWN = (("kernel", "compute"), ("memcpy", "memcpy"), ("communication", "communication"),
-             ("cpu", "host"), ("idle", "idle"))
+             ("cpu", "host"), ("other", "other work"), ("idle", "idle"))
 
 
 @dataclass(frozen=True)
 class RankStepTime:
     """One input's (rank's) steps summed by part: ``parts`` is (label, ns) in
-    :data:`BREAKDOWN` order, adding up to ``window_ns``, its step windows."""
+    :data:`BREAKDOWN` order (other work only where some rank has it), adding up to
+    ``window_ns``, its step windows."""
 
     label: str
     steps: int
@@ -50,15 +51,20 @@ def rank_step_times(trace: Trace) -> list[RankStepTime]:
     from ..analysis.attribution import attribute_ranks
 
     labels = [str(part["label"]) for part in trace.metadata.attributes.get("inputs") or ()]
-    out = []
-    for index, times in enumerate(attribute_ranks(trace)):
-        label = labels[index] if index < len(labels) else f"input {index}"
+    sums = []
+    for times in attribute_ranks(trace):
         by_kind = dict.fromkeys((kind for kind, _ in BREAKDOWN), 0)
         for (_, kind), ns in zip(times.keys, times.ns.sum(axis=1).tolist(), strict=True):
             by_kind[kind] += ns
-        out.append(RankStepTime(label, len(times.steps), int(times.ns.sum()),
-                                tuple((name, by_kind[kind]) for kind, name in BREAKDOWN)))
-    return out
+        sums.append((times, by_kind))
+    # (other work, bookkeeping a device names but that is no kernel, is shown where a rank has
+    # some: a column of zeros on every other trace would say nothing)
+    shown = [(kind, name) for kind, name in BREAKDOWN
+             if kind != "other" or any(by_kind["other"] for _, by_kind in sums)]
+    return [RankStepTime(labels[index] if index < len(labels) else f"input {index}",
+                         len(times.steps), int(times.ns.sum()),
+                         tuple((name, by_kind[kind]) for kind, name in shown))
+            for index, (times, by_kind) in enumerate(sums)]
 
 
 def step_time_section(trace: Trace) -> str:
