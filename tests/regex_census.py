@@ -36,7 +36,7 @@ import operator
 import re
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from re import _constants as sre  # type: ignore[attr-defined]
@@ -469,20 +469,8 @@ def overrunning(entries: list[Entry], size: int, limit_s: float) -> list[str]:
     minutes) and counts the process's own CPU time, not the time a busy machine lets pass;
     ``re`` checks for signals while it backtracks, so the alarm stops a runaway.
     """
-    signal.signal(signal.SIGVTALRM, _interrupt)
-    found = []
-    for entry in entries:
-        for description, line in hostile_lines(heads(entry.pattern), size):
-            subject = line.encode() if isinstance(entry.pattern.pattern, bytes) else line
-            signal.setitimer(signal.ITIMER_VIRTUAL, limit_s)
-            try:
-                apply(entry, subject)
-            except _TooLong:
-                found.append(f"{entry.label} {entry.methods} on {description}")
-                break
-            finally:
-                signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-    return found
+    return _first_overruns(entries, limit_s, lambda entry: hostile_lines(
+        heads(entry.pattern), size))
 
 
 def growing(entries: list[Entry], size: int, limit_s: float) -> list[str]:
@@ -491,13 +479,20 @@ def growing(entries: list[Entry], size: int, limit_s: float) -> list[str]:
     ``size``: a linear pattern takes milliseconds there, one that grows with the square of
     the line seconds (the process's own CPU time, as :func:`overrunning`: no clock is read,
     the alarm judges)."""
+    return _first_overruns(entries, limit_s, lambda entry: (
+        (description, line_of(4 * size))
+        for description, line_of in fragment_lines(entry.pattern, size)))
+
+
+def _first_overruns(entries: list[Entry], limit_s: float,
+                    lines: Callable[[Entry], Iterable[tuple[str, str]]]) -> list[str]:
+    """``label on line`` for each entry and the first of its ``lines`` on which it is still
+    running after ``limit_s`` seconds of CPU time (the virtual-time alarm stops it)."""
     signal.signal(signal.SIGVTALRM, _interrupt)
     found = []
     for entry in entries:
-        for description, line_of in fragment_lines(entry.pattern, size):
-            subject: str | bytes = line_of(4 * size)
-            if isinstance(entry.pattern.pattern, bytes):
-                subject = subject.encode()
+        for description, line in lines(entry):
+            subject = line.encode() if isinstance(entry.pattern.pattern, bytes) else line
             signal.setitimer(signal.ITIMER_VIRTUAL, limit_s)
             try:
                 apply(entry, subject)
