@@ -203,6 +203,14 @@ class ColumnRows:
         self.first_outside: tuple[int, str] | None = None   # (line number, text)
         self.line_num = 0
         self.unread: list[UnreadTable] = []
+        # where the input ended, for the one cut rule (stray_lines.count_input_end), when
+        # ``lines`` say which line the input stopped inside (their ``cut_line``)
+        self.table: str | None = None   # the last table read that began
+        self.in_rows = False            # the last line came while that table's rows ran
+        self.awaiting_rows = False      # the last line was its rule: no row after it
+        self.ended_whole = True         # the last line is no row cut short (see _whole)
+        self._reaching = 0              # the table's lines that reach its rule's width,
+        # less those that fall short (nsys pads every one; a trimmed paste only its longest)
         self._named: str | None = None   # the report the last line of prose named
         self._rows = self._read()
 
@@ -219,10 +227,14 @@ class ColumnRows:
         for raw in self.lines:
             self.line_num += 1
             line = raw.rstrip("\r\n")
+            cut = self.line_num == getattr(self.lines, "cut_line", 0)
+            self.in_rows = ruling is not None and unread is None
+            self.awaiting_rows, self.ended_whole = False, True
             if ruling is not None:
                 cells = ruling.cells(line)
                 if cells is not None:
                     if unread is None:
+                        self.ended_whole = self._whole(ruling, line, cells)
                         yield cells
                     else:
                         unread.rows += 1
@@ -230,6 +242,9 @@ class ColumnRows:
                 ruling = unread = None
                 if is_box_rule(line):
                     continue   # (the box's bottom)
+                if cut and self.in_rows:
+                    self.ended_whole = False   # (a box's row cut before its cells' bars)
+                    continue
             found = ruling_under(held, line) if held is not None and held.strip() else None
             if held is not None and found is not None and len(found.starts) > 1:
                 header = found.cells(held) or []
@@ -238,6 +253,10 @@ class ColumnRows:
                     unread = UnreadTable(self.line_num - 1, held.strip(), self._named)
                     self.unread.append(unread)
                 else:
+                    self.table = f"{self._named} table" if self._named else \
+                        f"table headed at line {self.line_num - 1}"
+                    self.awaiting_rows = True
+                    self._reaching = 1 if found.reaches(held) else -1
                     yield header
                 held, self._named = None, None
                 continue
@@ -246,6 +265,16 @@ class ColumnRows:
             held = line
         if held is not None:
             yield from self._outside(held, self.line_num)
+
+    def _whole(self, ruling: Ruling, line: str, cells: list[str]) -> bool:
+        """Whether a row is drawn to its end (:meth:`Ruling.reaches`); in a table most of
+        whose lines so far fall short of the rule (a paste that trimmed the padding: only
+        its longest names reach), one with a value in every cell."""
+        if ruling.reaches(line):
+            self._reaching += 1
+            return True
+        self._reaching -= 1
+        return self._reaching < 0 and all(cells)
 
     def _outside(self, line: str, number: int) -> Iterator[list[str]]:
         if is_prose(line):

@@ -51,10 +51,29 @@ def is_rule(line: str) -> bool:
 @dataclass(frozen=True)
 class Ruling:
     """Where the cells of one drawn table are: the columns' starts (the dash runs' starts,
-    or the ``|`` before each cell in the box layout)."""
+    or the ``|`` before each cell in the box layout), and the rule's drawn ``width``."""
 
     starts: tuple[int, ...]
     boxed: bool
+    width: int = 0
+
+    def reaches(self, line: str) -> bool:
+        """Whether ``line`` is drawn to the table's end: to the rule's width (the column
+        layout pads every row to it, as nsys prints it), in the box layout closed there by
+        its last bar. A row the input stopped inside short of it lost its end
+        (:func:`.stray_lines.count_input_end`), unless the paste trimmed the padding.
+
+        >>> ruling = Ruling((0, 6), boxed=False, width=14)
+        >>> ruling.reaches("12.5  gemm    "), ruling.reaches("12.5  ge")
+        (True, False)
+        >>> box = Ruling((0, 7), boxed=True, width=14)
+        >>> box.reaches("| 42.3 | gemm |"), box.reaches("| 42.3 | gemm")
+        (True, False)
+        """
+        if self.boxed:
+            text = line.rstrip()
+            return text.endswith("|") and len(text) >= self.width
+        return len(line) >= self.width
 
     def cells(self, line: str) -> list[str] | None:
         """The cells of a line of the table; None when the line is no row of it (blank, or
@@ -107,16 +126,18 @@ def ruling_under(header: str, rule: str) -> Ruling | None:
     rule, or a box rule under a line that is not a ``|`` line).
 
     >>> ruling_under(" Time (%)  Name", " --------  ----")
-    Ruling(starts=(1, 11), boxed=False)
+    Ruling(starts=(1, 11), boxed=False, width=15)
     >>> ruling_under("| Time (%) | Name |", "+----------+------+")
-    Ruling(starts=(0, 11), boxed=True)
+    Ruling(starts=(0, 11), boxed=True, width=19)
     >>> ruling_under("Time  Name", "+-----+"), ruling_under("Time  Name", "Time")
     (None, None)
     """
+    width = len(rule.rstrip())
     if is_dash_rule(rule):
-        return Ruling(tuple(m.start() for m in re.finditer(r"-+", rule)), boxed=False)
+        return Ruling(tuple(m.start() for m in re.finditer(r"-+", rule)), boxed=False,
+                      width=width)
     if is_box_rule(rule) and header.lstrip().startswith("|"):
         corners = [m.start() for m in re.finditer(r"\+", rule)]
         return Ruling(tuple(corners[:-1] if rule.rstrip().endswith("+") else corners),
-                      boxed=True)
+                      boxed=True, width=width)
     return None

@@ -46,7 +46,7 @@ from ..nsys_stats_header import (
     run_named,
 )
 from ..pasted_text import PastedLines, pasted_lines
-from ..stray_lines import count_tallied
+from ..stray_lines import count_input_end, count_tallied
 from ..text_lines import text_lines
 from . import summaries
 
@@ -114,14 +114,20 @@ def _read_report(source: Source, rows: ColumnRows | CsvRows) -> Trace:
 
 def _count_unread(trace: TraceBuilder, rows: ColumnRows) -> None:
     """Count what a drawn layout's reading left out: the rows of tables whose header names
-    no report read here, and the lines outside every table (a README's text, a source
+    no report read here, the lines outside every table (a README's text, a source
     file's code, a shell prompt: foreign to the report by the rule of every text reader,
-    :mod:`..stray_lines`)."""
+    :mod:`..stray_lines`), and a table the input stopped inside (its rule of the input's
+    end: a row cut short of its drawn end, a rule with no row under it)."""
     for table in rows.unread:
         report = f"{table.report}, " if table.report else ""
         trace.diagnostics.add("nsys_stats.table_not_read", count=table.rows, example=(
             f"line {table.line}: {report}{table.rows} rows under {table.header[:100]}"))
     count_tallied(trace.diagnostics, "nsys_stats", "foreign", rows.outside, rows.first_outside)
+    if isinstance(rows.lines, PastedLines):
+        # a table the input stopped inside: the one cut rule of every text reader
+        count_input_end(trace.diagnostics, "nsys_stats", rows.lines, table=rows.table,
+                        expects_rows=rows.in_rows, awaiting_rows=rows.awaiting_rows,
+                        whole=rows.ended_whole)
 
 
 def _prose_or_header(row: list[str], line: str) -> list[str] | None:
