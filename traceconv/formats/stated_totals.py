@@ -28,9 +28,10 @@ narrower one.
 * the rows read exceed it: ``{reader}.stated_total_differs`` (note): nothing is lost, but the
   report disagrees with itself (numbers edited, rows of another run).
 
-A table whose format prints a line after its rows (a closing rule) states where it ends: an
-input that stops before that line lost the rows after the last one read
-(:func:`missing_end`).
+A table whose format prints text after its rows (a closing rule, the rule after a Note, a
+report that always follows it) states where it ends: an input that stops before that text
+lost the rows after the last one read (:func:`missing_end`). Blank lines state nothing (an
+editor trims them from a file's end).
 """
 
 from __future__ import annotations

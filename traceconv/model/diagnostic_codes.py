@@ -826,8 +826,10 @@ CODES: tuple[CodeInfo, ...] = (
           "row lost (traceconv/formats/stray_lines.py)", CUT),
     _Code("{reader}.rows_missing", "dropped",
           "a table whose rows read fall short of what the report states of it (a count, a "
-          "total, shares of 100 %) beyond the printed precision: rows lost (a cut at a line "
-          "end, a partial paste) or edited; both numbers in the example "
+          "total, shares of 100 %) beyond the printed precision, or an input that ends "
+          "before the text its format prints after a table (a closing rule, a Note's rule, "
+          "a report that always follows): rows lost (a cut at a line end, a partial paste) "
+          "or edited; the numbers or the missing end in the example "
           "(traceconv/formats/stated_totals.py)"),
     _Code("{reader}.stated_total_differs", "note",
           "a table whose rows read exceed what the report states of it beyond the printed "

@@ -29,6 +29,7 @@ from ..paddle_report_lines import (
     number,
 )
 from ..pasted_text import PastedLines
+from ..stated_totals import missing_end
 from ..stray_lines import count_input_end, count_stray, is_markup, padded_whole
 from .nesting import THREAD_PREFIX, EventTable
 from .places import place_clock
@@ -94,6 +95,9 @@ class ReportParser:
         self._group = -1
         self._group_closed = True
         self._lines = PastedLines("")
+        self._last_row_line = 0             # the last line of the last Event Summary row
+        self._joined_to = 0                 # the last line of the pieces being read as one
+        self._overhead_groups: set[int] = set()   # the groups with an Overhead Summary title
 
     def parse_text(self, text: str) -> ReportLog:
         return self.parse_lines(PastedLines(text))
@@ -101,9 +105,10 @@ class ReportParser:
     def parse_lines(self, lines: PastedLines) -> ReportLog:
         held: list[tuple[int, str]] = []   # pieces of a line a paste may have hard-wrapped
         self._lines = lines   # (its cut_line: the line the input stopped inside, if any)
-        lineno = 0
+        lineno = last_text = 0
         for lineno, line in enumerate(lines, 1):
-            if held and self._rejoin(held, line):
+            last_text = lineno if line.strip() else last_text
+            if held and self._rejoin(held, line, lineno):
                 held = []
                 continue
             if line.strip() and not self._understood(line) and self._may_be_piece(line):
@@ -117,15 +122,17 @@ class ReportParser:
             self._line(lineno, line)
         for piece in held:
             self._line(*piece)
-        self._count_end(lines)
+        if not self._count_end(lines) and self._last_row_line == last_text:
+            self._count_missing_memory_report()
         self._end_table()
         return self.log
 
     # -- hard-wrapped lines -----------------------------------------------------------------
 
-    def _rejoin(self, held: list[tuple[int, str]], line: str) -> bool:
-        """Join the held pieces (a suffix of them) and ``line`` when together they make a
-        line the report prints; the pieces before the joined ones are read alone."""
+    def _rejoin(self, held: list[tuple[int, str]], line: str, lineno: int) -> bool:
+        """Join the held pieces (a suffix of them) and ``line`` (at ``lineno``) when
+        together they make a line the report prints; the pieces before the joined ones are
+        read alone."""
         if not line.strip() or len(line) > _PIECE_WIDTH or self._understood(line):
             return False   # a line of its own
         for start in range(len(held)):
@@ -136,7 +143,9 @@ class ReportParser:
                         self._line(*piece)
                     self.diagnostics.add("paddle_report.wrapped_line", count=len(pieces) - 1,
                                          example=f"line {held[start][0]}")
+                    self._joined_to = lineno
                     self._line(held[start][0], joined)
+                    self._joined_to = 0
                     return True
         return False
 
@@ -262,6 +271,8 @@ class ReportParser:
         self._end_table()
         self._memory = None
         report = self._report_for(stage, lineno)
+        if pattern is SECTION_TITLE and m.group(1) == "Overhead":
+            self._overhead_groups.add(report.group)
         self._in_explanation = pattern is PE_EXPLANATION
         if pattern is MERGED_NOTE:
             report.merged = True
@@ -326,10 +337,12 @@ class ReportParser:
             # follows it is not a row
             table.after_blank = bool(table.report.events)
             return
-        if table.extend_header(line) or table.extend_last_row(line):
-            pass
+        if table.extend_header(line):
+            self._titled = True   # (the rest of a wrapped header: no row yet)
+        elif table.extend_last_row(line):
+            self._last_row_line = max(lineno, self._joined_to)
         elif (row := table.parse(line)) is not None:
-            row.line = lineno
+            row.line, self._last_row_line = lineno, max(lineno, self._joined_to)
             table.report.events.append(row)
             if padded_whole(line, 0 if table.collapsed else len(table.header_text or "")):
                 self._whole_line = lineno
@@ -348,19 +361,37 @@ class ReportParser:
         if self._table is table:
             table.after_blank = False
 
-    def _count_end(self, lines: PastedLines) -> None:
+    def _count_end(self, lines: PastedLines) -> bool:
         """Count an input that ended inside the report (:func:`.count_input_end`): a row read
         whole has every cell, padded to its table's header's width (rows nested under the
         last top-level row have no stated whole, :mod:`.stated`, so the width alone tells a
-        whole last row without its line end from one cut in its padding)."""
+        whole last row without its line end from one cut in its padding); returns whether
+        it did."""
         title = "Event Summary table" if self._table is not None else \
             "Memory Profiling Report" if self._memory is not None else \
             "Profiling Report header" if self._report is not None else None
-        if count_input_end(self.diagnostics, "paddle_report", lines, table=title,
-                           expects_rows=True, awaiting_rows=self._titled,
-                           whole=lines.cut_line == self._whole_line) and \
-                self._table is not None:
+        cut = count_input_end(self.diagnostics, "paddle_report", lines, table=title,
+                              expects_rows=True, awaiting_rows=self._titled,
+                              whole=lines.cut_line == self._whole_line)
+        if cut and self._table is not None:
             self._table.children_left_out("")
+        return cut
+
+    def _count_missing_memory_report(self) -> None:
+        """Count an input whose text ends on a row of an Event Summary that the 2.x layout
+        (its group titled ``Overhead Summary``) follows with the Memory Profiling Report:
+        the rows after the last one read, nested ones too, are lost
+        (:func:`.stated_totals.missing_end`; a merged report's sequel is
+        :func:`.stated.missing_ends`'). The memory report itself ends with a blank line
+        only, which an editor may trim: no evidence of a cut."""
+        table = self._table
+        if table is None or table.report.merged or \
+                table.report.group not in self._overhead_groups:
+            return
+        missing_end(self.diagnostics, "paddle_report",
+                    f"line {table.report.line}: Profiling Report",
+                    "the Memory Profiling Report printed after its Event Summary")
+        table.children_left_out("")
 
     def _cut_row(self, lineno: int, line: str) -> None:
         self.diagnostics.add("paddle_report.cut_row", example=f"line {lineno}: {line.strip()}")

@@ -9,7 +9,9 @@ Ends stated (:func:`missing_ends`): a ``Profiling Report`` banner is followed by
 Summary rows, and a merged report (``Note! This Report merge all thread info into one.``)
 by the per-thread report of the same run (``DisableProfiler`` prints both); an input that
 stops before them lost them. Rows nested under the last top-level row have no stated
-whole: a cut among them reads as fewer children.
+whole; in the 2.x layout (an ``Overhead Summary`` title) the Memory Profiling Report
+follows the last Event Summary, so an input whose text ends on one of its rows was cut
+there (:meth:`.parser.ReportParser._count_missing_memory_report`).
 """
 
 from __future__ import annotations

@@ -50,6 +50,9 @@ UNTITLED_HEADERS = {
 THREAD_TITLE = "Thread: "
 # the tables printed without a rule after their rows (every other one closes with one)
 UNRULED = ("UserDefined Summary", "Memory Summary")
+PERF_ROWS = ("reader_cost", "batch_cost", "ips")   # the rows every Perf Summary prints
+# the tables printed with a Note after their rows, closed by a rule across the table
+NOTED = ("Device Summary", "Overview Summary", "Model Summary", "Distribution Summary")
 _OPEN = ("before_header", "expect_header", "header_done", "rows")   # a table before its rule
 FLOPS_MARK = "Flops Profiler"
 
@@ -100,7 +103,7 @@ class SummaryParser:
         self.doc = SummaryDocument()
         self._table: SummaryTable | None = None
         self._perf: PerfSummary | None = None
-        self._state = "none"   # expect_header | header_done | rows | after_rows | text
+        self._state = "none"   # expect_header | header_done | rows | after_rows | text | closed
         self._thread: str | None = None
         self._stack: list[int] = []
         self._base = 0          # indentation of the first untitled row
@@ -119,11 +122,27 @@ class SummaryParser:
         for lineno, line in enumerate(dedented(lines), 1):
             self._cut = lineno == lines.cut_line
             self._line(lineno, line)
-        if not self._count_end(lines) and self._table is not None and self._state in _OPEN and \
-                self._table is not self._untitled and not self._table.title.startswith(UNRULED):
-            missing_end(self.diagnostics, "paddle_summary",
-                        f"line {self._table.line}: {self._table.title}", "its closing rule")
+        if not self._count_end(lines):
+            self._count_missing_end()
         return self.doc
+
+    def _count_missing_end(self) -> None:
+        """Count a table the input stops before the end of, by the text summary() prints
+        after its rows: a ruled table's closing rule, the rule that closes a noted one's
+        Note, the Perf Summary's three rows (:func:`.stated_totals.missing_end`). An
+        unruled table ends with blank lines only, which an editor trims: no evidence."""
+        table, perf = self._table, self._perf
+        if perf is not None and perf.metrics and not perf.metrics.keys() >= set(PERF_ROWS):
+            missing_end(self.diagnostics, "paddle_summary", f"line {perf.line}: Perf Summary",
+                        "its " + ", ".join(PERF_ROWS) + " rows")
+        if table is None or table is self._untitled:
+            return
+        where = f"line {table.line}: {table.title}"
+        if table.title in NOTED and self._state in ("after_rows", "text"):
+            missing_end(self.diagnostics, "paddle_summary", where, "the rule that closes its "
+                        "Note")
+        if self._state in _OPEN and not table.title.startswith(UNRULED):
+            missing_end(self.diagnostics, "paddle_summary", where, "its closing rule")
 
     def _count_end(self, lines: PastedLines) -> bool:
         """Count an input that ended inside a table (:func:`.count_input_end`); a line read
@@ -226,7 +245,7 @@ class SummaryParser:
         if self._table is None:
             return
         self._state = {"before_header": "expect_header", "header_done": "rows",
-                       "rows": "after_rows"}.get(self._state, self._state)
+                       "rows": "after_rows", "text": "closed"}.get(self._state, self._state)
 
     def _header(self, line: str) -> None:
         table = self._table
