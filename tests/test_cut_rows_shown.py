@@ -297,3 +297,14 @@ def test_an_nsys_box_row_cut_before_its_bars_is_a_cut_table(tmp_path):
     # (the cut line is the table's, not foreign: the page's own before it are lines 1, 3
     # and 4, its title, a heading and a fence)
     assert trace.diagnostics["nsys_stats.foreign_lines"].count == 3
+
+
+def test_an_nsys_table_cut_right_after_its_rule_is_a_cut_table(tmp_path):
+    text = NANOMOE.read_bytes()
+    second_rule = text.index(b" --------  ----", text.index(b"cuda_gpu_kern_sum):"))
+    trace = _load_cut(NANOMOE, text.index(b"\n", second_rule) + 1, tmp_path)
+    assert trace is not None
+    assert len(trace.stats) == 5   # (the cuda_api_sum rows, lines 13-17, by hand)
+    assert _dropped(trace) == {"nsys_stats.table_cut": "line 24: the input stops after its "
+                               "title, before any row (in or after the cuda_gpu_kern_sum "
+                               "table)"}
