@@ -20,10 +20,12 @@ from hypothesis import strategies as st
 
 import traceconv
 from tests.conftest import DATA
+from traceconv import registry
 from traceconv.formats.csv_rows import source_rows
 from traceconv.formats.rocprof.csv_table import read_table
 from traceconv.io import Source
 
+ROOT = Path(__file__).resolve().parent.parent
 KERNELS = DATA / "rocprof" / "ROCm__rocprofiler-sdk__docs_kernel_trace.csv"
 API_SUM = DATA / "nsys_stats" / "cuda_api_sum.csv"
 # the breaks str.splitlines knows besides "\r" and "\n": characters of a cell in a CSV
@@ -154,3 +156,106 @@ def test_crlf_after_a_head_of_lone_crs_is_one_line_end(tmp_path):
     trace = traceconv.load(path)
     assert trace.counts()["slices"] == len(csv_module_rows(data)) - 1 == 3000
     assert not trace.diagnostics.as_list()
+
+
+# -- 3. a CSV pasted into a page reads as the clean file -------------------------------------
+
+CSV_FORMATS = sorted(info.name for info in registry.all_formats() if info.csv)
+PASTES = {
+    "quote": lambda text: "".join("> " + line for line in text.splitlines(True)),
+    "fence": lambda text: f"```csv\n{text}```\n",
+    "quoted fence": lambda text: "".join(
+        "> " + line for line in f"```csv\n{text}```\n".splitlines(True)),
+    "fenced nbsp": lambda text: "```\n" + text.replace(" ", "\u00a0") + "```\n",
+    "quoted nbsp": lambda text: "".join(
+        "> " + line for line in text.replace(" ", "\u00a0").splitlines(True)),
+}
+
+
+def csv_seeds() -> list[tuple[str, Path]]:
+    return [(name, ROOT / seed.path) for name in CSV_FORMATS
+            for seed in registry.seed_samples(name) if seed.syntax == "csv"]
+
+
+def rows_of(path: Path) -> list[tuple]:
+    """What a read holds, row by row: its statistics, its slices with their args."""
+    trace = traceconv.load(path)
+    return ([("stat", s.section, s.name, s.calls, s.total_ns) for s in trace.stats]
+            + [("slice", s.name, s.start, s.dur, sorted(s.args.items()))
+               for s in trace.iter_slices()])
+
+
+def test_every_reader_of_csv_seeds_reads_csv_rows():
+    """A reader whose seeds are CSV says so in the registry (its sniffer then sees the
+    head as its rows are read, and the census below reads it)."""
+    csv_seeded = {name for name, seeds in registry.SEED_SAMPLES.items()
+                  if any(seed.syntax == "csv" for seed in seeds)}
+    assert csv_seeded == set(CSV_FORMATS) == {"nsys-stats", "rocprof"}
+
+
+@pytest.mark.parametrize("paste", PASTES)
+@pytest.mark.parametrize(("name", "path"), csv_seeds(), ids=lambda v: getattr(v, "name", v))
+def test_a_pasted_csv_reads_as_the_clean_file(name, path, paste, tmp_path):
+    clean = path.read_text(encoding="utf-8")
+    pasted = tmp_path / path.name
+    pasted.write_text(PASTES[paste](clean), encoding="utf-8")
+    assert registry.detect(Source(str(pasted))).name == name
+    assert rows_of(pasted) == rows_of(path)
+    assert traceconv.load(pasted).diagnostics.count("csv.pasted") == 1
+
+
+def test_nbsp_on_every_line_is_a_paste(tmp_path):
+    """No quote, no fence: every line holding an NBSP (each line of this report holds a
+    space) is evidence enough; the rows are the clean file's."""
+    clean = DATA / "nsys_stats" / "cuda_gpu_mem_time_sum.csv"
+    text = clean.read_text(encoding="utf-8")
+    assert all(" " in line for line in text.splitlines() if line.strip())
+    pasted = tmp_path / clean.name
+    pasted.write_text(text.replace(" ", "\u00a0"), encoding="utf-8")
+    assert rows_of(pasted) == rows_of(clean)
+    assert traceconv.load(pasted).diagnostics.count("csv.pasted") == 1
+
+
+def test_nbsp_on_some_lines_only_is_data(tmp_path):
+    """The kernel names hold NBSPs, the header none: no evident paste; the cells are read as
+    the csv module reads them, NBSPs kept."""
+    data = KERNELS.read_text(encoding="utf-8").replace(" ", "\u00a0").encode()
+    path = tmp_path / KERNELS.name
+    path.write_bytes(data)
+    table = read_table(Source(path))
+    assert [table.header, *table.rows] == csv_module_rows(data)
+    assert all("\u00a0" in name for name in table.column("Kernel_Name"))
+    assert traceconv.load(path).diagnostics.count("csv.pasted") == 0
+
+
+@pytest.mark.parametrize("paste", ["quote", "quoted fence", "fenced nbsp"])
+def test_a_paste_has_the_clean_files_cells_through_every_route(paste, tmp_path, monkeypatch):
+    """Every cell, a quoted name spanning two lines included (each line quoted)."""
+    clean = with_kernel_named("void k(float*,\n  int)", quoted=True)
+    pasted = tmp_path / "kernel_trace.csv"
+    pasted.write_text(PASTES[paste](clean.decode()), encoding="utf-8")
+    for route in ROUTES:
+        assert read_rows(pasted, route, monkeypatch) == csv_module_rows(clean), route
+
+
+@pytest.mark.parametrize("rows", [1, 7], ids=["one row", "every row but the header"])
+def test_a_cell_that_starts_like_a_quote_is_data(rows, tmp_path):
+    """Lines that start with "> " among lines that do not: no paste, the cells as written."""
+    data = KERNELS.read_bytes().replace(b'"KERNEL_DISPATCH"', b"> KERNEL_DISPATCH", rows)
+    assert data.count(b"\n> ") == rows
+    path = tmp_path / "kernel_trace.csv"
+    path.write_bytes(data)
+    expected = csv_module_rows(data)
+    assert sum(row[0] == "> KERNEL_DISPATCH" for row in expected) == rows
+    table = read_table(Source(path))
+    assert [table.header, *table.rows] == expected
+    assert traceconv.load(path).diagnostics.count("csv.pasted") == 0
+
+
+def test_an_nbsp_in_a_cell_beside_plain_spaces_is_data(tmp_path):
+    data = with_kernel_named("void k<float>(float*,\u00a0int)", quoted=True)
+    path = tmp_path / "kernel_trace.csv"
+    path.write_bytes(data)
+    table = read_table(Source(path))
+    assert [table.header, *table.rows] == csv_module_rows(data)
+    assert "void k<float>(float*,\u00a0int)" in set(table.column("Kernel_Name"))

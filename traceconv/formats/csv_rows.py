@@ -30,6 +30,7 @@ import numpy as np
 from ..errors import InputError
 from ..io import Source
 from ..model import Diagnostics
+from .pasted_csv import CsvPaste
 from .text_lines import csv_lines
 
 # a row of another width that a reader takes on purpose: (cells, the raw text of the
@@ -136,7 +137,9 @@ header 3', cut=1, first_cut='line 5: 2 cells, header 3, no line end'))
 def source_rows(source: Source, *, written_by: str, fit: Fit | None = None) -> CsvRows:
     """The rows of the CSV ``source`` (written by ``written_by``; ``fit``: see
     :class:`CsvRows`), its lines split as the ``csv`` module splits them: a cell holding
-    ``\\x1d`` or U+2028, quoted or not, is a cell of its row, as in ``csv.reader``'s.
+    ``\\x1d`` or U+2028, quoted or not, is a cell of its row, as in ``csv.reader``'s. A CSV
+    evidently pasted into a page (:mod:`.pasted_csv`) is read as the clean file, the paste
+    noted as ``csv.pasted``.
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "k.csv")
@@ -144,7 +147,12 @@ def source_rows(source: Source, *, written_by: str, fit: Fit | None = None) -> C
     >>> list(source_rows(Source(path), written_by="rocprof"))
     [['Name', 'Calls'], ['k\\x1dv', '2']]
     """
-    return CsvRows(csv_lines(source), source.name, written_by=written_by, fit=fit)
+    lines: Iterable[str] = csv_lines(source)
+    paste = CsvPaste.of(source.head)
+    if paste:
+        source.note("csv.pasted", example=paste.describe())
+        lines = paste.undone(lines)
+    return CsvRows(lines, source.name, written_by=written_by, fit=fit)
 
 
 # rows gathered before a batch is packed: bounds the cells held as one str each

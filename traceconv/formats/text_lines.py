@@ -46,17 +46,20 @@ def _with_ends(text: str) -> list[str]:
     return text.splitlines(True)
 
 
-def _csv_split(text: str) -> list[str]:
+def split_csv_lines(text: str) -> list[str]:
     """The lines of ``text`` with their ends, split where the ``csv`` module splits.
 
-    >>> _csv_split("a,b\\x1dc\\r\\n1,\\u2028\\r2\\n3")
-    ['a,b\\x1dc\\r\\n', '1,\\u2028\\r', '2\\n', '3']
+    >>> split_csv_lines("a,b\\x1dc\\r\\n1,\\u2028\\r2\\n3"), split_csv_lines("a\\x0cb\\n\\nc\\n")
+    (['a,b\\x1dc\\r\\n', '1,\\u2028\\r', '2\\n', '3'], ['a\\x0cb\\n', '\\n', 'c\\n'])
     """
     # (str.splitlines, in C, where no other break is there to tell apart: nearly always; a
     # substring test a break is 40 times faster than one search of them all)
-    if any(other in text for other in OTHER_LINE_ENDS):
+    if not any(other in text for other in OTHER_LINE_ENDS):
+        return text.splitlines(True)
+    if "\r" in text:
         return _CSV_LINE.findall(text)
-    return text.splitlines(True)
+    *whole, last = text.split("\n")   # (a third of the pattern's time)
+    return [line + "\n" for line in whole] + ([last] if last else [])
 
 
 def _cut(line: str, source: Source, breaks: str = _BREAKS) -> str:
@@ -99,7 +102,7 @@ class SourceLines:
         self.csv = csv
         self.ended_mid_line = False
         self._breaks, self._break = (_CSV_BREAKS, _CSV_BREAK) if csv else (_BREAKS, _BREAK)
-        self._split_ends = _csv_split if csv else _with_ends
+        self._split_ends = split_csv_lines if csv else _with_ends
 
     def __iter__(self) -> Iterator[str]:
         source = self.source
@@ -156,7 +159,7 @@ class SourceLines:
         self.ended_mid_line = head is None and bool(carry) and carry[-1] not in breaks
 
     def _split(self, text: str) -> list[str]:
-        return _csv_split(text) if self.csv else split_lines(text)
+        return split_csv_lines(text) if self.csv else split_lines(text)
 
 
 def text_lines(source: Source) -> SourceLines:

@@ -92,7 +92,7 @@ def read_table(source: Source) -> Table:
     (['Kind', 'Direction'], 2)
     """
     rows = source_rows(source, written_by="rocprof")
-    header = next(rows, None)
+    header = next((row for row in rows if row), None)   # (a pasted file's fence: blank)
     if not header:
         raise InputError("an empty file: no CSV header", file=source.name,
                          location="line 1")
