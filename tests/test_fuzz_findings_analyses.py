@@ -9,6 +9,8 @@ same contract: an analysis answers or refuses with a ``TraceconvError``; nothing
 
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 
 import pytest
@@ -107,15 +109,17 @@ def test_a_rocprof_cell_of_digits_and_a_control_character_is_no_number(tmp_path)
     """Found by seed 4248: the integer pattern's ``\\s`` took "\\x1d" (a character Python
     calls space) after the digits, and ``int()`` refused it. The row is malformed, counted.
     (The file as found ends inside that row, a cell short: a cut row, left out as such.
-    Made whole, the line reader every text input shares ends a line at "\x1d" as
-    ``str.splitlines`` does, so the row is two cut rows, both counted. Either way it is the
-    input's only row: nothing is read, and the line says why.)"""
+    Made whole, it is one row, as ``csv.reader`` reads it: a CSV line ends at "\n" or "\r"
+    alone, and the cell keeps its "\x1d". Either way it is the input's only row: nothing is
+    read, and the line says why.)"""
     found = FOUND / "rocprof__control_character_after_digits.input"
     with pytest.raises(traceconv.InputError, match=r"1 left out \(csv.row_cut\)"):
         traceconv.load(found, format="rocprof")
     whole = tmp_path / found.name
     whole.write_bytes(found.read_bytes() + b',"4"')
-    with pytest.raises(traceconv.InputError, match=r"2 left out \(csv.row_cut\)"):
+    rows = list(csv.reader(io.StringIO(whole.read_bytes().decode(), newline="")))
+    assert len(rows) == 2 and "\x1d" in "".join(rows[1])   # (the header, one row)
+    with pytest.raises(traceconv.InputError, match=r"1 left out \(rocprof.malformed_row\)"):
         traceconv.load(whole, format="rocprof")
 
 

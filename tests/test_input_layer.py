@@ -16,6 +16,7 @@ from __future__ import annotations
 import bz2
 import errno
 import gzip
+import io
 import json
 import lzma
 import os
@@ -491,14 +492,15 @@ def test_text_lines_are_cut_at_the_bound_and_counted(lines, tmp_path_factory):
 
 @settings(max_examples=200, derandomize=True, deadline=None)
 @given(lines=st.lists(st.tuples(st.integers(0, 30), st.sampled_from(
-           ["\n", "\r\n", "\u2028", "\x85", "\x0c", ""])), max_size=8),
-       block=st.sampled_from([1, 2, 3, 5, 64]), keep_ends=st.booleans())
-def test_text_lines_split_as_splitlines_across_blocks(lines, block, keep_ends,
-                                                      tmp_path_factory):
-    """Lines cut by the read's blocks (a "\r\n" between two) are split as the whole text is:
-    with their ends, as str.splitlines(True); without, as str.splitlines but for a break
-    right before a line end or at the text's end, which is part of it (pasted_text's rule,
-    written out here); over-long ones cut at the bound and counted one each."""
+           ["\n", "\r\n", "\r", "\u2028", "\x85", "\x0c", "\x1d", ""])), max_size=8),
+       block=st.sampled_from([1, 2, 3, 5, 64]), csv=st.booleans())
+def test_text_lines_split_as_the_whole_text_across_blocks(lines, block, csv, tmp_path_factory):
+    """Lines cut by the read's blocks (a "\r\n" between two) are split as the whole text is.
+    A CSV's, with their ends, where ``io`` splits a text opened with ``newline=""`` (as the
+    csv module reads a file: "\n", "\r\n", "\r" alone); other text's, as str.splitlines but
+    for a break right before a line end or at the text's end, which is part of it
+    (pasted_text's rule, written out here). Over-long ones are cut at the bound and counted
+    one each."""
     text = "".join("x" * n + end for n, end in lines)
     path = tmp_path_factory.mktemp("blocks") / "t.txt"
     path.write_bytes(text.encode())
@@ -506,13 +508,15 @@ def test_text_lines_split_as_splitlines_across_blocks(lines, block, keep_ends,
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(text_lines_module, "_BLOCK", block)
         patch.setattr(text_lines_module, "MAX_LINE", 12)
-        got = list(text_lines_module.text_lines(source, keep_ends=keep_ends))
-    breaks = "\r\n\u2028\x85\x0c"
-    if keep_ends:
-        expected = text.splitlines(True)
-    else:   # (an other break followed by \n, \r\n or the text's end is that line end)
-        joined = re.sub("[\u2028\x85\x0c]+(?=\r\n|\n)", "", text)
-        if joined and joined[-1] in "\u2028\x85\x0c":
+        read = text_lines_module.csv_lines if csv else text_lines_module.text_lines
+        got = list(read(source))
+    others = "\u2028\x85\x0c\x1d"
+    if csv:
+        breaks, expected = "\r\n", list(io.StringIO(text, newline=""))
+    else:   # (an other break followed by a line end or the text's end is that line end)
+        breaks = "\r\n" + others
+        joined = re.sub(f"[{others}]+(?=\n)", "", re.sub("\r\n?", "\n", text))
+        if joined and joined[-1] in others:
             joined = joined[:-1] + "\n"
         expected = joined.splitlines()
     assert [line.rstrip(breaks) for line in got] == [line.rstrip(breaks)[:12] for line in expected]

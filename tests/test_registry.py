@@ -93,14 +93,19 @@ def test_detecting_a_json_imports_no_reader():
     assert result.returncode == 0, result.stderr
     # (export_sniffing: trtexec's exports are .json too; rocprof_sniffing, with the
     # database_sniffing it asks about results.db: rocprof v1's results.json; stdlib only,
-    # like sniffing, the key claims they state and key_depths, the walk that finds them)
+    # like sniffing, the key claims they state and key_depths, the walk that finds them;
+    # pasted_csv, with the pasted_text and text_lines it reads by: the head a CSV reader's
+    # sniffer is given, rocprof's)
     assert result.stdout.split(" ", 1) == ["chrome", "['traceconv.formats', "
                                            "'traceconv.formats.database_sniffing', "
                                            "'traceconv.formats.export_sniffing', "
                                            "'traceconv.formats.key_claims', "
                                            "'traceconv.formats.key_depths', "
+                                           "'traceconv.formats.pasted_csv', "
+                                           "'traceconv.formats.pasted_text', "
                                            "'traceconv.formats.rocprof_sniffing', "
-                                           "'traceconv.formats.sniffing']\n"]
+                                           "'traceconv.formats.sniffing', "
+                                           "'traceconv.formats.text_lines']\n"]
 
 
 def test_duplicate_names_and_aliases_are_refused():

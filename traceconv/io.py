@@ -261,7 +261,7 @@ class Source:
         # endless pipe ends in one line, not in the OOM killer)
         self.held_limit: MemoryLimit | None = None
         self._spool: Spool | None = None   # what an input that yields its bytes once yielded
-        self._undressed: bytes | None = None  # text decoded from UTF-16/32 or CR line ends
+        self._undressed: bytes | None = None  # text decoded from UTF-16/32
         # what the input layer itself repaired, dropped or noted while opening this input
         # (code, count, example): added to the trace it makes (traceconv.api.load)
         self.notes: list[tuple[str, int, object]] = []
@@ -377,9 +377,10 @@ class Source:
         return self.compression is not None
 
     def open(self, whole: bool = False) -> BinaryIO:
-        """A binary stream of the (decompressed) content, as UTF-8 with ``\\n`` line ends
-        where the input is text in another dress (:mod:`traceconv.text_encoding`); the
-        caller closes it. ``whole``: the caller holds all of it (:attr:`held_limit`)."""
+        """A binary stream of the (decompressed) content, as UTF-8 where the input is text in
+        another encoding (:mod:`traceconv.text_encoding`), its line ends as they are (the
+        line readers end a line at ``\\n``, ``\\r\\n`` and a lone ``\\r`` alike); the caller
+        closes it. ``whole``: the caller holds all of it (:attr:`held_limit`)."""
         if self._undressed is not None:
             return io.BytesIO(self._undressed)
         dressed = self._dressing
@@ -446,8 +447,11 @@ class Source:
 
     @cached_property
     def head(self) -> bytes:
-        """The first 64 KiB of the decompressed content, for format sniffing."""
-        return self._read(HEAD_BYTES)
+        """The first 64 KiB of the decompressed content, for format sniffing (lone CR line
+        ends as ``\\n``: :func:`traceconv.text_encoding.sniffed_head`)."""
+        from .text_encoding import sniffed_head
+
+        return sniffed_head(self._read(HEAD_BYTES))
 
     def read_bytes(self) -> bytes:
         """The whole decompressed content; for a message format, its rows judged on these

@@ -93,6 +93,9 @@ class FormatInfo:
     # reads text lines: its sniffer is given the head as pasted text reads (pasted_text), its
     # reader reads pasted_text.pasted_lines (the one normalisation, the one bounded line reader)
     text: bool = False
+    # reads CSV: its sniffer is given the head as a CSV reader reads it (pasted_csv), its
+    # reader reads csv_rows.source_rows (the csv module's line ends, a page's paste undone)
+    csv: bool = False
 
     @property
     def default_extension(self) -> str:
@@ -229,7 +232,7 @@ BUILTINS: tuple[FormatInfo, ...] = (
         "nsys-stats", "nsys stats --format csv reports: NVTX ranges (nvtx_pushpop_trace; .csv or "
         ".csv.xz) and summaries as statistics (cuda_gpu_kern_sum, cuda_api_sum, "
         "cuda_gpu_mem_time_sum, nvtx_sum; gpukernsum ...)", "traceconv.formats.nsys_stats",
-        (".csv.xz", ".csv"), reads=True, text=True,
+        (".csv.xz", ".csv"), reads=True, text=True, csv=True,
         aliases=("nvtx-pushpop-csv",), sniffer="traceconv.formats.database_sniffing:nsys_stats"),
     FormatInfo(
         "xplane", "XPlane XSpace protobuf (jax.profiler, tf.profiler, torch_xla; the *.xplane.pb "
@@ -248,7 +251,7 @@ BUILTINS: tuple[FormatInfo, ...] = (
         "rocprof", "AMD rocprof v1/v2 results.csv/.json/.db and *stats.csv, rocprofv3 CSV "
         "(kernel, API, memory copy, counter traces; one run's files together read as one "
         "trace with launch flows), JSON and rocpd SQLite databases", "traceconv.formats.rocprof",
-        (".csv", ".db", ".json"), reads=True, aliases=("rocprofv3", "rocprofiler"),
+        (".csv", ".db", ".json"), reads=True, csv=True, aliases=("rocprofv3", "rocprofiler"),
         sniffer="traceconv.formats.rocprof_sniffing:rocprof",
         key_claims="traceconv.formats.rocprof_sniffing:ROCPROF_KEYS"),
 )
@@ -423,7 +426,16 @@ def _sniff_score(info: FormatInfo, source: Source) -> float:
     sniff = info.sniff_function()
     if sniff is None:
         return 0.0
-    return float(sniff(_pasted_head(source.head) if info.text else source.head, source))
+    head = _csv_head(source.head) if info.csv else source.head
+    return float(sniff(_pasted_head(head) if info.text else head, source))
+
+
+@functools.lru_cache(maxsize=1)
+def _csv_head(head: bytes) -> bytes:
+    """``head`` as a CSV reader reads it (one undoing per input)."""
+    from .formats.pasted_csv import unpasted_head
+
+    return unpasted_head(head)
 
 
 @functools.lru_cache(maxsize=1)

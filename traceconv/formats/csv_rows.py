@@ -1,5 +1,7 @@
 """The rows of a CSV input, for every CSV reader (rocprof's CSV files, ``nsys stats``
-reports): two rules of what is not a row, once, each counted under one code.
+reports; :func:`source_rows` is the one way to them): lines end where the ``csv`` module ends
+them (:func:`.text_lines.csv_lines`), and two rules of what is not a row hold, once, each
+counted under one code.
 
 - **A row of another width**: a row whose number of cells differs from its header's is
   not guessed at (its cells would land in the wrong columns: a process id read as a start
@@ -26,7 +28,10 @@ from typing import overload
 import numpy as np
 
 from ..errors import InputError
+from ..io import Source
 from ..model import Diagnostics
+from .pasted_csv import CsvPaste
+from .text_lines import csv_lines
 
 # a row of another width that a reader takes on purpose: (cells, the raw text of the
 # row's last line) -> the row to read, or None (left out)
@@ -127,6 +132,27 @@ header 3', cut=1, first_cut='line 5: 2 cells, header 3, no line end'))
                          if cut else
                          replace(was, width_mismatch=was.width_mismatch + 1,
                                  first_mismatch=was.first_mismatch or example))
+
+
+def source_rows(source: Source, *, written_by: str, fit: Fit | None = None) -> CsvRows:
+    """The rows of the CSV ``source`` (written by ``written_by``; ``fit``: see
+    :class:`CsvRows`), its lines split as the ``csv`` module splits them: a cell holding
+    ``\\x1d`` or U+2028, quoted or not, is a cell of its row, as in ``csv.reader``'s. A CSV
+    evidently pasted into a page (:mod:`.pasted_csv`) is read as the clean file, the paste
+    noted as ``csv.pasted``.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "k.csv")
+    >>> _ = open(path, "wb").write("Name,Calls\\nk\\x1dv,2\\n".encode())
+    >>> list(source_rows(Source(path), written_by="rocprof"))
+    [['Name', 'Calls'], ['k\\x1dv', '2']]
+    """
+    lines: Iterable[str] = csv_lines(source)
+    paste = CsvPaste.of(source.head)
+    if paste:
+        source.note("csv.pasted", example=paste.describe())
+        lines = paste.undone(lines)
+    return CsvRows(lines, source.name, written_by=written_by, fit=fit)
 
 
 # rows gathered before a batch is packed: bounds the cells held as one str each

@@ -28,15 +28,20 @@ from ..io import Source
 from .text_lines import split_lines, text_lines
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()][\w])")
-# (a regex, not str.translate: a dict's translate costs 30 us a line of non-ASCII text)
-_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
-_QUOTE = re.compile(r" {0,3}> ?")
+# NBSP and the other Unicode spaces a page puts for spaces (a regex, not str.translate: a
+# dict's translate costs 30 us a line of non-ASCII text)
+UNICODE_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+# what a Markdown quote puts before each of its lines
+QUOTE_MARK = re.compile(r" {0,3}> ?")
 _HTML_PAGE = re.compile(r"<(?:!doctype|html|body|pre|code|div|p|br|td|span)\b[^<>]*>",
                         re.IGNORECASE)
 _PAGE_HEAD = re.compile(r"^\s*<.*<(?:pre|code)\b[^<>]*>(?=\s*[^<\s])", re.IGNORECASE)
 _TAG = re.compile(r"</?\w[^<>]*>")
 _BLOCK_ENDS = ("</code>", "</pre>")
 _TAB_STOP = 8
+# the markup a page wraps around a paste: a fence, <pre>/<code> tags, a reST directive
+_MARKUP = re.compile(r"^\s*(?:(?:```|~~~).*|(?:</?(?:pre|code|div|details|summary)\b[^>]*>\s*)+"
+                     r"|\.\. [\w-]+::.*)$", re.IGNORECASE)
 
 
 def _untab(line: str) -> str:
@@ -58,6 +63,16 @@ def _untab(line: str) -> str:
     return "".join(out)
 
 
+def is_markup(line: str) -> bool:
+    """Whether ``line`` is the markup a page wraps around a paste, never report text.
+
+    >>> [is_markup(s) for s in ("```", "```text", "</pre></code>", ".. code-block:: text",
+    ...                          "run_time = 2093", "<b>3</b> rows")]
+    [True, True, True, True, False, False]
+    """
+    return _MARKUP.match(line) is not None
+
+
 def unpasted(line: str) -> str:
     """One line without what a terminal or an editor put in it: ANSI escapes, Unicode
     spaces, tabs (see the module docstring; the page-level rules need :class:`PastedLines`).
@@ -68,7 +83,7 @@ def unpasted(line: str) -> str:
     if "\x1b" in line:
         line = _ANSI.sub("", line)
     if not line.isascii():
-        line = _SPACES.sub(" ", line)
+        line = UNICODE_SPACES.sub(" ", line)
     return _untab(line) if "\t" in line else line
 
 
@@ -100,13 +115,13 @@ class PastedLines:
     def __iter__(self) -> Iterator[str]:
         raw = iter(self._lines)
         current = self._page(next(raw, None))
-        current_quote = current is not None and _QUOTE.match(current)
+        current_quote = current is not None and QUOTE_MARK.match(current)
         quoted = False
         number = 0
         while current is not None:
             number += 1
             following = self._page(next(raw, None))
-            following_quote = following is not None and _QUOTE.match(following)
+            following_quote = following is not None and QUOTE_MARK.match(following)
             if self._margin != 0 and current.strip():
                 indent = len(current) - len(current.lstrip(" >"))
                 self._margin = indent if self._margin is None else min(self._margin, indent)

@@ -52,12 +52,13 @@ ROCPROF_KEYS = (KeyClaim("v1-json", all_of=("traceEvents", "BeginNs"), inner=("B
 
 
 def header_names(head: bytes) -> list[str]:
-    """The column names of a CSV's first line (quoted or not, a UTF-8 mark ignored).
+    """The column names of a CSV's first line that is not blank (quoted or not, a UTF-8 mark
+    ignored).
 
-    >>> header_names(b'\\xef\\xbb\\xbf"Name","Calls"\\r\\n1,2')
-    ['Name', 'Calls']
+    >>> header_names(b'\\xef\\xbb\\xbf"Name","Calls"\\r\\n1,2'), header_names(b'\\n\\nName,Calls')
+    (['Name', 'Calls'], ['Name', 'Calls'])
     """
-    first = head.split(b"\n", 1)[0].lstrip(b"\xef\xbb\xbf").rstrip(b"\r")
+    first = head.lstrip(b"\xef\xbb\xbf").lstrip(b"\r\n").split(b"\n", 1)[0].rstrip(b"\r")
     try:
         return next(csv.reader([first.decode("utf-8")]), [])
     except (UnicodeDecodeError, csv.Error):

@@ -28,7 +28,7 @@ import re
 from typing import Literal
 
 from ..model import Diagnostics
-from .pasted_text import PastedLines
+from .pasted_text import PastedLines, is_markup
 
 Stray = Literal["row", "elided", "foreign"]
 # the codes of rows a table lost (by this rule, or cut off): a total over the rows read
@@ -36,20 +36,8 @@ Stray = Literal["row", "elided", "foreign"]
 ROW_LOSSES = ("elided", "cut_row", "row_cut", "row_width_mismatch", "unreadable_row",
               "unparsed_line", "table_cut", "rows_missing")
 
-_MARKUP = re.compile(r"^\s*(?:(?:```|~~~).*|(?:</?(?:pre|code|div|details|summary)\b[^>]*>\s*)+"
-                     r"|\.\. [\w-]+::.*)$", re.IGNORECASE)
 _ELISION = re.compile(r"^\s*(?:(?:\.\.\.|\[\.\.\.\])(?:\s|$)|…)")   # ("....." is progress dots)
 _REMARK = re.compile(r"^\s*#")
-
-
-def is_markup(line: str) -> bool:
-    """Whether ``line`` is the markup a page wraps around a paste, never report text.
-
-    >>> [is_markup(s) for s in ("```", "```text", "</pre></code>", ".. code-block:: text",
-    ...                          "run_time = 2093", "<b>3</b> rows")]
-    [True, True, True, True, False, False]
-    """
-    return _MARKUP.match(line) is not None
 
 
 def is_elision(line: str) -> bool:

@@ -161,6 +161,10 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("csv.row_width_mismatch", "dropped",
           "CSV rows with another number of cells than their header (their cells would "
           "land in the wrong columns): not read (the first one's line in the example)"),
+    _Code("csv.pasted", "repaired",
+          "a CSV pasted into a page, every line carrying the page's marks (a Markdown "
+          "quote's '> ', a fence or markup around it, NBSP for every space): the marks "
+          "undone, the rows read as the clean file's (which marks: in the example)"),
     # dataflow
     _Code("dataflow.flows", "note",
           "flows added from producer to consumer ops of the op graph (--flows dataflow)"),

@@ -23,8 +23,8 @@ from ..migraphx_text.reflow import (
     logical_lines,
     summary_group,
 )
-from ..pasted_text import PastedLines
-from ..stray_lines import ended_inside, is_elision, is_markup, stray_kind
+from ..pasted_text import PastedLines, is_markup
+from ..stray_lines import ended_inside, is_elision, stray_kind
 from .columns import rows_as_lines
 from .instruction import Instruction, parse_instruction
 from .schema import Trailer

@@ -35,7 +35,7 @@ from ...model.builder import TraceBuilder
 from ...model.clock import STATISTICS_CLOCK
 from .. import database_sniffing
 from .._bulk import add_intervals_by_batch, map_keys
-from ..csv_rows import CsvRows
+from ..csv_rows import CsvRows, source_rows
 from ..nsys_stats_header import (
     TRACE,
     ColumnRows,
@@ -47,7 +47,6 @@ from ..nsys_stats_header import (
 )
 from ..pasted_text import PastedLines, pasted_lines
 from ..stray_lines import count_input_end, count_tallied
-from ..text_lines import text_lines
 from . import summaries
 
 _NEEDED = ("Start (ns)", "End (ns)", "Name", "PID", "TID")
@@ -70,8 +69,8 @@ def read(source: Source) -> Trace:
         # (a drawn table is pasted text: read as every text reader reads it)
         return _read_report(source, ColumnRows(pasted_lines(source)))
     # (a CSV's cells are data, quoted by CSV's rules: bounded lines, nothing undone in them)
-    return _read_report(source, CsvRows(text_lines(source, keep_ends=True), source.name,
-                                        written_by="nsys stats", fit=_prose_or_header))
+    return _read_report(source, source_rows(source, written_by="nsys stats",
+                                            fit=_prose_or_header))
 
 
 def _head_text(source: Source) -> str:

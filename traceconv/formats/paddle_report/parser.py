@@ -28,9 +28,9 @@ from ..paddle_report_lines import (
     is_memory_row,
     number,
 )
-from ..pasted_text import PastedLines
+from ..pasted_text import PastedLines, is_markup
 from ..stated_totals import missing_end
-from ..stray_lines import count_input_end, count_stray, is_markup, padded_whole
+from ..stray_lines import count_input_end, count_stray, padded_whole
 from .nesting import THREAD_PREFIX, EventTable
 from .places import place_clock
 from .schema import (

@@ -15,13 +15,12 @@ from collections.abc import Iterable, Iterator
 from ...model import Diagnostics
 from ...numbers import finite
 from ..paddle_summary_lines import UNTITLED_ROW
-from ..pasted_text import PastedLines
+from ..pasted_text import PastedLines, is_markup
 from ..ruled_tables import bar_cells
 from ..stated_totals import missing_end
 from ..stray_lines import (
     count_input_end,
     count_stray,
-    is_markup,
     open_rows_left_out,
     padded_whole,
 )

@@ -37,6 +37,7 @@ from ...io import Source
 from ...model import Metadata, Trace
 from .. import rocprof_sniffing
 from ..key_claims import claimed_kind
+from ..pasted_csv import unpasted_head
 
 if TYPE_CHECKING:
     from .v3 import Part
@@ -66,7 +67,7 @@ def read(source: Source) -> Trace:
     from ...model.clock import STATISTICS_CLOCK
     from ...vocabularies.rocprof import ROCPROF_VOCABULARY
 
-    kind = (rocprof_sniffing.kind(source.head, source)
+    kind = (rocprof_sniffing.kind(unpasted_head(source.head), source)
             or claimed_kind(source, rocprof_sniffing.ROCPROF_KEYS))
     if kind is None:
         raise InputError("not a rocprof output: expected a kernel, API, copy, memory "

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from ...errors import InputError
 from ...io import Source
 from ...model import Diagnostics
-from ..csv_rows import CellColumns, CsvRows, RowsLeftOut
-from ..text_lines import text_lines
+from ..csv_rows import CellColumns, RowsLeftOut, source_rows
 
 
 @dataclass(frozen=True)
@@ -92,8 +91,8 @@ def read_table(source: Source) -> Table:
     >>> table.header[:2], len(table.rows)
     (['Kind', 'Direction'], 2)
     """
-    rows = CsvRows(text_lines(source, keep_ends=True), source.name, written_by="rocprof")
-    header = next(rows, None)
+    rows = source_rows(source, written_by="rocprof")
+    header = next((row for row in rows if row), None)   # (a pasted file's fence: blank)
     if not header:
         raise InputError("an empty file: no CSV header", file=source.name,
                          location="line 1")
