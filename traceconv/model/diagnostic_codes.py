@@ -102,8 +102,8 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("chrome.counter_not_numeric", "dropped", "counter values that are not numbers"),
     _Code("chrome.device_track_guessed", "guessed",
           "threads of no category read as device streams: every slice on them a copy, memset or "
-          "kernel signature by name, none within another (the thread and the evidence: in the "
-          "example)"),
+          "kernel signature by name, none within another, in a process that such a thread's "
+          "copy or memset proves a device (the thread and the evidence: in the example)"),
     _Code("chrome.empty_event", "note",
           "empty {} events (Paddle, XLA and TensorFlow write one at the end)"),
     _Code("chrome.end_without_begin", "dropped", "E/e events with no open B/b on their track"),
