@@ -675,9 +675,10 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("torch_et.structure_nodes", "note",
           "process/thread root nodes of the execution trace (structure, not ops)"),
     # torch_memory
-    _Code("torch_memory.size_out_of_range", "dropped", "allocations or frees of a size "
-          "outside 1 byte .. 1 PiB (negative, zero, or past the room of the logical heap): "
-          "ignored"),
+    _Code("torch_memory.impossible_free", "dropped", "frees of a size no block can have "
+          "(zero, negative: a row whose sign says the other action, or past int64): ignored "
+          "(an allocation's size and offset are the builder's: model.memory_block_unreadable, "
+          "model.negative_length)"),
     _Code("torch_memory.reconstructed", "guessed",
           "the export has no tensor ids or addresses: blocks pair allocations with frees of"
           " the same category and size, at logical offsets"),
@@ -844,6 +845,7 @@ RENAMED = {
     "nsys.free_without_allocation": "nsys.free_without_alloc",     # (model/block_pairing.py)
     "rocprof.free_without_allocation": "rocprof.free_without_alloc",
     "nsys.address_beyond_int64": "model.memory_block_unreadable",  # (model/builder.py)
+    "torch_memory.size_out_of_range": "model.memory_block_unreadable",
 }
 _PLACEHOLDER = re.compile(r"\\\{\w+\\\}")
 
