@@ -120,6 +120,40 @@ def test_a_thread_without_all_the_evidence_stays_a_host_thread(tmp_path: Path,
     assert trace.diagnostics.count(CODE) == 0
 
 
+# host C++ with a kernel's shape: templated, "void ...<...>(...)", a function named a kernel
+HOST_TEMPLATES = (
+    "void std::__invoke_impl<void, Worker&>(std::__invoke_other, Worker&)",
+    "void at::native::cpu_kernel_vec<at::TensorIteratorBase&, float>(at::TensorIteratorBase&)",
+    "at::native::(anonymous namespace)::add_kernel<float>(at::TensorIteratorBase&)",
+    "void std::thread::_Invoker<std::tuple<void (*)()> >::_M_invoke<0ul>(std::_Index_tuple<0ul>)")
+
+
+def test_a_thread_of_kernel_shaped_host_templates_stays_a_host_thread(tmp_path: Path) -> None:
+    """A CPU trace whose one thread runs templated host functions one after another: the
+    shape of a kernel's signature, and no device copy anywhere in the process."""
+    events = [{"name": name, "ph": "X", "ts": 20 * i, "dur": 10, "pid": 42, "tid": 2}
+              for i, name in enumerate(HOST_TEMPLATES * 3)]
+    trace = traceconv.load(_write(tmp_path / "cpu.json", events))
+    assert _kinds(trace) == [(ProcessKind.HOST, TrackKind.THREAD, "thread 2")]
+    assert trace.diagnostics.count(CODE) == 0
+    assert all(row.self_device_ns is None for row in op_summary(trace))
+
+
+def test_a_stream_of_kernels_alone_is_one_beside_its_devices_copies(tmp_path: Path) -> None:
+    """pid 1: tid 7 runs the rounds (copies and kernels), tid 9 kernels only: both streams
+    (the copies on 7 prove pid 1 a device). pid 2: tid 9 the same kernels, and no copy in
+    its process: a host thread."""
+    events = [_event(*work, i) for i, work in enumerate(_rounds())]
+    kernels_only = [_event(KERNEL, 10_000 * k, 5_000, 1000 + k, tid=9) for k in range(5)]
+    elsewhere = [{**e, "pid": 2} for e in kernels_only]
+    trace = traceconv.load(_write(tmp_path / "two.json", events + kernels_only + elsewhere))
+    assert sorted(_kinds(trace), key=lambda kind: kind[2]) == [
+        (ProcessKind.DEVICE, TrackKind.STREAM, "stream 7"),
+        (ProcessKind.DEVICE, TrackKind.STREAM, "stream 9"),
+        (ProcessKind.HOST, TrackKind.THREAD, "thread 9")]
+    assert trace.diagnostics.count(CODE) == 2
+
+
 # host symbols with a copy word in them (libc's, a program's): no device names them so
 HOST_COPIES = ("__memcpy_avx_unaligned_erms", "__memset_avx2_unaligned", "memcpy", "memset",
                "__memmove_avx_unaligned_erms", "memcpy_helper", "__memcpy_chk")

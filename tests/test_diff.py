@@ -84,3 +84,43 @@ def test_timeline_ratios_count_nested_time_once():
     assert totals[("memcpy", "MEMCPY_HtoD")].ratio == 100
     (change,) = [d for d in diff(trace(60), trace(40)) if d.name == "conv2d"]
     assert change.delta["total_ns"] == change.delta["cpu_ns"] == -20
+
+
+SAMPLES = Path(__file__).parent.parent / "samples" / "torch"
+LABELLED = orjson.loads((Path(__file__).parent / "data" / "vocabulary" / "names_roles.json")
+                        .read_bytes())
+
+
+def test_a_timelines_copy_section_is_its_copies_and_copy_calls():
+    """Hand count with plain json: the device copies and memsets (their categories) and the
+    runtime calls that name one, each name once a section, with its calls."""
+    import gzip
+    from collections import Counter
+
+    path = SAMPLES / "resnet18_train_cuda.pt.trace.json.gz"
+    events = orjson.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    expected = Counter(e["name"] for e in events if e.get("ph") == "X" and (
+        e.get("cat") in ("gpu_memcpy", "gpu_memset") or e.get("cat") == "cuda_runtime"
+        and ("Memcpy" in e["name"] or "Memset" in e["name"])))
+    totals = op_totals(traceconv.load(path))
+    assert {name: t.calls for (section, name), t in totals.items()
+            if section == "memcpy"} == dict(expected) == {"Memset (Device)": 18,
+                                                          "cudaMemsetAsync": 18}
+
+
+def test_a_name_is_in_the_copy_section_as_its_hand_label_says():
+    """Every hand-labelled name (tests/data/vocabulary), one slice each on a host thread: in
+    ``memcpy`` exactly when it is labelled a copy or a memset (and no device's sync marker);
+    the data reader's host copies (Paddle's) are no device copy."""
+    names = {name: roles for part in ("harvested", "by_hand")
+             for name, roles in LABELLED[part].items() if name not in LABELLED["known_misses"]}
+    names |= {"BufferedReader:MemoryCopy": [], "TensorCopy": []}
+    trace = traceconv.Trace()
+    main = trace.add_track("main", process=trace.add_process("python"))
+    for at, name in enumerate(sorted(names)):
+        trace.add_slice(main, 10 * at, 5, name)
+    sections = {name: section for section, name in op_totals(trace)}
+    wrong = {name: sections[name] for name, roles in names.items()
+             if (sections[name] == "memcpy")
+             != (bool({"memcpy", "memset"} & set(roles)) and "device_sync" not in roles)}
+    assert wrong == {}

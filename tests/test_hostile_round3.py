@@ -327,11 +327,12 @@ def test_paddle_calls_past_int64_diff_and_json(tmp_path: Path, calls: str):
 
 
 @pytest.mark.parametrize("rows, code", [
-    ([[1, 2, -64, 1]], "torch_memory.size_out_of_range"),            # a negative create
-    ([[1, 1, -64, 3], [2, 4, -64, 3]], "torch_memory.size_out_of_range"),
-    ([[1, 4, 64, 1]], "torch_memory.size_out_of_range"),             # a free of +64 bytes
+    ([[1, 2, -64, 1]], "model.negative_length"),                     # a negative create
+    ([[1, 1, -64, 3], [2, 4, -64, 3]], "model.negative_length"),
+    ([[1, 4, 64, 1]], "torch_memory.impossible_free"),               # a free of +64 bytes
     ([[1, 4, -64, 1]], "torch_memory.unmatched_free"),               # a free of nothing
-    ([[1, 2, 2**62, 1], [2, 2, 2**62, 1]], "torch_memory.size_out_of_range"),
+    ([[1, 2, 2**62, 1], [2, 2, 2**62, 1]], "torch_memory.reconstructed"),   # (at 0, 2**62)
+    ([[k, 2, 2**62, 1] for k in range(3)], "model.memory_block_unreadable"),   # (at 2**63)
     ([[2**63 + 5, 2, 64, 1]], "model.time_beyond_range"),          # (moved to the edge)
 ])
 def test_memory_timeline_rows_out_of_range_are_dropped_and_counted(tmp_path: Path, rows, code):

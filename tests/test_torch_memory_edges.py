@@ -48,17 +48,18 @@ def test_totals_running_backwards_never_free_before_they_allocate(tmp_path: Path
 
 
 def test_whole_numbers_past_64_bits_are_counted_not_refused(tmp_path: Path):
-    # a size of 10**30 bytes (dropped) and a time of 2**64 + 1 ns (moved to the range's
-    # edge: the builder's rule); JSON readers make floats of both
+    # a size of 10**30 bytes (left out) and a time of 2**64 + 1 ns (moved to the range's
+    # edge): the builder's rules; JSON readers make floats of both
     trace = _read(tmp_path, [[0, 2, 10**30, 4], [2**64 + 1, 2, 64, 4], [10, 2, 64, 4]])
     assert traceconv.validate(trace) == []
     assert len(trace.memory) == 2
     counts = _counts(trace)
-    assert (counts["torch_memory.size_out_of_range"],
+    assert (counts["model.memory_block_unreadable"],
             counts["model.time_beyond_range"], counts["torch_memory.time_backwards"]) == (1, 1, 1)
     # (its one block left out, nothing else in it: nothing read, naming what was left out)
     with pytest.raises(InputError, match=r"nothing read: .*; 1 left out "
-                                         r"\(torch_memory\.size_out_of_range\)$"):
+                                         r"\(model\.memory_block_unreadable\), such as: "
+                                         r"memory block size is out of the int64 range: \d+$"):
         _read(tmp_path, [[0, 1], [ZEROS, [0, 0, 0, 0, 0, 10**23, 0, 0, 0]]], "m.json")
 
 

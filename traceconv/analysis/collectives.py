@@ -24,6 +24,8 @@ import numpy as np
 from ..model import ProcessKind, Trace
 
 HOST_PREFIXES = ("gloo:", "mpi:", "ucc:")
+# (a parse, no activity rule: the operation read out of a collective kernel's name, which
+# only NCCL's and RCCL's kernels spell so; a row with none is matched by no rank's)
 _KERNEL = re.compile(r"^(?:nccl|rccl)(?:Dev)?Kernel_([A-Za-z]+)", re.IGNORECASE)
 # Collectives after which every rank leaves at the same moment. Rooted ones (broadcast,
 # reduce, gather, scatter) and point-to-point send/recv let some ranks leave early.

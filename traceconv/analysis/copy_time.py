@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import OpStat, Trace
+from ..model.activity import decide
 from ..model.entities import summed_calls
 from .activity import Activity, Timeline, clip
 
@@ -107,10 +108,21 @@ def copy_kind(name: str) -> Activity | None:
     >>> copy_kind("BufferedReader:MemoryCopy") is None
     True
     """
+    return copy_kinds([name])[0]
+
+
+def copy_kinds(names: list[str]) -> list[Activity | None]:
+    """:func:`copy_kind` of many names at once (the vocabulary's patterns scan them together).
+
+    >>> [k and k.name for k in copy_kinds(["cudaMemcpyAsync", "aten::mm", "FillBuffer"])]
+    ['MEMCPY', None, 'MEMSET']
+    """
     from ..vocabularies.generic import GENERIC_VOCABULARY
 
-    kind = GENERIC_VOCABULARY.classify("", name, True)
-    return Activity(kind) if kind in (Activity.MEMCPY, Activity.MEMSET) else None
+    no_category = GENERIC_VOCABULARY.category_bits("")
+    kinds = (decide(no_category, bits, True)
+             for bits in GENERIC_VOCABULARY.name_bits_of(names).tolist())
+    return [Activity(k) if k in (Activity.MEMCPY, Activity.MEMSET) else None for k in kinds]
 
 
 def _waits_for_copy(name: str) -> bool:

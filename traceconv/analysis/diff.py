@@ -17,9 +17,9 @@ import numpy as np
 from ..model import ProcessKind, Trace
 from ..model.entities import summed_calls
 from ..model.timeline_order import timeline_order
-from .activity import timed_durations
+from .activity import Activity, kind_of, slice_activity, timed_durations
+from .copy_time import copy_kinds
 
-MEMCPY_NAME = re.compile(r"memcpy|memset|MemoryCopy|TensorCopy", re.IGNORECASE)
 _THREAD_PREFIX = re.compile(r"(^|/)thread\d+::")
 
 
@@ -93,7 +93,10 @@ def _slice_totals(trace: Trace) -> dict[tuple[str, str], OpTotals]:
     """Per slice name (and host/device side): calls and summed durations, vectorised; the
     ratio is a share of the section's top-level time (slices not nested in another one on
     their track), so nested slices do not count twice. A slice never ended in the input is
-    a call of no time (:func:`~traceconv.analysis.activity.timed_durations`).
+    a call of no time (:func:`~traceconv.analysis.activity.timed_durations`). A name is in
+    the ``memcpy`` section when its slices are copies or memsets (their activity) or the
+    shared vocabulary names it one (:func:`~.copy_time.copy_kinds`: ``cudaMemcpyAsync``,
+    ``Memcpy HtoD``), else in ``events``.
 
     >>> t = Trace(); main = t.add_track("main", process=t.add_process("p"))
     >>> _ = t.add_slice(main, 0, 10, "op"); _ = t.add_slice(main, 20, 80, "op", args={"unfinished": True})
@@ -108,16 +111,23 @@ def _slice_totals(trace: Trace) -> dict[tuple[str, str], OpTotals]:
     on_device = device_process[np.array([t.process for t in trace.tracks])][s.numpy("track")]
     names, durs = s.numpy("name"), timed_durations(trace)
     keys, inverse = np.unique(names * 2 + on_device, return_inverse=True)
+    copies = np.isin(kind_of(slice_activity(trace)), (Activity.MEMCPY, Activity.MEMSET))
+    copy_key = np.bincount(inverse, weights=copies, minlength=len(keys)) > 0
     calls = np.bincount(inverse)
     summed = np.bincount(inverse, weights=durs)
     top = _top_level(s.numpy("track"), s.numpy("start"), durs)
     top_summed = np.bincount(inverse, weights=durs * top, minlength=len(keys))
     strings = trace.strings.strings
+    copy_key |= np.array([kind is not None for kind in copy_kinds(
+        [strings[key // 2] for key in keys.tolist()])], bool)
+    copy_name = np.zeros(len(strings), bool)   # (one section a name, host and device rows alike)
+    np.logical_or.at(copy_name, keys // 2, copy_key)
+    copy_key = copy_name[keys // 2]
     top_total: dict[str, int] = defaultdict(int)
-    for key, n, total, top_ns in zip(keys.tolist(), calls.tolist(), summed.tolist(),
-                                     top_summed.tolist(), strict=True):
+    for key, copy, n, total, top_ns in zip(keys.tolist(), copy_key.tolist(), calls.tolist(),
+                                           summed.tolist(), top_summed.tolist(), strict=True):
         name, device = strings[key // 2], bool(key % 2)
-        section = "memcpy" if MEMCPY_NAME.search(name) else "events"
+        section = "memcpy" if copy else "events"
         total = int(total)
         totals[(section, name)].add(n, total, None if device else total,
                                     total if device else None)

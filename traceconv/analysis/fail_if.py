@@ -29,14 +29,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UsageError
-from .names import is_memset, is_runtime, normalised
+from .activity import Activity
+from .copy_time import copy_kind
+from .names import is_runtime, normalised
 from .op_class import op_class
 from .timeline_diff import TimelineDiff, changes_of
 
 KINDS = ("cpu", "kernel", "memcpy", "communication", "idle")
-# activities across profilers: which rows of a kind do that
+# activities across profilers: which rows of a kind do that (a memset by the vocabulary; a
+# runtime call by the one spelling .names gives it, "gpu...", which no producer writes: the
+# rows of a timeline diff carry their name and kind only)
 ACTIVITIES: dict[str, Callable[[str, str], bool]] = {
-    "memset": lambda name, kind: kind == "memcpy" and is_memset(name),
+    "memset": lambda name, kind: kind == "memcpy" and copy_kind(name) is Activity.MEMSET,
     "collective": lambda name, kind: kind == "communication",
     "runtime": lambda name, kind: kind == "cpu" and is_runtime(name),
     "host_op": lambda name, kind: kind == "cpu" and not is_runtime(name),

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import re
 
+# Spellings, not judgements: a row's kind comes from its activity (the vocabulary); these
+# only respell a row already of that kind (whether a name is a memset at all is
+# copy_time.copy_kind's, the vocabulary's rule)
 _COPY = re.compile(r"^(?:Memcpy\s+(?P<short>[HDP]to[HDP])\b.*"
                    r"|Copy(?P<from>Host|Device|Peer)To(?P<to>Host|Device|Peer)\w*)$")
 _MEMSET = re.compile(r"^(?:Memset\b.*|FillBuffer\w*)$")
@@ -86,11 +89,6 @@ def is_runtime(name: str) -> bool:
     (True, True, False)
     """
     return _RUNTIME.match(name) is not None
-
-
-def is_memset(name: str) -> bool:
-    """A memset as any profiler names it (``Memset (Device)``, ``FillBuffer``)."""
-    return _MEMSET.match(name) is not None
 
 
 def platform(names: list[str]) -> str:

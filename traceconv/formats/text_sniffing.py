@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from .migraphx_text.reflow import logical_lines
 from .paddle_report_lines import SIGNATURE, headerless_columns
 from .paddle_summary_lines import TITLES, UNTITLED_ROW
-from .pasted_text import PastedLines, unpasted_bytes
+from .pasted_text import unpasted_bytes
 
 if TYPE_CHECKING:
     from ..io import Source
@@ -57,13 +57,14 @@ def any_line(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[bytes]:
 
 def text_contains(head: bytes, source: Source | None, pattern: re.Pattern[bytes]) -> bool:
     """Whether the text holds ``pattern`` (a multi-line bytes regex of one line): in the
-    head, else, for a ``.txt``/``.log`` file, further in (training logs print reports at
-    the end, after megabytes of other output).
+    head (as the registry gives a text format's sniffer: already read as pasted text), else,
+    for a ``.txt``/``.log`` file, further in (training logs print reports at the end, after
+    megabytes of other output).
 
     >>> text_contains(b"loss 0.5\\n", None, re.compile(rb"^loss", re.MULTILINE))
     True
     """
-    if pattern.search(unpasted_bytes(head)):
+    if pattern.search(head):
         return True
     if (source is None or b"\0" in head or len(head) < 1 << 16
             or not source.stem_name.endswith(LOG_SUFFIXES)):
@@ -88,9 +89,9 @@ _ROW_SCAN_LINES = 200   # first lines of a head looked at for rows pasted withou
 
 
 def _mostly_rows(head: bytes, row: Callable[[str], object]) -> bool:
-    """Whether ``row`` reads at least half the non-blank first lines of ``head`` (as pasted
-    text) as table rows (anything but None)."""
-    lines = list(PastedLines(head.decode("utf-8", "replace")))[:_ROW_SCAN_LINES]
+    """Whether ``row`` reads at least half the non-blank first lines of ``head`` (pasted
+    text already read as such: one line a ``\\n``) as table rows (anything but None)."""
+    lines = head.decode("utf-8", "replace").split("\n")[:_ROW_SCAN_LINES]
     rows = sum(row(line) is not None for line in lines)
     return bool(rows) and rows * 2 >= sum(bool(line.strip()) for line in lines)
 
@@ -148,9 +149,9 @@ def migraphx(head: bytes, source: Source | None = None) -> float:
     >>> migraphx(b"Event  Calls  Total  Min.\\nMatMul 3 1.5 0.5\\n")
     0.0
     """
-    # pastes wrap lines: read the head as its reflowed lines
+    # pastes wrap lines: read the head (pasted text already read as such) as its reflowed lines
     head = "\n".join(text for _, text, _ in logical_lines(
-        PastedLines(head.decode("utf-8", "replace")))).encode()
+        head.decode("utf-8", "replace").split("\n"))).encode()
     instructions = len(_INSTRUCTION.findall(head, 0, len(head)))
     markers = bool(_MARKERS.search(head))
     if instructions >= 3 or (instructions and markers):

@@ -102,8 +102,8 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("chrome.counter_not_numeric", "dropped", "counter values that are not numbers"),
     _Code("chrome.device_track_guessed", "guessed",
           "threads of no category read as device streams: every slice on them a copy, memset or "
-          "kernel signature by name, none within another (the thread and the evidence: in the "
-          "example)"),
+          "kernel signature by name, none within another, in a process that such a thread's "
+          "copy or memset proves a device (the thread and the evidence: in the example)"),
     _Code("chrome.empty_event", "note",
           "empty {} events (Paddle, XLA and TensorFlow write one at the end)"),
     _Code("chrome.end_without_begin", "dropped", "E/e events with no open B/b on their track"),
@@ -679,9 +679,10 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("torch_et.structure_nodes", "note",
           "process/thread root nodes of the execution trace (structure, not ops)"),
     # torch_memory
-    _Code("torch_memory.size_out_of_range", "dropped", "allocations or frees of a size "
-          "outside 1 byte .. 1 PiB (negative, zero, or past the room of the logical heap): "
-          "ignored"),
+    _Code("torch_memory.impossible_free", "dropped", "frees of a size no block can have "
+          "(zero, negative: a row whose sign says the other action, or past int64): ignored "
+          "(an allocation's size and offset are the builder's: model.memory_block_unreadable, "
+          "model.negative_length)"),
     _Code("torch_memory.reconstructed", "guessed",
           "the export has no tensor ids or addresses: blocks pair allocations with frees of"
           " the same category and size, at logical offsets"),
@@ -850,6 +851,7 @@ RENAMED = {
     "nsys.free_without_allocation": "nsys.free_without_alloc",     # (model/block_pairing.py)
     "rocprof.free_without_allocation": "rocprof.free_without_alloc",
     "nsys.address_beyond_int64": "model.memory_block_unreadable",  # (model/builder.py)
+    "torch_memory.size_out_of_range": "model.memory_block_unreadable",
 }
 _PLACEHOLDER = re.compile(r"\\\{\w+\\\}")
 

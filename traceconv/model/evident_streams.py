@@ -6,8 +6,12 @@ its device work on an ordinary thread, and every analysis would read that thread
 and kernels as host work. :func:`evident_streams` finds such a thread by what is on it, and
 only when it leaves no doubt: every slice on it is uncategorised and unclassified by the
 reader, every slice's name is device work (:class:`StreamWords`: a copy or memset, or a
-kernel signature) and no name is host work, and no slice lies within or across another (a
-device stream runs one thing at a time; host code nests). The words are the producers'
+kernel signature) and no name is host work, no slice lies within or across another (a
+device stream runs one thing at a time; host code nests), and its process is evidently a
+device: one of its such threads runs a copy or memset, which only a device names so. A
+signature's shape alone proves nothing (host C++ is templated too: ``void
+std::__invoke<...>(...)``, torch's CPU ``at::native::add_kernel<float>``): a thread of
+kernels is a stream only beside the copies of its device. The words are the producers'
 and live in :mod:`traceconv.vocabularies`; the reader moves the threads it is given and
 counts them.
 """
@@ -70,6 +74,10 @@ def evident_streams(trace: Trace, words: StreamWords) -> list[EvidentStream]:
     >>> cpu = t.add_track("8", process=p); _ = t.add_slice(cpu, 0, 9, "cudaMemcpy")
     >>> [(s.track, s.copies, s.kernels) for s in evident_streams(t, words)]
     [(0, 1, 1)]
+    >>> q = t.add_process("2"); cpu_kernels = t.add_track("9", process=q)
+    >>> _ = t.add_slice(cpu_kernels, 0, 5, "add_kernel<float>(float*)")
+    >>> [s.track for s in evident_streams(t, words)]   # (no copy in its process)
+    [0]
     """
     s = trace.slices
     n = len(s)
@@ -115,6 +123,9 @@ def evident_streams(trace: Trace, words: StreamWords) -> list[EvidentStream]:
         return []
     copies = np.add.reduceat((verdict[rows] == 1).astype(np.int64), first)
     examples = name[rows[first]]
+    process = np.array([trace.tracks[t].process for t in kept.tolist()], np.int64)
+    a_device = set(process[copies > 0].tolist())   # (the processes a copy proves devices)
     return [EvidentStream(t, c, k, c - k, trace.strings.strings[e])
-            for t, c, k, e in zip(kept.tolist(), count.tolist(), copies.tolist(),
-                                  examples.tolist(), strict=True)]
+            for t, p, c, k, e in zip(kept.tolist(), process.tolist(), count.tolist(),
+                                     copies.tolist(), examples.tolist(), strict=True)
+            if p in a_device]

@@ -287,7 +287,7 @@ class Router:
         positions, ids = [], []
         for i, (h, _) in enumerate(pairs):
             cat = h.cat
-            if cat in DEVICE_WORK and h.ph == "X":
+            if DEVICE_WORK[cat] and h.ph == "X":
                 found = h.correlation
             elif h.ph in ("t", "f") and (cat == "ac2g" or cat == "async" and h.name == "launch"):
                 found = int64(h.id)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,15 +24,49 @@ import numpy as np
 from ..errors import InputError
 from ..numbers import NumberError, int_text
 from ..units import format_duration
+from ..vocabularies.kineto import KINETO_VOCABULARY
+from ..vocabularies.paddle import PADDLE_VOCABULARY
 from .events import Head, Pair, as_pairs, end_of, hashable, time_columns, time_of, whole
 
 # Host step markers: PyTorch's ProfilerStep#N and Paddle's ProfileStep#N, which Paddle's
 # Chrome export follows with the duration ("ProfileStep#3[12.170 ms]"); the device copy of
-# a marker (category gpu_user_annotation) is not a step start.
+# a marker (category gpu_user_annotation) is not a step start. (A parse of the raw name for
+# its number, suffix and all, before any reader has stripped it: the vocabularies' step
+# names are the read names'.)
 STEP_MARKER = re.compile(r"^(?:ProfilerStep|ProfileStep)#(\d+)(?:\[[^\]]*\])?$")
-# Device work that carries its launch's correlation id: Kineto (CUDA and ROCm) and Paddle
-DEVICE_WORK = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"})
-_DEVICE_CATEGORIES = DEVICE_WORK | {"gpu_user_annotation"}
+_CATEGORIES_KEPT = 4096   # distinct raw categories remembered (a hostile file may write more)
+
+
+class CategoryWords(dict[Any, bool]):
+    """Whether a raw category (as the file writes it: any case, or no text at all) is one
+    of ``words``, a vocabulary's category words, as :meth:`Vocabulary.category_bits
+    <traceconv.model.activity.Vocabulary.category_bits>` reads them; each category is judged
+    once, so a lookup costs what a set's does.
+
+    >>> work = CategoryWords(frozenset({"kernel"}))
+    >>> work["kernel"], work["Kernel"], work["cpu_op"], work[None]
+    (True, True, False, False)
+    """
+
+    def __init__(self, words: AbstractSet[str]) -> None:
+        super().__init__()
+        self.words = words
+
+    def __missing__(self, category: Any) -> bool:
+        found = isinstance(category, str) and category.lower() in self.words
+        if len(self) < _CATEGORIES_KEPT:
+            self[category] = found
+        return found
+
+
+# Device work that carries its launch's correlation id: Kineto's (CUDA and ROCm) and Paddle's
+# kernels, copies and memsets, by their vocabularies' categories ("kernel", "gpu_memcpy",
+# Paddle's and 2021 Kineto's "Kernel", "Memcpy"...)
+_WORK_WORDS = frozenset().union(*(v.kernel | v.memcpy | v.memset
+                                  for v in (KINETO_VOCABULARY, PADDLE_VOCABULARY)))
+DEVICE_WORK = CategoryWords(_WORK_WORDS)
+# and what else is drawn on a device: the device copy of a step marker
+_DEVICE_CATEGORIES = CategoryWords(_WORK_WORDS | KINETO_VOCABULARY.device_annotation)
 # "rank 3: python3 (pid 1183)": the process names of a merged multi-rank trace
 RANK_PROCESS = re.compile(r"^rank (\d+):")
 MAX_WINDOWS = 100_000
@@ -115,7 +150,7 @@ class Survey:
                 if h.name == "StopStep":
                     self.stops.setdefault(hashable(h.pid, h.tid), []).append(ts)
                 continue
-            if h.cat in _DEVICE_CATEGORIES:
+            if _DEVICE_CATEGORIES[h.cat]:
                 continue
             name = h.name
             if isinstance(name, str) and name.startswith("Profile"):

@@ -61,10 +61,13 @@ ASYNC_CALL = re.compile("async", re.IGNORECASE)
 
 
 def kernel_signature(name: str) -> bool:
-    """Whether ``name`` is a signature only device code has: a function named a kernel
+    """Whether ``name`` has the shape of a kernel's signature: a function named a kernel
     (``vectorized_elementwise_kernel``, ``ncclDevKernel_...``) followed by its template
     arguments or parameters, or a templated ``void name<...>(...)`` as CUDA and HIP write a
-    kernel. (String operations, no pattern: a name of thousands of characters costs one pass.)
+    kernel. Host C++ has that shape too (``void std::__invoke<...>(...)``, torch's CPU
+    ``add_kernel<float>``): it is device work only where the device's own copies place it
+    (:mod:`traceconv.model.evident_streams`). (String operations, no pattern: a name of
+    thousands of characters costs one pass.)
 
     >>> [kernel_signature(n) for n in ("void at::native::reduce_kernel<512, 1>(int)",
     ...  "void (anonymous namespace)::softmax_warp_forward<float, 8>(float*)",

@@ -24,6 +24,8 @@ THREAD_PREFIX = re.compile(r"^thread(\d+)::")
 CONTAINER_NAME = re.compile(r"(?P<executor>::|^backward$|^default-\d+$)|(?P<grad>GradNode)|"
                             r" (?P<op>dygraph|pybind_imperative_func|pybind_patch_func)$")
 DEFAULT_STREAM = re.compile(r"^default-\d+$")
+# The rows the report prints as children of the op that copied (its own layout, no activity:
+# the data reader's host copy BufferedReader:MemoryCopy is one, and no device copy)
 MEMCPY_NAME = re.compile(r"^(?:GpuMemcpy|BufferedReader:MemoryCopy|TensorCopy)")
 
 

@@ -42,7 +42,7 @@ def read_timeline(source: Source, *, device: str = "") -> Trace:
     diags.add("torch_memory.reconstructed", count=len(trace.memory))
     diags.add("torch_memory.split", count=builder.split)
     diags.add("torch_memory.unmatched_free", count=builder.unmatched)
-    diags.add("torch_memory.size_out_of_range", count=builder.out_of_range)
+    diags.add("torch_memory.impossible_free", count=builder.impossible_frees)
     diags.add("torch_memory.time_backwards", count=builder.backwards)
     diags.add("torch_memory.negative_total", count=builder.negative_totals)
     add_live_bytes_counters(trace, process_name="PyTorch memory timeline", by_category=True)

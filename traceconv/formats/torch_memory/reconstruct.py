@@ -7,6 +7,12 @@ splitting the last if needed (last in, first out, as autograd frees activations)
 blocks at logical offsets with a best-fit allocator. Live bytes per category are exactly
 those of the export; the block identities and offsets are a reconstruction, said so in
 diagnostics.
+
+A block's numbers are judged by the trace builder's rule for each, as every reader's are
+(:mod:`traceconv.model.builder`): its size as stated (past int64: left out, counted as
+``model.memory_block_unreadable``; negative: 0 bytes, ``model.negative_length``), its
+offset, which the sizes placed before it make (past int64: left out, the same code). A
+block of no positive size that int64 holds takes no room on the logical heap.
 """
 
 from __future__ import annotations
@@ -16,11 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ...model import MemoryBlock
-
-# The defined range of one block: 1 byte to 1 PiB, at logical offsets below 2**62 (sizes and
-# offsets then add and subtract within int64). What falls outside is dropped and counted.
-MAX_BLOCK = 1 << 50
-MAX_OFFSET = 1 << 62
+from ...numbers import INT64_MAX
 
 
 class BestFit:
@@ -106,7 +108,7 @@ class Reconstruction:
         self.blocks: list[MemoryBlock] = []
         self.unmatched = 0   # bytes freed that no live block of the category could cover
         self.split = 0       # frees that took part of a block
-        self.out_of_range = 0   # creates and frees of a size outside 1 .. MAX_BLOCK, dropped
+        self.impossible_frees = 0   # frees of no size a block can have (<= 0, past int64)
         self.backwards = 0      # rows earlier than the one before (read at its time)
         self.negative_totals = 0   # category totals below zero (read as 0)
         self._latest: int | None = None
@@ -126,27 +128,23 @@ class Reconstruction:
 
     def create(self, t: int | None, size: int, category: str,
                address: int | None = None) -> int | None:
-        """A block of ``size`` bytes appears at ``t`` (None: before the trace); its offset
-        (None: a size outside 1 .. :data:`MAX_BLOCK`, or no room below :data:`MAX_OFFSET`:
-        dropped and counted in ``out_of_range``).
+        """A block of ``size`` bytes appears at ``t`` (None: before the trace); its offset.
+        One of no positive size that int64 holds is handed over as stated, alive to the end
+        and taking no room (the builder judges it, see the module text); None returned.
 
         ``address`` places it on storage that it already holds (no allocation).
 
-        >>> r = Reconstruction(); r.create(0, -64, "input"), r.create(0, 2**60, "input")
-        (None, None)
-        >>> r.out_of_range, r.finish()
-        (2, [])
+        >>> r = Reconstruction(); r.create(0, 2**64, "input"), r.create(0, 8, "input")
+        (None, 0)
+        >>> [(b.address, b.size) for b in r.finish()]
+        [(0, 18446744073709551616), (0, 8)]
         """
-        if not 0 < size <= MAX_BLOCK:
-            self.out_of_range += 1
+        self._serials[category] += 1
+        if not 0 < size <= INT64_MAX:
+            self.blocks.append(self._block(self.heap.top, size, category, t, None))
             return None
         if address is None:
             address = self.heap.alloc(size)
-            if address + size > MAX_OFFSET:
-                self.heap.free(address, size)
-                self.out_of_range += 1
-                return None
-        self._serials[category] += 1
         live = _Live(address, size, t, category, self._serials[category])
         self._by_size[(category, size)].append(live)
         self._by_category[category].append(live)
@@ -157,11 +155,11 @@ class Reconstruction:
 
         >>> r = Reconstruction(); r.destroy(3, -64, "input"), r.destroy(3, 64, "input")
         (None, None)
-        >>> r.out_of_range, r.unmatched
+        >>> r.impossible_frees, r.unmatched
         (1, 64)
         """
-        if not 0 < size <= MAX_BLOCK:
-            self.out_of_range += 1
+        if not 0 < size <= INT64_MAX:   # (no block has it: one of them taken would be wrong)
+            self.impossible_frees += 1
             return None
         live = self._take_exact(category, size)
         if live is not None:
@@ -217,9 +215,14 @@ class Reconstruction:
         self.heap.free(live.address, live.size)
 
     def _emit(self, live: _Live, address: int, size: int, t: int | None) -> None:
-        self.blocks.append(MemoryBlock(address, size, live.alloc_ns, t, device=self.device,
-                                       pool=self.pool, name=f"{live.category} #{live.serial}",
-                                       category=live.category))
+        self.blocks.append(self._block(address, size, live.category, live.alloc_ns, t,
+                                       live.serial))
+
+    def _block(self, address: int, size: int, category: str, alloc_ns: int | None,
+               free_ns: int | None, serial: int | None = None) -> MemoryBlock:
+        serial = self._serials[category] if serial is None else serial
+        return MemoryBlock(address, size, alloc_ns, free_ns, device=self.device,
+                           pool=self.pool, name=f"{category} #{serial}", category=category)
 
     def finish(self) -> list[MemoryBlock]:
         """All blocks, the ones still alive included, ordered by alloc time and offset."""

@@ -82,7 +82,8 @@ def device_line_category(line_name: str) -> str | None:
     ('device_annotation', None)
     """
     stream = _STREAM.match(line_name)
-    if stream:
+    if stream:   # (the line's name as xprof writes it, a grammar: its slices' names are the
+        #          vocabulary's to judge, by the category given here)
         kind = (stream["kind"] or "").lower()
         if "memcpy" in kind:
             return MEMCPY
@@ -104,6 +105,7 @@ def runtime_category(name: str) -> str:
     >>> runtime_category("cudaMemcpyAsync")
     'cuda_runtime'
     """
+    # (whose API by its prefix, a spelling: the call's activity is the vocabulary's)
     if name.startswith("hip"):
         return "hip_runtime"
     if name.startswith("cu") and not name.startswith("cuda"):
