@@ -107,7 +107,7 @@ def add_legacy_async(trace: TraceBuilder, events: np.ndarray, ids: LegacyIds,
     string ids in the columns given, indexed by event; ``args``: theirs, in order, taken one
     at a time) to ``trace``. Returns the events that made or closed a slice and those
     slices' rows, then the instants' events and rows."""
-    objects = AsyncTracks(separate_scopes=True)
+    objects = AsyncTracks(protobuf=True)
     strings = trace.strings.strings
     for event, place, event_args in zip(events.tolist(), ids.places(events).tolist(), args,
                                         strict=True):
@@ -118,7 +118,8 @@ def add_legacy_async(trace: TraceBuilder, events: np.ndarray, ids: LegacyIds,
                     None if id_scope is None else f"{text}:{id_scope}")
     rows = objects.add_to(trace, without_id="perfetto.async_without_id",
                           end_without_begin="perfetto.end_without_begin",
-                          not_ended="perfetto.slice_not_ended")
+                          not_ended="perfetto.slice_not_ended",
+                          cut_short="perfetto.async_cut_short")
     placed = np.array(list(rows), dtype=np.int64)
     made = np.array(list(rows.values()), dtype=np.int64)
     instant = kind[placed] == ASYNC_INSTANT
