@@ -4,7 +4,7 @@ holds), start, length, depth and name of each.
 
 A seeded generator writes 20-200 events of four ids in every id form (Chrome ``id`` as an
 integer or a text, ``id2.global``, ``id2.local``; Perfetto ``unscoped_id``, ``global_id``,
-``local_id`` with and without ``id_scope``), names and categories that change from event to
+``local_id`` with and without ``id_scope``, and the old ``S``/``T``/``p``/``F``), names and categories that change from event to
 event (some empty), ends before their begins, ends of no begin, ends that close a begin
 below the top of its track's stack, instants with no span open, ties in time. Generated
 traces showed where traceconv and trace_processor parted, each a class now followed:
@@ -18,7 +18,10 @@ traces showed where traceconv and trace_processor parted, each a class now follo
   end of any name (trace_processor leaves it unnamed; in JSON it names it ``[No name]``);
 - a track is named after the first event placed on it, not its group's root name;
 - Chrome: an integer id names one object as ``id`` or ``id2.global``; a text does not;
-- Perfetto: an object's root name is keyed by its id alone, whatever its scope.
+- Perfetto: an object's root name is keyed by its id alone, whatever its scope; the old
+  ``S``/``T``/``p``/``F`` (counted as ``perfetto.event_type`` before) are a begin, steps
+  (instants) and an end of an object scoped by the event's name, and trace_processor counts
+  a ``T`` as an end, an ``F`` as an instant for the object's hold on its track.
 
 Where the two still differ, by choice (``docs/chrome.md``): a slice never ended ends at the
 trace's last timestamp in traceconv (trace_processor leaves it open, so it may nest what
@@ -71,8 +74,10 @@ def chrome_events(seed: int) -> list[dict]:
 
 
 def perfetto_trace(seed: int) -> bytes:
-    """Mismatched legacy ``b``/``e``/``n`` events on two processes' threads."""
+    """Mismatched legacy ``b``/``e``/``n`` events on two processes' threads, and in every
+    other trace the old ``S``/``T``/``p``/``F`` among them."""
     rng = random.Random(seed)
+    phases = "bbeen" + ("SSTpFF" if seed % 2 else "")
     trace = TraceProto()
 
     def packet(ts: int, sequence: int) -> TracePacket:
@@ -94,7 +99,7 @@ def perfetto_trace(seed: int) -> bytes:
         event.track_uuid = 0
         event.categories.append(rng.choice(["a", "b"]))
         legacy = event.legacy_event
-        legacy.phase = ord(rng.choice("bbeen"))
+        legacy.phase = ord(rng.choice(phases))
         setattr(legacy, rng.choice(["local_id", "global_id", "unscoped_id"]), rng.randint(1, 4))
         if rng.random() < 0.3:
             legacy.id_scope = rng.choice(["frame", "x"])
@@ -293,3 +298,34 @@ def test_a_protobuf_ids_root_name_is_one_for_all_its_scopes(tmp_path):
                              ("Task", "Load", 7000, 1000), ("Task", "Task", 2000, 2000)]
     assert len({s.track for s in built.iter_slices()
                 if built.tracks[s.track].kind is TrackKind.ASYNC}) == 2
+
+
+def test_old_protobuf_async_events_hold_tracks_as_trace_processor_counts_them(tmp_path):
+    """Perfetto's old ``S``/``T``/``F`` (scoped by their name): trace_processor counts a
+    ``T`` as an end and an ``F`` as an instant for the object's hold on its track. Id 1's
+    ``F`` closes its slice but keeps its track; id 2's ``T`` (a step: an instant) lets its
+    track go, so id 3 begins there, inside id 2's slice; id 2's ``F`` then finds no track of
+    its own free and closes nothing. Neither 2 nor 3 ends."""
+    trace = TraceProto()
+    first = trace.packet.add()
+    first.timestamp, first.trusted_packet_sequence_id = 1, 1
+    first.sequence_flags = TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
+    thread = first.track_descriptor
+    thread.uuid, thread.thread.pid, thread.thread.tid = 201, 1, 11
+    for ts, phase, ident in [(1000, "S", 1), (2000, "F", 1), (3000, "S", 2), (4000, "T", 2),
+                             (5000, "S", 3), (6000, "F", 2)]:
+        packet = trace.packet.add()
+        packet.timestamp, packet.trusted_packet_sequence_id = ts, 1
+        event = packet.track_event
+        event.name, event.track_uuid = "Load", 0
+        event.categories.append("a")
+        event.legacy_event.phase, event.legacy_event.unscoped_id = ord(phase), ident
+    built = _read(tmp_path, "trace.pftrace", trace.SerializeToString())
+    assert _spans(built) == [("Load", "Load", 1000, 1000), ("Load", "Load", 3000, None),
+                             ("Load", "Load", 5000, None)]
+    track_of = {s.start: s.track for s in built.iter_slices()}
+    assert track_of[3000] == track_of[5000] != track_of[1000]
+    assert [(i.ts, i.track) for i in built.iter_instants() if i.name == "Load"] == [
+        (4000, track_of[3000])]
+    assert built.diagnostics.count("perfetto.end_without_begin") == 1
+    assert not built.diagnostics.count("perfetto.event_type")

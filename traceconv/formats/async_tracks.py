@@ -158,6 +158,7 @@ class AsyncTracks:
         self._ts = array("q")
         self._seq = array("q")
         self._phase = bytearray()
+        self._holds = bytearray()       # how each counts for its object's hold on its track
         self._name = array("l")
         self._category = array("l")
         self._process = array("q")
@@ -169,9 +170,12 @@ class AsyncTracks:
 
     def add(self, ts: int, phase: str, name: str, category: str, process: int,
             oid: ObjectId | None, args: dict | None = None, seq: int | None = None,
-            scope: str | None = None) -> None:
+            scope: str | None = None, holds: str | None = None) -> None:
         """Keep one event of ``process`` (``seq``: its place in the file; by default, in
-        the order added; ``scope``: the id's scope when more than the category). The
+        the order added; ``scope``: the id's scope when more than the category; ``holds``:
+        how it counts for its object's hold on its track, as a begin, an end or an
+        instant, when not as its ``phase``: trace_processor counts a Perfetto ``T`` as an
+        end, an ``F`` as an instant). The
         fields that wrote its id go into its args, in front; an arg of the same name the
         producer wrote wins. An event with no id is its name's object in its process
         (trace_processor drops it): counted, see :meth:`add_to`."""
@@ -186,6 +190,7 @@ class AsyncTracks:
         self._seq.append(len(self._ts) if seq is None else seq)
         self._ts.append(ts)
         self._phase.append(_PHASES.index(phase))
+        self._holds.append(_PHASES.index(phase if holds is None else holds))
         self._name.append(self._texts.code(name))
         self._category.append(self._texts.code(category))
         self._process.append(process)
@@ -213,7 +218,7 @@ class AsyncTracks:
         group_codes = _Codes()
         groups: list[_Group] = []
         roots: dict[tuple, int] = {}      # an id (in a protobuf trace, of any scope) -> name
-        texts, names, phases, objects = (self._texts.values, self._name, self._phase,
+        texts, names, phases, objects = (self._texts.values, self._name, self._holds,
                                          self._object)
         for i in order.tolist():
             obj = objects[i]

@@ -504,7 +504,7 @@ CODES: tuple[CodeInfo, ...] = (
           "as trace_processor skips them"),
     _Code("perfetto.event_type", "dropped",
           "track events of another type (or a legacy phase) than slice begin/end, instant, "
-          "counter, complete or nestable async (b/e/n): left out"),
+          "counter, complete or async (b/e/n, S/T/p/F): left out"),
     _Code("perfetto.event_without_timestamp", "dropped",
           "track events without a packet timestamp (legacy delta timestamps): left out"),
     _Code("perfetto.not_modelled.{packet}", "note",
