@@ -9,14 +9,16 @@ events nest on one track, and only its own: the event's name is no part of the k
 resource's ``*_CALLBACK`` nests in the resource of its id; two resources of one name never
 nest).
 
-Tracks are grouped by the *root name* (the first name seen for the object) and the process
-(a local id) or the whole trace (a global id), and in a protobuf trace by the scope too
-(``separate_scopes``: trace_processor keeps two categories' objects of one name on tracks
-apart there, not in JSON). Taken in time order, an object keeps the
-track it had; a new one takes the first track of its group where nothing is open (the
-objects on it have ended), else a new track. Each track is one row of a viewer, named by its
-root name, and holds objects one after another. Begins and ends pair on their track by name
-(:mod:`.begin_end`).
+Tracks are grouped by the *root name* and the process (a local id) or the whole trace (a
+global id), and in a protobuf trace by the scope too (``protobuf``: trace_processor keeps
+two categories' objects of one name on tracks apart there, not in JSON). The root name is
+the first name seen for the object; in a protobuf trace, for its id, whatever the scope
+(trace_processor keys it by the id alone there; in JSON the category is part of the id it
+hashes). Taken in time order, an object keeps the track it had; a new one takes the first
+track of its group where nothing is open (the objects on it have ended), else a new track.
+Each track is one row of a viewer, named after the first event placed on it, and holds
+objects one after another. Begins, ends and instants make slices on their track as
+trace_processor's slice stack makes them (:mod:`.begin_end`).
 
 The events are held as columns (names and objects as small integer codes) until the build:
 a trace may have hundreds of thousands. Placing them takes a time linear in their number
@@ -53,6 +55,7 @@ from .begin_end import add_paired
 LOCAL = "local"      # the id space of ids that name an object within its process
 _PHASES = "ben"      # begin, end, instant: an event's phase is its place here
 _BEGIN, _END, _INSTANT = range(3)
+_BEGINS = (True, False, None)   # each phase as a Span has it
 
 
 class ObjectId(NamedTuple):
@@ -100,12 +103,14 @@ class _Codes:
 class Placement:
     """Where :meth:`AsyncTracks.placement` put the events: their indices in time order, the
     track of each (by index), and each track's (group, number), in the order they were
-    first used, with the process of the event that first used it."""
+    first used, with the process and the name of the event that first used it (the
+    track's name, as trace_processor names it)."""
 
     order: np.ndarray
     track: array
     tracks: list[tuple[tuple, int]] = field(default_factory=list)
     process: list[int] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -145,14 +150,15 @@ class AsyncTracks:
     """The async events of a trace, held as columns, and the track (group, number) of
     each."""
 
-    def __init__(self, separate_scopes: bool = False) -> None:
-        self.separate_scopes = separate_scopes
+    def __init__(self, protobuf: bool = False) -> None:
+        self.protobuf = protobuf
         self.without_id = 0
         self._texts = _Codes()
         self._objects = _Codes()        # keys: (scope, space, [process], id)
         self._ts = array("q")
         self._seq = array("q")
         self._phase = bytearray()
+        self._holds = bytearray()       # how each counts for its object's hold on its track
         self._name = array("l")
         self._category = array("l")
         self._process = array("q")
@@ -164,9 +170,12 @@ class AsyncTracks:
 
     def add(self, ts: int, phase: str, name: str, category: str, process: int,
             oid: ObjectId | None, args: dict | None = None, seq: int | None = None,
-            scope: str | None = None) -> None:
+            scope: str | None = None, holds: str | None = None) -> None:
         """Keep one event of ``process`` (``seq``: its place in the file; by default, in
-        the order added; ``scope``: the id's scope when more than the category). The
+        the order added; ``scope``: the id's scope when more than the category; ``holds``:
+        how it counts for its object's hold on its track, as a begin, an end or an
+        instant, when not as its ``phase``: trace_processor counts a Perfetto ``T`` as an
+        end, an ``F`` as an instant). The
         fields that wrote its id go into its args, in front; an arg of the same name the
         producer wrote wins. An event with no id is its name's object in its process
         (trace_processor drops it): counted, see :meth:`add_to`."""
@@ -181,6 +190,7 @@ class AsyncTracks:
         self._seq.append(len(self._ts) if seq is None else seq)
         self._ts.append(ts)
         self._phase.append(_PHASES.index(phase))
+        self._holds.append(_PHASES.index(phase if holds is None else holds))
         self._name.append(self._texts.code(name))
         self._category.append(self._texts.code(category))
         self._process.append(process)
@@ -207,7 +217,8 @@ class AsyncTracks:
         number_of = [-1] * len(keys)      # object -> its track's number in the group now
         group_codes = _Codes()
         groups: list[_Group] = []
-        texts, names, phases, objects = (self._texts.values, self._name, self._phase,
+        roots: dict[tuple, int] = {}      # an id (in a protobuf trace, of any scope) -> name
+        texts, names, phases, objects = (self._texts.values, self._name, self._holds,
                                          self._object)
         for i in order.tolist():
             obj = objects[i]
@@ -215,9 +226,10 @@ class AsyncTracks:
             if g < 0:
                 key = keys[obj]
                 local = key[1] in (LOCAL, "none")
+                root = roots.setdefault(key[1:] if self.protobuf else key, names[i])
                 g = group_of[obj] = group_codes.code(
-                    (self._process[i] if local else None, texts[names[i]],
-                     key[0] if self.separate_scopes else None))
+                    (self._process[i] if local else None, texts[root],
+                     key[0] if self.protobuf else None))
                 if g == len(groups):
                     groups.append(_Group())
             group = groups[g]
@@ -228,6 +240,7 @@ class AsyncTracks:
                 if free is None:
                     placed.tracks.append((group_codes.values[g], number))
                     placed.process.append(self._process[i])
+                    placed.names.append(texts[names[i]])
                 number_of[obj] = number
                 group.holder[number] = obj
             phase = phases[i]
@@ -248,11 +261,12 @@ class AsyncTracks:
             yield i, placed.tracks[placed.track[i]]
 
     def add_to(self, trace: TraceBuilder, *, without_id: str, end_without_begin: str,
-               not_ended: str) -> dict[int, int]:
+               not_ended: str, cut_short: str) -> dict[int, int]:
         """Put the events into ``trace``: each track made (an async track in the process of
         its first event), instants, and begins and ends paired into slices; counted under
-        the reader's codes: events with no id, ends that closed nothing, and slices never
-        ended (handed to the builder). Returns the row of each event by its ``seq``: the
+        the reader's codes: events with no id, ends that closed nothing, begins cut short at
+        the end of one below them (:mod:`.begin_end`), and slices never ended (handed to the
+        builder). Returns the row of each event by its ``seq``: the
         slice of a begin or an end, the instant of an instant.
 
         >>> from traceconv.model.builder import TraceBuilder
@@ -263,42 +277,40 @@ class AsyncTracks:
         >>> tracks.add(7, "n", "Mark", "memory", p, None, seq=2)
         >>> tracks.add_to(b, without_id="chrome.async_without_id",
         ...               end_without_begin="chrome.end_without_begin",
-        ...               not_ended="chrome.begin_without_end")
-        {2: 0, 0: 0, 1: 0}
+        ...               not_ended="chrome.begin_without_end", cut_short="chrome.async_cut_short")
+        {0: 0, 1: 0, 2: 0}
         >>> s = b.slice(0); (b.tracks[s.track].name, s.start, s.dur, s.args)
         ('Dump', 5, 4, {'local_id': 1, 'ok': True})
         >>> b.diagnostics.count("chrome.async_without_id")
         1
         """
         placed = self.placement()
-        made = [trace.add_track(group[1], process=process, kind=TrackKind.ASYNC)
-                for (group, _), process in zip(placed.tracks, placed.process, strict=True)]
+        made = [trace.add_track(name, process=process, kind=TrackKind.ASYNC)
+                for name, process in zip(placed.names, placed.process, strict=True)]
         texts, ts, seq, args = self._texts.values, self._ts, self._seq, self._args
-        phase = np.frombuffer(self._phase, dtype=np.uint8)[placed.order]
         rows: dict[int, int] = {}
-        for i in placed.order[phase == _INSTANT].tolist():
-            rows[seq[i]] = trace.add_instant(made[placed.track[i]], ts[i],
-                                             texts[self._name[i]],
-                                             texts[self._category[i]], args[i])
         unclosed: list[int] = []
-        unmatched = 0
-        for events in self._spans_per_track(placed, placed.order[phase != _INSTANT]):
-            spans = [(ts[i], seq[i], self._phase[i] == _BEGIN, texts[self._name[i]],
+        unmatched = cut_short_count = 0
+        for events in self._events_per_track(placed):
+            spans = [(ts[i], seq[i], _BEGINS[self._phase[i]], texts[self._name[i]],
                       texts[self._category[i]], args[i]) for i in events]
             paired = add_paired(trace, made[placed.track[events[0]]], spans, by_name=True,
-                                rows=True)
+                                unnamed_begins_any=self.protobuf, rows=True)
             rows.update(paired.rows or {})
             unclosed += paired.unclosed
             unmatched += paired.unmatched_ends
+            cut_short_count += paired.cut_short
         trace.diagnostics.add(end_without_begin, count=unmatched)
+        trace.diagnostics.add(cut_short, count=cut_short_count)
         trace.not_ended(unclosed, not_ended)
         trace.diagnostics.add(without_id, count=self.without_id)
         return rows
 
     @staticmethod
-    def _spans_per_track(placed: Placement, events: np.ndarray) -> Iterator[list[int]]:
-        """The begins and ends ``events`` (in time order) of each track, in time order, a
-        track after another in the order of their first begin or end."""
+    def _events_per_track(placed: Placement) -> Iterator[list[int]]:
+        """The events of each track, in time order, a track after another in the order of
+        their first event."""
+        events = placed.order
         if not len(events):
             return
         track = np.frombuffer(placed.track, dtype=np.int64)[events]

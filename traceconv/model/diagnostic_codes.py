@@ -93,9 +93,17 @@ CODES: tuple[CodeInfo, ...] = (
           "of one (64 MiB): read past, not kept among the trace's attributes"),
     _Code("chrome.args_not_object", "repaired",
           "args that are not objects: kept under the key 'args'"),
+    _Code("chrome.async_id_unusable", "guessed",
+          "b/e/n events whose id (id, id2.global, id2.local) is neither an integer of int64 "
+          "nor a text: trace_processor drops them; kept, their object named by the id's "
+          "JSON text"),
     _Code("chrome.async_without_id", "guessed",
           "b/e/n events with neither id nor id2: matched on one track per (process, "
           "category, name) (trace_processor drops them)"),
+    _Code("chrome.async_cut_short", "repaired",
+          "b events still open above one that an e closed below them: they end where it "
+          "ends, as trace_processor ends them (their own e comes later, and closes another "
+          "b of its name or nothing)"),
     _Code("chrome.begin_without_end", "repaired",
           "B/b events never closed: they end at the trace's last timestamp "
           "(args.unfinished=true); analyses count them as calls and do not time them"),
@@ -473,6 +481,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("perfetto.end_without_begin", "dropped",
           "slice ENDs with no open BEGIN on their track (a legacy async 'e': none of its name "
           "and category): left out, as trace_processor leaves them out"),
+    _Code("perfetto.async_cut_short", "repaired",
+          "legacy async begins still open above one that an 'e' closed below them: they end"
+          " where it ends, as trace_processor ends them"),
     _Code("perfetto.async_without_id", "guessed",
           "legacy async events (phase b/e/n) with no unscoped_id, global_id or local_id: "
           "matched on one track per (process, category, name) (trace_processor drops them)"),
@@ -497,7 +508,7 @@ CODES: tuple[CodeInfo, ...] = (
           "as trace_processor skips them"),
     _Code("perfetto.event_type", "dropped",
           "track events of another type (or a legacy phase) than slice begin/end, instant, "
-          "counter, complete or nestable async (b/e/n): left out"),
+          "counter, complete or async (b/e/n, S/T/p/F): left out"),
     _Code("perfetto.event_without_timestamp", "dropped",
           "track events without a packet timestamp (legacy delta timestamps): left out"),
     _Code("perfetto.not_modelled.{packet}", "note",

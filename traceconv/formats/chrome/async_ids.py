@@ -1,22 +1,29 @@
 """The id of a Chrome async event (``b``/``e``/``n``), as trace_processor's JSON importer
-keys it: ``id`` (it wins), ``id2.global`` and ``id2.local`` are three id spaces, the first
-two across the whole trace, ``id2.local`` in the event's process (see
-:mod:`traceconv.formats.async_tracks` for where its object goes).
+keys it: the first of ``id``, ``id2.global`` and ``id2.local`` that holds an integer (of
+int64) or a text not empty. An integer names one object whether written as ``id`` or
+``id2.global`` (``"id": 5`` and ``"id2": {"global": 5}``); a text of ``id`` and one of
+``id2.global`` are two (trace_processor hashes them apart); ``id2.local`` is an id space
+in the event's process (see :mod:`traceconv.formats.async_tracks` for where its object
+goes). Ids of other values (a fraction, a boolean, an object, an integer past int64):
+trace_processor drops the event; traceconv keeps it, its object named by the id's JSON
+text, and the reader counts it (:func:`unusable`).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-import orjson
-
+from ...numbers import INT64_MAX, INT64_MIN
 from ..async_tracks import LOCAL, ObjectId
 
+UNUSABLE = "unusable"   # the id space of ids trace_processor cannot read
 
-def _id_key(value: Any) -> Any:
-    """An id as trace_processor tells ids apart: by type and value (``"5"`` and ``5`` are
-    two ids, as are ``"0x2"`` and ``2``)."""
-    return value if isinstance(value, str | int | float) else orjson.dumps(value).decode()
+
+def _usable(value: Any) -> bool:
+    if type(value) is int:
+        return INT64_MIN <= value <= INT64_MAX
+    return type(value) is str and value != ""
 
 
 def async_id(event: dict) -> ObjectId | None:
@@ -28,14 +35,36 @@ def async_id(event: dict) -> ObjectId | None:
 ObjectId(space='local', value='0xa6', fields={'id2': {'local': '0xa6'}}))
     >>> async_id({"id": 5, "id2": {"local": "0x1"}}).space, async_id({"id": ""})
     ('id', None)
+    >>> async_id({"id2": {"global": 5}}).value == async_id({"id": 5}).value
+    True
+    >>> async_id({"id": 1.5, "id2": {"global": "a"}}), async_id({"id": True})
+    (ObjectId(space='global', value='a', fields={'id': 1.5, 'id2': {'global': 'a'}}), \
+ObjectId(space='unusable', value='true', fields={'id': True}))
     """
     own = event.get("id")
-    if own is not None and own != "":
-        return ObjectId("id", _id_key(own), {"id": own})
+    if _usable(own):   # (the common case, quickly)
+        return ObjectId("id", own, {"id": own})
     two = event.get("id2")
-    if isinstance(two, dict):
-        for scope in ("global", LOCAL):
-            value = two.get(scope)
-            if value is not None and value != "":
-                return ObjectId(scope, _id_key(value), {"id2": two})
+    two = two if isinstance(two, dict) else {}
+    written: list[tuple[str, Any]] = [("id", own), ("global", two.get("global")),
+                                      (LOCAL, two.get(LOCAL))]
+    passed_over = {} if own is None or own == "" else {"id": own}   # (kept in its args)
+    for field, value in written:
+        if _usable(value):
+            space = LOCAL if field == LOCAL else "id" if type(value) is int else field
+            return ObjectId(space, value, {"id": own} if field == "id"
+                            else {**passed_over, "id2": two})
+    for field, value in written:
+        if value is not None and value != "":
+            return ObjectId(UNUSABLE, json.dumps(value, sort_keys=True, default=str),
+                            {"id": own} if field == "id" else {"id2": two})
     return None
+
+
+def unusable(oid: ObjectId | None) -> bool:
+    """Whether ``oid`` is an id trace_processor cannot read (its event dropped there).
+
+    >>> unusable(async_id({"id": 0.5})), unusable(async_id({"id": 1}))
+    (True, False)
+    """
+    return oid is not None and oid.space == UNUSABLE

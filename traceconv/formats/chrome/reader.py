@@ -32,7 +32,7 @@ from ...spilled_texts import text_store
 from ...vocabularies.common import DEVICE_STREAM_WORDS
 from ..async_tracks import AsyncTracks
 from ..begin_end import add_paired
-from .async_ids import async_id
+from .async_ids import async_id, unusable
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, codes_of, ends_enclosing, link_flows
 from .located import located_errors
@@ -492,8 +492,11 @@ class ChromeReader:
 
     def _add_async(self, e: dict, ph: str) -> None:
         # (placed in finish(): a track's objects follow each other in time)
+        oid = async_id(e)
+        if unusable(oid):
+            self.drop("chrome.async_id_unusable", oid.fields if oid else None)
         self._async.add(_ns(e["ts"], self.unit), ph, _text(e.get("name")), _text(e.get("cat")),
-                        self._process(False, _normal_id(e.get("pid"))), async_id(e),
+                        self._process(False, _normal_id(e.get("pid"))), oid,
                         self._args(e), self._next_seq())
 
     def _metadata(self, e: dict) -> None:
@@ -566,7 +569,8 @@ class ChromeReader:
         every reader: :mod:`traceconv.formats.async_tracks`)."""
         self._async.add_to(self.trace, without_id="chrome.async_without_id",
                            end_without_begin="chrome.end_without_begin",
-                           not_ended="chrome.begin_without_end")
+                           not_ended="chrome.begin_without_end",
+                           cut_short="chrome.async_cut_short")
         self._async = AsyncTracks()
 
     def _match_spans(self) -> None:

@@ -1,6 +1,9 @@
 """Legacy async events of a Perfetto trace (``TrackEvent.legacy_event`` with phase ``b``,
 ``e`` or ``n``: Chrome's ``GlobalMemoryDump`` and other ``TRACE_EVENT_NESTABLE_ASYNC_*``
-events) on their objects' tracks, as trace_processor's track event parser places them.
+events; and the old ``S``, ``T``/``p``, ``F`` of ``TRACE_EVENT_ASYNC_*``: a begin, a step (an
+instant) and an end whose id is scoped by the event's name, not its category; trace_processor
+counts a ``T`` as an end and an ``F`` as an instant for the object's hold on its track) on
+their objects' tracks, as trace_processor's track event parser places them.
 
 An event's object is named by its id: ``unscoped_id`` or ``global_id`` (one id space for
 the whole trace: trace_processor reads both as one source id) or ``local_id`` (within the
@@ -21,7 +24,7 @@ import numpy as np
 
 from ...model.builder import TraceBuilder
 from ..async_tracks import LOCAL, AsyncTracks, ObjectId
-from .event_kinds import ASYNC, ASYNC_INSTANT
+from .event_kinds import ASYNC, HOLDS, OLD_ASYNC
 
 # the fields an id is written in: a local id (in its process), then the two that
 # trace_processor reads as one id space for the whole trace
@@ -107,19 +110,22 @@ def add_legacy_async(trace: TraceBuilder, events: np.ndarray, ids: LegacyIds,
     string ids in the columns given, indexed by event; ``args``: theirs, in order, taken one
     at a time) to ``trace``. Returns the events that made or closed a slice and those
     slices' rows, then the instants' events and rows."""
-    objects = AsyncTracks(separate_scopes=True)
+    objects = AsyncTracks(protobuf=True)
     strings = trace.strings.strings
     for event, place, event_args in zip(events.tolist(), ids.places(events).tolist(), args,
                                         strict=True):
         oid, id_scope = ids.object_id(place)
-        text = strings[category[event]]
-        objects.add(int(ts[event]), ASYNC[int(kind[event])], strings[name[event]], text,
+        text, event_kind = strings[category[event]], int(kind[event])
+        event_name = strings[name[event]]
+        objects.add(int(ts[event]), ASYNC[event_kind], event_name, text,
                     trace.tracks[int(track[event])].process, oid, event_args, event,
-                    None if id_scope is None else f"{text}:{id_scope}")
+                    f"{text}:{id_scope}" if id_scope is not None
+                    else event_name if event_kind in OLD_ASYNC else None, HOLDS[event_kind])
     rows = objects.add_to(trace, without_id="perfetto.async_without_id",
                           end_without_begin="perfetto.end_without_begin",
-                          not_ended="perfetto.slice_not_ended")
+                          not_ended="perfetto.slice_not_ended",
+                          cut_short="perfetto.async_cut_short")
     placed = np.array(list(rows), dtype=np.int64)
     made = np.array(list(rows.values()), dtype=np.int64)
-    instant = kind[placed] == ASYNC_INSTANT
+    instant = np.isin(kind[placed], [k for k, phase in ASYNC.items() if phase == "n"])
     return placed[~instant], made[~instant], placed[instant], made[instant]
