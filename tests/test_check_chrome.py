@@ -57,8 +57,6 @@ def test_clean_trace_counts():
 @pytest.mark.parametrize("events, code", [
     ([X(0, 10), X(5, 10)], "overlapping_slice"),
     ([{"ph": "E", "ts": 5, "pid": 1, "tid": 1}], "end_without_begin"),
-    ([{"ph": "B", "ts": 0, "pid": 1, "tid": 1}, X(1, 10),
-      {"ph": "E", "ts": 5, "pid": 1, "tid": 1}], "overlapping_slice"),
     ([{"ts": 1, "pid": 1}], "missing_ph"),
     ([{"ph": "X", "pid": 1, "dur": 1}], "missing_ts"),
     ([{"ph": "C", "ts": 1, "pid": 1, "name": "c", "args": {"v": "high"}}],
@@ -84,6 +82,11 @@ def test_errors(events, code):
       {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "b"}}],
      "conflicting_metadata_names"),
     ([{"ph": "B", "ts": 0, "pid": 1, "tid": 1}], "unterminated_slice"),
+    # the B is ended at 5 and kept; the X inside it outlives it in the view
+    ([{"ph": "B", "ts": 0, "pid": 1, "tid": 1}, X(1, 10),
+      {"ph": "E", "ts": 5, "pid": 1, "tid": 1}], "end_below_open_slice"),
+    # the X ends at 10 with the B inside it still open: the importer ends the B there
+    ([X(0, 10), {"ph": "B", "ts": 2, "pid": 1, "tid": 1}, X(12, 1)], "slice_ended_by_parent"),
 ])
 def test_warnings(events, code):
     _, warnings, _ = codes(events)
@@ -288,8 +291,10 @@ def _allocator_instants(count: int) -> bytes:
 def test_check_holds_no_event_of_the_file(tmp_path, monkeypatch):
     """Hostile round s14, class 3: checking a 51 MB allocator log took 503 MB, the whole
     event list held as dicts (about 10x the file). The array is now read a piece at a time
-    and an instant leaves nothing behind: four times the events, the same peak (under the
-    smaller file's size; 16 KiB pieces keep the test quick)."""
+    and what an instant leaves behind is its place on its thread's slice stack (the
+    importer stacks thread instants with the slices): a few numbers, under 120 bytes an
+    instant (the file holds 170), so the peak stays under the file's size (16 KiB pieces
+    keep the test quick)."""
     monkeypatch.setattr(stream, "CHUNK", 16 << 10)
     peaks = []
     for count in (2_000, 8_000):
@@ -299,7 +304,7 @@ def test_check_holds_no_event_of_the_file(tmp_path, monkeypatch):
         report, peak = traced_peak(partial(check_chrome, Source(path)))
         assert report.counts["instants"] == count and report.ok
         peaks.append(peak)
-    assert peaks[1] < 1.1 * peaks[0] < len(text) / 4, (peaks, len(text))
+    assert peaks[1] < len(text) and (peaks[1] - peaks[0]) / 6_000 < 120, (peaks, len(text))
 
 
 @pytest.mark.parametrize("number, code, severity", [
@@ -316,3 +321,75 @@ def test_numbers_perfetto_cannot_show_are_found_in_any_piece(tmp_path, monkeypat
     path.write_bytes(b"[" + b",".join(events) + b"]")
     found = {f["code"]: f for f in getattr(check_chrome(Source(path)), severity)}
     assert (found[code]["count"], found[code]["example"]) == (2, "$.traceEvents[100].args")
+
+
+def test_an_e_ends_the_topmost_open_b_of_its_name_and_category():
+    """As the importer's ``MatchingIncompleteSliceIndex``: an E of a category no open B has
+    ends nothing; an E naming ``a`` ends ``a`` below an open ``b`` (kept, ``b`` left open
+    above it, never ended; by hand)."""
+    b, e = {"ph": "B", "pid": 1, "tid": 1}, {"ph": "E", "pid": 1, "tid": 1}
+    errors, warnings, counts = codes([{**b, "ts": 0, "name": "a"}, {**b, "ts": 1, "name": "b"},
+                                      {**e, "ts": 2, "cat": "x"}, {**e, "ts": 3, "name": "a"}])
+    assert errors == {"end_without_begin": 1}
+    assert warnings == {"end_below_open_slice": 1, "unterminated_slice": 1}
+    assert counts["slices"] == 2
+
+
+def test_b_and_e_sharing_a_time_are_said_to_be_in_no_fixed_order():
+    """trace_processor orders a B and an E at one time differently as events elsewhere at
+    that time change (seen on v52: a zero-length B/E pair alone keeps its order; with an X
+    on another thread at that time the E comes first); the checker says so."""
+    _, warnings, _ = codes([{"ph": "B", "ts": 3, "pid": 1, "tid": 1, "name": "b"},
+                            {"ph": "E", "ts": 3, "pid": 1, "tid": 1}])
+    assert warnings["ambiguous_same_time_order"] == 2
+
+
+def test_slices_open_when_their_x_ends_are_ended_there():
+    """A B inside X [11, 17), an X [16, 36) pushed on the B (the importer checks no overlap
+    below an open B), then an event at 26, past 17: the importer ends the B and the X above
+    it at 17 (one ``misplaced_end_event``) and keeps all five (by hand, as trace_processor
+    shows this file: 5 slices, the X of 20 µs drawn 1 µs long)."""
+    errors, warnings, counts = codes([
+        {"ph": "B", "ts": 12, "pid": 1, "tid": 1, "name": "b"}, X(11, 6), X(16, 20),
+        X(26, 2), X(33, 8)])
+    assert not errors and warnings == {"slice_ended_by_parent": 1}
+    assert counts["slices"] == 5
+
+
+def test_check_holds_columns_not_tuples_per_slice(tmp_path, monkeypatch):
+    """A tuple per slice event held about 245 bytes a slice (tracemalloc peak of checking
+    80,000 X events: 19.6 MB); the events are now columns: under 120 bytes a slice, four
+    times the events, the same per slice."""
+    monkeypatch.setattr(stream, "CHUNK", 16 << 10)
+    per_slice = []
+    for count in (20_000, 80_000):
+        path = tmp_path / f"x_{count}.json"
+        path.write_bytes(b'{"traceEvents":[' + b",".join(
+            b'{"ph":"X","ts":%d,"dur":%d,"name":"op","pid":1,"tid":%d}'
+            % (k * 10, 5 + k % 3, k % 4) for k in range(count)) + b"]}")
+        report, peak = traced_peak(partial(check_chrome, Source(path)))
+        assert report.counts["slices"] == count and report.ok
+        per_slice.append(peak / count)
+    assert max(per_slice) < 120 and per_slice[1] < 1.1 * per_slice[0], per_slice
+
+
+def test_a_thread_numbered_0_is_its_process_main_thread():
+    """trace_processor's JSON tokenizer reads tid 0 in a process other than 0 as tid = pid
+    (seen on a real TensorFlow timeline: threads 0 and 1 of process 1 became one, and a
+    slice was dropped there): the two X events below overlap on that one thread (by
+    hand); in process 0, tid 0 stays itself."""
+    errors, _, counts = codes([X(0, 10, tid=0), X(5, 10, tid=1)])
+    assert errors == {"overlapping_slice": 1} and counts["tracks"] == 1
+    errors, _, counts = codes([{**X(0, 10, tid=0), "pid": 0}, {**X(5, 10, tid=1), "pid": 0}])
+    assert not errors and counts["tracks"] == 2
+
+
+def test_a_step_draws_an_arrow_from_the_start():
+    """TensorFlow writes each dataflow edge as an ``s`` and a ``t`` (no ``f``):
+    trace_processor draws the arrow (2 in the real timeline); a ``t`` binds to the slice
+    on top of its thread's stack, as an ``s`` does (by hand: one arrow, nothing unpaired)."""
+    flow = {"cat": "DataFlow", "name": "edge", "id": 0, "pid": 1}
+    _, warnings, counts = codes([X(0, 10, tid=5), X(20, 10, tid=6),
+                                 {**flow, "ph": "s", "ts": 3, "tid": 5},
+                                 {**flow, "ph": "t", "ts": 21, "tid": 6}])
+    assert counts["flows"] == 1 and not warnings

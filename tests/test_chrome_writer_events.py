@@ -178,6 +178,26 @@ def test_xla_thread_ids_keep_their_threads_apart_in_trace_processor(trace_proces
                                | {i.track for i in trace.iter_instants()})
 
 
+def test_a_thread_numbered_0_keeps_its_own_thread_in_trace_processor(trace_processor):
+    """A real TensorFlow timeline has threads 0 and 1 in process 1; written as they are,
+    trace_processor reads tid 0 as the process's main thread (tid = pid = 1), joins the
+    two and drops an overlapping slice. The thread numbered 0 gets a spare tid (counted,
+    ``chrome.id_replaced``; its name stays), and both slices stay on two threads."""
+    trace = Trace()
+    process = trace.add_process("/job:localhost/replica:0/task:0/device:CPU:0", pid=1)
+    for tid, start in ((0, 0), (1, 5_000)):
+        track = trace.add_track(f"thread {tid}", process=process, tid=tid)
+        trace.add_slice(track, start, 10_000, "RandomStandardNormal")
+    out = io.BytesIO()
+    diagnostics = write_chrome(trace, out)
+    trace_processor.load(out.getvalue())
+    rows = trace_processor.query("select t.name, count(*) n from slice s join thread_track tt "
+                                 "on s.track_id = tt.id join thread t using(utid) "
+                                 "group by t.name order by t.name")
+    assert [(r.name, r.n) for r in rows] == [("thread 0", 1), ("thread 1", 1)]
+    assert diagnostics.count("chrome.id_replaced") == 1
+
+
 @pytest.mark.parametrize("fmt", ["chrome", "perfetto"])
 def test_args_held_as_json_text_write_as_the_same_args_as_values(fmt):
     """Rows a reader kept as JSON text, beside rows held as values, write the same args as

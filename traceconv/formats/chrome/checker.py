@@ -29,8 +29,11 @@ time), so memory follows the few numbers kept per slice and flow, not the file.
 from __future__ import annotations
 
 import math
+import operator
 import re
+from array import array
 from collections import defaultdict
+from collections.abc import Iterator
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -54,8 +57,13 @@ IGNORED = {"S": "legacy async", "T": "legacy async step", "p": "legacy async ste
 # read by trace_processor into its tables of CPU profile samples, not drawn as slices
 SAMPLES = frozenset("P")
 NEEDS_PID = set("BEXCbensf")
-# The importer's order at one timestamp: E first, then X by decreasing duration, then B.
-_RANK = {"E": 0, "X": 1, "B": 2}
+# kinds of event on a thread's stack: I an instant; TOP a flow point bound to the slice on
+# top of the stack (s, t, an f with "bp": "e"), NEXT one bound to the next slice begun (f)
+_E, _X, _B, _I, _TOP, _NEXT = range(6)
+_KIND = {"E": _E, "B": _B}
+_SORT_RANK = np.array([0, 1, 3, 1, 2, 2], dtype=np.uint8)   # E, X and instants, flows, B
+_NO_TEXT = -1    # an E event's name or category left out (it matches any)
+_REPLAY_BLOCK = 1 << 12   # sorted slice events turned into Python values this many at a time
 
 
 # A number the importer cannot show needs a piece's text to hold an integer token of 19
@@ -102,6 +110,38 @@ def _ident(value: Any) -> Any:
         except TypeError:   # nested deeper than orjson writes (254 levels), or not JSON
             return "<a value nested too deep to name>"
     return value
+
+
+def _thread(pid: Any, tid: Any) -> tuple[Any, Any]:
+    """The thread an event lands on, as the importer keys it: numbers as the unsigned
+    32-bit values it reads (a negative or larger one is 0), and a tid of 0 (or none) in a
+    process other than 0 is the process's main thread, tid = pid, whatever thread is
+    numbered 0 in the file (trace_processor's JSON tokenizer).
+
+    >>> _thread(7, 0), _thread(7, None), _thread(0, 0), _thread(7, -3), _thread("p", 0)
+    ((7, 7), (7, 7), (0, 0), (7, 7), ('p', 'p'))
+    """
+    key_pid, key_tid = _id32(pid), _id32(tid)
+    if key_tid == 0 and key_pid != 0 and not isinstance(tid, str):
+        key_tid = key_pid
+    return key_pid, key_tid
+
+
+def _id32(value: Any) -> Any:
+    """A pid or tid as the importer reads it: a number as an unsigned 32-bit one (0 when
+    it is out of that range), a string as itself, anything else as its JSON text.
+
+    >>> _id32(5.7), _id32(-1), _id32(1 << 40), _id32("x"), _id32(None), _id32([1])
+    (5, 0, 0, 'x', 0, '[1]')
+    """
+    if value is None:
+        return 0
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            return 0
+        number = int(value)
+        return number if 0 <= number <= 0xFFFFFFFF else 0
+    return _ident(value)
 
 
 def _unshowable(value: Any) -> bool:
@@ -151,13 +191,182 @@ def _numeric(value: Any) -> bool:
     return False
 
 
+class _SliceEvents:
+    """One thread's slice events (``X``, ``B``, ``E`` and thread-scoped instants, which the
+    importer puts on the same stack) as columns: what the replay needs of each, about 33
+    bytes an event (a tuple of them took about 200), so that ``check`` of a file of ten
+    million events holds hundreds of MB, not gigabytes.
+
+    >>> events = _SliceEvents()
+    >>> events.add(5, _B, 0, 0); events.add(5, _E, 0, 1); events.add(7, _B, 0, 2)
+    >>> events.add(7, _X, 3, 3); events.add(7, _I, 0, 4); events.add(7, _X, 9, 5)
+    >>> [(ts, kind, index) for ts, kind, _, index, _, _ in events.in_importer_order()]
+    [(5, 0, 1), (5, 2, 0), (7, 1, 5), (7, 1, 3), (7, 3, 4), (7, 2, 2)]
+    >>> events.ambiguous_ties
+    3
+    """
+
+    def __init__(self) -> None:
+        self.ts, self.dur, self.index = array("q"), array("q"), array("q")
+        self.name, self.category = array("i"), array("i")
+        self.kind = bytearray()
+        self.ambiguous_ties = 0
+
+    def add(self, ts: int, kind: int, dur: int, index: int, name: int = _NO_TEXT,
+            category: int = _NO_TEXT) -> None:
+        """One event: its start, kind, duration (X), index in the file, and for a B or E
+        its name and category (numbers the checker gave their texts)."""
+        self.ts.append(ts)
+        self.kind.append(kind)
+        self.dur.append(dur)
+        self.index.append(index)
+        self.name.append(name)
+        self.category.append(category)
+
+    def in_importer_order(self) -> Iterator[tuple[int, int, int, int, int, int]]:
+        """(ts, kind, dur, index, name, category) per event in the importer's order, a block
+        at a time: by start; at one start, E events, then X events and instants longest
+        first, then B events; then file order.
+
+        trace_processor v52 sorts so (seen on it) only in part: an E comes before an X and
+        an X of some length before a B, but the order of a B and an E, or of a B or an E
+        and an instant or an X of no length, at one time is not fixed by the file (events
+        at that time on other threads change it). Such B and E events are counted in
+        :attr:`ambiguous_ties`: the importer may nest them otherwise."""
+        ts = np.frombuffer(self.ts, dtype=np.int64)
+        dur = np.frombuffer(self.dur, dtype=np.int64)
+        index = np.frombuffer(self.index, dtype=np.int64)
+        kind = np.frombuffer(self.kind, dtype=np.uint8)
+        name = np.frombuffer(self.name, dtype=np.int32)
+        category = np.frombuffer(self.category, dtype=np.int32)
+        order = np.lexsort((index, -dur, _SORT_RANK[kind], ts))
+        on_stack = order[kind[order] < _TOP]
+        self.ambiguous_ties = _shared_times(ts[on_stack], kind[on_stack])
+        for lo in range(0, len(order), _REPLAY_BLOCK):
+            block = order[lo:lo + _REPLAY_BLOCK]
+            yield from zip(ts[block].tolist(), kind[block].tolist(), dur[block].tolist(),
+                           index[block].tolist(), name[block].tolist(),
+                           category[block].tolist(), strict=True)
+
+
+def _place(index: int, thread: tuple) -> str:
+    """Where a finding's example event is."""
+    return f"$.traceEvents[{index}] on {thread}"
+
+
+def _shared_times(ts: np.ndarray, kind: np.ndarray) -> int:
+    """How many B and E events share their time with another slice event (``ts`` sorted).
+
+    >>> _shared_times(np.array([1, 1, 2, 3, 3]), np.array([_B, _E, _B, _X, _E], np.uint8))
+    3
+    """
+    shared = np.zeros(len(ts), dtype=bool)
+    same = ts[1:] == ts[:-1]
+    shared[1:] |= same
+    shared[:-1] |= same
+    return int(np.count_nonzero(shared & ((kind == _B) | (kind == _E))))
+
+
+class _StackReplay:
+    """The importer's slice stack on one thread (trace_processor's ``SliceTracker``:
+    ``MaybeCloseStack``, ``StartSlice``, ``CompleteSlice``), kept as it keeps it: each
+    open slice's start, end (None while a B is open), name and category.
+
+    >>> replay = _StackReplay()
+    >>> replay.push(0, 10, _NO_TEXT, _NO_TEXT); replay.push(2, None, 7, _NO_TEXT)   # X, B
+    >>> replay.close_before(12, 0), replay.misplaced, replay.stack   # the X ended the B
+    (True, 1, [])
+    """
+
+    def __init__(self) -> None:
+        self.stack: list[list[Any]] = []   # [start, end or None, name, category]
+        self.nested = True   # each slice on the stack ends within the one below, none a B
+        self.misplaced = 0
+
+    def push(self, ts: int, dur: int | None, name: int, category: int) -> None:
+        """A slice kept: an X (or instant) of ``dur``, or a B (``dur`` None)."""
+        stack = self.stack
+        end = None if dur is None else ts + dur
+        self.nested = self.nested and end is not None and (
+            not stack or stack[-1][1] is not None and end <= stack[-1][1])
+        stack.append([ts, end, name, category])
+
+    def close_before(self, ts: int, dur: int | None) -> bool:
+        """Pop what ends before an event at ``ts`` of ``dur`` (None: a B or E); False when
+        that event is an X partially overlapping an open slice (the importer drops it).
+
+        Walked from the top as the importer walks it: a B still open above an X that has
+        ended is ended at that X's end, with all above it (``misplaced``); a slice that
+        ended pops the top of the stack."""
+        stack = self.stack
+        while self.nested and stack:   # X in X: only the top can end or be overlapped
+            start, end = stack[-1][:2]
+            if end < ts or (end == ts and not (end == start and dur == 0)):
+                stack.pop()
+            elif end > ts:
+                return dur is None or ts + dur <= end
+            else:   # (a slice of no length at ts, below which one may end: walk)
+                break
+        open_above = False
+        i = len(stack) - 1
+        while i >= 0:
+            start, end, *_ = stack[i]
+            if end is None:
+                open_above = True
+            elif open_above:
+                if ts > end:
+                    self.misplaced += 1
+                    del stack[i:]   # (those above are ended at ``end``)
+                    open_above = False
+            elif end < ts or (end == ts and not (end == start and dur == 0)):
+                stack.pop()
+            elif dur is not None and ts < end < ts + dur:
+                self._check_nested()
+                return False
+            i -= 1
+        self._check_nested()
+        return True
+
+    def _check_nested(self) -> None:
+        """After a walk the importer's way (which can leave an ended slice below one that
+        has not: it pops the top when a lower slice ends), whether the stack is nested."""
+        ends = [entry[1] for entry in self.stack]
+        self.nested = None not in ends and all(map(operator.ge, ends, ends[1:]))
+
+    def end(self, ts: int, name: int, category: int) -> bool | None:
+        """An E at ``ts``: the topmost open B it matches ends (popped when it is the top:
+        True; False when slices above it stay open); None when it matches none."""
+        stack = self.stack
+        for i in range(len(stack) - 1, -1, -1):
+            entry = stack[i]
+            if entry[1] is not None:
+                continue
+            if category != _NO_TEXT and entry[3] != category:
+                continue
+            if name != _NO_TEXT and entry[2] != _NO_TEXT and entry[2] != name:
+                continue
+            entry[1] = ts
+            if i == len(stack) - 1:
+                stack.pop()
+                self._check_nested()
+                return True
+            return False
+        return None
+
+    @property
+    def unterminated(self) -> int:
+        """B slices still open at the end of the trace."""
+        return sum(entry[1] is None for entry in self.stack)
+
+
 class _Checker:
     def __init__(self) -> None:
         self.report = CheckReport("chrome")
-        # per (pid, tid): slice events as (ts, rank, -dur, index, phase, end)
-        self.threads: dict[tuple, list[tuple]] = defaultdict(list)
-        self.flows: list[tuple[str, tuple, int, bool, tuple, int]] = []
+        # per (pid, tid): its slice events as columns (25 bytes an event, not a tuple)
+        self.threads: dict[tuple, _SliceEvents] = defaultdict(_SliceEvents)
+        self.flows: list[tuple[str, tuple, int, int]] = []   # (phase, id, ts, index)
         self.names: dict[tuple, dict[str, int]] = defaultdict(dict)
+        self.texts: dict[Any, int] = {}   # names and categories of B and E events, numbered
         self.counts = {"events": 0, "slices": 0, "instants": 0, "counter_values": 0,
                        "flows": 0, "metadata": 0}
         self.phases_ignored: dict[str, int] = defaultdict(int)
@@ -184,8 +393,7 @@ class _Checker:
             else:
                 report.warning("unknown_phase", "events with a phase Perfetto does not know "
                                "are ignored", count=count, example=f"ph={phase!r}")
-        spans = self._replay()
-        self._check_flows(spans)
+        self._check_flows(self._replay())
         for key, names in self.names.items():
             if len(names) > 1:
                 report.warning("conflicting_metadata_names", "M events give one process or "
@@ -252,24 +460,38 @@ class _Checker:
         if phase in NEEDS_PID and "pid" not in event:
             report.warning("missing_pid", "an event has no 'pid': it lands in process 0",
                            example=where)
-        thread = (_ident(event.get("pid")), _ident(event.get("tid", event.get("pid"))))
+        thread = _thread(event.get("pid"), event.get("tid"))
         if phase == "X":
             dur = _ns(event.get("dur", 0))
             if dur is None or dur < 0:
                 report.error("bad_dur", "an X event has a missing or negative 'dur'",
                              example=where)
                 return
-            self.threads[thread].append((ts, 1, -dur, index, "X", ts + dur))
+            self.threads[thread].add(ts, _X, dur, index)
         elif phase in "BE":
-            self.threads[thread].append((ts, _RANK[phase], 0, index, phase, None))
+            self.threads[thread].add(ts, _KIND[phase], 0, index, self._text_id(event, "name"),
+                                     self._text_id(event, "cat"))
         elif phase in "iIR":
             counts["instants"] += 1
+            if phase != "R" and event.get("s", "t") == "t":   # on its thread's stack
+                self.threads[thread].add(ts, _I, 0, index)
         elif phase == "C":
             self._counter(event, where)
         elif phase in "sft":
-            flow_id = (_ident(event.get("cat")), _ident(event.get("id", event.get("bind_id"))))
-            bind_enclosing = phase == "s" or event.get("bp") == "e"
-            self.flows.append((phase, flow_id, ts, bind_enclosing, thread, index))
+            # (trace_processor keys a v1 flow by category, name and id)
+            flow_id = (_ident(event.get("cat")), _ident(event.get("name")),
+                       _ident(event.get("id", event.get("bind_id"))))
+            enclosing = phase != "f" or event.get("bp") == "e"
+            self.threads[thread].add(ts, _TOP if enclosing else _NEXT, 0, index)
+            self.flows.append((phase, flow_id, ts, index))
+
+    def _text_id(self, event: dict, key: str) -> int:
+        """The number of an event's name or category; :data:`_NO_TEXT` when it is left out
+        or empty (the importer's null, which an E matches to any B)."""
+        value = event.get(key)
+        if value is None or value == "":
+            return _NO_TEXT
+        return self.texts.setdefault(_ident(value), len(self.texts))
 
     def _metadata(self, event: dict) -> None:
         name = event.get("name")
@@ -298,81 +520,113 @@ class _Checker:
                                   "number: the importer drops it",
                                   example=f"{where}.args[{key!r}] = {value!r}"[:120])
 
-    def _replay(self) -> dict[tuple, tuple[np.ndarray, np.ndarray]]:
-        """Per thread, build slices like the importer; returns the kept slices' sorted starts
-        and the running maximum of their ends (for flow binding)."""
-        report = self.report
-        spans = {}
+    def _replay(self) -> set[int]:
+        """Per thread, build slices like the importer; returns the indexes of the flow
+        events that bind to a slice."""
+        bound: set[int] = set()
         for thread, events in self.threads.items():
-            events.sort()
-            stack: list[tuple[int | None, int]] = []   # (end or None for B, event index)
-            starts: list[int] = []
-            ends: list[int] = []
-            open_b: list[int] = []   # positions in starts of open B slices
-            for ts, _, _, index, phase, end in events:
-                while stack and stack[-1][0] is not None and stack[-1][0] <= ts:
-                    stack.pop()
-                if phase == "E":
-                    if stack and stack[-1][0] is None:
-                        stack.pop()
-                        ends[open_b.pop()] = ts
-                    elif stack:
-                        report.error("overlapping_slice", "an E event closes a B while an X "
-                                     "slice inside it is still open: the slices overlap",
-                                     example=f"$.traceEvents[{index}] on {thread}")
-                    else:
-                        report.error("end_without_begin", "an E event with no open B on its "
-                                     "thread is dropped", example=f"$.traceEvents[{index}] on "
-                                     f"{thread}")
-                    continue
-                if stack and end is not None and stack[-1][0] is not None \
-                        and end > stack[-1][0]:
-                    report.error("overlapping_slice", "an X event partially overlaps an open "
-                                 "slice on its thread: the v52 importer drops it "
-                                 "(newer ones spill it to an overflow track)",
-                                 example=f"$.traceEvents[{index}] on {thread}")
-                    continue
-                if len(stack) >= MAX_DEPTH:
-                    report.error("slice_depth_over_512", "a slice deeper than 512 is dropped",
-                                 example=f"$.traceEvents[{index}] on {thread}")
-                    continue
-                stack.append((end, index))
-                self.counts["slices"] += 1
-                if end is None:
-                    open_b.append(len(starts))
-                starts.append(ts)
-                ends.append(end if end is not None else ts)
-            if open_b:
-                report.warning("unterminated_slice", "B events never ended (shown as 'Did "
-                               "not end')", count=len(open_b), example=f"thread {thread}")
-            order = np.argsort(np.asarray(starts, dtype=np.int64), kind="stable")
-            ends_so_far = np.maximum.accumulate(np.asarray(ends, np.int64)[order]) if ends \
-                else np.zeros(0, np.int64)
-            spans[thread] = (np.asarray(starts, np.int64)[order], ends_so_far)
-        return spans
+            self._replay_thread(thread, events, bound)
+        return bound
 
-    def _check_flows(self, spans: dict[tuple, tuple[np.ndarray, np.ndarray]]) -> None:
+    def _replay_thread(self, thread: tuple, events: _SliceEvents, bound: set[int]) -> None:
+        """One thread's slices as the importer's slice stack builds them (trace_processor's
+        ``SliceTracker``): what it drops, what it ends early, what never ends; and which of
+        its flow events bind (to the slice on top of the stack, or the next one begun)."""
         report = self.report
-        ends_by_id: dict[tuple, set[str]] = defaultdict(set)
-        for phase, flow_id, ts, enclosing, thread, index in self.flows:
-            ends_by_id[flow_id].add(phase)
-            starts, ends = spans.get(thread, (np.zeros(0, np.int64), np.zeros(0, np.int64)))
-            if enclosing:
-                before = int(np.searchsorted(starts, ts, "right"))
-                bound = before > 0 and bool(ends[before - 1] >= ts)
-            else:   # binds to the next slice that starts at or after ts
-                bound = int(np.searchsorted(starts, ts, "left")) < len(starts)
-            if not bound:
+        replay = _StackReplay()
+        waiting: list[int] = []   # flow events binding to the next slice begun
+        for ts, kind, dur, index, name, category in events.in_importer_order():
+            if kind >= _TOP:
+                if kind == _NEXT:
+                    waiting.append(index)
+                elif replay.stack:
+                    bound.add(index)
+                continue
+            if not replay.close_before(ts, dur if kind in (_X, _I) else None):
+                report.error("overlapping_slice", "an X event partially overlaps an open "
+                             "slice on its thread: the v52 importer drops it "
+                             "(newer ones spill it to an overflow track)",
+                             example=_place(index, thread))
+                continue
+            if kind == _E:
+                closed = replay.end(ts, name, category)
+                if closed is None:
+                    report.error("end_without_begin", "an E event with no open B on its "
+                                 "thread (of its name and category, when it gives them) is "
+                                 "dropped", example=_place(index, thread))
+                elif not closed:
+                    report.warning("end_below_open_slice", "an E event ends a B while a "
+                                   "slice inside it is still open: that slice outlives its "
+                                   "parent in the view", example=_place(index, thread))
+                continue
+            if len(replay.stack) >= MAX_DEPTH:
+                report.error("slice_depth_over_512", "a slice deeper than 512 is dropped",
+                             example=_place(index, thread))
+                continue
+            replay.push(ts, dur if kind != _B else None, name, category)
+            bound.update(waiting)
+            waiting.clear()
+            if kind != _I:   # (counted among the instants)
+                self.counts["slices"] += 1
+        if events.ambiguous_ties:
+            report.warning("ambiguous_same_time_order", "B/E events at the same time as X "
+                           "events or instants on their thread: the importer's order among "
+                           "them is not fixed by the file, so it may nest them otherwise",
+                           count=events.ambiguous_ties, example=f"thread {thread}")
+        if replay.misplaced:
+            report.warning("slice_ended_by_parent", "slices still open when the X slice "
+                           "enclosing them ended: the importer ends them there (its "
+                           "misplaced_end_event)", count=replay.misplaced,
+                           example=f"thread {thread}")
+        if replay.unterminated:
+            report.warning("unterminated_slice", "B events never ended (shown as 'Did "
+                           "not end')", count=replay.unterminated, example=f"thread {thread}")
+
+    def _check_flows(self, bound: set[int]) -> None:
+        report = self.report
+        points: dict[tuple, list[tuple[int, int, str, bool]]] = defaultdict(list)
+        for phase, flow_id, ts, index in self.flows:
+            points[flow_id].append((ts, index, phase, index in bound))
+            if index not in bound:
                 report.warning("flow_not_bound", "a flow event has no slice to bind to on its "
                                "thread: no arrow", example=f"$.traceEvents[{index}]")
         arrows = 0
-        for flow_id, phases in ends_by_id.items():
-            if "s" in phases and "f" in phases:
-                arrows += 1
-            else:
-                report.warning("flow_unpaired", "flow ids with a start but no end or the "
-                               "reverse: no arrow", example=f"cat/id {flow_id}")
+        for flow_id, chain in points.items():
+            made, unpaired = _arrows(sorted(chain))
+            arrows += made
+            if unpaired:
+                report.warning("flow_unpaired", "flow events with no start before them, or "
+                               "a start nothing follows: no arrow", count=unpaired,
+                               example=f"cat/id {flow_id}")
         self.counts["flows"] = arrows
+
+
+def _arrows(chain: list[tuple[int, int, str, bool]]) -> tuple[int, int]:
+    """The arrows one flow id's events make, in time order, as the importer's flow
+    tracker makes them (v1 flows): a start bound to a slice opens the flow, each step
+    (``t``) and the end (``f``) bound to one draws an arrow from the point before, the
+    end closes it; and how many events make none (a step or end with no open start, a
+    start nothing follows). Events bound to no slice draw nothing (counted apart).
+
+    >>> _arrows([(1, 0, "s", True), (2, 1, "t", True), (3, 2, "f", True)])
+    (2, 0)
+    >>> _arrows([(1, 0, "f", True), (2, 1, "s", True)]), _arrows([(1, 0, "s", False)])
+    ((0, 2), (0, 0))
+    """
+    arrows = unpaired = 0
+    opened = followed = False
+    for _, _, phase, bound in chain:
+        if phase == "s":
+            if bound:
+                unpaired += opened and not followed
+                opened, followed = True, False
+        elif opened:
+            arrows += bound
+            followed = True
+            opened = phase != "f"
+        else:
+            unpaired += 1
+    return arrows, unpaired + (opened and not followed)
 
 
 def check_chrome(source: Source) -> CheckReport:

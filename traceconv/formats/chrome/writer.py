@@ -59,7 +59,10 @@ class _Ids:
         self.tid: dict[int, int] = {}
         taken: set[tuple[int, int]] = set()
         for t in trace.tracks:
-            if _fits(t.tid) and (t.process, t.tid) not in taken:
+            # (a tid of 0 in a process other than 0 is tid = pid to trace_processor: it
+            # would join that process's main thread)
+            if _fits(t.tid) and (t.process, t.tid) not in taken and (
+                    t.tid != 0 or self.pid[t.process] == 0):
                 self.tid[t.id] = t.tid
                 taken.add((t.process, t.tid))
         spare = SYNTHETIC_PID
