@@ -679,6 +679,11 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("steps.device.unowned", "dropped",
           "device work launched outside every step or with no known launch: in no step"),
     _Code("steps.host.outside", "dropped", "host slices outside the chosen steps' host range"),
+    # tensorflow (the Chrome flavour of TF 1.x step timelines)
+    _Code("tensorflow.stream_view_repeated", "note",
+          "GPU records of TF's stream:all and memcpy processes, which repeat the records of "
+          "the per-stream processes: kept as device ranges that no total counts (the first "
+          "in the example)"),
     # torch_et
     _Code("torch_et.duplicate_id", "dropped",
           "nodes whose id an earlier node already has: an id names one op (its links and "

@@ -21,10 +21,12 @@ from .migraphx import MIGRAPHX_VOCABULARY
 from .nsys import NSYS_VOCABULARY
 from .paddle import PADDLE_VOCABULARY
 from .rocprof import ROCPROF_VOCABULARY
+from .tensorflow import TENSORFLOW_VOCABULARY
 from .xplane import XPLANE_VOCABULARY
 
 TRACECONV_VOCABULARY = Vocabulary("traceconv", aggregate={"aggregate"})
 GENERIC_VOCABULARY = Vocabulary.union("generic", KINETO_VOCABULARY, PADDLE_VOCABULARY,
                                       MEGENGINE_VOCABULARY, MIGRAPHX_VOCABULARY,
                                       NSYS_VOCABULARY, XPLANE_VOCABULARY,
-                                      ROCPROF_VOCABULARY, TRACECONV_VOCABULARY)
+                                      ROCPROF_VOCABULARY, TENSORFLOW_VOCABULARY,
+                                      TRACECONV_VOCABULARY)

@@ -26,9 +26,10 @@ from .kineto import Kineto
 from .megengine import MegEngine
 from .onnxruntime import OnnxRuntime
 from .paddle import PaddleProfiler, PaddleTimeline
+from .tensorflow import TensorFlow
 
-FLAVOURS: list[type[Flavour]] = [PaddleProfiler, PaddleTimeline, MegEngine, Kineto, Jax,
-                                 OnnxRuntime]
+FLAVOURS: list[type[Flavour]] = [PaddleProfiler, PaddleTimeline, MegEngine, Kineto, TensorFlow,
+                                 Jax, OnnxRuntime]
 
 
 def detect(envelope: dict, events: list) -> Flavour:

@@ -1,0 +1,145 @@
+"""TensorFlow 1.x step timelines: ``timeline.Timeline(run_metadata.step_stats)
+.generate_chrome_trace_format()``.
+
+Every device of the step's statistics is a pair of processes named after it, ``<device>
+Compute`` (its ops, ``cat: "Op"``, the op type as the name and ``args.name``/``args.op``)
+and ``<device> Tensors`` (tensor lifetimes), beside an ``Allocators`` process. The executor
+of a device is a host thread: ``/job:localhost/replica:0/task:0/device:GPU:0 Compute``
+holds the host side of the GPU's ops. What ran on the GPU comes from TF's GPU tracer, on
+devices that TF's own ``timeline.py`` tells apart by ``/stream:`` or ``/memcpy`` in their
+names: those processes become device processes. The tracer writes every record twice
+(``device_tracer.cc``): a kernel on ``/stream:all`` and on its own ``/stream:N``, a copy on
+``/memcpy`` and on its ``/stream:N``. The per-stream processes hold each record once and
+stay the device's work; ``stream:all`` and ``memcpy`` repeat them, so they are drawn as
+ranges that no total counts (``tensorflow.stream_view_repeated``), unless no per-stream
+process of their device is named.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from ....model import ProcessKind, Trace
+from ....vocabularies.tensorflow import (
+    COPY_CATEGORY,
+    DEVICE_CATEGORY,
+    REPEAT_CATEGORY,
+    TENSORFLOW_VOCABULARY,
+)
+from .base import Flavour, ReadContext, hashable
+
+# a device as TF names one (``/job:w/replica:0/task:0/gpu:0``, ``/device:GPU:0``), then a
+# GPU tracer's part (``/stream:all``, ``/stream:12``, ``/memcpy``), then the view's suffix
+TF_PROCESS = re.compile(r"(?P<device>(?:/job:[^/\s]+/replica:\d+/task:\d+)?"
+                        r"/(?:device:)?[A-Za-z_]+:\d+)"
+                        r"(?:/(?P<part>stream:\w+|memcpy))? (?:Compute|Tensors)")
+REPEATING_PARTS = ("stream:all", "memcpy")
+# (a flow's category names its chain, and its point finds its track by pid and tid)
+KEPT_PHASES = ("M", "s", "t", "f")
+
+
+def _process_name(event: Any) -> str | None:
+    if (isinstance(event, dict) and event.get("ph") == "M"
+            and event.get("name") == "process_name" and isinstance(event.get("args"), dict)):
+        name = event["args"].get("name")
+        return name if isinstance(name, str) else None
+    return None
+
+
+def gpu_tracer_part(process_name: str) -> tuple[str, str] | None:
+    """The device and the GPU tracer's part (``stream:N``, ``stream:all``, ``memcpy``) of a
+    TF ``Compute`` process of GPU records; None for any other process.
+
+    >>> gpu_tracer_part("/device:GPU:0/stream:12 Compute")
+    ('/device:GPU:0', 'stream:12')
+    >>> gpu_tracer_part("/gpu:0/memcpy Compute"), gpu_tracer_part("/gpu:0/memcpy Tensors")
+    (('/gpu:0', 'memcpy'), None)
+    >>> gpu_tracer_part("/job:localhost/replica:0/task:0/gpu:0 Compute") is None
+    True
+    """
+    match = TF_PROCESS.fullmatch(process_name)
+    if match is None or match["part"] is None or not process_name.endswith(" Compute"):
+        return None
+    return match["device"], match["part"]
+
+
+class TensorFlow(Flavour):
+    """TensorFlow's step timeline (``timeline.Timeline``): devices by process name."""
+
+    name = "tensorflow"
+    framework = "TensorFlow"
+    device_categories = frozenset({DEVICE_CATEGORY, COPY_CATEGORY, REPEAT_CATEGORY})
+    vocabulary = TENSORFLOW_VOCABULARY
+
+    def __init__(self) -> None:
+        self.parts: dict[Any, tuple[str, str]] = {}   # pid -> (device, part) of GPU records
+        self.repeated = 0
+        self.example: str | None = None
+
+    @classmethod
+    def detect(cls, envelope: dict, events: list) -> bool:
+        return any(TF_PROCESS.fullmatch(name) for e in events[:200]
+                   if (name := _process_name(e)) is not None)
+
+    def prepare(self, events: list, context: ReadContext) -> None:
+        for e in events:
+            name = _process_name(e)   # (None for an event that is not an object)
+            if name is not None and hashable(pid := e.get("pid")) and (
+                    device_part := gpu_tracer_part(name)) is not None:
+                self.parts[pid] = device_part
+        if not self.parts:
+            return
+        streamed = {device for device, part in self.parts.values()
+                    if part not in REPEATING_PARTS}
+        for e in events:
+            if (not isinstance(e, dict) or e.get("ph") in KEPT_PHASES
+                    or not hashable(e.get("pid"))
+                    or (found := self.parts.get(e.get("pid"))) is None):
+                continue
+            device, part = found
+            if part in REPEATING_PARTS and device in streamed:
+                e["cat"] = REPEAT_CATEGORY
+                if e.get("ph") == "X":
+                    self.repeated += 1
+                    self.example = self.example or f"{device}/{part}: {e.get('name')!r}"
+            else:   # (a memcpy process with no stream to repeat holds the copies once)
+                e["cat"] = COPY_CATEGORY if part == "memcpy" else DEVICE_CATEGORY
+
+    def name_process(self, pid: Any, device: bool, meta: dict[str, Any]) -> str:
+        name = meta.get("name")
+        return str(name) if name else super().name_process(pid, device, meta)
+
+    def finalize(self, trace: Trace, context: ReadContext) -> None:
+        trace.diagnostics.add("tensorflow.stream_view_repeated", count=self.repeated,
+                              example=self.example)
+        _copies_on_streams(trace, self.parts)
+
+
+def _copies_on_streams(trace: Trace, parts: dict[Any, tuple[str, str]]) -> None:
+    """The records of a device's streams that its ``/memcpy`` process repeats (same name,
+    start and length) are copies, whatever their name: the tracer names a copy after its op
+    (a ``MatMul`` copy), so only the process it repeats it on tells. They get the copy
+    category, which a written trace keeps."""
+    processes = trace.processes
+    device_part = [parts.get(processes[t.process].pid, ("", ""))
+                   if processes[t.process].kind is ProcessKind.DEVICE else ("", "")
+                   for t in trace.tracks]
+    copy_tracks = [t for t, (_, part) in enumerate(device_part) if part == "memcpy"]
+    stream_tracks = [t for t, (_, part) in enumerate(device_part)
+                     if part and part not in REPEATING_PARTS]
+    s = trace.slices
+    if not copy_tracks or not stream_tracks or not len(s):
+        return
+    track, start, dur = s.numpy_view("track"), s.numpy_view("start"), s.numpy_view("dur")
+
+    def key(row: int) -> tuple[str, int, int, int]:
+        return device_part[track[row]][0], int(start[row]), int(dur[row]), s.name[row]
+
+    copies = {key(r) for r in np.flatnonzero(np.isin(track, copy_tracks)).tolist()}
+    copy = trace.strings.intern(COPY_CATEGORY)
+    for row in np.flatnonzero(np.isin(track, stream_tracks)).tolist():
+        if key(row) in copies:
+            s.category[row] = copy
