@@ -141,6 +141,10 @@ CODES: tuple[CodeInfo, ...] = (
           "[memory] events written as X (torch's python exporter): read as instants"),
     _Code("chrome.metadata_conflict", "repaired",
           "a thread or process named twice differently: both names kept"),
+    _Code("chrome.written_record_unread", "note",
+          "rows of the traceconv key's processes, threads or counters (a file traceconv wrote) "
+          "that are not as its writer makes them: those processes and tracks keep what the "
+          "events say"),
     _Code("chrome.metadata_ignored", "note",
           "M events other than process/thread name, labels and sort index"),
     _Code("chrome.missing_phase", "dropped", "events without ph"),
