@@ -1,6 +1,7 @@
 """Chrome JSON that traceconv wrote reads back to the model it came from: the metadata
-(``traceconv/model/metadata_record.py``) and the processes and tracks
-(``traceconv/formats/chrome/written_tracks.py``) of its ``traceconv`` key.
+(``traceconv/model/metadata_record.py``), op statistics (``traceconv/model/stats_record.py``)
+and the processes and tracks (``traceconv/formats/chrome/written_tracks.py``) of its
+``traceconv`` key.
 
 Expected values come from the sources read plainly (``json``, ``gzip``, ``sqlite3``) and from
 the written JSON read with ``json``; a ``traceconv`` key that says anything else is input,
@@ -84,6 +85,18 @@ def test_a_lane_thread_folds_back_into_its_home_thread(tmp_path):
     assert set(again.slices.track) == {0}
 
 
+def test_statistics_of_a_paddle_report_survive_chrome_json(tmp_path):
+    """Row one of the report's first table, by hand from the text: ParallelExecutor::Run,
+    10 calls, 120.5 ms total (``samples/paddle/report_gpu_before.txt``)."""
+    path = ROOT / "samples" / "paddle" / "report_gpu_before.txt"
+    line = next(x for x in path.read_text().splitlines() if "ParallelExecutor::Run" in x)
+    calls, total_ms = line.split()[1:3]
+    traceconv.save(traceconv.load(path), tmp_path / "y.json")
+    first = traceconv.load(tmp_path / "y.json").stats[0]
+    assert (first.name.split("::", 1)[1], first.calls, first.total_ns) == (
+        "ParallelExecutor::Run", int(calls), round(float(total_ms) * 1e6))
+
+
 def test_a_second_conversion_names_the_first_source(tmp_path):
     traceconv.save(traceconv.load(NSYS), tmp_path / "one.json")
     traceconv.save(traceconv.load(tmp_path / "one.json"), tmp_path / "two.json")
@@ -100,6 +113,7 @@ def test_a_traceconv_key_that_says_anything_else_is_counted_not_trusted(tmp_path
             "threads": [[1, 1, "t", "thread", 5, 1], [9, 9, "orphan", "thread", None, 9]],
             "counters": "none",
             "lanes": [[1, 2, 3], [1, 3, 2]],   # (each the other's home: neither folds)
+            "stats": [{"name": "ok", "calls": 1, "total_ns": 5}, 7],
         },
         "traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "ts": 0, "dur": 1, "name": "a"},
                         {"ph": "X", "pid": 1, "tid": 2, "ts": 0, "dur": 1, "name": "b"},
@@ -113,3 +127,5 @@ def test_a_traceconv_key_that_says_anything_else_is_counted_not_trusted(tmp_path
     assert trace.diagnostics.count("chrome.written_record_unread") == 5
     assert trace.diagnostics.count("input.unknown_diagnostic") == 3 + 1
     assert len(trace.tracks) == 3 and len(trace.slices) == 3
+    # statistics: all rows or none (rows name their parents by place)
+    assert trace.stats == [] and trace.diagnostics.count("input.carried_stats_unread") == 2

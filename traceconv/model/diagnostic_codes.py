@@ -176,6 +176,10 @@ CODES: tuple[CodeInfo, ...] = (
           "inputs holding a run's settings alone (no event, row, op or memory block), read "
           "to join the traces given with them (which: in the example); given alone, "
           "nothing read"),
+    _Code("input.carried_stats_unread", "dropped",
+          "op statistics the file carries (a trace traceconv wrote) that are not as its writer "
+          "makes them: left out, every row (rows name their parents by place), the first bad "
+          "row in the example"),
     _Code("input.unknown_diagnostic", "note",
           "diagnostics the file carries (a trace traceconv wrote) under a code this version "
           "does not know, or with a count that is not a whole number: counted here, the first "

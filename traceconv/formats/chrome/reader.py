@@ -28,6 +28,7 @@ from ...model.builder import TraceBuilder
 from ...model.evident_streams import evident_streams
 from ...model.metadata_record import carry_diagnostics, restore_metadata
 from ...model.slice_index import SliceIndex
+from ...model.stats_record import restore_stats
 from ...numbers import to_int64
 from ...spilled_texts import text_store
 from ...vocabularies.common import DEVICE_STREAM_WORDS
@@ -658,13 +659,15 @@ class ChromeReader:
 
     def _written_record(self) -> None:
         """A file traceconv wrote keeps the trace's metadata, the first reading's
-        diagnostics (:mod:`~traceconv.model.metadata_record`) and the source's values of the
+        diagnostics (:mod:`~traceconv.model.metadata_record`), its op statistics
+        (:mod:`~traceconv.model.stats_record`) and the source's values of the
         envelope keys the writer sets (``baseTimeNanoseconds``): they are the trace's again."""
         written = self.context.envelope.get("traceconv")
         if isinstance(written, dict):
             meta = self.trace.metadata
             restore_metadata(meta, written)
             carry_diagnostics(self.trace.diagnostics, written.get("diagnostics"))
+            restore_stats(self.trace, written.get("stats"))
             if isinstance(written.get("envelope"), dict):
                 meta.attributes.update(written["envelope"])
 

@@ -20,6 +20,7 @@ from ...model import Diagnostics, ProcessKind, Trace, TrackKind
 from ...model.columns import InstantTable, SliceTable
 from ...model.metadata_record import metadata_record
 from ...model.nesting import clamped_durations, nested_view
+from ...model.stats_record import stats_record
 from ...numbers import INT64_MIN
 from ...version import __version__
 from .event_json import ArgsText, dumps, microseconds, value_texts
@@ -277,8 +278,8 @@ def _header(trace: Trace, view: Trace, ids: _Ids, base: int) -> dict:
     """The top-level keys: the source's, and traceconv's record of the trace's metadata
     (:mod:`~traceconv.model.metadata_record`, as a ``.pftrace`` keeps it), of the source's
     values of the keys this writer sets (``envelope``), of the processes and tracks
-    (:mod:`.written_tracks`), of the trace's diagnostics and, apart, the writer's (``view``
-    is what was written)."""
+    (:mod:`.written_tracks`), of the trace's diagnostics and op statistics and, apart, the
+    writer's (``view`` is what was written)."""
     meta = trace.metadata
     header = {k: v for k, v in meta.attributes.items() if k not in _RESERVED}
     header.update({
@@ -292,6 +293,7 @@ def _header(trace: Trace, view: Trace, ids: _Ids, base: int) -> dict:
                       **described(trace, view, pids=ids.pid, tids=ids.tid,
                                   counters=counter_names(view)[0]),
                       "diagnostics": meta.diagnostics.as_list(),
+                      "stats": stats_record(trace.stats),
                       "writer_diagnostics": view.diagnostics.as_list()},
     })
     return header

@@ -28,6 +28,7 @@ import orjson
 from ...model import MemoryBlock, Trace
 from ...model.block_table import NUMBERS, BlockTable
 from ...model.metadata_record import metadata_record
+from ...model.stats_record import stats_record
 from .dotted_names import DottedNames, expanded
 from .model_attribute_check import problem
 from .model_attribute_check import time_shift as checked_shift
@@ -64,6 +65,7 @@ def _described(trace: Trace, base: int) -> dict[str, Any]:
         "flows": _flow_labels(trace),
         "dotted": [],
         "diagnostics": trace.diagnostics.as_list(),
+        "stats": stats_record(trace.stats),
     }
 
 

@@ -46,6 +46,7 @@ from ...io import Source
 from ...model import Metadata, Trace
 from ...model.builder import TraceBuilder
 from ...model.metadata_record import carry_diagnostics, restore_metadata
+from ...model.stats_record import restore_stats
 from ...model.typed_arrays import extend_typed
 from .._proto import Utf8Repair
 from ..protowire.columns import (
@@ -1050,11 +1051,13 @@ class PftraceReader:
 
 
 def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:
-    """What traceconv's writer kept of the model: metadata and memory blocks."""
+    """What traceconv's writer kept of the model: metadata, diagnostics, op statistics and
+    memory blocks."""
     meta, saved = trace.metadata, model.get("metadata", {})
     restore_metadata(meta, saved)
     meta.attributes.update(saved.get("attributes") or {})
     carry_diagnostics(trace.diagnostics, model.get("diagnostics"))
+    restore_stats(trace, model.get("stats"))
     model_attribute.add_blocks(trace.memory, model.get("memory"))
     model_attribute.add_blocks(trace.reservations, model.get("reservations"))
 
