@@ -129,3 +129,20 @@ def test_a_traceconv_key_that_says_anything_else_is_counted_not_trusted(tmp_path
     assert len(trace.tracks) == 3 and len(trace.slices) == 3
     # statistics: all rows or none (rows name their parents by place)
     assert trace.stats == [] and trace.diagnostics.count("input.carried_stats_unread") == 2
+
+
+def test_a_file_of_an_older_traceconv_keeps_what_its_record_does_not_say(tmp_path):
+    """Before devices and the run were kept, the key held source, framework, rank and clock:
+    the devices Kineto's ``deviceProperties`` gives stay."""
+    properties = [{"id": 0, "name": "NVIDIA H100", "totalGlobalMem": 85, "computeMajor": 9,
+                   "computeMinor": 0}]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({
+        "traceconv": {"source_format": "chrome", "framework": "PyTorch", "rank": 3,
+                      "clock": "unix epoch"},
+        "deviceProperties": properties,
+        "traceEvents": [{"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "ts": 1, "dur": 2,
+                         "name": "gemm"}]}))
+    meta = traceconv.load(path).metadata
+    assert [(d.id, d.name, d.memory_bytes) for d in meta.devices] == [(0, "NVIDIA H100", 85)]
+    assert meta.rank == 3 and meta.framework == "PyTorch"

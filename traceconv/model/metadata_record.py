@@ -47,7 +47,8 @@ def restore_metadata(meta: Metadata, record: Any) -> None:
     """Set the typed fields of ``meta`` (a trace being read) from ``record``, as a writer
     kept it; the source format it names becomes ``attributes["converted_from"]`` (the trace
     read is of the writer's format) unless the trace already names the first source, as a
-    file converted twice does. A record that is no dict changes nothing.
+    file converted twice does. A field the record does not hold stays as the reader made
+    it; a record that is no dict changes nothing.
 
     >>> meta = Metadata(source_format="chrome", clock="relative")
     >>> restore_metadata(meta, {"rank": "2", "clock": "nsys session time", "world_size": 2**70})
@@ -58,13 +59,20 @@ def restore_metadata(meta: Metadata, record: Any) -> None:
         return
     if isinstance(record.get("source_format"), str) and record["source_format"]:
         meta.attributes.setdefault("converted_from", record["source_format"])
-    meta.source_version = _text(record.get("source_version"))
-    meta.framework = _text(record.get("framework"))
-    meta.clock = _text(record.get("clock")) or "unknown"
-    meta.rank, meta.world_size, meta.clock_base_ns = (
-        int64(record.get(name)) for name in INTEGERS)
-    meta.devices = device_infos(record.get("devices"))
-    meta.run = stated_run(record.get("run"))
+    kept = record.keys()   # (a file of an older traceconv: a field it did not keep stays)
+    if "source_version" in kept:
+        meta.source_version = _text(record["source_version"])
+    if "framework" in kept:
+        meta.framework = _text(record["framework"])
+    if "clock" in kept:
+        meta.clock = _text(record["clock"]) or "unknown"
+    for name in INTEGERS:
+        if name in kept:
+            setattr(meta, name, int64(record[name]))
+    if "devices" in kept:
+        meta.devices = device_infos(record["devices"])
+    if "run" in kept:
+        meta.run = stated_run(record["run"])
 
 
 def _text(value: Any) -> str | None:
