@@ -149,6 +149,10 @@ CODES: tuple[CodeInfo, ...] = (
           "[memory] events written as X (torch's python exporter): read as instants"),
     _Code("chrome.metadata_conflict", "repaired",
           "a thread or process named twice differently: both names kept"),
+    _Code("chrome.written_record_unread", "note",
+          "rows of the traceconv key's processes, threads or counters (a file traceconv wrote) "
+          "that are not as its writer makes them: those processes and tracks keep what the "
+          "events say"),
     _Code("chrome.metadata_ignored", "note",
           "M events other than process/thread name, labels and sort index"),
     _Code("chrome.missing_phase", "dropped", "events without ph"),
@@ -184,6 +188,10 @@ CODES: tuple[CodeInfo, ...] = (
           "inputs holding a run's settings alone (no event, row, op or memory block), read "
           "to join the traces given with them (which: in the example); given alone, "
           "nothing read"),
+    _Code("input.carried_stats_unread", "dropped",
+          "op statistics the file carries (a trace traceconv wrote) that are not as its writer "
+          "makes them: left out, every row (rows name their parents by place), the first bad "
+          "row in the example"),
     _Code("input.unknown_diagnostic", "note",
           "diagnostics the file carries (a trace traceconv wrote) under a code this version "
           "does not know, or with a count that is not a whole number: counted here, the first "

@@ -26,12 +26,15 @@ from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
 from ...model.builder import TraceBuilder
 from ...model.evident_streams import evident_streams
+from ...model.metadata_record import carry_diagnostics, restore_metadata
 from ...model.slice_index import SliceIndex
+from ...model.stats_record import restore_stats
 from ...numbers import to_int64
 from ...spilled_texts import text_store
 from ...vocabularies.common import DEVICE_STREAM_WORDS
 from ..async_tracks import AsyncTracks
 from ..begin_end import add_paired
+from . import written_tracks
 from .async_ids import async_id, unusable
 from .flavours import Flavour, ReadContext, by_name, detect
 from .flows import FlowPoints, codes_of, ends_enclosing, link_flows
@@ -184,6 +187,10 @@ class ChromeReader:
         self._async = AsyncTracks()
         self.flow_points = FlowPoints()
         self._dropped: dict[str, list] = defaultdict(lambda: [0, None])
+        # (a file traceconv wrote: each process and thread it lists is one, device work or
+        # not, and its lane threads fold into their home threads)
+        self._written_ids = written_tracks.written_ids(envelope.get("traceconv"))
+        self._lane_homes = written_tracks.lane_homes(envelope.get("traceconv"))
         for table in (self.trace.slices, self.trace.instants):
             store = text_store()   # the args' texts on disk (a big trace: --spill-args)
             if store is not None:
@@ -194,6 +201,10 @@ class ChromeReader:
     def _process(self, device: bool, pid: Any) -> int:
         key = (device, pid)
         found = self._processes.get(key)
+        if found is None and (pid,) in self._written_ids:
+            found = self._processes.get((not device, pid))
+            if found is not None:
+                self._processes[key] = found
         if found is None:
             kind = ProcessKind.DEVICE if device else ProcessKind.HOST
             found = self._processes[key] = self.trace.add_process(
@@ -208,7 +219,14 @@ class ChromeReader:
             pid, tid = _normal_id(pid), _normal_id(tid)
             key = (device, pid, tid)
             found = self._canonical.get(key)
-            if found is None:
+            if found is None and (pid, tid) in self._written_ids:
+                found = self._canonical.get((not device, pid, tid))
+            home = self._lane_homes.get((pid, tid)) if found is None else None
+            if found is not None:
+                self._canonical[key] = found
+            elif home is not None:
+                found = self._canonical[key] = self.track(device, pid, home)
+            elif found is None:
                 kind = TrackKind.STREAM if device else TrackKind.THREAD
                 found = self.trace.add_track(str(tid), process=self._process(device, pid),
                                              kind=kind, tid=tid if isinstance(tid, int) else None)
@@ -535,7 +553,7 @@ class ChromeReader:
         self._place_async()
         self._guess_device_streams()
         self._name_tracks()
-        self._written_async_threads()
+        self._written_tracks()
         self._apply_time_base()
         # (every event is in, on its final clock: the ends of the B never closed now, for
         # the flows bound to slices by time below)
@@ -553,6 +571,7 @@ class ChromeReader:
             fill_activity(self.trace, self.flavour.vocabulary)
         self._report()
         self.trace.metadata.attributes.update(self.context.envelope)
+        self._written_record()
         self.trace.metadata.attributes["flavour"] = self.flavour.name
         return self.trace
 
@@ -632,17 +651,29 @@ class ChromeReader:
             t.name = flavour.name_thread(pid, tid, device, meta)
             t.sort_index = meta.get("sort_index")
 
-    def _written_async_threads(self) -> None:
-        """A file traceconv wrote lists the threads that hold an async track's spans (its
-        writer draws them as threads: flows bind there): they are async tracks again."""
+    def _written_tracks(self) -> None:
+        """A file traceconv wrote says what its processes and tracks were (kinds, units,
+        names, pids and tids: :mod:`.written_tracks`): they are so again, an async track's
+        thread an async track, no thread's work."""
+        unread = written_tracks.restore(
+            self.trace, self.context.envelope.get("traceconv"), processes=self._processes,
+            threads=self._canonical, counters=self._counter_tracks,
+            global_track=self._special_tracks.get(("global",)))
+        self.trace.diagnostics.add("chrome.written_record_unread", count=unread)
+
+    def _written_record(self) -> None:
+        """A file traceconv wrote keeps the trace's metadata, the first reading's
+        diagnostics (:mod:`~traceconv.model.metadata_record`), its op statistics
+        (:mod:`~traceconv.model.stats_record`) and the source's values of the
+        envelope keys the writer sets (``baseTimeNanoseconds``): they are the trace's again."""
         written = self.context.envelope.get("traceconv")
-        listed = written.get("async_threads") if isinstance(written, dict) else None
-        for place in listed if isinstance(listed, list) else ():
-            if isinstance(place, list) and len(place) == 2:
-                for device in (False, True):
-                    found = self._canonical.get((device, *place))
-                    if found is not None:
-                        self.trace.tracks[found].kind = TrackKind.ASYNC
+        if isinstance(written, dict):
+            meta = self.trace.metadata
+            restore_metadata(meta, written)
+            carry_diagnostics(self.trace.diagnostics, written.get("diagnostics"))
+            restore_stats(self.trace, written.get("stats"))
+            if isinstance(written.get("envelope"), dict):
+                meta.attributes.update(written["envelope"])
 
     def _apply_time_base(self) -> None:
         """Add the envelope's base (Kineto's baseTimeNanoseconds) and name the clock."""
@@ -676,8 +707,7 @@ class ChromeReader:
 
 def _trust_written_devices(flavour: Flavour, envelope: dict) -> None:
     """A file traceconv wrote lists the categories it put on device processes: they stay
-    device work on reading, and the producer's framework stays named (round trips are
-    idempotent)."""
+    device work on reading (round trips are idempotent)."""
     written = envelope.get("traceconv")
     if not isinstance(written, dict):
         return
@@ -685,8 +715,6 @@ def _trust_written_devices(flavour: Flavour, envelope: dict) -> None:
     if isinstance(categories, list):
         flavour.device_categories = flavour.device_categories | {
             c for c in categories if isinstance(c, str)}
-    if flavour.framework is None and isinstance(written.get("framework"), str):
-        flavour.framework = written["framework"]
 
 
 def read_chrome(source: Source, flavour: str | None = None) -> Trace:

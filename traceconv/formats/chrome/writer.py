@@ -18,14 +18,18 @@ import orjson
 from ...gcpause import paused_gc
 from ...model import Diagnostics, ProcessKind, Trace, TrackKind
 from ...model.columns import InstantTable, SliceTable
+from ...model.metadata_record import metadata_record
 from ...model.nesting import clamped_durations, nested_view
+from ...model.stats_record import stats_record
 from ...numbers import INT64_MIN
 from ...version import __version__
 from .event_json import ArgsText, dumps, microseconds, value_texts
+from .written_tracks import described
 
 BATCH = 1 << 14   # events encoded (and held) at a time
 SYNTHETIC_PID = 1 << 24  # above the usual pid range; Kineto's GPU sort indices start here
 _RESERVED = {"traceEvents", "displayTimeUnit", "baseTimeNanoseconds", "traceconv", "flavour"}
+_WRITTEN_OVER = ("displayTimeUnit", "baseTimeNanoseconds")   # the source's: kept apart
 
 
 def _fits(value: object) -> TypeGuard[int]:
@@ -274,19 +278,25 @@ def _flow_events(trace: Trace, place: list[bytes], base: int) -> Iterator[bytes]
 
 
 def _header(trace: Trace, view: Trace, ids: _Ids, base: int) -> dict:
-    """The top-level keys: the source's, and traceconv's record of the trace's diagnostics
-    and, apart, the writer's (``view`` is what was written)."""
+    """The top-level keys: the source's, and traceconv's record of the trace's metadata
+    (:mod:`~traceconv.model.metadata_record`, as a ``.pftrace`` keeps it), of the source's
+    values of the keys this writer sets (``envelope``), of the processes and tracks
+    (:mod:`.written_tracks`), of the trace's diagnostics and op statistics and, apart, the
+    writer's (``view`` is what was written)."""
     meta = trace.metadata
     header = {k: v for k, v in meta.attributes.items() if k not in _RESERVED}
     header.update({
         "displayTimeUnit": "ms",
         "baseTimeNanoseconds": base,
-        "traceconv": {"version": __version__, "source_format": meta.source_format,
-                      "source_file": meta.source_file, "framework": meta.framework,
-                      "rank": meta.rank, "clock": meta.clock,
+        "traceconv": {"version": __version__, **metadata_record(meta),
+                      "source_file": meta.source_file,
+                      "envelope": {k: meta.attributes[k] for k in _WRITTEN_OVER
+                                   if k in meta.attributes},
                       "device_categories": _device_categories(view),
-                      "async_threads": _async_threads(view, ids),
+                      **described(trace, view, pids=ids.pid, tids=ids.tid,
+                                  counters=counter_names(view)[0]),
                       "diagnostics": meta.diagnostics.as_list(),
+                      "stats": stats_record(trace.stats),
                       "writer_diagnostics": view.diagnostics.as_list()},
     })
     return header
@@ -318,17 +328,6 @@ def _device_categories(trace: Trace) -> list[str]:
     if "" in listed and (category[host[track]] == none).any():
         listed.discard("")
     return sorted(listed)
-
-
-def _async_threads(trace: Trace, ids: _Ids) -> list[list[int]]:
-    """``[pid, tid]`` of the threads that hold an async track's spans (or those of a lane of
-    one). They are written as ``X`` slices of threads, where a flow event can bind to them
-    (it binds to thread slices only: an Android frame timeline's flows link its async
-    spans); reading the file back, the list makes them async tracks again, no thread's
-    work."""
-    kinds = [t.kind for t in trace.tracks]
-    return [[ids.pid[t.process], ids.tid[t.id]] for t in trace.tracks
-            if TrackKind.ASYNC in (t.kind, None if t.parent is None else kinds[t.parent])]
 
 
 def _count_backwards(view: Trace) -> None:

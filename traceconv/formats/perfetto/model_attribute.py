@@ -18,7 +18,6 @@ the memory blocks (which Perfetto shows only as the live-bytes counters made of 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from copy import copy
 from typing import Any
@@ -28,8 +27,8 @@ import orjson
 
 from ...model import MemoryBlock, Trace
 from ...model.block_table import NUMBERS, BlockTable
-from ...model.trace import DeviceInfo, StatedRun
-from ...numbers import int64
+from ...model.metadata_record import metadata_record
+from ...model.stats_record import stats_record
 from .dotted_names import DottedNames, expanded
 from .model_attribute_check import problem
 from .model_attribute_check import time_shift as checked_shift
@@ -62,15 +61,11 @@ def _described(trace: Trace, base: int) -> dict[str, Any]:
                       for p in trace.processes],
         "tracks": [[t.name, t.process, t.kind.value, t.tid, t.sort_index, t.unit, t.description,
                     t.parent] for t in trace.tracks],
-        "metadata": {"source_format": meta.source_format, "source_version": meta.source_version,
-                     "framework": meta.framework, "rank": meta.rank, "clock": meta.clock,
-                     "clock_base_ns": meta.clock_base_ns, "world_size": meta.world_size,
-                     "devices": [dataclasses.asdict(d) for d in meta.devices],
-                     "run": dataclasses.asdict(meta.run),
-                     "attributes": _jsonable(meta.attributes)},
+        "metadata": {**metadata_record(meta), "attributes": _jsonable(meta.attributes)},
         "flows": _flow_labels(trace),
         "dotted": [],
         "diagnostics": trace.diagnostics.as_list(),
+        "stats": stats_record(trace.stats),
     }
 
 
@@ -335,40 +330,3 @@ def _int64s(values: list[int | None]) -> np.ndarray:
     mask = np.fromiter((value is None for value in values), bool, len(values))
     return np.ma.array([0 if value is None else value for value in values], np.int64,
                        mask=mask)
-
-
-def stated_run(saved: Any) -> StatedRun:
-    """The run's stated figures the writer kept (a field of another type is not known).
-
-    >>> stated_run({"walltime_ns": 3, "throughput_per_s": 2.5, "latency_min_ns": "x",
-    ...             "device_ns": 2**64})
-    StatedRun(walltime_ns=3, device_ns=None, throughput_per_s=2.5, latency_min_ns=None, latency_max_ns=None, latency_mean_ns=None, latency_median_ns=None)
-    """
-    if not isinstance(saved, dict):
-        return StatedRun()
-    kept: dict[str, Any] = {}
-    for name in (f.name for f in dataclasses.fields(StatedRun)):
-        value = saved.get(name)
-        if name == "throughput_per_s":
-            if isinstance(value, int | float) and not isinstance(value, bool) \
-                    and math.isfinite(value):
-                kept[name] = float(value)
-        elif int64(value) is not None:
-            kept[name] = value
-    return StatedRun(**kept)
-
-
-def device_infos(saved: Any) -> list[DeviceInfo]:
-    """The devices the writer kept (``DeviceInfo`` fields; anything else in them ignored).
-
-    >>> device_infos([{"id": 0, "name": "H100", "memory_bytes": 80, "junk": 1}, "x"])
-    [DeviceInfo(id=0, name='H100', memory_bytes=80, compute_major=None, compute_minor=None)]
-    """
-    def number(value: Any) -> int | None:
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-    return [DeviceInfo(entry.get("id") if isinstance(entry.get("id"), int | str) else None,
-                       entry.get("name") if isinstance(entry.get("name"), str) else None,
-                       number(entry.get("memory_bytes")), number(entry.get("compute_major")),
-                       number(entry.get("compute_minor")))
-            for entry in (saved if isinstance(saved, list) else []) if isinstance(entry, dict)]

@@ -229,6 +229,9 @@ def _check(data: Any, flow_ids: int, version: int) -> None:
     _flows(data.get("flows") or [], "flows", flow_ids)
     _each(data.get("dotted") or [], "dotted", _text)
     _each(data.get("diagnostics") or [], "diagnostics", _diagnostic)
+    # (its rows are the statistics rule's to judge: traceconv/model/stats_record.py)
+    if data.get("stats") is not None:
+        _list(data["stats"], "stats")
     _blocks(data.get("memory"), "memory")
     _blocks(data.get("reservations"), "reservations")
 

@@ -45,6 +45,8 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
 from ...model.builder import TraceBuilder
+from ...model.metadata_record import carry_diagnostics, restore_metadata
+from ...model.stats_record import restore_stats
 from ...model.typed_arrays import extend_typed
 from .._proto import Utf8Repair
 from ..protowire.columns import (
@@ -1049,24 +1051,13 @@ class PftraceReader:
 
 
 def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:
-    """What traceconv's writer kept of the model: metadata and memory blocks."""
+    """What traceconv's writer kept of the model: metadata, diagnostics, op statistics and
+    memory blocks."""
     meta, saved = trace.metadata, model.get("metadata", {})
-    if saved.get("source_format"):
-        meta.attributes["converted_from"] = saved["source_format"]
-    meta.source_version = saved.get("source_version")
-    meta.framework = saved.get("framework")
-    rank, base = saved.get("rank"), saved.get("clock_base_ns")
-    meta.rank = rank if isinstance(rank, int) else None   # (beyond 64 bits: written as text)
-    meta.clock = saved.get("clock") or "unknown"
-    meta.clock_base_ns = base if isinstance(base, int) else None
-    world = saved.get("world_size")
-    meta.world_size = world if isinstance(world, int) else None
-    meta.devices = model_attribute.device_infos(saved.get("devices"))
-    meta.run = model_attribute.stated_run(saved.get("run"))
+    restore_metadata(meta, saved)
     meta.attributes.update(saved.get("attributes") or {})
-    for found in model.get("diagnostics") or []:   # what the first reader repaired or dropped
-        trace.diagnostics.add_carried(found.get("code"), count=found.get("count"),
-                                      example=found.get("example"))
+    carry_diagnostics(trace.diagnostics, model.get("diagnostics"))
+    restore_stats(trace, model.get("stats"))
     model_attribute.add_blocks(trace.memory, model.get("memory"))
     model_attribute.add_blocks(trace.reservations, model.get("reservations"))
 

@@ -53,9 +53,9 @@ class Kineto(Flavour):
     @classmethod
     def detect(cls, envelope: dict, events: list) -> bool:
         # traceconv's own Chrome output has baseTimeNanoseconds whatever the producer, and
-        # says which framework that was
+        # says which framework that was (none: not PyTorch, whose files name it)
         written = envelope.get("traceconv")
-        if isinstance(written, dict) and written.get("framework") not in (None, cls.framework):
+        if isinstance(written, dict) and written.get("framework") != cls.framework:
             return False
         keys = envelope.keys() - ({"baseTimeNanoseconds"} if written is not None else set())
         if {"baseTimeNanoseconds", "deviceProperties", "distributedInfo"} & keys:
@@ -133,9 +133,12 @@ def _label_processes(trace: Trace, envelope: dict[str, Any]) -> None:
         if process.kind is ProcessKind.DEVICE:
             model = (properties.get(process.pid) or {}).get("name")
             if isinstance(model, str) and model:
-                process.labels = [x for x in process.labels if x != process.name] + [model]
+                # (once: a file traceconv wrote has it in its labels already)
+                process.labels = [x for x in process.labels
+                                  if x not in (process.name, model)] + [model]
         if process.kind in (ProcessKind.DEVICE, ProcessKind.HOST):
-            process.labels = [*process.labels, *rank_labels]
+            process.labels = [*process.labels,
+                              *(x for x in rank_labels if x not in process.labels)]
 
 
 def _first_of_correlation(args: ArgsColumn, rows: np.ndarray) -> tuple[np.ndarray, int]:
