@@ -19,12 +19,14 @@ def sites_data(trace: Trace, top: int = 10) -> list[dict[str, Any]]:
     return [s.as_dict() for s in top_allocation_sites(trace.memory, top)]
 
 
-def sites_table(rows: list[dict[str, Any]], width: int) -> Table:
-    """``rows`` of :func:`sites_data` as a table within ``width`` columns."""
+def sites_table(rows: list[dict[str, Any]], width: int, of: str = "") -> Table:
+    """``rows`` of :func:`sites_data` as a table within ``width`` columns (``of``: whose
+    sites, in the title instead of the order: ``"run 2 of 2"``)."""
     from ..presentation.tables import Column, fitted_table
 
     columns = [Column("site"), Column("peak bytes", True), Column("blocks", True, drop=2),
                Column("bytes allocated", True, drop=1)]
     return fitted_table(columns, [[row["site"], f"{row['peak_bytes']:,}", f"{row['blocks']:,}",
                                    f"{row['bytes']:,}"] for row in rows], width,
-                        title="top allocation sites (by peak live bytes)", title_justify="left")
+                        title=f"top allocation sites, {of}" if of
+                        else "top allocation sites (by peak live bytes)", title_justify="left")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,6 +17,9 @@ from .graph_capture import GRAPH_CAPTURE_OPTION, path_captured_ops, with_capture
 from .job_path_table import print_ranks
 from .loading import load_all, load_each
 from .options import OUTPUT_PATH, wide_option
+
+if TYPE_CHECKING:
+    from ..analysis.critical_path import CriticalPath
 
 
 @app.command("critical-path")
@@ -58,6 +62,7 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
 
     from ..analysis.critical_path import critical_path
     from ..analysis.job_path import job_critical_path
+    from ..analysis.runs import split_runs
     from ..api import rank_traces, save
     from ..errors import FormatError, UsageError
     from ..outputs import refuse_replacing_inputs
@@ -80,6 +85,11 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
         if graph_capture:
             trace, _ = with_capture(trace, load_all((graph_capture,), None, "none"))
         trace = with_steps(trace, steps, inputs[0])
+        if not (highlight or graph_capture) and (several := split_runs(trace)):
+            paths = [(label, critical_path(run, mode)) for label, run in several]
+            if as_json or any(path.path for _, path in paths):   # (else: refused below)
+                _print_runs(paths, as_json, top, wide)
+                return
         result = critical_path(trace, mode)
         if not result.path and not as_json:   # (an empty table would say nothing)
             from ..analysis.statistics_inputs import NOT_A_TIMELINE, statistics_not_timeline
@@ -113,6 +123,21 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
 
 def _highlight_name(inputs: tuple[str, ...]) -> str:
     return output_name(inputs, "perfetto", tag="_critical_path")
+
+
+def _print_runs(results: list[tuple[str, CriticalPath]], as_json: bool, top: int, wide: bool) -> None:
+    """Each run's path (a file holding several: its runs ran apart), as ``summary`` shows
+    runs: ``run N of M`` blocks, ``{"runs": [...]}`` in JSON."""
+    if as_json:
+        click.echo(json_text({"runs": [{"run": number, "label": label, **result.as_dict()}
+                                       for number, (label, result) in enumerate(results, 1)]
+                              }).decode())
+        return
+    for number, (_, result) in enumerate(results, 1):
+        if number > 1:
+            click.echo()
+        click.echo(f"run {number} of {len(results)} (FILE@{number} to diff):")
+        _print(result, top, wide)
 
 
 def _print(result, top: int, wide: bool = False) -> None:

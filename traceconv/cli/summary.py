@@ -102,8 +102,9 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
       traceconv summary replay.json --graph-capture capture.json --by-annotation
     """
 
+    from ..analysis.runs import split_runs
     from ..analysis.stragglers import stragglers
-    from ..analysis.summary import SummaryOptions
+    from ..analysis.summary import SummaryOptions, view_of
     from ..api import refuse_untimed_summary
     from ..errors import TraceconvError
     from ..presentation.summary import render, summary_data
@@ -156,4 +157,7 @@ def summary(inputs: tuple[str, ...], top: int | None, sort_by: str | None,
                 print_stragglers(rows, (trace.time_range or (0, 0))[0], wide)
             if trace.memory and not print_only:
                 console = console_for(wide)
-                console.print(sites_table(sites_data(trace, top or 10), console.width))
+                several = split_runs(trace) if view_of(trace) != "timeline" else []
+                for number, (_, run) in enumerate(several or [("", trace)], 1):
+                    of = f"run {number} of {len(several)}" if several else ""
+                    console.print(sites_table(sites_data(run, top or 10), console.width, of))

@@ -43,9 +43,11 @@ _STRING_COLUMNS = frozenset({"name", "category"})
 class Keep:
     """What of the source :func:`copy_into` copies (None: everything of that kind).
 
-    Boolean masks, one entry per track, slice row, instant row, counter row or memory
-    block. A process is kept when one of its tracks is (or when it has no track at all).
-    ``slice_times`` gives new (start, duration) arrays for the kept slices (clipping).
+    Boolean masks, one entry per track, slice row, instant row, counter row, memory
+    block or statistics row. A process is kept when one of its tracks is (or when it has no
+    track at all). ``slice_times`` gives new (start, duration) arrays for the kept slices
+    (clipping). ``nodes``: the graph nodes kept (edges, ``owner``/``parent`` and the
+    execution order lose what points at a node left out).
     """
 
     tracks: np.ndarray | None = None
@@ -53,6 +55,8 @@ class Keep:
     instants: np.ndarray | None = None
     counters: np.ndarray | None = None
     memory: np.ndarray | None = None
+    stats: np.ndarray | None = None
+    nodes: frozenset[str] | None = None
     slice_times: tuple[np.ndarray, np.ndarray] | None = None
 
 
@@ -106,12 +110,9 @@ def copy_into(out: Trace, src: Trace, keep: Keep | None = None, *, shift_ns: int
                "device": device or _same}
     _copy_blocks(src.memory, out.memory, keep.memory, shifted, changed)
     _copy_blocks(src.reservations, out.reservations, None, shifted, changed)
-    first_stat = len(out.stats)
-    out.stats.extend((stat or _same)(replace(
-        s, parent=None if s.parent is None else s.parent + first_stat,
-        extra=dict(s.extra))) for s in src.stats)
+    _copy_stats(src, out, keep.stats, stat or _same)
     if src.has_graph:
-        _copy_graph(out, src, slices, shift_ns, node_prefix, clamped)
+        _copy_graph(out, src, slices, shift_ns, node_prefix, clamped, keep.nodes)
     if diagnostics:
         out.diagnostics.extend(src.diagnostics)
     out.diagnostics.add("model.shift_clamped", count=clamped[0])
@@ -260,18 +261,36 @@ def _copy_blocks(src: BlockTable, out: BlockTable, mask: np.ndarray | None,
     out.extend_columns(numbers, coded, args)
 
 
+def _copy_stats(src: Trace, out: Trace, mask: np.ndarray | None,
+                stat: Callable[[OpStat], OpStat]) -> None:
+    """Append the kept statistics rows, their ``parent`` renumbered (a parent left out: None)."""
+    rows = range(len(src.stats)) if mask is None else np.flatnonzero(mask).tolist()
+    moved = {old: new for new, old in enumerate(rows, len(out.stats))}
+    out.stats.extend(stat(replace(s, parent=moved.get(s.parent) if s.parent is not None
+                                  else None, extra=dict(s.extra)))
+                     for s in map(src.stats.__getitem__, rows))
+
+
 def _prefixed(prefix: str) -> Callable[[str], str]:
     return lambda value: prefix + value
 
 
 def _copy_graph(out: Trace, src: Trace, slices: np.ndarray, shift_ns: int, prefix: str,
-                clamped: list[int]) -> None:
-    """Add ``src``'s graph to ``out``'s: node ids prefixed, attributes copied one level
-    deep, slice rows renumbered (rows left out are dropped), op spans shifted."""
+                clamped: list[int], nodes: frozenset[str] | None) -> None:
+    """Add ``src``'s graph (the ``nodes`` kept, None: all) to ``out``'s: node ids prefixed,
+    attributes copied one level deep, slice rows renumbered (rows left out are dropped), op
+    spans shifted; edges and node references to a node left out are dropped."""
     graph = out.graph
+
+    def wanted(node: Any) -> bool:
+        return nodes is None or node in nodes
+
     for node, attrs in src.graph.nodes(data=True):
+        if not wanted(node):
+            continue
         copied = {key: _attr(key, value, slices, shift_ns, prefix, clamped)
-                  for key, value in attrs.items()}
+                  for key, value in attrs.items()
+                  if key not in NODE_ID_ATTRS or value is None or wanted(value)}
         kept = copied.get("slices")
         if kept and len(kept) < len(attrs["slices"]) and not _names_the_op(src, attrs, slices):
             # the op's own slice was left out and only others (its kernels) are left: an
@@ -279,10 +298,10 @@ def _copy_graph(out: Trace, src: Trace, slices: np.ndarray, shift_ns: int, prefi
             copied["slices"] = []
         graph.add_node(prefix + node, **copied)
     graph.add_edges_from((prefix + a, prefix + b, dict(data))
-                         for a, b, data in src.graph.edges(data=True))
+                         for a, b, data in src.graph.edges(data=True) if wanted(a) and wanted(b))
     for key, value in src.graph.graph.items():
-        graph.graph[key] = ([prefix + n for n in value] if key in NODE_LIST_GRAPH_ATTRS
-                            else _one_level(value))
+        graph.graph[key] = ([prefix + n for n in value if wanted(n)]
+                            if key in NODE_LIST_GRAPH_ATTRS else _one_level(value))
 
 
 def _names_the_op(src: Trace, attrs: dict[str, Any], slices: np.ndarray) -> bool:

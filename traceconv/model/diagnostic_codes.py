@@ -754,6 +754,10 @@ CODES: tuple[CodeInfo, ...] = (
           "segment frees and unmaps of memory reserved before the recorded history"),
     _Code("torch_snapshot.unknown_action", "dropped",
           "trace entries with an action traceconv does not know"),
+    # runs (analysis/runs.py)
+    _Code("runs.other_runs", "note",
+          "processes, tracks, events, graph nodes, memory blocks and statistics rows of the "
+          "file's other runs, left out of the run taken (FILE@N): each run shows its own"),
     # trim
     _Code("trim.exclude", "dropped", "slices matching --exclude"),
     _Code("trim.flows", "dropped", "flows with an end trimmed away"),

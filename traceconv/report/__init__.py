@@ -32,21 +32,31 @@ def render_report(trace: Trace, title: str | None = None) -> str:
     >>> html.startswith("<!DOCTYPE html>"), "<script" in html, "src=" in html, 'href="http' in html
     (True, False, False, False)
     """
-    from ..analysis.timeline_diff import is_timeline
+    from ..analysis.runs import split_runs
 
     meta = trace.metadata
-    timeline = is_timeline(trace)
     sections = [("Run", _metadata(trace))]
-    if timeline:
-        sections.append(("Step time", step_time_section(trace)))
-    sections.append(("Top ops and kernels", _top_ops(trace)))
-    sections.append(("Advice", _advice(trace)))
-    sections.append(("Memory", _memory(trace)))
-    if timeline or trace.graph.number_of_nodes():
-        sections.append(("Critical path", _critical_path(trace)))
+    several = split_runs(trace)
+    if not several:
+        sections += _run_sections(trace)
+    for number, (label, run) in enumerate(several, 1):   # each run's numbers, never a sum
+        sections += _run_sections(run, f", run {number} of {len(several)} ({label})")
     subtitle = " · ".join(x for x in (meta.framework, meta.source_format, meta.source_version,
                                       _length(trace)) if x)
     return page(title or f"traceconv report: {_inputs_named(trace)}", subtitle, sections)
+
+
+def _run_sections(trace: Trace, of: str = "") -> list[tuple[str, str]]:
+    """The sections of one run's numbers, their headings ending with ``of``."""
+    from ..analysis.timeline_diff import is_timeline
+
+    timeline = is_timeline(trace)
+    sections = [("Step time", step_time_section(trace))] if timeline else []
+    sections += [("Top ops and kernels", _top_ops(trace)), ("Advice", _advice(trace)),
+                 ("Memory", _memory(trace))]
+    if timeline or trace.graph.number_of_nodes():
+        sections.append(("Critical path", _critical_path(trace)))
+    return [(heading + of, inner) for heading, inner in sections]
 
 
 def _inputs_named(trace: Trace) -> str:

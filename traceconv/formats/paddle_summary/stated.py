@@ -12,8 +12,8 @@ the shared comparison with the rows read (:mod:`..stated_totals`):
   share 100 % of their time;
 * the Model Summary's ``ProfileStep`` time is that of its phases (``Others`` included).
 
-Each Overview Summary states the tables printed after it, up to the next one (a log or a
-page may hold several runs' summaries). A table whose nesting was lost (an indent that fits
+Each Overview Summary states the tables of its run (a log or a page may hold several runs'
+summaries: :mod:`.runs`). A table whose nesting was lost (an indent that fits
 no parent, ``paddle_summary.orphan_indent``: its top-level rows are not known) is compared
 with nothing. A Kernel Summary's calls are not compared with the
 Overview's ``Kernel`` count, which no complete real sample confirms.
@@ -26,6 +26,7 @@ from collections.abc import Collection
 
 from ...model import Diagnostics
 from ..stated_totals import compare_count, compare_total
+from .runs import runs_of
 from .schema import SummaryDocument, SummaryRow, SummaryTable
 
 READER = "paddle_summary"
@@ -35,6 +36,7 @@ GPU_COMPOUND = "GPU Total / Avg / Max / Min / Ratio(%)"
 COUNTED = {"Operator": "Operator Summary", "PythonUserDefined": "UserDefined Summary"}
 # table -> the compound column whose top-level ratios add up to 100 %
 SHARED = {"Operator Summary": CPU_COMPOUND, "Kernel Summary": GPU_COMPOUND}
+OVERVIEW = "Overview Summary"
 WHOLE = 100   # the % the shares of a table add up to (implied, exact)
 # the tables in the order summary() prints them, and the Overview rows that imply each
 ORDER = ("Device Summary", "Overview Summary", "Model Summary", "Distribution Summary",
@@ -70,14 +72,13 @@ def compare_stated(doc: SummaryDocument, diagnostics: Diagnostics,
 
 
 def _runs(doc: SummaryDocument) -> list[tuple[SummaryTable | None, list[SummaryTable]]]:
-    """The tables in groups, each after the Overview Summary that states them."""
-    runs: list[tuple[SummaryTable | None, list[SummaryTable]]] = [(None, [])]
-    for table in doc.tables:
-        if table.title == "Overview Summary":
-            runs.append((table, []))
-        else:
-            runs[-1][1].append(table)
-    return runs
+    """The tables run by run (:func:`.runs.runs_of`), each run's Overview Summary (which
+    states them) apart."""
+    grouped: dict[int, list[SummaryTable]] = defaultdict(list)
+    for table, run in zip(doc.tables, runs_of(doc.tables), strict=True):
+        grouped[run].append(table)
+    return [(next((t for t in tables if t.title == OVERVIEW), None),
+             [t for t in tables if t.title != OVERVIEW]) for tables in grouped.values()]
 
 
 def _calls(row: SummaryRow) -> int:

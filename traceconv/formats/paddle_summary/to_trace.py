@@ -9,6 +9,7 @@ from ...model.breakdown import add_aggregate_breakdown, set_self_times
 from ...model.entities import CHILDREN_LEFT_OUT, TIME_IS
 from ...numbers import located, saturated_int, scaled_int, to_int64
 from .._paddle import FRAMEWORK
+from .runs import runs_of
 from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable
 
 UNIT_NS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
@@ -79,23 +80,30 @@ def build_trace(doc: SummaryDocument, trace: Trace) -> Trace:
     meta = trace.metadata
     meta.framework = FRAMEWORK
     meta.attributes["paddle.summary_tables"] = [t.title for t in doc.tables]
+    run_of = runs_of(doc.tables)
+    # several runs: their rows and breakdowns name theirs (analysis.runs keeps them apart)
+    several_runs = bool(run_of) and run_of[-1] > 1
     # summaries read the first section as the op table, and kernel rows as device time
     order = sorted(range(len(doc.tables)), key=lambda i: (
+        run_of[i],
         LEADING.index(doc.tables[i].title) if doc.tables[i].title in LEADING
         else len(LEADING)))
     for number_ in order:
         table = doc.tables[number_]
-        rows = _add_table(trace, table, number_)
+        run = f"run {run_of[number_]}" if several_runs else None
+        rows = _add_table(trace, table, number_, run)
         if table.title in DRAWN:
             set_self_times(trace, rows)
         if table.title in DRAWN and rows:
             add_aggregate_breakdown(
                 trace, rows, f"Paddle summary: {table.title}: aggregate breakdown "
-                "(not a timeline)", lane_of=lambda s: f"Thread: {s.extra.get('thread') or '-'}")
-    step = next((s for s in trace.stats if s.section == "model" and s.parent is None
-                 and s.name == "ProfileStep"), None)
-    if step is not None:   # the run's own totals, whatever rows a paste left out
-        meta.attributes["stated_totals_ns"] = {"host": step.cpu_ns, "device": step.device_ns}
+                f"(not a timeline){' ' + run if run else ''}",
+                lane_of=lambda s: f"Thread: {s.extra.get('thread') or '-'}")
+    steps = [s for s in trace.stats if s.section == "model" and s.parent is None
+             and s.name == "ProfileStep"]
+    if len(steps) == 1:   # the run's own totals, whatever rows a paste left out
+        meta.attributes["stated_totals_ns"] = {"host": steps[0].cpu_ns,
+                                               "device": steps[0].device_ns}
     for perf in doc.perf:
         _add_perf(trace, perf)
     if doc.steps:
@@ -103,10 +111,11 @@ def build_trace(doc: SummaryDocument, trace: Trace) -> Trace:
     return trace
 
 
-def _add_table(trace: Trace, table: SummaryTable, number_: int) -> list[int]:
+def _add_table(trace: Trace, table: SummaryTable, number_: int, run: str | None) -> list[int]:
     scale = UNIT_NS.get(table.time_unit or "ms", 1_000_000)
     section = section_of(table.title)
-    extra_common: dict = {"table": table.title, "table_index": number_}
+    extra_common: dict = {"table": table.title, "table_index": number_,
+                          **({"run": run} if run else {})}
     if section == "memory":
         extra_common["place"] = table.title.partition(" - ")[2] or None
         extra_common.update({k.lower().replace(" ", "_"): saturated_int(v)

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ...analysis.op_summary import op_summary, sort_rows
-from ...analysis.runs import runs, select_run
+from ...analysis.runs import split_runs
 from ...analysis.statistics_inputs import joined_statistics
 from ...analysis.summary import Place, Row, Summary, SummaryOptions, summarize, view_of
 from ...errors import UsageError
@@ -338,7 +338,7 @@ def summary_data(trace: Trace, options: SummaryOptions | None = None, *,
     3000
     """
     view = _view_for(trace, sort_by)
-    if view == "stats" and (several := _runs_apart(trace)):
+    if view != "timeline" and (several := _runs_apart(trace)):   # as render() splits them
         return {"runs": [{"run": number, "label": label, **summary_data(
             run, options, top=top, show_host=show_host, print_only=print_only)}
             for number, label, run in several]}
@@ -365,8 +365,7 @@ def _runs_apart(trace: Trace) -> list[tuple[int, str, Trace]]:
     """Each run of a statistics trace that holds several (two reports in one file, a
     before/after pair) as a trace of its own, numbered as ``FILE@N`` names them: its rows
     and totals are that run's, never a sum over runs (empty: one run)."""
-    return [(number, label, select_run(trace, number))
-            for number, label in enumerate(runs(trace), 1)]
+    return [(number, label, run) for number, (label, run) in enumerate(split_runs(trace), 1)]
 
 
 def _view_for(trace: Trace, sort_by: str | None) -> str:
