@@ -217,22 +217,22 @@ def _starts(items: list[Item]) -> list[Item]:
     for op, value in items:
         if op in _ONE_CHARACTER:
             return found + [(op, value)]
-        inner = _inner(op, value) if op not in (sre.ASSERT, sre.ASSERT_NOT) else []
-        for sequence in inner:
-            found += _starts(sequence)
-        may_be_empty = op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT) or \
-            op in _REPEATS and value[0] == 0 or \
-            inner and any(_may_be_empty(sequence) for sequence in inner)
-        if not may_be_empty:
+        if op not in (sre.ASSERT, sre.ASSERT_NOT):
+            for sequence in _inner(op, value):
+                found += _starts(sequence)
+        if not _may_read_nothing(op, value):
             return found
     return found
 
 
-def _may_be_empty(items: list[Item]) -> bool:
-    return all(op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT) or op in _REPEATS and value[0] == 0
-               or op not in _ONE_CHARACTER and (inner := _inner(op, value))
-               and any(_may_be_empty(sequence) for sequence in inner)
-               for op, value in items)
+def _may_read_nothing(op: Any, value: Any) -> bool:
+    """Whether one piece may match without reading a character (a position, a
+    look-around, a back reference, an optional repeat, a group that may)."""
+    if op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT, sre.GROUPREF) or \
+            op in _REPEATS and value[0] == 0:
+        return True
+    return op not in _ONE_CHARACTER and any(
+        all(_may_read_nothing(*item) for item in sequence) for sequence in _inner(op, value))
 
 
 def _repeats(items: list[Item], leads: list[str], then: list[Item],
