@@ -21,10 +21,11 @@ reason for; any other fails the census (:func:`unaccounted`). A pattern applied 
 the strictest way, with ``search``.
 
 Each pattern meets two kinds of hostile line: fixed runs (blanks, letters, digits ...) after
-its literal words (:func:`overrunning`: a CPU-time alarm), and its own pieces (a literal
-word, a class, a group, a few neighbours of one sequence) written out and repeated, then a
-last character that may fail it (:func:`growing`: twice the pieces may take at most about
-twice the CPU time, a square takes four times).
+its literal words (:func:`overrunning`), and lines derived from its parsed structure, where
+each repeat's run is read by a neighbour, a nested repeat or a new start too, then a last
+character fails it (:func:`growing`; :mod:`tests.regex_hostile_lines`). Both are judged by
+a CPU-time alarm: a linear pattern takes milliseconds on such a line, a quadratic one
+seconds to minutes.
 """
 
 from __future__ import annotations
@@ -38,13 +39,13 @@ import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
-from re import _constants as sre  # type: ignore[attr-defined]
-from re import _parser  # type: ignore[attr-defined]
 from types import ModuleType
 from typing import Any
 
 import traceconv
+from tests.regex_hostile_lines import structural_lines
 from traceconv import json_decode, registry
 from traceconv.formats import paddle_report_lines as rows
 from traceconv.formats.key_depths import KeyDepths
@@ -320,129 +321,6 @@ def hostile_lines(starts: list[str], size: int) -> Iterator[tuple[str, str]]:
                 yield f"{head!r} + {run_name} + {end!r}", line
 
 
-# A pattern's own pieces repeated: a literal word, a class, a group or up to FRAGMENT_SPAN
-# neighbours of one sequence, written out once (what each piece matches, the first way) and
-# repeated after what leads to them, then a last character that may fail the match. The
-# fixed RUNS miss a pattern whose costly repeat is of a piece of its own: ``</code>``
-# repeated then a letter, on a pasted page's HTML tail (a search tries each ``</code>`` as
-# the tail's start and reads every tag after it).
-FRAGMENT_SPAN = 3
-FRAGMENT_ENDS = ("", "y", "\x01")
-MAX_FRAGMENTS = 16
-_SAMPLE_OF_CATEGORY = {sre.CATEGORY_DIGIT: "1", sre.CATEGORY_NOT_DIGIT: "a",
-                       sre.CATEGORY_SPACE: " ", sre.CATEGORY_NOT_SPACE: "a",
-                       sre.CATEGORY_WORD: "a", sre.CATEGORY_NOT_WORD: " "}
-_CANDIDATES = "a1 -_.:</>xZ"
-
-
-def _in_class(char: str, items: list[tuple[Any, Any]]) -> bool:
-    """Whether ``char`` is one of the class ``items`` (without its NEGATE)."""
-    for op, value in items:
-        if op is sre.LITERAL and chr(value) == char or \
-                op is sre.RANGE and value[0] <= ord(char) <= value[1]:
-            return True
-        if op is sre.CATEGORY and re.fullmatch(
-                {sre.CATEGORY_DIGIT: r"\d", sre.CATEGORY_NOT_DIGIT: r"\D", sre.CATEGORY_SPACE: r"\s",
-                 sre.CATEGORY_NOT_SPACE: r"\S", sre.CATEGORY_WORD: r"\w",
-                 sre.CATEGORY_NOT_WORD: r"\W"}.get(value, "(?!)"), char):
-            return True
-    return False
-
-
-def _member(items: list[tuple[Any, Any]]) -> str:
-    """One character of the class ``items``."""
-    if items and items[0][0] is sre.NEGATE:
-        return next((c for c in _CANDIDATES if not _in_class(c, items[1:])), "")
-    op, value = items[0]
-    if op is sre.LITERAL:
-        return chr(value)
-    if op is sre.RANGE:
-        return chr(value[0])
-    return _SAMPLE_OF_CATEGORY.get(value, "a") if op is sre.CATEGORY else ""
-
-
-def _written(items: list[tuple[Any, Any]]) -> str:
-    """A text that ``items`` (a parsed sequence) match, the first way each piece can."""
-    return "".join(_written_one(op, value) for op, value in items)
-
-
-def _written_one(op: Any, value: Any) -> str:
-    if op is sre.LITERAL:
-        return chr(value)
-    if op in (sre.NOT_LITERAL, sre.ANY):
-        return "b" if value == ord("a") else "a"
-    if op is sre.IN:
-        return _member(value)
-    if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
-        low, high, body = value
-        return _written(body) * min(max(low, 1), high)
-    if op is sre.SUBPATTERN:
-        return _written(value[-1])
-    if op is sre.ATOMIC_GROUP:
-        return _written(value)
-    if op is sre.BRANCH:
-        return _written(value[1][0])
-    return ""   # a position (^, $, \b), a look-around, a back reference: nothing written
-
-
-def _inner(op: Any, value: Any) -> list[list[tuple[Any, Any]]]:
-    """The sequences inside one piece of a parsed pattern."""
-    if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
-        return [value[2]]
-    if op is sre.SUBPATTERN:
-        return [value[-1]]
-    if op is sre.ATOMIC_GROUP:
-        return [value]
-    return list(value[1]) if op is sre.BRANCH else []
-
-
-def _pieces(items: list[tuple[Any, Any]]) -> list[list[tuple[Any, Any]]]:
-    """``items`` with each run of literal characters as one piece (a word)."""
-    pieces: list[list[tuple[Any, Any]]] = []
-    for item in items:
-        if item[0] is sre.LITERAL and pieces and pieces[-1][-1][0] is sre.LITERAL:
-            pieces[-1].append(item)
-        else:
-            pieces.append([item])
-    return pieces
-
-
-def _fragments_in(items: list[tuple[Any, Any]], lead: str) -> Iterator[tuple[str, str]]:
-    pieces = _pieces(items)
-    for start in range(len(pieces)):
-        before = lead + "".join(_written(piece) for piece in pieces[:start])
-        for span in range(1, FRAGMENT_SPAN + 1):
-            if start + span <= len(pieces):
-                yield before, "".join(_written(piece) for piece in pieces[start:start + span])
-    for index, (op, value) in enumerate(items):
-        for sequence in _inner(op, value):
-            yield from _fragments_in(sequence, lead + _written(items[:index]))
-
-
-def fragments(pattern: re.Pattern) -> list[tuple[str, str]]:
-    """(lead, piece) pairs of ``pattern``'s own pieces (see :data:`FRAGMENT_SPAN`), the
-    first :data:`MAX_FRAGMENTS` of them, outermost first.
-
-    >>> (" ", "</code>") in fragments(re.compile(r"(?<=\\S)\\s*</(?:code|pre)>(?:\\s*<\\w+>)*$"))
-    True
-    """
-    source = pattern.pattern.decode("latin-1") if isinstance(pattern.pattern, bytes) \
-        else pattern.pattern
-    flags = pattern.flags & (re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE)
-    found = dict.fromkeys((lead, piece) for lead, piece
-                          in _fragments_in(list(_parser.parse(source, flags)), "") if piece)
-    return list(found)[:MAX_FRAGMENTS]
-
-
-def fragment_lines(pattern: re.Pattern, size: int) -> Iterator[tuple[str, Callable[[int], str]]]:
-    """(description, line of about N characters) for each fragment and end of ``pattern``."""
-    for lead, piece in fragments(pattern):
-        for end in FRAGMENT_ENDS:
-            yield (f"{lead!r} + {piece!r} repeated + {end!r}",
-                   lambda n, lead=lead, piece=piece, end=end:
-                   lead + piece * max((n - len(lead)) // len(piece), 1) + end)
-
-
 def apply(entry: Entry, subject: str | bytes) -> None:
     """Apply ``entry``'s pattern to ``subject`` each way the code does."""
     for method in entry.methods:
@@ -473,39 +351,45 @@ def overrunning(entries: list[Entry], size: int, limit_s: float) -> list[str]:
         heads(entry.pattern), size))
 
 
-def growing(entries: list[Entry], size: int, limit_s: float) -> list[str]:
+def growing(entries: list[Entry], size: int, limit_s: float,
+            per_pattern: int | None = None) -> list[str]:
     """``label on line`` for each pattern still running after ``limit_s`` seconds of CPU
-    time on a line of its own pieces (:func:`fragment_lines`) repeated to four times
-    ``size``: a linear pattern takes milliseconds there, one that grows with the square of
-    the line seconds (the process's own CPU time, as :func:`overrunning`: no clock is read,
-    the alarm judges)."""
+    time on one of the hostile lines derived from its parsed structure
+    (:func:`tests.regex_hostile_lines.structural_lines`, the first ``per_pattern`` of them
+    where given) of four times ``size`` characters: a linear pattern takes milliseconds
+    there, one that grows with the square of the line seconds (the process's own CPU time,
+    as :func:`overrunning`: no clock is read, the alarm judges)."""
     return _first_overruns(entries, limit_s, lambda entry: (
         (description, line_of(4 * size))
-        for description, line_of in fragment_lines(entry.pattern, size)))
+        for description, line_of in islice(structural_lines(entry.pattern), per_pattern)))
 
 
 def _first_overruns(entries: list[Entry], limit_s: float,
                     lines: Callable[[Entry], Iterable[tuple[str, str]]]) -> list[str]:
     """``label on line`` for each entry and the first of its ``lines`` on which it is still
     running after ``limit_s`` seconds of CPU time (the virtual-time alarm stops it)."""
-    signal.signal(signal.SIGVTALRM, _interrupt)
+    former_handler = signal.signal(signal.SIGVTALRM, _interrupt)
     found = []
-    for entry in entries:
-        for description, line in lines(entry):
-            subject = line.encode() if isinstance(entry.pattern.pattern, bytes) else line
-            signal.setitimer(signal.ITIMER_VIRTUAL, limit_s)
-            try:
-                apply(entry, subject)
-            except _TooLong:
-                found.append(f"{entry.label} {entry.methods} on {description}")
-                break
-            finally:
-                signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+    try:
+        for entry in entries:
+            for description, line in lines(entry):
+                subject = line.encode("latin-1") if isinstance(entry.pattern.pattern, bytes) \
+                    else line
+                signal.setitimer(signal.ITIMER_VIRTUAL, limit_s)
+                try:
+                    apply(entry, subject)
+                except _TooLong:
+                    found.append(f"{entry.label} {entry.methods} on {description}")
+                    break
+                finally:
+                    signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+    finally:
+        signal.signal(signal.SIGVTALRM, former_handler)
     return found
 
 
 if __name__ == "__main__":
-    # python -m tests.regex_census SIZE CPU_LIMIT_S [pieces]: one JSON list, of the patterns
-    # overrunning on the fixed runs, or (pieces) overrunning on their own pieces repeated to 4 SIZE
-    _check = growing if sys.argv[3:] == ["pieces"] else overrunning
+    # python -m tests.regex_census SIZE CPU_LIMIT_S [structure]: one JSON list, of the patterns
+    # overrunning on the fixed runs, or (structure) on the lines of their structure, 4 SIZE long
+    _check = growing if sys.argv[3:] == ["structure"] else overrunning
     print(json.dumps(_check(census(), int(sys.argv[1]), float(sys.argv[2]))))

@@ -15,12 +15,12 @@ import pytest
 
 # the modules themselves (some share their name with a function their package exports)
 (steps, trim, units, memflow_svg, op_class, graph_replay, document, reflow, nvtx, common,
- text_sniffing) = (
+ text_sniffing, paddle_summary) = (
     import_module(f"traceconv.{name}") for name in (
         "analysis.steps", "analysis.trim", "units", "formats.megengine.memflow_svg",
         "analysis.op_class", "analysis.graph_replay", "formats.migraphx.document",
         "formats.migraphx_text.reflow", "formats.nsys.nvtx", "vocabularies.common",
-        "formats.text_sniffing"))
+        "formats.text_sniffing", "formats.paddle_summary.parser"))
 _MIGRAPHX_LINES = ["MIGRAPHX_TRACE_EVAL=1", "export MIGRAPHX_ENABLE_NHWC=1 \\",
                    "Percentiles (90%, 95%, 99%): (0.5ms, 0.6ms, 0.7ms)",
                    "@3 = @return(@2)@4 = hip::sync_stream", "Total time: 1.2ms"]
@@ -112,6 +112,12 @@ REWRITES = [
     (r"\[[^\]]*\\s", 0, text_sniffing._BLANK_IN_CLASS, "bool search",
      ["[", "]", "\\s", "\\", "s", "a", "^", "-", "\\S"],
      [r"^\s*Place:\s*(\S+)\s*$", r"[^\S\n]*", r"[\w\s]+"]),
+    # Paddle summary's units line: an IPS unit then trailing blanks
+    (r"^\s*Time Unit:\s*(\S+?),\s*IPS Unit:\s*(.+?)\s*$", 0, paddle_summary.PERF_UNITS, "match",
+     ["Time Unit:", "IPS Unit:", "Time Unit: s, IPS Unit: ", ",", " ", "\t", "\n", "s",
+      "steps/s", "samples/s", "x", "ms", "é"],
+     ["Time Unit: s, IPS Unit: steps/s", "  Time Unit: ms,  IPS Unit: samples/s  ",
+      "Time Unit: s, IPS Unit:", "Time Unit: s, IPS Unit:  ", "Time Unit: s,IPS Unit: a b "]),
 ]
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 
 from ...model import Diagnostics
 from ...numbers import finite
+from ..line_patterns import UP_TO_LAST_VISIBLE
 from ..paddle_summary_lines import UNTITLED_ROW
 from ..pasted_text import PastedLines, is_markup
 from ..ruled_tables import bar_cells
@@ -33,7 +34,10 @@ TIME_UNIT = re.compile(r"^\s*Time unit:\s*(\S+)\s*$")
 NOTE_VALUE = re.compile(r"^\s*(Peak (?:Allocated|Reserved) Memory):\s*(\S+)\s*$")
 PERF_TITLE = re.compile(r"^=+\s*Perf Summary\s*=+\s*$")
 PERF_RATIO = re.compile(r"^\s*Reader Ratio:\s*([-+\d.eE]+|nan)%\s*$")
-PERF_UNITS = re.compile(r"^\s*Time Unit:\s*(\S+?),\s*IPS Unit:\s*(.+?)\s*$")
+# The IPS unit runs to the line's last visible character (one blank where there is none):
+# a lazy ``(.+?)`` before ``\s*$`` re-read the trailing blanks once per blank.
+PERF_UNITS = re.compile(
+    rf"^\s*Time Unit:\s*(\S+?),\s*IPS Unit:\s*(\S{UP_TO_LAST_VISIBLE}|.)\s*$")
 PERF_ROW = re.compile(r"^\s*\|(.*)\|\s*$")
 # A unit may touch its number ("0.5s"): it is bounded, or the number and its unit would
 # split a long word each possible way (quadratic on "reader_cost:" then 64 KiB of letters).
