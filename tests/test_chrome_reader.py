@@ -430,3 +430,27 @@ def test_thread_ids_past_32_bits_are_replaced_and_said(tmp_path: Path, to: str, 
         next(m["args"]["name"] for m in events if m.get("ph") == "M"
              and m["name"] == "thread_name" and m["tid"] == e["tid"] and m["pid"] == e["pid"])
         for e in events if e.get("ph") == "X")
+
+
+def test_a_named_e_closes_the_latest_b_of_its_name_as_trace_processor_does(
+        trace_processor, tmp_path):
+    """Thread B/E pair as trace_processor's slice tracker pairs them: an E naming ``load``
+    closes ``load`` below an open ``frame``, which the next event after ``load``'s end cuts
+    there (counted ``chrome.thread_cut_short``); an E of no name closes the latest B. The
+    slices' names, starts and lengths equal trace_processor's on the same file (traceconv
+    ends the never-ended B at the last timestamp, where trace_processor leaves it open)."""
+    b, e = {"ph": "B", "pid": 1, "tid": 1}, {"ph": "E", "pid": 1, "tid": 1}
+    events = [{**b, "ts": 0, "name": "load"}, {**b, "ts": 1, "name": "frame"},
+              {**e, "ts": 2, "name": "load"}, {**b, "ts": 3, "name": "idle"},
+              {**b, "ts": 4, "name": "inner"}, {**e, "ts": 5}]
+    path = tmp_path / "named_ends.json"
+    path.write_bytes(orjson.dumps({"traceEvents": events}))
+    trace = traceconv.load(path)
+    ours = sorted((s.name, s.start, s.dur) for s in trace.iter_slices())
+    trace_processor.load(path.read_bytes())
+    theirs = sorted((r.name, r.ts, r.dur) for r in trace_processor.query(
+        "select name, ts, dur from slice"))
+    assert [t for t in theirs if t[2] >= 0] == [o for o in ours if o[0] != "idle"]
+    assert ours == [("frame", 1000, 1000), ("idle", 3000, 2000), ("inner", 4000, 1000),
+                    ("load", 0, 2000)]
+    assert trace.diagnostics.count("chrome.thread_cut_short") == 1

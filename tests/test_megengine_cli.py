@@ -9,6 +9,7 @@ import networkx as nx
 import pytest
 from click.testing import CliRunner
 
+import traceconv
 from traceconv import check as check_file
 from traceconv.cli import app
 
@@ -76,4 +77,12 @@ def test_every_input_converts_and_passes_check(data, tmp_path, name, suffix):
     run(str(data / "megengine" / name), "-o", str(out))
     report = check_file(str(out))
     assert report.ok, report.errors
-    assert not report.warnings, report.warnings
+    warnings = {w["code"]: w["count"] for w in report.warnings}
+    if suffix == ".json":   # a kernel ended before its launch began (MegEngine's clocks):
+        # its arrow cannot be drawn, both of its events are unpaired (counted by numpy)
+        trace = traceconv.load(data / "megengine" / name)
+        start, dur = trace.slices.numpy("start"), trace.slices.numpy("dur")
+        source, target = trace.flows.numpy("source"), trace.flows.numpy("target")
+        back = int((start[target] + dur[target] < start[source]).sum())
+        assert warnings.pop("flow_unpaired", 0) == 2 * back
+    assert not warnings, report.warnings

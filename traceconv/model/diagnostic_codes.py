@@ -104,6 +104,10 @@ CODES: tuple[CodeInfo, ...] = (
           "b events still open above one that an e closed below them: they end where it "
           "ends, as trace_processor ends them (their own e comes later, and closes another "
           "b of its name or nothing)"),
+    _Code("chrome.thread_cut_short", "repaired",
+          "B events still open above one that a named E closed below them: they end where "
+          "it ends, as trace_processor ends them (their own E comes later, and closes "
+          "another B of its name or nothing)"),
     _Code("chrome.begin_without_end", "repaired",
           "B/b events never closed: they end at the trace's last timestamp "
           "(args.unfinished=true); analyses count them as calls and do not time them"),
@@ -122,6 +126,10 @@ CODES: tuple[CodeInfo, ...] = (
           "flows written whose target starts before their source: the 'f' sits at the "
           "source's start inside the target, where a viewer binds it to the innermost slice "
           "open then (one nested in the target, or the arrow drawn from the earlier slice)"),
+    _Code("chrome.flow_not_shown", "note",
+          "flows written whose target ends before their source starts (two clocks that "
+          "disagree): both ends are in the file, but its 'f' comes before its 's', and a "
+          "viewer draws no arrow back in time (`check` counts them as flow_unpaired)"),
     _Code("chrome.counter_renamed", "repaired",
           "counter tracks written under their thread's name too ('thread_time (Main)'): "
           "a viewer keys a C event by process and name, and would merge the counters of "

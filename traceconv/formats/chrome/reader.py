@@ -593,16 +593,20 @@ class ChromeReader:
         self._async = AsyncTracks()
 
     def _match_spans(self) -> None:
-        """Pair B with E per thread in time order, an E closing the latest B
-        (:mod:`traceconv.formats.begin_end`); a B never closed is the builder's to end
-        (:meth:`TraceBuilder.not_ended`)."""
-        unmatched_end = 0
+        """Pair B with E per thread in time order as trace_processor's slice tracker pairs
+        them (:mod:`traceconv.formats.begin_end`): an E closes the latest open B of its name
+        and category where it gives them (a B of no name: any), a B closed below open ones
+        cuts them at the next event after its end (``chrome.thread_cut_short``); a B never
+        closed is the builder's to end (:meth:`TraceBuilder.not_ended`)."""
+        unmatched_end = cut_short = 0
         unclosed: list[int] = []
         for t, spans in self._spans.items():
-            paired = add_paired(self.trace, t, spans, by_name=False)
+            paired = add_paired(self.trace, t, spans, by_name=True, unnamed_begins_any=True)
+            cut_short += paired.cut_short
             unmatched_end += paired.unmatched_ends
             unclosed += paired.unclosed
         self.trace.diagnostics.add("chrome.end_without_begin", count=unmatched_end)
+        self.trace.diagnostics.add("chrome.thread_cut_short", count=cut_short)
         self.trace.not_ended(unclosed, "chrome.begin_without_end")
         self._spans.clear()
 

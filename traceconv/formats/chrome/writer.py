@@ -336,9 +336,13 @@ def _count_backwards(view: Trace) -> None:
     open then (one nested in the target, or the arrow runs from the earlier slice)."""
     starts = view.slices.numpy_view("start")
     source, target = view.flows.numpy_view("source"), view.flows.numpy_view("target")
+    if not len(source):
+        return
     view.diagnostics.add("chrome.flow_backwards",
-                         count=int((starts[target] < starts[source]).sum()) if len(source)
-                         else 0)
+                         count=int((starts[target] < starts[source]).sum()))
+    ends = starts[target] + clamped_durations(starts[target],
+                                              view.slices.numpy_view("dur")[target])
+    view.diagnostics.add("chrome.flow_not_shown", count=int((ends < starts[source]).sum()))
 
 
 def write_chrome(trace: Trace, out: BinaryIO) -> Diagnostics:
