@@ -824,6 +824,11 @@ CODES: tuple[CodeInfo, ...] = (
           "lines outside the report's tables or not shaped like a row (prose, markup, shell "
           "commands, other output around a paste): skipped, nothing of the report lost "
           "(traceconv/formats/stray_lines.py)"),
+    _Code("{reader}.other_report", "dropped",
+          "lines of another tool's report in the same text (an nsys stats report, then a "
+          "MIGraphX perf report): the lines, from where another text format's sniffer is "
+          "sure of them, are not read; the example names that line and the format (split "
+          "the file to read it) (traceconv/formats/stray_lines.py)"),
     _Code("{reader}.elided", "dropped",
           "'...' lines or '# ...' remarks among a report's rows: the paste left rows out there "
           "(the rows read do not hold them; totals the report states do) "
