@@ -91,6 +91,8 @@ def test_a_report_whose_every_row_is_malformed_is_nothing_read(tmp_path: Path):
     broken.write_text("\n".join(re.sub(r"(?<=\s)[\d,.]+(?=\s)", lambda m: "x" * len(m[0]), line)
                                 if line.startswith("     ") else line
                                 for line in lines[start:end]) + "\n", encoding="utf-8")
+    first_row = next(number for number, line in enumerate(
+        broken.read_text(encoding="utf-8").splitlines(), 1) if line.lstrip().startswith("x"))
     out = tmp_path / "out.pftrace"
     for command in (["info"], ["convert", "-o", str(out)], ["report", "-o",
                                                           str(tmp_path / "r.html")]):
@@ -98,7 +100,8 @@ def test_a_report_whose_every_row_is_malformed_is_nothing_read(tmp_path: Path):
         assert result.exit_code == 1, result.output
         (line,) = result.output.strip().splitlines()
         assert line.startswith(f"traceconv: error: {broken}: nothing read:")
-        assert "22 left out (nsys_stats.malformed_row), such as: xxxx | " in line
+        assert (f"22 left out (nsys_stats.malformed_row), such as: line {first_row}: xxxx | "
+                in line)
     assert not out.exists() and not (tmp_path / "r.html").exists()
 
 

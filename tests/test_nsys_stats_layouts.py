@@ -188,3 +188,41 @@ def test_two_runs_pasted_in_one_file_are_kept_apart(tmp_path: Path):
     lanes = {e["args"]["name"] for e in json.loads(drawn.read_text())["traceEvents"]
              if e.get("ph") == "M" and e.get("name") == "thread_name"}
     assert {"kernels, run 1", "kernels, run 2"} <= lanes
+
+
+def _boxed_with_row(tmp_path: Path, redraw) -> tuple[Path, int, list[str]]:
+    """BOXED with its first row redrawn by ``redraw`` (given the row's cells, by a plain
+    split at its bars); the row's line number and its clean cells."""
+    lines = BOXED.read_text(encoding="utf-8").splitlines()
+    at = next(i for i in range(2, len(lines)) if lines[i].startswith("|")
+              and lines[i - 1].startswith("+") and lines[i - 2].startswith("|"))
+    cells = [cell.strip() for cell in lines[at].strip().strip("|").split("|")]
+    lines[at] = redraw(cells)
+    path = tmp_path / BOXED.name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path, at + 1, cells
+
+
+def test_a_boxed_row_off_the_rule_whose_name_holds_a_bar_is_read(tmp_path: Path):
+    """Bars not at the rule's corners and a "|" in the Name: the name takes the rest of the
+    row; every row of the clean file is read, that one under its new name."""
+    path, _, cells = _boxed_with_row(
+        tmp_path, lambda cells: "| " + " | ".join([*cells[:-1], "a|b " + cells[-1]]) + " |")
+    clean = [(s.section, s.name, s.calls, s.total_ns) for s in traceconv.load(BOXED).stats]
+    read = traceconv.load(path)
+    renamed = [(s.section, s.name.removeprefix("a|b "), s.calls, s.total_ns) for s in read.stats]
+    assert renamed == clean
+    assert [s.name for s in read.stats].count("a|b " + cells[-1]) == 1
+    assert read.stats[0].calls == int(cells[2])   # (Instances, the row's third cell)
+    assert "nsys_stats.malformed_row" not in read.diagnostics
+
+
+def test_a_boxed_row_short_of_its_columns_is_counted_with_its_line(tmp_path: Path):
+    """A row that cannot be cut into its columns is a row lost, named by its line, never
+    skipped: the other rows are read."""
+    path, number, _ = _boxed_with_row(tmp_path, lambda cells: "| " + " | ".join(cells[:3]) + " |")
+    clean = traceconv.load(BOXED).stats
+    read = traceconv.load(path)
+    assert len(read.stats) == len(clean) - 1
+    found = read.diagnostics["nsys_stats.malformed_row"]
+    assert found.count == 1 and found.example.startswith(f"line {number}: ")

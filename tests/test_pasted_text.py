@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import traceconv
+from traceconv.formats.pasted_text import PastedLines
 from traceconv.formats.stray_lines import rows_left_out
 from traceconv.model import Trace
 
@@ -163,3 +164,36 @@ def test_a_coloured_report_at_the_end_of_a_long_training_log_is_found(tmp_path):
     log.write_text(steps + DRESSES["ansi_lines"](REPORT.read_text()))
     trace = traceconv.load(log)
     assert (trace.counts()["slices"], len(trace.stats)) == (REPORT_EVENTS, REPORT_STATS)
+
+
+MIGRAPHX = SAMPLES / "migraphx" / "synthetic_resnet_perf_rocm7.2.txt"
+
+
+@pytest.mark.parametrize("spacing", ["\n\n", "\r\r\n", "\n\f"])
+def test_a_double_spaced_text_reads_as_the_clean_one(tmp_path, spacing):
+    """A blank line after every line (a chat's double spacing, CR CR LF, a form feed after
+    each newline): the same slices and statistics as the clean file, nothing counted lost,
+    the repair counted once."""
+    path = tmp_path / MIGRAPHX.name
+    path.write_bytes(MIGRAPHX.read_bytes().replace(b"\n", spacing.encode()))
+    clean, spaced = traceconv.load(MIGRAPHX), traceconv.load(path)
+    assert [(s.name, s.dur) for s in spaced.iter_slices()] == \
+        [(s.name, s.dur) for s in clean.iter_slices()]
+    assert len(spaced.stats) == len(clean.stats)
+    assert spaced.diagnostics.count("input.double_spaced") == 1
+    assert {d.code for d in spaced.diagnostics} - {d.code for d in clean.diagnostics} == \
+        {"input.double_spaced"}
+
+
+def test_single_spaced_text_after_a_double_spaced_head_is_read_as_it_is():
+    """Two lines of text one after the other end the double spacing: the rest keeps its
+    blank lines (the lines expected by a plain split)."""
+    head = "".join(f"line {n}\n\n" for n in range(40))   # (past the lines that judge it)
+    rest = "a\nb\n\nc\n"
+    assert list(PastedLines(head + rest)) == [f"line {n}" for n in range(40)] + \
+        rest.rstrip("\n").split("\n")
+
+
+def test_a_text_with_some_blank_lines_is_not_double_spaced():
+    text = "Place: CPU\n\nrelu  3\ngelu  4\n\nTotal  7\n\nend\n\nx\n\n"
+    assert list(PastedLines(text)) == text.split("\n")[:-1]

@@ -168,3 +168,54 @@ def test_a_summary_of_an_elided_page_says_its_totals_are_the_listed_rows():
 def test_a_whole_report_has_no_totals_note():
     data = _summary_json(DATA / "paddle" / "paddle_inference_config_enable_profile_cn.md")
     assert "totals_note" not in data
+
+
+SAMPLES = Path(__file__).parent.parent / "samples"
+NSYS_CONSOLE = DATA / "nsys_stats" / "nanomoe_stats_console_nsys2026.1.txt"
+MIGRAPHX_PERF = SAMPLES / "migraphx" / "perf_simple_graph_rocm4.txt"
+PADDLE_SUMMARY = SAMPLES / "paddle" / "summary_small_2.6.2.txt"
+# a MIGraphX instruction print (plain re): the second report has started by its first
+MIGRAPHX_INSTRUCTION = re.compile(r"^@\d+ = ")
+
+
+def _stat_rows(trace: Trace) -> list[tuple]:
+    return [(s.section, s.name, s.calls, s.total_ns) for s in trace.stats]
+
+
+@pytest.mark.parametrize(("first", "second"), [(NSYS_CONSOLE, MIGRAPHX_PERF),
+                                               (PADDLE_SUMMARY, MIGRAPHX_PERF),
+                                               (MIGRAPHX_PERF, NSYS_CONSOLE)],
+                         ids=lambda p: p.stem)
+def test_a_second_tools_report_is_counted_left_unread(tmp_path, first, second):
+    """Two tools' reports in one file: one is read as alone; the other's lines, from where
+    it shows, are a report left unread (dropped, naming its line and format), never foreign
+    lines "nothing lost". Expected: the read of each file alone, and line numbers by a plain
+    split of the two files."""
+    one, two = (p.read_text(encoding="utf-8") for p in (first, second))
+    both = tmp_path / "both.txt"
+    both.write_text(one.rstrip("\n") + "\n" + two, encoding="utf-8")
+    trace = traceconv.load(both)
+    read_first = trace.metadata.source_format == traceconv.load(first).metadata.source_format
+    read, unread = (first, second) if read_first else (second, first)
+    alone = traceconv.load(read)
+    assert _stat_rows(trace) == _stat_rows(alone)
+    assert len(list(trace.iter_slices())) == len(list(alone.iter_slices()))
+    reader = trace.metadata.source_format.replace("-", "_")
+    other = trace.diagnostics[f"{reader}.other_report"]
+    assert other.kind == "dropped"
+    number = int(re.match(r"line (\d+): another format's report \((\S+)\)", other.example)[1])
+    unread_format = traceconv.load(unread).metadata.source_format
+    assert f"({unread_format})" in other.example
+    first_lines = len(one.rstrip("\n").split("\n"))
+    # the other report is named within the unread file's lines, by its third instruction
+    # print when it is MIGraphX's (three tell MIGraphX apart, text_sniffing.migraphx)
+    start = first_lines + 1 if read_first else 1
+    end = start + len(two.split("\n")) if read_first else first_lines
+    if unread == MIGRAPHX_PERF:
+        end = start + [i for i, line in enumerate(two.split("\n"))
+                       if MIGRAPHX_INSTRUCTION.match(line)][2]
+    assert start <= number <= end
+    # every row of the unread report is among the lines counted unread (plain re counts:
+    # MIGraphX's instruction prints, nsys's rows of a share, a time and a count)
+    rows = re.compile(r"^@\d+ = " if unread == MIGRAPHX_PERF else r"^\s+\d+\.\d\s+\d+\s+\d+\s")
+    assert other.count >= sum(bool(rows.match(line)) for line in unread.read_text().split("\n"))

@@ -45,6 +45,11 @@ VARIANTS = {
     "ansi": lambda text: _ANSI_WORD.sub(lambda m: f"\x1b[1;32m{m[0]}\x1b[0m", text),
     "nbsp": lambda text: text.replace("  ", "\u00a0 "),
     "fence": lambda text: f"```text\n{text.rstrip()}\n```\n",
+    # a blank line after every line: a chat's double spacing, an editor's CR CR LF, a form
+    # feed printed after each newline
+    "double spaced": lambda text: text.replace("\n", "\n\n"),
+    "cr cr lf": lambda text: text.replace("\n", "\r\r\n"),
+    "ff after lf": lambda text: text.replace("\n", "\n\f"),
     "html pre": lambda text: f"<html><body><pre>{text.rstrip().replace('&', '&amp;')}"
                              "</pre></body></html>\n",
 }

@@ -37,8 +37,12 @@ import csv
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .ruled_tables import Ruling, is_box_rule, ruling_under
+
+if TYPE_CHECKING:
+    from .stray_lines import ForeignLines  # (the sniffer imports no reader's rules)
 
 TRACE = "trace"
 _TRACE_COLUMNS = ("Start (ns)", "End (ns)", "Name", "PID", "TID")
@@ -178,29 +182,31 @@ class ColumnRows:
     gives: each table's header (the line over a rule, :mod:`..ruled_tables`) and rows cut
     at the rule's columns, nsys's prose lines as one cell each. A table whose header names
     no report (:func:`kind_of`) is kept out, in ``unread``; other lines (a shell prompt, a
-    pasted command) are counted in ``outside``.
+    pasted command) are tallied in ``foreign`` (:class:`.stray_lines.ForeignLines`).
 
+    >>> from traceconv.formats.stray_lines import ForeignLines
     >>> rows = ColumnRows(["$ nsys stats r.nsys-rep", " ** CUDA API Summary (cuda_api_sum):",
     ...     "", " Time (%)  Total Time (ns)  Num Calls  Name", " --------  ---------------  "
-    ...     "---------  ----", "     90.0              900          3  cudaMalloc", ""])
-    >>> list(rows), rows.outside
+    ...     "---------  ----", "     90.0              900          3  cudaMalloc", ""],
+    ...     ForeignLines("nsys_stats"))
+    >>> list(rows), rows.foreign._block
     ([[' ** CUDA API Summary (cuda_api_sum):'], [''], ['Time (%)', 'Total Time (ns)', \
-'Num Calls', 'Name'], ['90.0', '900', '3', 'cudaMalloc'], ['']], 1)
+'Num Calls', 'Name'], ['90.0', '900', '3', 'cudaMalloc'], ['']], [(1, '$ nsys stats r.nsys-rep')])
     >>> rows = ColumnRows(["+-----+------+", "| Sum | Name |", "+-----+------+", "|   2 | x    |",
     ...     "+-----+------+", "+-----------------+-----------+------+",
     ...     "| Total Time (ns) | Num Calls | Name |", "+-----------------+-----------+------+",
-    ...     "|             900 |         3 | gemm |", "+-----------------+-----------+------+"])
+    ...     "|             900 |         3 | gemm |", "+-----------------+-----------+------+"],
+    ...     ForeignLines("nsys_stats"))
     >>> list(rows), rows.unread
     ([['Total Time (ns)', 'Num Calls', 'Name'], ['900', '3', 'gemm']], \
 [UnreadTable(line=2, header='| Sum | Name |', report=None, rows=1)])
     """
 
-    def __init__(self, lines: Iterable[str]) -> None:
+    def __init__(self, lines: Iterable[str], foreign: ForeignLines) -> None:
         self.lines = lines
         self.width: int | None = None   # (set by the reader, as on CsvRows: cut at the
         # rule's columns, every row has its table's width)
-        self.outside = 0
-        self.first_outside: tuple[int, str] | None = None   # (line number, text)
+        self.foreign = foreign
         self.line_num = 0
         self.unread: list[UnreadTable] = []
         # where the input ended, for the one cut rule (stray_lines.count_input_end), when
@@ -281,9 +287,7 @@ class ColumnRows:
             self._named = report_named(line) or _any_report(line) or self._named
             yield [line]
         elif not is_box_rule(line):   # (a box's top rule is drawing, nothing of the report)
-            self.outside += 1
-            if self.first_outside is None:
-                self.first_outside = (number, line)
+            self.foreign.add(number, line)
 
 
 # any report's name, read or not, as a banner closes (" ** NVTX GPU Projection Trace

@@ -11,7 +11,11 @@ an HTML page did to a report's lines is undone here, once, before any reader see
   other breaks ``str.splitlines`` knows (a page break ``\\f``, ``\\v``, ``\\x1c``-``\\x1e``,
   NEL, U+2028/U+2029), save where they stand right before a line end, of which they are
   then part (a form feed before each newline is no blank line after each line):
-  :func:`split_lines`, for the lines of a text read whole and as it is read alike.
+  :func:`split_lines`, for the lines of a text read whole and as it is read alike;
+* a double-spaced text (a blank line after every line, as a chat, an editor saving CR CR
+  LF, or a form feed after each newline makes it), judged on its first lines, is read
+  single-spaced: the blank line after each line is dropped, while the text keeps that
+  spacing (counted on the input as ``input.double_spaced``).
 
 :class:`PastedLines` also says, once its last line is read, whether the input stopped in
 the middle of that line (no line end: a cut file or paste), which the stray-line rule
@@ -21,6 +25,7 @@ the middle of that line (no line end: a cut file or paste), which the stray-line
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from collections.abc import Iterable, Iterator
 
@@ -102,10 +107,15 @@ class PastedLines:
     ['Place: CPU', '', 'conv2d  3']
     >>> list(PastedLines("<p>x</p><pre><code>Place: CPU\\nrelu  -&gt; 3</code></pre>"))
     ['Place: CPU', 'relu  -> 3']
+    >>> list(PastedLines("Place: CPU\\n\\nrelu  3\\n\\n\\n\\ngelu  4\\n\\n" * 2))
+    ['Place: CPU', 'relu  3', '', 'gelu  4', 'Place: CPU', 'relu  3', '', 'gelu  4']
+    >>> list(PastedLines("Place: CPU\\n\\frelu  3\\n\\f\\n\\fgelu  4\\n\\f" * 2))
+    ['Place: CPU', 'relu  3', '', 'gelu  4', 'Place: CPU', 'relu  3', '', 'gelu  4']
     """
 
     def __init__(self, lines: Iterable[str] | str) -> None:
         self._lines = split_lines(lines) if isinstance(lines, str) else lines
+        self.double_spaced = False   # (known once the first lines are read)
         self.cut_line = 0
         self.cut_in_blanks = False
         self.last_line = 0
@@ -113,7 +123,7 @@ class PastedLines:
         self._html = False
 
     def __iter__(self) -> Iterator[str]:
-        raw = iter(self._lines)
+        raw = self._single_spaced(iter(self._lines))
         current = self._page(next(raw, None))
         current_quote = current is not None and QUOTE_MARK.match(current)
         quoted = False
@@ -136,6 +146,33 @@ class PastedLines:
             yield unpasted(current)
             current, current_quote = following, following_quote
 
+    def _single_spaced(self, raw: Iterator[str]) -> Iterator[str]:
+        """``raw`` without the blank line after each line where :func:`is_double_spaced`
+        judges its first lines so; from a line followed by another that is not blank, the
+        text is single-spaced and read as it is."""
+        head = list(itertools.islice(raw, _SPACING_HEAD))
+        self.double_spaced = is_double_spaced(head)
+        if not self.double_spaced:
+            yield from head
+            yield from raw
+            return
+        source = getattr(self._lines, "source", None)
+        if source is not None:
+            source.note("input.double_spaced", example=f"the first {len(head)} lines")
+        lines = itertools.chain(head, raw)
+        line = next(lines, None)
+        while line is not None:
+            yield line
+            spacer = next(lines, None)
+            if spacer is not None and not spacer.strip():
+                line = next(lines, None)
+            elif spacer is not None and line.strip():   # (two lines of text: single-spaced
+                yield spacer                            # from here)
+                yield from lines
+                return
+            else:   # (a blank line, then text: a form feed after each newline leaves one
+                line = spacer   # blank line less for each blank line of the text)
+
     def _ended_inside(self, number: int, last: str) -> None:
         """Set ``cut_line`` for a ``last`` line that has no line end (see the class)."""
         blanks = not unpasted(last).strip(" >")
@@ -157,6 +194,23 @@ class PastedLines:
             if "&" in line:
                 line = html.unescape(line)
         return line
+
+
+_SPACING_HEAD = 64   # the first lines that tell a double-spaced text
+_SPACED_LINES = 4    # lines of text among them, each followed by a blank one, that tell it
+
+
+def is_double_spaced(head: list[str]) -> bool:
+    """Whether the first lines of a text (``head``, as split) are double-spaced: some lines
+    of text, each followed by a blank line (its last line, maybe cut, aside).
+
+    >>> is_double_spaced(["Place: CPU", "", "relu  3", "", "", "", "gelu  4", "", "x", ""])
+    True
+    >>> is_double_spaced(["Place: CPU", "", "relu  3", "gelu  4", "", "x", "", "y", ""])
+    False
+    """
+    texts = [i for i, line in enumerate(head[:-1]) if line.strip()]
+    return len(texts) >= _SPACED_LINES and all(not head[i + 1].strip() for i in texts)
 
 
 def _without_page_tail(line: str) -> str:
@@ -214,7 +268,8 @@ def unpasted_bytes(data: bytes) -> bytes:
     b'\\xfd7zXZ\\x00\\t<'
     """
     if b"\0" in data or (not any(mark in data for mark in _MARKS)
-                          and not data.lstrip(b" ").startswith(b">")):
+                          and not data.lstrip(b" ").startswith(b">")
+                          and not _spaced_lines(data)):
         return data   # (a NUL: binary, or compressed, never pasted text)
     return "\n".join(PastedLines(data.decode("utf-8", "replace"))).encode()
 
@@ -223,3 +278,15 @@ def unpasted_bytes(data: bytes) -> bytes:
 # substring tests, where one regex of alternatives took 80 ms a megabyte)
 _MARKS = (b"\x1b", b"\t", b"\r", b"\x0b", b"\x0c", b"\xc2\x85", b"&", b"<", b"\xc2\xa0", b"\xe1\x9a\x80", b"\xe2\x80", b"\xe2\x81\x9f",
           b"\xe3\x80\x80", b"\n>", b"\n >", b"\n  >", b"\n   >")
+
+
+def _spaced_lines(data: bytes) -> bool:
+    """Whether the first lines of ``data`` may be double-spaced (a byte count, before
+    :func:`is_double_spaced` judges the lines).
+
+    >>> _spaced_lines(b"a\\n\\nb\\n\\nc\\n\\nd\\n\\n"), _spaced_lines(b"a\\nb\\n\\nc\\nd\\ne\\n")
+    (True, False)
+    """
+    start = data[:4096]
+    ends = start.count(b"\n")
+    return ends >= 2 * _SPACED_LINES and start.count(b"\n\n") * 2 >= ends - 1

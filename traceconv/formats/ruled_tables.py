@@ -77,7 +77,10 @@ class Ruling:
 
     def cells(self, line: str) -> list[str] | None:
         """The cells of a line of the table; None when the line is no row of it (blank, or
-        in the box layout not a ``|`` line or another count of cells).
+        in the box layout not a ``|`` line). A box row whose bars are not where the rule's
+        corners are is cut at its bars, its last cell taking the rest of the line (a name,
+        the one free-text column, may hold ``|``); one with fewer bars than columns is given
+        as the cells it has, a row its reader counts as unreadable, never skips.
 
         >>> Ruling((1, 11, 23), boxed=False).cells("     43.2  2613668540  cudaMemcpyAsync")
         ['43.2', '2613668540', 'cudaMemcpyAsync']
@@ -85,7 +88,9 @@ class Ruling:
         ['1', '2222222222', '3']
         >>> box = Ruling((0, 7, 14), boxed=True)
         >>> box.cells("| 42.3 | 1159 | a|b |"), box.cells("| 42.3 | 1159|  a|b  |"), box.cells("x")
-        (['42.3', '1159', 'a|b'], None, None)
+        (['42.3', '1159', 'a|b'], ['42.3', '1159', 'a|b'], None)
+        >>> box.cells("| 42.3 |gemm|")   # (a row short of a column)
+        ['42.3', 'gemm']
         """
         if not line.strip():
             return None
@@ -106,19 +111,22 @@ class Ruling:
             ends = [*self.starts[1:], len(text)]
             return [text[start + 1:end].strip().removesuffix("|").strip()
                     for start, end in zip(self.starts, ends, strict=True)]
-        cells = bar_cells(text)
-        return cells if len(cells) == len(self.starts) else None
+        return bar_cells(text, columns=len(self.starts))
 
 
-def bar_cells(line: str) -> list[str]:
+def bar_cells(line: str, columns: int = 0) -> list[str]:
     """The cells of a line drawn between ``|`` bars (a box's row, a Markdown table's, a
     tool's ``| name | 1.5 |`` perf row): cut at every bar, the outer bars dropped; the one
-    splitter of bar cells for every text reader.
+    splitter of bar cells for every text reader. Given its table's ``columns``, the last
+    cell takes what is left after the others, bars and all.
 
     >>> bar_cells("  | 42.3 | 1159 |  gemm |"), bar_cells("a | b")
     (['42.3', '1159', 'gemm'], ['a', 'b'])
+    >>> bar_cells("| 42.3 | a | b |", columns=2), bar_cells("| 42.3 | a| |", columns=2)
+    (['42.3', 'a | b'], ['42.3', 'a|'])
     """
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+    inner = line.strip().removeprefix("|").removesuffix("|")
+    return [cell.strip() for cell in inner.split("|", columns - 1 if columns else -1)]
 
 
 def ruling_under(header: str, rule: str) -> Ruling | None:

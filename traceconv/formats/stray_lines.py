@@ -11,6 +11,13 @@ table; a remark among a table's rows (``...``, ``# 此处有省略``: "left out 
 the author left rows out there: ``{reader}.elided`` (a remark after a blank line starts
 other text, as a second report's header comment does: foreign).
 
+A foreign line is nothing lost only while no other tool's report stands there: where
+the lines foreign to a reader's report hold one another text format's sniffer claims (two
+tools' output in one log: an nsys stats report, then a MIGraphX perf report), that report
+is left unread, its lines counted from where it shows as ``{reader}.other_report``
+(dropped, :class:`ForeignLines`). The file is read, not refused: unlike two formats' keys
+in one JSON, the reports are blocks apart and the reader's own is read whole.
+
 A cut table is rows lost, never a note: the line an input stops inside (no line end: a cut
 file or paste), within a table, is a row lost whatever is left of it (the reader's dropped
 code), and an input that ends inside a table (:func:`count_input_end`: mid-line on a line
@@ -25,10 +32,15 @@ module decides what that makes the line and counts it.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
 from ..model import Diagnostics
 from .pasted_text import PastedLines, is_markup
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 Stray = Literal["row", "elided", "foreign"]
 # the codes of rows a table lost (by this rule, or cut off): a total over the rows read
@@ -75,40 +87,180 @@ def stray_kind(line: str, *, in_table: bool, row_shaped: bool, cut: bool = False
     return "row" if row_shaped or cut else "foreign"
 
 
-def count_stray(diagnostics: Diagnostics, reader: str, lineno: int, line: str, *,
+def count_stray(diagnostics: Diagnostics, foreign: ForeignLines, lineno: int, line: str, *,
                 in_table: bool, row_shaped: bool, dropped: str, cut: bool = False) -> Stray:
     """Count an unread ``line`` by :func:`stray_kind`: under ``dropped`` (the reader's code
-    for a row lost), ``{reader}.elided`` or ``{reader}.foreign_lines``; returns the kind.
+    for a row lost) or ``{reader}.elided``, or tally it in ``foreign``; returns the kind.
 
-    >>> found = Diagnostics()
-    >>> count_stray(found, "paddle_report", 126, "run_time = 2093", in_table=True,
+    >>> found, foreign = Diagnostics(), ForeignLines("paddle_report")
+    >>> count_stray(found, foreign, 126, "run_time = 2093", in_table=True,
     ...             row_shaped=False, dropped="paddle_report.cut_row")
     'foreign'
-    >>> found["paddle_report.foreign_lines"].example
+    >>> foreign.count_in(found); found["paddle_report.foreign_lines"].example
     'line 126: run_time = 2093'
     """
     kind = stray_kind(line, in_table=in_table, row_shaped=row_shaped, cut=cut)
-    code = {"row": dropped, "elided": f"{reader}.elided",
-            "foreign": f"{reader}.foreign_lines"}[kind]
-    diagnostics.add(code, example=f"line {lineno}: {line.strip()}")
+    if kind == "foreign":
+        foreign.add(lineno, line)
+    else:
+        code = dropped if kind == "row" else f"{foreign.reader}.elided"
+        diagnostics.add(code, example=f"line {lineno}: {line.strip()}")
     return kind
 
 
-def count_tallied(diagnostics: Diagnostics, reader: str, kind: Stray, count: int,
-                  first: tuple[int, str] | None) -> None:
-    """Count ``count`` unread lines of one ``kind`` (``foreign`` or ``elided``) at once, for
-    a reader that tallies them as it reads; ``first`` the (line number, text) of the first.
+_BLOCK_LINES = 4096   # foreign lines sniffed at once for another format's report
+# a sniffer's score for a format's signature (a title, a header under its rule, a marker),
+# not the guess it makes from lines shaped like rows (0.6)
+_SIGNATURE_SCORE = 0.9
+
+
+# where another tool's report starts among a text's foreign lines: (line number, its
+# format, the foreign lines from there on)
+OtherReport = tuple[int, str, int]
+
+
+@dataclass
+class ForeignLines:
+    """The lines a text ``reader`` (its diagnostics' prefix: ``nsys_stats``) found foreign
+    to its report, tallied as it reads them. Each block of consecutive ones is shown to the
+    sniffers of the other text formats (:func:`other_format`); from the first line of the
+    first block one of them claims, the lines are another tool's report, left unread.
+
+    >>> foreign, found = ForeignLines("paddle_summary"), Diagnostics()
+    >>> foreign.add(1, "$ python train.py")
+    >>> for number, line in enumerate(["Run instruction: @0 = @literal -> float_type, {1}, {0}",
+    ...         "@1 = add(@0, @0) -> float_type, {1}, {0}: 0.5ms, 100%"], 2):
+    ...     foreign.add(number, line)
+    >>> foreign.count_in(found)
+    >>> found["paddle_summary.foreign_lines"].count, found["paddle_summary.other_report"].example
+    (1, "line 2: another format's report (migraphx) starts here, not read (2 lines from there); \
+split the file to read it")
+    """
+
+    reader: str
+    count: int = 0                                # foreign lines before another report
+    first: tuple[int, str] | None = None          # (line number, text) of the first
+    other: OtherReport | None = None
+    _block: list[tuple[int, str]] = field(default_factory=list)
+
+    def add(self, number: int, line: str) -> None:
+        """Tally the foreign ``line`` numbered ``number``."""
+        if self._block and (number != self._block[-1][0] + 1 or
+                            len(self._block) >= _BLOCK_LINES):
+            self._sniff(keep_last=number == self._block[-1][0] + 1)
+        if self.other is None:
+            self._block.append((number, line))
+        else:
+            self.other = (*self.other[:2], self.other[2] + 1)
+
+    def finish(self) -> None:
+        """Judge the lines still held (once the text is read)."""
+        if self._block:
+            self._sniff(keep_last=False)
+
+    def count_in(self, diagnostics: Diagnostics) -> None:
+        """Count what was tallied (:func:`count_foreign`)."""
+        self.finish()
+        count_foreign(diagnostics, self.reader, self.count, self.first, self.other)
+
+    def _sniff(self, keep_last: bool) -> None:
+        """Ask the other formats of the block tallied; keep its last line for the next
+        block (a header and its rule may stand on both sides of the cut)."""
+        block, self._block = self._block, []
+        found = other_format([line for _, line in block], self.reader)
+        if found is None:
+            self._block = block[-1:] if keep_last else []
+            counted = block[:len(block) - len(self._block)]
+        else:
+            start, name = found
+            counted = block[:start]
+            self.other = (block[start][0], name, len(block) - start)
+        self.count += len(counted)
+        self.first = self.first or (counted[0] if counted else None)
+
+
+def count_foreign(diagnostics: Diagnostics, reader: str, count: int,
+                  first: tuple[int, str] | None, other: OtherReport | None) -> None:
+    """Count a text's foreign lines (:class:`ForeignLines`): ``count`` of them nothing lost,
+    ``{reader}.foreign_lines`` (``first`` the first's number and text), and the lines of
+    ``other``, another tool's report left unread, ``{reader}.other_report``.
 
     >>> found = Diagnostics()
-    >>> count_tallied(found, "migraphx", "foreign", 3, (4, "- **Hardware**: HX370"))
-    >>> found["migraphx.foreign_lines"].count, found["migraphx.foreign_lines"].example
-    (3, 'line 4: - **Hardware**: HX370')
-    >>> count_tallied(found, "migraphx", "elided", 1, (9, "..."))
-    >>> found["migraphx.elided"].kind
-    'dropped'
+    >>> count_foreign(found, "migraphx", 3, (4, "- **Hardware**: HX370"), (40, "nsys-stats", 9))
+    >>> found["migraphx.foreign_lines"].example, found["migraphx.other_report"].kind
+    ('line 4: - **Hardware**: HX370', 'dropped')
     """
-    code = {"elided": f"{reader}.elided", "foreign": f"{reader}.foreign_lines"}[kind]
-    diagnostics.add(code, count=count,
+    diagnostics.add(f"{reader}.foreign_lines", count=count,
+                    example=None if first is None else f"line {first[0]}: {first[1].strip()}")
+    if other is not None:
+        number, name, lines = other
+        diagnostics.add(f"{reader}.other_report", count=lines, example=(
+            f"line {number}: another format's report ({name}) starts here, not read "
+            f"({lines} lines from there); split the file to read it"))
+
+
+def other_format(lines: list[str], reader: str) -> tuple[int, str] | None:
+    """The first of ``lines`` (foreign to the report of ``reader``) from which another text
+    format's sniffer is sure of them (by a signature, not rows' shapes), and its name; None
+    if none is.
+
+    >>> other_format(["See the log:", " ** CUDA API Summary (cuda_api_sum):", "",
+    ...     " Time (%)  Total Time (ns)  Num Calls  Name", " --------  ---------------  "
+    ...     "---------  ----", "     90.0              900          3  cudaMalloc"], "migraphx")
+    (3, 'nsys-stats')
+    >>> other_format(["See the log:", "loss 0.5"], "migraphx") is None
+    True
+    """
+    from .. import registry  # (the registry names the text formats; it imports no reader)
+
+    own = reader.replace("_", "-")
+    for info in registry.all_formats():
+        sniff = info.sniff_function() if info.text and info.name != own else None
+        if sniff is not None and _claims(sniff, lines):
+            return _report_start(sniff, lines), info.name
+    return None
+
+
+def _report_start(sniff: Callable[..., float], lines: list[str]) -> int:
+    """Where in ``lines``, which ``sniff`` is sure of, the report shows: the fewest last
+    lines of the fewest first lines it is sure of (tried one more at a time: a sniffer that
+    joins wrapped lines may be sure of a tail, not of a longer one). Its evidence, not its
+    first line: a few lines of it (a banner, a command) may come before."""
+    end = _bisect(len(lines), lambda n: _claims(sniff, lines[:n]))
+    return next(start for start in range(end - 1, -1, -1) if _claims(sniff, lines[start:end]))
+
+
+def _bisect(size: int, enough: Callable[[int], bool]) -> int:
+    """The least ``n`` up to ``size`` that is ``enough`` (``enough(size)`` is).
+
+    >>> _bisect(10, lambda n: n >= 4)
+    4
+    """
+    low, high = 1, size
+    while low < high:
+        middle = (low + high) // 2
+        if enough(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def _claims(sniff: Callable[..., float], lines: list[str]) -> bool:
+    return sniff("\n".join(lines).encode(), None) >= _SIGNATURE_SCORE
+
+
+def count_elided(diagnostics: Diagnostics, reader: str, count: int,
+                 first: tuple[int, str] | None) -> None:
+    """Count ``count`` elision marks at once, for a reader that tallies them as it reads;
+    ``first`` the (line number, text) of the first.
+
+    >>> found = Diagnostics()
+    >>> count_elided(found, "migraphx", 1, (9, "..."))
+    >>> found["migraphx.elided"].kind, found["migraphx.elided"].example
+    ('dropped', 'line 9: ...')
+    """
+    diagnostics.add(f"{reader}.elided", count=count,
                     example=None if first is None else f"line {first[0]}: {first[1].strip()}")
 
 

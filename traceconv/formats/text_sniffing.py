@@ -137,6 +137,13 @@ _MARKERS = re.compile(rb"Running performance report|MIGraphX Version: |^Run inst
                       rb": ?[-+\d.e]+ ?ms ?[,\xef\xbc\x8c] ?[-+\d.e]+ ?%\s*$", re.M)
 
 
+# a word of MIGraphX's evidence above (an instruction's "->" or "@return(", a time in ms
+# before its share or count, a marker's words): a head with none is none of its output (a
+# paste wraps a line, not each)
+_EVIDENCE_WORD = re.compile(rb"->|@return|MIGraphX|module|nstruction|performance|"
+                            rb"\d ?ms ?(?:[,/]|\xef\xbc\x8c)")
+
+
 def migraphx(head: bytes, source: Source | None = None) -> float:
     """How sure we are that ``head`` is MIGraphX text output (0..1).
 
@@ -149,6 +156,9 @@ def migraphx(head: bytes, source: Source | None = None) -> float:
     >>> migraphx(b"Event  Calls  Total  Min.\\nMatMul 3 1.5 0.5\\n")
     0.0
     """
+    if not _EVIDENCE_WORD.search(head):
+        return 0.0   # (a head with none of the words its evidence holds: reflowing it to
+        # look is most of the time a log's foreign lines cost, stray_lines.ForeignLines)
     # pastes wrap lines: read the head (pasted text already read as such) as its reflowed lines
     head = "\n".join(text for _, text, _ in logical_lines(
         head.decode("utf-8", "replace").split("\n"))).encode()

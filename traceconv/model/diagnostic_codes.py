@@ -189,6 +189,10 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("dataflow.flows", "note",
           "flows added from producer to consumer ops of the op graph (--flows dataflow)"),
     # input (the input layer: traceconv/io.py and the readers' shared helpers)
+    _Code("input.double_spaced", "repaired",
+          "a text input with a blank line after every line (a chat's or an editor's double "
+          "spacing, CR CR LF line ends, a form feed after each newline): read single-spaced "
+          "(traceconv/formats/pasted_text.py)"),
     _Code("input.line_cut", "repaired",
           "lines of a text input longer than 1 M characters: cut there, the rest of the "
           "line not read"),
@@ -419,7 +423,8 @@ CODES: tuple[CodeInfo, ...] = (
           "…; its CSV output keeps them whole: nsys stats --format csv)"),
     _Code("nsys_stats.malformed_row", "dropped",
           "report rows that do not fit their header: a start, end, PID, TID, count or time "
-          "that is not a number or out of range (not read; the example shows the row's "
+          "that is not a number or out of range, or a drawn row short of its columns (not "
+          "read; the example names its line and shows the row's "
           "cells apart: a | b | c)"),
     _Code("nsys_stats.table_not_read", "dropped",
           "rows of drawn tables whose header names no report traceconv reads: a report it "
@@ -855,6 +860,11 @@ CODES: tuple[CodeInfo, ...] = (
           "lines outside the report's tables or not shaped like a row (prose, markup, shell "
           "commands, other output around a paste): skipped, nothing of the report lost "
           "(traceconv/formats/stray_lines.py)"),
+    _Code("{reader}.other_report", "dropped",
+          "lines of another tool's report in the same text (an nsys stats report, then a "
+          "MIGraphX perf report): the lines, from where another text format's sniffer is "
+          "sure of them, are not read; the example names that line and the format (split "
+          "the file to read it) (traceconv/formats/stray_lines.py)"),
     _Code("{reader}.elided", "dropped",
           "'...' lines or '# ...' remarks among a report's rows: the paste left rows out there "
           "(the rows read do not hold them; totals the report states do) "

@@ -25,7 +25,7 @@ from ...model.memory import add_live_bytes_counters
 from ...model.partial_timeline import mark_partial_timeline
 from ...vocabularies.migraphx import MIGRAPHX_VOCABULARY
 from ..pasted_text import PastedLines
-from ..stray_lines import count_table_cut, count_tallied
+from ..stray_lines import count_elided, count_foreign, count_table_cut
 from ..text_lines import text_lines
 from ..text_sniffing import migraphx as sniff  # noqa: F401  (this format's sniff, kept light)
 from .document import Document, PerfReport, parse_document
@@ -160,9 +160,10 @@ def _note_document(document: Document, trace: Trace) -> None:
         number, text = document.unparsed[0]
         diagnostics.add("migraphx.unparsed_line", count=len(document.unparsed),
                         example=f"line {number}: {text}")
-    count_tallied(diagnostics, "migraphx", "foreign", document.foreign, document.first_foreign)
-    count_tallied(diagnostics, "migraphx", "elided", len(document.elided),
-                  (document.elided[0], "...") if document.elided else None)
+    count_foreign(diagnostics, "migraphx", document.foreign, document.first_foreign,
+                  document.other_report)
+    count_elided(diagnostics, "migraphx", len(document.elided),
+                 (document.elided[0], "...") if document.elided else None)
     diagnostics.add("migraphx.untitled_summary", count=document.untitled_summary)
     diagnostics.add("migraphx.wrapped_line", count=len(document.wrapped),
                     example=f"line {document.wrapped[0]}"

@@ -24,7 +24,7 @@ from ..migraphx_text.reflow import (
     summary_group,
 )
 from ..pasted_text import PastedLines, is_markup
-from ..stray_lines import ended_inside, is_elision, stray_kind
+from ..stray_lines import ForeignLines, OtherReport, ended_inside, is_elision, stray_kind
 from .columns import rows_as_lines
 from .instruction import Instruction, parse_instruction
 from .schema import Trailer
@@ -136,6 +136,7 @@ class Document:
     untitled_summary: int = 0
     foreign: int = 0
     first_foreign: tuple[int, str] | None = None
+    other_report: OtherReport | None = None
     table_cut: str | None = None   # where the input ended inside a block (stray_lines)
 
 
@@ -203,6 +204,7 @@ class _Parser:
 
     def __init__(self) -> None:
         self.doc = Document()
+        self.foreign = ForeignLines("migraphx")   # (the lines foreign to the output)
         self.run: Run | None = None
         self.listing: Listing | None = None
         self.module: str | None = None
@@ -271,8 +273,7 @@ class _Parser:
         elif kind == "elided":
             self.doc.elided.append(number)
         else:
-            self.doc.foreign += 1
-            self.doc.first_foreign = self.doc.first_foreign or (number, line)
+            self.foreign.add(number, line)
 
     def open_block(self) -> str | None:
         """The title of the block the last line read belongs to, None outside the output."""
@@ -498,6 +499,10 @@ def parse_document(text: str | Iterable[str]) -> Document:
         if lines.cut_line in (number, *wrapped):
             parser.cut_lines, cut_at = {number, *wrapped}, number
         parser.feed_text(number, line.rstrip())
+    foreign = parser.foreign
+    foreign.finish()
+    parser.doc.foreign, parser.doc.first_foreign = foreign.count, foreign.first
+    parser.doc.other_report = foreign.other
     parser.doc.table_cut = ended_inside(
         lines, table=parser.open_block(), expects_rows=parser.open_block() is not None,
         awaiting_rows=parser.titled, whole=cut_at != 0 and parser.whole_line == cut_at)

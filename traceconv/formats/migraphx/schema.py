@@ -154,6 +154,9 @@ class Document(BaseModel):
     foreign: int = Field(0, description="lines that are no MIGraphX output (prose, markup, "
                                         "shell commands around a paste)")
     first_foreign: tuple[int, str] | None = None
+    other_report: tuple[int, str, int] | None = Field(
+        None, description="where another tool's report starts among the foreign lines: its "
+                          "line, its format, the foreign lines from there on (not read)")
     table_cut: str | None = Field(None, description="where the input ended inside a block "
                                                     "(a cut file or paste), if it did")
 

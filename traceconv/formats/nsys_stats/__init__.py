@@ -46,7 +46,7 @@ from ..nsys_stats_header import (
     run_named,
 )
 from ..pasted_text import PastedLines, pasted_lines
-from ..stray_lines import count_input_end, count_tallied
+from ..stray_lines import ForeignLines, count_input_end
 from . import summaries
 
 _NEEDED = ("Start (ns)", "End (ns)", "Name", "PID", "TID")
@@ -67,7 +67,8 @@ def read(source: Source) -> Trace:
     """
     if is_column_layout(list(PastedLines(_head_text(source))), known=False):
         # (a drawn table is pasted text: read as every text reader reads it)
-        return _read_report(source, ColumnRows(pasted_lines(source)))
+        return _read_report(source, ColumnRows(pasted_lines(source),
+                                                    ForeignLines("nsys_stats")))
     # (a CSV's cells are data, quoted by CSV's rules: bounded lines, nothing undone in them)
     return _read_report(source, source_rows(source, written_by="nsys stats",
                                             fit=_prose_or_header))
@@ -121,7 +122,7 @@ def _count_unread(trace: TraceBuilder, rows: ColumnRows) -> None:
         report = f"{table.report}, " if table.report else ""
         trace.diagnostics.add("nsys_stats.table_not_read", count=table.rows, example=(
             f"line {table.line}: {report}{table.rows} rows under {table.header[:100]}"))
-    count_tallied(trace.diagnostics, "nsys_stats", "foreign", rows.outside, rows.first_outside)
+    rows.foreign.count_in(trace.diagnostics)
     if isinstance(rows.lines, PastedLines):
         # a table the input stopped inside: the one cut rule of every text reader
         count_input_end(trace.diagnostics, "nsys_stats", rows.lines, table=rows.table,

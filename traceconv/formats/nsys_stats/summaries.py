@@ -266,9 +266,9 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
         elif table is not None:
             try:
                 read.append((stat_of(table, row), table))
-            except ValueError:
+            except (ValueError, IndexError):   # (IndexError: a row short of its columns)
                 bad += 1
-                examples.setdefault("bad", " | ".join(row)[:120])
+                examples.setdefault("bad", f"line {rows.line_num}: {' | '.join(row)}"[:120])
             else:
                 cut += column_layout and row[table.name].endswith("…")
                 shares.add(table, row)

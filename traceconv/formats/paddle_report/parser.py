@@ -30,7 +30,7 @@ from ..paddle_report_lines import (
 )
 from ..pasted_text import PastedLines, is_markup
 from ..stated_totals import missing_end
-from ..stray_lines import count_input_end, count_stray, padded_whole
+from ..stray_lines import ForeignLines, count_input_end, count_stray, padded_whole
 from .nesting import THREAD_PREFIX, EventTable
 from .places import place_clock
 from .schema import (
@@ -81,6 +81,7 @@ class ReportParser:
 
     def __init__(self, diagnostics: Diagnostics | None = None) -> None:
         self.diagnostics = diagnostics if diagnostics is not None else Diagnostics()
+        self._foreign_lines = ForeignLines("paddle_report")   # (the lines foreign to the report)
         self.log = ReportLog()
         self._report: ProfilingReport | None = None
         self._stage = 0                     # furthest header line seen in the open report
@@ -125,6 +126,7 @@ class ReportParser:
         if not self._count_end(lines) and self._last_row_line == last_text:
             self._count_missing_memory_report()
         self._end_table()
+        self._foreign_lines.count_in(self.diagnostics)
         return self.log
 
     # -- hard-wrapped lines -----------------------------------------------------------------
@@ -352,7 +354,8 @@ class ReportParser:
             self._line(lineno, line)
         else:
             cut = lineno == self._lines.cut_line
-            kind = count_stray(self.diagnostics, "paddle_report", lineno, line, in_table=True,
+            kind = count_stray(self.diagnostics, self._foreign_lines, lineno, line,
+                               in_table=True,
                                row_shaped=table.row_shaped(line), cut=cut,
                                dropped="paddle_report.cut_row" if cut or is_cut_row(line)
                                else "paddle_report.unreadable_row")
@@ -428,6 +431,6 @@ class ReportParser:
     def _foreign(self, lineno: int, line: str) -> None:
         # (the line the input stopped inside, within a report, is a line of it cut off)
         cut = lineno == self._lines.cut_line and self._report is not None
-        count_stray(self.diagnostics, "paddle_report", lineno, line, in_table=cut,
+        count_stray(self.diagnostics, self._foreign_lines, lineno, line, in_table=cut,
                     row_shaped=False, cut=cut,
                     dropped="paddle_report.cut_row" if cut else "paddle_report.unreadable_row")

@@ -20,6 +20,7 @@ from ..pasted_text import PastedLines, is_markup
 from ..ruled_tables import bar_cells
 from ..stated_totals import missing_end
 from ..stray_lines import (
+    ForeignLines,
     count_input_end,
     count_stray,
     open_rows_left_out,
@@ -103,6 +104,7 @@ class SummaryParser:
 
     def __init__(self, diagnostics: Diagnostics | None = None) -> None:
         self.diagnostics = diagnostics if diagnostics is not None else Diagnostics()
+        self._foreign_lines = ForeignLines("paddle_summary")   # (the lines foreign to the report)
         self.doc = SummaryDocument()
         self._table: SummaryTable | None = None
         self._perf: PerfSummary | None = None
@@ -127,6 +129,7 @@ class SummaryParser:
             self._line(lineno, line)
         if not self._count_end(lines):
             self._count_missing_end()
+        self._foreign_lines.count_in(self.diagnostics)
         return self.doc
 
     def _count_missing_end(self) -> None:
@@ -265,7 +268,7 @@ class SummaryParser:
         header = table.headers[-1] if table.headers else []
         cells = cells if cells is not None else CELL_GAP.split(line.strip())
         if len(cells) != len(header):   # (a row is cells two spaces apart)
-            kind = count_stray(self.diagnostics, "paddle_summary", lineno, line,
+            kind = count_stray(self.diagnostics, self._foreign_lines, lineno, line,
                                in_table=True, row_shaped=len(cells) > 1,
                                dropped="paddle_summary.unreadable_row", cut=self._cut)
             if kind != "foreign":
@@ -318,5 +321,5 @@ class SummaryParser:
 
     def _foreign(self, lineno: int, line: str) -> None:
         self._foreign_line = lineno
-        count_stray(self.diagnostics, "paddle_summary", lineno, line, in_table=False,
+        count_stray(self.diagnostics, self._foreign_lines, lineno, line, in_table=False,
                     row_shaped=False, dropped="paddle_summary.unreadable_row")
