@@ -135,8 +135,10 @@ CODES: tuple[CodeInfo, ...] = (
           "a viewer keys a C event by process and name, and would merge the counters of "
           "several threads that share a name"),
     _Code("chrome.id_replaced", "repaired",
-          "pids or tids out of a viewer's 32-bit range (XLA's thread ids) or used twice: "
-          "written as made-up ones from 16,777,216 on (the thread's name still says which)"),
+          "pids or tids out of a viewer's 32-bit range (XLA's thread ids), used twice, or a "
+          "tid 0 beside the thread numbered as its process (trace_processor reads tid 0 as "
+          "tid = pid): written as made-up ones from 16,777,216 on (the thread's name still "
+          "says which)"),
     _Code("chrome.flow_dangling", "note",
           "flow events whose other end is not in the file (a start with no finish or a finish "
           "with no start): an arrow needs both ends, so none is drawn; the slice is kept"),

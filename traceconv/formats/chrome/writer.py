@@ -63,12 +63,13 @@ class _Ids:
         self.tid: dict[int, int] = {}
         taken: set[tuple[int, int]] = set()
         for t in trace.tracks:
-            # (a tid of 0 in a process other than 0 is tid = pid to trace_processor: it
-            # would join that process's main thread)
+            # (trace_processor reads a tid of 0 in a process other than 0 as tid = pid: it
+            # takes that number too, and joins the thread that has it)
+            read_as = self.pid[t.process] if t.tid == 0 else t.tid
             if _fits(t.tid) and (t.process, t.tid) not in taken and (
-                    t.tid != 0 or self.pid[t.process] == 0):
+                    t.process, read_as) not in taken:
                 self.tid[t.id] = t.tid
-                taken.add((t.process, t.tid))
+                taken.update({(t.process, t.tid), (t.process, read_as)})
         spare = SYNTHETIC_PID
         for t in trace.tracks:
             if t.id not in self.tid:
