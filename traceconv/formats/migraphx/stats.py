@@ -123,9 +123,11 @@ def recompute(report: PerfReport, inputs: list[list[int | None]]) -> list[Group]
     order = sorted(totals, key=lambda g: (totals[g], counts[g], g), reverse=True)
     out = []
     for group in order:
-        percent = 100 * totals[group] / grand if grand > 0 else 0.0
+        # (divided first: a share of a time near the largest float is no overflow)
+        percent = 100 * (totals[group] / grand) if grand > 0 else 0.0
         out.append(Group(group, totals[group], counts[group],
-                         float(math.ceil(percent)) if capped else percent))
+                         float(math.ceil(percent)) if capped and math.isfinite(percent)
+                         else percent))
     return out
 
 
