@@ -47,12 +47,13 @@ Printed = str   # a number as the report printed it: its digits are its precisio
 
 def half_unit(printed: Printed) -> float:
     """Half a unit of the last digit of ``printed`` (the text as printed): how far the value
-    it stands for may be from it (0 for a non-finite number, which bounds nothing).
+    it stands for may be from it (0 for a non-finite number, which bounds nothing; infinite
+    for a unit past the largest float, ``0e999``, which bounds nothing either).
 
     >>> half_unit("12.71"), half_unit("100"), half_unit("5e-05"), half_unit("1.2E+3")
     (0.005, 0.5, 5e-06, 50.0)
-    >>> half_unit("444,988,647"), half_unit("1"), half_unit("nan")
-    (0.5, 0.5, 0.0)
+    >>> half_unit("444,988,647"), half_unit("1"), half_unit("nan"), half_unit("0e999")
+    (0.5, 0.5, 0.0, inf)
     >>> half_unit(1.0)
     Traceback (most recent call last):
     TypeError: a printed number is its text, not a float: 1.0
@@ -66,7 +67,10 @@ def half_unit(printed: Printed) -> float:
     except ValueError:
         return 0.0
     decimals = len(mantissa.partition(".")[2])
-    return 0.5 * 10.0 ** (scale - decimals)
+    try:
+        return 0.5 * 10.0 ** (scale - decimals)
+    except OverflowError:
+        return math.inf
 
 
 def _text(printed: Printed) -> str:
