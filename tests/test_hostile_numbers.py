@@ -192,3 +192,16 @@ def test_a_migraphx_mean_past_int64_follows_the_builders_rule(tmp_path: Path):
     (stat,) = [s for s in trace.stats if s.section == "recomputed"]
     assert (stat.calls, stat.total_ns) == (3, STAT_LIMIT)
     assert trace.diagnostics.count("model.statistic_beyond_range") == 3  # total, avg, device
+
+
+def test_migraphx_times_whose_sum_passes_the_largest_float_are_a_statistic_past_range(
+        tmp_path: Path):
+    """Two perf lines of ``1e308ms`` (hand-made): each is a float, their sum (2e308) is
+    none; the recomputed row's total is past 2**62 ns all the same, moved and counted."""
+    path = tmp_path / "perf.txt"
+    path.write_text("@0 = @literal{1} -> float_type, {1}, {0}: 1e308ms, 50%\n"
+                    "@1 = @literal{2} -> float_type, {1}, {0}: 1e308ms, 50%\n")
+    trace = traceconv.load(path)
+    (stat,) = [s for s in trace.stats if s.section == "recomputed"]
+    assert (stat.calls, stat.total_ns, stat.avg_ns) == (2, STAT_LIMIT, STAT_LIMIT)
+    assert trace.diagnostics.count("model.statistic_beyond_range") == 3  # total, avg, device
