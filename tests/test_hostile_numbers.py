@@ -25,6 +25,7 @@ from traceconv import registry
 from traceconv.analysis import frames
 from traceconv.analysis.op_summary import op_summary
 from traceconv.io import Source
+from traceconv.model.repairs import STAT_LIMIT, TIME_MAX
 
 DATA = Path(__file__).parent / "data"
 HOSTILE = DATA / "hostile"
@@ -124,3 +125,83 @@ def test_negative_statistics_follow_the_one_rule(tmp_path: Path, sample: str, fo
     before = {d.code: d.count for d in original.diagnostics}
     after = {d.code: d.count for d in trace.diagnostics}
     assert trace.diagnostics.count("model.negative_statistic") > 0 or after != before, after
+
+
+# A time cell of a real sample of each text reader that prints times: the sample, its
+# reader, a text that only that cell's line holds, and the cell as printed.
+TEXT_TIME_CELLS = [
+    ("nsys_stats/nanomoe_stats_console_nsys2026.1.txt", "nsys-stats", "cudaMemcpyAsync",
+     "2613668540"),
+    ("paddle/gpu_summary.txt", "paddle-summary", "3.20 / 0.20", "3.20"),
+    ("paddle/gpu_after_report.txt", "paddle-report", "58.08", "58.08"),
+    ("migraphx/rocm6.4_streams_output_arg_perf.txt", "migraphx", "@0 = check_context",
+     "0.00041"),
+    ("migraphx/rocm6.4_streams_output_arg_perf.txt", "migraphx",
+     "gpu::code_object::add_kernel: ", "0.0291"),
+]
+
+
+def _beyond_cell(text: str, marker: str, cell: str) -> tuple[str, int]:
+    """``text`` with ``cell`` on the line that holds ``marker`` made ``1e308`` (a time no
+    trace holds, in ms, µs or ns), and that line's number."""
+    lines = text.split("\n")
+    (number,) = [k for k, line in enumerate(lines, 1) if marker in line]
+    assert cell in lines[number - 1]
+    lines[number - 1] = lines[number - 1].replace(cell, "1e308", 1)
+    return "\n".join(lines), number
+
+
+@pytest.mark.parametrize(("sample", "form", "marker", "cell"), TEXT_TIME_CELLS,
+                         ids=[f"{form}:{marker.strip()}" for _, form, marker, _ in
+                              TEXT_TIME_CELLS])
+def test_a_time_past_int64_is_counted_or_refused_at_its_line(
+        tmp_path: Path, sample: str, form: str, marker: str, cell: str):
+    """The census of the text readers: a time cell of ``1e308`` is moved into range and
+    counted by the builder's rules, or its row counted lost, or the file refused naming
+    the row's line; never refused without a place (MIGraphX did: ``time is out of the
+    int64 range``, no line)."""
+    text, line = _beyond_cell(_text(DATA / sample), marker, cell)
+    mutated = tmp_path / Path(sample).name
+    mutated.write_text(text)
+    try:
+        trace = traceconv.load(mutated, format=form)
+    except traceconv.TraceconvError as exc:
+        assert (exc.file, exc.location) == (str(mutated), line), str(exc)
+        return
+    before = {d.code for d in traceconv.load(DATA / sample, format=form).diagnostics}
+    counted = {d.code for d in trace.diagnostics if d.code not in before and (
+        d.code in ("model.time_beyond_range", "model.statistic_beyond_range")
+        or d.kind == "dropped")}   # (moved by the builder, or the row counted lost)
+    assert counted, [d.code for d in trace.diagnostics]
+
+
+def test_a_migraphx_mean_past_int64_follows_the_builders_rule(tmp_path: Path):
+    """A perf line whose mean is ``1e308ms`` (hand-made, three lines): its slice and the
+    one after it are moved to the end of the time range (their starts and ends, 4 times;
+    the first slice's start, 0, is in range: 3 moved) and counted, and so are the Summary
+    total and the recomputed statistics past 2**62; the report is read whole."""
+    path = tmp_path / "perf.txt"
+    path.write_text("@0 = @literal{1} -> float_type, {1}, {0}: 0.5ms, 1%\n"
+                    "@1 = @literal{2} -> float_type, {1}, {0}: 1e308ms, 99%\n"
+                    "@2 = @literal{3} -> float_type, {1}, {0}: 0.5ms, 1%\n")
+    trace = traceconv.load(path)
+    starts = [trace.slice(k).start for k in range(len(trace.slices))]
+    ends = [trace.slice(k).end for k in range(len(trace.slices))]
+    assert (starts, ends) == ([0, 500_000, TIME_MAX], [500_000, TIME_MAX, TIME_MAX])
+    assert trace.diagnostics.count("model.time_beyond_range") == 3
+    (stat,) = [s for s in trace.stats if s.section == "recomputed"]
+    assert (stat.calls, stat.total_ns) == (3, STAT_LIMIT)
+    assert trace.diagnostics.count("model.statistic_beyond_range") == 3  # total, avg, device
+
+
+def test_migraphx_times_whose_sum_passes_the_largest_float_are_a_statistic_past_range(
+        tmp_path: Path):
+    """Two perf lines of ``1e308ms`` (hand-made): each is a float, their sum (2e308) is
+    none; the recomputed row's total is past 2**62 ns all the same, moved and counted."""
+    path = tmp_path / "perf.txt"
+    path.write_text("@0 = @literal{1} -> float_type, {1}, {0}: 1e308ms, 50%\n"
+                    "@1 = @literal{2} -> float_type, {1}, {0}: 1e308ms, 50%\n")
+    trace = traceconv.load(path)
+    (stat,) = [s for s in trace.stats if s.section == "recomputed"]
+    assert (stat.calls, stat.total_ns, stat.avg_ns) == (2, STAT_LIMIT, STAT_LIMIT)
+    assert trace.diagnostics.count("model.statistic_beyond_range") == 3  # total, avg, device

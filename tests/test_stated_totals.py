@@ -182,3 +182,44 @@ def test_a_summary_without_its_last_line_end_after_a_whole_row_is_not_cut(tmp_pa
     assert len(trace.stats) == SUMMARY_ROWS
     assert "paddle_summary.table_cut" not in trace.diagnostics
     assert rows_left_out(trace.diagnostics) == 0
+
+
+# A hand-made perf report: two instruction lines of 0.6 and 0.65 ms (1.25 together, each
+# to within 0.005), and a trailer whose total is printed as {total}.
+PRINTED_TOTAL = ("@0 = @literal{{1}} -> float_type, {{1}}, {{0}}: 0.6ms, 50%\n"
+                 "@1 = @literal{{2}} -> float_type, {{1}}, {{0}}: 0.65ms, 50%\n"
+                 "Summary:\n@literal: 1.25ms / 2 = 0.625ms, 100%\n"
+                 "Total time: 1.3ms\nTotal instructions time: {total}ms\n"
+                 "Overhead time: 0.05ms, 0.3ms\nOverhead: 4%, 23%\n")
+
+
+@pytest.mark.parametrize(("total", "differs"), [("1", 0), ("1.0", 2), ("1.25", 0)])
+def test_a_stated_total_is_judged_by_the_digits_it_was_printed_with(tmp_path, total, differs):
+    """``1`` stands for 0.5 to 1.5 ms and holds the rows' 1.25; ``1.0`` stands for 0.95 to
+    1.05 and does not (the instruction lines and the Summary: two findings). A float of
+    1.0 cannot tell them apart: the comparison is given the text."""
+    path = tmp_path / "perf.txt"
+    path.write_text(PRINTED_TOTAL.format(total=total))
+    trace = traceconv.load(path)
+    assert trace.diagnostics.count("migraphx.stated_total_differs") == differs
+    assert trace.diagnostics.count("migraphx.rows_missing") == 0
+
+
+def test_a_printed_number_given_as_a_float_is_refused():
+    """Every caller passes the text printed (or an int, an exact whole): a float has lost
+    its digits, and is refused as a stated total and as a part."""
+    from traceconv.formats.stated_totals import compare_total
+    from traceconv.model import Diagnostics
+    for stated, parts in ((1.0, ["0.6"]), ("1", [0.6])):
+        with pytest.raises(TypeError, match="not a float"):
+            compare_total(Diagnostics(), "migraphx", "line 1", stated, parts, what="ms")
+
+
+def test_a_total_printed_past_the_largest_float_bounds_nothing(tmp_path):
+    """``0e999`` (hand-edited into the report above) is 0 to within half of 1e999: no float
+    holds that unit, and the comparison agrees instead of overflowing."""
+    path = tmp_path / "perf.txt"
+    path.write_text(PRINTED_TOTAL.format(total="0e999"))
+    trace = traceconv.load(path)
+    assert not {d.code for d in trace.diagnostics} & {
+        "migraphx.stated_total_differs", "migraphx.rows_missing"}

@@ -219,3 +219,41 @@ def test_a_second_tools_report_is_counted_left_unread(tmp_path, first, second):
     # MIGraphX's instruction prints, nsys's rows of a share, a time and a count)
     rows = re.compile(r"^@\d+ = " if unread == MIGRAPHX_PERF else r"^\s+\d+\.\d\s+\d+\s+\d+\s")
     assert other.count >= sum(bool(rows.match(line)) for line in unread.read_text().split("\n"))
+
+
+SYNTHETIC_RUN = DATA.parent.parent / "samples" / "migraphx" / "synthetic_resnet_perf_rocm7.2.txt"
+
+
+def test_a_remark_after_a_closed_run_is_no_elision(tmp_path):
+    """The sample pasted twice: its ``# SYNTHETIC ...`` first line follows the first copy's
+    ``[ MIGraphX Version: V ] Complete`` line (line 640), which ends that run: nothing of
+    either copy was left out, and the remark is foreign like the first copy's (2)."""
+    text = SYNTHETIC_RUN.read_text()
+    assert text.startswith("# SYNTHETIC") and "] Complete(" in text.splitlines()[-1]
+    twice = tmp_path / "twice.txt"
+    twice.write_text(text + text)
+    trace = traceconv.load(twice)
+    assert _lost(trace) == {}
+    assert trace.diagnostics.count("migraphx.foreign_lines") == 2
+
+
+def test_a_remark_after_a_reports_last_line_is_no_elision(tmp_path):
+    """A pre-6.1 perf report (no ``Complete`` line) pasted twice: the second copy's
+    ``# provenance`` line follows the first's ``Overhead: a%, b%``, the line a report
+    ends with."""
+    text = (DATA / "migraphx" / "srcdoc_AMDMIGraphX_driver_perf_simple_graph.txt").read_text()
+    assert text.startswith("# provenance") and text.splitlines()[-1].startswith("Overhead:")
+    twice = tmp_path / "twice.txt"
+    twice.write_text(text + text)
+    assert _lost(traceconv.load(twice)) == {}
+
+
+def test_a_remark_among_migraphx_rows_is_an_elision_shown_as_written(tmp_path):
+    """A remark between two instruction lines of a report (hand-made, line 2) says the
+    paste left rows out there; the example shows the line as written."""
+    path = tmp_path / "perf.txt"
+    path.write_text("@0 = @literal{1} -> float_type, {1}, {0}: 0.5ms, 50%\n"
+                    "# rows left out here\n"
+                    "@1 = @literal{2} -> float_type, {1}, {0}: 0.5ms, 50%\n")
+    elided = traceconv.load(path).diagnostics["migraphx.elided"]
+    assert (elided.count, elided.example) == (1, "line 2: # rows left out here")

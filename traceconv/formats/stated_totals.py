@@ -11,10 +11,10 @@ or rows edited after the fact read as a table that looks whole; the stated total
 a unit of its last digit (``12.71``: 12.705 to 12.715; ``5e-05``: 4.5e-05 to 5.5e-05): a sum
 of printed parts may be off by the sum of their half units, and the stated total by its
 own. A count of calls or rows is exact, and so is a whole the format implies without
-printing it (shares of 1 or 100 %), given as an ``int``. A number given as a float, not as
-printed text, is
-taken at its shortest spelling (``100.0`` for ``100.00``): a wider tolerance, never a
-narrower one.
+printing it (shares of 1 or 100 %), given as an ``int``. Every other number is given as the
+text printed it, never as a float: a float keeps no digits (``1.0`` for a total printed
+``1``, which stands for 0.5 to 1.5), and a reader that had to keep one would judge a report
+by digits it never printed.
 
 **Outcome**, one finding per comparison, the numbers in its example:
 
@@ -42,19 +42,23 @@ from collections.abc import Iterable
 from ..model import Diagnostics
 from .stray_lines import rows_left_out
 
-Printed = str | float   # (an int stated total: exact)
+Printed = str   # a number as the report printed it: its digits are its precision
 
 
 def half_unit(printed: Printed) -> float:
-    """Half a unit of the last digit of ``printed``: how far the value it stands for may be
-    from it (0 for a non-finite number, which bounds nothing).
+    """Half a unit of the last digit of ``printed`` (the text as printed): how far the value
+    it stands for may be from it (0 for a non-finite number, which bounds nothing; infinite
+    for a unit past the largest float, ``0e999``, which bounds nothing either).
 
     >>> half_unit("12.71"), half_unit("100"), half_unit("5e-05"), half_unit("1.2E+3")
     (0.005, 0.5, 5e-06, 50.0)
-    >>> half_unit("444,988,647"), half_unit(0.25), half_unit("nan")
-    (0.5, 0.005, 0.0)
+    >>> half_unit("444,988,647"), half_unit("1"), half_unit("nan"), half_unit("0e999")
+    (0.5, 0.5, 0.0, inf)
+    >>> half_unit(1.0)
+    Traceback (most recent call last):
+    TypeError: a printed number is its text, not a float: 1.0
     """
-    text = (printed if isinstance(printed, str) else repr(printed)).strip().replace(",", "")
+    text = _text(printed).strip().replace(",", "")
     mantissa, _, exponent = text.lower().partition("e")
     try:
         scale = int(exponent) if exponent else 0
@@ -63,21 +67,33 @@ def half_unit(printed: Printed) -> float:
     except ValueError:
         return 0.0
     decimals = len(mantissa.partition(".")[2])
-    return 0.5 * 10.0 ** (scale - decimals)
+    try:
+        return 0.5 * 10.0 ** (scale - decimals)
+    except OverflowError:
+        return math.inf
+
+
+def _text(printed: Printed) -> str:
+    """``printed``, refused when it is no text (a float has lost the digits it was printed
+    with; module docstring)."""
+    if not isinstance(printed, str):
+        raise TypeError(f"a printed number is its text, not a float: {printed!r}")
+    return printed
 
 
 def _value(printed: Printed) -> float:
-    return float(printed.replace(",", "")) if isinstance(printed, str) else float(printed)
+    return float(_text(printed).replace(",", ""))
 
 
-def compare_total(diagnostics: Diagnostics, reader: str, where: str, stated: Printed,
+def compare_total(diagnostics: Diagnostics, reader: str, where: str, stated: Printed | int,
                   parts: Iterable[Printed], *, what: str) -> bool:
-    """Compare the total a report states (``stated``, as printed) with the sum of the rows
-    read (``parts``, as printed), within the printed precision (module docstring); record a
-    finding under ``{reader}.rows_missing`` or ``{reader}.stated_total_differs`` named by
-    ``where`` (line and table) and ``what``; an ``int`` total is exact (a whole the format
-    implies). Returns whether they agree. Non-finite parts
-    (``nan``, ``inf``) are left out of the sum; a non-finite total is never compared.
+    """Compare the total a report states (``stated``, the text printed) with the sum of the
+    rows read (``parts``, the texts printed), within the printed precision (module
+    docstring); record a finding under ``{reader}.rows_missing`` or
+    ``{reader}.stated_total_differs`` named by ``where`` (line and table) and ``what``; an
+    ``int`` total is exact (a whole the format implies). Returns whether they agree.
+    Non-finite parts (``nan``, ``inf``) are left out of the sum; a non-finite total is never
+    compared.
 
     >>> found = Diagnostics()
     >>> compare_total(found, "paddle_summary", "line 56: Model Summary", "101.66",
@@ -89,7 +105,7 @@ def compare_total(diagnostics: Diagnostics, reader: str, where: str, stated: Pri
     >>> found["paddle_summary.rows_missing"].example
     'line 56: Model Summary: 101.66 ms of ProfileStep stated, the rows read give 89.72'
     """
-    total = _value(stated)
+    total = float(stated) if isinstance(stated, int) else _value(stated)
     if not math.isfinite(total):
         return True
     read = 0.0
@@ -149,8 +165,8 @@ def _record(diagnostics: Diagnostics, reader: str, where: str, short: bool, text
                     example=f"{where}: {text}")
 
 
-def _spelled(printed: Printed) -> str:
-    return printed.strip() if isinstance(printed, str) else repr(printed)
+def _spelled(printed: Printed | int) -> str:
+    return str(printed) if isinstance(printed, int) else printed.strip()
 
 
 def _digits(half: float) -> int:

@@ -8,8 +8,10 @@ shaped like a row is foreign to the report: ``{reader}.foreign_lines``, a note, 
 nothing of the report was lost. The markup around a paste (a code fence, an HTML
 ``<pre>``/``</code>`` tag, an rst directive) ends the pasted block, so it closes any open
 table; a remark among a table's rows (``...``, ``# 此处有省略``: "left out here") says
-the author left rows out there: ``{reader}.elided`` (a remark after a blank line starts
-other text, as a second report's header comment does: foreign).
+the author left rows out there: ``{reader}.elided``. A remark once a table's rows are
+over is no elision but other text, as a second report's header comment is (foreign): after
+a blank line, or after the last line the format states for the table (a MIGraphX run's
+``Complete`` line); a ``...`` is an elision wherever it stands in a report.
 
 A foreign line is nothing lost only while no other tool's report stands there: where
 the lines foreign to a reader's report hold one another text format's sniffer claims (two
@@ -62,10 +64,11 @@ def is_elision(line: str) -> bool:
 
 
 def stray_kind(line: str, *, in_table: bool, row_shaped: bool, cut: bool = False,
-               after_blank: bool = False) -> Stray:
+               rows_over: bool = False) -> Stray:
     """What an unread ``line`` is: a ``row`` lost (inside a table, shaped like its rows, or
     ``cut``: the input stopped inside it), an ``elided`` mark (an elision, or a ``#``
-    remark among a table's rows, not ``after_blank``), else ``foreign`` to the report.
+    remark among a table's rows: not once they are ``rows_over``, after a blank line or the
+    table's stated last line), else ``foreign`` to the report.
 
     >>> stray_kind("```", in_table=True, row_shaped=True)
     'foreign'
@@ -77,12 +80,12 @@ def stray_kind(line: str, *, in_table: bool, row_shaped: bool, cut: bool = False
     'foreign'
     >>> stray_kind("    conv2d/compute", in_table=True, row_shaped=False, cut=True)
     'row'
-    >>> stray_kind("# provenance: run 2", in_table=True, row_shaped=False, after_blank=True)
+    >>> stray_kind("# provenance: run 2", in_table=True, row_shaped=False, rows_over=True)
     'foreign'
     """
     if is_markup(line) or not in_table:
         return "foreign"
-    if is_elision(line) or (_REMARK.match(line) and not after_blank):
+    if is_elision(line) or (_REMARK.match(line) and not rows_over):
         return "elided"
     return "row" if row_shaped or cut else "foreign"
 

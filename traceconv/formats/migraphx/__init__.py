@@ -92,7 +92,7 @@ def build(document: Document, name: str = "<text>", *, consume: bool = False) ->
     return trace
 
 
-def _build_unit(trace: Trace, unit: Unit, *, whole: bool) -> GraphPart:
+def _build_unit(trace: TraceBuilder, unit: Unit, *, whole: bool) -> GraphPart:
     diagnostics = trace.diagnostics
     program = unit.program
     layout = lay_out(trace, unit, diagnostics)
@@ -136,7 +136,7 @@ def _cut_before_trailer(report: PerfReport) -> str | None:
     return None
 
 
-def _note_partial_listings(trace: Trace, partial: list[tuple[Unit, str]]) -> None:
+def _note_partial_listings(trace: TraceBuilder, partial: list[tuple[Unit, str]]) -> None:
     """Where a paste kept a report's Summary but elided its instruction lines (``partial``:
     each such unit and why), the Summary measures the run
     (:mod:`traceconv.model.partial_timeline`); the totals the report states go with it."""
@@ -149,8 +149,10 @@ def _note_partial_listings(trace: Trace, partial: list[tuple[Unit, str]]) -> Non
     stated = {}
     for label, report in reports:
         run = f"{label} " if label else ""
-        stated[f"{run}instructions"] = ms_to_ns(report.trailer.instructions_ms)
-        stated[f"{run}end to end"] = ms_to_ns(report.trailer.total_ms)
+        for what, ms in (("instructions", report.trailer.instructions_ms),
+                         ("end to end", report.trailer.total_ms)):
+            ns = ms_to_ns(ms)   # (a total no trace holds: the builder's time rule)
+            stated[f"{run}{what}"] = None if ns is None else trace.time(ns)
     trace.metadata.attributes["stated_totals_ns"] = stated
 
 
@@ -162,8 +164,7 @@ def _note_document(document: Document, trace: Trace) -> None:
                         example=f"line {number}: {text}")
     count_foreign(diagnostics, "migraphx", document.foreign, document.first_foreign,
                   document.other_report)
-    count_elided(diagnostics, "migraphx", len(document.elided),
-                 (document.elided[0], "...") if document.elided else None)
+    count_elided(diagnostics, "migraphx", len(document.elided), document.first_elided)
     diagnostics.add("migraphx.untitled_summary", count=document.untitled_summary)
     diagnostics.add("migraphx.wrapped_line", count=len(document.wrapped),
                     example=f"line {document.wrapped[0]}"

@@ -54,6 +54,7 @@ class PerfLine:
     instruction: Instruction
     ms: float | None
     percent: float | None
+    ms_text: str | None
 
 
 @dataclass(slots=True)
@@ -62,6 +63,7 @@ class SummaryRow:
 
     group: str
     total_ms: float
+    total_ms_text: str
     count: int | None
     avg_ms: float | None
     percent: float
@@ -132,6 +134,7 @@ class Document:
     runs: list[Run] = field(default_factory=list)
     unparsed: list[tuple[int, str]] = field(default_factory=list)
     elided: list[int] = field(default_factory=list)
+    first_elided: tuple[int, str] | None = None
     wrapped: list[int] = field(default_factory=list)
     untitled_summary: int = 0
     foreign: int = 0
@@ -175,7 +178,7 @@ _TRAILER: list[tuple[re.Pattern[str], Callable[[Trailer, re.Match[str]], object]
          {k.strip(): _number(v.strip().removesuffix("ms"), "percentile") for k, v in
           zip(m[1].split(","), m[2].split(","), strict=False)})),
     (re.compile(rf"Total instructions time:\s*({NUM})ms"),
-     lambda t, m: setattr(t, "instructions_ms", float(m[1]))),
+     lambda t, m: _set(t, instructions_ms=float(m[1]), instructions_ms_text=m[1])),
     (re.compile(rf"Overhead time:\s*({NUM})ms{_SEP}({NUM})ms"),
      lambda t, m: _set(t, overhead_ms=float(m[1]), overhead_calculated_ms=float(m[2]))),
     (re.compile(rf"Overhead:\s*({NUM})%{_SEP}({NUM})%"),
@@ -253,7 +256,7 @@ class _Parser:
         stripped = line.strip()
         self.titled = False
         if stripped.startswith((".", "…", "[")) and is_elision(stripped):
-            self.doc.elided.append(number)
+            self.elided(number, line)
         elif self.read_line(number, stripped):
             self.in_output = True
             # (a line of two glued pieces is whole when both are)
@@ -267,13 +270,27 @@ class _Parser:
             self.in_output = False
         kind = stray_kind(line, in_table=self.in_output,
                           row_shaped=_OUTPUT_SHAPED.search(line.strip()) is not None,
-                          cut=number in self.cut_lines, after_blank=self.after_blank)
+                          cut=number in self.cut_lines, rows_over=self.rows_over())
         if kind == "row":
             self.doc.unparsed.append((number, line))
         elif kind == "elided":
-            self.doc.elided.append(number)
+            self.elided(number, line)
         else:
             self.foreign.add(number, line)
+
+    def elided(self, number: int, line: str) -> None:
+        self.doc.elided.append(number)
+        self.doc.first_elided = self.doc.first_elided or (number, line)
+
+    def rows_over(self) -> bool:
+        """Whether the rows of the last block are over: a blank line followed them, no block
+        is open (a run's ``Complete`` line closed it), or its last line was the one the
+        format states a report ends with (``Overhead: a%, b%``)."""
+        block = self.open_block()
+        report = self.run.report if self.run is not None else None
+        return self.after_blank or block is None or (
+            block == "perf report" and report is not None
+            and report.trailer.overhead_percent is not None)
 
     def open_block(self) -> str | None:
         """The title of the block the last line read belongs to, None outside the output."""
@@ -289,7 +306,8 @@ class _Parser:
         if (m := SUMMARY_ROW.match(stripped)) and (self.in_summary or summary_group(m[1])):
             report = self.summary_report(number)
             report.summary.append(SummaryRow(
-                group=m[1], total_ms=float(m[2]), count=int(m[3]) if m[3] else None,
+                group=m[1], total_ms=float(m[2]), total_ms_text=m[2],
+                count=int(m[3]) if m[3] else None,
                 avg_ms=float(m[4]) if m[4] else None, percent=float(m[5]),
                 line=number))
             return True
@@ -455,7 +473,8 @@ class _Parser:
                 report = run.report = PerfReport(line=number)
             report.lines.append(PerfLine(instruction=instruction,
                                          ms=float(tail[2]) if tail else None,
-                                         percent=float(tail[3]) if tail else None))
+                                         percent=float(tail[3]) if tail else None,
+                                         ms_text=tail[2] if tail else None))
             return True
         listing = self.listing
         if listing is None or (self.after_blank and self.module is None):

@@ -56,6 +56,8 @@ class PerfLine(BaseModel):
     ms: float | None = Field(description="common_average of the per-instruction times; nan if "
                              "never run, None for the untimed @return")
     percent: float | None = Field(description="ceil(100·ms/T) upstream; uncapped in the DCU fork")
+    ms_text: str | None = Field(None, description="ms as printed: its digits are the "
+                                "precision the stated totals are judged by")
 
 
 class SummaryRow(BaseModel):
@@ -63,6 +65,7 @@ class SummaryRow(BaseModel):
 
     group: str
     total_ms: float
+    total_ms_text: str = Field(description="total_ms as printed (its precision)")
     count: int | None = Field(None, description="printed since ROCm 5.3")
     avg_ms: float | None = None
     percent: float
@@ -82,6 +85,9 @@ class Trailer(BaseModel):
     median_ms: float | None = None
     percentiles_ms: dict[str, float] = Field(default_factory=dict)
     instructions_ms: float | None = None
+    instructions_ms_text: str | None = Field(None, exclude=True, description="instructions_ms "
+                                             "as printed (its precision; not dumped: the "
+                                             "number is)")
     overhead_ms: float | None = None
     overhead_calculated_ms: float | None = Field(None, description="total - instructions")
     overhead_percent: float | None = None
@@ -147,7 +153,9 @@ class Document(BaseModel):
     runs: list[Run] = Field(default_factory=list)
     unparsed: list[tuple[int, str]] = Field(default_factory=list,
                                             description="(line number, text) not understood")
-    elided: list[int] = Field(default_factory=list, description="lines that are '...' elisions")
+    elided: list[int] = Field(default_factory=list, description="lines that are '...' elisions "
+                              "(or '#' remarks among a block's rows)")
+    first_elided: tuple[int, str] | None = None
     wrapped: list[int] = Field(default_factory=list,
                                description="lines joined to the line they continue")
     untitled_summary: int = Field(0, description="Summary rows pasted without 'Summary:'")

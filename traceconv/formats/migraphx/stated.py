@@ -39,17 +39,17 @@ def compare_stated(report: PerfReport, diagnostics: Diagnostics, label: str = ""
     >>> [(d.code, d.count) for d in found]
     [('migraphx.rows_missing', 3)]
     """
-    stated = report.trailer.instructions_ms
-    if stated is None or not math.isfinite(stated):
+    stated = report.trailer.instructions_ms_text
+    if stated is None:
         return
     where = f"line {report.line}: perf report" + (f" of {label}" if label else "")
     if report.lines:
         compare_total(diagnostics, READER, f"{where}, instruction lines", stated,
-                      [line.ms for line in report.lines if line.ms is not None],
+                      [line.ms_text for line in report.lines if line.ms_text is not None],
                       what="ms of instruction time (Total instructions time)")
     if report.summary:
         compare_total(diagnostics, READER, f"{where}, Summary", stated,
-                      [row.total_ms for row in report.summary],
+                      [row.total_ms_text for row in report.summary],
                       what="ms of instruction time (Total instructions time)")
     counts = [row.count for row in report.summary]
     timed = [line for line in report.lines if line.ms is not None and math.isfinite(line.ms)]

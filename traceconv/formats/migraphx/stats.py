@@ -9,6 +9,7 @@ instruction times, so a row of tiny times still shows 1%.
 from __future__ import annotations
 
 import math
+import sys
 from collections import defaultdict
 from typing import NamedTuple
 
@@ -123,18 +124,23 @@ def recompute(report: PerfReport, inputs: list[list[int | None]]) -> list[Group]
     order = sorted(totals, key=lambda g: (totals[g], counts[g], g), reverse=True)
     out = []
     for group in order:
-        percent = 100 * totals[group] / grand if grand > 0 else 0.0
+        # (divided first: a share of a time near the largest float is no overflow)
+        percent = 100 * (totals[group] / grand) if grand > 0 else 0.0
         out.append(Group(group, totals[group], counts[group],
-                         float(math.ceil(percent)) if capped else percent))
+                         float(math.ceil(percent)) if capped and math.isfinite(percent)
+                         else percent))
     return out
 
 
 def add_recomputed(trace: Trace, groups: list[Group], label: str) -> None:
     """Recomputed groups as ``section="recomputed"`` rows."""
     for group in groups:
+        # (finite lines whose sum passed the largest float add up to at least that float:
+        # past the statistics' range as the exact sum is, for the builder to move and count)
+        total = math.copysign(min(abs(group.total_ms), sys.float_info.max), group.total_ms)
         trace.add_stat(OpStat(
-            name=group.name, calls=group.calls, total_ns=ms_to_ns(group.total_ms) or 0,
-            avg_ns=ms_to_ns(group.total_ms / group.calls),
-            device_ns=ms_to_ns(group.total_ms), ratio=group.percent,
+            name=group.name, calls=group.calls, total_ns=ms_to_ns(total) or 0,
+            avg_ns=ms_to_ns(total / group.calls),
+            device_ns=ms_to_ns(total), ratio=group.percent,
             type=group.name.split("<", 1)[0], section="recomputed",
             extra={"total_ms": group.total_ms, **({"run": label} if label else {})}))

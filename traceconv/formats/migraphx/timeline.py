@@ -4,6 +4,11 @@ Perf lines are placed back to back in program order with their ``common_average`
 (one track per stream; ``gpu::set_stream`` switches streams); trace-eval records are laid
 out pass after pass with ``t2`` (until ``ctx.finish()``). A program with no timing gets one
 microsecond per instruction so its order, graph and memory are still visible.
+
+Times are handed to the builder as the report states them: a time no trace holds (a mean of
+``1e308ms``, or the instructions after it) is the builder's to move into range and count
+(``model.time_beyond_range``; a statistic ``model.statistic_beyond_range``), as for every
+reader.
 """
 
 from __future__ import annotations
@@ -11,10 +16,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...model import Diagnostics, ProcessKind, Trace, TrackKind
+from ...model import Diagnostics, ProcessKind, TrackKind
 from ...model.activity import Activity
 from ...model.breakdown import BREAKDOWN_CATEGORY
-from ...numbers import scaled_int
+from ...model.builder import TraceBuilder
+from ...model.columns import Args
 from .document import EvalRecord
 from .instruction import Instruction
 from .program import VIEW_OPS
@@ -39,14 +45,30 @@ class Layout:
 
 
 def ms_to_ns(ms: float | None) -> int | None:
-    """Milliseconds as printed → integer nanoseconds (None for nan/absent).
+    """Milliseconds as printed → integer nanoseconds, of any size (None for nan, inf or
+    absent): range is the builder's (module docstring).
 
-    >>> ms_to_ns(0.00057782), ms_to_ns(float("nan"))
-    (578, None)
+    >>> ms_to_ns(0.00057782), ms_to_ns(float("nan")), ms_to_ns(1e308) > 2**1000
+    (578, None, True)
     """
-    if ms is None or math.isnan(ms) or math.isinf(ms):
+    if ms is None or not math.isfinite(ms):
         return None
-    return scaled_int(ms, 1_000_000)
+    ns = ms * 1e6
+    return round(ns) if math.isfinite(ns) else int(ms) * 1_000_000
+
+
+def _add_timed(trace: TraceBuilder, track: int, start: int, dur: int, name: str,
+                category: str, args: Args, activity: int = 0) -> tuple[int, int, int]:
+    """Add a slice of ``dur`` ns at ``start`` (ints of any size, as the report gives them;
+    the builder brings them into range) and return its row, and its start and end as
+    placed (what the memory blocks and the graph of the instruction use).
+
+    >>> b = TraceBuilder(); t = b.add_track("t", process=b.add_process("p"))
+    >>> _add_timed(b, t, 5, 10, "a", "", None), _add_timed(b, t, 15, 10**30, "b", "", None)[2]
+    ((0, 5, 15), 3500000000000000000)
+    """
+    begin, end = trace.time(start), trace.time(start + dur)
+    return trace.add_interval(track, begin, end, name, category, args, activity), begin, end
 
 
 def slice_name(ins: Instruction) -> str:
@@ -72,7 +94,7 @@ def slice_args(ins: Instruction, module: str) -> dict:
     return args
 
 
-def lay_out(trace: Trace, unit: Unit, diagnostics: Diagnostics) -> Layout:
+def lay_out(trace: TraceBuilder, unit: Unit, diagnostics: Diagnostics) -> Layout:
     """Add the unit's process, tracks and slices; return the primary placement."""
     name = "MIGraphX" + (f" {unit.label}" if unit.label else "")
     timed = unit.report is not None or any(r.device_ms is not None or r.host_ms is not None
@@ -102,18 +124,17 @@ def lay_out(trace: Trace, unit: Unit, diagnostics: Diagnostics) -> Layout:
     return layout
 
 
-def _perf(trace: Trace, unit: Unit, layout: Layout, diagnostics: Diagnostics) -> None:
+def _perf(trace: TraceBuilder, unit: Unit, layout: Layout, diagnostics: Diagnostics) -> None:
     assert unit.report is not None
     tracks: dict[str, int] = {}
-    stream, cursor = "0", 0
+    stream, cursor, placed = "0", 0, 0   # (placed: the cursor where the builder put it)
     for node, line in zip(unit.program.nodes, unit.report.lines, strict=True):
         ins = node.instruction
         if ins.op == "gpu::set_stream":
             stream = ins.attributes.get("stream", stream)
-        layout.start[node.index] = cursor
         dur = ms_to_ns(line.ms)
         if line.ms is None:  # @return: printed without a time
-            layout.end[node.index] = cursor
+            layout.start[node.index] = layout.end[node.index] = placed
             continue
         if dur is None:
             diagnostics.add("migraphx.nan_time", example=f"line {ins.line}: {ins.name}")
@@ -124,13 +145,14 @@ def _perf(trace: Trace, unit: Unit, layout: Layout, diagnostics: Diagnostics) ->
                                              kind=TrackKind.STREAM, tid=int(stream)
                                              if stream.isdecimal() else None)
         args = slice_args(ins, node.module) | {"ms": line.ms, "percent": line.percent}
-        layout.rows[node.index].append(trace.add_slice(
-            tracks[stream], cursor, dur, slice_name(ins), category(ins), args))
+        row, layout.start[node.index], placed = _add_timed(
+            trace, tracks[stream], cursor, dur, slice_name(ins), category(ins), args)
+        layout.end[node.index] = placed
+        layout.rows[node.index].append(row)
         cursor += dur
-        layout.end[node.index] = cursor
 
 
-def _eval(trace: Trace, unit: Unit, layout: Layout, *, primary: bool,
+def _eval(trace: TraceBuilder, unit: Unit, layout: Layout, *, primary: bool,
           diagnostics: Diagnostics) -> None:
     track = trace.add_track(EVAL_TRACK, process=layout.process, kind=TrackKind.SYNTHETIC)
     by_name = {n.instruction.name: n for n in reversed(unit.program.nodes)}
@@ -140,12 +162,12 @@ def _eval(trace: Trace, unit: Unit, layout: Layout, *, primary: bool,
         for record in records:
             cursor = _eval_record(trace, track, record, by_name, layout, cursor,
                                   primary and number == 1, diagnostics)
-        trace.add_slice(track, begin, cursor - begin, f"eval pass {number}", "migraphx.eval",
-                        {"records": len(records)})
+        _add_timed(trace, track, begin, cursor - begin, f"eval pass {number}", "migraphx.eval",
+                   {"records": len(records)})
 
 
-def _eval_record(trace: Trace, track: int, record: EvalRecord, by_name: dict, layout: Layout,
-                 cursor: int, primary: bool, diagnostics: Diagnostics) -> int:
+def _eval_record(trace: TraceBuilder, track: int, record: EvalRecord, by_name: dict,
+                 layout: Layout, cursor: int, primary: bool, diagnostics: Diagnostics) -> int:
     ins = record.instruction
     dur = ms_to_ns(record.device_ms if record.device_ms is not None else record.host_ms)
     if dur is None:
@@ -156,25 +178,25 @@ def _eval_record(trace: Trace, track: int, record: EvalRecord, by_name: dict, la
         args["output"] = "\n".join(record.output)
     if ins is None:
         diagnostics.add("migraphx.eval_unknown_instruction", example=record.text)
-        trace.add_slice(track, cursor, dur, record.text or "unknown instruction",
-                        "migraphx.eval", args)
+        _add_timed(trace, track, cursor, dur, record.text or "unknown instruction",
+                   "migraphx.eval", args)
         return cursor + dur
     node = by_name.get(ins.name)
     if node is not None and (node.instruction.op != ins.op
                              or slice_name(node.instruction) != slice_name(ins)):
         node = None   # the same name for another operator or kernel: not that one's run
-    row = trace.add_slice(track, cursor, dur, slice_name(ins), category(ins),
-                          slice_args(ins, node.module if node else "") | args)
+    row, begin, end = _add_timed(trace, track, cursor, dur, slice_name(ins), category(ins),
+                                 slice_args(ins, node.module if node else "") | args)
     if node is None:
         diagnostics.add("migraphx.eval_unmatched", example=ins.name)
     else:
         layout.rows[node.index].append(row)
         if primary:
-            layout.start[node.index], layout.end[node.index] = cursor, cursor + dur
+            layout.start[node.index], layout.end[node.index] = begin, end
     return cursor + dur
 
 
-def add_host_totals(trace: Trace, unit: Unit) -> None:
+def add_host_totals(trace: TraceBuilder, unit: Unit) -> None:
     """End-to-end time and measured host overhead of a perf report as their own slices."""
     report = unit.report or unit.untimed_report   # (a listing's trailer: its only times)
     if report is None or (report.summary and not report.lines):
@@ -190,12 +212,12 @@ def add_host_totals(trace: Trace, unit: Unit) -> None:
     activity = Activity.AGGREGATE if report.lines else Activity.UNKNOWN
     total = ms_to_ns(trailer.total_ms)
     if total is not None:
-        trace.add_slice(track, 0, total, "Total time (mean eval + finish)", "migraphx.host",
-                        trailer.model_dump(exclude_none=True, exclude={"percentiles_ms"})
-                        | {f"percentile {k}": v for k, v in trailer.percentiles_ms.items()},
-                        activity)
+        _add_timed(trace, track, 0, total, "Total time (mean eval + finish)", "migraphx.host",
+                   trailer.model_dump(exclude_none=True, exclude={"percentiles_ms"})
+                   | {f"percentile {k}": v for k, v in trailer.percentiles_ms.items()},
+                   activity)
     overhead = ms_to_ns(trailer.overhead_ms)
     if overhead is not None:
-        trace.add_slice(track, 0, overhead, "host overhead (dry run)", "migraphx.host",
-                        {"overhead_ms": trailer.overhead_ms,
-                         "calculated_overhead_ms": trailer.overhead_calculated_ms}, activity)
+        _add_timed(trace, track, 0, overhead, "host overhead (dry run)", "migraphx.host",
+                   {"overhead_ms": trailer.overhead_ms,
+                    "calculated_overhead_ms": trailer.overhead_calculated_ms}, activity)

@@ -139,7 +139,7 @@ class EventTable:
             return False
         self.last_line, match = longer
         row = self._row(match, self.last_line)
-        for field in ("calls", "total_ms", "min_ms", "max_ms", "ave_ms", "ratio",
+        for field in ("calls", "total_ms", "min_ms", "max_ms", "ave_ms", "ratio", "ratio_text",
                       "reorder_marked", "cpu_ms", "cpu_ratio", "gpu_ms", "gpu_ratio"):
             setattr(self.report.events[-1], field, getattr(row, field))
         return True
@@ -169,7 +169,7 @@ class EventTable:
             name, calls = split_touching(name, calls, total, ave) or (name, calls)
         row = EventRow(
             name=name, calls=int(calls), total_ms=total, min_ms=_cell(g, "min"),
-            max_ms=_cell(g, "max"), ave_ms=ave, ratio=_cell(g, "ratio"),
+            max_ms=_cell(g, "max"), ave_ms=ave, ratio=_cell(g, "ratio"), ratio_text=g.get("ratio"),
             reorder_marked=bool(g.get("star")))
         if CPU in self.columns:
             row.cpu_ms, row.cpu_ratio = _cell(g, "cpu"), _cell(g, "cpur")

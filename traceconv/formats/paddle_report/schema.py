@@ -30,6 +30,8 @@ class EventRow(BaseModel):
     max_ms: float | None
     ave_ms: float | None
     ratio: float | None = Field(description="'Ratio.' column: a fraction (0..1), not percent")
+    ratio_text: str | None = Field(None, description="the Ratio. cell as printed: its digits "
+                                   "are the precision the shares are judged by")
     reorder_marked: bool = Field(False, description="ratio printed with a '*' (ext/int_reorder)")
     children_left_out: bool = Field(
         False, description="rows were left out (elided, lost, cut) while this row was open")

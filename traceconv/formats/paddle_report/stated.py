@@ -30,8 +30,9 @@ def compare_stated(log: ReportLog, diagnostics: Diagnostics) -> None:
 
     >>> from .schema import EventRow
     >>> row = dict(calls=1, total_ms=1.0, min_ms=1.0, max_ms=1.0, ave_ms=1.0)
-    >>> report = ProfilingReport(line=3, events=[EventRow(name="thread0::a", ratio=0.6,
-    ...     thread=0, **row), EventRow(name="thread0::b", ratio=0.25, thread=0, **row)])
+    >>> report = ProfilingReport(line=3, events=[
+    ...     EventRow(name="thread0::a", ratio=0.6, ratio_text="0.6", thread=0, **row),
+    ...     EventRow(name="thread0::b", ratio=0.25, ratio_text="0.25", thread=0, **row)])
     >>> found = Diagnostics()
     >>> compare_stated(ReportLog(reports=[report]), found)
     >>> found["paddle_report.rows_missing"].example
@@ -42,12 +43,12 @@ def compare_stated(log: ReportLog, diagnostics: Diagnostics) -> None:
 
 
 def _compare_report(report: ProfilingReport, diagnostics: Diagnostics) -> None:
-    by_thread: dict[int | None, list[float]] = defaultdict(list)
+    by_thread: dict[int | None, list[str]] = defaultdict(list)
     for row in report.events:
-        if row.parent is None and row.ratio is not None:
-            by_thread[row.thread].append(row.ratio)
+        if row.parent is None and row.ratio is not None and row.ratio_text is not None:
+            by_thread[row.thread].append(row.ratio_text)
     for thread, ratios in by_thread.items():
-        if any(ratios):   # (no time at all, or every ratio nan: no shares to add up)
+        if any(map(float, ratios)):   # (no time at all: no shares to add up)
             where = f"line {report.line}: Event Summary" + (
                 f", thread {thread}" if thread is not None else "")
             compare_total(diagnostics, READER, where, 1, ratios, what="of the time (Ratio.)")
