@@ -47,6 +47,7 @@ _IMPLEMENTATIONS = {
     "save": (".api", "save"), "combine": (".api", "combine"),
     "to_pandas": (".analysis.frames", "pandas_frame"),
     "to_arrow": (".analysis.frames", "arrow_table"),
+    "text_sniffers": (".registry", "text_sniffers"),
 }
 
 

@@ -350,6 +350,18 @@ def _key(name: str) -> str:
     return name.lower().replace("_", "-")
 
 
+def text_sniffers() -> list[tuple[str, Callable[[bytes, Source], float]]]:
+    """(name, sniffer) of every text format, built in or plugged in: what a text reader
+    asks (through :mod:`traceconv.implementations`) to tell another tool's report among
+    its foreign lines.
+
+    >>> "migraphx" in [name for name, _ in text_sniffers()]
+    True
+    """
+    return [(info.name, sniff) for info in all_formats()
+            if info.text and (sniff := info.sniff_function()) is not None]
+
+
 def all_formats() -> list[FormatInfo]:
     """Every registered format: built-ins in registration order, then plugins."""
     _ensure_loaded()

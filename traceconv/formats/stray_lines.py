@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from ..implementations import implementation
 from ..model import Diagnostics
 from .pasted_text import PastedLines, is_markup
 
@@ -214,13 +215,11 @@ def other_format(lines: list[str], reader: str) -> tuple[int, str] | None:
     >>> other_format(["See the log:", "loss 0.5"], "migraphx") is None
     True
     """
-    from .. import registry  # (the registry names the text formats; it imports no reader)
-
     own = reader.replace("_", "-")
-    for info in registry.all_formats():
-        sniff = info.sniff_function() if info.text and info.name != own else None
-        if sniff is not None and _claims(sniff, lines):
-            return _report_start(sniff, lines), info.name
+    # (the format table, a layer above, names the text formats: reached by registration)
+    for name, sniff in implementation("text_sniffers")():
+        if name != own and _claims(sniff, lines):
+            return _report_start(sniff, lines), name
     return None
 
 
