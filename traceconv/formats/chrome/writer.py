@@ -65,11 +65,13 @@ class _Ids:
         for t in trace.tracks:
             # (trace_processor reads a tid of 0 in a process other than 0 as tid = pid: it
             # takes that number too, and joins the thread that has it)
-            read_as = self.pid[t.process] if t.tid == 0 else t.tid
-            if _fits(t.tid) and (t.process, t.tid) not in taken and (
-                    t.process, read_as) not in taken:
-                self.tid[t.id] = t.tid
-                taken.update({(t.process, t.tid), (t.process, read_as)})
+            tid = t.tid
+            if not _fits(tid):
+                continue
+            read_as = self.pid[t.process] if tid == 0 else tid
+            if (t.process, tid) not in taken and (t.process, read_as) not in taken:
+                self.tid[t.id] = tid
+                taken.update({(t.process, tid), (t.process, read_as)})
         spare = SYNTHETIC_PID
         for t in trace.tracks:
             if t.id not in self.tid:
