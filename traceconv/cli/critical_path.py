@@ -21,7 +21,8 @@ from .options import OUTPUT_PATH, wide_option
 @app.command("critical-path")
 @click.argument("inputs", nargs=-1, required=True, metavar="TRACE")
 @click.option("--json", "as_json", is_flag=True,
-              help='Print {"mode", "length_ns", "span_ns", "breakdown", "path": [...]}.')
+              help='Print {"mode", "length_ns", "span_ns", "breakdown", "path": [...]} '
+              '(no path: "no_path" says why, exit 1).')
 @click.option("--highlight", is_flag=True,
               help="Also write a Perfetto trace with the path as a track and flows.")
 @click.option("-o", "--output", type=OUTPUT_PATH, metavar="PATH",
@@ -81,11 +82,10 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
             trace, _ = with_capture(trace, load_all((graph_capture,), None, "none"))
         trace = with_steps(trace, steps, inputs[0])
         result = critical_path(trace, mode)
-        if not result.path and not as_json:   # (an empty table would say nothing)
-            from ..analysis.statistics_inputs import NOT_A_TIMELINE, statistics_not_timeline
-
-            why = NOT_A_TIMELINE if statistics_not_timeline(trace) else \
-                "this trace holds no host or device work to walk"
+        if not result.path:   # (one outcome in both forms: the reason, exit 1, no highlight)
+            why = _no_path_reason(trace)
+            if as_json:
+                click.echo(json_text(result.as_dict() | {"no_path": why}).decode())
             raise FormatError(f"no critical path: {why} (see `traceconv info`)",
                               file=inputs[0])
         target = None
@@ -109,6 +109,14 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
             click.echo(captured.line(top))
     if target and target != "-":
         click.echo(f"wrote {target}", err=True)
+
+
+def _no_path_reason(trace) -> str:
+    """Why ``trace`` has no critical path (the text's error line and the JSON's ``no_path``)."""
+    from ..analysis.statistics_inputs import NOT_A_TIMELINE, statistics_not_timeline
+
+    return NOT_A_TIMELINE if statistics_not_timeline(trace) else \
+        "this trace holds no host or device work to walk"
 
 
 def _highlight_name(inputs: tuple[str, ...]) -> str:
