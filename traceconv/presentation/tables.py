@@ -72,9 +72,10 @@ TEXT_COMFORT = 24   # hide columns before a text column must go under this
 def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
                  **options: Any) -> Table:
     """A rich table of ``rows`` (plain text, drawn as text: no markup) that fits ``width``,
-    drawn in one style whatever the width (light rules: a rule under the headers, no box):
-    as is when it fits; else without the columns that say nothing (every cell ``N/A`` or
-    empty: a caption names them), with ``symbols`` columns' names shortened, and hiding the
+    drawn in one style whatever the width (light rules: a rule under the headers, no box),
+    never with a column that says nothing (every cell ``N/A`` or empty: a caption names
+    them, :func:`_empty_columns`); as is when the rest fits; else with ``symbols`` columns'
+    names shortened, and hiding the
     columns with the highest ``drop``
     until the text columns keep :data:`TEXT_COMFORT` characters (a caption says which, and
     that ``--wide`` shows them),
@@ -107,21 +108,16 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
 
     text = [[printable_cell(cell) for cell in cells] for cells in rows]
     natural = [_natural_width(c, [r[i] for r in text]) for i, c in enumerate(columns)]
-    keep = list(range(len(columns)))
+    empty = _empty_columns(columns, text)
+    keep = [i for i in range(len(columns)) if i not in empty]
     # (drawn as is, no cell wraps and headers take one line)
-    compact = _compact_width([max(n, len(c.header))
-                              for n, c in zip(natural, columns, strict=True)]) > width
+    compact = _compact_width([max(natural[i], len(columns[i].header)) for i in keep]) > width
     if compact and any(c.symbols for c in columns):
         text = _with_short_symbols(columns, text)
         natural = [_natural_width(c, [r[i] for r in text]) for i, c in enumerate(columns)]
     widths = dict(enumerate(natural))
     hidden: list[int] = []
-    empty: list[int] = []
     if compact:
-        # a column with nothing in it (every cell N/A) takes no width of a narrowed table
-        empty = [i for i, c in enumerate(columns)
-                 if c.drop and text and all(r[i] in ("", "N/A") for r in text)]
-        keep = [i for i in keep if i not in empty]
         droppable = sorted((i for i in keep if columns[i].drop),
                            key=lambda i: (-columns[i].drop, -i))
         floors = {i: natural[i] if c.number else min(natural[i], max(
@@ -156,6 +152,22 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
     table.caption = "\n".join(_hidden_lines(columns, hidden, empty, width)) or None
     table.caption_justify = "left"
     return table
+
+
+def _empty_columns(columns: list[Column], text: list[list[str]]) -> list[int]:
+    """The columns with nothing in them (every cell empty or ``N/A``), at any width: they
+    say nothing a caption cannot. None when the table has no rows, or when that would be
+    every column.
+
+    >>> cols = [Column("op"), Column("self host"), Column("self device", drop=1)]
+    >>> _empty_columns(cols, [["gemm", "", "8.3us"], ["copy", "N/A", ""]])
+    [1]
+    >>> _empty_columns(cols, []), _empty_columns(cols[1:], [["", "N/A"]])
+    ([], [])
+    """
+    empty = [i for i in range(len(columns))
+             if text and all(r[i].strip() in ("", "N/A") for r in text)]
+    return [] if len(empty) == len(columns) else empty
 
 
 def _hidden_lines(columns: list[Column], hidden: list[int], empty: list[int],
