@@ -15,6 +15,7 @@ from .device_views import STEPS_OPTION, with_steps
 from .graph_capture import GRAPH_CAPTURE_OPTION, path_captured_ops, with_capture
 from .job_path_table import print_ranks
 from .loading import load_all, load_each
+from .nothing_to_show import nothing_to_show
 from .options import OUTPUT_PATH, wide_option
 
 
@@ -22,7 +23,7 @@ from .options import OUTPUT_PATH, wide_option
 @click.argument("inputs", nargs=-1, required=True, metavar="TRACE")
 @click.option("--json", "as_json", is_flag=True,
               help='Print {"mode", "length_ns", "span_ns", "breakdown", "path": [...]} '
-              '(no path: "no_path" says why, exit 1).')
+              '(no path: "why_empty" says why, exit 1).')
 @click.option("--highlight", is_flag=True,
               help="Also write a Perfetto trace with the path as a track and flows.")
 @click.option("-o", "--output", type=OUTPUT_PATH, metavar="PATH",
@@ -60,7 +61,7 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
     from ..analysis.critical_path import critical_path
     from ..analysis.job_path import job_critical_path
     from ..api import rank_traces, save
-    from ..errors import FormatError, UsageError
+    from ..errors import UsageError
     from ..outputs import refuse_replacing_inputs
 
     with handled_errors():
@@ -82,12 +83,9 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
             trace, _ = with_capture(trace, load_all((graph_capture,), None, "none"))
         trace = with_steps(trace, steps, inputs[0])
         result = critical_path(trace, mode)
-        if not result.path:   # (one outcome in both forms: the reason, exit 1, no highlight)
-            why = _no_path_reason(trace)
-            if as_json:
-                click.echo(json_text(result.as_dict() | {"no_path": why}).decode())
-            raise FormatError(f"no critical path: {why} (see `traceconv info`)",
-                              file=inputs[0])
+        if not result.path:   # (nothing to highlight either)
+            nothing_to_show(f"no critical path: {_no_path_reason(trace)} (see `traceconv "
+                            "info`)", inputs[0], as_json=as_json, empty=result.as_dict())
         target = None
         if highlight:
             from ..analysis.highlight import highlight as draw
@@ -112,7 +110,7 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
 
 
 def _no_path_reason(trace) -> str:
-    """Why ``trace`` has no critical path (the text's error line and the JSON's ``no_path``)."""
+    """Why ``trace`` has no critical path."""
     from ..analysis.statistics_inputs import NOT_A_TIMELINE, statistics_not_timeline
 
     return NOT_A_TIMELINE if statistics_not_timeline(trace) else \
