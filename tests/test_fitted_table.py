@@ -147,3 +147,19 @@ def test_a_device_only_summary_shows_no_host_columns():
         assert lines[0].split()[:3] == ["Name", "Kind", "Self"] and "host" not in lines[0]
         assert "hidden, N/A on every row: Self host, Host total" in [
             line.strip() for line in lines]
+
+
+def test_a_diff_of_a_report_with_itself_names_its_hidden_changes_as_none():
+    """A change column's empty cell is no change (or no figure to change), not N/A: a
+    Paddle report against itself hides every Δ column under those words."""
+    from click.testing import CliRunner
+
+    from traceconv.cli import app
+
+    report = "samples/paddle/report_gpu_before.txt"
+    result = CliRunner().invoke(app, ["diff", report, report, "--section", "memcpy"])
+    assert result.exit_code == 0, result.output
+    lines = [line.strip() for line in result.output.splitlines()]
+    assert "hidden, no change or N/A on every row: Δ calls, Δ total ms, Δ CPU ms, " \
+        "Δ GPU ms" in lines
+    assert not any(line.startswith("hidden, N/A") for line in lines)

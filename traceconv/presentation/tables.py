@@ -56,13 +56,15 @@ class Column:
     (0: always kept). Text is elided in the middle (one cut per line of a cell), never
     wrapped, so that every token on screen is whole or visibly elided. ``symbols``: each
     line is a function's name, which a table too wide first shortens to its function name
-    (:func:`~.symbol_names.shortened`: as far as the names stay distinct)."""
+    (:func:`~.symbol_names.shortened`: as far as the names stay distinct). ``blank``: what
+    an empty cell says, as the caption of a column hidden for having no value says it."""
 
     header: str
     number: bool = False
     drop: int = 0
     style: str = ""
     symbols: bool = False   # function names (ops, kernels): shortened first when narrow
+    blank: str = "N/A"      # (a change column's empty cell: no change)
 
 
 TEXT_MIN = 8        # a text column is not narrowed below this (nor below its header words)
@@ -175,15 +177,17 @@ def _hidden_lines(columns: list[Column], hidden: list[int], empty: list[int],
     """The caption's lines on the columns not drawn: those N/A on every row, then those
     hidden for want of width.
 
-    >>> cols = [Column("op"), Column("FLOPS", drop=1), Column("calls", drop=2)]
-    >>> for line in _hidden_lines(cols, [2], [1], 80): print(line)
+    >>> cols = [Column("op"), Column("FLOPS", drop=1), Column("calls", drop=2),
+    ...         Column("Δ ms", blank="no change")]
+    >>> for line in _hidden_lines(cols, [2], [1, 3], 80): print(line)
     hidden, N/A on every row: FLOPS
+    hidden, no change on every row: Δ ms
     1 column hidden at 80 columns: --wide shows it (calls)
     """
     lines = []
-    if empty:
-        lines.append("hidden, N/A on every row: "
-                     + ", ".join(columns[i].header for i in sorted(empty)))
+    for blank in dict.fromkeys(columns[i].blank for i in sorted(empty)):
+        lines.append(f"hidden, {blank} on every row: " + ", ".join(
+            columns[i].header for i in sorted(empty) if columns[i].blank == blank))
     if hidden:
         names = ", ".join(columns[i].header for i in sorted(hidden))
         count = f"{len(hidden)} column{'s' if len(hidden) > 1 else ''}"
