@@ -146,13 +146,26 @@ def test_chrome_round_trip_keeps_every_event(tmp_path: Path):
                       "(see `traceconv info`)", ("path", []))])
 def test_nothing_to_show_is_one_line_not_an_empty_table(command, why, empty):
     """A summary table holds per-op statistics only: a command with nothing to show says
-    why (as memflow does), naming the file; --json still gives the empty object."""
+    why (as memflow does), naming the file, and fails alike with --json, whose object
+    still comes, the reason beside what is empty."""
     table = "samples/paddle/summary_small_2.6.2.txt"
     result = CliRunner().invoke(app, [command, table])
     assert result.exit_code == 1
     assert result.output.strip() == f"traceconv: error: {table}: {why}"
     as_json = CliRunner().invoke(app, [command, table, "--json"])
-    assert as_json.exit_code == 0 and orjson.loads(as_json.output)[empty[0]] == empty[1]
+    assert as_json.exit_code == 1
+    assert as_json.stderr.strip() == f"traceconv: error: {table}: {why}"
+    data = orjson.loads(as_json.stdout)
+    assert data[empty[0]] == empty[1] and data["why_empty"] == why
+
+
+def test_critical_path_without_a_path_highlights_nothing(tmp_path: Path):
+    """(--highlight of no path: no trace written, as the text run writes none)"""
+    table = "samples/paddle/summary_small_2.6.2.txt"
+    target = tmp_path / "path.pftrace"
+    result = CliRunner().invoke(app, ["critical-path", table, "--json", "--highlight",
+                                      "-o", str(target)])
+    assert result.exit_code == 1 and not target.exists()
 
 
 def test_device_views_with_no_rows_say_so():

@@ -119,3 +119,47 @@ def test_columns_stay_when_hiding_them_would_not_tell_the_names_apart():
     lines = draw(fitted_table(columns, rows, 80), 80)
     assert [c[-2:] for c in body(lines, len(rows))] == [r[1:] for r in rows]
     assert "hidden" not in " ".join(lines)
+
+
+def test_an_empty_column_is_hidden_even_when_the_table_fits():
+    """One rule at any width, for a kept column (drop 0) too: a column with no value in
+    any row is not drawn, and the caption names it."""
+    columns = [Column("Name"), Column("Self host", True), Column("Self device", True),
+               Column("Host total", True, drop=4)]
+    rows = [["gpuHello()", "", "105.280us", "N/A"], ["copy", "N/A", "2.000us", ""]]
+    lines = draw(fitted_table(columns, rows, 80), 80)
+    assert lines[0].split() == ["Name", "Self", "device"]
+    assert body(lines, 2) == [["gpuHello()", "105.280us"], ["copy", "2.000us"]]
+    # (the caption wraps at the table's width)
+    assert " ".join(lines[4:]) == "hidden, N/A on every row: Self host, Host total"
+
+
+def test_a_device_only_summary_shows_no_host_columns():
+    """A rocprofv3 kernel trace holds no host time (tests/data/rocprof/csc-training__...):
+    both host columns are hidden and named, at 80 columns and with --wide alike."""
+    from click.testing import CliRunner
+
+    from traceconv.cli import app
+
+    trace = "tests/data/rocprof/csc-training__hip-programming__kernel_trace.csv"
+    for wide in ([], ["--wide"]):
+        lines = CliRunner().invoke(app, ["summary", trace, *wide]).output.splitlines()
+        assert lines[0].split()[:3] == ["Name", "Kind", "Self"] and "host" not in lines[0]
+        assert "hidden, N/A on every row: Self host, Host total" in [
+            line.strip() for line in lines]
+
+
+def test_a_diff_of_a_report_with_itself_names_its_hidden_changes_as_none():
+    """A change column's empty cell is no change (or no figure to change), not N/A: a
+    Paddle report against itself hides every Δ column under those words."""
+    from click.testing import CliRunner
+
+    from traceconv.cli import app
+
+    report = "samples/paddle/report_gpu_before.txt"
+    result = CliRunner().invoke(app, ["diff", report, report, "--section", "memcpy"])
+    assert result.exit_code == 0, result.output
+    lines = [line.strip() for line in result.output.splitlines()]
+    assert "hidden, no change or N/A on every row: Δ calls, Δ total ms, Δ CPU ms, " \
+        "Δ GPU ms" in lines
+    assert not any(line.startswith("hidden, N/A") for line in lines)

@@ -118,6 +118,65 @@ def test_a_last_row_cut_is_left_out_and_counted(tmp_path: Path, case: str, cut: 
     assert not trace.diagnostics.count("csv.row_width_mismatch")
 
 
+def last_column_is_a_number(lines: list[str]) -> bool:
+    """Whether the last cell of the row before the last is a number (plain ``csv``)."""
+    try:
+        float(next(csv.reader([lines[-2]]))[-1])
+    except ValueError:
+        return False
+    return True
+
+
+NUMBER_LAST = [case for case, (text, _, _) in CSV_CASES.items()
+               if last_column_is_a_number(text().rstrip("\n").splitlines(keepends=True))]
+
+
+def test_the_cases_ending_in_a_number_column():
+    """(the nsys reports end in a name: a cut after their last comma leaves a name empty)"""
+    assert NUMBER_LAST == ["rocprofv3 hip api trace", "rocprofv3 kernel trace",
+                           "rocprof v1 results.csv", "rocprof v1 stats"]
+
+
+@pytest.mark.parametrize("case", NUMBER_LAST)
+def test_a_last_row_cut_right_after_its_last_comma_is_left_out(tmp_path: Path, case: str):
+    """Every cell but the last, which is empty where its column holds numbers, and no
+    line end: the row was cut, not written with an empty number."""
+    text, key, keys = CSV_CASES[case]
+    lines = text().rstrip("\n").splitlines(keepends=True)
+    last = len(lines) - 1
+    lines[last] = lines[last][:lines[last].rindex(",") + 1]
+    assert len(next(csv.reader([lines[last]]))) == len(next(csv.reader([lines[0]])))
+    trace = traceconv.load(write(tmp_path, case, lines))
+    assert keys(trace) == expected(lines, key, {last})
+    assert trace.diagnostics.count("csv.row_cut") == 1
+    assert trace.diagnostics["csv.row_cut"].example == (
+        f"line {last + 1}: the last cell empty where its column holds numbers, no line end")
+
+
+@pytest.mark.parametrize("case", NUMBER_LAST)
+def test_an_empty_last_cell_with_its_line_end_is_a_row(tmp_path: Path, case: str):
+    """The same row with its line end is whole as written (no cut to count)."""
+    text, key, keys = CSV_CASES[case]
+    lines = text().rstrip("\n").splitlines(keepends=True)
+    lines[-1] = lines[-1][:lines[-1].rindex(",") + 1] + "\n"
+    trace = traceconv.load(write(tmp_path, case, lines))
+    assert not trace.diagnostics.count("csv.row_cut")
+
+
+@pytest.mark.parametrize("case", [c for c in CSV_CASES if c.startswith("rocprof")])
+def test_a_file_cut_inside_its_header_says_so_and_where(tmp_path: Path, case: str):
+    """Cut inside the header's last quoted name (before its closing quote): not "an empty
+    file", but where it stops (line 1, the column after the text left)."""
+    header = CSV_CASES[case][0]().splitlines()[0]
+    kept = header[:header.rindex('"')]
+    path = write(tmp_path, case, [kept])
+    with pytest.raises(traceconv.InputError) as error:
+        traceconv.load(path, format="rocprof")
+    assert str(error.value) == (f"{path}:line 1:{len(kept) + 1}: the file stops inside its "
+                                "CSV header (a quoted field never closed): cut short, no "
+                                "row to read")
+
+
 @pytest.mark.parametrize("case", CSV_CASES)
 def test_a_whole_last_row_without_its_line_end_is_read(tmp_path: Path, case: str):
     text, key, keys = CSV_CASES[case]

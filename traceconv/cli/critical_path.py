@@ -16,6 +16,7 @@ from .device_views import STEPS_OPTION, with_steps
 from .graph_capture import GRAPH_CAPTURE_OPTION, path_captured_ops, with_capture
 from .job_path_table import print_ranks
 from .loading import load_all, load_each
+from .nothing_to_show import nothing_to_show
 from .options import OUTPUT_PATH, wide_option
 
 if TYPE_CHECKING:
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 @app.command("critical-path")
 @click.argument("inputs", nargs=-1, required=True, metavar="TRACE")
 @click.option("--json", "as_json", is_flag=True,
-              help='Print {"mode", "length_ns", "span_ns", "breakdown", "path": [...]}.')
+              help='Print {"mode", "length_ns", "span_ns", "breakdown", "path": [...]} '
+              '(no path: "why_empty" says why, exit 1).')
 @click.option("--highlight", is_flag=True,
               help="Also write a Perfetto trace with the path as a track and flows.")
 @click.option("-o", "--output", type=OUTPUT_PATH, metavar="PATH",
@@ -64,7 +66,7 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
     from ..analysis.job_path import job_critical_path
     from ..analysis.runs import split_runs
     from ..api import rank_traces, save
-    from ..errors import FormatError, UsageError
+    from ..errors import UsageError
     from ..outputs import refuse_replacing_inputs
 
     with handled_errors():
@@ -91,13 +93,9 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
                 _print_runs(paths, as_json, top, wide)
                 return
         result = critical_path(trace, mode)
-        if not result.path and not as_json:   # (an empty table would say nothing)
-            from ..analysis.statistics_inputs import NOT_A_TIMELINE, statistics_not_timeline
-
-            why = NOT_A_TIMELINE if statistics_not_timeline(trace) else \
-                "this trace holds no host or device work to walk"
-            raise FormatError(f"no critical path: {why} (see `traceconv info`)",
-                              file=inputs[0])
+        if not result.path:   # (nothing to highlight either)
+            nothing_to_show(f"no critical path: {_no_path_reason(trace)} (see `traceconv "
+                            "info`)", inputs[0], as_json=as_json, empty=result.as_dict())
         target = None
         if highlight:
             from ..analysis.highlight import highlight as draw
@@ -119,6 +117,14 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
             click.echo(captured.line(top))
     if target and target != "-":
         click.echo(f"wrote {target}", err=True)
+
+
+def _no_path_reason(trace) -> str:
+    """Why ``trace`` has no critical path."""
+    from ..analysis.statistics_inputs import NOT_A_TIMELINE, statistics_not_timeline
+
+    return NOT_A_TIMELINE if statistics_not_timeline(trace) else \
+        "this trace holds no host or device work to walk"
 
 
 def _highlight_name(inputs: tuple[str, ...]) -> str:

@@ -66,12 +66,15 @@ def _short(path: str) -> str:
 
 
 # in a narrow terminal the least needed columns go first (highest number), op and Δ stay
+# (a change's empty cell: none, or no figure to change: see _change)
+CHANGE_BLANK = "no change or N/A"
 _STAT_COLUMNS = [Column("section", drop=3), Column("op", symbols=True), Column("calls A", True, drop=5),
-                 Column("calls B", True, drop=5), Column("Δ calls", True, drop=2),
+                 Column("calls B", True, drop=5), Column("Δ calls", True, drop=2, blank=CHANGE_BLANK),
                  Column("total A ms", True, drop=1), Column("total B ms", True, drop=1),
-                 Column("Δ total ms", True), Column("Δ CPU ms", True, drop=4),
-                 Column("Δ GPU ms", True, drop=4), Column("ratio A %", True, drop=6),
-                 Column("ratio B %", True, drop=6)]
+                 Column("Δ total ms", True, blank=CHANGE_BLANK),
+                 Column("Δ CPU ms", True, drop=4, blank=CHANGE_BLANK),
+                 Column("Δ GPU ms", True, drop=4, blank=CHANGE_BLANK),
+                 Column("ratio A %", True, drop=6), Column("ratio B %", True, drop=6)]
 
 
 def _table(rows: list[OpDelta], title: str, width: int) -> Table:
@@ -387,8 +390,8 @@ def _print_timeline(console: Console, result, label_a: str, label_b: str, top: i
                       f"({result.steps_a} → {result.steps_b} samples)")
     shares = total.beyond_noise
     columns = [Column("name", symbols=True), Column("kind", drop=1), Column(f"A {unit}", True, drop=3),
-               Column(f"B {unit}", True, drop=3), Column(f"Δ {unit}", True)]
-    columns += [Column(f"Δ median {unit}/step", True, drop=4),
+               Column(f"B {unit}", True, drop=3), Column(f"Δ {unit}", True, blank=CHANGE_BLANK)]
+    columns += [Column(f"Δ median {unit}/step", True, drop=4, blank=CHANGE_BLANK),
                 Column(f"95% interval {unit}/step", True, drop=2)] if sampled else []
     columns += [Column("share of Δ", True, drop=2)] if shares else []
     cells = []

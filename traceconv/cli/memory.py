@@ -11,6 +11,7 @@ from ..presentation.tables import Column, fitted_table, heading_name
 from ..terminal import plain
 from .app import app, handled_errors
 from .loading import load_all
+from .nothing_to_show import nothing_to_show
 from .options import wide_option
 
 if TYPE_CHECKING:
@@ -59,12 +60,11 @@ def memory(inputs: tuple[str, ...], as_json: bool, depth: int, top: int,
         traces = [load_all((path,), format) for path in inputs]
         reports = [memory_report(trace, depth) for trace in traces]
         for path, report in zip(inputs, reports, strict=True):
-            # (a table or a comparison would say nothing: say why; --json is the empty object)
-            if not report["devices"] and not as_json:
-                from ..errors import FormatError
+            # (a table or a comparison would say nothing: say why, in both forms)
+            if not report["devices"]:
                 from ..formats.memflow_svg.selection import NO_BLOCKS
 
-                raise FormatError(NO_BLOCKS, file=path)
+                nothing_to_show(NO_BLOCKS, path, as_json=as_json, empty=report)
     if ranks:
         from ..analysis.memory_ranks import memory_ranks
 

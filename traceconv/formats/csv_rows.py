@@ -9,8 +9,12 @@ counted under one code.
   A reader may take such a row on purpose first (``fit``: rocprof v1's unquoted kernel
   names with commas joined back, nsys's lines of prose between its tables).
 - **A last row cut**: a file cut mid-line (a copy stopped, a disk full) ends in a row
-  with too few cells and no line end, or inside a quoted field never closed; that row is
-  left out, counted as ``csv.row_cut``. A whole last row without its line end is a row.
+  with too few cells and no line end, or inside a quoted field never closed, or right
+  after a comma: its last cell empty where the column holds a number (the row before
+  says so); that row is left out, counted as ``csv.row_cut``. A whole last row without
+  its line end is a row. A file that stops inside its header (a quoted field never
+  closed before the reader has its header) has no row to read: one :class:`InputError`
+  naming the line and column where it stops, not "an empty file".
 
 Blank lines pass through as empty rows (the readers skip them or end a table there). Text
 the ``csv`` module refuses (a field past its limit, a NUL) is one :class:`InputError`
@@ -72,8 +76,16 @@ class CsvRows:
     ([['1', '2', '3']], RowsLeftOut(width_mismatch=2, first_mismatch='line 3: 2 cells, \
 header 3', cut=1, first_cut='line 5: 2 cells, header 3, no line end'))
     >>> rows = CsvRows(['a,b\\n', '1,"open\\n', 'quote'], "t.csv")
+    >>> rows.width = len(next(rows))
     >>> list(rows), rows.left_out.first_cut
-    ([['a', 'b']], 'line 2: a quoted field never closed')
+    ([], 'line 2: a quoted field never closed')
+    >>> list(CsvRows(['"Name","Cal'], "t.csv"))   # (no header yet: the header is cut)
+    Traceback (most recent call last):
+    traceconv.errors.InputError: t.csv:line 1:12: the file stops inside its CSV header (a quoted field never closed): cut short, no row to read
+    >>> rows = CsvRows(['a,b\\n', 'k,5\\n', 'k,'], "t.csv")
+    >>> rows.width = len(next(rows))
+    >>> list(rows), rows.left_out.first_cut
+    ([['k', '5']], 'line 3: the last cell empty where its column holds numbers, no line end')
     """
 
     def __init__(self, lines: Iterable[str], file: str, *, written_by: str = "",
@@ -105,26 +117,49 @@ header 3', cut=1, first_cut='line 5: 2 cells, header 3, no line end'))
 
     def _read(self) -> Iterator[list[str]]:
         reader, start = self._reader, 1
+        previous = [""]   # the last whole row (does its last column hold numbers?)
         try:
             for row in reader:
                 width = self.width
                 # (a whole row ends at its line's end: the csv module reads on only inside a
                 # quoted field, so lines running out under a row mean a quote never closed)
                 if self._at_end:
+                    if width is None:   # (the reader has no header yet: there is none)
+                        self._header_cut()
                     self._leave_out(start, "a quoted field never closed", cut=True)
-                elif width is None or len(row) == width or not row:
+                elif width is None or not row:
                     yield row
-                elif len(row) < width and not self._line.endswith(("\n", "\r")):
+                elif len(row) == width and row[-1]:   # (most rows: whole, read first)
+                    previous = row
+                    yield row
+                elif len(row) < width and not self._line_ended():
                     self._leave_out(start, f"{len(row)} cells, header {width}, no line end",
                                     cut=True)
-                elif self.fit is not None and (fitted := self.fit(row, self._line)) is not None:
-                    yield fitted
-                else:
+                elif (whole := row if len(row) == width else self._fitted(row)) is None:
                     self._leave_out(start, f"{len(row)} cells, header {width}", cut=False)
+                elif not whole[-1] and _is_number(previous[-1]) and not self._line_ended():
+                    self._leave_out(start, "the last cell empty where its column holds "
+                                    "numbers, no line end", cut=True)
+                else:
+                    previous = whole
+                    yield whole
                 start = reader.line_num + 1
         except csv.Error as exc:
             raise InputError(f"not CSV as {self.written_by or 'its writer'} writes it: {exc}",
                              file=self.file, location=f"line {reader.line_num}") from None
+
+    def _fitted(self, row: list[str]) -> list[str] | None:
+        return self.fit(row, self._line) if self.fit is not None else None
+
+    def _line_ended(self) -> bool:
+        return self._line.endswith(("\n", "\r"))
+
+    def _header_cut(self) -> None:
+        """The input stopped inside a quoted field before its header was read: an error
+        naming where it stops (the line, and the column after its last character)."""
+        raise InputError("the file stops inside its CSV header (a quoted field never "
+                         "closed): cut short, no row to read", file=self.file,
+                         location=f"line {self._reader.line_num}:{len(self._line) + 1}")
 
     def _leave_out(self, line: int, why: str, *, cut: bool) -> None:
         was, example = self.left_out, f"line {line}: {why}"
@@ -132,6 +167,19 @@ header 3', cut=1, first_cut='line 5: 2 cells, header 3, no line end'))
                          if cut else
                          replace(was, width_mismatch=was.width_mismatch + 1,
                                  first_mismatch=was.first_mismatch or example))
+
+
+def _is_number(cell: str) -> bool:
+    """Whether ``cell`` is a number as CSV writers print them (``42``, ``-0.5``, ``1e9``).
+
+    >>> _is_number("255613145711522"), _is_number("0.25"), _is_number(""), _is_number("k")
+    (True, True, False, False)
+    """
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
 
 
 def source_rows(source: Source, *, written_by: str, fit: Fit | None = None) -> CsvRows:

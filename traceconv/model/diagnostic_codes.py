@@ -178,8 +178,9 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("chrome.x_without_dur", "guessed", "X events without dur: duration 0"),
     # csv (every CSV reader's rows: traceconv/formats/csv_rows.py)
     _Code("csv.row_cut", "dropped",
-          "a last row cut mid-line (no line end and fewer cells than the header, or a "
-          "quoted field never closed): the file was cut there; not read", CUT),
+          "a last row cut mid-line (no line end and fewer cells than the header, or its "
+          "last cell empty where the column holds numbers, or a quoted field never "
+          "closed): the file was cut there; not read", CUT),
     _Code("csv.row_width_mismatch", "dropped",
           "CSV rows with another number of cells than their header (their cells would "
           "land in the wrong columns): not read (the first one's line in the example)"),

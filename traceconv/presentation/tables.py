@@ -56,13 +56,15 @@ class Column:
     (0: always kept). Text is elided in the middle (one cut per line of a cell), never
     wrapped, so that every token on screen is whole or visibly elided. ``symbols``: each
     line is a function's name, which a table too wide first shortens to its function name
-    (:func:`~.symbol_names.shortened`: as far as the names stay distinct)."""
+    (:func:`~.symbol_names.shortened`: as far as the names stay distinct). ``blank``: what
+    an empty cell says, as the caption of a column hidden for having no value says it."""
 
     header: str
     number: bool = False
     drop: int = 0
     style: str = ""
     symbols: bool = False   # function names (ops, kernels): shortened first when narrow
+    blank: str = "N/A"      # (a change column's empty cell: no change)
 
 
 TEXT_MIN = 8        # a text column is not narrowed below this (nor below its header words)
@@ -72,9 +74,10 @@ TEXT_COMFORT = 24   # hide columns before a text column must go under this
 def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
                  **options: Any) -> Table:
     """A rich table of ``rows`` (plain text, drawn as text: no markup) that fits ``width``,
-    drawn in one style whatever the width (light rules: a rule under the headers, no box):
-    as is when it fits; else without the columns that say nothing (every cell ``N/A`` or
-    empty: a caption names them), with ``symbols`` columns' names shortened, and hiding the
+    drawn in one style whatever the width (light rules: a rule under the headers, no box),
+    never with a column that says nothing (every cell ``N/A`` or empty: a caption names
+    them, :func:`_empty_columns`); as is when the rest fits; else with ``symbols`` columns'
+    names shortened, and hiding the
     columns with the highest ``drop``
     until the text columns keep :data:`TEXT_COMFORT` characters (a caption says which, and
     that ``--wide`` shows them),
@@ -107,21 +110,16 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
 
     text = [[printable_cell(cell) for cell in cells] for cells in rows]
     natural = [_natural_width(c, [r[i] for r in text]) for i, c in enumerate(columns)]
-    keep = list(range(len(columns)))
+    empty = _empty_columns(columns, text)
+    keep = [i for i in range(len(columns)) if i not in empty]
     # (drawn as is, no cell wraps and headers take one line)
-    compact = _compact_width([max(n, len(c.header))
-                              for n, c in zip(natural, columns, strict=True)]) > width
+    compact = _compact_width([max(natural[i], len(columns[i].header)) for i in keep]) > width
     if compact and any(c.symbols for c in columns):
         text = _with_short_symbols(columns, text)
         natural = [_natural_width(c, [r[i] for r in text]) for i, c in enumerate(columns)]
     widths = dict(enumerate(natural))
     hidden: list[int] = []
-    empty: list[int] = []
     if compact:
-        # a column with nothing in it (every cell N/A) takes no width of a narrowed table
-        empty = [i for i, c in enumerate(columns)
-                 if c.drop and text and all(r[i] in ("", "N/A") for r in text)]
-        keep = [i for i in keep if i not in empty]
         droppable = sorted((i for i in keep if columns[i].drop),
                            key=lambda i: (-columns[i].drop, -i))
         floors = {i: natural[i] if c.number else min(natural[i], max(
@@ -158,20 +156,38 @@ def fitted_table(columns: list[Column], rows: list[list[str]], width: int,
     return table
 
 
+def _empty_columns(columns: list[Column], text: list[list[str]]) -> list[int]:
+    """The columns with nothing in them (every cell empty or ``N/A``), at any width: they
+    say nothing a caption cannot. None when the table has no rows, or when that would be
+    every column.
+
+    >>> cols = [Column("op"), Column("self host"), Column("self device", drop=1)]
+    >>> _empty_columns(cols, [["gemm", "", "8.3us"], ["copy", "N/A", ""]])
+    [1]
+    >>> _empty_columns(cols, []), _empty_columns(cols[1:], [["", "N/A"]])
+    ([], [])
+    """
+    empty = [i for i in range(len(columns))
+             if text and all(r[i].strip() in ("", "N/A") for r in text)]
+    return [] if len(empty) == len(columns) else empty
+
+
 def _hidden_lines(columns: list[Column], hidden: list[int], empty: list[int],
                   width: int) -> list[str]:
     """The caption's lines on the columns not drawn: those N/A on every row, then those
     hidden for want of width.
 
-    >>> cols = [Column("op"), Column("FLOPS", drop=1), Column("calls", drop=2)]
-    >>> for line in _hidden_lines(cols, [2], [1], 80): print(line)
+    >>> cols = [Column("op"), Column("FLOPS", drop=1), Column("calls", drop=2),
+    ...         Column("Δ ms", blank="no change")]
+    >>> for line in _hidden_lines(cols, [2], [1, 3], 80): print(line)
     hidden, N/A on every row: FLOPS
+    hidden, no change on every row: Δ ms
     1 column hidden at 80 columns: --wide shows it (calls)
     """
     lines = []
-    if empty:
-        lines.append("hidden, N/A on every row: "
-                     + ", ".join(columns[i].header for i in sorted(empty)))
+    for blank in dict.fromkeys(columns[i].blank for i in sorted(empty)):
+        lines.append(f"hidden, {blank} on every row: " + ", ".join(
+            columns[i].header for i in sorted(empty) if columns[i].blank == blank))
     if hidden:
         names = ", ".join(columns[i].header for i in sorted(hidden))
         count = f"{len(hidden)} column{'s' if len(hidden) > 1 else ''}"
