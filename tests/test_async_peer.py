@@ -269,18 +269,25 @@ def test_an_integer_id_is_one_object_as_id_or_global_id(tmp_path):
     assert trace.diagnostics.count("chrome.async_id_unusable") == 2
 
 
-def test_a_protobuf_ids_root_name_is_one_for_all_its_scopes(tmp_path):
-    """unscoped_id 1 in category a (first named Load), then in category b (first named
-    Task): two objects of one root name, Load, in two groups (two tracks). In category b,
-    id 2's Load is of that group: it takes its track, free by then (with id 1's root name
-    keyed by its scope too, it would make a third track). The unnamed begin is closed by
-    the end named Task."""
+def _proto_with_a_thread() -> TraceProto:
+    """A trace whose first packet clears the sequence's state and describes thread 11 of
+    process 1 (uuid 201): legacy events of no track land there."""
     trace = TraceProto()
     first = trace.packet.add()
     first.timestamp, first.trusted_packet_sequence_id = 1, 1
     first.sequence_flags = TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
     thread = first.track_descriptor
     thread.uuid, thread.thread.pid, thread.thread.tid = 201, 1, 11
+    return trace
+
+
+def test_a_protobuf_ids_root_name_is_one_for_all_its_scopes(tmp_path):
+    """unscoped_id 1 in category a (first named Load), then in category b (first named
+    Task): two objects of one root name, Load, in two groups (two tracks). In category b,
+    id 2's Load is of that group: it takes its track, free by then (with id 1's root name
+    keyed by its scope too, it would make a third track). The unnamed begin is closed by
+    the end named Task."""
+    trace = _proto_with_a_thread()
     for ts, phase, name, category, ident in [
             (1000, "b", "Load", "a", 1), (2000, "b", "Task", "b", 1), (3000, "e", "Load", "a", 1),
             (4000, "e", "Task", "b", 1), (5000, "b", "", "b", 1), (6000, "e", "Task", "b", 1),
@@ -306,12 +313,7 @@ def test_old_protobuf_async_events_hold_tracks_as_trace_processor_counts_them(tm
     ``F`` closes its slice but keeps its track; id 2's ``T`` (a step: an instant) lets its
     track go, so id 3 begins there, inside id 2's slice; id 2's ``F`` then finds no track of
     its own free and closes nothing. Neither 2 nor 3 ends."""
-    trace = TraceProto()
-    first = trace.packet.add()
-    first.timestamp, first.trusted_packet_sequence_id = 1, 1
-    first.sequence_flags = TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
-    thread = first.track_descriptor
-    thread.uuid, thread.thread.pid, thread.thread.tid = 201, 1, 11
+    trace = _proto_with_a_thread()
     for ts, phase, ident in [(1000, "S", 1), (2000, "F", 1), (3000, "S", 2), (4000, "T", 2),
                              (5000, "S", 3), (6000, "F", 2)]:
         packet = trace.packet.add()

@@ -94,3 +94,19 @@ def hashable(value: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+def process_name(event: Any) -> str | None:
+    """The name a ``process_name`` metadata event gives (None for any other event, or one
+    whose name is no string): flavours that know a producer by its process names read it.
+
+    >>> process_name({"ph": "M", "name": "process_name", "args": {"name": "/device:GPU:0"}})
+    '/device:GPU:0'
+    >>> process_name({"ph": "X", "name": "process_name"}), process_name([1])
+    (None, None)
+    """
+    if (isinstance(event, dict) and event.get("ph") == "M"
+            and event.get("name") == "process_name" and isinstance(event.get("args"), dict)):
+        name = event["args"].get("name")
+        return name if isinstance(name, str) else None
+    return None

@@ -11,19 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Flavour, ReadContext, hashable
+from .base import Flavour, ReadContext, hashable, process_name
 
 DEVICE_PREFIX = "/device:"
 HOST_PREFIX = "/host:"
 DEVICE_CATEGORY = "xla_device"
-
-
-def _process_name(event: Any) -> str | None:
-    if (isinstance(event, dict) and event.get("ph") == "M"
-            and event.get("name") == "process_name" and isinstance(event.get("args"), dict)):
-        name = event["args"].get("name")
-        return name if isinstance(name, str) else None
-    return None
 
 
 class Jax(Flavour):
@@ -39,12 +31,12 @@ class Jax(Flavour):
 
     @classmethod
     def detect(cls, envelope: dict, events: list) -> bool:
-        names = [n for e in events[:200] if (n := _process_name(e)) is not None]
+        names = [n for e in events[:200] if (n := process_name(e)) is not None]
         return bool(names) and all(n.startswith((DEVICE_PREFIX, HOST_PREFIX)) for n in names)
 
     def prepare(self, events: list, context: ReadContext) -> None:
         for e in events:
-            name = _process_name(e)   # (None for an event that is not an object)
+            name = process_name(e)   # (None for an event that is not an object)
             pid = e.get("pid") if name is not None else None
             if name is not None and name.startswith(DEVICE_PREFIX) and hashable(pid):
                 self.device_pids.add(pid)

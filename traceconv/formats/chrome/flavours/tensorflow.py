@@ -29,7 +29,7 @@ from ....vocabularies.tensorflow import (
     REPEAT_CATEGORY,
     TENSORFLOW_VOCABULARY,
 )
-from .base import Flavour, ReadContext, hashable
+from .base import Flavour, ReadContext, hashable, process_name
 
 # a device as TF names one (``/job:w/replica:0/task:0/gpu:0``, ``/device:GPU:0``), then a
 # GPU tracer's part (``/stream:all``, ``/stream:12``, ``/memcpy``), then the view's suffix
@@ -39,14 +39,6 @@ TF_PROCESS = re.compile(r"(?P<device>(?:/job:[^/\s]+/replica:\d+/task:\d+)?"
 REPEATING_PARTS = ("stream:all", "memcpy")
 # (a flow's category names its chain, and its point finds its track by pid and tid)
 KEPT_PHASES = ("M", "s", "t", "f")
-
-
-def _process_name(event: Any) -> str | None:
-    if (isinstance(event, dict) and event.get("ph") == "M"
-            and event.get("name") == "process_name" and isinstance(event.get("args"), dict)):
-        name = event["args"].get("name")
-        return name if isinstance(name, str) else None
-    return None
 
 
 def gpu_tracer_part(process_name: str) -> tuple[str, str] | None:
@@ -82,11 +74,11 @@ class TensorFlow(Flavour):
     @classmethod
     def detect(cls, envelope: dict, events: list) -> bool:
         return any(TF_PROCESS.fullmatch(name) for e in events[:200]
-                   if (name := _process_name(e)) is not None)
+                   if (name := process_name(e)) is not None)
 
     def prepare(self, events: list, context: ReadContext) -> None:
         for e in events:
-            name = _process_name(e)   # (None for an event that is not an object)
+            name = process_name(e)   # (None for an event that is not an object)
             if name is not None and hashable(pid := e.get("pid")) and (
                     device_part := gpu_tracer_part(name)) is not None:
                 self.parts[pid] = device_part
