@@ -121,6 +121,9 @@ def _thread(pid: Any, tid: Any) -> tuple[Any, Any]:
     >>> _thread(7, 0), _thread(7, None), _thread(0, 0), _thread(7, -3), _thread("p", 0)
     ((7, 7), (7, 7), (0, 0), (7, 7), ('p', 'p'))
     """
+    if type(pid) is int and type(tid) is int and 0 <= pid <= 0xFFFFFFFF \
+            and 0 < tid <= 0xFFFFFFFF:   # (the usual case, at once)
+        return pid, tid
     key_pid, key_tid = _id32(pid), _id32(tid)
     if key_tid == 0 and key_pid != 0 and not isinstance(tid, str):
         key_tid = key_pid
