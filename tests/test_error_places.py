@@ -27,6 +27,7 @@ from tests.cli_errors import one_error_line, run
 from tests.conftest import DATA
 from tests.test_block_pairing import nsys_with_memory
 from traceconv.errors import InputError
+from traceconv.model.memory import tensor_blocks
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
@@ -178,8 +179,8 @@ def test_migraphx_block_beyond_int64_is_left_out_not_the_program(tmp_path: Path)
     scratch = [(b.name, b.address, b.size) for b in trace.memory if b.pool == "scratch"]
     assert scratch == [("@3", 0, 512), ("@12", 0, 40), ("@15", 40, 40)]
     assert trace.diagnostics.count("model.memory_block_unreadable") == 1
-    blocks = {node: attrs.get("memory_block") for node, attrs in trace.graph.nodes(data=True)}
-    assert blocks["tensor/main/@10"] is None and blocks["tensor/main/@11"] is None
+    blocks = tensor_blocks(trace)
+    assert "tensor/main/@10" not in blocks and "tensor/main/@11" not in blocks
     assert trace.memory[blocks["tensor/main/@12"]].name == "@12"
 
 

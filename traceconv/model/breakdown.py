@@ -24,14 +24,15 @@ BREAKDOWN_CLOCK = (f"{AGGREGATE_PREFIX} (slices laid side by side by total time,
                    "children nested inside; not a timeline)")
 
 
-def _stat_args(row: int, stat: OpStat) -> dict:
+def _stat_args(stat: OpStat) -> dict:
     """A row's numbers as its slice's args, each within the range the builder brings the
-    statistic itself into (a reader hands them over as printed, of any size).
+    statistic itself into (a reader hands them over as printed, of any size). Not its row
+    number: copying renumbers the statistics, never the args that would name one.
 
-    >>> _stat_args(0, OpStat("op", calls=10**40, total_ns=10**400))["total_ms"] == STAT_LIMIT / 1e6
+    >>> _stat_args(OpStat("op", calls=10**40, total_ns=10**400))["total_ms"] == STAT_LIMIT / 1e6
     True
     """
-    args: dict = {"stat_row": row, "total_ms": _within(stat.total_ns) / 1e6}
+    args: dict = {"total_ms": _within(stat.total_ns) / 1e6}
     if stat.calls is not None:   # (unknown calls are left out, never written as 0)
         args["calls"] = _within(stat.calls)
     for key, value in (("min_ms", stat.min_ns), ("max_ms", stat.max_ns),
@@ -93,7 +94,7 @@ def _place(trace: Trace, track: int, row: int, start: int, dur: int,
         row, start, dur = pending.pop()
         stat = trace.stats[row]
         trace.add_slice(track, start, dur, stat.name, BREAKDOWN_CATEGORY,
-                        _stat_args(row, stat), Activity.AGGREGATE)
+                        _stat_args(stat), Activity.AGGREGATE)
         kids = children.get(row, ())
         totals = [_length(trace.stats[k].total_ns) for k in kids]
         needed = sum(totals)

@@ -38,9 +38,16 @@ if TYPE_CHECKING:   # networkx loads only when a trace has a graph (CLI start-up
 OP = "op"
 TENSOR = "tensor"
 
-# The attributes whose values are node ids, place -> OpSpan maps, or (on the graph itself)
-# lists of node ids: what copying a graph renumbers or shifts (traceconv.model.copying).
-NODE_ID_ATTRS = frozenset({"owner", "parent"})
+# The node attributes that link to another node, each with the kind it must name: what
+# copying a graph renumbers (traceconv.model.copying) and the validator checks. A link to
+# another table is never a row number in an attribute (copying renumbers rows): a tensor
+# finds its memory block by the block's owner_tensor (traceconv.model.memory).
+NODE_LINKS: dict[str, str] = {"parent": OP,      # an op's enclosing op
+                              "owner": OP,       # a tensor's producer
+                              "alias_of": TENSOR}  # the tensor whose storage this one is
+NODE_ID_ATTRS = frozenset(NODE_LINKS)
+# place -> OpSpan maps, or (on the graph itself) lists of op node ids: what copying shifts
+# or renumbers too
 SPAN_ATTRS = frozenset({"device_spans", "host_spans"})
 NODE_LIST_GRAPH_ATTRS = frozenset({"execution_order"})
 
@@ -85,6 +92,7 @@ class TensorAttrs(TypedDict, total=False):
     dtype: str | None
     bytes: int | None
     owner: str                         # node id of the op that produces it
+    alias_of: str                      # node id of the tensor whose storage this one is
 
 
 def op_spans(attrs: dict[str, Any], place: str) -> dict[str, OpSpan]:

@@ -305,3 +305,26 @@ def _rows_by(values: list[Any], keys: list[np.ndarray]) -> dict[tuple[Any, ...],
         return {named[0]: None}
     which = which.reshape(-1)
     return {named[k]: np.flatnonzero(which == k) for k in np.argsort(first).tolist()}
+
+
+def tensor_blocks(trace: Trace) -> dict[str, int]:
+    """Op-graph tensor node id → the row of the memory block that stores it: the block
+    whose ``owner_tensor`` it is, or (a view, an in-place result) the block of the tensor it
+    is ``alias_of``. Derived from the links each time, so it holds after any copy.
+
+    >>> from traceconv.model.graph import add_tensor
+    >>> t = Trace(); _ = add_tensor(t.graph, 1, "x"); _ = add_tensor(t.graph, 2, "x_view")
+    >>> t.graph.nodes["tensor/2"]["alias_of"] = "tensor/1"
+    >>> _ = t.add_memory_block(MemoryBlock(0, 64, owner_tensor="tensor/1")); tensor_blocks(t)
+    {'tensor/1': 0, 'tensor/2': 0}
+    """
+    owned: dict[str, int] = {}
+    for row, owner in enumerate(trace.memory.column("owner_tensor")):
+        if owner is not None:
+            owned.setdefault(owner, row)
+    if not owned or not trace.has_graph:
+        return owned
+    for node, root in trace.graph.nodes(data="alias_of"):
+        if root in owned and node not in owned:
+            owned[node] = owned[root]
+    return owned

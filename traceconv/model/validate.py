@@ -17,8 +17,10 @@ on any input. Each invariant has a stable code:
 ``graph_kind``              every op-graph node is an ``op`` or a ``tensor``
 ``graph_edge``              edges go op → tensor (produces) or tensor → op (consumes)
 ``op_slices``               an op's ``slices`` are existing rows, one of them named as the op
-``graph_ref``               an op's ``parent``, a tensor's ``owner``, the graph's
-                            ``execution_order`` name op nodes
+``graph_ref``               every node link names a node of its kind
+                            (:data:`~traceconv.model.graph.NODE_LINKS`: an op's ``parent``
+                            and a tensor's ``owner`` an op, ``alias_of`` a tensor); the
+                            graph's ``execution_order`` names op nodes
 ``owner``                   a memory block's ``owner_op`` is an op node (of its ``owner_name``),
                             its ``owner_tensor`` a tensor node
 ``memory``                  a memory block's size is not negative; it is not freed before it is
@@ -49,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..numbers import INT64_MAX
-from .graph import OP, TENSOR
+from .graph import NODE_LINKS, OP, TENSOR
 from .typed_arrays import read_only_view
 
 if TYPE_CHECKING:
@@ -180,10 +182,10 @@ def _graph(trace: Trace) -> Iterator[Problem]:
                    [f"{a} -> {b}" for a, b in graph.edges()
                     if {kinds.get(a), kinds.get(b)} != {OP, TENSOR}])
     yield _op_slices(trace, graph)
-    yield _problem("graph_ref", "node references (an op's parent, a tensor's owner, the "
-                   "execution order) that do not name an op node",
-                   [f"{n}.{key} = {ref}" for n, key, ref in _references(graph)
-                    if kinds.get(ref) != OP])
+    yield _problem("graph_ref", "node references (an op's parent, a tensor's owner or "
+                   "alias_of, the execution order) that do not name a node of their kind",
+                   [f"{n}.{key} = {ref}" for n, key, ref, kind in _references(graph)
+                    if kinds.get(ref) != kind])
 
 
 def _op_slices(trace: Trace, graph: Any) -> Problem:
@@ -206,13 +208,14 @@ def _op_slices(trace: Trace, graph: Any) -> Problem:
                     "whose slices are not rows", bad)
 
 
-def _references(graph: Any) -> Iterator[tuple[str, str, Any]]:
+def _references(graph: Any) -> Iterator[tuple[str, str, Any, str]]:
+    """(node, attribute, the node it names, the kind that node must be) of every link."""
     for node, data in graph.nodes(data=True):
-        key = "parent" if data.get("kind") == OP else "owner"
-        if data.get(key) is not None:
-            yield node, key, data[key]
+        for key, kind in NODE_LINKS.items():
+            if data.get(key) is not None:
+                yield node, key, data[key], kind
     for ref in graph.graph.get("execution_order") or ():
-        yield "graph", "execution_order", ref
+        yield "graph", "execution_order", ref, OP
 
 
 def _owner(trace: Trace) -> Iterator[Problem]:

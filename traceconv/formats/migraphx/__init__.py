@@ -98,7 +98,7 @@ def _build_unit(trace: TraceBuilder, unit: Unit, *, whole: bool) -> GraphPart:
     layout = lay_out(trace, unit, diagnostics)
     add_host_totals(trace, unit)
     prefix = f"{unit.label}/" if unit.label else ""
-    blocks = add_memory(trace, program, layout, prefix, diagnostics)
+    add_memory(trace, program, layout, prefix, diagnostics)
     if unit.report is not None:
         groups = recompute(unit.report, [n.inputs for n in program.nodes])
         # (only a whole listing counts the calls a Summary before ROCm 5.3 leaves out)
@@ -124,7 +124,7 @@ def _build_unit(trace: TraceBuilder, unit: Unit, *, whole: bool) -> GraphPart:
             diagnostics.add("migraphx.shape_too_large", example=f"line {ins.line}: {ins.name}")
         if ins.unclosed_attributes:
             diagnostics.add("migraphx.unclosed_attributes", example=f"line {ins.line}: {ins.name}")
-    return GraphPart(program, layout, prefix, blocks)
+    return GraphPart(program, layout, prefix)
 
 
 def _cut_before_trailer(report: PerfReport) -> str | None:

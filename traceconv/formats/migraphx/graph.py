@@ -13,7 +13,7 @@ from typing import NamedTuple
 import networkx as nx
 
 from ...model.graph import OP, TENSOR, OpSpan, op_node, tensor_node
-from .program import Node, Program, Storage
+from .program import Node, Program
 from .timeline import Layout, category, slice_name
 
 
@@ -23,7 +23,6 @@ class GraphPart(NamedTuple):
     program: Program
     layout: Layout
     prefix: str
-    blocks: dict[int, int]   # storage-owner index → memory block
 
 
 def node_counts(parts: Sequence[GraphPart]) -> dict[str, int]:
@@ -71,7 +70,7 @@ def fill_graph(parts: Sequence[GraphPart], graph: nx.DiGraph) -> None:
 
 
 def _fill_part(writer: _Writer, part: GraphPart) -> None:
-    program, layout, prefix, blocks = part
+    program, layout, prefix = part
     ids = [f"{prefix}{n.key}" for n in program.nodes]
     ops = [op_node(i) for i in ids]
     tensors = [tensor_node(i) for i in ids]
@@ -90,7 +89,7 @@ def _fill_part(writer: _Writer, part: GraphPart) -> None:
         writer.add_node(op, attrs)
         if ins.op != "@return":
             writer.add_node(tensors[node.index], {"kind": TENSOR, "name": ins.name,
-                                                  **_tensor_attrs(node, tensors, blocks)})
+                                                  **_tensor_attrs(node, tensors)})
             writer.add_edge(op, tensors[node.index])
         for source in node.inputs:
             if source is not None:
@@ -118,7 +117,7 @@ def _analysis_attrs(program: Program, node: Node, layout: Layout) -> dict:
     return attrs
 
 
-def _tensor_attrs(node: Node, tensors: list[str], blocks: dict[int, int]) -> dict:
+def _tensor_attrs(node: Node, tensors: list[str]) -> dict:
     shape = node.instruction.shape
     attrs: dict = {"storage": node.storage.value}
     if shape is not None:
@@ -127,9 +126,8 @@ def _tensor_attrs(node: Node, tensors: list[str], blocks: dict[int, int]) -> dic
             attrs["shape"] = tuple(shape.lens)
             attrs["strides"] = tuple(shape.strides or ())
     if node.root is not None and node.root != node.index:
+        # (its memory block is its root's: the one whose owner_tensor is alias_of)
         attrs["alias_of"] = tensors[node.root]
-    if node.root is not None and node.root in blocks and node.storage != Storage.POOL:
-        attrs["memory_block"] = blocks[node.root]
     return attrs
 
 

@@ -17,15 +17,15 @@ _PERSISTENT = {Storage.LITERAL: ("literals", "weight"), Storage.PARAMETER: ("par
 
 
 def add_memory(trace: Trace, program: Program, layout: Layout, prefix: str,
-               diagnostics: Diagnostics) -> dict[int, int]:
-    """Add the unit's blocks; returns storage-owner node index → block index."""
+               diagnostics: Diagnostics) -> None:
+    """Add the unit's blocks, each naming its ``owner_tensor`` (how a tensor finds its
+    block: :func:`traceconv.model.memory.tensor_blocks`)."""
     last = program.last_use()
     writers: dict[int, Node] = {}  # storage owner → the first kernel that writes it
     for n in program.nodes:
         if n.output_arg is not None and n.root is not None:
             writers.setdefault(n.root, n)
     offsets: dict[str, int] = {}
-    blocks: dict[int, int] = {}
     for node in program.nodes:
         if node.root != node.index or node.storage in (Storage.POOL, Storage.VALUE):
             continue
@@ -58,10 +58,7 @@ def add_memory(trace: Trace, program: Program, layout: Layout, prefix: str,
                                       else "input")
         for key, value in common.items():
             setattr(block, key, value)
-        row = trace.add_memory_block(block)
-        if row is not None:   # (else left out, and counted, by the builder)
-            blocks[node.index] = row
-    return blocks
+        trace.add_memory_block(block)   # (one left out is counted by the builder)
 
 
 def _region(node: Node, program: Program, size: int | None,

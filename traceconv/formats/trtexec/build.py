@@ -295,7 +295,7 @@ class EngineBuilder:
         for row, (start, length) in zip(rows, placed, strict=True):
             stat = trace.stats[row]
             trace.add_slice(track, start, length, stat.name, BREAKDOWN_CATEGORY, {
-                "stat_row": row, "calls": stat.calls, "total_ms": stat.total_ns / 1e6,
+                "calls": stat.calls, "total_ms": stat.total_ns / 1e6,
                 "avg_ms": (stat.avg_ns or 0) / 1e6, "ratio_pct": stat.ratio,
                 "median_ms": None if stat.extra.get("median_ns") is None
                 else stat.extra["median_ns"] / 1e6,
