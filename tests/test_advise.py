@@ -399,3 +399,25 @@ def test_advise_judges_each_run_of_a_file_apart():
     assert [(f.trace, f.evidence["kernel_ns"]) for f in found] == [
         ("run 1 of 2 (program 1)", round(float(gemm_ms[0]) * 1e6)),
         ("run 2 of 2 (program 2)", round(float(gemm_ms[1]) * 1e6))]
+
+
+def test_memcpy_heavy_weighs_each_run_of_a_statistics_file_apart():
+    """Paddle's device_guard tutorial prints two profiling reports (before and after the
+    fix): each run's copies weigh against that run's device time, counted from its Event
+    Summary (GPU Time column; top-level rows for the busy time, the GpuMemcpy rows for the
+    copies), never the two runs added."""
+    path = DATA / "paddle" / "paddle_docs_device_guard_profile_all.md"
+    tables = path.read_text().split("Event Summary")[1:]
+    by_hand = []
+    for table in tables:
+        rows = re.findall(r"^( *)(\S+) +(\d+) +[\d.]+ +[\d.]+ \([\d.]+\) +([\d.]+) \(",
+                          table.split("```")[0], re.M)
+        gpu_ns = [(indent, name, int(calls), round(float(ms) * 1e6))
+                  for indent, name, calls, ms in rows]
+        copies = [(calls, ns) for _, name, calls, ns in gpu_ns if name.startswith("GpuMemcpy")]
+        busy = sum(ns for indent, _, _, ns in gpu_ns if not indent)
+        by_hand.append((sum(ns for _, ns in copies), busy, sum(c for c, _ in copies)))
+    assert by_hand == [(56512, 158948, 30), (21984, 103936, 10)]
+    found = fired(path, "memcpy-heavy")
+    assert [(f.evidence["copy_ns"], f.evidence["busy_ns"], f.evidence["copies"])
+            for f in found] == by_hand
