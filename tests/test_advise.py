@@ -356,3 +356,68 @@ def test_rules_that_need_a_timeline_say_the_input_is_statistics():
         assert "the input holds statistics, not a timeline" in " ".join(text.split())
     assert not any(s.reason.endswith(STATISTICS_ONLY)
                    for s in advise(load(RESNET)).skipped)
+
+
+TF_TIMELINE = DATA / "tensorflow" / "gpu_timeline_01.json"
+MIGRAPHX_TWO_RUNS = DATA / "migraphx" / "rocm7.2_perf_test_two_runs.txt"
+
+
+def test_memcpy_heavy_judges_the_device_not_a_copy_stream():
+    """TF's GPU tracer writes each stream as a process of its own, and its copies go on
+    streams that only copy: each such stream is all copies, the device is not. Counted from
+    the JSON: the per-stream processes' records, copies those the ``/memcpy`` process
+    repeats (same name, start and length)."""
+    events = json.loads(TF_TIMELINE.read_text())["traceEvents"]
+    named = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    streams = {pid for pid, name in named.items() if re.search(r"/stream:\d+ Compute$", name)}
+    memcpy = {pid for pid, name in named.items() if name.endswith("/memcpy Compute")}
+    ran = [e for e in events if e.get("ph") == "X"]
+    repeated = {(e["name"], e["ts"], e["dur"]) for e in ran if e["pid"] in memcpy}
+    work = [e for e in ran if e["pid"] in streams]
+    copies = [e for e in work if (e["name"], e["ts"], e["dur"]) in repeated]
+    for pid in {e["pid"] for e in copies}:   # a copy stream: all copies
+        assert all(e in copies for e in work if e["pid"] == pid)
+    copy_us = union_ns([(e["ts"], e["ts"] + e["dur"]) for e in copies])
+    busy_us = union_ns([(e["ts"], e["ts"] + e["dur"]) for e in work])
+    assert (len(copies), copy_us, busy_us) == (2, 1216, 6820)
+
+    from traceconv.analysis.copy_time import device_copy_time
+
+    (device,) = device_copy_time(load(TF_TIMELINE))
+    assert (device.copy_ns, device.busy_ns, device.copies) == (
+        copy_us * 1000, busy_us * 1000, len(copies))
+    assert fired(TF_TIMELINE, "memcpy-heavy") == []   # 17.8%: under the 20% threshold
+
+
+def test_advise_judges_each_run_of_a_file_apart():
+    """Two MIGraphX perf runs in one file: each finding's evidence is one run's (the
+    gemm's line of that run's report), never the two added."""
+    gemm_ms = re.findall(r"^@4 = gpu::gemm.*: ([\d.]+)ms, \d+%$",
+                         MIGRAPHX_TWO_RUNS.read_text(), re.M)
+    assert gemm_ms == ["0.00880674", "0.00872388"]
+    found = fired(MIGRAPHX_TWO_RUNS, "no-mixed-precision")
+    assert [(f.trace, f.evidence["kernel_ns"]) for f in found] == [
+        ("run 1 of 2 (program 1)", round(float(gemm_ms[0]) * 1e6)),
+        ("run 2 of 2 (program 2)", round(float(gemm_ms[1]) * 1e6))]
+
+
+def test_memcpy_heavy_weighs_each_run_of_a_statistics_file_apart():
+    """Paddle's device_guard tutorial prints two profiling reports (before and after the
+    fix): each run's copies weigh against that run's device time, counted from its Event
+    Summary (GPU Time column; top-level rows for the busy time, the GpuMemcpy rows for the
+    copies), never the two runs added."""
+    path = DATA / "paddle" / "paddle_docs_device_guard_profile_all.md"
+    tables = path.read_text().split("Event Summary")[1:]
+    by_hand = []
+    for table in tables:
+        rows = re.findall(r"^( *)(\S+) +(\d+) +[\d.]+ +[\d.]+ \([\d.]+\) +([\d.]+) \(",
+                          table.split("```")[0], re.M)
+        gpu_ns = [(indent, name, int(calls), round(float(ms) * 1e6))
+                  for indent, name, calls, ms in rows]
+        copies = [(calls, ns) for _, name, calls, ns in gpu_ns if name.startswith("GpuMemcpy")]
+        busy = sum(ns for indent, _, _, ns in gpu_ns if not indent)
+        by_hand.append((sum(ns for _, ns in copies), busy, sum(c for c, _ in copies)))
+    assert by_hand == [(56512, 158948, 30), (21984, 103936, 10)]
+    found = fired(path, "memcpy-heavy")
+    assert [(f.evidence["copy_ns"], f.evidence["busy_ns"], f.evidence["copies"])
+            for f in found] == by_hand

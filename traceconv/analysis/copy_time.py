@@ -4,7 +4,7 @@ rows of a statistics table, whichever the trace holds.
 Two measures, never mixed up:
 
 - **copy time on the device** (:func:`device_copy_time`): how long copies and memsets ran
-  on each device, beside that device's busy time. A timeline gives it from the copy slices
+  on the devices of each input (rank), beside their busy time (all their streams). A timeline gives it from the copy slices
   on device tracks; a statistics table from the device time column of rows the shared
   vocabulary names a copy or a memset. A host-side copy (a reader's buffer copy, named
   no device copy) is not one, and a copy call's host time is never device time;
@@ -68,16 +68,22 @@ class BlockedHostTime:
 
 
 def _timeline_device_copies(tl: Timeline) -> list[DeviceCopyTime]:
+    """Copy time against busy time per input (rank), all its device processes together:
+    HTA's temporal breakdown is a rank's, and a stream that only copies (TensorFlow's GPU
+    tracer writes each stream as a process of its own) is no device busy with copies."""
     copy_kinds = np.array((Activity.MEMCPY, Activity.MEMSET), np.int8)
+    work = tl.device_work()
     found = []
-    for process in tl.device_processes():
-        on_device = tl.process == process
-        rows = np.flatnonzero(on_device & np.isin(tl.activity, copy_kinds))
+    for part in range(tl.input_count):
+        devices = [p for p in tl.device_processes() if tl.process_input[p] == part]
+        rows = np.flatnonzero(np.isin(tl.process, devices) & np.isin(tl.activity, copy_kinds))
         if not len(rows):
             continue
+        steps = tl.input_steps(part)
+        busy = tl.union(work[np.isin(tl.process[work], devices)])
         found.append(DeviceCopyTime(
-            tl.trace.processes[process].name, clip(tl.union(rows), tl.steps).total,
-            clip(tl.device_busy(process), tl.steps).total, int(len(rows)),
+            " + ".join(tl.trace.processes[p].name for p in devices),
+            clip(tl.union(rows), steps).total, clip(busy, steps).total, int(len(rows)),
             sorted(set(tl.names(rows)))))
     return found
 

@@ -10,7 +10,7 @@ from . import grade, pct
 
 SYNC_MEDIUM, SYNC_HIGH = 0.05, 0.20          # host time blocked in copies / step time
 PAGEABLE_MEDIUM = 0.01                       # pageable copy device time / step time
-HEAVY_MEDIUM, HEAVY_HIGH = 0.20, 0.40        # copy time on the device / device busy time
+HEAVY_MEDIUM, HEAVY_HIGH = 0.20, 0.40        # copy time on a rank's devices / their busy time
 
 
 def _sync_copy(ctx: Context) -> list[Finding]:
@@ -93,9 +93,10 @@ RULES = (
          f"≥ {PAGEABLE_MEDIUM:.0%} of step time",
          "CUDA best practices (pageable vs pinned transfers); PyTorch pin_memory"),
     Rule("memcpy-heavy", ("device copies", "device busy time"), _memcpy_heavy,
-         "device time of copies and memsets over the device's busy time (timelines: copy "
-         "slices on device tracks; statistics: device time column of rows named a device "
-         "copy or memset; a copy call's host time is not device time)",
+         "device time of copies and memsets over the busy time of the devices of a rank "
+         "(all their streams: a stream that only copies is no device busy with copies; "
+         "timelines: copy slices on device tracks; statistics: device time column of rows "
+         "named a device copy or memset; a copy call's host time is not device time)",
          f"≥ {HEAVY_MEDIUM:.0%} medium, ≥ {HEAVY_HIGH:.0%} high",
          "Paddle profiler Memory Manipulation Summary (CPU vs GPU time); HTA temporal breakdown"),
 )
