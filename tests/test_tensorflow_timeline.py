@@ -1,6 +1,7 @@
-"""TensorFlow 1.x step timelines (the ``tensorflow`` Chrome flavour): GPU records on device
-processes, the tracer's repeats (``stream:all``, ``memcpy``) in no total. Expected values
-are plain ``json`` sums of the real files' ``dur`` per process (tests/data/tensorflow)."""
+"""TensorFlow 1.x step timelines (the ``tensorflow`` Chrome flavour): GPU records on stream
+tracks of one device per TF device, the tracer's repeats (``stream:all``, ``memcpy``) in no
+total. Expected values are plain ``json`` sums of the real files' ``dur`` per process
+(tests/data/tensorflow)."""
 
 from __future__ import annotations
 
@@ -77,17 +78,60 @@ def test_repeats_are_counted_and_drawn_as_device_ranges():
     names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M"}
     repeated = sum(e["ph"] == "X" and bool(REPEATS.search(names[e["pid"]])) for e in events)
     assert trace.diagnostics.count("tensorflow.stream_view_repeated") == repeated == 9
-    device = {p.name for p in trace.processes if p.kind.value == "device"}
-    assert device == {n for n in names.values() if PER_STREAM.search(n) or REPEATS.search(n)}
+    # one device, its tracer's processes its tracks (as Kineto, nsys and XPlane draw a GPU)
+    tracer = {n.removesuffix(" Compute") for n in names.values()
+              if PER_STREAM.search(n) or REPEATS.search(n)}
+    device = [p for p in trace.processes if p.kind.value == "device"]
+    assert [p.name for p in device] == ["/gpu:0"]
+    tracks = {f"/gpu:0/{t.name}": t.kind.value for t in trace.tracks if t.process == device[0].id}
+    assert tracks == dict.fromkeys(tracer, "stream")
 
 
-def test_advise_sees_the_gpu():
+def test_advise_judges_the_gpu_not_one_stream():
     result = CliRunner().invoke(app, ["advise", str(GPU), "--json"])
     idle = [f for f in json.loads(result.output)["findings"] if f["rule"] == "gpu-idle"]
-    assert [f["where"]["device"] for f in idle] == ["/gpu:0/stream:12 Compute"]
+    assert [f["where"]["device"] for f in idle] == ["/gpu:0"]
     events = json.loads(GPU.read_text())["traceEvents"]
-    stream = [e for e in events if e["ph"] == "X" and e["pid"] == 7]   # /gpu:0/stream:12
-    assert idle[0]["evidence"]["busy_ns"] == sum(e["dur"] for e in stream) * 1000
+    names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M"}
+    work = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
+                  if e["ph"] == "X" and PER_STREAM.search(names[e["pid"]]))
+    busy, reach = 0, work[0][0]   # the union of the streams' records, walked by hand
+    for start, end in work:
+        busy += max(0, end - max(start, reach))
+        reach = max(reach, end)
+    assert idle[0]["evidence"]["busy_ns"] == busy * 1000 == 6_820_000
+    assert idle[0]["evidence"]["span_ns"] == (reach - work[0][0]) * 1000
+
+
+def test_job_device_streams_are_tracks_of_one_device(tmp_path):
+    """``/job:…/device:GPU:0`` naming: two streams (one on a second tracer thread) and
+    stream:all make one device with a track each; a flow on a stream follows it there."""
+    device = "/job:worker/replica:0/task:1/device:GPU:0"
+    events = [
+        {"ph": "M", "name": "process_name", "pid": pid, "args": {"name": f"{device}{part}"}}
+        for pid, part in ((1, " Compute"), (2, "/stream:all Compute"),
+                          (3, "/stream:5 Compute"), (4, "/stream:6 Compute"))] + [
+        {"ph": "X", "pid": 1, "tid": 0, "cat": "Op", "name": "Add", "ts": 0, "dur": 9},
+        {"ph": "X", "pid": 2, "tid": 0, "cat": "Op", "name": "Add", "ts": 10, "dur": 4},
+        {"ph": "X", "pid": 3, "tid": 0, "cat": "Op", "name": "Add", "ts": 10, "dur": 4},
+        {"ph": "X", "pid": 4, "tid": 2, "cat": "Op", "name": "Mul", "ts": 12, "dur": 3},
+        {"ph": "s", "pid": 1, "tid": 0, "cat": "DataFlow", "name": "Add", "id": 1, "ts": 1},
+        {"ph": "t", "pid": 3, "tid": 0, "cat": "DataFlow", "name": "Add", "id": 1, "ts": 11},
+    ]
+    path = tmp_path / "timeline.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    trace = traceconv.load(path)
+    assert validate(trace) == []
+    gpu = [p for p in trace.processes if p.kind.value == "device"]
+    assert [p.name for p in gpu] == [device]
+    assert sorted(t.name for t in trace.tracks if t.process == gpu[0].id) == [
+        "stream:5", "stream:6 tid 2", "stream:all"]
+    summary = {(r.name, r.kind): r.self_device_ns for r in op_summary(trace)}
+    assert summary[("Add", "kernel")] == 4000 and summary[("Mul", "kernel")] == 3000
+    assert trace.diagnostics.count("tensorflow.stream_view_repeated") == 1
+    stream_5 = next(t.id for t in trace.tracks if t.name == "stream:5")
+    [flow] = trace.iter_flows()
+    assert trace.slices.track[flow.target] == stream_5
 
 
 def test_cpu_run_has_no_device():
@@ -122,10 +166,18 @@ def test_pftrace_in_trace_processor(trace_processor):
     write(traceconv.load(GPU), out)
     trace_processor.load(out.getvalue())
     rows = trace_processor.query(
-        "select p.name as process, s.category as category, sum(s.dur) as ns from slice s "
+        "select p.name as process, thread.name as thread, s.category as category, "
+        "sum(s.dur) as ns from slice s "
         "join thread_track tt on s.track_id = tt.id join thread using (utid) "
-        "join process p using (upid) group by 1, 2")
-    shown = {(r.process, r.category): r.ns for r in rows}
+        "join process p using (upid) group by 1, 2, 3")
+    # (a GPU stream is a thread of its device: "/gpu:0" + "stream:12" was "/gpu:0/stream:12")
+    shown: Counter = Counter()
+    for r in rows:
+        shown[r.process + ("/" + r.thread + " Compute" if r.process == "/gpu:0" else ""),
+              r.category] += r.ns
+    assert {process for process, _ in shown if process.startswith("/gpu:0")} == {
+        "/gpu:0/stream:all Compute", "/gpu:0/stream:12 Compute", "/gpu:0/memcpy Compute",
+        "/gpu:0/stream:7 Compute", "/gpu:0/stream:14 Compute"}
     per_process = microseconds_per_process(GPU)
     for (process, category), ns in shown.items():
         assert ns == per_process[process] * 1000

@@ -7,12 +7,13 @@ and ``<device> Tensors`` (tensor lifetimes), beside an ``Allocators`` process. T
 of a device is a host thread: ``/job:localhost/replica:0/task:0/device:GPU:0 Compute``
 holds the host side of the GPU's ops. What ran on the GPU comes from TF's GPU tracer, on
 devices that TF's own ``timeline.py`` tells apart by ``/stream:`` or ``/memcpy`` in their
-names: those processes become device processes. The tracer writes every record twice
+names: each such process is a stream track (``stream:12``) of one device process per TF
+device (``/gpu:0``), as every reader draws a GPU. The tracer writes every record twice
 (``device_tracer.cc``): a kernel on ``/stream:all`` and on its own ``/stream:N``, a copy on
-``/memcpy`` and on its ``/stream:N``. The per-stream processes hold each record once and
-stay the device's work; ``stream:all`` and ``memcpy`` repeat them, so they are drawn as
-ranges that no total counts (``tensorflow.stream_view_repeated``), unless no per-stream
-process of their device is named.
+``/memcpy`` and on its ``/stream:N``. The per-stream tracks hold each record once and stay
+the device's work; ``stream:all`` and ``memcpy`` repeat them, so they are drawn as ranges
+that no total counts (``tensorflow.stream_view_repeated``), unless no per-stream process of
+their device is named.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ TF_PROCESS = re.compile(r"(?P<device>(?:/job:[^/\s]+/replica:\d+/task:\d+)?"
                         r"/(?:device:)?[A-Za-z_]+:\d+)"
                         r"(?:/(?P<part>stream:\w+|memcpy))? (?:Compute|Tensors)")
 REPEATING_PARTS = ("stream:all", "memcpy")
-# (a flow's category names its chain, and its point finds its track by pid and tid)
-KEPT_PHASES = ("M", "s", "t", "f")
+# (a flow's category names its chain; its point finds its track by pid and tid, moved too)
+FLOW_PHASES = ("s", "t", "f")
 
 
 def gpu_tracer_part(process_name: str) -> tuple[str, str] | None:
@@ -68,6 +69,7 @@ class TensorFlow(Flavour):
 
     def __init__(self) -> None:
         self.parts: dict[Any, tuple[str, str]] = {}   # pid -> (device, part) of GPU records
+        self.streams: dict[str, dict[str, str]] = {}   # device -> {its track: the part}
         self.repeated = 0
         self.example: str | None = None
 
@@ -87,11 +89,14 @@ class TensorFlow(Flavour):
         streamed = {device for device, part in self.parts.values()
                     if part not in REPEATING_PARTS}
         for e in events:
-            if (not isinstance(e, dict) or e.get("ph") in KEPT_PHASES
+            if (not isinstance(e, dict) or e.get("ph") == "M"
                     or not hashable(e.get("pid"))
                     or (found := self.parts.get(e.get("pid"))) is None):
                 continue
             device, part = found
+            e["pid"], e["tid"] = device, self._stream_track(device, part, e.get("tid"))
+            if e.get("ph") in FLOW_PHASES:
+                continue
             if part in REPEATING_PARTS and device in streamed:
                 e["cat"] = REPEAT_CATEGORY
                 if e.get("ph") == "X":
@@ -100,25 +105,36 @@ class TensorFlow(Flavour):
             else:   # (a memcpy process with no stream to repeat holds the copies once)
                 e["cat"] = COPY_CATEGORY if part == "memcpy" else DEVICE_CATEGORY
 
+    def _stream_track(self, device: str, part: str, tid: Any) -> str:
+        """The track of the device that a tracer process's thread becomes: named after its
+        part (``stream:12``), and its thread when the tracer wrote more than thread 0."""
+        track = part if tid in (0, "0", None) else f"{part} tid {tid}"
+        self.streams.setdefault(device, {})[track] = part
+        return track
+
     def name_process(self, pid: Any, device: bool, meta: dict[str, Any]) -> str:
+        if device and pid in self.streams:
+            return str(pid)   # (a device the tracer's processes make: its TF name)
         name = meta.get("name")
         return str(name) if name else super().name_process(pid, device, meta)
 
     def finalize(self, trace: Trace, context: ReadContext) -> None:
         trace.diagnostics.add("tensorflow.stream_view_repeated", count=self.repeated,
                               example=self.example)
-        _copies_on_streams(trace, self.parts)
+        _copies_on_streams(trace, self.streams)
 
 
-def _copies_on_streams(trace: Trace, parts: dict[Any, tuple[str, str]]) -> None:
-    """The records of a device's streams that its ``/memcpy`` process repeats (same name,
+def _copies_on_streams(trace: Trace, streams: dict[str, dict[str, str]]) -> None:
+    """The records of a device's streams that its ``/memcpy`` track repeats (same name,
     start and length) are copies, whatever their name: the tracer names a copy after its op
     (a ``MatMul`` copy), so only the process it repeats it on tells. They get the copy
     category, which a written trace keeps."""
     processes = trace.processes
-    device_part = [parts.get(processes[t.process].pid, ("", ""))
-                   if processes[t.process].kind is ProcessKind.DEVICE else ("", "")
-                   for t in trace.tracks]
+    device_part = []   # (device, part) per track; ("", "") off the tracer's devices
+    for t in trace.tracks:
+        process = processes[t.process]
+        device = process.name if process.kind is ProcessKind.DEVICE else ""
+        device_part.append((device, streams.get(device, {}).get(t.name, "")))
     copy_tracks = [t for t, (_, part) in enumerate(device_part) if part == "memcpy"]
     stream_tracks = [t for t, (_, part) in enumerate(device_part)
                      if part and part not in REPEATING_PARTS]
