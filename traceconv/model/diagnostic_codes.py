@@ -477,7 +477,7 @@ CODES: tuple[CodeInfo, ...] = (
           "indentation collapsed: nested rows without a name hint were placed by arithmetic"
           " (a parent's total holds its children's)"),
     _Code("paddle_report.non_finite_total", "repaired",
-          "rows whose total is nan/inf (kept with total 0)"),
+          "rows whose total is nan: never timed (kept with total 0)"),
     _Code("paddle_report.overhead_without_total", "repaired",
           "overhead split without a 'Total time' line"),
     _Code("paddle_report.unreadable_row", "dropped",

@@ -6,7 +6,7 @@ from ...model import Metadata, OpStat, Trace
 from ...model.breakdown import add_aggregate_breakdown, set_self_times
 from ...model.builder import TraceBuilder
 from ...model.entities import CHILDREN_LEFT_OUT
-from ...numbers import located, scaled_int
+from ...numbers import located, printed_ns, scaled_int
 from .._paddle import FRAMEWORK
 from .nesting import THREAD_PREFIX
 from .places import place_clock
@@ -16,12 +16,13 @@ MB = 1 << 20
 
 
 def ms_to_ns(value: float | None) -> int | None:
-    """Milliseconds as printed → integer nanoseconds (None stays None).
+    """Milliseconds as printed → integer nanoseconds by the text readers' one rule (None
+    stays None; past int64 the builder moves and counts).
 
     >>> ms_to_ns(0.0247018), ms_to_ns(None)
     (24702, None)
     """
-    return None if value is None else scaled_int(value, 1e6)
+    return printed_ns(value, 1e6)
 
 
 def report_label(report: ProfilingReport, index: int) -> str:

@@ -7,7 +7,7 @@ from typing import TypedDict
 from ...model import OpStat, Trace
 from ...model.breakdown import add_aggregate_breakdown, set_self_times
 from ...model.entities import CHILDREN_LEFT_OUT, TIME_IS
-from ...numbers import located, saturated_int, scaled_int, to_int64
+from ...numbers import located, printed_ns, saturated_int, to_int64
 from .._paddle import FRAMEWORK
 from .runs import runs_of
 from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable
@@ -62,7 +62,7 @@ def compound(text: str | None, scale: int) -> Compound:
 
 
 def _ns(value: float | None, scale: int) -> int | None:
-    return None if value is None else scaled_int(value, scale)
+    return printed_ns(value, scale)
 
 
 def section_of(title: str) -> str:
@@ -163,7 +163,7 @@ def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
     for column, field in (("CPU Time", "cpu_ns"), ("GPU Time", "device_ns"),
                           ("Total Time", None)):
         if (value := number(cells.get(column))) is not None:
-            stat.total_ns = scaled_int(value, scale)
+            stat.total_ns = printed_ns(value, scale) or 0
             if field:
                 setattr(stat, field, stat.total_ns)
             stat.ratio = number(cells.get("Ratio (%)"))
@@ -188,8 +188,8 @@ def _add_perf(trace: Trace, perf: PerfSummary) -> None:
     for name, values in perf.metrics.items():
         if name.endswith("_cost"):
             with located(perf.line):
-                ns = {k: scaled_int(v, scale) for k, v in values.items()}
-            trace.add_stat(OpStat(name, total_ns=ns.get("avg", 0), avg_ns=ns.get("avg"),
+                ns = {k: printed_ns(v, scale) for k, v in values.items()}
+            trace.add_stat(OpStat(name, total_ns=ns.get("avg") or 0, avg_ns=ns.get("avg"),
                                   max_ns=ns.get("max"), min_ns=ns.get("min"), section="perf",
                                   extra={"reader_ratio_pct": perf.reader_ratio_pct}))
         else:
