@@ -173,6 +173,27 @@ def test_a_time_past_int64_follows_the_builders_rule_in_every_text_reader(
     assert not [d.code for d in trace.diagnostics if d.code in new and d.kind == "dropped"]
 
 
+# the diagnostics prefix of each text reader
+PREFIX = {"nsys-stats": "nsys_stats", "paddle-summary": "paddle_summary",
+          "paddle-report": "paddle_report", "migraphx": "migraphx"}
+
+
+@pytest.mark.parametrize(("sample", "form", "marker", "cell"), TEXT_TIME_CELLS,
+                         ids=[f"{form}:{marker.strip()}" for _, form, marker, _ in
+                              TEXT_TIME_CELLS])
+def test_a_nan_time_is_never_timed_in_every_text_reader(
+        tmp_path: Path, sample: str, form: str, marker: str, cell: str):
+    """The same census with ``nan``: the file is read (nsys stats dropped the row, Paddle's
+    summary refused the file) and the one cell counted never timed, once, under the
+    reader's ``never_timed``; no time is moved."""
+    mutated = tmp_path / Path(sample).name
+    mutated.write_text(_beyond_cell(_text(DATA / sample), marker, cell, "nan"))
+    trace = traceconv.load(mutated, format=form)
+    assert trace.diagnostics.count(f"{PREFIX[form]}.never_timed") == 1
+    assert not {d.code for d in trace.diagnostics} & {"model.time_beyond_range",
+                                                      "model.statistic_beyond_range"}
+
+
 def test_a_migraphx_mean_past_int64_follows_the_builders_rule(tmp_path: Path):
     """A perf line whose mean is ``1e308ms`` (hand-made, three lines): its slice and the
     one after it are moved to the end of the time range (their starts and ends, 4 times;

@@ -13,6 +13,7 @@ from collections import defaultdict
 from typing import NamedTuple
 
 from ...model import OpStat, Trace
+from ..never_timed import count_never_timed
 from .document import PerfReport
 from .instruction import Instruction
 from .shape import Shape
@@ -38,6 +39,8 @@ def add_summary(trace: Trace, report: PerfReport, label: str,
     """
     for row in report.summary:
         calls = row.count if row.count is not None else counts.get(row.group)
+        if math.isnan(row.total_ms):
+            count_never_timed(trace.diagnostics, "migraphx", f"line {row.line}: {row.group}")
         trace.add_stat(OpStat(
             name=row.group, calls=calls, total_ns=ms_to_ns(row.total_ms) or 0,
             avg_ns=ms_to_ns(row.avg_ms if row.avg_ms is not None

@@ -21,6 +21,7 @@ from ...model.breakdown import BREAKDOWN_CATEGORY
 from ...model.builder import TraceBuilder
 from ...model.columns import Args
 from ...numbers import printed_ns
+from ..never_timed import count_never_timed
 from .document import EvalRecord
 from .instruction import Instruction
 from .program import VIEW_OPS
@@ -135,7 +136,7 @@ def _perf(trace: TraceBuilder, unit: Unit, layout: Layout, diagnostics: Diagnost
             layout.start[node.index] = layout.end[node.index] = placed
             continue
         if dur is None:
-            diagnostics.add("migraphx.nan_time", example=f"line {ins.line}: {ins.name}")
+            count_never_timed(diagnostics, "migraphx", f"line {ins.line}: {ins.name}")
             dur = 0
         if stream not in tracks:
             label = PERF_TRACK if stream == "0" else f"stream {stream}: {PERF_TRACK}"

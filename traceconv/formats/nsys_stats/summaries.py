@@ -36,6 +36,7 @@ from ...numbers import MAX_DIGITS, printed_ns, ungrouped
 from ...vocabularies.nsys import NSYS_VOCABULARY
 from ..csv_rows import CsvRows
 from ..line_patterns import UP_TO_LAST_VISIBLE
+from ..never_timed import count_never_timed
 from ..nsys_stats_header import (
     TRACE,
     ColumnRows,
@@ -162,6 +163,18 @@ def time_ns(text: str, per: int) -> int | None:
     return printed_ns(int((value * per).to_integral_value(ROUND_HALF_EVEN)), 1)
 
 
+def never_timed(table: Table, row: list[str]) -> bool:
+    """Whether a time cell of ``row`` is printed ``nan`` (:func:`time_ns`'s None).
+
+    >>> t = table_of(["Total Time (ns)", "Num Calls", "Name"], "api")
+    >>> never_timed(t, ["nan", "2", "x"]), never_timed(t, ["5", "2", "x"])
+    (True, False)
+    """
+    # (a number's digits hold no n: only a nan's or an inf's cell is read again)
+    return any(time_ns(row[i], per) is None for i, per in table.times.values()
+               if "n" in row[i].lower())
+
+
 def stat_of(table: Table, row: list[str]) -> OpStat:
     """The statistic of one row (ValueError when a number in it is not one).
 
@@ -252,7 +265,7 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
     number = 1   # the run of the tables that follow
     printed = {(number, reports[0]): 1}   # times each report was printed in a run (osrt_sum:
     # once per process)
-    bad = skipped = unread = cut = 0
+    bad = skipped = unread = cut = untimed = 0
     read: list[tuple[OpStat, Table]] = []   # (each row's run is known once all are read)
     examples: dict[str, str] = {}
     for row in rows:
@@ -292,6 +305,9 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
                 examples.setdefault("bad", f"line {rows.line_num}: {' | '.join(row)}"[:120])
             else:
                 cut += column_layout and row[table.name].endswith("…")
+                if never_timed(table, row):
+                    untimed += 1
+                    examples.setdefault("untimed", f"line {rows.line_num}: {row[table.name]}")
                 shares.add(table, row)
         else:
             unread += 1
@@ -308,4 +324,5 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
     trace.diagnostics.add("nsys_stats.line_outside_table", count=unread,
                           example=examples.get("unread"))
     trace.diagnostics.add("nsys_stats.name_cut", count=cut)
+    count_never_timed(trace.diagnostics, "nsys_stats", examples.get("untimed"), count=untimed)
     return reports

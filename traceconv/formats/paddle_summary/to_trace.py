@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TypedDict
 
 from ...model import OpStat, Trace
@@ -9,6 +10,7 @@ from ...model.breakdown import add_aggregate_breakdown, set_self_times
 from ...model.entities import CHILDREN_LEFT_OUT, TIME_IS
 from ...numbers import located, printed_ns, saturated_int, to_int64
 from .._paddle import FRAMEWORK
+from ..never_timed import count_never_timed
 from .runs import runs_of
 from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable
 
@@ -63,6 +65,22 @@ def compound(text: str | None, scale: int) -> Compound:
 
 def _ns(value: float | None, scale: int) -> int | None:
     return printed_ns(value, scale)
+
+
+TIME_COLUMNS = (CPU_COMPOUND, GPU_COMPOUND, "CPU Time", "GPU Time", "Total Time")
+
+
+def never_timed(row: SummaryRow) -> bool:
+    """Whether a time of ``row`` is printed ``nan`` (a compound cell's ratio is no time).
+
+    >>> never_timed(SummaryRow(name="x", line=3, cells={CPU_COMPOUND: "nan / 1 / 1 / 1 / 9"}))
+    True
+    >>> never_timed(SummaryRow(name="x", line=3, cells={"Total Time": "1.5", "Ratio (%)": "nan"}))
+    False
+    """
+    return any(math.isnan(value) for column in TIME_COLUMNS
+               for part in (row.cells.get(column) or "").split("/")[:4]
+               if (value := number(part.strip())) is not None)
 
 
 def section_of(title: str) -> str:
@@ -136,6 +154,8 @@ def _add_table(trace: Trace, table: SummaryTable, number_: int, run: str | None)
             extra[CHILDREN_LEFT_OUT] = True
         with located(row.line):
             stat = _row_stat(row, section, scale, extra)
+        if never_timed(row):
+            count_never_timed(trace.diagnostics, "paddle_summary", f"line {row.line}: {row.name}")
         stat.parent = None if row.parent is None else first + row.parent
         stat.depth = row.depth
         trace.add_stat(stat)
