@@ -328,3 +328,16 @@ def test_a_renamed_code_reads_back_under_a_registered_name():
     for old, new in RENAMED.items():
         assert lookup(new) is not None, new
         assert old not in {c.code for c in CODES}, old
+
+
+def test_the_never_timed_codes_of_older_versions_read_back_under_the_one_code() -> None:
+    """MIGraphX's ``nan_time`` and the old Paddle report's ``non_finite_total`` are the text
+    readers' one ``{reader}.never_timed`` now: a trace an older traceconv wrote reads back
+    under it, its count kept (2 and 3, as written here)."""
+    from traceconv.model import Diagnostics
+
+    carried = Diagnostics()
+    carried.add_carried("migraphx.nan_time", count=2)
+    carried.add_carried("paddle_report.non_finite_total", count=3)
+    assert [(d.code, d.count) for d in carried] == [("migraphx.never_timed", 2),
+                                                    ("paddle_report.never_timed", 3)]

@@ -141,38 +141,75 @@ TEXT_TIME_CELLS = [
 ]
 
 
-def _beyond_cell(text: str, marker: str, cell: str) -> tuple[str, int]:
-    """``text`` with ``cell`` on the line that holds ``marker`` made ``1e308`` (a time no
-    trace holds, in ms, µs or ns), and that line's number."""
+# what the builder moves, by hand, for each cell above: (times, statistics)
+MOVED = {
+    # the row's Total Time, and its cpu_ns (an API row's total is host time)
+    "cudaMemcpyAsync": (0, 2),
+    # the CPU total: total_ns, cpu_ns and self_ns (a row without children: its total), and
+    # the end of the row's slice in the aggregate breakdown
+    "3.20 / 0.20": (1, 3),
+    # conv2d's Total: total_ns and self_ns (its total less its children's)
+    "58.08": (0, 2),
+    # the first instruction: its slice's end and the start and end of the 16 after it (33),
+    # and its recomputed group's total, average and device time
+    "@0 = check_context": (33, 3),
+    # a Summary row's total: total_ns and device_ns (its printed average stays)
+    "gpu::code_object::add_kernel: ": (0, 2),
+}
+
+
+def _beyond_cell(text: str, marker: str, cell: str, value: str) -> str:
+    """``text`` with ``cell`` on the line that holds ``marker`` made ``value``."""
     lines = text.split("\n")
     (number,) = [k for k, line in enumerate(lines, 1) if marker in line]
     assert cell in lines[number - 1]
-    lines[number - 1] = lines[number - 1].replace(cell, "1e308", 1)
-    return "\n".join(lines), number
+    lines[number - 1] = lines[number - 1].replace(cell, value, 1)
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("value", ["1e308", "1e400"])   # (past int64 ns; past every float)
+@pytest.mark.parametrize(("sample", "form", "marker", "cell"), TEXT_TIME_CELLS,
+                         ids=[f"{form}:{marker.strip()}" for _, form, marker, _ in
+                              TEXT_TIME_CELLS])
+def test_a_time_past_int64_follows_the_builders_rule_in_every_text_reader(
+        tmp_path: Path, sample: str, form: str, marker: str, cell: str, value: str):
+    """The census of the text readers, one expectation for all: a time cell of ``1e308``
+    (in ms, µs or ns, a time no trace holds) or ``1e400`` (infinity once read) keeps its
+    row, every row of the sample read as before (nothing refused, nothing newly left out),
+    and the builder moves the time to the edge of its range and counts it; nsys stats
+    dropped the row, Paddle refused the file, MIGraphX read infinity as never timed."""
+    mutated = tmp_path / Path(sample).name
+    mutated.write_text(_beyond_cell(_text(DATA / sample), marker, cell, value))
+    original = traceconv.load(DATA / sample, format=form)
+    trace = traceconv.load(mutated, format=form)
+    assert sorted(s.name for s in trace.stats) == sorted(s.name for s in original.stats)
+    assert max(s.total_ns for s in trace.stats) <= STAT_LIMIT
+    before = {d.code: d.count for d in original.diagnostics}
+    new = {d.code for d in trace.diagnostics if d.count != before.get(d.code)}
+    assert (trace.diagnostics.count("model.time_beyond_range"),
+            trace.diagnostics.count("model.statistic_beyond_range")) == MOVED[marker]
+    assert not [d.code for d in trace.diagnostics if d.code in new and d.kind == "dropped"]
+
+
+# the diagnostics prefix of each text reader
+PREFIX = {"nsys-stats": "nsys_stats", "paddle-summary": "paddle_summary",
+          "paddle-report": "paddle_report", "migraphx": "migraphx"}
 
 
 @pytest.mark.parametrize(("sample", "form", "marker", "cell"), TEXT_TIME_CELLS,
                          ids=[f"{form}:{marker.strip()}" for _, form, marker, _ in
                               TEXT_TIME_CELLS])
-def test_a_time_past_int64_is_counted_or_refused_at_its_line(
+def test_a_nan_time_is_never_timed_in_every_text_reader(
         tmp_path: Path, sample: str, form: str, marker: str, cell: str):
-    """The census of the text readers: a time cell of ``1e308`` is moved into range and
-    counted by the builder's rules, or its row counted lost, or the file refused naming
-    the row's line; never refused without a place (MIGraphX did: ``time is out of the
-    int64 range``, no line)."""
-    text, line = _beyond_cell(_text(DATA / sample), marker, cell)
+    """The same census with ``nan``: the file is read (nsys stats dropped the row, Paddle's
+    summary refused the file) and the one cell counted never timed, once, under the
+    reader's ``never_timed``; no time is moved."""
     mutated = tmp_path / Path(sample).name
-    mutated.write_text(text)
-    try:
-        trace = traceconv.load(mutated, format=form)
-    except traceconv.TraceconvError as exc:
-        assert (exc.file, exc.location) == (str(mutated), line), str(exc)
-        return
-    before = {d.code for d in traceconv.load(DATA / sample, format=form).diagnostics}
-    counted = {d.code for d in trace.diagnostics if d.code not in before and (
-        d.code in ("model.time_beyond_range", "model.statistic_beyond_range")
-        or d.kind == "dropped")}   # (moved by the builder, or the row counted lost)
-    assert counted, [d.code for d in trace.diagnostics]
+    mutated.write_text(_beyond_cell(_text(DATA / sample), marker, cell, "nan"))
+    trace = traceconv.load(mutated, format=form)
+    assert trace.diagnostics.count(f"{PREFIX[form]}.never_timed") == 1
+    assert not {d.code for d in trace.diagnostics} & {"model.time_beyond_range",
+                                                      "model.statistic_beyond_range"}
 
 
 def test_a_migraphx_mean_past_int64_follows_the_builders_rule(tmp_path: Path):
@@ -205,3 +242,24 @@ def test_migraphx_times_whose_sum_passes_the_largest_float_are_a_statistic_past_
     (stat,) = [s for s in trace.stats if s.section == "recomputed"]
     assert (stat.calls, stat.total_ns, stat.avg_ns) == (2, STAT_LIMIT, STAT_LIMIT)
     assert trace.diagnostics.count("model.statistic_beyond_range") == 3  # total, avg, device
+
+
+@pytest.mark.parametrize(("line_start", "number"), [
+    ("Total time: ", "120.5"), ("  Computation time", "80.25"), ("GpuMemcpy ", "6.0"),
+    ("  conv2d ", "60.5"), ("    conv2d/compute", "0.55")])
+def test_every_paddle_report_time_line_follows_the_builders_rule(
+        tmp_path: Path, line_start: str, number: str):
+    """The overhead, memcpy and event lines of an old Paddle report (refused at their line
+    before): a time of ``1e308`` ms is read, the report's rows all kept, the time moved to
+    the statistics' edge and counted."""
+    sample = Path(__file__).parent.parent / "samples" / "paddle" / "report_gpu_before.txt"
+    lines = sample.read_text().splitlines(keepends=True)
+    at = next(i for i, text in enumerate(lines) if text.startswith(line_start))
+    lines[at] = re.sub(rf"(?<=\s){re.escape(number)}(?=\s)", "1e308", lines[at], count=1)
+    path = tmp_path / "report.txt"
+    path.write_text("".join(lines))
+    original, trace = (traceconv.load(p, format="paddle-report") for p in (sample, path))
+    assert [s.name for s in trace.stats] == [s.name for s in original.stats]
+    assert STAT_LIMIT in {getattr(s, f) for s in trace.stats
+                          for f in ("total_ns", "max_ns")}   # (0.55: a Max. cell)
+    assert trace.diagnostics.count("model.statistic_beyond_range") >= 1

@@ -194,6 +194,34 @@ def scaled_int(value: float | int, scale: float, what: str = "time") -> int:
     return round(product)
 
 
+# a time past every range the model holds (its times stop at 35e17 ns, its statistics at
+# 2**62): where a printed time past int64 lands, for the builder to move to the edge and count
+BEYOND_NS = 1 << 64
+
+
+def printed_ns(value: float | None, scale: float) -> int | None:
+    """A time a text report printed (``value`` in its unit, ``scale`` ns per unit) as ns,
+    to the nearest integer: the one number rule of the text readers. A time past int64,
+    infinity included, is ±:data:`BEYOND_NS`, past every range, which the builder moves to
+    the edge and counts (``model.time_beyond_range``, ``model.statistic_beyond_range``)
+    as it does for every binary and JSON reader; NaN (and an absent cell) is None: never
+    timed.
+
+    >>> printed_ns(0.00057782, 1e6), printed_ns(None, 1e6), printed_ns(float("nan"), 1e6)
+    (578, None, None)
+    >>> printed_ns(1e308, 1e6) == printed_ns(float("inf"), 1) == BEYOND_NS
+    True
+    >>> printed_ns(-1e300, 1e9) == -BEYOND_NS
+    True
+    """
+    if value is None or math.isnan(value):
+        return None
+    product = value * scale
+    if not -BEYOND_NS < product < BEYOND_NS:   # (infinite, or past int64 and then some)
+        return BEYOND_NS if product > 0 else -BEYOND_NS
+    return round(product)
+
+
 @contextmanager
 def located(location: str | int | None) -> Iterator[None]:
     """Name ``location`` (a line number or JSON path) in a ``NumberError`` raised inside,

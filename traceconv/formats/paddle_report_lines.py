@@ -61,13 +61,15 @@ SIGNATURE = (BANNER, MEMORY_BANNER, SECTION_TITLE, OVERHEAD_SPLIT, MEMCPY, MEMOR
 
 
 def number(text: str) -> float | None:
-    """A printed ``%g`` number, or None for ``nan``/``-nan``/``inf``.
+    """A printed ``%g`` number, or None for ``nan``/``-nan`` (never timed); ``inf`` is a
+    number past every range, as ``1e400`` is (the text readers' one rule:
+    :func:`traceconv.numbers.printed_ns`).
 
-    >>> number("9.54908e-05"), number("-nan"), number("1")
-    (9.54908e-05, None, 1.0)
+    >>> number("9.54908e-05"), number("-nan"), number("1"), number("inf")
+    (9.54908e-05, None, 1.0, inf)
     """
     value = float(text)
-    return value if math.isfinite(value) else None
+    return None if math.isnan(value) else value
 
 
 def header_columns(line: str) -> tuple[str, ...] | None:

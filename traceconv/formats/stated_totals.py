@@ -92,8 +92,9 @@ def compare_total(diagnostics: Diagnostics, reader: str, where: str, stated: Pri
     docstring); record a finding under ``{reader}.rows_missing`` or
     ``{reader}.stated_total_differs`` named by ``where`` (line and table) and ``what``; an
     ``int`` total is exact (a whole the format implies). Returns whether they agree.
-    Non-finite parts (``nan``, ``inf``) are left out of the sum; a non-finite total is never
-    compared.
+    A ``nan`` part (never timed) is left out of the sum; an infinite one is a number past
+    range as ``1e400`` is (the text readers' one rule, :func:`traceconv.numbers.printed_ns`),
+    which makes the sum exceed any finite total; a non-finite total is never compared.
 
     >>> found = Diagnostics()
     >>> compare_total(found, "paddle_summary", "line 56: Model Summary", "101.66",
@@ -112,8 +113,10 @@ def compare_total(diagnostics: Diagnostics, reader: str, where: str, stated: Pri
     tolerance = 0.0 if isinstance(stated, int) else half_unit(stated)
     finest = tolerance or math.inf   # (the sum is shown to the finest printed digit)
     for part in parts:
-        if math.isfinite(value := _value(part)):
-            read += value
+        if math.isnan(value := _value(part)):
+            continue
+        read += value
+        if math.isfinite(value):   # (an infinite part's printed digits bound nothing)
             tolerance += (half := half_unit(part))
             finest = min(finest, half or math.inf)
     if abs(read - total) <= tolerance * (1 + 1e-9):

@@ -312,9 +312,6 @@ CODES: tuple[CodeInfo, ...] = (
           " is used"),
     _Code("migraphx.load_without_offset", "guessed",
           "load without readable offset/end; placed at offset 0 with its shape's size"),
-    _Code("migraphx.nan_time", "note",
-          "instruction never timed (-nan ms: a module that did not run); laid out with zero"
-          " duration"),
     _Code("migraphx.report_truncated", "dropped",
           "perf report that ends before or inside its Summary (which: in the example), "
           "without its trailer (Total time ...): a cut file or paste; the lines present are "
@@ -476,8 +473,6 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("paddle_report.nesting_guessed", "guessed",
           "indentation collapsed: nested rows without a name hint were placed by arithmetic"
           " (a parent's total holds its children's)"),
-    _Code("paddle_report.non_finite_total", "repaired",
-          "rows whose total is nan/inf (kept with total 0)"),
     _Code("paddle_report.overhead_without_total", "repaired",
           "overhead split without a 'Total time' line"),
     _Code("paddle_report.unreadable_row", "dropped",
@@ -872,6 +867,11 @@ CODES: tuple[CodeInfo, ...] = (
           "'...' lines or '# ...' remarks among a report's rows: the paste left rows out there "
           "(the rows read do not hold them; totals the report states do) "
           "(traceconv/formats/stray_lines.py)"),
+    _Code("{reader}.never_timed", "note",
+          "a text report's rows with a time printed nan (-nan ms: a MIGraphX module that did "
+          "not run, a cell the tool could not time): kept, that time unknown (an instruction "
+          "laid out with zero duration, a statistic's total 0); the one number rule of the "
+          "text readers, whose infinity is a time past range (traceconv/numbers.py)"),
     _Code("{reader}.table_cut", "dropped",
           "the input ends inside a report's table (a cut file or paste): in the middle of a "
           "line not whole by the table's grammar (every cell, padded to the table's width), "
@@ -901,6 +901,8 @@ RENAMED = {
     "rocprof.free_without_allocation": "rocprof.free_without_alloc",
     "nsys.address_beyond_int64": "model.memory_block_unreadable",  # (model/builder.py)
     "torch_memory.size_out_of_range": "model.memory_block_unreadable",
+    "migraphx.nan_time": "migraphx.never_timed",                   # (numbers.printed_ns)
+    "paddle_report.non_finite_total": "paddle_report.never_timed",
 }
 _PLACEHOLDER = re.compile(r"\\\{\w+\\\}")
 

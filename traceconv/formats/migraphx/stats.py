@@ -9,11 +9,11 @@ instruction times, so a row of tiny times still shows 1%.
 from __future__ import annotations
 
 import math
-import sys
 from collections import defaultdict
 from typing import NamedTuple
 
 from ...model import OpStat, Trace
+from ..never_timed import count_never_timed
 from .document import PerfReport
 from .instruction import Instruction
 from .shape import Shape
@@ -39,6 +39,8 @@ def add_summary(trace: Trace, report: PerfReport, label: str,
     """
     for row in report.summary:
         calls = row.count if row.count is not None else counts.get(row.group)
+        if math.isnan(row.total_ms):
+            count_never_timed(trace.diagnostics, "migraphx", f"line {row.line}: {row.group}")
         trace.add_stat(OpStat(
             name=row.group, calls=calls, total_ns=ms_to_ns(row.total_ms) or 0,
             avg_ns=ms_to_ns(row.avg_ms if row.avg_ms is not None
@@ -114,7 +116,7 @@ def recompute(report: PerfReport, inputs: list[list[int | None]]) -> list[Group]
     totals: dict[str, float] = defaultdict(float)
     counts: dict[str, int] = defaultdict(int)
     for line, refs in zip(lines, inputs, strict=True):
-        if line.ms is None or not math.isfinite(line.ms):   # nan: never ran; inf: garbled
+        if line.ms is None or math.isnan(line.ms):   # nan: never ran (inf: past range)
             continue
         args = [lines[i].instruction if i is not None else None for i in refs]
         group = group_of(line.instruction, args, kernels=kernels, detailed=detailed)
@@ -135,9 +137,7 @@ def recompute(report: PerfReport, inputs: list[list[int | None]]) -> list[Group]
 def add_recomputed(trace: Trace, groups: list[Group], label: str) -> None:
     """Recomputed groups as ``section="recomputed"`` rows."""
     for group in groups:
-        # (finite lines whose sum passed the largest float add up to at least that float:
-        # past the statistics' range as the exact sum is, for the builder to move and count)
-        total = math.copysign(min(abs(group.total_ms), sys.float_info.max), group.total_ms)
+        total = group.total_ms   # (past range, infinite included: the builder's rule)
         trace.add_stat(OpStat(
             name=group.name, calls=group.calls, total_ns=ms_to_ns(total) or 0,
             avg_ns=ms_to_ns(total / group.calls),

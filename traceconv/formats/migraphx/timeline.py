@@ -13,7 +13,6 @@ reader.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from ...model import Diagnostics, ProcessKind, TrackKind
@@ -21,6 +20,8 @@ from ...model.activity import Activity
 from ...model.breakdown import BREAKDOWN_CATEGORY
 from ...model.builder import TraceBuilder
 from ...model.columns import Args
+from ...numbers import printed_ns
+from ..never_timed import count_never_timed
 from .document import EvalRecord
 from .instruction import Instruction
 from .program import VIEW_OPS
@@ -45,16 +46,14 @@ class Layout:
 
 
 def ms_to_ns(ms: float | None) -> int | None:
-    """Milliseconds as printed → integer nanoseconds, of any size (None for nan, inf or
-    absent): range is the builder's (module docstring).
+    """Milliseconds as printed → integer nanoseconds by the text readers' one rule (None
+    for nan or absent; past int64, infinity included, past every range): range is the
+    builder's (module docstring).
 
-    >>> ms_to_ns(0.00057782), ms_to_ns(float("nan")), ms_to_ns(1e308) > 2**1000
+    >>> ms_to_ns(0.00057782), ms_to_ns(float("nan")), ms_to_ns(float("inf")) > 2**63
     (578, None, True)
     """
-    if ms is None or not math.isfinite(ms):
-        return None
-    ns = ms * 1e6
-    return round(ns) if math.isfinite(ns) else int(ms) * 1_000_000
+    return printed_ns(ms, 1e6)
 
 
 def _add_timed(trace: TraceBuilder, track: int, start: int, dur: int, name: str,
@@ -137,7 +136,7 @@ def _perf(trace: TraceBuilder, unit: Unit, layout: Layout, diagnostics: Diagnost
             layout.start[node.index] = layout.end[node.index] = placed
             continue
         if dur is None:
-            diagnostics.add("migraphx.nan_time", example=f"line {ins.line}: {ins.name}")
+            count_never_timed(diagnostics, "migraphx", f"line {ins.line}: {ins.name}")
             dur = 0
         if stream not in tracks:
             label = PERF_TRACK if stream == "0" else f"stream {stream}: {PERF_TRACK}"

@@ -32,10 +32,11 @@ from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from ...model import OpStat
 from ...model.builder import TraceBuilder
 from ...model.entities import TIME_IS
-from ...numbers import ungrouped
+from ...numbers import MAX_DIGITS, printed_ns, ungrouped
 from ...vocabularies.nsys import NSYS_VOCABULARY
 from ..csv_rows import CsvRows
 from ..line_patterns import UP_TO_LAST_VISIBLE
+from ..never_timed import count_never_timed
 from ..nsys_stats_header import (
     TRACE,
     ColumnRows,
@@ -144,6 +145,36 @@ def whole(text: str, per: int) -> int:
     return int(value)
 
 
+def time_ns(text: str, per: int) -> int | None:
+    """A time as the report prints it times ``per`` (ns per its unit), to the nearest
+    integer (ties to even), by the text readers' one rule (:func:`printed_ns`): past int64,
+    infinity included, past every range, for the builder to move and count; NaN never
+    timed (None); ValueError when it is no number.
+
+    >>> time_ns("914,835.267", 10**6), time_ns("nan", 1), time_ns("1e400", 1) > 2**63
+    (914835267000, None, True)
+    """
+    try:
+        value = Decimal(ungrouped(text))
+    except InvalidOperation:
+        raise ValueError(text) from None
+    if not value.is_finite() or value.adjusted() > MAX_DIGITS:   # (no exact digits to keep)
+        return printed_ns(float(value), per)
+    return printed_ns(int((value * per).to_integral_value(ROUND_HALF_EVEN)), 1)
+
+
+def never_timed(table: Table, row: list[str]) -> bool:
+    """Whether a time cell of ``row`` is printed ``nan`` (:func:`time_ns`'s None).
+
+    >>> t = table_of(["Total Time (ns)", "Num Calls", "Name"], "api")
+    >>> never_timed(t, ["nan", "2", "x"]), never_timed(t, ["5", "2", "x"])
+    (True, False)
+    """
+    # (a number's digits hold no n: only a nan's or an inf's cell is read again)
+    return any(time_ns(row[i], per) is None for i, per in table.times.values()
+               if "n" in row[i].lower())
+
+
 def stat_of(table: Table, row: list[str]) -> OpStat:
     """The statistic of one row (ValueError when a number in it is not one).
 
@@ -154,7 +185,7 @@ def stat_of(table: Table, row: list[str]) -> OpStat:
            max_ns=None, avg_ns=4838160, cpu_ns=1417580893, device_ns=None, ratio=65.1,
            type='api', section='api', parent=None, depth=0, extra={})
     """
-    times = {f: whole(row[i], scale) for f, (i, scale) in table.times.items()}
+    times = {f: time_ns(row[i], scale) for f, (i, scale) in table.times.items()}
     calls = int(ungrouped(row[table.count])) if table.count is not None else 0
     if not 0 <= calls <= _INT64:
         raise ValueError(row[table.count])   # type: ignore[index]
@@ -170,10 +201,13 @@ def stat_of(table: Table, row: list[str]) -> OpStat:
         extra["report"] = table.report
     if table.part:
         extra["input"] = table.part
-    total = times.pop("total_ns", 0)
+    total = times.pop("total_ns", 0) or 0
     where = {} if table.sizes else {"device_ns" if table.kind in _ON_DEVICE else "cpu_ns": total}
-    return OpStat(row[table.name], calls=calls, total_ns=total, ratio=share, type=kind,
-                  section=table.section or table.kind, extra=extra, **times, **where)
+    stat = OpStat(row[table.name], calls=calls, total_ns=total, ratio=share, type=kind,
+                  section=table.section or table.kind, extra=extra)
+    for name, ns in (times | where).items():   # (the optional times: None when never timed)
+        setattr(stat, name, ns)
+    return stat
 
 
 class TableShares:
@@ -231,7 +265,7 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
     number = 1   # the run of the tables that follow
     printed = {(number, reports[0]): 1}   # times each report was printed in a run (osrt_sum:
     # once per process)
-    bad = skipped = unread = cut = 0
+    bad = skipped = unread = cut = untimed = 0
     read: list[tuple[OpStat, Table]] = []   # (each row's run is known once all are read)
     examples: dict[str, str] = {}
     for row in rows:
@@ -271,6 +305,9 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
                 examples.setdefault("bad", f"line {rows.line_num}: {' | '.join(row)}"[:120])
             else:
                 cut += column_layout and row[table.name].endswith("…")
+                if never_timed(table, row):
+                    untimed += 1
+                    examples.setdefault("untimed", f"line {rows.line_num}: {row[table.name]}")
                 shares.add(table, row)
         else:
             unread += 1
@@ -287,4 +324,5 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
     trace.diagnostics.add("nsys_stats.line_outside_table", count=unread,
                           example=examples.get("unread"))
     trace.diagnostics.add("nsys_stats.name_cut", count=cut)
+    count_never_timed(trace.diagnostics, "nsys_stats", examples.get("untimed"), count=untimed)
     return reports

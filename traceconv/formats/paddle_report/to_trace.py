@@ -6,8 +6,9 @@ from ...model import Metadata, OpStat, Trace
 from ...model.breakdown import add_aggregate_breakdown, set_self_times
 from ...model.builder import TraceBuilder
 from ...model.entities import CHILDREN_LEFT_OUT
-from ...numbers import located, scaled_int
+from ...numbers import located, printed_ns, scaled_int
 from .._paddle import FRAMEWORK
+from ..never_timed import count_never_timed
 from .nesting import THREAD_PREFIX
 from .places import place_clock
 from .schema import EventRow, ProfilingReport, ReportLog
@@ -16,12 +17,13 @@ MB = 1 << 20
 
 
 def ms_to_ns(value: float | None) -> int | None:
-    """Milliseconds as printed → integer nanoseconds (None stays None).
+    """Milliseconds as printed → integer nanoseconds by the text readers' one rule (None
+    stays None; past int64 the builder moves and counts).
 
     >>> ms_to_ns(0.0247018), ms_to_ns(None)
     (24702, None)
     """
-    return None if value is None else scaled_int(value, 1e6)
+    return printed_ns(value, 1e6)
 
 
 def report_label(report: ProfilingReport, index: int) -> str:
@@ -122,7 +124,6 @@ def _add_memcpy(trace: Trace, report: ProfilingReport, common: dict) -> None:
 def _add_events(trace: Trace, report: ProfilingReport, common: dict,
                 section: str) -> list[int]:
     first = len(trace.stats)
-    non_finite = 0
     paths: list[str] = []
     for row in report.events:
         parent = None if row.parent is None else first + row.parent
@@ -134,14 +135,13 @@ def _add_events(trace: Trace, report: ProfilingReport, common: dict,
             leaf = leaf.removeprefix(parent_name + "/")
         path = leaf if row.parent is None else f"{paths[row.parent]}/{leaf}"
         paths.append(path)
-        non_finite += row.total_ms is None
+        if row.total_ms is None:
+            count_never_timed(trace.diagnostics, "paddle_report", f"line {row.line}: {row.name}")
         with located(row.line):
             stat = _event_stat(row, report, parent, {**common, "thread": row.thread,
                                                      "path": path})
         stat.section = section
         trace.add_stat(stat)
-    if non_finite:
-        trace.diagnostics.add("paddle_report.non_finite_total", count=non_finite)
     return list(range(first, len(trace.stats)))
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from typing import TypedDict
 
 from ...model import OpStat, Trace
 from ...model.breakdown import add_aggregate_breakdown, set_self_times
 from ...model.entities import CHILDREN_LEFT_OUT, TIME_IS
-from ...numbers import located, saturated_int, scaled_int, to_int64
+from ...numbers import located, printed_ns, saturated_int, to_int64
 from .._paddle import FRAMEWORK
+from ..never_timed import count_never_timed
 from .runs import runs_of
 from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable
 
@@ -62,7 +64,23 @@ def compound(text: str | None, scale: int) -> Compound:
 
 
 def _ns(value: float | None, scale: int) -> int | None:
-    return None if value is None else scaled_int(value, scale)
+    return printed_ns(value, scale)
+
+
+TIME_COLUMNS = (CPU_COMPOUND, GPU_COMPOUND, "CPU Time", "GPU Time", "Total Time")
+
+
+def never_timed(row: SummaryRow) -> bool:
+    """Whether a time of ``row`` is printed ``nan`` (a compound cell's ratio is no time).
+
+    >>> never_timed(SummaryRow(name="x", line=3, cells={CPU_COMPOUND: "nan / 1 / 1 / 1 / 9"}))
+    True
+    >>> never_timed(SummaryRow(name="x", line=3, cells={"Total Time": "1.5", "Ratio (%)": "nan"}))
+    False
+    """
+    return any(math.isnan(value) for column in TIME_COLUMNS
+               for part in (row.cells.get(column) or "").split("/")[:4]
+               if (value := number(part.strip())) is not None)
 
 
 def section_of(title: str) -> str:
@@ -136,6 +154,8 @@ def _add_table(trace: Trace, table: SummaryTable, number_: int, run: str | None)
             extra[CHILDREN_LEFT_OUT] = True
         with located(row.line):
             stat = _row_stat(row, section, scale, extra)
+        if never_timed(row):
+            count_never_timed(trace.diagnostics, "paddle_summary", f"line {row.line}: {row.name}")
         stat.parent = None if row.parent is None else first + row.parent
         stat.depth = row.depth
         trace.add_stat(stat)
@@ -163,7 +183,7 @@ def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
     for column, field in (("CPU Time", "cpu_ns"), ("GPU Time", "device_ns"),
                           ("Total Time", None)):
         if (value := number(cells.get(column))) is not None:
-            stat.total_ns = scaled_int(value, scale)
+            stat.total_ns = printed_ns(value, scale) or 0
             if field:
                 setattr(stat, field, stat.total_ns)
             stat.ratio = number(cells.get("Ratio (%)"))
@@ -188,8 +208,8 @@ def _add_perf(trace: Trace, perf: PerfSummary) -> None:
     for name, values in perf.metrics.items():
         if name.endswith("_cost"):
             with located(perf.line):
-                ns = {k: scaled_int(v, scale) for k, v in values.items()}
-            trace.add_stat(OpStat(name, total_ns=ns.get("avg", 0), avg_ns=ns.get("avg"),
+                ns = {k: printed_ns(v, scale) for k, v in values.items()}
+            trace.add_stat(OpStat(name, total_ns=ns.get("avg") or 0, avg_ns=ns.get("avg"),
                                   max_ns=ns.get("max"), min_ns=ns.get("min"), section="perf",
                                   extra={"reader_ratio_pct": perf.reader_ratio_pct}))
         else:

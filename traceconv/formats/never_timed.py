@@ -1,0 +1,24 @@
+"""A time a text report printed ``nan``: never timed, counted alike by every text reader.
+
+The text readers convert printed times by one rule (:func:`traceconv.numbers.printed_ns`):
+a time past int64, infinity included, is the builder's to move and count; ``nan`` is no
+time at all (``-nan ms``: a MIGraphX module that did not run; a cell the tool could not
+time). Its row is kept, that time unknown, and counted here under ``{reader}.never_timed``.
+"""
+
+from __future__ import annotations
+
+from ..model import Diagnostics
+
+
+def count_never_timed(diagnostics: Diagnostics, reader: str, where: str | None, *,
+                      count: int = 1) -> None:
+    """Count ``count`` rows of ``reader`` with a time printed ``nan``, ``where`` (the first
+    one's line and name) the example.
+
+    >>> found = Diagnostics()
+    >>> count_never_timed(found, "nsys_stats", "line 13: cudaMemcpyAsync")
+    >>> found["nsys_stats.never_timed"].count, found["nsys_stats.never_timed"].example
+    (1, 'line 13: cudaMemcpyAsync')
+    """
+    diagnostics.add(f"{reader}.never_timed", count=count, example=where)
