@@ -28,6 +28,7 @@ import traceconv
 from tests.test_perfetto_legacy_async import model_slices, tp_slices
 from traceconv.formats.async_tracks import LOCAL, AsyncTracks, ObjectId
 from traceconv.formats.begin_end import add_paired
+from traceconv.model import Trace
 from traceconv.model.builder import TraceBuilder
 
 # -- the rule, record by record ----------------------------------------------------------------
@@ -163,6 +164,17 @@ def test_pairing_is_the_rule_record_by_record(spans):
     assert len(trace.instants) == len(instants)
 
 
+
+def _built(tracks: AsyncTracks) -> Trace:
+    """The trace of one process holding ``tracks``' objects, under Chrome's codes."""
+    trace = TraceBuilder()
+    trace.add_process("p")
+    tracks.add_to(trace, without_id="chrome.async_without_id",
+                  end_without_begin="chrome.end_without_begin",
+                  not_ended="chrome.begin_without_end", cut_short="chrome.async_cut_short")
+    return trace.build()
+
+
 def test_many_objects_never_ended_and_ends_that_close_nothing():
     """5,000 objects of one name never ended (each on a track of its own: 5,000 tracks),
     then 5,000 ends of another name on one object's track (none closes anything): counted
@@ -173,12 +185,7 @@ def test_many_objects_never_ended_and_ends_that_close_nothing():
         tracks.add(k, "b", "Load", "io", 0, ObjectId("id", k, {"id": k}))
     for k in range(objects):
         tracks.add(objects + k, "e", "Save", "io", 0, ObjectId("id", 0, {"id": 0}))
-    trace = TraceBuilder()
-    trace.add_process("p")
-    tracks.add_to(trace, without_id="chrome.async_without_id",
-                  end_without_begin="chrome.end_without_begin",
-                  not_ended="chrome.begin_without_end", cut_short="chrome.async_cut_short")
-    built = trace.build()
+    built = _built(tracks)
     assert len(built.tracks) == objects and len(built.slices) == objects
     assert built.diagnostics.count("chrome.end_without_begin") == objects
     assert built.diagnostics.count("chrome.begin_without_end") == objects
@@ -200,12 +207,7 @@ def test_many_events_at_one_time_ends_below_the_top_and_instants():
     tracks.add(1, "n", "Mark", "io", 0, ObjectId("id", 1, {"id": 1}))
     for _ in range(pairs):
         tracks.add(2, "n", "Tick", "io", 0, ObjectId("id", 2, {"id": 2}))
-    trace = TraceBuilder()
-    trace.add_process("p")
-    tracks.add_to(trace, without_id="chrome.async_without_id",
-                  end_without_begin="chrome.end_without_begin",
-                  not_ended="chrome.begin_without_end", cut_short="chrome.async_cut_short")
-    built = trace.build()
+    built = _built(tracks)
     assert len(built.slices) == 2 * pairs and len(built.instants) == pairs + 1
     assert {s.dur for s in built.iter_slices()} == {0}
     assert built.diagnostics.count("chrome.async_cut_short") == pairs
