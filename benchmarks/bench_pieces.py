@@ -11,7 +11,15 @@ included: ``RUSAGE_CHILDREN``), median of ``--runs`` runs:
 * the same with ``--target-size 0`` (one piece per step: the old behaviour), once;
 * ``split --by step`` alone, and ``overview``: the overview's time against the split's.
 
+``--bounds`` measures instead what any split-then-convert run must spend, each part in a
+fresh process (CPU time): reading every event's routing fields and text once (the split's
+cheapest read, nothing routed), the split's first pass, a scan of the raw bytes for the
+step markers and metadata events (what a first pass that decodes nothing costs), and the
+pieces of ``split --target-size`` converted one after the other in one long-lived process
+(a worker without its start-up); each against the one-core conversion.
+
     python benchmarks/bench_pieces.py /tmp/bench/cpu500.json --runs 2
+    python benchmarks/bench_pieces.py /tmp/bench/cpu10x.json --bounds --target-size 333MB
 """
 
 from __future__ import annotations
@@ -56,6 +64,63 @@ def median(command: list[str], runs: int, clean: Path | None = None) -> dict:
             "runs": [round(r["wall"], 1) for r in results], "out": results[-1]["out"]}
 
 
+# Each part of --bounds, run as ``python -c`` with the trace (and a folder) as arguments.
+_BARE_READ = """import sys
+from traceconv.splitting import _read
+_read(sys.argv[1], lambda chunk: None)"""
+_FIRST_PASS = """import sys
+from traceconv.splitting import survey_trace
+from traceconv.splitting.sizes import ByteHistogram
+survey_trace(sys.argv[1], ByteHistogram())"""
+_MARKER_SCAN = """import mmap, re, sys
+with open(sys.argv[1], "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+    steps = sum(1 for _ in re.finditer(rb'"Profile(?:r)?Step#\\d+', m))
+    meta = sum(1 for _ in re.finditer(rb'"ph"\\s*:\\s*"M"', m))
+print(steps, "markers,", meta, "metadata events")"""
+_PIECES = """import glob, os, sys
+from traceconv.batch.jobs import convert_one, plan
+pieces = sorted(glob.glob(os.path.join(sys.argv[2], "*.json")))
+pieces = [p for p in pieces if not p.endswith("manifest.json")]
+out = os.path.join(sys.argv[2], "converted")
+os.makedirs(out)
+for task in plan(pieces, out, "perfetto"):
+    result = convert_one(task)
+    if result.status != "ok":
+        raise SystemExit(result.error)
+print(len(pieces), "pieces")"""
+
+
+def bounds(trace: str, target: str, runs: int) -> None:
+    """The floor of a split-then-convert run, part by part (see the module docstring)."""
+    py = [sys.executable, "-c"]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        pieces = out / "pieces"
+        rows = {
+            "convert (taskset -c 0)": median(["taskset", "-c", "0", sys.executable, "-m",
+                                              "traceconv", trace, "-o",
+                                              str(out / "whole.pftrace")], runs),
+            "split (both passes)": median([sys.executable, "-m", "traceconv", "split", trace,
+                                           "--by", "step", "-o", str(pieces), "--no-overview",
+                                           "--target-size", target], runs),
+        }
+        rows |= {
+            "its first pass": median([*py, _FIRST_PASS, trace], runs),
+            "every event read once": median([*py, _BARE_READ, trace], runs),
+            "marker scan of the bytes": median([*py, _MARKER_SCAN, trace], runs),
+            "its pieces, one process": median([*py, _PIECES, trace, str(pieces)], 1,
+                                              pieces / "converted"),
+        }
+    _table(rows)
+    base = rows["convert (taskset -c 0)"]["cpu"]
+    pieces_cpu = rows["its pieces, one process"]["cpu"]
+    two_pass = rows["split (both passes)"]["cpu"] + pieces_cpu
+    one_read = rows["every event read once"]["cpu"] + pieces_cpu
+    print(f"floor, this split then its pieces: {two_pass / base:.2f}x CPU; "
+          f"one read of the events then the pieces: {one_read / base:.2f}x "
+          "(before any cluster's own cost)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("trace")
@@ -63,7 +128,15 @@ def main() -> None:
     parser.add_argument("--bar-only", action="store_true",
                         help="only the two commands the issue's bar compares (a 10 M-event "
                              "trace: the others take as long again)")
+    parser.add_argument("--bounds", action="store_true",
+                        help="what any split-then-convert run must spend, part by part")
+    parser.add_argument("--target-size", default="333MB",
+                        help="with --bounds: the pieces' size (333MB: what --then picks for "
+                             "2 workers on the 10 M-event trace)")
     args = parser.parse_args()
+    if args.bounds:
+        bounds(args.trace, args.target_size, args.runs)
+        return
     tc = [sys.executable, "-m", "traceconv"]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
