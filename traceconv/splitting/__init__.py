@@ -45,7 +45,17 @@ from .events import as_pairs, decode_pairs, dump_events, floats, hashable, ns_ti
 from .overview import BUCKETS, TOP, Overview
 from .route import Router, Spill
 from .sizes import ByteHistogram, auto_target, group_windows, merged
-from .windows import Launches, Survey, Window, rank_windows, step_windows, time_windows
+from .windows import (
+    Boundaries,
+    Launches,
+    Survey,
+    Window,
+    rank_windows,
+    step_boundaries,
+    step_windows,
+    stop_boundaries,
+    time_windows,
+)
 
 if TYPE_CHECKING:
     from ..batch import Pool
@@ -97,9 +107,10 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
     sizes = ByteHistogram() if target_size and by != "rank" else None
     survey = survey_trace(source_path, sizes)
     windows = _windows(survey, by, source_path)
+    boundaries = _boundaries(survey, by, windows)
     if sizes is not None and target_size is not None:
         target = auto_target(sizes.total, jobs) if target_size == -1 else target_size
-        windows = _grouped(windows, survey, sizes, target)
+        windows, boundaries = _grouped(windows, boundaries, sizes, target)
     with ExitStack() as stack:
         pool = None
         if convert_to is not None:   # workers ready before the first piece is written
@@ -110,11 +121,12 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
         with scratch_folder(folder) as scratch:
             spill = Spill(scratch, len(windows),
                           partial(_piece_head, source_path, by, survey, windows))
-            launches = Launches(survey.launch_ids, survey.launch_ts, windows) \
-                if by == "step" else None
+            launches = Launches(survey.launch_ids, survey.launch_ts, windows,
+                                _by_process(boundaries, survey)) if by == "step" else None
             survey.launch_ids, survey.launch_ts = array("q"), array("d")
+            survey.launch_processes = array("i")
             router = Router(windows, survey, spill, clip=clip, launches=launches,
-                            stops=by == "step" and not survey.steps)
+                            boundaries=boundaries)
             summary = Overview(survey) if overview else None
             _read(source_path, router.route if summary is None else _both(router, summary))
             router.finish()
@@ -184,16 +196,29 @@ def _write_overview(summary: Overview, survey: Survey, output: str, inputs: outp
     return trace
 
 
-def _grouped(windows: list[Window], survey: Survey, sizes: ByteHistogram,
-             target: int) -> list[Window]:
-    """The windows grouped into runs of about ``target`` bytes (MegEngine's per-thread
-    step ends thinned to the ends of the groups)."""
+def _boundaries(survey: Survey, by: str, windows: list[Window]) -> Boundaries | None:
+    """By step, the ends each thread (MegEngine) or process (a job's ranks) marks itself."""
+    if by != "step":
+        return None
+    return step_boundaries(survey, windows) if survey.steps else stop_boundaries(survey)
+
+
+def _by_process(boundaries: Boundaries | None,
+                survey: Survey) -> tuple[Boundaries, array, dict[Any, int]] | None:
+    """What places each launch by its own process's steps (None: by the windows')."""
+    if boundaries is None or boundaries.by_thread:
+        return None
+    return boundaries, survey.launch_processes, survey.processes
+
+
+def _grouped(windows: list[Window], boundaries: Boundaries | None, sizes: ByteHistogram,
+             target: int) -> tuple[list[Window], Boundaries | None]:
+    """The windows grouped into runs of about ``target`` bytes (the threads' or processes'
+    own step ends thinned to the ends of the groups)."""
     groups = group_windows(windows, [sizes.between(w.start, w.end) for w in windows], target)
-    if survey.stops and not survey.steps:
-        ends = [last for _, last in groups]
-        survey.stops = {thread: [times[i] for i in ends if i < len(times)]
-                        for thread, times in survey.stops.items()}
-    return merged(windows, groups)
+    if boundaries is not None:
+        boundaries = boundaries.grouped([last for _, last in groups])
+    return merged(windows, groups), boundaries
 
 
 def survey_trace(path: str, sizes: ByteHistogram | None = None) -> Survey:

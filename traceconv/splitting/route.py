@@ -30,7 +30,6 @@ Rules (the manifest and docs/big-traces.md say the same):
 from __future__ import annotations
 
 import bisect
-import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -49,7 +48,7 @@ from .events import (
     time_columns,
     whole,
 )
-from .windows import DEVICE_WORK, Launches, Survey, Window, reference_stops
+from .windows import DEVICE_WORK, Boundaries, Launches, Survey, Window
 
 if TYPE_CHECKING:
     from ..output_files import Scratch
@@ -138,12 +137,11 @@ class Router:
 
     def __init__(self, windows: list[Window], survey: Survey, spill: Spill,
                  clip: bool = False, launches: Launches | None = None,
-                 stops: bool = False) -> None:
+                 boundaries: Boundaries | None = None) -> None:
         self.windows, self.spill, self.clip = windows, spill, clip
-        # MegEngine's steps end at each thread's own StopStep (see windows.stop_windows)
-        self.reference_stops: list[float] = reference_stops(survey) if stops else []
-        self.stops = {thread: sorted(times) for thread, times in survey.stops.items()
-                      if len(times) == len(self.reference_stops)} if stops else None
+        # steps that each thread (MegEngine's StopStep) or each process (a job's ranks)
+        # marks at its own times: see windows.Boundaries
+        self.boundaries = boundaries
         self.launches = launches if launches is not None and len(launches) else None
         self.by_rank = windows[0].rank is not None
         self.starts = [w.start for w in windows]
@@ -181,8 +179,8 @@ class Router:
         if not is_number(ts):
             self.untimed += 1   # no time: the first piece keeps it
             return 0
-        if self.stops is not None:   # a StopStep at ts closes the step it ends
-            return min(bisect.bisect_left(self._stops_of(h), ts), len(self.windows) - 1)
+        if self.boundaries is not None:
+            return min(self.boundaries.place(hashable(h.pid, h.tid), ts), len(self.windows) - 1)
         # before the first start only when that start is a step's: the first piece keeps it
         return max(0, bisect.bisect_right(self.starts, ts) - 1)
 
@@ -260,7 +258,8 @@ class Router:
         no time; None: decided event by event). All three come from numpy columns when
         windows are times and a double holds every time exactly; else :meth:`place`
         decides event by event and every slice is checked."""
-        columns = None if self.by_rank or self.stops is not None else time_columns(heads)
+        columns = None if self.by_rank or self.boundaries is not None \
+            else time_columns(heads)
         if columns is None:
             place = self.place
             return lambda _, h: place(h), None, None
@@ -303,15 +302,9 @@ class Router:
 
     def _end(self, window: int, h: Head) -> float:
         """Where ``window`` ends for the thread of ``h``."""
-        if self.stops is None:
+        if self.boundaries is None:
             return self.windows[window].end
-        ends = self._stops_of(h)
-        return ends[window] if window < len(ends) else math.inf
-
-    def _stops_of(self, h: Head) -> list[float]:
-        """The step ends of the thread of ``h`` (its own StopSteps, else the reference's)."""
-        assert self.stops is not None
-        return self.stops.get(hashable(h.pid, h.tid), self.reference_stops)
+        return self.boundaries.end(window, hashable(h.pid, h.tid))
 
     def _crosses(self, window: int, h: Head, end: Any) -> bool:
         return not self.by_rank and isinstance(end, int | float) \

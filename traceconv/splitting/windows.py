@@ -12,12 +12,13 @@ copied, never converted, so comparing raw numbers is exact.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from array import array
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -70,7 +71,7 @@ _DEVICE_CATEGORIES = CategoryWords(_WORK_WORDS | KINETO_VOCABULARY.device_annota
 # "rank 3: python3 (pid 1183)": the process names of a merged multi-rank trace
 RANK_PROCESS = re.compile(r"^rank (\d+):")
 MAX_WINDOWS = 100_000
-# Launches remembered for placing device work (16 bytes each, 40 while sorted: 480 MB at
+# Launches remembered for placing device work (20 bytes each, 44 while sorted: 528 MB at
 # most); those past it leave their device work placed by its own start, and are counted.
 MAX_LAUNCHES = 12_000_000
 
@@ -96,14 +97,18 @@ class Survey:
     first_ts: float = math.inf
     last_ts: float = -math.inf
     steps: list[tuple[float, int]] = field(default_factory=list)   # (start, step number)
+    step_processes: list[Any] = field(default_factory=list)   # the process of each marker
     # MegEngine's step ends: its StopStep instants, per host thread ((pid, tid) → times)
     stops: dict[tuple[Any, ...], list[float]] = field(default_factory=dict)
     rank_of_pid: dict[Any, int] = field(default_factory=dict)
     events: int = 0
     unit_ns: int = 1000
-    # host launches (runtime calls with a correlation id): id and start, 16 bytes each
+    # host launches (runtime calls with a correlation id): id, start and process (an index
+    # into ``processes``), 20 bytes each
     launch_ids: array = field(default_factory=lambda: array("q"))
     launch_ts: array = field(default_factory=lambda: array("d"))
+    launch_processes: array = field(default_factory=lambda: array("i"))
+    processes: dict[Any, int] = field(default_factory=dict)
     launches_over_limit: int = 0
     # step markers and rank names whose number does not fit int64 (5,000 digits): not read
     markers_out_of_range: int = 0
@@ -144,6 +149,7 @@ class Survey:
     def _marks(self, heads: list[Head]) -> None:
         """What timed ``X`` and ``i`` events tell of steps, step ends and launches."""
         launch_ids, launch_ts = self.launch_ids, self.launch_ts
+        launch_processes, processes = self.launch_processes, self.processes
         for h in heads:
             ts = h.ts
             if h.ph == "i":
@@ -158,6 +164,7 @@ class Survey:
                 number = self._number(match.group(1)) if match else None
                 if number is not None:
                     self.steps.append((ts, number))
+                    self.step_processes.append(hashable(h.pid)[0])
             elif h.args is not None:
                 correlation = h.correlation
                 if correlation is None:   # (ts: finite, as every time taken here)
@@ -165,6 +172,8 @@ class Survey:
                 if len(launch_ids) < MAX_LAUNCHES:
                     launch_ids.append(correlation)
                     launch_ts.append(ts)
+                    process = hashable(h.pid)[0]
+                    launch_processes.append(processes.setdefault(process, len(processes)))
                 else:
                     self.launches_over_limit += 1
 
@@ -215,7 +224,7 @@ def step_windows(survey: Survey, source: str) -> list[Window]:
     """One window per step marker, from its start to the next one's (the last one open);
     a ``before`` window first when events start before the first step.
 
-    >>> s = Survey(first_ts=0.0, steps=[(30.0, 2), (10.0, 1)])
+    >>> s = Survey(first_ts=0.0, steps=[(30.0, 2), (10.0, 1)], step_processes=[1, 1])
     >>> [(w.label, w.start, w.end) for w in step_windows(s, "t.json")]
     [('before', -inf, 10.0), ('step1', 10.0, 30.0), ('step2', 30.0, inf)]
     """
@@ -225,10 +234,11 @@ def step_windows(survey: Survey, source: str) -> list[Window]:
         raise InputError("no step markers (ProfilerStep#N or ProfileStep#N slices on the "
                          "host, MegEngine's StopStep) in this trace; split it with "
                          "--by time=DUR instead", file=source)
-    starts = sorted(set(survey.steps))
-    numbers: dict[float, int] = {}
-    for ts, number in starts:   # two markers at one time: the first number names it
-        numbers.setdefault(ts, number)
+    numbers = job_steps(survey)
+    if numbers is None:
+        numbers = {}
+        for ts, number in sorted(set(survey.steps)):   # two at one time: the first names it
+            numbers.setdefault(ts, number)
     times = sorted(numbers)
     windows = []
     if survey.first_ts < times[0]:
@@ -236,6 +246,128 @@ def step_windows(survey: Survey, source: str) -> list[Window]:
     bounds = [*times[1:], math.inf]
     windows += [(f"step{numbers[t]}", t, end) for t, end in zip(times, bounds, strict=True)]
     return [Window(i, label, start, end) for i, (label, start, end) in enumerate(windows)]
+
+
+def job_steps(survey: Survey) -> dict[float, int] | None:
+    """Start → number of each step of a job whose processes all mark the same steps (a
+    merged multi-rank trace: each rank's ``ProfilerStep#N`` at its own time): one window
+    per step number, from the earliest of its markers; None when the markers are not so
+    (one process marks them, or a process marks a number twice or out of order, or the
+    numbers' earliest starts are not in the numbers' order), each marker then starting a
+    window of its own.
+
+    >>> s = Survey(steps=[(0.0, 1), (4.0, 2), (1.0, 1), (5.0, 2)],
+    ...            step_processes=[10, 10, 11, 11])
+    >>> job_steps(s)
+    {0.0: 1, 4.0: 2}
+    >>> job_steps(Survey(steps=[(0.0, 1), (4.0, 2)], step_processes=[10, 10])) is None
+    True
+    """
+    by_process = _marks_by_process(survey)
+    if by_process is None or len(by_process) < 2:
+        return None
+    earliest: dict[int, float] = {}
+    for marks in by_process.values():
+        for ts, number in marks:
+            earliest[number] = min(ts, earliest.get(number, ts))
+    numbers = sorted(earliest)
+    starts = [earliest[n] for n in numbers]
+    if any(a >= b for a, b in zip(starts, starts[1:], strict=False)):
+        return None
+    return {earliest[n]: n for n in numbers}
+
+
+def _marks_by_process(survey: Survey) -> dict[Any, list[tuple[float, int]]] | None:
+    """Each process's step markers in time order; None when one marks a number twice or
+    its numbers do not rise with time."""
+    by_process: dict[Any, list[tuple[float, int]]] = {}
+    for mark, process in zip(survey.steps, survey.step_processes, strict=True):
+        by_process.setdefault(process, []).append(mark)
+    for marks in by_process.values():
+        marks.sort()
+        numbers = [n for _, n in marks]
+        if any(a >= b for a, b in zip(numbers, numbers[1:], strict=False)):
+            return None
+    return by_process
+
+
+@dataclass
+class Boundaries:
+    """Where each window ends for the events of one host process or thread that marks its
+    own steps, the others' ends being the ``reference``: window ``k`` ends at ``ends[k]``
+    (the last one open). ``closing``: a marker at a time ends the step it closes
+    (MegEngine's ``StopStep``); else it starts the next one (``ProfilerStep#N``).
+
+    >>> b = Boundaries([10.0, 20.0], {7: [12.0, 25.0]}, by_thread=False, closing=False)
+    >>> b.place((7, 1), 11.0), b.place((8, 1), 11.0), b.end(1, (7, 1)), b.end(2, (7, 1))
+    (0, 1, 25.0, inf)
+    """
+
+    reference: list[float]
+    own: dict[Any, list[float]]
+    by_thread: bool   # own ends keyed by (process, thread); else by process
+    closing: bool
+
+    def ends_of(self, thread: tuple[Any, ...]) -> list[float]:
+        """The ends that hold for ``thread`` (its ``hashable(pid, tid)``)."""
+        return self.own.get(thread if self.by_thread else thread[0], self.reference)
+
+    def place(self, thread: tuple[Any, ...], ts: float) -> int:
+        """The window of a time on ``thread`` (``len(ends)`` past its last end)."""
+        ends = self.ends_of(thread)
+        return bisect.bisect_left(ends, ts) if self.closing else bisect.bisect_right(ends, ts)
+
+    def place_column(self, times: np.ndarray, processes: np.ndarray,
+                     keys: dict[Any, int]) -> np.ndarray:
+        """:meth:`place` for many times at once, of the processes numbered by ``keys``
+        (process → number, as in ``processes``; ends kept by process only)."""
+        side: Literal["left", "right"] = "left" if self.closing else "right"
+        placed = np.searchsorted(np.array(self.reference, dtype=np.float64), times, side)
+        for process, ends in self.own.items():
+            number = keys.get(process)
+            if number is not None:
+                mine = processes == number
+                placed[mine] = np.searchsorted(np.array(ends, dtype=np.float64),
+                                               times[mine], side)
+        return placed
+
+    def end(self, window: int, thread: tuple[Any, ...]) -> float:
+        ends = self.ends_of(thread)
+        return ends[window] if window < len(ends) else math.inf
+
+    def grouped(self, lasts: list[int]) -> Boundaries:
+        """The ends of windows grouped so that group ``g`` ends where window ``lasts[g]``
+        did."""
+        def thin(ends: list[float]) -> list[float]:
+            return [ends[i] for i in lasts if i < len(ends)]
+
+        return Boundaries(thin(self.reference), {k: thin(v) for k, v in self.own.items()},
+                          self.by_thread, self.closing)
+
+
+def step_boundaries(survey: Survey, windows: list[Window]) -> Boundaries | None:
+    """Each process's own step starts, when the windows are a job's steps
+    (:func:`job_steps`) and the process marks every one of them; None otherwise."""
+    by_process = _marks_by_process(survey)
+    if by_process is None or job_steps(survey) is None:
+        return None
+    labels = [w.label for w in windows[1:]]
+    own = {}
+    for process, marks in by_process.items():
+        starts = {f"step{n}": ts for ts, n in marks}
+        if len(starts) == len(labels) + (windows[0].label != "before") \
+                and all(label in starts for label in labels):
+            own[process] = [starts[label] for label in labels]
+    return Boundaries([w.start for w in windows[1:]], own, by_thread=False, closing=False)
+
+
+def stop_boundaries(survey: Survey) -> Boundaries:
+    """MegEngine's step ends: each host thread's own ``StopStep`` times when it marks as
+    many as the reference thread (:func:`reference_stops`)."""
+    reference = reference_stops(survey)
+    own = {thread: sorted(times) for thread, times in survey.stops.items()
+           if len(times) == len(reference)}
+    return Boundaries(reference, own, by_thread=True, closing=True)
 
 
 def stop_windows(survey: Survey) -> list[Window]:
@@ -306,8 +438,9 @@ def rank_windows(survey: Survey, source: str) -> list[Window]:
 class Launches:
     """Which window each host launch is in, by correlation id, so that device work (a
     kernel, a copy, a memset) goes to the step that launched it rather than the one it
-    happens to run in. An id launched in two windows (two processes reusing ids) is
-    ambiguous and placed by nothing.
+    happens to run in (the step of its process, given the processes' own ``boundaries``
+    with each launch's process number). An id launched in two windows (two processes
+    reusing ids) is ambiguous and placed by nothing.
 
     >>> w = [Window(0, "before", end=10.0), Window(1, "step1", 10.0, 20.0), Window(2, "step2", 20.0)]
     >>> launches = Launches(array("q", [7, 8, 9, 9]), array("d", [19.5, 21.0, 5.0, 25.0]), w)
@@ -315,11 +448,17 @@ class Launches:
     [2, 1, -1, -1]
     """
 
-    def __init__(self, ids: array, times: array, windows: list[Window]) -> None:
+    def __init__(self, ids: array, times: array, windows: list[Window],
+                 boundaries: tuple[Boundaries, array, dict[Any, int]] | None = None) -> None:
         starts = np.array([w.start for w in windows[1:]], dtype=np.float64)
         keys = np.frombuffer(ids, dtype=np.int64)
-        placed = np.searchsorted(starts, np.frombuffer(times, dtype=np.float64),
-                                 side="right").astype(np.int32)
+        at = np.frombuffer(times, dtype=np.float64)
+        if boundaries is None:
+            placed = np.searchsorted(starts, at, side="right").astype(np.int32)
+        else:   # each launch by its process's own step starts
+            own, processes, numbers = boundaries
+            placed = own.place_column(at, np.frombuffer(processes, dtype=np.int32),
+                                      numbers).astype(np.int32)
         order = np.argsort(keys, kind="stable")
         keys, placed = keys[order], placed[order]
         self.ids, self.windows = keys, placed   # (empty)
