@@ -125,6 +125,9 @@ NOT_EVALUATED: dict[str, str] = {
     "traceconv.cli.options:_regex": "checks that the user's pattern compiles",
     "traceconv.analysis.op_class:<module>": "compiles each class's pattern into _CLASSES, a "
                                             "module attribute (found there)",
+    "traceconv.vocabularies.common:<module>": "compiles each collective operation's words "
+                                              "into _OPERATIONS, a module attribute (found "
+                                              "there)",
     "traceconv.formats.paddle_report_lines:<module>": "compiles each column's header words "
                                                      "into _HEADER_WORDS, a module attribute "
                                                      "(found there)",

@@ -187,6 +187,29 @@ def test_highlight_takes_one_rank():
     assert "--highlight" in result.output
 
 
+def test_a_job_without_a_path_ends_as_one_trace_without_one(tmp_path: Path):
+    """Ranks whose traces hold no work to walk (a memory counter and a marker each): the
+    job has no path, and the command says so as it does for one trace (one line naming
+    the inputs, exit 1, with --json the empty object and ``why_empty``), never an empty
+    table and exit 0."""
+    ranks = []
+    for rank in range(2):
+        path = tmp_path / f"rank{rank}.json"
+        path.write_text(json.dumps({"traceEvents": [
+            {"ph": "C", "name": "memory", "pid": 1, "ts": 1, "args": {"bytes": 8}},
+            {"ph": "i", "name": "marker", "pid": 1, "tid": 1, "ts": 2, "s": "t"}]}))
+        ranks.append(str(path))
+    why = ("no critical path: no rank's trace holds any host or device work to walk "
+           "(see `traceconv info`)")
+    line = f"traceconv: error: {', '.join(ranks)}: {why}"
+    result = CliRunner().invoke(app, ["critical-path", *ranks])
+    assert (result.exit_code, result.output.strip()) == (1, line)
+    as_json = CliRunner().invoke(app, ["critical-path", *ranks, "--json"])
+    assert (as_json.exit_code, as_json.stderr.strip()) == (1, line)
+    data = json.loads(as_json.stdout)
+    assert (data["path"], data["why_empty"]) == ([], why)
+
+
 @pytest.mark.shared
 @pytest.mark.slow
 @pytest.mark.skipif(len(DLRM) != 8, reason="needs ../shared")

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
 from ..model import Trace
-from .activity import DEVICE_WORK, Timeline
+from .activity import DEVICE_WORK, Activity, Timeline
 from .critical_path import _kind
 from .host_segments import HostSegments
 from .steps import StepWindow, step_windows
@@ -30,11 +30,15 @@ _WINDOW, _HOST, _DEVICE = 0, 1, 2
 class StepTimes:
     """Each step's time cut into pieces: ``ns[k, s]`` is what ``keys[k]`` (name, kind) had
     in step ``steps[s]`` (the marker's number; 0 for a trace without step markers, whose
-    whole span is its one step). The columns add up to the steps' windows."""
+    whole span is its one step). The columns add up to the steps' windows. ``activities``:
+    per key, what its slices are (their :func:`~traceconv.model.activity.primary`
+    activities, as their readers' vocabularies stated them), so that a key of kind ``cpu``
+    still tells a runtime call from a host op or a step (no entry: not known)."""
 
     keys: list[tuple[str, str]]
     ns: np.ndarray
     steps: list[int]
+    activities: dict[tuple[str, str], frozenset[Activity]] = field(default_factory=dict)
 
     @property
     def per_step(self) -> np.ndarray:
@@ -59,6 +63,8 @@ def attribute_steps(trace: Trace) -> StepTimes:
     ([1, 2], [125, 25])
     >>> dict(zip(st.keys, st.ns.tolist()))[("gemm", "kernel")]   # launched in step 1
     [30, 0]
+    >>> st.activities[("cudaLaunchKernel", "cpu")], st.activities[("ProfilerStep#1", "cpu")]
+    (frozenset({<Activity.LAUNCH: 4>}), frozenset({<Activity.STEP: 16>}))
     """
     from .step_samples import join
 
@@ -93,11 +99,16 @@ def attribute_ranks(trace: Trace) -> list[StepTimes]:
     key_ids: dict[tuple[str, str], int] = {IDLE: 0}
     code_key = np.array([key_ids.setdefault((names[c // 256], _kind(c % 256)), len(key_ids))
                          for c in codes.tolist()], np.int64)
+    keys_in_order = list(key_ids)
+    stated: dict[tuple[str, str], set[Activity]] = {}
+    for c, key in zip(codes.tolist(), code_key.tolist(), strict=True):
+        stated.setdefault(keys_in_order[key], set()).add(Activity(c % 256))
     work = _Work(tl, host, device, code_key[inverse],
                  tl.input_of(rows) if tl.input_count > 1 else None)
     marked = step_windows(tl)
-    return [_attribute_input(work, list(key_ids), part,
-                             [w for w in marked if w.input_index == part])
+    return [_attribute_input(work, keys_in_order, part,
+                             [w for w in marked if w.input_index == part],
+                             {key: frozenset(found) for key, found in stated.items()})
             for part in range(tl.input_count)]
 
 
@@ -138,7 +149,8 @@ class _Work(NamedTuple):
 
 
 def _attribute_input(work: _Work, keys: list[tuple[str, str]], part: int,
-                     marked: list[StepWindow]) -> StepTimes:
+                     marked: list[StepWindow],
+                     activities: dict[tuple[str, str], frozenset[Activity]]) -> StepTimes:
     """Input ``part``'s work charged over its step windows to its ``marked`` steps."""
     # a step's host window starts where its marker does; an input without markers is one step
     step_starts = np.array([w.host_start for w in marked] or [0], np.int64)
@@ -147,8 +159,9 @@ def _attribute_input(work: _Work, keys: list[tuple[str, str]], part: int,
     if totals is None:   # (overlap too deep to paint in bounded memory)
         totals = _sweep(items, len(keys), step_starts)
     used = np.flatnonzero(totals.any(axis=1))
-    return StepTimes([keys[k] for k in used.tolist()], totals[used],
-                     [w.number for w in marked] if marked else [0])
+    mine = [keys[k] for k in used.tolist()]
+    return StepTimes(mine, totals[used], [w.number for w in marked] if marked else [0],
+                     {key: activities[key] for key in mine if key in activities})
 
 
 class _Items(NamedTuple):

@@ -5,8 +5,12 @@ alignment and the straggler table compare ends and starts between ranks:
 
 * host slices named ``gloo:<op>`` (or ``mpi:``/``ucc:``): gloo runs the collective on the
   thread that records it, so the slice lasts until the slowest rank has contributed;
-* device slices of NCCL/RCCL kernels (``ncclKernel_AllReduce_...``, ``ncclDevKernel_...``):
-  the kernel spins until every peer arrives.
+* device slices of collective kernels, as the activity vocabulary tells them whichever
+  library ran them (NCCL's and RCCL's ``ncclKernel_AllReduce_...`` and ``ncclDevKernel_...``,
+  MSCCL's, oneCCL's, HCCL's ``hcom_...``, XLA's ``all-reduce``): the kernel spins until every
+  peer arrives. Their operation is the one Kineto's ``Collective name`` states, else the
+  one their name states (:func:`~traceconv.vocabularies.common.collective_operation`), else
+  the kernel's own name (the same on every rank: ``ncclDevKernel_Generic``).
 
 Host ``nccl:<op>`` annotations and ``record_param_comms`` are only the enqueue of an
 asynchronous kernel, so they are ignored here. Process group and sequence number come from
@@ -16,17 +20,16 @@ numbered in start order per (side, group, operation).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..model import ProcessKind, Trace
+from ..vocabularies.common import collective_operation
+from .activity import Activity, slice_activity
+from .names import kernel_base
 
 HOST_PREFIXES = ("gloo:", "mpi:", "ucc:")
-# (a parse, no activity rule: the operation read out of a collective kernel's name, which
-# only NCCL's and RCCL's kernels spell so; a row with none is matched by no rank's)
-_KERNEL = re.compile(r"^(?:nccl|rccl)(?:Dev)?Kernel_([A-Za-z]+)", re.IGNORECASE)
 # Collectives after which every rank leaves at the same moment. Rooted ones (broadcast,
 # reduce, gather, scatter) and point-to-point send/recv let some ranks leave early.
 SYMMETRIC = ("allreduce", "allgather", "reducescatter", "alltoall", "barrier")
@@ -64,8 +67,7 @@ def _operation(name: str, args: dict | None, device: bool) -> str | None:
     if args and isinstance(args.get("Collective name"), str) and device:
         return normalize_op(args["Collective name"])
     if device:
-        match = _KERNEL.match(name)
-        return normalize_op(match.group(1)) if match else None
+        return collective_operation(name) or kernel_base(name).lower()
     prefix, _, op = name.partition(":")
     return normalize_op(op) if op and f"{prefix.lower()}:" in HOST_PREFIXES else None
 
@@ -76,11 +78,12 @@ def _first(args: dict | None, keys: tuple[str, ...]) -> object:
     return next((args[k] for k in keys if args.get(k) not in (None, "")), None)
 
 
-def find_calls(trace: Trace, processes: range | None = None) -> dict[
-        tuple[str, str, str], list[Call]]:
+def find_calls(trace: Trace, processes: range | None = None,
+               activity: np.ndarray | None = None) -> dict[tuple[str, str, str], list[Call]]:
     """The collective calls of one rank, per (side, group, operation), in start order.
 
-    ``processes`` restricts the search to those process ids (one input of a merged trace).
+    ``processes`` restricts the search to those process ids (one input of a merged trace);
+    ``activity``: the trace's :func:`~.activity.slice_activity`, where the caller has it.
 
     >>> from traceconv.model import Trace
     >>> t = Trace(); p = t.add_process("python", pid=1); th = t.add_track("t", process=p)
@@ -92,16 +95,19 @@ def find_calls(trace: Trace, processes: range | None = None) -> dict[
                           for t in trace.tracks] + [False], bool)
     names = trace.strings.strings
     s = trace.slices
-    # which string ids can name a collective at all: one regex per distinct name, not per row
+    # which string ids can name a host collective: one regex per distinct name, not per row
     host_ids = {i for i, n in enumerate(names) if _operation(n, None, False)}
-    kernel_ids = {i for i, n in enumerate(names) if n[:4].lower() in ("nccl", "rccl")}
     calls: dict[tuple[str, str, str], list[Call]] = {}
     track, name = s.numpy("track"), s.numpy("name")
     device_row = on_device[np.minimum(track, len(trace.tracks))]
-    # host rows by name alone; a device row's args may name its collective: read only the
-    # rows of the processes asked for (decoding every row's args once per rank was most
-    # of a merged trace's straggler table)
-    candidate = device_row | np.isin(name, np.fromiter(host_ids, np.int64, len(host_ids)))
+    if activity is None:
+        activity = slice_activity(trace)
+    # device rows that communicate (the vocabulary's rule, whatever library ran them), host
+    # rows by name; only the rows of the processes asked for have their args read
+    # (decoding every row's args once per rank was most of a merged trace's straggler table)
+    collective = device_row & ((activity & Activity.COMMUNICATION) != 0)
+    candidate = collective | ~device_row & np.isin(name, np.fromiter(host_ids, np.int64,
+                                                                     len(host_ids)))
     if processes is not None:
         wanted = [t.id for t in trace.tracks if t.process in processes]
         candidate &= np.isin(track, np.array(wanted, np.int64))
@@ -110,9 +116,6 @@ def find_calls(trace: Trace, processes: range | None = None) -> dict[
             rows.tolist(), s.numpy("start")[rows].tolist(), s.numpy("dur")[rows].tolist(),
             name[rows].tolist(), device_row[rows].tolist(), strict=True):
         args = s.args[row]
-        if name_id not in (kernel_ids if device else host_ids) and not (
-                device and args and "Collective name" in args):
-            continue
         op = _operation(names[name_id], args, device)
         if op is None:
             continue

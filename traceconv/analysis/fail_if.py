@@ -29,21 +29,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UsageError
+from ..model.activity import RUNTIME_CALLS
 from .activity import Activity
-from .copy_time import copy_kind
-from .names import is_runtime, normalised
+from .names import normalised
 from .op_class import op_class
-from .timeline_diff import TimelineDiff, changes_of
+from .timeline_diff import DeltaRow, TimelineDiff, changes_of
 
 KINDS = ("cpu", "kernel", "memcpy", "communication", "idle")
-# activities across profilers: which rows of a kind do that (a memset by the vocabulary; a
-# runtime call by the one spelling .names gives it, "gpu...", which no producer writes: the
-# rows of a timeline diff carry their name and kind only)
-ACTIVITIES: dict[str, Callable[[str, str], bool]] = {
-    "memset": lambda name, kind: kind == "memcpy" and copy_kind(name) is Activity.MEMSET,
-    "collective": lambda name, kind: kind == "communication",
-    "runtime": lambda name, kind: kind == "cpu" and is_runtime(name),
-    "host_op": lambda name, kind: kind == "cpu" and not is_runtime(name),
+
+
+def _stated(*activities: Activity) -> Callable[[DeltaRow], bool]:
+    """Whether a row's slices are one of ``activities``, as their readers stated from their
+    producer's words (the activity vocabulary), however their names are spelt."""
+    return lambda row: not row.activities.isdisjoint(activities)
+
+
+# activities across profilers: which rows do that, as the vocabulary classified their slices
+ACTIVITIES: dict[str, Callable[[DeltaRow], bool]] = {
+    "memset": _stated(Activity.MEMSET),
+    "collective": lambda row: row.kind == "communication",
+    "runtime": _stated(*RUNTIME_CALLS),
+    "host_op": _stated(Activity.HOST_OP),
 }
 # (the blanks around an optional "+" in one run each: "\s*\+?\s*" tried each split of one)
 _LIMIT = re.compile(r"^\s*(?:\+\s*)?(?P<value>\d+(?:\.\d*)?|\.\d+)\s*(?P<unit>%|ns|us|µs|ms|s)\s*$")
@@ -89,7 +95,7 @@ def _matched(result: TimelineDiff, subject: str) -> np.ndarray:
         return np.array([r.kind == subject for r in result.rows], bool)
     activity = ACTIVITIES.get(subject.replace(" ", "_"))
     if activity is not None:
-        return np.array([activity(r.name, r.kind) for r in result.rows], bool)
+        return np.array([activity(r) for r in result.rows], bool)
     return np.array([r.kind != "idle" and (r.name in (subject, normalised(subject, r.kind))
                                            or op_class(r.name) == subject)
                      for r in result.rows], bool)
@@ -99,14 +105,14 @@ def subjects(result: TimelineDiff) -> list[str]:
     """Every subject a gate can name in ``result``: ``total``, the kinds and activities
     with rows, and the rows' names and op classes (sorted, each once).
 
-    >>> from traceconv.analysis.timeline_diff import DeltaRow
-    >>> subjects(TimelineDiff(9, 9, 1, 1, False, [DeltaRow("aten::mm", "cpu", 5, 6)]))
+    >>> mm = DeltaRow("aten::mm", "cpu", 5, 6, activities=frozenset({Activity.HOST_OP}))
+    >>> subjects(TimelineDiff(9, 9, 1, 1, False, [mm]))
     ['aten::mm', 'cpu', 'host_op', 'matmul', 'total']
     """
     found = {"total"}
     for row in result.rows:
         found.add(row.kind)
-        found.update(name for name, does in ACTIVITIES.items() if does(row.name, row.kind))
+        found.update(name for name, does in ACTIVITIES.items() if does(row))
         if row.kind != "idle":
             found.add(row.name)
             found.add(op_class(row.name))
@@ -117,7 +123,6 @@ def refuse_unmatched(result: TimelineDiff, gates: list[Gate]) -> None:
     """Raise :class:`UsageError` (exit 2) for the first gate whose subject matches no row
     of either trace, with the closest real subjects as suggestions.
 
-    >>> from traceconv.analysis.timeline_diff import DeltaRow
     >>> d = TimelineDiff(9, 9, 1, 1, False, [DeltaRow("gemm", "kernel", 5, 6)])
     >>> refuse_unmatched(d, [parse_gate("kernal:+1%")])
     Traceback (most recent call last):

@@ -104,7 +104,7 @@ class _Rank:
         self.walk = Walk(self.tl)
         self.gaps = GapFiller(self.tl)
         self.offset = offset
-        self.calls = find_calls(trace)
+        self.calls = find_calls(trace, activity=self.tl.stated)
         self.instance_of: dict[int, tuple] = {}
         self.own = self.entries(None)   # the rank's own path, from its own end
         bounds = work_bounds(trace)

@@ -8,7 +8,10 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from .activity import Activity
 from .attribution import StepTimes
+
+Key = tuple[str, str]   # (name, kind)
 
 
 def join(parts: Iterable[StepTimes]) -> StepTimes:
@@ -27,7 +30,20 @@ def join(parts: Iterable[StepTimes]) -> StepTimes:
     for part in parts:
         ns[[index[k] for k in part.keys], column:column + len(part.steps)] = part.ns
         column += len(part.steps)
-    return StepTimes(list(index), ns, [s for p in parts for s in p.steps])
+    return StepTimes(list(index), ns, [s for p in parts for s in p.steps],
+                     _united(pair for p in parts for pair in p.activities.items()))
+
+
+def _united(pairs: Iterable[tuple[Key, frozenset[Activity]]]) -> dict[Key, frozenset[Activity]]:
+    """Each key's activities (:attr:`StepTimes.activities`) over several entries of it.
+
+    >>> _united([(("mm", "cpu"), {Activity.HOST_OP}), (("mm", "cpu"), {Activity.LAUNCH})])
+    {('mm', 'cpu'): frozenset({<Activity.HOST_OP: 1>, <Activity.LAUNCH: 4>})}
+    """
+    united: dict[Key, frozenset[Activity]] = {}
+    for key, found in pairs:
+        united[key] = united.get(key, frozenset()) | found
+    return united
 
 
 def parse_step_list(spec: str) -> list[tuple[int | None, int | None]]:
@@ -63,7 +79,8 @@ def select(times: StepTimes, spec: str) -> StepTimes:
         shown = ", ".join(str(n) for n in sorted(set(times.steps))[:20])
         raise ValueError(f"{spec!r} names none of the steps there are ({shown}"
                          f"{', ...' if len(set(times.steps)) > 20 else ''})")
-    return StepTimes(times.keys, times.ns[:, keep], [times.steps[i] for i in keep])
+    return StepTimes(times.keys, times.ns[:, keep], [times.steps[i] for i in keep],
+                     times.activities)
 
 
 def renamed(times: StepTimes, rename: Callable[[str, str], str]) -> StepTimes:
@@ -78,4 +95,6 @@ def renamed(times: StepTimes, rename: Callable[[str, str], str]) -> StepTimes:
     index = {key: i for i, key in enumerate(dict.fromkeys(named))}
     ns = np.zeros((len(index), len(times.steps)), np.int64)
     np.add.at(ns, [index[k] for k in named], times.ns)
-    return StepTimes(list(index), ns, times.steps)
+    return StepTimes(list(index), ns, times.steps, _united(
+        (new, times.activities[old]) for old, new in zip(times.keys, named, strict=True)
+        if old in times.activities))

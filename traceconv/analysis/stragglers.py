@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 
 from ..model import Trace
+from .activity import slice_activity
 from .align import match
 from .collectives import find_calls
 
@@ -51,7 +52,8 @@ def stragglers(trace: Trace) -> list[Straggler]:
     inputs = trace.metadata.attributes.get("inputs") or []
     if len(inputs) < 2:
         return []
-    per_input = [find_calls(trace, range(*i["processes"])) for i in inputs]
+    activity = slice_activity(trace)   # (once: each input's calls are found in it)
+    per_input = [find_calls(trace, range(*i["processes"]), activity) for i in inputs]
     rows = []
     for ((side, group, _op), index), calls in match(per_input).items():
         if len(calls) < 2:

@@ -27,13 +27,16 @@ from .step_samples import renamed
 @dataclass
 class DeltaRow:
     """One (name, kind): its time summed over the steps of each side, and the change of its
-    median step time with the interval (``change``; None before :func:`compare` fills it)."""
+    median step time with the interval (``change``; None before :func:`compare` fills it).
+    ``activities``: what its slices are, either side
+    (:attr:`~traceconv.analysis.attribution.StepTimes.activities`)."""
 
     name: str
     kind: str
     a_ns: int
     b_ns: int
     change: Change | None = None
+    activities: frozenset[Activity] = frozenset()
 
     @property
     def delta_ns(self) -> int:
@@ -249,8 +252,10 @@ def compare(a: StepTimes, b: StepTimes, by_op_class: bool = False,
         matrices.append(matrix)
     sums = [m.sum(axis=1).tolist() for m in matrices]
     changes = changes_of(*matrices) if keys else []
-    rows = [DeltaRow(name, kind, sa, sb, change) for (name, kind), sa, sb, change in zip(
-        keys, *sums, changes, strict=True)]
+    rows = [DeltaRow(name, kind, sa, sb, change,
+                     a.activities.get((name, kind), frozenset())
+                     | b.activities.get((name, kind), frozenset()))
+            for (name, kind), sa, sb, change in zip(keys, *sums, changes, strict=True)]
     order = sorted(range(len(rows)), key=lambda i: (-abs(rows[i].delta_ns),
                                                     -(rows[i].a_ns + rows[i].b_ns), rows[i].name))
     total = changes_of(matrices[0].sum(axis=0, keepdims=True),

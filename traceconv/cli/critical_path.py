@@ -77,6 +77,10 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
             if highlight:
                 raise UsageError("--highlight draws the path of one trace; give one rank")
             job = job_critical_path([with_steps(r, steps, inputs[0]) for r in ranks])
+            if not job.path:   # (the one rule of a single trace's empty path, below)
+                nothing_to_show(f"no critical path: {_no_path_reason(*ranks)} (see "
+                                "`traceconv info`)", ", ".join(inputs), as_json=as_json,
+                                empty=job.as_dict())
             if as_json:
                 click.echo(json_text(job.as_dict()).decode())
             else:
@@ -119,12 +123,14 @@ def critical_path_command(inputs: tuple[str, ...], as_json: bool, highlight: boo
         click.echo(f"wrote {target}", err=True)
 
 
-def _no_path_reason(trace) -> str:
-    """Why ``trace`` has no critical path."""
+def _no_path_reason(*traces) -> str:
+    """Why ``traces`` (one, or a job's ranks) have no critical path."""
     from ..analysis.statistics_inputs import NOT_A_TIMELINE, statistics_not_timeline
 
-    return NOT_A_TIMELINE if statistics_not_timeline(trace) else \
-        "this trace holds no host or device work to walk"
+    if all(statistics_not_timeline(trace) for trace in traces):
+        return NOT_A_TIMELINE if len(traces) == 1 else f"each input: {NOT_A_TIMELINE}"
+    return ("this trace holds no" if len(traces) == 1 else "no rank's trace holds any") + \
+        " host or device work to walk"
 
 
 def _highlight_name(inputs: tuple[str, ...]) -> str:

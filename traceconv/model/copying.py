@@ -44,7 +44,7 @@ class Keep:
     """What of the source :func:`copy_into` copies (None: everything of that kind).
 
     Boolean masks, one entry per track, slice row, instant row, counter row, memory
-    block or statistics row. A process is kept when one of its tracks is (or when it has no
+    block, reservation or statistics row. A process is kept when one of its tracks is (or when it has no
     track at all). ``slice_times`` gives new (start, duration) arrays for the kept slices
     (clipping). ``nodes``: the graph nodes kept (edges, ``owner``/``parent`` and the
     execution order lose what points at a node left out).
@@ -55,6 +55,7 @@ class Keep:
     instants: np.ndarray | None = None
     counters: np.ndarray | None = None
     memory: np.ndarray | None = None
+    reservations: np.ndarray | None = None
     stats: np.ndarray | None = None
     nodes: frozenset[str] | None = None
     slice_times: tuple[np.ndarray, np.ndarray] | None = None
@@ -109,7 +110,7 @@ def copy_into(out: Trace, src: Trace, keep: Keep | None = None, *, shift_ns: int
     changed = {"owner_op": _prefixed(node_prefix), "owner_tensor": _prefixed(node_prefix),
                "device": device or _same}
     _copy_blocks(src.memory, out.memory, keep.memory, shifted, changed)
-    _copy_blocks(src.reservations, out.reservations, None, shifted, changed)
+    _copy_blocks(src.reservations, out.reservations, keep.reservations, shifted, changed)
     _copy_stats(src, out, keep.stats, stat or _same)
     if src.has_graph:
         _copy_graph(out, src, slices, shift_ns, node_prefix, clamped, keep.nodes)

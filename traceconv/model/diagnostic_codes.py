@@ -288,6 +288,10 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("merge.clocks", "note",
           "inputs do not share an epoch clock; their times are kept as they are, not "
           "aligned"),
+    _Code("merge.other_inputs", "note",
+          "tracks, events, flows, graph nodes, memory blocks, reservations and statistics rows "
+          "of a merged trace's other inputs, left out of the input taken on its own (advise "
+          "judges each rank apart)"),
     _Code("merge.statistics_joined", "note",
           "statistics rows of inputs that hold only statistics (no clock), joined as "
           "statistics of the same run to the timeline given with them, or to each other: "

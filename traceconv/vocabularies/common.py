@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from ..model.activity import Vocabulary
+from ..model.activity import WORD_EDGE, Vocabulary
 from ..model.evident_streams import StreamWords
 
 # Collectives and point-to-point transfers by name: their libraries (NCCL, RCCL, MSCCL, Gloo,
@@ -26,6 +26,34 @@ from ..model.evident_streams import StreamWords
 COLLECTIVE_NAMES = (r"nccl|rccl|msccl|c10d::|gloo:|hccl|record_param_comms|sendrecv|c_broadcast|"
                     r"(?:all[_-]?(?:reduce|gather|to[_-]?all)|reduce[_-]?scatter|"
                     r"collective[_-]permute)(?!-(?!start|done)[a-z])")
+
+# The operation a collective's name states, whichever library ran it: NCCL's, RCCL's and
+# MSCCL's kernels (``ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL``), oneCCL's
+# (``oneccl_allreduce_pcie``), HCCL's (``hcom_allReduce__503_0_1``), XLA's HLO names
+# (``all-reduce-start.2``), Gloo's and c10d's (``gloo:all_reduce``); whole words, in this
+# order: a compound before the words it holds, so ``reduce_sum[...],hlo_op=all-reduce``
+# is an all-reduce. A name may state none (``ncclDevKernel_Generic``, MSCCL's
+# ``mscclKernel_Sum_half_Simple_false``): its arguments may (Kineto's ``Collective name``).
+_OPERATIONS = tuple((operation, re.compile(f"{WORD_EDGE}(?:{words}){WORD_EDGE}", re.IGNORECASE))
+                    for operation, words in (
+    ("allreduce", r"all[_-]?reduce"), ("allgather", r"all[_-]?gather"),
+    ("reducescatter", r"reduce[_-]?scatter"), ("alltoall", r"all[_-]?to[_-]?all"),
+    ("sendrecv", r"send[_-]?recv"), ("collectivepermute", r"collective[_-]?permute"),
+    ("broadcast", "broadcast"), ("barrier", "barrier"), ("reduce", "reduce"),
+    ("gather", "gather"), ("scatter", "scatter"), ("send", "send"), ("recv", "recv")))
+
+
+def collective_operation(name: str) -> str | None:
+    """The operation (``allreduce``, ``reducescatter``, ``sendrecv``...) that a collective's
+    name states, None when it states none.
+
+    >>> [collective_operation(n) for n in ("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+    ...  "oneccl_allreduce_pcie", "hcom_reduceScatter_", "all-reduce-start.2",
+    ...  "ncclKernel_Broadcast_RING_LL_Sum_int8_t", "ncclDevKernel_Generic_1")]
+    ['allgather', 'allreduce', 'reducescatter', 'allreduce', 'broadcast', None]
+    """
+    return next((operation for operation, words in _OPERATIONS if words.search(name)), None)
+
 
 COMMON = Vocabulary(
     "common",

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...model import Trace
+from ..rank_parts import split_inputs
 from ..runs import split_runs
 from ..statistics_inputs import NOT_A_TIMELINE, statistics_not_timeline
 from .context import Context
@@ -33,7 +34,9 @@ def advise(traces: Trace | Sequence[Trace], *, rules: Iterable[str] | None = Non
     """Run the rules (all, or those named in ``rules``) over one or more traces.
 
     Options reach the rules through the context (``device_memory=BYTES`` sets the device
-    capacity for ``memory-peak`` when the trace does not record it).
+    capacity for ``memory-peak`` when the trace does not record it). Each rank of a merged
+    trace is judged on its own, as each run of a file is (a finding names its ``trace``:
+    the rank, the run): a rank's time is its own steps', never the job's union or average.
 
     >>> result = advise(Trace())
     >>> result.findings, sorted(s.reason for s in result.skipped)[0]
@@ -45,9 +48,11 @@ def advise(traces: Trace | Sequence[Trace], *, rules: Iterable[str] | None = Non
     advice = Advice()
     for whole in inputs:
         name = (whole.metadata.source_file or "?") if many else None
-        for run, trace in _runs_of(whole):
-            _advise_one(trace, ", ".join(x for x in (name, run) if x) or None, chosen,
-                        options, advice)
+        ranks: list[tuple[str | None, Trace]] = [*split_inputs(whole)] or [(None, whole)]
+        for rank, part in ranks:
+            for run, trace in _runs_of(part):
+                _advise_one(trace, ", ".join(x for x in (name, rank, run) if x) or None,
+                            chosen, options, advice)
     advice.findings.sort(key=lambda f: SEVERITIES.index(f.severity))
     return advice
 
