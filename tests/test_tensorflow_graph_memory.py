@@ -10,10 +10,12 @@ import json
 import re
 from collections import Counter
 
+import pytest
 from click.testing import CliRunner
 
 import traceconv
 from tests.conftest import DATA
+from tests.test_tensorflow_timeline import load_written
 from traceconv.cli import app
 from traceconv.model.validate import validate
 
@@ -128,3 +130,67 @@ def test_gpu_records_are_linked_to_the_op_that_launched_them():
     rows = {(r["name"], r["kind"]): r for r in json.loads(result.output)["ops"]}
     matmul = sum(e["dur"] for e in launched if e["args"]["name"] == "MatMul")
     assert rows["MatMul", "op"]["self_device_ns"] == matmul * 1000 == 4_086_000
+
+
+SENDRECV = DATA / "tensorflow" / "gpu_sendrecv_excerpt.json"
+
+
+def test_send_recv_input_is_the_tensor_sent_and_launches_by_device_name():
+    """``/device:GPU:0`` records link to the executor ``/job:…/device:GPU:0``; an input
+    renamed by a Send/Recv pair is the CPU ``_Arg`` op's tensor; ``^name`` is no edge."""
+    all_events = events(SENDRECV)
+    trace = traceconv.load(SENDRECV)
+    assert validate(trace) == []
+    graph = trace.graph
+    assert sorted(graph.predecessors("op/MatMul_1")) == [
+        "tensor/Variable_2/read", "tensor/_arg_Placeholder_2_0_0"]
+    assert list(graph.predecessors("tensor/_arg_Placeholder_2_0_0")) == [
+        "op/_arg_Placeholder_2_0_0"]
+    noop = next(e["args"] for e in all_events if e.get("args", {}).get("name") == "GradientDescent_1")
+    assert graph.nodes["op/GradientDescent_1"]["tf_control_inputs"] == [
+        noop["input0"][1:], noop["input1"][1:]]
+    assert graph.in_degree("op/GradientDescent_1") == 0
+    # by hand: the stream:13 records of MatMul_1, its gradient and the update have an
+    # executor op of their name; stream:14's copy edge_116__arg_... has none
+    links = sorted(trace.slices.args[f.target]["name"] for f in trace.iter_flows()
+                   if f.category == "launch")
+    assert links == ["GradientDescent_1/update_Variable_2/ApplyGradientDescent",
+                     "MatMul_1", "gradients_1/MatMul_1_grad/MatMul_1"]
+    assert trace.diagnostics.count("tensorflow.device_record_without_op") == 1
+    # the gradient's second input comes from an op the excerpt left out
+    assert trace.diagnostics.count("tensorflow.input_from_unrecorded_op") == 1
+
+
+@pytest.mark.integration
+def test_launches_in_trace_processor(trace_processor):
+    """Perfetto's own flow table joins each launching op to its record, by the names the
+    file gives them."""
+    load_written(trace_processor, GPU)
+    rows = trace_processor.query(
+        "select a.name as host, b.name as device, b.category as category from flow f "
+        "join slice a on f.slice_out = a.id join slice b on f.slice_in = b.id "
+        "where b.category like 'tf_device%'")
+    all_events = events(GPU)
+    names = {e["pid"]: e["args"]["name"] for e in all_events if e["ph"] == "M"}
+    host = {e["args"]["name"] for e in all_events if e["ph"] == "X"
+            and names[e["pid"]].startswith("/job:")}
+    launched = Counter(e["name"] for e in all_events if e["ph"] == "X"
+                       and re.search(r"/stream:\d+ Compute$", names[e["pid"]])
+                       and e["args"]["name"] in host)
+    assert Counter(r.device for r in rows) == launched
+    assert all(r.host == r.device for r in rows)   # (op type as the name, on both sides)
+    assert trace_processor.bad_stats() == []
+
+
+def test_critical_path_walks_the_op_graph_by_executor_time():
+    """The graph's path is a producer → consumer chain of executor ops, each timed by its
+    own ``dur`` in the file (its host time: TF's first MatMul spends 115 ms there)."""
+    result = CliRunner().invoke(app, ["critical-path", str(GPU), "--json"])
+    path = json.loads(result.output)
+    assert path["mode"] == "graph"
+    ops = [entry["name"] for entry in path["path"] if entry["kind"] == "cpu"]
+    assert ops == ["random_normal/shape", "random_normal/RandomStandardNormal",
+                   "random_normal/mul", "random_normal", "MatMul"]   # (each the next's input)
+    dur = {e["args"]["name"]: e["dur"] for e in events(GPU) if e["ph"] == "X"
+           and e["pid"] == 3}   # (pid 3: /job:localhost/replica:0/task:0/gpu:0 Compute)
+    assert path["breakdown"]["cpu"] == sum(dur[name] for name in ops) * 1000 == 221_003_000

@@ -216,7 +216,7 @@ def producer_of(tensor: str) -> str:
     ('split', 'split', 'a:b')
     """
     node, colon, index = tensor.rpartition(":")
-    return node if colon and index.isdigit() else tensor
+    return node if colon and index.isdecimal() else tensor
 
 
 def describe_allocator_counters(trace: Trace) -> None:
