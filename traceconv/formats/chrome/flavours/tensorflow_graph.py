@@ -140,19 +140,25 @@ def link_launches(trace: Trace, graph: OpGraph, device_categories: set[str]) -> 
     s = trace.slices
     names = trace.strings.strings
     unlinked, example = 0, None
+    # (node name, device) -> the starts and rows of its executor runs, in time order
+    found: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
     for row in np.isin(s.numpy_view("category"), codes).nonzero()[0].tolist():
         device = trace.processes[trace.tracks[s.track[row]].process]
         if device.kind is not ProcessKind.DEVICE:
             continue
         name = (s.args[row] or {}).get("name")
-        runs = [run for run in graph.runs.get(name, ()) if run[0].endswith(device.name)
-                ] if isinstance(name, str) else []
-        if not runs:
+        if not isinstance(name, str):
+            name = None
+        elif (name, device.name) not in found:
+            runs = [(start, run) for executor, start, run in graph.runs.get(name, ())
+                    if executor.endswith(device.name)]
+            found[name, device.name] = ([start for start, _ in runs], [run for _, run in runs])
+        starts, rows = found.get((name, device.name), ([], [])) if name else ([], [])
+        if not rows:
             unlinked += 1
             example = example or f"{device.name}: {name!r} ({names[s.name[row]]})"
             continue
-        at = bisect_right([start for _, start, _ in runs], int(s.start[row]))
-        host = runs[max(at - 1, 0)][2]
-        trace.add_flow(host, row, "launch", "launch")
+        at = bisect_right(starts, int(s.start[row]))
+        trace.add_flow(rows[max(at - 1, 0)], row, "launch", "launch")
     trace.diagnostics.add("tensorflow.device_record_without_op", count=unlinked,
                           example=example)
