@@ -38,6 +38,13 @@ def microseconds_per_process(path) -> Counter:
     return sums
 
 
+def load_written(trace_processor, path) -> None:
+    """Load the Perfetto protobuf traceconv writes of ``path`` into ``trace_processor``."""
+    out = io.BytesIO()
+    write(traceconv.load(path), out)
+    trace_processor.load(out.getvalue())
+
+
 def totals(path) -> dict:
     result = CliRunner().invoke(app, ["summary", str(path), "--json"])
     assert result.exit_code == 0, result.output
@@ -162,9 +169,7 @@ def test_repeats_with_no_stream_beside_them_stay_work(tmp_path):
 
 @pytest.mark.integration
 def test_pftrace_in_trace_processor(trace_processor):
-    out = io.BytesIO()
-    write(traceconv.load(GPU), out)
-    trace_processor.load(out.getvalue())
+    load_written(trace_processor, GPU)
     rows = trace_processor.query(
         "select p.name as process, thread.name as thread, s.category as category, "
         "sum(s.dur) as ns from slice s "

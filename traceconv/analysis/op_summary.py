@@ -17,7 +17,8 @@ What torch computes, and what this does on the trace (never changing it):
   thread does, count once), so never negative. **Host total** = duration.
 - **Device time of an op**: the device events whose ``External id`` names it (torch's link
   from a kernel to the op that was innermost when it was launched), else the op around its
-  launch (the flow's source). **Self device time** = those events' time; **device total** =
+  launch (the flow's source), or that source itself when it is an op and no runtime call
+  (a TensorFlow executor op links to its kernels). **Self device time** = those events' time; **device total** =
   self device time + the children's device totals.
 - **Annotations** (user ranges, steps such as ``ProfilerStep#N``, ranges and step markers
   on a device stream) are ranges: they have totals, never self device time; a device row
@@ -223,7 +224,10 @@ def _owner_of_device_events(events: _Events) -> dict[int, int]:
         external = args.get("External id") if args else None
         found = by_external.get(external) if isinstance(external, int | str) else None
         if found is None and (launch := launcher.get(row)) is not None and launch in host:
-            found = events.parent.get(launch)   # the op around the launch call
+            # the op around a runtime launch call; an op that launched it itself (TF's
+            # executor op: no runtime call between) owns it
+            runtime_call = (events.activity[launch] & KIND_BITS) in RUNTIME_CALLS
+            found = events.parent.get(launch) if runtime_call else launch
         if found is not None:
             owner[row] = found
     return owner

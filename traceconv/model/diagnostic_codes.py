@@ -707,6 +707,18 @@ CODES: tuple[CodeInfo, ...] = (
           "GPU records of TF's stream:all and memcpy processes, which repeat the records of "
           "the per-stream processes: kept as device ranges that no total counts (the first "
           "in the example)"),
+    _Code("tensorflow.device_record_without_op", "note",
+          "GPU records whose node name no op of their device's executor has (a copy over a "
+          "Send/Recv edge, edge_22_MatMul; the tracer's unknown): device work linked to no "
+          "launching op"),
+    _Code("tensorflow.input_from_unrecorded_op", "note",
+          "op inputs naming a tensor whose producing op the timeline does not hold (folded "
+          "away, or run in another step): graph tensors with no producer"),
+    _Code("tensorflow.tensor_object_unpaired", "dropped",
+          "tensor snapshots or deletions (O, D) of no object the Tensors process created (N), or with an id that is no number or text"),
+    _Code("tensorflow.tensor_without_allocation", "note",
+          "tensors whose snapshot states no address (ptr) or no requested_bytes: graph "
+          "tensors, no memory block"),
     # torch_et
     _Code("torch_et.duplicate_id", "dropped",
           "nodes whose id an earlier node already has: an id names one op (its links and "

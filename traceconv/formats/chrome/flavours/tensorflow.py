@@ -14,6 +14,10 @@ device (``/gpu:0``), as every reader draws a GPU. The tracer writes every record
 the device's work; ``stream:all`` and ``memcpy`` repeat them, so they are drawn as ranges
 that no total counts (``tensorflow.stream_view_repeated``), unless no per-stream process of
 their device is named.
+
+With ``show_memory=True`` the timeline also holds its tensors (objects of the ``Tensors``
+processes, read as memory blocks: :mod:`.tensorflow_tensors`); every op lists its inputs,
+the graph, and the GPU's records name their op, the launch (:mod:`.tensorflow_graph`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,15 @@ from ....vocabularies.tensorflow import (
     TENSORFLOW_VOCABULARY,
 )
 from .base import Flavour, ReadContext, hashable, process_name
+from .tensorflow_graph import link_launches, op_graph
+from .tensorflow_tensors import (
+    OBJECT_PHASE_LETTERS,
+    TENSOR_CATEGORY,
+    add_tensor_blocks,
+    as_instant,
+    describe_allocator_counters,
+    tensor_objects,
+)
 
 # a device as TF names one (``/job:w/replica:0/task:0/gpu:0``, ``/device:GPU:0``), then a
 # GPU tracer's part (``/stream:all``, ``/stream:12``, ``/memcpy``), then the view's suffix
@@ -80,6 +93,9 @@ class TensorFlow(Flavour):
 
     def prepare(self, events: list, context: ReadContext) -> None:
         for e in events:
+            if (isinstance(e, dict) and e.get("ph") in OBJECT_PHASE_LETTERS
+                    and e.get("cat") == TENSOR_CATEGORY):
+                as_instant(e)
             name = process_name(e)   # (None for an event that is not an object)
             if name is not None and hashable(pid := e.get("pid")) and (
                     device_part := gpu_tracer_part(name)) is not None:
@@ -122,6 +138,11 @@ class TensorFlow(Flavour):
         trace.diagnostics.add("tensorflow.stream_view_repeated", count=self.repeated,
                               example=self.example)
         _copies_on_streams(trace, self.streams)
+        objects = tensor_objects(trace)
+        graph = op_graph(trace, objects)
+        link_launches(trace, graph, {DEVICE_CATEGORY, COPY_CATEGORY})
+        add_tensor_blocks(trace, objects, graph.tensors, graph.ops)
+        describe_allocator_counters(trace)
 
 
 def _copies_on_streams(trace: Trace, streams: dict[str, dict[str, str]]) -> None:
