@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from traceconv.formats.perfetto import model_attribute
-from traceconv.model import MemoryBlock, Trace
+from traceconv.model import MemoryBlock, Trace, block_record
 from traceconv.model.block_table import FIELDS, BlockTable
 from traceconv.model.copying import Keep, copy_into
 from traceconv.model.frozen import FrozenTraceError
@@ -161,18 +161,18 @@ def test_the_model_attribute_made_in_chunks_is_the_fields_json(given_blocks, chu
     trace = Trace()
     trace.add_memory_blocks(copy.copy(b) for b in given_blocks)
     whole = b"".join(model_attribute.encode(trace, 0))
-    with patch.object(model_attribute, "_CHUNK", chunk):
+    with patch.object(block_record, "CHUNK", chunk):
         assert b"".join(model_attribute.encode(trace, 0)) == whole
     memory = json.loads(whole)["memory"]
     for name in FIELDS:
         column = [getattr(b, name) for b in given_blocks]
-        if name in model_attribute._REPEATED:   # [distinct values in first-seen order, index]
+        if name in block_record.REPEATED:   # [distinct values in first-seen order, index]
             values = list(dict.fromkeys(column))
             column = [[None if v is None else list(v) for v in values] if name == "shape"
                       else values, [values.index(v) for v in column]]
         assert memory[name] == column
     table = BlockTable()
-    model_attribute.add_blocks(table, memory)
+    block_record.add_blocks(table, memory)
     assert list(table) == given_blocks
 
 

@@ -115,13 +115,24 @@ def _blocks(blocks: Any) -> Counter:
                    for b in blocks)
 
 
-def _graph(trace: Trace) -> tuple[list, list]:
+def _graph(trace: Trace) -> tuple[list, list, Any]:
+    """Nodes, edges (with their attributes) and the graph's attributes; an op's slices as
+    the slices themselves (each reading numbers its rows its own way)."""
     if not trace.has_graph:
-        return [], []
-    graph = trace.graph
-    return (sorted(json.dumps([str(n), _json_value(data)], sort_keys=True)
+        return [], [], {}
+    graph, rows = trace.graph, _slice_rows(trace)
+
+    def named(data: dict) -> Any:
+        held = _json_value(data)
+        if isinstance(data.get("slices"), list):
+            held["slices"] = sorted(rows[k] for k in data["slices"])
+        return held
+
+    return (sorted(json.dumps([str(n), named(data)], sort_keys=True)
                    for n, data in graph.nodes(data=True)),
-            sorted((str(a), str(b)) for a, b in graph.edges()))
+            sorted(json.dumps([str(a), str(b), _json_value(data)], sort_keys=True)
+                   for a, b, data in graph.edges(data=True)),
+            _json_value(graph.graph))
 
 
 def _diagnostics(trace: Trace) -> Counter:
@@ -176,22 +187,8 @@ FIELDS: dict[str, tuple[Callable[[Trace], Any], Callable[[Any, Any], bool]]] = {
 
 # What each writer cannot carry, per sample: (writer, reader) -> the fields lost. Only shrinks.
 LOSSES: dict[tuple[str, str], frozenset[str]] = {
-    ("chrome", "megengine"): frozenset({"flows", "graph", "memory"}),
-    ("chrome", "megengine-memflow-svg"): frozenset({"memory"}),
-    ("chrome", "megengine-meminfo"): frozenset({"memory"}),
-    ("chrome", "migraphx"): frozenset({"graph", "memory"}),
-    ("chrome", "paddle-pb"): frozenset({"memory"}),
-    ("chrome", "paddle-profile"): frozenset({"memory"}),
+    ("chrome", "megengine"): frozenset({"flows"}),
     ("chrome", "perfetto"): frozenset({"flows.labels"}),
-    ("chrome", "rpd"): frozenset({"memory"}),
-    ("chrome", "torch-et"): frozenset({"graph"}),
-    ("chrome", "torch-memory"): frozenset({"memory"}),
-    ("chrome", "torch-snapshot"): frozenset({"memory", "reservations"}),
-    ("chrome", "trtexec"): frozenset({"graph"}),
-    ("perfetto", "megengine"): frozenset({"graph", "memory"}),
-    ("perfetto", "migraphx"): frozenset({"graph", "memory"}),
-    ("perfetto", "torch-et"): frozenset({"graph"}),
-    ("perfetto", "trtexec"): frozenset({"flows", "graph"}),
 }
 
 

@@ -203,6 +203,14 @@ CODES: tuple[CodeInfo, ...] = (
           "inputs holding a run's settings alone (no event, row, op or memory block), read "
           "to join the traces given with them (which: in the example); given alone, "
           "nothing read"),
+    _Code("input.carried_blocks_unread", "dropped",
+          "memory blocks or reservations the file carries (a trace traceconv wrote) that are not "
+          "as its writer makes them: the whole list left out (the blocks the events make, such as "
+          "Kineto's [memory] instants, stay), the first bad place in the example"),
+    _Code("input.carried_graph_unread", "dropped",
+          "an op graph the file carries (a trace traceconv wrote) that is not as its writer makes "
+          "it: left out whole (nodes name one another and their slices), the first bad place in "
+          "the example"),
     _Code("input.carried_stats_unread", "dropped",
           "op statistics the file carries (a trace traceconv wrote) that are not as its writer "
           "makes them: left out, every row (rows name their parents by place), the first bad "
@@ -600,8 +608,10 @@ CODES: tuple[CodeInfo, ...] = (
           "counter values on a track that is not a counter track (no CounterDescriptor): left "
           "out, as Perfetto leaves them out"),
     _Code("perfetto.flow_backwards", "note",
-          "flows whose target starts no later than their source: Perfetto draws them from "
-          "the earlier slice"),
+          "flows that Perfetto reads reversed, from the end it meets first (the target starts "
+          "before the source, or with it and comes first in the file): the format has no word "
+          "for a flow's direction, so Perfetto draws them from the earlier slice; traceconv "
+          "reading the file back turns them round (the model attribute lists them)"),
     _Code("perfetto.flow_dropped", "dropped",
           "flows that link a slice to itself, to a missing slice or to one not written were"
           " not written"),

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..numbers import int64
 from .entities import OpStat
+from .json_values import as_json, holds_json
 from .trace import Trace
 
 _COUNTS = ("calls", "self_ns", "min_ns", "max_ns", "avg_ns", "cpu_ns", "device_ns", "parent")
@@ -40,29 +41,9 @@ def stats_record(stats: Sequence[OpStat]) -> list[dict[str, Any]]:
     rows = []
     for stat in stats:
         row = {name: getattr(stat, name) for name in _FIELDS if name != "extra"}
-        row["extra"] = {str(k): _json(v) for k, v in stat.extra.items() if _holds(v)}
+        row["extra"] = {str(k): as_json(v) for k, v in stat.extra.items() if holds_json(v)}
         rows.append(row)
     return rows
-
-
-def _holds(value: Any) -> bool:
-    """Whether JSON holds ``value`` (nested lists, tuples and string-keyed dicts included)."""
-    if value is None or isinstance(value, str | bool | int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list | tuple):
-        return all(map(_holds, value))
-    return isinstance(value, dict) and all(isinstance(k, str) and _holds(v)
-                                           for k, v in value.items())
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, list | tuple):
-        return [_json(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _json(v) for k, v in value.items()}
-    return value
 
 
 def restore_stats(trace: Trace, record: Any) -> None:

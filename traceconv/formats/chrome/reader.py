@@ -24,8 +24,10 @@ from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, ProcessKind, Trace, TrackKind
 from ...model.activity import fill_activity
+from ...model.block_record import restore_blocks
 from ...model.builder import TraceBuilder
 from ...model.evident_streams import evident_streams
+from ...model.graph_record import restore_graph
 from ...model.metadata_record import carry_diagnostics, restore_metadata
 from ...model.slice_index import SliceIndex
 from ...model.stats_record import restore_stats
@@ -668,7 +670,9 @@ class ChromeReader:
     def _written_record(self) -> None:
         """A file traceconv wrote keeps the trace's metadata, the first reading's
         diagnostics (:mod:`~traceconv.model.metadata_record`), its op statistics
-        (:mod:`~traceconv.model.stats_record`) and the source's values of the
+        (:mod:`~traceconv.model.stats_record`), its memory blocks and reservations
+        (:mod:`~traceconv.model.block_record`), its op graph
+        (:mod:`~traceconv.model.graph_record`) and the source's values of the
         envelope keys the writer sets (``baseTimeNanoseconds``): they are the trace's again."""
         written = self.context.envelope.get("traceconv")
         if isinstance(written, dict):
@@ -676,6 +680,8 @@ class ChromeReader:
             restore_metadata(meta, written)
             carry_diagnostics(self.trace.diagnostics, written.get("diagnostics"))
             restore_stats(self.trace, written.get("stats"))
+            restore_blocks(self.trace, written)
+            restore_graph(self.trace, written.get("graph"))
             if isinstance(written.get("envelope"), dict):
                 meta.attributes.update(written["envelope"])
 

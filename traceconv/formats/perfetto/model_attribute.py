@@ -17,16 +17,15 @@ the memory blocks (which Perfetto shows only as the live-bytes counters made of 
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from copy import copy
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-import numpy as np
 import orjson
 
-from ...model import MemoryBlock, Trace
-from ...model.block_table import NUMBERS, BlockTable
+from ...model import Trace
+from ...model.block_record import block_columns, record_text
+from ...model.graph_record import graph_record
+from ...model.json_values import json_text, jsonable
 from ...model.metadata_record import metadata_record
 from ...model.stats_record import stats_record
 from .dotted_names import DottedNames, expanded
@@ -44,15 +43,16 @@ SPELLED_NULL, SPELLED_LIST, SPELLED_DICT = 0, 1, 2
 NESTED_MARK = 3
 
 
-def describe(trace: Trace, base: int) -> dict[str, Any]:
-    """The attribute's content for ``trace`` whose uuids start at ``base``. (Its
+def describe(trace: Trace, base: int, reversed_flows: Sequence[int] = ()) -> dict[str, Any]:
+    """The attribute's content for ``trace`` whose uuids start at ``base`` and whose flows
+    ``reversed_flows`` (ids) the file gives reversed, target first. (Its
     ``dotted``, the argument names written as nested dicts, is empty since the writer marks
     the dicts it makes (:data:`NESTED_MARK`); a file written before lists them.)"""
-    return {**_described(trace, base), "memory": _blocks(trace.memory),
-            "reservations": _blocks(trace.reservations)}
+    return {**_described(trace, base, reversed_flows), "memory": block_columns(trace.memory),
+            "reservations": block_columns(trace.reservations)}
 
 
-def _described(trace: Trace, base: int) -> dict[str, Any]:
+def _described(trace: Trace, base: int, reversed_flows: Sequence[int]) -> dict[str, Any]:
     """:func:`describe` but the memory blocks and reservations (:data:`_BLOCK_LISTS`)."""
     meta = trace.metadata
     return {
@@ -61,21 +61,23 @@ def _described(trace: Trace, base: int) -> dict[str, Any]:
                       for p in trace.processes],
         "tracks": [[t.name, t.process, t.kind.value, t.tid, t.sort_index, t.unit, t.description,
                     t.parent] for t in trace.tracks],
-        "metadata": {**metadata_record(meta), "attributes": _jsonable(meta.attributes)},
+        "metadata": {**metadata_record(meta), "attributes": jsonable(meta.attributes)},
         "flows": _flow_labels(trace),
+        "backwards": list(reversed_flows),
         "dotted": [],
         "diagnostics": trace.diagnostics.as_list(),
         "stats": stats_record(trace.stats),
+        "graph": graph_record(trace),
     }
 
 
 _BLOCK_LISTS = ("memory", "reservations")   # the attribute's last keys, written field by field
 
 
-def encode(trace: Trace, base: int) -> Iterator[bytes]:
+def encode(trace: Trace, base: int, reversed_flows: Sequence[int] = ()) -> Iterator[bytes]:
     """:func:`describe` as JSON text, in pieces made as they are asked for (an integer
     beyond 64 bits, which a fuzzed input can give a pid or a rank, as its decimal text).
-    The memory blocks are made into text :data:`_CHUNK` values at a time, so a trace of
+    The memory blocks are made into text :data:`~traceconv.model.block_record.CHUNK` values at a time, so a trace of
     10^7 blocks never holds a field as a list, nor more than a piece of the text (the
     writer asks twice: once for the size, once to write).
 
@@ -85,34 +87,12 @@ def encode(trace: Trace, base: int) -> Iterator[bytes]:
     '1180591620717411303424'
     """
     yield b"{"
-    for key, value in _described(trace, base).items():
-        yield _json(key) + b":" + _json(value) + b","
+    for key, value in _described(trace, base, reversed_flows).items():
+        yield json_text(key) + b":" + json_text(value) + b","
     for n, key in enumerate(_BLOCK_LISTS):
-        yield _json(key) + b":{"
-        table = _table(getattr(trace, key))
-        for k, name in enumerate(_BLOCK_FIELDS):
-            yield (b"," if k else b"") + _json(name) + b":"
-            yield from _field_text(table, name)
-        yield b"}," if n + 1 < len(_BLOCK_LISTS) else b"}}"
-
-
-def _json(value: Any) -> bytes:
-    try:
-        return orjson.dumps(value)
-    except TypeError:
-        return orjson.dumps(_within_64_bits(value))
-
-
-def _within_64_bits(value: Any) -> Any:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return value if -(1 << 63) <= value < 1 << 64 else str(value)
-    if isinstance(value, list | tuple):
-        return [_within_64_bits(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _within_64_bits(v) for k, v in value.items()}
-    return value
+        yield json_text(key) + b":"
+        yield from record_text(getattr(trace, key))
+        yield b"," if n + 1 < len(_BLOCK_LISTS) else b"}"
 
 
 def decode(text: str, *, flow_ids: int, time_shift: Any = None
@@ -139,23 +119,11 @@ def decode(text: str, *, flow_ids: int, time_shift: Any = None
         found = "time_shift_ns: expected an integer in [0, 2^63)"
     if found is not None:
         return None, found
-    for part in ("flows", "dotted", "diagnostics"):   # (parts a writer may leave out)
+    for part in ("flows", "backwards", "dotted", "diagnostics"):   # (parts a writer may leave out)
         data[part] = data.get(part) or []
     data["metadata"] = data.get("metadata") or {}
     data["shift"] = shift
     return data, None
-
-
-def _jsonable(attributes: dict[str, Any]) -> dict[str, Any]:
-    """The metadata attributes that survive JSON (the others are left out)."""
-    kept = {}
-    for key, value in attributes.items():
-        try:
-            orjson.dumps(value)
-        except TypeError:
-            continue
-        kept[str(key)] = value
-    return kept
 
 
 def _flow_labels(trace: Trace) -> list[list[Any]]:
@@ -214,119 +182,3 @@ def _flatten_into(out: dict[str, Any], prefix: str, value: dict[str, Any],
             _flatten_into(out, name, item, dotted)
         else:
             out[name] = item
-
-
-_BLOCK_FIELDS = tuple(field.name for field in dataclasses.fields(MemoryBlock))
-
-
-_REPEATED = ("device", "pool", "name", "owner_op", "owner_name", "owner_tensor", "category",
-             "shape", "dtype")   # few distinct values: kept once, and an index per block
-
-
-_CHUNK = 1 << 16   # a field's values made into text together
-
-
-def _blocks(blocks: Sequence[MemoryBlock]) -> dict[str, Any]:
-    """Memory blocks as one list per field (JSON-safe: shapes as lists, args that JSON
-    cannot hold left out); a field of few distinct values as [values, index per block].
-
-    >>> _blocks([MemoryBlock(64, 128, 5, None, device="cpu")])["device"]
-    [['cpu'], [0]]
-    """
-    table = _table(blocks)
-    return {name: orjson.loads(b"".join(_field_text(table, name))) for name in _BLOCK_FIELDS}
-
-
-def _table(blocks: Sequence[MemoryBlock]) -> BlockTable:
-    """``blocks`` as a table (copies of records: the table would seal the caller's own)."""
-    return blocks if isinstance(blocks, BlockTable) else BlockTable(map(copy, blocks))
-
-
-def _field_text(table: BlockTable, name: str) -> Iterator[bytes]:
-    """Field ``name`` of :func:`_blocks` as JSON text in pieces, a chunk of values each."""
-    count = len(table)
-    if name in _REPEATED:
-        shown, ranks = _repeated(table, name)
-        yield b"[" + _json(shown) + b","
-        yield from _list_text(count, lambda lo, hi: ranks[lo:hi].tolist())
-        yield b"]"
-    elif name == "args":
-        held = table.column("args")
-        made = (lambda lo, hi: [_jsonable(a) if a else {} for a in held[lo:hi]]) \
-            if any(held) else (lambda lo, hi: [{}] * (hi - lo))   # (10^5 blocks, no args: no loop)
-        yield from _list_text(count, made)
-    else:
-        numbers = table.numbers(name)
-        known = table.known(name) if name in ("alloc_ns", "free_ns") else None
-
-        def made(lo: int, hi: int) -> list[Any]:
-            values = numbers[lo:hi].tolist()
-            if known is None or known[lo:hi].all():
-                return values   # type: ignore[no-any-return]
-            return [v if k else None for v, k in zip(values, known[lo:hi].tolist(), strict=True)]
-
-        yield from _list_text(count, made)
-
-
-def _list_text(count: int, made: Callable[[int, int], list[Any]]) -> Iterator[bytes]:
-    """The JSON text of a list of ``count`` values, :data:`_CHUNK` at a time
-    (``made(lo, hi)``: values lo to hi).
-
-    >>> b"".join(_list_text(5, lambda lo, hi: list(range(lo, hi))))
-    b'[0,1,2,3,4]'
-    """
-    if not count:
-        yield b"[]"
-        return
-    for lo in range(0, count, _CHUNK):
-        text = _json(made(lo, min(lo + _CHUNK, count)))
-        yield (b"[" if lo == 0 else b",") + text[1:-1]
-    yield b"]"
-
-
-def _repeated(table: BlockTable, name: str) -> tuple[list[Any], np.ndarray]:
-    """Field ``name`` of the blocks as (its distinct values in the order they first come,
-    per block the number of its value)."""
-    values, codes = table.coded(name)
-    distinct, first, number = np.unique(codes, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    shown = [values[code] for code in distinct[order].tolist()]
-    if name == "shape":
-        shown = [None if v is None else list(v) for v in shown]
-    return shown, rank[number.reshape(-1)]
-
-
-def add_blocks(table: BlockTable, columns: dict[str, Any] | None) -> None:
-    """Add the blocks of :func:`_blocks` (as :mod:`.model_attribute_check` passed them)
-    to ``table``, column by column: no record per block.
-
-    >>> table = BlockTable()
-    >>> add_blocks(table, _blocks([MemoryBlock(64, 128, 5, None, shape=(2, 3))]))
-    >>> list(table)
-    [MemoryBlock(address=64, size=128, alloc_ns=5, free_ns=None, device='', pool='', name='', owner_op=None, owner_name=None, owner_tensor=None, category='', shape=(2, 3), dtype=None, args={})]
-    """
-    if not columns:
-        return
-    coded = {}
-    for name in _REPEATED:
-        values, index = columns[name]
-        if name == "shape":
-            values = [None if v is None else tuple(v) for v in values]
-        coded[name] = (values, np.array(index, dtype=np.int64))
-    table.extend_columns({name: _int64s(columns[name]) for name in NUMBERS}, coded,
-                         [args or None for args in columns["args"]])
-
-
-def _int64s(values: list[int | None]) -> np.ndarray:
-    """A checked column of int64 numbers (None: masked) as an array.
-
-    >>> _int64s([3, None]).tolist(), _int64s([]).dtype.name
-    ([3, None], 'int64')
-    """
-    if None not in values:
-        return np.array(values, dtype=np.int64)
-    mask = np.fromiter((value is None for value in values), bool, len(values))
-    return np.ma.array([0 if value is None else value for value in values], np.int64,
-                       mask=mask)

@@ -332,6 +332,9 @@ def _flows(reader: PftraceReader, slice_of: np.ndarray, ts: np.ndarray, keep: np
     rank = np.empty(len(event), dtype=np.int64)
     rank[position] = np.arange(len(event))
     sources, targets, orphans = link_flows(rank, ids, ends)
+    if model and model["backwards"]:   # (the earlier end came first: the writer's target)
+        turned = np.isin(ids[targets], np.array(model["backwards"], dtype=np.int64))
+        sources[turned], targets[turned] = targets[turned], sources[turned]
     diagnostics.add("perfetto.flow_end_without_start", count=orphans)
     source_rows, target_rows = slice_of[event[sources]], slice_of[event[targets]]
     labels = model_attribute.flow_labels(model.get("flows", [])) if model else []

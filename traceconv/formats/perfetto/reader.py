@@ -44,7 +44,9 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
 from ...errors import InputError
 from ...io import Source
 from ...model import Metadata, Trace
+from ...model.block_record import add_blocks
 from ...model.builder import TraceBuilder
+from ...model.graph_record import restore_graph
 from ...model.metadata_record import carry_diagnostics, restore_metadata
 from ...model.stats_record import restore_stats
 from ...model.typed_arrays import extend_typed
@@ -977,6 +979,8 @@ class PftraceReader:
         self.system.frames = self._on_trace_clock(self.system.frames)
         self.system.logs = self._on_trace_clock(self.system.logs)
         build_system(trace, self.system)
+        if model is not None:   # (its slice places count in the slices now all in)
+            restore_graph(trace, model.get("graph"))
         if not self.packets and self.diagnostics.count("perfetto.truncated"):
             # (a few bytes of any protobuf file frame no whole packet: a cut file, not a trace)
             raise InputError("not a Perfetto trace, or one cut before its first packet ends: "
@@ -1058,8 +1062,8 @@ def _restore_metadata(trace: Trace, model: dict[str, Any]) -> None:
     meta.attributes.update(saved.get("attributes") or {})
     carry_diagnostics(trace.diagnostics, model.get("diagnostics"))
     restore_stats(trace, model.get("stats"))
-    model_attribute.add_blocks(trace.memory, model.get("memory"))
-    model_attribute.add_blocks(trace.reservations, model.get("reservations"))
+    add_blocks(trace.memory, model.get("memory"))
+    add_blocks(trace.reservations, model.get("reservations"))
 
 
 def read(source: Source) -> Trace:

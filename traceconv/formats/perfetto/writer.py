@@ -125,16 +125,19 @@ def _write_whole(trace: Trace, out: BinaryIO, workers: int) -> Diagnostics:
         encoder = _EventEncoder(view, ids, offset, timeline)
         del timeline   # (the events are in the encoder's order: the sort's columns go)
         _write_events(encoder, out, _worker_count(workers))
+        reversed_flows = encoder.open_flows.reversed_ids(view.diagnostics)
         del encoder    # (its per-event arrays go before the model attribute is made)
-    _write_model(trace, ids, out)
+    _write_model(trace, ids, out, reversed_flows)
     return view.diagnostics
 
 
-def _write_model(trace: Trace, ids: TrackIds, out: BinaryIO) -> None:
-    """The trace attribute that says what Perfetto has no words for: its text grows with
+def _write_model(trace: Trace, ids: TrackIds, out: BinaryIO, reversed_flows: list[int]
+                 ) -> None:
+    """The trace attribute that says what Perfetto has no words for (``reversed_flows``:
+    the ids of the flows whose target came first in the file): its text grows with
     the memory blocks, so it is made twice, a piece at a time, instead of held: once for
     its size (the packet's length comes first), once to write."""
-    size = sum(map(len, model_attribute.encode(trace, ids.base)))
+    size = sum(map(len, model_attribute.encode(trace, ids.base, reversed_flows)))
     key = string_field(1, model_attribute.ATTRIBUTE)
     value = b"\x1a" + varint(size)   # (string field 3: the text)
     entry = b"\x0a" + varint(len(key) + len(value) + size)   # TraceAttributes.attribute
@@ -143,7 +146,7 @@ def _write_model(trace: Trace, ids: TrackIds, out: BinaryIO) -> None:
     tail = uint_field(SEQUENCE_ID, SEQ_DESCRIPTORS)
     packet = len(attributes) + len(varint(body)) + body + len(tail)
     out.write(b"\x0a" + varint(packet) + attributes + varint(body) + entry + key + value)
-    for piece in model_attribute.encode(trace, ids.base):
+    for piece in model_attribute.encode(trace, ids.base, reversed_flows):
         out.write(piece)
     out.write(tail)
 
@@ -186,8 +189,9 @@ def _write_windows(trace: Trace, out: BinaryIO, window_slices: int) -> Diagnosti
                 for piece in encoder.pieces(lo, hi, sequence):
                     out.write(piece)
                 sequence += 1
+        reversed_flows = encoder.open_flows.reversed_ids(view.diagnostics)
         del encoder
-    _write_model(trace, ids, out)
+    _write_model(trace, ids, out, reversed_flows)
     return view.diagnostics
 
 
@@ -369,9 +373,9 @@ class _EventEncoder:
         self.offset = offset
         self.misplaced = self._count_misplaced()
         self.ts = self.codes = np.zeros(0, dtype=np.int64)
+        self.flows = self._flow_fields()
         if whole:   # (else the events come window by window: use())
             self.use(*event_order(trace, timeline))
-        self.flows = self._flow_fields()
         values = trace.counters.numpy_view("value")
         self.counter_values = values
         self.counter_integral = (np.isfinite(values) & (values == np.round(values))
@@ -388,6 +392,7 @@ class _EventEncoder:
         """Encode the events ``codes`` at times ``ts`` (write order) from now on."""
         self.ts, self.codes = self._written(ts, codes) if self.misplaced else (ts, codes)
         self.ts += self.offset
+        self.open_flows.place(self.codes)
 
     def _written(self, ts: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The events that can be written: slices and instants on slice tracks, counter
@@ -534,7 +539,8 @@ class _EventEncoder:
         # trace_processor takes the earliest event as the source; a flow that runs
         # backwards in time cannot terminate before it starts, so it stays open
         forward = starts[target] > starts[source]
-        backwards = int((~forward).sum())
+        self.open_flows = _OpenFlows(kept[~forward], source[~forward], target[~forward],
+                                     starts)
         # two fields per flow (tag + fixed64 id), ordered by slice row, then flow order
         rows = np.concatenate([source, target])
         tags = np.concatenate([np.zeros(len(kept), bool), forward])   # True: terminating
@@ -544,7 +550,6 @@ class _EventEncoder:
         fields[:, 2:] = np.tile(kept.astype("<u8") + 1, 2).view(np.uint8).reshape(-1, 8)
         order = np.lexsort((np.tile(np.arange(len(kept)), 2), rows))
         trace.diagnostics.add("perfetto.flow_dropped", count=dropped)
-        trace.diagnostics.add("perfetto.flow_backwards", count=backwards)
         return FlowFields(fields[order], rows[order], n)
 
     def _counter_value_parts(self, rows: np.ndarray) -> list[tuple[np.ndarray, list[Part]]]:
@@ -557,6 +562,55 @@ class _EventEncoder:
         subsets = [(whole, [_INT_COUNTER, values[whole].astype(np.int64).astype(np.uint64)]),
                    (fraction, [_DOUBLE_COUNTER, doubles])]
         return [(subset, parts) for subset, parts in subsets if len(subset)]
+
+
+class _OpenFlows:
+    """The flows written without a terminating id (their target starts no later than their
+    source), and which of them trace_processor reads reversed, taking the endpoint it meets
+    first for the source: those whose target starts earlier, and those whose two ends start
+    at one time when the target's BEGIN comes first in the file, found as the events are
+    put in write order (:meth:`place`, per window when the trace is written window by
+    window; the ends of a tie are in one window).
+
+    >>> flows = _OpenFlows(np.array([0, 1, 2]), np.array([5, 6, 8]), np.array([4, 7, 9]),
+    ...                    np.array([0, 0, 0, 0, 1, 2, 3, 3, 3, 3]))
+    >>> flows.place(np.array([7, 6, 8, 9]) * 4)   # BEGINs of slices 7, 6, 8 and 9
+    >>> flows.reversed_ids(Diagnostics())   # (row 0: 4 starts first; row 1: 7 comes first)
+    [1, 2]
+    """
+
+    def __init__(self, rows: np.ndarray, source: np.ndarray, target: np.ndarray,
+                 starts: np.ndarray) -> None:
+        tie = starts[target] == starts[source]
+        self.reversed = [rows[~tie]]
+        self.ties = (rows[tie], source[tie], target[tie])
+
+    def place(self, codes: np.ndarray) -> None:
+        """Note the ties whose two BEGINs are among the events ``codes`` (write order)."""
+        rows, source, target = self.ties
+        if not len(rows):
+            return
+        at = np.flatnonzero((codes & 3) == BEGIN)
+        if not len(at):
+            return
+        begun = codes[at] >> 2
+        order = np.argsort(begun, kind="stable")
+        begun, at = begun[order], at[order]
+
+        def position(ends: np.ndarray) -> np.ndarray:   # (-1: not among these events)
+            k = np.minimum(np.searchsorted(begun, ends), len(begun) - 1)
+            return np.where(begun[k] == ends, at[k], -1)
+
+        first, then = position(source), position(target)
+        both = (first >= 0) & (then >= 0)
+        self.reversed.append(rows[both & (then < first)])
+        self.ties = (rows[~both], source[~both], target[~both])
+
+    def reversed_ids(self, diagnostics: Diagnostics) -> list[int]:
+        """The flow ids (row + 1) of the flows read reversed, counted in ``diagnostics``."""
+        ids = (np.sort(np.concatenate(self.reversed)) + 1).tolist()
+        diagnostics.add("perfetto.flow_backwards", count=len(ids))
+        return ids
 
 
 def _batches(items: list[tuple[int, str]], size: int) -> list[list[tuple[int, str]]]:
