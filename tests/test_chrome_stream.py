@@ -323,6 +323,40 @@ def test_a_huge_value_of_a_key_traceconv_reads_is_refused_with_its_offset(where,
     assert err.value.path == '$["otherData"]' and err.value.offset == len(head)
 
 
+def test_traceconvs_own_record_may_pass_the_limit_of_one_value(small_limit, monkeypatch):
+    """The writers' record (memory blocks and op graph of the model, which grow with it) is
+    held up to its own, larger bound: a Chrome trace traceconv wrote reads back (a 15 MB
+    record for 1,524 blocks of a real snapshot, past the 64 MiB of one event at about 6,500
+    blocks); past that bound it is refused in the same words, with the bound it passed."""
+    monkeypatch.setattr(stream, "RECORD_PIECES", 4 * HELD_PIECES)
+    record = b'{"x": "' + b"y" * (2 * LIMIT) + b'"}'
+    events = b'"traceEvents": [' + x_event(1) + b"]"
+    doc = read_document(ForwardOnly(b'{"traceconv": ' + record + b", " + events + b"}"),
+                        chunk_size=CHUNK)
+    assert [e["name"] for chunk in doc.chunks for e in chunk] == ["op1"]
+    assert doc.envelope["traceconv"] == orjson.loads(record)
+    too_big = b'{"x": "' + b"y" * (8 * LIMIT) + b'"}'
+    with pytest.raises(DocumentError, match=f"over {4 * LIMIT:,} bytes") as err:
+        events_of(b'{"traceconv": ' + too_big + b", " + events + b"}", ForwardOnly)
+    assert err.value.path == '$["traceconv"]'
+
+
+def test_a_written_record_over_the_limit_of_one_value_reads_back(tmp_path, monkeypatch):
+    """Memory blocks carried in the record come back when it is larger than one event may
+    be (the reader's piece shrunk so that a real snapshot's record passes that limit)."""
+    snapshot = Path(__file__).resolve().parent / "data" / "torch_snapshot"
+    source = traceconv.load(snapshot / "snapshot_expandable.pkl.gz")
+    out = tmp_path / "blocks.json"
+    traceconv.save(source, out)
+    assert len(source.memory) > 3000
+    monkeypatch.setattr(stream, "CHUNK", 1024)
+    monkeypatch.setattr(stream, "HELD_PIECES", 4)   # 4 KiB of one value...
+    assert out.stat().st_size > 16 * 4096
+    back = traceconv.load(out)
+    assert [(b.address, b.size, b.alloc_ns, b.free_ns) for b in back.memory] == \
+        [(b.address, b.size, b.alloc_ns, b.free_ns) for b in source.memory]
+
+
 @pytest.mark.parametrize("text", [
     b'{"a": 1, "traceEvents": {"x": 1}' + b" " * CHUNK + b"}",     # not an array
     b'{"a" 1, "traceEvents": []' + b" " * CHUNK + b"}",             # no colon

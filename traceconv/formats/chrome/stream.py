@@ -15,7 +15,8 @@ Whitespace between elements is read past as it comes, never held, and a run of t
 (bare numbers) is cut at its commas: memory follows the chunk size and the largest element,
 not the length of a run. No one event or top-level value is held beyond a bound
 (:data:`HELD_PIECES` pieces): a larger event is refused, a larger value of a key the reader
-does not use read past as it arrives. Errors name the line and column in the file (columns
+does not use read past as it arrives; traceconv's own record (``"traceconv"``: the memory
+blocks and op graph its writer carries) has a bound of its own (:data:`RECORD_PIECES`). Errors name the line and column in the file (columns
 count characters, as orjson's do), or the JSON path and byte offset of an item too large.
 
 Where the pieces are cut never changes what is read or refused, nor where an error is
@@ -46,6 +47,11 @@ CHUNK = 256 << 10
 # One event, or one value of a top-level key, held at most this many pieces' worth (64 MiB
 # at the default piece size): beyond it an event is refused and a key's value read past.
 HELD_PIECES = 256
+# traceconv's own record (the model's memory blocks and op graph, which a Chrome trace has
+# no events for) grows with the trace, as the model read from it does: it may take this
+# many pieces (1 GiB), past what the memory check allows for an input of its size.
+RECORD_PIECES = 4096
+RECORD_KEY = "traceconv"
 # Top-level keys the reader and its flavours read: one of them over the limit is refused,
 # any other is read past (counted) without being held.
 USED_KEYS = frozenset({"traceEvents", "traceconv", "baseTimeNanoseconds", "displayTimeUnit",
@@ -267,6 +273,7 @@ class _Text:
     def __init__(self, stream: BinaryIO, head: bytes, start: int, chunk_size: int) -> None:
         self.stream, self.chunk_size = stream, chunk_size
         self.limit = chunk_size * HELD_PIECES   # the most of one event or value held
+        self.record_limit = chunk_size * RECORD_PIECES   # ... and of traceconv's record
         self.buffer = bytearray(head)
         self.eof = False
         self.origin = _seekable_offset(stream, len(head))   # where head is in the stream
@@ -675,14 +682,15 @@ def _member_value(text: _Text, key: str, doc: Document) -> Any:
     use ``key``, else refused. A value read past is checked for strings and brackets only."""
     cutter = _Cutter(closer=_CLOSE_OBJECT)
     skipped = 0
+    limit = text.record_limit if key == RECORD_KEY else text.limit
 
     def refuse_used() -> None:
         if key in USED_KEYS:
             raise _too_large(text, -skipped, "the value of a key traceconv reads",
-                             f"$[{json.dumps(key)}]")
+                             f"$[{json.dumps(key)}]", limit)
 
     while (found := cutter.find(text.buffer, 0)) is None:
-        if cutter.pos > text.limit:
+        if cutter.pos > limit:
             refuse_used()
             skipped += cutter.pos
             text.consume(cutter.pos)
@@ -691,7 +699,7 @@ def _member_value(text: _Text, key: str, doc: Document) -> Any:
             _raise_if_wrong_before_the_end(text, skipped)
             raise text.end_error("unexpected end of data: the object's closing } is missing")
     end = found[0]
-    if skipped or end > text.limit:
+    if skipped or end > limit:
         refuse_used()
         text.consume(end)
         doc.skipped_keys.append(key)
@@ -727,11 +735,13 @@ def _event_path(doc: Document, index: int) -> str:
     return f"$[{index}]" if doc.bare_array else f"$.traceEvents[{index}]"
 
 
-def _too_large(text: _Text, start: int, what: str, path: str) -> DocumentError:
+def _too_large(text: _Text, start: int, what: str, path: str,
+               limit: int | None = None) -> DocumentError:
     """``what`` (at ``path``), starting at ``buffer[start]`` (before it when negative), is
-    over the limit."""
+    over the limit (``text.limit`` unless given)."""
     offset = text.consumed + start
-    return DocumentError(f"{what} is over {text.limit:,} bytes (read in bounded memory, "
+    limit = text.limit if limit is None else limit
+    return DocumentError(f"{what} is over {limit:,} bytes (read in bounded memory, "
                          f"traceconv holds no more of one)", path=path, offset=offset)
 
 
