@@ -249,3 +249,16 @@ def test_a_paddle_perf_rows_nan_is_never_timed(tmp_path: Path):
     assert before.diagnostics.count("paddle_summary.never_timed") == 0
     # (the inf min of the page as written: moved, counted; the same in both)
     assert after.diagnostics.count("model.statistic_beyond_range") == 1
+
+
+def test_an_allocators_stated_total_at_int64s_edge_stays_in_int64(tmp_path: Path):
+    # Kineto states Total Allocated / Reserved beside each event; a counter holds a double,
+    # where 2**63 - 1 is 2**63: the report gave 9,223,372,036,854,775,808, one past int64
+    path = _kineto(tmp_path / "t.json", [(100, 10, None)])
+    trace_json = json.loads(path.read_text())
+    trace_json["traceEvents"][1]["args"].update({"Total Allocated": INT64_MAX,
+                                                 "Total Reserved": INT64_MAX})
+    path.write_text(json.dumps(trace_json))
+    device, = memory_report(traceconv.load(path))["devices"]
+    assert device["allocated_bytes"] == 100
+    assert device["allocated_by_allocator_bytes"] == device["reserved_bytes"] == INT64_MAX

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..numbers import INT64_MIN, int64_running_sums
+from ..numbers import INT64_MIN, int64_edge, int64_running_sums
 from . import MemoryBlock, ProcessKind, Trace, TrackKind
 from .block_table import BlockTable
 
@@ -259,7 +259,8 @@ def allocator_total(trace: Trace, device: str, kind: str, at: int) -> int | None
         return None
     stamps = counters.numpy_view("ts")[before]
     last = before[np.flatnonzero(stamps == stamps.max())[-1]]   # (the latest: the last stated)
-    return int(counters.numpy_view("value")[last])
+    # (a counter holds a double: a stated 2**63 - 1 reads back as 2**63, one past int64)
+    return int64_edge(int(counters.numpy_view("value")[last]))
 
 
 def allocator_series(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
