@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+
+import numpy as np
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -214,12 +216,104 @@ def printed_ns(value: float | None, scale: float) -> int | None:
     >>> printed_ns(-1e300, 1e9) == -BEYOND_NS
     True
     """
+    return _printed(value, scale)
+
+
+def printed_bytes(value: float | None, scale: float) -> int | None:
+    """A size a text report printed (``value`` in its unit, ``scale`` bytes per unit: a
+    report's ``Size(MB)``) as bytes, by the rule of :func:`printed_ns`: past int64,
+    infinity included, ±:data:`BEYOND_NS` for the builder to move to its edge and count
+    (``model.statistic_beyond_range``); NaN (and an absent cell) is None: not stated.
+
+    >>> printed_bytes(12.5, 1 << 20), printed_bytes(float("nan"), 1 << 20)
+    (13107200, None)
+    >>> printed_bytes(float(2**62), 1 << 20) == printed_bytes(float("inf"), 1) == BEYOND_NS
+    True
+    """
+    return _printed(value, scale)
+
+
+def printed_whole(text: str, what: str = "number") -> int | None:
+    """A count or size a text report printed (``2396160``, ``1e+06``, ``nan``) as an int,
+    by the rule of :func:`printed_bytes`: digits exactly (past int64: ±:data:`BEYOND_NS`,
+    whatever their length), other number text to the nearest integer; NaN is None (not
+    stated); text that is no number, :class:`NumberError`.
+
+    >>> printed_whole("2396160"), printed_whole("-1"), printed_whole("1e+06"), printed_whole("nan")
+    (2396160, -1, 1000000, None)
+    >>> printed_whole("9" * 5000) == printed_whole("1e400") == BEYOND_NS
+    True
+    >>> printed_whole("12 MB", "Free Size")
+    Traceback (most recent call last):
+    traceconv.numbers.NumberError: Free Size is not a number: '12 MB'
+    """
+    if text.strip().lstrip("+-").isdecimal():
+        number = saturated_int(text)
+        return number if INT64_MIN <= number <= INT64_MAX else \
+            (BEYOND_NS if number > 0 else -BEYOND_NS)
+    try:
+        value = float(text)
+    except ValueError:
+        raise NumberError(f"{what} is not a number: {_show(text)}") from None
+    return printed_bytes(value, 1)
+
+
+def _printed(value: float | None, scale: float) -> int | None:
     if value is None or math.isnan(value):
         return None
     product = value * scale
     if not -BEYOND_NS < product < BEYOND_NS:   # (infinite, or past int64 and then some)
         return BEYOND_NS if product > 0 else -BEYOND_NS
     return round(product)
+
+
+def int64_edge(number: int) -> int:
+    """``number`` (exact: a sum of sizes, a difference of two) at the nearer int64 edge
+    when int64 cannot hold it: where every total traceconv makes of a trace's sizes and
+    counts lands, for its caller to say that it moved (never a number wrapped around).
+
+    >>> int64_edge(5), int64_edge(2**64) == INT64_MAX, int64_edge(-2**70) == INT64_MIN
+    (5, True, True)
+    """
+    return min(max(number, INT64_MIN), INT64_MAX)
+
+
+def int64_total(values: Iterable[int]) -> tuple[int, bool]:
+    """The exact sum of ``values`` at the int64 edge (:func:`int64_edge`), and whether
+    it had to move there.
+
+    >>> int64_total([2**62, 2**62 - 1])
+    (9223372036854775807, False)
+    >>> int64_total([2**62, 2**62]) == (INT64_MAX, True), int64_total([])
+    (True, (0, False))
+    """
+    total = sum(values)
+    return int64_edge(total), not INT64_MIN <= total <= INT64_MAX
+
+
+def int64_running_sums(steps: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """``np.cumsum(steps)`` as int64 that never wraps around: a running sum that int64
+    cannot hold (thousands of near-2**53 sizes live at once, two of 2**62) is put at the
+    nearer int64 edge (:func:`int64_edge`); also returns which sums moved (None: none did),
+    for the caller to count. ``steps`` are ints (int64, or Python ints in an object array).
+    The usual case costs a min and a max: n steps none larger than int64 / n cannot sum
+    past it.
+
+    >>> sums, moved = int64_running_sums(np.array([2**62, 2**62, -2**62, -2**62]))
+    >>> sums.tolist() == [2**62, INT64_MAX, 2**62, 0], moved.tolist()
+    (True, [False, True, False, False])
+    >>> int64_running_sums(np.array([5, -2, 4]))
+    (array([5, 3, 7]), None)
+    """
+    if not len(steps):
+        return np.zeros(0, np.int64), None
+    largest = max(-int(steps.min()), int(steps.max()))
+    if steps.dtype != object and largest * len(steps) <= INT64_MAX:
+        return np.cumsum(steps, dtype=np.int64), None
+    exact = np.cumsum(steps.astype(object))
+    sums = np.array([int64_edge(s) for s in exact.tolist()], np.int64)
+    moved = sums != exact
+    return sums, moved.astype(bool) if moved.any() else None
 
 
 @contextmanager

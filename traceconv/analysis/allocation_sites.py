@@ -18,23 +18,31 @@ import numpy as np
 from ..model import MemoryBlock
 from ..model.block_table import BlockTable
 from ..model.memory import live_bytes_by_group
+from ..numbers import int64_total
 
 UNNAMED = "(unnamed)"   # the site of a block that names no origin at all
 
 
 @dataclass(frozen=True)
 class AllocationSite:
-    """One site: its peak live bytes (and when), how many blocks, and their total bytes."""
+    """One site: its peak live bytes (and when), how many blocks, and their total bytes.
+    Sizes that sum past int64 are at its edge, ``beyond_int64`` counting those figures
+    (a peak: the first moment it passed int64)."""
 
     site: str
     peak_bytes: int
     peak_ns: int
     blocks: int
     bytes: int
+    beyond_int64: int = 0
 
     def as_dict(self) -> dict[str, object]:
-        return {"site": self.site, "peak_bytes": self.peak_bytes, "peak_ns": self.peak_ns,
-                "blocks": self.blocks, "bytes": self.bytes}
+        found: dict[str, object] = {
+            "site": self.site, "peak_bytes": self.peak_bytes, "peak_ns": self.peak_ns,
+            "blocks": self.blocks, "bytes": self.bytes}
+        if self.beyond_int64:   # (said only where it happened: the usual object unchanged)
+            found["figures_beyond_int64"] = self.beyond_int64
+        return found
 
 
 def site_of(block: MemoryBlock) -> str:
@@ -82,15 +90,20 @@ def top_allocation_sites(blocks: Iterable[MemoryBlock], top: int = 10) -> list[A
     ...           MemoryBlock(400, 150, 20, 30, name="b")]
     >>> [(s.site, s.peak_bytes, s.blocks, s.bytes) for s in top_allocation_sites(blocks)]
     [('a', 200, 2, 200), ('b', 150, 1, 150)]
+    >>> top_allocation_sites([MemoryBlock(0, 2**62, 0, 9), MemoryBlock(8, 2**62, 5)])[0]
+    AllocationSite(site='(unnamed)', peak_bytes=9223372036854775807, peak_ns=5, blocks=2, \
+bytes=9223372036854775807, beyond_int64=2)
     """
     table = blocks if isinstance(blocks, BlockTable) else BlockTable(map(copy, blocks))
     names, of_block = block_sites(table)
     sizes = table.numbers("size")
     order = np.argsort(of_block, kind="stable")
     bounds = np.searchsorted(of_block[order], np.arange(len(names) + 1))
-    sites = [AllocationSite(site, peak, peak_ns, hi - lo, sum(sizes[order[lo:hi]].tolist()))
-             for site, (peak_ns, peak), lo, hi in zip(
-                 names, (lb.peak for lb in live_bytes_by_group(table, of_block)),
-                 bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
+    sites = []
+    for site, curve, lo, hi in zip(names, live_bytes_by_group(table, of_block),
+                                   bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        (peak_ns, peak), (total, moved) = curve.peak, int64_total(sizes[order[lo:hi]].tolist())
+        sites.append(AllocationSite(site, peak, peak_ns, hi - lo, total,
+                                    int(curve.beyond_int64 > 0) + moved))
     sites.sort(key=lambda s: (-s.peak_bytes, s.site))
     return sites[:top] if top else sites

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .memory_moment import SCHEMA
+from ..numbers import int64_total
+from .memory_moment import BEYOND_INT64, SCHEMA
 
 
 def memory_diff(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -36,6 +37,15 @@ def _device_diff(old: dict[str, Any] | None, new: dict[str, Any] | None,
                  name: str) -> dict[str, Any]:
     was = {s["site"]: s["bytes"] for s in (old or {}).get("sites", [])}
     now = {s["site"]: s["bytes"] for s in (new or {}).get("sites", [])}
+    # totals past int64, at its edge: each side's, and changes past it (near 2**63 both sides)
+    beyond = sum((side or {}).get("unknown", {}).get(BEYOND_INT64, 0) for side in (old, new))
+
+    def change(plus: list[int], minus: list[int]) -> int:
+        nonlocal beyond
+        total, moved = int64_total([*plus, *(-n for n in minus)])
+        beyond += moved
+        return total
+
     sites = []
     for site in was.keys() | now.keys():
         a, b = was.get(site, 0), now.get(site, 0)
@@ -44,12 +54,13 @@ def _device_diff(old: dict[str, Any] | None, new: dict[str, Any] | None,
         status = ("new" if site not in was else "gone" if site not in now
                   else "grown" if b > a else "shrunk")
         sites.append({"site": site, "status": status, "before_bytes": a, "after_bytes": b,
-                      "change_bytes": b - a})
+                      "change_bytes": change([b], [a])})
     sites.sort(key=lambda s: (-abs(s["change_bytes"]), s["site"]))
     recorded = any(side.get("sites_recorded", True) for side in (old, new) if side)
+    total = change(list(now.values()), list(was.values()))
     return {"device": name, "before": _side(old), "after": _side(new),
-            "change_bytes": sum(now.values()) - sum(was.values()), "sites": sites,
-            "sites_recorded": recorded}
+            "change_bytes": total, "sites": sites, "sites_recorded": recorded,
+            "unknown": {BEYOND_INT64: beyond} if beyond else {}}
 
 
 def _side(device: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -30,6 +30,7 @@ from ..model import MemoryBlock, Trace
 from ..model.block_table import BlockTable
 from ..model.clock import is_logical
 from ..model.memory import ALLOCATOR_TOTALS, LiveBytes, allocator_total, live_bytes
+from ..numbers import int64_edge, int64_total
 from .allocation_sites import UNNAMED, block_sites, site_of
 
 SCHEMA = 1
@@ -40,10 +41,12 @@ MOMENTS = {"oom": "the out-of-memory event", "peak": "the first peak of allocate
            "dump": "the state the input records (no allocation times)"}   # by moment["kind"]
 NO_STACK = "<no stack recorded>"   # (what the snapshot reader names a stackless block)
 ROUNDING = 512   # the CUDA caching allocator hands out multiples of 512 bytes
+BEYOND_INT64 = "byte_totals_beyond_int64"   # (sizes that sum past int64: at its edge)
 # what each count of ``unknown`` says, where its key alone would not
 UNKNOWN_TEXT = {
     "frees_of_blocks_allocated_before_history": "frees of blocks with no allocation time",
     "live_blocks_allocated_before_history": "live blocks with no allocation time",
+    BEYOND_INT64: "byte totals past int64, given at 9,223,372,036,854,775,807",
 }
 
 
@@ -129,9 +132,9 @@ def _device_report(trace: Trace, device: str, ooms: list[tuple[int, dict[str, An
     begins = np.where(alloc_known, memory.numbers("alloc_ns")[rows], start)
     live = memory.rows(rows[(begins <= at) & (~free_known | (memory.numbers("free_ns")[rows] > at))])
     live_segments = [s for s in segments if _live_at(s, at, start)]
-    allocated = sum(b.size for b in live)
-    reserved = sum(s.size for s in live_segments) if segments else None
     unknown = _unknowns(int(np.count_nonzero(~alloc_known & free_known)), live, moment)
+    allocated = _total((b.size for b in live), unknown)
+    reserved = _total((s.size for s in live_segments), unknown) if segments else None
     # the allocator's own totals, where its events state them (Kineto): they count blocks
     # allocated before the trace began, which no event of it shows
     stated = {kind: allocator_total(trace, device, kind, at) for kind in ALLOCATOR_TOTALS}
@@ -156,7 +159,7 @@ def _device_report(trace: Trace, device: str, ooms: list[tuple[int, dict[str, An
             "allocated_rounded_bytes": _rounded_at_dump(live_segments, moment),
             "reserved_bytes": reserved,
             "fragmentation_bytes": fragmentation, "moment": moment, "pools": pools,
-            "sites": _sites(live, allocated, depth), "unknown": unknown,
+            "sites": _sites(live, allocated, depth, unknown), "unknown": unknown,
             # (some formats record only sizes and addresses: every site is "(unnamed)")
             "sites_recorded": any(names[k] != UNNAMED
                                   for k in np.unique(of_block[rows]).tolist())}
@@ -176,13 +179,22 @@ def allocator_stated(device: dict[str, Any]) -> tuple[int, int] | None:
     return stated, stated - device["allocated_bytes"]
 
 
+def _total(sizes: Any, unknown: dict[str, int]) -> int:
+    """The sum of ``sizes`` at the int64 edge (numbers.int64_total), counted in
+    ``unknown`` under :data:`BEYOND_INT64` when it passed it."""
+    total, beyond = int64_total(sizes)
+    if beyond:
+        unknown[BEYOND_INT64] = unknown.get(BEYOND_INT64, 0) + 1
+    return total
+
+
 def _rounded_at_dump(segments: list[MemoryBlock], moment: dict[str, Any]) -> int | None:
     """torch's own allocated bytes (its blocks' rounded sizes), which a snapshot states for
     its dump-time state only: None at any other moment or when a segment does not say."""
     sizes = [(s.args or {}).get("allocated_size") for s in segments]
     if moment["kind"] != "dump" or not sizes or not all(type(n) is int for n in sizes):
         return None
-    return sum(n for n in sizes if n is not None)
+    return int64_edge(sum(n for n in sizes if n is not None))
 
 
 def _live_at(block: MemoryBlock, at: int, start: int) -> bool:
@@ -247,6 +259,9 @@ def _free_gaps(live: list[MemoryBlock], segments: list[MemoryBlock],
         pool["reserved_bytes"] += segment.size
         pool["largest_free_bytes"] = max(pool["largest_free_bytes"],
                                          _largest_gap(segment, inside.get(k, [])))
+    for pool in pools.values():
+        pool["reserved_bytes"] = _total([pool["reserved_bytes"]], unknown)
+        pool["largest_free_bytes"] = _total([pool["largest_free_bytes"]], unknown)
     return [pools[key] for key in sorted(pools)]
 
 
@@ -260,14 +275,18 @@ def _largest_gap(segment: MemoryBlock, blocks: list[MemoryBlock]) -> int:
     return max(largest, segment.address + segment.size - cursor)
 
 
-def _sites(live: list[MemoryBlock], allocated: int, depth: int) -> list[dict[str, Any]]:
-    """The live blocks by site, biggest first: bytes, blocks and share of ``allocated``."""
+def _sites(live: list[MemoryBlock], allocated: int, depth: int,
+           unknown: dict[str, int]) -> list[dict[str, Any]]:
+    """The live blocks by site, biggest first: bytes (at the int64 edge, counted in
+    ``unknown``), blocks and share of ``allocated``."""
     size: Counter[str] = Counter()
     count: Counter[str] = Counter()
     for block in live:
         site = _site_path(block, depth)
         size[site] += block.size
         count[site] += 1
+    for site in size:
+        size[site] = _total([size[site]], unknown)
     rows = sorted(size, key=lambda s: (-size[s], s))
     return [{"site": s, "bytes": size[s], "blocks": count[s],
              "share": round(size[s] / allocated, 4) if allocated else 0.0} for s in rows]

@@ -192,6 +192,7 @@ def _print_change(inputs: tuple[str, ...], change: dict[str, Any], top: int,
                   wide: bool = False) -> None:
     """Per device: allocated before and after, and the sites that changed."""
 
+    from ..analysis.memory_moment import unknown_text
     from ..presentation.tables import console_for
 
     console = console_for(wide)
@@ -201,6 +202,8 @@ def _print_change(inputs: tuple[str, ...], change: dict[str, Any], top: int,
         console.print(f"[bold]{plain(device['device'] or '(no device)')}[/bold]: allocated "
                       f"{before:,} -> {after:,} bytes ({device['change_bytes']:+,}) from "
                       f"{plain(inputs[0])} to {plain(inputs[1])}")
+        for key, count in device["unknown"].items():
+            console.print(f"unknown: {unknown_text(key)}: {count:,}")
         if device["sites"] and not device["sites_recorded"]:
             console.print("sites: neither format records where blocks were allocated")
             continue

@@ -359,12 +359,13 @@ CODES: tuple[CodeInfo, ...] = (
           "covers more than its timeline (a paste elided most of a listing): summaries, "
           "reports and totals use the table, conversions draw its rows beside the timeline; "
           "the slices are kept and drawn (traceconv/model/partial_timeline.py)"),
-    _Code("model.statistic_beyond_range", "repaired", "statistics (calls, times) beyond "
+    _Code("model.statistic_beyond_range", "repaired", "statistics (calls, times, sizes) beyond "
           "±2^62: moved to that edge, so that sums and differences of two runs fit int64"),
     _Code("model.negative_length", "repaired", "memory blocks with a negative size: made 0 "
           "bytes"),
-    _Code("model.negative_statistic", "dropped", "counts and times below 0 in statistics rows "
-          "(-1 calls, a negative total): no measurement, made unknown (a total: 0)"),
+    _Code("model.negative_statistic", "dropped", "counts, sizes and times below 0 in "
+          "statistics rows (-1 calls, a negative total): no measurement, made unknown (a "
+          "total: 0)"),
     _Code("model.end_before_start", "repaired", "slices that end before they start, memory "
           "blocks freed before their allocation: made zero-length at their start"),
     _Code("model.unknown_track", "repaired", "events on a track that does not exist: moved "
@@ -378,6 +379,9 @@ CODES: tuple[CodeInfo, ...] = (
           "address or size is no number int64 holds (a text such as '0x10', a number past "
           "±2^63), or whose time is no number: left out, the rest of the trace read (a time "
           "past int64 is model.time_beyond_range's)"),
+    _Code("model.live_bytes_beyond_int64", "repaired", "levels of a live-bytes counter "
+          "whose blocks' sizes sum past int64 (2^63 - 1 bytes): drawn at that edge, never "
+          "wrapped around (traceconv/numbers.py int64_running_sums)"),
     _Code("model.name_cut", "repaired", "names or categories longer than 65,536 characters: "
           "cut there"),
     _Code("model.share_beyond_range", "repaired", "statistics rows whose share of their "
@@ -898,6 +902,11 @@ CODES: tuple[CodeInfo, ...] = (
           "not run, a cell the tool could not time): kept, that time unknown (an instruction "
           "laid out with zero duration, a statistic's total 0); the one number rule of the "
           "text readers, whose infinity is a time past range (traceconv/numbers.py)"),
+    _Code("{reader}.never_sized", "note",
+          "a text report's rows with a count or size printed nan (a Paddle Memory Summary "
+          "cell, an nsys stats count): kept, that figure unknown; the one number rule of the "
+          "text readers, whose infinity is a number past range (traceconv/numbers.py "
+          "printed_whole)"),
     _Code("{reader}.table_cut", "dropped",
           "the input ends inside a report's table (a cut file or paste): in the middle of a "
           "line not whole by the table's grammar (every cell, padded to the table's width), "

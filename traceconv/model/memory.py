@@ -8,16 +8,22 @@ from typing import Any
 
 import numpy as np
 
+from ..numbers import INT64_MIN, int64_edge, int64_running_sums
 from . import MemoryBlock, ProcessKind, Trace, TrackKind
 from .block_table import BlockTable
 
 
 @dataclass(frozen=True)
 class LiveBytes:
-    """A step function: ``bytes[i]`` are live from ``times[i]`` until ``times[i + 1]``."""
+    """A step function: ``bytes[i]`` are live from ``times[i]`` until ``times[i + 1]``.
+
+    A level int64 cannot hold (sizes that sum past 2**63 - 1) is at the int64 edge, never
+    wrapped around; ``beyond_int64`` counts such levels (the peak is then the first moment
+    live bytes passed int64)."""
 
     times: np.ndarray   # int64 ns, strictly increasing
     bytes: np.ndarray   # int64
+    beyond_int64: int = 0
 
     @property
     def peak(self) -> tuple[int, int]:
@@ -26,9 +32,6 @@ class LiveBytes:
             return 0, 0
         i = int(np.argmax(self.bytes))
         return int(self.times[i]), int(self.bytes[i])
-
-
-_SAFE = 1 << 53   # beyond: the levels are summed as Python ints (exact, no wrap-around)
 
 
 def live_bytes(blocks: Iterable[MemoryBlock], start: int | None = None,
@@ -109,14 +112,15 @@ def _live_bytes(columns: _Columns, start: int | None, end: int | None) -> LiveBy
     if not len(times):
         return LiveBytes(np.zeros(0, np.int64), np.zeros(0, np.int64))
     sizes = columns.sizes
-    # sizes fit int64 but their negations and sums may not (a hostile -2**63): Python ints then
-    exact = int(sizes.min()) <= -_SAFE or int(sizes.max()) >= _SAFE
-    kept = sizes.astype(object) if exact else sizes
-    deltas = np.concatenate([kept, -kept[freed]])
+    if int(sizes.min()) == INT64_MIN:   # (its negation, the free, passes int64: Python ints)
+        sizes = sizes.astype(object)
+    deltas = np.concatenate([sizes, -sizes[freed]])
     order = np.argsort(times, kind="stable")   # (the level after all changes at a time is their sum)
-    t, level = times[order], np.cumsum(deltas[order])
+    t, (level, moved) = times[order], int64_running_sums(deltas[order])
     last_of_time = np.append(t[1:] != t[:-1], True)  # keep the level after all changes at t
-    return LiveBytes(t[last_of_time], level[last_of_time])
+    # (counted among the levels kept: a sum passed within one instant is no level)
+    beyond = 0 if moved is None else int(np.count_nonzero(moved[last_of_time]))
+    return LiveBytes(t[last_of_time], level[last_of_time], beyond)
 
 
 def _earliest(columns: _Columns) -> int:
@@ -164,9 +168,23 @@ def add_live_bytes_counters(trace: Trace, process_name: str = "Memory",
                                 description="bytes held by live memory blocks")
         curve = _live_bytes(columns if rows is None else columns.rows(rows), start=start,
                             end=None)
-        trace.add_counter_series(track, curve.times, curve.bytes)
+        add_live_bytes_series(trace, track, curve)
         new_tracks.append(track)
     return new_tracks
+
+
+def add_live_bytes_series(trace: Trace, track: int, curve: LiveBytes) -> None:
+    """Add ``curve`` as the samples of the counter ``track``; its levels past int64 (at
+    the edge) are counted as ``model.live_bytes_beyond_int64``.
+
+    >>> trace = Trace(); p = trace.add_process("p"); k = trace.add_track("live", process=p)
+    >>> add_live_bytes_series(trace, k, live_bytes([MemoryBlock(0, 2**62, 0), MemoryBlock(1, 2**62, 5)]))
+    >>> trace.counters.numpy("value").tolist(), trace.diagnostics["model.live_bytes_beyond_int64"].count
+    ([4.611686018427388e+18, 9.223372036854776e+18], 1)
+    """
+    trace.add_counter_series(track, curve.times, curve.bytes)
+    trace.diagnostics.add("model.live_bytes_beyond_int64", count=curve.beyond_int64,
+                          example=trace.tracks[track].name if curve.beyond_int64 else None)
 
 
 class _DeviceProcesses:
@@ -241,7 +259,8 @@ def allocator_total(trace: Trace, device: str, kind: str, at: int) -> int | None
         return None
     stamps = counters.numpy_view("ts")[before]
     last = before[np.flatnonzero(stamps == stamps.max())[-1]]   # (the latest: the last stated)
-    return int(counters.numpy_view("value")[last])
+    # (a counter holds a double: a stated 2**63 - 1 reads back as 2**63, one past int64)
+    return int64_edge(int(counters.numpy_view("value")[last]))
 
 
 def allocator_series(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .entities import OpStat
 from .trace import Trace
 
 TIME_MIN, TIME_MAX = -10**18, 35 * 10**17
@@ -66,24 +67,30 @@ def clamp_times(trace: Trace) -> int:
 STAT_LIMIT = 1 << 62
 _STAT_FIELDS = ("calls", "total_ns", "self_ns", "min_ns", "max_ns", "avg_ns", "cpu_ns",
                 "device_ns")
+# a row's further sizes and counts (``extra``: a memory report's ``alloc_bytes``,
+# ``free_calls``, ``allocation_size``) meet the same rules, by the ending of their names;
+# a change (Paddle's ``Increased Size``) may be below 0
+_EXTRA_ENDINGS = ("_bytes", "_calls", "_count", "_size")
+_SIGNED_EXTRA = ("increased_size",)
 
 
 def clamp_stats(trace: Trace) -> int:
-    """Bring each count and time of ``trace``'s statistics rows (a report's ``Calls``,
-    ``Total``, ...) within ±2**62, so that sums and differences of two runs (``diff``) fit
-    int64; counted as ``model.statistic_beyond_range``. Returns how many values moved.
+    """Bring each count, size and time of ``trace``'s statistics rows (a report's
+    ``Calls``, ``Total``, ``Size(MB)``, ...) within ±2**62, so that sums and differences of
+    two runs (``diff``) fit int64; counted as ``model.statistic_beyond_range``. Returns how
+    many values moved.
 
     >>> from traceconv.model import OpStat
     >>> t = Trace(); t.stats.append(OpStat("conv", calls=10**23, total_ns=5))
-    >>> clamp_stats(t), t.stats[0].calls == STAT_LIMIT
-    (1, True)
+    >>> t.stats.append(OpStat("alloc", extra={"alloc_bytes": 2**64, "window": 2**64}))
+    >>> clamp_stats(t), t.stats[0].calls == t.stats[1].extra["alloc_bytes"] == STAT_LIMIT
+    (2, True)
     """
     moved, example = 0, None
     for row in trace.stats:
-        for name in _STAT_FIELDS:
-            value = getattr(row, name)
-            if value is not None and not -STAT_LIMIT <= value <= STAT_LIMIT:
-                setattr(row, name, min(max(value, -STAT_LIMIT), STAT_LIMIT))
+        for name, value in _row_numbers(row):
+            if not -STAT_LIMIT <= value <= STAT_LIMIT:
+                _set(row, name, min(max(value, -STAT_LIMIT), STAT_LIMIT))
                 moved += 1
                 example = example or f"{row.name}: {name} {value}"
     trace.diagnostics.add("model.statistic_beyond_range", count=moved, example=example)
@@ -91,7 +98,7 @@ def clamp_stats(trace: Trace) -> int:
 
 
 def unknown_negative_stats(trace: Trace) -> int:
-    """A count or time below 0 in a statistics row (``-1`` calls, a negative total) is no
+    """A count, size or time below 0 in a statistics row (``-1`` calls, a negative total) is no
     measurement: it becomes unknown (None; ``total_ns``, which is never unknown, 0), and is
     counted as ``model.negative_statistic``, as a negative length is (a slice, a memory
     block). Returns how many values changed. Only for a trace being built.
@@ -107,14 +114,27 @@ parent=None, depth=0, extra={}))
     """
     changed, example = 0, None
     for row in trace.stats:
-        for name in _STAT_FIELDS:
-            value = getattr(row, name)
-            if value is not None and value < 0:
-                setattr(row, name, 0 if name == "total_ns" else None)
+        for name, value in _row_numbers(row):
+            if value < 0 and name not in _SIGNED_EXTRA:
+                _set(row, name, 0 if name == "total_ns" else None)
                 changed += 1
                 example = example or f"{row.name}: {name} {value}"
     trace.diagnostics.add("model.negative_statistic", count=changed, example=example)
     return changed
+
+
+def _row_numbers(row: OpStat) -> list[tuple[str, int]]:
+    """The counts, sizes and times a statistics row states (fields, then ``extra``'s)."""
+    found = [(name, value) for name in _STAT_FIELDS if (value := getattr(row, name)) is not None]
+    return found + [(name, value) for name, value in row.extra.items()
+                    if name.endswith(_EXTRA_ENDINGS) and type(value) is int]
+
+
+def _set(row: OpStat, name: str, value: int | None) -> None:
+    if name in _STAT_FIELDS:
+        setattr(row, name, value)
+    else:
+        row.extra[name] = value
 
 
 def clamp_counter_values(trace: Trace) -> int:

@@ -420,9 +420,8 @@ def _clip(curve: LiveBytes, lo: int) -> LiveBytes:
     if before <= 1:
         return curve
     times = np.concatenate(([lo], curve.times[before:]))
-    # (levels keep their type: Python ints where sizes summed past int64, see live_bytes)
     levels = np.concatenate((curve.bytes[before - 1:before], curve.bytes[before:]))
-    return LiveBytes(times.astype(np.int64), levels)
+    return LiveBytes(times.astype(np.int64), levels, curve.beyond_int64)
 
 
 def _draw_live_bytes(drawing: svgwrite.Drawing, sel: Selection, times: TimeAxis, frame: Frame,

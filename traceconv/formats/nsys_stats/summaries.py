@@ -32,11 +32,11 @@ from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from ...model import OpStat
 from ...model.builder import TraceBuilder
 from ...model.entities import TIME_IS
-from ...numbers import MAX_DIGITS, printed_ns, ungrouped
+from ...numbers import MAX_DIGITS, printed_ns, printed_whole, ungrouped
 from ...vocabularies.nsys import NSYS_VOCABULARY
 from ..csv_rows import CsvRows
 from ..line_patterns import UP_TO_LAST_VISIBLE
-from ..never_timed import count_never_timed
+from ..never_timed import count_never_sized, count_never_timed
 from ..nsys_stats_header import (
     TRACE,
     ColumnRows,
@@ -70,7 +70,6 @@ _ON_DEVICE = ("kernels", "memops", "gpu")
 # OS runtime row is waiting when its call is a wait by the rule the timeline reader's slices
 # follow (vocabularies.common: futex, poll...), else a call's time as the API's are
 _TIME_IS = {"nvtx": "enclosing", "memory_sizes": "none"}
-_INT64 = 2**63 - 1
 
 
 @dataclass
@@ -128,31 +127,17 @@ def table_of(header: list[str], kind: str, report: str | None = None) -> Table |
     return table
 
 
-def whole(text: str, per: int) -> int:
-    """A number as the report prints it (``22718084.6``, ``1417580893``, ``444,988,647``)
-    times ``per`` (ns or bytes per its unit), to the nearest integer (ties to even);
-    ValueError when it is no number or past int64.
+def printed(text: str, per: int) -> int | None:
+    """A time or size as the report prints it (``22718084.6``, ``444,988,647``) times
+    ``per`` (ns or bytes per its unit), to the nearest integer (ties to even), by the text
+    readers' one rule (:func:`printed_ns`): past int64, infinity included, past every
+    range, for the builder to move and count; NaN none (None: never timed, never sized);
+    ValueError when it is no number.
 
-    >>> whole("22718084.6", 1), whole("0.5", 1), whole("1.25", 1000), whole("914,835.267", 10**6)
-    (22718085, 0, 1250, 914835267000)
-    """
-    try:
-        value = (Decimal(ungrouped(text)) * per).to_integral_value(ROUND_HALF_EVEN)
-    except InvalidOperation:
-        raise ValueError(text) from None
-    if not value.is_finite() or abs(value) > _INT64:
-        raise ValueError(text)
-    return int(value)
-
-
-def time_ns(text: str, per: int) -> int | None:
-    """A time as the report prints it times ``per`` (ns per its unit), to the nearest
-    integer (ties to even), by the text readers' one rule (:func:`printed_ns`): past int64,
-    infinity included, past every range, for the builder to move and count; NaN never
-    timed (None); ValueError when it is no number.
-
-    >>> time_ns("914,835.267", 10**6), time_ns("nan", 1), time_ns("1e400", 1) > 2**63
+    >>> printed("914,835.267", 10**6), printed("nan", 1), printed("1e400", 1) > 2**63
     (914835267000, None, True)
+    >>> printed("22718084.6", 1), printed("0.5", 1), printed("1.25", 1000)
+    (22718085, 0, 1250)
     """
     try:
         value = Decimal(ungrouped(text))
@@ -171,8 +156,19 @@ def never_timed(table: Table, row: list[str]) -> bool:
     (True, False)
     """
     # (a number's digits hold no n: only a nan's or an inf's cell is read again)
-    return any(time_ns(row[i], per) is None for i, per in table.times.values()
+    return any(printed(row[i], per) is None for i, per in table.times.values()
                if "n" in row[i].lower())
+
+
+def never_sized(table: Table, row: list[str]) -> bool:
+    """Whether the count or a size cell of ``row`` is printed ``nan``.
+
+    >>> t = table_of(["Total (MB)", "Count", "Operation"], "memory_sizes")
+    >>> never_sized(t, ["nan", "2", "x"]), never_sized(t, ["5", "-nan", "x"]), never_sized(t, ["5", "2", "x"])
+    (True, True, False)
+    """
+    cells = [i for i, _ in table.sizes.values()] + ([] if table.count is None else [table.count])
+    return any(printed(row[i], 1) is None for i in cells if "n" in row[i].lower())
 
 
 def stat_of(table: Table, row: list[str]) -> OpStat:
@@ -185,13 +181,13 @@ def stat_of(table: Table, row: list[str]) -> OpStat:
            max_ns=None, avg_ns=4838160, cpu_ns=1417580893, device_ns=None, ratio=65.1,
            type='api', section='api', parent=None, depth=0, extra={})
     """
-    times = {f: time_ns(row[i], scale) for f, (i, scale) in table.times.items()}
-    calls = int(ungrouped(row[table.count])) if table.count is not None else 0
-    if not 0 <= calls <= _INT64:
-        raise ValueError(row[table.count])   # type: ignore[index]
+    times = {f: printed(row[i], scale) for f, (i, scale) in table.times.items()}
+    # (a count past int64 the builder's to move, below 0 its to count, as a time's)
+    calls = printed_whole(ungrouped(row[table.count]), "calls") if table.count is not None \
+        else 0
     share = float(ungrouped(row[table.share])) if table.share is not None else None
     extra: dict[str, object] = {f: times.pop(f) for f in _IN_EXTRA if f in times}
-    extra |= {f: whole(row[i], per) for f, (i, per) in table.sizes.items()}
+    extra |= {f: printed(row[i], per) for f, (i, per) in table.sizes.items()}
     extra |= {column: row[i] for i, column in table.texts}
     kind, what = NSYS_VOCABULARY.statistic(table.kind, row[table.name], table.kind in _ON_DEVICE,
                                            table.kind)
@@ -265,7 +261,7 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
     number = 1   # the run of the tables that follow
     printed = {(number, reports[0]): 1}   # times each report was printed in a run (osrt_sum:
     # once per process)
-    bad = skipped = unread = cut = untimed = 0
+    bad = skipped = unread = cut = untimed = unsized = 0
     read: list[tuple[OpStat, Table]] = []   # (each row's run is known once all are read)
     examples: dict[str, str] = {}
     for row in rows:
@@ -308,6 +304,9 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
                 if never_timed(table, row):
                     untimed += 1
                     examples.setdefault("untimed", f"line {rows.line_num}: {row[table.name]}")
+                if never_sized(table, row):
+                    unsized += 1
+                    examples.setdefault("unsized", f"line {rows.line_num}: {row[table.name]}")
                 shares.add(table, row)
         else:
             unread += 1
@@ -325,4 +324,5 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
                           example=examples.get("unread"))
     trace.diagnostics.add("nsys_stats.name_cut", count=cut)
     count_never_timed(trace.diagnostics, "nsys_stats", examples.get("untimed"), count=untimed)
+    count_never_sized(trace.diagnostics, "nsys_stats", examples.get("unsized"), count=unsized)
     return reports

@@ -6,7 +6,7 @@ from ...model import Metadata, OpStat, Trace
 from ...model.breakdown import add_aggregate_breakdown, set_self_times
 from ...model.builder import TraceBuilder
 from ...model.entities import CHILDREN_LEFT_OUT
-from ...numbers import located, printed_ns, scaled_int
+from ...numbers import located, printed_bytes, printed_ns
 from .._paddle import FRAMEWORK
 from ..never_timed import count_never_timed
 from .nesting import THREAD_PREFIX
@@ -66,9 +66,8 @@ def build_trace(log: ReportLog, trace: Trace | None = None) -> Trace:
         _add_memcpy(trace, report, common)
     for memory in log.memory:
         for row in memory.rows:
-            with located(row.line):   # (a number error names the row's line)
-                alloc, free = (None if mb is None else scaled_int(mb, MB)
-                               for mb in (row.alloc_mb, row.free_mb))
+            # (a size past int64, infinity too: the builder's to move, model.statistic_beyond_range)
+            alloc, free = (printed_bytes(mb, MB) for mb in (row.alloc_mb, row.free_mb))
             trace.add_stat(OpStat(
                 row.event, calls=row.alloc_calls, section="memory",
                 extra={"window": memory.group, "alloc_calls": row.alloc_calls,

@@ -93,6 +93,19 @@ def _float(text: str) -> float | None:
         return None
 
 
+def _printed(text: str) -> float | None:
+    """A number as printed, ``nan`` and ``inf`` included (the text readers' one rule
+    judges them: never timed, past every range), else None.
+
+    >>> _printed("0.5"), _printed("0.024]x"), _printed("inf"), _printed("nan")
+    (0.5, None, inf, nan)
+    """
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 class SummaryParser:
     """Feed text, get a :class:`SummaryDocument`; unreadable rows are counted.
 
@@ -225,7 +238,7 @@ class SummaryParser:
             if cells and cells[0]:
                 perf.metrics[cells[0]] = {key: value for key, text in zip(
                     ("avg", "max", "min"), cells[1:], strict=False)
-                    if (value := _float(text)) is not None}
+                    if (value := _printed(text)) is not None}
                 if len(perf.metrics[cells[0]]) == len(cells) - 1 == 3:
                     self._row_line = lineno
         elif self._cut and line.lstrip().startswith("|"):

@@ -8,9 +8,9 @@ from typing import TypedDict
 from ...model import OpStat, Trace
 from ...model.breakdown import add_aggregate_breakdown, set_self_times
 from ...model.entities import CHILDREN_LEFT_OUT, TIME_IS
-from ...numbers import located, printed_ns, saturated_int, to_int64
+from ...numbers import located, printed_ns, printed_whole, saturated_int, to_int64
 from .._paddle import FRAMEWORK
-from ..never_timed import count_never_timed
+from ..never_timed import count_never_sized, count_never_timed
 from .runs import runs_of
 from .schema import PerfSummary, SummaryDocument, SummaryRow, SummaryTable
 
@@ -81,6 +81,21 @@ def never_timed(row: SummaryRow) -> bool:
     return any(math.isnan(value) for column in TIME_COLUMNS
                for part in (row.cells.get(column) or "").split("/")[:4]
                if (value := number(part.strip())) is not None)
+
+
+# a Memory Summary row's counts and sizes (extra: their names in lower case, ``_`` for blanks)
+MEMORY_COLUMNS = ("Allocation Count", "Free Count", "Allocation Size", "Free Size",
+                  "Increased Size")
+
+
+def never_sized(row: SummaryRow) -> bool:
+    """Whether a count or size of ``row`` (its calls, a Memory Summary's) is printed ``nan``.
+
+    >>> never_sized(SummaryRow(name="x", line=3, cells={"Free Size": "nan"}))
+    True
+    """
+    return any(math.isnan(value) for column in ("Calls", *MEMORY_COLUMNS)
+               if (value := number(row.cells.get(column))) is not None)
 
 
 def section_of(title: str) -> str:
@@ -156,6 +171,8 @@ def _add_table(trace: Trace, table: SummaryTable, number_: int, run: str | None)
             stat = _row_stat(row, section, scale, extra)
         if never_timed(row):
             count_never_timed(trace.diagnostics, "paddle_summary", f"line {row.line}: {row.name}")
+        if never_sized(row):
+            count_never_sized(trace.diagnostics, "paddle_summary", f"line {row.line}: {row.name}")
         stat.parent = None if row.parent is None else first + row.parent
         stat.depth = row.depth
         trace.add_stat(stat)
@@ -166,8 +183,8 @@ def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
     cells = row.cells
     calls = cells.get("Calls", "")
     # (a table without a Calls column, the Device Summary's, states none: unknown, not 0)
-    stat = OpStat(row.name, calls=saturated_int(calls) if calls.isdecimal() else None,
-                  section=section, extra=extra)
+    stat = OpStat(row.name, calls=printed_whole(calls, "Calls") if number(calls) is not None
+                  else None, section=section, extra=extra)
     cpu = compound(cells[CPU_COMPOUND], scale) if CPU_COMPOUND in cells else None
     gpu = compound(cells[GPU_COMPOUND], scale) if GPU_COMPOUND in cells else None
     main = cpu or gpu
@@ -192,12 +209,14 @@ def _row_stat(row: SummaryRow, section: str, scale: int, extra: dict) -> OpStat:
     if "Utilization (%)" in cells:
         extra["utilization_pct"] = number(cells["Utilization (%)"])
     if section == "memory":
-        stat.calls = to_int64(number(cells.get("Allocation Count")) or 0, "Allocation Count")
+        # (by the text readers' one rule: past int64 the builder's to move and count, nan
+        # not stated, counted by the caller)
+        stated = {column: printed_whole(text, column) for column in MEMORY_COLUMNS
+                  if (text := cells.get(column)) is not None and number(text) is not None}
+        stat.calls = stated.get("Allocation Count", 0)
         stat.type = cells.get("Type", "")
-        for column in ("Allocation Count", "Free Count", "Allocation Size", "Free Size",
-                       "Increased Size"):
-            if (value := number(cells.get(column))) is not None:
-                extra[column.lower().replace(" ", "_")] = to_int64(value, column)
+        extra.update({column.lower().replace(" ", "_"): value
+                      for column, value in stated.items() if value is not None})
     return stat
 
 
@@ -209,6 +228,9 @@ def _add_perf(trace: Trace, perf: PerfSummary) -> None:
         if name.endswith("_cost"):
             with located(perf.line):
                 ns = {k: printed_ns(v, scale) for k, v in values.items()}
+            if any(math.isnan(v) for v in values.values()):
+                count_never_timed(trace.diagnostics, "paddle_summary",
+                                  f"line {perf.line}: {name}")
             trace.add_stat(OpStat(name, total_ns=ns.get("avg") or 0, avg_ns=ns.get("avg"),
                                   max_ns=ns.get("max"), min_ns=ns.get("min"), section="perf",
                                   extra={"reader_ratio_pct": perf.reader_ratio_pct}))

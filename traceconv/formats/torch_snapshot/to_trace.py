@@ -24,7 +24,7 @@ from typing import Any
 from ...model import MemoryBlock, Metadata, ProcessKind, Trace, TrackKind
 from ...model.builder import TraceBuilder
 from ...model.clock import LOGICAL_ENTRY_CLOCK
-from ...model.memory import live_bytes
+from ...model.memory import add_live_bytes_series, live_bytes
 from ...numbers import to_int64
 from .expansion import Budget, short_text, text_size
 from .frames import StackTable, text_of
@@ -288,7 +288,7 @@ class SnapshotBuilder:
                 track = self.trace.add_track(
                     f"{device} {label} bytes", process=process, kind=TrackKind.COUNTER,
                     unit="bytes", description=f"bytes {label} by the CUDA caching allocator")
-                self.trace.add_counter_series(track, curve.times, curve.bytes)
+                add_live_bytes_series(self.trace, track, curve)
 
     def _report(self) -> None:
         diags, n = self.trace.diagnostics, self.skipped
