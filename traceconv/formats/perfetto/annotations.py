@@ -9,6 +9,14 @@ empty dicts and lists → no value field, only field :data:`SPELLED_MARK` saying
 or ``{}`` and for a Perfetto annotation without a value; traceconv's reader reads them
 back by it); bytes → their UTF-8 text; anything else → ``str(value)``.
 
+An empty list or dict that is an element of a list, before an element trace_processor
+shows, is written as its text (``"[]"``, ``"{}"``) beside the mark: trace_processor numbers
+a list's elements by the args they add, so an element that adds none would move every later
+one down an index (Kineto's ``Input Dims`` ``[[8192, 512], [], [8192]]`` would show its third
+input's dims as ``Input Dims[1][0]``, beside the second input's type), where a JSON input
+keeps them at ``[2][0]``. The mark still reads back as the empty value; an empty element
+after the last shown one moves nothing and stays only its mark.
+
 Names are kept as written: trace_processor turns a ``.`` in an annotation name into ``_``
 (the dot separates the parts of its arg keys), but joins nested dict names with dots, so a
 dotted name is written as nested dicts (``est. achieved occupancy %`` → ``est`` →
@@ -52,6 +60,10 @@ _SPELLED_NULL = tag(SPELLED_MARK, VARINT) + varint(SPELLED_NULL)
 _SPELLED_LIST = tag(SPELLED_MARK, VARINT) + varint(SPELLED_LIST)
 _SPELLED_DICT = tag(SPELLED_MARK, VARINT) + varint(SPELLED_DICT)
 _NESTED = tag(SPELLED_MARK, VARINT) + varint(NESTED_MARK)   # a dict made of dotted names
+# An empty list or dict as a list's element before a shown one: its text too, so that the
+# later elements keep their indexes in trace_processor (see the module docstring)
+_EMPTY_LIST_ELEMENT = _STRING + varint(2) + b"[]" + _SPELLED_LIST
+_EMPTY_DICT_ELEMENT = _STRING + varint(2) + b"{}" + _SPELLED_DICT
 
 
 def encode_value(value: Any) -> bytes:
@@ -90,13 +102,33 @@ def _encode(value: Any) -> bytes:
         if not value:
             return _SPELLED_LIST
         parts: list[bytes] = []
-        for item in value:
-            element = _encode(item)
+        held = _last_shown(value)   # (the elements before it keep their places)
+        for at, item in enumerate(value):
+            element = _encode(item) if at >= held or not _is_empty(item) else \
+                _EMPTY_DICT_ELEMENT if isinstance(item, dict) else _EMPTY_LIST_ELEMENT
             parts += (_ARRAY, varint(len(element)), element)
         return b"".join(parts)
     if isinstance(value, (bytes, bytearray)):
         return string_field(STRING, bytes(value).decode("utf-8", "replace"))
     return _encode(_plain(value))
+
+
+def _is_empty(item: Any) -> bool:
+    """An empty list or dict (that trace_processor shows no arg for)."""
+    return not item and isinstance(item, (list, tuple, dict))
+
+
+def _last_shown(items: list[Any] | tuple[Any, ...]) -> int:
+    """The index of the last element that is neither None nor an empty list or dict, -1
+    when there is none: the empty elements before it are written as text.
+
+    >>> _last_shown([[8192, 512], [], [8192]]), _last_shown([[1, 8], [], []]), _last_shown([[]])
+    (2, 0, -1)
+    """
+    for at in range(len(items) - 1, -1, -1):
+        if items[at] is not None and not _is_empty(items[at]):
+            return at
+    return -1
 
 
 class Group(list):  # type: ignore[type-arg]
