@@ -63,19 +63,25 @@ def slice_activity(trace: Trace) -> np.ndarray:
 
 def input_of_process(trace: Trace) -> np.ndarray:
     """Per process (and one more entry for tracks with none), the index of the input of a
-    merged trace that it came from (:func:`~traceconv.analysis.merge.merge` records each
-    input's process range); all 0 for a trace read from one input.
+    merged trace that it came from, by the input's label on its name
+    (:func:`~traceconv.analysis.merge.carries_label`); 0 for a process of no input, and
+    for every process of a trace read from one input.
 
     >>> from traceconv.model import Metadata
-    >>> t = Trace(Metadata(attributes={"inputs": [{"processes": [0, 1]}, {"processes": [1, 3]}]}))
-    >>> for name in ("a", "b", "c"): _ = t.add_process(name)
+    >>> t = Trace(Metadata(attributes={"inputs": [{"label": "rank 0"}, {"label": "rank 1"}]}))
+    >>> for name in ("rank 1: python", "rank 0: python", "rank 1: GPU 0"): _ = t.add_process(name)
     >>> input_of_process(t).tolist()
-    [0, 1, 1, 0]
+    [1, 0, 1, 0]
     """
+    from .merge import carries_label
+
     part = np.zeros(len(trace.processes) + 1, np.int64)
-    for index, entry in enumerate(trace.metadata.attributes.get("inputs") or ()):
-        lo, hi = entry["processes"]
-        part[lo:hi] = index
+    labels = [str(entry.get("label")) for entry in trace.metadata.attributes.get("inputs") or ()]
+    if len(labels) < 2:
+        return part
+    for i, process in enumerate(trace.processes):
+        part[i] = next((k for k, label in enumerate(labels)
+                        if carries_label(process.name, label)), 0)
     return part
 
 

@@ -20,6 +20,7 @@ numbered in start order per (side, group, operation).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,7 +79,7 @@ def _first(args: dict | None, keys: tuple[str, ...]) -> object:
     return next((args[k] for k in keys if args.get(k) not in (None, "")), None)
 
 
-def find_calls(trace: Trace, processes: range | None = None,
+def find_calls(trace: Trace, processes: Collection[int] | None = None,
                activity: np.ndarray | None = None) -> dict[tuple[str, str, str], list[Call]]:
     """The collective calls of one rank, per (side, group, operation), in start order.
 

@@ -6,8 +6,6 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 
-import numpy as np
-
 from ..model import Metadata, OpStat, Process, Trace
 from ..model.breakdown import only_breakdown
 from ..model.copying import copy_into
@@ -54,6 +52,18 @@ def rank_labels(trace: Trace) -> list[str]:
     return [f"{what} {value}" for what, value in known if value is not None]
 
 
+def carries_label(text: object, label: str, separator: str = ": ") -> bool:
+    """Whether ``text`` (a process or device name, a graph node) is marked as coming from the
+    input labelled ``label``: how :func:`merge` marks them (``rank 1: python``,
+    ``rank 1/conv1``). The marks, not row numbers, tell the inputs apart: they stay true
+    when a merged trace is written out and read back, which numbers its processes anew.
+
+    >>> carries_label("rank 1: python", "rank 1"), carries_label("rank 10: python", "rank 1")
+    (True, False)
+    """
+    return isinstance(text, str) and (text == label or text.startswith(label + separator))
+
+
 def _process_order(process: Process) -> tuple[bool, int, int]:
     """A trace's own process order: by sort index, unsorted ones last, then by id."""
     return (process.sort_index is None, process.sort_index or 0, process.id)
@@ -87,12 +97,10 @@ def merge(traces: Sequence[Trace], labels: Sequence[str] | None = None, *,
     out = Trace(Metadata(source_format="+".join(f for f in formats if f), clock=" / ".join(clocks),
                          framework=", ".join(dict.fromkeys(
                              t.metadata.framework for t in traces if t.metadata.framework))))
-    starts = np.cumsum([0] + [len(t.processes) for t in traces]).tolist()
     out.metadata.attributes["inputs"] = [
         {"label": label, "file": t.metadata.source_file, "format": t.metadata.source_format,
-         "rank": t.metadata.rank, "processes": [starts[i], starts[i + 1]],
-         "devices": [d.name for d in t.metadata.devices if d.name]}
-        for i, (t, label) in enumerate(zip(traces, labels, strict=True))]
+         "rank": t.metadata.rank, "devices": [d.name for d in t.metadata.devices if d.name]}
+        for t, label in zip(traces, labels, strict=True)]
     if alignment.applied:
         out.metadata.clock = f"{out.metadata.clock}, shifted to rank 0 on collectives"
     out.metadata.attributes["alignment"] = alignment.as_dict()

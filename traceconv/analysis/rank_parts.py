@@ -18,6 +18,7 @@ import numpy as np
 from ..model import Trace
 from ..model.copying import Keep, copy_into
 from ..model.diagnostics import Diagnostics
+from .merge import carries_label
 
 
 def split_inputs(trace: Trace) -> list[tuple[str, Trace]]:
@@ -49,10 +50,8 @@ def select_input(trace: Trace, index: int) -> Trace:
     label = str(entry.get("label"))
 
     def labelled(text: object, separator: str = ": ") -> bool:
-        return isinstance(text, str) and (text == label or text.startswith(label + separator))
+        return carries_label(text, label, separator)
 
-    # (by the label merge gave each process, not the process range it recorded: a merged
-    # trace written out and read back numbers its processes anew)
     mine = [labelled(p.name) for p in trace.processes]
     tracks = np.fromiter((mine[t.process] for t in trace.tracks), dtype=bool,
                          count=len(trace.tracks))

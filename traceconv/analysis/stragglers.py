@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass
 
+import numpy as np
+
 from ..model import Trace
-from .activity import slice_activity
+from .activity import input_of_process, slice_activity
 from .align import match
 from .collectives import find_calls
 
@@ -53,7 +55,9 @@ def stragglers(trace: Trace) -> list[Straggler]:
     if len(inputs) < 2:
         return []
     activity = slice_activity(trace)   # (once: each input's calls are found in it)
-    per_input = [find_calls(trace, range(*i["processes"]), activity) for i in inputs]
+    part = input_of_process(trace)[:-1]
+    per_input = [find_calls(trace, frozenset(np.flatnonzero(part == k).tolist()), activity)
+                 for k in range(len(inputs))]
     rows = []
     for ((side, group, _op), index), calls in match(per_input).items():
         if len(calls) < 2:

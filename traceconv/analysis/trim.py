@@ -227,23 +227,7 @@ def trim_with(trace: Trace, options: TrimOptions) -> Trace:
                                        slice_times=(new_start, new_end - new_start)),
                       diagnostics=False)
     out.diagnostics.add("trim.flows", count=moved.flows_dropped)
-    _renumber_inputs(out, np.flatnonzero(moved.processes >= 0).tolist())
     return out.freeze()
-
-
-def _renumber_inputs(out: Trace, kept_processes: list[int]) -> None:
-    """A merged trace records each input's process range: keep those ranges true."""
-    inputs = out.metadata.attributes.get("inputs")
-    if not inputs:
-        return
-    kept = np.asarray(kept_processes, dtype=np.int64)
-    renumbered = []
-    for item in inputs:
-        if "processes" in item:
-            lo, hi = np.searchsorted(kept, item["processes"]).tolist()
-            item = {**item, "processes": [lo, hi]}
-        renumbered.append(item)
-    out.metadata.attributes["inputs"] = renumbered
 
 
 def _count(diagnostics: Diagnostics, code: str, removed: np.ndarray) -> None:
