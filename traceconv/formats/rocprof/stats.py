@@ -6,7 +6,11 @@ kernels and copies. A row is typed by the rule that types the timeline's slices 
 name (:meth:`~traceconv.model.activity.Vocabulary.statistic`): RCCL's kernels are
 ``communication``, and a row of no work (``<barrier packet>``: the device waiting for the
 packets it depends on) says so (``extra[TIME_IS]``), so no total counts it. Written to a timeline format, they are drawn as any statistics are
-(an aggregate breakdown, one lane per section: :func:`traceconv.api.save`)."""
+(an aggregate breakdown, one lane per section: :func:`traceconv.api.save`).
+
+The ``Percentage`` column states each row's share of the file's total, so the rows of a whole
+file share 100 %: a file cut after its first rows (``head``, a paste of the top of it) reads
+as a table that looks whole, and the shares tell (:mod:`..stated_totals`)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from ...model import OpStat
 from ...model.builder import TraceBuilder
 from ...model.entities import TIME_IS, TOTALS_OF
 from ...vocabularies.rocprof import ROCPROF_VOCABULARY
+from ..stated_totals import compare_total
 from .csv_table import read_table
 
 _OPTIONAL_NS = {"AverageNs": "avg_ns", "MinNs": "min_ns", "MaxNs": "max_ns"}
@@ -74,6 +79,7 @@ def read_stats(trace: TraceBuilder, source: Source) -> None:
                 if c in table.header}
     share = table.header.index("Percentage") if "Percentage" in table.header else None
     section, bad = section_of(source.name), 0
+    shares: list[str] = []   # (the Percentage cells as printed: their digits are their precision)
     for row in table.rows:
         try:
             calls, total = int(row[at["Calls"]]), _ns(row[at["TotalDurationNs"]])
@@ -82,6 +88,8 @@ def read_stats(trace: TraceBuilder, source: Source) -> None:
         except (ValueError, OverflowError):
             bad += 1
             continue
+        if share is not None:
+            shares.append(row[share])
         extra = {c: row[i] for i, c in enumerate(table.header)
                  if c not in _OPTIONAL_NS and c not in at and c != "Percentage"}
         if section == "domain":   # (the sum of the run's other statistics files)
@@ -97,6 +105,10 @@ def read_stats(trace: TraceBuilder, source: Source) -> None:
                               section=section, type=kind, extra=extra,
                               **({place: total} if place else {}), **times))
     trace.diagnostics.add("rocprof.malformed_row", count=bad, example=source.name)
+    # a malformed row is counted above, its share with it; a file of no time states nothing
+    if not bad and any(float(share) for share in shares):
+        compare_total(trace.diagnostics, "rocprof", f"{source.name} ({len(shares)} rows)", 100,
+                      shares, what="% of the time (Percentage)")
 
 
 def _ns(text: str) -> int:
