@@ -226,3 +226,37 @@ def test_a_boxed_row_short_of_its_columns_is_counted_with_its_line(tmp_path: Pat
     assert len(read.stats) == len(clean) - 1
     found = read.diagnostics["nsys_stats.malformed_row"]
     assert found.count == 1 and found.example.startswith(f"line {number}: ")
+
+
+GREPPED_RUNS = DATA / "cuda_intro_notebook_grep_A_four_runs.md"
+
+
+def test_runs_whose_report_files_a_paste_left_out_are_kept_apart():
+    """A notebook pasting ``nsys profile --stats=true ./add_gpu_vN | grep -A N
+    'cuda_gpu_kern_sum'`` of four runs: no report file is named, but nsys numbers the steps
+    of a run once, so ``[6/8] Executing 'cuda_gpu_kern_sum'`` after step 7 or 6 starts the
+    next run. Each run's device time is its tables' Total Time (a plain split; which table
+    is whose run by hand: the first run's grep kept two tables, the others one each), never
+    the four runs' sum; the second table, cut by its grep after one row, stays counted."""
+    totals = [sum(number_of(row[1]) for row in rows) for _, rows in tables(GREPPED_RUNS)]
+    assert totals == [1_558_137, 20_116_269, 89_023_173_952, 3_280_318_336, 1_539_004]
+    by_run = [totals[0] + totals[1], *totals[2:]]
+    result = CliRunner().invoke(app, ["summary", "--json", str(GREPPED_RUNS)])
+    assert result.exit_code == 0, result.output
+    assert [(r["label"], round(r["total_device_time"] * 1e9))
+            for r in json.loads(result.output)["runs"]] == [
+        (f"run {n}", ns) for n, ns in enumerate(by_run, 1)]
+    assert traceconv.load(GREPPED_RUNS).diagnostics.count("nsys_stats.rows_missing") == 1
+
+
+def test_runs_whose_first_table_is_their_only_one_are_kept_apart(tmp_path: Path):
+    """The last three runs of the same notebook alone: each run's first table is its only
+    one, so the step that starts a run follows the first run's opening step."""
+    text = GREPPED_RUNS.read_text(encoding="utf-8")
+    path = tmp_path / "three_runs.md"
+    path.write_text(text[text.index("    === Version 1"):], encoding="utf-8")
+    totals = [sum(number_of(row[1]) for row in rows) for _, rows in tables(path)]
+    assert totals == [89_023_173_952, 3_280_318_336, 1_539_004]
+    stats = traceconv.load(path).stats
+    assert [(s.extra["run"], s.device_ns) for s in stats] == [
+        (f"run {n}", ns) for n, ns in enumerate(totals, 1)]

@@ -149,6 +149,22 @@ def run_named(line: str) -> str | None:
     return found.group(1) if found else None
 
 
+# the progress lines of ``nsys profile --stats=true`` number the steps of one run ("[6/8]
+# Executing 'cuda_gpu_kern_sum' stats report"), each once
+_STEP = re.compile(r"^\s*\[(\d+)/\d+\] ")
+
+
+def step_of(line: str) -> int | None:
+    """The step a progress line of ``nsys profile --stats=true`` numbers, or None: within
+    one run the steps only go up, so a step again is the next run's.
+
+    >>> step_of("[6/8] Executing 'cuda_gpu_kern_sum' stats report"), step_of("CUDA API Statistics:")
+    (6, None)
+    """
+    found = _STEP.match(line)
+    return int(found.group(1)) if found else None
+
+
 def report_named(text: str) -> str | None:
     """The report a line of prose or a file name names (``cuda_gpu_kern_sum``...).
 
