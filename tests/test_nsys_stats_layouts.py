@@ -260,3 +260,24 @@ def test_runs_whose_first_table_is_their_only_one_are_kept_apart(tmp_path: Path)
     stats = traceconv.load(path).stats
     assert [(s.extra["run"], s.device_ns) for s in stats] == [
         (f"run {n}", ns) for n, ns in enumerate(totals, 1)]
+
+
+IN_LINE_COMMENTS = DATA / "naive_matmul_stats_console_in_line_comments.cu"
+
+
+def test_a_console_output_pasted_as_line_comments_is_read_whole(tmp_path: Path):
+    """A CUDA source ending in its ``nsys profile --stats=true`` output, each line commented
+    out with ``//`` (the blank lines left bare): detected and read as the output itself,
+    each table under its report's name: every row of a plain split of the lines without
+    their ``// ``, and the reports nsys skipped (3, by hand) counted."""
+    plain = tmp_path / "uncommented.txt"
+    plain.write_text("\n".join(line.removeprefix("// ") for line in IN_LINE_COMMENTS.read_text(
+        encoding="utf-8").splitlines()), encoding="utf-8")
+    expected = [(row[-1], int(row[2]), int(row[1])) for _, rows in tables(plain) for row in rows]
+    assert len(expected) == 17 + 5 + 1
+    assert detect_format(IN_LINE_COMMENTS) == "nsys-stats"
+    trace = traceconv.load(IN_LINE_COMMENTS)
+    assert [(s.name, s.calls, s.total_ns) for s in trace.stats] == expected
+    assert Counter(s.extra["report"] for s in trace.stats) == {
+        "osrt_sum": 17, "cuda_api_sum": 5, "cuda_gpu_kern_sum": 1}
+    assert trace.diagnostics.count("nsys_stats.report_skipped") == 3
