@@ -281,3 +281,29 @@ def test_a_console_output_pasted_as_line_comments_is_read_whole(tmp_path: Path):
     assert Counter(s.extra["report"] for s in trace.stats) == {
         "osrt_sum": 17, "cuda_api_sum": 5, "cuda_gpu_kern_sum": 1}
     assert trace.diagnostics.count("nsys_stats.report_skipped") == 3
+
+
+REMARKED = DATA / "cuda_course_zh_stats_console_remarked.md"
+
+
+def test_remarks_written_after_rows_are_no_part_of_the_names(tmp_path: Path):
+    """A Chinese how-to annotated every row of its ``nsys profile --stats=true`` output with
+    a ``# remark`` (by hand: all 42 rows, each remark opening with ``# ``), some set off by
+    one blank (``cudaDeviceSynchronize # 显式同步 API``), one inside the name column's width
+    (``matrixMulKernel(...)    # 矩阵乘法 ...``). The names are those of a plain split of the
+    rows cut before their `` # ``; the remarks are counted, the numbers untouched (device
+    time: the kernel and memory-operation tables' Total Time, by hand)."""
+    plain = tmp_path / "remarks_cut.txt"
+    plain.write_text("\n".join(re.split(r"\s#\s", line)[0] for line in REMARKED.read_text(
+        encoding="utf-8").splitlines()), encoding="utf-8")
+    names = [row[-1] for _, rows in tables(plain) for row in rows]
+    assert len(names) == 42
+    trace = traceconv.load(REMARKED)
+    assert [s.name for s in trace.stats] == names
+    assert trace.diagnostics.count("nsys_stats.row_remark") == 42
+    assert sum(s.device_ns or 0 for s in trace.stats) == 2_644_050 + 1_154_050 + 1_008_390
+    # host time: the cuda_api_sum and osrt_sum Total Time columns less the three waits
+    # (poll, sem_timedwait, pthread_cond_wait), summed by hand; with the remarks in their
+    # names the waits went unrecognised and counted (500,829,198 ns)
+    result = CliRunner().invoke(app, ["summary", "--json", str(REMARKED)])
+    assert round(json.loads(result.output)["total_host_time"] * 1e9) == 213_638_881

@@ -198,7 +198,9 @@ class ColumnRows:
     gives: each table's header (the line over a rule, :mod:`..ruled_tables`) and rows cut
     at the rule's columns, nsys's prose lines as one cell each. A table whose header names
     no report (:func:`kind_of`) is kept out, in ``unread``; other lines (a shell prompt, a
-    pasted command) are tallied in ``foreign`` (:class:`.stray_lines.ForeignLines`).
+    pasted command) are tallied in ``foreign`` (:class:`.stray_lines.ForeignLines`), and the
+    remarks a paste wrote after rows (:meth:`.ruled_tables.Ruling.remark`) in ``remarks``
+    (how many, and the first's line and text).
 
     >>> from traceconv.formats.stray_lines import ForeignLines
     >>> rows = ColumnRows(["$ nsys stats r.nsys-rep", " ** CUDA API Summary (cuda_api_sum):",
@@ -225,6 +227,8 @@ class ColumnRows:
         self.foreign = foreign
         self.line_num = 0
         self.unread: list[UnreadTable] = []
+        self.remarks = 0
+        self.first_remark: str | None = None
         # where the input ended, for the one cut rule (stray_lines.count_input_end), when
         # ``lines`` say which line the input stopped inside (their ``cut_line``)
         self.table: str | None = None   # the last table read that began
@@ -257,6 +261,10 @@ class ColumnRows:
                 if cells is not None:
                     if unread is None:
                         self.ended_whole = self._whole(ruling, line, cells)
+                        if (remark := ruling.remark(line)) is not None:
+                            self.remarks += 1
+                            self.first_remark = self.first_remark or \
+                                f"line {self.line_num}: {line[remark:].strip()}"[:120]
                         yield cells
                     else:
                         unread.rows += 1

@@ -858,6 +858,11 @@ CODES: tuple[CodeInfo, ...] = (
           "lines outside the report's tables or not shaped like a row (prose, markup, shell "
           "commands, other output around a paste): skipped, nothing of the report lost "
           "(traceconv/formats/stray_lines.py)"),
+    _Code("{reader}.row_remark", "note",
+          "text a paste wrote after a drawn table's rows (a tutorial's '# comment' on each "
+          "line of output), past the rule its widest cell sets: not part of the row's last "
+          "cell (a name); nothing of the report lost, the first remark in the example "
+          "(traceconv/formats/ruled_tables.py)"),
     _Code("{reader}.other_report", "dropped",
           "lines of another tool's report in the same text (an nsys stats report, then a "
           "MIGraphX perf report): the lines, from where another text format's sniffer is "

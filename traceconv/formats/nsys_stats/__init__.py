@@ -125,6 +125,8 @@ def _count_unread(trace: TraceBuilder, rows: ColumnRows) -> None:
         trace.diagnostics.add("nsys_stats.table_not_read", count=table.rows, example=(
             f"line {table.line}: {report}{table.rows} rows under {table.header[:100]}"))
     rows.foreign.count_in(trace.diagnostics)
+    reader = rows.foreign.reader   # (the ruled tables' rule: any drawn-table reader's code)
+    trace.diagnostics.add(f"{reader}.row_remark", count=rows.remarks, example=rows.first_remark)
     if isinstance(rows.lines, PastedLines):
         # a table the input stopped inside: the one cut rule of every text reader
         count_input_end(trace.diagnostics, "nsys_stats", rows.lines, table=rows.table,
