@@ -1090,3 +1090,19 @@ def test_a_whole_statistics_files_shares_agree_with_100_percent(path: Path):
     rows = csv_rows(path)
     assert len(rows) == len(traceconv.load(path).stats)
     assert _share_findings(traceconv.load(path)) == {}
+
+
+def test_a_statistics_file_whose_name_tells_no_section_says_its_rows_were_guessed(
+        tmp_path: Path):
+    """The issue's HSA statistics under rocprof's name are host calls; under a name that
+    tells nothing (a paste saved as paste.csv) they are read as v1's kernel statistics,
+    and that guess is counted."""
+    named = tmp_path / "results.hsa_stats.csv"
+    renamed = tmp_path / "paste.csv"
+    for path in (named, renamed):
+        shutil.copyfile(ISSUE_1640_HSA_STATS, path)
+    hsa, guessed = traceconv.load(named), traceconv.load(renamed)
+    assert {s.section for s in hsa.stats} == {"hsa_api"}
+    assert "rocprof.section_guessed" not in hsa.diagnostics
+    assert {s.section for s in guessed.stats} == {"kernel"}
+    assert guessed.diagnostics.count("rocprof.section_guessed") == 1

@@ -672,6 +672,11 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("rocprof.record_not_read", "dropped",
           "rocprofv3 JSON records of a kind this reader does not read (memory copies and "
           "allocations, scratch memory, PC samples, counter records...)"),
+    _Code("rocprof.section_guessed", "guessed",
+          "a --stats CSV whose file name tells no section (results.stats.csv, "
+          "results.hip_stats.csv, *_kernel_stats.csv, *_hip_api_stats.csv...; a renamed or "
+          "pasted file): its rows taken for kernels, their time the device's; name the file "
+          "as rocprof did to read API calls as the host's"),
     _Code("rocprof.table_not_read", "dropped",
           "rows of database tables this reader does not read (results.db tables without "
           "BeginNs/EndNs; rocpd samples, queues, arguments...)"),

@@ -1,7 +1,8 @@
 """rocprof's statistics CSVs (v1 ``results.stats.csv``, ``results.hip_stats.csv``,
 ``results.copy_stats.csv``; rocprofv3 ``kernel_stats.csv``, ``hip_api_stats.csv``,
 ``memory_copy_stats.csv`` ...): one :class:`OpStat` a row, in a section named after the
-file (``kernel``, ``hip_api``...), its time the host's for API calls and the device's for
+file (``kernel``, ``hip_api``...; a name that tells none is read as v1's kernel statistics,
+a guess counted as ``rocprof.section_guessed``), its time the host's for API calls and the device's for
 kernels and copies. A row is typed by the rule that types the timeline's slices of its
 name (:meth:`~traceconv.model.activity.Vocabulary.statistic`): RCCL's kernels are
 ``communication``, and a row of no work (``<barrier packet>``: the device waiting for the
@@ -51,16 +52,21 @@ def place_of(section: str, name: str) -> str | None:
     return _PLACES.get(section, "cpu_ns" if section.endswith("_api") else None)
 
 
-def section_of(file: str) -> str:
-    """The statistics' section from the file's name (``kernel`` for v1's ``results``).
+def section_of(file: str) -> str | None:
+    """The statistics' section from the file's name (``kernel`` for v1's ``results``), or
+    None when the name tells none.
 
     >>> section_of("run/1234_hip_api_stats.csv"), section_of("results.stats.csv")
     ('hip_api', 'kernel')
     >>> section_of("results.hip_stats.csv"), section_of("results.copy_stats.csv")
     ('hip_api', 'memory_copy')
+    >>> section_of("issue_paste.csv") is None
+    True
     """
     match = _SECTION.search(file.lower())
-    return _V1_SECTIONS.get(match.group(1), match.group(1)) if match else "kernel"
+    if match:
+        return _V1_SECTIONS.get(match.group(1), match.group(1))
+    return "kernel" if file.lower().endswith(".stats.csv") else None
 
 
 def read_stats(trace: TraceBuilder, source: Source) -> None:
@@ -79,6 +85,10 @@ def read_stats(trace: TraceBuilder, source: Source) -> None:
                 if c in table.header}
     share = table.header.index("Percentage") if "Percentage" in table.header else None
     section, bad = section_of(source.name), 0
+    if section is None:   # (v1's kernel statistics, rocprof's first and commonest)
+        section = "kernel"
+        trace.diagnostics.add("rocprof.section_guessed", example=(
+            f"{source.name}: its rows taken for kernels (device time)"))
     shares: list[str] = []   # (the Percentage cells as printed: their digits are their precision)
     for row in table.rows:
         try:
