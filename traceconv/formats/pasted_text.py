@@ -40,8 +40,9 @@ _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[
 UNICODE_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 # what a Markdown quote puts before each of its lines
 QUOTE_MARK = re.compile(r" {0,3}> ?")
-# what commenting a line out puts before it in a C-like source (no report starts a line so)
-COMMENT_MARK = re.compile(r" {0,3}// ?")
+# that, or what commenting a line out puts before it in a C-like source (no report starts a
+# line so): one pattern, tried once a line (group 1: a quote's)
+_LINE_MARK = re.compile(r" {0,3}(?:(>)|//) ?")
 _HTML_PAGE = re.compile(r"<(?:!doctype|html|body|pre|code|div|p|br|td|span)\b[^<>]*>",
                         re.IGNORECASE)
 _PAGE_HEAD = re.compile(r"^\s*<.*<(?:pre|code)\b[^<>]*>(?=\s*[^<\s])", re.IGNORECASE)
@@ -131,13 +132,13 @@ class PastedLines:
     def __iter__(self) -> Iterator[str]:
         raw = self._single_spaced(iter(self._lines))
         current = self._page(next(raw, None))
-        current_quote = current is not None and QUOTE_MARK.match(current)
+        current_mark = current is not None and _LINE_MARK.match(current)
         quoted = False
         number = 0
         while current is not None:
             number += 1
             following = self._page(next(raw, None))
-            following_quote = following is not None and QUOTE_MARK.match(following)
+            following_mark = following is not None and _LINE_MARK.match(following)
             if self._margin != 0 and current.strip():
                 indent = len(current) - len(current.lstrip(" >"))
                 self._margin = indent if self._margin is None else min(self._margin, indent)
@@ -146,13 +147,13 @@ class PastedLines:
                 if getattr(self._lines, "ended_mid_line", False):
                     self._ended_inside(number, current)
             # a quote is a block: one line that starts with ">" is a wrapped "->" or a prompt
-            quoted = bool(current_quote) and (quoted or bool(following_quote))
-            if quoted and current_quote:
-                current = current[current_quote.end():]
-            elif current.startswith(("//", " ")) and (comment := COMMENT_MARK.match(current)):
-                current = current[comment.end():]
+            # (a line comment is one line's own)
+            quote = current_mark and current_mark.group(1)
+            quoted = bool(quote) and (quoted or bool(following_mark and following_mark.group(1)))
+            if current_mark and (quoted or not quote):
+                current = current[current_mark.end():]
             yield unpasted(current)
-            current, current_quote = following, following_quote
+            current, current_mark = following, following_mark
 
     def _single_spaced(self, raw: Iterator[str]) -> Iterator[str]:
         """``raw`` without the blank line after each line where :func:`is_double_spaced`
