@@ -284,7 +284,7 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
                         earlier.run = named
                 runs += [] if named in runs else [named]
                 number = runs.index(named) + 1
-            elif step is not None and (again := step_of(line)) is not None and again <= step:
+            elif step is not None and (later := step_of(line)) is not None and later <= step:
                 # a step again with no report file named: the next run of an output that
                 # left the names out (each run's output grepped), numbered as runs are
                 if runs == [None]:
