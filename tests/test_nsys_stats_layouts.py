@@ -226,3 +226,84 @@ def test_a_boxed_row_short_of_its_columns_is_counted_with_its_line(tmp_path: Pat
     assert len(read.stats) == len(clean) - 1
     found = read.diagnostics["nsys_stats.malformed_row"]
     assert found.count == 1 and found.example.startswith(f"line {number}: ")
+
+
+GREPPED_RUNS = DATA / "cuda_intro_notebook_grep_A_four_runs.md"
+
+
+def test_runs_whose_report_files_a_paste_left_out_are_kept_apart():
+    """A notebook pasting ``nsys profile --stats=true ./add_gpu_vN | grep -A N
+    'cuda_gpu_kern_sum'`` of four runs: no report file is named, but nsys numbers the steps
+    of a run once, so ``[6/8] Executing 'cuda_gpu_kern_sum'`` after step 7 or 6 starts the
+    next run. Each run's device time is its tables' Total Time (a plain split; which table
+    is whose run by hand: the first run's grep kept two tables, the others one each), never
+    the four runs' sum; the second table, cut by its grep after one row, stays counted."""
+    totals = [sum(number_of(row[1]) for row in rows) for _, rows in tables(GREPPED_RUNS)]
+    assert totals == [1_558_137, 20_116_269, 89_023_173_952, 3_280_318_336, 1_539_004]
+    by_run = [totals[0] + totals[1], *totals[2:]]
+    result = CliRunner().invoke(app, ["summary", "--json", str(GREPPED_RUNS)])
+    assert result.exit_code == 0, result.output
+    assert [(r["label"], round(r["total_device_time"] * 1e9))
+            for r in json.loads(result.output)["runs"]] == [
+        (f"run {n}", ns) for n, ns in enumerate(by_run, 1)]
+    assert traceconv.load(GREPPED_RUNS).diagnostics.count("nsys_stats.rows_missing") == 1
+
+
+def test_runs_whose_first_table_is_their_only_one_are_kept_apart(tmp_path: Path):
+    """The last three runs of the same notebook alone: each run's first table is its only
+    one, so the step that starts a run follows the first run's opening step."""
+    text = GREPPED_RUNS.read_text(encoding="utf-8")
+    path = tmp_path / "three_runs.md"
+    path.write_text(text[text.index("    === Version 1"):], encoding="utf-8")
+    totals = [sum(number_of(row[1]) for row in rows) for _, rows in tables(path)]
+    assert totals == [89_023_173_952, 3_280_318_336, 1_539_004]
+    stats = traceconv.load(path).stats
+    assert [(s.extra["run"], s.device_ns) for s in stats] == [
+        (f"run {n}", ns) for n, ns in enumerate(totals, 1)]
+
+
+IN_LINE_COMMENTS = DATA / "naive_matmul_stats_console_in_line_comments.cu"
+
+
+def test_a_console_output_pasted_as_line_comments_is_read_whole(tmp_path: Path):
+    """A CUDA source ending in its ``nsys profile --stats=true`` output, each line commented
+    out with ``//`` (the blank lines left bare): detected and read as the output itself,
+    each table under its report's name: every row of a plain split of the lines without
+    their ``// ``, and the reports nsys skipped (3, by hand) counted."""
+    plain = tmp_path / "uncommented.txt"
+    plain.write_text("\n".join(line.removeprefix("// ") for line in IN_LINE_COMMENTS.read_text(
+        encoding="utf-8").splitlines()), encoding="utf-8")
+    expected = [(row[-1], int(row[2]), int(row[1])) for _, rows in tables(plain) for row in rows]
+    assert len(expected) == 17 + 5 + 1
+    assert detect_format(IN_LINE_COMMENTS) == "nsys-stats"
+    trace = traceconv.load(IN_LINE_COMMENTS)
+    assert [(s.name, s.calls, s.total_ns) for s in trace.stats] == expected
+    assert Counter(s.extra["report"] for s in trace.stats) == {
+        "osrt_sum": 17, "cuda_api_sum": 5, "cuda_gpu_kern_sum": 1}
+    assert trace.diagnostics.count("nsys_stats.report_skipped") == 3
+
+
+REMARKED = DATA / "cuda_course_zh_stats_console_remarked.md"
+
+
+def test_remarks_written_after_rows_are_no_part_of_the_names(tmp_path: Path):
+    """A Chinese how-to annotated every row of its ``nsys profile --stats=true`` output with
+    a ``# remark`` (by hand: all 42 rows, each remark opening with ``# ``), some set off by
+    one blank (``cudaDeviceSynchronize # 显式同步 API``), one inside the name column's width
+    (``matrixMulKernel(...)    # 矩阵乘法 ...``). The names are those of a plain split of the
+    rows cut before their `` # ``; the remarks are counted, the numbers untouched (device
+    time: the kernel and memory-operation tables' Total Time, by hand)."""
+    plain = tmp_path / "remarks_cut.txt"
+    plain.write_text("\n".join(re.split(r"\s#\s", line)[0] for line in REMARKED.read_text(
+        encoding="utf-8").splitlines()), encoding="utf-8")
+    names = [row[-1] for _, rows in tables(plain) for row in rows]
+    assert len(names) == 42
+    trace = traceconv.load(REMARKED)
+    assert [s.name for s in trace.stats] == names
+    assert trace.diagnostics.count("nsys_stats.row_remark") == 42
+    assert sum(s.device_ns or 0 for s in trace.stats) == 2_644_050 + 1_154_050 + 1_008_390
+    # host time: the cuda_api_sum and osrt_sum Total Time columns less the three waits
+    # (poll, sem_timedwait, pthread_cond_wait), summed by hand; with the remarks in their
+    # names the waits went unrecognised and counted (500,829,198 ns)
+    result = CliRunner().invoke(app, ["summary", "--json", str(REMARKED)])
+    assert round(json.loads(result.output)["total_host_time"] * 1e9) == 213_638_881

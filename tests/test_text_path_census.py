@@ -73,9 +73,9 @@ def test_every_reader_of_text_seeds_is_on_the_text_path():
 def _ruled_rows(text: str) -> int:
     """Lines under a rule that is under a header (a dash rule, or a box's middle rule), up
     to a blank line or the box's bottom rule, but a Markdown fence (one that cut a paste
-    short)."""
+    short); a line commented out (``// ``, a paste in a source file) counted as the line."""
     count, inside, previous = 0, False, ""
-    for line in text.splitlines():
+    for line in (re.sub(r"^ {0,3}// ?", "", line) for line in text.splitlines()):
         is_rule = re.fullmatch(r"\s*(?:-+\s+)*-+\s*|\s*\+[-+]+\s*", line) is not None
         if is_rule:
             inside = not inside and bool(previous.strip()) and not previous.lstrip().startswith("+")

@@ -149,6 +149,22 @@ def run_named(line: str) -> str | None:
     return found.group(1) if found else None
 
 
+# the progress lines of ``nsys profile --stats=true`` number the steps of one run ("[6/8]
+# Executing 'cuda_gpu_kern_sum' stats report"), each once
+_STEP = re.compile(r"^\s*\[(\d+)/\d+\] ")
+
+
+def step_of(line: str) -> int | None:
+    """The step a progress line of ``nsys profile --stats=true`` numbers, or None: within
+    one run the steps only go up, so a step again is the next run's.
+
+    >>> step_of("[6/8] Executing 'cuda_gpu_kern_sum' stats report"), step_of("CUDA API Statistics:")
+    (6, None)
+    """
+    found = _STEP.match(line)
+    return int(found.group(1)) if found else None
+
+
 def report_named(text: str) -> str | None:
     """The report a line of prose or a file name names (``cuda_gpu_kern_sum``...).
 
@@ -182,7 +198,9 @@ class ColumnRows:
     gives: each table's header (the line over a rule, :mod:`..ruled_tables`) and rows cut
     at the rule's columns, nsys's prose lines as one cell each. A table whose header names
     no report (:func:`kind_of`) is kept out, in ``unread``; other lines (a shell prompt, a
-    pasted command) are tallied in ``foreign`` (:class:`.stray_lines.ForeignLines`).
+    pasted command) are tallied in ``foreign`` (:class:`.stray_lines.ForeignLines`), and the
+    remarks a paste wrote after rows (:meth:`.ruled_tables.Ruling.remark`) in ``remarks``
+    (how many, and the first's line and text).
 
     >>> from traceconv.formats.stray_lines import ForeignLines
     >>> rows = ColumnRows(["$ nsys stats r.nsys-rep", " ** CUDA API Summary (cuda_api_sum):",
@@ -209,6 +227,8 @@ class ColumnRows:
         self.foreign = foreign
         self.line_num = 0
         self.unread: list[UnreadTable] = []
+        self.remarks = 0
+        self.first_remark: str | None = None
         # where the input ended, for the one cut rule (stray_lines.count_input_end), when
         # ``lines`` say which line the input stopped inside (their ``cut_line``)
         self.table: str | None = None   # the last table read that began
@@ -241,6 +261,10 @@ class ColumnRows:
                 if cells is not None:
                     if unread is None:
                         self.ended_whole = self._whole(ruling, line, cells)
+                        if (remark := ruling.remark(line)) is not None:
+                            self.remarks += 1
+                            self.first_remark = self.first_remark or \
+                                f"line {self.line_num}: {line[remark:].strip()}"[:120]
                         yield cells
                     else:
                         unread.rows += 1

@@ -4,7 +4,9 @@ an HTML page did to a report's lines is undone here, once, before any reader see
 * ANSI escapes (colours, cursor codes) are removed;
 * a page's HTML (once a line showed HTML markup): entities are decoded (``-&gt;``) and the
   tags glued to the first and last lines of a ``<pre>``/``<code>`` block are cut off;
-* a Markdown quote (two or more lines in a row that start with ``>``) loses its ``> ``;
+* a Markdown quote (two or more lines in a row that start with ``>``) loses its ``> ``, and a
+  line comment its ``// `` (output pasted into a C, C++ or CUDA source, each line
+  commented out, blank lines left as they were);
 * NBSP and the other Unicode spaces are spaces, and a tab is a column gap: the next tab
   stop, never less than two spaces (the readers split cells on two or more);
 * line ends of every kind (``\\r``, ``\\r\\n``, ``\\n``) end a line, and so do the
@@ -38,6 +40,9 @@ _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[
 UNICODE_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 # what a Markdown quote puts before each of its lines
 QUOTE_MARK = re.compile(r" {0,3}> ?")
+# that, or what commenting a line out puts before it in a C-like source (no report starts a
+# line so): one pattern, tried once a line (group 1: a quote's)
+_LINE_MARK = re.compile(r" {0,3}(?:(>)|//) ?")
 _HTML_PAGE = re.compile(r"<(?:!doctype|html|body|pre|code|div|p|br|td|span)\b[^<>]*>",
                         re.IGNORECASE)
 _PAGE_HEAD = re.compile(r"^\s*<.*<(?:pre|code)\b[^<>]*>(?=\s*[^<\s])", re.IGNORECASE)
@@ -105,6 +110,8 @@ class PastedLines:
 
     >>> list(PastedLines("> Place: CPU\\n>\\n> conv2d\\t3"))
     ['Place: CPU', '', 'conv2d  3']
+    >>> list(PastedLines("int main();\\n// Output\\n//  Name  Calls\\n\\n// Rate: 9/s"))
+    ['int main();', 'Output', ' Name  Calls', '', 'Rate: 9/s']
     >>> list(PastedLines("<p>x</p><pre><code>Place: CPU\\nrelu  -&gt; 3</code></pre>"))
     ['Place: CPU', 'relu  -> 3']
     >>> list(PastedLines("Place: CPU\\n\\nrelu  3\\n\\n\\n\\ngelu  4\\n\\n" * 2))
@@ -125,13 +132,13 @@ class PastedLines:
     def __iter__(self) -> Iterator[str]:
         raw = self._single_spaced(iter(self._lines))
         current = self._page(next(raw, None))
-        current_quote = current is not None and QUOTE_MARK.match(current)
+        current_mark = current is not None and _LINE_MARK.match(current)
         quoted = False
         number = 0
         while current is not None:
             number += 1
             following = self._page(next(raw, None))
-            following_quote = following is not None and QUOTE_MARK.match(following)
+            following_mark = following is not None and _LINE_MARK.match(following)
             if self._margin != 0 and current.strip():
                 indent = len(current) - len(current.lstrip(" >"))
                 self._margin = indent if self._margin is None else min(self._margin, indent)
@@ -140,11 +147,13 @@ class PastedLines:
                 if getattr(self._lines, "ended_mid_line", False):
                     self._ended_inside(number, current)
             # a quote is a block: one line that starts with ">" is a wrapped "->" or a prompt
-            quoted = bool(current_quote) and (quoted or bool(following_quote))
-            if quoted and current_quote:
-                current = current[current_quote.end():]
+            # (a line comment is one line's own)
+            quote = current_mark and current_mark.group(1)
+            quoted = bool(quote) and (quoted or bool(following_mark and following_mark.group(1)))
+            if current_mark and (quoted or not quote):
+                current = current[current_mark.end():]
             yield unpasted(current)
-            current, current_quote = following, following_quote
+            current, current_mark = following, following_mark
 
     def _single_spaced(self, raw: Iterator[str]) -> Iterator[str]:
         """``raw`` without the blank line after each line where :func:`is_double_spaced`
@@ -268,7 +277,7 @@ def unpasted_bytes(data: bytes) -> bytes:
     b'\\xfd7zXZ\\x00\\t<'
     """
     if b"\0" in data or (not any(mark in data for mark in _MARKS)
-                          and not data.lstrip(b" ").startswith(b">")
+                          and not data.lstrip(b" ").startswith((b">", b"//"))
                           and not _spaced_lines(data)):
         return data   # (a NUL: binary, or compressed, never pasted text)
     return "\n".join(PastedLines(data.decode("utf-8", "replace"))).encode()
@@ -277,7 +286,7 @@ def unpasted_bytes(data: bytes) -> bytes:
 # the bytes that start what PastedLines undoes (a sniffer scans megabytes of a log: plain
 # substring tests, where one regex of alternatives took 80 ms a megabyte)
 _MARKS = (b"\x1b", b"\t", b"\r", b"\x0b", b"\x0c", b"\xc2\x85", b"&", b"<", b"\xc2\xa0", b"\xe1\x9a\x80", b"\xe2\x80", b"\xe2\x81\x9f",
-          b"\xe3\x80\x80", b"\n>", b"\n >", b"\n  >", b"\n   >")
+          b"\xe3\x80\x80", b"\n>", b"\n >", b"\n  >", b"\n   >", b"\n//")
 
 
 def _spaced_lines(data: bytes) -> bool:

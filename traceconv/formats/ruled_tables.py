@@ -2,7 +2,10 @@
 rule for every text reader that meets them:
 
 * the column layout: a rule of dash runs under the header (`` --------  -----``); a cell
-  reaches from its run's start to the next run's (numbers are right-aligned in it);
+  reaches from its run's start to the next run's (numbers are right-aligned in it), the
+  last to the rule's end, as wide as its widest cell: what a paste wrote after a row
+  (``poll  # waiting for the GPU``) is a remark, no part of its last cell
+  (:meth:`Ruling.remark`);
 * the box layout: ``+------+-----+`` rules over and under the header and after the last
   row, cells between ``|`` (``|  42.3 | 1159 | gemm |``), as ``nsys stats --format table``,
   psql, MySQL and Python's tabulate/prettytable print.
@@ -75,6 +78,32 @@ class Ruling:
             return text.endswith("|") and len(text) >= self.width
         return len(line) >= self.width
 
+    def remark(self, line: str) -> int | None:
+        """Where a remark written after a row of the column layout starts, or None: the
+        layout pads every cell to its column's rule and the widest cell sets the last
+        rule's end, so a row drawn past the rule's width holds text after its cells (a
+        tutorial's ``# comment`` on each line of output). The last cell ends at its first
+        gap of two blanks (a name holds single ones), else at its last blank up to the rule's
+        end (no name crosses it: a remark set off by one blank that opens before the rule's
+        end keeps its words up to there); without either the row is left whole (where the
+        remark starts cannot be told).
+
+        >>> ruling = Ruling((0, 6), boxed=False, width=14)
+        >>> [ruling.remark(row) for row in ("12.5  poll    # waits", "12.5  pthreads # x",
+        ...     "12.5  a b  # xy", "12.5  gemm    ", "12.5  a_name_past_it")]
+        [10, 14, 9, None, None]
+        """
+        text = line.rstrip()
+        if self.boxed or not self.width or len(text) <= self.width:
+            return None
+        name = len(text) - len(text[self.starts[-1]:].lstrip())   # (where the last cell's
+        # text starts)
+        gap = _GAP.search(text, name, self.width + 1)
+        if gap is not None:
+            return gap.start()
+        blank = text.rfind(" ", name, self.width + 1)
+        return blank if blank > name else None
+
     def cells(self, line: str) -> list[str] | None:
         """The cells of a line of the table; None when the line is no row of it (blank, or
         in the box layout not a ``|`` line). A box row whose bars are not where the rule's
@@ -95,7 +124,7 @@ class Ruling:
         if not line.strip():
             return None
         if not self.boxed:
-            ends = [*self.starts[1:], len(line)]
+            ends = [*self.starts[1:], self.remark(line) or len(line)]
             cells = [line[start:end].strip() for start, end in zip(self.starts, ends, strict=True)]
             if any("  " in cell for cell in cells[:-1]):
                 # two values in one column: a table whose gaps were tabs (one tab a gap, each

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from decimal import Decimal, InvalidOperation
 
 from ..model import Diagnostics
 from .stray_lines import rows_left_out
@@ -81,8 +82,17 @@ def _text(printed: Printed) -> str:
     return printed
 
 
-def _value(printed: Printed) -> float:
-    return float(_text(printed).replace(",", ""))
+def _exact(printed: Printed) -> Decimal:
+    """The value ``printed`` states, exactly: summed as floats, the parts of a whole printed
+    to 16 digits (rocprof's shares) drift past the half units they were printed to.
+
+    >>> _exact("444,988,647"), _exact("2.5e-05"), _exact("nan").is_nan()
+    (Decimal('444988647'), Decimal('0.000025'), True)
+    """
+    try:
+        return Decimal(_text(printed).replace(",", "").strip())
+    except InvalidOperation:
+        raise ValueError(f"not a number: {printed!r}") from None
 
 
 def compare_total(diagnostics: Diagnostics, reader: str, where: str, stated: Printed | int,
@@ -106,20 +116,20 @@ def compare_total(diagnostics: Diagnostics, reader: str, where: str, stated: Pri
     >>> found["paddle_summary.rows_missing"].example
     'line 56: Model Summary: 101.66 ms of ProfileStep stated, the rows read give 89.72'
     """
-    total = float(stated) if isinstance(stated, int) else _value(stated)
-    if not math.isfinite(total):
+    total = Decimal(stated) if isinstance(stated, int) else _exact(stated)
+    if not total.is_finite():
         return True
-    read = 0.0
+    read = Decimal(0)
     tolerance = 0.0 if isinstance(stated, int) else half_unit(stated)
     finest = tolerance or math.inf   # (the sum is shown to the finest printed digit)
     for part in parts:
-        if math.isnan(value := _value(part)):
+        if (value := _exact(part)).is_nan():
             continue
         read += value
-        if math.isfinite(value):   # (an infinite part's printed digits bound nothing)
+        if value.is_finite():   # (an infinite part's printed digits bound nothing)
             tolerance += (half := half_unit(part))
             finest = min(finest, half or math.inf)
-    if abs(read - total) <= tolerance * (1 + 1e-9):
+    if float(abs(read - total)) <= tolerance * (1 + 1e-9):
         return True
     _record(diagnostics, reader, where, read < total,
             f"{_spelled(stated)} {what} stated, the rows read give {read:.{_digits(finest)}f}")

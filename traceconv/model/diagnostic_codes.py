@@ -690,6 +690,11 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("rocprof.record_not_read", "dropped",
           "rocprofv3 JSON records of a kind this reader does not read (memory copies and "
           "allocations, scratch memory, PC samples, counter records...)"),
+    _Code("rocprof.section_guessed", "guessed",
+          "a --stats CSV whose file name tells no section (results.stats.csv, "
+          "results.hip_stats.csv, *_kernel_stats.csv, *_hip_api_stats.csv...; a renamed or "
+          "pasted file): its rows taken for kernels, their time the device's; name the file "
+          "as rocprof did to read API calls as the host's"),
     _Code("rocprof.table_not_read", "dropped",
           "rows of database tables this reader does not read (results.db tables without "
           "BeginNs/EndNs; rocpd samples, queues, arguments...)"),
@@ -888,6 +893,11 @@ CODES: tuple[CodeInfo, ...] = (
           "lines outside the report's tables or not shaped like a row (prose, markup, shell "
           "commands, other output around a paste): skipped, nothing of the report lost "
           "(traceconv/formats/stray_lines.py)"),
+    _Code("{reader}.row_remark", "note",
+          "text a paste wrote after a drawn table's rows (a tutorial's '# comment' on each "
+          "line of output), past the rule its widest cell sets: not part of the row's last "
+          "cell (a name); nothing of the report lost, the first remark in the example "
+          "(traceconv/formats/ruled_tables.py)"),
     _Code("{reader}.other_report", "dropped",
           "lines of another tool's report in the same text (an nsys stats report, then a "
           "MIGraphX perf report): the lines, from where another text format's sniffer is "

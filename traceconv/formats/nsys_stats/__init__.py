@@ -44,6 +44,7 @@ from ..nsys_stats_header import (
     kind_of,
     report_named,
     run_named,
+    step_of,
 )
 from ..pasted_text import PastedLines, pasted_lines
 from ..stray_lines import ForeignLines, count_input_end
@@ -102,7 +103,8 @@ def _read_report(source: Source, rows: ColumnRows | CsvRows) -> Trace:
     else:
         first.run = opening.run
         reports = summaries.read_tables(trace, first, rows,
-                                        column_layout=isinstance(rows, ColumnRows))
+                                        column_layout=isinstance(rows, ColumnRows),
+                                        step=opening.step)
         trace.metadata.source_version = ", ".join(dict.fromkeys(
             report.split(" #")[0] for report in reports))
     if isinstance(rows, CsvRows):
@@ -123,6 +125,8 @@ def _count_unread(trace: TraceBuilder, rows: ColumnRows) -> None:
         trace.diagnostics.add("nsys_stats.table_not_read", count=table.rows, example=(
             f"line {table.line}: {report}{table.rows} rows under {table.header[:100]}"))
     rows.foreign.count_in(trace.diagnostics)
+    reader = rows.foreign.reader   # (the ruled tables' rule: any drawn-table reader's code)
+    trace.diagnostics.add(f"{reader}.row_remark", count=rows.remarks, example=rows.first_remark)
     if isinstance(rows.lines, PastedLines):
         # a table the input stopped inside: the one cut rule of every text reader
         count_input_end(trace.diagnostics, "nsys_stats", rows.lines, table=rows.table,
@@ -147,17 +151,19 @@ class _Opening(NamedTuple):
     report: str | None         # the report's name where a line or the file name states it
     skipped: list[str]         # the lines of the reports nsys skipped before it
     run: str | None            # the report file (the run) a line names
+    step: int | None           # the last progress step of the run (step_of)
 
 
 def _first_header(rows: ColumnRows | CsvRows, name: str) -> _Opening:
     """The first header (after nsys's lines of prose) and what the prose before it says;
     InputError when there is none."""
-    report, skipped, run = report_named(Path(name).name), [], None
+    report, skipped, run, step = report_named(Path(name).name), [], None, None
     for row in rows:
         line = ",".join(row)
         if is_prose(line):
             report = report_named(line) or report
             run = run_named(line) or run
+            step = step_of(line) or step
             if line.startswith("SKIPPED:"):
                 skipped.append(line)
             continue
@@ -167,7 +173,7 @@ def _first_header(rows: ColumnRows | CsvRows, name: str) -> _Opening:
                              f"a header naming the NVTX trace's columns ({', '.join(_NEEDED)}) "
                              "or a summary's (Total Time ...)", file=name,
                              location=f"line {rows.line_num}")
-        return _Opening(row, kind, report, skipped, run)
+        return _Opening(row, kind, report, skipped, run, step)
     if skipped:
         raise InputError(f"the nsys stats report holds no table: {skipped[0][:160]}",
                          file=name, location=f"line {rows.line_num}")

@@ -17,8 +17,9 @@ of the Nsight Systems vocabulary, which the timeline reader's slices follow): an
 summary's waits (``futex``, ``poll``) are threads blocked, NVTX ranges enclose other rows'
 calls, sizes are no time. One output holding several reports (nsys's stdout) gives every table, each counted as if it were a file of its own (a report printed again,
 for another process, as ``osrt_sum #2``; an output pasting several runs, each run's rows
-naming it in ``extra["run"]``: the report file nsys's prose names, :mod:`traceconv.analysis.runs`
-keeps them apart); a row whose numbers are not numbers is counted, as
+naming it in ``extra["run"]``: the report file nsys's prose names, or ``run N`` where the paste
+left the names out and nsys's step numbers start again, :mod:`traceconv.analysis.runs` keeps
+them apart); a row whose numbers are not numbers is counted, as
 is a report nsys skipped (``SKIPPED: ... does not contain ...``); a row of another width
 than its header is :mod:`..csv_rows`' to leave out and count.
 """
@@ -45,6 +46,7 @@ from ..nsys_stats_header import (
     kind_of_report,
     report_named,
     run_named,
+    step_of,
 )
 from ..stated_totals import compare_total
 
@@ -236,12 +238,13 @@ class TableShares:
 
 
 def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
-                column_layout: bool = False) -> list[str]:
+                column_layout: bool = False, step: int | None = None) -> list[str]:
     """Every row of the report that starts with ``first``'s header and of the reports that
     follow it in ``rows`` (each table's width set on ``rows``: a row of another width is
     theirs to leave out); returns the reports' names (or kinds) in order. In nsys's
     ``column_layout`` the names of the rows read that nsys cut to fit (ending in …) are
-    counted. A diagnostic's example shows a row's cells apart (``80.8 | 444,988,647 | ...``).
+    counted. ``step`` is the progress step that printed ``first`` (a step again starts the
+    next run). A diagnostic's example shows a row's cells apart (``80.8 | 444,988,647 | ...``).
 
     >>> trace = TraceBuilder()
     >>> first = table_of(["Time (%)", "Total Time (ns)", "Instances", "Name"], "kernels")
@@ -277,6 +280,16 @@ def read_tables(trace: TraceBuilder, first: Table, rows: ColumnRows | CsvRows,
                         earlier.run = named
                 runs += [] if named in runs else [named]
                 number = runs.index(named) + 1
+            elif step is not None and (later := step_of(line)) is not None and later <= step:
+                # a step again with no report file named: the next run of an output that
+                # left the names out (each run's output grepped), numbered as runs are
+                if runs == [None]:
+                    runs = ["run 1"]
+                    for earlier in opened:
+                        earlier.run = runs[0]
+                runs.append(f"run {len(runs) + 1}")
+                number = len(runs)
+            step = step_of(line) or step
             if line.startswith("SKIPPED:"):
                 skipped += 1
                 examples.setdefault("skipped", line[:120])

@@ -1,12 +1,17 @@
 """rocprof's statistics CSVs (v1 ``results.stats.csv``, ``results.hip_stats.csv``,
 ``results.copy_stats.csv``; rocprofv3 ``kernel_stats.csv``, ``hip_api_stats.csv``,
 ``memory_copy_stats.csv`` ...): one :class:`OpStat` a row, in a section named after the
-file (``kernel``, ``hip_api``...), its time the host's for API calls and the device's for
+file (``kernel``, ``hip_api``...; a name that tells none is read as v1's kernel statistics,
+a guess counted as ``rocprof.section_guessed``), its time the host's for API calls and the device's for
 kernels and copies. A row is typed by the rule that types the timeline's slices of its
 name (:meth:`~traceconv.model.activity.Vocabulary.statistic`): RCCL's kernels are
 ``communication``, and a row of no work (``<barrier packet>``: the device waiting for the
 packets it depends on) says so (``extra[TIME_IS]``), so no total counts it. Written to a timeline format, they are drawn as any statistics are
-(an aggregate breakdown, one lane per section: :func:`traceconv.api.save`)."""
+(an aggregate breakdown, one lane per section: :func:`traceconv.api.save`).
+
+The ``Percentage`` column states each row's share of the file's total, so the rows of a whole
+file share 100 %: a file cut after its first rows (``head``, a paste of the top of it) reads
+as a table that looks whole, and the shares tell (:mod:`..stated_totals`)."""
 
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from ...model import OpStat
 from ...model.builder import TraceBuilder
 from ...model.entities import TIME_IS, TOTALS_OF
 from ...vocabularies.rocprof import ROCPROF_VOCABULARY
+from ..stated_totals import compare_total
 from .csv_table import read_table
 
 _OPTIONAL_NS = {"AverageNs": "avg_ns", "MinNs": "min_ns", "MaxNs": "max_ns"}
@@ -46,16 +52,21 @@ def place_of(section: str, name: str) -> str | None:
     return _PLACES.get(section, "cpu_ns" if section.endswith("_api") else None)
 
 
-def section_of(file: str) -> str:
-    """The statistics' section from the file's name (``kernel`` for v1's ``results``).
+def section_of(file: str) -> str | None:
+    """The statistics' section from the file's name (``kernel`` for v1's ``results``), or
+    None when the name tells none.
 
     >>> section_of("run/1234_hip_api_stats.csv"), section_of("results.stats.csv")
     ('hip_api', 'kernel')
     >>> section_of("results.hip_stats.csv"), section_of("results.copy_stats.csv")
     ('hip_api', 'memory_copy')
+    >>> section_of("issue_paste.csv") is None
+    True
     """
     match = _SECTION.search(file.lower())
-    return _V1_SECTIONS.get(match.group(1), match.group(1)) if match else "kernel"
+    if match:
+        return _V1_SECTIONS.get(match.group(1), match.group(1))
+    return "kernel" if file.lower().endswith(".stats.csv") else None
 
 
 def read_stats(trace: TraceBuilder, source: Source) -> None:
@@ -74,6 +85,11 @@ def read_stats(trace: TraceBuilder, source: Source) -> None:
                 if c in table.header}
     share = table.header.index("Percentage") if "Percentage" in table.header else None
     section, bad = section_of(source.name), 0
+    if section is None:   # (v1's kernel statistics, rocprof's first and commonest)
+        section = "kernel"
+        trace.diagnostics.add("rocprof.section_guessed", example=(
+            f"{source.name}: its rows taken for kernels (device time)"))
+    shares: list[str] = []   # (the Percentage cells as printed: their digits are their precision)
     for row in table.rows:
         try:
             calls, total = int(row[at["Calls"]]), _ns(row[at["TotalDurationNs"]])
@@ -82,6 +98,8 @@ def read_stats(trace: TraceBuilder, source: Source) -> None:
         except (ValueError, OverflowError):
             bad += 1
             continue
+        if share is not None:
+            shares.append(row[share])
         extra = {c: row[i] for i, c in enumerate(table.header)
                  if c not in _OPTIONAL_NS and c not in at and c != "Percentage"}
         if section == "domain":   # (the sum of the run's other statistics files)
@@ -97,6 +115,10 @@ def read_stats(trace: TraceBuilder, source: Source) -> None:
                               section=section, type=kind, extra=extra,
                               **({place: total} if place else {}), **times))
     trace.diagnostics.add("rocprof.malformed_row", count=bad, example=source.name)
+    # a malformed row is counted above, its share with it; a file of no time states nothing
+    if not bad and any(float(share) for share in shares):
+        compare_total(trace.diagnostics, "rocprof", f"{source.name} ({len(shares)} rows)", 100,
+                      shares, what="% of the time (Percentage)")
 
 
 def _ns(text: str) -> int:
