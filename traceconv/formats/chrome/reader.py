@@ -47,6 +47,8 @@ from .records import Metadata as MetadataRecord
 from .records import decode as decode_records
 from .stream import read_document
 
+_FLOW_V2 = "bind_id"   # (the key of a flow v2 chain: with its id, apart from v1 ids)
+
 _NUMERIC_ID = re.compile(r"-?\d+")
 _OBJECT_START = ord("{")
 _PLACED = frozenset({Slice, Instant, *Instant.__subclasses__()})  # on a track
@@ -478,12 +480,14 @@ class ChromeReader:
                              _text(e.get("name")))
 
     def _flow_v2(self, e: dict, row: int, track: int) -> None:
-        category, flow_id = _text(e.get("cat")), e["bind_id"]
+        # A flow v2 is its bind_id alone, whatever the categories of the slices it joins
+        # (trace_processor links a cpu_op to a kernel by it); its ids are not v1 ids.
+        flow_id = (_FLOW_V2, e["bind_id"])
         hash(flow_id)
         ts = _ns(e["ts"], self.unit)
         for flag, phase in (("flow_in", "f"), ("flow_out", "s")):
             if e.get(flag):
-                self.flow_points.add(category, flow_id, phase, track, ts, True,
+                self.flow_points.add("", flow_id, phase, track, ts, True,
                                      _text(e.get("name")), row)
 
     def _counter(self, e: dict) -> None:
