@@ -77,6 +77,8 @@ def test_errors(events, code):
     ([{"ph": "s", "ts": 100, "pid": 1, "tid": 1, "id": 1, "cat": "c"},
       {"ph": "f", "ts": 200, "pid": 1, "tid": 1, "id": 1, "cat": "c"}], "flow_not_bound"),
     ([X(0, 10), {"ph": "s", "ts": 1, "pid": 1, "tid": 1, "id": 1, "cat": "c"}],
+     "flow_start_unfollowed"),
+    ([X(0, 10), {"ph": "f", "ts": 1, "pid": 1, "tid": 1, "id": 1, "bp": "e"}],
      "flow_unpaired"),
     ([{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "a"}},
       {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "b"}}],
@@ -393,3 +395,36 @@ def test_a_step_draws_an_arrow_from_the_start():
                                  {**flow, "ph": "s", "ts": 3, "tid": 5},
                                  {**flow, "ph": "t", "ts": 21, "tid": 6}])
     assert counts["flows"] == 1 and not warnings
+
+
+def test_flows_are_counted_as_trace_processor_tracks_them():
+    """One trace of each way the importer's flow tracker treats a flow event (v52's JSON
+    parser and FlowTracker), counted by hand: 4 arrows, and one event for each reason it
+    draws none. (trace_processor draws the same 4 and counts the drops its way:
+    flow_duplicate_id, flow_step_without_start, flow_invalid_id, flow_no_enclosing_slice,
+    flow_without_direction 1 each.)"""
+    def flow(ph, ts, ident, tid, **extra):
+        return {"ph": ph, "ts": ts, "id": ident, "cat": "c", "pid": 1, "tid": tid, **extra}
+
+    events = [
+        X(0, 10, "a"), flow("s", 2, 1, 1),            # flow ("c", 1), the first met: number 0
+        X(20, 10, "b", tid=2), flow("f", 21, 1, 2, bp="e"),   # arrow 1: a -> b
+        flow("s", 22, 1, 2),                           # its id stays open after the f: dropped
+        flow("f", 25, 1, 2),                           # waits for the next slice on thread 2
+        X(30, 5, "c", tid=2),                          # arrow 2: a -> c
+        flow("f", 31, "0x2", 2),                       # ("c", 2) never started ...
+        X(40, 5, "d", tid=2),                          # arrow 3: from the first slice, a -> d
+        flow("t", 41, 3, 2),                           # a step of nothing: dropped
+        flow("s", 42, 1.5, 2),                         # no id to the importer: dropped
+        flow("s", 50, 4, 3),                           # no slice on thread 3: dropped
+        X(60, 5, "e", bind_id=0, flow_in=True),        # v2 id 0 is flow ("c", 1): arrow 4
+        X(70, 5, "g", bind_id=9),                      # neither flow_in nor flow_out
+        flow("s", 71, 5, 1),                           # bound to g; nothing follows it
+        flow("f", 80, 5, 1),                           # no slice begins after it
+    ]
+    errors, warnings, counts = codes(events)
+    assert counts["flows"] == 4 and not errors
+    assert warnings == {"flow_duplicate_start": 1, "flow_from_first_slice": 1,
+                        "flow_unpaired": 1, "flow_invalid_id": 1, "flow_not_bound": 1,
+                        "flow_without_direction": 1, "flow_start_unfollowed": 1,
+                        "flow_end_without_next_slice": 1, "flow_v2_id_of_a_v1_flow": 1}

@@ -10,8 +10,9 @@ Rules (the importer's behaviour, perfetto.md §3.2):
   importer drops from that one on (``args_beyond_double``);
 * warnings (shown differently than meant): phases the importer ignores (legacy async
   ``S/T/p/F``, object ``N/O/D``, memory dumps ``V/v``, ``c``, ``(``/``)``) or does not
-  know; events without ``pid`` (put on pid 0); flow ``s``/``f`` events that bind to no
-  slice or have no partner; ``M`` events that give one process or thread several names;
+  know; events without ``pid`` (put on pid 0); flow events (v1 ``s``/``t``/``f``, v2
+  ``bind_id``) that the importer drops or that draw no arrow, by reason, counting the
+  arrows it draws as its flow tracker does (:mod:`.checked_flows`); ``M`` events that give one process or thread several names;
   ``B`` slices never ended; args holding an integer beyond int64, which the importer shows
   as a wrong real (``args_int_beyond_int64``).
 
@@ -45,6 +46,16 @@ from ...io import Source
 from ...json_decode import any_value
 from ...model.check_report import CheckReport
 from ...numbers import beyond_int64
+from .checked_flows import (
+    BEGIN,
+    END,
+    END_NEXT,
+    STEP,
+    FlowEvents,
+    flow_number,
+    flow_text,
+    v2_operation,
+)
 from .located import located_errors
 from .stream import read_document
 
@@ -61,7 +72,12 @@ NEEDS_PID = set("BEXCbensf")
 # top of the stack (s, t, an f with "bp": "e"), NEXT one bound to the next slice begun (f)
 _E, _X, _B, _I, _TOP, _NEXT = range(6)
 _KIND = {"E": _E, "B": _B}
-_SORT_RANK = np.array([0, 1, 3, 1, 2, 2], dtype=np.uint8)   # E, X and instants, flows, B
+# At one time: E events, then X events longest first, then B events, instants, X events of
+# no length and flow events in file order (seen on trace_processor v52: a flow event written
+# before a B, an instant or an X of no length at its time binds below it, one written after
+# binds to it, whatever other threads hold at that time)
+_SORT_RANK = np.array([0, 1, 1, 1, 1, 1], dtype=np.uint8)
+_V1_FLOW = {"s": BEGIN, "t": STEP, "f": END}
 _NO_TEXT = -1    # an E event's name or category left out (it matches any)
 _REPLAY_BLOCK = 1 << 12   # sorted slice events turned into Python values this many at a time
 
@@ -98,7 +114,7 @@ _NS_LIMIT = 1 << 62
 
 
 def _ident(value: Any) -> Any:
-    """A pid, tid or flow id as a dictionary key: a list or object (type confusion in the
+    """A pid, tid, name or category as a dictionary key: a list or object (type confusion in the
     file) stands as its JSON text.
 
     >>> _ident(7), _ident([1, 2])
@@ -204,7 +220,7 @@ class _SliceEvents:
     >>> events.add(5, _B, 0, 0); events.add(5, _E, 0, 1); events.add(7, _B, 0, 2)
     >>> events.add(7, _X, 3, 3); events.add(7, _I, 0, 4); events.add(7, _X, 9, 5)
     >>> [(ts, kind, index) for ts, kind, _, index, _, _ in events.in_importer_order()]
-    [(5, 0, 1), (5, 2, 0), (7, 1, 5), (7, 1, 3), (7, 3, 4), (7, 2, 2)]
+    [(5, 0, 1), (5, 2, 0), (7, 1, 5), (7, 1, 3), (7, 2, 2), (7, 3, 4)]
     >>> events.ambiguous_ties
     3
     """
@@ -218,7 +234,8 @@ class _SliceEvents:
     def add(self, ts: int, kind: int, dur: int, index: int, name: int = _NO_TEXT,
             category: int = _NO_TEXT) -> None:
         """One event: its start, kind, duration (X), index in the file, and for a B or E
-        its name and category (numbers the checker gave their texts)."""
+        its name and category (numbers the checker gave their texts); for a flow event,
+        ``name`` is its slot among the flow events (:class:`.checked_flows.FlowEvents`)."""
         self.ts.append(ts)
         self.kind.append(kind)
         self.dur.append(dur)
@@ -228,8 +245,8 @@ class _SliceEvents:
 
     def in_importer_order(self) -> Iterator[tuple[int, int, int, int, int, int]]:
         """(ts, kind, dur, index, name, category) per event in the importer's order, a block
-        at a time: by start; at one start, E events, then X events and instants longest
-        first, then B events; then file order.
+        at a time: by start; at one start, E events, then X events longest first, then B
+        events, instants, X events of no length and flow events in file order.
 
         trace_processor v52 sorts so (seen on it) only in part: an E comes before an X and
         an X of some length before a B, but the order of a B and an E, or of a B or an E
@@ -250,6 +267,21 @@ class _SliceEvents:
             yield from zip(ts[block].tolist(), kind[block].tolist(), dur[block].tolist(),
                            index[block].tolist(), name[block].tolist(),
                            category[block].tolist(), strict=True)
+
+
+def _async_cookie(event: dict) -> bool:
+    """Whether a ``b``, ``e`` or ``n`` event names its async slice as the importer needs:
+    an ``id`` (text, or an integer of int64) or an ``id2`` with a ``local`` or ``global``
+    text.
+
+    >>> _async_cookie({"id": "0x1"}), _async_cookie({"id": 1.5}), _async_cookie({"id2": {"local": "a"}})
+    (True, False, True)
+    """
+    ident = event.get("id")
+    if isinstance(ident, str) or type(ident) is int and -(1 << 63) <= ident < (1 << 63):
+        return True
+    id2 = event.get("id2")
+    return isinstance(id2, dict) and any(flow_text(id2.get(k)) for k in ("local", "global"))
 
 
 def _place(index: int, thread: tuple) -> str:
@@ -367,7 +399,8 @@ class _Checker:
         self.report = CheckReport("chrome")
         # per (pid, tid): its slice events as columns (25 bytes an event, not a tuple)
         self.threads: dict[tuple, _SliceEvents] = defaultdict(_SliceEvents)
-        self.flows: list[tuple[str, tuple, int, int]] = []   # (phase, id, ts, index)
+        self.flows = FlowEvents()
+        self.v2_flows: dict[int, int] = {}   # index of an X or B with a bind_id: its flow slot
         self.names: dict[tuple, dict[str, int]] = defaultdict(dict)
         self.texts: dict[Any, int] = {}   # names and categories of B and E events, numbered
         self.counts = {"events": 0, "slices": 0, "instants": 0, "counter_values": 0,
@@ -396,7 +429,8 @@ class _Checker:
             else:
                 report.warning("unknown_phase", "events with a phase Perfetto does not know "
                                "are ignored", count=count, example=f"ph={phase!r}")
-        self._check_flows(self._replay())
+        self._replay()
+        self._report_flows()
         for key, names in self.names.items():
             if len(names) > 1:
                 report.warning("conflicting_metadata_names", "M events give one process or "
@@ -471,9 +505,12 @@ class _Checker:
                              example=where)
                 return
             self.threads[thread].add(ts, _X, dur, index)
+            self._v2_flow(event, index, ts, _X, dur)
         elif phase in "BE":
             self.threads[thread].add(ts, _KIND[phase], 0, index, self._text_id(event, "name"),
                                      self._text_id(event, "cat"))
+            if phase == "B":
+                self._v2_flow(event, index, ts, _B, 0)
         elif phase in "iIR":
             counts["instants"] += 1
             if phase != "R" and event.get("s", "t") == "t":   # on its thread's stack
@@ -481,12 +518,49 @@ class _Checker:
         elif phase == "C":
             self._counter(event, where)
         elif phase in "sft":
-            # (trace_processor keys a v1 flow by category, name and id)
-            flow_id = (_ident(event.get("cat")), _ident(event.get("name")),
-                       _ident(event.get("id", event.get("bind_id"))))
-            enclosing = phase != "f" or event.get("bp") == "e"
-            self.threads[thread].add(ts, _TOP if enclosing else _NEXT, 0, index)
-            self.flows.append((phase, flow_id, ts, index))
+            self._v1_flow(event, index, ts, thread)
+        elif phase in "bn" and "pid" in event and _async_cookie(event):
+            self._v2_flow(event, index, ts, _TOP, 0, bound=True)   # (its own async slice)
+
+    def _v1_flow(self, event: dict, index: int, ts: int, thread: tuple) -> None:
+        """An ``s``, ``t`` or ``f``: a point of the flow of its id, category and name."""
+        number = flow_number(event.get("id"))
+        if number is None:
+            self._invalid_flow_id(f"$.traceEvents[{index}].id")
+            return
+        phase = event["ph"]
+        waits = phase == "f" and event.get("bp") != "e"   # for the next slice begun
+        slot = self.flows.add(ts, _SORT_RANK[_TOP], 0, index,
+                              END_NEXT if waits else _V1_FLOW[phase],
+                              ("v1", number, flow_text(event.get("cat")),
+                               flow_text(event.get("name"))))
+        self.threads[thread].add(ts, _NEXT if waits else _TOP, 0, index, slot)
+
+    def _v2_flow(self, event: dict, index: int, ts: int, kind: int, dur: int,
+                 bound: bool = False) -> None:
+        """The flow v2 point of an event with a ``bind_id``; it binds to the slice on top
+        of the event's track once the event is handled (``bound``: known to be one)."""
+        if "bind_id" not in event:
+            return
+        number, operation = flow_number(event["bind_id"]), v2_operation(event)
+        if number is None:
+            self._invalid_flow_id(f"$.traceEvents[{index}].bind_id")
+        elif operation is None:
+            self.report.warning("flow_without_direction", "an event with a bind_id but "
+                                "neither flow_in nor flow_out true: no flow",
+                                example=f"$.traceEvents[{index}]")
+        else:
+            slot = self.flows.add(ts, _SORT_RANK[kind], dur, index, operation,
+                                  ("v2", number))
+            if bound:
+                self.flows.bind(slot, True)
+            else:
+                self.v2_flows[index] = slot
+
+    def _invalid_flow_id(self, where: str) -> None:
+        self.report.warning("flow_invalid_id", "flow events whose id is neither an integer "
+                            "of int64 nor hex text: the importer drops them (flow_invalid_id)",
+                            example=where)
 
     def _text_id(self, event: dict, key: str) -> int:
         """The number of an event's name or category; :data:`_NO_TEXT` when it is left out
@@ -523,33 +597,33 @@ class _Checker:
                                   "number: the importer drops it",
                                   example=f"{where}.args[{key!r}] = {value!r}"[:120])
 
-    def _replay(self) -> set[int]:
-        """Per thread, build slices like the importer; returns the indexes of the flow
-        events that bind to a slice."""
-        bound: set[int] = set()
+    def _replay(self) -> None:
+        """Per thread, build slices like the importer, and bind its flow events."""
         for thread, events in self.threads.items():
-            self._replay_thread(thread, events, bound)
-        return bound
+            self._replay_thread(thread, events)
 
-    def _replay_thread(self, thread: tuple, events: _SliceEvents, bound: set[int]) -> None:
+    def _replay_thread(self, thread: tuple, events: _SliceEvents) -> None:
         """One thread's slices as the importer's slice stack builds them (trace_processor's
-        ``SliceTracker``): what it drops, what it ends early, what never ends; and which of
-        its flow events bind (to the slice on top of the stack, or the next one begun)."""
-        report = self.report
+        ``SliceTracker``): what it drops, what it ends early, what never ends; and where
+        its flow events bind (the slice on top of the stack, or the next one begun; a
+        bind_id the slice on top once its X or B is handled)."""
+        report, flows, v2_flows = self.report, self.flows, self.v2_flows
         replay = _StackReplay()
-        waiting: list[int] = []   # flow events binding to the next slice begun
+        waiting: list[int] = []   # slots of flow events binding to the next slice begun
         for ts, kind, dur, index, name, category in events.in_importer_order():
-            if kind >= _TOP:
+            if kind >= _TOP:   # (a flow event's name column holds its slot)
                 if kind == _NEXT:
-                    waiting.append(index)
-                elif replay.stack:
-                    bound.add(index)
+                    waiting.append(name)
+                else:
+                    flows.bind(name, bool(replay.stack))
                 continue
             if not replay.close_before(ts, dur if kind in (_X, _I) else None):
                 report.error("overlapping_slice", "an X event partially overlaps an open "
                              "slice on its thread: the v52 importer drops it "
                              "(newer ones spill it to an overflow track)",
                              example=_place(index, thread))
+                if v2_flows and index in v2_flows:   # (bound below the X it was on)
+                    flows.bind(v2_flows[index], bool(replay.stack))
                 continue
             if kind == _E:
                 closed = replay.end(ts, name, category)
@@ -565,12 +639,15 @@ class _Checker:
             if len(replay.stack) >= MAX_DEPTH:
                 report.error("slice_depth_over_512", "a slice deeper than 512 is dropped",
                              example=_place(index, thread))
-                continue
-            replay.push(ts, dur if kind != _B else None, name, category)
-            bound.update(waiting)
-            waiting.clear()
-            if kind != _I:   # (counted among the instants)
-                self.counts["slices"] += 1
+            else:
+                replay.push(ts, dur if kind != _B else None, name, category)
+                for slot in waiting:
+                    flows.bind_next(slot, ts, _SORT_RANK[kind], dur, index)
+                waiting.clear()
+                if kind != _I:   # (counted among the instants)
+                    self.counts["slices"] += 1
+            if v2_flows and index in v2_flows:   # (to it, or to the slice it was in)
+                flows.bind(v2_flows[index], True)
         if events.ambiguous_ties:
             report.warning("ambiguous_same_time_order", "B/E events at the same time as X "
                            "events or instants on their thread: the importer's order among "
@@ -585,51 +662,36 @@ class _Checker:
             report.warning("unterminated_slice", "B events never ended (shown as 'Did "
                            "not end')", count=replay.unterminated, example=f"thread {thread}")
 
-    def _check_flows(self, bound: set[int]) -> None:
-        report = self.report
-        points: dict[tuple, list[tuple[int, int, str, bool]]] = defaultdict(list)
-        for phase, flow_id, ts, index in self.flows:
-            points[flow_id].append((ts, index, phase, index in bound))
-            if index not in bound:
-                report.warning("flow_not_bound", "a flow event has no slice to bind to on its "
-                               "thread: no arrow", example=f"$.traceEvents[{index}]")
-        arrows = 0
-        for flow_id, chain in points.items():
-            made, unpaired = _arrows(sorted(chain))
-            arrows += made
-            if unpaired:
-                report.warning("flow_unpaired", "flow events with no start before them, or "
-                               "a start nothing follows: no arrow", count=unpaired,
-                               example=f"cat/id {flow_id}")
-        self.counts["flows"] = arrows
+    def _report_flows(self) -> None:
+        """The arrows the importer draws (``counts["flows"]``) and the flow events that
+        draw none, by reason (:mod:`.checked_flows`)."""
+        tally = self.flows.tally()
+        self.counts["flows"] = tally.arrows
+        for code, count in tally.dropped.items():
+            self.report.warning(code, _FLOW_FINDINGS[code], count=count,
+                                example=f"$.traceEvents[{tally.examples[code]}]")
+        if tally.shared_ids:
+            self.report.warning("flow_v2_id_of_a_v1_flow", "bind_ids that are numbers the "
+                                "importer gives v1 flows (0, 1, 2, ... as it meets them): "
+                                "their points join that v1 flow", count=tally.shared_ids)
 
 
-def _arrows(chain: list[tuple[int, int, str, bool]]) -> tuple[int, int]:
-    """The arrows one flow id's events make, in time order, as the importer's flow
-    tracker makes them (v1 flows): a start bound to a slice opens the flow, each step
-    (``t``) and the end (``f``) bound to one draws an arrow from the point before, the
-    end closes it; and how many events make none (a step or end with no open start, a
-    start nothing follows). Events bound to no slice draw nothing (counted apart).
-
-    >>> _arrows([(1, 0, "s", True), (2, 1, "t", True), (3, 2, "f", True)])
-    (2, 0)
-    >>> _arrows([(1, 0, "f", True), (2, 1, "s", True)]), _arrows([(1, 0, "s", False)])
-    ((0, 2), (0, 0))
-    """
-    arrows = unpaired = 0
-    opened = followed = False
-    for _, _, phase, bound in chain:
-        if phase == "s":
-            if bound:
-                unpaired += opened and not followed
-                opened, followed = True, False
-        elif opened:
-            arrows += bound
-            followed = True
-            opened = phase != "f"
-        else:
-            unpaired += 1
-    return arrows, unpaired + (opened and not followed)
+_FLOW_FINDINGS = {
+    "flow_not_bound": "a flow event with no slice on its thread's stack to bind to: the "
+                      "importer drops it (flow_no_enclosing_slice)",
+    "flow_unpaired": "flow steps or ends whose id has no start before them: the importer "
+                     "drops them (flow_step_without_start, flow_end_without_start)",
+    "flow_duplicate_start": "flow starts whose id was started before (an 'f' does not "
+                            "close its id): the importer drops them and draws the later "
+                            "arrows from the first start (flow_duplicate_id)",
+    "flow_start_unfollowed": "flow starts that nothing follows: no arrow",
+    "flow_end_without_next_slice": "'f' events (without \"bp\": \"e\") after which no "
+                                   "slice begins on their thread: no arrow, and the "
+                                   "importer says nothing",
+    "flow_from_first_slice": "'f' events (without \"bp\": \"e\") whose id was never "
+                             "started: the importer draws their arrow from the trace's "
+                             "first slice",
+}
 
 
 def check_chrome(source: Source) -> CheckReport:
