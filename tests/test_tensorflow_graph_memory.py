@@ -194,3 +194,17 @@ def test_critical_path_walks_the_op_graph_by_executor_time():
     dur = {e["args"]["name"]: e["dur"] for e in events(GPU) if e["ph"] == "X"
            and e["pid"] == 3}   # (pid 3: /job:localhost/replica:0/task:0/gpu:0 Compute)
     assert path["breakdown"]["cpu"] == sum(dur[name] for name in ops) * 1000 == 221_003_000
+
+
+def test_an_op_whose_args_name_another_type_still_reads(tmp_path):
+    """Found by the fuzz run: an Op event whose ``args.op`` says another type than its name
+    made an op node none of whose slices bore its name or type (the model's op_slices
+    invariant: an internal error). The type is the event's name, as TF writes it."""
+    data = json.loads((DATA / "tensorflow" / "cpu_timeline_01.json").read_text())
+    op = next(e for e in data["traceEvents"] if e.get("cat") == "Op"
+              and e["args"]["name"] == "random_normal/shape")
+    op["args"]["op"] = "SomethingElse"
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(data))
+    trace = traceconv.load(path)
+    assert trace.graph.nodes["op/random_normal/shape"]["type"] == op["name"] == "Const"

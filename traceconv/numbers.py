@@ -15,8 +15,10 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:   # (the command line's help and format detection import no numpy)
+    import numpy as np
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -299,12 +301,15 @@ def int64_running_sums(steps: np.ndarray) -> tuple[np.ndarray, np.ndarray | None
     The usual case costs a min and a max: n steps none larger than int64 / n cannot sum
     past it.
 
+    >>> import numpy as np
     >>> sums, moved = int64_running_sums(np.array([2**62, 2**62, -2**62, -2**62]))
     >>> sums.tolist() == [2**62, INT64_MAX, 2**62, 0], moved.tolist()
     (True, [False, True, False, False])
     >>> int64_running_sums(np.array([5, -2, 4]))
     (array([5, 3, 7]), None)
     """
+    import numpy as np
+
     if not len(steps):
         return np.zeros(0, np.int64), None
     largest = max(-int(steps.min()), int(steps.max()))

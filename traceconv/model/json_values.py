@@ -53,20 +53,40 @@ def jsonable(attributes: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
+# Containers nested deeper than this are not held: orjson writes at most 255 levels, and a
+# value from a hostile input may nest past Python's recursion limit.
+JSON_DEPTH = 250
+
+
 def holds_json(value: Any) -> bool:
-    """Whether JSON holds ``value`` (nested lists, tuples and string-keyed dicts included).
+    """Whether JSON holds ``value`` (nested lists, tuples and string-keyed dicts included,
+    at most :data:`JSON_DEPTH` deep), walked without recursion.
 
     >>> holds_json([1, ("a", None)]), holds_json({1: 2}), holds_json(float("nan"))
     (True, False, False)
+    >>> deep: list = []
+    >>> for _ in range(5000): deep = [deep]
+    >>> holds_json(deep)
+    False
     """
-    if value is None or isinstance(value, str | bool | int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list | tuple):
-        return all(map(holds_json, value))
-    return isinstance(value, dict) and all(isinstance(k, str) and holds_json(v)
-                                           for k, v in value.items())
+    pending = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if item is None or isinstance(item, str | bool | int):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+            continue
+        if depth >= JSON_DEPTH:
+            return False
+        if isinstance(item, list | tuple):
+            pending.extend((v, depth + 1) for v in item)
+        elif isinstance(item, dict) and all(isinstance(k, str) for k in item):
+            pending.extend((v, depth + 1) for v in item.values())
+        else:
+            return False
+    return True
 
 
 def as_json(value: Any) -> Any:

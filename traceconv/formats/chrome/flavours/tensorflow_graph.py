@@ -57,8 +57,9 @@ def op_graph(trace: Trace, objects: TensorObjects) -> OpGraph:
         name = args.get("name")
         if not isinstance(name, str):
             continue
-        if name not in found.ops:
-            found.ops[name] = add_op(graph, name, name, str(args.get("op") or names[s.name[row]]),
+        if name not in found.ops:   # (its type: the event's name, which TF writes as the
+            # op type; an args.op that says otherwise is no slice's name, as the model needs)
+            found.ops[name] = add_op(graph, name, name, names[s.name[row]],
                                      slices=[], order=len(found.ops))
         graph.nodes[found.ops[name]]["slices"].append(row)
         process = trace.processes[trace.tracks[s.track[row]].process]
