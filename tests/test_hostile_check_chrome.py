@@ -8,7 +8,8 @@ found four classes where ``check`` said otherwise than the importer does:
   spelling one in JSON's grammar makes the importer refuse the whole file, where ``check``
   said one event was dropped; a numeric string is read, where ``check`` dropped it; a
   negative time is dropped, an X with no ``dur`` too, an X with a negative one kept;
-  integers multiply in int64 (wrapping); only the first character of ``ph`` counts;
+  integers multiply in int64 (wrapping); only the first character of ``ph`` counts; a
+  pid or tid ``true`` is 0, not 1;
 - v1 flows never close: every ``f`` draws an arrow from the flow's last start or step, a
   start while its id is open is ignored (ids that collide across processes);
 - a flow point and a B (or an instant, or an X of no length) at one time bind in file
@@ -56,6 +57,10 @@ TIME_FIELDS = [
     ([OUTER, X(10, 4611686018427387904)], 2),   # 2**62 µs: 0 ns in int64
     ([OUTER, X(10, 5) | {"ts": 9300000000000000}], 1),   # wraps to a negative time
     ([OUTER, X(10, 5) | {"ph": "Xyz"}], 2),    # the first character is the phase
+    # ids: true is pid 0, not 1 (an overlap across the two is no overlap); 1.0 is 1
+    ([X(10, 5), X(12, 5) | {"pid": True}], 2),
+    ([X(10, 5) | {"pid": 0}, X(12, 5) | {"pid": False}], 1),
+    ([X(10, 5), X(12, 5) | {"pid": 1.0}], 1),
 ]
 # one flow id's points, one X slice each, in time order: the arrows the importer draws
 FLOW_CHAINS = {"sff": 2, "sft": 2, "stff": 3, "sfs": 1, "ssf": 1, "sfsf": 2, "ftf": 0,

@@ -174,12 +174,16 @@ def _thread(pid: Any, tid: Any) -> tuple[Any, Any]:
 
 def _id32(value: Any) -> Any:
     """A pid or tid as the importer reads it: a number as an unsigned 32-bit one (0 when
-    it is out of that range), a string as itself, anything else as its JSON text.
+    it is out of that range), ``true`` and ``false`` as 0 (seen on trace_processor v52;
+    Python's ``True == 1`` would put them on thread 1), a string as itself, anything else
+    as its JSON text.
 
     >>> _id32(5.7), _id32(-1), _id32(1 << 40), _id32("x"), _id32(None), _id32([1])
     (5, 0, 0, 'x', 0, '[1]')
+    >>> _id32(True), _thread(1, True)
+    (0, (1, 1))
     """
-    if value is None:
+    if value is None or isinstance(value, bool):
         return 0
     if isinstance(value, int | float) and not isinstance(value, bool):
         if not math.isfinite(value):
