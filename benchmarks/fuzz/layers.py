@@ -236,17 +236,21 @@ def tensorflow_processes(data: bytes, rng: random.Random) -> tuple[str, bytes]:
 
 # -- reports inside text files --------------------------------------------------------------------
 
-_FOREIGN = ("nsys_stats/cuda_api_sum.csv", "nsys_stats/nanomoe_stats_console_nsys2026.1.txt",
-            "migraphx/perf_simple_graph_rocm4.txt", "paddle/summary_small_2.6.2.txt")
+FOREIGN = ("nsys_stats/cuda_api_sum.csv", "nsys_stats/nanomoe_stats_console_nsys2026.1.txt",
+           "migraphx/perf_simple_graph_rocm4.txt", "paddle/summary_small_2.6.2.txt")
 
 
-def _foreign(rng: random.Random) -> bytes:
-    name = rng.choice(_FOREIGN)
+def foreign_report(name: str) -> bytes:
+    """The bytes of :data:`FOREIGN` report ``name`` (under tests/data or samples)."""
     for folder in ("tests/data", "samples"):
         path = ROOT / folder / name
         if path.exists():
             return path.read_bytes()
     return b""
+
+
+def _foreign(rng: random.Random) -> bytes:
+    return foreign_report(rng.choice(FOREIGN))
 
 
 def other_report_inside(data: bytes, rng: random.Random) -> tuple[str, bytes]:

@@ -210,6 +210,10 @@ class SummaryParser:
             self._header(line)
         elif self._state == "rows":
             self._row(lineno, line)
+        elif self._state in ("before_header", "header_done"):
+            # the rule a table's header or rows must come after is not there (a page
+            # quoted some of its lines): what comes instead is counted, never skipped
+            self._foreign(lineno, line)
         else:
             self._state = "text"   # Note: blocks and their example drawings
 
