@@ -102,7 +102,7 @@ def _row_shaped(line: str) -> bool:
     (True, False)
     """
     cells = CELL_GAP.split(line.strip())
-    return len(cells) > 1 and any(c[:1].isdigit() for c in cells[1:])
+    return len(cells) > 1 and any(c[:1].isdecimal() for c in cells[1:])
 
 class SummaryParser:
     """Feed text, get a :class:`SummaryDocument`; unreadable rows are counted.
