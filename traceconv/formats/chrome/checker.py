@@ -2,12 +2,17 @@
 
 Rules (the importer's behaviour, perfetto.md §3.2):
 
-* errors (data is lost): events that are not objects or lack ``ph``/``ts``; an ``X`` or
-  ``B``/``E`` slice that partially overlaps an open slice on its thread (dropped as
-  ``slice_drop_overlapping_complete_event``); an ``E`` with no open ``B``; slices deeper
-  than 512; counter (``C``) values that are not numbers or numeric strings; args holding
-  a number beyond a double (``1e400``: valid JSON, infinity to ``JSON.parse``), which the
-  importer drops from that one on (``args_beyond_double``);
+* errors (data is lost): a time field (``ts``, ``dur``, ``tts``, ``tdur``) that is
+  neither a number nor a string spelling one (``true``, ``null``, ``"x"``), or an event
+  that is not an object (the importer then refuses the whole file); events that lack
+  ``ph``, or have no
+  ``ts`` or a negative one; an ``X`` with no ``dur`` (dropped) or a negative one (shown
+  with a negative length); an ``X`` or ``B``/``E`` slice that partially overlaps an open
+  slice on its thread (dropped as ``slice_drop_overlapping_complete_event``); an ``E``
+  with no open ``B``; slices deeper than 512 (shown at depth 0, outside their parents);
+  counter (``C``) values that are not numbers or numeric strings; args holding a number
+  beyond a double (``1e400``: valid JSON, infinity to ``JSON.parse``), which the importer
+  drops from that one on (``args_beyond_double``);
 * warnings (shown differently than meant): phases the importer ignores (legacy async
   ``S/T/p/F``, object ``N/O/D``, memory dumps ``V/v``, ``c``, ``(``/``)``) or does not
   know; events without ``pid`` (put on pid 0); flow events (v1 ``s``/``t``/``f``, v2
@@ -111,6 +116,41 @@ def _infinite(value: Any) -> bool:
 
 
 _NS_LIMIT = 1 << 62
+# fields the importer reads as times: a number, or a string that spells one in JSON's
+# grammar ("12", "1.5e3"); anything else there (true, null, "x", " 7", "1e400", a list)
+# makes trace_processor v52 refuse the whole file ("JSON trace file is incomplete")
+_TIME_FIELDS = ("ts", "dur", "tts", "tdur")
+_NUMBER_TYPES = frozenset({int, float, Decimal})
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_JSON_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_ABSENT = object()
+
+
+class _NotATime(Exception):
+    """A time field the importer refuses the file for."""
+
+
+def _time(event: dict, key: str) -> Any:
+    """``event[key]`` as the importer reads a time field: a number as is, a numeric
+    string as the number it spells; :data:`_ABSENT` when there is none; raises
+    :class:`_NotATime` for any other value.
+
+    >>> _time({"ts": "12"}, "ts"), _time({"ts": "1.5e3"}, "ts"), _time({}, "dur") is _ABSENT
+    (12, 1500.0, True)
+    >>> _time({"ts": " 7"}, "ts")
+    Traceback (most recent call last):
+    ...
+    traceconv.formats.chrome.checker._NotATime: ' 7'
+    """
+    value = event.get(key, _ABSENT)
+    if type(value) in _NUMBER_TYPES or value is _ABSENT:
+        return value
+    if isinstance(value, str) and _JSON_NUMBER.fullmatch(value):
+        if _JSON_INTEGER.fullmatch(value):
+            return int(value)
+        if math.isfinite(number := float(value)):
+            return number
+    raise _NotATime(repr(value)[:80])
 
 
 def _ident(value: Any) -> Any:
@@ -148,12 +188,16 @@ def _thread(pid: Any, tid: Any) -> tuple[Any, Any]:
 
 def _id32(value: Any) -> Any:
     """A pid or tid as the importer reads it: a number as an unsigned 32-bit one (0 when
-    it is out of that range), a string as itself, anything else as its JSON text.
+    it is out of that range), ``true`` and ``false`` as 0 (seen on trace_processor v52;
+    Python's ``True == 1`` would put them on thread 1), a string as itself, anything else
+    as its JSON text.
 
     >>> _id32(5.7), _id32(-1), _id32(1 << 40), _id32("x"), _id32(None), _id32([1])
     (5, 0, 0, 'x', 0, '[1]')
+    >>> _id32(True), _thread(1, True)
+    (0, (1, 1))
     """
-    if value is None:
+    if value is None or isinstance(value, bool):
         return 0
     if isinstance(value, int | float) and not isinstance(value, bool):
         if not math.isfinite(value):
@@ -176,16 +220,24 @@ def _ns(value: Any) -> int | None:
     """µs (int, float, or the exact Decimal of a time a double cannot hold) to integer ns
     as the importer computes it, ``llround(us * 1000)``: halves round away from zero
     (Python's ``round`` would go to even and disagree by 1 ns, enough to turn a child
-    ending with its parent into an overlap). None if not a number, or beyond ±2**62 ns (the
-    importer's int64 then overflows on ``ts + dur``).
+    ending with its parent into an overlap). An int64 integer is multiplied in int64, as
+    the importer does: a product beyond it wraps around (seen on trace_processor v52:
+    ``"dur": 4611686018427387904`` is a slice of no length, ``"ts": 9300000000000000`` a
+    negative time, dropped). None if not a number, an integer beyond int64 (the importer
+    then draws the event at a time that is no function of it alone), or a real beyond
+    ±2**62 ns (the importer's int64 then overflows on ``ts + dur``).
 
-    >>> _ns(4482801341167.555), _ns(-0.0005), _ns(7), _ns("7"), _ns(1e300)
-    (4482801341167555, -1, 7000, None, None)
+    >>> _ns(4482801341167.555), _ns(-0.0005), _ns(7), _ns("7"), _ns(1e300), _ns(2**64)
+    (4482801341167555, -1, 7000, None, None, None)
+    >>> _ns(4611686018427387904), _ns(9300000000000000) < 0
+    (0, True)
     >>> _ns(Decimal("1712195495505582.9885")), _ns(Decimal("1E+400"))
     (1712195495505582989, None)
     """
     if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
         return None
+    if type(value) is int:
+        return None if beyond_int64(value) else _wrapped_int64(value * 1000)
     scaled = value * 1000 if isinstance(value, int | Decimal) else value * 1000.0
     if not -_NS_LIMIT <= scaled <= _NS_LIMIT:   # also NaN
         return None
@@ -194,6 +246,15 @@ def _ns(value: Any) -> int | None:
     if isinstance(scaled, Decimal):
         return int(scaled.to_integral_value(ROUND_HALF_UP))   # (half away from zero)
     return math.floor(scaled + 0.5) if scaled >= 0 else -math.floor(0.5 - scaled)
+
+
+def _wrapped_int64(value: int) -> int:
+    """``value`` as int64 arithmetic leaves it (modulo 2**64, signed).
+
+    >>> _wrapped_int64(2**63), _wrapped_int64(-1)
+    (-9223372036854775808, -1)
+    """
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
 def _numeric(value: Any) -> bool:
@@ -473,12 +534,23 @@ class _Checker:
         counts["events"] += 1
         where = f"$.traceEvents[{index}]"
         if not isinstance(event, dict):
-            report.error("event_not_object", "an event is not a JSON object", example=where)
+            report.error("event_not_object", "an event is not a JSON object: Perfetto's "
+                         "JSON importer refuses the whole file", example=where)
+            return
+        try:
+            ts, dur = _time(event, "ts"), _time(event, "dur")
+            if "tts" in event or "tdur" in event:
+                _time(event, "tts"), _time(event, "tdur")
+        except _NotATime as refused:
+            report.error("time_not_a_number", "an event's ts, dur, tts or tdur is neither a "
+                         "number nor a string that spells one: Perfetto's JSON importer "
+                         "refuses the whole file", example=f"{where}: {refused}")
             return
         phase = event.get("ph")
         if not isinstance(phase, str) or not phase:
             report.error("missing_ph", "an event has no 'ph': it is dropped", example=where)
             return
+        phase = phase[0]   # (the importer reads the first character: "Xyz" is an X)
         if phase in SAMPLES:
             counts["sample_events"] = counts.get("sample_events", 0) + 1   # (when any)
             return
@@ -489,23 +561,27 @@ class _Checker:
             counts["metadata"] += 1
             self._metadata(event)
             return
-        ts = _ns(event.get("ts"))
-        if ts is None:
-            report.error("missing_ts", "an event has no numeric 'ts' (or one out of range): it is dropped",
-                         example=where)
+        ts = _ns(ts)
+        if ts is None or ts < 0:   # (the importer's sorter drops a negative time)
+            report.error("missing_ts", "an event has no 'ts', a negative one or one out of "
+                         "range: it is dropped", example=where)
             return
         if phase in NEEDS_PID and "pid" not in event:
             report.warning("missing_pid", "an event has no 'pid': it lands in process 0",
                            example=where)
         thread = _thread(event.get("pid"), event.get("tid"))
         if phase == "X":
-            dur = _ns(event.get("dur", 0))
-            if dur is None or dur < 0:
-                report.error("bad_dur", "an X event has a missing or negative 'dur'",
-                             example=where)
-                return
-            self.threads[thread].add(ts, _X, dur, index)
-            self._v2_flow(event, index, ts, _X, dur)
+            dur = _ns(dur)
+            if dur is None:
+                report.error("bad_dur", "an X event has no 'dur' (or one out of range): it "
+                             "is dropped", example=where)
+            elif dur < 0:   # (kept as a row, on no slice's stack)
+                report.error("negative_dur", "an X event has a negative 'dur': it is "
+                             "shown with a negative length", example=where)
+                counts["slices"] += 1
+            else:
+                self.threads[thread].add(ts, _X, dur, index)
+                self._v2_flow(event, index, ts, _X, dur)
         elif phase in "BE":
             self.threads[thread].add(ts, _KIND[phase], 0, index, self._text_id(event, "name"),
                                      self._text_id(event, "cat"))
@@ -636,9 +712,11 @@ class _Checker:
                                    "slice inside it is still open: that slice outlives its "
                                    "parent in the view", example=_place(index, thread))
                 continue
-            if len(replay.stack) >= MAX_DEPTH:
-                report.error("slice_depth_over_512", "a slice deeper than 512 is dropped",
-                             example=_place(index, thread))
+            if len(replay.stack) >= MAX_DEPTH:   # (v52 keeps it off the stack, at depth 0)
+                report.error("slice_depth_over_512", "a slice deeper than 512 is shown at "
+                             "depth 0, outside the slices enclosing it (a B there never "
+                             "ends)", example=_place(index, thread))
+                self.counts["slices"] += kind != _I
             else:
                 replay.push(ts, dur if kind != _B else None, name, category)
                 for slot in waiting:

@@ -106,6 +106,16 @@ def _printed(text: str) -> float | None:
         return None
 
 
+def _row_shaped(line: str) -> bool:
+    """A line with the cells of a table row (two spaces apart) and a number among them,
+    unlike the drawings of Note blocks (``Operator: |____|     |___|``).
+
+    >>> _row_shaped("> matmul dygraph    16    3.20 / 0.20"), _row_shaped("  Result:   |___|  |__|")
+    (True, False)
+    """
+    cells = CELL_GAP.split(line.strip())
+    return len(cells) > 1 and any(c[:1].isdecimal() for c in cells[1:])
+
 class SummaryParser:
     """Feed text, get a :class:`SummaryDocument`; unreadable rows are counted.
 
@@ -223,6 +233,11 @@ class SummaryParser:
             self._header(line)
         elif self._state == "rows":
             self._row(lineno, line)
+        elif self._state in ("before_header", "header_done") or _row_shaped(line):
+            # the rule a table's header or rows must come after is not there, or a row
+            # comes after its table ended (a page quoted some of the lines, a title was
+            # not read as one): counted, never skipped
+            self._foreign(lineno, line)
         else:
             self._state = "text"   # Note: blocks and their example drawings
 
