@@ -152,6 +152,8 @@ class PastedLines:
             quoted = bool(quote) and (quoted or bool(following_mark and following_mark.group(1)))
             if current_mark and (quoted or not quote):
                 current = current[current_mark.end():]
+                if quote and current.startswith("//"):   # (a page quoting a line comment)
+                    current = current[2:].removeprefix(" ")
             yield unpasted(current)
             current, current_mark = following, following_mark
 

@@ -104,6 +104,20 @@ class Ruling:
         blank = text.rfind(" ", name, self.width + 1)
         return blank if blank > name else None
 
+    def _within_last_column(self, cell: str) -> str:
+        """A last cell read by its gaps (a table whose gaps were tabs) without a remark
+        set off by one blank: as :meth:`remark` cuts a row, at its last blank within the
+        last column's rule width, measured from the cell's start.
+
+        >>> Ruling((0, 6), boxed=False, width=14)._within_last_column("pthreads # x")
+        'pthreads'
+        """
+        room = self.width - self.starts[-1] if self.width else 0
+        if room <= 0 or len(cell) <= room:
+            return cell
+        blank = cell.rfind(" ", 0, room + 1)
+        return cell[:blank].rstrip() if blank > 0 else cell
+
     def cells(self, line: str) -> list[str] | None:
         """The cells of a line of the table; None when the line is no row of it (blank, or
         in the box layout not a ``|`` line). A box row whose bars are not where the rule's
@@ -130,7 +144,12 @@ class Ruling:
                 # two values in one column: a table whose gaps were tabs (one tab a gap, each
                 # to its tab stop) keeps no alignment; its gaps still cut its cells
                 by_gaps = _GAP.split(line.strip())
-                return by_gaps if len(by_gaps) == len(cells) else cells
+                if len(by_gaps) > len(cells):   # (the last cell holds single blanks only:
+                    by_gaps = by_gaps[:len(cells)]   # what follows a gap is a remark)
+                if len(by_gaps) == len(cells):
+                    by_gaps[-1] = self._within_last_column(by_gaps[-1])
+                    return by_gaps
+                return cells
             return cells
         text = line.rstrip()
         if not text.lstrip().startswith("|"):

@@ -197,7 +197,7 @@ class SnapshotBuilder:
                 "stream": stream, "allocated_size": rounded if type(rounded) is int
                 and 0 <= rounded < 1 << 63 else None,
                 "segment_type": text_of(seg.get("segment_type", "")),
-                "pool": text_of(seg.get("segment_pool_id", ""))}))
+                "pool": _pool_id(seg.get("segment_pool_id", ""))}))
             # torch < 2.1 wrote no block addresses: the blocks tile their segment in order
             next_address = address
             for number, b in enumerate(self._list("blocks", seg, f"$.segments[{index}]")):
@@ -402,3 +402,16 @@ def _time_ns(entry: dict[str, Any]) -> int | None:
     if value is None:
         return None
     return _number(value) * US
+
+
+def _pool_id(value: Any) -> Any:
+    """A segment's memory pool id as JSON holds it: torch's pair of ints (``(0, 0)``, the
+    default pool) as a list, anything else as text (never a Python repr in an output).
+
+    >>> _pool_id((1, 2)), _pool_id("x"), _pool_id((1, "a"))
+    ([1, 2], 'x', "(1, 'a')")
+    """
+    if isinstance(value, tuple | list) and len(value) <= 8 and all(
+            type(v) is int and -(1 << 63) <= v < 1 << 63 for v in value):
+        return list(value)
+    return text_of(value)
