@@ -263,7 +263,12 @@ def job_steps(survey: Survey) -> dict[float, int] | None:
     >>> job_steps(Survey(steps=[(0.0, 1), (4.0, 2)], step_processes=[10, 10])) is None
     True
     """
-    by_process = _marks_by_process(survey)
+    return _job_starts(_marks_by_process(survey))
+
+
+def _job_starts(by_process: dict[Any, list[tuple[float, int]]] | None
+                ) -> dict[float, int] | None:
+    """:func:`job_steps` from each process's markers (:func:`_marks_by_process`)."""
     if by_process is None or len(by_process) < 2:
         return None
     earliest: dict[int, float] = {}
@@ -349,7 +354,7 @@ def step_boundaries(survey: Survey, windows: list[Window]) -> Boundaries | None:
     """Each process's own step starts, when the windows are a job's steps
     (:func:`job_steps`) and the process marks every one of them; None otherwise."""
     by_process = _marks_by_process(survey)
-    if by_process is None or job_steps(survey) is None:
+    if by_process is None or _job_starts(by_process) is None:
         return None
     labels = [w.label for w in windows[1:]]
     own = {}
