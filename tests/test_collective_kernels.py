@@ -2,8 +2,9 @@
 own ``nccl``/``rccl`` prefix rule). Device kernel names from real traces and public
 profiles, labelled by hand (tests/data/vocabulary/collective_kernels_labelled.json): a
 prefix rule missed 9 of its 20 collectives (XLA's ``all-reduce``, MSCCL's, oneCCL's,
-HCCL's, torch's symmetric-memory all-reduce); the activity vocabulary misses 1 (vLLM's
-custom all-reduce, a known miss) and takes none of its 10 other kernels."""
+HCCL's, torch's symmetric-memory all-reduce); the activity vocabulary missed 1 (vLLM's
+custom all-reduce, named by no library word: now one, with SGLang's) and takes none of
+its 10 other kernels."""
 
 from __future__ import annotations
 

@@ -18,12 +18,15 @@ from ..model.activity import WORD_EDGE, Vocabulary
 from ..model.evident_streams import StreamWords
 
 # Collectives and point-to-point transfers by name: their libraries (NCCL, RCCL, MSCCL, Gloo,
-# HCCL, c10d), torch's ``record_param_comms``, Paddle's ``c_`` ops and XLA's hyphenated HLO names.
+# HCCL, c10d), vLLM's and SGLang's custom all-reduce (``cross_device_reduce_1stage``, peers'
+# buffers read over NVLink/xGMI, no library word in its name), torch's
+# ``record_param_comms``, Paddle's ``c_`` ops and XLA's hyphenated HLO names.
 # "broadcast" alone is not one: ``aten::broadcast_tensors``, MIGraphX's ``multibroadcast``
 # and ``VectorizedBroadcastKernel`` are shape work. An HLO name goes on only as
 # ``-start`` or ``-done``: ``all-reduce-combiner`` is a compiler pass. (One alternation,
 # factored: the pattern runs over every distinct slice name; whole words, any case.)
 COLLECTIVE_NAMES = (r"nccl|rccl|msccl|c10d::|gloo:|hccl|record_param_comms|sendrecv|c_broadcast|"
+                    r"cross[_-]?device[_-]?reduce|"
                     r"(?:all[_-]?(?:reduce|gather|to[_-]?all)|reduce[_-]?scatter|"
                     r"collective[_-]permute)(?!-(?!start|done)[a-z])")
 
@@ -36,7 +39,7 @@ COLLECTIVE_NAMES = (r"nccl|rccl|msccl|c10d::|gloo:|hccl|record_param_comms|sendr
 # ``mscclKernel_Sum_half_Simple_false``): its arguments may (Kineto's ``Collective name``).
 _OPERATIONS = tuple((operation, re.compile(f"{WORD_EDGE}(?:{words}){WORD_EDGE}", re.IGNORECASE))
                     for operation, words in (
-    ("allreduce", r"all[_-]?reduce"), ("allgather", r"all[_-]?gather"),
+    ("allreduce", r"all[_-]?reduce|cross[_-]?device[_-]?reduce"), ("allgather", r"all[_-]?gather"),
     ("reducescatter", r"reduce[_-]?scatter"), ("alltoall", r"all[_-]?to[_-]?all"),
     ("sendrecv", r"send[_-]?recv"), ("collectivepermute", r"collective[_-]?permute"),
     ("broadcast", "broadcast"), ("barrier", "barrier"), ("reduce", "reduce"),
