@@ -61,6 +61,13 @@ def default_output(inputs: tuple[str, ...], to: str) -> str:
                    "has less available: a file before it is read, a compressed or piped "
                    "input as its bytes are read (TRACECONV_MEMORY_CHECK=off: for every "
                    "command). Default: on.")
+@click.option("--piece-by-piece/--whole", "piece_by_piece", default=None,
+              help="Convert a Chrome / Kineto JSON trace to .pftrace one piece at a time, in "
+                   "bounded memory whatever its size (cut as `split` cuts, by step or time; "
+                   "every piece read and written on as one trace: the same slices, counters, "
+                   "memory blocks and diagnostics; only flows between pieces are lost, "
+                   "counted as stream.flows_cut), or whole. Default: piece by piece when "
+                   "reading it whole would need more than 1 GiB or more than is available.")
 @ALIGN_OPTION
 @trim_options
 @max_bytes_option
@@ -69,7 +76,8 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
             window: tuple[int | None, int | None] | None = None, only: str | None = None,
             exclude: str | None = None, tracks: str | None = None,
             max_bytes: int = DEFAULT_MAX_BYTES, device_counters: bool = False,
-            spill_args: bool | None = None, memory_check: bool = True) -> None:
+            spill_args: bool | None = None, memory_check: bool = True,
+            piece_by_piece: bool | None = None) -> None:
     """Convert traces to another format; several inputs (one per rank) are merged.
 
     \b
@@ -83,8 +91,10 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
 
     The default output never replaces an input: `x.json --to chrome` writes x.chrome.json;
     an -o that names an input is refused. Perfetto (binary) is not written to a terminal.
-    A JSON input that would not fit in the memory available is refused before it is read,
-    saying what to run instead (`overview`, `split`); --no-memory-check tries anyway.
+    A Chrome / Kineto JSON trace too big to read whole (more than 1 GiB of memory, or more
+    than is available) is converted to .pftrace piece by piece, in bounded memory
+    (--piece-by-piece / --whole); another input that would not fit is refused before it is
+    read, saying what to run instead (`overview`, `split`); --no-memory-check tries anyway.
     """
     from .. import registry
     from ..api import check_inputs
@@ -100,6 +110,22 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
         # before any reading: never over an input, never binary bytes onto a terminal
         refuse_replacing_inputs([target], inputs)
         refuse_binary_to_terminal(registry.for_output(target, to), target)
+        reshaped = any(x is not None for x in (window, only, exclude, tracks)) \
+            or bool(flows) or device_counters
+        if _in_pieces(inputs, format, registry.for_output(target, to).name, piece_by_piece,
+                      reshaped):
+            from ..streaming import convert_piece_by_piece
+
+            click.echo(f"traceconv: {inputs[0]}: converting piece by piece "
+                       "(`traceconv convert --help`: --whole)", err=True)
+            loaded, written = convert_piece_by_piece(inputs[0], target)
+            echo_digest(loaded, inputs)
+            line = written_digest(written, target)
+            if line is not None:
+                click.echo(line, err=True)
+            if target != "-":
+                click.echo(f"wrote {target}", err=True)
+            return
         with _args_storage(inputs, target, spill_args):
             loaded, written = _converted(inputs, target, to, format, align, max_bytes,
                                          memory_check, window, only, exclude, tracks, flows,
@@ -112,6 +138,22 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
                 click.echo(line, err=True)
         if target != "-":
             click.echo(f"wrote {target}", err=True)
+
+
+def _in_pieces(inputs: tuple[str, ...], format: str | None, target_format: str,
+               asked: bool | None, reshaped: bool) -> bool:
+    """Whether the conversion goes piece by piece (:mod:`traceconv.streaming`): one input,
+    converted as it is (no --window, --only, --flows...), and
+    :func:`~traceconv.streaming.goes_piece_by_piece`."""
+    from ..errors import UsageError
+    from ..streaming import goes_piece_by_piece
+
+    if len(inputs) != 1 or reshaped:
+        if asked:
+            raise UsageError("--piece-by-piece converts one input as it is: no --window, "
+                             "--only, --exclude, --tracks, --flows or --device-counters")
+        return False
+    return goes_piece_by_piece(inputs[0], format, target_format, asked)
 
 
 def _converted(inputs: tuple[str, ...], target: str, to: str | None, format: str | None,

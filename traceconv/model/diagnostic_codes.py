@@ -722,6 +722,17 @@ CODES: tuple[CodeInfo, ...] = (
           "device work launched outside every step or with no known launch: in no step"),
     _Code("steps.host.outside", "dropped", "host slices outside the chosen steps' host range"),
     # tensorflow (the Chrome flavour of TF 1.x step timelines)
+    _Code("stream.carried_level_not_repeated", "note",
+          "live-bytes counter samples a piece of a trace converted piece by piece got at its "
+          "start for the memory blocks carried into it, at the level the counter already "
+          "had: not written again (the whole trace has no sample there)"),
+    _Code("stream.flows_cut", "dropped",
+          "flows of a trace converted piece by piece whose two ends fell in different "
+          "pieces: each end was read alone, so the flow is not drawn (the reader counts "
+          "the ends too)"),
+    _Code("stream.memory_blocks_joined", "note",
+          "memory blocks alive across a cut of a trace converted piece by piece: the copy "
+          "the later piece held was joined to the block (one block, as in the whole trace)"),
     _Code("tensorflow.stream_view_repeated", "note",
           "GPU records of TF's stream:all and memcpy processes, which repeat the records of "
           "the per-stream processes: kept as device ranges that no total counts (the first "

@@ -33,6 +33,9 @@ class LiveBytes:
         i = int(np.argmax(self.bytes))
         return int(self.times[i]), int(self.bytes[i])
 
+# what a live-bytes counter track made of memory blocks says it is
+LIVE_BYTES_DESCRIPTION = "bytes held by live memory blocks"
+
 
 def live_bytes(blocks: Iterable[MemoryBlock], start: int | None = None,
                end: int | None = None, rows: np.ndarray | None = None) -> LiveBytes:
@@ -165,7 +168,7 @@ def add_live_bytes_counters(trace: Trace, process_name: str = "Memory",
             continue
         track = trace.add_track(f"{label} live bytes", process=processes.of(device),
                                 kind=TrackKind.COUNTER, unit="bytes",
-                                description="bytes held by live memory blocks")
+                                description=LIVE_BYTES_DESCRIPTION)
         curve = _live_bytes(columns if rows is None else columns.rows(rows), start=start,
                             end=None)
         add_live_bytes_series(trace, track, curve)

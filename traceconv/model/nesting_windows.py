@@ -73,6 +73,23 @@ class WindowedNesting:
         self.lanes = LaneFinder(trace)
         self.open = _Open.none()
 
+    def go_on_with(self, trace: Trace) -> None:
+        """Place the windows of ``trace`` next: the next piece of an input read piece by
+        piece, whose track list is this one's, grown (the same ids; lanes are made in it).
+        The slices still open are carried into it, before its rows in the order of ties."""
+        self.trace = trace
+        self.lanes = LaneFinder(trace)
+        self.open = dataclasses.replace(self.open, rows=np.arange(-len(self.open.rows), 0))
+
+    def still_open(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The slices carried open into the next window: their track as placed (home or
+        lane), start and end, in the order of ties."""
+        lanes = self.open.lanes
+        tracks = self.open.homes.copy()
+        for at in np.flatnonzero(lanes).tolist():
+            tracks[at] = self.lanes.lane(int(tracks[at]), int(lanes[at]))
+        return tracks, self.open.starts, self.open.ends
+
     def place(self, rows: np.ndarray, instant_rows: np.ndarray, until: int | None) -> None:
         """Place the slices ``rows`` (ascending) and the instants ``instant_rows`` of one
         window; ``until``: where the next window starts (None: this is the last)."""

@@ -42,6 +42,7 @@ from ..numbers import shown
 from ..output_files import atomic_output, output_folder, remove_output, scratch_folder
 from ..presentation.json_text import json_text
 from .events import as_pairs, decode_pairs, dump_events, floats, hashable, ns_time
+from .memory_ends import MemoryEvents
 from .overview import BUCKETS, TOP, Overview
 from .route import Router, Spill
 from .sizes import ByteHistogram, auto_target, group_windows, merged
@@ -65,12 +66,14 @@ if TYPE_CHECKING:
 MANIFEST = "manifest.json"
 OVERVIEW = "overview.pftrace"
 BY_CHOICES = ("step", "time=DUR", "rank")
+AUTO = "auto"   # (a conversion piece by piece, :mod:`traceconv.streaming`: step, else time)
 
 
 def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str = "step", *,
           clip: bool = False, to: str = "chrome", then: str | None = None,
           engine: str = "local", jobs: int = 1, address: str | None = None,
-          target_size: int | None = None, overview: bool = True) -> dict[str, Any]:
+          target_size: int | None = None, overview: bool = True,
+          context: bool = False) -> dict[str, Any]:
     """Split the trace at ``path`` into ``outdir``; return the manifest (also written to
     ``outdir/manifest.json``).
 
@@ -85,6 +88,9 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
     pieces. Windows without an event of their own are not written (counted in the
     manifest's ``empty_windows``). ``overview``: also write ``overview.pftrace``
     (:func:`make_overview`, made during the routing pass), naming the piece of each part.
+    ``context``: each piece also holds a copy of every slice open at its start, marked
+    (``"traceconv context from"``: the slice's start), for a reader that joins the pieces
+    again (:mod:`traceconv.streaming`).
     """
     if to not in ("chrome", "json") and then is not None and then != to:
         raise TraceconvError(f"--to {to} and --then {then}: give one of them")
@@ -106,6 +112,8 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
         target_size = -1   # chosen from the input's size once it is known
     sizes = ByteHistogram() if target_size and by != "rank" else None
     survey = survey_trace(source_path, sizes)
+    if by == AUTO:
+        by = _auto_by(survey, sizes.total if sizes is not None else 0, target_size or 0)
     windows = _windows(survey, by, source_path)
     boundaries = _boundaries(survey, by, windows)
     if sizes is not None and target_size is not None:
@@ -121,12 +129,16 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
         with scratch_folder(folder) as scratch:
             spill = Spill(scratch, len(windows),
                           partial(_piece_head, source_path, by, survey, windows))
+            by_launch = by == "step" or context   # (device work with its launch)
             launches = Launches(survey.launch_ids, survey.launch_ts, windows,
-                                _by_process(boundaries, survey)) if by == "step" else None
+                                _by_process(boundaries, survey)) if by_launch else None
             survey.launch_ids, survey.launch_ts = array("q"), array("d")
             survey.launch_processes = array("i")
+            memory_ends = survey.memory.ends()
+            survey.memory = MemoryEvents()
             router = Router(windows, survey, spill, clip=clip, launches=launches,
-                            boundaries=boundaries)
+                            boundaries=boundaries, memory_ends=memory_ends,
+                            context=context)
             summary = Overview(survey) if overview else None
             _read(source_path, router.route if summary is None else _both(router, summary))
             router.finish()
@@ -269,6 +281,24 @@ def _read(path: str, take: Callable[[list[Any]], None],
     except (OSError, EOFError) as exc:
         raise InputError(f"cannot read: {exc}", file=source.name) from None
     return doc.envelope
+
+
+def _auto_by(survey: Survey, size: int, target: int) -> str:
+    """How :data:`AUTO` cuts: by step where steps are marked, else in time windows small
+    enough (eight per piece of ``target`` bytes of the input's ``size``) that grouping
+    them makes pieces of about that size.
+
+    >>> _auto_by(Survey(first_ts=0.0, last_ts=1000.0), 800, 100)
+    'time=15625ns'
+    >>> _auto_by(Survey(steps=[(5.0, 1)]), 800, 100)
+    'step'
+    """
+    if survey.steps or survey.stops:
+        return "step"
+    windows = 8 * max(1, -(-size // max(target, 1)))
+    span = survey.last_ts - survey.first_ts
+    span = span * survey.unit_ns if math.isfinite(span) and span > 0 else 0.0
+    return f"time={max(1, math.ceil(span / windows))}ns"
 
 
 def _windows(survey: Survey, by: str, path: str) -> list[Window]:

@@ -20,6 +20,7 @@ import numpy as np
 import orjson
 
 from ..formats.chrome.stream import DocumentError, json_loads
+from ..formats.chrome.times import time_ns
 from ..numbers import int64
 
 
@@ -241,8 +242,8 @@ def ns_time(value: float, unit: int) -> int:
     (1500, True)
     """
     scaled = value * unit
-    if math.isfinite(scaled):
-        return round(scaled)
+    if math.isfinite(scaled) and abs(scaled) < EDGE_NS:
+        return time_ns(value, unit)   # (the reader's rule: the piece reads the same ns)
     return EDGE_NS if scaled > 0 else -EDGE_NS
 
 

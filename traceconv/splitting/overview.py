@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ..formats.chrome.times import duration_ns
 from ..model import Metadata, ProcessKind, TrackKind
 from ..model.builder import TraceBuilder
 from ..model.trace import Trace
@@ -241,7 +242,8 @@ class Overview:
                                                    + self.tracks[key].collectives,
                                                    key=lambda r: r[1]):
                 start = ns_time(ts, unit)
-                trace.add_interval(thread, start, start + ns_time(dur, unit), slice_name, cat)
+                trace.add_interval(thread, start, start + duration_ns(dur, unit), slice_name,
+                                   cat)
             times = self._times()
             busy = trace.add_track(f"{name}: utilisation", process=ids[pid],
                                    kind=TrackKind.COUNTER, unit="%")

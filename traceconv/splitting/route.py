@@ -48,12 +48,18 @@ from .events import (
     time_columns,
     whole,
 )
+from .memory_ends import MemoryEnds, memory_key
 from .windows import DEVICE_WORK, Boundaries, Launches, Survey, Window
 
 if TYPE_CHECKING:
     from ..output_files import Scratch
     from ..outputs import ChosenPath
 
+CARRIED_MARK = "Pre-existing"   # the arg that marks an allocation carried into a window
+CONTINUED_MARK = "Continued from"   # ... a clipped slice's rest in a later window
+# ... a copy, in a later window, of a slice open at its start, kept whole in its own
+# (context for a piece read alone: owners, enclosing slices; never written again)
+CONTEXT_MARK = "traceconv context from"
 BUFFERED = 32 << 20      # bytes of event text held before every buffer is written out
 _PER_WINDOW = 1 << 20    # ... or one window's buffer reaches this
 _FLOW_PHASES = frozenset({"s", "t", "f"})
@@ -137,8 +143,10 @@ class Router:
 
     def __init__(self, windows: list[Window], survey: Survey, spill: Spill,
                  clip: bool = False, launches: Launches | None = None,
-                 boundaries: Boundaries | None = None) -> None:
+                 boundaries: Boundaries | None = None,
+                 memory_ends: MemoryEnds | None = None, context: bool = False) -> None:
         self.windows, self.spill, self.clip = windows, spill, clip
+        self.context = context
         # steps that each thread (MegEngine's StopStep) or each process (a job's ranks)
         # marks at its own times: see windows.Boundaries
         self.boundaries = boundaries
@@ -154,8 +162,9 @@ class Router:
         self.other = len(windows) - 1 if windows[-1].label == "other" else None
         self.open_slices: dict[tuple[Any, ...], list[tuple[int, Any]]] = {}
         self.open_flows: dict[tuple[Any, ...], int] = {}
-        self.alive: dict[tuple[Any, ...], tuple[int, Any, bytes]] = {}
-        self.early_frees: dict[tuple[Any, ...], tuple[Any, int]] = {}
+        self.early_finishes: dict[tuple[Any, ...], int] = {}   # finishes before their start
+        self.memory_ends = memory_ends
+        self.memory_seen = 0   # [memory] events routed (their number in memory_ends)
         self.slices_cut: Counter[str] = Counter()
         self.cut_out = [0] * len(windows)    # slices crossing each window's end
         self.flows_cut = 0
@@ -320,15 +329,19 @@ class Router:
             self._cut(h.name, window)
             if self.clip:
                 e = whole(text)
-                self._continue(e, window, h, end)
+                self._continue(e, window, h, end, CONTINUED_MARK)
                 return dump_events([dict(e, dur=self._end(window, h) - h.ts)])
+            if self.context:
+                self._continue(whole(text), window, h, end, CONTEXT_MARK)
         return text
 
-    def _continue(self, e: dict[str, Any], window: int, h: Head, end: float) -> None:
-        """The rest of a clipped slice, one copy per later window it overlaps, so that each
-        piece shows what was running through it."""
+    def _continue(self, e: dict[str, Any], window: int, h: Head, end: float,
+                  mark: str) -> None:
+        """The rest of a slice crossing its window's end, one copy per later window it
+        overlaps, marked ``mark``: its start (so that each piece shows what was running
+        through it)."""
         args = e.get("args")
-        args = dict(args if isinstance(args, dict) else {}, **{"Continued from": e["ts"]})
+        args = dict(args if isinstance(args, dict) else {}, **{mark: e["ts"]})
         while window + 1 < len(self.windows):
             start, window = self._end(window, h), window + 1
             if end <= start:
@@ -358,40 +371,41 @@ class Router:
         ph = h.ph
         key = hashable(h.cat, h.name, h.id if h.id is not None else h.id2)
         if ph == "s":
-            self.open_flows[key] = window
+            finished = self.early_finishes.pop(key, None)
+            if finished is None:
+                self.open_flows[key] = window
+            elif finished != window:   # (its finish came first in the file: a kernel's)
+                self._flow_cut(window, finished)
             return
         started = self.open_flows.pop(key, None) if ph == "f" else self.open_flows.get(key)
+        if started is None and ph == "f":
+            self.early_finishes[key] = window
+            return
         if started is not None and started != window:
-            self.flows_cut += 1
-            self.flows_out[started] += 1
-            self.flows_in[window] += 1
+            self._flow_cut(started, window)
             if ph == "t":   # the next step's cut is counted from here
                 self.open_flows[key] = window
 
+    def _flow_cut(self, started: int, finished: int) -> None:
+        self.flows_cut += 1
+        self.flows_out[started] += 1
+        self.flows_in[finished] += 1
+
     def _memory(self, h: Head, text: Any, window: int) -> None:
-        """Pair allocations and frees by address in time order (Kineto writes a thread at a
-        time, so a free on another thread may come before its allocation in the file). An
-        allocation is kept as its text, decoded only when it is carried."""
-        args, ts = h.args, h.ts
-        if args is None or not isinstance(ts, int | float):
+        """Copy an allocation into every later window up to the one where its block ends,
+        as the first pass's pairing in time order found it (:mod:`.memory_ends`)."""
+        if memory_key(h) is None:
             return
-        size = args.size
-        if not isinstance(size, int) or isinstance(size, bool) or size == 0:
+        seen = self.memory_seen
+        self.memory_seen += 1
+        if h.args.size < 0 or self.by_rank or self.memory_ends is None:  # type: ignore[union-attr]
             return
-        key = hashable(args.device_type, args.device_id, args.address)
-        if size > 0:
-            freed = self.early_frees.pop(key, None)
-            if freed is not None and freed[0] >= ts:
-                self._carry(text, window + 1, freed[1] + 1)
-            else:
-                self.alive[key] = (window, ts, bytes(text))   # (a Raw holds its whole chunk)
+        end = self.memory_ends.end_of(seen)
+        if end is None:   # never freed: alive in every later window
+            self._carry(text, window + 1, len(self.windows))
             return
-        allocated = self.alive.get(key)
-        if allocated is not None and allocated[1] <= ts:
-            del self.alive[key]
-            self._carry(allocated[2], allocated[0] + 1, window + 1)
-        else:
-            self.early_frees[key] = (ts, window)
+        ts, (pid, tid) = end[0], (end[1] + (None, None))[:2]
+        self._carry(text, window + 1, self.place(Head(ph="i", ts=ts, pid=pid, tid=tid)) + 1)
 
     def _carry(self, allocation: Any, first: int, stop: int) -> None:
         """Repeat the allocation event (its text) at the start of windows ``first ..
@@ -402,7 +416,7 @@ class Router:
         self.blocks_carried += 1
         e = whole(allocation)
         args = {k: v for k, v in e["args"].items() if k not in _TOTALS}
-        args["Pre-existing"] = True
+        args[CARRIED_MARK] = True
         args["Allocated at"] = e.get("ts")
         for window in range(first, stop):
             copy = dict(e, ts=self.windows[window].start, args=args)
@@ -410,10 +424,5 @@ class Router:
             self.spill.add(window, [dump_events([copy])], carried=True)
 
     def finish(self) -> None:
-        """Blocks never freed are alive in every later window."""
-        if not self.by_rank:
-            for window, _, allocation in self.alive.values():
-                self._carry(allocation, window + 1, len(self.windows))
-        self.alive.clear()
-        self.early_frees.clear()
+        """Write out what is buffered."""
         self.spill.flush()

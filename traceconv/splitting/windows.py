@@ -28,6 +28,7 @@ from ..units import format_duration
 from ..vocabularies.kineto import KINETO_VOCABULARY
 from ..vocabularies.paddle import PADDLE_VOCABULARY
 from .events import Head, Pair, as_pairs, end_of, hashable, time_columns, time_of, whole
+from .memory_ends import MemoryEvents
 
 # Host step markers: PyTorch's ProfilerStep#N and Paddle's ProfileStep#N, which Paddle's
 # Chrome export follows with the duration ("ProfileStep#3[12.170 ms]"); the device copy of
@@ -112,6 +113,8 @@ class Survey:
     launches_over_limit: int = 0
     # step markers and rank names whose number does not fit int64 (5,000 digits): not read
     markers_out_of_range: int = 0
+    # the [memory] events, so that each block's end is known before it is routed
+    memory: MemoryEvents = field(default_factory=MemoryEvents)
 
     def take(self, chunk: list[Any]) -> None:
         """Note one chunk of events: the times a column at a time when a double holds them
@@ -153,7 +156,9 @@ class Survey:
         for h in heads:
             ts = h.ts
             if h.ph == "i":
-                if h.name == "StopStep":
+                if h.name == "[memory]":
+                    self.memory.note(h)
+                elif h.name == "StopStep":
                     self.stops.setdefault(hashable(h.pid, h.tid), []).append(ts)
                 continue
             if _DEVICE_CATEGORIES[h.cat]:

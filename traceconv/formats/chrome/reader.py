@@ -46,6 +46,7 @@ from .records import FlowPoint, Instant, Record, Slice
 from .records import Metadata as MetadataRecord
 from .records import decode as decode_records
 from .stream import read_document
+from .times import INT64, at_int64_edge, duration_ns, time_ns
 
 _FLOW_V2 = "bind_id"   # (the key of a flow v2 chain: with its id, apart from v1 ids)
 
@@ -55,8 +56,7 @@ _PLACED = frozenset({Slice, Instant, *Instant.__subclasses__()})  # on a track
 _INSTANTS = frozenset({Instant, *Instant.__subclasses__()})
 _FLOWS = frozenset({FlowPoint, *FlowPoint.__subclasses__()})
 _SUPPORTED = frozenset("XBEiIRCbensftM")
-EPOCH_NS = 10**18
-INT64 = 1 << 63  # timestamps above this (2001-09-09) are on the unix epoch clock
+EPOCH_NS = 10**18  # timestamps above this (2001-09-09) are on the unix epoch clock
 
 
 def _text(value: Any) -> str:
@@ -64,47 +64,6 @@ def _text(value: Any) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else str(value)
-
-
-def _ns(value: int | float, unit: int) -> int:
-    """A Chrome time (µs, or ns for some producers) in integer ns, exactly as written.
-
-    Kineto writes µs with three decimals near 4.5e12, where a double is only good to about
-    1 ns: ``round(ts * 1000)`` can land one ns off (and make a child outlive its parent).
-    The whole part and the fraction are converted apart, which recovers the decimals.
-
-    A time past int64 stops at its edge: the trace builder moves it into the time range
-    and counts it (``model.time_beyond_range``), as it does every reader's; what is no
-    number (inf, NaN) raises ``OverflowError``/``ValueError`` (the event is malformed).
-
-    >>> _ns(4482738043834.738, 1000), _ns(1695835542481129, 1000), _ns(0.0005, 1000)
-    (4482738043834738, 1695835542481129000, 0)
-    >>> _ns(2**70, 1000) == INT64 - 1, _ns(-1e300, 1000) == -INT64
-    (True, True)
-    """
-    if type(value) is int:
-        ns = value * unit
-    else:
-        whole = int(value)
-        ns = whole * unit + round((value - whole) * unit)
-    return _at_int64_edge(ns)
-
-
-def _duration_ns(value: int | float, unit: int) -> int:
-    """A Chrome duration in integer ns (``round(value * unit)``: a length, no epoch's digits
-    to keep). A duration is a time: past int64 it stops at the edge as :func:`_ns` does (the
-    builder then counts the slice's end, ``model.slice_end_beyond_int64`` and
-    ``model.time_beyond_range``); inf and NaN raise (the event is malformed).
-
-    >>> _duration_ns(2.5, 1000), _duration_ns(1e300, 1000) == INT64 - 1
-    (2500, True)
-    """
-    return _at_int64_edge(value * unit if type(value) is int else round(value * unit))
-
-
-def _at_int64_edge(ns: int) -> int:
-    """``ns``, or the int64 edge it passes."""
-    return min(max(ns, -INT64), INT64 - 1)
 
 
 def _ns_column(values: list[int | float], unit: int, decimals: bool = True) -> np.ndarray | None:
@@ -131,7 +90,7 @@ def _ns_column(values: list[int | float], unit: int, decimals: bool = True) -> n
     if None not in ints and all(-limit < v < limit for v in ints):  # type: ignore[operator]
         return np.array(ints, dtype=np.int64) * unit
     try:
-        return np.array([_ns(v, unit) if decimals else _duration_ns(v, unit) for v in values],
+        return np.array([time_ns(v, unit) if decimals else duration_ns(v, unit) for v in values],
                         dtype=np.int64)
     except OverflowError:   # (inf: the per-event path counts it)
         return None
@@ -300,12 +259,12 @@ class ChromeReader:
                     try:
                         add_start(start)
                     except OverflowError:   # past int64: the builder's (see _ns)
-                        add_start(_ns(ts, unit))
+                        add_start(time_ns(ts, unit))
                     duration = dur * unit if type(dur) is int else round(dur * unit)
                     try:
                         add_dur(duration)
-                    except OverflowError:   # past int64: the builder's (see _duration_ns)
-                        add_dur(_at_int64_edge(duration))
+                    except OverflowError:   # past int64: the builder's (see duration_ns)
+                        add_dur(at_int64_edge(duration))
                     add_track(t)
                     name = e.get("name") or ""
                     if type(name) is not str:
@@ -340,7 +299,7 @@ class ChromeReader:
                         # trace_processor binds flow v2 to slices only: linked by neither
                         self.drop("chrome.flow_on_instant", base_index + offset)
                     args = e.get("args")
-                    add_instant(t, _ns(e["ts"], unit), ids.get(name) or intern(name),
+                    add_instant(t, time_ns(e["ts"], unit), ids.get(name) or intern(name),
                                 ids.get(cat) or intern(cat),
                                 args if args is None or type(args) is dict else self._wrap(args))
                 elif ph in ("s", "t", "f"):
@@ -349,7 +308,7 @@ class ChromeReader:
                     cat = _text(e.get("cat"))
                     t = track(cat in device_cats, e.get("pid"), e.get("tid"))
                     self._spans[t].append(   # (a Span's fields, as a tuple: quicker)
-                        (_ns(e["ts"], unit), self._next_seq(), ph == "B",
+                        (time_ns(e["ts"], unit), self._next_seq(), ph == "B",
                          _text(e.get("name")), cat, self._args(e)))
                 elif ph == "C":
                     self._counter(e)
@@ -476,7 +435,7 @@ class ChromeReader:
         cat = _text(e.get("cat"))
         cat = self.flavour.flow_categories.get(cat, cat)
         hash((e["id"], place))  # unhashable ids are malformed events (TypeError is caught)
-        self.flow_points.add(cat, e["id"], ph, place, _ns(e["ts"], self.unit), enclosing,
+        self.flow_points.add(cat, e["id"], ph, place, time_ns(e["ts"], self.unit), enclosing,
                              _text(e.get("name")))
 
     def _flow_v2(self, e: dict, row: int, track: int) -> None:
@@ -484,7 +443,7 @@ class ChromeReader:
         # (trace_processor links a cpu_op to a kernel by it); its ids are not v1 ids.
         flow_id = (_FLOW_V2, e["bind_id"])
         hash(flow_id)
-        ts = _ns(e["ts"], self.unit)
+        ts = time_ns(e["ts"], self.unit)
         for flag, phase in (("flow_in", "f"), ("flow_out", "s")):
             if e.get(flag):
                 self.flow_points.add("", flow_id, phase, track, ts, True,
@@ -492,7 +451,7 @@ class ChromeReader:
 
     def _counter(self, e: dict) -> None:
         pid = _normal_id(e.get("pid"))
-        ts = _ns(e["ts"], self.unit)
+        ts = time_ns(e["ts"], self.unit)
         name = _text(e.get("name"))
         if e.get("id") is not None:
             name = f"{name} id: {e['id']}"
@@ -519,7 +478,7 @@ class ChromeReader:
         oid = async_id(e)
         if unusable(oid):
             self.drop("chrome.async_id_unusable", oid.fields if oid else None)
-        self._async.add(_ns(e["ts"], self.unit), ph, _text(e.get("name")), _text(e.get("cat")),
+        self._async.add(time_ns(e["ts"], self.unit), ph, _text(e.get("name")), _text(e.get("cat")),
                         self._process(False, _normal_id(e.get("pid"))), oid,
                         self._args(e), self._next_seq())
 

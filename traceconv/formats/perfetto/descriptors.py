@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import zlib
+from collections.abc import Container
 from dataclasses import dataclass
 
 from ...model import Process, ProcessKind, Trace, Track, TrackKind
@@ -111,18 +112,22 @@ def is_thread(trace: Trace, track: Track) -> bool:
     return track.parent is None and track.kind is not TrackKind.COUNTER
 
 
-def descriptor_payloads(trace: Trace, ids: TrackIds) -> list[bytes]:
+def descriptor_payloads(trace: Trace, ids: TrackIds, *, processes_from: int = 0,
+                        described: Container[int] = ()) -> list[bytes]:
     """Encoded ``TrackDescriptor`` messages: the root (when processes are ordered), the
-    processes, then the tracks, parents first."""
+    processes, then the tracks, parents first; the processes from ``processes_from`` on and
+    the tracks not in ``described`` (a trace written piece by piece describes what each
+    piece adds; the root comes with the first processes)."""
     sorted_tracks = [t for t in trace.tracks if t.sort_index is not None]
     processes_with_order = {t.process for t in sorted_tracks}
     tracks_with_order = {t.parent for t in sorted_tracks if t.parent is not None}
     out = []
-    if any(p.sort_index is not None for p in trace.processes):
+    if not processes_from and any(p.sort_index is not None for p in trace.processes):
         out.append(uint_field(UUID, 0) + uint_field(PROCESS_ORDERING, PROCESS_ORDERING_EXPLICIT))
-    out += [_process(p, ids, p.id in processes_with_order) for p in trace.processes]
+    out += [_process(p, ids, p.id in processes_with_order)
+            for p in trace.processes[processes_from:]]
     out += [_track(trace, t, ids, t.id in tracks_with_order)
-            for t in _parents_first(trace.tracks)]
+            for t in _parents_first(trace.tracks) if ids.track_uuid[t.id] not in described]
     return out
 
 

@@ -282,14 +282,21 @@ def _time_offset(trace: Trace) -> int:
 
 def _header_packets(trace: Trace, ids: TrackIds, offset: int) -> list[bytes]:
     seq = uint_field(SEQUENCE_ID, SEQ_DESCRIPTORS)
-    packets = [bytes_field(TRACE_ATTRIBUTES, _attributes(trace, offset)) + seq]
     bounds = trace.time_range
-    if trace.metadata.clock == "unix epoch" and bounds is not None:
-        t0 = bounds[0] + offset
+    return [*_preamble_packets(trace, offset, None if bounds is None else bounds[0]),
+            *(bytes_field(TRACK_DESCRIPTOR, d) + seq for d in descriptor_payloads(trace, ids))]
+
+
+def _preamble_packets(trace: Trace, offset: int, first_ts: int | None) -> list[bytes]:
+    """The trace attributes, and a ClockSnapshot at ``first_ts`` (the earliest event's
+    time) when the trace clock is the Unix epoch."""
+    seq = uint_field(SEQUENCE_ID, SEQ_DESCRIPTORS)
+    packets = [bytes_field(TRACE_ATTRIBUTES, _attributes(trace, offset)) + seq]
+    if trace.metadata.clock == "unix epoch" and first_ts is not None:
+        t0 = first_ts + offset
         clocks = b"".join(bytes_field(1, uint_field(1, clock) + uint_field(2, t0))
                           for clock in (BOOTTIME, REALTIME))
         packets.append(uint_field(TIMESTAMP, t0) + bytes_field(CLOCK_SNAPSHOT, clocks) + seq)
-    packets += [bytes_field(TRACK_DESCRIPTOR, d) + seq for d in descriptor_payloads(trace, ids)]
     return packets
 
 
@@ -358,8 +365,10 @@ class _EventEncoder:
     """What every chunk of events needs, computed once; worker processes inherit it."""
 
     def __init__(self, trace: Trace, ids: TrackIds, offset: int,
-                 timeline: Timeline | None = None, *, whole: bool = True) -> None:
+                 timeline: Timeline | None = None, *, whole: bool = True,
+                 flow_base: int = 0) -> None:
         self.trace = trace
+        self.flow_base = flow_base   # (flow ids are flow row + 1 + this)
         counter = [t.kind is TrackKind.COUNTER for t in trace.tracks]
         # TrackEvent type and track_uuid; slices and instants only on slice tracks,
         # counter values only on counter tracks
@@ -539,15 +548,16 @@ class _EventEncoder:
         # trace_processor takes the earliest event as the source; a flow that runs
         # backwards in time cannot terminate before it starts, so it stays open
         forward = starts[target] > starts[source]
-        self.open_flows = _OpenFlows(kept[~forward], source[~forward], target[~forward],
-                                     starts)
+        self.open_flows = _OpenFlows(kept[~forward] + self.flow_base, source[~forward],
+                                     target[~forward], starts)
         # two fields per flow (tag + fixed64 id), ordered by slice row, then flow order
         rows = np.concatenate([source, target])
         tags = np.concatenate([np.zeros(len(kept), bool), forward])   # True: terminating
         fields = np.empty((len(rows), 10), dtype=np.uint8)
         fields[:, :2] = np.where(tags[:, None], np.frombuffer(_TERMINATING_FLOW_ID, np.uint8),
                                  np.frombuffer(_FLOW_ID, np.uint8))
-        fields[:, 2:] = np.tile(kept.astype("<u8") + 1, 2).view(np.uint8).reshape(-1, 8)
+        fields[:, 2:] = np.tile(kept.astype("<u8") + (1 + self.flow_base), 2
+                                ).view(np.uint8).reshape(-1, 8)
         order = np.lexsort((np.tile(np.arange(len(kept)), 2), rows))
         trace.diagnostics.add("perfetto.flow_dropped", count=dropped)
         return FlowFields(fields[order], rows[order], n)
