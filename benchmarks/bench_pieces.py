@@ -18,8 +18,14 @@ step markers and metadata events (what a first pass that decodes nothing costs),
 pieces of ``split --target-size`` converted one after the other in one long-lived process
 (a worker without its start-up); each against the one-core conversion.
 
+``--piece-by-piece`` measures a conversion piece by piece (``traceconv TRACE -o
+out.pftrace --piece-by-piece``: wall, CPU and peak RSS of the process) against reading it
+whole (``--whole``; left out with ``--no-whole`` for a trace that does not fit). That the
+two outputs are the same trace is tested (``tests/test_streaming.py``), not timed here.
+
     python benchmarks/bench_pieces.py /tmp/bench/cpu500.json --runs 2
     python benchmarks/bench_pieces.py /tmp/bench/cpu10x.json --bounds --target-size 333MB
+    python benchmarks/bench_pieces.py /tmp/bench/cpu30x.json --piece-by-piece --runs 1
 """
 
 from __future__ import annotations
@@ -62,6 +68,35 @@ def median(command: list[str], runs: int, clean: Path | None = None) -> dict:
     return {"wall": statistics.median(r["wall"] for r in results),
             "cpu": statistics.median(r["cpu"] for r in results),
             "runs": [round(r["wall"], 1) for r in results], "out": results[-1]["out"]}
+
+
+# a command run in a process of its own, which prints the command's peak RSS (its
+# children's maximum resident set, in KiB on Linux)
+_PEAK = """import resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+sys.stderr.write(done.stderr)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(done.returncode)"""
+
+
+def with_peak(command: list[str]) -> dict:
+    """:func:`timed`, and the command's peak RSS in MB."""
+    found = timed([sys.executable, "-c", _PEAK, *command])
+    return {**found, "peak_mb": int(found["out"][-1]) * 1024 / 1e6}
+
+
+def piece_by_piece(trace: str, runs: int, whole: bool) -> None:
+    """The conversion piece by piece against the whole one: wall, CPU, peak RSS."""
+    tc = [sys.executable, "-m", "traceconv"]
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(trace))) as tmp:
+        modes = ["--piece-by-piece", *(["--whole"] if whole else [])]
+        for mode in modes:
+            found = [with_peak([*tc, trace, "-o", os.path.join(tmp, f"{mode[2:]}.pftrace"),
+                                mode]) for _ in range(runs)]
+            print(f"{mode:18} wall {statistics.median(r['wall'] for r in found):7.1f} s  "
+                  f"cpu {statistics.median(r['cpu'] for r in found):7.1f} s  "
+                  f"peak {max(r['peak_mb'] for r in found):7.0f} MB  "
+                  f"out {os.path.getsize(os.path.join(tmp, f'{mode[2:]}.pftrace')) / 1e6:.0f} MB")
 
 
 # Each part of --bounds, run as ``python -c`` with the trace (and a folder) as arguments.
@@ -133,7 +168,14 @@ def main() -> None:
     parser.add_argument("--target-size", default="333MB",
                         help="with --bounds: the pieces' size (333MB: what --then picks for "
                              "2 workers on the 10 M-event trace)")
+    parser.add_argument("--piece-by-piece", action="store_true",
+                        help="a conversion piece by piece against the whole one")
+    parser.add_argument("--no-whole", action="store_true",
+                        help="with --piece-by-piece: leave out the whole conversion")
     args = parser.parse_args()
+    if args.piece_by_piece:
+        piece_by_piece(args.trace, args.runs, not args.no_whole)
+        return
     if args.bounds:
         bounds(args.trace, args.target_size, args.runs)
         return

@@ -116,8 +116,8 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
                       reshaped):
             from ..streaming import convert_piece_by_piece
 
-            click.echo(f"traceconv: {inputs[0]}: converting piece by piece "
-                       "(`traceconv convert --help`: --whole)", err=True)
+            click.echo(f"traceconv: {inputs[0]}: converting piece by piece, in bounded "
+                       "memory (--whole reads it at once)", err=True)
             loaded, written = convert_piece_by_piece(inputs[0], target)
             echo_digest(loaded, inputs)
             line = written_digest(written, target)
