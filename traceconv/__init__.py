@@ -21,6 +21,7 @@ from .version import __version__
 _EXPORTS = {
     "check": ".api", "combine": ".api", "convert": ".api", "list_formats": ".api", "load": ".api", "save": ".api",
     "merge": ".analysis.merge", "trim": ".analysis.trim", "split": ".splitting",
+    "convert_piece_by_piece": ".streaming",
     "FormatError": ".errors", "InputError": ".errors", "TraceconvError": ".errors",
     "MemoryBlock": ".model", "Metadata": ".model", "OpStat": ".model", "ProcessKind": ".model",
     "Trace": ".model", "TrackKind": ".model",
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from .model.frozen import FrozenTraceError
     from .model.validate import Problem, validate
     from .splitting import split
+    from .streaming import convert_piece_by_piece
 
 
 # What lower layers reach by name through traceconv.implementations (the model's Trace.save
@@ -77,5 +79,6 @@ __all__ = [
     "FormatError", "FrozenTraceError", "InputError", "MemoryBlock", "Metadata", "OpStat",
     "Problem", "ProcessKind", "Trace", "TraceBuilder", "TraceconvError", "TrackKind",
     "__version__", "check",
-    "combine", "convert", "list_formats", "load", "merge", "save", "split", "trim", "validate",
+    "combine", "convert", "convert_piece_by_piece", "list_formats", "load", "merge", "save",
+    "split", "trim", "validate",
 ]

@@ -6,7 +6,8 @@ Which blocks those are follows from pairing allocations and frees *in time order
 rule every reader uses (:func:`~traceconv.model.block_pairing.pair_events`); the file is
 not in time order (Kineto writes a thread at a time, and the caching allocator frees on
 another thread than the one that allocated), so the pairing is made from the first pass:
-it notes each event's key, time and thread (17 bytes an event, :class:`MemoryEvents`), and
+it notes each event's key (as its 64-bit hash: no table of the addresses, which a long run
+has millions of), time and thread (21 bytes an event, :class:`MemoryEvents`), and
 the routing pass, meeting an allocation, knows where its block ends
 (:class:`MemoryEnds`) and copies it into every piece up to that one.
 """
@@ -42,12 +43,11 @@ def memory_key(h: Head) -> tuple[Any, ...] | None:
 
 class MemoryEvents:
     """The first pass's note of every ``[memory]`` event :func:`memory_key` keys, in file
-    order: its key and thread (as numbers), time, and whether it allocates."""
+    order: its key's hash, its thread (a number), time, and whether it allocates."""
 
     def __init__(self) -> None:
-        self.keys, self.threads = array("i"), array("i")
+        self.keys, self.threads = array("q"), array("i")
         self.ts, self.allocates = array("d"), array("b")
-        self._key_codes: dict[tuple[Any, ...], int] = {}
         self._thread_codes: dict[tuple[Any, ...], int] = {}
 
     def note(self, h: Head) -> None:
@@ -55,7 +55,7 @@ class MemoryEvents:
         key = memory_key(h)
         if key is None:
             return
-        self.keys.append(self._key_codes.setdefault(key, len(self._key_codes)))
+        self.keys.append(hash(key))
         thread = hashable(h.pid, h.tid)
         self.threads.append(self._thread_codes.setdefault(thread, len(self._thread_codes)))
         self.ts.append(float(h.ts))
@@ -74,7 +74,7 @@ class MemoryEvents:
         """
         ts = np.frombuffer(self.ts, dtype=np.float64)
         order = np.argsort(ts, kind="stable")
-        keys = np.frombuffer(self.keys, dtype=np.int32)[order]
+        keys = np.frombuffer(self.keys, dtype=np.int64)[order]
         allocates = np.frombuffer(self.allocates, dtype=np.int8)[order].astype(bool)
         freed_at = pair_events([keys], allocates).freed_at
         end = np.full(len(order), -1, dtype=np.int64)

@@ -126,16 +126,7 @@ class WindowStream:
         view.flows = self._flows_among(view.flows, context)
         self.lanes += view.tracks[real + len(self.lanes):]   # (made in this piece)
         ids = self._ids(view)
-        if first:
-            self.offset = max(0, -int(piece.time_range[0])) if piece.time_range else 0
-            bounds = piece.time_range
-            self.out.write(b"".join(frame(p) for p in _preamble_packets(
-                whole, self.offset, None if bounds is None else bounds[0])))
-            if self.offset:
-                self.written.add("perfetto.time_shifted", example=f"shifted by {self.offset} ns")
-        elif piece.time_range and piece.time_range[0] + self.offset < 0:
-            raise TraceconvError(f"{self.source_file}: a piece starts before the time the "
-                                 "first one was shifted by (events before the first step)")
+        self._shift(piece, first)
         self._describe(view, ids)
         counters = self._counter_rows(view, start)
         with paused_gc():
@@ -182,6 +173,22 @@ class WindowStream:
         whole = Trace(dataclasses.replace(meta, source_file=self.source_file,
                                           attributes=attributes, diagnostics=Diagnostics()))
         return whole
+
+    def _shift(self, piece: Trace, first: bool) -> None:
+        """With the first piece, the trace attributes and the clock, and the shift that makes
+        every time at least 0 (the earliest events are the first piece's)."""
+        assert self.whole is not None
+        bounds = piece.time_range
+        if not first:
+            if bounds is not None and bounds[0] + self.offset < 0:
+                raise TraceconvError(f"{self.source_file}: a piece starts before the time the "
+                                     "first one was shifted by (events before the first step)")
+            return
+        self.offset = max(0, -int(bounds[0])) if bounds is not None else 0
+        self.out.write(b"".join(frame(p) for p in _preamble_packets(
+            self.whole, self.offset, None if bounds is None else bounds[0])))
+        if self.offset:
+            self.written.add("perfetto.time_shifted", example=f"shifted by {self.offset} ns")
 
     def _view(self, piece: Trace) -> Trace:
         """A view of ``piece`` on the whole trace's track list: its slices', instants' and
