@@ -353,6 +353,10 @@ CODES: tuple[CodeInfo, ...] = (
           "line hard-wrapped by the paste (instruction, Summary row, Output list, trailer);"
           " the pieces were joined"),
     # model
+    _Code("model.parent_cycle", "repaired",
+          "ops whose parent links go round (an op its own parent, or A inside B inside A): "
+          "the cycle's first op (the outermost, recorded first) gets no parent (the cycle "
+          "in the example)"),
     _Code("model.counter_value_not_finite", "repaired", "counter samples whose value is "
           "infinite (now the largest finite number of its sign) or NaN (now 0)"),
     _Code("model.timeline_partial", "note", "timed slices of a run whose statistics table "
