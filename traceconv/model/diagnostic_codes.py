@@ -283,6 +283,10 @@ CODES: tuple[CodeInfo, ...] = (
           "outputs written over an input's memory (in-place overwrite) start when their op "
           "ends, as MegEngine's plan counts them"),
     _Code("megengine.nonfinite_time", "dropped", "timing with inf/nan start or end"),
+    _Code("megengine.repeated_opr", "dropped",
+          "oprs listed again in comp_seq (a compiled sequence runs each opr once and the "
+          "profiler keys one timing by opr id): the first place kept, the repeats left out "
+          "(no second slice with the same times; where: in the example)"),
     _Code("megengine.tensor_without_address", "note",
           "chrome_timeline tensors carry no address, so they are graph tensors but not "
           "memory blocks (memory_flow.svg has the addresses)"),
