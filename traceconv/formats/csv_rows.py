@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import bisect
 import csv
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
@@ -205,6 +205,8 @@ def source_rows(source: Source, *, written_by: str, fit: Fit | None = None) -> C
 
 # rows gathered before a batch is packed: bounds the cells held as one str each
 _BATCH = 16384
+# a whole cell that says its value was cut from view (a table printed with long cells cut)
+ELISIONS = frozenset({"...", "\u2026"})
 
 
 class CellColumns(Sequence[list[str]]):
@@ -219,10 +221,23 @@ class CellColumns(Sequence[list[str]]):
     ...     table.append(row)
     >>> len(table), table[1], list(table)[2]
     (3, ['-7', 'k', 'x'], ['007', 'k', ''])
+
+    ``elided_in``: the columns where a cell that is all :data:`ELISIONS` (``...``: a table
+    printed with its long cells cut, then saved or pasted as CSV) stands for a value not
+    shown: it is read as an empty cell, no value, and counted in :attr:`elided` (column ->
+    cells), found where each batch's distinct cells are (no pass over the cells of its own).
+
+    >>> table = CellColumns(2, elided_in={1})
+    >>> for row in (["k", "..."], ["...", "7"], ["k", "\u2026"]):
+    ...     table.append(row)
+    >>> list(table), table.elided
+    ([['k', ''], ['...', '7'], ['k', '']], {1: 2})
     """
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, *, elided_in: Collection[int] = ()) -> None:
         self.width = width
+        self.elided_in = frozenset(elided_in)
+        self.elided: dict[int, int] = {}   # column -> its cells read as empty (elided)
         self._packed: list[list[np.ndarray | list[str]]] = []   # a batch: its columns
         self._starts: list[int] = []                             # each batch's first row
         self._pending: list[list[str]] = []                     # rows not packed yet
@@ -241,9 +256,17 @@ class CellColumns(Sequence[list[str]]):
         """Pack the rows added since the last batch (after the last row: frees them)."""
         if self._pending:
             self._starts.append(self._count - len(self._pending))
-            self._packed.append([_packed_column(list(cells))
-                                 for cells in zip(*self._pending, strict=True)])
+            self._packed.append([self._column(at, list(cells)) for at, cells
+                                 in enumerate(zip(*self._pending, strict=True))])
             self._pending = []
+
+    def _column(self, at: int, cells: list[str]) -> np.ndarray | list[str]:
+        packed, distinct = _packed_column(cells)
+        if at in self.elided_in and not ELISIONS.isdisjoint(distinct):
+            elided = sum(cells.count(mark) for mark in ELISIONS)
+            self.elided[at] = self.elided.get(at, 0) + elided
+            packed, _ = _packed_column(["" if cell in ELISIONS else cell for cell in cells])
+        return packed
 
     def __len__(self) -> int:
         return self._count
@@ -280,19 +303,19 @@ class CellColumns(Sequence[list[str]]):
                 for c in self._packed[batch]]
 
 
-def _packed_column(cells: list[str]) -> np.ndarray | list[str]:
+def _packed_column(cells: list[str]) -> tuple[np.ndarray | list[str], Collection[str]]:
     """One column of a batch: its cells with each distinct one kept once, or, when most are
     distinct (times, ids), an int64 array if every cell is an integer whose text is what
-    ``str`` writes back (``007``, ``+1`` and ``1.0`` are not)."""
+    ``str`` writes back (``007``, ``+1`` and ``1.0`` are not); and its distinct cells."""
     distinct: dict[str, str] = {}
     kept = [distinct.setdefault(cell, cell) for cell in cells]
     if len(distinct) * 4 < len(cells):   # (a few repeated values: one object each already)
-        return kept
+        return kept, distinct.keys()
     try:
         numbers = np.array(cells, dtype=np.int64)
     except (ValueError, OverflowError):
-        return kept
-    return numbers if list(map(str, numbers.tolist())) == cells else kept
+        return kept, distinct.keys()
+    return (numbers if list(map(str, numbers.tolist())) == cells else kept), distinct.keys()
 
 
 def _cells(column: np.ndarray | list[str]) -> list[str]:

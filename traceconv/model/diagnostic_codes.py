@@ -706,6 +706,11 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("rocprof.table_not_read", "dropped",
           "rows of database tables this reader does not read (results.db tables without "
           "BeginNs/EndNs; rocpd samples, queues, arguments...)"),
+    _Code("rocprof.value_elided", "dropped",
+          "CSV cells written as '...' (a table printed with its long cells cut, then saved "
+          "or pasted as CSV): no value, read as empty cells (a counter or argument left "
+          "out, a row without its time not read: rocprof.malformed_row), never as 0 (the "
+          "file and columns: in the example)"),
     _Code("rocprof.work_without_call", "note",
           "dispatches and copies whose correlation id matches no call of the API trace "
           "given with them (no flow; a trimmed trace or files of two runs)"),
