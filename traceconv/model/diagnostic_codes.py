@@ -193,9 +193,10 @@ CODES: tuple[CodeInfo, ...] = (
           "flows added from producer to consumer ops of the op graph (--flows dataflow)"),
     # input (the input layer: traceconv/io.py and the readers' shared helpers)
     _Code("input.double_spaced", "repaired",
-          "a text input with a blank line after every line (a chat's or an editor's double "
-          "spacing, CR CR LF line ends, a form feed after each newline): read single-spaced "
-          "(traceconv/formats/pasted_text.py)"),
+          "a text or CSV input with a blank line after every line (a chat's or an editor's "
+          "double spacing, CR CR LF line ends, a form feed after each newline): read "
+          "single-spaced, a CSV's line numbers those of the file as written "
+          "(traceconv/formats/pasted_text.py, pasted_csv.py)"),
     _Code("input.line_cut", "repaired",
           "lines of a text input longer than 1 M characters: cut there, the rest of the "
           "line not read"),
