@@ -474,11 +474,13 @@ def _unknown_owners(builder: TraceBuilder) -> None:
 def _parent_cycles(builder: TraceBuilder) -> None:
     """Op nodes whose ``parent`` links go round: the cycle's first op gets no parent, one
     rule for every reader (:func:`~traceconv.model.graph.cut_parent_cycles`)."""
+    graph = builder._graph
+    if graph is None:
+        return   # (no graph: networkx not imported for it)
     from .graph import OP, cut_parent_cycles
     from .lazy_graph import is_unfilled
 
-    graph = builder._graph
-    if graph is None or is_unfilled(graph):
+    if is_unfilled(graph):
         return   # (a lazy graph is the reader's own, made on first use)
     parents = {node: data["parent"] for node, data in graph.nodes(data=True)
                if data.get("kind") == OP and data.get("parent") is not None}
