@@ -284,7 +284,7 @@ class CellColumns(Sequence[list[str]]):
 
     def _column(self, at: int, cells: list[str]) -> np.ndarray | list[str]:
         packed, distinct = _packed_column(cells)
-        if at in self.elided_in and not ELISIONS.isdisjoint(distinct):
+        if at in self.elided_in and any(mark in distinct for mark in ELISIONS):   # (O(1))
             elided = sum(cells.count(mark) for mark in ELISIONS)
             self.elided[at] = self.elided.get(at, 0) + elided
             packed, _ = _packed_column(["" if cell in ELISIONS else cell for cell in cells])
