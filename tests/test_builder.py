@@ -434,3 +434,21 @@ def test_trtexec_profile_shares_past_100_percent_are_counted(tmp_path, shares):
     outside = sum(not 0 <= share <= 100 for share in shares)
     assert trace.diagnostics.count("model.share_beyond_range") == outside
     assert [s.ratio for s in trace.stats] == [min(max(share, 0.0), 100.0) for share in shares]
+
+
+def test_op_parent_cycles_are_cut_for_every_reader():
+    """Op parents that go round (from any reader, or a graph a .pftrace carries) are cut at
+    each cycle's first op, counted; the links off the cycles are kept as given."""
+    from traceconv.model.graph import add_op
+
+    builder = TraceBuilder()
+    add_op(builder.graph, 1, "outer", parent="op/2")         # 1 -> 2 -> 1
+    add_op(builder.graph, 2, "inner", parent="op/1")
+    add_op(builder.graph, 3, "self", parent="op/3")          # 3 -> 3
+    add_op(builder.graph, 4, "leaf", parent="op/2")          # into the cycle, not on it
+    add_op(builder.graph, 5, "root")
+    trace = builder.build()
+    parents = {node: data.get("parent") for node, data in trace.graph.nodes(data=True)}
+    assert parents == {"op/1": None, "op/2": "op/1", "op/3": None, "op/4": "op/2",
+                       "op/5": None}
+    assert trace.diagnostics.count("model.parent_cycle") == 2

@@ -259,3 +259,61 @@ def test_an_nbsp_in_a_cell_beside_plain_spaces_is_data(tmp_path):
     table = read_table(Source(path))
     assert [table.header, *table.rows] == csv_module_rows(data)
     assert "void k<float>(float*,\u00a0int)" in set(table.column("Kernel_Name"))
+
+
+# -- 4. a double-spaced CSV reads as the clean file, its lines numbered as written ------------
+
+SPACINGS = {   # a blank line after every line, as a chat, an export or CR CR LF ends give it
+    "LF LF": lambda text: text.replace("\n", "\n\n"),
+    "CRLF CRLF": lambda text: text.replace("\n", "\r\n\r\n"),
+    "CR CR LF": lambda text: text.replace("\n", "\r\r\n"),
+    "quoted": lambda text: "".join("> " + line + ">\n" for line in text.splitlines(True)),
+}
+DOUBLED_FILES = [*(path for _, path in csv_seeds()),
+                 DATA / "nsys_stats" / "nvtx_sum_stdout.csv",
+                 DATA / "rocprof" / "jimw567__rocprof-unified-viewer__decode_stall_counter_collection.csv",
+                 DATA / "rocprof" / "dalg24__kokkos__results.stats.csv"]
+
+
+def _findings(trace: traceconv.Trace) -> list[tuple]:
+    """What a read found but the spacing and a page's marks (a quote's)."""
+    return sorted((d["code"], d["count"]) for d in trace.diagnostics.as_list()
+                  if d["code"] not in ("input.double_spaced", "csv.pasted"))
+
+
+@pytest.mark.parametrize("spacing", SPACINGS)
+@pytest.mark.parametrize("path", DOUBLED_FILES, ids=lambda p: p.name)
+def test_a_double_spaced_csv_reads_as_the_clean_file(path, spacing, tmp_path):
+    """Every CSV reader (nsys stats read no table of one: each blank line ended a table)."""
+    clean = path.read_bytes().decode("utf-8").replace("\r\n", "\n")
+    doubled = tmp_path / path.name
+    doubled.write_bytes(SPACINGS[spacing](clean).encode())
+    assert rows_of(doubled) == rows_of(path)
+    trace = traceconv.load(doubled)
+    assert trace.diagnostics.count("input.double_spaced") == 1
+    assert _findings(trace) == _findings(traceconv.load(path))
+
+
+@pytest.mark.parametrize("spacing", ["LF LF", "CRLF CRLF", "CR CR LF"])
+def test_a_double_spaced_csvs_places_are_its_lines_as_written(spacing, tmp_path):
+    """Rows of another width are found at their line in the file as written (the csv
+    module counts a row and the blank line after it as one line)."""
+    clean = (DATA / "nsys_stats" / "nvtx_sum_stdout.csv").read_text(encoding="utf-8")
+    doubled = SPACINGS[spacing](clean)
+    path = tmp_path / "nvtx_sum.csv"
+    path.write_text(doubled, encoding="utf-8", newline="")
+    lines = doubled.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    header = next(line for line in lines if line.startswith("Time (%)"))
+    short = next(at for at, line in enumerate(lines, 1)
+                 if line and line.count(",") < header.count(",") and line[0].isdigit())
+    example = traceconv.load(path).diagnostics["csv.row_width_mismatch"].example
+    assert example.startswith(f"line {short}:")
+    rocprof = KERNELS.read_text(encoding="utf-8").replace("\r\n", "\n")
+    third_row = rocprof.split("\n")[3]
+    doubled = SPACINGS[spacing](rocprof.replace(third_row, third_row.rsplit(",", 1)[0]))
+    short = 1 + doubled.replace("\r\n", "\n").replace("\r", "\n").split("\n").index(
+        third_row.rsplit(",", 1)[0])
+    path = tmp_path / "kernel_trace.csv"
+    path.write_text(doubled, encoding="utf-8", newline="")
+    example = traceconv.load(path).diagnostics["csv.row_width_mismatch"].example
+    assert example.startswith(f"line {short}:")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import random
 import sys
 from unittest.mock import patch
 
@@ -292,3 +293,36 @@ def test_in_place_outputs_start_when_their_op_ends(convnet):
     assert blocks["chk123"].address == blocks["chk120"].address
     assert blocks["chk123"].alloc_ns == blocks["chk120"].free_ns
     assert convnet.diagnostics["megengine.in_place_output"].count == 8
+
+
+@pytest.mark.parametrize("name", [CONVNET, RESNET, "megengine/convnet_static_profile.json.gz"])
+@pytest.mark.parametrize("graph_only", [False, True])
+def test_an_opr_listed_twice_in_comp_seq_runs_once(tmp_path, data, name, graph_only):
+    """comp_seq lists each opr of a compiled sequence once, and the profiler keys one
+    timing by opr id: repeats put in (fixed seed) are left out and counted, the opr kept
+    where it is first listed (they were read as second slices with the same times, the
+    op's order taken from its last place)."""
+    with gzip.open(data / name) as f:
+        doc = json.load(f)
+    seq = doc["graph_exec"]["comp_seq"]
+    rng = random.Random(1201)
+    grown = list(seq)
+    for opr_id in rng.sample(seq, 5):
+        grown.insert(rng.randrange(len(grown) + 1), opr_id)
+    doc["graph_exec"]["comp_seq"] = grown
+    path = tmp_path / "repeated.json"
+    path.write_text(json.dumps(doc["graph_exec"] if graph_only else doc))
+    trace = traceconv.load(path, format="megengine")
+    assert trace.diagnostics.count("megengine.repeated_opr") == len(grown) - len(set(grown)) == 5
+    first_order = list(dict.fromkeys(grown))   # (plain Python: each opr where first listed)
+    executed = [i for i in first_order if i in doc["graph_exec"]["operator"]]
+    assert trace.graph.graph["execution_order"] == [f"op/{i}" for i in executed]
+    assert [trace.graph.nodes[f"op/{i}"]["order"] for i in executed] == \
+        [first_order.index(i) for i in executed]
+    named = [s for s in trace.iter_slices() if s.category == "opr"]
+    if graph_only:   # one slice a step of the program order
+        assert len(named) == len(executed)
+    else:            # one slice per place the profiler timed the opr
+        places = sum(len(doc["profiler"][side].get(i, {})) for i in set(grown)
+                     for side in ("host", "device"))
+        assert len(named) == places

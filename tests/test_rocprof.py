@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import random
 import shutil
 import sqlite3
 from collections import Counter
@@ -1106,3 +1107,55 @@ def test_a_statistics_file_whose_name_tells_no_section_says_its_rows_were_guesse
     assert "rocprof.section_guessed" not in hsa.diagnostics
     assert {s.section for s in guessed.stats} == {"kernel"}
     assert guessed.diagnostics.count("rocprof.section_guessed") == 1
+
+
+# -- cells written as "..." (a table printed with its long cells cut) -------------------------
+
+_ELIDED_FILES = {   # file -> the columns whose cells are put as "..." (counters, numbers)
+    "ROCm__rocprofiler-sdk__docs_counter_collection.csv": ("Counter_Value",),
+    "jimw567__rocprof-unified-viewer__decode_stall_counter_collection.csv": ("Counter_Value",),
+    "shashankparsi__HIP_Programming__output_vec_add_gpu.csv": ("GPUBusy", "Wavefronts"),
+    "csc-training__hip-programming__kernel_trace.csv": ("Grid_Size_X", "Workgroup_Size_X"),
+}
+
+
+def _counter_values(trace: traceconv.Trace) -> list[object]:
+    """Every argument of every slice and every extra value of every statistics row."""
+    return ([v for s in trace.iter_slices() for v in (s.args or {}).values()]
+            + [v for row in trace.stats for v in (row.extra or {}).values()])
+
+
+@pytest.mark.parametrize("name", sorted(_ELIDED_FILES))
+def test_cells_written_as_dots_are_no_value_and_counted(tmp_path, name):
+    """Cells put as "..." (fixed seed) in counter and number columns of real files hold no
+    value: each is counted (they were read as the text "..."), never a 0, and the rest
+    of the file reads as it did: the same slices and rows, every other counter kept."""
+    with open(DATA / "rocprof" / name, newline="") as f:
+        header, *rows = [row for row in csv.reader(f) if row]
+    columns = [header.index(c) for c in _ELIDED_FILES[name]]
+    rng = random.Random(1201)
+    cells = [(r, c) for r in range(len(rows)) for c in columns]
+    elided = rng.sample(cells, max(1, len(cells) // 3))
+    for r, c in elided:
+        rows[r][c] = "..."
+    path = tmp_path / name
+    with open(path, "w", newline="") as f:
+        csv.writer(f, quoting=csv.QUOTE_ALL).writerows([header, *rows])
+    clean = traceconv.load(DATA / "rocprof" / name)
+    trace = traceconv.load(path)
+    assert trace.diagnostics.count("rocprof.value_elided") == len(elided)
+    assert "..." not in _counter_values(trace)
+    assert (len(trace.slices), len(trace.stats)) == (len(clean.slices), len(clean.stats))
+    if "Counter_Value" in header:   # long format: the counters not cut are all there
+        kept = {(row[header.index("Dispatch_Id")], row[header.index("Counter_Name")])
+                for row in rows if row[header.index("Counter_Value")] != "..."}
+        read = {(str(fields["Dispatch_Id"]), key)
+                for fields in ([s.args for s in trace.iter_slices()]
+                               + [row.extra for row in trace.stats])
+                for key in fields if key not in header}
+        assert read == kept
+    else:                           # wide: the cell is empty where it was cut, never 0
+        values = ([s.args or {} for s in trace.iter_slices()]
+                  + [row.extra or {} for row in trace.stats])
+        for r, c in elided:
+            assert values[r].get(header[c], "") == "", (r, header[c])

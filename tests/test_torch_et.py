@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import gzip
 import json
+import random
 import subprocess
 import sys
 from collections import defaultdict
@@ -203,3 +204,60 @@ def test_nodes_sharing_an_id_are_counted_not_merged(et_doc, tmp_path):
     trace = traceconv.load(path, format="torch-et")
     assert trace.diagnostics.count("torch_et.duplicate_id") == 20
     assert trace.op_count == len(ops) == traceconv.load(ET).op_count
+
+
+def _parent_of(node: dict) -> object:
+    return node.get("ctrl_deps", node.get("parent"))
+
+
+def test_parent_cycles_are_cut_and_counted(et_doc, tmp_path):
+    """Parent ids come from the file: ops made their own parent, and chains made to go
+    round (an op's ancestor given the op as its parent), each read as one cycle cut at its
+    first op (the lowest id: the outermost) and counted; every other link is the file's
+    (an op's self-parent link was dropped silently, a cycle kept, and data edges lost)."""
+    doc = json.loads(json.dumps(et_doc))
+    ops = {n["id"]: n for n in _ops(doc)}
+    parent = {i: _parent_of(n) for i, n in ops.items()}
+
+    def chain(op: int) -> list[int]:   # the op and its ancestors among the ops
+        found = [op]
+        while parent[found[-1]] in ops:
+            found.append(parent[found[-1]])
+        return found
+
+    rng = random.Random(20261201)
+    deep = [i for i in sorted(ops) if len(chain(i)) >= 3]
+    picked: list[int] = []
+    used: set[int] = set()
+    for op in rng.sample(deep, len(deep)):   # (disjoint chains: one cycle each)
+        if len(picked) == 12:
+            break
+        if not used & set(chain(op)):
+            picked.append(op)
+            used |= set(chain(op))
+    expected_cut = {}
+    for k, op in enumerate(picked):
+        if k % 3 == 0:   # its own parent
+            ops[op]["ctrl_deps"] = op
+            expected_cut[op] = op
+        else:            # its outermost ancestor made its child: op -> ... -> top -> op
+            top = chain(op)[-1]
+            ops[top]["ctrl_deps"] = op
+            expected_cut[op] = min(chain(op))
+    path = tmp_path / "cycles_et.json"
+    path.write_text(json.dumps(doc))
+    trace = traceconv.load(path, format="torch-et")
+    assert trace.diagnostics.count("model.parent_cycle") == len(picked) == 12
+    got = {int(n.split("/")[1]): d.get("parent") for n, d in trace.graph.nodes(data=True)
+           if d.get("kind") == "op"}
+    cut = set(expected_cut.values())
+    for op, node in ops.items():
+        file_parent = _parent_of(node)
+        want = None if op in cut or file_parent not in ops else f"op/{file_parent}"
+        assert got[op] == want, op
+    for op in got:   # every chain ends
+        seen, at = set(), got[op]
+        while at is not None:
+            assert at not in seen
+            seen.add(at)
+            at = got[int(at.split("/")[1])]

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import bisect
 import csv
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
@@ -89,25 +90,39 @@ header 3', cut=1, first_cut='line 5: 2 cells, header 3, no line end'))
     """
 
     def __init__(self, lines: Iterable[str], file: str, *, written_by: str = "",
-                 fit: Fit | None = None) -> None:
+                 fit: Fit | None = None, double_spaced: bool = False) -> None:
         self.file, self.written_by, self.fit = file, written_by, fit
         self.width: int | None = None
         self.left_out = RowsLeftOut()
         self._line = ""          # the raw text of the last line read
         self._at_end = False     # the lines ran out while the csv module read a row
-        self._reader = csv.reader(self._tracked(lines))
+        self._spacers = 0        # blank lines read with the line before (double spacing)
+        self._reader = csv.reader(self._spaced(lines) if double_spaced else self._tracked(lines))
         self._rows = self._read()
 
     @property
     def line_num(self) -> int:
-        """The number of lines read so far (the last row's last line)."""
-        return self._reader.line_num
+        """The number of lines of the file read so far (the last row's last line): a
+        double-spaced file's blank line after a row, read with it
+        (:mod:`.pasted_csv`), counts as the line it is in the file.
+
+        >>> rows = CsvRows(['a,b\\n\\n', '1,2\\r\\n\\r\\n', '3\\n\\n'], "t.csv", double_spaced=True)
+        >>> rows.width = len(next(rows)); list(rows), rows.line_num, rows.left_out.first_mismatch
+        ([['1', '2']], 6, 'line 5: 1 cells, header 2')
+        """
+        return self._reader.line_num + self._spacers
 
     def _tracked(self, lines: Iterable[str]) -> Iterator[str]:
         for line in lines:
             self._line = line
             yield line
         self._at_end = True
+
+    def _spaced(self, lines: Iterable[str]) -> Iterator[str]:
+        """:meth:`_tracked`, counting the line ends of a line beyond its own."""
+        for line in self._tracked(lines):
+            self._spacers += max(len(_LINE_END.findall(line)) - 1, 0)
+            yield line
 
     def __iter__(self) -> Iterator[list[str]]:
         return self._rows
@@ -143,10 +158,10 @@ header 3', cut=1, first_cut='line 5: 2 cells, header 3, no line end'))
                 else:
                     previous = whole
                     yield whole
-                start = reader.line_num + 1
+                start = reader.line_num + self._spacers + 1
         except csv.Error as exc:
             raise InputError(f"not CSV as {self.written_by or 'its writer'} writes it: {exc}",
-                             file=self.file, location=f"line {reader.line_num}") from None
+                             file=self.file, location=f"line {self.line_num}") from None
 
     def _fitted(self, row: list[str]) -> list[str] | None:
         return self.fit(row, self._line) if self.fit is not None else None
@@ -159,7 +174,7 @@ header 3', cut=1, first_cut='line 5: 2 cells, header 3, no line end'))
         naming where it stops (the line, and the column after its last character)."""
         raise InputError("the file stops inside its CSV header (a quoted field never "
                          "closed): cut short, no row to read", file=self.file,
-                         location=f"line {self._reader.line_num}:{len(self._line) + 1}")
+                         location=f"line {self.line_num}:{len(self._line) + 1}")
 
     def _leave_out(self, line: int, why: str, *, cut: bool) -> None:
         was, example = self.left_out, f"line {line}: {why}"
@@ -187,7 +202,8 @@ def source_rows(source: Source, *, written_by: str, fit: Fit | None = None) -> C
     :class:`CsvRows`), its lines split as the ``csv`` module splits them: a cell holding
     ``\\x1d`` or U+2028, quoted or not, is a cell of its row, as in ``csv.reader``'s. A CSV
     evidently pasted into a page (:mod:`.pasted_csv`) is read as the clean file, the paste
-    noted as ``csv.pasted``.
+    noted as ``csv.pasted``; a double-spaced one is read single-spaced, its line numbers the
+    file's (noted as ``input.double_spaced``).
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "k.csv")
@@ -197,14 +213,22 @@ def source_rows(source: Source, *, written_by: str, fit: Fit | None = None) -> C
     """
     lines: Iterable[str] = csv_lines(source)
     paste = CsvPaste.of(source.head)
-    if paste:
+    if paste.marked:
         source.note("csv.pasted", example=paste.describe())
+    if paste.double_spaced:   # (the rule and code of every text input's spacing)
+        source.note("input.double_spaced", example="a blank line after every CSV line")
+    if paste:
         lines = paste.undone(lines)
-    return CsvRows(lines, source.name, written_by=written_by, fit=fit)
+    return CsvRows(lines, source.name, written_by=written_by, fit=fit,
+                   double_spaced=paste.double_spaced)
 
 
 # rows gathered before a batch is packed: bounds the cells held as one str each
 _BATCH = 16384
+# a line end as the csv module reads one
+_LINE_END = re.compile(r"\r\n?|\n")
+# a whole cell that says its value was cut from view (a table printed with long cells cut)
+ELISIONS = frozenset({"...", "\u2026"})
 
 
 class CellColumns(Sequence[list[str]]):
@@ -219,10 +243,23 @@ class CellColumns(Sequence[list[str]]):
     ...     table.append(row)
     >>> len(table), table[1], list(table)[2]
     (3, ['-7', 'k', 'x'], ['007', 'k', ''])
+
+    ``elided_in``: the columns where a cell that is all :data:`ELISIONS` (``...``: a table
+    printed with its long cells cut, then saved or pasted as CSV) stands for a value not
+    shown: it is read as an empty cell, no value, and counted in :attr:`elided` (column ->
+    cells), found where each batch's distinct cells are (no pass over the cells of its own).
+
+    >>> table = CellColumns(2, elided_in={1})
+    >>> for row in (["k", "..."], ["...", "7"], ["k", "\u2026"]):
+    ...     table.append(row)
+    >>> list(table), table.elided
+    ([['k', ''], ['...', '7'], ['k', '']], {1: 2})
     """
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, *, elided_in: Collection[int] = ()) -> None:
         self.width = width
+        self.elided_in = frozenset(elided_in)
+        self.elided: dict[int, int] = {}   # column -> its cells read as empty (elided)
         self._packed: list[list[np.ndarray | list[str]]] = []   # a batch: its columns
         self._starts: list[int] = []                             # each batch's first row
         self._pending: list[list[str]] = []                     # rows not packed yet
@@ -241,9 +278,17 @@ class CellColumns(Sequence[list[str]]):
         """Pack the rows added since the last batch (after the last row: frees them)."""
         if self._pending:
             self._starts.append(self._count - len(self._pending))
-            self._packed.append([_packed_column(list(cells))
-                                 for cells in zip(*self._pending, strict=True)])
+            self._packed.append([self._column(at, list(cells)) for at, cells
+                                 in enumerate(zip(*self._pending, strict=True))])
             self._pending = []
+
+    def _column(self, at: int, cells: list[str]) -> np.ndarray | list[str]:
+        packed, distinct = _packed_column(cells)
+        if at in self.elided_in and any(mark in distinct for mark in ELISIONS):   # (O(1))
+            elided = sum(cells.count(mark) for mark in ELISIONS)
+            self.elided[at] = self.elided.get(at, 0) + elided
+            packed, _ = _packed_column(["" if cell in ELISIONS else cell for cell in cells])
+        return packed
 
     def __len__(self) -> int:
         return self._count
@@ -280,19 +325,19 @@ class CellColumns(Sequence[list[str]]):
                 for c in self._packed[batch]]
 
 
-def _packed_column(cells: list[str]) -> np.ndarray | list[str]:
+def _packed_column(cells: list[str]) -> tuple[np.ndarray | list[str], Collection[str]]:
     """One column of a batch: its cells with each distinct one kept once, or, when most are
     distinct (times, ids), an int64 array if every cell is an integer whose text is what
-    ``str`` writes back (``007``, ``+1`` and ``1.0`` are not)."""
+    ``str`` writes back (``007``, ``+1`` and ``1.0`` are not); and its distinct cells."""
     distinct: dict[str, str] = {}
     kept = [distinct.setdefault(cell, cell) for cell in cells]
     if len(distinct) * 4 < len(cells):   # (a few repeated values: one object each already)
-        return kept
+        return kept, distinct.keys()
     try:
         numbers = np.array(cells, dtype=np.int64)
     except (ValueError, OverflowError):
-        return kept
-    return numbers if list(map(str, numbers.tolist())) == cells else kept
+        return kept, distinct.keys()
+    return (numbers if list(map(str, numbers.tolist())) == cells else kept), distinct.keys()
 
 
 def _cells(column: np.ndarray | list[str]) -> list[str]:

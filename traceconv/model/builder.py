@@ -30,6 +30,9 @@ diagnostic code each, checked a column at a time (numpy, no loop per event):
                                   is no number int64 holds (``'0x10'``, 2**64), or a
                                   time that is no number: left out (a time past int64 is
                                   ``model.time_beyond_range``'s)
+``model.parent_cycle``            op nodes whose ``parent`` links go round: the cycle's
+                                  first op gets no parent
+                                  (:func:`~traceconv.model.graph.cut_parent_cycles`)
 ``model.name_cut``                names and categories longer than :data:`NAME_LIMIT`
                                   characters: cut there
 ``model.device_number_beyond``    a device's memory size or compute capability that is
@@ -298,6 +301,7 @@ class TraceBuilder(Trace):
         _unknown_tracks(self)
         _unknown_slice_refs(self)
         _unknown_owners(self)
+        _parent_cycles(self)
         _cut_names(self)
         _device_numbers(self)
         self.shorten_overflowing_slices()
@@ -465,6 +469,23 @@ def _unknown_owners(builder: TraceBuilder) -> None:
             dropped += 1
             example = example or f"memory block {block.name!r}: {op or tensor}"
     builder.diagnostics.add("model.unknown_owner", count=dropped, example=example)
+
+
+def _parent_cycles(builder: TraceBuilder) -> None:
+    """Op nodes whose ``parent`` links go round: the cycle's first op gets no parent, one
+    rule for every reader (:func:`~traceconv.model.graph.cut_parent_cycles`)."""
+    graph = builder._graph
+    if graph is None:
+        return   # (no graph: networkx not imported for it)
+    from .graph import OP, cut_parent_cycles
+    from .lazy_graph import is_unfilled
+
+    if is_unfilled(graph):
+        return   # (a lazy graph is the reader's own, made on first use)
+    parents = {node: data["parent"] for node, data in graph.nodes(data=True)
+               if data.get("kind") == OP and data.get("parent") is not None}
+    for node in cut_parent_cycles(parents, builder.diagnostics):
+        graph.nodes[node]["parent"] = None
 
 
 def _any_set(table: BlockTable, name: str) -> bool:

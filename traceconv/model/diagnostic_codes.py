@@ -193,9 +193,10 @@ CODES: tuple[CodeInfo, ...] = (
           "flows added from producer to consumer ops of the op graph (--flows dataflow)"),
     # input (the input layer: traceconv/io.py and the readers' shared helpers)
     _Code("input.double_spaced", "repaired",
-          "a text input with a blank line after every line (a chat's or an editor's double "
-          "spacing, CR CR LF line ends, a form feed after each newline): read single-spaced "
-          "(traceconv/formats/pasted_text.py)"),
+          "a text or CSV input with a blank line after every line (a chat's or an editor's "
+          "double spacing, CR CR LF line ends, a form feed after each newline): read "
+          "single-spaced, a CSV's line numbers those of the file as written "
+          "(traceconv/formats/pasted_text.py, pasted_csv.py)"),
     _Code("input.line_cut", "repaired",
           "lines of a text input longer than 1 M characters: cut there, the rest of the "
           "line not read"),
@@ -283,6 +284,10 @@ CODES: tuple[CodeInfo, ...] = (
           "outputs written over an input's memory (in-place overwrite) start when their op "
           "ends, as MegEngine's plan counts them"),
     _Code("megengine.nonfinite_time", "dropped", "timing with inf/nan start or end"),
+    _Code("megengine.repeated_opr", "dropped",
+          "oprs listed again in comp_seq (a compiled sequence runs each opr once and the "
+          "profiler keys one timing by opr id): the first place kept, the repeats left out "
+          "(no second slice with the same times; where: in the example)"),
     _Code("megengine.tensor_without_address", "note",
           "chrome_timeline tensors carry no address, so they are graph tensors but not "
           "memory blocks (memory_flow.svg has the addresses)"),
@@ -353,6 +358,10 @@ CODES: tuple[CodeInfo, ...] = (
           "line hard-wrapped by the paste (instruction, Summary row, Output list, trailer);"
           " the pieces were joined"),
     # model
+    _Code("model.parent_cycle", "repaired",
+          "ops whose parent links go round (an op its own parent, or A inside B inside A): "
+          "the cycle's first op (the outermost, recorded first) gets no parent (the cycle "
+          "in the example)"),
     _Code("model.counter_value_not_finite", "repaired", "counter samples whose value is "
           "infinite (now the largest finite number of its sign) or NaN (now 0)"),
     _Code("model.timeline_partial", "note", "timed slices of a run whose statistics table "
@@ -698,6 +707,11 @@ CODES: tuple[CodeInfo, ...] = (
     _Code("rocprof.table_not_read", "dropped",
           "rows of database tables this reader does not read (results.db tables without "
           "BeginNs/EndNs; rocpd samples, queues, arguments...)"),
+    _Code("rocprof.value_elided", "dropped",
+          "CSV cells written as '...' (a table printed with its long cells cut, then saved "
+          "or pasted as CSV): no value, read as empty cells (a counter or argument left "
+          "out, a row without its time not read: rocprof.malformed_row), never as 0 (the "
+          "file and columns: in the example)"),
     _Code("rocprof.work_without_call", "note",
           "dispatches and copies whose correlation id matches no call of the API trace "
           "given with them (no flow; a trimmed trace or files of two runs)"),

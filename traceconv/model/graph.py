@@ -30,13 +30,17 @@ owning op's name, as their source records it, in ``owner_name``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
+from collections.abc import Collection, Hashable, MutableMapping
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict, TypeVar
 
 if TYPE_CHECKING:   # networkx loads only when a trace has a graph (CLI start-up, readers)
     import networkx as nx
 
+    from .diagnostics import Diagnostics
+
 OP = "op"
 TENSOR = "tensor"
+Op = TypeVar("Op", bound=Hashable)   # what names an op in a parents map (an id, a node id)
 
 # The node attributes that link to another node, each with the kind it must name: what
 # copying a graph renumbers (traceconv.model.copying) and the validator checks. A link to
@@ -132,6 +136,61 @@ def add_op(graph: nx.DiGraph, op_id: object, name: str, type: str = "", **attrs:
     node = op_node(op_id)
     graph.add_node(node, kind=OP, name=name, type=type, **attrs)
     return node
+
+
+def parent_cycles(parents: MutableMapping[Op, Any]) -> list[list[Op]]:
+    """The cycles of ``parents`` (op -> its parent op, or None), each as the ops on it from
+    the one that comes first in ``parents`` (a parent is recorded before the ops it
+    encloses: the first one of a cycle is its outermost op). A parent that is no key of
+    ``parents`` ends its chain.
+
+    >>> parent_cycles({1: None, 2: 1, 3: 3, 4: 6, 5: 4, 6: 5, 7: 5, 8: "elsewhere"})
+    [[3], [4, 6, 5]]
+    """
+    position = {op: at for at, op in enumerate(parents)}
+    done: set[Op] = set()
+    cycles: list[list[Op]] = []
+    for op in parents:
+        path: dict[Op, None] = {}   # (the chain walked from ``op``, in order)
+        node: Any = op
+        while _among(node, parents) and not _among(node, done) and not _among(node, path):
+            path[node] = None
+            node = parents[node]
+        if _among(node, path):
+            chain = list(path)
+            cycle = chain[chain.index(node):]
+            first = min(range(len(cycle)), key=lambda at: position[cycle[at]])
+            cycles.append(cycle[first:] + cycle[:first])
+        done.update(path)
+    return cycles
+
+
+def _among(value: Any, keys: Collection[Any]) -> bool:
+    """Whether ``value`` is one of ``keys`` (a file's list where an id belongs is none)."""
+    return isinstance(value, Hashable) and value in keys
+
+
+def cut_parent_cycles(parents: MutableMapping[Op, Any], diagnostics: Diagnostics) -> list[Op]:
+    """Cut every cycle of ``parents`` (see :func:`parent_cycles`): its first op gets no
+    parent (None), as the outermost op it is; counted as ``model.parent_cycle``. Parent ids
+    come from files: an op its own parent, or A in B in A, would send every walk up the
+    ops (a subtree's time, the outermost op touching a tensor) round for ever or stop it
+    nowhere in particular. Returns the ops whose parent was cut.
+
+    >>> from traceconv.model import Diagnostics
+    >>> found = Diagnostics(); parents = {1: None, 2: 2, 3: 4, 4: 3}
+    >>> cut_parent_cycles(parents, found), parents, found.count("model.parent_cycle")
+    ([2, 3], {1: None, 2: None, 3: None, 4: 3}, 2)
+    >>> found.as_list()[0]["example"]
+    '2 -> 2'
+    """
+    cycles = parent_cycles(parents)
+    for cycle in cycles:
+        parents[cycle[0]] = None
+    if cycles:
+        diagnostics.add("model.parent_cycle", count=len(cycles),
+                        example=" -> ".join(map(str, (*cycles[0], cycles[0][0]))))
+    return [cycle[0] for cycle in cycles]
 
 
 def add_tensor(graph: nx.DiGraph, tensor_id: object, name: str, **attrs: Any) -> str:

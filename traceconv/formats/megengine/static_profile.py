@@ -74,8 +74,36 @@ def op_args(opr_type: str, opr_id: str, footprint: FootprintRecord | None,
 def read_profile(source: Source) -> Trace:
     """Read a static profile (or a bare ``graph_exec``) into a :class:`Trace`."""
     doc, graph_only = load_profile(source)
-    if graph_only:
-        return _read_graph_only(doc)
+    repeats = run_once(doc.graph_exec)
+    trace = _read_graph_only(doc) if graph_only else _read_timed(doc)
+    trace.diagnostics.add("megengine.repeated_opr", count=len(repeats),
+                          example="; ".join(repeats[:3]) or None)
+    return trace
+
+
+def run_once(graph_exec: GraphExecRecords) -> list[str]:
+    """Keep each opr once in ``graph_exec.comp_seq``, where it is first listed, and say
+    where the repeats were (counted as ``megengine.repeated_opr``). A compiled sequence
+    runs each opr once (``ComputingSequence``), and the profiler keys one timing by opr id
+    per place: a repeat (a file edited or put together by hand) has no run of its own,
+    only the first one's times again, which a second slice would count twice.
+
+    >>> exe = GraphExecRecords(comp_seq=["1", "2", "1", "3", "2"], operator={})
+    >>> run_once(exe), exe.comp_seq
+    (['opr 1 at comp_seq[2]', 'opr 2 at comp_seq[4]'], ['1', '2', '3'])
+    """
+    seen: dict[str, None] = {}
+    repeats = []
+    for at, opr_id in enumerate(graph_exec.comp_seq):
+        if opr_id in seen:
+            repeats.append(f"opr {opr_id} at comp_seq[{at}]")
+        seen[opr_id] = None
+    if repeats:
+        graph_exec.comp_seq = list(seen)
+    return repeats
+
+
+def _read_timed(doc: StaticProfileRecords) -> TraceBuilder:
     trace = TraceBuilder(Metadata(framework="MegEngine", clock="process-relative",
                            attributes={"megengine.clocks": CLOCK_NOTE}))
     offsets = device_offsets(doc)
@@ -111,7 +139,7 @@ def load_profile(source: Source) -> tuple[StaticProfileRecords, bool]:
     return cast(StaticProfileRecords, validate(StaticProfile, value, source)), False
 
 
-def _read_graph_only(doc: StaticProfileRecords) -> Trace:
+def _read_graph_only(doc: StaticProfileRecords) -> TraceBuilder:
     trace = TraceBuilder(Metadata(framework="MegEngine", source_version="graph_exec only",
                            clock="synthetic (program order)",
                            attributes={"megengine.time_unit": "1 µs = one opr step"}))

@@ -7,6 +7,12 @@ ones here, once for every reader: rocprofv2's ``Correlation_ID`` is rocprofv3's
 name with commas was not quoted (``void f<int, 2u>(int*, int),1,5336,...``), has its name's
 cells joined back into one; a longer row whose cells were quoted (rocprofv3 quotes every
 cell) is no such name, and is left out as any row of another width.
+
+A cell written as ``...`` (a table printed with its long cells cut, then saved or pasted
+as CSV: a counter value, a time, a size) holds no value: it is read as an empty cell, so
+each reader treats it as the value it does not have (an argument or counter left out, a
+row without its time not read), and counted once here (``rocprof.value_elided``), never
+read as 0 or as the text ``...``. A name so written stays the name it shows.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ class Table:
     rows: Sequence[list[str]]
     rejoined: int = field(default=0, compare=False)   # rows whose name was joined back
     left_out: RowsLeftOut = field(default=RowsLeftOut(), compare=False)
+    # column -> its cells written as "..." (read as empty: no value)
+    elided: dict[str, int] = field(default_factory=dict, compare=False)
 
     def require(self, *columns: str) -> dict[str, int]:
         """The position of each of ``columns``; the first one missing is an error naming
@@ -50,6 +58,9 @@ class Table:
         """Add to ``diagnostics`` how many rows :func:`read_table` repaired or left out."""
         diagnostics.add("rocprof.name_rejoined", count=self.rejoined, example=self.file)
         self.left_out.count(diagnostics)
+        diagnostics.add("rocprof.value_elided", count=sum(self.elided.values()),
+                        example="; ".join(f"{self.file}: {cells} in {column}"
+                                          for column, cells in self.elided.items()) or None)
 
     def records(self) -> Iterator[dict[str, object]]:
         """Each row as ``{column: cell}``, made as it is read (a large table's dicts are
@@ -79,6 +90,9 @@ class Table:
 _V3_SPELLING = {"Correlation_ID": "Correlation_Id"}
 # the columns that hold a name (one of them in a header): where unquoted commas split a row
 NAME_COLUMNS = ("KernelName", "Kernel_Name", "Name")
+# the columns of names, read as the text they show: "..." there is a name cut short, no
+# value lost
+TEXT_COLUMNS = frozenset({*NAME_COLUMNS, "Counter_Name", "Function", "Operation"})
 
 
 def read_table(source: Source) -> Table:
@@ -112,12 +126,14 @@ def read_table(source: Source) -> Table:
         return joined
 
     rows.fit = unquoted_name
-    body = CellColumns(len(header))
+    body = CellColumns(len(header), elided_in=[at for at, column in enumerate(header)
+                                               if column not in TEXT_COLUMNS])
     for row in rows:
         if row:
             body.append(row)
     body.pack()
-    return Table(source.name, header, body, rejoined, rows.left_out)
+    return Table(source.name, header, body, rejoined, rows.left_out,
+                 {header[at]: cells for at, cells in sorted(body.elided.items())})
 
 
 def rejoin(row: list[str], name: int, columns: int) -> list[str]:

@@ -217,9 +217,21 @@ def _counters_by_dispatch(tables: list[Table]) -> dict[tuple[str, str], dict[str
     found: dict[tuple[str, str], dict[str, object]] = defaultdict(dict)
     for table in tables:
         for record in table.records():
-            found[_dispatch_key(record)][str(record.get("Counter_Name"))] = \
-                counter_value(str(record.get("Counter_Value")))
+            _add_counter(found[_dispatch_key(record)], record)
     return dict(found)
+
+
+def _add_counter(counters: dict[str, object], record: dict[str, object]) -> None:
+    """The counter of ``record`` (long format) into ``counters``: a value not given (an
+    empty cell; ``...``, :mod:`.csv_table`) is no value, left out as any empty cell is.
+
+    >>> found = {}; _add_counter(found, {"Counter_Name": "SQ_WAVES", "Counter_Value": "16"})
+    >>> _add_counter(found, {"Counter_Name": "GRBM_COUNT", "Counter_Value": ""}); found
+    {'SQ_WAVES': 16.0}
+    """
+    value = str(record.get("Counter_Value", ""))
+    if value != "":
+        counters[str(record.get("Counter_Name"))] = counter_value(value)
 
 
 def _dispatch_key(record: dict[str, object]) -> tuple[str, str]:
@@ -239,8 +251,7 @@ def _add_counter_dispatches(trace: TraceBuilder, places: Places, tables: list[Ta
         first: dict[str, dict[str, object]] = {}
         for record in table.records():
             fields: dict[str, object] = {k: v for k, v in record.items() if k not in _COUNTER}
-            kept = first.setdefault(str(record.get("Dispatch_Id")), fields)
-            kept[str(record.get("Counter_Name"))] = counter_value(str(record.get("Counter_Value")))
+            _add_counter(first.setdefault(str(record.get("Dispatch_Id")), fields), record)
         if all(t in table.header for t in _TIMES):
             _, bad = add_dispatches(trace, places, list(first.values()), V3)
             trace.diagnostics.add("rocprof.malformed_row", count=bad, example=table.file)

@@ -30,7 +30,7 @@ def read(source: Source) -> Trace:
         {k: document[k] for k in ("pid", "time", "start_ts", "finish_ts") if k in document})
     from .graph import GraphBuilder  # (networkx: not loaded to sniff other files)
 
-    builder = GraphBuilder(trace.graph)
+    builder = GraphBuilder(trace.graph, trace.diagnostics)
     builder.add_nodes(document["nodes"])
     if builder.skipped["structure"]:
         trace.diagnostics.add("torch_et.structure_nodes", count=builder.skipped["structure"])

@@ -28,7 +28,8 @@ from typing import Any
 
 import networkx as nx
 
-from ...model.graph import add_op, add_tensor, op_node, tensor_node
+from ...model import Diagnostics
+from ...model.graph import add_op, add_tensor, cut_parent_cycles, op_node, tensor_node
 
 # process / thread root nodes ("execution_graph" in schema 1.0.1, "execution_trace" since)
 STRUCTURE_PREFIXES = ("[pytorch|profiler|execution_trace|", "[pytorch|profiler|execution_graph|")
@@ -146,9 +147,9 @@ def _is_id(value: Any) -> bool:
 
 
 def _ancestors(op_id: Any, parents: dict[Any, Any]) -> list[Any]:
-    """The parent chain of ``op_id`` (stops at a repeat: ids are the file's, not trusted).
+    """The parent chain of ``op_id`` (its cycles cut before: :meth:`GraphBuilder.add_nodes`).
 
-    >>> _ancestors(3, {3: 2, 2: 1, 1: 1})
+    >>> _ancestors(3, {3: 2, 2: 1, 1: None})
     [2, 1]
     """
     chain, seen = [], {op_id}
@@ -163,8 +164,9 @@ def _ancestors(op_id: Any, parents: dict[Any, Any]) -> list[Any]:
 class GraphBuilder:
     """Adds the nodes of one execution trace to ``graph`` (see the module docstring)."""
 
-    def __init__(self, graph: nx.DiGraph) -> None:
+    def __init__(self, graph: nx.DiGraph, diagnostics: Diagnostics) -> None:
         self.graph = graph
+        self.diagnostics = diagnostics
         self.skipped: Counter[str] = Counter()
         self._version: dict[tuple[int, int], int] = {}   # tensor key -> latest version
 
@@ -179,7 +181,11 @@ class GraphBuilder:
                 self.skipped["duplicate_id"] += 1
             else:
                 ops[n["id"]] = n
-        parents = {i: self._parent(n) for i, n in ops.items()}
+        # (in id order: an op's id is given when it starts, so the first of a cycle is the
+        # outermost; the file lists ops as they end, innermost first)
+        parents = {i: self._parent(ops[i]) for i in sorted(ops)}
+        # (parent ids are the file's: a cycle is cut, counted, before any walk up the ops)
+        cut_parent_cycles(parents, self.diagnostics)
         tensors = {i: self._tensors(n) for i, n in ops.items()}
         touches = {i for i, (ins, outs) in tensors.items() if ins or outs}
         for op_id in sorted(ops):
@@ -209,7 +215,7 @@ class GraphBuilder:
         name = str(node.get("name", ""))
         inputs, outputs = tensors
         op = add_op(self.graph, node["id"], name, name,
-                    parent=op_node(parent) if parent in ops and parent != node["id"] else None,
+                    parent=op_node(parent) if parent in ops else None,
                     data_op=data_op, in_shapes=[list(t.shape or ()) for t in inputs],
                     out_shapes=[list(t.shape or ()) for t in outputs],
                     **{k: attrs[k] for k in OP_ATTRS if k in attrs and attrs[k] != ""})
