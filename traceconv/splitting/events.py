@@ -20,7 +20,7 @@ import numpy as np
 import orjson
 
 from ..formats.chrome.stream import DocumentError, json_loads
-from ..formats.chrome.times import time_ns
+from ..formats.chrome.times import duration_ns, time_ns
 from ..numbers import int64
 
 
@@ -244,6 +244,19 @@ def ns_time(value: float, unit: int) -> int:
     scaled = value * unit
     if math.isfinite(scaled) and abs(scaled) < EDGE_NS:
         return time_ns(value, unit)   # (the reader's rule: the piece reads the same ns)
+    return EDGE_NS if scaled > 0 else -EDGE_NS
+
+
+def ns_length(value: float, unit: int) -> int:
+    """:func:`ns_time` for a duration: rounded as the reader rounds one (no epoch's digits
+    to keep), held at ±2^62 past a double's reach as a time is.
+
+    >>> ns_length(2.5, 1000), ns_length(float("inf"), 1000) == EDGE_NS
+    (2500, True)
+    """
+    scaled = value * unit
+    if math.isfinite(scaled) and abs(scaled) < EDGE_NS:
+        return duration_ns(value, unit)
     return EDGE_NS if scaled > 0 else -EDGE_NS
 
 

@@ -32,13 +32,22 @@ from typing import Any
 
 import numpy as np
 
-from ..formats.chrome.times import duration_ns
 from ..model import Metadata, ProcessKind, TrackKind
 from ..model.builder import TraceBuilder
 from ..model.trace import Trace
 from ..numbers import int64
 from ..vocabularies.common import COMMON
-from .events import EDGE_NS, Head, as_float, as_pairs, floats, hashable, is_number, ns_time
+from .events import (
+    EDGE_NS,
+    Head,
+    as_float,
+    as_pairs,
+    floats,
+    hashable,
+    is_number,
+    ns_length,
+    ns_time,
+)
 from .windows import Survey, Window
 
 BUCKETS = 2000
@@ -242,8 +251,7 @@ class Overview:
                                                    + self.tracks[key].collectives,
                                                    key=lambda r: r[1]):
                 start = ns_time(ts, unit)
-                trace.add_interval(thread, start, start + duration_ns(dur, unit), slice_name,
-                                   cat)
+                trace.add_interval(thread, start, start + ns_length(dur, unit), slice_name, cat)
             times = self._times()
             busy = trace.add_track(f"{name}: utilisation", process=ids[pid],
                                    kind=TrackKind.COUNTER, unit="%")
