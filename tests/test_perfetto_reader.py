@@ -609,6 +609,24 @@ def test_incremental_counter_and_unit_multiplier(tmp_path: Path):
         (10, 1024.0), (20, 3072.0), (30, 6144.0)]
 
 
+# Perfetto's own diff test (test/trace_processor/diff_tests/parser/track_event/
+# incremental_counter_sequences.textproto, its expected rows in tests.py): two sequences
+# write deltas to one incremental counter track, interleaved; each sums its own.
+INCREMENTAL_SEQUENCES = (ROOT / "tests" / "data" / "perfetto"
+                         / "perfetto_incremental_counter_sequences.textproto")
+
+
+def test_incremental_counters_sum_per_sequence_however_they_interleave(tmp_path: Path):
+    from google.protobuf import text_format
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+    binary = tmp_path / "incremental_counter_sequences.pftrace"
+    binary.write_bytes(text_format.Parse(INCREMENTAL_SEQUENCES.read_text(),
+                                         Trace()).SerializeToString())
+    trace = traceconv.load(binary)
+    assert [(c.ts, c.value) for c in trace.iter_counter_samples()] == [
+        (100, 100.0), (150, 50.0), (200, 110.0), (250, 55.0)]
+
+
 def test_incremental_clock_as_the_perfetto_sdk_writes_it(tmp_path: Path):
     builder = TraceProtoBuilder()
     _thread(builder)

@@ -16,8 +16,8 @@ unless a ClockSnapshot names another) through the ClockSnapshots; on an incremen
 
 At the end, events are replayed in trace_processor's order (by timestamp, ties in file
 order): BEGIN/END pairs per track become slices, flow ids become links, counter values
-take their track's multiplier (and running sum, for incremental counters), and typed
-TrackEvent fields become args in front of the debug annotations (:mod:`.typed_fields`:
+take their track's multiplier (and, for incremental counters, each sequence's running
+sum), and typed TrackEvent fields become args in front of the debug annotations (:mod:`.typed_fields`:
 their bytes are kept while the blocks are read, and decoded once the trace's extension
 descriptors are all known). Events with a timestamp at or above 2^63 (negative as int64,
 as rocprofv3 writes a few) are dropped, as trace_processor drops them, and counted. Every kind of packet not modelled (ftrace,
