@@ -627,6 +627,30 @@ def test_incremental_counters_sum_per_sequence_however_they_interleave(tmp_path:
         (100, 100.0), (150, 50.0), (200, 110.0), (250, 55.0)]
 
 
+# Perfetto's diff test of TrackEvent counters (track_event_counters.textproto, cut: its
+# one Chrome extension field and its comments left out): extra counter values on the
+# sequence's default tracks, on tracks an event names, int and double, next to events of
+# each kind. The real trace_processor loads these 14 values (and 4 more from
+# thread_time_absolute_us and thread_instruction_count_absolute, which the reader counts
+# as perfetto.typed_field_not_read).
+TRACK_EVENT_COUNTERS = (ROOT / "tests" / "data" / "perfetto"
+                        / "perfetto_track_event_counters_cut.textproto")
+
+
+def test_extra_counter_values_pair_event_by_event(tmp_path: Path):
+    from google.protobuf import text_format
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+    binary = tmp_path / "track_event_counters.pftrace"
+    binary.write_bytes(text_format.Parse(TRACK_EVENT_COUNTERS.read_text(),
+                                         Trace()).SerializeToString())
+    trace = traceconv.load(binary)
+    assert sorted((c.ts, c.value) for c in trace.iter_counter_samples()) == sorted([
+        (1000, 1e6), (1100, 1.01e6), (2000, 2e6), (2000, 2.01e6), (2200, 2.02e6),
+        (2200, 2.03e6), (3000, 1024.0), (3100, 2048.0), (4000, 1024.0), (4000, 2.04e6),
+        (4200, 3.1415926), (4300, 0.5), (4500, 2.71828), (4500, 4096.0)])
+    assert "perfetto.extra_counter_values" not in trace.diagnostics
+
+
 def test_incremental_clock_as_the_perfetto_sdk_writes_it(tmp_path: Path):
     builder = TraceProtoBuilder()
     _thread(builder)
