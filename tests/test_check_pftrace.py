@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TrackEvent
 
+from tests.protobuf_runtime import perfetto_text_trace
 from traceconv.formats.perfetto.validate import validate_bytes
 
 BEGIN, END = TrackEvent.TYPE_SLICE_BEGIN, TrackEvent.TYPE_SLICE_END
@@ -225,13 +226,8 @@ def test_check_cli_exit_status_and_json(tmp_path):
 FLOW_EVENTS = Path(__file__).parent / "data" / "perfetto" / "perfetto_flow_events_track_event.textproto"
 
 
-def _binary(textproto: Path) -> bytes:
-    from google.protobuf import text_format
-    return text_format.Parse(textproto.read_text(), Trace()).SerializeToString()
-
-
 def test_legacy_phases_are_replayed_as_trace_processor_loads_them():
-    report = validate_bytes(_binary(FLOW_EVENTS))
+    report = validate_bytes(perfetto_text_trace(FLOW_EVENTS))
     assert {k: report.counts[k] for k in ("slices", "instants", "flows")} == {
         "slices": 7, "instants": 3, "flows": 7}
     assert {e["code"]: e["count"] for e in report.errors} == {"overlapping_slice": 1}
@@ -240,7 +236,7 @@ def test_legacy_phases_are_replayed_as_trace_processor_loads_them():
 
 @pytest.mark.integration
 def test_legacy_phases_counts_are_trace_processors(trace_processor):
-    data = _binary(FLOW_EVENTS)
+    data = perfetto_text_trace(FLOW_EVENTS)
     report = validate_bytes(data)
     trace_processor.load(data)
     loaded = trace_processor.query("select count(*) n from slice")[0].n

@@ -31,6 +31,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
 from perfetto.trace_builder.proto_builder import TraceProtoBuilder
 
 import traceconv
+from tests.protobuf_runtime import perfetto_text_trace
 from traceconv.errors import TraceconvError
 from traceconv.formats.perfetto import write
 
@@ -422,6 +423,13 @@ def _load(builder: TraceProtoBuilder, tmp_path: Path) -> traceconv.Trace:
     return traceconv.load(path)
 
 
+def _load_text(textproto: Path, tmp_path: Path) -> traceconv.Trace:
+    """A trace written as protobuf text (Perfetto's diff tests), loaded from its binary."""
+    path = tmp_path / textproto.with_suffix(".pftrace").name
+    path.write_bytes(perfetto_text_trace(textproto))
+    return traceconv.load(path)
+
+
 def _thread(builder: TraceProtoBuilder, uuid: int = 100) -> None:
     packet = builder.add_packet()
     packet.trusted_packet_sequence_id = 1
@@ -617,12 +625,7 @@ INCREMENTAL_SEQUENCES = (ROOT / "tests" / "data" / "perfetto"
 
 
 def test_incremental_counters_sum_per_sequence_however_they_interleave(tmp_path: Path):
-    from google.protobuf import text_format
-    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
-    binary = tmp_path / "incremental_counter_sequences.pftrace"
-    binary.write_bytes(text_format.Parse(INCREMENTAL_SEQUENCES.read_text(),
-                                         Trace()).SerializeToString())
-    trace = traceconv.load(binary)
+    trace = _load_text(INCREMENTAL_SEQUENCES, tmp_path)
     assert [(c.ts, c.value) for c in trace.iter_counter_samples()] == [
         (100, 100.0), (150, 50.0), (200, 110.0), (250, 55.0)]
 
@@ -638,12 +641,7 @@ TRACK_EVENT_COUNTERS = (ROOT / "tests" / "data" / "perfetto"
 
 
 def test_extra_counter_values_pair_event_by_event(tmp_path: Path):
-    from google.protobuf import text_format
-    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
-    binary = tmp_path / "track_event_counters.pftrace"
-    binary.write_bytes(text_format.Parse(TRACK_EVENT_COUNTERS.read_text(),
-                                         Trace()).SerializeToString())
-    trace = traceconv.load(binary)
+    trace = _load_text(TRACK_EVENT_COUNTERS, tmp_path)
     assert sorted((c.ts, c.value) for c in trace.iter_counter_samples()) == sorted([
         (1000, 1e6), (1100, 1.01e6), (2000, 2e6), (2000, 2.01e6), (2200, 2.02e6),
         (2200, 2.03e6), (3000, 1024.0), (3100, 2048.0), (4000, 1024.0), (4000, 2.04e6),
