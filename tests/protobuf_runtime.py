@@ -43,3 +43,11 @@ def runtime_classes(package: str, messages: dict[str, list[tuple[str, int, str]]
     pool.Add(file)
     return {name: message_factory.GetMessageClass(
         pool.FindMessageTypeByName(f"{package}.{name}")) for name in messages}
+
+
+def perfetto_text_trace(path: Any) -> bytes:
+    """A Perfetto trace written as protobuf text (Perfetto's own diff tests write theirs so),
+    as the binary ``.pftrace`` the real runtime makes of it."""
+    from google.protobuf import text_format
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
+    return text_format.Parse(path.read_text(), Trace()).SerializeToString()

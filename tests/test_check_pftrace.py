@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TrackEvent
 
+from tests.protobuf_runtime import perfetto_text_trace
 from traceconv.formats.perfetto.validate import validate_bytes
 
 BEGIN, END = TrackEvent.TYPE_SLICE_BEGIN, TrackEvent.TYPE_SLICE_END
@@ -139,7 +140,7 @@ def test_chromium_incremental_clock_replays_as_trace_processor_reads_it(trace_pr
     report = validate_bytes(path.read_bytes())
     errors = {e["code"]: e["count"] for e in report.errors}
     trace_processor.load(path.read_bytes())
-    unended = trace_processor.query(   # (legacy async events: unsupported_event_type here)
+    unended = trace_processor.query(   # (legacy async events: legacy_async_not_replayed here)
         "select count(*) n from slice s join track t on s.track_id = t.id where s.dur = -1 "
         "and t.type != 'legacy_async_process_slice'")[0].n
     assert "slice_depth_over_512" not in errors and "conflicting_descriptor" not in errors
@@ -214,3 +215,34 @@ def test_check_cli_exit_status_and_json(tmp_path):
     run = subprocess.run([sys.executable, "-m", "traceconv", "check", str(good)],
                          capture_output=True, text=True)
     assert run.returncode == 0 and "OK" in run.stdout
+
+
+# Perfetto's own diff test of flows on TrackEvents given by legacy phases (test/
+# trace_processor/diff_tests/parser/track_event/flow_events_track_event.textproto): X
+# slices with ``duration_us``, I and i instants, and an X (FlowSlice2End) that partially
+# overlaps the X open on its thread. The real trace_processor (v52, the harness's) loads 7
+# slices, 3 instants (slices of no length) and 7 flows, and drops that X
+# (slice_drop_overlapping_complete_event).
+FLOW_EVENTS = Path(__file__).parent / "data" / "perfetto" / "perfetto_flow_events_track_event.textproto"
+
+
+def test_legacy_phases_are_replayed_as_trace_processor_loads_them():
+    report = validate_bytes(perfetto_text_trace(FLOW_EVENTS))
+    assert {k: report.counts[k] for k in ("slices", "instants", "flows")} == {
+        "slices": 7, "instants": 3, "flows": 7}
+    assert {e["code"]: e["count"] for e in report.errors} == {"overlapping_slice": 1}
+    assert "unsupported_event_type" not in {w["code"] for w in report.warnings}
+
+
+@pytest.mark.integration
+def test_legacy_phases_counts_are_trace_processors(trace_processor):
+    data = perfetto_text_trace(FLOW_EVENTS)
+    report = validate_bytes(data)
+    trace_processor.load(data)
+    loaded = trace_processor.query("select count(*) n from slice")[0].n
+    flows = trace_processor.query("select count(*) n from flow")[0].n
+    dropped = trace_processor.query("select value from stats where name = "
+                                    "'slice_drop_overlapping_complete_event'")[0].value
+    assert report.counts["slices"] + report.counts["instants"] == loaded
+    assert report.counts["flows"] == flows
+    assert {e["code"]: e["count"] for e in report.errors} == {"overlapping_slice": dropped}

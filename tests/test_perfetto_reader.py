@@ -31,6 +31,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
 from perfetto.trace_builder.proto_builder import TraceProtoBuilder
 
 import traceconv
+from tests.protobuf_runtime import perfetto_text_trace
 from traceconv.errors import TraceconvError
 from traceconv.formats.perfetto import write
 
@@ -422,6 +423,13 @@ def _load(builder: TraceProtoBuilder, tmp_path: Path) -> traceconv.Trace:
     return traceconv.load(path)
 
 
+def _load_text(textproto: Path, tmp_path: Path) -> traceconv.Trace:
+    """A trace written as protobuf text (Perfetto's diff tests), loaded from its binary."""
+    path = tmp_path / textproto.with_suffix(".pftrace").name
+    path.write_bytes(perfetto_text_trace(textproto))
+    return traceconv.load(path)
+
+
 def _thread(builder: TraceProtoBuilder, uuid: int = 100) -> None:
     packet = builder.add_packet()
     packet.trusted_packet_sequence_id = 1
@@ -607,6 +615,38 @@ def test_incremental_counter_and_unit_multiplier(tmp_path: Path):
     trace = _load(builder, tmp_path)
     assert [(c.ts, c.value) for c in trace.iter_counter_samples()] == [
         (10, 1024.0), (20, 3072.0), (30, 6144.0)]
+
+
+# Perfetto's own diff test (test/trace_processor/diff_tests/parser/track_event/
+# incremental_counter_sequences.textproto, its expected rows in tests.py): two sequences
+# write deltas to one incremental counter track, interleaved; each sums its own.
+INCREMENTAL_SEQUENCES = (ROOT / "tests" / "data" / "perfetto"
+                         / "perfetto_incremental_counter_sequences.textproto")
+
+
+def test_incremental_counters_sum_per_sequence_however_they_interleave(tmp_path: Path):
+    trace = _load_text(INCREMENTAL_SEQUENCES, tmp_path)
+    assert [(c.ts, c.value) for c in trace.iter_counter_samples()] == [
+        (100, 100.0), (150, 50.0), (200, 110.0), (250, 55.0)]
+
+
+# Perfetto's diff test of TrackEvent counters (track_event_counters.textproto, cut: its
+# one Chrome extension field and its comments left out): extra counter values on the
+# sequence's default tracks, on tracks an event names, int and double, next to events of
+# each kind. The real trace_processor loads these 14 values (and 4 more from
+# thread_time_absolute_us and thread_instruction_count_absolute, which the reader counts
+# as perfetto.typed_field_not_read).
+TRACK_EVENT_COUNTERS = (ROOT / "tests" / "data" / "perfetto"
+                        / "perfetto_track_event_counters_cut.textproto")
+
+
+def test_extra_counter_values_pair_event_by_event(tmp_path: Path):
+    trace = _load_text(TRACK_EVENT_COUNTERS, tmp_path)
+    assert sorted((c.ts, c.value) for c in trace.iter_counter_samples()) == sorted([
+        (1000, 1e6), (1100, 1.01e6), (2000, 2e6), (2000, 2.01e6), (2200, 2.02e6),
+        (2200, 2.03e6), (3000, 1024.0), (3100, 2048.0), (4000, 1024.0), (4000, 2.04e6),
+        (4200, 3.1415926), (4300, 0.5), (4500, 2.71828), (4500, 4096.0)])
+    assert "perfetto.extra_counter_values" not in trace.diagnostics
 
 
 def test_incremental_clock_as_the_perfetto_sdk_writes_it(tmp_path: Path):

@@ -9,6 +9,7 @@ import math
 import os
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -258,3 +259,43 @@ def test_layers_whose_times_add_past_int64_are_laid_within_the_time_range(tmp_pa
     drawn = list(trace.iter_slices())
     assert len(drawn) == 3 and all(0 <= s.start <= TIME_MAX for s in drawn)
     assert all(s.start + s.dur <= TIME_MAX for s in drawn)
+
+
+# Each layer's ``percentage`` is its share of the engine's time: a whole profile's layers
+# share 100 % (to within their 6 printed digits), a profile cut after its top layers does
+# not. The DETR profile (641 inferences) as a head of its first 9 layers: 3.072538 %.
+DETR_HEAD = DATA / "farabimahmud__detr-logs-trtexec__detr-profile_head.json"
+
+
+def _shares_found(trace: traceconv.Trace) -> dict[str, str | None]:
+    return {d.code: d.example for d in trace.diagnostics
+            if d.code in ("trtexec.rows_missing", "trtexec.stated_total_differs")}
+
+
+@pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.name)
+def test_a_whole_profiles_shares_agree_with_100_percent(path):
+    layers = _json(path)[1:]
+    assert sum(r["percentage"] for r in layers) == pytest.approx(100, abs=1e-4)
+    assert _shares_found(traceconv.load(path)) == {}
+
+
+def _head(path: Path, layers: int, into: Path) -> Path:
+    into.write_text(json.dumps(_json(path)[:1 + layers]))
+    return into
+
+
+@pytest.mark.parametrize(("path", "layers"), [
+    (DETR_HEAD, 9), (DATA / "resnet_a100_fp16.engine.profile.json.gz", 30)],
+    ids=["detr-head", "resnet-a100-head"])
+def test_a_profile_cut_after_its_top_layers_says_rows_are_missing(path, layers, tmp_path):
+    head = path if path == DETR_HEAD else _head(path, layers, tmp_path / "head.profile.json")
+    rows = _json(head)[1:]
+    shares = sum(Decimal(repr(r["percentage"])) for r in rows)
+    trace = traceconv.load(head)
+    assert len(trace.stats) == len(rows) == layers and shares < 100 - Decimal("0.001")
+    found = _shares_found(trace)
+    assert list(found) == ["trtexec.rows_missing"]
+    stated, _, read = str(found["trtexec.rows_missing"]).rpartition(" ")
+    assert stated == (f"{head} ({layers} layers): 100 % of the time (percentage) stated, the "
+                      "rows read give")
+    assert Decimal(read) == shares.quantize(Decimal(read))

@@ -10,7 +10,11 @@ or rows edited after the fact read as a table that looks whole; the stated total
 **Tolerance, from the printed precision.** A printed number stands for any value within half
 a unit of its last digit (``12.71``: 12.705 to 12.715; ``5e-05``: 4.5e-05 to 5.5e-05): a sum
 of printed parts may be off by the sum of their half units, and the stated total by its
-own. A count of calls or rows is exact, and so is a whole the format implies without
+own. A number printed in full (a double's shortest form, as rocprof prints its shares) is
+no nearer the truth than the double it was printed from, which the profiler's own arithmetic
+rounded (a share is ``100 * ns / total``: two roundings): each part may also be off by
+:data:`DOUBLE_SLACK` of itself, which no shorter printing ever comes near. A count of calls
+or rows is exact, and so is a whole the format implies without
 printing it (shares of 1 or 100 %), given as an ``int``. Every other number is given as the
 text printed it, never as a float: a float keeps no digits (``1.0`` for a total printed
 ``1``, which stands for 0.5 to 1.5), and a reader that had to keep one would judge a report
@@ -44,6 +48,10 @@ from ..model import Diagnostics
 from .stray_lines import rows_left_out
 
 Printed = str   # a number as the report printed it: its digits are its precision
+# How far a double the profiler computed may be from the value it stands for, relative to
+# it: a unit in the last place (2**-52) for the two half-unit roundings of a share
+# (a division, a scaling), doubled for the sum of doubles its total may be.
+DOUBLE_SLACK = 2.0 ** -51
 
 
 def half_unit(printed: Printed) -> float:
@@ -120,20 +128,30 @@ def compare_total(diagnostics: Diagnostics, reader: str, where: str, stated: Pri
     if not total.is_finite():
         return True
     read = Decimal(0)
-    tolerance = 0.0 if isinstance(stated, int) else half_unit(stated)
+    tolerance = 0.0 if isinstance(stated, int) else _slack(stated, total)
     finest = tolerance or math.inf   # (the sum is shown to the finest printed digit)
     for part in parts:
         if (value := _exact(part)).is_nan():
             continue
         read += value
         if value.is_finite():   # (an infinite part's printed digits bound nothing)
-            tolerance += (half := half_unit(part))
-            finest = min(finest, half or math.inf)
+            tolerance += _slack(part, value)
+            finest = min(finest, half_unit(part) or math.inf)
     if float(abs(read - total)) <= tolerance * (1 + 1e-9):
         return True
     _record(diagnostics, reader, where, read < total,
             f"{_spelled(stated)} {what} stated, the rows read give {read:.{_digits(finest)}f}")
     return False
+
+
+def _slack(printed: Printed, value: Decimal) -> float:
+    """How far the value ``printed`` stands for may be from it: half a unit of its last
+    digit, and the rounding of the double it was printed from (module docstring).
+
+    >>> _slack("12.71", Decimal("12.71")) == 0.005 + 12.71 * DOUBLE_SLACK
+    True
+    """
+    return half_unit(printed) + float(abs(value)) * DOUBLE_SLACK
 
 
 def compare_count(diagnostics: Diagnostics, reader: str, where: str, stated: int, read: int,

@@ -35,7 +35,6 @@ time), so memory follows the few numbers kept per slice and flow, not the file.
 from __future__ import annotations
 
 import math
-import operator
 import re
 from array import array
 from collections import defaultdict
@@ -51,6 +50,7 @@ from ...io import Source
 from ...json_decode import any_value
 from ...model.check_report import CheckReport
 from ...numbers import beyond_int64
+from ..slice_stack import NO_TEXT, SliceStack
 from .checked_flows import (
     BEGIN,
     END,
@@ -83,7 +83,6 @@ _KIND = {"E": _E, "B": _B}
 # binds to it, whatever other threads hold at that time)
 _SORT_RANK = np.array([0, 1, 1, 1, 1, 1], dtype=np.uint8)
 _V1_FLOW = {"s": BEGIN, "t": STEP, "f": END}
-_NO_TEXT = -1    # an E event's name or category left out (it matches any)
 _REPLAY_BLOCK = 1 << 12   # sorted slice events turned into Python values this many at a time
 
 
@@ -292,8 +291,8 @@ class _SliceEvents:
         self.kind = bytearray()
         self.ambiguous_ties = 0
 
-    def add(self, ts: int, kind: int, dur: int, index: int, name: int = _NO_TEXT,
-            category: int = _NO_TEXT) -> None:
+    def add(self, ts: int, kind: int, dur: int, index: int, name: int = NO_TEXT,
+            category: int = NO_TEXT) -> None:
         """One event: its start, kind, duration (X), index in the file, and for a B or E
         its name and category (numbers the checker gave their texts); for a flow event,
         ``name`` is its slot among the flow events (:class:`.checked_flows.FlowEvents`)."""
@@ -361,98 +360,6 @@ def _shared_times(ts: np.ndarray, kind: np.ndarray) -> int:
     shared[1:] |= same
     shared[:-1] |= same
     return int(np.count_nonzero(shared & ((kind == _B) | (kind == _E))))
-
-
-class _StackReplay:
-    """The importer's slice stack on one thread (trace_processor's ``SliceTracker``:
-    ``MaybeCloseStack``, ``StartSlice``, ``CompleteSlice``), kept as it keeps it: each
-    open slice's start, end (None while a B is open), name and category.
-
-    >>> replay = _StackReplay()
-    >>> replay.push(0, 10, _NO_TEXT, _NO_TEXT); replay.push(2, None, 7, _NO_TEXT)   # X, B
-    >>> replay.close_before(12, 0), replay.misplaced, replay.stack   # the X ended the B
-    (True, 1, [])
-    """
-
-    def __init__(self) -> None:
-        self.stack: list[list[Any]] = []   # [start, end or None, name, category]
-        self.nested = True   # each slice on the stack ends within the one below, none a B
-        self.misplaced = 0
-
-    def push(self, ts: int, dur: int | None, name: int, category: int) -> None:
-        """A slice kept: an X (or instant) of ``dur``, or a B (``dur`` None)."""
-        stack = self.stack
-        end = None if dur is None else ts + dur
-        self.nested = self.nested and end is not None and (
-            not stack or stack[-1][1] is not None and end <= stack[-1][1])
-        stack.append([ts, end, name, category])
-
-    def close_before(self, ts: int, dur: int | None) -> bool:
-        """Pop what ends before an event at ``ts`` of ``dur`` (None: a B or E); False when
-        that event is an X partially overlapping an open slice (the importer drops it).
-
-        Walked from the top as the importer walks it: a B still open above an X that has
-        ended is ended at that X's end, with all above it (``misplaced``); a slice that
-        ended pops the top of the stack."""
-        stack = self.stack
-        while self.nested and stack:   # X in X: only the top can end or be overlapped
-            start, end = stack[-1][:2]
-            if end < ts or (end == ts and not (end == start and dur == 0)):
-                stack.pop()
-            elif end > ts:
-                return dur is None or ts + dur <= end
-            else:   # (a slice of no length at ts, below which one may end: walk)
-                break
-        open_above = False
-        i = len(stack) - 1
-        while i >= 0:
-            start, end, *_ = stack[i]
-            if end is None:
-                open_above = True
-            elif open_above:
-                if ts > end:
-                    self.misplaced += 1
-                    del stack[i:]   # (those above are ended at ``end``)
-                    open_above = False
-            elif end < ts or (end == ts and not (end == start and dur == 0)):
-                stack.pop()
-            elif dur is not None and ts < end < ts + dur:
-                self._check_nested()
-                return False
-            i -= 1
-        self._check_nested()
-        return True
-
-    def _check_nested(self) -> None:
-        """After a walk the importer's way (which can leave an ended slice below one that
-        has not: it pops the top when a lower slice ends), whether the stack is nested."""
-        ends = [entry[1] for entry in self.stack]
-        self.nested = None not in ends and all(map(operator.ge, ends, ends[1:]))
-
-    def end(self, ts: int, name: int, category: int) -> bool | None:
-        """An E at ``ts``: the topmost open B it matches ends (popped when it is the top:
-        True; False when slices above it stay open); None when it matches none."""
-        stack = self.stack
-        for i in range(len(stack) - 1, -1, -1):
-            entry = stack[i]
-            if entry[1] is not None:
-                continue
-            if category != _NO_TEXT and entry[3] != category:
-                continue
-            if name != _NO_TEXT and entry[2] != _NO_TEXT and entry[2] != name:
-                continue
-            entry[1] = ts
-            if i == len(stack) - 1:
-                stack.pop()
-                self._check_nested()
-                return True
-            return False
-        return None
-
-    @property
-    def unterminated(self) -> int:
-        """B slices still open at the end of the trace."""
-        return sum(entry[1] is None for entry in self.stack)
 
 
 class _Checker:
@@ -639,11 +546,11 @@ class _Checker:
                             example=where)
 
     def _text_id(self, event: dict, key: str) -> int:
-        """The number of an event's name or category; :data:`_NO_TEXT` when it is left out
+        """The number of an event's name or category; :data:`NO_TEXT` when it is left out
         or empty (the importer's null, which an E matches to any B)."""
         value = event.get(key)
         if value is None or value == "":
-            return _NO_TEXT
+            return NO_TEXT
         return self.texts.setdefault(_ident(value), len(self.texts))
 
     def _metadata(self, event: dict) -> None:
@@ -684,7 +591,7 @@ class _Checker:
         its flow events bind (the slice on top of the stack, or the next one begun; a
         bind_id the slice on top once its X or B is handled)."""
         report, flows, v2_flows = self.report, self.flows, self.v2_flows
-        replay = _StackReplay()
+        replay = SliceStack()
         waiting: list[int] = []   # slots of flow events binding to the next slice begun
         for ts, kind, dur, index, name, category in events.in_importer_order():
             if kind >= _TOP:   # (a flow event's name column holds its slot)

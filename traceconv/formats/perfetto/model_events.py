@@ -164,6 +164,27 @@ def _summed(ts: np.ndarray, rows: np.ndarray, packets: np.ndarray,
     return placed, fits
 
 
+def running_sums(deltas: np.ndarray, generation: np.ndarray) -> np.ndarray:
+    """An incremental counter's readings from its ``deltas`` (in the order read), as
+    trace_processor sums them: apart for each (sequence, generation) ``generation`` names,
+    from 0 again each time a sequence clears its incremental state, however the sequences
+    writing to the track interleave.
+
+    >>> running_sums(np.array([100., 50., 10., 5.]), np.array([1, 2, 1, 2])).tolist()
+    [100.0, 50.0, 110.0, 55.0]
+    >>> running_sums(np.array([1., 2., 4.]), np.array([1, 1, 3])).tolist()
+    [1.0, 3.0, 4.0]
+    """
+    order = np.argsort(generation, kind="stable")
+    grouped = deltas[order]
+    sums = np.cumsum(grouped)
+    first = np.r_[True, generation[order][1:] != generation[order][:-1]]
+    head = np.maximum.accumulate(np.where(first, np.arange(len(order)), 0))
+    readings = np.empty_like(grouped)
+    readings[order] = sums - (sums - grouped)[head]
+    return readings
+
+
 def _counters(reader: PftraceReader, tracks: TrackMap, rows: np.ndarray, kind: np.ndarray,
               uuid: np.ndarray, track: np.ndarray, ts: np.ndarray) -> None:
     values = _of_kind(reader.events.value, np.float64, kind, COUNTER, rows)
@@ -172,15 +193,10 @@ def _counters(reader: PftraceReader, tracks: TrackMap, rows: np.ndarray, kind: n
         on = uuid[rows] == np.uint64(key)
         multiplier[on] = counter.multiplier
         if counter.incremental and on.any():
-            # as trace_processor: summed in the order read (rows are), from 0 again each
-            # time its sequence clears its incremental state
             picked = np.flatnonzero(on)
             generation = _of_kind(reader.events.generation, np.int64, kind, COUNTER,
                                   rows[picked])
-            sums = np.cumsum(values[picked])
-            first = np.r_[True, generation[1:] != generation[:-1]]
-            head = np.maximum.accumulate(np.where(first, np.arange(len(picked)), 0))
-            values[picked] = sums - (sums - values[picked])[head]
+            values[picked] = running_sums(values[picked], generation)
     table = reader.trace.counters
     table.track.frombytes(track[rows].astype(np.int32).tobytes())
     table.ts.frombytes(ts[rows].astype(np.int64).tobytes())

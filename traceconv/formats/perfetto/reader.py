@@ -16,8 +16,8 @@ unless a ClockSnapshot names another) through the ClockSnapshots; on an incremen
 
 At the end, events are replayed in trace_processor's order (by timestamp, ties in file
 order): BEGIN/END pairs per track become slices, flow ids become links, counter values
-take their track's multiplier (and running sum, for incremental counters), and typed
-TrackEvent fields become args in front of the debug annotations (:mod:`.typed_fields`:
+take their track's multiplier (and, for incremental counters, each sequence's running
+sum), and typed TrackEvent fields become args in front of the debug annotations (:mod:`.typed_fields`:
 their bytes are kept while the blocks are read, and decoded once the trace's extension
 descriptors are all known). Events with a timestamp at or above 2^63 (negative as int64,
 as rocprofv3 writes a few) are dropped, as trace_processor drops them, and counted. Every kind of packet not modelled (ftrace,
@@ -52,6 +52,7 @@ from ...model.stats_record import restore_stats
 from ...model.typed_arrays import extend_typed
 from .._proto import Utf8Repair
 from ..protowire.columns import (
+    FieldRows,
     Fields,
     WireError,
     as_int64,
@@ -905,46 +906,49 @@ class PftraceReader:
             if not values.rows:
                 continue
             uuids = in_message_order(fields.where(tracks_field, VARINT))
-            if uuids.rows == 0:
-                tracks = self._default_extra_tracks(values.msg, packet, generation, side)
-            elif uuids.rows == values.rows and (uuids.msg == values.msg).all():
-                tracks = uuids.value
-            else:
-                tracks = None
-            if tracks is None:
-                self.diagnostics.add("perfetto.extra_counter_values", count=values.rows)
-                continue
             numbers = (as_int64(values.value).astype(np.float64) if wire == VARINT
                        else values.value.view(np.float64))
-            events = self.events
-            for column, kept in ((events.ts, ts[values.msg]), (events.clock, clock[values.msg]),
-                                 (events.packet, packet[values.msg]),
-                                 (events.track, tracks), (events.type,
-                                                               np.full(values.rows, COUNTER)),
-                                 (events.name, np.zeros(values.rows, np.int64)),
-                                 (events.category, np.zeros(values.rows, np.int64)),
-                                 (events.value, numbers),
-                                 (events.generation, generation[values.msg])):
-                extend_typed(column, kept)
-            extend_typed(events.arg_set, np.full(values.rows, -1, dtype=np.int32))
-            extend_typed(events.arg_start, np.zeros(values.rows, dtype=np.int64))
+            msg = values.msg
+            if uuids.rows == values.rows and (uuids.msg == msg).all():
+                tracks = uuids.value   # (every event names a track for each of its values)
+            else:
+                tracks, kept = self._extra_tracks(msg, uuids, packet, generation, side)
+                self.diagnostics.add("perfetto.extra_counter_values",
+                                     count=int(values.rows - kept.sum()))
+                msg, numbers = msg[kept], numbers[kept]
+            events, rows = self.events, len(msg)
+            for column, picked in ((events.ts, ts[msg]), (events.clock, clock[msg]),
+                                   (events.packet, packet[msg]), (events.track, tracks),
+                                   (events.type, np.full(rows, COUNTER)),
+                                   (events.name, np.zeros(rows, np.int64)),
+                                   (events.category, np.zeros(rows, np.int64)),
+                                   (events.value, numbers),
+                                   (events.generation, generation[msg])):
+                extend_typed(column, picked)
+            extend_typed(events.arg_set, np.full(rows, -1, dtype=np.int32))
+            extend_typed(events.arg_start, np.zeros(rows, dtype=np.int64))
 
-    def _default_extra_tracks(self, msg: np.ndarray, packet: np.ndarray,
-                              generation: np.ndarray, side: int) -> np.ndarray | None:
-        """The track of each extra value (``msg``: its event, in message order) from its
-        sequence's defaults, the i-th value of an event on the i-th track; None when an
-        event's values and the defaults' tracks do not pair up (trace_processor then
-        drops them too)."""
-        named = self.defaults.extras_of(packet[msg], generation[msg])
+    def _extra_tracks(self, msg: np.ndarray, uuids: FieldRows, packet: np.ndarray,
+                      generation: np.ndarray, side: int) -> tuple[np.ndarray, np.ndarray]:
+        """The track of each extra value (``msg``: its event, in message order), the i-th
+        value of an event on the i-th track the event names or, naming none, its sequence's
+        defaults name; and which values have one. Event by event, as trace_processor pairs
+        them: an event whose values and tracks do not pair up loses its own values only."""
+        named: dict[int, list[int]] = {}
+        for event, uuid in zip(uuids.msg.tolist(), uuids.value.tolist(), strict=True):
+            named.setdefault(event, []).append(uuid)
+        defaults = self.defaults.extras_of(packet[msg], generation[msg])
         starts = np.r_[0, np.flatnonzero(msg[1:] != msg[:-1]) + 1]
         counts = np.diff(np.r_[starts, len(msg)])
+        kept = np.zeros(len(msg), dtype=bool)
         tracks: list[int] = []
         for start, count in zip(starts.tolist(), counts.tolist(), strict=True):
-            given = self.defaults.extra_tracks[int(named[start])][side]
-            if len(given) != count:
-                return None
-            tracks.extend(given)
-        return np.array(tracks, dtype=np.uint64)
+            given = (named.get(int(msg[start]))
+                     or self.defaults.extra_tracks[int(defaults[start])][side])
+            if len(given) == count:
+                kept[start:start + count] = True
+                tracks.extend(given)
+        return np.array(tracks, dtype=np.uint64), kept
 
     # -- the model --------------------------------------------------------------------------
 

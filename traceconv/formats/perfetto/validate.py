@@ -11,9 +11,12 @@ way it does and reports each problem with a count and an example:
   (tables reset on CLEARED; iid 0 is invalid);
 * descriptors: a uuid each, redeclared only identically, processes with a pid, threads
   with pid and tid, parents that exist, no cycles, nesting at most 100 deep;
-* events, stably sorted by timestamp as trace_processor does: per track a BEGIN/END stack
-  at most 512 deep with nothing left open, counter values only on counter tracks, slices
-  and instants never there, tracks declared;
+* events, stably sorted by timestamp as trace_processor does: per track its slice stack
+  (:class:`..slice_stack.SliceStack`, the Chrome checker's replay) at most 512 deep with
+  nothing left open, a legacy ``X`` (``legacy_event.phase``, with ``duration_us``) that
+  partially overlaps an open slice dropped, counter values only on counter tracks, slices
+  and instants never there, tracks declared; legacy async phases (``b``, ``e``, ``S``...)
+  are not replayed, and said so;
 * flows: a terminating id was started before; an id seen once draws no arrow;
 * names: no NUL inside a slice, track, process or thread name (trace_processor cuts there).
 
@@ -43,6 +46,8 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
 from ...gcpause import paused_gc
 from ...io import Source
 from ...model.check_report import CheckReport
+from ..slice_stack import NO_TEXT, SliceStack
+from .event_kinds import COMPLETE, LEGACY_PHASES
 from .nested_args import without_nested_annotations
 from .reader import UNTIMED
 
@@ -209,10 +214,12 @@ class PftraceValidator:
         self.counter_tracks: set[int] = set()
         self.snapshot_clocks: set[int] = {BOOTTIME}
         self.clocks = _Clocks()
-        # the replay columns: timestamp, track uuid, event type, index into flow lists
+        # the replay columns: timestamp, track uuid, event type, duration (a legacy X's;
+        # -1 for others), index into flow lists
         self.ts = array("q")
         self.track = array("Q")
         self.type = array("b")
+        self.dur = array("q")
         self.flows: dict[int, tuple[list[int], list[int]]] = {}
 
     def feed(self, stream: BinaryIO) -> None:
@@ -315,9 +322,21 @@ class PftraceValidator:
             report.error("counter_without_value", "a counter event has no value",
                          example=f"byte offset {offset}")
             return
-        if kind not in (BEGIN, END, INSTANT, COUNTER):   # (its time was a step all the same)
+        dur = -1
+        if not kind and event.HasField("legacy_event"):
+            phase = event.legacy_event.phase
+            kind = LEGACY_PHASES.get(phase, 0)
+            if kind == COMPLETE:
+                dur = event.legacy_event.duration_us * 1000
+            elif kind not in (BEGIN, END, INSTANT):   # (its time was a step all the same)
+                report.warning("legacy_async_not_replayed", "track events of a legacy async "
+                               "phase (b, e, n, S, T, p, F): not replayed, so the counts "
+                               "leave them out", example=f"phase {chr(phase)!r}")
+                return
+        if kind not in (BEGIN, END, INSTANT, COUNTER, COMPLETE):   # (a step all the same)
             report.warning("unsupported_event_type", "a track event with a type other than "
-                           "BEGIN/END/INSTANT/COUNTER", example=f"type {kind}")
+                           "BEGIN/END/INSTANT/COUNTER (nor a legacy phase)",
+                           example=f"type {kind}")
             return
         track = (event.track_uuid if event.HasField("track_uuid")
                  else seq.default_track or 0)
@@ -327,6 +346,7 @@ class PftraceValidator:
         self.ts.append(max(min(time, (1 << 63) - 1), -(1 << 63)))   # (uint64 on the wire)
         self.track.append(track)
         self.type.append(kind)
+        self.dur.append(dur)
 
     def _descriptor(self, desc: TrackDescriptor, offset: int) -> None:
         report = self.report
@@ -403,8 +423,9 @@ class PftraceValidator:
         ts = np.frombuffer(self.ts, dtype=np.int64) if len(self.ts) else np.zeros(0, np.int64)
         order = np.argsort(ts, kind="stable").tolist()
         tracks, types, stamps = self.track.tolist(), self.type.tolist(), self.ts.tolist()
+        durations = self.dur.tolist()
         declared, counter_tracks = self.descriptors, self.counter_tracks
-        depth: dict[int, int] = {}
+        stacks: dict[int, SliceStack] = {}
         slices = instants = values = 0
         seen_undeclared: set[int] = set()
         flow_events = self.flows
@@ -429,28 +450,35 @@ class PftraceValidator:
                 report.error("slice_on_counter_track", "a slice or instant on a counter track",
                              example=f"uuid {track} at {stamps[index]}")
                 continue
-            if kind == BEGIN:
-                level = depth.get(track, 0)
-                if level >= MAX_DEPTH:
-                    self._too_deep(track, stamps[index])
-                else:
-                    slices += 1
-                depth[track] = level + 1
-            elif kind == END:
-                level = depth.get(track, 0)
-                if not level:
+            stack = stacks.get(track) or stacks.setdefault(track, SliceStack())
+            dur = durations[index] if kind == COMPLETE else 0 if kind == INSTANT else None
+            if not stack.close_before(stamps[index], dur):
+                report.error("overlapping_slice", "a legacy X event partially overlaps an "
+                             "open slice on its track: the v52 trace_processor drops it "
+                             "(newer ones spill it to an overflow track)",
+                             example=f"uuid {track} at {stamps[index]}")
+                continue
+            if kind == END:
+                if stack.end(stamps[index], NO_TEXT, NO_TEXT) is None:
                     report.error("end_without_begin", "an END with no open BEGIN on its track: "
                                  "trace_processor drops it silently",
                                  example=f"uuid {track} at {stamps[index]}")
+            else:   # (a BEGIN too deep stays on the stack, for the END that closes it)
+                if len(stack.stack) >= MAX_DEPTH:   # an instant is a 0-length slice
+                    self._too_deep(track, stamps[index])
+                elif kind == INSTANT:
+                    instants += 1
                 else:
-                    depth[track] = level - 1
-            elif depth.get(track, 0) >= MAX_DEPTH:   # an instant is a 0-length slice
-                self._too_deep(track, stamps[index])
-            else:
-                instants += 1
+                    slices += 1
+                stack.push(stamps[index], dur, NO_TEXT, NO_TEXT)
             if index in flow_events:
                 flow_order.append((*flow_events[index], stamps[index]))
-        unfinished = sum(depth.values())
+        misplaced = sum(stack.misplaced for stack in stacks.values())
+        if misplaced:
+            report.warning("slice_ended_by_parent", "slices still open when the legacy X slice "
+                           "enclosing them ended: trace_processor ends them there (its "
+                           "misplaced_end_event)", count=misplaced)
+        unfinished = sum(stack.unterminated for stack in stacks.values())
         if unfinished:
             report.warning("unterminated_slice", "slices never end (shown as 'Did not end'; "
                            "often an END placed before a later BEGIN)", count=unfinished)

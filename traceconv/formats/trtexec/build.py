@@ -21,6 +21,7 @@ from ...model.builder import TraceBuilder
 from ...model.graph import add_op, add_tensor
 from ...numbers import located, scaled_int
 from ..export_sniffing import TrtKind as Kind
+from ..stated_totals import compare_total
 from .parts import Part
 from .schema import (
     InferenceRecord,
@@ -110,7 +111,7 @@ class EngineBuilder:
         if "profile" in by_kind:
             document = by_kind["profile"].document
             assert isinstance(document, LayerProfile)
-            self.profile(document)
+            self.profile(document, by_kind["profile"].file)
         self.trex_metadata(by_kind)
         self.trace.metadata.attributes["trtexec.exports"] = sorted(by_kind)
         return self.trace
@@ -246,7 +247,7 @@ class EngineBuilder:
 
     # -- profile: per-layer statistics ----------------------------------------------------
 
-    def profile(self, profile: LayerProfile) -> None:
+    def profile(self, profile: LayerProfile, file: str) -> None:
         trace = self.trace
         rows = profile.root
         # (a profile without its count record states no calls: unknown, not 0)
@@ -277,9 +278,22 @@ class EngineBuilder:
                                              trt_median_ns=median,
                                              trt_percentage=record.percentage)
         trace.metadata.attributes["trtexec.profiled_inferences"] = count
+        self.shares(profile, file)
         self.breakdown(layer_rows)
         trace.diagnostics.add("trtexec.profile_layer_not_in_graph", count=unmatched)
 
+
+    def shares(self, profile: LayerProfile, file: str) -> None:
+        """Each layer's ``percentage`` is its share of the engine's time, so a whole
+        profile's layers share 100 %: a profile cut after its top layers (a ``head``, a
+        partial paste) reads as one that looks whole, and the shares tell
+        (:mod:`..stated_totals`). A share is given as the shortest text of the float read,
+        never more digits than trtexec printed (its 6), so never a stricter judge."""
+        shares = [r.percentage for r in profile.root if not hasattr(r, "count")]
+        if shares and None not in shares and any(shares):
+            compare_total(self.trace.diagnostics, "trtexec", f"{file} ({len(shares)} layers)",
+                          100, [repr(share) for share in shares],
+                          what="% of the time (percentage)")
 
     def breakdown(self, rows: list[int]) -> None:
         """The layers' total times side by side on a device track, so a viewer shows the
