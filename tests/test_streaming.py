@@ -31,6 +31,9 @@ SAMPLES = {
     "gpt_compile": "samples/torch/gpt_compile_bf16_cuda.pt.trace.json.gz",
     "streams_nccl": "samples/torch/streams_graph_nccl_cuda.pt.trace.json.gz",
     "ddp_gloo": "samples/torch/ddp_gloo_rank0.pt.trace.json.gz",       # no steps: by time
+    # ns times near 1.8e18 (a double is 48 ns off: the cuts are read as the pieces write them)
+    "paddle_timeline": "tests/data/paddle/dygraph_CPU_Default.timeline.json.gz",
+    "megengine_timeline": "tests/data/megengine/infer_traced_chrome_timeline.json",
 }
 STREAM_CODES = ("stream.", "chrome.flow_dangling")   # (the cut flows' ends, counted apart)
 

@@ -57,9 +57,10 @@ PEAK_PER_BYTE = {"chrome": (0.33, 0.85), "perfetto": (2.8, 2.8), "xplane": (28, 
                  "megengine-meminfo": (5.8, 5.8)}
 # what to run instead, per format (a .pftrace: Perfetto's own reader of any size)
 INSTEAD = {
-    "chrome": "see the whole run with `traceconv overview {path} -o overview.pftrace` and "
-              "cut it into pieces that fit with `traceconv split {path} -o DIR --to "
-              "perfetto` (both in bounded memory)",
+    "chrome": "convert it to Perfetto piece by piece with `traceconv {path} -o "
+              "out.pftrace`, see the whole run with `traceconv overview {path} -o "
+              "overview.pftrace` or cut it into pieces that fit with `traceconv split {path} "
+              "-o DIR --to perfetto` (each in bounded memory)",
     "perfetto": "open it with Perfetto's trace_processor_shell (`--httpd` serves it to the "
                 "Perfetto UI), which holds a trace in less",
 }

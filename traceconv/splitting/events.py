@@ -20,7 +20,7 @@ import numpy as np
 import orjson
 
 from ..formats.chrome.stream import DocumentError, json_loads
-from ..formats.chrome.times import duration_ns, time_ns
+from ..formats.chrome.times import duration_ns
 from ..numbers import int64
 
 
@@ -238,12 +238,15 @@ def ns_time(value: float, unit: int) -> int:
     ±2^62, beyond the model's time range, so that the builder's one rule moves it to the
     edge and counts it.
 
-    >>> ns_time(1.5, 1000), ns_time(1e307, 1000) == EDGE_NS
-    (1500, True)
+    >>> ns_time(1.5, 1000), ns_time(4482738301035.737, 1000), ns_time(1e307, 1000) == EDGE_NS
+    (1500, 4482738301035737, True)
     """
     scaled = value * unit
     if math.isfinite(scaled) and abs(scaled) < EDGE_NS:
-        return time_ns(value, unit)   # (the reader's rule: the piece reads the same ns)
+        # the time a piece's reader reads where split wrote this one: the number as
+        # written (its shortest digits), to the ns (1.7953399415306988e+18 ns is
+        # 1795339941530698800, not the double's ...752)
+        return value * unit if type(value) is int else round(Decimal(repr(value)) * unit)
     return EDGE_NS if scaled > 0 else -EDGE_NS
 
 
