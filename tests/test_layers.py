@@ -47,7 +47,8 @@ LAYERS: list[tuple[int, str, tuple[str, ...]]] = [
     (5, "registry", ("registry", "output_names", "schemas")),
     (6, "api", ("api",)),
     (7, "batch", ("batch",)),
-    (8, "splitting", ("splitting",)),
+    # the splitter, and the conversion of a trace too big to hold that goes through it
+    (8, "splitting", ("splitting", "streaming")),
     (9, "cli", ("cli", "__main__")),
     # traceconv/__init__.py: the public names, and the registrations the model reaches
     (10, "package", ("",)),

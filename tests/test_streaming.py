@@ -209,3 +209,22 @@ def test_the_switch_is_automatic_past_the_limit(monkeypatch):
     assert goes_piece_by_piece(source, None, "perfetto", None)
     assert not goes_piece_by_piece(source, None, "chrome", None)
     assert not goes_piece_by_piece(source, None, "perfetto", False)
+
+
+def test_the_switch_follows_the_memory_available(monkeypatch):
+    """Whole when it fits; piece by piece when only a piece fits; else the whole read's own
+    refusal (the first step finds it); ``memory_check=False`` tries the whole anyway."""
+    import traceconv.memory_check as memory_check
+    import traceconv.streaming as streaming
+
+    source = str(ROOT / SAMPLES["cnn_step5"])
+    size = Path(source).stat().st_size
+    # by hand: the spilled estimate is 0.33 bytes per byte of JSON and 100 MiB
+    whole_needs = int(size * 0.33) + (100 << 20)
+    monkeypatch.setattr(streaming, "PIECE_BYTES", size // 4)
+    piece_needs = int(size // 4 * 0.33) + (100 << 20)
+    for available, expected in ((whole_needs, False), (whole_needs - 1, True),
+                                (piece_needs, True), (piece_needs - 1, False)):
+        monkeypatch.setattr(memory_check, "available_memory", lambda a=available: a)
+        assert goes_piece_by_piece(source, None, "perfetto", None) is expected, available
+        assert not goes_piece_by_piece(source, None, "perfetto", None, memory_check=False)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .output_files import atomic_output, scratch_folder
+from .output_files import atomic_output, remove_output, scratch_folder
 from .outputs import Files
 
 if TYPE_CHECKING:
@@ -43,12 +43,13 @@ WHOLE_LIMIT = 1 << 30      # estimated bytes of memory above which a trace goes 
 
 
 def goes_piece_by_piece(path: str, format: str | None, target_format: str,
-                        asked: bool | None) -> bool:
+                        asked: bool | None, memory_check: bool = True) -> bool:
     """Whether converting ``path`` to ``target_format`` goes piece by piece: as ``asked``
     (``--piece-by-piece`` / ``--whole``), else when the input is a Chrome / Kineto JSON file
     whose whole read is estimated (:func:`~traceconv.memory_check.needed_memory`, argument
-    texts on disk) above :data:`WHOLE_LIMIT` or above the memory available, and the output
-    is a ``.pftrace``. Asked for another input or output, it is refused in one line.
+    texts on disk) above :data:`WHOLE_LIMIT`, or (with the ``memory_check``) above the memory
+    available while a piece fits there, and the output is a ``.pftrace``. Asked for another
+    input or output, it is refused in one line.
 
     >>> goes_piece_by_piece("samples/torch/cnn_step5.pt.trace.json", None, "perfetto", None)
     False
@@ -58,7 +59,7 @@ def goes_piece_by_piece(path: str, format: str | None, target_format: str,
     from . import registry
     from .errors import UsageError
     from .io import Source
-    from .memory_check import available_memory, expanded_size, needed_memory
+    from .memory_check import expanded_size, memory_limit, needed_memory
 
     if asked is False or (asked is None and (path == "-" or target_format != "perfetto")):
         return False
@@ -72,9 +73,13 @@ def goes_piece_by_piece(path: str, format: str | None, target_format: str,
         return False
     if asked:
         return True
-    needed = needed_memory(expanded_size(path), "chrome", True) or 0
-    available = available_memory()
-    return needed > WHOLE_LIMIT or (available is not None and needed > available)
+    size = expanded_size(path)
+    if (needed_memory(size, "chrome", True) or 0) > WHOLE_LIMIT:
+        return True
+    # the whole does not fit here: pieces do when one does (else the whole read's refusal)
+    limit = memory_limit("chrome", True) if memory_check else None
+    return limit is not None and limit.needed(size) > limit.available \
+        and limit.needed(min(size, PIECE_BYTES)) <= limit.available
 
 
 def convert_piece_by_piece(source: str, target: str, *, piece_bytes: int = PIECE_BYTES
@@ -89,7 +94,10 @@ def convert_piece_by_piece(source: str, target: str, *, piece_bytes: int = PIECE
     >>> shared, written = convert_piece_by_piece("samples/torch/cnn_step5.pt.trace.json", out,
     ...                                          piece_bytes=100_000)
     >>> back = traceconv.load(out); len(back.slices), len(back.flows), len(back.memory)
-    (3295, 48, 1044)
+    (2725, 48, 291)
+    >>> whole = traceconv.load("samples/torch/cnn_step5.pt.trace.json")
+    >>> len(whole.slices), len(whole.flows), len(whole.memory)
+    (2725, 48, 291)
     """
     from .api import load
     from .formats.perfetto.window_stream import WindowStream
@@ -105,14 +113,14 @@ def convert_piece_by_piece(source: str, target: str, *, piece_bytes: int = PIECE
             stream = WindowStream(out, os.path.basename(source))
             for piece in manifest["pieces"]:
                 path = os.path.join(scratch.folder, piece["file"])
-                trace = load(path, format="chrome")
+                trace = load(path, format="chrome", memory_check=False)   # (a piece fits)
                 start = _model_time(trace, piece["start_ns"])
                 stream.add(trace, start, _model_time(trace, piece["end_ns"]),
                            _copies(trace.instants, "ts", start, CARRIED_MARK),
                            _copies(trace.slices, "start", start, CONTEXT_MARK),
                            _reading(trace.diagnostics, first=piece is manifest["pieces"][0]))
                 del trace
-                os.remove(path)   # (the disk holds the input's size once, then less)
+                remove_output(path, inputs=inputs)   # (the disk holds the input once, then less)
             stream.note("stream.flows_cut", int(manifest["cuts"]["flows"]))
             written = stream.finish()
     assert stream.whole is not None

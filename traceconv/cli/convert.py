@@ -113,7 +113,7 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
         reshaped = any(x is not None for x in (window, only, exclude, tracks)) \
             or bool(flows) or device_counters
         if _in_pieces(inputs, format, registry.for_output(target, to).name, piece_by_piece,
-                      reshaped):
+                      reshaped, memory_check):
             from ..streaming import convert_piece_by_piece
 
             click.echo(f"traceconv: {inputs[0]}: converting piece by piece, in bounded "
@@ -141,7 +141,7 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
 
 
 def _in_pieces(inputs: tuple[str, ...], format: str | None, target_format: str,
-               asked: bool | None, reshaped: bool) -> bool:
+               asked: bool | None, reshaped: bool, memory_check: bool) -> bool:
     """Whether the conversion goes piece by piece (:mod:`traceconv.streaming`): one input,
     converted as it is (no --window, --only, --flows...), and
     :func:`~traceconv.streaming.goes_piece_by_piece`."""
@@ -153,7 +153,7 @@ def _in_pieces(inputs: tuple[str, ...], format: str | None, target_format: str,
             raise UsageError("--piece-by-piece converts one input as it is: no --window, "
                              "--only, --exclude, --tracks, --flows or --device-counters")
         return False
-    return goes_piece_by_piece(inputs[0], format, target_format, asked)
+    return goes_piece_by_piece(inputs[0], format, target_format, asked, memory_check)
 
 
 def _converted(inputs: tuple[str, ...], target: str, to: str | None, format: str | None,

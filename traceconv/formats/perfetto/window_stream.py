@@ -65,14 +65,15 @@ class WindowStream:
     """Writes pieces (:meth:`add`, in time order) to the binary stream ``out`` as one trace;
     :meth:`finish` writes the model attribute and returns what the writer counted.
 
-    >>> import io, traceconv
-    >>> buf = io.BytesIO(); stream = WindowStream(buf, "t.json")
+    >>> import os, tempfile, traceconv
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.pftrace")
+    >>> out = open(path, "wb"); stream = WindowStream(out, "t.json")
     >>> for start, end in ((0, 50), (50, None)):
     ...     piece = traceconv.Trace(); p = piece.add_process("python", pid=7)
     ...     main = piece.add_track("main", process=p, tid=7)
     ...     _ = piece.add_slice(main, start, 40, "step")
     ...     stream.add(piece, start, end)
-    >>> written = stream.finish(); back = traceconv.load(io.BytesIO(buf.getvalue()), format="perfetto")
+    >>> written = stream.finish(); out.close(); back = traceconv.load(path)
     >>> [(s.start, s.dur, s.name) for s in back.iter_slices()], len(back.tracks)
     ([(0, 40, 'step'), (50, 40, 'step')], 1)
     """
