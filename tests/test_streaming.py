@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -228,3 +229,40 @@ def test_the_switch_follows_the_memory_available(monkeypatch):
         monkeypatch.setattr(memory_check, "available_memory", lambda a=available: a)
         assert goes_piece_by_piece(source, None, "perfetto", None) is expected, available
         assert not goes_piece_by_piece(source, None, "perfetto", None, memory_check=False)
+
+
+def test_the_progress_tells_each_pass_to_its_end(tmp_path: Path):
+    """Three passes, in order, each told up to its total: the input's size (``os``) for the
+    two reads of the input; the terminal's bar fits 80 columns."""
+    import io
+
+    from rich.console import Console
+
+    from traceconv.cli.progress import PASS_ORDER, PassMeter
+
+    source = str(ROOT / SAMPLES["cnn_step5"])
+    screen = io.StringIO()
+    meter = PassMeter(source, len(PASS_ORDER), Console(file=screen, force_terminal=True,
+                                                       width=80))
+    told: list[tuple[str, int, int]] = []
+
+    def progress(stage: str, done: int, total: int) -> None:
+        told.append((stage, done, total))
+        meter(stage, done, total)
+
+    convert_piece_by_piece(source, str(tmp_path / "out.pftrace"), piece_bytes=300_000,
+                           progress=progress)
+    meter.stop()
+    stages = [stage for stage, _, _ in told]
+    assert sorted(set(stages), key=stages.index) == list(PASS_ORDER)
+    assert stages == sorted(stages, key=PASS_ORDER.index)
+    size = Path(source).stat().st_size
+    for stage in PASS_ORDER:
+        dones = [done for s, done, _ in told if s == stage]
+        totals = {total for s, _, total in told if s == stage}
+        assert dones == sorted(dones) and len(totals) == 1 and dones[-1] == totals.pop()
+    assert told[0][2] == size and [t for t in told if t[0] == "cutting"][-1][2] == size
+    drawn = screen.getvalue().replace("\r", "\n").split("\n")
+    assert "pass 3/3: writing" in screen.getvalue()
+    assert max(len(line) for line in (re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", x)
+                                      for x in drawn)) <= 80

@@ -24,6 +24,7 @@ piece cannot give back: each end stays alone in its piece, where the reader coun
 from __future__ import annotations
 
 import os
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,6 +34,7 @@ from .outputs import Files
 
 if TYPE_CHECKING:
     from .model import Diagnostics, Trace
+    from .splitting import Passes
 
 # what every piece repeats, the envelope and the metadata (``M``) events: what reading them
 # finds is counted once, from the first piece
@@ -82,12 +84,13 @@ def goes_piece_by_piece(path: str, format: str | None, target_format: str,
         and limit.needed(min(size, PIECE_BYTES)) <= limit.available
 
 
-def convert_piece_by_piece(source: str, target: str, *, piece_bytes: int = PIECE_BYTES
-                           ) -> tuple[Trace, Diagnostics]:
+def convert_piece_by_piece(source: str, target: str, *, piece_bytes: int = PIECE_BYTES,
+                           progress: Passes | None = None) -> tuple[Trace, Diagnostics]:
     """Convert the Chrome / Kineto JSON trace ``source`` to the ``.pftrace`` ``target`` a
     piece at a time (the module text); return the trace of what the pieces share (the
     processes, tracks, metadata, reading diagnostics, flows' labels and memory blocks: no
-    events) and what the writer counted.
+    events) and what the writer counted. ``progress`` is told of each step's bytes:
+    ``"surveying"`` and ``"cutting"`` the input, then ``"writing"`` its pieces.
 
     >>> import tempfile, os, traceconv
     >>> out = os.path.join(tempfile.mkdtemp(), "cnn.pftrace")
@@ -108,12 +111,16 @@ def convert_piece_by_piece(source: str, target: str, *, piece_bytes: int = PIECE
     near = os.path.dirname(os.path.abspath(target)) if target != "-" else None
     with scratch_folder(near) as scratch:
         manifest = split(source, scratch.folder, by=AUTO, target_size=piece_bytes,
-                         overview=False, context=True)
+                         overview=False, context=True, progress=progress)
+        paths = [os.path.join(scratch.folder, piece["file"]) for piece in manifest["pieces"]]
+        sizes = [os.path.getsize(path) for path in paths]
         with atomic_output(target, inputs=inputs) as out:
             stream = WindowStream(out, os.path.basename(source))
-            for piece in manifest["pieces"]:
-                path = os.path.join(scratch.folder, piece["file"])
-                trace = load(path, format="chrome", memory_check=False)   # (a piece fits)
+            for k, (piece, path) in enumerate(zip(manifest["pieces"], paths, strict=True)):
+                told = None if progress is None else partial(_writing, progress,
+                                                             sum(sizes[:k]), sum(sizes))
+                trace = load(path, format="chrome", memory_check=False,   # (a piece fits)
+                             progress=told)
                 start = _model_time(trace, piece["start_ns"])
                 stream.add(trace, start, _model_time(trace, piece["end_ns"]),
                            _copies(trace.instants, "ts", start, CARRIED_MARK),
@@ -125,6 +132,11 @@ def convert_piece_by_piece(source: str, target: str, *, piece_bytes: int = PIECE
             written = stream.finish()
     assert stream.whole is not None
     return stream.whole, written
+
+
+def _writing(progress: Passes, before: int, total: int, done: int, _size: int) -> None:
+    """Tell ``progress`` the bytes of pieces read: ``before`` this one, ``done`` of it."""
+    progress("writing", before + done, total)
 
 
 def _model_time(piece: Trace, ns: int | None) -> int | None:

@@ -115,10 +115,12 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
         if _in_pieces(inputs, format, registry.for_output(target, to).name, piece_by_piece,
                       reshaped, memory_check):
             from ..streaming import convert_piece_by_piece
+            from .progress import PASS_ORDER, passes
 
             click.echo(f"traceconv: {inputs[0]}: converting piece by piece, in bounded "
                        "memory (--whole reads it at once)", err=True)
-            loaded, written = convert_piece_by_piece(inputs[0], target)
+            with passes(inputs[0], len(PASS_ORDER)) as meter:
+                loaded, written = convert_piece_by_piece(inputs[0], target, progress=meter)
             echo_digest(loaded, inputs)
             line = written_digest(written, target)
             if line is not None:

@@ -146,3 +146,66 @@ def reading(paths: list[str], enabled: bool | None = None,
         yield meter.for_file
     finally:
         meter.stop()
+
+
+# the steps of a run in passes (split, a conversion piece by piece), in the order they come
+PASS_ORDER = ("surveying", "cutting", "writing")
+
+
+class PassMeter:
+    """One bar for a run that reads its input in passes (``surveying``, ``cutting``,
+    ``writing`` pieces): the pass's bytes of its total, named ``pass 2/3: cutting FILE``;
+    started on the first call (rich loads only then)."""
+
+    def __init__(self, path: str, passes: int, console: Any = None) -> None:
+        self.name, self.passes, self.console = os.path.basename(path), passes, console
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        number = PASS_ORDER.index(stage) + 1 if stage in PASS_ORDER else 0
+        label = plain(elided(self.name, LABEL_MIN + 8))
+        description = f"pass {number}/{self.passes}: {stage} {label}"
+        if self.bar is None:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=16),
+                                DownloadColumn(), TimeElapsedColumn(), transient=True,
+                                console=self.console or Console(stderr=True))
+            self.task = self.bar.add_task(description, total=total or None)
+            self.bar.start()
+        self.bar.update(self.task, description=description, completed=done,
+                        total=total or None)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+@contextmanager
+def passes(path: str, count: int, enabled: bool | None = None,
+           console: Any = None) -> Iterator[PassMeter | None]:
+    """Yield the progress of a run reading ``path`` in ``count`` passes: a
+    :class:`PassMeter` on a terminal for an input of :data:`MIN_BYTES` or more, else None.
+
+    >>> with passes("samples/torch/cnn_step5.pt.trace.json", 3) as meter:
+    ...     meter is None   # (off a terminal, and a small input)
+    True
+    """
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if not enabled or not os.path.isfile(path) or os.path.getsize(path) < MIN_BYTES:
+        yield None
+        return
+    meter = PassMeter(path, count, console)
+    try:
+        yield meter
+    finally:
+        meter.stop()

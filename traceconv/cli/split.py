@@ -73,15 +73,17 @@ def split(input: str, by: str, outdir: str, clip: bool, target_size: str | None,
     from ..errors import UsageError
     from ..splitting import split as run_split
     from ..units import UnitError, parse_bytes
+    from .progress import passes
 
     with handled_errors():
         try:
             size = parse_bytes(target_size) if target_size is not None else None
         except UnitError as exc:
             raise UsageError(f"--target-size: {exc}") from None
-        manifest = run_split(input, outdir, by, clip=clip, to=to, then=then, engine=engine,
-                             jobs=jobs, address=address, target_size=size,
-                             overview=overview)
+        with passes(input, 2) as meter:   # (surveying, cutting)
+            manifest = run_split(input, outdir, by, clip=clip, to=to, then=then,
+                                 engine=engine, jobs=jobs, address=address,
+                                 target_size=size, overview=overview, progress=meter)
     if as_json:
 
         click.echo(json_text(manifest).decode())

@@ -67,13 +67,16 @@ MANIFEST = "manifest.json"
 OVERVIEW = "overview.pftrace"
 BY_CHOICES = ("step", "time=DUR", "rank")
 AUTO = "auto"   # (a conversion piece by piece, :mod:`traceconv.streaming`: step, else time)
+# the progress of a long run: (what it does now, bytes done, bytes in all), e.g.
+# ("surveying", 1_000_000, 8_000_000_000); each pass reads the input from its start
+Passes = Callable[[str, int, int], None]
 
 
 def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str = "step", *,
           clip: bool = False, to: str = "chrome", then: str | None = None,
           engine: str = "local", jobs: int = 1, address: str | None = None,
           target_size: int | None = None, overview: bool = True,
-          context: bool = False) -> dict[str, Any]:
+          context: bool = False, progress: Passes | None = None) -> dict[str, Any]:
     """Split the trace at ``path`` into ``outdir``; return the manifest (also written to
     ``outdir/manifest.json``).
 
@@ -111,7 +114,7 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
     if target_size is None and convert_to is not None:
         target_size = -1   # chosen from the input's size once it is known
     sizes = ByteHistogram() if target_size and by != "rank" else None
-    survey = survey_trace(source_path, sizes)
+    survey = survey_trace(source_path, sizes, progress)
     if by == AUTO:
         by = _auto_by(survey, sizes.total if sizes is not None else 0, target_size or 0)
     windows = _windows(survey, by, source_path)
@@ -140,7 +143,8 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
                             boundaries=boundaries, memory_ends=memory_ends,
                             context=context)
             summary = Overview(survey) if overview else None
-            _read(source_path, router.route if summary is None else _both(router, summary))
+            _read(source_path, router.route if summary is None else _both(router, summary),
+                  progress=_pass(progress, "cutting"))
             router.finish()
             remove_output(manifest_path, inputs=inputs)   # it would describe other pieces
             written = _converting(pool, folder, convert_to) \
@@ -233,9 +237,10 @@ def _grouped(windows: list[Window], boundaries: Boundaries | None, sizes: ByteHi
     return merged(windows, groups), boundaries
 
 
-def survey_trace(path: str, sizes: ByteHistogram | None = None) -> Survey:
+def survey_trace(path: str, sizes: ByteHistogram | None = None,
+                 progress: Passes | None = None) -> Survey:
     """The first pass: envelope, metadata events, span, steps and ranks of the trace (and,
-    given ``sizes``, the bytes of event text by time)."""
+    given ``sizes``, the bytes of event text by time; ``progress`` told as ``"surveying"``)."""
     from ..formats.chrome.flavours import detect
 
     survey = Survey()
@@ -251,17 +256,24 @@ def survey_trace(path: str, sizes: ByteHistogram | None = None) -> Survey:
             sizes.add(floats([h.ts for h, _ in pairs]),
                       np.fromiter(map(len, texts), np.int64, len(texts)) + 2)
 
-    survey.envelope = _read(path, take, first)
+    survey.envelope = _read(path, take, first, _pass(progress, "surveying"))
     return survey
 
 
+def _pass(progress: Passes | None, stage: str) -> Callable[[int, int], None] | None:
+    """The input layer's progress callback of one pass, telling ``progress`` its ``stage``."""
+    return None if progress is None else partial(progress, stage)
+
+
 def _read(path: str, take: Callable[[list[Any]], None],
-          first: Callable[[dict[str, Any], list[Any]], None] | None = None) -> dict[str, Any]:
-    """Stream the events of ``path`` a chunk at a time into ``take``; return the envelope
-    (the keys after the array included). Errors name the file and place."""
+          first: Callable[[dict[str, Any], list[Any]], None] | None = None,
+          progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Stream the events of ``path`` a chunk at a time into ``take`` (``progress``: told of
+    the bytes read); return the envelope (the keys after the array included). Errors name
+    the file and place."""
     from ..formats.chrome.stream import DocumentError, read_document
 
-    source = Source(path, max_bytes=sys.maxsize)
+    source = Source(path, max_bytes=sys.maxsize, progress=progress)
     try:
         with reading(source.name), source.open() as stream:
             doc = read_document(stream)
