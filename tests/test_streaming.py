@@ -193,12 +193,31 @@ def test_the_command_line_goes_piece_by_piece_when_asked(tmp_path: Path):
     out = tmp_path / "out.pftrace"
     result = CliRunner().invoke(app, [source, "-o", str(out), "--piece-by-piece"])
     assert result.exit_code == 0, result.output
-    assert "converting piece by piece" in result.output
+    assert "converted piece by piece" in result.output
     assert _slices(traceconv.load(out)) == _slices(traceconv.load(source))
     refused = CliRunner().invoke(app, [source, "--to", "chrome", "-o",
                                        str(tmp_path / "x.json"), "--piece-by-piece"])
     assert refused.exit_code == 2
     assert "--piece-by-piece converts one Chrome / Kineto JSON file" in refused.output
+
+
+def test_a_refusal_piece_by_piece_is_one_line_and_no_output(tmp_path: Path):
+    """A trace cut short in its last event: the split reads it to its end before any
+    piece is written, so the run ends in the reader's one line (the place: line:col)."""
+    from click.testing import CliRunner
+
+    from traceconv.cli import app
+
+    text = (ROOT / SAMPLES["cnn_step5"]).read_bytes()
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(text[: len(text) * 9 // 10])
+    out = tmp_path / "out.pftrace"
+    result = CliRunner().invoke(app, [str(cut), "-o", str(out), "--piece-by-piece"])
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert len(lines) == 1 and re.match(rf"traceconv: error: {re.escape(str(cut))}:\d+:\d+: ",
+                                        lines[0]), lines
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["cut.json"]
 
 
 def test_the_switch_is_automatic_past_the_limit(monkeypatch):

@@ -117,10 +117,11 @@ def convert(inputs: tuple[str, ...], to: str | None, output: str | None,
             from ..streaming import convert_piece_by_piece
             from .progress import PASS_ORDER, passes
 
-            click.echo(f"traceconv: {inputs[0]}: converting piece by piece, in bounded "
-                       "memory (--whole reads it at once)", err=True)
             with passes(inputs[0], len(PASS_ORDER)) as meter:
                 loaded, written = convert_piece_by_piece(inputs[0], target, progress=meter)
+            # (after the write, as below: a refusal is then the run's only line)
+            click.echo(f"traceconv: {inputs[0]}: converted piece by piece, in bounded "
+                       "memory (--whole reads it at once)", err=True)
             echo_digest(loaded, inputs)
             line = written_digest(written, target)
             if line is not None:
