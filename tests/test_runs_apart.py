@@ -131,3 +131,46 @@ def test_summary_prints_each_runs_allocation_sites():
     for number in (1, 2):
         block = result.output.split(f"top allocation sites, run {number} of 2")[1]
         assert re.search(r"@param\s+140\s", block) and re.search(r"gpu::gemm\s+48\s", block)
+
+
+PADDLE_TWO_REPORTS = DATA / "paddle" / "legacy_twice_combined_log.txt"
+EVENT_ROW = re.compile(r"^ *\S+( +[0-9.e+-]+){6} *$")
+
+
+def _paddle_windows(count: int) -> str:
+    """The log's first report printed ``count`` times, window k's ``feed`` row called
+    100 + k times (so each window's rows can be told apart)."""
+    lines = PADDLE_TWO_REPORTS.read_text().splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if "Profiling Report" in line)
+    end = next(i for i, line in enumerate(lines) if line.startswith("Epoch") and i > start)
+    block = "".join(lines[start:end])
+    feed = re.search(r"\n +feed +(8 +)", block)
+    assert feed is not None
+    return "".join(lines[:start]) + "".join(
+        block.replace(feed[0], feed[0].replace(feed[1], f"{100 + k:<{len(feed[1])}}"))
+        for k in range(count))
+
+
+def test_each_paddle_window_holds_only_its_own_breakdown(tmp_path):
+    """Each window's report is drawn as its own breakdown process, which goes with its
+    run (a process label, not its name): split into N runs, run k holds one process,
+    window k's, with as many slices as its Event Summary has rows; and splitting N runs
+    stays linear (each run's tables hold one window, not all N)."""
+    count = 7
+    path = tmp_path / "seven_windows.txt"
+    path.write_text(_paddle_windows(count))
+    block_rows = sum(bool(EVENT_ROW.match(line)) for line in
+                     path.read_text().split("Memory Profiling Report")[0].splitlines())
+    assert block_rows == 22   # the Event Summary's lines, counted by eye in the file
+    trace = traceconv.load(path)
+    apart = split_runs(trace)
+    assert len(apart) == count
+    for k, (_, run) in enumerate(apart):
+        assert [p.name for p in run.processes] == [
+            f"Paddle report {k + 1} (window {k + 1}, Place: CPU, per thread): "
+            "aggregate breakdown (not a timeline)"]
+        assert len(run.slices) == block_rows
+        feeds = [s for s in run.iter_slices() if s.name == "feed"]
+        assert [s.args["calls"] for s in feeds] == [100 + k]
+        assert {s.calls for s in run.stats if s.name == "feed"} == {100 + k}
+        assert validate(run) == []

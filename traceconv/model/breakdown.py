@@ -47,7 +47,7 @@ def _stat_args(stat: OpStat) -> dict:
 
 def add_aggregate_breakdown(trace: Trace, rows: Sequence[int], process_name: str,
                             lane_of: Callable[[OpStat], str] | None = None, *,
-                            start: int | None = None) -> int:
+                            start: int | None = None, labels: list[str] | None = None) -> int:
     """Add a synthetic process drawing ``trace.stats[rows]`` as nested slices; return its id.
 
     Top-level rows (whose parent is not among ``rows``) are laid end to end from 0 on one
@@ -55,7 +55,7 @@ def add_aggregate_breakdown(trace: Trace, rows: Sequence[int], process_name: str
     start. Children that add up to more than their parent are scaled down to fit (counted
     in diagnostics as ``breakdown.children_scaled``). The trace's clock is marked as
     synthetic; with ``start`` (beside a timeline) the rows are laid from there instead and
-    the clock stays the timeline's.
+    the clock stays the timeline's. ``labels``: the process's labels.
 
     >>> t = Trace()
     >>> a = t.add_stat(OpStat("step", calls=1, total_ns=100))
@@ -73,7 +73,7 @@ def add_aggregate_breakdown(trace: Trace, rows: Sequence[int], process_name: str
             children[stat.parent].append(row)  # type: ignore[index]
         else:
             lanes[lane_of(stat) if lane_of else "all rows"].append(row)
-    process = trace.add_process(process_name, kind=ProcessKind.SYNTHETIC)
+    process = trace.add_process(process_name, kind=ProcessKind.SYNTHETIC, labels=labels)
     if start is None:
         trace.metadata.clock = BREAKDOWN_CLOCK
     for lane, tops in lanes.items():

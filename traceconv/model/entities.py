@@ -84,6 +84,9 @@ class MemoryBlock:
         return self.address + self.size
 
 
+# Process.labels: "run=LABEL" says the process is that run's (analysis.runs), for a reader
+# whose process names do not end with the run's label (a report drawn per window)
+RUN_LABEL = "run="
 TOTALS_OF = "totals of"   # OpStat.extra: the rows this one adds up (not counted beside them)
 # OpStat.extra: the source listed only some of this row's children (a paste's elision or a
 # cut among them): a time derived from the listed children, its self time, is unknown

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...model import Metadata, OpStat, Trace
 from ...model.breakdown import add_aggregate_breakdown, set_self_times
 from ...model.builder import TraceBuilder
-from ...model.entities import CHILDREN_LEFT_OUT
+from ...model.entities import CHILDREN_LEFT_OUT, RUN_LABEL
 from ...numbers import located, printed_bytes, printed_ns
 from .._paddle import FRAMEWORK
 from ..never_timed import count_never_timed
@@ -59,7 +59,7 @@ def build_trace(log: ReportLog, trace: Trace | None = None) -> Trace:
         if rows:
             add_aggregate_breakdown(
                 trace, rows, f"{report_label(report, index)}: aggregate breakdown (not a timeline)",
-                lane_of=_thread_lane)
+                lane_of=_thread_lane, labels=[f"{RUN_LABEL}{report.group}"])
     for index, report in enumerate(log.reports):
         common = {"report": index, "window": report.group, "place": report.place}
         _add_overhead(trace, report, common)
