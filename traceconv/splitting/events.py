@@ -19,6 +19,7 @@ import msgspec
 import numpy as np
 import orjson
 
+from ..formats.chrome.exact_times import written_time_ns
 from ..formats.chrome.stream import DocumentError, json_loads
 from ..formats.chrome.times import duration_ns
 from ..numbers import int64
@@ -234,19 +235,17 @@ EDGE_NS = 1 << 62
 
 
 def ns_time(value: float, unit: int) -> int:
-    """A finite time in file units as integer ns; one past a double once in ns held at
-    ±2^62, beyond the model's time range, so that the builder's one rule moves it to the
-    edge and counts it.
+    """A finite time in file units as integer ns, as a piece's reader reads it where split
+    writes it (:func:`~traceconv.formats.chrome.exact_times.written_time_ns`: the reader's
+    one rule); one past a double once in ns held at ±2^62, beyond the model's time range,
+    so that the builder's one rule moves it to the edge and counts it.
 
-    >>> ns_time(1.5, 1000), ns_time(4482738301035.737, 1000), ns_time(1e307, 1000) == EDGE_NS
-    (1500, 4482738301035737, True)
+    >>> ns_time(1.5, 1000), ns_time(4482851316030.7295, 1000), ns_time(1e307, 1000) == EDGE_NS
+    (1500, 4482851316030729, True)
     """
     scaled = value * unit
     if math.isfinite(scaled) and abs(scaled) < EDGE_NS:
-        # the time a piece's reader reads where split wrote this one: the number as
-        # written (its shortest digits), to the ns (1.7953399415306988e+18 ns is
-        # 1795339941530698800, not the double's ...752)
-        return value * unit if type(value) is int else round(Decimal(repr(value)) * unit)
+        return written_time_ns(value, unit)
     return EDGE_NS if scaled > 0 else -EDGE_NS
 
 

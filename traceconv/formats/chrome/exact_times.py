@@ -18,6 +18,8 @@ from typing import Any
 
 import msgspec
 
+from .times import time_ns
+
 # A double holds every integer below 2**53: µs times below this keep all their ns digits.
 EXACT_BELOW = 2 ** 53 / 1000
 
@@ -27,6 +29,23 @@ class _Time(msgspec.Struct):
 
 
 _TIMES = msgspec.json.Decoder(list[_Time]).decode
+
+
+def written_time_ns(value: int | float, unit: int) -> int:
+    """The ns the reader gives ``value`` once written as JSON (its shortest digits, as
+    ``orjson`` and ``repr`` write a float): a double below :data:`EXACT_BELOW` converted as
+    decoded (:func:`~.times.time_ns`), one beyond it from its text's exact value. A time
+    ``split`` writes into a piece (a cut, a carried copy's start) and gives in its manifest
+    is read by this one rule, so the two agree to the ns (``...030.7295`` µs is 729 ns past
+    the µs, as the reader reads it, not the 730 the decimal digits would round to; a
+    Paddle time in ns near 1.8e18 is its digits', not the double's ``...698880``).
+
+    >>> written_time_ns(4482851316030.7295, 1000), written_time_ns(1.795339941560699e+18, 1)
+    (4482851316030729, 1795339941560699000)
+    """
+    if type(value) is float and not -EXACT_BELOW < value < EXACT_BELOW:
+        return time_ns(Decimal(repr(value)), unit)   # type: ignore[arg-type]
+    return time_ns(value, unit)
 
 
 def exact_times(events: list[Any], piece: bytes | bytearray) -> list[Any]:
