@@ -319,7 +319,10 @@ def computed_columns(connection: sqlite3.Connection, table: str) -> tuple[list[s
 
 def table_names(path: str) -> set[str]:
     """The tables of the database file at ``path`` (empty when it cannot be opened), for
-    sniffing: opened as every database is, with a small budget."""
+    sniffing: opened as every database is, with a small budget. A file cut short raises
+    :class:`InputError` (:func:`refuse_cut`): its schema may be what the cut took, and
+    detection would then name no format, or a reader its tables "none"."""
+    refuse_cut(path, path)
     try:
         with open_sqlite(path, path, input_bytes=0) as db:
             return {row[0] for row in db.connection.execute(

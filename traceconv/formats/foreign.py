@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 
-from ..sqlite_access import refuse_cut, table_names
+from ..sqlite_access import table_names
 from .database_sniffing import is_sqlite
 
 # (how to recognise it: a magic at the start, or a file-name pattern; what it is; what to do)
@@ -68,11 +68,9 @@ def describe(head: bytes, filename: str) -> str | None:
 
 
 def database_tables(head: bytes, path: str | None) -> str | None:
-    """``an SQLite database with tables ...`` for a database file no reader claimed; one
-    cut short is refused as such (its tables were unreadable to the sniffers, or lost)."""
+    """``an SQLite database with tables ...`` for a database file no reader claimed."""
     if path is None or not is_sqlite(head):
         return None
-    refuse_cut(path, path)
     tables = sorted(table_names(path))
     shown = ", ".join(tables[:8]) + (f" and {len(tables) - 8} more" if len(tables) > 8 else "")
     return ("an SQLite database that is no export traceconv reads (tables: "
