@@ -153,6 +153,21 @@ def test_a_log_beside_the_database_leaves_its_size_unjudged(tmp_path: Path, log:
     refuse_cut(str(path), "t.sqlite")
 
 
+@pytest.mark.parametrize(("data", "cut"), [(b"SQLite f", True), (b"SQLite format 3\x00", True),
+                                           (b"Time,Name\n1,a\n", False), (b"", False)])
+def test_a_short_file_is_a_cut_database_only_where_it_begins_as_one(tmp_path: Path,
+                                                                    data: bytes, cut: bool):
+    # a short CSV given as a database is no database (SQLite says so); an empty file is
+    # SQLite's empty database (nothing read)
+    path = tmp_path / "t.sqlite"
+    path.write_bytes(data)
+    if cut:
+        with pytest.raises(InputError, match=f"it holds {len(data)} bytes, fewer than the 100"):
+            refuse_cut(str(path), "t.sqlite")
+    else:
+        refuse_cut(str(path), "t.sqlite")
+
+
 def test_every_bundled_database_is_whole():
     # no false alarm on the real databases of the project (samples and test data)
     found = [p for pattern in ("*.sqlite", "*.db", "*.rpd")

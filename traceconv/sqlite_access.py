@@ -202,8 +202,9 @@ def refuse_cut(path: str, name: str) -> None:
     or fewer than its page size (bytes 16-17, 1 standing for 65,536) times its pages
     (bytes 28-31; valid where the version-valid-for number at 92-95 equals the change
     counter at 24-27, as every SQLite since 3.7.0 writes it; else a partial last page is
-    the cut). A file whose first bytes are no SQLite header is left to SQLite to refuse.
-    A write-ahead log or journal beside it may hold the pages the file lacks, or a size it
+    the cut). A file whose first bytes are no SQLite header's is left to SQLite to refuse,
+    and so is an empty one (SQLite's empty database: nothing is read from it). A
+    write-ahead log or journal beside it may hold the pages the file lacks, or a size it
     no longer has: such a file is not judged.
 
     >>> import tempfile
@@ -221,11 +222,11 @@ def refuse_cut(path: str, name: str) -> None:
     size = os.path.getsize(path)
     with open(path, "rb") as file:
         header = file.read(HEADER_BYTES)
+    if not _begins_sqlite(header):
+        return   # (no database, or an empty one: SQLite says which)
     if len(header) < HEADER_BYTES:
         raise _cut(name, f"it holds {size:,} bytes, fewer than the {HEADER_BYTES} of an "
                    "SQLite header")
-    if not header.startswith(SQLITE_MAGIC):
-        return   # (no database: SQLite says so)
     page_size = _page_size(header)
     if page_size is None:
         raise InputError("not an SQLite database: its header states a page size of "
@@ -238,6 +239,17 @@ def refuse_cut(path: str, name: str) -> None:
     elif size % page_size:
         raise _cut(name, f"it holds {size:,} bytes, not a whole number of its "
                    f"{page_size:,}-byte pages")
+
+
+def _begins_sqlite(header: bytes) -> bool:
+    """Whether ``header`` begins as an SQLite file does: its 16 bytes ``SQLite format 3``
+    and a NUL, or as many of them as the file holds (not none).
+
+    >>> _begins_sqlite(b"SQLite f"), _begins_sqlite(b"Time,Name"), _begins_sqlite(b"")
+    (True, False, False)
+    """
+    start = header[:len(SQLITE_MAGIC)]
+    return bool(start) and SQLITE_MAGIC.startswith(start)
 
 
 def _page_size(header: bytes) -> int | None:
