@@ -138,13 +138,29 @@ class _Gate(io.RawIOBase):
         super().close()
 
 
-class _DamageAsOSError(io.RawIOBase):
-    """A decompressing stream whose damage raises ``OSError``, as a cut gzip or a damaged
-    bz2 stream does, so every reader's handling of a cut input holds: ``lzma.LZMAError``
-    and ``zlib.error`` (gzip's "invalid distance too far back") are no ``OSError``."""
+class _Unpacking(io.RawIOBase):
+    """A decompressing stream (``kind``: gzip, xz or bz2) as every reader meets it: damage
+    raises ``OSError``, as a damaged bz2 stream does (``lzma.LZMAError`` and ``zlib.error``,
+    gzip's "invalid distance too far back", are no ``OSError``), and a stream cut short
+    raises the one :func:`cut_short` error for the input ``name``, at the bytes of content
+    handed on before it stopped, whatever reader was reading (its own parser would name a
+    wrong place, or read a shorter input).
 
-    def __init__(self, stream: _Readable, kind: str) -> None:
-        self._stream, self._kind = stream, kind
+    Each read hands on what one step of the decompressor yields (``readinto1``): the
+    decompressors raise ``EOFError`` only once all the content before the cut was handed
+    on, so the count is the exact place, where a whole-buffer ``readinto`` would drop the
+    part of its last buffer that was filled.
+
+    >>> import gzip
+    >>> packed = gzip.compress(b"0123456789" * 1000)
+    >>> stream = _Unpacking(gzip.GzipFile(fileobj=io.BytesIO(packed[:-8])), "gzip", "t.gz")
+    >>> stream.read()
+    Traceback (most recent call last):
+    traceconv.errors.InputError: t.gz:decompressed byte 10000: the gzip stream is cut short after 10,000 bytes of its content (a partial copy or download?)
+    """
+
+    def __init__(self, stream: _Unpacker, kind: str, name: str) -> None:
+        self._stream, self._kind, self._name, self._done = stream, kind, name, 0
 
     def readable(self) -> bool:
         return True
@@ -154,18 +170,54 @@ class _DamageAsOSError(io.RawIOBase):
         import zlib
 
         try:
-            return self._stream.readinto(buffer) or 0
+            n = self._stream.readinto1(buffer)
         except (lzma.LZMAError, zlib.error) as exc:
             raise OSError(f"not a valid {self._kind} stream: {exc}") from None
+        except EOFError:
+            raise cut_short(self._name, self._kind, self._done) from None
+        self._done += n
+        return n
 
     def close(self) -> None:
         self._stream.close()
         super().close()
 
 
+class _Unpacker(Protocol):
+    def readinto1(self, buffer: memoryview) -> int: ...
+
+    def close(self) -> None: ...
+
+
+def _unpacker(kind: str, raw: BinaryIO) -> _Unpacker:
+    """The decompressor of ``kind`` (gzip, xz, bz2) reading ``raw`` (closed apart)."""
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if kind == "xz":
+        import lzma
+
+        return lzma.LZMAFile(raw, "rb")
+    import bz2
+
+    return bz2.BZ2File(raw, "rb")
+
+
+def cut_short(name: str, kind: str, at: int) -> InputError:
+    """The one error for a compressed input whose stream stops before its end, ``at`` bytes
+    into its content (the part before the cut is whole, the rest lost: no reader reads it
+    as a smaller trace).
+
+    >>> str(cut_short("t.json.gz", "gzip", 12345))
+    't.json.gz:decompressed byte 12345: the gzip stream is cut short after 12,345 bytes of its content (a partial copy or download?)'
+    """
+    return InputError(f"the {kind} stream is cut short after {at:,} bytes of its content "
+                      "(a partial copy or download?)", file=name,
+                      location=f"decompressed byte {at}")
+
+
 def stopped_at(stream: BinaryIO, compressed: bool) -> str | None:
     """Where reading ``stream`` stopped, as an error location (of the decompressed data if
-    ``compressed``); None where the stream cannot tell. A gzip cut short fails a whole read
+    ``compressed``); None where the stream cannot tell. A damaged gzip fails a whole read
     block (up to 1 MiB): its place is where that block began.
 
     >>> stream = io.BytesIO(b"abcdef"); _ = stream.read(4); stopped_at(stream, False)
@@ -180,8 +232,8 @@ def stopped_at(stream: BinaryIO, compressed: bool) -> str | None:
 
 @contextlib.contextmanager
 def reading(name: str) -> Iterator[None]:
-    """Turn running out of memory, a failing operating system call, a compressed stream
-    cut short or a number of thousands of digits (Python refuses to convert it) met while
+    """Turn running out of memory, a failing operating system call, a read past the end of
+    the input or a number of thousands of digits (Python refuses to convert it) met while
     ``name`` is read, by any reader or library under it, into one :class:`InputError`
     naming the input and what to try, instead of an internal error.
 
@@ -201,7 +253,8 @@ def reading(name: str) -> Iterator[None]:
         raise InputError("ran out of memory reading this input (a smaller --max-bytes refuses "
                          "such inputs early; or try a machine with more memory)",
                          file=name) from None
-    except EOFError as exc:   # a compressed stream cut short, met by a reader that streams it
+    except EOFError as exc:   # a reader's read past the end (a compressed stream cut short
+        # is the input layer's own line, cut_short, before any reader sees it)
         raise InputError(f"cannot read: the input is cut short ({exc})", file=name) from None
     except ValueError as exc:
         from .numbers import is_digit_limit
@@ -403,8 +456,8 @@ class Source:
 
             with self._decompressed() as stream:
                 return dressing(stream.read(HEAD_BYTES))
-        except (OSError, EOFError):
-            return None   # (a cut gzip: the read itself will say where)
+        except OSError:
+            return None   # (a damaged stream: the read itself will say where)
 
     def _decompressed(self, whole: bool = False) -> BinaryIO:
         kind = self.compression
@@ -416,17 +469,7 @@ class Source:
             return raw   # (a file, its size judged before reading)
         if kind is None:   # (a spool's reader, which has readinto)
             return self._gated(cast(_Readable, raw), "byte", whole=whole)
-        unpacked: _Readable
-        if kind == "gzip":
-            unpacked = _DamageAsOSError(gzip.GzipFile(fileobj=raw, mode="rb"), "gzip")
-        elif kind == "xz":
-            import lzma
-
-            unpacked = _DamageAsOSError(lzma.LZMAFile(raw, "rb"), "xz")  # noqa: SIM115 - closed with it
-        else:
-            import bz2
-
-            unpacked = bz2.BZ2File(raw, "rb")
+        unpacked = _Unpacking(_unpacker(kind, raw), kind, self.name)
         return self._gated(unpacked, "decompressed byte", raw,
                            getattr(self.progress, "unpacked", None), whole)
 
@@ -467,7 +510,7 @@ class Source:
             with self.open(whole=size < 0) as stream:
                 try:
                     return stream.read(size)
-                except (OSError, EOFError) as exc:   # e.g. a gzip cut short
+                except (OSError, EOFError) as exc:   # e.g. a damaged gzip
                     raise InputError(f"cannot read: {exc}", file=self.name,
                                      location=stopped_at(stream, self.compressed)) from None
         except (OSError, EOFError) as exc:

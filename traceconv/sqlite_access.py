@@ -16,6 +16,11 @@ read-only, safe for a hostile file, and bounded by the input's size.
   (``SQLITE_LIMIT_LENGTH``), and SQLite's heap a hard limit while it is open. Virtual
   generated columns are not read at all (:func:`computed_columns`; they read as missing,
   counted as ``sqlite.generated_column_ignored``).
+- **A file cut short** (a copy or download that stopped early) is refused before it is
+  opened (:func:`refuse_cut`): SQLite reads the pages it finds, and a query of a missing one
+  says "malformed", or nothing at all where the cut took pages no query reads first (a
+  smaller trace). The header states the page size and, where its version numbers agree,
+  the pages the database holds.
 - **Text that is not UTF-8** (one damaged name in a string table) is read with the bytes
   it cannot decode shown as U+FFFD, each such text counted once (``sqlite.invalid_utf8``),
   instead of one undecodable value refusing the whole file.
@@ -42,6 +47,8 @@ HEAP_AT_LEAST = 256 << 20
 HEAP_PER_BYTE = 4
 LENGTH_AT_LEAST = 1 << 20   # the longest string or blob, at least (the input's size else)
 LOGS = ("-wal", "-journal")
+SQLITE_MAGIC = b"SQLite format 3\x00"
+HEADER_BYTES = 100   # the database header, at the start of its first page
 _LIMIT_LENGTH = 0   # sqlite3.SQLITE_LIMIT_LENGTH (named in Python 3.11 on)
 _COPY_CHUNK = 1 << 20
 
@@ -157,7 +164,9 @@ def open_sqlite(path: str, name: str, *, input_bytes: int,
                 immutable: bool = True) -> Iterator[Guarded]:
     """``path`` opened read-only with every bound of this module (``name``: the input as
     the user named it, for errors). A file that is not an SQLite database raises
-    :class:`InputError` naming it."""
+    :class:`InputError` naming it, and so does one cut short (:func:`refuse_cut`)."""
+    if path != ":memory:":
+        refuse_cut(path, name)
     try:
         connection = sqlite3.connect(readonly_uri(path, immutable) if path != ":memory:"
                                      else path, uri=True, check_same_thread=False)
@@ -185,6 +194,82 @@ def open_sqlite(path: str, name: str, *, input_bytes: int,
     finally:
         connection.close()
         _set_heap_limit(heap)
+
+
+def refuse_cut(path: str, name: str) -> None:
+    """Refuse the database file at ``path`` (``name``: the input as the user named it) when
+    it holds fewer bytes than its header states: fewer than the 100 of the header itself,
+    or fewer than its page size (bytes 16-17, 1 standing for 65,536) times its pages
+    (bytes 28-31; valid where the version-valid-for number at 92-95 equals the change
+    counter at 24-27, as every SQLite since 3.7.0 writes it; else a partial last page is
+    the cut). A file whose first bytes are no SQLite header's is left to SQLite to refuse,
+    and so is an empty one (SQLite's empty database: nothing is read from it). A
+    write-ahead log or journal beside it may hold the pages the file lacks, or a size it
+    no longer has: such a file is not judged.
+
+    >>> import tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.sqlite")
+    >>> with contextlib.closing(sqlite3.connect(path)) as db:
+    ...     db.executescript("pragma page_size = 4096; create table t (a)")  # doctest: +ELLIPSIS
+    <sqlite3.Cursor ...>
+    >>> os.truncate(path, os.path.getsize(path) - 1)
+    >>> refuse_cut(path, "t.sqlite")
+    Traceback (most recent call last):
+    traceconv.errors.InputError: t.sqlite: the SQLite database is cut short: it holds 8,191 bytes where its header states 2 pages of 4,096 bytes (8,192 bytes) (a partial copy or download?)
+    """
+    if path == ":memory:" or any(os.path.exists(path + suffix) for suffix in LOGS):
+        return
+    size = os.path.getsize(path)
+    with open(path, "rb") as file:
+        header = file.read(HEADER_BYTES)
+    if not _begins_sqlite(header):
+        return   # (no database, or an empty one: SQLite says which)
+    if len(header) < HEADER_BYTES:
+        raise _cut(name, f"it holds {size:,} bytes, fewer than the {HEADER_BYTES} of an "
+                   "SQLite header")
+    page_size = _page_size(header)
+    if page_size is None:
+        raise InputError("not an SQLite database: its header states a page size of "
+                         f"{int.from_bytes(header[16:18], 'big'):,} bytes", file=name)
+    pages = int.from_bytes(header[28:32], "big")
+    if pages and header[24:28] == header[92:96]:
+        if size < pages * page_size:
+            raise _cut(name, f"it holds {size:,} bytes where its header states {pages:,} "
+                       f"pages of {page_size:,} bytes ({pages * page_size:,} bytes)")
+    elif size % page_size:
+        raise _cut(name, f"it holds {size:,} bytes, not a whole number of its "
+                   f"{page_size:,}-byte pages")
+
+
+def _begins_sqlite(header: bytes) -> bool:
+    """Whether ``header`` begins as an SQLite file does: its 16 bytes ``SQLite format 3``
+    and a NUL, or as many of them as the file holds (not none).
+
+    >>> _begins_sqlite(b"SQLite f"), _begins_sqlite(b"Time,Name"), _begins_sqlite(b"")
+    (True, False, False)
+    """
+    start = header[:len(SQLITE_MAGIC)]
+    return bool(start) and SQLITE_MAGIC.startswith(start)
+
+
+def _page_size(header: bytes) -> int | None:
+    """The page size an SQLite header states (a power of two from 512 to 65,536, the
+    last written 1), or None where it states no such size.
+
+    >>> _page_size(bytes(16) + b"\\x10\\x00"), _page_size(bytes(16) + b"\\x00\\x01")
+    (4096, 65536)
+    >>> _page_size(bytes(16) + b"\\x03\\x00") is None
+    True
+    """
+    stated = int.from_bytes(header[16:18], "big")
+    size = 65536 if stated == 1 else stated
+    return size if 512 <= size <= 65536 and size & (size - 1) == 0 else None
+
+
+def _cut(name: str, what: str) -> InputError:
+    """The one line for a database file cut short, ``what`` saying by how much."""
+    return InputError(f"the SQLite database is cut short: {what} (a partial copy or "
+                      "download?)", file=name)
 
 
 def _set_heap_limit(limit: int) -> int:
@@ -246,7 +331,10 @@ def computed_columns(connection: sqlite3.Connection, table: str) -> tuple[list[s
 
 def table_names(path: str) -> set[str]:
     """The tables of the database file at ``path`` (empty when it cannot be opened), for
-    sniffing: opened as every database is, with a small budget."""
+    sniffing: opened as every database is, with a small budget. A file cut short raises
+    :class:`InputError` (:func:`refuse_cut`): its schema may be what the cut took, and
+    detection would then name no format, or a reader its tables "none"."""
+    refuse_cut(path, path)
     try:
         with open_sqlite(path, path, input_bytes=0) as db:
             return {row[0] for row in db.connection.execute(

@@ -85,7 +85,7 @@ def _decompressed_copy(source: Source) -> Iterator[str]:
         with out, source.open() as stream:
             try:
                 shutil.copyfileobj(stream, out, _COPY_CHUNK)
-            except (OSError, EOFError) as exc:   # a gzip cut short
+            except (OSError, EOFError) as exc:   # a damaged gzip (one cut short: cut_short)
                 raise InputError(f"cannot read: {exc}", file=source.name) from None
         yield path
 

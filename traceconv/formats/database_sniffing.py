@@ -39,8 +39,9 @@ def is_sqlite(head: bytes) -> bool:
 
 
 def table_names(source: Source) -> set[str]:
-    """The tables of a database file (empty when it cannot be opened). Only plain files are
-    opened (a gzipped one would need a copy: its head decides alone)."""
+    """The tables of a database file (empty when it cannot be opened; one cut short is
+    refused, whatever reader or sniffer asked). Only plain files are opened (a gzipped one
+    would need a copy: its head decides alone)."""
     if source.is_stdin or source.compressed or not os.path.isfile(source.path):
         return set()
     from ..sqlite_access import table_names as tables_of_file

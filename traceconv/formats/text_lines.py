@@ -114,7 +114,7 @@ class SourceLines:
                                        newline="")   # (a BOM is no text of a line)
                 try:
                     yield from self._lines(text)
-                except (OSError, EOFError) as exc:   # e.g. a gzip cut short
+                except (OSError, EOFError) as exc:   # e.g. a damaged gzip
                     raise InputError(f"cannot read: {exc}", file=source.name,
                                      location=stopped_at(stream, source.compressed)) from None
         except (OSError, EOFError) as exc:
@@ -165,7 +165,7 @@ class SourceLines:
 def text_lines(source: Source) -> SourceLines:
     """The lines of ``source`` decoded as UTF-8 (a BOM dropped, undecodable bytes replaced), the
     same as ``split_lines(source.read_text())`` gives (a line past :data:`MAX_LINE` characters
-    is cut there, counted as ``input.line_cut``); a read that fails (a cut gzip) raises
+    is cut there, counted as ``input.line_cut``); a read that fails (a damaged gzip) raises
     :class:`InputError` naming the file, as :meth:`Source.read_text` does.
 
     >>> import os, tempfile

@@ -1,6 +1,6 @@
 """One rule for what goes wrong while a Chrome trace's text is read, shared by the reader
 and the checker: the error names the file and the place (line:col, a JSON path and byte
-offset, or where a cut gzip stopped)."""
+offset, or where a damaged gzip stopped)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,6 @@ def located_errors(source: Source, stream: BinaryIO) -> Iterator[None]:
                              location=f"{exc.path}, byte {exc.offset}") from None
         where = f"{exc.line}:{exc.column}" if exc.line else None
         raise InputError(f"not valid JSON: {exc}", file=source.name, location=where) from None
-    except (OSError, EOFError) as exc:   # a cut or corrupt gzip: where it stopped
+    except (OSError, EOFError) as exc:   # a corrupt gzip: where it stopped
         raise InputError(f"cannot read: {exc}", file=source.name,
                          location=stopped_at(stream, source.compressed)) from None
