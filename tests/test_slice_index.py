@@ -34,7 +34,7 @@ def test_a_point_after_more_than_max_walk_short_slices_in_a_long_one():
     assert found.tolist() == [outer]
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=200, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 400), st.integers(0, 120)),
                 min_size=1, max_size=60),
        st.lists(st.tuples(st.integers(0, 2), st.integers(0, 520)), min_size=1, max_size=40))
@@ -47,6 +47,8 @@ def test_the_innermost_slice_around_any_point(slices, points):
     index = SliceIndex(trace)
     at = np.array([tracks[t] for t, _ in points]), np.array([time for _, time in points])
     expected = [brute_force(trace, tracks[t], time) for t, time in points]
-    for walk in (MAX_WALK, 1, 0):   # (the step-by-step walk, then the chain, or the chain alone)
-        with patch("traceconv.model.slice_index.MAX_WALK", walk):
+    # the step-by-step walk, then the blocks (of many sizes: their edges), or the blocks alone
+    for walk, block in ((MAX_WALK, 1024), (1, 1), (1, 2), (0, 3), (0, 7), (2, 16)):
+        with patch("traceconv.model.slice_index.MAX_WALK", walk), \
+                patch("traceconv.model.slice_index._BLOCK", block):
             assert enclosing_rows(index, *at).tolist() == expected
