@@ -959,6 +959,11 @@ CODES: tuple[CodeInfo, ...] = (
           "a table whose rows read exceed what the report states of it beyond the printed "
           "precision: nothing lost, the report disagrees with itself (numbers edited, rows of "
           "another run); both numbers in the example (traceconv/formats/stated_totals.py)"),
+    _Code("{reader}.stated_total_unchecked", "note",
+          "a table whose stated total or shares could not be compared with its rows: the "
+          "total or a row's share is printed as no number (a cell edited, text of another "
+          "column); the rows are kept, that check not made; the place and the text in the "
+          "example (traceconv/formats/stated_totals.py)"),
     _Code("{reader}.invalid_utf8", "repaired",
           "strings that were not valid UTF-8: undecodable bytes shown as U+FFFD"),
 )
