@@ -402,6 +402,8 @@ CODES: tuple[CodeInfo, ...] = (
           "times that a clock shift would have moved past int64: stopped at its end"),
     _Code("model.device_number_beyond", "dropped", "device memory sizes or compute "
           "capabilities that are negative or past int64: not known"),
+    _Code("model.id_beyond_int64", "dropped", "a process's pid, a track's tid or a sort "
+          "index that is an integer past int64: not known (the name still shows it)"),
     _Code("model.slice_end_beyond_int64", "repaired",
           "slices whose end (start + duration) passes int64: shortened to end there"),
     # nesting
