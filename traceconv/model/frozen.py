@@ -232,6 +232,24 @@ class FrozenDict(dict[K, V], metaclass=_MadeWhole):
         "update", "__init__"))
 
 
+def _made_list(items: Any) -> FrozenList[Any]:
+    """``FrozenList(items)`` without the metaclass's Python call (freezing makes one per
+    distinct list a trace holds)."""
+    made = _NEW_LIST(FrozenList)
+    _EXTEND(made, items)
+    return made
+
+
+def _made_dict(items: Any) -> FrozenDict[Any, Any]:
+    """``FrozenDict(items)``, as :func:`_made_list` makes a list."""
+    made = _NEW_DICT(FrozenDict)
+    _UPDATE(made, items)
+    return made
+
+
+_NEW_LIST, _EXTEND, _NEW_DICT, _UPDATE = list.__new__, list.extend, dict.__new__, dict.update
+
+
 def frozen_array(column: array | FrozenArray) -> FrozenArray:  # type: ignore[type-arg]
     """``column`` as a :class:`FrozenArray` (one copy of its bytes; none when it is one)."""
     return column if isinstance(column, FrozenArray) else FrozenArray(column.typecode, column)
@@ -239,7 +257,7 @@ def frozen_array(column: array | FrozenArray) -> FrozenArray:  # type: ignore[ty
 
 def frozen_list(items: list[T]) -> FrozenList[T]:
     """``items`` as a :class:`FrozenList` (itself when it is one)."""
-    return items if isinstance(items, FrozenList) else FrozenList(items)
+    return items if isinstance(items, FrozenList) else _made_list(items)
 
 
 _GRAPH_CHANGES = ("add_node", "add_nodes_from", "remove_node", "remove_nodes_from",
@@ -322,16 +340,16 @@ def deep_freeze(value: Any) -> Any:
     if kind not in _CONTAINERS:
         return _frozen_leaf(value)
     if kind is dict and _MUTABLE.isdisjoint(map(type, value.values())):
-        return FrozenDict(value)   # (the common case: a flat dict of numbers and strings)
+        return _made_dict(value)   # (the common case: a flat dict of numbers and strings)
     if kind is list and _MUTABLE.isdisjoint(map(type, value)):
-        return FrozenList(value)   # (a flat list: a profiler's shapes, types, strides)
+        return _made_list(value)   # (a flat list: a profiler's shapes, types, strides)
     stack: list[tuple[Any, Any, list[Any]]] = [(value, _entries(value), [])]
     while True:
         node, entries, built = stack[-1]
         for key, child in entries:
             kind = type(child)
             if kind is list and _MUTABLE.isdisjoint(map(type, child)):
-                built.append((key, FrozenList(child)))   # (a shape in a list of shapes)
+                built.append((key, _made_list(child)))   # (a shape in a list of shapes)
             elif kind in _CONTAINERS:
                 built.append(key)   # (its frozen value replaces it when the child is done)
                 stack.append((child, _entries(child), []))
@@ -342,10 +360,10 @@ def deep_freeze(value: Any) -> Any:
             stack.pop()
             kind = type(node)
             if kind is dict or kind is FrozenDict:
-                frozen: Any = FrozenDict(built)
+                frozen: Any = _made_dict(built)
             else:
                 values = [item for _, item in built]
-                frozen = tuple(values) if kind is tuple else FrozenList(values)
+                frozen = tuple(values) if kind is tuple else _made_list(values)
             if not stack:
                 return frozen
             parent = stack[-1][2]
@@ -396,7 +414,7 @@ def deep_freeze_in_place(values: list[Any], first: int = 0) -> None:
             items = tuple(value)
             twin = alike.get(items)
             if twin is None:
-                twin = alike[items] = FrozenList(items)
+                twin = alike[items] = _made_list(items)
         else:
             twin = frozen.get(id(value))
             if twin is None:

@@ -122,8 +122,8 @@ def _ids(trace: Trace) -> Iterator[Problem]:
                     or t.parent is not None and not 0 <= t.parent < tracks],
                    lambda i: f"track id {i}")
     yield _problem("ids", "processes and tracks whose pid, tid or sort index is past int64",
-                   [f"{r.name!r}: {name}" for r in (*trace.processes, *trace.tracks)
-                    for name in r.ids_out_of_range()])
+                   [f"{r.name!r}: {name}" for records in (trace.processes, trace.tracks)
+                    for r in records for name in r.ids_out_of_range()])
 
 
 def _tables(trace: Trace) -> Iterator[tuple[str, Any]]:
