@@ -66,6 +66,59 @@ def test_ids_beyond_int64_stay_in_the_args_of_the_table():
     assert table["args.correlation"][op] == 2**70
 
 
+# A Kineto trace whose ids no int64 holds, written by hand: a pid and a tid that are JSON
+# integers of 30 digits, a pid of 1e400 (a double reads it as infinity) and a pid of 5,000
+# digits of text. Hand count: 2 integers past int64 (the double and the text are names,
+# never numbers: a process's pid is an int).
+HUGE = 123456789012345678901234567890
+IDS_PAST_INT64 = ('{"schemaVersion": 1, "traceEvents": ['
+                  f'{{"ph": "X", "name": "a", "pid": {HUGE}, "tid": 1, "ts": 1, "dur": 2}},'
+                  f'{{"ph": "X", "name": "b", "pid": 1, "tid": {HUGE}, "ts": 3, "dur": 2}},'
+                  '{"ph": "X", "name": "c", "pid": 1e400, "tid": 2, "ts": 5, "dur": 2},'
+                  f'{{"ph": "X", "name": "d", "pid": "{"9" * 5000}", "tid": 3, "ts": 7,'
+                  ' "dur": 2}]}')
+
+
+@pytest.fixture
+def ids_past_int64(tmp_path: Path) -> Path:
+    path = tmp_path / "ids.pt.trace.json"
+    path.write_text(IDS_PAST_INT64)
+    return path
+
+
+def test_ids_past_int64_are_not_known_and_counted(ids_past_int64: Path):
+    """The builder's one rule: such a pid or tid is not known (its name keeps the number),
+    counted once each; the table export holds -1 there (an OverflowError converting them to
+    int64 before; the 5,000 digits: a malformed event)."""
+    trace = traceconv.load(ids_past_int64)
+    assert trace.diagnostics.count("model.id_beyond_int64") == 2
+    assert {p.name: p.pid for p in trace.processes} == {
+        f"pid {HUGE}": None, "pid 1": 1, "pid inf": None, "pid " + "9" * 5000: None}
+    assert {t.name: t.tid for t in trace.tracks} == {
+        "thread 1": 1, f"thread {HUGE}": None, "thread 2": 2, "thread 3": 3}
+    table = trace.to_pandas()[["name", "pid", "tid"]].to_dict("records")
+    assert table == [{"name": "a", "pid": -1, "tid": 1}, {"name": "b", "pid": 1, "tid": -1},
+                     {"name": "c", "pid": -1, "tid": 2}, {"name": "d", "pid": -1, "tid": 3}]
+    assert traceconv.validate(trace) == []
+
+
+@pytest.mark.parametrize("command", [
+    ["check", "{input}"], ["check", "--json", "{input}"], ["check", "--model", "{input}"],
+    ["{input}", "-o", "{out}/out.pftrace"], ["{input}", "-o", "{out}/out.json"],
+    ["info", "--json", "{input}"], ["overview", "{input}", "-o", "{out}/ov.pftrace"],
+    ["split", "{input}", "--by", "time=2us", "-o", "{out}/pieces"]],
+    ids=["check", "check_json", "check_model", "pftrace", "chrome", "info", "overview", "split"])
+def test_ids_past_int64_read_in_every_command(ids_past_int64: Path, tmp_path: Path, command):
+    from click.testing import CliRunner
+
+    from traceconv.cli import app
+    args = [part.format(input=ids_past_int64, out=tmp_path) for part in command]
+    result = CliRunner().invoke(app, args)
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "internal error" not in result.output and "Traceback" not in result.output
+    assert result.exit_code in (0, 1) and (result.exit_code == 0 or command[0] == "check")
+
+
 # One real sample of each statistics reader, and the name of a row in it.
 STATS_SAMPLES = [
     ("rocprof/dalg24__kokkos__results.stats.csv", "rocprof"),

@@ -169,3 +169,29 @@ def test_one_malformed_event_leaves_the_pairing_of_the_others(tmp_path_factory, 
     assert [(b.address, b.size, b.alloc_ns, b.free_ns) for b in trace.memory] == \
         _allocator_blocks(events)[0]
     assert trace.diagnostics.count("kineto.malformed_memory_event") == 1
+
+
+def test_allocator_totals_at_the_int64_edge_stay_there(tmp_path):
+    """``Total Allocated`` and ``Total Reserved`` stated as 2**63 - 1 (int64's largest,
+    written by hand) are held as counter doubles, which round them to 2**63: read back as
+    whole numbers they stay 2**63 - 1 (numbers.int64_of_floats), where numpy's cast wrapped
+    them to -2**63 and ``advise`` reported a negative peak."""
+    from traceconv.analysis.memory_moment import memory_report
+    from traceconv.model.memory import allocator_series
+
+    edge = 2**63 - 1
+    args = {"Device Type": 1, "Device Id": 0, "Addr": 4096, "Total Reserved": edge}
+    events = [{"ph": "X", "name": "aten::empty", "cat": "cpu_op", "pid": 1, "tid": 1,
+               "ts": 1, "dur": 10},
+              *({"ph": "i", "s": "t", "name": "[memory]", "cat": "cpu_instant_event",
+                 "pid": 1, "tid": 1, "ts": ts, "args": dict(args, **change)}
+                for ts, change in ((2, {"Bytes": 512, "Total Allocated": edge}),
+                                   (20, {"Bytes": -512, "Total Allocated": 0})))]
+    path = tmp_path / "edge.pt.trace.json"
+    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
+    trace = traceconv.load(path)
+    times, reserved, allocated = allocator_series(trace)
+    assert (times.tolist(), reserved.tolist(), allocated.tolist()) == (
+        [2_000, 20_000], [edge, edge], [edge, 0])
+    (device,) = memory_report(trace)["devices"]
+    assert device["allocated_by_allocator_bytes"] == edge

@@ -301,6 +301,86 @@ def test_a_frozen_trace_with_an_op_graph_pickles_and_stays_frozen() -> None:
         again.graph.add_node("x")
 
 
+MIGRAPHX = ROOT / "samples/migraphx/perf_simple_graph_rocm4.txt"   # (a lazy op graph)
+
+
+def _everything(trace: Trace) -> str:
+    """The whole content of ``trace``, by value, as text (NaN equals NaN): what a fresh load
+    of its file must still equal."""
+    meta = trace.metadata
+    tables = {name: {column: getattr(table, column).tolist() for column, _ in table._columns}
+              for name in ("slices", "instants", "counters", "flows")
+              for table in [getattr(trace, name)]}
+    graph = trace.graph
+    return repr({
+        "metadata": [getattr(meta, name) for name in (
+            "source_format", "source_version", "source_file", "framework", "rank",
+            "world_size", "devices", "run", "clock_base_ns", "clock", "attributes")],
+        "diagnostics": trace.diagnostics.as_list(), "strings": trace.strings.strings,
+        "records": [trace.processes, trace.tracks, trace.stats], "tables": tables,
+        "args": [list(trace.slices.args), list(trace.instants.args)],
+        "memory": [list(trace.memory), list(trace.reservations)],
+        "graph": [graph.graph, list(graph.nodes(data=True)), list(graph.edges(data=True))]})
+
+
+def _graph_method_back(trace: Trace) -> None:
+    import networkx as nx
+    graph = trace.graph
+    graph.add_node = nx.DiGraph.add_node.__get__(graph)   # (networkx.freeze's own hole)
+    graph.add_node("new op")
+
+
+def _graph_refusal_deleted(trace: Trace) -> None:
+    graph = trace.graph
+    del graph.add_node   # (networkx.freeze's refusals are attributes of the graph)
+    graph.add_node("new op")
+
+
+def _record_state(trace: Trace) -> None:
+    state = trace.tracks[0].__getstate__()
+    trace.tracks[0].__setstate__([state[0], "renamed", *state[2:]])
+
+
+# Routes that changed a loaded trace before (a hostile round found them; each its own
+# way past the refusals the routes above meet): sample, route, the error it must raise.
+ROUTES_ONCE_OPEN = {
+    "args_key_sets_replaced": (MEGENGINE, lambda t: setattr(
+        t.slices.args, "key_sets", [("x",) * len(k) for k in t.slices.args.key_sets])),
+    "args_column_init_again": (MEGENGINE, lambda t: t.slices.args.__init__()),
+    "string_table_init_again": (MEGENGINE, lambda t: t.strings.__init__()),
+    "diagnostics_init_again": (MEGENGINE, lambda t: t.diagnostics.__init__()),
+    "memory_table_init_again": (MEGENGINE, lambda t: t.memory.__init__()),
+    "column_init_again": (MEGENGINE, lambda t: t.slices.start.__init__(
+        "q", [0] * len(t.slices))),
+    "frozen_list_init_again": (MEGENGINE, lambda t: t.tracks.__init__([])),
+    "frozen_dict_init_again": (MEGENGINE, lambda t: t.metadata.attributes.__init__(x=1)),
+    "device_init_again": (KINETO, lambda t: t.metadata.devices[0].__init__(name="other")),
+    "stated_run_init_again": (KINETO, lambda t: t.metadata.run.__init__(walltime_ns=1)),
+    "record_state_set": (MEGENGINE, _record_state),
+    "trace_state_set": (MEGENGINE, lambda t: t.__setstate__(dict(vars(t), tracks=[]))),
+    "graph_attributes_replaced": (MEGENGINE, lambda t: setattr(t.graph, "graph", {"x": 1})),
+    "graph_flag_cleared": (MEGENGINE, lambda t: setattr(t.graph, "frozen", False)),
+    "graph_refusal_deleted": (MEGENGINE, _graph_refusal_deleted),
+    "graph_method_set_back": (MEGENGINE, _graph_method_back),
+    "graph_init_again": (MEGENGINE, lambda t: t.graph.__init__()),
+    "lazy_graph_init_again": (MIGRAPHX, lambda t: t._graph.__init__()),
+    "graphless_graph_attributes": (SNAPSHOT, lambda t: t.graph.graph.__setitem__("x", 1)),
+    "memory_known_view": (MEGENGINE, lambda t: t.memory.known("alloc_ns").__setitem__(
+        0, False)),
+}
+
+
+@pytest.mark.parametrize("route", ROUTES_ONCE_OPEN)
+def test_no_route_changes_a_loaded_trace(route: str) -> None:
+    """Each route raises (a numpy view: its read-only ValueError), and the trace still
+    equals a fresh load of its file, graph filled or not."""
+    sample, change = ROUTES_ONCE_OPEN[route]
+    trace = traceconv.load(sample)
+    with pytest.raises((FrozenTraceError, ValueError)):
+        change(trace)
+    assert _everything(trace) == _everything(traceconv.load(sample))
+
+
 # -- one planted break per invariant ------------------------------------------------
 
 def _valid() -> Trace:

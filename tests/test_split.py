@@ -481,3 +481,45 @@ def test_fuzzed_inputs_split_or_end_in_one_line(tmp_path, path, by, clip):
         manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
         assert len(manifest["pieces"]) + manifest["empty_windows"] == manifest["windows"]
         assert (tmp_path / "out" / "overview.pftrace").exists()
+
+
+# traces of no timed event: none at all, metadata only, an X event without its "ts"
+UNTIMED = {
+    "empty": {"traceEvents": []},
+    "metadata_only": {"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1,
+                                       "args": {"name": "python"}}]},
+    "no_ts": {"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "dur": 3}]},
+}
+UNTIMED_COMMANDS = {
+    "overview": ["overview", "{input}", "-o", "{out}/ov.pftrace"],
+    "split_time": ["split", "{input}", "--by", "time=1ms", "-o", "{out}/pieces"],
+    "split_step": ["split", "{input}", "--by", "step", "-o", "{out}/pieces"],
+    "split_rank": ["split", "{input}", "--by", "rank", "-o", "{out}/pieces"],
+    "split_size": ["split", "{input}", "--target-size", "1MB", "-o", "{out}/pieces"],
+}
+
+
+@pytest.mark.parametrize("command", UNTIMED_COMMANDS)
+@pytest.mark.parametrize("name", UNTIMED)
+def test_a_trace_of_no_timed_event_is_refused_leaving_nothing(tmp_path, name, command):
+    """Nothing to show or cut: one line naming the file and ``$``, exit 1, and no output
+    (split made its folder first and left it behind, empty; overview wrote an empty one)."""
+    source = tmp_path / f"{name}.json"
+    source.write_text(json.dumps(UNTIMED[name]))
+    out = tmp_path / "new" / "out"
+    args = [part.format(input=source, out=out) for part in UNTIMED_COMMANDS[command]]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        f"traceconv: error: {source}:$: no timed event: every event is metadata or has no "
+        "usable 'ts', nothing to show or cut"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [source.name]   # (no "new")
+
+
+def test_a_refused_split_leaves_the_folder_it_found_as_it_was(tmp_path):
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "notes.txt").write_text("mine")
+    result = CliRunner().invoke(app, ["split", str(DDP[0]), "--by", "step", "-o", str(kept)])
+    assert result.exit_code == 1 and "no step markers" in result.output
+    assert [p.name for p in kept.iterdir()] == ["notes.txt"]

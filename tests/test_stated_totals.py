@@ -223,3 +223,29 @@ def test_a_total_printed_past_the_largest_float_bounds_nothing(tmp_path):
     trace = traceconv.load(path)
     assert not {d.code for d in trace.diagnostics} & {
         "migraphx.stated_total_differs", "migraphx.rows_missing"}
+
+
+def test_a_share_printed_as_no_number_is_counted_unchecked_not_a_crash(tmp_path):
+    """A top-level Operator Summary share edited to text (``abcde``): the table's shares
+    cannot be added up, so the comparison is not made and says so (a note naming the
+    table's title line), the file still reads whole (an internal ValueError before)."""
+    text = SUMMARY.read_text()
+    row = re.search(r"^conv2d dygraph .*/ (12\.29) ", text, re.M)   # a top-level row
+    edited = tmp_path / "summary.txt"
+    edited.write_text(text[:row.start(1)] + "abcde" + text[row.end(1):])
+    title = text[:text.index("Operator Summary---")].count("\n") + 1   # (line 68, by hand)
+    trace = traceconv.load(edited)
+    assert _findings(trace) == {}
+    assert len(trace.stats) == SUMMARY_ROWS
+    assert trace.diagnostics["paddle_summary.stated_total_unchecked"].example == (
+        f"line {title}: Operator Summary, thread All threads merged: % of the time printed "
+        "'abcde', no number: not compared")
+
+
+def test_a_stated_total_printed_as_no_number_is_counted_unchecked():
+    from traceconv.formats.stated_totals import compare_total
+    from traceconv.model import Diagnostics
+    found = Diagnostics()
+    assert compare_total(found, "migraphx", "line 9: perf report", "1.5ms?", ["1.5"],
+                         what="ms of instruction time")
+    assert [(d.code, d.count) for d in found] == [("migraphx.stated_total_unchecked", 1)]

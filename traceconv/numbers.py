@@ -280,6 +280,34 @@ def int64_edge(number: int) -> int:
     return min(max(number, INT64_MIN), INT64_MAX)
 
 
+def int64_of_floats(values: np.ndarray, where: str) -> np.ndarray:
+    """Doubles that stand for whole numbers (a counter's samples: the allocator's totals a
+    file states, bytes a writer rounded) as int64, each to the nearest integer; one that
+    int64 cannot hold (infinity too) at the nearer edge, where every total traceconv makes
+    of a trace lands (:func:`int64_edge`), never the value numpy's ``astype`` wraps it to
+    (2**63, the double nearest int64's maximum, became -2**63). NaN is no number of any
+    size: :class:`NumberError` naming ``where`` (the builder makes a counter's NaN 0, so only
+    a trace made by hand meets it).
+
+    >>> import numpy as np
+    >>> int64_of_floats(np.array([2.4, 2.0**63, -1e300, float("inf")]), "x").tolist() == [
+    ...     2, INT64_MAX, INT64_MIN, INT64_MAX]
+    True
+    >>> int64_of_floats(np.array([1.0, float("nan")]), "counter 'CUDA:0 allocated'")
+    Traceback (most recent call last):
+    traceconv.numbers.NumberError: counter 'CUDA:0 allocated': NaN where a whole number must be
+    """
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    if np.isnan(values).any():
+        raise NumberError(f"{where}: NaN where a whole number must be", where)
+    inside = (values >= INT64_MIN) & (values < 2.0 ** 63)   # (2**63: the first double past)
+    whole = np.where(values > 0, INT64_MAX, INT64_MIN).astype(np.int64)
+    whole[inside] = np.rint(values[inside]).astype(np.int64)
+    return whole
+
+
 def int64_total(values: Iterable[int]) -> tuple[int, bool]:
     """The exact sum of ``values`` at the int64 edge (:func:`int64_edge`), and whether
     it had to move there.

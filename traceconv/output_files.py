@@ -309,6 +309,44 @@ def output_folder(path: str | os.PathLike[str]) -> str:
     return folder
 
 
+@contextlib.contextmanager
+def made_folder(path: str | os.PathLike[str]) -> Iterator[str]:
+    """``path`` as a folder for outputs (:func:`output_folder`) for the outputs of one
+    block: a block that fails (a refused input, an error, a signal) leaves no folder behind
+    that this call made, nor anything written in it (a folder that was there stays, as it
+    was left).
+
+    >>> import tempfile
+    >>> where = os.path.join(tempfile.mkdtemp(), "pieces", "run1")
+    >>> with made_folder(where):
+    ...     raise OSError("refused")
+    Traceback (most recent call last):
+    OSError: refused
+    >>> os.path.exists(os.path.dirname(where))
+    False
+    """
+    created = _first_missing(os.fspath(path))
+    folder = output_folder(path)
+    try:
+        yield folder
+    except BaseException:
+        if created is not None:   # (all in it is this run's: made by it, under it)
+            shutil.rmtree(created, ignore_errors=True)
+        raise
+
+
+def _first_missing(folder: str) -> str | None:
+    """The outermost folder of ``folder``'s path that does not exist yet (None: none)."""
+    missing = None
+    current = os.path.abspath(folder)
+    while not os.path.lexists(current):
+        missing, parent = current, os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return missing
+
+
 def remove_output(path: str | os.PathLike[str], *,
                   inputs: Iterable[str | os.PathLike[str]] | Files) -> None:
     """Remove a file traceconv wrote (an old ``manifest.json``, a converted piece); a link

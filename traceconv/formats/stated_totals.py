@@ -45,6 +45,7 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 
 from ..model import Diagnostics
+from ..numbers import shown
 from .stray_lines import rows_left_out
 
 Printed = str   # a number as the report printed it: its digits are its precision
@@ -100,7 +101,15 @@ def _exact(printed: Printed) -> Decimal:
     try:
         return Decimal(_text(printed).replace(",", "").strip())
     except InvalidOperation:
-        raise ValueError(f"not a number: {printed!r}") from None
+        raise _NotPrinted(printed) from None
+
+
+class _NotPrinted(ValueError):
+    """Text given as a printed number that is no number (shown cut: it is the file's)."""
+
+    def __init__(self, printed: str) -> None:
+        self.text = shown(printed, 40)
+        super().__init__(f"not a number: {self.text}")
 
 
 def compare_total(diagnostics: Diagnostics, reader: str, where: str, stated: Printed | int,
@@ -123,15 +132,30 @@ def compare_total(diagnostics: Diagnostics, reader: str, where: str, stated: Pri
     False
     >>> found["paddle_summary.rows_missing"].example
     'line 56: Model Summary: 101.66 ms of ProfileStep stated, the rows read give 89.72'
+
+    A total or part printed as no number (a cell edited, text of another column) leaves
+    nothing to compare: counted as ``{reader}.stated_total_unchecked``, never a finding.
+
+    >>> compare_total(found, "paddle_summary", "line 68: Operator Summary", 100,
+    ...               ["30.79", "abcde"], what="% of the time")
+    True
+    >>> found["paddle_summary.stated_total_unchecked"].example
+    "line 68: Operator Summary: % of the time printed 'abcde', no number: not compared"
     """
-    total = Decimal(stated) if isinstance(stated, int) else _exact(stated)
+    try:
+        total = Decimal(stated) if isinstance(stated, int) else _exact(stated)
+        values = [(part, _exact(part)) for part in parts]
+    except _NotPrinted as exc:   # (one line per file is for what cannot be read at all)
+        diagnostics.add(f"{reader}.stated_total_unchecked",
+                        example=f"{where}: {what} printed {exc.text}, no number: not compared")
+        return True
     if not total.is_finite():
         return True
     read = Decimal(0)
     tolerance = 0.0 if isinstance(stated, int) else _slack(stated, total)
     finest = tolerance or math.inf   # (the sum is shown to the finest printed digit)
-    for part in parts:
-        if (value := _exact(part)).is_nan():
+    for part, value in values:
+        if value.is_nan():
             continue
         read += value
         if value.is_finite():   # (an infinite part's printed digits bound nothing)

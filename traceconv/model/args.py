@@ -34,6 +34,7 @@ from .frozen import (
     FrozenArray,
     FrozenList,
     FrozenTraceError,
+    FrozenWhenUnpickled,
     deep_freeze,
     deep_freeze_in_place,
     frozen_array,
@@ -218,7 +219,7 @@ def _put_ints(found: list[int | None], values: np.ndarray, known: np.ndarray,
         values[at[there]] = np.fromiter(compress(found, there), dtype=np.int64)
 
 
-class ArgsColumn(Sequence[Args]):
+class ArgsColumn(FrozenWhenUnpickled, Sequence[Args]):
     """Per-row argument dicts held as interned key sets plus a flat list of values.
 
     >>> column = ArgsColumn()
@@ -230,10 +231,11 @@ class ArgsColumn(Sequence[Args]):
     {'note': 'moved'}
     """
 
-    __slots__ = ("_ids", "_in_row_order", "_key_set", "_start", "_text_bounds", "_texts",
-                 "_unfrozen_inside", "_values", "key_sets")
+    __slots__ = ("_frozen", "_ids", "_in_row_order", "_key_set", "_start", "_text_bounds",
+                 "_texts", "_unfrozen_inside", "_values", "key_sets")
 
     def __init__(self, rows: Iterable[Args] = ()) -> None:
+        self._frozen = False
         self._ids: dict[tuple[Any, ...], int] = {}
         self.key_sets: list[tuple[Any, ...]] = []   # id -> keys, in insertion order
         self._key_set = array("i")   # per row: key-set id, -1 for None, -2 for JSON text
@@ -276,7 +278,7 @@ class ArgsColumn(Sequence[Args]):
         (frozen in place: the values list is not copied)."""
         if self._unfrozen_inside:
             deep_freeze_in_place(self._values)
-            self._unfrozen_inside = False
+            object.__setattr__(self, "_unfrozen_inside", False)   # (the column's own note)
         return self._values
 
     def _settle(self) -> None:
@@ -286,9 +288,10 @@ class ArgsColumn(Sequence[Args]):
         gives do not change, and the values it decodes are read-only as the others."""
         if len(self._text_bounds) == 1 and self._in_row_order:
             return
-        frozen = isinstance(self.key_sets, FrozenList)
+        frozen = self._frozen
         held = len(self._values)
         if frozen:   # (settled in editable copies of the two columns, frozen again after)
+            object.__setattr__(self, "_frozen", False)
             self.key_sets = list(self.key_sets)
             self._key_set, self._start = copy(self._key_set), copy(self._start)
         try:
@@ -302,6 +305,7 @@ class ArgsColumn(Sequence[Args]):
                 self.key_sets = FrozenList(self.key_sets)
                 self._key_set = frozen_array(self._key_set)  # type: ignore[assignment]  # (read as an array)
                 self._start = frozen_array(self._start)  # type: ignore[assignment]
+                self._frozen = True
 
     def _number_in_row_order(self) -> None:
         key_set = np.frombuffer(self._key_set, dtype=np.int32)
@@ -508,14 +512,15 @@ class ArgsColumn(Sequence[Args]):
         ...
         traceconv.model.frozen.FrozenTraceError: this trace is frozen (read-only): build a new one (Trace.copy(), traceconv.model.copying)
         """
+        if self._frozen:
+            return
         self._key_set = frozen_array(self._key_set)  # type: ignore[assignment]  # (an array)
         self._start = frozen_array(self._start)  # type: ignore[assignment]
-        if isinstance(self.key_sets, FrozenList):
-            return
         self.key_sets = FrozenList(self.key_sets)
         if not isinstance(self._values, FrozenList):   # (a copy or a pickle holds a list)
             self._values = FrozenList(self._values)
         self._unfrozen_inside = True
+        self._frozen = True
 
     def copy(self) -> ArgsColumn:
         """A column with the same rows that grows and changes on its own."""

@@ -147,12 +147,13 @@ class BlockTable(FrozenWhenUnpickled, Sequence[MemoryBlock]):
         return read_only_view(self._numbers[name])
 
     def known(self, name: str) -> np.ndarray:
-        """Per block, whether its time ``name`` (``alloc_ns`` or ``free_ns``) is not None.
+        """Per block, whether its time ``name`` (``alloc_ns`` or ``free_ns``) is not None,
+        read-only.
 
         >>> BlockTable([MemoryBlock(0, 8, None, 4)]).known("alloc_ns").tolist()
         [False]
         """
-        return read_only_view(self._known[name]).astype(bool)
+        return read_only_view(self._known[name]).view(bool)   # (0 or 1 each: no copy)
 
     def coded(self, name: str) -> tuple[list[Any], np.ndarray]:
         """Coded field ``name`` as (the table's distinct values, per block its value's

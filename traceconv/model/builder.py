@@ -37,6 +37,8 @@ diagnostic code each, checked a column at a time (numpy, no loop per event):
                                   characters: cut there
 ``model.device_number_beyond``    a device's memory size or compute capability that is
                                   negative or past int64: not known (None)
+``model.id_beyond_int64``         a pid, tid or sort index past int64 (a JSON integer of
+                                  30 digits): not known (None), its name kept
 the reader's own code             a slice whose end is not in the input, handed over with
                                   :meth:`~TraceBuilder.not_ended`: ends at the trace's last
                                   timestamp, ``args.unfinished = true``
@@ -304,6 +306,7 @@ class TraceBuilder(Trace):
         _parent_cycles(self)
         _cut_names(self)
         _device_numbers(self)
+        _id_numbers(self)
         self.shorten_overflowing_slices()
         moved = self.__dict__.pop("_moved_times", 0)
         if moved:
@@ -528,6 +531,26 @@ def _device_numbers(builder: TraceBuilder) -> None:
     if unknown:
         meta.devices = devices
         builder.diagnostics.add("model.device_number_beyond", count=unknown, example=example)
+
+
+def _id_numbers(builder: TraceBuilder) -> None:
+    """A pid, tid or sort index is an int64 (what every writer and frame holds): one past
+    it (a JSON integer of 30 digits) is not known; the name made of it stays.
+
+    >>> b = TraceBuilder(); p = b.add_process("pid 1e30", pid=10**30)
+    >>> _ = b.add_track("main", process=p, tid=7); trace = b.build()
+    >>> trace.processes[0].pid, trace.diagnostics["model.id_beyond_int64"].example
+    (None, "process 'pid 1e30': pid")
+    """
+    unknown, example = 0, None
+    for kind, records in (("process", builder.processes), ("track", builder.tracks)):
+        for record in records:
+            if wrong := record.ids_out_of_range():
+                unknown += len(wrong)
+                example = example or f"{kind} {record.name!r}: {', '.join(wrong)}"
+                for name in wrong:
+                    setattr(record, name, None)
+    builder.diagnostics.add("model.id_beyond_int64", count=unknown, example=example)
 
 
 def _cut_op_names(builder: TraceBuilder) -> None:

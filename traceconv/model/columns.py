@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .args import Args, ArgsColumn
-from .frozen import FrozenTraceError, FrozenWhenUnpickled, frozen_array
+from .frozen import FrozenWhenUnpickled, frozen_array
 from .typed_arrays import extend_typed, read_only_view
 
 
@@ -74,11 +74,6 @@ class _Table(FrozenWhenUnpickled):
 
     def __len__(self) -> int:
         return len(getattr(self, self._columns[0][0]))
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if self.__dict__.get("_frozen"):
-            raise FrozenTraceError
-        object.__setattr__(self, name, value)
 
     def __copy__(self) -> _Table:
         """A table sharing the columns (frozen ones stay read-only) whose own columns may

@@ -402,6 +402,8 @@ CODES: tuple[CodeInfo, ...] = (
           "times that a clock shift would have moved past int64: stopped at its end"),
     _Code("model.device_number_beyond", "dropped", "device memory sizes or compute "
           "capabilities that are negative or past int64: not known"),
+    _Code("model.id_beyond_int64", "dropped", "a process's pid, a track's tid or a sort "
+          "index that is an integer past int64: not known (the name still shows it)"),
     _Code("model.slice_end_beyond_int64", "repaired",
           "slices whose end (start + duration) passes int64: shortened to end there"),
     # nesting
@@ -959,6 +961,11 @@ CODES: tuple[CodeInfo, ...] = (
           "a table whose rows read exceed what the report states of it beyond the printed "
           "precision: nothing lost, the report disagrees with itself (numbers edited, rows of "
           "another run); both numbers in the example (traceconv/formats/stated_totals.py)"),
+    _Code("{reader}.stated_total_unchecked", "note",
+          "a table whose stated total or shares could not be compared with its rows: the "
+          "total or a row's share is printed as no number (a cell edited, text of another "
+          "column); the rows are kept, that check not made; the place and the text in the "
+          "example (traceconv/formats/stated_totals.py)"),
     _Code("{reader}.invalid_utf8", "repaired",
           "strings that were not valid UTF-8: undecodable bytes shown as U+FFFD"),
 )

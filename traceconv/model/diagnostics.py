@@ -74,6 +74,8 @@ class Diagnostics(FrozenWhenUnpickled):
     def freeze(self) -> None:
         """Refuse new findings and changed ones from now on (those of a frozen trace are
         final)."""
+        if self._frozen:
+            return
         freeze_records(list(self._items.values()))
         self._frozen = True
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from ..numbers import beyond_int64
+
 
 class ProcessKind(str, Enum):
     """What a process group stands for."""
@@ -39,6 +41,15 @@ class Process:
     sort_index: int | None = None
     labels: list[str] = field(default_factory=list)
 
+    def ids_out_of_range(self) -> tuple[str, ...]:
+        """The id fields (pid, sort index) that are integers past int64: the builder makes
+        them not known, the validator refuses them.
+
+        >>> Process(0, "pid 1e30", pid=10**30).ids_out_of_range()
+        ('pid',)
+        """
+        return _beyond_int64(self, ("pid", "sort_index"))
+
 
 @dataclass(slots=True)
 class Track:
@@ -53,6 +64,15 @@ class Track:
     unit: str | None = None       # counters: "bytes", "count", "ns", "%", or free text
     description: str | None = None
     parent: int | None = None
+
+    def ids_out_of_range(self) -> tuple[str, ...]:
+        """The id fields (tid, sort index) that are integers past int64 (as
+        :meth:`Process.ids_out_of_range`)."""
+        return _beyond_int64(self, ("tid", "sort_index"))
+
+
+def _beyond_int64(record: object, names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(name for name in names if beyond_int64(getattr(record, name)))
 
 
 @dataclass(slots=True)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from functools import partial
 from itertools import compress, count, islice
 from typing import Any, NoReturn, TypeVar
 
@@ -46,22 +45,40 @@ def _refusing(*names: str) -> dict[str, Any]:
 
 
 class FrozenWhenUnpickled:
-    """For the model's classes that have a ``_frozen`` flag and a ``freeze()``: an
-    unpickled copy of a frozen one is frozen again. Its read-only parts pickle as plain
-    lists, dicts and arrays (so that :meth:`copy` and ``pickle`` of a part make an editable
-    one), and the flag alone would leave them changeable behind a trace that says it is
-    frozen; a batch worker or a pool must hand over what the reader handed over.
+    """For the model's classes that have a ``_frozen`` flag and a ``freeze()``: once frozen,
+    no attribute is set or deleted, whatever the route (an assignment, ``__init__`` or
+    ``__setstate__`` called again); an unpickled copy of a frozen one is frozen again. Its
+    read-only parts pickle as plain lists, dicts and arrays (so that :meth:`copy` and
+    ``pickle`` of a part make an editable one), and the flag alone would leave them
+    changeable behind a trace that says it is frozen; a batch worker or a pool must hand
+    over what the reader handed over.
 
     >>> import pickle
     >>> from traceconv.model import Trace
     >>> trace = Trace(); _ = trace.add_process("p"); _ = trace.freeze()
     >>> type(pickle.loads(pickle.dumps(trace)).processes).__name__
     'FrozenList'
+    >>> trace.strings.__init__()
+    Traceback (most recent call last):
+    ...
+    traceconv.model.frozen.FrozenTraceError: this trace is frozen (read-only): build a new one (Trace.copy(), traceconv.model.copying)
     """
 
     __slots__ = ()
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_frozen", False):
+            raise FrozenTraceError
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if getattr(self, "_frozen", False):
+            raise FrozenTraceError
+        object.__delattr__(self, name)
+
     def __setstate__(self, state: Any) -> None:
+        if getattr(self, "_frozen", False):   # (unpickling fills a new one: never this)
+            raise FrozenTraceError
         values, slots = state if isinstance(state, tuple) else (state, None)
         frozen = False
         for part in (values, slots):
@@ -101,6 +118,13 @@ class FrozenArray(Sequence[Any]):
             values = array(typecode, values)
         # (a cast memoryview: C-speed items; its owner, the bytes, can never be written)
         self._items = memoryview(values.tobytes()).cast(typecode)  # type: ignore[call-overload]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if hasattr(self, "_items"):   # (set once, by __init__: __init__ again is refused)
+            raise FrozenTraceError
+        object.__setattr__(self, name, value)
+
+    __delattr__ = _refuse
 
     @property
     def typecode(self) -> str:
@@ -161,30 +185,69 @@ class FrozenArray(Sequence[Any]):
         "__imul__"))
 
 
-class FrozenList(list[T]):
+class _MadeWhole(type):
+    """The metaclass of :class:`FrozenList` and :class:`FrozenDict`: an instance is filled
+    when it is made, never by ``__init__``, which would fill it again on a later call
+    (``list.__init__`` clears the list first): theirs refuses."""
+
+    def __call__(cls, items: Any = (), /, **named: Any) -> Any:
+        made = cls.__new__(cls)  # type: ignore[call-overload]
+        cls._fill(made, items, **named)   # type: ignore[attr-defined]
+        return made
+
+
+class FrozenList(list[T], metaclass=_MadeWhole):
     """A ``list`` that refuses changes; a copy of it (``copy``, ``pickle``) is a list."""
 
     __slots__ = ()
+    _fill = list.extend
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         return list, (list(self),)
 
     locals().update(_refusing(
         "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
-        "__setitem__", "__delitem__", "__iadd__", "__imul__"))
+        "__setitem__", "__delitem__", "__iadd__", "__imul__", "__init__"))
 
 
-class FrozenDict(dict[K, V]):
-    """A ``dict`` that refuses changes; a copy of it (``copy``, ``pickle``) is a dict."""
+class FrozenDict(dict[K, V], metaclass=_MadeWhole):
+    """A ``dict`` that refuses changes; a copy of it (``copy``, ``pickle``) is a dict.
+
+    >>> held = FrozenDict({"a": 1}, b=2); held, type(held).__name__
+    ({'a': 1, 'b': 2}, 'FrozenDict')
+    >>> held.__init__(c=3)
+    Traceback (most recent call last):
+    ...
+    traceconv.model.frozen.FrozenTraceError: this trace is frozen (read-only): build a new one (Trace.copy(), traceconv.model.copying)
+    """
 
     __slots__ = ()
+    _fill = dict.update
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         return dict, (dict(self),)
 
     locals().update(_refusing(
         "__setitem__", "__delitem__", "__ior__", "clear", "pop", "popitem", "setdefault",
-        "update"))
+        "update", "__init__"))
+
+
+def _made_list(items: Any) -> FrozenList[Any]:
+    """``FrozenList(items)`` without the metaclass's Python call (freezing makes one per
+    distinct list a trace holds)."""
+    made = _NEW_LIST(FrozenList)
+    _EXTEND(made, items)
+    return made
+
+
+def _made_dict(items: Any) -> FrozenDict[Any, Any]:
+    """``FrozenDict(items)``, as :func:`_made_list` makes a list."""
+    made = _NEW_DICT(FrozenDict)
+    _UPDATE(made, items)
+    return made
+
+
+_NEW_LIST, _EXTEND, _NEW_DICT, _UPDATE = list.__new__, list.extend, dict.__new__, dict.update
 
 
 def frozen_array(column: array | FrozenArray) -> FrozenArray:  # type: ignore[type-arg]
@@ -194,28 +257,71 @@ def frozen_array(column: array | FrozenArray) -> FrozenArray:  # type: ignore[ty
 
 def frozen_list(items: list[T]) -> FrozenList[T]:
     """``items`` as a :class:`FrozenList` (itself when it is one)."""
-    return items if isinstance(items, FrozenList) else FrozenList(items)
+    return items if isinstance(items, FrozenList) else _made_list(items)
 
 
 _GRAPH_CHANGES = ("add_node", "add_nodes_from", "remove_node", "remove_nodes_from",
                   "add_edge", "add_edges_from", "add_weighted_edges_from", "remove_edge",
                   "remove_edges_from", "clear", "clear_edges", "update")
+_GRAPH_TWINS: dict[type, type] = {}
 
 
 def freeze_graph(graph: Any) -> Any:
     """Make a networkx graph refuse structural changes (as ``networkx.freeze`` does, with
-    :class:`FrozenTraceError`); returns it.
+    :class:`FrozenTraceError`) and any attribute set or deleted (``networkx.freeze``'s
+    methods, set on the graph itself, could be deleted or set back, ``graph.graph``
+    replaced, ``__init__`` called again); returns it. A copy of it is frozen too; a graph
+    networkx makes of its class (``copy()``, ``reverse()``) is a plain one to fill.
 
     >>> import networkx as nx, pickle; g = freeze_graph(nx.DiGraph()); nx.is_frozen(g)
     True
     >>> nx.is_frozen(pickle.loads(pickle.dumps(g)))   # a copy is frozen too
     True
+    >>> del g.add_node
+    Traceback (most recent call last):
+    ...
+    traceconv.model.frozen.FrozenTraceError: this trace is frozen (read-only): build a new one (Trace.copy(), traceconv.model.copying)
+    >>> type(g.copy()).__name__
+    'DiGraph'
     """
-    refuse = partial(_refuse, graph)   # (a bound method would not pickle)
-    for name in _GRAPH_CHANGES:
-        setattr(graph, name, refuse)
-    graph.frozen = True
+    cls = type(graph)
+    if cls not in _GRAPH_TWINS.values():
+        object.__setattr__(graph, "__class__", frozen_graph_class(cls))
     return graph
+
+
+def frozen_graph_class(cls: type) -> type:
+    """The read-only subclass of networkx graph class ``cls`` (made once per class)."""
+    twin = _GRAPH_TWINS.get(cls)
+    if twin is not None:
+        return twin
+
+    def new(klass: type, *args: Any, **kwargs: Any) -> Any:
+        return cls(*args, **kwargs)   # (a plain graph: networkx's copies fill it)
+
+    def reduce_ex(self: Any, protocol: Any) -> tuple[Any, ...]:
+        if "_fill" in self.__dict__:   # (a lazy graph: filled first, then frozen again)
+            self.fill_now()
+            return self.__reduce_ex__(protocol)   # type: ignore[no-any-return]
+        return _unpickled_graph, (cls,), dict(self.__dict__)
+
+    def set_state(self: Any, state: dict[str, Any]) -> None:
+        if self.__dict__:   # (a graph that holds something: only unpickling fills one)
+            raise FrozenTraceError
+        self.__dict__.update(state)
+        freeze_graph_data(self)
+
+    twin = _GRAPH_TWINS[cls] = type(f"Frozen{cls.__name__}", (cls,), {
+        "frozen": True, "__new__": new, "__reduce_ex__": reduce_ex,
+        "__setstate__": set_state, "__setattr__": _refuse, "__delattr__": _refuse,
+        "__module__": cls.__module__, "__doc__": f"A read-only {cls.__name__}.",
+        **_refusing("__init__", *_GRAPH_CHANGES)})
+    return twin
+
+
+def _unpickled_graph(cls: type) -> Any:
+    """An empty frozen graph of class ``cls`` for a pickle to fill (its state, then)."""
+    return object.__new__(frozen_graph_class(cls))
 
 
 def deep_freeze(value: Any) -> Any:
@@ -234,16 +340,16 @@ def deep_freeze(value: Any) -> Any:
     if kind not in _CONTAINERS:
         return _frozen_leaf(value)
     if kind is dict and _MUTABLE.isdisjoint(map(type, value.values())):
-        return FrozenDict(value)   # (the common case: a flat dict of numbers and strings)
+        return _made_dict(value)   # (the common case: a flat dict of numbers and strings)
     if kind is list and _MUTABLE.isdisjoint(map(type, value)):
-        return FrozenList(value)   # (a flat list: a profiler's shapes, types, strides)
+        return _made_list(value)   # (a flat list: a profiler's shapes, types, strides)
     stack: list[tuple[Any, Any, list[Any]]] = [(value, _entries(value), [])]
     while True:
         node, entries, built = stack[-1]
         for key, child in entries:
             kind = type(child)
             if kind is list and _MUTABLE.isdisjoint(map(type, child)):
-                built.append((key, FrozenList(child)))   # (a shape in a list of shapes)
+                built.append((key, _made_list(child)))   # (a shape in a list of shapes)
             elif kind in _CONTAINERS:
                 built.append(key)   # (its frozen value replaces it when the child is done)
                 stack.append((child, _entries(child), []))
@@ -254,10 +360,10 @@ def deep_freeze(value: Any) -> Any:
             stack.pop()
             kind = type(node)
             if kind is dict or kind is FrozenDict:
-                frozen: Any = FrozenDict(built)
+                frozen: Any = _made_dict(built)
             else:
                 values = [item for _, item in built]
-                frozen = tuple(values) if kind is tuple else FrozenList(values)
+                frozen = tuple(values) if kind is tuple else _made_list(values)
             if not stack:
                 return frozen
             parent = stack[-1][2]
@@ -308,7 +414,7 @@ def deep_freeze_in_place(values: list[Any], first: int = 0) -> None:
             items = tuple(value)
             twin = alike.get(items)
             if twin is None:
-                twin = alike[items] = FrozenList(items)
+                twin = alike[items] = _made_list(items)
         else:
             twin = frozen.get(id(value))
             if twin is None:
@@ -325,8 +431,9 @@ _TWINS: dict[type, type] = {}
 
 
 def _frozen_twin(cls: type) -> type:
-    """The read-only subclass of a slotted record class (made once per class): setting or
-    deleting a field raises; a copy (``copy``, ``pickle``, ``dataclasses.replace``) is a
+    """The read-only subclass of a record class (a slotted dataclass, or a frozen one, whose
+    ``__init__`` could otherwise be called again) made once per class: setting or deleting a
+    field raises; a copy (``copy``, ``pickle``, ``dataclasses.replace``) is a
     plain, changeable record; it compares equal to a plain record with the same fields and
     shows as one (``repr``)."""
     twin = _TWINS.get(cls)
@@ -345,9 +452,13 @@ def _frozen_twin(cls: type) -> type:
             return NotImplemented
         return all(getattr(self, name) == getattr(other, name) for name in fields)
 
+    # (a frozen dataclass keeps its hash; __init__ and a slotted one's __setstate__ would
+    # write the fields past __setattr__: refused, as a copy is made by ``new`` instead)
+    hashed = cls.__hash__ if cls.__dataclass_params__.frozen else None  # type: ignore[attr-defined]
     twin = type(f"Frozen{cls.__name__}", (cls,), {
         "__slots__": (), "__new__": new, "__reduce_ex__": reduce_ex, "__eq__": equal,
-        "__hash__": None, "__setattr__": _refuse, "__delattr__": _refuse,
+        "__hash__": hashed, "__setattr__": _refuse, "__delattr__": _refuse,
+        "__init__": _refuse, "__setstate__": _refuse,
         "__repr__": lambda self: repr(cls(*(getattr(self, name) for name in fields))),
         "__copy__": lambda self: reduce_ex(self, 2)[0](*reduce_ex(self, 2)[1]),
         "__deepcopy__": lambda self, memo: cls(*(
@@ -458,7 +569,8 @@ def freeze_graph_data(graph: Any) -> None:
     object in both adjacency maps)."""
     nodes = graph._node
     for node, data in nodes.items():
-        nodes[node] = deep_freeze(data)
+        if type(data) is not FrozenDict:   # (frozen once: a pickle freezes its own)
+            nodes[node] = deep_freeze(data)
     successors, predecessors = graph._adj, getattr(graph, "_pred", graph._adj)
     for source, targets in successors.items():
         for target, data in targets.items():
@@ -466,4 +578,4 @@ def freeze_graph_data(graph: Any) -> None:
                 frozen = deep_freeze(data)
                 targets[target] = frozen
                 predecessors[target][source] = frozen
-    graph.graph = deep_freeze(graph.graph)
+    object.__setattr__(graph, "graph", deep_freeze(graph.graph))   # (past a frozen class)

@@ -31,6 +31,8 @@ from typing import Any
 
 import networkx as nx
 
+from .frozen import frozen_graph_class
+
 _STORAGE = ("_node", "_adj", "_succ", "_pred")
 
 
@@ -69,11 +71,15 @@ class LazyDiGraph(nx.DiGraph):
         self.__dict__["unfilled_counts"] = dict(counts or {})
 
     def fill_now(self) -> None:
-        """Make the nodes and edges now (the first use does it)."""
+        """Make the nodes and edges now (the first use does it); a frozen one stays
+        frozen (:func:`~traceconv.model.frozen.freeze_graph`: set past its refusals)."""
         fill = self.__dict__.pop("_fill")
         del self.__dict__["unfilled_counts"]
-        self.__class__ = nx.DiGraph   # type: ignore[assignment]
-        self._node, self._adj, self._pred = {}, {}, {}
+        filled = frozen_graph_class(nx.DiGraph) if getattr(self, "frozen", False) \
+            else nx.DiGraph
+        object.__setattr__(self, "__class__", filled)
+        for name in ("_node", "_adj", "_pred"):   # (networkx's setters: _adj sets _succ)
+            object.__setattr__(self, name, {})
         fill(self)
 
     def __reduce_ex__(self, protocol: Any) -> Any:   # pickle and copy: the filled graph

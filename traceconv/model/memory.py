@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..numbers import INT64_MIN, int64_edge, int64_running_sums
+from ..numbers import INT64_MIN, int64_of_floats, int64_running_sums
 from . import MemoryBlock, ProcessKind, Trace, TrackKind
 from .block_table import BlockTable
 
@@ -263,7 +263,7 @@ def allocator_total(trace: Trace, device: str, kind: str, at: int) -> int | None
     stamps = counters.numpy_view("ts")[before]
     last = before[np.flatnonzero(stamps == stamps.max())[-1]]   # (the latest: the last stated)
     # (a counter holds a double: a stated 2**63 - 1 reads back as 2**63, one past int64)
-    return int64_edge(int(counters.numpy_view("value")[last]))
+    return int(int64_of_floats(counters.numpy_view("value")[[last]], name)[0])
 
 
 def allocator_series(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -286,18 +286,20 @@ def allocator_series(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     counters = trace.counters
     track_of, stamps, values = (counters.numpy_view(c) for c in ("track", "ts", "value"))
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    for found in tracks.values():
+    kinds = (ALLOCATOR_TOTALS[1], ALLOCATOR_TOTALS[0])   # (reserved, allocated)
+    for device, found in tracks.items():
         if len(found) < len(ALLOCATOR_TOTALS):
             continue
         series = []
-        for kind in (ALLOCATOR_TOTALS[1], ALLOCATOR_TOTALS[0]):   # (reserved, allocated)
+        for kind in kinds:
             rows = np.flatnonzero(track_of == found[kind])
             rows = rows[np.argsort(stamps[rows], kind="stable")]
             series.append((stamps[rows], values[rows]))
         times = np.unique(np.concatenate([t for t, _ in series]))
         times = times[times >= max(t[0] for t, _ in series)]   # (both stated by then)
-        parts.append((times, *(v[np.searchsorted(t, times, "right") - 1].astype(np.int64)
-                               for t, v in series)))
+        parts.append((times, *(int64_of_floats(v[np.searchsorted(t, times, "right") - 1],
+                                               f"{device} {kind}")
+                               for (t, v), kind in zip(series, kinds, strict=True))))
     if not parts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     return tuple(np.concatenate(column) for column in zip(*parts, strict=True))  # type: ignore[return-value]

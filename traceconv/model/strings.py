@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .frozen import FrozenDict, frozen_list
+from .frozen import FrozenDict, FrozenWhenUnpickled, frozen_list
 
 
-class StringTable:
+class StringTable(FrozenWhenUnpickled):
     """Maps strings to dense integer ids (id 0 is always the empty string).
 
     >>> table = StringTable()
@@ -13,9 +13,10 @@ class StringTable:
     (1, 1, 'aten::mm')
     """
 
-    __slots__ = ("_ids", "_strings")
+    __slots__ = ("_frozen", "_ids", "_strings")
 
     def __init__(self) -> None:
+        self._frozen = False
         self._strings: list[str] = [""]
         self._ids: dict[str, int] = {"": 0}
 
@@ -29,8 +30,11 @@ class StringTable:
 
     def freeze(self) -> None:
         """Refuse new strings from now on (those already held still resolve)."""
+        if self._frozen:
+            return
         self._strings = frozen_list(self._strings)
         self._ids = FrozenDict(self._ids)
+        self._frozen = True
 
     def find(self, text: str) -> int | None:
         """Return the id of ``text`` or None if it was never interned."""

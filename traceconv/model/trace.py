@@ -26,7 +26,6 @@ from .columns import (
 from .diagnostics import Diagnostics
 from .entities import MemoryBlock, OpStat, Process, ProcessKind, Track, TrackKind
 from .frozen import (
-    FrozenTraceError,
     FrozenWhenUnpickled,
     deep_freeze,
     freeze_graph,
@@ -119,17 +118,13 @@ class Metadata(FrozenWhenUnpickled):
     attributes: dict[str, Any] = field(default_factory=dict)
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if getattr(self, "_frozen", False):
-            raise FrozenTraceError
-        object.__setattr__(self, name, value)
-
     def freeze(self) -> None:
-        """Refuse changes from now on (the attributes and diagnostics too)."""
+        """Refuse changes from now on (the attributes, devices, run and diagnostics too)."""
         if getattr(self, "_frozen", False):
             return
         self.attributes = deep_freeze(dict(self.attributes))
         self.devices = frozen_list(self.devices)
+        freeze_records([*self.devices, self.run])   # (frozen dataclasses: their __init__)
         self.diagnostics.freeze()
         object.__setattr__(self, "_frozen", True)
 
@@ -182,11 +177,6 @@ class Trace(FrozenWhenUnpickled):
         # two are kept apart: reserved and allocated bytes are different questions.
         self.reservations = BlockTable()
         self.stats: list[OpStat] = []
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if self.__dict__.get("_frozen"):
-            raise FrozenTraceError
-        object.__setattr__(self, name, value)
 
     @property
     def frozen(self) -> bool:
@@ -261,7 +251,9 @@ class Trace(FrozenWhenUnpickled):
             import networkx as nx
 
             if self.frozen:
-                return freeze_graph(nx.DiGraph())
+                empty = freeze_graph(nx.DiGraph())
+                freeze_graph_data(empty)   # (its graph attributes: no change looks taken)
+                return empty
             self._graph = nx.DiGraph()
         return self._graph
 

@@ -7,7 +7,7 @@ on any input. Each invariant has a stable code:
 
 ==========================  =====================================================================
 ``ids``                     process and track ids are their positions; a track's process, a
-                            lane's home track exist
+                            lane's home track exist; a pid, tid or sort index fits int64
 ``track``                   every slice, instant and counter sample is on an existing track
 ``string``                  every name and category id resolves in the string table; the
                             table's strings and the process and track names are text
@@ -121,6 +121,9 @@ def _ids(trace: Trace) -> Iterator[Problem]:
                     if t.id != i or not 0 <= t.process < processes
                     or t.parent is not None and not 0 <= t.parent < tracks],
                    lambda i: f"track id {i}")
+    yield _problem("ids", "processes and tracks whose pid, tid or sort index is past int64",
+                   [f"{r.name!r}: {name}" for records in (trace.processes, trace.tracks)
+                    for r in records for name in r.ids_out_of_range()])
 
 
 def _tables(trace: Trace) -> Iterator[tuple[str, Any]]:

@@ -39,7 +39,7 @@ from .. import outputs, registry
 from ..errors import InputError, TraceconvError, UsageError
 from ..io import Source, reading
 from ..numbers import shown
-from ..output_files import atomic_output, output_folder, remove_output, scratch_folder
+from ..output_files import atomic_output, made_folder, remove_output, scratch_folder
 from ..presentation.json_text import json_text
 from .events import as_pairs, decode_pairs, dump_events, floats, hashable, ns_time
 from .memory_ends import MemoryEvents
@@ -107,61 +107,61 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
     folder = os.fspath(outdir)
     if source_path == "-":
         raise TraceconvError("split reads its input twice: give a file, not standard input")
-    output_folder(folder)
-    manifest_path = outputs.ChosenPath(os.path.join(folder, MANIFEST))
-    inputs = outputs.Files([source_path])
-    outputs.refuse_replacing_inputs([manifest_path], inputs)   # (before reading it twice)
-    if target_size is None and convert_to is not None:
-        target_size = -1   # chosen from the input's size once it is known
-    sizes = ByteHistogram() if target_size and by != "rank" else None
-    survey = survey_trace(source_path, sizes, progress)
-    if by == AUTO:
-        by = _auto_by(survey, sizes.total if sizes is not None else 0, target_size or 0)
-    windows = _windows(survey, by, source_path)
-    boundaries = _boundaries(survey, by, windows)
-    if sizes is not None and target_size is not None:
-        target = auto_target(sizes.total, jobs) if target_size == -1 else target_size
-        windows, boundaries = _grouped(windows, boundaries, sizes, target)
-    with ExitStack() as stack:
-        pool = None
-        if convert_to is not None:   # workers ready before the first piece is written
-            from ..batch import open_pool
-            from ..batch.jobs import convert_one
+    with made_folder(folder):   # (a refusal leaves no folder it made behind)
+        manifest_path = outputs.ChosenPath(os.path.join(folder, MANIFEST))
+        inputs = outputs.Files([source_path])
+        outputs.refuse_replacing_inputs([manifest_path], inputs)   # (before reading it twice)
+        if target_size is None and convert_to is not None:
+            target_size = -1   # chosen from the input's size once it is known
+        sizes = ByteHistogram() if target_size and by != "rank" else None
+        survey = survey_trace(source_path, sizes, progress)
+        if by == AUTO:
+            by = _auto_by(survey, sizes.total if sizes is not None else 0, target_size or 0)
+        windows = _windows(survey, by, source_path)
+        boundaries = _boundaries(survey, by, windows)
+        if sizes is not None and target_size is not None:
+            target = auto_target(sizes.total, jobs) if target_size == -1 else target_size
+            windows, boundaries = _grouped(windows, boundaries, sizes, target)
+        with ExitStack() as stack:
+            pool = None
+            if convert_to is not None:   # workers ready before the first piece is written
+                from ..batch import open_pool
+                from ..batch.jobs import convert_one
 
-            pool = stack.enter_context(open_pool(convert_one, engine, jobs, address))
-        with scratch_folder(folder) as scratch:
-            spill = Spill(scratch, len(windows),
-                          partial(_piece_head, source_path, by, survey, windows))
-            by_launch = by == "step" or context   # (device work with its launch)
-            launches = Launches(survey.launch_ids, survey.launch_ts, windows,
-                                _by_process(boundaries, survey)) if by_launch else None
-            survey.launch_ids, survey.launch_ts = array("q"), array("d")
-            survey.launch_processes = array("i")
-            memory_ends = survey.memory.ends()
-            survey.memory = MemoryEvents()
-            router = Router(windows, survey, spill, clip=clip, launches=launches,
-                            boundaries=boundaries, memory_ends=memory_ends,
-                            context=context)
-            summary = Overview(survey) if overview else None
-            _read(source_path, router.route if summary is None else _both(router, summary),
-                  progress=_pass(progress, "cutting"))
-            router.finish()
-            remove_output(manifest_path, inputs=inputs)   # it would describe other pieces
-            written = _converting(pool, folder, convert_to) \
-                if pool is not None and convert_to is not None else None
-            pieces = _write_pieces(source_path, folder, survey, windows, spill, router,
-                                   written)
-        manifest = _manifest(source_path, by, clip, survey, windows, pieces, router)
-        if pool is not None and convert_to is not None:
-            _record(manifest, folder, pool.results(), convert_to, engine,
-                    keep_json=to in ("chrome", "json"), source=inputs)
-    if summary is not None:   # (after the conversions: it names the files that stay)
-        _write_overview(summary, survey, outputs.ChosenPath(os.path.join(folder, OVERVIEW)),
-                        inputs, manifest["pieces"])   # (a name traceconv chose: no links)
-        manifest["overview"] = OVERVIEW
-    with atomic_output(manifest_path, inputs=inputs) as out:
-        out.write(json_text(manifest) + b"\n")
-    return manifest
+                pool = stack.enter_context(open_pool(convert_one, engine, jobs, address))
+            with scratch_folder(folder) as scratch:
+                spill = Spill(scratch, len(windows),
+                              partial(_piece_head, source_path, by, survey, windows))
+                by_launch = by == "step" or context   # (device work with its launch)
+                launches = Launches(survey.launch_ids, survey.launch_ts, windows,
+                                    _by_process(boundaries, survey)) if by_launch else None
+                survey.launch_ids, survey.launch_ts = array("q"), array("d")
+                survey.launch_processes = array("i")
+                memory_ends = survey.memory.ends()
+                survey.memory = MemoryEvents()
+                router = Router(windows, survey, spill, clip=clip, launches=launches,
+                                boundaries=boundaries, memory_ends=memory_ends,
+                                context=context)
+                summary = Overview(survey) if overview else None
+                _read(source_path, router.route if summary is None else _both(router, summary),
+                      progress=_pass(progress, "cutting"))
+                router.finish()
+                remove_output(manifest_path, inputs=inputs)   # it would describe other pieces
+                written = _converting(pool, folder, convert_to) \
+                    if pool is not None and convert_to is not None else None
+                pieces = _write_pieces(source_path, folder, survey, windows, spill, router,
+                                       written)
+            manifest = _manifest(source_path, by, clip, survey, windows, pieces, router)
+            if pool is not None and convert_to is not None:
+                _record(manifest, folder, pool.results(), convert_to, engine,
+                        keep_json=to in ("chrome", "json"), source=inputs)
+        if summary is not None:   # (after the conversions: it names the files that stay)
+            _write_overview(summary, survey, outputs.ChosenPath(os.path.join(folder, OVERVIEW)),
+                            inputs, manifest["pieces"])   # (a name traceconv chose: no links)
+            manifest["overview"] = OVERVIEW
+        with atomic_output(manifest_path, inputs=inputs) as out:
+            out.write(json_text(manifest) + b"\n")
+        return manifest
 
 
 def make_overview(path: str | os.PathLike[str], output: str | os.PathLike[str], *,
@@ -240,7 +240,8 @@ def _grouped(windows: list[Window], boundaries: Boundaries | None, sizes: ByteHi
 def survey_trace(path: str, sizes: ByteHistogram | None = None,
                  progress: Passes | None = None) -> Survey:
     """The first pass: envelope, metadata events, span, steps and ranks of the trace (and,
-    given ``sizes``, the bytes of event text by time; ``progress`` told as ``"surveying"``)."""
+    given ``sizes``, the bytes of event text by time; ``progress`` told as ``"surveying"``).
+    A trace of no timed event is refused (:class:`InputError` at ``$``)."""
     from ..formats.chrome.flavours import detect
 
     survey = Survey()
@@ -257,6 +258,9 @@ def survey_trace(path: str, sizes: ByteHistogram | None = None,
                       np.fromiter(map(len, texts), np.int64, len(texts)) + 2)
 
     survey.envelope = _read(path, take, first, _pass(progress, "surveying"))
+    if not survey.timed:   # (an overview or a piece of no time would show nothing)
+        raise InputError("no timed event: every event is metadata or has no usable 'ts', "
+                         "nothing to show or cut", file=path, location="$")
     return survey
 
 

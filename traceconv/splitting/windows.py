@@ -116,6 +116,15 @@ class Survey:
     # the [memory] events, so that each block's end is known before it is routed
     memory: MemoryEvents = field(default_factory=MemoryEvents)
 
+    @property
+    def timed(self) -> bool:
+        """Whether any event has a usable time (metadata events have none).
+
+        >>> Survey().timed, Survey(first_ts=5.0, last_ts=5.0).timed
+        (False, True)
+        """
+        return self.first_ts <= self.last_ts
+
     def take(self, chunk: list[Any]) -> None:
         """Note one chunk of events: the times a column at a time when a double holds them
         all exactly (:func:`~.events.time_columns`), else event by event."""

@@ -31,7 +31,7 @@ from ...model.graph_record import restore_graph
 from ...model.metadata_record import carry_diagnostics, restore_metadata
 from ...model.slice_index import SliceIndex
 from ...model.stats_record import restore_stats
-from ...numbers import to_int64
+from ...numbers import NumberError, int_text, to_int64
 from ...spilled_texts import text_store
 from ...vocabularies.common import DEVICE_STREAM_WORDS
 from ..async_tracks import AsyncTracks
@@ -123,9 +123,18 @@ def _object_texts(records: Sequence[Slice | Instant]) -> tuple[bytes, np.ndarray
 
 
 def _normal_id(value: Any) -> Any:
-    """Kineto writes some tids as strings ("25738") and others as ints: make them agree."""
+    """Kineto writes some tids as strings ("25738") and others as ints: make them agree.
+    Digits past int64 stay text, in time linear in their length (an id the model holds is
+    an int64; ``int()`` of 5,000 digits raises).
+
+    >>> _normal_id("25738"), _normal_id("9" * 5000) == "9" * 5000, _normal_id(7)
+    (25738, True, 7)
+    """
     if isinstance(value, str) and _NUMERIC_ID.fullmatch(value):
-        return int(value)
+        try:
+            return int_text(value, "id")
+        except NumberError:
+            return value
     return value
 
 
