@@ -52,3 +52,29 @@ def test_the_innermost_slice_around_any_point(slices, points):
         with patch("traceconv.model.slice_index.MAX_WALK", walk), \
                 patch("traceconv.model.slice_index._BLOCK", block):
             assert enclosing_rows(index, *at).tolist() == expected
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 100), st.integers(0, 30)),
+                max_size=30),
+       st.lists(st.tuples(st.integers(0, 2), st.integers(0, 120)), min_size=1, max_size=40),
+       st.lists(st.tuples(st.integers(0, 2), st.integers(0, 120), st.booleans()),
+                min_size=1, max_size=20))
+def test_the_instants_near_the_points_bind_them_as_all_instants_do(slices, instants, points):
+    """An index holding only :func:`instants_near` the points binds every point to the
+    slice or instant an index holding every instant binds it to (the flows' binding keeps
+    2.46 M ``[memory]`` instants of a 10 M-event trace out of its index this way)."""
+    from traceconv.model.instant_slices import instants_near
+
+    trace = Trace()
+    process = trace.add_process("p")
+    tracks = [trace.add_track(f"t{k}", process=process) for k in range(3)]
+    for track, start, dur in slices:
+        trace.add_slice(tracks[track], start, dur, "s")
+    for track, ts in instants:
+        trace.add_instant(tracks[track], ts, "i")
+    at = (np.array([tracks[t] for t, _, _ in points]), np.array([ts for _, ts, _ in points]),
+          np.array([enclosing for _, _, enclosing in points]))
+    near = instants_near(trace, at[1])
+    assert SliceIndex(trace, instants=near).bind_many(*at).tolist() == \
+        SliceIndex(trace, instants=True).bind_many(*at).tolist()

@@ -12,8 +12,42 @@ from __future__ import annotations
 import numpy as np
 
 from .columns import InstantTable
+from .groups import grouped
 from .trace import Trace
 from .typed_arrays import extend_typed
+
+
+def instants_near(trace: Trace, times: np.ndarray) -> np.ndarray:
+    """The rows of the instants a point at one of ``times`` may bind to, on any track: an
+    instant at one of the times (it holds the point), and on each track the first after
+    one (the next to start), all of that time. A binding index holds these instead of every
+    instant (a Kineto trace: millions of ``[memory]`` instants, a few flow points).
+
+    >>> t = Trace(); th = t.add_track("main", process=t.add_process("p"))
+    >>> for ts in (5, 10, 10, 30, 40):
+    ...     _ = t.add_instant(th, ts, "mark")
+    >>> instants_near(t, np.array([10, 12])).tolist()
+    [1, 2, 3]
+    """
+    instants = trace.instants
+    near = np.zeros(len(instants), dtype=bool)
+    times = np.unique(times)
+    if not len(instants) or not len(times):
+        return np.zeros(0, dtype=np.int64)
+    ts = instants.numpy_view("ts")
+    for _, rows in grouped(instants.numpy_view("track")):
+        order = rows[np.argsort(ts[rows], kind="stable")]
+        sorted_ts = ts[order]
+        after = np.searchsorted(sorted_ts, times, "right")
+        at = np.searchsorted(sorted_ts, times, "left")
+        following = after[after < len(order)]
+        starts = np.r_[at, following]
+        ends = np.r_[after, np.searchsorted(sorted_ts, sorted_ts[following], "right")]
+        marked = np.zeros(len(order) + 1, dtype=np.int64)   # (+1 where a range starts, -1 past it)
+        np.add.at(marked, starts, 1)
+        np.add.at(marked, ends, -1)
+        near[order[np.cumsum(marked[:-1]) > 0]] = True
+    return np.flatnonzero(near)
 
 
 def instants_as_slices(trace: Trace, rows: np.ndarray) -> np.ndarray:

@@ -19,9 +19,10 @@ class SliceIndex:
     only those of ``category`` (a reader's own word) or of ``rows`` when given. ``order``
     maps sorted positions to slice rows.
 
-    With ``instants``, every instant is there too, as a slice of no length (as
-    trace_processor has them, to bind flows): ``order`` gives ``instant_base`` + its
-    instant row (:func:`~traceconv.model.instant_slices.instants_as_slices` makes the
+    With ``instants`` (True: every instant; or the rows of those wanted, e.g.
+    :func:`~traceconv.model.instant_slices.instants_near` the flow points), the instants
+    are there too, as slices of no length (as trace_processor has them, to bind flows):
+    ``order`` gives ``instant_base`` + its instant row (:func:`~traceconv.model.instant_slices.instants_as_slices` makes the
     bound ones slices), and :meth:`slices_only` is the index without them.
 
     >>> from traceconv.model import Trace
@@ -36,7 +37,8 @@ class SliceIndex:
     """
 
     def __init__(self, trace: Trace, category: str | None = None,
-                 rows: np.ndarray | None = None, *, instants: bool = False) -> None:
+                 rows: np.ndarray | None = None, *, instants: bool | np.ndarray = False
+                 ) -> None:
         s = trace.slices
         # (views: the index keeps sorted copies, not these; no slice is added meanwhile)
         track, start, dur = s.numpy_view("track"), s.numpy_view("start"), s.numpy_view("dur")
@@ -45,16 +47,22 @@ class SliceIndex:
             wanted = trace.strings.find(category)
             found = s.numpy_view("category") == (-1 if wanted is None else wanted)
             rows = np.flatnonzero(found) if rows is None else rows[found[rows]]
-        copied = rows is not None or bool(instants and len(trace.instants))
+        # the instants held: all, or those rows of them (None: none)
+        chosen = None if instants is False or not len(trace.instants) else \
+            np.arange(len(trace.instants)) if instants is True else np.asarray(instants)
+        if chosen is not None and not len(chosen):
+            chosen = None
+        copied = rows is not None or chosen is not None
+        named = rows is None and chosen is not None and len(chosen) < len(trace.instants)
         if rows is not None:
             track, start, dur = track[rows], start[rows], dur[rows]
-        if instants and len(trace.instants):
+        if chosen is not None:
             points = trace.instants
-            if rows is not None:   # (without rows, a position is already its row number)
-                rows = np.r_[rows, len(s) + np.arange(len(points))]
-            track = np.r_[track, points.numpy_view("track")]
-            start = np.r_[start, points.numpy_view("ts")]
-            dur = np.r_[dur, np.zeros(len(points), dtype=np.int64)]
+            if rows is not None:
+                rows = np.r_[rows, len(s) + chosen]
+            track = np.r_[track, points.numpy_view("track")[chosen]]
+            start = np.r_[start, points.numpy_view("ts")[chosen]]
+            dur = np.r_[dur, np.zeros(len(chosen), dtype=np.int64)]
         # (-dur, enclosing slices first: in place where dur is this index's own copy)
         tie = np.negative(dur, out=dur) if copied else -dur
         del dur
@@ -67,6 +75,11 @@ class SliceIndex:
         del tie
         track = track[sort]
         del sort
+        if named:   # (positions past the slices are the chosen instants': rows named)
+            assert chosen is not None
+            tail = self.order >= len(s)
+            self.order[tail] = len(s) + chosen[self.order[tail] - len(s)]
+            del tail
         # bounds[t]:bounds[t + 1] is track t's run in sorted order
         self.bounds = np.searchsorted(track, np.arange(len(trace.tracks) + 1))
 

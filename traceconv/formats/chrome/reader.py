@@ -28,6 +28,7 @@ from ...model.block_record import restore_blocks
 from ...model.builder import TraceBuilder
 from ...model.evident_streams import evident_streams
 from ...model.graph_record import restore_graph
+from ...model.instant_slices import instants_near
 from ...model.metadata_record import carry_diagnostics, restore_metadata
 from ...model.slice_index import SliceIndex
 from ...model.stats_record import restore_stats
@@ -535,7 +536,8 @@ class ChromeReader:
         # slices and times are final now: the index binds flows (to instants too, as
         # trace_processor does), then a flavour's first step may use it without them and
         # let it go (context.take_slice_index)
-        index = SliceIndex(self.trace, instants=True)
+        index = SliceIndex(self.trace, instants=instants_near(self.trace, self.flow_points.ts)
+                           if len(self.flow_points) else False)
         link_flows(self.trace, self.flow_points, self._flow_tracks, index)
         self.context.slice_index = index.slices_only()
         del index
