@@ -15,12 +15,13 @@ the routing pass, meeting an allocation, knows where its block ends
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..model.block_pairing import pair_events
-from .events import Head, hashable, time_of
+from .events import Head, floats, hashable
 
 
 def memory_key(h: Head) -> tuple[Any, ...] | None:
@@ -32,13 +33,51 @@ def memory_key(h: Head) -> tuple[Any, ...] | None:
     (None, None, 64)
     >>> memory_key(Head(ph="i", name="[memory]", ts=5, args=Arguments(size=0, address=64)))
     """
-    args = h.args
-    if h.ph != "i" or h.name != "[memory]" or args is None or time_of(h.ts) is None:
-        return None
-    size = args.size
-    if not isinstance(size, int) or isinstance(size, bool) or size == 0:
-        return None
-    return hashable(args.device_type, args.device_id, args.address)
+    keyed = KeyedMemory.of([h])
+    return keyed.keys[0] if keyed.positions else None
+
+
+class KeyedMemory:
+    """The ``[memory]`` events of a list of heads that :func:`memory_key` keys, a column
+    each: their positions in the list, keys, threads (``hashable(pid, tid)``), times and
+    whether they allocate. Both passes of ``split`` find them so, one rule for the two,
+    a column at a time (a quarter of a Kineto trace's events are ``[memory]`` ones)."""
+
+    __slots__ = ("positions", "keys", "threads", "ts", "allocates")
+
+    def __init__(self, positions: list[int], keys: list[tuple[Any, ...]],
+                 threads: list[tuple[Any, ...]], ts: list[Any], allocates: list[bool]) -> None:
+        self.positions, self.keys, self.threads = positions, keys, threads
+        self.ts, self.allocates = ts, allocates
+
+    @classmethod
+    def of(cls, heads: list[Head]) -> KeyedMemory:
+        """The keyed ``[memory]`` events of ``heads``.
+
+        >>> from traceconv.splitting.events import Arguments
+        >>> heads = [Head(ph="i", name="[memory]", ts=1, args=Arguments(size=8, address=64)),
+        ...          Head(ph="X", name="op", ts=2),
+        ...          Head(ph="i", name="[memory]", ts="x", args=Arguments(size=8, address=9)),
+        ...          Head(ph="i", name="[memory]", ts=3, args=Arguments(size=True, address=9))]
+        >>> keyed = KeyedMemory.of(heads); keyed.positions, keyed.allocates
+        ([0], [True])
+        """
+        at = [i for i, h in enumerate(heads) if h.name == "[memory]" and h.ph == "i"
+              and h.args is not None and type(h.args.size) is int and h.args.size]
+        if not at:
+            return cls([], [], [], [], [])
+        chosen = [heads[i] for i in at]
+        timed = floats([h.ts for h in chosen])
+        if not np.isfinite(timed).all():
+            keep = np.isfinite(timed).tolist()
+            at = [i for i, k in zip(at, keep, strict=True) if k]
+            chosen = [h for h, k in zip(chosen, keep, strict=True) if k]
+        args = [h.args for h in chosen]
+        keys = [hashable(a.device_type, a.device_id, a.address)  # type: ignore[union-attr]
+                for a in args]
+        threads = [hashable(h.pid, h.tid) for h in chosen]
+        return cls(at, keys, threads, [h.ts for h in chosen],
+                   [a.size > 0 for a in args])   # type: ignore[union-attr,operator]
 
 
 class MemoryEvents:
@@ -50,27 +89,27 @@ class MemoryEvents:
         self.ts, self.allocates = array("d"), array("b")
         self._thread_codes: dict[tuple[Any, ...], int] = {}
 
-    def note(self, h: Head) -> None:
-        """Note ``h`` if it is a ``[memory]`` event that allocates or frees."""
-        key = memory_key(h)
-        if key is None:
+    def note(self, heads: list[Head]) -> None:
+        """Note the ``[memory]`` events of ``heads`` that allocate or free."""
+        keyed = KeyedMemory.of(heads)
+        if not keyed.positions:
             return
-        self.keys.append(hash(key))
-        thread = hashable(h.pid, h.tid)
-        self.threads.append(self._thread_codes.setdefault(thread, len(self._thread_codes)))
-        self.ts.append(float(h.ts))
-        self.allocates.append(h.args.size > 0)   # type: ignore[union-attr,operator]
+        self.keys.extend(map(hash, keyed.keys))
+        codes = self._thread_codes
+        self.threads.extend([codes.setdefault(t, len(codes)) for t in keyed.threads])
+        self.ts.extend(map(float, keyed.ts))
+        self.allocates.extend(keyed.allocates)
 
     def ends(self) -> MemoryEnds:
         """Where each block ends: the pairing in time order (file order among ties).
 
         >>> from traceconv.splitting.events import Arguments
         >>> events = MemoryEvents()
-        >>> for ts, size in ((1, 8), (3, -8), (2, -8), (0, 8)):   # file order, not time order
-        ...     events.note(Head(ph="i", name="[memory]", ts=ts, pid=1, tid=2,
-        ...                      args=Arguments(size=size, address=64)))
-        >>> ends = events.ends(); [ends.end_of(n) for n in (0, 3)]
-        [(2.0, (1, 2)), (1.0, (1, 2))]
+        >>> events.note([Head(ph="i", name="[memory]", ts=ts, pid=1, tid=2,
+        ...                       args=Arguments(size=size, address=64))
+        ...              for ts, size in ((1, 8), (3, -8), (2, -8), (0, 8))])   # not time order
+        >>> events.ends().end.tolist()   # the last (at 0) ends at the first, that at the third
+        [2, -1, -1, 0]
         """
         ts = np.frombuffer(self.ts, dtype=np.float64)
         order = np.argsort(ts, kind="stable")
@@ -94,10 +133,26 @@ class MemoryEnds:
                  thread_keys: list[tuple[Any, ...]]) -> None:
         self.end, self.ts, self.threads, self.thread_keys = end, ts, threads, thread_keys
 
-    def end_of(self, n: int) -> tuple[float, tuple[Any, ...]] | None:
-        """The time and thread (pid, tid) of the event that ends event ``n``'s block, or
-        None when it stays open to the end."""
-        if n >= len(self.end) or self.end[n] < 0:
-            return None
-        at = int(self.end[n])
-        return float(self.ts[at]), self.thread_keys[int(self.threads[at])]
+    def stops(self, place: Callable[[np.ndarray, tuple[Any, ...]], np.ndarray],
+              count: int) -> np.ndarray:
+        """Per event, the window after the last one its block is alive in: that of the
+        event ending it plus one (``place(times, thread)``: the windows of times on one
+        thread), or ``count``, the number of windows, when nothing ends it.
+
+        >>> from traceconv.splitting.events import Arguments
+        >>> events = MemoryEvents()
+        >>> events.note([Head(ph="i", name="[memory]", ts=ts, pid=1, tid=2,
+        ...                   args=Arguments(size=size, address=64))
+        ...              for ts, size in ((1, 8), (25, -8), (30, 8))])
+        >>> place = lambda ts, thread: np.searchsorted([10.0, 20.0, 30.0], ts, "right")
+        >>> events.ends().stops(place, 4).tolist()   # [-inf, 10), [10, 20), [20, 30), [30, inf)
+        [3, 4, 4]
+        """
+        stops = np.full(len(self.end), count, dtype=np.int64)
+        ended = np.flatnonzero(self.end >= 0)
+        at = self.end[ended]
+        threads = self.threads[at]
+        for code in np.unique(threads).tolist():
+            mine = threads == code
+            stops[ended[mine]] = place(self.ts[at[mine]], self.thread_keys[code]) + 1
+        return stops

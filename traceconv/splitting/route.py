@@ -32,14 +32,13 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from ..numbers import int64
 from .events import (
     Head,
-    Pair,
     as_pairs,
     dump_events,
     end_of,
@@ -48,7 +47,7 @@ from .events import (
     time_columns,
     whole,
 )
-from .memory_ends import MemoryEnds, memory_key
+from .memory_ends import KeyedMemory, MemoryEnds
 from .windows import DEVICE_WORK, Boundaries, Launches, Survey, Window
 
 if TYPE_CHECKING:
@@ -63,7 +62,8 @@ CONTEXT_MARK = "traceconv context from"
 BUFFERED = 32 << 20      # bytes of event text held before every buffer is written out
 _PER_WINDOW = 1 << 20    # ... or one window's buffer reaches this
 _FLOW_PHASES = frozenset({"s", "t", "f"})
-_ROUTED_ALONE = frozenset({"M", "B", "E", *_FLOW_PHASES})   # (and [memory] events)
+_FLOW_ENDS = frozenset({"t", "f"})
+_ROUTED_ALONE = frozenset({"M", "B", "E", *_FLOW_PHASES})   # (and carried allocations)
 _TOTALS = frozenset({"Total Allocated", "Total Reserved"})
 
 
@@ -163,7 +163,10 @@ class Router:
         self.open_slices: dict[tuple[Any, ...], list[tuple[int, Any]]] = {}
         self.open_flows: dict[tuple[Any, ...], int] = {}
         self.early_finishes: dict[tuple[Any, ...], int] = {}   # finishes before their start
-        self.memory_ends = memory_ends
+        # per keyed [memory] event (file order), the window after the last one its block
+        # is alive in; None: no block is carried (by rank, or no pairing made)
+        self.memory_stops = None if memory_ends is None or self.by_rank \
+            else memory_ends.stops(self._place_times, len(windows))
         self.memory_seen = 0   # [memory] events routed (their number in memory_ends)
         self.slices_cut: Counter[str] = Counter()
         self.cut_out = [0] * len(windows)    # slices crossing each window's end
@@ -203,15 +206,16 @@ class Router:
         heads = [h for h, _ in pairs]
         texts = [text for _, text in pairs]
         placed, crossing, column = self._placed(heads)
-        launched = self._launch_windows(pairs) if self.launches is not None else {}
+        launched = self._launch_windows(heads) if self.launches is not None else {}
+        memory = self._allocations(heads, column)
         if column is None:
             targets = np.zeros(len(heads), dtype=np.int64)
             one_by_one: list[int] = list(range(len(heads)))
         else:
             targets = column.copy()
-            alone = {i for i, h in enumerate(heads)
-                     if h.ph in _ROUTED_ALONE or h.name == "[memory]"}
+            alone = {i for i, ph in enumerate([h.ph for h in heads]) if ph in _ROUTED_ALONE}
             alone.update(launched)
+            alone.update(memory)
             if crossing is not None:
                 alone.update(np.flatnonzero(crossing).tolist())
             one_by_one = sorted(alone)
@@ -223,7 +227,7 @@ class Router:
                 targets[untimed] = 0
         for i in one_by_one:
             targets[i], texts[i] = self._route_one(i, heads[i], texts[i], placed, crossing,
-                                                   launched)
+                                                   launched, memory)
         order = np.argsort(targets, kind="stable")   # (file order within a window)
         ranked = targets[order]
         starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]]).tolist()
@@ -233,7 +237,8 @@ class Router:
                 self.spill.add(window, [texts[k] for k in order[lo:hi].tolist()])
 
     def _route_one(self, i: int, h: Head, text: Any, placed: Callable[[int, Head], int],
-                   crossing: np.ndarray | None, launched: dict[int, int]) -> tuple[int, Any]:
+                   crossing: np.ndarray | None, launched: dict[int, int],
+                   memory: dict[int, int]) -> tuple[int, Any]:
         """The window of an event the rules look at (and its text, shortened when it is
         clipped); -1 for an ``M`` event."""
         ph = h.ph
@@ -256,8 +261,9 @@ class Router:
             self._flow(h, window)
         else:
             window = placed(i, h)
-            if h.name == "[memory]":
-                self._memory(h, text, window)
+            stop = memory.get(i)
+            if stop is not None:
+                self._carry(text, window + 1, stop)
         return window, text
 
     def _placed(self, heads: list[Head]) -> tuple[Callable[[int, Head], int],
@@ -288,12 +294,15 @@ class Router:
 
         return placed, crossing, windows
 
-    def _launch_windows(self, pairs: list[Pair]) -> dict[int, int]:
-        """Position in ``pairs`` → the window of its launch, for device work and the ends
+    def _launch_windows(self, heads: list[Head]) -> dict[int, int]:
+        """Position in ``heads`` → the window of its launch, for device work and the ends
         of launch flows whose launch is known."""
         assert self.launches is not None
         positions, ids = [], []
-        for i, (h, _) in enumerate(pairs):
+        candidates = [i for i, h in enumerate(heads)
+                      if h.ph in _FLOW_ENDS or h.ph == "X" and DEVICE_WORK[h.cat]]
+        for i in candidates:
+            h = heads[i]
             cat = h.cat
             if DEVICE_WORK[cat] and h.ph == "X":
                 found = h.correlation
@@ -391,21 +400,31 @@ class Router:
         self.flows_out[started] += 1
         self.flows_in[finished] += 1
 
-    def _memory(self, h: Head, text: Any, window: int) -> None:
-        """Copy an allocation into every later window up to the one where its block ends,
-        as the first pass's pairing in time order found it (:mod:`.memory_ends`)."""
-        if memory_key(h) is None:
-            return
+    def _allocations(self, heads: list[Head], column: np.ndarray | None) -> dict[int, int]:
+        """Position → the window after the last one its block is alive in, of the
+        allocations among ``heads`` whose block outlives their window (given the window
+        ``column``; without it, of every allocation: their windows are decided one by
+        one), as the first pass's pairing in time order found it (:mod:`.memory_ends`)."""
+        keyed = KeyedMemory.of(heads)
         seen = self.memory_seen
-        self.memory_seen += 1
-        if h.args.size < 0 or self.by_rank or self.memory_ends is None:  # type: ignore[union-attr]
-            return
-        end = self.memory_ends.end_of(seen)
-        if end is None:   # never freed: alive in every later window
-            self._carry(text, window + 1, len(self.windows))
-            return
-        ts, (pid, tid) = end[0], (end[1] + (None, None))[:2]
-        self._carry(text, window + 1, self.place(Head(ph="i", ts=ts, pid=pid, tid=tid)) + 1)
+        self.memory_seen += len(keyed.positions)
+        if self.memory_stops is None or not keyed.positions:
+            return {}
+        positions = np.array(keyed.positions, dtype=np.int64)
+        stops = self.memory_stops[seen:seen + len(positions)]
+        outliving = np.array(keyed.allocates, dtype=bool)
+        if column is not None:
+            outliving &= stops > column[positions] + 1
+        return dict(zip(positions[outliving].tolist(), stops[outliving].tolist(),
+                        strict=True))
+
+    def _place_times(self, ts: np.ndarray, thread: tuple[Any, ...]) -> np.ndarray:
+        """:meth:`place` of times on one thread (``hashable(pid, tid)``), a column at once."""
+        if self.boundaries is None:
+            return np.maximum(np.searchsorted(self._start_column, ts, "right") - 1, 0)
+        ends = np.array(self.boundaries.ends_of(thread), dtype=np.float64)
+        side: Literal["left", "right"] = "left" if self.boundaries.closing else "right"
+        return np.minimum(np.searchsorted(ends, ts, side), len(self.windows) - 1)
 
     def _carry(self, allocation: Any, first: int, stop: int) -> None:
         """Repeat the allocation event (its text) at the start of windows ``first ..

@@ -159,37 +159,41 @@ class Survey:
             self._note_rank(e)
 
     def _marks(self, heads: list[Head]) -> None:
-        """What timed ``X`` and ``i`` events tell of steps, step ends and launches."""
+        """What timed ``X`` and ``i`` events tell of steps, step ends and launches (each
+        kind picked out a column at a time: most events are none of them)."""
+        instants = [h for h in heads if h.ph == "i"]
+        if instants:
+            self.memory.note(instants)
+            for h in instants:
+                if h.name == "StopStep":
+                    self.stops.setdefault(hashable(h.pid, h.tid), []).append(h.ts)
+        hosts = [h for h in heads if h.ph == "X" and not _DEVICE_CATEGORIES[h.cat]]
+        for h in [h for h in hosts if isinstance(h.name, str) and h.name.startswith("Profile")]:
+            match = STEP_MARKER.match(h.name)
+            number = self._number(match.group(1)) if match else None
+            if number is not None:
+                self.steps.append((h.ts, number))
+                self.step_processes.append(hashable(h.pid)[0])
+        self._launches([h for h in hosts if h.args is not None and (
+            h.args.correlation is not None or h.args.correlation_id is not None)])
+
+    def _launches(self, hosts: list[Head]) -> None:
+        """Note the host events that launch device work (a correlation id; not a step
+        marker's name)."""
         launch_ids, launch_ts = self.launch_ids, self.launch_ts
         launch_processes, processes = self.launch_processes, self.processes
-        for h in heads:
-            ts = h.ts
-            if h.ph == "i":
-                if h.name == "[memory]":
-                    self.memory.note(h)
-                elif h.name == "StopStep":
-                    self.stops.setdefault(hashable(h.pid, h.tid), []).append(ts)
-                continue
-            if _DEVICE_CATEGORIES[h.cat]:
-                continue
+        for h in hosts:
             name = h.name
-            if isinstance(name, str) and name.startswith("Profile"):
-                match = STEP_MARKER.match(name)
-                number = self._number(match.group(1)) if match else None
-                if number is not None:
-                    self.steps.append((ts, number))
-                    self.step_processes.append(hashable(h.pid)[0])
-            elif h.args is not None:
-                correlation = h.correlation
-                if correlation is None:   # (ts: finite, as every time taken here)
-                    continue
-                if len(launch_ids) < MAX_LAUNCHES:
-                    launch_ids.append(correlation)
-                    launch_ts.append(ts)
-                    process = hashable(h.pid)[0]
-                    launch_processes.append(processes.setdefault(process, len(processes)))
-                else:
-                    self.launches_over_limit += 1
+            correlation = h.correlation
+            if correlation is None or isinstance(name, str) and name.startswith("Profile"):
+                continue   # (ts: finite, as every time taken here)
+            if len(launch_ids) < MAX_LAUNCHES:
+                launch_ids.append(correlation)
+                launch_ts.append(h.ts)
+                process = hashable(h.pid)[0]
+                launch_processes.append(processes.setdefault(process, len(processes)))
+            else:
+                self.launches_over_limit += 1
 
     def _take_each(self, pairs: list[Pair]) -> None:
         """:meth:`take` event by event (times a double cannot hold exactly, or not numbers)."""
