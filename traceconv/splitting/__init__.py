@@ -44,6 +44,7 @@ from ..presentation.json_text import json_text
 from .events import as_pairs, decode_pairs, dump_events, floats, hashable, ns_time
 from .memory_ends import MemoryEvents
 from .overview import BUCKETS, TOP, Overview
+from .ready import ChunkFloors, ReadyPieces
 from .route import Router, Spill
 from .sizes import ByteHistogram, auto_target, group_windows, merged
 from .windows import (
@@ -114,7 +115,8 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
         if target_size is None and convert_to is not None:
             target_size = -1   # chosen from the input's size once it is known
         sizes = ByteHistogram() if target_size and by != "rank" else None
-        survey = survey_trace(source_path, sizes, progress)
+        floors = ChunkFloors() if by != "rank" else None
+        survey = survey_trace(source_path, sizes, progress, floors)
         if by == AUTO:
             by = _auto_by(survey, sizes.total if sizes is not None else 0, target_size or 0)
         windows = _windows(survey, by, source_path)
@@ -143,15 +145,24 @@ def split(path: str | os.PathLike[str], outdir: str | os.PathLike[str], by: str 
                                 boundaries=boundaries, memory_ends=memory_ends,
                                 context=context)
                 summary = Overview(survey) if overview else None
-                _read(source_path, router.route if summary is None else _both(router, summary),
-                      progress=_pass(progress, "cutting"))
-                router.finish()
                 remove_output(manifest_path, inputs=inputs)   # it would describe other pieces
                 written = _converting(pool, folder, convert_to) \
                     if pool is not None and convert_to is not None else None
-                pieces = _write_pieces(source_path, folder, survey, windows, spill, router,
-                                       written)
-            manifest = _manifest(source_path, by, clip, survey, windows, pieces, router)
+                pieces = Pieces(source_path, folder, windows, spill, written)
+                ready = ReadyPieces(floors.events, floors.windows(
+                    router.starts, boundaries, launches), floors.held(
+                    router.starts, boundaries, clip or context), pieces.publish) if floors is not None else None
+                floors = None
+                _read(source_path, _routing(router, summary, ready),
+                      progress=_pass(progress, "cutting"))
+                router.finish()
+                if ready is not None:
+                    ready.finish()
+                else:
+                    for window in windows:
+                        pieces.publish(window.index)
+            manifest = _manifest(source_path, by, clip, survey, windows,
+                                 pieces.entries(survey, router), router)
             if pool is not None and convert_to is not None:
                 _record(manifest, folder, pool.results(), convert_to, engine,
                         keep_json=to in ("chrome", "json"), source=inputs)
@@ -193,10 +204,16 @@ def make_overview(path: str | os.PathLike[str], output: str | os.PathLike[str], 
     return _write_overview(summary, survey, os.fspath(output), inputs, ())
 
 
-def _both(router: Router, summary: Overview) -> Callable[[list[Any]], None]:
+def _routing(router: Router, summary: Overview | None,
+             ready: ReadyPieces | None) -> Callable[[list[Any]], None]:
+    """The routing pass's work on each chunk: routed, summed up for the overview, and
+    the pieces it completes written."""
     def take(chunk: list[Any]) -> None:
         router.route(chunk)
-        summary.take(chunk)
+        if summary is not None:
+            summary.take(chunk)
+        if ready is not None:
+            ready.took(len(chunk))
 
     return take
 
@@ -238,10 +255,11 @@ def _grouped(windows: list[Window], boundaries: Boundaries | None, sizes: ByteHi
 
 
 def survey_trace(path: str, sizes: ByteHistogram | None = None,
-                 progress: Passes | None = None) -> Survey:
+                 progress: Passes | None = None, floors: ChunkFloors | None = None) -> Survey:
     """The first pass: envelope, metadata events, span, steps and ranks of the trace (and,
-    given ``sizes``, the bytes of event text by time; ``progress`` told as ``"surveying"``).
-    A trace of no timed event is refused (:class:`InputError` at ``$``)."""
+    given ``sizes``, the bytes of event text by time; given ``floors``, where each chunk's
+    events can be placed, :mod:`.ready`; ``progress`` told as ``"surveying"``). A trace of
+    no timed event is refused (:class:`InputError` at ``$``)."""
     from ..formats.chrome.flavours import detect
 
     survey = Survey()
@@ -250,7 +268,9 @@ def survey_trace(path: str, sizes: ByteHistogram | None = None,
         survey.unit_ns = detect(envelope, chunk).time_unit_ns(chunk)
 
     def take(chunk: list[Any]) -> None:
-        survey.take(chunk)
+        ts = survey.take(chunk)
+        if floors is not None:
+            floors.note([h for h, _ in as_pairs(chunk)], ts)
         if sizes is not None:
             pairs = as_pairs(chunk)
             texts = [text for _, text in pairs]
@@ -348,33 +368,46 @@ def _piece_head(path: str, by: str, survey: Survey, windows: list[Window],
             + (dump_events(metadata) if metadata else b"")), bool(metadata)
 
 
-def _write_pieces(path: str, folder: str, survey: Survey, windows: list[Window],
-                  spill: Spill, router: Router,
-                  written: Callable[[str], None] | None) -> list[dict[str, Any]]:
-    """Publish the piece of each window with events of its own (``written`` is told each
-    piece's path once it is in place); return one manifest entry per piece."""
-    stem = outputs.stem(path)
-    digits = len(str(len(windows) - 1))
-    pieces = []
-    for window in windows:
-        own = spill.events[window.index]
-        if not own:
-            continue   # an empty window (its carried copies describe nothing of its own)
-        name = f"{stem}-{window.index:0{digits}d}-{window.label}.json"
-        target = outputs.ChosenPath(os.path.join(folder, name))
-        spill.publish(window.index, target, inputs=[path])
-        if written is not None:
-            written(target)
-        pieces.append({"file": name, "index": window.index, "label": window.label,
-                       **_bounds(window, survey),
-                       "events": own + spill.carried[window.index]
-                       + len(_metadata_for(window, survey)),
-                       "bytes": os.path.getsize(target),
-                       "slices_cut_at_end": router.cut_out[window.index],
-                       "flows_out": router.flows_out[window.index],
-                       "flows_in": router.flows_in[window.index],
-                       "memory_blocks_pre_existing": router.carried_in[window.index]})
-    return pieces
+class Pieces:
+    """The pieces of a split as they are published: each window with events of its own,
+    its spill file moved into place under its name (``written`` is then told its path);
+    :meth:`entries` gives the manifest's entry of each once the routing pass is over."""
+
+    def __init__(self, path: str, folder: str, windows: list[Window], spill: Spill,
+                 written: Callable[[str], None] | None) -> None:
+        self.path, self.folder, self.windows, self.spill = path, folder, windows, spill
+        self.written = written
+        self.stem = outputs.stem(path)
+        self.digits = len(str(len(windows) - 1))
+        self.published: list[tuple[Window, str, int]] = []   # (window, file name, bytes)
+
+    def publish(self, index: int) -> None:
+        """Publish the piece of window ``index`` (none for a window without events of its
+        own: its carried copies describe nothing of its own)."""
+        if not self.spill.events[index]:
+            return
+        window = self.windows[index]
+        name = f"{self.stem}-{window.index:0{self.digits}d}-{window.label}.json"
+        target = outputs.ChosenPath(os.path.join(self.folder, name))
+        self.spill.publish(window.index, target, inputs=[self.path])
+        self.published.append((window, name, os.path.getsize(target)))
+        if self.written is not None:
+            self.written(target)
+
+    def entries(self, survey: Survey, router: Router) -> list[dict[str, Any]]:
+        """The manifest's entry of each piece (the flows crossing into a later piece are
+        known at the end of the pass only)."""
+        spill = self.spill
+        return [{"file": name, "index": window.index, "label": window.label,
+                 **_bounds(window, survey),
+                 "events": spill.events[window.index] + spill.carried[window.index]
+                 + len(_metadata_for(window, survey)),
+                 "bytes": size,
+                 "slices_cut_at_end": router.cut_out[window.index],
+                 "flows_out": router.flows_out[window.index],
+                 "flows_in": router.flows_in[window.index],
+                 "memory_blocks_pre_existing": router.carried_in[window.index]}
+                for window, name, size in sorted(self.published, key=lambda p: p[0].index)]
 
 
 def _metadata_for(window: Window, survey: Survey) -> list[dict[str, Any]]:

@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ..numbers import int64
 from .events import (
     Head,
     as_pairs,
@@ -48,7 +47,8 @@ from .events import (
     whole,
 )
 from .memory_ends import KeyedMemory, MemoryEnds
-from .windows import DEVICE_WORK, Boundaries, Launches, Survey, Window
+from .ready import launch_ids
+from .windows import Boundaries, Launches, Survey, Window
 
 if TYPE_CHECKING:
     from ..output_files import Scratch
@@ -62,7 +62,6 @@ CONTEXT_MARK = "traceconv context from"
 BUFFERED = 32 << 20      # bytes of event text held before every buffer is written out
 _PER_WINDOW = 1 << 20    # ... or one window's buffer reaches this
 _FLOW_PHASES = frozenset({"s", "t", "f"})
-_FLOW_ENDS = frozenset({"t", "f"})
 _ROUTED_ALONE = frozenset({"M", "B", "E", *_FLOW_PHASES})   # (and carried allocations)
 _TOTALS = frozenset({"Total Allocated", "Total Reserved"})
 
@@ -82,11 +81,14 @@ class Spill:
         self.events = [0] * count    # each window's own events
         self.carried = [0] * count   # the copies carried into it
         self.begun = [False] * count   # its file has its head
+        self.published = [False] * count   # ... and is in place: nothing more comes
         self.bare = [True] * count     # ... and no event after the head yet
 
     def add(self, window: int, texts: list[Any], *, carried: bool = False) -> None:
         """Queue events (their JSON texts) for ``window`` (``carried``: copies of blocks
         allocated before it)."""
+        if self.published[window]:   # (ready.py's bound broken: a bug, never data lost)
+            raise RuntimeError(f"split: window {window} was written before all its events")
         buffer = self.buffers.get(window)
         if buffer is None:
             buffer = self.buffers[window] = bytearray()
@@ -135,6 +137,7 @@ class Spill:
         """
         self.buffers.setdefault(window, bytearray()).extend(b"\n]}\n")
         self._write(window)
+        self.published[window] = True
         self.scratch.publish(f"{window}.json", target, inputs=inputs)
 
 
@@ -298,21 +301,7 @@ class Router:
         """Position in ``heads`` → the window of its launch, for device work and the ends
         of launch flows whose launch is known."""
         assert self.launches is not None
-        positions, ids = [], []
-        candidates = [i for i, h in enumerate(heads)
-                      if h.ph in _FLOW_ENDS or h.ph == "X" and DEVICE_WORK[h.cat]]
-        for i in candidates:
-            h = heads[i]
-            cat = h.cat
-            if DEVICE_WORK[cat] and h.ph == "X":
-                found = h.correlation
-            elif h.ph in ("t", "f") and (cat == "ac2g" or cat == "async" and h.name == "launch"):
-                found = int64(h.id)
-            else:
-                continue
-            if found is not None:
-                positions.append(i)
-                ids.append(found)
+        positions, ids = launch_ids(heads)
         if not ids:
             return {}
         windows = self.launches.windows_of(np.array(ids, dtype=np.int64)).tolist()

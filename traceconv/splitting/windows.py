@@ -125,9 +125,10 @@ class Survey:
         """
         return self.first_ts <= self.last_ts
 
-    def take(self, chunk: list[Any]) -> None:
+    def take(self, chunk: list[Any]) -> np.ndarray | None:
         """Note one chunk of events: the times a column at a time when a double holds them
-        all exactly (:func:`~.events.time_columns`), else event by event."""
+        all exactly (:func:`~.events.time_columns`), else event by event. Return that
+        column of starts (NaN for ``M`` events and events without one), or None."""
         self.events += len(chunk)
         pairs = as_pairs(chunk)
         heads = [h for h, _ in pairs]
@@ -135,15 +136,14 @@ class Survey:
         columns = time_columns(heads)
         if columns is None:
             self._take_each(pairs)
-            return
+            return None
         ts, dur = columns
-        for i, ph in enumerate(phases):
-            if ph == "M":
-                self._metadata(whole(pairs[i][1]))
-                ts[i] = math.nan
+        for i in [i for i, ph in enumerate(phases) if ph == "M"]:
+            self._metadata(whole(pairs[i][1]))
+            ts[i] = math.nan
         timed = np.flatnonzero(~np.isnan(ts))
         if not len(timed):
-            return
+            return ts
         # the first of equal values wins, as in min() and max() event by event
         first = timed[np.argmin(ts[timed])]
         self.first_ts = min(self.first_ts, heads[first].ts)
@@ -152,6 +152,7 @@ class Survey:
         self.last_ts = max(self.last_ts, h.ts + h.dur if phases[at] == "X" and h.dur is not None
                            else h.ts)
         self._marks([heads[i] for i in timed.tolist() if phases[i] == "X" or phases[i] == "i"])
+        return ts
 
     def _metadata(self, e: Any) -> None:
         self.metadata.append(e)
