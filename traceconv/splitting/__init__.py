@@ -268,11 +268,9 @@ def survey_trace(path: str, sizes: ByteHistogram | None = None,
         survey.unit_ns = detect(envelope, chunk).time_unit_ns(chunk)
 
     def take(chunk: list[Any]) -> None:
-        ts = survey.take(chunk)
-        if floors is not None:
-            floors.note([h for h, _ in as_pairs(chunk)], ts)
+        pairs = as_pairs(chunk)
+        survey.take(pairs, floors)
         if sizes is not None:
-            pairs = as_pairs(chunk)
             texts = [text for _, text in pairs]
             sizes.add(floats([h.ts for h, _ in pairs]),
                       np.fromiter(map(len, texts), np.int64, len(texts)) + 2)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from decimal import Decimal
+from operator import attrgetter
 from typing import Any, TypeGuard
 
 import msgspec
@@ -40,11 +41,14 @@ class Arguments(msgspec.Struct, gc=False):
 
 
 class Head(msgspec.Struct, gc=False):
-    """The routing fields of one event (None when absent)."""
+    """The routing fields of one event (None when absent). A phase or category that is
+    not a text fails the typed decode, and its piece is read as plain values instead
+    (:func:`as_pairs`; there a list or an object is made a text, other values are kept:
+    :func:`_texts_for_objects`), so that the common case checks no type in Python."""
 
-    ph: Any = None
+    ph: str | None = None
     name: Any = None
-    cat: Any = None
+    cat: str | None = None
     ts: Any = None
     dur: Any = None
     pid: Any = None
@@ -78,11 +82,11 @@ def decode_pairs(piece: bytes | bytearray) -> list[Pair] | None:
         heads = _heads(piece)
     except msgspec.ValidationError:
         return None
-    _texts_for_objects(heads)
     return list(zip(heads, _texts(piece), strict=True))
 
 
 _TEXT_OR_NONE = frozenset({str, type(None)})
+_TS = attrgetter("ts")
 
 
 def _texts_for_objects(heads: list[Head]) -> None:
@@ -95,9 +99,9 @@ def _texts_for_objects(heads: list[Head]) -> None:
     [("['X']", "{'a': 1}"), ('X', 'cpu_op')]
     """
     for field in ("ph", "cat"):
-        values = [getattr(h, field) for h in heads]
-        if not set(map(type, values)) <= _TEXT_OR_NONE:
-            for h, value in zip(heads, values, strict=True):
+        if not set(map(type, map(attrgetter(field), heads))) <= _TEXT_OR_NONE:
+            for h in heads:
+                value = getattr(h, field)
                 if isinstance(value, list | dict):
                     setattr(h, field, repr(value))
 
@@ -280,7 +284,7 @@ def time_columns(heads: list[Head]) -> tuple[np.ndarray, np.ndarray] | None:
     >>> ts.tolist(), dur.tolist()
     ([5.0, 7.0], [2.0, nan])
     """
-    ts = exact_times([h.ts for h in heads])
+    ts = exact_times(list(map(_TS, heads)))
     if ts is None:
         return None
     dur = exact_times([h.dur if h.ph == "X" else None for h in heads])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -73,11 +74,21 @@ class KeyedMemory:
             at = [i for i, k in zip(at, keep, strict=True) if k]
             chosen = [h for h, k in zip(chosen, keep, strict=True) if k]
         args = [h.args for h in chosen]
-        keys = [hashable(a.device_type, a.device_id, a.address)  # type: ignore[union-attr]
-                for a in args]
-        threads = [hashable(h.pid, h.tid) for h in chosen]
-        return cls(at, keys, threads, [h.ts for h in chosen],
+        return cls(at, _rows(args, "device_type", "device_id", "address"),
+                   _rows(chosen, "pid", "tid"), [h.ts for h in chosen],
                    [a.size > 0 for a in args])   # type: ignore[union-attr,operator]
+
+
+_PLAIN = frozenset({int, float, str, bool, type(None)})
+
+
+def _rows(records: list[Any], *fields: str) -> list[tuple[Any, ...]]:
+    """``hashable(*fields)`` of each record, a column at a time where no value is a list
+    or an object (the rule: they are rare, hostile)."""
+    columns = [list(map(attrgetter(f), records)) for f in fields]
+    if all(set(map(type, column)) <= _PLAIN for column in columns):
+        return list(zip(*columns, strict=True))
+    return [hashable(*row) for row in zip(*columns, strict=True)]
 
 
 class MemoryEvents:

@@ -88,9 +88,10 @@ class ChunkFloors:
         self.straggler_chunks = array("i")
         self.straggler_starts, self.straggler_ends = array("d"), array("d")
 
-    def note(self, heads: list[Head], ts: np.ndarray | None) -> None:
-        """Note one chunk (``ts``: the starts as a column, NaN for ``M`` events and for
-        events without a time; None: taken event by event)."""
+    def note(self, heads: list[Head], phases: list[Any], ts: np.ndarray | None) -> None:
+        """Note one chunk (``phases``: each event's ``ph``; ``ts``: the starts as a column,
+        NaN for ``M`` events and for events without a time; None: taken event by
+        event)."""
         chunk = len(self.events)
         positions, ids = launch_ids(heads)
         if ts is None:
@@ -98,13 +99,14 @@ class ChunkFloors:
             floor = -math.inf if None in starts else min(starts, default=math.inf)
         else:
             timed = ts[~np.isnan(ts)]
-            metadata = sum(1 for h in heads if h.ph == "M")
+            metadata = phases.count("M")
             if len(heads) - len(timed) > metadata:
                 floor = -math.inf
             else:
                 floor = self._stragglers(chunk, heads, ts, timed, positions)
-        for h in [h for h in heads if h.ph == "B" or h.ph == "E"]:
-            floor = min(floor, self._duration_event(h))
+        if "B" in phases or "E" in phases:
+            for h in [h for h in heads if h.ph == "B" or h.ph == "E"]:
+                floor = min(floor, self._duration_event(h))
         self.events.append(len(heads))
         self.floors.append(floor)
         if len(self.ids) + len(ids) > MAX_NOTED:

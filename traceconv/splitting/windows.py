@@ -18,7 +18,8 @@ import re
 from array import array
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from ..vocabularies.kineto import KINETO_VOCABULARY
 from ..vocabularies.paddle import PADDLE_VOCABULARY
 from .events import Head, Pair, as_pairs, end_of, hashable, time_columns, time_of, whole
 from .memory_ends import MemoryEvents
+
+if TYPE_CHECKING:
+    from .ready import ChunkFloors
 
 # Host step markers: PyTorch's ProfilerStep#N and Paddle's ProfileStep#N, which Paddle's
 # Chrome export follows with the duration ("ProfileStep#3[12.170 ms]"); the device copy of
@@ -75,6 +79,7 @@ MAX_WINDOWS = 100_000
 # Launches remembered for placing device work (20 bytes each, 44 while sorted: 528 MB at
 # most); those past it leave their device work placed by its own start, and are counted.
 MAX_LAUNCHES = 12_000_000
+_PH = attrgetter("ph")
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,25 +130,30 @@ class Survey:
         """
         return self.first_ts <= self.last_ts
 
-    def take(self, chunk: list[Any]) -> np.ndarray | None:
+    def take(self, chunk: list[Any], floors: ChunkFloors | None = None) -> None:
         """Note one chunk of events: the times a column at a time when a double holds them
-        all exactly (:func:`~.events.time_columns`), else event by event. Return that
-        column of starts (NaN for ``M`` events and events without one), or None."""
+        all exactly (:func:`~.events.time_columns`), else event by event (and, given
+        ``floors``, where its events can be placed: :mod:`.ready`)."""
         self.events += len(chunk)
         pairs = as_pairs(chunk)
         heads = [h for h, _ in pairs]
-        phases = [h.ph for h in heads]
+        phases = list(map(_PH, heads))
         columns = time_columns(heads)
         if columns is None:
             self._take_each(pairs)
-            return None
+            if floors is not None:
+                floors.note(heads, phases, None)
+            return
         ts, dur = columns
-        for i in [i for i, ph in enumerate(phases) if ph == "M"]:
-            self._metadata(whole(pairs[i][1]))
-            ts[i] = math.nan
+        if "M" in phases:
+            for i in [i for i, ph in enumerate(phases) if ph == "M"]:
+                self._metadata(whole(pairs[i][1]))
+                ts[i] = math.nan
+        if floors is not None:
+            floors.note(heads, phases, ts)
         timed = np.flatnonzero(~np.isnan(ts))
         if not len(timed):
-            return ts
+            return
         # the first of equal values wins, as in min() and max() event by event
         first = timed[np.argmin(ts[timed])]
         self.first_ts = min(self.first_ts, heads[first].ts)
@@ -152,7 +162,6 @@ class Survey:
         self.last_ts = max(self.last_ts, h.ts + h.dur if phases[at] == "X" and h.dur is not None
                            else h.ts)
         self._marks([heads[i] for i in timed.tolist() if phases[i] == "X" or phases[i] == "i"])
-        return ts
 
     def _metadata(self, e: Any) -> None:
         self.metadata.append(e)
