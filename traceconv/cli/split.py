@@ -67,8 +67,9 @@ def split(input: str, by: str, outdir: str, clip: bool, target_size: str | None,
     envelope and the process/thread names; slices and flows crossing a cut, and memory
     blocks alive across one, are counted in DIR/manifest.json. A window without events
     of its own is not written (counted as empty_windows). With a conversion, each piece
-    goes to the workers as soon as it is written; a piece whose worker dies is run once
-    more, then reported.
+    goes to the workers as soon as no later part of the file can add to it, while the
+    events are still being cut; a piece whose worker dies is run once more, then
+    reported.
     """
     from ..errors import UsageError
     from ..splitting import split as run_split

@@ -4,9 +4,11 @@ one per step, time window or rank, in bounded memory.
 Two streaming passes over the input (the chunked Chrome reader: one piece of events alive
 at a time): the first finds the windows (step markers, time span, ranks) and keeps the
 envelope and the metadata events; the second routes each event to its window's temporary
-file (:mod:`.route`). Each piece is then written as a complete Chrome JSON trace: the
-envelope, the process/thread name events, then its events. ``manifest.json`` lists the
-pieces, their windows and what was cut. Nothing of the trace is held whole.
+file (:mod:`.route`). Each piece is written as a complete Chrome JSON trace (the
+envelope, the process/thread name events, then its events) as soon as no later part of
+the file can add to it, while the second pass goes on (:mod:`.ready`), and handed to the
+workers of a conversion then. ``manifest.json`` lists the pieces, their windows and what
+was cut. Nothing of the trace is held whole.
 
 A re-split into the same folder removes the old ``manifest.json`` before it writes the first
 piece and writes the new one last, so a manifest on disk always describes the pieces beside
