@@ -182,3 +182,27 @@ def test_chunks_not_those_of_the_first_pass_publish_nothing_more_before_the_end(
     ready_pieces, end_pieces, early = both(ROOT / SAMPLES["cnn_step5"], tmp_path,
                                            monkeypatch, by="step", overview=False)
     assert ready_pieces == end_pieces and early == []
+
+
+@pytest.mark.parametrize("late", [-1, 0])
+def test_an_event_just_before_a_window_whose_time_reads_as_its_start_holds_the_window_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, late: int) -> None:
+    """Times past 2^53 (Paddle's nanosecond epochs) are the same double a few ns apart:
+    an event 1 ns before a step's start, written after everything, still goes to the
+    window before, and that window is not let go before it (empty until then, it would
+    have been dropped); at the start itself it goes to the step."""
+    edge = 2**60 + 256   # edge - 1 reads as the same double
+    steps = [{"ph": "X", "name": f"ProfilerStep#{k}", "cat": "user_annotation",
+              "ts": edge + 1000 * k, "dur": 999, "pid": 1, "tid": 1} for k in range(3)]
+    filler = [{"ph": "X", "name": f"op{k}", "ts": edge + 7 * k, "dur": 1, "pid": 1, "tid": 1}
+              for k in range(400)]
+    events = [*steps, *filler, {"ph": "X", "name": "late", "ts": edge + late, "dur": 1,
+                                "pid": 1, "tid": 1}]
+    source = tmp_path / "epoch.json"
+    source.write_text(json.dumps({"traceEvents": events}))
+    monkeypatch.setattr(stream, "CHUNK", 512)
+    ready_pieces, end_pieces, _ = both(source, tmp_path, monkeypatch, by="step",
+                                       overview=False)
+    assert ready_pieces == end_pieces
+    holding = [name for name, text in ready_pieces.items() if b'"late"' in text]
+    assert holding == ["epoch-0-before.json" if late else "epoch-0-step0.json"]

@@ -385,6 +385,7 @@ class Pieces:
         """Publish the piece of window ``index`` (none for a window without events of its
         own: its carried copies describe nothing of its own)."""
         if not self.spill.events[index]:
+            self.spill.close(index)
             return
         window = self.windows[index]
         name = f"{self.stem}-{window.index:0{self.digits}d}-{window.label}.json"

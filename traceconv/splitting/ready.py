@@ -158,7 +158,7 @@ class ChunkFloors:
         [1, 0]
         """
         lowest = _placed(np.frombuffer(self.floors, dtype=np.float64), starts, boundaries,
-                         np.minimum)
+                         lowest=True)
         if launches is not None and len(self.ids):
             placed = launches.windows_of(np.frombuffer(self.ids, dtype=np.int64))
             known = placed >= 0
@@ -183,23 +183,34 @@ class ChunkFloors:
         last = np.full(len(starts), -1, dtype=np.int64)
         chunks = np.frombuffer(self.straggler_chunks, dtype=np.int32)
         first = _placed(np.frombuffer(self.straggler_starts, dtype=np.float64), starts,
-                        boundaries, np.minimum)
+                        boundaries, lowest=True)
         final = _placed(np.frombuffer(self.straggler_ends if reaching
                                       else self.straggler_starts, dtype=np.float64),
-                        starts, boundaries, np.maximum)
+                        starts, boundaries, lowest=False)
         for k in np.argsort(chunks, kind="stable").tolist():   # the later chunk wins
             last[first[k]:final[k] + 1] = chunks[k]
         return last
 
 
-def _placed(times: np.ndarray, starts: list[float], boundaries: Boundaries | None,
-            pick: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
-    """The window of each time by the windows' ``starts`` and every thread's own ends,
-    the lowest or highest of them by ``pick``."""
-    placed = np.maximum(np.searchsorted(np.array(starts, dtype=np.float64), times,
-                                        "right") - 1, 0)
+def _placed(times: np.ndarray, starts: list[float], boundaries: Boundaries | None, *,
+            lowest: bool) -> np.ndarray:
+    """The lowest (or highest) window each time can be placed in, by the windows'
+    ``starts`` and by every thread's own ends. As doubles, a time and a window's edge
+    can be equal where the numbers written are not (nanoseconds past 2^53: Paddle's
+    epoch times), so a time at an edge counts as on either side of it.
+
+    >>> edge = 2**60 + 256   # one below it is the same double: window 0's
+    >>> times = np.array([float(edge - 1)])
+    >>> _placed(times, [-math.inf, edge], None, lowest=True).tolist()
+    [0]
+    >>> _placed(times, [-math.inf, edge], None, lowest=False).tolist()
+    [1]
+    """
+    side: Literal["left", "right"] = "left" if lowest else "right"
+    pick = np.minimum if lowest else np.maximum
+    placed = np.maximum(np.searchsorted(np.array(starts, dtype=np.float64), times, side) - 1,
+                        0)
     if boundaries is not None:
-        side: Literal["left", "right"] = "left" if boundaries.closing else "right"
         for ends in [boundaries.reference, *boundaries.own.values()]:
             own = np.searchsorted(np.array(ends, dtype=np.float64), times, side)
             placed = pick(placed, np.minimum(own, len(starts) - 1))

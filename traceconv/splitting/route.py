@@ -81,13 +81,13 @@ class Spill:
         self.events = [0] * count    # each window's own events
         self.carried = [0] * count   # the copies carried into it
         self.begun = [False] * count   # its file has its head
-        self.published = [False] * count   # ... and is in place: nothing more comes
+        self.closed = [False] * count   # published, or let go empty: nothing more comes
         self.bare = [True] * count     # ... and no event after the head yet
 
     def add(self, window: int, texts: list[Any], *, carried: bool = False) -> None:
         """Queue events (their JSON texts) for ``window`` (``carried``: copies of blocks
         allocated before it)."""
-        if self.published[window]:   # (ready.py's bound broken: a bug, never data lost)
+        if self.closed[window]:   # (ready.py's bound broken: a bug, never data lost)
             raise RuntimeError(f"split: window {window} was written before all its events")
         buffer = self.buffers.get(window)
         if buffer is None:
@@ -120,6 +120,11 @@ class Spill:
         for window in list(self.buffers):
             self._write(window)
 
+    def close(self, window: int) -> None:
+        """Take no more events for ``window`` (published, or let go without events of its
+        own): one more is refused, not lost."""
+        self.closed[window] = True
+
     def publish(self, window: int, target: ChosenPath, inputs: Sequence[str]) -> None:
         """End ``window``'s piece and move it to ``target`` (it appears whole or not at
         all).
@@ -137,7 +142,7 @@ class Spill:
         """
         self.buffers.setdefault(window, bytearray()).extend(b"\n]}\n")
         self._write(window)
-        self.published[window] = True
+        self.close(window)
         self.scratch.publish(f"{window}.json", target, inputs=inputs)
 
 
