@@ -140,6 +140,22 @@ def test_a_kineto_trace_publishes_its_windows_during_the_last_sweep(
     assert before_span == indices[1:-1]
 
 
+def steps(first: int, length: int) -> list[dict]:
+    """Three step markers of ``length`` from ``first``."""
+    return [{"ph": "X", "name": f"ProfilerStep#{k}", "cat": "user_annotation",
+             "ts": first + length * k, "dur": length - 1, "pid": 1, "tid": 1}
+            for k in range(3)]
+
+
+def small_chunks(source: Path, events: list[dict], tmp_path: Path,
+                 monkeypatch: pytest.MonkeyPatch
+                 ) -> tuple[dict[str, bytes], dict[str, bytes], list[tuple[int, int]]]:
+    """:func:`both` of ``events`` written to ``source``, by step, read in 512-byte chunks."""
+    source.write_text(json.dumps({"traceEvents": events}))
+    monkeypatch.setattr(stream, "CHUNK", 512)
+    return both(source, tmp_path, monkeypatch, by="step", overview=False)
+
+
 def test_the_end_of_a_slice_written_late_holds_its_start_s_piece(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An ``E`` goes to the piece of its ``B``: written after the events of the next step,
@@ -148,16 +164,11 @@ def test_the_end_of_a_slice_written_late_holds_its_start_s_piece(
         return [{"ph": "X", "name": f"op{t}", "ts": t, "dur": 1, "pid": 1, "tid": 1}
                 for t in range(start, start + 100, 2)]
 
-    steps = [{"ph": "X", "name": f"ProfilerStep#{k}", "cat": "user_annotation",
-              "ts": 100 * k, "dur": 99, "pid": 1, "tid": 1} for k in range(3)]
-    events = [*steps, {"ph": "B", "name": "long", "ts": 50, "pid": 1, "tid": 2},
+    events = [*steps(0, 100), {"ph": "B", "name": "long", "ts": 50, "pid": 1, "tid": 2},
               *filler(0), *filler(100),
               {"ph": "E", "ts": 150, "pid": 1, "tid": 2}, *filler(200)]
-    source = tmp_path / "late_end.json"
-    source.write_text(json.dumps({"traceEvents": events}))
-    monkeypatch.setattr(stream, "CHUNK", 512)
-    ready_pieces, end_pieces, early = both(source, tmp_path, monkeypatch, by="step",
-                                           overview=False)
+    ready_pieces, end_pieces, early = small_chunks(tmp_path / "late_end.json", events,
+                                                   tmp_path, monkeypatch)
     assert ready_pieces == end_pieces
     first = json.loads(ready_pieces["late_end-0-step0.json"])["traceEvents"]
     assert [e["ph"] for e in first if e.get("name") == "long" or e["ph"] == "E"] == ["B", "E"]
@@ -192,17 +203,12 @@ def test_an_event_just_before_a_window_whose_time_reads_as_its_start_holds_the_w
     window before, and that window is not let go before it (empty until then, it would
     have been dropped); at the start itself it goes to the step."""
     edge = 2**60 + 256   # edge - 1 reads as the same double
-    steps = [{"ph": "X", "name": f"ProfilerStep#{k}", "cat": "user_annotation",
-              "ts": edge + 1000 * k, "dur": 999, "pid": 1, "tid": 1} for k in range(3)]
     filler = [{"ph": "X", "name": f"op{k}", "ts": edge + 7 * k, "dur": 1, "pid": 1, "tid": 1}
               for k in range(400)]
-    events = [*steps, *filler, {"ph": "X", "name": "late", "ts": edge + late, "dur": 1,
-                                "pid": 1, "tid": 1}]
-    source = tmp_path / "epoch.json"
-    source.write_text(json.dumps({"traceEvents": events}))
-    monkeypatch.setattr(stream, "CHUNK", 512)
-    ready_pieces, end_pieces, _ = both(source, tmp_path, monkeypatch, by="step",
-                                       overview=False)
+    events = [*steps(edge, 1000), *filler,
+              {"ph": "X", "name": "late", "ts": edge + late, "dur": 1, "pid": 1, "tid": 1}]
+    ready_pieces, end_pieces, _ = small_chunks(tmp_path / "epoch.json", events, tmp_path,
+                                               monkeypatch)
     assert ready_pieces == end_pieces
     holding = [name for name, text in ready_pieces.items() if b'"late"' in text]
     assert holding == ["epoch-0-before.json" if late else "epoch-0-step0.json"]
