@@ -25,24 +25,13 @@ from ..model.block_pairing import pair_events
 from .events import Head, floats, hashable
 
 
-def memory_key(h: Head) -> tuple[Any, ...] | None:
-    """The block key (device type, device id, address) of a timed ``[memory]`` instant that
-    allocates or frees (``Bytes`` an int other than 0), else None.
-
-    >>> from traceconv.splitting.events import Arguments
-    >>> memory_key(Head(ph="i", name="[memory]", ts=5, args=Arguments(size=-8, address=64)))
-    (None, None, 64)
-    >>> memory_key(Head(ph="i", name="[memory]", ts=5, args=Arguments(size=0, address=64)))
-    """
-    keyed = KeyedMemory.of([h])
-    return keyed.keys[0] if keyed.positions else None
-
-
 class KeyedMemory:
-    """The ``[memory]`` events of a list of heads that :func:`memory_key` keys, a column
-    each: their positions in the list, keys, threads (``hashable(pid, tid)``), times and
-    whether they allocate. Both passes of ``split`` find them so, one rule for the two,
-    a column at a time (a quarter of a Kineto trace's events are ``[memory]`` ones)."""
+    """The ``[memory]`` events of a list of heads that allocate or free a block: timed
+    ``[memory]`` instants whose ``Bytes`` is an int other than 0, keyed by (device type,
+    device id, address); a column each: their positions in the list, keys, threads
+    (``hashable(pid, tid)``), times and whether they allocate. Both passes of ``split``
+    find them so, one rule for the two, a column at a time (a quarter of a Kineto trace's
+    events are ``[memory]`` ones)."""
 
     __slots__ = ("positions", "keys", "threads", "ts", "allocates")
 
@@ -60,8 +49,8 @@ class KeyedMemory:
         ...          Head(ph="X", name="op", ts=2),
         ...          Head(ph="i", name="[memory]", ts="x", args=Arguments(size=8, address=9)),
         ...          Head(ph="i", name="[memory]", ts=3, args=Arguments(size=True, address=9))]
-        >>> keyed = KeyedMemory.of(heads); keyed.positions, keyed.allocates
-        ([0], [True])
+        >>> keyed = KeyedMemory.of(heads); keyed.positions, keyed.keys, keyed.allocates
+        ([0], [(None, None, 64)], [True])
         """
         at = [i for i, h in enumerate(heads) if h.name == "[memory]" and h.ph == "i"
               and h.args is not None and type(h.args.size) is int and h.args.size]
@@ -92,7 +81,7 @@ def _rows(records: list[Any], *fields: str) -> list[tuple[Any, ...]]:
 
 
 class MemoryEvents:
-    """The first pass's note of every ``[memory]`` event :func:`memory_key` keys, in file
+    """The first pass's note of every ``[memory]`` event :class:`KeyedMemory` keys, in file
     order: its key's hash, its thread (a number), time, and whether it allocates."""
 
     def __init__(self) -> None:
